@@ -1,0 +1,136 @@
+// Package sse reads Server-Sent Events streams as providers send them: LF,
+// CRLF or CR line endings, comment lines, multi-line data, and events split
+// at any byte across reads.
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultMaxEventSize bounds one event's data (a provider chunk), so that a
+// broken upstream cannot make the gateway buffer without limit.
+const DefaultMaxEventSize = 8 << 20
+
+// ErrEventTooLarge is returned when an event exceeds the size limit.
+var ErrEventTooLarge = errors.New("sse: event too large")
+
+// Event is one dispatched event. Its slices are valid until the next call
+// to Next.
+type Event struct {
+	// Type is the `event:` field; empty means "message".
+	Type []byte
+	// Data is the `data:` lines joined with "\n".
+	Data []byte
+	// ID is the `id:` field.
+	ID []byte
+}
+
+// Reader reads events from a stream.
+type Reader struct {
+	r       *bufio.Reader
+	max     int
+	line    []byte
+	typ     []byte
+	data    []byte
+	id      []byte
+	hasData bool
+	// skipLF is set after a lone CR so that a following LF (CRLF split
+	// across reads) is not read as an empty line.
+	skipLF bool
+}
+
+// NewReader returns a Reader with the default event size limit.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 16<<10), max: DefaultMaxEventSize}
+}
+
+// SetMaxEventSize changes the size limit of one event.
+func (r *Reader) SetMaxEventSize(n int) { r.max = n }
+
+// Next returns the next event. At the end of the stream it returns io.EOF;
+// an event whose data lines were not yet followed by a blank line is still
+// dispatched first, since some servers omit the final blank line. Any other
+// read error is returned as is.
+func (r *Reader) Next() (Event, error) {
+	r.typ, r.data, r.id, r.hasData = r.typ[:0], r.data[:0], r.id[:0], false
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			if errors.Is(err, io.EOF) && r.hasData {
+				return Event{Type: r.typ, Data: r.data, ID: r.id}, nil
+			}
+			return Event{}, err
+		}
+		if len(line) == 0 {
+			if r.hasData {
+				return Event{Type: r.typ, Data: r.data, ID: r.id}, nil
+			}
+			// A blank line with no data dispatches nothing; the type is reset.
+			r.typ, r.id = r.typ[:0], r.id[:0]
+			continue
+		}
+		if line[0] == ':' {
+			continue // comment, e.g. ": OPENROUTER PROCESSING"
+		}
+		field, value := line, []byte(nil)
+		if i := bytes.IndexByte(line, ':'); i >= 0 {
+			field, value = line[:i], line[i+1:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		}
+		switch string(field) {
+		case "data":
+			if r.hasData {
+				r.data = append(r.data, '\n')
+			}
+			if len(r.data)+len(value) > r.max {
+				return Event{}, fmt.Errorf("%w (over %d bytes)", ErrEventTooLarge, r.max)
+			}
+			r.data = append(r.data, value...)
+			r.hasData = true
+		case "event":
+			r.typ = append(r.typ[:0], value...)
+		case "id":
+			r.id = append(r.id[:0], value...)
+		default:
+			// "retry" and unknown fields are ignored, as the spec says.
+		}
+	}
+}
+
+// readLine returns the next line without its terminator (LF, CRLF or CR).
+func (r *Reader) readLine() ([]byte, error) {
+	r.line = r.line[:0]
+	for {
+		b, err := r.r.ReadByte()
+		if err != nil {
+			if errors.Is(err, io.EOF) && len(r.line) > 0 {
+				// A last line without terminator still counts.
+				return r.line, nil
+			}
+			return nil, err
+		}
+		if r.skipLF {
+			r.skipLF = false
+			if b == '\n' {
+				continue
+			}
+		}
+		switch b {
+		case '\n':
+			return r.line, nil
+		case '\r':
+			r.skipLF = true
+			return r.line, nil
+		}
+		if len(r.line) >= r.max {
+			return nil, fmt.Errorf("%w (line over %d bytes)", ErrEventTooLarge, r.max)
+		}
+		r.line = append(r.line, b)
+	}
+}

@@ -1,0 +1,106 @@
+package sse
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+type ev struct{ typ, data, id string }
+
+func readAll(t *testing.T, r io.Reader) ([]ev, error) {
+	t.Helper()
+	sr := NewReader(r)
+	var out []ev
+	for {
+		e, err := sr.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, err
+		}
+		out = append(out, ev{string(e.Type), string(e.Data), string(e.ID)})
+	}
+}
+
+func TestReader(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		in   string
+		want []ev
+	}{
+		{"lf", "data: a\n\ndata: b\n\n", []ev{{"", "a", ""}, {"", "b", ""}}},
+		{"crlf", "data: {\"x\":1}\r\n\r\nevent: done\r\ndata: [DONE]\r\n\r\n", []ev{{"", `{"x":1}`, ""}, {"done", "[DONE]", ""}}},
+		{"cr", "data: a\r\rdata: b\r\r", []ev{{"", "a", ""}, {"", "b", ""}}},
+		{"comments", ": keep-alive\n\n: OPENROUTER PROCESSING\ndata: x\n\n", []ev{{"", "x", ""}}},
+		{"multiline", "data: a\ndata: b\n\n", []ev{{"", "a\nb", ""}}},
+		{"typed", "event: message_start\ndata: {}\n\nevent: ping\ndata: {\"type\": \"ping\"}\n\n", []ev{{"message_start", "{}", ""}, {"ping", `{"type": "ping"}`, ""}}},
+		{"no space", "data:x\n\n", []ev{{"", "x", ""}}},
+		{"id and retry", "id: 7\nretry: 100\ndata: x\n\n", []ev{{"", "x", "7"}}},
+		{"no final blank line", "data: a\n\ndata: b", []ev{{"", "a", ""}, {"", "b", ""}}},
+		{"event without data", "event: x\n\ndata: y\n\n", []ev{{"", "y", ""}}},
+		{"empty data", "data:\n\n", []ev{{"", "", ""}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// Whole, and one byte per read (boundaries everywhere, CRLF split).
+			for _, r := range []io.Reader{strings.NewReader(tc.in), iotest.OneByteReader(strings.NewReader(tc.in))} {
+				got, err := readAll(t, r)
+				if err != nil {
+					t.Fatalf("error: %v", err)
+				}
+				if len(got) != len(tc.want) {
+					t.Fatalf("got %d events %q, want %d %q", len(got), got, len(tc.want), tc.want)
+				}
+				for i := range got {
+					if got[i] != tc.want[i] {
+						t.Errorf("event %d = %+v, want %+v", i, got[i], tc.want[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestReaderTooLarge(t *testing.T) {
+	t.Parallel()
+	sr := NewReader(strings.NewReader("data: " + strings.Repeat("x", 100) + "\n\n"))
+	sr.SetMaxEventSize(50)
+	if _, err := sr.Next(); !errors.Is(err, ErrEventTooLarge) {
+		t.Fatalf("err = %v, want ErrEventTooLarge", err)
+	}
+}
+
+func TestReaderReadError(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("boom")
+	sr := NewReader(io.MultiReader(strings.NewReader("data: a\n\ndata: b"), iotest.ErrReader(boom)))
+	if e, err := sr.Next(); err != nil || string(e.Data) != "a" {
+		t.Fatalf("first = %q, %v", e.Data, err)
+	}
+	if _, err := sr.Next(); !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want boom", err)
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add("data: a\r\n\r\nevent: x\ndata: b\n\n: c\n")
+	f.Add("data:\r\rdata")
+	f.Fuzz(func(t *testing.T, in string) {
+		whole, err1 := readAll(t, strings.NewReader(in))
+		split, err2 := readAll(t, iotest.OneByteReader(strings.NewReader(in)))
+		if (err1 == nil) != (err2 == nil) || len(whole) != len(split) {
+			t.Fatalf("chunking changed the result: %q/%v vs %q/%v", whole, err1, split, err2)
+		}
+		for i := range whole {
+			if whole[i] != split[i] {
+				t.Fatalf("event %d differs: %+v vs %+v", i, whole[i], split[i])
+			}
+		}
+	})
+}

@@ -1,0 +1,240 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind classifies a provider failure. The server maps kinds to gRPC codes in
+// one place (server/errors.go); the retry policy reads Kind and HTTPStatus.
+type Kind int
+
+const (
+	KindUnknown Kind = iota
+	// KindInvalidRequest: 400/422, the provider rejected the request.
+	KindInvalidRequest
+	// KindContextLength: the prompt is longer than the context window.
+	KindContextLength
+	// KindUnauthenticated: 401, the provider refused the gateway's key.
+	KindUnauthenticated
+	// KindPermissionDenied: 403.
+	KindPermissionDenied
+	// KindNotFound: 404, unknown model or deployment.
+	KindNotFound
+	// KindRateLimited: 429.
+	KindRateLimited
+	// KindUnavailable: 5xx, 529 overloaded, an error event in a stream.
+	KindUnavailable
+	// KindTimeout: 408, a connect/first-byte/idle timeout, or our deadline.
+	KindTimeout
+	// KindContentFilter: the prompt was blocked by a content filter.
+	KindContentFilter
+	// KindBadResponse: the provider's answer could not be parsed, or a
+	// stream ended without its final event.
+	KindBadResponse
+	// KindUnsupported: the provider has no such operation.
+	KindUnsupported
+	// KindCanceled: the caller went away.
+	KindCanceled
+	// KindConnection: the connection failed before any response byte
+	// (refused, reset, DNS, TLS).
+	KindConnection
+)
+
+var kindNames = map[Kind]string{
+	KindUnknown: "unknown", KindInvalidRequest: "invalid_request", KindContextLength: "context_length_exceeded",
+	KindUnauthenticated: "unauthenticated", KindPermissionDenied: "permission_denied", KindNotFound: "not_found",
+	KindRateLimited: "rate_limited", KindUnavailable: "unavailable", KindTimeout: "timeout",
+	KindContentFilter: "content_filter", KindBadResponse: "bad_response", KindUnsupported: "unsupported",
+	KindCanceled: "canceled", KindConnection: "connection_error",
+}
+
+func (k Kind) String() string {
+	if s, ok := kindNames[k]; ok {
+		return s
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Error is a provider failure. Adapters return it (wrapped or not) for every
+// error the provider reported and every transport failure.
+type Error struct {
+	// Provider is the adapter's provider type ("openai", "anthropic", ...).
+	Provider string
+	Kind     Kind
+	// HTTPStatus is the provider's status, 0 when no response was received.
+	HTTPStatus int
+	// Code is the provider's own error type or code ("rate_limit_error",
+	// "context_length_exceeded", "RESOURCE_EXHAUSTED").
+	Code string
+	// Message is the provider's error message: it tells the user what to
+	// fix. Never contains secrets.
+	Message string
+	// Param is the request field the provider blamed, if it named one.
+	Param string
+	// RetryAfter is the delay the provider asked for (header or body); 0
+	// when it gave none.
+	RetryAfter time.Duration
+	// RequestID is the provider's request id for the failed request.
+	RequestID string
+	// Extended holds provider-specific details (e.g. Azure content filter
+	// results) for the failure's meta; may be nil.
+	Extended map[string]any
+	// Err is the underlying error, if any (transport errors).
+	Err error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Provider)
+	b.WriteString(": ")
+	b.WriteString(e.Kind.String())
+	if e.HTTPStatus != 0 {
+		fmt.Fprintf(&b, " (http %d)", e.HTTPStatus)
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	} else if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// KindForStatus is the default classification of an HTTP error status.
+// Adapters refine it from the body (context length, content filter).
+func KindForStatus(status int) Kind {
+	switch {
+	case status == http.StatusBadRequest, status == http.StatusUnprocessableEntity,
+		status == http.StatusRequestEntityTooLarge:
+		return KindInvalidRequest
+	case status == http.StatusUnauthorized:
+		return KindUnauthenticated
+	case status == http.StatusForbidden:
+		return KindPermissionDenied
+	case status == http.StatusNotFound:
+		return KindNotFound
+	case status == http.StatusRequestTimeout, status == http.StatusGatewayTimeout:
+		return KindTimeout
+	case status == http.StatusTooManyRequests:
+		return KindRateLimited
+	case status >= 500:
+		// 500, 502, 503, 529 (Anthropic overloaded) and the rest.
+		return KindUnavailable
+	case status >= 400:
+		return KindInvalidRequest
+	default:
+		return KindUnknown
+	}
+}
+
+// NewHTTPError builds the Error for a non-2xx response from its status and
+// headers: Kind from the status, RetryAfter from retry-after-ms /
+// retry-after, and the request id from the named header. The adapter then
+// fills Code, Message and Param from the body and may refine Kind and
+// RetryAfter.
+func NewHTTPError(providerName string, resp *http.Response, requestIDHeader string) *Error {
+	e := &Error{
+		Provider:   providerName,
+		Kind:       KindForStatus(resp.StatusCode),
+		HTTPStatus: resp.StatusCode,
+		RetryAfter: RetryAfter(resp.Header, responseTime(resp)),
+	}
+	if requestIDHeader != "" {
+		e.RequestID = resp.Header.Get(requestIDHeader)
+	}
+	if e.Message == "" {
+		e.Message = http.StatusText(resp.StatusCode)
+	}
+	return e
+}
+
+// responseTime is the response's Date header, or now.
+func responseTime(resp *http.Response) time.Time {
+	if d := resp.Header.Get("Date"); d != "" {
+		if t, err := http.ParseTime(d); err == nil {
+			return t
+		}
+	}
+	return time.Now()
+}
+
+// RetryAfter reads the delay a provider asked for: retry-after-ms
+// (milliseconds, OpenAI and Azure), else retry-after in seconds or as an
+// HTTP date (relative to now). 0 when there is none or it is unparseable.
+func RetryAfter(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		return time.Duration(secs * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// TransportError classifies an error from http.Client.Do or from reading a
+// response body: the caller's cancellation, a deadline or timeout, or a
+// connection failure.
+func TransportError(providerName string, err error) *Error {
+	e := &Error{Provider: providerName, Err: err}
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled):
+		e.Kind = KindCanceled
+		e.Message = "request canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Kind = KindTimeout
+		e.Message = "deadline exceeded"
+	case errors.As(err, &ne) && ne.Timeout():
+		e.Kind = KindTimeout
+		e.Message = "timeout talking to provider"
+	default:
+		e.Kind = KindConnection
+		e.Message = "connection error: " + redactURLError(err)
+	}
+	return e
+}
+
+// redactURLError drops the URL (which may carry a key= query parameter)
+// from a *url.Error's text.
+func redactURLError(err error) string {
+	type unwrapper interface{ Unwrap() error }
+	var ue interface {
+		error
+		Timeout() bool
+	}
+	if errors.As(err, &ue) {
+		if u, ok := ue.(unwrapper); ok && u.Unwrap() != nil {
+			return u.Unwrap().Error()
+		}
+	}
+	return err.Error()
+}
+
+// BadResponse is the Error for provider output that could not be parsed.
+func BadResponse(providerName string, format string, args ...any) *Error {
+	return &Error{Provider: providerName, Kind: KindBadResponse, Message: fmt.Sprintf(format, args...)}
+}

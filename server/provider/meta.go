@@ -1,0 +1,96 @@
+package provider
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// SetExtended stores a provider-specific value in meta.extended. Values are
+// anything structpb.NewValue accepts (nil, bool, numbers, string,
+// []any, map[string]any); a value it cannot hold is stored as its string
+// form rather than lost.
+func SetExtended(meta *llmrelayv1.ResponseMeta, key string, value any) {
+	if meta.Extended == nil {
+		meta.Extended = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	}
+	v, err := structpb.NewValue(value)
+	if err != nil {
+		v = structpb.NewStringValue(stringify(value))
+	}
+	meta.Extended.Fields[key] = v
+}
+
+func stringify(v any) string {
+	switch x := v.(type) {
+	case []byte:
+		return string(x)
+	case interface{ String() string }:
+		return x.String()
+	default:
+		return "<unrepresentable>"
+	}
+}
+
+// ResponseDate is the provider's Date header, or now when absent. Adapters
+// use it as the base for relative reset times so that recorded traffic
+// gives the same result every time.
+func ResponseDate(h http.Header) time.Time {
+	if d := h.Get("Date"); d != "" {
+		if t, err := http.ParseTime(d); err == nil {
+			return t
+		}
+	}
+	return time.Now()
+}
+
+// OpenAIRateLimit reads the x-ratelimit-* headers of OpenAI and Azure
+// (limit and remaining as integers, reset as a duration like "6m0s", "1s",
+// "20ms"). nil when none is present.
+func OpenAIRateLimit(h http.Header) *llmrelayv1.RateLimit {
+	var rl llmrelayv1.RateLimit
+	found := false
+	now := ResponseDate(h)
+	setInt := func(name string, dst **int64) {
+		if v := h.Get(name); v != "" {
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+				*dst = &n
+				found = true
+			}
+		}
+	}
+	setReset := func(name string, dst **timestamppb.Timestamp) {
+		if v := h.Get(name); v != "" {
+			if d, err := parseResetDuration(v); err == nil {
+				*dst = timestamppb.New(now.Add(d))
+				found = true
+			}
+		}
+	}
+	setInt("X-Ratelimit-Limit-Requests", &rl.RequestsLimit)
+	setInt("X-Ratelimit-Remaining-Requests", &rl.RequestsRemaining)
+	setReset("X-Ratelimit-Reset-Requests", &rl.RequestsResetTime)
+	setInt("X-Ratelimit-Limit-Tokens", &rl.TokensLimit)
+	setInt("X-Ratelimit-Remaining-Tokens", &rl.TokensRemaining)
+	setReset("X-Ratelimit-Reset-Tokens", &rl.TokensResetTime)
+	if !found {
+		return nil
+	}
+	return &rl
+}
+
+// parseResetDuration parses OpenAI's reset values: Go-like durations
+// ("1s", "6m0s", "20ms", "1h2m3.5s") or bare seconds ("5").
+func parseResetDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		return time.Duration(secs * float64(time.Second)), nil
+	}
+	return time.ParseDuration(v)
+}

@@ -1,0 +1,61 @@
+package provider
+
+import (
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// Stream is an open provider stream.
+type Stream interface {
+	// Recv returns the next event, or io.EOF after the provider's final
+	// event. A stream cut before the provider's final event must return an
+	// error (an *Error of KindBadResponse or KindUnavailable), never io.EOF.
+	Recv() (*Event, error)
+	// Close releases the upstream connection; safe to call more than once.
+	Close() error
+}
+
+// EventKind says which field of an Event is set.
+type EventKind int
+
+const (
+	// EventMeta carries ResponseMeta fields to merge into the call's meta
+	// (proto.Merge): response id, resolved model, create time, provider
+	// request id, rate limits, extended values, finish reason and
+	// provider_finish_reason, warnings. Send it whenever the provider reveals
+	// them (at open from headers, from the first chunk, at the finish).
+	EventMeta EventKind = iota + 1
+	// EventText is a text delta in Text.
+	EventText
+	// EventRefusal is a refusal delta in Text.
+	EventRefusal
+	// EventToolCall is a tool-call fragment in ToolCall.
+	EventToolCall
+	// EventToolCallEnd says the call ToolCall.CallID is complete. Optional:
+	// calls still open at the finish or at EOF are completed then.
+	EventToolCallEnd
+	// EventUsage carries the usage totals so far in Usage; each replaces the
+	// previous one (adapters convert per-chunk or split counts to totals).
+	EventUsage
+)
+
+// Event is one normalized stream event.
+type Event struct {
+	Kind     EventKind
+	Text     string
+	ToolCall ToolCallDelta
+	Usage    *llmrelayv1.Usage
+	Meta     *llmrelayv1.ResponseMeta
+}
+
+// ToolCallDelta is a fragment of a tool call.
+type ToolCallDelta struct {
+	// CallID is the provider's call id, on every delta (adapters map the
+	// provider's index or item id to it). Required.
+	CallID string
+	// Index is the call's position in the response, 0-based.
+	Index int
+	// Name is set on the first delta of a call.
+	Name string
+	// Arguments is the next fragment of the arguments JSON text.
+	Arguments string
+}
