@@ -1,0 +1,250 @@
+// Package fold folds the events of a StreamChat or StreamTools response
+// into the final result, the way the unary RPC would have returned it. The
+// server uses it to build a stream's final meta; clients use it (re-exported
+// by package client) to rebuild the message from the deltas.
+package fold
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// MaxToolCalls bounds the number of distinct tool calls one stream may
+// open, so that a broken upstream cannot grow memory without limit.
+const MaxToolCalls = 1024
+
+// Accumulator folds stream events. The zero value is ready to use.
+type Accumulator struct {
+	start    *llmrelayv1.StreamStart
+	text     strings.Builder
+	refusal  strings.Builder
+	order    []string // call ids in order of first delta
+	calls    map[string]*callState
+	usage    *llmrelayv1.Usage
+	end      *llmrelayv1.StreamEnd
+	// parts keeps text and tool calls in the order they started, so the
+	// folded message has the same part order a unary answer has.
+	segments []segment
+}
+
+type segment struct {
+	kind   int // 1 text, 2 refusal, 3 tool call
+	callID string
+	text   strings.Builder
+}
+
+type callState struct {
+	index int32
+	name  string
+	args  strings.Builder
+	done  bool
+}
+
+// AddChat adds one StreamChat event.
+func (a *Accumulator) AddChat(ev *llmrelayv1.StreamChatResponse) error {
+	switch e := ev.GetEvent().(type) {
+	case *llmrelayv1.StreamChatResponse_Start:
+		a.AddStart(e.Start)
+	case *llmrelayv1.StreamChatResponse_TextDelta:
+		a.AddText(e.TextDelta.GetText())
+	case *llmrelayv1.StreamChatResponse_RefusalDelta:
+		a.AddRefusal(e.RefusalDelta.GetText())
+	case *llmrelayv1.StreamChatResponse_Usage:
+		a.AddUsage(e.Usage)
+	case *llmrelayv1.StreamChatResponse_End:
+		a.AddEnd(e.End)
+	default:
+		return fmt.Errorf("fold: unknown chat event %T", e)
+	}
+	return nil
+}
+
+// AddTools adds one StreamTools event.
+func (a *Accumulator) AddTools(ev *llmrelayv1.StreamToolsResponse) error {
+	switch e := ev.GetEvent().(type) {
+	case *llmrelayv1.StreamToolsResponse_Start:
+		a.AddStart(e.Start)
+	case *llmrelayv1.StreamToolsResponse_TextDelta:
+		a.AddText(e.TextDelta.GetText())
+	case *llmrelayv1.StreamToolsResponse_RefusalDelta:
+		a.AddRefusal(e.RefusalDelta.GetText())
+	case *llmrelayv1.StreamToolsResponse_ToolCallDelta:
+		return a.AddToolCallDelta(e.ToolCallDelta)
+	case *llmrelayv1.StreamToolsResponse_ToolCallDone:
+		return a.AddToolCallDone(e.ToolCallDone)
+	case *llmrelayv1.StreamToolsResponse_Usage:
+		a.AddUsage(e.Usage)
+	case *llmrelayv1.StreamToolsResponse_End:
+		a.AddEnd(e.End)
+	default:
+		return fmt.Errorf("fold: unknown tools event %T", e)
+	}
+	return nil
+}
+
+// AddStart records the start event.
+func (a *Accumulator) AddStart(s *llmrelayv1.StreamStart) { a.start = s }
+
+// AddText appends a text delta.
+func (a *Accumulator) AddText(s string) {
+	a.text.WriteString(s)
+	a.appendSegment(1, "", s)
+}
+
+// AddRefusal appends a refusal delta.
+func (a *Accumulator) AddRefusal(s string) {
+	a.refusal.WriteString(s)
+	a.appendSegment(2, "", s)
+}
+
+func (a *Accumulator) appendSegment(kind int, callID, s string) {
+	if n := len(a.segments); n > 0 && a.segments[n-1].kind == kind && kind != 3 {
+		a.segments[n-1].text.WriteString(s)
+		return
+	}
+	a.segments = append(a.segments, segment{kind: kind, callID: callID})
+	a.segments[len(a.segments)-1].text.WriteString(s)
+}
+
+// AddToolCallDelta merges a tool-call fragment by call_id.
+func (a *Accumulator) AddToolCallDelta(d *llmrelayv1.ToolCallDelta) error {
+	id := d.GetCallId()
+	if id == "" {
+		return fmt.Errorf("fold: tool call delta without call_id (index %d)", d.GetIndex())
+	}
+	c, ok := a.calls[id]
+	if !ok {
+		if len(a.order) >= MaxToolCalls {
+			return fmt.Errorf("fold: more than %d tool calls", MaxToolCalls)
+		}
+		if a.calls == nil {
+			a.calls = map[string]*callState{}
+		}
+		c = &callState{index: d.GetIndex()}
+		a.calls[id] = c
+		a.order = append(a.order, id)
+		a.segments = append(a.segments, segment{kind: 3, callID: id})
+	}
+	if c.done {
+		return fmt.Errorf("fold: delta for completed tool call %q", id)
+	}
+	if d.GetName() != "" {
+		c.name = d.GetName()
+	}
+	c.args.WriteString(d.GetArgumentsDelta())
+	return nil
+}
+
+// AddToolCallDone marks a call complete; its full arguments must equal the
+// concatenated deltas.
+func (a *Accumulator) AddToolCallDone(d *llmrelayv1.ToolCallDone) error {
+	tc := d.GetToolCall()
+	c, ok := a.calls[tc.GetCallId()]
+	if !ok {
+		// A done event without deltas is a whole call.
+		if err := a.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: tc.GetCallId(), Index: d.GetIndex(), Name: tc.GetName(), ArgumentsDelta: tc.GetArguments()}); err != nil {
+			return err
+		}
+		c = a.calls[tc.GetCallId()]
+	} else if c.args.String() != tc.GetArguments() {
+		return fmt.Errorf("fold: tool call %q: done arguments differ from the deltas", tc.GetCallId())
+	}
+	c.done = true
+	return nil
+}
+
+// AddUsage records the latest usage totals.
+func (a *Accumulator) AddUsage(u *llmrelayv1.Usage) { a.usage = u }
+
+// AddEnd records the final event.
+func (a *Accumulator) AddEnd(e *llmrelayv1.StreamEnd) { a.end = e }
+
+// Text is the text so far.
+func (a *Accumulator) Text() string { return a.text.String() }
+
+// ToolCalls are the calls so far, in order of their first delta.
+func (a *Accumulator) ToolCalls() []*llmrelayv1.ToolCall {
+	out := make([]*llmrelayv1.ToolCall, 0, len(a.order))
+	for _, id := range a.order {
+		out = append(out, a.toolCall(id))
+	}
+	return out
+}
+
+func (a *Accumulator) toolCall(id string) *llmrelayv1.ToolCall {
+	c := a.calls[id]
+	args := c.args.String()
+	return &llmrelayv1.ToolCall{CallId: id, Name: c.name, Arguments: args, ArgumentsValid: ValidArguments(args)}
+}
+
+// Open returns the calls that have deltas but no done event yet.
+func (a *Accumulator) Open() []string {
+	var out []string
+	for _, id := range a.order {
+		if !a.calls[id].done {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// ToolCall returns the call with this id, or nil, and its index.
+func (a *Accumulator) ToolCall(id string) (*llmrelayv1.ToolCall, int32) {
+	c, ok := a.calls[id]
+	if !ok {
+		return nil, 0
+	}
+	return a.toolCall(id), c.index
+}
+
+// Message is the assistant message folded so far: text, refusal and tool
+// call parts in the order they started.
+func (a *Accumulator) Message() *llmrelayv1.Message {
+	m := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
+	for i := range a.segments {
+		s := &a.segments[i]
+		switch s.kind {
+		case 1:
+			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: s.text.String()}})
+		case 2:
+			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: s.text.String()}})
+		case 3:
+			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: a.toolCall(s.callID)}})
+		}
+	}
+	return m
+}
+
+// Usage is the latest usage (nil if none arrived).
+func (a *Accumulator) Usage() *llmrelayv1.Usage { return a.usage }
+
+// Start is the start event (nil if none arrived).
+func (a *Accumulator) Start() *llmrelayv1.StreamStart { return a.start }
+
+// End is the final event (nil until it arrived).
+func (a *Accumulator) End() *llmrelayv1.StreamEnd { return a.end }
+
+// FinishReason is the final event's finish reason.
+func (a *Accumulator) FinishReason() llmrelayv1.FinishReason { return a.end.GetFinishReason() }
+
+// Meta is the final event's meta (nil until the end).
+func (a *Accumulator) Meta() *llmrelayv1.ResponseMeta {
+	if a.end == nil {
+		return nil
+	}
+	return proto.CloneOf(a.end.GetMeta())
+}
+
+// ValidArguments reports whether tool-call arguments parse as a JSON object.
+func ValidArguments(args string) bool {
+	s := strings.TrimSpace(args)
+	if len(s) < 2 || s[0] != '{' {
+		return false
+	}
+	return json.Valid([]byte(s))
+}

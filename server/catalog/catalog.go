@@ -1,0 +1,247 @@
+// Package catalog is the runtime view of the configured models: which
+// provider serves a model, which protocols it supports with which format
+// and options, and the merge-then-validate rule for request options.
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server/pipeline"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// Provider is a configured provider, ready to call.
+type Provider struct {
+	Name     string
+	Type     string
+	Impl     provider.Provider
+	Pipeline *pipeline.Pipeline
+	// PreserveRaw is the configured default for raw capture.
+	PreserveRaw bool
+}
+
+// Model is a configured model.
+type Model struct {
+	Name          string
+	UpstreamModel string
+	Provider      *Provider
+	Reasoning     bool
+	Capabilities  map[llmrelayv1.Protocol]*Capability
+}
+
+// Capability is one protocol of a model.
+type Capability struct {
+	Protocol   llmrelayv1.Protocol
+	Format     *Format
+	Options    *llmrelayv1.GenerationOptions
+	Dimensions *int32
+	// Raw is the configured options map, for ListModels.
+	Raw map[string]any
+}
+
+// Catalog maps model names to models.
+type Catalog struct {
+	models map[string]*Model
+	names  []string
+}
+
+var protocolByKey = map[string]llmrelayv1.Protocol{
+	"chat": llmrelayv1.Protocol_PROTOCOL_CHAT, "vision": llmrelayv1.Protocol_PROTOCOL_VISION,
+	"tools": llmrelayv1.Protocol_PROTOCOL_TOOLS, "embeddings": llmrelayv1.Protocol_PROTOCOL_EMBEDDINGS,
+}
+
+// ReasoningPrefixes are the model-name prefixes treated as reasoning
+// models unless a model's `reasoning` setting says otherwise.
+var ReasoningPrefixes = []string{"o1", "o3", "o4", "gpt-5"}
+
+// IsReasoningName applies the name-based default.
+func IsReasoningName(model string) bool {
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		model = model[i+1:]
+	}
+	for _, p := range ReasoningPrefixes {
+		if strings.HasPrefix(model, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Build resolves the configured models against the built providers.
+// Every problem is reported, each with its location.
+func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error) {
+	c := &Catalog{models: map[string]*Model{}}
+	var errs []error
+	for i, mc := range cfg.Models {
+		where := fmt.Sprintf("models[%d] (%s)", i, mc.Name)
+		p, ok := providers[mc.Provider]
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s.provider: %q is not a configured provider", where, mc.Provider))
+			continue
+		}
+		m := &Model{Name: mc.Name, UpstreamModel: mc.UpstreamModel, Provider: p, Capabilities: map[llmrelayv1.Protocol]*Capability{}}
+		if m.UpstreamModel == "" {
+			m.UpstreamModel = mc.Name
+		}
+		formatReasoning := false
+		keys := make([]string, 0, len(mc.Capabilities))
+		for k := range mc.Capabilities {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, key := range keys {
+			cc := mc.Capabilities[key]
+			cwhere := fmt.Sprintf("%s.capabilities.%s", where, key)
+			proto, ok := protocolByKey[key]
+			if !ok {
+				errs = append(errs, fmt.Errorf("%s: unknown protocol", cwhere))
+				continue
+			}
+			f, ok := Formats[cc.Format]
+			if !ok {
+				errs = append(errs, fmt.Errorf("%s.format: unknown format %q (known: %s)", cwhere, cc.Format, strings.Join(FormatNames(), ", ")))
+				continue
+			}
+			if !containsString(f.ProviderTypes, p.Type) {
+				errs = append(errs, fmt.Errorf("%s.format: %s is not spoken by provider type %s", cwhere, f.Name, p.Type))
+				continue
+			}
+			if !containsProtocol(f.Protocols, proto) {
+				errs = append(errs, fmt.Errorf("%s.format: %s does not serve %s", cwhere, f.Name, key))
+				continue
+			}
+			opts, dims, err := optionsFromConfig(cc.Options)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s.%w", cwhere, err))
+				continue
+			}
+			for _, name := range append(SetOptions(opts), dimsName(dims)...) {
+				if !f.Options[name] {
+					errs = append(errs, fmt.Errorf("%s.options.%s: not supported by format %s", cwhere, name, f.Name))
+				}
+			}
+			formatReasoning = formatReasoning || f.Reasoning
+			m.Capabilities[proto] = &Capability{Protocol: proto, Format: f, Options: opts, Dimensions: dims, Raw: cc.Options}
+		}
+		m.Reasoning = formatReasoning || IsReasoningName(m.UpstreamModel)
+		if mc.Reasoning != nil {
+			m.Reasoning = *mc.Reasoning
+		}
+		c.models[m.Name] = m
+		c.names = append(c.names, m.Name)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+func dimsName(d *int32) []string {
+	if d == nil {
+		return nil
+	}
+	return []string{"dimensions"}
+}
+
+// FormatNames lists the known formats.
+func FormatNames() []string {
+	names := make([]string, 0, len(Formats))
+	for n := range Formats {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func containsProtocol(list []llmrelayv1.Protocol, p llmrelayv1.Protocol) bool {
+	for _, x := range list {
+		if x == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Lookup finds a model by name.
+func (c *Catalog) Lookup(name string) (*Model, bool) {
+	m, ok := c.models[name]
+	return m, ok
+}
+
+// Names lists the model names in configuration order.
+func (c *Catalog) Names() []string { return c.names }
+
+// ProtocolName is the configuration key of a protocol.
+func ProtocolName(p llmrelayv1.Protocol) string {
+	for k, v := range protocolByKey {
+		if v == p {
+			return k
+		}
+	}
+	return p.String()
+}
+
+// Info describes a model for ListModels (no secrets: options only).
+func (m *Model) Info() *llmrelayv1.ModelInfo {
+	info := &llmrelayv1.ModelInfo{Name: m.Name, Provider: m.Provider.Name, UpstreamModel: m.UpstreamModel}
+	protos := make([]llmrelayv1.Protocol, 0, len(m.Capabilities))
+	for p := range m.Capabilities {
+		protos = append(protos, p)
+	}
+	sort.Slice(protos, func(i, j int) bool { return protos[i] < protos[j] })
+	for _, p := range protos {
+		capab := m.Capabilities[p]
+		mc := &llmrelayv1.ModelCapability{Protocol: p, Format: capab.Format.Name}
+		if len(capab.Raw) > 0 {
+			if s, err := structpb.NewStruct(normalize(capab.Raw)); err == nil {
+				mc.Options = s
+			}
+		}
+		info.Capabilities = append(info.Capabilities, mc)
+	}
+	return info
+}
+
+// normalize converts YAML-decoded values (int) to what structpb takes.
+func normalize(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = normalizeValue(v)
+	}
+	return out
+}
+
+func normalizeValue(v any) any {
+	switch x := v.(type) {
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case map[string]any:
+		return normalize(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normalizeValue(e)
+		}
+		return out
+	default:
+		return v
+	}
+}

@@ -1,0 +1,224 @@
+package catalog
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// OptionError is an invalid option: unknown, mistyped, missing, or not
+// valid for the model.
+type OptionError struct {
+	Model  string
+	Option string
+	Reason string
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("model %q: option %s: %s", e.Model, e.Option, e.Reason)
+}
+
+// optionsFromConfig converts configured options to typed ones. Dimensions
+// is returned apart (it is an embeddings option).
+func optionsFromConfig(raw map[string]any) (*llmrelayv1.GenerationOptions, *int32, error) {
+	o := &llmrelayv1.GenerationOptions{}
+	var dims *int32
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := raw[k]
+		bad := func(want string) error { return fmt.Errorf("options.%s: want %s, got %T (%v)", k, want, v, v) }
+		switch k {
+		case "temperature", "top_p", "presence_penalty", "frequency_penalty":
+			f, ok := toFloat(v)
+			if !ok {
+				return nil, nil, bad("a number")
+			}
+			switch k {
+			case "temperature":
+				o.Temperature = &f
+			case "top_p":
+				o.TopP = &f
+			case "presence_penalty":
+				o.PresencePenalty = &f
+			default:
+				o.FrequencyPenalty = &f
+			}
+		case "max_tokens", "top_k", "dimensions":
+			n, ok := toInt32(v)
+			if !ok {
+				return nil, nil, bad("an integer")
+			}
+			switch k {
+			case "max_tokens":
+				o.MaxTokens = &n
+			case "top_k":
+				o.TopK = &n
+			default:
+				dims = &n
+			}
+		case "seed":
+			f, ok := toFloat(v)
+			if !ok || f != math.Trunc(f) {
+				return nil, nil, bad("an integer")
+			}
+			s := int64(f)
+			o.Seed = &s
+		case "parallel_tool_calls":
+			b, ok := v.(bool)
+			if !ok {
+				return nil, nil, bad("true or false")
+			}
+			o.ParallelToolCalls = &b
+		case "stop":
+			switch x := v.(type) {
+			case string:
+				o.Stop = []string{x}
+			case []any:
+				for _, s := range x {
+					str, ok := s.(string)
+					if !ok {
+						return nil, nil, bad("a string or a list of strings")
+					}
+					o.Stop = append(o.Stop, str)
+				}
+			default:
+				return nil, nil, bad("a string or a list of strings")
+			}
+		case "reasoning_effort":
+			s, ok := v.(string)
+			e, known := llmrelayv1.ReasoningEffort_value["REASONING_EFFORT_"+strings.ToUpper(s)]
+			if !ok || !known || e == 0 {
+				return nil, nil, bad("none, minimal, low, medium or high")
+			}
+			o.ReasoningEffort = llmrelayv1.ReasoningEffort(e)
+		case "tool_choice":
+			s, ok := v.(string)
+			if !ok || s == "" {
+				return nil, nil, bad("auto, none, required or a function name")
+			}
+			if m, known := llmrelayv1.ToolChoiceMode_value["TOOL_CHOICE_MODE_"+strings.ToUpper(s)]; known && m != 0 {
+				o.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode(m)}}
+			} else {
+				o.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: s}}
+			}
+		default:
+			return nil, nil, fmt.Errorf("options.%s: unknown option", k)
+		}
+	}
+	return o, dims, nil
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	default:
+		return 0, false
+	}
+}
+
+func toInt32(v any) (int32, bool) {
+	f, ok := toFloat(v)
+	if !ok || f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
+		return 0, false
+	}
+	return int32(f), true
+}
+
+// Merge returns the configured options with every field the request set
+// replacing the configured one (lists are replaced, not appended). Neither
+// input is modified.
+func Merge(configured, request *llmrelayv1.GenerationOptions) *llmrelayv1.GenerationOptions {
+	out := proto.CloneOf(configured)
+	if out == nil {
+		out = &llmrelayv1.GenerationOptions{}
+	}
+	if request == nil {
+		return out
+	}
+	dst := out.ProtoReflect()
+	request.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList():
+			l := dst.NewField(fd).List()
+			for i := 0; i < v.List().Len(); i++ {
+				l.Append(v.List().Get(i))
+			}
+			dst.Set(fd, protoreflect.ValueOfList(l))
+		case fd.Message() != nil:
+			dst.Set(fd, protoreflect.ValueOfMessage(proto.Clone(v.Message().Interface()).ProtoReflect()))
+		default:
+			dst.Set(fd, v)
+		}
+		return true
+	})
+	return out
+}
+
+// SetOptions lists the option names set in o.
+func SetOptions(o *llmrelayv1.GenerationOptions) []string {
+	var names []string
+	o.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
+		names = append(names, string(fd.Name()))
+		return true
+	})
+	sort.Strings(names)
+	return names
+}
+
+// Validate checks merged options against the format and the model's kind.
+// With ignoreInvalid the offending options are cleared from o and
+// returned as dropped instead of failing.
+func Validate(model string, f *Format, reasoning bool, o *llmrelayv1.GenerationOptions, ignoreInvalid bool) ([]*llmrelayv1.DroppedOption, error) {
+	var dropped []*llmrelayv1.DroppedOption
+	m := o.ProtoReflect()
+	fields := m.Descriptor().Fields()
+	for _, name := range SetOptions(o) {
+		reason := ""
+		switch {
+		case reasoning && (name == "temperature" || name == "top_p"):
+			reason = "not supported by reasoning models"
+		case !reasoning && name == "reasoning_effort":
+			reason = "only supported by reasoning models"
+		case !f.Options[name]:
+			reason = fmt.Sprintf("not supported by format %s", f.Name)
+		}
+		if reason == "" {
+			continue
+		}
+		if !ignoreInvalid {
+			return nil, &OptionError{Model: model, Option: name, Reason: reason}
+		}
+		m.Clear(fields.ByName(protoreflect.Name(name)))
+		dropped = append(dropped, &llmrelayv1.DroppedOption{Option: name, Reason: reason})
+	}
+	for _, name := range f.Required {
+		if !m.Has(fields.ByName(protoreflect.Name(name))) {
+			return dropped, &OptionError{Model: model, Option: name, Reason: "required by format " + f.Name}
+		}
+	}
+	if t := o.Temperature; t != nil && (*t < 0 || *t > 2) {
+		return dropped, &OptionError{Model: model, Option: "temperature", Reason: fmt.Sprintf("%v is outside [0, 2]", *t)}
+	}
+	if p := o.TopP; p != nil && (*p < 0 || *p > 1) {
+		return dropped, &OptionError{Model: model, Option: "top_p", Reason: fmt.Sprintf("%v is outside [0, 1]", *p)}
+	}
+	if n := o.MaxTokens; n != nil && *n < 1 {
+		return dropped, &OptionError{Model: model, Option: "max_tokens", Reason: "must be at least 1"}
+	}
+	return dropped, nil
+}

@@ -1,0 +1,65 @@
+package server
+
+import (
+	"context"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// Chat generates an assistant message.
+func (g *gateway) Chat(ctx context.Context, req *llmrelayv1.ChatRequest) (*llmrelayv1.ChatResponse, error) {
+	ctx, p, err := g.prepareGeneration(ctx, generation{
+		model: req.GetModel(), messages: req.GetMessages(), options: req.GetOptions(),
+		providerOptions: req.GetProviderOptions(), call: req.GetCall(),
+	})
+	if err != nil {
+		return nil, toStatus(ctx, err, nil, g.state.Load().redact, g.log)
+	}
+	msg, meta, err := g.runUnary(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &llmrelayv1.ChatResponse{Message: msg, Meta: meta}, nil
+}
+
+// StreamChat is Chat, streamed.
+func (g *gateway) StreamChat(req *llmrelayv1.StreamChatRequest, ss llmrelayv1.GatewayService_StreamChatServer) error {
+	ctx, p, err := g.prepareGeneration(ss.Context(), generation{
+		model: req.GetModel(), messages: req.GetMessages(), options: req.GetOptions(),
+		providerOptions: req.GetProviderOptions(), call: req.GetCall(),
+	})
+	if err != nil {
+		return toStatus(ctx, err, nil, g.state.Load().redact, g.log)
+	}
+	return g.runStream(ctx, p, chatSink{ss})
+}
+
+type chatSink struct {
+	ss llmrelayv1.GatewayService_StreamChatServer
+}
+
+func (s chatSink) send(ev *llmrelayv1.StreamChatResponse) error { return s.ss.Send(ev) }
+
+func (s chatSink) start(e *llmrelayv1.StreamStart) error {
+	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_Start{Start: e}})
+}
+
+func (s chatSink) text(t string) error {
+	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_TextDelta{TextDelta: &llmrelayv1.TextDelta{Text: t}}})
+}
+
+func (s chatSink) refusal(t string) error {
+	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_RefusalDelta{RefusalDelta: &llmrelayv1.RefusalDelta{Text: t}}})
+}
+
+func (chatSink) toolDelta(*llmrelayv1.ToolCallDelta) error { return nil }
+func (chatSink) toolDone(*llmrelayv1.ToolCallDone) error   { return nil }
+func (chatSink) tools() bool                               { return false }
+
+func (s chatSink) usage(u *llmrelayv1.Usage) error {
+	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_Usage{Usage: u}})
+}
+
+func (s chatSink) end(e *llmrelayv1.StreamEnd) error {
+	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_End{End: e}})
+}

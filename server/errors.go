@@ -1,0 +1,178 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/catalog"
+	"github.com/llmrelay/llmrelay/server/pipeline"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// ErrorDomain is the ErrorInfo domain of every error.
+const ErrorDomain = "llmrelay.dev"
+
+// requestError is a problem with the caller's request, found by the
+// gateway before any provider call.
+type requestError struct {
+	code   codes.Code
+	reason llmrelayv1.ErrorReason
+	field  string
+	msg    string
+	model  string
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+func invalidField(field, format string, args ...any) error {
+	return &requestError{code: codes.InvalidArgument, reason: llmrelayv1.ErrorReason_ERROR_REASON_INVALID_REQUEST,
+		field: field, msg: field + ": " + fmt.Sprintf(format, args...)}
+}
+
+// reasonString is the ErrorInfo reason: the enum value name without prefix.
+func reasonString(r llmrelayv1.ErrorReason) string {
+	return r.String()[len("ERROR_REASON_"):]
+}
+
+type kindMapping struct {
+	code   codes.Code
+	reason llmrelayv1.ErrorReason
+}
+
+// kindTable is the one mapping from provider failures to gRPC codes.
+var kindTable = map[provider.Kind]kindMapping{
+	provider.KindInvalidRequest:   {codes.InvalidArgument, llmrelayv1.ErrorReason_ERROR_REASON_INVALID_REQUEST},
+	provider.KindContextLength:    {codes.InvalidArgument, llmrelayv1.ErrorReason_ERROR_REASON_CONTEXT_LENGTH_EXCEEDED},
+	provider.KindUnauthenticated:  {codes.Unauthenticated, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_UNAUTHENTICATED},
+	provider.KindPermissionDenied: {codes.PermissionDenied, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_PERMISSION_DENIED},
+	provider.KindNotFound:         {codes.NotFound, llmrelayv1.ErrorReason_ERROR_REASON_MODEL_NOT_FOUND},
+	provider.KindRateLimited:      {codes.ResourceExhausted, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_RATE_LIMITED},
+	provider.KindUnavailable:      {codes.Unavailable, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_UNAVAILABLE},
+	provider.KindConnection:       {codes.Unavailable, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_UNAVAILABLE},
+	provider.KindTimeout:          {codes.DeadlineExceeded, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_TIMEOUT},
+	provider.KindContentFilter:    {codes.InvalidArgument, llmrelayv1.ErrorReason_ERROR_REASON_CONTENT_FILTERED},
+	provider.KindBadResponse:      {codes.Unavailable, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_BAD_RESPONSE},
+	provider.KindUnsupported:      {codes.Unimplemented, llmrelayv1.ErrorReason_ERROR_REASON_UNSUPPORTED_OPERATION},
+	provider.KindCanceled:         {codes.Canceled, llmrelayv1.ErrorReason_ERROR_REASON_CANCELLED},
+	provider.KindUnknown:          {codes.Unavailable, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_UNAVAILABLE},
+}
+
+// toStatus is the only place errors become gRPC statuses. meta, when not
+// nil, is the failed call's meta (attached as FailedCallMeta); redact
+// removes secrets from messages; log receives internal errors.
+func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, redact *pipeline.Redactor, log *slog.Logger) error {
+	if err == nil {
+		return nil
+	}
+	var details []protoadapt.MessageV1
+	info := &errdetails.ErrorInfo{Domain: ErrorDomain, Metadata: map[string]string{}}
+	if meta != nil {
+		if meta.GetProvider() != "" {
+			info.Metadata["provider"] = meta.GetProvider()
+		}
+		if meta.GetRequestedModel() != "" {
+			info.Metadata["model"] = meta.GetRequestedModel()
+		}
+	}
+	var (
+		code codes.Code
+		msg  string
+		pe   *provider.Error
+		re   *requestError
+		oe   *catalog.OptionError
+	)
+	switch {
+	case errors.As(err, &re):
+		code, msg = re.code, re.msg
+		info.Reason = reasonString(re.reason)
+		if re.model != "" {
+			info.Metadata["model"] = re.model
+		}
+		if re.field != "" {
+			details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: re.field, Description: re.msg}}})
+		}
+		meta = nil // no provider was called
+	case errors.As(err, &oe):
+		code, msg = codes.InvalidArgument, oe.Error()
+		info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_INVALID_OPTION)
+		info.Metadata["model"], info.Metadata["option"] = oe.Model, oe.Option
+		details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: "options." + oe.Option, Description: oe.Error()}}})
+		meta = nil
+	case errors.As(err, &pe):
+		m, ok := kindTable[pe.Kind]
+		if !ok {
+			m = kindTable[provider.KindUnknown]
+		}
+		// Our own deadline or the caller's cancellation win over what the
+		// transport saw.
+		if ctx.Err() != nil && (pe.Kind == provider.KindTimeout || pe.Kind == provider.KindCanceled || pe.Kind == provider.KindConnection) {
+			if errors.Is(ctx.Err(), context.Canceled) {
+				m = kindTable[provider.KindCanceled]
+			} else {
+				m = kindTable[provider.KindTimeout]
+			}
+		}
+		code = m.code
+		info.Reason = reasonString(m.reason)
+		name := pe.Provider
+		if meta != nil && meta.GetProvider() != "" {
+			name = meta.GetProvider()
+		}
+		msg = name + ": " + pe.Message
+		if pe.Code != "" {
+			info.Metadata["upstreamCode"] = pe.Code
+		}
+		if pe.HTTPStatus != 0 {
+			info.Metadata["upstreamStatus"] = strconv.Itoa(pe.HTTPStatus)
+		}
+		if pe.RequestID != "" {
+			info.Metadata["upstreamRequestId"] = pe.RequestID
+		}
+		if pe.RetryAfter > 0 {
+			details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(pe.RetryAfter)})
+			if errors.Is(pe, pipeline.ErrRetryAfterBeyondDeadline) {
+				msg += fmt.Sprintf(" (the provider asks to retry after %v, beyond the call's deadline)", pe.RetryAfter)
+			}
+		}
+		if pe.Param != "" && code == codes.InvalidArgument {
+			details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: pe.Param, Description: pe.Message}}})
+		}
+		if meta != nil && meta.ProviderRequestId == "" {
+			meta.ProviderRequestId = pe.RequestID
+		}
+	case errors.Is(err, context.Canceled):
+		code, msg = codes.Canceled, "call canceled"
+		info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_CANCELLED)
+	case errors.Is(err, context.DeadlineExceeded):
+		code, msg = codes.DeadlineExceeded, "deadline exceeded"
+		info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_TIMEOUT)
+	default:
+		if st, ok := status.FromError(err); ok {
+			return st.Err()
+		}
+		log.ErrorContext(ctx, "internal error", slog.String("error", redact.String(err.Error())))
+		code, msg = codes.Internal, "internal error"
+		info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_INTERNAL)
+	}
+	st := status.New(code, redact.String(msg))
+	details = append([]protoadapt.MessageV1{info}, details...)
+	if meta != nil {
+		details = append(details, protoadapt.MessageV1Of(&llmrelayv1.FailedCallMeta{Meta: meta}))
+	}
+	withDetails, derr := st.WithDetails(details...)
+	if derr != nil {
+		log.ErrorContext(ctx, "attach error details", slog.String("error", derr.Error()))
+		return st.Err()
+	}
+	return withDetails.Err()
+}

@@ -1,0 +1,38 @@
+package server
+
+import (
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/fold"
+)
+
+// foldState is the relay's view of the one accumulator (package fold) that
+// also serves clients: the server folds exactly what it sends.
+type foldState struct {
+	acc  fold.Accumulator
+	done map[string]bool
+}
+
+func (f *foldState) text(s string)    { f.acc.AddText(s) }
+func (f *foldState) refusal(s string) { f.acc.AddRefusal(s) }
+
+func (f *foldState) toolDelta(d *llmrelayv1.ToolCallDelta) error { return f.acc.AddToolCallDelta(d) }
+
+// done completes the call; false when it is unknown or already complete.
+func (f *foldState) doneCall(id string) (*llmrelayv1.ToolCallDone, bool) {
+	tc, idx := f.acc.ToolCall(id)
+	if tc == nil || f.done[id] {
+		return nil, false
+	}
+	d := &llmrelayv1.ToolCallDone{Index: idx, ToolCall: tc}
+	if err := f.acc.AddToolCallDone(d); err != nil {
+		return nil, false
+	}
+	if f.done == nil {
+		f.done = map[string]bool{}
+	}
+	f.done[id] = true
+	return d, true
+}
+
+func (f *foldState) open() []string              { return f.acc.Open() }
+func (f *foldState) message() *llmrelayv1.Message { return f.acc.Message() }

@@ -1,0 +1,462 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/catalog"
+	"github.com/llmrelay/llmrelay/server/interceptor"
+	"github.com/llmrelay/llmrelay/server/pipeline"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// gateway implements llmrelayv1.GatewayServiceServer.
+type gateway struct {
+	llmrelayv1.UnimplementedGatewayServiceServer
+	state  atomic.Pointer[state]
+	log    *slog.Logger
+	now    func() time.Time
+}
+
+// state is what a configuration (re)load produces; calls take it once and
+// keep it, so a reload never changes a call in flight.
+type state struct {
+	catalog *catalog.Catalog
+	redact  *pipeline.Redactor
+}
+
+// generation is the common input of Chat, StreamChat, Tools, StreamTools.
+type generation struct {
+	model           string
+	messages        []*llmrelayv1.Message
+	tools           []*llmrelayv1.Tool
+	options         *llmrelayv1.GenerationOptions
+	providerOptions *llmrelayv1.ProviderOptions
+	call            *llmrelayv1.CallOptions
+	wantTools       bool
+}
+
+// prepared is a validated call, ready for the pipeline.
+type prepared struct {
+	st       *state
+	model    *catalog.Model
+	call     *pipeline.Call
+	meta     *llmrelayv1.ResponseMeta
+	start    time.Time
+	cancel   context.CancelFunc
+}
+
+func (g *gateway) startTime(ctx context.Context) time.Time {
+	if info := interceptor.InfoFrom(ctx); info != nil && !info.Start.IsZero() {
+		return info.Start
+	}
+	return g.now()
+}
+
+func requestIDOf(ctx context.Context) string {
+	if info := interceptor.InfoFrom(ctx); info != nil {
+		return info.RequestID
+	}
+	return ""
+}
+
+// resolve finds the model and the capability a call needs.
+func (g *gateway) resolve(ctx context.Context, st *state, name string, proto llmrelayv1.Protocol, capKey string) (*catalog.Model, *catalog.Capability, error) {
+	if name == "" {
+		return nil, nil, invalidField("model", "required (ListModels shows the models)")
+	}
+	m, ok := st.catalog.Lookup(name)
+	if !ok {
+		return nil, nil, notFoundModel(name)
+	}
+	interceptor.InfoFrom(ctx).SetTarget(m.Name, m.Provider.Name)
+	c, ok := m.Capabilities[proto]
+	if !ok {
+		return m, nil, missingCapability(m.Name, capKey)
+	}
+	return m, c, nil
+}
+
+func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context.Context, *prepared, error) {
+	st := g.state.Load()
+	images, err := validateMessages(in.messages)
+	if err != nil {
+		return ctx, nil, err
+	}
+	protocol, capKey := llmrelayv1.Protocol_PROTOCOL_CHAT, "chat"
+	if in.wantTools {
+		if err := validateTools(in.tools); err != nil {
+			return ctx, nil, err
+		}
+		protocol, capKey = llmrelayv1.Protocol_PROTOCOL_TOOLS, "tools"
+	} else if images {
+		protocol, capKey = llmrelayv1.Protocol_PROTOCOL_VISION, "vision"
+	}
+	m, capab, err := g.resolve(ctx, st, in.model, protocol, capKey)
+	if err != nil {
+		return ctx, nil, err
+	}
+	if in.wantTools && images {
+		if _, ok := m.Capabilities[llmrelayv1.Protocol_PROTOCOL_VISION]; !ok {
+			return ctx, nil, missingCapability(m.Name, "vision")
+		}
+	}
+	if err := validateOptions(in.options, in.tools); err != nil {
+		return ctx, nil, err
+	}
+	opts := catalog.Merge(capab.Options, in.options)
+	dropped, err := catalog.Validate(m.Name, capab.Format, m.Reasoning, opts, in.call.GetIgnoreInvalidOptions())
+	if err != nil {
+		return ctx, nil, err
+	}
+	pOpts, pDropped, err := checkProviderOptions(m, in.providerOptions, in.call.GetIgnoreInvalidOptions())
+	if err != nil {
+		return ctx, nil, err
+	}
+	dropped = append(dropped, pDropped...)
+	p := g.newPrepared(ctx, st, m, protocol, capab)
+	p.meta.DroppedOptions = dropped
+	p.call.Op = pipeline.OpGenerate
+	p.call.Request = &provider.Request{
+		Protocol: protocol, Model: m.UpstreamModel, Format: capab.Format.Name, Reasoning: m.Reasoning,
+		Messages: in.messages, Tools: in.tools, Options: opts, ProviderOptions: pOpts,
+	}
+	ctx, p.cancel = withCallTimeout(ctx, in.call)
+	p.call.PreserveRaw = preserveRaw(m, in.call)
+	return ctx, p, nil
+}
+
+func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, protocol llmrelayv1.Protocol, capab *catalog.Capability) *prepared {
+	return &prepared{
+		st: st, model: m, start: g.startTime(ctx),
+		call: &pipeline.Call{Provider: m.Provider.Impl, Deployment: m.Provider.Name, Record: &pipeline.Record{}},
+		meta: &llmrelayv1.ResponseMeta{
+			RequestId: requestIDOf(ctx), Provider: m.Provider.Name, Protocol: protocol,
+			RequestedModel: m.Name, Format: capab.Format.Name,
+		},
+	}
+}
+
+func withCallTimeout(ctx context.Context, call *llmrelayv1.CallOptions) (context.Context, context.CancelFunc) {
+	if d := call.GetTimeout(); d != nil && d.AsDuration() > 0 {
+		return context.WithTimeout(ctx, d.AsDuration())
+	}
+	return ctx, func() {}
+}
+
+func preserveRaw(m *catalog.Model, call *llmrelayv1.CallOptions) bool {
+	if call != nil && call.PreserveRaw != nil {
+		return *call.PreserveRaw
+	}
+	return m.Provider.PreserveRaw
+}
+
+// providerOptionsType is the provider_options case each provider type takes.
+var providerOptionsType = map[string]string{"openai": "openai", "azure": "openai", "anthropic": "anthropic", "gemini": "gemini", "ollama": "ollama"}
+
+func checkProviderOptions(m *catalog.Model, po *llmrelayv1.ProviderOptions, ignore bool) (*llmrelayv1.ProviderOptions, []*llmrelayv1.DroppedOption, error) {
+	if po == nil {
+		return nil, nil, nil
+	}
+	var given string
+	switch po.GetProvider().(type) {
+	case *llmrelayv1.ProviderOptions_Openai:
+		given = "openai"
+	case *llmrelayv1.ProviderOptions_Anthropic:
+		given = "anthropic"
+	case *llmrelayv1.ProviderOptions_Gemini:
+		given = "gemini"
+	case *llmrelayv1.ProviderOptions_Ollama:
+		given = "ollama"
+	}
+	want := providerOptionsType[m.Provider.Type]
+	if given == "" || given == want {
+		return po, nil, nil
+	}
+	reason := "model " + m.Name + " is served by a " + m.Provider.Type + " provider"
+	if !ignore {
+		return nil, nil, &catalog.OptionError{Model: m.Name, Option: "provider_options." + given, Reason: reason}
+	}
+	out := proto.CloneOf(po)
+	out.Provider = nil
+	return out, []*llmrelayv1.DroppedOption{{Option: "provider_options." + given, Reason: reason}}, nil
+}
+
+// finishMeta completes the meta with what the server and the transport
+// layer know. res may be nil (failed call).
+func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.ResponseMeta {
+	meta := p.meta
+	if res != nil && res.Meta != nil {
+		// The adapter's layers first, then the gateway's own fields on top.
+		merged := proto.CloneOf(res.Meta)
+		proto.Merge(merged, meta)
+		meta = merged
+	}
+	rec := p.call.Record
+	meta.Attempts = rec.Attempts
+	meta.RetryReasons = rec.RetryReasons
+	meta.RequestDuration = durationpb.New(rec.RequestDuration)
+	meta.TotalDuration = durationpb.New(g.now().Sub(p.start))
+	if meta.ResolvedModel == "" {
+		meta.ResolvedModel = p.model.UpstreamModel
+	}
+	if len(rec.RetryReasons) > 0 || meta.Routing != nil {
+		meta.Routing = &llmrelayv1.Routing{Deployment: p.call.Deployment}
+	}
+	if c := rec.Capture; c != nil {
+		meta.Raw = rawData(c, p.st.redact)
+	}
+	return meta
+}
+
+func rawData(c *provider.Capture, redact *pipeline.Redactor) *llmrelayv1.RawData {
+	s := c.Snapshot()
+	return &llmrelayv1.RawData{
+		Request: redact.Bytes(s.Request), Response: redact.Bytes(s.Response),
+		RequestMethod: s.Method, RequestUrl: s.URL,
+		RequestHeaders: s.RequestHeaders, ResponseHeaders: s.ResponseHeaders,
+		RequestTruncated: s.RequestCut, ResponseTruncated: s.ResponseCut, ResponseStatus: int32(s.Status),
+	}
+}
+
+// normalizeToolFinish applies "tool calls present ⇒ finish reason
+// TOOL_CALLS" and counts the calls.
+func normalizeToolFinish(meta *llmrelayv1.ResponseMeta, msg *llmrelayv1.Message) {
+	n := int32(0)
+	for _, p := range msg.GetParts() {
+		if p.GetToolCall() != nil {
+			n++
+		}
+	}
+	meta.ToolCallCount = n
+	if n > 0 {
+		meta.FinishReason = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
+	}
+}
+
+// runUnary calls the provider and returns the message and the meta.
+func (g *gateway) runUnary(ctx context.Context, p *prepared) (*llmrelayv1.Message, *llmrelayv1.ResponseMeta, error) {
+	defer p.cancel()
+	res, err := p.model.Provider.Pipeline.Unary(ctx, p.call)
+	if err != nil {
+		meta := g.finishMeta(p, nil)
+		return nil, nil, toStatus(ctx, err, meta, p.st.redact, g.log)
+	}
+	if res.Message == nil {
+		res.Message = &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
+	}
+	meta := g.finishMeta(p, res)
+	normalizeToolFinish(meta, res.Message)
+	return res.Message, meta, nil
+}
+
+// eventSink sends normalized events on a StreamChat or StreamTools stream.
+type eventSink interface {
+	start(*llmrelayv1.StreamStart) error
+	text(string) error
+	refusal(string) error
+	// toolDelta and toolDone are only called by StreamTools.
+	toolDelta(*llmrelayv1.ToolCallDelta) error
+	toolDone(*llmrelayv1.ToolCallDone) error
+	usage(*llmrelayv1.Usage) error
+	end(*llmrelayv1.StreamEnd) error
+	tools() bool
+}
+
+// runStream opens the provider stream (retrying only before its first
+// event), relays events as they arrive, and ends with the folded meta. A
+// slow client slows the upstream read: Send blocks, nothing is queued.
+func (g *gateway) runStream(ctx context.Context, p *prepared, sink eventSink) error {
+	defer p.cancel()
+	s, err := p.model.Provider.Pipeline.Stream(ctx, p.call)
+	if err != nil {
+		return toStatus(ctx, err, g.finishMeta(p, nil), p.st.redact, g.log)
+	}
+	defer s.Close() //nolint:errcheck // closing a finished or failed stream reports nothing useful
+	r := relay{g: g, p: p, sink: sink, meta: &llmrelayv1.ResponseMeta{}}
+	if err := r.run(s); err != nil {
+		return r.fail(ctx, err)
+	}
+	return nil
+}
+
+type relay struct {
+	g       *gateway
+	p       *prepared
+	sink    eventSink
+	meta    *llmrelayv1.ResponseMeta // merged from the provider's EventMeta
+	started bool
+	ttft    time.Duration
+	acc     foldState
+	usage   *llmrelayv1.Usage
+	sendErr error
+}
+
+func (r *relay) run(s provider.Stream) error {
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			return r.finish()
+		}
+		if err != nil {
+			return err
+		}
+		if err := r.handle(ev); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *relay) ensureStarted() error {
+	if r.started {
+		return nil
+	}
+	r.started = true
+	return r.sink.start(&llmrelayv1.StreamStart{
+		RequestId: r.p.meta.RequestId, Provider: r.p.meta.Provider, RequestedModel: r.p.meta.RequestedModel,
+		ResolvedModel: firstNonEmpty(r.meta.ResolvedModel, r.p.model.UpstreamModel), ResponseId: r.meta.ResponseId,
+		CreateTime: r.meta.CreateTime,
+	})
+}
+
+func (r *relay) firstToken() {
+	if r.ttft == 0 {
+		r.ttft = r.g.now().Sub(r.p.start)
+	}
+}
+
+func (r *relay) handle(ev *provider.Event) error {
+	if ev == nil {
+		return nil
+	}
+	switch ev.Kind {
+	case provider.EventMeta:
+		if ev.Meta != nil {
+			proto.Merge(r.meta, ev.Meta)
+		}
+		if ev.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED {
+			return r.closeOpenCalls()
+		}
+		return nil
+	case provider.EventText, provider.EventRefusal:
+		if ev.Text == "" {
+			return nil
+		}
+		r.firstToken()
+		if err := r.ensureStarted(); err != nil {
+			return err
+		}
+		if ev.Kind == provider.EventText {
+			r.acc.text(ev.Text)
+			return r.send(r.sink.text(ev.Text))
+		}
+		r.acc.refusal(ev.Text)
+		return r.send(r.sink.refusal(ev.Text))
+	case provider.EventToolCall:
+		r.firstToken()
+		if err := r.ensureStarted(); err != nil {
+			return err
+		}
+		d := &llmrelayv1.ToolCallDelta{CallId: ev.ToolCall.CallID, Index: int32(ev.ToolCall.Index), Name: ev.ToolCall.Name, ArgumentsDelta: ev.ToolCall.Arguments}
+		if err := r.acc.toolDelta(d); err != nil {
+			return err
+		}
+		if !r.sink.tools() {
+			return nil // a chat stream has no tool events; the fold still keeps the call
+		}
+		return r.send(r.sink.toolDelta(d))
+	case provider.EventToolCallEnd:
+		return r.completeCall(ev.ToolCall.CallID)
+	case provider.EventUsage:
+		if ev.Usage != nil {
+			r.usage = ev.Usage
+		}
+		return nil
+	default:
+		return nil
+	}
+}
+
+func (r *relay) send(err error) error {
+	if err != nil {
+		r.sendErr = err
+	}
+	return err
+}
+
+func (r *relay) completeCall(id string) error {
+	done, ok := r.acc.doneCall(id)
+	if !ok || !r.sink.tools() {
+		return nil
+	}
+	return r.send(r.sink.toolDone(done))
+}
+
+func (r *relay) closeOpenCalls() error {
+	for _, id := range r.acc.open() {
+		if err := r.completeCall(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *relay) finalMeta() *llmrelayv1.ResponseMeta {
+	rec := r.p.call.Record
+	if !rec.AttemptStart.IsZero() {
+		rec.RequestDuration += r.g.now().Sub(rec.AttemptStart)
+		rec.AttemptStart = time.Time{}
+	}
+	meta := r.g.finishMeta(r.p, &provider.Result{Meta: r.meta})
+	if r.usage != nil {
+		meta.Usage = r.usage
+	}
+	if r.ttft > 0 {
+		meta.TimeToFirstToken = durationpb.New(r.ttft)
+	}
+	return meta
+}
+
+func (r *relay) finish() error {
+	if err := r.ensureStarted(); err != nil {
+		return err
+	}
+	if err := r.closeOpenCalls(); err != nil {
+		return err
+	}
+	meta := r.finalMeta()
+	normalizeToolFinish(meta, r.acc.message())
+	if meta.Usage != nil {
+		if err := r.send(r.sink.usage(meta.Usage)); err != nil {
+			return err
+		}
+	}
+	return r.send(r.sink.end(&llmrelayv1.StreamEnd{FinishReason: meta.FinishReason, Meta: meta}))
+}
+
+// fail ends the RPC with the mapped status and the partial meta; events
+// already sent stay valid.
+func (r *relay) fail(ctx context.Context, err error) error {
+	if r.sendErr != nil {
+		// The client went away or the transport broke: nothing more can
+		// reach it; report the send error as it is.
+		return r.sendErr
+	}
+	meta := r.finalMeta()
+	return toStatus(ctx, err, meta, r.p.st.redact, r.g.log)
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,210 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// RetryPolicy is the one retry policy of the gateway.
+type RetryPolicy struct {
+	// MaxAttempts counts the first attempt; 1 disables retries.
+	MaxAttempts int
+	// BaseDelay and MaxDelay bound the exponential backoff with full jitter:
+	// attempt n waits rand[0, min(MaxDelay, BaseDelay·2^(n-1))).
+	BaseDelay time.Duration
+	MaxDelay  time.Duration
+}
+
+// DefaultRetryPolicy is used where the configuration sets none.
+var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 8 * time.Second}
+
+// Clock is what the retry interceptor needs of time; tests inject a fake.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits d or until ctx is done (then it returns ctx.Err()).
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// RealClock is the wall clock.
+type RealClock struct{}
+
+func (RealClock) Now() time.Time { return time.Now() }
+
+func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ErrRetryAfterBeyondDeadline marks a rate-limit or unavailability error
+// given up on at once because the provider's requested delay does not fit
+// in the caller's deadline.
+var ErrRetryAfterBeyondDeadline = errors.New("the provider's retry delay exceeds the deadline")
+
+// Retryable reports whether a failed attempt may be retried: connection
+// errors before any response byte, transport timeouts, and HTTP 408, 429,
+// 500, 502, 503, 504, 529. Never other 4xx, never a cancellation or our
+// own deadline, never an exhausted quota.
+func Retryable(err error) bool {
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.HTTPStatus {
+	case http.StatusRequestTimeout, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout, 529:
+		return true
+	case http.StatusTooManyRequests:
+		return pe.Code != "insufficient_quota"
+	case 0:
+		switch pe.Kind {
+		case provider.KindConnection:
+			return true
+		case provider.KindTimeout:
+			// A transport timeout (connect, first byte, idle) is retryable;
+			// the caller's own deadline is not, and is caught by the
+			// context check before any retry.
+			return !errors.Is(err, context.DeadlineExceeded)
+		case provider.KindUnavailable, provider.KindRateLimited:
+			// An error event at the start of a stream (e.g. overloaded).
+			return true
+		}
+	}
+	return false
+}
+
+// ReasonFor is the failure class recorded in RetryReason.reason.
+func ReasonFor(err error) (reason string, status int32, message string) {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		if pe.HTTPStatus != 0 {
+			return "http_" + strconv.Itoa(pe.HTTPStatus), int32(pe.HTTPStatus), pe.Message
+		}
+		return pe.Kind.String(), 0, pe.Message
+	}
+	return "error", 0, err.Error()
+}
+
+type retrier struct {
+	policy RetryPolicy
+	clock  Clock
+	rand   func(n int64) int64
+}
+
+// Retry returns the retry interceptors. The stream interceptor retries
+// only until the stream's first event has been read from the provider, so
+// nothing is ever retried once an event may have reached the client.
+func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
+	if policy.MaxAttempts < 1 {
+		policy.MaxAttempts = 1
+	}
+	r := &retrier{policy: policy, clock: clock, rand: rand.Int64N}
+	unary := func(ctx context.Context, c *Call, next Handler) (*provider.Result, error) {
+		for attempt := 1; ; attempt++ {
+			c.Record.Attempts = int32(attempt)
+			start := r.clock.Now()
+			res, err := next(ctx, c)
+			if err == nil {
+				return res, nil
+			}
+			if !r.again(ctx, c, attempt, start, err) {
+				return nil, err
+			}
+		}
+	}
+	stream := func(ctx context.Context, c *Call, next StreamHandler) (provider.Stream, error) {
+		for attempt := 1; ; attempt++ {
+			c.Record.Attempts = int32(attempt)
+			start := r.clock.Now()
+			s, err := next(ctx, c)
+			if err == nil {
+				// Read the first event now: a failure there is still
+				// retryable, since nothing has been relayed yet.
+				ev, rerr := s.Recv()
+				if rerr == nil || errors.Is(rerr, io.EOF) {
+					return &peeked{Stream: s, first: ev, firstErr: rerr}, nil
+				}
+				_ = s.Close() // the stream failed; its close error adds nothing
+				err = rerr
+			}
+			if !r.again(ctx, c, attempt, start, err) {
+				return nil, err
+			}
+		}
+	}
+	return unary, stream
+}
+
+// again records a failed attempt and waits before the next one; false
+// means give up and return err.
+func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Time, err error) bool {
+	reason, status, msg := ReasonFor(err)
+	rr := &llmrelayv1.RetryReason{
+		Attempt: int32(attempt), Reason: reason, UpstreamStatus: status, Message: msg,
+		Duration: durationpb.New(r.clock.Now().Sub(start)), Deployment: c.Deployment,
+	}
+	c.Record.RetryReasons = append(c.Record.RetryReasons, rr)
+	if attempt >= r.policy.MaxAttempts || !Retryable(err) || ctx.Err() != nil {
+		return false
+	}
+	delay := r.backoff(attempt)
+	var pe *provider.Error
+	if errors.As(err, &pe) && pe.RetryAfter > 0 {
+		delay = pe.RetryAfter
+	}
+	if dl, ok := ctx.Deadline(); ok && r.clock.Now().Add(delay).After(dl) {
+		// Sleeping would only end in DeadlineExceeded: give up now, and
+		// let the caller see the provider's delay (RetryInfo).
+		if pe != nil && pe.RetryAfter > 0 {
+			pe.Err = errors.Join(pe.Err, ErrRetryAfterBeyondDeadline)
+		}
+		return false
+	}
+	rr.Delay = durationpb.New(delay)
+	return r.clock.Sleep(ctx, delay) == nil
+}
+
+func (r *retrier) backoff(attempt int) time.Duration {
+	ceil := r.policy.BaseDelay << (attempt - 1)
+	if ceil <= 0 || ceil > r.policy.MaxDelay {
+		ceil = r.policy.MaxDelay
+	}
+	if ceil <= 0 {
+		return 0
+	}
+	return time.Duration(r.rand(int64(ceil)))
+}
+
+// peeked replays a stream's first event, read ahead by Retry.
+type peeked struct {
+	provider.Stream
+	first    *provider.Event
+	firstErr error
+	used     bool
+}
+
+func (p *peeked) Recv() (*provider.Event, error) {
+	if !p.used {
+		p.used = true
+		return p.first, p.firstErr
+	}
+	return p.Stream.Recv()
+}

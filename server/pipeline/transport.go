@@ -1,0 +1,244 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// TransportConfig are the HTTP settings of one provider.
+type TransportConfig struct {
+	// ConnectTimeout bounds dialing and the TLS handshake.
+	ConnectTimeout time.Duration
+	// FirstByteTimeout bounds the wait for the response headers.
+	FirstByteTimeout time.Duration
+	// IdleTimeout bounds the silence between two reads of a response body
+	// (between stream events), instead of a total timeout that would cut
+	// long streams.
+	IdleTimeout time.Duration
+	// MaxIdleConnsPerHost is the keep-alive pool size.
+	MaxIdleConnsPerHost int
+}
+
+// DefaultTransportConfig is used where the configuration sets none.
+var DefaultTransportConfig = TransportConfig{
+	ConnectTimeout:      10 * time.Second,
+	FirstByteTimeout:    120 * time.Second,
+	IdleTimeout:         120 * time.Second,
+	MaxIdleConnsPerHost: 256,
+}
+
+// NewHTTPClient returns the pooled client of one provider: keep-alive, HTTP/2
+// where the server offers it, the timeouts above, and raw capture (with
+// secrets redacted) for calls whose context carries a provider.Capture.
+func NewHTTPClient(cfg TransportConfig, redact *Redactor) *http.Client {
+	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
+	base := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          0,
+		MaxIdleConnsPerHost:   cfg.MaxIdleConnsPerHost,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   cfg.ConnectTimeout,
+		ResponseHeaderTimeout: cfg.FirstByteTimeout,
+		ExpectContinueTimeout: time.Second,
+		// Providers compress; Go's transparent gzip is kept.
+	}
+	return &http.Client{Transport: &roundTripper{base: base, idle: cfg.IdleTimeout, redact: redact}}
+}
+
+type roundTripper struct {
+	base   http.RoundTripper
+	idle   time.Duration
+	redact *Redactor
+}
+
+func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	capture := provider.CaptureFrom(req.Context())
+	if capture != nil {
+		var body []byte
+		if req.Body != nil && req.GetBody != nil {
+			rc, err := req.GetBody()
+			if err != nil {
+				return nil, fmt.Errorf("capture request body: %w", err)
+			}
+			body, err = io.ReadAll(rc)
+			_ = rc.Close() // an in-memory copy; closing cannot fail meaningfully
+			if err != nil {
+				return nil, fmt.Errorf("capture request body: %w", err)
+			}
+		}
+		capture.StartRequest(req.Method, rt.redact.URL(req.URL), rt.redact.Headers(req.Header), rt.redact.Bytes(body))
+	}
+	resp, err := rt.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if capture != nil {
+		capture.StartResponse(resp.StatusCode, rt.redact.Headers(resp.Header))
+	}
+	if rt.idle > 0 || capture != nil {
+		resp.Body = newWatchedBody(resp.Body, rt.idle, capture, rt.redact)
+	}
+	return resp, nil
+}
+
+// ErrIdleTimeout is returned by a response body that stayed silent longer
+// than the idle timeout.
+var ErrIdleTimeout = errors.New("provider sent no data within the idle timeout")
+
+// idleTimeoutError is a net.Error so that provider.TransportError classifies
+// it as a timeout.
+type idleTimeoutError struct{ d time.Duration }
+
+func (e idleTimeoutError) Error() string   { return fmt.Sprintf("%v (%v)", ErrIdleTimeout, e.d) }
+func (e idleTimeoutError) Timeout() bool   { return true }
+func (e idleTimeoutError) Temporary() bool { return true }
+func (e idleTimeoutError) Unwrap() error   { return ErrIdleTimeout }
+
+// watchedBody closes the body when no read completes within the idle
+// timeout, and tees what is read into the capture.
+type watchedBody struct {
+	rc       io.ReadCloser
+	idle     time.Duration
+	timer    *time.Timer
+	timedOut atomic.Bool
+	capture  *provider.Capture
+	redact   *Redactor
+	once     sync.Once
+}
+
+func newWatchedBody(rc io.ReadCloser, idle time.Duration, c *provider.Capture, r *Redactor) *watchedBody {
+	w := &watchedBody{rc: rc, idle: idle, capture: c, redact: r}
+	if idle > 0 {
+		w.timer = time.AfterFunc(idle, func() {
+			w.timedOut.Store(true)
+			_ = rc.Close() // unblocks the pending Read; the error reported is the timeout
+		})
+	}
+	return w
+}
+
+func (w *watchedBody) Read(p []byte) (int, error) {
+	n, err := w.rc.Read(p)
+	if w.timer != nil {
+		if w.timedOut.Load() {
+			return n, idleTimeoutError{w.idle}
+		}
+		w.timer.Reset(w.idle)
+	}
+	if n > 0 && w.capture != nil {
+		w.capture.AppendResponse(w.redact.Bytes(p[:n]))
+	}
+	return n, err
+}
+
+func (w *watchedBody) Close() error {
+	var err error
+	w.once.Do(func() {
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+		err = w.rc.Close()
+	})
+	return err
+}
+
+// secretHeaders are redacted in raw captures and logs.
+var secretHeaders = map[string]bool{
+	"authorization": true, "proxy-authorization": true, "api-key": true, "x-api-key": true,
+	"x-goog-api-key": true, "cookie": true, "set-cookie": true, "ocp-apim-subscription-key": true,
+}
+
+// secretParams are redacted in URLs.
+var secretParams = map[string]bool{"key": true, "api_key": true, "api-key": true, "apikey": true, "access_token": true, "token": true, "sig": true}
+
+const redacted = "[REDACTED]"
+
+// Redactor removes secrets: the headers and query parameters that carry
+// keys, and every configured secret value wherever it appears.
+type Redactor struct {
+	secrets [][]byte
+}
+
+// NewRedactor redacts the given secret values (empty ones are ignored).
+func NewRedactor(secrets ...string) *Redactor {
+	r := &Redactor{}
+	for _, s := range secrets {
+		if len(s) >= 4 {
+			r.secrets = append(r.secrets, []byte(s))
+		}
+	}
+	return r
+}
+
+// Headers returns a flat copy of h with secret headers redacted.
+func (r *Redactor) Headers(h http.Header) map[string]string {
+	out := make(map[string]string, len(h))
+	for k, vs := range h {
+		lk := strings.ToLower(k)
+		if secretHeaders[lk] {
+			out[lk] = redacted
+			continue
+		}
+		out[lk] = r.String(strings.Join(vs, ", "))
+	}
+	return out
+}
+
+// URL returns u as a string with secret query parameters redacted.
+func (r *Redactor) URL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	c := *u
+	c.User = nil
+	if c.RawQuery != "" {
+		q := c.Query()
+		for k := range q {
+			if secretParams[strings.ToLower(k)] {
+				q.Set(k, redacted)
+			}
+		}
+		c.RawQuery = q.Encode()
+	}
+	return r.String(c.String())
+}
+
+// Bytes returns p with every configured secret replaced (p itself when
+// there is none, without copying).
+func (r *Redactor) Bytes(p []byte) []byte {
+	if r == nil {
+		return p
+	}
+	for _, s := range r.secrets {
+		if bytes.Contains(p, s) {
+			p = bytes.ReplaceAll(p, s, []byte(redacted))
+		}
+	}
+	return p
+}
+
+// String is Bytes for strings.
+func (r *Redactor) String(s string) string {
+	if r == nil {
+		return s
+	}
+	for _, sec := range r.secrets {
+		if strings.Contains(s, string(sec)) {
+			s = strings.ReplaceAll(s, string(sec), redacted)
+		}
+	}
+	return s
+}

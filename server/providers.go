@@ -1,0 +1,103 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server/catalog"
+	"github.com/llmrelay/llmrelay/server/pipeline"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/builtin"
+)
+
+// buildProviders constructs every configured provider with its own pooled
+// HTTP client and call pipeline. It returns the secrets it read so that
+// they can be redacted everywhere.
+func buildProviders(cfg *config.Config) (map[string]*catalog.Provider, []string, error) {
+	out := map[string]*catalog.Provider{}
+	var secrets []string
+	for _, pc := range cfg.Providers {
+		key := ""
+		if pc.Type != "builtin" && (pc.APIKey != "" || pc.APIKeyEnv != "" || pc.APIKeyFile != "") {
+			k, err := pc.APIKeyValue()
+			if err != nil {
+				return nil, nil, err
+			}
+			key = k
+			secrets = append(secrets, k)
+		}
+		t := cfg.Defaults.Merge(pc.Transport)
+		redact := pipeline.NewRedactor(key)
+		client := pipeline.NewHTTPClient(transportConfig(t), redact)
+		impl, err := newProvider(pc, key, client)
+		if err != nil {
+			return nil, nil, fmt.Errorf("provider %s: %w", pc.Name, err)
+		}
+		out[pc.Name] = &catalog.Provider{
+			Name: pc.Name, Type: pc.Type, Impl: impl,
+			Pipeline:    newPipeline(t),
+			PreserveRaw: t.PreserveRawData == nil || *t.PreserveRawData,
+		}
+	}
+	return out, secrets, nil
+}
+
+func newProvider(pc config.Provider, key string, client *http.Client) (provider.Provider, error) {
+	switch pc.Type {
+	case "builtin":
+		return builtin.New(), nil
+	default:
+		return nil, fmt.Errorf("provider type %q is not available in this build", pc.Type)
+	}
+}
+
+func transportConfig(t config.Transport) pipeline.TransportConfig {
+	tc := pipeline.DefaultTransportConfig
+	if t.ConnectTimeout != nil {
+		tc.ConnectTimeout = t.ConnectTimeout.Duration
+	}
+	if t.FirstByteTimeout != nil {
+		tc.FirstByteTimeout = t.FirstByteTimeout.Duration
+	}
+	if t.IdleTimeout != nil {
+		tc.IdleTimeout = t.IdleTimeout.Duration
+	}
+	return tc
+}
+
+func retryPolicy(t config.Transport) pipeline.RetryPolicy {
+	p := pipeline.DefaultRetryPolicy
+	if r := t.Retry; r != nil {
+		if r.MaxAttempts != nil {
+			p.MaxAttempts = *r.MaxAttempts
+		}
+		if r.BaseDelay != nil {
+			p.BaseDelay = r.BaseDelay.Duration
+		}
+		if r.MaxDelay != nil {
+			p.MaxDelay = r.MaxDelay.Duration
+		}
+	}
+	return p
+}
+
+// rawLimit is the raw capture cap per body.
+func rawLimit(t config.Transport) int {
+	if t.RawCaptureLimit != nil {
+		return *t.RawCaptureLimit
+	}
+	return 1 << 20
+}
+
+// newPipeline is the provider call chain: retry (outermost), then timing
+// per attempt, then raw capture.
+func newPipeline(t config.Transport) *pipeline.Pipeline {
+	retryU, retryS := pipeline.Retry(retryPolicy(t), pipeline.RealClock{})
+	timeU, timeS := pipeline.Timing(pipeline.RealClock{}.Now)
+	rawU, rawS := pipeline.RawCapture(rawLimit(t))
+	return pipeline.New(
+		[]pipeline.Interceptor{retryU, timeU, rawU},
+		[]pipeline.StreamInterceptor{retryS, timeS, rawS},
+	)
+}

@@ -1,0 +1,180 @@
+// Package server is the llmrelay gRPC server: the gateway service, health,
+// reflection, the interceptor chain, and graceful shutdown.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/reflection"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server/catalog"
+	"github.com/llmrelay/llmrelay/server/interceptor"
+	"github.com/llmrelay/llmrelay/server/pipeline"
+)
+
+// Server is a configured llmrelay server.
+type Server struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	grpc    *grpc.Server
+	health  *health.Server
+	gateway *gateway
+}
+
+// New builds the server from a validated configuration.
+func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
+	g := &gateway{log: log, now: time.Now}
+	st, err := buildState(cfg)
+	if err != nil {
+		return nil, err
+	}
+	g.state.Store(st)
+	s := &Server{cfg: cfg, log: log, gateway: g, health: health.NewServer()}
+	s.grpc = grpc.NewServer(
+		grpc.ChainUnaryInterceptor(
+			interceptor.TimingUnary(time.Now),
+			interceptor.RequestIDUnary(),
+			interceptor.LoggingUnary(log),
+			interceptor.RecoveryUnary(log),
+		),
+		grpc.ChainStreamInterceptor(
+			interceptor.TimingStream(time.Now),
+			interceptor.RequestIDStream(),
+			interceptor.LoggingStream(log),
+			interceptor.RecoveryStream(log),
+		),
+		// Long idle streams (a slow first token) stay up; dead peers are
+		// found by pings.
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+	)
+	s.register()
+	return s, nil
+}
+
+
+func buildState(cfg *config.Config) (*state, error) {
+	providers, secrets, err := buildProviders(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := catalog.Build(cfg, providers)
+	if err != nil {
+		return nil, err
+	}
+	return &state{catalog: cat, redact: pipeline.NewRedactor(secrets...)}, nil
+}
+
+// register adds the gateway, health and reflection services.
+func (s *Server) register() {
+	llmrelayv1.RegisterGatewayServiceServer(s.grpc, s.gateway)
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	s.health.SetServingStatus(llmrelayv1.GatewayService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+}
+
+// GRPC exposes the grpc.Server (for in-process tests over bufconn).
+func (s *Server) GRPC() *grpc.Server { return s.grpc }
+
+// Listeners opens the configured TCP address and unix socket.
+func (s *Server) Listeners() ([]net.Listener, error) {
+	var lis []net.Listener
+	addr := "127.0.0.1:50051"
+	if s.cfg.Server.Listen != nil {
+		addr = *s.cfg.Server.Listen
+	}
+	if addr != "" {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("listen %s: %w", addr, err)
+		}
+		lis = append(lis, l)
+	}
+	if p := s.cfg.Server.UnixSocket; p != "" {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			closeAll(lis)
+			return nil, fmt.Errorf("remove stale socket %s: %w", p, err)
+		}
+		l, err := net.Listen("unix", p)
+		if err != nil {
+			closeAll(lis)
+			return nil, fmt.Errorf("listen unix %s: %w", p, err)
+		}
+		lis = append(lis, l)
+	}
+	if len(lis) == 0 {
+		return nil, errors.New("no listener: set server.listen or server.unix_socket")
+	}
+	return lis, nil
+}
+
+func closeAll(lis []net.Listener) {
+	for _, l := range lis {
+		_ = l.Close() // best effort while failing start-up
+	}
+}
+
+// Serve serves on the listeners until ctx is done, then drains: health goes
+// NOT_SERVING, in-flight calls and streams get the grace period to finish,
+// then the server stops.
+func (s *Server) Serve(ctx context.Context, lis []net.Listener) error {
+	errc := make(chan error, len(lis))
+	for _, l := range lis {
+		s.log.Info("listening", slog.String("addr", l.Addr().String()), slog.String("network", l.Addr().Network()))
+		go func(l net.Listener) { errc <- s.grpc.Serve(l) }(l)
+	}
+	select {
+	case err := <-errc:
+		s.grpc.Stop()
+		return err
+	case <-ctx.Done():
+	}
+	grace := s.cfg.Server.ShutdownGrace.Duration
+	if grace <= 0 {
+		grace = 15 * time.Second
+	}
+	s.log.Info("draining", slog.Duration("grace", grace))
+	s.health.Shutdown()
+	done := make(chan struct{})
+	go func() { s.grpc.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+		s.log.Info("stopped")
+	case <-time.After(grace):
+		s.log.Warn("grace period over, cancelling remaining calls")
+		s.grpc.Stop()
+		<-done
+	}
+	return nil
+}
+
+// CheckConfig validates a configuration file as the server would at
+// start-up, without listening: syntax, unknown keys, references, formats
+// and options. Credentials are not required to be set.
+func CheckConfig(path string) error {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return err
+	}
+	providers := map[string]*catalog.Provider{}
+	for _, p := range cfg.Providers {
+		providers[p.Name] = &catalog.Provider{Name: p.Name, Type: p.Type}
+	}
+	if _, err := catalog.Build(cfg, providers); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package server
+
+import (
+	"context"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// Tools generates an assistant message that may call the offered tools.
+func (g *gateway) Tools(ctx context.Context, req *llmrelayv1.ToolsRequest) (*llmrelayv1.ToolsResponse, error) {
+	ctx, p, err := g.prepareGeneration(ctx, generation{
+		model: req.GetModel(), messages: req.GetMessages(), tools: req.GetTools(), options: req.GetOptions(),
+		providerOptions: req.GetProviderOptions(), call: req.GetCall(), wantTools: true,
+	})
+	if err != nil {
+		return nil, toStatus(ctx, err, nil, g.state.Load().redact, g.log)
+	}
+	msg, meta, err := g.runUnary(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &llmrelayv1.ToolsResponse{Message: msg, Meta: meta}, nil
+}
+
+// StreamTools is Tools, streamed; tool-call deltas carry call_id.
+func (g *gateway) StreamTools(req *llmrelayv1.StreamToolsRequest, ss llmrelayv1.GatewayService_StreamToolsServer) error {
+	ctx, p, err := g.prepareGeneration(ss.Context(), generation{
+		model: req.GetModel(), messages: req.GetMessages(), tools: req.GetTools(), options: req.GetOptions(),
+		providerOptions: req.GetProviderOptions(), call: req.GetCall(), wantTools: true,
+	})
+	if err != nil {
+		return toStatus(ctx, err, nil, g.state.Load().redact, g.log)
+	}
+	return g.runStream(ctx, p, toolsSink{ss})
+}
+
+type toolsSink struct {
+	ss llmrelayv1.GatewayService_StreamToolsServer
+}
+
+func (s toolsSink) send(ev *llmrelayv1.StreamToolsResponse) error { return s.ss.Send(ev) }
+
+func (s toolsSink) start(e *llmrelayv1.StreamStart) error {
+	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_Start{Start: e}})
+}
+
+func (s toolsSink) text(t string) error {
+	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_TextDelta{TextDelta: &llmrelayv1.TextDelta{Text: t}}})
+}
+
+func (s toolsSink) refusal(t string) error {
+	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_RefusalDelta{RefusalDelta: &llmrelayv1.RefusalDelta{Text: t}}})
+}
+
+func (s toolsSink) toolDelta(d *llmrelayv1.ToolCallDelta) error {
+	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_ToolCallDelta{ToolCallDelta: d}})
+}
+
+func (s toolsSink) toolDone(d *llmrelayv1.ToolCallDone) error {
+	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_ToolCallDone{ToolCallDone: d}})
+}
+
+func (toolsSink) tools() bool { return true }
+
+func (s toolsSink) usage(u *llmrelayv1.Usage) error {
+	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_Usage{Usage: u}})
+}
+
+func (s toolsSink) end(e *llmrelayv1.StreamEnd) error {
+	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_End{End: e}})
+}

@@ -1,0 +1,147 @@
+package server
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// Request limits: a request beyond them is InvalidArgument, never cut.
+const (
+	maxMessages   = 10000
+	maxTools      = 512
+	maxEmbedInput = 2048
+)
+
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
+
+// validateMessages checks the conversation; it reports the first problem
+// with its field path.
+func validateMessages(msgs []*llmrelayv1.Message) (images bool, err error) {
+	if len(msgs) == 0 {
+		return false, invalidField("messages", "at least one message is required")
+	}
+	if len(msgs) > maxMessages {
+		return false, invalidField("messages", "at most %d messages, got %d", maxMessages, len(msgs))
+	}
+	for i, m := range msgs {
+		f := fmt.Sprintf("messages[%d]", i)
+		if m.GetRole() == llmrelayv1.Role_ROLE_UNSPECIFIED {
+			return false, invalidField(f+".role", "role is required (ROLE_SYSTEM, ROLE_USER, ROLE_ASSISTANT or ROLE_TOOL)")
+		}
+		if _, known := llmrelayv1.Role_name[int32(m.GetRole())]; !known {
+			return false, invalidField(f+".role", "unknown role %d", m.GetRole())
+		}
+		if len(m.GetParts()) == 0 {
+			return false, invalidField(f+".parts", "a message needs at least one part")
+		}
+		for j, p := range m.GetParts() {
+			pf := fmt.Sprintf("%s.parts[%d]", f, j)
+			switch k := p.GetKind().(type) {
+			case *llmrelayv1.Part_Text, *llmrelayv1.Part_Refusal:
+			case *llmrelayv1.Part_Image:
+				if err := validateImage(pf+".image", k.Image); err != nil {
+					return false, err
+				}
+				if m.GetRole() != llmrelayv1.Role_ROLE_USER {
+					return false, invalidField(pf+".image", "images are only accepted in user messages")
+				}
+				images = true
+			case *llmrelayv1.Part_ToolCall:
+				if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
+					return false, invalidField(pf+".tool_call", "tool calls belong in assistant messages")
+				}
+				if k.ToolCall.GetCallId() == "" {
+					return false, invalidField(pf+".tool_call.call_id", "required")
+				}
+				if k.ToolCall.GetName() == "" {
+					return false, invalidField(pf+".tool_call.name", "required")
+				}
+			case *llmrelayv1.Part_ToolResult:
+				if m.GetRole() != llmrelayv1.Role_ROLE_TOOL {
+					return false, invalidField(pf+".tool_result", "tool results belong in tool messages")
+				}
+				if k.ToolResult.GetCallId() == "" {
+					return false, invalidField(pf+".tool_result.call_id", "required: the call_id of the tool call this answers")
+				}
+			default:
+				return false, invalidField(pf, "a part needs one of text, image, tool_call, tool_result, refusal")
+			}
+		}
+	}
+	return images, nil
+}
+
+func validateImage(f string, img *llmrelayv1.Image) error {
+	switch src := img.GetSource().(type) {
+	case *llmrelayv1.Image_Url:
+		u, err := url.Parse(src.Url)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "data") {
+			return invalidField(f+".url", "must be an http(s) or data: URL")
+		}
+		if u.Scheme == "data" && !strings.Contains(src.Url, ";base64,") {
+			return invalidField(f+".url", "data: URLs must be base64 (data:<mime>;base64,...)")
+		}
+	case *llmrelayv1.Image_Data:
+		if len(src.Data) == 0 {
+			return invalidField(f+".data", "empty image")
+		}
+		if !strings.HasPrefix(img.GetMimeType(), "image/") {
+			return invalidField(f+".mime_type", "required with inline data (e.g. image/png)")
+		}
+	default:
+		return invalidField(f, "an image needs a url or data")
+	}
+	return nil
+}
+
+func validateTools(tools []*llmrelayv1.Tool) error {
+	if len(tools) == 0 {
+		return invalidField("tools", "at least one tool is required (use Chat for calls without tools)")
+	}
+	if len(tools) > maxTools {
+		return invalidField("tools", "at most %d tools, got %d", maxTools, len(tools))
+	}
+	seen := map[string]bool{}
+	for i, t := range tools {
+		f := fmt.Sprintf("tools[%d].name", i)
+		if !toolName.MatchString(t.GetName()) {
+			return invalidField(f, "%q: 1-128 characters of letters, digits, _ . : -", t.GetName())
+		}
+		if seen[t.GetName()] {
+			return invalidField(f, "duplicate tool %q", t.GetName())
+		}
+		seen[t.GetName()] = true
+	}
+	return nil
+}
+
+func validateOptions(o *llmrelayv1.GenerationOptions, tools []*llmrelayv1.Tool) error {
+	if name := o.GetToolChoice().GetFunctionName(); name != "" {
+		for _, t := range tools {
+			if t.GetName() == name {
+				return nil
+			}
+		}
+		return invalidField("options.tool_choice.function_name", "%q is not one of the offered tools", name)
+	}
+	if rf := o.GetResponseFormat(); rf.GetType() == llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA && rf.GetSchema() == nil {
+		return invalidField("options.response_format.schema", "required for RESPONSE_FORMAT_TYPE_JSON_SCHEMA")
+	}
+	return nil
+}
+
+func notFoundModel(name string) error {
+	return &requestError{code: codes.NotFound, reason: llmrelayv1.ErrorReason_ERROR_REASON_MODEL_NOT_FOUND, field: "model",
+		model: name, msg: fmt.Sprintf("model %q is not configured (ListModels shows the models)", name)}
+}
+
+func missingCapability(model, capability string) error {
+	return &requestError{code: codes.FailedPrecondition, reason: llmrelayv1.ErrorReason_ERROR_REASON_CAPABILITY_NOT_SUPPORTED,
+		model: model, msg: fmt.Sprintf("model %q has no %s capability", model, capability)}
+}
