@@ -20,13 +20,13 @@ const MaxToolCalls = 1024
 
 // Accumulator folds stream events. The zero value is ready to use.
 type Accumulator struct {
-	start    *llmrelayv1.StreamStart
-	text     strings.Builder
-	refusal  strings.Builder
-	order    []string // call ids in order of first delta
-	calls    map[string]*callState
-	usage    *llmrelayv1.Usage
-	end      *llmrelayv1.StreamEnd
+	start   *llmrelayv1.StreamStart
+	text    strings.Builder
+	refusal strings.Builder
+	order   []string // call ids in order of first delta
+	calls   map[string]*callState
+	usage   *llmrelayv1.Usage
+	end     *llmrelayv1.StreamEnd
 	// parts keeps text and tool calls in the order they started, so the
 	// folded message has the same part order a unary answer has.
 	segments []segment

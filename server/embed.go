@@ -65,4 +65,3 @@ func (g *gateway) prepareEmbed(ctx context.Context, st *state, req *llmrelayv1.E
 	ctx, p.cancel = withCallTimeout(ctx, req.GetCall())
 	return ctx, p, nil
 }
-

@@ -1,8 +1,8 @@
 package server
 
 import (
-	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/fold"
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
 
 // foldState is the relay's view of the one accumulator (package fold) that
@@ -34,5 +34,5 @@ func (f *foldState) doneCall(id string) (*llmrelayv1.ToolCallDone, bool) {
 	return d, true
 }
 
-func (f *foldState) open() []string              { return f.acc.Open() }
+func (f *foldState) open() []string               { return f.acc.Open() }
 func (f *foldState) message() *llmrelayv1.Message { return f.acc.Message() }

@@ -21,9 +21,9 @@ import (
 // gateway implements llmrelayv1.GatewayServiceServer.
 type gateway struct {
 	llmrelayv1.UnimplementedGatewayServiceServer
-	state  atomic.Pointer[state]
-	log    *slog.Logger
-	now    func() time.Time
+	state atomic.Pointer[state]
+	log   *slog.Logger
+	now   func() time.Time
 }
 
 // state is what a configuration (re)load produces; calls take it once and
@@ -46,12 +46,12 @@ type generation struct {
 
 // prepared is a validated call, ready for the pipeline.
 type prepared struct {
-	st       *state
-	model    *catalog.Model
-	call     *pipeline.Call
-	meta     *llmrelayv1.ResponseMeta
-	start    time.Time
-	cancel   context.CancelFunc
+	st     *state
+	model  *catalog.Model
+	call   *pipeline.Call
+	meta   *llmrelayv1.ResponseMeta
+	start  time.Time
+	cancel context.CancelFunc
 }
 
 func (g *gateway) startTime(ctx context.Context) time.Time {

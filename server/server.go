@@ -64,7 +64,6 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
-
 func buildState(cfg *config.Config) (*state, error) {
 	providers, secrets, err := buildProviders(cfg)
 	if err != nil {
