@@ -1,0 +1,269 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// fakeClock advances only when slept on, and records the sleeps.
+type fakeClock struct {
+	now    time.Time
+	sleeps []time.Duration
+}
+
+func (c *fakeClock) Now() time.Time { return c.now }
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.sleeps = append(c.sleeps, d)
+	c.now = c.now.Add(d)
+	return ctx.Err()
+}
+
+// scripted fails with the given errors, then succeeds.
+type scripted struct {
+	errs  []error
+	calls int
+}
+
+func (s *scripted) Generate(context.Context, *provider.Request) (*provider.Result, error) {
+	s.calls++
+	if s.calls <= len(s.errs) {
+		return nil, s.errs[s.calls-1]
+	}
+	return &provider.Result{Message: &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}}, nil
+}
+
+func (s *scripted) Stream(context.Context, *provider.Request) (provider.Stream, error) {
+	s.calls++
+	if s.calls <= len(s.errs) {
+		return nil, s.errs[s.calls-1]
+	}
+	return &listStream{events: []*provider.Event{{Kind: provider.EventText, Text: "hi"}}}, nil
+}
+
+type listStream struct {
+	events []*provider.Event
+	errAt  error
+}
+
+func (l *listStream) Recv() (*provider.Event, error) {
+	if len(l.events) == 0 {
+		if l.errAt != nil {
+			return nil, l.errAt
+		}
+		return nil, io.EOF
+	}
+	ev := l.events[0]
+	l.events = l.events[1:]
+	return ev, nil
+}
+
+func (l *listStream) Close() error { return nil }
+
+func httpErr(status int, retryAfter time.Duration) error {
+	return &provider.Error{Provider: "fake", Kind: provider.KindForStatus(status), HTTPStatus: status, Message: http.StatusText(status), RetryAfter: retryAfter}
+}
+
+func newTestPipeline(clock *fakeClock, attempts int) *Pipeline {
+	ru, rs := Retry(RetryPolicy{MaxAttempts: attempts, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second}, clock)
+	tu, ts := Timing(clock.Now)
+	return New([]Interceptor{ru, tu}, []StreamInterceptor{rs, ts})
+}
+
+func TestRetryUnary(t *testing.T) {
+	t.Parallel()
+	connReset := &provider.Error{Provider: "fake", Kind: provider.KindConnection, Message: "connection reset by peer"}
+	cases := []struct {
+		name     string
+		errs     []error
+		deadline time.Duration
+		wantErr  bool
+		attempts int32
+		reasons  []string
+		sleeps   []time.Duration // exact where the provider gave a delay; -1 = jittered
+	}{
+		{"500 then 200", []error{httpErr(500, 0)}, 0, false, 2, []string{"http_500"}, []time.Duration{-1}},
+		{"succeeds on third attempt", []error{httpErr(503, 0), connReset}, 0, false, 3, []string{"http_503", "connection_error"}, []time.Duration{-1, -1}},
+		{"429 honours retry-after", []error{httpErr(429, time.Second)}, 0, false, 2, []string{"http_429"}, []time.Duration{time.Second}},
+		{"503 three times gives up", []error{httpErr(503, 0), httpErr(503, 0), httpErr(503, 0)}, 0, true, 3, []string{"http_503", "http_503", "http_503"}, []time.Duration{-1, -1}},
+		{"400 never retried", []error{httpErr(400, 0)}, 0, true, 1, []string{"http_400"}, nil},
+		{"401 never retried", []error{httpErr(401, 0)}, 0, true, 1, []string{"http_401"}, nil},
+		{"529 overloaded retried", []error{httpErr(529, 0)}, 0, false, 2, []string{"http_529"}, []time.Duration{-1}},
+		{"quota exhausted not retried", []error{&provider.Error{Kind: provider.KindRateLimited, HTTPStatus: 429, Code: "insufficient_quota"}}, 0, true, 1, []string{"http_429"}, nil},
+		{"retry-after beyond deadline fails fast", []error{httpErr(429, 30*time.Second)}, 5 * time.Second, true, 1, []string{"http_429"}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clock := &fakeClock{now: time.Now()}
+			prov := &scripted{errs: tc.errs}
+			ctx := context.Background()
+			if tc.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithDeadline(ctx, clock.now.Add(tc.deadline))
+				defer cancel()
+			}
+			c := &Call{Op: OpGenerate, Provider: prov, Deployment: "d1", Request: &provider.Request{}}
+			_, err := newTestPipeline(clock, 3).Unary(ctx, c)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if c.Record.Attempts != tc.attempts || prov.calls != int(tc.attempts) {
+				t.Errorf("attempts = %d (provider saw %d), want %d", c.Record.Attempts, prov.calls, tc.attempts)
+			}
+			if len(c.Record.RetryReasons) != len(tc.reasons) {
+				t.Fatalf("reasons = %v, want %v", c.Record.RetryReasons, tc.reasons)
+			}
+			for i, r := range c.Record.RetryReasons {
+				if r.GetReason() != tc.reasons[i] || r.GetAttempt() != int32(i+1) || r.GetDeployment() != "d1" || r.GetDuration() == nil {
+					t.Errorf("reason %d = %v, want %s", i, r, tc.reasons[i])
+				}
+			}
+			if len(clock.sleeps) != len(tc.sleeps) {
+				t.Fatalf("sleeps = %v, want %v", clock.sleeps, tc.sleeps)
+			}
+			for i, want := range tc.sleeps {
+				got := clock.sleeps[i]
+				if want >= 0 && got != want {
+					t.Errorf("sleep %d = %v, want %v", i, got, want)
+				}
+				if want < 0 && (got < 0 || got >= 100*time.Millisecond<<i) {
+					t.Errorf("sleep %d = %v outside the full-jitter window [0, %v)", i, got, 100*time.Millisecond<<i)
+				}
+				if d := c.Record.RetryReasons[i].GetDelay().AsDuration(); d != got {
+					t.Errorf("recorded delay %v, slept %v", d, got)
+				}
+			}
+			if tc.name == "retry-after beyond deadline fails fast" {
+				var pe *provider.Error
+				if !errors.As(err, &pe) || pe.RetryAfter != 30*time.Second || !errors.Is(err, ErrRetryAfterBeyondDeadline) {
+					t.Errorf("err = %v, want the provider error with its delay, marked beyond deadline", err)
+				}
+			}
+		})
+	}
+}
+
+func TestRetryStopsOnCancel(t *testing.T) {
+	t.Parallel()
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c := &Call{Op: OpGenerate, Provider: &scripted{errs: []error{httpErr(503, 0), httpErr(503, 0)}}, Request: &provider.Request{}}
+	if _, err := newTestPipeline(clock, 3).Unary(ctx, c); err == nil {
+		t.Fatal("want an error")
+	}
+	if c.Record.Attempts != 1 {
+		t.Errorf("attempts = %d after cancel, want 1", c.Record.Attempts)
+	}
+}
+
+func TestRetryStreamOnlyBeforeFirstEvent(t *testing.T) {
+	t.Parallel()
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	// Opening fails once, then succeeds.
+	prov := &scripted{errs: []error{httpErr(502, 0)}}
+	c := &Call{Provider: prov, Request: &provider.Request{}}
+	s, err := newTestPipeline(clock, 3).Stream(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := s.Recv()
+	if err != nil || ev.Text != "hi" {
+		t.Fatalf("first event = %v, %v", ev, err)
+	}
+	if _, err := s.Recv(); !errors.Is(err, io.EOF) {
+		t.Fatalf("want EOF, got %v", err)
+	}
+	if c.Record.Attempts != 2 || len(c.Record.RetryReasons) != 1 {
+		t.Errorf("attempts %d reasons %v", c.Record.Attempts, c.Record.RetryReasons)
+	}
+
+	// An error after the first event is never retried.
+	mid := &midStream{}
+	c = &Call{Provider: mid, Request: &provider.Request{}}
+	s, err = newTestPipeline(clock, 3).Stream(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Recv(); err == nil {
+		t.Fatal("want the mid-stream error")
+	}
+	if mid.opens != 1 || c.Record.Attempts != 1 {
+		t.Errorf("mid-stream error retried: opens %d attempts %d", mid.opens, c.Record.Attempts)
+	}
+}
+
+// midStream sends one event and then fails with a retryable error.
+type midStream struct{ opens int }
+
+func (m *midStream) Generate(context.Context, *provider.Request) (*provider.Result, error) {
+	return nil, errors.New("unused")
+}
+
+func (m *midStream) Stream(context.Context, *provider.Request) (provider.Stream, error) {
+	m.opens++
+	return &listStream{events: []*provider.Event{{Kind: provider.EventText, Text: "a"}}, errAt: httpErr(503, 0)}, nil
+}
+
+func TestRetryStreamErrorAsFirstEvent(t *testing.T) {
+	t.Parallel()
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	first := &firstFails{}
+	c := &Call{Provider: first, Request: &provider.Request{}}
+	s, err := newTestPipeline(clock, 3).Stream(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := s.Recv(); err != nil || ev.Text != "ok" {
+		t.Fatalf("got %v %v", ev, err)
+	}
+	if first.opens != 2 {
+		t.Errorf("opens = %d, want 2 (the overloaded first event is retryable)", first.opens)
+	}
+}
+
+type firstFails struct{ opens int }
+
+func (f *firstFails) Generate(context.Context, *provider.Request) (*provider.Result, error) {
+	return nil, errors.New("unused")
+}
+
+func (f *firstFails) Stream(context.Context, *provider.Request) (provider.Stream, error) {
+	f.opens++
+	if f.opens == 1 {
+		return &listStream{errAt: &provider.Error{Kind: provider.KindUnavailable, Code: "overloaded_error", Message: "Overloaded"}}, nil
+	}
+	return &listStream{events: []*provider.Event{{Kind: provider.EventText, Text: "ok"}}}, nil
+}
+
+func TestRetryAfterHeader(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cases := []struct {
+		h    http.Header
+		want time.Duration
+	}{
+		{http.Header{"Retry-After": {"1"}}, time.Second},
+		{http.Header{"Retry-After": {"1.5"}}, 1500 * time.Millisecond},
+		{http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"9"}}, 250 * time.Millisecond},
+		{http.Header{"Retry-After": {now.Add(3 * time.Second).Format(http.TimeFormat)}}, 3 * time.Second},
+		{http.Header{"Retry-After": {"soon"}}, 0},
+		{http.Header{}, 0},
+	}
+	for _, tc := range cases {
+		if got := provider.RetryAfter(tc.h, now); got != tc.want {
+			t.Errorf("RetryAfter(%v) = %v, want %v", tc.h, got, tc.want)
+		}
+	}
+}

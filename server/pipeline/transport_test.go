@@ -1,0 +1,144 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+const secret = "sk-test-SECRET-1234567890"
+
+func TestCaptureRedactsSecrets(t *testing.T) {
+	t.Parallel()
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Set-Cookie", "session=abc")
+		w.Header().Set("X-Request-Id", "req_1")
+		// A provider echoing the key back must not leak it either.
+		io.WriteString(w, `{"ok":true,"echo":"`+secret+`"}`)
+	}))
+	defer upstream.Close()
+	client := NewHTTPClient(DefaultTransportConfig, NewRedactor(secret))
+	capture := &provider.Capture{Limit: 1 << 20}
+	ctx := provider.WithCapture(context.Background(), capture)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, upstream.URL+"/v1/x?key="+secret+"&alt=sse", strings.NewReader(`{"q":"`+secret+`"}`))
+	for _, h := range []string{"Authorization", "Api-Key", "X-Api-Key", "X-Goog-Api-Key"} {
+		req.Header.Set(h, "Bearer "+secret)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Contains(body, []byte(secret)) {
+		t.Fatal("the adapter must still see the real body")
+	}
+	s := capture.Snapshot()
+	all := s.Method + s.URL + string(s.Request) + string(s.Response)
+	for k, v := range s.RequestHeaders {
+		all += k + v
+	}
+	for k, v := range s.ResponseHeaders {
+		all += k + v
+	}
+	if strings.Contains(all, secret) || strings.Contains(all, "session=abc") {
+		t.Fatalf("secret in capture: %s", all)
+	}
+	if s.RequestHeaders["authorization"] != "[REDACTED]" || s.RequestHeaders["x-goog-api-key"] != "[REDACTED]" || !strings.Contains(s.URL, "key=%5BREDACTED%5D") {
+		t.Errorf("headers %v url %s", s.RequestHeaders, s.URL)
+	}
+	if s.ResponseHeaders["x-request-id"] != "req_1" || s.Status != 200 || !bytes.Contains(s.Response, []byte(`"ok":true`)) {
+		t.Errorf("capture incomplete: %+v", s)
+	}
+}
+
+func TestCaptureCap(t *testing.T) {
+	t.Parallel()
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, strings.Repeat("x", 1000))
+	}))
+	defer upstream.Close()
+	client := NewHTTPClient(DefaultTransportConfig, NewRedactor())
+	capture := &provider.Capture{Limit: 100}
+	req, _ := http.NewRequestWithContext(provider.WithCapture(context.Background(), capture), http.MethodPost, upstream.URL, strings.NewReader(strings.Repeat("y", 500)))
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	s := capture.Snapshot()
+	if len(body) != 1000 || len(s.Response) != 100 || !s.ResponseCut || len(s.Request) != 100 || !s.RequestCut {
+		t.Errorf("body %d, captured %d/%v, request %d/%v", len(body), len(s.Response), s.ResponseCut, len(s.Request), s.RequestCut)
+	}
+}
+
+func TestIdleTimeout(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "data: first\n\n")
+		w.(http.Flusher).Flush()
+		select { // then silence
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer upstream.Close()
+	defer close(release)
+	cfg := DefaultTransportConfig
+	cfg.IdleTimeout = 50 * time.Millisecond
+	client := NewHTTPClient(cfg, nil)
+	req, _ := http.NewRequest(http.MethodGet, upstream.URL, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, err = io.ReadAll(resp.Body)
+	if !errors.Is(err, ErrIdleTimeout) {
+		t.Fatalf("err = %v, want ErrIdleTimeout", err)
+	}
+	if pe := provider.TransportError("x", err); pe.Kind != provider.KindTimeout {
+		t.Errorf("classified as %v, want timeout", pe.Kind)
+	}
+}
+
+// TestCancelReachesUpstream: a cancelled call closes the upstream request.
+func TestCancelReachesUpstream(t *testing.T) {
+	t.Parallel()
+	gone := make(chan struct{})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "data: first\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(gone)
+	}))
+	defer upstream.Close()
+	client := NewHTTPClient(DefaultTransportConfig, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, upstream.URL, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 64)
+	if _, err := resp.Body.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case <-gone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("upstream request still open after the caller cancelled")
+	}
+}
