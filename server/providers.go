@@ -9,6 +9,8 @@ import (
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/builtin"
+	"github.com/llmrelay/llmrelay/server/provider/gemini"
+	"github.com/llmrelay/llmrelay/server/provider/ollama"
 )
 
 // buildProviders constructs every configured provider with its own pooled
@@ -47,6 +49,18 @@ func newProvider(pc config.Provider, key string, client *http.Client) (provider.
 	switch pc.Type {
 	case "builtin":
 		return builtin.New(), nil
+	case "gemini":
+		opts := []gemini.Option{gemini.WithHTTPClient(client), gemini.WithHeaders(headers(pc))}
+		if pc.BaseURL != "" {
+			opts = append(opts, gemini.WithBaseURL(pc.BaseURL))
+		}
+		return gemini.New(key, opts...)
+	case "ollama":
+		opts := []ollama.Option{ollama.WithHTTPClient(client), ollama.WithHeaders(headers(pc))}
+		if pc.BaseURL != "" {
+			opts = append(opts, ollama.WithBaseURL(pc.BaseURL))
+		}
+		return ollama.New(key, opts...)
 	default:
 		return nil, fmt.Errorf("provider type %q is not available in this build", pc.Type)
 	}
@@ -100,4 +114,12 @@ func newPipeline(t config.Transport) *pipeline.Pipeline {
 		[]pipeline.Interceptor{retryU, timeU, rawU},
 		[]pipeline.StreamInterceptor{retryS, timeS, rawS},
 	)
+}
+
+func headers(pc config.Provider) http.Header {
+	h := http.Header{}
+	for k, v := range pc.Headers {
+		h.Set(k, v)
+	}
+	return h
 }

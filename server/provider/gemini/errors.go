@@ -1,0 +1,177 @@
+package gemini
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// maxErrorBody caps how much of an error body is read.
+const maxErrorBody = 64 << 10
+
+// httpError turns a non-2xx response into a *provider.Error: Kind from the
+// status, then the google.rpc.Status body (message, status, ErrorInfo
+// reason, BadRequest field, RetryInfo delay) refines it. The body is read
+// up to maxErrorBody; secrets are redacted from the message.
+func (p *Provider) httpError(resp *http.Response) *provider.Error {
+	e := provider.NewHTTPError(providerName, resp, requestIDHeader)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if err != nil {
+		e.Err = err
+	}
+	if st := parseStatusBody(body); st != nil {
+		p.applyStatus(e, st)
+	} else if msg := strings.TrimSpace(string(body)); msg != "" && !looksLikeHTML(msg) {
+		e.Message = p.redact(truncate(msg, 1024))
+	}
+	return e
+}
+
+// parseStatusBody decodes {"error": {...}} or, as the non-SSE streaming
+// endpoint sends it, [{"error": {...}}]. nil when the body is neither.
+func parseStatusBody(body []byte) *statusError {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil
+	}
+	if body[0] == '[' {
+		var arr []errorEnvelope
+		if json.Unmarshal(body, &arr) == nil {
+			for _, env := range arr {
+				if env.Error != nil {
+					return env.Error
+				}
+			}
+		}
+		return nil
+	}
+	var env errorEnvelope
+	if json.Unmarshal(body, &env) != nil || env.Error == nil {
+		return nil
+	}
+	return env.Error
+}
+
+// applyStatus fills e from a google.rpc.Status and refines its Kind.
+func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
+	if st.Message != "" {
+		e.Message = p.redact(st.Message)
+	}
+	e.Code = st.Status
+	if e.HTTPStatus == 0 {
+		// An error inside a 200 stream: classify by its own code.
+		e.Kind = kindForStatusCode(st.Code, st.Status)
+	}
+	var reason string
+	for _, d := range st.Details {
+		switch {
+		case strings.HasSuffix(d.Type, "google.rpc.RetryInfo"):
+			if rd := parseDuration(d.RetryDelay); rd > 0 {
+				e.RetryAfter = rd
+			}
+		case strings.HasSuffix(d.Type, "google.rpc.ErrorInfo"):
+			if reason == "" {
+				reason = d.Reason
+			}
+		case strings.HasSuffix(d.Type, "google.rpc.BadRequest"):
+			for _, fv := range d.FieldViolations {
+				if fv.Field != "" {
+					e.Param = fv.Field
+					break
+				}
+			}
+		}
+	}
+	if reason != "" {
+		e.Code = st.Status + "/" + reason
+	}
+	switch {
+	case reason == "API_KEY_INVALID" || reason == "API_KEY_EXPIRED" || st.Status == "UNAUTHENTICATED":
+		e.Kind = provider.KindUnauthenticated
+	case isContextLength(st.Message):
+		e.Kind = provider.KindContextLength
+	case st.Status == "PERMISSION_DENIED":
+		e.Kind = provider.KindPermissionDenied
+	case st.Status == "RESOURCE_EXHAUSTED":
+		e.Kind = provider.KindRateLimited
+	case st.Status == "DEADLINE_EXCEEDED":
+		e.Kind = provider.KindTimeout
+	}
+}
+
+// kindForStatusCode classifies an error object that came without an HTTP
+// error status (inside a 200 stream), from its code and status name.
+func kindForStatusCode(code int, status string) provider.Kind {
+	switch status {
+	case "UNAVAILABLE", "INTERNAL", "UNKNOWN", "ABORTED":
+		return provider.KindUnavailable
+	case "INVALID_ARGUMENT", "FAILED_PRECONDITION", "OUT_OF_RANGE":
+		return provider.KindInvalidRequest
+	case "NOT_FOUND":
+		return provider.KindNotFound
+	case "CANCELLED":
+		return provider.KindCanceled
+	}
+	if k := provider.KindForStatus(code); k != provider.KindUnknown {
+		return k
+	}
+	return provider.KindUnavailable
+}
+
+// isContextLength recognizes Gemini's "input token count exceeds the
+// maximum number of tokens allowed" (INVALID_ARGUMENT) messages.
+func isContextLength(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "exceeds the maximum number of tokens") ||
+		(strings.Contains(m, "input token count") && strings.Contains(m, "exceed")) ||
+		strings.Contains(m, "context window") && strings.Contains(m, "exceed")
+}
+
+// parseDuration reads a google.protobuf.Duration in its JSON form
+// ("34s", "0.5s", "1.000340012s").
+func parseDuration(s string) time.Duration {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0
+	}
+	return d
+}
+
+// apiKeyInText matches key material Google echoes in messages
+// ("Consumer 'api_key:AIza...'"): AIza keys and api_key:<value> forms.
+var apiKeyInText = regexp.MustCompile(`AIza[0-9A-Za-z_\-]{10,}|api_key:[^\s'",]+`)
+
+// redact removes the adapter's key and anything shaped like a Google API
+// key from provider text.
+func (p *Provider) redact(s string) string {
+	if p.apiKey != "" && strings.Contains(s, p.apiKey) {
+		s = strings.ReplaceAll(s, p.apiKey, "[REDACTED]")
+	}
+	return apiKeyInText.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.HasPrefix(m, "api_key:") {
+			return "api_key:[REDACTED]"
+		}
+		return "[REDACTED]"
+	})
+}
+
+func looksLikeHTML(s string) bool {
+	return strings.HasPrefix(s, "<") && strings.Contains(strings.ToLower(s[:min(len(s), 256)]), "html")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,231 @@
+// Package gemini is the Google Gemini API adapter (Generative Language API,
+// generativelanguage.googleapis.com): generateContent,
+// streamGenerateContent?alt=sse, embedContent and batchEmbedContents, with
+// the key in the x-goog-api-key header (never in the URL).
+package gemini
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+const (
+	providerName = "gemini"
+	// DefaultBaseURL is the public Gemini API endpoint.
+	DefaultBaseURL = "https://generativelanguage.googleapis.com/v1beta"
+	// requestIDHeader is empty: the Gemini API sends no request-id header
+	// (its responses carry only date, server, server-timing, vary and the
+	// usual security headers), so provider_request_id stays empty.
+	requestIDHeader = ""
+	// maxResponseBody caps a unary response body (generous: embeddings of
+	// large batches).
+	maxResponseBody = 64 << 20
+)
+
+// Provider talks to the Gemini API.
+type Provider struct {
+	apiKey  string
+	baseURL string
+	client  *http.Client
+	headers http.Header
+}
+
+var (
+	_ provider.Provider = (*Provider)(nil)
+	_ provider.Embedder = (*Provider)(nil)
+)
+
+// Option configures a Provider.
+type Option func(*Provider)
+
+// WithBaseURL replaces DefaultBaseURL (e.g. a proxy, or a test server).
+func WithBaseURL(u string) Option { return func(p *Provider) { p.baseURL = u } }
+
+// WithHTTPClient sets the HTTP client (default http.DefaultClient). It is
+// shared by all calls.
+func WithHTTPClient(c *http.Client) Option { return func(p *Provider) { p.client = c } }
+
+// WithHeaders adds headers to every request.
+func WithHeaders(h http.Header) Option {
+	return func(p *Provider) {
+		for k, vs := range h {
+			for _, v := range vs {
+				p.headers.Add(k, v)
+			}
+		}
+	}
+}
+
+// New returns a Gemini provider using apiKey.
+func New(apiKey string, opts ...Option) (*Provider, error) {
+	p := &Provider{apiKey: apiKey, baseURL: DefaultBaseURL, client: http.DefaultClient, headers: http.Header{}}
+	for _, o := range opts {
+		o(p)
+	}
+	if p.client == nil {
+		return nil, errors.New("gemini: nil http client")
+	}
+	u, err := url.Parse(p.baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("gemini: bad base URL: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("gemini: bad base URL %q: want http(s)://host[/path]", p.baseURL)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("gemini: bad base URL %q: no query or fragment allowed", p.baseURL)
+	}
+	p.baseURL = strings.TrimRight(u.String(), "/")
+	return p, nil
+}
+
+// modelPath is "models/<model>" for the URL; a "models/" prefix in the
+// configured id is accepted.
+func modelPath(model string) string {
+	return "models/" + url.PathEscape(strings.TrimPrefix(model, "models/"))
+}
+
+// post sends body to {base}/models/{model}:{method}[?query] and returns the
+// response if its status is 2xx; otherwise the error body is parsed into a
+// *provider.Error.
+func (p *Provider) post(ctx context.Context, model, method, query string, body []byte) (*http.Response, error) {
+	if strings.TrimPrefix(model, "models/") == "" {
+		return nil, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Message: "no model given"}
+	}
+	u := p.baseURL + "/" + modelPath(model) + ":" + method
+	if query != "" {
+		u += "?" + query
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Message: "building request: " + p.redact(err.Error())}
+	}
+	for k, vs := range p.headers {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-goog-api-key", p.apiKey)
+	resp, err := p.client.Do(req)
+	if err != nil {
+		e := provider.TransportError(providerName, err)
+		e.Message = p.redact(e.Message)
+		return nil, e
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		return nil, p.httpError(resp)
+	}
+	return resp, nil
+}
+
+// readBody reads a success body with a size cap.
+func (p *Provider) readBody(resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody+1))
+	if err != nil {
+		e := provider.TransportError(providerName, err)
+		e.Message = p.redact(e.Message)
+		return nil, e
+	}
+	if len(body) > maxResponseBody {
+		return nil, provider.BadResponse(providerName, "response body over %d bytes", maxResponseBody)
+	}
+	return body, nil
+}
+
+// Generate calls models/{model}:generateContent.
+func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provider.Result, error) {
+	body, err := p.encodeRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.post(ctx, req.Model, "generateContent", "", body)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := p.readBody(resp)
+	if err != nil {
+		return nil, err
+	}
+	var wire generateContentResponse
+	if err := json.Unmarshal(raw, &wire); err != nil {
+		return nil, provider.BadResponse(providerName, "decoding generateContent response: %v", err)
+	}
+	res, err := p.toResult(&wire)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Embed calls models/{model}:embedContent for one input and
+// :batchEmbedContents for several.
+func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*provider.Result, error) {
+	if len(req.Inputs) == 0 {
+		return nil, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Message: "no inputs to embed"}
+	}
+	model := strings.TrimPrefix(req.Model, "models/")
+	one := func(text string, withModel bool) embedContentRequest {
+		r := embedContentRequest{Content: content{Parts: []part{{Text: &text}}}, OutputDimensionality: req.Dimensions}
+		if withModel {
+			r.Model = "models/" + model
+		}
+		return r
+	}
+	var (
+		method string
+		wire   any
+	)
+	if len(req.Inputs) == 1 {
+		method, wire = "embedContent", one(req.Inputs[0], false)
+	} else {
+		batch := batchEmbedContentsRequest{Requests: make([]embedContentRequest, len(req.Inputs))}
+		for i, in := range req.Inputs {
+			batch.Requests[i] = one(in, true)
+		}
+		method, wire = "batchEmbedContents", batch
+	}
+	body, err := encodeBody(wire, req.ProviderOptions)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.post(ctx, req.Model, method, "", body)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := p.readBody(resp)
+	if err != nil {
+		return nil, err
+	}
+	embs, err := parseEmbeddings(raw, len(req.Inputs))
+	if err != nil {
+		return nil, err
+	}
+	return &provider.Result{
+		Embeddings: embs,
+		Meta:       &llmrelayv1.ResponseMeta{EmbeddingsCount: int32(len(embs))},
+	}, nil
+}
+
+// Stream calls models/{model}:streamGenerateContent?alt=sse.
+func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
+	body, err := p.encodeRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.post(ctx, req.Model, "streamGenerateContent", "alt=sse", body)
+	if err != nil {
+		return nil, err
+	}
+	return p.newStream(resp), nil
+}

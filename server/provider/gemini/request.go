@@ -1,0 +1,566 @@
+package gemini
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// skipSignature is Google's documented placeholder thoughtSignature for
+// replayed function calls whose real signature is not available; Gemini 3
+// rejects a replayed model turn with function calls but no signature.
+const skipSignature = "skip_thought_signature_validator"
+
+func invalidRequest(format string, args ...any) *provider.Error {
+	return &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+// encodeRequest renders the generateContent body for req.
+func (p *Provider) encodeRequest(req *provider.Request) ([]byte, error) {
+	wire, err := buildRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	return encodeBody(wire, req.ProviderOptions)
+}
+
+// encodeBody marshals v and merges ProviderOptions.extra_body into it
+// (extra fields win).
+func encodeBody(v any, po *llmrelayv1.ProviderOptions) ([]byte, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, invalidRequest("encoding request: %v", err)
+	}
+	extra := po.GetExtraBody().GetFields()
+	if len(extra) == 0 {
+		return body, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, invalidRequest("merging extra_body: %v", err)
+	}
+	for k, val := range extra {
+		raw, err := json.Marshal(val.AsInterface())
+		if err != nil {
+			return nil, invalidRequest("extra_body field %q: %v", k, err)
+		}
+		m[k] = raw
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil, invalidRequest("merging extra_body: %v", err)
+	}
+	return out, nil
+}
+
+// callInfo is what a tool result needs from the call it answers.
+type callInfo struct {
+	name string
+	// geminiID is the id Gemini gave the call, "" when the gateway made it.
+	geminiID string
+}
+
+// buildRequest maps a normalized request to the Gemini wire request.
+func buildRequest(req *provider.Request) (*generateContentRequest, error) {
+	out := &generateContentRequest{Contents: []content{}}
+	gemini3 := isGemini3Plus(req.Model)
+	calls := map[string]callInfo{}
+	lastFromTool := false
+	for mi, m := range req.Messages {
+		if m == nil {
+			continue
+		}
+		switch m.GetRole() {
+		case llmrelayv1.Role_ROLE_SYSTEM:
+			if out.SystemInstruction == nil {
+				out.SystemInstruction = &content{}
+			}
+			for _, pt := range m.GetParts() {
+				t, ok := pt.GetKind().(*llmrelayv1.Part_Text)
+				if !ok {
+					return nil, invalidRequest("message %d: system messages may only contain text", mi)
+				}
+				out.SystemInstruction.Parts = append(out.SystemInstruction.Parts, textPart(t.Text))
+			}
+			lastFromTool = false
+		case llmrelayv1.Role_ROLE_USER, llmrelayv1.Role_ROLE_TOOL:
+			parts, err := userParts(mi, m, calls)
+			if err != nil {
+				return nil, err
+			}
+			if len(parts) == 0 {
+				continue
+			}
+			isTool := m.GetRole() == llmrelayv1.Role_ROLE_TOOL
+			if isTool && lastFromTool {
+				// Results of parallel calls go back in one content, as
+				// many functionResponse parts as the turn had calls.
+				last := &out.Contents[len(out.Contents)-1]
+				last.Parts = append(last.Parts, parts...)
+			} else {
+				out.Contents = append(out.Contents, content{Role: "user", Parts: parts})
+			}
+			lastFromTool = isTool
+		case llmrelayv1.Role_ROLE_ASSISTANT:
+			parts, err := modelParts(mi, m, calls, gemini3)
+			if err != nil {
+				return nil, err
+			}
+			if len(parts) == 0 {
+				continue
+			}
+			out.Contents = append(out.Contents, content{Role: "model", Parts: parts})
+			lastFromTool = false
+		default:
+			return nil, invalidRequest("message %d: unsupported role %s", mi, m.GetRole())
+		}
+	}
+	if out.SystemInstruction != nil && len(out.SystemInstruction.Parts) == 0 {
+		out.SystemInstruction = nil
+	}
+
+	if len(req.Tools) > 0 {
+		decls := make([]functionDeclaration, 0, len(req.Tools))
+		for i, t := range req.Tools {
+			if t.GetName() == "" {
+				return nil, invalidRequest("tool %d has no name", i)
+			}
+			d := functionDeclaration{Name: t.GetName(), Description: t.GetDescription()}
+			if t.GetParameters() != nil {
+				raw, err := structJSON(t.GetParameters())
+				if err != nil {
+					return nil, invalidRequest("tool %q parameters: %v", t.GetName(), err)
+				}
+				d.ParametersJSONSchema = raw
+			}
+			decls = append(decls, d)
+		}
+		out.Tools = []tool{{FunctionDeclarations: decls}}
+	}
+
+	opts := req.Options
+	if tc := opts.GetToolChoice(); tc != nil {
+		switch c := tc.GetChoice().(type) {
+		case *llmrelayv1.ToolChoice_Mode:
+			switch c.Mode {
+			case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO:
+				out.ToolConfig = &toolConfig{FunctionCallingConfig: functionCallingConfig{Mode: "AUTO"}}
+			case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE:
+				out.ToolConfig = &toolConfig{FunctionCallingConfig: functionCallingConfig{Mode: "NONE"}}
+			case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED:
+				out.ToolConfig = &toolConfig{FunctionCallingConfig: functionCallingConfig{Mode: "ANY"}}
+			}
+		case *llmrelayv1.ToolChoice_FunctionName:
+			out.ToolConfig = &toolConfig{FunctionCallingConfig: functionCallingConfig{
+				Mode: "ANY", AllowedFunctionNames: []string{c.FunctionName},
+			}}
+		}
+	}
+
+	gemOpts := req.ProviderOptions.GetGemini()
+	for _, s := range gemOpts.GetSafetySettings() {
+		out.SafetySettings = append(out.SafetySettings, safetySetting{Category: s.GetCategory(), Threshold: s.GetThreshold()})
+	}
+
+	gc, err := generationConfigFor(opts, gemOpts, gemini3)
+	if err != nil {
+		return nil, err
+	}
+	out.GenerationConfig = gc
+	return out, nil
+}
+
+// generationConfigFor maps the generation options; nil when none is set.
+func generationConfigFor(o *llmrelayv1.GenerationOptions, g *llmrelayv1.GeminiOptions, gemini3 bool) (*generationConfig, error) {
+	gc := &generationConfig{
+		Temperature:      o.Temperature,
+		TopP:             o.TopP,
+		TopK:             o.TopK,
+		MaxOutputTokens:  o.MaxTokens,
+		Seed:             o.Seed,
+		PresencePenalty:  o.PresencePenalty,
+		FrequencyPenalty: o.FrequencyPenalty,
+		StopSequences:    o.GetStop(),
+	}
+	if rf := o.GetResponseFormat(); rf != nil {
+		switch rf.GetType() {
+		case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT:
+			gc.ResponseMimeType = "application/json"
+		case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA:
+			gc.ResponseMimeType = "application/json"
+			if rf.GetSchema() == nil {
+				return nil, invalidRequest("response_format json_schema needs a schema")
+			}
+			raw, err := structJSON(rf.GetSchema())
+			if err != nil {
+				return nil, invalidRequest("response_format schema: %v", err)
+			}
+			gc.ResponseJSONSchema = raw
+		}
+	}
+	var tc thinkingConfig
+	if g != nil && g.ThinkingBudget != nil {
+		tc.ThinkingBudget = g.ThinkingBudget
+	} else if e := o.GetReasoningEffort(); e != llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED {
+		if gemini3 {
+			tc.ThinkingLevel = thinkingLevel(e)
+		} else {
+			b := thinkingBudget(e)
+			tc.ThinkingBudget = &b
+		}
+	}
+	if g != nil && g.IncludeThoughts != nil {
+		tc.IncludeThoughts = g.IncludeThoughts
+	}
+	if tc != (thinkingConfig{}) {
+		gc.ThinkingConfig = &tc
+	}
+	if gc.Temperature == nil && gc.TopP == nil && gc.TopK == nil && gc.MaxOutputTokens == nil && gc.Seed == nil &&
+		gc.PresencePenalty == nil && gc.FrequencyPenalty == nil && len(gc.StopSequences) == 0 &&
+		gc.ResponseMimeType == "" && gc.ThinkingConfig == nil {
+		return nil, nil
+	}
+	return gc, nil
+}
+
+// thinkingLevel maps a reasoning effort to Gemini 3's thinkingLevel. Gemini
+// 3 cannot switch thinking off: "none" asks for the least ("minimal").
+func thinkingLevel(e llmrelayv1.ReasoningEffort) string {
+	switch e {
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL:
+		return "minimal"
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW:
+		return "low"
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM:
+		return "medium"
+	default:
+		return "high"
+	}
+}
+
+// thinkingBudget maps a reasoning effort to a Gemini 2.5 thinkingBudget
+// (tokens; 0 switches thinking off where the model allows it).
+func thinkingBudget(e llmrelayv1.ReasoningEffort) int32 {
+	switch e {
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
+		return 0
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL:
+		return 512
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW:
+		return 1024
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM:
+		return 8192
+	default:
+		return 24576
+	}
+}
+
+// isGemini3Plus reports whether model is a Gemini 3 or later model
+// ("gemini-3-pro-preview", "gemini-3.1-flash"), which take thinkingLevel
+// and need thought signatures on replayed function calls.
+func isGemini3Plus(model string) bool {
+	m := strings.TrimPrefix(strings.TrimPrefix(model, "models/"), "gemini-")
+	if m == strings.TrimPrefix(model, "models/") {
+		return false
+	}
+	end := 0
+	for end < len(m) && m[end] >= '0' && m[end] <= '9' {
+		end++
+	}
+	major, err := strconv.Atoi(m[:end])
+	return err == nil && major >= 3
+}
+
+func textPart(s string) part { return part{Text: &s} }
+
+// userParts maps the parts of a user or tool message.
+func userParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo) ([]part, error) {
+	var out []part
+	for pi, pt := range m.GetParts() {
+		switch k := pt.GetKind().(type) {
+		case *llmrelayv1.Part_Text:
+			out = append(out, textPart(k.Text))
+		case *llmrelayv1.Part_Image:
+			ip, err := imagePart(k.Image)
+			if err != nil {
+				return nil, invalidRequest("message %d part %d: %s", mi, pi, err.Error())
+			}
+			out = append(out, ip)
+		case *llmrelayv1.Part_ToolResult:
+			fr, err := functionResponseFor(k.ToolResult, calls)
+			if err != nil {
+				return nil, invalidRequest("message %d part %d: %s", mi, pi, err.Error())
+			}
+			out = append(out, part{FunctionResponse: fr})
+		case *llmrelayv1.Part_Refusal:
+			out = append(out, textPart(k.Refusal))
+		default:
+			return nil, invalidRequest("message %d part %d: %T not allowed in a %s message", mi, pi, pt.GetKind(), m.GetRole())
+		}
+	}
+	return out, nil
+}
+
+// modelParts maps an assistant message and records its tool calls.
+func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini3 bool) ([]part, error) {
+	var out []part
+	signed := false
+	for pi, pt := range m.GetParts() {
+		switch k := pt.GetKind().(type) {
+		case *llmrelayv1.Part_Text:
+			out = append(out, textPart(k.Text))
+		case *llmrelayv1.Part_Refusal:
+			out = append(out, textPart(k.Refusal))
+		case *llmrelayv1.Part_Image:
+			ip, err := imagePart(k.Image)
+			if err != nil {
+				return nil, invalidRequest("message %d part %d: %s", mi, pi, err.Error())
+			}
+			out = append(out, ip)
+		case *llmrelayv1.Part_ToolCall:
+			tc := k.ToolCall
+			if tc.GetName() == "" {
+				return nil, invalidRequest("message %d part %d: tool call without a name", mi, pi)
+			}
+			args, err := argsObject(tc.GetArguments())
+			if err != nil {
+				return nil, invalidRequest("message %d part %d: tool call %q: %s", mi, pi, tc.GetName(), err.Error())
+			}
+			info := callInfo{name: tc.GetName()}
+			if id := tc.GetCallId(); id != "" && !isGeneratedID(id) {
+				info.geminiID = id
+			}
+			if tc.GetCallId() != "" {
+				calls[tc.GetCallId()] = info
+			}
+			p := part{FunctionCall: &functionCall{ID: info.geminiID, Name: tc.GetName(), Args: args}}
+			if gemini3 && !signed {
+				// The real signature is not part of the normalized
+				// conversation; Gemini 3 validates the first call of a step.
+				p.ThoughtSignature = skipSignature
+				signed = true
+			}
+			out = append(out, p)
+		default:
+			return nil, invalidRequest("message %d part %d: %T not allowed in an assistant message", mi, pi, pt.GetKind())
+		}
+	}
+	return out, nil
+}
+
+// argsObject returns the call arguments as a compact JSON object ("" is
+// {}); other JSON values and malformed text are rejected, since Gemini's
+// args is a Struct.
+func argsObject(s string) (json.RawMessage, error) {
+	if strings.TrimSpace(s) == "" {
+		return json.RawMessage("{}"), nil
+	}
+	if !isJSONObject([]byte(s)) {
+		return nil, fmt.Errorf("arguments are not a JSON object")
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		return nil, fmt.Errorf("arguments: %v", err)
+	}
+	return b.Bytes(), nil
+}
+
+// functionResponseFor maps a tool result; its function name comes from the
+// result or, when empty, from the earlier call with the same call_id.
+func functionResponseFor(tr *llmrelayv1.ToolResult, calls map[string]callInfo) (*functionResponse, error) {
+	info, known := calls[tr.GetCallId()]
+	name := tr.GetName()
+	if name == "" {
+		if !known {
+			return nil, fmt.Errorf("tool result for call_id %q names no function and matches no earlier tool call", tr.GetCallId())
+		}
+		name = info.name
+	}
+	fr := &functionResponse{ID: info.geminiID, Name: name}
+	if !known && tr.GetCallId() != "" && !isGeneratedID(tr.GetCallId()) {
+		fr.ID = tr.GetCallId()
+	}
+	c := []byte(tr.GetContent())
+	var resp any
+	switch {
+	case tr.GetIsError():
+		var v json.RawMessage
+		if json.Valid(c) && len(bytes.TrimSpace(c)) > 0 {
+			var b bytes.Buffer
+			if err := json.Compact(&b, c); err != nil {
+				return nil, fmt.Errorf("tool result content: %v", err)
+			}
+			v = b.Bytes()
+		} else {
+			s, err := json.Marshal(tr.GetContent())
+			if err != nil {
+				return nil, fmt.Errorf("tool result content: %v", err)
+			}
+			v = s
+		}
+		resp = map[string]json.RawMessage{"error": v}
+	case isJSONObject(c):
+		var b bytes.Buffer
+		if err := json.Compact(&b, c); err != nil {
+			return nil, fmt.Errorf("tool result content: %v", err)
+		}
+		fr.Response = b.Bytes()
+		return fr, nil
+	default:
+		resp = map[string]string{"result": tr.GetContent()}
+	}
+	raw, err := json.Marshal(resp)
+	if err != nil {
+		return nil, fmt.Errorf("tool result content: %v", err)
+	}
+	fr.Response = raw
+	return fr, nil
+}
+
+// imagePart maps an image: bytes and data: URLs inline, http(s) URLs as
+// fileData (mime type from the image, else guessed from the extension).
+func imagePart(img *llmrelayv1.Image) (part, error) {
+	if img == nil {
+		return part{}, fmt.Errorf("empty image")
+	}
+	switch src := img.GetSource().(type) {
+	case *llmrelayv1.Image_Data:
+		if len(src.Data) == 0 {
+			return part{}, fmt.Errorf("image has no data")
+		}
+		mt := img.GetMimeType()
+		if mt == "" {
+			mt = sniffImage(src.Data)
+		}
+		if mt == "" {
+			return part{}, fmt.Errorf("image bytes need a mime_type")
+		}
+		return part{InlineData: &blob{MimeType: mt, Data: base64.StdEncoding.EncodeToString(src.Data)}}, nil
+	case *llmrelayv1.Image_Url:
+		u := strings.TrimSpace(src.Url)
+		if strings.HasPrefix(strings.ToLower(u), "data:") {
+			mt, data, err := decodeDataURL(u)
+			if err != nil {
+				return part{}, err
+			}
+			if img.GetMimeType() != "" {
+				mt = img.GetMimeType()
+			}
+			if mt == "" {
+				mt = sniffImage(data)
+			}
+			if mt == "" {
+				return part{}, fmt.Errorf("data URL has no media type")
+			}
+			return part{InlineData: &blob{MimeType: mt, Data: base64.StdEncoding.EncodeToString(data)}}, nil
+		}
+		pu, err := url.Parse(u)
+		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			return part{}, fmt.Errorf("image URL must be http(s) or data:")
+		}
+		mt := img.GetMimeType()
+		if mt == "" {
+			mt = mimeFromExt(pu.Path)
+		}
+		if mt == "" {
+			return part{}, fmt.Errorf("image URL %q: set mime_type (Gemini requires it and the extension does not tell)", redactURL(pu))
+		}
+		return part{FileData: &fileData{MimeType: mt, FileURI: u}}, nil
+	default:
+		return part{}, fmt.Errorf("image has neither url nor data")
+	}
+}
+
+// redactURL drops the query (it may carry signatures or keys) for messages.
+func redactURL(u *url.URL) string {
+	c := *u
+	c.RawQuery, c.Fragment, c.User = "", "", nil
+	return c.String()
+}
+
+// decodeDataURL parses data:[<mediatype>][;base64],<data>.
+func decodeDataURL(u string) (string, []byte, error) {
+	comma := strings.IndexByte(u, ',')
+	if comma < 0 {
+		return "", nil, fmt.Errorf("malformed data URL")
+	}
+	meta, payload := u[len("data:"):comma], u[comma+1:]
+	isB64 := false
+	var mt string
+	for i, f := range strings.Split(meta, ";") {
+		f = strings.TrimSpace(f)
+		switch {
+		case i == 0:
+			mt = strings.ToLower(f)
+		case strings.EqualFold(f, "base64"):
+			isB64 = true
+		}
+	}
+	if !isB64 {
+		s, err := url.PathUnescape(payload)
+		if err != nil {
+			return "", nil, fmt.Errorf("malformed data URL: %v", err)
+		}
+		return mt, []byte(s), nil
+	}
+	payload = strings.TrimRight(payload, "=")
+	data, err := base64.RawStdEncoding.DecodeString(payload)
+	if err != nil {
+		data, err = base64.RawURLEncoding.DecodeString(payload)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("data URL: bad base64")
+	}
+	return mt, data, nil
+}
+
+// sniffImage returns the image mime type of data, or "".
+func sniffImage(data []byte) string {
+	mt := http.DetectContentType(data)
+	if strings.HasPrefix(mt, "image/") {
+		return mt
+	}
+	return ""
+}
+
+// mimeFromExt guesses an image mime type from a URL path's extension
+// (Gemini's supported image types).
+func mimeFromExt(p string) string {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".png":
+		return "image/png"
+	case ".jpg", ".jpeg":
+		return "image/jpeg"
+	case ".webp":
+		return "image/webp"
+	case ".heic":
+		return "image/heic"
+	case ".heif":
+		return "image/heif"
+	case ".gif":
+		return "image/gif"
+	}
+	return ""
+}
+
+// structJSON renders a Struct as compact JSON (keys sorted).
+func structJSON(s *structpb.Struct) (json.RawMessage, error) {
+	return json.Marshal(s.AsMap())
+}
+
+// isJSONObject reports whether b is one valid JSON object.
+func isJSONObject(b []byte) bool {
+	t := bytes.TrimSpace(b)
+	return len(t) > 0 && t[0] == '{' && json.Valid(t)
+}

@@ -1,0 +1,199 @@
+package gemini
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+func encode(t *testing.T, req *provider.Request) (string, error) {
+	t.Helper()
+	if req.Options == nil {
+		req.Options = &llmrelayv1.GenerationOptions{}
+	}
+	if req.Model == "" {
+		req.Model = "gemini-2.5-flash"
+	}
+	p := &Provider{apiKey: testKey}
+	b, err := p.encodeRequest(req)
+	return string(b), err
+}
+
+func user(parts ...*llmrelayv1.Part) []*llmrelayv1.Message {
+	return []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, parts...)}
+}
+
+func imagePartOf(img *llmrelayv1.Image) *llmrelayv1.Part {
+	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: img}}
+}
+
+func TestRequestEncoding(t *testing.T) {
+	t.Parallel()
+	f := func(v float64) *float64 { return &v }
+	i32 := func(v int32) *int32 { return &v }
+	i64 := func(v int64) *int64 { return &v }
+	b := func(v bool) *bool { return &v }
+	cases := []struct {
+		name string
+		req  *provider.Request
+		want []string // substrings of the body
+		not  []string
+	}{
+		{"all generation options", &provider.Request{Messages: user(text("hi")), Options: &llmrelayv1.GenerationOptions{
+			Temperature: f(0.5), TopP: f(0.9), TopK: i32(40), MaxTokens: i32(100), Stop: []string{"END"}, Seed: i64(7),
+			PresencePenalty: f(0.1), FrequencyPenalty: f(0.2), ParallelToolCalls: b(false),
+		}}, []string{`"generationConfig":{"stopSequences":["END"],"maxOutputTokens":100,"temperature":0.5,"topP":0.9,"topK":40,"seed":7,"presencePenalty":0.1,"frequencyPenalty":0.2}`},
+			[]string{"candidateCount", "parallel"}},
+		{"no options, no generationConfig", &provider.Request{Messages: user(text("hi"))}, []string{`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`}, nil},
+		{"json object", &provider.Request{Messages: user(text("hi")), Options: &llmrelayv1.GenerationOptions{
+			ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT}}},
+			[]string{`"responseMimeType":"application/json"`}, []string{"responseJsonSchema"}},
+		{"json schema", &provider.Request{Messages: user(text("hi")), Options: &llmrelayv1.GenerationOptions{
+			ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+				Schema: mustStruct(t, map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}})}}},
+			[]string{`"responseMimeType":"application/json","responseJsonSchema":{"properties":{"a":{"type":"string"}},"type":"object"}`}, nil},
+		{"text format sends nothing", &provider.Request{Messages: user(text("hi")), Options: &llmrelayv1.GenerationOptions{
+			ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_TEXT}}},
+			nil, []string{"responseMimeType", "generationConfig"}},
+		{"effort none on 2.5 disables thinking", &provider.Request{Messages: user(text("hi")), Options: &llmrelayv1.GenerationOptions{
+			ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE}}, []string{`"thinkingConfig":{"thinkingBudget":0}`}, nil},
+		{"effort high on gemini 3", &provider.Request{Model: "models/gemini-3-pro-preview", Messages: user(text("hi")), Options: &llmrelayv1.GenerationOptions{
+			ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH}}, []string{`"thinkingConfig":{"thinkingLevel":"high"}`}, []string{"thinkingBudget"}},
+		{"explicit budget wins over effort", &provider.Request{Model: "gemini-3-pro-preview", Messages: user(text("hi")),
+			Options: &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH},
+			ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Gemini{Gemini: &llmrelayv1.GeminiOptions{
+				ThinkingBudget: i32(2048), IncludeThoughts: b(true)}}}},
+			[]string{`"thinkingConfig":{"includeThoughts":true,"thinkingBudget":2048}`}, []string{"thinkingLevel"}},
+		{"tool choice none", &provider.Request{Messages: user(text("hi")), Tools: []*llmrelayv1.Tool{{Name: "f"}}, Options: &llmrelayv1.GenerationOptions{
+			ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE}}}},
+			[]string{`"tools":[{"functionDeclarations":[{"name":"f"}]}],"toolConfig":{"functionCallingConfig":{"mode":"NONE"}}`}, nil},
+		{"tool choice required", &provider.Request{Messages: user(text("hi")), Tools: []*llmrelayv1.Tool{{Name: "f"}}, Options: &llmrelayv1.GenerationOptions{
+			ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED}}}},
+			[]string{`"functionCallingConfig":{"mode":"ANY"}`}, nil},
+		{"extra body wins", &provider.Request{Messages: user(text("hi")), ProviderOptions: &llmrelayv1.ProviderOptions{
+			ExtraBody: mustStruct(t, map[string]any{"cachedContent": "cachedContents/abc", "generationConfig": map[string]any{"candidateCount": 1}})}},
+			[]string{`"cachedContent":"cachedContents/abc"`, `"generationConfig":{"candidateCount":1}`}, nil},
+		{"system messages joined", &provider.Request{Messages: []*llmrelayv1.Message{
+			msg(llmrelayv1.Role_ROLE_SYSTEM, text("a")), msg(llmrelayv1.Role_ROLE_SYSTEM, text("b")), msg(llmrelayv1.Role_ROLE_USER, text("hi"))}},
+			[]string{`"systemInstruction":{"parts":[{"text":"a"},{"text":"b"}]}`}, nil},
+		{"gemini call id sent back", &provider.Request{Messages: []*llmrelayv1.Message{
+			msg(llmrelayv1.Role_ROLE_USER, text("hi")),
+			msg(llmrelayv1.Role_ROLE_ASSISTANT, text("Let me look."), toolCallPart("8f3k2j", "lookup", ``)),
+			msg(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{
+				CallId: "8f3k2j", Content: "boom", IsError: true}}}),
+			msg(llmrelayv1.Role_ROLE_USER, text("and?")),
+		}}, []string{
+			`{"role":"model","parts":[{"text":"Let me look."},{"functionCall":{"id":"8f3k2j","name":"lookup","args":{}}}]}`,
+			`{"role":"user","parts":[{"functionResponse":{"id":"8f3k2j","name":"lookup","response":{"error":"boom"}}}]},{"role":"user","parts":[{"text":"and?"}]}`,
+		}, []string{"thoughtSignature"}},
+		{"named result without a known call", &provider.Request{Messages: []*llmrelayv1.Message{
+			msg(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{
+				CallId: "call_abc", Name: "lookup", Content: `[1,2]`}}})}},
+			[]string{`{"functionResponse":{"id":"call_abc","name":"lookup","response":{"result":"[1,2]"}}}`}, nil},
+		{"error result as JSON", &provider.Request{Messages: []*llmrelayv1.Message{
+			msg(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{
+				Name: "lookup", Content: `{"code": 7}`, IsError: true}}})}},
+			[]string{`"response":{"error":{"code":7}}`}, nil},
+		{"image bytes sniffed", &provider.Request{Messages: user(imagePartOf(&llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: pngBytes}}))},
+			[]string{`"inlineData":{"mimeType":"image/png"`}, nil},
+		{"url-encoded data URL", &provider.Request{Messages: user(imagePartOf(&llmrelayv1.Image{Source: &llmrelayv1.Image_Url{Url: "data:image/svg+xml,%3Csvg%2F%3E"}}))},
+			[]string{`"inlineData":{"mimeType":"image/svg+xml","data":"PHN2Zy8+"}`}, nil},
+		{"url with explicit mime", &provider.Request{Messages: user(imagePartOf(&llmrelayv1.Image{Source: &llmrelayv1.Image_Url{
+			Url: "https://generativelanguage.googleapis.com/v1beta/files/abc123"}, MimeType: "image/webp"}))},
+			[]string{`"fileData":{"mimeType":"image/webp","fileUri":"https://generativelanguage.googleapis.com/v1beta/files/abc123"}`}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			body, err := encode(t, tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid([]byte(body)) {
+				t.Fatalf("invalid JSON: %s", body)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("body lacks %s\n%s", w, body)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(body, n) {
+					t.Errorf("body has %s\n%s", n, body)
+				}
+			}
+		})
+	}
+}
+
+func TestRequestErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		req  *provider.Request
+		msg  string
+	}{
+		{"url without known type", &provider.Request{Messages: user(imagePartOf(&llmrelayv1.Image{Source: &llmrelayv1.Image_Url{Url: "https://example.com/img?id=3&key=secret"}}))}, "set mime_type"},
+		{"ftp url", &provider.Request{Messages: user(imagePartOf(&llmrelayv1.Image{Source: &llmrelayv1.Image_Url{Url: "ftp://example.com/a.png"}}))}, "http(s) or data:"},
+		{"bad data url", &provider.Request{Messages: user(imagePartOf(&llmrelayv1.Image{Source: &llmrelayv1.Image_Url{Url: "data:image/png;base64,@@@"}}))}, "bad base64"},
+		{"bytes not an image", &provider.Request{Messages: user(imagePartOf(&llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: []byte("hello")}}))}, "need a mime_type"},
+		{"no image source", &provider.Request{Messages: user(imagePartOf(&llmrelayv1.Image{}))}, "neither url nor data"},
+		{"unknown call id", &provider.Request{Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart("nope", "x"))}}, `call_id "nope"`},
+		{"non-object arguments", &provider.Request{Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_ASSISTANT, toolCallPart("a", "f", `[1`))}}, "not a JSON object"},
+		{"image in system", &provider.Request{Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_SYSTEM, imagePartOf(&llmrelayv1.Image{}))}}, "only contain text"},
+		{"tool call in user message", &provider.Request{Messages: user(toolCallPart("a", "f", "{}"))}, "not allowed"},
+		{"no role", &provider.Request{Messages: []*llmrelayv1.Message{{Parts: []*llmrelayv1.Part{text("x")}}}}, "unsupported role"},
+		{"schema missing", &provider.Request{Messages: user(text("x")), Options: &llmrelayv1.GenerationOptions{
+			ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA}}}, "needs a schema"},
+		{"tool without name", &provider.Request{Messages: user(text("x")), Tools: []*llmrelayv1.Tool{{}}}, "no name"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := encode(t, tc.req)
+			var pe *provider.Error
+			if !errors.As(err, &pe) || pe.Kind != provider.KindInvalidRequest || pe.Provider != "gemini" {
+				t.Fatalf("err = %v, want invalid request", err)
+			}
+			if !strings.Contains(pe.Message, tc.msg) {
+				t.Errorf("message %q lacks %q", pe.Message, tc.msg)
+			}
+			if strings.Contains(pe.Message, "secret") {
+				t.Errorf("message leaks URL query: %q", pe.Message)
+			}
+		})
+	}
+}
+
+func TestIsGemini3Plus(t *testing.T) {
+	t.Parallel()
+	for model, want := range map[string]bool{
+		"gemini-3-pro-preview": true, "models/gemini-3.1-flash": true, "gemini-10-ultra": true,
+		"gemini-2.5-flash": false, "gemini-flash-latest": false, "gemma-3-27b-it": false, "": false, "gemini-": false,
+	} {
+		if got := isGemini3Plus(model); got != want {
+			t.Errorf("isGemini3Plus(%q) = %v", model, got)
+		}
+	}
+}
+
+func TestGeneratedIDs(t *testing.T) {
+	t.Parallel()
+	a, b := generatedID("r1", 0, "f", "{}"), generatedID("r1", 1, "f", "{}")
+	c := generatedID("r2", 0, "f", "{}")
+	if a == b || a == c || !isGeneratedID(a) || a != generatedID("r1", 0, "g", "x") {
+		t.Errorf("ids %s %s %s", a, b, c)
+	}
+	if generatedID("", 0, "f", "{}") == generatedID("", 0, "f", `{"a":1}`) {
+		t.Error("fallback ids ignore the arguments")
+	}
+	for _, id := range []string{"call_abc", "gcall_XYZ", "gcall_", "gcall_0123456789abcdef0123456g", "8f3k2j"} {
+		if isGeneratedID(id) {
+			t.Errorf("isGeneratedID(%q)", id)
+		}
+	}
+}

@@ -1,0 +1,344 @@
+package gemini
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// Generated call ids: "gcall_" + 24 hex digits of
+// sha256(responseId, call index). Gemini sends no call ids (newer models may;
+// those are used as is), so the gateway derives ids that are stable for a
+// recorded answer, equal for the unary and streamed form of one answer, and
+// unique in a conversation because responseId is.
+const (
+	genIDPrefix = "gcall_"
+	genIDHex    = 24
+)
+
+// Extended keys set by this adapter (meta.extended).
+const (
+	extSafetyRatings       = "gemini.safety_ratings"
+	extCitationMetadata    = "gemini.citation_metadata"
+	extFinishMessage       = "gemini.finish_message"
+	extThoughtParts        = "gemini.thought_parts"
+	extPromptSafetyRatings = "gemini.prompt_safety_ratings"
+	extBlockReason         = "gemini.block_reason"
+	extToolUsePromptTokens = "gemini.tool_use_prompt_tokens"
+)
+
+// warnNoResponseID is recorded when call ids had to be derived without a
+// responseId.
+const warnNoResponseID = "gemini sent no responseId: tool call ids derived from the call's name, arguments and position"
+
+// generatedID derives a call id from what both the unary answer and the
+// stream have: the response id and the call's position in the response.
+// Without a response id it falls back to the call's content.
+func generatedID(responseID string, index int, name, args string) string {
+	h := sha256.New()
+	if responseID != "" {
+		h.Write([]byte(responseID))
+	} else {
+		h.Write([]byte("\x00" + name + "\x00" + args))
+	}
+	h.Write([]byte("\x00" + strconv.Itoa(index)))
+	return genIDPrefix + hex.EncodeToString(h.Sum(nil))[:genIDHex]
+}
+
+// isGeneratedID reports whether id is one generatedID made (such ids are
+// never sent back to Gemini as functionCall/functionResponse ids).
+func isGeneratedID(id string) bool {
+	rest, ok := strings.CutPrefix(id, genIDPrefix)
+	if !ok || len(rest) != genIDHex {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// argsText renders functionCall.args as the arguments text: an object
+// compactly with its key order; absent or null as "{}"; a JSON string as
+// its contents; anything else verbatim. valid = the text is a JSON object.
+func argsText(raw json.RawMessage) (string, bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return "{}", true
+	}
+	if t[0] == '"' {
+		var s string
+		if json.Unmarshal(t, &s) == nil {
+			return s, isJSONObject([]byte(s))
+		}
+	}
+	if t[0] == '{' {
+		var b bytes.Buffer
+		if json.Compact(&b, t) == nil {
+			return b.String(), true
+		}
+	}
+	return string(t), false
+}
+
+// toUsage normalizes usageMetadata: input = promptTokenCount (includes
+// cached), output = candidates + thoughts, total = totalTokenCount when
+// given (it also counts tool-use prompt tokens), else input + output.
+func toUsage(u *usageMetadata) *llmrelayv1.Usage {
+	if u == nil {
+		return nil
+	}
+	in := clamp(u.PromptTokenCount)
+	out := clamp(u.CandidatesTokenCount + max(u.ThoughtsTokenCount, 0))
+	total := clamp(u.TotalTokenCount)
+	if total == 0 {
+		total = clamp(int64(in) + int64(out))
+	}
+	return &llmrelayv1.Usage{
+		InputTokens:       in,
+		OutputTokens:      out,
+		TotalTokens:       total,
+		CachedInputTokens: clamp(u.CachedContentTokenCount),
+		ReasoningTokens:   clamp(u.ThoughtsTokenCount),
+	}
+}
+
+func clamp(n int64) int32 {
+	switch {
+	case n < 0:
+		return 0
+	case n > math.MaxInt32:
+		return math.MaxInt32
+	}
+	return int32(n)
+}
+
+// finishReason maps Gemini's finishReason (the candidate's).
+func finishReason(r string) llmrelayv1.FinishReason {
+	switch r {
+	case "":
+		return llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED
+	case "STOP":
+		return llmrelayv1.FinishReason_FINISH_REASON_STOP
+	case "MAX_TOKENS":
+		return llmrelayv1.FinishReason_FINISH_REASON_LENGTH
+	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
+		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION":
+		return llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
+	default:
+		// MALFORMED_FUNCTION_CALL, OTHER, LANGUAGE, UNEXPECTED_TOOL_CALL,
+		// TOO_MANY_TOOL_CALLS, FINISH_REASON_UNSPECIFIED, future values.
+		return llmrelayv1.FinishReason_FINISH_REASON_OTHER
+	}
+}
+
+// rawValue decodes provider JSON for meta.extended; text that does not
+// decode is kept as a string.
+func rawValue(raw json.RawMessage) any {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw)
+	}
+	return v
+}
+
+func present(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+}
+
+// blockedError is the error for a prompt Gemini refused to answer
+// (promptFeedback.blockReason and no candidates).
+func blockedError(pf *promptFeedback) *provider.Error {
+	msg := "prompt blocked by Gemini: " + pf.BlockReason
+	if pf.BlockReasonMessage != "" {
+		msg += ": " + pf.BlockReasonMessage
+	}
+	e := &provider.Error{Provider: providerName, Kind: provider.KindContentFilter, Code: pf.BlockReason, Message: msg,
+		Extended: map[string]any{extBlockReason: pf.BlockReason}}
+	if present(pf.SafetyRatings) {
+		e.Extended[extPromptSafetyRatings] = rawValue(pf.SafetyRatings)
+	}
+	return e
+}
+
+// streamError converts an error object found in a 200 body.
+func (p *Provider) streamError(st *statusError) *provider.Error {
+	e := &provider.Error{Provider: providerName, Kind: provider.KindUnavailable, Message: "error in response"}
+	p.applyStatus(e, st)
+	return e
+}
+
+// answer accumulates the converted parts of one response (all chunks of a
+// stream, or the one unary body).
+type answer struct {
+	responseID string
+	calls      int
+	thoughts   int
+	warnedID   bool
+}
+
+// item is one converted output part: text or a tool call.
+type item struct {
+	text string
+	call *llmrelayv1.ToolCall
+}
+
+// convert maps a candidate's parts to output items in model order: text
+// parts (thoughts excluded and counted), function calls with their ids.
+func (a *answer) convert(parts []respPart, warn func(string)) []item {
+	var out []item
+	for _, pt := range parts {
+		switch {
+		case pt.FunctionCall != nil:
+			args, valid := argsText(pt.FunctionCall.Args)
+			id := pt.FunctionCall.ID
+			if id == "" {
+				if a.responseID == "" && !a.warnedID {
+					a.warnedID = true
+					warn(warnNoResponseID)
+				}
+				id = generatedID(a.responseID, a.calls, pt.FunctionCall.Name, args)
+			}
+			a.calls++
+			out = append(out, item{call: &llmrelayv1.ToolCall{
+				CallId: id, Name: pt.FunctionCall.Name, Arguments: args, ArgumentsValid: valid,
+			}})
+		case pt.Thought:
+			a.thoughts++
+		case pt.Text != nil && *pt.Text != "":
+			out = append(out, item{text: *pt.Text})
+		}
+	}
+	return out
+}
+
+// candidateMeta sets the candidate's extended values on meta.
+func candidateMeta(meta *llmrelayv1.ResponseMeta, c *candidate) {
+	if present(c.SafetyRatings) {
+		provider.SetExtended(meta, extSafetyRatings, rawValue(c.SafetyRatings))
+	}
+	if present(c.CitationMetadata) {
+		provider.SetExtended(meta, extCitationMetadata, rawValue(c.CitationMetadata))
+	}
+	if c.FinishMessage != "" {
+		provider.SetExtended(meta, extFinishMessage, c.FinishMessage)
+	}
+}
+
+// responseMeta sets the fields every response or chunk may carry.
+func responseMeta(meta *llmrelayv1.ResponseMeta, w *generateContentResponse) {
+	meta.ResponseId = w.ResponseID
+	meta.ResolvedModel = w.ModelVersion
+	if w.CreateTime != "" {
+		if t, err := time.Parse(time.RFC3339Nano, w.CreateTime); err == nil {
+			meta.CreateTime = timestamppb.New(t)
+		}
+	}
+}
+
+// toResult converts a unary generateContent response.
+func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error) {
+	if w.Error != nil {
+		return nil, p.streamError(w.Error)
+	}
+	if len(w.Candidates) == 0 {
+		if w.PromptFeedback != nil && w.PromptFeedback.BlockReason != "" {
+			return nil, blockedError(w.PromptFeedback)
+		}
+		return nil, provider.BadResponse(providerName, "response has no candidates")
+	}
+	meta := &llmrelayv1.ResponseMeta{}
+	responseMeta(meta, w)
+	c := &w.Candidates[0]
+	a := &answer{responseID: w.ResponseID}
+	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
+	var parts []respPart
+	if c.Content != nil {
+		parts = c.Content.Parts
+	}
+	var text strings.Builder
+	flush := func() {
+		if text.Len() > 0 {
+			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: text.String()}})
+			text.Reset()
+		}
+	}
+	for _, it := range a.convert(parts, func(s string) { meta.Warnings = append(meta.Warnings, s) }) {
+		if it.call != nil {
+			flush()
+			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: it.call}})
+			continue
+		}
+		text.WriteString(it.text)
+	}
+	flush()
+
+	meta.ProviderFinishReason = c.FinishReason
+	meta.FinishReason = finishReason(c.FinishReason)
+	if a.calls > 0 {
+		meta.FinishReason = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
+	}
+	meta.ToolCallCount = int32(a.calls)
+	meta.Usage = toUsage(w.UsageMetadata)
+	if w.UsageMetadata != nil && w.UsageMetadata.ToolUsePromptTokenCount > 0 {
+		provider.SetExtended(meta, extToolUsePromptTokens, float64(w.UsageMetadata.ToolUsePromptTokenCount))
+	}
+	candidateMeta(meta, c)
+	if a.thoughts > 0 {
+		provider.SetExtended(meta, extThoughtParts, float64(a.thoughts))
+	}
+	if w.PromptFeedback != nil && present(w.PromptFeedback.SafetyRatings) {
+		provider.SetExtended(meta, extPromptSafetyRatings, rawValue(w.PromptFeedback.SafetyRatings))
+	}
+	return &provider.Result{Message: msg, Meta: meta}, nil
+}
+
+// parseEmbeddings reads an embedContent (one input) or batchEmbedContents
+// response and checks the count.
+func parseEmbeddings(raw []byte, n int) ([]*llmrelayv1.Embedding, error) {
+	var vecs []*contentEmbedding
+	if n == 1 {
+		var r embedContentResponse
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, provider.BadResponse(providerName, "decoding embedContent response: %v", err)
+		}
+		if r.Embedding != nil {
+			vecs = []*contentEmbedding{r.Embedding}
+		}
+	} else {
+		var r batchEmbedContentsResponse
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, provider.BadResponse(providerName, "decoding batchEmbedContents response: %v", err)
+		}
+		vecs = r.Embeddings
+	}
+	if len(vecs) != n {
+		return nil, provider.BadResponse(providerName, "got %d embeddings for %d inputs", len(vecs), n)
+	}
+	out := make([]*llmrelayv1.Embedding, n)
+	for i, v := range vecs {
+		if v == nil || len(v.Values) == 0 {
+			return nil, provider.BadResponse(providerName, "embedding %d has no values", i)
+		}
+		vals := make([]float32, len(v.Values))
+		for j, f := range v.Values {
+			vals[j] = float32(f)
+		}
+		out[i] = &llmrelayv1.Embedding{Index: int32(i), Values: vals}
+	}
+	return out, nil
+}

@@ -1,0 +1,196 @@
+package gemini
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/sse"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// stream reads streamGenerateContent?alt=sse: each SSE event is a whole
+// GenerateContentResponse chunk. There is no terminator event: the stream
+// is complete at EOF after a chunk with a finishReason.
+type stream struct {
+	p    *Provider
+	body io.ReadCloser
+	r    *sse.Reader
+
+	// queue holds the events of the current chunk (bounded by one chunk).
+	queue []*provider.Event
+	// err is sticky: io.EOF after a proper end, else the failure.
+	err    error
+	closed bool
+
+	ans       answer
+	metaSent  bool
+	finished  bool
+	lastUsage *llmrelayv1.Usage
+	safety    json.RawMessage
+	citations json.RawMessage
+}
+
+func (p *Provider) newStream(resp *http.Response) *stream {
+	return &stream{p: p, body: resp.Body, r: sse.NewReader(resp.Body)}
+}
+
+var errClosed = &provider.Error{Provider: providerName, Kind: provider.KindCanceled, Message: "stream closed"}
+
+// Recv returns the next event, io.EOF after the end of a complete stream,
+// or a *provider.Error.
+func (s *stream) Recv() (*provider.Event, error) {
+	for {
+		if s.closed {
+			return nil, errClosed
+		}
+		if len(s.queue) > 0 {
+			ev := s.queue[0]
+			s.queue[0] = nil
+			s.queue = s.queue[1:]
+			return ev, nil
+		}
+		if s.err != nil {
+			return nil, s.err
+		}
+		ev, err := s.r.Next()
+		if err != nil {
+			s.fail(err)
+			continue
+		}
+		data := bytes.TrimSpace(ev.Data)
+		if len(data) == 0 {
+			continue
+		}
+		var w generateContentResponse
+		if err := json.Unmarshal(data, &w); err != nil {
+			s.err = provider.BadResponse(providerName, "decoding stream chunk: %v", err)
+			continue
+		}
+		s.handle(&w)
+	}
+}
+
+// fail records the end of the byte stream.
+func (s *stream) fail(err error) {
+	switch {
+	case errors.Is(err, io.EOF):
+		if s.finished {
+			s.err = io.EOF
+		} else {
+			s.err = provider.BadResponse(providerName, "stream ended before a finish reason")
+		}
+	case errors.Is(err, sse.ErrEventTooLarge):
+		s.err = provider.BadResponse(providerName, "stream chunk too large: %v", err)
+	default:
+		e := provider.TransportError(providerName, err)
+		e.Message = s.p.redact(e.Message)
+		s.err = e
+	}
+}
+
+func (s *stream) push(ev *provider.Event) { s.queue = append(s.queue, ev) }
+
+// handle converts one chunk into events.
+func (s *stream) handle(w *generateContentResponse) {
+	if w.Error != nil {
+		s.err = s.p.streamError(w.Error)
+		return
+	}
+	if s.ans.responseID == "" && s.ans.calls == 0 && w.ResponseID != "" {
+		s.ans.responseID = w.ResponseID
+	}
+	if !s.metaSent && (w.ResponseID != "" || w.ModelVersion != "" || w.CreateTime != "") {
+		s.metaSent = true
+		meta := &llmrelayv1.ResponseMeta{}
+		responseMeta(meta, w)
+		if w.PromptFeedback != nil && present(w.PromptFeedback.SafetyRatings) {
+			provider.SetExtended(meta, extPromptSafetyRatings, rawValue(w.PromptFeedback.SafetyRatings))
+		}
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+	}
+	if len(w.Candidates) == 0 && w.PromptFeedback != nil && w.PromptFeedback.BlockReason != "" {
+		// The meta and usage above are delivered before the error.
+		if u := toUsage(w.UsageMetadata); u != nil {
+			s.push(&provider.Event{Kind: provider.EventUsage, Usage: u})
+		}
+		s.err = blockedError(w.PromptFeedback)
+		return
+	}
+	var c *candidate
+	if len(w.Candidates) > 0 {
+		c = &w.Candidates[0]
+	}
+	if c != nil && c.Content != nil {
+		first := s.ans.calls
+		items := s.ans.convert(c.Content.Parts, func(msg string) {
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{msg}}})
+		})
+		idx := first
+		for _, it := range items {
+			if it.call == nil {
+				s.push(&provider.Event{Kind: provider.EventText, Text: it.text})
+				continue
+			}
+			d := provider.ToolCallDelta{CallID: it.call.CallId, Index: idx, Name: it.call.Name, Arguments: it.call.Arguments}
+			s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: d})
+			s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: d.CallID, Index: idx}})
+			idx++
+		}
+	}
+	if c != nil {
+		if present(c.SafetyRatings) {
+			s.safety = append(s.safety[:0], c.SafetyRatings...)
+		}
+		if present(c.CitationMetadata) {
+			s.citations = append(s.citations[:0], c.CitationMetadata...)
+		}
+	}
+	if u := toUsage(w.UsageMetadata); u != nil && !proto.Equal(u, s.lastUsage) {
+		// usageMetadata is cumulative on every chunk: each is the total.
+		s.lastUsage = u
+		s.push(&provider.Event{Kind: provider.EventUsage, Usage: proto.Clone(u).(*llmrelayv1.Usage)})
+	}
+	if c != nil && c.FinishReason != "" {
+		s.finished = true
+		meta := &llmrelayv1.ResponseMeta{
+			ProviderFinishReason: c.FinishReason,
+			FinishReason:         finishReason(c.FinishReason),
+			ToolCallCount:        int32(s.ans.calls),
+		}
+		if s.ans.calls > 0 {
+			meta.FinishReason = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
+		}
+		if s.safety != nil {
+			provider.SetExtended(meta, extSafetyRatings, rawValue(s.safety))
+		}
+		if s.citations != nil {
+			provider.SetExtended(meta, extCitationMetadata, rawValue(s.citations))
+		}
+		if c.FinishMessage != "" {
+			provider.SetExtended(meta, extFinishMessage, c.FinishMessage)
+		}
+		if s.ans.thoughts > 0 {
+			provider.SetExtended(meta, extThoughtParts, float64(s.ans.thoughts))
+		}
+		if w.UsageMetadata != nil && w.UsageMetadata.ToolUsePromptTokenCount > 0 {
+			provider.SetExtended(meta, extToolUsePromptTokens, float64(w.UsageMetadata.ToolUsePromptTokenCount))
+		}
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+	}
+}
+
+// Close releases the connection; safe to call more than once.
+func (s *stream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.queue = nil
+	return s.body.Close()
+}

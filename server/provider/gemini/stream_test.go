@@ -1,0 +1,413 @@
+package gemini
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// compactProto renders a message as one stable JSON line.
+func compactProto(t testing.TB, m proto.Message) string {
+	t.Helper()
+	raw, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// renderEvent is the golden line of one event.
+func renderEvent(t testing.TB, ev *provider.Event) string {
+	switch ev.Kind {
+	case provider.EventMeta:
+		return "meta " + compactProto(t, ev.Meta)
+	case provider.EventText:
+		return fmt.Sprintf("text %q", ev.Text)
+	case provider.EventRefusal:
+		return fmt.Sprintf("refusal %q", ev.Text)
+	case provider.EventToolCall:
+		d := ev.ToolCall
+		return fmt.Sprintf("tool_call id=%s index=%d name=%q args=%q", d.CallID, d.Index, d.Name, d.Arguments)
+	case provider.EventToolCallEnd:
+		return fmt.Sprintf("tool_call_end id=%s index=%d", ev.ToolCall.CallID, ev.ToolCall.Index)
+	case provider.EventUsage:
+		return "usage " + compactProto(t, ev.Usage)
+	}
+	return fmt.Sprintf("unknown kind %d", ev.Kind)
+}
+
+// drain reads a stream to its end; it returns the events and the final
+// error (io.EOF for a proper end).
+func drain(t testing.TB, s provider.Stream) ([]*provider.Event, error) {
+	t.Helper()
+	var evs []*provider.Event
+	for i := 0; i < 10000; i++ {
+		ev, err := s.Recv()
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+	t.Fatal("stream does not end")
+	return nil, nil
+}
+
+func renderStream(t testing.TB, evs []*provider.Event, end error) []byte {
+	var b strings.Builder
+	for _, ev := range evs {
+		b.WriteString(renderEvent(t, ev) + "\n")
+	}
+	if errors.Is(end, io.EOF) {
+		b.WriteString("EOF\n")
+	} else {
+		var pe *provider.Error
+		if errors.As(end, &pe) {
+			fmt.Fprintf(&b, "error kind=%s status=%d code=%q message=%q\n", pe.Kind, pe.HTTPStatus, pe.Code, pe.Message)
+		} else {
+			fmt.Fprintf(&b, "error %v\n", end)
+		}
+	}
+	return []byte(b.String())
+}
+
+// folded is a stream folded into the unary shape.
+type folded struct {
+	text  string
+	calls []*llmrelayv1.ToolCall
+	usage *llmrelayv1.Usage
+	meta  *llmrelayv1.ResponseMeta
+}
+
+// fold concatenates text, joins tool call fragments per CallID (in first
+// appearance order), keeps the last usage and merges meta.
+func fold(evs []*provider.Event) folded {
+	f := folded{meta: &llmrelayv1.ResponseMeta{}}
+	byID := map[string]*llmrelayv1.ToolCall{}
+	for _, ev := range evs {
+		switch ev.Kind {
+		case provider.EventText:
+			f.text += ev.Text
+		case provider.EventToolCall:
+			tc, ok := byID[ev.ToolCall.CallID]
+			if !ok {
+				tc = &llmrelayv1.ToolCall{CallId: ev.ToolCall.CallID}
+				byID[tc.CallId] = tc
+				f.calls = append(f.calls, tc)
+			}
+			if ev.ToolCall.Name != "" {
+				tc.Name = ev.ToolCall.Name
+			}
+			tc.Arguments += ev.ToolCall.Arguments
+		case provider.EventUsage:
+			f.usage = ev.Usage
+		case provider.EventMeta:
+			proto.Merge(f.meta, ev.Meta)
+		}
+	}
+	for _, tc := range f.calls {
+		tc.ArgumentsValid = isJSONObject([]byte(tc.Arguments))
+	}
+	return f
+}
+
+func TestStream(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, req string }{
+		{"stream_text", "plain"},
+		{"stream_tools", "tools_parallel"},
+		{"stream_blocked", "plain"},
+		{"stream_cut", "plain"},
+		{"stream_error", "plain"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p, srv := replay(t, tc.name)
+			req := generateCases(t)[tc.req]
+			s, err := p.Stream(context.Background(), req)
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			defer s.Close()
+			evs, end := drain(t, s)
+			providertest.Golden(t, filepath.Join("testdata", tc.name+".golden"), renderStream(t, evs, end))
+			c := srv.Last(t)
+			if c.Path != "/v1beta/models/"+req.Model+":streamGenerateContent" || c.Query != "alt=sse" {
+				t.Errorf("request to %s?%s", c.Path, c.Query)
+			}
+			providertest.Golden(t, filepath.Join("testdata", tc.name+".request.golden"), providertest.RequestGolden(c, requestHeaders...))
+		})
+	}
+}
+
+func TestStreamEnds(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		kind provider.Kind
+		msg  string
+	}{
+		{"stream_text", 0, ""},
+		{"stream_tools", 0, ""},
+		{"stream_cut", provider.KindBadResponse, "stream ended before a finish reason"},
+		{"stream_error", provider.KindUnavailable, "overloaded"},
+		{"stream_blocked", provider.KindContentFilter, "PROHIBITED_CONTENT"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p, _ := replay(t, tc.name)
+			s, err := p.Stream(context.Background(), generateCases(t)["plain"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			_, end := drain(t, s)
+			if tc.kind == 0 {
+				if end != io.EOF {
+					t.Fatalf("end = %v, want io.EOF", end)
+				}
+				return
+			}
+			var pe *provider.Error
+			if !errors.As(end, &pe) || pe.Kind != tc.kind || !strings.Contains(pe.Message, tc.msg) {
+				t.Fatalf("end = %v, want %s containing %q", end, tc.kind, tc.msg)
+			}
+			// The error is sticky.
+			if _, again := s.Recv(); !errors.Is(again, end) {
+				t.Errorf("second Recv = %v", again)
+			}
+		})
+	}
+}
+
+func TestStreamEquivalence(t *testing.T) {
+	t.Parallel()
+	for unary, streamed := range map[string]string{"plain": "stream_text", "tools_parallel": "stream_tools"} {
+		t.Run(unary, func(t *testing.T) {
+			t.Parallel()
+			req := generateCases(t)[unary]
+			p1, _ := replay(t, unary)
+			res, err := p1.Generate(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p2, _ := replay(t, streamed)
+			s, err := p2.Stream(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs, end := drain(t, s)
+			if end != io.EOF {
+				t.Fatalf("stream end = %v", end)
+			}
+			f := fold(evs)
+			var wantText string
+			var wantCalls []*llmrelayv1.ToolCall
+			for _, pt := range res.Message.GetParts() {
+				wantText += pt.GetText()
+				if tc := pt.GetToolCall(); tc != nil {
+					wantCalls = append(wantCalls, tc)
+				}
+			}
+			if f.text != wantText {
+				t.Errorf("text %q, unary %q", f.text, wantText)
+			}
+			if len(f.calls) != len(wantCalls) {
+				t.Fatalf("%d calls, unary %d", len(f.calls), len(wantCalls))
+			}
+			for i := range wantCalls {
+				if !proto.Equal(f.calls[i], wantCalls[i]) {
+					t.Errorf("call %d: stream %v, unary %v", i, f.calls[i], wantCalls[i])
+				}
+			}
+			if !proto.Equal(f.usage, res.Meta.GetUsage()) {
+				t.Errorf("usage: stream %v, unary %v", f.usage, res.Meta.GetUsage())
+			}
+			// The merged stream meta equals the unary meta (usage is
+			// carried by usage events, compared above).
+			um := proto.Clone(res.Meta).(*llmrelayv1.ResponseMeta)
+			um.Usage = nil
+			if !proto.Equal(f.meta, um) {
+				t.Errorf("meta: stream %v, unary %v", f.meta, res.Meta)
+			}
+		})
+	}
+}
+
+func TestStreamClose(t *testing.T) {
+	t.Parallel()
+	p, _ := replay(t, "stream_text")
+	s, err := p.Stream(context.Background(), generateCases(t)["plain"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if ev, err := s.Recv(); err == nil || ev != nil {
+		t.Errorf("Recv after Close = %v, %v", ev, err)
+	}
+}
+
+func TestStreamCancel(t *testing.T) {
+	t.Parallel()
+	p, _ := replay(t, "stream_text")
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := p.Stream(ctx, generateCases(t)["plain"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cancel()
+	_, end := drain(t, s)
+	if end == io.EOF {
+		// The whole body may already have been buffered; that is a
+		// complete stream, not a failure.
+		return
+	}
+	var pe *provider.Error
+	if !errors.As(end, &pe) {
+		t.Fatalf("end = %v", end)
+	}
+}
+
+// streamBody replays raw SSE bytes.
+func streamBody(t testing.TB, body string) provider.Stream {
+	t.Helper()
+	srv := providertest.Replay(t, providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte(body)})
+	p, err := New(testKey, WithBaseURL(srv.URL), WithHTTPClient(srv.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Stream(context.Background(), &provider.Request{Model: "gemini-2.5-flash", Options: &llmrelayv1.GenerationOptions{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestStreamEdgeCases(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, body string
+		want       string // substring of the rendered stream
+	}{
+		{"LF framing and comments", ": keepalive\n\ndata: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"hi\"}]},\"finishReason\":\"STOP\"}],\"responseId\":\"r1\"}\n\n",
+			"text \"hi\"\n"},
+		{"thoughts excluded", "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"plan\",\"thought\":true},{\"text\":\"answer\"}]},\"finishReason\":\"STOP\"}],\"responseId\":\"r1\"}\r\n\r\n",
+			`"gemini.thought_parts":1`},
+		{"bad json", "data: {\"candidates\": [\r\n\r\n", "error kind=bad_response"},
+		{"empty body", "", "stream ended before a finish reason"},
+		{"usage only after finish", "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]},\"finishReason\":\"MAX_TOKENS\"}],\"responseId\":\"r1\"}\n\ndata: {\"usageMetadata\":{\"promptTokenCount\":3,\"candidatesTokenCount\":1,\"totalTokenCount\":4},\"responseId\":\"r1\"}\n\n",
+			"usage {\"input_tokens\":3,\"output_tokens\":1,\"total_tokens\":4}\nEOF"},
+		{"no response id", "data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"f\"}}]},\"finishReason\":\"STOP\"}]}\n\n",
+			"gemini sent no responseId"},
+		{"call with gemini id", "data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"id\":\"abc123\",\"name\":\"f\",\"args\":{\"b\":1,\"a\":2}}}]},\"finishReason\":\"STOP\"}],\"responseId\":\"r1\"}\n\n",
+			`tool_call id=abc123 index=0 name="f" args="{\"b\":1,\"a\":2}"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := streamBody(t, tc.body)
+			evs, end := drain(t, s)
+			got := string(renderStream(t, evs, end))
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("stream:\n%s\nlacks %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzStreamChunk feeds arbitrary chunks to the stream parser: no panic,
+// tool call deltas always carry a CallID, usage is never negative, and the
+// stream always ends with io.EOF or a *provider.Error.
+func FuzzStreamChunk(f *testing.F) {
+	for _, name := range []string{"stream_text", "stream_tools", "stream_blocked", "stream_cut", "stream_error"} {
+		rec := providertest.Load(f, filepath.Join("testdata", name+".http"))
+		f.Add(rec.Body)
+	}
+	f.Add([]byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"f\",\"args\":\"x\"}}]},\"finishReason\":\"STOP\"}]}\n\n"))
+	f.Add([]byte("data: [{\"error\":{}}]\n\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		p := &Provider{apiKey: testKey}
+		s := p.newStream(&http.Response{Body: io.NopCloser(bytes.NewReader(body))})
+		for i := 0; ; i++ {
+			if i > len(body)+10 {
+				t.Fatal("stream does not end")
+			}
+			ev, err := s.Recv()
+			if err != nil {
+				var pe *provider.Error
+				if err != io.EOF && !errors.As(err, &pe) {
+					t.Fatalf("end = %T %v", err, err)
+				}
+				if pe != nil && strings.Contains(pe.Error(), testKey) {
+					t.Fatal("key in error")
+				}
+				break
+			}
+			switch ev.Kind {
+			case provider.EventToolCall, provider.EventToolCallEnd:
+				if ev.ToolCall.CallID == "" {
+					t.Fatal("tool call delta without CallID")
+				}
+			case provider.EventUsage:
+				u := ev.Usage
+				if u.InputTokens < 0 || u.OutputTokens < 0 || u.TotalTokens < 0 {
+					t.Fatalf("negative usage %v", u)
+				}
+			}
+		}
+		s.Close()
+	})
+}
+
+// Keep the testdata directory listing honest: every recording is used.
+func TestAllRecordingsUsed(t *testing.T) {
+	t.Parallel()
+	used := map[string]bool{"embed_single": true, "embed_batch": true, "blocked": true}
+	for name := range generateCases(t) {
+		used[name] = true
+	}
+	for _, n := range []string{"stream_text", "stream_tools", "stream_blocked", "stream_cut", "stream_error",
+		"error_400", "error_context_length", "error_401", "error_403", "error_404", "error_429", "error_500", "error_503"} {
+		used[n] = true
+	}
+	entries, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".http"); ok && !used[name] {
+			t.Errorf("recording %s is not used by any test", e.Name())
+		}
+	}
+}

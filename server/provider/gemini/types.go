@@ -1,0 +1,223 @@
+package gemini
+
+import "encoding/json"
+
+// Wire types of the Gemini API (generativelanguage.googleapis.com v1beta),
+// JSON names as in the REST reference and googleapis/go-genai. Request types
+// carry only what the adapter sends; response types decode leniently
+// (unknown fields ignored, nested provider-specific objects kept raw).
+
+// generateContentRequest is the body of :generateContent and
+// :streamGenerateContent.
+type generateContentRequest struct {
+	Contents          []content         `json:"contents"`
+	SystemInstruction *content          `json:"systemInstruction,omitempty"`
+	Tools             []tool            `json:"tools,omitempty"`
+	ToolConfig        *toolConfig       `json:"toolConfig,omitempty"`
+	SafetySettings    []safetySetting   `json:"safetySettings,omitempty"`
+	GenerationConfig  *generationConfig `json:"generationConfig,omitempty"`
+}
+
+// content is one turn: role "user" or "model" (none for systemInstruction).
+type content struct {
+	Role  string `json:"role,omitempty"`
+	Parts []part `json:"parts"`
+}
+
+// part is one piece of content. Exactly one of the data fields is set.
+type part struct {
+	Text             *string           `json:"text,omitempty"`
+	InlineData       *blob             `json:"inlineData,omitempty"`
+	FileData         *fileData         `json:"fileData,omitempty"`
+	FunctionCall     *functionCall     `json:"functionCall,omitempty"`
+	FunctionResponse *functionResponse `json:"functionResponse,omitempty"`
+	// ThoughtSignature is echoed back on replayed function calls.
+	ThoughtSignature string `json:"thoughtSignature,omitempty"`
+}
+
+type blob struct {
+	MimeType string `json:"mimeType"`
+	// Data is standard base64.
+	Data string `json:"data"`
+}
+
+type fileData struct {
+	MimeType string `json:"mimeType"`
+	FileURI  string `json:"fileUri"`
+}
+
+type functionCall struct {
+	ID   string          `json:"id,omitempty"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+type functionResponse struct {
+	ID       string          `json:"id,omitempty"`
+	Name     string          `json:"name"`
+	Response json.RawMessage `json:"response"`
+}
+
+type tool struct {
+	FunctionDeclarations []functionDeclaration `json:"functionDeclarations"`
+}
+
+// functionDeclaration uses parametersJsonSchema, which takes a full JSON
+// Schema as written; the older `parameters` field takes Gemini's OpenAPI
+// subset Schema and rejects much of JSON Schema.
+type functionDeclaration struct {
+	Name                 string          `json:"name"`
+	Description          string          `json:"description,omitempty"`
+	ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema,omitempty"`
+}
+
+type toolConfig struct {
+	FunctionCallingConfig functionCallingConfig `json:"functionCallingConfig"`
+}
+
+type functionCallingConfig struct {
+	// AUTO, ANY or NONE.
+	Mode                 string   `json:"mode"`
+	AllowedFunctionNames []string `json:"allowedFunctionNames,omitempty"`
+}
+
+type safetySetting struct {
+	Category  string `json:"category"`
+	Threshold string `json:"threshold"`
+}
+
+type generationConfig struct {
+	StopSequences    []string `json:"stopSequences,omitempty"`
+	ResponseMimeType string   `json:"responseMimeType,omitempty"`
+	// ResponseJSONSchema takes a full JSON Schema (responseSchema takes the
+	// OpenAPI subset).
+	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema,omitempty"`
+	MaxOutputTokens    *int32          `json:"maxOutputTokens,omitempty"`
+	Temperature        *float64        `json:"temperature,omitempty"`
+	TopP               *float64        `json:"topP,omitempty"`
+	TopK               *int32          `json:"topK,omitempty"`
+	Seed               *int64          `json:"seed,omitempty"`
+	PresencePenalty    *float64        `json:"presencePenalty,omitempty"`
+	FrequencyPenalty   *float64        `json:"frequencyPenalty,omitempty"`
+	ThinkingConfig     *thinkingConfig `json:"thinkingConfig,omitempty"`
+}
+
+type thinkingConfig struct {
+	IncludeThoughts *bool  `json:"includeThoughts,omitempty"`
+	ThinkingBudget  *int32 `json:"thinkingBudget,omitempty"`
+	// ThinkingLevel (Gemini 3 and later): "minimal", "low", "medium", "high".
+	ThinkingLevel string `json:"thinkingLevel,omitempty"`
+}
+
+// generateContentResponse is the answer of :generateContent and each chunk
+// of :streamGenerateContent. Error is set when a stream carries an error
+// object instead of a chunk.
+type generateContentResponse struct {
+	Candidates     []candidate     `json:"candidates"`
+	PromptFeedback *promptFeedback `json:"promptFeedback"`
+	UsageMetadata  *usageMetadata  `json:"usageMetadata"`
+	ModelVersion   string          `json:"modelVersion"`
+	ResponseID     string          `json:"responseId"`
+	// CreateTime is sent by Vertex AI only (RFC 3339).
+	CreateTime string       `json:"createTime"`
+	Error      *statusError `json:"error"`
+}
+
+type candidate struct {
+	Content          *respContent    `json:"content"`
+	FinishReason     string          `json:"finishReason"`
+	FinishMessage    string          `json:"finishMessage"`
+	SafetyRatings    json.RawMessage `json:"safetyRatings"`
+	CitationMetadata json.RawMessage `json:"citationMetadata"`
+	Index            int             `json:"index"`
+}
+
+type respContent struct {
+	Role  string     `json:"role"`
+	Parts []respPart `json:"parts"`
+}
+
+// respPart is a response part. Text is a pointer so that an empty text part
+// is distinguishable from a non-text part.
+type respPart struct {
+	Text             *string       `json:"text"`
+	Thought          bool          `json:"thought"`
+	ThoughtSignature string        `json:"thoughtSignature"`
+	FunctionCall     *respFunction `json:"functionCall"`
+}
+
+// respFunction keeps args raw: an object is re-encoded compactly with its
+// key order; anything else is kept as the model sent it.
+type respFunction struct {
+	ID   string          `json:"id"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+type promptFeedback struct {
+	BlockReason        string          `json:"blockReason"`
+	BlockReasonMessage string          `json:"blockReasonMessage"`
+	SafetyRatings      json.RawMessage `json:"safetyRatings"`
+}
+
+type usageMetadata struct {
+	PromptTokenCount        int64 `json:"promptTokenCount"`
+	CandidatesTokenCount    int64 `json:"candidatesTokenCount"`
+	ThoughtsTokenCount      int64 `json:"thoughtsTokenCount"`
+	CachedContentTokenCount int64 `json:"cachedContentTokenCount"`
+	ToolUsePromptTokenCount int64 `json:"toolUsePromptTokenCount"`
+	TotalTokenCount         int64 `json:"totalTokenCount"`
+}
+
+// Embeddings.
+
+type embedContentRequest struct {
+	Model                string  `json:"model,omitempty"`
+	Content              content `json:"content"`
+	OutputDimensionality *int32  `json:"outputDimensionality,omitempty"`
+}
+
+type batchEmbedContentsRequest struct {
+	Requests []embedContentRequest `json:"requests"`
+}
+
+type contentEmbedding struct {
+	Values []float64 `json:"values"`
+}
+
+type embedContentResponse struct {
+	Embedding *contentEmbedding `json:"embedding"`
+}
+
+type batchEmbedContentsResponse struct {
+	Embeddings []*contentEmbedding `json:"embeddings"`
+}
+
+// Errors: google.rpc.Status in an "error" envelope.
+
+type errorEnvelope struct {
+	Error *statusError `json:"error"`
+}
+
+type statusError struct {
+	Code    int           `json:"code"`
+	Message string        `json:"message"`
+	Status  string        `json:"status"`
+	Details []errorDetail `json:"details"`
+}
+
+// errorDetail is one google.rpc detail; fields of the kinds the adapter
+// reads (RetryInfo, ErrorInfo, BadRequest).
+type errorDetail struct {
+	Type            string            `json:"@type"`
+	RetryDelay      string            `json:"retryDelay"`
+	Reason          string            `json:"reason"`
+	Domain          string            `json:"domain"`
+	Metadata        map[string]string `json:"metadata"`
+	FieldViolations []fieldViolation  `json:"fieldViolations"`
+}
+
+type fieldViolation struct {
+	Field       string `json:"field"`
+	Description string `json:"description"`
+}

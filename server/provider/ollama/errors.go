@@ -1,0 +1,177 @@
+package ollama
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// parseHTTPError turns a non-2xx response into a *provider.Error: Ollama's
+// {"error":"..."} message, refined Kind (context length), and a retry
+// delay from the headers or, failing those, from the message.
+func parseHTTPError(resp *http.Response) *provider.Error {
+	e := provider.NewHTTPError(providerName, resp, requestIDHeader)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if err != nil {
+		// Keep what the status says; record why the body is missing.
+		e.Err = err
+	}
+	msg, code, param := errorDetails(body)
+	if msg != "" {
+		e.Message = msg
+	}
+	e.Code, e.Param = code, param
+	e.Kind = refineKind(e.Kind, msg)
+	if e.RetryAfter == 0 {
+		e.RetryAfter = retryDelayFromMessage(msg)
+	}
+	return e
+}
+
+// errorDetails reads an error body: Ollama's {"error":"message"}, a
+// proxy's {"error":{"message","type"|"code","param"}}, or plain text.
+func errorDetails(body []byte) (msg, code, param string) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return "", "", ""
+	}
+	var eb errorBody
+	if err := json.Unmarshal(body, &eb); err == nil {
+		if m, c, p, ok := errorValue(eb.Error); ok {
+			return m, c, p
+		}
+		return "", "", ""
+	}
+	return plainText(body), "", ""
+}
+
+// errorValue decodes the value of an "error" field. ok is false when there
+// is none (absent, null, empty).
+func errorValue(raw json.RawMessage) (msg, code, param string, ok bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", "", "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, "", "", s != ""
+	}
+	var obj struct {
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+		Param   string          `json:"param"`
+	}
+	if json.Unmarshal(raw, &obj) == nil {
+		code := obj.Type
+		if c := scalarString(obj.Code); c != "" {
+			code = c
+		}
+		if obj.Message == "" {
+			obj.Message = plainText(raw)
+		}
+		return obj.Message, code, obj.Param, true
+	}
+	return plainText(raw), "", "", true
+}
+
+// scalarString renders a JSON string or number; "" otherwise.
+func scalarString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
+// plainText is a short single-line form of a non-JSON body (a proxy's
+// HTML or text page).
+func plainText(b []byte) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	const max = 300
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return strings.ToValidUTF8(s, "�")
+}
+
+// refineKind recognizes errors Ollama only tells apart by message.
+func refineKind(k provider.Kind, msg string) provider.Kind {
+	m := strings.ToLower(msg)
+	switch {
+	case k == provider.KindUnauthenticated, k == provider.KindPermissionDenied, k == provider.KindNotFound, k == provider.KindRateLimited:
+		return k
+	case strings.Contains(m, "context length"), strings.Contains(m, "context window"), strings.Contains(m, "maximum context"):
+		return provider.KindContextLength
+	case strings.Contains(m, "content filter"), strings.Contains(m, "content policy"):
+		return provider.KindContentFilter
+	}
+	return k
+}
+
+var retryRE = regexp.MustCompile(`(?i)(?:try again|retry)\s+(?:in|after)\s+([0-9]+(?:\.[0-9]+)?)\s*([a-z]+(?:[0-9]+(?:\.[0-9]+)?[a-z]+)*)`)
+
+// retryDelayFromMessage reads "try again in 20s" / "1m30s" / "2 minutes"
+// hints, which hosted Ollama and proxies put in the message instead of a
+// header. 0 when there is none or it is implausible (over a day).
+func retryDelayFromMessage(msg string) time.Duration {
+	m := retryRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	var d time.Duration
+	if pd, err := time.ParseDuration(m[1] + strings.ToLower(m[2])); err == nil {
+		d = pd
+	} else {
+		n, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			return 0
+		}
+		unit, ok := retryUnits[strings.ToLower(m[2])]
+		if !ok {
+			return 0
+		}
+		d = time.Duration(n * float64(unit))
+	}
+	if d <= 0 || d > 24*time.Hour {
+		return 0
+	}
+	return d
+}
+
+var retryUnits = map[string]time.Duration{
+	"millisecond": time.Millisecond, "milliseconds": time.Millisecond,
+	"sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+	"min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+	"hour": time.Hour, "hours": time.Hour,
+}
+
+// inBandError is an {"error":...} object inside a 200 answer (a stream
+// line, or a unary body): the model runner failed after the status was
+// sent.
+func inBandError(raw json.RawMessage, status int, requestID string) *provider.Error {
+	msg, code, param, ok := errorValue(raw)
+	if !ok {
+		return nil
+	}
+	return &provider.Error{
+		Provider: providerName, Kind: refineKind(provider.KindUnavailable, msg), HTTPStatus: status,
+		Code: code, Message: msg, Param: param, RequestID: requestID, RetryAfter: retryDelayFromMessage(msg),
+	}
+}

@@ -1,0 +1,225 @@
+// Package ollama is the adapter for Ollama's native API (/api/chat and
+// /api/embed): unary and NDJSON-streamed chat with tools, thinking and
+// images, and embeddings.
+package ollama
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// providerName is the provider type in errors.
+const providerName = "ollama"
+
+// DefaultBaseURL is a local Ollama server.
+const DefaultBaseURL = "http://127.0.0.1:11434"
+
+// requestIDHeader is read when a proxy in front of Ollama sets one; Ollama
+// itself sends no request id.
+const requestIDHeader = "X-Request-Id"
+
+const (
+	// maxErrorBody caps how much of an error body is read.
+	maxErrorBody = 1 << 20
+	// maxBody caps a unary success body (embeddings of many inputs are
+	// large).
+	maxBody = 128 << 20
+)
+
+// Provider calls one Ollama server.
+type Provider struct {
+	apiKey  string
+	baseURL string // no trailing slash
+	// display is the base URL without user info, for error messages.
+	display string
+	client  *http.Client
+	headers http.Header
+}
+
+var (
+	_ provider.Provider = (*Provider)(nil)
+	_ provider.Embedder = (*Provider)(nil)
+)
+
+// Option configures a Provider.
+type Option func(*config)
+
+type config struct {
+	baseURL string
+	client  *http.Client
+	headers http.Header
+}
+
+// WithBaseURL sets the server URL (default http://127.0.0.1:11434). A path
+// prefix is kept (e.g. a proxy at https://host/ollama).
+func WithBaseURL(u string) Option { return func(c *config) { c.baseURL = u } }
+
+// WithHTTPClient sets the HTTP client (default http.DefaultClient).
+func WithHTTPClient(hc *http.Client) Option { return func(c *config) { c.client = hc } }
+
+// WithHeaders adds headers to every request.
+func WithHeaders(h http.Header) Option { return func(c *config) { c.headers = h.Clone() } }
+
+// New returns an Ollama provider. apiKey may be empty (a local Ollama needs
+// none); when set it is sent as "Authorization: Bearer <key>".
+func New(apiKey string, opts ...Option) (*Provider, error) {
+	c := config{baseURL: DefaultBaseURL}
+	for _, o := range opts {
+		o(&c)
+	}
+	u, err := url.Parse(strings.TrimSpace(c.baseURL))
+	if err != nil {
+		return nil, fmt.Errorf("ollama: invalid base URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("ollama: base URL must be http or https, got %q", u.Scheme)
+	}
+	if u.Host == "" {
+		return nil, errors.New("ollama: base URL has no host")
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, errors.New("ollama: base URL must not have a query or fragment")
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	display := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+	hc := c.client
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &Provider{apiKey: apiKey, baseURL: u.String(), display: display, client: hc, headers: c.headers}, nil
+}
+
+// Generate calls POST /api/chat with "stream": false.
+func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provider.Result, error) {
+	built, err := buildChatRequest(req, false)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.post(ctx, "/api/chat", built.body, "application/json")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := readBody(resp.Body, maxBody)
+	if err != nil {
+		return nil, err
+	}
+	res, err := parseChatResponse(body, built.salt)
+	if err != nil {
+		return nil, err
+	}
+	res.Meta.ProviderRequestId = resp.Header.Get(requestIDHeader)
+	res.Meta.Warnings = append(built.warnings, res.Meta.Warnings...)
+	return res, nil
+}
+
+// Stream calls POST /api/chat with "stream": true and returns once Ollama
+// answered with a success status.
+func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
+	built, err := buildChatRequest(req, true)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.post(ctx, "/api/chat", built.body, "application/x-ndjson")
+	if err != nil {
+		return nil, err
+	}
+	return newStream(resp, built.salt, built.warnings), nil
+}
+
+// Embed calls POST /api/embed.
+func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*provider.Result, error) {
+	body, warnings, err := buildEmbedRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.post(ctx, "/api/embed", body, "application/json")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := readBody(resp.Body, maxBody)
+	if err != nil {
+		return nil, err
+	}
+	res, err := parseEmbedResponse(raw, len(req.Inputs))
+	if err != nil {
+		return nil, err
+	}
+	res.Meta.ProviderRequestId = resp.Header.Get(requestIDHeader)
+	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
+	return res, nil
+}
+
+// post sends a JSON body and returns the response when its status is 2xx;
+// any other status is parsed into a *provider.Error.
+func (p *Provider) post(ctx context.Context, path string, body []byte, accept string) (*http.Response, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.baseURL+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Message: "build request: " + err.Error()}
+	}
+	for k, vs := range p.headers {
+		hreq.Header[k] = append([]string(nil), vs...)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", accept)
+	if p.apiKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+p.apiKey)
+	}
+	resp, err := p.client.Do(hreq)
+	if err != nil {
+		return nil, p.transportError(err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		return nil, parseHTTPError(resp)
+	}
+	return resp, nil
+}
+
+// transportError classifies a failed request; a connection failure says
+// where Ollama was expected, since "not running" is the usual cause.
+func (p *Provider) transportError(err error) *provider.Error {
+	e := provider.TransportError(providerName, err)
+	if e.Kind == provider.KindConnection {
+		e.Message = "Ollama is not reachable at " + p.display + " (is it running?): " + e.Message
+	}
+	if p.apiKey != "" {
+		e.Message = strings.ReplaceAll(e.Message, p.apiKey, "[redacted]")
+	}
+	return e
+}
+
+// readBody reads a success body up to limit bytes.
+func readBody(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, provider.TransportError(providerName, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, provider.BadResponse(providerName, "response body larger than %d bytes", limit)
+	}
+	return b, nil
+}
+
+// marshal encodes v without HTML escaping (tool schemas and prompts may
+// hold <, > and &, which Ollama would receive as \u003c otherwise).
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}

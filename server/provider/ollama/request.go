@@ -1,0 +1,503 @@
+package ollama
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// builtRequest is a /api/chat body ready to send.
+type builtRequest struct {
+	body []byte
+	// salt is a short hash of the conversation sent; tool call ids made
+	// for this answer are derived from it (see callID).
+	salt string
+	// warnings are request options Ollama cannot honour, for the meta.
+	warnings []string
+}
+
+func invalidRequest(param, format string, args ...any) *provider.Error {
+	return &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+// buildChatRequest translates a normalized request into an /api/chat body.
+func buildChatRequest(req *provider.Request, stream bool) (*builtRequest, error) {
+	if req == nil {
+		return nil, invalidRequest("", "nil request")
+	}
+	if req.Model == "" {
+		return nil, invalidRequest("model", "model is required")
+	}
+	var warnings []string
+	msgs, w, err := buildMessages(req.Messages)
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, w...)
+
+	out := chatRequest{Model: req.Model, Messages: msgs, Stream: stream}
+	opts := req.Options
+	if opts == nil {
+		opts = &llmrelayv1.GenerationOptions{}
+	}
+	tools, w, err := buildTools(req.Tools, opts)
+	if err != nil {
+		return nil, err
+	}
+	out.Tools = tools
+	warnings = append(warnings, w...)
+
+	wo := &wireOptions{
+		Temperature: opts.Temperature, TopP: opts.TopP, TopK: opts.TopK, NumPredict: opts.MaxTokens,
+		Stop: opts.Stop, Seed: opts.Seed, PresencePenalty: opts.PresencePenalty, FrequencyPenalty: opts.FrequencyPenalty,
+	}
+	if opts.ParallelToolCalls != nil && !*opts.ParallelToolCalls {
+		warnings = append(warnings, "parallel_tool_calls=false is not supported by Ollama; ignored")
+	}
+	if out.Format, err = buildFormat(opts.ResponseFormat); err != nil {
+		return nil, err
+	}
+	out.Think = thinkFromEffort(opts.ReasoningEffort)
+
+	var extra *structpb.Struct
+	if po := req.ProviderOptions; po != nil {
+		extra = po.ExtraBody
+		if oo := po.GetOllama(); oo != nil {
+			wo.NumCtx = oo.NumCtx
+			wo.RepeatPenalty = oo.RepeatPenalty
+			if out.KeepAlive, err = formatKeepAlive(oo.KeepAlive); err != nil {
+				return nil, err
+			}
+			if oo.Think != nil {
+				out.Think = json.RawMessage(fmt.Sprint(*oo.Think))
+			}
+		}
+	}
+	if !wo.empty() {
+		out.Options = wo
+	}
+
+	msgJSON, err := marshal(out.Messages)
+	if err != nil {
+		return nil, invalidRequest("messages", "encode messages: %v", err)
+	}
+	sum := sha256.Sum256(msgJSON)
+	body, err := marshal(out)
+	if err != nil {
+		return nil, invalidRequest("", "encode request: %v", err)
+	}
+	body, w, err = mergeExtraBody(body, extra)
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, w...)
+	return &builtRequest{body: body, salt: hex.EncodeToString(sum[:8]), warnings: warnings}, nil
+}
+
+// buildMessages maps the conversation. Text and refusal parts become the
+// message content (joined with "\n"), images go to images (base64), tool
+// calls to tool_calls, and each tool result becomes its own "tool" message
+// with tool_name taken from the part or looked up by call_id among earlier
+// assistant tool calls.
+func buildMessages(in []*llmrelayv1.Message) ([]wireMessage, []string, error) {
+	var out []wireMessage
+	var warnings []string
+	names := map[string]string{} // call_id -> function name
+	for i, m := range in {
+		if m == nil {
+			return nil, nil, invalidRequest(fmt.Sprintf("messages[%d]", i), "message %d is null", i)
+		}
+		role, ok := roleNames[m.Role]
+		if !ok {
+			return nil, nil, invalidRequest(fmt.Sprintf("messages[%d].role", i), "message %d has no supported role (%s)", i, m.Role)
+		}
+		if m.Name != "" {
+			warnings = append(warnings, fmt.Sprintf("messages[%d]: name is not supported by Ollama; dropped", i))
+		}
+		msg := wireMessage{Role: role}
+		var texts []string
+		var results []wireMessage
+		for j, p := range m.Parts {
+			where := fmt.Sprintf("messages[%d].parts[%d]", i, j)
+			switch k := p.GetKind().(type) {
+			case *llmrelayv1.Part_Text:
+				texts = append(texts, k.Text)
+			case *llmrelayv1.Part_Refusal:
+				texts = append(texts, k.Refusal)
+			case *llmrelayv1.Part_Image:
+				b64, err := imageBase64(k.Image, where)
+				if err != nil {
+					return nil, nil, err
+				}
+				msg.Images = append(msg.Images, b64)
+			case *llmrelayv1.Part_ToolCall:
+				if m.Role != llmrelayv1.Role_ROLE_ASSISTANT {
+					return nil, nil, invalidRequest(where, "%s: tool calls are only allowed in assistant messages", where)
+				}
+				tc := k.ToolCall
+				if tc == nil || tc.Name == "" {
+					return nil, nil, invalidRequest(where, "%s: tool call without a name", where)
+				}
+				args, ok := objectJSON(tc.Arguments)
+				if !ok {
+					warnings = append(warnings, fmt.Sprintf("%s: tool call %q arguments are not a JSON object; sent {} (Ollama needs an object)", where, tc.CallId))
+				}
+				if tc.CallId != "" {
+					names[tc.CallId] = tc.Name
+				}
+				msg.ToolCalls = append(msg.ToolCalls, wireToolCall{ID: tc.CallId, Function: wireToolCallFunc{
+					Index: len(msg.ToolCalls), Name: tc.Name, Arguments: args,
+				}})
+			case *llmrelayv1.Part_ToolResult:
+				tr := k.ToolResult
+				if tr == nil {
+					return nil, nil, invalidRequest(where, "%s: empty tool result", where)
+				}
+				name := tr.Name
+				if name == "" {
+					name = names[tr.CallId]
+				}
+				if name == "" {
+					warnings = append(warnings, fmt.Sprintf("%s: no tool call with call_id %q precedes this result; sent without tool_name", where, tr.CallId))
+				}
+				content := tr.Content
+				if tr.IsError {
+					content = "Error: " + content
+				}
+				results = append(results, wireMessage{Role: "tool", Content: content, ToolName: name, ToolCallID: tr.CallId})
+			default:
+				return nil, nil, invalidRequest(where, "%s: empty or unknown part", where)
+			}
+		}
+		msg.Content = strings.Join(texts, "\n")
+		out = append(out, results...)
+		if len(results) == 0 || msg.Content != "" || len(msg.Images) > 0 || len(msg.ToolCalls) > 0 {
+			out = append(out, msg)
+		}
+	}
+	if out == nil {
+		out = []wireMessage{}
+	}
+	return out, warnings, nil
+}
+
+var roleNames = map[llmrelayv1.Role]string{
+	llmrelayv1.Role_ROLE_SYSTEM:    "system",
+	llmrelayv1.Role_ROLE_USER:      "user",
+	llmrelayv1.Role_ROLE_ASSISTANT: "assistant",
+	llmrelayv1.Role_ROLE_TOOL:      "tool",
+}
+
+// objectJSON returns the arguments compacted when they are a JSON object,
+// else {} and false.
+func objectJSON(s string) (json.RawMessage, bool) {
+	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, "{") && json.Valid([]byte(t)) {
+		var buf bytes.Buffer
+		if json.Compact(&buf, []byte(t)) == nil {
+			return buf.Bytes(), true
+		}
+	}
+	return json.RawMessage("{}"), false
+}
+
+// imageBase64 returns the image as base64 for Ollama's images list: inline
+// bytes, or a data: URL decoded. Ollama cannot fetch http(s) URLs.
+func imageBase64(img *llmrelayv1.Image, where string) (string, error) {
+	if img == nil {
+		return "", invalidRequest(where, "%s: empty image", where)
+	}
+	switch src := img.Source.(type) {
+	case *llmrelayv1.Image_Data:
+		if len(src.Data) == 0 {
+			return "", invalidRequest(where+".image.data", "%s: empty image data", where)
+		}
+		return base64.StdEncoding.EncodeToString(src.Data), nil
+	case *llmrelayv1.Image_Url:
+		u := strings.TrimSpace(src.Url)
+		lower := strings.ToLower(u)
+		switch {
+		case strings.HasPrefix(lower, "data:"):
+			data, err := decodeDataURL(u)
+			if err != nil {
+				return "", invalidRequest(where+".image.url", "%s: %v", where, err)
+			}
+			return base64.StdEncoding.EncodeToString(data), nil
+		case strings.HasPrefix(lower, "http://"), strings.HasPrefix(lower, "https://"):
+			return "", invalidRequest(where+".image.url", "%s: image URLs are not supported by Ollama; send the image bytes (data) or a data: URL", where)
+		default:
+			return "", invalidRequest(where+".image.url", "%s: unsupported image URL scheme", where)
+		}
+	default:
+		return "", invalidRequest(where, "%s: image has neither url nor data", where)
+	}
+}
+
+// decodeDataURL decodes data:[<mediatype>][;base64],<data>.
+func decodeDataURL(u string) ([]byte, error) {
+	comma := strings.IndexByte(u, ',')
+	if comma < 0 {
+		return nil, fmt.Errorf("malformed data URL (no comma)")
+	}
+	meta, payload := u[len("data:"):comma], u[comma+1:]
+	var data []byte
+	if strings.HasSuffix(strings.ToLower(meta), ";base64") {
+		payload = strings.Map(func(r rune) rune {
+			if r == ' ' || r == '\n' || r == '\r' || r == '\t' {
+				return -1
+			}
+			return r
+		}, payload)
+		var err error
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			if data, err = enc.DecodeString(payload); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("data URL is not valid base64")
+		}
+	} else {
+		s, err := url.PathUnescape(payload)
+		if err != nil {
+			return nil, fmt.Errorf("data URL has invalid percent-encoding")
+		}
+		data = []byte(s)
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("data URL holds no data")
+	}
+	return data, nil
+}
+
+// buildTools maps the offered tools and applies tool_choice as far as
+// Ollama can: none omits the tools, a named function offers only that
+// function; Ollama cannot force a call, which is reported as a warning.
+func buildTools(tools []*llmrelayv1.Tool, opts *llmrelayv1.GenerationOptions) ([]wireTool, []string, error) {
+	var warnings []string
+	only := ""
+	switch c := opts.GetToolChoice().GetChoice().(type) {
+	case *llmrelayv1.ToolChoice_Mode:
+		switch c.Mode {
+		case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE:
+			return nil, nil, nil
+		case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED:
+			warnings = append(warnings, "tool_choice required is not supported by Ollama; the model may answer without a tool call")
+		}
+	case *llmrelayv1.ToolChoice_FunctionName:
+		only = c.FunctionName
+		warnings = append(warnings, fmt.Sprintf("tool_choice %q: Ollama cannot force a call; only that tool was offered", only))
+	}
+	var out []wireTool
+	found := false
+	for i, t := range tools {
+		where := fmt.Sprintf("tools[%d]", i)
+		if t == nil || t.Name == "" {
+			return nil, nil, invalidRequest(where, "%s: tool without a name", where)
+		}
+		if only != "" && t.Name != only {
+			continue
+		}
+		found = true
+		params := json.RawMessage(`{"type":"object","properties":{}}`)
+		if t.Parameters != nil {
+			b, err := marshal(t.Parameters.AsMap())
+			if err != nil {
+				return nil, nil, invalidRequest(where+".parameters", "%s: encode parameters: %v", where, err)
+			}
+			params = b
+		}
+		if t.Strict != nil && *t.Strict {
+			warnings = append(warnings, fmt.Sprintf("%s: strict is not supported by Ollama; ignored", where))
+		}
+		out = append(out, wireTool{Type: "function", Function: wireFunction{Name: t.Name, Description: t.Description, Parameters: params}})
+	}
+	if only != "" && !found {
+		return nil, nil, invalidRequest("tool_choice", "tool_choice names %q, which is not among the tools", only)
+	}
+	return out, warnings, nil
+}
+
+// buildFormat maps response_format: "json" for any JSON object, the schema
+// itself for a JSON schema.
+func buildFormat(rf *llmrelayv1.ResponseFormat) (json.RawMessage, error) {
+	switch rf.GetType() {
+	case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT:
+		return json.RawMessage(`"json"`), nil
+	case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA:
+		if rf.Schema == nil {
+			return nil, invalidRequest("response_format.schema", "response_format json_schema needs a schema")
+		}
+		b, err := marshal(rf.Schema.AsMap())
+		if err != nil {
+			return nil, invalidRequest("response_format.schema", "encode schema: %v", err)
+		}
+		return b, nil
+	default:
+		return nil, nil
+	}
+}
+
+// thinkFromEffort maps reasoning_effort to think: none disables thinking,
+// the levels are passed as Ollama's "low"/"medium"/"high" (minimal as
+// "low"). OllamaOptions.think, when set, wins.
+func thinkFromEffort(e llmrelayv1.ReasoningEffort) json.RawMessage {
+	switch e {
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
+		return json.RawMessage("false")
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL, llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW:
+		return json.RawMessage(`"low"`)
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM:
+		return json.RawMessage(`"medium"`)
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH:
+		return json.RawMessage(`"high"`)
+	default:
+		return nil
+	}
+}
+
+// formatKeepAlive renders a duration the way Ollama documents it ("5m",
+// "1h", "30s", "0s"; negative keeps the model loaded).
+func formatKeepAlive(d *durationpb.Duration) (string, error) {
+	if d == nil {
+		return "", nil
+	}
+	if err := d.CheckValid(); err != nil {
+		return "", invalidRequest("provider_options.ollama.keep_alive", "invalid keep_alive: %v", err)
+	}
+	s := d.AsDuration().String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s, nil
+}
+
+// mergeExtraBody sets extra_body's top-level fields in the body, keeping
+// the body's key order (new keys are appended sorted). "stream" cannot be
+// overridden: the adapter's parsing depends on it.
+func mergeExtraBody(body []byte, extra *structpb.Struct) ([]byte, []string, error) {
+	if extra == nil || len(extra.Fields) == 0 {
+		return body, nil, nil
+	}
+	var warnings []string
+	fields := map[string]json.RawMessage{}
+	for k, v := range extra.Fields {
+		if k == "stream" {
+			warnings = append(warnings, "extra_body.stream ignored: the gateway decides streaming")
+			continue
+		}
+		b, err := marshal(v.AsInterface())
+		if err != nil {
+			return nil, nil, invalidRequest("extra_body."+k, "encode extra_body.%s: %v", k, err)
+		}
+		fields[k] = b
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if _, err := dec.Token(); err != nil { // {
+		return nil, nil, invalidRequest("", "merge extra_body: %v", err)
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	n := 0
+	write := func(k string, v json.RawMessage) error {
+		kb, err := marshal(k)
+		if err != nil {
+			return invalidRequest("extra_body", "encode key %q: %v", k, err)
+		}
+		if n > 0 {
+			out.WriteByte(',')
+		}
+		out.Write(kb)
+		out.WriteByte(':')
+		out.Write(v)
+		n++
+		return nil
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, invalidRequest("", "merge extra_body: %v", err)
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, invalidRequest("", "merge extra_body: %v", err)
+		}
+		if ev, ok := fields[key]; ok {
+			v = ev
+			delete(fields, key)
+		}
+		if err := write(key, v); err != nil {
+			return nil, nil, err
+		}
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := write(k, fields[k]); err != nil {
+			return nil, nil, err
+		}
+	}
+	out.WriteByte('}')
+	sort.Strings(warnings)
+	return out.Bytes(), warnings, nil
+}
+
+// buildEmbedRequest translates an embeddings request into an /api/embed
+// body.
+func buildEmbedRequest(req *provider.EmbedRequest) ([]byte, []string, error) {
+	if req == nil {
+		return nil, nil, invalidRequest("", "nil request")
+	}
+	if req.Model == "" {
+		return nil, nil, invalidRequest("model", "model is required")
+	}
+	if len(req.Inputs) == 0 {
+		return nil, nil, invalidRequest("inputs", "at least one input is required")
+	}
+	out := embedRequest{Model: req.Model, Input: req.Inputs}
+	if req.Dimensions != nil {
+		if *req.Dimensions <= 0 {
+			return nil, nil, invalidRequest("dimensions", "dimensions must be positive")
+		}
+		out.Dimensions = *req.Dimensions
+	}
+	var extra *structpb.Struct
+	if po := req.ProviderOptions; po != nil {
+		extra = po.ExtraBody
+		if oo := po.GetOllama(); oo != nil {
+			ka, err := formatKeepAlive(oo.KeepAlive)
+			if err != nil {
+				return nil, nil, err
+			}
+			out.KeepAlive = ka
+			if oo.NumCtx != nil {
+				out.Options = &wireOptions{NumCtx: oo.NumCtx}
+			}
+		}
+	}
+	body, err := marshal(out)
+	if err != nil {
+		return nil, nil, invalidRequest("", "encode request: %v", err)
+	}
+	return mergeExtraBody(body, extra)
+}

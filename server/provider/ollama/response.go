@@ -1,0 +1,291 @@
+package ollama
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// Extended meta keys (ResponseMeta.extended) set by this adapter: Ollama's
+// own names, durations as integer nanoseconds.
+const (
+	extTotalDuration      = "total_duration"
+	extLoadDuration       = "load_duration"
+	extPromptEvalCount    = "prompt_eval_count"
+	extPromptEvalDuration = "prompt_eval_duration"
+	extEvalCount          = "eval_count"
+	extEvalDuration       = "eval_duration"
+	// extThinking is the model's thinking text (message.thinking), which
+	// has no place in the normalized message.
+	extThinking = "thinking"
+)
+
+// parseChatResponse parses a unary /api/chat answer. salt is the
+// conversation hash used to derive tool call ids (see callID).
+func parseChatResponse(body []byte, salt string) (*provider.Result, error) {
+	var r chatResponse
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, provider.BadResponse(providerName, "chat response is not valid JSON: %v", err)
+	}
+	if e := inBandError(r.Error, 200, ""); e != nil && r.Message == nil {
+		return nil, e
+	}
+	if r.Message == nil && !r.Done {
+		return nil, provider.BadResponse(providerName, "chat response has neither message nor done")
+	}
+	meta := &llmrelayv1.ResponseMeta{ResolvedModel: r.Model}
+	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
+	var calls int
+	if m := r.Message; m != nil {
+		text, w := contentText(m.Content, "message.content")
+		meta.Warnings = append(meta.Warnings, w...)
+		if text != "" {
+			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: text}})
+		}
+		thinking, w := contentText(m.Thinking, "message.thinking")
+		meta.Warnings = append(meta.Warnings, w...)
+		if thinking != "" {
+			provider.SetExtended(meta, extThinking, thinking)
+		}
+		seen := map[string]bool{}
+		for i, tc := range m.ToolCalls {
+			call, w := toolCall(tc, i, r.Model, salt, seen)
+			if w != "" {
+				meta.Warnings = append(meta.Warnings, w)
+			}
+			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: call}})
+			calls++
+		}
+	}
+	if !r.Done {
+		meta.Warnings = append(meta.Warnings, "response is not marked done")
+	}
+	meta.FinishReason = finishReason(r.DoneReason, calls > 0)
+	meta.ProviderFinishReason = r.DoneReason
+	meta.ToolCallCount = int32(calls)
+	meta.Usage = usage(r.metrics)
+	setMetrics(meta, r.metrics)
+	if ts, w := createTime(r.CreatedAt); ts != nil {
+		meta.CreateTime = ts
+	} else if w != "" {
+		meta.Warnings = append(meta.Warnings, w)
+	}
+	return &provider.Result{Message: msg, Meta: meta}, nil
+}
+
+// contentText reads a content value: a string (Ollama), null, or an array
+// of strings / {"text": ...} parts (seen from proxies). Anything else is
+// kept as its JSON text with a warning rather than dropped.
+func contentText(raw json.RawMessage, field string) (string, []string) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) == nil {
+		var b strings.Builder
+		var warnings []string
+		for _, it := range items {
+			var str string
+			if json.Unmarshal(it, &str) == nil {
+				b.WriteString(str)
+				continue
+			}
+			var part struct {
+				Text *string `json:"text"`
+			}
+			if json.Unmarshal(it, &part) == nil && part.Text != nil {
+				b.WriteString(*part.Text)
+				continue
+			}
+			warnings = append(warnings, fmt.Sprintf("%s: unrecognized content item kept as JSON text", field))
+			b.Write(it)
+		}
+		return b.String(), warnings
+	}
+	return string(raw), []string{fmt.Sprintf("%s is not a string; kept as JSON text", field)}
+}
+
+// toolCall normalizes one of Ollama's tool calls. index is the call's
+// position in the whole response.
+// seen holds the ids used so far in the response: an id Ollama repeats is
+// replaced by a made one (with a warning) so that calls stay apart.
+func toolCall(tc respToolCall, index int, model, salt string, seen map[string]bool) (*llmrelayv1.ToolCall, string) {
+	args, valid := argumentsText(tc.Function.Arguments)
+	id, warning := tc.ID, ""
+	if id != "" && seen[id] {
+		warning = fmt.Sprintf("tool call %d repeats id %q; replaced", index, truncate(id, 64))
+		id = ""
+	}
+	if id == "" {
+		id = callID(salt, model, index, tc.Function.Name)
+	}
+	seen[id] = true
+	return &llmrelayv1.ToolCall{CallId: id, Name: tc.Function.Name, Arguments: args, ArgumentsValid: valid}, warning
+}
+
+// callID makes the id of a call Ollama sent without one: "call_" and 24
+// hex digits of a hash of the conversation sent (salt), the answering
+// model, the call's position and its function name. The same conversation
+// answered the same way gets the same ids whether it was streamed or not
+// (Ollama's created_at differs between the two and between stream lines,
+// so it cannot be used); calls in later turns differ because the
+// conversation grew.
+func callID(salt, model string, index int, name string) string {
+	h := sha256.New()
+	for _, s := range []string{salt, model, strconv.Itoa(index), name} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return "call_" + hex.EncodeToString(h.Sum(nil))[:24]
+}
+
+// argumentsText returns the arguments as JSON text: an object compacted
+// with its key order kept; a JSON string's content verbatim (some models
+// and proxies send the arguments as a string); absent or null as {}.
+// valid reports whether the text is a JSON object.
+func argumentsText(raw json.RawMessage) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "{}", true
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err == nil {
+			return s, isObject(s)
+		}
+		return string(raw), false
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return string(raw), false
+	}
+	return buf.String(), raw[0] == '{'
+}
+
+func isObject(s string) bool {
+	t := strings.TrimSpace(s)
+	return strings.HasPrefix(t, "{") && json.Valid([]byte(t))
+}
+
+// finishReason maps done_reason; a response with tool calls is TOOL_CALLS
+// whatever Ollama said (it says "stop").
+func finishReason(reason string, hasToolCalls bool) llmrelayv1.FinishReason {
+	if hasToolCalls {
+		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
+	}
+	switch reason {
+	case "stop", "":
+		// Ollama before 0.1.x sent no done_reason on a normal finish.
+		return llmrelayv1.FinishReason_FINISH_REASON_STOP
+	case "length":
+		return llmrelayv1.FinishReason_FINISH_REASON_LENGTH
+	default:
+		// "load" and "unload" (no generation happened) and anything new.
+		return llmrelayv1.FinishReason_FINISH_REASON_OTHER
+	}
+}
+
+// usage: input = prompt_eval_count, output = eval_count. Ollama reports no
+// cached or reasoning split. nil when neither count is present.
+func usage(m metrics) *llmrelayv1.Usage {
+	if !m.PromptEvalCount.Present && !m.EvalCount.Present {
+		return nil
+	}
+	in, out := clamp32(m.PromptEvalCount.Value), clamp32(m.EvalCount.Value)
+	return &llmrelayv1.Usage{InputTokens: in, OutputTokens: out, TotalTokens: clamp32(int64(in) + int64(out))}
+}
+
+func clamp32(v int64) int32 {
+	switch {
+	case v < 0:
+		return 0
+	case v > 1<<31-1:
+		return 1<<31 - 1
+	}
+	return int32(v)
+}
+
+// setMetrics stores the timings and counts Ollama reported in extended.
+func setMetrics(meta *llmrelayv1.ResponseMeta, m metrics) {
+	for _, kv := range []struct {
+		key string
+		v   flexInt
+	}{
+		{extTotalDuration, m.TotalDuration}, {extLoadDuration, m.LoadDuration},
+		{extPromptEvalCount, m.PromptEvalCount}, {extPromptEvalDuration, m.PromptEvalDuration},
+		{extEvalCount, m.EvalCount}, {extEvalDuration, m.EvalDuration},
+	} {
+		if kv.v.Present {
+			provider.SetExtended(meta, kv.key, kv.v.Value)
+		}
+	}
+}
+
+// createTime parses created_at (RFC 3339 with nanoseconds). A malformed
+// value gives a warning instead.
+func createTime(s string) (*timestamppb.Timestamp, string) {
+	if s == "" {
+		return nil, ""
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return nil, fmt.Sprintf("created_at %q is not an RFC 3339 time", truncate(s, 64))
+	}
+	if t.IsZero() {
+		return nil, ""
+	}
+	ts := timestamppb.New(t)
+	if ts.CheckValid() != nil {
+		return nil, fmt.Sprintf("created_at %q is out of range", truncate(s, 64))
+	}
+	return ts, ""
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// parseEmbedResponse parses an /api/embed answer for n inputs.
+func parseEmbedResponse(body []byte, n int) (*provider.Result, error) {
+	var r embedResponse
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, provider.BadResponse(providerName, "embed response is not valid JSON: %v", err)
+	}
+	if e := inBandError(r.Error, 200, ""); e != nil {
+		return nil, e
+	}
+	if len(r.Embeddings) != n {
+		return nil, provider.BadResponse(providerName, "embed response has %d embeddings for %d inputs", len(r.Embeddings), n)
+	}
+	res := &provider.Result{Meta: &llmrelayv1.ResponseMeta{ResolvedModel: r.Model, EmbeddingsCount: int32(n)}}
+	for i, v := range r.Embeddings {
+		if len(v) == 0 {
+			return nil, provider.BadResponse(providerName, "embed response: embedding %d is empty", i)
+		}
+		res.Embeddings = append(res.Embeddings, &llmrelayv1.Embedding{Index: int32(i), Values: v})
+	}
+	if r.PromptEvalCount.Present {
+		in := clamp32(r.PromptEvalCount.Value)
+		res.Meta.Usage = &llmrelayv1.Usage{InputTokens: in, TotalTokens: in}
+	}
+	setMetrics(res.Meta, r.metrics)
+	return res, nil
+}

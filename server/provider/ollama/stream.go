@@ -1,0 +1,237 @@
+package ollama
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+const (
+	// maxLineSize bounds one NDJSON line (a chunk), so that a broken
+	// upstream cannot make the gateway buffer without limit.
+	maxLineSize = 8 << 20
+	// maxThinking bounds the thinking text kept for the final meta.
+	maxThinking = 1 << 20
+)
+
+// stream reads Ollama's NDJSON chat stream: one JSON object per line,
+// content and thinking pieces, whole tool calls, and a final line with
+// "done": true carrying done_reason, counts and timings.
+type stream struct {
+	body      io.ReadCloser
+	r         *bufio.Reader
+	line      []byte
+	status    int
+	requestID string
+	salt      string
+	warnings  []string // request warnings, sent with the first meta
+
+	queue []*provider.Event
+	head  int
+
+	started   bool
+	model     string
+	seen      map[string]bool // tool call ids used
+	calls     int
+	lineNo    int
+	thinking  strings.Builder
+	truncated bool
+	done      bool
+	closed    bool
+	err       error
+}
+
+var _ provider.Stream = (*stream)(nil)
+
+func newStream(resp *http.Response, salt string, warnings []string) *stream {
+	return &stream{
+		body: resp.Body, r: bufio.NewReaderSize(resp.Body, 64<<10), status: resp.StatusCode,
+		requestID: resp.Header.Get(requestIDHeader), salt: salt, warnings: warnings, seen: map[string]bool{},
+	}
+}
+
+// Recv returns the next event; io.EOF only after the done line.
+func (s *stream) Recv() (*provider.Event, error) {
+	for {
+		if s.closed {
+			return nil, &provider.Error{Provider: providerName, Kind: provider.KindCanceled, Message: "stream closed"}
+		}
+		if s.head < len(s.queue) {
+			ev := s.queue[s.head]
+			s.queue[s.head] = nil
+			s.head++
+			if s.head == len(s.queue) {
+				s.queue, s.head = s.queue[:0], 0
+			}
+			return ev, nil
+		}
+		if s.err != nil {
+			return nil, s.err
+		}
+		if s.done {
+			return nil, io.EOF
+		}
+		line, err := s.readLine()
+		if err != nil {
+			s.err = s.readError(err)
+			continue
+		}
+		s.handleLine(line)
+	}
+}
+
+// Close releases the connection; safe to call more than once.
+func (s *stream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.queue = nil
+	return s.body.Close()
+}
+
+func (s *stream) readError(err error) error {
+	var pe *provider.Error
+	switch {
+	case errors.Is(err, io.EOF):
+		if s.lineNo == 0 {
+			return provider.BadResponse(providerName, "stream ended before any line (no done:true line)")
+		}
+		return provider.BadResponse(providerName, "stream ended before the final done:true line (after %d lines)", s.lineNo)
+	case errors.As(err, &pe):
+		return pe
+	default:
+		return provider.TransportError(providerName, err)
+	}
+}
+
+// readLine returns the next line (without bounds on where reads split it),
+// at most maxLineSize bytes. A last line without a newline is returned
+// before io.EOF.
+func (s *stream) readLine() ([]byte, error) {
+	s.line = s.line[:0]
+	for {
+		frag, err := s.r.ReadSlice('\n')
+		if len(s.line)+len(frag) > maxLineSize {
+			return nil, provider.BadResponse(providerName, "stream line %d is longer than %d bytes", s.lineNo+1, maxLineSize)
+		}
+		s.line = append(s.line, frag...)
+		switch {
+		case err == nil:
+			return s.line, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(bytes.TrimSpace(s.line)) > 0:
+			return s.line, nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+func (s *stream) push(ev *provider.Event) { s.queue = append(s.queue, ev) }
+
+// handleLine turns one NDJSON line into events.
+func (s *stream) handleLine(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return
+	}
+	s.lineNo++
+	var c chatResponse
+	if err := json.Unmarshal(line, &c); err != nil {
+		s.err = provider.BadResponse(providerName, "stream line %d is not valid JSON: %v", s.lineNo, err)
+		return
+	}
+	if e := inBandError(c.Error, s.status, s.requestID); e != nil {
+		s.err = e
+		return
+	}
+	if !s.started {
+		s.started = true
+		s.model = c.Model
+		meta := &llmrelayv1.ResponseMeta{ResolvedModel: c.Model, ProviderRequestId: s.requestID, Warnings: s.warnings}
+		if meta.ResolvedModel != "" || meta.ProviderRequestId != "" || len(meta.Warnings) > 0 {
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+		}
+	}
+	if m := c.Message; m != nil {
+		var warnings []string
+		text, w := contentText(m.Content, fmt.Sprintf("line %d message.content", s.lineNo))
+		warnings = append(warnings, w...)
+		if text != "" {
+			s.push(&provider.Event{Kind: provider.EventText, Text: text})
+		}
+		thinking, w := contentText(m.Thinking, fmt.Sprintf("line %d message.thinking", s.lineNo))
+		warnings = append(warnings, w...)
+		s.addThinking(thinking)
+		for _, tc := range m.ToolCalls {
+			call, w := toolCall(tc, s.calls, s.model, s.salt, s.seen)
+			if w != "" {
+				warnings = append(warnings, w)
+			}
+			d := provider.ToolCallDelta{CallID: call.CallId, Index: s.calls}
+			s.calls++
+			first := d
+			first.Name, first.Arguments = call.Name, call.Arguments
+			s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: first})
+			s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: d})
+		}
+		if len(warnings) > 0 {
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: warnings}})
+		}
+	}
+	if c.Done {
+		s.done = true
+		s.finish(&c)
+	}
+}
+
+// addThinking keeps thinking text up to maxThinking bytes.
+func (s *stream) addThinking(t string) {
+	if t == "" || s.truncated {
+		return
+	}
+	if room := maxThinking - s.thinking.Len(); len(t) > room {
+		cut := room
+		for cut > 0 && cut < len(t) && (t[cut]&0xC0) == 0x80 { // keep UTF-8 whole
+			cut--
+		}
+		t = t[:cut]
+		s.truncated = true
+	}
+	s.thinking.WriteString(t)
+}
+
+// finish emits the meta and usage of the done line.
+func (s *stream) finish(c *chatResponse) {
+	meta := &llmrelayv1.ResponseMeta{
+		FinishReason:         finishReason(c.DoneReason, s.calls > 0),
+		ProviderFinishReason: c.DoneReason,
+		ToolCallCount:        int32(s.calls),
+	}
+	setMetrics(meta, c.metrics)
+	if s.thinking.Len() > 0 {
+		provider.SetExtended(meta, extThinking, s.thinking.String())
+	}
+	if s.truncated {
+		meta.Warnings = append(meta.Warnings, fmt.Sprintf("thinking text longer than %d bytes; extended.thinking truncated", maxThinking))
+	}
+	if ts, w := createTime(c.CreatedAt); ts != nil {
+		meta.CreateTime = ts
+	} else if w != "" {
+		meta.Warnings = append(meta.Warnings, w)
+	}
+	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+	if u := usage(c.metrics); u != nil {
+		s.push(&provider.Event{Kind: provider.EventUsage, Usage: u})
+	}
+}

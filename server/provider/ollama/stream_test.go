@@ -1,0 +1,389 @@
+package ollama
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// renderEvents is the golden form of a list of events, one per line.
+func renderEvents(t testing.TB, evs []*provider.Event, final error) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	for _, ev := range evs {
+		switch ev.Kind {
+		case provider.EventMeta:
+			fmt.Fprintf(&b, "meta %s\n", compactProto(t, ev.Meta))
+		case provider.EventText:
+			fmt.Fprintf(&b, "text %q\n", ev.Text)
+		case provider.EventRefusal:
+			fmt.Fprintf(&b, "refusal %q\n", ev.Text)
+		case provider.EventToolCall:
+			d := ev.ToolCall
+			fmt.Fprintf(&b, "tool_call id=%s index=%d name=%q args=%q\n", d.CallID, d.Index, d.Name, d.Arguments)
+		case provider.EventToolCallEnd:
+			fmt.Fprintf(&b, "tool_call_end id=%s index=%d\n", ev.ToolCall.CallID, ev.ToolCall.Index)
+		case provider.EventUsage:
+			fmt.Fprintf(&b, "usage %s\n", compactProto(t, ev.Usage))
+		default:
+			fmt.Fprintf(&b, "unknown kind %d\n", ev.Kind)
+		}
+	}
+	if final != nil {
+		fmt.Fprintf(&b, "error %s\n", final)
+	} else {
+		b.WriteString("EOF\n")
+	}
+	return b.Bytes()
+}
+
+func TestStreamGolden(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		req  func(testing.TB) *provider.Request
+	}{
+		{"stream_text", textRequest},
+		{"stream_tools", toolsRequest},
+		{"stream_thinking", thinkingRequest},
+		{"stream_error", textRequest},
+		{"stream_cut", textRequest},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			st, err := newTestProvider(t, srv).Stream(context.Background(), tc.req(t))
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			evs, err := collect(st)
+			providertest.Golden(t, td(tc.name+".golden"), renderEvents(t, evs, err))
+			providertest.Golden(t, td(tc.name+".request.golden"), providertest.RequestGolden(srv.Last(t), requestHeaders...))
+		})
+	}
+}
+
+func TestStreamFailures(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		file     string
+		kind     provider.Kind
+		status   int
+		msg      string
+		minTexts int
+	}{
+		{"stream_error", provider.KindUnavailable, 200, "an error was encountered while running the model: unexpected EOF", 5},
+		{"stream_cut", provider.KindBadResponse, 0, "stream ended before the final done:true line", 9},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.file+".http"))
+			st, err := newTestProvider(t, srv).Stream(context.Background(), textRequest(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs, err := collect(st)
+			var pe *provider.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v, want *provider.Error", err)
+			}
+			if pe.Kind != tc.kind || pe.HTTPStatus != tc.status || !strings.Contains(pe.Message, tc.msg) || pe.Provider != "ollama" {
+				t.Errorf("error = %+v", pe)
+			}
+			texts := 0
+			for _, ev := range evs {
+				if ev.Kind == provider.EventText {
+					texts++
+				}
+			}
+			if texts != tc.minTexts {
+				t.Errorf("got %d text events before the failure, want %d", texts, tc.minTexts)
+			}
+			// The error sticks.
+			if _, err2 := st.Recv(); err2 == nil || err2 == io.EOF {
+				t.Errorf("Recv after failure = %v", err2)
+			}
+		})
+	}
+}
+
+func TestStreamHTTPError(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("error_404.http"))
+	st, err := newTestProvider(t, srv).Stream(context.Background(), textRequest(t))
+	var pe *provider.Error
+	if st != nil || !errors.As(err, &pe) || pe.Kind != provider.KindNotFound {
+		t.Fatalf("Stream = %v, %v", st, err)
+	}
+	if got := srv.Last(t).Header.Get("Accept"); got != "application/x-ndjson" {
+		t.Errorf("Accept = %q", got)
+	}
+}
+
+// fakeStream is a stream over a body, without HTTP.
+func fakeStream(body io.Reader) *stream {
+	return newStream(&http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(body)}, "salt", nil)
+}
+
+func TestStreamLongLine(t *testing.T) {
+	t.Parallel()
+	long := `{"model":"m","message":{"role":"assistant","content":"` + strings.Repeat("a", maxLineSize) + `"},"done":false}` + "\n"
+	_, err := collect(fakeStream(strings.NewReader(long)))
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "longer than") {
+		t.Fatalf("err = %v", err)
+	}
+	// A line just under the limit is fine, even without a final newline.
+	content := strings.Repeat("b", 1<<20)
+	ok := `{"model":"m","message":{"role":"assistant","content":"` + content + `"},"done":false}` + "\n\n" +
+		`{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"length"}`
+	evs, err := collect(fakeStream(strings.NewReader(ok)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs[1].Kind != provider.EventText || evs[1].Text != content {
+		t.Errorf("long text not delivered whole")
+	}
+}
+
+func TestStreamCloseThenRecv(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("stream_text.http"))
+	st, err := newTestProvider(t, srv).Stream(context.Background(), textRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Errorf("second Close = %v", err)
+	}
+	if ev, err := st.Recv(); err == nil || err == io.EOF || ev != nil {
+		t.Errorf("Recv after Close = %v, %v", ev, err)
+	}
+}
+
+func TestStreamEdgeLines(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		body string
+		kind provider.Kind // 0: success
+		want string        // substring of the rendered events
+	}{
+		{"empty body", "", provider.KindBadResponse, "before any line"},
+		{"not json", "hello\n", provider.KindBadResponse, "not valid JSON"},
+		{"blank lines and CRLF", "\r\n" + `{"model":"m","message":{"role":"assistant","content":"hi"},"done":false}` + "\r\n\r\n" +
+			`{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":3,"eval_count":1}` + "\r\n", 0, `usage {"input_tokens":3,"output_tokens":1,"total_tokens":4}`},
+		{"context error line", `{"error":"input exceeds maximum context length"}` + "\n", provider.KindContextLength, "context"},
+		{"error object", `{"error":{"message":"upstream overloaded","type":"overloaded_error"}}` + "\n", provider.KindUnavailable, "upstream overloaded"},
+		{"tool call with id and string args", `{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"id":"call_x1","function":{"name":"f","arguments":"{\"a\":1}"}}]},"done":true,"done_reason":"stop"}`, 0,
+			`tool_call id=call_x1 index=0 name="f" args="{\"a\":1}"`},
+		{"content array", `{"model":"m","message":{"role":"assistant","content":[{"type":"text","text":"x"},"y"]},"done":true}`, 0, `text "xy"`},
+		{"data after done ignored", `{"model":"m","done":true,"done_reason":"stop"}` + "\ngarbage\n", 0, "EOF"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			evs, err := collect(fakeStream(strings.NewReader(tc.body)))
+			out := string(renderEvents(t, evs, err))
+			if tc.kind == 0 && err != nil {
+				t.Fatalf("err = %v", err)
+			}
+			if tc.kind != 0 {
+				var pe *provider.Error
+				if !errors.As(err, &pe) || pe.Kind != tc.kind {
+					t.Fatalf("err = %v, want kind %v", err, tc.kind)
+				}
+			}
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("events:\n%s\nwant substring %s", out, tc.want)
+			}
+		})
+	}
+}
+
+// folded is a stream's events folded into the shape of a unary result.
+type folded struct {
+	msg  *llmrelayv1.Message
+	meta *llmrelayv1.ResponseMeta
+}
+
+// fold concatenates text, groups tool call fragments by CallID, keeps the
+// last usage and merges metas.
+func fold(t testing.TB, evs []*provider.Event) folded {
+	t.Helper()
+	var textB strings.Builder
+	meta := &llmrelayv1.ResponseMeta{}
+	type call struct {
+		name, args string
+		index      int
+	}
+	calls := map[string]*call{}
+	var order []string
+	var usage *llmrelayv1.Usage
+	for _, ev := range evs {
+		switch ev.Kind {
+		case provider.EventText:
+			textB.WriteString(ev.Text)
+		case provider.EventMeta:
+			proto.Merge(meta, ev.Meta)
+		case provider.EventUsage:
+			usage = ev.Usage
+		case provider.EventToolCall:
+			d := ev.ToolCall
+			if d.CallID == "" {
+				t.Fatalf("tool call delta without CallID: %+v", d)
+			}
+			c, ok := calls[d.CallID]
+			if !ok {
+				c = &call{name: d.Name, index: d.Index}
+				calls[d.CallID] = c
+				order = append(order, d.CallID)
+			} else if d.Name != "" {
+				t.Errorf("name repeated on a later delta of %s", d.CallID)
+			}
+			c.args += d.Arguments
+		}
+	}
+	m := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
+	if textB.Len() > 0 {
+		m.Parts = append(m.Parts, text(textB.String()))
+	}
+	for i, id := range order {
+		c := calls[id]
+		if c.index != i {
+			t.Errorf("call %s index %d, want %d", id, c.index, i)
+		}
+		m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+			CallId: id, Name: c.name, Arguments: c.args, ArgumentsValid: isObject(c.args),
+		}}})
+	}
+	meta.Usage = usage
+	return folded{msg: m, meta: meta}
+}
+
+func TestUnaryStreamEquivalence(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		unary, stream string
+		req           func(testing.TB) *provider.Request
+	}{
+		{"chat_text", "stream_text", textRequest},
+		{"chat_tools_parallel", "stream_tools", toolsRequest},
+		{"chat_thinking", "stream_thinking", thinkingRequest},
+	}
+	for _, tc := range cases {
+		t.Run(tc.unary, func(t *testing.T) {
+			t.Parallel()
+			usrv := providertest.ReplayFile(t, td(tc.unary+".http"))
+			res, err := newTestProvider(t, usrv).Generate(context.Background(), tc.req(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ssrv := providertest.ReplayFile(t, td(tc.stream+".http"))
+			st, err := newTestProvider(t, ssrv).Stream(context.Background(), tc.req(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs, err := collect(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := fold(t, evs)
+			if !proto.Equal(f.msg, res.Message) {
+				t.Errorf("message differs:\nstream %s\nunary  %s", compactProto(t, f.msg), compactProto(t, res.Message))
+			}
+			um, sm := res.Meta, f.meta
+			if sm.FinishReason != um.FinishReason || sm.ProviderFinishReason != um.ProviderFinishReason ||
+				sm.ToolCallCount != um.ToolCallCount || sm.ResolvedModel != um.ResolvedModel {
+				t.Errorf("meta differs:\nstream %s\nunary  %s", compactProto(t, sm), compactProto(t, um))
+			}
+			if !proto.Equal(sm.Usage, um.Usage) {
+				t.Errorf("usage differs: stream %v unary %v", sm.Usage, um.Usage)
+			}
+			if !proto.Equal(sm.Extended, um.Extended) {
+				t.Errorf("extended differs:\nstream %s\nunary  %s", compactProto(t, sm.Extended), compactProto(t, um.Extended))
+			}
+			if !proto.Equal(sm.CreateTime, um.CreateTime) {
+				t.Errorf("create_time differs: %v vs %v", sm.CreateTime, um.CreateTime)
+			}
+		})
+	}
+}
+
+// FuzzStream feeds arbitrary bytes as a stream body: no panic, the stream
+// ends, EOF only after a done line, every tool call delta has an id.
+func FuzzStream(f *testing.F) {
+	for _, name := range []string{"stream_text", "stream_tools", "stream_thinking", "stream_error", "stream_cut"} {
+		f.Add(providertest.Load(f, td(name+".http")).Body)
+	}
+	f.Add([]byte(`{"done":true,"message":{"tool_calls":[{"function":{"arguments":[1,2]}},{}]}}`))
+	f.Add([]byte(`{"message":{"content":null,"thinking":{"x":1}},"eval_count":"7","done":true}`))
+	if raw, err := os.ReadFile(td("chat_tools_malformed.http")); err == nil {
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		st := fakeStream(bytes.NewReader(body))
+		seen := map[string]bool{}
+		for i := 0; ; i++ {
+			if i > len(body)*8+16 {
+				t.Fatal("stream does not end")
+			}
+			ev, err := st.Recv()
+			if err == io.EOF {
+				if !st.done {
+					t.Fatal("EOF without a done line")
+				}
+				break
+			}
+			if err != nil {
+				var pe *provider.Error
+				if !errors.As(err, &pe) {
+					t.Fatalf("error is not *provider.Error: %v", err)
+				}
+				break
+			}
+			if ev == nil {
+				t.Fatal("nil event")
+			}
+			switch ev.Kind {
+			case provider.EventToolCall:
+				if ev.ToolCall.CallID == "" || seen[ev.ToolCall.CallID] {
+					t.Fatalf("bad tool call delta %+v", ev.ToolCall)
+				}
+				seen[ev.ToolCall.CallID] = true
+			case provider.EventMeta:
+				if ev.Meta == nil {
+					t.Fatal("meta event without meta")
+				}
+			case provider.EventUsage:
+				u := ev.Usage
+				if u == nil || u.TotalTokens != u.InputTokens+u.OutputTokens || u.InputTokens < 0 || u.OutputTokens < 0 {
+					t.Fatalf("bad usage %v", u)
+				}
+			}
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -1,0 +1,180 @@
+package ollama
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
+// Wire types of Ollama's native API (ollama/ollama api/types.go). Request
+// types marshal with omitempty so that unset options take the model's
+// defaults; response types are lenient (json.RawMessage and flexInt) so
+// that one odd field never loses the rest of an answer.
+
+// chatRequest is the body of POST /api/chat.
+type chatRequest struct {
+	Model    string          `json:"model"`
+	Messages []wireMessage   `json:"messages"`
+	Tools    []wireTool      `json:"tools,omitempty"`
+	Stream   bool            `json:"stream"`
+	Format   json.RawMessage `json:"format,omitempty"`
+	Options  *wireOptions    `json:"options,omitempty"`
+	// KeepAlive is a Go duration string ("5m", "0s", "-1s").
+	KeepAlive string `json:"keep_alive,omitempty"`
+	// Think is true/false or "low"/"medium"/"high".
+	Think json.RawMessage `json:"think,omitempty"`
+}
+
+// wireMessage is api.Message.
+type wireMessage struct {
+	Role      string         `json:"role"`
+	Content   string         `json:"content"`
+	Images    []string       `json:"images,omitempty"`
+	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
+	ToolName  string         `json:"tool_name,omitempty"`
+	// ToolCallID is sent on tool messages (newer Ollama versions read it;
+	// older ones ignore unknown fields).
+	ToolCallID string `json:"tool_call_id,omitempty"`
+}
+
+// wireToolCall is api.ToolCall in requests.
+type wireToolCall struct {
+	ID       string           `json:"id,omitempty"`
+	Function wireToolCallFunc `json:"function"`
+}
+
+type wireToolCallFunc struct {
+	Index     int             `json:"index"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// wireTool is api.Tool.
+type wireTool struct {
+	Type     string       `json:"type"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// wireOptions is the subset of api.Options the gateway sets.
+type wireOptions struct {
+	Temperature      *float64 `json:"temperature,omitempty"`
+	TopP             *float64 `json:"top_p,omitempty"`
+	TopK             *int32   `json:"top_k,omitempty"`
+	NumPredict       *int32   `json:"num_predict,omitempty"`
+	Stop             []string `json:"stop,omitempty"`
+	Seed             *int64   `json:"seed,omitempty"`
+	PresencePenalty  *float64 `json:"presence_penalty,omitempty"`
+	FrequencyPenalty *float64 `json:"frequency_penalty,omitempty"`
+	NumCtx           *int32   `json:"num_ctx,omitempty"`
+	RepeatPenalty    *float64 `json:"repeat_penalty,omitempty"`
+}
+
+func (o *wireOptions) empty() bool {
+	return o.Temperature == nil && o.TopP == nil && o.TopK == nil && o.NumPredict == nil && len(o.Stop) == 0 &&
+		o.Seed == nil && o.PresencePenalty == nil && o.FrequencyPenalty == nil && o.NumCtx == nil && o.RepeatPenalty == nil
+}
+
+// embedRequest is the body of POST /api/embed.
+type embedRequest struct {
+	Model      string       `json:"model"`
+	Input      []string     `json:"input"`
+	Dimensions int32        `json:"dimensions,omitempty"`
+	KeepAlive  string       `json:"keep_alive,omitempty"`
+	Options    *wireOptions `json:"options,omitempty"`
+}
+
+// chatResponse is api.ChatResponse: the unary answer, and each line of a
+// stream.
+type chatResponse struct {
+	Model      string          `json:"model"`
+	CreatedAt  string          `json:"created_at"`
+	Message    *respMessage    `json:"message"`
+	Done       bool            `json:"done"`
+	DoneReason string          `json:"done_reason"`
+	Error      json.RawMessage `json:"error"`
+	metrics
+}
+
+// metrics is api.Metrics: durations in nanoseconds and token counts.
+type metrics struct {
+	TotalDuration      flexInt `json:"total_duration"`
+	LoadDuration       flexInt `json:"load_duration"`
+	PromptEvalCount    flexInt `json:"prompt_eval_count"`
+	PromptEvalDuration flexInt `json:"prompt_eval_duration"`
+	EvalCount          flexInt `json:"eval_count"`
+	EvalDuration       flexInt `json:"eval_duration"`
+}
+
+type respMessage struct {
+	Role string `json:"role"`
+	// Content is a string in Ollama; proxies have been seen sending an
+	// array of parts, so it is decoded by contentText.
+	Content   json.RawMessage `json:"content"`
+	Thinking  json.RawMessage `json:"thinking"`
+	ToolCalls []respToolCall  `json:"tool_calls"`
+}
+
+type respToolCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Index *int   `json:"index"`
+		Name  string `json:"name"`
+		// Arguments is an object in Ollama; some models/proxies send a
+		// JSON string holding the arguments text.
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+// embedResponse is api.EmbedResponse.
+type embedResponse struct {
+	Model      string          `json:"model"`
+	Embeddings [][]float32     `json:"embeddings"`
+	Error      json.RawMessage `json:"error"`
+	metrics
+}
+
+// errorBody is Ollama's error body: {"error":"..."}. Proxies in front of
+// Ollama sometimes send {"error":{"message":...,"type":...,"code":...}}.
+type errorBody struct {
+	Error json.RawMessage `json:"error"`
+}
+
+// flexInt is an integer that tolerates floats, numeric strings and null,
+// so that a proxy's reformatting of a count never fails the whole answer.
+// Present is false when the field was absent or null.
+type flexInt struct {
+	Value   int64
+	Present bool
+}
+
+func (f *flexInt) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*f = flexInt{}
+	if len(b) == 0 || string(b) == "null" {
+		return nil
+	}
+	s := string(b)
+	if b[0] == '"' {
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return nil // not representable: treat as absent
+		}
+		s = str
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*f = flexInt{Value: n, Present: true}
+		return nil
+	}
+	if x, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(x) && !math.IsInf(x, 0) &&
+		x > -9e18 && x < 9e18 {
+		*f = flexInt{Value: int64(x), Present: true}
+	}
+	return nil
+}
