@@ -15,6 +15,7 @@ import (
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/catalog"
+	"github.com/llmrelay/llmrelay/server/extract"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -90,6 +91,8 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		pe   *provider.Error
 		re   *requestError
 		oe   *catalog.OptionError
+		se   *extract.SyntaxError
+		ie   *extract.InputError
 	)
 	switch {
 	case errors.As(err, &re):
@@ -107,6 +110,18 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_INVALID_OPTION)
 		info.Metadata["model"], info.Metadata["option"] = oe.Model, oe.Option
 		details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: "options." + oe.Option, Description: oe.Error()}}})
+		meta = nil
+	case errors.As(err, &se):
+		code, msg = codes.InvalidArgument, se.Error()
+		info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_INVALID_REQUEST)
+		info.Metadata["offset"] = strconv.FormatInt(se.Offset, 10)
+		details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: "json",
+			Description: fmt.Sprintf("not valid JSON at byte offset %d: %s", se.Offset, se.Msg)}}})
+		meta = nil
+	case errors.As(err, &ie):
+		code, msg = codes.InvalidArgument, ie.Error()
+		info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_INVALID_REQUEST)
+		details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: ie.Field, Description: ie.Msg}}})
 		meta = nil
 	case errors.As(err, &pe):
 		m, ok := kindTable[pe.Kind]

@@ -8,6 +8,7 @@ import (
 	"github.com/llmrelay/llmrelay/server/catalog"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/anthropic"
 	"github.com/llmrelay/llmrelay/server/provider/builtin"
 	"github.com/llmrelay/llmrelay/server/provider/gemini"
 	"github.com/llmrelay/llmrelay/server/provider/ollama"
@@ -55,6 +56,18 @@ func newProvider(pc config.Provider, key string, client *http.Client) (provider.
 			opts = append(opts, gemini.WithBaseURL(pc.BaseURL))
 		}
 		return gemini.New(key, opts...)
+	case "anthropic":
+		opts := []anthropic.Option{anthropic.WithHTTPClient(client), anthropic.WithHeaders(headers(pc))}
+		if pc.BaseURL != "" {
+			opts = append(opts, anthropic.WithBaseURL(pc.BaseURL))
+		}
+		if pc.APIVersion != "" {
+			opts = append(opts, anthropic.WithVersion(pc.APIVersion))
+		}
+		if pc.DefaultMaxTokens > 0 {
+			opts = append(opts, anthropic.WithDefaultMaxTokens(int32(pc.DefaultMaxTokens)))
+		}
+		return anthropic.New(key, opts...)
 	case "ollama":
 		opts := []ollama.Option{ollama.WithHTTPClient(client), ollama.WithHeaders(headers(pc))}
 		if pc.BaseURL != "" {

@@ -20,6 +20,7 @@ import (
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/internal/config"
 	"github.com/llmrelay/llmrelay/server/catalog"
+	"github.com/llmrelay/llmrelay/server/extract"
 	"github.com/llmrelay/llmrelay/server/interceptor"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 )
@@ -79,10 +80,12 @@ func buildState(cfg *config.Config) (*state, error) {
 // register adds the gateway, health and reflection services.
 func (s *Server) register() {
 	llmrelayv1.RegisterGatewayServiceServer(s.grpc, s.gateway)
+	llmrelayv1.RegisterExtractServiceServer(s.grpc, &extractServer{inner: extract.NewService(), g: s.gateway})
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.health.SetServingStatus(llmrelayv1.GatewayService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	s.health.SetServingStatus(llmrelayv1.ExtractService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 }
 
 // GRPC exposes the grpc.Server (for in-process tests over bufconn).

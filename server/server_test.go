@@ -462,3 +462,36 @@ func TestListModelsAndHealth(t *testing.T) {
 		t.Fatalf("health = %v, %v", h, err)
 	}
 }
+
+func TestExtractOverGRPC(t *testing.T) {
+	t.Parallel()
+	_, conn := defaultClient(t)
+	c := llmrelayv1.NewExtractServiceClient(conn)
+	ctx := context.Background()
+	payload, err := structpb.NewValue(map[string]any{"content": []any{
+		"Processing your request",
+		map[string]any{"name": "search", "input": map[string]any{"q": "test"}},
+		map[string]any{"type": "tool_result", "content": "Found results"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Extract(ctx, &llmrelayv1.ExtractRequest{Payload: &llmrelayv1.ExtractRequest_Value{Value: payload}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.GetTexts()) != 1 || resp.GetTexts()[0].GetText() != "Processing your request" ||
+		len(resp.GetToolUses()) != 1 || resp.GetToolUses()[0].GetName() != "search" ||
+		len(resp.GetToolResults()) != 1 || resp.GetToolResults()[0].GetContent().GetStringValue() != "Found results" {
+		t.Errorf("extract = %v", resp)
+	}
+	_, err = c.Extract(ctx, &llmrelayv1.ExtractRequest{Payload: &llmrelayv1.ExtractRequest_Json{Json: `{"content": [}`}})
+	st, info, br := statusDetails(t, err)
+	if st.Code() != codes.InvalidArgument || info.GetMetadata()["offset"] != "13" || br.GetFieldViolations()[0].GetField() != "json" {
+		t.Errorf("syntax error = %v %v %v", st, info, br)
+	}
+	_, err = c.Extract(ctx, &llmrelayv1.ExtractRequest{})
+	if st, _, br := statusDetails(t, err); st.Code() != codes.InvalidArgument || br == nil {
+		t.Errorf("missing payload = %v", st)
+	}
+}

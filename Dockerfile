@@ -1,0 +1,16 @@
+# Multi-stage build: a static binary in a distroless, non-root image.
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/llmrelay ./cmd/llmrelay
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/llmrelay /llmrelay
+USER nonroot:nonroot
+ENV LLMRELAY_LISTEN=0.0.0.0:50051
+EXPOSE 50051
+HEALTHCHECK --interval=10s --timeout=3s --retries=3 CMD ["/llmrelay", "health", "-addr", "127.0.0.1:50051"]
+ENTRYPOINT ["/llmrelay"]
+CMD ["serve"]

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# End to end: build the binary, start it on the embedded default, call it
+# with grpcurl (reflection, health, Chat, StreamTools, Embed, errors), then
+# SIGTERM it and check that it drains and exits cleanly.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+addr=127.0.0.1:${E2E_PORT:-50071}
+bin=$(mktemp -d)/llmrelay
+go build -o "$bin" ./cmd/llmrelay
+log=$(mktemp)
+LLMRELAY_LISTEN=$addr "$bin" serve >"$log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null || true; cat "$log"' ERR
+for _ in $(seq 50); do "$bin" health -addr "$addr" 2>/dev/null && break; sleep 0.1; done
+"$bin" health -addr "$addr"
+
+fail() { echo "e2e: $*" >&2; exit 1; }
+out=$(grpcurl -plaintext "$addr" list)
+grep -q '^llmrelay.v1.GatewayService$' <<<"$out" || fail "service not listed: $out"
+grpcurl -plaintext "$addr" describe llmrelay.v1.GatewayService.StreamTools >/dev/null
+out=$(grpcurl -plaintext "$addr" grpc.health.v1.Health/Check)
+grep -q SERVING <<<"$out" || fail "health: $out"
+
+out=$(grpcurl -plaintext -d '{"model":"builtin/echo","messages":[{"role":"ROLE_USER","parts":[{"text":"hello"}]}]}' "$addr" llmrelay.v1.GatewayService/Chat)
+grep -q '"text": "You said: hello"' <<<"$out" || fail "chat: $out"
+grep -q '"requestId"' <<<"$out" || fail "chat meta: $out"
+
+out=$(grpcurl -plaintext -d '{"model":"builtin/echo","messages":[{"role":"ROLE_USER","parts":[{"text":"Paris"}]}],
+  "tools":[{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},
+           {"name":"get_time","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]}' \
+  "$addr" llmrelay.v1.GatewayService/StreamTools)
+[ "$(grep -c '"toolCallDelta"' <<<"$out")" -eq 4 ] || fail "stream tools deltas: $out"
+[ "$(grep -c '"callId"' <<<"$out")" -ge 6 ] || fail "call ids missing: $out"
+grep -q 'FINISH_REASON_TOOL_CALLS' <<<"$out" || fail "stream tools finish: $out"
+
+out=$(grpcurl -plaintext -d '{"model":"builtin/embed","inputs":["a","b"]}' "$addr" llmrelay.v1.GatewayService/Embed)
+grep -q '"embeddingsCount": 2' <<<"$out" || fail "embed: $out"
+
+out=$(grpcurl -plaintext -d '{"model":"nope","messages":[{"role":"ROLE_USER","parts":[{"text":"x"}]}]}' "$addr" llmrelay.v1.GatewayService/Chat 2>&1 || true)
+grep -q 'Code: NotFound' <<<"$out" || fail "unknown model: $out"
+out=$(grpcurl -plaintext -d '{"model":"builtin/echo"}' "$addr" llmrelay.v1.GatewayService/Chat 2>&1 || true)
+grep -q 'Code: InvalidArgument' <<<"$out" && grep -q '"field": "messages"' <<<"$out" || fail "empty messages: $out"
+
+out=$(grpcurl -plaintext -d '{"value":{"toolUse":{"name":"search","input":{"query":"test"}}}}' "$addr" llmrelay.v1.ExtractService/Extract)
+grep -q '"name": "search"' <<<"$out" || fail "extract: $out"
+out=$(grpcurl -plaintext -d '{"json":"{\"content\": [}"}' "$addr" llmrelay.v1.ExtractService/Extract 2>&1 || true)
+grep -q 'Code: InvalidArgument' <<<"$out" || fail "extract syntax error: $out"
+
+kill -TERM $pid
+for _ in $(seq 100); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+if kill -0 $pid 2>/dev/null; then fail "server still running 10s after SIGTERM"; fi
+wait $pid || fail "server exited with $?"
+grep -q 'msg=stopped' "$log" || fail "no clean stop in log"
+trap - ERR
+echo "e2e ok"

@@ -1,0 +1,285 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+const geminiKey = "AIzaSyTEST-e2e-secret-key-0123456789"
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startWith runs a server from YAML (with {{URL}} replaced) and returns a
+// client and the server's log.
+func startWith(t *testing.T, yaml, url string) (llmrelayv1.GatewayServiceClient, *syncBuffer) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(strings.ReplaceAll(yaml, "{{URL}}", url)), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	srv, err := server.New(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis := bufconn.Listen(1 << 20)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, []net.Listener{lis}) }()
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(); cancel(); <-done })
+	return llmrelayv1.NewGatewayServiceClient(conn), logs
+}
+
+const geminiYAML = `
+defaults:
+  retry: {max_attempts: 3, base_delay: 1ms, max_delay: 5ms}
+providers:
+  - name: google
+    type: gemini
+    base_url: {{URL}}
+    api_key: ` + geminiKey + `
+models:
+  - name: flash
+    provider: google
+    upstream_model: gemini-2.5-flash
+    capabilities:
+      chat: {format: gemini}
+      tools: {format: gemini}
+`
+
+func rec(t *testing.T, name string) providertest.Recording {
+	t.Helper()
+	return providertest.Load(t, "provider/gemini/testdata/"+name+".http")
+}
+
+func chatReq() *llmrelayv1.ChatRequest {
+	return &llmrelayv1.ChatRequest{Model: "flash", Messages: []*llmrelayv1.Message{user("What is the capital of France?")}}
+}
+
+func TestE2ERetryThenSuccess(t *testing.T) {
+	t.Parallel()
+	up := providertest.Replay(t, rec(t, "error_503"), rec(t, "error_500"), rec(t, "plain"))
+	c, logs := startWith(t, geminiYAML, up.URL)
+	resp, err := c.Chat(context.Background(), chatReq())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := resp.GetMeta()
+	if m.GetAttempts() != 3 || len(m.GetRetryReasons()) != 2 || m.GetRetryReasons()[0].GetReason() != "http_503" || m.GetRetryReasons()[1].GetReason() != "http_500" {
+		t.Fatalf("attempts %d reasons %v", m.GetAttempts(), m.GetRetryReasons())
+	}
+	if got := resp.GetMessage().GetParts()[0].GetText(); got != "The capital of France is Paris." {
+		t.Errorf("text = %q", got)
+	}
+	if m.GetProvider() != "google" || m.GetResolvedModel() != "gemini-2.5-flash" || m.GetResponseId() == "" ||
+		m.GetUsage().GetReasoningTokens() != 27 || m.GetUsage().GetOutputTokens() != 34 || m.GetFormat() != "gemini" {
+		t.Errorf("meta = %v", m)
+	}
+	// Raw data is the last attempt's exact bytes, redacted.
+	raw := m.GetRaw()
+	if raw.GetResponseStatus() != 200 || !bytes.Contains(raw.GetResponse(), []byte(`"responseId": "b2TuaPLfEsmd1MkP_ZKv0QQ"`)) ||
+		!bytes.Contains(raw.GetRequest(), []byte(`"contents"`)) || raw.GetRequestHeaders()["x-goog-api-key"] != "[REDACTED]" {
+		t.Errorf("raw = %v", raw)
+	}
+	if len(up.Requests()) != 3 {
+		t.Errorf("upstream saw %d requests", len(up.Requests()))
+	}
+	assertNoSecret(t, protojson.Format(resp), logs.String())
+}
+
+func assertNoSecret(t *testing.T, texts ...string) {
+	t.Helper()
+	for _, s := range texts {
+		if strings.Contains(s, geminiKey) {
+			t.Fatalf("the API key leaked: %s", s)
+		}
+	}
+}
+
+func TestE2EErrorsCarryDetails(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		rec    string
+		code   codes.Code
+		reason string
+		tries  int
+	}{
+		{"error_400", codes.InvalidArgument, "INVALID_REQUEST", 1},
+		{"error_401", codes.Unauthenticated, "UPSTREAM_UNAUTHENTICATED", 1},
+		{"error_403", codes.PermissionDenied, "UPSTREAM_PERMISSION_DENIED", 1},
+		{"error_404", codes.NotFound, "MODEL_NOT_FOUND", 1},
+		{"error_context_length", codes.InvalidArgument, "CONTEXT_LENGTH_EXCEEDED", 1},
+		{"error_503", codes.Unavailable, "UPSTREAM_UNAVAILABLE", 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.rec, func(t *testing.T) {
+			t.Parallel()
+			up := providertest.Replay(t, rec(t, tc.rec))
+			c, logs := startWith(t, geminiYAML, up.URL)
+			_, err := c.Chat(context.Background(), chatReq())
+			st, info, _ := statusDetails(t, err)
+			if st.Code() != tc.code || info.GetReason() != tc.reason {
+				t.Fatalf("got %v %s: %s", st.Code(), info.GetReason(), st.Message())
+			}
+			if info.GetMetadata()["provider"] != "google" || info.GetMetadata()["model"] != "flash" || info.GetMetadata()["upstreamStatus"] == "" {
+				t.Errorf("ErrorInfo metadata = %v", info.GetMetadata())
+			}
+			var failed *llmrelayv1.FailedCallMeta
+			for _, d := range st.Details() {
+				if f, ok := d.(*llmrelayv1.FailedCallMeta); ok {
+					failed = f
+				}
+			}
+			if failed == nil || failed.GetMeta().GetAttempts() != int32(tc.tries) || len(failed.GetMeta().GetRetryReasons()) != tc.tries {
+				t.Errorf("FailedCallMeta = %v, want %d attempts", failed, tc.tries)
+			}
+			if len(up.Requests()) != tc.tries {
+				t.Errorf("upstream saw %d requests, want %d", len(up.Requests()), tc.tries)
+			}
+			assertNoSecret(t, st.Message(), protojson.Format(st.Proto()), logs.String())
+		})
+	}
+}
+
+// TestE2ERetryAfterBeyondDeadline: the provider asks for ~34s, the caller
+// allows 2s: fail fast with ResourceExhausted and RetryInfo.
+func TestE2ERetryAfterBeyondDeadline(t *testing.T) {
+	t.Parallel()
+	up := providertest.Replay(t, rec(t, "error_429"), rec(t, "plain"))
+	c, _ := startWith(t, geminiYAML, up.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := c.Chat(ctx, chatReq())
+	st, info, _ := statusDetails(t, err)
+	if st.Code() != codes.ResourceExhausted || info.GetReason() != "UPSTREAM_RATE_LIMITED" {
+		t.Fatalf("got %v %s: %s", st.Code(), info.GetReason(), st.Message())
+	}
+	var ri *errdetails.RetryInfo
+	for _, d := range st.Details() {
+		if r, ok := d.(*errdetails.RetryInfo); ok {
+			ri = r
+		}
+	}
+	if ri == nil || ri.GetRetryDelay().AsDuration() < 30*time.Second {
+		t.Errorf("RetryInfo = %v, want the provider's ~34s", ri)
+	}
+	if time.Since(start) > 1500*time.Millisecond || ctx.Err() != nil {
+		t.Errorf("did not fail fast: %v", time.Since(start))
+	}
+	if len(up.Requests()) != 1 {
+		t.Errorf("upstream saw %d requests, want 1", len(up.Requests()))
+	}
+}
+
+// TestE2ECancelReachesUpstream: a client that goes away mid-stream closes
+// the upstream request.
+func TestE2ECancelReachesUpstream(t *testing.T) {
+	t.Parallel()
+	closed := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Read the body: Go's HTTP/1 server notices a closed connection only
+		// once the request body is consumed.
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"candidates": [{"content": {"parts": [{"text": "Once"}],"role": "model"},"index": 0}],"responseId": "r1","modelVersion": "gemini-2.5-flash"}`+"\r\n\r\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			close(closed)
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer up.Close()
+	c, _ := startWith(t, geminiYAML, up.URL)
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := c.StreamChat(ctx, &llmrelayv1.StreamChatRequest{Model: "flash", Messages: []*llmrelayv1.Message{user("story")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // start, first text delta
+		if _, err := s.Recv(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cancel()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("upstream request still open after the client cancelled")
+	}
+	if _, err := s.Recv(); status.Code(err) != codes.Canceled {
+		t.Errorf("after cancel: %v", err)
+	}
+}
+
+// TestE2EDeadlineReachesUpstream: the gRPC deadline bounds the provider call.
+func TestE2EDeadlineReachesUpstream(t *testing.T) {
+	t.Parallel()
+	gone := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		select { // hang past the deadline
+		case <-r.Context().Done():
+			close(gone)
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer up.Close()
+	c, _ := startWith(t, geminiYAML, up.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := c.Chat(ctx, chatReq())
+	if status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("err = %v, want DeadlineExceeded", err)
+	}
+	select {
+	case <-gone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("upstream request still open after the deadline")
+	}
+}

@@ -1,0 +1,94 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// httpError builds the *provider.Error for a non-2xx response: status,
+// retry-after and request-id from the head, then type and message from the
+// body {"type":"error","error":{"type","message"},"request_id"}.
+func httpError(resp *http.Response) *provider.Error {
+	e := provider.NewHTTPError(providerName, resp, requestIDHeader)
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodySize))
+	if err != nil {
+		// The status is known; keep it and record why the body is missing.
+		e.Err = err
+		return e
+	}
+	var body errorBody
+	if json.Unmarshal(raw, &body) != nil || body.Error == nil {
+		return e
+	}
+	fillFromBody(e, body.Error, body.RequestID)
+	// Status decides the kind; the body only refines what a status cannot
+	// tell (context length, content filtering).
+	refineKind(e)
+	return e
+}
+
+// fillFromBody copies the provider's error details into e.
+func fillFromBody(e *provider.Error, d *wireErrorDetail, requestID string) {
+	e.Code = d.Type
+	if msg := strings.TrimSpace(d.Message); msg != "" {
+		e.Message = msg
+	}
+	if e.RequestID == "" {
+		e.RequestID = requestID
+	}
+}
+
+// refineKind recognizes failures a status code cannot tell apart.
+func refineKind(e *provider.Error) {
+	msg := strings.ToLower(e.Message)
+	switch {
+	case strings.Contains(msg, "prompt is too long"),
+		strings.Contains(msg, "exceed context limit"),
+		strings.Contains(msg, "context window"):
+		e.Kind = provider.KindContextLength
+	case strings.Contains(msg, "content filtering policy"):
+		e.Kind = provider.KindContentFilter
+	}
+}
+
+// kindForErrorType classifies an error by its type alone, for error events
+// inside a 200 stream (there is no status to go by).
+func kindForErrorType(t string) provider.Kind {
+	switch t {
+	case "invalid_request_error", "request_too_large":
+		return provider.KindInvalidRequest
+	case "authentication_error":
+		return provider.KindUnauthenticated
+	case "permission_error", "billing_error":
+		return provider.KindPermissionDenied
+	case "not_found_error":
+		return provider.KindNotFound
+	case "rate_limit_error":
+		return provider.KindRateLimited
+	case "timeout_error":
+		return provider.KindTimeout
+	case "overloaded_error", "api_error":
+		return provider.KindUnavailable
+	default:
+		// An error the provider reported mid-answer: treat as transient.
+		return provider.KindUnavailable
+	}
+}
+
+// eventError is the *provider.Error for an `error` event in a stream (or an
+// error body in a 200 response).
+func eventError(d *wireErrorDetail, requestID string, h http.Header) *provider.Error {
+	e := &provider.Error{Provider: providerName, RequestID: h.Get(requestIDHeader)}
+	if d == nil {
+		d = &wireErrorDetail{}
+	}
+	e.Kind = kindForErrorType(d.Type)
+	e.Message = "error event without a message"
+	fillFromBody(e, d, requestID)
+	refineKind(e)
+	return e
+}

@@ -1,0 +1,261 @@
+// Package anthropic is the provider adapter for the Anthropic Messages API
+// (POST /v1/messages), unary and streamed. It speaks the wire format with
+// net/http and encoding/json only.
+//
+// Keys this adapter sets in ResponseMeta.extended:
+//   - stop_sequence: the stop sequence that ended the answer.
+//   - service_tier: usage.service_tier.
+//   - thinking_blocks, redacted_thinking_blocks: how many thinking blocks the
+//     answer had (their text is not returned).
+//   - ratelimit_input_tokens_limit / _remaining / _reset and
+//     ratelimit_output_tokens_limit / _remaining / _reset: the
+//     anthropic-ratelimit-input-tokens-* and -output-tokens-* headers
+//     (limits as numbers, resets as RFC 3339 strings).
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+const (
+	providerName = "anthropic"
+	// DefaultBaseURL is Anthropic's public API.
+	DefaultBaseURL = "https://api.anthropic.com"
+	// DefaultVersion is the anthropic-version header sent.
+	DefaultVersion = "2023-06-01"
+	// DefaultMaxTokens is max_tokens when the request sets none (the API
+	// requires it).
+	DefaultMaxTokens = 4096
+
+	requestIDHeader = "Request-Id"
+	// maxBodySize caps a unary response body; maxErrorBodySize an error
+	// body.
+	maxBodySize      = 32 << 20
+	maxErrorBodySize = 64 << 10
+)
+
+var (
+	_ provider.Provider = (*Provider)(nil)
+	_ provider.Embedder = (*Provider)(nil)
+)
+
+// Provider calls the Anthropic Messages API.
+type Provider struct {
+	apiKey           string
+	baseURL          string
+	version          string
+	defaultMaxTokens int32
+	client           *http.Client
+	headers          http.Header
+}
+
+// Option configures a Provider.
+type Option func(*Provider) error
+
+// WithBaseURL sets the API base URL (default https://api.anthropic.com);
+// requests go to {base}/v1/messages.
+func WithBaseURL(base string) Option {
+	return func(p *Provider) error {
+		u, err := url.Parse(base)
+		if err != nil {
+			return fmt.Errorf("anthropic: invalid base URL: %w", err)
+		}
+		if u.Scheme != "http" && u.Scheme != "https" {
+			return fmt.Errorf("anthropic: base URL %q: scheme must be http or https", base)
+		}
+		if u.Host == "" {
+			return fmt.Errorf("anthropic: base URL %q has no host", base)
+		}
+		if u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("anthropic: base URL %q must not have a query or fragment", base)
+		}
+		p.baseURL = strings.TrimRight(u.String(), "/")
+		return nil
+	}
+}
+
+// WithHTTPClient sets the HTTP client (default http.DefaultClient). It is
+// shared by all requests.
+func WithHTTPClient(c *http.Client) Option {
+	return func(p *Provider) error {
+		if c == nil {
+			return errors.New("anthropic: nil http client")
+		}
+		p.client = c
+		return nil
+	}
+}
+
+// WithHeaders adds headers to every request. They cannot replace the
+// authentication, version or content-type headers; anthropic-beta values
+// are combined with the request's betas.
+func WithHeaders(h http.Header) Option {
+	return func(p *Provider) error {
+		for k, vs := range h {
+			p.headers[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+		}
+		return nil
+	}
+}
+
+// WithVersion sets the anthropic-version header (default 2023-06-01).
+func WithVersion(v string) Option {
+	return func(p *Provider) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("anthropic: empty version")
+		}
+		p.version = v
+		return nil
+	}
+}
+
+// WithDefaultMaxTokens sets max_tokens for requests that set none (default
+// 4096).
+func WithDefaultMaxTokens(n int32) Option {
+	return func(p *Provider) error {
+		if n <= 0 {
+			return fmt.Errorf("anthropic: default max tokens must be positive, got %d", n)
+		}
+		p.defaultMaxTokens = n
+		return nil
+	}
+}
+
+// New returns a Provider using apiKey for the x-api-key header.
+func New(apiKey string, opts ...Option) (*Provider, error) {
+	if apiKey == "" {
+		return nil, errors.New("anthropic: empty API key")
+	}
+	p := &Provider{
+		apiKey:           apiKey,
+		baseURL:          DefaultBaseURL,
+		version:          DefaultVersion,
+		defaultMaxTokens: DefaultMaxTokens,
+		client:           http.DefaultClient,
+		headers:          http.Header{},
+	}
+	for _, o := range opts {
+		if err := o(p); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// Generate calls POST /v1/messages.
+func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provider.Result, error) {
+	body, betas, warnings, err := p.buildRequest(req, false)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.do(ctx, body, betas, false)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBodySize+1))
+	if err != nil {
+		return nil, provider.TransportError(providerName, err)
+	}
+	if len(raw) > maxBodySize {
+		return nil, provider.BadResponse(providerName, "response body larger than %d bytes", maxBodySize)
+	}
+	res, err := parseResponse(raw, resp.Header)
+	if err != nil {
+		return nil, err
+	}
+	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
+	return res, nil
+}
+
+// Stream calls POST /v1/messages with "stream": true.
+func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
+	body, betas, warnings, err := p.buildRequest(req, true)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.do(ctx, body, betas, true)
+	if err != nil {
+		return nil, err
+	}
+	return newStream(resp, warnings), nil
+}
+
+// Embed always fails: Anthropic has no embeddings API.
+func (p *Provider) Embed(context.Context, *provider.EmbedRequest) (*provider.Result, error) {
+	return nil, &provider.Error{
+		Provider: providerName,
+		Kind:     provider.KindUnsupported,
+		Message:  "anthropic has no embeddings API; use a model with an embeddings capability from another provider",
+	}
+}
+
+// do sends the request and returns the response of a 2xx status; any other
+// status is read and returned as an *provider.Error.
+func (p *Provider) do(ctx context.Context, body []byte, betas []string, stream bool) (*http.Response, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.baseURL+"/v1/messages", bytes.NewReader(body))
+	if err != nil {
+		return nil, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Message: "build request: " + err.Error(), Err: err}
+	}
+	for k, vs := range p.headers {
+		hreq.Header[k] = append([]string(nil), vs...)
+	}
+	if len(betas) > 0 {
+		all := append(splitBetas(hreq.Header.Values("Anthropic-Beta")), betas...)
+		hreq.Header.Set("Anthropic-Beta", strings.Join(dedupe(all), ","))
+	}
+	hreq.Header.Set("X-Api-Key", p.apiKey)
+	hreq.Header.Set("Anthropic-Version", p.version)
+	hreq.Header.Set("Content-Type", "application/json")
+	if stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+	} else {
+		hreq.Header.Set("Accept", "application/json")
+	}
+	resp, err := p.client.Do(hreq)
+	if err != nil {
+		return nil, provider.TransportError(providerName, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		return nil, httpError(resp)
+	}
+	return resp, nil
+}
+
+func splitBetas(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		for _, b := range strings.Split(v, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
+func dedupe(in []string) []string {
+	seen := make(map[string]bool, len(in))
+	out := in[:0:0]
+	for _, s := range in {
+		if s = strings.TrimSpace(s); s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// newMeta is an empty ResponseMeta for a result.
+func newMeta() *llmrelayv1.ResponseMeta { return &llmrelayv1.ResponseMeta{} }

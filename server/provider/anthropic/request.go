@@ -1,0 +1,426 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// invalid is the error for a request this adapter cannot express.
+func invalid(param, format string, args ...any) *provider.Error {
+	return &provider.Error{
+		Provider: providerName,
+		Kind:     provider.KindInvalidRequest,
+		Param:    param,
+		Message:  fmt.Sprintf(format, args...),
+	}
+}
+
+// buildRequest turns a normalized request into the JSON body, the
+// anthropic-beta values to send, and warnings about what was adapted.
+func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []string, []string, error) {
+	if req == nil {
+		return nil, nil, nil, invalid("", "nil request")
+	}
+	if req.Model == "" {
+		return nil, nil, nil, invalid("model", "model is required")
+	}
+	opts := req.Options
+	if opts == nil {
+		opts = &llmrelayv1.GenerationOptions{}
+	}
+	w := &messagesRequest{Model: req.Model, MaxTokens: p.defaultMaxTokens, Stream: stream}
+	var warnings []string
+
+	system, msgs, warns, err := convertMessages(req.Messages)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	warnings = append(warnings, warns...)
+	w.System = system
+	w.Messages = msgs
+
+	if err := applyOptions(w, opts); err != nil {
+		return nil, nil, nil, err
+	}
+	if len(req.Tools) > 0 {
+		tools, err := convertTools(req.Tools)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		w.Tools = tools
+		w.ToolChoice, err = convertToolChoice(opts)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+	} else if tc := opts.GetToolChoice(); tc.GetFunctionName() != "" || tc.GetMode() == llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED {
+		return nil, nil, nil, invalid("tool_choice", "tool_choice requires tools, and the request has none")
+	}
+
+	var betas []string
+	if po := req.ProviderOptions; po != nil {
+		if a := po.GetAnthropic(); a != nil {
+			if a.ThinkingBudgetTokens != nil {
+				w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: a.GetThinkingBudgetTokens()}
+			}
+			if a.GetUserId() != "" {
+				w.Metadata = &wireMetadata{UserID: a.GetUserId()}
+			}
+			betas = splitBetas(a.GetBetas())
+		}
+	}
+
+	body, err := json.Marshal(w)
+	if err != nil {
+		return nil, nil, nil, invalid("", "encode request: %v", err)
+	}
+	if extra := req.ProviderOptions.GetExtraBody(); len(extra.GetFields()) > 0 {
+		if body, err = mergeExtraBody(body, extra.GetFields()); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return body, betas, warnings, nil
+}
+
+// applyOptions maps the generation options. Options Anthropic has no
+// equivalent for are an error rather than silently dropped (the server
+// removes them first when the caller asked for ignore_invalid_options).
+func applyOptions(w *messagesRequest, o *llmrelayv1.GenerationOptions) error {
+	if o.MaxTokens != nil {
+		if o.GetMaxTokens() <= 0 {
+			return invalid("max_tokens", "max_tokens must be positive, got %d", o.GetMaxTokens())
+		}
+		w.MaxTokens = o.GetMaxTokens()
+	}
+	w.Temperature = o.Temperature
+	w.TopP = o.TopP
+	w.TopK = o.TopK
+	w.StopSequences = o.GetStop()
+	switch {
+	case o.Seed != nil:
+		return invalid("seed", "anthropic does not support seed")
+	case o.PresencePenalty != nil:
+		return invalid("presence_penalty", "anthropic does not support presence_penalty")
+	case o.FrequencyPenalty != nil:
+		return invalid("frequency_penalty", "anthropic does not support frequency_penalty")
+	}
+	switch o.GetReasoningEffort() {
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED, llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
+	default:
+		return invalid("reasoning_effort", "anthropic has no reasoning_effort; set provider_options.anthropic.thinking_budget_tokens instead")
+	}
+	switch t := o.GetResponseFormat().GetType(); t {
+	case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_UNSPECIFIED, llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_TEXT:
+	default:
+		return invalid("response_format", "anthropic does not support response_format %s (no JSON mode in the Messages API); describe the JSON in the prompt or use a tool", t)
+	}
+	return nil
+}
+
+// convertMessages splits system messages out into `system` and converts the
+// rest, merging consecutive messages of the same Anthropic role.
+func convertMessages(in []*llmrelayv1.Message) (any, []wireMessage, []string, error) {
+	var (
+		systemBlocks []contentBlockParam
+		out          []wireMessage
+		warnings     []string
+	)
+	for i, m := range in {
+		if m == nil {
+			return nil, nil, nil, invalid(fmt.Sprintf("messages[%d]", i), "message is null")
+		}
+		if m.GetName() != "" {
+			warnings = append(warnings, fmt.Sprintf("messages[%d]: name %q not sent (anthropic has no message names)", i, m.GetName()))
+		}
+		var role string
+		switch m.GetRole() {
+		case llmrelayv1.Role_ROLE_SYSTEM:
+			for j, part := range m.GetParts() {
+				t, ok := part.GetKind().(*llmrelayv1.Part_Text)
+				if !ok {
+					return nil, nil, nil, invalid(fmt.Sprintf("messages[%d].parts[%d]", i, j), "system messages may only hold text")
+				}
+				if t.Text != "" {
+					systemBlocks = append(systemBlocks, contentBlockParam{Type: "text", Text: t.Text})
+				}
+			}
+			continue
+		case llmrelayv1.Role_ROLE_USER, llmrelayv1.Role_ROLE_TOOL:
+			role = "user"
+		case llmrelayv1.Role_ROLE_ASSISTANT:
+			role = "assistant"
+		default:
+			return nil, nil, nil, invalid(fmt.Sprintf("messages[%d].role", i), "unsupported role %s", m.GetRole())
+		}
+		blocks, warns, err := convertParts(i, m)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		warnings = append(warnings, warns...)
+		if len(blocks) == 0 {
+			warnings = append(warnings, fmt.Sprintf("messages[%d]: empty message not sent", i))
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			out[n-1].Content = append(out[n-1].Content, blocks...)
+			continue
+		}
+		out = append(out, wireMessage{Role: role, Content: blocks})
+	}
+	if len(out) == 0 {
+		return nil, nil, nil, invalid("messages", "the request needs at least one user or assistant message")
+	}
+	// Anthropic requires tool_result blocks first in a user turn; merging a
+	// user message before a tool message could have put text first.
+	for i := range out {
+		if out[i].Role == "user" {
+			slices.SortStableFunc(out[i].Content, func(a, b contentBlockParam) int {
+				return boolRank(a.Type != "tool_result") - boolRank(b.Type != "tool_result")
+			})
+		}
+	}
+	var system any
+	switch len(systemBlocks) {
+	case 0:
+	case 1:
+		system = systemBlocks[0].Text
+	default:
+		system = systemBlocks
+	}
+	return system, out, warnings, nil
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// convertParts converts one user, assistant or tool message's parts.
+func convertParts(i int, m *llmrelayv1.Message) ([]contentBlockParam, []string, error) {
+	var (
+		blocks   []contentBlockParam
+		warnings []string
+	)
+	for j, part := range m.GetParts() {
+		param := fmt.Sprintf("messages[%d].parts[%d]", i, j)
+		switch k := part.GetKind().(type) {
+		case *llmrelayv1.Part_Text:
+			if k.Text != "" {
+				blocks = append(blocks, contentBlockParam{Type: "text", Text: k.Text})
+			}
+		case *llmrelayv1.Part_Refusal:
+			// A refusal in the history is what the assistant said.
+			if k.Refusal != "" {
+				blocks = append(blocks, contentBlockParam{Type: "text", Text: k.Refusal})
+			}
+		case *llmrelayv1.Part_Image:
+			b, err := convertImage(param, k.Image)
+			if err != nil {
+				return nil, nil, err
+			}
+			blocks = append(blocks, b)
+		case *llmrelayv1.Part_ToolCall:
+			if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
+				return nil, nil, invalid(param, "tool calls belong in assistant messages")
+			}
+			tc := k.ToolCall
+			if tc.GetCallId() == "" || tc.GetName() == "" {
+				return nil, nil, invalid(param, "tool call needs a call_id and a name")
+			}
+			input, ok := toolInput(tc.GetArguments())
+			if !ok {
+				warnings = append(warnings, fmt.Sprintf("%s: tool call %s arguments are not a JSON object; sent input {}", param, tc.GetCallId()))
+			}
+			blocks = append(blocks, contentBlockParam{Type: "tool_use", ID: tc.GetCallId(), Name: tc.GetName(), Input: input})
+		case *llmrelayv1.Part_ToolResult:
+			tr := k.ToolResult
+			if tr.GetCallId() == "" {
+				return nil, nil, invalid(param, "tool result needs the call_id of its tool call")
+			}
+			b := contentBlockParam{Type: "tool_result", ToolUseID: tr.GetCallId(), IsError: tr.GetIsError()}
+			if tr.GetContent() != "" {
+				c := tr.GetContent()
+				b.Content = &c
+			}
+			blocks = append(blocks, b)
+		case nil:
+			return nil, nil, invalid(param, "empty part")
+		default:
+			return nil, nil, invalid(param, "unsupported part type %T", k)
+		}
+	}
+	return blocks, warnings, nil
+}
+
+// toolInput is the tool_use `input` for stored arguments: the arguments
+// JSON object compacted (key order kept), `{}` when they are empty, and `{}`
+// with ok=false when they are not a JSON object (the API accepts only an
+// object; the caller's history still holds the original text).
+func toolInput(args string) (json.RawMessage, bool) {
+	if strings.TrimSpace(args) == "" {
+		return json.RawMessage("{}"), true
+	}
+	if !isJSONObject(args) {
+		return json.RawMessage("{}"), false
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(args)); err != nil {
+		return json.RawMessage("{}"), false
+	}
+	return buf.Bytes(), true
+}
+
+// isJSONObject reports whether s is valid JSON whose value is an object.
+func isJSONObject(s string) bool {
+	t := strings.TrimLeft(s, " \t\r\n")
+	return strings.HasPrefix(t, "{") && json.Valid([]byte(s))
+}
+
+func convertImage(param string, img *llmrelayv1.Image) (contentBlockParam, error) {
+	if img == nil {
+		return contentBlockParam{}, invalid(param, "empty image")
+	}
+	switch src := img.GetSource().(type) {
+	case *llmrelayv1.Image_Data:
+		if img.GetMimeType() == "" {
+			return contentBlockParam{}, invalid(param+".image.mime_type", "mime_type is required with inline image data")
+		}
+		if len(src.Data) == 0 {
+			return contentBlockParam{}, invalid(param+".image.data", "image data is empty")
+		}
+		return contentBlockParam{Type: "image", Source: &imageSource{
+			Type: "base64", MediaType: img.GetMimeType(), Data: base64.StdEncoding.EncodeToString(src.Data),
+		}}, nil
+	case *llmrelayv1.Image_Url:
+		u := src.Url
+		lower := strings.ToLower(u)
+		switch {
+		case strings.HasPrefix(lower, "data:"):
+			mediaType, data, err := parseDataURL(u)
+			if err != nil {
+				return contentBlockParam{}, invalid(param+".image.url", "%v", err)
+			}
+			return contentBlockParam{Type: "image", Source: &imageSource{Type: "base64", MediaType: mediaType, Data: data}}, nil
+		case strings.HasPrefix(lower, "https://"), strings.HasPrefix(lower, "http://"):
+			return contentBlockParam{Type: "image", Source: &imageSource{Type: "url", URL: u}}, nil
+		default:
+			return contentBlockParam{}, invalid(param+".image.url", "image URL must be http(s) or a data: URL")
+		}
+	default:
+		return contentBlockParam{}, invalid(param, "image has neither url nor data")
+	}
+}
+
+// parseDataURL splits data:<media type>;base64,<data>. Anthropic takes
+// base64 only.
+func parseDataURL(u string) (mediaType, data string, err error) {
+	head, payload, ok := strings.Cut(u[len("data:"):], ",")
+	if !ok {
+		return "", "", fmt.Errorf("malformed data: URL (no comma)")
+	}
+	params := strings.Split(head, ";")
+	mediaType = strings.TrimSpace(params[0])
+	isBase64 := false
+	for _, p := range params[1:] {
+		if strings.EqualFold(strings.TrimSpace(p), "base64") {
+			isBase64 = true
+		}
+	}
+	if !isBase64 {
+		return "", "", fmt.Errorf("data: URL must be base64-encoded")
+	}
+	if mediaType == "" {
+		return "", "", fmt.Errorf("data: URL has no media type")
+	}
+	if payload == "" {
+		return "", "", fmt.Errorf("data: URL has no data")
+	}
+	return mediaType, payload, nil
+}
+
+func convertTools(in []*llmrelayv1.Tool) ([]wireTool, error) {
+	out := make([]wireTool, 0, len(in))
+	for i, t := range in {
+		if t.GetName() == "" {
+			return nil, invalid(fmt.Sprintf("tools[%d].name", i), "tool name is required")
+		}
+		schema := json.RawMessage(`{"type":"object"}`)
+		if t.GetParameters() != nil {
+			raw, err := protojson.Marshal(t.GetParameters())
+			if err != nil {
+				return nil, invalid(fmt.Sprintf("tools[%d].parameters", i), "encode schema: %v", err)
+			}
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, raw); err != nil {
+				return nil, invalid(fmt.Sprintf("tools[%d].parameters", i), "encode schema: %v", err)
+			}
+			schema = buf.Bytes()
+		}
+		out = append(out, wireTool{Name: t.GetName(), Description: t.GetDescription(), InputSchema: schema})
+	}
+	return out, nil
+}
+
+// convertToolChoice maps tool_choice and parallel_tool_calls (Anthropic
+// puts disable_parallel_tool_use inside tool_choice).
+func convertToolChoice(o *llmrelayv1.GenerationOptions) (*wireToolChoice, error) {
+	disableParallel := o.ParallelToolCalls != nil && !o.GetParallelToolCalls()
+	var tc *wireToolChoice
+	switch c := o.GetToolChoice().GetChoice().(type) {
+	case *llmrelayv1.ToolChoice_FunctionName:
+		if c.FunctionName == "" {
+			return nil, invalid("tool_choice.function_name", "empty function name")
+		}
+		tc = &wireToolChoice{Type: "tool", Name: c.FunctionName}
+	case *llmrelayv1.ToolChoice_Mode:
+		switch c.Mode {
+		case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO:
+			tc = &wireToolChoice{Type: "auto"}
+		case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED:
+			tc = &wireToolChoice{Type: "any"}
+		case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE:
+			// disable_parallel_tool_use is not allowed with none.
+			return &wireToolChoice{Type: "none"}, nil
+		}
+	}
+	if disableParallel {
+		if tc == nil {
+			tc = &wireToolChoice{Type: "auto"}
+		}
+		tc.DisableParallelToolUse = true
+	}
+	return tc, nil
+}
+
+// mergeExtraBody sets extra_body's top-level fields on the body (they win).
+// The merged body's keys are sorted.
+func mergeExtraBody(body []byte, extra map[string]*structpb.Value) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, invalid("extra_body", "merge extra_body: %v", err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		raw, err := protojson.Marshal(extra[k])
+		if err != nil {
+			return nil, invalid("extra_body."+k, "encode extra_body field: %v", err)
+		}
+		m[k] = raw
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil, invalid("extra_body", "merge extra_body: %v", err)
+	}
+	return out, nil
+}

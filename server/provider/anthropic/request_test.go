@@ -1,0 +1,202 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+func build(t *testing.T, req *provider.Request) (map[string]any, []string, []string, error) {
+	t.Helper()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, betas, warnings, err := p.buildRequest(req, false)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("body is not JSON: %v", err)
+	}
+	return m, betas, warnings, nil
+}
+
+func TestBuildRequestRejects(t *testing.T) {
+	t.Parallel()
+	user := msgOf(llmrelayv1.Role_ROLE_USER, text("hi"))
+	withOpts := func(o *llmrelayv1.GenerationOptions) *provider.Request {
+		return &provider.Request{Model: model, Messages: []*llmrelayv1.Message{user}, Options: o}
+	}
+	withMsgs := func(ms ...*llmrelayv1.Message) *provider.Request {
+		return &provider.Request{Model: model, Messages: ms, Options: &llmrelayv1.GenerationOptions{}}
+	}
+	img := func(i *llmrelayv1.Image) *llmrelayv1.Message {
+		return msgOf(llmrelayv1.Role_ROLE_USER, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: i}})
+	}
+	cases := []struct {
+		name  string
+		req   *provider.Request
+		param string
+	}{
+		{"no model", &provider.Request{Messages: []*llmrelayv1.Message{user}}, "model"},
+		{"no messages", withMsgs(), "messages"},
+		{"only system", withMsgs(msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("s"))), "messages"},
+		{"json object", withOpts(&llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT}}), "response_format"},
+		{"json schema", withOpts(&llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA}}), "response_format"},
+		{"seed", withOpts(&llmrelayv1.GenerationOptions{Seed: ptr[int64](1)}), "seed"},
+		{"presence", withOpts(&llmrelayv1.GenerationOptions{PresencePenalty: ptr(0.5)}), "presence_penalty"},
+		{"frequency", withOpts(&llmrelayv1.GenerationOptions{FrequencyPenalty: ptr(0.5)}), "frequency_penalty"},
+		{"reasoning effort", withOpts(&llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH}), "reasoning_effort"},
+		{"zero max tokens", withOpts(&llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](0)}), "max_tokens"},
+		{"tool choice without tools", withOpts(&llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "f"}}}), "tool_choice"},
+		{"image in system", withMsgs(&llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_SYSTEM, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{}}}}}, user), "messages[0].parts[0]"},
+		{"unspecified role", withMsgs(&llmrelayv1.Message{Parts: []*llmrelayv1.Part{text("x")}}), "messages[0].role"},
+		{"data without mime", withMsgs(img(&llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: []byte{1}}})), "messages[0].parts[0].image.mime_type"},
+		{"ftp image", withMsgs(img(&llmrelayv1.Image{Source: &llmrelayv1.Image_Url{Url: "ftp://x/y.png"}})), "messages[0].parts[0].image.url"},
+		{"data url not base64", withMsgs(img(&llmrelayv1.Image{Source: &llmrelayv1.Image_Url{Url: "data:image/png,abc"}})), "messages[0].parts[0].image.url"},
+		{"data url no comma", withMsgs(img(&llmrelayv1.Image{Source: &llmrelayv1.Image_Url{Url: "data:image/png;base64"}})), "messages[0].parts[0].image.url"},
+		{"tool call in user message", withMsgs(msgOf(llmrelayv1.Role_ROLE_USER, toolCallPart("toolu_1", "f", "{}"))), "messages[0].parts[0]"},
+		{"tool result without id", withMsgs(msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("", "x", false))), "messages[0].parts[0]"},
+		{"empty part", withMsgs(msgOf(llmrelayv1.Role_ROLE_USER, &llmrelayv1.Part{})), "messages[0].parts[0]"},
+	}
+	for _, tc := range cases {
+		_, _, _, err := build(t, tc.req)
+		var pe *provider.Error
+		if !errors.As(err, &pe) || pe.Kind != provider.KindInvalidRequest || pe.Param != tc.param || pe.Provider != "anthropic" {
+			t.Errorf("%s: err = %#v, want invalid request on %q", tc.name, err, tc.param)
+		}
+	}
+}
+
+func TestToolChoiceMapping(t *testing.T) {
+	t.Parallel()
+	mode := func(m llmrelayv1.ToolChoiceMode) *llmrelayv1.ToolChoice {
+		return &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: m}}
+	}
+	cases := []struct {
+		choice   *llmrelayv1.ToolChoice
+		parallel *bool
+		want     string
+	}{
+		{nil, nil, ""},
+		{nil, ptr(true), ""},
+		{nil, ptr(false), `{"type":"auto","disable_parallel_tool_use":true}`},
+		{mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO), nil, `{"type":"auto"}`},
+		{mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED), ptr(false), `{"type":"any","disable_parallel_tool_use":true}`},
+		{mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE), ptr(false), `{"type":"none"}`},
+		{&llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "get_weather"}}, nil, `{"type":"tool","name":"get_weather"}`},
+	}
+	for i, tc := range cases {
+		m, _, _, err := build(t, &provider.Request{
+			Model: model, Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("hi"))},
+			Tools:   []*llmrelayv1.Tool{{Name: "get_weather"}},
+			Options: &llmrelayv1.GenerationOptions{ToolChoice: tc.choice, ParallelToolCalls: tc.parallel},
+		})
+		if err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		got := ""
+		if v, ok := m["tool_choice"]; ok {
+			b, _ := json.Marshal(v)
+			got = string(b)
+		}
+		// json.Marshal of a map sorts keys; compare as maps.
+		if !sameJSON(t, got, tc.want) {
+			t.Errorf("%d: tool_choice = %s, want %s", i, got, tc.want)
+		}
+		if tools := m["tools"].([]any); tools[0].(map[string]any)["input_schema"].(map[string]any)["type"] != "object" {
+			t.Errorf("%d: default input_schema missing: %v", i, tools)
+		}
+	}
+}
+
+func sameJSON(t *testing.T, a, b string) bool {
+	t.Helper()
+	if a == "" || b == "" {
+		return a == b
+	}
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		t.Fatalf("not JSON: %s / %s", a, b)
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}
+
+func TestSystemBlocksAndExtraBody(t *testing.T) {
+	t.Parallel()
+	extra, err := structpb.NewStruct(map[string]any{"max_tokens": 77, "service_tier": "standard_only"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, betas, warnings, err := build(t, &provider.Request{
+		Model: model,
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("one")),
+			{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{text("hi")}, Name: "alice"},
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("two")),
+			msgOf(llmrelayv1.Role_ROLE_ASSISTANT),
+		},
+		Options: &llmrelayv1.GenerationOptions{},
+		ProviderOptions: &llmrelayv1.ProviderOptions{
+			Provider:  &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{Betas: []string{"a, b", "c"}}},
+			ExtraBody: extra,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameJSON(t, mustJSON(t, m["system"]), `[{"type":"text","text":"one"},{"type":"text","text":"two"}]`) {
+		t.Errorf("system = %v", m["system"])
+	}
+	if m["max_tokens"] != 77.0 || m["service_tier"] != "standard_only" {
+		t.Errorf("extra_body not merged: %v", m)
+	}
+	if strings.Join(betas, ",") != "a,b,c" {
+		t.Errorf("betas = %v", betas)
+	}
+	if len(warnings) != 2 || !strings.Contains(warnings[0], "alice") || !strings.Contains(warnings[1], "empty message") {
+		t.Errorf("warnings = %q", warnings)
+	}
+	if msgs := m["messages"].([]any); len(msgs) != 1 {
+		t.Errorf("messages = %v", msgs)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestToolInput(t *testing.T) {
+	t.Parallel()
+	for args, want := range map[string]struct {
+		input string
+		ok    bool
+	}{
+		"":                    {"{}", true},
+		`{ "b": 1, "a": 2 }`:  {`{"b":1,"a":2}`, true},
+		`{"a": `:              {"{}", false},
+		`[1,2]`:               {"{}", false},
+		`"str"`:               {"{}", false},
+		"  {\"x\":\n[true]} ": {`{"x":[true]}`, true},
+	} {
+		got, ok := toolInput(args)
+		if string(got) != want.input || ok != want.ok {
+			t.Errorf("toolInput(%q) = %s, %v; want %s, %v", args, got, ok, want.input, want.ok)
+		}
+	}
+}

@@ -1,0 +1,237 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// parseResponse turns a 2xx /v1/messages body into a Result.
+func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
+	var m messageResponse
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, provider.BadResponse(providerName, "decode message: %v", err)
+	}
+	if m.Type == "error" || m.Error != nil {
+		return nil, eventError(m.Error, m.RequestID, h)
+	}
+	if m.Type != "" && m.Type != "message" {
+		return nil, provider.BadResponse(providerName, "unexpected response type %q", m.Type)
+	}
+	meta := headerMeta(h)
+	meta.ResponseId = m.ID
+	meta.ResolvedModel = m.Model
+
+	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
+	var thinking, redacted int
+	for i, b := range m.Content {
+		switch b.Type {
+		case "text":
+			if b.Text != "" {
+				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: b.Text}})
+			}
+		case "tool_use":
+			if b.ID == "" {
+				meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: tool_use block without an id", i))
+			}
+			args := toolArguments(b.Input)
+			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+				CallId: b.ID, Name: b.Name, Arguments: args, ArgumentsValid: isJSONObject(args),
+			}}})
+			meta.ToolCallCount++
+		case "thinking":
+			thinking++
+		case "redacted_thinking":
+			redacted++
+		default:
+			meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: content block type %q not supported; ignored", i, b.Type))
+		}
+	}
+	if thinking > 0 {
+		provider.SetExtended(meta, "thinking_blocks", thinking)
+	}
+	if redacted > 0 {
+		provider.SetExtended(meta, "redacted_thinking_blocks", redacted)
+	}
+	stop := ""
+	if m.StopReason != nil {
+		stop = *m.StopReason
+	}
+	meta.ProviderFinishReason = stop
+	meta.FinishReason = finishReason(stop, meta.ToolCallCount > 0)
+	if m.StopSequence != nil && *m.StopSequence != "" {
+		provider.SetExtended(meta, "stop_sequence", *m.StopSequence)
+	}
+	if m.Usage != nil {
+		var u usageState
+		u.update(m.Usage)
+		meta.Usage = u.normalized()
+		if m.Usage.ServiceTier != "" {
+			provider.SetExtended(meta, "service_tier", m.Usage.ServiceTier)
+		}
+	}
+	return &provider.Result{Message: msg, Meta: meta}, nil
+}
+
+// toolArguments is the arguments text of a tool_use input: the object's
+// JSON compacted with its key order kept, a string input's value as is,
+// and `{}` for a missing or null input.
+func toolArguments(input json.RawMessage) string {
+	t := bytes.TrimSpace(input)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return "{}"
+	}
+	if t[0] == '"' {
+		var s string
+		if json.Unmarshal(t, &s) == nil {
+			return s
+		}
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, t); err != nil {
+		return string(t)
+	}
+	return buf.String()
+}
+
+// finishReason normalizes stop_reason. Any tool call makes it TOOL_CALLS.
+func finishReason(stop string, hasToolCalls bool) llmrelayv1.FinishReason {
+	if hasToolCalls {
+		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
+	}
+	switch stop {
+	case "":
+		return llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED
+	case "end_turn", "stop_sequence":
+		return llmrelayv1.FinishReason_FINISH_REASON_STOP
+	case "max_tokens", "model_context_window_exceeded":
+		return llmrelayv1.FinishReason_FINISH_REASON_LENGTH
+	case "tool_use":
+		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
+	case "refusal":
+		return llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
+	default: // pause_turn and reasons added later
+		return llmrelayv1.FinishReason_FINISH_REASON_OTHER
+	}
+}
+
+// usageState holds Anthropic's usage counts as last reported. Each count in
+// an update replaces the previous one: the API's counts are cumulative.
+type usageState struct {
+	input, output, cacheRead, cacheCreation int64
+	seen                                    bool
+}
+
+func (s *usageState) update(u *wireUsage) {
+	if u == nil {
+		return
+	}
+	set := func(dst *int64, v *int64) {
+		if v != nil {
+			*dst = *v
+			s.seen = true
+		}
+	}
+	set(&s.input, u.InputTokens)
+	set(&s.output, u.OutputTokens)
+	set(&s.cacheRead, u.CacheReadInputTokens)
+	set(&s.cacheCreation, u.CacheCreationInputTokens)
+}
+
+// normalized converts to the gateway's usage: Anthropic's input_tokens
+// exclude cache reads and writes, ours include both.
+func (s *usageState) normalized() *llmrelayv1.Usage {
+	in := sat(s.input) + sat(s.cacheRead) + sat(s.cacheCreation)
+	out := sat(s.output)
+	return &llmrelayv1.Usage{
+		InputTokens:              clamp32(in),
+		OutputTokens:             clamp32(out),
+		TotalTokens:              clamp32(in + out),
+		CachedInputTokens:        clamp32(sat(s.cacheRead)),
+		CacheCreationInputTokens: clamp32(sat(s.cacheCreation)),
+	}
+}
+
+// sat bounds a count so sums cannot overflow; negative counts become 0.
+func sat(v int64) int64 {
+	if v < 0 {
+		return 0
+	}
+	return min(v, math.MaxInt32)
+}
+
+func clamp32(v int64) int32 {
+	return int32(min(max(v, 0), math.MaxInt32))
+}
+
+// headerMeta reads the response headers every answer has: request-id and
+// the anthropic-ratelimit-* headers.
+func headerMeta(h http.Header) *llmrelayv1.ResponseMeta {
+	meta := newMeta()
+	meta.ProviderRequestId = h.Get(requestIDHeader)
+	var rl llmrelayv1.RateLimit
+	found := false
+	setInt := func(name string, dst **int64) {
+		if n, ok := headerInt(h, name); ok {
+			*dst = &n
+			found = true
+		}
+	}
+	setTime := func(name string, dst **timestamppb.Timestamp) {
+		if t, ok := headerTime(h, name); ok {
+			*dst = timestamppb.New(t)
+			found = true
+		}
+	}
+	setInt("Anthropic-Ratelimit-Requests-Limit", &rl.RequestsLimit)
+	setInt("Anthropic-Ratelimit-Requests-Remaining", &rl.RequestsRemaining)
+	setTime("Anthropic-Ratelimit-Requests-Reset", &rl.RequestsResetTime)
+	setInt("Anthropic-Ratelimit-Tokens-Limit", &rl.TokensLimit)
+	setInt("Anthropic-Ratelimit-Tokens-Remaining", &rl.TokensRemaining)
+	setTime("Anthropic-Ratelimit-Tokens-Reset", &rl.TokensResetTime)
+	if found {
+		meta.RateLimit = &rl
+	}
+	for _, kind := range []string{"input", "output"} {
+		prefix := "Anthropic-Ratelimit-" + strings.ToUpper(kind[:1]) + kind[1:] + "-Tokens-"
+		key := "ratelimit_" + kind + "_tokens_"
+		if n, ok := headerInt(h, prefix+"Limit"); ok {
+			provider.SetExtended(meta, key+"limit", n)
+		}
+		if n, ok := headerInt(h, prefix+"Remaining"); ok {
+			provider.SetExtended(meta, key+"remaining", n)
+		}
+		if t, ok := headerTime(h, prefix+"Reset"); ok {
+			provider.SetExtended(meta, key+"reset", t.UTC().Format(time.RFC3339))
+		}
+	}
+	return meta
+}
+
+func headerInt(h http.Header, name string) (int64, bool) {
+	v := strings.TrimSpace(h.Get(name))
+	if v == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil
+}
+
+func headerTime(h http.Header, name string) (time.Time, bool) {
+	v := strings.TrimSpace(h.Get(name))
+	if v == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	return t, err == nil
+}

@@ -1,0 +1,297 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/sse"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// maxBlocks bounds the content blocks tracked per stream.
+const maxBlocks = 4096
+
+// blockState is what the stream remembers about one content block.
+type blockState struct {
+	typ       string
+	callID    string
+	toolIndex int
+	// gotArgs is set once an argument fragment was emitted.
+	gotArgs bool
+	ended   bool
+}
+
+// stream reads an Anthropic SSE stream: message_start,
+// content_block_start/delta/stop, message_delta, message_stop, ping and
+// error events.
+type stream struct {
+	body   io.ReadCloser
+	r      *sse.Reader
+	header http.Header
+
+	pending []*provider.Event
+	blocks  map[int]*blockState
+	tools   int
+	usage   usageState
+	// thinking and redacted count thinking blocks.
+	thinking, redacted int
+	done               bool
+	closed             bool
+	err                *provider.Error
+}
+
+func newStream(resp *http.Response, warnings []string) *stream {
+	s := &stream{
+		body:   resp.Body,
+		r:      sse.NewReader(resp.Body),
+		header: resp.Header,
+		blocks: map[int]*blockState{},
+	}
+	meta := headerMeta(resp.Header)
+	meta.Warnings = warnings
+	s.pending = append(s.pending, &provider.Event{Kind: provider.EventMeta, Meta: meta})
+	return s
+}
+
+// Recv returns the next event, io.EOF after message_stop.
+func (s *stream) Recv() (*provider.Event, error) {
+	for {
+		if s.closed {
+			return nil, &provider.Error{Provider: providerName, Kind: provider.KindCanceled, Message: "stream closed"}
+		}
+		if len(s.pending) > 0 {
+			ev := s.pending[0]
+			s.pending[0] = nil
+			s.pending = s.pending[1:]
+			return ev, nil
+		}
+		if s.err != nil {
+			return nil, s.err
+		}
+		if s.done {
+			return nil, io.EOF
+		}
+		ev, err := s.r.Next()
+		if err != nil {
+			switch {
+			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+				s.err = provider.BadResponse(providerName, "stream ended before message_stop")
+			case errors.Is(err, sse.ErrEventTooLarge):
+				s.err = provider.BadResponse(providerName, "%v", err)
+			default:
+				s.err = provider.TransportError(providerName, err)
+			}
+			s.err.RequestID = s.header.Get(requestIDHeader)
+			continue
+		}
+		if err := s.handle(string(ev.Type), ev.Data); err != nil {
+			if err.RequestID == "" {
+				err.RequestID = s.header.Get(requestIDHeader)
+			}
+			s.err = err
+		}
+	}
+}
+
+// Close closes the response body; safe to call more than once.
+func (s *stream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.pending = nil
+	return s.body.Close()
+}
+
+func (s *stream) emit(ev *provider.Event) { s.pending = append(s.pending, ev) }
+
+// handle decodes one SSE event and queues the events it yields.
+func (s *stream) handle(sseType string, data []byte) *provider.Error {
+	var ev streamEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		// The SSE reader dispatches a last event that lacks its blank line;
+		// undecodable and followed by the end, it is a cut stream.
+		if _, nextErr := s.r.Next(); errors.Is(nextErr, io.EOF) || errors.Is(nextErr, io.ErrUnexpectedEOF) {
+			return provider.BadResponse(providerName, "stream ended before message_stop (last %s event incomplete)", eventName(sseType))
+		}
+		return provider.BadResponse(providerName, "decode %s event: %v", eventName(sseType), err)
+	}
+	typ := ev.Type
+	if typ == "" {
+		typ = sseType
+	}
+	switch typ {
+	case "ping":
+	case "message_start":
+		if ev.Message == nil {
+			return provider.BadResponse(providerName, "message_start without a message")
+		}
+		meta := &llmrelayv1.ResponseMeta{ResponseId: ev.Message.ID, ResolvedModel: ev.Message.Model}
+		if u := ev.Message.Usage; u != nil && u.ServiceTier != "" {
+			provider.SetExtended(meta, "service_tier", u.ServiceTier)
+		}
+		s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+		s.updateUsage(ev.Message.Usage)
+	case "content_block_start":
+		return s.blockStart(ev)
+	case "content_block_delta":
+		return s.blockDelta(ev)
+	case "content_block_stop":
+		return s.blockStop(ev)
+	case "message_delta":
+		if ev.Delta != nil && ev.Delta.StopReason != nil {
+			stop := *ev.Delta.StopReason
+			meta := &llmrelayv1.ResponseMeta{
+				ProviderFinishReason: stop,
+				FinishReason:         finishReason(stop, s.tools > 0),
+			}
+			if ev.Delta.StopSequence != nil && *ev.Delta.StopSequence != "" {
+				provider.SetExtended(meta, "stop_sequence", *ev.Delta.StopSequence)
+			}
+			s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+		}
+		s.updateUsage(ev.Usage)
+	case "message_stop":
+		if s.thinking > 0 || s.redacted > 0 {
+			meta := newMeta()
+			if s.thinking > 0 {
+				provider.SetExtended(meta, "thinking_blocks", s.thinking)
+			}
+			if s.redacted > 0 {
+				provider.SetExtended(meta, "redacted_thinking_blocks", s.redacted)
+			}
+			s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+		}
+		s.done = true
+	case "error":
+		return eventError(ev.Error, ev.RequestID, s.header)
+	default:
+		// New event types may appear (API versioning policy): skip them.
+	}
+	return nil
+}
+
+func eventName(t string) string {
+	if t == "" {
+		return "stream"
+	}
+	return t
+}
+
+func (s *stream) updateUsage(u *wireUsage) {
+	if u == nil {
+		return
+	}
+	s.usage.update(u)
+	if s.usage.seen {
+		s.emit(&provider.Event{Kind: provider.EventUsage, Usage: s.usage.normalized()})
+	}
+}
+
+func (s *stream) warn(format string, args ...any) {
+	s.emit(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{
+		Warnings: []string{fmt.Sprintf(format, args...)},
+	}})
+}
+
+func (s *stream) blockStart(ev streamEvent) *provider.Error {
+	if ev.Index == nil || ev.ContentBlock == nil {
+		return provider.BadResponse(providerName, "content_block_start without index or content_block")
+	}
+	idx := *ev.Index
+	if _, dup := s.blocks[idx]; dup {
+		return provider.BadResponse(providerName, "content block %d started twice", idx)
+	}
+	if len(s.blocks) >= maxBlocks {
+		return provider.BadResponse(providerName, "more than %d content blocks", maxBlocks)
+	}
+	cb := ev.ContentBlock
+	b := &blockState{typ: cb.Type}
+	s.blocks[idx] = b
+	switch cb.Type {
+	case "text":
+		if cb.Text != "" {
+			s.emit(&provider.Event{Kind: provider.EventText, Text: cb.Text})
+		}
+	case "tool_use":
+		if cb.ID == "" {
+			return provider.BadResponse(providerName, "tool_use block %d without an id", idx)
+		}
+		b.callID = cb.ID
+		b.toolIndex = s.tools
+		s.tools++
+		delta := provider.ToolCallDelta{CallID: cb.ID, Index: b.toolIndex, Name: cb.Name}
+		// The input is {} at the start; anything else is the start of the
+		// arguments and is kept.
+		if args := toolArguments(cb.Input); args != "{}" {
+			delta.Arguments = args
+			b.gotArgs = true
+		}
+		s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: delta})
+	case "thinking":
+		s.thinking++
+	case "redacted_thinking":
+		s.redacted++
+	default:
+		s.warn("content block %d: type %q not supported; ignored", idx, cb.Type)
+	}
+	return nil
+}
+
+func (s *stream) blockDelta(ev streamEvent) *provider.Error {
+	if ev.Index == nil || ev.Delta == nil {
+		return provider.BadResponse(providerName, "content_block_delta without index or delta")
+	}
+	idx := *ev.Index
+	b := s.blocks[idx]
+	switch ev.Delta.Type {
+	case "text_delta":
+		if b != nil && b.typ != "text" {
+			return provider.BadResponse(providerName, "text_delta for %s block %d", b.typ, idx)
+		}
+		if ev.Delta.Text != "" {
+			s.emit(&provider.Event{Kind: provider.EventText, Text: ev.Delta.Text})
+		}
+	case "input_json_delta":
+		if b == nil || b.typ != "tool_use" {
+			return provider.BadResponse(providerName, "input_json_delta for content block %d, which is not a started tool_use block", idx)
+		}
+		if b.ended {
+			return provider.BadResponse(providerName, "input_json_delta after content_block_stop of block %d", idx)
+		}
+		if ev.Delta.PartialJSON != "" {
+			b.gotArgs = true
+			s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{
+				CallID: b.callID, Index: b.toolIndex, Arguments: ev.Delta.PartialJSON,
+			}})
+		}
+	default:
+		// thinking_delta, signature_delta, citations_delta and new delta
+		// types carry nothing the normalized stream holds.
+	}
+	return nil
+}
+
+func (s *stream) blockStop(ev streamEvent) *provider.Error {
+	if ev.Index == nil {
+		return provider.BadResponse(providerName, "content_block_stop without index")
+	}
+	b := s.blocks[*ev.Index]
+	if b == nil || b.typ != "tool_use" || b.ended {
+		return nil
+	}
+	b.ended = true
+	if !b.gotArgs {
+		s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{
+			CallID: b.callID, Index: b.toolIndex, Arguments: "{}",
+		}})
+	}
+	s.emit(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{
+		CallID: b.callID, Index: b.toolIndex,
+	}})
+	return nil
+}

@@ -1,0 +1,455 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// collect reads a stream to its end and closes it.
+func collect(s provider.Stream) ([]*provider.Event, error) {
+	defer s.Close()
+	var evs []*provider.Event
+	for {
+		ev, err := s.Recv()
+		if err == io.EOF {
+			return evs, nil
+		}
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+}
+
+func compactJSON(t *testing.T, in []byte) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Compact(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// renderEvents is the golden form of a stream: one line per event, then how
+// it ended.
+func renderEvents(t *testing.T, evs []*provider.Event, err error) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	for _, ev := range evs {
+		switch ev.Kind {
+		case provider.EventMeta:
+			fmt.Fprintf(&b, "meta %s\n", compactJSON(t, providertest.ProtoJSON(t, ev.Meta)))
+		case provider.EventText:
+			fmt.Fprintf(&b, "text %s\n", strconv.Quote(ev.Text))
+		case provider.EventRefusal:
+			fmt.Fprintf(&b, "refusal %s\n", strconv.Quote(ev.Text))
+		case provider.EventToolCall:
+			fmt.Fprintf(&b, "tool_call id=%s index=%d name=%q args=%s\n", ev.ToolCall.CallID, ev.ToolCall.Index, ev.ToolCall.Name, strconv.Quote(ev.ToolCall.Arguments))
+		case provider.EventToolCallEnd:
+			fmt.Fprintf(&b, "tool_call_end id=%s index=%d\n", ev.ToolCall.CallID, ev.ToolCall.Index)
+		case provider.EventUsage:
+			fmt.Fprintf(&b, "usage %s\n", compactJSON(t, providertest.ProtoJSON(t, ev.Usage)))
+		default:
+			fmt.Fprintf(&b, "unknown kind %d\n", ev.Kind)
+		}
+	}
+	if err == nil {
+		b.WriteString("end: EOF\n")
+	} else {
+		var pe *provider.Error
+		if errors.As(err, &pe) {
+			fmt.Fprintf(&b, "end: error kind=%s status=%d code=%q request_id=%q message=%q\n", pe.Kind, pe.HTTPStatus, pe.Code, pe.RequestID, pe.Message)
+		} else {
+			fmt.Fprintf(&b, "end: non-provider error %v\n", err)
+		}
+	}
+	return b.Bytes()
+}
+
+// folded is a stream reduced to what Generate returns.
+type folded struct {
+	message *llmrelayv1.Message
+	meta    *llmrelayv1.ResponseMeta
+}
+
+// fold concatenates text, concatenates tool-call fragments per CallID (in
+// call order), keeps the last usage and merges the meta events. It checks
+// the stream invariants on the way: CallID on every fragment, Name only on
+// a call's first fragment, indexes consistent with call order.
+func fold(t *testing.T, evs []*provider.Event) folded {
+	t.Helper()
+	meta := &llmrelayv1.ResponseMeta{}
+	var txt strings.Builder
+	type call struct {
+		name, args string
+		index      int
+	}
+	calls := map[string]*call{}
+	var order []string
+	for _, ev := range evs {
+		switch ev.Kind {
+		case provider.EventMeta:
+			proto.Merge(meta, ev.Meta)
+		case provider.EventText:
+			txt.WriteString(ev.Text)
+		case provider.EventToolCall:
+			d := ev.ToolCall
+			if d.CallID == "" {
+				t.Fatalf("tool call fragment without CallID: %+v", d)
+			}
+			c, ok := calls[d.CallID]
+			if !ok {
+				if d.Name == "" {
+					t.Errorf("first fragment of %s has no name", d.CallID)
+				}
+				if d.Index != len(order) {
+					t.Errorf("call %s index %d, want %d", d.CallID, d.Index, len(order))
+				}
+				c = &call{name: d.Name, index: d.Index}
+				calls[d.CallID] = c
+				order = append(order, d.CallID)
+			} else if d.Name != "" {
+				t.Errorf("name repeated on a later fragment of %s", d.CallID)
+			}
+			if d.Index != c.index {
+				t.Errorf("call %s changed index %d -> %d", d.CallID, c.index, d.Index)
+			}
+			c.args += d.Arguments
+		case provider.EventToolCallEnd:
+			if _, ok := calls[ev.ToolCall.CallID]; !ok {
+				t.Errorf("end of unknown call %q", ev.ToolCall.CallID)
+			}
+		case provider.EventUsage:
+			meta.Usage = ev.Usage
+		}
+	}
+	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
+	if txt.Len() > 0 {
+		msg.Parts = append(msg.Parts, text(txt.String()))
+	}
+	for _, id := range order {
+		c := calls[id]
+		msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+			CallId: id, Name: c.name, Arguments: c.args, ArgumentsValid: isJSONObject(c.args),
+		}}})
+	}
+	return folded{message: msg, meta: meta}
+}
+
+// normalizeArgs compacts valid tool arguments: a streamed call carries the
+// model's own whitespace, a unary one the API's compact object.
+func normalizeArgs(m *llmrelayv1.Message) *llmrelayv1.Message {
+	m = proto.Clone(m).(*llmrelayv1.Message)
+	for _, p := range m.GetParts() {
+		if tc := p.GetToolCall(); tc != nil && tc.GetArgumentsValid() {
+			var b bytes.Buffer
+			if json.Compact(&b, []byte(tc.Arguments)) == nil {
+				tc.Arguments = b.String()
+			}
+		}
+	}
+	return m
+}
+
+func TestStream(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		req  func(t *testing.T) *provider.Request
+	}{
+		{"plain_stream", func(*testing.T) *provider.Request { return plainRequest() }},
+		{"tools_stream", toolsRequest},
+		{"noargs_stream", toolsRequest},
+		{"malformed_args_stream", toolsRequest},
+		{"stream_overloaded", func(*testing.T) *provider.Request { return plainRequest() }},
+		{"stream_cut", func(*testing.T) *provider.Request { return plainRequest() }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, "testdata/"+tc.name+".http")
+			s, err := newTestProvider(t, srv.URL).Stream(context.Background(), tc.req(t))
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			evs, err := collect(s)
+			fold(t, evs) // checks the fragment invariants
+			providertest.Golden(t, "testdata/"+tc.name+".golden", renderEvents(t, evs, err))
+			providertest.Golden(t, "testdata/"+tc.name+".request.golden", providertest.RequestGolden(srv.Last(t), requestHeaders...))
+		})
+	}
+}
+
+func TestStreamSemantics(t *testing.T) {
+	t.Parallel()
+	open := func(t *testing.T, name string) ([]*provider.Event, error) {
+		t.Helper()
+		srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+		s, err := newTestProvider(t, srv.URL).Stream(context.Background(), toolsRequest(t))
+		if err != nil {
+			t.Fatalf("Stream: %v", err)
+		}
+		if !bytes.Contains(srv.Last(t).Body, []byte(`"stream":true`)) {
+			t.Errorf("request does not ask for a stream: %s", srv.Last(t).Body)
+		}
+		return collect(s)
+	}
+	t.Run("overloaded", func(t *testing.T) {
+		t.Parallel()
+		evs, err := open(t, "stream_overloaded")
+		var pe *provider.Error
+		if !errors.As(err, &pe) || pe.Kind != provider.KindUnavailable || pe.Code != "overloaded_error" || pe.Message != "Overloaded" ||
+			pe.RequestID != "req_011CTukZq7Wb3Mc5Xv8NtLsR" {
+			t.Fatalf("err = %#v", err)
+		}
+		if f := fold(t, evs); f.message.GetParts()[0].GetText() != "Once upon" {
+			t.Errorf("text before the error = %v", f.message)
+		}
+	})
+	t.Run("cut", func(t *testing.T) {
+		t.Parallel()
+		_, err := open(t, "stream_cut")
+		var pe *provider.Error
+		if !errors.As(err, &pe) || pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "stream ended before") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("noargs", func(t *testing.T) {
+		t.Parallel()
+		evs, err := open(t, "noargs_stream")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := fold(t, evs)
+		tc := f.message.GetParts()[0].GetToolCall()
+		if tc.GetArguments() != "{}" || !tc.GetArgumentsValid() || tc.GetCallId() != "toolu_01Vx4qZpT8bKd2mNc6sLwE3H" {
+			t.Errorf("tool call = %v", tc)
+		}
+	})
+	t.Run("malformed", func(t *testing.T) {
+		t.Parallel()
+		evs, err := open(t, "malformed_args_stream")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := fold(t, evs)
+		tc := f.message.GetParts()[0].GetToolCall()
+		if tc.GetArguments() != `{"path": "notes.txt", "content": "Line one\nLine t` || tc.GetArgumentsValid() {
+			t.Errorf("tool call = %v", tc)
+		}
+		if f.meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || f.meta.GetProviderFinishReason() != "max_tokens" {
+			t.Errorf("finish = %v / %q", f.meta.GetFinishReason(), f.meta.GetProviderFinishReason())
+		}
+	})
+}
+
+// TestUnaryStreamEquivalence folds each streamed recording and compares it
+// with Generate's result for the unary recording of the same answer.
+func TestUnaryStreamEquivalence(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		unary, stream string
+		req           func(t *testing.T) *provider.Request
+	}{
+		{"plain", "plain_stream", func(*testing.T) *provider.Request { return plainRequest() }},
+		{"tools", "tools_stream", toolsRequest},
+	}
+	for _, tc := range cases {
+		t.Run(tc.unary, func(t *testing.T) {
+			t.Parallel()
+			usrv := providertest.ReplayFile(t, "testdata/"+tc.unary+".http")
+			res, err := newTestProvider(t, usrv.URL).Generate(context.Background(), tc.req(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ssrv := providertest.ReplayFile(t, "testdata/"+tc.stream+".http")
+			s, err := newTestProvider(t, ssrv.URL).Stream(context.Background(), tc.req(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs, err := collect(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := fold(t, evs)
+			if got, want := normalizeArgs(f.message), normalizeArgs(res.Message); !proto.Equal(got, want) {
+				t.Errorf("message:\nstream %v\nunary  %v", got, want)
+			}
+			if !proto.Equal(f.meta.GetUsage(), res.Meta.GetUsage()) {
+				t.Errorf("usage: stream %v, unary %v", f.meta.GetUsage(), res.Meta.GetUsage())
+			}
+			if f.meta.GetFinishReason() != res.Meta.GetFinishReason() || f.meta.GetProviderFinishReason() != res.Meta.GetProviderFinishReason() {
+				t.Errorf("finish: stream %v/%q, unary %v/%q", f.meta.GetFinishReason(), f.meta.GetProviderFinishReason(),
+					res.Meta.GetFinishReason(), res.Meta.GetProviderFinishReason())
+			}
+			if f.meta.GetResponseId() != res.Meta.GetResponseId() || f.meta.GetResolvedModel() != res.Meta.GetResolvedModel() {
+				t.Errorf("ids: stream %q/%q, unary %q/%q", f.meta.GetResponseId(), f.meta.GetResolvedModel(), res.Meta.GetResponseId(), res.Meta.GetResolvedModel())
+			}
+			if f.meta.GetRateLimit() == nil || f.meta.GetProviderRequestId() == "" {
+				t.Errorf("stream meta lacks header values: %v", f.meta)
+			}
+		})
+	}
+}
+
+func TestStreamCloseThenRecv(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, "testdata/plain_stream.http")
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), plainRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := s.Recv(); err == nil || err == io.EOF {
+		t.Errorf("Recv after Close = %v, want an error", err)
+	}
+}
+
+func TestStreamEOFIsSticky(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, "testdata/plain_stream.http")
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), plainRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := collect(s); err != nil {
+		t.Fatal(err)
+	}
+	// collect closed it; a fresh stream read to the end keeps returning EOF.
+	s2, err := newTestProvider(t, srv.URL).Stream(context.Background(), plainRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	for {
+		if _, err := s2.Recv(); err != nil {
+			if err != io.EOF {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if _, err := s2.Recv(); err != io.EOF {
+		t.Errorf("second Recv after end = %v, want EOF", err)
+	}
+}
+
+// streamFromBody runs the stream parser over raw SSE bytes.
+func streamFromBody(body []byte) *stream {
+	return newStream(&http.Response{
+		StatusCode: 200,
+		Header:     http.Header{"Request-Id": {"req_test"}},
+		Body:       io.NopCloser(bytes.NewReader(body)),
+	}, nil)
+}
+
+func TestStreamMalformedEvents(t *testing.T) {
+	t.Parallel()
+	start := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"usage\":{\"input_tokens\":3}}}\n\n"
+	cases := map[string]string{
+		"bad json":                  start + "event: content_block_delta\ndata: {oops\n\n",
+		"json delta for text block": start + "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\"}}\n\n",
+		"json delta unknown block":  start + "data: {\"type\":\"content_block_delta\",\"index\":4,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\"}}\n\n",
+		"tool_use without id":       start + "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"name\":\"f\"}}\n\n",
+		"message_start no message":  "data: {\"type\":\"message_start\"}\n\n",
+		"block started twice":       start + "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\"}}\n\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\"}}\n\n",
+	}
+	for name, body := range cases {
+		_, err := collect(streamFromBody([]byte(body)))
+		var pe *provider.Error
+		if !errors.As(err, &pe) || pe.Kind != provider.KindBadResponse || pe.RequestID != "req_test" {
+			t.Errorf("%s: err = %v, want bad response with request id", name, err)
+		}
+	}
+}
+
+func TestStreamUnknownEventsSkipped(t *testing.T) {
+	t.Parallel()
+	body := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\"}}\n\n" +
+		": keep-alive comment\n\n" +
+		"event: brand_new_event\ndata: {\"type\":\"brand_new_event\",\"x\":1}\n\n" +
+		"data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_1\",\"name\":\"web_search\",\"input\":{}}}\n\n" +
+		"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"citations_delta\",\"citation\":{}}}\n\n" +
+		"data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n" +
+		"data: {\"type\":\"message_stop\"}\n\n"
+	evs, err := collect(streamFromBody([]byte(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fold(t, evs)
+	if len(f.meta.GetWarnings()) != 1 || f.message.GetParts()[0].GetText() != "hi" {
+		t.Errorf("folded = %v / %v", f.message, f.meta)
+	}
+}
+
+// FuzzStream feeds arbitrary bytes to the stream parser: it must not panic,
+// must end with EOF or a *provider.Error, and every tool-call event must
+// carry a CallID.
+func FuzzStream(f *testing.F) {
+	for _, name := range []string{"plain_stream", "tools_stream", "noargs_stream", "malformed_args_stream", "stream_overloaded", "stream_cut"} {
+		rec := providertest.Load(f, "testdata/"+name+".http")
+		f.Add(rec.Body)
+	}
+	f.Add([]byte("data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":null},\"usage\":{\"output_tokens\":-5}}\n\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		s := streamFromBody(body)
+		n := 0
+		for {
+			ev, err := s.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				var pe *provider.Error
+				if !errors.As(err, &pe) {
+					t.Fatalf("error %T is not a *provider.Error", err)
+				}
+				break
+			}
+			if ev == nil {
+				t.Fatal("nil event without error")
+			}
+			if (ev.Kind == provider.EventToolCall || ev.Kind == provider.EventToolCallEnd) && ev.ToolCall.CallID == "" {
+				t.Fatal("tool call event without CallID")
+			}
+			if ev.Kind == provider.EventUsage {
+				u := ev.Usage
+				if u.InputTokens < 0 || u.OutputTokens < 0 || u.TotalTokens != u.InputTokens+u.OutputTokens && u.TotalTokens != 1<<31-1 {
+					t.Fatalf("bad usage %v", u)
+				}
+			}
+			if n++; n > len(body)+8 {
+				t.Fatal("more events than input bytes")
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Recv(); err == nil {
+			t.Fatal("Recv after Close succeeded")
+		}
+	})
+}

@@ -1,0 +1,172 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Wire types of the Anthropic Messages API (POST /v1/messages), request and
+// response side. Only the fields the adapter reads or writes are declared;
+// unknown fields are ignored on decode.
+
+// messagesRequest is the request body. Field order is the order in which
+// the body is written.
+type messagesRequest struct {
+	Model         string          `json:"model"`
+	MaxTokens     int32           `json:"max_tokens"`
+	System        any             `json:"system,omitempty"` // string or []contentBlockParam
+	Messages      []wireMessage   `json:"messages"`
+	Tools         []wireTool      `json:"tools,omitempty"`
+	ToolChoice    *wireToolChoice `json:"tool_choice,omitempty"`
+	Temperature   *float64        `json:"temperature,omitempty"`
+	TopP          *float64        `json:"top_p,omitempty"`
+	TopK          *int32          `json:"top_k,omitempty"`
+	StopSequences []string        `json:"stop_sequences,omitempty"`
+	Thinking      *wireThinking   `json:"thinking,omitempty"`
+	Metadata      *wireMetadata   `json:"metadata,omitempty"`
+	Stream        bool            `json:"stream,omitempty"`
+}
+
+type wireMessage struct {
+	Role    string              `json:"role"`
+	Content []contentBlockParam `json:"content"`
+}
+
+// contentBlockParam is one request content block: text, image, tool_use or
+// tool_result, told apart by Type.
+type contentBlockParam struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	Source    *imageSource    `json:"source,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   *string         `json:"content,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+}
+
+// imageSource is {type: base64, media_type, data} or {type: url, url}.
+type imageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
+}
+
+type wireTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type wireToolChoice struct {
+	Type                   string `json:"type"`
+	Name                   string `json:"name,omitempty"`
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
+}
+
+type wireThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int32  `json:"budget_tokens"`
+}
+
+type wireMetadata struct {
+	UserID string `json:"user_id,omitempty"`
+}
+
+// messageResponse is the non-streaming response body, and the `message` of
+// a message_start stream event.
+type messageResponse struct {
+	ID           string           `json:"id"`
+	Type         string           `json:"type"`
+	Role         string           `json:"role"`
+	Model        string           `json:"model"`
+	Content      blockList        `json:"content"`
+	StopReason   *string          `json:"stop_reason"`
+	StopSequence *string          `json:"stop_sequence"`
+	Usage        *wireUsage       `json:"usage"`
+	Error        *wireErrorDetail `json:"error"`
+	RequestID    string           `json:"request_id"`
+}
+
+// contentBlock is one response content block: text, tool_use, thinking,
+// redacted_thinking, or a type this adapter does not know.
+type contentBlock struct {
+	Type  string          `json:"type"`
+	Text  string          `json:"text"`
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// blockList decodes `content` leniently: an array of blocks, a bare string
+// (taken as one text block), or null.
+type blockList []contentBlock
+
+func (b *blockList) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	switch {
+	case bytes.Equal(data, []byte("null")):
+		*b = nil
+		return nil
+	case len(data) > 0 && data[0] == '"':
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		*b = blockList{{Type: "text", Text: s}}
+		return nil
+	}
+	var blocks []contentBlock
+	if err := json.Unmarshal(data, &blocks); err != nil {
+		return err
+	}
+	*b = blocks
+	return nil
+}
+
+// wireUsage is `usage`. Pointers tell absent/null from 0: in a stream's
+// message_delta only the counts present are updates.
+type wireUsage struct {
+	InputTokens              *int64 `json:"input_tokens"`
+	OutputTokens             *int64 `json:"output_tokens"`
+	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
+	ServiceTier              string `json:"service_tier"`
+}
+
+// errorBody is an error response: {"type":"error","error":{...},"request_id"}.
+type errorBody struct {
+	Type      string           `json:"type"`
+	Error     *wireErrorDetail `json:"error"`
+	RequestID string           `json:"request_id"`
+}
+
+type wireErrorDetail struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// streamEvent is the data of one SSE event. Which fields are set depends on
+// Type.
+type streamEvent struct {
+	Type         string           `json:"type"`
+	Message      *messageResponse `json:"message"`
+	Index        *int             `json:"index"`
+	ContentBlock *contentBlock    `json:"content_block"`
+	Delta        *streamDelta     `json:"delta"`
+	Usage        *wireUsage       `json:"usage"`
+	Error        *wireErrorDetail `json:"error"`
+	RequestID    string           `json:"request_id"`
+}
+
+// streamDelta is the `delta` of content_block_delta (Type set) and of
+// message_delta (StopReason set).
+type streamDelta struct {
+	Type         string  `json:"type"`
+	Text         string  `json:"text"`
+	PartialJSON  string  `json:"partial_json"`
+	StopReason   *string `json:"stop_reason"`
+	StopSequence *string `json:"stop_sequence"`
+}
