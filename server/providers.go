@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/llmrelay/llmrelay/server/provider/anthropic"
 	"github.com/llmrelay/llmrelay/server/provider/builtin"
 	"github.com/llmrelay/llmrelay/server/provider/gemini"
+	"github.com/llmrelay/llmrelay/server/provider/openai"
 	"github.com/llmrelay/llmrelay/server/provider/ollama"
 )
 
@@ -50,6 +52,33 @@ func newProvider(pc config.Provider, key string, client *http.Client) (provider.
 	switch pc.Type {
 	case "builtin":
 		return builtin.New(), nil
+	case "openai", "azure":
+		opts := []openai.Option{openai.WithHTTPClient(client), openai.WithHeaders(headers(pc))}
+		if pc.BaseURL != "" {
+			opts = append(opts, openai.WithBaseURL(pc.BaseURL))
+		}
+		if pc.Type == "openai" {
+			if pc.Organization != "" {
+				opts = append(opts, openai.WithOrganization(pc.Organization))
+			}
+			if pc.Project != "" {
+				opts = append(opts, openai.WithProject(pc.Project))
+			}
+			return openai.New(key, opts...)
+		}
+		if pc.APIVersion != "" {
+			opts = append(opts, openai.WithAzureAPIVersion(pc.APIVersion))
+		}
+		if pc.AzureAPI == "v1" {
+			opts = append(opts, openai.WithAzureV1Routes(true))
+		}
+		if pc.Auth == "entra" {
+			// The token is re-read on every call, so a sidecar that
+			// refreshes the file (or env) keeps llmrelay authenticated.
+			opts = append(opts, openai.WithEntraToken(func(context.Context) (string, error) { return pc.APIKeyValue() }))
+			key = ""
+		}
+		return openai.NewAzure(key, opts...)
 	case "gemini":
 		opts := []gemini.Option{gemini.WithHTTPClient(client), gemini.WithHeaders(headers(pc))}
 		if pc.BaseURL != "" {

@@ -1,0 +1,222 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// httpError builds the *provider.Error of a non-2xx response.
+func (p *Provider) httpError(resp *http.Response, model string, sec secrets) *provider.Error {
+	raw, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
+	e := p.bodyError(raw, resp, model, sec)
+	if e == nil {
+		// No error object in the body (HTML from a proxy, empty body):
+		// classification from the status alone.
+		e = provider.NewHTTPError(p.name, resp, p.requestIDHeader())
+		e.RequestID = p.requestID(resp.Header)
+		if p.azure && model != "" {
+			e.Extended = map[string]any{extAzureDeployment: model}
+		}
+	}
+	if rerr != nil && e.Err == nil {
+		e.Err = fmt.Errorf("reading error body: %w", rerr)
+	}
+	return e
+}
+
+// bodyError parses an error body of resp. It returns nil when the body
+// holds no error object.
+func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec secrets) *provider.Error {
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &env); err != nil || env == nil {
+		return nil
+	}
+	errRaw, ok := env["error"]
+	if !ok || !isPresent(errRaw) {
+		// vLLM and others: {"object":"error","message":...,"type":...,"code":400}
+		if _, hasMsg := env["message"]; !hasMsg {
+			return nil
+		}
+		errRaw = raw
+	}
+	var e *provider.Error
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		// An error object in a success response: classified by its code.
+		e = p.errorFromObject(errRaw, resp.StatusCode, model, nil)
+	} else {
+		e = p.errorFromObject(errRaw, resp.StatusCode, model, provider.NewHTTPError(p.name, resp, p.requestIDHeader()))
+	}
+	e.RequestID = p.requestID(resp.Header)
+	e.Message = sec.redact(e.Message)
+	e.Param = sec.redact(e.Param)
+	e.Code = sec.redact(e.Code)
+	return e
+}
+
+// errorFromObject builds an error from an "error" value: an object
+// {message,type,param,code[,innererror]} or a bare string. base, when
+// non-nil, carries the status-derived fields; otherwise this is an error
+// inside a 2xx response (stream error event, error body with status 200)
+// and Kind comes from the type/code alone.
+func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model string, base *provider.Error) *provider.Error {
+	e := base
+	if e == nil {
+		e = &provider.Error{Provider: p.name, HTTPStatus: status, Kind: provider.KindUnavailable}
+	}
+	var we wireError
+	t := bytes.TrimSpace(errRaw)
+	switch {
+	case len(t) > 0 && t[0] == '"':
+		var s string
+		if err := json.Unmarshal(t, &s); err == nil {
+			we.Message = flexString(s)
+		}
+	default:
+		if err := json.Unmarshal(t, &we); err != nil {
+			// Keep the status classification; the body is not usable.
+			e.Err = fmt.Errorf("unparseable error body: %w", err)
+			return e
+		}
+	}
+	if m := strings.TrimSpace(string(we.Message)); m != "" {
+		e.Message = m
+	}
+	e.Param = string(we.Param)
+	e.Code = string(we.Code)
+	if e.Code == "" {
+		e.Code = string(we.Type)
+	}
+	if base == nil {
+		e.Kind = kindForCode(string(we.Type), string(we.Code))
+	}
+	p.refineKind(e, &we, status)
+	if e.RetryAfter == 0 {
+		e.RetryAfter = retryDelayFromMessage(e.Message)
+	}
+	if p.azure && model != "" {
+		if e.Extended == nil {
+			e.Extended = map[string]any{}
+		}
+		e.Extended[extAzureDeployment] = model
+	}
+	return e
+}
+
+// refineKind applies what the body says over the status classification.
+func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
+	code, typ := string(we.Code), string(we.Type)
+	switch {
+	case code == "context_length_exceeded" || typ == "context_length_exceeded" ||
+		((status == 0 || status == http.StatusBadRequest || status == http.StatusOK) && looksLikeContextLength(e.Message)):
+		e.Kind = provider.KindContextLength
+	case code == "content_filter" || (we.InnerError != nil && string(we.InnerError.Code) == "ResponsibleAIPolicyViolation"):
+		e.Kind = provider.KindContentFilter
+		if we.InnerError != nil && isPresent(we.InnerError.ContentFilterResult) {
+			var v any
+			if err := json.Unmarshal(we.InnerError.ContentFilterResult, &v); err == nil {
+				e.Extended = map[string]any{extContentFilterResult: v}
+				if verdict := filterVerdict(v); verdict != "" {
+					e.Message += " (filtered: " + verdict + ")"
+				}
+			} else {
+				e.Extended = map[string]any{extContentFilterResult: validUTF8(string(we.InnerError.ContentFilterResult))}
+			}
+		}
+	case code == "insufficient_quota" || typ == "insufficient_quota":
+		// Not retryable, but still a 429: the retry policy reads Code.
+		e.Kind = provider.KindRateLimited
+		e.Code = "insufficient_quota"
+	}
+}
+
+// kindForCode classifies an error event inside a 2xx stream by its type or
+// code; unknown errors are KindUnavailable (the stream broke upstream).
+func kindForCode(typ, code string) provider.Kind {
+	for _, s := range []string{code, typ} {
+		switch s {
+		case "context_length_exceeded":
+			return provider.KindContextLength
+		case "content_filter":
+			return provider.KindContentFilter
+		case "rate_limit_exceeded", "rate_limit_error", "tokens", "requests", "insufficient_quota", "429":
+			return provider.KindRateLimited
+		case "invalid_request_error", "invalid_value", "unsupported_parameter", "400":
+			return provider.KindInvalidRequest
+		case "authentication_error", "invalid_api_key", "401":
+			return provider.KindUnauthenticated
+		case "permission_error", "403":
+			return provider.KindPermissionDenied
+		case "not_found_error", "model_not_found", "DeploymentNotFound", "404":
+			return provider.KindNotFound
+		case "timeout", "408":
+			return provider.KindTimeout
+		case "server_error", "overloaded_error", "service_unavailable", "internal_error":
+			return provider.KindUnavailable
+		}
+	}
+	return provider.KindUnavailable
+}
+
+var contextLengthRE = regexp.MustCompile(`(?i)maximum context length|context length exceeded|context window|too many tokens|prompt is too long`)
+
+func looksLikeContextLength(msg string) bool { return contextLengthRE.MatchString(msg) }
+
+var (
+	// "Please try again in 1.5s." / "in 222ms" / "in 6m0s" (OpenAI).
+	tryAgainRE = regexp.MustCompile(`(?i)try again in ((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)`)
+	// "Please retry after 6 seconds." (Azure).
+	retryAfterRE = regexp.MustCompile(`(?i)retry after (\d+(?:\.\d+)?) seconds?`)
+)
+
+// retryDelayFromMessage reads a retry delay given only in the message.
+func retryDelayFromMessage(msg string) time.Duration {
+	if m := tryAgainRE.FindStringSubmatch(msg); m != nil {
+		if d, err := time.ParseDuration(m[1]); err == nil && d > 0 {
+			return d
+		}
+	}
+	if m := retryAfterRE.FindStringSubmatch(msg); m != nil {
+		if secs, err := strconv.ParseFloat(m[1], 64); err == nil && secs > 0 {
+			return time.Duration(secs * float64(time.Second))
+		}
+	}
+	return 0
+}
+
+// filterVerdict summarizes an Azure content_filter_result: the categories
+// that were filtered, with their severity, e.g. "violence (medium)".
+func filterVerdict(v any) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	var out []string
+	for cat, r := range m {
+		rm, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		if f, _ := rm["filtered"].(bool); !f {
+			continue
+		}
+		s := cat
+		if sev, _ := rm["severity"].(string); sev != "" {
+			s += " (" + sev + ")"
+		} else if det, _ := rm["detected"].(bool); det {
+			s += " (detected)"
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}

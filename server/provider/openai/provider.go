@@ -1,0 +1,420 @@
+// Package openai is the adapter for the OpenAI Chat Completions and
+// Embeddings APIs, for OpenAI itself, any OpenAI-compatible server (vLLM,
+// Ollama's /v1, OpenRouter) by base URL, and Azure OpenAI (NewAzure), which
+// speaks the same wire format with a different URL scheme, auth header,
+// request-id header and content-filter annotations.
+package openai
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+const (
+	// DefaultBaseURL is OpenAI's public API.
+	DefaultBaseURL = "https://api.openai.com/v1"
+	// DefaultAzureAPIVersion is the api-version sent on Azure's classic
+	// deployment routes (the GA version).
+	DefaultAzureAPIVersion = "2024-10-21"
+
+	providerOpenAI = "openai"
+	providerAzure  = "azure"
+
+	// maxBodyBytes caps a success body (a chat completion or a batch of
+	// embeddings); maxErrorBodyBytes caps an error body.
+	maxBodyBytes      = 64 << 20
+	maxErrorBodyBytes = 64 << 10
+)
+
+var (
+	_ provider.Provider = (*Provider)(nil)
+	_ provider.Embedder = (*Provider)(nil)
+)
+
+// Provider is an OpenAI or Azure OpenAI adapter. It is safe for concurrent
+// use.
+type Provider struct {
+	name      string // "openai" or "azure"
+	azure     bool
+	apiKey    string
+	baseURL   string // without trailing slash
+	client    *http.Client
+	headers   http.Header
+	org       string
+	project   string
+	entra     func(context.Context) (string, error)
+	apiVer    string
+	apiVerSet bool
+	azureV1   bool
+}
+
+// Option configures a Provider.
+type Option func(*Provider) error
+
+// WithBaseURL sets the API base: for OpenAI and compatible servers the URL
+// that /chat/completions is appended to (default https://api.openai.com/v1);
+// for Azure the resource endpoint, e.g. https://my-resource.openai.azure.com
+// (required).
+func WithBaseURL(u string) Option {
+	return func(p *Provider) error {
+		clean, err := validateBaseURL(u)
+		if err != nil {
+			return err
+		}
+		p.baseURL = clean
+		return nil
+	}
+}
+
+// WithHTTPClient sets the HTTP client (default http.DefaultClient). The
+// client is shared by all requests.
+func WithHTTPClient(c *http.Client) Option {
+	return func(p *Provider) error {
+		if c == nil {
+			return errors.New("nil http client")
+		}
+		p.client = c
+		return nil
+	}
+}
+
+// WithHeaders adds headers to every request (after the adapter's own, so
+// they can override e.g. User-Agent; they cannot replace the auth header).
+func WithHeaders(h http.Header) Option {
+	return func(p *Provider) error {
+		for k, vs := range h {
+			for _, v := range vs {
+				p.headers.Add(k, v)
+			}
+		}
+		return nil
+	}
+}
+
+// WithOrganization sends the OpenAI-Organization header.
+func WithOrganization(org string) Option {
+	return func(p *Provider) error { p.org = org; return nil }
+}
+
+// WithProject sends the OpenAI-Project header.
+func WithProject(project string) Option {
+	return func(p *Provider) error { p.project = project; return nil }
+}
+
+// WithAzureAPIVersion sets the api-version query parameter (Azure only).
+// Classic deployment routes default to DefaultAzureAPIVersion; v1 routes
+// send none unless this option is given (e.g. "preview").
+func WithAzureAPIVersion(v string) Option {
+	return func(p *Provider) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("empty azure api version")
+		}
+		p.apiVer, p.apiVerSet = v, true
+		return nil
+	}
+}
+
+// WithAzureV1Routes selects Azure's v1 routes
+// ({endpoint}/openai/v1/chat/completions, model in the body) instead of the
+// classic deployment routes
+// ({endpoint}/openai/deployments/{deployment}/chat/completions?api-version=...).
+func WithAzureV1Routes(enabled bool) Option {
+	return func(p *Provider) error { p.azureV1 = enabled; return nil }
+}
+
+// WithEntraToken authenticates to Azure with a Microsoft Entra ID bearer
+// token obtained per request (the function should cache and refresh it)
+// instead of an api-key. NewAzure's apiKey must then be empty.
+func WithEntraToken(token func(ctx context.Context) (string, error)) Option {
+	return func(p *Provider) error {
+		if token == nil {
+			return errors.New("nil entra token function")
+		}
+		p.entra = token
+		return nil
+	}
+}
+
+// New returns an adapter for OpenAI or an OpenAI-compatible server. An
+// empty apiKey sends no Authorization header (local servers).
+func New(apiKey string, opts ...Option) (*Provider, error) {
+	p := &Provider{name: providerOpenAI, apiKey: apiKey, baseURL: DefaultBaseURL, client: http.DefaultClient, headers: http.Header{}}
+	if err := p.apply(opts); err != nil {
+		return nil, err
+	}
+	if p.entra != nil || p.apiVerSet || p.azureV1 {
+		return nil, errors.New("openai: azure options given to New; use NewAzure")
+	}
+	return p, nil
+}
+
+// NewAzure returns an adapter for Azure OpenAI. The endpoint is given with
+// WithBaseURL; auth is apiKey (api-key header) or WithEntraToken, exactly
+// one of them. Request.Model is the deployment name.
+func NewAzure(apiKey string, opts ...Option) (*Provider, error) {
+	p := &Provider{name: providerAzure, azure: true, apiKey: apiKey, client: http.DefaultClient, headers: http.Header{}, apiVer: DefaultAzureAPIVersion}
+	if err := p.apply(opts); err != nil {
+		return nil, err
+	}
+	if p.baseURL == "" {
+		return nil, errors.New("azure: the resource endpoint is required (WithBaseURL)")
+	}
+	if (apiKey == "") == (p.entra == nil) {
+		return nil, errors.New("azure: give exactly one of an api key and WithEntraToken")
+	}
+	if p.org != "" || p.project != "" {
+		return nil, errors.New("azure: organization and project headers are OpenAI options")
+	}
+	return p, nil
+}
+
+func (p *Provider) apply(opts []Option) error {
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(p); err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
+	return nil
+}
+
+func validateBaseURL(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return "", fmt.Errorf("invalid base URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("invalid base URL %q: scheme must be http or https", raw)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("invalid base URL %q: no host", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("invalid base URL %q: no query, fragment or user info allowed", raw)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// endpoint is the URL of an operation ("chat/completions", "embeddings").
+func (p *Provider) endpoint(op, model string) string {
+	if !p.azure {
+		return p.baseURL + "/" + op
+	}
+	var u string
+	q := url.Values{}
+	if p.azureV1 {
+		u = p.baseURL + "/openai/v1/" + op
+		if p.apiVerSet {
+			q.Set("api-version", p.apiVer)
+		}
+	} else {
+		u = p.baseURL + "/openai/deployments/" + url.PathEscape(model) + "/" + op
+		q.Set("api-version", p.apiVer)
+	}
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	return u
+}
+
+// requestIDHeader is the header carrying the provider's request id.
+func (p *Provider) requestIDHeader() string {
+	if p.azure {
+		return "apim-request-id"
+	}
+	return "x-request-id"
+}
+
+// requestID reads the provider's request id (Azure: apim-request-id, else
+// x-request-id).
+func (p *Provider) requestID(h http.Header) string {
+	if p.azure {
+		if v := h.Get("apim-request-id"); v != "" {
+			return v
+		}
+	}
+	return h.Get("x-request-id")
+}
+
+// secrets are the credentials of one call, redacted from error texts.
+type secrets []string
+
+func (s secrets) redact(text string) string {
+	for _, v := range s {
+		if len(v) >= 4 {
+			text = strings.ReplaceAll(text, v, "[REDACTED]")
+		}
+	}
+	return text
+}
+
+// send posts body to the operation's URL. It returns the response when the
+// status is 2xx; any other status is an *provider.Error.
+func (p *Provider) send(ctx context.Context, op, model string, body []byte, stream bool) (*http.Response, secrets, error) {
+	sec := secrets{p.apiKey}
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint(op, model), bytes.NewReader(body))
+	if err != nil {
+		return nil, sec, &provider.Error{Provider: p.name, Kind: provider.KindInvalidRequest, Message: "build request: " + err.Error(), Err: err}
+	}
+	h := httpReq.Header
+	h.Set("Content-Type", "application/json")
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	if p.org != "" {
+		h.Set("OpenAI-Organization", p.org)
+	}
+	if p.project != "" {
+		h.Set("OpenAI-Project", p.project)
+	}
+	for k, vs := range p.headers {
+		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
+	switch {
+	case p.entra != nil:
+		tok, err := p.entra(ctx)
+		if err != nil {
+			// The credential library's text may carry secrets: it stays in
+			// Err (for logs that choose to unwrap), not in Message.
+			return nil, sec, &provider.Error{Provider: p.name, Kind: provider.KindUnauthenticated, Message: "could not obtain an Entra ID token", Err: err}
+		}
+		sec = append(sec, tok)
+		h.Del("Api-Key")
+		h.Set("Authorization", "Bearer "+tok)
+	case p.azure:
+		h.Del("Authorization")
+		h.Set("api-key", p.apiKey)
+	case p.apiKey != "":
+		h.Set("Authorization", "Bearer "+p.apiKey)
+	}
+	resp, err := p.client.Do(httpReq)
+	if err != nil {
+		e := provider.TransportError(p.name, err)
+		e.Message = sec.redact(e.Message)
+		return nil, sec, e
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		return nil, sec, p.httpError(resp, model, sec)
+	}
+	return resp, sec, nil
+}
+
+// readBody reads a success body up to maxBodyBytes.
+func (p *Provider) readBody(resp *http.Response) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
+	if err != nil {
+		return nil, provider.TransportError(p.name, err)
+	}
+	if len(body) > maxBodyBytes {
+		return nil, provider.BadResponse(p.name, "response body larger than %d bytes", maxBodyBytes)
+	}
+	return body, nil
+}
+
+// annotate adds what the response headers know to an error found in a 2xx
+// body: the request id, the status (for error objects, not for unparseable
+// bodies), and redacts credentials.
+func (p *Provider) annotate(err error, resp *http.Response, model string, sec secrets) error {
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	pe.RequestID = p.requestID(resp.Header)
+	if pe.Kind != provider.KindBadResponse {
+		pe.HTTPStatus = resp.StatusCode
+	}
+	if p.azure && model != "" {
+		if pe.Extended == nil {
+			pe.Extended = map[string]any{}
+		}
+		pe.Extended[extAzureDeployment] = model
+	}
+	pe.Message = sec.redact(pe.Message)
+	return pe
+}
+
+// Generate calls POST /chat/completions.
+func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provider.Result, error) {
+	body, warnings, err := p.buildChatRequest(req, false)
+	if err != nil {
+		return nil, err
+	}
+	resp, sec, err := p.send(ctx, "chat/completions", req.Model, body, false)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := p.readBody(resp)
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.parseChatResponse(raw)
+	if err != nil {
+		return nil, p.annotate(err, resp, req.Model, sec)
+	}
+	p.headerMeta(res.Meta, resp.Header, req.Model)
+	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
+	return res, nil
+}
+
+// Stream calls POST /chat/completions with "stream": true.
+func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
+	body, warnings, err := p.buildChatRequest(req, true)
+	if err != nil {
+		return nil, err
+	}
+	resp, sec, err := p.send(ctx, "chat/completions", req.Model, body, true)
+	if err != nil {
+		return nil, err
+	}
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		// A JSON body on a stream request: an error in a 2xx (some
+		// compatible servers) or a server that ignored "stream".
+		defer resp.Body.Close()
+		raw, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
+		if rerr != nil {
+			return nil, provider.TransportError(p.name, rerr)
+		}
+		if e := p.bodyError(raw, resp, req.Model, sec); e != nil {
+			return nil, e
+		}
+		return nil, provider.BadResponse(p.name, "expected an event stream, got %s", ct)
+	}
+	return p.newStream(resp, req.Model, warnings, sec), nil
+}
+
+// Embed calls POST /embeddings.
+func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*provider.Result, error) {
+	body, err := p.buildEmbedRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, sec, err := p.send(ctx, "embeddings", req.Model, body, false)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := p.readBody(resp)
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.parseEmbedResponse(raw, len(req.Inputs))
+	if err != nil {
+		return nil, p.annotate(err, resp, req.Model, sec)
+	}
+	p.headerMeta(res.Meta, resp.Header, req.Model)
+	return res, nil
+}

@@ -1,0 +1,390 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// buildChatRequest encodes a normalized request as a Chat Completions body.
+// It returns warnings for options the format cannot carry.
+func (p *Provider) buildChatRequest(req *provider.Request, stream bool) ([]byte, []string, error) {
+	if req == nil {
+		return nil, nil, p.invalid("nil request")
+	}
+	var warnings []string
+	w := chatRequest{Model: req.Model}
+	msgs, err := p.encodeMessages(req.Messages, req.Reasoning)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.Messages = msgs
+	for _, t := range req.Tools {
+		if t == nil {
+			continue
+		}
+		ct := chatTool{Type: "function", Function: toolFunction{Name: t.GetName(), Description: t.GetDescription(), Strict: t.Strict}}
+		if t.GetParameters() != nil {
+			params, err := json.Marshal(t.GetParameters().AsMap())
+			if err != nil {
+				return nil, nil, p.invalid("tool %q parameters: %v", t.GetName(), err)
+			}
+			ct.Function.Parameters = params
+		}
+		w.Tools = append(w.Tools, ct)
+	}
+	o := req.Options
+	if o == nil {
+		o = &llmrelayv1.GenerationOptions{}
+	}
+	if tc := o.GetToolChoice(); tc != nil {
+		switch c := tc.GetChoice().(type) {
+		case *llmrelayv1.ToolChoice_Mode:
+			switch c.Mode {
+			case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO:
+				w.ToolChoice = "auto"
+			case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE:
+				w.ToolChoice = "none"
+			case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED:
+				w.ToolChoice = "required"
+			}
+		case *llmrelayv1.ToolChoice_FunctionName:
+			n := namedToolChoice{Type: "function"}
+			n.Function.Name = c.FunctionName
+			w.ToolChoice = n
+		}
+	}
+	w.ParallelToolCalls = o.ParallelToolCalls
+	if rf := o.GetResponseFormat(); rf != nil {
+		switch rf.GetType() {
+		case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_TEXT:
+			w.ResponseFormat = &responseFormat{Type: "text"}
+		case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT:
+			w.ResponseFormat = &responseFormat{Type: "json_object"}
+		case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA:
+			js := &jsonSchema{Name: rf.GetSchemaName(), Strict: rf.Strict}
+			if js.Name == "" {
+				js.Name = "response"
+			}
+			if rf.GetSchema() != nil {
+				schema, err := json.Marshal(rf.GetSchema().AsMap())
+				if err != nil {
+					return nil, nil, p.invalid("response_format schema: %v", err)
+				}
+				js.Schema = schema
+			}
+			w.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: js}
+		}
+	}
+	if req.Reasoning {
+		w.MaxCompletionTokens = o.MaxTokens
+	} else {
+		w.Temperature = o.Temperature
+		w.TopP = o.TopP
+		w.MaxTokens = o.MaxTokens
+	}
+	switch o.GetReasoningEffort() {
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
+		w.ReasoningEffort = "none"
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL:
+		w.ReasoningEffort = "minimal"
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW:
+		w.ReasoningEffort = "low"
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM:
+		w.ReasoningEffort = "medium"
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH:
+		w.ReasoningEffort = "high"
+	}
+	w.Stop = o.GetStop()
+	w.Seed = o.Seed
+	w.PresencePenalty = o.PresencePenalty
+	w.FrequencyPenalty = o.FrequencyPenalty
+	if o.TopK != nil {
+		warnings = append(warnings, "top_k is not part of the OpenAI chat format and was not sent (use provider_options.extra_body for compatible servers)")
+	}
+	if oo := req.ProviderOptions.GetOpenai(); oo != nil {
+		w.User = oo.GetUser()
+		w.Store = oo.Store
+		if len(oo.GetMetadata()) > 0 {
+			w.Metadata = oo.GetMetadata()
+		}
+		w.ServiceTier = oo.GetServiceTier()
+		w.Logprobs = oo.Logprobs
+		w.TopLogprobs = oo.TopLogprobs
+	}
+	if stream {
+		w.Stream = true
+		w.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
+	body, err := json.Marshal(w)
+	if err != nil {
+		return nil, nil, p.invalid("encode request: %v", err)
+	}
+	body, err = mergeExtraBody(body, req.ProviderOptions.GetExtraBody())
+	if err != nil {
+		return nil, nil, p.invalid("extra_body: %v", err)
+	}
+	return body, warnings, nil
+}
+
+func (p *Provider) invalid(format string, args ...any) *provider.Error {
+	return &provider.Error{Provider: p.name, Kind: provider.KindInvalidRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+// encodeMessages converts the conversation. Tool messages become one
+// {"role":"tool"} message per tool_result part.
+func (p *Provider) encodeMessages(in []*llmrelayv1.Message, reasoning bool) ([]chatMessage, error) {
+	out := make([]chatMessage, 0, len(in))
+	for i, m := range in {
+		if m == nil {
+			continue
+		}
+		switch m.GetRole() {
+		case llmrelayv1.Role_ROLE_SYSTEM:
+			role := "system"
+			if reasoning {
+				role = "developer"
+			}
+			content, err := p.encodeContent(m.GetParts(), i, false)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, chatMessage{Role: role, Content: content, Name: m.GetName()})
+		case llmrelayv1.Role_ROLE_USER:
+			content, err := p.encodeContent(m.GetParts(), i, true)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, chatMessage{Role: "user", Content: content, Name: m.GetName()})
+		case llmrelayv1.Role_ROLE_ASSISTANT:
+			cm := chatMessage{Role: "assistant", Name: m.GetName()}
+			var text strings.Builder
+			hasText := false
+			for _, part := range m.GetParts() {
+				switch k := part.GetKind().(type) {
+				case *llmrelayv1.Part_Text:
+					text.WriteString(k.Text)
+					hasText = true
+				case *llmrelayv1.Part_Refusal:
+					cm.Refusal += k.Refusal
+				case *llmrelayv1.Part_ToolCall:
+					args := k.ToolCall.GetArguments()
+					if args == "" {
+						args = "{}"
+					}
+					cm.ToolCalls = append(cm.ToolCalls, wireToolCall{ID: k.ToolCall.GetCallId(), Type: "function",
+						Function: wireFunction{Name: k.ToolCall.GetName(), Arguments: args}})
+				case nil:
+				default:
+					return nil, p.invalid("messages[%d]: assistant messages carry text, refusal and tool_call parts only", i)
+				}
+			}
+			switch {
+			case hasText:
+				cm.Content = mustJSON(text.String())
+			case len(cm.ToolCalls) > 0 || cm.Refusal != "":
+				cm.Content = json.RawMessage("null")
+			default:
+				cm.Content = mustJSON("")
+			}
+			out = append(out, cm)
+		case llmrelayv1.Role_ROLE_TOOL:
+			n := 0
+			for _, part := range m.GetParts() {
+				tr := part.GetToolResult()
+				if tr == nil {
+					return nil, p.invalid("messages[%d]: tool messages carry tool_result parts only", i)
+				}
+				out = append(out, chatMessage{Role: "tool", ToolCallID: tr.GetCallId(), Content: mustJSON(tr.GetContent())})
+				n++
+			}
+			if n == 0 {
+				return nil, p.invalid("messages[%d]: tool message without tool_result parts", i)
+			}
+		default:
+			return nil, p.invalid("messages[%d]: unsupported role %s", i, m.GetRole())
+		}
+	}
+	return out, nil
+}
+
+// encodeContent encodes system/user content: a plain string when it is a
+// single text part, else an array of content parts.
+func (p *Provider) encodeContent(parts []*llmrelayv1.Part, i int, images bool) (json.RawMessage, error) {
+	if len(parts) == 1 {
+		if t, ok := parts[0].GetKind().(*llmrelayv1.Part_Text); ok {
+			return mustJSON(t.Text), nil
+		}
+	}
+	if len(parts) == 0 {
+		return mustJSON(""), nil
+	}
+	arr := make([]contentPart, 0, len(parts))
+	for _, part := range parts {
+		switch k := part.GetKind().(type) {
+		case *llmrelayv1.Part_Text:
+			text := k.Text
+			arr = append(arr, contentPart{Type: "text", Text: &text})
+		case *llmrelayv1.Part_Image:
+			if !images {
+				return nil, p.invalid("messages[%d]: images are allowed in user messages only", i)
+			}
+			iu, err := p.encodeImage(k.Image, i)
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, contentPart{Type: "image_url", ImageURL: iu})
+		default:
+			return nil, p.invalid("messages[%d]: unsupported part %T in this role", i, part.GetKind())
+		}
+	}
+	b, err := json.Marshal(arr)
+	if err != nil {
+		return nil, p.invalid("messages[%d]: %v", i, err)
+	}
+	return b, nil
+}
+
+// encodeImage builds an image_url: the URL as given, or a data: URL from
+// inline bytes (mime type sniffed when not given).
+func (p *Provider) encodeImage(img *llmrelayv1.Image, i int) (*imageURL, error) {
+	iu := &imageURL{}
+	switch img.GetDetail() {
+	case llmrelayv1.ImageDetail_IMAGE_DETAIL_AUTO:
+		iu.Detail = "auto"
+	case llmrelayv1.ImageDetail_IMAGE_DETAIL_LOW:
+		iu.Detail = "low"
+	case llmrelayv1.ImageDetail_IMAGE_DETAIL_HIGH:
+		iu.Detail = "high"
+	}
+	switch src := img.GetSource().(type) {
+	case *llmrelayv1.Image_Url:
+		if src.Url == "" {
+			return nil, p.invalid("messages[%d]: image with an empty url", i)
+		}
+		iu.URL = src.Url
+	case *llmrelayv1.Image_Data:
+		mt := img.GetMimeType()
+		if mt == "" {
+			mt = http.DetectContentType(src.Data)
+			if !strings.HasPrefix(mt, "image/") {
+				return nil, p.invalid("messages[%d]: image bytes without mime_type, and not a recognizable image", i)
+			}
+		}
+		iu.URL = "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(src.Data)
+	default:
+		return nil, p.invalid("messages[%d]: image without url or data", i)
+	}
+	return iu, nil
+}
+
+func mustJSON(s string) json.RawMessage {
+	b, err := json.Marshal(s)
+	if err != nil {
+		// json.Marshal of a string cannot fail (invalid UTF-8 is coerced).
+		panic(err)
+	}
+	return b
+}
+
+// buildEmbedRequest encodes an embeddings request.
+func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, error) {
+	if req == nil {
+		return nil, p.invalid("nil request")
+	}
+	inputs := req.Inputs
+	if inputs == nil {
+		inputs = []string{}
+	}
+	w := embedRequest{Model: req.Model, Input: inputs, Dimensions: req.Dimensions, EncodingFormat: "float"}
+	if oo := req.ProviderOptions.GetOpenai(); oo != nil {
+		w.User = oo.GetUser()
+	}
+	body, err := json.Marshal(w)
+	if err != nil {
+		return nil, p.invalid("encode request: %v", err)
+	}
+	body, err = mergeExtraBody(body, req.ProviderOptions.GetExtraBody())
+	if err != nil {
+		return nil, p.invalid("extra_body: %v", err)
+	}
+	return body, nil
+}
+
+// mergeExtraBody sets extra's fields at the top level of the JSON object
+// body: existing keys are replaced in place, new keys appended in sorted
+// order. The gateway's own key order is kept.
+func mergeExtraBody(body []byte, extra *structpb.Struct) ([]byte, error) {
+	if len(extra.GetFields()) == 0 {
+		return body, nil
+	}
+	type field struct {
+		key string
+		val json.RawMessage
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("request body is not a JSON object")
+	}
+	var fields []field
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, fmt.Errorf("unexpected token %v", tok)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		fields = append(fields, field{key, v})
+	}
+	keys := make([]string, 0, len(extra.GetFields()))
+	for k := range extra.GetFields() {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, err := json.Marshal(extra.GetFields()[k].AsInterface())
+		if err != nil {
+			return nil, fmt.Errorf("field %q: %w", k, err)
+		}
+		replaced := false
+		for i := range fields {
+			if fields[i].key == k {
+				fields[i].val, replaced = v, true
+			}
+		}
+		if !replaced {
+			fields = append(fields, field{k, v})
+		}
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for i, f := range fields {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		kb, err := json.Marshal(f.key)
+		if err != nil {
+			return nil, err
+		}
+		out.Write(kb)
+		out.WriteByte(':')
+		out.Write(f.val)
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}

@@ -1,0 +1,426 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// Keys of ResponseMeta.extended set by this adapter.
+const (
+	extSystemFingerprint    = "system_fingerprint"
+	extServiceTier          = "service_tier"
+	extProcessingMS         = "openai_processing_ms"
+	extAzureDeployment      = "azure_deployment"
+	extPromptFilterResults  = "prompt_filter_results"
+	extContentFilterResults = "content_filter_results"
+	extContentFilterResult  = "content_filter_result"
+	extLogprobs             = "logprobs"
+)
+
+// decodeLenient unmarshals JSON, tolerating fields of an unexpected type:
+// those are skipped and reported as a warning, the rest is kept. Syntax
+// errors fail.
+func decodeLenient(raw []byte, v any) (warning string, err error) {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		return "", errors.New("not a JSON object")
+	}
+	err = json.Unmarshal(raw, v)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("ignored response field %q: unexpected JSON %s", te.Field, te.Value), nil
+	}
+	return "", err
+}
+
+// parseChatResponse converts a chat.completion body.
+func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
+	var w chatResponse
+	warn, err := decodeLenient(raw, &w)
+	if err != nil {
+		return nil, provider.BadResponse(p.name, "invalid chat completion JSON: %v", err)
+	}
+	if len(w.Error) > 0 && string(w.Error) != "null" {
+		// An error object in a 2xx body (some compatible servers).
+		return nil, p.errorFromObject(w.Error, 0, "", nil)
+	}
+	meta := &llmrelayv1.ResponseMeta{}
+	if warn != "" {
+		meta.Warnings = append(meta.Warnings, warn)
+	}
+	p.bodyMeta(meta, &w)
+	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
+	if len(w.Choices) == 0 {
+		meta.Warnings = append(meta.Warnings, "response has no choices")
+	}
+	if len(w.Choices) > 1 {
+		meta.Warnings = append(meta.Warnings, fmt.Sprintf("response has %d choices; only the first is used", len(w.Choices)))
+	}
+	finish := ""
+	if len(w.Choices) > 0 {
+		c := w.Choices[0]
+		if c.FinishReason != nil {
+			finish = *c.FinishReason
+		}
+		m := c.Message
+		if m == nil {
+			m = c.Delta // tolerate servers that answer with a delta
+		}
+		if m != nil {
+			text, refusal, ok := contentText(m.Content)
+			if !ok {
+				meta.Warnings = append(meta.Warnings, "message content has an unrecognized shape; kept as JSON text")
+			}
+			if m.Refusal != nil {
+				refusal += *m.Refusal
+			}
+			if text != "" {
+				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: text}})
+			}
+			if refusal != "" {
+				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: refusal}})
+			}
+			for i, tc := range m.ToolCalls {
+				call, w := toolCallFromWire(tc, i)
+				if w != "" {
+					meta.Warnings = append(meta.Warnings, w)
+				}
+				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: call}})
+				meta.ToolCallCount++
+			}
+			if fc := m.FunctionCall; fc != nil {
+				id := fallbackCallID(len(m.ToolCalls))
+				meta.Warnings = append(meta.Warnings, "legacy function_call without an id; keyed as "+id)
+				args := argumentsText(fc.Arguments)
+				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+					CallId: id, Name: fc.Name, Arguments: args, ArgumentsValid: isJSONObject(args)}}})
+				meta.ToolCallCount++
+			}
+		}
+		if isPresent(c.ContentFilterResults) {
+			setExtendedJSON(meta, extContentFilterResults, c.ContentFilterResults)
+		}
+		if isPresent(c.Logprobs) {
+			setExtendedJSON(meta, extLogprobs, c.Logprobs)
+		}
+	}
+	meta.ProviderFinishReason = finish
+	meta.FinishReason = mapFinishReason(finish, meta.ToolCallCount > 0)
+	if w.Usage != nil {
+		meta.Usage = normalizeUsage(w.Usage)
+	}
+	return &provider.Result{Message: msg, Meta: meta}, nil
+}
+
+// bodyMeta copies the response-level fields shared by responses and chunks.
+func (p *Provider) bodyMeta(meta *llmrelayv1.ResponseMeta, w *chatResponse) {
+	meta.ResponseId = w.ID
+	meta.ResolvedModel = w.Model
+	setCreated(meta, w.Created)
+	if w.SystemFingerprint != "" {
+		provider.SetExtended(meta, extSystemFingerprint, w.SystemFingerprint)
+	}
+	if w.ServiceTier != "" {
+		provider.SetExtended(meta, extServiceTier, w.ServiceTier)
+	}
+	if isPresent(w.PromptFilterResults) {
+		setExtendedJSON(meta, extPromptFilterResults, w.PromptFilterResults)
+	}
+}
+
+// setCreated sets create_time from a Unix "created" value (0: unknown).
+func setCreated(meta *llmrelayv1.ResponseMeta, created flexInt) {
+	// Beyond year 9999 is not a timestamp (and not representable).
+	if created > 0 && created < 253402300800 {
+		meta.CreateTime = timestamppb.New(time.Unix(int64(created), 0).UTC())
+	}
+}
+
+// headerMeta fills the meta fields read from response headers.
+func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, model string) {
+	meta.ProviderRequestId = p.requestID(h)
+	meta.RateLimit = provider.OpenAIRateLimit(h)
+	if v := strings.TrimSpace(h.Get("openai-processing-ms")); v != "" {
+		if n, err := strconv.ParseFloat(v, 64); err == nil {
+			provider.SetExtended(meta, extProcessingMS, n)
+		} else {
+			provider.SetExtended(meta, extProcessingMS, v)
+		}
+	}
+	if p.azure && model != "" {
+		provider.SetExtended(meta, extAzureDeployment, model)
+	}
+}
+
+// isPresent reports whether a raw field was sent and is not null.
+func isPresent(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && string(t) != "null"
+}
+
+// setExtendedJSON stores a raw JSON value in meta.extended.
+func setExtendedJSON(meta *llmrelayv1.ResponseMeta, key string, raw json.RawMessage) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		provider.SetExtended(meta, key, string(raw))
+		return
+	}
+	provider.SetExtended(meta, key, numbersToFloat(v))
+}
+
+// numbersToFloat converts json.Number values (kept exact while decoding) to
+// float64 so that structpb accepts every value.
+func numbersToFloat(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil {
+			return x.String()
+		}
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbersToFloat(e)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = numbersToFloat(e)
+		}
+		return x
+	default:
+		return v
+	}
+}
+
+// contentText reads message content: a string, null, or an array of text
+// and refusal parts (concatenated). ok is false for another shape, whose
+// JSON text is then returned as text so that nothing is lost.
+func contentText(raw json.RawMessage) (text, refusal string, ok bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" {
+		return "", "", true
+	}
+	switch t[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(t, &s); err == nil {
+			return s, "", true
+		}
+	case '[':
+		var parts []struct {
+			Type    string  `json:"type"`
+			Text    *string `json:"text"`
+			Refusal *string `json:"refusal"`
+		}
+		if err := json.Unmarshal(t, &parts); err == nil {
+			var tb, rb strings.Builder
+			ok := true
+			for _, pt := range parts {
+				switch {
+				case pt.Text != nil:
+					tb.WriteString(*pt.Text)
+				case pt.Refusal != nil:
+					rb.WriteString(*pt.Refusal)
+				default:
+					ok = false
+				}
+			}
+			if ok {
+				return tb.String(), rb.String(), true
+			}
+		}
+	}
+	return validUTF8(string(t)), "", false
+}
+
+// validUTF8 replaces invalid UTF-8 (possible in raw JSON text) so that the
+// value can go into a proto string.
+func validUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
+// argumentsText returns tool-call arguments as JSON text: the string's
+// value when a string was sent, else the compact JSON of what was sent
+// (key order kept).
+func argumentsText(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" {
+		return ""
+	}
+	if t[0] == '"' {
+		var s string
+		if err := json.Unmarshal(t, &s); err == nil {
+			return s
+		}
+		return validUTF8(string(t))
+	}
+	var c bytes.Buffer
+	if err := json.Compact(&c, t); err != nil {
+		return validUTF8(string(t))
+	}
+	return validUTF8(c.String())
+}
+
+// isJSONObject reports whether s parses as a JSON object.
+func isJSONObject(s string) bool {
+	t := strings.TrimSpace(s)
+	return len(t) > 0 && t[0] == '{' && json.Valid([]byte(t))
+}
+
+func fallbackCallID(i int) string { return "call_idx" + strconv.Itoa(i) }
+
+// toolCallFromWire converts one response tool call; i is its position.
+func toolCallFromWire(tc respToolCall, i int) (*llmrelayv1.ToolCall, string) {
+	call := &llmrelayv1.ToolCall{CallId: tc.ID}
+	switch {
+	case tc.Function != nil:
+		call.Name = tc.Function.Name
+		call.Arguments = argumentsText(tc.Function.Arguments)
+		call.ArgumentsValid = isJSONObject(call.Arguments)
+	case tc.Custom != nil:
+		// Custom tools take free text input, not a JSON object.
+		call.Name = tc.Custom.Name
+		call.Arguments = tc.Custom.Input
+		call.ArgumentsValid = isJSONObject(call.Arguments)
+	}
+	var warning string
+	if call.CallId == "" {
+		call.CallId = fallbackCallID(i)
+		warning = fmt.Sprintf("tool call %d has no id; keyed as %s", i, call.CallId)
+	}
+	return call, warning
+}
+
+// mapFinishReason normalizes a finish reason; any tool call makes it
+// TOOL_CALLS.
+func mapFinishReason(raw string, hasToolCalls bool) llmrelayv1.FinishReason {
+	if hasToolCalls {
+		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
+	}
+	switch raw {
+	case "":
+		return llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED
+	case "stop", "eos", "end_turn", "stop_sequence":
+		return llmrelayv1.FinishReason_FINISH_REASON_STOP
+	case "length", "max_tokens":
+		return llmrelayv1.FinishReason_FINISH_REASON_LENGTH
+	case "tool_calls", "function_call":
+		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
+	case "content_filter":
+		return llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
+	default:
+		return llmrelayv1.FinishReason_FINISH_REASON_OTHER
+	}
+}
+
+// normalizeUsage converts OpenAI usage: prompt_tokens already include
+// cached tokens and completion_tokens include reasoning tokens.
+func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
+	out := &llmrelayv1.Usage{
+		InputTokens:  clampInt32(int64(u.PromptTokens)),
+		OutputTokens: clampInt32(int64(u.CompletionTokens)),
+		TotalTokens:  clampInt32(int64(u.TotalTokens)),
+	}
+	if out.TotalTokens == 0 {
+		out.TotalTokens = clampInt32(int64(out.InputTokens) + int64(out.OutputTokens))
+	}
+	if u.PromptTokensDetails != nil {
+		out.CachedInputTokens = clampInt32(int64(u.PromptTokensDetails.CachedTokens))
+	}
+	if u.CompletionTokensDetails != nil {
+		out.ReasoningTokens = clampInt32(int64(u.CompletionTokensDetails.ReasoningTokens))
+	}
+	return out
+}
+
+func clampInt32(n int64) int32 {
+	switch {
+	case n < 0:
+		return 0
+	case n > math.MaxInt32:
+		return math.MaxInt32
+	}
+	return int32(n)
+}
+
+// parseEmbedResponse converts an embeddings list; want is the number of
+// inputs.
+func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, error) {
+	var w embedResponse
+	warn, err := decodeLenient(raw, &w)
+	if err != nil {
+		return nil, provider.BadResponse(p.name, "invalid embeddings JSON: %v", err)
+	}
+	if isPresent(w.Error) {
+		return nil, p.errorFromObject(w.Error, 0, "", nil)
+	}
+	meta := &llmrelayv1.ResponseMeta{ResolvedModel: w.Model}
+	if warn != "" {
+		meta.Warnings = append(meta.Warnings, warn)
+	}
+	data := append([]embedData(nil), w.Data...)
+	sort.SliceStable(data, func(i, j int) bool { return data[i].Index < data[j].Index })
+	out := make([]*llmrelayv1.Embedding, 0, len(data))
+	for i, d := range data {
+		vals, err := embeddingValues(d.Embedding)
+		if err != nil {
+			return nil, provider.BadResponse(p.name, "embedding %d: %v", d.Index, err)
+		}
+		if int(d.Index) != i {
+			meta.Warnings = append(meta.Warnings, fmt.Sprintf("embedding at position %d has index %d", i, d.Index))
+		}
+		out = append(out, &llmrelayv1.Embedding{Index: clampInt32(int64(d.Index)), Values: vals})
+	}
+	if len(out) != want {
+		meta.Warnings = append(meta.Warnings, fmt.Sprintf("%d embeddings for %d inputs", len(out), want))
+	}
+	meta.EmbeddingsCount = int32(len(out))
+	if w.Usage != nil {
+		meta.Usage = normalizeUsage(w.Usage)
+	}
+	return &provider.Result{Embeddings: out, Meta: meta}, nil
+}
+
+// embeddingValues reads an embedding as a number array or as base64 of
+// little-endian float32 values.
+func embeddingValues(raw json.RawMessage) ([]float32, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) > 0 && t[0] == '"' {
+		var s string
+		if err := json.Unmarshal(t, &s); err != nil {
+			return nil, err
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, fmt.Errorf("base64 embedding: %w", err)
+		}
+		if len(b)%4 != 0 {
+			return nil, fmt.Errorf("base64 embedding of %d bytes is not float32s", len(b))
+		}
+		vals := make([]float32, len(b)/4)
+		for i := range vals {
+			vals[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[i*4:]))
+		}
+		return vals, nil
+	}
+	var vals []float32
+	if err := json.Unmarshal(t, &vals); err != nil {
+		return nil, fmt.Errorf("embedding values: %w", err)
+	}
+	return vals, nil
+}

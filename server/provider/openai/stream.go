@@ -1,0 +1,355 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/sse"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+const (
+	// maxStreamToolCalls bounds the per-stream call table.
+	maxStreamToolCalls = 1024
+	// maxStreamEventBytes bounds one SSE event (one chunk).
+	maxStreamEventBytes = 4 << 20
+	// maxFilterCategories bounds the merged content filter verdicts.
+	maxFilterCategories = 64
+)
+
+// chatStream reads a chat.completion.chunk SSE stream.
+type chatStream struct {
+	p      *Provider
+	body   io.ReadCloser
+	rd     *sse.Reader
+	header http.Header
+	model  string
+	sec    secrets
+
+	queue []*provider.Event
+	qpos  int
+
+	// Tool calls: byIndex maps the wire index to the call currently at
+	// that index; order holds all calls by position.
+	byIndex map[int]*callState
+	order   []*callState
+
+	// What the meta events already said.
+	id, resolvedModel, fingerprint, tier string
+	created                              int64
+	promptFilter                         string
+	filter                               map[string]json.RawMessage
+	finish                               string
+	finishSeen                           bool
+
+	done   bool // [DONE] received
+	closed bool
+	err    error // sticky terminal error
+}
+
+type callState struct {
+	id       string
+	pos      int
+	fallback bool // id made up by the adapter
+	named    bool
+	ended    bool
+}
+
+func (p *Provider) newStream(resp *http.Response, model string, warnings []string, sec secrets) *chatStream {
+	rd := sse.NewReader(resp.Body)
+	rd.SetMaxEventSize(maxStreamEventBytes)
+	s := &chatStream{p: p, body: resp.Body, rd: rd, header: resp.Header, model: model, sec: sec,
+		byIndex: map[int]*callState{}, filter: map[string]json.RawMessage{}}
+	meta := &llmrelayv1.ResponseMeta{Warnings: warnings}
+	p.headerMeta(meta, resp.Header, model)
+	if proto.Size(meta) > 0 {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+	}
+	return s
+}
+
+func (s *chatStream) push(ev *provider.Event) { s.queue = append(s.queue, ev) }
+
+// Recv returns the next event; io.EOF after [DONE].
+func (s *chatStream) Recv() (*provider.Event, error) {
+	for {
+		if s.closed {
+			return nil, &provider.Error{Provider: s.p.name, Kind: provider.KindCanceled, Message: "stream closed"}
+		}
+		if s.qpos < len(s.queue) {
+			ev := s.queue[s.qpos]
+			s.queue[s.qpos] = nil
+			s.qpos++
+			return ev, nil
+		}
+		s.queue, s.qpos = s.queue[:0], 0
+		if s.err != nil {
+			return nil, s.err
+		}
+		if s.done {
+			return nil, io.EOF
+		}
+		ev, err := s.rd.Next()
+		if err != nil {
+			s.err = s.readError(err)
+			continue
+		}
+		s.handle(ev.Data)
+	}
+}
+
+// Close closes the response body; safe to call more than once.
+func (s *chatStream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.body.Close()
+}
+
+// readError converts an error of the SSE reader.
+func (s *chatStream) readError(err error) error {
+	var e *provider.Error
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		e = provider.BadResponse(s.p.name, "stream ended before [DONE]")
+	case errors.Is(err, sse.ErrEventTooLarge):
+		e = provider.BadResponse(s.p.name, "%v", err)
+	default:
+		e = provider.TransportError(s.p.name, err)
+		e.Message = s.sec.redact(e.Message)
+	}
+	e.RequestID = s.p.requestID(s.header)
+	return e
+}
+
+// handle converts one SSE data payload into queued events.
+func (s *chatStream) handle(data []byte) {
+	t := bytes.TrimSpace(data)
+	if string(t) == "[DONE]" {
+		s.done = true
+		s.endCalls()
+		return
+	}
+	if len(t) == 0 {
+		return // an empty data line carries nothing
+	}
+	var c chatResponse
+	warn, err := decodeLenient(t, &c)
+	if err != nil {
+		s.err = s.bad("invalid stream chunk: %v", err)
+		return
+	}
+	if isPresent(c.Error) {
+		e := s.p.errorFromObject(c.Error, http.StatusOK, s.model, nil)
+		e.RequestID = s.p.requestID(s.header)
+		e.Message = s.sec.redact(e.Message)
+		s.err = e
+		return
+	}
+	meta := &llmrelayv1.ResponseMeta{}
+	if warn != "" {
+		meta.Warnings = append(meta.Warnings, warn)
+	}
+	if c.ID != "" && c.ID != s.id {
+		s.id, meta.ResponseId = c.ID, c.ID
+	}
+	if c.Model != "" && c.Model != s.resolvedModel {
+		s.resolvedModel, meta.ResolvedModel = c.Model, c.Model
+	}
+	if c.Created > 0 && int64(c.Created) != s.created {
+		s.created = int64(c.Created)
+		setCreated(meta, c.Created)
+	}
+	if c.SystemFingerprint != "" && c.SystemFingerprint != s.fingerprint {
+		s.fingerprint = c.SystemFingerprint
+		provider.SetExtended(meta, extSystemFingerprint, c.SystemFingerprint)
+	}
+	if c.ServiceTier != "" && c.ServiceTier != s.tier {
+		s.tier = c.ServiceTier
+		provider.SetExtended(meta, extServiceTier, c.ServiceTier)
+	}
+	if isPresent(c.PromptFilterResults) && string(c.PromptFilterResults) != s.promptFilter {
+		s.promptFilter = string(c.PromptFilterResults)
+		setExtendedJSON(meta, extPromptFilterResults, c.PromptFilterResults)
+	}
+	metaAt := len(s.queue)
+	var finishMeta *llmrelayv1.ResponseMeta
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			meta.Warnings = append(meta.Warnings, fmt.Sprintf("ignored choice %d (only choice 0 is read)", ch.Index))
+			continue
+		}
+		if d := ch.Delta; d != nil {
+			s.delta(d, meta)
+			if s.err != nil {
+				return
+			}
+		}
+		if isPresent(ch.ContentFilterResults) {
+			s.mergeContentFilter(ch.ContentFilterResults, meta)
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			s.finish, s.finishSeen = *ch.FinishReason, true
+			finishMeta = &llmrelayv1.ResponseMeta{
+				ProviderFinishReason: s.finish,
+				FinishReason:         mapFinishReason(s.finish, len(s.order) > 0),
+			}
+		}
+	}
+	if proto.Size(meta) > 0 {
+		// Insert before this chunk's content events.
+		s.queue = append(s.queue, nil)
+		copy(s.queue[metaAt+1:], s.queue[metaAt:])
+		s.queue[metaAt] = &provider.Event{Kind: provider.EventMeta, Meta: meta}
+	}
+	if finishMeta != nil {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: finishMeta})
+		s.endCalls()
+	}
+	if c.Usage != nil {
+		s.push(&provider.Event{Kind: provider.EventUsage, Usage: normalizeUsage(c.Usage)})
+	}
+}
+
+// mergeContentFilter merges one chunk's Azure content_filter_results into
+// the verdicts so far, category by category (Azure annotates each chunk
+// with some categories only), and reports the merged verdicts when they
+// changed.
+func (s *chatStream) mergeContentFilter(raw json.RawMessage, meta *llmrelayv1.ResponseMeta) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		meta.Warnings = append(meta.Warnings, "content_filter_results is not an object; ignored")
+		return
+	}
+	changed := false
+	for k, v := range m {
+		if old, ok := s.filter[k]; ok && bytes.Equal(old, v) {
+			continue
+		}
+		if _, ok := s.filter[k]; !ok && len(s.filter) >= maxFilterCategories {
+			meta.Warnings = append(meta.Warnings, "too many content filter categories; "+k+" ignored")
+			continue
+		}
+		s.filter[k] = append(json.RawMessage(nil), v...)
+		changed = true
+	}
+	if !changed {
+		return
+	}
+	merged, err := json.Marshal(s.filter) // sorted keys
+	if err != nil {
+		meta.Warnings = append(meta.Warnings, "content_filter_results: "+err.Error())
+		return
+	}
+	setExtendedJSON(meta, extContentFilterResults, merged)
+}
+
+// delta queues the events of one choice delta.
+func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
+	text, refusal, ok := contentText(d.Content)
+	if !ok {
+		meta.Warnings = append(meta.Warnings, "delta content has an unrecognized shape; kept as JSON text")
+	}
+	if text != "" {
+		s.push(&provider.Event{Kind: provider.EventText, Text: text})
+	}
+	if d.Refusal != nil {
+		refusal += *d.Refusal
+	}
+	if refusal != "" {
+		s.push(&provider.Event{Kind: provider.EventRefusal, Text: refusal})
+	}
+	for _, tc := range d.ToolCalls {
+		index := -1
+		if tc.Index != nil && *tc.Index >= 0 {
+			index = int(*tc.Index)
+		}
+		st := s.call(index, tc.ID, meta)
+		if st == nil {
+			return // s.err is set
+		}
+		var name, args string
+		switch {
+		case tc.Function != nil:
+			name, args = tc.Function.Name, argumentsText(tc.Function.Arguments)
+		case tc.Custom != nil:
+			name, args = tc.Custom.Name, tc.Custom.Input
+		}
+		ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: args}
+		if !st.named && name != "" {
+			ev.Name, st.named = name, true
+		}
+		if ev.Name == "" && ev.Arguments == "" && st.named {
+			continue
+		}
+		s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: ev})
+	}
+}
+
+// call finds or opens the call of a tool-call delta. index is -1 when the
+// delta has none.
+func (s *chatStream) call(index int, id string, meta *llmrelayv1.ResponseMeta) *callState {
+	var cur *callState
+	if index >= 0 {
+		cur = s.byIndex[index]
+	} else if id != "" {
+		for _, c := range s.order {
+			if c.id == id {
+				return c
+			}
+		}
+	} else if len(s.order) > 0 {
+		cur = s.order[len(s.order)-1]
+	}
+	if cur != nil && (id == "" || id == cur.id || cur.fallback) {
+		return cur
+	}
+	// A new call: a new index, or a new id at a reused index.
+	if len(s.order) >= maxStreamToolCalls {
+		s.err = s.bad("more than %d tool calls in one response", maxStreamToolCalls)
+		return nil
+	}
+	if cur != nil && !cur.ended {
+		cur.ended = true
+		s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: cur.id, Index: cur.pos}})
+	}
+	st := &callState{id: id, pos: len(s.order)}
+	if st.id == "" {
+		st.id, st.fallback = fallbackCallID(st.pos), true
+		meta.Warnings = append(meta.Warnings, fmt.Sprintf("tool call %d has no id; keyed as %s", st.pos, st.id))
+	}
+	s.order = append(s.order, st)
+	if index >= 0 {
+		s.byIndex[index] = st
+	}
+	if s.finishSeen && len(s.order) == 1 {
+		// The finish reason was reported before the first call.
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{
+			ProviderFinishReason: s.finish, FinishReason: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS}})
+	}
+	return st
+}
+
+// endCalls completes the calls still open.
+func (s *chatStream) endCalls() {
+	for _, c := range s.order {
+		if !c.ended {
+			c.ended = true
+			s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos}})
+		}
+	}
+}
+
+func (s *chatStream) bad(format string, args ...any) *provider.Error {
+	e := provider.BadResponse(s.p.name, format, args...)
+	e.RequestID = s.p.requestID(s.header)
+	return e
+}

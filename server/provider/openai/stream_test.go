@@ -1,0 +1,336 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+func TestStream(t *testing.T) {
+	t.Parallel()
+	reqs := chatRequests(t)
+	cases := []struct {
+		name, request string
+		kind          kind
+		check         func(t *testing.T, evs []*provider.Event, err error)
+	}{
+		{name: "chat_plain_stream", request: "chat_plain", kind: kOpenAI, check: func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := fold(t, evs)
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if f.Meta.GetUsage().GetTotalTokens() != 32 {
+				t.Errorf("usage %v", f.Meta.GetUsage())
+			}
+		}},
+		{name: "tools_parallel_stream", request: "tools_parallel", kind: kOpenAI, check: func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			ends := 0
+			for _, ev := range evs {
+				if ev.Kind == provider.EventToolCallEnd {
+					ends++
+				}
+			}
+			if ends != 2 {
+				t.Errorf("%d tool call ends, want 2", ends)
+			}
+		}},
+		{name: "azure_chat_stream", request: "azure_chat", kind: kAzure, check: func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := fold(t, evs)
+			ext := f.Meta.GetExtended().GetFields()
+			if ext[extPromptFilterResults] == nil || ext[extContentFilterResults] == nil || ext[extAzureDeployment].GetStringValue() != "gpt-4o-prod" {
+				t.Errorf("extended %v", ext)
+			}
+			if f.Meta.ResponseId == "" || f.Meta.ResolvedModel != "gpt-4o-2024-11-20" {
+				t.Errorf("meta %v", f.Meta)
+			}
+		}},
+		{name: "stream_error_event", request: "chat_plain", kind: kOpenAI, check: func(t *testing.T, evs []*provider.Event, err error) {
+			pe := providerError(t, err)
+			if pe.Kind != provider.KindUnavailable || pe.Code != "server_error" || pe.HTTPStatus != http.StatusOK || pe.RequestID == "" {
+				t.Errorf("got %s", renderErr(err))
+			}
+			if f := fold(t, evs); len(f.Message.Parts) != 1 || f.Message.Parts[0].GetText() != "Once upon" {
+				t.Errorf("partial text %v", f.Message.Parts)
+			}
+		}},
+		{name: "stream_cut", request: "chat_plain", kind: kOpenAI, check: func(t *testing.T, evs []*provider.Event, err error) {
+			pe := providerError(t, err)
+			if pe.Kind != provider.KindBadResponse || !strings.HasPrefix(pe.Message, "stream ended before") {
+				t.Errorf("got %s", renderErr(err))
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			p := newTestProvider(t, tc.kind, srv.URL)
+			s, err := p.Stream(context.Background(), reqs[tc.request])
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			defer s.Close()
+			evs, err, rendered := collect(t, s)
+			checkStreamInvariants(t, evs)
+			providertest.Golden(t, td(tc.name+".golden"), rendered)
+			providertest.Golden(t, td(tc.name+".request.golden"), providertest.RequestGolden(srv.Last(t), authHeaders...))
+			tc.check(t, evs, err)
+			// The terminal result repeats.
+			if _, err2 := s.Recv(); (err == nil) != errors.Is(err2, io.EOF) {
+				t.Errorf("second terminal Recv: %v after %v", err2, err)
+			}
+		})
+	}
+}
+
+func checkStreamInvariants(t testing.TB, evs []*provider.Event) {
+	t.Helper()
+	ids := map[int]string{}
+	for _, ev := range evs {
+		switch ev.Kind {
+		case provider.EventToolCall, provider.EventToolCallEnd:
+			if ev.ToolCall.CallID == "" || ev.ToolCall.Index < 0 {
+				t.Errorf("tool call event without CallID or with bad index: %+v", ev.ToolCall)
+			}
+			if id, ok := ids[ev.ToolCall.Index]; ok && id != ev.ToolCall.CallID {
+				t.Errorf("index %d has ids %s and %s", ev.ToolCall.Index, id, ev.ToolCall.CallID)
+			}
+			ids[ev.ToolCall.Index] = ev.ToolCall.CallID
+		case provider.EventMeta:
+			if ev.Meta == nil {
+				t.Error("meta event without meta")
+			} else if _, err := proto.Marshal(ev.Meta); err != nil {
+				t.Errorf("meta does not marshal: %v", err)
+			}
+		case provider.EventUsage:
+			if ev.Usage == nil {
+				t.Error("usage event without usage")
+			}
+		case provider.EventText, provider.EventRefusal:
+			if ev.Text == "" {
+				t.Error("empty text event")
+			}
+		default:
+			t.Errorf("unknown event kind %d", ev.Kind)
+		}
+	}
+}
+
+// TestUnaryStreamEquivalence: the folded stream gives the same message,
+// finish reason and usage as Generate for the same recorded answer.
+func TestUnaryStreamEquivalence(t *testing.T) {
+	t.Parallel()
+	reqs := chatRequests(t)
+	cases := []struct {
+		unary, stream, request string
+		kind                   kind
+	}{
+		{"chat_plain", "chat_plain_stream", "chat_plain", kOpenAI},
+		{"tools_parallel", "tools_parallel_stream", "tools_parallel", kOpenAI},
+		{"azure_chat", "azure_chat_stream", "azure_chat", kAzure},
+	}
+	for _, tc := range cases {
+		t.Run(tc.unary, func(t *testing.T) {
+			t.Parallel()
+			u := providertest.ReplayFile(t, td(tc.unary+".http"))
+			res, err := newTestProvider(t, tc.kind, u.URL).Generate(context.Background(), reqs[tc.request])
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := providertest.ReplayFile(t, td(tc.stream+".http"))
+			s, err := newTestProvider(t, tc.kind, srv.URL).Stream(context.Background(), reqs[tc.request])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs, err, _ := collect(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := fold(t, evs)
+			if !proto.Equal(f.Message, res.Message) {
+				t.Errorf("message:\nstream %v\nunary  %v", f.Message, res.Message)
+			}
+			if f.Meta.FinishReason != res.Meta.FinishReason || f.Meta.ProviderFinishReason != res.Meta.ProviderFinishReason {
+				t.Errorf("finish: stream %v/%q, unary %v/%q", f.Meta.FinishReason, f.Meta.ProviderFinishReason, res.Meta.FinishReason, res.Meta.ProviderFinishReason)
+			}
+			if !proto.Equal(f.Meta.Usage, res.Meta.Usage) {
+				t.Errorf("usage: stream %v, unary %v", f.Meta.Usage, res.Meta.Usage)
+			}
+			if tc.kind == kAzure {
+				for _, k := range []string{extContentFilterResults, extPromptFilterResults, extAzureDeployment} {
+					if !proto.Equal(f.Meta.GetExtended().GetFields()[k], res.Meta.GetExtended().GetFields()[k]) {
+						t.Errorf("extended %s: stream %v, unary %v", k, f.Meta.GetExtended().GetFields()[k], res.Meta.GetExtended().GetFields()[k])
+					}
+				}
+			}
+			if f.Meta.ToolCallCount != res.Meta.ToolCallCount || f.Meta.ResolvedModel != res.Meta.ResolvedModel {
+				t.Errorf("tool calls %d/%d, model %q/%q", f.Meta.ToolCallCount, res.Meta.ToolCallCount, f.Meta.ResolvedModel, res.Meta.ResolvedModel)
+			}
+		})
+	}
+}
+
+// streamFrom builds a stream over a raw SSE body.
+func streamFrom(p *Provider, body string) *chatStream {
+	resp := &http.Response{StatusCode: 200, Header: http.Header{"X-Request-Id": {"req_test"}}, Body: io.NopCloser(strings.NewReader(body))}
+	return p.newStream(resp, "m", nil, secrets{testKey})
+}
+
+func TestStreamEdgeCases(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, body string
+		want       []string // rendered lines after the header meta
+	}{
+		{"missing id gets fallback and warning",
+			"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\ndata: [DONE]\n\n",
+			[]string{`meta {"warnings":["tool call 0 has no id; keyed as call_idx0"]}`, `tool_call id=call_idx0 index=0 name="f" args="{}"`, `tool_call_end id=call_idx0 index=0`, "eof"}},
+		{"comments, CRLF and an empty data line",
+			": keep-alive\r\n\r\ndata:\r\n\r\ndata: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\r\n\r\n: OPENROUTER PROCESSING\r\n\r\ndata: [DONE]\r\n\r\n",
+			[]string{`text "hi"`, `meta {"finish_reason":"FINISH_REASON_STOP","provider_finish_reason":"stop"}`, "eof"}},
+		{"refusal deltas",
+			"data: {\"choices\":[{\"delta\":{\"content\":null,\"refusal\":\"I can't\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"refusal\":\" help.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+			[]string{`refusal "I can't"`, `refusal " help."`, `meta {"finish_reason":"FINISH_REASON_STOP","provider_finish_reason":"stop"}`, "eof"}},
+		{"same index reused with a new id is a new call",
+			"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n" +
+				"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_b\",\"function\":{\"name\":\"g\",\"arguments\":{\"x\":1}}}]}}]}\n\ndata: [DONE]\n\n",
+			[]string{`tool_call id=call_a index=0 name="f" args="{}"`, `tool_call_end id=call_a index=0`, `tool_call id=call_b index=1 name="g" args="{\"x\":1}"`, `tool_call_end id=call_b index=1`, "eof"}},
+		{"finish stop with tool calls becomes TOOL_CALLS",
+			"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+			[]string{`tool_call id=call_a index=0 name="f" args=""`, `meta {"finish_reason":"FINISH_REASON_TOOL_CALLS","provider_finish_reason":"stop"}`, `tool_call_end id=call_a index=0`, "eof"}},
+		{"invalid chunk",
+			"data: {\"choices\":[\n\n",
+			[]string{`error provider=openai kind=bad_response http=0 code="" request_id=req_test retry_after=0s message="invalid stream chunk: unexpected end of JSON input"`}},
+		{"error event: context length",
+			"data: {\"error\":{\"message\":\"too long\",\"type\":\"invalid_request_error\",\"code\":\"context_length_exceeded\"}}\n\n",
+			[]string{`error provider=openai kind=context_length_exceeded http=200 code="context_length_exceeded" request_id=req_test retry_after=0s message="too long"`}},
+		{"empty body", "", []string{`error provider=openai kind=bad_response http=0 code="" request_id=req_test retry_after=0s message="stream ended before [DONE]"`}},
+		{"usage totals replace",
+			"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":5,\"prompt_tokens_details\":{\"cached_tokens\":4},\"completion_tokens_details\":{\"reasoning_tokens\":2}}}\n\ndata: [DONE]\n\n",
+			[]string{`usage {"input_tokens":10,"output_tokens":5,"total_tokens":15,"cached_input_tokens":4,"reasoning_tokens":2}`, "eof"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := streamFrom(p, tc.body)
+			first, err := s.Recv() // header meta (request id)
+			if err != nil || first.Kind != provider.EventMeta || first.Meta.ProviderRequestId != "req_test" {
+				t.Fatalf("first event %v, %v", first, err)
+			}
+			evs, _, rendered := collect(t, s)
+			checkStreamInvariants(t, evs)
+			got := strings.Split(strings.TrimSuffix(string(rendered), "\n"), "\n")
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestStreamCloseAndLimits(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := streamFrom(p, "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := s.Recv(); err == nil || errors.Is(err, io.EOF) {
+		t.Errorf("Recv after Close: %v, want an error", err)
+	}
+
+	// Too many tool calls: an error, not unbounded growth.
+	var b bytes.Buffer
+	for i := 0; i <= maxStreamToolCalls; i++ {
+		b.WriteString(`data: {"choices":[{"delta":{"tool_calls":[{"index":` + itoa(i) + `,"id":"c` + itoa(i) + `","function":{"name":"f"}}]}}]}` + "\n\n")
+	}
+	s = streamFrom(p, b.String())
+	_, err, _ = collect(t, s)
+	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "tool calls") {
+		t.Errorf("got %v", err)
+	}
+
+	// An event over the size limit.
+	s = streamFrom(p, "data: "+strings.Repeat("x", maxStreamEventBytes+1)+"\n\n")
+	_, err, _ = collect(t, s)
+	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse {
+		t.Errorf("got %v", err)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestStreamJSONErrorBody: a JSON error body with a 200 status on a stream
+// request is an error, not an empty stream.
+func TestStreamJSONErrorBody(t *testing.T) {
+	t.Parallel()
+	rec := providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {"req_x"}},
+		Body: []byte(`{"error":{"message":"The server is overloaded","type":"server_error"}}`)}
+	srv := providertest.Replay(t, rec)
+	p := newTestProvider(t, kOpenAI, srv.URL)
+	_, err := p.Stream(context.Background(), simpleRequest("gpt-4o-mini"))
+	pe := providerError(t, err)
+	if pe.Kind != provider.KindUnavailable || pe.RequestID != "req_x" || pe.HTTPStatus != 200 {
+		t.Errorf("got %s", renderErr(err))
+	}
+}
+
+// FuzzStream: arbitrary stream bodies never panic; tool-call events always
+// carry a CallID; the stream always terminates with EOF or an error.
+func FuzzStream(f *testing.F) {
+	for _, name := range []string{"chat_plain_stream", "tools_parallel_stream", "azure_chat_stream", "stream_error_event", "stream_cut"} {
+		f.Add(providertest.Load(f, td(name+".http")).Body)
+	}
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":\"{\"}},{\"index\":3,\"id\":\"x\"}]}}]}\n\ndata: [DONE]\n\n"))
+	p, err := NewAzure(testKey, WithBaseURL("https://example.openai.azure.com"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		s := streamFrom(p, string(body))
+		defer s.Close()
+		var evs []*provider.Event
+		for i := 0; ; i++ {
+			if i > len(body)+10 {
+				t.Fatal("more events than input bytes")
+			}
+			ev, err := s.Recv()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					providerError(t, err)
+				}
+				break
+			}
+			evs = append(evs, ev)
+		}
+		checkStreamInvariants(t, evs)
+	})
+}

@@ -1,0 +1,273 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// Wire types of the OpenAI Chat Completions and Embeddings APIs (and Azure
+// OpenAI's additions). Response types are lenient: fields whose shape
+// varies between OpenAI and compatible servers are json.RawMessage and are
+// interpreted by hand in response.go and stream.go.
+
+// chatRequest is the body of POST /chat/completions. Field order is the
+// order on the wire.
+type chatRequest struct {
+	Model               string            `json:"model"`
+	Messages            []chatMessage     `json:"messages"`
+	Tools               []chatTool        `json:"tools,omitempty"`
+	ToolChoice          any               `json:"tool_choice,omitempty"`
+	ParallelToolCalls   *bool             `json:"parallel_tool_calls,omitempty"`
+	ResponseFormat      *responseFormat   `json:"response_format,omitempty"`
+	Temperature         *float64          `json:"temperature,omitempty"`
+	TopP                *float64          `json:"top_p,omitempty"`
+	MaxTokens           *int32            `json:"max_tokens,omitempty"`
+	MaxCompletionTokens *int32            `json:"max_completion_tokens,omitempty"`
+	ReasoningEffort     string            `json:"reasoning_effort,omitempty"`
+	Stop                []string          `json:"stop,omitempty"`
+	Seed                *int64            `json:"seed,omitempty"`
+	PresencePenalty     *float64          `json:"presence_penalty,omitempty"`
+	FrequencyPenalty    *float64          `json:"frequency_penalty,omitempty"`
+	User                string            `json:"user,omitempty"`
+	Store               *bool             `json:"store,omitempty"`
+	Metadata            map[string]string `json:"metadata,omitempty"`
+	ServiceTier         string            `json:"service_tier,omitempty"`
+	Logprobs            *bool             `json:"logprobs,omitempty"`
+	TopLogprobs         *int32            `json:"top_logprobs,omitempty"`
+	Stream              bool              `json:"stream,omitempty"`
+	StreamOptions       *streamOptions    `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// chatMessage is one request message. Content is a JSON string, an array of
+// content parts, or null (assistant messages with only tool calls).
+type chatMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	Refusal    string          `json:"refusal,omitempty"`
+	ToolCalls  []wireToolCall  `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+}
+
+// contentPart is a request content part: {"type":"text","text":...} or
+// {"type":"image_url","image_url":{"url":...,"detail":...}}.
+type contentPart struct {
+	Type     string    `json:"type"`
+	Text     *string   `json:"text,omitempty"`
+	ImageURL *imageURL `json:"image_url,omitempty"`
+}
+
+type imageURL struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail,omitempty"`
+}
+
+type wireToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type chatTool struct {
+	Type     string       `json:"type"`
+	Function toolFunction `json:"function"`
+}
+
+type toolFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+type namedToolChoice struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
+type responseFormat struct {
+	Type       string      `json:"type"`
+	JSONSchema *jsonSchema `json:"json_schema,omitempty"`
+}
+
+type jsonSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema,omitempty"`
+	Strict *bool           `json:"strict,omitempty"`
+}
+
+// chatResponse is a chat.completion object, and also a
+// chat.completion.chunk (Delta instead of Message in the choices).
+type chatResponse struct {
+	ID                  string          `json:"id"`
+	Object              string          `json:"object"`
+	Created             flexInt         `json:"created"`
+	Model               string          `json:"model"`
+	Choices             []chatChoice    `json:"choices"`
+	Usage               *wireUsage      `json:"usage"`
+	SystemFingerprint   string          `json:"system_fingerprint"`
+	ServiceTier         string          `json:"service_tier"`
+	PromptFilterResults json.RawMessage `json:"prompt_filter_results"`
+	// Error is set on an error event inside a stream.
+	Error json.RawMessage `json:"error"`
+}
+
+type chatChoice struct {
+	Index                flexInt         `json:"index"`
+	Message              *respMessage    `json:"message"`
+	Delta                *respMessage    `json:"delta"`
+	FinishReason         *string         `json:"finish_reason"`
+	Logprobs             json.RawMessage `json:"logprobs"`
+	ContentFilterResults json.RawMessage `json:"content_filter_results"`
+}
+
+// respMessage is a response message or a stream delta.
+type respMessage struct {
+	Role         string          `json:"role"`
+	Content      json.RawMessage `json:"content"`
+	Refusal      *string         `json:"refusal"`
+	ToolCalls    []respToolCall  `json:"tool_calls"`
+	FunctionCall *respFunction   `json:"function_call"`
+}
+
+type respToolCall struct {
+	// Index keys stream deltas; nil when absent.
+	Index    *flexInt      `json:"index"`
+	ID       string        `json:"id"`
+	Type     string        `json:"type"`
+	Function *respFunction `json:"function"`
+	// Custom is the custom-tool call shape ({"name","input"}).
+	Custom *respCustom `json:"custom"`
+}
+
+type respFunction struct {
+	Name string `json:"name"`
+	// Arguments is a JSON string on OpenAI; some compatible servers send
+	// an object.
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+type respCustom struct {
+	Name  string `json:"name"`
+	Input string `json:"input"`
+}
+
+type wireUsage struct {
+	PromptTokens            flexInt        `json:"prompt_tokens"`
+	CompletionTokens        flexInt        `json:"completion_tokens"`
+	TotalTokens             flexInt        `json:"total_tokens"`
+	PromptTokensDetails     *promptDetails `json:"prompt_tokens_details"`
+	CompletionTokensDetails *complDetails  `json:"completion_tokens_details"`
+}
+
+type promptDetails struct {
+	CachedTokens flexInt `json:"cached_tokens"`
+}
+
+type complDetails struct {
+	ReasoningTokens flexInt `json:"reasoning_tokens"`
+}
+
+// embedRequest is the body of POST /embeddings.
+type embedRequest struct {
+	Model          string   `json:"model"`
+	Input          []string `json:"input"`
+	Dimensions     *int32   `json:"dimensions,omitempty"`
+	EncodingFormat string   `json:"encoding_format"`
+	User           string   `json:"user,omitempty"`
+}
+
+type embedResponse struct {
+	Object string          `json:"object"`
+	Data   []embedData     `json:"data"`
+	Model  string          `json:"model"`
+	Usage  *wireUsage      `json:"usage"`
+	Error  json.RawMessage `json:"error"`
+}
+
+type embedData struct {
+	Object string  `json:"object"`
+	Index  flexInt `json:"index"`
+	// Embedding is an array of numbers (encoding_format float) or a
+	// base64 string of little-endian float32 (encoding_format base64).
+	Embedding json.RawMessage `json:"embedding"`
+}
+
+// flexInt accepts a JSON integer, a float with an integral value, a numeric
+// string, or null (0). Anything else is 0 rather than a failure of the
+// whole response: counters are informational.
+type flexInt int64
+
+func (n *flexInt) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		b = []byte(s)
+	}
+	if i, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+		*n = flexInt(i)
+		return nil
+	}
+	if f, err := strconv.ParseFloat(string(b), 64); err == nil && f >= -1<<62 && f <= 1<<62 {
+		*n = flexInt(int64(f))
+		return nil
+	}
+	*n = 0
+	return nil
+}
+
+// flexString accepts a JSON string, number, bool or null; other values are
+// kept as compact JSON text. Error codes are strings on OpenAI but numbers
+// on some compatible servers.
+type flexString string
+
+func (s *flexString) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) == 0, string(b) == "null":
+		*s = ""
+	case b[0] == '"':
+		var v string
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*s = flexString(v)
+	default:
+		var c bytes.Buffer
+		if err := json.Compact(&c, b); err != nil {
+			return err
+		}
+		*s = flexString(c.String())
+	}
+	return nil
+}
+
+// wireError is the "error" object of an error body or stream error event.
+type wireError struct {
+	Message    flexString      `json:"message"`
+	Type       flexString      `json:"type"`
+	Param      flexString      `json:"param"`
+	Code       flexString      `json:"code"`
+	InnerError *wireInnerError `json:"innererror"`
+}
+
+// wireInnerError is Azure's innererror (content filter verdicts).
+type wireInnerError struct {
+	Code                flexString      `json:"code"`
+	ContentFilterResult json.RawMessage `json:"content_filter_result"`
+}

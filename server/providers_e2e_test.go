@@ -1,0 +1,174 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/llmrelay/llmrelay/fold"
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// providerCase is one provider's recorded answer with two parallel tool
+// calls, unary and streamed.
+type providerCase struct {
+	name         string
+	yaml         string
+	unary, strm  string
+	wantProvider string
+}
+
+const keyYAML = `
+    base_url: {{URL}}
+    api_key: sk-e2e-test-key-000000000000
+`
+
+var providerCases = []providerCase{
+	{"openai", `
+providers:
+  - name: oai
+    type: openai` + keyYAML + `
+models:
+  - name: m
+    provider: oai
+    upstream_model: gpt-4o-mini
+    capabilities: {tools: {format: openai-chat}}
+`, "openai/testdata/tools_parallel.http", "openai/testdata/tools_parallel_stream.http", "oai"},
+	{"anthropic", `
+providers:
+  - name: claude
+    type: anthropic` + keyYAML + `
+models:
+  - name: m
+    provider: claude
+    upstream_model: claude-sonnet-4-5
+    capabilities: {tools: {format: anthropic-messages}}
+`, "anthropic/testdata/tools.http", "anthropic/testdata/tools_stream.http", "claude"},
+	{"gemini", `
+providers:
+  - name: google
+    type: gemini` + keyYAML + `
+models:
+  - name: m
+    provider: google
+    upstream_model: gemini-2.5-flash
+    capabilities: {tools: {format: gemini}}
+`, "gemini/testdata/tools_parallel.http", "gemini/testdata/stream_tools.http", "google"},
+	{"ollama", `
+providers:
+  - name: local
+    type: ollama
+    base_url: {{URL}}
+models:
+  - name: m
+    provider: local
+    upstream_model: llama3.2
+    capabilities: {tools: {format: ollama}}
+`, "ollama/testdata/chat_tools_parallel.http", "ollama/testdata/stream_tools.http", "local"},
+}
+
+func compactArgs(s string) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		return s
+	}
+	return b.String()
+}
+
+// TestStreamToolsEveryProvider: for every provider, StreamTools with two
+// parallel tool calls relays deltas that all carry the right call_id, the
+// completed calls equal the unary Tools result, and usage is present in the
+// final event.
+func TestStreamToolsEveryProvider(t *testing.T) {
+	t.Parallel()
+	for _, pc := range providerCases {
+		t.Run(pc.name, func(t *testing.T) {
+			t.Parallel()
+			up := providertest.Replay(t, providertest.Load(t, "provider/"+pc.unary), providertest.Load(t, "provider/"+pc.strm))
+			c, logs := startWith(t, pc.yaml, up.URL)
+			ctx := context.Background()
+			msgs := []*llmrelayv1.Message{user("What's the weather in Paris and London?")}
+			tools := weatherTools(t)
+			unary, err := c.Tools(ctx, &llmrelayv1.ToolsRequest{Model: "m", Messages: msgs, Tools: tools})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := c.StreamTools(ctx, &llmrelayv1.StreamToolsRequest{Model: "m", Messages: msgs, Tools: tools})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var acc fold.Accumulator
+			deltaIDs := map[string]int{}
+			doneIDs := map[string]bool{}
+			var end *llmrelayv1.StreamEnd
+			for {
+				ev, err := s.Recv()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := ev.GetToolCallDelta(); d != nil {
+					if d.GetCallId() == "" {
+						t.Fatalf("delta without call_id: %v", d)
+					}
+					deltaIDs[d.GetCallId()]++
+				}
+				if d := ev.GetToolCallDone(); d != nil {
+					doneIDs[d.GetToolCall().GetCallId()] = true
+				}
+				if e := ev.GetEnd(); e != nil {
+					end = e
+				}
+				if err := acc.AddTools(ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			streamCalls := acc.ToolCalls()
+			var unaryCalls []*llmrelayv1.ToolCall
+			for _, p := range unary.GetMessage().GetParts() {
+				if tc := p.GetToolCall(); tc != nil {
+					unaryCalls = append(unaryCalls, tc)
+				}
+			}
+			if len(streamCalls) != 2 || len(unaryCalls) != 2 {
+				t.Fatalf("calls: stream %v, unary %v", streamCalls, unaryCalls)
+			}
+			for i := range streamCalls {
+				sc, uc := streamCalls[i], unaryCalls[i]
+				if sc.GetCallId() != uc.GetCallId() || sc.GetName() != uc.GetName() || compactArgs(sc.GetArguments()) != compactArgs(uc.GetArguments()) || sc.GetArgumentsValid() != uc.GetArgumentsValid() {
+					t.Errorf("call %d: stream %v, unary %v", i, sc, uc)
+				}
+				if deltaIDs[sc.GetCallId()] == 0 || !doneIDs[sc.GetCallId()] {
+					t.Errorf("call %s: %d deltas, done %v", sc.GetCallId(), deltaIDs[sc.GetCallId()], doneIDs[sc.GetCallId()])
+				}
+			}
+			if len(deltaIDs) != 2 {
+				t.Errorf("deltas carried %d distinct call ids: %v", len(deltaIDs), deltaIDs)
+			}
+			if end == nil || end.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || unary.GetMeta().GetFinishReason() != end.GetFinishReason() {
+				t.Fatalf("end = %v, unary finish %v", end, unary.GetMeta().GetFinishReason())
+			}
+			if end.GetMeta().GetUsage().GetTotalTokens() == 0 || !proto.Equal(end.GetMeta().GetUsage(), unary.GetMeta().GetUsage()) {
+				t.Errorf("usage: stream %v, unary %v", end.GetMeta().GetUsage(), unary.GetMeta().GetUsage())
+			}
+			m := end.GetMeta()
+			if m.GetProvider() != pc.wantProvider || m.GetToolCallCount() != 2 || m.GetTimeToFirstToken() == nil || m.GetAttempts() != 1 ||
+				m.GetRaw().GetResponseStatus() != 200 || len(m.GetRaw().GetResponse()) == 0 {
+				t.Errorf("stream meta incomplete: %v", m)
+			}
+			for _, b := range [][]byte{m.GetRaw().GetRequest(), unary.GetMeta().GetRaw().GetRequest(), []byte(logs.String())} {
+				if bytes.Contains(b, []byte("sk-e2e-test-key")) {
+					t.Fatal("API key leaked into raw data or logs")
+				}
+			}
+		})
+	}
+}
