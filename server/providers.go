@@ -12,8 +12,8 @@ import (
 	"github.com/llmrelay/llmrelay/server/provider/anthropic"
 	"github.com/llmrelay/llmrelay/server/provider/builtin"
 	"github.com/llmrelay/llmrelay/server/provider/gemini"
-	"github.com/llmrelay/llmrelay/server/provider/openai"
 	"github.com/llmrelay/llmrelay/server/provider/ollama"
+	"github.com/llmrelay/llmrelay/server/provider/openai"
 )
 
 // buildProviders constructs every configured provider with its own pooled
