@@ -46,6 +46,8 @@ var Formats = map[string]*Format{
 			"response_format", "presence_penalty", "frequency_penalty", "reasoning_effort")},
 	"openai-reasoning": {Name: "openai-reasoning", ProviderTypes: []string{"openai", "azure"}, Protocols: chatProtocols, Reasoning: true,
 		Options: set("max_tokens", "stop", "tool_choice", "parallel_tool_calls", "seed", "response_format", "reasoning_effort")},
+	"openai-responses": {Name: "openai-responses", ProviderTypes: []string{"openai", "azure"}, Protocols: chatProtocols,
+		Options: set("temperature", "top_p", "max_tokens", "tool_choice", "parallel_tool_calls", "response_format", "reasoning_effort")},
 	"openai-embeddings": {Name: "openai-embeddings", ProviderTypes: []string{"openai", "azure"}, Protocols: embedProtocols,
 		Options: set("dimensions")},
 	"anthropic-messages": {Name: "anthropic-messages", ProviderTypes: []string{"anthropic"}, Protocols: chatProtocols,

@@ -12,7 +12,12 @@ import (
 type Capture struct {
 	Limit int
 
-	mu                sync.Mutex
+	mu sync.Mutex
+	d  CaptureData
+}
+
+// CaptureData is what a Capture holds.
+type CaptureData struct {
 	Method, URL       string
 	RequestHeaders    map[string]string
 	ResponseHeaders   map[string]string
@@ -40,38 +45,35 @@ func CaptureFrom(ctx context.Context) *Capture {
 func (c *Capture) StartRequest(method, url string, headers map[string]string, body []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.Method, c.URL, c.RequestHeaders = method, url, headers
-	c.Request, c.RequestCut = capBytes(nil, body, c.Limit)
-	c.Response, c.ResponseCut, c.ResponseHeaders, c.Status = nil, false, nil, 0
+	c.d = CaptureData{Method: method, URL: url, RequestHeaders: headers}
+	c.d.Request, c.d.RequestCut = capBytes(nil, body, c.Limit)
 }
 
 // StartResponse records the response status and (redacted) headers.
 func (c *Capture) StartResponse(status int, headers map[string]string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.Status, c.ResponseHeaders = status, headers
+	c.d.Status, c.d.ResponseHeaders = status, headers
 }
 
 // AppendResponse records more response body bytes, up to Limit.
 func (c *Capture) AppendResponse(p []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ResponseCut {
+	if c.d.ResponseCut {
 		return
 	}
-	c.Response, c.ResponseCut = capBytes(c.Response, p, c.Limit)
+	c.d.Response, c.d.ResponseCut = capBytes(c.d.Response, p, c.Limit)
 }
 
 // Snapshot returns a copy of what was captured so far.
-func (c *Capture) Snapshot() Capture {
+func (c *Capture) Snapshot() CaptureData {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Capture{
-		Limit: c.Limit, Method: c.Method, URL: c.URL, RequestHeaders: c.RequestHeaders,
-		ResponseHeaders: c.ResponseHeaders, Status: c.Status,
-		Request: append([]byte(nil), c.Request...), Response: append([]byte(nil), c.Response...),
-		RequestCut: c.RequestCut, ResponseCut: c.ResponseCut,
-	}
+	d := c.d
+	d.Request = append([]byte(nil), c.d.Request...)
+	d.Response = append([]byte(nil), c.d.Response...)
+	return d
 }
 
 func capBytes(dst, p []byte, limit int) ([]byte, bool) {
