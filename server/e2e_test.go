@@ -163,7 +163,7 @@ func TestE2EErrorsCarryDetails(t *testing.T) {
 			_, err := c.Chat(context.Background(), chatReq())
 			st, info, _ := statusDetails(t, err)
 			if st.Code() != tc.code || info.GetReason() != tc.reason {
-				t.Fatalf("got %v %s: %s", st.Code(), info.GetReason(), st.Message())
+				t.Fatalf("got %v %s: %s\n%s", st.Code(), info.GetReason(), st.Message(), logs.String())
 			}
 			if info.GetMetadata()["provider"] != "google" || info.GetMetadata()["model"] != "flash" || info.GetMetadata()["upstreamStatus"] == "" {
 				t.Errorf("ErrorInfo metadata = %v", info.GetMetadata())
@@ -281,5 +281,51 @@ func TestE2EDeadlineReachesUpstream(t *testing.T) {
 	case <-gone:
 	case <-time.After(5 * time.Second):
 		t.Fatal("upstream request still open after the deadline")
+	}
+}
+
+// TestE2EFallbackRoute: a routed model answers from the second deployment
+// when the first keeps returning 503, and the meta says so.
+func TestE2EFallbackRoute(t *testing.T) {
+	t.Parallel()
+	bad := providertest.Replay(t, rec(t, "error_503"))
+	good := providertest.Replay(t, rec(t, "plain"))
+	yaml := strings.ReplaceAll(`
+defaults:
+  retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}
+providers:
+  - {name: east, type: gemini, base_url: BAD, api_key: k-east-0000}
+  - {name: west, type: gemini, base_url: {{URL}}, api_key: k-west-0000}
+models:
+  - name: flash
+    deployments:
+      - {provider: east, upstream_model: gemini-2.5-flash}
+      - {provider: west, upstream_model: gemini-2.5-flash}
+    capabilities:
+      chat: {format: gemini}
+`, "BAD", bad.URL)
+	c, _ := startWith(t, yaml, good.URL)
+	resp, err := c.Chat(context.Background(), chatReq())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := resp.GetMeta()
+	if m.GetRouting().GetDeployment() != "west" || len(m.GetRouting().GetTried()) != 1 || m.GetRouting().GetTried()[0] != "east" || m.GetProvider() != "west" {
+		t.Errorf("routing = %v, provider %s", m.GetRouting(), m.GetProvider())
+	}
+	if m.GetAttempts() != 3 || len(m.GetRetryReasons()) != 2 || m.GetRetryReasons()[0].GetDeployment() != "east" {
+		t.Errorf("attempts %d reasons %v", m.GetAttempts(), m.GetRetryReasons())
+	}
+	if len(bad.Requests()) != 2 || len(good.Requests()) != 1 {
+		t.Errorf("east saw %d, west %d", len(bad.Requests()), len(good.Requests()))
+	}
+	// A non-retryable error does not fall back.
+	bad400 := providertest.Replay(t, rec(t, "error_400"))
+	c, _ = startWith(t, strings.ReplaceAll(yaml, bad.URL, bad400.URL), good.URL)
+	if _, err := c.Chat(context.Background(), chatReq()); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("400 on the first deployment: %v", err)
+	}
+	if len(good.Requests()) != 1 {
+		t.Errorf("a 400 fell back to the second deployment")
 	}
 }

@@ -17,7 +17,7 @@ func (g *gateway) Embed(ctx context.Context, req *llmrelayv1.EmbedRequest) (*llm
 		return nil, toStatus(ctx, err, nil, st.redact, g.log)
 	}
 	defer p.cancel()
-	res, err := p.model.Provider.Pipeline.Unary(ctx, p.call)
+	res, err := g.unaryRoute(ctx, p)
 	if err != nil {
 		return nil, toStatus(ctx, err, g.finishMeta(p, nil), st.redact, g.log)
 	}
@@ -61,7 +61,9 @@ func (g *gateway) prepareEmbed(ctx context.Context, st *state, req *llmrelayv1.E
 	p.meta.DroppedOptions = dropped
 	p.call.Op = pipeline.OpEmbed
 	p.call.Embed = &provider.EmbedRequest{Model: m.UpstreamModel, Format: capab.Format.Name, Inputs: req.GetInputs(), Dimensions: dims, ProviderOptions: pOpts}
-	p.call.PreserveRaw = preserveRaw(m, req.GetCall())
+	if req.GetCall() != nil {
+		p.rawExplicit = req.GetCall().PreserveRaw
+	}
 	ctx, p.cancel = withCallTimeout(ctx, req.GetCall())
 	return ctx, p, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
@@ -52,6 +53,43 @@ type prepared struct {
 	meta   *llmrelayv1.ResponseMeta
 	start  time.Time
 	cancel context.CancelFunc
+	// route is the deployments to try in order; tried, the ones that failed.
+	route       []*catalog.Deployment
+	tried       []string
+	rawExplicit *bool
+}
+
+// use points the call at deployment d.
+func (p *prepared) use(d *catalog.Deployment) {
+	p.call.Provider = d.Provider.Impl
+	p.call.Deployment = d.Name
+	p.meta.Provider = d.Provider.Name
+	if r := p.call.Request; r != nil && r.Model != d.UpstreamModel {
+		c := *r
+		c.Model = d.UpstreamModel
+		p.call.Request = &c
+	}
+	if e := p.call.Embed; e != nil && e.Model != d.UpstreamModel {
+		c := *e
+		c.Model = d.UpstreamModel
+		p.call.Embed = &c
+	}
+	p.call.PreserveRaw = d.Provider.PreserveRaw
+	if p.rawExplicit != nil {
+		p.call.PreserveRaw = *p.rawExplicit
+	}
+	p.call.Record.Capture = nil
+}
+
+// fallback reports whether a failed deployment should give way to the next:
+// only for failures that retrying could fix (after the retry policy gave
+// up), while the caller still waits.
+func (p *prepared) fallback(ctx context.Context, i int, err error) bool {
+	if i+1 >= len(p.route) || ctx.Err() != nil || !pipeline.Retryable(err) {
+		return false
+	}
+	p.tried = append(p.tried, p.call.Deployment)
+	return true
 }
 
 func (g *gateway) startTime(ctx context.Context) time.Time {
@@ -130,14 +168,17 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 		Messages: in.messages, Tools: in.tools, Options: opts, ProviderOptions: pOpts,
 	}
 	ctx, p.cancel = withCallTimeout(ctx, in.call)
-	p.call.PreserveRaw = preserveRaw(m, in.call)
+	if in.call != nil {
+		p.rawExplicit = in.call.PreserveRaw
+	}
 	return ctx, p, nil
 }
 
 func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, protocol llmrelayv1.Protocol, capab *catalog.Capability) *prepared {
 	return &prepared{
 		st: st, model: m, start: g.startTime(ctx),
-		call: &pipeline.Call{Provider: m.Provider.Impl, Deployment: m.Provider.Name, Record: &pipeline.Record{}},
+		call:  &pipeline.Call{Record: &pipeline.Record{}},
+		route: m.Route(rand.IntN),
 		meta: &llmrelayv1.ResponseMeta{
 			RequestId: requestIDOf(ctx), Provider: m.Provider.Name, Protocol: protocol,
 			RequestedModel: m.Name, Format: capab.Format.Name,
@@ -150,13 +191,6 @@ func withCallTimeout(ctx context.Context, call *llmrelayv1.CallOptions) (context
 		return context.WithTimeout(ctx, d.AsDuration())
 	}
 	return ctx, func() {}
-}
-
-func preserveRaw(m *catalog.Model, call *llmrelayv1.CallOptions) bool {
-	if call != nil && call.PreserveRaw != nil {
-		return *call.PreserveRaw
-	}
-	return m.Provider.PreserveRaw
 }
 
 // providerOptionsType is the provider_options case each provider type takes.
@@ -206,13 +240,23 @@ func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.Resp
 	meta.RequestDuration = durationpb.New(rec.RequestDuration)
 	meta.TotalDuration = durationpb.New(g.now().Sub(p.start))
 	if meta.ResolvedModel == "" {
-		meta.ResolvedModel = p.model.UpstreamModel
+		if p.call.Request != nil {
+			meta.ResolvedModel = p.call.Request.Model
+		} else if p.call.Embed != nil {
+			meta.ResolvedModel = p.call.Embed.Model
+		}
 	}
-	if len(rec.RetryReasons) > 0 || meta.Routing != nil {
-		meta.Routing = &llmrelayv1.Routing{Deployment: p.call.Deployment}
+	if len(p.model.Deployments) > 1 || len(p.tried) > 0 {
+		meta.Routing = &llmrelayv1.Routing{Deployment: p.call.Deployment, Tried: p.tried}
 	}
 	if c := rec.Capture; c != nil {
 		meta.Raw = rawData(c, p.st.redact)
+	}
+	if len(meta.Warnings) > 0 {
+		// Anomalies the adapters handled (e.g. a tool call without a
+		// call_id, keyed by its item id instead) are worth an operator's look.
+		g.log.Warn("provider anomalies", slog.String("request_id", meta.RequestId), slog.String("provider", meta.Provider),
+			slog.Any("warnings", meta.Warnings))
 	}
 	return meta
 }
@@ -245,7 +289,7 @@ func normalizeToolFinish(meta *llmrelayv1.ResponseMeta, msg *llmrelayv1.Message)
 // runUnary calls the provider and returns the message and the meta.
 func (g *gateway) runUnary(ctx context.Context, p *prepared) (*llmrelayv1.Message, *llmrelayv1.ResponseMeta, error) {
 	defer p.cancel()
-	res, err := p.model.Provider.Pipeline.Unary(ctx, p.call)
+	res, err := g.unaryRoute(ctx, p)
 	if err != nil {
 		meta := g.finishMeta(p, nil)
 		return nil, nil, toStatus(ctx, err, meta, p.st.redact, g.log)
@@ -256,6 +300,31 @@ func (g *gateway) runUnary(ctx context.Context, p *prepared) (*llmrelayv1.Messag
 	meta := g.finishMeta(p, res)
 	normalizeToolFinish(meta, res.Message)
 	return res.Message, meta, nil
+}
+
+// unaryRoute calls the route's deployments in turn until one answers.
+func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result, error) {
+	for i, d := range p.route {
+		p.use(d)
+		res, err := d.Provider.Pipeline.Unary(ctx, p.call)
+		if err == nil || !p.fallback(ctx, i, err) {
+			return res, err
+		}
+	}
+	return nil, errors.New("model has no deployment")
+}
+
+// streamRoute opens a stream on the route's deployments in turn; a stream
+// falls back only before its first event (the pipeline reads it ahead).
+func (g *gateway) streamRoute(ctx context.Context, p *prepared) (provider.Stream, error) {
+	for i, d := range p.route {
+		p.use(d)
+		s, err := d.Provider.Pipeline.Stream(ctx, p.call)
+		if err == nil || !p.fallback(ctx, i, err) {
+			return s, err
+		}
+	}
+	return nil, errors.New("model has no deployment")
 }
 
 // eventSink sends normalized events on a StreamChat or StreamTools stream.
@@ -276,7 +345,7 @@ type eventSink interface {
 // slow client slows the upstream read: Send blocks, nothing is queued.
 func (g *gateway) runStream(ctx context.Context, p *prepared, sink eventSink) error {
 	defer p.cancel()
-	s, err := p.model.Provider.Pipeline.Stream(ctx, p.call)
+	s, err := g.streamRoute(ctx, p)
 	if err != nil {
 		return toStatus(ctx, err, g.finishMeta(p, nil), p.st.redact, g.log)
 	}
@@ -322,7 +391,7 @@ func (r *relay) ensureStarted() error {
 	r.started = true
 	return r.sink.start(&llmrelayv1.StreamStart{
 		RequestId: r.p.meta.RequestId, Provider: r.p.meta.Provider, RequestedModel: r.p.meta.RequestedModel,
-		ResolvedModel: firstNonEmpty(r.meta.ResolvedModel, r.p.model.UpstreamModel), ResponseId: r.meta.ResponseId,
+		ResolvedModel: firstNonEmpty(r.meta.ResolvedModel, r.p.call.Request.Model), ResponseId: r.meta.ResponseId,
 		CreateTime: r.meta.CreateTime,
 	})
 }

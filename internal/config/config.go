@@ -97,17 +97,34 @@ type Provider struct {
 type Model struct {
 	// Name is what clients send as `model`.
 	Name string `yaml:"name"`
-	// Provider is the configured provider name.
+	// Provider is the configured provider name (or use deployments).
 	Provider string `yaml:"provider"`
 	// UpstreamModel is the provider's model id (Azure: the deployment);
 	// defaults to Name.
 	UpstreamModel string `yaml:"upstream_model"`
+	// Deployments route the model to several providers instead of one:
+	// with routing "fallback" (default) in order, each tried when the
+	// previous one failed with a retryable error after its retries; with
+	// "weighted" the first is picked at random by weight and the others
+	// follow as fallbacks.
+	Deployments []Deployment `yaml:"deployments"`
+	Routing     string       `yaml:"routing"`
 	// Reasoning overrides the name-based detection of reasoning models
 	// (o1, o3, o4, gpt-5 prefixes).
 	Reasoning *bool `yaml:"reasoning"`
 	// Capabilities: one entry per protocol (chat, vision, tools,
 	// embeddings); the model supports exactly these.
 	Capabilities map[string]Capability `yaml:"capabilities"`
+}
+
+// Deployment is one provider serving a routed model.
+type Deployment struct {
+	// Name identifies the deployment in metadata; default: the provider name.
+	Name          string `yaml:"name"`
+	Provider      string `yaml:"provider"`
+	UpstreamModel string `yaml:"upstream_model"`
+	// Weight for routing "weighted" (default 1).
+	Weight int `yaml:"weight"`
 }
 
 // Capability is how a model serves one protocol.
@@ -205,6 +222,10 @@ func (c *Config) expandEnv() {
 	}
 	for i := range c.Models {
 		c.Models[i].UpstreamModel = expand(c.Models[i].UpstreamModel)
+		for j := range c.Models[i].Deployments {
+			d := &c.Models[i].Deployments[j]
+			d.UpstreamModel = expand(d.UpstreamModel)
+		}
 	}
 }
 
@@ -272,8 +293,35 @@ func (c *Config) validate() []error {
 		}
 		models[m.Name] = true
 		where = fmt.Sprintf("%s (%s)", where, m.Name)
-		if !names[m.Provider] {
+		switch {
+		case m.Provider != "" && len(m.Deployments) > 0:
+			add("%s: set either provider or deployments, not both", where)
+		case len(m.Deployments) > 0:
+			seen := map[string]bool{}
+			for j, d := range m.Deployments {
+				dw := fmt.Sprintf("%s.deployments[%d]", where, j)
+				if !names[d.Provider] {
+					add("%s.provider: %q is not a configured provider", dw, d.Provider)
+				}
+				if d.Weight < 0 {
+					add("%s.weight: must be >= 0", dw)
+				}
+				n := d.Name
+				if n == "" {
+					n = d.Provider
+				}
+				if seen[n] {
+					add("%s.name: duplicate deployment %q (name them)", dw, n)
+				}
+				seen[n] = true
+			}
+		case !names[m.Provider]:
 			add("%s.provider: %q is not a configured provider", where, m.Provider)
+		}
+		switch m.Routing {
+		case "", "fallback", "weighted":
+		default:
+			add("%s.routing: %q is not fallback or weighted", where, m.Routing)
 		}
 		if len(m.Capabilities) == 0 {
 			add("%s.capabilities: at least one of %s", where, strings.Join(Protocols, ", "))

@@ -29,11 +29,56 @@ type Provider struct {
 
 // Model is a configured model.
 type Model struct {
-	Name          string
+	Name string
+	// UpstreamModel and Provider are the first deployment's.
 	UpstreamModel string
 	Provider      *Provider
 	Reasoning     bool
 	Capabilities  map[llmrelayv1.Protocol]*Capability
+	// Deployments serve the model, in fallback order (one for a model
+	// configured with a single provider).
+	Deployments []*Deployment
+	// Weighted picks the first deployment at random by weight.
+	Weighted bool
+}
+
+// Deployment is one provider serving a model.
+type Deployment struct {
+	Name          string
+	Provider      *Provider
+	UpstreamModel string
+	Weight        int
+}
+
+// Route returns the deployments to try, in order: the configured order,
+// or for weighted routing a weighted random order (rnd(n) returns a
+// number in [0, n)).
+func (m *Model) Route(rnd func(n int) int) []*Deployment {
+	if !m.Weighted || len(m.Deployments) < 2 {
+		return m.Deployments
+	}
+	rest := append([]*Deployment(nil), m.Deployments...)
+	out := make([]*Deployment, 0, len(rest))
+	for len(rest) > 0 {
+		total := 0
+		for _, d := range rest {
+			total += d.Weight
+		}
+		pick := 0
+		if total > 0 {
+			r := rnd(total)
+			for i, d := range rest {
+				if r < d.Weight {
+					pick = i
+					break
+				}
+				r -= d.Weight
+			}
+		}
+		out = append(out, rest[pick])
+		rest = append(rest[:pick], rest[pick+1:]...)
+	}
+	return out
 }
 
 // Capability is one protocol of a model.
@@ -81,15 +126,33 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 	var errs []error
 	for i, mc := range cfg.Models {
 		where := fmt.Sprintf("models[%d] (%s)", i, mc.Name)
-		p, ok := providers[mc.Provider]
-		if !ok {
-			errs = append(errs, fmt.Errorf("%s.provider: %q is not a configured provider", where, mc.Provider))
+		deps := mc.Deployments
+		if len(deps) == 0 {
+			deps = []config.Deployment{{Provider: mc.Provider, UpstreamModel: mc.UpstreamModel, Weight: 1}}
+		}
+		m := &Model{Name: mc.Name, Capabilities: map[llmrelayv1.Protocol]*Capability{}, Weighted: mc.Routing == "weighted"}
+		for j, dc := range deps {
+			p, ok := providers[dc.Provider]
+			if !ok {
+				errs = append(errs, fmt.Errorf("%s.deployments[%d].provider: %q is not a configured provider", where, j, dc.Provider))
+				continue
+			}
+			d := &Deployment{Name: dc.Name, Provider: p, UpstreamModel: dc.UpstreamModel, Weight: dc.Weight}
+			if d.Name == "" {
+				d.Name = p.Name
+			}
+			if d.UpstreamModel == "" {
+				d.UpstreamModel = firstNonEmpty(mc.UpstreamModel, mc.Name)
+			}
+			if len(mc.Deployments) > 0 && dc.Weight == 0 {
+				d.Weight = 1
+			}
+			m.Deployments = append(m.Deployments, d)
+		}
+		if len(m.Deployments) == 0 {
 			continue
 		}
-		m := &Model{Name: mc.Name, UpstreamModel: mc.UpstreamModel, Provider: p, Capabilities: map[llmrelayv1.Protocol]*Capability{}}
-		if m.UpstreamModel == "" {
-			m.UpstreamModel = mc.Name
-		}
+		m.Provider, m.UpstreamModel = m.Deployments[0].Provider, m.Deployments[0].UpstreamModel
 		formatReasoning := false
 		keys := make([]string, 0, len(mc.Capabilities))
 		for k := range mc.Capabilities {
@@ -109,8 +172,14 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 				errs = append(errs, fmt.Errorf("%s.format: unknown format %q (known: %s)", cwhere, cc.Format, strings.Join(FormatNames(), ", ")))
 				continue
 			}
-			if !containsString(f.ProviderTypes, p.Type) {
-				errs = append(errs, fmt.Errorf("%s.format: %s is not spoken by provider type %s", cwhere, f.Name, p.Type))
+			spoken := true
+			for _, d := range m.Deployments {
+				if !containsString(f.ProviderTypes, d.Provider.Type) {
+					errs = append(errs, fmt.Errorf("%s.format: %s is not spoken by provider %s (type %s)", cwhere, f.Name, d.Provider.Name, d.Provider.Type))
+					spoken = false
+				}
+			}
+			if !spoken {
 				continue
 			}
 			if !containsProtocol(f.Protocols, proto) {
@@ -131,6 +200,11 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 			m.Capabilities[proto] = &Capability{Protocol: proto, Format: f, Options: opts, Dimensions: dims, Raw: cc.Options}
 		}
 		m.Reasoning = formatReasoning || IsReasoningName(m.UpstreamModel)
+		for _, d := range m.Deployments[1:] {
+			if IsReasoningName(d.UpstreamModel) != IsReasoningName(m.UpstreamModel) && mc.Reasoning == nil && !formatReasoning {
+				errs = append(errs, fmt.Errorf("%s.deployments: %s and %s differ in reasoning support; set reasoning: true or false", where, m.UpstreamModel, d.UpstreamModel))
+			}
+		}
 		if mc.Reasoning != nil {
 			m.Reasoning = *mc.Reasoning
 		}
@@ -200,6 +274,11 @@ func ProtocolName(p llmrelayv1.Protocol) string {
 // Info describes a model for ListModels (no secrets: options only).
 func (m *Model) Info() *llmrelayv1.ModelInfo {
 	info := &llmrelayv1.ModelInfo{Name: m.Name, Provider: m.Provider.Name, UpstreamModel: m.UpstreamModel}
+	if len(m.Deployments) > 1 {
+		for _, d := range m.Deployments {
+			info.Deployments = append(info.Deployments, d.Name)
+		}
+	}
 	protos := make([]llmrelayv1.Protocol, 0, len(m.Capabilities))
 	for p := range m.Capabilities {
 		protos = append(protos, p)
@@ -244,4 +323,11 @@ func normalizeValue(v any) any {
 	default:
 		return v
 	}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

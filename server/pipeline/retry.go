@@ -118,8 +118,10 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 	}
 	r := &retrier{policy: policy, clock: clock, rand: rand.Int64N}
 	unary := func(ctx context.Context, c *Call, next Handler) (*provider.Result, error) {
+		// Attempts count across the deployments of a routed call.
+		base := c.Record.Attempts
 		for attempt := 1; ; attempt++ {
-			c.Record.Attempts = int32(attempt)
+			c.Record.Attempts = base + int32(attempt)
 			start := r.clock.Now()
 			res, err := next(ctx, c)
 			if err == nil {
@@ -131,8 +133,9 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 		}
 	}
 	stream := func(ctx context.Context, c *Call, next StreamHandler) (provider.Stream, error) {
+		base := c.Record.Attempts
 		for attempt := 1; ; attempt++ {
-			c.Record.Attempts = int32(attempt)
+			c.Record.Attempts = base + int32(attempt)
 			start := r.clock.Now()
 			s, err := next(ctx, c)
 			if err == nil {
@@ -158,7 +161,7 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Time, err error) bool {
 	reason, status, msg := ReasonFor(err)
 	rr := &llmrelayv1.RetryReason{
-		Attempt: int32(attempt), Reason: reason, UpstreamStatus: status, Message: msg,
+		Attempt: c.Record.Attempts, Reason: reason, UpstreamStatus: status, Message: msg,
 		Duration: durationpb.New(r.clock.Now().Sub(start)), Deployment: c.Deployment,
 	}
 	c.Record.RetryReasons = append(c.Record.RetryReasons, rr)

@@ -346,8 +346,11 @@ func (p *Provider) annotate(err error, resp *http.Response, model string, sec se
 	return pe
 }
 
-// Generate calls POST /chat/completions.
+// Generate calls POST /chat/completions (POST /responses for the openai-responses format).
 func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provider.Result, error) {
+	if req != nil && req.Format == formatResponses {
+		return p.generateResponses(ctx, req)
+	}
 	body, warnings, err := p.buildChatRequest(req, false)
 	if err != nil {
 		return nil, err
@@ -370,8 +373,11 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	return res, nil
 }
 
-// Stream calls POST /chat/completions with "stream": true.
+// Stream calls POST /chat/completions with "stream": true (POST /responses for the openai-responses format).
 func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
+	if req != nil && req.Format == formatResponses {
+		return p.streamResponses(ctx, req)
+	}
 	body, warnings, err := p.buildChatRequest(req, true)
 	if err != nil {
 		return nil, err

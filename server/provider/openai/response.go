@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -219,6 +220,14 @@ func contentText(raw json.RawMessage) (text, refusal string, ok bool) {
 	}
 	switch t[0] {
 	case '"':
+		// Fast path (every stream chunk): raw is a JSON value already
+		// validated by the enclosing decode, so a string without escapes
+		// and with valid UTF-8 is its own text.
+		if len(t) >= 2 && t[len(t)-1] == '"' {
+			if in := t[1 : len(t)-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+				return string(in), "", true
+			}
+		}
 		var s string
 		if err := json.Unmarshal(t, &s); err == nil {
 			return s, "", true

@@ -1,0 +1,178 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// benchTransport answers every request with one recording, in memory: the
+// benchmarks measure the adapter (encoding, decoding, stream parsing), not
+// sockets.
+type benchTransport struct{ rec providertest.Recording }
+
+func (t benchTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			return nil, err
+		}
+		if err := r.Body.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return &http.Response{StatusCode: t.rec.Status, Header: t.rec.Header, Body: io.NopCloser(bytes.NewReader(t.rec.Body)), Request: r}, nil
+}
+
+// benchRequest is a small chat: a system and a user message, max_tokens 64.
+func benchRequest() *provider.Request {
+	text := func(s string) []*llmrelayv1.Part { return []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: s}}} }
+	return &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-4o-mini", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{
+			{Role: llmrelayv1.Role_ROLE_SYSTEM, Parts: text("You are a helpful assistant.")},
+			{Role: llmrelayv1.Role_ROLE_USER, Parts: text("Say hello in one short sentence.")},
+		},
+		Options: &llmrelayv1.GenerationOptions{MaxTokens: proto.Int32(64)},
+	}
+}
+
+func benchProvider(b *testing.B, recording string) *Provider {
+	b.Helper()
+	rec := providertest.Load(b, "testdata/"+recording)
+	p, err := New("test-key", WithBaseURL("http://bench.invalid"), WithHTTPClient(&http.Client{Transport: benchTransport{rec}}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkGenerate is one unary call: request encoding, the in-memory
+// round trip, response decoding and meta.
+func BenchmarkGenerate(b *testing.B) {
+	p := benchProvider(b, "chat_plain.http")
+	req := benchRequest()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := p.Generate(ctx, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Message.GetParts()) == 0 {
+			b.Fatal("empty message")
+		}
+	}
+}
+
+// BenchmarkStream opens a stream and reads all of it; ns/event is the cost
+// per normalized event (chunk parsing and conversion).
+func BenchmarkStream(b *testing.B) {
+	p := benchProvider(b, "chat_plain_stream.http")
+	req := benchRequest()
+	ctx := context.Background()
+	events := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := p.Stream(ctx, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			_, err := s.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			events++
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+}
+
+func BenchmarkEncodeChatRequest(b *testing.B) {
+	p := benchProvider(b, "chat_plain.http")
+	req := benchRequest()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := p.buildChatRequest(req, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParseChatResponse(b *testing.B) {
+	p := benchProvider(b, "chat_plain.http")
+	raw := providertest.Load(b, "testdata/chat_plain.http").Body
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.parseChatResponse(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStreamChunk is the handling of one content chunk as the mock
+// upstream and OpenAI send it (SSE framing excluded).
+func BenchmarkStreamChunk(b *testing.B) {
+	p := benchProvider(b, "chat_plain_stream.http")
+	chunk := []byte(`{"id":"chatcmpl-mock1","object":"chat.completion.chunk","created":1763000000,"model":"gpt-4o-mini","service_tier":"default","system_fingerprint":"fp_mock","choices":[{"index":0,"delta":{"content":"Hello "},"logprobs":null,"finish_reason":null}],"usage":null}`)
+	s := &chatStream{p: p, header: http.Header{}, byIndex: map[int]*callState{}, filter: map[string]json.RawMessage{}}
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s.handle(chunk)
+		if s.err != nil {
+			b.Fatal(s.err)
+		}
+		s.queue, s.qpos = s.queue[:0], 0
+	}
+}
+
+func BenchmarkEncodeEmbedRequest(b *testing.B) {
+	p := benchProvider(b, "embeddings.http")
+	req := &provider.EmbedRequest{Model: "text-embedding-3-small", Inputs: []string{"The food was delicious.", "The waiter was friendly."}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.buildEmbedRequest(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestContentTextFastPath: the no-escape fast path gives what a full JSON
+// decode gives, and anything else still takes the decode.
+func TestContentTextFastPath(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{`"Hello "`, `""`, `"caf\u00e9 \"q\""`, `"tab\tx"`, "\"bad \xff utf8\"", `"日本"`, `"a\\b"`} {
+		text, refusal, ok := contentText(json.RawMessage(in))
+		var want string
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			if ok {
+				t.Errorf("%q: ok for invalid JSON", in)
+			}
+			continue
+		}
+		if !ok || text != want || refusal != "" {
+			t.Errorf("%q: got %q/%q/%v, want %q", in, text, refusal, ok, want)
+		}
+	}
+	if _, _, ok := contentText(json.RawMessage(`"`)); ok {
+		t.Error(`a lone quote must not be read as text`)
+	}
+}

@@ -1,0 +1,312 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// Keys of ResponseMeta.extended set by the Responses API format.
+const (
+	// extReasoningItems is the number of reasoning output items (their
+	// content is not translated).
+	extReasoningItems = "reasoning_items"
+)
+
+// opResponses is the Responses API operation path.
+const opResponses = "responses"
+
+// checkResponsesRoute rejects Azure's classic deployment routes, which do
+// not serve the Responses API (it lives under {endpoint}/openai/v1/).
+func (p *Provider) checkResponsesRoute() error {
+	if p.azure && !p.azureV1 {
+		return p.invalid("the OpenAI Responses API is served on Azure's v1 routes only ({endpoint}/openai/v1/responses); configure the Azure provider with v1 routes (WithAzureV1Routes) or use the openai-chat format")
+	}
+	return nil
+}
+
+// generateResponses calls POST /responses.
+func (p *Provider) generateResponses(ctx context.Context, req *provider.Request) (*provider.Result, error) {
+	if err := p.checkResponsesRoute(); err != nil {
+		return nil, err
+	}
+	body, warnings, err := p.buildResponsesRequest(req, false)
+	if err != nil {
+		return nil, err
+	}
+	resp, sec, err := p.send(ctx, opResponses, req.Model, body, false)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := p.readBody(resp)
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.parseResponsesResponse(raw, req.Model)
+	if err != nil {
+		return nil, p.annotate(err, resp, req.Model, sec)
+	}
+	p.headerMeta(res.Meta, resp.Header, req.Model)
+	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
+	return res, nil
+}
+
+// streamResponses calls POST /responses with "stream": true.
+func (p *Provider) streamResponses(ctx context.Context, req *provider.Request) (provider.Stream, error) {
+	if err := p.checkResponsesRoute(); err != nil {
+		return nil, err
+	}
+	body, warnings, err := p.buildResponsesRequest(req, true)
+	if err != nil {
+		return nil, err
+	}
+	resp, sec, err := p.send(ctx, opResponses, req.Model, body, true)
+	if err != nil {
+		return nil, err
+	}
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		// A JSON body on a stream request: an error in a 2xx, or a server
+		// that ignored "stream".
+		defer resp.Body.Close()
+		raw, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
+		if rerr != nil {
+			return nil, provider.TransportError(p.name, rerr)
+		}
+		if e := p.bodyError(raw, resp, req.Model, sec); e != nil {
+			p.refineResponsesKind(e)
+			return nil, e
+		}
+		return nil, provider.BadResponse(p.name, "expected an event stream, got %s", ct)
+	}
+	return p.newResponsesStream(resp, req.Model, warnings, sec), nil
+}
+
+// parseResponsesResponse converts a Response object. A failed response
+// (status "failed", or an error object) is a *provider.Error.
+func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.Result, error) {
+	var w respResponse
+	warn, err := decodeLenient(raw, &w)
+	if err != nil {
+		return nil, provider.BadResponse(p.name, "invalid response JSON: %v", err)
+	}
+	if isPresent(w.Error) || w.Status == "failed" {
+		return nil, p.responseFailure(&w, model)
+	}
+	meta := &llmrelayv1.ResponseMeta{}
+	if warn != "" {
+		meta.Warnings = append(meta.Warnings, warn)
+	}
+	respBodyMeta(meta, &w)
+	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
+	var (
+		text, refusal strings.Builder
+		calls         []*llmrelayv1.ToolCall
+		reasoning     int
+	)
+	for _, it := range w.Output {
+		switch it.Type {
+		case "message":
+			t, r, warns := messageItemText(&it)
+			text.WriteString(t)
+			refusal.WriteString(r)
+			meta.Warnings = append(meta.Warnings, warns...)
+		case "function_call", "custom_tool_call":
+			call, warning := callFromItem(&it, len(calls))
+			if warning != "" {
+				meta.Warnings = append(meta.Warnings, warning)
+			}
+			calls = append(calls, call)
+		case "reasoning":
+			reasoning++
+		default:
+			meta.Warnings = append(meta.Warnings, fmt.Sprintf("ignored output item of type %q", it.Type))
+		}
+	}
+	if text.Len() > 0 {
+		msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: text.String()}})
+	}
+	if refusal.Len() > 0 {
+		msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: refusal.String()}})
+	}
+	for _, c := range calls {
+		msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: c}})
+	}
+	meta.ToolCallCount = int32(len(calls))
+	if reasoning > 0 {
+		provider.SetExtended(meta, extReasoningItems, reasoning)
+	}
+	if len(w.Output) == 0 {
+		meta.Warnings = append(meta.Warnings, "response has no output items")
+	}
+	meta.ProviderFinishReason, meta.FinishReason = respFinish(&w, len(calls) > 0)
+	if w.Usage != nil {
+		meta.Usage = normalizeRespUsage(w.Usage)
+	}
+	return &provider.Result{Message: msg, Meta: meta}, nil
+}
+
+// respBodyMeta copies the response-level fields of a Response object.
+func respBodyMeta(meta *llmrelayv1.ResponseMeta, w *respResponse) {
+	meta.ResponseId = w.ID
+	meta.ResolvedModel = w.Model
+	setCreated(meta, w.CreatedAt)
+	if w.ServiceTier != "" {
+		provider.SetExtended(meta, extServiceTier, w.ServiceTier)
+	}
+}
+
+// respFinish maps a response's status (and incomplete reason) to the raw
+// and normalized finish reasons. Any tool call makes it TOOL_CALLS.
+func respFinish(w *respResponse, hasToolCalls bool) (string, llmrelayv1.FinishReason) {
+	raw := w.Status
+	reason := ""
+	if w.IncompleteDetails != nil {
+		reason = w.IncompleteDetails.Reason
+	}
+	if raw == "incomplete" && reason != "" {
+		raw += "/" + reason
+	}
+	var fr llmrelayv1.FinishReason
+	switch {
+	case hasToolCalls:
+		fr = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
+	case w.Status == "":
+		fr = llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED
+	case w.Status == "completed":
+		fr = llmrelayv1.FinishReason_FINISH_REASON_STOP
+	case w.Status == "incomplete" && reason == "max_output_tokens":
+		fr = llmrelayv1.FinishReason_FINISH_REASON_LENGTH
+	case w.Status == "incomplete" && reason == "content_filter":
+		fr = llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
+	default:
+		fr = llmrelayv1.FinishReason_FINISH_REASON_OTHER
+	}
+	return raw, fr
+}
+
+// messageItemText concatenates a message item's output_text and refusal
+// parts. Content that is a plain string is text; parts of another type are
+// reported in warnings.
+func messageItemText(it *respOutputItem) (text, refusal string, warnings []string) {
+	t := bytes.TrimSpace(it.Content)
+	if len(t) == 0 || string(t) == "null" {
+		return "", "", nil
+	}
+	if t[0] == '"' {
+		var s string
+		if err := json.Unmarshal(t, &s); err == nil {
+			return s, "", nil
+		}
+	}
+	var parts []respContentPart
+	if err := json.Unmarshal(t, &parts); err != nil {
+		return "", "", []string{fmt.Sprintf("message item %q has content of an unrecognized shape; ignored", it.ID)}
+	}
+	var tb, rb strings.Builder
+	for _, pt := range parts {
+		switch {
+		case pt.Type == "refusal" && pt.Refusal != nil:
+			rb.WriteString(*pt.Refusal)
+		case pt.Text != nil:
+			tb.WriteString(*pt.Text)
+		case pt.Refusal != nil:
+			rb.WriteString(*pt.Refusal)
+		default:
+			warnings = append(warnings, fmt.Sprintf("ignored content part of type %q in message item %q", pt.Type, it.ID))
+		}
+	}
+	return tb.String(), rb.String(), warnings
+}
+
+// callFromItem converts a function_call (or custom_tool_call) item; pos is
+// the call's position. The call is keyed by call_id; without one, by the
+// item id (with a warning), and without either by a made-up id.
+func callFromItem(it *respOutputItem, pos int) (*llmrelayv1.ToolCall, string) {
+	call := &llmrelayv1.ToolCall{Name: it.Name}
+	if it.Input != nil && it.Type == "custom_tool_call" {
+		call.Arguments = *it.Input
+	} else {
+		call.Arguments = argumentsText(it.Arguments)
+	}
+	call.ArgumentsValid = isJSONObject(call.Arguments)
+	id, warning := respCallID(it.CallID, it.ID, pos)
+	call.CallId = id
+	return call, warning
+}
+
+// respCallID picks the id a call is keyed by: its call_id; else its item
+// id; else a made-up one. The warning says which fallback was used.
+func respCallID(callID, itemID string, pos int) (string, string) {
+	switch {
+	case callID != "":
+		return callID, ""
+	case itemID != "":
+		return itemID, fmt.Sprintf("function_call item %s has no call_id; keyed by its item id", itemID)
+	default:
+		id := fallbackCallID(pos)
+		return id, fmt.Sprintf("function_call %d has neither call_id nor item id; keyed as %s", pos, id)
+	}
+}
+
+// normalizeRespUsage converts Responses API usage: input_tokens already
+// include cached tokens and output_tokens include reasoning tokens.
+func normalizeRespUsage(u *respUsage) *llmrelayv1.Usage {
+	out := &llmrelayv1.Usage{
+		InputTokens:  clampInt32(int64(u.InputTokens)),
+		OutputTokens: clampInt32(int64(u.OutputTokens)),
+		TotalTokens:  clampInt32(int64(u.TotalTokens)),
+	}
+	// The provider's total, unless it is missing or less than its parts.
+	if sum := clampInt32(int64(out.InputTokens) + int64(out.OutputTokens)); out.TotalTokens < sum {
+		out.TotalTokens = sum
+	}
+	if d := u.InputTokensDetails; d != nil {
+		out.CachedInputTokens = clampInt32(int64(d.CachedTokens))
+		out.CacheCreationInputTokens = clampInt32(int64(d.CacheWriteTokens))
+	}
+	if d := u.OutputTokensDetails; d != nil {
+		out.ReasoningTokens = clampInt32(int64(d.ReasoningTokens))
+	}
+	return out
+}
+
+// responseFailure is the error of a failed Response object.
+func (p *Provider) responseFailure(w *respResponse, model string) *provider.Error {
+	if !isPresent(w.Error) {
+		e := &provider.Error{Provider: p.name, Kind: provider.KindUnavailable, HTTPStatus: http.StatusOK,
+			Message: "response failed without an error object"}
+		if w.ID != "" {
+			e.Message += " (" + w.ID + ")"
+		}
+		return e
+	}
+	e := p.errorFromObject(w.Error, http.StatusOK, model, nil)
+	p.refineResponsesKind(e)
+	return e
+}
+
+// refineResponsesKind classifies the error codes specific to the Responses
+// API's error object (invalid_prompt, invalid_image_*, image_*,
+// vector_store_timeout, ...), which kindForCode leaves as unavailable.
+func (p *Provider) refineResponsesKind(e *provider.Error) {
+	if e.Kind != provider.KindUnavailable || e.HTTPStatus >= 300 {
+		return
+	}
+	switch c := e.Code; {
+	case c == "image_content_policy_violation":
+		e.Kind = provider.KindContentFilter
+	case c == "vector_store_timeout":
+		e.Kind = provider.KindTimeout
+	case strings.HasPrefix(c, "invalid_"), strings.HasPrefix(c, "image_"), strings.HasPrefix(c, "unsupported_"),
+		c == "empty_image_file", c == "failed_to_download_image":
+		e.Kind = provider.KindInvalidRequest
+	}
+}

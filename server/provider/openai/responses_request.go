@@ -1,0 +1,302 @@
+package openai
+
+import (
+	"encoding/json"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// includeEncryptedReasoning asks for reasoning items' encrypted content, so
+// that a stateless (store: false) conversation can carry reasoning state.
+const includeEncryptedReasoning = "reasoning.encrypted_content"
+
+// includeLogprobs asks for output text logprobs (the Responses API's
+// equivalent of Chat Completions' logprobs: true).
+const includeLogprobs = "message.output_text.logprobs"
+
+// buildResponsesRequest encodes a normalized request as a Responses API
+// body. The request is stateless: the whole conversation is sent as input
+// items, store is false unless OpenAIOptions.store says otherwise, and
+// previous_response_id is never used. It returns warnings for options the
+// format cannot carry.
+func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]byte, []string, error) {
+	if req == nil {
+		return nil, nil, p.invalid("nil request")
+	}
+	var warnings []string
+	w := respRequest{Model: req.Model, Stream: stream}
+	items, warns, err := p.encodeInputItems(req.Messages, req.Reasoning)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.Input, warnings = items, append(warnings, warns...)
+	for _, t := range req.Tools {
+		if t == nil {
+			continue
+		}
+		rt := respTool{Type: "function", Name: t.GetName(), Description: t.GetDescription(), Strict: t.Strict}
+		if t.GetParameters() != nil {
+			params, err := json.Marshal(t.GetParameters().AsMap())
+			if err != nil {
+				return nil, nil, p.invalid("tool %q parameters: %v", t.GetName(), err)
+			}
+			rt.Parameters = params
+		}
+		w.Tools = append(w.Tools, rt)
+	}
+	o := req.Options
+	if o == nil {
+		o = &llmrelayv1.GenerationOptions{}
+	}
+	if tc := o.GetToolChoice(); tc != nil {
+		switch c := tc.GetChoice().(type) {
+		case *llmrelayv1.ToolChoice_Mode:
+			switch c.Mode {
+			case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO:
+				w.ToolChoice = "auto"
+			case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE:
+				w.ToolChoice = "none"
+			case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED:
+				w.ToolChoice = "required"
+			}
+		case *llmrelayv1.ToolChoice_FunctionName:
+			w.ToolChoice = respNamedToolChoice{Type: "function", Name: c.FunctionName}
+		}
+	}
+	w.ParallelToolCalls = o.ParallelToolCalls
+	if req.Reasoning {
+		if o.Temperature != nil || o.TopP != nil {
+			warnings = append(warnings, "temperature and top_p are not supported by reasoning models and were not sent")
+		}
+	} else {
+		w.Temperature = o.Temperature
+		w.TopP = o.TopP
+	}
+	w.MaxOutputTokens = o.MaxTokens
+	if effort := reasoningEffortWire(o.GetReasoningEffort()); effort != "" {
+		w.Reasoning = &respReasoning{Effort: effort}
+	}
+	if rf := o.GetResponseFormat(); rf != nil {
+		switch rf.GetType() {
+		case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_TEXT:
+			w.Text = &respText{Format: respTextFormat{Type: "text"}}
+		case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT:
+			w.Text = &respText{Format: respTextFormat{Type: "json_object"}}
+		case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA:
+			f := respTextFormat{Type: "json_schema", Name: rf.GetSchemaName(), Strict: rf.Strict}
+			if f.Name == "" {
+				f.Name = "response"
+			}
+			if rf.GetSchema() != nil {
+				schema, err := json.Marshal(rf.GetSchema().AsMap())
+				if err != nil {
+					return nil, nil, p.invalid("response_format schema: %v", err)
+				}
+				f.Schema = schema
+			}
+			w.Text = &respText{Format: f}
+		}
+	}
+	for _, dropped := range []struct {
+		name string
+		set  bool
+	}{
+		{"stop", len(o.GetStop()) > 0},
+		{"seed", o.Seed != nil},
+		{"presence_penalty", o.PresencePenalty != nil},
+		{"frequency_penalty", o.FrequencyPenalty != nil},
+		{"top_k", o.TopK != nil},
+	} {
+		if dropped.set {
+			warnings = append(warnings, dropped.name+" is not part of the OpenAI Responses format and was not sent (use provider_options.extra_body for compatible servers)")
+		}
+	}
+	if oo := req.ProviderOptions.GetOpenai(); oo != nil {
+		w.SafetyIdentifier = oo.GetUser()
+		if oo.Store != nil {
+			w.Store = oo.GetStore()
+		}
+		if len(oo.GetMetadata()) > 0 {
+			w.Metadata = oo.GetMetadata()
+		}
+		w.ServiceTier = oo.GetServiceTier()
+		if oo.GetLogprobs() {
+			w.Include = append(w.Include, includeLogprobs)
+		}
+		w.TopLogprobs = oo.TopLogprobs
+	}
+	if req.Reasoning && !w.Store {
+		w.Include = append(w.Include, includeEncryptedReasoning)
+	}
+	body, err := json.Marshal(w)
+	if err != nil {
+		return nil, nil, p.invalid("encode request: %v", err)
+	}
+	body, err = mergeExtraBody(body, req.ProviderOptions.GetExtraBody())
+	if err != nil {
+		return nil, nil, p.invalid("extra_body: %v", err)
+	}
+	return body, warnings, nil
+}
+
+// reasoningEffortWire is the wire value of a reasoning effort; "" when
+// unset.
+func reasoningEffortWire(e llmrelayv1.ReasoningEffort) string {
+	switch e {
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
+		return "none"
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL:
+		return "minimal"
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW:
+		return "low"
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM:
+		return "medium"
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH:
+		return "high"
+	}
+	return ""
+}
+
+// encodeInputItems converts the conversation into input items. Assistant
+// turns become an output_text message and one function_call item per tool
+// call (in part order); tool messages become one function_call_output item
+// per tool_result, keyed by the call's call_id.
+func (p *Provider) encodeInputItems(in []*llmrelayv1.Message, reasoning bool) ([]respInputItem, []string, error) {
+	out := make([]respInputItem, 0, len(in))
+	var warnings []string
+	namesDropped := false
+	for i, m := range in {
+		if m == nil {
+			continue
+		}
+		if m.GetName() != "" && !namesDropped {
+			namesDropped = true
+			warnings = append(warnings, "message names are not part of the OpenAI Responses format and were not sent")
+		}
+		switch m.GetRole() {
+		case llmrelayv1.Role_ROLE_SYSTEM:
+			role := "system"
+			if reasoning {
+				role = "developer"
+			}
+			content, err := p.encodeInputContent(m.GetParts(), i, false)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, respInputItem{Type: "message", Role: role, Content: content})
+		case llmrelayv1.Role_ROLE_USER:
+			content, err := p.encodeInputContent(m.GetParts(), i, true)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, respInputItem{Type: "message", Role: "user", Content: content})
+		case llmrelayv1.Role_ROLE_ASSISTANT:
+			items, err := p.encodeAssistantItems(m.GetParts(), i)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, items...)
+		case llmrelayv1.Role_ROLE_TOOL:
+			n := 0
+			for _, part := range m.GetParts() {
+				tr := part.GetToolResult()
+				if tr == nil {
+					return nil, nil, p.invalid("messages[%d]: tool messages carry tool_result parts only", i)
+				}
+				if tr.GetCallId() == "" {
+					return nil, nil, p.invalid("messages[%d]: tool_result without call_id", i)
+				}
+				output := tr.GetContent()
+				out = append(out, respInputItem{Type: "function_call_output", CallID: tr.GetCallId(), Output: &output})
+				n++
+			}
+			if n == 0 {
+				return nil, nil, p.invalid("messages[%d]: tool message without tool_result parts", i)
+			}
+		default:
+			return nil, nil, p.invalid("messages[%d]: unsupported role %s", i, m.GetRole())
+		}
+	}
+	return out, warnings, nil
+}
+
+// encodeInputContent encodes system/user content as input_text and
+// input_image parts.
+func (p *Provider) encodeInputContent(parts []*llmrelayv1.Part, i int, images bool) ([]respInputContent, error) {
+	if len(parts) == 0 {
+		empty := ""
+		return []respInputContent{{Type: "input_text", Text: &empty}}, nil
+	}
+	out := make([]respInputContent, 0, len(parts))
+	for _, part := range parts {
+		switch k := part.GetKind().(type) {
+		case *llmrelayv1.Part_Text:
+			t := k.Text
+			out = append(out, respInputContent{Type: "input_text", Text: &t})
+		case *llmrelayv1.Part_Image:
+			if !images {
+				return nil, p.invalid("messages[%d]: images are allowed in user messages only", i)
+			}
+			iu, err := p.encodeImage(k.Image, i)
+			if err != nil {
+				return nil, err
+			}
+			// detail is required on input_image.
+			detail := iu.Detail
+			if detail == "" {
+				detail = "auto"
+			}
+			out = append(out, respInputContent{Type: "input_image", ImageURL: iu.URL, Detail: detail})
+		default:
+			return nil, p.invalid("messages[%d]: unsupported part %T in this role", i, part.GetKind())
+		}
+	}
+	return out, nil
+}
+
+// encodeAssistantItems encodes an assistant turn: runs of text and refusal
+// parts become a message item with output_text / refusal content, each tool
+// call a function_call item, in part order.
+func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int) ([]respInputItem, error) {
+	var (
+		out []respInputItem
+		cur []respInputContent
+	)
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, respInputItem{Type: "message", Role: "assistant", Content: cur})
+			cur = nil
+		}
+	}
+	for _, part := range parts {
+		switch k := part.GetKind().(type) {
+		case *llmrelayv1.Part_Text:
+			t := k.Text
+			cur = append(cur, respInputContent{Type: "output_text", Text: &t})
+		case *llmrelayv1.Part_Refusal:
+			r := k.Refusal
+			cur = append(cur, respInputContent{Type: "refusal", Refusal: &r})
+		case *llmrelayv1.Part_ToolCall:
+			flush()
+			tc := k.ToolCall
+			if tc.GetCallId() == "" {
+				return nil, p.invalid("messages[%d]: tool_call without call_id", i)
+			}
+			args := tc.GetArguments()
+			if args == "" {
+				args = "{}"
+			}
+			out = append(out, respInputItem{Type: "function_call", CallID: tc.GetCallId(), Name: tc.GetName(), Arguments: &args})
+		case nil:
+		default:
+			return nil, p.invalid("messages[%d]: assistant messages carry text, refusal and tool_call parts only", i)
+		}
+	}
+	flush()
+	if len(out) == 0 {
+		empty := ""
+		out = append(out, respInputItem{Type: "message", Role: "assistant", Content: []respInputContent{{Type: "output_text", Text: &empty}}})
+	}
+	return out, nil
+}

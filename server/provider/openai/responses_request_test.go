@@ -1,0 +1,299 @@
+package openai
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+func toolCallPart(id, name, args string) *llmrelayv1.Part {
+	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: id, Name: name, Arguments: args, ArgumentsValid: isJSONObject(args)}}}
+}
+
+func toolResultPart(id, content string) *llmrelayv1.Part {
+	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: id, Name: "get_weather", Content: content}}}
+}
+
+// Call ids of the multi-turn scenario.
+const (
+	mtCallParis = "call_kKV9OvblHhoi3RYYRtuRpi0R"
+	mtCallTokyo = "call_Jq3mZt8Xw2VbN6pL0sRdYh4K"
+)
+
+// responsesRequests are the normalized requests of the recorded Responses
+// API scenarios (keyed by recording name; stream recordings share the
+// request of their unary twin).
+func responsesRequests(t testing.TB) map[string]*provider.Request {
+	plain := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-4o-mini", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Answer in one sentence.")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("What is the capital of France?")),
+		},
+		Options: &llmrelayv1.GenerationOptions{
+			Temperature: proto.Float64(0.2), TopP: proto.Float64(0.9), MaxTokens: proto.Int32(64),
+			Stop: []string{"\n\n"}, Seed: proto.Int64(42),
+		},
+		ProviderOptions: &llmrelayv1.ProviderOptions{
+			Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{
+				User: "user-1234", Metadata: map[string]string{"team": "search", "env": "test"}, ServiceTier: "default",
+			}},
+		},
+	}
+	tools := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4o-mini", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Weather in Paris and Tokyo, in celsius?"))},
+		Tools:    []*llmrelayv1.Tool{weatherTool(t)},
+		Options: &llmrelayv1.GenerationOptions{
+			ToolChoice:        &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}},
+			ParallelToolCalls: proto.Bool(true),
+		},
+	}
+	return map[string]*provider.Request{
+		"responses_plain":                 plain,
+		"responses_plain_stream":          plain,
+		"responses_stream_cut":            plain,
+		"responses_stream_error_event":    plain,
+		"responses_stream_failed":         plain,
+		"responses_tools_parallel":        tools,
+		"responses_tools_parallel_stream": tools,
+		"responses_no_call_id":            tools,
+		"responses_no_call_id_stream":     tools,
+		"responses_multiturn": {
+			Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4o-mini", Format: formatResponses,
+			Messages: []*llmrelayv1.Message{
+				msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a weather assistant.")),
+				msgOf(llmrelayv1.Role_ROLE_USER, text("Weather in Paris and Tokyo?")),
+				msgOf(llmrelayv1.Role_ROLE_ASSISTANT,
+					text("Let me check both cities."),
+					toolCallPart(mtCallParis, "get_weather", `{"city":"Paris","unit":"celsius"}`),
+					toolCallPart(mtCallTokyo, "get_weather", `{"city":"Tokyo","unit":"celsius"}`),
+				),
+				// Results in the opposite order of the calls: each is keyed
+				// by its call_id, not by position.
+				msgOf(llmrelayv1.Role_ROLE_TOOL,
+					toolResultPart(mtCallTokyo, `{"temp_c":22,"sky":"sunny"}`),
+					toolResultPart(mtCallParis, `{"temp_c":18,"sky":"cloudy"}`),
+				),
+			},
+			Tools: []*llmrelayv1.Tool{weatherTool(t)},
+			Options: &llmrelayv1.GenerationOptions{
+				ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "get_weather"}},
+			},
+		},
+		"responses_vision": {
+			Protocol: llmrelayv1.Protocol_PROTOCOL_VISION, Model: "gpt-4o", Format: formatResponses,
+			Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER,
+				text("Describe both images."),
+				&llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{
+					Source: &llmrelayv1.Image_Url{Url: "https://upload.wikimedia.org/wikipedia/commons/4/41/Left_side_of_Flying_Pigeon.jpg"},
+					Detail: llmrelayv1.ImageDetail_IMAGE_DETAIL_HIGH}}},
+				&llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{
+					Source: &llmrelayv1.Image_Data{Data: tinyPNG}, MimeType: "image/png", Detail: llmrelayv1.ImageDetail_IMAGE_DETAIL_LOW}}},
+				&llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{
+					Source: &llmrelayv1.Image_Data{Data: tinyPNG}}}}, // mime type sniffed, detail defaults to auto
+			)},
+			Options: &llmrelayv1.GenerationOptions{MaxTokens: proto.Int32(300)},
+		},
+		"responses_reasoning": {
+			Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "o4-mini", Format: formatResponses, Reasoning: true,
+			Messages: []*llmrelayv1.Message{
+				msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Be terse.")),
+				msgOf(llmrelayv1.Role_ROLE_USER, text("What is 17 × 23?")),
+			},
+			Options: &llmrelayv1.GenerationOptions{
+				Temperature: proto.Float64(0.7), MaxTokens: proto.Int32(2048),
+				ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH,
+				ResponseFormat: &llmrelayv1.ResponseFormat{
+					Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_TEXT,
+				},
+			},
+		},
+		"responses_incomplete": {
+			Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-4o-mini", Format: formatResponses,
+			Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Tell me about Paris."))},
+			Options:  &llmrelayv1.GenerationOptions{MaxTokens: proto.Int32(16)},
+		},
+		"responses_azure_v1": {
+			Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-4.1-mini-prod", Format: formatResponses,
+			Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Dis bonjour."))},
+			Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{
+				Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, SchemaName: "greeting", Strict: proto.Bool(true),
+				Schema: mustStruct(t, map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}},
+					"required": []any{"text"}, "additionalProperties": false}),
+			}},
+			ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{
+				Store: proto.Bool(true)}}},
+		},
+	}
+}
+
+// decodeBody unmarshals a request body into a generic map.
+func decodeBody(t testing.TB, body []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("request body is not JSON: %v\n%s", err, body)
+	}
+	return m
+}
+
+func TestBuildResponsesRequest(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := responsesRequests(t)
+
+	t.Run("plain: options, warnings, store false by default", func(t *testing.T) {
+		body, warnings, err := p.buildResponsesRequest(reqs["responses_plain"], false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := decodeBody(t, body)
+		if m["store"] != false || m["stream"] != nil || m["max_output_tokens"] != 64.0 || m["safety_identifier"] != "user-1234" {
+			t.Errorf("body %s", body)
+		}
+		for _, absent := range []string{"stop", "seed", "instructions", "previous_response_id", "include", "user", "messages"} {
+			if _, ok := m[absent]; ok {
+				t.Errorf("%s must not be sent: %s", absent, body)
+			}
+		}
+		if len(warnings) != 2 || !strings.HasPrefix(warnings[0], "stop ") || !strings.HasPrefix(warnings[1], "seed ") {
+			t.Errorf("warnings %q", warnings)
+		}
+		input := m["input"].([]any)
+		if first := input[0].(map[string]any); first["role"] != "system" || first["type"] != "message" {
+			t.Errorf("system message item %v", first)
+		}
+	})
+
+	t.Run("reasoning: developer role, no sampling, encrypted reasoning included", func(t *testing.T) {
+		body, warnings, err := p.buildResponsesRequest(reqs["responses_reasoning"], true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := decodeBody(t, body)
+		if _, ok := m["temperature"]; ok {
+			t.Errorf("temperature sent to a reasoning model: %s", body)
+		}
+		if inc, _ := m["include"].([]any); len(inc) != 1 || inc[0] != includeEncryptedReasoning {
+			t.Errorf("include %v", m["include"])
+		}
+		if r, _ := m["reasoning"].(map[string]any); r["effort"] != "high" {
+			t.Errorf("reasoning %v", m["reasoning"])
+		}
+		if m["stream"] != true {
+			t.Errorf("stream not set: %s", body)
+		}
+		if input := m["input"].([]any); input[0].(map[string]any)["role"] != "developer" {
+			t.Errorf("system message of a reasoning model must be a developer item: %v", input[0])
+		}
+		if len(warnings) != 1 || !strings.Contains(warnings[0], "temperature") {
+			t.Errorf("warnings %q", warnings)
+		}
+	})
+
+	t.Run("store true: no encrypted reasoning, logprobs", func(t *testing.T) {
+		r := *reqs["responses_reasoning"]
+		r.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{
+			Store: proto.Bool(true), Logprobs: proto.Bool(true), TopLogprobs: proto.Int32(3)}}}
+		body, _, err := p.buildResponsesRequest(&r, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := decodeBody(t, body)
+		if m["store"] != true || m["top_logprobs"] != 3.0 {
+			t.Errorf("body %s", body)
+		}
+		if inc, _ := m["include"].([]any); len(inc) != 1 || inc[0] != includeLogprobs {
+			t.Errorf("include %v", m["include"])
+		}
+	})
+
+	t.Run("assistant parts keep their order; empty assistant turn", func(t *testing.T) {
+		r := &provider.Request{Model: "m", Format: formatResponses, Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_USER),
+			msgOf(llmrelayv1.Role_ROLE_ASSISTANT, toolCallPart("call_a", "f", ""), text("done"),
+				&llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: "no"}}),
+			msgOf(llmrelayv1.Role_ROLE_ASSISTANT),
+		}}
+		body, _, err := p.buildResponsesRequest(r, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `{"model":"m","input":[` +
+			`{"type":"message","role":"user","content":[{"type":"input_text","text":""}]},` +
+			`{"type":"function_call","call_id":"call_a","name":"f","arguments":"{}"},` +
+			`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"},{"type":"refusal","refusal":"no"}]},` +
+			`{"type":"message","role":"assistant","content":[{"type":"output_text","text":""}]}],"store":false}`
+		if string(body) != want {
+			t.Errorf("body\n%s\nwant\n%s", body, want)
+		}
+	})
+
+	t.Run("named tool choice, json_object, extra_body", func(t *testing.T) {
+		r := &provider.Request{Model: "m", Format: formatResponses,
+			Messages: []*llmrelayv1.Message{{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{text("x")}, Name: "bob"}},
+			Options: &llmrelayv1.GenerationOptions{
+				ToolChoice:     &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "f"}},
+				ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT},
+				TopK:           proto.Int32(3), PresencePenalty: proto.Float64(1), FrequencyPenalty: proto.Float64(1),
+			},
+			ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: mustStruct(t, map[string]any{"truncation": "auto", "store": true})},
+		}
+		body, warnings, err := p.buildResponsesRequest(r, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `{"model":"m","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"x"}]}],` +
+			`"tool_choice":{"type":"function","name":"f"},"text":{"format":{"type":"json_object"}},"store":true,"truncation":"auto"}`
+		if string(body) != want {
+			t.Errorf("body\n%s\nwant\n%s", body, want)
+		}
+		if len(warnings) != 4 || !strings.Contains(warnings[0], "names") {
+			t.Errorf("warnings %q", warnings)
+		}
+	})
+}
+
+func TestBuildResponsesRequestErrors(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := &llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{Source: &llmrelayv1.Image_Url{Url: "https://x/y.png"}}}}
+	cases := []struct {
+		name string
+		req  *provider.Request
+		want string
+	}{
+		{"nil request", nil, "nil request"},
+		{"image in a system message", &provider.Request{Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, img)}}, "user messages only"},
+		{"tool message with text", &provider.Request{Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_TOOL, text("x"))}}, "tool_result parts only"},
+		{"empty tool message", &provider.Request{Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_TOOL)}}, "without tool_result"},
+		{"tool result without call id", &provider.Request{Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("", "x"))}}, "without call_id"},
+		{"tool call without call id", &provider.Request{Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_ASSISTANT, toolCallPart("", "f", "{}"))}}, "without call_id"},
+		{"image in an assistant message", &provider.Request{Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_ASSISTANT, img)}}, "assistant messages carry"},
+		{"unknown role", &provider.Request{Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_UNSPECIFIED, text("x"))}}, "unsupported role"},
+		{"image without source", &provider.Request{Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER,
+			&llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{}}})}}, "without url or data"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, _, err := p.buildResponsesRequest(tc.req, false)
+			pe := providerError(t, err)
+			if pe.Kind != provider.KindInvalidRequest || !strings.Contains(pe.Message, tc.want) {
+				t.Errorf("got %s, want invalid_request containing %q", renderErr(err), tc.want)
+			}
+		})
+	}
+}

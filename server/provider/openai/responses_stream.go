@@ -1,0 +1,555 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/sse"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// maxStreamItems bounds the per-stream table of output items (messages,
+// calls) whose streamed length is tracked.
+const maxStreamItems = 4096
+
+// responsesStream reads a Responses API event stream: SSE events whose data
+// is a JSON object with a "type" (response.created, ...output_text.delta,
+// ...function_call_arguments.delta, response.completed, error, ...) and a
+// sequence_number. The stream ends with response.completed,
+// response.incomplete or response.failed; there is no [DONE].
+type responsesStream struct {
+	p      *Provider
+	body   io.ReadCloser
+	rd     *sse.Reader
+	header http.Header
+	model  string
+	sec    secrets
+
+	queue []*provider.Event
+	qpos  int
+
+	// Function calls, keyed by item id (fc_...) and by output index, since
+	// argument deltas name only the item, never the call_id.
+	byItem   map[string]*respCallState
+	byOutput map[int64]*respCallState
+	calls    []*respCallState
+	// Bytes of text and refusal streamed per message item, so that an item
+	// or final response carrying more than its deltas can be caught up.
+	texts map[string]*respTextState
+	// Output indexes seen in any event: items there are not caught up
+	// again from the final response.
+	seenOutput map[int64]bool
+
+	// What the meta events already said.
+	id, resolvedModel string
+	created           int64
+
+	// lastSeq is the last sequence_number (-1: none yet); a gap means
+	// events were lost, reported once.
+	lastSeq   int64
+	seqWarned bool
+
+	done   bool // final event received
+	closed bool
+	err    error // sticky terminal error
+}
+
+type respCallState struct {
+	callID   string
+	itemID   string
+	pos      int
+	named    bool
+	emitted  bool
+	ended    bool
+	argBytes int
+}
+
+type respTextState struct {
+	text, refusal int
+}
+
+func (p *Provider) newResponsesStream(resp *http.Response, model string, warnings []string, sec secrets) *responsesStream {
+	rd := sse.NewReader(resp.Body)
+	rd.SetMaxEventSize(maxStreamEventBytes)
+	s := &responsesStream{p: p, body: resp.Body, rd: rd, header: resp.Header, model: model, sec: sec,
+		byItem: map[string]*respCallState{}, byOutput: map[int64]*respCallState{},
+		texts: map[string]*respTextState{}, seenOutput: map[int64]bool{}, lastSeq: -1}
+	meta := &llmrelayv1.ResponseMeta{Warnings: warnings}
+	p.headerMeta(meta, resp.Header, model)
+	if proto.Size(meta) > 0 {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+	}
+	return s
+}
+
+func (s *responsesStream) push(ev *provider.Event) { s.queue = append(s.queue, ev) }
+
+// Recv returns the next event; io.EOF after response.completed or
+// response.incomplete.
+func (s *responsesStream) Recv() (*provider.Event, error) {
+	for {
+		if s.closed {
+			return nil, &provider.Error{Provider: s.p.name, Kind: provider.KindCanceled, Message: "stream closed"}
+		}
+		if s.qpos < len(s.queue) {
+			ev := s.queue[s.qpos]
+			s.queue[s.qpos] = nil
+			s.qpos++
+			return ev, nil
+		}
+		s.queue, s.qpos = s.queue[:0], 0
+		if s.err != nil {
+			return nil, s.err
+		}
+		if s.done {
+			return nil, io.EOF
+		}
+		ev, err := s.rd.Next()
+		if err != nil {
+			s.err = s.readError(err)
+			continue
+		}
+		s.handle(ev.Type, ev.Data)
+	}
+}
+
+// Close closes the response body; safe to call more than once.
+func (s *responsesStream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.body.Close()
+}
+
+// readError converts an error of the SSE reader.
+func (s *responsesStream) readError(err error) error {
+	var e *provider.Error
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		e = provider.BadResponse(s.p.name, "stream ended before response.completed")
+	case errors.Is(err, sse.ErrEventTooLarge):
+		e = provider.BadResponse(s.p.name, "%v", err)
+	default:
+		e = provider.TransportError(s.p.name, err)
+		e.Message = s.sec.redact(e.Message)
+	}
+	e.RequestID = s.p.requestID(s.header)
+	return e
+}
+
+func (s *responsesStream) bad(format string, args ...any) *provider.Error {
+	e := provider.BadResponse(s.p.name, format, args...)
+	e.RequestID = s.p.requestID(s.header)
+	return e
+}
+
+// fail records an error reported inside the 200 stream.
+func (s *responsesStream) fail(e *provider.Error) {
+	s.p.refineResponsesKind(e)
+	e.RequestID = s.p.requestID(s.header)
+	e.Message = s.sec.redact(e.Message)
+	e.Param = s.sec.redact(e.Param)
+	e.Code = s.sec.redact(e.Code)
+	s.err = e
+}
+
+// handle converts one SSE event into queued events. sseType is the
+// `event:` field, used when the data has no "type".
+func (s *responsesStream) handle(sseType, data []byte) {
+	t := bytes.TrimSpace(data)
+	if len(t) == 0 {
+		return // an empty data line carries nothing
+	}
+	if string(t) == "[DONE]" {
+		// Compatible servers may end with [DONE]; before a final event
+		// it means the response is incomplete.
+		s.err = s.bad("stream ended before response.completed ([DONE] without a final event)")
+		return
+	}
+	var ev respEvent
+	warn, err := decodeLenient(t, &ev)
+	if err != nil {
+		// An event cut by the end of the body is a cut stream, not a
+		// malformed event: look whether anything follows.
+		if _, nerr := s.rd.Next(); errors.Is(nerr, io.EOF) || errors.Is(nerr, io.ErrUnexpectedEOF) {
+			s.err = s.bad("stream ended before response.completed (last event cut short)")
+			return
+		}
+		s.err = s.bad("invalid stream event: %v", err)
+		return
+	}
+	if warn != "" {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{warn}}})
+	}
+	if ev.SequenceNumber != nil {
+		n := int64(*ev.SequenceNumber)
+		if s.lastSeq >= 0 && n != s.lastSeq+1 && !s.seqWarned {
+			s.seqWarned = true
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
+				fmt.Sprintf("stream event sequence_number %d after %d: events may have been lost", n, s.lastSeq)}}})
+		}
+		s.lastSeq = n
+	}
+	typ := ev.Type
+	if typ == "" {
+		typ = string(sseType)
+	}
+	if ev.OutputIndex != nil {
+		if len(s.seenOutput) < maxStreamItems {
+			s.seenOutput[int64(*ev.OutputIndex)] = true
+		}
+	}
+	switch typ {
+	case "response.created", "response.in_progress", "response.queued":
+		if ev.Response != nil {
+			s.responseMeta(ev.Response, nil)
+		}
+	case "response.output_item.added":
+		if ev.Item != nil {
+			s.itemAdded(ev.Item, ev.OutputIndex)
+		}
+	case "response.output_text.delta", "response.refusal.delta":
+		d := deltaText(ev.Delta)
+		if d == "" {
+			return
+		}
+		st := s.textState(ev.ItemID)
+		if st == nil {
+			return
+		}
+		if typ == "response.output_text.delta" {
+			st.text += len(d)
+			s.push(&provider.Event{Kind: provider.EventText, Text: d})
+		} else {
+			st.refusal += len(d)
+			s.push(&provider.Event{Kind: provider.EventRefusal, Text: d})
+		}
+	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
+		c := s.findCall(ev.ItemID, "", ev.OutputIndex)
+		if c == nil {
+			c = s.openCall(&respOutputItem{ID: ev.ItemID}, ev.OutputIndex)
+			if c == nil {
+				return
+			}
+		}
+		s.emitArgs(c, "", deltaText(ev.Delta))
+	case "response.function_call_arguments.done":
+		c := s.findCall(ev.ItemID, "", ev.OutputIndex)
+		if c == nil {
+			c = s.openCall(&respOutputItem{ID: ev.ItemID}, ev.OutputIndex)
+			if c == nil {
+				return
+			}
+		}
+		s.catchUpArgs(c, argumentsText(ev.Arguments))
+		s.endCall(c)
+	case "response.output_item.done":
+		if ev.Item != nil {
+			s.itemDone(ev.Item, ev.OutputIndex)
+		}
+	case "response.completed", "response.incomplete":
+		if ev.Response == nil {
+			s.err = s.bad("%s event without a response", typ)
+			return
+		}
+		s.finish(ev.Response)
+	case "response.failed":
+		if ev.Response == nil {
+			s.fail(&provider.Error{Provider: s.p.name, Kind: provider.KindUnavailable, HTTPStatus: http.StatusOK,
+				Message: "response failed without an error object"})
+			return
+		}
+		s.fail(s.p.responseFailure(ev.Response, s.model))
+	case "error":
+		s.fail(s.p.errorFromObject(errorEventObject(&ev), http.StatusOK, s.model, nil))
+	default:
+		// content_part.added/done, output_text.done, refusal.done,
+		// annotations, reasoning summaries, hosted tool progress: nothing
+		// to translate (their content arrives in deltas or item events).
+	}
+}
+
+// errorEventObject is the error object of an "error" event: its "error"
+// member, or {code, message, param} at the top level.
+func errorEventObject(ev *respEvent) json.RawMessage {
+	if isPresent(ev.Error) {
+		return ev.Error
+	}
+	obj := map[string]string{"message": string(ev.Message), "code": string(ev.Code), "param": string(ev.Param)}
+	if obj["message"] == "" {
+		obj["message"] = "error event without a message"
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		// Marshaling a map of strings cannot fail.
+		return json.RawMessage(`{"message":"error event"}`)
+	}
+	return b
+}
+
+// deltaText reads a delta: a JSON string, else the compact JSON text of
+// what was sent (kept rather than lost).
+func deltaText(raw json.RawMessage) string {
+	return argumentsText(raw)
+}
+
+// responseMeta queues a meta event with what a Response object says that
+// the stream has not said yet. final is the finish meta to merge into it.
+func (s *responsesStream) responseMeta(w *respResponse, final *llmrelayv1.ResponseMeta) {
+	meta := final
+	if meta == nil {
+		meta = &llmrelayv1.ResponseMeta{}
+	}
+	if w.ID != "" && w.ID != s.id {
+		s.id, meta.ResponseId = w.ID, w.ID
+	}
+	if w.Model != "" && w.Model != s.resolvedModel {
+		s.resolvedModel, meta.ResolvedModel = w.Model, w.Model
+	}
+	if w.CreatedAt > 0 && int64(w.CreatedAt) != s.created {
+		s.created = int64(w.CreatedAt)
+		setCreated(meta, w.CreatedAt)
+	}
+	if proto.Size(meta) > 0 {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+	}
+}
+
+// textState returns the streamed-length record of a message item.
+func (s *responsesStream) textState(itemID string) *respTextState {
+	if st, ok := s.texts[itemID]; ok {
+		return st
+	}
+	if len(s.texts) >= maxStreamItems {
+		s.err = s.bad("more than %d output items in one response", maxStreamItems)
+		return nil
+	}
+	st := &respTextState{}
+	s.texts[itemID] = st
+	return st
+}
+
+// findCall finds a known call by item id, call_id or output index.
+func (s *responsesStream) findCall(itemID, callID string, outputIndex *flexInt) *respCallState {
+	if itemID != "" {
+		if c, ok := s.byItem[itemID]; ok {
+			return c
+		}
+	}
+	if callID != "" {
+		for _, c := range s.calls {
+			if c.callID == callID {
+				return c
+			}
+		}
+	}
+	if outputIndex != nil && itemID == "" {
+		if c, ok := s.byOutput[int64(*outputIndex)]; ok {
+			return c
+		}
+	}
+	return nil
+}
+
+// openCall registers a new call. It is keyed by the item's call_id, else
+// by its item id (with a warning in the meta).
+func (s *responsesStream) openCall(it *respOutputItem, outputIndex *flexInt) *respCallState {
+	if len(s.calls) >= maxStreamToolCalls {
+		s.err = s.bad("more than %d tool calls in one response", maxStreamToolCalls)
+		return nil
+	}
+	c := &respCallState{itemID: it.ID, pos: len(s.calls)}
+	id, warning := respCallID(it.CallID, it.ID, c.pos)
+	c.callID = id
+	if warning != "" {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{warning}}})
+	}
+	s.calls = append(s.calls, c)
+	if it.ID != "" {
+		s.byItem[it.ID] = c
+	}
+	if outputIndex != nil {
+		s.byOutput[int64(*outputIndex)] = c
+	}
+	return c
+}
+
+// emitArgs queues a tool-call fragment. The name goes on the first
+// fragment that knows it.
+func (s *responsesStream) emitArgs(c *respCallState, name, args string) {
+	if c.ended {
+		if args != "" {
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
+				fmt.Sprintf("tool call %s: arguments after the call's end were ignored", c.callID)}}})
+		}
+		return
+	}
+	d := provider.ToolCallDelta{CallID: c.callID, Index: c.pos, Arguments: args}
+	if !c.named && name != "" {
+		d.Name, c.named = name, true
+	}
+	if c.emitted && d.Name == "" && d.Arguments == "" {
+		return
+	}
+	c.emitted = true
+	c.argBytes += len(args)
+	s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: d})
+}
+
+// catchUpArgs emits the part of the complete arguments that the deltas did
+// not carry (servers that send no deltas, or fewer than the whole).
+func (s *responsesStream) catchUpArgs(c *respCallState, full string) {
+	if c.ended || len(full) <= c.argBytes {
+		if !c.emitted {
+			s.emitArgs(c, "", "")
+		}
+		return
+	}
+	rest := full[c.argBytes:]
+	if !utf8.ValidString(rest) {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
+			fmt.Sprintf("tool call %s: complete arguments do not continue the streamed ones; kept the streamed ones", c.callID)}}})
+		return
+	}
+	s.emitArgs(c, "", rest)
+}
+
+func (s *responsesStream) endCall(c *respCallState) {
+	if c.ended {
+		return
+	}
+	if !c.emitted {
+		s.emitArgs(c, "", "")
+	}
+	c.ended = true
+	s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: c.callID, Index: c.pos}})
+}
+
+// itemAdded handles response.output_item.added: a function call is opened
+// (its first fragment carries the name); message items start their text
+// record.
+func (s *responsesStream) itemAdded(it *respOutputItem, outputIndex *flexInt) {
+	switch it.Type {
+	case "function_call", "custom_tool_call":
+		c := s.findCall(it.ID, it.CallID, outputIndex)
+		if c == nil {
+			if c = s.openCall(it, outputIndex); c == nil {
+				return
+			}
+		}
+		args := argumentsText(it.Arguments)
+		if it.Type == "custom_tool_call" && it.Input != nil {
+			args = *it.Input
+		}
+		s.emitArgs(c, it.Name, args)
+	case "message":
+		s.catchUpText(it)
+	}
+}
+
+// itemDone handles response.output_item.done: the complete item, which
+// catches up what its deltas did not carry and ends a call.
+func (s *responsesStream) itemDone(it *respOutputItem, outputIndex *flexInt) {
+	switch it.Type {
+	case "function_call", "custom_tool_call":
+		c := s.findCall(it.ID, it.CallID, outputIndex)
+		if c == nil {
+			if c = s.openCall(it, outputIndex); c == nil {
+				return
+			}
+		}
+		args := argumentsText(it.Arguments)
+		if it.Type == "custom_tool_call" && it.Input != nil {
+			args = *it.Input
+		}
+		if !c.emitted {
+			s.emitArgs(c, it.Name, args)
+		} else {
+			if !c.named && it.Name != "" {
+				s.emitArgs(c, it.Name, "")
+			}
+			s.catchUpArgs(c, args)
+		}
+		s.endCall(c)
+	case "message":
+		s.catchUpText(it)
+	}
+}
+
+// catchUpText emits the text and refusal of a message item that its deltas
+// did not carry.
+func (s *responsesStream) catchUpText(it *respOutputItem) {
+	text, refusal, warns := messageItemText(it)
+	if len(warns) > 0 {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: warns}})
+	}
+	st := s.textState(it.ID)
+	if st == nil {
+		return
+	}
+	if len(text) > st.text {
+		if rest := text[st.text:]; utf8.ValidString(rest) {
+			st.text = len(text)
+			s.push(&provider.Event{Kind: provider.EventText, Text: rest})
+		}
+	}
+	if len(refusal) > st.refusal {
+		if rest := refusal[st.refusal:]; utf8.ValidString(rest) {
+			st.refusal = len(refusal)
+			s.push(&provider.Event{Kind: provider.EventRefusal, Text: rest})
+		}
+	}
+}
+
+// finish handles response.completed / response.incomplete: items of the
+// final response never seen in the stream are emitted, open calls ended,
+// then the finish meta and the usage totals.
+func (s *responsesStream) finish(w *respResponse) {
+	if isPresent(w.Error) || w.Status == "failed" {
+		s.fail(s.p.responseFailure(w, s.model))
+		return
+	}
+	reasoning := 0
+	hasCalls := len(s.calls) > 0
+	for i, it := range w.Output {
+		switch it.Type {
+		case "reasoning":
+			reasoning++
+			continue
+		case "function_call", "custom_tool_call":
+			hasCalls = true
+		}
+		if s.seenOutput[int64(i)] || (it.ID != "" && (s.byItem[it.ID] != nil || s.texts[it.ID] != nil)) {
+			continue
+		}
+		s.itemDone(&it, nil)
+		if s.err != nil {
+			return
+		}
+	}
+	for _, c := range s.calls {
+		s.endCall(c)
+	}
+	meta := &llmrelayv1.ResponseMeta{}
+	meta.ProviderFinishReason, meta.FinishReason = respFinish(w, hasCalls)
+	if w.ServiceTier != "" {
+		provider.SetExtended(meta, extServiceTier, w.ServiceTier)
+	}
+	if reasoning > 0 {
+		provider.SetExtended(meta, extReasoningItems, reasoning)
+	}
+	s.responseMeta(w, meta)
+	if w.Usage != nil {
+		s.push(&provider.Event{Kind: provider.EventUsage, Usage: normalizeRespUsage(w.Usage)})
+	}
+	s.done = true
+}

@@ -1,0 +1,496 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// respStreamCases are the recorded streamed Responses API scenarios.
+var respStreamCases = []string{
+	"responses_plain_stream", "responses_tools_parallel_stream", "responses_no_call_id_stream",
+	"responses_stream_failed", "responses_stream_error_event", "responses_stream_cut",
+}
+
+func TestStreamResponses(t *testing.T) {
+	t.Parallel()
+	reqs := responsesRequests(t)
+	checks := map[string]func(t *testing.T, evs []*provider.Event, err error){
+		"responses_plain_stream": func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := fold(t, evs)
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+			if !strings.HasPrefix(f.Meta.ResponseId, "resp_68") || !strings.HasPrefix(f.Meta.ProviderRequestId, "req_") || f.Meta.CreateTime == nil {
+				t.Errorf("meta %v", f.Meta)
+			}
+		},
+		"responses_tools_parallel_stream": func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			ends := map[string]bool{}
+			for _, ev := range evs {
+				switch ev.Kind {
+				case provider.EventToolCall:
+					if !strings.HasPrefix(ev.ToolCall.CallID, "call_") {
+						t.Errorf("delta keyed by %q, want the call_id (deltas only name the fc_ item)", ev.ToolCall.CallID)
+					}
+				case provider.EventToolCallEnd:
+					ends[ev.ToolCall.CallID] = true
+				}
+			}
+			f := fold(t, evs)
+			if len(ends) != 2 || f.Meta.ToolCallCount != 2 {
+				t.Errorf("%d ends, %d calls", len(ends), f.Meta.ToolCallCount)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+		},
+		"responses_no_call_id_stream": func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := fold(t, evs)
+			tc := f.Message.GetParts()[0].GetToolCall()
+			if !strings.HasPrefix(tc.GetCallId(), "fc_68") || !tc.GetArgumentsValid() {
+				t.Errorf("call %v", tc)
+			}
+			if len(f.Meta.Warnings) != 1 || !strings.Contains(f.Meta.Warnings[0], "has no call_id") {
+				t.Errorf("warnings %q", f.Meta.Warnings)
+			}
+		},
+		"responses_stream_failed": func(t *testing.T, evs []*provider.Event, err error) {
+			pe := providerError(t, err)
+			if pe.Kind != provider.KindRateLimited || pe.Code != "rate_limit_exceeded" || pe.HTTPStatus != http.StatusOK ||
+				!strings.HasPrefix(pe.RequestID, "req_") || pe.RetryAfter.Milliseconds() != 218 {
+				t.Errorf("got %s", renderErr(err))
+			}
+		},
+		"responses_stream_error_event": func(t *testing.T, evs []*provider.Event, err error) {
+			pe := providerError(t, err)
+			if pe.Kind != provider.KindUnavailable || pe.Code != "server_error" || pe.HTTPStatus != http.StatusOK || pe.RequestID == "" {
+				t.Errorf("got %s", renderErr(err))
+			}
+			if f := fold(t, evs); len(f.Message.Parts) != 1 || f.Message.Parts[0].GetText() != "The capital" {
+				t.Errorf("partial text %v", f.Message.Parts)
+			}
+		},
+		"responses_stream_cut": func(t *testing.T, evs []*provider.Event, err error) {
+			pe := providerError(t, err)
+			if pe.Kind != provider.KindBadResponse || !strings.HasPrefix(pe.Message, "stream ended before") || pe.RequestID == "" {
+				t.Errorf("got %s", renderErr(err))
+			}
+		},
+	}
+	for _, name := range respStreamCases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(name+".http"))
+			p := newTestProvider(t, kOpenAI, srv.URL)
+			s, err := p.Stream(context.Background(), reqs[name])
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			defer s.Close()
+			evs, err, rendered := collect(t, s)
+			checkStreamInvariants(t, evs)
+			providertest.Golden(t, td(name+".golden"), rendered)
+			c := srv.Last(t)
+			providertest.Golden(t, td(name+".request.golden"), providertest.RequestGolden(c, authHeaders...))
+			if c.Path != "/v1/responses" || c.Header.Get("Accept") != "text/event-stream" {
+				t.Errorf("request %s accept=%s", c.Path, c.Header.Get("Accept"))
+			}
+			checks[name](t, evs, err)
+			// The terminal result repeats.
+			if _, err2 := s.Recv(); (err == nil) != errors.Is(err2, io.EOF) {
+				t.Errorf("second terminal Recv: %v after %v", err2, err)
+			}
+		})
+	}
+}
+
+// TestResponsesUnaryStreamEquivalence: folding the stream gives the same
+// message, tool calls, finish reason and usage as Generate for the same
+// recorded answer.
+func TestResponsesUnaryStreamEquivalence(t *testing.T) {
+	t.Parallel()
+	reqs := responsesRequests(t)
+	for _, tc := range []struct{ unary, stream string }{
+		{"responses_plain", "responses_plain_stream"},
+		{"responses_tools_parallel", "responses_tools_parallel_stream"},
+		{"responses_no_call_id", "responses_no_call_id_stream"},
+	} {
+		t.Run(tc.unary, func(t *testing.T) {
+			t.Parallel()
+			u := providertest.ReplayFile(t, td(tc.unary+".http"))
+			res, err := newTestProvider(t, kOpenAI, u.URL).Generate(context.Background(), reqs[tc.unary])
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := providertest.ReplayFile(t, td(tc.stream+".http"))
+			s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), reqs[tc.stream])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs, err, _ := collect(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := fold(t, evs)
+			// The recordings are two calls: ids differ, the answer does not.
+			f.Message = withCallIDs(f.Message, res.Message)
+			if !proto.Equal(f.Message, res.Message) {
+				t.Errorf("message:\nstream %v\nunary  %v", f.Message, res.Message)
+			}
+			if f.Meta.FinishReason != res.Meta.FinishReason || f.Meta.ProviderFinishReason != res.Meta.ProviderFinishReason {
+				t.Errorf("finish: stream %v/%q, unary %v/%q", f.Meta.FinishReason, f.Meta.ProviderFinishReason, res.Meta.FinishReason, res.Meta.ProviderFinishReason)
+			}
+			if !proto.Equal(f.Meta.Usage, res.Meta.Usage) {
+				t.Errorf("usage: stream %v, unary %v", f.Meta.Usage, res.Meta.Usage)
+			}
+			if f.Meta.ToolCallCount != res.Meta.ToolCallCount || f.Meta.ResolvedModel != res.Meta.ResolvedModel || len(f.Meta.Warnings) != len(res.Meta.Warnings) {
+				t.Errorf("tool calls %d/%d, model %q/%q, warnings %q/%q", f.Meta.ToolCallCount, res.Meta.ToolCallCount,
+					f.Meta.ResolvedModel, res.Meta.ResolvedModel, f.Meta.Warnings, res.Meta.Warnings)
+			}
+			for _, k := range []string{extServiceTier, extProcessingMS} {
+				if (f.Meta.GetExtended().GetFields()[k] == nil) != (res.Meta.GetExtended().GetFields()[k] == nil) {
+					t.Errorf("extended %s: stream %v, unary %v", k, f.Meta.GetExtended(), res.Meta.GetExtended())
+				}
+			}
+		})
+	}
+}
+
+// withCallIDs returns a copy of got whose tool calls carry want's call ids
+// position by position, after checking that each id has the same shape
+// (call_... or fc_...): the unary and streamed recordings are separate
+// calls to the provider, so the ids differ.
+func withCallIDs(got, want *llmrelayv1.Message) *llmrelayv1.Message {
+	out := proto.Clone(got).(*llmrelayv1.Message)
+	var wantIDs []string
+	for _, p := range want.GetParts() {
+		if tc := p.GetToolCall(); tc != nil {
+			wantIDs = append(wantIDs, tc.CallId)
+		}
+	}
+	i := 0
+	for _, p := range out.GetParts() {
+		if tc := p.GetToolCall(); tc != nil && i < len(wantIDs) {
+			if prefix(tc.CallId) == prefix(wantIDs[i]) {
+				tc.CallId = wantIDs[i]
+			}
+			i++
+		}
+	}
+	return out
+}
+
+func prefix(id string) string {
+	if i := strings.IndexByte(id, '_'); i >= 0 {
+		return id[:i]
+	}
+	return id
+}
+
+// respStreamFrom builds a Responses stream over a raw SSE body.
+func respStreamFrom(p *Provider, body string) *responsesStream {
+	resp := &http.Response{StatusCode: 200, Header: http.Header{"X-Request-Id": {"req_test"}}, Body: io.NopCloser(strings.NewReader(body))}
+	return p.newResponsesStream(resp, "m", nil, secrets{testKey})
+}
+
+func sseEvent(typ, data string) string { return "event: " + typ + "\ndata: " + data + "\n\n" }
+
+const respCompleted = `{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[]}}`
+
+func TestResponsesStreamEdgeCases(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, body string
+		want       []string // rendered lines after the header meta
+	}{
+		{"interleaved calls keyed by item id; no event: lines; keep-alive comments",
+			": keep-alive\n\n" +
+				`data: {"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_a","call_id":"call_a","name":"f","arguments":""}}` + "\n\n" +
+				`data: {"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc_b","call_id":"call_b","name":"g","arguments":""}}` + "\n\n" +
+				`data: {"type":"response.function_call_arguments.delta","item_id":"fc_b","output_index":1,"delta":"{\"y\""}` + "\n\n" +
+				`data: {"type":"response.function_call_arguments.delta","item_id":"fc_a","output_index":0,"delta":"{}"}` + "\n\n" +
+				": keep-alive\n\n" +
+				`data: {"type":"response.function_call_arguments.delta","item_id":"fc_b","output_index":1,"delta":":1}"}` + "\n\n" +
+				`data: {"type":"response.function_call_arguments.done","item_id":"fc_b","output_index":1,"arguments":"{\"y\":1}"}` + "\n\n" +
+				`data: {"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","id":"fc_a","call_id":"call_a","name":"f","arguments":"{}"}}` + "\n\n" +
+				`data: ` + respCompleted + "\n\n",
+			[]string{`tool_call id=call_a index=0 name="f" args=""`, `tool_call id=call_b index=1 name="g" args=""`,
+				`tool_call id=call_b index=1 name="" args="{\"y\""`, `tool_call id=call_a index=0 name="" args="{}"`,
+				`tool_call id=call_b index=1 name="" args=":1}"`, `tool_call_end id=call_b index=1`, `tool_call_end id=call_a index=0`,
+				`meta {"response_id":"resp_1","finish_reason":"FINISH_REASON_TOOL_CALLS","provider_finish_reason":"completed"}`, "eof"}},
+		{"item without call_id falls back to the item id, with a warning",
+			sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_x","name":"f"}}`) +
+				sseEvent("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","item_id":"fc_x","delta":"{}"}`) +
+				sseEvent("response.completed", respCompleted),
+			[]string{`meta {"warnings":["function_call item fc_x has no call_id; keyed by its item id"]}`, `tool_call id=fc_x index=0 name="f" args=""`,
+				`tool_call id=fc_x index=0 name="" args="{}"`, `tool_call_end id=fc_x index=0`,
+				`meta {"response_id":"resp_1","finish_reason":"FINISH_REASON_TOOL_CALLS","provider_finish_reason":"completed"}`, "eof"}},
+		{"no deltas: items and the final response catch up",
+			sseEvent("response.output_item.done", `{"type":"response.output_item.done","output_index":0,"item":{"type":"message","id":"msg_1","content":[{"type":"output_text","text":"Hi"},{"type":"refusal","refusal":"no"}]}}`) +
+				sseEvent("response.completed", `{"type":"response.completed","response":{"status":"completed","output":[{"type":"message","id":"msg_1","content":[{"type":"output_text","text":"Hi"}]},{"type":"function_call","id":"fc_9","call_id":"call_9","name":"f","arguments":"{\"a\":1}"},{"type":"reasoning","id":"rs_1"}],"usage":{"input_tokens":3,"output_tokens":4}}}`),
+			[]string{`text "Hi"`, `refusal "no"`, `tool_call id=call_9 index=0 name="f" args="{\"a\":1}"`, `tool_call_end id=call_9 index=0`,
+				`meta {"finish_reason":"FINISH_REASON_TOOL_CALLS","provider_finish_reason":"completed","extended":{"reasoning_items":1}}`,
+				`usage {"input_tokens":3,"output_tokens":4,"total_tokens":7}`, "eof"}},
+		{"refusal deltas and incomplete",
+			sseEvent("response.refusal.delta", `{"type":"response.refusal.delta","item_id":"msg_1","delta":"I can't"}`) +
+				sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","item_id":"msg_1","delta":""}`) +
+				sseEvent("response.incomplete", `{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"content_filter"}}}`),
+			[]string{`refusal "I can't"`, `meta {"finish_reason":"FINISH_REASON_CONTENT_FILTER","provider_finish_reason":"incomplete/content_filter"}`, "eof"}},
+		{"error event with top-level fields",
+			sseEvent("error", `{"type":"error","code":"context_length_exceeded","message":"too long","param":"input","sequence_number":1}`),
+			[]string{`error provider=openai kind=context_length_exceeded http=200 code="context_length_exceeded" request_id=req_test retry_after=0s message="too long"`}},
+		{"error event echoing the key is redacted",
+			sseEvent("error", `{"type":"error","error":{"type":"invalid_request_error","code":"invalid_api_key","message":"bad key test-key"}}`),
+			[]string{`error provider=openai kind=unauthenticated http=200 code="invalid_api_key" request_id=req_test retry_after=0s message="bad key [REDACTED]"`}},
+		{"failed without a response", sseEvent("response.failed", `{"type":"response.failed"}`),
+			[]string{`error provider=openai kind=unavailable http=200 code="" request_id=req_test retry_after=0s message="response failed without an error object"`}},
+		{"completed without a response", sseEvent("response.completed", `{"type":"response.completed"}`),
+			[]string{`error provider=openai kind=bad_response http=0 code="" request_id=req_test retry_after=0s message="response.completed event without a response"`}},
+		{"sequence gap reported once",
+			sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":4,"item_id":"m","delta":"a"}`) +
+				sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":6,"item_id":"m","delta":"b"}`) +
+				sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":9,"item_id":"m","delta":"c"}`) +
+				sseEvent("response.completed", `{"type":"response.completed","sequence_number":10,"response":{"status":"completed"}}`),
+			[]string{`text "a"`, `meta {"warnings":["stream event sequence_number 6 after 4: events may have been lost"]}`, `text "b"`, `text "c"`,
+				`meta {"finish_reason":"FINISH_REASON_STOP","provider_finish_reason":"completed"}`, "eof"}},
+		{"[DONE] before the final event", "data: [DONE]\n\n",
+			[]string{`error provider=openai kind=bad_response http=0 code="" request_id=req_test retry_after=0s message="stream ended before response.completed ([DONE] without a final event)"`}},
+		{"invalid event", "data: {\"type\":\n\n" + sseEvent("response.completed", respCompleted),
+			[]string{`error provider=openai kind=bad_response http=0 code="" request_id=req_test retry_after=0s message="invalid stream event: unexpected end of JSON input"`}},
+		{"last event cut short", "data: {\"type\":\n\n",
+			[]string{`error provider=openai kind=bad_response http=0 code="" request_id=req_test retry_after=0s message="stream ended before response.completed (last event cut short)"`}},
+		{"empty body", "", []string{`error provider=openai kind=bad_response http=0 code="" request_id=req_test retry_after=0s message="stream ended before response.completed"`}},
+		{"type from the event: line; unknown events ignored; events after the end unread",
+			sseEvent("response.output_text.delta", `{"item_id":"m","delta":"a"}`) +
+				sseEvent("response.output_text.annotation.added", `{"type":"response.output_text.annotation.added","annotation":{}}`) +
+				sseEvent("response.completed", respCompleted) + "data: [DONE]\n\n",
+			[]string{`text "a"`, `meta {"response_id":"resp_1","finish_reason":"FINISH_REASON_STOP","provider_finish_reason":"completed"}`, "eof"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := respStreamFrom(p, tc.body)
+			first, err := s.Recv() // header meta (request id)
+			if err != nil || first.Kind != provider.EventMeta || first.Meta.ProviderRequestId != "req_test" {
+				t.Fatalf("first event %v, %v", first, err)
+			}
+			evs, _, rendered := collect(t, s)
+			checkStreamInvariants(t, evs)
+			got := strings.TrimSuffix(string(rendered), "\n")
+			if want := strings.Join(tc.want, "\n"); got != want {
+				t.Errorf("got:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
+
+func TestResponsesStreamCloseAndLimits(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := respStreamFrom(p, sseEvent("response.completed", respCompleted))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := s.Recv(); err == nil || errors.Is(err, io.EOF) {
+		t.Errorf("Recv after Close: %v, want an error", err)
+	}
+
+	// Too many tool calls: an error, not unbounded growth.
+	var b bytes.Buffer
+	for i := 0; i <= maxStreamToolCalls; i++ {
+		b.WriteString(`data: {"type":"response.output_item.added","output_index":` + itoa(i) + `,"item":{"type":"function_call","id":"fc_` + itoa(i) + `","call_id":"c` + itoa(i) + `","name":"f"}}` + "\n\n")
+	}
+	_, err, _ = collect(t, respStreamFrom(p, b.String()))
+	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "tool calls") {
+		t.Errorf("got %v", err)
+	}
+
+	// Too many message items.
+	b.Reset()
+	for i := 0; i <= maxStreamItems; i++ {
+		b.WriteString(`data: {"type":"response.output_text.delta","item_id":"msg_` + itoa(i) + `","delta":"x"}` + "\n\n")
+	}
+	_, err, _ = collect(t, respStreamFrom(p, b.String()))
+	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "output items") {
+		t.Errorf("got %v", err)
+	}
+
+	// An event over the size limit.
+	_, err, _ = collect(t, respStreamFrom(p, "data: "+strings.Repeat("x", maxStreamEventBytes+1)+"\n\n"))
+	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse {
+		t.Errorf("got %v", err)
+	}
+}
+
+// FuzzResponsesStream: arbitrary event streams never panic; tool-call
+// events always carry a CallID and a stable index; the stream always ends
+// with EOF or a *provider.Error.
+func FuzzResponsesStream(f *testing.F) {
+	for _, name := range respStreamCases {
+		f.Add(providertest.Load(f, td(name+".http")).Body)
+	}
+	f.Add([]byte(sseEvent("response.function_call_arguments.delta", `{"output_index":2,"delta":{"x":1}}`) +
+		sseEvent("response.output_item.done", `{"type":"response.output_item.done","item":{"type":"function_call","arguments":"{\"é"}}`) +
+		sseEvent("response.completed", `{"type":"response.completed","response":{"status":"completed","output":[{"type":"custom_tool_call","input":"x"},{"type":"message","content":"y"}]}}`)))
+	f.Add([]byte(sseEvent("error", `{"type":"error","error":"boom"}`)))
+	p, err := New(testKey)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		s := respStreamFrom(p, string(body))
+		defer s.Close()
+		var evs []*provider.Event
+		for i := 0; ; i++ {
+			if i > 3*len(body)+10 {
+				t.Fatal("more events than input bytes")
+			}
+			ev, err := s.Recv()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					providerError(t, err)
+				}
+				break
+			}
+			evs = append(evs, ev)
+		}
+		checkStreamInvariants(t, evs)
+		ended := map[string]bool{}
+		for _, ev := range evs {
+			switch ev.Kind {
+			case provider.EventToolCall:
+				if ended[ev.ToolCall.CallID] {
+					t.Errorf("fragment after the end of call %s", ev.ToolCall.CallID)
+				}
+			case provider.EventToolCallEnd:
+				ended[ev.ToolCall.CallID] = true
+			case provider.EventMeta:
+				if _, err := proto.Marshal(ev.Meta); err != nil {
+					t.Errorf("meta does not marshal: %v", err)
+				}
+			}
+		}
+	})
+}
+
+// TestResponsesStreamCanceled: cancelling the context while reading gives
+// a canceled error, not EOF.
+func TestResponsesStreamCanceled(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+		w.WriteHeader(200)
+		_, _ = w.Write([]byte(sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","item_id":"msg_1","delta":"a"}`)))
+		w.(http.Flusher).Flush()
+		waitDone(r)
+	}))
+	defer srv.Close()
+	p := newTestProvider(t, kOpenAI, srv.URL)
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := p.Stream(ctx, responsesSimpleRequest("m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for {
+		ev, err := s.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == provider.EventText {
+			break
+		}
+	}
+	cancel()
+	_, err = s.Recv()
+	if pe := providerError(t, err); pe.Kind != provider.KindCanceled {
+		t.Errorf("kind %s, want canceled", pe.Kind)
+	}
+}
+
+// TestResponsesAPIKeyNeverInErrors: every error recording and every stream
+// failure, through the Responses format, with a server that echoes a
+// distinctive key: no error text contains it.
+func TestResponsesAPIKeyNeverInErrors(t *testing.T) {
+	t.Parallel()
+	const key = "sk-test-SECRET-0123456789"
+	paths, err := filepath.Glob(td("*err_*.http"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no error recordings: %v", err)
+	}
+	for _, name := range []string{"responses_stream_failed", "responses_stream_error_event", "responses_stream_cut"} {
+		paths = append(paths, td(name+".http"))
+	}
+	var errs []error
+	for _, path := range paths {
+		rec := providertest.Load(t, path)
+		// Make every error message mention the key.
+		rec.Body = bytes.ReplaceAll(rec.Body, []byte(`"message":"`), []byte(`"message":"key `+key+` `))
+		rec.Body = bytes.ReplaceAll(rec.Body, []byte(`"message": "`), []byte(`"message": "key `+key+` `))
+		srv := providertest.Replay(t, rec)
+		for _, mk := range []func() (*Provider, error){
+			func() (*Provider, error) { return New(key, WithBaseURL(srv.URL)) },
+			func() (*Provider, error) { return NewAzure(key, WithBaseURL(srv.URL), WithAzureV1Routes(true)) },
+		} {
+			p, err := mk()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = p.Generate(context.Background(), responsesSimpleRequest("m"))
+			errs = append(errs, err)
+			s, err := p.Stream(context.Background(), responsesSimpleRequest("m"))
+			if err == nil {
+				_, err, _ = collect(t, s)
+				s.Close()
+			}
+			errs = append(errs, err)
+		}
+	}
+	redacted := 0
+	for i, err := range errs {
+		if err == nil {
+			continue // a 200 recording answered Generate
+		}
+		pe := providerError(t, err)
+		if strings.Contains(err.Error(), key) || strings.Contains(pe.Message+pe.Param+pe.Code, key) {
+			t.Errorf("error %d leaks the key: %v", i, err)
+		}
+		if strings.Contains(pe.Message, "[REDACTED]") {
+			redacted++
+		}
+	}
+	// The stream error events and most error bodies echoed the key.
+	if redacted < len(paths) {
+		t.Errorf("only %d errors carried the (redacted) echoed key; the test does not exercise redaction", redacted)
+	}
+}

@@ -1,0 +1,171 @@
+package openai
+
+import "encoding/json"
+
+// Wire types of the OpenAI Responses API (POST /responses). As in types.go,
+// response types are lenient: fields whose shape varies between OpenAI,
+// Azure and compatible servers are json.RawMessage and are read by hand in
+// responses.go and responses_stream.go.
+
+// formatResponses is the request format that selects the Responses API.
+const formatResponses = "openai-responses"
+
+// respRequest is the body of POST /responses. Field order is the order on
+// the wire.
+type respRequest struct {
+	Model             string            `json:"model"`
+	Input             []respInputItem   `json:"input"`
+	Tools             []respTool        `json:"tools,omitempty"`
+	ToolChoice        any               `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool             `json:"parallel_tool_calls,omitempty"`
+	Temperature       *float64          `json:"temperature,omitempty"`
+	TopP              *float64          `json:"top_p,omitempty"`
+	MaxOutputTokens   *int32            `json:"max_output_tokens,omitempty"`
+	Reasoning         *respReasoning    `json:"reasoning,omitempty"`
+	Text              *respText         `json:"text,omitempty"`
+	TopLogprobs       *int32            `json:"top_logprobs,omitempty"`
+	SafetyIdentifier  string            `json:"safety_identifier,omitempty"`
+	Metadata          map[string]string `json:"metadata,omitempty"`
+	ServiceTier       string            `json:"service_tier,omitempty"`
+	Store             bool              `json:"store"`
+	Include           []string          `json:"include,omitempty"`
+	Stream            bool              `json:"stream,omitempty"`
+}
+
+// respInputItem is one input item: a message ({type:"message", role,
+// content}), a function call the model made earlier ({type:"function_call",
+// call_id, name, arguments}) or a tool result ({type:"function_call_output",
+// call_id, output}).
+type respInputItem struct {
+	Type      string             `json:"type"`
+	Role      string             `json:"role,omitempty"`
+	Content   []respInputContent `json:"content,omitempty"`
+	CallID    string             `json:"call_id,omitempty"`
+	Name      string             `json:"name,omitempty"`
+	Arguments *string            `json:"arguments,omitempty"`
+	Output    *string            `json:"output,omitempty"`
+}
+
+// respInputContent is a content part of an input message: input_text,
+// input_image (user/system), output_text or refusal (assistant history).
+type respInputContent struct {
+	Type     string  `json:"type"`
+	Text     *string `json:"text,omitempty"`
+	ImageURL string  `json:"image_url,omitempty"`
+	Detail   string  `json:"detail,omitempty"`
+	Refusal  *string `json:"refusal,omitempty"`
+}
+
+// respTool is a function tool; unlike Chat Completions the function's
+// fields are at the top level.
+type respTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+type respNamedToolChoice struct {
+	Type string `json:"type"`
+	Name string `json:"name"`
+}
+
+type respReasoning struct {
+	Effort string `json:"effort,omitempty"`
+}
+
+type respText struct {
+	Format respTextFormat `json:"format"`
+}
+
+// respTextFormat is text.format: {type:"text"}, {type:"json_object"} or
+// {type:"json_schema", name, schema, strict} (flat, not nested as in Chat
+// Completions' response_format).
+type respTextFormat struct {
+	Type   string          `json:"type"`
+	Name   string          `json:"name,omitempty"`
+	Schema json.RawMessage `json:"schema,omitempty"`
+	Strict *bool           `json:"strict,omitempty"`
+}
+
+// respResponse is a Response object: the body of POST /responses, and the
+// "response" of the response.created / completed / incomplete / failed
+// stream events.
+type respResponse struct {
+	ID                string           `json:"id"`
+	Object            string           `json:"object"`
+	CreatedAt         flexInt          `json:"created_at"`
+	Status            string           `json:"status"`
+	Model             string           `json:"model"`
+	Output            []respOutputItem `json:"output"`
+	Usage             *respUsage       `json:"usage"`
+	IncompleteDetails *respIncomplete  `json:"incomplete_details"`
+	Error             json.RawMessage  `json:"error"`
+	ServiceTier       string           `json:"service_tier"`
+}
+
+type respIncomplete struct {
+	Reason string `json:"reason"`
+}
+
+// respOutputItem is an output item: message (content parts), function_call
+// (id fc_..., call_id call_..., name, arguments), reasoning, or a hosted
+// tool call we do not translate.
+type respOutputItem struct {
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Role   string `json:"role"`
+	// Content is an array of output_text / refusal parts.
+	Content json.RawMessage `json:"content"`
+	CallID  string          `json:"call_id"`
+	Name    string          `json:"name"`
+	// Arguments is a JSON string on OpenAI; some compatible servers send
+	// an object.
+	Arguments json.RawMessage `json:"arguments"`
+	// Input is the free-text input of a custom_tool_call.
+	Input *string `json:"input"`
+}
+
+// respContentPart is an output_text or refusal part of a message item.
+type respContentPart struct {
+	Type    string  `json:"type"`
+	Text    *string `json:"text"`
+	Refusal *string `json:"refusal"`
+}
+
+type respUsage struct {
+	InputTokens         flexInt            `json:"input_tokens"`
+	InputTokensDetails  *respInputDetails  `json:"input_tokens_details"`
+	OutputTokens        flexInt            `json:"output_tokens"`
+	OutputTokensDetails *respOutputDetails `json:"output_tokens_details"`
+	TotalTokens         flexInt            `json:"total_tokens"`
+}
+
+type respInputDetails struct {
+	CachedTokens     flexInt `json:"cached_tokens"`
+	CacheWriteTokens flexInt `json:"cache_write_tokens"`
+}
+
+type respOutputDetails struct {
+	ReasoningTokens flexInt `json:"reasoning_tokens"`
+}
+
+// respEvent is one stream event. Which fields are set depends on Type.
+type respEvent struct {
+	Type           string          `json:"type"`
+	SequenceNumber *flexInt        `json:"sequence_number"`
+	Response       *respResponse   `json:"response"`
+	OutputIndex    *flexInt        `json:"output_index"`
+	ItemID         string          `json:"item_id"`
+	Item           *respOutputItem `json:"item"`
+	Delta          json.RawMessage `json:"delta"`
+	Arguments      json.RawMessage `json:"arguments"`
+	// Error is set on an "error" event ({type, code, message, param});
+	// older servers put code/message/param at the top level instead.
+	Error   json.RawMessage `json:"error"`
+	Code    flexString      `json:"code"`
+	Message flexString      `json:"message"`
+	Param   flexString      `json:"param"`
+}
