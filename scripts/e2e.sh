@@ -4,7 +4,7 @@
 # SIGTERM it and check that it drains and exits cleanly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-addr=127.0.0.1:${E2E_PORT:-50071}
+addr=127.0.0.1:${E2E_PORT:-28551}
 bin=$(mktemp -d)/llmrelay
 go build -o "$bin" ./cmd/llmrelay
 log=$(mktemp)
@@ -51,5 +51,32 @@ for _ in $(seq 100); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
 if kill -0 $pid 2>/dev/null; then fail "server still running 10s after SIGTERM"; fi
 wait $pid || fail "server exited with $?"
 grep -q 'msg=stopped' "$log" || fail "no clean stop in log"
+# Configuration: check the examples, then reload a file on SIGHUP.
+"$bin" config check examples/config/*.yaml >/dev/null
+dir=$(mktemp -d)
+"$bin" config default >"$dir/llmrelay.yaml"
+LLMRELAY_LISTEN=$addr "$bin" serve -config "$dir/llmrelay.yaml" >"$log" 2>&1 &
+pid=$!
+for _ in $(seq 50); do "$bin" health -addr "$addr" 2>/dev/null && break; sleep 0.1; done
+cat >>"$dir/llmrelay.yaml" <<'YAML'
+  - name: builtin/echo-2
+    provider: builtin
+    upstream_model: echo
+    capabilities:
+      chat: {format: builtin}
+YAML
+kill -HUP $pid
+for _ in $(seq 50); do grep -q 'configuration reloaded' "$log" && break; sleep 0.1; done
+out=$(grpcurl -plaintext -d '{}' "$addr" llmrelay.v1.GatewayService/ListModels)
+grep -q '"name": "builtin/echo-2"' <<<"$out" || fail "reload did not add the model: $out"
+echo "models: [" >>"$dir/llmrelay.yaml"   # now invalid: the reload must be rejected
+kill -HUP $pid
+for _ in $(seq 50); do grep -q 'configuration reload failed' "$log" && break; sleep 0.1; done
+grep -q 'configuration reload failed' "$log" || fail "invalid reload not reported"
+out=$(grpcurl -plaintext -d '{}' "$addr" llmrelay.v1.GatewayService/ListModels)
+grep -q '"name": "builtin/echo-2"' <<<"$out" || fail "rejected reload lost the configuration: $out"
+kill -TERM $pid
+wait $pid || fail "server exited with $?"
+
 trap - ERR
 echo "e2e ok"

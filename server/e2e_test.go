@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -327,5 +328,86 @@ models:
 	}
 	if len(good.Requests()) != 1 {
 		t.Errorf("a 400 fell back to the second deployment")
+	}
+}
+
+// TestReloadKeepsOpenStreams: a reload takes effect for new calls, a stream
+// opened before it finishes on the old configuration, and an invalid
+// configuration is rejected.
+func TestReloadKeepsOpenStreams(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"candidates": [{"content": {"parts": [{"text": "Once"}],"role": "model"},"index": 0}],"responseId": "r1","modelVersion": "gemini-2.5-flash"}`+"\r\n\r\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-time.After(10 * time.Second):
+		}
+		io.WriteString(w, `data: {"candidates": [{"content": {"parts": [{"text": " upon"}],"role": "model"},"finishReason": "STOP","index": 0}],"usageMetadata": {"promptTokenCount": 3,"candidatesTokenCount": 2,"totalTokenCount": 5},"responseId": "r1","modelVersion": "gemini-2.5-flash"}`+"\r\n\r\n")
+	}))
+	defer up.Close()
+	cfg, err := config.Parse([]byte(strings.ReplaceAll(geminiYAML, "{{URL}}", up.URL)), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis := bufconn.Listen(1 << 20)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go srv.Serve(ctx, []net.Listener{lis})
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := llmrelayv1.NewGatewayServiceClient(conn)
+	s, err := c.StreamChat(context.Background(), &llmrelayv1.StreamChatRequest{Model: "flash", Messages: []*llmrelayv1.Message{user("story")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Recv(); err != nil { // start
+		t.Fatal(err)
+	}
+	// Reload to a configuration where "flash" no longer exists.
+	next, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Reload(next); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Chat(context.Background(), chatReq()); status.Code(err) != codes.NotFound {
+		t.Errorf("new call after reload: %v, want NotFound", err)
+	}
+	close(release)
+	var text string
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("open stream broken by reload: %v", err)
+		}
+		text += ev.GetTextDelta().GetText()
+	}
+	if text != "Once upon" {
+		t.Errorf("text = %q", text)
+	}
+	bad := *next
+	bad.Models = append(bad.Models, config.Model{Name: "x", Provider: "missing", Capabilities: map[string]config.Capability{"chat": {Format: "builtin"}}})
+	if err := srv.Reload(&bad); err == nil {
+		t.Error("invalid configuration accepted")
+	}
+	if _, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("x")}}); err != nil {
+		t.Errorf("old configuration lost after a rejected reload: %v", err)
 	}
 }

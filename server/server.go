@@ -180,3 +180,41 @@ func CheckConfig(path string) error {
 	}
 	return nil
 }
+
+// Reload swaps in the providers and models of a new configuration for new
+// calls; calls in flight finish on the state they started with. An invalid
+// configuration is rejected and the current one stays. The server section
+// (listeners, logging) is read only at start.
+func (s *Server) Reload(cfg *config.Config) error {
+	st, err := buildState(cfg)
+	if err != nil {
+		return fmt.Errorf("reload rejected, keeping the current configuration: %w", err)
+	}
+	s.gateway.state.Store(st)
+	s.log.Info("configuration reloaded", slog.Int("models", len(st.catalog.Names())))
+	return nil
+}
+
+// ReloadOnSignal reloads the configuration file at path whenever a value
+// arrives on sig, until ctx is done. Errors are logged; the server keeps
+// serving on the configuration it has.
+func (s *Server) ReloadOnSignal(ctx context.Context, sig <-chan os.Signal, path string) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sig:
+			if path == "" {
+				s.log.Warn("reload requested, but the server runs on the embedded default (no file to reload)")
+				continue
+			}
+			cfg, err := config.Load(path)
+			if err == nil {
+				err = s.Reload(cfg)
+			}
+			if err != nil {
+				s.log.Error("configuration reload failed", slog.String("error", err.Error()))
+			}
+		}
+	}
+}
