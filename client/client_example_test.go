@@ -1,0 +1,88 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+
+	"github.com/llmrelay/llmrelay/client"
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server"
+)
+
+// startServer runs a server on the embedded default on a free port.
+func startServer() (addr string, stop func()) {
+	cfg, err := config.Default()
+	if err != nil {
+		panic(err)
+	}
+	srv, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		panic(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = srv.Serve(ctx, []net.Listener{lis}); close(done) }()
+	return lis.Addr().String(), func() { cancel(); <-done }
+}
+
+func text(s string) *llmrelayv1.Part { return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: s}} }
+
+func Example() {
+	addr, stop := startServer()
+	defer stop()
+	c, err := client.New(addr)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	resp, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{
+		Model:    "builtin/echo",
+		Messages: []*llmrelayv1.Message{{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{text("hello")}}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(resp.GetMessage().GetParts()[0].GetText())
+	fmt.Println(resp.GetMeta().GetFinishReason(), resp.GetMeta().GetUsage().GetOutputTokens())
+	// Output:
+	// You said: hello
+	// FINISH_REASON_STOP 3
+}
+
+func ExampleToolsStream_Wait() {
+	addr, stop := startServer()
+	defer stop()
+	c, err := client.New(addr)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	s, err := c.StreamTools(context.Background(), &llmrelayv1.StreamToolsRequest{
+		Model:    "builtin/echo",
+		Messages: []*llmrelayv1.Message{{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{text("Paris")}}},
+		Tools:    []*llmrelayv1.Tool{{Name: "get_weather"}, {Name: "get_time"}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	msg, meta, err := s.Wait()
+	if err != nil {
+		panic(err)
+	}
+	for _, p := range msg.GetParts() {
+		fmt.Println(p.GetToolCall().GetName(), p.GetToolCall().GetArguments())
+	}
+	fmt.Println(meta.GetFinishReason(), meta.GetToolCallCount())
+	// Output:
+	// get_weather {}
+	// get_time {}
+	// FINISH_REASON_TOOL_CALLS 2
+}
