@@ -1,0 +1,75 @@
+package fold
+
+import (
+	"strings"
+	"testing"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+func TestInterleavedCallsKeyedByCallID(t *testing.T) {
+	t.Parallel()
+	var a Accumulator
+	a.AddText("Let me check. ")
+	steps := []*llmrelayv1.ToolCallDelta{
+		{CallId: "call_a", Index: 0, Name: "get_weather", ArgumentsDelta: `{"ci`},
+		{CallId: "call_b", Index: 1, Name: "get_time", ArgumentsDelta: `{"city"`},
+		{CallId: "call_a", Index: 0, ArgumentsDelta: `ty":"Paris"}`},
+		{CallId: "call_b", Index: 1, ArgumentsDelta: `:"London"`},
+	}
+	for _, d := range steps {
+		if err := a.AddToolCallDelta(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if open := a.Open(); len(open) != 2 {
+		t.Fatalf("open = %v", open)
+	}
+	if err := a.AddToolCallDone(&llmrelayv1.ToolCallDone{Index: 0, ToolCall: &llmrelayv1.ToolCall{CallId: "call_a", Name: "get_weather", Arguments: `{"city":"Paris"}`}}); err != nil {
+		t.Fatal(err)
+	}
+	calls := a.ToolCalls()
+	if len(calls) != 2 || calls[0].GetArguments() != `{"city":"Paris"}` || !calls[0].GetArgumentsValid() ||
+		calls[1].GetArguments() != `{"city":"London"` || calls[1].GetArgumentsValid() || calls[1].GetName() != "get_time" {
+		t.Errorf("calls = %v", calls)
+	}
+	m := a.Message()
+	if len(m.GetParts()) != 3 || m.GetParts()[0].GetText() != "Let me check. " || m.GetParts()[2].GetToolCall().GetCallId() != "call_b" {
+		t.Errorf("message = %v", m)
+	}
+	if len(a.Open()) != 1 {
+		t.Errorf("open after done = %v", a.Open())
+	}
+}
+
+func TestRejects(t *testing.T) {
+	t.Parallel()
+	var a Accumulator
+	if err := a.AddToolCallDelta(&llmrelayv1.ToolCallDelta{Index: 0, Name: "f"}); err == nil {
+		t.Error("delta without call_id accepted")
+	}
+	if err := a.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: "c", ArgumentsDelta: "{}"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.AddToolCallDone(&llmrelayv1.ToolCallDone{ToolCall: &llmrelayv1.ToolCall{CallId: "c", Arguments: "{ }"}}); err == nil {
+		t.Error("done with different arguments accepted")
+	}
+	var b Accumulator
+	for i := 0; i < MaxToolCalls; i++ {
+		if err := b.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: "c" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + string(rune(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: "one-too-many"}); err == nil {
+		t.Error("no bound on tool calls")
+	}
+}
+
+func TestValidArguments(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]bool{`{}`: true, ` {"a":1} `: true, `[]`: false, `"x"`: false, `{"a":`: false, ``: false, `null`: false} {
+		if ValidArguments(s) != want {
+			t.Errorf("ValidArguments(%q) != %v", s, want)
+		}
+	}
+}

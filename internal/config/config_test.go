@@ -1,0 +1,118 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultParses(t *testing.T) {
+	t.Parallel()
+	c, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *c.Server.Listen != "127.0.0.1:50051" || c.Server.ShutdownGrace.Duration != 15*time.Second || len(c.Models) != 2 {
+		t.Errorf("default = %+v", c)
+	}
+}
+
+func TestDurations(t *testing.T) {
+	t.Parallel()
+	c, err := Parse([]byte("server: {shutdown_grace: 24s}\ndefaults: {connect_timeout: 2.5, idle_timeout: 1m30s}\n"), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Server.ShutdownGrace.Duration != 24*time.Second || c.Defaults.ConnectTimeout.Duration != 2500*time.Millisecond || c.Defaults.IdleTimeout.Duration != 90*time.Second {
+		t.Errorf("durations = %v %v %v", c.Server.ShutdownGrace, c.Defaults.ConnectTimeout, c.Defaults.IdleTimeout)
+	}
+	for _, bad := range []string{"server: {shutdown_grace: soon}", "server: {shutdown_grace: -3}", "server: {shutdown_grace: [1]}"} {
+		if _, err := Parse([]byte(bad), "t"); err == nil || !strings.Contains(err.Error(), "line 1") {
+			t.Errorf("%q: err = %v", bad, err)
+		}
+	}
+}
+
+func TestUnknownKeysNamed(t *testing.T) {
+	t.Parallel()
+	_, err := Parse([]byte("providers:\n  - name: a\n    type: builtin\n    base_ulr: x\n"), "f.yaml")
+	if err == nil || !strings.Contains(err.Error(), "f.yaml") || !strings.Contains(err.Error(), "line 4: field base_ulr not found") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestJSONConfig(t *testing.T) {
+	t.Parallel()
+	c, err := Parse([]byte(`{"providers":[{"name":"b","type":"builtin"}],"models":[{"name":"m","provider":"b","capabilities":{"chat":{"format":"builtin"}}}]}`), "t.json")
+	if err != nil || len(c.Models) != 1 {
+		t.Fatalf("%v %v", c, err)
+	}
+}
+
+func TestValidationListsEveryProblem(t *testing.T) {
+	t.Parallel()
+	_, err := Parse([]byte(`
+server: {log_level: loud}
+providers:
+  - {name: a, type: openai}
+  - {name: a, type: nope}
+models:
+  - {name: m, provider: ghost, capabilities: {chat: {format: x}, sing: {format: y}}}
+  - {name: r, provider: a, deployments: [{provider: a}], capabilities: {chat: {format: x}}}
+`), "t")
+	if err == nil {
+		t.Fatal("want errors")
+	}
+	for _, want := range []string{
+		"server.log_level", "providers[0] (a): set api_key_env", "providers[1].name: duplicate provider", "providers[1] (a).type",
+		`models[0] (m).provider: "ghost"`, "models[0] (m).capabilities.sing: unknown protocol", "models[1] (r): set either provider or deployments",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in\n%v", want, err)
+		}
+	}
+}
+
+func TestEnvExpansionAndKeys(t *testing.T) {
+	t.Setenv("LLMRELAY_TEST_URL", "http://10.0.0.1:8080/v1")
+	t.Setenv("LLMRELAY_TEST_KEY", "sk-from-env")
+	c, err := Parse([]byte(`
+providers:
+  - {name: a, type: openai, base_url: "${LLMRELAY_TEST_URL}", api_key_env: LLMRELAY_TEST_KEY}
+  - {name: b, type: openai, base_url: "${LLMRELAY_TEST_UNSET:-https://api.openai.com/v1}", api_key: "${LLMRELAY_TEST_KEY}"}
+`), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Providers[0].BaseURL != "http://10.0.0.1:8080/v1" || c.Providers[1].BaseURL != "https://api.openai.com/v1" || c.Providers[1].APIKey != "sk-from-env" {
+		t.Errorf("expanded = %+v", c.Providers)
+	}
+	if k, err := c.Providers[0].APIKeyValue(); err != nil || k != "sk-from-env" {
+		t.Errorf("key = %q %v", k, err)
+	}
+	file := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(file, []byte("sk-from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := Provider{Name: "f", APIKeyFile: file}
+	if k, err := p.APIKeyValue(); err != nil || k != "sk-from-file" {
+		t.Errorf("file key = %q %v", k, err)
+	}
+	p = Provider{Name: "g", APIKeyEnv: "LLMRELAY_TEST_NOT_SET_EVER"}
+	if _, err := p.APIKeyValue(); err == nil || !strings.Contains(err.Error(), "LLMRELAY_TEST_NOT_SET_EVER is not set") {
+		t.Errorf("unset env: %v", err)
+	}
+}
+
+func TestTransportMerge(t *testing.T) {
+	t.Parallel()
+	three, one := 3, 1
+	off := false
+	base := Transport{Retry: &Retry{MaxAttempts: &three}, IdleTimeout: &Duration{time.Minute}}
+	got := base.Merge(Transport{Retry: &Retry{MaxAttempts: &one}, PreserveRawData: &off})
+	if *got.Retry.MaxAttempts != 1 || got.IdleTimeout.Duration != time.Minute || *got.PreserveRawData || *base.Retry.MaxAttempts != 3 {
+		t.Errorf("merge = %+v (base %+v)", got, base)
+	}
+}
