@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -409,5 +411,94 @@ func TestReloadKeepsOpenStreams(t *testing.T) {
 	}
 	if _, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("x")}}); err != nil {
 		t.Errorf("old configuration lost after a rejected reload: %v", err)
+	}
+}
+
+// TestGracefulDrainAndUnixSocket: the server listens on TCP and a unix
+// socket; on shutdown health turns NOT_SERVING, an open stream finishes
+// within the grace period, and Serve returns.
+func TestGracefulDrainAndUnixSocket(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"candidates": [{"content": {"parts": [{"text": "Once"}],"role": "model"},"index": 0}],"responseId": "r1"}`+"\r\n\r\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-time.After(10 * time.Second):
+		}
+		io.WriteString(w, `data: {"candidates": [{"content": {"parts": [{"text": " upon"}],"role": "model"},"finishReason": "STOP","index": 0}],"responseId": "r1"}`+"\r\n\r\n")
+	}))
+	defer up.Close()
+	sock := filepath.Join(t.TempDir(), "llmrelay.sock")
+	yaml := strings.ReplaceAll(geminiYAML, "{{URL}}", up.URL) + "server:\n  listen: 127.0.0.1:0\n  unix_socket: " + sock + "\n  shutdown_grace: 5s\n  drain_delay: 200ms\n"
+	cfg, err := config.Parse([]byte(yaml), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := srv.Listeners()
+	if err != nil || len(lis) != 2 {
+		t.Fatalf("listeners %v %v", lis, err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, lis) }()
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := llmrelayv1.NewGatewayServiceClient(conn)
+	s, err := c.StreamChat(context.Background(), &llmrelayv1.StreamChatRequest{Model: "flash", Messages: []*llmrelayv1.Message{user("story")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	stop() // SIGTERM
+	h := healthpb.NewHealthClient(conn)
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		r, err := h.Check(context.Background(), &healthpb.HealthCheckRequest{})
+		if err != nil {
+			t.Fatalf("health during the drain delay: %v", err)
+		}
+		if r.GetStatus() == healthpb.HealthCheckResponse_NOT_SERVING {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("health still SERVING while draining")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(release)
+	var text string
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("in-flight stream cut by the drain: %v", err)
+		}
+		text += ev.GetTextDelta().GetText()
+	}
+	if text != "Once upon" {
+		t.Errorf("text = %q", text)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after the drain")
 	}
 }

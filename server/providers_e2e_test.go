@@ -8,6 +8,7 @@ import (
 	"io"
 	"testing"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/llmrelay/llmrelay/fold"
@@ -170,5 +171,62 @@ func TestStreamToolsEveryProvider(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReasoningOptionsEndToEnd: temperature on a reasoning model fails with
+// a clear InvalidArgument; with ignore_invalid_options it is dropped, listed
+// in the meta, and absent from what the provider receives. Request options
+// override configured ones without leaking into the next call.
+func TestReasoningOptionsEndToEnd(t *testing.T) {
+	t.Parallel()
+	up := providertest.Replay(t, providertest.Load(t, "provider/openai/testdata/chat_reasoning.http"))
+	c, _ := startWith(t, `
+providers:
+  - name: oai
+    type: openai`+keyYAML+`
+models:
+  - name: o4-mini
+    provider: oai
+    capabilities: {chat: {format: openai-chat, options: {max_tokens: 4000, reasoning_effort: medium}}}
+`, up.URL)
+	ctx := context.Background()
+	temp := 0.2
+	req := &llmrelayv1.ChatRequest{Model: "o4-mini", Messages: []*llmrelayv1.Message{user("2+2?")}, Options: &llmrelayv1.GenerationOptions{Temperature: &temp}}
+	_, err := c.Chat(ctx, req)
+	st, info, br := statusDetails(t, err)
+	if st.Code() != codes.InvalidArgument || info.GetReason() != "INVALID_OPTION" || br.GetFieldViolations()[0].GetField() != "options.temperature" ||
+		st.Message() != `model "o4-mini": option temperature: not supported by reasoning models` {
+		t.Fatalf("got %v %s %v: %q", st.Code(), info.GetReason(), br, st.Message())
+	}
+	if len(up.Requests()) != 0 {
+		t.Fatal("an invalid request reached the provider")
+	}
+	req.Call = &llmrelayv1.CallOptions{IgnoreInvalidOptions: true}
+	eight := int32(800)
+	req.Options.MaxTokens = &eight
+	resp, err := c.Chat(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := resp.GetMeta().GetDroppedOptions(); len(d) != 1 || d[0].GetOption() != "temperature" {
+		t.Errorf("dropped = %v", d)
+	}
+	var sent map[string]any
+	if err := json.Unmarshal(up.Last(t).Body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := sent["temperature"]; ok || sent["max_completion_tokens"] != float64(800) || sent["reasoning_effort"] != "medium" {
+		t.Errorf("sent %v", sent)
+	}
+	// The next call without overrides gets the configured max_tokens again.
+	if _, err := c.Chat(ctx, &llmrelayv1.ChatRequest{Model: "o4-mini", Messages: []*llmrelayv1.Message{user("2+2?")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(up.Last(t).Body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if sent["max_completion_tokens"] != float64(4000) {
+		t.Errorf("request override leaked into the next call: %v", sent["max_completion_tokens"])
 	}
 }

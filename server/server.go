@@ -150,6 +150,11 @@ func (s *Server) Serve(ctx context.Context, lis []net.Listener) error {
 	}
 	s.log.Info("draining", slog.Duration("grace", grace))
 	s.health.Shutdown()
+	if d := min(s.cfg.Server.DrainDelay.Duration, grace); d > 0 {
+		// Still serving new calls while probes see NOT_SERVING.
+		time.Sleep(d)
+		grace -= d
+	}
 	done := make(chan struct{})
 	go func() { s.grpc.GracefulStop(); close(done) }()
 	select {

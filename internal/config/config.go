@@ -43,6 +43,10 @@ type Server struct {
 	UnixSocket string `yaml:"unix_socket"`
 	// ShutdownGrace is how long in-flight calls may finish after SIGTERM.
 	ShutdownGrace Duration `yaml:"shutdown_grace"`
+	// DrainDelay is how long health reports NOT_SERVING, with new calls
+	// still accepted, before the drain starts, so that load balancers and
+	// sidecar probes notice first (part of the grace period).
+	DrainDelay Duration `yaml:"drain_delay"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `yaml:"log_level"`
 	// LogFormat is text or json.
