@@ -1,0 +1,88 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+func TestKindForStatus(t *testing.T) {
+	t.Parallel()
+	for status, want := range map[int]Kind{400: KindInvalidRequest, 422: KindInvalidRequest, 401: KindUnauthenticated, 403: KindPermissionDenied,
+		404: KindNotFound, 408: KindTimeout, 429: KindRateLimited, 500: KindUnavailable, 502: KindUnavailable, 503: KindUnavailable,
+		504: KindTimeout, 529: KindUnavailable, 418: KindInvalidRequest, 302: KindUnknown} {
+		if got := KindForStatus(status); got != want {
+			t.Errorf("KindForStatus(%d) = %v, want %v", status, got, want)
+		}
+	}
+}
+
+func TestTransportError(t *testing.T) {
+	t.Parallel()
+	key := "sk-in-url-12345"
+	urlErr := &url.Error{Op: "Post", URL: "https://x/v1?key=" + key, Err: &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}}
+	cases := []struct {
+		err  error
+		want Kind
+	}{
+		{context.Canceled, KindCanceled},
+		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), KindTimeout},
+		{&url.Error{Op: "Post", URL: "u", Err: timeoutErr{}}, KindTimeout},
+		{urlErr, KindConnection},
+	}
+	for _, tc := range cases {
+		e := TransportError("p", tc.err)
+		if e.Kind != tc.want || !errors.Is(e, tc.err) {
+			t.Errorf("%v: kind %v", tc.err, e.Kind)
+		}
+		if strings.Contains(e.Message, key) {
+			t.Errorf("URL with key in message: %q", e.Message)
+		}
+	}
+}
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+func TestOpenAIRateLimit(t *testing.T) {
+	t.Parallel()
+	date := time.Date(2025, 10, 14, 9, 0, 0, 0, time.UTC)
+	h := http.Header{}
+	h.Set("Date", date.Format(http.TimeFormat))
+	h.Set("X-Ratelimit-Limit-Requests", "10000")
+	h.Set("X-Ratelimit-Remaining-Requests", "9999")
+	h.Set("X-Ratelimit-Reset-Requests", "6m0s")
+	h.Set("X-Ratelimit-Remaining-Tokens", "29999910")
+	h.Set("X-Ratelimit-Reset-Tokens", "20ms")
+	rl := OpenAIRateLimit(h)
+	if rl.GetRequestsLimit() != 10000 || rl.GetRequestsRemaining() != 9999 || rl.GetTokensRemaining() != 29999910 || rl.TokensLimit != nil ||
+		!rl.GetRequestsResetTime().AsTime().Equal(date.Add(6*time.Minute)) || !rl.GetTokensResetTime().AsTime().Equal(date.Add(20*time.Millisecond)) {
+		t.Errorf("rate limit = %v", rl)
+	}
+	if OpenAIRateLimit(http.Header{}) != nil {
+		t.Error("no headers must give nil")
+	}
+}
+
+func TestSetExtended(t *testing.T) {
+	t.Parallel()
+	m := &llmrelayv1.ResponseMeta{}
+	SetExtended(m, "n", 3)
+	SetExtended(m, "obj", map[string]any{"a": []any{1, "x"}})
+	SetExtended(m, "odd", struct{}{})
+	f := m.GetExtended().GetFields()
+	if f["n"].GetNumberValue() != 3 || f["obj"].GetStructValue().GetFields()["a"].GetListValue().GetValues()[1].GetStringValue() != "x" || f["odd"].GetStringValue() == "" {
+		t.Errorf("extended = %v", m.GetExtended())
+	}
+}
