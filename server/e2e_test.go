@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -21,7 +20,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -63,17 +61,7 @@ func startWith(t *testing.T, yaml, url string) (llmrelayv1.GatewayServiceClient,
 	if err != nil {
 		t.Fatal(err)
 	}
-	lis := bufconn.Listen(1 << 20)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, []net.Listener{lis}) }()
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(); cancel(); <-done })
+	conn := serveBufconn(t, srv)
 	return llmrelayv1.NewGatewayServiceClient(conn), logs
 }
 
@@ -338,19 +326,7 @@ models:
 // configuration is rejected.
 func TestReloadKeepsOpenStreams(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, `data: {"candidates": [{"content": {"parts": [{"text": "Once"}],"role": "model"},"index": 0}],"responseId": "r1","modelVersion": "gemini-2.5-flash"}`+"\r\n\r\n")
-		w.(http.Flusher).Flush()
-		select {
-		case <-release:
-		case <-time.After(10 * time.Second):
-		}
-		io.WriteString(w, `data: {"candidates": [{"content": {"parts": [{"text": " upon"}],"role": "model"},"finishReason": "STOP","index": 0}],"usageMetadata": {"promptTokenCount": 3,"candidatesTokenCount": 2,"totalTokenCount": 5},"responseId": "r1","modelVersion": "gemini-2.5-flash"}`+"\r\n\r\n")
-	}))
-	defer up.Close()
+	up, release := heldStream(t)
 	cfg, err := config.Parse([]byte(strings.ReplaceAll(geminiYAML, "{{URL}}", up.URL)), "test")
 	if err != nil {
 		t.Fatal(err)
@@ -359,17 +335,7 @@ func TestReloadKeepsOpenStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lis := bufconn.Listen(1 << 20)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go srv.Serve(ctx, []net.Listener{lis})
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := serveBufconn(t, srv)
 	c := llmrelayv1.NewGatewayServiceClient(conn)
 	s, err := c.StreamChat(context.Background(), &llmrelayv1.StreamChatRequest{Model: "flash", Messages: []*llmrelayv1.Message{user("story")}})
 	if err != nil {
@@ -389,20 +355,9 @@ func TestReloadKeepsOpenStreams(t *testing.T) {
 	if _, err := c.Chat(context.Background(), chatReq()); status.Code(err) != codes.NotFound {
 		t.Errorf("new call after reload: %v, want NotFound", err)
 	}
-	close(release)
-	var text string
-	for {
-		ev, err := s.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("open stream broken by reload: %v", err)
-		}
-		text += ev.GetTextDelta().GetText()
-	}
-	if text != "Once upon" {
-		t.Errorf("text = %q", text)
+	release()
+	if text := readText(t, s); text != "Once upon" {
+		t.Errorf("open stream across a reload: %q", text)
 	}
 	bad := *next
 	bad.Models = append(bad.Models, config.Model{Name: "x", Provider: "missing", Capabilities: map[string]config.Capability{"chat": {Format: "builtin"}}})
@@ -419,19 +374,7 @@ func TestReloadKeepsOpenStreams(t *testing.T) {
 // within the grace period, and Serve returns.
 func TestGracefulDrainAndUnixSocket(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, `data: {"candidates": [{"content": {"parts": [{"text": "Once"}],"role": "model"},"index": 0}],"responseId": "r1"}`+"\r\n\r\n")
-		w.(http.Flusher).Flush()
-		select {
-		case <-release:
-		case <-time.After(10 * time.Second):
-		}
-		io.WriteString(w, `data: {"candidates": [{"content": {"parts": [{"text": " upon"}],"role": "model"},"finishReason": "STOP","index": 0}],"responseId": "r1"}`+"\r\n\r\n")
-	}))
-	defer up.Close()
+	up, release := heldStream(t)
 	sock := filepath.Join(t.TempDir(), "llmrelay.sock")
 	yaml := strings.ReplaceAll(geminiYAML, "{{URL}}", up.URL) + "server:\n  listen: 127.0.0.1:0\n  unix_socket: " + sock + "\n  shutdown_grace: 5s\n  drain_delay: 200ms\n"
 	cfg, err := config.Parse([]byte(yaml), "test")
@@ -478,20 +421,9 @@ func TestGracefulDrainAndUnixSocket(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	close(release)
-	var text string
-	for {
-		ev, err := s.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("in-flight stream cut by the drain: %v", err)
-		}
-		text += ev.GetTextDelta().GetText()
-	}
-	if text != "Once upon" {
-		t.Errorf("text = %q", text)
+	release()
+	if text := readText(t, s); text != "Once upon" {
+		t.Errorf("in-flight stream across the drain: %q", text)
 	}
 	select {
 	case err := <-served:
@@ -500,5 +432,46 @@ func TestGracefulDrainAndUnixSocket(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not return after the drain")
+	}
+}
+
+// heldStream is a Gemini upstream that streams "Once", then holds the
+// stream open until release is called, then sends " upon" and the finish.
+func heldStream(t *testing.T) (*httptest.Server, func()) {
+	t.Helper()
+	ch := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Read the body: Go's HTTP/1 server notices a closed connection only
+		// once the request body is consumed.
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"candidates": [{"content": {"parts": [{"text": "Once"}],"role": "model"},"index": 0}],"responseId": "r1","modelVersion": "gemini-2.5-flash"}`+"\r\n\r\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-ch:
+		case <-r.Context().Done():
+			return
+		case <-time.After(10 * time.Second):
+		}
+		io.WriteString(w, `data: {"candidates": [{"content": {"parts": [{"text": " upon"}],"role": "model"},"finishReason": "STOP","index": 0}],"usageMetadata": {"promptTokenCount": 3,"candidatesTokenCount": 2,"totalTokenCount": 5},"responseId": "r1","modelVersion": "gemini-2.5-flash"}`+"\r\n\r\n")
+	}))
+	t.Cleanup(up.Close)
+	var once sync.Once
+	return up, func() { once.Do(func() { close(ch) }) }
+}
+
+// readText reads a StreamChat to its end and returns the text.
+func readText(t *testing.T, s llmrelayv1.GatewayService_StreamChatClient) string {
+	t.Helper()
+	var text string
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			return text
+		}
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+		text += ev.GetTextDelta().GetText()
 	}
 }

@@ -32,6 +32,14 @@ func start(t *testing.T, cfg *config.Config) (llmrelayv1.GatewayServiceClient, *
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
+	conn := serveBufconn(t, srv)
+	return llmrelayv1.NewGatewayServiceClient(conn), conn
+}
+
+// serveBufconn serves srv in process until the test ends and returns a
+// connection to it.
+func serveBufconn(t *testing.T, srv *server.Server) *grpc.ClientConn {
+	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -49,7 +57,7 @@ func start(t *testing.T, cfg *config.Config) (llmrelayv1.GatewayServiceClient, *
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return llmrelayv1.NewGatewayServiceClient(conn), conn
+	return conn
 }
 
 func defaultClient(t *testing.T) (llmrelayv1.GatewayServiceClient, *grpc.ClientConn) {
