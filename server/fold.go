@@ -17,21 +17,21 @@ func (f *foldState) refusal(s string) { f.acc.AddRefusal(s) }
 
 func (f *foldState) toolDelta(d *llmrelayv1.ToolCallDelta) error { return f.acc.AddToolCallDelta(d) }
 
-// done completes the call; false when it is unknown or already complete.
-func (f *foldState) doneCall(id string) (*llmrelayv1.ToolCallDone, bool) {
+// doneCall completes the call; nil when it is unknown or already complete.
+func (f *foldState) doneCall(id string) (*llmrelayv1.ToolCallDone, error) {
 	tc, idx := f.acc.ToolCall(id)
 	if tc == nil || f.done[id] {
-		return nil, false
+		return nil, nil
 	}
 	d := &llmrelayv1.ToolCallDone{Index: idx, ToolCall: tc}
 	if err := f.acc.AddToolCallDone(d); err != nil {
-		return nil, false
+		return nil, err
 	}
 	if f.done == nil {
 		f.done = map[string]bool{}
 	}
 	f.done[id] = true
-	return d, true
+	return d, nil
 }
 
 func (f *foldState) open() []string               { return f.acc.Open() }

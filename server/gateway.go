@@ -462,9 +462,9 @@ func (r *relay) send(err error) error {
 }
 
 func (r *relay) completeCall(id string) error {
-	done, ok := r.acc.doneCall(id)
-	if !ok || !r.sink.tools() {
-		return nil
+	done, err := r.acc.doneCall(id)
+	if err != nil || done == nil || !r.sink.tools() {
+		return err
 	}
 	return r.send(r.sink.toolDone(done))
 }

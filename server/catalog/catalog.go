@@ -87,8 +87,8 @@ type Capability struct {
 	Format     *Format
 	Options    *llmrelayv1.GenerationOptions
 	Dimensions *int32
-	// Raw is the configured options map, for ListModels.
-	Raw map[string]any
+	// Shown is the configured options as ListModels shows them.
+	Shown *structpb.Struct
 }
 
 // Catalog maps model names to models.
@@ -196,8 +196,15 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 					errs = append(errs, fmt.Errorf("%s.options.%s: not supported by format %s", cwhere, name, f.Name))
 				}
 			}
+			var shown *structpb.Struct
+			if len(cc.Options) > 0 {
+				if shown, err = structpb.NewStruct(normalize(cc.Options)); err != nil {
+					errs = append(errs, fmt.Errorf("%s.options: %w", cwhere, err))
+					continue
+				}
+			}
 			formatReasoning = formatReasoning || f.Reasoning
-			m.Capabilities[proto] = &Capability{Protocol: proto, Format: f, Options: opts, Dimensions: dims, Raw: cc.Options}
+			m.Capabilities[proto] = &Capability{Protocol: proto, Format: f, Options: opts, Dimensions: dims, Shown: shown}
 		}
 		m.Reasoning = formatReasoning || IsReasoningName(m.UpstreamModel)
 		for _, d := range m.Deployments[1:] {
@@ -286,13 +293,7 @@ func (m *Model) Info() *llmrelayv1.ModelInfo {
 	sort.Slice(protos, func(i, j int) bool { return protos[i] < protos[j] })
 	for _, p := range protos {
 		capab := m.Capabilities[p]
-		mc := &llmrelayv1.ModelCapability{Protocol: p, Format: capab.Format.Name}
-		if len(capab.Raw) > 0 {
-			if s, err := structpb.NewStruct(normalize(capab.Raw)); err == nil {
-				mc.Options = s
-			}
-		}
-		info.Capabilities = append(info.Capabilities, mc)
+		info.Capabilities = append(info.Capabilities, &llmrelayv1.ModelCapability{Protocol: p, Format: capab.Format.Name, Options: capab.Shown})
 	}
 	return info
 }
