@@ -149,6 +149,7 @@ func RequestGolden(c Captured, headers ...string) []byte {
 		b.WriteString("?" + c.Query)
 	}
 	b.WriteString("\n")
+	headers = append([]string(nil), headers...) // the caller's slice may be shared
 	sort.Strings(headers)
 	for _, h := range headers {
 		if vs, ok := c.Header[http.CanonicalHeaderKey(h)]; ok {
