@@ -30,19 +30,25 @@ type Accumulator struct {
 	// parts keeps text and tool calls in the order they started, so the
 	// folded message has the same part order a unary answer has.
 	segments []segment
+	// reasoning maps a reasoning block index to its segment.
+	reasoning map[int32]int
 }
 
 type segment struct {
-	kind   int // 1 text, 2 refusal, 3 tool call
-	callID string
-	text   strings.Builder
+	kind      int // 1 text, 2 refusal, 3 tool call, 4 reasoning
+	callID    string
+	text      strings.Builder
+	signature strings.Builder
+	redacted  bool
+	id        string
 }
 
 type callState struct {
-	index int32
-	name  string
-	args  strings.Builder
-	done  bool
+	index     int32
+	name      string
+	args      strings.Builder
+	signature strings.Builder
+	done      bool
 }
 
 // AddChat adds one StreamChat event.
@@ -58,6 +64,8 @@ func (a *Accumulator) AddChat(ev *llmrelayv1.StreamChatResponse) error {
 		a.AddUsage(e.Usage)
 	case *llmrelayv1.StreamChatResponse_End:
 		a.AddEnd(e.End)
+	case *llmrelayv1.StreamChatResponse_ReasoningDelta:
+		return a.AddReasoning(e.ReasoningDelta)
 	default:
 		return fmt.Errorf("fold: unknown chat event %T", e)
 	}
@@ -81,6 +89,8 @@ func (a *Accumulator) AddTools(ev *llmrelayv1.StreamToolsResponse) error {
 		a.AddUsage(e.Usage)
 	case *llmrelayv1.StreamToolsResponse_End:
 		a.AddEnd(e.End)
+	case *llmrelayv1.StreamToolsResponse_ReasoningDelta:
+		return a.AddReasoning(e.ReasoningDelta)
 	default:
 		return fmt.Errorf("fold: unknown tools event %T", e)
 	}
@@ -111,6 +121,33 @@ func (a *Accumulator) appendSegment(kind int, callID, s string) {
 	a.segments[len(a.segments)-1].text.WriteString(s)
 }
 
+// MaxReasoningBlocks bounds the reasoning blocks of one stream.
+const MaxReasoningBlocks = 1024
+
+// AddReasoning merges a reasoning piece into its block (by index).
+func (a *Accumulator) AddReasoning(d *llmrelayv1.ReasoningDelta) error {
+	pos, ok := a.reasoning[d.GetIndex()]
+	if !ok {
+		if len(a.reasoning) >= MaxReasoningBlocks {
+			return fmt.Errorf("fold: more than %d reasoning blocks", MaxReasoningBlocks)
+		}
+		if a.reasoning == nil {
+			a.reasoning = map[int32]int{}
+		}
+		a.segments = append(a.segments, segment{kind: 4})
+		pos = len(a.segments) - 1
+		a.reasoning[d.GetIndex()] = pos
+	}
+	s := &a.segments[pos]
+	s.text.WriteString(d.GetText())
+	s.signature.WriteString(d.GetSignature())
+	s.redacted = s.redacted || d.GetRedacted()
+	if d.GetId() != "" {
+		s.id = d.GetId()
+	}
+	return nil
+}
+
 // AddToolCallDelta merges a tool-call fragment by call_id.
 func (a *Accumulator) AddToolCallDelta(d *llmrelayv1.ToolCallDelta) error {
 	id := d.GetCallId()
@@ -137,6 +174,7 @@ func (a *Accumulator) AddToolCallDelta(d *llmrelayv1.ToolCallDelta) error {
 		c.name = d.GetName()
 	}
 	c.args.WriteString(d.GetArgumentsDelta())
+	c.signature.WriteString(d.GetSignature())
 	return nil
 }
 
@@ -147,7 +185,7 @@ func (a *Accumulator) AddToolCallDone(d *llmrelayv1.ToolCallDone) error {
 	c, ok := a.calls[tc.GetCallId()]
 	if !ok {
 		// A done event without deltas is a whole call.
-		if err := a.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: tc.GetCallId(), Index: d.GetIndex(), Name: tc.GetName(), ArgumentsDelta: tc.GetArguments()}); err != nil {
+		if err := a.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: tc.GetCallId(), Index: d.GetIndex(), Name: tc.GetName(), ArgumentsDelta: tc.GetArguments(), Signature: tc.GetSignature()}); err != nil {
 			return err
 		}
 		c = a.calls[tc.GetCallId()]
@@ -179,7 +217,7 @@ func (a *Accumulator) ToolCalls() []*llmrelayv1.ToolCall {
 func (a *Accumulator) toolCall(id string) *llmrelayv1.ToolCall {
 	c := a.calls[id]
 	args := c.args.String()
-	return &llmrelayv1.ToolCall{CallId: id, Name: c.name, Arguments: args, ArgumentsValid: ValidArguments(args)}
+	return &llmrelayv1.ToolCall{CallId: id, Name: c.name, Arguments: args, ArgumentsValid: ValidArguments(args), Signature: c.signature.String()}
 }
 
 // Open returns the calls that have deltas but no done event yet.
@@ -215,6 +253,9 @@ func (a *Accumulator) Message() *llmrelayv1.Message {
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: s.text.String()}})
 		case 3:
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: a.toolCall(s.callID)}})
+		case 4:
+			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{
+				Text: s.text.String(), Signature: s.signature.String(), Redacted: s.redacted, Id: s.id}}})
 		}
 	}
 	return m

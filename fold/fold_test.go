@@ -73,3 +73,34 @@ func TestValidArguments(t *testing.T) {
 		}
 	}
 }
+
+func TestReasoningBlocks(t *testing.T) {
+	t.Parallel()
+	var a Accumulator
+	steps := []*llmrelayv1.ReasoningDelta{
+		{Index: 0, Text: "Let me "},
+		{Index: 0, Text: "think."},
+		{Index: 0, Signature: "sig-A"},
+		{Index: 1, Redacted: true, Signature: "opaque-B"},
+	}
+	for _, d := range steps {
+		if err := a.AddReasoning(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.AddText("Answer")
+	if err := a.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: "c1", Name: "f", ArgumentsDelta: "{}", Signature: "ts-1"}); err != nil {
+		t.Fatal(err)
+	}
+	parts := a.Message().GetParts()
+	if len(parts) != 4 {
+		t.Fatalf("parts = %v", parts)
+	}
+	r0, r1 := parts[0].GetReasoning(), parts[1].GetReasoning()
+	if r0.GetText() != "Let me think." || r0.GetSignature() != "sig-A" || r0.GetRedacted() || !r1.GetRedacted() || r1.GetSignature() != "opaque-B" {
+		t.Errorf("reasoning = %v, %v", r0, r1)
+	}
+	if parts[2].GetText() != "Answer" || parts[3].GetToolCall().GetSignature() != "ts-1" {
+		t.Errorf("parts = %v", parts)
+	}
+}

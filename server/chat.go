@@ -63,3 +63,7 @@ func (s chatSink) usage(u *llmrelayv1.Usage) error {
 func (s chatSink) end(e *llmrelayv1.StreamEnd) error {
 	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_End{End: e}})
 }
+
+func (s chatSink) reasoning(d *llmrelayv1.ReasoningDelta) error {
+	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_ReasoningDelta{ReasoningDelta: d}})
+}

@@ -332,6 +332,7 @@ type eventSink interface {
 	start(*llmrelayv1.StreamStart) error
 	text(string) error
 	refusal(string) error
+	reasoning(*llmrelayv1.ReasoningDelta) error
 	// toolDelta and toolDone are only called by StreamTools.
 	toolDelta(*llmrelayv1.ToolCallDelta) error
 	toolDone(*llmrelayv1.ToolCallDone) error
@@ -429,12 +430,24 @@ func (r *relay) handle(ev *provider.Event) error {
 		}
 		r.acc.refusal(ev.Text)
 		return r.send(r.sink.refusal(ev.Text))
+	case provider.EventReasoning:
+		r.firstToken()
+		if err := r.ensureStarted(); err != nil {
+			return err
+		}
+		rd := ev.Reasoning
+		d := &llmrelayv1.ReasoningDelta{Index: int32(rd.Index), Text: rd.Text, Signature: rd.Signature, Redacted: rd.Redacted, Id: rd.ID}
+		if err := r.acc.acc.AddReasoning(d); err != nil {
+			return err
+		}
+		return r.send(r.sink.reasoning(d))
 	case provider.EventToolCall:
 		r.firstToken()
 		if err := r.ensureStarted(); err != nil {
 			return err
 		}
-		d := &llmrelayv1.ToolCallDelta{CallId: ev.ToolCall.CallID, Index: int32(ev.ToolCall.Index), Name: ev.ToolCall.Name, ArgumentsDelta: ev.ToolCall.Arguments}
+		d := &llmrelayv1.ToolCallDelta{CallId: ev.ToolCall.CallID, Index: int32(ev.ToolCall.Index), Name: ev.ToolCall.Name,
+			ArgumentsDelta: ev.ToolCall.Arguments, Signature: ev.ToolCall.Signature}
 		if err := r.acc.toolDelta(d); err != nil {
 			return err
 		}

@@ -69,3 +69,7 @@ func (s toolsSink) usage(u *llmrelayv1.Usage) error {
 func (s toolsSink) end(e *llmrelayv1.StreamEnd) error {
 	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_End{End: e}})
 }
+
+func (s toolsSink) reasoning(d *llmrelayv1.ReasoningDelta) error {
+	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_ReasoningDelta{ReasoningDelta: d}})
+}

@@ -44,6 +44,10 @@ func validateMessages(msgs []*llmrelayv1.Message) (images bool, err error) {
 			pf := fmt.Sprintf("%s.parts[%d]", f, j)
 			switch k := p.GetKind().(type) {
 			case *llmrelayv1.Part_Text, *llmrelayv1.Part_Refusal:
+			case *llmrelayv1.Part_Reasoning:
+				if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
+					return false, invalidField(pf+".reasoning", "reasoning belongs in assistant messages")
+				}
 			case *llmrelayv1.Part_Image:
 				if err := validateImage(pf+".image", k.Image); err != nil {
 					return false, err
@@ -70,7 +74,7 @@ func validateMessages(msgs []*llmrelayv1.Message) (images bool, err error) {
 					return false, invalidField(pf+".tool_result.call_id", "required: the call_id of the tool call this answers")
 				}
 			default:
-				return false, invalidField(pf, "a part needs one of text, image, tool_call, tool_result, refusal")
+				return false, invalidField(pf, "a part needs one of text, image, tool_call, tool_result, refusal, reasoning")
 			}
 		}
 	}

@@ -36,15 +36,32 @@ const (
 	// EventUsage carries the usage totals so far in Usage; each replaces the
 	// previous one (adapters convert per-chunk or split counts to totals).
 	EventUsage
+	// EventReasoning is a piece of the model's reasoning in Reasoning.
+	EventReasoning
 )
 
 // Event is one normalized stream event.
 type Event struct {
-	Kind     EventKind
-	Text     string
-	ToolCall ToolCallDelta
-	Usage    *llmrelayv1.Usage
-	Meta     *llmrelayv1.ResponseMeta
+	Kind      EventKind
+	Text      string
+	ToolCall  ToolCallDelta
+	Reasoning ReasoningDelta
+	Usage     *llmrelayv1.Usage
+	Meta      *llmrelayv1.ResponseMeta
+}
+
+// ReasoningDelta is a piece of one reasoning block.
+type ReasoningDelta struct {
+	// Index is the block's position among the response's reasoning blocks,
+	// 0-based; pieces with the same index form one Reasoning part.
+	Index int
+	// Text is the next piece of reasoning text.
+	Text string
+	// Signature is the block's opaque signature, when it arrives.
+	Signature string
+	// Redacted and ID are set on the block's first piece.
+	Redacted bool
+	ID       string
 }
 
 // ToolCallDelta is a fragment of a tool call.
@@ -58,4 +75,7 @@ type ToolCallDelta struct {
 	Name string
 	// Arguments is the next fragment of the arguments JSON text.
 	Arguments string
+	// Signature is the call's opaque signature (Gemini thoughtSignature),
+	// when it arrives.
+	Signature string
 }

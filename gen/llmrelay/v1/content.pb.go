@@ -96,6 +96,7 @@ type Part struct {
 	//	*Part_ToolCall
 	//	*Part_ToolResult
 	//	*Part_Refusal
+	//	*Part_Reasoning
 	Kind          isPart_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -183,6 +184,15 @@ func (x *Part) GetRefusal() string {
 	return ""
 }
 
+func (x *Part) GetReasoning() *Reasoning {
+	if x != nil {
+		if x, ok := x.Kind.(*Part_Reasoning); ok {
+			return x.Reasoning
+		}
+	}
+	return nil
+}
+
 type isPart_Kind interface {
 	isPart_Kind()
 }
@@ -210,6 +220,14 @@ type Part_Refusal struct {
 	Refusal string `protobuf:"bytes,5,opt,name=refusal,proto3,oneof"`
 }
 
+type Part_Reasoning struct {
+	// The model's reasoning (thinking), in assistant messages. Send it back
+	// unchanged in later turns: providers that sign their reasoning
+	// (Anthropic, Gemini, OpenAI Responses) need it to continue a
+	// conversation with tool calls.
+	Reasoning *Reasoning `protobuf:"bytes,6,opt,name=reasoning,proto3,oneof"`
+}
+
 func (*Part_Text) isPart_Kind() {}
 
 func (*Part_Image) isPart_Kind() {}
@@ -219,6 +237,84 @@ func (*Part_ToolCall) isPart_Kind() {}
 func (*Part_ToolResult) isPart_Kind() {}
 
 func (*Part_Refusal) isPart_Kind() {}
+
+func (*Part_Reasoning) isPart_Kind() {}
+
+// Reasoning is the model's thinking, as far as the provider exposes it.
+type Reasoning struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The reasoning text or summary; empty when the provider keeps it hidden.
+	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// Opaque provider state to send back unchanged: Anthropic's thinking
+	// signature (or redacted_thinking data), OpenAI's encrypted_content,
+	// Gemini's thoughtSignature.
+	Signature string `protobuf:"bytes,2,opt,name=signature,proto3" json:"signature,omitempty"`
+	// The provider withheld the text (Anthropic redacted_thinking); the
+	// signature holds the data.
+	Redacted bool `protobuf:"varint,3,opt,name=redacted,proto3" json:"redacted,omitempty"`
+	// The provider's id of the reasoning item (OpenAI Responses `rs_...`).
+	Id            string `protobuf:"bytes,4,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Reasoning) Reset() {
+	*x = Reasoning{}
+	mi := &file_llmrelay_v1_content_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Reasoning) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Reasoning) ProtoMessage() {}
+
+func (x *Reasoning) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_content_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Reasoning.ProtoReflect.Descriptor instead.
+func (*Reasoning) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Reasoning) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *Reasoning) GetSignature() string {
+	if x != nil {
+		return x.Signature
+	}
+	return ""
+}
+
+func (x *Reasoning) GetRedacted() bool {
+	if x != nil {
+		return x.Redacted
+	}
+	return false
+}
+
+func (x *Reasoning) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
 
 // Image is an image input, by URL or inline bytes.
 type Image struct {
@@ -237,7 +333,7 @@ type Image struct {
 
 func (x *Image) Reset() {
 	*x = Image{}
-	mi := &file_llmrelay_v1_content_proto_msgTypes[2]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -249,7 +345,7 @@ func (x *Image) String() string {
 func (*Image) ProtoMessage() {}
 
 func (x *Image) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_content_proto_msgTypes[2]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -262,7 +358,7 @@ func (x *Image) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Image.ProtoReflect.Descriptor instead.
 func (*Image) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{2}
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Image) GetSource() isImage_Source {
@@ -334,13 +430,16 @@ type ToolCall struct {
 	Arguments string `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
 	// Whether `arguments` parsed as a JSON object.
 	ArgumentsValid bool `protobuf:"varint,4,opt,name=arguments_valid,json=argumentsValid,proto3" json:"arguments_valid,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Opaque provider state attached to the call (Gemini thoughtSignature):
+	// send it back unchanged with the call in later turns.
+	Signature     string `protobuf:"bytes,5,opt,name=signature,proto3" json:"signature,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_llmrelay_v1_content_proto_msgTypes[3]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -352,7 +451,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_content_proto_msgTypes[3]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -365,7 +464,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{3}
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ToolCall) GetCallId() string {
@@ -396,6 +495,13 @@ func (x *ToolCall) GetArgumentsValid() bool {
 	return false
 }
 
+func (x *ToolCall) GetSignature() string {
+	if x != nil {
+		return x.Signature
+	}
+	return ""
+}
+
 // ToolResult is the outcome of a tool call, sent back to the model.
 type ToolResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -414,7 +520,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_llmrelay_v1_content_proto_msgTypes[4]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -426,7 +532,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_content_proto_msgTypes[4]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -439,7 +545,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{4}
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ToolResult) GetCallId() string {
@@ -485,7 +591,7 @@ type Tool struct {
 
 func (x *Tool) Reset() {
 	*x = Tool{}
-	mi := &file_llmrelay_v1_content_proto_msgTypes[5]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -497,7 +603,7 @@ func (x *Tool) String() string {
 func (*Tool) ProtoMessage() {}
 
 func (x *Tool) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_content_proto_msgTypes[5]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -510,7 +616,7 @@ func (x *Tool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tool.ProtoReflect.Descriptor instead.
 func (*Tool) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{5}
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Tool) GetName() string {
@@ -555,7 +661,7 @@ type ToolChoice struct {
 
 func (x *ToolChoice) Reset() {
 	*x = ToolChoice{}
-	mi := &file_llmrelay_v1_content_proto_msgTypes[6]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -567,7 +673,7 @@ func (x *ToolChoice) String() string {
 func (*ToolChoice) ProtoMessage() {}
 
 func (x *ToolChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_content_proto_msgTypes[6]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -580,7 +686,7 @@ func (x *ToolChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolChoice.ProtoReflect.Descriptor instead.
 func (*ToolChoice) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{6}
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ToolChoice) GetChoice() isToolChoice_Choice {
@@ -633,26 +739,33 @@ const file_llmrelay_v1_content_proto_rawDesc = "" +
 	"\aMessage\x12%\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x11.llmrelay.v1.RoleR\x04role\x12'\n" +
 	"\x05parts\x18\x02 \x03(\v2\x11.llmrelay.v1.PartR\x05parts\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name\"\xde\x01\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"\x96\x02\n" +
 	"\x04Part\x12\x14\n" +
 	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x12*\n" +
 	"\x05image\x18\x02 \x01(\v2\x12.llmrelay.v1.ImageH\x00R\x05image\x124\n" +
 	"\ttool_call\x18\x03 \x01(\v2\x15.llmrelay.v1.ToolCallH\x00R\btoolCall\x12:\n" +
 	"\vtool_result\x18\x04 \x01(\v2\x17.llmrelay.v1.ToolResultH\x00R\n" +
 	"toolResult\x12\x1a\n" +
-	"\arefusal\x18\x05 \x01(\tH\x00R\arefusalB\x06\n" +
-	"\x04kind\"\x8a\x01\n" +
+	"\arefusal\x18\x05 \x01(\tH\x00R\arefusal\x126\n" +
+	"\treasoning\x18\x06 \x01(\v2\x16.llmrelay.v1.ReasoningH\x00R\treasoningB\x06\n" +
+	"\x04kind\"i\n" +
+	"\tReasoning\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1c\n" +
+	"\tsignature\x18\x02 \x01(\tR\tsignature\x12\x1a\n" +
+	"\bredacted\x18\x03 \x01(\bR\bredacted\x12\x0e\n" +
+	"\x02id\x18\x04 \x01(\tR\x02id\"\x8a\x01\n" +
 	"\x05Image\x12\x12\n" +
 	"\x03url\x18\x01 \x01(\tH\x00R\x03url\x12\x14\n" +
 	"\x04data\x18\x02 \x01(\fH\x00R\x04data\x12\x1b\n" +
 	"\tmime_type\x18\x03 \x01(\tR\bmimeType\x120\n" +
 	"\x06detail\x18\x04 \x01(\x0e2\x18.llmrelay.v1.ImageDetailR\x06detailB\b\n" +
-	"\x06source\"~\n" +
+	"\x06source\"\x9c\x01\n" +
 	"\bToolCall\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
 	"\targuments\x18\x03 \x01(\tR\targuments\x12'\n" +
-	"\x0farguments_valid\x18\x04 \x01(\bR\x0eargumentsValid\"n\n" +
+	"\x0farguments_valid\x18\x04 \x01(\bR\x0eargumentsValid\x12\x1c\n" +
+	"\tsignature\x18\x05 \x01(\tR\tsignature\"n\n" +
 	"\n" +
 	"ToolResult\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
@@ -686,34 +799,36 @@ func file_llmrelay_v1_content_proto_rawDescGZIP() []byte {
 	return file_llmrelay_v1_content_proto_rawDescData
 }
 
-var file_llmrelay_v1_content_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_llmrelay_v1_content_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_llmrelay_v1_content_proto_goTypes = []any{
 	(*Message)(nil),         // 0: llmrelay.v1.Message
 	(*Part)(nil),            // 1: llmrelay.v1.Part
-	(*Image)(nil),           // 2: llmrelay.v1.Image
-	(*ToolCall)(nil),        // 3: llmrelay.v1.ToolCall
-	(*ToolResult)(nil),      // 4: llmrelay.v1.ToolResult
-	(*Tool)(nil),            // 5: llmrelay.v1.Tool
-	(*ToolChoice)(nil),      // 6: llmrelay.v1.ToolChoice
-	(Role)(0),               // 7: llmrelay.v1.Role
-	(ImageDetail)(0),        // 8: llmrelay.v1.ImageDetail
-	(*structpb.Struct)(nil), // 9: google.protobuf.Struct
-	(ToolChoiceMode)(0),     // 10: llmrelay.v1.ToolChoiceMode
+	(*Reasoning)(nil),       // 2: llmrelay.v1.Reasoning
+	(*Image)(nil),           // 3: llmrelay.v1.Image
+	(*ToolCall)(nil),        // 4: llmrelay.v1.ToolCall
+	(*ToolResult)(nil),      // 5: llmrelay.v1.ToolResult
+	(*Tool)(nil),            // 6: llmrelay.v1.Tool
+	(*ToolChoice)(nil),      // 7: llmrelay.v1.ToolChoice
+	(Role)(0),               // 8: llmrelay.v1.Role
+	(ImageDetail)(0),        // 9: llmrelay.v1.ImageDetail
+	(*structpb.Struct)(nil), // 10: google.protobuf.Struct
+	(ToolChoiceMode)(0),     // 11: llmrelay.v1.ToolChoiceMode
 }
 var file_llmrelay_v1_content_proto_depIdxs = []int32{
-	7,  // 0: llmrelay.v1.Message.role:type_name -> llmrelay.v1.Role
+	8,  // 0: llmrelay.v1.Message.role:type_name -> llmrelay.v1.Role
 	1,  // 1: llmrelay.v1.Message.parts:type_name -> llmrelay.v1.Part
-	2,  // 2: llmrelay.v1.Part.image:type_name -> llmrelay.v1.Image
-	3,  // 3: llmrelay.v1.Part.tool_call:type_name -> llmrelay.v1.ToolCall
-	4,  // 4: llmrelay.v1.Part.tool_result:type_name -> llmrelay.v1.ToolResult
-	8,  // 5: llmrelay.v1.Image.detail:type_name -> llmrelay.v1.ImageDetail
-	9,  // 6: llmrelay.v1.Tool.parameters:type_name -> google.protobuf.Struct
-	10, // 7: llmrelay.v1.ToolChoice.mode:type_name -> llmrelay.v1.ToolChoiceMode
-	8,  // [8:8] is the sub-list for method output_type
-	8,  // [8:8] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	3,  // 2: llmrelay.v1.Part.image:type_name -> llmrelay.v1.Image
+	4,  // 3: llmrelay.v1.Part.tool_call:type_name -> llmrelay.v1.ToolCall
+	5,  // 4: llmrelay.v1.Part.tool_result:type_name -> llmrelay.v1.ToolResult
+	2,  // 5: llmrelay.v1.Part.reasoning:type_name -> llmrelay.v1.Reasoning
+	9,  // 6: llmrelay.v1.Image.detail:type_name -> llmrelay.v1.ImageDetail
+	10, // 7: llmrelay.v1.Tool.parameters:type_name -> google.protobuf.Struct
+	11, // 8: llmrelay.v1.ToolChoice.mode:type_name -> llmrelay.v1.ToolChoiceMode
+	9,  // [9:9] is the sub-list for method output_type
+	9,  // [9:9] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_llmrelay_v1_content_proto_init() }
@@ -728,13 +843,14 @@ func file_llmrelay_v1_content_proto_init() {
 		(*Part_ToolCall)(nil),
 		(*Part_ToolResult)(nil),
 		(*Part_Refusal)(nil),
+		(*Part_Reasoning)(nil),
 	}
-	file_llmrelay_v1_content_proto_msgTypes[2].OneofWrappers = []any{
+	file_llmrelay_v1_content_proto_msgTypes[3].OneofWrappers = []any{
 		(*Image_Url)(nil),
 		(*Image_Data)(nil),
 	}
-	file_llmrelay_v1_content_proto_msgTypes[5].OneofWrappers = []any{}
-	file_llmrelay_v1_content_proto_msgTypes[6].OneofWrappers = []any{
+	file_llmrelay_v1_content_proto_msgTypes[6].OneofWrappers = []any{}
+	file_llmrelay_v1_content_proto_msgTypes[7].OneofWrappers = []any{
 		(*ToolChoice_Mode)(nil),
 		(*ToolChoice_FunctionName)(nil),
 	}
@@ -744,7 +860,7 @@ func file_llmrelay_v1_content_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmrelay_v1_content_proto_rawDesc), len(file_llmrelay_v1_content_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

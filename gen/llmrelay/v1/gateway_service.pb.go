@@ -314,6 +314,7 @@ type StreamChatResponse struct {
 	//	*StreamChatResponse_RefusalDelta
 	//	*StreamChatResponse_Usage
 	//	*StreamChatResponse_End
+	//	*StreamChatResponse_ReasoningDelta
 	Event         isStreamChatResponse_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -401,6 +402,15 @@ func (x *StreamChatResponse) GetEnd() *StreamEnd {
 	return nil
 }
 
+func (x *StreamChatResponse) GetReasoningDelta() *ReasoningDelta {
+	if x != nil {
+		if x, ok := x.Event.(*StreamChatResponse_ReasoningDelta); ok {
+			return x.ReasoningDelta
+		}
+	}
+	return nil
+}
+
 type isStreamChatResponse_Event interface {
 	isStreamChatResponse_Event()
 }
@@ -425,6 +435,10 @@ type StreamChatResponse_End struct {
 	End *StreamEnd `protobuf:"bytes,5,opt,name=end,proto3,oneof"`
 }
 
+type StreamChatResponse_ReasoningDelta struct {
+	ReasoningDelta *ReasoningDelta `protobuf:"bytes,6,opt,name=reasoning_delta,json=reasoningDelta,proto3,oneof"`
+}
+
 func (*StreamChatResponse_Start) isStreamChatResponse_Event() {}
 
 func (*StreamChatResponse_TextDelta) isStreamChatResponse_Event() {}
@@ -434,6 +448,8 @@ func (*StreamChatResponse_RefusalDelta) isStreamChatResponse_Event() {}
 func (*StreamChatResponse_Usage) isStreamChatResponse_Event() {}
 
 func (*StreamChatResponse_End) isStreamChatResponse_Event() {}
+
+func (*StreamChatResponse_ReasoningDelta) isStreamChatResponse_Event() {}
 
 type ToolsRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -668,6 +684,7 @@ type StreamToolsResponse struct {
 	//	*StreamToolsResponse_ToolCallDone
 	//	*StreamToolsResponse_Usage
 	//	*StreamToolsResponse_End
+	//	*StreamToolsResponse_ReasoningDelta
 	Event         isStreamToolsResponse_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -773,6 +790,15 @@ func (x *StreamToolsResponse) GetEnd() *StreamEnd {
 	return nil
 }
 
+func (x *StreamToolsResponse) GetReasoningDelta() *ReasoningDelta {
+	if x != nil {
+		if x, ok := x.Event.(*StreamToolsResponse_ReasoningDelta); ok {
+			return x.ReasoningDelta
+		}
+	}
+	return nil
+}
+
 type isStreamToolsResponse_Event interface {
 	isStreamToolsResponse_Event()
 }
@@ -805,6 +831,10 @@ type StreamToolsResponse_End struct {
 	End *StreamEnd `protobuf:"bytes,7,opt,name=end,proto3,oneof"`
 }
 
+type StreamToolsResponse_ReasoningDelta struct {
+	ReasoningDelta *ReasoningDelta `protobuf:"bytes,8,opt,name=reasoning_delta,json=reasoningDelta,proto3,oneof"`
+}
+
 func (*StreamToolsResponse_Start) isStreamToolsResponse_Event() {}
 
 func (*StreamToolsResponse_TextDelta) isStreamToolsResponse_Event() {}
@@ -818,6 +848,8 @@ func (*StreamToolsResponse_ToolCallDone) isStreamToolsResponse_Event() {}
 func (*StreamToolsResponse_Usage) isStreamToolsResponse_Event() {}
 
 func (*StreamToolsResponse_End) isStreamToolsResponse_Event() {}
+
+func (*StreamToolsResponse_ReasoningDelta) isStreamToolsResponse_Event() {}
 
 type EmbedRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1282,14 +1314,15 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x128\n" +
 	"\aoptions\x18\x03 \x01(\v2\x1e.llmrelay.v1.GenerationOptionsR\aoptions\x12G\n" +
 	"\x10provider_options\x18\x04 \x01(\v2\x1c.llmrelay.v1.ProviderOptionsR\x0fproviderOptions\x12,\n" +
-	"\x04call\x18\x05 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\"\xa2\x02\n" +
+	"\x04call\x18\x05 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\"\xea\x02\n" +
 	"\x12StreamChatResponse\x120\n" +
 	"\x05start\x18\x01 \x01(\v2\x18.llmrelay.v1.StreamStartH\x00R\x05start\x127\n" +
 	"\n" +
 	"text_delta\x18\x02 \x01(\v2\x16.llmrelay.v1.TextDeltaH\x00R\ttextDelta\x12@\n" +
 	"\rrefusal_delta\x18\x03 \x01(\v2\x19.llmrelay.v1.RefusalDeltaH\x00R\frefusalDelta\x12*\n" +
 	"\x05usage\x18\x04 \x01(\v2\x12.llmrelay.v1.UsageH\x00R\x05usage\x12*\n" +
-	"\x03end\x18\x05 \x01(\v2\x16.llmrelay.v1.StreamEndH\x00R\x03endB\a\n" +
+	"\x03end\x18\x05 \x01(\v2\x16.llmrelay.v1.StreamEndH\x00R\x03end\x12F\n" +
+	"\x0freasoning_delta\x18\x06 \x01(\v2\x1b.llmrelay.v1.ReasoningDeltaH\x00R\x0ereasoningDeltaB\a\n" +
 	"\x05event\"\xb0\x02\n" +
 	"\fToolsRequest\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x120\n" +
@@ -1307,7 +1340,7 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\x05tools\x18\x03 \x03(\v2\x11.llmrelay.v1.ToolR\x05tools\x128\n" +
 	"\aoptions\x18\x04 \x01(\v2\x1e.llmrelay.v1.GenerationOptionsR\aoptions\x12G\n" +
 	"\x10provider_options\x18\x05 \x01(\v2\x1c.llmrelay.v1.ProviderOptionsR\x0fproviderOptions\x12,\n" +
-	"\x04call\x18\x06 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\"\xac\x03\n" +
+	"\x04call\x18\x06 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\"\xf4\x03\n" +
 	"\x13StreamToolsResponse\x120\n" +
 	"\x05start\x18\x01 \x01(\v2\x18.llmrelay.v1.StreamStartH\x00R\x05start\x127\n" +
 	"\n" +
@@ -1316,7 +1349,8 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\x0ftool_call_delta\x18\x04 \x01(\v2\x1a.llmrelay.v1.ToolCallDeltaH\x00R\rtoolCallDelta\x12A\n" +
 	"\x0etool_call_done\x18\x05 \x01(\v2\x19.llmrelay.v1.ToolCallDoneH\x00R\ftoolCallDone\x12*\n" +
 	"\x05usage\x18\x06 \x01(\v2\x12.llmrelay.v1.UsageH\x00R\x05usage\x12*\n" +
-	"\x03end\x18\a \x01(\v2\x16.llmrelay.v1.StreamEndH\x00R\x03endB\a\n" +
+	"\x03end\x18\a \x01(\v2\x16.llmrelay.v1.StreamEndH\x00R\x03end\x12F\n" +
+	"\x0freasoning_delta\x18\b \x01(\v2\x1b.llmrelay.v1.ReasoningDeltaH\x00R\x0ereasoningDeltaB\a\n" +
 	"\x05event\"\xe7\x01\n" +
 	"\fEmbedRequest\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x16\n" +
@@ -1404,11 +1438,12 @@ var file_llmrelay_v1_gateway_service_proto_goTypes = []any{
 	(*RefusalDelta)(nil),        // 24: llmrelay.v1.RefusalDelta
 	(*Usage)(nil),               // 25: llmrelay.v1.Usage
 	(*StreamEnd)(nil),           // 26: llmrelay.v1.StreamEnd
-	(*Tool)(nil),                // 27: llmrelay.v1.Tool
-	(*ToolCallDelta)(nil),       // 28: llmrelay.v1.ToolCallDelta
-	(*ToolCallDone)(nil),        // 29: llmrelay.v1.ToolCallDone
-	(Protocol)(0),               // 30: llmrelay.v1.Protocol
-	(*structpb.Struct)(nil),     // 31: google.protobuf.Struct
+	(*ReasoningDelta)(nil),      // 27: llmrelay.v1.ReasoningDelta
+	(*Tool)(nil),                // 28: llmrelay.v1.Tool
+	(*ToolCallDelta)(nil),       // 29: llmrelay.v1.ToolCallDelta
+	(*ToolCallDone)(nil),        // 30: llmrelay.v1.ToolCallDone
+	(Protocol)(0),               // 31: llmrelay.v1.Protocol
+	(*structpb.Struct)(nil),     // 32: google.protobuf.Struct
 }
 var file_llmrelay_v1_gateway_service_proto_depIdxs = []int32{
 	17, // 0: llmrelay.v1.CallOptions.timeout:type_name -> google.protobuf.Duration
@@ -1428,50 +1463,52 @@ var file_llmrelay_v1_gateway_service_proto_depIdxs = []int32{
 	24, // 14: llmrelay.v1.StreamChatResponse.refusal_delta:type_name -> llmrelay.v1.RefusalDelta
 	25, // 15: llmrelay.v1.StreamChatResponse.usage:type_name -> llmrelay.v1.Usage
 	26, // 16: llmrelay.v1.StreamChatResponse.end:type_name -> llmrelay.v1.StreamEnd
-	18, // 17: llmrelay.v1.ToolsRequest.messages:type_name -> llmrelay.v1.Message
-	27, // 18: llmrelay.v1.ToolsRequest.tools:type_name -> llmrelay.v1.Tool
-	19, // 19: llmrelay.v1.ToolsRequest.options:type_name -> llmrelay.v1.GenerationOptions
-	20, // 20: llmrelay.v1.ToolsRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
-	0,  // 21: llmrelay.v1.ToolsRequest.call:type_name -> llmrelay.v1.CallOptions
-	18, // 22: llmrelay.v1.ToolsResponse.message:type_name -> llmrelay.v1.Message
-	21, // 23: llmrelay.v1.ToolsResponse.meta:type_name -> llmrelay.v1.ResponseMeta
-	18, // 24: llmrelay.v1.StreamToolsRequest.messages:type_name -> llmrelay.v1.Message
-	27, // 25: llmrelay.v1.StreamToolsRequest.tools:type_name -> llmrelay.v1.Tool
-	19, // 26: llmrelay.v1.StreamToolsRequest.options:type_name -> llmrelay.v1.GenerationOptions
-	20, // 27: llmrelay.v1.StreamToolsRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
-	0,  // 28: llmrelay.v1.StreamToolsRequest.call:type_name -> llmrelay.v1.CallOptions
-	22, // 29: llmrelay.v1.StreamToolsResponse.start:type_name -> llmrelay.v1.StreamStart
-	23, // 30: llmrelay.v1.StreamToolsResponse.text_delta:type_name -> llmrelay.v1.TextDelta
-	24, // 31: llmrelay.v1.StreamToolsResponse.refusal_delta:type_name -> llmrelay.v1.RefusalDelta
-	28, // 32: llmrelay.v1.StreamToolsResponse.tool_call_delta:type_name -> llmrelay.v1.ToolCallDelta
-	29, // 33: llmrelay.v1.StreamToolsResponse.tool_call_done:type_name -> llmrelay.v1.ToolCallDone
-	25, // 34: llmrelay.v1.StreamToolsResponse.usage:type_name -> llmrelay.v1.Usage
-	26, // 35: llmrelay.v1.StreamToolsResponse.end:type_name -> llmrelay.v1.StreamEnd
-	20, // 36: llmrelay.v1.EmbedRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
-	0,  // 37: llmrelay.v1.EmbedRequest.call:type_name -> llmrelay.v1.CallOptions
-	11, // 38: llmrelay.v1.EmbedResponse.embeddings:type_name -> llmrelay.v1.Embedding
-	21, // 39: llmrelay.v1.EmbedResponse.meta:type_name -> llmrelay.v1.ResponseMeta
-	14, // 40: llmrelay.v1.ListModelsResponse.models:type_name -> llmrelay.v1.ModelInfo
-	15, // 41: llmrelay.v1.ModelInfo.capabilities:type_name -> llmrelay.v1.ModelCapability
-	30, // 42: llmrelay.v1.ModelCapability.protocol:type_name -> llmrelay.v1.Protocol
-	31, // 43: llmrelay.v1.ModelCapability.options:type_name -> google.protobuf.Struct
-	1,  // 44: llmrelay.v1.GatewayService.Chat:input_type -> llmrelay.v1.ChatRequest
-	3,  // 45: llmrelay.v1.GatewayService.StreamChat:input_type -> llmrelay.v1.StreamChatRequest
-	5,  // 46: llmrelay.v1.GatewayService.Tools:input_type -> llmrelay.v1.ToolsRequest
-	7,  // 47: llmrelay.v1.GatewayService.StreamTools:input_type -> llmrelay.v1.StreamToolsRequest
-	9,  // 48: llmrelay.v1.GatewayService.Embed:input_type -> llmrelay.v1.EmbedRequest
-	12, // 49: llmrelay.v1.GatewayService.ListModels:input_type -> llmrelay.v1.ListModelsRequest
-	2,  // 50: llmrelay.v1.GatewayService.Chat:output_type -> llmrelay.v1.ChatResponse
-	4,  // 51: llmrelay.v1.GatewayService.StreamChat:output_type -> llmrelay.v1.StreamChatResponse
-	6,  // 52: llmrelay.v1.GatewayService.Tools:output_type -> llmrelay.v1.ToolsResponse
-	8,  // 53: llmrelay.v1.GatewayService.StreamTools:output_type -> llmrelay.v1.StreamToolsResponse
-	10, // 54: llmrelay.v1.GatewayService.Embed:output_type -> llmrelay.v1.EmbedResponse
-	13, // 55: llmrelay.v1.GatewayService.ListModels:output_type -> llmrelay.v1.ListModelsResponse
-	50, // [50:56] is the sub-list for method output_type
-	44, // [44:50] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	27, // 17: llmrelay.v1.StreamChatResponse.reasoning_delta:type_name -> llmrelay.v1.ReasoningDelta
+	18, // 18: llmrelay.v1.ToolsRequest.messages:type_name -> llmrelay.v1.Message
+	28, // 19: llmrelay.v1.ToolsRequest.tools:type_name -> llmrelay.v1.Tool
+	19, // 20: llmrelay.v1.ToolsRequest.options:type_name -> llmrelay.v1.GenerationOptions
+	20, // 21: llmrelay.v1.ToolsRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	0,  // 22: llmrelay.v1.ToolsRequest.call:type_name -> llmrelay.v1.CallOptions
+	18, // 23: llmrelay.v1.ToolsResponse.message:type_name -> llmrelay.v1.Message
+	21, // 24: llmrelay.v1.ToolsResponse.meta:type_name -> llmrelay.v1.ResponseMeta
+	18, // 25: llmrelay.v1.StreamToolsRequest.messages:type_name -> llmrelay.v1.Message
+	28, // 26: llmrelay.v1.StreamToolsRequest.tools:type_name -> llmrelay.v1.Tool
+	19, // 27: llmrelay.v1.StreamToolsRequest.options:type_name -> llmrelay.v1.GenerationOptions
+	20, // 28: llmrelay.v1.StreamToolsRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	0,  // 29: llmrelay.v1.StreamToolsRequest.call:type_name -> llmrelay.v1.CallOptions
+	22, // 30: llmrelay.v1.StreamToolsResponse.start:type_name -> llmrelay.v1.StreamStart
+	23, // 31: llmrelay.v1.StreamToolsResponse.text_delta:type_name -> llmrelay.v1.TextDelta
+	24, // 32: llmrelay.v1.StreamToolsResponse.refusal_delta:type_name -> llmrelay.v1.RefusalDelta
+	29, // 33: llmrelay.v1.StreamToolsResponse.tool_call_delta:type_name -> llmrelay.v1.ToolCallDelta
+	30, // 34: llmrelay.v1.StreamToolsResponse.tool_call_done:type_name -> llmrelay.v1.ToolCallDone
+	25, // 35: llmrelay.v1.StreamToolsResponse.usage:type_name -> llmrelay.v1.Usage
+	26, // 36: llmrelay.v1.StreamToolsResponse.end:type_name -> llmrelay.v1.StreamEnd
+	27, // 37: llmrelay.v1.StreamToolsResponse.reasoning_delta:type_name -> llmrelay.v1.ReasoningDelta
+	20, // 38: llmrelay.v1.EmbedRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	0,  // 39: llmrelay.v1.EmbedRequest.call:type_name -> llmrelay.v1.CallOptions
+	11, // 40: llmrelay.v1.EmbedResponse.embeddings:type_name -> llmrelay.v1.Embedding
+	21, // 41: llmrelay.v1.EmbedResponse.meta:type_name -> llmrelay.v1.ResponseMeta
+	14, // 42: llmrelay.v1.ListModelsResponse.models:type_name -> llmrelay.v1.ModelInfo
+	15, // 43: llmrelay.v1.ModelInfo.capabilities:type_name -> llmrelay.v1.ModelCapability
+	31, // 44: llmrelay.v1.ModelCapability.protocol:type_name -> llmrelay.v1.Protocol
+	32, // 45: llmrelay.v1.ModelCapability.options:type_name -> google.protobuf.Struct
+	1,  // 46: llmrelay.v1.GatewayService.Chat:input_type -> llmrelay.v1.ChatRequest
+	3,  // 47: llmrelay.v1.GatewayService.StreamChat:input_type -> llmrelay.v1.StreamChatRequest
+	5,  // 48: llmrelay.v1.GatewayService.Tools:input_type -> llmrelay.v1.ToolsRequest
+	7,  // 49: llmrelay.v1.GatewayService.StreamTools:input_type -> llmrelay.v1.StreamToolsRequest
+	9,  // 50: llmrelay.v1.GatewayService.Embed:input_type -> llmrelay.v1.EmbedRequest
+	12, // 51: llmrelay.v1.GatewayService.ListModels:input_type -> llmrelay.v1.ListModelsRequest
+	2,  // 52: llmrelay.v1.GatewayService.Chat:output_type -> llmrelay.v1.ChatResponse
+	4,  // 53: llmrelay.v1.GatewayService.StreamChat:output_type -> llmrelay.v1.StreamChatResponse
+	6,  // 54: llmrelay.v1.GatewayService.Tools:output_type -> llmrelay.v1.ToolsResponse
+	8,  // 55: llmrelay.v1.GatewayService.StreamTools:output_type -> llmrelay.v1.StreamToolsResponse
+	10, // 56: llmrelay.v1.GatewayService.Embed:output_type -> llmrelay.v1.EmbedResponse
+	13, // 57: llmrelay.v1.GatewayService.ListModels:output_type -> llmrelay.v1.ListModelsResponse
+	52, // [52:58] is the sub-list for method output_type
+	46, // [46:52] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_llmrelay_v1_gateway_service_proto_init() }
@@ -1491,6 +1528,7 @@ func file_llmrelay_v1_gateway_service_proto_init() {
 		(*StreamChatResponse_RefusalDelta)(nil),
 		(*StreamChatResponse_Usage)(nil),
 		(*StreamChatResponse_End)(nil),
+		(*StreamChatResponse_ReasoningDelta)(nil),
 	}
 	file_llmrelay_v1_gateway_service_proto_msgTypes[8].OneofWrappers = []any{
 		(*StreamToolsResponse_Start)(nil),
@@ -1500,6 +1538,7 @@ func file_llmrelay_v1_gateway_service_proto_init() {
 		(*StreamToolsResponse_ToolCallDone)(nil),
 		(*StreamToolsResponse_Usage)(nil),
 		(*StreamToolsResponse_End)(nil),
+		(*StreamToolsResponse_ReasoningDelta)(nil),
 	}
 	file_llmrelay_v1_gateway_service_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}

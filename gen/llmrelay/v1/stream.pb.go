@@ -197,6 +197,90 @@ func (x *RefusalDelta) GetText() string {
 	return ""
 }
 
+// ReasoningDelta is the next piece of the model's reasoning. Pieces with the
+// same index form one Reasoning part.
+type ReasoningDelta struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Position of the reasoning block in the response (0-based).
+	Index int32 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	// The next piece of reasoning text.
+	Text string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	// The next piece of the block's opaque signature (pieces concatenate;
+	// usually one piece at the end of the block); see Reasoning.signature.
+	Signature string `protobuf:"bytes,3,opt,name=signature,proto3" json:"signature,omitempty"`
+	// Set on the block's first delta: the text is withheld (see Reasoning.redacted).
+	Redacted bool `protobuf:"varint,4,opt,name=redacted,proto3" json:"redacted,omitempty"`
+	// Set on the block's first delta: the provider's reasoning item id.
+	Id            string `protobuf:"bytes,5,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReasoningDelta) Reset() {
+	*x = ReasoningDelta{}
+	mi := &file_llmrelay_v1_stream_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReasoningDelta) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReasoningDelta) ProtoMessage() {}
+
+func (x *ReasoningDelta) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_stream_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReasoningDelta.ProtoReflect.Descriptor instead.
+func (*ReasoningDelta) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_stream_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ReasoningDelta) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *ReasoningDelta) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *ReasoningDelta) GetSignature() string {
+	if x != nil {
+		return x.Signature
+	}
+	return ""
+}
+
+func (x *ReasoningDelta) GetRedacted() bool {
+	if x != nil {
+		return x.Redacted
+	}
+	return false
+}
+
+func (x *ReasoningDelta) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
 // ToolCallDelta is a fragment of one tool call. Deltas of parallel calls may
 // interleave: always key them by call_id.
 type ToolCallDelta struct {
@@ -209,13 +293,16 @@ type ToolCallDelta struct {
 	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
 	// The next fragment of the arguments JSON text.
 	ArgumentsDelta string `protobuf:"bytes,4,opt,name=arguments_delta,json=argumentsDelta,proto3" json:"arguments_delta,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The next piece of the call's opaque signature (pieces concatenate; see
+	// ToolCall.signature).
+	Signature     string `protobuf:"bytes,5,opt,name=signature,proto3" json:"signature,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ToolCallDelta) Reset() {
 	*x = ToolCallDelta{}
-	mi := &file_llmrelay_v1_stream_proto_msgTypes[3]
+	mi := &file_llmrelay_v1_stream_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -227,7 +314,7 @@ func (x *ToolCallDelta) String() string {
 func (*ToolCallDelta) ProtoMessage() {}
 
 func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_stream_proto_msgTypes[3]
+	mi := &file_llmrelay_v1_stream_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -240,7 +327,7 @@ func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallDelta.ProtoReflect.Descriptor instead.
 func (*ToolCallDelta) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_stream_proto_rawDescGZIP(), []int{3}
+	return file_llmrelay_v1_stream_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ToolCallDelta) GetCallId() string {
@@ -271,6 +358,13 @@ func (x *ToolCallDelta) GetArgumentsDelta() string {
 	return ""
 }
 
+func (x *ToolCallDelta) GetSignature() string {
+	if x != nil {
+		return x.Signature
+	}
+	return ""
+}
+
 // ToolCallDone is sent as soon as a tool call is complete.
 type ToolCallDone struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -283,7 +377,7 @@ type ToolCallDone struct {
 
 func (x *ToolCallDone) Reset() {
 	*x = ToolCallDone{}
-	mi := &file_llmrelay_v1_stream_proto_msgTypes[4]
+	mi := &file_llmrelay_v1_stream_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -295,7 +389,7 @@ func (x *ToolCallDone) String() string {
 func (*ToolCallDone) ProtoMessage() {}
 
 func (x *ToolCallDone) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_stream_proto_msgTypes[4]
+	mi := &file_llmrelay_v1_stream_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -308,7 +402,7 @@ func (x *ToolCallDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallDone.ProtoReflect.Descriptor instead.
 func (*ToolCallDone) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_stream_proto_rawDescGZIP(), []int{4}
+	return file_llmrelay_v1_stream_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ToolCallDone) GetIndex() int32 {
@@ -338,7 +432,7 @@ type StreamEnd struct {
 
 func (x *StreamEnd) Reset() {
 	*x = StreamEnd{}
-	mi := &file_llmrelay_v1_stream_proto_msgTypes[5]
+	mi := &file_llmrelay_v1_stream_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -350,7 +444,7 @@ func (x *StreamEnd) String() string {
 func (*StreamEnd) ProtoMessage() {}
 
 func (x *StreamEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_stream_proto_msgTypes[5]
+	mi := &file_llmrelay_v1_stream_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -363,7 +457,7 @@ func (x *StreamEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamEnd.ProtoReflect.Descriptor instead.
 func (*StreamEnd) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_stream_proto_rawDescGZIP(), []int{5}
+	return file_llmrelay_v1_stream_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *StreamEnd) GetFinishReason() FinishReason {
@@ -398,12 +492,19 @@ const file_llmrelay_v1_stream_proto_rawDesc = "" +
 	"\tTextDelta\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"\"\n" +
 	"\fRefusalDelta\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text\"{\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"\x84\x01\n" +
+	"\x0eReasoningDelta\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1c\n" +
+	"\tsignature\x18\x03 \x01(\tR\tsignature\x12\x1a\n" +
+	"\bredacted\x18\x04 \x01(\bR\bredacted\x12\x0e\n" +
+	"\x02id\x18\x05 \x01(\tR\x02id\"\x99\x01\n" +
 	"\rToolCallDelta\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12'\n" +
-	"\x0farguments_delta\x18\x04 \x01(\tR\x0eargumentsDelta\"X\n" +
+	"\x0farguments_delta\x18\x04 \x01(\tR\x0eargumentsDelta\x12\x1c\n" +
+	"\tsignature\x18\x05 \x01(\tR\tsignature\"X\n" +
 	"\fToolCallDone\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x122\n" +
 	"\ttool_call\x18\x02 \x01(\v2\x15.llmrelay.v1.ToolCallR\btoolCall\"z\n" +
@@ -424,29 +525,30 @@ func file_llmrelay_v1_stream_proto_rawDescGZIP() []byte {
 	return file_llmrelay_v1_stream_proto_rawDescData
 }
 
-var file_llmrelay_v1_stream_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_llmrelay_v1_stream_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_llmrelay_v1_stream_proto_goTypes = []any{
 	(*StreamStart)(nil),           // 0: llmrelay.v1.StreamStart
 	(*TextDelta)(nil),             // 1: llmrelay.v1.TextDelta
 	(*RefusalDelta)(nil),          // 2: llmrelay.v1.RefusalDelta
-	(*ToolCallDelta)(nil),         // 3: llmrelay.v1.ToolCallDelta
-	(*ToolCallDone)(nil),          // 4: llmrelay.v1.ToolCallDone
-	(*StreamEnd)(nil),             // 5: llmrelay.v1.StreamEnd
-	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
-	(*ToolCall)(nil),              // 7: llmrelay.v1.ToolCall
-	(FinishReason)(0),             // 8: llmrelay.v1.FinishReason
-	(*ResponseMeta)(nil),          // 9: llmrelay.v1.ResponseMeta
+	(*ReasoningDelta)(nil),        // 3: llmrelay.v1.ReasoningDelta
+	(*ToolCallDelta)(nil),         // 4: llmrelay.v1.ToolCallDelta
+	(*ToolCallDone)(nil),          // 5: llmrelay.v1.ToolCallDone
+	(*StreamEnd)(nil),             // 6: llmrelay.v1.StreamEnd
+	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(*ToolCall)(nil),              // 8: llmrelay.v1.ToolCall
+	(FinishReason)(0),             // 9: llmrelay.v1.FinishReason
+	(*ResponseMeta)(nil),          // 10: llmrelay.v1.ResponseMeta
 }
 var file_llmrelay_v1_stream_proto_depIdxs = []int32{
-	6, // 0: llmrelay.v1.StreamStart.create_time:type_name -> google.protobuf.Timestamp
-	7, // 1: llmrelay.v1.ToolCallDone.tool_call:type_name -> llmrelay.v1.ToolCall
-	8, // 2: llmrelay.v1.StreamEnd.finish_reason:type_name -> llmrelay.v1.FinishReason
-	9, // 3: llmrelay.v1.StreamEnd.meta:type_name -> llmrelay.v1.ResponseMeta
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	7,  // 0: llmrelay.v1.StreamStart.create_time:type_name -> google.protobuf.Timestamp
+	8,  // 1: llmrelay.v1.ToolCallDone.tool_call:type_name -> llmrelay.v1.ToolCall
+	9,  // 2: llmrelay.v1.StreamEnd.finish_reason:type_name -> llmrelay.v1.FinishReason
+	10, // 3: llmrelay.v1.StreamEnd.meta:type_name -> llmrelay.v1.ResponseMeta
+	4,  // [4:4] is the sub-list for method output_type
+	4,  // [4:4] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_llmrelay_v1_stream_proto_init() }
@@ -463,7 +565,7 @@ func file_llmrelay_v1_stream_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmrelay_v1_stream_proto_rawDesc), len(file_llmrelay_v1_stream_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
