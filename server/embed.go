@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/interceptor"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -30,6 +31,7 @@ func (g *gateway) Embed(ctx context.Context, req *llmrelayv1.EmbedRequest) (*llm
 }
 
 func (g *gateway) prepareEmbed(ctx context.Context, st *state, req *llmrelayv1.EmbedRequest) (context.Context, *prepared, error) {
+	interceptor.InfoFrom(ctx).SetLabels(req.GetCall().GetLabels())
 	if len(req.GetInputs()) == 0 {
 		return ctx, nil, invalidField("inputs", "at least one input is required")
 	}

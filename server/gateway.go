@@ -125,6 +125,7 @@ func (g *gateway) resolve(ctx context.Context, st *state, name string, proto llm
 
 func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context.Context, *prepared, error) {
 	st := g.state.Load()
+	interceptor.InfoFrom(ctx).SetLabels(in.call.GetLabels())
 	images, err := validateMessages(in.messages)
 	if err != nil {
 		return ctx, nil, err

@@ -17,6 +17,7 @@ type Info struct {
 	mu       sync.Mutex
 	model    string
 	provider string
+	labels   map[string]string
 }
 
 type infoKey struct{}
@@ -56,4 +57,21 @@ func ensureInfo(ctx context.Context) (context.Context, *Info) {
 	}
 	i := &Info{}
 	return WithInfo(ctx, i), i
+}
+
+// SetLabels records the caller's labels (call.labels) for the log line.
+func (i *Info) SetLabels(labels map[string]string) {
+	if i == nil || len(labels) == 0 {
+		return
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.labels = labels
+}
+
+// Labels returns the recorded labels.
+func (i *Info) Labels() map[string]string {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.labels
 }

@@ -27,6 +27,9 @@ func logCall(ctx context.Context, log *slog.Logger, method string, err error) {
 		if model != "" {
 			attrs = append(attrs, slog.String("model", model), slog.String("provider", prov))
 		}
+		if labels := info.Labels(); len(labels) > 0 {
+			attrs = append(attrs, slog.Any("labels", labels))
+		}
 		if !info.Start.IsZero() {
 			attrs = append(attrs, slog.Duration("duration", time.Since(info.Start)))
 		}
