@@ -166,6 +166,16 @@ func thinkingRequest(t testing.TB) *provider.Request {
 	}
 }
 
+// thinkingToolsRequest is toolsRequest with thinking on: the answer
+// thinks, then calls the tool twice.
+func thinkingToolsRequest(t testing.TB) *provider.Request {
+	r := toolsRequest(t)
+	r.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Ollama{Ollama: &llmrelayv1.OllamaOptions{
+		Think: ptr(true),
+	}}}
+	return r
+}
+
 // renderResult is the golden form of a Result.
 func renderResult(t testing.TB, res *provider.Result) []byte {
 	t.Helper()
@@ -194,6 +204,7 @@ func TestGenerateGolden(t *testing.T) {
 		{"chat_vision", visionRequest},
 		{"chat_tool_results", toolResultsRequest},
 		{"chat_thinking", thinkingRequest},
+		{"chat_thinking_tools", thinkingToolsRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -494,4 +505,63 @@ func collect(st provider.Stream) ([]*provider.Event, error) {
 		}
 		evs = append(evs, ev)
 	}
+}
+
+// TestThinkingRoundTrip continues a conversation with the answer Generate
+// gave (thinking and two tool calls) and the tool results: the assistant
+// turn goes back with its thinking and its calls, the results keyed by the
+// calls' ids, and the next answer's thinking is a Reasoning part again.
+func TestThinkingRoundTrip(t *testing.T) {
+	t.Parallel()
+	first := providertest.ReplayFile(t, td("chat_thinking_tools.http"))
+	res, err := newTestProvider(t, first).Generate(context.Background(), thinkingToolsRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Message.Parts) != 3 || res.Message.Parts[0].GetReasoning() == nil {
+		t.Fatalf("first answer parts = %v", res.Message.Parts)
+	}
+	calls := map[string]string{} // call id -> city
+	for _, p := range res.Message.Parts[1:] {
+		tc := p.GetToolCall()
+		var args struct{ Location string }
+		if err := json.Unmarshal([]byte(tc.GetArguments()), &args); err != nil {
+			t.Fatal(err)
+		}
+		calls[tc.CallId] = args.Location
+	}
+	temps := map[string]string{"Paris, FR": `{"temperature":18,"unit":"celsius"}`, "Tokyo, JP": `{"temperature":22,"unit":"celsius"}`}
+	tool := msg(llmrelayv1.Role_ROLE_TOOL)
+	for _, p := range res.Message.Parts[1:] {
+		id := p.GetToolCall().CallId
+		tool.Parts = append(tool.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{
+			CallId: id, Content: temps[calls[id]],
+		}}})
+	}
+	req := thinkingToolsRequest(t)
+	req.Messages = append(req.Messages, res.Message, tool)
+
+	second := providertest.ReplayFile(t, td("chat_thinking_followup.http"))
+	res2, err := newTestProvider(t, second).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res2.Meta.Warnings) != 0 {
+		t.Errorf("warnings = %v", res2.Meta.Warnings)
+	}
+	c := second.Last(t)
+	var body chatRequest
+	if err := json.Unmarshal(c.Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := body.Messages[1].Thinking, res.Message.Parts[0].GetReasoning().GetText(); got != want || got == "" {
+		t.Errorf("assistant thinking sent = %q, want %q", got, want)
+	}
+	for _, m := range body.Messages[2:] {
+		if m.Role != "tool" || temps[calls[m.ToolCallID]] != m.Content {
+			t.Errorf("tool message %+v not keyed by its call id", m)
+		}
+	}
+	providertest.Golden(t, td("chat_thinking_followup.golden"), renderResult(t, res2))
+	providertest.Golden(t, td("chat_thinking_followup.request.golden"), providertest.RequestGolden(c, requestHeaders...))
 }

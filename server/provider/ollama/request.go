@@ -110,7 +110,12 @@ func buildChatRequest(req *provider.Request, stream bool) (*builtRequest, error)
 // message content (joined with "\n"), images go to images (base64), tool
 // calls to tool_calls, and each tool result becomes its own "tool" message
 // with tool_name taken from the part or looked up by call_id among earlier
-// assistant tool calls.
+// assistant tool calls. An assistant message's reasoning parts become its
+// thinking (joined with "\n\n"): Ollama has one thinking text per message,
+// which its templates render before the content, so the parts' position
+// among the other parts cannot be kept. Ollama has no place for reasoning
+// signatures or tool call signatures: they are dropped with a warning, and
+// a reasoning part without text (redacted) is dropped with a warning.
 func buildMessages(in []*llmrelayv1.Message) ([]wireMessage, []string, error) {
 	var out []wireMessage
 	var warnings []string
@@ -127,7 +132,7 @@ func buildMessages(in []*llmrelayv1.Message) ([]wireMessage, []string, error) {
 			warnings = append(warnings, fmt.Sprintf("messages[%d]: name is not supported by Ollama; dropped", i))
 		}
 		msg := wireMessage{Role: role}
-		var texts []string
+		var texts, thinking []string
 		var results []wireMessage
 		for j, p := range m.Parts {
 			where := fmt.Sprintf("messages[%d].parts[%d]", i, j)
@@ -154,12 +159,30 @@ func buildMessages(in []*llmrelayv1.Message) ([]wireMessage, []string, error) {
 				if !ok {
 					warnings = append(warnings, fmt.Sprintf("%s: tool call %q arguments are not a JSON object; sent {} (Ollama needs an object)", where, tc.CallId))
 				}
+				if tc.Signature != "" {
+					warnings = append(warnings, fmt.Sprintf("%s: tool call %q signature is not supported by Ollama; dropped", where, tc.CallId))
+				}
 				if tc.CallId != "" {
 					names[tc.CallId] = tc.Name
 				}
 				msg.ToolCalls = append(msg.ToolCalls, wireToolCall{ID: tc.CallId, Function: wireToolCallFunc{
 					Index: len(msg.ToolCalls), Name: tc.Name, Arguments: args,
 				}})
+			case *llmrelayv1.Part_Reasoning:
+				if m.Role != llmrelayv1.Role_ROLE_ASSISTANT {
+					return nil, nil, invalidRequest(where, "%s: reasoning is only allowed in assistant messages", where)
+				}
+				r := k.Reasoning
+				if r.GetText() == "" {
+					if r.GetSignature() != "" || r.GetRedacted() {
+						warnings = append(warnings, fmt.Sprintf("%s: reasoning without text (redacted or signature only) cannot be sent to Ollama; dropped", where))
+					}
+					continue
+				}
+				if r.Signature != "" {
+					warnings = append(warnings, fmt.Sprintf("%s: reasoning signature is not supported by Ollama; sent the text only", where))
+				}
+				thinking = append(thinking, r.Text)
 			case *llmrelayv1.Part_ToolResult:
 				tr := k.ToolResult
 				if tr == nil {
@@ -182,8 +205,9 @@ func buildMessages(in []*llmrelayv1.Message) ([]wireMessage, []string, error) {
 			}
 		}
 		msg.Content = strings.Join(texts, "\n")
+		msg.Thinking = strings.Join(thinking, "\n\n")
 		out = append(out, results...)
-		if len(results) == 0 || msg.Content != "" || len(msg.Images) > 0 || len(msg.ToolCalls) > 0 {
+		if len(results) == 0 || msg.Content != "" || msg.Thinking != "" || len(msg.Images) > 0 || len(msg.ToolCalls) > 0 {
 			out = append(out, msg)
 		}
 	}

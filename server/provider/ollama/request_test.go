@@ -43,6 +43,8 @@ func TestBuildChatRequestInvalid(t *testing.T) {
 		{"no role", &provider.Request{Model: "m", Messages: []*llmrelayv1.Message{{Parts: []*llmrelayv1.Part{text("x")}}}}, "messages[0].role", "no supported role"},
 		{"tool call in user message", &provider.Request{Model: "m", Messages: user(&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{Name: "f"}}})},
 			"messages[0].parts[0]", "only allowed in assistant messages"},
+		{"reasoning in user message", &provider.Request{Model: "m", Messages: user(&llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: "hmm"}}})},
+			"messages[0].parts[0]", "reasoning is only allowed in assistant messages"},
 		{"empty part", &provider.Request{Model: "m", Messages: user(&llmrelayv1.Part{})}, "messages[0].parts[0]", "empty or unknown part"},
 		{"tool choice unknown function", &provider.Request{Model: "m", Messages: user(text("x")), Tools: []*llmrelayv1.Tool{{Name: "a"}},
 			Options: &llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "b"}}}},
@@ -223,4 +225,63 @@ func TestBuildEmbedRequestInvalid(t *testing.T) {
 			t.Errorf("buildEmbedRequest(%v) accepted", req)
 		}
 	}
+}
+
+// TestBuildChatRequestReasoning covers reasoning sent back: the text of an
+// assistant's reasoning parts becomes its thinking (several joined); what
+// Ollama cannot take (signatures, redacted reasoning, tool call
+// signatures, e.g. from a conversation begun with another provider) is
+// dropped with a warning each.
+func TestBuildChatRequestReasoning(t *testing.T) {
+	t.Parallel()
+	reasoning := func(r *llmrelayv1.Reasoning) *llmrelayv1.Part {
+		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: r}}
+	}
+	req := &provider.Request{
+		Model: "gpt-oss:20b",
+		Messages: []*llmrelayv1.Message{
+			msg(llmrelayv1.Role_ROLE_USER, text("Look up x.")),
+			msg(llmrelayv1.Role_ROLE_ASSISTANT,
+				reasoning(&llmrelayv1.Reasoning{Text: "I should look x up."}),
+				text("Looking it up."),
+				reasoning(&llmrelayv1.Reasoning{Text: "Then y.", Signature: "EqQBCkYIBxgCKkDsig", Id: "rs_1"}),
+				reasoning(&llmrelayv1.Reasoning{Redacted: true, Signature: "EmwKAhgBEgy3va3pzix"}),
+				reasoning(&llmrelayv1.Reasoning{}),
+				&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+					CallId: "c1", Name: "lookup", Arguments: `{"q":"x"}`, ArgumentsValid: true, Signature: "CiQBjz1rX9sig",
+				}}}),
+			msg(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "c1", Content: "42"}}}),
+			// Thinking alone still makes an assistant message.
+			msg(llmrelayv1.Role_ROLE_ASSISTANT, reasoning(&llmrelayv1.Reasoning{Text: "x is 42."})),
+			msg(llmrelayv1.Role_ROLE_USER, text("And?")),
+		},
+	}
+	b, err := buildChatRequest(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body chatRequest
+	if err := json.Unmarshal(b.body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := body.Messages[1].Thinking, "I should look x up.\n\nThen y."; got != want {
+		t.Errorf("thinking = %q, want %q", got, want)
+	}
+	if len(body.Messages) != 5 || body.Messages[3].Role != "assistant" || body.Messages[3].Thinking != "x is 42." {
+		t.Errorf("messages = %+v", body.Messages)
+	}
+	if len(b.warnings) != 3 {
+		t.Errorf("warnings = %q, want 3", b.warnings)
+	}
+	for _, secret := range []string{"EqQBCkYIBxgCKkDsig", "EmwKAhgBEgy3va3pzix", "CiQBjz1rX9sig", "rs_1"} {
+		if strings.Contains(string(b.body), secret) {
+			t.Errorf("%s sent to Ollama", secret)
+		}
+	}
+	out := providertest.IndentJSON(b.body)
+	out = append(out, "\nwarnings:\n"...)
+	for _, w := range b.warnings {
+		out = append(out, w+"\n"...)
+	}
+	providertest.Golden(t, td("request_reasoning.golden"), out)
 }

@@ -25,9 +25,6 @@ const (
 	extPromptEvalDuration = "prompt_eval_duration"
 	extEvalCount          = "eval_count"
 	extEvalDuration       = "eval_duration"
-	// extThinking is the model's thinking text (message.thinking), which
-	// has no place in the normalized message.
-	extThinking = "thinking"
 )
 
 // parseChatResponse parses a unary /api/chat answer. salt is the
@@ -47,15 +44,17 @@ func parseChatResponse(body []byte, salt string) (*provider.Result, error) {
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	var calls int
 	if m := r.Message; m != nil {
+		// The model thinks before it answers: the reasoning part comes
+		// first, as in a stream (thinking lines precede content lines).
+		thinking, w := contentText(m.Thinking, "message.thinking")
+		meta.Warnings = append(meta.Warnings, w...)
+		if thinking != "" {
+			msg.Parts = append(msg.Parts, reasoningPart(thinking))
+		}
 		text, w := contentText(m.Content, "message.content")
 		meta.Warnings = append(meta.Warnings, w...)
 		if text != "" {
 			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: text}})
-		}
-		thinking, w := contentText(m.Thinking, "message.thinking")
-		meta.Warnings = append(meta.Warnings, w...)
-		if thinking != "" {
-			provider.SetExtended(meta, extThinking, thinking)
 		}
 		seen := map[string]bool{}
 		for i, tc := range m.ToolCalls {
@@ -81,6 +80,12 @@ func parseChatResponse(body []byte, salt string) (*provider.Result, error) {
 		meta.Warnings = append(meta.Warnings, w)
 	}
 	return &provider.Result{Message: msg, Meta: meta}, nil
+}
+
+// reasoningPart is Ollama's thinking text as a Reasoning part. Ollama
+// neither signs nor ids its thinking, so only the text is set.
+func reasoningPart(thinking string) *llmrelayv1.Part {
+	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: thinking}}}
 }
 
 // contentText reads a content value: a string (Ollama), null, or an array

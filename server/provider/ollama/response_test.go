@@ -84,7 +84,10 @@ func TestParseChatResponseDefensive(t *testing.T) {
 		{"content array and odd fields", `{"model":"m","created_at":"yesterday","message":{"role":"assistant","content":[{"type":"text","text":"a"},"b",{"x":1}],"thinking":7},
 			"done":true,"prompt_eval_count":"12","eval_count":-3,"total_duration":1e3}`, 0,
 			func(t *testing.T, res *provider.Result) {
-				if got := res.Message.Parts[0].GetText(); got != `ab{"x":1}` {
+				if got := res.Message.Parts[0].GetReasoning().GetText(); got != "7" {
+					t.Errorf("reasoning %q", got)
+				}
+				if got := res.Message.Parts[1].GetText(); got != `ab{"x":1}` {
 					t.Errorf("text %q", got)
 				}
 				if res.Meta.CreateTime != nil || len(res.Meta.Warnings) != 3 {
@@ -93,7 +96,7 @@ func TestParseChatResponseDefensive(t *testing.T) {
 				if u := res.Meta.Usage; u.InputTokens != 12 || u.OutputTokens != 0 || u.TotalTokens != 12 {
 					t.Errorf("usage %v", u)
 				}
-				if res.Meta.Extended.Fields["thinking"].GetStringValue() != "7" || res.Meta.Extended.Fields["total_duration"].GetNumberValue() != 1000 {
+				if _, ok := res.Meta.Extended.Fields["thinking"]; ok || res.Meta.Extended.Fields["total_duration"].GetNumberValue() != 1000 {
 					t.Errorf("extended %v", res.Meta.Extended)
 				}
 			}},
@@ -124,13 +127,20 @@ func checkResultInvariants(t *testing.T, res *provider.Result) {
 	if res.Message == nil || res.Message.Role != llmrelayv1.Role_ROLE_ASSISTANT || res.Meta == nil {
 		t.Fatalf("bad result %v", res)
 	}
-	calls := 0
+	calls, texts := 0, 0
 	seen := map[string]bool{}
-	for _, p := range res.Message.Parts {
+	for i, p := range res.Message.Parts {
 		switch k := p.Kind.(type) {
+		case *llmrelayv1.Part_Reasoning:
+			// One unsigned thinking text, before the answer.
+			r := k.Reasoning
+			if i != 0 || r.Text == "" || r.Signature != "" || r.Redacted || r.Id != "" {
+				t.Fatalf("bad reasoning part %d: %v", i, r)
+			}
 		case *llmrelayv1.Part_Text:
-			if calls > 0 {
-				t.Fatal("text after tool calls")
+			texts++
+			if calls > 0 || texts > 1 || k.Text == "" {
+				t.Fatalf("bad text part %d", i)
 			}
 		case *llmrelayv1.Part_ToolCall:
 			calls++
@@ -158,7 +168,8 @@ func checkResultInvariants(t *testing.T, res *provider.Result) {
 }
 
 func FuzzParseChatResponse(f *testing.F) {
-	for _, name := range []string{"chat_text", "chat_tools_parallel", "chat_tools_malformed", "chat_vision", "chat_tool_results", "chat_thinking", "error_404"} {
+	for _, name := range []string{"chat_text", "chat_tools_parallel", "chat_tools_malformed", "chat_vision", "chat_tool_results", "chat_thinking",
+		"chat_thinking_tools", "chat_thinking_followup", "error_404"} {
 		f.Add(providertest.Load(f, td(name+".http")).Body)
 	}
 	f.Add([]byte(`{"message":{"content":[1,{"text":null}],"tool_calls":[{"id":"x","function":{"arguments":"{}"}},{"id":"x"}]},"done":true}`))

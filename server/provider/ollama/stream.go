@@ -8,23 +8,20 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
-const (
-	// maxLineSize bounds one NDJSON line (a chunk), so that a broken
-	// upstream cannot make the gateway buffer without limit.
-	maxLineSize = 8 << 20
-	// maxThinking bounds the thinking text kept for the final meta.
-	maxThinking = 1 << 20
-)
+// maxLineSize bounds one NDJSON line (a chunk), so that a broken upstream
+// cannot make the gateway buffer without limit.
+const maxLineSize = 8 << 20
 
 // stream reads Ollama's NDJSON chat stream: one JSON object per line,
 // content and thinking pieces, whole tool calls, and a final line with
-// "done": true carrying done_reason, counts and timings.
+// "done": true carrying done_reason, counts and timings. Thinking pieces
+// are passed on as they come (EventReasoning, block 0: Ollama has one
+// thinking text per answer), so nothing is buffered across lines.
 type stream struct {
 	body      io.ReadCloser
 	r         *bufio.Reader
@@ -37,16 +34,14 @@ type stream struct {
 	queue []*provider.Event
 	head  int
 
-	started   bool
-	model     string
-	seen      map[string]bool // tool call ids used
-	calls     int
-	lineNo    int
-	thinking  strings.Builder
-	truncated bool
-	done      bool
-	closed    bool
-	err       error
+	started bool
+	model   string
+	seen    map[string]bool // tool call ids used
+	calls   int
+	lineNo  int
+	done    bool
+	closed  bool
+	err     error
 }
 
 var _ provider.Stream = (*stream)(nil)
@@ -165,14 +160,17 @@ func (s *stream) handleLine(line []byte) {
 	}
 	if m := c.Message; m != nil {
 		var warnings []string
+		// Thinking before content, as in the unary answer's part order.
+		thinking, w := contentText(m.Thinking, fmt.Sprintf("line %d message.thinking", s.lineNo))
+		warnings = append(warnings, w...)
+		if thinking != "" {
+			s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: 0, Text: thinking}})
+		}
 		text, w := contentText(m.Content, fmt.Sprintf("line %d message.content", s.lineNo))
 		warnings = append(warnings, w...)
 		if text != "" {
 			s.push(&provider.Event{Kind: provider.EventText, Text: text})
 		}
-		thinking, w := contentText(m.Thinking, fmt.Sprintf("line %d message.thinking", s.lineNo))
-		warnings = append(warnings, w...)
-		s.addThinking(thinking)
 		for _, tc := range m.ToolCalls {
 			call, w := toolCall(tc, s.calls, s.model, s.salt, s.seen)
 			if w != "" {
@@ -195,22 +193,6 @@ func (s *stream) handleLine(line []byte) {
 	}
 }
 
-// addThinking keeps thinking text up to maxThinking bytes.
-func (s *stream) addThinking(t string) {
-	if t == "" || s.truncated {
-		return
-	}
-	if room := maxThinking - s.thinking.Len(); len(t) > room {
-		cut := room
-		for cut > 0 && cut < len(t) && (t[cut]&0xC0) == 0x80 { // keep UTF-8 whole
-			cut--
-		}
-		t = t[:cut]
-		s.truncated = true
-	}
-	s.thinking.WriteString(t)
-}
-
 // finish emits the meta and usage of the done line.
 func (s *stream) finish(c *chatResponse) {
 	meta := &llmrelayv1.ResponseMeta{
@@ -219,12 +201,6 @@ func (s *stream) finish(c *chatResponse) {
 		ToolCallCount:        int32(s.calls),
 	}
 	setMetrics(meta, c.metrics)
-	if s.thinking.Len() > 0 {
-		provider.SetExtended(meta, extThinking, s.thinking.String())
-	}
-	if s.truncated {
-		meta.Warnings = append(meta.Warnings, fmt.Sprintf("thinking text longer than %d bytes; extended.thinking truncated", maxThinking))
-	}
 	if ts, w := createTime(c.CreatedAt); ts != nil {
 		meta.CreateTime = ts
 	} else if w != "" {

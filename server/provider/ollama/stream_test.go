@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	relayfold "github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -37,6 +38,13 @@ func renderEvents(t testing.TB, evs []*provider.Event, final error) []byte {
 			fmt.Fprintf(&b, "tool_call_end id=%s index=%d\n", ev.ToolCall.CallID, ev.ToolCall.Index)
 		case provider.EventUsage:
 			fmt.Fprintf(&b, "usage %s\n", compactProto(t, ev.Usage))
+		case provider.EventReasoning:
+			r := ev.Reasoning
+			fmt.Fprintf(&b, "reasoning index=%d text=%q", r.Index, r.Text)
+			if r.Signature != "" || r.Redacted || r.ID != "" {
+				fmt.Fprintf(&b, " signature=%q redacted=%v id=%q", r.Signature, r.Redacted, r.ID)
+			}
+			b.WriteString("\n")
 		default:
 			fmt.Fprintf(&b, "unknown kind %d\n", ev.Kind)
 		}
@@ -58,6 +66,7 @@ func TestStreamGolden(t *testing.T) {
 		{"stream_text", textRequest},
 		{"stream_tools", toolsRequest},
 		{"stream_thinking", thinkingRequest},
+		{"stream_thinking_tools", thinkingToolsRequest},
 		{"stream_error", textRequest},
 		{"stream_cut", textRequest},
 	}
@@ -227,23 +236,49 @@ type folded struct {
 	meta *llmrelayv1.ResponseMeta
 }
 
-// fold concatenates text, groups tool call fragments by CallID, keeps the
-// last usage and merges metas.
+// fold folds events the way the server's accumulator (package fold) does:
+// parts in the order they started; consecutive text pieces form one text
+// part; reasoning pieces with the same index form one Reasoning part (text
+// and signature concatenated, redacted and id from any piece); tool call
+// fragments are grouped by CallID (arguments and signature concatenated,
+// name on the first delta only). The last usage wins and metas merge.
 func fold(t testing.TB, evs []*provider.Event) folded {
 	t.Helper()
-	var textB strings.Builder
-	meta := &llmrelayv1.ResponseMeta{}
-	type call struct {
-		name, args string
-		index      int
+	type segment struct {
+		kind      provider.EventKind
+		callID    string
+		name      string
+		index     int
+		text, sig strings.Builder
+		redacted  bool
+		id        string
 	}
-	calls := map[string]*call{}
-	var order []string
+	var segs []*segment
+	calls := map[string]*segment{}
+	reasoning := map[int]*segment{}
+	meta := &llmrelayv1.ResponseMeta{}
 	var usage *llmrelayv1.Usage
 	for _, ev := range evs {
 		switch ev.Kind {
 		case provider.EventText:
-			textB.WriteString(ev.Text)
+			if n := len(segs); n == 0 || segs[n-1].kind != provider.EventText {
+				segs = append(segs, &segment{kind: provider.EventText})
+			}
+			segs[len(segs)-1].text.WriteString(ev.Text)
+		case provider.EventReasoning:
+			r := ev.Reasoning
+			s, ok := reasoning[r.Index]
+			if !ok {
+				s = &segment{kind: provider.EventReasoning}
+				reasoning[r.Index] = s
+				segs = append(segs, s)
+			}
+			s.text.WriteString(r.Text)
+			s.sig.WriteString(r.Signature)
+			s.redacted = s.redacted || r.Redacted
+			if r.ID != "" {
+				s.id = r.ID
+			}
 		case provider.EventMeta:
 			proto.Merge(meta, ev.Meta)
 		case provider.EventUsage:
@@ -253,32 +288,67 @@ func fold(t testing.TB, evs []*provider.Event) folded {
 			if d.CallID == "" {
 				t.Fatalf("tool call delta without CallID: %+v", d)
 			}
-			c, ok := calls[d.CallID]
+			s, ok := calls[d.CallID]
 			if !ok {
-				c = &call{name: d.Name, index: d.Index}
-				calls[d.CallID] = c
-				order = append(order, d.CallID)
+				s = &segment{kind: provider.EventToolCall, callID: d.CallID, name: d.Name, index: d.Index}
+				calls[d.CallID] = s
+				segs = append(segs, s)
 			} else if d.Name != "" {
 				t.Errorf("name repeated on a later delta of %s", d.CallID)
 			}
-			c.args += d.Arguments
+			s.text.WriteString(d.Arguments)
+			s.sig.WriteString(d.Signature)
 		}
 	}
 	m := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
-	if textB.Len() > 0 {
-		m.Parts = append(m.Parts, text(textB.String()))
-	}
-	for i, id := range order {
-		c := calls[id]
-		if c.index != i {
-			t.Errorf("call %s index %d, want %d", id, c.index, i)
+	callNo := 0
+	for _, s := range segs {
+		switch s.kind {
+		case provider.EventText:
+			m.Parts = append(m.Parts, text(s.text.String()))
+		case provider.EventReasoning:
+			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{
+				Text: s.text.String(), Signature: s.sig.String(), Redacted: s.redacted, Id: s.id,
+			}}})
+		case provider.EventToolCall:
+			if s.index != callNo {
+				t.Errorf("call %s index %d, want %d", s.callID, s.index, callNo)
+			}
+			callNo++
+			args := s.text.String()
+			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+				CallId: s.callID, Name: s.name, Arguments: args, ArgumentsValid: isObject(args), Signature: s.sig.String(),
+			}}})
 		}
-		m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
-			CallId: id, Name: c.name, Arguments: c.args, ArgumentsValid: isObject(c.args),
-		}}})
 	}
 	meta.Usage = usage
 	return folded{msg: m, meta: meta}
+}
+
+// accumulate feeds the events to the server's accumulator (package fold)
+// as the server relays them and returns the message it folds.
+func accumulate(t testing.TB, evs []*provider.Event) *llmrelayv1.Message {
+	t.Helper()
+	var acc relayfold.Accumulator
+	for _, ev := range evs {
+		var err error
+		switch ev.Kind {
+		case provider.EventText:
+			acc.AddText(ev.Text)
+		case provider.EventRefusal:
+			acc.AddRefusal(ev.Text)
+		case provider.EventReasoning:
+			r := ev.Reasoning
+			err = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(r.Index), Text: r.Text, Signature: r.Signature, Redacted: r.Redacted, Id: r.ID})
+		case provider.EventToolCall:
+			d := ev.ToolCall
+			err = acc.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: d.CallID, Index: int32(d.Index), Name: d.Name, ArgumentsDelta: d.Arguments, Signature: d.Signature})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return acc.Message()
 }
 
 func TestUnaryStreamEquivalence(t *testing.T) {
@@ -290,6 +360,7 @@ func TestUnaryStreamEquivalence(t *testing.T) {
 		{"chat_text", "stream_text", textRequest},
 		{"chat_tools_parallel", "stream_tools", toolsRequest},
 		{"chat_thinking", "stream_thinking", thinkingRequest},
+		{"chat_thinking_tools", "stream_thinking_tools", thinkingToolsRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.unary, func(t *testing.T) {
@@ -312,6 +383,9 @@ func TestUnaryStreamEquivalence(t *testing.T) {
 			if !proto.Equal(f.msg, res.Message) {
 				t.Errorf("message differs:\nstream %s\nunary  %s", compactProto(t, f.msg), compactProto(t, res.Message))
 			}
+			if acc := accumulate(t, evs); !proto.Equal(acc, res.Message) {
+				t.Errorf("fold.Accumulator message differs:\nstream %s\nunary  %s", compactProto(t, acc), compactProto(t, res.Message))
+			}
 			um, sm := res.Meta, f.meta
 			if sm.FinishReason != um.FinishReason || sm.ProviderFinishReason != um.ProviderFinishReason ||
 				sm.ToolCallCount != um.ToolCallCount || sm.ResolvedModel != um.ResolvedModel {
@@ -333,11 +407,12 @@ func TestUnaryStreamEquivalence(t *testing.T) {
 // FuzzStream feeds arbitrary bytes as a stream body: no panic, the stream
 // ends, EOF only after a done line, every tool call delta has an id.
 func FuzzStream(f *testing.F) {
-	for _, name := range []string{"stream_text", "stream_tools", "stream_thinking", "stream_error", "stream_cut"} {
+	for _, name := range []string{"stream_text", "stream_tools", "stream_thinking", "stream_thinking_tools", "stream_error", "stream_cut"} {
 		f.Add(providertest.Load(f, td(name+".http")).Body)
 	}
 	f.Add([]byte(`{"done":true,"message":{"tool_calls":[{"function":{"arguments":[1,2]}},{}]}}`))
 	f.Add([]byte(`{"message":{"content":null,"thinking":{"x":1}},"eval_count":"7","done":true}`))
+	f.Add([]byte(`{"message":{"content":"a","thinking":["b",{"text":"c"}]}}` + "\n" + `{"message":{"thinking":"d","tool_calls":[{"function":{"name":"f"}}]},"done":true}`))
 	if raw, err := os.ReadFile(td("chat_tools_malformed.http")); err == nil {
 		f.Add(raw)
 	}
@@ -374,6 +449,11 @@ func FuzzStream(f *testing.F) {
 			case provider.EventMeta:
 				if ev.Meta == nil {
 					t.Fatal("meta event without meta")
+				}
+			case provider.EventReasoning:
+				// Ollama has one unsigned thinking text per answer.
+				if r := ev.Reasoning; r.Index != 0 || r.Text == "" || r.Signature != "" || r.Redacted || r.ID != "" {
+					t.Fatalf("bad reasoning delta %+v", r)
 				}
 			case provider.EventUsage:
 				u := ev.Usage

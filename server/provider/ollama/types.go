@@ -28,8 +28,12 @@ type chatRequest struct {
 
 // wireMessage is api.Message.
 type wireMessage struct {
-	Role      string         `json:"role"`
-	Content   string         `json:"content"`
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	// Thinking is the assistant's earlier reasoning, sent back so that
+	// thinking models (gpt-oss, qwen3, deepseek-r1) see it in the prompt
+	// their template renders.
+	Thinking  string         `json:"thinking,omitempty"`
 	Images    []string       `json:"images,omitempty"`
 	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
 	ToolName  string         `json:"tool_name,omitempty"`
