@@ -2,11 +2,16 @@
 // (POST /v1/messages), unary and streamed. It speaks the wire format with
 // net/http and encoding/json only.
 //
+// Thinking: `thinking` blocks become Reasoning parts {text, signature} and
+// `redacted_thinking` blocks Reasoning parts {redacted, signature: data},
+// in model order (streamed as EventReasoning from content_block_start,
+// thinking_delta and signature_delta). Sent back, they become the same
+// blocks in the same position; parts Anthropic would reject (no signature,
+// or an id from another provider) are left out with a warning.
+//
 // Keys this adapter sets in ResponseMeta.extended:
 //   - stop_sequence: the stop sequence that ended the answer.
 //   - service_tier: usage.service_tier.
-//   - thinking_blocks, redacted_thinking_blocks: how many thinking blocks the
-//     answer had (their text is not returned).
 //   - ratelimit_input_tokens_limit / _remaining / _reset and
 //     ratelimit_output_tokens_limit / _remaining / _reset: the
 //     anthropic-ratelimit-input-tokens-* and -output-tokens-* headers

@@ -152,6 +152,58 @@ func multiturnRequest(t *testing.T) *provider.Request {
 	}
 }
 
+// Signatures of the thinking recordings (opaque to the adapter).
+const (
+	thinkingSig  = "EqMDCkYIBxgCKkAg5nKxYjSFSuavMhrIHLXoF63aI1KSwLhq0WjIC55Rp1zrskboLe1OIzg52YnPwEnI21tiea+TVFfaV5GKxV8oPnPASDkOOUtlioBGh8FcFFNNO1Il0XRT02nOIH5cx4/HI+aWlPmp19Z4XIXkQE4mYUpwy5y4kqNY1EtUpyuGzNZWCJz58X9eNWykRRmt/cfm+beZw7yBPV2EpqWN/YeMqXCSS8zn2TtRfpBRiBG2rT6yXYB"
+	redactedData = "EmwKAhgBEgyrZd0vrYM4co5D8ZI22ADaptOa6J4PK+8c1fkdTODvm57HawfJ0Ac+SXIokKBjhirkHIYnyxf9TexBmRtbswH1rNdHAkyI+R/0egMU3ktz4nQvz2lbHxBke9HVzpcbqd8Pw1LxNTzIeogitEqrVIUfpi1PWbLAOWQHKb/PU7niCo5xudH6Gfvp79AXvYq2MqnPWsuQouc"
+	followupSig  = "EuYBCkYIBxgCKkBWxhqYEX253+XBjfWY9QjZVNkWRKygk5WITx+KgEi4jgIA066NwbaOFz6RvNj+nq9JSqB0ca8CACWRDv7vrN750TwP2I4QI/QB7cjRKKio0pDgNuHzHKKeqJNB4gvNC1wBYS3mCNuODClwwAVgBGFOO1J9DbiYxnV"
+	thinkingText = "The user wants the current weather in Paris. I have a get_weather tool that takes a city and an optional unit. Paris uses Celsius, so I'll ask for celsius."
+)
+
+func reasoningPart(r *llmrelayv1.Reasoning) *llmrelayv1.Part {
+	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: r}}
+}
+
+// thinkingRequest asks a tool question with extended thinking on.
+func thinkingRequest(t *testing.T) *provider.Request {
+	return &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS,
+		Model:    model,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What's the weather in Paris?"))},
+		Tools:    []*llmrelayv1.Tool{weatherTool(t)},
+		Options:  &llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](4096)},
+		ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{
+			ThinkingBudgetTokens: ptr[int32](2048),
+		}}},
+	}
+}
+
+// thinkingMultiturnRequest continues thinkingRequest's conversation after
+// the tool ran: the assistant turn goes back with its thinking and
+// redacted_thinking blocks (as Generate returned them). An earlier turn
+// holds reasoning without a signature (as another provider gives it),
+// which Anthropic cannot take back.
+func thinkingMultiturnRequest(t *testing.T) *provider.Request {
+	r := thinkingRequest(t)
+	r.Messages = []*llmrelayv1.Message{
+		msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a weather assistant.")),
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Hi!")),
+		msgOf(llmrelayv1.Role_ROLE_ASSISTANT,
+			reasoningPart(&llmrelayv1.Reasoning{Text: "A greeting; no tool needed."}),
+			text("Hello! How can I help?"),
+		),
+		msgOf(llmrelayv1.Role_ROLE_USER, text("What's the weather in Paris?")),
+		msgOf(llmrelayv1.Role_ROLE_ASSISTANT,
+			reasoningPart(&llmrelayv1.Reasoning{Text: thinkingText, Signature: thinkingSig}),
+			reasoningPart(&llmrelayv1.Reasoning{Redacted: true, Signature: redactedData}),
+			text("I'll look up the current weather in Paris."),
+			toolCallPart("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather", `{"city":"Paris","unit":"celsius"}`),
+		),
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01T1x1fJ34qAmk2tNTrN7Up6", `{"temp_c":18,"sky":"cloudy"}`, false)),
+	}
+	return r
+}
+
 func renderResult(t *testing.T, res *provider.Result) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -184,6 +236,8 @@ func TestGenerate(t *testing.T) {
 			r.ProviderOptions = nil
 			return r
 		}},
+		{"thinking", thinkingRequest},
+		{"thinking_multiturn", thinkingMultiturnRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -300,6 +354,64 @@ func TestGenerateSemantics(t *testing.T) {
 		want := &llmrelayv1.Usage{InputTokens: 96 + 512 + 1024, OutputTokens: 26, TotalTokens: 96 + 512 + 1024 + 26, CachedInputTokens: 512, CacheCreationInputTokens: 1024}
 		if !proto.Equal(res.Meta.GetUsage(), want) {
 			t.Errorf("usage = %v, want %v", res.Meta.GetUsage(), want)
+		}
+	})
+	t.Run("thinking", func(t *testing.T) {
+		t.Parallel()
+		res, c := run(t, "thinking", thinkingRequest(t))
+		want := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: thinkingText, Signature: thinkingSig}),
+			reasoningPart(&llmrelayv1.Reasoning{Redacted: true, Signature: redactedData}),
+			text("I'll look up the current weather in Paris."),
+			toolCallPart("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather", `{"city":"Paris","unit":"celsius"}`),
+		}}
+		if !proto.Equal(res.Message, want) {
+			t.Errorf("message:\n got %v\nwant %v", res.Message, want)
+		}
+		if _, ok := res.Meta.GetExtended().GetFields()["thinking_blocks"]; ok {
+			t.Errorf("thinking still counted in extended: %v", res.Meta.GetExtended())
+		}
+		if res.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || res.Meta.GetToolCallCount() != 1 {
+			t.Errorf("meta = %v", res.Meta)
+		}
+		if !bytes.Contains(c.Body, []byte(`"thinking":{"type":"enabled","budget_tokens":2048}`)) {
+			t.Errorf("thinking not enabled: %s", c.Body)
+		}
+	})
+	t.Run("thinking_multiturn", func(t *testing.T) {
+		t.Parallel()
+		res, c := run(t, "thinking_multiturn", thinkingMultiturnRequest(t))
+		var body messagesRequest
+		if err := json.Unmarshal(c.Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if len(body.Messages) != 5 {
+			t.Fatalf("messages = %+v", body.Messages)
+		}
+		// The unsigned reasoning of the first assistant turn is dropped.
+		if first := body.Messages[1].Content; len(first) != 1 || first[0].Type != "text" {
+			t.Errorf("first assistant turn = %+v", first)
+		}
+		got := body.Messages[3].Content
+		var types []string
+		for _, b := range got {
+			types = append(types, b.Type)
+		}
+		if strings.Join(types, ",") != "thinking,redacted_thinking,text,tool_use" {
+			t.Fatalf("assistant turn block types = %v", types)
+		}
+		if got[0].Thinking == nil || *got[0].Thinking != thinkingText || got[0].Signature != thinkingSig || got[0].Data != "" {
+			t.Errorf("thinking block = %+v", got[0])
+		}
+		if got[1].Data != redactedData || got[1].Signature != "" || got[1].Thinking != nil {
+			t.Errorf("redacted_thinking block = %+v", got[1])
+		}
+		if w := res.Meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "messages[2].parts[0]") || !strings.Contains(w[0], "without a signature") {
+			t.Errorf("warnings = %q", w)
+		}
+		r := res.Message.GetParts()[0].GetReasoning()
+		if r.GetSignature() != followupSig || r.GetRedacted() || !strings.HasPrefix(r.GetText(), "The tool says") {
+			t.Errorf("follow-up reasoning = %v", r)
 		}
 	})
 	t.Run("refusal", func(t *testing.T) {

@@ -243,7 +243,20 @@ func convertParts(i int, m *llmrelayv1.Message) ([]contentBlockParam, []string, 
 			if !ok {
 				warnings = append(warnings, fmt.Sprintf("%s: tool call %s arguments are not a JSON object; sent input {}", param, tc.GetCallId()))
 			}
+			if tc.GetSignature() != "" {
+				warnings = append(warnings, fmt.Sprintf("%s: tool call %s signature not sent (anthropic has no tool call signatures)", param, tc.GetCallId()))
+			}
 			blocks = append(blocks, contentBlockParam{Type: "tool_use", ID: tc.GetCallId(), Name: tc.GetName(), Input: input})
+		case *llmrelayv1.Part_Reasoning:
+			if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
+				return nil, nil, invalid(param, "reasoning belongs in assistant messages")
+			}
+			b, warn := reasoningBlock(k.Reasoning)
+			if warn != "" {
+				warnings = append(warnings, param+": "+warn)
+				continue
+			}
+			blocks = append(blocks, b)
 		case *llmrelayv1.Part_ToolResult:
 			tr := k.ToolResult
 			if tr.GetCallId() == "" {
@@ -262,6 +275,28 @@ func convertParts(i int, m *llmrelayv1.Message) ([]contentBlockParam, []string, 
 		}
 	}
 	return blocks, warnings, nil
+}
+
+// reasoningBlock is the block a Reasoning part goes back as, in its
+// position in the assistant turn: a redacted part as redacted_thinking
+// with its signature as data, any other as thinking with its text and
+// signature. A part the API cannot take (it verifies every signature) is
+// not sent, and warn says why: one without a signature, and one with an id
+// (reasoning items with ids come from another provider, OpenAI Responses,
+// whose encrypted content Anthropic would reject).
+func reasoningBlock(r *llmrelayv1.Reasoning) (b contentBlockParam, warn string) {
+	switch {
+	case r.GetId() != "":
+		return b, fmt.Sprintf("reasoning item %q not sent (an id marks another provider's reasoning; anthropic thinking blocks have none)", r.GetId())
+	case r.GetSignature() == "" && r.GetRedacted():
+		return b, "redacted reasoning without data (signature) not sent"
+	case r.GetSignature() == "":
+		return b, "reasoning without a signature not sent (anthropic accepts only signed thinking blocks)"
+	case r.GetRedacted():
+		return contentBlockParam{Type: "redacted_thinking", Data: r.GetSignature()}, ""
+	}
+	text := r.GetText()
+	return contentBlockParam{Type: "thinking", Thinking: &text, Signature: r.GetSignature()}, ""
 }
 
 // toolInput is the tool_use `input` for stored arguments: the arguments

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 func build(t *testing.T, req *provider.Request) (map[string]any, []string, []string, error) {
@@ -198,5 +200,91 @@ func TestToolInput(t *testing.T) {
 		if string(got) != want.input || ok != want.ok {
 			t.Errorf("toolInput(%q) = %s, %v; want %s, %v", args, got, ok, want.input, want.ok)
 		}
+	}
+}
+
+// TestReasoningGoesBack checks how Reasoning parts and tool call signatures
+// of an assistant turn are sent: signed thinking and redacted thinking in
+// their position, everything Anthropic would reject left out with a
+// warning naming the part.
+func TestReasoningGoesBack(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		parts  []*llmrelayv1.Part
+		blocks string // the assistant turn's content
+		warn   string // substring of the only warning; "" for none
+	}{
+		{"signed thinking", []*llmrelayv1.Part{reasoningPart(&llmrelayv1.Reasoning{Text: "plan", Signature: "EqA1"}), text("ok")},
+			`[{"type":"thinking","thinking":"plan","signature":"EqA1"},{"type":"text","text":"ok"}]`, ""},
+		{"empty thinking text kept", []*llmrelayv1.Part{reasoningPart(&llmrelayv1.Reasoning{Signature: "EqA2"}), text("ok")},
+			`[{"type":"thinking","thinking":"","signature":"EqA2"},{"type":"text","text":"ok"}]`, ""},
+		{"redacted", []*llmrelayv1.Part{reasoningPart(&llmrelayv1.Reasoning{Redacted: true, Signature: "EmwK"}), text("ok")},
+			`[{"type":"redacted_thinking","data":"EmwK"},{"type":"text","text":"ok"}]`, ""},
+		{"position kept", []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: "a", Signature: "S1"}), toolCallPart("toolu_1", "f", `{}`),
+			reasoningPart(&llmrelayv1.Reasoning{Text: "b", Signature: "S2"}), toolCallPart("toolu_2", "f", `{}`),
+		}, `[{"type":"thinking","thinking":"a","signature":"S1"},{"type":"tool_use","id":"toolu_1","name":"f","input":{}},` +
+			`{"type":"thinking","thinking":"b","signature":"S2"},{"type":"tool_use","id":"toolu_2","name":"f","input":{}}]`, ""},
+		{"unsigned dropped", []*llmrelayv1.Part{reasoningPart(&llmrelayv1.Reasoning{Text: "plan"}), text("ok")},
+			`[{"type":"text","text":"ok"}]`, "messages[1].parts[0]: reasoning without a signature"},
+		{"redacted without data dropped", []*llmrelayv1.Part{reasoningPart(&llmrelayv1.Reasoning{Redacted: true}), text("ok")},
+			`[{"type":"text","text":"ok"}]`, "redacted reasoning without data"},
+		{"other provider's item dropped", []*llmrelayv1.Part{reasoningPart(&llmrelayv1.Reasoning{Id: "rs_68af", Text: "s", Signature: "gAAAA"}), text("ok")},
+			`[{"type":"text","text":"ok"}]`, `"rs_68af"`},
+		{"tool call signature dropped", []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+			CallId: "toolu_1", Name: "f", Arguments: `{"a":1}`, Signature: "CiQB"}}}},
+			`[{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":1}}]`, "signature not sent"},
+	}
+	for _, tc := range cases {
+		m, _, warnings, err := build(t, &provider.Request{Model: model, Options: &llmrelayv1.GenerationOptions{}, Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_USER, text("hi")),
+			msgOf(llmrelayv1.Role_ROLE_ASSISTANT, tc.parts...),
+		}})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got := mustJSON(t, m["messages"].([]any)[1].(map[string]any)["content"])
+		if !sameJSON(t, got, tc.blocks) {
+			t.Errorf("%s: content = %s\nwant %s", tc.name, got, tc.blocks)
+		}
+		switch {
+		case tc.warn == "" && len(warnings) != 0:
+			t.Errorf("%s: warnings = %q", tc.name, warnings)
+		case tc.warn != "" && (len(warnings) != 1 || !strings.Contains(warnings[0], tc.warn)):
+			t.Errorf("%s: warnings = %q, want one with %q", tc.name, warnings, tc.warn)
+		}
+	}
+	// Reasoning outside an assistant message is a caller error.
+	_, _, _, err := build(t, &provider.Request{Model: model, Messages: []*llmrelayv1.Message{
+		msgOf(llmrelayv1.Role_ROLE_USER, reasoningPart(&llmrelayv1.Reasoning{Text: "x", Signature: "S"})),
+	}})
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Kind != provider.KindInvalidRequest || pe.Param != "messages[0].parts[0]" {
+		t.Errorf("reasoning in a user message: err = %v", err)
+	}
+}
+
+// TestReasoningRoundTrip sends Generate's own answer back as history: the
+// assistant turn must hold the blocks the response had, byte for byte.
+func TestReasoningRoundTrip(t *testing.T) {
+	t.Parallel()
+	raw := providertest.Load(t, "testdata/thinking.http").Body
+	res, err := parseResponse(raw, http.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := thinkingRequest(t)
+	req.Messages = append(req.Messages, res.Message)
+	m, _, warnings, err := build(t, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp map[string]any
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := mustJSON(t, m["messages"].([]any)[1].(map[string]any)["content"]), mustJSON(t, resp["content"]); !sameJSON(t, got, want) || len(warnings) != 0 {
+		t.Errorf("sent back:\n%s\nresponse content:\n%s\nwarnings %q", got, want, warnings)
 	}
 }

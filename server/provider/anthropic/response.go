@@ -33,7 +33,6 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	meta.ResolvedModel = m.Model
 
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
-	var thinking, redacted int
 	for i, b := range m.Content {
 		switch b.Type {
 		case "text":
@@ -49,19 +48,11 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 				CallId: b.ID, Name: b.Name, Arguments: args, ArgumentsValid: isJSONObject(args),
 			}}})
 			meta.ToolCallCount++
-		case "thinking":
-			thinking++
-		case "redacted_thinking":
-			redacted++
+		case "thinking", "redacted_thinking":
+			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: reasoningOf(&b)}})
 		default:
 			meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: content block type %q not supported; ignored", i, b.Type))
 		}
-	}
-	if thinking > 0 {
-		provider.SetExtended(meta, "thinking_blocks", thinking)
-	}
-	if redacted > 0 {
-		provider.SetExtended(meta, "redacted_thinking_blocks", redacted)
 	}
 	stop := ""
 	if m.StopReason != nil {
@@ -81,6 +72,17 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 		}
 	}
 	return &provider.Result{Message: msg, Meta: meta}, nil
+}
+
+// reasoningOf converts a thinking block (text and signature) or a
+// redacted_thinking block (its encrypted data becomes the signature, the
+// part is marked redacted). Every such block is kept, even an empty one:
+// the signature must go back with the conversation.
+func reasoningOf(b *contentBlock) *llmrelayv1.Reasoning {
+	if b.Type == "redacted_thinking" {
+		return &llmrelayv1.Reasoning{Redacted: true, Signature: b.Data}
+	}
+	return &llmrelayv1.Reasoning{Text: b.Thinking, Signature: b.Signature}
 }
 
 // toolArguments is the arguments text of a tool_use input: the object's

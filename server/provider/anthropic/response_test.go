@@ -60,6 +60,24 @@ func TestParseResponseDefensive(t *testing.T) {
 				t.Errorf("warnings = %v", res.Meta.GetWarnings())
 			}
 		}},
+		{"thinking fields null", `{"content":[{"type":"thinking","thinking":null,"signature":null},{"type":"redacted_thinking","data":null}]}`, 2, func(t *testing.T, res *provider.Result) {
+			p := res.Message.GetParts()
+			if r := p[0].GetReasoning(); r == nil || r.GetText() != "" || r.GetSignature() != "" || r.GetRedacted() {
+				t.Errorf("thinking = %v", p[0])
+			}
+			if r := p[1].GetReasoning(); r == nil || !r.GetRedacted() || r.GetSignature() != "" {
+				t.Errorf("redacted = %v", p[1])
+			}
+		}},
+		{"interleaved thinking keeps model order", `{"content":[{"type":"thinking","thinking":"a","signature":"S1"},{"type":"tool_use","id":"toolu_1","name":"f","input":{}},{"type":"thinking","thinking":"b","signature":"S2"},{"type":"text","text":"t"}]}`, 4, func(t *testing.T, res *provider.Result) {
+			p := res.Message.GetParts()
+			if p[0].GetReasoning().GetSignature() != "S1" || p[1].GetToolCall() == nil || p[2].GetReasoning().GetText() != "b" || p[3].GetText() != "t" {
+				t.Errorf("parts = %v", p)
+			}
+			if _, ok := res.Meta.GetExtended().GetFields()["thinking_blocks"]; ok || len(res.Meta.GetWarnings()) != 0 {
+				t.Errorf("meta = %v", res.Meta)
+			}
+		}},
 		{"unknown stop reason", `{"content":[],"stop_reason":"pause_turn"}`, 0, func(t *testing.T, res *provider.Result) {
 			if res.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_OTHER {
 				t.Errorf("finish = %v", res.Meta.GetFinishReason())
@@ -137,11 +155,12 @@ func TestHeaderMetaIgnoresBadValues(t *testing.T) {
 // FuzzParseResponse checks that any body parses to a result or a
 // *provider.Error, without panics, with consistent tool-call bookkeeping.
 func FuzzParseResponse(f *testing.F) {
-	for _, name := range []string{"plain", "tools", "vision", "multiturn", "stop_sequence", "refusal", "error_529"} {
+	for _, name := range []string{"plain", "tools", "vision", "multiturn", "stop_sequence", "refusal", "thinking", "thinking_multiturn", "error_529"} {
 		f.Add(providertest.Load(f, "testdata/"+name+".http").Body)
 	}
 	f.Add([]byte(`{"content":"x","usage":{"input_tokens":null}}`))
 	f.Add([]byte(`{"content":[{"type":"tool_use","input":"{"}]}`))
+	f.Add([]byte(`{"content":[{"type":"redacted_thinking","data":5},{"type":"thinking","signature":""}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		res, err := parseResponse(body, http.Header{})
 		if err != nil {
@@ -155,6 +174,9 @@ func FuzzParseResponse(f *testing.F) {
 		for _, p := range res.Message.GetParts() {
 			if p.GetKind() == nil {
 				t.Fatal("empty part")
+			}
+			if r := p.GetReasoning(); r != nil && r.GetRedacted() && r.GetText() != "" {
+				t.Fatal("redacted reasoning with text")
 			}
 			if tc := p.GetToolCall(); tc != nil {
 				calls++

@@ -20,6 +20,9 @@ type blockState struct {
 	typ       string
 	callID    string
 	toolIndex int
+	// reasoningIndex is a thinking or redacted_thinking block's position
+	// among the reasoning blocks.
+	reasoningIndex int
 	// gotArgs is set once an argument fragment was emitted.
 	gotArgs bool
 	ended   bool
@@ -36,12 +39,12 @@ type stream struct {
 	pending []*provider.Event
 	blocks  map[int]*blockState
 	tools   int
-	usage   usageState
-	// thinking and redacted count thinking blocks.
-	thinking, redacted int
-	done               bool
-	closed             bool
-	err                *provider.Error
+	// reasonings counts thinking and redacted_thinking blocks.
+	reasonings int
+	usage      usageState
+	done       bool
+	closed     bool
+	err        *provider.Error
 }
 
 func newStream(resp *http.Response, warnings []string) *stream {
@@ -156,16 +159,6 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		}
 		s.updateUsage(ev.Usage)
 	case "message_stop":
-		if s.thinking > 0 || s.redacted > 0 {
-			meta := newMeta()
-			if s.thinking > 0 {
-				provider.SetExtended(meta, "thinking_blocks", s.thinking)
-			}
-			if s.redacted > 0 {
-				provider.SetExtended(meta, "redacted_thinking_blocks", s.redacted)
-			}
-			s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
-		}
 		s.done = true
 	case "error":
 		return eventError(ev.Error, ev.RequestID, s.header)
@@ -232,10 +225,16 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 			b.gotArgs = true
 		}
 		s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: delta})
-	case "thinking":
-		s.thinking++
-	case "redacted_thinking":
-		s.redacted++
+	case "thinking", "redacted_thinking":
+		// The start event opens the Reasoning part in model order, even
+		// before (or without) any text: a redacted block carries all its
+		// data here, a thinking block usually starts empty.
+		b.reasoningIndex = s.reasonings
+		s.reasonings++
+		r := reasoningOf(cb)
+		s.emit(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{
+			Index: b.reasoningIndex, Text: r.GetText(), Signature: r.GetSignature(), Redacted: r.GetRedacted(),
+		}})
 	default:
 		s.warn("content block %d: type %q not supported; ignored", idx, cb.Type)
 	}
@@ -269,9 +268,21 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 				CallID: b.callID, Index: b.toolIndex, Arguments: ev.Delta.PartialJSON,
 			}})
 		}
+	case "thinking_delta", "signature_delta":
+		if b == nil || b.typ != "thinking" {
+			return provider.BadResponse(providerName, "%s for content block %d, which is not a started thinking block", ev.Delta.Type, idx)
+		}
+		if b.ended {
+			return provider.BadResponse(providerName, "%s after content_block_stop of block %d", ev.Delta.Type, idx)
+		}
+		if ev.Delta.Thinking != "" || ev.Delta.Signature != "" {
+			s.emit(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{
+				Index: b.reasoningIndex, Text: ev.Delta.Thinking, Signature: ev.Delta.Signature,
+			}})
+		}
 	default:
-		// thinking_delta, signature_delta, citations_delta and new delta
-		// types carry nothing the normalized stream holds.
+		// citations_delta and new delta types carry nothing the normalized
+		// stream holds.
 	}
 	return nil
 }
@@ -281,10 +292,13 @@ func (s *stream) blockStop(ev streamEvent) *provider.Error {
 		return provider.BadResponse(providerName, "content_block_stop without index")
 	}
 	b := s.blocks[*ev.Index]
-	if b == nil || b.typ != "tool_use" || b.ended {
+	if b == nil || b.ended {
 		return nil
 	}
 	b.ended = true
+	if b.typ != "tool_use" {
+		return nil
+	}
 	if !b.gotArgs {
 		s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{
 			CallID: b.callID, Index: b.toolIndex, Arguments: "{}",

@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	relayfold "github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -63,6 +64,9 @@ func renderEvents(t *testing.T, evs []*provider.Event, err error) []byte {
 			fmt.Fprintf(&b, "tool_call_end id=%s index=%d\n", ev.ToolCall.CallID, ev.ToolCall.Index)
 		case provider.EventUsage:
 			fmt.Fprintf(&b, "usage %s\n", compactJSON(t, providertest.ProtoJSON(t, ev.Usage)))
+		case provider.EventReasoning:
+			r := ev.Reasoning
+			fmt.Fprintf(&b, "reasoning index=%d redacted=%v id=%q text=%s signature=%s\n", r.Index, r.Redacted, r.ID, strconv.Quote(r.Text), strconv.Quote(r.Signature))
 		default:
 			fmt.Fprintf(&b, "unknown kind %d\n", ev.Kind)
 		}
@@ -86,26 +90,62 @@ type folded struct {
 	meta    *llmrelayv1.ResponseMeta
 }
 
-// fold concatenates text, concatenates tool-call fragments per CallID (in
-// call order), keeps the last usage and merges the meta events. It checks
-// the stream invariants on the way: CallID on every fragment, Name only on
-// a call's first fragment, indexes consistent with call order.
+// fold rebuilds the message the way the gateway's accumulator does: parts
+// in the order they started (consecutive text pieces form one text part),
+// tool-call fragments concatenated per CallID, reasoning text and signature
+// pieces concatenated per Index; it keeps the last usage and merges the
+// meta events. It checks the stream invariants on the way: CallID on every
+// fragment, Name only on a call's first fragment, indexes consistent with
+// call order, reasoning indexes consecutive, Redacted and ID only on a
+// block's first piece.
 func fold(t *testing.T, evs []*provider.Event) folded {
 	t.Helper()
 	meta := &llmrelayv1.ResponseMeta{}
-	var txt strings.Builder
 	type call struct {
-		name, args string
-		index      int
+		name, args, sig string
+		index           int
 	}
+	type reasoning struct {
+		text, sig strings.Builder
+		redacted  bool
+		id        string
+	}
+	// seg is one part in order: text, a call id, or a reasoning index.
+	type seg struct {
+		text      *strings.Builder
+		callID    string
+		reasoning *reasoning
+	}
+	var segs []*seg
 	calls := map[string]*call{}
-	var order []string
+	reasonings := map[int]*reasoning{}
 	for _, ev := range evs {
 		switch ev.Kind {
 		case provider.EventMeta:
 			proto.Merge(meta, ev.Meta)
 		case provider.EventText:
-			txt.WriteString(ev.Text)
+			if n := len(segs); n > 0 && segs[n-1].text != nil {
+				segs[n-1].text.WriteString(ev.Text)
+				continue
+			}
+			sg := &seg{text: &strings.Builder{}}
+			sg.text.WriteString(ev.Text)
+			segs = append(segs, sg)
+		case provider.EventReasoning:
+			d := ev.Reasoning
+			r, ok := reasonings[d.Index]
+			if !ok {
+				if d.Index != len(reasonings) {
+					t.Errorf("reasoning index %d, want %d", d.Index, len(reasonings))
+				}
+				r = &reasoning{redacted: d.Redacted, id: d.ID}
+				reasonings[d.Index] = r
+				segs = append(segs, &seg{reasoning: r})
+			} else if d.Redacted || d.ID != "" {
+				t.Errorf("redacted/id on a later piece of reasoning %d", d.Index)
+			}
+			r.text.WriteString(d.Text)
+			r.sig.WriteString(d.Signature)
 		case provider.EventToolCall:
 			d := ev.ToolCall
 			if d.CallID == "" {
@@ -116,12 +156,12 @@ func fold(t *testing.T, evs []*provider.Event) folded {
 				if d.Name == "" {
 					t.Errorf("first fragment of %s has no name", d.CallID)
 				}
-				if d.Index != len(order) {
-					t.Errorf("call %s index %d, want %d", d.CallID, d.Index, len(order))
+				if d.Index != len(calls) {
+					t.Errorf("call %s index %d, want %d", d.CallID, d.Index, len(calls))
 				}
 				c = &call{name: d.Name, index: d.Index}
 				calls[d.CallID] = c
-				order = append(order, d.CallID)
+				segs = append(segs, &seg{callID: d.CallID})
 			} else if d.Name != "" {
 				t.Errorf("name repeated on a later fragment of %s", d.CallID)
 			}
@@ -129,6 +169,7 @@ func fold(t *testing.T, evs []*provider.Event) folded {
 				t.Errorf("call %s changed index %d -> %d", d.CallID, c.index, d.Index)
 			}
 			c.args += d.Arguments
+			c.sig += d.Signature
 		case provider.EventToolCallEnd:
 			if _, ok := calls[ev.ToolCall.CallID]; !ok {
 				t.Errorf("end of unknown call %q", ev.ToolCall.CallID)
@@ -138,16 +179,51 @@ func fold(t *testing.T, evs []*provider.Event) folded {
 		}
 	}
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
-	if txt.Len() > 0 {
-		msg.Parts = append(msg.Parts, text(txt.String()))
-	}
-	for _, id := range order {
-		c := calls[id]
-		msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
-			CallId: id, Name: c.name, Arguments: c.args, ArgumentsValid: isJSONObject(c.args),
-		}}})
+	for _, sg := range segs {
+		switch {
+		case sg.text != nil:
+			msg.Parts = append(msg.Parts, text(sg.text.String()))
+		case sg.reasoning != nil:
+			r := sg.reasoning
+			msg.Parts = append(msg.Parts, reasoningPart(&llmrelayv1.Reasoning{Text: r.text.String(), Signature: r.sig.String(), Redacted: r.redacted, Id: r.id}))
+		default:
+			c := calls[sg.callID]
+			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+				CallId: sg.callID, Name: c.name, Arguments: c.args, ArgumentsValid: isJSONObject(c.args), Signature: c.sig,
+			}}})
+		}
 	}
 	return folded{message: msg, meta: meta}
+}
+
+// accumulate feeds the events to the gateway's accumulator (package fold),
+// converted the way the server relays them, and returns its message.
+func accumulate(t *testing.T, evs []*provider.Event) *llmrelayv1.Message {
+	t.Helper()
+	var acc relayfold.Accumulator
+	for _, ev := range evs {
+		var err error
+		switch ev.Kind {
+		case provider.EventText:
+			if ev.Text != "" {
+				acc.AddText(ev.Text)
+			}
+		case provider.EventRefusal:
+			if ev.Text != "" {
+				acc.AddRefusal(ev.Text)
+			}
+		case provider.EventReasoning:
+			r := ev.Reasoning
+			err = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(r.Index), Text: r.Text, Signature: r.Signature, Redacted: r.Redacted, Id: r.ID})
+		case provider.EventToolCall:
+			d := ev.ToolCall
+			err = acc.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: d.CallID, Index: int32(d.Index), Name: d.Name, ArgumentsDelta: d.Arguments, Signature: d.Signature})
+		}
+		if err != nil {
+			t.Fatalf("accumulator: %v", err)
+		}
+	}
+	return acc.Message()
 }
 
 // normalizeArgs compacts valid tool arguments: a streamed call carries the
@@ -175,6 +251,7 @@ func TestStream(t *testing.T) {
 		{"tools_stream", toolsRequest},
 		{"noargs_stream", toolsRequest},
 		{"malformed_args_stream", toolsRequest},
+		{"thinking_stream", thinkingRequest},
 		{"stream_overloaded", func(*testing.T) *provider.Request { return plainRequest() }},
 		{"stream_cut", func(*testing.T) *provider.Request { return plainRequest() }},
 	}
@@ -267,6 +344,7 @@ func TestUnaryStreamEquivalence(t *testing.T) {
 	}{
 		{"plain", "plain_stream", func(*testing.T) *provider.Request { return plainRequest() }},
 		{"tools", "tools_stream", toolsRequest},
+		{"thinking", "thinking_stream", thinkingRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.unary, func(t *testing.T) {
@@ -288,6 +366,9 @@ func TestUnaryStreamEquivalence(t *testing.T) {
 			f := fold(t, evs)
 			if got, want := normalizeArgs(f.message), normalizeArgs(res.Message); !proto.Equal(got, want) {
 				t.Errorf("message:\nstream %v\nunary  %v", got, want)
+			}
+			if got, want := normalizeArgs(accumulate(t, evs)), normalizeArgs(res.Message); !proto.Equal(got, want) {
+				t.Errorf("fold.Accumulator message:\nstream %v\nunary  %v", got, want)
 			}
 			if !proto.Equal(f.meta.GetUsage(), res.Meta.GetUsage()) {
 				t.Errorf("usage: stream %v, unary %v", f.meta.GetUsage(), res.Meta.GetUsage())
@@ -375,6 +456,10 @@ func TestStreamMalformedEvents(t *testing.T) {
 		"json delta unknown block":  start + "data: {\"type\":\"content_block_delta\",\"index\":4,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\"}}\n\n",
 		"tool_use without id":       start + "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"name\":\"f\"}}\n\n",
 		"message_start no message":  "data: {\"type\":\"message_start\"}\n\n",
+		"thinking delta text block": start + "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"x\"}}\n\n",
+		"signature unknown block":   start + "data: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"Eq\"}}\n\n",
+		"signature after stop":      start + "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}}\n\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"Eq\"}}\n\n",
+		"text delta thinking block": start + "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}\n\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n",
 		"block started twice":       start + "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\"}}\n\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\"}}\n\n",
 	}
 	for name, body := range cases {
@@ -409,14 +494,18 @@ func TestStreamUnknownEventsSkipped(t *testing.T) {
 // must end with EOF or a *provider.Error, and every tool-call event must
 // carry a CallID.
 func FuzzStream(f *testing.F) {
-	for _, name := range []string{"plain_stream", "tools_stream", "noargs_stream", "malformed_args_stream", "stream_overloaded", "stream_cut"} {
+	for _, name := range []string{"plain_stream", "tools_stream", "noargs_stream", "malformed_args_stream", "thinking_stream", "stream_overloaded", "stream_cut"} {
 		rec := providertest.Load(f, "testdata/"+name+".http")
 		f.Add(rec.Body)
 	}
 	f.Add([]byte("data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":null},\"usage\":{\"output_tokens\":-5}}\n\n"))
+	f.Add([]byte("data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"redacted_thinking\",\"data\":null}}\n\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"x\"}}\n\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		s := streamFromBody(body)
 		n := 0
+		// reasoning is the number of reasoning blocks seen: each event's
+		// index is an earlier block's or the next one.
+		reasoning := 0
 		for {
 			ev, err := s.Recv()
 			if err == io.EOF {
@@ -434,6 +523,14 @@ func FuzzStream(f *testing.F) {
 			}
 			if (ev.Kind == provider.EventToolCall || ev.Kind == provider.EventToolCallEnd) && ev.ToolCall.CallID == "" {
 				t.Fatal("tool call event without CallID")
+			}
+			if ev.Kind == provider.EventReasoning {
+				switch idx := ev.Reasoning.Index; {
+				case idx == reasoning:
+					reasoning++
+				case idx < 0 || idx > reasoning:
+					t.Fatalf("reasoning index %d with %d blocks seen", idx, reasoning)
+				}
 			}
 			if ev.Kind == provider.EventUsage {
 				u := ev.Usage

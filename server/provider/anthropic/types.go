@@ -32,11 +32,16 @@ type wireMessage struct {
 	Content []contentBlockParam `json:"content"`
 }
 
-// contentBlockParam is one request content block: text, image, tool_use or
-// tool_result, told apart by Type.
+// contentBlockParam is one request content block: text, image, tool_use,
+// tool_result, thinking or redacted_thinking, told apart by Type.
 type contentBlockParam struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text,omitempty"`
+	Type string `json:"type"`
+	Text string `json:"text,omitempty"`
+	// Thinking is set (possibly to "") on thinking blocks only: the API
+	// requires the field there.
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature string          `json:"signature,omitempty"`
+	Data      string          `json:"data,omitempty"`
 	Source    *imageSource    `json:"source,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
@@ -98,6 +103,11 @@ type contentBlock struct {
 	ID    string          `json:"id"`
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+	// Thinking and Signature are a thinking block's text and signature;
+	// Data is a redacted_thinking block's encrypted content.
+	Thinking  string `json:"thinking"`
+	Signature string `json:"signature"`
+	Data      string `json:"data"`
 }
 
 // blockList decodes `content` leniently: an array of blocks, a bare string
@@ -161,12 +171,15 @@ type streamEvent struct {
 	RequestID    string           `json:"request_id"`
 }
 
-// streamDelta is the `delta` of content_block_delta (Type set) and of
+// streamDelta is the `delta` of content_block_delta (Type set: text_delta,
+// input_json_delta, thinking_delta, signature_delta, ...) and of
 // message_delta (StopReason set).
 type streamDelta struct {
 	Type         string  `json:"type"`
 	Text         string  `json:"text"`
 	PartialJSON  string  `json:"partial_json"`
+	Thinking     string  `json:"thinking"`
+	Signature    string  `json:"signature"`
 	StopReason   *string `json:"stop_reason"`
 	StopSequence *string `json:"stop_sequence"`
 }
