@@ -145,7 +145,7 @@ func (p *Provider) readBody(resp *http.Response) ([]byte, error) {
 
 // Generate calls models/{model}:generateContent.
 func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provider.Result, error) {
-	body, err := p.encodeRequest(req)
+	body, warnings, err := p.encodeRequestWarn(req)
 	if err != nil {
 		return nil, err
 	}
@@ -164,6 +164,9 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	res, err := p.toResult(&wire)
 	if err != nil {
 		return nil, err
+	}
+	if len(warnings) > 0 {
+		res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
 	}
 	return res, nil
 }
@@ -219,7 +222,7 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 
 // Stream calls models/{model}:streamGenerateContent?alt=sse.
 func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.Stream, error) {
-	body, err := p.encodeRequest(req)
+	body, warnings, err := p.encodeRequestWarn(req)
 	if err != nil {
 		return nil, err
 	}
@@ -227,5 +230,5 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	if err != nil {
 		return nil, err
 	}
-	return p.newStream(resp), nil
+	return p.newStream(resp, warnings...), nil
 }

@@ -3,6 +3,7 @@ package gemini
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"path/filepath"
@@ -77,13 +78,73 @@ var (
 	londonCallID = generatedID("zmXuaJ2uMau_vr0Pw5ubgAk", 1, "", "")
 )
 
+// The generated ids of the two calls in thinking_tools.http.
+var (
+	thinkParisID  = generatedID("tBAkaZK9Dpr-1MkPkMCT4Qw", 0, "", "")
+	thinkLondonID = generatedID("tBAkaZK9Dpr-1MkPkMCT4Qw", 1, "", "")
+)
+
+// Signatures in thinking_text.http and thinking_tools.http.
+const (
+	textSignature = "EtQDCtEDAdHtim9oYnJkR1FxN2x2cWtUcm1Xb0Z4UnZmRTBhOEhkQ2p1aG5YUzJ3dE9iY0ZxNnJ6S1ZkV3pGcGpMZ2hLZ0N0c0ZJcVZ0c0pmRUt2cW5Ya2hZbG9ZV1N6V3BPUmJRbkl3ZFNqSQ=="
+	callSignature = "CqgEAdHtim9YcVZ2c0hFZHpPd0RCbmdxaFlKb0xsZ3BnTmN1N0ZpU3lPZmRmYVlwV0dXVG14bWRsRkhPTlZyRnJ0b2NOd0ZtYWh3U3F2V2pYbU1CQ0l4dUJwSlFYUkJzR0lVb0pTbHRrQWhvZ3B2R2l3Ylh5ZUZ2TlZ3bA=="
+)
+
+func reasoningPart(r *llmrelayv1.Reasoning) *llmrelayv1.Part {
+	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: r}}
+}
+
+func includeThoughts() *llmrelayv1.ProviderOptions {
+	yes := true
+	return &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Gemini{Gemini: &llmrelayv1.GeminiOptions{IncludeThoughts: &yes}}}
+}
+
 // pngBytes is a 1x1 PNG.
 var pngBytes = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde\x00\x00\x00\x0cIDATx\x9cc\xf8\xcf\xc0\x00\x00\x03\x01\x01\x00\xc9\xfe\x92\xef\x00\x00\x00\x00IEND\xaeB`\x82")
 
 // generateCases are the unary scenarios; streamed twins share the request.
 func generateCases(t testing.TB) map[string]*provider.Request {
 	temp, maxTok := 0.2, int32(256)
+	signedCall := toolCallPart(thinkParisID, "get_weather", `{"city":"Paris","unit":"celsius"}`)
+	signedCall.GetToolCall().Signature = callSignature
 	return map[string]*provider.Request{
+		"thinking_text": {
+			Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemini-3-flash-preview",
+			Messages:        []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Is 1001 prime?"))},
+			Options:         &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW},
+			ProviderOptions: includeThoughts(),
+		},
+		"thinking_tools": {
+			Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-3-pro-preview",
+			Messages:        []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Weather in Paris and London?"))},
+			Tools:           []*llmrelayv1.Tool{weatherTool(t)},
+			Options:         &llmrelayv1.GenerationOptions{},
+			ProviderOptions: includeThoughts(),
+		},
+		// The conversation of thinking_text and thinking_tools sent back
+		// as Generate returned them, plus a redacted thinking block from
+		// another provider (dropped with a warning).
+		"multiturn_reasoning": {
+			Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-3-pro-preview",
+			Messages: []*llmrelayv1.Message{
+				msg(llmrelayv1.Role_ROLE_USER, text("Is 1001 prime?")),
+				msg(llmrelayv1.Role_ROLE_ASSISTANT,
+					reasoningPart(&llmrelayv1.Reasoning{Text: "**Testing Divisibility of 1001**\n\nTrying 7: 7 × 143 = 1001.\n\n\n"}),
+					text("No. 1001 is not prime: 1001 = 7 × 11 × 13."),
+					reasoningPart(&llmrelayv1.Reasoning{Signature: textSignature})),
+				msg(llmrelayv1.Role_ROLE_USER, text("Weather in Paris and London?")),
+				msg(llmrelayv1.Role_ROLE_ASSISTANT,
+					reasoningPart(&llmrelayv1.Reasoning{Redacted: true, Signature: "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj"}),
+					reasoningPart(&llmrelayv1.Reasoning{Text: "**Fetching the Weather**\n\nI'll call get_weather for Paris and for London in parallel.\n\n\n"}),
+					signedCall,
+					toolCallPart(thinkLondonID, "get_weather", `{"city":"London","unit":"celsius"}`)),
+				msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(thinkParisID, `{"temp": 18, "sky": "clear"}`)),
+				msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(thinkLondonID, "14°C, cloudy")),
+			},
+			Tools:           []*llmrelayv1.Tool{weatherTool(t)},
+			Options:         &llmrelayv1.GenerationOptions{},
+			ProviderOptions: includeThoughts(),
+		},
 		"plain": {
 			Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemini-2.5-flash",
 			Messages: []*llmrelayv1.Message{
@@ -238,6 +299,93 @@ func TestMultiturnRequest(t *testing.T) {
 	if strings.Contains(body, genIDPrefix) {
 		t.Errorf("gateway call ids leaked into the request: %s", body)
 	}
+}
+
+// TestMultiturnReasoningRequest checks that reasoning and signatures go
+// back where Generate put them.
+func TestMultiturnReasoningRequest(t *testing.T) {
+	t.Parallel()
+	p, srv := replay(t, "multiturn_reasoning")
+	res, err := p.Generate(context.Background(), generateCases(t)["multiturn_reasoning"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(srv.Last(t).Body)
+	for _, want := range []string{
+		// The thought summary as a thought part, then the text with the
+		// signature Gemini gave it.
+		`{"text":"**Testing Divisibility of 1001**\n\nTrying 7: 7 × 143 = 1001.\n\n\n","thought":true},{"text":"No. 1001 is not prime: 1001 = 7 × 11 × 13.","thoughtSignature":"` + textSignature + `"}`,
+		// The real call signature replaces the placeholder.
+		`{"functionCall":{"name":"get_weather","args":{"city":"Paris","unit":"celsius"}},"thoughtSignature":"` + callSignature + `"},{"functionCall":{"name":"get_weather","args":{"city":"London","unit":"celsius"}}}`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("request body lacks %s:\n%s", want, body)
+		}
+	}
+	for _, not := range []string{skipSignature, "EmwKAhgBEgy3va3pzix", genIDPrefix} {
+		if strings.Contains(body, not) {
+			t.Errorf("request body contains %s", not)
+		}
+	}
+	if w := res.Meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "message 3 part 0: redacted reasoning dropped") {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestReasoningRoundTrip sends the message Generate returned back as the
+// assistant turn: Gemini gets the parts it sent, with their signatures.
+func TestReasoningRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"thinking_text", "thinking_tools"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p, _ := replay(t, name)
+			res, err := p.Generate(context.Background(), generateCases(t)[name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			wire, warnings, err := buildRequest(&provider.Request{Model: "gemini-3-pro-preview", Options: &llmrelayv1.GenerationOptions{},
+				Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("q")), res.Message}})
+			if err != nil || len(warnings) != 0 {
+				t.Fatal(err, warnings)
+			}
+			got, err := json.Marshal(wire.Contents[1].Parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec struct {
+				Candidates []struct {
+					Content struct {
+						Parts []json.RawMessage `json:"parts"`
+					} `json:"content"`
+				} `json:"candidates"`
+			}
+			if err := json.Unmarshal(providertest.Load(t, filepath.Join("testdata", name+".http")).Body, &rec); err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(rec.Candidates[0].Content.Parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if canonJSON(t, got) != canonJSON(t, want) {
+				t.Errorf("sent back\n%s\nreceived\n%s", canonJSON(t, got), canonJSON(t, want))
+			}
+		})
+	}
+}
+
+// canonJSON re-encodes JSON with sorted keys.
+func canonJSON(t *testing.T, b []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
 
 func TestBlockedPrompt(t *testing.T) {

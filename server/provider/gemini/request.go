@@ -28,11 +28,22 @@ func invalidRequest(format string, args ...any) *provider.Error {
 
 // encodeRequest renders the generateContent body for req.
 func (p *Provider) encodeRequest(req *provider.Request) ([]byte, error) {
-	wire, err := buildRequest(req)
+	body, _, err := p.encodeRequestWarn(req)
+	return body, err
+}
+
+// encodeRequestWarn renders the generateContent body for req and returns
+// the warnings for meta.warnings (content Gemini cannot take back).
+func (p *Provider) encodeRequestWarn(req *provider.Request) ([]byte, []string, error) {
+	wire, warnings, err := buildRequest(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return encodeBody(wire, req.ProviderOptions)
+	body, err := encodeBody(wire, req.ProviderOptions)
+	if err != nil {
+		return nil, nil, err
+	}
+	return body, warnings, nil
 }
 
 // encodeBody marshals v and merges ProviderOptions.extra_body into it
@@ -71,9 +82,12 @@ type callInfo struct {
 	geminiID string
 }
 
-// buildRequest maps a normalized request to the Gemini wire request.
-func buildRequest(req *provider.Request) (*generateContentRequest, error) {
+// buildRequest maps a normalized request to the Gemini wire request; the
+// warnings name parts it had to drop.
+func buildRequest(req *provider.Request) (*generateContentRequest, []string, error) {
 	out := &generateContentRequest{Contents: []content{}}
+	var warnings []string
+	warn := func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
 	gemini3 := isGemini3Plus(req.Model)
 	calls := map[string]callInfo{}
 	lastFromTool := false
@@ -89,7 +103,7 @@ func buildRequest(req *provider.Request) (*generateContentRequest, error) {
 			for _, pt := range m.GetParts() {
 				t, ok := pt.GetKind().(*llmrelayv1.Part_Text)
 				if !ok {
-					return nil, invalidRequest("message %d: system messages may only contain text", mi)
+					return nil, nil, invalidRequest("message %d: system messages may only contain text", mi)
 				}
 				out.SystemInstruction.Parts = append(out.SystemInstruction.Parts, textPart(t.Text))
 			}
@@ -97,7 +111,7 @@ func buildRequest(req *provider.Request) (*generateContentRequest, error) {
 		case llmrelayv1.Role_ROLE_USER, llmrelayv1.Role_ROLE_TOOL:
 			parts, err := userParts(mi, m, calls)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if len(parts) == 0 {
 				continue
@@ -113,9 +127,9 @@ func buildRequest(req *provider.Request) (*generateContentRequest, error) {
 			}
 			lastFromTool = isTool
 		case llmrelayv1.Role_ROLE_ASSISTANT:
-			parts, err := modelParts(mi, m, calls, gemini3)
+			parts, err := modelParts(mi, m, calls, gemini3, warn)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if len(parts) == 0 {
 				continue
@@ -123,7 +137,7 @@ func buildRequest(req *provider.Request) (*generateContentRequest, error) {
 			out.Contents = append(out.Contents, content{Role: "model", Parts: parts})
 			lastFromTool = false
 		default:
-			return nil, invalidRequest("message %d: unsupported role %s", mi, m.GetRole())
+			return nil, nil, invalidRequest("message %d: unsupported role %s", mi, m.GetRole())
 		}
 	}
 	if out.SystemInstruction != nil && len(out.SystemInstruction.Parts) == 0 {
@@ -134,13 +148,13 @@ func buildRequest(req *provider.Request) (*generateContentRequest, error) {
 		decls := make([]functionDeclaration, 0, len(req.Tools))
 		for i, t := range req.Tools {
 			if t.GetName() == "" {
-				return nil, invalidRequest("tool %d has no name", i)
+				return nil, nil, invalidRequest("tool %d has no name", i)
 			}
 			d := functionDeclaration{Name: t.GetName(), Description: t.GetDescription()}
 			if t.GetParameters() != nil {
 				raw, err := structJSON(t.GetParameters())
 				if err != nil {
-					return nil, invalidRequest("tool %q parameters: %v", t.GetName(), err)
+					return nil, nil, invalidRequest("tool %q parameters: %v", t.GetName(), err)
 				}
 				d.ParametersJSONSchema = raw
 			}
@@ -175,10 +189,10 @@ func buildRequest(req *provider.Request) (*generateContentRequest, error) {
 
 	gc, err := generationConfigFor(opts, gemOpts, gemini3)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out.GenerationConfig = gc
-	return out, nil
+	return out, warnings, nil
 }
 
 // generationConfigFor maps the generation options; nil when none is set.
@@ -313,9 +327,14 @@ func userParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo) ([]part
 }
 
 // modelParts maps an assistant message and records its tool calls.
-func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini3 bool) ([]part, error) {
+// Reasoning parts go back in place as thought parts with their signature; a
+// signature-only Reasoning right after a text part (the signature Gemini put
+// on that text) is re-attached to it. Tool calls carry their signature; on
+// Gemini 3 the first call of the turn gets the documented placeholder when
+// it has none.
+func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini3 bool, warn func(string, ...any)) ([]part, error) {
 	var out []part
-	signed := false
+	firstCall := true
 	for pi, pt := range m.GetParts() {
 		switch k := pt.GetKind().(type) {
 		case *llmrelayv1.Part_Text:
@@ -328,6 +347,27 @@ func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini
 				return nil, invalidRequest("message %d part %d: %s", mi, pi, err.Error())
 			}
 			out = append(out, ip)
+		case *llmrelayv1.Part_Reasoning:
+			r := k.Reasoning
+			switch {
+			case r.GetRedacted():
+				warn("message %d part %d: redacted reasoning dropped: Gemini cannot take back another provider's redacted thinking", mi, pi)
+				continue
+			case r.GetId() != "":
+				warn("message %d part %d: reasoning item %q dropped: Gemini cannot take back another provider's reasoning items", mi, pi, r.GetId())
+				continue
+			case r.GetText() == "" && r.GetSignature() == "":
+				// Nothing to send.
+				continue
+			}
+			if r.GetText() == "" && len(out) > 0 {
+				if last := &out[len(out)-1]; isPlainText(last) {
+					last.ThoughtSignature = r.GetSignature()
+					continue
+				}
+			}
+			t := r.GetText()
+			out = append(out, part{Text: &t, Thought: true, ThoughtSignature: r.GetSignature()})
 		case *llmrelayv1.Part_ToolCall:
 			tc := k.ToolCall
 			if tc.GetName() == "" {
@@ -344,19 +384,26 @@ func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini
 			if tc.GetCallId() != "" {
 				calls[tc.GetCallId()] = info
 			}
-			p := part{FunctionCall: &functionCall{ID: info.geminiID, Name: tc.GetName(), Args: args}}
-			if gemini3 && !signed {
-				// The real signature is not part of the normalized
-				// conversation; Gemini 3 validates the first call of a step.
+			p := part{FunctionCall: &functionCall{ID: info.geminiID, Name: tc.GetName(), Args: args}, ThoughtSignature: tc.GetSignature()}
+			if gemini3 && firstCall && p.ThoughtSignature == "" {
+				// Without the real signature, Gemini 3 (which validates the
+				// first call of a step) needs the placeholder.
 				p.ThoughtSignature = skipSignature
-				signed = true
 			}
+			firstCall = false
 			out = append(out, p)
 		default:
 			return nil, invalidRequest("message %d part %d: %T not allowed in an assistant message", mi, pi, pt.GetKind())
 		}
 	}
 	return out, nil
+}
+
+// isPlainText reports whether p is a non-thought text part without a
+// signature (one a signature-only Reasoning part can be re-attached to).
+func isPlainText(p *part) bool {
+	return p.Text != nil && *p.Text != "" && !p.Thought && p.ThoughtSignature == "" &&
+		p.InlineData == nil && p.FileData == nil && p.FunctionCall == nil && p.FunctionResponse == nil
 }
 
 // argsObject returns the call arguments as a compact JSON object ("" is

@@ -1,8 +1,10 @@
 package gemini
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -195,5 +197,107 @@ func TestGeneratedIDs(t *testing.T) {
 		if isGeneratedID(id) {
 			t.Errorf("isGeneratedID(%q)", id)
 		}
+	}
+}
+
+// TestReasoningRequest covers how assistant Reasoning parts and call
+// signatures are sent back, and what is dropped with a warning.
+func TestReasoningRequest(t *testing.T) {
+	t.Parallel()
+	call := func(id, sig string) *llmrelayv1.Part {
+		p := toolCallPart(id, "f", `{}`)
+		p.GetToolCall().Signature = sig
+		return p
+	}
+	r := func(text, sig string) *llmrelayv1.Part {
+		return reasoningPart(&llmrelayv1.Reasoning{Text: text, Signature: sig})
+	}
+	cases := []struct {
+		name     string
+		model    string
+		parts    []*llmrelayv1.Part
+		want     string // the model content's parts
+		warnings []string
+	}{
+		{"thought with signature", "gemini-2.5-flash", []*llmrelayv1.Part{r("plan", "S"), text("a")},
+			`[{"text":"plan","thought":true,"thoughtSignature":"S"},{"text":"a"}]`, nil},
+		{"unsigned thought", "gemini-2.5-flash", []*llmrelayv1.Part{r("plan", ""), text("a")},
+			`[{"text":"plan","thought":true},{"text":"a"}]`, nil},
+		{"signature re-attached to the text before it", "gemini-2.5-flash", []*llmrelayv1.Part{text("a"), r("", "S")},
+			`[{"text":"a","thoughtSignature":"S"}]`, nil},
+		{"signature without a text before it", "gemini-2.5-flash", []*llmrelayv1.Part{r("", "S"), text("a")},
+			`[{"text":"","thought":true,"thoughtSignature":"S"},{"text":"a"}]`, nil},
+		{"signature after a call stays its own part", "gemini-2.5-flash", []*llmrelayv1.Part{call("c1", "C"), r("", "S")},
+			`[{"functionCall":{"id":"c1","name":"f","args":{}},"thoughtSignature":"C"},{"text":"","thought":true,"thoughtSignature":"S"}]`, nil},
+		{"second signature not merged into a signed text", "gemini-2.5-flash", []*llmrelayv1.Part{text("a"), r("", "S"), r("", "T")},
+			`[{"text":"a","thoughtSignature":"S"},{"text":"","thought":true,"thoughtSignature":"T"}]`, nil},
+		{"empty reasoning sends nothing", "gemini-2.5-flash", []*llmrelayv1.Part{r("", ""), text("a")},
+			`[{"text":"a"}]`, nil},
+		{"redacted and foreign items dropped", "gemini-2.5-flash", []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Redacted: true, Signature: "data"}),
+			reasoningPart(&llmrelayv1.Reasoning{Id: "rs_1", Text: "sum", Signature: "enc"}), text("a")},
+			`[{"text":"a"}]`, []string{"message 1 part 0: redacted reasoning dropped", `message 1 part 1: reasoning item "rs_1" dropped`}},
+		{"gemini 3: real signature, no placeholder", "gemini-3-pro-preview", []*llmrelayv1.Part{call("c1", "C"), call("c2", "")},
+			`[{"functionCall":{"id":"c1","name":"f","args":{}},"thoughtSignature":"C"},{"functionCall":{"id":"c2","name":"f","args":{}}}]`, nil},
+		{"gemini 3: placeholder only on an unsigned first call", "gemini-3-pro-preview", []*llmrelayv1.Part{call("c1", ""), call("c2", "D")},
+			`[{"functionCall":{"id":"c1","name":"f","args":{}},"thoughtSignature":"skip_thought_signature_validator"},{"functionCall":{"id":"c2","name":"f","args":{}},"thoughtSignature":"D"}]`, nil},
+		{"gemini 2.5: no placeholder", "gemini-2.5-flash", []*llmrelayv1.Part{call("c1", "")},
+			`[{"functionCall":{"id":"c1","name":"f","args":{}}}]`, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			wire, warnings, err := buildRequest(&provider.Request{Model: tc.model, Options: &llmrelayv1.GenerationOptions{},
+				Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("q")), msg(llmrelayv1.Role_ROLE_ASSISTANT, tc.parts...)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.Marshal(wire.Contents[1].Parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("parts\n got %s\nwant %s", got, tc.want)
+			}
+			if len(warnings) != len(tc.warnings) {
+				t.Fatalf("warnings %q, want %q", warnings, tc.warnings)
+			}
+			for i, w := range tc.warnings {
+				if !strings.HasPrefix(warnings[i], w) {
+					t.Errorf("warning %d = %q, want prefix %q", i, warnings[i], w)
+				}
+			}
+		})
+	}
+	// Reasoning is an assistant part only.
+	_, err := encode(t, &provider.Request{Messages: user(reasoningPart(&llmrelayv1.Reasoning{Text: "x"}))})
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Kind != provider.KindInvalidRequest {
+		t.Errorf("reasoning in a user message: %v", err)
+	}
+}
+
+// TestStreamRequestWarnings: warnings from encoding the request come first
+// on the stream.
+func TestStreamRequestWarnings(t *testing.T) {
+	t.Parallel()
+	p, _ := replay(t, "stream_thinking_tools")
+	req := generateCases(t)["thinking_tools"]
+	req.Messages = append([]*llmrelayv1.Message{
+		msg(llmrelayv1.Role_ROLE_USER, text("hi")),
+		msg(llmrelayv1.Role_ROLE_ASSISTANT, reasoningPart(&llmrelayv1.Reasoning{Redacted: true, Signature: "d"}), text("hello")),
+	}, req.Messages...)
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ev, err := s.Recv()
+	if err != nil || ev.Kind != provider.EventMeta || len(ev.Meta.GetWarnings()) != 1 ||
+		!strings.HasPrefix(ev.Meta.GetWarnings()[0], "message 1 part 0: redacted reasoning dropped") {
+		t.Fatalf("first event %v %v", ev, err)
+	}
+	if _, end := drain(t, s); end != io.EOF {
+		t.Errorf("end %v", end)
 	}
 }

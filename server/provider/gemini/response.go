@@ -31,7 +31,6 @@ const (
 	extSafetyRatings       = "gemini.safety_ratings"
 	extCitationMetadata    = "gemini.citation_metadata"
 	extFinishMessage       = "gemini.finish_message"
-	extThoughtParts        = "gemini.thought_parts"
 	extPromptSafetyRatings = "gemini.prompt_safety_ratings"
 	extBlockReason         = "gemini.block_reason"
 	extToolUsePromptTokens = "gemini.tool_use_prompt_tokens"
@@ -183,22 +182,48 @@ func (p *Provider) streamError(st *statusError) *provider.Error {
 }
 
 // answer accumulates the converted parts of one response (all chunks of a
-// stream, or the one unary body).
+// stream, or the one unary body), so that the unary and the streamed form
+// of one answer convert alike.
 type answer struct {
 	responseID string
 	calls      int
-	thoughts   int
-	warnedID   bool
+	// reasoning counts the reasoning blocks started so far.
+	reasoning int
+	// openThought: the last output item was an unsigned thought block, which
+	// a following thought part continues.
+	openThought bool
+	warnedID    bool
 }
 
-// item is one converted output part: text or a tool call.
+// itemKind says which field of an item is set.
+type itemKind int
+
+const (
+	itemText itemKind = iota + 1
+	itemCall
+	itemReasoning
+)
+
+// item is one converted output piece: text, a whole tool call, or a piece
+// of a reasoning block.
 type item struct {
-	text string
-	call *llmrelayv1.ToolCall
+	kind      itemKind
+	text      string
+	call      *llmrelayv1.ToolCall
+	reasoning provider.ReasoningDelta
 }
 
-// convert maps a candidate's parts to output items in model order: text
-// parts (thoughts excluded and counted), function calls with their ids.
+// convert maps a candidate's parts to output items in model order.
+//
+//   - functionCall: a tool call with its id; its thoughtSignature becomes
+//     ToolCall.signature.
+//   - thought parts (thought: true): reasoning. Consecutive thought parts
+//     form one block until a part carrying a thoughtSignature closes it
+//     with that signature.
+//   - other parts: their text; a thoughtSignature on them (Gemini signs the
+//     last text part of an answer, or streams it in a final empty text
+//     part) becomes a signature-only reasoning block right after that
+//     text, which the request encoder re-attaches to the text part.
 func (a *answer) convert(parts []respPart, warn func(string)) []item {
 	var out []item
 	for _, pt := range parts {
@@ -214,13 +239,38 @@ func (a *answer) convert(parts []respPart, warn func(string)) []item {
 				id = generatedID(a.responseID, a.calls, pt.FunctionCall.Name, args)
 			}
 			a.calls++
-			out = append(out, item{call: &llmrelayv1.ToolCall{
+			a.openThought = false
+			out = append(out, item{kind: itemCall, call: &llmrelayv1.ToolCall{
 				CallId: id, Name: pt.FunctionCall.Name, Arguments: args, ArgumentsValid: valid,
+				Signature: pt.ThoughtSignature,
 			}})
 		case pt.Thought:
-			a.thoughts++
-		case pt.Text != nil && *pt.Text != "":
-			out = append(out, item{text: *pt.Text})
+			var t string
+			if pt.Text != nil {
+				t = *pt.Text
+			}
+			if t == "" && pt.ThoughtSignature == "" {
+				continue
+			}
+			if !a.openThought {
+				a.reasoning++
+			}
+			out = append(out, item{kind: itemReasoning, reasoning: provider.ReasoningDelta{
+				Index: a.reasoning - 1, Text: t, Signature: pt.ThoughtSignature,
+			}})
+			a.openThought = pt.ThoughtSignature == ""
+		default:
+			if pt.Text != nil && *pt.Text != "" {
+				a.openThought = false
+				out = append(out, item{kind: itemText, text: *pt.Text})
+			}
+			if pt.ThoughtSignature != "" {
+				a.reasoning++
+				a.openThought = false
+				out = append(out, item{kind: itemReasoning, reasoning: provider.ReasoningDelta{
+					Index: a.reasoning - 1, Signature: pt.ThoughtSignature,
+				}})
+			}
 		}
 	}
 	return out
@@ -277,13 +327,27 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 			text.Reset()
 		}
 	}
+	// cur is the reasoning block the next piece of the same index extends.
+	var cur *llmrelayv1.Reasoning
+	curIndex := -1
 	for _, it := range a.convert(parts, func(s string) { meta.Warnings = append(meta.Warnings, s) }) {
-		if it.call != nil {
+		switch it.kind {
+		case itemText:
+			cur = nil
+			text.WriteString(it.text)
+		case itemCall:
 			flush()
+			cur = nil
 			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: it.call}})
-			continue
+		case itemReasoning:
+			flush()
+			if cur == nil || curIndex != it.reasoning.Index {
+				cur, curIndex = &llmrelayv1.Reasoning{}, it.reasoning.Index
+				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: cur}})
+			}
+			cur.Text += it.reasoning.Text
+			cur.Signature += it.reasoning.Signature
 		}
-		text.WriteString(it.text)
 	}
 	flush()
 
@@ -298,9 +362,6 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 		provider.SetExtended(meta, extToolUsePromptTokens, float64(w.UsageMetadata.ToolUsePromptTokenCount))
 	}
 	candidateMeta(meta, c)
-	if a.thoughts > 0 {
-		provider.SetExtended(meta, extThoughtParts, float64(a.thoughts))
-	}
 	if w.PromptFeedback != nil && present(w.PromptFeedback.SafetyRatings) {
 		provider.SetExtended(meta, extPromptSafetyRatings, rawValue(w.PromptFeedback.SafetyRatings))
 	}

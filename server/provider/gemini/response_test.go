@@ -1,10 +1,17 @@
 package gemini
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -78,13 +85,16 @@ func TestToResultDefensive(t *testing.T) {
 					t.Errorf("%v %v", r, err)
 				}
 			}},
-		{"text around a call, thoughts skipped", `{"candidates":[{"content":{"parts":[{"text":"thinking","thought":true},{"text":"a"},{"text":"b"},{"functionCall":{"name":"f","args":{"x":1}}},{"text":"c"},{"text":"","thoughtSignature":"sig"}]},"finishReason":"STOP"}],"responseId":"r"}`,
+		{"text around a call, thoughts kept in order", `{"candidates":[{"content":{"parts":[{"text":"thinking","thought":true},{"text":"a"},{"text":"b"},{"functionCall":{"name":"f","args":{"x":1}}},{"text":"c"},{"text":"","thoughtSignature":"sig"}]},"finishReason":"STOP"}],"responseId":"r"}`,
 			func(t *testing.T, r *provider.Result, err error) {
-				parts := r.Message.GetParts()
-				if err != nil || len(parts) != 3 || parts[0].GetText() != "ab" || parts[1].GetToolCall().GetName() != "f" || parts[2].GetText() != "c" {
-					t.Fatalf("%v %v", r, err)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if r.Meta.GetExtended().GetFields()[extThoughtParts].GetNumberValue() != 1 || r.Meta.GetToolCallCount() != 1 {
+				want := `reasoning{"thinking" sig=""} | text{"ab"} | call{f sig=""} | text{"c"} | reasoning{"" sig="sig"}`
+				if got := partsString(r.Message); got != want {
+					t.Fatalf("parts\n got %s\nwant %s", got, want)
+				}
+				if r.Meta.GetExtended().GetFields()["gemini.thought_parts"] != nil || r.Meta.GetToolCallCount() != 1 {
 					t.Errorf("meta %v", r.Meta)
 				}
 			}},
@@ -122,12 +132,97 @@ func TestToResultDefensive(t *testing.T) {
 	}
 }
 
+// partsString renders a message's parts in one line for comparisons.
+func partsString(m *llmrelayv1.Message) string {
+	var out []string
+	for _, pt := range m.GetParts() {
+		switch k := pt.GetKind().(type) {
+		case *llmrelayv1.Part_Text:
+			out = append(out, fmt.Sprintf("text{%q}", k.Text))
+		case *llmrelayv1.Part_Reasoning:
+			out = append(out, fmt.Sprintf("reasoning{%q sig=%q}", k.Reasoning.GetText(), k.Reasoning.GetSignature()))
+		case *llmrelayv1.Part_ToolCall:
+			out = append(out, fmt.Sprintf("call{%s sig=%q}", k.ToolCall.GetName(), k.ToolCall.GetSignature()))
+		default:
+			out = append(out, fmt.Sprintf("%T", k))
+		}
+	}
+	return strings.Join(out, " | ")
+}
+
+// TestReasoningParts covers where thought parts and signatures land.
+func TestReasoningParts(t *testing.T) {
+	t.Parallel()
+	p := &Provider{apiKey: testKey}
+	cases := []struct{ name, parts, want string }{
+		{"thought summary then signed answer",
+			`{"text":"**Plan**\n\nthink","thought":true},{"text":"answer","thoughtSignature":"S1"}`,
+			`reasoning{"**Plan**\n\nthink" sig=""} | text{"answer"} | reasoning{"" sig="S1"}`},
+		{"consecutive thoughts form one block",
+			`{"text":"a","thought":true},{"text":"b","thought":true},{"text":"x"}`,
+			`reasoning{"ab" sig=""} | text{"x"}`},
+		{"signed thought closes its block",
+			`{"text":"a","thought":true},{"text":"","thought":true,"thoughtSignature":"S"},{"text":"b","thought":true}`,
+			`reasoning{"a" sig="S"} | reasoning{"b" sig=""}`},
+		{"signature on a call stays on the call",
+			`{"text":"t","thought":true},{"functionCall":{"name":"f","args":{}},"thoughtSignature":"C1"},{"functionCall":{"name":"g"}}`,
+			`reasoning{"t" sig=""} | call{f sig="C1"} | call{g sig=""}`},
+		{"signature on a non-text part",
+			`{"inlineData":{"mimeType":"image/png","data":"AA=="},"thoughtSignature":"I"}`,
+			`reasoning{"" sig="I"}`},
+		{"empty thought without signature ignored",
+			`{"text":"","thought":true},{"thought":true},{"text":"x"}`,
+			`text{"x"}`},
+		{"text after a signed text part",
+			`{"text":"a","thoughtSignature":"S"},{"text":"b"}`,
+			`text{"a"} | reasoning{"" sig="S"} | text{"b"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var w generateContentResponse
+			body := `{"candidates":[{"content":{"parts":[` + tc.parts + `]},"finishReason":"STOP"}],"responseId":"r"}`
+			if err := json.Unmarshal([]byte(body), &w); err != nil {
+				t.Fatal(err)
+			}
+			r, err := p.toResult(&w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := partsString(r.Message); got != tc.want {
+				t.Errorf("parts\n got %s\nwant %s", got, tc.want)
+			}
+			// The same parts streamed one per chunk fold to the same message.
+			var sse strings.Builder
+			var parts []json.RawMessage
+			if err := json.Unmarshal([]byte("["+tc.parts+"]"), &parts); err != nil {
+				t.Fatal(err)
+			}
+			for i, pt := range parts {
+				finish := ""
+				if i == len(parts)-1 {
+					finish = `,"finishReason":"STOP"`
+				}
+				fmt.Fprintf(&sse, "data: {\"candidates\":[{\"content\":{\"parts\":[%s]}%s}],\"responseId\":\"r\"}\n\n", pt, finish)
+			}
+			evs, end := drain(t, streamBody(t, sse.String()))
+			if end != io.EOF {
+				t.Fatalf("stream end %v", end)
+			}
+			if got := foldMessage(t, evs); !proto.Equal(got, r.Message) {
+				t.Errorf("streamed %s\nunary    %s", partsString(got), partsString(r.Message))
+			}
+		})
+	}
+}
+
 // FuzzResponse feeds arbitrary generateContent bodies to the unary parser:
 // no panic; a result is an assistant message whose tool calls have ids,
 // a finish reason of TOOL_CALLS when there are calls, and a tool call count
 // that matches; a failure is a *provider.Error.
 func FuzzResponse(f *testing.F) {
-	for _, name := range []string{"plain", "tools_parallel", "malformed_call", "vision", "multiturn", "blocked"} {
+	for _, name := range []string{"plain", "tools_parallel", "malformed_call", "vision", "multiturn", "blocked",
+		"thinking_text", "thinking_tools", "multiturn_reasoning"} {
 		f.Add(providertest.Load(f, filepath.Join("testdata", name+".http")).Body)
 	}
 	f.Add([]byte(`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":[1]}},{"text":null}]}}]}`))
@@ -150,9 +245,11 @@ func FuzzResponse(f *testing.F) {
 			t.Fatal("role")
 		}
 		calls := 0
+		ids := map[string]bool{}
 		for _, pt := range r.Message.GetParts() {
 			if tc := pt.GetToolCall(); tc != nil {
 				calls++
+				ids[tc.GetCallId()] = true
 				if tc.GetCallId() == "" {
 					t.Fatal("call without id")
 				}
@@ -166,6 +263,36 @@ func FuzzResponse(f *testing.F) {
 		}
 		if calls > 0 && r.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS {
 			t.Fatal("finish reason")
+		}
+		for _, pt := range r.Message.GetParts() {
+			if rs := pt.GetReasoning(); rs != nil && rs.GetText() == "" && rs.GetSignature() == "" {
+				t.Fatal("empty reasoning part")
+			}
+		}
+		// The same body streamed as one chunk folds to the same message
+		// (unless Gemini repeated a call id: the accumulator keys calls by
+		// id, so two calls with one id fold into one).
+		if len(ids) != calls {
+			return
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, body); err != nil {
+			t.Fatal(err)
+		}
+		s := p.newStream(&http.Response{Body: io.NopCloser(strings.NewReader("data: " + compact.String() + "\n\n"))})
+		defer s.Close()
+		var evs []*provider.Event
+		for {
+			ev, err := s.Recv()
+			if err != nil {
+				if err == io.EOF {
+					if got := foldMessage(t, evs); !proto.Equal(got, r.Message) {
+						t.Fatalf("streamed %s\nunary    %s", partsString(got), partsString(r.Message))
+					}
+				}
+				return
+			}
+			evs = append(evs, ev)
 		}
 	})
 }

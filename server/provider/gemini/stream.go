@@ -36,8 +36,13 @@ type stream struct {
 	citations json.RawMessage
 }
 
-func (p *Provider) newStream(resp *http.Response) *stream {
-	return &stream{p: p, body: resp.Body, r: sse.NewReader(resp.Body)}
+// newStream reads resp; warnings (from encoding the request) are sent first.
+func (p *Provider) newStream(resp *http.Response, warnings ...string) *stream {
+	s := &stream{p: p, body: resp.Body, r: sse.NewReader(resp.Body)}
+	if len(warnings) > 0 {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: warnings}})
+	}
+	return s
 }
 
 var errClosed = &provider.Error{Provider: providerName, Kind: provider.KindCanceled, Message: "stream closed"}
@@ -133,14 +138,19 @@ func (s *stream) handle(w *generateContentResponse) {
 		})
 		idx := first
 		for _, it := range items {
-			if it.call == nil {
+			switch it.kind {
+			case itemText:
 				s.push(&provider.Event{Kind: provider.EventText, Text: it.text})
-				continue
+			case itemReasoning:
+				s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: it.reasoning})
+			case itemCall:
+				// Gemini sends each call whole, in one part.
+				d := provider.ToolCallDelta{CallID: it.call.CallId, Index: idx, Name: it.call.Name,
+					Arguments: it.call.Arguments, Signature: it.call.Signature}
+				s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: d})
+				s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: d.CallID, Index: idx}})
+				idx++
 			}
-			d := provider.ToolCallDelta{CallID: it.call.CallId, Index: idx, Name: it.call.Name, Arguments: it.call.Arguments}
-			s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: d})
-			s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: d.CallID, Index: idx}})
-			idx++
 		}
 	}
 	if c != nil {
@@ -174,9 +184,6 @@ func (s *stream) handle(w *generateContentResponse) {
 		}
 		if c.FinishMessage != "" {
 			provider.SetExtended(meta, extFinishMessage, c.FinishMessage)
-		}
-		if s.ans.thoughts > 0 {
-			provider.SetExtended(meta, extThoughtParts, float64(s.ans.thoughts))
 		}
 		if w.UsageMetadata != nil && w.UsageMetadata.ToolUsePromptTokenCount > 0 {
 			provider.SetExtended(meta, extToolUsePromptTokens, float64(w.UsageMetadata.ToolUsePromptTokenCount))

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -46,7 +47,14 @@ func renderEvent(t testing.TB, ev *provider.Event) string {
 		return fmt.Sprintf("refusal %q", ev.Text)
 	case provider.EventToolCall:
 		d := ev.ToolCall
-		return fmt.Sprintf("tool_call id=%s index=%d name=%q args=%q", d.CallID, d.Index, d.Name, d.Arguments)
+		line := fmt.Sprintf("tool_call id=%s index=%d name=%q args=%q", d.CallID, d.Index, d.Name, d.Arguments)
+		if d.Signature != "" {
+			line += fmt.Sprintf(" signature=%q", d.Signature)
+		}
+		return line
+	case provider.EventReasoning:
+		r := ev.Reasoning
+		return fmt.Sprintf("reasoning index=%d text=%q signature=%q", r.Index, r.Text, r.Signature)
 	case provider.EventToolCallEnd:
 		return fmt.Sprintf("tool_call_end id=%s index=%d", ev.ToolCall.CallID, ev.ToolCall.Index)
 	case provider.EventUsage:
@@ -97,9 +105,35 @@ type folded struct {
 	meta  *llmrelayv1.ResponseMeta
 }
 
-// fold concatenates text, joins tool call fragments per CallID (in first
+// foldMessage folds the events with the gateway's accumulator (package
+// fold), the way the server does, and returns the folded message.
+func foldMessage(t testing.TB, evs []*provider.Event) *llmrelayv1.Message {
+	t.Helper()
+	var acc fold.Accumulator
+	for _, ev := range evs {
+		var err error
+		switch ev.Kind {
+		case provider.EventText:
+			acc.AddText(ev.Text)
+		case provider.EventRefusal:
+			acc.AddRefusal(ev.Text)
+		case provider.EventReasoning:
+			r := ev.Reasoning
+			err = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(r.Index), Text: r.Text, Signature: r.Signature, Redacted: r.Redacted, Id: r.ID})
+		case provider.EventToolCall:
+			d := ev.ToolCall
+			err = acc.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: d.CallID, Index: int32(d.Index), Name: d.Name, ArgumentsDelta: d.Arguments, Signature: d.Signature})
+		}
+		if err != nil {
+			t.Fatalf("fold: %v", err)
+		}
+	}
+	return acc.Message()
+}
+
+// foldEvents concatenates text, joins tool call fragments per CallID (in first
 // appearance order), keeps the last usage and merges meta.
-func fold(evs []*provider.Event) folded {
+func foldEvents(evs []*provider.Event) folded {
 	f := folded{meta: &llmrelayv1.ResponseMeta{}}
 	byID := map[string]*llmrelayv1.ToolCall{}
 	for _, ev := range evs {
@@ -117,6 +151,7 @@ func fold(evs []*provider.Event) folded {
 				tc.Name = ev.ToolCall.Name
 			}
 			tc.Arguments += ev.ToolCall.Arguments
+			tc.Signature += ev.ToolCall.Signature
 		case provider.EventUsage:
 			f.usage = ev.Usage
 		case provider.EventMeta:
@@ -137,6 +172,8 @@ func TestStream(t *testing.T) {
 		{"stream_blocked", "plain"},
 		{"stream_cut", "plain"},
 		{"stream_error", "plain"},
+		{"stream_thinking_text", "thinking_text"},
+		{"stream_thinking_tools", "thinking_tools"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -202,7 +239,8 @@ func TestStreamEnds(t *testing.T) {
 
 func TestStreamEquivalence(t *testing.T) {
 	t.Parallel()
-	for unary, streamed := range map[string]string{"plain": "stream_text", "tools_parallel": "stream_tools"} {
+	for unary, streamed := range map[string]string{"plain": "stream_text", "tools_parallel": "stream_tools",
+		"thinking_text": "stream_thinking_text", "thinking_tools": "stream_thinking_tools"} {
 		t.Run(unary, func(t *testing.T) {
 			t.Parallel()
 			req := generateCases(t)[unary]
@@ -221,7 +259,12 @@ func TestStreamEquivalence(t *testing.T) {
 			if end != io.EOF {
 				t.Fatalf("stream end = %v", end)
 			}
-			f := fold(evs)
+			// The gateway's accumulator rebuilds the unary message exactly:
+			// parts in order, reasoning with signatures, call signatures.
+			if got := foldMessage(t, evs); !proto.Equal(got, res.Message) {
+				t.Errorf("folded message\n%s\nunary\n%s", partsString(got), partsString(res.Message))
+			}
+			f := foldEvents(evs)
 			var wantText string
 			var wantCalls []*llmrelayv1.ToolCall
 			for _, pt := range res.Message.GetParts() {
@@ -322,8 +365,10 @@ func TestStreamEdgeCases(t *testing.T) {
 	}{
 		{"LF framing and comments", ": keepalive\n\ndata: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"hi\"}]},\"finishReason\":\"STOP\"}],\"responseId\":\"r1\"}\n\n",
 			"text \"hi\"\n"},
-		{"thoughts excluded", "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"plan\",\"thought\":true},{\"text\":\"answer\"}]},\"finishReason\":\"STOP\"}],\"responseId\":\"r1\"}\r\n\r\n",
-			`"gemini.thought_parts":1`},
+		{"thoughts as reasoning", "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"plan\",\"thought\":true},{\"text\":\"answer\"}]},\"finishReason\":\"STOP\"}],\"responseId\":\"r1\"}\r\n\r\n",
+			"reasoning index=0 text=\"plan\" signature=\"\"\ntext \"answer\"\n"},
+		{"thought continues across chunks", "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\",\"thought\":true}]}}],\"responseId\":\"r1\"}\n\ndata: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"b\",\"thought\":true}]}}],\"responseId\":\"r1\"}\n\ndata: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"\",\"thoughtSignature\":\"S\"}]},\"finishReason\":\"STOP\"}],\"responseId\":\"r1\"}\n\n",
+			"reasoning index=0 text=\"a\" signature=\"\"\nreasoning index=0 text=\"b\" signature=\"\"\nreasoning index=1 text=\"\" signature=\"S\"\n"},
 		{"bad json", "data: {\"candidates\": [\r\n\r\n", "error kind=bad_response"},
 		{"empty body", "", "stream ended before a finish reason"},
 		{"usage only after finish", "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]},\"finishReason\":\"MAX_TOKENS\"}],\"responseId\":\"r1\"}\n\ndata: {\"usageMetadata\":{\"promptTokenCount\":3,\"candidatesTokenCount\":1,\"totalTokenCount\":4},\"responseId\":\"r1\"}\n\n",
@@ -350,7 +395,8 @@ func TestStreamEdgeCases(t *testing.T) {
 // tool call deltas always carry a CallID, usage is never negative, and the
 // stream always ends with io.EOF or a *provider.Error.
 func FuzzStreamChunk(f *testing.F) {
-	for _, name := range []string{"stream_text", "stream_tools", "stream_blocked", "stream_cut", "stream_error"} {
+	for _, name := range []string{"stream_text", "stream_tools", "stream_blocked", "stream_cut", "stream_error",
+		"stream_thinking_text", "stream_thinking_tools"} {
 		rec := providertest.Load(f, filepath.Join("testdata", name+".http"))
 		f.Add(rec.Body)
 	}
@@ -359,6 +405,8 @@ func FuzzStreamChunk(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		p := &Provider{apiKey: testKey}
 		s := p.newStream(&http.Response{Body: io.NopCloser(bytes.NewReader(body))})
+		var evs []*provider.Event
+		lastReasoning := -1
 		for i := 0; ; i++ {
 			if i > len(body)+10 {
 				t.Fatal("stream does not end")
@@ -374,7 +422,19 @@ func FuzzStreamChunk(f *testing.F) {
 				}
 				break
 			}
+			evs = append(evs, ev)
 			switch ev.Kind {
+			case provider.EventReasoning:
+				// Blocks are numbered in order; a piece continues the
+				// current block or starts the next, and carries something.
+				r := ev.Reasoning
+				if r.Index != lastReasoning && r.Index != lastReasoning+1 {
+					t.Fatalf("reasoning index %d after %d", r.Index, lastReasoning)
+				}
+				if r.Text == "" && r.Signature == "" {
+					t.Fatal("empty reasoning piece")
+				}
+				lastReasoning = r.Index
 			case provider.EventToolCall, provider.EventToolCallEnd:
 				if ev.ToolCall.CallID == "" {
 					t.Fatal("tool call delta without CallID")
@@ -386,7 +446,11 @@ func FuzzStreamChunk(f *testing.F) {
 				}
 			}
 		}
-		s.Close()
+		// The events always fold into a message with the accumulator.
+		foldMessage(t, evs)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
 
@@ -398,6 +462,7 @@ func TestAllRecordingsUsed(t *testing.T) {
 		used[name] = true
 	}
 	for _, n := range []string{"stream_text", "stream_tools", "stream_blocked", "stream_cut", "stream_error",
+		"stream_thinking_text", "stream_thinking_tools",
 		"error_400", "error_context_length", "error_401", "error_403", "error_404", "error_429", "error_500", "error_503"} {
 		used[n] = true
 	}

@@ -31,7 +31,10 @@ type part struct {
 	FileData         *fileData         `json:"fileData,omitempty"`
 	FunctionCall     *functionCall     `json:"functionCall,omitempty"`
 	FunctionResponse *functionResponse `json:"functionResponse,omitempty"`
-	// ThoughtSignature is echoed back on replayed function calls.
+	// Thought marks a replayed thought (reasoning) part.
+	Thought bool `json:"thought,omitempty"`
+	// ThoughtSignature is the opaque signature the part came with, sent back
+	// unchanged (on function calls, thoughts and signed text parts).
 	ThoughtSignature string `json:"thoughtSignature,omitempty"`
 }
 
@@ -138,7 +141,8 @@ type respContent struct {
 }
 
 // respPart is a response part. Text is a pointer so that an empty text part
-// is distinguishable from a non-text part.
+// is distinguishable from a non-text part. Thought marks a thought summary
+// (sent with includeThoughts); ThoughtSignature may come on any part.
 type respPart struct {
 	Text             *string       `json:"text"`
 	Thought          bool          `json:"thought"`
