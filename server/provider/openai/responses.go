@@ -13,13 +13,6 @@ import (
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
-// Keys of ResponseMeta.extended set by the Responses API format.
-const (
-	// extReasoningItems is the number of reasoning output items (their
-	// content is not translated).
-	extReasoningItems = "reasoning_items"
-)
-
 // opResponses is the Responses API operation path.
 const opResponses = "responses"
 
@@ -105,48 +98,39 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 		meta.Warnings = append(meta.Warnings, warn)
 	}
 	respBodyMeta(meta, &w)
-	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	var (
-		text, refusal strings.Builder
-		calls         []*llmrelayv1.ToolCall
-		reasoning     int
+		parts respParts
+		calls int
 	)
 	for _, it := range w.Output {
 		switch it.Type {
 		case "message":
-			t, r, warns := messageItemText(&it)
-			text.WriteString(t)
-			refusal.WriteString(r)
+			segs, warns := messageItemContent(&it)
+			for _, sg := range segs {
+				parts.text(sg.text, sg.refusal)
+			}
 			meta.Warnings = append(meta.Warnings, warns...)
 		case "function_call", "custom_tool_call":
-			call, warning := callFromItem(&it, len(calls))
+			call, warning := callFromItem(&it, calls)
 			if warning != "" {
 				meta.Warnings = append(meta.Warnings, warning)
 			}
-			calls = append(calls, call)
+			parts.add(&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: call}})
+			calls++
 		case "reasoning":
-			reasoning++
+			r, warns := reasoningFromItem(&it)
+			parts.add(&llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: r}})
+			meta.Warnings = append(meta.Warnings, warns...)
 		default:
 			meta.Warnings = append(meta.Warnings, fmt.Sprintf("ignored output item of type %q", it.Type))
 		}
 	}
-	if text.Len() > 0 {
-		msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: text.String()}})
-	}
-	if refusal.Len() > 0 {
-		msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: refusal.String()}})
-	}
-	for _, c := range calls {
-		msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: c}})
-	}
-	meta.ToolCallCount = int32(len(calls))
-	if reasoning > 0 {
-		provider.SetExtended(meta, extReasoningItems, reasoning)
-	}
+	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: parts.done()}
+	meta.ToolCallCount = int32(calls)
 	if len(w.Output) == 0 {
 		meta.Warnings = append(meta.Warnings, "response has no output items")
 	}
-	meta.ProviderFinishReason, meta.FinishReason = respFinish(&w, len(calls) > 0)
+	meta.ProviderFinishReason, meta.FinishReason = respFinish(&w, calls > 0)
 	if w.Usage != nil {
 		meta.Usage = normalizeRespUsage(w.Usage)
 	}
@@ -192,38 +176,163 @@ func respFinish(w *respResponse, hasToolCalls bool) (string, llmrelayv1.FinishRe
 	return raw, fr
 }
 
-// messageItemText concatenates a message item's output_text and refusal
-// parts. Content that is a plain string is text; parts of another type are
-// reported in warnings.
-func messageItemText(it *respOutputItem) (text, refusal string, warnings []string) {
+// respParts builds an assistant message's parts in model order, the way
+// the stream fold (package fold) builds them from the deltas: consecutive
+// text pieces merge into one text part (refusal pieces likewise); each tool
+// call and each reasoning item is a part of its own.
+type respParts struct {
+	parts []*llmrelayv1.Part
+	// The trailing text or refusal run, not yet a part.
+	run     strings.Builder
+	runKind int // 0 none, 1 text, 2 refusal
+}
+
+// add appends a part of its own.
+func (b *respParts) add(p *llmrelayv1.Part) {
+	b.flush()
+	b.parts = append(b.parts, p)
+}
+
+// text appends a text (or refusal) piece to the current run; empty pieces
+// add nothing.
+func (b *respParts) text(s string, refusal bool) {
+	if s == "" {
+		return
+	}
+	kind := 1
+	if refusal {
+		kind = 2
+	}
+	if b.runKind != kind {
+		b.flush()
+		b.runKind = kind
+	}
+	b.run.WriteString(s)
+}
+
+func (b *respParts) flush() {
+	switch b.runKind {
+	case 1:
+		b.parts = append(b.parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: b.run.String()}})
+	case 2:
+		b.parts = append(b.parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: b.run.String()}})
+	}
+	b.run.Reset()
+	b.runKind = 0
+}
+
+// done returns the parts.
+func (b *respParts) done() []*llmrelayv1.Part {
+	b.flush()
+	return b.parts
+}
+
+// respSegment is a text or refusal piece of a message item.
+type respSegment struct {
+	text    string
+	refusal bool
+}
+
+// messageItemContent reads a message item's output_text and refusal parts
+// in order. Content that is a plain string is text; parts of another type
+// are reported in warnings.
+func messageItemContent(it *respOutputItem) (segs []respSegment, warnings []string) {
 	t := bytes.TrimSpace(it.Content)
 	if len(t) == 0 || string(t) == "null" {
-		return "", "", nil
+		return nil, nil
 	}
 	if t[0] == '"' {
 		var s string
 		if err := json.Unmarshal(t, &s); err == nil {
-			return s, "", nil
+			return []respSegment{{text: s}}, nil
 		}
 	}
 	var parts []respContentPart
 	if err := json.Unmarshal(t, &parts); err != nil {
-		return "", "", []string{fmt.Sprintf("message item %q has content of an unrecognized shape; ignored", it.ID)}
+		return nil, []string{fmt.Sprintf("message item %q has content of an unrecognized shape; ignored", it.ID)}
 	}
-	var tb, rb strings.Builder
 	for _, pt := range parts {
 		switch {
 		case pt.Type == "refusal" && pt.Refusal != nil:
-			rb.WriteString(*pt.Refusal)
+			segs = append(segs, respSegment{text: *pt.Refusal, refusal: true})
 		case pt.Text != nil:
-			tb.WriteString(*pt.Text)
+			segs = append(segs, respSegment{text: *pt.Text})
 		case pt.Refusal != nil:
-			rb.WriteString(*pt.Refusal)
+			segs = append(segs, respSegment{text: *pt.Refusal, refusal: true})
 		default:
 			warnings = append(warnings, fmt.Sprintf("ignored content part of type %q in message item %q", pt.Type, it.ID))
 		}
 	}
+	return segs, warnings
+}
+
+// messageItemText concatenates a message item's text and its refusal.
+func messageItemText(it *respOutputItem) (text, refusal string, warnings []string) {
+	segs, warnings := messageItemContent(it)
+	var tb, rb strings.Builder
+	for _, sg := range segs {
+		if sg.refusal {
+			rb.WriteString(sg.text)
+		} else {
+			tb.WriteString(sg.text)
+		}
+	}
 	return tb.String(), rb.String(), warnings
+}
+
+// reasoningSeparator joins the summary parts of a reasoning item into one
+// Reasoning text (unary and streamed alike).
+const reasoningSeparator = "\n\n"
+
+// reasoningFromItem converts a reasoning item: its id, its summary texts
+// joined, and its encrypted_content as the signature to send back.
+func reasoningFromItem(it *respOutputItem) (*llmrelayv1.Reasoning, []string) {
+	text, warnings := reasoningSummaryText(it)
+	return &llmrelayv1.Reasoning{Id: it.ID, Text: text, Signature: encryptedContent(it)}, warnings
+}
+
+// reasoningSummaryText joins the non-empty texts of a reasoning item's
+// summary parts with reasoningSeparator. A summary that is a plain string
+// is the text; parts without text are reported in warnings.
+func reasoningSummaryText(it *respOutputItem) (string, []string) {
+	t := bytes.TrimSpace(it.Summary)
+	if len(t) == 0 || string(t) == "null" {
+		return "", nil
+	}
+	if t[0] == '"' {
+		var s string
+		if err := json.Unmarshal(t, &s); err == nil {
+			return s, nil
+		}
+	}
+	var parts []respContentPart
+	if err := json.Unmarshal(t, &parts); err != nil {
+		return "", []string{fmt.Sprintf("reasoning item %q has a summary of an unrecognized shape; ignored", it.ID)}
+	}
+	var (
+		b        strings.Builder
+		warnings []string
+	)
+	for _, pt := range parts {
+		switch {
+		case pt.Text == nil:
+			warnings = append(warnings, fmt.Sprintf("ignored summary part of type %q in reasoning item %q", pt.Type, it.ID))
+		case *pt.Text != "":
+			if b.Len() > 0 {
+				b.WriteString(reasoningSeparator)
+			}
+			b.WriteString(*pt.Text)
+		}
+	}
+	return b.String(), warnings
+}
+
+// encryptedContent is a reasoning item's encrypted_content ("" if absent).
+func encryptedContent(it *respOutputItem) string {
+	if !isPresent(it.EncryptedContent) {
+		return ""
+	}
+	return argumentsText(it.EncryptedContent)
 }
 
 // callFromItem converts a function_call (or custom_tool_call) item; pos is

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/json"
+	"fmt"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -26,7 +27,9 @@ func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]
 	}
 	var warnings []string
 	w := respRequest{Model: req.Model, Stream: stream}
-	items, warns, err := p.encodeInputItems(req.Messages, req.Reasoning)
+	oo := req.ProviderOptions.GetOpenai()
+	w.Store = oo.GetStore()
+	items, warns, err := p.encodeInputItems(req.Messages, req.Reasoning, w.Store)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -112,11 +115,8 @@ func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]
 			warnings = append(warnings, dropped.name+" is not part of the OpenAI Responses format and was not sent (use provider_options.extra_body for compatible servers)")
 		}
 	}
-	if oo := req.ProviderOptions.GetOpenai(); oo != nil {
+	if oo != nil {
 		w.SafetyIdentifier = oo.GetUser()
-		if oo.Store != nil {
-			w.Store = oo.GetStore()
-		}
 		if len(oo.GetMetadata()) > 0 {
 			w.Metadata = oo.GetMetadata()
 		}
@@ -159,10 +159,11 @@ func reasoningEffortWire(e llmrelayv1.ReasoningEffort) string {
 }
 
 // encodeInputItems converts the conversation into input items. Assistant
-// turns become an output_text message and one function_call item per tool
-// call (in part order); tool messages become one function_call_output item
-// per tool_result, keyed by the call's call_id.
-func (p *Provider) encodeInputItems(in []*llmrelayv1.Message, reasoning bool) ([]respInputItem, []string, error) {
+// turns become reasoning, output_text message and function_call items (in
+// part order); tool messages become one function_call_output item per
+// tool_result, keyed by the call's call_id. store says whether the request
+// is stored (reasoning items can then be resolved by id alone).
+func (p *Provider) encodeInputItems(in []*llmrelayv1.Message, reasoning, store bool) ([]respInputItem, []string, error) {
 	out := make([]respInputItem, 0, len(in))
 	var warnings []string
 	namesDropped := false
@@ -192,11 +193,12 @@ func (p *Provider) encodeInputItems(in []*llmrelayv1.Message, reasoning bool) ([
 			}
 			out = append(out, respInputItem{Type: "message", Role: "user", Content: content})
 		case llmrelayv1.Role_ROLE_ASSISTANT:
-			items, err := p.encodeAssistantItems(m.GetParts(), i)
+			items, warns, err := p.encodeAssistantItems(m.GetParts(), i, store)
 			if err != nil {
 				return nil, nil, err
 			}
 			out = append(out, items...)
+			warnings = append(warnings, warns...)
 		case llmrelayv1.Role_ROLE_TOOL:
 			n := 0
 			for _, part := range m.GetParts() {
@@ -257,11 +259,18 @@ func (p *Provider) encodeInputContent(parts []*llmrelayv1.Part, i int, images bo
 
 // encodeAssistantItems encodes an assistant turn: runs of text and refusal
 // parts become a message item with output_text / refusal content, each tool
-// call a function_call item, in part order.
-func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int) ([]respInputItem, error) {
+// call a function_call item, each reasoning part a reasoning item, in part
+// order. Reasoning the Responses API cannot resolve is left out with a
+// warning: a part without encrypted content (its signature) unless the
+// request is stored and the part has an item id, and a redacted part
+// (Anthropic redacted_thinking, not OpenAI state). Tool-call signatures
+// (Gemini thoughtSignature) have no place in a function_call item and are
+// left out with a warning.
+func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store bool) ([]respInputItem, []string, error) {
 	var (
-		out []respInputItem
-		cur []respInputContent
+		out      []respInputItem
+		cur      []respInputContent
+		warnings []string
 	)
 	flush := func() {
 		if len(cur) > 0 {
@@ -269,7 +278,8 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int) ([]resp
 			cur = nil
 		}
 	}
-	for _, part := range parts {
+	signaturesDropped := false
+	for j, part := range parts {
 		switch k := part.GetKind().(type) {
 		case *llmrelayv1.Part_Text:
 			t := k.Text
@@ -281,16 +291,28 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int) ([]resp
 			flush()
 			tc := k.ToolCall
 			if tc.GetCallId() == "" {
-				return nil, p.invalid("messages[%d]: tool_call without call_id", i)
+				return nil, nil, p.invalid("messages[%d]: tool_call without call_id", i)
 			}
 			args := tc.GetArguments()
 			if args == "" {
 				args = "{}"
 			}
+			if tc.GetSignature() != "" && !signaturesDropped {
+				signaturesDropped = true
+				warnings = append(warnings, fmt.Sprintf("messages[%d]: tool call signatures are not part of the OpenAI Responses format and were not sent", i))
+			}
 			out = append(out, respInputItem{Type: "function_call", CallID: tc.GetCallId(), Name: tc.GetName(), Arguments: &args})
+		case *llmrelayv1.Part_Reasoning:
+			item, warning := reasoningInputItem(k.Reasoning, i, j, store)
+			if warning != "" {
+				warnings = append(warnings, warning)
+				continue
+			}
+			flush()
+			out = append(out, item)
 		case nil:
 		default:
-			return nil, p.invalid("messages[%d]: assistant messages carry text, refusal and tool_call parts only", i)
+			return nil, nil, p.invalid("messages[%d]: assistant messages carry text, refusal, reasoning and tool_call parts only", i)
 		}
 	}
 	flush()
@@ -298,5 +320,24 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int) ([]resp
 		empty := ""
 		out = append(out, respInputItem{Type: "message", Role: "assistant", Content: []respInputContent{{Type: "output_text", Text: &empty}}})
 	}
-	return out, nil
+	return out, warnings, nil
+}
+
+// reasoningInputItem encodes a Reasoning part (messages[i].parts[j]) as a
+// reasoning input item: {type:"reasoning", id (if any), summary (the text
+// as one summary_text part; [] without text), encrypted_content (the
+// signature)}. The warning says why a part cannot be sent.
+func reasoningInputItem(r *llmrelayv1.Reasoning, i, j int, store bool) (respInputItem, string) {
+	switch {
+	case r.GetRedacted():
+		return respInputItem{}, fmt.Sprintf("messages[%d].parts[%d]: redacted reasoning is not OpenAI reasoning state and was not sent", i, j)
+	case r.GetSignature() == "" && (!store || r.GetId() == ""):
+		return respInputItem{}, fmt.Sprintf("messages[%d].parts[%d]: reasoning without encrypted content (signature) was not sent: "+
+			"only a stored request can resolve a reasoning item by its id alone", i, j)
+	}
+	summary := []respSummaryPart{}
+	if r.GetText() != "" {
+		summary = append(summary, respSummaryPart{Type: "summary_text", Text: r.GetText()})
+	}
+	return respInputItem{Type: "reasoning", ID: r.GetId(), Summary: &summary, EncryptedContent: r.GetSignature()}, ""
 }

@@ -9,6 +9,7 @@ import (
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 func toolCallPart(id, name, args string) *llmrelayv1.Part {
@@ -54,16 +55,42 @@ func responsesRequests(t testing.TB) map[string]*provider.Request {
 			ParallelToolCalls: proto.Bool(true),
 		},
 	}
+	reasoningTools := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "o4-mini", Format: formatResponses, Reasoning: true,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Weather in Paris, in celsius?"))},
+		Tools:    []*llmrelayv1.Tool{weatherTool(t)},
+		Options:  &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM},
+		// Summaries are asked for through extra_body (no typed option).
+		ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: mustStruct(t, map[string]any{
+			"reasoning": map[string]any{"effort": "medium", "summary": "auto"}})},
+	}
+	// The second turn sends back the assistant message Generate returned
+	// for the first (reasoning with its encrypted content, then the call).
+	firstTurn := reasoningFirstTurn(t)
+	reasoningMultiturn := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "o4-mini", Format: formatResponses, Reasoning: true,
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_USER, text("Weather in Paris, in celsius?")),
+			firstTurn,
+			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(rtCallParis, `{"temp_c":18,"sky":"cloudy"}`)),
+		},
+		Tools:           reasoningTools.Tools,
+		Options:         reasoningTools.Options,
+		ProviderOptions: reasoningTools.ProviderOptions,
+	}
 	return map[string]*provider.Request{
-		"responses_plain":                 plain,
-		"responses_plain_stream":          plain,
-		"responses_stream_cut":            plain,
-		"responses_stream_error_event":    plain,
-		"responses_stream_failed":         plain,
-		"responses_tools_parallel":        tools,
-		"responses_tools_parallel_stream": tools,
-		"responses_no_call_id":            tools,
-		"responses_no_call_id_stream":     tools,
+		"responses_reasoning_tools":        reasoningTools,
+		"responses_reasoning_tools_stream": reasoningTools,
+		"responses_reasoning_multiturn":    reasoningMultiturn,
+		"responses_plain":                  plain,
+		"responses_plain_stream":           plain,
+		"responses_stream_cut":             plain,
+		"responses_stream_error_event":     plain,
+		"responses_stream_failed":          plain,
+		"responses_tools_parallel":         tools,
+		"responses_tools_parallel_stream":  tools,
+		"responses_no_call_id":             tools,
+		"responses_no_call_id_stream":      tools,
 		"responses_multiturn": {
 			Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4o-mini", Format: formatResponses,
 			Messages: []*llmrelayv1.Message{
@@ -131,6 +158,28 @@ func responsesRequests(t testing.TB) map[string]*provider.Request {
 				Store: proto.Bool(true)}}},
 		},
 	}
+}
+
+// Ids of the first turn of the reasoning scenario
+// (responses_reasoning_tools.http).
+const (
+	rtReasoningID = "rs_34a7fd160d6cc552a89edc265a392ab838cbadb405e1424d"
+	rtCallParis   = "call_ch74akrNGezbTzXQiU17roQA"
+)
+
+// reasoningFirstTurn is the assistant message of
+// responses_reasoning_tools.http, as the adapter parses it.
+func reasoningFirstTurn(t testing.TB) *llmrelayv1.Message {
+	t.Helper()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.parseResponsesResponse(providertest.Load(t, td("responses_reasoning_tools.http")).Body, "o4-mini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Message
 }
 
 // decodeBody unmarshals a request body into a generic map.
@@ -293,6 +342,78 @@ func TestBuildResponsesRequestErrors(t *testing.T) {
 			pe := providerError(t, err)
 			if pe.Kind != provider.KindInvalidRequest || !strings.Contains(pe.Message, tc.want) {
 				t.Errorf("got %s, want invalid_request containing %q", renderErr(err), tc.want)
+			}
+		})
+	}
+}
+
+// TestResponsesReasoningInput: assistant Reasoning parts become reasoning
+// input items in their position; parts the API cannot resolve, and
+// tool-call signatures, are left out with a warning.
+func TestResponsesReasoningInput(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasoning := func(r *llmrelayv1.Reasoning) *llmrelayv1.Part {
+		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: r}}
+	}
+	call := toolCallPart("call_a", "f", `{}`)
+	call.GetToolCall().Signature = "gemini-thought-signature"
+	turn := msgOf(llmrelayv1.Role_ROLE_ASSISTANT,
+		reasoning(&llmrelayv1.Reasoning{Id: "rs_1", Text: "**Plan**\n\nThink.", Signature: "gAAAA1"}),
+		text("Let me look."),
+		reasoning(&llmrelayv1.Reasoning{Signature: "gAAAA2"}),                                 // no id, no text
+		reasoning(&llmrelayv1.Reasoning{Id: "rs_3", Text: "summary only"}),                    // no encrypted content
+		reasoning(&llmrelayv1.Reasoning{Text: "", Signature: "EuYBCkQYAiJA", Redacted: true}), // Anthropic redacted_thinking
+		call,
+	)
+	cases := []struct {
+		name     string
+		store    bool
+		want     string
+		warnings []string
+	}{
+		{"unstored", false,
+			`[{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"**Plan**\n\nThink."}],"encrypted_content":"gAAAA1"},` +
+				`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Let me look."}]},` +
+				`{"type":"reasoning","summary":[],"encrypted_content":"gAAAA2"},` +
+				`{"type":"function_call","call_id":"call_a","name":"f","arguments":"{}"}]`,
+			[]string{"messages[0].parts[3]: reasoning without encrypted content", "messages[0].parts[4]: redacted reasoning", "messages[0]: tool call signatures"}},
+		{"stored: an id alone resolves", true,
+			`[{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"**Plan**\n\nThink."}],"encrypted_content":"gAAAA1"},` +
+				`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Let me look."}]},` +
+				`{"type":"reasoning","summary":[],"encrypted_content":"gAAAA2"},` +
+				`{"type":"reasoning","id":"rs_3","summary":[{"type":"summary_text","text":"summary only"}]},` +
+				`{"type":"function_call","call_id":"call_a","name":"f","arguments":"{}"}]`,
+			[]string{"messages[0].parts[4]: redacted reasoning", "messages[0]: tool call signatures"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := &provider.Request{Model: "o4-mini", Format: formatResponses, Reasoning: true, Messages: []*llmrelayv1.Message{turn},
+				ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Store: proto.Bool(tc.store)}}}}
+			body, warnings, err := p.buildResponsesRequest(r, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m struct {
+				Input json.RawMessage `json:"input"`
+			}
+			if err := json.Unmarshal(body, &m); err != nil {
+				t.Fatal(err)
+			}
+			if string(m.Input) != tc.want {
+				t.Errorf("input\n%s\nwant\n%s", m.Input, tc.want)
+			}
+			if len(warnings) != len(tc.warnings) {
+				t.Fatalf("warnings %q, want %q", warnings, tc.warnings)
+			}
+			for i, w := range tc.warnings {
+				if !strings.HasPrefix(warnings[i], w) {
+					t.Errorf("warning %d: %q, want prefix %q", i, warnings[i], w)
+				}
 			}
 		})
 	}

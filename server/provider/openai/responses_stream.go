@@ -47,6 +47,11 @@ type responsesStream struct {
 	// Output indexes seen in any event: items there are not caught up
 	// again from the final response.
 	seenOutput map[int64]bool
+	// Reasoning items, keyed by item id (rs_...) and by output index, in
+	// order of appearance (their position is the ReasoningDelta index).
+	rsByItem   map[string]*respReasoningState
+	rsByOutput map[int64]*respReasoningState
+	reasoning  []*respReasoningState
 
 	// What the meta events already said.
 	id, resolvedModel string
@@ -76,12 +81,27 @@ type respTextState struct {
 	text, refusal int
 }
 
+// respReasoningState is what the stream said of one reasoning item.
+type respReasoningState struct {
+	index int
+	// summary is the summary_index of the last summary delta (-1: none).
+	summary int
+	// textBytes is the length of the reasoning text emitted so far.
+	textBytes int
+	// encrypted is the encrypted_content announced by output_item.added,
+	// sent when the item ends unless output_item.done carries its own.
+	encrypted string
+	signed    bool // the signature was emitted
+	ended     bool // output_item.done (or the final response) was seen
+}
+
 func (p *Provider) newResponsesStream(resp *http.Response, model string, warnings []string, sec secrets) *responsesStream {
 	rd := sse.NewReader(resp.Body)
 	rd.SetMaxEventSize(maxStreamEventBytes)
 	s := &responsesStream{p: p, body: resp.Body, rd: rd, header: resp.Header, model: model, sec: sec,
 		byItem: map[string]*respCallState{}, byOutput: map[int64]*respCallState{},
-		texts: map[string]*respTextState{}, seenOutput: map[int64]bool{}, lastSeq: -1}
+		texts: map[string]*respTextState{}, seenOutput: map[int64]bool{}, lastSeq: -1,
+		rsByItem: map[string]*respReasoningState{}, rsByOutput: map[int64]*respReasoningState{}}
 	meta := &llmrelayv1.ResponseMeta{Warnings: warnings}
 	p.headerMeta(meta, resp.Header, model)
 	if proto.Size(meta) > 0 {
@@ -256,6 +276,8 @@ func (s *responsesStream) handle(sseType, data []byte) {
 		if ev.Item != nil {
 			s.itemDone(ev.Item, ev.OutputIndex)
 		}
+	case "response.reasoning_summary_text.delta":
+		s.reasoningDelta(ev.ItemID, ev.OutputIndex, ev.SummaryIndex, deltaText(ev.Delta))
 	case "response.completed", "response.incomplete":
 		if ev.Response == nil {
 			s.err = s.bad("%s event without a response", typ)
@@ -273,8 +295,9 @@ func (s *responsesStream) handle(sseType, data []byte) {
 		s.fail(s.p.errorFromObject(errorEventObject(&ev), http.StatusOK, s.model, nil))
 	default:
 		// content_part.added/done, output_text.done, refusal.done,
-		// annotations, reasoning summaries, hosted tool progress: nothing
-		// to translate (their content arrives in deltas or item events).
+		// annotations, reasoning_summary_part.added/done,
+		// reasoning_summary_text.done, hosted tool progress: nothing to
+		// translate (their content arrives in deltas or item events).
 	}
 }
 
@@ -453,6 +476,16 @@ func (s *responsesStream) itemAdded(it *respOutputItem, outputIndex *flexInt) {
 		s.emitArgs(c, it.Name, args)
 	case "message":
 		s.catchUpText(it)
+	case "reasoning":
+		st := s.findReasoning(it.ID, outputIndex)
+		if st == nil {
+			if st = s.openReasoning(it.ID, outputIndex); st == nil {
+				return
+			}
+		}
+		if enc := encryptedContent(it); enc != "" {
+			st.encrypted = enc
+		}
 	}
 }
 
@@ -482,6 +515,14 @@ func (s *responsesStream) itemDone(it *respOutputItem, outputIndex *flexInt) {
 		s.endCall(c)
 	case "message":
 		s.catchUpText(it)
+	case "reasoning":
+		st := s.findReasoning(it.ID, outputIndex)
+		if st == nil {
+			if st = s.openReasoning(it.ID, outputIndex); st == nil {
+				return
+			}
+		}
+		s.reasoningDone(st, it)
 	}
 }
 
@@ -518,17 +559,31 @@ func (s *responsesStream) finish(w *respResponse) {
 		s.fail(s.p.responseFailure(w, s.model))
 		return
 	}
-	reasoning := 0
 	hasCalls := len(s.calls) > 0
 	for i, it := range w.Output {
 		switch it.Type {
-		case "reasoning":
-			reasoning++
-			continue
 		case "function_call", "custom_tool_call":
 			hasCalls = true
+		case "reasoning":
+			// A reasoning item the stream opened but did not end
+			// (no output_item.done) is completed from the final one.
+			st := s.findReasoning(it.ID, nil)
+			if st == nil && it.ID == "" {
+				st = s.rsByOutput[int64(i)]
+			}
+			if st != nil {
+				s.reasoningDone(st, &it)
+			} else {
+				// Never streamed (events at its output index, if any,
+				// carried nothing of it): emitted now.
+				s.itemDone(&it, nil)
+			}
+			if s.err != nil {
+				return
+			}
+			continue
 		}
-		if s.seenOutput[int64(i)] || (it.ID != "" && (s.byItem[it.ID] != nil || s.texts[it.ID] != nil)) {
+		if s.seenOutput[int64(i)] || (it.ID != "" && (s.byItem[it.ID] != nil || s.texts[it.ID] != nil || s.rsByItem[it.ID] != nil)) {
 			continue
 		}
 		s.itemDone(&it, nil)
@@ -539,17 +594,109 @@ func (s *responsesStream) finish(w *respResponse) {
 	for _, c := range s.calls {
 		s.endCall(c)
 	}
+	for _, st := range s.reasoning {
+		s.reasoningDone(st, nil)
+	}
 	meta := &llmrelayv1.ResponseMeta{}
 	meta.ProviderFinishReason, meta.FinishReason = respFinish(w, hasCalls)
 	if w.ServiceTier != "" {
 		provider.SetExtended(meta, extServiceTier, w.ServiceTier)
-	}
-	if reasoning > 0 {
-		provider.SetExtended(meta, extReasoningItems, reasoning)
 	}
 	s.responseMeta(w, meta)
 	if w.Usage != nil {
 		s.push(&provider.Event{Kind: provider.EventUsage, Usage: normalizeRespUsage(w.Usage)})
 	}
 	s.done = true
+}
+
+// findReasoning finds a known reasoning item by item id, else (for events
+// without an item id) by output index.
+func (s *responsesStream) findReasoning(itemID string, outputIndex *flexInt) *respReasoningState {
+	if itemID != "" {
+		return s.rsByItem[itemID]
+	}
+	if outputIndex != nil {
+		return s.rsByOutput[int64(*outputIndex)]
+	}
+	return nil
+}
+
+// openReasoning registers a new reasoning item and emits its first piece
+// (its id, no text yet), so that the folded part sits where the model
+// produced it.
+func (s *responsesStream) openReasoning(itemID string, outputIndex *flexInt) *respReasoningState {
+	if len(s.reasoning) >= maxStreamItems {
+		s.err = s.bad("more than %d reasoning items in one response", maxStreamItems)
+		return nil
+	}
+	st := &respReasoningState{index: len(s.reasoning), summary: -1}
+	s.reasoning = append(s.reasoning, st)
+	if itemID != "" {
+		s.rsByItem[itemID] = st
+	}
+	if outputIndex != nil {
+		s.rsByOutput[int64(*outputIndex)] = st
+	}
+	s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: st.index, ID: itemID}})
+	return st
+}
+
+// reasoningDelta handles response.reasoning_summary_text.delta. The first
+// delta of a new summary part is preceded by reasoningSeparator when text
+// came before, as the unary summary texts are joined.
+func (s *responsesStream) reasoningDelta(itemID string, outputIndex, summaryIndex *flexInt, delta string) {
+	st := s.findReasoning(itemID, outputIndex)
+	if st == nil {
+		if st = s.openReasoning(itemID, outputIndex); st == nil {
+			return
+		}
+	}
+	if delta == "" {
+		return
+	}
+	if st.ended {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
+			fmt.Sprintf("reasoning item %d: summary text after the item's end was ignored", st.index)}}})
+		return
+	}
+	part := st.summary
+	if summaryIndex != nil {
+		part = int(*summaryIndex)
+	} else if part < 0 {
+		part = 0
+	}
+	if part != st.summary && st.textBytes > 0 {
+		delta = reasoningSeparator + delta
+	}
+	st.summary = part
+	st.textBytes += len(delta)
+	s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: st.index, Text: delta}})
+}
+
+// reasoningDone ends a reasoning item: the summary text its deltas did not
+// carry, then its signature (the item's encrypted_content, else the one
+// announced when it was added). it is nil when the stream ends without the
+// complete item.
+func (s *responsesStream) reasoningDone(st *respReasoningState, it *respOutputItem) {
+	if it != nil && !st.ended {
+		text, warns := reasoningSummaryText(it)
+		if len(warns) > 0 {
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: warns}})
+		}
+		if len(text) > st.textBytes {
+			if rest := text[st.textBytes:]; utf8.ValidString(rest) {
+				st.textBytes = len(text)
+				s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: st.index, Text: rest}})
+			}
+		}
+		if enc := encryptedContent(it); enc != "" {
+			st.encrypted = enc
+		}
+	}
+	st.ended = true
+	if !st.signed && st.encrypted != "" {
+		st.signed = true
+		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: st.index, Signature: st.encrypted}})
+		st.encrypted = ""
+	}
 }

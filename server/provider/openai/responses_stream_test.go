@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	foldpkg "github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -22,6 +24,7 @@ import (
 var respStreamCases = []string{
 	"responses_plain_stream", "responses_tools_parallel_stream", "responses_no_call_id_stream",
 	"responses_stream_failed", "responses_stream_error_event", "responses_stream_cut",
+	"responses_reasoning_tools_stream",
 }
 
 func TestStreamResponses(t *testing.T) {
@@ -88,6 +91,41 @@ func TestStreamResponses(t *testing.T) {
 				t.Errorf("partial text %v", f.Message.Parts)
 			}
 		},
+		"responses_reasoning_tools_stream": func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Reasoning pieces come first: the id, the summary deltas
+			// (a blank line between the two summary parts), then the
+			// encrypted content once, from output_item.done.
+			var text strings.Builder
+			signatures, pieces := 0, 0
+			for i, ev := range evs {
+				if ev.Kind != provider.EventReasoning {
+					continue
+				}
+				r := ev.Reasoning
+				if r.Index != 0 || (r.ID != "") != (pieces == 0) {
+					t.Errorf("event %d: %+v", i, r)
+				}
+				pieces++
+				text.WriteString(r.Text)
+				if r.Signature != "" {
+					signatures++
+					if !strings.HasPrefix(r.Signature, "gAAAAABo7h") || r.Text != "" {
+						t.Errorf("signature piece %+v", r)
+					}
+				}
+			}
+			if signatures != 1 || !strings.Contains(text.String(), "rather than guess.\n\n**Choosing the arguments**") {
+				t.Errorf("%d signatures, text %q", signatures, text.String())
+			}
+			f := accFold(t, evs)
+			if parts := f.Message.GetParts(); len(parts) != 2 || parts[0].GetReasoning() == nil || parts[1].GetToolCall() == nil {
+				t.Errorf("folded message %v", f.Message)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+		},
 		"responses_stream_cut": func(t *testing.T, evs []*provider.Event, err error) {
 			pe := providerError(t, err)
 			if pe.Kind != provider.KindBadResponse || !strings.HasPrefix(pe.Message, "stream ended before") || pe.RequestID == "" {
@@ -105,8 +143,8 @@ func TestStreamResponses(t *testing.T) {
 				t.Fatalf("Stream: %v", err)
 			}
 			defer s.Close()
-			evs, err, rendered := collect(t, s)
-			checkStreamInvariants(t, evs)
+			evs, err, rendered := respCollect(t, s)
+			checkRespStreamInvariants(t, evs)
 			providertest.Golden(t, td(name+".golden"), rendered)
 			c := srv.Last(t)
 			providertest.Golden(t, td(name+".request.golden"), providertest.RequestGolden(c, authHeaders...))
@@ -132,6 +170,7 @@ func TestResponsesUnaryStreamEquivalence(t *testing.T) {
 		{"responses_plain", "responses_plain_stream"},
 		{"responses_tools_parallel", "responses_tools_parallel_stream"},
 		{"responses_no_call_id", "responses_no_call_id_stream"},
+		{"responses_reasoning_tools", "responses_reasoning_tools_stream"},
 	} {
 		t.Run(tc.unary, func(t *testing.T) {
 			t.Parallel()
@@ -146,13 +185,15 @@ func TestResponsesUnaryStreamEquivalence(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			evs, err, _ := collect(t, s)
+			evs, err, _ := respCollect(t, s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := fold(t, evs)
-			// The recordings are two calls: ids differ, the answer does not.
-			f.Message = withCallIDs(f.Message, res.Message)
+			// The message as the server's accumulator folds it.
+			f := accFold(t, evs)
+			// The recordings are two calls: ids (and encrypted reasoning)
+			// differ, the answer does not.
+			f.Message = withReasoningIDs(t, withCallIDs(f.Message, res.Message), res.Message)
 			if !proto.Equal(f.Message, res.Message) {
 				t.Errorf("message:\nstream %v\nunary  %v", f.Message, res.Message)
 			}
@@ -197,6 +238,145 @@ func withCallIDs(got, want *llmrelayv1.Message) *llmrelayv1.Message {
 		}
 	}
 	return out
+}
+
+// withReasoningIDs returns got with want's reasoning ids and signatures,
+// position by position, after checking that each has the same shape (an
+// rs_ id or none, a signature or none).
+func withReasoningIDs(t testing.TB, got, want *llmrelayv1.Message) *llmrelayv1.Message {
+	t.Helper()
+	var wantR []*llmrelayv1.Reasoning
+	for _, p := range want.GetParts() {
+		if r := p.GetReasoning(); r != nil {
+			wantR = append(wantR, r)
+		}
+	}
+	i := 0
+	for _, p := range got.GetParts() {
+		r := p.GetReasoning()
+		if r == nil || i >= len(wantR) {
+			continue
+		}
+		w := wantR[i]
+		i++
+		if prefix(r.Id) != prefix(w.Id) || (r.Signature == "") != (w.Signature == "") {
+			t.Errorf("reasoning %d: stream %v, unary %v", i-1, r, w)
+			continue
+		}
+		r.Id, r.Signature = w.Id, w.Signature
+	}
+	return got
+}
+
+// accFold folds stream events the way the server does: the message by the
+// accumulator of package fold (which the server relays to clients), the
+// meta, usage and tool-call count by fold.
+func accFold(t testing.TB, evs []*provider.Event) folded {
+	t.Helper()
+	var acc foldpkg.Accumulator
+	for _, ev := range evs {
+		var err error
+		switch ev.Kind {
+		case provider.EventText:
+			acc.AddText(ev.Text)
+		case provider.EventRefusal:
+			acc.AddRefusal(ev.Text)
+		case provider.EventToolCall:
+			d := ev.ToolCall
+			err = acc.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: d.CallID, Index: int32(d.Index), Name: d.Name,
+				ArgumentsDelta: d.Arguments, Signature: d.Signature})
+		case provider.EventReasoning:
+			r := ev.Reasoning
+			err = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(r.Index), Text: r.Text, Signature: r.Signature,
+				Redacted: r.Redacted, Id: r.ID})
+		}
+		if err != nil {
+			t.Fatalf("fold: %v", err)
+		}
+	}
+	f := fold(t, evs)
+	f.Message = acc.Message()
+	return f
+}
+
+// respCollect is collect for Responses streams, which also carry
+// reasoning pieces.
+func respCollect(t testing.TB, s provider.Stream) ([]*provider.Event, error, []byte) {
+	t.Helper()
+	var (
+		evs []*provider.Event
+		out bytes.Buffer
+	)
+	for i := 0; ; i++ {
+		if i > 10000 {
+			t.Fatal("stream does not end")
+		}
+		ev, err := s.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				out.WriteString("eof\n")
+				return evs, nil, out.Bytes()
+			}
+			out.WriteString(renderErr(err) + "\n")
+			return evs, err, out.Bytes()
+		}
+		evs = append(evs, ev)
+		out.WriteString(renderRespEvent(t, ev) + "\n")
+	}
+}
+
+func renderRespEvent(t testing.TB, ev *provider.Event) string {
+	if ev.Kind != provider.EventReasoning {
+		return renderEvent(t, ev)
+	}
+	r := ev.Reasoning
+	out := fmt.Sprintf("reasoning index=%d", r.Index)
+	if r.ID != "" {
+		out += " id=" + r.ID
+	}
+	if r.Redacted {
+		out += " redacted"
+	}
+	if r.Text != "" {
+		out += fmt.Sprintf(" text=%q", r.Text)
+	}
+	if r.Signature != "" {
+		out += fmt.Sprintf(" signature=%q", r.Signature)
+	}
+	return out
+}
+
+// checkRespStreamInvariants: checkStreamInvariants, plus for reasoning
+// pieces: indexes are 0, 1, ... in order of first appearance; the id only
+// on a block's first piece; later pieces carry text or the signature; at
+// most one signature piece per block.
+func checkRespStreamInvariants(t testing.TB, evs []*provider.Event) {
+	t.Helper()
+	var other []*provider.Event
+	seen := map[int]bool{}
+	signed := map[int]bool{}
+	for _, ev := range evs {
+		if ev.Kind != provider.EventReasoning {
+			other = append(other, ev)
+			continue
+		}
+		r := ev.Reasoning
+		if !seen[r.Index] {
+			if r.Index != len(seen) {
+				t.Errorf("reasoning index %d first seen after %d blocks", r.Index, len(seen))
+			}
+			seen[r.Index] = true
+		} else if r.ID != "" || r.Redacted || (r.Text == "" && r.Signature == "") {
+			t.Errorf("reasoning %d: later piece %+v", r.Index, r)
+		}
+		if r.Signature != "" {
+			if signed[r.Index] {
+				t.Errorf("reasoning %d: second signature piece", r.Index)
+			}
+			signed[r.Index] = true
+		}
+	}
+	checkStreamInvariants(t, other)
 }
 
 func prefix(id string) string {
@@ -252,8 +432,34 @@ func TestResponsesStreamEdgeCases(t *testing.T) {
 			sseEvent("response.output_item.done", `{"type":"response.output_item.done","output_index":0,"item":{"type":"message","id":"msg_1","content":[{"type":"output_text","text":"Hi"},{"type":"refusal","refusal":"no"}]}}`) +
 				sseEvent("response.completed", `{"type":"response.completed","response":{"status":"completed","output":[{"type":"message","id":"msg_1","content":[{"type":"output_text","text":"Hi"}]},{"type":"function_call","id":"fc_9","call_id":"call_9","name":"f","arguments":"{\"a\":1}"},{"type":"reasoning","id":"rs_1"}],"usage":{"input_tokens":3,"output_tokens":4}}}`),
 			[]string{`text "Hi"`, `refusal "no"`, `tool_call id=call_9 index=0 name="f" args="{\"a\":1}"`, `tool_call_end id=call_9 index=0`,
-				`meta {"finish_reason":"FINISH_REASON_TOOL_CALLS","provider_finish_reason":"completed","extended":{"reasoning_items":1}}`,
+				`reasoning index=0 id=rs_1`,
+				`meta {"finish_reason":"FINISH_REASON_TOOL_CALLS","provider_finish_reason":"completed"}`,
 				`usage {"input_tokens":3,"output_tokens":4,"total_tokens":7}`, "eof"}},
+		{"reasoning: summary parts joined by a blank line; encrypted content announced at added",
+			sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_a","type":"reasoning","summary":[],"encrypted_content":"E1"}}`) +
+				sseEvent("response.reasoning_summary_text.delta", `{"type":"response.reasoning_summary_text.delta","item_id":"rs_a","output_index":0,"summary_index":0,"delta":"A"}`) +
+				sseEvent("response.reasoning_summary_text.delta", `{"type":"response.reasoning_summary_text.delta","item_id":"rs_a","output_index":0,"summary_index":1,"delta":"B"}`) +
+				sseEvent("response.reasoning_summary_text.delta", `{"type":"response.reasoning_summary_text.delta","item_id":"rs_a","output_index":0,"delta":"C"}`) +
+				sseEvent("response.reasoning_summary_text.delta", `{"type":"response.reasoning_summary_text.delta","item_id":"rs_a","output_index":0,"summary_index":2,"delta":""}`) +
+				sseEvent("response.output_item.done", `{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_a","type":"reasoning","summary":[{"type":"summary_text","text":"A"},{"type":"summary_text","text":"BC"}]}}`) +
+				sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"delta":"ok"}`) +
+				sseEvent("response.completed", respCompleted),
+			[]string{`reasoning index=0 id=rs_a`, `reasoning index=0 text="A"`, `reasoning index=0 text="\n\nB"`, `reasoning index=0 text="C"`,
+				`reasoning index=0 signature="E1"`, `text "ok"`,
+				`meta {"response_id":"resp_1","finish_reason":"FINISH_REASON_STOP","provider_finish_reason":"completed"}`, "eof"}},
+		{"reasoning without its done event is completed from the final response; summary after the end is ignored",
+			sseEvent("response.reasoning_summary_text.delta", `{"type":"response.reasoning_summary_text.delta","output_index":0,"summary_index":0,"delta":"x"}`) +
+				sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":1,"item":{"id":"rs_b","type":"reasoning","summary":[]}}`) +
+				sseEvent("response.output_item.done", `{"type":"response.output_item.done","output_index":1,"item":{"id":"rs_b","type":"reasoning","summary":[{"type":"summary_text","text":"full"}],"encrypted_content":"E2"}}`) +
+				sseEvent("response.reasoning_summary_text.delta", `{"type":"response.reasoning_summary_text.delta","item_id":"rs_b","output_index":1,"summary_index":0,"delta":"late"}`) +
+				sseEvent("response.completed", `{"type":"response.completed","response":{"status":"completed","output":[`+
+					`{"type":"reasoning","summary":[{"type":"summary_text","text":"xy"}],"encrypted_content":"E1"},`+
+					`{"id":"rs_b","type":"reasoning","summary":[{"type":"summary_text","text":"full"}],"encrypted_content":"E2"},`+
+					`{"id":"rs_c","type":"reasoning","summary":"never streamed"}]}}`),
+			[]string{`reasoning index=0`, `reasoning index=0 text="x"`, `reasoning index=1 id=rs_b`, `reasoning index=1 text="full"`,
+				`reasoning index=1 signature="E2"`, `meta {"warnings":["reasoning item 1: summary text after the item's end was ignored"]}`,
+				`reasoning index=0 text="y"`, `reasoning index=0 signature="E1"`, `reasoning index=2 id=rs_c`, `reasoning index=2 text="never streamed"`,
+				`meta {"finish_reason":"FINISH_REASON_STOP","provider_finish_reason":"completed"}`, "eof"}},
 		{"refusal deltas and incomplete",
 			sseEvent("response.refusal.delta", `{"type":"response.refusal.delta","item_id":"msg_1","delta":"I can't"}`) +
 				sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","item_id":"msg_1","delta":""}`) +
@@ -297,8 +503,8 @@ func TestResponsesStreamEdgeCases(t *testing.T) {
 			if err != nil || first.Kind != provider.EventMeta || first.Meta.ProviderRequestId != "req_test" {
 				t.Fatalf("first event %v, %v", first, err)
 			}
-			evs, _, rendered := collect(t, s)
-			checkStreamInvariants(t, evs)
+			evs, _, rendered := respCollect(t, s)
+			checkRespStreamInvariants(t, evs)
 			got := strings.TrimSuffix(string(rendered), "\n")
 			if want := strings.Join(tc.want, "\n"); got != want {
 				t.Errorf("got:\n%s\nwant:\n%s", got, want)
@@ -329,7 +535,7 @@ func TestResponsesStreamCloseAndLimits(t *testing.T) {
 	for i := 0; i <= maxStreamToolCalls; i++ {
 		b.WriteString(`data: {"type":"response.output_item.added","output_index":` + itoa(i) + `,"item":{"type":"function_call","id":"fc_` + itoa(i) + `","call_id":"c` + itoa(i) + `","name":"f"}}` + "\n\n")
 	}
-	_, err, _ = collect(t, respStreamFrom(p, b.String()))
+	_, err, _ = respCollect(t, respStreamFrom(p, b.String()))
 	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "tool calls") {
 		t.Errorf("got %v", err)
 	}
@@ -339,13 +545,23 @@ func TestResponsesStreamCloseAndLimits(t *testing.T) {
 	for i := 0; i <= maxStreamItems; i++ {
 		b.WriteString(`data: {"type":"response.output_text.delta","item_id":"msg_` + itoa(i) + `","delta":"x"}` + "\n\n")
 	}
-	_, err, _ = collect(t, respStreamFrom(p, b.String()))
+	_, err, _ = respCollect(t, respStreamFrom(p, b.String()))
 	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "output items") {
 		t.Errorf("got %v", err)
 	}
 
+	// Too many reasoning items.
+	b.Reset()
+	for i := 0; i <= maxStreamItems; i++ {
+		b.WriteString(`data: {"type":"response.output_item.added","output_index":` + itoa(i) + `,"item":{"type":"reasoning","id":"rs_` + itoa(i) + `"}}` + "\n\n")
+	}
+	_, err, _ = respCollect(t, respStreamFrom(p, b.String()))
+	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "reasoning items") {
+		t.Errorf("got %v", err)
+	}
+
 	// An event over the size limit.
-	_, err, _ = collect(t, respStreamFrom(p, "data: "+strings.Repeat("x", maxStreamEventBytes+1)+"\n\n"))
+	_, err, _ = respCollect(t, respStreamFrom(p, "data: "+strings.Repeat("x", maxStreamEventBytes+1)+"\n\n"))
 	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse {
 		t.Errorf("got %v", err)
 	}
@@ -362,6 +578,9 @@ func FuzzResponsesStream(f *testing.F) {
 		sseEvent("response.output_item.done", `{"type":"response.output_item.done","item":{"type":"function_call","arguments":"{\"é"}}`) +
 		sseEvent("response.completed", `{"type":"response.completed","response":{"status":"completed","output":[{"type":"custom_tool_call","input":"x"},{"type":"message","content":"y"}]}}`)))
 	f.Add([]byte(sseEvent("error", `{"type":"error","error":"boom"}`)))
+	f.Add([]byte(sseEvent("response.reasoning_summary_text.delta", `{"output_index":0,"summary_index":"3","delta":"a"}`) +
+		sseEvent("response.output_item.done", `{"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","summary":[{"text":"a\u00e9"}],"encrypted_content":7}}`) +
+		sseEvent("response.completed", `{"type":"response.completed","response":{"status":"completed","output":[{"type":"reasoning","id":"rs_x"},{"type":"reasoning","summary":"s"}]}}`)))
 	p, err := New(testKey)
 	if err != nil {
 		f.Fatal(err)
@@ -383,7 +602,7 @@ func FuzzResponsesStream(f *testing.F) {
 			}
 			evs = append(evs, ev)
 		}
-		checkStreamInvariants(t, evs)
+		checkRespStreamInvariants(t, evs)
 		ended := map[string]bool{}
 		for _, ev := range evs {
 			switch ev.Kind {
@@ -470,7 +689,7 @@ func TestResponsesAPIKeyNeverInErrors(t *testing.T) {
 			errs = append(errs, err)
 			s, err := p.Stream(context.Background(), responsesSimpleRequest("m"))
 			if err == nil {
-				_, err, _ = collect(t, s)
+				_, err, _ = respCollect(t, s)
 				s.Close()
 			}
 			errs = append(errs, err)

@@ -2,7 +2,9 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 var respUnaryCases = []string{
 	"responses_plain", "responses_tools_parallel", "responses_multiturn", "responses_vision",
 	"responses_reasoning", "responses_incomplete", "responses_no_call_id", "responses_azure_v1",
+	"responses_reasoning_tools", "responses_reasoning_multiturn",
 }
 
 func TestGenerateResponses(t *testing.T) {
@@ -95,14 +98,66 @@ func TestGenerateResponses(t *testing.T) {
 			}
 		},
 		"responses_reasoning": func(t *testing.T, res *provider.Result, _ []byte) {
-			if res.Meta.GetExtended().GetFields()[extReasoningItems].GetNumberValue() != 1 {
-				t.Errorf("extended %v", res.Meta.GetExtended())
-			}
 			if u := res.Meta.GetUsage(); u.GetReasoningTokens() != 320 || u.GetOutputTokens() != 340 {
 				t.Errorf("usage %v", u)
 			}
-			if len(res.Message.Parts) != 1 || res.Message.Parts[0].GetText() != "17 × 23 = 391." {
-				t.Errorf("reasoning content must not leak into the message: %v", res.Message)
+			// An encrypted reasoning item without a summary: a Reasoning
+			// part with no text, before the answer.
+			parts := res.Message.GetParts()
+			if len(parts) != 2 || parts[1].GetText() != "17 × 23 = 391." {
+				t.Fatalf("message %v", res.Message)
+			}
+			if r := parts[0].GetReasoning(); !strings.HasPrefix(r.GetId(), "rs_68ee") || r.GetText() != "" ||
+				!strings.HasPrefix(r.GetSignature(), "gAAAAABo7hZj") || r.GetRedacted() {
+				t.Errorf("reasoning %v", r)
+			}
+		},
+		"responses_reasoning_tools": func(t *testing.T, res *provider.Result, body []byte) {
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+			parts := res.Message.GetParts()
+			if len(parts) != 2 || parts[1].GetToolCall().GetCallId() != rtCallParis {
+				t.Fatalf("want reasoning then the call, got %v", res.Message)
+			}
+			r := parts[0].GetReasoning()
+			if r.GetId() != rtReasoningID || !strings.HasPrefix(r.GetSignature(), "gAAAAABo7h") ||
+				!strings.HasPrefix(r.GetText(), "**Planning the weather lookup**\n\nThe user wants") ||
+				!strings.Contains(r.GetText(), "rather than guess.\n\n**Choosing the arguments**\n\n") {
+				t.Errorf("reasoning (summaries joined by a blank line) %v", r)
+			}
+			if len(res.Meta.GetExtended().GetFields()) != 2 { // service tier, processing ms
+				t.Errorf("extended %v", res.Meta.GetExtended())
+			}
+			m := decodeBody(t, body)
+			if rs, _ := m["reasoning"].(map[string]any); rs["summary"] != "auto" {
+				t.Errorf("reasoning options %v", m["reasoning"])
+			}
+		},
+		"responses_reasoning_multiturn": func(t *testing.T, res *provider.Result, body []byte) {
+			if len(res.Message.GetParts()) != 2 || res.Message.GetParts()[0].GetReasoning() == nil {
+				t.Errorf("message %v", res.Message)
+			}
+			if u := res.Meta.GetUsage(); u.GetCachedInputTokens() != 384 || u.GetReasoningTokens() != 64 {
+				t.Errorf("usage %v", u)
+			}
+			first := reasoningFirstTurn(t).GetParts()[0].GetReasoning()
+			var types []string
+			for _, it := range decodeBody(t, body)["input"].([]any) {
+				item := it.(map[string]any)
+				types = append(types, item["type"].(string))
+				if item["type"] != "reasoning" {
+					continue
+				}
+				summary, _ := item["summary"].([]any)
+				if item["id"] != rtReasoningID || item["encrypted_content"] != first.GetSignature() || len(summary) != 1 ||
+					summary[0].(map[string]any)["text"] != first.GetText() {
+					t.Errorf("reasoning sent back %v", item)
+				}
+			}
+			if got := strings.Join(types, ","); got != "message,reasoning,function_call,function_call_output" {
+				t.Errorf("input items %s: the reasoning item goes back before its call", got)
+			}
+			if len(res.Meta.Warnings) != 0 {
+				t.Errorf("warnings %q", res.Meta.Warnings)
 			}
 		},
 		"responses_incomplete": func(t *testing.T, res *provider.Result, _ []byte) {
@@ -266,7 +321,16 @@ func TestParseResponsesShapes(t *testing.T) {
 			`text "hi" | call call_idx0 f {"b":1,"a":[2]} valid=true | TOOL_CALLS/completed | warnings=[function_call 0 has neither call_id nor item id; keyed as call_idx0]`},
 		{"refusal and several text parts",
 			`{"status":"completed","output":[{"type":"message","id":"msg_1","content":[{"type":"output_text","text":"a"},{"type":"refusal","refusal":"no"},{"type":"output_text","text":"b"},{"type":"output_image"}]}]}`,
-			`text "ab" | refusal "no" | STOP/completed | warnings=[ignored content part of type "output_image" in message item "msg_1"]`},
+			`text "a" | refusal "no" | text "b" | STOP/completed | warnings=[ignored content part of type "output_image" in message item "msg_1"]`},
+		{"text of consecutive items merges; parts in model order",
+			`{"status":"completed","output":[{"type":"message","content":"a"},{"type":"message","content":[{"type":"output_text","text":"b"}]},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"message","content":"c"}]}`,
+			`text "ab" | call c1 f {} valid=true | text "c" | TOOL_CALLS/completed | warnings=[]`},
+		{"reasoning items: summaries joined, empty ones skipped, encrypted content as signature",
+			`{"status":"completed","output":[{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"A"},{"type":"summary_text","text":""},{"type":"summary_text","text":"B"}],"encrypted_content":"gAAAA"},{"type":"message","content":"x"},{"type":"reasoning","id":"rs_2","summary":null}]}`,
+			`reasoning rs_1 "A\n\nB" sig=gAAAA | text "x" | reasoning rs_2 "" sig= | STOP/completed | warnings=[]`},
+		{"reasoning of odd shapes: summary as a string, part without text, encrypted content not a string",
+			`{"status":"completed","output":[{"type":"reasoning","summary":"plain","encrypted_content":{"k":1}},{"type":"reasoning","id":"rs_2","summary":[{"type":"summary_image"}]},{"type":"reasoning","id":"rs_3","summary":7}]}`,
+			`reasoning  "plain" sig={"k":1} | reasoning rs_2 "" sig= | reasoning rs_3 "" sig= | STOP/completed | warnings=[ignored summary part of type "summary_image" in reasoning item "rs_2"; reasoning item "rs_3" has a summary of an unrecognized shape; ignored]`},
 		{"malformed arguments kept verbatim",
 			`{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"a\":"}]}`,
 			`call call_1 f {"a": valid=false | TOOL_CALLS/incomplete/max_output_tokens | warnings=[]`},
@@ -307,6 +371,8 @@ func TestParseResponsesShapes(t *testing.T) {
 						parts = append(parts, "refusal "+quote(k.Refusal))
 					case *llmrelayv1.Part_ToolCall:
 						parts = append(parts, "call "+k.ToolCall.CallId+" "+k.ToolCall.Name+" "+k.ToolCall.Arguments+" valid="+boolStr(k.ToolCall.ArgumentsValid))
+					case *llmrelayv1.Part_Reasoning:
+						parts = append(parts, "reasoning "+k.Reasoning.Id+" "+strconv.Quote(k.Reasoning.Text)+" sig="+k.Reasoning.Signature)
 					}
 				}
 				short := strings.TrimPrefix(res.Meta.FinishReason.String(), "FINISH_REASON_")
@@ -357,6 +423,7 @@ func FuzzParseResponsesResponse(f *testing.F) {
 	}
 	f.Add([]byte(`{"status":"completed","output":[{"type":"message","content":"hi"},{"type":"function_call","arguments":{"a":1}},{"type":"custom_tool_call","input":"x"}]}`))
 	f.Add([]byte(`{"status":"failed","error":"boom"}`))
+	f.Add([]byte(`{"status":"completed","output":[{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"a"},{"text":7}],"encrypted_content":"e"},{"type":"reasoning","summary":"s","encrypted_content":null}]}`))
 	f.Add([]byte(`{"output":[{"type":"message","content":[{"text":null,"refusal":"r"}]}],"usage":{"input_tokens":-1,"total_tokens":"x"}}`))
 	p, err := New(testKey)
 	if err != nil {
@@ -369,8 +436,11 @@ func FuzzParseResponsesResponse(f *testing.F) {
 			return
 		}
 		checkResultInvariants(t, res)
-		calls := 0
+		calls, reasoning := 0, 0
 		for _, pt := range res.Message.GetParts() {
+			if pt.GetReasoning() != nil {
+				reasoning++
+			}
 			if tc := pt.GetToolCall(); tc != nil {
 				calls++
 				if tc.CallId == "" {
@@ -383,6 +453,23 @@ func FuzzParseResponsesResponse(f *testing.F) {
 		}
 		if int32(calls) != res.Meta.ToolCallCount || (calls > 0) != (res.Meta.FinishReason == llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS) {
 			t.Errorf("%d calls, meta %v", calls, res.Meta)
+		}
+		// Every reasoning output item is a part (none dropped).
+		var w struct {
+			Output []struct {
+				Type string `json:"type"`
+			} `json:"output"`
+		}
+		if json.Unmarshal(body, &w) == nil {
+			items := 0
+			for _, it := range w.Output {
+				if it.Type == "reasoning" {
+					items++
+				}
+			}
+			if items != reasoning {
+				t.Errorf("%d reasoning items, %d reasoning parts", items, reasoning)
+			}
 		}
 	})
 }

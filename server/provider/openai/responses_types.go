@@ -34,16 +34,29 @@ type respRequest struct {
 
 // respInputItem is one input item: a message ({type:"message", role,
 // content}), a function call the model made earlier ({type:"function_call",
-// call_id, name, arguments}) or a tool result ({type:"function_call_output",
-// call_id, output}).
+// call_id, name, arguments}), a tool result ({type:"function_call_output",
+// call_id, output}) or the model's earlier reasoning ({type:"reasoning", id,
+// summary, encrypted_content}).
 type respInputItem struct {
-	Type      string             `json:"type"`
+	Type string `json:"type"`
+	// ID is a reasoning item's rs_... id (only reasoning items send one).
+	ID        string             `json:"id,omitempty"`
 	Role      string             `json:"role,omitempty"`
 	Content   []respInputContent `json:"content,omitempty"`
 	CallID    string             `json:"call_id,omitempty"`
 	Name      string             `json:"name,omitempty"`
 	Arguments *string            `json:"arguments,omitempty"`
 	Output    *string            `json:"output,omitempty"`
+	// Summary is required on reasoning items (possibly empty: a pointer
+	// so that [] is sent and other items omit it).
+	Summary          *[]respSummaryPart `json:"summary,omitempty"`
+	EncryptedContent string             `json:"encrypted_content,omitempty"`
+}
+
+// respSummaryPart is a reasoning summary part: {type:"summary_text", text}.
+type respSummaryPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
 }
 
 // respInputContent is a content part of an input message: input_text,
@@ -110,8 +123,8 @@ type respIncomplete struct {
 }
 
 // respOutputItem is an output item: message (content parts), function_call
-// (id fc_..., call_id call_..., name, arguments), reasoning, or a hosted
-// tool call we do not translate.
+// (id fc_..., call_id call_..., name, arguments), reasoning (id rs_...,
+// summary, encrypted_content), or a hosted tool call we do not translate.
 type respOutputItem struct {
 	Type   string `json:"type"`
 	ID     string `json:"id"`
@@ -126,6 +139,12 @@ type respOutputItem struct {
 	Arguments json.RawMessage `json:"arguments"`
 	// Input is the free-text input of a custom_tool_call.
 	Input *string `json:"input"`
+	// Summary is a reasoning item's array of summary_text parts.
+	Summary json.RawMessage `json:"summary"`
+	// EncryptedContent is a reasoning item's opaque state, present when
+	// the request included "reasoning.encrypted_content" (a JSON string;
+	// read leniently).
+	EncryptedContent json.RawMessage `json:"encrypted_content"`
 }
 
 // respContentPart is an output_text or refusal part of a message item.
@@ -162,6 +181,8 @@ type respEvent struct {
 	Item           *respOutputItem `json:"item"`
 	Delta          json.RawMessage `json:"delta"`
 	Arguments      json.RawMessage `json:"arguments"`
+	// SummaryIndex is the summary part a reasoning summary delta belongs to.
+	SummaryIndex *flexInt `json:"summary_index"`
 	// Error is set on an "error" event ({type, code, message, param});
 	// older servers put code/message/param at the top level instead.
 	Error   json.RawMessage `json:"error"`
