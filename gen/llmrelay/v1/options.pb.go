@@ -365,11 +365,14 @@ type OpenAIOptions struct {
 	Store    *bool             `protobuf:"varint,2,opt,name=store,proto3,oneof" json:"store,omitempty"`
 	Metadata map[string]string `protobuf:"bytes,3,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// "auto", "default", "flex", "priority".
-	ServiceTier   string `protobuf:"bytes,4,opt,name=service_tier,json=serviceTier,proto3" json:"service_tier,omitempty"`
-	Logprobs      *bool  `protobuf:"varint,5,opt,name=logprobs,proto3,oneof" json:"logprobs,omitempty"`
-	TopLogprobs   *int32 `protobuf:"varint,6,opt,name=top_logprobs,json=topLogprobs,proto3,oneof" json:"top_logprobs,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ServiceTier string `protobuf:"bytes,4,opt,name=service_tier,json=serviceTier,proto3" json:"service_tier,omitempty"`
+	Logprobs    *bool  `protobuf:"varint,5,opt,name=logprobs,proto3,oneof" json:"logprobs,omitempty"`
+	TopLogprobs *int32 `protobuf:"varint,6,opt,name=top_logprobs,json=topLogprobs,proto3,oneof" json:"top_logprobs,omitempty"`
+	// Responses API `reasoning.summary`: "auto", "concise" or "detailed";
+	// summaries arrive as Reasoning part text.
+	ReasoningSummary string `protobuf:"bytes,7,opt,name=reasoning_summary,json=reasoningSummary,proto3" json:"reasoning_summary,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *OpenAIOptions) Reset() {
@@ -442,6 +445,13 @@ func (x *OpenAIOptions) GetTopLogprobs() int32 {
 		return *x.TopLogprobs
 	}
 	return 0
+}
+
+func (x *OpenAIOptions) GetReasoningSummary() string {
+	if x != nil {
+		return x.ReasoningSummary
+	}
+	return ""
 }
 
 // AnthropicOptions apply to the Anthropic Messages API.
@@ -744,14 +754,15 @@ const file_llmrelay_v1_options_proto_rawDesc = "" +
 	"extra_body\x18\n" +
 	" \x01(\v2\x17.google.protobuf.StructR\textraBodyB\n" +
 	"\n" +
-	"\bprovider\"\xd5\x02\n" +
+	"\bprovider\"\x82\x03\n" +
 	"\rOpenAIOptions\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x19\n" +
 	"\x05store\x18\x02 \x01(\bH\x00R\x05store\x88\x01\x01\x12D\n" +
 	"\bmetadata\x18\x03 \x03(\v2(.llmrelay.v1.OpenAIOptions.MetadataEntryR\bmetadata\x12!\n" +
 	"\fservice_tier\x18\x04 \x01(\tR\vserviceTier\x12\x1f\n" +
 	"\blogprobs\x18\x05 \x01(\bH\x01R\blogprobs\x88\x01\x01\x12&\n" +
-	"\ftop_logprobs\x18\x06 \x01(\x05H\x02R\vtopLogprobs\x88\x01\x01\x1a;\n" +
+	"\ftop_logprobs\x18\x06 \x01(\x05H\x02R\vtopLogprobs\x88\x01\x01\x12+\n" +
+	"\x11reasoning_summary\x18\a \x01(\tR\x10reasoningSummary\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\b\n" +

@@ -80,6 +80,12 @@ func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]
 	if effort := reasoningEffortWire(o.GetReasoningEffort()); effort != "" {
 		w.Reasoning = &respReasoning{Effort: effort}
 	}
+	if sum := req.ProviderOptions.GetOpenai().GetReasoningSummary(); sum != "" {
+		if w.Reasoning == nil {
+			w.Reasoning = &respReasoning{}
+		}
+		w.Reasoning.Summary = sum
+	}
 	if rf := o.GetResponseFormat(); rf != nil {
 		switch rf.GetType() {
 		case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_TEXT:

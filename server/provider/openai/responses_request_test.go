@@ -60,9 +60,8 @@ func responsesRequests(t testing.TB) map[string]*provider.Request {
 		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Weather in Paris, in celsius?"))},
 		Tools:    []*llmrelayv1.Tool{weatherTool(t)},
 		Options:  &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM},
-		// Summaries are asked for through extra_body (no typed option).
-		ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: mustStruct(t, map[string]any{
-			"reasoning": map[string]any{"effort": "medium", "summary": "auto"}})},
+		ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{
+			Openai: &llmrelayv1.OpenAIOptions{ReasoningSummary: "auto"}}},
 	}
 	// The second turn sends back the assistant message Generate returned
 	// for the first (reasoning with its encrypted content, then the call).

@@ -85,7 +85,8 @@ type respNamedToolChoice struct {
 }
 
 type respReasoning struct {
-	Effort string `json:"effort,omitempty"`
+	Effort  string `json:"effort,omitempty"`
+	Summary string `json:"summary,omitempty"`
 }
 
 type respText struct {
