@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -57,6 +59,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	cfgPath := fs.String("config", os.Getenv("LLMRELAY_CONFIG"), "configuration file (YAML or JSON); empty: the embedded default")
 	listen := fs.String("listen", os.Getenv("LLMRELAY_LISTEN"), "TCP listen address, overrides server.listen")
+	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060); empty: off")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -68,6 +71,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		cfg.Server.Listen = listen
 	}
 	log := newLogger(cfg, stderr)
+	if err := startPprof(*pprofAddr, log); err != nil {
+		return err
+	}
 	srv, err := server.New(cfg, log)
 	if err != nil {
 		return err
@@ -76,6 +82,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// SIGHUP reloads the configuration file for new calls.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go srv.ReloadOnSignal(ctx, hup, *cfgPath)
 	return srv.Serve(ctx, lis)
 }
 
