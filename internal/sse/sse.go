@@ -44,8 +44,12 @@ type Reader struct {
 }
 
 // NewReader returns a Reader with the default event size limit.
+//
+// The read buffer is 4 KiB (longer lines are assembled across reads): an
+// open stream costs little memory while it waits, which matters with
+// thousands of concurrent streams.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, 16<<10), max: DefaultMaxEventSize}
+	return &Reader{r: bufio.NewReaderSize(r, 4<<10), max: DefaultMaxEventSize}
 }
 
 // SetMaxEventSize changes the size limit of one event.
@@ -104,33 +108,66 @@ func (r *Reader) Next() (Event, error) {
 }
 
 // readLine returns the next line without its terminator (LF, CRLF or CR).
+// The line is valid until the next call: when it is whole in the buffer it
+// is a slice of the buffer (no copy), otherwise it is assembled in r.line.
 func (r *Reader) readLine() ([]byte, error) {
 	r.line = r.line[:0]
 	for {
-		b, err := r.r.ReadByte()
-		if err != nil {
-			if errors.Is(err, io.EOF) && len(r.line) > 0 {
-				// A last line without terminator still counts.
-				return r.line, nil
+		n := r.r.Buffered()
+		if n == 0 {
+			if _, err := r.r.Peek(1); err != nil {
+				if errors.Is(err, io.EOF) && len(r.line) > 0 {
+					// A last line without terminator still counts.
+					return r.line, nil
+				}
+				return nil, err
 			}
-			return nil, err
+			n = r.r.Buffered()
+		}
+		buf, err := r.r.Peek(n)
+		if err != nil {
+			return nil, err // cannot happen: n bytes are buffered
 		}
 		if r.skipLF {
 			r.skipLF = false
-			if b == '\n' {
+			if buf[0] == '\n' {
+				r.discard(1)
 				continue
 			}
 		}
-		switch b {
-		case '\n':
-			return r.line, nil
-		case '\r':
-			r.skipLF = true
-			return r.line, nil
+		// The first terminator: LF, or an earlier CR.
+		i := bytes.IndexByte(buf, '\n')
+		end := i
+		if end < 0 {
+			end = len(buf)
 		}
-		if len(r.line) >= r.max {
+		if j := bytes.IndexByte(buf[:end], '\r'); j >= 0 {
+			i = j
+		}
+		if i < 0 {
+			if len(r.line)+len(buf) > r.max {
+				return nil, fmt.Errorf("%w (line over %d bytes)", ErrEventTooLarge, r.max)
+			}
+			r.line = append(r.line, buf...)
+			r.discard(len(buf))
+			continue
+		}
+		if len(r.line)+i > r.max {
 			return nil, fmt.Errorf("%w (line over %d bytes)", ErrEventTooLarge, r.max)
 		}
-		r.line = append(r.line, b)
+		r.skipLF = buf[i] == '\r'
+		r.discard(i + 1)
+		if len(r.line) == 0 {
+			// Discard does not overwrite the buffer: the slice stays valid
+			// until the next read.
+			return buf[:i], nil
+		}
+		r.line = append(r.line, buf[:i]...)
+		return r.line, nil
 	}
+}
+
+// discard drops n buffered bytes (never fails: they are buffered).
+func (r *Reader) discard(n int) {
+	_, _ = r.r.Discard(n) // n <= Buffered(), so Discard cannot fail
 }

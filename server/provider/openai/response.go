@@ -51,9 +51,13 @@ func decodeLenient(raw []byte, v any) (warning string, err error) {
 // parseChatResponse converts a chat.completion body.
 func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 	var w chatResponse
-	warn, err := decodeLenient(raw, &w)
-	if err != nil {
-		return nil, provider.BadResponse(p.name, "invalid chat completion JSON: %v", err)
+	var warn string
+	if !decodeChunkFast(raw, &w, nil) {
+		w = chatResponse{}
+		var err error
+		if warn, err = decodeLenient(raw, &w); err != nil {
+			return nil, provider.BadResponse(p.name, "invalid chat completion JSON: %v", err)
+		}
 	}
 	if len(w.Error) > 0 && string(w.Error) != "null" {
 		// An error object in a 2xx body (some compatible servers).

@@ -49,6 +49,10 @@ type chatStream struct {
 	finish                               string
 	finishSeen                           bool
 
+	// prev holds the previous chunk's strings, which the next chunk
+	// usually repeats (decodeChunkFast shares them).
+	prev chatResponse
+
 	done   bool // [DONE] received
 	closed bool
 	err    error // sticky terminal error
@@ -142,10 +146,17 @@ func (s *chatStream) handle(data []byte) {
 		return // an empty data line carries nothing
 	}
 	var c chatResponse
-	warn, err := decodeLenient(t, &c)
-	if err != nil {
-		s.err = s.bad("invalid stream chunk: %v", err)
-		return
+	var warn string
+	defer func() {
+		s.prev = chatResponse{ID: c.ID, Object: c.Object, Model: c.Model, SystemFingerprint: c.SystemFingerprint, ServiceTier: c.ServiceTier}
+	}()
+	if !decodeChunkFast(t, &c, &s.prev) {
+		c = chatResponse{}
+		var err error
+		if warn, err = decodeLenient(t, &c); err != nil {
+			s.err = s.bad("invalid stream chunk: %v", err)
+			return
+		}
 	}
 	if isPresent(c.Error) {
 		e := s.p.errorFromObject(c.Error, http.StatusOK, s.model, nil)

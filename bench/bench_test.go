@@ -1,0 +1,138 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseStatCPU(t *testing.T) {
+	t.Parallel()
+	// Field 2 may hold spaces and parentheses; utime=250, stime=50 ticks.
+	line := "4242 (llm relay (x)) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 50 0 0 20 0 9 0 100 1000000 500 18446744073709551615"
+	got, err := parseStatCPU([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 3 * time.Second; got != want {
+		t.Errorf("cpu = %v, want %v", got, want)
+	}
+	for _, bad := range []string{"", "1 (x) S 1 2", "1 (x) S 1 2 3 4 5 6 7 8 9 u s 1 2"} {
+		if _, err := parseStatCPU([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestParseStatusKB(t *testing.T) {
+	t.Parallel()
+	status := "Name:\tllmrelay\nVmPeak:\t  999 kB\nVmRSS:\t   23456 kB\nThreads:\t9\n"
+	got, err := parseStatusKB(strings.NewReader(status), "VmRSS:")
+	if err != nil || got != 23456 {
+		t.Fatalf("got %d, %v", got, err)
+	}
+	if _, err := parseStatusKB(strings.NewReader(status), "VmSwap:"); err == nil {
+		t.Error("missing field: no error")
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	t.Parallel()
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i))
+	}
+	for p, want := range map[float64]time.Duration{50: 50, 90: 90, 99: 99, 100: 100, 0: 1} {
+		if got := percentile(d, p); got != want {
+			t.Errorf("p%v = %v, want %v", p, got, want)
+		}
+	}
+	if percentile(nil, 50) != 0 {
+		t.Error("empty input")
+	}
+	if got := percentile([]time.Duration{7}, 99); got != 7 {
+		t.Errorf("one sample: %v", got)
+	}
+}
+
+func TestParseGhzReport(t *testing.T) {
+	t.Parallel()
+	raw := `{"count":10,"total":2000000000,"average":150000,"rps":5.0,
+	  "errorDistribution":{"rpc error: code = Unavailable":2},
+	  "statusCodeDistribution":{"OK":8,"Unavailable":2},
+	  "latencyDistribution":[{"percentage":50,"latency":120000},{"percentage":99,"latency":900000}],
+	  "details":[{"latency":1}]}`
+	r, err := parseGhzReport([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ok() != 8 || r.Count != 10 {
+		t.Errorf("ok %d count %d", r.ok(), r.Count)
+	}
+	if p, ok := r.latency(99); !ok || p != 900*time.Microsecond {
+		t.Errorf("p99 = %v %v", p, ok)
+	}
+	if _, ok := r.latency(90); ok {
+		t.Error("p90 is not in the report")
+	}
+	if _, err := parseGhzReport([]byte(`{"count":3,"statusCodeDistribution":{"OK":3}}`)); err == nil {
+		t.Error("calls without latencies: no error")
+	}
+	if _, err := parseGhzReport([]byte(`not json`)); err == nil {
+		t.Error("bad JSON: no error")
+	}
+}
+
+func TestParseGoroutineTotal(t *testing.T) {
+	t.Parallel()
+	if n, err := parseGoroutineTotal("goroutine profile: total 9010\n3000 @ 0x1"); err != nil || n != 9010 {
+		t.Errorf("got %d, %v", n, err)
+	}
+	if _, err := parseGoroutineTotal("<html>"); err == nil {
+		t.Error("no error for a wrong head")
+	}
+}
+
+func TestReportFinish(t *testing.T) {
+	t.Parallel()
+	r := &report{Host: hostInfo{CPUs: 2}, Results: []result{
+		{Name: "direct unary c=1", Count: 100, P50us: 80, P99us: 300},
+		{Name: "relay unary c=1", Count: 100, P50us: 150, P99us: 1500, Base: "direct unary c=1", RelayCPUus: 40},
+		{Name: "direct stream c=1", Count: 10, TTFTP50us: 100},
+		{Name: "relay stream c=1", Count: 10, TTFTP50us: 160, Base: "direct stream c=1"},
+		{Name: "relay stream c=8", Count: 10, RelayCPUus: 500, ChunksPerStream: 20},
+		{Name: "relay stream-long c=8", Count: 10, RelayCPUus: 1400, ChunksPerStream: 200},
+	}}
+	r.finish()
+	relay := r.find("relay unary c=1")
+	if relay.AddedP50us != 70 || relay.AddedP99us != 1200 {
+		t.Errorf("added %v/%v", relay.AddedP50us, relay.AddedP99us)
+	}
+	if got := r.find("relay stream c=1").AddedTTFTP50us; got != 60 {
+		t.Errorf("added ttft %v", got)
+	}
+	want := map[string]bool{
+		"CPU per unary Chat (c=1, no ghz)":      true,
+		"added latency p50, one client":         true,
+		"added latency p99, one client":         false,
+		"stream: added time to first token p50": true,
+		"stream: CPU per relayed chunk":         true, // (1400-500)/180 = 5
+		"RSS idle":                              false,
+		"memory per open idle stream":           false,
+	}
+	for _, tg := range r.Targets {
+		w, ok := want[tg.Goal]
+		if !ok {
+			t.Errorf("unexpected target %q", tg.Goal)
+			continue
+		}
+		met := tg.Met != nil && *tg.Met
+		if met != w {
+			t.Errorf("%s: met=%v (value %v), want %v", tg.Goal, met, tg.Value, w)
+		}
+		delete(want, tg.Goal)
+	}
+	if len(want) > 0 {
+		t.Errorf("targets missing: %v", want)
+	}
+}

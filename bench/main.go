@@ -1,0 +1,290 @@
+// Command bench is llmrelay's benchmark harness. It builds and starts the
+// mock OpenAI upstream (../shared/mockupstream) and llmrelay pointed at it
+// (openai-chat format), drives llmrelay with ghz and with an in-process Go
+// gRPC client, calls the mock directly over HTTP for the baseline in the
+// same run, samples the server's CPU time and RSS from /proc, and prints one
+// table (RPS, p50/p90/p99, added latency, CPU µs per request, RSS). The
+// results are also written as JSON; -profile DIR writes pprof CPU and heap
+// profiles of the server under load.
+//
+//	go run ./bench                      # about 2-3 minutes
+//	go run ./bench -d 10s -profile /tmp/prof
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type options struct {
+	mockDir     string
+	out         string
+	profileDir  string
+	ghz         string
+	noGhz       bool
+	dur         time.Duration
+	rate        int
+	warmup      int
+	idleStreams int
+	longChunks  int
+	keep        bool
+	only        *regexp.Regexp
+	serverEnv   []string
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.mockDir, "mock", "../shared/mockupstream", "mock upstream source directory (relative to the repository root)")
+	flag.StringVar(&o.out, "out", "", "JSON results file (default bench/results/<UTC time>.json)")
+	flag.StringVar(&o.profileDir, "profile", "", "write pprof CPU and heap profiles of the server under load to this directory")
+	flag.StringVar(&o.ghz, "ghz", "", "ghz binary (default: PATH, then $(go env GOPATH)/bin/ghz)")
+	flag.BoolVar(&o.noGhz, "no-ghz", false, "skip the ghz scenarios (Go client only)")
+	flag.DurationVar(&o.dur, "d", 5*time.Second, "duration of each scenario")
+	flag.IntVar(&o.rate, "rate", 2000, "requests per second of the fixed-rate scenarios")
+	flag.IntVar(&o.warmup, "warmup", 300, "unmeasured calls before each scenario")
+	flag.IntVar(&o.idleStreams, "idle-streams", 5000, "open idle streams for the memory measurement (0: skip)")
+	flag.IntVar(&o.longChunks, "long-chunks", 200, "text chunks of the long stream (per-chunk CPU = long - short)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (configs, binaries, server logs)")
+	serverEnv := flag.String("server-env", "", "extra environment of the llmrelay process, comma-separated KEY=VALUE (e.g. GOGC=200,GODEBUG=gcshrinkstackoff=1)")
+	only := flag.String("only", "", "run only the scenarios whose name matches this regular expression")
+	flag.Parse()
+	if *only != "" {
+		re, err := regexp.Compile(*only)
+		if err != nil {
+			log.Fatalf("-only: %v", err)
+		}
+		o.only = re
+	}
+	if *serverEnv != "" {
+		for _, kv := range strings.Split(*serverEnv, ",") {
+			if !strings.Contains(kv, "=") {
+				log.Fatalf("-server-env: %q is not KEY=VALUE", kv)
+			}
+			o.serverEnv = append(o.serverEnv, kv)
+		}
+	}
+	log.SetFlags(log.Ltime)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	began := time.Now()
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	root, err := repoRoot(cwd)
+	if err != nil {
+		return err
+	}
+	mockDir := o.mockDir
+	if !filepath.IsAbs(mockDir) {
+		mockDir = filepath.Join(root, mockDir)
+	}
+	ghzBin := ""
+	if !o.noGhz {
+		if ghzBin, err = findGhz(o.ghz); err != nil {
+			return err
+		}
+	}
+	tmp, err := os.MkdirTemp("", "llmrelay-bench-")
+	if err != nil {
+		return err
+	}
+	if o.keep {
+		log.Printf("temporary files in %s", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+	if o.profileDir != "" {
+		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
+			return err
+		}
+	}
+
+	log.Printf("building the mock upstream and llmrelay (load %.2f)", load1())
+	mockBin, relayBin := filepath.Join(tmp, "mockupstream"), filepath.Join(tmp, "llmrelay")
+	if err := build(ctx, mockDir, ".", mockBin); err != nil {
+		return err
+	}
+	if err := build(ctx, root, "./cmd/llmrelay", relayBin); err != nil {
+		return err
+	}
+
+	b := &bench{o: o, tmp: tmp, mockBin: mockBin, relayBin: relayBin, ghzBin: ghzBin}
+	defer b.stopAll()
+	rep := &report{
+		Date: began.UTC().Format(time.RFC3339), Host: readHost(runtime.Version()),
+		LoadStart: load1(), ScenarioSeconds: o.dur.Seconds(), FixedRate: o.rate,
+		Args: os.Args[1:], ServerEnv: o.serverEnv,
+	}
+	if err := b.runAll(ctx, rep); err != nil {
+		return err
+	}
+	rep.LoadEnd = load1()
+	rep.WallSeconds = time.Since(began).Seconds()
+	rep.finish()
+	rep.print(os.Stdout)
+
+	out := o.out
+	if out == "" {
+		out = filepath.Join(root, "bench", "results", began.UTC().Format("20060102T150405Z")+".json")
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	raw, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, append(raw, '\n'), 0o644); err != nil {
+		return err
+	}
+	log.Printf("results written to %s (%.0fs in all)", out, rep.WallSeconds)
+	return nil
+}
+
+// bench holds the processes of one run.
+type bench struct {
+	o                         options
+	tmp                       string
+	mockBin, relayBin, ghzBin string
+	procs                     []*proc
+}
+
+func (b *bench) stopAll() {
+	for i := len(b.procs) - 1; i >= 0; i-- {
+		if err := b.procs[i].stop(5 * time.Second); err != nil {
+			log.Printf("stop: %v", err)
+		}
+	}
+	b.procs = nil
+}
+
+func (b *bench) stop(p *proc) error {
+	for i, q := range b.procs {
+		if q == p {
+			b.procs = append(b.procs[:i], b.procs[i+1:]...)
+			break
+		}
+	}
+	return p.stop(5 * time.Second)
+}
+
+// startMock starts a mock upstream; extra flags e.g. -chunk-delay.
+func (b *bench) startMock(name string, extra ...string) (*proc, string, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	args := append([]string{"-addr", addr, "-quiet", "-max-lifetime", "30m"}, extra...)
+	p, err := start(name, b.mockBin, filepath.Join(b.tmp, name+".log"), nil, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	b.procs = append(b.procs, p)
+	if err := waitHTTP(p, "http://"+addr+"/healthz", 10*time.Second); err != nil {
+		return nil, "", err
+	}
+	return p, addr, nil
+}
+
+const relayConfig = `server:
+  listen: {{LISTEN}}
+  log_level: {{LOG}}
+  shutdown_grace: 2s
+defaults:
+  preserve_raw_data: false
+providers:
+  - name: mock
+    type: openai
+    base_url: http://{{MOCK}}/v1
+    api_key: sk-bench-not-a-real-key
+  - name: mock-long
+    type: openai
+    base_url: http://{{MOCK}}/v1
+    api_key: sk-bench-not-a-real-key
+    headers: {X-Mock-Chunks: "{{LONG}}"}
+models:
+  - name: bench/gpt-4o-mini
+    provider: mock
+    upstream_model: gpt-4o-mini
+    capabilities: {chat: {format: openai-chat}}
+  - name: bench/long
+    provider: mock-long
+    upstream_model: gpt-4o-mini
+    capabilities: {chat: {format: openai-chat}}
+`
+
+// startRelay starts llmrelay against the mock at mockAddr.
+func (b *bench) startRelay(name, mockAddr, logLevel string, pprof bool) (*proc, string, string, error) {
+	listen, err := freeAddr()
+	if err != nil {
+		return nil, "", "", err
+	}
+	cfg := strings.NewReplacer("{{LISTEN}}", listen, "{{LOG}}", logLevel, "{{MOCK}}", mockAddr,
+		"{{LONG}}", fmt.Sprint(b.o.longChunks)).Replace(relayConfig)
+	cfgPath := filepath.Join(b.tmp, name+".yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return nil, "", "", err
+	}
+	args := []string{"serve", "-config", cfgPath}
+	pprofAddr := ""
+	if pprof {
+		if pprofAddr, err = freeAddr(); err != nil {
+			return nil, "", "", err
+		}
+		args = append(args, "-pprof", pprofAddr)
+	}
+	p, err := start(name, b.relayBin, filepath.Join(b.tmp, name+".log"), b.o.serverEnv, args...)
+	if err != nil {
+		return nil, "", "", err
+	}
+	b.procs = append(b.procs, p)
+	if err := waitGRPC(p, listen, 15*time.Second); err != nil {
+		return nil, "", "", err
+	}
+	return p, listen, pprofAddr, nil
+}
+
+// fetch saves an HTTP GET (a pprof endpoint) to path.
+func fetch(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: status %d", url, resp.StatusCode)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		_ = f.Close() // the copy error is the one to report
+		return err
+	}
+	return f.Close()
+}

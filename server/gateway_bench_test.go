@@ -1,0 +1,155 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+const benchYAML = `
+server:
+  log_level: warn
+defaults:
+  preserve_raw_data: false
+providers:
+  - name: oai
+    type: openai
+    base_url: {{URL}}
+    api_key: sk-bench-test-key-0000000000
+models:
+  - name: m
+    provider: oai
+    upstream_model: gpt-4o-mini
+    capabilities: {chat: {format: openai-chat}}
+`
+
+// benchServer runs the whole server over bufconn against an httptest
+// upstream replaying a recorded OpenAI answer (written in one piece), so
+// that the benchmarks measure the interceptor chain, validation, the
+// pipeline, the adapter, metadata building and the relay. Only errors are
+// logged (to stderr, so that a handler panic is visible).
+func benchServer(b *testing.B, recording string) llmrelayv1.GatewayServiceClient {
+	b.Helper()
+	up := providertest.Replay(b, providertest.Load(b, "provider/openai/testdata/"+recording))
+	up.Chunk = 1 << 20
+	cfg, err := config.Parse([]byte(strings.ReplaceAll(benchYAML, "{{URL}}", up.URL)), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := server.New(cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	if err != nil {
+		b.Fatal(err)
+	}
+	lis := bufconn.Listen(1 << 20)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, []net.Listener{lis}) }()
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		conn.Close()
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	})
+	return llmrelayv1.NewGatewayServiceClient(conn)
+}
+
+func benchMessages() []*llmrelayv1.Message {
+	return []*llmrelayv1.Message{
+		{Role: llmrelayv1.Role_ROLE_SYSTEM, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: "You are a helpful assistant."}}}},
+		{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: "Say hello in one short sentence."}}}},
+	}
+}
+
+func benchChat(b *testing.B, raw bool) {
+	c := benchServer(b, "chat_plain.http")
+	req := &llmrelayv1.ChatRequest{Model: "m", Messages: benchMessages(), Call: &llmrelayv1.CallOptions{PreserveRaw: proto.Bool(raw)}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := c.Chat(ctx, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if raw != (resp.GetMeta().GetRaw() != nil) {
+			b.Fatalf("raw capture %v, meta.raw %v", raw, resp.GetMeta().GetRaw() != nil)
+		}
+	}
+}
+
+// BenchmarkChat: one unary Chat end to end (client and upstream included;
+// compare with the adapter's own BenchmarkGenerate).
+func BenchmarkChat(b *testing.B) { benchChat(b, false) }
+
+// BenchmarkChatRawCapture: the same with raw capture on.
+func BenchmarkChatRawCapture(b *testing.B) { benchChat(b, true) }
+
+// BenchmarkChatParallel: concurrent Chat calls on one connection.
+func BenchmarkChatParallel(b *testing.B) {
+	c := benchServer(b, "chat_plain.http")
+	req := &llmrelayv1.ChatRequest{Model: "m", Messages: benchMessages(), Call: &llmrelayv1.CallOptions{PreserveRaw: proto.Bool(false)}}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.Chat(context.Background(), req); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkStreamChat: one StreamChat end to end; ns/chunk is per relayed
+// text delta.
+func BenchmarkStreamChat(b *testing.B) {
+	c := benchServer(b, "chat_plain_stream.http")
+	req := &llmrelayv1.StreamChatRequest{Model: "m", Messages: benchMessages(), Call: &llmrelayv1.CallOptions{PreserveRaw: proto.Bool(false)}}
+	ctx := context.Background()
+	chunks := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := c.StreamChat(ctx, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ended := false
+		for {
+			ev, err := s.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ev.GetTextDelta() != nil {
+				chunks++
+			}
+			ended = ended || ev.GetEnd() != nil
+		}
+		if !ended {
+			b.Fatal("stream without end event")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(chunks), "ns/chunk")
+}
