@@ -254,3 +254,37 @@ models:
 		t.Errorf("request override leaked into the next call: %v", sent["max_completion_tokens"])
 	}
 }
+
+// TestUpstreamConnectionsReused: unary calls and streams that end properly
+// leave their keep-alive connection to the next call (an adapter that stops
+// at [DONE] must not cost a new connection per stream).
+func TestUpstreamConnectionsReused(t *testing.T) {
+	t.Parallel()
+	for _, pc := range providerCases {
+		t.Run(pc.name, func(t *testing.T) {
+			t.Parallel()
+			up := providertest.Replay(t, providertest.Load(t, "provider/"+pc.unary), providertest.Load(t, "provider/"+pc.strm), providertest.Load(t, "provider/"+pc.unary), providertest.Load(t, "provider/"+pc.strm), providertest.Load(t, "provider/"+pc.unary))
+			c, _ := startWith(t, pc.yaml, up.URL)
+			for i := 0; i < 2; i++ {
+				if _, err := c.Tools(context.Background(), &llmrelayv1.ToolsRequest{Model: "m", Messages: []*llmrelayv1.Message{user("x")}, Tools: weatherTools(t)}); err != nil {
+					t.Fatal(err)
+				}
+				s, err := c.StreamTools(context.Background(), &llmrelayv1.StreamToolsRequest{Model: "m", Messages: []*llmrelayv1.Message{user("x")}, Tools: weatherTools(t)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for {
+					if _, err := s.Recv(); err != nil {
+						if !errors.Is(err, io.EOF) {
+							t.Fatal(err)
+						}
+						break
+					}
+				}
+			}
+			if n := up.Connections(); n != 1 {
+				t.Errorf("%d upstream connections for 4 sequential calls, want 1", n)
+			}
+		})
+	}
+}

@@ -117,6 +117,7 @@ type watchedBody struct {
 	capture  *provider.Capture
 	redact   *Redactor
 	once     sync.Once
+	eof      bool
 }
 
 func newWatchedBody(rc io.ReadCloser, idle time.Duration, c *provider.Capture, r *Redactor) *watchedBody {
@@ -132,6 +133,9 @@ func newWatchedBody(rc io.ReadCloser, idle time.Duration, c *provider.Capture, r
 
 func (w *watchedBody) Read(p []byte) (int, error) {
 	n, err := w.rc.Read(p)
+	if err == io.EOF {
+		w.eof = true
+	}
 	if w.timer != nil {
 		if w.timedOut.Load() {
 			return n, idleTimeoutError{w.idle}
@@ -144,11 +148,29 @@ func (w *watchedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Draining bounds: what Close reads of an unfinished body so that the
+// connection can go back to the pool.
+const (
+	maxDrain     = 64 << 10
+	drainTimeout = 50 * time.Millisecond
+)
+
 func (w *watchedBody) Close() error {
 	var err error
 	w.once.Do(func() {
 		if w.timer != nil {
 			w.timer.Stop()
+		}
+		if !w.eof {
+			// An adapter that stops at the provider's final event ([DONE],
+			// message_stop) leaves the last bytes and the chunked
+			// terminator unread, and an HTTP/1 connection closed before
+			// EOF cannot be reused. Read what is left, bounded in size and
+			// time; a provider still sending is cut by the timer. The drain
+			// is best effort: its outcome only decides connection reuse.
+			t := time.AfterFunc(drainTimeout, func() { _ = w.rc.Close() })
+			_, _ = io.CopyN(io.Discard, w.rc, maxDrain)
+			t.Stop()
 		}
 		err = w.rc.Close()
 	})

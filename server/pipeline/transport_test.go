@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,5 +142,40 @@ func TestCancelReachesUpstream(t *testing.T) {
 	case <-gone:
 	case <-time.After(5 * time.Second):
 		t.Fatal("upstream request still open after the caller cancelled")
+	}
+}
+
+// TestCloseDrainsForReuse: a body closed right after the provider's final
+// event, before the chunked terminator arrived, still returns its
+// connection to the pool.
+func TestCloseDrainsForReuse(t *testing.T) {
+	t.Parallel()
+	var conns atomic.Int32
+	upstream := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "data: [DONE]\n\n")
+		w.(http.Flusher).Flush()
+		time.Sleep(10 * time.Millisecond) // the terminator follows later
+	}))
+	upstream.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	upstream.Start()
+	defer upstream.Close()
+	client := NewHTTPClient(DefaultTransportConfig, nil)
+	for i := 0; i < 3; i++ {
+		resp, err := client.Get(upstream.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, len("data: [DONE]\n\n"))
+		if _, err := io.ReadFull(resp.Body, buf); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close() // as an adapter does at [DONE]
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 3 sequential requests, want 1", n)
 	}
 }

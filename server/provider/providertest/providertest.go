@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -80,7 +82,11 @@ type Server struct {
 	// Chunk is the size of the body pieces written (default 7 bytes, so
 	// that events and CRLF pairs are split across reads).
 	Chunk int
+	conns atomic.Int32
 }
+
+// Connections is the number of TCP connections clients opened.
+func (s *Server) Connections() int { return int(s.conns.Load()) }
 
 // Replay starts a server that answers every request with the recordings in
 // order (the last one repeats).
@@ -88,7 +94,7 @@ func Replay(t testing.TB, recs ...Recording) *Server {
 	t.Helper()
 	s := &Server{Chunk: 7}
 	var n int
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
 		s.requests = append(s.requests, Captured{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
@@ -112,6 +118,12 @@ func Replay(t testing.TB, recs ...Recording) *Server {
 			b = b[k:]
 		}
 	}))
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	s.Start()
 	t.Cleanup(s.Close)
 	return s
 }
