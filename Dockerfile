@@ -10,6 +10,8 @@ FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/llmrelay /llmrelay
 USER nonroot:nonroot
 ENV LLMRELAY_LISTEN=0.0.0.0:50051
+# Keep the grown stacks of gRPC worker goroutines (see docs/decisions.md).
+ENV GODEBUG=gcshrinkstackoff=1
 EXPOSE 50051
 HEALTHCHECK --interval=10s --timeout=3s --retries=3 CMD ["/llmrelay", "health", "-addr", "127.0.0.1:50051"]
 ENTRYPOINT ["/llmrelay"]

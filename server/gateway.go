@@ -230,10 +230,10 @@ func checkProviderOptions(m *catalog.Model, po *llmrelayv1.ProviderOptions, igno
 func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.ResponseMeta {
 	meta := p.meta
 	if res != nil && res.Meta != nil {
-		// The adapter's layers first, then the gateway's own fields on top.
-		merged := proto.CloneOf(res.Meta)
-		proto.Merge(merged, meta)
-		meta = merged
+		// The adapter's layers first, then the gateway's own fields on top
+		// (the result's meta belongs to this call: no copy needed).
+		proto.Merge(res.Meta, meta)
+		meta = res.Meta
 	}
 	rec := p.call.Record
 	meta.Attempts = rec.Attempts
