@@ -2,15 +2,10 @@ package anthropic
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"io"
 	"net/http"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
-
-	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
@@ -32,23 +27,14 @@ func (t benchTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: t.rec.Status, Header: t.rec.Header, Body: io.NopCloser(bytes.NewReader(t.rec.Body)), Request: r}, nil
 }
 
-// benchRequest is a small chat: a system and a user message, max_tokens 64.
 func benchRequest() *provider.Request {
-	text := func(s string) []*llmrelayv1.Part { return []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: s}}} }
-	return &provider.Request{
-		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "claude-sonnet-4-5", Format: "anthropic-messages",
-		Messages: []*llmrelayv1.Message{
-			{Role: llmrelayv1.Role_ROLE_SYSTEM, Parts: text("You are a helpful assistant.")},
-			{Role: llmrelayv1.Role_ROLE_USER, Parts: text("Say hello in one short sentence.")},
-		},
-		Options: &llmrelayv1.GenerationOptions{MaxTokens: proto.Int32(64)},
-	}
+	return providertest.BenchRequest("claude-sonnet-4-5", "anthropic-messages")
 }
 
 func benchProvider(b *testing.B, recording string) *Provider {
 	b.Helper()
 	rec := providertest.Load(b, "testdata/"+recording)
-	p, err := New("test-key", WithBaseURL("http://bench.invalid"), WithHTTPClient(&http.Client{Transport: benchTransport{rec}}))
+	p, err := New("test-key", WithBaseURL("http://bench.invalid"), WithHTTPClient(&http.Client{Transport: providertest.Transport(rec)}))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -59,48 +45,14 @@ func benchProvider(b *testing.B, recording string) *Provider {
 // round trip, response decoding and meta.
 func BenchmarkGenerate(b *testing.B) {
 	p := benchProvider(b, "plain.http")
-	req := benchRequest()
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		res, err := p.Generate(ctx, req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(res.Message.GetParts()) == 0 {
-			b.Fatal("empty message")
-		}
-	}
+	providertest.BenchGenerate(b, p, benchRequest())
 }
 
 // BenchmarkStream opens a stream and reads all of it; ns/event is the cost
 // per normalized event (chunk parsing and conversion).
 func BenchmarkStream(b *testing.B) {
 	p := benchProvider(b, "plain_stream.http")
-	req := benchRequest()
-	ctx := context.Background()
-	events := 0
-	b.ReportAllocs()
-	for b.Loop() {
-		s, err := p.Stream(ctx, req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for {
-			_, err := s.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			events++
-		}
-		if err := s.Close(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+	providertest.BenchStream(b, p, benchRequest())
 }
 
 func BenchmarkEncodeRequest(b *testing.B) {
