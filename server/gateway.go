@@ -126,6 +126,9 @@ func (g *gateway) resolve(ctx context.Context, st *state, name string, proto llm
 func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context.Context, *prepared, error) {
 	st := g.state.Load()
 	interceptor.InfoFrom(ctx).SetLabels(in.call.GetLabels())
+	if err := validateCall(in.call); err != nil {
+		return ctx, nil, err
+	}
 	images, err := validateMessages(in.messages)
 	if err != nil {
 		return ctx, nil, err
@@ -152,7 +155,7 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 		return ctx, nil, err
 	}
 	opts := catalog.Merge(capab.Options, in.options)
-	dropped, err := catalog.Validate(m.Name, capab.Format, m.Reasoning, opts, in.call.GetIgnoreInvalidOptions())
+	dropped, err := catalog.Validate(m.Name, capab.Format, m.Reasoning, in.wantTools, opts, in.call.GetIgnoreInvalidOptions())
 	if err != nil {
 		return ctx, nil, err
 	}
@@ -192,6 +195,14 @@ func withCallTimeout(ctx context.Context, call *llmrelayv1.CallOptions) (context
 		return context.WithTimeout(ctx, d.AsDuration())
 	}
 	return ctx, func() {}
+}
+
+// validateCall checks the call options.
+func validateCall(call *llmrelayv1.CallOptions) error {
+	if d := call.GetTimeout(); d != nil && (d.CheckValid() != nil || d.AsDuration() < 0) {
+		return invalidField("call.timeout", "must be a valid, non-negative duration")
+	}
+	return nil
 }
 
 // providerOptionsType is the provider_options case each provider type takes.

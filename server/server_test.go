@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"testing"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/llmrelay/llmrelay/fold"
@@ -239,6 +241,15 @@ func TestErrors(t *testing.T) {
 			_, err = s.Recv()
 			return err
 		}, codes.NotFound, "MODEL_NOT_FOUND", "model"},
+		{"negative call timeout", func() error {
+			_, err := c.Chat(ctx, &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("x")}, Call: &llmrelayv1.CallOptions{Timeout: durationpb.New(-time.Second)}})
+			return err
+		}, codes.InvalidArgument, "INVALID_REQUEST", "call.timeout"},
+		{"tool choice on chat", func() error {
+			_, err := c.Chat(ctx, &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("x")},
+				Options: &llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}}})
+			return err
+		}, codes.InvalidArgument, "INVALID_OPTION", "options.tool_choice"},
 		{"bad page token", func() error {
 			_, err := c.ListModels(ctx, &llmrelayv1.ListModelsRequest{PageToken: "zz"})
 			return err

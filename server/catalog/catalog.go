@@ -192,8 +192,11 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 				continue
 			}
 			for _, name := range append(SetOptions(opts), dimsName(dims)...) {
-				if !f.Options[name] {
+				switch {
+				case !f.Options[name]:
 					errs = append(errs, fmt.Errorf("%s.options.%s: not supported by format %s", cwhere, name, f.Name))
+				case proto != llmrelayv1.Protocol_PROTOCOL_TOOLS && (name == "tool_choice" || name == "parallel_tool_calls"):
+					errs = append(errs, fmt.Errorf("%s.options.%s: only for the tools capability", cwhere, name))
 				}
 			}
 			var shown *structpb.Struct

@@ -180,16 +180,19 @@ func SetOptions(o *llmrelayv1.GenerationOptions) []string {
 	return names
 }
 
-// Validate checks merged options against the format and the model's kind.
+// Validate checks merged options against the format, the model's kind and
+// the call (tools: a Tools call, which offers tools).
 // With ignoreInvalid the offending options are cleared from o and
 // returned as dropped instead of failing.
-func Validate(model string, f *Format, reasoning bool, o *llmrelayv1.GenerationOptions, ignoreInvalid bool) ([]*llmrelayv1.DroppedOption, error) {
+func Validate(model string, f *Format, reasoning, tools bool, o *llmrelayv1.GenerationOptions, ignoreInvalid bool) ([]*llmrelayv1.DroppedOption, error) {
 	var dropped []*llmrelayv1.DroppedOption
 	m := o.ProtoReflect()
 	fields := m.Descriptor().Fields()
 	for _, name := range SetOptions(o) {
 		reason := ""
 		switch {
+		case !tools && (name == "tool_choice" || name == "parallel_tool_calls"):
+			reason = "only for Tools calls, which offer tools"
 		case reasoning && (name == "temperature" || name == "top_p"):
 			reason = "not supported by reasoning models"
 		case !reasoning && name == "reasoning_effort":

@@ -47,24 +47,27 @@ func TestValidate(t *testing.T) {
 		name        string
 		f           *Format
 		reasoning   bool
+		tools       bool
 		opts        *llmrelayv1.GenerationOptions
 		ignore      bool
 		wantOption  string
 		wantDropped []string
 	}{
-		{"temperature on reasoning model", reasoning, true, &llmrelayv1.GenerationOptions{Temperature: f64(0.2)}, false, "temperature", nil},
-		{"temperature dropped with ignore", reasoning, true, &llmrelayv1.GenerationOptions{Temperature: f64(0.2), TopP: f64(0.5), MaxTokens: i32(10)}, true, "", []string{"temperature", "top_p"}},
-		{"reasoning effort on chat model", chat, false, &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW}, false, "reasoning_effort", nil},
-		{"reasoning effort dropped", chat, false, &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW}, true, "", []string{"reasoning_effort"}},
-		{"top_k unknown to openai", chat, false, &llmrelayv1.GenerationOptions{TopK: i32(5)}, false, "top_k", nil},
-		{"valid", chat, false, &llmrelayv1.GenerationOptions{Temperature: f64(1), MaxTokens: i32(5)}, false, "", nil},
-		{"temperature range", chat, false, &llmrelayv1.GenerationOptions{Temperature: f64(2.5)}, true, "temperature", nil},
-		{"max tokens range", chat, false, &llmrelayv1.GenerationOptions{MaxTokens: i32(0)}, false, "max_tokens", nil},
+		{"temperature on reasoning model", reasoning, true, false, &llmrelayv1.GenerationOptions{Temperature: f64(0.2)}, false, "temperature", nil},
+		{"temperature dropped with ignore", reasoning, true, false, &llmrelayv1.GenerationOptions{Temperature: f64(0.2), TopP: f64(0.5), MaxTokens: i32(10)}, true, "", []string{"temperature", "top_p"}},
+		{"reasoning effort on chat model", chat, false, false, &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW}, false, "reasoning_effort", nil},
+		{"reasoning effort dropped", chat, false, false, &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW}, true, "", []string{"reasoning_effort"}},
+		{"top_k unknown to openai", chat, false, false, &llmrelayv1.GenerationOptions{TopK: i32(5)}, false, "top_k", nil},
+		{"valid", chat, false, false, &llmrelayv1.GenerationOptions{Temperature: f64(1), MaxTokens: i32(5)}, false, "", nil},
+		{"temperature range", chat, false, false, &llmrelayv1.GenerationOptions{Temperature: f64(2.5)}, true, "temperature", nil},
+		{"max tokens range", chat, false, false, &llmrelayv1.GenerationOptions{MaxTokens: i32(0)}, false, "max_tokens", nil},
+		{"tool choice on a chat call", chat, false, false, &llmrelayv1.GenerationOptions{ParallelToolCalls: proto.Bool(true)}, false, "parallel_tool_calls", nil},
+		{"tool choice on a tools call", chat, false, true, &llmrelayv1.GenerationOptions{ParallelToolCalls: proto.Bool(true)}, false, "", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dropped, err := Validate("m1", tc.f, tc.reasoning, tc.opts, tc.ignore)
+			dropped, err := Validate("m1", tc.f, tc.reasoning, tc.tools, tc.opts, tc.ignore)
 			var oe *OptionError
 			if tc.wantOption != "" {
 				if !errors.As(err, &oe) || oe.Option != tc.wantOption || oe.Model != "m1" {
