@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -287,4 +288,74 @@ func TestUpstreamConnectionsReused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMidStreamErrors: an error event mid-stream, or a stream cut before its
+// final event, ends the RPC with the mapped status and the partial meta as a
+// FailedCallMeta detail; the events already sent stay valid, and nothing is
+// retried once an event went out.
+func TestMidStreamErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, yaml, rec string
+		code            codes.Code
+		reason, text    string
+	}{
+		{"anthropic overloaded", caseNamed("anthropic").yaml, "anthropic/testdata/stream_overloaded.http", codes.Unavailable, "UPSTREAM_UNAVAILABLE", "Once upon"},
+		{"openai cut", caseNamed("openai").yaml, "openai/testdata/stream_cut.http", codes.Unavailable, "UPSTREAM_BAD_RESPONSE", "Hello there"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			up := providertest.Replay(t, providertest.Load(t, "provider/"+tc.rec))
+			c, _ := startWith(t, strings.Replace(tc.yaml, "capabilities: {tools:", "capabilities: {chat:", 1), up.URL)
+			s, err := c.StreamChat(context.Background(), &llmrelayv1.StreamChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("story")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text string
+			var started bool
+			for {
+				ev, err := s.Recv()
+				if err == nil {
+					started = started || ev.GetStart() != nil
+					text += ev.GetTextDelta().GetText()
+					if ev.GetEnd() != nil {
+						t.Fatal("a failed stream must not end with an end event")
+					}
+					continue
+				}
+				st, info, _ := statusDetails(t, err)
+				if st.Code() != tc.code || info.GetReason() != tc.reason {
+					t.Fatalf("got %v %s: %s", st.Code(), info.GetReason(), st.Message())
+				}
+				var failed *llmrelayv1.FailedCallMeta
+				for _, d := range st.Details() {
+					if f, ok := d.(*llmrelayv1.FailedCallMeta); ok {
+						failed = f
+					}
+				}
+				m := failed.GetMeta()
+				if m.GetAttempts() != 1 || m.GetRequestId() == "" || m.GetProviderRequestId() == "" || m.GetResponseId() == "" || m.GetTimeToFirstToken() == nil {
+					t.Errorf("partial meta = %v", m)
+				}
+				break
+			}
+			if !started || text != tc.text {
+				t.Errorf("events before the error: started %v, text %q", started, text)
+			}
+			if n := len(up.Requests()); n != 1 {
+				t.Errorf("upstream saw %d requests: a stream must not be retried after its first event", n)
+			}
+		})
+	}
+}
+
+func caseNamed(name string) providerCase {
+	for _, pc := range providerCases {
+		if pc.name == name {
+			return pc
+		}
+	}
+	panic("no provider case " + name)
 }
