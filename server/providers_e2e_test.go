@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
@@ -358,4 +362,62 @@ func caseNamed(name string) providerCase {
 		}
 	}
 	panic("no provider case " + name)
+}
+
+// TestBackpressure: a client that stops reading stops the upstream read
+// (no queue between the provider and the client): the provider's writes
+// stall at what the transport windows hold, far below what it would send.
+func TestBackpressure(t *testing.T) {
+	t.Parallel()
+	var written atomic.Int64
+	const limit = 256 << 20 // what an unbounded relay would let through
+	chunk := []byte(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1760433584,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"` + strings.Repeat("x", 200) + `"},"finish_reason":null}]}` + "\n\n")
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for written.Load() < limit && r.Context().Err() == nil {
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	defer up.Close()
+	c, _ := startWith(t, strings.Replace(caseNamed("openai").yaml, "capabilities: {tools:", "capabilities: {chat:", 1), up.URL)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := c.StreamChat(ctx, &llmrelayv1.StreamChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("go")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := s.Recv(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The client stops reading. Wait until the upstream stalls.
+	var last int64 = -1
+	for i := 0; i < 100; i++ {
+		time.Sleep(100 * time.Millisecond)
+		now := written.Load()
+		if now == last {
+			break
+		}
+		last = now
+	}
+	if w := written.Load(); w >= limit/4 {
+		t.Fatalf("the upstream wrote %d MiB while the client read nothing: the relay is buffering", w>>20)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if now := written.Load(); now != last {
+		t.Errorf("the upstream kept writing (%d -> %d bytes) while the client read nothing", last, now)
+	}
+	t.Logf("the upstream stalled after %d KiB", last>>10)
+	// Reading again resumes the stream.
+	for i := 0; i < 100; i++ {
+		if _, err := s.Recv(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
