@@ -48,7 +48,8 @@ var _ provider.Stream = (*stream)(nil)
 
 func newStream(resp *http.Response, salt string, warnings []string) *stream {
 	return &stream{
-		body: resp.Body, r: bufio.NewReaderSize(resp.Body, 64<<10), status: resp.StatusCode,
+		// 4 KiB holds a typical line; readLine assembles longer ones.
+		body: resp.Body, r: bufio.NewReaderSize(resp.Body, 4<<10), status: resp.StatusCode,
 		requestID: resp.Header.Get(requestIDHeader), salt: salt, warnings: warnings, seen: map[string]bool{},
 	}
 }
