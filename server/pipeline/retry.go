@@ -139,11 +139,13 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 			start := r.clock.Now()
 			s, err := next(ctx, c)
 			if err == nil {
-				// Read the first event now: a failure there is still
-				// retryable, since nothing has been relayed yet.
-				ev, rerr := s.Recv()
-				if rerr == nil || errors.Is(rerr, io.EOF) {
-					return &peeked{Stream: s, first: ev, firstErr: rerr}, nil
+				// Read ahead to the first event the client would see: a
+				// failure before it is still retryable, since nothing has
+				// been relayed yet (meta and usage events are relayed only
+				// with or after content).
+				p, rerr := readAhead(s)
+				if rerr == nil {
+					return p, nil
 				}
 				_ = s.Close() // the stream failed; its close error adds nothing
 				err = rerr
@@ -196,18 +198,48 @@ func (r *retrier) backoff(attempt int) time.Duration {
 	return time.Duration(r.rand(int64(ceil)))
 }
 
-// peeked replays a stream's first event, read ahead by Retry.
+// maxReadAhead bounds the events buffered before the first one a client
+// would see.
+const maxReadAhead = 64
+
+// readAhead reads events up to and including the first content event
+// (text, refusal, reasoning, tool call), io.EOF, or maxReadAhead events. A
+// read error before that is returned; the caller may retry.
+func readAhead(s provider.Stream) (*peeked, error) {
+	p := &peeked{Stream: s}
+	for len(p.buf) < maxReadAhead {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			p.tailErr = err
+			return p, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		p.buf = append(p.buf, ev)
+		if ev != nil && ev.Kind != provider.EventMeta && ev.Kind != provider.EventUsage {
+			return p, nil
+		}
+	}
+	return p, nil
+}
+
+// peeked replays the events read ahead by Retry, then reads on.
 type peeked struct {
 	provider.Stream
-	first    *provider.Event
-	firstErr error
-	used     bool
+	buf     []*provider.Event
+	tailErr error
 }
 
 func (p *peeked) Recv() (*provider.Event, error) {
-	if !p.used {
-		p.used = true
-		return p.first, p.firstErr
+	if len(p.buf) > 0 {
+		ev := p.buf[0]
+		p.buf[0] = nil
+		p.buf = p.buf[1:]
+		return ev, nil
+	}
+	if p.tailErr != nil {
+		return nil, p.tailErr
 	}
 	return p.Stream.Recv()
 }

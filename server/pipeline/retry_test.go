@@ -225,8 +225,14 @@ func TestRetryStreamErrorAsFirstEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if ev, err := s.Recv(); err != nil || ev.Meta.GetResponseId() != "msg_2" {
+		t.Fatalf("got %v %v", ev, err)
+	}
 	if ev, err := s.Recv(); err != nil || ev.Text != "ok" {
 		t.Fatalf("got %v %v", ev, err)
+	}
+	if _, err := s.Recv(); !errors.Is(err, io.EOF) {
+		t.Fatalf("want EOF, got %v", err)
 	}
 	if first.opens != 2 {
 		t.Errorf("opens = %d, want 2 (the overloaded first event is retryable)", first.opens)
@@ -242,9 +248,13 @@ func (f *firstFails) Generate(context.Context, *provider.Request) (*provider.Res
 func (f *firstFails) Stream(context.Context, *provider.Request) (provider.Stream, error) {
 	f.opens++
 	if f.opens == 1 {
-		return &listStream{errAt: &provider.Error{Kind: provider.KindUnavailable, Code: "overloaded_error", Message: "Overloaded"}}, nil
+		// message_start (meta and usage), then overloaded before any content.
+		return &listStream{events: []*provider.Event{
+			{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{ResponseId: "msg_1"}},
+			{Kind: provider.EventUsage, Usage: &llmrelayv1.Usage{InputTokens: 3}},
+		}, errAt: &provider.Error{Kind: provider.KindUnavailable, Code: "overloaded_error", Message: "Overloaded"}}, nil
 	}
-	return &listStream{events: []*provider.Event{{Kind: provider.EventText, Text: "ok"}}}, nil
+	return &listStream{events: []*provider.Event{{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{ResponseId: "msg_2"}}, {Kind: provider.EventText, Text: "ok"}}}, nil
 }
 
 func TestRetryAfterHeader(t *testing.T) {
