@@ -421,3 +421,38 @@ func TestBackpressure(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamRetriedBeforeContent: Anthropic's overloaded_error right after
+// message_start is retried, since no event has reached the client yet.
+func TestStreamRetriedBeforeContent(t *testing.T) {
+	t.Parallel()
+	ok := providertest.Load(t, "provider/anthropic/testdata/plain_stream.http")
+	start := ok.Body[bytes.Index(ok.Body, []byte("event: message_start")):]
+	start = start[:bytes.Index(start, []byte("\n\n"))+2]
+	overloaded := providertest.Recording{Status: ok.Status, Header: ok.Header, Body: append(append([]byte{}, start...),
+		"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"...)}
+	up := providertest.Replay(t, overloaded, ok)
+	yaml := strings.Replace(caseNamed("anthropic").yaml, "capabilities: {tools:", "capabilities: {chat:", 1)
+	c, _ := startWith(t, strings.Replace(yaml, "providers:", "defaults: {retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}}\nproviders:", 1), up.URL)
+	s, err := c.StreamChat(context.Background(), &llmrelayv1.StreamChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("hi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var end *llmrelayv1.StreamEnd
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the overloaded start was not retried: %v", err)
+		}
+		if e := ev.GetEnd(); e != nil {
+			end = e
+		}
+	}
+	m := end.GetMeta()
+	if m.GetAttempts() != 2 || len(m.GetRetryReasons()) != 1 || m.GetRetryReasons()[0].GetReason() != "unavailable" || len(up.Requests()) != 2 {
+		t.Errorf("attempts %d, reasons %v, upstream requests %d", m.GetAttempts(), m.GetRetryReasons(), len(up.Requests()))
+	}
+}
