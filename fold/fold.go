@@ -41,6 +41,7 @@ type segment struct {
 	signature strings.Builder
 	redacted  bool
 	id        string
+	provider  string
 }
 
 type callState struct {
@@ -144,6 +145,9 @@ func (a *Accumulator) AddReasoning(d *llmrelayv1.ReasoningDelta) error {
 	s.redacted = s.redacted || d.GetRedacted()
 	if d.GetId() != "" {
 		s.id = d.GetId()
+	}
+	if d.GetProvider() != "" {
+		s.provider = d.GetProvider()
 	}
 	return nil
 }
@@ -255,7 +259,7 @@ func (a *Accumulator) Message() *llmrelayv1.Message {
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: a.toolCall(s.callID)}})
 		case 4:
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{
-				Text: s.text.String(), Signature: s.signature.String(), Redacted: s.redacted, Id: s.id}}})
+				Text: s.text.String(), Signature: s.signature.String(), Redacted: s.redacted, Id: s.id, Provider: s.provider}}})
 		}
 	}
 	return m

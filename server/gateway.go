@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -57,6 +58,10 @@ type prepared struct {
 	route       []*catalog.Deployment
 	tried       []string
 	rawExplicit *bool
+	// messages is the conversation as the caller sent it; each deployment
+	// gets it adapted to its provider type (foreign reasoning signatures out).
+	messages     []*llmrelayv1.Message
+	providerType string
 }
 
 // use points the call at deployment d.
@@ -64,9 +69,13 @@ func (p *prepared) use(d *catalog.Deployment) {
 	p.call.Provider = d.Provider.Impl
 	p.call.Deployment = d.Name
 	p.meta.Provider = d.Provider.Name
-	if r := p.call.Request; r != nil && r.Model != d.UpstreamModel {
+	p.providerType = d.Provider.Type
+	if r := p.call.Request; r != nil {
+		// A fresh request per deployment: adapters may keep it while we
+		// move on to the next one.
 		c := *r
 		c.Model = d.UpstreamModel
+		c.Messages, p.meta.Warnings = foreignReasoning(p.messages, d.Provider.Type)
 		p.call.Request = &c
 	}
 	if e := p.call.Embed; e != nil && e.Model != d.UpstreamModel {
@@ -171,11 +180,56 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 		Protocol: protocol, Model: m.UpstreamModel, Format: capab.Format.Name, Reasoning: m.Reasoning,
 		Messages: in.messages, Tools: in.tools, Options: opts, ProviderOptions: pOpts,
 	}
+	p.messages = in.messages
 	ctx, p.cancel = withCallTimeout(ctx, in.call)
 	if in.call != nil {
 		p.rawExplicit = in.call.PreserveRaw
 	}
 	return ctx, p, nil
+}
+
+// foreignReasoning returns the conversation for a provider type: reasoning
+// parts another provider type produced keep only their text (dropped when
+// they have none), since a provider cannot verify another's signatures.
+// The input is not modified; unchanged messages are shared.
+func foreignReasoning(msgs []*llmrelayv1.Message, providerType string) ([]*llmrelayv1.Message, []string) {
+	var out []*llmrelayv1.Message
+	var warnings []string
+	for i, m := range msgs {
+		var parts []*llmrelayv1.Part
+		for j, part := range m.GetParts() {
+			r := part.GetReasoning()
+			foreign := r != nil && r.GetProvider() != "" && r.GetProvider() != providerType &&
+				(r.GetSignature() != "" || r.GetId() != "" || r.GetRedacted())
+			if foreign && parts == nil {
+				parts = append(make([]*llmrelayv1.Part, 0, len(m.GetParts())), m.GetParts()[:j]...)
+			}
+			switch {
+			case foreign && r.GetText() != "" && !r.GetRedacted():
+				parts = append(parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: r.GetText(), Provider: r.GetProvider()}}})
+				warnings = append(warnings, fmt.Sprintf("messages[%d].parts[%d]: reasoning from %s sent to %s without its signature", i, j, r.GetProvider(), providerType))
+			case foreign:
+				warnings = append(warnings, fmt.Sprintf("messages[%d].parts[%d]: reasoning from %s dropped for %s (no readable text)", i, j, r.GetProvider(), providerType))
+			case parts != nil:
+				parts = append(parts, part)
+			}
+		}
+		if parts != nil && out == nil {
+			out = append(make([]*llmrelayv1.Message, 0, len(msgs)), msgs[:i]...)
+		}
+		switch {
+		case parts != nil:
+			c := proto.CloneOf(m)
+			c.Parts = parts
+			out = append(out, c)
+		case out != nil:
+			out = append(out, m)
+		}
+	}
+	if out == nil {
+		return msgs, nil
+	}
+	return out, warnings
 }
 
 func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, protocol llmrelayv1.Protocol, capab *catalog.Capability) *prepared {
@@ -311,6 +365,11 @@ func (g *gateway) runUnary(ctx context.Context, p *prepared) (*llmrelayv1.Messag
 	}
 	meta := g.finishMeta(p, res)
 	normalizeToolFinish(meta, res.Message)
+	for _, part := range res.Message.GetParts() {
+		if r := part.GetReasoning(); r != nil {
+			r.Provider = p.providerType
+		}
+	}
 	return res.Message, meta, nil
 }
 
@@ -380,6 +439,8 @@ type relay struct {
 	acc     foldState
 	usage   *llmrelayv1.Usage
 	sendErr error
+	// tagged marks the reasoning blocks whose first delta went out.
+	tagged map[int32]bool
 }
 
 func (r *relay) run(s provider.Stream) error {
@@ -449,6 +510,13 @@ func (r *relay) handle(ev *provider.Event) error {
 		}
 		rd := ev.Reasoning
 		d := &llmrelayv1.ReasoningDelta{Index: int32(rd.Index), Text: rd.Text, Signature: rd.Signature, Redacted: rd.Redacted, Id: rd.ID}
+		if !r.tagged[d.Index] {
+			if r.tagged == nil {
+				r.tagged = map[int32]bool{}
+			}
+			r.tagged[d.Index] = true
+			d.Provider = r.p.providerType
+		}
 		if err := r.acc.acc.AddReasoning(d); err != nil {
 			return err
 		}

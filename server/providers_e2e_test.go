@@ -456,3 +456,86 @@ func TestStreamRetriedBeforeContent(t *testing.T) {
 		t.Errorf("attempts %d, reasons %v, upstream requests %d", m.GetAttempts(), m.GetRetryReasons(), len(up.Requests()))
 	}
 }
+
+// TestReasoningAcrossProviders: reasoning comes back tagged with the provider
+// type that produced it (unary and streamed), and sent to another provider
+// type it keeps only its text: Anthropic's signature never reaches Gemini.
+func TestReasoningAcrossProviders(t *testing.T) {
+	t.Parallel()
+	claude := providertest.Replay(t, providertest.Load(t, "provider/anthropic/testdata/thinking.http"),
+		providertest.Load(t, "provider/anthropic/testdata/thinking_stream.http"))
+	gem := providertest.Replay(t, providertest.Load(t, "provider/gemini/testdata/plain.http"))
+	yaml := strings.ReplaceAll(`
+providers:
+  - {name: claude, type: anthropic, base_url: CLAUDE, api_key: k-claude-000}
+  - {name: google, type: gemini, base_url: {{URL}}, api_key: k-google-000}
+models:
+  - {name: sonnet, provider: claude, upstream_model: claude-sonnet-4-5, capabilities: {tools: {format: anthropic-messages}}}
+  - {name: flash, provider: google, upstream_model: gemini-2.5-flash, capabilities: {tools: {format: gemini}}}
+`, "CLAUDE", claude.URL)
+	c, _ := startWith(t, yaml, gem.URL)
+	ctx := context.Background()
+	msgs := []*llmrelayv1.Message{user("What's the weather in Paris?")}
+	resp, err := c.Tools(ctx, &llmrelayv1.ToolsRequest{Model: "sonnet", Messages: msgs, Tools: weatherTools(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var signed int
+	for _, p := range resp.GetMessage().GetParts() {
+		if r := p.GetReasoning(); r != nil {
+			if r.GetProvider() != "anthropic" {
+				t.Errorf("reasoning not tagged: %v", r)
+			}
+			if r.GetSignature() != "" {
+				signed++
+			}
+		}
+	}
+	if signed == 0 {
+		t.Fatal("the recording should hold signed thinking")
+	}
+	s, err := c.StreamTools(ctx, &llmrelayv1.StreamToolsRequest{Model: "sonnet", Messages: msgs, Tools: weatherTools(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acc fold.Accumulator
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := acc.AddTools(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range acc.Message().GetParts() {
+		if r := p.GetReasoning(); r != nil && r.GetProvider() != "anthropic" {
+			t.Errorf("streamed reasoning not tagged: %v", r)
+		}
+	}
+
+	// The conversation continues on Gemini.
+	next := append(msgs, resp.GetMessage())
+	for _, p := range resp.GetMessage().GetParts() {
+		if tc := p.GetToolCall(); tc != nil {
+			next = append(next, &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_TOOL, Parts: []*llmrelayv1.Part{
+				{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: tc.GetCallId(), Content: `{"temp_c":18}`}}}}})
+		}
+	}
+	out, err := c.Tools(ctx, &llmrelayv1.ToolsRequest{Model: "flash", Messages: next, Tools: weatherTools(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(gem.Last(t).Body)
+	for _, p := range resp.GetMessage().GetParts() {
+		if sig := p.GetReasoning().GetSignature(); sig != "" && strings.Contains(body, sig) {
+			t.Fatal("an Anthropic signature reached Gemini")
+		}
+	}
+	if len(out.GetMeta().GetWarnings()) == 0 {
+		t.Error("no warning about the stripped reasoning")
+	}
+}

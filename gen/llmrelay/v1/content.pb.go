@@ -253,7 +253,12 @@ type Reasoning struct {
 	// signature holds the data.
 	Redacted bool `protobuf:"varint,3,opt,name=redacted,proto3" json:"redacted,omitempty"`
 	// The provider's id of the reasoning item (OpenAI Responses `rs_...`).
-	Id            string `protobuf:"bytes,4,opt,name=id,proto3" json:"id,omitempty"`
+	Id string `protobuf:"bytes,4,opt,name=id,proto3" json:"id,omitempty"`
+	// The provider type that produced this reasoning ("anthropic", "gemini",
+	// "openai", "azure", ...), set by the gateway. Signatures, ids and
+	// redacted data only go back to the same provider type; sent to another,
+	// the part keeps only its text (meta.warnings says so).
+	Provider      string `protobuf:"bytes,5,opt,name=provider,proto3" json:"provider,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -312,6 +317,13 @@ func (x *Reasoning) GetRedacted() bool {
 func (x *Reasoning) GetId() string {
 	if x != nil {
 		return x.Id
+	}
+	return ""
+}
+
+func (x *Reasoning) GetProvider() string {
+	if x != nil {
+		return x.Provider
 	}
 	return ""
 }
@@ -748,12 +760,13 @@ const file_llmrelay_v1_content_proto_rawDesc = "" +
 	"toolResult\x12\x1a\n" +
 	"\arefusal\x18\x05 \x01(\tH\x00R\arefusal\x126\n" +
 	"\treasoning\x18\x06 \x01(\v2\x16.llmrelay.v1.ReasoningH\x00R\treasoningB\x06\n" +
-	"\x04kind\"i\n" +
+	"\x04kind\"\x85\x01\n" +
 	"\tReasoning\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1c\n" +
 	"\tsignature\x18\x02 \x01(\tR\tsignature\x12\x1a\n" +
 	"\bredacted\x18\x03 \x01(\bR\bredacted\x12\x0e\n" +
-	"\x02id\x18\x04 \x01(\tR\x02id\"\x8a\x01\n" +
+	"\x02id\x18\x04 \x01(\tR\x02id\x12\x1a\n" +
+	"\bprovider\x18\x05 \x01(\tR\bprovider\"\x8a\x01\n" +
 	"\x05Image\x12\x12\n" +
 	"\x03url\x18\x01 \x01(\tH\x00R\x03url\x12\x14\n" +
 	"\x04data\x18\x02 \x01(\fH\x00R\x04data\x12\x1b\n" +

@@ -211,7 +211,9 @@ type ReasoningDelta struct {
 	// Set on the block's first delta: the text is withheld (see Reasoning.redacted).
 	Redacted bool `protobuf:"varint,4,opt,name=redacted,proto3" json:"redacted,omitempty"`
 	// Set on the block's first delta: the provider's reasoning item id.
-	Id            string `protobuf:"bytes,5,opt,name=id,proto3" json:"id,omitempty"`
+	Id string `protobuf:"bytes,5,opt,name=id,proto3" json:"id,omitempty"`
+	// Set on the block's first delta: see Reasoning.provider.
+	Provider      string `protobuf:"bytes,6,opt,name=provider,proto3" json:"provider,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -277,6 +279,13 @@ func (x *ReasoningDelta) GetRedacted() bool {
 func (x *ReasoningDelta) GetId() string {
 	if x != nil {
 		return x.Id
+	}
+	return ""
+}
+
+func (x *ReasoningDelta) GetProvider() string {
+	if x != nil {
+		return x.Provider
 	}
 	return ""
 }
@@ -492,13 +501,14 @@ const file_llmrelay_v1_stream_proto_rawDesc = "" +
 	"\tTextDelta\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"\"\n" +
 	"\fRefusalDelta\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text\"\x84\x01\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"\xa0\x01\n" +
 	"\x0eReasoningDelta\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1c\n" +
 	"\tsignature\x18\x03 \x01(\tR\tsignature\x12\x1a\n" +
 	"\bredacted\x18\x04 \x01(\bR\bredacted\x12\x0e\n" +
-	"\x02id\x18\x05 \x01(\tR\x02id\"\x99\x01\n" +
+	"\x02id\x18\x05 \x01(\tR\x02id\x12\x1a\n" +
+	"\bprovider\x18\x06 \x01(\tR\bprovider\"\x99\x01\n" +
 	"\rToolCallDelta\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x12\n" +
