@@ -1,31 +1,12 @@
 package gemini
 
 import (
-	"bytes"
-	"io"
 	"net/http"
 	"testing"
 
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
-
-// benchTransport answers every request with one recording, in memory: the
-// benchmarks measure the adapter (encoding, decoding, stream parsing), not
-// sockets.
-type benchTransport struct{ rec providertest.Recording }
-
-func (t benchTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil {
-		if _, err := io.Copy(io.Discard, r.Body); err != nil {
-			return nil, err
-		}
-		if err := r.Body.Close(); err != nil {
-			return nil, err
-		}
-	}
-	return &http.Response{StatusCode: t.rec.Status, Header: t.rec.Header, Body: io.NopCloser(bytes.NewReader(t.rec.Body)), Request: r}, nil
-}
 
 func benchRequest() *provider.Request { return providertest.BenchRequest("gemini-2.5-flash", "gemini") }
 

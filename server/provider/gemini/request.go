@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -514,7 +515,7 @@ func imagePart(img *llmrelayv1.Image) (part, error) {
 		}
 		pu, err := url.Parse(u)
 		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			return part{}, fmt.Errorf("image URL must be http(s) or data:")
+			return part{}, errors.New("image URL must be an http(s) or data URL")
 		}
 		mt := img.GetMimeType()
 		if mt == "" {

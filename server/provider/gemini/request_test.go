@@ -140,7 +140,7 @@ func TestRequestErrors(t *testing.T) {
 		msg  string
 	}{
 		{"url without known type", &provider.Request{Messages: user(imagePartOf(&llmrelayv1.Image{Source: &llmrelayv1.Image_Url{Url: "https://example.com/img?id=3&key=secret"}}))}, "set mime_type"},
-		{"ftp url", &provider.Request{Messages: user(imagePartOf(&llmrelayv1.Image{Source: &llmrelayv1.Image_Url{Url: "ftp://example.com/a.png"}}))}, "http(s) or data:"},
+		{"ftp url", &provider.Request{Messages: user(imagePartOf(&llmrelayv1.Image{Source: &llmrelayv1.Image_Url{Url: "ftp://example.com/a.png"}}))}, "http(s) or data URL"},
 		{"bad data url", &provider.Request{Messages: user(imagePartOf(&llmrelayv1.Image{Source: &llmrelayv1.Image_Url{Url: "data:image/png;base64,@@@"}}))}, "bad base64"},
 		{"bytes not an image", &provider.Request{Messages: user(imagePartOf(&llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: []byte("hello")}}))}, "need a mime_type"},
 		{"no image source", &provider.Request{Messages: user(imagePartOf(&llmrelayv1.Image{}))}, "neither url nor data"},

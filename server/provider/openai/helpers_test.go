@@ -94,7 +94,7 @@ func renderResult(t testing.TB, res *provider.Result) []byte {
 
 // collect reads a stream to its end and renders every event, then the
 // terminal result ("eof" or the error).
-func collect(t testing.TB, s provider.Stream) ([]*provider.Event, error, []byte) {
+func collect(t testing.TB, s provider.Stream) ([]*provider.Event, []byte, error) {
 	t.Helper()
 	var (
 		evs []*provider.Event
@@ -108,10 +108,10 @@ func collect(t testing.TB, s provider.Stream) ([]*provider.Event, error, []byte)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				out.WriteString("eof\n")
-				return evs, nil, out.Bytes()
+				return evs, out.Bytes(), nil
 			}
 			out.WriteString(renderErr(err) + "\n")
-			return evs, err, out.Bytes()
+			return evs, out.Bytes(), err
 		}
 		evs = append(evs, ev)
 		out.WriteString(renderEvent(t, ev) + "\n")

@@ -143,7 +143,7 @@ func TestStreamResponses(t *testing.T) {
 				t.Fatalf("Stream: %v", err)
 			}
 			defer s.Close()
-			evs, err, rendered := respCollect(t, s)
+			evs, rendered, err := respCollect(t, s)
 			checkRespStreamInvariants(t, evs)
 			providertest.Golden(t, td(name+".golden"), rendered)
 			c := srv.Last(t)
@@ -185,7 +185,7 @@ func TestResponsesUnaryStreamEquivalence(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			evs, err, _ := respCollect(t, s)
+			evs, _, err := respCollect(t, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -301,7 +301,7 @@ func accFold(t testing.TB, evs []*provider.Event) folded {
 
 // respCollect is collect for Responses streams, which also carry
 // reasoning pieces.
-func respCollect(t testing.TB, s provider.Stream) ([]*provider.Event, error, []byte) {
+func respCollect(t testing.TB, s provider.Stream) ([]*provider.Event, []byte, error) {
 	t.Helper()
 	var (
 		evs []*provider.Event
@@ -315,10 +315,10 @@ func respCollect(t testing.TB, s provider.Stream) ([]*provider.Event, error, []b
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				out.WriteString("eof\n")
-				return evs, nil, out.Bytes()
+				return evs, out.Bytes(), nil
 			}
 			out.WriteString(renderErr(err) + "\n")
-			return evs, err, out.Bytes()
+			return evs, out.Bytes(), err
 		}
 		evs = append(evs, ev)
 		out.WriteString(renderRespEvent(t, ev) + "\n")
@@ -503,7 +503,7 @@ func TestResponsesStreamEdgeCases(t *testing.T) {
 			if err != nil || first.Kind != provider.EventMeta || first.Meta.ProviderRequestId != "req_test" {
 				t.Fatalf("first event %v, %v", first, err)
 			}
-			evs, _, rendered := respCollect(t, s)
+			evs, rendered, _ := respCollect(t, s)
 			checkRespStreamInvariants(t, evs)
 			got := strings.TrimSuffix(string(rendered), "\n")
 			if want := strings.Join(tc.want, "\n"); got != want {
@@ -535,7 +535,7 @@ func TestResponsesStreamCloseAndLimits(t *testing.T) {
 	for i := 0; i <= maxStreamToolCalls; i++ {
 		b.WriteString(`data: {"type":"response.output_item.added","output_index":` + itoa(i) + `,"item":{"type":"function_call","id":"fc_` + itoa(i) + `","call_id":"c` + itoa(i) + `","name":"f"}}` + "\n\n")
 	}
-	_, err, _ = respCollect(t, respStreamFrom(p, b.String()))
+	_, _, err = respCollect(t, respStreamFrom(p, b.String()))
 	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "tool calls") {
 		t.Errorf("got %v", err)
 	}
@@ -545,7 +545,7 @@ func TestResponsesStreamCloseAndLimits(t *testing.T) {
 	for i := 0; i <= maxStreamItems; i++ {
 		b.WriteString(`data: {"type":"response.output_text.delta","item_id":"msg_` + itoa(i) + `","delta":"x"}` + "\n\n")
 	}
-	_, err, _ = respCollect(t, respStreamFrom(p, b.String()))
+	_, _, err = respCollect(t, respStreamFrom(p, b.String()))
 	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "output items") {
 		t.Errorf("got %v", err)
 	}
@@ -555,13 +555,13 @@ func TestResponsesStreamCloseAndLimits(t *testing.T) {
 	for i := 0; i <= maxStreamItems; i++ {
 		b.WriteString(`data: {"type":"response.output_item.added","output_index":` + itoa(i) + `,"item":{"type":"reasoning","id":"rs_` + itoa(i) + `"}}` + "\n\n")
 	}
-	_, err, _ = respCollect(t, respStreamFrom(p, b.String()))
+	_, _, err = respCollect(t, respStreamFrom(p, b.String()))
 	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "reasoning items") {
 		t.Errorf("got %v", err)
 	}
 
 	// An event over the size limit.
-	_, err, _ = respCollect(t, respStreamFrom(p, "data: "+strings.Repeat("x", maxStreamEventBytes+1)+"\n\n"))
+	_, _, err = respCollect(t, respStreamFrom(p, "data: "+strings.Repeat("x", maxStreamEventBytes+1)+"\n\n"))
 	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse {
 		t.Errorf("got %v", err)
 	}
@@ -689,7 +689,7 @@ func TestResponsesAPIKeyNeverInErrors(t *testing.T) {
 			errs = append(errs, err)
 			s, err := p.Stream(context.Background(), responsesSimpleRequest("m"))
 			if err == nil {
-				_, err, _ = respCollect(t, s)
+				_, _, err = respCollect(t, s)
 				s.Close()
 			}
 			errs = append(errs, err)

@@ -88,7 +88,7 @@ func TestStream(t *testing.T) {
 				t.Fatalf("Stream: %v", err)
 			}
 			defer s.Close()
-			evs, err, rendered := collect(t, s)
+			evs, rendered, err := collect(t, s)
 			checkStreamInvariants(t, evs)
 			providertest.Golden(t, td(tc.name+".golden"), rendered)
 			providertest.Golden(t, td(tc.name+".request.golden"), providertest.RequestGolden(srv.Last(t), authHeaders...))
@@ -161,7 +161,7 @@ func TestUnaryStreamEquivalence(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			evs, err, _ := collect(t, s)
+			evs, _, err := collect(t, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -240,7 +240,7 @@ func TestStreamEdgeCases(t *testing.T) {
 			if err != nil || first.Kind != provider.EventMeta || first.Meta.ProviderRequestId != "req_test" {
 				t.Fatalf("first event %v, %v", first, err)
 			}
-			evs, _, rendered := collect(t, s)
+			evs, rendered, _ := collect(t, s)
 			checkStreamInvariants(t, evs)
 			got := strings.Split(strings.TrimSuffix(string(rendered), "\n"), "\n")
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
@@ -273,14 +273,14 @@ func TestStreamCloseAndLimits(t *testing.T) {
 		b.WriteString(`data: {"choices":[{"delta":{"tool_calls":[{"index":` + itoa(i) + `,"id":"c` + itoa(i) + `","function":{"name":"f"}}]}}]}` + "\n\n")
 	}
 	s = streamFrom(p, b.String())
-	_, err, _ = collect(t, s)
+	_, _, err = collect(t, s)
 	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "tool calls") {
 		t.Errorf("got %v", err)
 	}
 
 	// An event over the size limit.
 	s = streamFrom(p, "data: "+strings.Repeat("x", maxStreamEventBytes+1)+"\n\n")
-	_, err, _ = collect(t, s)
+	_, _, err = collect(t, s)
 	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse {
 		t.Errorf("got %v", err)
 	}
