@@ -30,76 +30,78 @@ func validateMessages(msgs []*llmrelayv1.Message) (images bool, err error) {
 		return false, invalidField("messages", "at most %d messages, got %d", maxMessages, len(msgs))
 	}
 	for i, m := range msgs {
-		f := fmt.Sprintf("messages[%d]", i)
+		// Field paths are built only for the error: this runs on every call.
+		f := func() string { return fmt.Sprintf("messages[%d]", i) }
 		if m.GetRole() == llmrelayv1.Role_ROLE_UNSPECIFIED {
-			return false, invalidField(f+".role", "role is required (ROLE_SYSTEM, ROLE_USER, ROLE_ASSISTANT or ROLE_TOOL)")
+			return false, invalidField(f()+".role", "role is required (ROLE_SYSTEM, ROLE_USER, ROLE_ASSISTANT or ROLE_TOOL)")
 		}
 		if _, known := llmrelayv1.Role_name[int32(m.GetRole())]; !known {
-			return false, invalidField(f+".role", "unknown role %d", m.GetRole())
+			return false, invalidField(f()+".role", "unknown role %d", m.GetRole())
 		}
 		if len(m.GetParts()) == 0 {
-			return false, invalidField(f+".parts", "a message needs at least one part")
+			return false, invalidField(f()+".parts", "a message needs at least one part")
 		}
 		for j, p := range m.GetParts() {
-			pf := fmt.Sprintf("%s.parts[%d]", f, j)
+			pf := func() string { return fmt.Sprintf("messages[%d].parts[%d]", i, j) }
 			switch k := p.GetKind().(type) {
 			case *llmrelayv1.Part_Text, *llmrelayv1.Part_Refusal:
 			case *llmrelayv1.Part_Reasoning:
 				if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
-					return false, invalidField(pf+".reasoning", "reasoning belongs in assistant messages")
+					return false, invalidField(pf()+".reasoning", "reasoning belongs in assistant messages")
 				}
 			case *llmrelayv1.Part_Image:
-				if err := validateImage(pf+".image", k.Image); err != nil {
+				if err := validateImage(pf, k.Image); err != nil {
 					return false, err
 				}
 				if m.GetRole() != llmrelayv1.Role_ROLE_USER {
-					return false, invalidField(pf+".image", "images are only accepted in user messages")
+					return false, invalidField(pf()+".image", "images are only accepted in user messages")
 				}
 				images = true
 			case *llmrelayv1.Part_ToolCall:
 				if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
-					return false, invalidField(pf+".tool_call", "tool calls belong in assistant messages")
+					return false, invalidField(pf()+".tool_call", "tool calls belong in assistant messages")
 				}
 				if k.ToolCall.GetCallId() == "" {
-					return false, invalidField(pf+".tool_call.call_id", "required")
+					return false, invalidField(pf()+".tool_call.call_id", "required")
 				}
 				if k.ToolCall.GetName() == "" {
-					return false, invalidField(pf+".tool_call.name", "required")
+					return false, invalidField(pf()+".tool_call.name", "required")
 				}
 			case *llmrelayv1.Part_ToolResult:
 				if m.GetRole() != llmrelayv1.Role_ROLE_TOOL {
-					return false, invalidField(pf+".tool_result", "tool results belong in tool messages")
+					return false, invalidField(pf()+".tool_result", "tool results belong in tool messages")
 				}
 				if k.ToolResult.GetCallId() == "" {
-					return false, invalidField(pf+".tool_result.call_id", "required: the call_id of the tool call this answers")
+					return false, invalidField(pf()+".tool_result.call_id", "required: the call_id of the tool call this answers")
 				}
 			default:
-				return false, invalidField(pf, "a part needs one of text, image, tool_call, tool_result, refusal, reasoning")
+				return false, invalidField(pf(), "a part needs one of text, image, tool_call, tool_result, refusal, reasoning")
 			}
 		}
 	}
 	return images, nil
 }
 
-func validateImage(f string, img *llmrelayv1.Image) error {
+func validateImage(part func() string, img *llmrelayv1.Image) error {
+	f := func() string { return part() + ".image" }
 	switch src := img.GetSource().(type) {
 	case *llmrelayv1.Image_Url:
 		u, err := url.Parse(src.Url)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "data") {
-			return invalidField(f+".url", "must be an http(s) or data: URL")
+			return invalidField(f()+".url", "must be an http(s) or data: URL")
 		}
 		if u.Scheme == "data" && !strings.Contains(src.Url, ";base64,") {
-			return invalidField(f+".url", "data: URLs must be base64 (data:<mime>;base64,...)")
+			return invalidField(f()+".url", "data: URLs must be base64 (data:<mime>;base64,...)")
 		}
 	case *llmrelayv1.Image_Data:
 		if len(src.Data) == 0 {
-			return invalidField(f+".data", "empty image")
+			return invalidField(f()+".data", "empty image")
 		}
 		if !strings.HasPrefix(img.GetMimeType(), "image/") {
-			return invalidField(f+".mime_type", "required with inline data (e.g. image/png)")
+			return invalidField(f()+".mime_type", "required with inline data (e.g. image/png)")
 		}
 	default:
-		return invalidField(f, "an image needs a url or data")
+		return invalidField(f(), "an image needs a url or data")
 	}
 	return nil
 }
