@@ -184,7 +184,6 @@ func TestE2ERetryAfterBeyondDeadline(t *testing.T) {
 	c, _ := startWith(t, geminiYAML, up.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	start := time.Now()
 	_, err := c.Chat(ctx, chatReq())
 	st, info, _ := statusDetails(t, err)
 	if st.Code() != codes.ResourceExhausted || info.GetReason() != "UPSTREAM_RATE_LIMITED" {
@@ -199,8 +198,10 @@ func TestE2ERetryAfterBeyondDeadline(t *testing.T) {
 	if ri == nil || ri.GetRetryDelay().AsDuration() < 30*time.Second {
 		t.Errorf("RetryInfo = %v, want the provider's ~34s", ri)
 	}
-	if time.Since(start) > 1500*time.Millisecond || ctx.Err() != nil {
-		t.Errorf("did not fail fast: %v", time.Since(start))
+	if ctx.Err() != nil {
+		// Sleeping into the deadline would have ended in DeadlineExceeded;
+		// the answer must come back while the caller still waits.
+		t.Errorf("did not fail fast: the answer came after the caller's deadline")
 	}
 	if len(up.Requests()) != 1 {
 		t.Errorf("upstream saw %d requests, want 1", len(up.Requests()))
