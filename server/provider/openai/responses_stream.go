@@ -12,7 +12,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
-	"github.com/llmrelay/llmrelay/internal/sse"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
@@ -26,15 +25,7 @@ const maxStreamItems = 4096
 // sequence_number. The stream ends with response.completed,
 // response.incomplete or response.failed; there is no [DONE].
 type responsesStream struct {
-	p      *Provider
-	body   io.ReadCloser
-	rd     *sse.Reader
-	header http.Header
-	model  string
-	sec    secrets
-
-	queue []*provider.Event
-	qpos  int
+	eventLoop
 
 	// Function calls, keyed by item id (fc_...) and by output index, since
 	// argument deltas name only the item, never the call_id.
@@ -61,10 +52,6 @@ type responsesStream struct {
 	// events were lost, reported once.
 	lastSeq   int64
 	seqWarned bool
-
-	done   bool // final event received
-	closed bool
-	err    error // sticky terminal error
 }
 
 type respCallState struct {
@@ -96,80 +83,12 @@ type respReasoningState struct {
 }
 
 func (p *Provider) newResponsesStream(resp *http.Response, model string, warnings []string, sec secrets) *responsesStream {
-	rd := sse.NewReader(resp.Body)
-	rd.SetMaxEventSize(maxStreamEventBytes)
-	s := &responsesStream{p: p, body: resp.Body, rd: rd, header: resp.Header, model: model, sec: sec,
+	s := &responsesStream{eventLoop: p.newEventLoop(resp, model, warnings, sec, "response.completed"),
 		byItem: map[string]*respCallState{}, byOutput: map[int64]*respCallState{},
 		texts: map[string]*respTextState{}, seenOutput: map[int64]bool{}, lastSeq: -1,
 		rsByItem: map[string]*respReasoningState{}, rsByOutput: map[int64]*respReasoningState{}}
-	meta := &llmrelayv1.ResponseMeta{Warnings: warnings}
-	p.headerMeta(meta, resp.Header, model)
-	if proto.Size(meta) > 0 {
-		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
-	}
+	s.eventLoop.handle = s.handle
 	return s
-}
-
-func (s *responsesStream) push(ev *provider.Event) { s.queue = append(s.queue, ev) }
-
-// Recv returns the next event; io.EOF after response.completed or
-// response.incomplete.
-func (s *responsesStream) Recv() (*provider.Event, error) {
-	for {
-		if s.closed {
-			return nil, &provider.Error{Provider: s.p.name, Kind: provider.KindCanceled, Message: "stream closed"}
-		}
-		if s.qpos < len(s.queue) {
-			ev := s.queue[s.qpos]
-			s.queue[s.qpos] = nil
-			s.qpos++
-			return ev, nil
-		}
-		s.queue, s.qpos = s.queue[:0], 0
-		if s.err != nil {
-			return nil, s.err
-		}
-		if s.done {
-			return nil, io.EOF
-		}
-		ev, err := s.rd.Next()
-		if err != nil {
-			s.err = s.readError(err)
-			continue
-		}
-		s.handle(ev.Type, ev.Data)
-	}
-}
-
-// Close closes the response body; safe to call more than once.
-func (s *responsesStream) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	return s.body.Close()
-}
-
-// readError converts an error of the SSE reader.
-func (s *responsesStream) readError(err error) error {
-	var e *provider.Error
-	switch {
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		e = provider.BadResponse(s.p.name, "stream ended before response.completed")
-	case errors.Is(err, sse.ErrEventTooLarge):
-		e = provider.BadResponse(s.p.name, "%v", err)
-	default:
-		e = provider.TransportError(s.p.name, err)
-		e.Message = s.sec.redact(e.Message)
-	}
-	e.RequestID = s.p.requestID(s.header)
-	return e
-}
-
-func (s *responsesStream) bad(format string, args ...any) *provider.Error {
-	e := provider.BadResponse(s.p.name, format, args...)
-	e.RequestID = s.p.requestID(s.header)
-	return e
 }
 
 // fail records an error reported inside the 200 stream.

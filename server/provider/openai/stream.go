@@ -3,15 +3,12 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
-	"github.com/llmrelay/llmrelay/internal/sse"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
@@ -26,15 +23,7 @@ const (
 
 // chatStream reads a chat.completion.chunk SSE stream.
 type chatStream struct {
-	p      *Provider
-	body   io.ReadCloser
-	rd     *sse.Reader
-	header http.Header
-	model  string
-	sec    secrets
-
-	queue []*provider.Event
-	qpos  int
+	eventLoop
 
 	// Tool calls: byIndex maps the wire index to the call currently at
 	// that index; order holds all calls by position.
@@ -52,10 +41,6 @@ type chatStream struct {
 	// prev holds the previous chunk's strings, which the next chunk
 	// usually repeats (decodeChunkFast shares them).
 	prev chatResponse
-
-	done   bool // [DONE] received
-	closed bool
-	err    error // sticky terminal error
 }
 
 type callState struct {
@@ -67,71 +52,10 @@ type callState struct {
 }
 
 func (p *Provider) newStream(resp *http.Response, model string, warnings []string, sec secrets) *chatStream {
-	rd := sse.NewReader(resp.Body)
-	rd.SetMaxEventSize(maxStreamEventBytes)
-	s := &chatStream{p: p, body: resp.Body, rd: rd, header: resp.Header, model: model, sec: sec,
+	s := &chatStream{eventLoop: p.newEventLoop(resp, model, warnings, sec, "[DONE]"),
 		byIndex: map[int]*callState{}, filter: map[string]json.RawMessage{}}
-	meta := &llmrelayv1.ResponseMeta{Warnings: warnings}
-	p.headerMeta(meta, resp.Header, model)
-	if proto.Size(meta) > 0 {
-		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
-	}
+	s.eventLoop.handle = func(_, data []byte) { s.handle(data) }
 	return s
-}
-
-func (s *chatStream) push(ev *provider.Event) { s.queue = append(s.queue, ev) }
-
-// Recv returns the next event; io.EOF after [DONE].
-func (s *chatStream) Recv() (*provider.Event, error) {
-	for {
-		if s.closed {
-			return nil, &provider.Error{Provider: s.p.name, Kind: provider.KindCanceled, Message: "stream closed"}
-		}
-		if s.qpos < len(s.queue) {
-			ev := s.queue[s.qpos]
-			s.queue[s.qpos] = nil
-			s.qpos++
-			return ev, nil
-		}
-		s.queue, s.qpos = s.queue[:0], 0
-		if s.err != nil {
-			return nil, s.err
-		}
-		if s.done {
-			return nil, io.EOF
-		}
-		ev, err := s.rd.Next()
-		if err != nil {
-			s.err = s.readError(err)
-			continue
-		}
-		s.handle(ev.Data)
-	}
-}
-
-// Close closes the response body; safe to call more than once.
-func (s *chatStream) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	return s.body.Close()
-}
-
-// readError converts an error of the SSE reader.
-func (s *chatStream) readError(err error) error {
-	var e *provider.Error
-	switch {
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		e = provider.BadResponse(s.p.name, "stream ended before [DONE]")
-	case errors.Is(err, sse.ErrEventTooLarge):
-		e = provider.BadResponse(s.p.name, "%v", err)
-	default:
-		e = provider.TransportError(s.p.name, err)
-		e.Message = s.sec.redact(e.Message)
-	}
-	e.RequestID = s.p.requestID(s.header)
-	return e
 }
 
 // handle converts one SSE data payload into queued events.
@@ -357,10 +281,4 @@ func (s *chatStream) endCalls() {
 			s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos}})
 		}
 	}
-}
-
-func (s *chatStream) bad(format string, args ...any) *provider.Error {
-	e := provider.BadResponse(s.p.name, format, args...)
-	e.RequestID = s.p.requestID(s.header)
-	return e
 }
