@@ -32,15 +32,11 @@ func (p *Provider) buildChatRequest(req *provider.Request, stream bool) ([]byte,
 		if t == nil {
 			continue
 		}
-		ct := chatTool{Type: "function", Function: toolFunction{Name: t.GetName(), Description: t.GetDescription(), Strict: t.Strict}}
-		if t.GetParameters() != nil {
-			params, err := json.Marshal(t.GetParameters().AsMap())
-			if err != nil {
-				return nil, nil, p.invalid("tool %q parameters: %v", t.GetName(), err)
-			}
-			ct.Function.Parameters = params
+		params, err := p.toolParameters(t)
+		if err != nil {
+			return nil, nil, err
 		}
-		w.Tools = append(w.Tools, ct)
+		w.Tools = append(w.Tools, chatTool{Type: "function", Function: toolFunction{Name: t.GetName(), Description: t.GetDescription(), Strict: t.Strict, Parameters: params}})
 	}
 	o := req.Options
 	if o == nil {
@@ -49,13 +45,8 @@ func (p *Provider) buildChatRequest(req *provider.Request, stream bool) ([]byte,
 	if tc := o.GetToolChoice(); tc != nil {
 		switch c := tc.GetChoice().(type) {
 		case *llmrelayv1.ToolChoice_Mode:
-			switch c.Mode {
-			case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO:
-				w.ToolChoice = "auto"
-			case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE:
-				w.ToolChoice = "none"
-			case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED:
-				w.ToolChoice = "required"
+			if m := toolChoiceMode(c.Mode); m != "" {
+				w.ToolChoice = m
 			}
 		case *llmrelayv1.ToolChoice_FunctionName:
 			n := namedToolChoice{Type: "function"}
@@ -387,4 +378,30 @@ func mergeExtraBody(body []byte, extra *structpb.Struct) ([]byte, error) {
 	}
 	out.WriteByte('}')
 	return out.Bytes(), nil
+}
+
+// toolParameters is a tool's JSON Schema as sent (both formats).
+func (p *Provider) toolParameters(t *llmrelayv1.Tool) (json.RawMessage, error) {
+	if t.GetParameters() == nil {
+		return nil, nil
+	}
+	params, err := json.Marshal(t.GetParameters().AsMap())
+	if err != nil {
+		return nil, p.invalid("tool %q parameters: %v", t.GetName(), err)
+	}
+	return params, nil
+}
+
+// toolChoiceMode is the wire value of a tool choice mode; "" when unset.
+func toolChoiceMode(m llmrelayv1.ToolChoiceMode) string {
+	switch m {
+	case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO:
+		return "auto"
+	case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE:
+		return "none"
+	case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED:
+		return "required"
+	default:
+		return ""
+	}
 }

@@ -38,15 +38,11 @@ func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]
 		if t == nil {
 			continue
 		}
-		rt := respTool{Type: "function", Name: t.GetName(), Description: t.GetDescription(), Strict: t.Strict}
-		if t.GetParameters() != nil {
-			params, err := json.Marshal(t.GetParameters().AsMap())
-			if err != nil {
-				return nil, nil, p.invalid("tool %q parameters: %v", t.GetName(), err)
-			}
-			rt.Parameters = params
+		params, err := p.toolParameters(t)
+		if err != nil {
+			return nil, nil, err
 		}
-		w.Tools = append(w.Tools, rt)
+		w.Tools = append(w.Tools, respTool{Type: "function", Name: t.GetName(), Description: t.GetDescription(), Strict: t.Strict, Parameters: params})
 	}
 	o := req.Options
 	if o == nil {
@@ -55,13 +51,8 @@ func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]
 	if tc := o.GetToolChoice(); tc != nil {
 		switch c := tc.GetChoice().(type) {
 		case *llmrelayv1.ToolChoice_Mode:
-			switch c.Mode {
-			case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO:
-				w.ToolChoice = "auto"
-			case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE:
-				w.ToolChoice = "none"
-			case llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED:
-				w.ToolChoice = "required"
+			if m := toolChoiceMode(c.Mode); m != "" {
+				w.ToolChoice = m
 			}
 		case *llmrelayv1.ToolChoice_FunctionName:
 			w.ToolChoice = respNamedToolChoice{Type: "function", Name: c.FunctionName}
