@@ -120,6 +120,8 @@ func collect(t testing.TB, s provider.Stream) ([]*provider.Event, []byte, error)
 
 func renderEvent(t testing.TB, ev *provider.Event) string {
 	switch ev.Kind {
+	case provider.EventReasoning:
+		return renderReasoning(ev)
 	case provider.EventMeta:
 		return "meta " + protoCompact(t, ev.Meta)
 	case provider.EventText:
@@ -221,4 +223,22 @@ func providerError(t testing.TB, err error) *provider.Error {
 		t.Fatalf("error %v (%T) is not a *provider.Error", err, err)
 	}
 	return pe
+}
+
+func renderReasoning(ev *provider.Event) string {
+	r := ev.Reasoning
+	out := fmt.Sprintf("reasoning index=%d", r.Index)
+	if r.ID != "" {
+		out += " id=" + r.ID
+	}
+	if r.Redacted {
+		out += " redacted"
+	}
+	if r.Text != "" {
+		out += fmt.Sprintf(" text=%q", r.Text)
+	}
+	if r.Signature != "" {
+		out += fmt.Sprintf(" signature=%q", r.Signature)
+	}
+	return out
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -143,7 +142,7 @@ func TestStreamResponses(t *testing.T) {
 				t.Fatalf("Stream: %v", err)
 			}
 			defer s.Close()
-			evs, rendered, err := respCollect(t, s)
+			evs, rendered, err := collect(t, s)
 			checkRespStreamInvariants(t, evs)
 			providertest.Golden(t, td(name+".golden"), rendered)
 			c := srv.Last(t)
@@ -185,7 +184,7 @@ func TestResponsesUnaryStreamEquivalence(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			evs, _, err := respCollect(t, s)
+			evs, _, err := collect(t, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -297,53 +296,6 @@ func accFold(t testing.TB, evs []*provider.Event) folded {
 	f := fold(t, evs)
 	f.Message = acc.Message()
 	return f
-}
-
-// respCollect is collect for Responses streams, which also carry
-// reasoning pieces.
-func respCollect(t testing.TB, s provider.Stream) ([]*provider.Event, []byte, error) {
-	t.Helper()
-	var (
-		evs []*provider.Event
-		out bytes.Buffer
-	)
-	for i := 0; ; i++ {
-		if i > 10000 {
-			t.Fatal("stream does not end")
-		}
-		ev, err := s.Recv()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				out.WriteString("eof\n")
-				return evs, out.Bytes(), nil
-			}
-			out.WriteString(renderErr(err) + "\n")
-			return evs, out.Bytes(), err
-		}
-		evs = append(evs, ev)
-		out.WriteString(renderRespEvent(t, ev) + "\n")
-	}
-}
-
-func renderRespEvent(t testing.TB, ev *provider.Event) string {
-	if ev.Kind != provider.EventReasoning {
-		return renderEvent(t, ev)
-	}
-	r := ev.Reasoning
-	out := fmt.Sprintf("reasoning index=%d", r.Index)
-	if r.ID != "" {
-		out += " id=" + r.ID
-	}
-	if r.Redacted {
-		out += " redacted"
-	}
-	if r.Text != "" {
-		out += fmt.Sprintf(" text=%q", r.Text)
-	}
-	if r.Signature != "" {
-		out += fmt.Sprintf(" signature=%q", r.Signature)
-	}
-	return out
 }
 
 // checkRespStreamInvariants: checkStreamInvariants, plus for reasoning
@@ -503,7 +455,7 @@ func TestResponsesStreamEdgeCases(t *testing.T) {
 			if err != nil || first.Kind != provider.EventMeta || first.Meta.ProviderRequestId != "req_test" {
 				t.Fatalf("first event %v, %v", first, err)
 			}
-			evs, rendered, _ := respCollect(t, s)
+			evs, rendered, _ := collect(t, s)
 			checkRespStreamInvariants(t, evs)
 			got := strings.TrimSuffix(string(rendered), "\n")
 			if want := strings.Join(tc.want, "\n"); got != want {
@@ -535,7 +487,7 @@ func TestResponsesStreamCloseAndLimits(t *testing.T) {
 	for i := 0; i <= maxStreamToolCalls; i++ {
 		b.WriteString(`data: {"type":"response.output_item.added","output_index":` + itoa(i) + `,"item":{"type":"function_call","id":"fc_` + itoa(i) + `","call_id":"c` + itoa(i) + `","name":"f"}}` + "\n\n")
 	}
-	_, _, err = respCollect(t, respStreamFrom(p, b.String()))
+	_, _, err = collect(t, respStreamFrom(p, b.String()))
 	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "tool calls") {
 		t.Errorf("got %v", err)
 	}
@@ -545,7 +497,7 @@ func TestResponsesStreamCloseAndLimits(t *testing.T) {
 	for i := 0; i <= maxStreamItems; i++ {
 		b.WriteString(`data: {"type":"response.output_text.delta","item_id":"msg_` + itoa(i) + `","delta":"x"}` + "\n\n")
 	}
-	_, _, err = respCollect(t, respStreamFrom(p, b.String()))
+	_, _, err = collect(t, respStreamFrom(p, b.String()))
 	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "output items") {
 		t.Errorf("got %v", err)
 	}
@@ -555,13 +507,13 @@ func TestResponsesStreamCloseAndLimits(t *testing.T) {
 	for i := 0; i <= maxStreamItems; i++ {
 		b.WriteString(`data: {"type":"response.output_item.added","output_index":` + itoa(i) + `,"item":{"type":"reasoning","id":"rs_` + itoa(i) + `"}}` + "\n\n")
 	}
-	_, _, err = respCollect(t, respStreamFrom(p, b.String()))
+	_, _, err = collect(t, respStreamFrom(p, b.String()))
 	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "reasoning items") {
 		t.Errorf("got %v", err)
 	}
 
 	// An event over the size limit.
-	_, _, err = respCollect(t, respStreamFrom(p, "data: "+strings.Repeat("x", maxStreamEventBytes+1)+"\n\n"))
+	_, _, err = collect(t, respStreamFrom(p, "data: "+strings.Repeat("x", maxStreamEventBytes+1)+"\n\n"))
 	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse {
 		t.Errorf("got %v", err)
 	}
@@ -689,7 +641,7 @@ func TestResponsesAPIKeyNeverInErrors(t *testing.T) {
 			errs = append(errs, err)
 			s, err := p.Stream(context.Background(), responsesSimpleRequest("m"))
 			if err == nil {
-				_, _, err = respCollect(t, s)
+				_, _, err = collect(t, s)
 				s.Close()
 			}
 			errs = append(errs, err)
