@@ -5,14 +5,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"strings"
 	"testing"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -55,23 +51,7 @@ func benchServer(b *testing.B, recording string) llmrelayv1.GatewayServiceClient
 	if err != nil {
 		b.Fatal(err)
 	}
-	lis := bufconn.Listen(1 << 20)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, []net.Listener{lis}) }()
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		conn.Close()
-		cancel()
-		if err := <-done; err != nil {
-			b.Error(err)
-		}
-	})
+	conn := serveBufconn(b, srv)
 	return llmrelayv1.NewGatewayServiceClient(conn)
 }
 

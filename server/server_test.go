@@ -40,7 +40,7 @@ func start(t *testing.T, cfg *config.Config) (llmrelayv1.GatewayServiceClient, *
 
 // serveBufconn serves srv in process until the test ends and returns a
 // connection to it.
-func serveBufconn(t *testing.T, srv *server.Server) *grpc.ClientConn {
+func serveBufconn(t testing.TB, srv *server.Server) *grpc.ClientConn {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	ctx, cancel := context.WithCancel(context.Background())
