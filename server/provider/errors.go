@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -237,4 +238,25 @@ func redactURLError(err error) string {
 // BadResponse is the Error for provider output that could not be parsed.
 func BadResponse(providerName string, format string, args ...any) *Error {
 	return &Error{Provider: providerName, Kind: KindBadResponse, Message: fmt.Sprintf(format, args...)}
+}
+
+// BaseURL validates a provider base URL (http or https, a host, no query
+// or fragment) and returns it without a trailing slash.
+func BaseURL(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return "", fmt.Errorf("invalid base URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("invalid base URL %q: scheme must be http or https", raw)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("invalid base URL %q: no host", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("invalid base URL %q: no query or fragment allowed", raw)
+	}
+	u.RawPath = ""
+	u.Path = strings.TrimRight(u.Path, "/")
+	return u.String(), nil
 }

@@ -86,3 +86,17 @@ func TestSetExtended(t *testing.T) {
 		t.Errorf("extended = %v", m.GetExtended())
 	}
 }
+
+func TestBaseURL(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]string{"https://api.openai.com/v1/": "https://api.openai.com/v1", " http://127.0.0.1:11434 ": "http://127.0.0.1:11434"} {
+		if got, err := BaseURL(raw); err != nil || got != want {
+			t.Errorf("BaseURL(%q) = %q, %v", raw, got, err)
+		}
+	}
+	for _, bad := range []string{"ftp://x", "https://", "https://x/v1?key=k", "https://x#f", "::"} {
+		if _, err := BaseURL(bad); err == nil {
+			t.Errorf("BaseURL(%q) accepted", bad)
+		}
+	}
+}

@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -71,20 +70,11 @@ type Option func(*Provider) error
 // requests go to {base}/v1/messages.
 func WithBaseURL(base string) Option {
 	return func(p *Provider) error {
-		u, err := url.Parse(base)
+		clean, err := provider.BaseURL(base)
 		if err != nil {
-			return fmt.Errorf("anthropic: invalid base URL: %w", err)
+			return fmt.Errorf("anthropic: %w", err)
 		}
-		if u.Scheme != "http" && u.Scheme != "https" {
-			return fmt.Errorf("anthropic: base URL %q: scheme must be http or https", base)
-		}
-		if u.Host == "" {
-			return fmt.Errorf("anthropic: base URL %q has no host", base)
-		}
-		if u.RawQuery != "" || u.Fragment != "" {
-			return fmt.Errorf("anthropic: base URL %q must not have a query or fragment", base)
-		}
-		p.baseURL = strings.TrimRight(u.String(), "/")
+		p.baseURL = clean
 		return nil
 	}
 }

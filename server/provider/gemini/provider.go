@@ -75,17 +75,11 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	if p.client == nil {
 		return nil, errors.New("gemini: nil http client")
 	}
-	u, err := url.Parse(p.baseURL)
+	clean, err := provider.BaseURL(p.baseURL)
 	if err != nil {
-		return nil, fmt.Errorf("gemini: bad base URL: %w", err)
+		return nil, fmt.Errorf("gemini: %w", err)
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("gemini: bad base URL %q: want http(s)://host[/path]", p.baseURL)
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("gemini: bad base URL %q: no query or fragment allowed", p.baseURL)
-	}
-	p.baseURL = strings.TrimRight(u.String(), "/")
+	p.baseURL = clean
 	return p, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -76,21 +75,14 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	for _, o := range opts {
 		o(&c)
 	}
-	u, err := url.Parse(strings.TrimSpace(c.baseURL))
+	clean, err := provider.BaseURL(c.baseURL)
 	if err != nil {
-		return nil, fmt.Errorf("ollama: invalid base URL: %w", err)
+		return nil, fmt.Errorf("ollama: %w", err)
 	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("ollama: base URL must be http or https, got %q", u.Scheme)
+	u, err := url.Parse(clean)
+	if err != nil {
+		return nil, fmt.Errorf("ollama: %w", err)
 	}
-	if u.Host == "" {
-		return nil, errors.New("ollama: base URL has no host")
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, errors.New("ollama: base URL must not have a query or fragment")
-	}
-	u.Path = strings.TrimRight(u.Path, "/")
-	u.RawPath = ""
 	display := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 	hc := c.client
 	if hc == nil {

@@ -188,21 +188,17 @@ func (p *Provider) apply(opts []Option) error {
 	return nil
 }
 
+// validateBaseURL is provider.BaseURL, refusing user info too (keys
+// belong in headers, where they are redacted).
 func validateBaseURL(raw string) (string, error) {
-	u, err := url.Parse(strings.TrimSpace(raw))
+	clean, err := provider.BaseURL(raw)
 	if err != nil {
-		return "", fmt.Errorf("invalid base URL: %w", err)
+		return "", err
 	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("invalid base URL %q: scheme must be http or https", raw)
+	if u, err := url.Parse(clean); err != nil || u.User != nil {
+		return "", fmt.Errorf("invalid base URL %q: no user info allowed", raw)
 	}
-	if u.Host == "" {
-		return "", fmt.Errorf("invalid base URL %q: no host", raw)
-	}
-	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return "", fmt.Errorf("invalid base URL %q: no query, fragment or user info allowed", raw)
-	}
-	return strings.TrimRight(u.String(), "/"), nil
+	return clean, nil
 }
 
 // endpoint is the URL of an operation ("chat/completions", "embeddings").
