@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -93,4 +94,20 @@ func parseResetDuration(v string) (time.Duration, error) {
 		return time.Duration(secs * float64(time.Second)), nil
 	}
 	return time.ParseDuration(v)
+}
+
+// UsageTotal is the total a Usage reports: the provider's own total
+// when it is at least input + output (Gemini's also counts tool-use
+// prompt tokens), else input + output, so a missing or inconsistent
+// total never shows fewer tokens than its parts. The result is clamped
+// to int32.
+func UsageTotal(reported, input, output int32) int32 {
+	sum := int64(input) + int64(output)
+	if int64(reported) >= sum {
+		return reported
+	}
+	if sum > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int32(sum)
 }

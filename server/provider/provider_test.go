@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -97,6 +98,21 @@ func TestBaseURL(t *testing.T) {
 	for _, bad := range []string{"ftp://x", "https://", "https://x/v1?key=k", "https://x#f", "::"} {
 		if _, err := BaseURL(bad); err == nil {
 			t.Errorf("BaseURL(%q) accepted", bad)
+		}
+	}
+}
+
+func TestUsageTotal(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ reported, in, out, want int32 }{
+		{0, 3, 4, 7},                         // missing total
+		{7, 3, 4, 7},                         // consistent
+		{9, 3, 4, 9},                         // provider counts more (Gemini tool-use prompt)
+		{13, 82, 0, 82},                      // less than its parts (found by FuzzParseChatResponse)
+		{0, math.MaxInt32, 1, math.MaxInt32}, // clamped
+	} {
+		if got := UsageTotal(c.reported, c.in, c.out); got != c.want {
+			t.Errorf("UsageTotal(%d, %d, %d) = %d, want %d", c.reported, c.in, c.out, got, c.want)
 		}
 	}
 }

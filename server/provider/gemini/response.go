@@ -95,17 +95,15 @@ func argsText(raw json.RawMessage) (string, bool) {
 
 // toUsage normalizes usageMetadata: input = promptTokenCount (includes
 // cached), output = candidates + thoughts, total = totalTokenCount when
-// given (it also counts tool-use prompt tokens), else input + output.
+// at least input + output (it also counts tool-use prompt tokens), else
+// input + output.
 func toUsage(u *usageMetadata) *llmrelayv1.Usage {
 	if u == nil {
 		return nil
 	}
 	in := clamp(u.PromptTokenCount)
 	out := clamp(u.CandidatesTokenCount + max(u.ThoughtsTokenCount, 0))
-	total := clamp(u.TotalTokenCount)
-	if total == 0 {
-		total = clamp(int64(in) + int64(out))
-	}
+	total := provider.UsageTotal(clamp(u.TotalTokenCount), in, out)
 	return &llmrelayv1.Usage{
 		InputTokens:       in,
 		OutputTokens:      out,

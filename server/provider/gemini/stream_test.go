@@ -441,8 +441,8 @@ func FuzzStreamChunk(f *testing.F) {
 				}
 			case provider.EventUsage:
 				u := ev.Usage
-				if u.InputTokens < 0 || u.OutputTokens < 0 || u.TotalTokens < 0 {
-					t.Fatalf("negative usage %v", u)
+				if u.InputTokens < 0 || u.OutputTokens < 0 || int64(u.TotalTokens) < min(int64(u.InputTokens)+int64(u.OutputTokens), 1<<31-1) {
+					t.Fatalf("negative usage or total below its parts %v", u)
 				}
 			}
 		}

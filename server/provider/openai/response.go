@@ -349,9 +349,7 @@ func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
 		OutputTokens: clampInt32(int64(u.CompletionTokens)),
 		TotalTokens:  clampInt32(int64(u.TotalTokens)),
 	}
-	if out.TotalTokens == 0 {
-		out.TotalTokens = clampInt32(int64(out.InputTokens) + int64(out.OutputTokens))
-	}
+	out.TotalTokens = provider.UsageTotal(out.TotalTokens, out.InputTokens, out.OutputTokens)
 	if u.PromptTokensDetails != nil {
 		out.CachedInputTokens = clampInt32(int64(u.PromptTokensDetails.CachedTokens))
 	}

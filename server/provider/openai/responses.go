@@ -373,10 +373,7 @@ func normalizeRespUsage(u *respUsage) *llmrelayv1.Usage {
 		OutputTokens: clampInt32(int64(u.OutputTokens)),
 		TotalTokens:  clampInt32(int64(u.TotalTokens)),
 	}
-	// The provider's total, unless it is missing or less than its parts.
-	if sum := clampInt32(int64(out.InputTokens) + int64(out.OutputTokens)); out.TotalTokens < sum {
-		out.TotalTokens = sum
-	}
+	out.TotalTokens = provider.UsageTotal(out.TotalTokens, out.InputTokens, out.OutputTokens)
 	if d := u.InputTokensDetails; d != nil {
 		out.CachedInputTokens = clampInt32(int64(d.CachedTokens))
 		out.CacheCreationInputTokens = clampInt32(int64(d.CacheWriteTokens))
