@@ -55,7 +55,27 @@ func NewHTTPClient(cfg TransportConfig, redact *Redactor) *http.Client {
 		ExpectContinueTimeout: time.Second,
 		// Providers compress; Go's transparent gzip is kept.
 	}
-	return &http.Client{Transport: &roundTripper{base: base, idle: cfg.IdleTimeout, redact: redact}}
+	split := &splitTransport{h1: newH1Transport(cfg, dialer.DialContext), std: base}
+	return &http.Client{Transport: &roundTripper{base: split, idle: cfg.IdleTimeout, redact: redact}}
+}
+
+// splitTransport sends cleartext requests that go to the upstream directly
+// (no proxy configured for them) through h1Transport, and everything else
+// (TLS, where HTTP/2 is negotiated, and proxied requests) through
+// net/http's Transport.
+type splitTransport struct {
+	h1  *h1Transport
+	std *http.Transport
+}
+
+func (s *splitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme == "http" {
+		proxy, err := s.std.Proxy(req)
+		if err == nil && proxy == nil {
+			return s.h1.RoundTrip(req)
+		}
+	}
+	return s.std.RoundTrip(req)
 }
 
 type roundTripper struct {

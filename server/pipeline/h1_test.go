@@ -1,0 +1,484 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// rawServer accepts connections and hands each to serve, counting them.
+type rawServer struct {
+	ln    net.Listener
+	conns atomic.Int32
+}
+
+func newRawServer(t *testing.T, serve func(n int32, c net.Conn)) *rawServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &rawServer{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := s.conns.Add(1)
+			go func() {
+				defer c.Close()
+				serve(n, c)
+			}()
+		}
+	}()
+	return s
+}
+
+func (s *rawServer) URL() string { return "http://" + s.ln.Addr().String() }
+
+// readRequest reads one request and its body from br.
+func readRequest(br *bufio.Reader) (*http.Request, []byte, error) {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := io.ReadAll(req.Body)
+	return req, body, err
+}
+
+const okResponse = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"ok\":true}"
+
+func post(t *testing.T, client *http.Client, ctx context.Context, url, body string) (*http.Response, error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client.Do(req)
+}
+
+func readAll(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := resp.Body.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestH1Reuse: sequential calls share one keep-alive connection, chunked
+// and Content-Length bodies alike, and the request reaches the server as
+// sent.
+func TestH1Reuse(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var gotBodies []string
+	srv := newRawServer(t, func(_ int32, c net.Conn) {
+		br := bufio.NewReader(c)
+		for i := 0; ; i++ {
+			req, body, err := readRequest(br)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			gotBodies = append(gotBodies, req.Method+" "+req.URL.RequestURI()+" "+req.Header.Get("Authorization")+" "+string(body))
+			mu.Unlock()
+			if i%2 == 0 {
+				io.WriteString(c, okResponse)
+			} else {
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+			}
+		}
+	})
+	client := NewHTTPClient(DefaultTransportConfig, nil)
+	want := []string{`{"ok":true}`, "hello world", `{"ok":true}`, "hello world"}
+	for i, w := range want {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL()+"/v1/chat?x=1", strings.NewReader(`{"n":1}`))
+		req.Header.Set("Authorization", "Bearer k")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readAll(t, resp); got != w {
+			t.Errorf("call %d: body %q, want %q", i, got, w)
+		}
+	}
+	if n := srv.conns.Load(); n != 1 {
+		t.Errorf("%d connections for 4 sequential calls, want 1", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(gotBodies) != 4 || gotBodies[0] != `POST /v1/chat?x=1 Bearer k {"n":1}` {
+		t.Errorf("server saw %q", gotBodies)
+	}
+}
+
+// TestH1StaleConnRetried: a pooled connection the server closed after its
+// last response is replaced by a fresh one, and the request body is sent
+// again in full.
+func TestH1StaleConnRetried(t *testing.T) {
+	t.Parallel()
+	srv := newRawServer(t, func(_ int32, c net.Conn) {
+		br := bufio.NewReader(c)
+		if _, _, err := readRequest(br); err != nil {
+			return
+		}
+		io.WriteString(c, okResponse) // keep-alive promised, then closed
+	})
+	client := NewHTTPClient(DefaultTransportConfig, nil)
+	for i := 0; i < 3; i++ {
+		resp, err := post(t, client, context.Background(), srv.URL(), `{"n":1}`)
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if got := readAll(t, resp); got != `{"ok":true}` {
+			t.Fatalf("call %d: %q", i, got)
+		}
+		time.Sleep(5 * time.Millisecond) // lets the close reach the client
+	}
+	if n := srv.conns.Load(); n != 3 {
+		t.Errorf("%d connections, want 3 (one per call)", n)
+	}
+}
+
+// TestH1StaleConnNotReplayable: a body that cannot be sent again is not
+// retried: the call fails with a connection error.
+func TestH1StaleConnNotReplayable(t *testing.T) {
+	t.Parallel()
+	srv := newRawServer(t, func(_ int32, c net.Conn) {
+		br := bufio.NewReader(c)
+		if _, _, err := readRequest(br); err != nil {
+			return
+		}
+		io.WriteString(c, okResponse)
+	})
+	client := NewHTTPClient(DefaultTransportConfig, nil)
+	resp, err := post(t, client, context.Background(), srv.URL(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, resp)
+	time.Sleep(5 * time.Millisecond)
+	req, _ := http.NewRequest(http.MethodPost, srv.URL(), io.NopCloser(strings.NewReader("b")))
+	req.ContentLength = 1
+	_, err = client.Do(req)
+	if !errors.Is(err, errServerClosedIdle) {
+		t.Fatalf("err = %v, want errServerClosedIdle", err)
+	}
+	if pe := provider.TransportError("x", err); pe.Kind != provider.KindConnection {
+		t.Errorf("classified as %v", pe.Kind)
+	}
+}
+
+// TestH1EarlyCloseNotReused: a body closed before its end takes its
+// connection with it (the unread bytes would corrupt the next response).
+func TestH1EarlyCloseNotReused(t *testing.T) {
+	t.Parallel()
+	srv := newRawServer(t, func(_ int32, c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			if _, _, err := readRequest(br); err != nil {
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789")
+		}
+	})
+	h1 := newH1Transport(DefaultTransportConfig, (&net.Dialer{}).DialContext)
+	client := &http.Client{Transport: h1}
+	for i := 0; i < 2; i++ {
+		resp, err := post(t, client, context.Background(), srv.URL(), "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 3)
+		if _, err := io.ReadFull(resp.Body, buf); err != nil || string(buf) != "012" {
+			t.Fatalf("%q %v", buf, err)
+		}
+		resp.Body.Close()
+	}
+	if n := srv.conns.Load(); n != 2 {
+		t.Errorf("%d connections, want 2", n)
+	}
+}
+
+// TestH1ConnectionClose: a response with Connection: close is not pooled.
+func TestH1ConnectionClose(t *testing.T) {
+	t.Parallel()
+	srv := newRawServer(t, func(_ int32, c net.Conn) {
+		br := bufio.NewReader(c)
+		if _, _, err := readRequest(br); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok")
+		// The connection stays open: only the header says it is done.
+		io.Copy(io.Discard, c)
+	})
+	client := NewHTTPClient(DefaultTransportConfig, nil)
+	for i := 0; i < 2; i++ {
+		resp, err := post(t, client, context.Background(), srv.URL(), "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readAll(t, resp); got != "ok" {
+			t.Fatal(got)
+		}
+	}
+	if n := srv.conns.Load(); n != 2 {
+		t.Errorf("%d connections, want 2", n)
+	}
+}
+
+// TestH1Informational: 1xx responses before the answer are skipped.
+func TestH1Informational(t *testing.T) {
+	t.Parallel()
+	srv := newRawServer(t, func(_ int32, c net.Conn) {
+		br := bufio.NewReader(c)
+		if _, _, err := readRequest(br); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"+okResponse)
+	})
+	client := NewHTTPClient(DefaultTransportConfig, nil)
+	resp, err := post(t, client, context.Background(), srv.URL(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, resp); resp.StatusCode != 200 || got != `{"ok":true}` {
+		t.Errorf("%d %q", resp.StatusCode, got)
+	}
+}
+
+// TestH1FirstByteTimeout: no response headers within the first-byte
+// timeout is a timeout error.
+func TestH1FirstByteTimeout(t *testing.T) {
+	t.Parallel()
+	srv := newRawServer(t, func(_ int32, c net.Conn) {
+		io.Copy(io.Discard, c) // reads, never answers
+	})
+	cfg := DefaultTransportConfig
+	cfg.FirstByteTimeout = 30 * time.Millisecond
+	client := NewHTTPClient(cfg, nil)
+	_, err := post(t, client, context.Background(), srv.URL(), "x")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if pe := provider.TransportError("x", err); pe.Kind != provider.KindTimeout {
+		t.Errorf("%v classified as %v, want timeout", err, pe.Kind)
+	}
+}
+
+// TestH1CancelDuringBody: cancelling the call ends a blocked body read with
+// the context's error, closes the connection, and the next call dials a
+// new one.
+func TestH1CancelDuringBody(t *testing.T) {
+	t.Parallel()
+	srv := newRawServer(t, func(n int32, c net.Conn) {
+		br := bufio.NewReader(c)
+		if _, _, err := readRequest(br); err != nil {
+			return
+		}
+		if n == 1 {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n")
+			io.Copy(io.Discard, c) // then silence until the client closes
+			return
+		}
+		io.WriteString(c, okResponse)
+	})
+	client := NewHTTPClient(TransportConfig{MaxIdleConnsPerHost: 4}, nil) // no idle timeout: only the cancel can end the read
+	ctx, cancel := context.WithCancel(context.Background())
+	resp, err := post(t, client, ctx, srv.URL(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 5)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		cancel()
+	}()
+	_, err = io.ReadAll(resp.Body)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	resp.Body.Close()
+	resp, err = post(t, client, context.Background(), srv.URL(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, resp); got != `{"ok":true}` {
+		t.Fatal(got)
+	}
+	if n := srv.conns.Load(); n != 2 {
+		t.Errorf("%d connections, want 2", n)
+	}
+}
+
+// TestH1CancelledBeforeSend: a call whose context is already done fails
+// with the context's error.
+func TestH1CancelledBeforeSend(t *testing.T) {
+	t.Parallel()
+	srv := newRawServer(t, func(_ int32, c net.Conn) { io.Copy(io.Discard, c) })
+	client := NewHTTPClient(DefaultTransportConfig, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := post(t, client, ctx, srv.URL(), "x"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestH1IdleSweep: connections idle longer than the idle connection
+// timeout are closed by the sweeper, without another call.
+func TestH1IdleSweep(t *testing.T) {
+	t.Parallel()
+	closed := make(chan struct{})
+	srv := newRawServer(t, func(_ int32, c net.Conn) {
+		br := bufio.NewReader(c)
+		if _, _, err := readRequest(br); err != nil {
+			return
+		}
+		io.WriteString(c, okResponse)
+		if _, err := br.ReadByte(); err == io.EOF {
+			close(closed) // the client closed the idle connection
+		}
+	})
+	h1 := newH1Transport(DefaultTransportConfig, (&net.Dialer{}).DialContext)
+	h1.idleConnTimeout = 20 * time.Millisecond
+	client := &http.Client{Transport: h1}
+	resp, err := post(t, client, context.Background(), srv.URL(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, resp)
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("idle connection never closed")
+	}
+	h1.mu.Lock()
+	defer h1.mu.Unlock()
+	if p := h1.pools[srv.ln.Addr().String()]; len(p.idle) != 0 || p.timer != nil {
+		t.Errorf("pool after sweep: %d idle, timer %v", len(p.idle), p.timer != nil)
+	}
+}
+
+// TestH1PoolCap: at most MaxIdleConnsPerHost connections stay pooled.
+func TestH1PoolCap(t *testing.T) {
+	t.Parallel()
+	srv := newRawServer(t, func(_ int32, c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			if _, _, err := readRequest(br); err != nil {
+				return
+			}
+			io.WriteString(c, okResponse)
+		}
+	})
+	cfg := DefaultTransportConfig
+	cfg.MaxIdleConnsPerHost = 2
+	h1 := newH1Transport(cfg, (&net.Dialer{}).DialContext)
+	client := &http.Client{Transport: h1}
+	var open []*http.Response
+	for i := 0; i < 4; i++ { // four concurrent calls: four connections
+		resp, err := post(t, client, context.Background(), srv.URL(), "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, resp)
+	}
+	for _, resp := range open {
+		readAll(t, resp)
+	}
+	h1.mu.Lock()
+	n := len(h1.pools[srv.ln.Addr().String()].idle)
+	h1.mu.Unlock()
+	if n != 2 {
+		t.Errorf("%d pooled, want 2", n)
+	}
+}
+
+// TestSplitTransportProxy: cleartext requests that a proxy is configured
+// for go through net/http's Transport (and so the proxy); TLS goes there
+// too.
+func TestSplitTransportProxy(t *testing.T) {
+	t.Parallel()
+	var proxied atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proxied.Add(1)
+		io.WriteString(w, "via proxy "+r.URL.String())
+	}))
+	defer proxy.Close()
+	tlsUpstream := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "tls")
+	}))
+	defer tlsUpstream.Close()
+	pu, _ := url.Parse(proxy.URL)
+	std := tlsUpstream.Client().Transport.(*http.Transport).Clone()
+	std.Proxy = func(r *http.Request) (*url.URL, error) {
+		if r.URL.Host == "upstream.example:8080" {
+			return pu, nil
+		}
+		return nil, nil
+	}
+	client := &http.Client{Transport: &splitTransport{h1: newH1Transport(DefaultTransportConfig, (&net.Dialer{}).DialContext), std: std}}
+	resp, err := client.Get("http://upstream.example:8080/v1/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, resp); got != "via proxy http://upstream.example:8080/v1/x" || proxied.Load() != 1 {
+		t.Errorf("%q", got)
+	}
+	resp, err = client.Get(tlsUpstream.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, resp); got != "tls" {
+		t.Errorf("%q", got)
+	}
+}
+
+// TestH1LargeRequestBody: a request body larger than the write buffer is
+// sent whole.
+func TestH1LargeRequestBody(t *testing.T) {
+	t.Parallel()
+	big := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB
+	srv := newRawServer(t, func(_ int32, c net.Conn) {
+		br := bufio.NewReader(c)
+		_, body, err := readRequest(br)
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(body, big) {
+			io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+			return
+		}
+		io.WriteString(c, okResponse)
+	})
+	client := NewHTTPClient(DefaultTransportConfig, nil)
+	resp, err := post(t, client, context.Background(), srv.URL(), string(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, resp); resp.StatusCode != 200 || got != `{"ok":true}` {
+		t.Errorf("%d %q", resp.StatusCode, got)
+	}
+}
