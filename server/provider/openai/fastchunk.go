@@ -18,10 +18,10 @@ import (
 // the encoding/json path. Strings equal to prev's (the previous chunk of the
 // stream; may be nil) are shared instead of allocated again.
 func decodeChunkFast(raw []byte, c, prev *chatResponse) bool {
-	d := fastDecoder{b: raw}
-	if prev != nil {
-		d.prev = *prev
+	if prev == nil {
+		prev = &noPrev
 	}
+	d := fastDecoder{b: raw, prev: prev}
 	if !d.object(c.topField) {
 		return false
 	}
@@ -32,9 +32,12 @@ func decodeChunkFast(raw []byte, c, prev *chatResponse) bool {
 type fastDecoder struct {
 	b    []byte
 	i    int
-	seen uint32       // keys seen in the object being decoded (one bit each)
-	prev chatResponse // the previous chunk, for string reuse
+	seen uint32        // keys seen in the object being decoded (one bit each)
+	prev *chatResponse // the previous chunk, for string reuse (read only)
 }
+
+// noPrev is the previous chunk of a first chunk: nothing to share.
+var noPrev chatResponse
 
 // reuse returns old when s has the same bytes (no allocation), else a new
 // string.

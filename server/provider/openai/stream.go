@@ -41,6 +41,11 @@ type chatStream struct {
 	// prev holds the previous chunk's strings, which the next chunk
 	// usually repeats (decodeChunkFast shares them).
 	prev chatResponse
+	// cur is the chunk being decoded, and meta the meta event being
+	// built for it; both are reused while they stay empty, so the
+	// common chunk (one text delta) allocates only its event.
+	cur  chatResponse
+	meta *llmrelayv1.ResponseMeta
 }
 
 type callState struct {
@@ -69,15 +74,16 @@ func (s *chatStream) handle(data []byte) {
 	if len(t) == 0 {
 		return // an empty data line carries nothing
 	}
-	var c chatResponse
+	s.cur = chatResponse{}
+	c := &s.cur
 	var warn string
 	defer func() {
 		s.prev = chatResponse{ID: c.ID, Object: c.Object, Model: c.Model, SystemFingerprint: c.SystemFingerprint, ServiceTier: c.ServiceTier}
 	}()
-	if !decodeChunkFast(t, &c, &s.prev) {
-		c = chatResponse{}
+	if !decodeChunkFast(t, c, &s.prev) {
+		*c = chatResponse{}
 		var err error
-		if warn, err = decodeLenient(t, &c); err != nil {
+		if warn, err = decodeLenient(t, c); err != nil {
 			s.err = s.bad("invalid stream chunk: %v", err)
 			return
 		}
@@ -89,7 +95,10 @@ func (s *chatStream) handle(data []byte) {
 		s.err = e
 		return
 	}
-	meta := &llmrelayv1.ResponseMeta{}
+	if s.meta == nil {
+		s.meta = &llmrelayv1.ResponseMeta{}
+	}
+	meta := s.meta
 	if warn != "" {
 		meta.Warnings = append(meta.Warnings, warn)
 	}
@@ -140,6 +149,7 @@ func (s *chatStream) handle(data []byte) {
 		}
 	}
 	if proto.Size(meta) > 0 {
+		s.meta = nil // handed over with the event
 		// Insert before this chunk's content events.
 		s.queue = append(s.queue, nil)
 		copy(s.queue[metaAt+1:], s.queue[metaAt:])
