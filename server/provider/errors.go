@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -259,4 +260,38 @@ func BaseURL(raw string) (string, error) {
 	u.RawPath = ""
 	u.Path = strings.TrimRight(u.Path, "/")
 	return u.String(), nil
+}
+
+// ReadBody reads a success body of at most limit bytes: a TransportError
+// when reading fails, a BadResponse when the body is larger. A body whose
+// length the provider declared is read into one buffer of that size.
+func ReadBody(providerName string, resp *http.Response, limit int64) ([]byte, *Error) {
+	var (
+		body []byte
+		err  error
+	)
+	if n := resp.ContentLength; n >= 0 && n <= limit {
+		body = make([]byte, n)
+		_, err = io.ReadFull(resp.Body, body)
+		if err == nil {
+			// The declared length is all there is: the next read must
+			// say EOF (a body longer than declared is not possible on
+			// HTTP/1.1 and HTTP/2, but a RoundTripper could lie).
+			var one [1]byte
+			if m, rerr := resp.Body.Read(one[:]); m > 0 {
+				err = fmt.Errorf("response body longer than its Content-Length %d", n)
+			} else if rerr != nil && rerr != io.EOF {
+				err = rerr
+			}
+		}
+	} else {
+		body, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	}
+	if err != nil {
+		return nil, TransportError(providerName, err)
+	}
+	if int64(len(body)) > limit {
+		return nil, BadResponse(providerName, "response body larger than %d bytes", limit)
+	}
+	return body, nil
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -113,6 +115,39 @@ func TestUsageTotal(t *testing.T) {
 	} {
 		if got := UsageTotal(c.reported, c.in, c.out); got != c.want {
 			t.Errorf("UsageTotal(%d, %d, %d) = %d, want %d", c.reported, c.in, c.out, got, c.want)
+		}
+	}
+}
+
+func TestReadBody(t *testing.T) {
+	t.Parallel()
+	resp := func(body string, declared int64) *http.Response {
+		return &http.Response{Body: io.NopCloser(strings.NewReader(body)), ContentLength: declared}
+	}
+	for _, c := range []struct {
+		name     string
+		resp     *http.Response
+		want     string
+		wantKind Kind
+	}{
+		{"declared", resp(`{"a":1}`, 7), `{"a":1}`, KindUnknown},
+		{"undeclared", resp(`{"a":1}`, -1), `{"a":1}`, KindUnknown},
+		{"empty", resp(``, 0), ``, KindUnknown},
+		{"declared over the limit", resp(`0123456789a`, 11), ``, KindBadResponse},
+		{"undeclared over the limit", resp(`0123456789a`, -1), ``, KindBadResponse},
+		{"shorter than declared", resp(`{"a"`, 7), ``, KindConnection},
+		{"longer than declared", resp(`{"a":1}xx`, 7), ``, KindConnection},
+		{"read error", &http.Response{Body: io.NopCloser(iotest.ErrReader(errors.New("reset"))), ContentLength: -1}, ``, KindConnection},
+	} {
+		body, err := ReadBody("p", c.resp, 10)
+		if c.wantKind == KindUnknown {
+			if err != nil || string(body) != c.want {
+				t.Errorf("%s: %q, %v", c.name, body, err)
+			}
+			continue
+		}
+		if err == nil || err.Kind != c.wantKind {
+			t.Errorf("%s: err %v, want kind %v", c.name, err, c.wantKind)
 		}
 	}
 }

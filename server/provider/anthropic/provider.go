@@ -23,7 +23,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -158,12 +157,9 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBodySize+1))
-	if err != nil {
-		return nil, provider.TransportError(providerName, err)
-	}
-	if len(raw) > maxBodySize {
-		return nil, provider.BadResponse(providerName, "response body larger than %d bytes", maxBodySize)
+	raw, rerr := provider.ReadBody(providerName, resp, maxBodySize)
+	if rerr != nil {
+		return nil, rerr
 	}
 	res, err := parseResponse(raw, resp.Header)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -125,14 +124,10 @@ func (p *Provider) post(ctx context.Context, model, method, query string, body [
 // readBody reads a success body with a size cap.
 func (p *Provider) readBody(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody+1))
+	body, err := provider.ReadBody(providerName, resp, maxResponseBody)
 	if err != nil {
-		e := provider.TransportError(providerName, err)
-		e.Message = p.redact(e.Message)
-		return nil, e
-	}
-	if len(body) > maxResponseBody {
-		return nil, provider.BadResponse(providerName, "response body over %d bytes", maxResponseBody)
+		err.Message = p.redact(err.Message)
+		return nil, err
 	}
 	return body, nil
 }

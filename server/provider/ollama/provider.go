@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -102,7 +101,7 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := readBody(resp.Body, maxBody)
+	body, err := readBody(resp, maxBody)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +139,7 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := readBody(resp.Body, maxBody)
+	raw, err := readBody(resp, maxBody)
 	if err != nil {
 		return nil, err
 	}
@@ -193,13 +192,10 @@ func (p *Provider) transportError(err error) *provider.Error {
 }
 
 // readBody reads a success body up to limit bytes.
-func readBody(r io.Reader, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+func readBody(resp *http.Response, limit int64) ([]byte, error) {
+	b, err := provider.ReadBody(providerName, resp, limit)
 	if err != nil {
-		return nil, provider.TransportError(providerName, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, provider.BadResponse(providerName, "response body larger than %d bytes", limit)
+		return nil, err
 	}
 	return b, nil
 }

@@ -310,12 +310,9 @@ func (p *Provider) send(ctx context.Context, op, model string, body []byte, stre
 
 // readBody reads a success body up to maxBodyBytes.
 func (p *Provider) readBody(resp *http.Response) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
+	body, err := provider.ReadBody(p.name, resp, maxBodyBytes)
 	if err != nil {
-		return nil, provider.TransportError(p.name, err)
-	}
-	if len(body) > maxBodyBytes {
-		return nil, provider.BadResponse(p.name, "response body larger than %d bytes", maxBodyBytes)
+		return nil, err
 	}
 	return body, nil
 }
