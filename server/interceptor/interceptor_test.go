@@ -94,3 +94,18 @@ func TestLoggingOneLinePerRPC(t *testing.T) {
 		t.Errorf("want one line, got %q", line)
 	}
 }
+
+// TestLoggingLevel: at level warn, successful and cancelled calls write
+// nothing and failures still do.
+func TestLoggingLevel(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ctx := WithInfo(context.Background(), &Info{RequestID: "r-3", Start: time.Now()})
+	for _, err := range []error{nil, status.Error(codes.Canceled, "gone"), status.Error(codes.Unavailable, "down")} {
+		_, _ = LoggingUnary(log)(ctx, nil, info, func(context.Context, any) (any, error) { return nil, err })
+	}
+	if got := logs.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, "code=Unavailable") {
+		t.Errorf("logs %q", got)
+	}
+}

@@ -20,6 +20,12 @@ func logCall(ctx context.Context, log *slog.Logger, method string, err error) {
 		level = slog.LevelDebug
 	}
 	code := status.Code(err)
+	if err != nil && level < slog.LevelWarn && code != 1 /* Canceled */ {
+		level = slog.LevelWarn
+	}
+	if !log.Enabled(ctx, level) {
+		return // nothing built for a line nobody reads
+	}
 	attrs := []slog.Attr{slog.String("method", method), slog.String("code", code.String())}
 	if info != nil {
 		model, prov := info.Target()
@@ -38,9 +44,6 @@ func logCall(ctx context.Context, log *slog.Logger, method string, err error) {
 		// The status message is already what the client sees: masked for
 		// internal errors and redacted of secrets.
 		attrs = append(attrs, slog.String("error", status.Convert(err).Message()))
-		if level < slog.LevelWarn && code != 1 /* Canceled */ {
-			level = slog.LevelWarn
-		}
 	}
 	log.LogAttrs(ctx, level, "rpc", attrs...)
 }
