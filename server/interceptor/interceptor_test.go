@@ -28,6 +28,11 @@ func TestRequestID(t *testing.T) {
 		{"has space", false},
 		{strings.Repeat("x", 200), false},
 		{"line\nbreak", false},
+		{"A.b_c:d/e+f=g-0", true},
+		{strings.Repeat("x", 128), true},
+		{strings.Repeat("x", 129), false},
+		{"é", false},
+		{"a;b", false},
 	}
 	for _, tc := range cases {
 		ctx := context.Background()
