@@ -136,3 +136,18 @@ func TestReportFinish(t *testing.T) {
 		t.Errorf("targets missing: %v", want)
 	}
 }
+
+func TestParseMemStats(t *testing.T) {
+	// The tail of /debug/pprof/heap?debug=1.
+	tail := "heap profile: 1: 2 [3: 4] @ heap/1048576\n\n# runtime.MemStats\n# Alloc = 1\n# HeapAlloc = 2097152\n# HeapInuse = 4194304\n# Stack = 65536 / 98304\n# PauseNs = [0 0]\n"
+	m, err := parseMemStats(tail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["HeapAlloc"] != 2097152 || m["HeapInuse"] != 4194304 || m["StackInuse"] != 65536 {
+		t.Errorf("%v", m)
+	}
+	if _, err := parseMemStats("# Alloc = 1\n"); err == nil {
+		t.Error("missing fields accepted")
+	}
+}

@@ -49,8 +49,13 @@ type idleResult struct {
 	OpenSeconds        float64 `json:"open_seconds"`
 	KBPerStream        float64 `json:"kb_per_stream"`
 	Goroutines         int     `json:"goroutines_streams_open"`
-	Errors             int     `json:"errors"`
-	FirstError         string  `json:"first_error,omitempty"`
+	// Go runtime memory per stream (MemStats differences, streams open
+	// minus before): goroutine stacks, in-use heap spans, live objects.
+	StackKBPerStream     float64 `json:"stack_kb_per_stream"`
+	HeapInuseKBPerStream float64 `json:"heap_inuse_kb_per_stream"`
+	HeapAllocKBPerStream float64 `json:"heap_alloc_kb_per_stream"`
+	Errors               int     `json:"errors"`
+	FirstError           string  `json:"first_error,omitempty"`
 }
 
 // target is one of issue 7's goals and what was measured.
@@ -185,8 +190,9 @@ func (r *report) print(w io.Writer) {
 	if err := tw.Flush(); err != nil {
 		fmt.Fprintln(w, "table:", err)
 	}
-	fmt.Fprintf(w, "\nRSS: %.1f MB at start, %.1f MB after the load; fresh server %.1f MB, idle after 2000 calls %.1f MB; %d open idle streams: %.1f → %.1f MB = %.1f KB per stream (%d goroutines)\n\n",
-		r.RSSStartMB, r.RSSAfterLoadMB, r.Idle.RSSFreshMB, r.Idle.RSSIdleMB, r.Idle.Streams, r.Idle.RSSBaseMB, r.Idle.RSSOpenMB, r.Idle.KBPerStream, r.Idle.Goroutines)
+	fmt.Fprintf(w, "\nRSS: %.1f MB at start, %.1f MB after the load; fresh server %.1f MB, idle after 2000 calls %.1f MB; %d open idle streams: %.1f → %.1f MB = %.1f KB per stream (%d goroutines; per stream: %.1f KB of goroutine stack, %.1f KB of heap spans in use, %.1f KB of live objects)\n\n",
+		r.RSSStartMB, r.RSSAfterLoadMB, r.Idle.RSSFreshMB, r.Idle.RSSIdleMB, r.Idle.Streams, r.Idle.RSSBaseMB, r.Idle.RSSOpenMB, r.Idle.KBPerStream, r.Idle.Goroutines,
+		r.Idle.StackKBPerStream, r.Idle.HeapInuseKBPerStream, r.Idle.HeapAllocKBPerStream)
 	for _, t := range r.Targets {
 		verdict := "not judged"
 		if t.Met != nil {

@@ -382,6 +382,10 @@ func (b *bench) idleStreams(ctx context.Context, rep *report, client llmrelayv1.
 	if err != nil {
 		return err
 	}
+	memBefore, err := memStats(pprofAddr)
+	if err != nil {
+		return err
+	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	req := &llmrelayv1.StreamChatRequest{Model: modelShort, Messages: chatMessages(), Call: callOptions(false)}
@@ -433,8 +437,16 @@ func (b *bench) idleStreams(ctx context.Context, rep *report, client llmrelayv1.
 	} else {
 		log.Printf("goroutine count: %v", err)
 	}
+	memOpen, err := memStats(pprofAddr)
+	if err != nil {
+		return err
+	}
+	perStream := func(k string) float64 { return float64(memOpen[k]-memBefore[k]) / 1024 / float64(n) }
+	rep.Idle.StackKBPerStream = perStream("StackInuse")
+	rep.Idle.HeapInuseKBPerStream = perStream("HeapInuse")
+	rep.Idle.HeapAllocKBPerStream = perStream("HeapAlloc")
 	if b.o.profileDir != "" {
-		if err := fetch(ctx, "http://"+pprofAddr+"/debug/pprof/heap", filepath.Join(b.o.profileDir, "heap-idle-streams.pprof")); err != nil {
+		if err := fetch(ctx, "http://"+pprofAddr+"/debug/pprof/heap?gc=1", filepath.Join(b.o.profileDir, "heap-idle-streams.pprof")); err != nil {
 			return err
 		}
 		if err := fetch(ctx, "http://"+pprofAddr+"/debug/pprof/goroutine", filepath.Join(b.o.profileDir, "goroutine-idle-streams.pprof")); err != nil {
@@ -471,6 +483,45 @@ func mockStreams(addr string) (int64, error) {
 		return 0, fmt.Errorf("mock stats: %w", err)
 	}
 	return st.ChatStream, nil
+}
+
+// memStats reads the server's runtime.MemStats from the "# Name = value"
+// lines at the end of /debug/pprof/heap?debug=1, read after a collection
+// (gc=1) so that HeapAlloc counts live objects only.
+func memStats(pprofAddr string) (map[string]int64, error) {
+	resp, err := http.Get("http://" + pprofAddr + "/debug/pprof/heap?debug=1&gc=1") // after a GC: live objects
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return parseMemStats(string(body))
+}
+
+func parseMemStats(s string) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, line := range strings.Split(s, "\n") {
+		name, value, ok := strings.Cut(strings.TrimPrefix(line, "# "), " = ")
+		if !ok || !strings.HasPrefix(line, "# ") {
+			continue
+		}
+		// "# Stack = inuse / sys" is StackInuse.
+		if first, _, ok := strings.Cut(value, " / "); ok && name == "Stack" {
+			name, value = "StackInuse", first
+		}
+		if v, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64); err == nil {
+			out[name] = v
+		}
+	}
+	for _, k := range []string{"StackInuse", "HeapInuse", "HeapAlloc"} {
+		if _, ok := out[k]; !ok {
+			return nil, fmt.Errorf("heap profile without # %s", k)
+		}
+	}
+	return out, nil
 }
 
 // goroutines reads the server's goroutine count from pprof.
