@@ -317,6 +317,23 @@ func (b *bench) profiles(ctx context.Context, e env) error {
 		}
 		log.Printf("profiled %s: %d calls, %d errors -> %s", pr.s.name, len(d.samples), d.errors, pr.file)
 	}
+	// The fixed rate, where CPU per call is highest: ghz paces the calls
+	// (the Go driver has no pacing).
+	if b.ghzBin != "" {
+		s := scenario{name: "profile unary fixed rate", target: "relay", kind: "unary", client: "ghz", conc: 16, rate: b.o.rate}
+		errc := make(chan error, 1)
+		go func() {
+			errc <- fetch(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", e.pprofAddr, secs), filepath.Join(b.o.profileDir, "cpu-unary-rate.pprof"))
+		}()
+		var r result
+		if err := b.runGhz(ctx, e, s, &r); err != nil {
+			return err
+		}
+		if err := <-errc; err != nil {
+			return err
+		}
+		log.Printf("profiled %s: %d calls, %d errors -> cpu-unary-rate.pprof", s.name, r.Count, r.Errors)
+	}
 	return fetch(ctx, "http://"+e.pprofAddr+"/debug/pprof/heap", filepath.Join(b.o.profileDir, "heap-after-load.pprof"))
 }
 
