@@ -16,12 +16,16 @@ import (
 // tool calls, logprobs, content filter results, non-integer counts,
 // duplicate keys, case variants of known keys) it returns false and the caller takes
 // the encoding/json path. Strings equal to prev's (the previous chunk of the
-// stream; may be nil) are shared instead of allocated again.
-func decodeChunkFast(raw []byte, c, prev *chatResponse) bool {
+// stream; may be nil) are shared instead of allocated again. d is scratch
+// space a stream reuses between chunks (nil: one is allocated).
+func decodeChunkFast(raw []byte, c, prev *chatResponse, d *fastDecoder) bool {
 	if prev == nil {
 		prev = &noPrev
 	}
-	d := fastDecoder{b: raw, prev: prev}
+	if d == nil {
+		d = &fastDecoder{}
+	}
+	*d = fastDecoder{b: raw, prev: prev}
 	if !d.object(c.topField) {
 		return false
 	}
@@ -70,27 +74,57 @@ func (d *fastDecoder) consume(c byte) bool {
 
 // str reads a string without escapes and with valid UTF-8 (what
 // json.Unmarshal would decode to the same bytes); raw is the quoted text.
+// One table lookup per byte; utf8.Valid runs only for strings with
+// non-ASCII bytes.
 func (d *fastDecoder) str() (s, raw []byte, ok bool) {
 	d.ws()
 	if d.i >= len(d.b) || d.b[d.i] != '"' {
 		return nil, nil, false
 	}
 	start := d.i
-	for j := d.i + 1; j < len(d.b); j++ {
-		switch c := d.b[j]; {
-		case c == '"':
-			s = d.b[start+1 : j]
-			if !utf8.Valid(s) {
+	body := d.b[start+1:]
+	ascii := true
+	for j, c := range body {
+		switch strClass[c] {
+		case strPlain:
+			continue
+		case strHigh:
+			ascii = false
+		case strQuote:
+			s = body[:j]
+			if !ascii && !utf8.Valid(s) {
 				return nil, nil, false
 			}
-			d.i = j + 1
+			d.i = start + 2 + j
 			return s, d.b[start:d.i], true
-		case c == '\\' || c < 0x20:
+		default: // an escape or a control character
 			return nil, nil, false
 		}
 	}
 	return nil, nil, false
 }
+
+// Byte classes inside a JSON string.
+const (
+	strPlain = iota // printable ASCII other than '"' and '\\'
+	strHigh         // a byte of a multi-byte UTF-8 sequence
+	strQuote        // the closing quote
+	strStop         // '\\' or a control character: not for the fast path
+)
+
+var strClass = func() (t [256]byte) {
+	for c := range t {
+		switch {
+		case c < 0x20 || c == '\\':
+			t[c] = strStop
+		case c == '"':
+			t[c] = strQuote
+		case c >= 0x80:
+			t[c] = strHigh
+		}
+	}
+	return t
+}()
 
 func (d *fastDecoder) null() bool {
 	d.ws()

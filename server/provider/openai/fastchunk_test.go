@@ -53,7 +53,7 @@ func FuzzDecodeChunkFast(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var fast chatResponse
 		prev := &chatResponse{ID: "chatcmpl-mock1", Object: "chat.completion.chunk", Model: "gpt-4o-mini", ServiceTier: "default", SystemFingerprint: "fp_mock"}
-		if !decodeChunkFast(raw, &fast, prev) {
+		if !decodeChunkFast(raw, &fast, prev, nil) {
 			return
 		}
 		var slow chatResponse
@@ -64,6 +64,21 @@ func FuzzDecodeChunkFast(f *testing.F) {
 		if !reflect.DeepEqual(fast, slow) {
 			t.Fatalf("%q:\nfast %+v\njson %+v", raw, fast, slow)
 		}
+		// As a stream decodes: a used decoder, and the previous chunk's
+		// choices array reused. Only the nil-ness of an empty Choices may
+		// differ.
+		stale := []chatChoice{{Index: 7, Delta: &respMessage{Role: "stale"}}, {Index: 8}}
+		reused := chatResponse{Choices: stale[:0]}
+		dirty := &fastDecoder{b: []byte("junk"), i: 3, seen: 0xffff}
+		if !decodeChunkFast(raw, &reused, prev, dirty) {
+			t.Fatalf("%q: accepted fresh, refused with a reused decoder", raw)
+		}
+		if len(reused.Choices) == 0 && len(slow.Choices) == 0 {
+			reused.Choices = slow.Choices
+		}
+		if !reflect.DeepEqual(reused, slow) {
+			t.Fatalf("%q reused:\nfast %+v\njson %+v", raw, reused, slow)
+		}
 	})
 }
 
@@ -73,7 +88,7 @@ func TestDecodeChunkFastCoverage(t *testing.T) {
 	t.Parallel()
 	for i, want := range []bool{true, true, true, true, true, false, false, false, false, false, false, true, false, true, true, false, true, false} {
 		var c chatResponse
-		if got := decodeChunkFast([]byte(fastChunkSeeds[i]), &c, nil); got != want {
+		if got := decodeChunkFast([]byte(fastChunkSeeds[i]), &c, nil, nil); got != want {
 			t.Errorf("seed %d %q: fast=%v, want %v", i, fastChunkSeeds[i], got, want)
 		}
 	}
@@ -83,7 +98,7 @@ func TestDecodeChunkFastCoverage(t *testing.T) {
 		`{"id":"chatcmpl-mock2","object":"chat.completion.chunk","created":1795311409,"model":"gpt-4o-mini","service_tier":"default","system_fingerprint":"fp_mock","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":20,"total_tokens":32,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}}`,
 	} {
 		var fast, slow chatResponse
-		if !decodeChunkFast([]byte(body), &fast, nil) {
+		if !decodeChunkFast([]byte(body), &fast, nil, nil) {
 			t.Errorf("not on the fast path: %s", body)
 			continue
 		}
@@ -93,7 +108,7 @@ func TestDecodeChunkFastCoverage(t *testing.T) {
 	}
 	for _, name := range []string{"chat_plain.http", "chat_reasoning.http"} {
 		var c chatResponse
-		if !decodeChunkFast(providertest.Load(t, "testdata/"+name).Body, &c, nil) {
+		if !decodeChunkFast(providertest.Load(t, "testdata/"+name).Body, &c, nil, nil) {
 			t.Errorf("%s: recorded OpenAI answer not on the fast path", name)
 		}
 	}

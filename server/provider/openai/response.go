@@ -52,7 +52,7 @@ func decodeLenient(raw []byte, v any) (warning string, err error) {
 func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 	var w chatResponse
 	var warn string
-	if !decodeChunkFast(raw, &w, nil) {
+	if !decodeChunkFast(raw, &w, nil, nil) {
 		w = chatResponse{}
 		var err error
 		if warn, err = decodeLenient(raw, &w); err != nil {

@@ -46,6 +46,7 @@ type chatStream struct {
 	// common chunk (one text delta) allocates only its event.
 	cur  chatResponse
 	meta *llmrelayv1.ResponseMeta
+	dec  fastDecoder
 }
 
 type callState struct {
@@ -74,13 +75,13 @@ func (s *chatStream) handle(data []byte) {
 	if len(t) == 0 {
 		return // an empty data line carries nothing
 	}
-	s.cur = chatResponse{}
+	s.cur = chatResponse{Choices: s.cur.Choices[:0]} // the backing array is reused
 	c := &s.cur
 	var warn string
 	defer func() {
 		s.prev = chatResponse{ID: c.ID, Object: c.Object, Model: c.Model, SystemFingerprint: c.SystemFingerprint, ServiceTier: c.ServiceTier}
 	}()
-	if !decodeChunkFast(t, c, &s.prev) {
+	if !decodeChunkFast(t, c, &s.prev, &s.dec) {
 		*c = chatResponse{}
 		var err error
 		if warn, err = decodeLenient(t, c); err != nil {
