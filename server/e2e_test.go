@@ -476,3 +476,58 @@ func readText(t *testing.T, s llmrelayv1.GatewayService_StreamChatClient) string
 		text += ev.GetTextDelta().GetText()
 	}
 }
+
+// TestE2ENonUTF8Headers: header bytes outside ASCII are legal on the wire;
+// a request id or a raw-capture header carrying them must not break the
+// answer's encoding (proto strings are UTF-8), for unary calls and streams.
+func TestE2ENonUTF8Headers(t *testing.T) {
+	t.Parallel()
+	plain := providertest.Load(t, "provider/openai/testdata/chat_plain.http")
+	stream := providertest.Load(t, "provider/openai/testdata/chat_plain_stream.http")
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", "req_\xff\xfe1")
+		w.Header().Set("X-Odd", "caf\xe9")
+		body, _ := io.ReadAll(r.Body)
+		rec := plain
+		if bytes.Contains(body, []byte(`"stream":true`)) {
+			rec = stream
+		}
+		w.Header().Set("Content-Type", rec.Header.Get("Content-Type"))
+		w.Write(rec.Body)
+	}))
+	defer up.Close()
+	c, _ := startWith(t, `
+providers:
+  - {name: oai, type: openai, base_url: {{URL}}, api_key: sk-test-0000000000}
+models:
+  - {name: m, provider: oai, upstream_model: gpt-4o-mini, capabilities: {chat: {format: openai-chat}}}
+`, up.URL)
+	resp, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("hi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := resp.GetMeta()
+	if m.GetProviderRequestId() != "req_\uFFFD1" || m.GetRaw().GetResponseHeaders()["x-odd"] != "caf\uFFFD" {
+		t.Errorf("request id %q, raw headers %q", m.GetProviderRequestId(), m.GetRaw().GetResponseHeaders())
+	}
+	s, err := c.StreamChat(context.Background(), &llmrelayv1.StreamChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("hi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var end *llmrelayv1.StreamEnd
+	for {
+		ev, err := s.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := ev.GetEnd(); e != nil {
+			end = e
+		}
+	}
+	if end.GetMeta().GetProviderRequestId() != "req_\uFFFD1" {
+		t.Errorf("stream end meta %v", end.GetMeta())
+	}
+}

@@ -225,16 +225,18 @@ func NewRedactor(secrets ...string) *Redactor {
 	return r
 }
 
-// Headers returns a flat copy of h with secret headers redacted.
+// Headers returns a flat copy of h with secret headers redacted, as valid
+// UTF-8 (header bytes outside ASCII become U+FFFD: the copy goes into
+// proto strings).
 func (r *Redactor) Headers(h http.Header) map[string]string {
 	out := make(map[string]string, len(h))
 	for k, vs := range h {
-		lk := strings.ToLower(k)
+		lk := strings.ToValidUTF8(strings.ToLower(k), "\uFFFD")
 		if secretHeaders[lk] {
 			out[lk] = redacted
 			continue
 		}
-		out[lk] = r.String(strings.Join(vs, ", "))
+		out[lk] = strings.ToValidUTF8(r.String(strings.Join(vs, ", ")), "\uFFFD")
 	}
 	return out
 }

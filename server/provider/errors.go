@@ -152,7 +152,7 @@ func NewHTTPError(providerName string, resp *http.Response, requestIDHeader stri
 		RetryAfter: RetryAfter(resp.Header, responseTime(resp)),
 	}
 	if requestIDHeader != "" {
-		e.RequestID = resp.Header.Get(requestIDHeader)
+		e.RequestID = HeaderValue(resp.Header, requestIDHeader)
 	}
 	if e.Message == "" {
 		e.Message = http.StatusText(resp.StatusCode)

@@ -111,3 +111,11 @@ func UsageTotal(reported, input, output int32) int32 {
 	}
 	return int32(sum)
 }
+
+// HeaderValue is h.Get(name) as valid UTF-8: header bytes outside ASCII are
+// legal on the wire (obs-text) but a proto string must be UTF-8, and one
+// bad byte in a request id would fail the whole response's encoding.
+// Invalid sequences become U+FFFD.
+func HeaderValue(h http.Header, name string) string {
+	return strings.ToValidUTF8(h.Get(name), "\uFFFD")
+}

@@ -180,7 +180,7 @@ func clamp32(v int64) int32 {
 // the anthropic-ratelimit-* headers.
 func headerMeta(h http.Header) *llmrelayv1.ResponseMeta {
 	meta := newMeta()
-	meta.ProviderRequestId = h.Get(requestIDHeader)
+	meta.ProviderRequestId = provider.HeaderValue(h, requestIDHeader)
 	var rl llmrelayv1.RateLimit
 	found := false
 	setInt := func(name string, dst **int64) {

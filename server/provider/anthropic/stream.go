@@ -88,12 +88,12 @@ func (s *stream) Recv() (*provider.Event, error) {
 			default:
 				s.err = provider.TransportError(providerName, err)
 			}
-			s.err.RequestID = s.header.Get(requestIDHeader)
+			s.err.RequestID = provider.HeaderValue(s.header, requestIDHeader)
 			continue
 		}
 		if err := s.handle(string(ev.Type), ev.Data); err != nil {
 			if err.RequestID == "" {
-				err.RequestID = s.header.Get(requestIDHeader)
+				err.RequestID = provider.HeaderValue(s.header, requestIDHeader)
 			}
 			s.err = err
 		}

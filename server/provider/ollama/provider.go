@@ -109,7 +109,7 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	if err != nil {
 		return nil, err
 	}
-	res.Meta.ProviderRequestId = resp.Header.Get(requestIDHeader)
+	res.Meta.ProviderRequestId = provider.HeaderValue(resp.Header, requestIDHeader)
 	res.Meta.Warnings = append(built.warnings, res.Meta.Warnings...)
 	return res, nil
 }
@@ -147,7 +147,7 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 	if err != nil {
 		return nil, err
 	}
-	res.Meta.ProviderRequestId = resp.Header.Get(requestIDHeader)
+	res.Meta.ProviderRequestId = provider.HeaderValue(resp.Header, requestIDHeader)
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
 	return res, nil
 }

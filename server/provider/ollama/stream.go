@@ -50,7 +50,7 @@ func newStream(resp *http.Response, salt string, warnings []string) *stream {
 	return &stream{
 		// 4 KiB holds a typical line; readLine assembles longer ones.
 		body: resp.Body, r: bufio.NewReaderSize(resp.Body, 4<<10), status: resp.StatusCode,
-		requestID: resp.Header.Get(requestIDHeader), salt: salt, warnings: warnings, seen: map[string]bool{},
+		requestID: provider.HeaderValue(resp.Header, requestIDHeader), salt: salt, warnings: warnings, seen: map[string]bool{},
 	}
 }
 

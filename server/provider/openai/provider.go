@@ -235,11 +235,11 @@ func (p *Provider) requestIDHeader() string {
 // x-request-id).
 func (p *Provider) requestID(h http.Header) string {
 	if p.azure {
-		if v := h.Get("apim-request-id"); v != "" {
+		if v := provider.HeaderValue(h, "apim-request-id"); v != "" {
 			return v
 		}
 	}
-	return h.Get("x-request-id")
+	return provider.HeaderValue(h, "x-request-id")
 }
 
 // secrets are the credentials of one call, redacted from error texts.
