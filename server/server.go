@@ -66,6 +66,9 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 		// benchmark profiles); with GODEBUG=gcshrinkstackoff=1 (set in the
 		// Dockerfile) their grown stacks are kept.
 		grpc.NumStreamWorkers(uint32(64*runtime.GOMAXPROCS(0))),
+		// Responses encoded by the generated vtprotobuf marshalers
+		// (codec.go).
+		grpc.ForceServerCodecV2(newCodec()),
 	)
 	s.register()
 	return s, nil
