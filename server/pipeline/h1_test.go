@@ -61,6 +61,29 @@ func readRequest(br *bufio.Reader) (*http.Request, []byte, error) {
 	return req, body, err
 }
 
+// answerOnce answers one request with resp, then closes the connection
+// (after promising keep-alive, when resp does).
+func answerOnce(resp string) func(int32, net.Conn) {
+	return func(_ int32, c net.Conn) {
+		if _, _, err := readRequest(bufio.NewReader(c)); err == nil {
+			io.WriteString(c, resp)
+		}
+	}
+}
+
+// answerEach answers every request on the connection with resp.
+func answerEach(resp string) func(int32, net.Conn) {
+	return func(_ int32, c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			if _, _, err := readRequest(br); err != nil {
+				return
+			}
+			io.WriteString(c, resp)
+		}
+	}
+}
+
 const okResponse = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"ok\":true}"
 
 func post(t *testing.T, client *http.Client, ctx context.Context, url, body string) (*http.Response, error) {
@@ -136,13 +159,7 @@ func TestH1Reuse(t *testing.T) {
 // again in full.
 func TestH1StaleConnRetried(t *testing.T) {
 	t.Parallel()
-	srv := newRawServer(t, func(_ int32, c net.Conn) {
-		br := bufio.NewReader(c)
-		if _, _, err := readRequest(br); err != nil {
-			return
-		}
-		io.WriteString(c, okResponse) // keep-alive promised, then closed
-	})
+	srv := newRawServer(t, answerOnce(okResponse)) // keep-alive promised, then closed
 	client := NewHTTPClient(DefaultTransportConfig, nil)
 	for i := 0; i < 3; i++ {
 		resp, err := post(t, client, context.Background(), srv.URL(), `{"n":1}`)
@@ -163,13 +180,7 @@ func TestH1StaleConnRetried(t *testing.T) {
 // retried: the call fails with a connection error.
 func TestH1StaleConnNotReplayable(t *testing.T) {
 	t.Parallel()
-	srv := newRawServer(t, func(_ int32, c net.Conn) {
-		br := bufio.NewReader(c)
-		if _, _, err := readRequest(br); err != nil {
-			return
-		}
-		io.WriteString(c, okResponse)
-	})
+	srv := newRawServer(t, answerOnce(okResponse))
 	client := NewHTTPClient(DefaultTransportConfig, nil)
 	resp, err := post(t, client, context.Background(), srv.URL(), "a")
 	if err != nil {
@@ -192,15 +203,7 @@ func TestH1StaleConnNotReplayable(t *testing.T) {
 // connection with it (the unread bytes would corrupt the next response).
 func TestH1EarlyCloseNotReused(t *testing.T) {
 	t.Parallel()
-	srv := newRawServer(t, func(_ int32, c net.Conn) {
-		br := bufio.NewReader(c)
-		for {
-			if _, _, err := readRequest(br); err != nil {
-				return
-			}
-			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789")
-		}
-	})
+	srv := newRawServer(t, answerEach("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789"))
 	h1 := newH1Transport(DefaultTransportConfig, (&net.Dialer{}).DialContext)
 	client := &http.Client{Transport: h1}
 	for i := 0; i < 2; i++ {
@@ -249,13 +252,7 @@ func TestH1ConnectionClose(t *testing.T) {
 // TestH1Informational: 1xx responses before the answer are skipped.
 func TestH1Informational(t *testing.T) {
 	t.Parallel()
-	srv := newRawServer(t, func(_ int32, c net.Conn) {
-		br := bufio.NewReader(c)
-		if _, _, err := readRequest(br); err != nil {
-			return
-		}
-		io.WriteString(c, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"+okResponse)
-	})
+	srv := newRawServer(t, answerOnce("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"+okResponse))
 	client := NewHTTPClient(DefaultTransportConfig, nil)
 	resp, err := post(t, client, context.Background(), srv.URL(), "x")
 	if err != nil {
@@ -384,15 +381,7 @@ func TestH1IdleSweep(t *testing.T) {
 // TestH1PoolCap: at most MaxIdleConnsPerHost connections stay pooled.
 func TestH1PoolCap(t *testing.T) {
 	t.Parallel()
-	srv := newRawServer(t, func(_ int32, c net.Conn) {
-		br := bufio.NewReader(c)
-		for {
-			if _, _, err := readRequest(br); err != nil {
-				return
-			}
-			io.WriteString(c, okResponse)
-		}
-	})
+	srv := newRawServer(t, answerEach(okResponse))
 	cfg := DefaultTransportConfig
 	cfg.MaxIdleConnsPerHost = 2
 	h1 := newH1Transport(cfg, (&net.Dialer{}).DialContext)
