@@ -219,47 +219,45 @@ func (c *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	bw := writers.Get().(*bufio.Writer)
 	bw.Reset(c.conn)
-	err := req.Write(bw)
-	if err == nil {
-		err = bw.Flush()
+	werr := req.Write(bw)
+	if werr == nil {
+		werr = bw.Flush()
 	}
 	bw.Reset(nil)
 	writers.Put(bw)
+	deadline := c.pool.t.firstByteTimeout
+	if werr != nil {
+		if ctx.Err() != nil {
+			return fail(werr)
+		}
+		// A server may answer before it has read the whole body (413,
+		// 400, 401) and close: its answer is what the caller needs, not
+		// our broken pipe, so it is read if it came. A pooled connection
+		// the server had closed has none, and fails as closed idle.
+		deadline = earlyResponseWait
+	}
+	if deadline > 0 {
+		if err := c.conn.SetReadDeadline(time.Now().Add(deadline)); err != nil {
+			return fail(err)
+		}
+	}
+	resp, err := c.readResponse(req)
 	if err != nil {
-		if c.reused && (errors.Is(err, net.ErrClosed) || isConnReset(err)) {
+		if werr != nil {
+			err = werr
+		}
+		if c.reused && (errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || isConnReset(err)) {
 			err = fmt.Errorf("%w: %w", errServerClosedIdle, err)
 		}
 		return fail(err)
 	}
-	if c.pool.t.firstByteTimeout > 0 {
-		if err := c.conn.SetReadDeadline(time.Now().Add(c.pool.t.firstByteTimeout)); err != nil {
-			return fail(err)
-		}
-	}
-	var resp *http.Response
-	for {
-		if _, err := c.br.Peek(1); err != nil {
-			if c.reused && (errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || isConnReset(err)) {
-				err = fmt.Errorf("%w: %w", errServerClosedIdle, err)
-			}
-			return fail(err)
-		}
-		r, err := http.ReadResponse(c.br, req)
-		if err != nil {
-			return fail(err)
-		}
-		// 1xx informational responses precede the real one (101 is not
-		// requested by any adapter and is returned as is).
-		if r.StatusCode >= 100 && r.StatusCode < 200 && r.StatusCode != http.StatusSwitchingProtocols {
-			continue
-		}
-		resp = r
-		break
-	}
-	if c.pool.t.firstByteTimeout > 0 {
+	if deadline > 0 {
 		if err := c.conn.SetReadDeadline(time.Time{}); err != nil {
 			return fail(err)
 		}
+	}
+	if werr != nil {
+		resp.Close = true // the request was not sent whole: the connection is done
 	}
 	b := &h1Body{c: c, rc: resp.Body, stop: stop, ctx: ctx, reusable: !resp.Close && !req.Close}
 	if resp.Body == http.NoBody {
@@ -268,6 +266,28 @@ func (c *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = b
 	return resp, nil
+}
+
+// earlyResponseWait bounds the wait for an answer the server may have sent
+// before closing on a request it did not read whole.
+const earlyResponseWait = time.Second
+
+// readResponse reads the response headers, skipping 1xx informational
+// responses (101 is not requested by any adapter and is returned as is).
+func (c *h1Conn) readResponse(req *http.Request) (*http.Response, error) {
+	for {
+		if _, err := c.br.Peek(1); err != nil {
+			return nil, err
+		}
+		r, err := http.ReadResponse(c.br, req)
+		if err != nil {
+			return nil, err
+		}
+		if r.StatusCode >= 100 && r.StatusCode < 200 && r.StatusCode != http.StatusSwitchingProtocols {
+			continue
+		}
+		return r, nil
+	}
 }
 
 // isConnReset: the peer reset the connection or had closed it when we

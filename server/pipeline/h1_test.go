@@ -471,3 +471,26 @@ func TestH1LargeRequestBody(t *testing.T) {
 		t.Errorf("%d %q", resp.StatusCode, got)
 	}
 }
+
+// TestH1EarlyResponse: a server that answers before reading the whole body
+// and closes (here net/http's, refusing an 8 MiB body) gets its answer to
+// the caller, not the broken pipe of the unfinished write.
+func TestH1EarlyResponse(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		io.WriteString(w, `{"error":{"message":"too large"}}`)
+	}))
+	defer up.Close()
+	client := NewHTTPClient(DefaultTransportConfig, nil)
+	big := strings.Repeat("x", 8<<20)
+	for i := 0; i < 3; i++ {
+		resp, err := post(t, client, context.Background(), up.URL, big)
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if got := readAll(t, resp); resp.StatusCode != http.StatusRequestEntityTooLarge || got != `{"error":{"message":"too large"}}` {
+			t.Errorf("call %d: %d %q", i, resp.StatusCode, got)
+		}
+	}
+}
