@@ -124,7 +124,7 @@ func run(ctx context.Context, o options) error {
 	if err := build(ctx, mockDir, ".", mockBin); err != nil {
 		return err
 	}
-	if err := build(ctx, root, "./cmd/llmrelay", relayBin); err != nil {
+	if err := buildRelay(ctx, root, relayBin); err != nil {
 		return err
 	}
 

@@ -311,3 +311,15 @@ func repoRoot(dir string) (string, error) {
 		}
 	}
 }
+
+// buildRelay builds llmrelay as the Dockerfile does: static (no cgo),
+// trimmed paths, no symbol table or DWARF.
+func buildRelay(ctx context.Context, root, out string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/llmrelay")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/llmrelay: %w\n%s", err, b)
+	}
+	return nil
+}
