@@ -45,11 +45,15 @@ type Reader struct {
 
 // NewReader returns a Reader with the default event size limit.
 //
-// The read buffer is 4 KiB (longer lines are assembled across reads): an
-// open stream costs little memory while it waits, which matters with
-// thousands of concurrent streams.
+// The read buffer is 1 KiB (longer lines are assembled across reads, one
+// allocation each): an open stream costs little memory while it waits,
+// which matters with thousands of concurrent streams. Delta events are a
+// few hundred bytes; the longer ones (Responses API created/completed
+// events, Gemini thought signatures) are few per stream. The buffer only
+// decides how many reads go through the body's decoding layers: the
+// connection keeps its own 4 KiB reader for the system calls.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, 4<<10), max: DefaultMaxEventSize}
+	return &Reader{r: bufio.NewReaderSize(r, 1<<10), max: DefaultMaxEventSize}
 }
 
 // SetMaxEventSize changes the size limit of one event.
