@@ -126,6 +126,17 @@ var strClass = func() (t [256]byte) {
 	return t
 }()
 
+// oneCount decodes a details object of which the fast path reads one
+// count (name); any other key is left to encoding/json (unknown).
+func (d *fastDecoder) oneCount(name string, dst *flexInt) bool {
+	return d.object(func(d *fastDecoder, key []byte) bool {
+		if string(key) != name {
+			return d.unknown(key, name)
+		}
+		return d.mark(1) && d.flexInt(dst)
+	})
+}
+
 func (d *fastDecoder) null() bool {
 	d.ws()
 	if bytes.HasPrefix(d.b[d.i:], []byte("null")) {
@@ -527,12 +538,7 @@ func (u *wireUsage) field(d *fastDecoder, key []byte) bool {
 		}
 		pd := &promptDetails{}
 		u.PromptTokensDetails = pd
-		return d.object(func(d *fastDecoder, key []byte) bool {
-			if string(key) != "cached_tokens" {
-				return d.unknown(key, "cached_tokens")
-			}
-			return d.mark(1) && d.flexInt(&pd.CachedTokens)
-		})
+		return d.oneCount("cached_tokens", &pd.CachedTokens)
 	case "completion_tokens_details":
 		if !d.mark(1 << 4) {
 			return false
@@ -542,12 +548,7 @@ func (u *wireUsage) field(d *fastDecoder, key []byte) bool {
 		}
 		cd := &complDetails{}
 		u.CompletionTokensDetails = cd
-		return d.object(func(d *fastDecoder, key []byte) bool {
-			if string(key) != "reasoning_tokens" {
-				return d.unknown(key, "reasoning_tokens")
-			}
-			return d.mark(1) && d.flexInt(&cd.ReasoningTokens)
-		})
+		return d.oneCount("reasoning_tokens", &cd.ReasoningTokens)
 	default:
 		return d.unknown(key, usageKeys...)
 	}
