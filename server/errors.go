@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -71,6 +72,13 @@ var kindTable = map[provider.Kind]kindMapping{
 // toStatus is the only place errors become gRPC statuses. meta, when not
 // nil, is the failed call's meta (attached as FailedCallMeta); redact
 // removes secrets from messages; log receives internal errors.
+// clean is provider text on its way into a status: secrets redacted, and
+// valid UTF-8 (details are protobuf strings; a provider's non-UTF-8 error
+// body would otherwise make WithDetails fail and drop every detail).
+func clean(redact *pipeline.Redactor, s string) string {
+	return strings.ToValidUTF8(redact.String(s), "\uFFFD")
+}
+
 func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, redact *pipeline.Redactor, log *slog.Logger) error {
 	if err == nil {
 		return nil
@@ -145,13 +153,13 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		}
 		msg = name + ": " + pe.Message
 		if pe.Code != "" {
-			info.Metadata["upstreamCode"] = pe.Code
+			info.Metadata["upstreamCode"] = clean(redact, pe.Code)
 		}
 		if pe.HTTPStatus != 0 {
 			info.Metadata["upstreamStatus"] = strconv.Itoa(pe.HTTPStatus)
 		}
 		if pe.RequestID != "" {
-			info.Metadata["upstreamRequestId"] = pe.RequestID
+			info.Metadata["upstreamRequestId"] = clean(redact, pe.RequestID)
 		}
 		if pe.RetryAfter > 0 {
 			details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(pe.RetryAfter)})
@@ -160,7 +168,7 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			}
 		}
 		if pe.Param != "" && code == codes.InvalidArgument {
-			details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: pe.Param, Description: pe.Message}}})
+			details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: clean(redact, pe.Param), Description: clean(redact, pe.Message)}}})
 		}
 		if meta != nil && meta.ProviderRequestId == "" {
 			meta.ProviderRequestId = pe.RequestID
@@ -179,7 +187,7 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		code, msg = codes.Internal, "internal error"
 		info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_INTERNAL)
 	}
-	st := status.New(code, redact.String(msg))
+	st := status.New(code, clean(redact, msg))
 	details = append([]protoadapt.MessageV1{info}, details...)
 	if meta != nil {
 		details = append(details, protoadapt.MessageV1Of(&llmrelayv1.FailedCallMeta{Meta: meta}))

@@ -63,8 +63,10 @@ func newH1Transport(cfg TransportConfig, dial func(ctx context.Context, network,
 	}
 }
 
-// idleConnTimeout closes pooled connections nobody used for this long,
-// below the keep-alive timeouts of common servers.
+// idleConnTimeout closes pooled connections nobody used for this long (as
+// net/http's IdleConnTimeout). Servers with shorter keep-alive timeouts
+// (uvicorn and Node: 5 s) close first; the one replay on a fresh
+// connection in RoundTrip covers those.
 const idleConnTimeout = 90 * time.Second
 
 // errServerClosedIdle: a pooled connection was closed by the server before
@@ -102,7 +104,7 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			body, gerr := req.GetBody()
 			if gerr != nil {
-				return nil, err
+				return nil, fmt.Errorf("%w (and the body could not be replayed: %w)", err, gerr)
 			}
 			r2 := *req
 			r2.Body = body
