@@ -160,12 +160,14 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 			return ctx, nil, missingCapability(m.Name, "vision")
 		}
 	}
-	if err := validateOptions(in.options, in.tools); err != nil {
-		return ctx, nil, err
-	}
 	opts := catalog.Merge(capab.Options, in.options)
 	dropped, err := catalog.Validate(m.Name, capab.Format, m.Reasoning, in.wantTools, opts, in.call.GetIgnoreInvalidOptions())
 	if err != nil {
+		return ctx, nil, err
+	}
+	// After the merge: a configured tool choice must name an offered tool
+	// as much as a requested one.
+	if err := validateOptions(opts, in.tools); err != nil {
 		return ctx, nil, err
 	}
 	pOpts, pDropped, err := checkProviderOptions(m, in.providerOptions, in.call.GetIgnoreInvalidOptions())

@@ -514,3 +514,53 @@ func TestExtractOverGRPC(t *testing.T) {
 		t.Errorf("missing payload = %v", st)
 	}
 }
+
+// TestOptionsCheckedAfterMerge: the checks that look at the tools run on the
+// merged options (a configured tool choice must name an offered tool too),
+// a valid tool choice does not skip the response-format check, and a
+// tool choice on a Chat call is dropped under ignore_invalid_options
+// instead of failing.
+func TestOptionsCheckedAfterMerge(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Parse([]byte(`
+providers:
+  - {name: builtin, type: builtin}
+models:
+  - name: forced
+    provider: builtin
+    upstream_model: echo
+    capabilities:
+      chat: {format: builtin}
+      tools: {format: builtin, options: {tool_choice: get_forecast}}
+  - name: echo
+    provider: builtin
+    upstream_model: echo
+    capabilities: {chat: {format: builtin}, tools: {format: builtin}}
+`), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := start(t, cfg)
+	ctx := context.Background()
+	_, err = c.Tools(ctx, &llmrelayv1.ToolsRequest{Model: "forced", Messages: []*llmrelayv1.Message{user("x")}, Tools: weatherTools(t)})
+	if _, _, br := statusDetails(t, err); status.Code(err) != codes.InvalidArgument || br.GetFieldViolations()[0].GetField() != "options.tool_choice.function_name" {
+		t.Errorf("configured tool choice naming no offered tool: %v", err)
+	}
+	_, err = c.Tools(ctx, &llmrelayv1.ToolsRequest{Model: "echo", Messages: []*llmrelayv1.Message{user("x")}, Tools: weatherTools(t),
+		Options: &llmrelayv1.GenerationOptions{
+			ToolChoice:     &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "get_weather"}},
+			ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA},
+		}})
+	if _, _, br := statusDetails(t, err); status.Code(err) != codes.InvalidArgument || br.GetFieldViolations()[0].GetField() != "options.response_format.schema" {
+		t.Errorf("json_schema without a schema next to a valid tool choice: %v", err)
+	}
+	resp, err := c.Chat(ctx, &llmrelayv1.ChatRequest{Model: "echo", Messages: []*llmrelayv1.Message{user("x")},
+		Options: &llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "get_weather"}}},
+		Call:    &llmrelayv1.CallOptions{IgnoreInvalidOptions: true}})
+	if err != nil {
+		t.Fatalf("tool choice on a Chat call under ignore_invalid_options: %v", err)
+	}
+	if d := resp.GetMeta().GetDroppedOptions(); len(d) != 1 || d[0].GetOption() != "tool_choice" {
+		t.Errorf("dropped = %v", d)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -128,12 +129,8 @@ func validateTools(tools []*llmrelayv1.Tool) error {
 }
 
 func validateOptions(o *llmrelayv1.GenerationOptions, tools []*llmrelayv1.Tool) error {
-	if name := o.GetToolChoice().GetFunctionName(); name != "" {
-		for _, t := range tools {
-			if t.GetName() == name {
-				return nil
-			}
-		}
+	if name := o.GetToolChoice().GetFunctionName(); name != "" &&
+		!slices.ContainsFunc(tools, func(t *llmrelayv1.Tool) bool { return t.GetName() == name }) {
 		return invalidField("options.tool_choice.function_name", "%q is not one of the offered tools", name)
 	}
 	if rf := o.GetResponseFormat(); rf.GetType() == llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA && rf.GetSchema() == nil {
