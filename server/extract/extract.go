@@ -1,7 +1,7 @@
 // Package extract normalizes any logged LLM payload (OpenAI, Anthropic,
 // Bedrock, Gemini, Ollama, LangChain-style shapes, or a single message) into
-// text parts, tool uses, tool results and tool definitions, and holds the
-// tool-argument rules (ParseArguments) the provider adapters share.
+// text parts, tool uses, tool results and tool definitions; ParseArguments
+// normalizes tool arguments (text, validity and a Struct).
 //
 // The patterns are documented in docs/extract.md; their names are the
 // Pattern* constants.

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+	"unicode/utf8"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
@@ -148,6 +150,26 @@ func TestReadBody(t *testing.T) {
 		}
 		if err == nil || err.Kind != c.wantKind {
 			t.Errorf("%s: err %v, want kind %v", c.name, err, c.wantKind)
+		}
+	}
+}
+
+func TestArgumentsText(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ raw, ifNull, want string }{
+		{``, "{}", "{}"},
+		{` null `, "", ""},
+		{`{"b": 1, "a": [1, 2]}`, "{}", `{"b":1,"a":[1,2]}`},   // compact, key order kept
+		{`"{\"city\":\"Paris\"}"`, "", `{"city":"Paris"}`},     // a string's value
+		{`"{\"city\":"`, "", `{"city":`},                       // a string holding malformed JSON, verbatim
+		{`{"city": "Par`, "{}", `{"city": "Par`},               // not JSON: verbatim
+		{"{\"city\":\"\xff\"}", "{}", "{\"city\":\"\uFFFD\"}"}, // invalid UTF-8 in raw JSON
+		{"\"\xff\"", "", "\uFFFD"},                             // and inside a string
+		{"{\"a\":\xfe", "{}", "{\"a\":\uFFFD"},                 // and in text that is not JSON
+	} {
+		got := ArgumentsText(json.RawMessage(c.raw), c.ifNull)
+		if got != c.want || !utf8.ValidString(got) {
+			t.Errorf("ArgumentsText(%q) = %q, want %q", c.raw, got, c.want)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -41,7 +42,7 @@ func msgOf(role llmrelayv1.Role, parts ...*llmrelayv1.Part) *llmrelayv1.Message 
 }
 
 func toolCallPart(id, name, args string) *llmrelayv1.Part {
-	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: id, Name: name, Arguments: args, ArgumentsValid: isJSONObject(args)}}}
+	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: id, Name: name, Arguments: args, ArgumentsValid: fold.ValidArguments(args)}}}
 }
 
 func toolResultPart(id, content string, isErr bool) *llmrelayv1.Part {

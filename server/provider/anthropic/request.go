@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -307,7 +308,7 @@ func toolInput(args string) (json.RawMessage, bool) {
 	if strings.TrimSpace(args) == "" {
 		return json.RawMessage("{}"), true
 	}
-	if !isJSONObject(args) {
+	if !fold.ValidArguments(args) {
 		return json.RawMessage("{}"), false
 	}
 	var buf bytes.Buffer
@@ -315,12 +316,6 @@ func toolInput(args string) (json.RawMessage, bool) {
 		return json.RawMessage("{}"), false
 	}
 	return buf.Bytes(), true
-}
-
-// isJSONObject reports whether s is valid JSON whose value is an object.
-func isJSONObject(s string) bool {
-	t := strings.TrimLeft(s, " \t\r\n")
-	return strings.HasPrefix(t, "{") && json.Valid([]byte(s))
 }
 
 func convertImage(param string, img *llmrelayv1.Image) (contentBlockParam, error) {

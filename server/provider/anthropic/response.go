@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -12,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -43,9 +43,9 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 			if b.ID == "" {
 				meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: tool_use block without an id", i))
 			}
-			args := toolArguments(b.Input)
+			args := provider.ArgumentsText(b.Input, "{}")
 			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
-				CallId: b.ID, Name: b.Name, Arguments: args, ArgumentsValid: isJSONObject(args),
+				CallId: b.ID, Name: b.Name, Arguments: args, ArgumentsValid: fold.ValidArguments(args),
 			}}})
 			meta.ToolCallCount++
 		case "thinking", "redacted_thinking":
@@ -83,27 +83,6 @@ func reasoningOf(b *contentBlock) *llmrelayv1.Reasoning {
 		return &llmrelayv1.Reasoning{Redacted: true, Signature: b.Data}
 	}
 	return &llmrelayv1.Reasoning{Text: b.Thinking, Signature: b.Signature}
-}
-
-// toolArguments is the arguments text of a tool_use input: the object's
-// JSON compacted with its key order kept, a string input's value as is,
-// and `{}` for a missing or null input.
-func toolArguments(input json.RawMessage) string {
-	t := bytes.TrimSpace(input)
-	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		return "{}"
-	}
-	if t[0] == '"' {
-		var s string
-		if json.Unmarshal(t, &s) == nil {
-			return s
-		}
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, t); err != nil {
-		return string(t)
-	}
-	return buf.String()
 }
 
 // finishReason normalizes stop_reason. Any tool call makes it TOOL_CALLS.

@@ -180,7 +180,7 @@ func FuzzParseResponse(f *testing.F) {
 			}
 			if tc := p.GetToolCall(); tc != nil {
 				calls++
-				if tc.GetArgumentsValid() != isJSONObject(tc.GetArguments()) {
+				if tc.GetArgumentsValid() != providertest.IsJSONObject(tc.GetArguments()) {
 					t.Fatalf("arguments_valid wrong for %q", tc.GetArguments())
 				}
 			}

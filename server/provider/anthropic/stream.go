@@ -220,7 +220,7 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 		delta := provider.ToolCallDelta{CallID: cb.ID, Index: b.toolIndex, Name: cb.Name}
 		// The input is {} at the start; anything else is the start of the
 		// arguments and is kept.
-		if args := toolArguments(cb.Input); args != "{}" {
+		if args := provider.ArgumentsText(cb.Input, "{}"); args != "{}" {
 			delta.Arguments = args
 			b.gotArgs = true
 		}

@@ -98,7 +98,7 @@ type folded struct {
 // fragment, Name only on a call's first fragment, indexes consistent with
 // call order, reasoning indexes consecutive, Redacted and ID only on a
 // block's first piece.
-func fold(t *testing.T, evs []*provider.Event) folded {
+func foldEvents(t *testing.T, evs []*provider.Event) folded {
 	t.Helper()
 	meta := &llmrelayv1.ResponseMeta{}
 	type call struct {
@@ -189,7 +189,7 @@ func fold(t *testing.T, evs []*provider.Event) folded {
 		default:
 			c := calls[sg.callID]
 			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
-				CallId: sg.callID, Name: c.name, Arguments: c.args, ArgumentsValid: isJSONObject(c.args), Signature: c.sig,
+				CallId: sg.callID, Name: c.name, Arguments: c.args, ArgumentsValid: providertest.IsJSONObject(c.args), Signature: c.sig,
 			}}})
 		}
 	}
@@ -264,7 +264,7 @@ func TestStream(t *testing.T) {
 				t.Fatalf("Stream: %v", err)
 			}
 			evs, err := collect(s)
-			fold(t, evs) // checks the fragment invariants
+			foldEvents(t, evs) // checks the fragment invariants
 			providertest.Golden(t, "testdata/"+tc.name+".golden", renderEvents(t, evs, err))
 			providertest.Golden(t, "testdata/"+tc.name+".request.golden", providertest.RequestGolden(srv.Last(t), requestHeaders...))
 		})
@@ -293,7 +293,7 @@ func TestStreamSemantics(t *testing.T) {
 			pe.RequestID != "req_011CTukZq7Wb3Mc5Xv8NtLsR" {
 			t.Fatalf("err = %#v", err)
 		}
-		if f := fold(t, evs); f.message.GetParts()[0].GetText() != "Once upon" {
+		if f := foldEvents(t, evs); f.message.GetParts()[0].GetText() != "Once upon" {
 			t.Errorf("text before the error = %v", f.message)
 		}
 	})
@@ -311,7 +311,7 @@ func TestStreamSemantics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := fold(t, evs)
+		f := foldEvents(t, evs)
 		tc := f.message.GetParts()[0].GetToolCall()
 		if tc.GetArguments() != "{}" || !tc.GetArgumentsValid() || tc.GetCallId() != "toolu_01Vx4qZpT8bKd2mNc6sLwE3H" {
 			t.Errorf("tool call = %v", tc)
@@ -323,7 +323,7 @@ func TestStreamSemantics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := fold(t, evs)
+		f := foldEvents(t, evs)
 		tc := f.message.GetParts()[0].GetToolCall()
 		if tc.GetArguments() != `{"path": "notes.txt", "content": "Line one\nLine t` || tc.GetArgumentsValid() {
 			t.Errorf("tool call = %v", tc)
@@ -363,7 +363,7 @@ func TestUnaryStreamEquivalence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := fold(t, evs)
+			f := foldEvents(t, evs)
 			if got, want := normalizeArgs(f.message), normalizeArgs(res.Message); !proto.Equal(got, want) {
 				t.Errorf("message:\nstream %v\nunary  %v", got, want)
 			}
@@ -484,7 +484,7 @@ func TestStreamUnknownEventsSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := fold(t, evs)
+	f := foldEvents(t, evs)
 	if len(f.meta.GetWarnings()) != 1 || f.message.GetParts()[0].GetText() != "hi" {
 		t.Errorf("folded = %v / %v", f.message, f.meta)
 	}

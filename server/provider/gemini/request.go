@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -414,7 +415,7 @@ func argsObject(s string) (json.RawMessage, error) {
 	if strings.TrimSpace(s) == "" {
 		return json.RawMessage("{}"), nil
 	}
-	if !isJSONObject([]byte(s)) {
+	if !fold.ValidArguments(s) {
 		return nil, fmt.Errorf("arguments are not a JSON object")
 	}
 	var b bytes.Buffer
@@ -458,7 +459,7 @@ func functionResponseFor(tr *llmrelayv1.ToolResult, calls map[string]callInfo) (
 			v = s
 		}
 		resp = map[string]json.RawMessage{"error": v}
-	case isJSONObject(c):
+	case fold.ValidArguments(string(c)):
 		var b bytes.Buffer
 		if err := json.Compact(&b, c); err != nil {
 			return nil, fmt.Errorf("tool result content: %v", err)
@@ -605,10 +606,4 @@ func mimeFromExt(p string) string {
 // structJSON renders a Struct as compact JSON (keys sorted).
 func structJSON(s *structpb.Struct) (json.RawMessage, error) {
 	return json.Marshal(s.AsMap())
-}
-
-// isJSONObject reports whether b is one valid JSON object.
-func isJSONObject(b []byte) bool {
-	t := bytes.TrimSpace(b)
-	return len(t) > 0 && t[0] == '{' && json.Valid(t)
 }

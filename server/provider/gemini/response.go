@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -68,29 +69,6 @@ func isGeneratedID(id string) bool {
 		}
 	}
 	return true
-}
-
-// argsText renders functionCall.args as the arguments text: an object
-// compactly with its key order; absent or null as "{}"; a JSON string as
-// its contents; anything else verbatim. valid = the text is a JSON object.
-func argsText(raw json.RawMessage) (string, bool) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		return "{}", true
-	}
-	if t[0] == '"' {
-		var s string
-		if json.Unmarshal(t, &s) == nil {
-			return s, isJSONObject([]byte(s))
-		}
-	}
-	if t[0] == '{' {
-		var b bytes.Buffer
-		if json.Compact(&b, t) == nil {
-			return b.String(), true
-		}
-	}
-	return string(t), false
 }
 
 // toUsage normalizes usageMetadata: input = promptTokenCount (includes
@@ -227,7 +205,8 @@ func (a *answer) convert(parts []respPart, warn func(string)) []item {
 	for _, pt := range parts {
 		switch {
 		case pt.FunctionCall != nil:
-			args, valid := argsText(pt.FunctionCall.Args)
+			args := provider.ArgumentsText(pt.FunctionCall.Args, "{}")
+			valid := fold.ValidArguments(args)
 			id := pt.FunctionCall.ID
 			if id == "" {
 				if a.responseID == "" && !a.warnedID {

@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -33,7 +34,8 @@ func TestArgsText(t *testing.T) {
 		{`42`, `42`, false},
 	}
 	for _, tc := range cases {
-		got, valid := argsText(json.RawMessage(tc.raw))
+		got := provider.ArgumentsText(json.RawMessage(tc.raw), "{}")
+		valid := fold.ValidArguments(got)
 		if got != tc.want || valid != tc.valid {
 			t.Errorf("argsText(%s) = %q, %v; want %q, %v", tc.raw, got, valid, tc.want, tc.valid)
 		}
@@ -253,7 +255,7 @@ func FuzzResponse(f *testing.F) {
 				if tc.GetCallId() == "" {
 					t.Fatal("call without id")
 				}
-				if tc.GetArgumentsValid() != isJSONObject([]byte(tc.GetArguments())) {
+				if tc.GetArgumentsValid() != providertest.IsJSONObject(tc.GetArguments()) {
 					t.Fatalf("arguments_valid wrong for %q", tc.GetArguments())
 				}
 			}

@@ -159,7 +159,7 @@ func foldEvents(evs []*provider.Event) folded {
 		}
 	}
 	for _, tc := range f.calls {
-		tc.ArgumentsValid = isJSONObject([]byte(tc.Arguments))
+		tc.ArgumentsValid = fold.ValidArguments(tc.Arguments)
 	}
 	return f
 }

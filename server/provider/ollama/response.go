@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -130,7 +131,8 @@ func contentText(raw json.RawMessage, field string) (string, []string) {
 // seen holds the ids used so far in the response: an id Ollama repeats is
 // replaced by a made one (with a warning) so that calls stay apart.
 func toolCall(tc respToolCall, index int, model, salt string, seen map[string]bool) (*llmrelayv1.ToolCall, string) {
-	args, valid := argumentsText(tc.Function.Arguments)
+	args := provider.ArgumentsText(tc.Function.Arguments, "{}")
+	valid := fold.ValidArguments(args)
 	id, warning := tc.ID, ""
 	if id != "" && seen[id] {
 		warning = fmt.Sprintf("tool call %d repeats id %q; replaced", index, truncate(id, 64))
@@ -157,34 +159,6 @@ func callID(salt, model string, index int, name string) string {
 		h.Write([]byte{0})
 	}
 	return "call_" + hex.EncodeToString(h.Sum(nil))[:24]
-}
-
-// argumentsText returns the arguments as JSON text: an object compacted
-// with its key order kept; a JSON string's content verbatim (some models
-// and proxies send the arguments as a string); absent or null as {}.
-// valid reports whether the text is a JSON object.
-func argumentsText(raw json.RawMessage) (string, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "{}", true
-	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err == nil {
-			return s, isObject(s)
-		}
-		return string(raw), false
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
-		return string(raw), false
-	}
-	return buf.String(), raw[0] == '{'
-}
-
-func isObject(s string) bool {
-	t := strings.TrimSpace(s)
-	return strings.HasPrefix(t, "{") && json.Valid([]byte(t))
 }
 
 // finishReason maps done_reason; a response with tool calls is TOOL_CALLS

@@ -149,7 +149,7 @@ func checkResultInvariants(t *testing.T, res *provider.Result) {
 				t.Fatalf("bad call id %q", tc.CallId)
 			}
 			seen[tc.CallId] = true
-			if tc.ArgumentsValid != isObject(tc.Arguments) {
+			if tc.ArgumentsValid != providertest.IsJSONObject(tc.Arguments) {
 				t.Fatalf("arguments_valid %v for %q", tc.ArgumentsValid, tc.Arguments)
 			}
 		default:

@@ -242,7 +242,7 @@ type folded struct {
 // and signature concatenated, redacted and id from any piece); tool call
 // fragments are grouped by CallID (arguments and signature concatenated,
 // name on the first delta only). The last usage wins and metas merge.
-func fold(t testing.TB, evs []*provider.Event) folded {
+func foldEvents(t testing.TB, evs []*provider.Event) folded {
 	t.Helper()
 	type segment struct {
 		kind      provider.EventKind
@@ -317,7 +317,7 @@ func fold(t testing.TB, evs []*provider.Event) folded {
 			callNo++
 			args := s.text.String()
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
-				CallId: s.callID, Name: s.name, Arguments: args, ArgumentsValid: isObject(args), Signature: s.sig.String(),
+				CallId: s.callID, Name: s.name, Arguments: args, ArgumentsValid: providertest.IsJSONObject(args), Signature: s.sig.String(),
 			}}})
 		}
 	}
@@ -379,7 +379,7 @@ func TestUnaryStreamEquivalence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := fold(t, evs)
+			f := foldEvents(t, evs)
 			if !proto.Equal(f.msg, res.Message) {
 				t.Errorf("message differs:\nstream %s\nunary  %s", compactProto(t, f.msg), compactProto(t, res.Message))
 			}

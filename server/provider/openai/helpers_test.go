@@ -156,7 +156,7 @@ type folded struct {
 
 // fold concatenates text and refusal deltas, tool-call fragments per
 // CallID (in Index order), keeps the last usage and merges the metas.
-func fold(t testing.TB, evs []*provider.Event) folded {
+func foldEvents(t testing.TB, evs []*provider.Event) folded {
 	t.Helper()
 	var text, refusal strings.Builder
 	type call struct {

@@ -17,6 +17,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -112,7 +113,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 				meta.Warnings = append(meta.Warnings, "legacy function_call without an id; keyed as "+id)
 				args := argumentsText(fc.Arguments)
 				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
-					CallId: id, Name: fc.Name, Arguments: args, ArgumentsValid: isJSONObject(args)}}})
+					CallId: id, Name: fc.Name, Arguments: args, ArgumentsValid: fold.ValidArguments(args)}}})
 				meta.ToolCallCount++
 			}
 		}
@@ -267,33 +268,8 @@ func contentText(raw json.RawMessage) (text, refusal string, ok bool) {
 // value can go into a proto string.
 func validUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
-// argumentsText returns tool-call arguments as JSON text: the string's
-// value when a string was sent, else the compact JSON of what was sent
-// (key order kept).
-func argumentsText(raw json.RawMessage) string {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || string(t) == "null" {
-		return ""
-	}
-	if t[0] == '"' {
-		var s string
-		if err := json.Unmarshal(t, &s); err == nil {
-			return s
-		}
-		return validUTF8(string(t))
-	}
-	var c bytes.Buffer
-	if err := json.Compact(&c, t); err != nil {
-		return validUTF8(string(t))
-	}
-	return validUTF8(c.String())
-}
-
-// isJSONObject reports whether s parses as a JSON object.
-func isJSONObject(s string) bool {
-	t := strings.TrimSpace(s)
-	return len(t) > 0 && t[0] == '{' && json.Valid([]byte(t))
-}
+// argumentsText: OpenAI sends the arguments as a JSON string; absent is "".
+func argumentsText(raw json.RawMessage) string { return provider.ArgumentsText(raw, "") }
 
 func fallbackCallID(i int) string { return "call_idx" + strconv.Itoa(i) }
 
@@ -304,12 +280,12 @@ func toolCallFromWire(tc respToolCall, i int) (*llmrelayv1.ToolCall, string) {
 	case tc.Function != nil:
 		call.Name = tc.Function.Name
 		call.Arguments = argumentsText(tc.Function.Arguments)
-		call.ArgumentsValid = isJSONObject(call.Arguments)
+		call.ArgumentsValid = fold.ValidArguments(call.Arguments)
 	case tc.Custom != nil:
 		// Custom tools take free text input, not a JSON object.
 		call.Name = tc.Custom.Name
 		call.Arguments = tc.Custom.Input
-		call.ArgumentsValid = isJSONObject(call.Arguments)
+		call.ArgumentsValid = fold.ValidArguments(call.Arguments)
 	}
 	var warning string
 	if call.CallId == "" {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -345,7 +346,7 @@ func callFromItem(it *respOutputItem, pos int) (*llmrelayv1.ToolCall, string) {
 	} else {
 		call.Arguments = argumentsText(it.Arguments)
 	}
-	call.ArgumentsValid = isJSONObject(call.Arguments)
+	call.ArgumentsValid = fold.ValidArguments(call.Arguments)
 	id, warning := respCallID(it.CallID, it.ID, pos)
 	call.CallId = id
 	return call, warning

@@ -7,13 +7,14 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 func toolCallPart(id, name, args string) *llmrelayv1.Part {
-	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: id, Name: name, Arguments: args, ArgumentsValid: isJSONObject(args)}}}
+	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: id, Name: name, Arguments: args, ArgumentsValid: fold.ValidArguments(args)}}}
 }
 
 func toolResultPart(id, content string) *llmrelayv1.Part {

@@ -34,7 +34,7 @@ func TestStreamResponses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := fold(t, evs)
+			f := foldEvents(t, evs)
 			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
 			if !strings.HasPrefix(f.Meta.ResponseId, "resp_68") || !strings.HasPrefix(f.Meta.ProviderRequestId, "req_") || f.Meta.CreateTime == nil {
 				t.Errorf("meta %v", f.Meta)
@@ -55,7 +55,7 @@ func TestStreamResponses(t *testing.T) {
 					ends[ev.ToolCall.CallID] = true
 				}
 			}
-			f := fold(t, evs)
+			f := foldEvents(t, evs)
 			if len(ends) != 2 || f.Meta.ToolCallCount != 2 {
 				t.Errorf("%d ends, %d calls", len(ends), f.Meta.ToolCallCount)
 			}
@@ -65,7 +65,7 @@ func TestStreamResponses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := fold(t, evs)
+			f := foldEvents(t, evs)
 			tc := f.Message.GetParts()[0].GetToolCall()
 			if !strings.HasPrefix(tc.GetCallId(), "fc_68") || !tc.GetArgumentsValid() {
 				t.Errorf("call %v", tc)
@@ -86,7 +86,7 @@ func TestStreamResponses(t *testing.T) {
 			if pe.Kind != provider.KindUnavailable || pe.Code != "server_error" || pe.HTTPStatus != http.StatusOK || pe.RequestID == "" {
 				t.Errorf("got %s", renderErr(err))
 			}
-			if f := fold(t, evs); len(f.Message.Parts) != 1 || f.Message.Parts[0].GetText() != "The capital" {
+			if f := foldEvents(t, evs); len(f.Message.Parts) != 1 || f.Message.Parts[0].GetText() != "The capital" {
 				t.Errorf("partial text %v", f.Message.Parts)
 			}
 		},
@@ -293,7 +293,7 @@ func accFold(t testing.TB, evs []*provider.Event) folded {
 			t.Fatalf("fold: %v", err)
 		}
 	}
-	f := fold(t, evs)
+	f := foldEvents(t, evs)
 	f.Message = acc.Message()
 	return f
 }

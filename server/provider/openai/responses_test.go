@@ -446,7 +446,7 @@ func FuzzParseResponsesResponse(f *testing.F) {
 				if tc.CallId == "" {
 					t.Errorf("tool call without id: %v", tc)
 				}
-				if tc.ArgumentsValid != isJSONObject(tc.Arguments) {
+				if tc.ArgumentsValid != providertest.IsJSONObject(tc.Arguments) {
 					t.Errorf("arguments_valid wrong: %v", tc)
 				}
 			}

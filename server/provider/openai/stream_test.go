@@ -29,7 +29,7 @@ func TestStream(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := fold(t, evs)
+			f := foldEvents(t, evs)
 			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
 			if f.Meta.GetUsage().GetTotalTokens() != 32 {
 				t.Errorf("usage %v", f.Meta.GetUsage())
@@ -53,7 +53,7 @@ func TestStream(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := fold(t, evs)
+			f := foldEvents(t, evs)
 			ext := f.Meta.GetExtended().GetFields()
 			if ext[extPromptFilterResults] == nil || ext[extContentFilterResults] == nil || ext[extAzureDeployment].GetStringValue() != "gpt-4o-prod" {
 				t.Errorf("extended %v", ext)
@@ -67,7 +67,7 @@ func TestStream(t *testing.T) {
 			if pe.Kind != provider.KindUnavailable || pe.Code != "server_error" || pe.HTTPStatus != http.StatusOK || pe.RequestID == "" {
 				t.Errorf("got %s", renderErr(err))
 			}
-			if f := fold(t, evs); len(f.Message.Parts) != 1 || f.Message.Parts[0].GetText() != "Once upon" {
+			if f := foldEvents(t, evs); len(f.Message.Parts) != 1 || f.Message.Parts[0].GetText() != "Once upon" {
 				t.Errorf("partial text %v", f.Message.Parts)
 			}
 		}},
@@ -165,7 +165,7 @@ func TestUnaryStreamEquivalence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := fold(t, evs)
+			f := foldEvents(t, evs)
 			if !proto.Equal(f.Message, res.Message) {
 				t.Errorf("message:\nstream %v\nunary  %v", f.Message, res.Message)
 			}

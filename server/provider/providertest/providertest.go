@@ -222,3 +222,16 @@ func Golden(t testing.TB, path string, got []byte) {
 		t.Errorf("%s differs from golden (run with -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
+
+// IsJSONObject is the fuzz tests' own answer to "do these arguments parse
+// as a JSON object", written independently of fold.ValidArguments (which
+// the adapters use), so that the tests check the adapters instead of
+// comparing a function with itself.
+func IsJSONObject(s string) bool {
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "{") {
+		return false
+	}
+	var m map[string]any
+	return json.Unmarshal([]byte(t), &m) == nil
+}
