@@ -69,9 +69,14 @@ func newH1Transport(cfg TransportConfig, dial func(ctx context.Context, network,
 // connection in RoundTrip covers those.
 const idleConnTimeout = 90 * time.Second
 
-// errServerClosedIdle: a pooled connection was closed by the server before
-// any byte of the response arrived.
-var errServerClosedIdle = errors.New("http: server closed idle connection")
+// errServerClosedIdle: a pooled connection turned out closed by the server
+// (it sat idle past the server's keep-alive timeout) before any byte of
+// the response arrived. errRequestNotSent adds that the request did not
+// go out whole, so the server cannot have acted on it.
+var (
+	errServerClosedIdle = errors.New("http: server closed idle connection")
+	errRequestNotSent   = errors.New("the request was not sent whole")
+)
 
 func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Scheme != "http" {
@@ -79,6 +84,10 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("h1 transport: unsupported scheme %q", req.URL.Scheme)
 	}
 	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		closeRequestBody(req) // cancelled before anything was sent
+		return nil, err
+	}
 	addr := canonicalAddr(req)
 	for {
 		c, err := t.get(ctx, addr)
@@ -90,12 +99,14 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err == nil {
 			return resp, nil
 		}
-		// A kept-alive connection the server closed while it sat in the
-		// pool fails before the first response byte; the request is sent
-		// again on a fresh connection when its body can be replayed, as
-		// net/http does. Nothing of the response was read, so the server
-		// did not answer it.
-		if !c.reused || !errors.Is(err, errServerClosedIdle) || ctx.Err() != nil {
+		// A pooled connection the server closed while it sat idle (get
+		// checks, but the close can race the reuse): the request is sent
+		// again on another connection when the server cannot have acted on
+		// it, the rule net/http follows: it did not go out whole, or its
+		// method is idempotent. A POST that went out whole is not replayed
+		// (a model server may have started generating); the pipeline's
+		// retry policy decides about it.
+		if !errors.Is(err, errServerClosedIdle) || ctx.Err() != nil || !(errors.Is(err, errRequestNotSent) || replayable(req)) {
 			return nil, err
 		}
 		if req.Body != nil && req.Body != http.NoBody {
@@ -111,6 +122,15 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req = &r2
 		}
 	}
+}
+
+// replayable: a request the server may receive twice (net/http's rule).
+func replayable(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return req.Header.Get("Idempotency-Key") != "" || req.Header.Get("X-Idempotency-Key") != ""
 }
 
 func closeRequestBody(req *http.Request) {
@@ -140,12 +160,12 @@ func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, error) {
 		c := p.idle[n-1]
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
-		if now.Sub(c.idleFrom) < t.idleConnTimeout {
+		if now.Sub(c.idleFrom) < t.idleConnTimeout && c.br.Buffered() == 0 && alive(c.conn) {
 			t.mu.Unlock()
 			c.reused = true
 			return c, nil
 		}
-		_ = c.conn.Close() // expired; the newer ones are checked next
+		_ = c.conn.Close() // expired, closed by the server, or sent bytes unasked; the next is checked
 	}
 	t.mu.Unlock()
 	conn, err := t.dial(ctx, "tcp", addr)
@@ -246,9 +266,9 @@ func (c *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := c.readResponse(req)
 	if err != nil {
 		if werr != nil {
-			err = werr
+			err = fmt.Errorf("%w: %w", errRequestNotSent, werr)
 		}
-		if c.reused && (errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || isConnReset(err)) {
+		if c.reused && (errors.Is(err, io.EOF) || isConnReset(err)) {
 			err = fmt.Errorf("%w: %w", errServerClosedIdle, err)
 		}
 		return fail(err)

@@ -154,12 +154,18 @@ func TestH1Reuse(t *testing.T) {
 	}
 }
 
-// TestH1StaleConnRetried: a pooled connection the server closed after its
-// last response is replaced by a fresh one, and the request body is sent
-// again in full.
-func TestH1StaleConnRetried(t *testing.T) {
+// TestH1StaleConnDropped: a pooled connection the server closed after its
+// last response is found closed before reuse (the liveness peek), so each
+// call goes out once, on a fresh connection.
+func TestH1StaleConnDropped(t *testing.T) {
 	t.Parallel()
-	srv := newRawServer(t, answerOnce(okResponse)) // keep-alive promised, then closed
+	var requests atomic.Int32
+	srv := newRawServer(t, func(_ int32, c net.Conn) {
+		if _, _, err := readRequest(bufio.NewReader(c)); err == nil {
+			requests.Add(1)
+			io.WriteString(c, okResponse) // keep-alive promised, then closed
+		}
+	})
 	client := NewHTTPClient(DefaultTransportConfig, nil)
 	for i := 0; i < 3; i++ {
 		resp, err := post(t, client, context.Background(), srv.URL(), `{"n":1}`)
@@ -171,31 +177,99 @@ func TestH1StaleConnRetried(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond) // lets the close reach the client
 	}
-	if n := srv.conns.Load(); n != 3 {
-		t.Errorf("%d connections, want 3 (one per call)", n)
+	if n, r := srv.conns.Load(), requests.Load(); n != 3 || r != 3 {
+		t.Errorf("%d connections and %d requests for 3 calls, want 3 and 3", n, r)
 	}
 }
 
-// TestH1StaleConnNotReplayable: a body that cannot be sent again is not
-// retried: the call fails with a connection error.
-func TestH1StaleConnNotReplayable(t *testing.T) {
+// TestH1SentPostNotReplayed: a server that read a whole POST and then
+// dropped the connection (crashed mid-generation) gets it once, not once
+// per pooled connection: the call fails with a connection error and the
+// pipeline's retry policy decides.
+func TestH1SentPostNotReplayed(t *testing.T) {
 	t.Parallel()
-	srv := newRawServer(t, answerOnce(okResponse))
+	var requests atomic.Int32
+	srv := newRawServer(t, func(n int32, c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			if _, _, err := readRequest(br); err != nil {
+				return
+			}
+			if requests.Add(1) > 4 {
+				return // the fifth request: drop the connection unanswered
+			}
+			io.WriteString(c, okResponse)
+		}
+	})
 	client := NewHTTPClient(DefaultTransportConfig, nil)
-	resp, err := post(t, client, context.Background(), srv.URL(), "a")
+	// Four pooled connections.
+	var open []*http.Response
+	for i := 0; i < 4; i++ {
+		resp, err := post(t, client, context.Background(), srv.URL(), "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, resp)
+	}
+	for _, resp := range open {
+		readAll(t, resp)
+	}
+	_, err := post(t, client, context.Background(), srv.URL(), "generate")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if pe := provider.TransportError("x", err); pe.Kind != provider.KindConnection {
+		t.Errorf("%v classified as %v", err, pe.Kind)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if r := requests.Load(); r != 5 {
+		t.Errorf("the server received %d requests, want 5 (the POST once)", r)
+	}
+}
+
+// TestH1Replayable: net/http's replay rule.
+func TestH1Replayable(t *testing.T) {
+	t.Parallel()
+	get, _ := http.NewRequest(http.MethodGet, "http://x/", nil)
+	post, _ := http.NewRequest(http.MethodPost, "http://x/", strings.NewReader("b"))
+	keyed, _ := http.NewRequest(http.MethodPost, "http://x/", strings.NewReader("b"))
+	keyed.Header.Set("Idempotency-Key", "k1")
+	if !replayable(get) || replayable(post) || !replayable(keyed) {
+		t.Errorf("replayable: GET %v, POST %v, POST with a key %v", replayable(get), replayable(post), replayable(keyed))
+	}
+}
+
+// TestH1CancelledNotSent: a call whose context is done is not written to a
+// pooled connection.
+func TestH1CancelledNotSent(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int32
+	srv := newRawServer(t, func(_ int32, c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			if _, _, err := readRequest(br); err != nil {
+				return
+			}
+			requests.Add(1)
+			io.WriteString(c, okResponse)
+		}
+	})
+	client := NewHTTPClient(DefaultTransportConfig, nil)
+	resp, err := post(t, client, context.Background(), srv.URL(), "x")
 	if err != nil {
 		t.Fatal(err)
 	}
 	readAll(t, resp)
-	time.Sleep(5 * time.Millisecond)
-	req, _ := http.NewRequest(http.MethodPost, srv.URL(), io.NopCloser(strings.NewReader("b")))
-	req.ContentLength = 1
-	_, err = client.Do(req)
-	if !errors.Is(err, errServerClosedIdle) {
-		t.Fatalf("err = %v, want errServerClosedIdle", err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := 0; i < 20; i++ {
+		if _, err := post(t, client, ctx, srv.URL(), "x"); !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v", err)
+		}
 	}
-	if pe := provider.TransportError("x", err); pe.Kind != provider.KindConnection {
-		t.Errorf("classified as %v", pe.Kind)
+	time.Sleep(20 * time.Millisecond)
+	if r := requests.Load(); r != 1 {
+		t.Errorf("the server received %d requests, want 1", r)
 	}
 }
 
