@@ -270,7 +270,9 @@ func ReadBody(providerName string, resp *http.Response, limit int64) ([]byte, *E
 		body []byte
 		err  error
 	)
-	if n := resp.ContentLength; n >= 0 && n <= limit {
+	if n := resp.ContentLength; n > limit {
+		return nil, BadResponse(providerName, "response body larger than %d bytes (Content-Length %d)", limit, n)
+	} else if n >= 0 {
 		body = make([]byte, n)
 		_, err = io.ReadFull(resp.Body, body)
 		if err == nil {

@@ -29,7 +29,8 @@ func (t memTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
-	return &http.Response{StatusCode: t.rec.Status, Header: t.rec.Header, Body: io.NopCloser(bytes.NewReader(t.rec.Body)), Request: r}, nil
+	return &http.Response{StatusCode: t.rec.Status, Header: t.rec.Header, Body: io.NopCloser(bytes.NewReader(t.rec.Body)),
+		ContentLength: int64(len(t.rec.Body)), Request: r}, nil
 }
 
 // BenchRequest is the benchmarks' small chat: a system and a user message,
