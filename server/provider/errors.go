@@ -246,16 +246,21 @@ func BadResponse(providerName string, format string, args ...any) *Error {
 func BaseURL(raw string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
-		return "", fmt.Errorf("invalid base URL: %w", err)
+		return "", errors.New("invalid base URL: it does not parse as a URL") // url's error quotes it, credentials and all
 	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("invalid base URL %q: scheme must be http or https", raw)
-	}
-	if u.Host == "" {
-		return "", fmt.Errorf("invalid base URL %q: no host", raw)
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("invalid base URL %q: no query or fragment allowed", raw)
+	// Errors show the URL without user info and query: both can carry
+	// credentials.
+	shown := *u
+	shown.User, shown.RawQuery, shown.Fragment = nil, "", ""
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("invalid base URL %q: scheme must be http or https", shown.String())
+	case u.Host == "":
+		return "", fmt.Errorf("invalid base URL %q: no host", shown.String())
+	case u.User != nil:
+		return "", fmt.Errorf("invalid base URL %q: no user info allowed (keys go in api_key)", shown.String())
+	case u.RawQuery != "" || u.Fragment != "":
+		return "", fmt.Errorf("invalid base URL %q: no query or fragment allowed", shown.String())
 	}
 	u.RawPath = ""
 	u.Path = strings.TrimRight(u.Path, "/")

@@ -99,9 +99,13 @@ func TestBaseURL(t *testing.T) {
 			t.Errorf("BaseURL(%q) = %q, %v", raw, got, err)
 		}
 	}
-	for _, bad := range []string{"ftp://x", "https://", "https://x/v1?key=k", "https://x#f", "::"} {
-		if _, err := BaseURL(bad); err == nil {
+	for _, bad := range []string{"ftp://x", "https://", "https://x/v1?key=sk-secret-1", "https://x#f", "::",
+		"https://user:sk-secret-1@x/v1", "ftp://user:sk-secret-1@x/?key=sk-secret-1"} {
+		_, err := BaseURL(bad)
+		if err == nil {
 			t.Errorf("BaseURL(%q) accepted", bad)
+		} else if strings.Contains(err.Error(), "sk-secret") {
+			t.Errorf("BaseURL(%q): the error shows the credential: %v", bad, err)
 		}
 	}
 }

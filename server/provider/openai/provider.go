@@ -65,7 +65,7 @@ type Option func(*Provider) error
 // (required).
 func WithBaseURL(u string) Option {
 	return func(p *Provider) error {
-		clean, err := validateBaseURL(u)
+		clean, err := provider.BaseURL(u)
 		if err != nil {
 			return err
 		}
@@ -186,19 +186,6 @@ func (p *Provider) apply(opts []Option) error {
 		}
 	}
 	return nil
-}
-
-// validateBaseURL is provider.BaseURL, refusing user info too (keys
-// belong in headers, where they are redacted).
-func validateBaseURL(raw string) (string, error) {
-	clean, err := provider.BaseURL(raw)
-	if err != nil {
-		return "", err
-	}
-	if u, err := url.Parse(clean); err != nil || u.User != nil {
-		return "", fmt.Errorf("invalid base URL %q: no user info allowed", raw)
-	}
-	return clean, nil
 }
 
 // endpoint is the URL of an operation ("chat/completions", "embeddings").
