@@ -28,6 +28,7 @@ func TestConfigCheckReportsEveryError(t *testing.T) {
 	bad := `
 providers:
   - {name: oai, type: openai, api_key_env: K}
+  - {name: local, type: ollama, base_url: "http://user:sk-secret-1@127.0.0.1:11434"}
 models:
   - name: m
     provider: oai
@@ -47,10 +48,14 @@ models:
 		"models[0] (m).capabilities.chat.format: anthropic-messages is not spoken by provider oai",
 		"models[0] (m).capabilities.tools.options.temprature: unknown option",
 		"models[0] (m).capabilities.embeddings.options.dimensions: want an integer",
+		"provider local: ollama: invalid base URL \"http://127.0.0.1:11434\": no user info allowed",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in:\n%v", want, err)
 		}
+	}
+	if strings.Contains(err.Error(), "sk-secret") {
+		t.Errorf("the credential is shown: %v", err)
 	}
 	if err := os.WriteFile(path, []byte("providers:\n  - name: x\n    type: builtin\n    colour: red\n"), 0o600); err != nil {
 		t.Fatal(err)

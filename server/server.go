@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"runtime"
 	"time"
@@ -185,11 +186,20 @@ func CheckConfig(path string) error {
 	if err != nil {
 		return err
 	}
+	var errs []error
 	providers := map[string]*catalog.Provider{}
 	for _, p := range cfg.Providers {
+		// The adapter checks its own settings (base URL, Azure routes),
+		// with a placeholder key: credentials need not be set here.
+		if _, err := newProvider(p, "placeholder-key", http.DefaultClient); err != nil {
+			errs = append(errs, fmt.Errorf("provider %s: %w", p.Name, err))
+		}
 		providers[p.Name] = &catalog.Provider{Name: p.Name, Type: p.Type}
 	}
 	if _, err := catalog.Build(cfg, providers); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
