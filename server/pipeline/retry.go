@@ -68,7 +68,13 @@ func Retryable(err error) bool {
 	if !errors.As(err, &pe) {
 		return false
 	}
-	switch pe.HTTPStatus {
+	status := pe.HTTPStatus
+	if status < 300 {
+		// An error inside a 2xx answer (OpenAI's in-body and stream
+		// error events, Ollama's): its kind says what it is.
+		status = 0
+	}
+	switch status {
 	case http.StatusRequestTimeout, http.StatusInternalServerError, http.StatusBadGateway,
 		http.StatusServiceUnavailable, http.StatusGatewayTimeout, 529:
 		return true
@@ -83,9 +89,11 @@ func Retryable(err error) bool {
 			// the caller's own deadline is not, and is caught by the
 			// context check before any retry.
 			return !errors.Is(err, context.DeadlineExceeded)
-		case provider.KindUnavailable, provider.KindRateLimited:
+		case provider.KindUnavailable:
 			// An error event at the start of a stream (e.g. overloaded).
 			return true
+		case provider.KindRateLimited:
+			return pe.Code != "insufficient_quota"
 		}
 	}
 	return false
@@ -95,7 +103,7 @@ func Retryable(err error) bool {
 func ReasonFor(err error) (reason string, status int32, message string) {
 	var pe *provider.Error
 	if errors.As(err, &pe) {
-		if pe.HTTPStatus != 0 {
+		if pe.HTTPStatus >= 300 {
 			return "http_" + strconv.Itoa(pe.HTTPStatus), int32(pe.HTTPStatus), pe.Message
 		}
 		return pe.Kind.String(), 0, pe.Message

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -274,6 +275,40 @@ func TestRetryAfterHeader(t *testing.T) {
 	for _, tc := range cases {
 		if got := provider.RetryAfter(tc.h, now); got != tc.want {
 			t.Errorf("RetryAfter(%v) = %v, want %v", tc.h, got, tc.want)
+		}
+	}
+}
+
+func TestRetryable(t *testing.T) {
+	t.Parallel()
+	pe := func(status int, kind provider.Kind, code string) error {
+		return &provider.Error{Provider: "p", HTTPStatus: status, Kind: kind, Code: code, Message: "m"}
+	}
+	for _, c := range []struct {
+		name   string
+		err    error
+		want   bool
+		reason string
+	}{
+		{"503", pe(503, provider.KindUnavailable, ""), true, "http_503"},
+		{"429", pe(429, provider.KindRateLimited, "rate_limit_exceeded"), true, "http_429"},
+		{"429 quota", pe(429, provider.KindRateLimited, "insufficient_quota"), false, "http_429"},
+		{"400", pe(400, provider.KindInvalidRequest, ""), false, "http_400"},
+		{"connection", pe(0, provider.KindConnection, ""), true, "connection_error"},
+		{"stream event overloaded", pe(0, provider.KindUnavailable, ""), true, "unavailable"},
+		// Errors inside a 200 answer (OpenAI error events, Ollama): by kind.
+		{"in-body server_error", pe(200, provider.KindUnavailable, "server_error"), true, "unavailable"},
+		{"in-body rate limit", pe(200, provider.KindRateLimited, "rate_limit_exceeded"), true, "rate_limited"},
+		{"in-body quota", pe(200, provider.KindRateLimited, "insufficient_quota"), false, "rate_limited"},
+		{"in-body invalid", pe(200, provider.KindInvalidRequest, ""), false, "invalid_request"},
+		{"our deadline", fmt.Errorf("%w: %w", pe(0, provider.KindTimeout, ""), context.DeadlineExceeded), false, "timeout"},
+		{"not a provider error", errors.New("x"), false, "error"},
+	} {
+		if got := Retryable(c.err); got != c.want {
+			t.Errorf("%s: Retryable = %v, want %v", c.name, got, c.want)
+		}
+		if reason, _, _ := ReasonFor(c.err); reason != c.reason {
+			t.Errorf("%s: reason %q, want %q", c.name, reason, c.reason)
 		}
 	}
 }
