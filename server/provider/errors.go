@@ -198,8 +198,8 @@ func RetryAfter(h http.Header, now time.Time) time.Duration {
 }
 
 // TransportError classifies an error from http.Client.Do or from reading a
-// response body: the caller's cancellation, a deadline or timeout, or a
-// connection failure.
+// response body: the caller's cancellation, a deadline or timeout, an
+// answer cut short, or a connection failure.
 func TransportError(providerName string, err error) *Error {
 	e := &Error{Provider: providerName, Err: err}
 	var ne net.Error
@@ -213,6 +213,13 @@ func TransportError(providerName string, err error) *Error {
 	case errors.As(err, &ne) && ne.Timeout():
 		e.Kind = KindTimeout
 		e.Message = "timeout talking to provider"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		// The answer was cut: the connection closed inside a body
+		// (Content-Length or chunked framing unfinished). The Stream
+		// contract's kind for a cut stream; retried like a 5xx before the
+		// first relayed byte.
+		e.Kind = KindUnavailable
+		e.Message = "the provider closed the connection in the middle of its answer"
 	default:
 		e.Kind = KindConnection
 		e.Message = "connection error: " + redactURLError(err)

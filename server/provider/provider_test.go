@@ -42,6 +42,7 @@ func TestTransportError(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), KindTimeout},
 		{&url.Error{Op: "Post", URL: "u", Err: timeoutErr{}}, KindTimeout},
 		{urlErr, KindConnection},
+		{fmt.Errorf("read body: %w", io.ErrUnexpectedEOF), KindUnavailable}, // an answer cut short
 	}
 	for _, tc := range cases {
 		e := TransportError("p", tc.err)
@@ -141,7 +142,7 @@ func TestReadBody(t *testing.T) {
 		{"empty", resp(``, 0), ``, KindUnknown},
 		{"declared over the limit", resp(`0123456789a`, 11), ``, KindBadResponse},
 		{"undeclared over the limit", resp(`0123456789a`, -1), ``, KindBadResponse},
-		{"shorter than declared", resp(`{"a"`, 7), ``, KindConnection},
+		{"shorter than declared", resp(`{"a"`, 7), ``, KindUnavailable},
 		{"longer than declared", resp(`{"a":1}xx`, 7), ``, KindConnection},
 		{"read error", &http.Response{Body: io.NopCloser(iotest.ErrReader(errors.New("reset"))), ContentLength: -1}, ``, KindConnection},
 	} {
