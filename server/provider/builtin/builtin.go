@@ -171,14 +171,18 @@ func (p *Provider) answer(req *provider.Request) answer {
 			}
 		}
 	}
+	// Deterministic binary encoding: the same request gives the same ids
+	// in every build (protojson adds build-seeded random spaces).
 	h := sha256.New()
+	det := proto.MarshalOptions{Deterministic: true}
+	var buf []byte
 	for _, m := range req.Messages {
-		b, _ := protojson.Marshal(m) // messages came from a decoded request; marshal cannot fail
-		h.Write(b)
+		buf, _ = det.MarshalAppend(buf[:0], m) // messages came from a decoded request; marshal cannot fail
+		h.Write(buf)
 	}
 	for _, t := range req.Tools {
-		b, _ := protojson.Marshal(t)
-		h.Write(b)
+		buf, _ = det.MarshalAppend(buf[:0], t)
+		h.Write(buf)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))[:24]
 	a := answer{id: "builtin-" + sum, finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, raw: "stop"}

@@ -42,6 +42,11 @@ func TestDeterministic(t *testing.T) {
 	if !proto.Equal(a.Message, b.Message) || !proto.Equal(a.Meta, b.Meta) {
 		t.Error("same request, different answers")
 	}
+	// The same in every build (the hash is over the deterministic binary
+	// encoding, not protojson, whose spacing is seeded per executable).
+	if id := a.Meta.GetResponseId(); id != "builtin-a0fcd0ca330121a75874424e" {
+		t.Errorf("response id %q changed", id)
+	}
 	req2 := &provider.Request{Model: "echo", Messages: []*llmrelayv1.Message{user("ho")}, Options: &llmrelayv1.GenerationOptions{}}
 	c, _ := p.Generate(context.Background(), req2)
 	if c.Meta.GetResponseId() == a.Meta.GetResponseId() {
