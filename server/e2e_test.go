@@ -6,8 +6,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -530,4 +532,44 @@ models:
 	if end.GetMeta().GetProviderRequestId() != "req_\uFFFD1" {
 		t.Errorf("stream end meta %v", end.GetMeta())
 	}
+}
+
+// TestUnixSocketPathKept: a stale socket at unix_socket is replaced, but a
+// regular file there is refused and left as it was.
+func TestUnixSocketPathKept(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	listeners := func(path string) ([]net.Listener, error) {
+		cfg, err := config.Parse([]byte("server:\n  listen: \"\"\n  unix_socket: "+path+"\n"), "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return srv.Listeners()
+	}
+	file := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(file, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := listeners(file); err == nil || !strings.Contains(err.Error(), "not a socket") {
+		t.Errorf("a regular file at unix_socket: %v", err)
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "keep me" {
+		t.Errorf("the file was touched: %q %v", b, err)
+	}
+	sock := filepath.Join(dir, "stale.sock")
+	old, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.(*net.UnixListener).SetUnlinkOnClose(false)
+	old.Close() // leaves the socket file behind, as a crashed run does
+	lis, err := listeners(sock)
+	if err != nil || len(lis) != 1 {
+		t.Fatalf("stale socket: %v %v", lis, err)
+	}
+	lis[0].Close()
 }

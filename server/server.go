@@ -116,9 +116,20 @@ func (s *Server) Listeners() ([]net.Listener, error) {
 		lis = append(lis, l)
 	}
 	if p := s.cfg.Server.UnixSocket; p != "" {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		// A socket left by an earlier run is replaced; anything else at
+		// that path is not ours to delete.
+		if fi, err := os.Lstat(p); err == nil {
+			if fi.Mode().Type() != os.ModeSocket {
+				closeAll(lis)
+				return nil, fmt.Errorf("unix_socket %s: the path exists and is not a socket", p)
+			}
+			if err := os.Remove(p); err != nil {
+				closeAll(lis)
+				return nil, fmt.Errorf("remove stale socket %s: %w", p, err)
+			}
+		} else if !errors.Is(err, os.ErrNotExist) {
 			closeAll(lis)
-			return nil, fmt.Errorf("remove stale socket %s: %w", p, err)
+			return nil, fmt.Errorf("unix_socket %s: %w", p, err)
 		}
 		l, err := net.Listen("unix", p)
 		if err != nil {
