@@ -163,8 +163,11 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		}
 		if pe.RetryAfter > 0 {
 			details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(pe.RetryAfter)})
-			if errors.Is(pe, pipeline.ErrRetryAfterBeyondDeadline) {
+			switch {
+			case errors.Is(pe, pipeline.ErrRetryAfterBeyondDeadline):
 				msg += fmt.Sprintf(" (the provider asks to retry after %v, beyond the call's deadline)", pe.RetryAfter)
+			case errors.Is(pe, pipeline.ErrRetryAfterTooLong):
+				msg += fmt.Sprintf(" (the provider asks to retry after %v, longer than the gateway waits: max_retry_after)", pe.RetryAfter)
 			}
 		}
 		if pe.Param != "" && code == codes.InvalidArgument {

@@ -134,6 +134,9 @@ func retryPolicy(t config.Transport) pipeline.RetryPolicy {
 		if r.MaxDelay != nil {
 			p.MaxDelay = r.MaxDelay.Duration
 		}
+		if r.MaxRetryAfter != nil {
+			p.MaxRetryAfter = r.MaxRetryAfter.Duration
+		}
 	}
 	return p
 }

@@ -68,6 +68,9 @@ type Retry struct {
 	MaxAttempts *int      `yaml:"max_attempts"`
 	BaseDelay   *Duration `yaml:"base_delay"`
 	MaxDelay    *Duration `yaml:"max_delay"`
+	// MaxRetryAfter is the longest Retry-After the gateway waits out
+	// itself; a longer one ends the call with RetryInfo for the caller.
+	MaxRetryAfter *Duration `yaml:"max_retry_after"`
 }
 
 // Provider is one configured provider account.
@@ -415,6 +418,9 @@ func (t Transport) Merge(over Transport) Transport {
 		}
 		if over.Retry.MaxDelay != nil {
 			r.MaxDelay = over.Retry.MaxDelay
+		}
+		if over.Retry.MaxRetryAfter != nil {
+			r.MaxRetryAfter = over.Retry.MaxRetryAfter
 		}
 		out.Retry = &r
 	}

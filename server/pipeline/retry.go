@@ -23,10 +23,14 @@ type RetryPolicy struct {
 	// attempt n waits rand[0, min(MaxDelay, BaseDelay·2^(n-1))).
 	BaseDelay time.Duration
 	MaxDelay  time.Duration
+	// MaxRetryAfter is the longest Retry-After waited out here; a longer
+	// one (an hour-long quota reset) ends the call at once, with RetryInfo,
+	// instead of holding it silently.
+	MaxRetryAfter time.Duration
 }
 
 // DefaultRetryPolicy is used where the configuration sets none.
-var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 8 * time.Second}
+var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 3, BaseDelay: 500 * time.Millisecond, MaxDelay: 8 * time.Second, MaxRetryAfter: 60 * time.Second}
 
 // Clock is what the retry interceptor needs of time; tests inject a fake.
 type Clock interface {
@@ -58,6 +62,10 @@ func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
 // given up on at once because the provider's requested delay does not fit
 // in the caller's deadline.
 var ErrRetryAfterBeyondDeadline = errors.New("the provider's retry delay exceeds the deadline")
+
+// ErrRetryAfterTooLong marks one given up on because the provider's
+// requested delay is longer than RetryPolicy.MaxRetryAfter.
+var ErrRetryAfterTooLong = errors.New("the provider's retry delay exceeds max_retry_after")
 
 // Retryable reports whether a failed attempt may be retried: connection
 // errors before any response byte, transport timeouts, and HTTP 408, 429,
@@ -182,6 +190,10 @@ func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Ti
 	var pe *provider.Error
 	if errors.As(err, &pe) && pe.RetryAfter > 0 {
 		delay = pe.RetryAfter
+	}
+	if pe != nil && pe.RetryAfter > 0 && r.policy.MaxRetryAfter > 0 && pe.RetryAfter > r.policy.MaxRetryAfter {
+		pe.Err = errors.Join(pe.Err, ErrRetryAfterTooLong)
+		return false
 	}
 	if dl, ok := ctx.Deadline(); ok && r.clock.Now().Add(delay).After(dl) {
 		// Sleeping would only end in DeadlineExceeded: give up now, and

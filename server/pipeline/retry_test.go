@@ -73,7 +73,7 @@ func httpErr(status int, retryAfter time.Duration) error {
 }
 
 func newTestPipeline(clock *fakeClock, attempts int) *Pipeline {
-	ru, rs := Retry(RetryPolicy{MaxAttempts: attempts, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second}, clock)
+	ru, rs := Retry(RetryPolicy{MaxAttempts: attempts, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second, MaxRetryAfter: time.Minute}, clock)
 	tu, ts := Timing(clock.Now)
 	return New([]Interceptor{ru, tu}, []StreamInterceptor{rs, ts})
 }
@@ -99,6 +99,7 @@ func TestRetryUnary(t *testing.T) {
 		{"529 overloaded retried", []error{httpErr(529, 0)}, 0, false, 2, []string{"http_529"}, []time.Duration{-1}},
 		{"quota exhausted not retried", []error{&provider.Error{Kind: provider.KindRateLimited, HTTPStatus: 429, Code: "insufficient_quota"}}, 0, true, 1, []string{"http_429"}, nil},
 		{"retry-after beyond deadline fails fast", []error{httpErr(429, 30*time.Second)}, 5 * time.Second, true, 1, []string{"http_429"}, nil},
+		{"retry-after beyond max_retry_after fails fast", []error{httpErr(429, time.Hour)}, 0, true, 1, []string{"http_429"}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,6 +147,12 @@ func TestRetryUnary(t *testing.T) {
 				var pe *provider.Error
 				if !errors.As(err, &pe) || pe.RetryAfter != 30*time.Second || !errors.Is(err, ErrRetryAfterBeyondDeadline) {
 					t.Errorf("err = %v, want the provider error with its delay, marked beyond deadline", err)
+				}
+			}
+			if tc.name == "retry-after beyond max_retry_after fails fast" {
+				var pe *provider.Error
+				if !errors.As(err, &pe) || pe.RetryAfter != time.Hour || !errors.Is(err, ErrRetryAfterTooLong) {
+					t.Errorf("err = %v, want the provider error with its delay, marked too long", err)
 				}
 			}
 		})
