@@ -106,10 +106,11 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if capture != nil {
+		capture.RedactResponse(rt.redact.Bytes, rt.redact.longest())
 		capture.StartResponse(resp.StatusCode, rt.redact.Headers(resp.Header))
 	}
 	if rt.idle > 0 || capture != nil {
-		resp.Body = newWatchedBody(resp.Body, rt.idle, capture, rt.redact)
+		resp.Body = newWatchedBody(resp.Body, rt.idle, capture)
 	}
 	return resp, nil
 }
@@ -135,13 +136,12 @@ type watchedBody struct {
 	timer    *time.Timer
 	timedOut atomic.Bool
 	capture  *provider.Capture
-	redact   *Redactor
 	once     sync.Once
 	eof      bool
 }
 
-func newWatchedBody(rc io.ReadCloser, idle time.Duration, c *provider.Capture, r *Redactor) *watchedBody {
-	w := &watchedBody{rc: rc, idle: idle, capture: c, redact: r}
+func newWatchedBody(rc io.ReadCloser, idle time.Duration, c *provider.Capture) *watchedBody {
+	w := &watchedBody{rc: rc, idle: idle, capture: c}
 	if idle > 0 {
 		w.timer = time.AfterFunc(idle, func() {
 			w.timedOut.Store(true)
@@ -163,7 +163,7 @@ func (w *watchedBody) Read(p []byte) (int, error) {
 		w.timer.Reset(w.idle)
 	}
 	if n > 0 && w.capture != nil {
-		w.capture.AppendResponse(w.redact.Bytes(p[:n]))
+		w.capture.AppendResponse(p[:n]) // redacted whole by Snapshot
 	}
 	return n, err
 }
@@ -258,6 +258,17 @@ func (r *Redactor) URL(u *url.URL) string {
 		c.RawQuery = q.Encode()
 	}
 	return r.String(c.String())
+}
+
+// longest is the length of the longest secret (0 for none).
+func (r *Redactor) longest() int {
+	n := 0
+	if r != nil {
+		for _, s := range r.secrets {
+			n = max(n, len(s))
+		}
+	}
+	return n
 }
 
 // Bytes returns p with every configured secret replaced (p itself when

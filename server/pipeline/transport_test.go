@@ -179,3 +179,45 @@ func TestCloseDrainsForReuse(t *testing.T) {
 		t.Errorf("%d connections for 3 sequential requests, want 1", n)
 	}
 }
+
+// TestCaptureRedactsAcrossReads: a secret the provider echoes back is
+// redacted in the capture even when it arrives split over two reads, or
+// straddles the capture limit.
+func TestCaptureRedactsAcrossReads(t *testing.T) {
+	t.Parallel()
+	half := len(secret) / 2
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"echo":"`+secret[:half])
+		w.(http.Flusher).Flush()
+		time.Sleep(5 * time.Millisecond) // the second half comes in another read
+		io.WriteString(w, secret[half:]+`","pad":"`+strings.Repeat("p", 40)+`"}`)
+	}))
+	defer upstream.Close()
+	client := NewHTTPClient(DefaultTransportConfig, NewRedactor(secret))
+	for _, limit := range []int{0, len(`{"echo":"`) + 4} { // no cap; a cap inside the secret
+		capture := &provider.Capture{Limit: limit}
+		req, _ := http.NewRequestWithContext(provider.WithCapture(context.Background(), capture), http.MethodPost, upstream.URL, strings.NewReader("{}"))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !bytes.Contains(body, []byte(secret)) {
+			t.Fatal("the adapter must still see the real body")
+		}
+		s := capture.Snapshot()
+		for i := 4; i <= len(secret); i++ {
+			if bytes.Contains(s.Response, []byte(secret[:i])) {
+				t.Errorf("limit %d: %d bytes of the secret in the capture %q", limit, i, s.Response)
+				break
+			}
+		}
+		if limit == 0 && !bytes.Contains(s.Response, []byte(`"echo":"[REDACTED]"`)) {
+			t.Errorf("capture %q", s.Response)
+		}
+		if limit > 0 && (len(s.Response) != limit || !s.ResponseCut) {
+			t.Errorf("limit %d: captured %d bytes, cut %v", limit, len(s.Response), s.ResponseCut)
+		}
+	}
+}

@@ -14,6 +14,12 @@ type Capture struct {
 
 	mu sync.Mutex
 	d  CaptureData
+	// redact, when set, removes secrets from the response body; slack is
+	// the longest secret's length. The body is kept raw up to Limit+slack
+	// and redacted whole when read, so that a secret split across two
+	// reads, or across the cut at Limit, is still found.
+	redact func([]byte) []byte
+	slack  int
 }
 
 // CaptureData is what a Capture holds.
@@ -49,6 +55,14 @@ func (c *Capture) StartRequest(method, url string, headers map[string]string, bo
 	c.d.Request, c.d.RequestCut = capBytes(nil, body, c.Limit)
 }
 
+// RedactResponse makes Snapshot remove secrets from the response body
+// with redact; slack is the length of the longest secret.
+func (c *Capture) RedactResponse(redact func([]byte) []byte, slack int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.redact, c.slack = redact, slack
+}
+
 // StartResponse records the response status and (redacted) headers.
 func (c *Capture) StartResponse(status int, headers map[string]string) {
 	c.mu.Lock()
@@ -63,16 +77,28 @@ func (c *Capture) AppendResponse(p []byte) {
 	if c.d.ResponseCut {
 		return
 	}
-	c.d.Response, c.d.ResponseCut = capBytes(c.d.Response, p, c.Limit)
+	limit := c.Limit
+	if limit > 0 {
+		limit += c.slack
+	}
+	c.d.Response, c.d.ResponseCut = capBytes(c.d.Response, p, limit)
 }
 
-// Snapshot returns a copy of what was captured so far.
+// Snapshot returns a copy of what was captured so far, the response body
+// redacted and cut at Limit.
 func (c *Capture) Snapshot() CaptureData {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d := c.d
 	d.Request = append([]byte(nil), c.d.Request...)
-	d.Response = append([]byte(nil), c.d.Response...)
+	resp := append([]byte(nil), c.d.Response...)
+	if c.redact != nil {
+		resp = c.redact(resp)
+	}
+	if c.Limit > 0 && len(resp) > c.Limit {
+		resp, d.ResponseCut = resp[:c.Limit], true
+	}
+	d.Response = resp
 	return d
 }
 
