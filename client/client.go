@@ -1,6 +1,9 @@
 // Package client is the Go client of llmrelay: a thin layer over the
-// generated gRPC client that adds the service-config retry on UNAVAILABLE
-// and streams that fold their events into the final message.
+// generated gRPC client with streams that fold their events into the final
+// message. It adds no retry policy: the gateway already retried the
+// provider before answering UNAVAILABLE (a client retry would multiply the
+// provider calls), and gRPC's transparent retry covers calls that never
+// reached the gateway.
 package client
 
 import (
@@ -19,22 +22,6 @@ import (
 // Accumulator folds stream events into the final message (the same one
 // the server uses).
 type Accumulator = fold.Accumulator
-
-// retryServiceConfig retries UNAVAILABLE only (AIP-194): the gateway
-// itself retries the provider, and RESOURCE_EXHAUSTED carries RetryInfo for
-// the caller to decide.
-const retryServiceConfig = `{
-  "methodConfig": [{
-    "name": [{"service": "llmrelay.v1.GatewayService"}, {"service": "llmrelay.v1.ExtractService"}],
-    "retryPolicy": {
-      "maxAttempts": 3,
-      "initialBackoff": "0.2s",
-      "maxBackoff": "2s",
-      "backoffMultiplier": 2,
-      "retryableStatusCodes": ["UNAVAILABLE"]
-    }
-  }]
-}`
 
 // Option configures a Client.
 type Option interface{ apply(*options) }
@@ -72,7 +59,7 @@ func New(target string, opts ...Option) (*Client, error) {
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
-	dial := []grpc.DialOption{grpc.WithDefaultServiceConfig(retryServiceConfig)}
+	var dial []grpc.DialOption
 	if !o.tls {
 		dial = append(dial, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	}
