@@ -23,9 +23,12 @@ func (p *Provider) buildChatRequest(req *provider.Request, stream bool) ([]byte,
 	}
 	var warnings []string
 	w := chatRequest{Model: req.Model}
-	msgs, err := p.encodeMessages(req.Messages, req.Reasoning)
+	msgs, droppedReasoning, err := p.encodeMessages(req.Messages, req.Reasoning)
 	if err != nil {
 		return nil, nil, err
+	}
+	if droppedReasoning > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d reasoning part(s) of earlier assistant turns not sent: Chat Completions has no field for them", droppedReasoning))
 	}
 	w.Messages = msgs
 	for _, t := range req.Tools {
@@ -133,7 +136,12 @@ func (p *Provider) invalid(format string, args ...any) *provider.Error {
 
 // encodeMessages converts the conversation. Tool messages become one
 // {"role":"tool"} message per tool_result part.
-func (p *Provider) encodeMessages(in []*llmrelayv1.Message, reasoning bool) ([]chatMessage, error) {
+//
+// Reasoning parts of assistant turns (from another provider, or from the
+// Responses API) have no place in this format: they are left out and
+// counted, for one warning.
+func (p *Provider) encodeMessages(in []*llmrelayv1.Message, reasoning bool) ([]chatMessage, int, error) {
+	droppedReasoning := 0
 	out := make([]chatMessage, 0, len(in))
 	for i, m := range in {
 		if m == nil {
@@ -147,13 +155,13 @@ func (p *Provider) encodeMessages(in []*llmrelayv1.Message, reasoning bool) ([]c
 			}
 			content, err := p.encodeContent(m.GetParts(), i, false)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			out = append(out, chatMessage{Role: role, Content: content, Name: m.GetName()})
 		case llmrelayv1.Role_ROLE_USER:
 			content, err := p.encodeContent(m.GetParts(), i, true)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			out = append(out, chatMessage{Role: "user", Content: content, Name: m.GetName()})
 		case llmrelayv1.Role_ROLE_ASSISTANT:
@@ -167,6 +175,8 @@ func (p *Provider) encodeMessages(in []*llmrelayv1.Message, reasoning bool) ([]c
 					hasText = true
 				case *llmrelayv1.Part_Refusal:
 					cm.Refusal += k.Refusal
+				case *llmrelayv1.Part_Reasoning:
+					droppedReasoning++
 				case *llmrelayv1.Part_ToolCall:
 					args := k.ToolCall.GetArguments()
 					if args == "" {
@@ -176,7 +186,7 @@ func (p *Provider) encodeMessages(in []*llmrelayv1.Message, reasoning bool) ([]c
 						Function: wireFunction{Name: k.ToolCall.GetName(), Arguments: args}})
 				case nil:
 				default:
-					return nil, p.invalid("messages[%d]: assistant messages carry text, refusal and tool_call parts only", i)
+					return nil, 0, p.invalid("messages[%d]: assistant messages carry text, refusal, reasoning and tool_call parts only", i)
 				}
 			}
 			switch {
@@ -193,19 +203,19 @@ func (p *Provider) encodeMessages(in []*llmrelayv1.Message, reasoning bool) ([]c
 			for _, part := range m.GetParts() {
 				tr := part.GetToolResult()
 				if tr == nil {
-					return nil, p.invalid("messages[%d]: tool messages carry tool_result parts only", i)
+					return nil, 0, p.invalid("messages[%d]: tool messages carry tool_result parts only", i)
 				}
 				out = append(out, chatMessage{Role: "tool", ToolCallID: tr.GetCallId(), Content: mustJSON(tr.GetContent())})
 				n++
 			}
 			if n == 0 {
-				return nil, p.invalid("messages[%d]: tool message without tool_result parts", i)
+				return nil, 0, p.invalid("messages[%d]: tool message without tool_result parts", i)
 			}
 		default:
-			return nil, p.invalid("messages[%d]: unsupported role %s", i, m.GetRole())
+			return nil, 0, p.invalid("messages[%d]: unsupported role %s", i, m.GetRole())
 		}
 	}
-	return out, nil
+	return out, droppedReasoning, nil
 }
 
 // encodeContent encodes system/user content: a plain string when it is a

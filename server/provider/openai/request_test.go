@@ -252,3 +252,32 @@ func TestEmbedRequestDefaults(t *testing.T) {
 		t.Errorf("got %s, want %s", body, want)
 	}
 }
+
+// TestChatDropsHistoryReasoning: an assistant turn that carries reasoning
+// (from another provider, or from the Responses API) is sent without it,
+// with a warning, instead of failing the call.
+func TestChatDropsHistoryReasoning(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []*llmrelayv1.Message{
+		{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: "2+2?"}}}},
+		{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{
+			{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: "add them", Signature: "sig", Provider: "anthropic"}}},
+			{Kind: &llmrelayv1.Part_Text{Text: "4"}},
+		}},
+		{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: "and 3+3?"}}}},
+	}
+	body, warnings, err := p.buildChatRequest(&provider.Request{Model: "m", Messages: msgs, Options: &llmrelayv1.GenerationOptions{}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), `{"role":"assistant","content":"4"}`) || strings.Contains(string(body), "add them") {
+		t.Errorf("body %s", body)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "1 reasoning part") {
+		t.Errorf("warnings %q", warnings)
+	}
+}
