@@ -5,12 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -85,12 +83,11 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 	if err != nil {
 		return nil, nil, nil, invalid("", "encode request: %v", err)
 	}
-	if extra := req.ProviderOptions.GetExtraBody(); len(extra.GetFields()) > 0 {
-		if body, err = mergeExtraBody(body, extra.GetFields()); err != nil {
-			return nil, nil, nil, err
-		}
+	body, extraWarnings, err := provider.MergeExtraBody(body, req.ProviderOptions.GetExtraBody(), "model", "stream")
+	if err != nil {
+		return nil, nil, nil, invalid("extra_body", "%v", err)
 	}
-	return body, betas, warnings, nil
+	return body, betas, append(warnings, extraWarnings...), nil
 }
 
 // applyOptions maps the generation options. Options Anthropic has no
@@ -432,25 +429,4 @@ func convertToolChoice(o *llmrelayv1.GenerationOptions) (*wireToolChoice, error)
 		tc.DisableParallelToolUse = true
 	}
 	return tc, nil
-}
-
-// mergeExtraBody sets extra_body's top-level fields on the body (they win).
-// The merged body's keys are sorted.
-func mergeExtraBody(body []byte, extra map[string]*structpb.Value) ([]byte, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, invalid("extra_body", "merge extra_body: %v", err)
-	}
-	for _, k := range slices.Sorted(maps.Keys(extra)) {
-		raw, err := protojson.Marshal(extra[k])
-		if err != nil {
-			return nil, invalid("extra_body."+k, "encode extra_body field: %v", err)
-		}
-		m[k] = raw
-	}
-	out, err := json.Marshal(m)
-	if err != nil {
-		return nil, invalid("extra_body", "merge extra_body: %v", err)
-	}
-	return out, nil
 }

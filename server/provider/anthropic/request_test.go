@@ -288,3 +288,33 @@ func TestReasoningRoundTrip(t *testing.T) {
 		t.Errorf("sent back:\n%s\nresponse content:\n%s\nwarnings %q", got, want, warnings)
 	}
 }
+
+// TestExtraBodyCannotTurnStreamingOff: stream and model are the adapter's;
+// extra_body cannot change them (a stream answered as JSON could not be
+// read), and says so.
+func TestExtraBodyCannotTurnStreamingOff(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra, err := structpb.NewStruct(map[string]any{"stream": false, "model": "other", "top_k": 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _, warnings, err := p.buildRequest(&provider.Request{Model: model, Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("hi"))},
+		Options: &llmrelayv1.GenerationOptions{}, ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: extra}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["stream"] != true || m["model"] != model || m["top_k"] != 5.0 {
+		t.Errorf("body %s", body)
+	}
+	if len(warnings) != 2 {
+		t.Errorf("warnings %q", warnings)
+	}
+}

@@ -49,32 +49,18 @@ func (p *Provider) encodeRequestWarn(req *provider.Request) ([]byte, []string, e
 }
 
 // encodeBody marshals v and merges ProviderOptions.extra_body into it
-// (extra fields win).
+// (extra fields win; the model and the streaming mode are in the URL, so
+// no field is reserved).
 func encodeBody(v any, po *llmrelayv1.ProviderOptions) ([]byte, error) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return nil, invalidRequest("encoding request: %v", err)
 	}
-	extra := po.GetExtraBody().GetFields()
-	if len(extra) == 0 {
-		return body, nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, invalidRequest("merging extra_body: %v", err)
-	}
-	for k, val := range extra {
-		raw, err := json.Marshal(val.AsInterface())
-		if err != nil {
-			return nil, invalidRequest("extra_body field %q: %v", k, err)
-		}
-		m[k] = raw
-	}
-	out, err := json.Marshal(m)
+	body, _, err = provider.MergeExtraBody(body, po.GetExtraBody()) // nothing reserved: no warning
 	if err != nil {
-		return nil, invalidRequest("merging extra_body: %v", err)
+		return nil, invalidRequest("%v", err)
 	}
-	return out, nil
+	return body, nil
 }
 
 // callInfo is what a tool result needs from the call it answers.

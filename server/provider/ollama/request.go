@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"sort"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -411,79 +410,14 @@ func formatKeepAlive(d *durationpb.Duration) (string, error) {
 	return s, nil
 }
 
-// mergeExtraBody sets extra_body's top-level fields in the body, keeping
-// the body's key order (new keys are appended sorted). "stream" cannot be
-// overridden: the adapter's parsing depends on it.
+// mergeExtraBody is provider.MergeExtraBody with the fields the adapter
+// sets itself reserved ("stream": the answer's parsing depends on it).
 func mergeExtraBody(body []byte, extra *structpb.Struct) ([]byte, []string, error) {
-	if extra == nil || len(extra.Fields) == 0 {
-		return body, nil, nil
+	out, warnings, err := provider.MergeExtraBody(body, extra, "model", "stream")
+	if err != nil {
+		return nil, nil, invalidRequest("extra_body", "%v", err)
 	}
-	var warnings []string
-	fields := map[string]json.RawMessage{}
-	for k, v := range extra.Fields {
-		if k == "stream" {
-			warnings = append(warnings, "extra_body.stream ignored: the gateway decides streaming")
-			continue
-		}
-		b, err := marshal(v.AsInterface())
-		if err != nil {
-			return nil, nil, invalidRequest("extra_body."+k, "encode extra_body.%s: %v", k, err)
-		}
-		fields[k] = b
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if _, err := dec.Token(); err != nil { // {
-		return nil, nil, invalidRequest("", "merge extra_body: %v", err)
-	}
-	var out bytes.Buffer
-	out.WriteByte('{')
-	n := 0
-	write := func(k string, v json.RawMessage) error {
-		kb, err := marshal(k)
-		if err != nil {
-			return invalidRequest("extra_body", "encode key %q: %v", k, err)
-		}
-		if n > 0 {
-			out.WriteByte(',')
-		}
-		out.Write(kb)
-		out.WriteByte(':')
-		out.Write(v)
-		n++
-		return nil
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, nil, invalidRequest("", "merge extra_body: %v", err)
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, invalidRequest("", "merge extra_body: %v", err)
-		}
-		if ev, ok := fields[key]; ok {
-			v = ev
-			delete(fields, key)
-		}
-		if err := write(key, v); err != nil {
-			return nil, nil, err
-		}
-	}
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := write(k, fields[k]); err != nil {
-			return nil, nil, err
-		}
-	}
-	out.WriteByte('}')
-	sort.Strings(warnings)
-	return out.Bytes(), warnings, nil
+	return out, warnings, nil
 }
 
 // buildEmbedRequest translates an embeddings request into an /api/embed

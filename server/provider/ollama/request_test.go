@@ -211,7 +211,7 @@ func TestMergeExtraBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"model":"override","stream":false,"n":1.50,"a":"x","z":1}`; string(out) != want {
+	if want := `{"model":"m","stream":false,"n":1.50,"a":"x","z":1}`; string(out) != want { // model is the adapter's
 		t.Errorf("merged = %s, want %s", out, want)
 	}
 }

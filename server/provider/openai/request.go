@@ -1,15 +1,11 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
-
-	"google.golang.org/protobuf/types/known/structpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -123,11 +119,11 @@ func (p *Provider) buildChatRequest(req *provider.Request, stream bool) ([]byte,
 	if err != nil {
 		return nil, nil, p.invalid("encode request: %v", err)
 	}
-	body, err = mergeExtraBody(body, req.ProviderOptions.GetExtraBody())
+	body, extraWarnings, err := provider.MergeExtraBody(body, req.ProviderOptions.GetExtraBody(), "model", "stream", "stream_options")
 	if err != nil {
-		return nil, nil, p.invalid("extra_body: %v", err)
+		return nil, nil, p.invalid("%v", err)
 	}
-	return body, warnings, nil
+	return body, append(warnings, extraWarnings...), nil
 }
 
 func (p *Provider) invalid(format string, args ...any) *provider.Error {
@@ -314,80 +310,11 @@ func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, error)
 	if err != nil {
 		return nil, p.invalid("encode request: %v", err)
 	}
-	body, err = mergeExtraBody(body, req.ProviderOptions.GetExtraBody())
+	body, _, err = provider.MergeExtraBody(body, req.ProviderOptions.GetExtraBody()) // no reserved field: no warning
 	if err != nil {
-		return nil, p.invalid("extra_body: %v", err)
+		return nil, p.invalid("%v", err)
 	}
 	return body, nil
-}
-
-// mergeExtraBody sets extra's fields at the top level of the JSON object
-// body: existing keys are replaced in place, new keys appended in sorted
-// order. The gateway's own key order is kept.
-func mergeExtraBody(body []byte, extra *structpb.Struct) ([]byte, error) {
-	if len(extra.GetFields()) == 0 {
-		return body, nil
-	}
-	type field struct {
-		key string
-		val json.RawMessage
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, fmt.Errorf("request body is not a JSON object")
-	}
-	var fields []field
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, fmt.Errorf("unexpected token %v", tok)
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		fields = append(fields, field{key, v})
-	}
-	keys := make([]string, 0, len(extra.GetFields()))
-	for k := range extra.GetFields() {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v, err := json.Marshal(extra.GetFields()[k].AsInterface())
-		if err != nil {
-			return nil, fmt.Errorf("field %q: %w", k, err)
-		}
-		replaced := false
-		for i := range fields {
-			if fields[i].key == k {
-				fields[i].val, replaced = v, true
-			}
-		}
-		if !replaced {
-			fields = append(fields, field{k, v})
-		}
-	}
-	var out bytes.Buffer
-	out.WriteByte('{')
-	for i, f := range fields {
-		if i > 0 {
-			out.WriteByte(',')
-		}
-		kb, err := json.Marshal(f.key)
-		if err != nil {
-			return nil, err
-		}
-		out.Write(kb)
-		out.WriteByte(':')
-		out.Write(f.val)
-	}
-	out.WriteByte('}')
-	return out.Bytes(), nil
 }
 
 // toolParameters is a tool's JSON Schema as sent (both formats).

@@ -204,40 +204,6 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-func TestMergeExtraBody(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		name, in string
-		extra    map[string]any
-		want     string
-	}{
-		{"no extra", `{"model":"m","n":1}`, nil, `{"model":"m","n":1}`},
-		{"replace in place and append sorted", `{"model":"m","temperature":0.5,"stream":true}`,
-			map[string]any{"temperature": 1.0, "zeta": "z", "alpha": []any{1.0, "x"}},
-			`{"model":"m","temperature":1,"stream":true,"alpha":[1,"x"],"zeta":"z"}`},
-		{"null value", `{"model":"m"}`, map[string]any{"user": nil}, `{"model":"m","user":null}`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			var extra *structpb.Struct
-			if tc.extra != nil {
-				extra = mustStruct(t, tc.extra)
-			}
-			got, err := mergeExtraBody([]byte(tc.in), extra)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tc.want {
-				t.Errorf("got %s, want %s", got, tc.want)
-			}
-		})
-	}
-	if _, err := mergeExtraBody([]byte(`[1]`), mustStruct(t, map[string]any{"a": 1.0})); err == nil {
-		t.Error("merge into a non-object: no error")
-	}
-}
-
 func TestEmbedRequestDefaults(t *testing.T) {
 	t.Parallel()
 	p, err := New(testKey)

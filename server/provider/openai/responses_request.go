@@ -130,11 +130,11 @@ func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]
 	if err != nil {
 		return nil, nil, p.invalid("encode request: %v", err)
 	}
-	body, err = mergeExtraBody(body, req.ProviderOptions.GetExtraBody())
+	body, extraWarnings, err := provider.MergeExtraBody(body, req.ProviderOptions.GetExtraBody(), "model", "stream", "store", "include")
 	if err != nil {
-		return nil, nil, p.invalid("extra_body: %v", err)
+		return nil, nil, p.invalid("%v", err)
 	}
-	return body, warnings, nil
+	return body, append(warnings, extraWarnings...), nil
 }
 
 // reasoningEffortWire is the wire value of a reasoning effort; "" when

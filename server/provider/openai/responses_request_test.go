@@ -302,11 +302,13 @@ func TestBuildResponsesRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := `{"model":"m","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"x"}]}],` +
-			`"tool_choice":{"type":"function","name":"f"},"text":{"format":{"type":"json_object"}},"store":true,"truncation":"auto"}`
+			`"tool_choice":{"type":"function","name":"f"},"text":{"format":{"type":"json_object"}},"store":false,"truncation":"auto"}`
 		if string(body) != want {
 			t.Errorf("body\n%s\nwant\n%s", body, want)
 		}
-		if len(warnings) != 4 || !strings.Contains(warnings[0], "names") {
+		// store is the adapter's (provider_options.openai.store decides
+		// it, and with it how reasoning items are sent back).
+		if len(warnings) != 5 || !strings.Contains(warnings[0], "names") || warnings[4] != "extra_body.store ignored: the gateway sets it" {
 			t.Errorf("warnings %q", warnings)
 		}
 	})
