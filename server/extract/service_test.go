@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -105,7 +106,7 @@ func TestServiceErrors(t *testing.T) {
 			case !errors.As(err, &se) || se.Offset != tc.offset:
 				t.Fatalf("error %#v, want *SyntaxError at %d", err, tc.offset)
 			}
-			if _, ok := err.(interface{ GRPCStatus() any }); ok {
+			if _, ok := err.(interface{ GRPCStatus() *status.Status }); ok {
 				t.Errorf("errors must not build gRPC statuses themselves")
 			}
 		})

@@ -91,11 +91,13 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		if req.Body != nil && req.GetBody != nil {
 			rc, err := req.GetBody()
 			if err != nil {
+				closeRequestBody(req) // a RoundTripper closes the body, even on error
 				return nil, fmt.Errorf("capture request body: %w", err)
 			}
 			body, err = io.ReadAll(rc)
 			_ = rc.Close() // an in-memory copy; closing cannot fail meaningfully
 			if err != nil {
+				closeRequestBody(req)
 				return nil, fmt.Errorf("capture request body: %w", err)
 			}
 		}
@@ -110,7 +112,11 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		capture.StartResponse(resp.StatusCode, rt.redact.Headers(resp.Header))
 	}
 	if rt.idle > 0 || capture != nil {
-		resp.Body = newWatchedBody(resp.Body, rt.idle, capture)
+		w := newWatchedBody(resp.Body, rt.idle, capture)
+		// Over HTTP/2, closing an unfinished body resets just its stream
+		// and the connection stays: nothing to drain.
+		w.noDrain = resp.ProtoMajor >= 2
+		resp.Body = w
 	}
 	return resp, nil
 }
@@ -138,6 +144,7 @@ type watchedBody struct {
 	capture  *provider.Capture
 	once     sync.Once
 	eof      bool
+	noDrain  bool // HTTP/2: closing early does not cost the connection
 }
 
 func newWatchedBody(rc io.ReadCloser, idle time.Duration, c *provider.Capture) *watchedBody {
@@ -181,7 +188,7 @@ func (w *watchedBody) Close() error {
 		if w.timer != nil {
 			w.timer.Stop()
 		}
-		if !w.eof {
+		if !w.eof && !w.noDrain {
 			// An adapter that stops at the provider's final event ([DONE],
 			// message_stop) leaves the last bytes and the chunked
 			// terminator unread, and an HTTP/1 connection closed before

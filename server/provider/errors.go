@@ -149,25 +149,13 @@ func NewHTTPError(providerName string, resp *http.Response, requestIDHeader stri
 		Provider:   providerName,
 		Kind:       KindForStatus(resp.StatusCode),
 		HTTPStatus: resp.StatusCode,
-		RetryAfter: RetryAfter(resp.Header, responseTime(resp)),
+		RetryAfter: RetryAfter(resp.Header, ResponseDate(resp.Header)),
+		Message:    http.StatusText(resp.StatusCode), // the adapter's body parsing refines it
 	}
 	if requestIDHeader != "" {
 		e.RequestID = HeaderValue(resp.Header, requestIDHeader)
 	}
-	if e.Message == "" {
-		e.Message = http.StatusText(resp.StatusCode)
-	}
 	return e
-}
-
-// responseTime is the response's Date header, or now.
-func responseTime(resp *http.Response) time.Time {
-	if d := resp.Header.Get("Date"); d != "" {
-		if t, err := http.ParseTime(d); err == nil {
-			return t
-		}
-	}
-	return time.Now()
 }
 
 // RetryAfter reads the delay a provider asked for: retry-after-ms

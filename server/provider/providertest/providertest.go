@@ -95,7 +95,10 @@ func Replay(t testing.TB, recs ...Recording) *Server {
 	s := &Server{Chunk: 7}
 	var n int
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Errorf("replay: reading the request body: %v", err)
+		}
 		s.mu.Lock()
 		s.requests = append(s.requests, Captured{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
 		rec := recs[min(n, len(recs)-1)]
