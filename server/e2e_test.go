@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/internal/config"
@@ -572,4 +574,65 @@ func TestUnixSocketPathKept(t *testing.T) {
 		t.Fatalf("stale socket: %v %v", lis, err)
 	}
 	lis[0].Close()
+}
+
+// TestE2EEchoedKeyRedacted: a provider that echoes the key in its error
+// texts (it happens: "Incorrect API key provided: sk-...") never gets it to
+// the caller, for every provider type: not in the status message, not in
+// the details, not in the retry reasons of a call that then succeeded.
+func TestE2EEchoedKeyRedacted(t *testing.T) {
+	t.Parallel()
+	const key = "sk-echoed-SECRET-key-0123456789"
+	echo := regexp.MustCompile(`("(?:message|error)"\s*:\s*")`)
+	load := func(path string) providertest.Recording {
+		rec := providertest.Load(t, path)
+		rec.Body = echo.ReplaceAll(rec.Body, []byte("${1}bad key "+key+" "))
+		if !bytes.Contains(rec.Body, []byte(key)) {
+			t.Fatalf("%s: no error text to echo the key in", path)
+		}
+		return rec
+	}
+	for _, c := range []struct{ typ, format, e500, e400, ok string }{
+		{"openai", "openai-chat", "openai/testdata/err_500.http", "openai/testdata/err_400.http", "openai/testdata/chat_plain.http"},
+		{"anthropic", "anthropic-messages", "anthropic/testdata/error_500.http", "anthropic/testdata/error_400.http", "anthropic/testdata/plain.http"},
+		{"gemini", "gemini", "gemini/testdata/error_500.http", "gemini/testdata/error_400.http", "gemini/testdata/plain.http"},
+		{"ollama", "ollama", "ollama/testdata/error_500.http", "ollama/testdata/error_400_tools.http", "ollama/testdata/chat_text.http"},
+	} {
+		t.Run(c.typ, func(t *testing.T) {
+			t.Parallel()
+			up := providertest.Replay(t, load("provider/"+c.e500), providertest.Load(t, "provider/"+c.ok), load("provider/"+c.e400))
+			yaml := `
+defaults:
+  retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}
+providers:
+  - {name: p, type: ` + c.typ + `, base_url: {{URL}}, api_key: ` + key + `}
+models:
+  - {name: m, provider: p, upstream_model: some-model, capabilities: {chat: {format: ` + c.format + `}}}
+`
+			cl, logs := startWith(t, yaml, up.URL)
+			req := &llmrelayv1.ChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("hi")}}
+			resp, err := cl.Chat(context.Background(), req) // 500 echoing the key, then success
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rr := resp.GetMeta().GetRetryReasons(); len(rr) != 1 || !strings.Contains(rr[0].GetMessage(), "[REDACTED]") {
+				t.Errorf("retry reasons %v", rr)
+			}
+			_, err = cl.Chat(context.Background(), req) // 400 echoing the key
+			st := status.Convert(err)
+			if st.Code() == codes.OK || len(st.Details()) == 0 {
+				t.Fatalf("status %v", st)
+			}
+			for _, text := range []string{protojson.Format(resp), st.Message(), protojson.Format(st.Proto()), logs.String()} {
+				for _, d := range st.Details() {
+					if m, ok := d.(proto.Message); ok {
+						text += protojson.Format(m)
+					}
+				}
+				if strings.Contains(text, key) {
+					t.Errorf("the key reached the caller or the logs: %s", text)
+				}
+			}
+		})
+	}
 }

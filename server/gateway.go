@@ -305,6 +305,10 @@ func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.Resp
 	rec := p.call.Record
 	meta.Attempts = rec.Attempts
 	meta.RetryReasons = rec.RetryReasons
+	for _, r := range meta.RetryReasons {
+		// The provider's own error text, which may echo the key back.
+		r.Message = clean(p.st.redact, r.Message)
+	}
 	meta.RequestDuration = durationpb.New(rec.RequestDuration)
 	meta.TotalDuration = durationpb.New(g.now().Sub(p.start))
 	if meta.ResolvedModel == "" {

@@ -502,7 +502,9 @@ func TestBadSuccessBody(t *testing.T) {
 }
 
 // TestAPIKeyNeverInErrors runs every failure path with a recognizable key
-// and checks no error text carries it.
+// and checks that the adapter adds it to no error text (the key travels in
+// a header; a provider echoing it back in its own text is redacted by the
+// server: TestE2EEchoedKeyRedacted).
 func TestAPIKeyNeverInErrors(t *testing.T) {
 	t.Parallel()
 	const secret = "sk-ant-api03-SECRETVALUE-do-not-log-0123456789"

@@ -428,7 +428,9 @@ func TestCanceled(t *testing.T) {
 	}
 }
 
-// TestAPIKeyNeverInErrors runs every failure path with a distinctive key.
+// TestAPIKeyNeverInErrors runs every failure path with a distinctive key
+// and checks that the adapter adds it to no error text (a provider echoing
+// it back is redacted by the server: TestE2EEchoedKeyRedacted).
 func TestAPIKeyNeverInErrors(t *testing.T) {
 	t.Parallel()
 	const key = "sk-ollama-SECRET-7d1e9a"
