@@ -300,10 +300,14 @@ models:
     capabilities:
       chat: {format: gemini}
 `, "BAD", bad.URL)
-	c, _ := startWith(t, yaml, good.URL)
+	c, logs := startWith(t, yaml, good.URL)
 	resp, err := c.Chat(context.Background(), chatReq())
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The RPC's log line names the deployment that served it.
+	if l := logs.String(); !strings.Contains(l, "msg=rpc") || !strings.Contains(l, "provider=west") || strings.Contains(l, "provider=east") {
+		t.Errorf("log: %s", l)
 	}
 	m := resp.GetMeta()
 	if m.GetRouting().GetDeployment() != "west" || len(m.GetRouting().GetTried()) != 1 || m.GetRouting().GetTried()[0] != "east" || m.GetProvider() != "west" {

@@ -25,7 +25,7 @@ func (g *gateway) Embed(ctx context.Context, req *llmrelayv1.EmbedRequest) (*llm
 	meta := g.finishMeta(p, res)
 	meta.EmbeddingsCount = int32(len(res.Embeddings))
 	if len(res.Embeddings) != len(req.GetInputs()) {
-		return nil, toStatus(ctx, provider.BadResponse(p.model.Provider.Type, "provider returned %d embeddings for %d inputs", len(res.Embeddings), len(req.GetInputs())), meta, st.redact, g.log)
+		return nil, toStatus(ctx, provider.BadResponse(p.providerType, "provider returned %d embeddings for %d inputs", len(res.Embeddings), len(req.GetInputs())), meta, st.redact, g.log)
 	}
 	return &llmrelayv1.EmbedResponse{Embeddings: res.Embeddings, Meta: meta}, nil
 }

@@ -62,6 +62,8 @@ type prepared struct {
 	// gets it adapted to its provider type (foreign reasoning signatures out).
 	messages     []*llmrelayv1.Message
 	providerType string
+	// info is the RPC's log record: it names the deployment actually used.
+	info *interceptor.Info
 }
 
 // use points the call at deployment d.
@@ -70,6 +72,7 @@ func (p *prepared) use(d *catalog.Deployment) {
 	p.call.Deployment = d.Name
 	p.meta.Provider = d.Provider.Name
 	p.providerType = d.Provider.Type
+	p.info.SetTarget(p.model.Name, d.Provider.Name)
 	if r := p.call.Request; r != nil {
 		// A fresh request per deployment: adapters may keep it while we
 		// move on to the next one.
@@ -236,7 +239,7 @@ func foreignReasoning(msgs []*llmrelayv1.Message, providerType string) ([]*llmre
 
 func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, protocol llmrelayv1.Protocol, capab *catalog.Capability) *prepared {
 	return &prepared{
-		st: st, model: m, start: g.startTime(ctx),
+		st: st, model: m, start: g.startTime(ctx), info: interceptor.InfoFrom(ctx),
 		call:  &pipeline.Call{Record: &pipeline.Record{}},
 		route: m.Route(rand.IntN),
 		meta: &llmrelayv1.ResponseMeta{
