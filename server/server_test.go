@@ -564,3 +564,25 @@ models:
 		t.Errorf("dropped = %v", d)
 	}
 }
+
+// TestProviderOptionsMismatch: options for another provider type fail with
+// the request field that carries them, or are dropped under
+// ignore_invalid_options.
+func TestProviderOptionsMismatch(t *testing.T) {
+	t.Parallel()
+	c, _ := defaultClient(t)
+	po := &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{Betas: []string{"x"}}}}
+	_, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("x")}, ProviderOptions: po})
+	if _, info, br := statusDetails(t, err); status.Code(err) != codes.InvalidArgument || info.GetReason() != "INVALID_OPTION" ||
+		br.GetFieldViolations()[0].GetField() != "provider_options.anthropic" {
+		t.Errorf("err %v, field %v", err, br)
+	}
+	resp, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("x")}, ProviderOptions: po,
+		Call: &llmrelayv1.CallOptions{IgnoreInvalidOptions: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := resp.GetMeta().GetDroppedOptions(); len(d) != 1 || d[0].GetOption() != "provider_options.anthropic" {
+		t.Errorf("dropped %v", d)
+	}
+}
