@@ -20,13 +20,11 @@ const MaxToolCalls = 1024
 
 // Accumulator folds stream events. The zero value is ready to use.
 type Accumulator struct {
-	start   *llmrelayv1.StreamStart
-	text    strings.Builder
-	refusal strings.Builder
-	order   []string // call ids in order of first delta
-	calls   map[string]*callState
-	usage   *llmrelayv1.Usage
-	end     *llmrelayv1.StreamEnd
+	start *llmrelayv1.StreamStart
+	order []string // call ids in order of first delta
+	calls map[string]*callState
+	usage *llmrelayv1.Usage
+	end   *llmrelayv1.StreamEnd
 	// parts keeps text and tool calls in the order they started, so the
 	// folded message has the same part order a unary answer has.
 	segments []segment
@@ -103,13 +101,11 @@ func (a *Accumulator) AddStart(s *llmrelayv1.StreamStart) { a.start = s }
 
 // AddText appends a text delta.
 func (a *Accumulator) AddText(s string) {
-	a.text.WriteString(s)
 	a.appendSegment(1, "", s)
 }
 
 // AddRefusal appends a refusal delta.
 func (a *Accumulator) AddRefusal(s string) {
-	a.refusal.WriteString(s)
 	a.appendSegment(2, "", s)
 }
 
@@ -206,8 +202,20 @@ func (a *Accumulator) AddUsage(u *llmrelayv1.Usage) { a.usage = u }
 // AddEnd records the final event.
 func (a *Accumulator) AddEnd(e *llmrelayv1.StreamEnd) { a.end = e }
 
-// Text is the text so far.
-func (a *Accumulator) Text() string { return a.text.String() }
+// Text is the text so far (the text segments joined: the accumulator keeps
+// each delta once).
+func (a *Accumulator) Text() string {
+	var b strings.Builder
+	for i := range a.segments {
+		if a.segments[i].kind == 1 {
+			b.WriteString(a.segments[i].text.String())
+		}
+	}
+	return b.String()
+}
+
+// ToolCallCount is the number of tool calls so far.
+func (a *Accumulator) ToolCallCount() int { return len(a.order) }
 
 // ToolCalls are the calls so far, in order of their first delta.
 func (a *Accumulator) ToolCalls() []*llmrelayv1.ToolCall {

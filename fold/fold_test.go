@@ -40,6 +40,11 @@ func TestInterleavedCallsKeyedByCallID(t *testing.T) {
 	if len(a.Open()) != 1 {
 		t.Errorf("open after done = %v", a.Open())
 	}
+	a.AddRefusal("no. ")
+	a.AddText("Done.")
+	if a.Text() != "Let me check. Done." || a.ToolCallCount() != 2 {
+		t.Errorf("text %q, %d calls", a.Text(), a.ToolCallCount())
+	}
 }
 
 func TestRejects(t *testing.T) {

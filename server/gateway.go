@@ -348,17 +348,21 @@ func rawData(c *provider.Capture, redact *pipeline.Redactor) *llmrelayv1.RawData
 
 // normalizeToolFinish applies "tool calls present ⇒ finish reason
 // TOOL_CALLS" and counts the calls.
-func normalizeToolFinish(meta *llmrelayv1.ResponseMeta, msg *llmrelayv1.Message) {
+func normalizeToolFinish(meta *llmrelayv1.ResponseMeta, n int32) {
+	meta.ToolCallCount = n
+	if n > 0 {
+		meta.FinishReason = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
+	}
+}
+
+func countToolCalls(msg *llmrelayv1.Message) int32 {
 	n := int32(0)
 	for _, p := range msg.GetParts() {
 		if p.GetToolCall() != nil {
 			n++
 		}
 	}
-	meta.ToolCallCount = n
-	if n > 0 {
-		meta.FinishReason = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
-	}
+	return n
 }
 
 // runUnary calls the provider and returns the message and the meta.
@@ -373,7 +377,7 @@ func (g *gateway) runUnary(ctx context.Context, p *prepared) (*llmrelayv1.Messag
 		res.Message = &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	}
 	meta := g.finishMeta(p, res)
-	normalizeToolFinish(meta, res.Message)
+	normalizeToolFinish(meta, countToolCalls(res.Message))
 	for _, part := range res.Message.GetParts() {
 		if r := part.GetReasoning(); r != nil {
 			r.Provider = p.providerType
@@ -604,7 +608,7 @@ func (r *relay) finish() error {
 		return err
 	}
 	meta := r.finalMeta()
-	normalizeToolFinish(meta, r.acc.message())
+	normalizeToolFinish(meta, int32(r.acc.acc.ToolCallCount())) // counted, not the whole message rebuilt
 	if meta.Usage != nil {
 		if err := r.send(r.sink.usage(meta.Usage)); err != nil {
 			return err
