@@ -585,11 +585,6 @@ func (r *relay) closeOpenCalls() error {
 }
 
 func (r *relay) finalMeta() *llmrelayv1.ResponseMeta {
-	rec := r.p.call.Record
-	if !rec.AttemptStart.IsZero() {
-		rec.RequestDuration += r.g.now().Sub(rec.AttemptStart)
-		rec.AttemptStart = time.Time{}
-	}
 	meta := r.g.finishMeta(r.p, &provider.Result{Meta: r.meta})
 	if r.usage != nil {
 		meta.Usage = r.usage

@@ -319,3 +319,71 @@ func TestRetryable(t *testing.T) {
 		}
 	}
 }
+
+// tickingStreams opens streams whose reads take time on the fake clock: the
+// first fails at its first read (after 3 s), the next ones send a text
+// after 2 s and end.
+type tickingStreams struct {
+	clock *fakeClock
+	n     int
+}
+
+func (p *tickingStreams) Generate(context.Context, *provider.Request) (*provider.Result, error) {
+	return nil, errors.New("unused")
+}
+
+func (p *tickingStreams) Stream(context.Context, *provider.Request) (provider.Stream, error) {
+	p.n++
+	if p.n == 1 {
+		return &tickingStream{clock: p.clock, d: 3 * time.Second, err: httpErr(502, 0)}, nil
+	}
+	return &tickingStream{clock: p.clock, d: 2 * time.Second, events: []*provider.Event{{Kind: provider.EventText, Text: "hi"}}}, nil
+}
+
+type tickingStream struct {
+	clock  *fakeClock
+	d      time.Duration
+	events []*provider.Event
+	err    error
+}
+
+func (s *tickingStream) Recv() (*provider.Event, error) {
+	s.clock.now = s.clock.now.Add(s.d)
+	s.d = 0
+	if s.err != nil {
+		return nil, s.err
+	}
+	if len(s.events) == 0 {
+		return nil, io.EOF
+	}
+	ev := s.events[0]
+	s.events = s.events[1:]
+	return ev, nil
+}
+
+func (s *tickingStream) Close() error { return nil }
+
+// TestStreamTimingCountsEveryAttempt: request_duration of a stream covers
+// the attempt that failed during the read-ahead as well as the one read to
+// its end, and not the backoff between them.
+func TestStreamTimingCountsEveryAttempt(t *testing.T) {
+	t.Parallel()
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	c := &Call{Provider: &tickingStreams{clock: clock}, Request: &provider.Request{}}
+	s, err := newTestPipeline(clock, 3).Stream(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := s.Recv(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	backoff := clock.sleeps[0]
+	if c.Record.Attempts != 2 || c.Record.RequestDuration != 5*time.Second {
+		t.Errorf("attempts %d, request duration %v (backoff %v), want 2 and 5s", c.Record.Attempts, c.Record.RequestDuration, backoff)
+	}
+}

@@ -2,14 +2,16 @@ package pipeline
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
-// Timing measures each attempt: it adds the attempt's duration to
-// Record.RequestDuration and marks Record.AttemptStart. Place it inside
-// Retry so that backoff waits are not counted.
+// Timing measures each attempt: it adds the attempt's duration (for a
+// stream, until the stream ends) to Record.RequestDuration and marks
+// Record.AttemptStart. Place it inside Retry so that backoff waits are not
+// counted.
 func Timing(now func() time.Time) (Interceptor, StreamInterceptor) {
 	unary := func(ctx context.Context, c *Call, next Handler) (*provider.Result, error) {
 		start := now()
@@ -24,10 +26,32 @@ func Timing(now func() time.Time) (Interceptor, StreamInterceptor) {
 		s, err := next(ctx, c)
 		if err != nil {
 			c.Record.RequestDuration += now().Sub(start)
+			return nil, err
 		}
-		// A successful stream's reading time is added by the server when
-		// the stream ends (Record.AttemptStart to the end).
-		return s, err
+		// The attempt lasts until its stream ends: the last event, an
+		// error (a failed read-ahead that Retry moves past included), or
+		// Close.
+		return &timedStream{Stream: s, end: func() { c.Record.RequestDuration += now().Sub(start) }}, nil
 	}
 	return unary, stream
+}
+
+// timedStream calls end once, when the stream ends.
+type timedStream struct {
+	provider.Stream
+	end  func()
+	once sync.Once
+}
+
+func (t *timedStream) Recv() (*provider.Event, error) {
+	ev, err := t.Stream.Recv()
+	if err != nil {
+		t.once.Do(t.end)
+	}
+	return ev, err
+}
+
+func (t *timedStream) Close() error {
+	t.once.Do(t.end)
+	return t.Stream.Close()
 }
