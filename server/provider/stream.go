@@ -79,3 +79,9 @@ type ToolCallDelta struct {
 	// when it arrives.
 	Signature string
 }
+
+// ErrStreamClosed is what Recv returns after Close: the caller's own doing,
+// so KindCanceled (a fresh error each time: callers may annotate it).
+func ErrStreamClosed(providerName string) *Error {
+	return &Error{Provider: providerName, Kind: KindCanceled, Message: "stream closed"}
+}

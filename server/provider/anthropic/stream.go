@@ -64,7 +64,7 @@ func newStream(resp *http.Response, warnings []string) *stream {
 func (s *stream) Recv() (*provider.Event, error) {
 	for {
 		if s.closed {
-			return nil, &provider.Error{Provider: providerName, Kind: provider.KindCanceled, Message: "stream closed"}
+			return nil, provider.ErrStreamClosed(providerName)
 		}
 		if len(s.pending) > 0 {
 			ev := s.pending[0]

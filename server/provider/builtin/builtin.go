@@ -27,7 +27,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -340,7 +339,7 @@ type stream struct {
 
 func (s *stream) Recv() (*provider.Event, error) {
 	if s.closed {
-		return nil, errors.New("builtin: stream closed")
+		return nil, provider.ErrStreamClosed("builtin")
 	}
 	if err := s.ctx.Err(); err != nil {
 		return nil, provider.TransportError("builtin", err)

@@ -131,8 +131,9 @@ func TestStreamMatchesGenerate(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Recv(); err == nil {
-		t.Error("Recv after Close must fail")
+	var pe *provider.Error
+	if _, err := s.Recv(); !errors.As(err, &pe) || pe.Kind != provider.KindCanceled {
+		t.Errorf("Recv after Close: %v, want a canceled *provider.Error (not an internal error)", err)
 	}
 }
 

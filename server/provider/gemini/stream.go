@@ -45,14 +45,12 @@ func (p *Provider) newStream(resp *http.Response, warnings ...string) *stream {
 	return s
 }
 
-var errClosed = &provider.Error{Provider: providerName, Kind: provider.KindCanceled, Message: "stream closed"}
-
 // Recv returns the next event, io.EOF after the end of a complete stream,
 // or a *provider.Error.
 func (s *stream) Recv() (*provider.Event, error) {
 	for {
 		if s.closed {
-			return nil, errClosed
+			return nil, provider.ErrStreamClosed(providerName)
 		}
 		if len(s.queue) > 0 {
 			ev := s.queue[0]

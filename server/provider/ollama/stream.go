@@ -58,7 +58,7 @@ func newStream(resp *http.Response, salt string, warnings []string) *stream {
 func (s *stream) Recv() (*provider.Event, error) {
 	for {
 		if s.closed {
-			return nil, &provider.Error{Provider: providerName, Kind: provider.KindCanceled, Message: "stream closed"}
+			return nil, provider.ErrStreamClosed(providerName)
 		}
 		if s.head < len(s.queue) {
 			ev := s.queue[s.head]

@@ -55,7 +55,7 @@ func (s *eventLoop) push(ev *provider.Event) { s.queue = append(s.queue, ev) }
 func (s *eventLoop) Recv() (*provider.Event, error) {
 	for {
 		if s.closed {
-			return nil, &provider.Error{Provider: s.p.name, Kind: provider.KindCanceled, Message: "stream closed"}
+			return nil, provider.ErrStreamClosed(s.p.name)
 		}
 		if s.qpos < len(s.queue) {
 			ev := s.queue[s.qpos]
