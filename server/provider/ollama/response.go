@@ -35,13 +35,19 @@ func parseChatResponse(body []byte, salt string) (*provider.Result, error) {
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, provider.BadResponse(providerName, "chat response is not valid JSON: %v", err)
 	}
-	if e := inBandError(r.Error, 200, ""); e != nil && r.Message == nil {
-		return nil, e
+	inBand := inBandError(r.Error, 200, "")
+	if inBand != nil && r.Message == nil {
+		return nil, inBand
 	}
 	if r.Message == nil && !r.Done {
 		return nil, provider.BadResponse(providerName, "chat response has neither message nor done")
 	}
 	meta := &llmrelayv1.ResponseMeta{ResolvedModel: r.Model}
+	if inBand != nil {
+		// An answer and an error in one body: the answer is kept, the
+		// error is not lost.
+		meta.Warnings = append(meta.Warnings, "Ollama reported an error along with its answer: "+inBand.Message)
+	}
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	var calls int
 	if m := r.Message; m != nil {

@@ -28,6 +28,12 @@ func TestParseChatResponseDefensive(t *testing.T) {
 					t.Errorf("got %v", res)
 				}
 			}},
+		{"answer and error", `{"model":"m","message":{"role":"assistant","content":"partial"},"error":"runner crashed","done":true}`, 0,
+			func(t *testing.T, res *provider.Result) {
+				if res.Message.Parts[0].GetText() != "partial" || len(res.Meta.Warnings) != 1 || !strings.Contains(res.Meta.Warnings[0], "runner crashed") {
+					t.Errorf("got %v %v", res.Message, res.Meta.Warnings)
+				}
+			}},
 		{"length", `{"model":"m","message":{"role":"assistant","content":"cut"},"done_reason":"length","done":true,"eval_count":1.0}`, 0,
 			func(t *testing.T, res *provider.Result) {
 				if res.Meta.FinishReason != llmrelayv1.FinishReason_FINISH_REASON_LENGTH || res.Meta.Usage.GetOutputTokens() != 1 {
