@@ -366,20 +366,33 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	if err != nil {
 		return nil, err
 	}
-	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		// A JSON body on a stream request: an error in a 2xx (some
-		// compatible servers) or a server that ignored "stream".
-		defer resp.Body.Close()
-		raw, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
-		if rerr != nil {
-			return nil, provider.TransportError(p.name, rerr)
-		}
-		if e := p.bodyError(raw, resp, req.Model, sec); e != nil {
-			return nil, e
-		}
-		return nil, provider.BadResponse(p.name, "expected an event stream, got %s", ct)
+	if e := p.jsonInsteadOfStream(resp, req.Model, sec); e != nil {
+		return nil, e
 	}
 	return p.newStream(resp, req.Model, warnings, sec), nil
+}
+
+// jsonInsteadOfStream reads the JSON body a stream request got instead of
+// an event stream (an error in a 2xx from some compatible servers, or a
+// server that ignored "stream") as an error with the request id; nil when
+// the body is a stream.
+func (p *Provider) jsonInsteadOfStream(resp *http.Response, model string, sec secrets) *provider.Error {
+	ct := resp.Header.Get("Content-Type")
+	if !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		return nil
+	}
+	defer resp.Body.Close()
+	raw, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
+	e := p.bodyError(raw, resp, model, sec)
+	switch {
+	case rerr != nil:
+		e = provider.TransportError(p.name, rerr)
+	case e == nil:
+		e = provider.BadResponse(p.name, "expected an event stream, got %s", ct)
+	}
+	e.RequestID = p.requestID(resp.Header)
+	e.Message = sec.redact(e.Message)
+	return e
 }
 
 // Embed calls POST /embeddings.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -66,19 +65,9 @@ func (p *Provider) streamResponses(ctx context.Context, req *provider.Request) (
 	if err != nil {
 		return nil, err
 	}
-	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		// A JSON body on a stream request: an error in a 2xx, or a server
-		// that ignored "stream".
-		defer resp.Body.Close()
-		raw, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
-		if rerr != nil {
-			return nil, provider.TransportError(p.name, rerr)
-		}
-		if e := p.bodyError(raw, resp, req.Model, sec); e != nil {
-			p.refineResponsesKind(e)
-			return nil, e
-		}
-		return nil, provider.BadResponse(p.name, "expected an event stream, got %s", ct)
+	if e := p.jsonInsteadOfStream(resp, req.Model, sec); e != nil {
+		p.refineResponsesKind(e)
+		return nil, e
 	}
 	return p.newResponsesStream(resp, req.Model, warnings, sec), nil
 }
