@@ -119,3 +119,7 @@ func UsageTotal(reported, input, output int32) int32 {
 func HeaderValue(h http.Header, name string) string {
 	return strings.ToValidUTF8(h.Get(name), "\uFFFD")
 }
+
+// Count is a provider's token count as a proto int32: negative counts (bad
+// data) are 0, counts beyond int32 are capped.
+func Count(n int64) int32 { return int32(min(max(n, 0), math.MaxInt32)) }

@@ -178,3 +178,12 @@ func TestArgumentsText(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[int64]int32{-5: 0, 0: 0, 42: 42, math.MaxInt32: math.MaxInt32, math.MaxInt64: math.MaxInt32} {
+		if got := Count(in); got != want {
+			t.Errorf("Count(%d) = %d, want %d", in, got, want)
+		}
+	}
+}

@@ -135,11 +135,11 @@ func (s *usageState) normalized() *llmrelayv1.Usage {
 	in := sat(s.input) + sat(s.cacheRead) + sat(s.cacheCreation)
 	out := sat(s.output)
 	return &llmrelayv1.Usage{
-		InputTokens:              clamp32(in),
-		OutputTokens:             clamp32(out),
-		TotalTokens:              clamp32(in + out),
-		CachedInputTokens:        clamp32(sat(s.cacheRead)),
-		CacheCreationInputTokens: clamp32(sat(s.cacheCreation)),
+		InputTokens:              provider.Count(in),
+		OutputTokens:             provider.Count(out),
+		TotalTokens:              provider.Count(in + out),
+		CachedInputTokens:        provider.Count(sat(s.cacheRead)),
+		CacheCreationInputTokens: provider.Count(sat(s.cacheCreation)),
 	}
 }
 
@@ -149,10 +149,6 @@ func sat(v int64) int64 {
 		return 0
 	}
 	return min(v, math.MaxInt32)
-}
-
-func clamp32(v int64) int32 {
-	return int32(min(max(v, 0), math.MaxInt32))
 }
 
 // headerMeta reads the response headers every answer has: request-id and

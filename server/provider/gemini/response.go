@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -79,26 +78,16 @@ func toUsage(u *usageMetadata) *llmrelayv1.Usage {
 	if u == nil {
 		return nil
 	}
-	in := clamp(u.PromptTokenCount)
-	out := clamp(u.CandidatesTokenCount + max(u.ThoughtsTokenCount, 0))
-	total := provider.UsageTotal(clamp(u.TotalTokenCount), in, out)
+	in := provider.Count(u.PromptTokenCount)
+	out := provider.Count(u.CandidatesTokenCount + max(u.ThoughtsTokenCount, 0))
+	total := provider.UsageTotal(provider.Count(u.TotalTokenCount), in, out)
 	return &llmrelayv1.Usage{
 		InputTokens:       in,
 		OutputTokens:      out,
 		TotalTokens:       total,
-		CachedInputTokens: clamp(u.CachedContentTokenCount),
-		ReasoningTokens:   clamp(u.ThoughtsTokenCount),
+		CachedInputTokens: provider.Count(u.CachedContentTokenCount),
+		ReasoningTokens:   provider.Count(u.ThoughtsTokenCount),
 	}
-}
-
-func clamp(n int64) int32 {
-	switch {
-	case n < 0:
-		return 0
-	case n > math.MaxInt32:
-		return math.MaxInt32
-	}
-	return int32(n)
 }
 
 // finishReason maps Gemini's finishReason (the candidate's).

@@ -191,18 +191,8 @@ func usage(m metrics) *llmrelayv1.Usage {
 	if !m.PromptEvalCount.Present && !m.EvalCount.Present {
 		return nil
 	}
-	in, out := clamp32(m.PromptEvalCount.Value), clamp32(m.EvalCount.Value)
-	return &llmrelayv1.Usage{InputTokens: in, OutputTokens: out, TotalTokens: clamp32(int64(in) + int64(out))}
-}
-
-func clamp32(v int64) int32 {
-	switch {
-	case v < 0:
-		return 0
-	case v > 1<<31-1:
-		return 1<<31 - 1
-	}
-	return int32(v)
+	in, out := provider.Count(m.PromptEvalCount.Value), provider.Count(m.EvalCount.Value)
+	return &llmrelayv1.Usage{InputTokens: in, OutputTokens: out, TotalTokens: provider.Count(int64(in) + int64(out))}
 }
 
 // setMetrics stores the timings and counts Ollama reported in extended.
@@ -268,7 +258,7 @@ func parseEmbedResponse(body []byte, n int) (*provider.Result, error) {
 		res.Embeddings = append(res.Embeddings, &llmrelayv1.Embedding{Index: int32(i), Values: v})
 	}
 	if r.PromptEvalCount.Present {
-		in := clamp32(r.PromptEvalCount.Value)
+		in := provider.Count(r.PromptEvalCount.Value)
 		res.Meta.Usage = &llmrelayv1.Usage{InputTokens: in, TotalTokens: in}
 	}
 	setMetrics(res.Meta, r.metrics)

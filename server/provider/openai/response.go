@@ -321,28 +321,18 @@ func mapFinishReason(raw string, hasToolCalls bool) llmrelayv1.FinishReason {
 // cached tokens and completion_tokens include reasoning tokens.
 func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
 	out := &llmrelayv1.Usage{
-		InputTokens:  clampInt32(int64(u.PromptTokens)),
-		OutputTokens: clampInt32(int64(u.CompletionTokens)),
-		TotalTokens:  clampInt32(int64(u.TotalTokens)),
+		InputTokens:  provider.Count(int64(u.PromptTokens)),
+		OutputTokens: provider.Count(int64(u.CompletionTokens)),
+		TotalTokens:  provider.Count(int64(u.TotalTokens)),
 	}
 	out.TotalTokens = provider.UsageTotal(out.TotalTokens, out.InputTokens, out.OutputTokens)
 	if u.PromptTokensDetails != nil {
-		out.CachedInputTokens = clampInt32(int64(u.PromptTokensDetails.CachedTokens))
+		out.CachedInputTokens = provider.Count(int64(u.PromptTokensDetails.CachedTokens))
 	}
 	if u.CompletionTokensDetails != nil {
-		out.ReasoningTokens = clampInt32(int64(u.CompletionTokensDetails.ReasoningTokens))
+		out.ReasoningTokens = provider.Count(int64(u.CompletionTokensDetails.ReasoningTokens))
 	}
 	return out
-}
-
-func clampInt32(n int64) int32 {
-	switch {
-	case n < 0:
-		return 0
-	case n > math.MaxInt32:
-		return math.MaxInt32
-	}
-	return int32(n)
 }
 
 // parseEmbedResponse converts an embeddings list; want is the number of
@@ -371,7 +361,7 @@ func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, e
 		if int(d.Index) != i {
 			meta.Warnings = append(meta.Warnings, fmt.Sprintf("embedding at position %d has index %d", i, d.Index))
 		}
-		out = append(out, &llmrelayv1.Embedding{Index: clampInt32(int64(d.Index)), Values: vals})
+		out = append(out, &llmrelayv1.Embedding{Index: provider.Count(int64(d.Index)), Values: vals})
 	}
 	if len(out) != want {
 		meta.Warnings = append(meta.Warnings, fmt.Sprintf("%d embeddings for %d inputs", len(out), want))

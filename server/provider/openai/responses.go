@@ -359,17 +359,17 @@ func respCallID(callID, itemID string, pos int) (string, string) {
 // include cached tokens and output_tokens include reasoning tokens.
 func normalizeRespUsage(u *respUsage) *llmrelayv1.Usage {
 	out := &llmrelayv1.Usage{
-		InputTokens:  clampInt32(int64(u.InputTokens)),
-		OutputTokens: clampInt32(int64(u.OutputTokens)),
-		TotalTokens:  clampInt32(int64(u.TotalTokens)),
+		InputTokens:  provider.Count(int64(u.InputTokens)),
+		OutputTokens: provider.Count(int64(u.OutputTokens)),
+		TotalTokens:  provider.Count(int64(u.TotalTokens)),
 	}
 	out.TotalTokens = provider.UsageTotal(out.TotalTokens, out.InputTokens, out.OutputTokens)
 	if d := u.InputTokensDetails; d != nil {
-		out.CachedInputTokens = clampInt32(int64(d.CachedTokens))
-		out.CacheCreationInputTokens = clampInt32(int64(d.CacheWriteTokens))
+		out.CachedInputTokens = provider.Count(int64(d.CachedTokens))
+		out.CacheCreationInputTokens = provider.Count(int64(d.CacheWriteTokens))
 	}
 	if d := u.OutputTokensDetails; d != nil {
-		out.ReasoningTokens = clampInt32(int64(d.ReasoningTokens))
+		out.ReasoningTokens = provider.Count(int64(d.ReasoningTokens))
 	}
 	return out
 }
