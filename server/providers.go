@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"sync"
+	"time"
 
 	"github.com/llmrelay/llmrelay/internal/config"
 	"github.com/llmrelay/llmrelay/server/catalog"
@@ -73,9 +76,7 @@ func newProvider(pc config.Provider, key string, client *http.Client) (provider.
 			opts = append(opts, openai.WithAzureV1Routes(true))
 		}
 		if pc.Auth == "entra" {
-			// The token is re-read on every call, so a sidecar that
-			// refreshes the file (or env) keeps llmrelay authenticated.
-			opts = append(opts, openai.WithEntraToken(func(context.Context) (string, error) { return pc.APIKeyValue() }))
+			opts = append(opts, openai.WithEntraToken(entraToken(pc, key)))
 			key = ""
 		}
 		return openai.NewAzure(key, opts...)
@@ -167,4 +168,40 @@ func headers(pc config.Provider) http.Header {
 		h.Set(k, v)
 	}
 	return h
+}
+
+// entraToken is the bearer token of an Entra-authenticated Azure provider.
+// From api_key_file it is re-read when the file changes (a sidecar that
+// refreshes the token keeps llmrelay authenticated; one stat per call, a
+// read only on change); an inline or environment value cannot change while
+// the process runs, so it is the value read at start.
+func entraToken(pc config.Provider, initial string) func(context.Context) (string, error) {
+	if pc.APIKeyFile == "" {
+		return func(context.Context) (string, error) { return initial, nil }
+	}
+	var (
+		mu      sync.Mutex
+		modTime time.Time
+		size    int64
+		token   = initial
+	)
+	if fi, err := os.Stat(pc.APIKeyFile); err == nil {
+		modTime, size = fi.ModTime(), fi.Size()
+	}
+	return func(context.Context) (string, error) {
+		fi, err := os.Stat(pc.APIKeyFile)
+		if err != nil {
+			return "", fmt.Errorf("entra token file: %w", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !fi.ModTime().Equal(modTime) || fi.Size() != size {
+			t, err := pc.APIKeyValue()
+			if err != nil {
+				return "", err
+			}
+			token, modTime, size = t, fi.ModTime(), fi.Size()
+		}
+		return token, nil
+	}
 }

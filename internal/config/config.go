@@ -288,6 +288,9 @@ func (c *Config) validate() []error {
 		default:
 			add("%s (%s).azure_api: %q is not deployments or v1", where, p.Name, p.AzureAPI)
 		}
+		if (p.Organization != "" || p.Project != "") && p.Type != "openai" {
+			add("%s (%s): organization and project are OpenAI headers; a %s provider does not send them", where, p.Name, p.Type)
+		}
 		errs = append(errs, p.Transport.validate(where+".transport")...)
 	}
 	models := map[string]bool{}

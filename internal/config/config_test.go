@@ -58,6 +58,7 @@ server: {log_level: loud}
 providers:
   - {name: a, type: openai}
   - {name: a, type: nope}
+  - {name: z, type: azure, api_key: k, organization: org-1}
 models:
   - {name: m, provider: ghost, capabilities: {chat: {format: x}, sing: {format: y}}}
   - {name: r, provider: a, deployments: [{provider: a}], capabilities: {chat: {format: x}}}
@@ -68,6 +69,7 @@ models:
 	for _, want := range []string{
 		"server.log_level", "providers[0] (a): set api_key_env", "providers[1].name: duplicate provider", "providers[1] (a).type",
 		`models[0] (m).provider: "ghost"`, "models[0] (m).capabilities.sing: unknown protocol", "models[1] (r): set either provider or deployments",
+		"providers[2] (z): organization and project are OpenAI headers",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in\n%v", want, err)
