@@ -34,5 +34,4 @@ func (f *foldState) doneCall(id string) (*llmrelayv1.ToolCallDone, error) {
 	return d, nil
 }
 
-func (f *foldState) open() []string               { return f.acc.Open() }
-func (f *foldState) message() *llmrelayv1.Message { return f.acc.Message() }
+func (f *foldState) open() []string { return f.acc.Open() }
