@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -116,7 +117,7 @@ func validateTools(tools []*llmrelayv1.Tool) error {
 	}
 	seen := map[string]bool{}
 	for i, t := range tools {
-		f := fmt.Sprintf("tools[%d].name", i)
+		f := "tools[" + strconv.Itoa(i) + "].name" // no fmt on the per-tool path
 		if !toolName.MatchString(t.GetName()) {
 			return invalidField(f, "%q: 1-128 characters of letters, digits, _ . : -", t.GetName())
 		}

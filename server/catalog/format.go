@@ -13,8 +13,6 @@ type Format struct {
 	// Options are the option names the format accepts (proto field names
 	// of GenerationOptions, plus "dimensions" for embeddings).
 	Options map[string]bool
-	// Required options must be set after the merge.
-	Required []string
 	// Reasoning marks formats for reasoning models.
 	Reasoning bool
 }

@@ -209,11 +209,6 @@ func Validate(model string, f *Format, reasoning, tools bool, o *llmrelayv1.Gene
 		m.Clear(fields.ByName(protoreflect.Name(name)))
 		dropped = append(dropped, &llmrelayv1.DroppedOption{Option: name, Reason: reason})
 	}
-	for _, name := range f.Required {
-		if !m.Has(fields.ByName(protoreflect.Name(name))) {
-			return dropped, &OptionError{Model: model, Option: name, Reason: "required by format " + f.Name}
-		}
-	}
 	if t := o.Temperature; t != nil && (*t < 0 || *t > 2) {
 		return dropped, &OptionError{Model: model, Option: "temperature", Reason: fmt.Sprintf("%v is outside [0, 2]", *t)}
 	}

@@ -143,16 +143,3 @@ func TestRouteWeighted(t *testing.T) {
 		t.Error("fallback routing must keep the configured order")
 	}
 }
-
-func TestValidateRequired(t *testing.T) {
-	t.Parallel()
-	f := &Format{Name: "needs-max", Options: set("max_tokens", "temperature"), Required: []string{"max_tokens"}}
-	_, err := Validate("m2", f, false, false, &llmrelayv1.GenerationOptions{Temperature: f64(1)}, true)
-	var oe *OptionError
-	if !errors.As(err, &oe) || oe.Option != "max_tokens" || oe.Model != "m2" || oe.Reason != "required by format needs-max" {
-		t.Fatalf("err = %v", err)
-	}
-	if _, err := Validate("m2", f, false, false, &llmrelayv1.GenerationOptions{MaxTokens: i32(5)}, false); err != nil {
-		t.Fatal(err)
-	}
-}

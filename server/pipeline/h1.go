@@ -297,7 +297,7 @@ const earlyResponseWait = time.Second
 // readResponse reads the response headers, skipping 1xx informational
 // responses (101 is not requested by any adapter and is returned as is).
 func (c *h1Conn) readResponse(req *http.Request) (*http.Response, error) {
-	for {
+	for informational := 0; ; informational++ {
 		if _, err := c.br.Peek(1); err != nil {
 			return nil, err
 		}
@@ -306,11 +306,18 @@ func (c *h1Conn) readResponse(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		if r.StatusCode >= 100 && r.StatusCode < 200 && r.StatusCode != http.StatusSwitchingProtocols {
+			if informational == maxInformational {
+				return nil, fmt.Errorf("more than %d informational (1xx) responses", maxInformational)
+			}
 			continue
 		}
 		return r, nil
 	}
 }
+
+// maxInformational bounds the 1xx responses skipped before the answer (as
+// net/http does).
+const maxInformational = 5
 
 // isConnReset: the peer reset the connection or had closed it when we
 // wrote.

@@ -568,3 +568,14 @@ func TestH1EarlyResponse(t *testing.T) {
 		}
 	}
 }
+
+// TestH1InformationalBounded: a server that sends nothing but 1xx
+// responses gets an error after a few, not a loop until the deadline.
+func TestH1InformationalBounded(t *testing.T) {
+	t.Parallel()
+	srv := newRawServer(t, answerOnce(strings.Repeat("HTTP/1.1 102 Processing\r\n\r\n", 20)))
+	client := NewHTTPClient(DefaultTransportConfig, nil)
+	if _, err := post(t, client, context.Background(), srv.URL(), "x"); err == nil || !strings.Contains(err.Error(), "informational") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -49,7 +49,7 @@ func NewHTTPClient(cfg TransportConfig, redact *Redactor) *http.Client {
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          0,
 		MaxIdleConnsPerHost:   cfg.MaxIdleConnsPerHost,
-		IdleConnTimeout:       90 * time.Second,
+		IdleConnTimeout:       idleConnTimeout,
 		TLSHandshakeTimeout:   cfg.ConnectTimeout,
 		ResponseHeaderTimeout: cfg.FirstByteTimeout,
 		ExpectContinueTimeout: time.Second,
