@@ -77,7 +77,15 @@ type ResponseMeta struct {
 	Routing *Routing `protobuf:"bytes,24,opt,name=routing,proto3" json:"routing,omitempty"`
 	// Anomalies handled while serving the call (e.g. a tool call without a
 	// call_id, keyed by its item id instead).
-	Warnings      []string `protobuf:"bytes,25,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	Warnings []string `protobuf:"bytes,25,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// The OpenTelemetry trace id of this call (32 hex digits) when tracing is
+	// on, so a client can find its trace.
+	TraceId string `protobuf:"bytes,26,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	// What the call cost, from the model's configured prices; unset when the
+	// model has no prices.
+	Cost *Cost `protobuf:"bytes,27,opt,name=cost,proto3" json:"cost,omitempty"`
+	// The name of the authenticated caller (server auth), empty without auth.
+	Caller        string `protobuf:"bytes,28,opt,name=caller,proto3" json:"caller,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -287,6 +295,83 @@ func (x *ResponseMeta) GetWarnings() []string {
 	return nil
 }
 
+func (x *ResponseMeta) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
+}
+
+func (x *ResponseMeta) GetCost() *Cost {
+	if x != nil {
+		return x.Cost
+	}
+	return nil
+}
+
+func (x *ResponseMeta) GetCaller() string {
+	if x != nil {
+		return x.Caller
+	}
+	return ""
+}
+
+// Cost is an exact amount of money: billionths of the currency unit, so that
+// per-million-token prices with up to three decimals stay integers.
+type Cost struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ISO 4217 code, e.g. "USD".
+	Currency string `protobuf:"bytes,1,opt,name=currency,proto3" json:"currency,omitempty"`
+	// The amount in nano-units (1 USD = 1000000000).
+	AmountNanos   int64 `protobuf:"varint,2,opt,name=amount_nanos,json=amountNanos,proto3" json:"amount_nanos,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Cost) Reset() {
+	*x = Cost{}
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Cost) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Cost) ProtoMessage() {}
+
+func (x *Cost) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Cost.ProtoReflect.Descriptor instead.
+func (*Cost) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Cost) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
+func (x *Cost) GetAmountNanos() int64 {
+	if x != nil {
+		return x.AmountNanos
+	}
+	return 0
+}
+
 // Usage is token usage, normalized the same way for every provider:
 // input_tokens include cached_input_tokens; output_tokens include
 // reasoning_tokens; total_tokens = input_tokens + output_tokens.
@@ -307,7 +392,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[1]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -319,7 +404,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[1]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -332,7 +417,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{1}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Usage) GetInputTokens() int32 {
@@ -394,7 +479,7 @@ type RateLimit struct {
 
 func (x *RateLimit) Reset() {
 	*x = RateLimit{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[2]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -406,7 +491,7 @@ func (x *RateLimit) String() string {
 func (*RateLimit) ProtoMessage() {}
 
 func (x *RateLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[2]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -419,7 +504,7 @@ func (x *RateLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RateLimit.ProtoReflect.Descriptor instead.
 func (*RateLimit) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{2}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RateLimit) GetRequestsLimit() int64 {
@@ -488,7 +573,7 @@ type RetryReason struct {
 
 func (x *RetryReason) Reset() {
 	*x = RetryReason{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[3]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -500,7 +585,7 @@ func (x *RetryReason) String() string {
 func (*RetryReason) ProtoMessage() {}
 
 func (x *RetryReason) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[3]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -513,7 +598,7 @@ func (x *RetryReason) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryReason.ProtoReflect.Descriptor instead.
 func (*RetryReason) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{3}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RetryReason) GetAttempt() int32 {
@@ -588,7 +673,7 @@ type RawData struct {
 
 func (x *RawData) Reset() {
 	*x = RawData{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[4]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -600,7 +685,7 @@ func (x *RawData) String() string {
 func (*RawData) ProtoMessage() {}
 
 func (x *RawData) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[4]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -613,7 +698,7 @@ func (x *RawData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RawData.ProtoReflect.Descriptor instead.
 func (*RawData) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{4}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RawData) GetRequest() []byte {
@@ -690,7 +775,7 @@ type DroppedOption struct {
 
 func (x *DroppedOption) Reset() {
 	*x = DroppedOption{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[5]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -702,7 +787,7 @@ func (x *DroppedOption) String() string {
 func (*DroppedOption) ProtoMessage() {}
 
 func (x *DroppedOption) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[5]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -715,7 +800,7 @@ func (x *DroppedOption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DroppedOption.ProtoReflect.Descriptor instead.
 func (*DroppedOption) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{5}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DroppedOption) GetOption() string {
@@ -745,7 +830,7 @@ type Routing struct {
 
 func (x *Routing) Reset() {
 	*x = Routing{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[6]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -757,7 +842,7 @@ func (x *Routing) String() string {
 func (*Routing) ProtoMessage() {}
 
 func (x *Routing) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[6]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -770,7 +855,7 @@ func (x *Routing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Routing.ProtoReflect.Descriptor instead.
 func (*Routing) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{6}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Routing) GetDeployment() string {
@@ -799,7 +884,7 @@ type FailedCallMeta struct {
 
 func (x *FailedCallMeta) Reset() {
 	*x = FailedCallMeta{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[7]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -811,7 +896,7 @@ func (x *FailedCallMeta) String() string {
 func (*FailedCallMeta) ProtoMessage() {}
 
 func (x *FailedCallMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[7]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -824,7 +909,7 @@ func (x *FailedCallMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailedCallMeta.ProtoReflect.Descriptor instead.
 func (*FailedCallMeta) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{7}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *FailedCallMeta) GetMeta() *ResponseMeta {
@@ -838,7 +923,8 @@ var File_llmrelay_v1_meta_proto protoreflect.FileDescriptor
 
 const file_llmrelay_v1_meta_proto_rawDesc = "" +
 	"\n" +
-	"\x16llmrelay/v1/meta.proto\x12\vllmrelay.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17llmrelay/v1/enums.proto\"\xb7\t\n" +
+	"\x16llmrelay/v1/meta.proto\x12\vllmrelay.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17llmrelay/v1/enums.proto\"\x91\n" +
+	"\n" +
 	"\fResponseMeta\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12.\n" +
@@ -869,7 +955,13 @@ const file_llmrelay_v1_meta_proto_rawDesc = "" +
 	"\x10embeddings_count\x18\x16 \x01(\x05R\x0fembeddingsCount\x12C\n" +
 	"\x0fdropped_options\x18\x17 \x03(\v2\x1a.llmrelay.v1.DroppedOptionR\x0edroppedOptions\x12.\n" +
 	"\arouting\x18\x18 \x01(\v2\x14.llmrelay.v1.RoutingR\arouting\x12\x1a\n" +
-	"\bwarnings\x18\x19 \x03(\tR\bwarnings\"\x8c\x02\n" +
+	"\bwarnings\x18\x19 \x03(\tR\bwarnings\x12\x19\n" +
+	"\btrace_id\x18\x1a \x01(\tR\atraceId\x12%\n" +
+	"\x04cost\x18\x1b \x01(\v2\x11.llmrelay.v1.CostR\x04cost\x12\x16\n" +
+	"\x06caller\x18\x1c \x01(\tR\x06caller\"E\n" +
+	"\x04Cost\x12\x1a\n" +
+	"\bcurrency\x18\x01 \x01(\tR\bcurrency\x12!\n" +
+	"\famount_nanos\x18\x02 \x01(\x03R\vamountNanos\"\x8c\x02\n" +
 	"\x05Usage\x12!\n" +
 	"\finput_tokens\x18\x01 \x01(\x05R\vinputTokens\x12#\n" +
 	"\routput_tokens\x18\x02 \x01(\x05R\foutputTokens\x12!\n" +
@@ -939,50 +1031,52 @@ func file_llmrelay_v1_meta_proto_rawDescGZIP() []byte {
 	return file_llmrelay_v1_meta_proto_rawDescData
 }
 
-var file_llmrelay_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_llmrelay_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_llmrelay_v1_meta_proto_goTypes = []any{
 	(*ResponseMeta)(nil),          // 0: llmrelay.v1.ResponseMeta
-	(*Usage)(nil),                 // 1: llmrelay.v1.Usage
-	(*RateLimit)(nil),             // 2: llmrelay.v1.RateLimit
-	(*RetryReason)(nil),           // 3: llmrelay.v1.RetryReason
-	(*RawData)(nil),               // 4: llmrelay.v1.RawData
-	(*DroppedOption)(nil),         // 5: llmrelay.v1.DroppedOption
-	(*Routing)(nil),               // 6: llmrelay.v1.Routing
-	(*FailedCallMeta)(nil),        // 7: llmrelay.v1.FailedCallMeta
-	nil,                           // 8: llmrelay.v1.RawData.RequestHeadersEntry
-	nil,                           // 9: llmrelay.v1.RawData.ResponseHeadersEntry
-	(Protocol)(0),                 // 10: llmrelay.v1.Protocol
-	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 12: google.protobuf.Duration
-	(FinishReason)(0),             // 13: llmrelay.v1.FinishReason
-	(*structpb.Struct)(nil),       // 14: google.protobuf.Struct
+	(*Cost)(nil),                  // 1: llmrelay.v1.Cost
+	(*Usage)(nil),                 // 2: llmrelay.v1.Usage
+	(*RateLimit)(nil),             // 3: llmrelay.v1.RateLimit
+	(*RetryReason)(nil),           // 4: llmrelay.v1.RetryReason
+	(*RawData)(nil),               // 5: llmrelay.v1.RawData
+	(*DroppedOption)(nil),         // 6: llmrelay.v1.DroppedOption
+	(*Routing)(nil),               // 7: llmrelay.v1.Routing
+	(*FailedCallMeta)(nil),        // 8: llmrelay.v1.FailedCallMeta
+	nil,                           // 9: llmrelay.v1.RawData.RequestHeadersEntry
+	nil,                           // 10: llmrelay.v1.RawData.ResponseHeadersEntry
+	(Protocol)(0),                 // 11: llmrelay.v1.Protocol
+	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 13: google.protobuf.Duration
+	(FinishReason)(0),             // 14: llmrelay.v1.FinishReason
+	(*structpb.Struct)(nil),       // 15: google.protobuf.Struct
 }
 var file_llmrelay_v1_meta_proto_depIdxs = []int32{
-	10, // 0: llmrelay.v1.ResponseMeta.protocol:type_name -> llmrelay.v1.Protocol
-	11, // 1: llmrelay.v1.ResponseMeta.create_time:type_name -> google.protobuf.Timestamp
-	12, // 2: llmrelay.v1.ResponseMeta.total_duration:type_name -> google.protobuf.Duration
-	12, // 3: llmrelay.v1.ResponseMeta.request_duration:type_name -> google.protobuf.Duration
-	12, // 4: llmrelay.v1.ResponseMeta.time_to_first_token:type_name -> google.protobuf.Duration
-	3,  // 5: llmrelay.v1.ResponseMeta.retry_reasons:type_name -> llmrelay.v1.RetryReason
-	1,  // 6: llmrelay.v1.ResponseMeta.usage:type_name -> llmrelay.v1.Usage
-	13, // 7: llmrelay.v1.ResponseMeta.finish_reason:type_name -> llmrelay.v1.FinishReason
-	2,  // 8: llmrelay.v1.ResponseMeta.rate_limit:type_name -> llmrelay.v1.RateLimit
-	14, // 9: llmrelay.v1.ResponseMeta.extended:type_name -> google.protobuf.Struct
-	4,  // 10: llmrelay.v1.ResponseMeta.raw:type_name -> llmrelay.v1.RawData
-	5,  // 11: llmrelay.v1.ResponseMeta.dropped_options:type_name -> llmrelay.v1.DroppedOption
-	6,  // 12: llmrelay.v1.ResponseMeta.routing:type_name -> llmrelay.v1.Routing
-	11, // 13: llmrelay.v1.RateLimit.requests_reset_time:type_name -> google.protobuf.Timestamp
-	11, // 14: llmrelay.v1.RateLimit.tokens_reset_time:type_name -> google.protobuf.Timestamp
-	12, // 15: llmrelay.v1.RetryReason.duration:type_name -> google.protobuf.Duration
-	12, // 16: llmrelay.v1.RetryReason.delay:type_name -> google.protobuf.Duration
-	8,  // 17: llmrelay.v1.RawData.request_headers:type_name -> llmrelay.v1.RawData.RequestHeadersEntry
-	9,  // 18: llmrelay.v1.RawData.response_headers:type_name -> llmrelay.v1.RawData.ResponseHeadersEntry
-	0,  // 19: llmrelay.v1.FailedCallMeta.meta:type_name -> llmrelay.v1.ResponseMeta
-	20, // [20:20] is the sub-list for method output_type
-	20, // [20:20] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	11, // 0: llmrelay.v1.ResponseMeta.protocol:type_name -> llmrelay.v1.Protocol
+	12, // 1: llmrelay.v1.ResponseMeta.create_time:type_name -> google.protobuf.Timestamp
+	13, // 2: llmrelay.v1.ResponseMeta.total_duration:type_name -> google.protobuf.Duration
+	13, // 3: llmrelay.v1.ResponseMeta.request_duration:type_name -> google.protobuf.Duration
+	13, // 4: llmrelay.v1.ResponseMeta.time_to_first_token:type_name -> google.protobuf.Duration
+	4,  // 5: llmrelay.v1.ResponseMeta.retry_reasons:type_name -> llmrelay.v1.RetryReason
+	2,  // 6: llmrelay.v1.ResponseMeta.usage:type_name -> llmrelay.v1.Usage
+	14, // 7: llmrelay.v1.ResponseMeta.finish_reason:type_name -> llmrelay.v1.FinishReason
+	3,  // 8: llmrelay.v1.ResponseMeta.rate_limit:type_name -> llmrelay.v1.RateLimit
+	15, // 9: llmrelay.v1.ResponseMeta.extended:type_name -> google.protobuf.Struct
+	5,  // 10: llmrelay.v1.ResponseMeta.raw:type_name -> llmrelay.v1.RawData
+	6,  // 11: llmrelay.v1.ResponseMeta.dropped_options:type_name -> llmrelay.v1.DroppedOption
+	7,  // 12: llmrelay.v1.ResponseMeta.routing:type_name -> llmrelay.v1.Routing
+	1,  // 13: llmrelay.v1.ResponseMeta.cost:type_name -> llmrelay.v1.Cost
+	12, // 14: llmrelay.v1.RateLimit.requests_reset_time:type_name -> google.protobuf.Timestamp
+	12, // 15: llmrelay.v1.RateLimit.tokens_reset_time:type_name -> google.protobuf.Timestamp
+	13, // 16: llmrelay.v1.RetryReason.duration:type_name -> google.protobuf.Duration
+	13, // 17: llmrelay.v1.RetryReason.delay:type_name -> google.protobuf.Duration
+	9,  // 18: llmrelay.v1.RawData.request_headers:type_name -> llmrelay.v1.RawData.RequestHeadersEntry
+	10, // 19: llmrelay.v1.RawData.response_headers:type_name -> llmrelay.v1.RawData.ResponseHeadersEntry
+	0,  // 20: llmrelay.v1.FailedCallMeta.meta:type_name -> llmrelay.v1.ResponseMeta
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_llmrelay_v1_meta_proto_init() }
@@ -991,14 +1085,14 @@ func file_llmrelay_v1_meta_proto_init() {
 		return
 	}
 	file_llmrelay_v1_enums_proto_init()
-	file_llmrelay_v1_meta_proto_msgTypes[2].OneofWrappers = []any{}
+	file_llmrelay_v1_meta_proto_msgTypes[3].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmrelay_v1_meta_proto_rawDesc), len(file_llmrelay_v1_meta_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
