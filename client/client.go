@@ -71,6 +71,10 @@ func New(target string, opts ...Option) (*Client, error) {
 	return &Client{conn: conn, Gateway: llmrelayv1.NewGatewayServiceClient(conn), Extract: llmrelayv1.NewExtractServiceClient(conn)}, nil
 }
 
+// Conn is the underlying connection, for other services on the same
+// server (grpc.health.v1.Health).
+func (c *Client) Conn() *grpc.ClientConn { return c.conn }
+
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
 

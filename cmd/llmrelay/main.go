@@ -1,22 +1,24 @@
-// Command llmrelay is the gateway binary: serve, health, config check.
+// Command llmrelay is the gateway binary: the server (serve, the default),
+// its client commands (chat, tools, embed, models, health) and the
+// configuration and version commands. See internal/cli.
 package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/llmrelay/llmrelay/internal/cli"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	// The first signal starts the graceful drain; from then on the
-	// default handling is back, so a second Ctrl-C exits at once.
+	// The first signal starts the graceful drain (or cancels a client
+	// call); from then on the default handling is back, so a second
+	// Ctrl-C exits at once.
 	context.AfterFunc(ctx, stop)
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "llmrelay:", err)
-		os.Exit(1)
-	}
+	code := cli.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server"
+)
+
+const serveSummary = `Run the server until SIGINT or SIGTERM (then drain). SIGHUP reloads the
+configuration file. Environment: LLMRELAY_CONFIG (file), LLMRELAY_LISTEN (address).`
+
+func serve(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("serve")
+	cfgPath := fs.String("config", os.Getenv("LLMRELAY_CONFIG"), "configuration `FILE` (YAML or JSON); empty: the embedded default")
+	listen := fs.String("listen", os.Getenv("LLMRELAY_LISTEN"), "TCP listen address, overrides server.listen")
+	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060); empty: off")
+	pos, err := parse(e, fs, "", serveSummary, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return &failure{msg: err.Error()}
+	}
+	if *listen != "" {
+		cfg.Server.Listen = listen
+	}
+	log := newLogger(cfg, e.stderr)
+	if err := startPprof(*pprofAddr, log); err != nil {
+		return err
+	}
+	srv, err := server.New(cfg, log)
+	if err != nil {
+		return err
+	}
+	lis, err := srv.Listeners()
+	if err != nil {
+		return err
+	}
+	// SIGHUP reloads the configuration file for new calls.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go srv.ReloadOnSignal(ctx, hup, *cfgPath)
+	return srv.Serve(ctx, lis)
+}
+
+func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
+	level := slog.LevelInfo
+	switch cfg.Server.LogLevel {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.Server.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
