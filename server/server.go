@@ -199,21 +199,19 @@ func CheckConfig(path string) error {
 	}
 	var errs []error
 	providers := map[string]*catalog.Provider{}
-	for _, p := range cfg.Providers {
+	for i, p := range cfg.Providers {
 		// The adapter checks its own settings (base URL, Azure routes),
 		// with a placeholder key: credentials need not be set here.
 		if _, err := newProvider(p, "placeholder-key", http.DefaultClient); err != nil {
-			errs = append(errs, fmt.Errorf("provider %s: %w", p.Name, err))
+			errs = append(errs, fmt.Errorf("providers[%d] (%s): %w", i, p.Name, err))
 		}
 		providers[p.Name] = &catalog.Provider{Name: p.Name, Type: p.Type}
 	}
 	if _, err := catalog.Build(cfg, providers); err != nil {
 		errs = append(errs, err)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	// Each error at its line and column in the file.
+	return cfg.Locate(errors.Join(errs...))
 }
 
 // Reload swaps in the providers and models of a new configuration for new

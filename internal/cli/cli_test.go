@@ -373,8 +373,16 @@ func TestHealthVersionConfig(t *testing.T) {
 		t.Errorf("config check: %+v", r)
 	}
 	r = runCLI(t, "", "serve", "-config", bad)
-	if r.code != ExitFailure || !strings.Contains(r.stderr, "providers[0] (x).type") {
+	if r.code != ExitFailure || !strings.Contains(r.stderr, bad+`:2:15: providers[0] (x).type: "nope"`) {
 		t.Errorf("serve on an invalid file: %+v", r)
+	}
+	badModel := filepath.Join(dir, "model.yaml")
+	if err := os.WriteFile(badModel, []byte("providers: [{name: b, type: builtin}]\nmodels:\n  - {name: m, provider: b, capabilities: {chat: {format: nope}}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "", "serve", "--config", badModel, "--listen", "127.0.0.1:0")
+	if r.code != ExitFailure || !strings.Contains(r.stderr, badModel+`:3:50: models[0] (m).capabilities.chat.format: unknown format "nope"`) {
+		t.Errorf("serve on an invalid model: %+v", r)
 	}
 }
 

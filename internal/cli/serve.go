@@ -40,7 +40,8 @@ func serve(ctx context.Context, e *env, args []string) error {
 	}
 	srv, err := server.New(cfg, log)
 	if err != nil {
-		return err
+		// Model and provider errors at their line and column.
+		return &failure{msg: cfg.Locate(err).Error()}
 	}
 	lis, err := srv.Listeners()
 	if err != nil {

@@ -4,11 +4,11 @@
 package config
 
 import (
-	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,6 +32,10 @@ type Config struct {
 	Defaults  Transport  `yaml:"defaults"`
 	Providers []Provider `yaml:"providers"`
 	Models    []Model    `yaml:"models"`
+
+	// root and source locate errors (Locate).
+	root   *yaml.Node
+	source string
 }
 
 // Server are the listener and process settings.
@@ -178,23 +182,38 @@ func Load(path string) (*Config, error) {
 	return Parse(raw, path)
 }
 
-// Parse decodes and validates a configuration; every problem is reported,
-// each with where it is.
+// Parse decodes and validates a configuration. Every problem is reported
+// at once, each as "source:line:column: path: problem".
 func Parse(raw []byte, source string) (*Config, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	var c Config
-	if err := dec.Decode(&c); err != nil {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		// A syntax error: the YAML parser stops at the first one.
+		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 || doc.Content[0].ShortTag() == "!!null" {
+		return nil, &located{source: source, msg: `the file is empty ("llmrelay config default" prints a complete configuration)`}
+	}
+	expandNode(&doc)
+	c := Config{root: doc.Content[0], source: source}
+	// The shape check reports and prunes unknown keys and values of the
+	// wrong kind, so that the rest decodes and is validated too: every
+	// problem of the file at once.
+	errs := checkShape(source, doc.Content[0], reflect.TypeFor[Config](), "")
+	if err := doc.Decode(&c); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	c.expandEnv()
-	if errs := c.validate(); len(errs) > 0 {
-		for i, e := range errs {
-			errs[i] = fmt.Errorf("%s: %w", source, e)
-		}
+	errs = append(errs, c.locateAll(c.validate())...)
+	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return &c, nil
+}
+
+func (c *Config) locateAll(errs []error) []error {
+	for i, e := range errs {
+		errs[i] = c.Locate(e)
+	}
+	return errs
 }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
@@ -211,29 +230,6 @@ func expand(s string) string {
 		}
 		return sub[3]
 	})
-}
-
-func (c *Config) expandEnv() {
-	if c.Server.Listen != nil {
-		v := expand(*c.Server.Listen)
-		c.Server.Listen = &v
-	}
-	c.Server.UnixSocket = expand(c.Server.UnixSocket)
-	for i := range c.Providers {
-		p := &c.Providers[i]
-		p.BaseURL, p.APIKey, p.APIKeyFile = expand(p.BaseURL), expand(p.APIKey), expand(p.APIKeyFile)
-		p.APIVersion, p.Organization, p.Project = expand(p.APIVersion), expand(p.Organization), expand(p.Project)
-		for k, v := range p.Headers {
-			p.Headers[k] = expand(v)
-		}
-	}
-	for i := range c.Models {
-		c.Models[i].UpstreamModel = expand(c.Models[i].UpstreamModel)
-		for j := range c.Models[i].Deployments {
-			d := &c.Models[i].Deployments[j]
-			d.UpstreamModel = expand(d.UpstreamModel)
-		}
-	}
 }
 
 // ProviderTypes are the known provider types.

@@ -29,7 +29,7 @@ func TestDurations(t *testing.T) {
 		t.Errorf("durations = %v %v %v", c.Server.ShutdownGrace, c.Defaults.ConnectTimeout, c.Defaults.IdleTimeout)
 	}
 	for _, bad := range []string{"server: {shutdown_grace: soon}", "server: {shutdown_grace: -3}", "server: {shutdown_grace: [1]}"} {
-		if _, err := Parse([]byte(bad), "t"); err == nil || !strings.Contains(err.Error(), "line 1") {
+		if _, err := Parse([]byte(bad), "t"); err == nil || !strings.HasPrefix(err.Error(), "t:1:26: server.shutdown_grace: ") {
 			t.Errorf("%q: err = %v", bad, err)
 		}
 	}
@@ -38,7 +38,7 @@ func TestDurations(t *testing.T) {
 func TestUnknownKeysNamed(t *testing.T) {
 	t.Parallel()
 	_, err := Parse([]byte("providers:\n  - name: a\n    type: builtin\n    base_ulr: x\n"), "f.yaml")
-	if err == nil || !strings.Contains(err.Error(), "f.yaml") || !strings.Contains(err.Error(), "line 4: field base_ulr not found") {
+	if err == nil || err.Error() != `f.yaml:4:5: providers[0] (a): unknown key "base_ulr"; did you mean "base_url"?` {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -116,5 +116,108 @@ func TestTransportMerge(t *testing.T) {
 	got := base.Merge(Transport{Retry: &Retry{MaxAttempts: &one}, PreserveRawData: &off})
 	if *got.Retry.MaxAttempts != 1 || got.IdleTimeout.Duration != time.Minute || *got.PreserveRawData || *base.Retry.MaxAttempts != 3 {
 		t.Errorf("merge = %+v (base %+v)", got, base)
+	}
+}
+
+func TestEveryErrorLocatedAndWorded(t *testing.T) {
+	t.Parallel()
+	_, err := Parse([]byte(`server:
+  log_levle: debug
+  log_format: xml
+providers:
+  - name: a
+    type: openai
+    transport: {retry: {max_attempts: lots}, idle_timeout: soon}
+    colour: red
+models:
+  - name: m
+    provider: ghost
+    capabilities: [chat]
+  - name: m
+    provider: a
+    capabilities: {chatt: {format: openai-chat}}
+`), "bad.yaml")
+	if err == nil {
+		t.Fatal("want errors")
+	}
+	want := []string{
+		`bad.yaml:2:3: server: unknown key "log_levle"; did you mean "log_level"?`,
+		`bad.yaml:3:3: server.log_format: "xml" is not text or json`,
+		`bad.yaml:7:39: providers[0] (a).transport.retry.max_attempts: want an integer, got "lots"`,
+		`bad.yaml:7:60: providers[0] (a).transport.idle_timeout: invalid duration "soon"`,
+		`bad.yaml:8:5: providers[0] (a): unknown key "colour" (the keys here are api_key, api_key_env, api_key_file, api_version, auth, azure_api, base_url, default_max_tokens, headers, name, organization, project, transport, type)`,
+		`bad.yaml:5:5: providers[0] (a): set api_key_env, api_key_file or api_key`,
+		`bad.yaml:12:19: models[0] (m).capabilities: want a mapping (key: value lines), got a list`,
+		`bad.yaml:11:5: models[0] (m).provider: "ghost" is not a configured provider`,
+		`bad.yaml:13:5: models[1].name: duplicate model "m"`,
+		`bad.yaml:15:20: models[1] (m).capabilities.chatt: unknown protocol (use chat, vision, tools, embeddings)`,
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("missing %q in\n%v", w, err)
+		}
+	}
+	if strings.Contains(err.Error(), "config.") || strings.Contains(err.Error(), "int") && !strings.Contains(err.Error(), "an integer") {
+		t.Errorf("Go type names in:\n%v", err)
+	}
+}
+
+func TestEmptyAndBrokenFiles(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{"", "   \n", "# only a comment\n", "---\n"} {
+		_, err := Parse([]byte(raw), "e.yaml")
+		if err == nil || err.Error() != `e.yaml: the file is empty ("llmrelay config default" prints a complete configuration)` {
+			t.Errorf("%q: %v", raw, err)
+		}
+	}
+	_, err := Parse([]byte("server:\n  listen: [\n"), "s.yaml")
+	if err == nil || !strings.HasPrefix(err.Error(), "s.yaml: line ") {
+		t.Errorf("syntax error: %v", err)
+	}
+	_, err = Parse([]byte("- a\n- b\n"), "l.yaml")
+	if err == nil || !strings.Contains(err.Error(), "l.yaml:1:1: want a mapping (key: value lines), got a list") {
+		t.Errorf("a list at the top: %v", err)
+	}
+}
+
+func TestEnvExpandedInEveryValue(t *testing.T) {
+	t.Setenv("LLMRELAY_TEST_TYPE", "builtin")
+	t.Setenv("LLMRELAY_TEST_TEMP", "0.25")
+	t.Setenv("LLMRELAY_TEST_ATTEMPTS", "2")
+	c, err := Parse([]byte(`
+server: {log_level: "${LLMRELAY_TEST_LEVEL:-debug}"}
+defaults:
+  retry:
+    max_attempts: ${LLMRELAY_TEST_ATTEMPTS}
+providers:
+  - {name: "${LLMRELAY_TEST_PNAME:-local}", type: "${LLMRELAY_TEST_TYPE}"}
+models:
+  - name: ${LLMRELAY_TEST_MODEL:-m}
+    provider: local
+    capabilities:
+      chat:
+        format: builtin
+        options:
+          temperature: ${LLMRELAY_TEST_TEMP}
+`), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Server.LogLevel != "debug" || c.Providers[0].Name != "local" || c.Providers[0].Type != "builtin" || c.Models[0].Name != "m" ||
+		*c.Defaults.Retry.MaxAttempts != 2 || c.Models[0].Capabilities["chat"].Options["temperature"] != 0.25 {
+		t.Errorf("expanded = %+v %+v %+v", c.Server, c.Providers, c.Models)
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	t.Parallel()
+	keys := []string{"base_url", "api_key", "api_key_env", "name", "type", "temperature", "top_p"}
+	for in, want := range map[string]string{
+		"base_ulr": "base_url", "apikey": "api_key", "api_key_evn": "api_key_env", "nmae": "name", "Type": "type",
+		"temprature": "temperature", "top-p": "top_p", "colour": "", "x": "", "weather": "",
+	} {
+		if got := Suggest(in, keys); got != want {
+			t.Errorf("Suggest(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

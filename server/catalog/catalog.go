@@ -186,7 +186,7 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 				errs = append(errs, fmt.Errorf("%s.format: %s does not serve %s", cwhere, f.Name, key))
 				continue
 			}
-			opts, dims, err := optionsFromConfig(cc.Options)
+			opts, dims, err := optionsFromConfig(cc.Options, f)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s.%w", cwhere, err))
 				continue
@@ -218,6 +218,24 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 		if mc.Reasoning != nil {
 			m.Reasoning = *mc.Reasoning
 		}
+		// The configured options are merged into every call, so one that
+		// the model's kind rejects (reasoning_effort on a chat model,
+		// temperature on a reasoning one) would fail every call.
+		for _, key := range keys {
+			capab, ok := m.Capabilities[protocolByKey[key]]
+			if !ok {
+				continue
+			}
+			cwhere := fmt.Sprintf("%s.capabilities.%s.options", where, key)
+			for _, name := range SetOptions(capab.Options) {
+				if r := optionReason(name, capab.Format, m.Reasoning, true); r != "" && capab.Format.Options[name] {
+					errs = append(errs, fmt.Errorf("%s.%s: %s, and %s is %s", cwhere, name, r, m.Name, kindWords(m.Reasoning)))
+				}
+			}
+			for _, e := range rangeErrors(m.Name, capab.Options) {
+				errs = append(errs, fmt.Errorf("%s.%s: %s", cwhere, e.Option, e.Reason))
+			}
+		}
 		c.models[m.Name] = m
 		c.names = append(c.names, m.Name)
 	}
@@ -225,6 +243,13 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 		return nil, errors.Join(errs...)
 	}
 	return c, nil
+}
+
+func kindWords(reasoning bool) string {
+	if reasoning {
+		return "a reasoning model (by its format, its name or reasoning: true)"
+	}
+	return "not a reasoning model (set reasoning: true if it is one)"
 }
 
 func dimsName(d *int32) []string {

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/config"
 )
 
 // OptionError is an invalid option: unknown, mistyped, missing, or not
@@ -26,7 +27,7 @@ func (e *OptionError) Error() string {
 
 // optionsFromConfig converts configured options to typed ones. Dimensions
 // is returned apart (it is an embeddings option).
-func optionsFromConfig(raw map[string]any) (*llmrelayv1.GenerationOptions, *int32, error) {
+func optionsFromConfig(raw map[string]any, f *Format) (*llmrelayv1.GenerationOptions, *int32, error) {
 	o := &llmrelayv1.GenerationOptions{}
 	var dims *int32
 	keys := make([]string, 0, len(raw))
@@ -36,7 +37,7 @@ func optionsFromConfig(raw map[string]any) (*llmrelayv1.GenerationOptions, *int3
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := raw[k]
-		bad := func(want string) error { return fmt.Errorf("options.%s: want %s, got %T (%v)", k, want, v, v) }
+		bad := func(want string) error { return fmt.Errorf("options.%s: want %s, got %s", k, want, valueWords(v)) }
 		switch k {
 		case "temperature", "top_p", "presence_penalty", "frequency_penalty":
 			f, ok := toFloat(v)
@@ -112,10 +113,35 @@ func optionsFromConfig(raw map[string]any) (*llmrelayv1.GenerationOptions, *int3
 				o.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: s}}
 			}
 		default:
-			return nil, nil, fmt.Errorf("options.%s: unknown option", k)
+			known := make([]string, 0, len(f.Options))
+			for name := range f.Options {
+				known = append(known, name)
+			}
+			sort.Strings(known)
+			hint := ""
+			if near := config.Suggest(k, known); near != "" {
+				hint = fmt.Sprintf("; did you mean %s?", near)
+			}
+			return nil, nil, fmt.Errorf("options.%s: unknown option%s (format %s knows %s)", k, hint, f.Name, strings.Join(known, ", "))
 		}
 	}
 	return o, dims, nil
+}
+
+// valueWords shows a configured value in YAML's words, not Go's.
+func valueWords(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "nothing"
+	case string:
+		return fmt.Sprintf("%q", x)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	default:
+		return fmt.Sprint(x)
+	}
 }
 
 func toFloat(v any) (float64, bool) {
@@ -180,6 +206,37 @@ func SetOptions(o *llmrelayv1.GenerationOptions) []string {
 	return names
 }
 
+// optionReason says why a set option is invalid for the format, the
+// model's kind and the call (tools: a call that offers tools); "" if valid.
+func optionReason(name string, f *Format, reasoning, tools bool) string {
+	switch {
+	case !tools && (name == "tool_choice" || name == "parallel_tool_calls"):
+		return "only for Tools calls, which offer tools"
+	case reasoning && (name == "temperature" || name == "top_p"):
+		return "not supported by reasoning models"
+	case !reasoning && name == "reasoning_effort":
+		return "only supported by reasoning models"
+	case !f.Options[name]:
+		return fmt.Sprintf("not supported by format %s", f.Name)
+	}
+	return ""
+}
+
+// rangeErrors are the option values outside their valid range.
+func rangeErrors(model string, o *llmrelayv1.GenerationOptions) []*OptionError {
+	var errs []*OptionError
+	if t := o.Temperature; t != nil && (*t < 0 || *t > 2) {
+		errs = append(errs, &OptionError{Model: model, Option: "temperature", Reason: fmt.Sprintf("%v is outside [0, 2]", *t)})
+	}
+	if p := o.TopP; p != nil && (*p < 0 || *p > 1) {
+		errs = append(errs, &OptionError{Model: model, Option: "top_p", Reason: fmt.Sprintf("%v is outside [0, 1]", *p)})
+	}
+	if n := o.MaxTokens; n != nil && *n < 1 {
+		errs = append(errs, &OptionError{Model: model, Option: "max_tokens", Reason: "must be at least 1"})
+	}
+	return errs
+}
+
 // Validate checks merged options against the format, the model's kind and
 // the call (tools: a Tools call, which offers tools).
 // With ignoreInvalid the offending options are cleared from o and
@@ -189,17 +246,7 @@ func Validate(model string, f *Format, reasoning, tools bool, o *llmrelayv1.Gene
 	m := o.ProtoReflect()
 	fields := m.Descriptor().Fields()
 	for _, name := range SetOptions(o) {
-		reason := ""
-		switch {
-		case !tools && (name == "tool_choice" || name == "parallel_tool_calls"):
-			reason = "only for Tools calls, which offer tools"
-		case reasoning && (name == "temperature" || name == "top_p"):
-			reason = "not supported by reasoning models"
-		case !reasoning && name == "reasoning_effort":
-			reason = "only supported by reasoning models"
-		case !f.Options[name]:
-			reason = fmt.Sprintf("not supported by format %s", f.Name)
-		}
+		reason := optionReason(name, f, reasoning, tools)
 		if reason == "" {
 			continue
 		}
@@ -209,14 +256,8 @@ func Validate(model string, f *Format, reasoning, tools bool, o *llmrelayv1.Gene
 		m.Clear(fields.ByName(protoreflect.Name(name)))
 		dropped = append(dropped, &llmrelayv1.DroppedOption{Option: name, Reason: reason})
 	}
-	if t := o.Temperature; t != nil && (*t < 0 || *t > 2) {
-		return dropped, &OptionError{Model: model, Option: "temperature", Reason: fmt.Sprintf("%v is outside [0, 2]", *t)}
-	}
-	if p := o.TopP; p != nil && (*p < 0 || *p > 1) {
-		return dropped, &OptionError{Model: model, Option: "top_p", Reason: fmt.Sprintf("%v is outside [0, 1]", *p)}
-	}
-	if n := o.MaxTokens; n != nil && *n < 1 {
-		return dropped, &OptionError{Model: model, Option: "max_tokens", Reason: "must be at least 1"}
+	if errs := rangeErrors(model, o); len(errs) > 0 {
+		return dropped, errs[0]
 	}
 	return dropped, nil
 }

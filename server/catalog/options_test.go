@@ -14,7 +14,7 @@ func i32(v int32) *int32     { return &v }
 
 func TestMergeOverridesWithoutMutating(t *testing.T) {
 	t.Parallel()
-	configured, _, err := optionsFromConfig(map[string]any{"temperature": 0.7, "max_tokens": 4096, "stop": []any{"END"}, "tool_choice": "auto"})
+	configured, _, err := optionsFromConfig(map[string]any{"temperature": 0.7, "max_tokens": 4096, "stop": []any{"END"}, "tool_choice": "auto"}, Formats["openai-chat"])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,11 +102,11 @@ func TestOptionsFromConfigTypes(t *testing.T) {
 		{"parallel_tool_calls": "yes"}, {"nonsense": 1}, {"seed": 1.2},
 	}
 	for _, m := range bad {
-		if _, _, err := optionsFromConfig(m); err == nil {
+		if _, _, err := optionsFromConfig(m, Formats["openai-chat"]); err == nil {
 			t.Errorf("%v: want an error", m)
 		}
 	}
-	o, dims, err := optionsFromConfig(map[string]any{"dimensions": 256, "reasoning_effort": "high", "tool_choice": "get_weather", "seed": 7})
+	o, dims, err := optionsFromConfig(map[string]any{"dimensions": 256, "reasoning_effort": "high", "tool_choice": "get_weather", "seed": 7}, Formats["openai-chat"])
 	if err != nil || *dims != 256 || o.GetReasoningEffort() != llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH ||
 		o.GetToolChoice().GetFunctionName() != "get_weather" || o.GetSeed() != 7 {
 		t.Errorf("got %v %v %v", o, dims, err)
