@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"net"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/status"
+
 	"github.com/llmrelay/llmrelay/client"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/internal/config"
@@ -85,4 +88,52 @@ func ExampleToolsStream_Wait() {
 	// get_weather {}
 	// get_time {}
 	// FINISH_REASON_TOOL_CALLS 2
+}
+
+func ExampleClient_Embed() {
+	addr, stop := startServer()
+	defer stop()
+	c, err := client.New(addr)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	dims := int32(4)
+	resp, err := c.Embed(context.Background(), &llmrelayv1.EmbedRequest{Model: "builtin/embed", Inputs: []string{"a", "b"}, Dimensions: &dims})
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range resp.GetEmbeddings() {
+		fmt.Println(e.GetIndex(), len(e.GetValues()))
+	}
+	// Output:
+	// 0 4
+	// 1 4
+}
+
+// Errors are statuses with typed details: ErrorInfo (reason, metadata),
+// BadRequest (the invalid field), RetryInfo and FailedCallMeta.
+func Example_errorDetails() {
+	addr, stop := startServer()
+	defer stop()
+	c, err := client.New(addr)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	_, err = c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "builtin/echo"})
+	st := status.Convert(err)
+	fmt.Println(st.Code())
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.ErrorInfo:
+			fmt.Println(d.GetDomain(), d.GetReason())
+		case *errdetails.BadRequest:
+			fmt.Println(d.GetFieldViolations()[0].GetField())
+		}
+	}
+	// Output:
+	// InvalidArgument
+	// llmrelay.dev INVALID_REQUEST
+	// messages
 }
