@@ -46,6 +46,19 @@ grep -q '"name": "search"' <<<"$out" || fail "extract: $out"
 out=$(grpcurl -plaintext -d '{"json":"{\"content\": [}"}' "$addr" llmrelay.v1.ExtractService/Extract 2>&1 || true)
 grep -q 'Code: InvalidArgument' <<<"$out" || fail "extract syntax error: $out"
 
+# The binary as a client: streamed answer, exit codes, the error in words.
+out=$("$bin" chat --addr "$addr" -m builtin/echo hello there)
+[ "$out" = "You said: hello there" ] || fail "cli chat: $out"
+out=$("$bin" chat --local -m builtin/echo --meta hi 2>&1)
+grep -q '^meta: builtin/echo via builtin | tokens ' <<<"$out" || fail "cli --local --meta: $out"
+rc=0; out=$("$bin" chat --addr "$addr" -m nope hi 2>&1) || rc=$?
+[ $rc -eq 4 ] && grep -q 'reason: MODEL_NOT_FOUND' <<<"$out" || fail "cli unknown model: exit $rc: $out"
+rc=0; "$bin" chat --frobnicate >/dev/null 2>&1 || rc=$?
+[ $rc -eq 2 ] || fail "cli unknown flag: exit $rc"
+rc=0; "$bin" models --addr 127.0.0.1:1 --timeout 1s >/dev/null 2>&1 || rc=$?
+[ $rc -eq 3 ] || fail "cli without a server: exit $rc"
+"$bin" models --addr "$addr" | grep -q '^builtin/embed ' || fail "cli models"
+
 kill -TERM $pid
 for _ in $(seq 100); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
 if kill -0 $pid 2>/dev/null; then fail "server still running 10s after SIGTERM"; fi
