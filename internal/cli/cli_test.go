@@ -380,6 +380,10 @@ func TestHealthVersionConfig(t *testing.T) {
 	if err := os.WriteFile(badModel, []byte("providers: [{name: b, type: builtin}]\nmodels:\n  - {name: m, provider: b, capabilities: {chat: {format: nope}}}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	r = runCLI(t, "", "config", "check", bad, badModel)
+	if r.code != ExitFailure || !strings.Contains(r.stderr, bad+":2:15: ") || !strings.Contains(r.stderr, badModel+":3:50: ") {
+		t.Errorf("config check of two invalid files must report both: %+v", r)
+	}
 	r = runCLI(t, "", "serve", "--config", badModel, "--listen", "127.0.0.1:0")
 	if r.code != ExitFailure || !strings.Contains(r.stderr, badModel+`:3:50: models[0] (m).capabilities.chat.format: unknown format "nope"`) {
 		t.Errorf("serve on an invalid model: %+v", r)

@@ -143,7 +143,6 @@ func health(ctx context.Context, e *env, args []string) error {
 	var conn connFlags
 	fs := newFlags("health")
 	conn.register(fs, 3*time.Second)
-	fs.StringVar(&conn.addr, "a", conn.addr, "shorthand for --addr")
 	service := fs.String("service", "", "the service to check (empty: the whole server)")
 	pos, err := parse(e, fs, "", "Ask the server's gRPC health service; exit 0 if it reports SERVING, 1 if not, 3 if it does not answer.", args)
 	if err != nil {
