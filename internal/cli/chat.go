@@ -54,6 +54,9 @@ func (g *genFlags) messages(e *env, pos []string) ([]*llmrelayv1.Message, error)
 	}
 	prompt := strings.Join(pos, " ")
 	if len(pos) == 0 || (len(pos) == 1 && pos[0] == "-") {
+		if isTerminal(e.stdin) && len(pos) == 0 {
+			return nil, usageErrorf("no prompt: give it as arguments, or pipe it to stdin")
+		}
 		raw, err := io.ReadAll(e.stdin)
 		if err != nil {
 			return nil, fmt.Errorf("read the prompt from stdin: %w", err)
@@ -79,6 +82,17 @@ func (g *genFlags) messages(e *env, pos []string) ([]*llmrelayv1.Message, error)
 		user.Parts = append(user.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: img}})
 	}
 	return append(msgs, user), nil
+}
+
+// isTerminal reports whether r is an interactive terminal, where reading a
+// prompt from stdin would wait for the user without saying so.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func textPart(s string) *llmrelayv1.Part {

@@ -125,6 +125,23 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+func TestNoPromptFromATerminal(t *testing.T) {
+	t.Parallel()
+	tty, err := os.Open("/dev/null") // a character device, as a terminal is
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	var out, errOut bytes.Buffer
+	if code := Run(context.Background(), []string{"chat", "--local", "-m", "builtin/echo"}, tty, &out, &errOut); code != ExitUsage || !strings.Contains(errOut.String(), "no prompt") {
+		t.Errorf("code %d: %s", code, errOut.String())
+	}
+	errOut.Reset()
+	if code := Run(context.Background(), []string{"embed", "--local", "-m", "builtin/embed"}, tty, &out, &errOut); code != ExitUsage || !strings.Contains(errOut.String(), "no input") {
+		t.Errorf("embed: code %d: %s", code, errOut.String())
+	}
+}
+
 func TestChatLocal(t *testing.T) {
 	t.Parallel()
 	r := runCLI(t, "", "chat", "--local", "-m", "builtin/echo", "hi")

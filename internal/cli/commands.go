@@ -38,6 +38,9 @@ func embed(ctx context.Context, e *env, args []string) error {
 		return usageErrorf("-m MODEL is required")
 	}
 	if len(inputs) == 0 {
+		if isTerminal(e.stdin) {
+			return usageErrorf("no input: give texts as arguments, or pipe lines to stdin")
+		}
 		sc := bufio.NewScanner(e.stdin)
 		sc.Buffer(make([]byte, 64*1024), 16<<20)
 		for sc.Scan() {
