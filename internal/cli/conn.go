@@ -67,7 +67,7 @@ func (c *connFlags) dial(ctx context.Context) (context.Context, *client.Client, 
 	srv, err := server.New(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		cancel()
-		return nil, nil, nil, &failure{msg: err.Error()}
+		return nil, nil, nil, &failure{msg: cfg.Locate(err).Error()}
 	}
 	lis := bufconn.Listen(1 << 20)
 	served := make(chan struct{})
