@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,6 +219,24 @@ func TestSuggest(t *testing.T) {
 	} {
 		if got := Suggest(in, keys); got != want {
 			t.Errorf("Suggest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLocate(t *testing.T) {
+	t.Parallel()
+	c, err := Parse([]byte("providers:\n  - name: b\n    type: builtin\nmodels:\n  - name: m.1\n    provider: b\n    capabilities:\n      chat: {format: builtin}\n"), "l.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for msg, want := range map[string]string{
+		"models[0] (m.1).capabilities.chat.format: x": "l.yaml:8:14: models[0] (m.1).capabilities.chat.format: x",
+		"models[0] (m.1).capabilities.tools: x":       "l.yaml:7:5: models[0] (m.1).capabilities.tools: x", // deepest that exists
+		"providers[0] (b): x":                         "l.yaml:2:5: providers[0] (b): x",
+		"provider b: dial failed":                     "l.yaml: provider b: dial failed", // not a path: no position
+	} {
+		if got := c.Locate(errors.New(msg)).Error(); got != want {
+			t.Errorf("Locate(%q) = %q, want %q", msg, got, want)
 		}
 	}
 }

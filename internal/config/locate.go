@@ -279,8 +279,8 @@ func (c *Config) position(path string) (line, col int) {
 	if c.root == nil || path == "" {
 		return 0, 0
 	}
+	// Nothing found: no position (0, 0) rather than the document's start.
 	n := c.root
-	line, col = n.Line, n.Column
 	// Names in parentheses are labels, not segments.
 	path = regexp.MustCompile(` \([^)]*\)`).ReplaceAllString(path, "")
 	for _, m := range pathSegment.FindAllStringSubmatch(path, -1) {
