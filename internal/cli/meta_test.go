@@ -15,8 +15,8 @@ func TestMetaSummary(t *testing.T) {
 		RequestedModel: "gpt", Provider: "openai", RequestId: "r1", ProviderRequestId: "req_9", Attempts: 2,
 		Usage:         &llmrelayv1.Usage{InputTokens: 10, OutputTokens: 5, TotalTokens: 15},
 		TotalDuration: durationpb.New(1234567 * time.Microsecond), TimeToFirstToken: durationpb.New(2345 * time.Microsecond),
-		Cost:          &llmrelayv1.Cost{Currency: "USD", AmountNanos: 1_234_500},
-		FinishReason:  llmrelayv1.FinishReason_FINISH_REASON_LENGTH,
+		Cost:         &llmrelayv1.Cost{Currency: "USD", AmountNanos: 1_234_500},
+		FinishReason: llmrelayv1.FinishReason_FINISH_REASON_LENGTH,
 	}
 	want := "meta: gpt via openai | tokens 10 in, 5 out, 15 total | time 1.235s, first token 2.35ms | attempts 2 | provider request id req_9 | cost 0.0012345 USD | finish LENGTH | request id r1"
 	if got := metaSummary(m); got != want {
