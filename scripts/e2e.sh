@@ -26,12 +26,20 @@ grep -q '"text": "You said: hello"' <<<"$out" || fail "chat: $out"
 grep -q '"requestId"' <<<"$out" || fail "chat meta: $out"
 
 out=$(grpcurl -plaintext -d '{"model":"builtin/echo","messages":[{"role":"ROLE_USER","parts":[{"text":"Paris"}]}],
-  "tools":[{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},
-           {"name":"get_time","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]}' \
+  "tools":[{"name":"get_weather","parameters":"{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"]}"},
+           {"name":"get_time","parameters":"{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}}}"}]}' \
   "$addr" llmrelay.v1.GatewayService/StreamTools)
 [ "$(grep -c '"toolCallDelta"' <<<"$out")" -eq 4 ] || fail "stream tools deltas: $out"
 [ "$(grep -c '"callId"' <<<"$out")" -ge 6 ] || fail "call ids missing: $out"
 grep -q 'FINISH_REASON_TOOL_CALLS' <<<"$out" || fail "stream tools finish: $out"
+
+# A schema given as a JSON object (a Struct, the old contract) is refused, not silently emptied.
+out=$(grpcurl -plaintext -d '{"model":"builtin/echo","messages":[{"role":"ROLE_USER","parts":[{"text":"Paris"}]}],
+  "tools":[{"name":"get_weather","parameters":{"type":"object"}}]}' "$addr" llmrelay.v1.GatewayService/Tools 2>&1 || true)
+grep -q 'parameters' <<<"$out" && ! grep -q '"message"' <<<"$out" || fail "object schema: $out"
+out=$(grpcurl -plaintext -d '{"model":"builtin/echo","messages":[{"role":"ROLE_USER","parts":[{"text":"Paris"}]}],
+  "tools":[{"name":"get_weather","parameters":"{\"type\": 12}"}]}' "$addr" llmrelay.v1.GatewayService/Tools 2>&1 || true)
+grep -q 'Code: InvalidArgument' <<<"$out" && grep -q '"field": "tools\[0\].parameters"' <<<"$out" || fail "invalid schema: $out"
 
 out=$(grpcurl -plaintext -d '{"model":"builtin/embed","inputs":["a","b"]}' "$addr" llmrelay.v1.GatewayService/Embed)
 grep -q '"embeddingsCount": 2' <<<"$out" || fail "embed: $out"

@@ -17,7 +17,19 @@ import (
 // anything structpb.NewValue accepts (nil, bool, numbers, string,
 // []any, map[string]any); a value it cannot hold is stored as its string
 // form rather than lost.
+//
+// The values clients branch on also have typed fields, filled here so that
+// no adapter can set one without the other: "stop_sequence" and
+// "service_tier".
 func SetExtended(meta *llmrelayv1.ResponseMeta, key string, value any) {
+	if s, ok := value.(string); ok {
+		switch key {
+		case "stop_sequence":
+			meta.StopSequence = s
+		case "service_tier":
+			meta.ServiceTier = s
+		}
+	}
 	if meta.Extended == nil {
 		meta.Extended = &structpb.Struct{Fields: map[string]*structpb.Value{}}
 	}

@@ -187,3 +187,17 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+func TestSetExtendedFillsTypedFields(t *testing.T) {
+	t.Parallel()
+	meta := &llmrelayv1.ResponseMeta{}
+	SetExtended(meta, "stop_sequence", "\n\nHuman:")
+	SetExtended(meta, "service_tier", "priority")
+	SetExtended(meta, "system_fingerprint", "fp_x1")
+	if meta.GetStopSequence() != "\n\nHuman:" || meta.GetServiceTier() != "priority" {
+		t.Errorf("typed fields: stop_sequence %q, service_tier %q", meta.GetStopSequence(), meta.GetServiceTier())
+	}
+	if len(meta.GetExtended().GetFields()) != 3 {
+		t.Errorf("extended = %v, want all three keys kept", meta.GetExtended())
+	}
+}

@@ -7,6 +7,7 @@
 package llmrelayv1
 
 import (
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
@@ -428,6 +429,8 @@ type StreamChatResponse_RefusalDelta struct {
 }
 
 type StreamChatResponse_Usage struct {
+	// Usage so far, as the provider reports it mid-stream (cumulative; the
+	// last one equals end.meta.usage, which is authoritative).
 	Usage *Usage `protobuf:"bytes,4,opt,name=usage,proto3,oneof"`
 }
 
@@ -824,6 +827,7 @@ type StreamToolsResponse_ToolCallDone struct {
 }
 
 type StreamToolsResponse_Usage struct {
+	// Usage so far (cumulative); end.meta.usage is authoritative.
 	Usage *Usage `protobuf:"bytes,6,opt,name=usage,proto3,oneof"`
 }
 
@@ -1039,7 +1043,9 @@ type ListModelsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// At most this many models per page (default and maximum 1000).
 	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// From a previous response's next_page_token.
+	// From a previous response's next_page_token: opaque, valid only with the
+	// same page_size and the configuration that issued it (InvalidArgument
+	// otherwise).
 	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1092,7 +1098,7 @@ func (x *ListModelsRequest) GetPageToken() string {
 type ListModelsResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Models []*ModelInfo           `protobuf:"bytes,1,rep,name=models,proto3" json:"models,omitempty"`
-	// Empty on the last page.
+	// Opaque; empty on the last page.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1290,7 +1296,7 @@ var File_llmrelay_v1_gateway_service_proto protoreflect.FileDescriptor
 
 const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\n" +
-	"!llmrelay/v1/gateway_service.proto\x12\vllmrelay.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x19llmrelay/v1/content.proto\x1a\x17llmrelay/v1/enums.proto\x1a\x16llmrelay/v1/meta.proto\x1a\x19llmrelay/v1/options.proto\x1a\x18llmrelay/v1/stream.proto\"\xaa\x02\n" +
+	"!llmrelay/v1/gateway_service.proto\x12\vllmrelay.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x19llmrelay/v1/content.proto\x1a\x17llmrelay/v1/enums.proto\x1a\x16llmrelay/v1/meta.proto\x1a\x19llmrelay/v1/options.proto\x1a\x18llmrelay/v1/stream.proto\"\xaa\x02\n" +
 	"\vCallOptions\x124\n" +
 	"\x16ignore_invalid_options\x18\x01 \x01(\bR\x14ignoreInvalidOptions\x12&\n" +
 	"\fpreserve_raw\x18\x02 \x01(\bH\x00R\vpreserveRaw\x88\x01\x01\x123\n" +
@@ -1299,19 +1305,19 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0f\n" +
-	"\r_preserve_raw\"\x86\x02\n" +
-	"\vChatRequest\x12\x14\n" +
-	"\x05model\x18\x01 \x01(\tR\x05model\x120\n" +
-	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x128\n" +
+	"\r_preserve_raw\"\x90\x02\n" +
+	"\vChatRequest\x12\x19\n" +
+	"\x05model\x18\x01 \x01(\tB\x03\xe0A\x02R\x05model\x125\n" +
+	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageB\x03\xe0A\x02R\bmessages\x128\n" +
 	"\aoptions\x18\x03 \x01(\v2\x1e.llmrelay.v1.GenerationOptionsR\aoptions\x12G\n" +
 	"\x10provider_options\x18\x04 \x01(\v2\x1c.llmrelay.v1.ProviderOptionsR\x0fproviderOptions\x12,\n" +
 	"\x04call\x18\x05 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\"m\n" +
 	"\fChatResponse\x12.\n" +
 	"\amessage\x18\x01 \x01(\v2\x14.llmrelay.v1.MessageR\amessage\x12-\n" +
-	"\x04meta\x18\x02 \x01(\v2\x19.llmrelay.v1.ResponseMetaR\x04meta\"\x8c\x02\n" +
-	"\x11StreamChatRequest\x12\x14\n" +
-	"\x05model\x18\x01 \x01(\tR\x05model\x120\n" +
-	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x128\n" +
+	"\x04meta\x18\x02 \x01(\v2\x19.llmrelay.v1.ResponseMetaR\x04meta\"\x96\x02\n" +
+	"\x11StreamChatRequest\x12\x19\n" +
+	"\x05model\x18\x01 \x01(\tB\x03\xe0A\x02R\x05model\x125\n" +
+	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageB\x03\xe0A\x02R\bmessages\x128\n" +
 	"\aoptions\x18\x03 \x01(\v2\x1e.llmrelay.v1.GenerationOptionsR\aoptions\x12G\n" +
 	"\x10provider_options\x18\x04 \x01(\v2\x1c.llmrelay.v1.ProviderOptionsR\x0fproviderOptions\x12,\n" +
 	"\x04call\x18\x05 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\"\xea\x02\n" +
@@ -1323,21 +1329,21 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\x05usage\x18\x04 \x01(\v2\x12.llmrelay.v1.UsageH\x00R\x05usage\x12*\n" +
 	"\x03end\x18\x05 \x01(\v2\x16.llmrelay.v1.StreamEndH\x00R\x03end\x12F\n" +
 	"\x0freasoning_delta\x18\x06 \x01(\v2\x1b.llmrelay.v1.ReasoningDeltaH\x00R\x0ereasoningDeltaB\a\n" +
-	"\x05event\"\xb0\x02\n" +
-	"\fToolsRequest\x12\x14\n" +
-	"\x05model\x18\x01 \x01(\tR\x05model\x120\n" +
-	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x12'\n" +
-	"\x05tools\x18\x03 \x03(\v2\x11.llmrelay.v1.ToolR\x05tools\x128\n" +
+	"\x05event\"\xbf\x02\n" +
+	"\fToolsRequest\x12\x19\n" +
+	"\x05model\x18\x01 \x01(\tB\x03\xe0A\x02R\x05model\x125\n" +
+	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageB\x03\xe0A\x02R\bmessages\x12,\n" +
+	"\x05tools\x18\x03 \x03(\v2\x11.llmrelay.v1.ToolB\x03\xe0A\x02R\x05tools\x128\n" +
 	"\aoptions\x18\x04 \x01(\v2\x1e.llmrelay.v1.GenerationOptionsR\aoptions\x12G\n" +
 	"\x10provider_options\x18\x05 \x01(\v2\x1c.llmrelay.v1.ProviderOptionsR\x0fproviderOptions\x12,\n" +
 	"\x04call\x18\x06 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\"n\n" +
 	"\rToolsResponse\x12.\n" +
 	"\amessage\x18\x01 \x01(\v2\x14.llmrelay.v1.MessageR\amessage\x12-\n" +
-	"\x04meta\x18\x02 \x01(\v2\x19.llmrelay.v1.ResponseMetaR\x04meta\"\xb6\x02\n" +
-	"\x12StreamToolsRequest\x12\x14\n" +
-	"\x05model\x18\x01 \x01(\tR\x05model\x120\n" +
-	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x12'\n" +
-	"\x05tools\x18\x03 \x03(\v2\x11.llmrelay.v1.ToolR\x05tools\x128\n" +
+	"\x04meta\x18\x02 \x01(\v2\x19.llmrelay.v1.ResponseMetaR\x04meta\"\xc5\x02\n" +
+	"\x12StreamToolsRequest\x12\x19\n" +
+	"\x05model\x18\x01 \x01(\tB\x03\xe0A\x02R\x05model\x125\n" +
+	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageB\x03\xe0A\x02R\bmessages\x12,\n" +
+	"\x05tools\x18\x03 \x03(\v2\x11.llmrelay.v1.ToolB\x03\xe0A\x02R\x05tools\x128\n" +
 	"\aoptions\x18\x04 \x01(\v2\x1e.llmrelay.v1.GenerationOptionsR\aoptions\x12G\n" +
 	"\x10provider_options\x18\x05 \x01(\v2\x1c.llmrelay.v1.ProviderOptionsR\x0fproviderOptions\x12,\n" +
 	"\x04call\x18\x06 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\"\xf4\x03\n" +
@@ -1351,10 +1357,10 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\x05usage\x18\x06 \x01(\v2\x12.llmrelay.v1.UsageH\x00R\x05usage\x12*\n" +
 	"\x03end\x18\a \x01(\v2\x16.llmrelay.v1.StreamEndH\x00R\x03end\x12F\n" +
 	"\x0freasoning_delta\x18\b \x01(\v2\x1b.llmrelay.v1.ReasoningDeltaH\x00R\x0ereasoningDeltaB\a\n" +
-	"\x05event\"\xe7\x01\n" +
-	"\fEmbedRequest\x12\x14\n" +
-	"\x05model\x18\x01 \x01(\tR\x05model\x12\x16\n" +
-	"\x06inputs\x18\x02 \x03(\tR\x06inputs\x12#\n" +
+	"\x05event\"\xf1\x01\n" +
+	"\fEmbedRequest\x12\x19\n" +
+	"\x05model\x18\x01 \x01(\tB\x03\xe0A\x02R\x05model\x12\x1b\n" +
+	"\x06inputs\x18\x02 \x03(\tB\x03\xe0A\x02R\x06inputs\x12#\n" +
 	"\n" +
 	"dimensions\x18\x03 \x01(\x05H\x00R\n" +
 	"dimensions\x88\x01\x01\x12G\n" +

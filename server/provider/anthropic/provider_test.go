@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -51,7 +50,7 @@ func toolResultPart(id, content string, isErr bool) *llmrelayv1.Part {
 
 func weatherTool(t *testing.T) *llmrelayv1.Tool {
 	t.Helper()
-	params, err := structpb.NewStruct(map[string]any{
+	params, err := jsonString(map[string]any{
 		"type": "object",
 		"properties": map[string]any{
 			"city": map[string]any{"type": "string", "description": "City name"},

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -384,16 +383,12 @@ func convertTools(in []*llmrelayv1.Tool) ([]wireTool, error) {
 			return nil, invalid(fmt.Sprintf("tools[%d].name", i), "tool name is required")
 		}
 		schema := json.RawMessage(`{"type":"object"}`)
-		if t.GetParameters() != nil {
-			raw, err := protojson.Marshal(t.GetParameters())
+		if t.GetParameters() != "" {
+			raw, err := provider.SchemaJSON(t.GetParameters())
 			if err != nil {
-				return nil, invalid(fmt.Sprintf("tools[%d].parameters", i), "encode schema: %v", err)
+				return nil, invalid(fmt.Sprintf("tools[%d].parameters", i), "schema: %v", err)
 			}
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, raw); err != nil {
-				return nil, invalid(fmt.Sprintf("tools[%d].parameters", i), "encode schema: %v", err)
-			}
-			schema = buf.Bytes()
+			schema = raw
 		}
 		out = append(out, wireTool{Name: t.GetName(), Description: t.GetDescription(), InputSchema: schema})
 	}

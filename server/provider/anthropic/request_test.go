@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/types/known/structpb"
-
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -136,7 +134,7 @@ func sameJSON(t *testing.T, a, b string) bool {
 
 func TestSystemBlocksAndExtraBody(t *testing.T) {
 	t.Parallel()
-	extra, err := structpb.NewStruct(map[string]any{"max_tokens": 77, "service_tier": "standard_only"})
+	extra, err := jsonString(map[string]any{"max_tokens": 77, "service_tier": "standard_only"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +296,7 @@ func TestExtraBodyCannotTurnStreamingOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	extra, err := structpb.NewStruct(map[string]any{"stream": false, "model": "other", "top_k": 5})
+	extra, err := jsonString(map[string]any{"stream": false, "model": "other", "top_k": 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -243,7 +243,14 @@ func (p *Provider) answer(req *provider.Request) answer {
 
 // argumentsFor fills a tool's JSON schema deterministically.
 func argumentsFor(t *llmrelayv1.Tool, text string) string {
-	params := t.GetParameters().AsMap()
+	var schema any
+	if t.GetParameters() != "" {
+		if err := json.Unmarshal([]byte(t.GetParameters()), &schema); err != nil {
+			return "{}" // the server refuses such a schema before any provider sees it
+		}
+	}
+	// A boolean schema (true/false) has no properties to fill.
+	params, _ := schema.(map[string]any)
 	props, _ := params["properties"].(map[string]any)
 	var names []string
 	if req, ok := params["required"].([]any); ok && len(req) > 0 {

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/types/known/structpb"
-
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -47,20 +45,22 @@ func toolResultPart(id, content string) *llmrelayv1.Part {
 	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: id, Content: content}}}
 }
 
-func mustStruct(t testing.TB, m map[string]any) *structpb.Struct {
+// jsonText is m as JSON text (keys sorted), the form schemas and
+// extra_body take in the contract.
+func jsonText(t testing.TB, m map[string]any) string {
 	t.Helper()
-	s, err := structpb.NewStruct(m)
+	b, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return string(b)
 }
 
 func weatherTool(t testing.TB) *llmrelayv1.Tool {
 	return &llmrelayv1.Tool{
 		Name:        "get_weather",
 		Description: "Current weather for a city.",
-		Parameters: mustStruct(t, map[string]any{
+		Parameters: jsonText(t, map[string]any{
 			"type": "object",
 			"properties": map[string]any{
 				"city": map[string]any{"type": "string"},

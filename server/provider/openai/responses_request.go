@@ -88,8 +88,8 @@ func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]
 			if f.Name == "" {
 				f.Name = "response"
 			}
-			if rf.GetSchema() != nil {
-				schema, err := json.Marshal(rf.GetSchema().AsMap())
+			if rf.GetSchema() != "" {
+				schema, err := provider.SchemaJSON(rf.GetSchema())
 				if err != nil {
 					return nil, nil, p.invalid("response_format schema: %v", err)
 				}

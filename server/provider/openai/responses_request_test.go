@@ -151,7 +151,7 @@ func responsesRequests(t testing.TB) map[string]*provider.Request {
 			Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Dis bonjour."))},
 			Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{
 				Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, SchemaName: "greeting", Strict: proto.Bool(true),
-				Schema: mustStruct(t, map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}},
+				Schema: jsonText(t, map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}},
 					"required": []any{"text"}, "additionalProperties": false}),
 			}},
 			ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{
@@ -295,7 +295,7 @@ func TestBuildResponsesRequest(t *testing.T) {
 				ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT},
 				TopK:           proto.Int32(3), PresencePenalty: proto.Float64(1), FrequencyPenalty: proto.Float64(1),
 			},
-			ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: mustStruct(t, map[string]any{"truncation": "auto", "store": true})},
+			ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: jsonText(t, map[string]any{"truncation": "auto", "store": true})},
 		}
 		body, warnings, err := p.buildResponsesRequest(r, false)
 		if err != nil {
