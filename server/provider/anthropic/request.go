@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-
 	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-
 	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -587,4 +586,3 @@ func mimeFromExt(p string) string {
 	}
 	return ""
 }
-
