@@ -99,9 +99,9 @@ func (s *stream) readError(err error) error {
 	switch {
 	case errors.Is(err, io.EOF):
 		if s.lineNo == 0 {
-			return provider.BadResponse(providerName, "stream ended before any line (no done:true line)")
+			return provider.StreamCut(providerName, "stream ended before any line (no done:true line)")
 		}
-		return provider.BadResponse(providerName, "stream ended before the final done:true line (after %d lines)", s.lineNo)
+		return provider.StreamCut(providerName, "stream ended before the final done:true line (after %d lines)", s.lineNo)
 	case errors.As(err, &pe):
 		return pe
 	default:

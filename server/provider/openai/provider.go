@@ -15,6 +15,8 @@ import (
 	"net/url"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
@@ -313,6 +315,11 @@ func (p *Provider) annotate(err error, resp *http.Response, model string, sec se
 		return err
 	}
 	pe.RequestID = p.requestID(resp.Header)
+	meta := p.errorMeta(resp.Header, model)
+	if pe.Meta != nil {
+		proto.Merge(meta, pe.Meta) // what the body said (a failed response's id, model, usage)
+	}
+	pe.Meta = meta
 	if pe.Kind != provider.KindBadResponse {
 		pe.HTTPStatus = resp.StatusCode
 	}
@@ -392,6 +399,7 @@ func (p *Provider) jsonInsteadOfStream(resp *http.Response, model string, sec se
 	}
 	e.RequestID = p.requestID(resp.Header)
 	e.Message = sec.redact(e.Message)
+	e.Meta = p.errorMeta(resp.Header, model)
 	return e
 }
 
