@@ -423,6 +423,8 @@ func (o *oneStream) Generate(context.Context, *provider.Request) (*provider.Resu
 	return nil, errors.New("unused")
 }
 
-func (o *oneStream) Stream(context.Context, *provider.Request) (provider.Stream, error) { return o.s, nil }
+func (o *oneStream) Stream(context.Context, *provider.Request) (provider.Stream, error) {
+	return o.s, nil
+}
 
 func ptr[T any](v T) *T { return &v }
