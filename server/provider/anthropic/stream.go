@@ -252,6 +252,15 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 		if b != nil && b.typ != "text" {
 			return provider.BadResponse(providerName, "text_delta for %s block %d", b.typ, idx)
 		}
+		if b == nil {
+			// A block the provider never started: its text is kept, and
+			// the protocol break is reported once per block.
+			if len(s.blocks) >= maxBlocks {
+				return provider.BadResponse(providerName, "more than %d content blocks", maxBlocks)
+			}
+			s.blocks[idx] = &blockState{typ: "text"}
+			s.warn("text_delta for content block %d, which was never started; kept as text", idx)
+		}
 		if ev.Delta.Text != "" {
 			s.emit(&provider.Event{Kind: provider.EventText, Text: ev.Delta.Text})
 		}
