@@ -410,3 +410,45 @@ func TestProtocolBreakIsBadResponse(t *testing.T) {
 		t.Errorf("%d tool_call_done events before the break, want 1", done)
 	}
 }
+
+// TestFailureKeepsProviderDetails: the provider-specific details of an
+// error (Azure's content filter verdicts, Gemini's block reason) reach
+// FailedCallMeta.meta.extended.
+func TestFailureKeepsProviderDetails(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, provider, format, extra, rec, key string
+	}{
+		{"azure content filter", "azure", "openai-chat", "    api_version: \"2024-10-21\"\n", "openai/testdata/azure_err_content_filter.http", "content_filter_result"},
+		{"gemini blocked prompt", "gemini", "gemini", "", "gemini/testdata/blocked.http", "gemini.block_reason"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			up := providertest.Replay(t, providertest.Load(t, "provider/"+tc.rec))
+			yaml := noRetry + `providers:
+  - name: up
+    type: ` + tc.provider + `
+    base_url: {{URL}}
+    api_key: sk-e2e-test-key-000000000000
+` + tc.extra + `models:
+  - name: m
+    provider: up
+    upstream_model: some-model
+    capabilities: {chat: {format: ` + tc.format + `}}
+`
+			c, _ := startWith(t, yaml, up.URL)
+			_, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("hi")}})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			st, info, _ := statusDetails(t, err)
+			if st.Code() != codes.InvalidArgument || info.GetReason() != "CONTENT_FILTERED" {
+				t.Fatalf("%v %s: %s", st.Code(), info.GetReason(), st.Message())
+			}
+			if _, ok := failedMeta(t, err).GetExtended().GetFields()[tc.key]; !ok {
+				t.Errorf("extended = %v, want %s", failedMeta(t, err).GetExtended(), tc.key)
+			}
+		})
+	}
+}

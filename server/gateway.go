@@ -296,14 +296,22 @@ func checkProviderOptions(m *catalog.Model, po *llmrelayv1.ProviderOptions, igno
 }
 
 // reported is what a failed call's provider reported before or with its
-// failure (provider.Error.Meta), as a result for finishMeta; nil when it
-// reported nothing.
+// failure (provider.Error.Meta, and its Extended details such as Azure's
+// content filter verdicts under meta.extended), as a result for
+// finishMeta; nil when it reported nothing.
 func reported(err error) *provider.Result {
 	var pe *provider.Error
-	if !errors.As(err, &pe) || pe.Meta == nil {
+	if !errors.As(err, &pe) || (pe.Meta == nil && len(pe.Extended) == 0) {
 		return nil
 	}
-	return &provider.Result{Meta: proto.CloneOf(pe.Meta)}
+	meta := &llmrelayv1.ResponseMeta{}
+	if pe.Meta != nil {
+		meta = proto.CloneOf(pe.Meta)
+	}
+	for k, v := range pe.Extended {
+		provider.SetExtended(meta, k, v)
+	}
+	return &provider.Result{Meta: meta}
 }
 
 // finishMeta completes the meta with what the server and the transport
