@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -448,6 +450,73 @@ func TestFailureKeepsProviderDetails(t *testing.T) {
 			}
 			if _, ok := failedMeta(t, err).GetExtended().GetFields()[tc.key]; !ok {
 				t.Errorf("extended = %v, want %s", failedMeta(t, err).GetExtended(), tc.key)
+			}
+		})
+	}
+}
+
+// TestCutUnaryAnswerKeepsHeaders: a unary answer whose body is cut keeps
+// what its head reported (request id, rate limits) in FailedCallMeta.
+func TestCutUnaryAnswerKeepsHeaders(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, provider, format, rec string
+		rateLimit                   bool
+	}{
+		{"openai", "openai", "openai-chat", "openai/testdata/chat_plain.http", true},
+		{"openai-responses", "openai", "openai-responses", "openai/testdata/responses_plain.http", true},
+		{"anthropic", "anthropic", "anthropic-messages", "anthropic/testdata/plain.http", true},
+		{"ollama", "ollama", "ollama", "ollama/testdata/chat_text.http", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := providertest.Load(t, "provider/"+tc.rec)
+			wantID := rec.Header.Get("X-Request-Id") + rec.Header.Get("Request-Id")
+			if tc.provider == "ollama" {
+				// Ollama sends none; a proxy in front of it may.
+				wantID = "9c2d4e6f-1a3b-4c5d-8e7f-0a1b2c3d4e5f"
+			}
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				for k, vs := range rec.Header {
+					w.Header()[k] = vs
+				}
+				if tc.provider == "ollama" {
+					w.Header().Set("X-Request-Id", wantID)
+				}
+				// The declared length is the whole body; half of it arrives.
+				w.Header().Set("Content-Length", strconv.Itoa(len(rec.Body)))
+				w.WriteHeader(rec.Status)
+				_, _ = w.Write(rec.Body[:len(rec.Body)/2])
+			}))
+			t.Cleanup(up.Close)
+			yaml := noRetry + `providers:
+  - name: up
+    type: ` + tc.provider + `
+    base_url: {{URL}}
+    api_key: sk-e2e-test-key-000000000000
+models:
+  - name: m
+    provider: up
+    upstream_model: some-model
+    capabilities: {chat: {format: ` + tc.format + `}}
+`
+			c, _ := startWith(t, yaml, up.URL)
+			_, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("hi")}})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			st, info, _ := statusDetails(t, err)
+			if st.Code() != codes.Unavailable || info.GetReason() != "UPSTREAM_UNAVAILABLE" {
+				t.Fatalf("%v %s: %s", st.Code(), info.GetReason(), st.Message())
+			}
+			m := failedMeta(t, err)
+			if m.GetProviderRequestId() != wantID || info.GetMetadata()["upstreamRequestId"] != wantID {
+				t.Errorf("request id: meta %q, ErrorInfo %q, want %q", m.GetProviderRequestId(), info.GetMetadata()["upstreamRequestId"], wantID)
+			}
+			if tc.rateLimit && m.GetRateLimit() == nil {
+				t.Errorf("rate limit missing: %v", m)
 			}
 		})
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
 
@@ -237,6 +239,28 @@ func redactURLError(err error) string {
 		}
 	}
 	return err.Error()
+}
+
+// AnswerFailed adds to an error about a 2xx answer (its body could not be
+// read or parsed, or held an error object) what the answer's head
+// reported: the request id when the error names none, and meta (request
+// id, rate limits) under what the error's own meta says. err is returned
+// unchanged when it is not an *Error; meta may be nil.
+func AnswerFailed(err error, requestID string, meta *llmrelayv1.ResponseMeta) error {
+	var pe *Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	if pe.RequestID == "" {
+		pe.RequestID = requestID
+	}
+	if meta != nil {
+		if pe.Meta != nil {
+			proto.Merge(meta, pe.Meta)
+		}
+		pe.Meta = meta
+	}
+	return err
 }
 
 // ErrStreamCut marks (in Error.Err) a stream that ended before the

@@ -41,7 +41,7 @@ func (p *Provider) generateResponses(ctx context.Context, req *provider.Request)
 	defer resp.Body.Close()
 	raw, err := p.readBody(resp)
 	if err != nil {
-		return nil, err
+		return nil, provider.AnswerFailed(err, p.requestID(resp.Header), p.errorMeta(resp.Header, req.Model))
 	}
 	res, err := p.parseResponsesResponse(raw, req.Model)
 	if err != nil {
