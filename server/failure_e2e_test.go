@@ -85,39 +85,41 @@ func TestRateLimitInFailedCallMeta(t *testing.T) {
 		extra       string
 		want        func(providertest.Recording) *llmrelayv1.RateLimit
 		requestID   string
+		// extended is a meta.extended key the headers also fill.
+		extended string
 	}
 	cases := []rlCase{
 		{"openai", "openai", "openai/testdata/err_429_rate_limit.http", "openai-chat", "openai-embeddings", "",
 			func(r providertest.Recording) *llmrelayv1.RateLimit {
 				return &llmrelayv1.RateLimit{RequestsLimit: ptr[int64](10000), RequestsRemaining: ptr[int64](9999), RequestsResetTime: at(t, r, 6*time.Millisecond),
 					TokensLimit: ptr[int64](30000000), TokensRemaining: ptr[int64](29999962), TokensResetTime: at(t, r, 0)}
-			}, "req_abfa53aed44c5af892f83cf0661e81ef"},
+			}, "req_abfa53aed44c5af892f83cf0661e81ef", ""},
 		{"azure", "azure", "openai/testdata/azure_err_429.http", "openai-chat", "openai-embeddings", "    api_version: \"2024-10-21\"\n",
 			func(providertest.Recording) *llmrelayv1.RateLimit {
 				return &llmrelayv1.RateLimit{RequestsLimit: ptr[int64](250), RequestsRemaining: ptr[int64](249),
 					TokensLimit: ptr[int64](250000), TokensRemaining: ptr[int64](249103)}
-			}, "6dc3bcff-3248-4786-8c9c-4116d3199f6e"},
+			}, "6dc3bcff-3248-4786-8c9c-4116d3199f6e", ""},
 		{"anthropic", "anthropic", "anthropic/testdata/error_429.http", "anthropic-messages", "", "",
 			func(providertest.Recording) *llmrelayv1.RateLimit {
 				return &llmrelayv1.RateLimit{RequestsLimit: ptr[int64](4000), RequestsRemaining: ptr[int64](3999), RequestsResetTime: mustTime("2025-10-14T09:30:00Z"),
 					TokensLimit: ptr[int64](2400000), TokensRemaining: ptr[int64](2400000), TokensResetTime: mustTime("2025-10-14T09:30:00Z")}
-			}, "req_011CTula7Jk8Lm9No1Pq2Rs3"},
+			}, "req_011CTula7Jk8Lm9No1Pq2Rs3", "ratelimit_output_tokens_remaining"},
 		{"gemini", "gemini", "gemini/testdata/error_429.http", "gemini", "gemini-embeddings", "",
 			func(r providertest.Recording) *llmrelayv1.RateLimit {
 				// QuotaFailure: the per-minute request quota of 10 is used
 				// up until the RetryInfo delay (34s) has passed.
 				return &llmrelayv1.RateLimit{RequestsLimit: ptr[int64](10), RequestsRemaining: ptr[int64](0), RequestsResetTime: at(t, r, 34*time.Second)}
-			}, ""},
+			}, "", ""},
 		{"ollama", "ollama", "ollama/testdata/error_429_proxy.http", "ollama", "ollama-embeddings", "",
 			func(r providertest.Recording) *llmrelayv1.RateLimit {
 				return &llmrelayv1.RateLimit{RequestsLimit: ptr[int64](120), RequestsRemaining: ptr[int64](0), RequestsResetTime: at(t, r, 12*time.Second),
 					TokensLimit: ptr[int64](200000), TokensRemaining: ptr[int64](151230), TokensResetTime: at(t, r, time.Minute+4*time.Second)}
-			}, "7b1e4c2a-90d3-4f6e-a8b5-3c9d2e1f0a74"},
+			}, "7b1e4c2a-90d3-4f6e-a8b5-3c9d2e1f0a74", ""},
 		{"openai-compatible", "openai", "openai/testdata/compat_err_429.http", "openai-chat", "openai-embeddings", "",
 			func(r providertest.Recording) *llmrelayv1.RateLimit {
 				return &llmrelayv1.RateLimit{RequestsLimit: ptr[int64](14400), RequestsRemaining: ptr[int64](14371), RequestsResetTime: at(t, r, 2*time.Minute+59560*time.Millisecond),
 					TokensLimit: ptr[int64](6000), TokensRemaining: ptr[int64](88), TokensResetTime: at(t, r, 7660*time.Millisecond)}
-			}, "req_01k7f3qm2hfb8v6w4y9tzc1xnd"},
+			}, "req_01k7f3qm2hfb8v6w4y9tzc1xnd", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,6 +193,9 @@ func TestRateLimitInFailedCallMeta(t *testing.T) {
 				}
 				if m.GetProviderRequestId() != tc.requestID {
 					t.Errorf("%s: provider_request_id = %q, want %q", name, m.GetProviderRequestId(), tc.requestID)
+				}
+				if _, ok := m.GetExtended().GetFields()[tc.extended]; tc.extended != "" && !ok {
+					t.Errorf("%s: extended = %v, want %s", name, m.GetExtended(), tc.extended)
 				}
 				if m.GetAttempts() != 1 {
 					t.Errorf("%s: attempts = %d", name, m.GetAttempts())
