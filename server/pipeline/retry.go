@@ -70,8 +70,9 @@ var ErrRetryAfterTooLong = errors.New("the provider's retry delay exceeds max_re
 
 // Retryable reports whether a failed attempt may be retried: connection
 // errors before any response byte, transport timeouts, streams cut before
-// their final event, and HTTP 408, 429, 500, 502, 503, 504, 529. Never other 4xx, never a cancellation or our
-// own deadline, never an exhausted quota.
+// their final event, and HTTP 408, 429, 500, 502, 503, 504, 529. Never
+// other 4xx, never a cancellation or our own deadline, never an exhausted
+// quota.
 func Retryable(err error) bool {
 	var pe *provider.Error
 	if !errors.As(err, &pe) {
