@@ -20,7 +20,7 @@ func (g *gateway) Embed(ctx context.Context, req *llmrelayv1.EmbedRequest) (*llm
 	defer p.cancel()
 	res, err := g.unaryRoute(ctx, p)
 	if err != nil {
-		return nil, toStatus(ctx, err, g.finishMeta(p, nil), st.redact, g.log)
+		return nil, toStatus(ctx, err, g.finishMeta(p, reported(err)), st.redact, g.log)
 	}
 	meta := g.finishMeta(p, res)
 	meta.EmbeddingsCount = int32(len(res.Embeddings))

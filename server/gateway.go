@@ -295,6 +295,25 @@ func checkProviderOptions(m *catalog.Model, po *llmrelayv1.ProviderOptions, igno
 	return out, []*llmrelayv1.DroppedOption{{Option: "provider_options." + given, Reason: reason}}, nil
 }
 
+// reported is what a failed call's provider reported before or with its
+// failure (provider.Error.Meta, and its Extended details such as Azure's
+// content filter verdicts under meta.extended), as a result for
+// finishMeta; nil when it reported nothing.
+func reported(err error) *provider.Result {
+	var pe *provider.Error
+	if !errors.As(err, &pe) || (pe.Meta == nil && len(pe.Extended) == 0) {
+		return nil
+	}
+	meta := &llmrelayv1.ResponseMeta{}
+	if pe.Meta != nil {
+		meta = proto.CloneOf(pe.Meta)
+	}
+	for k, v := range pe.Extended {
+		provider.SetExtended(meta, k, v)
+	}
+	return &provider.Result{Meta: meta}
+}
+
 // finishMeta completes the meta with what the server and the transport
 // layer know. res may be nil (failed call).
 func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.ResponseMeta {
@@ -370,7 +389,7 @@ func (g *gateway) runUnary(ctx context.Context, p *prepared) (*llmrelayv1.Messag
 	defer p.cancel()
 	res, err := g.unaryRoute(ctx, p)
 	if err != nil {
-		meta := g.finishMeta(p, nil)
+		meta := g.finishMeta(p, reported(err))
 		return nil, nil, toStatus(ctx, err, meta, p.st.redact, g.log)
 	}
 	if res.Message == nil {
@@ -432,7 +451,7 @@ func (g *gateway) runStream(ctx context.Context, p *prepared, sink eventSink) er
 	defer p.cancel()
 	s, err := g.streamRoute(ctx, p)
 	if err != nil {
-		return toStatus(ctx, err, g.finishMeta(p, nil), p.st.redact, g.log)
+		return toStatus(ctx, err, g.finishMeta(p, reported(err)), p.st.redact, g.log)
 	}
 	defer s.Close() //nolint:errcheck // closing a finished or failed stream reports nothing useful
 	r := relay{g: g, p: p, sink: sink, meta: &llmrelayv1.ResponseMeta{}}
@@ -531,7 +550,7 @@ func (r *relay) handle(ev *provider.Event) error {
 			d.Provider = r.p.providerType
 		}
 		if err := r.acc.acc.AddReasoning(d); err != nil {
-			return err
+			return r.broken(err)
 		}
 		return r.send(r.sink.reasoning(d))
 	case provider.EventToolCall:
@@ -542,7 +561,7 @@ func (r *relay) handle(ev *provider.Event) error {
 		d := &llmrelayv1.ToolCallDelta{CallId: ev.ToolCall.CallID, Index: int32(ev.ToolCall.Index), Name: ev.ToolCall.Name,
 			ArgumentsDelta: ev.ToolCall.Arguments, Signature: ev.ToolCall.Signature}
 		if err := r.acc.toolDelta(d); err != nil {
-			return err
+			return r.broken(err)
 		}
 		if !r.sink.tools() {
 			return nil // a chat stream has no tool events; the fold still keeps the call
@@ -567,10 +586,22 @@ func (r *relay) send(err error) error {
 	return err
 }
 
+// broken is the error of an event the accumulator refused (a fragment of
+// a call the provider already ended, more calls than allowed): the
+// provider broke its own protocol, which is UPSTREAM_BAD_RESPONSE, not a
+// bug of ours.
+func (r *relay) broken(err error) error {
+	return &provider.Error{Provider: r.p.providerType, Kind: provider.KindBadResponse,
+		Message: "the provider's stream broke its protocol: " + err.Error(), Err: err}
+}
+
 func (r *relay) completeCall(id string) error {
 	done, err := r.acc.doneCall(id)
-	if err != nil || done == nil || !r.sink.tools() {
-		return err
+	if err != nil {
+		return r.broken(err)
+	}
+	if done == nil || !r.sink.tools() {
+		return nil
 	}
 	return r.send(r.sink.toolDone(done))
 }
@@ -619,6 +650,15 @@ func (r *relay) fail(ctx context.Context, err error) error {
 		// The client went away or the transport broke: nothing more can
 		// reach it; report the send error as it is.
 		return r.sendErr
+	}
+	if rep := reported(err); rep != nil {
+		// What the provider said with its failure (a failed response's
+		// usage, say) comes after what its events said.
+		if rep.Meta.Usage != nil {
+			r.usage = rep.Meta.Usage
+			rep.Meta.Usage = nil
+		}
+		proto.Merge(r.meta, rep.Meta)
 	}
 	meta := r.finalMeta()
 	return toStatus(ctx, err, meta, r.p.st.redact, r.g.log)

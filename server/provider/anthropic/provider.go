@@ -159,11 +159,11 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	defer resp.Body.Close()
 	raw, rerr := provider.ReadBody(providerName, resp, maxBodySize)
 	if rerr != nil {
-		return nil, rerr
+		return nil, provider.AnswerFailed(rerr, provider.HeaderValue(resp.Header, requestIDHeader), headerMeta(resp.Header))
 	}
 	res, err := parseResponse(raw, resp.Header)
 	if err != nil {
-		return nil, err
+		return nil, provider.AnswerFailed(err, provider.HeaderValue(resp.Header, requestIDHeader), headerMeta(resp.Header))
 	}
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
 	return res, nil

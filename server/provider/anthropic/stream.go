@@ -82,7 +82,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 		if err != nil {
 			switch {
 			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-				s.err = provider.BadResponse(providerName, "stream ended before message_stop")
+				s.err = provider.StreamCut(providerName, "stream ended before message_stop")
 			case errors.Is(err, sse.ErrEventTooLarge):
 				s.err = provider.BadResponse(providerName, "%v", err)
 			default:
@@ -119,7 +119,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		// The SSE reader dispatches a last event that lacks its blank line;
 		// undecodable and followed by the end, it is a cut stream.
 		if _, nextErr := s.r.Next(); errors.Is(nextErr, io.EOF) || errors.Is(nextErr, io.ErrUnexpectedEOF) {
-			return provider.BadResponse(providerName, "stream ended before message_stop (last %s event incomplete)", eventName(sseType))
+			return provider.StreamCut(providerName, "stream ended before message_stop (last %s event incomplete)", eventName(sseType))
 		}
 		return provider.BadResponse(providerName, "decode %s event: %v", eventName(sseType), err)
 	}
@@ -251,6 +251,15 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 	case "text_delta":
 		if b != nil && b.typ != "text" {
 			return provider.BadResponse(providerName, "text_delta for %s block %d", b.typ, idx)
+		}
+		if b == nil {
+			// A block the provider never started: its text is kept, and
+			// the protocol break is reported once per block.
+			if len(s.blocks) >= maxBlocks {
+				return provider.BadResponse(providerName, "more than %d content blocks", maxBlocks)
+			}
+			s.blocks[idx] = &blockState{typ: "text"}
+			s.warn("text_delta for content block %d, which was never started; kept as text", idx)
 		}
 		if ev.Delta.Text != "" {
 			s.emit(&provider.Event{Kind: provider.EventText, Text: ev.Delta.Text})

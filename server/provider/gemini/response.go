@@ -125,8 +125,11 @@ func present(raw json.RawMessage) bool {
 }
 
 // blockedError is the error for a prompt Gemini refused to answer
-// (promptFeedback.blockReason and no candidates).
-func blockedError(pf *promptFeedback) *provider.Error {
+// (promptFeedback.blockReason and no candidates). Its meta keeps what the
+// answer reports: the response id, the model version and the prompt's
+// token count.
+func blockedError(w *generateContentResponse) *provider.Error {
+	pf := w.PromptFeedback
 	msg := "prompt blocked by Gemini: " + pf.BlockReason
 	if pf.BlockReasonMessage != "" {
 		msg += ": " + pf.BlockReasonMessage
@@ -136,6 +139,8 @@ func blockedError(pf *promptFeedback) *provider.Error {
 	if present(pf.SafetyRatings) {
 		e.Extended[extPromptSafetyRatings] = rawValue(pf.SafetyRatings)
 	}
+	e.Meta = &llmrelayv1.ResponseMeta{Usage: toUsage(w.UsageMetadata)}
+	responseMeta(e.Meta, w)
 	return e
 }
 
@@ -273,7 +278,7 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	}
 	if len(w.Candidates) == 0 {
 		if w.PromptFeedback != nil && w.PromptFeedback.BlockReason != "" {
-			return nil, blockedError(w.PromptFeedback)
+			return nil, blockedError(w)
 		}
 		return nil, provider.BadResponse(providerName, "response has no candidates")
 	}

@@ -86,7 +86,7 @@ func (s *stream) fail(err error) {
 		if s.finished {
 			s.err = io.EOF
 		} else {
-			s.err = provider.BadResponse(providerName, "stream ended before a finish reason")
+			s.err = provider.StreamCut(providerName, "stream ended before a finish reason")
 		}
 	case errors.Is(err, sse.ErrEventTooLarge):
 		s.err = provider.BadResponse(providerName, "stream chunk too large: %v", err)
@@ -122,7 +122,7 @@ func (s *stream) handle(w *generateContentResponse) {
 		if u := toUsage(w.UsageMetadata); u != nil {
 			s.push(&provider.Event{Kind: provider.EventUsage, Usage: u})
 		}
-		s.err = blockedError(w.PromptFeedback)
+		s.err = blockedError(w)
 		return
 	}
 	var c *candidate

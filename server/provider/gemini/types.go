@@ -211,7 +211,7 @@ type statusError struct {
 }
 
 // errorDetail is one google.rpc detail; fields of the kinds the adapter
-// reads (RetryInfo, ErrorInfo, BadRequest).
+// reads (RetryInfo, ErrorInfo, BadRequest, QuotaFailure).
 type errorDetail struct {
 	Type            string            `json:"@type"`
 	RetryDelay      string            `json:"retryDelay"`
@@ -219,6 +219,15 @@ type errorDetail struct {
 	Domain          string            `json:"domain"`
 	Metadata        map[string]string `json:"metadata"`
 	FieldViolations []fieldViolation  `json:"fieldViolations"`
+	Violations      []quotaViolation  `json:"violations"`
+}
+
+// quotaViolation is one google.rpc.QuotaFailure violation. quotaValue is an
+// int64, so a JSON string.
+type quotaViolation struct {
+	QuotaMetric string `json:"quotaMetric"`
+	QuotaID     string `json:"quotaId"`
+	QuotaValue  string `json:"quotaValue"`
 }
 
 type fieldViolation struct {

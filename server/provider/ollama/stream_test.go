@@ -467,3 +467,22 @@ func FuzzStream(f *testing.F) {
 		}
 	})
 }
+
+// TestStreamCutKeepsRequestID: a cut stream is a provider.ErrStreamCut (the
+// retry policy retries it before the first event) and names the request
+// a proxy in front of Ollama identified.
+func TestStreamCutKeepsRequestID(t *testing.T) {
+	t.Parallel()
+	rec := providertest.Load(t, td("stream_cut.http"))
+	rec.Header.Set("X-Request-Id", "4c0e8b1f-2d7a-4e95-b3c6-a1f0d9e8c7b2")
+	srv := providertest.Replay(t, rec)
+	st, err := newTestProvider(t, srv).Stream(context.Background(), textRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = collect(st)
+	var pe *provider.Error
+	if !errors.As(err, &pe) || !errors.Is(err, provider.ErrStreamCut) || pe.RequestID != "4c0e8b1f-2d7a-4e95-b3c6-a1f0d9e8c7b2" {
+		t.Fatalf("err = %#v", err)
+	}
+}

@@ -41,7 +41,7 @@ func (p *Provider) generateResponses(ctx context.Context, req *provider.Request)
 	defer resp.Body.Close()
 	raw, err := p.readBody(resp)
 	if err != nil {
-		return nil, err
+		return nil, provider.AnswerFailed(err, p.requestID(resp.Header), p.errorMeta(resp.Header, req.Model))
 	}
 	res, err := p.parseResponsesResponse(raw, req.Model)
 	if err != nil {
@@ -374,18 +374,27 @@ func normalizeRespUsage(u *respUsage) *llmrelayv1.Usage {
 	return out
 }
 
-// responseFailure is the error of a failed Response object.
+// responseFailure is the error of a failed Response object. Its meta keeps
+// what the object reports: the response id, the resolved model and the
+// usage of what was processed before the failure.
 func (p *Provider) responseFailure(w *respResponse, model string) *provider.Error {
+	var e *provider.Error
 	if !isPresent(w.Error) {
-		e := &provider.Error{Provider: p.name, Kind: provider.KindUnavailable, HTTPStatus: http.StatusOK,
+		e = &provider.Error{Provider: p.name, Kind: provider.KindUnavailable, HTTPStatus: http.StatusOK,
 			Message: "response failed without an error object"}
 		if w.ID != "" {
 			e.Message += " (" + w.ID + ")"
 		}
-		return e
+	} else {
+		e = p.errorFromObject(w.Error, http.StatusOK, model, nil)
+		p.refineResponsesKind(e)
 	}
-	e := p.errorFromObject(w.Error, http.StatusOK, model, nil)
-	p.refineResponsesKind(e)
+	meta := &llmrelayv1.ResponseMeta{}
+	respBodyMeta(meta, w)
+	if w.Usage != nil {
+		meta.Usage = normalizeRespUsage(w.Usage)
+	}
+	e.Meta = meta
 	return e
 }
 
