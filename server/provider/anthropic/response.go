@@ -59,7 +59,7 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 		stop = *m.StopReason
 	}
 	meta.ProviderFinishReason = stop
-	meta.FinishReason = finishReason(stop, meta.ToolCallCount > 0)
+	meta.FinishReason = provider.ToolCallsFinish(finishReason(stop), int(meta.ToolCallCount))
 	if m.StopSequence != nil && *m.StopSequence != "" {
 		provider.SetExtended(meta, "stop_sequence", *m.StopSequence)
 	}
@@ -85,11 +85,9 @@ func reasoningOf(b *contentBlock) *llmrelayv1.Reasoning {
 	return &llmrelayv1.Reasoning{Text: b.Thinking, Signature: b.Signature}
 }
 
-// finishReason normalizes stop_reason. Any tool call makes it TOOL_CALLS.
-func finishReason(stop string, hasToolCalls bool) llmrelayv1.FinishReason {
-	if hasToolCalls {
-		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
-	}
+// finishReason is the table from stop_reason to ours (the tool-call rule,
+// provider.ToolCallsFinish, is applied by the caller).
+func finishReason(stop string) llmrelayv1.FinishReason {
 	switch stop {
 	case "":
 		return llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED

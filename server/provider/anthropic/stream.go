@@ -150,7 +150,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 			stop := *ev.Delta.StopReason
 			meta := &llmrelayv1.ResponseMeta{
 				ProviderFinishReason: stop,
-				FinishReason:         finishReason(stop, s.tools > 0),
+				FinishReason:         provider.ToolCallsFinish(finishReason(stop), s.tools),
 			}
 			if ev.Delta.StopSequence != nil && *ev.Delta.StopSequence != "" {
 				provider.SetExtended(meta, "stop_sequence", *ev.Delta.StopSequence)

@@ -328,7 +328,8 @@ func TestStreamSemantics(t *testing.T) {
 		if tc.GetArguments() != `{"path": "notes.txt", "content": "Line one\nLine t` || tc.GetArgumentsValid() {
 			t.Errorf("tool call = %v", tc)
 		}
-		if f.meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || f.meta.GetProviderFinishReason() != "max_tokens" {
+		// The call was cut by max_tokens: LENGTH, never TOOL_CALLS.
+		if f.meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_LENGTH || f.meta.GetProviderFinishReason() != "max_tokens" {
 			t.Errorf("finish = %v / %q", f.meta.GetFinishReason(), f.meta.GetProviderFinishReason())
 		}
 	})

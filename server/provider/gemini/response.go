@@ -318,10 +318,7 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	flush()
 
 	meta.ProviderFinishReason = c.FinishReason
-	meta.FinishReason = finishReason(c.FinishReason)
-	if a.calls > 0 {
-		meta.FinishReason = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
-	}
+	meta.FinishReason = provider.ToolCallsFinish(finishReason(c.FinishReason), a.calls)
 	meta.ToolCallCount = int32(a.calls)
 	meta.Usage = toUsage(w.UsageMetadata)
 	if w.UsageMetadata != nil && w.UsageMetadata.ToolUsePromptTokenCount > 0 {

@@ -168,11 +168,8 @@ func (s *stream) handle(w *generateContentResponse) {
 		s.finished = true
 		meta := &llmrelayv1.ResponseMeta{
 			ProviderFinishReason: c.FinishReason,
-			FinishReason:         finishReason(c.FinishReason),
+			FinishReason:         provider.ToolCallsFinish(finishReason(c.FinishReason), s.ans.calls),
 			ToolCallCount:        int32(s.ans.calls),
-		}
-		if s.ans.calls > 0 {
-			meta.FinishReason = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
 		}
 		if s.safety != nil {
 			provider.SetExtended(meta, extSafetyRatings, rawValue(s.safety))

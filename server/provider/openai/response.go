@@ -125,7 +125,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		}
 	}
 	meta.ProviderFinishReason = finish
-	meta.FinishReason = mapFinishReason(finish, meta.ToolCallCount > 0)
+	meta.FinishReason = provider.ToolCallsFinish(mapFinishReason(finish), int(meta.ToolCallCount))
 	if w.Usage != nil {
 		meta.Usage = normalizeUsage(w.Usage)
 	}
@@ -295,12 +295,9 @@ func toolCallFromWire(tc respToolCall, i int) (*llmrelayv1.ToolCall, string) {
 	return call, warning
 }
 
-// mapFinishReason normalizes a finish reason; any tool call makes it
-// TOOL_CALLS.
-func mapFinishReason(raw string, hasToolCalls bool) llmrelayv1.FinishReason {
-	if hasToolCalls {
-		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
-	}
+// mapFinishReason is the table from finish_reason to ours (the tool-call
+// rule, provider.ToolCallsFinish, is applied by the caller).
+func mapFinishReason(raw string) llmrelayv1.FinishReason {
 	switch raw {
 	case "":
 		return llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED

@@ -138,7 +138,8 @@ func respBodyMeta(meta *llmrelayv1.ResponseMeta, w *respResponse) {
 }
 
 // respFinish maps a response's status (and incomplete reason) to the raw
-// and normalized finish reasons. Any tool call makes it TOOL_CALLS.
+// and normalized finish reasons; tool calls turn a normal stop into
+// TOOL_CALLS (provider.ToolCallsFinish).
 func respFinish(w *respResponse, hasToolCalls bool) (string, llmrelayv1.FinishReason) {
 	raw := w.Status
 	reason := ""
@@ -150,8 +151,6 @@ func respFinish(w *respResponse, hasToolCalls bool) (string, llmrelayv1.FinishRe
 	}
 	var fr llmrelayv1.FinishReason
 	switch {
-	case hasToolCalls:
-		fr = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
 	case w.Status == "":
 		fr = llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED
 	case w.Status == "completed":
@@ -162,6 +161,9 @@ func respFinish(w *respResponse, hasToolCalls bool) (string, llmrelayv1.FinishRe
 		fr = llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
 	default:
 		fr = llmrelayv1.FinishReason_FINISH_REASON_OTHER
+	}
+	if hasToolCalls {
+		fr = provider.ToolCallsFinish(fr, 1)
 	}
 	return raw, fr
 }

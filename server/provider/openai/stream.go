@@ -145,7 +145,7 @@ func (s *chatStream) handle(data []byte) {
 			s.finish, s.finishSeen = *ch.FinishReason, true
 			finishMeta = &llmrelayv1.ResponseMeta{
 				ProviderFinishReason: s.finish,
-				FinishReason:         mapFinishReason(s.finish, len(s.order) > 0),
+				FinishReason:         provider.ToolCallsFinish(mapFinishReason(s.finish), len(s.order)),
 			}
 		}
 	}
@@ -276,7 +276,7 @@ func (s *chatStream) call(index int, id string, meta *llmrelayv1.ResponseMeta) *
 	if index >= 0 {
 		s.byIndex[index] = st
 	}
-	if s.finishSeen && len(s.order) == 1 {
+	if fr := mapFinishReason(s.finish); s.finishSeen && len(s.order) == 1 && provider.ToolCallsFinish(fr, 1) != fr {
 		// The finish reason was reported before the first call.
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{
 			ProviderFinishReason: s.finish, FinishReason: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS}})

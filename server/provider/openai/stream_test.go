@@ -49,6 +49,17 @@ func TestStream(t *testing.T) {
 				t.Errorf("%d tool call ends, want 2", ends)
 			}
 		}},
+		{name: "tools_length_stream", request: "tools_parallel", kind: kOpenAI, check: func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The call was cut by max_tokens: LENGTH, never TOOL_CALLS.
+			f := foldEvents(t, evs)
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length")
+			if tc := f.Message.GetParts()[0].GetToolCall(); tc.GetArgumentsValid() || tc.GetArguments() != `{"city":"Par` {
+				t.Errorf("cut call %v", tc)
+			}
+		}},
 		{name: "azure_chat_stream", request: "azure_chat", kind: kAzure, check: func(t *testing.T, evs []*provider.Event, err error) {
 			if err != nil {
 				t.Fatal(err)
