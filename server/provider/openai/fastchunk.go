@@ -562,7 +562,7 @@ func (d *fastDecoder) flexInt(dst *flexInt) bool {
 	return ok
 }
 
-var chunkDeltaKeys = []string{"role", "content", "refusal", "tool_calls", "function_call"}
+var chunkDeltaKeys = []string{"role", "content", "refusal", "tool_calls", "function_call", "reasoning_content", "reasoning", "reasoning_details"}
 
 func (m *respMessage) deltaField(d *fastDecoder, key []byte) bool {
 	switch string(key) {
@@ -601,7 +601,25 @@ func (m *respMessage) deltaField(d *fastDecoder, key []byte) bool {
 		v := string(s)
 		m.Refusal = &v
 		return ok
+	case "reasoning_content", "reasoning":
+		// The reasoning deltas of compatible servers (DeepSeek, vLLM,
+		// Ollama's /v1): as frequent as text deltas on those streams.
+		dst, bit := &m.ReasoningContent, uint32(1<<3)
+		if string(key) == "reasoning" {
+			dst, bit = &m.Reasoning, 1<<4
+		}
+		if !d.mark(bit) {
+			return false
+		}
+		if d.null() {
+			return true
+		}
+		s, _, ok := d.str()
+		v := string(s)
+		*dst = &v
+		return ok
 	default:
+		// reasoning_details (typed blocks) is left to encoding/json.
 		return d.unknown(key, chunkDeltaKeys...)
 	}
 }

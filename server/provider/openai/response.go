@@ -87,6 +87,10 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			m = c.Delta // tolerate servers that answer with a delta
 		}
 		if m != nil {
+			// The model reasons before it answers: reasoning parts first.
+			pieces, warns := reasoningPieces(m)
+			meta.Warnings = append(meta.Warnings, warns...)
+			msg.Parts = append(msg.Parts, reasoningParts(pieces)...)
 			text, refusal, ok := contentText(m.Content)
 			if !ok {
 				meta.Warnings = append(meta.Warnings, "message content has an unrecognized shape; kept as JSON text")

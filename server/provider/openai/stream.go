@@ -200,6 +200,13 @@ func (s *chatStream) mergeContentFilter(raw json.RawMessage, meta *llmrelayv1.Re
 
 // delta queues the events of one choice delta.
 func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
+	if d.ReasoningContent != nil || d.Reasoning != nil || d.ReasoningDetails != nil {
+		pieces, warns := reasoningPieces(d)
+		meta.Warnings = append(meta.Warnings, warns...)
+		for _, p := range pieces {
+			s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: p})
+		}
+	}
 	text, refusal, ok := contentText(d.Content)
 	if !ok {
 		meta.Warnings = append(meta.Warnings, "delta content has an unrecognized shape; kept as JSON text")

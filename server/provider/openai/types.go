@@ -140,6 +140,13 @@ type respMessage struct {
 	Refusal      *string         `json:"refusal"`
 	ToolCalls    []respToolCall  `json:"tool_calls"`
 	FunctionCall *respFunction   `json:"function_call"`
+	// The reasoning of OpenAI-compatible servers, read by reasoning.go:
+	// reasoning_content (DeepSeek, vLLM, Qwen), reasoning (Ollama's /v1,
+	// OpenRouter, newer vLLM) and reasoning_details (OpenRouter's typed
+	// blocks with signatures).
+	ReasoningContent *string         `json:"reasoning_content"`
+	Reasoning        *string         `json:"reasoning"`
+	ReasoningDetails json.RawMessage `json:"reasoning_details"`
 }
 
 type respToolCall struct {

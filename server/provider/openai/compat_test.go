@@ -1,0 +1,77 @@
+package openai
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// TestCompatibleReasoning: the reasoning of OpenAI-compatible servers
+// (DeepSeek's reasoning_content, Ollama's /v1 reasoning, OpenRouter's
+// reasoning_details) becomes a reasoning part before the text, unary and
+// streamed, and the folded stream gives the unary answer.
+func TestCompatibleReasoning(t *testing.T) {
+	t.Parallel()
+	req := chatRequests(t)["chat_plain"]
+	cases := []struct {
+		name      string
+		reasoning string
+		signed    bool
+		text      string
+	}{
+		{"deepseek_reasoning", "The user asks for 12 squared. 12 × 12 = 144. Answer briefly.", false, "12² = 144."},
+		{"ollama_v1_reasoning", "Okay, the user wants the capital of Norway. It is Oslo.", false, "The capital of Norway is Oslo."},
+		{"openrouter_reasoning", "The user wants a haiku about autumn. Five, seven, five syllables.", true,
+			"Crisp leaves drift and fall\namber light on quiet paths\nthe year exhales slow"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			u := providertest.ReplayFile(t, td(tc.name+".http"))
+			res, err := newTestProvider(t, kOpenAI, u.URL).Generate(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResultInvariants(t, res)
+			providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
+			parts := res.Message.GetParts()
+			if len(parts) != 2 || parts[0].GetReasoning().GetText() != tc.reasoning || (parts[0].GetReasoning().GetSignature() != "") != tc.signed ||
+				parts[1].GetText() != tc.text {
+				t.Fatalf("unary parts %v", parts)
+			}
+			for _, w := range res.Meta.Warnings {
+				if !strings.Contains(w, "top_k") { // the request's top_k is expected
+					t.Errorf("warning %q", w)
+				}
+			}
+
+			srv := providertest.ReplayFile(t, td(tc.name+"_stream.http"))
+			s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs, rendered, err := collect(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkStreamInvariants(t, evs)
+			providertest.Golden(t, td(tc.name+"_stream.golden"), rendered)
+			f := accFold(t, evs)
+			if got, want := providertest.Answer(f.Message), providertest.Answer(res.Message); got != want {
+				t.Errorf("message:\nstream %s\nunary  %s", got, want)
+			}
+			if f.Meta.FinishReason != res.Meta.FinishReason || !proto.Equal(f.Meta.Usage, res.Meta.Usage) {
+				t.Errorf("finish %v/%v, usage %v/%v", f.Meta.FinishReason, res.Meta.FinishReason, f.Meta.Usage, res.Meta.Usage)
+			}
+			if f.Meta.FinishReason != llmrelayv1.FinishReason_FINISH_REASON_STOP {
+				t.Errorf("finish %v", f.Meta.FinishReason)
+			}
+		})
+	}
+}
