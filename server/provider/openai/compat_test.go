@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
@@ -73,5 +74,51 @@ func TestCompatibleReasoning(t *testing.T) {
 				t.Errorf("finish %v", f.Meta.FinishReason)
 			}
 		})
+	}
+}
+
+// TestUsageDetails: usage fields no normalized counter holds reach
+// meta.extended (unary and streamed); DeepSeek's cache hits without
+// prompt_tokens_details are cached input tokens.
+func TestUsageDetails(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const usage = `{"prompt_tokens":40,"completion_tokens":30,"total_tokens":70,` +
+		`"prompt_tokens_details":{"cached_tokens":8,"audio_tokens":12},` +
+		`"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":5,"accepted_prediction_tokens":9,"rejected_prediction_tokens":3},` +
+		`"future_tokens":{"kind":7}}`
+	wantDetails := `{"completion_tokens_details.accepted_prediction_tokens":9,"completion_tokens_details.audio_tokens":5,` +
+		`"completion_tokens_details.rejected_prediction_tokens":3,"future_tokens.kind":7,"prompt_tokens_details.audio_tokens":12}`
+	res, err := p.parseChatResponse([]byte(`{"id":"chatcmpl-usage-details-1","choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":` + usage + `}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := protoCompact(t, res.Meta.GetExtended().GetFields()[provider.ExtUsageDetails]); got != wantDetails {
+		t.Errorf("unary usage_details %s, want %s", got, wantDetails)
+	}
+	if u := res.Meta.GetUsage(); u.GetCachedInputTokens() != 8 || u.GetInputTokens() != 40 || u.GetTotalTokens() != 70 {
+		t.Errorf("usage %v", u)
+	}
+
+	s := streamFrom(p, `data: {"id":"chatcmpl-usage-details-2","choices":[{"delta":{"content":"hi"},"finish_reason":"stop"}]}`+"\n\n"+
+		`data: {"id":"chatcmpl-usage-details-2","choices":[],"usage":`+usage+"}\n\ndata: [DONE]\n\n")
+	evs, _, err := collect(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := protoCompact(t, accFold(t, evs).Meta.GetExtended().GetFields()[provider.ExtUsageDetails]); got != wantDetails {
+		t.Errorf("streamed usage_details %s, want %s", got, wantDetails)
+	}
+
+	res, err = p.parseChatResponse([]byte(`{"id":"ds-usage-3","choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],` +
+		`"usage":{"prompt_tokens":20,"completion_tokens":2,"total_tokens":22,"prompt_cache_hit_tokens":16,"prompt_cache_miss_tokens":4}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Meta.GetUsage().GetCachedInputTokens() != 16 || res.Meta.GetExtended() != nil {
+		t.Errorf("DeepSeek cache hits: usage %v, extended %v", res.Meta.GetUsage(), res.Meta.GetExtended())
 	}
 }

@@ -421,9 +421,13 @@ func (c *chatResponse) topField(d *fastDecoder, key []byte) bool {
 			return true
 		}
 		u := &wireUsage{}
+		d.ws()
+		start := d.i
 		if !d.object(u.field) {
 			return false
 		}
+		// As encoding/json hands wireUsage.UnmarshalJSON the object's bytes.
+		u.Raw = append(json.RawMessage(nil), d.b[start:d.i]...)
 		c.Usage, ok = u, true
 	case "choices":
 		ok = d.mark(1<<7) && d.choices(c)
@@ -517,7 +521,7 @@ func (ch *chatChoice) field(d *fastDecoder, key []byte) bool {
 	}
 }
 
-var usageKeys = []string{"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details", "completion_tokens_details"}
+var usageKeys = []string{"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details", "completion_tokens_details", "prompt_cache_hit_tokens"}
 
 func (u *wireUsage) field(d *fastDecoder, key []byte) bool {
 	var dst *flexInt
@@ -529,6 +533,16 @@ func (u *wireUsage) field(d *fastDecoder, key []byte) bool {
 		dst, bit = &u.CompletionTokens, 1<<1
 	case "total_tokens":
 		dst, bit = &u.TotalTokens, 1<<2
+	case "prompt_cache_hit_tokens":
+		if !d.mark(1 << 5) {
+			return false
+		}
+		if d.null() {
+			return true
+		}
+		n := new(flexInt)
+		u.PromptCacheHitTokens = n
+		return d.flexInt(n)
 	case "prompt_tokens_details":
 		if !d.mark(1 << 3) {
 			return false

@@ -132,6 +132,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 	meta.FinishReason = provider.ToolCallsFinish(mapFinishReason(finish), int(meta.ToolCallCount))
 	if w.Usage != nil {
 		meta.Usage = normalizeUsage(w.Usage)
+		usageDetails(w.Usage).Set(meta)
 	}
 	return &provider.Result{Message: msg, Meta: meta}, nil
 }
@@ -318,6 +319,18 @@ func mapFinishReason(raw string) llmrelayv1.FinishReason {
 	}
 }
 
+// chatUsagePaths are the usage fields normalizeUsage reads. DeepSeek's
+// prompt_cache_miss_tokens is input_tokens - cached_input_tokens.
+var chatUsagePaths = []string{"prompt_tokens", "completion_tokens", "total_tokens",
+	"prompt_tokens_details.cached_tokens", "completion_tokens_details.reasoning_tokens",
+	"prompt_cache_hit_tokens", "prompt_cache_miss_tokens"}
+
+// usageDetails are the usage fields no counter holds (audio and
+// prediction tokens, OpenRouter's cost, fields added later).
+func usageDetails(u *wireUsage) provider.UsageDetails {
+	return provider.ReadUsageDetails(u.Raw, chatUsagePaths...)
+}
+
 // normalizeUsage converts OpenAI usage: prompt_tokens already include
 // cached tokens and completion_tokens include reasoning tokens.
 func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
@@ -327,8 +340,11 @@ func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
 		TotalTokens:  provider.Count(int64(u.TotalTokens)),
 	}
 	out.TotalTokens = provider.UsageTotal(out.TotalTokens, out.InputTokens, out.OutputTokens)
-	if u.PromptTokensDetails != nil {
+	switch {
+	case u.PromptTokensDetails != nil:
 		out.CachedInputTokens = provider.Count(int64(u.PromptTokensDetails.CachedTokens))
+	case u.PromptCacheHitTokens != nil:
+		out.CachedInputTokens = provider.Count(int64(*u.PromptCacheHitTokens))
 	}
 	if u.CompletionTokensDetails != nil {
 		out.ReasoningTokens = provider.Count(int64(u.CompletionTokensDetails.ReasoningTokens))
@@ -370,6 +386,7 @@ func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, e
 	meta.EmbeddingsCount = int32(len(out))
 	if w.Usage != nil {
 		meta.Usage = normalizeUsage(w.Usage)
+		usageDetails(w.Usage).Set(meta)
 	}
 	return &provider.Result{Embeddings: out, Meta: meta}, nil
 }

@@ -37,6 +37,7 @@ type chatStream struct {
 	filter                               map[string]json.RawMessage
 	finish                               string
 	finishSeen                           bool
+	usageDetails                         provider.UsageDetails
 
 	// prev holds the previous chunk's strings, which the next chunk
 	// usually repeats (decodeChunkFast shares them).
@@ -162,6 +163,11 @@ func (s *chatStream) handle(data []byte) {
 	}
 	if c.Usage != nil {
 		s.push(&provider.Event{Kind: provider.EventUsage, Usage: normalizeUsage(c.Usage)})
+		if s.usageDetails.Merge(usageDetails(c.Usage)) {
+			m := &llmrelayv1.ResponseMeta{}
+			s.usageDetails.Set(m)
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: m})
+		}
 	}
 }
 
