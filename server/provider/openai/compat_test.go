@@ -113,6 +113,15 @@ func TestUsageDetails(t *testing.T) {
 		t.Errorf("streamed usage_details %s, want %s", got, wantDetails)
 	}
 
+	res, err = p.parseResponsesResponse([]byte(`{"id":"resp_usage_details_4","status":"completed","output":[{"type":"message","content":"x"}],`+
+		`"usage":{"input_tokens":30,"input_tokens_details":{"cached_tokens":4,"image_tokens":6},"output_tokens":9,"output_tokens_details":{"reasoning_tokens":2},"total_tokens":39,"tool_usage":{"web_search":{"num_requests":1}}}}`), "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := protoCompact(t, res.Meta.GetExtended().GetFields()[provider.ExtUsageDetails]), `{"input_tokens_details.image_tokens":6,"tool_usage.web_search.num_requests":1}`; got != want {
+		t.Errorf("responses usage_details %s, want %s", got, want)
+	}
+
 	res, err = p.parseChatResponse([]byte(`{"id":"ds-usage-3","choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],` +
 		`"usage":{"prompt_tokens":20,"completion_tokens":2,"total_tokens":22,"prompt_cache_hit_tokens":16,"prompt_cache_miss_tokens":4}}`))
 	if err != nil {

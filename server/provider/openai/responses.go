@@ -123,6 +123,7 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 	meta.ProviderFinishReason, meta.FinishReason = respFinish(&w, calls > 0)
 	if w.Usage != nil {
 		meta.Usage = normalizeRespUsage(w.Usage)
+		respUsageDetails(w.Usage).Set(meta)
 	}
 	return &provider.Result{Message: msg, Meta: meta}, nil
 }
@@ -355,6 +356,15 @@ func respCallID(callID, itemID string, pos int) (string, string) {
 		id := fallbackCallID(pos)
 		return id, fmt.Sprintf("function_call %d has neither call_id nor item id; keyed as %s", pos, id)
 	}
+}
+
+// respUsagePaths are the usage fields normalizeRespUsage reads.
+var respUsagePaths = []string{"input_tokens", "output_tokens", "total_tokens",
+	"input_tokens_details.cached_tokens", "input_tokens_details.cache_write_tokens", "output_tokens_details.reasoning_tokens"}
+
+// respUsageDetails are the Responses usage fields no counter holds.
+func respUsageDetails(u *respUsage) provider.UsageDetails {
+	return provider.ReadUsageDetails(u.Raw, respUsagePaths...)
 }
 
 // normalizeRespUsage converts Responses API usage: input_tokens already
