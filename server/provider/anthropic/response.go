@@ -70,6 +70,7 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 		if m.Usage.ServiceTier != "" {
 			provider.SetExtended(meta, "service_tier", m.Usage.ServiceTier)
 		}
+		usageDetails(m.Usage).Set(meta)
 	}
 	return &provider.Result{Message: msg, Meta: meta}, nil
 }
@@ -102,6 +103,15 @@ func finishReason(stop string) llmrelayv1.FinishReason {
 	default: // pause_turn and reasons added later
 		return llmrelayv1.FinishReason_FINISH_REASON_OTHER
 	}
+}
+
+// usagePaths are the usage fields usageState and the service_tier meta
+// read.
+var usagePaths = []string{"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "service_tier"}
+
+// usageDetails are the usage fields no counter holds.
+func usageDetails(u *wireUsage) provider.UsageDetails {
+	return provider.ReadUsageDetails(u.Raw, usagePaths...)
 }
 
 // usageState holds Anthropic's usage counts as last reported. Each count in

@@ -38,7 +38,9 @@ type stream struct {
 
 	pending []*provider.Event
 	blocks  map[int]*blockState
-	tools   int
+	// usageDetails are the usage fields no counter holds, so far.
+	usageDetails provider.UsageDetails
+	tools        int
 	// reasonings counts thinking and redacted_thinking blocks.
 	reasonings int
 	usage      usageState
@@ -182,6 +184,11 @@ func (s *stream) updateUsage(u *wireUsage) {
 	s.usage.update(u)
 	if s.usage.seen {
 		s.emit(&provider.Event{Kind: provider.EventUsage, Usage: s.usage.normalized()})
+	}
+	if s.usageDetails.Merge(usageDetails(u)) {
+		meta := &llmrelayv1.ResponseMeta{}
+		s.usageDetails.Set(meta)
+		s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	}
 }
 
