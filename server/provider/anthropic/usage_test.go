@@ -22,8 +22,8 @@ func TestUsageDetails(t *testing.T) {
 		`"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":2048},"output_tokens":40,` +
 		`"server_tool_use":{"web_search_requests":2,"web_fetch_requests":0},"service_tier":"standard","thinking_tokens":31}`
 	want := `{"cache_creation.ephemeral_1h_input_tokens":2048,"server_tool_use.web_search_requests":2,"thinking_tokens":31}`
-	res, err := parseResponse([]byte(`{"id":"msg_01UsageDetailsUnaryQw7","type":"message","role":"assistant","model":"m",` +
-		`"content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":` + usage + `}`), http.Header{})
+	res, err := parseResponse([]byte(`{"id":"msg_01UsageDetailsUnaryQw7","type":"message","role":"assistant","model":"m",`+
+		`"content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":`+usage+`}`), http.Header{})
 	if err != nil {
 		t.Fatal(err)
 	}
