@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -340,4 +341,31 @@ func containsKey(s, key string) bool {
 		}
 	}
 	return false
+}
+
+// TestUsageDetails: usageMetadata fields no counter holds reach
+// meta.extended, the per-modality lists keyed by modality.
+func TestUsageDetails(t *testing.T) {
+	t.Parallel()
+	var u usageMetadata
+	if err := json.Unmarshal([]byte(`{"promptTokenCount":1300,"candidatesTokenCount":20,"thoughtsTokenCount":90,"cachedContentTokenCount":1024,`+
+		`"toolUsePromptTokenCount":12,"totalTokenCount":1422,`+
+		`"promptTokensDetails":[{"modality":"TEXT","tokenCount":42},{"modality":"IMAGE","tokenCount":1258}],`+
+		`"cacheTokensDetails":[{"modality":"IMAGE","tokenCount":1024},{"modality":"AUDIO"}],`+
+		`"candidatesTokensDetails":[{"modality":"TEXT","tokenCount":20,"extra":true}],`+
+		`"toolUsePromptTokensDetails":"odd","trafficType":"ON_DEMAND"}`), &u); err != nil {
+		t.Fatal(err)
+	}
+	got := usageDetails(&u)
+	want := provider.UsageDetails{
+		"promptTokensDetails.TEXT": 42.0, "promptTokensDetails.IMAGE": 1258.0, "cacheTokensDetails.IMAGE": 1024.0,
+		"candidatesTokensDetails":    []any{map[string]any{"modality": "TEXT", "tokenCount": 20.0, "extra": true}},
+		"toolUsePromptTokensDetails": "odd", "trafficType": "ON_DEMAND",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+	if us := toUsage(&u); us.GetReasoningTokens() != 90 || us.GetCachedInputTokens() != 1024 || us.GetOutputTokens() != 110 {
+		t.Errorf("usage %v", us)
+	}
 }

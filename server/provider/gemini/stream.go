@@ -32,8 +32,10 @@ type stream struct {
 	metaSent  bool
 	finished  bool
 	lastUsage *llmrelayv1.Usage
-	safety    json.RawMessage
-	citations json.RawMessage
+	// usageDetails are the usageMetadata fields no counter holds, so far.
+	usageDetails provider.UsageDetails
+	safety       json.RawMessage
+	citations    json.RawMessage
 }
 
 // newStream reads resp; warnings (from encoding the request) are sent first.
@@ -163,6 +165,11 @@ func (s *stream) handle(w *generateContentResponse) {
 		// usageMetadata is cumulative on every chunk: each is the total.
 		s.lastUsage = u
 		s.push(&provider.Event{Kind: provider.EventUsage, Usage: proto.Clone(u).(*llmrelayv1.Usage)})
+	}
+	if s.usageDetails.Merge(usageDetails(w.UsageMetadata)) {
+		meta := &llmrelayv1.ResponseMeta{}
+		s.usageDetails.Set(meta)
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	}
 	if c != nil && c.FinishReason != "" {
 		s.finished = true
