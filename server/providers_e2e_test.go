@@ -188,6 +188,9 @@ func TestStreamToolsEveryProvider(t *testing.T) {
 			if end.GetMeta().GetUsage().GetTotalTokens() == 0 || !proto.Equal(end.GetMeta().GetUsage(), unary.GetMeta().GetUsage()) {
 				t.Errorf("usage: stream %v, unary %v", end.GetMeta().GetUsage(), unary.GetMeta().GetUsage())
 			}
+			if s, u := end.GetMeta().GetExtended().GetFields()["usage_details"], unary.GetMeta().GetExtended().GetFields()["usage_details"]; !proto.Equal(s, u) {
+				t.Errorf("usage_details: stream %v, unary %v", s, u)
+			}
 			m := end.GetMeta()
 			if m.GetProvider() != pc.wantProvider || m.GetToolCallCount() != 2 || m.GetTimeToFirstToken() == nil || m.GetAttempts() != 1 ||
 				m.GetRaw().GetResponseStatus() != 200 || len(m.GetRaw().GetResponse()) == 0 {
