@@ -60,6 +60,16 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	}
 	meta.ProviderFinishReason = stop
 	meta.FinishReason = provider.ToolCallsFinish(finishReason(stop), int(meta.ToolCallCount))
+	if n := len(msg.Parts); n > 0 && meta.FinishReason == llmrelayv1.FinishReason_FINISH_REASON_LENGTH {
+		// A tool_use block last in an answer cut by the token limit is
+		// the call being written when the limit hit: the API reports
+		// the input parsed so far, an object that may parse but is not
+		// the whole call (the stream shows the cut JSON text).
+		if tc := msg.Parts[n-1].GetToolCall(); tc != nil && tc.ArgumentsValid {
+			tc.ArgumentsValid = false
+			meta.Warnings = append(meta.Warnings, fmt.Sprintf("tool call %s was cut by the token limit; its arguments are partial", tc.CallId))
+		}
+	}
 	if m.StopSequence != nil && *m.StopSequence != "" {
 		provider.SetExtended(meta, "stop_sequence", *m.StopSequence)
 	}
