@@ -87,7 +87,7 @@ func TestUsageDetails(t *testing.T) {
 		t.Fatal(err)
 	}
 	const usage = `{"prompt_tokens":40,"completion_tokens":30,"total_tokens":70,` +
-		`"prompt_tokens_details":{"cached_tokens":8,"audio_tokens":12},` +
+		`"prompt_tokens_details":{"cached_tokens":8,"cache_write_tokens":16,"audio_tokens":12},` +
 		`"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":5,"accepted_prediction_tokens":9,"rejected_prediction_tokens":3},` +
 		`"future_tokens":{"kind":7}}`
 	wantDetails := `{"completion_tokens_details.accepted_prediction_tokens":9,"completion_tokens_details.audio_tokens":5,` +
@@ -99,7 +99,7 @@ func TestUsageDetails(t *testing.T) {
 	if got := protoCompact(t, res.Meta.GetExtended().GetFields()[provider.ExtUsageDetails]); got != wantDetails {
 		t.Errorf("unary usage_details %s, want %s", got, wantDetails)
 	}
-	if u := res.Meta.GetUsage(); u.GetCachedInputTokens() != 8 || u.GetInputTokens() != 40 || u.GetTotalTokens() != 70 {
+	if u := res.Meta.GetUsage(); u.GetCachedInputTokens() != 8 || u.GetCacheCreationInputTokens() != 16 || u.GetInputTokens() != 40 || u.GetTotalTokens() != 70 {
 		t.Errorf("usage %v", u)
 	}
 

@@ -126,16 +126,24 @@ var strClass = func() (t [256]byte) {
 	return t
 }()
 
-// oneCount decodes a details object of which the fast path reads one
-// count (name); any other key is left to encoding/json (unknown).
-func (d *fastDecoder) oneCount(name string, dst *flexInt) bool {
+// counts decodes a details object of which the struct has the counts
+// names (into dsts); other keys are skipped as encoding/json skips them,
+// case variants of the names are left to encoding/json.
+func (d *fastDecoder) counts(names []string, dsts ...*flexInt) bool {
 	return d.object(func(d *fastDecoder, key []byte) bool {
-		if string(key) != name {
-			return d.unknown(key, name)
+		for i, n := range names {
+			if string(key) == n {
+				return d.mark(1<<i) && d.flexInt(dsts[i])
+			}
 		}
-		return d.mark(1) && d.flexInt(dst)
+		return d.unknown(key, names...)
 	})
 }
+
+var (
+	promptDetailKeys = []string{"cached_tokens", "cache_write_tokens"}
+	complDetailKeys  = []string{"reasoning_tokens"}
+)
 
 func (d *fastDecoder) null() bool {
 	d.ws()
@@ -552,7 +560,7 @@ func (u *wireUsage) field(d *fastDecoder, key []byte) bool {
 		}
 		pd := &promptDetails{}
 		u.PromptTokensDetails = pd
-		return d.oneCount("cached_tokens", &pd.CachedTokens)
+		return d.counts(promptDetailKeys, &pd.CachedTokens, &pd.CacheWriteTokens)
 	case "completion_tokens_details":
 		if !d.mark(1 << 4) {
 			return false
@@ -562,7 +570,7 @@ func (u *wireUsage) field(d *fastDecoder, key []byte) bool {
 		}
 		cd := &complDetails{}
 		u.CompletionTokensDetails = cd
-		return d.oneCount("reasoning_tokens", &cd.ReasoningTokens)
+		return d.counts(complDetailKeys, &cd.ReasoningTokens)
 	default:
 		return d.unknown(key, usageKeys...)
 	}

@@ -35,6 +35,8 @@ var fastChunkSeeds = []string{
 	`{"id":"c","choices":[{"index":0,"delta":{"Reasoning":"x"}}]}`,
 	`{"id":"c","choices":[{"index":0,"message":{"content":"a","reasoning_content":null,"reasoning":"b"}}]}`,
 	`{"id":"c","choices":[{"index":0,"delta":{"reasoning_content":"a","reasoning_content":"b"}}]}`,
+	`{"id":"c","choices":[],"usage":{"prompt_tokens":194,"completion_tokens":2,"total_tokens":196,"cost":0.95,"prompt_tokens_details":{"cached_tokens":0,"cache_write_tokens":100,"audio_tokens":0}}}`,
+	`{"id":"c","choices":[],"usage":{"prompt_tokens":1,"prompt_tokens_details":{"Cache_Write_Tokens":1}}}`,
 }
 
 // FuzzDecodeChunkFast: whenever the fast path accepts a chunk, encoding/json
@@ -94,7 +96,7 @@ func FuzzDecodeChunkFast(f *testing.F) {
 func TestDecodeChunkFastCoverage(t *testing.T) {
 	t.Parallel()
 	for i, want := range []bool{true, true, true, true, true, false, false, false, false, false, false, true, false, true, true, false, true, false,
-		true, true, false, false, true, false} {
+		true, true, false, false, true, false, true, false} {
 		var c chatResponse
 		if got := decodeChunkFast([]byte(fastChunkSeeds[i]), &c, nil, nil); got != want {
 			t.Errorf("seed %d %q: fast=%v, want %v", i, fastChunkSeeds[i], got, want)

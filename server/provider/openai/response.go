@@ -322,7 +322,7 @@ func mapFinishReason(raw string) llmrelayv1.FinishReason {
 // chatUsagePaths are the usage fields normalizeUsage reads. DeepSeek's
 // prompt_cache_miss_tokens is input_tokens - cached_input_tokens.
 var chatUsagePaths = []string{"prompt_tokens", "completion_tokens", "total_tokens",
-	"prompt_tokens_details.cached_tokens", "completion_tokens_details.reasoning_tokens",
+	"prompt_tokens_details.cached_tokens", "prompt_tokens_details.cache_write_tokens", "completion_tokens_details.reasoning_tokens",
 	"prompt_cache_hit_tokens", "prompt_cache_miss_tokens"}
 
 // usageDetails are the usage fields no counter holds (audio and
@@ -343,6 +343,7 @@ func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
 	switch {
 	case u.PromptTokensDetails != nil:
 		out.CachedInputTokens = provider.Count(int64(u.PromptTokensDetails.CachedTokens))
+		out.CacheCreationInputTokens = provider.Count(int64(u.PromptTokensDetails.CacheWriteTokens))
 	case u.PromptCacheHitTokens != nil:
 		out.CachedInputTokens = provider.Count(int64(*u.PromptCacheHitTokens))
 	}

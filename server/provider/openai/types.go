@@ -196,6 +196,8 @@ func (u *wireUsage) UnmarshalJSON(b []byte) error {
 
 type promptDetails struct {
 	CachedTokens flexInt `json:"cached_tokens"`
+	// CacheWriteTokens: OpenRouter's prompt tokens written to the cache.
+	CacheWriteTokens flexInt `json:"cache_write_tokens"`
 }
 
 type complDetails struct {
