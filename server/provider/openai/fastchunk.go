@@ -7,8 +7,8 @@ import (
 )
 
 // decodeChunkFast decodes the common shape of a chat.completion and of a
-// chat.completion.chunk (text, refusal or role of the message or delta,
-// finish reason, usage) without reflection: it is the hot path of every
+// chat.completion.chunk (text, refusal, reasoning text or role of the
+// message or delta, finish reason, usage) without reflection: it is the hot path of every
 // call and of every relayed stream chunk, where encoding/json cost about
 // half of the gateway's CPU (stream) and a sixth (unary). It accepts only input it can decode exactly as
 // json.Unmarshal into chatResponse would (FuzzDecodeChunkFast checks this
