@@ -6,6 +6,8 @@ import (
 	"io"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -102,5 +104,57 @@ models:
 				t.Errorf("the cut call must keep its partial arguments, flagged invalid: %v", calls)
 			}
 		})
+	}
+}
+
+// TestCompatibleReasoningEndToEnd: an OpenAI-compatible server's reasoning
+// (DeepSeek's reasoning_content) reaches the client as a reasoning part
+// before the text, tagged with the provider type, unary and streamed.
+func TestCompatibleReasoningEndToEnd(t *testing.T) {
+	t.Parallel()
+	up := providertest.Replay(t, providertest.Load(t, "provider/openai/testdata/deepseek_reasoning.http"),
+		providertest.Load(t, "provider/openai/testdata/deepseek_reasoning_stream.http"))
+	c, _ := startWith(t, `
+providers:
+  - name: deepseek
+    type: openai`+keyYAML+`
+models:
+  - name: r1
+    provider: deepseek
+    upstream_model: deepseek-reasoner
+    capabilities: {chat: {format: openai-chat}}
+`, up.URL)
+	ctx := context.Background()
+	msgs := []*llmrelayv1.Message{user("12 squared?")}
+	unary, err := c.Chat(ctx, &llmrelayv1.ChatRequest{Model: "r1", Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.StreamChat(ctx, &llmrelayv1.StreamChatRequest{Model: "r1", Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acc fold.Accumulator
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := acc.AddChat(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, m := range map[string]*llmrelayv1.Message{"unary": unary.GetMessage(), "stream": acc.Message()} {
+		parts := m.GetParts()
+		if len(parts) != 2 || parts[0].GetReasoning().GetText() != "The user asks for 12 squared. 12 × 12 = 144. Answer briefly." ||
+			parts[0].GetReasoning().GetProvider() != "openai" || parts[1].GetText() != "12² = 144." {
+			t.Errorf("%s: parts %v", name, parts)
+		}
+	}
+	if u, s := unary.GetMeta().GetUsage(), acc.Meta().GetUsage(); u.GetReasoningTokens() != 29 || u.GetCachedInputTokens() != 64 || !proto.Equal(u, s) {
+		t.Errorf("usage: unary %v, stream %v", u, s)
 	}
 }
