@@ -365,13 +365,12 @@ func rawData(c *provider.Capture, redact *pipeline.Redactor) *llmrelayv1.RawData
 	}
 }
 
-// normalizeToolFinish applies "tool calls present ⇒ finish reason
-// TOOL_CALLS" and counts the calls.
+// normalizeToolFinish counts the calls and applies the cross-provider rule
+// (tool calls turn a normal stop into TOOL_CALLS, never a LENGTH or a
+// CONTENT_FILTER).
 func normalizeToolFinish(meta *llmrelayv1.ResponseMeta, n int32) {
 	meta.ToolCallCount = n
-	if n > 0 {
-		meta.FinishReason = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
-	}
+	meta.FinishReason = provider.ToolCallsFinish(meta.FinishReason, int(n))
 }
 
 func countToolCalls(msg *llmrelayv1.Message) int32 {

@@ -135,3 +135,17 @@ func HeaderValue(h http.Header, name string) string {
 // Count is a provider's token count as a proto int32: negative counts (bad
 // data) are 0, counts beyond int32 are capped.
 func Count(n int64) int32 { return int32(min(max(n, 0), math.MaxInt32)) }
+
+// ToolCallsFinish is the one cross-provider finish rule: an answer with tool
+// calls ends with FINISH_REASON_TOOL_CALLS when the provider reported a
+// normal stop (or no reason). Every other reason stays: a call cut by the
+// token limit is LENGTH and a filtered one CONTENT_FILTER, so a client that
+// runs every call of a TOOL_CALLS answer never runs a truncated one. Each
+// adapter maps its provider's words first, then applies this rule; the
+// server applies it again to the final message.
+func ToolCallsFinish(fr llmrelayv1.FinishReason, toolCalls int) llmrelayv1.FinishReason {
+	if toolCalls > 0 && (fr == llmrelayv1.FinishReason_FINISH_REASON_STOP || fr == llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED) {
+		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
+	}
+	return fr
+}

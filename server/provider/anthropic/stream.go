@@ -38,7 +38,9 @@ type stream struct {
 
 	pending []*provider.Event
 	blocks  map[int]*blockState
-	tools   int
+	// usageDetails are the usage fields no counter holds, so far.
+	usageDetails provider.UsageDetails
+	tools        int
 	// reasonings counts thinking and redacted_thinking blocks.
 	reasonings int
 	usage      usageState
@@ -150,7 +152,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 			stop := *ev.Delta.StopReason
 			meta := &llmrelayv1.ResponseMeta{
 				ProviderFinishReason: stop,
-				FinishReason:         finishReason(stop, s.tools > 0),
+				FinishReason:         provider.ToolCallsFinish(finishReason(stop), s.tools),
 			}
 			if ev.Delta.StopSequence != nil && *ev.Delta.StopSequence != "" {
 				provider.SetExtended(meta, "stop_sequence", *ev.Delta.StopSequence)
@@ -182,6 +184,11 @@ func (s *stream) updateUsage(u *wireUsage) {
 	s.usage.update(u)
 	if s.usage.seen {
 		s.emit(&provider.Event{Kind: provider.EventUsage, Usage: s.usage.normalized()})
+	}
+	if s.usageDetails.Merge(usageDetails(u)) {
+		meta := &llmrelayv1.ResponseMeta{}
+		s.usageDetails.Set(meta)
+		s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	}
 }
 

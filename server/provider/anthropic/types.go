@@ -144,6 +144,18 @@ type wireUsage struct {
 	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
 	ServiceTier              string `json:"service_tier"`
+	// Raw is the usage object as sent: the fields no counter holds
+	// (cache_creation's 5m/1h split, server_tool_use, fields added later)
+	// are read from it into meta.extended.
+	Raw json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON decodes the counts and keeps the object's bytes.
+func (u *wireUsage) UnmarshalJSON(b []byte) error {
+	type plain wireUsage
+	err := json.Unmarshal(b, (*plain)(u)) // a type error still decodes the rest
+	u.Raw = append(json.RawMessage(nil), b...)
+	return err
 }
 
 // errorBody is an error response: {"type":"error","error":{...},"request_id"}.

@@ -171,6 +171,18 @@ type usageMetadata struct {
 	CachedContentTokenCount int64 `json:"cachedContentTokenCount"`
 	ToolUsePromptTokenCount int64 `json:"toolUsePromptTokenCount"`
 	TotalTokenCount         int64 `json:"totalTokenCount"`
+	// Raw is the object as sent: the fields no counter holds (the
+	// per-modality *TokensDetails, trafficType, fields added later) are
+	// read from it into meta.extended.
+	Raw json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON decodes the counts and keeps the object's bytes.
+func (u *usageMetadata) UnmarshalJSON(b []byte) error {
+	type plain usageMetadata
+	err := json.Unmarshal(b, (*plain)(u)) // a type error still decodes the rest
+	u.Raw = append(json.RawMessage(nil), b...)
+	return err
 }
 
 // Embeddings.

@@ -205,7 +205,7 @@ func (s *stream) handleLine(line []byte) {
 // finish emits the meta and usage of the done line.
 func (s *stream) finish(c *chatResponse) {
 	meta := &llmrelayv1.ResponseMeta{
-		FinishReason:         finishReason(c.DoneReason, s.calls > 0),
+		FinishReason:         provider.ToolCallsFinish(finishReason(c.DoneReason), s.calls),
 		ProviderFinishReason: c.DoneReason,
 		ToolCallCount:        int32(s.calls),
 	}

@@ -521,6 +521,9 @@ func (s *responsesStream) finish(w *respResponse) {
 	if w.ServiceTier != "" {
 		provider.SetExtended(meta, extServiceTier, w.ServiceTier)
 	}
+	if w.Usage != nil {
+		respUsageDetails(w.Usage).Set(meta)
+	}
 	s.responseMeta(w, meta)
 	if w.Usage != nil {
 		s.push(&provider.Event{Kind: provider.EventUsage, Usage: normalizeRespUsage(w.Usage)})

@@ -333,7 +333,7 @@ func TestParseResponsesShapes(t *testing.T) {
 			`reasoning  "plain" sig={"k":1} | reasoning rs_2 "" sig= | reasoning rs_3 "" sig= | STOP/completed | warnings=[ignored summary part of type "summary_image" in reasoning item "rs_2"; reasoning item "rs_3" has a summary of an unrecognized shape; ignored]`},
 		{"malformed arguments kept verbatim",
 			`{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"a\":"}]}`,
-			`call call_1 f {"a": valid=false | TOOL_CALLS/incomplete/max_output_tokens | warnings=[]`},
+			`call call_1 f {"a": valid=false | LENGTH/incomplete/max_output_tokens | warnings=[]`},
 		{"content filter",
 			`{"status":"incomplete","incomplete_details":{"reason":"content_filter"},"output":[]}`,
 			`CONTENT_FILTER/incomplete/content_filter | warnings=[response has no output items]`},

@@ -161,6 +161,16 @@ type respUsage struct {
 	OutputTokens        flexInt            `json:"output_tokens"`
 	OutputTokensDetails *respOutputDetails `json:"output_tokens_details"`
 	TotalTokens         flexInt            `json:"total_tokens"`
+	// Raw is the usage object as sent, for the fields no counter holds.
+	Raw json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON decodes the counters and keeps the object's bytes.
+func (u *respUsage) UnmarshalJSON(b []byte) error {
+	type plain respUsage
+	err := json.Unmarshal(b, (*plain)(u)) // a type error still decodes the rest
+	u.Raw = append(json.RawMessage(nil), b...)
+	return err
 }
 
 type respInputDetails struct {
