@@ -32,6 +32,9 @@ func (g *gateway) Embed(ctx context.Context, req *llmrelayv1.EmbedRequest) (*llm
 
 func (g *gateway) prepareEmbed(ctx context.Context, st *state, req *llmrelayv1.EmbedRequest) (context.Context, *prepared, error) {
 	interceptor.InfoFrom(ctx).SetLabels(req.GetCall().GetLabels())
+	if err := checkFields(req.ProtoReflect()); err != nil {
+		return ctx, nil, err
+	}
 	if err := validateCall(req.GetCall()); err != nil {
 		return ctx, nil, err
 	}

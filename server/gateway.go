@@ -37,6 +37,8 @@ type state struct {
 
 // generation is the common input of Chat, StreamChat, Tools, StreamTools.
 type generation struct {
+	// req is the request message, checked field by field (checkFields).
+	req             proto.Message
 	model           string
 	messages        []*llmrelayv1.Message
 	tools           []*llmrelayv1.Tool
@@ -138,6 +140,9 @@ func (g *gateway) resolve(ctx context.Context, st *state, name string, proto llm
 func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context.Context, *prepared, error) {
 	st := g.state.Load()
 	interceptor.InfoFrom(ctx).SetLabels(in.call.GetLabels())
+	if err := checkFields(in.req.ProtoReflect()); err != nil {
+		return ctx, nil, err
+	}
 	if err := validateCall(in.call); err != nil {
 		return ctx, nil, err
 	}
@@ -175,6 +180,9 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 	}
 	pOpts, pDropped, err := checkProviderOptions(m, in.providerOptions, in.call.GetIgnoreInvalidOptions())
 	if err != nil {
+		return ctx, nil, err
+	}
+	if err := catalog.ValidateProviderOptions(m.Name, opts, pOpts); err != nil {
 		return ctx, nil, err
 	}
 	dropped = append(dropped, pDropped...)
