@@ -72,6 +72,6 @@ func (g *gateway) prepareEmbed(ctx context.Context, st *state, req *llmrelayv1.E
 	if req.GetCall() != nil {
 		p.rawExplicit = req.GetCall().PreserveRaw
 	}
-	ctx, p.cancel = withCallTimeout(ctx, req.GetCall())
+	ctx, p.cancel = withCallTimeout(ctx, req.GetCall(), st.callBound)
 	return ctx, p, nil
 }

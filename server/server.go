@@ -84,7 +84,7 @@ func buildState(cfg *config.Config) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &state{catalog: cat, redact: pipeline.NewRedactor(secrets...)}, nil
+	return &state{catalog: cat, redact: pipeline.NewRedactor(secrets...), callBound: cfg.Defaults.CallBound()}, nil
 }
 
 // register adds the gateway, health and reflection services.
