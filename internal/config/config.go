@@ -103,8 +103,9 @@ type Provider struct {
 	APIKey     string `yaml:"api_key"`
 	APIKeyEnv  string `yaml:"api_key_env"`
 	APIKeyFile string `yaml:"api_key_file"`
-	// Azure: "entra" takes a bearer token from the key sources (re-read from
-	// the file on every call) instead of an api-key.
+	// Azure: "entra" takes a bearer token from the key sources instead of
+	// an api-key: from api_key_file it is read again whenever the file
+	// changes (one stat per call); env and inline values are read at start.
 	Auth string `yaml:"auth"`
 	// APIVersion: Azure api-version, Anthropic anthropic-version.
 	APIVersion string `yaml:"api_version"`
