@@ -27,21 +27,25 @@ func checkFields(m protoreflect.Message) error {
 }
 
 // walkFields returns the path of the first bad field (relative to m) and
-// what is wrong with it; it allocates only when it finds one.
+// what is wrong with it; it allocates only when it finds one (and for the
+// reflection view of a repeated field).
 func walkFields(m protoreflect.Message) (string, string) {
-	var field, why string
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+	for _, fd := range planOf(m.Descriptor()) {
+		if !m.Has(fd) {
+			continue
+		}
+		v := m.Get(fd)
 		name := string(fd.Name())
 		switch {
 		case fd.IsList():
 			l := v.List()
 			for i := 0; i < l.Len(); i++ {
 				if f, w := checkValue(fd, l.Get(i)); w != "" {
-					field, why = name+"["+strconv.Itoa(i)+"]"+f, w
-					return false
+					return name + "[" + strconv.Itoa(i) + "]" + f, w
 				}
 			}
 		case fd.IsMap():
+			var field, why string
 			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
 				if f, w := checkValue(fd.MapValue(), mv); w != "" {
 					field, why = name+"["+strconv.Quote(k.String())+"]"+f, w
@@ -50,17 +54,15 @@ func walkFields(m protoreflect.Message) (string, string) {
 				return true
 			})
 			if why != "" {
-				return false
+				return field, why
 			}
 		default:
 			if f, w := checkValue(fd, v); w != "" {
-				field, why = name+f, w
-				return false
+				return name + f, w
 			}
 		}
-		return true
-	})
-	return field, why
+	}
+	return "", ""
 }
 
 // checkValue checks one value of field fd; a bad value inside a message is
@@ -78,9 +80,6 @@ func checkValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) (string, 
 			return "", "must be a finite number, got " + strconv.FormatFloat(f, 'g', -1, 64)
 		}
 	case protoreflect.MessageKind, protoreflect.GroupKind:
-		if !worthWalking(fd.Message()) {
-			return "", ""
-		}
 		if f, w := walkFields(v.Message()); w != "" {
 			return "." + f, w
 		}
@@ -97,18 +96,34 @@ func enumNames(ed protoreflect.EnumDescriptor) string {
 	return strings.Join(names, ", ")
 }
 
-// walkable caches worthWalking per message type.
-var walkable sync.Map // protoreflect.FullName → bool
+// plans caches planOf per message type.
+var plans sync.Map // protoreflect.MessageDescriptor → []protoreflect.FieldDescriptor
 
-// worthWalking reports whether an enum or a float field can be reached from
-// messages of type md.
-func worthWalking(md protoreflect.MessageDescriptor) bool {
-	if v, ok := walkable.Load(md.FullName()); ok {
-		return v.(bool)
+// planOf lists the fields of md that can hold an undeclared enum value or a
+// non-finite float, themselves or in a message below them.
+func planOf(md protoreflect.MessageDescriptor) []protoreflect.FieldDescriptor {
+	if p, ok := plans.Load(md); ok {
+		return p.([]protoreflect.FieldDescriptor)
 	}
-	w := reaches(md, map[protoreflect.FullName]bool{})
-	walkable.Store(md.FullName(), w)
-	return w
+	var plan []protoreflect.FieldDescriptor
+	fields := md.Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		vd := fd
+		if fd.IsMap() {
+			vd = fd.MapValue()
+		}
+		switch vd.Kind() {
+		case protoreflect.EnumKind, protoreflect.DoubleKind, protoreflect.FloatKind:
+			plan = append(plan, fd)
+		case protoreflect.MessageKind, protoreflect.GroupKind:
+			if reaches(vd.Message(), map[protoreflect.FullName]bool{}) {
+				plan = append(plan, fd)
+			}
+		}
+	}
+	plans.Store(md, plan)
+	return plan
 }
 
 func reaches(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) bool {
