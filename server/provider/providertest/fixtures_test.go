@@ -49,11 +49,11 @@ func TestRecordingsHaveTheirOwnIDs(t *testing.T) {
 		for id := range ids {
 			for _, doc := range documentationIDs {
 				if strings.Contains(id, doc) {
-					t.Errorf("%s: %s is a documentation example id", f, id)
+					t.Errorf("%s: %s is a documentation example id; give the recording a random id of its own in the same format", f, id)
 				}
 			}
 			if other, ok := seen[id]; ok {
-				t.Errorf("%s and %s share the id %s", other, f, id)
+				t.Errorf("%s and %s share the id %s; give each recording random ids of its own in the same format", other, f, id)
 			}
 			seen[id] = f
 		}
