@@ -74,6 +74,9 @@ func (s *Server) decode(ctx context.Context, method string, recv func(any) error
 		return nil
 	}
 	attrs := []any{slog.String("method", method), slog.String("error", t.err.Error())}
+	if id := requestIDOf(ctx); id != "" { // streams: the interceptors ran first
+		attrs = append(attrs, slog.String("request_id", id))
+	}
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		attrs = append(attrs, slog.String("peer", p.Addr.String()))
 	}
