@@ -251,14 +251,30 @@ func checkNumbers(f *Format, o *llmrelayv1.GenerationOptions) (string, string) {
 const minThinkingBudget = 1024
 
 // ValidateProviderOptions checks the rules that tie provider options to the
-// merged generation options, as the provider's API states them.
+// merged generation options, as the provider's API states them. A
+// provider option that would silently override reasoning_effort (Gemini's
+// thinking_budget, Ollama's think win in the adapters) is an error rather
+// than a choice made for the caller.
 func ValidateProviderOptions(model string, o *llmrelayv1.GenerationOptions, po *llmrelayv1.ProviderOptions) error {
+	bad := func(option, format string, args ...any) error {
+		return &OptionError{Model: model, Option: option, Reason: fmt.Sprintf(format, args...)}
+	}
+	effort := o.GetReasoningEffort() != llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED
+	if g := po.GetGemini(); g != nil && g.ThinkingBudget != nil {
+		// thinkingConfig.thinkingBudget: -1 dynamic, 0 off, else tokens.
+		if g.GetThinkingBudget() < -1 {
+			return bad("provider_options.gemini.thinking_budget", "-1 (dynamic), 0 (off) or a token count, got %d", g.GetThinkingBudget())
+		}
+		if effort {
+			return bad("reasoning_effort", "set either reasoning_effort or provider_options.gemini.thinking_budget, not both")
+		}
+	}
+	if ol := po.GetOllama(); ol != nil && ol.Think != nil && effort {
+		return bad("reasoning_effort", "set either reasoning_effort or provider_options.ollama.think, not both")
+	}
 	a := po.GetAnthropic()
 	if a == nil || a.ThinkingBudgetTokens == nil {
 		return nil
-	}
-	bad := func(option, format string, args ...any) error {
-		return &OptionError{Model: model, Option: option, Reason: fmt.Sprintf(format, args...)}
 	}
 	const budget = "provider_options.anthropic.thinking_budget_tokens"
 	b := a.GetThinkingBudgetTokens()

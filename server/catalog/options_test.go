@@ -166,10 +166,13 @@ func TestRouteWeighted(t *testing.T) {
 	}
 }
 
-func TestValidateProviderOptionsAnthropicThinking(t *testing.T) {
+func TestValidateProviderOptions(t *testing.T) {
 	t.Parallel()
 	thinking := func(budget int32) *llmrelayv1.ProviderOptions {
 		return &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{ThinkingBudgetTokens: &budget}}}
+	}
+	gemini := func(budget int32) *llmrelayv1.ProviderOptions {
+		return &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Gemini{Gemini: &llmrelayv1.GeminiOptions{ThinkingBudget: &budget}}}
 	}
 	required := &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED}}
 	auto := &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}
@@ -188,6 +191,14 @@ func TestValidateProviderOptionsAnthropicThinking(t *testing.T) {
 		{"top_p below 0.95", &llmrelayv1.GenerationOptions{TopP: f64(0.9)}, thinking(2048), "top_p"},
 		{"forced tool", &llmrelayv1.GenerationOptions{ToolChoice: required}, thinking(2048), "tool_choice"},
 		{"named tool", &llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "f"}}}, thinking(2048), "tool_choice"},
+		// Gemini and Ollama: a provider option that would override reasoning_effort.
+		{"gemini budget and effort", &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW}, gemini(1024), "reasoning_effort"},
+		{"gemini dynamic budget", &llmrelayv1.GenerationOptions{}, gemini(-1), ""},
+		{"gemini budget below -1", &llmrelayv1.GenerationOptions{}, gemini(-2), "provider_options.gemini.thinking_budget"},
+		{"ollama think and effort", &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH},
+			&llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Ollama{Ollama: &llmrelayv1.OllamaOptions{Think: proto.Bool(true)}}}, "reasoning_effort"},
+		{"ollama think alone", &llmrelayv1.GenerationOptions{},
+			&llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Ollama{Ollama: &llmrelayv1.OllamaOptions{Think: proto.Bool(true)}}}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
