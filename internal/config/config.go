@@ -137,7 +137,8 @@ type Model struct {
 	Deployments []Deployment `yaml:"deployments"`
 	Routing     string       `yaml:"routing"`
 	// Reasoning overrides the name-based detection of reasoning models
-	// (o1, o3, o4, gpt-5 prefixes).
+	// (o1, o3, o4, gpt-5 prefixes). Only the OpenAI formats have rules
+	// for reasoning models; the other formats judge options by their API.
 	Reasoning *bool `yaml:"reasoning"`
 	// Capabilities: one entry per protocol (chat, vision, tools,
 	// embeddings); the model supports exactly these.
