@@ -48,6 +48,9 @@ out=$(grpcurl -plaintext -d '{"model":"nope","messages":[{"role":"ROLE_USER","pa
 grep -q 'Code: NotFound' <<<"$out" || fail "unknown model: $out"
 out=$(grpcurl -plaintext -d '{"model":"builtin/echo"}' "$addr" llmrelay.v1.GatewayService/Chat 2>&1 || true)
 grep -q 'Code: InvalidArgument' <<<"$out" && grep -q '"field": "messages"' <<<"$out" || fail "empty messages: $out"
+out=$(grpcurl -plaintext -d '{"model":"builtin/echo","messages":[{"role":"ROLE_USER","parts":[{"text":"x"}]}],
+  "tools":[{"name":"f"}],"options":{"toolChoice":{"mode":99}}}' "$addr" llmrelay.v1.GatewayService/Tools 2>&1 || true)
+grep -q 'Code: InvalidArgument' <<<"$out" && grep -q '"field": "options.tool_choice.mode"' <<<"$out" || fail "undeclared enum value: $out"
 
 out=$(grpcurl -plaintext -d '{"value":{"toolUse":{"name":"search","input":{"query":"test"}}}}' "$addr" llmrelay.v1.ExtractService/Extract)
 grep -q '"name": "search"' <<<"$out" || fail "extract: $out"

@@ -32,6 +32,9 @@ func (g *gateway) Embed(ctx context.Context, req *llmrelayv1.EmbedRequest) (*llm
 
 func (g *gateway) prepareEmbed(ctx context.Context, st *state, req *llmrelayv1.EmbedRequest) (context.Context, *prepared, error) {
 	interceptor.InfoFrom(ctx).SetLabels(req.GetCall().GetLabels())
+	if err := checkFields(req.ProtoReflect()); err != nil {
+		return ctx, nil, err
+	}
 	if err := validateCall(req.GetCall()); err != nil {
 		return ctx, nil, err
 	}
@@ -69,6 +72,6 @@ func (g *gateway) prepareEmbed(ctx context.Context, st *state, req *llmrelayv1.E
 	if req.GetCall() != nil {
 		p.rawExplicit = req.GetCall().PreserveRaw
 	}
-	ctx, p.cancel = withCallTimeout(ctx, req.GetCall())
+	ctx, p.cancel = withCallTimeout(ctx, req.GetCall(), st.callBound)
 	return ctx, p, nil
 }

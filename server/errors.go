@@ -79,6 +79,15 @@ func clean(redact *pipeline.Redactor, s string) string {
 	return strings.ToValidUTF8(redact.String(s), "\uFFFD")
 }
 
+// callBound returns the gateway's bound when it is what ended ctx.
+func callBound(ctx context.Context) *callBoundError {
+	var cb *callBoundError
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &cb) {
+		return cb
+	}
+	return nil
+}
+
 func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, redact *pipeline.Redactor, log *slog.Logger) error {
 	if err == nil {
 		return nil
@@ -156,6 +165,10 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			name = meta.GetProvider()
 		}
 		msg = name + ": " + pe.Message
+		if cb := callBound(ctx); cb != nil && code == codes.DeadlineExceeded {
+			msg = name + ": " + cb.Error()
+			info.Metadata["maxCallDuration"] = cb.bound.String()
+		}
 		if pe.Code != "" {
 			info.Metadata["upstreamCode"] = clean(redact, pe.Code)
 		}
@@ -186,6 +199,10 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 	case errors.Is(err, context.DeadlineExceeded):
 		code, msg = codes.DeadlineExceeded, "deadline exceeded"
 		info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_TIMEOUT)
+		if cb := callBound(ctx); cb != nil {
+			msg = cb.Error()
+			info.Metadata["maxCallDuration"] = cb.bound.String()
+		}
 	default:
 		if st, ok := status.FromError(err); ok {
 			return st.Err()

@@ -93,17 +93,17 @@ func TestRateLimitInFailedCallMeta(t *testing.T) {
 			func(r providertest.Recording) *llmrelayv1.RateLimit {
 				return &llmrelayv1.RateLimit{RequestsLimit: ptr[int64](10000), RequestsRemaining: ptr[int64](9999), RequestsResetTime: at(t, r, 6*time.Millisecond),
 					TokensLimit: ptr[int64](30000000), TokensRemaining: ptr[int64](29999962), TokensResetTime: at(t, r, 0)}
-			}, "req_abfa53aed44c5af892f83cf0661e81ef", ""},
+			}, "req_ab7f766288eb7eb9855cd2ca6eecfcbf", ""},
 		{"azure", "azure", "openai/testdata/azure_err_429.http", "openai-chat", "openai-embeddings", "    api_version: \"2024-10-21\"\n",
 			func(providertest.Recording) *llmrelayv1.RateLimit {
 				return &llmrelayv1.RateLimit{RequestsLimit: ptr[int64](250), RequestsRemaining: ptr[int64](249),
 					TokensLimit: ptr[int64](250000), TokensRemaining: ptr[int64](249103)}
-			}, "6dc3bcff-3248-4786-8c9c-4116d3199f6e", ""},
+			}, "d1ffe3cc-3540-4eae-81c9-3c29d1c8f317", ""},
 		{"anthropic", "anthropic", "anthropic/testdata/error_429.http", "anthropic-messages", "", "",
 			func(providertest.Recording) *llmrelayv1.RateLimit {
 				return &llmrelayv1.RateLimit{RequestsLimit: ptr[int64](4000), RequestsRemaining: ptr[int64](3999), RequestsResetTime: mustTime("2025-10-14T09:30:00Z"),
 					TokensLimit: ptr[int64](2400000), TokensRemaining: ptr[int64](2400000), TokensResetTime: mustTime("2025-10-14T09:30:00Z")}
-			}, "req_011CTula7Jk8Lm9No1Pq2Rs3", "ratelimit_output_tokens_remaining"},
+			}, "req_011NHpbs0Bs5Fy0Fa5Ky6Gg1", "ratelimit_output_tokens_remaining"},
 		{"gemini", "gemini", "gemini/testdata/error_429.http", "gemini", "gemini-embeddings", "",
 			func(r providertest.Recording) *llmrelayv1.RateLimit {
 				// QuotaFailure: the per-minute request quota of 10 is used
@@ -229,8 +229,8 @@ func TestFailureKeepsWhatProviderReported(t *testing.T) {
 		{"responses stream failed before content", "openai", "openai-responses",
 			providertest.Load(t, "provider/openai/testdata/responses_stream_failed.http"), true,
 			codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", "",
-			&llmrelayv1.ResponseMeta{ResponseId: "resp_68ee1534fa61dbdcd2a8ceac3508ff799cdee8866f698302", ResolvedModel: "gpt-4o-mini-2024-07-18",
-				ProviderRequestId: "req_6c94988dcff0f45d97750e4a3a117681"}},
+			&llmrelayv1.ResponseMeta{ResponseId: "resp_68ee153407b00519e9bad3481d1c2ff937eb38db7633b530", ResolvedModel: "gpt-4o-mini-2024-07-18",
+				ProviderRequestId: "req_6c4991ad9aab9fa3e7eca8f4b556d052"}},
 		{"responses stream failed after content", "openai", "openai-responses",
 			providertest.Load(t, "provider/openai/testdata/responses_stream_failed_partial.http"), true,
 			codes.Unavailable, "UPSTREAM_UNAVAILABLE", "Paris is the",
@@ -240,17 +240,17 @@ func TestFailureKeepsWhatProviderReported(t *testing.T) {
 		{"gemini blocked prompt", "gemini", "gemini",
 			providertest.Load(t, "provider/gemini/testdata/blocked.http"), false,
 			codes.InvalidArgument, "CONTENT_FILTERED", "",
-			&llmrelayv1.ResponseMeta{ResponseId: "sGfuaKLyDt2s1MkPq_-ggQo", ResolvedModel: "gemini-2.5-flash",
+			&llmrelayv1.ResponseMeta{ResponseId: "qOzqtZDeRq4z6WdNf_-ruOh", ResolvedModel: "gemini-2.5-flash",
 				Usage: &llmrelayv1.Usage{InputTokens: 9, TotalTokens: 9}}},
 		{"gemini blocked prompt stream", "gemini", "gemini",
 			providertest.Load(t, "provider/gemini/testdata/stream_blocked.http"), true,
 			codes.InvalidArgument, "CONTENT_FILTERED", "",
-			&llmrelayv1.ResponseMeta{ResponseId: "sGfuaKLyDt2s1MkPq_-ggQo", ResolvedModel: "gemini-2.5-flash",
+			&llmrelayv1.ResponseMeta{ResponseId: "bRlxnRMtDv8n6IcDl_-jpBg", ResolvedModel: "gemini-2.5-flash",
 				Usage: &llmrelayv1.Usage{InputTokens: 9, TotalTokens: 9}}},
 		{"anthropic error after message_start", "anthropic", "anthropic-messages", overloaded, true,
 			codes.Unavailable, "UPSTREAM_UNAVAILABLE", "",
-			&llmrelayv1.ResponseMeta{ResponseId: "msg_01XFDUDYJgAACzvnptvVoYEL", ResolvedModel: "claude-sonnet-4-5-20250929",
-				ProviderRequestId: "req_011CTuk8PzQ4rNw7aE2cHj6D",
+			&llmrelayv1.ResponseMeta{ResponseId: "msg_01SBYNNOAeAWSkmwoncRnIZC", ResolvedModel: "claude-sonnet-4-5-20250929",
+				ProviderRequestId: "req_018TZty0FoQ2xBw5mC7nQi1G",
 				Usage:             &llmrelayv1.Usage{InputTokens: 21 + 1843, OutputTokens: 1, TotalTokens: 21 + 1843 + 1, CachedInputTokens: 1843}}},
 	}
 	for _, tc := range cases {

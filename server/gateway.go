@@ -33,10 +33,14 @@ type gateway struct {
 type state struct {
 	catalog *catalog.Catalog
 	redact  *pipeline.Redactor
+	// callBound is defaults.max_call_duration.
+	callBound time.Duration
 }
 
 // generation is the common input of Chat, StreamChat, Tools, StreamTools.
 type generation struct {
+	// req is the request message, checked field by field (checkFields).
+	req             proto.Message
 	model           string
 	messages        []*llmrelayv1.Message
 	tools           []*llmrelayv1.Tool
@@ -138,6 +142,9 @@ func (g *gateway) resolve(ctx context.Context, st *state, name string, proto llm
 func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context.Context, *prepared, error) {
 	st := g.state.Load()
 	interceptor.InfoFrom(ctx).SetLabels(in.call.GetLabels())
+	if err := checkFields(in.req.ProtoReflect()); err != nil {
+		return ctx, nil, err
+	}
 	if err := validateCall(in.call); err != nil {
 		return ctx, nil, err
 	}
@@ -177,6 +184,9 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 	if err != nil {
 		return ctx, nil, err
 	}
+	if err := catalog.ValidateProviderOptions(m.Name, opts, pOpts); err != nil {
+		return ctx, nil, err
+	}
 	dropped = append(dropped, pDropped...)
 	p := g.newPrepared(ctx, st, m, protocol, capab)
 	p.meta.DroppedOptions = dropped
@@ -186,7 +196,7 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 		Messages: in.messages, Tools: in.tools, Options: opts, ProviderOptions: pOpts,
 	}
 	p.messages = in.messages
-	ctx, p.cancel = withCallTimeout(ctx, in.call)
+	ctx, p.cancel = withCallTimeout(ctx, in.call, st.callBound)
 	if in.call != nil {
 		p.rawExplicit = in.call.PreserveRaw
 	}
@@ -249,11 +259,30 @@ func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, 
 	}
 }
 
-func withCallTimeout(ctx context.Context, call *llmrelayv1.CallOptions) (context.Context, context.CancelFunc) {
-	if d := call.GetTimeout(); d != nil && d.AsDuration() > 0 {
+// callBoundError is the cause of a call's context when the gateway's
+// max_call_duration, not the caller, ended it.
+type callBoundError struct{ bound time.Duration }
+
+func (e *callBoundError) Error() string {
+	return fmt.Sprintf("the gateway ended the call at its max_call_duration (%v)", e.bound)
+}
+
+func (e *callBoundError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// withCallTimeout bounds the call by call.timeout, when set, and by the
+// gateway's max_call_duration (bound), whichever ends first; the caller's
+// own deadline stays in force.
+func withCallTimeout(ctx context.Context, call *llmrelayv1.CallOptions, bound time.Duration) (context.Context, context.CancelFunc) {
+	if d := call.GetTimeout(); d != nil && d.AsDuration() > 0 && (bound <= 0 || d.AsDuration() < bound) {
 		return context.WithTimeout(ctx, d.AsDuration())
 	}
-	return ctx, func() {}
+	if bound <= 0 {
+		return ctx, func() {}
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < bound {
+		return ctx, func() {} // the caller's deadline comes first
+	}
+	return context.WithTimeoutCause(ctx, bound, &callBoundError{bound: bound})
 }
 
 // validateCall checks the call options.

@@ -84,14 +84,15 @@ func buildState(cfg *config.Config) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &state{catalog: cat, redact: pipeline.NewRedactor(secrets...)}, nil
+	return &state{catalog: cat, redact: pipeline.NewRedactor(secrets...), callBound: cfg.Defaults.CallBound()}, nil
 }
 
 // register adds the gateway, health and reflection services.
 func (s *Server) register() {
-	llmrelayv1.RegisterGatewayServiceServer(s.grpc, s.gateway)
-	llmrelayv1.RegisterExtractServiceServer(s.grpc, &extractServer{inner: extract.NewService(), g: s.gateway})
-	healthpb.RegisterHealthServer(s.grpc, s.health)
+	// What the codec cannot decode is InvalidArgument (decode.go).
+	s.grpc.RegisterService(s.decodeErrors(&llmrelayv1.GatewayService_ServiceDesc), s.gateway)
+	s.grpc.RegisterService(s.decodeErrors(&llmrelayv1.ExtractService_ServiceDesc), &extractServer{inner: extract.NewService(), g: s.gateway})
+	s.grpc.RegisterService(s.decodeErrors(&healthpb.Health_ServiceDesc), s.health)
 	reflection.Register(s.grpc)
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.health.SetServingStatus(llmrelayv1.GatewayService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)

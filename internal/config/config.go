@@ -61,6 +61,25 @@ type Transport struct {
 	FirstByteTimeout *Duration `yaml:"first_byte_timeout"`
 	IdleTimeout      *Duration `yaml:"idle_timeout"`
 	Retry            *Retry    `yaml:"retry"`
+	// MaxCallDuration bounds a whole call (retries, fallbacks and a
+	// stream's reading included) whatever the client's deadline, so that
+	// a provider trickling bytes forever is cut by the gateway. Only under
+	// defaults: a call may move between providers. Default
+	// DefaultMaxCallDuration.
+	MaxCallDuration *Duration `yaml:"max_call_duration"`
+}
+
+// DefaultMaxCallDuration is the bound of a call where the configuration
+// sets none: generous, since an answer of a reasoning model may take
+// minutes.
+const DefaultMaxCallDuration = 10 * time.Minute
+
+// CallBound is the configured max_call_duration, or the default.
+func (t Transport) CallBound() time.Duration {
+	if t.MaxCallDuration != nil {
+		return t.MaxCallDuration.Duration
+	}
+	return DefaultMaxCallDuration
 }
 
 // Retry is the retry policy.
@@ -84,8 +103,9 @@ type Provider struct {
 	APIKey     string `yaml:"api_key"`
 	APIKeyEnv  string `yaml:"api_key_env"`
 	APIKeyFile string `yaml:"api_key_file"`
-	// Azure: "entra" takes a bearer token from the key sources (re-read from
-	// the file on every call) instead of an api-key.
+	// Azure: "entra" takes a bearer token from the key sources instead of
+	// an api-key: from api_key_file it is read again whenever the file
+	// changes (one stat per call); env and inline values are read at start.
 	Auth string `yaml:"auth"`
 	// APIVersion: Azure api-version, Anthropic anthropic-version.
 	APIVersion string `yaml:"api_version"`
@@ -117,7 +137,8 @@ type Model struct {
 	Deployments []Deployment `yaml:"deployments"`
 	Routing     string       `yaml:"routing"`
 	// Reasoning overrides the name-based detection of reasoning models
-	// (o1, o3, o4, gpt-5 prefixes).
+	// (o1, o3, o4, gpt-5 prefixes). Only the OpenAI formats have rules
+	// for reasoning models; the other formats judge options by their API.
 	Reasoning *bool `yaml:"reasoning"`
 	// Capabilities: one entry per protocol (chat, vision, tools,
 	// embeddings); the model supports exactly these.
@@ -256,6 +277,9 @@ func (c *Config) validate() []error {
 		add("server.log_format: %q is not text or json", c.Server.LogFormat)
 	}
 	errs = append(errs, c.Defaults.validate("defaults")...)
+	if d := c.Defaults.MaxCallDuration; d != nil && d.Duration <= 0 {
+		add("defaults.max_call_duration: must be positive, got %v", d.Duration)
+	}
 	names := map[string]bool{}
 	for i, p := range c.Providers {
 		where := fmt.Sprintf("providers[%d]", i)
@@ -292,6 +316,9 @@ func (c *Config) validate() []error {
 			add("%s (%s): organization and project are OpenAI headers; a %s provider does not send them", where, p.Name, p.Type)
 		}
 		errs = append(errs, p.Transport.validate(where+".transport")...)
+		if p.Transport.MaxCallDuration != nil {
+			add("%s (%s).transport.max_call_duration: only under defaults (a call may move between providers)", where, p.Name)
+		}
 	}
 	models := map[string]bool{}
 	for i, m := range c.Models {

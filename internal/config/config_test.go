@@ -118,3 +118,22 @@ func TestTransportMerge(t *testing.T) {
 		t.Errorf("merge = %+v (base %+v)", got, base)
 	}
 }
+
+func TestMaxCallDuration(t *testing.T) {
+	t.Parallel()
+	c, err := Parse([]byte("defaults: {max_call_duration: 90s}\n"), "t")
+	if err != nil || c.Defaults.CallBound() != 90*time.Second {
+		t.Fatalf("bound %v, err %v", c.Defaults.CallBound(), err)
+	}
+	if c, err := Parse([]byte("providers: [{name: b, type: builtin}]\n"), "t"); err != nil || c.Defaults.CallBound() != DefaultMaxCallDuration {
+		t.Errorf("unset: %v %v", c.Defaults.CallBound(), err)
+	}
+	for yaml, want := range map[string]string{
+		"defaults: {max_call_duration: 0s}\n":                                         "defaults.max_call_duration: must be positive",
+		"providers: [{name: b, type: builtin, transport: {max_call_duration: 1m}}]\n": "providers[0] (b).transport.max_call_duration: only under defaults",
+	} {
+		if _, err := Parse([]byte(yaml), "t"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want %q", yaml, err, want)
+		}
+	}
+}

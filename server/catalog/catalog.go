@@ -153,7 +153,9 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 			continue
 		}
 		m.Provider, m.UpstreamModel = m.Deployments[0].Provider, m.Deployments[0].UpstreamModel
-		formatReasoning := false
+		// The name prefixes are OpenAI's: they apply only to a model
+		// with a format that follows OpenAI's reasoning rules.
+		formatReasoning, nameRules := false, false
 		keys := make([]string, 0, len(mc.Capabilities))
 		for k := range mc.Capabilities {
 			keys = append(keys, k)
@@ -199,6 +201,10 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 					errs = append(errs, fmt.Errorf("%s.options.%s: only for the tools capability", cwhere, name))
 				}
 			}
+			if name, reason := checkNumbers(f, opts); name != "" {
+				errs = append(errs, fmt.Errorf("%s.options.%s: %s", cwhere, name, reason))
+				continue
+			}
 			var shown *structpb.Struct
 			if len(cc.Options) > 0 {
 				if shown, err = structpb.NewStruct(normalize(cc.Options)); err != nil {
@@ -207,11 +213,12 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 				}
 			}
 			formatReasoning = formatReasoning || f.Reasoning
+			nameRules = nameRules || f.ReasoningRules
 			m.Capabilities[proto] = &Capability{Protocol: proto, Format: f, Options: opts, Dimensions: dims, Shown: shown}
 		}
-		m.Reasoning = formatReasoning || IsReasoningName(m.UpstreamModel)
+		m.Reasoning = formatReasoning || nameRules && IsReasoningName(m.UpstreamModel)
 		for _, d := range m.Deployments[1:] {
-			if IsReasoningName(d.UpstreamModel) != IsReasoningName(m.UpstreamModel) && mc.Reasoning == nil && !formatReasoning {
+			if nameRules && IsReasoningName(d.UpstreamModel) != IsReasoningName(m.UpstreamModel) && mc.Reasoning == nil && !formatReasoning {
 				errs = append(errs, fmt.Errorf("%s.deployments: %s and %s differ in reasoning support; set reasoning: true or false", where, m.UpstreamModel, d.UpstreamModel))
 			}
 		}

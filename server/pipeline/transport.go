@@ -22,9 +22,9 @@ type TransportConfig struct {
 	ConnectTimeout time.Duration
 	// FirstByteTimeout bounds the wait for the response headers.
 	FirstByteTimeout time.Duration
-	// IdleTimeout bounds the silence between two reads of a response body
-	// (between stream events), instead of a total timeout that would cut
-	// long streams.
+	// IdleTimeout bounds how long one read of a response body waits for
+	// the provider's next bytes (between stream events); time the reader
+	// spends elsewhere (a relay blocked on a slow client) does not count.
 	IdleTimeout time.Duration
 	// MaxIdleConnsPerHost is the keep-alive pool size.
 	MaxIdleConnsPerHost int
@@ -154,20 +154,28 @@ func newWatchedBody(rc io.ReadCloser, idle time.Duration, c *provider.Capture) *
 			w.timedOut.Store(true)
 			_ = rc.Close() // unblocks the pending Read; the error reported is the timeout
 		})
+		w.timer.Stop() // armed by each Read only
 	}
 	return w
 }
 
+// Read reads from the body with the idle timer running only while the
+// read waits: the timeout measures the provider's silence, not the time
+// the reader spends elsewhere (a stream relay blocked on a slow client by
+// gRPC flow control does not read, and must not be cut for it).
 func (w *watchedBody) Read(p []byte) (int, error) {
+	if w.timer != nil {
+		w.timer.Reset(w.idle)
+	}
 	n, err := w.rc.Read(p)
 	if err == io.EOF {
 		w.eof = true
 	}
 	if w.timer != nil {
+		w.timer.Stop()
 		if w.timedOut.Load() {
 			return n, idleTimeoutError{w.idle}
 		}
-		w.timer.Reset(w.idle)
 	}
 	if n > 0 && w.capture != nil {
 		w.capture.AppendResponse(p[:n]) // redacted whole by Snapshot

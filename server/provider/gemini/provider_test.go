@@ -74,14 +74,14 @@ func weatherTool(t testing.TB) *llmrelayv1.Tool {
 
 // The generated ids of the two calls in tools_parallel.http.
 var (
-	parisCallID  = generatedID("zmXuaJ2uMau_vr0Pw5ubgAk", 0, "", "")
-	londonCallID = generatedID("zmXuaJ2uMau_vr0Pw5ubgAk", 1, "", "")
+	parisCallID  = generatedID("axGvvM4fPan_vt4Pv7vxeBv", 0, "", "")
+	londonCallID = generatedID("axGvvM4fPan_vt4Pv7vxeBv", 1, "", "")
 )
 
 // The generated ids of the two calls in thinking_tools.http.
 var (
-	thinkParisID  = generatedID("tBAkaZK9Dpr-1MkPkMCT4Qw", 0, "", "")
-	thinkLondonID = generatedID("tBAkaZK9Dpr-1MkPkMCT4Qw", 1, "", "")
+	thinkParisID  = generatedID("hYMnyJO3Uks-5ViKjBFB0Bf", 0, "", "")
+	thinkLondonID = generatedID("hYMnyJO3Uks-5ViKjBFB0Bf", 1, "", "")
 )
 
 // Signatures in thinking_text.http and thinking_tools.http.

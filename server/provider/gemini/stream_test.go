@@ -280,6 +280,7 @@ func TestStreamEquivalence(t *testing.T) {
 			if len(f.calls) != len(wantCalls) {
 				t.Fatalf("%d calls, unary %d", len(f.calls), len(wantCalls))
 			}
+			providertest.AlignCallIDs(t, f.calls, wantCalls)
 			for i := range wantCalls {
 				if !proto.Equal(f.calls[i], wantCalls[i]) {
 					t.Errorf("call %d: stream %v, unary %v", i, f.calls[i], wantCalls[i])
@@ -292,6 +293,7 @@ func TestStreamEquivalence(t *testing.T) {
 			// carried by usage events, compared above).
 			um := proto.Clone(res.Meta).(*llmrelayv1.ResponseMeta)
 			um.Usage = nil
+			providertest.AlignResponseIDs(t, f.meta, um)
 			if !proto.Equal(f.meta, um) {
 				t.Errorf("meta: stream %v, unary %v", f.meta, res.Meta)
 			}

@@ -78,8 +78,8 @@ func TestGenerate(t *testing.T) {
 					got[m.ToolCallID] = m.Content
 				}
 			}
-			want := map[string]string{"call_kKV9OvblHhoi3RYYRtuRpi0R": `{"temp_c":18,"sky":"cloudy"}`, "call_Jq3mZt8Xw2VbN6pL0sRdYh4K": `{"temp_c":22,"sky":"sunny"}`}
-			if len(got) != 2 || got["call_kKV9OvblHhoi3RYYRtuRpi0R"] != want["call_kKV9OvblHhoi3RYYRtuRpi0R"] || got["call_Jq3mZt8Xw2VbN6pL0sRdYh4K"] != want["call_Jq3mZt8Xw2VbN6pL0sRdYh4K"] {
+			want := map[string]string{"call_Vt6pRk2NsWq9LbX4cHm7ZyJd": `{"temp_c":18,"sky":"cloudy"}`, "call_Jq3mZt8Xw2VbN6pL0sRdYh4K": `{"temp_c":22,"sky":"sunny"}`}
+			if len(got) != 2 || got["call_Vt6pRk2NsWq9LbX4cHm7ZyJd"] != want["call_Vt6pRk2NsWq9LbX4cHm7ZyJd"] || got["call_Jq3mZt8Xw2VbN6pL0sRdYh4K"] != want["call_Jq3mZt8Xw2VbN6pL0sRdYh4K"] {
 				t.Errorf("tool results by id: %v, want %v", got, want)
 			}
 		}},

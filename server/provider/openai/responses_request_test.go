@@ -23,7 +23,7 @@ func toolResultPart(id, content string) *llmrelayv1.Part {
 
 // Call ids of the multi-turn scenario.
 const (
-	mtCallParis = "call_kKV9OvblHhoi3RYYRtuRpi0R"
+	mtCallParis = "call_Vt6pRk2NsWq9LbX4cHm7ZyJd"
 	mtCallTokyo = "call_Jq3mZt8Xw2VbN6pL0sRdYh4K"
 )
 
@@ -163,8 +163,8 @@ func responsesRequests(t testing.TB) map[string]*provider.Request {
 // Ids of the first turn of the reasoning scenario
 // (responses_reasoning_tools.http).
 const (
-	rtReasoningID = "rs_34a7fd160d6cc552a89edc265a392ab838cbadb405e1424d"
-	rtCallParis   = "call_ch74akrNGezbTzXQiU17roQA"
+	rtReasoningID = "rs_34a7fd1615a5cbfe55c7f40d7091420809114cf682109277"
+	rtCallParis   = "call_ch41rwnSSvxwSsXIkK36cbJG"
 )
 
 // reasoningFirstTurn is the assistant message of

@@ -173,7 +173,7 @@ func TestGenerateResponses(t *testing.T) {
 			}
 		},
 		"responses_azure_v1": func(t *testing.T, res *provider.Result, body []byte) {
-			if res.Meta.ProviderRequestId != "0d3c2f4e-9a71-4b8e-a5c6-2f7e81d9b3a4" {
+			if res.Meta.ProviderRequestId != "f2909160-0317-4f40-a3c0-aebda1000612" {
 				t.Errorf("azure request id from apim-request-id: %q", res.Meta.ProviderRequestId)
 			}
 			if res.Meta.GetExtended().GetFields()[extAzureDeployment].GetStringValue() != "gpt-4.1-mini-prod" {
