@@ -190,7 +190,7 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 	p.call.Op = pipeline.OpGenerate
 	p.call.Request = &provider.Request{
 		Protocol: protocol, Model: m.UpstreamModel, Format: capab.Format.Name, Reasoning: m.Reasoning,
-		Messages: in.messages, Tools: in.tools, Options: opts, ProviderOptions: pOpts,
+		NativeStructuredOutput: m.NativeStructuredOutput, Messages: in.messages, Tools: in.tools, Options: opts, ProviderOptions: pOpts,
 	}
 	p.messages = in.messages
 	ctx, p.cancel = withCallTimeout(ctx, in.call)
