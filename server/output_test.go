@@ -7,10 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"log/slog"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server"
 )
 
 // The README's structured-output schema: reasoning before answer, the
@@ -214,4 +218,35 @@ func TestStructuredOutputStreamBuiltin(t *testing.T) {
 			t.Errorf("validation = %v", v)
 		}
 	})
+}
+
+// TestStructuredOutputSettingOnlyForAnthropic: structured_output chooses
+// between Anthropic's two mechanisms; on another provider type it is a
+// configuration error, not silently ignored.
+func TestStructuredOutputSettingOnlyForAnthropic(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Parse([]byte(`
+providers:
+  - {name: oai, type: openai, api_key: sk-x}
+models:
+  - {name: m, provider: oai, structured_output: native, capabilities: {chat: {format: openai-chat}}}
+`), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = server.New(cfg, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "models[0] (m).structured_output: only for anthropic models") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestUnknownValidationModeRejected(t *testing.T) {
+	t.Parallel()
+	c, _ := defaultClient(t)
+	_, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("hi")},
+		Options: jsonSchemaFormat(readmeSchema, 9)})
+	st, info, br := statusDetails(t, err)
+	if st.Code() != codes.InvalidArgument || info.GetReason() != "INVALID_REQUEST" || br.GetFieldViolations()[0].GetField() != "options.response_format.validation" {
+		t.Errorf("status %v, %v", st, br)
+	}
 }
