@@ -70,22 +70,38 @@ func (c *outputCheck) check(msg *llmrelayv1.Message, finish llmrelayv1.FinishRea
 		errs = append(errs, "/: no JSON in the answer: the model refused: "+refusal.String())
 	case strings.TrimSpace(t) == "":
 		errs = append(errs, "/: the answer has no text (empty instead of JSON)")
-	case c.schema == nil:
-		if !schema.IsJSONObject(t) {
-			errs = append(errs, "/: not a JSON object"+parseProblem(t))
-		}
 	default:
-		errs = append(errs, c.schema.Validate(t)...)
+		v, err := schema.ParseJSON(t)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Sprintf("/: not valid JSON: %v", err))
+		case c.schema == nil:
+			if _, isObject := v.(map[string]any); !isObject {
+				errs = append(errs, fmt.Sprintf("/: got %s, want a JSON object", jsonKind(v)))
+			}
+		default:
+			errs = append(errs, c.schema.ValidateValue(v)...)
+		}
 	}
 	return &llmrelayv1.OutputValidation{Valid: len(errs) == 0, Errors: errs}
 }
 
-// parseProblem says why text is not JSON, if it is not.
-func parseProblem(text string) string {
-	if _, err := schema.ParseJSON(text); err != nil {
-		return fmt.Sprintf(" (not valid JSON: %v)", err)
+// jsonKind names the JSON type of a parsed value.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	default:
+		return "number"
 	}
-	return ""
 }
 
 // outputError is an answer that failed output validation in ERROR mode.
