@@ -249,3 +249,19 @@ func TestUnknownValidationModeRejected(t *testing.T) {
 		t.Errorf("status %v, %v", st, br)
 	}
 }
+
+func TestSchemaNameChecked(t *testing.T) {
+	t.Parallel()
+	c, _ := defaultClient(t)
+	o := jsonSchemaFormat(readmeSchema, 0)
+	o.ResponseFormat.SchemaName = "city answer"
+	_, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("hi")}, Options: o})
+	st, info, br := statusDetails(t, err)
+	if st.Code() != codes.InvalidArgument || info.GetReason() != "INVALID_REQUEST" || br.GetFieldViolations()[0].GetField() != "options.response_format.schema_name" {
+		t.Errorf("status %v, %v", st, br)
+	}
+	o.ResponseFormat.SchemaName = "city_answer-2"
+	if _, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("hi")}, Options: o}); err != nil {
+		t.Errorf("a valid name was refused: %v", err)
+	}
+}
