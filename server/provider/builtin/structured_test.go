@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"encoding/json"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -42,4 +43,22 @@ func TestStructuredAnswer(t *testing.T) {
 	if _, ok := structuredAnswer(&llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_TEXT}, "x"); ok {
 		t.Error("a text format gave a structured answer")
 	}
+}
+
+// FuzzStructuredAnswer: whatever schema the server accepts, the built-in
+// answer is valid JSON (it need not meet every keyword: it is not a model).
+func FuzzStructuredAnswer(f *testing.F) {
+	for _, s := range []string{`{"type":"object","properties":{"a":{"type":"string"}}}`, `true`, `{"enum":[1,"x"]}`,
+		`{"type":["null","array"],"minItems":3,"items":{"const":{"k":[{}]}}}`, `{"anyOf":[{"properties":{"x":{"type":"integer","minimum":-2e3}}}]}`} {
+		f.Add(s, "text")
+	}
+	f.Fuzz(func(t *testing.T, schemaText, text string) {
+		if _, err := schema.Compile(schemaText); err != nil {
+			return
+		}
+		got, ok := structuredAnswer(&llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, Schema: schemaText}, text)
+		if !ok || !json.Valid([]byte(got)) {
+			t.Fatalf("schema %s: answer %q is not JSON", schemaText, got)
+		}
+	})
 }
