@@ -261,6 +261,12 @@ func TestSchemaNameChecked(t *testing.T) {
 		t.Errorf("status %v, %v", st, br)
 	}
 	o.ResponseFormat.SchemaName = "city_answer-2"
+	o.ResponseFormat.Type = 42
+	_, err = c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("hi")}, Options: o})
+	if st, _, br := statusDetails(t, err); st.Code() != codes.InvalidArgument || br.GetFieldViolations()[0].GetField() != "options.response_format.type" {
+		t.Errorf("unknown type: status %v, %v", st, br)
+	}
+	o.ResponseFormat.Type = llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA
 	if _, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("hi")}, Options: o}); err != nil {
 		t.Errorf("a valid name was refused: %v", err)
 	}

@@ -145,6 +145,9 @@ func validateOptions(o *llmrelayv1.GenerationOptions, tools []*llmrelayv1.Tool) 
 		return invalidField("options.tool_choice.function_name", "%q is not one of the offered tools", name)
 	}
 	rf := o.GetResponseFormat()
+	if _, known := llmrelayv1.ResponseFormatType_name[int32(rf.GetType())]; !known {
+		return invalidField("options.response_format.type", "unknown type %d", rf.GetType())
+	}
 	if rf.GetType() == llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA && rf.GetSchema() == "" {
 		return invalidField("options.response_format.schema", "required for RESPONSE_FORMAT_TYPE_JSON_SCHEMA")
 	}
