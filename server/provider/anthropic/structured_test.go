@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -234,3 +235,49 @@ func (f *fakeStream) Recv() (*provider.Event, error) {
 }
 
 func (f *fakeStream) Close() error { return nil }
+
+// FuzzAnswerStream: on any stream, the answer tool never reaches the
+// caller as a tool call, and the text relayed is exactly the plain stream's
+// text and answer-tool arguments, in order.
+func FuzzAnswerStream(f *testing.F) {
+	for _, name := range []string{"structured_tool_stream", "structured_native_stream", "tools_stream", "noargs_stream"} {
+		f.Add(providertest.Load(f, "testdata/"+name+".http").Body)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		plain, _ := collect(streamFromBody(body))
+		answerID := ""
+		var want strings.Builder
+		for _, ev := range plain {
+			switch {
+			case ev.Kind == provider.EventToolCall && ev.ToolCall.Name == answerTool && answerID == "":
+				answerID = ev.ToolCall.CallID
+				want.WriteString(ev.ToolCall.Arguments)
+			case ev.Kind == provider.EventToolCall && ev.ToolCall.CallID == answerID && answerID != "":
+				want.WriteString(ev.ToolCall.Arguments)
+			case ev.Kind == provider.EventText:
+				want.WriteString(ev.Text)
+			}
+		}
+		wrapped, err := collect(&answerStream{Stream: streamFromBody(body), tool: answerTool, otherCalls: map[string]bool{}})
+		if err != nil {
+			var pe *provider.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %T is not a *provider.Error", err)
+			}
+		}
+		var got strings.Builder
+		for _, ev := range wrapped {
+			switch ev.Kind {
+			case provider.EventText:
+				got.WriteString(ev.Text)
+			case provider.EventToolCall, provider.EventToolCallEnd:
+				if ev.ToolCall.Name == answerTool || (answerID != "" && ev.ToolCall.CallID == answerID) {
+					t.Fatalf("the answer tool leaked: %+v", ev.ToolCall)
+				}
+			}
+		}
+		if got.String() != want.String() {
+			t.Fatalf("text %q, want %q", got.String(), want.String())
+		}
+	})
+}
