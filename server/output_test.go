@@ -158,6 +158,7 @@ func TestStructuredOutputStreamBuiltin(t *testing.T) {
 	ctx := context.Background()
 	two := int32(2)
 	run := func(o *llmrelayv1.GenerationOptions) (string, *llmrelayv1.StreamEnd, error) {
+		sawUsage := false
 		s, err := c.StreamChat(ctx, &llmrelayv1.StreamChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("hi")}, Options: o})
 		if err != nil {
 			return "", nil, err
@@ -170,7 +171,13 @@ func TestStructuredOutputStreamBuiltin(t *testing.T) {
 				return text.String(), end, nil
 			}
 			if err != nil {
+				if !sawUsage {
+					t.Errorf("the stream failed without its usage event")
+				}
 				return text.String(), end, err
+			}
+			if ev.GetUsage() != nil {
+				sawUsage = true
 			}
 			text.WriteString(ev.GetTextDelta().GetText())
 			if e := ev.GetEnd(); e != nil {
