@@ -41,6 +41,19 @@ out=$(grpcurl -plaintext -d '{"model":"builtin/echo","messages":[{"role":"ROLE_U
   "tools":[{"name":"get_weather","parameters":"{\"type\": 12}"}]}' "$addr" llmrelay.v1.GatewayService/Tools 2>&1 || true)
 grep -q 'Code: InvalidArgument' <<<"$out" && grep -q '"field": "tools\[0\].parameters"' <<<"$out" || fail "invalid schema: $out"
 
+# Structured output (the README's example): the answer follows the schema's key order and is validated.
+schema='"{\"type\": \"object\", \"properties\": {\"reasoning\": {\"type\": \"string\"}, \"answer\": {\"type\": \"string\"}}}"'
+out=$(grpcurl -plaintext -d '{"model": "builtin/echo", "messages": [{"role": "ROLE_USER", "parts": [{"text": "hi"}]}],
+  "options": {"response_format": {"type": "RESPONSE_FORMAT_TYPE_JSON_SCHEMA", "schema": '"$schema"'}}}' "$addr" llmrelay.v1.GatewayService/Chat)
+grep -qF '"text": "{\"reasoning\": \"hi\", \"answer\": \"hi\"}"' <<<"$out" || fail "structured output: $out"
+grep -q '"valid": true' <<<"$out" || fail "structured output validation: $out"
+# Cut by max_tokens: FailedPrecondition with the answer and the violations in the details.
+out=$(grpcurl -plaintext -d '{"model": "builtin/echo", "messages": [{"role": "ROLE_USER", "parts": [{"text": "hi"}]}],
+  "options": {"max_tokens": 2, "response_format": {"type": "RESPONSE_FORMAT_TYPE_JSON_SCHEMA", "schema": '"$schema"'}}}' \
+  "$addr" llmrelay.v1.GatewayService/Chat 2>&1 || true)
+grep -q 'Code: FailedPrecondition' <<<"$out" && grep -q 'OUTPUT_VALIDATION_FAILED' <<<"$out" && grep -q 'cut at max_tokens' <<<"$out" ||
+  fail "invalid structured output: $out"
+
 out=$(grpcurl -plaintext -d '{"model":"builtin/embed","inputs":["a","b"]}' "$addr" llmrelay.v1.GatewayService/Embed)
 grep -q '"embeddingsCount": 2' <<<"$out" || fail "embed: $out"
 

@@ -68,6 +68,8 @@ type prepared struct {
 	providerType string
 	// info is the RPC's log record: it names the deployment actually used.
 	info *interceptor.Info
+	// output checks a structured answer; nil when none is asked for.
+	output *outputCheck
 }
 
 // use points the call at deployment d.
@@ -180,6 +182,10 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 	if err := validateOptions(opts, in.tools); err != nil {
 		return ctx, nil, err
 	}
+	output, err := newOutputCheck(opts)
+	if err != nil {
+		return ctx, nil, err
+	}
 	pOpts, pDropped, err := checkProviderOptions(m, in.providerOptions, in.call.GetIgnoreInvalidOptions())
 	if err != nil {
 		return ctx, nil, err
@@ -190,10 +196,11 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 	dropped = append(dropped, pDropped...)
 	p := g.newPrepared(ctx, st, m, protocol, capab)
 	p.meta.DroppedOptions = dropped
+	p.output = output
 	p.call.Op = pipeline.OpGenerate
 	p.call.Request = &provider.Request{
 		Protocol: protocol, Model: m.UpstreamModel, Format: capab.Format.Name, Reasoning: m.Reasoning,
-		Messages: in.messages, Tools: in.tools, Options: opts, ProviderOptions: pOpts,
+		NativeStructuredOutput: m.NativeStructuredOutput, Messages: in.messages, Tools: in.tools, Options: opts, ProviderOptions: pOpts,
 	}
 	p.messages = in.messages
 	ctx, p.cancel = withCallTimeout(ctx, in.call, st.callBound)
@@ -430,7 +437,24 @@ func (g *gateway) runUnary(ctx context.Context, p *prepared) (*llmrelayv1.Messag
 			r.Provider = p.providerType
 		}
 	}
+	if err := p.checkOutput(meta, res.Message); err != nil {
+		return nil, nil, toStatus(ctx, err, meta, p.st.redact, g.log)
+	}
 	return res.Message, meta, nil
+}
+
+// checkOutput validates a complete structured answer, records the report
+// in the meta and, in ERROR mode, returns the error for an invalid one.
+func (p *prepared) checkOutput(meta *llmrelayv1.ResponseMeta, msg *llmrelayv1.Message) error {
+	v := p.output.check(msg, meta.GetFinishReason(), meta.GetToolCallCount())
+	if v == nil {
+		return nil
+	}
+	meta.OutputValidation = v
+	if v.Valid || p.output.report {
+		return nil
+	}
+	return &outputError{errors: v.Errors, message: msg}
 }
 
 // unaryRoute calls the route's deployments in turn until one answers.
@@ -499,6 +523,8 @@ type relay struct {
 	acc     foldState
 	usage   *llmrelayv1.Usage
 	sendErr error
+	// final is the meta of the finished stream, once built.
+	final *llmrelayv1.ResponseMeta
 	// tagged marks the reasoning blocks whose first delta went out.
 	tagged map[int32]bool
 }
@@ -644,6 +670,9 @@ func (r *relay) closeOpenCalls() error {
 }
 
 func (r *relay) finalMeta() *llmrelayv1.ResponseMeta {
+	if r.final != nil {
+		return r.final
+	}
 	meta := r.g.finishMeta(r.p, &provider.Result{Meta: r.meta})
 	if r.usage != nil {
 		meta.Usage = r.usage
@@ -651,6 +680,7 @@ func (r *relay) finalMeta() *llmrelayv1.ResponseMeta {
 	if r.ttft > 0 {
 		meta.TimeToFirstToken = durationpb.New(r.ttft)
 	}
+	r.final = meta
 	return meta
 }
 
@@ -665,6 +695,13 @@ func (r *relay) finish() error {
 	normalizeToolFinish(meta, int32(r.acc.acc.ToolCallCount())) // counted, not the whole message rebuilt
 	if meta.Usage != nil {
 		if err := r.send(r.sink.usage(meta.Usage)); err != nil {
+			return err
+		}
+	}
+	if r.p.output != nil {
+		// The text deltas went out as they came; the check needs the
+		// whole answer. In ERROR mode the status replaces the end event.
+		if err := r.p.checkOutput(meta, r.acc.acc.Message()); err != nil {
 			return err
 		}
 	}

@@ -36,6 +36,7 @@ func TestREADMEErrorTable(t *testing.T) {
 		invalidField("messages", "x"), notFoundModel("m"), missingCapability("m", "tools"), undecodable(errors.New("x")),
 		&catalog.OptionError{Model: "m", Option: "temperature", Reason: "x"},
 		context.Canceled, context.DeadlineExceeded, errors.New("a bug"),
+		&outputError{errors: []string{"/answer: missing property"}},
 	}
 	for k := range kindTable {
 		errs = append(errs, &provider.Error{Provider: "p", Kind: k, Message: "x"})

@@ -23,6 +23,10 @@ const (
 
 var toolName = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
 
+// schemaName is what OpenAI accepts as a response format name (the other
+// providers do not send it).
+var schemaName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
 // validateMessages checks the conversation; it reports the first problem
 // with its field path.
 func validateMessages(msgs []*llmrelayv1.Message) (images bool, err error) {
@@ -141,8 +145,14 @@ func validateOptions(o *llmrelayv1.GenerationOptions, tools []*llmrelayv1.Tool) 
 		return invalidField("options.tool_choice.function_name", "%q is not one of the offered tools", name)
 	}
 	rf := o.GetResponseFormat()
+	if _, known := llmrelayv1.ResponseFormatType_name[int32(rf.GetType())]; !known {
+		return invalidField("options.response_format.type", "unknown type %d", rf.GetType())
+	}
 	if rf.GetType() == llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA && rf.GetSchema() == "" {
 		return invalidField("options.response_format.schema", "required for RESPONSE_FORMAT_TYPE_JSON_SCHEMA")
+	}
+	if n := rf.GetSchemaName(); n != "" && !schemaName.MatchString(n) {
+		return invalidField("options.response_format.schema_name", "%q: 1-64 characters of letters, digits, _ and -", n)
 	}
 	if s := rf.GetSchema(); s != "" {
 		if rf.GetType() != llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA {

@@ -140,6 +140,11 @@ type Model struct {
 	// (o1, o3, o4, gpt-5 prefixes). Only the OpenAI formats have rules
 	// for reasoning models; the other formats judge options by their API.
 	Reasoning *bool `yaml:"reasoning"`
+	// StructuredOutput is how an Anthropic model answers a JSON schema
+	// response_format: "tool" (default; a forced tool whose input is the
+	// answer, every Claude model) or "native" (output_config.format, for
+	// models that support structured outputs).
+	StructuredOutput string `yaml:"structured_output"`
 	// Capabilities: one entry per protocol (chat, vision, tools,
 	// embeddings); the model supports exactly these.
 	Capabilities map[string]Capability `yaml:"capabilities"`
@@ -330,6 +335,9 @@ func (c *Config) validate() []error {
 		}
 		models[m.Name] = true
 		where = fmt.Sprintf("%s (%s)", where, m.Name)
+		if !contains([]string{"", "tool", "native"}, m.StructuredOutput) {
+			add("%s.structured_output: %q is not tool or native", where, m.StructuredOutput)
+		}
 		switch {
 		case m.Provider != "" && len(m.Deployments) > 0:
 			add("%s: set either provider or deployments, not both", where)

@@ -62,6 +62,7 @@ providers:
 models:
   - {name: m, provider: ghost, capabilities: {chat: {format: x}, sing: {format: y}}}
   - {name: r, provider: a, deployments: [{provider: a}], capabilities: {chat: {format: x}}}
+  - {name: s, provider: a, structured_output: json, capabilities: {chat: {format: x}}}
 `), "t")
 	if err == nil {
 		t.Fatal("want errors")
@@ -70,6 +71,7 @@ models:
 		"server.log_level", "providers[0] (a): set api_key_env", "providers[1].name: duplicate provider", "providers[1] (a).type",
 		`models[0] (m).provider: "ghost"`, "models[0] (m).capabilities.sing: unknown protocol", "models[1] (r): set either provider or deployments",
 		"providers[2] (z): organization and project are OpenAI headers",
+		`models[2] (s).structured_output: "json" is not tool or native`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in\n%v", want, err)

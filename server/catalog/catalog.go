@@ -34,7 +34,10 @@ type Model struct {
 	UpstreamModel string
 	Provider      *Provider
 	Reasoning     bool
-	Capabilities  map[llmrelayv1.Protocol]*Capability
+	// NativeStructuredOutput: the model takes JSON schema response formats
+	// natively (Anthropic output_config.format) instead of a forced tool.
+	NativeStructuredOutput bool
+	Capabilities           map[llmrelayv1.Protocol]*Capability
 	// Deployments serve the model, in fallback order (one for a model
 	// configured with a single provider).
 	Deployments []*Deployment
@@ -224,6 +227,16 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 		}
 		if mc.Reasoning != nil {
 			m.Reasoning = *mc.Reasoning
+		}
+		if mc.StructuredOutput != "" {
+			// Only Anthropic has a choice; the other providers always use
+			// their one native mechanism.
+			for _, d := range m.Deployments {
+				if d.Provider.Type != "anthropic" {
+					errs = append(errs, fmt.Errorf("%s.structured_output: only for anthropic models (provider %s is %s)", where, d.Provider.Name, d.Provider.Type))
+				}
+			}
+			m.NativeStructuredOutput = mc.StructuredOutput == "native"
 		}
 		c.models[m.Name] = m
 		c.names = append(c.names, m.Name)

@@ -110,7 +110,7 @@ var Formats = map[string]*Format{
 	"openai-embeddings": {Name: "openai-embeddings", ProviderTypes: []string{"openai", "azure"}, Protocols: embedProtocols,
 		Options: set("dimensions")},
 	"anthropic-messages": {Name: "anthropic-messages", ProviderTypes: []string{"anthropic"}, Protocols: chatProtocols,
-		Options: set("temperature", "top_p", "top_k", "max_tokens", "stop", "tool_choice", "parallel_tool_calls"),
+		Options: set("temperature", "top_p", "top_k", "max_tokens", "stop", "tool_choice", "parallel_tool_calls", "response_format"),
 		Ranges:  anthropicRanges},
 	"gemini": {Name: "gemini", ProviderTypes: []string{"gemini"}, Protocols: chatProtocols,
 		Options: set("temperature", "top_p", "top_k", "max_tokens", "stop", "seed", "tool_choice", "response_format",

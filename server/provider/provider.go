@@ -39,6 +39,11 @@ type Request struct {
 	// Reasoning is true for reasoning models (OpenAI o-series, gpt-5):
 	// max_completion_tokens instead of max_tokens, no temperature/top_p.
 	Reasoning bool
+	// NativeStructuredOutput: the model takes a JSON schema response_format
+	// natively where the provider has two mechanisms (Anthropic: the
+	// model's structured_output setting, output_config.format instead of a
+	// forced tool).
+	NativeStructuredOutput bool
 	// The conversation, oldest first.
 	Messages []*llmrelayv1.Message
 	// Tools offered to the model (PROTOCOL_TOOLS only).

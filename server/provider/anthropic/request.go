@@ -77,6 +77,10 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 		}
 	}
 
+	if err := applyResponseFormat(w, req); err != nil {
+		return nil, nil, nil, err
+	}
+
 	body, err := json.Marshal(w)
 	if err != nil {
 		return nil, nil, nil, invalid("", "encode request: %v", err)
@@ -115,11 +119,7 @@ func applyOptions(w *messagesRequest, o *llmrelayv1.GenerationOptions) error {
 	default:
 		return invalid("reasoning_effort", "anthropic has no reasoning_effort; set provider_options.anthropic.thinking_budget_tokens instead")
 	}
-	switch t := o.GetResponseFormat().GetType(); t {
-	case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_UNSPECIFIED, llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_TEXT:
-	default:
-		return invalid("response_format", "anthropic does not support response_format %s (no JSON mode in the Messages API); describe the JSON in the prompt or use a tool", t)
-	}
+	// response_format: applyResponseFormat, once tools and thinking are set.
 	return nil
 }
 

@@ -460,7 +460,8 @@ func FuzzStreamChunk(f *testing.F) {
 // Keep the testdata directory listing honest: every recording is used.
 func TestAllRecordingsUsed(t *testing.T) {
 	t.Parallel()
-	used := map[string]bool{"embed_single": true, "embed_batch": true, "blocked": true}
+	used := map[string]bool{"embed_single": true, "embed_batch": true, "blocked": true,
+		"structured": true, "structured_stream": true, "structured_invalid": true}
 	for name := range generateCases(t) {
 		used[name] = true
 	}
