@@ -1159,7 +1159,9 @@ type ModelInfo struct {
 	UpstreamModel string             `protobuf:"bytes,3,opt,name=upstream_model,json=upstreamModel,proto3" json:"upstream_model,omitempty"`
 	Capabilities  []*ModelCapability `protobuf:"bytes,4,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	// Deployments a routed model spreads over, in fallback order.
-	Deployments   []string `protobuf:"bytes,5,rep,name=deployments,proto3" json:"deployments,omitempty"`
+	Deployments []string `protobuf:"bytes,5,rep,name=deployments,proto3" json:"deployments,omitempty"`
+	// The configured prompt context, merged before every request's messages.
+	Context       []*Message `protobuf:"bytes,6,rep,name=context,proto3" json:"context,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1225,6 +1227,13 @@ func (x *ModelInfo) GetCapabilities() []*ModelCapability {
 func (x *ModelInfo) GetDeployments() []string {
 	if x != nil {
 		return x.Deployments
+	}
+	return nil
+}
+
+func (x *ModelInfo) GetContext() []*Message {
+	if x != nil {
+		return x.Context
 	}
 	return nil
 }
@@ -2619,13 +2628,14 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"page_token\x18\x02 \x01(\tR\tpageToken\"l\n" +
 	"\x12ListModelsResponse\x12.\n" +
 	"\x06models\x18\x01 \x03(\v2\x16.llmrelay.v1.ModelInfoR\x06models\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc6\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xf6\x01\n" +
 	"\tModelInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bprovider\x18\x02 \x01(\tR\bprovider\x12%\n" +
 	"\x0eupstream_model\x18\x03 \x01(\tR\rupstreamModel\x12@\n" +
 	"\fcapabilities\x18\x04 \x03(\v2\x1c.llmrelay.v1.ModelCapabilityR\fcapabilities\x12 \n" +
-	"\vdeployments\x18\x05 \x03(\tR\vdeployments\"\x8f\x01\n" +
+	"\vdeployments\x18\x05 \x03(\tR\vdeployments\x12.\n" +
+	"\acontext\x18\x06 \x03(\v2\x14.llmrelay.v1.MessageR\acontext\"\x8f\x01\n" +
 	"\x0fModelCapability\x121\n" +
 	"\bprotocol\x18\x01 \x01(\x0e2\x15.llmrelay.v1.ProtocolR\bprotocol\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x121\n" +
@@ -2854,62 +2864,63 @@ var file_llmrelay_v1_gateway_service_proto_depIdxs = []int32{
 	36, // 41: llmrelay.v1.EmbedResponse.meta:type_name -> llmrelay.v1.ResponseMeta
 	14, // 42: llmrelay.v1.ListModelsResponse.models:type_name -> llmrelay.v1.ModelInfo
 	15, // 43: llmrelay.v1.ModelInfo.capabilities:type_name -> llmrelay.v1.ModelCapability
-	46, // 44: llmrelay.v1.ModelCapability.protocol:type_name -> llmrelay.v1.Protocol
-	47, // 45: llmrelay.v1.ModelCapability.options:type_name -> google.protobuf.Struct
-	17, // 46: llmrelay.v1.AgentRequest.setup:type_name -> llmrelay.v1.AgentSetup
-	48, // 47: llmrelay.v1.AgentRequest.tool_result:type_name -> llmrelay.v1.ToolResult
-	19, // 48: llmrelay.v1.AgentRequest.cancel:type_name -> llmrelay.v1.AgentCancel
-	33, // 49: llmrelay.v1.AgentSetup.messages:type_name -> llmrelay.v1.Message
-	43, // 50: llmrelay.v1.AgentSetup.tools:type_name -> llmrelay.v1.Tool
-	34, // 51: llmrelay.v1.AgentSetup.options:type_name -> llmrelay.v1.GenerationOptions
-	35, // 52: llmrelay.v1.AgentSetup.provider_options:type_name -> llmrelay.v1.ProviderOptions
-	0,  // 53: llmrelay.v1.AgentSetup.call:type_name -> llmrelay.v1.CallOptions
-	18, // 54: llmrelay.v1.AgentSetup.mcp_servers:type_name -> llmrelay.v1.AgentMcpServer
-	32, // 55: llmrelay.v1.AgentSetup.tool_timeout:type_name -> google.protobuf.Duration
-	49, // 56: llmrelay.v1.AgentSetup.on_tool_timeout:type_name -> llmrelay.v1.ToolTimeoutAction
-	31, // 57: llmrelay.v1.AgentMcpServer.headers:type_name -> llmrelay.v1.AgentMcpServer.HeadersEntry
-	21, // 58: llmrelay.v1.AgentResponse.setup_complete:type_name -> llmrelay.v1.AgentSetupComplete
-	8,  // 59: llmrelay.v1.AgentResponse.model:type_name -> llmrelay.v1.StreamToolsResponse
-	22, // 60: llmrelay.v1.AgentResponse.tool_call_request:type_name -> llmrelay.v1.AgentToolCallRequest
-	23, // 61: llmrelay.v1.AgentResponse.mcp_tool_execution:type_name -> llmrelay.v1.AgentMcpToolExecution
-	24, // 62: llmrelay.v1.AgentResponse.tool_call_cancellation:type_name -> llmrelay.v1.AgentToolCallCancellation
-	25, // 63: llmrelay.v1.AgentResponse.round_end:type_name -> llmrelay.v1.AgentRoundEnd
-	27, // 64: llmrelay.v1.AgentResponse.go_away:type_name -> llmrelay.v1.AgentGoAway
-	28, // 65: llmrelay.v1.AgentResponse.end:type_name -> llmrelay.v1.AgentEnd
-	43, // 66: llmrelay.v1.AgentSetupComplete.tools:type_name -> llmrelay.v1.Tool
-	50, // 67: llmrelay.v1.AgentMcpToolExecution.call:type_name -> llmrelay.v1.ToolCall
-	48, // 68: llmrelay.v1.AgentMcpToolExecution.result:type_name -> llmrelay.v1.ToolResult
-	32, // 69: llmrelay.v1.AgentMcpToolExecution.duration:type_name -> google.protobuf.Duration
-	26, // 70: llmrelay.v1.AgentRoundEnd.round:type_name -> llmrelay.v1.AgentRound
-	36, // 71: llmrelay.v1.AgentRound.meta:type_name -> llmrelay.v1.ResponseMeta
-	32, // 72: llmrelay.v1.AgentRound.tools_duration:type_name -> google.protobuf.Duration
-	33, // 73: llmrelay.v1.AgentGoAway.messages:type_name -> llmrelay.v1.Message
-	29, // 74: llmrelay.v1.AgentGoAway.meta:type_name -> llmrelay.v1.AgentMeta
-	51, // 75: llmrelay.v1.AgentEnd.finish_reason:type_name -> llmrelay.v1.FinishReason
-	33, // 76: llmrelay.v1.AgentEnd.messages:type_name -> llmrelay.v1.Message
-	29, // 77: llmrelay.v1.AgentEnd.meta:type_name -> llmrelay.v1.AgentMeta
-	40, // 78: llmrelay.v1.AgentMeta.usage:type_name -> llmrelay.v1.Usage
-	26, // 79: llmrelay.v1.AgentMeta.rounds:type_name -> llmrelay.v1.AgentRound
-	32, // 80: llmrelay.v1.AgentMeta.total_duration:type_name -> google.protobuf.Duration
-	1,  // 81: llmrelay.v1.GatewayService.Chat:input_type -> llmrelay.v1.ChatRequest
-	3,  // 82: llmrelay.v1.GatewayService.StreamChat:input_type -> llmrelay.v1.StreamChatRequest
-	5,  // 83: llmrelay.v1.GatewayService.Tools:input_type -> llmrelay.v1.ToolsRequest
-	7,  // 84: llmrelay.v1.GatewayService.StreamTools:input_type -> llmrelay.v1.StreamToolsRequest
-	9,  // 85: llmrelay.v1.GatewayService.Embed:input_type -> llmrelay.v1.EmbedRequest
-	12, // 86: llmrelay.v1.GatewayService.ListModels:input_type -> llmrelay.v1.ListModelsRequest
-	16, // 87: llmrelay.v1.GatewayService.Agent:input_type -> llmrelay.v1.AgentRequest
-	2,  // 88: llmrelay.v1.GatewayService.Chat:output_type -> llmrelay.v1.ChatResponse
-	4,  // 89: llmrelay.v1.GatewayService.StreamChat:output_type -> llmrelay.v1.StreamChatResponse
-	6,  // 90: llmrelay.v1.GatewayService.Tools:output_type -> llmrelay.v1.ToolsResponse
-	8,  // 91: llmrelay.v1.GatewayService.StreamTools:output_type -> llmrelay.v1.StreamToolsResponse
-	10, // 92: llmrelay.v1.GatewayService.Embed:output_type -> llmrelay.v1.EmbedResponse
-	13, // 93: llmrelay.v1.GatewayService.ListModels:output_type -> llmrelay.v1.ListModelsResponse
-	20, // 94: llmrelay.v1.GatewayService.Agent:output_type -> llmrelay.v1.AgentResponse
-	88, // [88:95] is the sub-list for method output_type
-	81, // [81:88] is the sub-list for method input_type
-	81, // [81:81] is the sub-list for extension type_name
-	81, // [81:81] is the sub-list for extension extendee
-	0,  // [0:81] is the sub-list for field type_name
+	33, // 44: llmrelay.v1.ModelInfo.context:type_name -> llmrelay.v1.Message
+	46, // 45: llmrelay.v1.ModelCapability.protocol:type_name -> llmrelay.v1.Protocol
+	47, // 46: llmrelay.v1.ModelCapability.options:type_name -> google.protobuf.Struct
+	17, // 47: llmrelay.v1.AgentRequest.setup:type_name -> llmrelay.v1.AgentSetup
+	48, // 48: llmrelay.v1.AgentRequest.tool_result:type_name -> llmrelay.v1.ToolResult
+	19, // 49: llmrelay.v1.AgentRequest.cancel:type_name -> llmrelay.v1.AgentCancel
+	33, // 50: llmrelay.v1.AgentSetup.messages:type_name -> llmrelay.v1.Message
+	43, // 51: llmrelay.v1.AgentSetup.tools:type_name -> llmrelay.v1.Tool
+	34, // 52: llmrelay.v1.AgentSetup.options:type_name -> llmrelay.v1.GenerationOptions
+	35, // 53: llmrelay.v1.AgentSetup.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	0,  // 54: llmrelay.v1.AgentSetup.call:type_name -> llmrelay.v1.CallOptions
+	18, // 55: llmrelay.v1.AgentSetup.mcp_servers:type_name -> llmrelay.v1.AgentMcpServer
+	32, // 56: llmrelay.v1.AgentSetup.tool_timeout:type_name -> google.protobuf.Duration
+	49, // 57: llmrelay.v1.AgentSetup.on_tool_timeout:type_name -> llmrelay.v1.ToolTimeoutAction
+	31, // 58: llmrelay.v1.AgentMcpServer.headers:type_name -> llmrelay.v1.AgentMcpServer.HeadersEntry
+	21, // 59: llmrelay.v1.AgentResponse.setup_complete:type_name -> llmrelay.v1.AgentSetupComplete
+	8,  // 60: llmrelay.v1.AgentResponse.model:type_name -> llmrelay.v1.StreamToolsResponse
+	22, // 61: llmrelay.v1.AgentResponse.tool_call_request:type_name -> llmrelay.v1.AgentToolCallRequest
+	23, // 62: llmrelay.v1.AgentResponse.mcp_tool_execution:type_name -> llmrelay.v1.AgentMcpToolExecution
+	24, // 63: llmrelay.v1.AgentResponse.tool_call_cancellation:type_name -> llmrelay.v1.AgentToolCallCancellation
+	25, // 64: llmrelay.v1.AgentResponse.round_end:type_name -> llmrelay.v1.AgentRoundEnd
+	27, // 65: llmrelay.v1.AgentResponse.go_away:type_name -> llmrelay.v1.AgentGoAway
+	28, // 66: llmrelay.v1.AgentResponse.end:type_name -> llmrelay.v1.AgentEnd
+	43, // 67: llmrelay.v1.AgentSetupComplete.tools:type_name -> llmrelay.v1.Tool
+	50, // 68: llmrelay.v1.AgentMcpToolExecution.call:type_name -> llmrelay.v1.ToolCall
+	48, // 69: llmrelay.v1.AgentMcpToolExecution.result:type_name -> llmrelay.v1.ToolResult
+	32, // 70: llmrelay.v1.AgentMcpToolExecution.duration:type_name -> google.protobuf.Duration
+	26, // 71: llmrelay.v1.AgentRoundEnd.round:type_name -> llmrelay.v1.AgentRound
+	36, // 72: llmrelay.v1.AgentRound.meta:type_name -> llmrelay.v1.ResponseMeta
+	32, // 73: llmrelay.v1.AgentRound.tools_duration:type_name -> google.protobuf.Duration
+	33, // 74: llmrelay.v1.AgentGoAway.messages:type_name -> llmrelay.v1.Message
+	29, // 75: llmrelay.v1.AgentGoAway.meta:type_name -> llmrelay.v1.AgentMeta
+	51, // 76: llmrelay.v1.AgentEnd.finish_reason:type_name -> llmrelay.v1.FinishReason
+	33, // 77: llmrelay.v1.AgentEnd.messages:type_name -> llmrelay.v1.Message
+	29, // 78: llmrelay.v1.AgentEnd.meta:type_name -> llmrelay.v1.AgentMeta
+	40, // 79: llmrelay.v1.AgentMeta.usage:type_name -> llmrelay.v1.Usage
+	26, // 80: llmrelay.v1.AgentMeta.rounds:type_name -> llmrelay.v1.AgentRound
+	32, // 81: llmrelay.v1.AgentMeta.total_duration:type_name -> google.protobuf.Duration
+	1,  // 82: llmrelay.v1.GatewayService.Chat:input_type -> llmrelay.v1.ChatRequest
+	3,  // 83: llmrelay.v1.GatewayService.StreamChat:input_type -> llmrelay.v1.StreamChatRequest
+	5,  // 84: llmrelay.v1.GatewayService.Tools:input_type -> llmrelay.v1.ToolsRequest
+	7,  // 85: llmrelay.v1.GatewayService.StreamTools:input_type -> llmrelay.v1.StreamToolsRequest
+	9,  // 86: llmrelay.v1.GatewayService.Embed:input_type -> llmrelay.v1.EmbedRequest
+	12, // 87: llmrelay.v1.GatewayService.ListModels:input_type -> llmrelay.v1.ListModelsRequest
+	16, // 88: llmrelay.v1.GatewayService.Agent:input_type -> llmrelay.v1.AgentRequest
+	2,  // 89: llmrelay.v1.GatewayService.Chat:output_type -> llmrelay.v1.ChatResponse
+	4,  // 90: llmrelay.v1.GatewayService.StreamChat:output_type -> llmrelay.v1.StreamChatResponse
+	6,  // 91: llmrelay.v1.GatewayService.Tools:output_type -> llmrelay.v1.ToolsResponse
+	8,  // 92: llmrelay.v1.GatewayService.StreamTools:output_type -> llmrelay.v1.StreamToolsResponse
+	10, // 93: llmrelay.v1.GatewayService.Embed:output_type -> llmrelay.v1.EmbedResponse
+	13, // 94: llmrelay.v1.GatewayService.ListModels:output_type -> llmrelay.v1.ListModelsResponse
+	20, // 95: llmrelay.v1.GatewayService.Agent:output_type -> llmrelay.v1.AgentResponse
+	89, // [89:96] is the sub-list for method output_type
+	82, // [82:89] is the sub-list for method input_type
+	82, // [82:82] is the sub-list for extension type_name
+	82, // [82:82] is the sub-list for extension extendee
+	0,  // [0:82] is the sub-list for field type_name
 }
 
 func init() { file_llmrelay_v1_gateway_service_proto_init() }
