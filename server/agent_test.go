@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -14,11 +16,17 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
@@ -639,4 +647,142 @@ func TestAgentSetupErrors(t *testing.T) {
 	setup.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Store: proto.Bool(true)}}}
 	_, err = agentRun(context.Background(), t, c, setup, answerAll)
 	wantCode(t, err, codes.InvalidArgument, "setup.provider_options.openai.store")
+}
+
+// TestAgentHostedMCP: on the Responses API a hosted MCP server is passed to
+// OpenAI as an mcp tool (Authorization mapped to its field, other headers
+// passed on, no approvals); the token is neither logged nor in the raw
+// request. Elsewhere a hosted server is InvalidArgument.
+func TestAgentHostedMCP(t *testing.T) {
+	t.Setenv("AGENT_TEST_MCP_TOKEN", "mcp-secret-token-7Qx2Lm9")
+	yaml := providerYAML("openai", "o4-mini", "openai-responses") + `    hosted: true
+    allowed_tools: [search_docs]
+    headers:
+      Authorization: {env: AGENT_TEST_MCP_TOKEN}
+      X-Tenant: {value: tenant-42}
+`
+	yaml = strings.Replace(yaml, "{{MCP}}", "https://mcp.example.test/mcp", 1)
+	up := providertest.Replay(t, providertest.Load(t, "testdata/agent/responses_round2.http"))
+	c, logs := startWith(t, yaml, up.URL)
+	setup := &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("Search the docs")}, Tools: agentTools(t),
+		McpServers: []*llmrelayv1.AgentMcpServer{{Name: "pop"}}, Call: &llmrelayv1.CallOptions{PreserveRaw: proto.Bool(true)}}
+	evs, err := agentRun(context.Background(), t, c, setup, answerAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Tools []map[string]any `json:"tools"`
+	}
+	if err := json.Unmarshal(up.Requests()[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"type": "mcp", "server_label": "pop", "server_url": "https://mcp.example.test/mcp", "allowed_tools": []any{"search_docs"},
+		"authorization": "mcp-secret-token-7Qx2Lm9", "headers": map[string]any{"X-Tenant": "tenant-42"}, "require_approval": "never"}
+	if len(body.Tools) != 3 || !reflect.DeepEqual(body.Tools[2], want) {
+		t.Fatalf("tools %v", body.Tools)
+	}
+	end := evs[len(evs)-1].GetEnd()
+	raw := end.GetMeta().GetRounds()[0].GetMeta().GetRaw().GetRequest()
+	if len(raw) == 0 || strings.Contains(string(raw), "mcp-secret-token") || strings.Contains(logs.String(), "mcp-secret-token") {
+		t.Errorf("the MCP token leaked (raw %d bytes)", len(raw))
+	}
+
+	chat := strings.Replace(providerYAML("openai", "gpt-4o-mini", "openai-chat"), "{{MCP}}", "https://mcp.example.test/mcp", 1) + "    hosted: true\n"
+	c, _ = startWith(t, chat, up.URL)
+	_, err = agentRun(context.Background(), t, c, setup, answerAll)
+	wantCode(t, err, codes.InvalidArgument, "setup.mcp_servers")
+}
+
+// TestPromptContext: a model's configured context is merged before the
+// request's messages (the provider receives it) and shown by ListModels.
+func TestPromptContext(t *testing.T) {
+	t.Parallel()
+	yaml := strings.Replace(providerYAML("openai", "gpt-4o-mini", "openai-chat"), "{{MCP}}", "https://mcp.example.test/mcp", 1)
+	yaml = strings.Replace(yaml, "    capabilities: {tools: {format: openai-chat}}\n", `    capabilities: {tools: {format: openai-chat}}
+    context:
+      - {role: system, text: "You are the Lyon tourist office."}
+      - {role: assistant, text: "Bonjour!"}
+`, 1)
+	up := providertest.Replay(t, providertest.Load(t, "testdata/agent/openai_round2.http"))
+	c, _ := startWith(t, yaml, up.URL)
+	evs, err := agentRun(context.Background(), t, c, &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("hi")}, Tools: agentTools(t)}, answerAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content any    `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(up.Requests()[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if len(body.Messages) != 3 || body.Messages[0].Role != "system" || body.Messages[0].Content != "You are the Lyon tourist office." ||
+		body.Messages[1].Role != "assistant" || body.Messages[2].Role != "user" {
+		t.Fatalf("upstream messages %+v", body.Messages)
+	}
+	if n := len(evs[len(evs)-1].GetEnd().GetMessages()); n != 2 {
+		t.Errorf("the conversation holds %d messages; the context is not part of it", n)
+	}
+	lm, err := c.ListModels(context.Background(), &llmrelayv1.ListModelsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxMsgs := lm.GetModels()[0].GetContext()
+	if len(ctxMsgs) != 2 || ctxMsgs[0].GetRole() != llmrelayv1.Role_ROLE_SYSTEM || ctxMsgs[1].GetParts()[0].GetText() != "Bonjour!" {
+		t.Errorf("ListModels context %v", ctxMsgs)
+	}
+}
+
+// TestAgentGoAway: a server that starts draining sends go_away with the
+// conversation so far at the run's next round, then ends it with
+// Unavailable (SHUTTING_DOWN).
+func TestAgentGoAway(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Parse([]byte(strings.ReplaceAll(builtinAgentYAML, "{{MCP}}", "http://127.0.0.1:1")), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis := bufconn.Listen(1 << 20)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, []net.Listener{lis}) }()
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	health := healthpb.NewHealthClient(conn)
+	c := llmrelayv1.NewGatewayServiceClient(conn)
+	evs, err := agentRun(context.Background(), t, c, echoSetup(t), func(r *llmrelayv1.AgentToolCallRequest) *llmrelayv1.ToolResult {
+		if r.GetName() == "get_weather" {
+			stop() // drain now, mid-round
+			for {
+				h, err := health.Check(context.Background(), &healthpb.HealthCheckRequest{})
+				if err != nil || h.GetStatus() == healthpb.HealthCheckResponse_NOT_SERVING {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		return answerAll(r)
+	})
+	st, info, _ := statusDetails(t, err)
+	if st.Code() != codes.Unavailable || info.GetReason() != "SHUTTING_DOWN" {
+		t.Fatalf("status %v", err)
+	}
+	ga := evs[len(evs)-1].GetGoAway()
+	if ga == nil || len(ga.GetMessages()) != 3 || ga.GetMessages()[2].GetRole() != llmrelayv1.Role_ROLE_TOOL || ga.GetMeta().GetToolRounds() != 1 {
+		t.Fatalf("last event %v", evs[len(evs)-1])
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }

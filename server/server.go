@@ -201,8 +201,10 @@ func (s *Server) Serve(ctx context.Context, lis []net.Listener) error {
 		grace = 15 * time.Second
 	}
 	s.log.Info("draining", slog.Duration("grace", grace))
-	s.health.Shutdown()
+	// Agent runs go away at their next round; before health changes, so
+	// whoever sees NOT_SERVING also sees the drain.
 	s.gateway.startDrain()
+	s.health.Shutdown()
 	if d := min(s.cfg.Server.DrainDelay.Duration, grace); d > 0 {
 		// Still serving new calls while probes see NOT_SERVING.
 		time.Sleep(d)
