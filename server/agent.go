@@ -78,16 +78,17 @@ type agentRun struct {
 	msgs []*llmrelayv1.Message
 	meta *llmrelayv1.AgentMeta
 
-	// Client results, checked by the reader against pending.
-	results    chan *llmrelayv1.ToolResult
+	// Client results, checked by the reader against pending. results is
+	// made per round (under mu) with room for every pending call, so the
+	// reader never blocks on it.
 	halfClosed chan struct{}
 	mu         sync.Mutex
+	results    chan *llmrelayv1.ToolResult
 	pending    map[string]bool // asked, not answered
 	answered   map[string]bool // answered (a second result is a duplicate)
 	expired    map[string]bool // given up on (tool_timeout): a late result is ignored
 
-	mcpDone chan mcpOutcome
-	wg      sync.WaitGroup
+	wg sync.WaitGroup
 }
 
 type mcpOutcome struct {
@@ -119,11 +120,10 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 	a := &agentRun{
 		g: g, st: st, ss: ss, setup: setup, start: g.startTime(ctx), maxRounds: maxRounds,
 		clientTools: map[string]bool{}, mcpTools: map[string]*mcp.Session{},
-		results: make(chan *llmrelayv1.ToolResult, fold.MaxToolCalls), halfClosed: make(chan struct{}),
-		pending: map[string]bool{}, answered: map[string]bool{}, expired: map[string]bool{},
-		mcpDone: make(chan mcpOutcome, fold.MaxToolCalls),
-		msgs:    slices.Clone(setup.GetMessages()),
-		meta:    &llmrelayv1.AgentMeta{RequestId: requestIDOf(ctx), RequestedModel: setup.GetModel(), Usage: &llmrelayv1.Usage{}},
+		halfClosed: make(chan struct{}),
+		pending:    map[string]bool{}, answered: map[string]bool{}, expired: map[string]bool{},
+		msgs: slices.Clone(setup.GetMessages()),
+		meta: &llmrelayv1.AgentMeta{RequestId: requestIDOf(ctx), RequestedModel: setup.GetModel(), Usage: &llmrelayv1.Usage{}},
 	}
 	a.ctx, a.cancel = context.WithCancelCause(ctx)
 	a.tools = append(a.tools, setup.GetTools()...)
@@ -292,7 +292,7 @@ func (a *agentRun) accept(r *llmrelayv1.ToolResult) error {
 	}
 	delete(a.pending, id)
 	a.answered[id] = true
-	a.results <- r // capacity MaxToolCalls: at most that many pending per round
+	a.results <- r // room for every call pending this round
 	return nil
 }
 
@@ -394,7 +394,19 @@ func setupField(err error) error {
 // order of the calls, keyed by call_id.
 func (a *agentRun) execute(round int, calls []*llmrelayv1.ToolCall) ([]*llmrelayv1.Part, error) {
 	got := make(map[string]*llmrelayv1.ToolResult, len(calls))
+	nClient, nMCP := 0, 0
+	for _, c := range calls {
+		switch {
+		case a.clientTools[c.GetName()]:
+			nClient++
+		case a.mcpTools[c.GetName()] != nil:
+			nMCP++
+		}
+	}
+	mcpDone := make(chan mcpOutcome, nMCP)
+	results := make(chan *llmrelayv1.ToolResult, nClient)
 	a.mu.Lock()
+	a.results = results
 	for _, c := range calls {
 		if a.clientTools[c.GetName()] {
 			a.pending[c.GetCallId()] = true
@@ -412,7 +424,7 @@ func (a *agentRun) execute(round int, calls []*llmrelayv1.ToolCall) ([]*llmrelay
 			}
 		case s != nil:
 			a.wg.Add(1)
-			go a.callMCP(s, c)
+			go a.callMCP(s, c, mcpDone)
 		default:
 			// The model called a tool nobody offered: it learns so.
 			got[c.GetCallId()] = &llmrelayv1.ToolResult{CallId: c.GetCallId(), Name: c.GetName(), IsError: true,
@@ -426,11 +438,15 @@ func (a *agentRun) execute(round int, calls []*llmrelayv1.ToolCall) ([]*llmrelay
 		timeout = t.C
 	}
 	halfClosed := a.halfClosed
-	for len(got) < len(calls) {
+	want := len(calls)
+	if ids := uniqueIDs(calls); ids < want {
+		want = ids // a provider that repeats a call id gets one result for it
+	}
+	for len(got) < want {
 		select {
-		case r := <-a.results:
+		case r := <-results:
 			got[r.GetCallId()] = r
-		case o := <-a.mcpDone:
+		case o := <-mcpDone:
 			r, err := a.mcpResult(round, o)
 			if err != nil {
 				return nil, err
@@ -472,6 +488,14 @@ func (a *agentRun) execute(round int, calls []*llmrelayv1.ToolCall) ([]*llmrelay
 	return parts, nil
 }
 
+func uniqueIDs(calls []*llmrelayv1.ToolCall) int {
+	seen := make(map[string]bool, len(calls))
+	for _, c := range calls {
+		seen[c.GetCallId()] = true
+	}
+	return len(seen)
+}
+
 func (a *agentRun) pendingIDs() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -499,7 +523,7 @@ func (a *agentRun) expire() []string {
 
 // callMCP executes one MCP call; tool_timeout bounds it as it bounds the
 // client's tools.
-func (a *agentRun) callMCP(s *mcp.Session, c *llmrelayv1.ToolCall) {
+func (a *agentRun) callMCP(s *mcp.Session, c *llmrelayv1.ToolCall, done chan<- mcpOutcome) {
 	defer a.wg.Done()
 	ctx := a.ctx
 	if d := a.setup.GetToolTimeout(); d != nil {
@@ -511,7 +535,7 @@ func (a *agentRun) callMCP(s *mcp.Session, c *llmrelayv1.ToolCall) {
 	if err != nil && ctx.Err() != nil && a.ctx.Err() == nil {
 		err = errors.New("mcp server " + s.Name() + ": call " + c.GetName() + ": no answer within tool_timeout")
 	}
-	a.mcpDone <- mcpOutcome{call: c, session: s, res: res, err: err} // capacity MaxToolCalls
+	done <- mcpOutcome{call: c, session: s, res: res, err: err} // room for each of the round's MCP calls
 }
 
 // mcpResult reports an MCP execution to the client and returns the result
