@@ -87,6 +87,12 @@ type agentRun struct {
 	pending    map[string]bool // asked, not answered
 	answered   map[string]bool // answered (a second result is a duplicate)
 	expired    map[string]bool // given up on (tool_timeout): a late result is ignored
+	// modelPhase is set while a model call runs: a result for a call not
+	// asked for yet is kept in early until the round's calls are known (a
+	// client may answer calls whose ids it knows before they are requested,
+	// e.g. grpcurl -d @ with a file).
+	modelPhase bool
+	early      map[string]*llmrelayv1.ToolResult
 
 	wg sync.WaitGroup
 }
@@ -120,7 +126,7 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 	a := &agentRun{
 		g: g, st: st, ss: ss, setup: setup, start: g.startTime(ctx), maxRounds: maxRounds,
 		clientTools: map[string]bool{}, mcpTools: map[string]*mcp.Session{},
-		halfClosed: make(chan struct{}),
+		halfClosed: make(chan struct{}), modelPhase: true,
 		pending:    map[string]bool{}, answered: map[string]bool{}, expired: map[string]bool{},
 		msgs: slices.Clone(setup.GetMessages()),
 		meta: &llmrelayv1.AgentMeta{RequestId: requestIDOf(ctx), RequestedModel: setup.GetModel(), Usage: &llmrelayv1.Usage{}},
@@ -287,6 +293,18 @@ func (a *agentRun) accept(r *llmrelayv1.ToolResult) error {
 		return nil // too late: the model already has an error result for it
 	case a.answered[id]:
 		return invalidField("tool_result.call_id", "%q was already answered", id)
+	case !a.pending[id] && a.modelPhase:
+		if a.early[id] != nil {
+			return invalidField("tool_result.call_id", "%q was already answered", id)
+		}
+		if len(a.early) >= fold.MaxToolCalls {
+			return invalidField("tool_result", "more than %d results sent ahead of their calls", fold.MaxToolCalls)
+		}
+		if a.early == nil {
+			a.early = map[string]*llmrelayv1.ToolResult{}
+		}
+		a.early[id] = r
+		return nil
 	case !a.pending[id]:
 		return invalidField("tool_result.call_id", "%q is not a call the server asked for", id)
 	}
@@ -308,9 +326,22 @@ func (a *agentRun) run() error {
 		if round > 1 && a.g.draining() {
 			return a.goAway()
 		}
+		a.mu.Lock()
+		a.modelPhase = true
+		a.mu.Unlock()
 		calls, rec, err := a.modelCall(round)
 		if err != nil {
 			return err
+		}
+		if len(calls) == 0 || round == a.maxRounds {
+			// No tools run: a result sent ahead answers nothing.
+			a.mu.Lock()
+			a.results = make(chan *llmrelayv1.ToolResult, len(a.early))
+			err := a.claimEarly()
+			a.mu.Unlock()
+			if err != nil {
+				return err
+			}
 		}
 		if len(calls) == 0 {
 			return a.end(rec.GetMeta().GetFinishReason())
@@ -412,7 +443,11 @@ func (a *agentRun) execute(round int, calls []*llmrelayv1.ToolCall) ([]*llmrelay
 			a.pending[c.GetCallId()] = true
 		}
 	}
+	err := a.claimEarly()
 	a.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	clientCalls := 0
 	for _, c := range calls {
 		switch s := a.mcpTools[c.GetName()]; {
@@ -486,6 +521,29 @@ func (a *agentRun) execute(round int, calls []*llmrelayv1.ToolCall) ([]*llmrelay
 		parts = append(parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: r}})
 	}
 	return parts, nil
+}
+
+// claimEarly ends the model phase: results sent ahead of their calls
+// answer the calls just made pending; any other is an unknown call_id.
+// Called with mu held.
+func (a *agentRun) claimEarly() error {
+	a.modelPhase = false
+	early := a.early
+	a.early = nil
+	ids := make([]string, 0, len(early))
+	for id := range early {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if !a.pending[id] {
+			return invalidField("tool_result.call_id", "%q is not a call the server asked for", id)
+		}
+		delete(a.pending, id)
+		a.answered[id] = true
+		a.results <- early[id] // room for every call pending this round
+	}
+	return nil
 }
 
 func uniqueIDs(calls []*llmrelayv1.ToolCall) int {

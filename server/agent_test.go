@@ -786,3 +786,57 @@ func TestAgentGoAway(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAgentResultsAhead: results whose call ids the client knows may be sent
+// before the calls are requested (grpcurl -d @ with a file); one that no call
+// of the round claims is InvalidArgument.
+func TestAgentResultsAhead(t *testing.T) {
+	t.Parallel()
+	c := startBuiltinAgent(t, "http://127.0.0.1:1")
+	evs, err := agentRun(context.Background(), t, c, echoSetup(t), answerAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, ev := range evs {
+		if r := ev.GetToolCallRequest(); r != nil {
+			ids = append(ids, r.GetCallId())
+		}
+	}
+	ahead := func(ids ...string) ([]*llmrelayv1.AgentResponse, error) {
+		s, err := c.Agent(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := []*llmrelayv1.AgentRequest{{Message: &llmrelayv1.AgentRequest_Setup{Setup: echoSetup(t)}}}
+		for _, id := range ids {
+			msgs = append(msgs, &llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: id, Content: "ahead"}}})
+		}
+		for _, m := range msgs {
+			if err := s.Send(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out []*llmrelayv1.AgentResponse
+		for {
+			ev, err := s.Recv()
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			if err != nil {
+				return out, err
+			}
+			out = append(out, ev)
+		}
+	}
+	evs, err = ahead(ids[1], ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := evs[len(evs)-1].GetEnd()
+	if end.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || end.GetMessages()[2].GetParts()[0].GetToolResult().GetContent() != "ahead" {
+		t.Fatalf("end %v", end)
+	}
+	_, err = ahead(ids[0], "call_never_made", ids[1])
+	wantCode(t, err, codes.InvalidArgument, "tool_result.call_id")
+}
