@@ -127,7 +127,7 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 		g: g, st: st, ss: ss, setup: setup, start: g.startTime(ctx), maxRounds: maxRounds,
 		clientTools: map[string]bool{}, mcpTools: map[string]*mcp.Session{},
 		halfClosed: make(chan struct{}), modelPhase: true,
-		pending:    map[string]bool{}, answered: map[string]bool{}, expired: map[string]bool{},
+		pending: map[string]bool{}, answered: map[string]bool{}, expired: map[string]bool{},
 		msgs: slices.Clone(setup.GetMessages()),
 		meta: &llmrelayv1.AgentMeta{RequestId: requestIDOf(ctx), RequestedModel: setup.GetModel(), Usage: &llmrelayv1.Usage{}},
 	}
