@@ -840,3 +840,64 @@ func TestAgentResultsAhead(t *testing.T) {
 	_, err = ahead(ids[0], "call_never_made", ids[1])
 	wantCode(t, err, codes.InvalidArgument, "tool_result.call_id")
 }
+
+// TestAgentUnofferedTool: a call to a tool nobody offered gets an error
+// result for the model (keyed by its call id); the run goes on.
+func TestAgentUnofferedTool(t *testing.T) {
+	t.Parallel()
+	up := providertest.Replay(t, providertest.Load(t, "testdata/agent/openai_round1.http"), providertest.Load(t, "testdata/agent/openai_round2.http"))
+	c, _ := startWith(t, strings.ReplaceAll(providerYAML("openai", "gpt-4o-mini", "openai-chat"), "{{MCP}}", "http://127.0.0.1:1"), up.URL)
+	evs, err := agentRun(context.Background(), t, c, &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("Lyon?")}, Tools: agentTools(t)}, answerAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs[len(evs)-1].GetEnd().GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP {
+		t.Fatalf("last event %v", evs[len(evs)-1])
+	}
+	got := toolResults(t, up.Requests()[1].Body, "tool_call_id", "content")
+	if r := got["call_AgtC3pLs1ZcX7vBn4QwE9tGh"]; !strings.Contains(r, `unknown tool \"lookup_population\"`) {
+		t.Errorf("result for the unoffered call: %s", r)
+	}
+}
+
+// TestAgentToolNameCollision: an MCP tool named like a client tool is
+// InvalidArgument naming the server.
+func TestAgentToolNameCollision(t *testing.T) {
+	t.Parallel()
+	srv := mcpServer(t, 0)
+	c := startBuiltinAgent(t, srv.URL)
+	setup := echoSetup(t)
+	setup.Tools = append(setup.Tools, &llmrelayv1.Tool{Name: "lookup_population"})
+	setup.McpServers = []*llmrelayv1.AgentMcpServer{{Name: "pop"}}
+	_, err := agentRun(context.Background(), t, c, setup, answerAll)
+	wantCode(t, err, codes.InvalidArgument, "setup.mcp_servers[0]")
+}
+
+// TestAgentHalfClose: a client that closes its side while the server waits
+// for its results gets InvalidArgument naming the calls, not a hang.
+func TestAgentHalfClose(t *testing.T) {
+	t.Parallel()
+	c := startBuiltinAgent(t, "http://127.0.0.1:1")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := c.Agent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_Setup{Setup: echoSetup(t)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, err := s.Recv()
+		if err != nil {
+			wantCode(t, err, codes.InvalidArgument, "tool_result")
+			if !strings.Contains(err.Error(), "closed its side") {
+				t.Errorf("error %v", err)
+			}
+			return
+		}
+	}
+}
