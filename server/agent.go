@@ -162,6 +162,14 @@ func (a *agentRun) connectMCP() error {
 			a.sessions = append(a.sessions, s)
 			var tools []*llmrelayv1.Tool
 			tools, err = s.Tools(ctx)
+			if err == nil {
+				// The server's tools are checked like the client's, but the
+				// error names the server: the client did not write them.
+				if verr := validateTools(tools); verr != nil {
+					cancel()
+					return invalidField(field, "MCP server %s: %s", srv.Name, verr.Error())
+				}
+			}
 			for _, t := range tools {
 				if a.clientTools[t.GetName()] || a.mcpTools[t.GetName()] != nil {
 					cancel()

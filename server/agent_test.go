@@ -901,3 +901,19 @@ func TestAgentHalfClose(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentMCPNoAllowedTools: a server whose allowed tools match none it
+// offers is InvalidArgument naming the server, not a tools error the client
+// cannot place.
+func TestAgentMCPNoAllowedTools(t *testing.T) {
+	t.Parallel()
+	srv := mcpServer(t, 0)
+	c := startBuiltinAgent(t, srv.URL)
+	setup := echoSetup(t)
+	setup.McpServers = []*llmrelayv1.AgentMcpServer{{Url: srv.URL + "/allowed", AllowedTools: []string{"not_there"}}}
+	_, err := agentRun(context.Background(), t, c, setup, answerAll)
+	wantCode(t, err, codes.InvalidArgument, "setup.mcp_servers[0]")
+	if !strings.Contains(err.Error(), "at least one tool") {
+		t.Errorf("error %v", err)
+	}
+}
