@@ -17,6 +17,15 @@ import (
 // error result (is_error) with the error's text; it does not stop the run.
 type ToolFunc func(ctx context.Context, args string) (string, error)
 
+type callIDKey struct{}
+
+// ToolCallID is the call_id of the call a ToolFunc is answering (from its
+// context), for handlers that log or correlate; "" elsewhere.
+func ToolCallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
+}
+
 // Agent runs Agent calls whose client tools are Go functions.
 type Agent struct {
 	// Client is the connection to use.
@@ -99,7 +108,7 @@ func (a *Agent) Run(ctx context.Context, setup *llmrelayv1.AgentSetup, opts ...g
 				out := &llmrelayv1.ToolResult{CallId: r.GetCallId(), Name: r.GetName()}
 				if f := a.Tools[r.GetName()]; f == nil {
 					out.Content, out.IsError = "no handler for tool "+r.GetName(), true
-				} else if content, err := f(ctx, r.GetArguments()); err != nil {
+				} else if content, err := f(context.WithValue(ctx, callIDKey{}, r.GetCallId()), r.GetArguments()); err != nil {
 					out.Content, out.IsError = err.Error(), true
 				} else {
 					out.Content = content
