@@ -536,15 +536,16 @@ func TestAgentClientCancel(t *testing.T) {
 		}
 	}
 
-	// A slow upstream: cancelling the context mid-stream reaches it.
-	gone := make(chan struct{})
+	// A slow upstream: cancelling the context mid-stream reaches it, and so
+	// does a cancel message.
+	gone := make(chan struct{}, 2)
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(200)
 		fmt.Fprint(w, "data: {\"id\":\"chatcmpl-AgtSlow1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"},\"finish_reason\":null}]}\n\n")
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
-		close(gone)
+		gone <- struct{}{}
 	}))
 	defer slow.Close()
 	oc, _ := startWith(t, strings.ReplaceAll(providerYAML("openai", "gpt-4o-mini", "openai-chat"), "{{MCP}}", "http://127.0.0.1:1"), slow.URL)
@@ -571,6 +572,36 @@ func TestAgentClientCancel(t *testing.T) {
 	case <-gone:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the upstream call was not cancelled")
+	}
+
+	ms, err := oc.Agent(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ms.Send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_Setup{Setup: &llmrelayv1.AgentSetup{Model: "m",
+		Messages: []*llmrelayv1.Message{user("hi")}, Tools: agentTools(t)}}}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := ms.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.GetModel().GetTextDelta() != nil {
+			break
+		}
+	}
+	if err := ms.Send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_Cancel{Cancel: &llmrelayv1.AgentCancel{}}}); err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, err = ms.Recv() // events in flight, then the status
+	}
+	wantCode(t, err, codes.Canceled, "")
+	select {
+	case <-gone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancel message did not cancel the upstream call")
 	}
 }
 
