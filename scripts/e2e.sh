@@ -65,6 +65,21 @@ out=$(grpcurl -plaintext -d '{"model":"builtin/echo","messages":[{"role":"ROLE_U
   "tools":[{"name":"f"}],"options":{"toolChoice":{"mode":99}}}' "$addr" llmrelay.v1.GatewayService/Tools 2>&1 || true)
 grep -q 'Code: InvalidArgument' <<<"$out" && grep -q '"field": "options.tool_choice.mode"' <<<"$out" || fail "undeclared enum value: $out"
 
+# Agent over a bidi stream fed from stdin (-d @), as in the README: the
+# built-in model's call ids are deterministic, so the results go ahead.
+out=$(grpcurl -plaintext -d @ "$addr" llmrelay.v1.GatewayService/Agent <<'JSON'
+{"setup": {"model": "builtin/echo", "max_rounds": 4,
+  "messages": [{"role": "ROLE_USER", "parts": [{"text": "Paris"}]}],
+  "tools": [{"name": "get_weather", "parameters": "{\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\"}}}"},
+            {"name": "get_time"}]}}
+{"tool_result": {"call_id": "call_builtin_a8d0d2c27731_1", "content": "14:05"}}
+{"tool_result": {"call_id": "call_builtin_a8d0d2c27731_0", "content": "{\"sky\": \"sunny\"}"}}
+JSON
+)
+[ "$(grep -c '"toolCallRequest"' <<<"$out")" -eq 2 ] || fail "agent tool requests: $out"
+grep -q '"modelCalls": 2' <<<"$out" && grep -q '"toolRounds": 1' <<<"$out" || fail "agent meta: $out"
+grep -q 'call_builtin_a8d0d2c27731_1=14:05' <<<"$out" || fail "agent results: $out"
+
 out=$(grpcurl -plaintext -d '{"value":{"toolUse":{"name":"search","input":{"query":"test"}}}}' "$addr" llmrelay.v1.ExtractService/Extract)
 grep -q '"name": "search"' <<<"$out" || fail "extract: $out"
 out=$(grpcurl -plaintext -d '{"json":"{\"content\": [}"}' "$addr" llmrelay.v1.ExtractService/Extract 2>&1 || true)

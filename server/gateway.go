@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/catalog"
 	"github.com/llmrelay/llmrelay/server/interceptor"
+	"github.com/llmrelay/llmrelay/server/mcp"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -26,6 +29,22 @@ type gateway struct {
 	state atomic.Pointer[state]
 	log   *slog.Logger
 	now   func() time.Time
+	// drain is closed when the server starts shutting down: agent runs
+	// send go_away at their next round.
+	drain     chan struct{}
+	drainOnce sync.Once
+}
+
+// startDrain tells the running agent loops that the server shuts down.
+func (g *gateway) startDrain() { g.drainOnce.Do(func() { close(g.drain) }) }
+
+func (g *gateway) draining() bool {
+	select {
+	case <-g.drain:
+		return true
+	default:
+		return false
+	}
 }
 
 // state is what a configuration (re)load produces; calls take it once and
@@ -35,6 +54,15 @@ type state struct {
 	redact  *pipeline.Redactor
 	// callBound is defaults.max_call_duration.
 	callBound time.Duration
+	// mcp are the configured MCP servers by name; allowMCPURLs the URL
+	// prefixes a request may name itself.
+	mcp          map[string]configuredMCP
+	allowMCPURLs []string
+}
+
+type configuredMCP struct {
+	server mcp.Server
+	hosted bool
 }
 
 // generation is the common input of Chat, StreamChat, Tools, StreamTools.
@@ -48,6 +76,9 @@ type generation struct {
 	providerOptions *llmrelayv1.ProviderOptions
 	call            *llmrelayv1.CallOptions
 	wantTools       bool
+	// hostedMCP are MCP servers passed to the provider (agent runs on the
+	// Responses API only).
+	hostedMCP []mcp.Server
 }
 
 // prepared is a validated call, ready for the pipeline.
@@ -194,20 +225,44 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 		return ctx, nil, err
 	}
 	dropped = append(dropped, pDropped...)
+	var hosted []provider.HostedMCP
+	if len(in.hostedMCP) > 0 {
+		if capab.Format.Name != "openai-responses" {
+			return ctx, nil, invalidField("mcp_servers", "hosted MCP servers need the OpenAI Responses API; model %s uses %s", m.Name, capab.Format.Name)
+		}
+		for _, s := range in.hostedMCP {
+			hosted = append(hosted, provider.HostedMCP{Label: mcpLabel(s.Name), URL: s.URL, AllowedTools: s.AllowedTools, Headers: s.Headers})
+		}
+	}
+	msgs := in.messages
+	if len(m.Context) > 0 {
+		// The model's prompt context first; a new slice, both are shared.
+		msgs = append(append(make([]*llmrelayv1.Message, 0, len(m.Context)+len(in.messages)), m.Context...), in.messages...)
+	}
 	p := g.newPrepared(ctx, st, m, protocol, capab)
 	p.meta.DroppedOptions = dropped
 	p.output = output
 	p.call.Op = pipeline.OpGenerate
 	p.call.Request = &provider.Request{
 		Protocol: protocol, Model: m.UpstreamModel, Format: capab.Format.Name, Reasoning: m.Reasoning,
-		NativeStructuredOutput: m.NativeStructuredOutput, Messages: in.messages, Tools: in.tools, Options: opts, ProviderOptions: pOpts,
+		NativeStructuredOutput: m.NativeStructuredOutput, Messages: msgs, Tools: in.tools, Options: opts, ProviderOptions: pOpts, HostedMCP: hosted,
 	}
-	p.messages = in.messages
+	p.messages = msgs
 	ctx, p.cancel = withCallTimeout(ctx, in.call, st.callBound)
 	if in.call != nil {
 		p.rawExplicit = in.call.PreserveRaw
 	}
 	return ctx, p, nil
+}
+
+// mcpLabel makes a server name an OpenAI server_label (letters, digits, _ and -).
+func mcpLabel(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			return r
+		}
+		return '_'
+	}, name)
 }
 
 // foreignReasoning returns the conversation for a provider type: reasoning

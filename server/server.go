@@ -24,6 +24,7 @@ import (
 	"github.com/llmrelay/llmrelay/server/catalog"
 	"github.com/llmrelay/llmrelay/server/extract"
 	"github.com/llmrelay/llmrelay/server/interceptor"
+	"github.com/llmrelay/llmrelay/server/mcp"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 )
 
@@ -38,7 +39,7 @@ type Server struct {
 
 // New builds the server from a validated configuration.
 func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
-	g := &gateway{log: log, now: time.Now}
+	g := &gateway{log: log, now: time.Now, drain: make(chan struct{})}
 	st, err := buildState(cfg)
 	if err != nil {
 		return nil, err
@@ -84,7 +85,37 @@ func buildState(cfg *config.Config) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &state{catalog: cat, redact: pipeline.NewRedactor(secrets...), callBound: cfg.Defaults.CallBound()}, nil
+	servers, mcpSecrets, err := buildMCP(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &state{catalog: cat, redact: pipeline.NewRedactor(append(secrets, mcpSecrets...)...), mcp: servers,
+		allowMCPURLs: cfg.Agent.AllowRequestMCPURLs, callBound: cfg.Defaults.CallBound()}, nil
+}
+
+// buildMCP resolves the configured MCP servers' headers; their values are
+// secrets for the redactor.
+func buildMCP(cfg *config.Config) (map[string]configuredMCP, []string, error) {
+	out := map[string]configuredMCP{}
+	var secrets []string
+	for _, c := range cfg.MCPServers {
+		s := mcp.Server{Name: c.Name, URL: c.URL, Transport: c.Transport, AllowedTools: c.AllowedTools}
+		for k, h := range c.Headers {
+			v, err := h.Resolve()
+			if err != nil {
+				return nil, nil, fmt.Errorf("mcp server %s: header %s: %w", c.Name, k, err)
+			}
+			if s.Headers == nil {
+				s.Headers = map[string]string{}
+			}
+			s.Headers[k] = v
+			if h.Value == "" && len(v) >= 8 {
+				secrets = append(secrets, v)
+			}
+		}
+		out[c.Name] = configuredMCP{server: s, hosted: c.Hosted}
+	}
+	return out, secrets, nil
 }
 
 // register adds the gateway, health and reflection services.
@@ -171,6 +202,9 @@ func (s *Server) Serve(ctx context.Context, lis []net.Listener) error {
 		grace = 15 * time.Second
 	}
 	s.log.Info("draining", slog.Duration("grace", grace))
+	// Agent runs go away at their next round; before health changes, so
+	// whoever sees NOT_SERVING also sees the drain.
+	s.gateway.startDrain()
 	s.health.Shutdown()
 	if d := min(s.cfg.Server.DrainDelay.Duration, grace); d > 0 {
 		// Still serving new calls while probes see NOT_SERVING.

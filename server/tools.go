@@ -35,7 +35,13 @@ func (g *gateway) StreamTools(req *llmrelayv1.StreamToolsRequest, ss llmrelayv1.
 }
 
 type toolsSink struct {
-	ss llmrelayv1.GatewayService_StreamToolsServer
+	ss toolsSender
+}
+
+// toolsSender is where StreamTools events go: the StreamTools stream, or an
+// agent round.
+type toolsSender interface {
+	Send(*llmrelayv1.StreamToolsResponse) error
 }
 
 func (s toolsSink) send(ev *llmrelayv1.StreamToolsResponse) error { return s.ss.Send(ev) }

@@ -25,6 +25,8 @@ const usage = `usage:
   llmrelay health [-addr ADDR]                   exit 0 if the server reports SERVING
   llmrelay config check FILE...                  validate configuration files
   llmrelay config default                        print the embedded default configuration
+  llmrelay agent [-addr ADDR] [-model M] [-tools FILE] [-exec CMD] [-mcp NAMES] PROMPT
+                                                 run an agent loop, tools answered by the file or a command
 
 environment: LLMRELAY_CONFIG (config file), LLMRELAY_LISTEN (listen address)`
 
@@ -40,6 +42,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return healthCheck(ctx, args)
 	case "config":
 		return configCmd(args, stdout)
+	case "agent":
+		return agentCmd(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -8,6 +8,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"regexp"
 	"strconv"
@@ -32,6 +33,60 @@ type Config struct {
 	Defaults  Transport  `yaml:"defaults"`
 	Providers []Provider `yaml:"providers"`
 	Models    []Model    `yaml:"models"`
+	// MCPServers are the MCP servers agent runs may name.
+	MCPServers []MCPServer `yaml:"mcp_servers"`
+	Agent      Agent       `yaml:"agent"`
+}
+
+// MCPServer is one MCP server agent runs may use by name.
+type MCPServer struct {
+	Name string `yaml:"name"`
+	URL  string `yaml:"url"`
+	// Transport is "streamable" (default) or "sse".
+	Transport string `yaml:"transport"`
+	// Headers sent to the server; values from env, a file or inline. Never
+	// logged.
+	Headers map[string]HeaderValue `yaml:"headers"`
+	// AllowedTools limits the tools offered (all when empty).
+	AllowedTools []string `yaml:"allowed_tools"`
+	// Hosted passes the server to the OpenAI Responses API as a hosted MCP
+	// tool instead of executing it in the gateway.
+	Hosted bool `yaml:"hosted"`
+}
+
+// HeaderValue is a secret-capable value: exactly one of env, file, value.
+type HeaderValue struct {
+	Env   string `yaml:"env"`
+	File  string `yaml:"file"`
+	Value string `yaml:"value"`
+}
+
+// Resolve reads the value; an unset variable or unreadable file is an
+// error naming the source, never the value.
+func (h HeaderValue) Resolve() (string, error) {
+	switch {
+	case h.Env != "":
+		v := os.Getenv(h.Env)
+		if v == "" {
+			return "", fmt.Errorf("environment variable %s is not set", h.Env)
+		}
+		return strings.TrimSpace(v), nil
+	case h.File != "":
+		raw, err := os.ReadFile(h.File)
+		if err != nil {
+			return "", fmt.Errorf("file: %w", err)
+		}
+		return strings.TrimSpace(string(raw)), nil
+	default:
+		return h.Value, nil
+	}
+}
+
+// Agent are the Agent RPC's settings.
+type Agent struct {
+	// AllowRequestMCPURLs are URL prefixes a request may name as MCP servers
+	// itself; without one, a request-supplied URL is refused (no SSRF).
+	AllowRequestMCPURLs []string `yaml:"allow_request_mcp_urls"`
 }
 
 // Server are the listener and process settings.
@@ -148,6 +203,15 @@ type Model struct {
 	// Capabilities: one entry per protocol (chat, vision, tools,
 	// embeddings); the model supports exactly these.
 	Capabilities map[string]Capability `yaml:"capabilities"`
+	// Context is prompt context merged before every request's messages.
+	Context []ContextMessage `yaml:"context"`
+}
+
+// ContextMessage is one message of a model's prompt context.
+type ContextMessage struct {
+	// Role is system, user or assistant.
+	Role string `yaml:"role"`
+	Text string `yaml:"text"`
 }
 
 // Deployment is one provider serving a routed model.
@@ -325,6 +389,40 @@ func (c *Config) validate() []error {
 			add("%s (%s).transport.max_call_duration: only under defaults (a call may move between providers)", where, p.Name)
 		}
 	}
+	mcpNames := map[string]bool{}
+	for i, m := range c.MCPServers {
+		where := fmt.Sprintf("mcp_servers[%d]", i)
+		if m.Name == "" {
+			add("%s.name: required", where)
+		} else if mcpNames[m.Name] {
+			add("%s.name: duplicate MCP server %q", where, m.Name)
+		}
+		mcpNames[m.Name] = true
+		if u, err := url.Parse(m.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add("%s (%s).url: an http(s) URL is required", where, m.Name)
+		}
+		switch m.Transport {
+		case "", "streamable", "sse":
+		default:
+			add("%s (%s).transport: %q is not streamable or sse", where, m.Name, m.Transport)
+		}
+		for k, h := range m.Headers {
+			n := 0
+			for _, v := range []string{h.Env, h.File, h.Value} {
+				if v != "" {
+					n++
+				}
+			}
+			if n != 1 {
+				add("%s (%s).headers.%s: set exactly one of env, file, value", where, m.Name, k)
+			}
+		}
+	}
+	for i, p := range c.Agent.AllowRequestMCPURLs {
+		if u, err := url.Parse(p); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add("agent.allow_request_mcp_urls[%d]: %q is not an http(s) URL prefix", i, p)
+		}
+	}
 	models := map[string]bool{}
 	for i, m := range c.Models {
 		where := fmt.Sprintf("models[%d]", i)
@@ -377,6 +475,16 @@ func (c *Config) validate() []error {
 			}
 			if capab.Format == "" {
 				add("%s.capabilities.%s.format: required", where, proto)
+			}
+		}
+		for j, cm := range m.Context {
+			switch cm.Role {
+			case "system", "user", "assistant":
+			default:
+				add("%s.context[%d].role: %q is not system, user or assistant", where, j, cm.Role)
+			}
+			if cm.Text == "" {
+				add("%s.context[%d].text: required", where, j)
 			}
 		}
 	}

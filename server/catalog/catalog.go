@@ -43,7 +43,12 @@ type Model struct {
 	Deployments []*Deployment
 	// Weighted picks the first deployment at random by weight.
 	Weighted bool
+	// Context is the configured prompt context, merged before every
+	// request's messages.
+	Context []*llmrelayv1.Message
 }
+
+var contextRoles = map[string]llmrelayv1.Role{"system": llmrelayv1.Role_ROLE_SYSTEM, "user": llmrelayv1.Role_ROLE_USER, "assistant": llmrelayv1.Role_ROLE_ASSISTANT}
 
 // Deployment is one provider serving a model.
 type Deployment struct {
@@ -134,6 +139,9 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 			deps = []config.Deployment{{Provider: mc.Provider, UpstreamModel: mc.UpstreamModel, Weight: 1}}
 		}
 		m := &Model{Name: mc.Name, Capabilities: map[llmrelayv1.Protocol]*Capability{}, Weighted: mc.Routing == "weighted"}
+		for _, cm := range mc.Context {
+			m.Context = append(m.Context, &llmrelayv1.Message{Role: contextRoles[cm.Role], Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: cm.Text}}}})
+		}
 		for j, dc := range deps {
 			p, ok := providers[dc.Provider]
 			if !ok {
@@ -303,7 +311,7 @@ func ProtocolName(p llmrelayv1.Protocol) string {
 
 // Info describes a model for ListModels (no secrets: options only).
 func (m *Model) Info() *llmrelayv1.ModelInfo {
-	info := &llmrelayv1.ModelInfo{Name: m.Name, Provider: m.Provider.Name, UpstreamModel: m.UpstreamModel}
+	info := &llmrelayv1.ModelInfo{Name: m.Name, Provider: m.Provider.Name, UpstreamModel: m.UpstreamModel, Context: m.Context}
 	if len(m.Deployments) > 1 {
 		for _, d := range m.Deployments {
 			info.Deployments = append(info.Deployments, d.Name)

@@ -420,3 +420,31 @@ func TestResponsesReasoningInput(t *testing.T) {
 		})
 	}
 }
+
+// TestHostedMCPTool: a hosted MCP server becomes an "mcp" tool: the bearer
+// token in authorization, other headers passed on, no approvals.
+func TestHostedMCPTool(t *testing.T) {
+	p := &Provider{}
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4.1", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Search the docs"))},
+		HostedMCP: []provider.HostedMCP{{Label: "docs", URL: "https://mcp.example.test/mcp", AllowedTools: []string{"search"},
+			Headers: map[string]string{"authorization": "Bearer tok-hosted-1", "X-Team": "t1"}}}}
+	body, _, err := p.buildResponsesRequest(req, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Tools []map[string]any `json:"tools"`
+		Store *bool            `json:"store"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"allowed_tools":["search"],"authorization":"tok-hosted-1","headers":{"X-Team":"t1"},"require_approval":"never","server_label":"docs","server_url":"https://mcp.example.test/mcp","type":"mcp"}]`
+	if b, _ := json.Marshal(got.Tools); string(b) != want {
+		t.Errorf("tools %s\nwant  %s", b, want)
+	}
+	if got.Store == nil || *got.Store || strings.Contains(string(body), "previous_response_id") {
+		t.Errorf("not stateless: %s", body)
+	}
+}

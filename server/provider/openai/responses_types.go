@@ -73,10 +73,17 @@ type respInputContent struct {
 // fields are at the top level.
 type respTool struct {
 	Type        string          `json:"type"`
-	Name        string          `json:"name"`
+	Name        string          `json:"name,omitempty"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 	Strict      *bool           `json:"strict,omitempty"`
+	// Hosted MCP tools (type "mcp").
+	ServerLabel     string            `json:"server_label,omitempty"`
+	ServerURL       string            `json:"server_url,omitempty"`
+	AllowedTools    []string          `json:"allowed_tools,omitempty"`
+	Authorization   string            `json:"authorization,omitempty"`
+	Headers         map[string]string `json:"headers,omitempty"`
+	RequireApproval string            `json:"require_approval,omitempty"`
 }
 
 type respNamedToolChoice struct {
