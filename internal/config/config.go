@@ -32,6 +32,8 @@ type Config struct {
 	Defaults  Transport  `yaml:"defaults"`
 	Providers []Provider `yaml:"providers"`
 	Models    []Model    `yaml:"models"`
+	// Telemetry is tracing and metrics; read only at start, like Server.
+	Telemetry Telemetry `yaml:"telemetry"`
 }
 
 // Server are the listener and process settings.
@@ -122,6 +124,8 @@ type Model struct {
 	// Capabilities: one entry per protocol (chat, vision, tools,
 	// embeddings); the model supports exactly these.
 	Capabilities map[string]Capability `yaml:"capabilities"`
+	// Prices, when set, give every response of the model its cost.
+	Prices *Prices `yaml:"prices"`
 }
 
 // Deployment is one provider serving a routed model.
@@ -219,6 +223,7 @@ func (c *Config) expandEnv() {
 		c.Server.Listen = &v
 	}
 	c.Server.UnixSocket = expand(c.Server.UnixSocket)
+	c.Telemetry.expandEnv()
 	for i := range c.Providers {
 		p := &c.Providers[i]
 		p.BaseURL, p.APIKey, p.APIKeyFile = expand(p.BaseURL), expand(p.APIKey), expand(p.APIKeyFile)
@@ -256,6 +261,7 @@ func (c *Config) validate() []error {
 		add("server.log_format: %q is not text or json", c.Server.LogFormat)
 	}
 	errs = append(errs, c.Defaults.validate("defaults")...)
+	errs = append(errs, c.Telemetry.validate()...)
 	names := map[string]bool{}
 	for i, p := range c.Providers {
 		where := fmt.Sprintf("providers[%d]", i)
@@ -335,6 +341,9 @@ func (c *Config) validate() []error {
 		}
 		if len(m.Capabilities) == 0 {
 			add("%s.capabilities: at least one of %s", where, strings.Join(Protocols, ", "))
+		}
+		if m.Prices != nil {
+			errs = append(errs, m.Prices.validate(where+".prices")...)
 		}
 		for proto, capab := range m.Capabilities {
 			if !contains(Protocols, proto) {
