@@ -13,6 +13,7 @@ import (
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server/cost"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -40,6 +41,8 @@ type Model struct {
 	Deployments []*Deployment
 	// Weighted picks the first deployment at random by weight.
 	Weighted bool
+	// Prices give each response its cost; nil without configured prices.
+	Prices *cost.Table
 }
 
 // Deployment is one provider serving a model.
@@ -130,7 +133,7 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 		if len(deps) == 0 {
 			deps = []config.Deployment{{Provider: mc.Provider, UpstreamModel: mc.UpstreamModel, Weight: 1}}
 		}
-		m := &Model{Name: mc.Name, Capabilities: map[llmrelayv1.Protocol]*Capability{}, Weighted: mc.Routing == "weighted"}
+		m := &Model{Name: mc.Name, Capabilities: map[llmrelayv1.Protocol]*Capability{}, Weighted: mc.Routing == "weighted", Prices: cost.New(mc.Prices)}
 		for j, dc := range deps {
 			p, ok := providers[dc.Provider]
 			if !ok {

@@ -13,6 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
@@ -28,6 +31,9 @@ type TransportConfig struct {
 	IdleTimeout time.Duration
 	// MaxIdleConnsPerHost is the keep-alive pool size.
 	MaxIdleConnsPerHost int
+	// Propagator, when set, sends the trace context of the request's
+	// context upstream (traceparent); nil with tracing off.
+	Propagator propagation.TextMapPropagator
 }
 
 // DefaultTransportConfig is used where the configuration sets none.
@@ -56,7 +62,7 @@ func NewHTTPClient(cfg TransportConfig, redact *Redactor) *http.Client {
 		// Providers compress; Go's transparent gzip is kept.
 	}
 	split := &splitTransport{h1: newH1Transport(cfg, dialer.DialContext), std: base}
-	return &http.Client{Transport: &roundTripper{base: split, idle: cfg.IdleTimeout, redact: redact}}
+	return &http.Client{Transport: &roundTripper{base: split, idle: cfg.IdleTimeout, redact: redact, prop: cfg.Propagator}}
 }
 
 // splitTransport sends cleartext requests that go to the upstream directly
@@ -82,9 +88,16 @@ type roundTripper struct {
 	base   http.RoundTripper
 	idle   time.Duration
 	redact *Redactor
+	prop   propagation.TextMapPropagator
 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if rt.prop != nil && trace.SpanContextFromContext(req.Context()).IsValid() {
+		// A RoundTripper must not modify the caller's request: the
+		// headers are copied first.
+		req = req.Clone(req.Context())
+		rt.prop.Inject(req.Context(), propagation.HeaderCarrier(req.Header))
+	}
 	capture := provider.CaptureFrom(req.Context())
 	if capture != nil {
 		var body []byte
