@@ -88,8 +88,8 @@ func checkAttrs(t *testing.T, what string, s sdktrace.ReadOnlySpan, want map[att
 	t.Helper()
 	got := attrs(s)
 	for k, v := range want {
-		if g, ok := got[k]; !ok || g.Emit() != v {
-			t.Errorf("%s: %s = %q, want %q", what, k, g.Emit(), v)
+		if g, ok := got[k]; !ok || g.String() != v {
+			t.Errorf("%s: %s = %q, want %q", what, k, g.String(), v)
 		}
 	}
 }
@@ -100,11 +100,11 @@ func assertNoSecretInSpans(t *testing.T, rec *tracetest.SpanRecorder) {
 	for _, s := range rec.Ended() {
 		texts := []string{s.Name(), s.Status().Description}
 		for _, kv := range s.Attributes() {
-			texts = append(texts, kv.Value.Emit())
+			texts = append(texts, kv.Value.String())
 		}
 		for _, ev := range s.Events() {
 			for _, kv := range ev.Attributes {
-				texts = append(texts, kv.Value.Emit())
+				texts = append(texts, kv.Value.String())
 			}
 		}
 		assertNoSecret(t, texts...)
