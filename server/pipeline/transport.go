@@ -93,10 +93,7 @@ type roundTripper struct {
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if rt.prop != nil && trace.SpanContextFromContext(req.Context()).IsValid() {
-		// A RoundTripper must not modify the caller's request: the
-		// headers are copied first.
-		req = req.Clone(req.Context())
-		rt.prop.Inject(req.Context(), propagation.HeaderCarrier(req.Header))
+		req = withTraceContext(req, rt.prop)
 	}
 	capture := provider.CaptureFrom(req.Context())
 	if capture != nil {
@@ -316,4 +313,19 @@ func (r *Redactor) String(s string) string {
 		}
 	}
 	return s
+}
+
+// withTraceContext is req with the trace context of its context in its
+// headers (traceparent). A RoundTripper must not modify the caller's
+// request: the request and its header map are copied; the values, which
+// nothing here changes, are shared (cheaper than Request.Clone's deep copy).
+func withTraceContext(req *http.Request, prop propagation.TextMapPropagator) *http.Request {
+	r := new(http.Request)
+	*r = *req
+	r.Header = make(http.Header, len(req.Header)+2)
+	for k, v := range req.Header {
+		r.Header[k] = v
+	}
+	prop.Inject(req.Context(), propagation.HeaderCarrier(r.Header))
+	return r
 }

@@ -95,13 +95,15 @@ func newTracerProvider(ctx context.Context, cfg config.Tracing, getenv func(stri
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: resource: %w", err)
 	}
-	ratio := 1.0
-	if cfg.SampleRatio != nil {
-		ratio = *cfg.SampleRatio
+	// A caller's sampling decision is followed; new traces are sampled
+	// at the ratio (AlwaysSample at 1: the same decision, cheaper).
+	root := sdktrace.AlwaysSample()
+	if r := cfg.SampleRatio; r != nil && *r < 1 {
+		root = sdktrace.TraceIDRatioBased(*r)
 	}
 	topts := []sdktrace.TracerProviderOption{
 		sdktrace.WithResource(res),
-		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))),
+		sdktrace.WithSampler(sdktrace.ParentBased(root)),
 	}
 	for _, p := range processors {
 		topts = append(topts, sdktrace.WithSpanProcessor(p))
