@@ -45,7 +45,9 @@ type oneStream struct{ s provider.Stream }
 func (o oneStream) Generate(context.Context, *provider.Request) (*provider.Result, error) {
 	return nil, errors.New("unused")
 }
-func (o oneStream) Stream(context.Context, *provider.Request) (provider.Stream, error) { return o.s, nil }
+func (o oneStream) Stream(context.Context, *provider.Request) (provider.Stream, error) {
+	return o.s, nil
+}
 
 // A stream's span ends when the stream does, with what its events said;
 // the text goes on the span only with RecordContent.
