@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/catalog"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/telemetry"
 )
@@ -31,27 +32,21 @@ func (g *gateway) account(ctx context.Context, p *prepared, meta *llmrelayv1.Res
 		errType = status.Code(err).String()
 	}
 	provider := meta.GetProvider()
-	g.tel.Metrics().ObserveCall(telemetry.Call{
-		Operation: op, Provider: provider, Model: p.model.Name, Meta: meta,
-		Duration: g.now().Sub(p.start), ErrorType: errType,
-		ProviderOf: func(deployment string) string {
-			for _, d := range p.model.Deployments {
-				if d.Name == deployment {
-					return d.Provider.Name
-				}
-			}
-			return provider
-		},
-	})
+	if m := g.tel.Metrics(); m != nil {
+		m.ObserveCall(telemetry.Call{
+			Operation: op, Provider: provider, Model: p.model.Name, Meta: meta,
+			Duration: g.now().Sub(p.start), ErrorType: errType, RetryProviders: retryProviders(p.model, meta),
+		})
+	}
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
 		return err
 	}
-	attrs := []attribute.KeyValue{
-		telemetry.OperationName.String(op), telemetry.Model.String(p.model.Name), telemetry.Provider.String(provider),
-		telemetry.ProviderNameKey.String(telemetry.ProviderName(p.providerType)), telemetry.Deployment.String(p.call.Deployment),
-		telemetry.FallbackTaken.Bool(len(p.tried) > 0), telemetry.Attempt.Int(int(meta.GetAttempts())),
-	}
+	// The client spans carry the GenAI attributes of each attempt; the
+	// server span sums the call up.
+	attrs := make([]attribute.KeyValue, 0, 9)
+	attrs = append(attrs, telemetry.OperationName.String(op), telemetry.Model.String(p.model.Name), telemetry.Provider.String(provider),
+		telemetry.ProviderNameKey.String(telemetry.ProviderName(p.providerType)), telemetry.FallbackTaken.Bool(len(p.tried) > 0))
 	if u := meta.GetUsage(); u != nil {
 		attrs = append(attrs, telemetry.InputTokens.Int(int(u.GetInputTokens())), telemetry.OutputTokens.Int(int(u.GetOutputTokens())))
 	}
@@ -60,6 +55,26 @@ func (g *gateway) account(ctx context.Context, p *prepared, meta *llmrelayv1.Res
 	}
 	span.SetAttributes(attrs...)
 	return err
+}
+
+// retryProviders names the provider of each retry reason's deployment;
+// nil when the call had no failed attempt.
+func retryProviders(m *catalog.Model, meta *llmrelayv1.ResponseMeta) []string {
+	reasons := meta.GetRetryReasons()
+	if len(reasons) == 0 {
+		return nil
+	}
+	out := make([]string, len(reasons))
+	for i, r := range reasons {
+		out[i] = meta.GetProvider()
+		for _, d := range m.Deployments {
+			if d.Name == r.GetDeployment() {
+				out[i] = d.Provider.Name
+				break
+			}
+		}
+	}
+	return out
 }
 
 // serveTelemetry starts the metrics endpoint (when on); the returned func

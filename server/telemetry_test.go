@@ -142,7 +142,7 @@ func TestTracingChat(t *testing.T) {
 	checkAttrs(t, "server span", srv, map[attribute.Key]string{
 		telemetry.OperationName: "chat", telemetry.Model: "flash", telemetry.Provider: "google",
 		telemetry.ProviderNameKey: "gcp.gemini", telemetry.CostNanos: "89200", telemetry.CostCurrency: "USD",
-		telemetry.InputTokens: "14", telemetry.OutputTokens: "34", telemetry.FallbackTaken: "false", telemetry.Attempt: "2",
+		telemetry.InputTokens: "14", telemetry.OutputTokens: "34", telemetry.FallbackTaken: "false",
 	})
 	if len(clients) != 2 {
 		t.Fatalf("%d client spans, want one per attempt (2)", len(clients))

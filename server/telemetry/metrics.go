@@ -88,8 +88,10 @@ type Call struct {
 	Duration time.Duration
 	// ErrorType is empty on success, else the gRPC code's name.
 	ErrorType string
-	// ProviderOf maps a retry reason's deployment to its provider name.
-	ProviderOf func(deployment string) string
+	// RetryProviders is the provider of each of Meta's retry reasons (a
+	// routed call's failed attempts may be another provider's); when
+	// shorter, Provider stands in.
+	RetryProviders []string
 }
 
 // ObserveCall records a finished call. Nil-safe.
@@ -114,8 +116,8 @@ func (m *Metrics) ObserveCall(c Call) {
 	reasons := meta.GetRetryReasons()
 	for i, r := range reasons {
 		p := c.Provider
-		if c.ProviderOf != nil && r.GetDeployment() != "" {
-			p = c.ProviderOf(r.GetDeployment())
+		if i < len(c.RetryProviders) {
+			p = c.RetryProviders[i]
 		}
 		status := r.GetReason()
 		if r.GetUpstreamStatus() > 0 {
