@@ -163,3 +163,13 @@ func BenchmarkStreamChatTelemetry(b *testing.B) { benchStreamChat(b, benchTeleme
 func reportCPU(b *testing.B, start time.Duration) {
 	b.ReportMetric(float64(processCPU(b)-start)/float64(b.N), "cpu-ns/op")
 }
+
+// BenchmarkChatTracing and BenchmarkChatMetrics split the telemetry
+// overhead in two: tracing alone (no-op exporter), metrics alone.
+func BenchmarkChatTracing(b *testing.B) {
+	benchChat(b, false, "\ntelemetry:\n  tracing: {enabled: true, exporter: none}\n")
+}
+
+func BenchmarkChatMetrics(b *testing.B) {
+	benchChat(b, false, "\ntelemetry:\n  metrics: {enabled: true, listen: \"127.0.0.1:0\"}\n")
+}

@@ -372,7 +372,7 @@ telemetry:
 		`llmrelay_upstream_errors_total{provider="west",status="503"} 1`,
 		`llmrelay_fallbacks_total{from="east",model="routed"} 1`,
 		`llmrelay_streams_in_flight{model="flash"} 0`,
-		`llmrelay_cost_total{currency="USD",model="flash",provider="west"}`,
+		`llmrelay_cost_nanos_total{currency="USD",model="flash",provider="west"}`,
 		`grpc_server_handled_total{grpc_code="OK",grpc_method="Chat",grpc_service="llmrelay.v1.GatewayService",grpc_type="unary"} 2`,
 		`grpc_server_handled_total{grpc_code="OK",grpc_method="StreamChat",grpc_service="llmrelay.v1.GatewayService",grpc_type="server_stream"} 1`,
 		`grpc_server_handling_seconds_bucket{`,

@@ -62,7 +62,7 @@ func NewMetrics() *Metrics {
 			Name: "llmrelay_fallbacks_total", Help: "Calls of a routed model that moved on from a failed deployment.",
 		}, []string{"model", "from"}),
 		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "llmrelay_cost_total", Help: "Cost of the calls, from the configured prices, in currency units.",
+			Name: "llmrelay_cost_nanos_total", Help: "Cost of the calls, from the configured prices, in billionths of the currency (exact integers up to 2^53).",
 		}, []string{"provider", "model", "currency"}),
 	}
 	m.reg.MustRegister(m.grpc, m.tokens, m.duration, m.ttft, m.retries, m.upstreamErrors, m.streams, m.fallbacks, m.cost,
@@ -111,7 +111,7 @@ func (m *Metrics) ObserveCall(c Call) {
 		m.ttft.WithLabelValues(c.Provider, c.Model).Observe(d.AsDuration().Seconds())
 	}
 	if cost := meta.GetCost(); cost != nil {
-		m.cost.WithLabelValues(c.Provider, c.Model, cost.GetCurrency()).Add(float64(cost.GetAmountNanos()) / 1e9)
+		m.cost.WithLabelValues(c.Provider, c.Model, cost.GetCurrency()).Add(float64(cost.GetAmountNanos()))
 	}
 	reasons := meta.GetRetryReasons()
 	for i, r := range reasons {
