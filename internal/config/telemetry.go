@@ -26,9 +26,11 @@ type Tracing struct {
 	// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, OTEL_EXPORTER_OTLP_PROTOCOL,
 	// then http/protobuf.
 	Protocol string `yaml:"protocol"`
-	// Endpoint is the collector's URL (http://host:4318 or
-	// http://host:4317 for grpc); unset: the OTEL_EXPORTER_OTLP_* variables
-	// the exporter reads itself, then localhost.
+	// Endpoint is the collector's base URL, read as
+	// OTEL_EXPORTER_OTLP_ENDPOINT is (http://host:4318, to which
+	// http/protobuf appends /v1/traces; http://host:4317 for grpc); unset:
+	// the OTEL_EXPORTER_OTLP_* variables the exporter reads itself, then
+	// localhost.
 	Endpoint string `yaml:"endpoint"`
 	// SampleRatio is the share of new traces sampled (a caller's sampled
 	// flag is followed); unset: 1.

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
@@ -139,7 +140,7 @@ func newExporter(ctx context.Context, cfg config.Tracing, getenv func(string) st
 	case "http/protobuf":
 		var o []otlptracehttp.Option
 		if cfg.Endpoint != "" {
-			o = append(o, otlptracehttp.WithEndpointURL(cfg.Endpoint))
+			o = append(o, otlptracehttp.WithEndpointURL(tracesURL(cfg.Endpoint)))
 		}
 		exp, err := otlptracehttp.New(ctx, o...)
 		if err != nil {
@@ -149,6 +150,18 @@ func newExporter(ctx context.Context, cfg config.Tracing, getenv func(string) st
 	default:
 		return nil, fmt.Errorf("telemetry: OTLP protocol %q is not grpc or http/protobuf", p)
 	}
+}
+
+// tracesURL is the OTLP/HTTP traces URL of a collector's base URL, as
+// OTEL_EXPORTER_OTLP_ENDPOINT is read: /v1/traces is appended to its path
+// (a URL already ending in /v1/traces is kept).
+func tracesURL(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil || strings.HasSuffix(u.Path, "/v1/traces") {
+		return endpoint // validated as an http(s) URL by the configuration; the exporter reports anything else
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/traces"
+	return u.String()
 }
 
 // discard is the exporter of `exporter: none`: spans are made, batched and
