@@ -15,7 +15,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/internal/config"
@@ -317,7 +319,7 @@ func scrape(t *testing.T, srv *server.Server) string {
 func TestMetricsAfterCalls(t *testing.T) {
 	t.Parallel()
 	bad := providertest.Replay(t, rec(t, "error_503"))
-	good := providertest.Replay(t, rec(t, "error_503"), rec(t, "plain"), rec(t, "stream_text"), rec(t, "plain"))
+	good := providertest.Replay(t, rec(t, "error_503"), rec(t, "plain"), rec(t, "stream_text"), rec(t, "plain"), rec(t, "error_400"))
 	yaml := strings.ReplaceAll(`
 defaults:
   retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}
@@ -357,6 +359,9 @@ telemetry:
 	if _, err := c.Chat(ctx, &llmrelayv1.ChatRequest{Model: "routed", Messages: chatReq().GetMessages()}); err != nil {
 		t.Fatal(err) // east: 503 twice; west answers
 	}
+	if _, err := c.Chat(ctx, chatReq()); status.Code(err) != grpccodes.InvalidArgument { // a 400: not retried
+		t.Fatalf("400 upstream: %v", err)
+	}
 	text := scrape(t, srv)
 	for _, want := range []string{
 		`gen_ai_client_token_usage_count{model="flash",operation="chat",provider="west",token_type="input"} 2`,
@@ -365,6 +370,8 @@ telemetry:
 		`gen_ai_client_token_usage_bucket{model="flash",operation="chat",provider="west",token_type="input",le="16"} 2`,
 		`gen_ai_client_operation_duration_seconds_count{error_type="",model="flash",operation="chat",provider="west"} 2`,
 		`gen_ai_client_operation_duration_seconds_count{error_type="",model="routed",operation="chat",provider="west"} 1`,
+		`gen_ai_client_operation_duration_seconds_count{error_type="InvalidArgument",model="flash",operation="chat",provider="west"} 1`,
+		`llmrelay_upstream_errors_total{provider="west",status="400"} 1`,
 		`llmrelay_time_to_first_token_seconds_count{model="flash",provider="west"} 1`,
 		`llmrelay_retries_total{provider="west",reason="http_503"} 1`,
 		`llmrelay_retries_total{provider="east",reason="http_503"} 2`,
@@ -374,6 +381,7 @@ telemetry:
 		`llmrelay_streams_in_flight{model="flash"} 0`,
 		`llmrelay_cost_nanos_total{currency="USD",model="flash",provider="west"}`,
 		`grpc_server_handled_total{grpc_code="OK",grpc_method="Chat",grpc_service="llmrelay.v1.GatewayService",grpc_type="unary"} 2`,
+		`grpc_server_handled_total{grpc_code="InvalidArgument",grpc_method="Chat",grpc_service="llmrelay.v1.GatewayService",grpc_type="unary"} 1`,
 		`grpc_server_handled_total{grpc_code="OK",grpc_method="StreamChat",grpc_service="llmrelay.v1.GatewayService",grpc_type="server_stream"} 1`,
 		`grpc_server_handling_seconds_bucket{`,
 	} {
@@ -381,10 +389,41 @@ telemetry:
 			t.Errorf("metrics lack %s", want)
 		}
 	}
+	if strings.Contains(text, `llmrelay_retries_total{provider="west",reason="http_400"}`) {
+		t.Error("a 400 that was not retried counted as a retry")
+	}
 	// No request ids or caller text among the label values.
 	for _, line := range strings.Split(text, "\n") {
 		if strings.Contains(line, "capital") || regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-`).MatchString(line) {
 			t.Errorf("unbounded label value: %s", line)
 		}
 	}
+}
+
+// TestTracingEmbed: an Embed call's attempt is an embeddings span of the
+// built-in provider.
+func TestTracingEmbed(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := tracetest.NewSpanRecorder()
+	srv, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), server.WithTelemetryOptions(telemetry.WithSpanProcessor(rec)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := llmrelayv1.NewGatewayServiceClient(serveBufconn(t, srv))
+	resp, err := c.Embed(context.Background(), &llmrelayv1.EmbedRequest{Model: "builtin/embed", Inputs: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvSpan, clients := spansOf(t, rec, resp.GetMeta().GetTraceId())
+	if len(clients) != 1 || clients[0].Name() != "embeddings embed" {
+		t.Fatalf("client spans %v", clients)
+	}
+	checkAttrs(t, "embed attempt", clients[0], map[attribute.Key]string{
+		telemetry.OperationName: "embeddings", telemetry.ProviderNameKey: "llmrelay.builtin", telemetry.RequestModel: "embed", telemetry.Attempt: "1",
+	})
+	checkAttrs(t, "embed rpc", srvSpan, map[attribute.Key]string{telemetry.OperationName: "embeddings", telemetry.Model: "builtin/embed"})
 }
