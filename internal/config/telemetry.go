@@ -17,7 +17,7 @@ type Telemetry struct {
 // standard OTEL_* environment variables, then to the OpenTelemetry defaults.
 type Tracing struct {
 	// Enabled turns tracing on; unset: on when OTEL_TRACES_EXPORTER is
-	// otlp (or none) and OTEL_SDK_DISABLED is not true.
+	// otlp and OTEL_SDK_DISABLED is not true.
 	Enabled *bool `yaml:"enabled"`
 	// Exporter is otlp (default) or none (spans are made and dropped: for
 	// measuring the overhead, or for the trace id in the meta alone).
@@ -64,20 +64,16 @@ func (t Tracing) TracingOn(getenv func(string) string) bool {
 	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
 		return false
 	}
-	switch getenv("OTEL_TRACES_EXPORTER") {
-	case "otlp", "none":
-		return true
-	}
-	return false
+	// OTEL_TRACES_EXPORTER=none means no tracing, as the specification
+	// reads it; exporter: none in the file is the explicit way to make
+	// spans without exporting them.
+	return getenv("OTEL_TRACES_EXPORTER") == "otlp"
 }
 
-// ExporterName is the configured exporter, else OTEL_TRACES_EXPORTER, else otlp.
-func (t Tracing) ExporterName(getenv func(string) string) string {
+// ExporterName is the configured exporter, else otlp.
+func (t Tracing) ExporterName() string {
 	if t.Exporter != "" {
 		return t.Exporter
-	}
-	if v := getenv("OTEL_TRACES_EXPORTER"); v == "none" {
-		return v
 	}
 	return "otlp"
 }

@@ -55,7 +55,7 @@ func TestTelemetryConfig(t *testing.T) {
 	}
 	noEnv := func(string) string { return "" }
 	tr := c.Telemetry.Tracing
-	if !tr.TracingOn(noEnv) || tr.ProtocolName(noEnv) != "grpc" || tr.ExporterName(noEnv) != "otlp" || *tr.SampleRatio != 0.5 || !tr.RecordContent {
+	if !tr.TracingOn(noEnv) || tr.ProtocolName(noEnv) != "grpc" || tr.ExporterName() != "otlp" || *tr.SampleRatio != 0.5 || !tr.RecordContent {
 		t.Errorf("tracing = %+v", tr)
 	}
 	if m := c.Telemetry.Metrics; !m.Enabled || m.MetricsListen() != "0.0.0.0:9090" || !m.Pprof {
@@ -94,8 +94,11 @@ func TestTracingFromEnvironment(t *testing.T) {
 	if got := off.ProtocolName(env(nil)); got != "http/protobuf" {
 		t.Errorf("default protocol = %q", got)
 	}
-	if got := off.ExporterName(env(map[string]string{"OTEL_TRACES_EXPORTER": "none"})); got != "none" {
-		t.Errorf("exporter from env = %q", got)
+	if off.TracingOn(env(map[string]string{"OTEL_TRACES_EXPORTER": "none"})) {
+		t.Error("OTEL_TRACES_EXPORTER=none turned tracing on")
+	}
+	if got := (Tracing{Exporter: "none"}).ExporterName(); got != "none" {
+		t.Errorf("exporter = %q", got)
 	}
 	no := false
 	if (Tracing{Enabled: &no}).TracingOn(env(map[string]string{"OTEL_TRACES_EXPORTER": "otlp"})) {

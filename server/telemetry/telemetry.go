@@ -123,7 +123,7 @@ func newTracerProvider(ctx context.Context, cfg config.Tracing, getenv func(stri
 // none). Unset settings are read by the exporters themselves from the
 // OTEL_EXPORTER_OTLP_* variables.
 func newExporter(ctx context.Context, cfg config.Tracing, getenv func(string) string) (sdktrace.SpanExporter, error) {
-	if cfg.ExporterName(getenv) == "none" {
+	if cfg.ExporterName() == "none" {
 		return discard{}, nil
 	}
 	switch p := cfg.ProtocolName(getenv); p {
