@@ -359,8 +359,19 @@ telemetry:
 	if _, err := c.Chat(ctx, &llmrelayv1.ChatRequest{Model: "routed", Messages: chatReq().GetMessages()}); err != nil {
 		t.Fatal(err) // east: 503 twice; west answers
 	}
-	if _, err := c.Chat(ctx, chatReq()); status.Code(err) != grpccodes.InvalidArgument { // a 400: not retried
+	_, err = c.Chat(ctx, chatReq())
+	if status.Code(err) != grpccodes.InvalidArgument { // a 400: not retried
 		t.Fatalf("400 upstream: %v", err)
+	}
+	// A failed call's meta (FailedCallMeta) names its trace too.
+	var failed *llmrelayv1.FailedCallMeta
+	for _, d := range status.Convert(err).Details() {
+		if f, ok := d.(*llmrelayv1.FailedCallMeta); ok {
+			failed = f
+		}
+	}
+	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(failed.GetMeta().GetTraceId()) {
+		t.Errorf("failed call meta: trace id %q", failed.GetMeta().GetTraceId())
 	}
 	text := scrape(t, srv)
 	for _, want := range []string{
