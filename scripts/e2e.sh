@@ -14,7 +14,7 @@ trap 'kill $pid 2>/dev/null || true; cat "$log"' ERR
 for _ in $(seq 50); do "$bin" health -addr "$addr" 2>/dev/null && break; sleep 0.1; done
 "$bin" health -addr "$addr"
 
-fail() { echo "e2e: $*" >&2; exit 1; }
+fail() { echo "e2e: $*" >&2; kill "$pid" 2>/dev/null || true; exit 1; }
 out=$(grpcurl -plaintext "$addr" list)
 grep -q '^llmrelay.v1.GatewayService$' <<<"$out" || fail "service not listed: $out"
 grpcurl -plaintext "$addr" describe llmrelay.v1.GatewayService.StreamTools >/dev/null
@@ -114,6 +114,38 @@ for _ in $(seq 50); do grep -q 'configuration reload failed' "$log" && break; sl
 grep -q 'configuration reload failed' "$log" || fail "invalid reload not reported"
 out=$(grpcurl -plaintext -d '{}' "$addr" llmrelay.v1.GatewayService/ListModels)
 grep -q '"name": "builtin/echo-2"' <<<"$out" || fail "rejected reload lost the configuration: $out"
+kill -TERM $pid
+wait $pid || fail "server exited with $?"
+
+# Observability: metrics on their own loopback port, tracing with spans
+# dropped, prices on the echo model; after a few calls the meta carries the
+# trace id and the cost, and /metrics the token and duration histograms.
+maddr=127.0.0.1:${E2E_METRICS_PORT:-28552}
+sed -e 's/^    upstream_model: echo$/    upstream_model: echo\n    prices: {input: 1.5, output: 2}/' "$dir/llmrelay.yaml" | sed '$d' >"$dir/obs.yaml"
+cat >>"$dir/obs.yaml" <<YAML
+telemetry:
+  tracing: {enabled: true, exporter: none}
+  metrics: {enabled: true, listen: "$maddr"}
+YAML
+LLMRELAY_LISTEN=$addr "$bin" serve -config "$dir/obs.yaml" >"$log" 2>&1 &
+pid=$!
+for _ in $(seq 50); do "$bin" health -addr "$addr" 2>/dev/null && break; sleep 0.1; done
+for _ in 1 2 3; do
+  out=$(grpcurl -plaintext -d '{"model":"builtin/echo","messages":[{"role":"ROLE_USER","parts":[{"text":"hello there"}]}]}' "$addr" llmrelay.v1.GatewayService/Chat)
+done
+grep -Eq '"traceId": "[0-9a-f]{32}"' <<<"$out" || fail "no trace id in the meta: $out"
+# 3 input tokens at 1.5/M and 4 output tokens at 2/M (the builtin model's
+# usage in the meta): 4500 + 8000 nanos.
+grep -q '"inputTokens": 3' <<<"$out" && grep -q '"outputTokens": 4' <<<"$out" || fail "usage: $out"
+grep -q '"amountNanos": "12500"' <<<"$out" || fail "cost: $out"
+metrics=$(curl -sf "http://$maddr/metrics")
+for want in 'gen_ai_client_token_usage_count{model="builtin/echo",operation="chat",provider="builtin",token_type="input"} 3' \
+            'gen_ai_client_operation_duration_seconds_bucket{error_type="",model="builtin/echo",operation="chat",provider="builtin",le="0.01"}' \
+            'llmrelay_cost_nanos_total{currency="USD",model="builtin/echo",provider="builtin"} 37500' \
+            'grpc_server_handled_total{grpc_code="OK",grpc_method="Chat",grpc_service="llmrelay.v1.GatewayService",grpc_type="unary"} 3'; do
+  grep -qF "$want" <<<"$metrics" || fail "metrics lack $want"
+done
+curl -s -o /dev/null -w '%{http_code}' "http://$maddr/debug/pprof/" | grep -q 404 || fail "pprof served without being enabled"
 kill -TERM $pid
 wait $pid || fail "server exited with $?"
 

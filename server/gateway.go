@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/llmrelay/llmrelay/server/mcp"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/telemetry"
 )
 
 // gateway implements llmrelayv1.GatewayServiceServer.
@@ -29,6 +31,8 @@ type gateway struct {
 	state atomic.Pointer[state]
 	log   *slog.Logger
 	now   func() time.Time
+	// tel is tracing and metrics; nil when both are off.
+	tel *telemetry.Telemetry
 	// drain is closed when the server starts shutting down: agent runs
 	// send go_away at their next round.
 	drain     chan struct{}
@@ -107,6 +111,7 @@ type prepared struct {
 func (p *prepared) use(d *catalog.Deployment) {
 	p.call.Provider = d.Provider.Impl
 	p.call.Deployment = d.Name
+	p.call.Fallback = len(p.tried) > 0
 	p.meta.Provider = d.Provider.Name
 	p.providerType = d.Provider.Type
 	p.info.SetTarget(p.model.Name, d.Provider.Name)
@@ -310,7 +315,7 @@ func foreignReasoning(msgs []*llmrelayv1.Message, providerType string) ([]*llmre
 }
 
 func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, protocol llmrelayv1.Protocol, capab *catalog.Capability) *prepared {
-	return &prepared{
+	p := &prepared{
 		st: st, model: m, start: g.startTime(ctx), info: interceptor.InfoFrom(ctx),
 		call:  &pipeline.Call{Record: &pipeline.Record{}},
 		route: m.Route(rand.IntN),
@@ -319,6 +324,12 @@ func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, 
 			RequestedModel: m.Name, Format: capab.Format.Name,
 		},
 	}
+	if g.tel.Tracing() {
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+			p.meta.TraceId = sc.TraceID().String()
+		}
+	}
+	return p
 }
 
 // callBoundError is the cause of a call's context when the gateway's
@@ -437,6 +448,7 @@ func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.Resp
 	if c := rec.Capture; c != nil {
 		meta.Raw = rawData(c, p.st.redact)
 	}
+	meta.Cost = p.model.Prices.Of(meta.GetUsage())
 	if len(meta.Warnings) > 0 {
 		// Anomalies the adapters handled (e.g. a tool call without a
 		// call_id, keyed by its item id instead) are worth an operator's look.
@@ -480,7 +492,7 @@ func (g *gateway) runUnary(ctx context.Context, p *prepared) (*llmrelayv1.Messag
 	res, err := g.unaryRoute(ctx, p)
 	if err != nil {
 		meta := g.finishMeta(p, reported(err))
-		return nil, nil, toStatus(ctx, err, meta, p.st.redact, g.log)
+		return nil, nil, g.account(ctx, p, meta, toStatus(ctx, err, meta, p.st.redact, g.log))
 	}
 	if res.Message == nil {
 		res.Message = &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
@@ -493,8 +505,9 @@ func (g *gateway) runUnary(ctx context.Context, p *prepared) (*llmrelayv1.Messag
 		}
 	}
 	if err := p.checkOutput(meta, res.Message); err != nil {
-		return nil, nil, toStatus(ctx, err, meta, p.st.redact, g.log)
+		return nil, nil, g.account(ctx, p, meta, toStatus(ctx, err, meta, p.st.redact, g.log))
 	}
+	g.account(ctx, p, meta, nil)
 	return res.Message, meta, nil
 }
 
@@ -520,6 +533,7 @@ func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result
 		if err == nil || !p.fallback(ctx, i, err) {
 			return res, err
 		}
+		g.tel.Metrics().Fallback(p.model.Name, d.Name)
 	}
 	return nil, errors.New("model has no deployment")
 }
@@ -533,6 +547,7 @@ func (g *gateway) streamRoute(ctx context.Context, p *prepared) (provider.Stream
 		if err == nil || !p.fallback(ctx, i, err) {
 			return s, err
 		}
+		g.tel.Metrics().Fallback(p.model.Name, d.Name)
 	}
 	return nil, errors.New("model has no deployment")
 }
@@ -556,12 +571,14 @@ type eventSink interface {
 // slow client slows the upstream read: Send blocks, nothing is queued.
 func (g *gateway) runStream(ctx context.Context, p *prepared, sink eventSink) error {
 	defer p.cancel()
+	defer g.tel.Metrics().StreamStarted(p.model.Name)()
 	s, err := g.streamRoute(ctx, p)
 	if err != nil {
-		return toStatus(ctx, err, g.finishMeta(p, reported(err)), p.st.redact, g.log)
+		meta := g.finishMeta(p, reported(err))
+		return g.account(ctx, p, meta, toStatus(ctx, err, meta, p.st.redact, g.log))
 	}
 	defer s.Close() //nolint:errcheck // closing a finished or failed stream reports nothing useful
-	r := relay{g: g, p: p, sink: sink, meta: &llmrelayv1.ResponseMeta{}}
+	r := relay{g: g, ctx: ctx, p: p, sink: sink, meta: &llmrelayv1.ResponseMeta{}}
 	if err := r.run(s); err != nil {
 		return r.fail(ctx, err)
 	}
@@ -570,6 +587,7 @@ func (g *gateway) runStream(ctx context.Context, p *prepared, sink eventSink) er
 
 type relay struct {
 	g       *gateway
+	ctx     context.Context // the RPC's, for the call's accounting
 	p       *prepared
 	sink    eventSink
 	meta    *llmrelayv1.ResponseMeta // merged from the provider's EventMeta
@@ -728,10 +746,10 @@ func (r *relay) finalMeta() *llmrelayv1.ResponseMeta {
 	if r.final != nil {
 		return r.final
 	}
-	meta := r.g.finishMeta(r.p, &provider.Result{Meta: r.meta})
 	if r.usage != nil {
-		meta.Usage = r.usage
+		r.meta.Usage = r.usage // before finishMeta, which prices it
 	}
+	meta := r.g.finishMeta(r.p, &provider.Result{Meta: r.meta})
 	if r.ttft > 0 {
 		meta.TimeToFirstToken = durationpb.New(r.ttft)
 	}
@@ -757,9 +775,10 @@ func (r *relay) finish() error {
 		// The text deltas went out as they came; the check needs the
 		// whole answer. In ERROR mode the status replaces the end event.
 		if err := r.p.checkOutput(meta, r.acc.acc.Message()); err != nil {
-			return err
+			return err // accounted with its status on the error path
 		}
 	}
+	r.g.account(r.ctx, r.p, meta, nil)
 	return r.send(r.sink.end(&llmrelayv1.StreamEnd{FinishReason: meta.FinishReason, Meta: meta}))
 }
 
@@ -781,7 +800,7 @@ func (r *relay) fail(ctx context.Context, err error) error {
 		proto.Merge(r.meta, rep.Meta)
 	}
 	meta := r.finalMeta()
-	return toStatus(ctx, err, meta, r.p.st.redact, r.g.log)
+	return r.g.account(ctx, r.p, meta, toStatus(ctx, err, meta, r.p.st.redact, r.g.log))
 }
 
 func firstNonEmpty(a, b string) string {

@@ -26,6 +26,7 @@ import (
 	"github.com/llmrelay/llmrelay/server/interceptor"
 	"github.com/llmrelay/llmrelay/server/mcp"
 	"github.com/llmrelay/llmrelay/server/pipeline"
+	"github.com/llmrelay/llmrelay/server/telemetry"
 )
 
 // Server is a configured llmrelay server.
@@ -35,18 +36,41 @@ type Server struct {
 	grpc    *grpc.Server
 	health  *health.Server
 	gateway *gateway
+	tel     *telemetry.Telemetry
+}
+
+// Option adjusts New.
+type Option func(*options)
+
+type options struct {
+	telemetry []telemetry.Option
+}
+
+// WithTelemetryOptions passes options to the telemetry set-up (tests: an
+// in-memory span recorder).
+func WithTelemetryOptions(o ...telemetry.Option) Option {
+	return func(opts *options) { opts.telemetry = append(opts.telemetry, o...) }
 }
 
 // New builds the server from a validated configuration.
-func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
-	g := &gateway{log: log, now: time.Now, drain: make(chan struct{})}
-	st, err := buildState(cfg)
+func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	tel, err := telemetry.New(context.Background(), cfg.Telemetry, os.Getenv, o.telemetry...)
+	if err != nil {
+		return nil, err
+	}
+	g := &gateway{log: log, now: time.Now, tel: tel, drain: make(chan struct{})}
+	st, err := buildState(cfg, tel)
 	if err != nil {
 		return nil, err
 	}
 	g.state.Store(st)
-	s := &Server{cfg: cfg, log: log, gateway: g, health: health.NewServer()}
-	s.grpc = grpc.NewServer(
+	s := &Server{cfg: cfg, log: log, gateway: g, health: health.NewServer(), tel: tel}
+	// Telemetry first: its metrics interceptors are the outermost.
+	s.grpc = grpc.NewServer(append(tel.ServerOptions(),
 		grpc.ChainUnaryInterceptor(
 			interceptor.TimingUnary(time.Now),
 			interceptor.RequestIDUnary(),
@@ -71,13 +95,17 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 		// Responses encoded by the generated vtprotobuf marshalers
 		// (codec.go).
 		grpc.ForceServerCodecV2(newCodec()),
-	)
+	)...)
 	s.register()
+	tel.Registered(s.grpc)
 	return s, nil
 }
 
-func buildState(cfg *config.Config) (*state, error) {
-	providers, secrets, err := buildProviders(cfg)
+// Telemetry is the server's tracing and metrics; nil when both are off.
+func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
+
+func buildState(cfg *config.Config, tel *telemetry.Telemetry) (*state, error) {
+	providers, secrets, err := buildProviders(cfg, tel)
 	if err != nil {
 		return nil, err
 	}
@@ -186,6 +214,12 @@ func closeAll(lis []net.Listener) {
 // NOT_SERVING, in-flight calls and streams get the grace period to finish,
 // then the server stops.
 func (s *Server) Serve(ctx context.Context, lis []net.Listener) error {
+	stopTelemetry, err := s.serveTelemetry()
+	if err != nil {
+		closeAll(lis)
+		return err
+	}
+	defer stopTelemetry()
 	errc := make(chan error, len(lis))
 	for _, l := range lis {
 		s.log.Info("listening", slog.String("addr", l.Addr().String()), slog.String("network", l.Addr().Network()))
@@ -256,7 +290,7 @@ func CheckConfig(path string) error {
 // configuration is rejected and the current one stays. The server section
 // (listeners, logging) is read only at start.
 func (s *Server) Reload(cfg *config.Config) error {
-	st, err := buildState(cfg)
+	st, err := buildState(cfg, s.tel)
 	if err != nil {
 		return fmt.Errorf("reload rejected, keeping the current configuration: %w", err)
 	}

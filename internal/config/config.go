@@ -33,6 +33,8 @@ type Config struct {
 	Defaults  Transport  `yaml:"defaults"`
 	Providers []Provider `yaml:"providers"`
 	Models    []Model    `yaml:"models"`
+	// Telemetry is tracing and metrics; read only at start, like Server.
+	Telemetry Telemetry `yaml:"telemetry"`
 	// MCPServers are the MCP servers agent runs may name.
 	MCPServers []MCPServer `yaml:"mcp_servers"`
 	Agent      Agent       `yaml:"agent"`
@@ -203,6 +205,8 @@ type Model struct {
 	// Capabilities: one entry per protocol (chat, vision, tools,
 	// embeddings); the model supports exactly these.
 	Capabilities map[string]Capability `yaml:"capabilities"`
+	// Prices, when set, give every response of the model its cost.
+	Prices *Prices `yaml:"prices"`
 	// Context is prompt context merged before every request's messages.
 	Context []ContextMessage `yaml:"context"`
 }
@@ -309,6 +313,7 @@ func (c *Config) expandEnv() {
 		c.Server.Listen = &v
 	}
 	c.Server.UnixSocket = expand(c.Server.UnixSocket)
+	c.Telemetry.expandEnv()
 	for i := range c.Providers {
 		p := &c.Providers[i]
 		p.BaseURL, p.APIKey, p.APIKeyFile = expand(p.BaseURL), expand(p.APIKey), expand(p.APIKeyFile)
@@ -349,6 +354,7 @@ func (c *Config) validate() []error {
 	if d := c.Defaults.MaxCallDuration; d != nil && d.Duration <= 0 {
 		add("defaults.max_call_duration: must be positive, got %v", d.Duration)
 	}
+	errs = append(errs, c.Telemetry.validate()...)
 	names := map[string]bool{}
 	for i, p := range c.Providers {
 		where := fmt.Sprintf("providers[%d]", i)
@@ -468,6 +474,9 @@ func (c *Config) validate() []error {
 		}
 		if len(m.Capabilities) == 0 {
 			add("%s.capabilities: at least one of %s", where, strings.Join(Protocols, ", "))
+		}
+		if m.Prices != nil {
+			errs = append(errs, m.Prices.validate(where+".prices")...)
 		}
 		for proto, capab := range m.Capabilities {
 			if !contains(Protocols, proto) {

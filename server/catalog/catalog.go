@@ -13,6 +13,7 @@ import (
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server/cost"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -46,6 +47,8 @@ type Model struct {
 	// Context is the configured prompt context, merged before every
 	// request's messages.
 	Context []*llmrelayv1.Message
+	// Prices give each response its cost; nil without configured prices.
+	Prices *cost.Table
 }
 
 var contextRoles = map[string]llmrelayv1.Role{"system": llmrelayv1.Role_ROLE_SYSTEM, "user": llmrelayv1.Role_ROLE_USER, "assistant": llmrelayv1.Role_ROLE_ASSISTANT}
@@ -138,7 +141,7 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 		if len(deps) == 0 {
 			deps = []config.Deployment{{Provider: mc.Provider, UpstreamModel: mc.UpstreamModel, Weight: 1}}
 		}
-		m := &Model{Name: mc.Name, Capabilities: map[llmrelayv1.Protocol]*Capability{}, Weighted: mc.Routing == "weighted"}
+		m := &Model{Name: mc.Name, Capabilities: map[llmrelayv1.Protocol]*Capability{}, Weighted: mc.Routing == "weighted", Prices: cost.New(mc.Prices)}
 		for _, cm := range mc.Context {
 			m.Context = append(m.Context, &llmrelayv1.Message{Role: contextRoles[cm.Role], Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: cm.Text}}}})
 		}
