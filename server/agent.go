@@ -12,12 +12,17 @@ import (
 	"sync"
 	"time"
 
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/cost"
 	"github.com/llmrelay/llmrelay/server/mcp"
+	"github.com/llmrelay/llmrelay/server/telemetry"
 )
 
 const (
@@ -334,50 +339,62 @@ func (a *agentRun) run() error {
 		if round > 1 && a.g.draining() {
 			return a.goAway()
 		}
-		a.mu.Lock()
-		a.modelPhase = true
-		a.mu.Unlock()
-		calls, rec, err := a.modelCall(round)
+		ctx, span := a.g.tel.StartAgentRound(a.ctx, a.setup.GetModel(), round)
+		done, err := a.round(ctx, round)
 		if err != nil {
-			return err
+			span.SetStatus(otelcodes.Error, status.Code(err).String())
 		}
-		if len(calls) == 0 || round == a.maxRounds {
-			// No tools run: a result sent ahead answers nothing.
-			a.mu.Lock()
-			a.results = make(chan *llmrelayv1.ToolResult, len(a.early))
-			err := a.claimEarly()
-			a.mu.Unlock()
-			if err != nil {
-				return err
-			}
-		}
-		if len(calls) == 0 {
-			return a.end(rec.GetMeta().GetFinishReason())
-		}
-		if round == a.maxRounds {
-			return a.end(llmrelayv1.FinishReason_FINISH_REASON_MAX_ROUNDS)
-		}
-		toolsStart := a.g.now()
-		results, err := a.execute(round, calls)
-		if err != nil {
-			return err
-		}
-		a.msgs = append(a.msgs, &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_TOOL, Parts: results})
-		rec.ToolsDuration = durationpb.New(a.g.now().Sub(toolsStart))
-		a.meta.ToolRounds++
-		if err := a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_RoundEnd{RoundEnd: &llmrelayv1.AgentRoundEnd{Round: rec}}}); err != nil {
+		span.End()
+		if done || err != nil {
 			return err
 		}
 	}
 }
 
+// round is one model call and the execution of its tool calls; done when
+// the run ended (no calls left, or max_rounds reached).
+func (a *agentRun) round(ctx context.Context, round int) (done bool, err error) {
+	a.mu.Lock()
+	a.modelPhase = true
+	a.mu.Unlock()
+	calls, rec, err := a.modelCall(ctx, round)
+	if err != nil {
+		return true, err
+	}
+	if len(calls) == 0 || round == a.maxRounds {
+		// No tools run: a result sent ahead answers nothing.
+		a.mu.Lock()
+		a.results = make(chan *llmrelayv1.ToolResult, len(a.early))
+		err := a.claimEarly()
+		a.mu.Unlock()
+		if err != nil {
+			return true, err
+		}
+	}
+	if len(calls) == 0 {
+		return true, a.end(rec.GetMeta().GetFinishReason())
+	}
+	if round == a.maxRounds {
+		return true, a.end(llmrelayv1.FinishReason_FINISH_REASON_MAX_ROUNDS)
+	}
+	toolsStart := a.g.now()
+	results, err := a.execute(ctx, round, calls)
+	if err != nil {
+		return true, err
+	}
+	a.msgs = append(a.msgs, &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_TOOL, Parts: results})
+	rec.ToolsDuration = durationpb.New(a.g.now().Sub(toolsStart))
+	a.meta.ToolRounds++
+	return false, a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_RoundEnd{RoundEnd: &llmrelayv1.AgentRoundEnd{Round: rec}}})
+}
+
 // modelCall is one round's model call, exactly a StreamTools call whose
 // events go to the client; the folded assistant turn joins the conversation.
-func (a *agentRun) modelCall(round int) ([]*llmrelayv1.ToolCall, *llmrelayv1.AgentRound, error) {
-	ctx, p, err := a.g.prepareGeneration(a.ctx, generation{
+func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.ToolCall, *llmrelayv1.AgentRound, error) {
+	ctx, p, err := a.g.prepareGeneration(ctx, generation{
 		req: a.setup, model: a.setup.GetModel(), messages: a.msgs, tools: a.tools, options: a.setup.GetOptions(),
 		providerOptions: a.setup.GetProviderOptions(), call: a.setup.GetCall(), wantTools: true,
-		hostedMCP: a.hosted,
+		hostedMCP: a.hosted, agentRound: true,
 	})
 	if err != nil {
 		return nil, nil, setupField(err)
@@ -405,6 +422,18 @@ func (a *agentRun) account(rec *llmrelayv1.AgentRound) {
 	m.ResponseId = meta.GetResponseId()
 	m.ResponseStatus = meta.GetProviderFinishReason()
 	m.Warnings = append(m.Warnings, meta.GetWarnings()...)
+	if c := meta.GetCost(); c != nil {
+		sum, err := cost.Sum(m.Cost, c)
+		if err != nil {
+			// Deployments priced in different currencies: the sum would be
+			// wrong, so the run reports none and says why.
+			m.Warnings = append(m.Warnings, "cost not summed: "+err.Error())
+		}
+		m.Cost = sum
+	}
+	if id := meta.GetTraceId(); id != "" {
+		m.TraceId = id
+	}
 	if u := meta.GetUsage(); u != nil {
 		s := m.Usage
 		s.InputTokens += u.GetInputTokens()
@@ -431,8 +460,22 @@ func setupField(err error) error {
 // execute asks the client for its tools' results and runs the MCP tools,
 // all at once, then waits for every result. The results come back in the
 // order of the calls, keyed by call_id.
-func (a *agentRun) execute(round int, calls []*llmrelayv1.ToolCall) ([]*llmrelayv1.Part, error) {
+func (a *agentRun) execute(ctx context.Context, round int, calls []*llmrelayv1.ToolCall) ([]*llmrelayv1.Part, error) {
 	got := make(map[string]*llmrelayv1.ToolResult, len(calls))
+	// One span per execution: a client tool's from its request to its
+	// result, an MCP tool's around the call (callMCP).
+	spans := map[string]trace.Span{}
+	endSpan := func(id, errType string) {
+		if s, ok := spans[id]; ok {
+			telemetry.EndToolExecution(s, errType)
+			delete(spans, id)
+		}
+	}
+	defer func() {
+		for id := range spans {
+			endSpan(id, "abandoned")
+		}
+	}()
 	nClient, nMCP := 0, 0
 	for _, c := range calls {
 		switch {
@@ -461,13 +504,16 @@ func (a *agentRun) execute(round int, calls []*llmrelayv1.ToolCall) ([]*llmrelay
 		switch s := a.mcpTools[c.GetName()]; {
 		case a.clientTools[c.GetName()]:
 			clientCalls++
+			if a.g.tel.Tracing() {
+				_, spans[c.GetCallId()] = a.g.tel.StartToolExecution(ctx, c.GetName(), c.GetCallId())
+			}
 			if err := a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_ToolCallRequest{ToolCallRequest: &llmrelayv1.AgentToolCallRequest{
 				Round: int32(round), CallId: c.GetCallId(), Name: c.GetName(), Arguments: c.GetArguments()}}}); err != nil {
 				return nil, err
 			}
 		case s != nil:
 			a.wg.Add(1)
-			go a.callMCP(s, c, mcpDone)
+			go a.callMCP(ctx, s, c, mcpDone)
 		default:
 			// The model called a tool nobody offered: it learns so.
 			got[c.GetCallId()] = &llmrelayv1.ToolResult{CallId: c.GetCallId(), Name: c.GetName(), IsError: true,
@@ -489,6 +535,11 @@ func (a *agentRun) execute(round int, calls []*llmrelayv1.ToolCall) ([]*llmrelay
 		select {
 		case r := <-results:
 			got[r.GetCallId()] = r
+			errType := ""
+			if r.GetIsError() {
+				errType = "tool_error"
+			}
+			endSpan(r.GetCallId(), errType)
 		case o := <-mcpDone:
 			r, err := a.mcpResult(round, o)
 			if err != nil {
@@ -505,6 +556,7 @@ func (a *agentRun) execute(round int, calls []*llmrelayv1.ToolCall) ([]*llmrelay
 					msg: "tool_result: no result within tool_timeout " + a.setup.GetToolTimeout().AsDuration().String() + " for call ids " + strings.Join(missing, ", ")}
 			}
 			for _, id := range missing {
+				endSpan(id, "timeout")
 				got[id] = &llmrelayv1.ToolResult{CallId: id, IsError: true, Content: "the tool did not answer within " + a.setup.GetToolTimeout().AsDuration().String()}
 			}
 			if err := a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_ToolCallCancellation{ToolCallCancellation: &llmrelayv1.AgentToolCallCancellation{
@@ -589,18 +641,26 @@ func (a *agentRun) expire() []string {
 
 // callMCP executes one MCP call; tool_timeout bounds it as it bounds the
 // client's tools.
-func (a *agentRun) callMCP(s *mcp.Session, c *llmrelayv1.ToolCall, done chan<- mcpOutcome) {
+func (a *agentRun) callMCP(ctx context.Context, s *mcp.Session, c *llmrelayv1.ToolCall, done chan<- mcpOutcome) {
 	defer a.wg.Done()
-	ctx := a.ctx
+	ctx, span := a.g.tel.StartToolExecution(ctx, c.GetName(), c.GetCallId())
 	if d := a.setup.GetToolTimeout(); d != nil {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d.AsDuration())
 		defer cancel()
 	}
 	res, err := s.Call(ctx, c.GetName(), c.GetArguments())
-	if err != nil && ctx.Err() != nil && a.ctx.Err() == nil {
+	errType := ""
+	switch {
+	case err != nil && ctx.Err() != nil && a.ctx.Err() == nil:
 		err = errors.New("mcp server " + s.Name() + ": call " + c.GetName() + ": no answer within tool_timeout")
+		errType = "timeout"
+	case err != nil:
+		errType = "mcp_error"
+	case res.IsError:
+		errType = "tool_error"
 	}
+	telemetry.EndToolExecution(span, errType)
 	done <- mcpOutcome{call: c, session: s, res: res, err: err} // room for each of the round's MCP calls
 }
 

@@ -83,6 +83,9 @@ type generation struct {
 	// hostedMCP are MCP servers passed to the provider (agent runs on the
 	// Responses API only).
 	hostedMCP []mcp.Server
+	// agentRound: the call is one round of an agent run, whose span (in
+	// ctx) is the round's, not an RPC's.
+	agentRound bool
 }
 
 // prepared is a validated call, ready for the pipeline.
@@ -105,6 +108,8 @@ type prepared struct {
 	info *interceptor.Info
 	// output checks a structured answer; nil when none is asked for.
 	output *outputCheck
+	// agentRound: see generation.agentRound.
+	agentRound bool
 }
 
 // use points the call at deployment d.
@@ -247,6 +252,7 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 	p := g.newPrepared(ctx, st, m, protocol, capab)
 	p.meta.DroppedOptions = dropped
 	p.output = output
+	p.agentRound = in.agentRound
 	p.call.Op = pipeline.OpGenerate
 	p.call.Request = &provider.Request{
 		Protocol: protocol, Model: m.UpstreamModel, Format: capab.Format.Name, Reasoning: m.Reasoning,

@@ -43,9 +43,12 @@ func (g *gateway) account(ctx context.Context, p *prepared, meta *llmrelayv1.Res
 		return err
 	}
 	// The client spans carry the GenAI attributes of each attempt; the
-	// server span sums the call up.
+	// server span (an agent round's span, for a round) sums the call up.
 	attrs := make([]attribute.KeyValue, 0, 9)
-	attrs = append(attrs, telemetry.OperationName.String(op), telemetry.Model.String(p.model.Name), telemetry.Provider.String(provider),
+	if !p.agentRound { // a round's span keeps its invoke_agent operation
+		attrs = append(attrs, telemetry.OperationName.String(op))
+	}
+	attrs = append(attrs, telemetry.Model.String(p.model.Name), telemetry.Provider.String(provider),
 		telemetry.ProviderNameKey.String(telemetry.ProviderName(p.providerType)), telemetry.FallbackTaken.Bool(len(p.tried) > 0))
 	if u := meta.GetUsage(); u != nil {
 		attrs = append(attrs, telemetry.InputTokens.Int(int(u.GetInputTokens())), telemetry.OutputTokens.Int(int(u.GetOutputTokens())))

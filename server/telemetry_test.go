@@ -438,3 +438,89 @@ func TestTracingEmbed(t *testing.T) {
 	})
 	checkAttrs(t, "embed rpc", srvSpan, map[attribute.Key]string{telemetry.OperationName: "embeddings", telemetry.Model: "builtin/embed"})
 }
+
+// TestTracingAgent: an agent run with two client tools over two rounds
+// traces one span per round under the server span, the model call's client
+// span (GenAI attributes) inside each round, and one span per tool
+// execution; the run's meta carries the trace id and the summed cost.
+func TestTracingAgent(t *testing.T) {
+	t.Parallel()
+	yaml := `
+providers:
+  - {name: b, type: builtin}
+models:
+  - name: echo
+    provider: b
+    upstream_model: echo
+    capabilities: {tools: {format: builtin}}
+    prices: {input: 1.5, output: 6}
+`
+	c, rec, _ := startObserved(t, yaml, "")
+	evs, err := agentRun(withTraceparent(), t, c, &llmrelayv1.AgentSetup{Model: "echo",
+		Messages: []*llmrelayv1.Message{user("Paris")}, Tools: agentTools(t)}, answerAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := evs[len(evs)-1].GetEnd()
+	meta := end.GetMeta()
+	if meta.GetTraceId() != callerTrace || meta.GetModelCalls() != 2 {
+		t.Fatalf("agent meta = %v", meta)
+	}
+	// The run's cost is the sum of its rounds', each priced by the model.
+	var want int64
+	for _, r := range meta.GetRounds() {
+		want += r.GetMeta().GetCost().GetAmountNanos()
+	}
+	if want == 0 || meta.GetCost().GetAmountNanos() != want || meta.GetCost().GetCurrency() != "USD" {
+		t.Errorf("cost %v, want the rounds' sum %d USD", meta.GetCost(), want)
+	}
+	u := meta.GetUsage()
+	if exact := int64(u.GetInputTokens())*1500 + int64(u.GetOutputTokens())*6000; want != exact {
+		t.Errorf("cost %d nanos, want %d for usage %v at 1.5/6 per million", want, exact, u)
+	}
+
+	srv, clients := spansOf(t, rec, callerTrace)
+	var rounds, tools []sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		if s.SpanContext().TraceID().String() != callerTrace {
+			continue
+		}
+		switch attrs(s)[telemetry.OperationName].AsString() {
+		case "invoke_agent":
+			rounds = append(rounds, s)
+		case "execute_tool":
+			tools = append(tools, s)
+		}
+	}
+	if len(rounds) != 2 || len(tools) != 2 || len(clients) != 2 {
+		t.Fatalf("%d round spans, %d tool spans, %d client spans; want 2, 2, 2", len(rounds), len(tools), len(clients))
+	}
+	roundIDs := map[trace.SpanID]bool{}
+	for _, r := range rounds {
+		if r.Parent().SpanID() != srv.SpanContext().SpanID() {
+			t.Errorf("round span %s is not a child of the server span", r.Name())
+		}
+		roundIDs[r.SpanContext().SpanID()] = true
+	}
+	for _, cs := range clients {
+		if !roundIDs[cs.Parent().SpanID()] {
+			t.Errorf("model call span %s is not inside a round", cs.Name())
+		}
+		checkAttrs(t, "model call", cs, map[attribute.Key]string{
+			telemetry.OperationName: "chat", telemetry.ProviderNameKey: "llmrelay.builtin", "gen_ai.request.model": "echo",
+		})
+	}
+	names := map[string]bool{}
+	for _, ts := range tools {
+		if !roundIDs[ts.Parent().SpanID()] {
+			t.Errorf("tool span %s is not inside a round", ts.Name())
+		}
+		names[attrs(ts)[telemetry.ToolName].AsString()] = true
+		if ts.Status().Code == codes.Error {
+			t.Errorf("tool span %s failed: %v", ts.Name(), ts.Status())
+		}
+	}
+	if !names["get_weather"] || !names["get_time"] {
+		t.Errorf("tool spans for %v, want get_weather and get_time", names)
+	}
+}

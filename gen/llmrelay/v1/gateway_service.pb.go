@@ -2420,7 +2420,13 @@ type AgentMeta struct {
 	ResponseStatus string               `protobuf:"bytes,10,opt,name=response_status,json=responseStatus,proto3" json:"response_status,omitempty"`
 	TotalDuration  *durationpb.Duration `protobuf:"bytes,11,opt,name=total_duration,json=totalDuration,proto3" json:"total_duration,omitempty"`
 	// Anomalies of every round.
-	Warnings      []string `protobuf:"bytes,12,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	Warnings []string `protobuf:"bytes,12,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// Summed over every model call, from the model's configured prices; unset
+	// when the model has no prices.
+	Cost *Cost `protobuf:"bytes,13,opt,name=cost,proto3" json:"cost,omitempty"`
+	// The OpenTelemetry trace id of the run when tracing is on: one span per
+	// round ("invoke_agent"), per model attempt and per tool execution.
+	TraceId       string `protobuf:"bytes,14,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2537,6 +2543,20 @@ func (x *AgentMeta) GetWarnings() []string {
 		return x.Warnings
 	}
 	return nil
+}
+
+func (x *AgentMeta) GetCost() *Cost {
+	if x != nil {
+		return x.Cost
+	}
+	return nil
+}
+
+func (x *AgentMeta) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
 }
 
 var File_llmrelay_v1_gateway_service_proto protoreflect.FileDescriptor
@@ -2721,7 +2741,7 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\bAgentEnd\x12>\n" +
 	"\rfinish_reason\x18\x01 \x01(\x0e2\x19.llmrelay.v1.FinishReasonR\ffinishReason\x120\n" +
 	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x12*\n" +
-	"\x04meta\x18\x03 \x01(\v2\x16.llmrelay.v1.AgentMetaR\x04meta\"\xd1\x03\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.llmrelay.v1.AgentMetaR\x04meta\"\x93\x04\n" +
 	"\tAgentMeta\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1a\n" +
@@ -2739,7 +2759,9 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\x0fresponse_status\x18\n" +
 	" \x01(\tR\x0eresponseStatus\x12@\n" +
 	"\x0etotal_duration\x18\v \x01(\v2\x19.google.protobuf.DurationR\rtotalDuration\x12\x1a\n" +
-	"\bwarnings\x18\f \x03(\tR\bwarnings2\x85\x04\n" +
+	"\bwarnings\x18\f \x03(\tR\bwarnings\x12%\n" +
+	"\x04cost\x18\r \x01(\v2\x11.llmrelay.v1.CostR\x04cost\x12\x19\n" +
+	"\btrace_id\x18\x0e \x01(\tR\atraceId2\x85\x04\n" +
 	"\x0eGatewayService\x12;\n" +
 	"\x04Chat\x12\x18.llmrelay.v1.ChatRequest\x1a\x19.llmrelay.v1.ChatResponse\x12O\n" +
 	"\n" +
@@ -2818,6 +2840,7 @@ var file_llmrelay_v1_gateway_service_proto_goTypes = []any{
 	(ToolTimeoutAction)(0),            // 49: llmrelay.v1.ToolTimeoutAction
 	(*ToolCall)(nil),                  // 50: llmrelay.v1.ToolCall
 	(FinishReason)(0),                 // 51: llmrelay.v1.FinishReason
+	(*Cost)(nil),                      // 52: llmrelay.v1.Cost
 }
 var file_llmrelay_v1_gateway_service_proto_depIdxs = []int32{
 	32, // 0: llmrelay.v1.CallOptions.timeout:type_name -> google.protobuf.Duration
@@ -2902,25 +2925,26 @@ var file_llmrelay_v1_gateway_service_proto_depIdxs = []int32{
 	40, // 79: llmrelay.v1.AgentMeta.usage:type_name -> llmrelay.v1.Usage
 	26, // 80: llmrelay.v1.AgentMeta.rounds:type_name -> llmrelay.v1.AgentRound
 	32, // 81: llmrelay.v1.AgentMeta.total_duration:type_name -> google.protobuf.Duration
-	1,  // 82: llmrelay.v1.GatewayService.Chat:input_type -> llmrelay.v1.ChatRequest
-	3,  // 83: llmrelay.v1.GatewayService.StreamChat:input_type -> llmrelay.v1.StreamChatRequest
-	5,  // 84: llmrelay.v1.GatewayService.Tools:input_type -> llmrelay.v1.ToolsRequest
-	7,  // 85: llmrelay.v1.GatewayService.StreamTools:input_type -> llmrelay.v1.StreamToolsRequest
-	9,  // 86: llmrelay.v1.GatewayService.Embed:input_type -> llmrelay.v1.EmbedRequest
-	12, // 87: llmrelay.v1.GatewayService.ListModels:input_type -> llmrelay.v1.ListModelsRequest
-	16, // 88: llmrelay.v1.GatewayService.Agent:input_type -> llmrelay.v1.AgentRequest
-	2,  // 89: llmrelay.v1.GatewayService.Chat:output_type -> llmrelay.v1.ChatResponse
-	4,  // 90: llmrelay.v1.GatewayService.StreamChat:output_type -> llmrelay.v1.StreamChatResponse
-	6,  // 91: llmrelay.v1.GatewayService.Tools:output_type -> llmrelay.v1.ToolsResponse
-	8,  // 92: llmrelay.v1.GatewayService.StreamTools:output_type -> llmrelay.v1.StreamToolsResponse
-	10, // 93: llmrelay.v1.GatewayService.Embed:output_type -> llmrelay.v1.EmbedResponse
-	13, // 94: llmrelay.v1.GatewayService.ListModels:output_type -> llmrelay.v1.ListModelsResponse
-	20, // 95: llmrelay.v1.GatewayService.Agent:output_type -> llmrelay.v1.AgentResponse
-	89, // [89:96] is the sub-list for method output_type
-	82, // [82:89] is the sub-list for method input_type
-	82, // [82:82] is the sub-list for extension type_name
-	82, // [82:82] is the sub-list for extension extendee
-	0,  // [0:82] is the sub-list for field type_name
+	52, // 82: llmrelay.v1.AgentMeta.cost:type_name -> llmrelay.v1.Cost
+	1,  // 83: llmrelay.v1.GatewayService.Chat:input_type -> llmrelay.v1.ChatRequest
+	3,  // 84: llmrelay.v1.GatewayService.StreamChat:input_type -> llmrelay.v1.StreamChatRequest
+	5,  // 85: llmrelay.v1.GatewayService.Tools:input_type -> llmrelay.v1.ToolsRequest
+	7,  // 86: llmrelay.v1.GatewayService.StreamTools:input_type -> llmrelay.v1.StreamToolsRequest
+	9,  // 87: llmrelay.v1.GatewayService.Embed:input_type -> llmrelay.v1.EmbedRequest
+	12, // 88: llmrelay.v1.GatewayService.ListModels:input_type -> llmrelay.v1.ListModelsRequest
+	16, // 89: llmrelay.v1.GatewayService.Agent:input_type -> llmrelay.v1.AgentRequest
+	2,  // 90: llmrelay.v1.GatewayService.Chat:output_type -> llmrelay.v1.ChatResponse
+	4,  // 91: llmrelay.v1.GatewayService.StreamChat:output_type -> llmrelay.v1.StreamChatResponse
+	6,  // 92: llmrelay.v1.GatewayService.Tools:output_type -> llmrelay.v1.ToolsResponse
+	8,  // 93: llmrelay.v1.GatewayService.StreamTools:output_type -> llmrelay.v1.StreamToolsResponse
+	10, // 94: llmrelay.v1.GatewayService.Embed:output_type -> llmrelay.v1.EmbedResponse
+	13, // 95: llmrelay.v1.GatewayService.ListModels:output_type -> llmrelay.v1.ListModelsResponse
+	20, // 96: llmrelay.v1.GatewayService.Agent:output_type -> llmrelay.v1.AgentResponse
+	90, // [90:97] is the sub-list for method output_type
+	83, // [83:90] is the sub-list for method input_type
+	83, // [83:83] is the sub-list for extension type_name
+	83, // [83:83] is the sub-list for extension extendee
+	0,  // [0:83] is the sub-list for field type_name
 }
 
 func init() { file_llmrelay_v1_gateway_service_proto_init() }
