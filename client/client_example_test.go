@@ -90,6 +90,45 @@ func ExampleToolsStream_Wait() {
 	// FINISH_REASON_TOOL_CALLS 2
 }
 
+func ExampleAgent_Run() {
+	addr, stop := startServer()
+	defer stop()
+	c, err := client.New(addr)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	params := `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`
+	agent := client.Agent{
+		Client: c,
+		Tools: map[string]client.ToolFunc{
+			"get_weather": func(_ context.Context, args string) (string, error) { return `{"sky":"sunny"}`, nil },
+			"get_time":    func(_ context.Context, args string) (string, error) { return `{"time":"14:05"}`, nil },
+		},
+		OnEvent: func(ev *llmrelayv1.AgentResponse) {
+			if r := ev.GetToolCallRequest(); r != nil {
+				fmt.Println("round", r.GetRound(), "calls", r.GetName(), r.GetArguments())
+			}
+		},
+	}
+	res, err := agent.Run(context.Background(), &llmrelayv1.AgentSetup{
+		Model:    "builtin/echo",
+		Messages: []*llmrelayv1.Message{{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{text("Paris")}}},
+		Tools: []*llmrelayv1.Tool{
+			{Name: "get_weather", Parameters: params},
+			{Name: "get_time", Parameters: params},
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.FinishReason, len(res.Messages), "messages,", res.Meta.GetModelCalls(), "model calls")
+	// Unordered output:
+	// round 1 calls get_weather {"city":"Paris"}
+	// round 1 calls get_time {"city":"Paris"}
+	// FINISH_REASON_STOP 4 messages, 2 model calls
+}
+
 func ExampleClient_Embed() {
 	addr, stop := startServer()
 	defer stop()

@@ -50,7 +50,9 @@ type callState struct {
 	done      bool
 }
 
-// AddChat adds one StreamChat event.
+// AddChat adds one StreamChat event. An event this version does not know (a
+// newer server's; protobuf keeps it as unknown fields) is skipped, so a
+// newer server never breaks an older client.
 func (a *Accumulator) AddChat(ev *llmrelayv1.StreamChatResponse) error {
 	switch e := ev.GetEvent().(type) {
 	case *llmrelayv1.StreamChatResponse_Start:
@@ -65,13 +67,12 @@ func (a *Accumulator) AddChat(ev *llmrelayv1.StreamChatResponse) error {
 		a.AddEnd(e.End)
 	case *llmrelayv1.StreamChatResponse_ReasoningDelta:
 		return a.AddReasoning(e.ReasoningDelta)
-	default:
-		return fmt.Errorf("fold: unknown chat event %T", e)
 	}
 	return nil
 }
 
-// AddTools adds one StreamTools event.
+// AddTools adds one StreamTools event; unknown events are skipped, as in
+// AddChat.
 func (a *Accumulator) AddTools(ev *llmrelayv1.StreamToolsResponse) error {
 	switch e := ev.GetEvent().(type) {
 	case *llmrelayv1.StreamToolsResponse_Start:
@@ -90,8 +91,6 @@ func (a *Accumulator) AddTools(ev *llmrelayv1.StreamToolsResponse) error {
 		a.AddEnd(e.End)
 	case *llmrelayv1.StreamToolsResponse_ReasoningDelta:
 		return a.AddReasoning(e.ReasoningDelta)
-	default:
-		return fmt.Errorf("fold: unknown tools event %T", e)
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ trap 'kill $pid 2>/dev/null || true; cat "$log"' ERR
 for _ in $(seq 50); do "$bin" health -addr "$addr" 2>/dev/null && break; sleep 0.1; done
 "$bin" health -addr "$addr"
 
-fail() { echo "e2e: $*" >&2; exit 1; }
+fail() { echo "e2e: $*" >&2; kill "$pid" 2>/dev/null || true; exit 1; }
 out=$(grpcurl -plaintext "$addr" list)
 grep -q '^llmrelay.v1.GatewayService$' <<<"$out" || fail "service not listed: $out"
 grpcurl -plaintext "$addr" describe llmrelay.v1.GatewayService.StreamTools >/dev/null
@@ -26,12 +26,33 @@ grep -q '"text": "You said: hello"' <<<"$out" || fail "chat: $out"
 grep -q '"requestId"' <<<"$out" || fail "chat meta: $out"
 
 out=$(grpcurl -plaintext -d '{"model":"builtin/echo","messages":[{"role":"ROLE_USER","parts":[{"text":"Paris"}]}],
-  "tools":[{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},
-           {"name":"get_time","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]}' \
+  "tools":[{"name":"get_weather","parameters":"{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"]}"},
+           {"name":"get_time","parameters":"{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}}}"}]}' \
   "$addr" llmrelay.v1.GatewayService/StreamTools)
 [ "$(grep -c '"toolCallDelta"' <<<"$out")" -eq 4 ] || fail "stream tools deltas: $out"
 [ "$(grep -c '"callId"' <<<"$out")" -ge 6 ] || fail "call ids missing: $out"
 grep -q 'FINISH_REASON_TOOL_CALLS' <<<"$out" || fail "stream tools finish: $out"
+
+# A schema given as a JSON object (a Struct, the old contract) is refused, not silently emptied.
+out=$(grpcurl -plaintext -d '{"model":"builtin/echo","messages":[{"role":"ROLE_USER","parts":[{"text":"Paris"}]}],
+  "tools":[{"name":"get_weather","parameters":{"type":"object"}}]}' "$addr" llmrelay.v1.GatewayService/Tools 2>&1 || true)
+grep -q 'expecting string' <<<"$out" || fail "object schema: $out"
+out=$(grpcurl -plaintext -d '{"model":"builtin/echo","messages":[{"role":"ROLE_USER","parts":[{"text":"Paris"}]}],
+  "tools":[{"name":"get_weather","parameters":"{\"type\": 12}"}]}' "$addr" llmrelay.v1.GatewayService/Tools 2>&1 || true)
+grep -q 'Code: InvalidArgument' <<<"$out" && grep -q '"field": "tools\[0\].parameters"' <<<"$out" || fail "invalid schema: $out"
+
+# Structured output (the README's example): the answer follows the schema's key order and is validated.
+schema='"{\"type\": \"object\", \"properties\": {\"reasoning\": {\"type\": \"string\"}, \"answer\": {\"type\": \"string\"}}}"'
+out=$(grpcurl -plaintext -d '{"model": "builtin/echo", "messages": [{"role": "ROLE_USER", "parts": [{"text": "hi"}]}],
+  "options": {"response_format": {"type": "RESPONSE_FORMAT_TYPE_JSON_SCHEMA", "schema": '"$schema"'}}}' "$addr" llmrelay.v1.GatewayService/Chat)
+grep -qF '"text": "{\"reasoning\": \"hi\", \"answer\": \"hi\"}"' <<<"$out" || fail "structured output: $out"
+grep -q '"valid": true' <<<"$out" || fail "structured output validation: $out"
+# Cut by max_tokens: FailedPrecondition with the answer and the violations in the details.
+out=$(grpcurl -plaintext -d '{"model": "builtin/echo", "messages": [{"role": "ROLE_USER", "parts": [{"text": "hi"}]}],
+  "options": {"max_tokens": 2, "response_format": {"type": "RESPONSE_FORMAT_TYPE_JSON_SCHEMA", "schema": '"$schema"'}}}' \
+  "$addr" llmrelay.v1.GatewayService/Chat 2>&1 || true)
+grep -q 'Code: FailedPrecondition' <<<"$out" && grep -q 'OUTPUT_VALIDATION_FAILED' <<<"$out" && grep -q 'cut at max_tokens' <<<"$out" ||
+  fail "invalid structured output: $out"
 
 out=$(grpcurl -plaintext -d '{"model":"builtin/embed","inputs":["a","b"]}' "$addr" llmrelay.v1.GatewayService/Embed)
 grep -q '"embeddingsCount": 2' <<<"$out" || fail "embed: $out"
@@ -40,6 +61,24 @@ out=$(grpcurl -plaintext -d '{"model":"nope","messages":[{"role":"ROLE_USER","pa
 grep -q 'Code: NotFound' <<<"$out" || fail "unknown model: $out"
 out=$(grpcurl -plaintext -d '{"model":"builtin/echo"}' "$addr" llmrelay.v1.GatewayService/Chat 2>&1 || true)
 grep -q 'Code: InvalidArgument' <<<"$out" && grep -q '"field": "messages"' <<<"$out" || fail "empty messages: $out"
+out=$(grpcurl -plaintext -d '{"model":"builtin/echo","messages":[{"role":"ROLE_USER","parts":[{"text":"x"}]}],
+  "tools":[{"name":"f"}],"options":{"toolChoice":{"mode":99}}}' "$addr" llmrelay.v1.GatewayService/Tools 2>&1 || true)
+grep -q 'Code: InvalidArgument' <<<"$out" && grep -q '"field": "options.tool_choice.mode"' <<<"$out" || fail "undeclared enum value: $out"
+
+# Agent over a bidi stream fed from stdin (-d @), as in the README: the
+# built-in model's call ids are deterministic, so the results go ahead.
+out=$(grpcurl -plaintext -d @ "$addr" llmrelay.v1.GatewayService/Agent <<'JSON'
+{"setup": {"model": "builtin/echo", "max_rounds": 4,
+  "messages": [{"role": "ROLE_USER", "parts": [{"text": "Paris"}]}],
+  "tools": [{"name": "get_weather", "parameters": "{\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\"}}}"},
+            {"name": "get_time"}]}}
+{"tool_result": {"call_id": "call_builtin_a8d0d2c27731_1", "content": "14:05"}}
+{"tool_result": {"call_id": "call_builtin_a8d0d2c27731_0", "content": "{\"sky\": \"sunny\"}"}}
+JSON
+)
+[ "$(grep -c '"toolCallRequest"' <<<"$out")" -eq 2 ] || fail "agent tool requests: $out"
+grep -q '"modelCalls": 2' <<<"$out" && grep -q '"toolRounds": 1' <<<"$out" || fail "agent meta: $out"
+grep -q 'call_builtin_a8d0d2c27731_1=14:05' <<<"$out" || fail "agent results: $out"
 
 out=$(grpcurl -plaintext -d '{"value":{"toolUse":{"name":"search","input":{"query":"test"}}}}' "$addr" llmrelay.v1.ExtractService/Extract)
 grep -q '"name": "search"' <<<"$out" || fail "extract: $out"
@@ -88,6 +127,38 @@ for _ in $(seq 50); do grep -q 'configuration reload failed' "$log" && break; sl
 grep -q 'configuration reload failed' "$log" || fail "invalid reload not reported"
 out=$(grpcurl -plaintext -d '{}' "$addr" llmrelay.v1.GatewayService/ListModels)
 grep -q '"name": "builtin/echo-2"' <<<"$out" || fail "rejected reload lost the configuration: $out"
+kill -TERM $pid
+wait $pid || fail "server exited with $?"
+
+# Observability: metrics on their own loopback port, tracing with spans
+# dropped, prices on the echo model; after a few calls the meta carries the
+# trace id and the cost, and /metrics the token and duration histograms.
+maddr=127.0.0.1:${E2E_METRICS_PORT:-28552}
+sed -e 's/^    upstream_model: echo$/    upstream_model: echo\n    prices: {input: 1.5, output: 2}/' "$dir/llmrelay.yaml" | sed '$d' >"$dir/obs.yaml"
+cat >>"$dir/obs.yaml" <<YAML
+telemetry:
+  tracing: {enabled: true, exporter: none}
+  metrics: {enabled: true, listen: "$maddr"}
+YAML
+LLMRELAY_LISTEN=$addr "$bin" serve -config "$dir/obs.yaml" >"$log" 2>&1 &
+pid=$!
+for _ in $(seq 50); do "$bin" health -addr "$addr" 2>/dev/null && break; sleep 0.1; done
+for _ in 1 2 3; do
+  out=$(grpcurl -plaintext -d '{"model":"builtin/echo","messages":[{"role":"ROLE_USER","parts":[{"text":"hello there"}]}]}' "$addr" llmrelay.v1.GatewayService/Chat)
+done
+grep -Eq '"traceId": "[0-9a-f]{32}"' <<<"$out" || fail "no trace id in the meta: $out"
+# 3 input tokens at 1.5/M and 4 output tokens at 2/M (the builtin model's
+# usage in the meta): 4500 + 8000 nanos.
+grep -q '"inputTokens": 3' <<<"$out" && grep -q '"outputTokens": 4' <<<"$out" || fail "usage: $out"
+grep -q '"amountNanos": "12500"' <<<"$out" || fail "cost: $out"
+metrics=$(curl -sf "http://$maddr/metrics")
+for want in 'gen_ai_client_token_usage_count{model="builtin/echo",operation="chat",provider="builtin",token_type="input"} 3' \
+            'gen_ai_client_operation_duration_seconds_bucket{error_type="",model="builtin/echo",operation="chat",provider="builtin",le="0.01"}' \
+            'llmrelay_cost_nanos_total{currency="USD",model="builtin/echo",provider="builtin"} 37500' \
+            'grpc_server_handled_total{grpc_code="OK",grpc_method="Chat",grpc_service="llmrelay.v1.GatewayService",grpc_type="unary"} 3'; do
+  grep -qF "$want" <<<"$metrics" || fail "metrics lack $want"
+done
+curl -s -o /dev/null -w '%{http_code}' "http://$maddr/debug/pprof/" | grep -q 404 || fail "pprof served without being enabled"
 kill -TERM $pid
 wait $pid || fail "server exited with $?"
 

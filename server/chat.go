@@ -9,7 +9,7 @@ import (
 // Chat generates an assistant message.
 func (g *gateway) Chat(ctx context.Context, req *llmrelayv1.ChatRequest) (*llmrelayv1.ChatResponse, error) {
 	ctx, p, err := g.prepareGeneration(ctx, generation{
-		model: req.GetModel(), messages: req.GetMessages(), options: req.GetOptions(),
+		req: req, model: req.GetModel(), messages: req.GetMessages(), options: req.GetOptions(),
 		providerOptions: req.GetProviderOptions(), call: req.GetCall(),
 	})
 	if err != nil {
@@ -25,7 +25,7 @@ func (g *gateway) Chat(ctx context.Context, req *llmrelayv1.ChatRequest) (*llmre
 // StreamChat is Chat, streamed.
 func (g *gateway) StreamChat(req *llmrelayv1.StreamChatRequest, ss llmrelayv1.GatewayService_StreamChatServer) error {
 	ctx, p, err := g.prepareGeneration(ss.Context(), generation{
-		model: req.GetModel(), messages: req.GetMessages(), options: req.GetOptions(),
+		req: req, model: req.GetModel(), messages: req.GetMessages(), options: req.GetOptions(),
 		providerOptions: req.GetProviderOptions(), call: req.GetCall(),
 	})
 	if err != nil {

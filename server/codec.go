@@ -56,5 +56,5 @@ func (c codec) Marshal(v any) (mem.BufferSlice, error) {
 }
 
 func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
-	return c.std.Unmarshal(data, v)
+	return c.unmarshal(data, v)
 }

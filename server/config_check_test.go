@@ -40,7 +40,8 @@ models:
     provider: oai
     upstream_model: gpt-4o-mini
     capabilities:
-      chat: {format: openai-chat, options: {reasoning_effort: low, temperature: 3}}
+      chat: {format: openai-chat, options: {reasoning_effort: low}}
+      tools: {format: openai-tools, options: {temperature: 3}}
   - name: o3
     provider: oai
     capabilities:
@@ -60,8 +61,8 @@ models:
 		path + ":4:5: providers[1] (local): ollama: invalid base URL \"http://127.0.0.1:11434\": no user info allowed",
 		// Configured options that every call would carry and fail on.
 		path + ":16:45: models[1] (chat-model).capabilities.chat.options.reasoning_effort: only supported by reasoning models, and chat-model is not a reasoning model",
-		path + ":16:68: models[1] (chat-model).capabilities.chat.options.temperature: 3 is outside [0, 2]",
-		path + ":20:45: models[2] (o3).capabilities.chat.options.temperature: not supported by reasoning models, and o3 is a reasoning model",
+		path + ":17:47: models[1] (chat-model).capabilities.tools.options.temperature: 3 is outside [0, 2], the range format openai-tools accepts",
+		path + ":21:45: models[2] (o3).capabilities.chat.options.temperature: not supported by reasoning models, and o3 is a reasoning model",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in:\n%v", want, err)

@@ -116,7 +116,7 @@ func TestE2ERetryThenSuccess(t *testing.T) {
 	}
 	// Raw data is the last attempt's exact bytes, redacted.
 	raw := m.GetRaw()
-	if raw.GetResponseStatus() != 200 || !bytes.Contains(raw.GetResponse(), []byte(`"responseId": "b2TuaPLfEsmd1MkP_ZKv0QQ"`)) ||
+	if raw.GetResponseStatus() != 200 || !bytes.Contains(raw.GetResponse(), []byte(`"responseId": "a3RkkEBaRksg8QxJ_KDc8ZB"`)) ||
 		!bytes.Contains(raw.GetRequest(), []byte(`"contents"`)) || raw.GetRequestHeaders()["x-goog-api-key"] != "[REDACTED]" {
 		t.Errorf("raw = %v", raw)
 	}

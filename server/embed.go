@@ -20,18 +20,23 @@ func (g *gateway) Embed(ctx context.Context, req *llmrelayv1.EmbedRequest) (*llm
 	defer p.cancel()
 	res, err := g.unaryRoute(ctx, p)
 	if err != nil {
-		return nil, toStatus(ctx, err, g.finishMeta(p, nil), st.redact, g.log)
+		meta := g.finishMeta(p, reported(err))
+		return nil, g.account(ctx, p, meta, toStatus(ctx, err, meta, st.redact, g.log))
 	}
 	meta := g.finishMeta(p, res)
 	meta.EmbeddingsCount = int32(len(res.Embeddings))
 	if len(res.Embeddings) != len(req.GetInputs()) {
-		return nil, toStatus(ctx, provider.BadResponse(p.providerType, "provider returned %d embeddings for %d inputs", len(res.Embeddings), len(req.GetInputs())), meta, st.redact, g.log)
+		return nil, g.account(ctx, p, meta, toStatus(ctx, provider.BadResponse(p.providerType, "provider returned %d embeddings for %d inputs", len(res.Embeddings), len(req.GetInputs())), meta, st.redact, g.log))
 	}
+	g.account(ctx, p, meta, nil)
 	return &llmrelayv1.EmbedResponse{Embeddings: res.Embeddings, Meta: meta}, nil
 }
 
 func (g *gateway) prepareEmbed(ctx context.Context, st *state, req *llmrelayv1.EmbedRequest) (context.Context, *prepared, error) {
 	interceptor.InfoFrom(ctx).SetLabels(req.GetCall().GetLabels())
+	if err := checkFields(req.ProtoReflect()); err != nil {
+		return ctx, nil, err
+	}
 	if err := validateCall(req.GetCall()); err != nil {
 		return ctx, nil, err
 	}
@@ -69,6 +74,6 @@ func (g *gateway) prepareEmbed(ctx context.Context, st *state, req *llmrelayv1.E
 	if req.GetCall() != nil {
 		p.rawExplicit = req.GetCall().PreserveRaw
 	}
-	ctx, p.cancel = withCallTimeout(ctx, req.GetCall())
+	ctx, p.cancel = withCallTimeout(ctx, req.GetCall(), st.callBound)
 	return ctx, p, nil
 }

@@ -79,6 +79,15 @@ func clean(redact *pipeline.Redactor, s string) string {
 	return strings.ToValidUTF8(redact.String(s), "\uFFFD")
 }
 
+// callBound returns the gateway's bound when it is what ended ctx.
+func callBound(ctx context.Context) *callBoundError {
+	var cb *callBoundError
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &cb) {
+		return cb
+	}
+	return nil
+}
+
 func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, redact *pipeline.Redactor, log *slog.Logger) error {
 	if err == nil {
 		return nil
@@ -101,7 +110,9 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		oe   *catalog.OptionError
 		se   *extract.SyntaxError
 		ie   *extract.InputError
+		out  *outputError
 	)
+	var answer *llmrelayv1.Message
 	switch {
 	case errors.As(err, &re):
 		code, msg = re.code, re.msg
@@ -135,6 +146,13 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_INVALID_REQUEST)
 		details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: ie.Field, Description: ie.Msg}}})
 		meta = nil
+	case errors.As(err, &out):
+		// The provider worked; the answer is not what response_format asked
+		// for. Not retryable as such: the caller decides (same tokens again).
+		code, msg = codes.FailedPrecondition, out.Error()
+		info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_OUTPUT_VALIDATION_FAILED)
+		info.Metadata["violations"] = strconv.Itoa(len(out.errors))
+		answer = out.message
 	case errors.As(err, &pe):
 		m, ok := kindTable[pe.Kind]
 		if !ok {
@@ -156,6 +174,10 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			name = meta.GetProvider()
 		}
 		msg = name + ": " + pe.Message
+		if cb := callBound(ctx); cb != nil && code == codes.DeadlineExceeded {
+			msg = name + ": " + cb.Error()
+			info.Metadata["maxCallDuration"] = cb.bound.String()
+		}
 		if pe.Code != "" {
 			info.Metadata["upstreamCode"] = clean(redact, pe.Code)
 		}
@@ -186,6 +208,10 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 	case errors.Is(err, context.DeadlineExceeded):
 		code, msg = codes.DeadlineExceeded, "deadline exceeded"
 		info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_TIMEOUT)
+		if cb := callBound(ctx); cb != nil {
+			msg = cb.Error()
+			info.Metadata["maxCallDuration"] = cb.bound.String()
+		}
 	default:
 		if st, ok := status.FromError(err); ok {
 			return st.Err()
@@ -197,7 +223,7 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 	st := status.New(code, clean(redact, msg))
 	details = append([]protoadapt.MessageV1{info}, details...)
 	if meta != nil {
-		details = append(details, protoadapt.MessageV1Of(&llmrelayv1.FailedCallMeta{Meta: meta}))
+		details = append(details, protoadapt.MessageV1Of(&llmrelayv1.FailedCallMeta{Meta: meta, Message: answer}))
 	}
 	withDetails, derr := st.WithDetails(details...)
 	if derr != nil {

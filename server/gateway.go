@@ -7,17 +7,22 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/catalog"
 	"github.com/llmrelay/llmrelay/server/interceptor"
+	"github.com/llmrelay/llmrelay/server/mcp"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/telemetry"
 )
 
 // gateway implements llmrelayv1.GatewayServiceServer.
@@ -26,6 +31,24 @@ type gateway struct {
 	state atomic.Pointer[state]
 	log   *slog.Logger
 	now   func() time.Time
+	// tel is tracing and metrics; nil when both are off.
+	tel *telemetry.Telemetry
+	// drain is closed when the server starts shutting down: agent runs
+	// send go_away at their next round.
+	drain     chan struct{}
+	drainOnce sync.Once
+}
+
+// startDrain tells the running agent loops that the server shuts down.
+func (g *gateway) startDrain() { g.drainOnce.Do(func() { close(g.drain) }) }
+
+func (g *gateway) draining() bool {
+	select {
+	case <-g.drain:
+		return true
+	default:
+		return false
+	}
 }
 
 // state is what a configuration (re)load produces; calls take it once and
@@ -33,10 +56,23 @@ type gateway struct {
 type state struct {
 	catalog *catalog.Catalog
 	redact  *pipeline.Redactor
+	// callBound is defaults.max_call_duration.
+	callBound time.Duration
+	// mcp are the configured MCP servers by name; allowMCPURLs the URL
+	// prefixes a request may name itself.
+	mcp          map[string]configuredMCP
+	allowMCPURLs []string
+}
+
+type configuredMCP struct {
+	server mcp.Server
+	hosted bool
 }
 
 // generation is the common input of Chat, StreamChat, Tools, StreamTools.
 type generation struct {
+	// req is the request message, checked field by field (checkFields).
+	req             proto.Message
 	model           string
 	messages        []*llmrelayv1.Message
 	tools           []*llmrelayv1.Tool
@@ -44,6 +80,12 @@ type generation struct {
 	providerOptions *llmrelayv1.ProviderOptions
 	call            *llmrelayv1.CallOptions
 	wantTools       bool
+	// hostedMCP are MCP servers passed to the provider (agent runs on the
+	// Responses API only).
+	hostedMCP []mcp.Server
+	// agentRound: the call is one round of an agent run, whose span (in
+	// ctx) is the round's, not an RPC's.
+	agentRound bool
 }
 
 // prepared is a validated call, ready for the pipeline.
@@ -64,12 +106,17 @@ type prepared struct {
 	providerType string
 	// info is the RPC's log record: it names the deployment actually used.
 	info *interceptor.Info
+	// output checks a structured answer; nil when none is asked for.
+	output *outputCheck
+	// agentRound: see generation.agentRound.
+	agentRound bool
 }
 
 // use points the call at deployment d.
 func (p *prepared) use(d *catalog.Deployment) {
 	p.call.Provider = d.Provider.Impl
 	p.call.Deployment = d.Name
+	p.call.Fallback = len(p.tried) > 0
 	p.meta.Provider = d.Provider.Name
 	p.providerType = d.Provider.Type
 	p.info.SetTarget(p.model.Name, d.Provider.Name)
@@ -138,6 +185,9 @@ func (g *gateway) resolve(ctx context.Context, st *state, name string, proto llm
 func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context.Context, *prepared, error) {
 	st := g.state.Load()
 	interceptor.InfoFrom(ctx).SetLabels(in.call.GetLabels())
+	if err := checkFields(in.req.ProtoReflect()); err != nil {
+		return ctx, nil, err
+	}
 	if err := validateCall(in.call); err != nil {
 		return ctx, nil, err
 	}
@@ -173,24 +223,57 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 	if err := validateOptions(opts, in.tools); err != nil {
 		return ctx, nil, err
 	}
+	output, err := newOutputCheck(opts)
+	if err != nil {
+		return ctx, nil, err
+	}
 	pOpts, pDropped, err := checkProviderOptions(m, in.providerOptions, in.call.GetIgnoreInvalidOptions())
 	if err != nil {
 		return ctx, nil, err
 	}
+	if err := catalog.ValidateProviderOptions(m.Name, opts, pOpts); err != nil {
+		return ctx, nil, err
+	}
 	dropped = append(dropped, pDropped...)
+	var hosted []provider.HostedMCP
+	if len(in.hostedMCP) > 0 {
+		if capab.Format.Name != "openai-responses" {
+			return ctx, nil, invalidField("mcp_servers", "hosted MCP servers need the OpenAI Responses API; model %s uses %s", m.Name, capab.Format.Name)
+		}
+		for _, s := range in.hostedMCP {
+			hosted = append(hosted, provider.HostedMCP{Label: mcpLabel(s.Name), URL: s.URL, AllowedTools: s.AllowedTools, Headers: s.Headers})
+		}
+	}
+	msgs := in.messages
+	if len(m.Context) > 0 {
+		// The model's prompt context first; a new slice, both are shared.
+		msgs = append(append(make([]*llmrelayv1.Message, 0, len(m.Context)+len(in.messages)), m.Context...), in.messages...)
+	}
 	p := g.newPrepared(ctx, st, m, protocol, capab)
 	p.meta.DroppedOptions = dropped
+	p.output = output
+	p.agentRound = in.agentRound
 	p.call.Op = pipeline.OpGenerate
 	p.call.Request = &provider.Request{
 		Protocol: protocol, Model: m.UpstreamModel, Format: capab.Format.Name, Reasoning: m.Reasoning,
-		Messages: in.messages, Tools: in.tools, Options: opts, ProviderOptions: pOpts,
+		NativeStructuredOutput: m.NativeStructuredOutput, Messages: msgs, Tools: in.tools, Options: opts, ProviderOptions: pOpts, HostedMCP: hosted,
 	}
-	p.messages = in.messages
-	ctx, p.cancel = withCallTimeout(ctx, in.call)
+	p.messages = msgs
+	ctx, p.cancel = withCallTimeout(ctx, in.call, st.callBound)
 	if in.call != nil {
 		p.rawExplicit = in.call.PreserveRaw
 	}
 	return ctx, p, nil
+}
+
+// mcpLabel makes a server name an OpenAI server_label (letters, digits, _ and -).
+func mcpLabel(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			return r
+		}
+		return '_'
+	}, name)
 }
 
 // foreignReasoning returns the conversation for a provider type: reasoning
@@ -238,7 +321,7 @@ func foreignReasoning(msgs []*llmrelayv1.Message, providerType string) ([]*llmre
 }
 
 func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, protocol llmrelayv1.Protocol, capab *catalog.Capability) *prepared {
-	return &prepared{
+	p := &prepared{
 		st: st, model: m, start: g.startTime(ctx), info: interceptor.InfoFrom(ctx),
 		call:  &pipeline.Call{Record: &pipeline.Record{}},
 		route: m.Route(rand.IntN),
@@ -247,13 +330,38 @@ func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, 
 			RequestedModel: m.Name, Format: capab.Format.Name,
 		},
 	}
+	if g.tel.Tracing() {
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+			p.meta.TraceId = sc.TraceID().String()
+		}
+	}
+	return p
 }
 
-func withCallTimeout(ctx context.Context, call *llmrelayv1.CallOptions) (context.Context, context.CancelFunc) {
-	if d := call.GetTimeout(); d != nil && d.AsDuration() > 0 {
+// callBoundError is the cause of a call's context when the gateway's
+// max_call_duration, not the caller, ended it.
+type callBoundError struct{ bound time.Duration }
+
+func (e *callBoundError) Error() string {
+	return fmt.Sprintf("the gateway ended the call at its max_call_duration (%v)", e.bound)
+}
+
+func (e *callBoundError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// withCallTimeout bounds the call by call.timeout, when set, and by the
+// gateway's max_call_duration (bound), whichever ends first; the caller's
+// own deadline stays in force.
+func withCallTimeout(ctx context.Context, call *llmrelayv1.CallOptions, bound time.Duration) (context.Context, context.CancelFunc) {
+	if d := call.GetTimeout(); d != nil && d.AsDuration() > 0 && (bound <= 0 || d.AsDuration() < bound) {
 		return context.WithTimeout(ctx, d.AsDuration())
 	}
-	return ctx, func() {}
+	if bound <= 0 {
+		return ctx, func() {}
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < bound {
+		return ctx, func() {} // the caller's deadline comes first
+	}
+	return context.WithTimeoutCause(ctx, bound, &callBoundError{bound: bound})
 }
 
 // validateCall checks the call options.
@@ -295,6 +403,25 @@ func checkProviderOptions(m *catalog.Model, po *llmrelayv1.ProviderOptions, igno
 	return out, []*llmrelayv1.DroppedOption{{Option: "provider_options." + given, Reason: reason}}, nil
 }
 
+// reported is what a failed call's provider reported before or with its
+// failure (provider.Error.Meta, and its Extended details such as Azure's
+// content filter verdicts under meta.extended), as a result for
+// finishMeta; nil when it reported nothing.
+func reported(err error) *provider.Result {
+	var pe *provider.Error
+	if !errors.As(err, &pe) || (pe.Meta == nil && len(pe.Extended) == 0) {
+		return nil
+	}
+	meta := &llmrelayv1.ResponseMeta{}
+	if pe.Meta != nil {
+		meta = proto.CloneOf(pe.Meta)
+	}
+	for k, v := range pe.Extended {
+		provider.SetExtended(meta, k, v)
+	}
+	return &provider.Result{Meta: meta}
+}
+
 // finishMeta completes the meta with what the server and the transport
 // layer know. res may be nil (failed call).
 func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.ResponseMeta {
@@ -327,6 +454,7 @@ func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.Resp
 	if c := rec.Capture; c != nil {
 		meta.Raw = rawData(c, p.st.redact)
 	}
+	meta.Cost = p.model.Prices.Of(meta.GetUsage())
 	if len(meta.Warnings) > 0 {
 		// Anomalies the adapters handled (e.g. a tool call without a
 		// call_id, keyed by its item id instead) are worth an operator's look.
@@ -346,13 +474,12 @@ func rawData(c *provider.Capture, redact *pipeline.Redactor) *llmrelayv1.RawData
 	}
 }
 
-// normalizeToolFinish applies "tool calls present ⇒ finish reason
-// TOOL_CALLS" and counts the calls.
+// normalizeToolFinish counts the calls and applies the cross-provider rule
+// (tool calls turn a normal stop into TOOL_CALLS, never a LENGTH or a
+// CONTENT_FILTER).
 func normalizeToolFinish(meta *llmrelayv1.ResponseMeta, n int32) {
 	meta.ToolCallCount = n
-	if n > 0 {
-		meta.FinishReason = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
-	}
+	meta.FinishReason = provider.ToolCallsFinish(meta.FinishReason, int(n))
 }
 
 func countToolCalls(msg *llmrelayv1.Message) int32 {
@@ -370,8 +497,8 @@ func (g *gateway) runUnary(ctx context.Context, p *prepared) (*llmrelayv1.Messag
 	defer p.cancel()
 	res, err := g.unaryRoute(ctx, p)
 	if err != nil {
-		meta := g.finishMeta(p, nil)
-		return nil, nil, toStatus(ctx, err, meta, p.st.redact, g.log)
+		meta := g.finishMeta(p, reported(err))
+		return nil, nil, g.account(ctx, p, meta, toStatus(ctx, err, meta, p.st.redact, g.log))
 	}
 	if res.Message == nil {
 		res.Message = &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
@@ -383,7 +510,25 @@ func (g *gateway) runUnary(ctx context.Context, p *prepared) (*llmrelayv1.Messag
 			r.Provider = p.providerType
 		}
 	}
+	if err := p.checkOutput(meta, res.Message); err != nil {
+		return nil, nil, g.account(ctx, p, meta, toStatus(ctx, err, meta, p.st.redact, g.log))
+	}
+	g.account(ctx, p, meta, nil)
 	return res.Message, meta, nil
+}
+
+// checkOutput validates a complete structured answer, records the report
+// in the meta and, in ERROR mode, returns the error for an invalid one.
+func (p *prepared) checkOutput(meta *llmrelayv1.ResponseMeta, msg *llmrelayv1.Message) error {
+	v := p.output.check(msg, meta.GetFinishReason(), meta.GetToolCallCount())
+	if v == nil {
+		return nil
+	}
+	meta.OutputValidation = v
+	if v.Valid || p.output.report {
+		return nil
+	}
+	return &outputError{errors: v.Errors, message: msg}
 }
 
 // unaryRoute calls the route's deployments in turn until one answers.
@@ -394,6 +539,7 @@ func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result
 		if err == nil || !p.fallback(ctx, i, err) {
 			return res, err
 		}
+		g.tel.Metrics().Fallback(p.model.Name, d.Name)
 	}
 	return nil, errors.New("model has no deployment")
 }
@@ -407,6 +553,7 @@ func (g *gateway) streamRoute(ctx context.Context, p *prepared) (provider.Stream
 		if err == nil || !p.fallback(ctx, i, err) {
 			return s, err
 		}
+		g.tel.Metrics().Fallback(p.model.Name, d.Name)
 	}
 	return nil, errors.New("model has no deployment")
 }
@@ -430,12 +577,14 @@ type eventSink interface {
 // slow client slows the upstream read: Send blocks, nothing is queued.
 func (g *gateway) runStream(ctx context.Context, p *prepared, sink eventSink) error {
 	defer p.cancel()
+	defer g.tel.Metrics().StreamStarted(p.model.Name)()
 	s, err := g.streamRoute(ctx, p)
 	if err != nil {
-		return toStatus(ctx, err, g.finishMeta(p, nil), p.st.redact, g.log)
+		meta := g.finishMeta(p, reported(err))
+		return g.account(ctx, p, meta, toStatus(ctx, err, meta, p.st.redact, g.log))
 	}
 	defer s.Close() //nolint:errcheck // closing a finished or failed stream reports nothing useful
-	r := relay{g: g, p: p, sink: sink, meta: &llmrelayv1.ResponseMeta{}}
+	r := relay{g: g, ctx: ctx, p: p, sink: sink, meta: &llmrelayv1.ResponseMeta{}}
 	if err := r.run(s); err != nil {
 		return r.fail(ctx, err)
 	}
@@ -444,6 +593,7 @@ func (g *gateway) runStream(ctx context.Context, p *prepared, sink eventSink) er
 
 type relay struct {
 	g       *gateway
+	ctx     context.Context // the RPC's, for the call's accounting
 	p       *prepared
 	sink    eventSink
 	meta    *llmrelayv1.ResponseMeta // merged from the provider's EventMeta
@@ -452,6 +602,8 @@ type relay struct {
 	acc     foldState
 	usage   *llmrelayv1.Usage
 	sendErr error
+	// final is the meta of the finished stream, once built.
+	final *llmrelayv1.ResponseMeta
 	// tagged marks the reasoning blocks whose first delta went out.
 	tagged map[int32]bool
 }
@@ -531,7 +683,7 @@ func (r *relay) handle(ev *provider.Event) error {
 			d.Provider = r.p.providerType
 		}
 		if err := r.acc.acc.AddReasoning(d); err != nil {
-			return err
+			return r.broken(err)
 		}
 		return r.send(r.sink.reasoning(d))
 	case provider.EventToolCall:
@@ -542,7 +694,7 @@ func (r *relay) handle(ev *provider.Event) error {
 		d := &llmrelayv1.ToolCallDelta{CallId: ev.ToolCall.CallID, Index: int32(ev.ToolCall.Index), Name: ev.ToolCall.Name,
 			ArgumentsDelta: ev.ToolCall.Arguments, Signature: ev.ToolCall.Signature}
 		if err := r.acc.toolDelta(d); err != nil {
-			return err
+			return r.broken(err)
 		}
 		if !r.sink.tools() {
 			return nil // a chat stream has no tool events; the fold still keeps the call
@@ -567,10 +719,22 @@ func (r *relay) send(err error) error {
 	return err
 }
 
+// broken is the error of an event the accumulator refused (a fragment of
+// a call the provider already ended, more calls than allowed): the
+// provider broke its own protocol, which is UPSTREAM_BAD_RESPONSE, not a
+// bug of ours.
+func (r *relay) broken(err error) error {
+	return &provider.Error{Provider: r.p.providerType, Kind: provider.KindBadResponse,
+		Message: "the provider's stream broke its protocol: " + err.Error(), Err: err}
+}
+
 func (r *relay) completeCall(id string) error {
 	done, err := r.acc.doneCall(id)
-	if err != nil || done == nil || !r.sink.tools() {
-		return err
+	if err != nil {
+		return r.broken(err)
+	}
+	if done == nil || !r.sink.tools() {
+		return nil
 	}
 	return r.send(r.sink.toolDone(done))
 }
@@ -585,13 +749,17 @@ func (r *relay) closeOpenCalls() error {
 }
 
 func (r *relay) finalMeta() *llmrelayv1.ResponseMeta {
-	meta := r.g.finishMeta(r.p, &provider.Result{Meta: r.meta})
-	if r.usage != nil {
-		meta.Usage = r.usage
+	if r.final != nil {
+		return r.final
 	}
+	if r.usage != nil {
+		r.meta.Usage = r.usage // before finishMeta, which prices it
+	}
+	meta := r.g.finishMeta(r.p, &provider.Result{Meta: r.meta})
 	if r.ttft > 0 {
 		meta.TimeToFirstToken = durationpb.New(r.ttft)
 	}
+	r.final = meta
 	return meta
 }
 
@@ -609,6 +777,14 @@ func (r *relay) finish() error {
 			return err
 		}
 	}
+	if r.p.output != nil {
+		// The text deltas went out as they came; the check needs the
+		// whole answer. In ERROR mode the status replaces the end event.
+		if err := r.p.checkOutput(meta, r.acc.acc.Message()); err != nil {
+			return err // accounted with its status on the error path
+		}
+	}
+	r.g.account(r.ctx, r.p, meta, nil)
 	return r.send(r.sink.end(&llmrelayv1.StreamEnd{FinishReason: meta.FinishReason, Meta: meta}))
 }
 
@@ -620,8 +796,17 @@ func (r *relay) fail(ctx context.Context, err error) error {
 		// reach it; report the send error as it is.
 		return r.sendErr
 	}
+	if rep := reported(err); rep != nil {
+		// What the provider said with its failure (a failed response's
+		// usage, say) comes after what its events said.
+		if rep.Meta.Usage != nil {
+			r.usage = rep.Meta.Usage
+			rep.Meta.Usage = nil
+		}
+		proto.Merge(r.meta, rep.Meta)
+	}
 	meta := r.finalMeta()
-	return toStatus(ctx, err, meta, r.p.st.redact, r.g.log)
+	return r.g.account(ctx, r.p, meta, toStatus(ctx, err, meta, r.p.st.redact, r.g.log))
 }
 
 func firstNonEmpty(a, b string) string {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -38,12 +39,13 @@ models:
 // upstream replaying a recorded OpenAI answer (written in one piece), so
 // that the benchmarks measure the interceptor chain, validation, the
 // pipeline, the adapter, metadata building and the relay. Only errors are
-// logged (to stderr, so that a handler panic is visible).
-func benchServer(b *testing.B, recording string) llmrelayv1.GatewayServiceClient {
+// logged (to stderr, so that a handler panic is visible). extra is
+// appended to the configuration (telemetry).
+func benchServer(b *testing.B, recording string, extra ...string) llmrelayv1.GatewayServiceClient {
 	b.Helper()
 	up := providertest.Replay(b, providertest.Load(b, "provider/openai/testdata/"+recording))
 	up.Chunk = 1 << 20
-	cfg, err := config.Parse([]byte(strings.ReplaceAll(benchYAML, "{{URL}}", up.URL)), "bench")
+	cfg, err := config.Parse([]byte(strings.ReplaceAll(benchYAML+strings.Join(extra, ""), "{{URL}}", up.URL)), "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -62,11 +64,13 @@ func benchMessages() []*llmrelayv1.Message {
 	}
 }
 
-func benchChat(b *testing.B, raw bool) {
-	c := benchServer(b, "chat_plain.http")
+func benchChat(b *testing.B, raw bool, extra ...string) {
+	c := benchServer(b, "chat_plain.http", extra...)
 	req := &llmrelayv1.ChatRequest{Model: "m", Messages: benchMessages(), Call: &llmrelayv1.CallOptions{PreserveRaw: proto.Bool(raw)}}
 	ctx := context.Background()
 	b.ReportAllocs()
+	cpu := processCPU(b)
+	defer reportCPU(b, cpu)
 	for b.Loop() {
 		resp, err := c.Chat(ctx, req)
 		if err != nil {
@@ -102,12 +106,16 @@ func BenchmarkChatParallel(b *testing.B) {
 
 // BenchmarkStreamChat: one StreamChat end to end; ns/chunk is per relayed
 // text delta.
-func BenchmarkStreamChat(b *testing.B) {
-	c := benchServer(b, "chat_plain_stream.http")
+func BenchmarkStreamChat(b *testing.B) { benchStreamChat(b) }
+
+func benchStreamChat(b *testing.B, extra ...string) {
+	c := benchServer(b, "chat_plain_stream.http", extra...)
 	req := &llmrelayv1.StreamChatRequest{Model: "m", Messages: benchMessages(), Call: &llmrelayv1.CallOptions{PreserveRaw: proto.Bool(false)}}
 	ctx := context.Background()
 	chunks := 0
 	b.ReportAllocs()
+	cpu := processCPU(b)
+	defer reportCPU(b, cpu)
 	for b.Loop() {
 		s, err := c.StreamChat(ctx, req)
 		if err != nil {
@@ -132,4 +140,36 @@ func BenchmarkStreamChat(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(chunks), "ns/chunk")
+}
+
+// benchTelemetryYAML turns tracing on with spans batched to a discarding
+// exporter (every span made and processed, none sent) and metrics on.
+const benchTelemetryYAML = `
+telemetry:
+  tracing: {enabled: true, exporter: none}
+  metrics: {enabled: true, listen: "127.0.0.1:0"}
+`
+
+// BenchmarkChatTelemetry: BenchmarkChat with tracing (no-op exporter) and
+// metrics on: the overhead of telemetry is the difference.
+func BenchmarkChatTelemetry(b *testing.B) { benchChat(b, false, benchTelemetryYAML) }
+
+// BenchmarkStreamChatTelemetry: BenchmarkStreamChat with tracing (no-op
+// exporter) and metrics on.
+func BenchmarkStreamChatTelemetry(b *testing.B) { benchStreamChat(b, benchTelemetryYAML) }
+
+// reportCPU reports the process's CPU time per call since start: the
+// server, the in-process client and the upstream together (on unix).
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(processCPU(b)-start)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkChatTracing and BenchmarkChatMetrics split the telemetry
+// overhead in two: tracing alone (no-op exporter), metrics alone.
+func BenchmarkChatTracing(b *testing.B) {
+	benchChat(b, false, "\ntelemetry:\n  tracing: {enabled: true, exporter: none}\n")
+}
+
+func BenchmarkChatMetrics(b *testing.B) {
+	benchChat(b, false, "\ntelemetry:\n  metrics: {enabled: true, listen: \"127.0.0.1:0\"}\n")
 }

@@ -17,12 +17,13 @@ import (
 	"github.com/llmrelay/llmrelay/server/provider/gemini"
 	"github.com/llmrelay/llmrelay/server/provider/ollama"
 	"github.com/llmrelay/llmrelay/server/provider/openai"
+	"github.com/llmrelay/llmrelay/server/telemetry"
 )
 
 // buildProviders constructs every configured provider with its own pooled
 // HTTP client and call pipeline. It returns the secrets it read so that
 // they can be redacted everywhere.
-func buildProviders(cfg *config.Config) (map[string]*catalog.Provider, []string, error) {
+func buildProviders(cfg *config.Config, tel *telemetry.Telemetry) (map[string]*catalog.Provider, []string, error) {
 	out := map[string]*catalog.Provider{}
 	var secrets []string
 	for _, pc := range cfg.Providers {
@@ -37,14 +38,16 @@ func buildProviders(cfg *config.Config) (map[string]*catalog.Provider, []string,
 		}
 		t := cfg.Defaults.Merge(pc.Transport)
 		redact := pipeline.NewRedactor(key)
-		client := pipeline.NewHTTPClient(transportConfig(t), redact)
+		tc := transportConfig(t)
+		tc.Propagator = tel.Propagator()
+		client := pipeline.NewHTTPClient(tc, redact)
 		impl, err := newProvider(pc, key, client)
 		if err != nil {
 			return nil, nil, fmt.Errorf("provider %s: %w", pc.Name, err)
 		}
 		out[pc.Name] = &catalog.Provider{
 			Name: pc.Name, Type: pc.Type, Impl: impl,
-			Pipeline:    newPipeline(t),
+			Pipeline:    newPipeline(t, tel, pc),
 			PreserveRaw: t.PreserveRawData == nil || *t.PreserveRawData,
 		}
 	}
@@ -150,16 +153,23 @@ func rawLimit(t config.Transport) int {
 	return 1 << 20
 }
 
-// newPipeline is the provider call chain: retry (outermost), then timing
-// per attempt, then raw capture.
-func newPipeline(t config.Transport) *pipeline.Pipeline {
+// newPipeline is the provider call chain: retry (outermost), then, with
+// tracing on, a client span per attempt, then timing per attempt, then raw
+// capture. With tracing off the span interceptor is not in the chain at
+// all.
+func newPipeline(t config.Transport, tel *telemetry.Telemetry, pc config.Provider) *pipeline.Pipeline {
 	retryU, retryS := pipeline.Retry(retryPolicy(t), pipeline.RealClock{})
 	timeU, timeS := pipeline.Timing(pipeline.RealClock{}.Now)
 	rawU, rawS := pipeline.RawCapture(rawLimit(t))
-	return pipeline.New(
-		[]pipeline.Interceptor{retryU, timeU, rawU},
-		[]pipeline.StreamInterceptor{retryS, timeS, rawS},
-	)
+	unary := []pipeline.Interceptor{retryU}
+	stream := []pipeline.StreamInterceptor{retryS}
+	if tel.Tracing() {
+		traceU, traceS := pipeline.Trace(pipeline.Tracing{
+			Tracer: tel.Tracer(), ProviderType: pc.Type, ProviderName: pc.Name, RecordContent: tel.RecordContent(),
+		})
+		unary, stream = append(unary, traceU), append(stream, traceS)
+	}
+	return pipeline.New(append(unary, timeU, rawU), append(stream, timeS, rawS))
 }
 
 func headers(pc config.Provider) http.Header {

@@ -24,7 +24,9 @@ import (
 	"github.com/llmrelay/llmrelay/server/catalog"
 	"github.com/llmrelay/llmrelay/server/extract"
 	"github.com/llmrelay/llmrelay/server/interceptor"
+	"github.com/llmrelay/llmrelay/server/mcp"
 	"github.com/llmrelay/llmrelay/server/pipeline"
+	"github.com/llmrelay/llmrelay/server/telemetry"
 )
 
 // Server is a configured llmrelay server.
@@ -34,18 +36,41 @@ type Server struct {
 	grpc    *grpc.Server
 	health  *health.Server
 	gateway *gateway
+	tel     *telemetry.Telemetry
+}
+
+// Option adjusts New.
+type Option func(*options)
+
+type options struct {
+	telemetry []telemetry.Option
+}
+
+// WithTelemetryOptions passes options to the telemetry set-up (tests: an
+// in-memory span recorder).
+func WithTelemetryOptions(o ...telemetry.Option) Option {
+	return func(opts *options) { opts.telemetry = append(opts.telemetry, o...) }
 }
 
 // New builds the server from a validated configuration.
-func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
-	g := &gateway{log: log, now: time.Now}
-	st, err := buildState(cfg)
+func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	tel, err := telemetry.New(context.Background(), cfg.Telemetry, os.Getenv, o.telemetry...)
+	if err != nil {
+		return nil, err
+	}
+	g := &gateway{log: log, now: time.Now, tel: tel, drain: make(chan struct{})}
+	st, err := buildState(cfg, tel)
 	if err != nil {
 		return nil, err
 	}
 	g.state.Store(st)
-	s := &Server{cfg: cfg, log: log, gateway: g, health: health.NewServer()}
-	s.grpc = grpc.NewServer(
+	s := &Server{cfg: cfg, log: log, gateway: g, health: health.NewServer(), tel: tel}
+	// Telemetry first: its metrics interceptors are the outermost.
+	s.grpc = grpc.NewServer(append(tel.ServerOptions(),
 		grpc.ChainUnaryInterceptor(
 			interceptor.TimingUnary(time.Now),
 			interceptor.RequestIDUnary(),
@@ -70,13 +95,17 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 		// Responses encoded by the generated vtprotobuf marshalers
 		// (codec.go).
 		grpc.ForceServerCodecV2(newCodec()),
-	)
+	)...)
 	s.register()
+	tel.Registered(s.grpc)
 	return s, nil
 }
 
-func buildState(cfg *config.Config) (*state, error) {
-	providers, secrets, err := buildProviders(cfg)
+// Telemetry is the server's tracing and metrics; nil when both are off.
+func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
+
+func buildState(cfg *config.Config, tel *telemetry.Telemetry) (*state, error) {
+	providers, secrets, err := buildProviders(cfg, tel)
 	if err != nil {
 		return nil, err
 	}
@@ -84,14 +113,45 @@ func buildState(cfg *config.Config) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &state{catalog: cat, redact: pipeline.NewRedactor(secrets...)}, nil
+	servers, mcpSecrets, err := buildMCP(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &state{catalog: cat, redact: pipeline.NewRedactor(append(secrets, mcpSecrets...)...), mcp: servers,
+		allowMCPURLs: cfg.Agent.AllowRequestMCPURLs, callBound: cfg.Defaults.CallBound()}, nil
+}
+
+// buildMCP resolves the configured MCP servers' headers; their values are
+// secrets for the redactor.
+func buildMCP(cfg *config.Config) (map[string]configuredMCP, []string, error) {
+	out := map[string]configuredMCP{}
+	var secrets []string
+	for _, c := range cfg.MCPServers {
+		s := mcp.Server{Name: c.Name, URL: c.URL, Transport: c.Transport, AllowedTools: c.AllowedTools}
+		for k, h := range c.Headers {
+			v, err := h.Resolve()
+			if err != nil {
+				return nil, nil, fmt.Errorf("mcp server %s: header %s: %w", c.Name, k, err)
+			}
+			if s.Headers == nil {
+				s.Headers = map[string]string{}
+			}
+			s.Headers[k] = v
+			if h.Value == "" && len(v) >= 8 {
+				secrets = append(secrets, v)
+			}
+		}
+		out[c.Name] = configuredMCP{server: s, hosted: c.Hosted}
+	}
+	return out, secrets, nil
 }
 
 // register adds the gateway, health and reflection services.
 func (s *Server) register() {
-	llmrelayv1.RegisterGatewayServiceServer(s.grpc, s.gateway)
-	llmrelayv1.RegisterExtractServiceServer(s.grpc, &extractServer{inner: extract.NewService(), g: s.gateway})
-	healthpb.RegisterHealthServer(s.grpc, s.health)
+	// What the codec cannot decode is InvalidArgument (decode.go).
+	s.grpc.RegisterService(s.decodeErrors(&llmrelayv1.GatewayService_ServiceDesc), s.gateway)
+	s.grpc.RegisterService(s.decodeErrors(&llmrelayv1.ExtractService_ServiceDesc), &extractServer{inner: extract.NewService(), g: s.gateway})
+	s.grpc.RegisterService(s.decodeErrors(&healthpb.Health_ServiceDesc), s.health)
 	reflection.Register(s.grpc)
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.health.SetServingStatus(llmrelayv1.GatewayService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
@@ -154,6 +214,12 @@ func closeAll(lis []net.Listener) {
 // NOT_SERVING, in-flight calls and streams get the grace period to finish,
 // then the server stops.
 func (s *Server) Serve(ctx context.Context, lis []net.Listener) error {
+	stopTelemetry, err := s.serveTelemetry()
+	if err != nil {
+		closeAll(lis)
+		return err
+	}
+	defer stopTelemetry()
 	errc := make(chan error, len(lis))
 	for _, l := range lis {
 		s.log.Info("listening", slog.String("addr", l.Addr().String()), slog.String("network", l.Addr().Network()))
@@ -170,6 +236,9 @@ func (s *Server) Serve(ctx context.Context, lis []net.Listener) error {
 		grace = 15 * time.Second
 	}
 	s.log.Info("draining", slog.Duration("grace", grace))
+	// Agent runs go away at their next round; before health changes, so
+	// whoever sees NOT_SERVING also sees the drain.
+	s.gateway.startDrain()
 	s.health.Shutdown()
 	if d := min(s.cfg.Server.DrainDelay.Duration, grace); d > 0 {
 		// Still serving new calls while probes see NOT_SERVING.
@@ -219,7 +288,7 @@ func CheckConfig(path string) error {
 // configuration is rejected and the current one stays. The server section
 // (listeners, logging) is read only at start.
 func (s *Server) Reload(cfg *config.Config) error {
-	st, err := buildState(cfg)
+	st, err := buildState(cfg, s.tel)
 	if err != nil {
 		return fmt.Errorf("reload rejected, keeping the current configuration: %w", err)
 	}

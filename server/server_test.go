@@ -77,7 +77,7 @@ func user(text string) *llmrelayv1.Message {
 
 func weatherTools(t *testing.T) []*llmrelayv1.Tool {
 	t.Helper()
-	params, err := structpb.NewStruct(map[string]any{
+	params, err := jsonString(map[string]any{
 		"type":       "object",
 		"properties": map[string]any{"city": map[string]any{"type": "string"}, "days": map[string]any{"type": "integer"}},
 		"required":   []any{"city"},
@@ -475,6 +475,19 @@ func TestListModelsAndHealth(t *testing.T) {
 	}
 	if len(resp.GetModels()) != 1 || resp.GetNextPageToken() != "" || resp.GetModels()[0].GetName() != "builtin/embed" {
 		t.Fatalf("page 2 = %v", resp)
+	}
+	first, err := c.ListModels(ctx, &llmrelayv1.ListModelsRequest{PageSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []*llmrelayv1.ListModelsRequest{
+		{PageSize: 1, PageToken: "1"}, // the old integer offsets are not tokens
+		{PageSize: 2, PageToken: first.GetNextPageToken()},
+		{PageSize: 1, PageToken: "eyJ2IjoxLCJhZnRlciI6Im5vcGUiLCJzaXplIjoxfQ"}, // {"v":1,"after":"nope","size":1}
+	} {
+		if _, err := c.ListModels(ctx, bad); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("ListModels(%v) = %v, want InvalidArgument", bad, err)
+		}
 	}
 	h, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
 	if err != nil || h.GetStatus() != healthpb.HealthCheckResponse_SERVING {

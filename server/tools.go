@@ -9,7 +9,7 @@ import (
 // Tools generates an assistant message that may call the offered tools.
 func (g *gateway) Tools(ctx context.Context, req *llmrelayv1.ToolsRequest) (*llmrelayv1.ToolsResponse, error) {
 	ctx, p, err := g.prepareGeneration(ctx, generation{
-		model: req.GetModel(), messages: req.GetMessages(), tools: req.GetTools(), options: req.GetOptions(),
+		req: req, model: req.GetModel(), messages: req.GetMessages(), tools: req.GetTools(), options: req.GetOptions(),
 		providerOptions: req.GetProviderOptions(), call: req.GetCall(), wantTools: true,
 	})
 	if err != nil {
@@ -25,7 +25,7 @@ func (g *gateway) Tools(ctx context.Context, req *llmrelayv1.ToolsRequest) (*llm
 // StreamTools is Tools, streamed; tool-call deltas carry call_id.
 func (g *gateway) StreamTools(req *llmrelayv1.StreamToolsRequest, ss llmrelayv1.GatewayService_StreamToolsServer) error {
 	ctx, p, err := g.prepareGeneration(ss.Context(), generation{
-		model: req.GetModel(), messages: req.GetMessages(), tools: req.GetTools(), options: req.GetOptions(),
+		req: req, model: req.GetModel(), messages: req.GetMessages(), tools: req.GetTools(), options: req.GetOptions(),
 		providerOptions: req.GetProviderOptions(), call: req.GetCall(), wantTools: true,
 	})
 	if err != nil {
@@ -35,7 +35,13 @@ func (g *gateway) StreamTools(req *llmrelayv1.StreamToolsRequest, ss llmrelayv1.
 }
 
 type toolsSink struct {
-	ss llmrelayv1.GatewayService_StreamToolsServer
+	ss toolsSender
+}
+
+// toolsSender is where StreamTools events go: the StreamTools stream, or an
+// agent round.
+type toolsSender interface {
+	Send(*llmrelayv1.StreamToolsResponse) error
 }
 
 func (s toolsSink) send(ev *llmrelayv1.StreamToolsResponse) error { return s.ss.Send(ev) }

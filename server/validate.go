@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/schema"
 )
 
 // Request limits: a request beyond them is InvalidArgument, never cut.
@@ -21,6 +22,10 @@ const (
 )
 
 var toolName = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
+
+// schemaName is what OpenAI accepts as a response format name (the other
+// providers do not send it).
+var schemaName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // validateMessages checks the conversation; it reports the first problem
 // with its field path.
@@ -125,6 +130,11 @@ func validateTools(tools []*llmrelayv1.Tool) error {
 			return invalidField(f, "duplicate tool %q", t.GetName())
 		}
 		seen[t.GetName()] = true
+		if p := t.GetParameters(); p != "" {
+			if _, err := schema.Compile(p); err != nil {
+				return invalidField("tools["+strconv.Itoa(i)+"].parameters", "%v", err)
+			}
+		}
 	}
 	return nil
 }
@@ -134,8 +144,23 @@ func validateOptions(o *llmrelayv1.GenerationOptions, tools []*llmrelayv1.Tool) 
 		!slices.ContainsFunc(tools, func(t *llmrelayv1.Tool) bool { return t.GetName() == name }) {
 		return invalidField("options.tool_choice.function_name", "%q is not one of the offered tools", name)
 	}
-	if rf := o.GetResponseFormat(); rf.GetType() == llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA && rf.GetSchema() == nil {
+	rf := o.GetResponseFormat()
+	if _, known := llmrelayv1.ResponseFormatType_name[int32(rf.GetType())]; !known {
+		return invalidField("options.response_format.type", "unknown type %d", rf.GetType())
+	}
+	if rf.GetType() == llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA && rf.GetSchema() == "" {
 		return invalidField("options.response_format.schema", "required for RESPONSE_FORMAT_TYPE_JSON_SCHEMA")
+	}
+	if n := rf.GetSchemaName(); n != "" && !schemaName.MatchString(n) {
+		return invalidField("options.response_format.schema_name", "%q: 1-64 characters of letters, digits, _ and -", n)
+	}
+	if s := rf.GetSchema(); s != "" {
+		if rf.GetType() != llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA {
+			return invalidField("options.response_format.schema", "a schema needs type RESPONSE_FORMAT_TYPE_JSON_SCHEMA")
+		}
+		if _, err := schema.Compile(s); err != nil {
+			return invalidField("options.response_format.schema", "%v", err)
+		}
 	}
 	return nil
 }

@@ -16,7 +16,6 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
@@ -266,13 +265,19 @@ func readTools(path string) ([]*llmrelayv1.Tool, error) {
 	return tools, nil
 }
 
-// toolParameters converts a tool's JSON Schema text to the contract's type.
-func toolParameters(schema json.RawMessage) (*structpb.Struct, error) {
-	var obj map[string]any
-	if err := json.Unmarshal(schema, &obj); err != nil {
-		return nil, fmt.Errorf("want a JSON Schema object: %w", err)
+// toolParameters is a tool's JSON Schema as the JSON text the contract
+// carries, verbatim (key order kept): an object, or a string holding one.
+func toolParameters(schema json.RawMessage) (string, error) {
+	text := schema
+	var s string
+	if json.Unmarshal(schema, &s) == nil {
+		text = json.RawMessage(s) // already JSON text
 	}
-	return structpb.NewStruct(obj)
+	var obj map[string]any
+	if err := json.Unmarshal(text, &obj); err != nil {
+		return "", fmt.Errorf("want a JSON Schema object: %w", err)
+	}
+	return strings.TrimSpace(string(text)), nil
 }
 
 func tools(ctx context.Context, e *env, args []string) error {

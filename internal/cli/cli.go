@@ -58,6 +58,7 @@ func commands() []command {
 		{"serve", "", "run the server (the default without a command)", serve},
 		{"chat", "PROMPT...", "send a prompt to a model and stream the answer", chat},
 		{"tools", "PROMPT...", "offer tools to a model and stream its answer and tool calls", tools},
+		{"agent", "PROMPT...", "run an agent loop, tools answered by a JSON file or a command", agent},
 		{"embed", "TEXT...", "embed texts, one vector per line", embed},
 		{"models", "", "list the models the server serves", models},
 		{"health", "", "exit 0 if the server reports SERVING", health},

@@ -7,6 +7,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"reflect"
 	"regexp"
@@ -32,10 +33,66 @@ type Config struct {
 	Defaults  Transport  `yaml:"defaults"`
 	Providers []Provider `yaml:"providers"`
 	Models    []Model    `yaml:"models"`
+	// Telemetry is tracing and metrics; read only at start, like Server.
+	Telemetry Telemetry `yaml:"telemetry"`
+	// MCPServers are the MCP servers agent runs may name.
+	MCPServers []MCPServer `yaml:"mcp_servers"`
+	Agent      Agent       `yaml:"agent"`
 
 	// root and source locate errors (Locate).
 	root   *yaml.Node
 	source string
+}
+
+// MCPServer is one MCP server agent runs may use by name.
+type MCPServer struct {
+	Name string `yaml:"name"`
+	URL  string `yaml:"url"`
+	// Transport is "streamable" (default) or "sse".
+	Transport string `yaml:"transport"`
+	// Headers sent to the server; values from env, a file or inline. Never
+	// logged.
+	Headers map[string]HeaderValue `yaml:"headers"`
+	// AllowedTools limits the tools offered (all when empty).
+	AllowedTools []string `yaml:"allowed_tools"`
+	// Hosted passes the server to the OpenAI Responses API as a hosted MCP
+	// tool instead of executing it in the gateway.
+	Hosted bool `yaml:"hosted"`
+}
+
+// HeaderValue is a secret-capable value: exactly one of env, file, value.
+type HeaderValue struct {
+	Env   string `yaml:"env"`
+	File  string `yaml:"file"`
+	Value string `yaml:"value"`
+}
+
+// Resolve reads the value; an unset variable or unreadable file is an
+// error naming the source, never the value.
+func (h HeaderValue) Resolve() (string, error) {
+	switch {
+	case h.Env != "":
+		v := os.Getenv(h.Env)
+		if v == "" {
+			return "", fmt.Errorf("environment variable %s is not set", h.Env)
+		}
+		return strings.TrimSpace(v), nil
+	case h.File != "":
+		raw, err := os.ReadFile(h.File)
+		if err != nil {
+			return "", fmt.Errorf("file: %w", err)
+		}
+		return strings.TrimSpace(string(raw)), nil
+	default:
+		return h.Value, nil
+	}
+}
+
+// Agent are the Agent RPC's settings.
+type Agent struct {
+	// AllowRequestMCPURLs are URL prefixes a request may name as MCP servers
+	// itself; without one, a request-supplied URL is refused (no SSRF).
+	AllowRequestMCPURLs []string `yaml:"allow_request_mcp_urls"`
 }
 
 // Server are the listener and process settings.
@@ -65,6 +122,25 @@ type Transport struct {
 	FirstByteTimeout *Duration `yaml:"first_byte_timeout"`
 	IdleTimeout      *Duration `yaml:"idle_timeout"`
 	Retry            *Retry    `yaml:"retry"`
+	// MaxCallDuration bounds a whole call (retries, fallbacks and a
+	// stream's reading included) whatever the client's deadline, so that
+	// a provider trickling bytes forever is cut by the gateway. Only under
+	// defaults: a call may move between providers. Default
+	// DefaultMaxCallDuration.
+	MaxCallDuration *Duration `yaml:"max_call_duration"`
+}
+
+// DefaultMaxCallDuration is the bound of a call where the configuration
+// sets none: generous, since an answer of a reasoning model may take
+// minutes.
+const DefaultMaxCallDuration = 10 * time.Minute
+
+// CallBound is the configured max_call_duration, or the default.
+func (t Transport) CallBound() time.Duration {
+	if t.MaxCallDuration != nil {
+		return t.MaxCallDuration.Duration
+	}
+	return DefaultMaxCallDuration
 }
 
 // Retry is the retry policy.
@@ -88,8 +164,9 @@ type Provider struct {
 	APIKey     string `yaml:"api_key"`
 	APIKeyEnv  string `yaml:"api_key_env"`
 	APIKeyFile string `yaml:"api_key_file"`
-	// Azure: "entra" takes a bearer token from the key sources (re-read from
-	// the file on every call) instead of an api-key.
+	// Azure: "entra" takes a bearer token from the key sources instead of
+	// an api-key: from api_key_file it is read again whenever the file
+	// changes (one stat per call); env and inline values are read at start.
 	Auth string `yaml:"auth"`
 	// APIVersion: Azure api-version, Anthropic anthropic-version.
 	APIVersion string `yaml:"api_version"`
@@ -121,11 +198,28 @@ type Model struct {
 	Deployments []Deployment `yaml:"deployments"`
 	Routing     string       `yaml:"routing"`
 	// Reasoning overrides the name-based detection of reasoning models
-	// (o1, o3, o4, gpt-5 prefixes).
+	// (o1, o3, o4, gpt-5 prefixes). Only the OpenAI formats have rules
+	// for reasoning models; the other formats judge options by their API.
 	Reasoning *bool `yaml:"reasoning"`
+	// StructuredOutput is how an Anthropic model answers a JSON schema
+	// response_format: "tool" (default; a forced tool whose input is the
+	// answer, every Claude model) or "native" (output_config.format, for
+	// models that support structured outputs).
+	StructuredOutput string `yaml:"structured_output"`
 	// Capabilities: one entry per protocol (chat, vision, tools,
 	// embeddings); the model supports exactly these.
 	Capabilities map[string]Capability `yaml:"capabilities"`
+	// Prices, when set, give every response of the model its cost.
+	Prices *Prices `yaml:"prices"`
+	// Context is prompt context merged before every request's messages.
+	Context []ContextMessage `yaml:"context"`
+}
+
+// ContextMessage is one message of a model's prompt context.
+type ContextMessage struct {
+	// Role is system, user or assistant.
+	Role string `yaml:"role"`
+	Text string `yaml:"text"`
 }
 
 // Deployment is one provider serving a routed model.
@@ -252,6 +346,10 @@ func (c *Config) validate() []error {
 		add("server.log_format: %q is not text or json", c.Server.LogFormat)
 	}
 	errs = append(errs, c.Defaults.validate("defaults")...)
+	if d := c.Defaults.MaxCallDuration; d != nil && d.Duration <= 0 {
+		add("defaults.max_call_duration: must be positive, got %v", d.Duration)
+	}
+	errs = append(errs, c.Telemetry.validate()...)
 	names := map[string]bool{}
 	for i, p := range c.Providers {
 		where := fmt.Sprintf("providers[%d]", i)
@@ -288,6 +386,43 @@ func (c *Config) validate() []error {
 			add("%s (%s): organization and project are OpenAI headers; a %s provider does not send them", where, p.Name, p.Type)
 		}
 		errs = append(errs, p.Transport.validate(where+".transport")...)
+		if p.Transport.MaxCallDuration != nil {
+			add("%s (%s).transport.max_call_duration: only under defaults (a call may move between providers)", where, p.Name)
+		}
+	}
+	mcpNames := map[string]bool{}
+	for i, m := range c.MCPServers {
+		where := fmt.Sprintf("mcp_servers[%d]", i)
+		if m.Name == "" {
+			add("%s.name: required", where)
+		} else if mcpNames[m.Name] {
+			add("%s.name: duplicate MCP server %q", where, m.Name)
+		}
+		mcpNames[m.Name] = true
+		if u, err := url.Parse(m.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add("%s (%s).url: an http(s) URL is required", where, m.Name)
+		}
+		switch m.Transport {
+		case "", "streamable", "sse":
+		default:
+			add("%s (%s).transport: %q is not streamable or sse", where, m.Name, m.Transport)
+		}
+		for k, h := range m.Headers {
+			n := 0
+			for _, v := range []string{h.Env, h.File, h.Value} {
+				if v != "" {
+					n++
+				}
+			}
+			if n != 1 {
+				add("%s (%s).headers.%s: set exactly one of env, file, value", where, m.Name, k)
+			}
+		}
+	}
+	for i, p := range c.Agent.AllowRequestMCPURLs {
+		if u, err := url.Parse(p); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add("agent.allow_request_mcp_urls[%d]: %q is not an http(s) URL prefix", i, p)
+		}
 	}
 	models := map[string]bool{}
 	for i, m := range c.Models {
@@ -299,6 +434,9 @@ func (c *Config) validate() []error {
 		}
 		models[m.Name] = true
 		where = fmt.Sprintf("%s (%s)", where, m.Name)
+		if !contains([]string{"", "tool", "native"}, m.StructuredOutput) {
+			add("%s.structured_output: %q is not tool or native", where, m.StructuredOutput)
+		}
 		switch {
 		case m.Provider != "" && len(m.Deployments) > 0:
 			add("%s: set either provider or deployments, not both", where)
@@ -332,12 +470,25 @@ func (c *Config) validate() []error {
 		if len(m.Capabilities) == 0 {
 			add("%s.capabilities: at least one of %s", where, strings.Join(Protocols, ", "))
 		}
+		if m.Prices != nil {
+			errs = append(errs, m.Prices.validate(where+".prices")...)
+		}
 		for proto, capab := range m.Capabilities {
 			if !contains(Protocols, proto) {
 				add("%s.capabilities.%s: unknown protocol (use %s)", where, proto, strings.Join(Protocols, ", "))
 			}
 			if capab.Format == "" {
 				add("%s.capabilities.%s.format: required", where, proto)
+			}
+		}
+		for j, cm := range m.Context {
+			switch cm.Role {
+			case "system", "user", "assistant":
+			default:
+				add("%s.context[%d].role: %q is not system, user or assistant", where, j, cm.Role)
+			}
+			if cm.Text == "" {
+				add("%s.context[%d].text: required", where, j)
 			}
 		}
 	}

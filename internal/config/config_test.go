@@ -63,6 +63,7 @@ providers:
 models:
   - {name: m, provider: ghost, capabilities: {chat: {format: x}, sing: {format: y}}}
   - {name: r, provider: a, deployments: [{provider: a}], capabilities: {chat: {format: x}}}
+  - {name: s, provider: a, structured_output: json, capabilities: {chat: {format: x}}}
 `), "t")
 	if err == nil {
 		t.Fatal("want errors")
@@ -71,6 +72,7 @@ models:
 		"server.log_level", "providers[0] (a): set api_key_env", "providers[1].name: duplicate provider", "providers[1] (a).type",
 		`models[0] (m).provider: "ghost"`, "models[0] (m).capabilities.sing: unknown protocol", "models[1] (r): set either provider or deployments",
 		"providers[2] (z): organization and project are OpenAI headers",
+		`models[2] (s).structured_output: "json" is not tool or native`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in\n%v", want, err)
@@ -117,6 +119,89 @@ func TestTransportMerge(t *testing.T) {
 	got := base.Merge(Transport{Retry: &Retry{MaxAttempts: &one}, PreserveRawData: &off})
 	if *got.Retry.MaxAttempts != 1 || got.IdleTimeout.Duration != time.Minute || *got.PreserveRawData || *base.Retry.MaxAttempts != 3 {
 		t.Errorf("merge = %+v (base %+v)", got, base)
+	}
+}
+
+func TestMaxCallDuration(t *testing.T) {
+	t.Parallel()
+	c, err := Parse([]byte("defaults: {max_call_duration: 90s}\n"), "t")
+	if err != nil || c.Defaults.CallBound() != 90*time.Second {
+		t.Fatalf("bound %v, err %v", c.Defaults.CallBound(), err)
+	}
+	if c, err := Parse([]byte("providers: [{name: b, type: builtin}]\n"), "t"); err != nil || c.Defaults.CallBound() != DefaultMaxCallDuration {
+		t.Errorf("unset: %v %v", c.Defaults.CallBound(), err)
+	}
+	for yaml, want := range map[string]string{
+		"defaults: {max_call_duration: 0s}\n":                                         "defaults.max_call_duration: must be positive",
+		"providers: [{name: b, type: builtin, transport: {max_call_duration: 1m}}]\n": "providers[0] (b).transport.max_call_duration: only under defaults",
+	} {
+		if _, err := Parse([]byte(yaml), "t"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want %q", yaml, err, want)
+		}
+	}
+}
+
+// TestAgentConfig: MCP servers, the request URL allow-list and prompt
+// context are checked, every problem listed; header values resolve from
+// env, file or inline and name their source when missing.
+func TestAgentConfig(t *testing.T) {
+	_, err := Parse([]byte(`
+providers:
+  - {name: b, type: builtin}
+models:
+  - name: m
+    provider: b
+    capabilities: {tools: {format: builtin}}
+    context:
+      - {role: narrator, text: hi}
+      - {role: system}
+mcp_servers:
+  - {name: docs, url: "ftp://x"}
+  - {name: docs, url: "https://mcp.example.test", transport: ws, headers: {Authorization: {env: A, value: b}}}
+agent:
+  allow_request_mcp_urls: ["not a url"]
+`), "t")
+	if err == nil {
+		t.Fatal("want errors")
+	}
+	for _, want := range []string{
+		"context[0].role", "context[1].text: required", "mcp_servers[0] (docs).url", "mcp_servers[1].name: duplicate MCP server",
+		`mcp_servers[1] (docs).transport: "ws"`, "mcp_servers[1] (docs).headers.Authorization: set exactly one", "agent.allow_request_mcp_urls[0]",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in\n%v", want, err)
+		}
+	}
+	c, err := Parse([]byte(`
+providers:
+  - {name: b, type: builtin}
+models:
+  - {name: m, provider: b, capabilities: {tools: {format: builtin}}, context: [{role: system, text: Be brief.}]}
+mcp_servers:
+  - {name: docs, url: "https://mcp.example.test/mcp", transport: sse, allowed_tools: [search], hosted: true, headers: {X-Team: {value: t1}}}
+agent:
+  allow_request_mcp_urls: ["https://mcp.internal.test/"]
+`), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := c.MCPServers[0]; m.Transport != "sse" || !m.Hosted || m.AllowedTools[0] != "search" || m.Headers["X-Team"].Value != "t1" ||
+		c.Agent.AllowRequestMCPURLs[0] != "https://mcp.internal.test/" || c.Models[0].Context[0].Text != "Be brief." {
+		t.Fatalf("parsed %+v", c)
+	}
+	t.Setenv("LLMRELAY_TEST_MCP_TOKEN", " tok-123 ")
+	if v, err := (HeaderValue{Env: "LLMRELAY_TEST_MCP_TOKEN"}).Resolve(); err != nil || v != "tok-123" {
+		t.Fatalf("env: %q %v", v, err)
+	}
+	if _, err := (HeaderValue{Env: "LLMRELAY_TEST_MCP_UNSET"}).Resolve(); err == nil || !strings.Contains(err.Error(), "LLMRELAY_TEST_MCP_UNSET") {
+		t.Fatalf("unset env: %v", err)
+	}
+	f := t.TempDir() + "/tok"
+	if err := os.WriteFile(f, []byte("file-tok\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := (HeaderValue{File: f}).Resolve(); err != nil || v != "file-tok" {
+		t.Fatalf("file: %q %v", v, err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server/cost"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -34,13 +35,23 @@ type Model struct {
 	UpstreamModel string
 	Provider      *Provider
 	Reasoning     bool
-	Capabilities  map[llmrelayv1.Protocol]*Capability
+	// NativeStructuredOutput: the model takes JSON schema response formats
+	// natively (Anthropic output_config.format) instead of a forced tool.
+	NativeStructuredOutput bool
+	Capabilities           map[llmrelayv1.Protocol]*Capability
 	// Deployments serve the model, in fallback order (one for a model
 	// configured with a single provider).
 	Deployments []*Deployment
 	// Weighted picks the first deployment at random by weight.
 	Weighted bool
+	// Context is the configured prompt context, merged before every
+	// request's messages.
+	Context []*llmrelayv1.Message
+	// Prices give each response its cost; nil without configured prices.
+	Prices *cost.Table
 }
+
+var contextRoles = map[string]llmrelayv1.Role{"system": llmrelayv1.Role_ROLE_SYSTEM, "user": llmrelayv1.Role_ROLE_USER, "assistant": llmrelayv1.Role_ROLE_ASSISTANT}
 
 // Deployment is one provider serving a model.
 type Deployment struct {
@@ -130,7 +141,10 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 		if len(deps) == 0 {
 			deps = []config.Deployment{{Provider: mc.Provider, UpstreamModel: mc.UpstreamModel, Weight: 1}}
 		}
-		m := &Model{Name: mc.Name, Capabilities: map[llmrelayv1.Protocol]*Capability{}, Weighted: mc.Routing == "weighted"}
+		m := &Model{Name: mc.Name, Capabilities: map[llmrelayv1.Protocol]*Capability{}, Weighted: mc.Routing == "weighted", Prices: cost.New(mc.Prices)}
+		for _, cm := range mc.Context {
+			m.Context = append(m.Context, &llmrelayv1.Message{Role: contextRoles[cm.Role], Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: cm.Text}}}})
+		}
 		for j, dc := range deps {
 			p, ok := providers[dc.Provider]
 			if !ok {
@@ -153,7 +167,9 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 			continue
 		}
 		m.Provider, m.UpstreamModel = m.Deployments[0].Provider, m.Deployments[0].UpstreamModel
-		formatReasoning := false
+		// The name prefixes are OpenAI's: they apply only to a model
+		// with a format that follows OpenAI's reasoning rules.
+		formatReasoning, nameRules := false, false
 		keys := make([]string, 0, len(mc.Capabilities))
 		for k := range mc.Capabilities {
 			keys = append(keys, k)
@@ -199,6 +215,10 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 					errs = append(errs, fmt.Errorf("%s.options.%s: only for the tools capability", cwhere, name))
 				}
 			}
+			if name, reason := checkNumbers(f, opts); name != "" {
+				errs = append(errs, fmt.Errorf("%s.options.%s: %s", cwhere, name, reason))
+				continue
+			}
 			var shown *structpb.Struct
 			if len(cc.Options) > 0 {
 				if shown, err = structpb.NewStruct(normalize(cc.Options)); err != nil {
@@ -207,11 +227,12 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 				}
 			}
 			formatReasoning = formatReasoning || f.Reasoning
+			nameRules = nameRules || f.ReasoningRules
 			m.Capabilities[proto] = &Capability{Protocol: proto, Format: f, Options: opts, Dimensions: dims, Shown: shown}
 		}
-		m.Reasoning = formatReasoning || IsReasoningName(m.UpstreamModel)
+		m.Reasoning = formatReasoning || nameRules && IsReasoningName(m.UpstreamModel)
 		for _, d := range m.Deployments[1:] {
-			if IsReasoningName(d.UpstreamModel) != IsReasoningName(m.UpstreamModel) && mc.Reasoning == nil && !formatReasoning {
+			if nameRules && IsReasoningName(d.UpstreamModel) != IsReasoningName(m.UpstreamModel) && mc.Reasoning == nil && !formatReasoning {
 				errs = append(errs, fmt.Errorf("%s.deployments: %s and %s differ in reasoning support; set reasoning: true or false", where, m.UpstreamModel, d.UpstreamModel))
 			}
 		}
@@ -232,9 +253,16 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 					errs = append(errs, fmt.Errorf("%s.%s: %s, and %s is %s", cwhere, name, r, m.Name, kindWords(m.Reasoning)))
 				}
 			}
-			for _, e := range rangeErrors(m.Name, capab.Options) {
-				errs = append(errs, fmt.Errorf("%s.%s: %s", cwhere, e.Option, e.Reason))
+		}
+		if mc.StructuredOutput != "" {
+			// Only Anthropic has a choice; the other providers always use
+			// their one native mechanism.
+			for _, d := range m.Deployments {
+				if d.Provider.Type != "anthropic" {
+					errs = append(errs, fmt.Errorf("%s.structured_output: only for anthropic models (provider %s is %s)", where, d.Provider.Name, d.Provider.Type))
+				}
 			}
+			m.NativeStructuredOutput = mc.StructuredOutput == "native"
 		}
 		c.models[m.Name] = m
 		c.names = append(c.names, m.Name)
@@ -308,7 +336,7 @@ func ProtocolName(p llmrelayv1.Protocol) string {
 
 // Info describes a model for ListModels (no secrets: options only).
 func (m *Model) Info() *llmrelayv1.ModelInfo {
-	info := &llmrelayv1.ModelInfo{Name: m.Name, Provider: m.Provider.Name, UpstreamModel: m.UpstreamModel}
+	info := &llmrelayv1.ModelInfo{Name: m.Name, Provider: m.Provider.Name, UpstreamModel: m.UpstreamModel, Context: m.Context}
 	if len(m.Deployments) > 1 {
 		for _, d := range m.Deployments {
 			info.Deployments = append(info.Deployments, d.Name)

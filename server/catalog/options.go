@@ -212,29 +212,14 @@ func optionReason(name string, f *Format, reasoning, tools bool) string {
 	switch {
 	case !tools && (name == "tool_choice" || name == "parallel_tool_calls"):
 		return "only for Tools calls, which offer tools"
-	case reasoning && (name == "temperature" || name == "top_p"):
+	case f.ReasoningRules && reasoning && (name == "temperature" || name == "top_p"):
 		return "not supported by reasoning models"
-	case !reasoning && name == "reasoning_effort":
+	case f.ReasoningRules && !reasoning && name == "reasoning_effort":
 		return "only supported by reasoning models"
 	case !f.Options[name]:
 		return fmt.Sprintf("not supported by format %s", f.Name)
 	}
 	return ""
-}
-
-// rangeErrors are the option values outside their valid range.
-func rangeErrors(model string, o *llmrelayv1.GenerationOptions) []*OptionError {
-	var errs []*OptionError
-	if t := o.Temperature; t != nil && (*t < 0 || *t > 2) {
-		errs = append(errs, &OptionError{Model: model, Option: "temperature", Reason: fmt.Sprintf("%v is outside [0, 2]", *t)})
-	}
-	if p := o.TopP; p != nil && (*p < 0 || *p > 1) {
-		errs = append(errs, &OptionError{Model: model, Option: "top_p", Reason: fmt.Sprintf("%v is outside [0, 1]", *p)})
-	}
-	if n := o.MaxTokens; n != nil && *n < 1 {
-		errs = append(errs, &OptionError{Model: model, Option: "max_tokens", Reason: "must be at least 1"})
-	}
-	return errs
 }
 
 // Validate checks merged options against the format, the model's kind and
@@ -256,8 +241,89 @@ func Validate(model string, f *Format, reasoning, tools bool, o *llmrelayv1.Gene
 		m.Clear(fields.ByName(protoreflect.Name(name)))
 		dropped = append(dropped, &llmrelayv1.DroppedOption{Option: name, Reason: reason})
 	}
-	if errs := rangeErrors(model, o); len(errs) > 0 {
-		return dropped, errs[0]
+	if name, reason := checkNumbers(f, o); name != "" {
+		return dropped, &OptionError{Model: model, Option: name, Reason: reason}
 	}
 	return dropped, nil
+}
+
+// numberOptions are the floating-point options, in the order they are
+// checked.
+var numberOptions = []string{"temperature", "top_p", "presence_penalty", "frequency_penalty"}
+
+// checkNumbers returns the first number option of o outside what format f
+// accepts (NaN and infinities never are) and why; "" when all fit.
+func checkNumbers(f *Format, o *llmrelayv1.GenerationOptions) (string, string) {
+	values := [...]*float64{o.Temperature, o.TopP, o.PresencePenalty, o.FrequencyPenalty}
+	for i, v := range values {
+		if v == nil {
+			continue
+		}
+		name := numberOptions[i]
+		if math.IsNaN(*v) || math.IsInf(*v, 0) {
+			return name, fmt.Sprintf("must be a finite number, got %v", *v)
+		}
+		if r, ok := f.Ranges[name]; ok && !r.Contains(*v) {
+			return name, fmt.Sprintf("%v is outside %v, the range format %s accepts", *v, r, f.Name)
+		}
+	}
+	if n := o.MaxTokens; n != nil && *n < 1 {
+		return "max_tokens", fmt.Sprintf("must be at least 1, got %d", *n)
+	}
+	if n := o.TopK; n != nil && *n < 0 {
+		return "top_k", fmt.Sprintf("must not be negative, got %d", *n)
+	}
+	return "", ""
+}
+
+// Anthropic's extended thinking (Messages API, `thinking.budget_tokens`):
+// the budget is at least 1024 tokens and less than max_tokens, and a
+// thinking request takes no temperature but 1, no top_k, top_p only from
+// 0.95 to 1, and no forced tool use.
+const minThinkingBudget = 1024
+
+// ValidateProviderOptions checks the rules that tie provider options to the
+// merged generation options, as the provider's API states them. A
+// provider option that would silently override reasoning_effort (Gemini's
+// thinking_budget, Ollama's think win in the adapters) is an error rather
+// than a choice made for the caller.
+func ValidateProviderOptions(model string, o *llmrelayv1.GenerationOptions, po *llmrelayv1.ProviderOptions) error {
+	bad := func(option, format string, args ...any) error {
+		return &OptionError{Model: model, Option: option, Reason: fmt.Sprintf(format, args...)}
+	}
+	effort := o.GetReasoningEffort() != llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED
+	if g := po.GetGemini(); g != nil && g.ThinkingBudget != nil {
+		// thinkingConfig.thinkingBudget: -1 dynamic, 0 off, else tokens.
+		if g.GetThinkingBudget() < -1 {
+			return bad("provider_options.gemini.thinking_budget", "-1 (dynamic), 0 (off) or a token count, got %d", g.GetThinkingBudget())
+		}
+		if effort {
+			return bad("reasoning_effort", "set either reasoning_effort or provider_options.gemini.thinking_budget, not both")
+		}
+	}
+	if ol := po.GetOllama(); ol != nil && ol.Think != nil && effort {
+		return bad("reasoning_effort", "set either reasoning_effort or provider_options.ollama.think, not both")
+	}
+	a := po.GetAnthropic()
+	if a == nil || a.ThinkingBudgetTokens == nil {
+		return nil
+	}
+	const budget = "provider_options.anthropic.thinking_budget_tokens"
+	b := a.GetThinkingBudgetTokens()
+	tc := o.GetToolChoice()
+	switch {
+	case b < minThinkingBudget:
+		return bad(budget, "must be at least %d, got %d", minThinkingBudget, b)
+	case o.MaxTokens != nil && b >= o.GetMaxTokens():
+		return bad(budget, "%d must be less than max_tokens (%d)", b, o.GetMaxTokens())
+	case o.Temperature != nil && o.GetTemperature() != 1:
+		return bad("temperature", "anthropic takes no temperature but 1 with extended thinking (thinking_budget_tokens)")
+	case o.TopK != nil:
+		return bad("top_k", "anthropic takes no top_k with extended thinking (thinking_budget_tokens)")
+	case o.TopP != nil && o.GetTopP() < 0.95:
+		return bad("top_p", "anthropic takes top_p only from 0.95 to 1 with extended thinking (thinking_budget_tokens), got %v", o.GetTopP())
+	case tc.GetFunctionName() != "" || tc.GetMode() == llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED:
+		return bad("tool_choice", "anthropic cannot force tool use with extended thinking (thinking_budget_tokens)")
+	}
+	return nil
 }

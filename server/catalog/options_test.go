@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -43,6 +44,8 @@ func TestValidate(t *testing.T) {
 	t.Parallel()
 	chat := Formats["openai-chat"]
 	reasoning := Formats["openai-reasoning"]
+	gemini, anthropic, ollama := Formats["gemini"], Formats["anthropic-messages"], Formats["ollama"]
+	low := llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW
 	cases := []struct {
 		name        string
 		f           *Format
@@ -63,6 +66,25 @@ func TestValidate(t *testing.T) {
 		{"max tokens range", chat, false, false, &llmrelayv1.GenerationOptions{MaxTokens: i32(0)}, false, "max_tokens", nil},
 		{"tool choice on a chat call", chat, false, false, &llmrelayv1.GenerationOptions{ParallelToolCalls: proto.Bool(true)}, false, "parallel_tool_calls", nil},
 		{"tool choice on a tools call", chat, false, true, &llmrelayv1.GenerationOptions{ParallelToolCalls: proto.Bool(true)}, false, "", nil},
+		// Numbers: NaN and infinities are never valid, even with ignore.
+		{"NaN temperature", chat, false, false, &llmrelayv1.GenerationOptions{Temperature: f64(math.NaN())}, true, "temperature", nil},
+		{"infinite top_p", gemini, false, false, &llmrelayv1.GenerationOptions{TopP: f64(math.Inf(1))}, false, "top_p", nil},
+		{"NaN penalty on ollama", ollama, false, false, &llmrelayv1.GenerationOptions{PresencePenalty: f64(math.NaN())}, false, "presence_penalty", nil},
+		{"negative top_k", gemini, false, false, &llmrelayv1.GenerationOptions{TopK: i32(-1)}, false, "top_k", nil},
+		// Ranges are the format's API's.
+		{"anthropic temperature above 1", anthropic, false, false, &llmrelayv1.GenerationOptions{Temperature: f64(1.5)}, false, "temperature", nil},
+		{"anthropic temperature 1", anthropic, false, false, &llmrelayv1.GenerationOptions{Temperature: f64(1)}, false, "", nil},
+		{"gemini penalty 2 excluded", gemini, false, false, &llmrelayv1.GenerationOptions{FrequencyPenalty: f64(2)}, false, "frequency_penalty", nil},
+		{"gemini penalty -2 included", gemini, false, false, &llmrelayv1.GenerationOptions{PresencePenalty: f64(-2)}, false, "", nil},
+		{"openai penalty 2 included", chat, false, false, &llmrelayv1.GenerationOptions{PresencePenalty: f64(2)}, false, "", nil},
+		{"ollama temperature above 2", ollama, false, false, &llmrelayv1.GenerationOptions{Temperature: f64(3)}, false, "", nil},
+		{"ollama negative temperature", ollama, false, false, &llmrelayv1.GenerationOptions{Temperature: f64(-0.1)}, false, "temperature", nil},
+		// OpenAI's reasoning-model rules are OpenAI's: Gemini and Ollama
+		// take reasoning_effort on any model, Gemini temperature too.
+		{"gemini reasoning effort, not a reasoning name", gemini, false, false, &llmrelayv1.GenerationOptions{ReasoningEffort: low}, false, "", nil},
+		{"gemini temperature on a reasoning model", gemini, true, false, &llmrelayv1.GenerationOptions{Temperature: f64(0.3), ReasoningEffort: low}, false, "", nil},
+		{"ollama reasoning effort", ollama, false, false, &llmrelayv1.GenerationOptions{ReasoningEffort: low}, false, "", nil},
+		{"anthropic reasoning effort", anthropic, true, false, &llmrelayv1.GenerationOptions{ReasoningEffort: low}, false, "reasoning_effort", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,5 +163,57 @@ func TestRouteWeighted(t *testing.T) {
 	m.Weighted = false
 	if r := m.Route(func(int) int { return 3 }); r[0] != a {
 		t.Error("fallback routing must keep the configured order")
+	}
+}
+
+func TestValidateProviderOptions(t *testing.T) {
+	t.Parallel()
+	thinking := func(budget int32) *llmrelayv1.ProviderOptions {
+		return &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{ThinkingBudgetTokens: &budget}}}
+	}
+	gemini := func(budget int32) *llmrelayv1.ProviderOptions {
+		return &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Gemini{Gemini: &llmrelayv1.GeminiOptions{ThinkingBudget: &budget}}}
+	}
+	required := &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED}}
+	auto := &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}
+	cases := []struct {
+		name       string
+		opts       *llmrelayv1.GenerationOptions
+		po         *llmrelayv1.ProviderOptions
+		wantOption string
+	}{
+		{"no thinking", &llmrelayv1.GenerationOptions{Temperature: f64(0.2), TopK: i32(3)}, nil, ""},
+		{"valid", &llmrelayv1.GenerationOptions{MaxTokens: i32(4096), TopP: f64(0.95), Temperature: f64(1), ToolChoice: auto}, thinking(2048), ""},
+		{"budget below 1024", &llmrelayv1.GenerationOptions{}, thinking(1023), "provider_options.anthropic.thinking_budget_tokens"},
+		{"budget not below max_tokens", &llmrelayv1.GenerationOptions{MaxTokens: i32(2048)}, thinking(2048), "provider_options.anthropic.thinking_budget_tokens"},
+		{"temperature", &llmrelayv1.GenerationOptions{Temperature: f64(0.5)}, thinking(2048), "temperature"},
+		{"top_k", &llmrelayv1.GenerationOptions{TopK: i32(5)}, thinking(2048), "top_k"},
+		{"top_p below 0.95", &llmrelayv1.GenerationOptions{TopP: f64(0.9)}, thinking(2048), "top_p"},
+		{"forced tool", &llmrelayv1.GenerationOptions{ToolChoice: required}, thinking(2048), "tool_choice"},
+		{"named tool", &llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "f"}}}, thinking(2048), "tool_choice"},
+		// Gemini and Ollama: a provider option that would override reasoning_effort.
+		{"gemini budget and effort", &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW}, gemini(1024), "reasoning_effort"},
+		{"gemini dynamic budget", &llmrelayv1.GenerationOptions{}, gemini(-1), ""},
+		{"gemini budget below -1", &llmrelayv1.GenerationOptions{}, gemini(-2), "provider_options.gemini.thinking_budget"},
+		{"ollama think and effort", &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH},
+			&llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Ollama{Ollama: &llmrelayv1.OllamaOptions{Think: proto.Bool(true)}}}, "reasoning_effort"},
+		{"ollama think alone", &llmrelayv1.GenerationOptions{},
+			&llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Ollama{Ollama: &llmrelayv1.OllamaOptions{Think: proto.Bool(true)}}}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := ValidateProviderOptions("claude", tc.opts, tc.po)
+			var oe *OptionError
+			if tc.wantOption == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.As(err, &oe) || oe.Option != tc.wantOption || oe.Model != "claude" {
+				t.Fatalf("err = %v, want option %s", err, tc.wantOption)
+			}
+		})
 	}
 }

@@ -26,8 +26,10 @@ type Call struct {
 	Provider provider.Provider
 	// Deployment names the provider deployment, for retry records.
 	Deployment string
-	Request    *provider.Request
-	Embed      *provider.EmbedRequest
+	// Fallback is set when an earlier deployment of the route failed.
+	Fallback bool
+	Request  *provider.Request
+	Embed    *provider.EmbedRequest
 	// PreserveRaw asks for raw capture of this call.
 	PreserveRaw bool
 	// Record collects what the transport layer learns; never nil.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -68,9 +69,10 @@ var ErrRetryAfterBeyondDeadline = errors.New("the provider's retry delay exceeds
 var ErrRetryAfterTooLong = errors.New("the provider's retry delay exceeds max_retry_after")
 
 // Retryable reports whether a failed attempt may be retried: connection
-// errors before any response byte, transport timeouts, and HTTP 408, 429,
-// 500, 502, 503, 504, 529. Never other 4xx, never a cancellation or our
-// own deadline, never an exhausted quota.
+// errors before any response byte, transport timeouts, streams cut before
+// their final event, and HTTP 408, 429, 500, 502, 503, 504, 529. Never
+// other 4xx, never a cancellation or our own deadline, never an exhausted
+// quota.
 func Retryable(err error) bool {
 	var pe *provider.Error
 	if !errors.As(err, &pe) {
@@ -102,6 +104,10 @@ func Retryable(err error) bool {
 			return true
 		case provider.KindRateLimited:
 			return pe.Code != "insufficient_quota"
+		case provider.KindBadResponse:
+			// A stream cut before its final event is transient; output
+			// that does not parse would only fail again.
+			return errors.Is(err, provider.ErrStreamCut)
 		}
 	}
 	return false
@@ -113,6 +119,9 @@ func ReasonFor(err error) (reason string, status int32, message string) {
 	if errors.As(err, &pe) {
 		if pe.HTTPStatus >= 300 {
 			return "http_" + strconv.Itoa(pe.HTTPStatus), int32(pe.HTTPStatus), pe.Message
+		}
+		if pe.Kind == provider.KindBadResponse && errors.Is(pe, provider.ErrStreamCut) {
+			return "stream_cut", 0, pe.Message
 		}
 		return pe.Kind.String(), 0, pe.Message
 	}
@@ -224,7 +233,9 @@ const maxReadAhead = 64
 
 // readAhead reads events up to and including the first content event
 // (text, refusal, reasoning, tool call), io.EOF, or maxReadAhead events. A
-// read error before that is returned; the caller may retry.
+// read error before that is returned, carrying what the events read so far
+// reported (rate limits, response id, resolved model, usage) in its
+// provider.Error.Meta; the caller may retry.
 func readAhead(s provider.Stream) (*peeked, error) {
 	p := &peeked{Stream: s}
 	for len(p.buf) < maxReadAhead {
@@ -234,6 +245,7 @@ func readAhead(s provider.Stream) (*peeked, error) {
 			return p, nil
 		}
 		if err != nil {
+			keepReported(err, p.buf)
 			return nil, err
 		}
 		p.buf = append(p.buf, ev)
@@ -242,6 +254,36 @@ func readAhead(s provider.Stream) (*peeked, error) {
 		}
 	}
 	return p, nil
+}
+
+// keepReported folds the meta and usage events of a stream that failed
+// before its first content event into the failure's provider.Error.Meta,
+// under what the error itself reports: the client never sees these events,
+// and the FailedCallMeta is the only place left for them.
+func keepReported(err error, evs []*provider.Event) {
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		return
+	}
+	meta := &llmrelayv1.ResponseMeta{}
+	for _, ev := range evs {
+		switch {
+		case ev == nil:
+		case ev.Kind == provider.EventMeta && ev.Meta != nil:
+			proto.Merge(meta, ev.Meta)
+		case ev.Kind == provider.EventUsage && ev.Usage != nil:
+			meta.Usage = proto.CloneOf(ev.Usage)
+		}
+	}
+	if pe.Meta != nil {
+		if pe.Meta.Usage != nil {
+			meta.Usage = nil // the error's usage replaces the events', as a later usage event would
+		}
+		proto.Merge(meta, pe.Meta)
+	}
+	if proto.Size(meta) > 0 {
+		pe.Meta = meta
+	}
 }
 
 // peeked replays the events read ahead by Retry, then reads on.

@@ -310,6 +310,10 @@ func TestRetryable(t *testing.T) {
 		{"in-body invalid", pe(200, provider.KindInvalidRequest, ""), false, "invalid_request"},
 		{"our deadline", fmt.Errorf("%w: %w", pe(0, provider.KindTimeout, ""), context.DeadlineExceeded), false, "timeout"},
 		{"not a provider error", errors.New("x"), false, "error"},
+		// A stream cut before its final event is transient; output that
+		// does not parse is not.
+		{"stream cut", provider.StreamCut("p", "stream ended before [DONE]"), true, "stream_cut"},
+		{"unparseable", provider.BadResponse("p", "invalid chunk"), false, "bad_response"},
 	} {
 		if got := Retryable(c.err); got != c.want {
 			t.Errorf("%s: Retryable = %v, want %v", c.name, got, c.want)
@@ -387,3 +391,40 @@ func TestStreamTimingCountsEveryAttempt(t *testing.T) {
 		t.Errorf("attempts %d, request duration %v (backoff %v), want 2 and 5s", c.Record.Attempts, c.Record.RequestDuration, backoff)
 	}
 }
+
+// TestStreamFailureKeepsReportedMeta: what a stream reported before failing
+// ahead of its first content event (meta, usage) travels on the error, under
+// what the error itself reports.
+func TestStreamFailureKeepsReportedMeta(t *testing.T) {
+	t.Parallel()
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	fail := &provider.Error{Kind: provider.KindUnavailable, Message: "failed",
+		Meta: &llmrelayv1.ResponseMeta{ResolvedModel: "model-from-error", Usage: &llmrelayv1.Usage{InputTokens: 7, TotalTokens: 7}}}
+	c := &Call{Provider: &oneStream{s: &listStream{events: []*provider.Event{
+		{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{ResponseId: "resp_1", ResolvedModel: "model-from-event",
+			RateLimit: &llmrelayv1.RateLimit{RequestsRemaining: ptr(int64(5))}}},
+		{Kind: provider.EventUsage, Usage: &llmrelayv1.Usage{InputTokens: 3, CachedInputTokens: 2}},
+	}, errAt: fail}}, Request: &provider.Request{}}
+	_, err := newTestPipeline(clock, 1).Stream(context.Background(), c)
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v", err)
+	}
+	m := pe.Meta
+	if m.GetResponseId() != "resp_1" || m.GetResolvedModel() != "model-from-error" || m.GetRateLimit().GetRequestsRemaining() != 5 ||
+		m.GetUsage().GetInputTokens() != 7 || m.GetUsage().GetCachedInputTokens() != 0 {
+		t.Errorf("error meta = %v", m)
+	}
+}
+
+type oneStream struct{ s provider.Stream }
+
+func (o *oneStream) Generate(context.Context, *provider.Request) (*provider.Result, error) {
+	return nil, errors.New("unused")
+}
+
+func (o *oneStream) Stream(context.Context, *provider.Request) (provider.Stream, error) {
+	return o.s, nil
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -13,6 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
@@ -22,12 +25,15 @@ type TransportConfig struct {
 	ConnectTimeout time.Duration
 	// FirstByteTimeout bounds the wait for the response headers.
 	FirstByteTimeout time.Duration
-	// IdleTimeout bounds the silence between two reads of a response body
-	// (between stream events), instead of a total timeout that would cut
-	// long streams.
+	// IdleTimeout bounds how long one read of a response body waits for
+	// the provider's next bytes (between stream events); time the reader
+	// spends elsewhere (a relay blocked on a slow client) does not count.
 	IdleTimeout time.Duration
 	// MaxIdleConnsPerHost is the keep-alive pool size.
 	MaxIdleConnsPerHost int
+	// Propagator, when set, sends the trace context of the request's
+	// context upstream (traceparent); nil with tracing off.
+	Propagator propagation.TextMapPropagator
 }
 
 // DefaultTransportConfig is used where the configuration sets none.
@@ -56,7 +62,7 @@ func NewHTTPClient(cfg TransportConfig, redact *Redactor) *http.Client {
 		// Providers compress; Go's transparent gzip is kept.
 	}
 	split := &splitTransport{h1: newH1Transport(cfg, dialer.DialContext), std: base}
-	return &http.Client{Transport: &roundTripper{base: split, idle: cfg.IdleTimeout, redact: redact}}
+	return &http.Client{Transport: &roundTripper{base: split, idle: cfg.IdleTimeout, redact: redact, prop: cfg.Propagator}}
 }
 
 // splitTransport sends cleartext requests that go to the upstream directly
@@ -82,9 +88,13 @@ type roundTripper struct {
 	base   http.RoundTripper
 	idle   time.Duration
 	redact *Redactor
+	prop   propagation.TextMapPropagator
 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if rt.prop != nil && trace.SpanContextFromContext(req.Context()).IsValid() {
+		req = withTraceContext(req, rt.prop)
+	}
 	capture := provider.CaptureFrom(req.Context())
 	if capture != nil {
 		var body []byte
@@ -154,20 +164,28 @@ func newWatchedBody(rc io.ReadCloser, idle time.Duration, c *provider.Capture) *
 			w.timedOut.Store(true)
 			_ = rc.Close() // unblocks the pending Read; the error reported is the timeout
 		})
+		w.timer.Stop() // armed by each Read only
 	}
 	return w
 }
 
+// Read reads from the body with the idle timer running only while the
+// read waits: the timeout measures the provider's silence, not the time
+// the reader spends elsewhere (a stream relay blocked on a slow client by
+// gRPC flow control does not read, and must not be cut for it).
 func (w *watchedBody) Read(p []byte) (int, error) {
+	if w.timer != nil {
+		w.timer.Reset(w.idle)
+	}
 	n, err := w.rc.Read(p)
 	if err == io.EOF {
 		w.eof = true
 	}
 	if w.timer != nil {
+		w.timer.Stop()
 		if w.timedOut.Load() {
 			return n, idleTimeoutError{w.idle}
 		}
-		w.timer.Reset(w.idle)
 	}
 	if n > 0 && w.capture != nil {
 		w.capture.AppendResponse(p[:n]) // redacted whole by Snapshot
@@ -303,4 +321,19 @@ func (r *Redactor) String(s string) string {
 		}
 	}
 	return s
+}
+
+// withTraceContext is req with the trace context of its context in its
+// headers (traceparent). A RoundTripper must not modify the caller's
+// request: the request and its header map are copied; the values, which
+// nothing here changes, are shared (cheaper than Request.Clone's deep copy).
+func withTraceContext(req *http.Request, prop propagation.TextMapPropagator) *http.Request {
+	r := new(http.Request)
+	*r = *req
+	r.Header = make(http.Header, len(req.Header)+2)
+	for k, v := range req.Header {
+		r.Header[k] = v
+	}
+	prop.Inject(req.Context(), propagation.HeaderCarrier(r.Header))
+	return r
 }

@@ -114,6 +114,41 @@ func TestIdleTimeout(t *testing.T) {
 	}
 }
 
+// TestIdleTimeoutIgnoresReaderPauses: the idle timer measures the
+// provider's silence only; a reader that pauses between reads (a relay
+// blocked on a slow client) longer than the idle timeout is not cut.
+func TestIdleTimeoutIgnoresReaderPauses(t *testing.T) {
+	t.Parallel()
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, ev := range []string{"data: one\n\n", "data: two\n\n", "data: three\n\n"} {
+			io.WriteString(w, ev)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer upstream.Close()
+	cfg := DefaultTransportConfig
+	cfg.IdleTimeout = 50 * time.Millisecond
+	client := NewHTTPClient(cfg, nil)
+	req, _ := http.NewRequest(http.MethodGet, upstream.URL, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	first := make([]byte, 4)
+	if _, err := io.ReadFull(resp.Body, first); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * cfg.IdleTimeout) // the reader is busy elsewhere; the provider has sent everything
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("after a pause of the reader: %v", err)
+	}
+	if got := string(first) + string(rest); got != "data: one\n\ndata: two\n\ndata: three\n\n" {
+		t.Errorf("body = %q", got)
+	}
+}
+
 // TestCancelReachesUpstream: a cancelled call closes the upstream request.
 func TestCancelReachesUpstream(t *testing.T) {
 	t.Parallel()

@@ -11,6 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
 
 // Kind classifies a provider failure. The server maps kinds to gRPC codes in
@@ -88,6 +92,12 @@ type Error struct {
 	// Extended holds provider-specific details (e.g. Azure content filter
 	// results) for the failure's meta; may be nil.
 	Extended map[string]any
+	// Meta is what the provider reported before or with the failure: the
+	// rate-limit state and request id of an error response's headers, the
+	// response id, resolved model and usage of an answer that failed
+	// mid-way. The server puts it into the failure's FailedCallMeta under
+	// its own fields; nil when the provider reported nothing.
+	Meta *llmrelayv1.ResponseMeta
 	// Err is the underlying error, if any (transport errors).
 	Err error
 }
@@ -229,6 +239,42 @@ func redactURLError(err error) string {
 		}
 	}
 	return err.Error()
+}
+
+// AnswerFailed adds to an error about a 2xx answer (its body could not be
+// read or parsed, or held an error object) what the answer's head
+// reported: the request id when the error names none, and meta (request
+// id, rate limits) under what the error's own meta says. err is returned
+// unchanged when it is not an *Error; meta may be nil.
+func AnswerFailed(err error, requestID string, meta *llmrelayv1.ResponseMeta) error {
+	var pe *Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	if pe.RequestID == "" {
+		pe.RequestID = requestID
+	}
+	if meta != nil {
+		if pe.Meta != nil {
+			proto.Merge(meta, pe.Meta)
+		}
+		pe.Meta = meta
+	}
+	return err
+}
+
+// ErrStreamCut marks (in Error.Err) a stream that ended before the
+// provider's final event: the connection closed, or the body ended, mid
+// answer. Unlike output that does not parse, a cut is transient, so the
+// retry policy retries it while nothing has been relayed.
+var ErrStreamCut = errors.New("stream ended before the provider's final event")
+
+// StreamCut is the KindBadResponse Error of a stream cut before its final
+// event (ErrStreamCut).
+func StreamCut(providerName string, format string, args ...any) *Error {
+	e := BadResponse(providerName, format, args...)
+	e.Err = ErrStreamCut
+	return e
 }
 
 // BadResponse is the Error for provider output that could not be parsed.

@@ -4,34 +4,34 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
+	"io"
 	"slices"
-
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // MergeExtraBody sets the top-level fields of extra (ProviderOptions.
-// extra_body) in a JSON object body: a field the body has is replaced in
-// place, a new one is appended (new fields sorted), and the body's key
-// order is kept. reserved fields are the adapter's own (stream,
+// extra_body: a JSON object as text) in a JSON object body: a field the body
+// has is replaced in place, a new one is appended in extra's order, and the
+// body's key order is kept. reserved fields are the adapter's own (stream,
 // stream_options, model...): overriding them would break how the answer is
 // read, so they are left alone with a warning.
-func MergeExtraBody(body []byte, extra *structpb.Struct, reserved ...string) ([]byte, []string, error) {
-	if len(extra.GetFields()) == 0 {
+func MergeExtraBody(body []byte, extra string, reserved ...string) ([]byte, []string, error) {
+	if extra == "" {
 		return body, nil, nil
+	}
+	fields, err := objectFields(extra)
+	if err != nil {
+		return nil, nil, err
 	}
 	var warnings []string
 	set := map[string]json.RawMessage{}
-	for _, k := range slices.Sorted(maps.Keys(extra.GetFields())) {
-		if slices.Contains(reserved, k) {
-			warnings = append(warnings, fmt.Sprintf("extra_body.%s ignored: the gateway sets it", k))
+	var order []string
+	for _, f := range fields {
+		if slices.Contains(reserved, f.key) {
+			warnings = append(warnings, fmt.Sprintf("extra_body.%s ignored: the gateway sets it", f.key))
 			continue
 		}
-		v, err := json.Marshal(extra.GetFields()[k].AsInterface())
-		if err != nil {
-			return nil, nil, fmt.Errorf("extra_body.%s: %w", k, err)
-		}
-		set[k] = v
+		set[f.key] = f.value
+		order = append(order, f.key)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -69,9 +69,68 @@ func MergeExtraBody(body []byte, extra *structpb.Struct, reserved ...string) ([]
 		}
 		write(key, v)
 	}
-	for _, k := range slices.Sorted(maps.Keys(set)) {
-		write(k, set[k])
+	for _, k := range order {
+		if v, ok := set[k]; ok {
+			write(k, v)
+		}
 	}
 	out.WriteByte('}')
 	return out.Bytes(), warnings, nil
+}
+
+type field struct {
+	key   string
+	value json.RawMessage
+}
+
+// objectFields splits a JSON object text into its fields, in order. A
+// duplicate key is an error: which copy a provider would read is undefined.
+func objectFields(text string) ([]field, error) {
+	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("extra_body: not a JSON object")
+	}
+	var out []field
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("extra_body: %w", err)
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, fmt.Errorf("extra_body: unexpected token %v", tok)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("extra_body.%s: %w", key, err)
+		}
+		for _, f := range out {
+			if f.key == key {
+				return nil, fmt.Errorf("extra_body: duplicate field %q", key)
+			}
+		}
+		out = append(out, field{key, v})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("extra_body: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("extra_body: text after the object")
+	}
+	return out, nil
+}
+
+// SchemaJSON is a JSON Schema sent as text (Tool.parameters,
+// ResponseFormat.schema) as the raw JSON an adapter embeds in its request:
+// the caller's bytes, key order kept; nil when empty. The server has
+// checked the schema already; this only refuses text that is not JSON, so
+// that an adapter used on its own fails clearly.
+func SchemaJSON(text string) (json.RawMessage, error) {
+	if text == "" {
+		return nil, nil
+	}
+	if !json.Valid([]byte(text)) {
+		return nil, fmt.Errorf("not valid JSON")
+	}
+	return json.RawMessage(text), nil
 }

@@ -1,37 +1,28 @@
 package provider
 
 import (
+	"strings"
 	"testing"
-
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 func TestMergeExtraBody(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		name, in  string
-		extra     map[string]any
-		reserved  []string
-		want      string
-		nWarnings int
+		name, in, extra string
+		reserved        []string
+		want            string
+		nWarnings       int
 	}{
-		{"no extra", `{"model":"m","n":1}`, nil, nil, `{"model":"m","n":1}`, 0},
-		{"replace in place and append sorted", `{"model":"m","temperature":0.5,"stream":true}`,
-			map[string]any{"temperature": 1.0, "zeta": "z", "alpha": []any{1.0, "x"}}, nil,
-			`{"model":"m","temperature":1,"stream":true,"alpha":[1,"x"],"zeta":"z"}`, 0},
-		{"null value", `{"model":"m"}`, map[string]any{"user": nil}, nil, `{"model":"m","user":null}`, 0},
-		{"reserved kept, with a warning", `{"model":"m","stream":true}`, map[string]any{"stream": false, "model": "x", "top_k": 3.0},
+		{"no extra", `{"model":"m","n":1}`, "", nil, `{"model":"m","n":1}`, 0},
+		{"replace in place and append in extra's order", `{"model":"m","temperature":0.5,"stream":true}`,
+			`{"zeta": "z", "temperature": 1.0, "alpha": [1, "x"]}`, nil,
+			`{"model":"m","temperature":1.0,"stream":true,"zeta":"z","alpha":[1, "x"]}`, 0},
+		{"null value", `{"model":"m"}`, `{"user":null}`, nil, `{"model":"m","user":null}`, 0},
+		{"reserved kept, with a warning", `{"model":"m","stream":true}`, `{"stream": false, "model": "x", "top_k": 3}`,
 			[]string{"stream", "model"}, `{"model":"m","stream":true,"top_k":3}`, 2},
 	}
 	for _, tc := range cases {
-		var extra *structpb.Struct
-		if tc.extra != nil {
-			var err error
-			if extra, err = structpb.NewStruct(tc.extra); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got, warnings, err := MergeExtraBody([]byte(tc.in), extra, tc.reserved...)
+		got, warnings, err := MergeExtraBody([]byte(tc.in), tc.extra, tc.reserved...)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -39,8 +30,34 @@ func TestMergeExtraBody(t *testing.T) {
 			t.Errorf("%s: got %s %q, want %s and %d warnings", tc.name, got, warnings, tc.want, tc.nWarnings)
 		}
 	}
-	one, _ := structpb.NewStruct(map[string]any{"a": 1.0})
-	if _, _, err := MergeExtraBody([]byte(`[1]`), one); err == nil {
+	if _, _, err := MergeExtraBody([]byte(`[1]`), `{"a":1}`); err == nil {
 		t.Error("merge into a non-object: no error")
+	}
+	for extra, want := range map[string]string{
+		`[1]`:             "not a JSON object",
+		`{"a":1,"a":2}`:   `duplicate field "a"`,
+		`{"a":1} {"b":2}`: "text after the object",
+		`{"a":}`:          "extra_body",
+		`"text"`:          "not a JSON object",
+	} {
+		_, _, err := MergeExtraBody([]byte(`{"model":"m"}`), extra)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("extra %s: error %v, want it to say %q", extra, err, want)
+		}
+	}
+}
+
+func TestSchemaJSON(t *testing.T) {
+	t.Parallel()
+	if raw, err := SchemaJSON(""); raw != nil || err != nil {
+		t.Errorf("empty: %s %v", raw, err)
+	}
+	in := `{"type":"object","properties":{"reasoning":{"type":"string"},"answer":{"type":"string"}}}`
+	raw, err := SchemaJSON(in)
+	if err != nil || string(raw) != in {
+		t.Errorf("got %s %v, want the text unchanged", raw, err)
+	}
+	if _, err := SchemaJSON(`{"type":`); err == nil {
+		t.Error("invalid JSON: no error")
 	}
 }

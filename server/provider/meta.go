@@ -17,7 +17,19 @@ import (
 // anything structpb.NewValue accepts (nil, bool, numbers, string,
 // []any, map[string]any); a value it cannot hold is stored as its string
 // form rather than lost.
+//
+// The values clients branch on also have typed fields, filled here so that
+// no adapter can set one without the other: "stop_sequence" and
+// "service_tier".
 func SetExtended(meta *llmrelayv1.ResponseMeta, key string, value any) {
+	if s, ok := value.(string); ok {
+		switch key {
+		case "stop_sequence":
+			meta.StopSequence = s
+		case "service_tier":
+			meta.ServiceTier = s
+		}
+	}
 	if meta.Extended == nil {
 		meta.Extended = &structpb.Struct{Fields: map[string]*structpb.Value{}}
 	}
@@ -123,3 +135,17 @@ func HeaderValue(h http.Header, name string) string {
 // Count is a provider's token count as a proto int32: negative counts (bad
 // data) are 0, counts beyond int32 are capped.
 func Count(n int64) int32 { return int32(min(max(n, 0), math.MaxInt32)) }
+
+// ToolCallsFinish is the one cross-provider finish rule: an answer with tool
+// calls ends with FINISH_REASON_TOOL_CALLS when the provider reported a
+// normal stop (or no reason). Every other reason stays: a call cut by the
+// token limit is LENGTH and a filtered one CONTENT_FILTER, so a client that
+// runs every call of a TOOL_CALLS answer never runs a truncated one. Each
+// adapter maps its provider's words first, then applies this rule; the
+// server applies it again to the final message.
+func ToolCallsFinish(fr llmrelayv1.FinishReason, toolCalls int) llmrelayv1.FinishReason {
+	if toolCalls > 0 && (fr == llmrelayv1.FinishReason_FINISH_REASON_STOP || fr == llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED) {
+		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
+	}
+	return fr
+}

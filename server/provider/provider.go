@@ -39,6 +39,11 @@ type Request struct {
 	// Reasoning is true for reasoning models (OpenAI o-series, gpt-5):
 	// max_completion_tokens instead of max_tokens, no temperature/top_p.
 	Reasoning bool
+	// NativeStructuredOutput: the model takes a JSON schema response_format
+	// natively where the provider has two mechanisms (Anthropic: the
+	// model's structured_output setting, output_config.format instead of a
+	// forced tool).
+	NativeStructuredOutput bool
 	// The conversation, oldest first.
 	Messages []*llmrelayv1.Message
 	// Tools offered to the model (PROTOCOL_TOOLS only).
@@ -47,6 +52,20 @@ type Request struct {
 	Options *llmrelayv1.GenerationOptions
 	// Provider-specific options; may be nil.
 	ProviderOptions *llmrelayv1.ProviderOptions
+	// HostedMCP are MCP servers the provider calls itself (agent runs on the
+	// OpenAI Responses API only; the server refuses them elsewhere).
+	HostedMCP []HostedMCP
+}
+
+// HostedMCP is an MCP server passed to the provider as a hosted tool.
+type HostedMCP struct {
+	// Label names the server for the model (OpenAI server_label).
+	Label        string
+	URL          string
+	AllowedTools []string
+	// Headers for the server; Authorization is mapped to the provider's own
+	// field. Secrets: never logged.
+	Headers map[string]string
 }
 
 // EmbedRequest is one normalized embeddings request.

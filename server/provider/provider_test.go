@@ -187,3 +187,41 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+func TestSetExtendedFillsTypedFields(t *testing.T) {
+	t.Parallel()
+	meta := &llmrelayv1.ResponseMeta{}
+	SetExtended(meta, "stop_sequence", "\n\nHuman:")
+	SetExtended(meta, "service_tier", "priority")
+	SetExtended(meta, "system_fingerprint", "fp_x1")
+	if meta.GetStopSequence() != "\n\nHuman:" || meta.GetServiceTier() != "priority" {
+		t.Errorf("typed fields: stop_sequence %q, service_tier %q", meta.GetStopSequence(), meta.GetServiceTier())
+	}
+	if len(meta.GetExtended().GetFields()) != 3 {
+		t.Errorf("extended = %v, want all three keys kept", meta.GetExtended())
+	}
+}
+
+func TestToolCallsFinish(t *testing.T) {
+	t.Parallel()
+	const (
+		stop   = llmrelayv1.FinishReason_FINISH_REASON_STOP
+		length = llmrelayv1.FinishReason_FINISH_REASON_LENGTH
+		filter = llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
+		other  = llmrelayv1.FinishReason_FINISH_REASON_OTHER
+		none   = llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED
+		tools  = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
+	)
+	for _, tc := range []struct {
+		in    llmrelayv1.FinishReason
+		calls int
+		want  llmrelayv1.FinishReason
+	}{
+		{stop, 0, stop}, {stop, 2, tools}, {none, 1, tools}, {none, 0, none},
+		{length, 1, length}, {filter, 1, filter}, {other, 1, other}, {tools, 0, tools},
+	} {
+		if got := ToolCallsFinish(tc.in, tc.calls); got != tc.want {
+			t.Errorf("ToolCallsFinish(%v, %d) = %v, want %v", tc.in, tc.calls, got, tc.want)
+		}
+	}
+}

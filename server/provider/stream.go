@@ -8,7 +8,8 @@ import (
 type Stream interface {
 	// Recv returns the next event, or io.EOF after the provider's final
 	// event. A stream cut before the provider's final event must return an
-	// error (an *Error of KindBadResponse or KindUnavailable), never io.EOF.
+	// error (StreamCut, or a TransportError when the connection broke),
+	// never io.EOF: both are retried while nothing has been relayed.
 	Recv() (*Event, error)
 	// Close releases the upstream connection; safe to call more than once.
 	Close() error

@@ -7,9 +7,9 @@
 package llmrelayv1
 
 import (
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
-	structpb "google.golang.org/protobuf/types/known/structpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -440,7 +440,8 @@ type ToolCall struct {
 	// The arguments exactly as the model produced them: JSON text, possibly
 	// malformed. Never rewritten.
 	Arguments string `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
-	// Whether `arguments` parsed as a JSON object.
+	// Whether `arguments` parsed as a JSON object. Set by the gateway; ignored
+	// in requests.
 	ArgumentsValid bool `protobuf:"varint,4,opt,name=arguments_valid,json=argumentsValid,proto3" json:"arguments_valid,omitempty"`
 	// Opaque provider state attached to the call (Gemini thoughtSignature):
 	// send it back unchanged with the call in later turns.
@@ -590,11 +591,17 @@ func (x *ToolResult) GetIsError() bool {
 
 // Tool is a function the model may call.
 type Tool struct {
-	state       protoimpl.MessageState `protogen:"open.v1"`
-	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Description string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
-	// JSON Schema of the arguments object: the caller's schema, passed on as is.
-	Parameters *structpb.Struct `protobuf:"bytes,3,opt,name=parameters,proto3" json:"parameters,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The function name (letters, digits, `_`, `-`; at most 64 characters).
+	Name        string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// JSON Schema of the arguments object, as JSON text, e.g.
+	// `{"type":"object","properties":{"city":{"type":"string"}}}`. Sent to the
+	// provider byte for byte (key order kept), after the rewrites a provider
+	// needs (Gemini's schema subset). The server checks that it is a valid JSON
+	// Schema (InvalidArgument naming `tools[i].parameters` otherwise). Empty:
+	// a function without arguments.
+	Parameters string `protobuf:"bytes,5,opt,name=parameters,proto3" json:"parameters,omitempty"`
 	// Ask for strict schema adherence where the provider supports it.
 	Strict        *bool `protobuf:"varint,4,opt,name=strict,proto3,oneof" json:"strict,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -645,11 +652,11 @@ func (x *Tool) GetDescription() string {
 	return ""
 }
 
-func (x *Tool) GetParameters() *structpb.Struct {
+func (x *Tool) GetParameters() string {
 	if x != nil {
 		return x.Parameters
 	}
-	return nil
+	return ""
 }
 
 func (x *Tool) GetStrict() bool {
@@ -747,7 +754,7 @@ var File_llmrelay_v1_content_proto protoreflect.FileDescriptor
 
 const file_llmrelay_v1_content_proto_rawDesc = "" +
 	"\n" +
-	"\x19llmrelay/v1/content.proto\x12\vllmrelay.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17llmrelay/v1/enums.proto\"m\n" +
+	"\x19llmrelay/v1/content.proto\x12\vllmrelay.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x17llmrelay/v1/enums.proto\"m\n" +
 	"\aMessage\x12%\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x11.llmrelay.v1.RoleR\x04role\x12'\n" +
 	"\x05parts\x18\x02 \x03(\v2\x11.llmrelay.v1.PartR\x05parts\x12\x12\n" +
@@ -772,27 +779,27 @@ const file_llmrelay_v1_content_proto_rawDesc = "" +
 	"\x04data\x18\x02 \x01(\fH\x00R\x04data\x12\x1b\n" +
 	"\tmime_type\x18\x03 \x01(\tR\bmimeType\x120\n" +
 	"\x06detail\x18\x04 \x01(\x0e2\x18.llmrelay.v1.ImageDetailR\x06detailB\b\n" +
-	"\x06source\"\x9c\x01\n" +
+	"\x06source\"\xa1\x01\n" +
 	"\bToolCall\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x03 \x01(\tR\targuments\x12'\n" +
-	"\x0farguments_valid\x18\x04 \x01(\bR\x0eargumentsValid\x12\x1c\n" +
-	"\tsignature\x18\x05 \x01(\tR\tsignature\"n\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\x12,\n" +
+	"\x0farguments_valid\x18\x04 \x01(\bB\x03\xe0A\x03R\x0eargumentsValid\x12\x1c\n" +
+	"\tsignature\x18\x05 \x01(\tR\tsignature\"s\n" +
 	"\n" +
-	"ToolResult\x12\x17\n" +
-	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
+	"ToolResult\x12\x1c\n" +
+	"\acall_id\x18\x01 \x01(\tB\x03\xe0A\x02R\x06callId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
 	"\acontent\x18\x03 \x01(\tR\acontent\x12\x19\n" +
-	"\bis_error\x18\x04 \x01(\bR\aisError\"\x9d\x01\n" +
-	"\x04Tool\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
-	"\vdescription\x18\x02 \x01(\tR\vdescription\x127\n" +
+	"\bis_error\x18\x04 \x01(\bR\aisError\"\x8f\x01\n" +
+	"\x04Tool\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tB\x03\xe0A\x02R\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1e\n" +
 	"\n" +
-	"parameters\x18\x03 \x01(\v2\x17.google.protobuf.StructR\n" +
+	"parameters\x18\x05 \x01(\tR\n" +
 	"parameters\x12\x1b\n" +
 	"\x06strict\x18\x04 \x01(\bH\x00R\x06strict\x88\x01\x01B\t\n" +
-	"\a_strict\"p\n" +
+	"\a_strictJ\x04\b\x03\x10\x04\"p\n" +
 	"\n" +
 	"ToolChoice\x121\n" +
 	"\x04mode\x18\x01 \x01(\x0e2\x1b.llmrelay.v1.ToolChoiceModeH\x00R\x04mode\x12%\n" +
@@ -814,18 +821,17 @@ func file_llmrelay_v1_content_proto_rawDescGZIP() []byte {
 
 var file_llmrelay_v1_content_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_llmrelay_v1_content_proto_goTypes = []any{
-	(*Message)(nil),         // 0: llmrelay.v1.Message
-	(*Part)(nil),            // 1: llmrelay.v1.Part
-	(*Reasoning)(nil),       // 2: llmrelay.v1.Reasoning
-	(*Image)(nil),           // 3: llmrelay.v1.Image
-	(*ToolCall)(nil),        // 4: llmrelay.v1.ToolCall
-	(*ToolResult)(nil),      // 5: llmrelay.v1.ToolResult
-	(*Tool)(nil),            // 6: llmrelay.v1.Tool
-	(*ToolChoice)(nil),      // 7: llmrelay.v1.ToolChoice
-	(Role)(0),               // 8: llmrelay.v1.Role
-	(ImageDetail)(0),        // 9: llmrelay.v1.ImageDetail
-	(*structpb.Struct)(nil), // 10: google.protobuf.Struct
-	(ToolChoiceMode)(0),     // 11: llmrelay.v1.ToolChoiceMode
+	(*Message)(nil),     // 0: llmrelay.v1.Message
+	(*Part)(nil),        // 1: llmrelay.v1.Part
+	(*Reasoning)(nil),   // 2: llmrelay.v1.Reasoning
+	(*Image)(nil),       // 3: llmrelay.v1.Image
+	(*ToolCall)(nil),    // 4: llmrelay.v1.ToolCall
+	(*ToolResult)(nil),  // 5: llmrelay.v1.ToolResult
+	(*Tool)(nil),        // 6: llmrelay.v1.Tool
+	(*ToolChoice)(nil),  // 7: llmrelay.v1.ToolChoice
+	(Role)(0),           // 8: llmrelay.v1.Role
+	(ImageDetail)(0),    // 9: llmrelay.v1.ImageDetail
+	(ToolChoiceMode)(0), // 10: llmrelay.v1.ToolChoiceMode
 }
 var file_llmrelay_v1_content_proto_depIdxs = []int32{
 	8,  // 0: llmrelay.v1.Message.role:type_name -> llmrelay.v1.Role
@@ -835,13 +841,12 @@ var file_llmrelay_v1_content_proto_depIdxs = []int32{
 	5,  // 4: llmrelay.v1.Part.tool_result:type_name -> llmrelay.v1.ToolResult
 	2,  // 5: llmrelay.v1.Part.reasoning:type_name -> llmrelay.v1.Reasoning
 	9,  // 6: llmrelay.v1.Image.detail:type_name -> llmrelay.v1.ImageDetail
-	10, // 7: llmrelay.v1.Tool.parameters:type_name -> google.protobuf.Struct
-	11, // 8: llmrelay.v1.ToolChoice.mode:type_name -> llmrelay.v1.ToolChoiceMode
-	9,  // [9:9] is the sub-list for method output_type
-	9,  // [9:9] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	10, // 7: llmrelay.v1.ToolChoice.mode:type_name -> llmrelay.v1.ToolChoiceMode
+	8,  // [8:8] is the sub-list for method output_type
+	8,  // [8:8] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_llmrelay_v1_content_proto_init() }

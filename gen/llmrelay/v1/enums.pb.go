@@ -154,6 +154,9 @@ const (
 	FinishReason_FINISH_REASON_CONTENT_FILTER FinishReason = 4
 	// The provider gave a reason that maps to none of the above.
 	FinishReason_FINISH_REASON_OTHER FinishReason = 5
+	// Agent only: the model still asked for tools when the run reached its
+	// max_rounds; the unanswered calls end the conversation.
+	FinishReason_FINISH_REASON_MAX_ROUNDS FinishReason = 6
 )
 
 // Enum value maps for FinishReason.
@@ -165,6 +168,7 @@ var (
 		3: "FINISH_REASON_TOOL_CALLS",
 		4: "FINISH_REASON_CONTENT_FILTER",
 		5: "FINISH_REASON_OTHER",
+		6: "FINISH_REASON_MAX_ROUNDS",
 	}
 	FinishReason_value = map[string]int32{
 		"FINISH_REASON_UNSPECIFIED":    0,
@@ -173,6 +177,7 @@ var (
 		"FINISH_REASON_TOOL_CALLS":     3,
 		"FINISH_REASON_CONTENT_FILTER": 4,
 		"FINISH_REASON_OTHER":          5,
+		"FINISH_REASON_MAX_ROUNDS":     6,
 	}
 )
 
@@ -421,6 +426,61 @@ func (ImageDetail) EnumDescriptor() ([]byte, []int) {
 	return file_llmrelay_v1_enums_proto_rawDescGZIP(), []int{6}
 }
 
+// ToolTimeoutAction is what an agent run does when a client tool's result
+// does not arrive within tool_timeout.
+type ToolTimeoutAction int32
+
+const (
+	// The default: TOOL_TIMEOUT_ACTION_FAIL.
+	ToolTimeoutAction_TOOL_TIMEOUT_ACTION_UNSPECIFIED ToolTimeoutAction = 0
+	// End the run with DEADLINE_EXCEEDED naming the missing call ids.
+	ToolTimeoutAction_TOOL_TIMEOUT_ACTION_FAIL ToolTimeoutAction = 1
+	// Give the model an error result for each missing call and go on; the
+	// client is told with a tool_call_cancellation and a late result is ignored.
+	ToolTimeoutAction_TOOL_TIMEOUT_ACTION_ERROR_RESULT ToolTimeoutAction = 2
+)
+
+// Enum value maps for ToolTimeoutAction.
+var (
+	ToolTimeoutAction_name = map[int32]string{
+		0: "TOOL_TIMEOUT_ACTION_UNSPECIFIED",
+		1: "TOOL_TIMEOUT_ACTION_FAIL",
+		2: "TOOL_TIMEOUT_ACTION_ERROR_RESULT",
+	}
+	ToolTimeoutAction_value = map[string]int32{
+		"TOOL_TIMEOUT_ACTION_UNSPECIFIED":  0,
+		"TOOL_TIMEOUT_ACTION_FAIL":         1,
+		"TOOL_TIMEOUT_ACTION_ERROR_RESULT": 2,
+	}
+)
+
+func (x ToolTimeoutAction) Enum() *ToolTimeoutAction {
+	p := new(ToolTimeoutAction)
+	*p = x
+	return p
+}
+
+func (x ToolTimeoutAction) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ToolTimeoutAction) Descriptor() protoreflect.EnumDescriptor {
+	return file_llmrelay_v1_enums_proto_enumTypes[7].Descriptor()
+}
+
+func (ToolTimeoutAction) Type() protoreflect.EnumType {
+	return &file_llmrelay_v1_enums_proto_enumTypes[7]
+}
+
+func (x ToolTimeoutAction) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ToolTimeoutAction.Descriptor instead.
+func (ToolTimeoutAction) EnumDescriptor() ([]byte, []int) {
+	return file_llmrelay_v1_enums_proto_rawDescGZIP(), []int{7}
+}
+
 var File_llmrelay_v1_enums_proto protoreflect.FileDescriptor
 
 const file_llmrelay_v1_enums_proto_rawDesc = "" +
@@ -437,14 +497,15 @@ const file_llmrelay_v1_enums_proto_rawDesc = "" +
 	"\rPROTOCOL_CHAT\x10\x01\x12\x13\n" +
 	"\x0fPROTOCOL_VISION\x10\x02\x12\x12\n" +
 	"\x0ePROTOCOL_TOOLS\x10\x03\x12\x17\n" +
-	"\x13PROTOCOL_EMBEDDINGS\x10\x04*\xb8\x01\n" +
+	"\x13PROTOCOL_EMBEDDINGS\x10\x04*\xd6\x01\n" +
 	"\fFinishReason\x12\x1d\n" +
 	"\x19FINISH_REASON_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12FINISH_REASON_STOP\x10\x01\x12\x18\n" +
 	"\x14FINISH_REASON_LENGTH\x10\x02\x12\x1c\n" +
 	"\x18FINISH_REASON_TOOL_CALLS\x10\x03\x12 \n" +
 	"\x1cFINISH_REASON_CONTENT_FILTER\x10\x04\x12\x17\n" +
-	"\x13FINISH_REASON_OTHER\x10\x05*\xbe\x01\n" +
+	"\x13FINISH_REASON_OTHER\x10\x05\x12\x1c\n" +
+	"\x18FINISH_REASON_MAX_ROUNDS\x10\x06*\xbe\x01\n" +
 	"\x0fReasoningEffort\x12 \n" +
 	"\x1cREASONING_EFFORT_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15REASONING_EFFORT_NONE\x10\x01\x12\x1c\n" +
@@ -466,7 +527,11 @@ const file_llmrelay_v1_enums_proto_rawDesc = "" +
 	"\x18IMAGE_DETAIL_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11IMAGE_DETAIL_AUTO\x10\x01\x12\x14\n" +
 	"\x10IMAGE_DETAIL_LOW\x10\x02\x12\x15\n" +
-	"\x11IMAGE_DETAIL_HIGH\x10\x03B\xa3\x01\n" +
+	"\x11IMAGE_DETAIL_HIGH\x10\x03*|\n" +
+	"\x11ToolTimeoutAction\x12#\n" +
+	"\x1fTOOL_TIMEOUT_ACTION_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18TOOL_TIMEOUT_ACTION_FAIL\x10\x01\x12$\n" +
+	" TOOL_TIMEOUT_ACTION_ERROR_RESULT\x10\x02B\xa3\x01\n" +
 	"\x0fcom.llmrelay.v1B\n" +
 	"EnumsProtoP\x01Z7github.com/llmrelay/llmrelay/gen/llmrelay/v1;llmrelayv1\xa2\x02\x03LXX\xaa\x02\vLlmrelay.V1\xca\x02\vLlmrelay\\V1\xe2\x02\x17Llmrelay\\V1\\GPBMetadata\xea\x02\fLlmrelay::V1b\x06proto3"
 
@@ -482,7 +547,7 @@ func file_llmrelay_v1_enums_proto_rawDescGZIP() []byte {
 	return file_llmrelay_v1_enums_proto_rawDescData
 }
 
-var file_llmrelay_v1_enums_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_llmrelay_v1_enums_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
 var file_llmrelay_v1_enums_proto_goTypes = []any{
 	(Role)(0),               // 0: llmrelay.v1.Role
 	(Protocol)(0),           // 1: llmrelay.v1.Protocol
@@ -491,6 +556,7 @@ var file_llmrelay_v1_enums_proto_goTypes = []any{
 	(ToolChoiceMode)(0),     // 4: llmrelay.v1.ToolChoiceMode
 	(ResponseFormatType)(0), // 5: llmrelay.v1.ResponseFormatType
 	(ImageDetail)(0),        // 6: llmrelay.v1.ImageDetail
+	(ToolTimeoutAction)(0),  // 7: llmrelay.v1.ToolTimeoutAction
 }
 var file_llmrelay_v1_enums_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for method output_type
@@ -510,7 +576,7 @@ func file_llmrelay_v1_enums_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmrelay_v1_enums_proto_rawDesc), len(file_llmrelay_v1_enums_proto_rawDesc)),
-			NumEnums:      7,
+			NumEnums:      8,
 			NumMessages:   0,
 			NumExtensions: 0,
 			NumServices:   0,

@@ -63,6 +63,22 @@ const (
 	ErrorReason_ERROR_REASON_UNSUPPORTED_OPERATION ErrorReason = 15
 	// The caller's own credentials were refused by the gateway (Unauthenticated).
 	ErrorReason_ERROR_REASON_UNAUTHENTICATED ErrorReason = 16
+	// The caller is authenticated but may not use this model or RPC (PermissionDenied).
+	ErrorReason_ERROR_REASON_PERMISSION_DENIED ErrorReason = 17
+	// A limit of the gateway was reached: request size, concurrent calls, the
+	// caller's rate limit (ResourceExhausted, with RetryInfo when known).
+	ErrorReason_ERROR_REASON_RESOURCE_EXHAUSTED ErrorReason = 18
+	// The model's structured output is not valid JSON or does not match the
+	// schema (FailedPrecondition); FailedCallMeta carries the answer and the
+	// validation errors.
+	ErrorReason_ERROR_REASON_OUTPUT_VALIDATION_FAILED ErrorReason = 19
+	// The server is shutting down; continue the call elsewhere (Unavailable).
+	ErrorReason_ERROR_REASON_SHUTTING_DOWN ErrorReason = 20
+	// Agent: a client tool's result did not arrive within tool_timeout
+	// (DeadlineExceeded).
+	ErrorReason_ERROR_REASON_TOOL_TIMEOUT ErrorReason = 21
+	// Agent: an MCP server could not be reached or listed at setup (Unavailable).
+	ErrorReason_ERROR_REASON_MCP_SERVER_UNAVAILABLE ErrorReason = 22
 )
 
 // Enum value maps for ErrorReason.
@@ -85,6 +101,12 @@ var (
 		14: "ERROR_REASON_CANCELLED",
 		15: "ERROR_REASON_UNSUPPORTED_OPERATION",
 		16: "ERROR_REASON_UNAUTHENTICATED",
+		17: "ERROR_REASON_PERMISSION_DENIED",
+		18: "ERROR_REASON_RESOURCE_EXHAUSTED",
+		19: "ERROR_REASON_OUTPUT_VALIDATION_FAILED",
+		20: "ERROR_REASON_SHUTTING_DOWN",
+		21: "ERROR_REASON_TOOL_TIMEOUT",
+		22: "ERROR_REASON_MCP_SERVER_UNAVAILABLE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                0,
@@ -104,6 +126,12 @@ var (
 		"ERROR_REASON_CANCELLED":                  14,
 		"ERROR_REASON_UNSUPPORTED_OPERATION":      15,
 		"ERROR_REASON_UNAUTHENTICATED":            16,
+		"ERROR_REASON_PERMISSION_DENIED":          17,
+		"ERROR_REASON_RESOURCE_EXHAUSTED":         18,
+		"ERROR_REASON_OUTPUT_VALIDATION_FAILED":   19,
+		"ERROR_REASON_SHUTTING_DOWN":              20,
+		"ERROR_REASON_TOOL_TIMEOUT":               21,
+		"ERROR_REASON_MCP_SERVER_UNAVAILABLE":     22,
 	}
 )
 
@@ -138,7 +166,7 @@ var File_llmrelay_v1_error_reason_proto protoreflect.FileDescriptor
 
 const file_llmrelay_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
-	"\x1ellmrelay/v1/error_reason.proto\x12\vllmrelay.v1*\xfb\x04\n" +
+	"\x1ellmrelay/v1/error_reason.proto\x12\vllmrelay.v1*\xd7\x06\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cERROR_REASON_INVALID_REQUEST\x10\x01\x12(\n" +
@@ -157,7 +185,13 @@ const file_llmrelay_v1_error_reason_proto_rawDesc = "" +
 	"\x15ERROR_REASON_INTERNAL\x10\r\x12\x1a\n" +
 	"\x16ERROR_REASON_CANCELLED\x10\x0e\x12&\n" +
 	"\"ERROR_REASON_UNSUPPORTED_OPERATION\x10\x0f\x12 \n" +
-	"\x1cERROR_REASON_UNAUTHENTICATED\x10\x10B\xa9\x01\n" +
+	"\x1cERROR_REASON_UNAUTHENTICATED\x10\x10\x12\"\n" +
+	"\x1eERROR_REASON_PERMISSION_DENIED\x10\x11\x12#\n" +
+	"\x1fERROR_REASON_RESOURCE_EXHAUSTED\x10\x12\x12)\n" +
+	"%ERROR_REASON_OUTPUT_VALIDATION_FAILED\x10\x13\x12\x1e\n" +
+	"\x1aERROR_REASON_SHUTTING_DOWN\x10\x14\x12\x1d\n" +
+	"\x19ERROR_REASON_TOOL_TIMEOUT\x10\x15\x12'\n" +
+	"#ERROR_REASON_MCP_SERVER_UNAVAILABLE\x10\x16B\xa9\x01\n" +
 	"\x0fcom.llmrelay.v1B\x10ErrorReasonProtoP\x01Z7github.com/llmrelay/llmrelay/gen/llmrelay/v1;llmrelayv1\xa2\x02\x03LXX\xaa\x02\vLlmrelay.V1\xca\x02\vLlmrelay\\V1\xe2\x02\x17Llmrelay\\V1\\GPBMetadata\xea\x02\fLlmrelay::V1b\x06proto3"
 
 var (

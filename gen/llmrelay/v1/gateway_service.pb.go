@@ -7,6 +7,7 @@
 package llmrelayv1
 
 import (
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
@@ -428,6 +429,8 @@ type StreamChatResponse_RefusalDelta struct {
 }
 
 type StreamChatResponse_Usage struct {
+	// Usage so far, as the provider reports it mid-stream (cumulative; the
+	// last one equals end.meta.usage, which is authoritative).
 	Usage *Usage `protobuf:"bytes,4,opt,name=usage,proto3,oneof"`
 }
 
@@ -824,6 +827,7 @@ type StreamToolsResponse_ToolCallDone struct {
 }
 
 type StreamToolsResponse_Usage struct {
+	// Usage so far (cumulative); end.meta.usage is authoritative.
 	Usage *Usage `protobuf:"bytes,6,opt,name=usage,proto3,oneof"`
 }
 
@@ -1039,7 +1043,9 @@ type ListModelsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// At most this many models per page (default and maximum 1000).
 	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// From a previous response's next_page_token.
+	// From a previous response's next_page_token: opaque, valid only with the
+	// same page_size and the configuration that issued it (InvalidArgument
+	// otherwise).
 	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1092,7 +1098,7 @@ func (x *ListModelsRequest) GetPageToken() string {
 type ListModelsResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Models []*ModelInfo           `protobuf:"bytes,1,rep,name=models,proto3" json:"models,omitempty"`
-	// Empty on the last page.
+	// Opaque; empty on the last page.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1153,7 +1159,9 @@ type ModelInfo struct {
 	UpstreamModel string             `protobuf:"bytes,3,opt,name=upstream_model,json=upstreamModel,proto3" json:"upstream_model,omitempty"`
 	Capabilities  []*ModelCapability `protobuf:"bytes,4,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	// Deployments a routed model spreads over, in fallback order.
-	Deployments   []string `protobuf:"bytes,5,rep,name=deployments,proto3" json:"deployments,omitempty"`
+	Deployments []string `protobuf:"bytes,5,rep,name=deployments,proto3" json:"deployments,omitempty"`
+	// The configured prompt context, merged before every request's messages.
+	Context       []*Message `protobuf:"bytes,6,rep,name=context,proto3" json:"context,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1223,6 +1231,13 @@ func (x *ModelInfo) GetDeployments() []string {
 	return nil
 }
 
+func (x *ModelInfo) GetContext() []*Message {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
 // ModelCapability is one protocol a model supports.
 type ModelCapability struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -1286,11 +1301,1269 @@ func (x *ModelCapability) GetOptions() *structpb.Struct {
 	return nil
 }
 
+// AgentRequest is one client message of an Agent stream: a setup first, then
+// tool results (and optionally a cancel).
+type AgentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Message:
+	//
+	//	*AgentRequest_Setup
+	//	*AgentRequest_ToolResult
+	//	*AgentRequest_Cancel
+	Message       isAgentRequest_Message `protobuf_oneof:"message"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentRequest) Reset() {
+	*x = AgentRequest{}
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentRequest) ProtoMessage() {}
+
+func (x *AgentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentRequest.ProtoReflect.Descriptor instead.
+func (*AgentRequest) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *AgentRequest) GetMessage() isAgentRequest_Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *AgentRequest) GetSetup() *AgentSetup {
+	if x != nil {
+		if x, ok := x.Message.(*AgentRequest_Setup); ok {
+			return x.Setup
+		}
+	}
+	return nil
+}
+
+func (x *AgentRequest) GetToolResult() *ToolResult {
+	if x != nil {
+		if x, ok := x.Message.(*AgentRequest_ToolResult); ok {
+			return x.ToolResult
+		}
+	}
+	return nil
+}
+
+func (x *AgentRequest) GetCancel() *AgentCancel {
+	if x != nil {
+		if x, ok := x.Message.(*AgentRequest_Cancel); ok {
+			return x.Cancel
+		}
+	}
+	return nil
+}
+
+type isAgentRequest_Message interface {
+	isAgentRequest_Message()
+}
+
+type AgentRequest_Setup struct {
+	// The first message, and only the first.
+	Setup *AgentSetup `protobuf:"bytes,1,opt,name=setup,proto3,oneof"`
+}
+
+type AgentRequest_ToolResult struct {
+	// The result of a tool_call_request, keyed by its call_id (any order).
+	// An unknown or repeated call_id is INVALID_ARGUMENT.
+	ToolResult *ToolResult `protobuf:"bytes,2,opt,name=tool_result,json=toolResult,proto3,oneof"`
+}
+
+type AgentRequest_Cancel struct {
+	// Stop the run now: the model call in flight is cancelled and the RPC
+	// ends with CANCELLED.
+	Cancel *AgentCancel `protobuf:"bytes,3,opt,name=cancel,proto3,oneof"`
+}
+
+func (*AgentRequest_Setup) isAgentRequest_Message() {}
+
+func (*AgentRequest_ToolResult) isAgentRequest_Message() {}
+
+func (*AgentRequest_Cancel) isAgentRequest_Message() {}
+
+// AgentSetup starts an agent run.
+type AgentSetup struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A model name from ListModels with the tools capability (required).
+	Model string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	// The conversation so far, oldest first (at least one message).
+	Messages []*Message `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	// The tools the client executes itself. Their names must not collide with
+	// each other or with the MCP servers' tools.
+	Tools           []*Tool            `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
+	Options         *GenerationOptions `protobuf:"bytes,4,opt,name=options,proto3" json:"options,omitempty"`
+	ProviderOptions *ProviderOptions   `protobuf:"bytes,5,opt,name=provider_options,json=providerOptions,proto3" json:"provider_options,omitempty"`
+	// Per model call: call.timeout bounds each round's model call; the gRPC
+	// deadline bounds the whole run.
+	Call *CallOptions `protobuf:"bytes,6,opt,name=call,proto3" json:"call,omitempty"`
+	// MCP servers whose tools are offered to the model beside the client's.
+	McpServers []*AgentMcpServer `protobuf:"bytes,7,rep,name=mcp_servers,json=mcpServers,proto3" json:"mcp_servers,omitempty"`
+	// At most this many model calls (default 10, at most 100). When the last
+	// one still asks for tools the run ends with FINISH_REASON_MAX_ROUNDS.
+	MaxRounds int32 `protobuf:"varint,8,opt,name=max_rounds,json=maxRounds,proto3" json:"max_rounds,omitempty"`
+	// How long the server waits for a client tool's result, from the moment
+	// it asked for it. Unset: no limit besides the gRPC deadline.
+	ToolTimeout *durationpb.Duration `protobuf:"bytes,9,opt,name=tool_timeout,json=toolTimeout,proto3" json:"tool_timeout,omitempty"`
+	// What a missed tool_timeout does (default: fail the run).
+	OnToolTimeout ToolTimeoutAction `protobuf:"varint,10,opt,name=on_tool_timeout,json=onToolTimeout,proto3,enum=llmrelay.v1.ToolTimeoutAction" json:"on_tool_timeout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentSetup) Reset() {
+	*x = AgentSetup{}
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentSetup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentSetup) ProtoMessage() {}
+
+func (x *AgentSetup) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentSetup.ProtoReflect.Descriptor instead.
+func (*AgentSetup) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *AgentSetup) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *AgentSetup) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *AgentSetup) GetTools() []*Tool {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *AgentSetup) GetOptions() *GenerationOptions {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *AgentSetup) GetProviderOptions() *ProviderOptions {
+	if x != nil {
+		return x.ProviderOptions
+	}
+	return nil
+}
+
+func (x *AgentSetup) GetCall() *CallOptions {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *AgentSetup) GetMcpServers() []*AgentMcpServer {
+	if x != nil {
+		return x.McpServers
+	}
+	return nil
+}
+
+func (x *AgentSetup) GetMaxRounds() int32 {
+	if x != nil {
+		return x.MaxRounds
+	}
+	return 0
+}
+
+func (x *AgentSetup) GetToolTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.ToolTimeout
+	}
+	return nil
+}
+
+func (x *AgentSetup) GetOnToolTimeout() ToolTimeoutAction {
+	if x != nil {
+		return x.OnToolTimeout
+	}
+	return ToolTimeoutAction_TOOL_TIMEOUT_ACTION_UNSPECIFIED
+}
+
+// AgentMcpServer names an MCP server for an agent run: a configured server by
+// name, or a URL the server configuration allows (agent.allow_request_mcp_urls;
+// PERMISSION_DENIED otherwise).
+type AgentMcpServer struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A server from the configuration's mcp_servers.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// A streamable HTTP (or SSE, see transport) endpoint; only without name.
+	Url string `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
+	// HTTP headers for a url server (e.g. Authorization). Never logged.
+	Headers map[string]string `protobuf:"bytes,3,rep,name=headers,proto3" json:"headers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Offer only these tools (all when empty). For a configured server this
+	// narrows the configured list.
+	AllowedTools []string `protobuf:"bytes,4,rep,name=allowed_tools,json=allowedTools,proto3" json:"allowed_tools,omitempty"`
+	// "streamable" (default) or "sse", for a url server.
+	Transport string `protobuf:"bytes,5,opt,name=transport,proto3" json:"transport,omitempty"`
+	// On the OpenAI Responses API, pass the server to OpenAI as a hosted MCP
+	// tool instead of executing its tools in the gateway.
+	Hosted        bool `protobuf:"varint,6,opt,name=hosted,proto3" json:"hosted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentMcpServer) Reset() {
+	*x = AgentMcpServer{}
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentMcpServer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentMcpServer) ProtoMessage() {}
+
+func (x *AgentMcpServer) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentMcpServer.ProtoReflect.Descriptor instead.
+func (*AgentMcpServer) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *AgentMcpServer) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AgentMcpServer) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *AgentMcpServer) GetHeaders() map[string]string {
+	if x != nil {
+		return x.Headers
+	}
+	return nil
+}
+
+func (x *AgentMcpServer) GetAllowedTools() []string {
+	if x != nil {
+		return x.AllowedTools
+	}
+	return nil
+}
+
+func (x *AgentMcpServer) GetTransport() string {
+	if x != nil {
+		return x.Transport
+	}
+	return ""
+}
+
+func (x *AgentMcpServer) GetHosted() bool {
+	if x != nil {
+		return x.Hosted
+	}
+	return false
+}
+
+// AgentCancel stops a run.
+type AgentCancel struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Why, for the logs.
+	Reason        string `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentCancel) Reset() {
+	*x = AgentCancel{}
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentCancel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentCancel) ProtoMessage() {}
+
+func (x *AgentCancel) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentCancel.ProtoReflect.Descriptor instead.
+func (*AgentCancel) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *AgentCancel) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// AgentResponse is one server message of an Agent stream.
+type AgentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*AgentResponse_SetupComplete
+	//	*AgentResponse_Model
+	//	*AgentResponse_ToolCallRequest
+	//	*AgentResponse_McpToolExecution
+	//	*AgentResponse_ToolCallCancellation
+	//	*AgentResponse_RoundEnd
+	//	*AgentResponse_GoAway
+	//	*AgentResponse_End
+	Event         isAgentResponse_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentResponse) Reset() {
+	*x = AgentResponse{}
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentResponse) ProtoMessage() {}
+
+func (x *AgentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentResponse.ProtoReflect.Descriptor instead.
+func (*AgentResponse) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *AgentResponse) GetEvent() isAgentResponse_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *AgentResponse) GetSetupComplete() *AgentSetupComplete {
+	if x != nil {
+		if x, ok := x.Event.(*AgentResponse_SetupComplete); ok {
+			return x.SetupComplete
+		}
+	}
+	return nil
+}
+
+func (x *AgentResponse) GetModel() *StreamToolsResponse {
+	if x != nil {
+		if x, ok := x.Event.(*AgentResponse_Model); ok {
+			return x.Model
+		}
+	}
+	return nil
+}
+
+func (x *AgentResponse) GetToolCallRequest() *AgentToolCallRequest {
+	if x != nil {
+		if x, ok := x.Event.(*AgentResponse_ToolCallRequest); ok {
+			return x.ToolCallRequest
+		}
+	}
+	return nil
+}
+
+func (x *AgentResponse) GetMcpToolExecution() *AgentMcpToolExecution {
+	if x != nil {
+		if x, ok := x.Event.(*AgentResponse_McpToolExecution); ok {
+			return x.McpToolExecution
+		}
+	}
+	return nil
+}
+
+func (x *AgentResponse) GetToolCallCancellation() *AgentToolCallCancellation {
+	if x != nil {
+		if x, ok := x.Event.(*AgentResponse_ToolCallCancellation); ok {
+			return x.ToolCallCancellation
+		}
+	}
+	return nil
+}
+
+func (x *AgentResponse) GetRoundEnd() *AgentRoundEnd {
+	if x != nil {
+		if x, ok := x.Event.(*AgentResponse_RoundEnd); ok {
+			return x.RoundEnd
+		}
+	}
+	return nil
+}
+
+func (x *AgentResponse) GetGoAway() *AgentGoAway {
+	if x != nil {
+		if x, ok := x.Event.(*AgentResponse_GoAway); ok {
+			return x.GoAway
+		}
+	}
+	return nil
+}
+
+func (x *AgentResponse) GetEnd() *AgentEnd {
+	if x != nil {
+		if x, ok := x.Event.(*AgentResponse_End); ok {
+			return x.End
+		}
+	}
+	return nil
+}
+
+type isAgentResponse_Event interface {
+	isAgentResponse_Event()
+}
+
+type AgentResponse_SetupComplete struct {
+	// The answer to the setup: the run is accepted.
+	SetupComplete *AgentSetupComplete `protobuf:"bytes,1,opt,name=setup_complete,json=setupComplete,proto3,oneof"`
+}
+
+type AgentResponse_Model struct {
+	// One event of the current round's model stream, exactly as StreamTools
+	// sends it (start, deltas, tool_call_done, usage, end per round).
+	Model *StreamToolsResponse `protobuf:"bytes,2,opt,name=model,proto3,oneof"`
+}
+
+type AgentResponse_ToolCallRequest struct {
+	// A client tool to execute; answer with a tool_result of the same
+	// call_id. All calls of a round are requested before any is awaited.
+	ToolCallRequest *AgentToolCallRequest `protobuf:"bytes,3,opt,name=tool_call_request,json=toolCallRequest,proto3,oneof"`
+}
+
+type AgentResponse_McpToolExecution struct {
+	// A call the gateway executed on an MCP server.
+	McpToolExecution *AgentMcpToolExecution `protobuf:"bytes,4,opt,name=mcp_tool_execution,json=mcpToolExecution,proto3,oneof"`
+}
+
+type AgentResponse_ToolCallCancellation struct {
+	// Calls whose results are no longer wanted (tool_timeout passed).
+	ToolCallCancellation *AgentToolCallCancellation `protobuf:"bytes,5,opt,name=tool_call_cancellation,json=toolCallCancellation,proto3,oneof"`
+}
+
+type AgentResponse_RoundEnd struct {
+	// A round's tool results were appended; the next model call follows.
+	RoundEnd *AgentRoundEnd `protobuf:"bytes,6,opt,name=round_end,json=roundEnd,proto3,oneof"`
+}
+
+type AgentResponse_GoAway struct {
+	// The server is shutting down and will end this stream soon; the
+	// conversation so far lets the client continue elsewhere.
+	GoAway *AgentGoAway `protobuf:"bytes,7,opt,name=go_away,json=goAway,proto3,oneof"`
+}
+
+type AgentResponse_End struct {
+	// The last event of a successful run.
+	End *AgentEnd `protobuf:"bytes,8,opt,name=end,proto3,oneof"`
+}
+
+func (*AgentResponse_SetupComplete) isAgentResponse_Event() {}
+
+func (*AgentResponse_Model) isAgentResponse_Event() {}
+
+func (*AgentResponse_ToolCallRequest) isAgentResponse_Event() {}
+
+func (*AgentResponse_McpToolExecution) isAgentResponse_Event() {}
+
+func (*AgentResponse_ToolCallCancellation) isAgentResponse_Event() {}
+
+func (*AgentResponse_RoundEnd) isAgentResponse_Event() {}
+
+func (*AgentResponse_GoAway) isAgentResponse_Event() {}
+
+func (*AgentResponse_End) isAgentResponse_Event() {}
+
+// AgentSetupComplete acknowledges a setup.
+type AgentSetupComplete struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// Every tool offered to the model: the client's, then the MCP servers'.
+	Tools []*Tool `protobuf:"bytes,2,rep,name=tools,proto3" json:"tools,omitempty"`
+	// The effective max_rounds.
+	MaxRounds     int32 `protobuf:"varint,3,opt,name=max_rounds,json=maxRounds,proto3" json:"max_rounds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentSetupComplete) Reset() {
+	*x = AgentSetupComplete{}
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentSetupComplete) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentSetupComplete) ProtoMessage() {}
+
+func (x *AgentSetupComplete) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentSetupComplete.ProtoReflect.Descriptor instead.
+func (*AgentSetupComplete) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *AgentSetupComplete) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *AgentSetupComplete) GetTools() []*Tool {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *AgentSetupComplete) GetMaxRounds() int32 {
+	if x != nil {
+		return x.MaxRounds
+	}
+	return 0
+}
+
+// AgentToolCallRequest asks the client to execute one of its tools.
+type AgentToolCallRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 1-based round (model call) that produced the call.
+	Round int32 `protobuf:"varint,1,opt,name=round,proto3" json:"round,omitempty"`
+	// The provider's call id (see ToolCall.call_id).
+	CallId string `protobuf:"bytes,2,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Name   string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// The arguments exactly as the model produced them (JSON text).
+	Arguments     string `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentToolCallRequest) Reset() {
+	*x = AgentToolCallRequest{}
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentToolCallRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentToolCallRequest) ProtoMessage() {}
+
+func (x *AgentToolCallRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentToolCallRequest.ProtoReflect.Descriptor instead.
+func (*AgentToolCallRequest) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *AgentToolCallRequest) GetRound() int32 {
+	if x != nil {
+		return x.Round
+	}
+	return 0
+}
+
+func (x *AgentToolCallRequest) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *AgentToolCallRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AgentToolCallRequest) GetArguments() string {
+	if x != nil {
+		return x.Arguments
+	}
+	return ""
+}
+
+// AgentMcpToolExecution reports one MCP tool call the gateway executed.
+type AgentMcpToolExecution struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Round int32                  `protobuf:"varint,1,opt,name=round,proto3" json:"round,omitempty"`
+	// The model's call (call_id, name, arguments).
+	Call *ToolCall `protobuf:"bytes,2,opt,name=call,proto3" json:"call,omitempty"`
+	// The configured or requested server name (the URL's host for a url server).
+	Server string `protobuf:"bytes,3,opt,name=server,proto3" json:"server,omitempty"`
+	// The result given to the model (is_error set for tool and transport errors).
+	Result   *ToolResult          `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
+	Duration *durationpb.Duration `protobuf:"bytes,5,opt,name=duration,proto3" json:"duration,omitempty"`
+	// The transport or protocol error, empty when the server answered.
+	Error         string `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentMcpToolExecution) Reset() {
+	*x = AgentMcpToolExecution{}
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentMcpToolExecution) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentMcpToolExecution) ProtoMessage() {}
+
+func (x *AgentMcpToolExecution) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentMcpToolExecution.ProtoReflect.Descriptor instead.
+func (*AgentMcpToolExecution) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *AgentMcpToolExecution) GetRound() int32 {
+	if x != nil {
+		return x.Round
+	}
+	return 0
+}
+
+func (x *AgentMcpToolExecution) GetCall() *ToolCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *AgentMcpToolExecution) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *AgentMcpToolExecution) GetResult() *ToolResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *AgentMcpToolExecution) GetDuration() *durationpb.Duration {
+	if x != nil {
+		return x.Duration
+	}
+	return nil
+}
+
+func (x *AgentMcpToolExecution) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// AgentToolCallCancellation withdraws calls the client should no longer run.
+type AgentToolCallCancellation struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Round         int32                  `protobuf:"varint,1,opt,name=round,proto3" json:"round,omitempty"`
+	CallIds       []string               `protobuf:"bytes,2,rep,name=call_ids,json=callIds,proto3" json:"call_ids,omitempty"`
+	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentToolCallCancellation) Reset() {
+	*x = AgentToolCallCancellation{}
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentToolCallCancellation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentToolCallCancellation) ProtoMessage() {}
+
+func (x *AgentToolCallCancellation) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentToolCallCancellation.ProtoReflect.Descriptor instead.
+func (*AgentToolCallCancellation) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *AgentToolCallCancellation) GetRound() int32 {
+	if x != nil {
+		return x.Round
+	}
+	return 0
+}
+
+func (x *AgentToolCallCancellation) GetCallIds() []string {
+	if x != nil {
+		return x.CallIds
+	}
+	return nil
+}
+
+func (x *AgentToolCallCancellation) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// AgentRoundEnd closes one tool round.
+type AgentRoundEnd struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Round         *AgentRound            `protobuf:"bytes,1,opt,name=round,proto3" json:"round,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentRoundEnd) Reset() {
+	*x = AgentRoundEnd{}
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentRoundEnd) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentRoundEnd) ProtoMessage() {}
+
+func (x *AgentRoundEnd) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentRoundEnd.ProtoReflect.Descriptor instead.
+func (*AgentRoundEnd) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *AgentRoundEnd) GetRound() *AgentRound {
+	if x != nil {
+		return x.Round
+	}
+	return nil
+}
+
+// AgentRound is the record of one model call and its tool executions.
+type AgentRound struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 1-based.
+	Round int32 `protobuf:"varint,1,opt,name=round,proto3" json:"round,omitempty"`
+	// The model call's meta: usage, attempts, retry reasons, timings,
+	// response id, finish reason.
+	Meta *ResponseMeta `protobuf:"bytes,2,opt,name=meta,proto3" json:"meta,omitempty"`
+	// Tool calls the model made in this round.
+	ToolCalls int32 `protobuf:"varint,3,opt,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	// From the model call's end to the last tool result.
+	ToolsDuration *durationpb.Duration `protobuf:"bytes,4,opt,name=tools_duration,json=toolsDuration,proto3" json:"tools_duration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentRound) Reset() {
+	*x = AgentRound{}
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentRound) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentRound) ProtoMessage() {}
+
+func (x *AgentRound) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentRound.ProtoReflect.Descriptor instead.
+func (*AgentRound) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *AgentRound) GetRound() int32 {
+	if x != nil {
+		return x.Round
+	}
+	return 0
+}
+
+func (x *AgentRound) GetMeta() *ResponseMeta {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
+func (x *AgentRound) GetToolCalls() int32 {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return 0
+}
+
+func (x *AgentRound) GetToolsDuration() *durationpb.Duration {
+	if x != nil {
+		return x.ToolsDuration
+	}
+	return nil
+}
+
+// AgentGoAway warns that the server closes the stream soon.
+type AgentGoAway struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Reason string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The conversation so far, complete up to the last finished round.
+	Messages []*Message `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	// The rounds done so far.
+	Meta          *AgentMeta `protobuf:"bytes,3,opt,name=meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentGoAway) Reset() {
+	*x = AgentGoAway{}
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentGoAway) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentGoAway) ProtoMessage() {}
+
+func (x *AgentGoAway) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentGoAway.ProtoReflect.Descriptor instead.
+func (*AgentGoAway) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *AgentGoAway) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *AgentGoAway) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *AgentGoAway) GetMeta() *AgentMeta {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
+// AgentEnd is the last event of a successful run.
+type AgentEnd struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The last model call's finish reason, or FINISH_REASON_MAX_ROUNDS.
+	FinishReason FinishReason `protobuf:"varint,1,opt,name=finish_reason,json=finishReason,proto3,enum=llmrelay.v1.FinishReason" json:"finish_reason,omitempty"`
+	// The whole conversation: the setup's messages (after the model's prompt
+	// context), then every assistant turn and tool result, so the client can
+	// continue it statelessly.
+	Messages      []*Message `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	Meta          *AgentMeta `protobuf:"bytes,3,opt,name=meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentEnd) Reset() {
+	*x = AgentEnd{}
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentEnd) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentEnd) ProtoMessage() {}
+
+func (x *AgentEnd) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentEnd.ProtoReflect.Descriptor instead.
+func (*AgentEnd) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *AgentEnd) GetFinishReason() FinishReason {
+	if x != nil {
+		return x.FinishReason
+	}
+	return FinishReason_FINISH_REASON_UNSPECIFIED
+}
+
+func (x *AgentEnd) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *AgentEnd) GetMeta() *AgentMeta {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
+// AgentMeta aggregates a run's model calls.
+type AgentMeta struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	RequestId      string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Provider       string                 `protobuf:"bytes,2,opt,name=provider,proto3" json:"provider,omitempty"`
+	RequestedModel string                 `protobuf:"bytes,3,opt,name=requested_model,json=requestedModel,proto3" json:"requested_model,omitempty"`
+	// Summed over every model call.
+	Usage *Usage `protobuf:"bytes,4,opt,name=usage,proto3" json:"usage,omitempty"`
+	// HTTP requests made to the provider, retries included.
+	ApiCalls int32 `protobuf:"varint,5,opt,name=api_calls,json=apiCalls,proto3" json:"api_calls,omitempty"`
+	// Model calls made (rounds).
+	ModelCalls int32 `protobuf:"varint,6,opt,name=model_calls,json=modelCalls,proto3" json:"model_calls,omitempty"`
+	// Rounds whose tool calls were executed and answered.
+	ToolRounds int32 `protobuf:"varint,7,opt,name=tool_rounds,json=toolRounds,proto3" json:"tool_rounds,omitempty"`
+	// One entry per model call, in order.
+	Rounds []*AgentRound `protobuf:"bytes,8,rep,name=rounds,proto3" json:"rounds,omitempty"`
+	// The last model call's response id and the provider's status (finish
+	// reason as sent, e.g. "completed", "end_turn", "STOP").
+	ResponseId     string               `protobuf:"bytes,9,opt,name=response_id,json=responseId,proto3" json:"response_id,omitempty"`
+	ResponseStatus string               `protobuf:"bytes,10,opt,name=response_status,json=responseStatus,proto3" json:"response_status,omitempty"`
+	TotalDuration  *durationpb.Duration `protobuf:"bytes,11,opt,name=total_duration,json=totalDuration,proto3" json:"total_duration,omitempty"`
+	// Anomalies of every round.
+	Warnings []string `protobuf:"bytes,12,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// Summed over every model call, from the model's configured prices; unset
+	// when the model has no prices.
+	Cost *Cost `protobuf:"bytes,13,opt,name=cost,proto3" json:"cost,omitempty"`
+	// The OpenTelemetry trace id of the run when tracing is on: one span per
+	// round ("invoke_agent"), per model attempt and per tool execution.
+	TraceId       string `protobuf:"bytes,14,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentMeta) Reset() {
+	*x = AgentMeta{}
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentMeta) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentMeta) ProtoMessage() {}
+
+func (x *AgentMeta) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentMeta.ProtoReflect.Descriptor instead.
+func (*AgentMeta) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *AgentMeta) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *AgentMeta) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *AgentMeta) GetRequestedModel() string {
+	if x != nil {
+		return x.RequestedModel
+	}
+	return ""
+}
+
+func (x *AgentMeta) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *AgentMeta) GetApiCalls() int32 {
+	if x != nil {
+		return x.ApiCalls
+	}
+	return 0
+}
+
+func (x *AgentMeta) GetModelCalls() int32 {
+	if x != nil {
+		return x.ModelCalls
+	}
+	return 0
+}
+
+func (x *AgentMeta) GetToolRounds() int32 {
+	if x != nil {
+		return x.ToolRounds
+	}
+	return 0
+}
+
+func (x *AgentMeta) GetRounds() []*AgentRound {
+	if x != nil {
+		return x.Rounds
+	}
+	return nil
+}
+
+func (x *AgentMeta) GetResponseId() string {
+	if x != nil {
+		return x.ResponseId
+	}
+	return ""
+}
+
+func (x *AgentMeta) GetResponseStatus() string {
+	if x != nil {
+		return x.ResponseStatus
+	}
+	return ""
+}
+
+func (x *AgentMeta) GetTotalDuration() *durationpb.Duration {
+	if x != nil {
+		return x.TotalDuration
+	}
+	return nil
+}
+
+func (x *AgentMeta) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
+}
+
+func (x *AgentMeta) GetCost() *Cost {
+	if x != nil {
+		return x.Cost
+	}
+	return nil
+}
+
+func (x *AgentMeta) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
+}
+
 var File_llmrelay_v1_gateway_service_proto protoreflect.FileDescriptor
 
 const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\n" +
-	"!llmrelay/v1/gateway_service.proto\x12\vllmrelay.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x19llmrelay/v1/content.proto\x1a\x17llmrelay/v1/enums.proto\x1a\x16llmrelay/v1/meta.proto\x1a\x19llmrelay/v1/options.proto\x1a\x18llmrelay/v1/stream.proto\"\xaa\x02\n" +
+	"!llmrelay/v1/gateway_service.proto\x12\vllmrelay.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x19llmrelay/v1/content.proto\x1a\x17llmrelay/v1/enums.proto\x1a\x16llmrelay/v1/meta.proto\x1a\x19llmrelay/v1/options.proto\x1a\x18llmrelay/v1/stream.proto\"\xaa\x02\n" +
 	"\vCallOptions\x124\n" +
 	"\x16ignore_invalid_options\x18\x01 \x01(\bR\x14ignoreInvalidOptions\x12&\n" +
 	"\fpreserve_raw\x18\x02 \x01(\bH\x00R\vpreserveRaw\x88\x01\x01\x123\n" +
@@ -1299,19 +2572,19 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0f\n" +
-	"\r_preserve_raw\"\x86\x02\n" +
-	"\vChatRequest\x12\x14\n" +
-	"\x05model\x18\x01 \x01(\tR\x05model\x120\n" +
-	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x128\n" +
+	"\r_preserve_raw\"\x90\x02\n" +
+	"\vChatRequest\x12\x19\n" +
+	"\x05model\x18\x01 \x01(\tB\x03\xe0A\x02R\x05model\x125\n" +
+	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageB\x03\xe0A\x02R\bmessages\x128\n" +
 	"\aoptions\x18\x03 \x01(\v2\x1e.llmrelay.v1.GenerationOptionsR\aoptions\x12G\n" +
 	"\x10provider_options\x18\x04 \x01(\v2\x1c.llmrelay.v1.ProviderOptionsR\x0fproviderOptions\x12,\n" +
 	"\x04call\x18\x05 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\"m\n" +
 	"\fChatResponse\x12.\n" +
 	"\amessage\x18\x01 \x01(\v2\x14.llmrelay.v1.MessageR\amessage\x12-\n" +
-	"\x04meta\x18\x02 \x01(\v2\x19.llmrelay.v1.ResponseMetaR\x04meta\"\x8c\x02\n" +
-	"\x11StreamChatRequest\x12\x14\n" +
-	"\x05model\x18\x01 \x01(\tR\x05model\x120\n" +
-	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x128\n" +
+	"\x04meta\x18\x02 \x01(\v2\x19.llmrelay.v1.ResponseMetaR\x04meta\"\x96\x02\n" +
+	"\x11StreamChatRequest\x12\x19\n" +
+	"\x05model\x18\x01 \x01(\tB\x03\xe0A\x02R\x05model\x125\n" +
+	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageB\x03\xe0A\x02R\bmessages\x128\n" +
 	"\aoptions\x18\x03 \x01(\v2\x1e.llmrelay.v1.GenerationOptionsR\aoptions\x12G\n" +
 	"\x10provider_options\x18\x04 \x01(\v2\x1c.llmrelay.v1.ProviderOptionsR\x0fproviderOptions\x12,\n" +
 	"\x04call\x18\x05 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\"\xea\x02\n" +
@@ -1323,21 +2596,21 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\x05usage\x18\x04 \x01(\v2\x12.llmrelay.v1.UsageH\x00R\x05usage\x12*\n" +
 	"\x03end\x18\x05 \x01(\v2\x16.llmrelay.v1.StreamEndH\x00R\x03end\x12F\n" +
 	"\x0freasoning_delta\x18\x06 \x01(\v2\x1b.llmrelay.v1.ReasoningDeltaH\x00R\x0ereasoningDeltaB\a\n" +
-	"\x05event\"\xb0\x02\n" +
-	"\fToolsRequest\x12\x14\n" +
-	"\x05model\x18\x01 \x01(\tR\x05model\x120\n" +
-	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x12'\n" +
-	"\x05tools\x18\x03 \x03(\v2\x11.llmrelay.v1.ToolR\x05tools\x128\n" +
+	"\x05event\"\xbf\x02\n" +
+	"\fToolsRequest\x12\x19\n" +
+	"\x05model\x18\x01 \x01(\tB\x03\xe0A\x02R\x05model\x125\n" +
+	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageB\x03\xe0A\x02R\bmessages\x12,\n" +
+	"\x05tools\x18\x03 \x03(\v2\x11.llmrelay.v1.ToolB\x03\xe0A\x02R\x05tools\x128\n" +
 	"\aoptions\x18\x04 \x01(\v2\x1e.llmrelay.v1.GenerationOptionsR\aoptions\x12G\n" +
 	"\x10provider_options\x18\x05 \x01(\v2\x1c.llmrelay.v1.ProviderOptionsR\x0fproviderOptions\x12,\n" +
 	"\x04call\x18\x06 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\"n\n" +
 	"\rToolsResponse\x12.\n" +
 	"\amessage\x18\x01 \x01(\v2\x14.llmrelay.v1.MessageR\amessage\x12-\n" +
-	"\x04meta\x18\x02 \x01(\v2\x19.llmrelay.v1.ResponseMetaR\x04meta\"\xb6\x02\n" +
-	"\x12StreamToolsRequest\x12\x14\n" +
-	"\x05model\x18\x01 \x01(\tR\x05model\x120\n" +
-	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x12'\n" +
-	"\x05tools\x18\x03 \x03(\v2\x11.llmrelay.v1.ToolR\x05tools\x128\n" +
+	"\x04meta\x18\x02 \x01(\v2\x19.llmrelay.v1.ResponseMetaR\x04meta\"\xc5\x02\n" +
+	"\x12StreamToolsRequest\x12\x19\n" +
+	"\x05model\x18\x01 \x01(\tB\x03\xe0A\x02R\x05model\x125\n" +
+	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageB\x03\xe0A\x02R\bmessages\x12,\n" +
+	"\x05tools\x18\x03 \x03(\v2\x11.llmrelay.v1.ToolB\x03\xe0A\x02R\x05tools\x128\n" +
 	"\aoptions\x18\x04 \x01(\v2\x1e.llmrelay.v1.GenerationOptionsR\aoptions\x12G\n" +
 	"\x10provider_options\x18\x05 \x01(\v2\x1c.llmrelay.v1.ProviderOptionsR\x0fproviderOptions\x12,\n" +
 	"\x04call\x18\x06 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\"\xf4\x03\n" +
@@ -1351,10 +2624,10 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\x05usage\x18\x06 \x01(\v2\x12.llmrelay.v1.UsageH\x00R\x05usage\x12*\n" +
 	"\x03end\x18\a \x01(\v2\x16.llmrelay.v1.StreamEndH\x00R\x03end\x12F\n" +
 	"\x0freasoning_delta\x18\b \x01(\v2\x1b.llmrelay.v1.ReasoningDeltaH\x00R\x0ereasoningDeltaB\a\n" +
-	"\x05event\"\xe7\x01\n" +
-	"\fEmbedRequest\x12\x14\n" +
-	"\x05model\x18\x01 \x01(\tR\x05model\x12\x16\n" +
-	"\x06inputs\x18\x02 \x03(\tR\x06inputs\x12#\n" +
+	"\x05event\"\xf1\x01\n" +
+	"\fEmbedRequest\x12\x19\n" +
+	"\x05model\x18\x01 \x01(\tB\x03\xe0A\x02R\x05model\x12\x1b\n" +
+	"\x06inputs\x18\x02 \x03(\tB\x03\xe0A\x02R\x06inputs\x12#\n" +
 	"\n" +
 	"dimensions\x18\x03 \x01(\x05H\x00R\n" +
 	"dimensions\x88\x01\x01\x12G\n" +
@@ -1375,17 +2648,120 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"page_token\x18\x02 \x01(\tR\tpageToken\"l\n" +
 	"\x12ListModelsResponse\x12.\n" +
 	"\x06models\x18\x01 \x03(\v2\x16.llmrelay.v1.ModelInfoR\x06models\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc6\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xf6\x01\n" +
 	"\tModelInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bprovider\x18\x02 \x01(\tR\bprovider\x12%\n" +
 	"\x0eupstream_model\x18\x03 \x01(\tR\rupstreamModel\x12@\n" +
 	"\fcapabilities\x18\x04 \x03(\v2\x1c.llmrelay.v1.ModelCapabilityR\fcapabilities\x12 \n" +
-	"\vdeployments\x18\x05 \x03(\tR\vdeployments\"\x8f\x01\n" +
+	"\vdeployments\x18\x05 \x03(\tR\vdeployments\x12.\n" +
+	"\acontext\x18\x06 \x03(\v2\x14.llmrelay.v1.MessageR\acontext\"\x8f\x01\n" +
 	"\x0fModelCapability\x121\n" +
 	"\bprotocol\x18\x01 \x01(\x0e2\x15.llmrelay.v1.ProtocolR\bprotocol\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x121\n" +
-	"\aoptions\x18\x03 \x01(\v2\x17.google.protobuf.StructR\aoptions2\xc1\x03\n" +
+	"\aoptions\x18\x03 \x01(\v2\x17.google.protobuf.StructR\aoptions\"\xba\x01\n" +
+	"\fAgentRequest\x12/\n" +
+	"\x05setup\x18\x01 \x01(\v2\x17.llmrelay.v1.AgentSetupH\x00R\x05setup\x12:\n" +
+	"\vtool_result\x18\x02 \x01(\v2\x17.llmrelay.v1.ToolResultH\x00R\n" +
+	"toolResult\x122\n" +
+	"\x06cancel\x18\x03 \x01(\v2\x18.llmrelay.v1.AgentCancelH\x00R\x06cancelB\t\n" +
+	"\amessage\"\x9b\x04\n" +
+	"\n" +
+	"AgentSetup\x12\x19\n" +
+	"\x05model\x18\x01 \x01(\tB\x03\xe0A\x02R\x05model\x125\n" +
+	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageB\x03\xe0A\x02R\bmessages\x12'\n" +
+	"\x05tools\x18\x03 \x03(\v2\x11.llmrelay.v1.ToolR\x05tools\x128\n" +
+	"\aoptions\x18\x04 \x01(\v2\x1e.llmrelay.v1.GenerationOptionsR\aoptions\x12G\n" +
+	"\x10provider_options\x18\x05 \x01(\v2\x1c.llmrelay.v1.ProviderOptionsR\x0fproviderOptions\x12,\n" +
+	"\x04call\x18\x06 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\x12<\n" +
+	"\vmcp_servers\x18\a \x03(\v2\x1b.llmrelay.v1.AgentMcpServerR\n" +
+	"mcpServers\x12\x1d\n" +
+	"\n" +
+	"max_rounds\x18\b \x01(\x05R\tmaxRounds\x12<\n" +
+	"\ftool_timeout\x18\t \x01(\v2\x19.google.protobuf.DurationR\vtoolTimeout\x12F\n" +
+	"\x0fon_tool_timeout\x18\n" +
+	" \x01(\x0e2\x1e.llmrelay.v1.ToolTimeoutActionR\ronToolTimeout\"\x91\x02\n" +
+	"\x0eAgentMcpServer\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03url\x18\x02 \x01(\tR\x03url\x12B\n" +
+	"\aheaders\x18\x03 \x03(\v2(.llmrelay.v1.AgentMcpServer.HeadersEntryR\aheaders\x12#\n" +
+	"\rallowed_tools\x18\x04 \x03(\tR\fallowedTools\x12\x1c\n" +
+	"\ttransport\x18\x05 \x01(\tR\ttransport\x12\x16\n" +
+	"\x06hosted\x18\x06 \x01(\bR\x06hosted\x1a:\n" +
+	"\fHeadersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"%\n" +
+	"\vAgentCancel\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xbc\x04\n" +
+	"\rAgentResponse\x12H\n" +
+	"\x0esetup_complete\x18\x01 \x01(\v2\x1f.llmrelay.v1.AgentSetupCompleteH\x00R\rsetupComplete\x128\n" +
+	"\x05model\x18\x02 \x01(\v2 .llmrelay.v1.StreamToolsResponseH\x00R\x05model\x12O\n" +
+	"\x11tool_call_request\x18\x03 \x01(\v2!.llmrelay.v1.AgentToolCallRequestH\x00R\x0ftoolCallRequest\x12R\n" +
+	"\x12mcp_tool_execution\x18\x04 \x01(\v2\".llmrelay.v1.AgentMcpToolExecutionH\x00R\x10mcpToolExecution\x12^\n" +
+	"\x16tool_call_cancellation\x18\x05 \x01(\v2&.llmrelay.v1.AgentToolCallCancellationH\x00R\x14toolCallCancellation\x129\n" +
+	"\tround_end\x18\x06 \x01(\v2\x1a.llmrelay.v1.AgentRoundEndH\x00R\broundEnd\x123\n" +
+	"\ago_away\x18\a \x01(\v2\x18.llmrelay.v1.AgentGoAwayH\x00R\x06goAway\x12)\n" +
+	"\x03end\x18\b \x01(\v2\x15.llmrelay.v1.AgentEndH\x00R\x03endB\a\n" +
+	"\x05event\"{\n" +
+	"\x12AgentSetupComplete\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12'\n" +
+	"\x05tools\x18\x02 \x03(\v2\x11.llmrelay.v1.ToolR\x05tools\x12\x1d\n" +
+	"\n" +
+	"max_rounds\x18\x03 \x01(\x05R\tmaxRounds\"w\n" +
+	"\x14AgentToolCallRequest\x12\x14\n" +
+	"\x05round\x18\x01 \x01(\x05R\x05round\x12\x17\n" +
+	"\acall_id\x18\x02 \x01(\tR\x06callId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1c\n" +
+	"\targuments\x18\x04 \x01(\tR\targuments\"\xee\x01\n" +
+	"\x15AgentMcpToolExecution\x12\x14\n" +
+	"\x05round\x18\x01 \x01(\x05R\x05round\x12)\n" +
+	"\x04call\x18\x02 \x01(\v2\x15.llmrelay.v1.ToolCallR\x04call\x12\x16\n" +
+	"\x06server\x18\x03 \x01(\tR\x06server\x12/\n" +
+	"\x06result\x18\x04 \x01(\v2\x17.llmrelay.v1.ToolResultR\x06result\x125\n" +
+	"\bduration\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\bduration\x12\x14\n" +
+	"\x05error\x18\x06 \x01(\tR\x05error\"d\n" +
+	"\x19AgentToolCallCancellation\x12\x14\n" +
+	"\x05round\x18\x01 \x01(\x05R\x05round\x12\x19\n" +
+	"\bcall_ids\x18\x02 \x03(\tR\acallIds\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\">\n" +
+	"\rAgentRoundEnd\x12-\n" +
+	"\x05round\x18\x01 \x01(\v2\x17.llmrelay.v1.AgentRoundR\x05round\"\xb2\x01\n" +
+	"\n" +
+	"AgentRound\x12\x14\n" +
+	"\x05round\x18\x01 \x01(\x05R\x05round\x12-\n" +
+	"\x04meta\x18\x02 \x01(\v2\x19.llmrelay.v1.ResponseMetaR\x04meta\x12\x1d\n" +
+	"\n" +
+	"tool_calls\x18\x03 \x01(\x05R\ttoolCalls\x12@\n" +
+	"\x0etools_duration\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\rtoolsDuration\"\x83\x01\n" +
+	"\vAgentGoAway\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x120\n" +
+	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x12*\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.llmrelay.v1.AgentMetaR\x04meta\"\xa8\x01\n" +
+	"\bAgentEnd\x12>\n" +
+	"\rfinish_reason\x18\x01 \x01(\x0e2\x19.llmrelay.v1.FinishReasonR\ffinishReason\x120\n" +
+	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x12*\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.llmrelay.v1.AgentMetaR\x04meta\"\x93\x04\n" +
+	"\tAgentMeta\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1a\n" +
+	"\bprovider\x18\x02 \x01(\tR\bprovider\x12'\n" +
+	"\x0frequested_model\x18\x03 \x01(\tR\x0erequestedModel\x12(\n" +
+	"\x05usage\x18\x04 \x01(\v2\x12.llmrelay.v1.UsageR\x05usage\x12\x1b\n" +
+	"\tapi_calls\x18\x05 \x01(\x05R\bapiCalls\x12\x1f\n" +
+	"\vmodel_calls\x18\x06 \x01(\x05R\n" +
+	"modelCalls\x12\x1f\n" +
+	"\vtool_rounds\x18\a \x01(\x05R\n" +
+	"toolRounds\x12/\n" +
+	"\x06rounds\x18\b \x03(\v2\x17.llmrelay.v1.AgentRoundR\x06rounds\x12\x1f\n" +
+	"\vresponse_id\x18\t \x01(\tR\n" +
+	"responseId\x12'\n" +
+	"\x0fresponse_status\x18\n" +
+	" \x01(\tR\x0eresponseStatus\x12@\n" +
+	"\x0etotal_duration\x18\v \x01(\v2\x19.google.protobuf.DurationR\rtotalDuration\x12\x1a\n" +
+	"\bwarnings\x18\f \x03(\tR\bwarnings\x12%\n" +
+	"\x04cost\x18\r \x01(\v2\x11.llmrelay.v1.CostR\x04cost\x12\x19\n" +
+	"\btrace_id\x18\x0e \x01(\tR\atraceId2\x85\x04\n" +
 	"\x0eGatewayService\x12;\n" +
 	"\x04Chat\x12\x18.llmrelay.v1.ChatRequest\x1a\x19.llmrelay.v1.ChatResponse\x12O\n" +
 	"\n" +
@@ -1394,7 +2770,8 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\vStreamTools\x12\x1f.llmrelay.v1.StreamToolsRequest\x1a .llmrelay.v1.StreamToolsResponse0\x01\x12>\n" +
 	"\x05Embed\x12\x19.llmrelay.v1.EmbedRequest\x1a\x1a.llmrelay.v1.EmbedResponse\x12M\n" +
 	"\n" +
-	"ListModels\x12\x1e.llmrelay.v1.ListModelsRequest\x1a\x1f.llmrelay.v1.ListModelsResponseB\xac\x01\n" +
+	"ListModels\x12\x1e.llmrelay.v1.ListModelsRequest\x1a\x1f.llmrelay.v1.ListModelsResponse\x12B\n" +
+	"\x05Agent\x12\x19.llmrelay.v1.AgentRequest\x1a\x1a.llmrelay.v1.AgentResponse(\x010\x01B\xac\x01\n" +
 	"\x0fcom.llmrelay.v1B\x13GatewayServiceProtoP\x01Z7github.com/llmrelay/llmrelay/gen/llmrelay/v1;llmrelayv1\xa2\x02\x03LXX\xaa\x02\vLlmrelay.V1\xca\x02\vLlmrelay\\V1\xe2\x02\x17Llmrelay\\V1\\GPBMetadata\xea\x02\fLlmrelay::V1b\x06proto3"
 
 var (
@@ -1409,106 +2786,165 @@ func file_llmrelay_v1_gateway_service_proto_rawDescGZIP() []byte {
 	return file_llmrelay_v1_gateway_service_proto_rawDescData
 }
 
-var file_llmrelay_v1_gateway_service_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_llmrelay_v1_gateway_service_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_llmrelay_v1_gateway_service_proto_goTypes = []any{
-	(*CallOptions)(nil),         // 0: llmrelay.v1.CallOptions
-	(*ChatRequest)(nil),         // 1: llmrelay.v1.ChatRequest
-	(*ChatResponse)(nil),        // 2: llmrelay.v1.ChatResponse
-	(*StreamChatRequest)(nil),   // 3: llmrelay.v1.StreamChatRequest
-	(*StreamChatResponse)(nil),  // 4: llmrelay.v1.StreamChatResponse
-	(*ToolsRequest)(nil),        // 5: llmrelay.v1.ToolsRequest
-	(*ToolsResponse)(nil),       // 6: llmrelay.v1.ToolsResponse
-	(*StreamToolsRequest)(nil),  // 7: llmrelay.v1.StreamToolsRequest
-	(*StreamToolsResponse)(nil), // 8: llmrelay.v1.StreamToolsResponse
-	(*EmbedRequest)(nil),        // 9: llmrelay.v1.EmbedRequest
-	(*EmbedResponse)(nil),       // 10: llmrelay.v1.EmbedResponse
-	(*Embedding)(nil),           // 11: llmrelay.v1.Embedding
-	(*ListModelsRequest)(nil),   // 12: llmrelay.v1.ListModelsRequest
-	(*ListModelsResponse)(nil),  // 13: llmrelay.v1.ListModelsResponse
-	(*ModelInfo)(nil),           // 14: llmrelay.v1.ModelInfo
-	(*ModelCapability)(nil),     // 15: llmrelay.v1.ModelCapability
-	nil,                         // 16: llmrelay.v1.CallOptions.LabelsEntry
-	(*durationpb.Duration)(nil), // 17: google.protobuf.Duration
-	(*Message)(nil),             // 18: llmrelay.v1.Message
-	(*GenerationOptions)(nil),   // 19: llmrelay.v1.GenerationOptions
-	(*ProviderOptions)(nil),     // 20: llmrelay.v1.ProviderOptions
-	(*ResponseMeta)(nil),        // 21: llmrelay.v1.ResponseMeta
-	(*StreamStart)(nil),         // 22: llmrelay.v1.StreamStart
-	(*TextDelta)(nil),           // 23: llmrelay.v1.TextDelta
-	(*RefusalDelta)(nil),        // 24: llmrelay.v1.RefusalDelta
-	(*Usage)(nil),               // 25: llmrelay.v1.Usage
-	(*StreamEnd)(nil),           // 26: llmrelay.v1.StreamEnd
-	(*ReasoningDelta)(nil),      // 27: llmrelay.v1.ReasoningDelta
-	(*Tool)(nil),                // 28: llmrelay.v1.Tool
-	(*ToolCallDelta)(nil),       // 29: llmrelay.v1.ToolCallDelta
-	(*ToolCallDone)(nil),        // 30: llmrelay.v1.ToolCallDone
-	(Protocol)(0),               // 31: llmrelay.v1.Protocol
-	(*structpb.Struct)(nil),     // 32: google.protobuf.Struct
+	(*CallOptions)(nil),               // 0: llmrelay.v1.CallOptions
+	(*ChatRequest)(nil),               // 1: llmrelay.v1.ChatRequest
+	(*ChatResponse)(nil),              // 2: llmrelay.v1.ChatResponse
+	(*StreamChatRequest)(nil),         // 3: llmrelay.v1.StreamChatRequest
+	(*StreamChatResponse)(nil),        // 4: llmrelay.v1.StreamChatResponse
+	(*ToolsRequest)(nil),              // 5: llmrelay.v1.ToolsRequest
+	(*ToolsResponse)(nil),             // 6: llmrelay.v1.ToolsResponse
+	(*StreamToolsRequest)(nil),        // 7: llmrelay.v1.StreamToolsRequest
+	(*StreamToolsResponse)(nil),       // 8: llmrelay.v1.StreamToolsResponse
+	(*EmbedRequest)(nil),              // 9: llmrelay.v1.EmbedRequest
+	(*EmbedResponse)(nil),             // 10: llmrelay.v1.EmbedResponse
+	(*Embedding)(nil),                 // 11: llmrelay.v1.Embedding
+	(*ListModelsRequest)(nil),         // 12: llmrelay.v1.ListModelsRequest
+	(*ListModelsResponse)(nil),        // 13: llmrelay.v1.ListModelsResponse
+	(*ModelInfo)(nil),                 // 14: llmrelay.v1.ModelInfo
+	(*ModelCapability)(nil),           // 15: llmrelay.v1.ModelCapability
+	(*AgentRequest)(nil),              // 16: llmrelay.v1.AgentRequest
+	(*AgentSetup)(nil),                // 17: llmrelay.v1.AgentSetup
+	(*AgentMcpServer)(nil),            // 18: llmrelay.v1.AgentMcpServer
+	(*AgentCancel)(nil),               // 19: llmrelay.v1.AgentCancel
+	(*AgentResponse)(nil),             // 20: llmrelay.v1.AgentResponse
+	(*AgentSetupComplete)(nil),        // 21: llmrelay.v1.AgentSetupComplete
+	(*AgentToolCallRequest)(nil),      // 22: llmrelay.v1.AgentToolCallRequest
+	(*AgentMcpToolExecution)(nil),     // 23: llmrelay.v1.AgentMcpToolExecution
+	(*AgentToolCallCancellation)(nil), // 24: llmrelay.v1.AgentToolCallCancellation
+	(*AgentRoundEnd)(nil),             // 25: llmrelay.v1.AgentRoundEnd
+	(*AgentRound)(nil),                // 26: llmrelay.v1.AgentRound
+	(*AgentGoAway)(nil),               // 27: llmrelay.v1.AgentGoAway
+	(*AgentEnd)(nil),                  // 28: llmrelay.v1.AgentEnd
+	(*AgentMeta)(nil),                 // 29: llmrelay.v1.AgentMeta
+	nil,                               // 30: llmrelay.v1.CallOptions.LabelsEntry
+	nil,                               // 31: llmrelay.v1.AgentMcpServer.HeadersEntry
+	(*durationpb.Duration)(nil),       // 32: google.protobuf.Duration
+	(*Message)(nil),                   // 33: llmrelay.v1.Message
+	(*GenerationOptions)(nil),         // 34: llmrelay.v1.GenerationOptions
+	(*ProviderOptions)(nil),           // 35: llmrelay.v1.ProviderOptions
+	(*ResponseMeta)(nil),              // 36: llmrelay.v1.ResponseMeta
+	(*StreamStart)(nil),               // 37: llmrelay.v1.StreamStart
+	(*TextDelta)(nil),                 // 38: llmrelay.v1.TextDelta
+	(*RefusalDelta)(nil),              // 39: llmrelay.v1.RefusalDelta
+	(*Usage)(nil),                     // 40: llmrelay.v1.Usage
+	(*StreamEnd)(nil),                 // 41: llmrelay.v1.StreamEnd
+	(*ReasoningDelta)(nil),            // 42: llmrelay.v1.ReasoningDelta
+	(*Tool)(nil),                      // 43: llmrelay.v1.Tool
+	(*ToolCallDelta)(nil),             // 44: llmrelay.v1.ToolCallDelta
+	(*ToolCallDone)(nil),              // 45: llmrelay.v1.ToolCallDone
+	(Protocol)(0),                     // 46: llmrelay.v1.Protocol
+	(*structpb.Struct)(nil),           // 47: google.protobuf.Struct
+	(*ToolResult)(nil),                // 48: llmrelay.v1.ToolResult
+	(ToolTimeoutAction)(0),            // 49: llmrelay.v1.ToolTimeoutAction
+	(*ToolCall)(nil),                  // 50: llmrelay.v1.ToolCall
+	(FinishReason)(0),                 // 51: llmrelay.v1.FinishReason
+	(*Cost)(nil),                      // 52: llmrelay.v1.Cost
 }
 var file_llmrelay_v1_gateway_service_proto_depIdxs = []int32{
-	17, // 0: llmrelay.v1.CallOptions.timeout:type_name -> google.protobuf.Duration
-	16, // 1: llmrelay.v1.CallOptions.labels:type_name -> llmrelay.v1.CallOptions.LabelsEntry
-	18, // 2: llmrelay.v1.ChatRequest.messages:type_name -> llmrelay.v1.Message
-	19, // 3: llmrelay.v1.ChatRequest.options:type_name -> llmrelay.v1.GenerationOptions
-	20, // 4: llmrelay.v1.ChatRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	32, // 0: llmrelay.v1.CallOptions.timeout:type_name -> google.protobuf.Duration
+	30, // 1: llmrelay.v1.CallOptions.labels:type_name -> llmrelay.v1.CallOptions.LabelsEntry
+	33, // 2: llmrelay.v1.ChatRequest.messages:type_name -> llmrelay.v1.Message
+	34, // 3: llmrelay.v1.ChatRequest.options:type_name -> llmrelay.v1.GenerationOptions
+	35, // 4: llmrelay.v1.ChatRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
 	0,  // 5: llmrelay.v1.ChatRequest.call:type_name -> llmrelay.v1.CallOptions
-	18, // 6: llmrelay.v1.ChatResponse.message:type_name -> llmrelay.v1.Message
-	21, // 7: llmrelay.v1.ChatResponse.meta:type_name -> llmrelay.v1.ResponseMeta
-	18, // 8: llmrelay.v1.StreamChatRequest.messages:type_name -> llmrelay.v1.Message
-	19, // 9: llmrelay.v1.StreamChatRequest.options:type_name -> llmrelay.v1.GenerationOptions
-	20, // 10: llmrelay.v1.StreamChatRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	33, // 6: llmrelay.v1.ChatResponse.message:type_name -> llmrelay.v1.Message
+	36, // 7: llmrelay.v1.ChatResponse.meta:type_name -> llmrelay.v1.ResponseMeta
+	33, // 8: llmrelay.v1.StreamChatRequest.messages:type_name -> llmrelay.v1.Message
+	34, // 9: llmrelay.v1.StreamChatRequest.options:type_name -> llmrelay.v1.GenerationOptions
+	35, // 10: llmrelay.v1.StreamChatRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
 	0,  // 11: llmrelay.v1.StreamChatRequest.call:type_name -> llmrelay.v1.CallOptions
-	22, // 12: llmrelay.v1.StreamChatResponse.start:type_name -> llmrelay.v1.StreamStart
-	23, // 13: llmrelay.v1.StreamChatResponse.text_delta:type_name -> llmrelay.v1.TextDelta
-	24, // 14: llmrelay.v1.StreamChatResponse.refusal_delta:type_name -> llmrelay.v1.RefusalDelta
-	25, // 15: llmrelay.v1.StreamChatResponse.usage:type_name -> llmrelay.v1.Usage
-	26, // 16: llmrelay.v1.StreamChatResponse.end:type_name -> llmrelay.v1.StreamEnd
-	27, // 17: llmrelay.v1.StreamChatResponse.reasoning_delta:type_name -> llmrelay.v1.ReasoningDelta
-	18, // 18: llmrelay.v1.ToolsRequest.messages:type_name -> llmrelay.v1.Message
-	28, // 19: llmrelay.v1.ToolsRequest.tools:type_name -> llmrelay.v1.Tool
-	19, // 20: llmrelay.v1.ToolsRequest.options:type_name -> llmrelay.v1.GenerationOptions
-	20, // 21: llmrelay.v1.ToolsRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	37, // 12: llmrelay.v1.StreamChatResponse.start:type_name -> llmrelay.v1.StreamStart
+	38, // 13: llmrelay.v1.StreamChatResponse.text_delta:type_name -> llmrelay.v1.TextDelta
+	39, // 14: llmrelay.v1.StreamChatResponse.refusal_delta:type_name -> llmrelay.v1.RefusalDelta
+	40, // 15: llmrelay.v1.StreamChatResponse.usage:type_name -> llmrelay.v1.Usage
+	41, // 16: llmrelay.v1.StreamChatResponse.end:type_name -> llmrelay.v1.StreamEnd
+	42, // 17: llmrelay.v1.StreamChatResponse.reasoning_delta:type_name -> llmrelay.v1.ReasoningDelta
+	33, // 18: llmrelay.v1.ToolsRequest.messages:type_name -> llmrelay.v1.Message
+	43, // 19: llmrelay.v1.ToolsRequest.tools:type_name -> llmrelay.v1.Tool
+	34, // 20: llmrelay.v1.ToolsRequest.options:type_name -> llmrelay.v1.GenerationOptions
+	35, // 21: llmrelay.v1.ToolsRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
 	0,  // 22: llmrelay.v1.ToolsRequest.call:type_name -> llmrelay.v1.CallOptions
-	18, // 23: llmrelay.v1.ToolsResponse.message:type_name -> llmrelay.v1.Message
-	21, // 24: llmrelay.v1.ToolsResponse.meta:type_name -> llmrelay.v1.ResponseMeta
-	18, // 25: llmrelay.v1.StreamToolsRequest.messages:type_name -> llmrelay.v1.Message
-	28, // 26: llmrelay.v1.StreamToolsRequest.tools:type_name -> llmrelay.v1.Tool
-	19, // 27: llmrelay.v1.StreamToolsRequest.options:type_name -> llmrelay.v1.GenerationOptions
-	20, // 28: llmrelay.v1.StreamToolsRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	33, // 23: llmrelay.v1.ToolsResponse.message:type_name -> llmrelay.v1.Message
+	36, // 24: llmrelay.v1.ToolsResponse.meta:type_name -> llmrelay.v1.ResponseMeta
+	33, // 25: llmrelay.v1.StreamToolsRequest.messages:type_name -> llmrelay.v1.Message
+	43, // 26: llmrelay.v1.StreamToolsRequest.tools:type_name -> llmrelay.v1.Tool
+	34, // 27: llmrelay.v1.StreamToolsRequest.options:type_name -> llmrelay.v1.GenerationOptions
+	35, // 28: llmrelay.v1.StreamToolsRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
 	0,  // 29: llmrelay.v1.StreamToolsRequest.call:type_name -> llmrelay.v1.CallOptions
-	22, // 30: llmrelay.v1.StreamToolsResponse.start:type_name -> llmrelay.v1.StreamStart
-	23, // 31: llmrelay.v1.StreamToolsResponse.text_delta:type_name -> llmrelay.v1.TextDelta
-	24, // 32: llmrelay.v1.StreamToolsResponse.refusal_delta:type_name -> llmrelay.v1.RefusalDelta
-	29, // 33: llmrelay.v1.StreamToolsResponse.tool_call_delta:type_name -> llmrelay.v1.ToolCallDelta
-	30, // 34: llmrelay.v1.StreamToolsResponse.tool_call_done:type_name -> llmrelay.v1.ToolCallDone
-	25, // 35: llmrelay.v1.StreamToolsResponse.usage:type_name -> llmrelay.v1.Usage
-	26, // 36: llmrelay.v1.StreamToolsResponse.end:type_name -> llmrelay.v1.StreamEnd
-	27, // 37: llmrelay.v1.StreamToolsResponse.reasoning_delta:type_name -> llmrelay.v1.ReasoningDelta
-	20, // 38: llmrelay.v1.EmbedRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	37, // 30: llmrelay.v1.StreamToolsResponse.start:type_name -> llmrelay.v1.StreamStart
+	38, // 31: llmrelay.v1.StreamToolsResponse.text_delta:type_name -> llmrelay.v1.TextDelta
+	39, // 32: llmrelay.v1.StreamToolsResponse.refusal_delta:type_name -> llmrelay.v1.RefusalDelta
+	44, // 33: llmrelay.v1.StreamToolsResponse.tool_call_delta:type_name -> llmrelay.v1.ToolCallDelta
+	45, // 34: llmrelay.v1.StreamToolsResponse.tool_call_done:type_name -> llmrelay.v1.ToolCallDone
+	40, // 35: llmrelay.v1.StreamToolsResponse.usage:type_name -> llmrelay.v1.Usage
+	41, // 36: llmrelay.v1.StreamToolsResponse.end:type_name -> llmrelay.v1.StreamEnd
+	42, // 37: llmrelay.v1.StreamToolsResponse.reasoning_delta:type_name -> llmrelay.v1.ReasoningDelta
+	35, // 38: llmrelay.v1.EmbedRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
 	0,  // 39: llmrelay.v1.EmbedRequest.call:type_name -> llmrelay.v1.CallOptions
 	11, // 40: llmrelay.v1.EmbedResponse.embeddings:type_name -> llmrelay.v1.Embedding
-	21, // 41: llmrelay.v1.EmbedResponse.meta:type_name -> llmrelay.v1.ResponseMeta
+	36, // 41: llmrelay.v1.EmbedResponse.meta:type_name -> llmrelay.v1.ResponseMeta
 	14, // 42: llmrelay.v1.ListModelsResponse.models:type_name -> llmrelay.v1.ModelInfo
 	15, // 43: llmrelay.v1.ModelInfo.capabilities:type_name -> llmrelay.v1.ModelCapability
-	31, // 44: llmrelay.v1.ModelCapability.protocol:type_name -> llmrelay.v1.Protocol
-	32, // 45: llmrelay.v1.ModelCapability.options:type_name -> google.protobuf.Struct
-	1,  // 46: llmrelay.v1.GatewayService.Chat:input_type -> llmrelay.v1.ChatRequest
-	3,  // 47: llmrelay.v1.GatewayService.StreamChat:input_type -> llmrelay.v1.StreamChatRequest
-	5,  // 48: llmrelay.v1.GatewayService.Tools:input_type -> llmrelay.v1.ToolsRequest
-	7,  // 49: llmrelay.v1.GatewayService.StreamTools:input_type -> llmrelay.v1.StreamToolsRequest
-	9,  // 50: llmrelay.v1.GatewayService.Embed:input_type -> llmrelay.v1.EmbedRequest
-	12, // 51: llmrelay.v1.GatewayService.ListModels:input_type -> llmrelay.v1.ListModelsRequest
-	2,  // 52: llmrelay.v1.GatewayService.Chat:output_type -> llmrelay.v1.ChatResponse
-	4,  // 53: llmrelay.v1.GatewayService.StreamChat:output_type -> llmrelay.v1.StreamChatResponse
-	6,  // 54: llmrelay.v1.GatewayService.Tools:output_type -> llmrelay.v1.ToolsResponse
-	8,  // 55: llmrelay.v1.GatewayService.StreamTools:output_type -> llmrelay.v1.StreamToolsResponse
-	10, // 56: llmrelay.v1.GatewayService.Embed:output_type -> llmrelay.v1.EmbedResponse
-	13, // 57: llmrelay.v1.GatewayService.ListModels:output_type -> llmrelay.v1.ListModelsResponse
-	52, // [52:58] is the sub-list for method output_type
-	46, // [46:52] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	33, // 44: llmrelay.v1.ModelInfo.context:type_name -> llmrelay.v1.Message
+	46, // 45: llmrelay.v1.ModelCapability.protocol:type_name -> llmrelay.v1.Protocol
+	47, // 46: llmrelay.v1.ModelCapability.options:type_name -> google.protobuf.Struct
+	17, // 47: llmrelay.v1.AgentRequest.setup:type_name -> llmrelay.v1.AgentSetup
+	48, // 48: llmrelay.v1.AgentRequest.tool_result:type_name -> llmrelay.v1.ToolResult
+	19, // 49: llmrelay.v1.AgentRequest.cancel:type_name -> llmrelay.v1.AgentCancel
+	33, // 50: llmrelay.v1.AgentSetup.messages:type_name -> llmrelay.v1.Message
+	43, // 51: llmrelay.v1.AgentSetup.tools:type_name -> llmrelay.v1.Tool
+	34, // 52: llmrelay.v1.AgentSetup.options:type_name -> llmrelay.v1.GenerationOptions
+	35, // 53: llmrelay.v1.AgentSetup.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	0,  // 54: llmrelay.v1.AgentSetup.call:type_name -> llmrelay.v1.CallOptions
+	18, // 55: llmrelay.v1.AgentSetup.mcp_servers:type_name -> llmrelay.v1.AgentMcpServer
+	32, // 56: llmrelay.v1.AgentSetup.tool_timeout:type_name -> google.protobuf.Duration
+	49, // 57: llmrelay.v1.AgentSetup.on_tool_timeout:type_name -> llmrelay.v1.ToolTimeoutAction
+	31, // 58: llmrelay.v1.AgentMcpServer.headers:type_name -> llmrelay.v1.AgentMcpServer.HeadersEntry
+	21, // 59: llmrelay.v1.AgentResponse.setup_complete:type_name -> llmrelay.v1.AgentSetupComplete
+	8,  // 60: llmrelay.v1.AgentResponse.model:type_name -> llmrelay.v1.StreamToolsResponse
+	22, // 61: llmrelay.v1.AgentResponse.tool_call_request:type_name -> llmrelay.v1.AgentToolCallRequest
+	23, // 62: llmrelay.v1.AgentResponse.mcp_tool_execution:type_name -> llmrelay.v1.AgentMcpToolExecution
+	24, // 63: llmrelay.v1.AgentResponse.tool_call_cancellation:type_name -> llmrelay.v1.AgentToolCallCancellation
+	25, // 64: llmrelay.v1.AgentResponse.round_end:type_name -> llmrelay.v1.AgentRoundEnd
+	27, // 65: llmrelay.v1.AgentResponse.go_away:type_name -> llmrelay.v1.AgentGoAway
+	28, // 66: llmrelay.v1.AgentResponse.end:type_name -> llmrelay.v1.AgentEnd
+	43, // 67: llmrelay.v1.AgentSetupComplete.tools:type_name -> llmrelay.v1.Tool
+	50, // 68: llmrelay.v1.AgentMcpToolExecution.call:type_name -> llmrelay.v1.ToolCall
+	48, // 69: llmrelay.v1.AgentMcpToolExecution.result:type_name -> llmrelay.v1.ToolResult
+	32, // 70: llmrelay.v1.AgentMcpToolExecution.duration:type_name -> google.protobuf.Duration
+	26, // 71: llmrelay.v1.AgentRoundEnd.round:type_name -> llmrelay.v1.AgentRound
+	36, // 72: llmrelay.v1.AgentRound.meta:type_name -> llmrelay.v1.ResponseMeta
+	32, // 73: llmrelay.v1.AgentRound.tools_duration:type_name -> google.protobuf.Duration
+	33, // 74: llmrelay.v1.AgentGoAway.messages:type_name -> llmrelay.v1.Message
+	29, // 75: llmrelay.v1.AgentGoAway.meta:type_name -> llmrelay.v1.AgentMeta
+	51, // 76: llmrelay.v1.AgentEnd.finish_reason:type_name -> llmrelay.v1.FinishReason
+	33, // 77: llmrelay.v1.AgentEnd.messages:type_name -> llmrelay.v1.Message
+	29, // 78: llmrelay.v1.AgentEnd.meta:type_name -> llmrelay.v1.AgentMeta
+	40, // 79: llmrelay.v1.AgentMeta.usage:type_name -> llmrelay.v1.Usage
+	26, // 80: llmrelay.v1.AgentMeta.rounds:type_name -> llmrelay.v1.AgentRound
+	32, // 81: llmrelay.v1.AgentMeta.total_duration:type_name -> google.protobuf.Duration
+	52, // 82: llmrelay.v1.AgentMeta.cost:type_name -> llmrelay.v1.Cost
+	1,  // 83: llmrelay.v1.GatewayService.Chat:input_type -> llmrelay.v1.ChatRequest
+	3,  // 84: llmrelay.v1.GatewayService.StreamChat:input_type -> llmrelay.v1.StreamChatRequest
+	5,  // 85: llmrelay.v1.GatewayService.Tools:input_type -> llmrelay.v1.ToolsRequest
+	7,  // 86: llmrelay.v1.GatewayService.StreamTools:input_type -> llmrelay.v1.StreamToolsRequest
+	9,  // 87: llmrelay.v1.GatewayService.Embed:input_type -> llmrelay.v1.EmbedRequest
+	12, // 88: llmrelay.v1.GatewayService.ListModels:input_type -> llmrelay.v1.ListModelsRequest
+	16, // 89: llmrelay.v1.GatewayService.Agent:input_type -> llmrelay.v1.AgentRequest
+	2,  // 90: llmrelay.v1.GatewayService.Chat:output_type -> llmrelay.v1.ChatResponse
+	4,  // 91: llmrelay.v1.GatewayService.StreamChat:output_type -> llmrelay.v1.StreamChatResponse
+	6,  // 92: llmrelay.v1.GatewayService.Tools:output_type -> llmrelay.v1.ToolsResponse
+	8,  // 93: llmrelay.v1.GatewayService.StreamTools:output_type -> llmrelay.v1.StreamToolsResponse
+	10, // 94: llmrelay.v1.GatewayService.Embed:output_type -> llmrelay.v1.EmbedResponse
+	13, // 95: llmrelay.v1.GatewayService.ListModels:output_type -> llmrelay.v1.ListModelsResponse
+	20, // 96: llmrelay.v1.GatewayService.Agent:output_type -> llmrelay.v1.AgentResponse
+	90, // [90:97] is the sub-list for method output_type
+	83, // [83:90] is the sub-list for method input_type
+	83, // [83:83] is the sub-list for extension type_name
+	83, // [83:83] is the sub-list for extension extendee
+	0,  // [0:83] is the sub-list for field type_name
 }
 
 func init() { file_llmrelay_v1_gateway_service_proto_init() }
@@ -1541,13 +2977,28 @@ func file_llmrelay_v1_gateway_service_proto_init() {
 		(*StreamToolsResponse_ReasoningDelta)(nil),
 	}
 	file_llmrelay_v1_gateway_service_proto_msgTypes[9].OneofWrappers = []any{}
+	file_llmrelay_v1_gateway_service_proto_msgTypes[16].OneofWrappers = []any{
+		(*AgentRequest_Setup)(nil),
+		(*AgentRequest_ToolResult)(nil),
+		(*AgentRequest_Cancel)(nil),
+	}
+	file_llmrelay_v1_gateway_service_proto_msgTypes[20].OneofWrappers = []any{
+		(*AgentResponse_SetupComplete)(nil),
+		(*AgentResponse_Model)(nil),
+		(*AgentResponse_ToolCallRequest)(nil),
+		(*AgentResponse_McpToolExecution)(nil),
+		(*AgentResponse_ToolCallCancellation)(nil),
+		(*AgentResponse_RoundEnd)(nil),
+		(*AgentResponse_GoAway)(nil),
+		(*AgentResponse_End)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmrelay_v1_gateway_service_proto_rawDesc), len(file_llmrelay_v1_gateway_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

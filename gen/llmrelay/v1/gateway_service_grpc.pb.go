@@ -25,6 +25,7 @@ const (
 	GatewayService_StreamTools_FullMethodName = "/llmrelay.v1.GatewayService/StreamTools"
 	GatewayService_Embed_FullMethodName       = "/llmrelay.v1.GatewayService/Embed"
 	GatewayService_ListModels_FullMethodName  = "/llmrelay.v1.GatewayService/ListModels"
+	GatewayService_Agent_FullMethodName       = "/llmrelay.v1.GatewayService/Agent"
 )
 
 // GatewayServiceClient is the client API for GatewayService service.
@@ -51,6 +52,12 @@ type GatewayServiceClient interface {
 	Embed(ctx context.Context, in *EmbedRequest, opts ...grpc.CallOption) (*EmbedResponse, error)
 	// ListModels lists the configured models and their capabilities.
 	ListModels(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*ListModelsResponse, error)
+	// Agent runs a stateless tool loop: the client's first message is a setup
+	// (model, conversation, tools it executes itself, MCP servers); the server
+	// streams each round's model events, asks the client for the results of
+	// its tools keyed by call_id, executes MCP tools itself, and calls the model
+	// again until no tool calls remain or max_rounds is reached. See agent.proto.
+	Agent(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AgentRequest, AgentResponse], error)
 }
 
 type gatewayServiceClient struct {
@@ -139,6 +146,19 @@ func (c *gatewayServiceClient) ListModels(ctx context.Context, in *ListModelsReq
 	return out, nil
 }
 
+func (c *gatewayServiceClient) Agent(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AgentRequest, AgentResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &GatewayService_ServiceDesc.Streams[2], GatewayService_Agent_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[AgentRequest, AgentResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type GatewayService_AgentClient = grpc.BidiStreamingClient[AgentRequest, AgentResponse]
+
 // GatewayServiceServer is the server API for GatewayService service.
 // All implementations must embed UnimplementedGatewayServiceServer
 // for forward compatibility.
@@ -163,6 +183,12 @@ type GatewayServiceServer interface {
 	Embed(context.Context, *EmbedRequest) (*EmbedResponse, error)
 	// ListModels lists the configured models and their capabilities.
 	ListModels(context.Context, *ListModelsRequest) (*ListModelsResponse, error)
+	// Agent runs a stateless tool loop: the client's first message is a setup
+	// (model, conversation, tools it executes itself, MCP servers); the server
+	// streams each round's model events, asks the client for the results of
+	// its tools keyed by call_id, executes MCP tools itself, and calls the model
+	// again until no tool calls remain or max_rounds is reached. See agent.proto.
+	Agent(grpc.BidiStreamingServer[AgentRequest, AgentResponse]) error
 	mustEmbedUnimplementedGatewayServiceServer()
 }
 
@@ -190,6 +216,9 @@ func (UnimplementedGatewayServiceServer) Embed(context.Context, *EmbedRequest) (
 }
 func (UnimplementedGatewayServiceServer) ListModels(context.Context, *ListModelsRequest) (*ListModelsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListModels not implemented")
+}
+func (UnimplementedGatewayServiceServer) Agent(grpc.BidiStreamingServer[AgentRequest, AgentResponse]) error {
+	return status.Error(codes.Unimplemented, "method Agent not implemented")
 }
 func (UnimplementedGatewayServiceServer) mustEmbedUnimplementedGatewayServiceServer() {}
 func (UnimplementedGatewayServiceServer) testEmbeddedByValue()                        {}
@@ -306,6 +335,13 @@ func _GatewayService_ListModels_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GatewayService_Agent_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(GatewayServiceServer).Agent(&grpc.GenericServerStream[AgentRequest, AgentResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type GatewayService_AgentServer = grpc.BidiStreamingServer[AgentRequest, AgentResponse]
+
 // GatewayService_ServiceDesc is the grpc.ServiceDesc for GatewayService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -340,6 +376,12 @@ var GatewayService_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "StreamTools",
 			Handler:       _GatewayService_StreamTools_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "Agent",
+			Handler:       _GatewayService_Agent_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "llmrelay/v1/gateway_service.proto",

@@ -85,7 +85,16 @@ type ResponseMeta struct {
 	// model has no prices.
 	Cost *Cost `protobuf:"bytes,27,opt,name=cost,proto3" json:"cost,omitempty"`
 	// The name of the authenticated caller (server auth), empty without auth.
-	Caller        string `protobuf:"bytes,28,opt,name=caller,proto3" json:"caller,omitempty"`
+	Caller string `protobuf:"bytes,28,opt,name=caller,proto3" json:"caller,omitempty"`
+	// The server's check of structured output (response_format JSON_OBJECT or
+	// JSON_SCHEMA); unset when there was nothing to check.
+	OutputValidation *OutputValidation `protobuf:"bytes,29,opt,name=output_validation,json=outputValidation,proto3" json:"output_validation,omitempty"`
+	// The stop sequence that ended the answer, when the provider says which
+	// (Anthropic stop_sequence); finish_reason is then STOP.
+	StopSequence string `protobuf:"bytes,30,opt,name=stop_sequence,json=stopSequence,proto3" json:"stop_sequence,omitempty"`
+	// The service tier that served the call, as the provider reports it
+	// (OpenAI/Anthropic service_tier).
+	ServiceTier   string `protobuf:"bytes,31,opt,name=service_tier,json=serviceTier,proto3" json:"service_tier,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -316,6 +325,84 @@ func (x *ResponseMeta) GetCaller() string {
 	return ""
 }
 
+func (x *ResponseMeta) GetOutputValidation() *OutputValidation {
+	if x != nil {
+		return x.OutputValidation
+	}
+	return nil
+}
+
+func (x *ResponseMeta) GetStopSequence() string {
+	if x != nil {
+		return x.StopSequence
+	}
+	return ""
+}
+
+func (x *ResponseMeta) GetServiceTier() string {
+	if x != nil {
+		return x.ServiceTier
+	}
+	return ""
+}
+
+// OutputValidation is the server's check of a structured answer.
+type OutputValidation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The answer is a JSON value matching the schema (or any JSON object for
+	// JSON_OBJECT).
+	Valid bool `protobuf:"varint,1,opt,name=valid,proto3" json:"valid,omitempty"`
+	// Why it is not, one entry per violation with its JSON pointer, e.g.
+	// "/answer: missing property".
+	Errors        []string `protobuf:"bytes,2,rep,name=errors,proto3" json:"errors,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OutputValidation) Reset() {
+	*x = OutputValidation{}
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OutputValidation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OutputValidation) ProtoMessage() {}
+
+func (x *OutputValidation) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OutputValidation.ProtoReflect.Descriptor instead.
+func (*OutputValidation) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *OutputValidation) GetValid() bool {
+	if x != nil {
+		return x.Valid
+	}
+	return false
+}
+
+func (x *OutputValidation) GetErrors() []string {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
 // Cost is an exact amount of money: billionths of the currency unit, so that
 // per-million-token prices with up to three decimals stay integers.
 type Cost struct {
@@ -330,7 +417,7 @@ type Cost struct {
 
 func (x *Cost) Reset() {
 	*x = Cost{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[1]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -342,7 +429,7 @@ func (x *Cost) String() string {
 func (*Cost) ProtoMessage() {}
 
 func (x *Cost) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[1]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -355,7 +442,7 @@ func (x *Cost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cost.ProtoReflect.Descriptor instead.
 func (*Cost) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{1}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Cost) GetCurrency() string {
@@ -392,7 +479,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[2]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -404,7 +491,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[2]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -417,7 +504,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{2}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Usage) GetInputTokens() int32 {
@@ -479,7 +566,7 @@ type RateLimit struct {
 
 func (x *RateLimit) Reset() {
 	*x = RateLimit{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[3]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -491,7 +578,7 @@ func (x *RateLimit) String() string {
 func (*RateLimit) ProtoMessage() {}
 
 func (x *RateLimit) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[3]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -504,7 +591,7 @@ func (x *RateLimit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RateLimit.ProtoReflect.Descriptor instead.
 func (*RateLimit) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{3}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RateLimit) GetRequestsLimit() int64 {
@@ -573,7 +660,7 @@ type RetryReason struct {
 
 func (x *RetryReason) Reset() {
 	*x = RetryReason{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[4]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -585,7 +672,7 @@ func (x *RetryReason) String() string {
 func (*RetryReason) ProtoMessage() {}
 
 func (x *RetryReason) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[4]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -598,7 +685,7 @@ func (x *RetryReason) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryReason.ProtoReflect.Descriptor instead.
 func (*RetryReason) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{4}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RetryReason) GetAttempt() int32 {
@@ -673,7 +760,7 @@ type RawData struct {
 
 func (x *RawData) Reset() {
 	*x = RawData{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[5]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -685,7 +772,7 @@ func (x *RawData) String() string {
 func (*RawData) ProtoMessage() {}
 
 func (x *RawData) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[5]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -698,7 +785,7 @@ func (x *RawData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RawData.ProtoReflect.Descriptor instead.
 func (*RawData) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{5}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RawData) GetRequest() []byte {
@@ -775,7 +862,7 @@ type DroppedOption struct {
 
 func (x *DroppedOption) Reset() {
 	*x = DroppedOption{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[6]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -787,7 +874,7 @@ func (x *DroppedOption) String() string {
 func (*DroppedOption) ProtoMessage() {}
 
 func (x *DroppedOption) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[6]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -800,7 +887,7 @@ func (x *DroppedOption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DroppedOption.ProtoReflect.Descriptor instead.
 func (*DroppedOption) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{6}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *DroppedOption) GetOption() string {
@@ -830,7 +917,7 @@ type Routing struct {
 
 func (x *Routing) Reset() {
 	*x = Routing{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[7]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -842,7 +929,7 @@ func (x *Routing) String() string {
 func (*Routing) ProtoMessage() {}
 
 func (x *Routing) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[7]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -855,7 +942,7 @@ func (x *Routing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Routing.ProtoReflect.Descriptor instead.
 func (*Routing) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{7}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Routing) GetDeployment() string {
@@ -876,15 +963,19 @@ func (x *Routing) GetTried() []string {
 // provider: the meta of the failed call (attempts, retry reasons, timings,
 // provider request id, partial usage of a broken stream).
 type FailedCallMeta struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Meta          *ResponseMeta          `protobuf:"bytes,1,opt,name=meta,proto3" json:"meta,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Meta  *ResponseMeta          `protobuf:"bytes,1,opt,name=meta,proto3" json:"meta,omitempty"`
+	// What the model produced before the call failed, when anything: the
+	// answer that failed output validation, or the part of a broken stream
+	// that was received.
+	Message       *Message `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FailedCallMeta) Reset() {
 	*x = FailedCallMeta{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[8]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -896,7 +987,7 @@ func (x *FailedCallMeta) String() string {
 func (*FailedCallMeta) ProtoMessage() {}
 
 func (x *FailedCallMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[8]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -909,7 +1000,7 @@ func (x *FailedCallMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailedCallMeta.ProtoReflect.Descriptor instead.
 func (*FailedCallMeta) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{8}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *FailedCallMeta) GetMeta() *ResponseMeta {
@@ -919,12 +1010,18 @@ func (x *FailedCallMeta) GetMeta() *ResponseMeta {
 	return nil
 }
 
+func (x *FailedCallMeta) GetMessage() *Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
 var File_llmrelay_v1_meta_proto protoreflect.FileDescriptor
 
 const file_llmrelay_v1_meta_proto_rawDesc = "" +
 	"\n" +
-	"\x16llmrelay/v1/meta.proto\x12\vllmrelay.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17llmrelay/v1/enums.proto\"\x91\n" +
-	"\n" +
+	"\x16llmrelay/v1/meta.proto\x12\vllmrelay.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19llmrelay/v1/content.proto\x1a\x17llmrelay/v1/enums.proto\"\xa5\v\n" +
 	"\fResponseMeta\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12.\n" +
@@ -958,7 +1055,13 @@ const file_llmrelay_v1_meta_proto_rawDesc = "" +
 	"\bwarnings\x18\x19 \x03(\tR\bwarnings\x12\x19\n" +
 	"\btrace_id\x18\x1a \x01(\tR\atraceId\x12%\n" +
 	"\x04cost\x18\x1b \x01(\v2\x11.llmrelay.v1.CostR\x04cost\x12\x16\n" +
-	"\x06caller\x18\x1c \x01(\tR\x06caller\"E\n" +
+	"\x06caller\x18\x1c \x01(\tR\x06caller\x12J\n" +
+	"\x11output_validation\x18\x1d \x01(\v2\x1d.llmrelay.v1.OutputValidationR\x10outputValidation\x12#\n" +
+	"\rstop_sequence\x18\x1e \x01(\tR\fstopSequence\x12!\n" +
+	"\fservice_tier\x18\x1f \x01(\tR\vserviceTier\"@\n" +
+	"\x10OutputValidation\x12\x14\n" +
+	"\x05valid\x18\x01 \x01(\bR\x05valid\x12\x16\n" +
+	"\x06errors\x18\x02 \x03(\tR\x06errors\"E\n" +
 	"\x04Cost\x12\x1a\n" +
 	"\bcurrency\x18\x01 \x01(\tR\bcurrency\x12!\n" +
 	"\famount_nanos\x18\x02 \x01(\x03R\vamountNanos\"\x8c\x02\n" +
@@ -1014,9 +1117,10 @@ const file_llmrelay_v1_meta_proto_rawDesc = "" +
 	"\n" +
 	"deployment\x18\x01 \x01(\tR\n" +
 	"deployment\x12\x14\n" +
-	"\x05tried\x18\x02 \x03(\tR\x05tried\"?\n" +
+	"\x05tried\x18\x02 \x03(\tR\x05tried\"o\n" +
 	"\x0eFailedCallMeta\x12-\n" +
-	"\x04meta\x18\x01 \x01(\v2\x19.llmrelay.v1.ResponseMetaR\x04metaB\xa2\x01\n" +
+	"\x04meta\x18\x01 \x01(\v2\x19.llmrelay.v1.ResponseMetaR\x04meta\x12.\n" +
+	"\amessage\x18\x02 \x01(\v2\x14.llmrelay.v1.MessageR\amessageB\xa2\x01\n" +
 	"\x0fcom.llmrelay.v1B\tMetaProtoP\x01Z7github.com/llmrelay/llmrelay/gen/llmrelay/v1;llmrelayv1\xa2\x02\x03LXX\xaa\x02\vLlmrelay.V1\xca\x02\vLlmrelay\\V1\xe2\x02\x17Llmrelay\\V1\\GPBMetadata\xea\x02\fLlmrelay::V1b\x06proto3"
 
 var (
@@ -1031,52 +1135,56 @@ func file_llmrelay_v1_meta_proto_rawDescGZIP() []byte {
 	return file_llmrelay_v1_meta_proto_rawDescData
 }
 
-var file_llmrelay_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_llmrelay_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_llmrelay_v1_meta_proto_goTypes = []any{
 	(*ResponseMeta)(nil),          // 0: llmrelay.v1.ResponseMeta
-	(*Cost)(nil),                  // 1: llmrelay.v1.Cost
-	(*Usage)(nil),                 // 2: llmrelay.v1.Usage
-	(*RateLimit)(nil),             // 3: llmrelay.v1.RateLimit
-	(*RetryReason)(nil),           // 4: llmrelay.v1.RetryReason
-	(*RawData)(nil),               // 5: llmrelay.v1.RawData
-	(*DroppedOption)(nil),         // 6: llmrelay.v1.DroppedOption
-	(*Routing)(nil),               // 7: llmrelay.v1.Routing
-	(*FailedCallMeta)(nil),        // 8: llmrelay.v1.FailedCallMeta
-	nil,                           // 9: llmrelay.v1.RawData.RequestHeadersEntry
-	nil,                           // 10: llmrelay.v1.RawData.ResponseHeadersEntry
-	(Protocol)(0),                 // 11: llmrelay.v1.Protocol
-	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 13: google.protobuf.Duration
-	(FinishReason)(0),             // 14: llmrelay.v1.FinishReason
-	(*structpb.Struct)(nil),       // 15: google.protobuf.Struct
+	(*OutputValidation)(nil),      // 1: llmrelay.v1.OutputValidation
+	(*Cost)(nil),                  // 2: llmrelay.v1.Cost
+	(*Usage)(nil),                 // 3: llmrelay.v1.Usage
+	(*RateLimit)(nil),             // 4: llmrelay.v1.RateLimit
+	(*RetryReason)(nil),           // 5: llmrelay.v1.RetryReason
+	(*RawData)(nil),               // 6: llmrelay.v1.RawData
+	(*DroppedOption)(nil),         // 7: llmrelay.v1.DroppedOption
+	(*Routing)(nil),               // 8: llmrelay.v1.Routing
+	(*FailedCallMeta)(nil),        // 9: llmrelay.v1.FailedCallMeta
+	nil,                           // 10: llmrelay.v1.RawData.RequestHeadersEntry
+	nil,                           // 11: llmrelay.v1.RawData.ResponseHeadersEntry
+	(Protocol)(0),                 // 12: llmrelay.v1.Protocol
+	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 14: google.protobuf.Duration
+	(FinishReason)(0),             // 15: llmrelay.v1.FinishReason
+	(*structpb.Struct)(nil),       // 16: google.protobuf.Struct
+	(*Message)(nil),               // 17: llmrelay.v1.Message
 }
 var file_llmrelay_v1_meta_proto_depIdxs = []int32{
-	11, // 0: llmrelay.v1.ResponseMeta.protocol:type_name -> llmrelay.v1.Protocol
-	12, // 1: llmrelay.v1.ResponseMeta.create_time:type_name -> google.protobuf.Timestamp
-	13, // 2: llmrelay.v1.ResponseMeta.total_duration:type_name -> google.protobuf.Duration
-	13, // 3: llmrelay.v1.ResponseMeta.request_duration:type_name -> google.protobuf.Duration
-	13, // 4: llmrelay.v1.ResponseMeta.time_to_first_token:type_name -> google.protobuf.Duration
-	4,  // 5: llmrelay.v1.ResponseMeta.retry_reasons:type_name -> llmrelay.v1.RetryReason
-	2,  // 6: llmrelay.v1.ResponseMeta.usage:type_name -> llmrelay.v1.Usage
-	14, // 7: llmrelay.v1.ResponseMeta.finish_reason:type_name -> llmrelay.v1.FinishReason
-	3,  // 8: llmrelay.v1.ResponseMeta.rate_limit:type_name -> llmrelay.v1.RateLimit
-	15, // 9: llmrelay.v1.ResponseMeta.extended:type_name -> google.protobuf.Struct
-	5,  // 10: llmrelay.v1.ResponseMeta.raw:type_name -> llmrelay.v1.RawData
-	6,  // 11: llmrelay.v1.ResponseMeta.dropped_options:type_name -> llmrelay.v1.DroppedOption
-	7,  // 12: llmrelay.v1.ResponseMeta.routing:type_name -> llmrelay.v1.Routing
-	1,  // 13: llmrelay.v1.ResponseMeta.cost:type_name -> llmrelay.v1.Cost
-	12, // 14: llmrelay.v1.RateLimit.requests_reset_time:type_name -> google.protobuf.Timestamp
-	12, // 15: llmrelay.v1.RateLimit.tokens_reset_time:type_name -> google.protobuf.Timestamp
-	13, // 16: llmrelay.v1.RetryReason.duration:type_name -> google.protobuf.Duration
-	13, // 17: llmrelay.v1.RetryReason.delay:type_name -> google.protobuf.Duration
-	9,  // 18: llmrelay.v1.RawData.request_headers:type_name -> llmrelay.v1.RawData.RequestHeadersEntry
-	10, // 19: llmrelay.v1.RawData.response_headers:type_name -> llmrelay.v1.RawData.ResponseHeadersEntry
-	0,  // 20: llmrelay.v1.FailedCallMeta.meta:type_name -> llmrelay.v1.ResponseMeta
-	21, // [21:21] is the sub-list for method output_type
-	21, // [21:21] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	12, // 0: llmrelay.v1.ResponseMeta.protocol:type_name -> llmrelay.v1.Protocol
+	13, // 1: llmrelay.v1.ResponseMeta.create_time:type_name -> google.protobuf.Timestamp
+	14, // 2: llmrelay.v1.ResponseMeta.total_duration:type_name -> google.protobuf.Duration
+	14, // 3: llmrelay.v1.ResponseMeta.request_duration:type_name -> google.protobuf.Duration
+	14, // 4: llmrelay.v1.ResponseMeta.time_to_first_token:type_name -> google.protobuf.Duration
+	5,  // 5: llmrelay.v1.ResponseMeta.retry_reasons:type_name -> llmrelay.v1.RetryReason
+	3,  // 6: llmrelay.v1.ResponseMeta.usage:type_name -> llmrelay.v1.Usage
+	15, // 7: llmrelay.v1.ResponseMeta.finish_reason:type_name -> llmrelay.v1.FinishReason
+	4,  // 8: llmrelay.v1.ResponseMeta.rate_limit:type_name -> llmrelay.v1.RateLimit
+	16, // 9: llmrelay.v1.ResponseMeta.extended:type_name -> google.protobuf.Struct
+	6,  // 10: llmrelay.v1.ResponseMeta.raw:type_name -> llmrelay.v1.RawData
+	7,  // 11: llmrelay.v1.ResponseMeta.dropped_options:type_name -> llmrelay.v1.DroppedOption
+	8,  // 12: llmrelay.v1.ResponseMeta.routing:type_name -> llmrelay.v1.Routing
+	2,  // 13: llmrelay.v1.ResponseMeta.cost:type_name -> llmrelay.v1.Cost
+	1,  // 14: llmrelay.v1.ResponseMeta.output_validation:type_name -> llmrelay.v1.OutputValidation
+	13, // 15: llmrelay.v1.RateLimit.requests_reset_time:type_name -> google.protobuf.Timestamp
+	13, // 16: llmrelay.v1.RateLimit.tokens_reset_time:type_name -> google.protobuf.Timestamp
+	14, // 17: llmrelay.v1.RetryReason.duration:type_name -> google.protobuf.Duration
+	14, // 18: llmrelay.v1.RetryReason.delay:type_name -> google.protobuf.Duration
+	10, // 19: llmrelay.v1.RawData.request_headers:type_name -> llmrelay.v1.RawData.RequestHeadersEntry
+	11, // 20: llmrelay.v1.RawData.response_headers:type_name -> llmrelay.v1.RawData.ResponseHeadersEntry
+	0,  // 21: llmrelay.v1.FailedCallMeta.meta:type_name -> llmrelay.v1.ResponseMeta
+	17, // 22: llmrelay.v1.FailedCallMeta.message:type_name -> llmrelay.v1.Message
+	23, // [23:23] is the sub-list for method output_type
+	23, // [23:23] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_llmrelay_v1_meta_proto_init() }
@@ -1084,15 +1192,16 @@ func file_llmrelay_v1_meta_proto_init() {
 	if File_llmrelay_v1_meta_proto != nil {
 		return
 	}
+	file_llmrelay_v1_content_proto_init()
 	file_llmrelay_v1_enums_proto_init()
-	file_llmrelay_v1_meta_proto_msgTypes[3].OneofWrappers = []any{}
+	file_llmrelay_v1_meta_proto_msgTypes[4].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmrelay_v1_meta_proto_rawDesc), len(file_llmrelay_v1_meta_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -10,7 +10,6 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
-	structpb "google.golang.org/protobuf/types/known/structpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -22,6 +21,65 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+// OutputValidationMode chooses what happens to structured output that fails
+// validation.
+type OutputValidationMode int32
+
+const (
+	// As OUTPUT_VALIDATION_MODE_ERROR.
+	OutputValidationMode_OUTPUT_VALIDATION_MODE_UNSPECIFIED OutputValidationMode = 0
+	// The call fails with FailedPrecondition (reason OUTPUT_VALIDATION_FAILED);
+	// FailedCallMeta carries the answer and meta.output_validation the errors.
+	OutputValidationMode_OUTPUT_VALIDATION_MODE_ERROR OutputValidationMode = 1
+	// The answer is returned; meta.output_validation reports the errors.
+	OutputValidationMode_OUTPUT_VALIDATION_MODE_REPORT OutputValidationMode = 2
+	// No validation by the server (meta.output_validation stays unset).
+	OutputValidationMode_OUTPUT_VALIDATION_MODE_OFF OutputValidationMode = 3
+)
+
+// Enum value maps for OutputValidationMode.
+var (
+	OutputValidationMode_name = map[int32]string{
+		0: "OUTPUT_VALIDATION_MODE_UNSPECIFIED",
+		1: "OUTPUT_VALIDATION_MODE_ERROR",
+		2: "OUTPUT_VALIDATION_MODE_REPORT",
+		3: "OUTPUT_VALIDATION_MODE_OFF",
+	}
+	OutputValidationMode_value = map[string]int32{
+		"OUTPUT_VALIDATION_MODE_UNSPECIFIED": 0,
+		"OUTPUT_VALIDATION_MODE_ERROR":       1,
+		"OUTPUT_VALIDATION_MODE_REPORT":      2,
+		"OUTPUT_VALIDATION_MODE_OFF":         3,
+	}
+)
+
+func (x OutputValidationMode) Enum() *OutputValidationMode {
+	p := new(OutputValidationMode)
+	*p = x
+	return p
+}
+
+func (x OutputValidationMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (OutputValidationMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_llmrelay_v1_options_proto_enumTypes[0].Descriptor()
+}
+
+func (OutputValidationMode) Type() protoreflect.EnumType {
+	return &file_llmrelay_v1_options_proto_enumTypes[0]
+}
+
+func (x OutputValidationMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use OutputValidationMode.Descriptor instead.
+func (OutputValidationMode) EnumDescriptor() ([]byte, []int) {
+	return file_llmrelay_v1_options_proto_rawDescGZIP(), []int{0}
+}
 
 // GenerationOptions are the typed generation settings. Unset fields take the
 // model's configured options; set fields override them for this call only.
@@ -163,11 +221,19 @@ func (x *GenerationOptions) GetTopK() int32 {
 type ResponseFormat struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Type  ResponseFormatType     `protobuf:"varint,1,opt,name=type,proto3,enum=llmrelay.v1.ResponseFormatType" json:"type,omitempty"`
-	// Name of the schema (OpenAI requires one for json_schema).
+	// Name of the schema (OpenAI requires one for json_schema; default
+	// "response").
 	SchemaName string `protobuf:"bytes,2,opt,name=schema_name,json=schemaName,proto3" json:"schema_name,omitempty"`
-	// The JSON Schema: the caller's schema, passed on as is.
-	Schema        *structpb.Struct `protobuf:"bytes,3,opt,name=schema,proto3" json:"schema,omitempty"`
-	Strict        *bool            `protobuf:"varint,4,opt,name=strict,proto3,oneof" json:"strict,omitempty"`
+	// The JSON Schema as JSON text (required with
+	// RESPONSE_FORMAT_TYPE_JSON_SCHEMA). Sent to the provider byte for byte,
+	// key order kept (strict structured output generates fields in schema
+	// order), after the rewrites a provider needs. The server checks that it is
+	// a valid JSON Schema and validates the answer against it.
+	Schema string `protobuf:"bytes,5,opt,name=schema,proto3" json:"schema,omitempty"`
+	Strict *bool  `protobuf:"varint,4,opt,name=strict,proto3,oneof" json:"strict,omitempty"`
+	// What the server does with an answer that is not valid JSON or does not
+	// match the schema (JSON_OBJECT and JSON_SCHEMA).
+	Validation    OutputValidationMode `protobuf:"varint,6,opt,name=validation,proto3,enum=llmrelay.v1.OutputValidationMode" json:"validation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -216,11 +282,11 @@ func (x *ResponseFormat) GetSchemaName() string {
 	return ""
 }
 
-func (x *ResponseFormat) GetSchema() *structpb.Struct {
+func (x *ResponseFormat) GetSchema() string {
 	if x != nil {
 		return x.Schema
 	}
-	return nil
+	return ""
 }
 
 func (x *ResponseFormat) GetStrict() bool {
@@ -228,6 +294,13 @@ func (x *ResponseFormat) GetStrict() bool {
 		return *x.Strict
 	}
 	return false
+}
+
+func (x *ResponseFormat) GetValidation() OutputValidationMode {
+	if x != nil {
+		return x.Validation
+	}
+	return OutputValidationMode_OUTPUT_VALIDATION_MODE_UNSPECIFIED
 }
 
 // ProviderOptions are settings only one provider understands. An option for
@@ -242,9 +315,11 @@ type ProviderOptions struct {
 	//	*ProviderOptions_Gemini
 	//	*ProviderOptions_Ollama
 	Provider isProviderOptions_Provider `protobuf_oneof:"provider"`
-	// Escape hatch: top-level JSON fields merged into the provider's request
-	// body as given (they win over fields the gateway set).
-	ExtraBody     *structpb.Struct `protobuf:"bytes,10,opt,name=extra_body,json=extraBody,proto3" json:"extra_body,omitempty"`
+	// Escape hatch: a JSON object (as text, key order kept) whose top-level
+	// fields are merged into the provider's request body as given (they win
+	// over fields the gateway set, except the ones it must own: model, stream,
+	// ...; those are ignored with a warning).
+	ExtraBody     string `protobuf:"bytes,11,opt,name=extra_body,json=extraBody,proto3" json:"extra_body,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -322,11 +397,11 @@ func (x *ProviderOptions) GetOllama() *OllamaOptions {
 	return nil
 }
 
-func (x *ProviderOptions) GetExtraBody() *structpb.Struct {
+func (x *ProviderOptions) GetExtraBody() string {
 	if x != nil {
 		return x.ExtraBody
 	}
-	return nil
+	return ""
 }
 
 type isProviderOptions_Provider interface {
@@ -713,7 +788,7 @@ var File_llmrelay_v1_options_proto protoreflect.FileDescriptor
 
 const file_llmrelay_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x19llmrelay/v1/options.proto\x12\vllmrelay.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x19llmrelay/v1/content.proto\x1a\x17llmrelay/v1/enums.proto\"\x9e\x05\n" +
+	"\x19llmrelay/v1/options.proto\x12\vllmrelay.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x19llmrelay/v1/content.proto\x1a\x17llmrelay/v1/enums.proto\"\x9e\x05\n" +
 	"\x11GenerationOptions\x12%\n" +
 	"\vtemperature\x18\x01 \x01(\x01H\x00R\vtemperature\x88\x01\x01\x12\x18\n" +
 	"\x05top_p\x18\x02 \x01(\x01H\x01R\x04topP\x88\x01\x01\x12\"\n" +
@@ -737,24 +812,27 @@ const file_llmrelay_v1_options_proto_rawDesc = "" +
 	"\x14_parallel_tool_callsB\x13\n" +
 	"\x11_presence_penaltyB\x14\n" +
 	"\x12_frequency_penaltyB\b\n" +
-	"\x06_top_k\"\xbf\x01\n" +
+	"\x06_top_k\"\xef\x01\n" +
 	"\x0eResponseFormat\x123\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x1f.llmrelay.v1.ResponseFormatTypeR\x04type\x12\x1f\n" +
 	"\vschema_name\x18\x02 \x01(\tR\n" +
-	"schemaName\x12/\n" +
-	"\x06schema\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x06schema\x12\x1b\n" +
-	"\x06strict\x18\x04 \x01(\bH\x00R\x06strict\x88\x01\x01B\t\n" +
-	"\a_strict\"\xb6\x02\n" +
+	"schemaName\x12\x16\n" +
+	"\x06schema\x18\x05 \x01(\tR\x06schema\x12\x1b\n" +
+	"\x06strict\x18\x04 \x01(\bH\x00R\x06strict\x88\x01\x01\x12A\n" +
+	"\n" +
+	"validation\x18\x06 \x01(\x0e2!.llmrelay.v1.OutputValidationModeR\n" +
+	"validationB\t\n" +
+	"\a_strictJ\x04\b\x03\x10\x04\"\xa3\x02\n" +
 	"\x0fProviderOptions\x124\n" +
 	"\x06openai\x18\x01 \x01(\v2\x1a.llmrelay.v1.OpenAIOptionsH\x00R\x06openai\x12=\n" +
 	"\tanthropic\x18\x02 \x01(\v2\x1d.llmrelay.v1.AnthropicOptionsH\x00R\tanthropic\x124\n" +
 	"\x06gemini\x18\x03 \x01(\v2\x1a.llmrelay.v1.GeminiOptionsH\x00R\x06gemini\x124\n" +
-	"\x06ollama\x18\x04 \x01(\v2\x1a.llmrelay.v1.OllamaOptionsH\x00R\x06ollama\x126\n" +
+	"\x06ollama\x18\x04 \x01(\v2\x1a.llmrelay.v1.OllamaOptionsH\x00R\x06ollama\x12\x1d\n" +
 	"\n" +
-	"extra_body\x18\n" +
-	" \x01(\v2\x17.google.protobuf.StructR\textraBodyB\n" +
+	"extra_body\x18\v \x01(\tR\textraBodyB\n" +
 	"\n" +
-	"\bprovider\"\x82\x03\n" +
+	"\bproviderJ\x04\b\n" +
+	"\x10\v\"\x82\x03\n" +
 	"\rOpenAIOptions\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x19\n" +
 	"\x05store\x18\x02 \x01(\bH\x00R\x05store\x88\x01\x01\x12D\n" +
@@ -792,7 +870,12 @@ const file_llmrelay_v1_options_proto_rawDesc = "" +
 	"\n" +
 	"\b_num_ctxB\x11\n" +
 	"\x0f_repeat_penaltyB\b\n" +
-	"\x06_thinkB\xa5\x01\n" +
+	"\x06_think*\xa3\x01\n" +
+	"\x14OutputValidationMode\x12&\n" +
+	"\"OUTPUT_VALIDATION_MODE_UNSPECIFIED\x10\x00\x12 \n" +
+	"\x1cOUTPUT_VALIDATION_MODE_ERROR\x10\x01\x12!\n" +
+	"\x1dOUTPUT_VALIDATION_MODE_REPORT\x10\x02\x12\x1e\n" +
+	"\x1aOUTPUT_VALIDATION_MODE_OFF\x10\x03B\xa5\x01\n" +
 	"\x0fcom.llmrelay.v1B\fOptionsProtoP\x01Z7github.com/llmrelay/llmrelay/gen/llmrelay/v1;llmrelayv1\xa2\x02\x03LXX\xaa\x02\vLlmrelay.V1\xca\x02\vLlmrelay\\V1\xe2\x02\x17Llmrelay\\V1\\GPBMetadata\xea\x02\fLlmrelay::V1b\x06proto3"
 
 var (
@@ -807,42 +890,42 @@ func file_llmrelay_v1_options_proto_rawDescGZIP() []byte {
 	return file_llmrelay_v1_options_proto_rawDescData
 }
 
+var file_llmrelay_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_llmrelay_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_llmrelay_v1_options_proto_goTypes = []any{
-	(*GenerationOptions)(nil),   // 0: llmrelay.v1.GenerationOptions
-	(*ResponseFormat)(nil),      // 1: llmrelay.v1.ResponseFormat
-	(*ProviderOptions)(nil),     // 2: llmrelay.v1.ProviderOptions
-	(*OpenAIOptions)(nil),       // 3: llmrelay.v1.OpenAIOptions
-	(*AnthropicOptions)(nil),    // 4: llmrelay.v1.AnthropicOptions
-	(*GeminiOptions)(nil),       // 5: llmrelay.v1.GeminiOptions
-	(*SafetySetting)(nil),       // 6: llmrelay.v1.SafetySetting
-	(*OllamaOptions)(nil),       // 7: llmrelay.v1.OllamaOptions
-	nil,                         // 8: llmrelay.v1.OpenAIOptions.MetadataEntry
-	(ReasoningEffort)(0),        // 9: llmrelay.v1.ReasoningEffort
-	(*ToolChoice)(nil),          // 10: llmrelay.v1.ToolChoice
-	(ResponseFormatType)(0),     // 11: llmrelay.v1.ResponseFormatType
-	(*structpb.Struct)(nil),     // 12: google.protobuf.Struct
+	(OutputValidationMode)(0),   // 0: llmrelay.v1.OutputValidationMode
+	(*GenerationOptions)(nil),   // 1: llmrelay.v1.GenerationOptions
+	(*ResponseFormat)(nil),      // 2: llmrelay.v1.ResponseFormat
+	(*ProviderOptions)(nil),     // 3: llmrelay.v1.ProviderOptions
+	(*OpenAIOptions)(nil),       // 4: llmrelay.v1.OpenAIOptions
+	(*AnthropicOptions)(nil),    // 5: llmrelay.v1.AnthropicOptions
+	(*GeminiOptions)(nil),       // 6: llmrelay.v1.GeminiOptions
+	(*SafetySetting)(nil),       // 7: llmrelay.v1.SafetySetting
+	(*OllamaOptions)(nil),       // 8: llmrelay.v1.OllamaOptions
+	nil,                         // 9: llmrelay.v1.OpenAIOptions.MetadataEntry
+	(ReasoningEffort)(0),        // 10: llmrelay.v1.ReasoningEffort
+	(*ToolChoice)(nil),          // 11: llmrelay.v1.ToolChoice
+	(ResponseFormatType)(0),     // 12: llmrelay.v1.ResponseFormatType
 	(*durationpb.Duration)(nil), // 13: google.protobuf.Duration
 }
 var file_llmrelay_v1_options_proto_depIdxs = []int32{
-	9,  // 0: llmrelay.v1.GenerationOptions.reasoning_effort:type_name -> llmrelay.v1.ReasoningEffort
-	10, // 1: llmrelay.v1.GenerationOptions.tool_choice:type_name -> llmrelay.v1.ToolChoice
-	1,  // 2: llmrelay.v1.GenerationOptions.response_format:type_name -> llmrelay.v1.ResponseFormat
-	11, // 3: llmrelay.v1.ResponseFormat.type:type_name -> llmrelay.v1.ResponseFormatType
-	12, // 4: llmrelay.v1.ResponseFormat.schema:type_name -> google.protobuf.Struct
-	3,  // 5: llmrelay.v1.ProviderOptions.openai:type_name -> llmrelay.v1.OpenAIOptions
-	4,  // 6: llmrelay.v1.ProviderOptions.anthropic:type_name -> llmrelay.v1.AnthropicOptions
-	5,  // 7: llmrelay.v1.ProviderOptions.gemini:type_name -> llmrelay.v1.GeminiOptions
-	7,  // 8: llmrelay.v1.ProviderOptions.ollama:type_name -> llmrelay.v1.OllamaOptions
-	12, // 9: llmrelay.v1.ProviderOptions.extra_body:type_name -> google.protobuf.Struct
-	8,  // 10: llmrelay.v1.OpenAIOptions.metadata:type_name -> llmrelay.v1.OpenAIOptions.MetadataEntry
-	6,  // 11: llmrelay.v1.GeminiOptions.safety_settings:type_name -> llmrelay.v1.SafetySetting
-	13, // 12: llmrelay.v1.OllamaOptions.keep_alive:type_name -> google.protobuf.Duration
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	10, // 0: llmrelay.v1.GenerationOptions.reasoning_effort:type_name -> llmrelay.v1.ReasoningEffort
+	11, // 1: llmrelay.v1.GenerationOptions.tool_choice:type_name -> llmrelay.v1.ToolChoice
+	2,  // 2: llmrelay.v1.GenerationOptions.response_format:type_name -> llmrelay.v1.ResponseFormat
+	12, // 3: llmrelay.v1.ResponseFormat.type:type_name -> llmrelay.v1.ResponseFormatType
+	0,  // 4: llmrelay.v1.ResponseFormat.validation:type_name -> llmrelay.v1.OutputValidationMode
+	4,  // 5: llmrelay.v1.ProviderOptions.openai:type_name -> llmrelay.v1.OpenAIOptions
+	5,  // 6: llmrelay.v1.ProviderOptions.anthropic:type_name -> llmrelay.v1.AnthropicOptions
+	6,  // 7: llmrelay.v1.ProviderOptions.gemini:type_name -> llmrelay.v1.GeminiOptions
+	8,  // 8: llmrelay.v1.ProviderOptions.ollama:type_name -> llmrelay.v1.OllamaOptions
+	9,  // 9: llmrelay.v1.OpenAIOptions.metadata:type_name -> llmrelay.v1.OpenAIOptions.MetadataEntry
+	7,  // 10: llmrelay.v1.GeminiOptions.safety_settings:type_name -> llmrelay.v1.SafetySetting
+	13, // 11: llmrelay.v1.OllamaOptions.keep_alive:type_name -> google.protobuf.Duration
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_llmrelay_v1_options_proto_init() }
@@ -869,13 +952,14 @@ func file_llmrelay_v1_options_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmrelay_v1_options_proto_rawDesc), len(file_llmrelay_v1_options_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_llmrelay_v1_options_proto_goTypes,
 		DependencyIndexes: file_llmrelay_v1_options_proto_depIdxs,
+		EnumInfos:         file_llmrelay_v1_options_proto_enumTypes,
 		MessageInfos:      file_llmrelay_v1_options_proto_msgTypes,
 	}.Build()
 	File_llmrelay_v1_options_proto = out.File

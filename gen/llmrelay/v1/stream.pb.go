@@ -430,8 +430,9 @@ func (x *ToolCallDone) GetToolCall() *ToolCall {
 
 // StreamEnd is the last event of a successful stream.
 type StreamEnd struct {
-	state        protoimpl.MessageState `protogen:"open.v1"`
-	FinishReason FinishReason           `protobuf:"varint,1,opt,name=finish_reason,json=finishReason,proto3,enum=llmrelay.v1.FinishReason" json:"finish_reason,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A convenience copy of meta.finish_reason.
+	FinishReason FinishReason `protobuf:"varint,1,opt,name=finish_reason,json=finishReason,proto3,enum=llmrelay.v1.FinishReason" json:"finish_reason,omitempty"`
 	// The complete meta: usage, timings (incl. time_to_first_token), attempts,
 	// provider request id, raw stream bytes if preserved.
 	Meta          *ResponseMeta `protobuf:"bytes,2,opt,name=meta,proto3" json:"meta,omitempty"`

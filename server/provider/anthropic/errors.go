@@ -12,8 +12,12 @@ import (
 // httpError builds the *provider.Error for a non-2xx response: status,
 // retry-after and request-id from the head, then type and message from the
 // body {"type":"error","error":{"type","message"},"request_id"}.
+//
+// The meta keeps what the headers report: the request id and the
+// anthropic-ratelimit-* state, which a 429 carries for the throttled caller.
 func httpError(resp *http.Response) *provider.Error {
 	e := provider.NewHTTPError(providerName, resp, requestIDHeader)
+	e.Meta = headerMeta(resp.Header)
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodySize))
 	if err != nil {
 		// The status is known; keep it and record why the body is missing.
@@ -82,7 +86,7 @@ func kindForErrorType(t string) provider.Kind {
 // eventError is the *provider.Error for an `error` event in a stream (or an
 // error body in a 200 response).
 func eventError(d *wireErrorDetail, requestID string, h http.Header) *provider.Error {
-	e := &provider.Error{Provider: providerName, RequestID: provider.HeaderValue(h, requestIDHeader)}
+	e := &provider.Error{Provider: providerName, RequestID: provider.HeaderValue(h, requestIDHeader), Meta: headerMeta(h)}
 	if d == nil {
 		d = &wireErrorDetail{}
 	}

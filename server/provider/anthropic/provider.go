@@ -159,13 +159,14 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	defer resp.Body.Close()
 	raw, rerr := provider.ReadBody(providerName, resp, maxBodySize)
 	if rerr != nil {
-		return nil, rerr
+		return nil, provider.AnswerFailed(rerr, provider.HeaderValue(resp.Header, requestIDHeader), headerMeta(resp.Header))
 	}
 	res, err := parseResponse(raw, resp.Header)
 	if err != nil {
-		return nil, err
+		return nil, provider.AnswerFailed(err, provider.HeaderValue(resp.Header, requestIDHeader), headerMeta(resp.Header))
 	}
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
+	answerFromTool(res, answerToolFor(req))
 	return res, nil
 }
 
@@ -178,6 +179,9 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	resp, err := p.do(ctx, body, betas, true)
 	if err != nil {
 		return nil, err
+	}
+	if tool := answerToolFor(req); tool != "" {
+		return &answerStream{Stream: newStream(resp, warnings), tool: tool, otherCalls: map[string]bool{}}, nil
 	}
 	return newStream(resp, warnings), nil
 }

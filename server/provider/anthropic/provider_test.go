@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -51,7 +50,7 @@ func toolResultPart(id, content string, isErr bool) *llmrelayv1.Part {
 
 func weatherTool(t *testing.T) *llmrelayv1.Tool {
 	t.Helper()
-	params, err := structpb.NewStruct(map[string]any{
+	params, err := jsonString(map[string]any{
 		"type": "object",
 		"properties": map[string]any{
 			"city": map[string]any{"type": "string", "description": "City name"},
@@ -139,11 +138,11 @@ func multiturnRequest(t *testing.T) *provider.Request {
 			msgOf(llmrelayv1.Role_ROLE_USER, text("What's the weather in Paris and in Tokyo?")),
 			msgOf(llmrelayv1.Role_ROLE_ASSISTANT,
 				text("I'll check the weather in both cities."),
-				toolCallPart("toolu_01A09q90qw90lq917835lq9", "get_weather", `{"city": "Paris", "unit": "celsius"}`),
-				toolCallPart("toolu_01BQyJk2Wn4dP7sLm3Xv8RtE", "get_weather", `{"city": "Tok`),
+				toolCallPart("toolu_01Mt7QdzWv3KcR9pYh2LxNa6", "get_weather", `{"city": "Paris", "unit": "celsius"}`),
+				toolCallPart("toolu_01Hq4ZsVb8nTe2GwJk6PcRy3", "get_weather", `{"city": "Tok`),
 			),
-			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01A09q90qw90lq917835lq9", `{"temp_c":18,"sky":"cloudy"}`, false)),
-			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01BQyJk2Wn4dP7sLm3Xv8RtE", "invalid arguments; retried with city=Tokyo: 24°C, sunny", true)),
+			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01Mt7QdzWv3KcR9pYh2LxNa6", `{"temp_c":18,"sky":"cloudy"}`, false)),
+			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01Hq4ZsVb8nTe2GwJk6PcRy3", "invalid arguments; retried with city=Tokyo: 24°C, sunny", true)),
 			msgOf(llmrelayv1.Role_ROLE_USER, text("Summarize both.")),
 		},
 		Tools: []*llmrelayv1.Tool{weatherTool(t)},
@@ -198,9 +197,9 @@ func thinkingMultiturnRequest(t *testing.T) *provider.Request {
 			reasoningPart(&llmrelayv1.Reasoning{Text: thinkingText, Signature: thinkingSig}),
 			reasoningPart(&llmrelayv1.Reasoning{Redacted: true, Signature: redactedData}),
 			text("I'll look up the current weather in Paris."),
-			toolCallPart("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather", `{"city":"Paris","unit":"celsius"}`),
+			toolCallPart("toolu_01Rb5NvXe3LhWq8TzK2mYsD7", "get_weather", `{"city":"Paris","unit":"celsius"}`),
 		),
-		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01T1x1fJ34qAmk2tNTrN7Up6", `{"temp_c":18,"sky":"cloudy"}`, false)),
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01Rb5NvXe3LhWq8TzK2mYsD7", `{"temp_c":18,"sky":"cloudy"}`, false)),
 	}
 	return r
 }
@@ -272,7 +271,7 @@ func TestGenerateSemantics(t *testing.T) {
 		t.Parallel()
 		res, c := run(t, "plain", plainRequest())
 		m := res.Meta
-		if m.GetResponseId() != "msg_01XFDUDYJgAACzvnptvVoYEL" || m.GetResolvedModel() != model || m.GetProviderRequestId() != "req_011CTuk3vX8mJ2qB9Lr5yWnP" {
+		if m.GetResponseId() != "msg_01EDBIJFDdZBIggtkwsAaTVN" || m.GetResolvedModel() != model || m.GetProviderRequestId() != "req_010WHun1dD4gR8eJ4Vk3jUhB" {
 			t.Errorf("ids: %v / %v / %v", m.GetResponseId(), m.GetResolvedModel(), m.GetProviderRequestId())
 		}
 		want := &llmrelayv1.Usage{InputTokens: 21 + 1843, OutputTokens: 10, TotalTokens: 21 + 1843 + 10, CachedInputTokens: 1843}
@@ -312,8 +311,8 @@ func TestGenerateSemantics(t *testing.T) {
 			t.Fatalf("parts = %v", parts)
 		}
 		for i, want := range []struct{ id, args string }{
-			{"toolu_01A09q90qw90lq917835lq9", `{"city":"Paris","unit":"celsius"}`},
-			{"toolu_01BQyJk2Wn4dP7sLm3Xv8RtE", `{"city":"Tokyo","unit":"celsius"}`},
+			{"toolu_01O84t63zp16mb157096qu4", `{"city":"Paris","unit":"celsius"}`},
+			{"toolu_01TOkTu6Up8cS8vUw3Ue3BtJ", `{"city":"Tokyo","unit":"celsius"}`},
 		} {
 			tc := parts[i+1].GetToolCall()
 			if tc.GetCallId() != want.id || tc.GetArguments() != want.args || !tc.GetArgumentsValid() || tc.GetName() != "get_weather" {
@@ -338,8 +337,8 @@ func TestGenerateSemantics(t *testing.T) {
 		if last.Role != "user" || len(last.Content) != 3 {
 			t.Fatalf("last turn = %+v", last)
 		}
-		if last.Content[0].ToolUseID != "toolu_01A09q90qw90lq917835lq9" || last.Content[0].IsError ||
-			last.Content[1].ToolUseID != "toolu_01BQyJk2Wn4dP7sLm3Xv8RtE" || !last.Content[1].IsError ||
+		if last.Content[0].ToolUseID != "toolu_01Mt7QdzWv3KcR9pYh2LxNa6" || last.Content[0].IsError ||
+			last.Content[1].ToolUseID != "toolu_01Hq4ZsVb8nTe2GwJk6PcRy3" || !last.Content[1].IsError ||
 			last.Content[2].Type != "text" {
 			t.Errorf("tool results not keyed right: %+v", last.Content)
 		}
@@ -349,7 +348,7 @@ func TestGenerateSemantics(t *testing.T) {
 		if body.ToolChoice == nil || body.ToolChoice.Type != "auto" || !body.ToolChoice.DisableParallelToolUse {
 			t.Errorf("tool_choice = %+v", body.ToolChoice)
 		}
-		if len(res.Meta.GetWarnings()) != 1 || !strings.Contains(res.Meta.GetWarnings()[0], "toolu_01BQyJk2Wn4dP7sLm3Xv8RtE") {
+		if len(res.Meta.GetWarnings()) != 1 || !strings.Contains(res.Meta.GetWarnings()[0], "toolu_01Hq4ZsVb8nTe2GwJk6PcRy3") {
 			t.Errorf("warnings = %q", res.Meta.GetWarnings())
 		}
 		want := &llmrelayv1.Usage{InputTokens: 96 + 512 + 1024, OutputTokens: 26, TotalTokens: 96 + 512 + 1024 + 26, CachedInputTokens: 512, CacheCreationInputTokens: 1024}
@@ -364,7 +363,7 @@ func TestGenerateSemantics(t *testing.T) {
 			reasoningPart(&llmrelayv1.Reasoning{Text: thinkingText, Signature: thinkingSig}),
 			reasoningPart(&llmrelayv1.Reasoning{Redacted: true, Signature: redactedData}),
 			text("I'll look up the current weather in Paris."),
-			toolCallPart("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather", `{"city":"Paris","unit":"celsius"}`),
+			toolCallPart("toolu_01Q8w0aG90tIqg8dPZwG9Pd5", "get_weather", `{"city":"Paris","unit":"celsius"}`),
 		}}
 		if !proto.Equal(res.Message, want) {
 			t.Errorf("message:\n got %v\nwant %v", res.Message, want)
@@ -437,15 +436,15 @@ func TestErrors(t *testing.T) {
 		requestID  string
 		message    string
 	}{
-		{"error_400", provider.KindInvalidRequest, 400, "invalid_request_error", 0, "req_011CTula1Bc2De3Fg4Hi5Jk6", "max_tokens: 200000 > 64000"},
-		{"error_context_length", provider.KindContextLength, 400, "invalid_request_error", 0, "req_011CTula2Lm3No4Pq5Rs6Tu7", "prompt is too long: 208310 tokens > 200000 maximum"},
-		{"error_401", provider.KindUnauthenticated, 401, "authentication_error", 0, "req_011CTula3Vw4Xy5Za6Bc7De8", "invalid x-api-key"},
-		{"error_403", provider.KindPermissionDenied, 403, "permission_error", 0, "req_011CTula4Fg5Hi6Jk7Lm8No9", "does not have permission"},
-		{"error_404", provider.KindNotFound, 404, "not_found_error", 0, "req_011CTula5Pq6Rs7Tu8Vw9Xy1", "model: claude-sonnet-9-20990101"},
-		{"error_413", provider.KindInvalidRequest, 413, "request_too_large", 0, "req_011CTula6Za7Bc8De9Fg1Hi2", "maximum allowed number of bytes"},
-		{"error_429", provider.KindRateLimited, 429, "rate_limit_error", 24 * time.Second, "req_011CTula7Jk8Lm9No1Pq2Rs3", "exceed the rate limit"},
-		{"error_500", provider.KindUnavailable, 500, "api_error", 0, "req_011CTula8Tu9Vw1Xy2Za3Bc4", "Internal server error"},
-		{"error_529", provider.KindUnavailable, 529, "overloaded_error", 0, "req_011CTula9De1Fg2Hi3Jk4Lm5", "Overloaded"},
+		{"error_400", provider.KindInvalidRequest, 400, "invalid_request_error", 0, "req_016FLahw8Xu6Uj8Cq9Bl7Rh9", "max_tokens: 200000 > 64000"},
+		{"error_context_length", provider.KindContextLength, 400, "invalid_request_error", 0, "req_019ATnfu7Xs4Zw4Di3Lc7Ms8", "prompt is too long: 208310 tokens > 200000 maximum"},
+		{"error_401", provider.KindUnauthenticated, 401, "authentication_error", 0, "req_010XQmkx0Du9Ji3Rs0Ia7Ik5", "invalid x-api-key"},
+		{"error_403", provider.KindPermissionDenied, 403, "permission_error", 0, "req_014GTafu7Sg1Bn5An2Ec1Pk6", "does not have permission"},
+		{"error_404", provider.KindNotFound, 404, "not_found_error", 0, "req_015GKabn7Dv5Ny3Jp5El1Pi4", "model: claude-sonnet-9-20990101"},
+		{"error_413", provider.KindInvalidRequest, 413, "request_too_large", 0, "req_015WTywl6Pw9Ai1Gg4Vu7Ys4", "maximum allowed number of bytes"},
+		{"error_429", provider.KindRateLimited, 429, "rate_limit_error", 24 * time.Second, "req_011NHpbs0Bs5Fy0Fa5Ky6Gg1", "exceed the rate limit"},
+		{"error_500", provider.KindUnavailable, 500, "api_error", 0, "req_019EKgwf4Xs8Fb3Sx6Kc9Ma3", "Internal server error"},
+		{"error_529", provider.KindUnavailable, 529, "overloaded_error", 0, "req_013OVqjx2Kq9Sz4Hw2Gc3Hm2", "Overloaded"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
 	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -79,6 +77,10 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 		}
 	}
 
+	if err := applyResponseFormat(w, req); err != nil {
+		return nil, nil, nil, err
+	}
+
 	body, err := json.Marshal(w)
 	if err != nil {
 		return nil, nil, nil, invalid("", "encode request: %v", err)
@@ -117,11 +119,7 @@ func applyOptions(w *messagesRequest, o *llmrelayv1.GenerationOptions) error {
 	default:
 		return invalid("reasoning_effort", "anthropic has no reasoning_effort; set provider_options.anthropic.thinking_budget_tokens instead")
 	}
-	switch t := o.GetResponseFormat().GetType(); t {
-	case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_UNSPECIFIED, llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_TEXT:
-	default:
-		return invalid("response_format", "anthropic does not support response_format %s (no JSON mode in the Messages API); describe the JSON in the prompt or use a tool", t)
-	}
+	// response_format: applyResponseFormat, once tools and thinking are set.
 	return nil
 }
 
@@ -384,16 +382,12 @@ func convertTools(in []*llmrelayv1.Tool) ([]wireTool, error) {
 			return nil, invalid(fmt.Sprintf("tools[%d].name", i), "tool name is required")
 		}
 		schema := json.RawMessage(`{"type":"object"}`)
-		if t.GetParameters() != nil {
-			raw, err := protojson.Marshal(t.GetParameters())
+		if t.GetParameters() != "" {
+			raw, err := provider.SchemaJSON(t.GetParameters())
 			if err != nil {
-				return nil, invalid(fmt.Sprintf("tools[%d].parameters", i), "encode schema: %v", err)
+				return nil, invalid(fmt.Sprintf("tools[%d].parameters", i), "schema: %v", err)
 			}
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, raw); err != nil {
-				return nil, invalid(fmt.Sprintf("tools[%d].parameters", i), "encode schema: %v", err)
-			}
-			schema = buf.Bytes()
+			schema = raw
 		}
 		out = append(out, wireTool{Name: t.GetName(), Description: t.GetDescription(), InputSchema: schema})
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/types/known/structpb"
-
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -51,8 +49,14 @@ func TestBuildRequestRejects(t *testing.T) {
 		{"no model", &provider.Request{Messages: []*llmrelayv1.Message{user}}, "model"},
 		{"no messages", withMsgs(), "messages"},
 		{"only system", withMsgs(msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("s"))), "messages"},
-		{"json object", withOpts(&llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT}}), "response_format"},
-		{"json schema", withOpts(&llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA}}), "response_format"},
+		{"json schema without schema", withOpts(&llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA}}), "response_format.schema"},
+		{"forced-tool schema not an object", withOpts(&llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, Schema: `{"type":"array"}`}}), "response_format.schema"},
+		{"forced tool with thinking", &provider.Request{Model: model, Messages: []*llmrelayv1.Message{user},
+			Options:         &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT}},
+			ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{ThinkingBudgetTokens: ptr[int32](2048)}}}}, "response_format"},
+		{"answer tool name taken", &provider.Request{Model: model, Messages: []*llmrelayv1.Message{user},
+			Tools:   []*llmrelayv1.Tool{{Name: "json_response", Parameters: `{"type":"object"}`}},
+			Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT}}}, "tools"},
 		{"seed", withOpts(&llmrelayv1.GenerationOptions{Seed: ptr[int64](1)}), "seed"},
 		{"presence", withOpts(&llmrelayv1.GenerationOptions{PresencePenalty: ptr(0.5)}), "presence_penalty"},
 		{"frequency", withOpts(&llmrelayv1.GenerationOptions{FrequencyPenalty: ptr(0.5)}), "frequency_penalty"},
@@ -136,7 +140,7 @@ func sameJSON(t *testing.T, a, b string) bool {
 
 func TestSystemBlocksAndExtraBody(t *testing.T) {
 	t.Parallel()
-	extra, err := structpb.NewStruct(map[string]any{"max_tokens": 77, "service_tier": "standard_only"})
+	extra, err := jsonString(map[string]any{"max_tokens": 77, "service_tier": "standard_only"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +302,7 @@ func TestExtraBodyCannotTurnStreamingOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	extra, err := structpb.NewStruct(map[string]any{"stream": false, "model": "other", "top_k": 5})
+	extra, err := jsonString(map[string]any{"stream": false, "model": "other", "top_k": 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,17 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 		stop = *m.StopReason
 	}
 	meta.ProviderFinishReason = stop
-	meta.FinishReason = finishReason(stop, meta.ToolCallCount > 0)
+	meta.FinishReason = provider.ToolCallsFinish(finishReason(stop), int(meta.ToolCallCount))
+	if n := len(msg.Parts); n > 0 && meta.FinishReason == llmrelayv1.FinishReason_FINISH_REASON_LENGTH {
+		// A tool_use block last in an answer cut by the token limit is
+		// the call being written when the limit hit: the API reports
+		// the input parsed so far, an object that may parse but is not
+		// the whole call (the stream shows the cut JSON text).
+		if tc := msg.Parts[n-1].GetToolCall(); tc != nil && tc.ArgumentsValid {
+			tc.ArgumentsValid = false
+			meta.Warnings = append(meta.Warnings, fmt.Sprintf("tool call %s was cut by the token limit; its arguments are partial", tc.CallId))
+		}
+	}
 	if m.StopSequence != nil && *m.StopSequence != "" {
 		provider.SetExtended(meta, "stop_sequence", *m.StopSequence)
 	}
@@ -70,6 +80,7 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 		if m.Usage.ServiceTier != "" {
 			provider.SetExtended(meta, "service_tier", m.Usage.ServiceTier)
 		}
+		usageDetails(m.Usage).Set(meta)
 	}
 	return &provider.Result{Message: msg, Meta: meta}, nil
 }
@@ -85,11 +96,9 @@ func reasoningOf(b *contentBlock) *llmrelayv1.Reasoning {
 	return &llmrelayv1.Reasoning{Text: b.Thinking, Signature: b.Signature}
 }
 
-// finishReason normalizes stop_reason. Any tool call makes it TOOL_CALLS.
-func finishReason(stop string, hasToolCalls bool) llmrelayv1.FinishReason {
-	if hasToolCalls {
-		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
-	}
+// finishReason is the table from stop_reason to ours (the tool-call rule,
+// provider.ToolCallsFinish, is applied by the caller).
+func finishReason(stop string) llmrelayv1.FinishReason {
 	switch stop {
 	case "":
 		return llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED
@@ -104,6 +113,15 @@ func finishReason(stop string, hasToolCalls bool) llmrelayv1.FinishReason {
 	default: // pause_turn and reasons added later
 		return llmrelayv1.FinishReason_FINISH_REASON_OTHER
 	}
+}
+
+// usagePaths are the usage fields usageState and the service_tier meta
+// read.
+var usagePaths = []string{"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "service_tier"}
+
+// usageDetails are the usage fields no counter holds.
+func usageDetails(u *wireUsage) provider.UsageDetails {
+	return provider.ReadUsageDetails(u.Raw, usagePaths...)
 }
 
 // usageState holds Anthropic's usage counts as last reported. Each count in

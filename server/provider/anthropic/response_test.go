@@ -125,11 +125,8 @@ func TestFinishReason(t *testing.T) {
 		"refusal": llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, "pause_turn": llmrelayv1.FinishReason_FINISH_REASON_OTHER,
 		"model_context_window_exceeded": llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "": llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED,
 	} {
-		if got := finishReason(stop, false); got != want {
+		if got := finishReason(stop); got != want {
 			t.Errorf("%q: %v, want %v", stop, got, want)
-		}
-		if got := finishReason(stop, true); got != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS {
-			t.Errorf("%q with tool calls: %v", stop, got)
 		}
 	}
 }
@@ -188,11 +185,39 @@ func FuzzParseResponse(f *testing.F) {
 		if int(res.Meta.GetToolCallCount()) != calls {
 			t.Fatalf("tool_call_count %d, %d calls", res.Meta.GetToolCallCount(), calls)
 		}
-		if calls > 0 && res.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS {
-			t.Fatal("tool calls without TOOL_CALLS finish reason")
+		if fr := res.Meta.GetFinishReason(); calls > 0 && (fr == llmrelayv1.FinishReason_FINISH_REASON_STOP || fr == llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED) {
+			t.Fatal("tool calls with a plain stop finish reason")
 		}
 		if u := res.Meta.GetUsage(); u != nil && (u.InputTokens < u.CachedInputTokens || u.InputTokens < 0 || u.OutputTokens < 0) {
 			t.Fatalf("bad usage %v", u)
 		}
 	})
+}
+
+// TestCutToolCallFlagged: the tool_use block an answer ends with when
+// max_tokens cut it keeps its (parsed, partial) input but is flagged
+// invalid, and the answer is LENGTH, so no client runs it.
+func TestCutToolCallFlagged(t *testing.T) {
+	t.Parallel()
+	res, err := parseResponse([]byte(`{"id":"msg_01CutToolCallUnaryZr4","type":"message","role":"assistant","model":"m",`+
+		`"content":[{"type":"text","text":"Writing it."},{"type":"tool_use","id":"toolu_01CutCallUnaryHq8Wm2","name":"write_file","input":{"path":"notes.txt"}}],`+
+		`"stop_reason":"max_tokens","usage":{"input_tokens":40,"output_tokens":16}}`), http.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := res.Message.GetParts()[1].GetToolCall()
+	if res.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_LENGTH || tc.GetArgumentsValid() || tc.GetArguments() != `{"path":"notes.txt"}` ||
+		len(res.Meta.GetWarnings()) != 1 {
+		t.Errorf("finish %v, call %v, warnings %q", res.Meta.GetFinishReason(), tc, res.Meta.GetWarnings())
+	}
+	// A call followed by text was not the one cut.
+	res, err = parseResponse([]byte(`{"id":"msg_01CutAfterCallUnaryKd2","type":"message","role":"assistant","model":"m",`+
+		`"content":[{"type":"tool_use","id":"toolu_01WholeCallUnaryVb5Tn1","name":"f","input":{}},{"type":"text","text":"and then"}],`+
+		`"stop_reason":"max_tokens","usage":{"input_tokens":40,"output_tokens":16}}`), http.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Message.GetParts()[0].GetToolCall().GetArgumentsValid() || res.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_LENGTH {
+		t.Errorf("got %v %v", res.Message, res.Meta.GetFinishReason())
+	}
 }

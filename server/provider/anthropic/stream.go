@@ -38,7 +38,9 @@ type stream struct {
 
 	pending []*provider.Event
 	blocks  map[int]*blockState
-	tools   int
+	// usageDetails are the usage fields no counter holds, so far.
+	usageDetails provider.UsageDetails
+	tools        int
 	// reasonings counts thinking and redacted_thinking blocks.
 	reasonings int
 	usage      usageState
@@ -82,7 +84,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 		if err != nil {
 			switch {
 			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-				s.err = provider.BadResponse(providerName, "stream ended before message_stop")
+				s.err = provider.StreamCut(providerName, "stream ended before message_stop")
 			case errors.Is(err, sse.ErrEventTooLarge):
 				s.err = provider.BadResponse(providerName, "%v", err)
 			default:
@@ -119,7 +121,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		// The SSE reader dispatches a last event that lacks its blank line;
 		// undecodable and followed by the end, it is a cut stream.
 		if _, nextErr := s.r.Next(); errors.Is(nextErr, io.EOF) || errors.Is(nextErr, io.ErrUnexpectedEOF) {
-			return provider.BadResponse(providerName, "stream ended before message_stop (last %s event incomplete)", eventName(sseType))
+			return provider.StreamCut(providerName, "stream ended before message_stop (last %s event incomplete)", eventName(sseType))
 		}
 		return provider.BadResponse(providerName, "decode %s event: %v", eventName(sseType), err)
 	}
@@ -150,7 +152,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 			stop := *ev.Delta.StopReason
 			meta := &llmrelayv1.ResponseMeta{
 				ProviderFinishReason: stop,
-				FinishReason:         finishReason(stop, s.tools > 0),
+				FinishReason:         provider.ToolCallsFinish(finishReason(stop), s.tools),
 			}
 			if ev.Delta.StopSequence != nil && *ev.Delta.StopSequence != "" {
 				provider.SetExtended(meta, "stop_sequence", *ev.Delta.StopSequence)
@@ -182,6 +184,11 @@ func (s *stream) updateUsage(u *wireUsage) {
 	s.usage.update(u)
 	if s.usage.seen {
 		s.emit(&provider.Event{Kind: provider.EventUsage, Usage: s.usage.normalized()})
+	}
+	if s.usageDetails.Merge(usageDetails(u)) {
+		meta := &llmrelayv1.ResponseMeta{}
+		s.usageDetails.Set(meta)
+		s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	}
 }
 
@@ -251,6 +258,15 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 	case "text_delta":
 		if b != nil && b.typ != "text" {
 			return provider.BadResponse(providerName, "text_delta for %s block %d", b.typ, idx)
+		}
+		if b == nil {
+			// A block the provider never started: its text is kept, and
+			// the protocol break is reported once per block.
+			if len(s.blocks) >= maxBlocks {
+				return provider.BadResponse(providerName, "more than %d content blocks", maxBlocks)
+			}
+			s.blocks[idx] = &blockState{typ: "text"}
+			s.warn("text_delta for content block %d, which was never started; kept as text", idx)
 		}
 		if ev.Delta.Text != "" {
 			s.emit(&provider.Event{Kind: provider.EventText, Text: ev.Delta.Text})

@@ -12,19 +12,20 @@ import (
 // messagesRequest is the request body. Field order is the order in which
 // the body is written.
 type messagesRequest struct {
-	Model         string          `json:"model"`
-	MaxTokens     int32           `json:"max_tokens"`
-	System        any             `json:"system,omitempty"` // string or []contentBlockParam
-	Messages      []wireMessage   `json:"messages"`
-	Tools         []wireTool      `json:"tools,omitempty"`
-	ToolChoice    *wireToolChoice `json:"tool_choice,omitempty"`
-	Temperature   *float64        `json:"temperature,omitempty"`
-	TopP          *float64        `json:"top_p,omitempty"`
-	TopK          *int32          `json:"top_k,omitempty"`
-	StopSequences []string        `json:"stop_sequences,omitempty"`
-	Thinking      *wireThinking   `json:"thinking,omitempty"`
-	Metadata      *wireMetadata   `json:"metadata,omitempty"`
-	Stream        bool            `json:"stream,omitempty"`
+	Model         string            `json:"model"`
+	MaxTokens     int32             `json:"max_tokens"`
+	System        any               `json:"system,omitempty"` // string or []contentBlockParam
+	Messages      []wireMessage     `json:"messages"`
+	Tools         []wireTool        `json:"tools,omitempty"`
+	ToolChoice    *wireToolChoice   `json:"tool_choice,omitempty"`
+	Temperature   *float64          `json:"temperature,omitempty"`
+	TopP          *float64          `json:"top_p,omitempty"`
+	TopK          *int32            `json:"top_k,omitempty"`
+	StopSequences []string          `json:"stop_sequences,omitempty"`
+	Thinking      *wireThinking     `json:"thinking,omitempty"`
+	OutputConfig  *wireOutputConfig `json:"output_config,omitempty"`
+	Metadata      *wireMetadata     `json:"metadata,omitempty"`
+	Stream        bool              `json:"stream,omitempty"`
 }
 
 type wireMessage struct {
@@ -74,6 +75,17 @@ type wireToolChoice struct {
 type wireThinking struct {
 	Type         string `json:"type"`
 	BudgetTokens int32  `json:"budget_tokens"`
+}
+
+// wireOutputConfig is output_config; Format is structured output's
+// {type: json_schema, schema}.
+type wireOutputConfig struct {
+	Format *wireOutputFormat `json:"format,omitempty"`
+}
+
+type wireOutputFormat struct {
+	Type   string          `json:"type"`
+	Schema json.RawMessage `json:"schema"`
 }
 
 type wireMetadata struct {
@@ -144,6 +156,18 @@ type wireUsage struct {
 	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
 	ServiceTier              string `json:"service_tier"`
+	// Raw is the usage object as sent: the fields no counter holds
+	// (cache_creation's 5m/1h split, server_tool_use, fields added later)
+	// are read from it into meta.extended.
+	Raw json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON decodes the counts and keeps the object's bytes.
+func (u *wireUsage) UnmarshalJSON(b []byte) error {
+	type plain wireUsage
+	err := json.Unmarshal(b, (*plain)(u)) // a type error still decodes the rest
+	u.Raw = append(json.RawMessage(nil), b...)
+	return err
 }
 
 // errorBody is an error response: {"type":"error","error":{...},"request_id"}.

@@ -15,6 +15,11 @@
 //     schema's required properties (all properties if none is required):
 //     strings with the last user text, numbers 1, booleans true, arrays [],
 //     objects {}, enums their first value.
+//   - response_format JSON_SCHEMA: the reply is a value filled from the
+//     schema (properties in schema order, strings the last user text,
+//     numbers their minimum or 1, booleans true, enums their first value,
+//     arrays minItems items); JSON_OBJECT: {"answer": "You said: <text>"}.
+//     Members are separated by ", " so max_tokens cuts the JSON like words.
 //   - Streams send the reply word by word and each call's arguments in two
 //     fragments, the fragments of parallel calls interleaved.
 //   - Embed: unit vectors of the requested dimensions (default 8), derived
@@ -221,6 +226,10 @@ func (p *Provider) answer(req *provider.Request) answer {
 		}
 		a.finish, a.raw = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls"
 	default:
+		if js, ok := structuredAnswer(req.Options.GetResponseFormat(), lastUser); ok {
+			a.text = js
+			break
+		}
 		a.text = "You said: " + lastUser
 		if images > 0 {
 			a.text += fmt.Sprintf(" [%d image(s)]", images)
@@ -243,7 +252,14 @@ func (p *Provider) answer(req *provider.Request) answer {
 
 // argumentsFor fills a tool's JSON schema deterministically.
 func argumentsFor(t *llmrelayv1.Tool, text string) string {
-	params := t.GetParameters().AsMap()
+	var schema any
+	if t.GetParameters() != "" {
+		if err := json.Unmarshal([]byte(t.GetParameters()), &schema); err != nil {
+			return "{}" // the server refuses such a schema before any provider sees it
+		}
+	}
+	// A boolean schema (true/false) has no properties to fill.
+	params, _ := schema.(map[string]any)
 	props, _ := params["properties"].(map[string]any)
 	var names []string
 	if req, ok := params["required"].([]any); ok && len(req) > 0 {

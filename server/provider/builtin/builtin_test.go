@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -21,7 +20,7 @@ func user(s string) *llmrelayv1.Message {
 
 func tool(t *testing.T, name string, schema map[string]any) *llmrelayv1.Tool {
 	t.Helper()
-	s, err := structpb.NewStruct(schema)
+	s, err := jsonString(schema)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,13 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
@@ -27,10 +31,61 @@ func (p *Provider) httpError(resp *http.Response) *provider.Error {
 	}
 	if st := parseStatusBody(body); st != nil {
 		p.applyStatus(e, st)
+		if rl := quotaRateLimit(st, provider.ResponseDate(resp.Header), e.RetryAfter); rl != nil {
+			e.Meta = &llmrelayv1.ResponseMeta{RateLimit: rl}
+		}
 	} else if msg := strings.TrimSpace(string(body)); msg != "" && !looksLikeHTML(msg) {
 		e.Message = p.redact(truncate(msg, 1024))
 	}
 	return e
+}
+
+// quotaRateLimit is the rate-limit state a RESOURCE_EXHAUSTED error reports.
+// Gemini sends no rate-limit headers; its QuotaFailure names each exhausted
+// quota (quotaId "GenerateRequestsPerMinutePerProjectPerModel-FreeTier",
+// "GenerateContentInputTokensPerModelPerMinute-FreeTier", ...) with its
+// limit (quotaValue). An exhausted quota has nothing remaining, and it is
+// restored when the provider says to retry (RetryInfo, from the response's
+// Date). The first request quota and the first token quota are kept; nil
+// when the error names neither.
+func quotaRateLimit(st *statusError, now time.Time, retry time.Duration) *llmrelayv1.RateLimit {
+	var rl llmrelayv1.RateLimit
+	found := false
+	for _, d := range st.Details {
+		if !strings.HasSuffix(d.Type, "google.rpc.QuotaFailure") {
+			continue
+		}
+		for _, v := range d.Violations {
+			limit, err := strconv.ParseInt(strings.TrimSpace(v.QuotaValue), 10, 64)
+			if err != nil {
+				continue
+			}
+			id := strings.ToLower(v.QuotaID + " " + v.QuotaMetric)
+			var lim, rem **int64
+			var reset **timestamppb.Timestamp
+			switch {
+			case strings.Contains(id, "token"):
+				lim, rem, reset = &rl.TokensLimit, &rl.TokensRemaining, &rl.TokensResetTime
+			case strings.Contains(id, "request"):
+				lim, rem, reset = &rl.RequestsLimit, &rl.RequestsRemaining, &rl.RequestsResetTime
+			default:
+				continue
+			}
+			if *lim != nil {
+				continue
+			}
+			zero := int64(0)
+			*lim, *rem = &limit, &zero
+			if retry > 0 {
+				*reset = timestamppb.New(now.Add(retry))
+			}
+			found = true
+		}
+	}
+	if !found {
+		return nil
+	}
+	return &rl
 }
 
 // parseStatusBody decodes {"error": {...}} or, as the non-SSE streaming

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/types/known/structpb"
-
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -47,20 +45,22 @@ func toolResultPart(id, content string) *llmrelayv1.Part {
 	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: id, Content: content}}}
 }
 
-func mustStruct(t testing.TB, m map[string]any) *structpb.Struct {
+// jsonText is m as JSON text (keys sorted), the form schemas and
+// extra_body take in the contract.
+func jsonText(t testing.TB, m map[string]any) string {
 	t.Helper()
-	s, err := structpb.NewStruct(m)
+	b, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return string(b)
 }
 
 func weatherTool(t testing.TB) *llmrelayv1.Tool {
 	return &llmrelayv1.Tool{
 		Name:        "get_weather",
 		Description: "Current weather for a city.",
-		Parameters: mustStruct(t, map[string]any{
+		Parameters: jsonText(t, map[string]any{
 			"type": "object",
 			"properties": map[string]any{
 				"city": map[string]any{"type": "string"},
@@ -74,14 +74,14 @@ func weatherTool(t testing.TB) *llmrelayv1.Tool {
 
 // The generated ids of the two calls in tools_parallel.http.
 var (
-	parisCallID  = generatedID("zmXuaJ2uMau_vr0Pw5ubgAk", 0, "", "")
-	londonCallID = generatedID("zmXuaJ2uMau_vr0Pw5ubgAk", 1, "", "")
+	parisCallID  = generatedID("axGvvM4fPan_vt4Pv7vxeBv", 0, "", "")
+	londonCallID = generatedID("axGvvM4fPan_vt4Pv7vxeBv", 1, "", "")
 )
 
 // The generated ids of the two calls in thinking_tools.http.
 var (
-	thinkParisID  = generatedID("tBAkaZK9Dpr-1MkPkMCT4Qw", 0, "", "")
-	thinkLondonID = generatedID("tBAkaZK9Dpr-1MkPkMCT4Qw", 1, "", "")
+	thinkParisID  = generatedID("hYMnyJO3Uks-5ViKjBFB0Bf", 0, "", "")
+	thinkLondonID = generatedID("hYMnyJO3Uks-5ViKjBFB0Bf", 1, "", "")
 )
 
 // Signatures in thinking_text.http and thinking_tools.http.

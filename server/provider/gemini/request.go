@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"google.golang.org/protobuf/types/known/structpb"
-
 	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -139,8 +137,8 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 				return nil, nil, invalidRequest("tool %d has no name", i)
 			}
 			d := functionDeclaration{Name: t.GetName(), Description: t.GetDescription()}
-			if t.GetParameters() != nil {
-				raw, err := structJSON(t.GetParameters())
+			if t.GetParameters() != "" {
+				raw, err := provider.SchemaJSON(t.GetParameters())
 				if err != nil {
 					return nil, nil, invalidRequest("tool %q parameters: %v", t.GetName(), err)
 				}
@@ -201,10 +199,10 @@ func generationConfigFor(o *llmrelayv1.GenerationOptions, g *llmrelayv1.GeminiOp
 			gc.ResponseMimeType = "application/json"
 		case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA:
 			gc.ResponseMimeType = "application/json"
-			if rf.GetSchema() == nil {
+			if rf.GetSchema() == "" {
 				return nil, invalidRequest("response_format json_schema needs a schema")
 			}
-			raw, err := structJSON(rf.GetSchema())
+			raw, err := provider.SchemaJSON(rf.GetSchema())
 			if err != nil {
 				return nil, invalidRequest("response_format schema: %v", err)
 			}
@@ -587,9 +585,4 @@ func mimeFromExt(p string) string {
 		return "image/gif"
 	}
 	return ""
-}
-
-// structJSON renders a Struct as compact JSON (keys sorted).
-func structJSON(s *structpb.Struct) (json.RawMessage, error) {
-	return json.Marshal(s.AsMap())
 }

@@ -56,7 +56,7 @@ func TestRequestEncoding(t *testing.T) {
 			[]string{`"responseMimeType":"application/json"`}, []string{"responseJsonSchema"}},
 		{"json schema", &provider.Request{Messages: user(text("hi")), Options: &llmrelayv1.GenerationOptions{
 			ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
-				Schema: mustStruct(t, map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}})}}},
+				Schema: jsonText(t, map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}})}}},
 			[]string{`"responseMimeType":"application/json","responseJsonSchema":{"properties":{"a":{"type":"string"}},"type":"object"}`}, nil},
 		{"text format sends nothing", &provider.Request{Messages: user(text("hi")), Options: &llmrelayv1.GenerationOptions{
 			ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_TEXT}}},
@@ -77,7 +77,7 @@ func TestRequestEncoding(t *testing.T) {
 			ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED}}}},
 			[]string{`"functionCallingConfig":{"mode":"ANY"}`}, nil},
 		{"extra body wins", &provider.Request{Messages: user(text("hi")), ProviderOptions: &llmrelayv1.ProviderOptions{
-			ExtraBody: mustStruct(t, map[string]any{"cachedContent": "cachedContents/abc", "generationConfig": map[string]any{"candidateCount": 1}})}},
+			ExtraBody: jsonText(t, map[string]any{"cachedContent": "cachedContents/abc", "generationConfig": map[string]any{"candidateCount": 1}})}},
 			[]string{`"cachedContent":"cachedContents/abc"`, `"generationConfig":{"candidateCount":1}`}, nil},
 		{"system messages joined", &provider.Request{Messages: []*llmrelayv1.Message{
 			msg(llmrelayv1.Role_ROLE_SYSTEM, text("a")), msg(llmrelayv1.Role_ROLE_SYSTEM, text("b")), msg(llmrelayv1.Role_ROLE_USER, text("hi"))}},

@@ -70,6 +70,50 @@ func isGeneratedID(id string) bool {
 	return true
 }
 
+// usagePaths are the usageMetadata fields toUsage and the
+// tool_use_prompt_tokens meta read.
+var usagePaths = []string{"promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "cachedContentTokenCount",
+	"toolUsePromptTokenCount", "totalTokenCount"}
+
+// usageDetails are the usageMetadata fields no counter holds. The
+// *TokensDetails lists of {modality, tokenCount} become one entry per
+// modality ("promptTokensDetails.IMAGE": 258).
+func usageDetails(u *usageMetadata) provider.UsageDetails {
+	if u == nil {
+		return nil
+	}
+	d := provider.ReadUsageDetails(u.Raw, usagePaths...)
+	for k, v := range d {
+		list, ok := v.([]any)
+		if !ok {
+			continue
+		}
+		byModality := map[string]any{}
+		seen := map[string]bool{}
+		for _, e := range list {
+			m, _ := e.(map[string]any)
+			modality, _ := m["modality"].(string)
+			n, isNumber := m["tokenCount"].(float64)
+			if len(m) > 2 || modality == "" || seen[modality] || (m["tokenCount"] != nil && !isNumber) {
+				byModality = nil
+				break
+			}
+			seen[modality] = true
+			if n != 0 { // proto3 JSON omits a zero count
+				byModality[modality] = n
+			}
+		}
+		if byModality == nil {
+			continue // not the documented shape: kept as sent
+		}
+		delete(d, k)
+		for modality, n := range byModality {
+			d[k+"."+modality] = n
+		}
+	}
+	return d
+}
+
 // toUsage normalizes usageMetadata: input = promptTokenCount (includes
 // cached), output = candidates + thoughts, total = totalTokenCount when
 // at least input + output (it also counts tool-use prompt tokens), else
@@ -125,8 +169,11 @@ func present(raw json.RawMessage) bool {
 }
 
 // blockedError is the error for a prompt Gemini refused to answer
-// (promptFeedback.blockReason and no candidates).
-func blockedError(pf *promptFeedback) *provider.Error {
+// (promptFeedback.blockReason and no candidates). Its meta keeps what the
+// answer reports: the response id, the model version and the prompt's
+// token count.
+func blockedError(w *generateContentResponse) *provider.Error {
+	pf := w.PromptFeedback
 	msg := "prompt blocked by Gemini: " + pf.BlockReason
 	if pf.BlockReasonMessage != "" {
 		msg += ": " + pf.BlockReasonMessage
@@ -136,6 +183,8 @@ func blockedError(pf *promptFeedback) *provider.Error {
 	if present(pf.SafetyRatings) {
 		e.Extended[extPromptSafetyRatings] = rawValue(pf.SafetyRatings)
 	}
+	e.Meta = &llmrelayv1.ResponseMeta{Usage: toUsage(w.UsageMetadata)}
+	responseMeta(e.Meta, w)
 	return e
 }
 
@@ -273,7 +322,7 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	}
 	if len(w.Candidates) == 0 {
 		if w.PromptFeedback != nil && w.PromptFeedback.BlockReason != "" {
-			return nil, blockedError(w.PromptFeedback)
+			return nil, blockedError(w)
 		}
 		return nil, provider.BadResponse(providerName, "response has no candidates")
 	}
@@ -318,12 +367,10 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	flush()
 
 	meta.ProviderFinishReason = c.FinishReason
-	meta.FinishReason = finishReason(c.FinishReason)
-	if a.calls > 0 {
-		meta.FinishReason = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
-	}
+	meta.FinishReason = provider.ToolCallsFinish(finishReason(c.FinishReason), a.calls)
 	meta.ToolCallCount = int32(a.calls)
 	meta.Usage = toUsage(w.UsageMetadata)
+	usageDetails(w.UsageMetadata).Set(meta)
 	if w.UsageMetadata != nil && w.UsageMetadata.ToolUsePromptTokenCount > 0 {
 		provider.SetExtended(meta, extToolUsePromptTokens, float64(w.UsageMetadata.ToolUsePromptTokenCount))
 	}

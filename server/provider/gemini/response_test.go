@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -84,6 +85,18 @@ func TestToResultDefensive(t *testing.T) {
 			func(t *testing.T, r *provider.Result, err error) {
 				if err != nil || r.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER ||
 					r.Meta.GetExtended().GetFields()[extSafetyRatings] == nil || len(r.Message.GetParts()) != 0 {
+					t.Errorf("%v %v", r, err)
+				}
+			}},
+		{"call cut by MAX_TOKENS stays LENGTH", `{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"x":1}}}]},"finishReason":"MAX_TOKENS"}],"responseId":"r-gem-len-7c1"}`,
+			func(t *testing.T, r *provider.Result, err error) {
+				if err != nil || r.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_LENGTH || r.Meta.GetToolCallCount() != 1 {
+					t.Errorf("%v %v", r, err)
+				}
+			}},
+		{"call stopped by SAFETY stays CONTENT_FILTER", `{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"x":1}}}]},"finishReason":"SAFETY"}],"responseId":"r-gem-saf-9d4"}`,
+			func(t *testing.T, r *provider.Result, err error) {
+				if err != nil || r.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER {
 					t.Errorf("%v %v", r, err)
 				}
 			}},
@@ -263,8 +276,8 @@ func FuzzResponse(f *testing.F) {
 		if int(r.Meta.GetToolCallCount()) != calls {
 			t.Fatalf("tool_call_count %d, calls %d", r.Meta.GetToolCallCount(), calls)
 		}
-		if calls > 0 && r.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS {
-			t.Fatal("finish reason")
+		if fr := r.Meta.GetFinishReason(); calls > 0 && (fr == llmrelayv1.FinishReason_FINISH_REASON_STOP || fr == llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED) {
+			t.Fatal("tool calls with a plain stop finish reason")
 		}
 		for _, pt := range r.Message.GetParts() {
 			if rs := pt.GetReasoning(); rs != nil && rs.GetText() == "" && rs.GetSignature() == "" {
@@ -328,4 +341,31 @@ func containsKey(s, key string) bool {
 		}
 	}
 	return false
+}
+
+// TestUsageDetails: usageMetadata fields no counter holds reach
+// meta.extended, the per-modality lists keyed by modality.
+func TestUsageDetails(t *testing.T) {
+	t.Parallel()
+	var u usageMetadata
+	if err := json.Unmarshal([]byte(`{"promptTokenCount":1300,"candidatesTokenCount":20,"thoughtsTokenCount":90,"cachedContentTokenCount":1024,`+
+		`"toolUsePromptTokenCount":12,"totalTokenCount":1422,`+
+		`"promptTokensDetails":[{"modality":"TEXT","tokenCount":42},{"modality":"IMAGE","tokenCount":1258}],`+
+		`"cacheTokensDetails":[{"modality":"IMAGE","tokenCount":1024},{"modality":"AUDIO"}],`+
+		`"candidatesTokensDetails":[{"modality":"TEXT","tokenCount":20,"extra":true}],`+
+		`"toolUsePromptTokensDetails":"odd","trafficType":"ON_DEMAND"}`), &u); err != nil {
+		t.Fatal(err)
+	}
+	got := usageDetails(&u)
+	want := provider.UsageDetails{
+		"promptTokensDetails.TEXT": 42.0, "promptTokensDetails.IMAGE": 1258.0, "cacheTokensDetails.IMAGE": 1024.0,
+		"candidatesTokensDetails":    []any{map[string]any{"modality": "TEXT", "tokenCount": 20.0, "extra": true}},
+		"toolUsePromptTokensDetails": "odd", "trafficType": "ON_DEMAND",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+	if us := toUsage(&u); us.GetReasoningTokens() != 90 || us.GetCachedInputTokens() != 1024 || us.GetOutputTokens() != 110 {
+		t.Errorf("usage %v", us)
+	}
 }

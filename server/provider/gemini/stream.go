@@ -32,8 +32,10 @@ type stream struct {
 	metaSent  bool
 	finished  bool
 	lastUsage *llmrelayv1.Usage
-	safety    json.RawMessage
-	citations json.RawMessage
+	// usageDetails are the usageMetadata fields no counter holds, so far.
+	usageDetails provider.UsageDetails
+	safety       json.RawMessage
+	citations    json.RawMessage
 }
 
 // newStream reads resp; warnings (from encoding the request) are sent first.
@@ -86,7 +88,7 @@ func (s *stream) fail(err error) {
 		if s.finished {
 			s.err = io.EOF
 		} else {
-			s.err = provider.BadResponse(providerName, "stream ended before a finish reason")
+			s.err = provider.StreamCut(providerName, "stream ended before a finish reason")
 		}
 	case errors.Is(err, sse.ErrEventTooLarge):
 		s.err = provider.BadResponse(providerName, "stream chunk too large: %v", err)
@@ -122,7 +124,7 @@ func (s *stream) handle(w *generateContentResponse) {
 		if u := toUsage(w.UsageMetadata); u != nil {
 			s.push(&provider.Event{Kind: provider.EventUsage, Usage: u})
 		}
-		s.err = blockedError(w.PromptFeedback)
+		s.err = blockedError(w)
 		return
 	}
 	var c *candidate
@@ -164,15 +166,17 @@ func (s *stream) handle(w *generateContentResponse) {
 		s.lastUsage = u
 		s.push(&provider.Event{Kind: provider.EventUsage, Usage: proto.Clone(u).(*llmrelayv1.Usage)})
 	}
+	if s.usageDetails.Merge(usageDetails(w.UsageMetadata)) {
+		meta := &llmrelayv1.ResponseMeta{}
+		s.usageDetails.Set(meta)
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+	}
 	if c != nil && c.FinishReason != "" {
 		s.finished = true
 		meta := &llmrelayv1.ResponseMeta{
 			ProviderFinishReason: c.FinishReason,
-			FinishReason:         finishReason(c.FinishReason),
+			FinishReason:         provider.ToolCallsFinish(finishReason(c.FinishReason), s.ans.calls),
 			ToolCallCount:        int32(s.ans.calls),
-		}
-		if s.ans.calls > 0 {
-			meta.FinishReason = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
 		}
 		if s.safety != nil {
 			provider.SetExtended(meta, extSafetyRatings, rawValue(s.safety))

@@ -259,10 +259,11 @@ func TestStreamEquivalence(t *testing.T) {
 			if end != io.EOF {
 				t.Fatalf("stream end = %v", end)
 			}
-			// The gateway's accumulator rebuilds the unary message exactly:
-			// parts in order, reasoning with signatures, call signatures.
-			if got := foldMessage(t, evs); !proto.Equal(got, res.Message) {
-				t.Errorf("folded message\n%s\nunary\n%s", partsString(got), partsString(res.Message))
+			// The gateway's accumulator rebuilds the unary answer: parts in
+			// order, reasoning and calls signed where the unary ones are
+			// (two recordings are two calls: ids and signatures differ).
+			if got, want := providertest.Answer(foldMessage(t, evs)), providertest.Answer(res.Message); got != want {
+				t.Errorf("folded message\n%s\nunary\n%s", got, want)
 			}
 			f := foldEvents(evs)
 			var wantText string
@@ -279,6 +280,7 @@ func TestStreamEquivalence(t *testing.T) {
 			if len(f.calls) != len(wantCalls) {
 				t.Fatalf("%d calls, unary %d", len(f.calls), len(wantCalls))
 			}
+			providertest.AlignCallIDs(t, f.calls, wantCalls)
 			for i := range wantCalls {
 				if !proto.Equal(f.calls[i], wantCalls[i]) {
 					t.Errorf("call %d: stream %v, unary %v", i, f.calls[i], wantCalls[i])
@@ -291,6 +293,7 @@ func TestStreamEquivalence(t *testing.T) {
 			// carried by usage events, compared above).
 			um := proto.Clone(res.Meta).(*llmrelayv1.ResponseMeta)
 			um.Usage = nil
+			providertest.AlignResponseIDs(t, f.meta, um)
 			if !proto.Equal(f.meta, um) {
 				t.Errorf("meta: stream %v, unary %v", f.meta, res.Meta)
 			}
@@ -457,7 +460,8 @@ func FuzzStreamChunk(f *testing.F) {
 // Keep the testdata directory listing honest: every recording is used.
 func TestAllRecordingsUsed(t *testing.T) {
 	t.Parallel()
-	used := map[string]bool{"embed_single": true, "embed_batch": true, "blocked": true}
+	used := map[string]bool{"embed_single": true, "embed_batch": true, "blocked": true,
+		"structured": true, "structured_stream": true, "structured_invalid": true}
 	for name := range generateCases(t) {
 		used[name] = true
 	}

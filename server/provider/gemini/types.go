@@ -171,6 +171,18 @@ type usageMetadata struct {
 	CachedContentTokenCount int64 `json:"cachedContentTokenCount"`
 	ToolUsePromptTokenCount int64 `json:"toolUsePromptTokenCount"`
 	TotalTokenCount         int64 `json:"totalTokenCount"`
+	// Raw is the object as sent: the fields no counter holds (the
+	// per-modality *TokensDetails, trafficType, fields added later) are
+	// read from it into meta.extended.
+	Raw json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON decodes the counts and keeps the object's bytes.
+func (u *usageMetadata) UnmarshalJSON(b []byte) error {
+	type plain usageMetadata
+	err := json.Unmarshal(b, (*plain)(u)) // a type error still decodes the rest
+	u.Raw = append(json.RawMessage(nil), b...)
+	return err
 }
 
 // Embeddings.
@@ -211,7 +223,7 @@ type statusError struct {
 }
 
 // errorDetail is one google.rpc detail; fields of the kinds the adapter
-// reads (RetryInfo, ErrorInfo, BadRequest).
+// reads (RetryInfo, ErrorInfo, BadRequest, QuotaFailure).
 type errorDetail struct {
 	Type            string            `json:"@type"`
 	RetryDelay      string            `json:"retryDelay"`
@@ -219,6 +231,15 @@ type errorDetail struct {
 	Domain          string            `json:"domain"`
 	Metadata        map[string]string `json:"metadata"`
 	FieldViolations []fieldViolation  `json:"fieldViolations"`
+	Violations      []quotaViolation  `json:"violations"`
+}
+
+// quotaViolation is one google.rpc.QuotaFailure violation. quotaValue is an
+// int64, so a JSON string.
+type quotaViolation struct {
+	QuotaMetric string `json:"quotaMetric"`
+	QuotaID     string `json:"quotaId"`
+	QuotaValue  string `json:"quotaValue"`
 }
 
 type fieldViolation struct {

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
@@ -32,6 +33,12 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 	e.Kind = refineKind(e.Kind, msg)
 	if e.RetryAfter == 0 {
 		e.RetryAfter = retryDelayFromMessage(msg)
+	}
+	// Ollama itself sends no rate-limit headers (nor does ollama.com); a
+	// proxy in front of it may, in OpenAI's x-ratelimit-* form, and the
+	// throttled caller needs them.
+	if rl := provider.OpenAIRateLimit(resp.Header); rl != nil || e.RequestID != "" {
+		e.Meta = &llmrelayv1.ResponseMeta{ProviderRequestId: e.RequestID, RateLimit: rl}
 	}
 	return e
 }

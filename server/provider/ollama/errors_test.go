@@ -26,7 +26,7 @@ func TestHTTPErrors(t *testing.T) {
 		{"error_401", provider.KindUnauthenticated, 401, 0, "", "unauthorized", false},
 		{"error_403", provider.KindPermissionDenied, 403, 0, "", "Forbidden", false},
 		{"error_404", provider.KindNotFound, 404, 0, "", `model "llama3.2" not found, try pulling it first`, false},
-		{"error_429", provider.KindRateLimited, 429, 30 * time.Second, "2f0d9c1e-5a7b-4f43-9d2e-8c61b1a07e55", "too many requests", false},
+		{"error_429", provider.KindRateLimited, 429, 30 * time.Second, "189d0fdb-370d-4f5e-977b-cead18f2d317", "too many requests", false},
 		{"error_429_body", provider.KindRateLimited, 429, 90 * time.Second, "", "rate limit exceeded, please try again in 1m30s", false},
 		{"error_500", provider.KindUnavailable, 500, 0, "", "llama runner process has terminated: exit status 2", false},
 		{"error_502_html", provider.KindUnavailable, 502, 0, "", "<html> <head><title>502 Bad Gateway</title></head>", false},

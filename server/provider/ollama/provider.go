@@ -103,11 +103,11 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	defer resp.Body.Close()
 	body, err := readBody(resp, maxBody)
 	if err != nil {
-		return nil, err
+		return nil, answerFailed(err, resp)
 	}
 	res, err := parseChatResponse(body, built.salt)
 	if err != nil {
-		return nil, err
+		return nil, answerFailed(err, resp)
 	}
 	res.Meta.ProviderRequestId = provider.HeaderValue(resp.Header, requestIDHeader)
 	res.Meta.Warnings = append(built.warnings, res.Meta.Warnings...)
@@ -141,15 +141,21 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 	defer resp.Body.Close()
 	raw, err := readBody(resp, maxBody)
 	if err != nil {
-		return nil, err
+		return nil, answerFailed(err, resp)
 	}
 	res, err := parseEmbedResponse(raw, len(req.Inputs))
 	if err != nil {
-		return nil, err
+		return nil, answerFailed(err, resp)
 	}
 	res.Meta.ProviderRequestId = provider.HeaderValue(resp.Header, requestIDHeader)
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
 	return res, nil
+}
+
+// answerFailed adds the request id a proxy in front of Ollama gave a 2xx
+// answer to the error about that answer.
+func answerFailed(err error, resp *http.Response) error {
+	return provider.AnswerFailed(err, provider.HeaderValue(resp.Header, requestIDHeader), nil)
 }
 
 // post sends a JSON body and returns the response when its status is 2xx;

@@ -17,7 +17,6 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -46,20 +45,22 @@ func msg(role llmrelayv1.Role, parts ...*llmrelayv1.Part) *llmrelayv1.Message {
 	return &llmrelayv1.Message{Role: role, Parts: parts}
 }
 
-func mustStruct(t testing.TB, m map[string]any) *structpb.Struct {
+// jsonText is m as JSON text (keys sorted), the form schemas and
+// extra_body take in the contract.
+func jsonText(t testing.TB, m map[string]any) string {
 	t.Helper()
-	s, err := structpb.NewStruct(m)
+	b, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return string(b)
 }
 
 func weatherTool(t testing.TB) *llmrelayv1.Tool {
 	return &llmrelayv1.Tool{
 		Name:        "get_current_weather",
 		Description: "Get the current weather for a location",
-		Parameters: mustStruct(t, map[string]any{
+		Parameters: jsonText(t, map[string]any{
 			"type": "object",
 			"properties": map[string]any{
 				"location": map[string]any{"type": "string", "description": "The location, e.g. San Francisco, CA"},
@@ -106,7 +107,7 @@ func malformedRequest(t testing.TB) *provider.Request {
 		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Weather and local time in Paris?"))},
 		Tools: []*llmrelayv1.Tool{weatherTool(t), {
 			Name: "get_time", Description: "Current time in a timezone",
-			Parameters: mustStruct(t, map[string]any{"type": "object", "properties": map[string]any{"timezone": map[string]any{"type": "string"}}}),
+			Parameters: jsonText(t, map[string]any{"type": "object", "properties": map[string]any{"timezone": map[string]any{"type": "string"}}}),
 		}},
 		Options: &llmrelayv1.GenerationOptions{},
 	}

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -70,7 +69,7 @@ func buildChatRequest(req *provider.Request, stream bool) (*builtRequest, error)
 	}
 	out.Think = thinkFromEffort(opts.ReasoningEffort)
 
-	var extra *structpb.Struct
+	var extra string
 	if po := req.ProviderOptions; po != nil {
 		extra = po.ExtraBody
 		if oo := po.GetOllama(); oo != nil {
@@ -335,10 +334,10 @@ func buildTools(tools []*llmrelayv1.Tool, opts *llmrelayv1.GenerationOptions) ([
 		}
 		found = true
 		params := json.RawMessage(`{"type":"object","properties":{}}`)
-		if t.Parameters != nil {
-			b, err := marshal(t.Parameters.AsMap())
+		if t.Parameters != "" {
+			b, err := provider.SchemaJSON(t.Parameters)
 			if err != nil {
-				return nil, nil, invalidRequest(where+".parameters", "%s: encode parameters: %v", where, err)
+				return nil, nil, invalidRequest(where+".parameters", "%s: parameters: %v", where, err)
 			}
 			params = b
 		}
@@ -360,12 +359,12 @@ func buildFormat(rf *llmrelayv1.ResponseFormat) (json.RawMessage, error) {
 	case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT:
 		return json.RawMessage(`"json"`), nil
 	case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA:
-		if rf.Schema == nil {
+		if rf.Schema == "" {
 			return nil, invalidRequest("response_format.schema", "response_format json_schema needs a schema")
 		}
-		b, err := marshal(rf.Schema.AsMap())
+		b, err := provider.SchemaJSON(rf.Schema)
 		if err != nil {
-			return nil, invalidRequest("response_format.schema", "encode schema: %v", err)
+			return nil, invalidRequest("response_format.schema", "schema: %v", err)
 		}
 		return b, nil
 	default:
@@ -412,7 +411,7 @@ func formatKeepAlive(d *durationpb.Duration) (string, error) {
 
 // mergeExtraBody is provider.MergeExtraBody with the fields the adapter
 // sets itself reserved ("stream": the answer's parsing depends on it).
-func mergeExtraBody(body []byte, extra *structpb.Struct) ([]byte, []string, error) {
+func mergeExtraBody(body []byte, extra string) ([]byte, []string, error) {
 	out, warnings, err := provider.MergeExtraBody(body, extra, "model", "stream")
 	if err != nil {
 		return nil, nil, invalidRequest("extra_body", "%v", err)
@@ -439,7 +438,7 @@ func buildEmbedRequest(req *provider.EmbedRequest) ([]byte, []string, error) {
 		}
 		out.Dimensions = *req.Dimensions
 	}
-	var extra *structpb.Struct
+	var extra string
 	if po := req.ProviderOptions; po != nil {
 		extra = po.ExtraBody
 		if oo := po.GetOllama(); oo != nil {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -71,11 +70,11 @@ func TestBuildChatRequestInvalid(t *testing.T) {
 // TestBuildChatRequestOptions covers every option mapping at once.
 func TestBuildChatRequestOptions(t *testing.T) {
 	t.Parallel()
-	extra, err := structpb.NewStruct(map[string]any{"options": map[string]any{"mirostat": 2}, "raw": true, "stream": false})
+	extra, err := jsonString(map[string]any{"options": map[string]any{"mirostat": 2}, "raw": true, "stream": false})
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := mustStruct(t, map[string]any{"type": "object", "properties": map[string]any{"age": map[string]any{"type": "integer"}}})
+	schema := jsonText(t, map[string]any{"type": "object", "properties": map[string]any{"age": map[string]any{"type": "integer"}}})
 	req := &provider.Request{
 		Model: "llama3.1",
 		Messages: []*llmrelayv1.Message{
@@ -203,7 +202,7 @@ func TestDecodeDataURL(t *testing.T) {
 
 func TestMergeExtraBody(t *testing.T) {
 	t.Parallel()
-	extra, err := structpb.NewStruct(map[string]any{"model": "override", "z": 1, "a": "x"})
+	extra, err := jsonString(map[string]any{"model": "override", "z": 1, "a": "x"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func parseChatResponse(body []byte, salt string) (*provider.Result, error) {
 	if !r.Done {
 		meta.Warnings = append(meta.Warnings, "response is not marked done")
 	}
-	meta.FinishReason = finishReason(r.DoneReason, calls > 0)
+	meta.FinishReason = provider.ToolCallsFinish(finishReason(r.DoneReason), calls)
 	meta.ProviderFinishReason = r.DoneReason
 	meta.ToolCallCount = int32(calls)
 	meta.Usage = usage(r.metrics)
@@ -167,12 +167,9 @@ func callID(salt, model string, index int, name string) string {
 	return "call_" + hex.EncodeToString(h.Sum(nil))[:24]
 }
 
-// finishReason maps done_reason; a response with tool calls is TOOL_CALLS
-// whatever Ollama said (it says "stop").
-func finishReason(reason string, hasToolCalls bool) llmrelayv1.FinishReason {
-	if hasToolCalls {
-		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
-	}
+// finishReason maps done_reason. Ollama says "stop" after tool calls too;
+// the caller applies provider.ToolCallsFinish.
+func finishReason(reason string) llmrelayv1.FinishReason {
 	switch reason {
 	case "stop", "":
 		// Ollama before 0.1.x sent no done_reason on a normal finish.

@@ -94,19 +94,25 @@ func (s *stream) Close() error {
 	return s.body.Close()
 }
 
+// readError converts an error of reading the body, with the request id of
+// the answer it cut.
 func (s *stream) readError(err error) error {
 	var pe *provider.Error
 	switch {
 	case errors.Is(err, io.EOF):
 		if s.lineNo == 0 {
-			return provider.BadResponse(providerName, "stream ended before any line (no done:true line)")
+			pe = provider.StreamCut(providerName, "stream ended before any line (no done:true line)")
+		} else {
+			pe = provider.StreamCut(providerName, "stream ended before the final done:true line (after %d lines)", s.lineNo)
 		}
-		return provider.BadResponse(providerName, "stream ended before the final done:true line (after %d lines)", s.lineNo)
 	case errors.As(err, &pe):
-		return pe
 	default:
-		return provider.TransportError(providerName, err)
+		pe = provider.TransportError(providerName, err)
 	}
+	if pe.RequestID == "" {
+		pe.RequestID = s.requestID
+	}
+	return pe
 }
 
 // readLine returns the next line (without bounds on where reads split it),
@@ -144,7 +150,9 @@ func (s *stream) handleLine(line []byte) {
 	s.lineNo++
 	var c chatResponse
 	if err := json.Unmarshal(line, &c); err != nil {
-		s.err = provider.BadResponse(providerName, "stream line %d is not valid JSON: %v", s.lineNo, err)
+		e := provider.BadResponse(providerName, "stream line %d is not valid JSON: %v", s.lineNo, err)
+		e.RequestID = s.requestID
+		s.err = e
 		return
 	}
 	if e := inBandError(c.Error, s.status, s.requestID); e != nil {
@@ -197,7 +205,7 @@ func (s *stream) handleLine(line []byte) {
 // finish emits the meta and usage of the done line.
 func (s *stream) finish(c *chatResponse) {
 	meta := &llmrelayv1.ResponseMeta{
-		FinishReason:         finishReason(c.DoneReason, s.calls > 0),
+		FinishReason:         provider.ToolCallsFinish(finishReason(c.DoneReason), s.calls),
 		ProviderFinishReason: c.DoneReason,
 		ToolCallCount:        int32(s.calls),
 	}

@@ -380,11 +380,12 @@ func TestUnaryStreamEquivalence(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := foldEvents(t, evs)
-			if !proto.Equal(f.msg, res.Message) {
-				t.Errorf("message differs:\nstream %s\nunary  %s", compactProto(t, f.msg), compactProto(t, res.Message))
+			// Two recordings are two calls: compare the answer, not ids.
+			if got, want := providertest.Answer(f.msg), providertest.Answer(res.Message); got != want {
+				t.Errorf("message differs:\nstream %s\nunary  %s", got, want)
 			}
-			if acc := accumulate(t, evs); !proto.Equal(acc, res.Message) {
-				t.Errorf("fold.Accumulator message differs:\nstream %s\nunary  %s", compactProto(t, acc), compactProto(t, res.Message))
+			if got, want := providertest.Answer(accumulate(t, evs)), providertest.Answer(res.Message); got != want {
+				t.Errorf("fold.Accumulator message differs:\nstream %s\nunary  %s", got, want)
 			}
 			um, sm := res.Meta, f.meta
 			if sm.FinishReason != um.FinishReason || sm.ProviderFinishReason != um.ProviderFinishReason ||
@@ -466,4 +467,23 @@ func FuzzStream(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestStreamCutKeepsRequestID: a cut stream is a provider.ErrStreamCut (the
+// retry policy retries it before the first event) and names the request
+// a proxy in front of Ollama identified.
+func TestStreamCutKeepsRequestID(t *testing.T) {
+	t.Parallel()
+	rec := providertest.Load(t, td("stream_cut.http"))
+	rec.Header.Set("X-Request-Id", "4c0e8b1f-2d7a-4e95-b3c6-a1f0d9e8c7b2")
+	srv := providertest.Replay(t, rec)
+	st, err := newTestProvider(t, srv).Stream(context.Background(), textRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = collect(st)
+	var pe *provider.Error
+	if !errors.As(err, &pe) || !errors.Is(err, provider.ErrStreamCut) || pe.RequestID != "4c0e8b1f-2d7a-4e95-b3c6-a1f0d9e8c7b2" {
+		t.Fatalf("err = %#v", err)
+	}
 }

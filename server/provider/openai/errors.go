@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
@@ -31,7 +32,17 @@ func (p *Provider) httpError(resp *http.Response, model string, sec secrets) *pr
 	if rerr != nil && e.Err == nil {
 		e.Err = fmt.Errorf("reading error body: %w", rerr)
 	}
+	e.Meta = p.errorMeta(resp.Header, model)
 	return e
+}
+
+// errorMeta is what the headers of an answer that is an error report: the
+// request id and rate-limit state (a 429's x-ratelimit-* headers are what
+// the throttled caller needs), Azure's deployment.
+func (p *Provider) errorMeta(h http.Header, model string) *llmrelayv1.ResponseMeta {
+	meta := &llmrelayv1.ResponseMeta{}
+	p.headerMeta(meta, h, model)
+	return meta
 }
 
 // bodyError parses an error body of resp. It returns nil when the body

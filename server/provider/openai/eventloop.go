@@ -93,13 +93,21 @@ func (s *eventLoop) readError(err error) error {
 	var e *provider.Error
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		e = provider.BadResponse(s.p.name, "stream ended before %s", s.final)
+		e = provider.StreamCut(s.p.name, "stream ended before %s", s.final)
 	case errors.Is(err, sse.ErrEventTooLarge):
 		e = provider.BadResponse(s.p.name, "%v", err)
 	default:
 		e = provider.TransportError(s.p.name, err)
 		e.Message = s.sec.redact(e.Message)
 	}
+	e.RequestID = s.p.requestID(s.header)
+	return e
+}
+
+// cut is the error of a stream cut before its final event, carrying the
+// request id.
+func (s *eventLoop) cut(format string, args ...any) *provider.Error {
+	e := provider.StreamCut(s.p.name, format, args...)
 	e.RequestID = s.p.requestID(s.header)
 	return e
 }

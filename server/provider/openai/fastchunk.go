@@ -7,8 +7,8 @@ import (
 )
 
 // decodeChunkFast decodes the common shape of a chat.completion and of a
-// chat.completion.chunk (text, refusal or role of the message or delta,
-// finish reason, usage) without reflection: it is the hot path of every
+// chat.completion.chunk (text, refusal, reasoning text or role of the
+// message or delta, finish reason, usage) without reflection: it is the hot path of every
 // call and of every relayed stream chunk, where encoding/json cost about
 // half of the gateway's CPU (stream) and a sixth (unary). It accepts only input it can decode exactly as
 // json.Unmarshal into chatResponse would (FuzzDecodeChunkFast checks this
@@ -126,16 +126,24 @@ var strClass = func() (t [256]byte) {
 	return t
 }()
 
-// oneCount decodes a details object of which the fast path reads one
-// count (name); any other key is left to encoding/json (unknown).
-func (d *fastDecoder) oneCount(name string, dst *flexInt) bool {
+// counts decodes a details object of which the struct has the counts
+// names (into dsts); other keys are skipped as encoding/json skips them,
+// case variants of the names are left to encoding/json.
+func (d *fastDecoder) counts(names []string, dsts ...*flexInt) bool {
 	return d.object(func(d *fastDecoder, key []byte) bool {
-		if string(key) != name {
-			return d.unknown(key, name)
+		for i, n := range names {
+			if string(key) == n {
+				return d.mark(1<<i) && d.flexInt(dsts[i])
+			}
 		}
-		return d.mark(1) && d.flexInt(dst)
+		return d.unknown(key, names...)
 	})
 }
+
+var (
+	promptDetailKeys = []string{"cached_tokens", "cache_write_tokens"}
+	complDetailKeys  = []string{"reasoning_tokens"}
+)
 
 func (d *fastDecoder) null() bool {
 	d.ws()
@@ -421,9 +429,13 @@ func (c *chatResponse) topField(d *fastDecoder, key []byte) bool {
 			return true
 		}
 		u := &wireUsage{}
+		d.ws()
+		start := d.i
 		if !d.object(u.field) {
 			return false
 		}
+		// As encoding/json hands wireUsage.UnmarshalJSON the object's bytes.
+		u.Raw = append(json.RawMessage(nil), d.b[start:d.i]...)
 		c.Usage, ok = u, true
 	case "choices":
 		ok = d.mark(1<<7) && d.choices(c)
@@ -517,7 +529,7 @@ func (ch *chatChoice) field(d *fastDecoder, key []byte) bool {
 	}
 }
 
-var usageKeys = []string{"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details", "completion_tokens_details"}
+var usageKeys = []string{"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details", "completion_tokens_details", "prompt_cache_hit_tokens"}
 
 func (u *wireUsage) field(d *fastDecoder, key []byte) bool {
 	var dst *flexInt
@@ -529,6 +541,16 @@ func (u *wireUsage) field(d *fastDecoder, key []byte) bool {
 		dst, bit = &u.CompletionTokens, 1<<1
 	case "total_tokens":
 		dst, bit = &u.TotalTokens, 1<<2
+	case "prompt_cache_hit_tokens":
+		if !d.mark(1 << 5) {
+			return false
+		}
+		if d.null() {
+			return true
+		}
+		n := new(flexInt)
+		u.PromptCacheHitTokens = n
+		return d.flexInt(n)
 	case "prompt_tokens_details":
 		if !d.mark(1 << 3) {
 			return false
@@ -538,7 +560,7 @@ func (u *wireUsage) field(d *fastDecoder, key []byte) bool {
 		}
 		pd := &promptDetails{}
 		u.PromptTokensDetails = pd
-		return d.oneCount("cached_tokens", &pd.CachedTokens)
+		return d.counts(promptDetailKeys, &pd.CachedTokens, &pd.CacheWriteTokens)
 	case "completion_tokens_details":
 		if !d.mark(1 << 4) {
 			return false
@@ -548,7 +570,7 @@ func (u *wireUsage) field(d *fastDecoder, key []byte) bool {
 		}
 		cd := &complDetails{}
 		u.CompletionTokensDetails = cd
-		return d.oneCount("reasoning_tokens", &cd.ReasoningTokens)
+		return d.counts(complDetailKeys, &cd.ReasoningTokens)
 	default:
 		return d.unknown(key, usageKeys...)
 	}
@@ -562,7 +584,7 @@ func (d *fastDecoder) flexInt(dst *flexInt) bool {
 	return ok
 }
 
-var chunkDeltaKeys = []string{"role", "content", "refusal", "tool_calls", "function_call"}
+var chunkDeltaKeys = []string{"role", "content", "refusal", "tool_calls", "function_call", "reasoning_content", "reasoning", "reasoning_details"}
 
 func (m *respMessage) deltaField(d *fastDecoder, key []byte) bool {
 	switch string(key) {
@@ -601,7 +623,25 @@ func (m *respMessage) deltaField(d *fastDecoder, key []byte) bool {
 		v := string(s)
 		m.Refusal = &v
 		return ok
+	case "reasoning_content", "reasoning":
+		// The reasoning deltas of compatible servers (DeepSeek, vLLM,
+		// Ollama's /v1): as frequent as text deltas on those streams.
+		dst, bit := &m.ReasoningContent, uint32(1<<3)
+		if string(key) == "reasoning" {
+			dst, bit = &m.Reasoning, 1<<4
+		}
+		if !d.mark(bit) {
+			return false
+		}
+		if d.null() {
+			return true
+		}
+		s, _, ok := d.str()
+		v := string(s)
+		*dst = &v
+		return ok
 	default:
+		// reasoning_details (typed blocks) is left to encoding/json.
 		return d.unknown(key, chunkDeltaKeys...)
 	}
 }

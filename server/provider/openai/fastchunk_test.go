@@ -29,6 +29,14 @@ var fastChunkSeeds = []string{
 	"{\"id\":\"bad \xff\"}",
 	`{}`,
 	`[]`,
+	`{"id":"c","choices":[{"index":0,"delta":{"content":null,"reasoning_content":"think"},"finish_reason":null}]}`,
+	`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning":"Okay"}}]}`,
+	`{"id":"c","choices":[{"index":0,"delta":{"reasoning_details":[{"type":"reasoning.text","text":"x","index":0}]}}]}`,
+	`{"id":"c","choices":[{"index":0,"delta":{"Reasoning":"x"}}]}`,
+	`{"id":"c","choices":[{"index":0,"message":{"content":"a","reasoning_content":null,"reasoning":"b"}}]}`,
+	`{"id":"c","choices":[{"index":0,"delta":{"reasoning_content":"a","reasoning_content":"b"}}]}`,
+	`{"id":"c","choices":[],"usage":{"prompt_tokens":194,"completion_tokens":2,"total_tokens":196,"cost":0.95,"prompt_tokens_details":{"cached_tokens":0,"cache_write_tokens":100,"audio_tokens":0}}}`,
+	`{"id":"c","choices":[],"usage":{"prompt_tokens":1,"prompt_tokens_details":{"Cache_Write_Tokens":1}}}`,
 }
 
 // FuzzDecodeChunkFast: whenever the fast path accepts a chunk, encoding/json
@@ -42,7 +50,8 @@ func FuzzDecodeChunkFast(f *testing.F) {
 	}
 	f.Add([]byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1763000000,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!","refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":19,"completion_tokens":10,"total_tokens":29,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},"service_tier":"default","system_fingerprint":"fp_mock"}`))
 	f.Add([]byte(`{"x":[1,-2.5e+3,{"a":"\u00e9\n"},[],{}],"y":0.0,"z":"\q"}`))
-	for _, name := range []string{"chat_plain_stream.http", "tools_parallel_stream.http", "azure_chat_stream.http"} {
+	for _, name := range []string{"chat_plain_stream.http", "tools_parallel_stream.http", "azure_chat_stream.http",
+		"deepseek_reasoning_stream.http", "ollama_v1_reasoning_stream.http", "openrouter_reasoning_stream.http"} {
 		body := providertest.Load(f, "testdata/"+name).Body
 		for _, line := range bytes.Split(body, []byte("\n")) {
 			if d, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data: ")); ok {
@@ -86,7 +95,8 @@ func FuzzDecodeChunkFast(f *testing.F) {
 // others do not.
 func TestDecodeChunkFastCoverage(t *testing.T) {
 	t.Parallel()
-	for i, want := range []bool{true, true, true, true, true, false, false, false, false, false, false, true, false, true, true, false, true, false} {
+	for i, want := range []bool{true, true, true, true, true, false, false, false, false, false, false, true, false, true, true, false, true, false,
+		true, true, false, false, true, false, true, false} {
 		var c chatResponse
 		if got := decodeChunkFast([]byte(fastChunkSeeds[i]), &c, nil, nil); got != want {
 			t.Errorf("seed %d %q: fast=%v, want %v", i, fastChunkSeeds[i], got, want)
@@ -106,7 +116,7 @@ func TestDecodeChunkFastCoverage(t *testing.T) {
 			t.Errorf("fast and encoding/json differ (%v): %+v vs %+v", err, fast, slow)
 		}
 	}
-	for _, name := range []string{"chat_plain.http", "chat_reasoning.http"} {
+	for _, name := range []string{"chat_plain.http", "chat_reasoning.http", "ollama_v1_reasoning.http"} {
 		var c chatResponse
 		if !decodeChunkFast(providertest.Load(t, "testdata/"+name).Body, &c, nil, nil) {
 			t.Errorf("%s: recorded OpenAI answer not on the fast path", name)

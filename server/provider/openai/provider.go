@@ -313,6 +313,9 @@ func (p *Provider) annotate(err error, resp *http.Response, model string, sec se
 		return err
 	}
 	pe.RequestID = p.requestID(resp.Header)
+	// What the body said (a failed response's id, model, usage) stays
+	// over what the headers say.
+	_ = provider.AnswerFailed(pe, "", p.errorMeta(resp.Header, model))
 	if pe.Kind != provider.KindBadResponse {
 		pe.HTTPStatus = resp.StatusCode
 	}
@@ -342,7 +345,7 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	defer resp.Body.Close()
 	raw, err := p.readBody(resp)
 	if err != nil {
-		return nil, err
+		return nil, provider.AnswerFailed(err, p.requestID(resp.Header), p.errorMeta(resp.Header, req.Model))
 	}
 	res, err := p.parseChatResponse(raw)
 	if err != nil {
@@ -392,6 +395,7 @@ func (p *Provider) jsonInsteadOfStream(resp *http.Response, model string, sec se
 	}
 	e.RequestID = p.requestID(resp.Header)
 	e.Message = sec.redact(e.Message)
+	e.Meta = p.errorMeta(resp.Header, model)
 	return e
 }
 
@@ -408,7 +412,7 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 	defer resp.Body.Close()
 	raw, err := p.readBody(resp)
 	if err != nil {
-		return nil, err
+		return nil, provider.AnswerFailed(err, p.requestID(resp.Header), p.errorMeta(resp.Header, req.Model))
 	}
 	res, err := p.parseEmbedResponse(raw, len(req.Inputs))
 	if err != nil {

@@ -65,8 +65,8 @@ func (p *Provider) buildChatRequest(req *provider.Request, stream bool) ([]byte,
 			if js.Name == "" {
 				js.Name = "response"
 			}
-			if rf.GetSchema() != nil {
-				schema, err := json.Marshal(rf.GetSchema().AsMap())
+			if rf.GetSchema() != "" {
+				schema, err := provider.SchemaJSON(rf.GetSchema())
 				if err != nil {
 					return nil, nil, p.invalid("response_format schema: %v", err)
 				}
@@ -319,10 +319,7 @@ func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, error)
 
 // toolParameters is a tool's JSON Schema as sent (both formats).
 func (p *Provider) toolParameters(t *llmrelayv1.Tool) (json.RawMessage, error) {
-	if t.GetParameters() == nil {
-		return nil, nil
-	}
-	params, err := json.Marshal(t.GetParameters().AsMap())
+	params, err := provider.SchemaJSON(t.GetParameters())
 	if err != nil {
 		return nil, p.invalid("tool %q parameters: %v", t.GetName(), err)
 	}

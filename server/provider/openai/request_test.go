@@ -2,12 +2,12 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -19,20 +19,22 @@ func msgOf(role llmrelayv1.Role, parts ...*llmrelayv1.Part) *llmrelayv1.Message 
 	return &llmrelayv1.Message{Role: role, Parts: parts}
 }
 
-func mustStruct(t testing.TB, m map[string]any) *structpb.Struct {
+// jsonText is m as JSON text (keys sorted), the form schemas and
+// extra_body take in the contract.
+func jsonText(t testing.TB, m map[string]any) string {
 	t.Helper()
-	s, err := structpb.NewStruct(m)
+	b, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return string(b)
 }
 
 func weatherTool(t testing.TB) *llmrelayv1.Tool {
 	return &llmrelayv1.Tool{
 		Name:        "get_weather",
 		Description: "Current weather for a city.",
-		Parameters: mustStruct(t, map[string]any{
+		Parameters: jsonText(t, map[string]any{
 			"type": "object",
 			"properties": map[string]any{
 				"city": map[string]any{"type": "string"},
@@ -66,7 +68,7 @@ func chatRequests(t testing.TB) map[string]*provider.Request {
 					User: "user-1234", Store: proto.Bool(false), Metadata: map[string]string{"team": "search", "env": "test"},
 					ServiceTier: "default",
 				}},
-				ExtraBody: mustStruct(t, map[string]any{"temperature": 0.0, "prediction": map[string]any{"type": "content", "content": "Paris"}}),
+				ExtraBody: jsonText(t, map[string]any{"temperature": 0.0, "prediction": map[string]any{"type": "content", "content": "Paris"}}),
 			},
 		},
 		"tools_parallel": {
@@ -82,7 +84,7 @@ func chatRequests(t testing.TB) map[string]*provider.Request {
 		"tools_malformed": {
 			Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4o-mini", Format: "openai-chat",
 			Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Find a flight from Paris to Tokyo in November."))},
-			Tools: []*llmrelayv1.Tool{{Name: "search_flights", Description: "Search flights.", Parameters: mustStruct(t, map[string]any{
+			Tools: []*llmrelayv1.Tool{{Name: "search_flights", Description: "Search flights.", Parameters: jsonText(t, map[string]any{
 				"type": "object", "properties": map[string]any{"from": map[string]any{"type": "string"}, "to": map[string]any{"type": "string"}, "date": map[string]any{"type": "string"}},
 			})}},
 			Options: &llmrelayv1.GenerationOptions{
@@ -111,11 +113,11 @@ func chatRequests(t testing.TB) map[string]*provider.Request {
 				msgOf(llmrelayv1.Role_ROLE_USER, text("Weather in Paris and Tokyo?")),
 				msgOf(llmrelayv1.Role_ROLE_ASSISTANT,
 					text("Let me check both cities."),
-					&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: "call_kKV9OvblHhoi3RYYRtuRpi0R", Name: "get_weather", Arguments: `{"city":"Paris","unit":"celsius"}`, ArgumentsValid: true}}},
+					&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: "call_Vt6pRk2NsWq9LbX4cHm7ZyJd", Name: "get_weather", Arguments: `{"city":"Paris","unit":"celsius"}`, ArgumentsValid: true}}},
 					&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: "call_Jq3mZt8Xw2VbN6pL0sRdYh4K", Name: "get_weather", Arguments: `{"city":"Tokyo","unit":"celsius"}`, ArgumentsValid: true}}},
 				),
 				msgOf(llmrelayv1.Role_ROLE_TOOL,
-					&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "call_kKV9OvblHhoi3RYYRtuRpi0R", Name: "get_weather", Content: `{"temp_c":18,"sky":"cloudy"}`}}},
+					&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "call_Vt6pRk2NsWq9LbX4cHm7ZyJd", Name: "get_weather", Content: `{"temp_c":18,"sky":"cloudy"}`}}},
 					&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "call_Jq3mZt8Xw2VbN6pL0sRdYh4K", Content: `{"temp_c":22,"sky":"sunny"}`}}},
 				),
 			},
@@ -138,7 +140,7 @@ func chatRequests(t testing.TB) map[string]*provider.Request {
 			Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Give me step-by-step instructions to pick a lock."))},
 			Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{
 				Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, SchemaName: "instructions", Strict: proto.Bool(true),
-				Schema: mustStruct(t, map[string]any{"type": "object", "properties": map[string]any{"steps": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}},
+				Schema: jsonText(t, map[string]any{"type": "object", "properties": map[string]any{"steps": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}},
 					"required": []any{"steps"}, "additionalProperties": false}),
 			}},
 			ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Logprobs: proto.Bool(false)}}},

@@ -87,6 +87,10 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			m = c.Delta // tolerate servers that answer with a delta
 		}
 		if m != nil {
+			// The model reasons before it answers: reasoning parts first.
+			pieces, warns := reasoningPieces(m)
+			meta.Warnings = append(meta.Warnings, warns...)
+			msg.Parts = append(msg.Parts, reasoningParts(pieces)...)
 			text, refusal, ok := contentText(m.Content)
 			if !ok {
 				meta.Warnings = append(meta.Warnings, "message content has an unrecognized shape; kept as JSON text")
@@ -125,9 +129,10 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		}
 	}
 	meta.ProviderFinishReason = finish
-	meta.FinishReason = mapFinishReason(finish, meta.ToolCallCount > 0)
+	meta.FinishReason = provider.ToolCallsFinish(mapFinishReason(finish), int(meta.ToolCallCount))
 	if w.Usage != nil {
 		meta.Usage = normalizeUsage(w.Usage)
+		usageDetails(w.Usage).Set(meta)
 	}
 	return &provider.Result{Message: msg, Meta: meta}, nil
 }
@@ -295,12 +300,9 @@ func toolCallFromWire(tc respToolCall, i int) (*llmrelayv1.ToolCall, string) {
 	return call, warning
 }
 
-// mapFinishReason normalizes a finish reason; any tool call makes it
-// TOOL_CALLS.
-func mapFinishReason(raw string, hasToolCalls bool) llmrelayv1.FinishReason {
-	if hasToolCalls {
-		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
-	}
+// mapFinishReason is the table from finish_reason to ours (the tool-call
+// rule, provider.ToolCallsFinish, is applied by the caller).
+func mapFinishReason(raw string) llmrelayv1.FinishReason {
 	switch raw {
 	case "":
 		return llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED
@@ -317,6 +319,18 @@ func mapFinishReason(raw string, hasToolCalls bool) llmrelayv1.FinishReason {
 	}
 }
 
+// chatUsagePaths are the usage fields normalizeUsage reads. DeepSeek's
+// prompt_cache_miss_tokens is input_tokens - cached_input_tokens.
+var chatUsagePaths = []string{"prompt_tokens", "completion_tokens", "total_tokens",
+	"prompt_tokens_details.cached_tokens", "prompt_tokens_details.cache_write_tokens", "completion_tokens_details.reasoning_tokens",
+	"prompt_cache_hit_tokens", "prompt_cache_miss_tokens"}
+
+// usageDetails are the usage fields no counter holds (audio and
+// prediction tokens, OpenRouter's cost, fields added later).
+func usageDetails(u *wireUsage) provider.UsageDetails {
+	return provider.ReadUsageDetails(u.Raw, chatUsagePaths...)
+}
+
 // normalizeUsage converts OpenAI usage: prompt_tokens already include
 // cached tokens and completion_tokens include reasoning tokens.
 func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
@@ -326,8 +340,12 @@ func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
 		TotalTokens:  provider.Count(int64(u.TotalTokens)),
 	}
 	out.TotalTokens = provider.UsageTotal(out.TotalTokens, out.InputTokens, out.OutputTokens)
-	if u.PromptTokensDetails != nil {
+	switch {
+	case u.PromptTokensDetails != nil:
 		out.CachedInputTokens = provider.Count(int64(u.PromptTokensDetails.CachedTokens))
+		out.CacheCreationInputTokens = provider.Count(int64(u.PromptTokensDetails.CacheWriteTokens))
+	case u.PromptCacheHitTokens != nil:
+		out.CachedInputTokens = provider.Count(int64(*u.PromptCacheHitTokens))
 	}
 	if u.CompletionTokensDetails != nil {
 		out.ReasoningTokens = provider.Count(int64(u.CompletionTokensDetails.ReasoningTokens))
@@ -369,6 +387,7 @@ func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, e
 	meta.EmbeddingsCount = int32(len(out))
 	if w.Usage != nil {
 		meta.Usage = normalizeUsage(w.Usage)
+		usageDetails(w.Usage).Set(meta)
 	}
 	return &provider.Result{Embeddings: out, Meta: meta}, nil
 }

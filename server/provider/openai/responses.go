@@ -41,7 +41,7 @@ func (p *Provider) generateResponses(ctx context.Context, req *provider.Request)
 	defer resp.Body.Close()
 	raw, err := p.readBody(resp)
 	if err != nil {
-		return nil, err
+		return nil, provider.AnswerFailed(err, p.requestID(resp.Header), p.errorMeta(resp.Header, req.Model))
 	}
 	res, err := p.parseResponsesResponse(raw, req.Model)
 	if err != nil {
@@ -123,6 +123,7 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 	meta.ProviderFinishReason, meta.FinishReason = respFinish(&w, calls > 0)
 	if w.Usage != nil {
 		meta.Usage = normalizeRespUsage(w.Usage)
+		respUsageDetails(w.Usage).Set(meta)
 	}
 	return &provider.Result{Message: msg, Meta: meta}, nil
 }
@@ -138,7 +139,8 @@ func respBodyMeta(meta *llmrelayv1.ResponseMeta, w *respResponse) {
 }
 
 // respFinish maps a response's status (and incomplete reason) to the raw
-// and normalized finish reasons. Any tool call makes it TOOL_CALLS.
+// and normalized finish reasons; tool calls turn a normal stop into
+// TOOL_CALLS (provider.ToolCallsFinish).
 func respFinish(w *respResponse, hasToolCalls bool) (string, llmrelayv1.FinishReason) {
 	raw := w.Status
 	reason := ""
@@ -150,8 +152,6 @@ func respFinish(w *respResponse, hasToolCalls bool) (string, llmrelayv1.FinishRe
 	}
 	var fr llmrelayv1.FinishReason
 	switch {
-	case hasToolCalls:
-		fr = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
 	case w.Status == "":
 		fr = llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED
 	case w.Status == "completed":
@@ -162,6 +162,9 @@ func respFinish(w *respResponse, hasToolCalls bool) (string, llmrelayv1.FinishRe
 		fr = llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
 	default:
 		fr = llmrelayv1.FinishReason_FINISH_REASON_OTHER
+	}
+	if hasToolCalls {
+		fr = provider.ToolCallsFinish(fr, 1)
 	}
 	return raw, fr
 }
@@ -355,6 +358,15 @@ func respCallID(callID, itemID string, pos int) (string, string) {
 	}
 }
 
+// respUsagePaths are the usage fields normalizeRespUsage reads.
+var respUsagePaths = []string{"input_tokens", "output_tokens", "total_tokens",
+	"input_tokens_details.cached_tokens", "input_tokens_details.cache_write_tokens", "output_tokens_details.reasoning_tokens"}
+
+// respUsageDetails are the Responses usage fields no counter holds.
+func respUsageDetails(u *respUsage) provider.UsageDetails {
+	return provider.ReadUsageDetails(u.Raw, respUsagePaths...)
+}
+
 // normalizeRespUsage converts Responses API usage: input_tokens already
 // include cached tokens and output_tokens include reasoning tokens.
 func normalizeRespUsage(u *respUsage) *llmrelayv1.Usage {
@@ -374,18 +386,27 @@ func normalizeRespUsage(u *respUsage) *llmrelayv1.Usage {
 	return out
 }
 
-// responseFailure is the error of a failed Response object.
+// responseFailure is the error of a failed Response object. Its meta keeps
+// what the object reports: the response id, the resolved model and the
+// usage of what was processed before the failure.
 func (p *Provider) responseFailure(w *respResponse, model string) *provider.Error {
+	var e *provider.Error
 	if !isPresent(w.Error) {
-		e := &provider.Error{Provider: p.name, Kind: provider.KindUnavailable, HTTPStatus: http.StatusOK,
+		e = &provider.Error{Provider: p.name, Kind: provider.KindUnavailable, HTTPStatus: http.StatusOK,
 			Message: "response failed without an error object"}
 		if w.ID != "" {
 			e.Message += " (" + w.ID + ")"
 		}
-		return e
+	} else {
+		e = p.errorFromObject(w.Error, http.StatusOK, model, nil)
+		p.refineResponsesKind(e)
 	}
-	e := p.errorFromObject(w.Error, http.StatusOK, model, nil)
-	p.refineResponsesKind(e)
+	meta := &llmrelayv1.ResponseMeta{}
+	respBodyMeta(meta, w)
+	if w.Usage != nil {
+		meta.Usage = normalizeRespUsage(w.Usage)
+	}
+	e.Meta = meta
 	return e
 }
 

@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -43,6 +44,9 @@ func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]
 			return nil, nil, err
 		}
 		w.Tools = append(w.Tools, respTool{Type: "function", Name: t.GetName(), Description: t.GetDescription(), Strict: t.Strict, Parameters: params})
+	}
+	for _, m := range req.HostedMCP {
+		w.Tools = append(w.Tools, hostedMCPTool(m))
 	}
 	o := req.Options
 	if o == nil {
@@ -88,8 +92,8 @@ func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]
 			if f.Name == "" {
 				f.Name = "response"
 			}
-			if rf.GetSchema() != nil {
-				schema, err := json.Marshal(rf.GetSchema().AsMap())
+			if rf.GetSchema() != "" {
+				schema, err := provider.SchemaJSON(rf.GetSchema())
 				if err != nil {
 					return nil, nil, p.invalid("response_format schema: %v", err)
 				}
@@ -337,4 +341,23 @@ func reasoningInputItem(r *llmrelayv1.Reasoning, i, j int, store bool) (respInpu
 		summary = append(summary, respSummaryPart{Type: "summary_text", Text: r.GetText()})
 	}
 	return respInputItem{Type: "reasoning", ID: r.GetId(), Summary: &summary, EncryptedContent: r.GetSignature()}, ""
+}
+
+// hostedMCPTool is an MCP server OpenAI calls itself: the Authorization
+// header goes in its own field (the token, without "Bearer "), the other
+// headers as headers; the gateway cannot ask the client for approvals, so
+// none are required.
+func hostedMCPTool(m provider.HostedMCP) respTool {
+	t := respTool{Type: "mcp", ServerLabel: m.Label, ServerURL: m.URL, AllowedTools: m.AllowedTools, RequireApproval: "never"}
+	for k, v := range m.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			t.Authorization = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(v, "Bearer "), "bearer "))
+			continue
+		}
+		if t.Headers == nil {
+			t.Headers = map[string]string{}
+		}
+		t.Headers[k] = v
+	}
+	return t
 }

@@ -23,7 +23,7 @@ func toolResultPart(id, content string) *llmrelayv1.Part {
 
 // Call ids of the multi-turn scenario.
 const (
-	mtCallParis = "call_kKV9OvblHhoi3RYYRtuRpi0R"
+	mtCallParis = "call_Vt6pRk2NsWq9LbX4cHm7ZyJd"
 	mtCallTokyo = "call_Jq3mZt8Xw2VbN6pL0sRdYh4K"
 )
 
@@ -151,7 +151,7 @@ func responsesRequests(t testing.TB) map[string]*provider.Request {
 			Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Dis bonjour."))},
 			Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{
 				Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, SchemaName: "greeting", Strict: proto.Bool(true),
-				Schema: mustStruct(t, map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}},
+				Schema: jsonText(t, map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}},
 					"required": []any{"text"}, "additionalProperties": false}),
 			}},
 			ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{
@@ -163,8 +163,8 @@ func responsesRequests(t testing.TB) map[string]*provider.Request {
 // Ids of the first turn of the reasoning scenario
 // (responses_reasoning_tools.http).
 const (
-	rtReasoningID = "rs_34a7fd160d6cc552a89edc265a392ab838cbadb405e1424d"
-	rtCallParis   = "call_ch74akrNGezbTzXQiU17roQA"
+	rtReasoningID = "rs_34a7fd1615a5cbfe55c7f40d7091420809114cf682109277"
+	rtCallParis   = "call_ch41rwnSSvxwSsXIkK36cbJG"
 )
 
 // reasoningFirstTurn is the assistant message of
@@ -295,7 +295,7 @@ func TestBuildResponsesRequest(t *testing.T) {
 				ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT},
 				TopK:           proto.Int32(3), PresencePenalty: proto.Float64(1), FrequencyPenalty: proto.Float64(1),
 			},
-			ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: mustStruct(t, map[string]any{"truncation": "auto", "store": true})},
+			ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: jsonText(t, map[string]any{"truncation": "auto", "store": true})},
 		}
 		body, warnings, err := p.buildResponsesRequest(r, false)
 		if err != nil {
@@ -418,5 +418,33 @@ func TestResponsesReasoningInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHostedMCPTool: a hosted MCP server becomes an "mcp" tool: the bearer
+// token in authorization, other headers passed on, no approvals.
+func TestHostedMCPTool(t *testing.T) {
+	p := &Provider{}
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4.1", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Search the docs"))},
+		HostedMCP: []provider.HostedMCP{{Label: "docs", URL: "https://mcp.example.test/mcp", AllowedTools: []string{"search"},
+			Headers: map[string]string{"authorization": "Bearer tok-hosted-1", "X-Team": "t1"}}}}
+	body, _, err := p.buildResponsesRequest(req, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Tools []map[string]any `json:"tools"`
+		Store *bool            `json:"store"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"allowed_tools":["search"],"authorization":"tok-hosted-1","headers":{"X-Team":"t1"},"require_approval":"never","server_label":"docs","server_url":"https://mcp.example.test/mcp","type":"mcp"}]`
+	if b, _ := json.Marshal(got.Tools); string(b) != want {
+		t.Errorf("tools %s\nwant  %s", b, want)
+	}
+	if got.Store == nil || *got.Store || strings.Contains(string(body), "previous_response_id") {
+		t.Errorf("not stateless: %s", body)
 	}
 }

@@ -120,7 +120,7 @@ func (s *responsesStream) handle(sseType, data []byte) {
 		// An event cut by the end of the body is a cut stream, not a
 		// malformed event: look whether anything follows.
 		if _, nerr := s.rd.Next(); errors.Is(nerr, io.EOF) || errors.Is(nerr, io.ErrUnexpectedEOF) {
-			s.err = s.bad("stream ended before response.completed (last event cut short)")
+			s.err = s.cut("stream ended before response.completed (last event cut short)")
 			return
 		}
 		s.err = s.bad("invalid stream event: %v", err)
@@ -520,6 +520,9 @@ func (s *responsesStream) finish(w *respResponse) {
 	meta.ProviderFinishReason, meta.FinishReason = respFinish(w, hasCalls)
 	if w.ServiceTier != "" {
 		provider.SetExtended(meta, extServiceTier, w.ServiceTier)
+	}
+	if w.Usage != nil {
+		respUsageDetails(w.Usage).Set(meta)
 	}
 	s.responseMeta(w, meta)
 	if w.Usage != nil {

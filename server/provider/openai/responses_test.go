@@ -173,7 +173,7 @@ func TestGenerateResponses(t *testing.T) {
 			}
 		},
 		"responses_azure_v1": func(t *testing.T, res *provider.Result, body []byte) {
-			if res.Meta.ProviderRequestId != "0d3c2f4e-9a71-4b8e-a5c6-2f7e81d9b3a4" {
+			if res.Meta.ProviderRequestId != "f2909160-0317-4f40-a3c0-aebda1000612" {
 				t.Errorf("azure request id from apim-request-id: %q", res.Meta.ProviderRequestId)
 			}
 			if res.Meta.GetExtended().GetFields()[extAzureDeployment].GetStringValue() != "gpt-4.1-mini-prod" {
@@ -333,7 +333,7 @@ func TestParseResponsesShapes(t *testing.T) {
 			`reasoning  "plain" sig={"k":1} | reasoning rs_2 "" sig= | reasoning rs_3 "" sig= | STOP/completed | warnings=[ignored summary part of type "summary_image" in reasoning item "rs_2"; reasoning item "rs_3" has a summary of an unrecognized shape; ignored]`},
 		{"malformed arguments kept verbatim",
 			`{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"a\":"}]}`,
-			`call call_1 f {"a": valid=false | TOOL_CALLS/incomplete/max_output_tokens | warnings=[]`},
+			`call call_1 f {"a": valid=false | LENGTH/incomplete/max_output_tokens | warnings=[]`},
 		{"content filter",
 			`{"status":"incomplete","incomplete_details":{"reason":"content_filter"},"output":[]}`,
 			`CONTENT_FILTER/incomplete/content_filter | warnings=[response has no output items]`},
@@ -472,4 +472,32 @@ func FuzzParseResponsesResponse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestResponsesFailedKeepsMeta: a unary Response with status "failed" is an
+// error whose meta keeps what the provider reported: the response id, the
+// resolved model, the usage of what was processed, and the headers'
+// request id and rate limits. (Hand-built body, ids of its own.)
+func TestResponsesFailedKeepsMeta(t *testing.T) {
+	t.Parallel()
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Date", "Tue, 14 Oct 2025 10:26:13 GMT")
+	h.Set("X-Request-Id", "req_8a3f1c0b7e6d45c29b1a0f9e8d7c6b5a")
+	h.Set("X-Ratelimit-Limit-Requests", "10000")
+	h.Set("X-Ratelimit-Remaining-Requests", "9997")
+	body := `{"id":"resp_4e1a9c7b2d05f3864e1a9c7b2d05f3864e1a9c7b2d05f386","object":"response","created_at":1760437573,` +
+		`"status":"failed","error":{"code":"server_error","message":"The server had an error while processing your request."},` +
+		`"model":"gpt-4o-mini-2024-07-18","output":[],"usage":{"input_tokens":42,"input_tokens_details":{"cached_tokens":0},` +
+		`"output_tokens":0,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":42}}`
+	srv := providertest.Replay(t, providertest.Recording{Status: http.StatusOK, Header: h, Body: []byte(body)})
+	p := newTestProvider(t, kOpenAI, srv.URL)
+	_, err := p.Generate(context.Background(), responsesSimpleRequest("gpt-4o-mini"))
+	pe := providerError(t, err)
+	m := pe.Meta
+	if pe.Kind != provider.KindUnavailable || m.GetResponseId() != "resp_4e1a9c7b2d05f3864e1a9c7b2d05f3864e1a9c7b2d05f386" ||
+		m.GetResolvedModel() != "gpt-4o-mini-2024-07-18" || m.GetUsage().GetInputTokens() != 42 ||
+		m.GetProviderRequestId() != "req_8a3f1c0b7e6d45c29b1a0f9e8d7c6b5a" || m.GetRateLimit().GetRequestsRemaining() != 9997 {
+		t.Errorf("error %s, meta %v", renderErr(err), m)
+	}
 }

@@ -73,10 +73,17 @@ type respInputContent struct {
 // fields are at the top level.
 type respTool struct {
 	Type        string          `json:"type"`
-	Name        string          `json:"name"`
+	Name        string          `json:"name,omitempty"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 	Strict      *bool           `json:"strict,omitempty"`
+	// Hosted MCP tools (type "mcp").
+	ServerLabel     string            `json:"server_label,omitempty"`
+	ServerURL       string            `json:"server_url,omitempty"`
+	AllowedTools    []string          `json:"allowed_tools,omitempty"`
+	Authorization   string            `json:"authorization,omitempty"`
+	Headers         map[string]string `json:"headers,omitempty"`
+	RequireApproval string            `json:"require_approval,omitempty"`
 }
 
 type respNamedToolChoice struct {
@@ -161,6 +168,16 @@ type respUsage struct {
 	OutputTokens        flexInt            `json:"output_tokens"`
 	OutputTokensDetails *respOutputDetails `json:"output_tokens_details"`
 	TotalTokens         flexInt            `json:"total_tokens"`
+	// Raw is the usage object as sent, for the fields no counter holds.
+	Raw json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON decodes the counters and keeps the object's bytes.
+func (u *respUsage) UnmarshalJSON(b []byte) error {
+	type plain respUsage
+	err := json.Unmarshal(b, (*plain)(u)) // a type error still decodes the rest
+	u.Raw = append(json.RawMessage(nil), b...)
+	return err
 }
 
 type respInputDetails struct {

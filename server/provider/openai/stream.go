@@ -37,6 +37,7 @@ type chatStream struct {
 	filter                               map[string]json.RawMessage
 	finish                               string
 	finishSeen                           bool
+	usageDetails                         provider.UsageDetails
 
 	// prev holds the previous chunk's strings, which the next chunk
 	// usually repeats (decodeChunkFast shares them).
@@ -145,7 +146,7 @@ func (s *chatStream) handle(data []byte) {
 			s.finish, s.finishSeen = *ch.FinishReason, true
 			finishMeta = &llmrelayv1.ResponseMeta{
 				ProviderFinishReason: s.finish,
-				FinishReason:         mapFinishReason(s.finish, len(s.order) > 0),
+				FinishReason:         provider.ToolCallsFinish(mapFinishReason(s.finish), len(s.order)),
 			}
 		}
 	}
@@ -162,6 +163,11 @@ func (s *chatStream) handle(data []byte) {
 	}
 	if c.Usage != nil {
 		s.push(&provider.Event{Kind: provider.EventUsage, Usage: normalizeUsage(c.Usage)})
+		if s.usageDetails.Merge(usageDetails(c.Usage)) {
+			m := &llmrelayv1.ResponseMeta{}
+			s.usageDetails.Set(m)
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: m})
+		}
 	}
 }
 
@@ -200,6 +206,13 @@ func (s *chatStream) mergeContentFilter(raw json.RawMessage, meta *llmrelayv1.Re
 
 // delta queues the events of one choice delta.
 func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
+	if d.ReasoningContent != nil || d.Reasoning != nil || d.ReasoningDetails != nil {
+		pieces, warns := reasoningPieces(d)
+		meta.Warnings = append(meta.Warnings, warns...)
+		for _, p := range pieces {
+			s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: p})
+		}
+	}
 	text, refusal, ok := contentText(d.Content)
 	if !ok {
 		meta.Warnings = append(meta.Warnings, "delta content has an unrecognized shape; kept as JSON text")
@@ -276,7 +289,7 @@ func (s *chatStream) call(index int, id string, meta *llmrelayv1.ResponseMeta) *
 	if index >= 0 {
 		s.byIndex[index] = st
 	}
-	if s.finishSeen && len(s.order) == 1 {
+	if fr := mapFinishReason(s.finish); s.finishSeen && len(s.order) == 1 && provider.ToolCallsFinish(fr, 1) != fr {
 		// The finish reason was reported before the first call.
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{
 			ProviderFinishReason: s.finish, FinishReason: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS}})

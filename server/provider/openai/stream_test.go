@@ -49,6 +49,17 @@ func TestStream(t *testing.T) {
 				t.Errorf("%d tool call ends, want 2", ends)
 			}
 		}},
+		{name: "tools_length_stream", request: "tools_parallel", kind: kOpenAI, check: func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The call was cut by max_tokens: LENGTH, never TOOL_CALLS.
+			f := foldEvents(t, evs)
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length")
+			if tc := f.Message.GetParts()[0].GetToolCall(); tc.GetArgumentsValid() || tc.GetArguments() != `{"city":"Par` {
+				t.Errorf("cut call %v", tc)
+			}
+		}},
 		{name: "azure_chat_stream", request: "azure_chat", kind: kAzure, check: func(t *testing.T, evs []*provider.Event, err error) {
 			if err != nil {
 				t.Fatal(err)
@@ -128,6 +139,10 @@ func checkStreamInvariants(t testing.TB, evs []*provider.Event) {
 			if ev.Text == "" {
 				t.Error("empty text event")
 			}
+		case provider.EventReasoning:
+			if r := ev.Reasoning; r.Text == "" && r.Signature == "" && r.ID == "" && !r.Redacted {
+				t.Error("empty reasoning event")
+			}
 		default:
 			t.Errorf("unknown event kind %d", ev.Kind)
 		}
@@ -166,8 +181,10 @@ func TestUnaryStreamEquivalence(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := foldEvents(t, evs)
-			if !proto.Equal(f.Message, res.Message) {
-				t.Errorf("message:\nstream %v\nunary  %v", f.Message, res.Message)
+			// Two recordings are two calls: the answer is the same, the
+			// call ids are not.
+			if got, want := providertest.Answer(f.Message), providertest.Answer(res.Message); got != want {
+				t.Errorf("message:\nstream %s\nunary  %s", got, want)
 			}
 			if f.Meta.FinishReason != res.Meta.FinishReason || f.Meta.ProviderFinishReason != res.Meta.ProviderFinishReason {
 				t.Errorf("finish: stream %v/%q, unary %v/%q", f.Meta.FinishReason, f.Meta.ProviderFinishReason, res.Meta.FinishReason, res.Meta.ProviderFinishReason)
@@ -221,6 +238,27 @@ func TestStreamEdgeCases(t *testing.T) {
 		{"finish stop with tool calls becomes TOOL_CALLS",
 			"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
 			[]string{`tool_call id=call_a index=0 name="f" args=""`, `meta {"finish_reason":"FINISH_REASON_TOOL_CALLS","provider_finish_reason":"stop"}`, `tool_call_end id=call_a index=0`, "eof"}},
+		{"interleaved calls of a compatible server",
+			"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_il_a\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}\n\n" +
+				"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"call_il_b\",\"function\":{\"name\":\"g\",\"arguments\":\"{\\\"y\\\"\"}}]}}]}\n\n" +
+				"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{}\"}}]}}]}\n\n" +
+				"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":1,\"function\":{\"arguments\":\":2}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n",
+			[]string{`tool_call id=call_il_a index=0 name="f" args=""`, `tool_call id=call_il_b index=1 name="g" args="{\"y\""`,
+				`tool_call id=call_il_a index=0 name="" args="{}"`, `tool_call id=call_il_b index=1 name="" args=":2}"`,
+				`meta {"finish_reason":"FINISH_REASON_TOOL_CALLS","provider_finish_reason":"tool_calls"}`,
+				`tool_call_end id=call_il_a index=0`, `tool_call_end id=call_il_b index=1`, "eof"}},
+		{"finish length before the first call stays LENGTH",
+			"data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\n" +
+				"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_len_c\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\"}}]}}]}\n\ndata: [DONE]\n\n",
+			[]string{`meta {"finish_reason":"FINISH_REASON_LENGTH","provider_finish_reason":"length"}`, `tool_call id=call_len_c index=0 name="f" args="{\"a"`,
+				`tool_call_end id=call_len_c index=0`, "eof"}},
+		{"reasoning_details: encrypted, summary and unknown blocks",
+			"data: {\"choices\":[{\"delta\":{\"reasoning\":\"dup\",\"reasoning_details\":[{\"type\":\"reasoning.encrypted\",\"data\":\"gAAAAenc\",\"id\":\"rs_det_01\",\"format\":\"openai-responses-v1\",\"index\":0},{\"type\":\"reasoning.summary\",\"summary\":\"Plan.\",\"index\":1},{\"type\":\"reasoning.future\",\"index\":2}]}}]}\n\n" +
+				"data: {\"choices\":[{\"delta\":{\"reasoning_details\":{\"type\":\"reasoning.text\"},\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+			[]string{`meta {"warnings":["reasoning_details[2]: type \"reasoning.future\" not supported; ignored"]}`,
+				`reasoning index=0 id=rs_det_01 redacted signature="gAAAAenc"`, `reasoning index=1 text="Plan."`,
+				`meta {"warnings":["reasoning_details is not an array of reasoning blocks; ignored"]}`, `text "ok"`,
+				`meta {"finish_reason":"FINISH_REASON_STOP","provider_finish_reason":"stop"}`, "eof"}},
 		{"invalid chunk",
 			"data: {\"choices\":[\n\n",
 			[]string{`error provider=openai kind=bad_response http=0 code="" request_id=req_test retry_after=0s message="invalid stream chunk: unexpected end of JSON input"`}},

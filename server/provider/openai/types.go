@@ -140,6 +140,13 @@ type respMessage struct {
 	Refusal      *string         `json:"refusal"`
 	ToolCalls    []respToolCall  `json:"tool_calls"`
 	FunctionCall *respFunction   `json:"function_call"`
+	// The reasoning of OpenAI-compatible servers, read by reasoning.go:
+	// reasoning_content (DeepSeek, vLLM, Qwen), reasoning (Ollama's /v1,
+	// OpenRouter, newer vLLM) and reasoning_details (OpenRouter's typed
+	// blocks with signatures).
+	ReasoningContent *string         `json:"reasoning_content"`
+	Reasoning        *string         `json:"reasoning"`
+	ReasoningDetails json.RawMessage `json:"reasoning_details"`
 }
 
 type respToolCall struct {
@@ -170,10 +177,27 @@ type wireUsage struct {
 	TotalTokens             flexInt        `json:"total_tokens"`
 	PromptTokensDetails     *promptDetails `json:"prompt_tokens_details"`
 	CompletionTokensDetails *complDetails  `json:"completion_tokens_details"`
+	// PromptCacheHitTokens is DeepSeek's cached prompt count (older
+	// DeepSeek answers have no prompt_tokens_details).
+	PromptCacheHitTokens *flexInt `json:"prompt_cache_hit_tokens"`
+	// Raw is the usage object as sent: the fields no counter holds (audio
+	// and prediction tokens, OpenRouter's cost, fields added later) are read
+	// from it into meta.extended (usageDetails).
+	Raw json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON decodes the counters and keeps the object's bytes.
+func (u *wireUsage) UnmarshalJSON(b []byte) error {
+	type plain wireUsage
+	err := json.Unmarshal(b, (*plain)(u)) // a type error still decodes the rest
+	u.Raw = append(json.RawMessage(nil), b...)
+	return err
 }
 
 type promptDetails struct {
 	CachedTokens flexInt `json:"cached_tokens"`
+	// CacheWriteTokens: OpenRouter's prompt tokens written to the cache.
+	CacheWriteTokens flexInt `json:"cache_write_tokens"`
 }
 
 type complDetails struct {

@@ -1,0 +1,128 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"google.golang.org/grpc"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// ToolFunc executes a client tool: args is the model's arguments JSON text;
+// the returned text goes back to the model. A returned error goes back as an
+// error result (is_error) with the error's text; it does not stop the run.
+type ToolFunc func(ctx context.Context, args string) (string, error)
+
+type callIDKey struct{}
+
+// ToolCallID is the call_id of the call a ToolFunc is answering (from its
+// context), for handlers that log or correlate; "" elsewhere.
+func ToolCallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
+}
+
+// Agent runs Agent calls whose client tools are Go functions.
+type Agent struct {
+	// Client is the connection to use.
+	Client *Client
+	// Tools are the handlers of the setup's client tools, by name. Each
+	// call runs in its own goroutine; parallel calls run concurrently.
+	Tools map[string]ToolFunc
+	// OnEvent, when set, sees every server event as it comes (model deltas,
+	// tool requests, MCP executions, round ends). It runs on the receiving
+	// goroutine: a slow OnEvent slows the stream.
+	OnEvent func(*llmrelayv1.AgentResponse)
+}
+
+// AgentResult is a finished (or interrupted) run.
+type AgentResult struct {
+	// FinishReason is the last model call's, or FINISH_REASON_MAX_ROUNDS.
+	FinishReason llmrelayv1.FinishReason
+	// Messages is the whole conversation, to continue it statelessly.
+	Messages []*llmrelayv1.Message
+	Meta     *llmrelayv1.AgentMeta
+	// GoAway is set when the server shut down mid-run: Messages is then the
+	// conversation so far, to continue with another server, and Run's error
+	// is the stream's UNAVAILABLE status.
+	GoAway *llmrelayv1.AgentGoAway
+}
+
+// Run opens an Agent call with setup, answers the server's tool requests
+// with the registered handlers, and returns the end. Every tool in
+// setup.tools needs a handler. Cancelling ctx cancels the run (and the
+// model call in flight); Run returns once its handlers have returned.
+func (a *Agent) Run(ctx context.Context, setup *llmrelayv1.AgentSetup, opts ...grpc.CallOption) (*AgentResult, error) {
+	for _, t := range setup.GetTools() {
+		if a.Tools[t.GetName()] == nil {
+			return nil, fmt.Errorf("llmrelay agent: no handler for tool %q", t.GetName())
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s, err := a.Client.Gateway.Agent(ctx, opts...)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		sendMu sync.Mutex
+		wg     sync.WaitGroup
+	)
+	defer wg.Wait() // after cancel: handlers see a cancelled context
+	send := func(m *llmrelayv1.AgentRequest) error {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		return s.Send(m)
+	}
+	if err := send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_Setup{Setup: setup}}); err != nil {
+		return nil, err
+	}
+	res := &AgentResult{}
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			if res.Meta == nil {
+				return nil, errors.New("llmrelay agent: the stream ended without an end event")
+			}
+			return res, nil
+		}
+		if err != nil {
+			if res.GoAway != nil {
+				return res, err
+			}
+			return nil, err
+		}
+		if a.OnEvent != nil {
+			a.OnEvent(ev)
+		}
+		switch e := ev.GetEvent().(type) {
+		case *llmrelayv1.AgentResponse_ToolCallRequest:
+			r := e.ToolCallRequest
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out := &llmrelayv1.ToolResult{CallId: r.GetCallId(), Name: r.GetName()}
+				if f := a.Tools[r.GetName()]; f == nil {
+					out.Content, out.IsError = "no handler for tool "+r.GetName(), true
+				} else if content, err := f(context.WithValue(ctx, callIDKey{}, r.GetCallId()), r.GetArguments()); err != nil {
+					out.Content, out.IsError = err.Error(), true
+				} else {
+					out.Content = content
+				}
+				if ctx.Err() != nil {
+					return // the run is over; nobody waits for this result
+				}
+				// A failed send ends the stream; Recv reports why.
+				_ = send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_ToolResult{ToolResult: out}})
+			}()
+		case *llmrelayv1.AgentResponse_GoAway:
+			res.GoAway, res.Messages, res.Meta = e.GoAway, e.GoAway.GetMessages(), e.GoAway.GetMeta()
+		case *llmrelayv1.AgentResponse_End:
+			res.FinishReason, res.Messages, res.Meta = e.End.GetFinishReason(), e.End.GetMessages(), e.End.GetMeta()
+		}
+	}
+}

@@ -1,0 +1,66 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/llmrelay/llmrelay/client"
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+func agentSetup() *llmrelayv1.AgentSetup {
+	return &llmrelayv1.AgentSetup{
+		Model:    "builtin/echo",
+		Messages: []*llmrelayv1.Message{{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{text("Oslo")}}},
+		Tools:    []*llmrelayv1.Tool{{Name: "get_weather"}, {Name: "get_time"}},
+	}
+}
+
+// TestAgentHandlerError: a handler's error goes to the model as an error
+// result keyed by the call's id; the run goes on.
+func TestAgentHandlerError(t *testing.T) {
+	addr, stop := startServer()
+	defer stop()
+	c, err := client.New(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a := client.Agent{Client: c, Tools: map[string]client.ToolFunc{
+		"get_weather": func(context.Context, string) (string, error) { return "", errors.New("weather service down") },
+		"get_time":    func(context.Context, string) (string, error) { return "12:00", nil },
+	}}
+	res, err := a.Run(context.Background(), agentSetup())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Messages) != 4 {
+		t.Fatalf("%d messages", len(res.Messages))
+	}
+	calls := map[string]string{}
+	for _, p := range res.Messages[1].GetParts() {
+		if tc := p.GetToolCall(); tc != nil {
+			calls[tc.GetCallId()] = tc.GetName()
+		}
+	}
+	for _, p := range res.Messages[2].GetParts() {
+		r := p.GetToolResult()
+		name := calls[r.GetCallId()]
+		if (name == "get_weather") != r.GetIsError() || (name == "get_weather" && r.GetContent() != "weather service down") ||
+			(name == "get_time" && r.GetContent() != "12:00") {
+			t.Errorf("result %v for %s", r, name)
+		}
+	}
+}
+
+// TestAgentMissingHandler: a setup tool without a handler is an error
+// before anything is sent.
+func TestAgentMissingHandler(t *testing.T) {
+	a := client.Agent{Tools: map[string]client.ToolFunc{"get_weather": func(context.Context, string) (string, error) { return "", nil }}}
+	_, err := a.Run(context.Background(), agentSetup())
+	if err == nil || !strings.Contains(err.Error(), `"get_time"`) {
+		t.Fatalf("error %v", err)
+	}
+}

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/llmrelay/llmrelay/client"
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// agentToolSpec is one tool of an agent tools file.
+type agentToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	// Result, when set, answers every call of the tool; otherwise -exec runs.
+	Result *string `json:"result"`
+}
+
+const agentSummary = `Run an agent loop: the model calls tools until it answers. Tools come from
+--tools FILE, a JSON array of {"name", "description", "parameters": {schema},
+"result": "fixed answer"}; a tool without a result is answered by --exec.
+The answer streams to stdout, each tool round to stderr.`
+
+// agent runs an agent loop against a server: tools come from a JSON file
+// and are answered by the file's fixed results or by a command.
+func agent(ctx context.Context, e *env, args []string) error {
+	var conn connFlags
+	fs := newFlags("agent")
+	conn.register(fs, 10*time.Minute)
+	model := fs.String("model", "builtin/echo", "model name (ListModels)")
+	fs.StringVar(model, "m", "builtin/echo", "shorthand for --model")
+	toolsPath := fs.String("tools", "", `JSON `+"`FILE`"+`: [{"name", "description", "parameters": {schema}, "result": "fixed answer"}]`)
+	command := fs.String("exec", "", "command answering tool calls without a fixed result (sh -c; arguments on stdin, "+
+		"LLMRELAY_TOOL_NAME and LLMRELAY_TOOL_CALL_ID set; stdout is the result, a failure an error result)")
+	mcpNames := fs.String("mcp", "", "configured MCP servers to use, comma-separated")
+	maxRounds := fs.Int("max-rounds", 0, "model calls at most (0: the server's default)")
+	jsonOut := fs.Bool("json", false, "print the final AgentEnd as JSON instead of the text")
+	pos, err := parse(e, fs, "PROMPT...", agentSummary, args)
+	if err != nil {
+		return err
+	}
+	prompt := strings.Join(pos, " ")
+	if prompt == "" {
+		return usageErrorf("a prompt is required (llmrelay agent [flags] PROMPT)")
+	}
+	if *maxRounds < 0 || *maxRounds > math.MaxInt32 {
+		return usageErrorf("--max-rounds %d: want 0 or a positive number", *maxRounds)
+	}
+	setup := &llmrelayv1.AgentSetup{Model: *model, MaxRounds: int32(*maxRounds),
+		Messages: []*llmrelayv1.Message{{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: prompt}}}}}}
+	for _, n := range strings.Split(*mcpNames, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			setup.McpServers = append(setup.McpServers, &llmrelayv1.AgentMcpServer{Name: n})
+		}
+	}
+	handlers := map[string]client.ToolFunc{}
+	if *toolsPath != "" {
+		raw, err := os.ReadFile(*toolsPath)
+		if err != nil {
+			return usageErrorf("--tools: %v", err)
+		}
+		var specs []agentToolSpec
+		if err := json.Unmarshal(raw, &specs); err != nil {
+			return usageErrorf("--tools %s: %v", *toolsPath, err)
+		}
+		for _, sp := range specs {
+			params := string(sp.Parameters)
+			var s string
+			if json.Unmarshal(sp.Parameters, &s) == nil {
+				params = s // already JSON text
+			}
+			setup.Tools = append(setup.Tools, &llmrelayv1.Tool{Name: sp.Name, Description: sp.Description, Parameters: params})
+			switch {
+			case sp.Result != nil:
+				result := *sp.Result
+				handlers[sp.Name] = func(context.Context, string) (string, error) { return result, nil }
+			case *command != "":
+				handlers[sp.Name] = commandTool(*command, sp.Name)
+			default:
+				return usageErrorf("tool %s has no result and no --exec command answers it", sp.Name)
+			}
+		}
+	}
+	ctx, c, closeConn, err := conn.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeConn()
+	stdout, stderr := e.stdout, e.stderr
+	a := client.Agent{Client: c, Tools: handlers, OnEvent: func(ev *llmrelayv1.AgentResponse) {
+		switch {
+		case ev.GetModel().GetTextDelta() != nil && !*jsonOut:
+			fmt.Fprint(stdout, ev.GetModel().GetTextDelta().GetText())
+		case ev.GetToolCallRequest() != nil:
+			r := ev.GetToolCallRequest()
+			fmt.Fprintf(stderr, "[round %d] %s %s (%s)\n", r.GetRound(), r.GetName(), r.GetArguments(), r.GetCallId())
+		case ev.GetMcpToolExecution() != nil:
+			x := ev.GetMcpToolExecution()
+			fmt.Fprintf(stderr, "[round %d] mcp %s/%s %s -> error=%v (%v)\n", x.GetRound(), x.GetServer(), x.GetCall().GetName(),
+				x.GetCall().GetArguments(), x.GetResult().GetIsError(), x.GetDuration().AsDuration())
+		}
+	}}
+	res, err := a.Run(ctx, setup)
+	if err != nil {
+		return err
+	}
+	if *jsonOut {
+		b, err := protojson.MarshalOptions{Multiline: true}.Marshal(&llmrelayv1.AgentEnd{FinishReason: res.FinishReason, Messages: res.Messages, Meta: res.Meta})
+		if err != nil {
+			return fmt.Errorf("encode the result: %w", err)
+		}
+		if _, err := fmt.Fprintln(stdout, string(b)); err != nil {
+			return fmt.Errorf("write the result: %w", err)
+		}
+		return nil
+	}
+	m := res.Meta
+	if _, err := fmt.Fprintf(stdout, "\n"); err != nil {
+		return fmt.Errorf("write the answer: %w", err)
+	}
+	fmt.Fprintf(stderr, "%v: %d model calls, %d tool rounds, %d tokens\n", res.FinishReason, m.GetModelCalls(), m.GetToolRounds(), m.GetUsage().GetTotalTokens())
+	return nil
+}
+
+// commandTool runs command for a call: the arguments on stdin, the tool's
+// name and call id in the environment; stdout is the result. A failing
+// command is an error result with its stderr.
+func commandTool(command, name string) client.ToolFunc {
+	return func(ctx context.Context, args string) (string, error) {
+		cmd := exec.CommandContext(ctx, "sh", "-c", command)
+		cmd.Stdin = strings.NewReader(args)
+		cmd.Env = append(os.Environ(), "LLMRELAY_TOOL_NAME="+name, "LLMRELAY_TOOL_CALL_ID="+client.ToolCallID(ctx))
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			msg := strings.TrimSpace(errOut.String())
+			if msg == "" {
+				msg = err.Error()
+			}
+			return "", errors.New(msg)
+		}
+		return strings.TrimRight(out.String(), "\n"), nil
+	}
+}

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server"
+)
+
+// runAgent runs the agent command as Run would, returning its error.
+func runAgent(ctx context.Context, args []string, stdout, stderr *bytes.Buffer) error {
+	return agent(ctx, &env{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr}, args[1:])
+}
+
+func startTestServer(t *testing.T) string {
+	t.Helper()
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, []net.Listener{lis}) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return lis.Addr().String()
+}
+
+// TestAgentCommand: tools from a file, one answered by its fixed result and
+// one by a command that sees the arguments, the tool's name and call id.
+func TestAgentCommand(t *testing.T) {
+	addr := startTestServer(t)
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(tools, []byte(`[
+  {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}, "result": "sunny"},
+  {"name": "get_time", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	err := runAgent(context.Background(), []string{"agent", "-addr", addr, "-tools", tools,
+		"-exec", `printf '%s|%s|' "$LLMRELAY_TOOL_NAME" "$LLMRELAY_TOOL_CALL_ID"; cat`, "Oslo"}, &out, &errOut)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	// The built-in model summarizes the results it received.
+	if !strings.Contains(out.String(), "=sunny") || !strings.Contains(out.String(), `=get_time|call_builtin_`) || !strings.Contains(out.String(), `|{"city":"Oslo"}`) {
+		t.Errorf("output %q", out.String())
+	}
+	if !strings.Contains(errOut.String(), "[round 1] get_time") || !strings.Contains(errOut.String(), "FINISH_REASON_STOP: 2 model calls, 1 tool rounds") {
+		t.Errorf("stderr %q", errOut.String())
+	}
+
+	out.Reset()
+	err = runAgent(context.Background(), []string{"agent", "-addr", addr, "-tools", tools, "-exec", "echo broken >&2; exit 3", "-json", "Oslo"}, &out, &errOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// protojson varies its spacing on purpose: compare the compact form.
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, out.Bytes()); err != nil {
+		t.Fatalf("-json output is not JSON: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(compact.String(), `"isError":true`) || !strings.Contains(compact.String(), `"content":"broken"`) {
+		t.Errorf("a failing command is not an error result: %s", out.String())
+	}
+
+	if err := runAgent(context.Background(), []string{"agent", "-addr", addr, "-tools", tools, "Oslo"}, &out, &errOut); err == nil ||
+		!strings.Contains(err.Error(), "get_time has no result") {
+		t.Errorf("error %v", err)
+	}
+	if err := runAgent(context.Background(), []string{"agent", "-addr", addr}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "prompt is required") {
+		t.Errorf("error %v", err)
+	}
+}

@@ -1,0 +1,712 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/llmrelay/llmrelay/fold"
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/cost"
+	"github.com/llmrelay/llmrelay/server/mcp"
+	"github.com/llmrelay/llmrelay/server/telemetry"
+)
+
+const (
+	defaultMaxRounds = 10
+	maxMaxRounds     = 100
+	// mcpConnectTimeout bounds connecting to and listing an MCP server.
+	mcpConnectTimeout = 10 * time.Second
+)
+
+// Agent runs the stateless tool loop: each round is one StreamTools call
+// whose events are relayed, folded into the assistant turn, and answered by
+// the client's tool results and the MCP servers' before the next round.
+func (g *gateway) Agent(ss llmrelayv1.GatewayService_AgentServer) error {
+	ctx := ss.Context()
+	st := g.state.Load()
+	first, err := ss.Recv()
+	if errors.Is(err, io.EOF) {
+		return toStatus(ctx, invalidField("setup", "the first message must be a setup"), nil, st.redact, g.log)
+	}
+	if err != nil {
+		return err
+	}
+	setup := first.GetSetup()
+	if setup == nil {
+		return toStatus(ctx, invalidField("setup", "the first message must be a setup"), nil, st.redact, g.log)
+	}
+	a, err := g.newAgentRun(ctx, ss, st, setup)
+	if err != nil {
+		return toStatus(ctx, err, nil, st.redact, g.log)
+	}
+	defer a.close()
+	if err := a.run(); err != nil {
+		if c := context.Cause(a.ctx); c != nil && !errors.Is(c, context.Canceled) {
+			err = c // the reader's verdict (unknown call_id, cancel) explains the rest
+		}
+		return toStatus(ctx, err, nil, st.redact, g.log)
+	}
+	return nil
+}
+
+// agentRun is one Agent call.
+type agentRun struct {
+	g      *gateway
+	st     *state
+	ss     llmrelayv1.GatewayService_AgentServer
+	setup  *llmrelayv1.AgentSetup
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	start  time.Time
+
+	maxRounds   int
+	tools       []*llmrelayv1.Tool
+	clientTools map[string]bool
+	mcpTools    map[string]*mcp.Session
+	sessions    []*mcp.Session
+	hosted      []mcp.Server
+
+	msgs []*llmrelayv1.Message
+	meta *llmrelayv1.AgentMeta
+
+	// Client results, checked by the reader against pending. results is
+	// made per round (under mu) with room for every pending call, so the
+	// reader never blocks on it.
+	halfClosed chan struct{}
+	mu         sync.Mutex
+	results    chan *llmrelayv1.ToolResult
+	pending    map[string]bool // asked, not answered
+	answered   map[string]bool // answered (a second result is a duplicate)
+	expired    map[string]bool // given up on (tool_timeout): a late result is ignored
+	// modelPhase is set while a model call runs: a result for a call not
+	// asked for yet is kept in early until the round's calls are known (a
+	// client may answer calls whose ids it knows before they are requested,
+	// e.g. grpcurl -d @ with a file).
+	modelPhase bool
+	early      map[string]*llmrelayv1.ToolResult
+
+	wg sync.WaitGroup
+}
+
+type mcpOutcome struct {
+	call    *llmrelayv1.ToolCall
+	session *mcp.Session
+	res     mcp.Result
+	err     error
+}
+
+var errClientCancel = &requestError{code: codes.Canceled, reason: llmrelayv1.ErrorReason_ERROR_REASON_CANCELLED, msg: "cancelled by the client"}
+
+func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_AgentServer, st *state, setup *llmrelayv1.AgentSetup) (*agentRun, error) {
+	maxRounds := int(setup.GetMaxRounds())
+	switch {
+	case maxRounds < 0 || maxRounds > maxMaxRounds:
+		return nil, invalidField("setup.max_rounds", "must be between 0 (default %d) and %d", defaultMaxRounds, maxMaxRounds)
+	case maxRounds == 0:
+		maxRounds = defaultMaxRounds
+	}
+	if d := setup.GetToolTimeout(); d != nil && (d.CheckValid() != nil || d.AsDuration() <= 0) {
+		return nil, invalidField("setup.tool_timeout", "must be a valid, positive duration")
+	}
+	if setup.GetProviderOptions().GetOpenai().GetStore() {
+		return nil, invalidField("setup.provider_options.openai.store", "agent runs are stateless (zero data retention): store must be false")
+	}
+	if _, ok := llmrelayv1.ToolTimeoutAction_name[int32(setup.GetOnToolTimeout())]; !ok {
+		return nil, invalidField("setup.on_tool_timeout", "unknown value %d", setup.GetOnToolTimeout())
+	}
+	a := &agentRun{
+		g: g, st: st, ss: ss, setup: setup, start: g.startTime(ctx), maxRounds: maxRounds,
+		clientTools: map[string]bool{}, mcpTools: map[string]*mcp.Session{},
+		halfClosed: make(chan struct{}), modelPhase: true,
+		pending: map[string]bool{}, answered: map[string]bool{}, expired: map[string]bool{},
+		msgs: slices.Clone(setup.GetMessages()),
+		meta: &llmrelayv1.AgentMeta{RequestId: requestIDOf(ctx), RequestedModel: setup.GetModel(), Usage: &llmrelayv1.Usage{}},
+	}
+	a.ctx, a.cancel = context.WithCancelCause(ctx)
+	a.tools = append(a.tools, setup.GetTools()...)
+	for _, t := range setup.GetTools() {
+		a.clientTools[t.GetName()] = true
+	}
+	if err := a.connectMCP(); err != nil {
+		a.close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// connectMCP resolves the requested MCP servers, connects to the gateway-
+// executed ones and lists their tools.
+func (a *agentRun) connectMCP() error {
+	for i, req := range a.setup.GetMcpServers() {
+		field := "setup.mcp_servers[" + strconv.Itoa(i) + "]"
+		srv, hosted, err := a.st.mcpServer(req, field)
+		if err != nil {
+			return err
+		}
+		if hosted {
+			a.hosted = append(a.hosted, srv)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(a.ctx, mcpConnectTimeout)
+		s, err := mcp.Connect(ctx, srv, nil)
+		if err == nil {
+			a.sessions = append(a.sessions, s)
+			var tools []*llmrelayv1.Tool
+			tools, err = s.Tools(ctx)
+			if err == nil {
+				// The server's tools are checked like the client's, but the
+				// error names the server: the client did not write them.
+				if verr := validateTools(tools); verr != nil {
+					cancel()
+					return invalidField(field, "MCP server %s: %s", srv.Name, verr.Error())
+				}
+			}
+			for _, t := range tools {
+				if a.clientTools[t.GetName()] || a.mcpTools[t.GetName()] != nil {
+					cancel()
+					return invalidField(field, "tool %q of MCP server %s collides with another tool of the same name", t.GetName(), srv.Name)
+				}
+				a.mcpTools[t.GetName()] = s
+				a.tools = append(a.tools, t)
+			}
+		}
+		cancel()
+		if err != nil {
+			return &requestError{code: codes.Unavailable, reason: llmrelayv1.ErrorReason_ERROR_REASON_MCP_SERVER_UNAVAILABLE, field: field,
+				msg: field + ": " + clean(a.st.redact, err.Error())}
+		}
+	}
+	return nil
+}
+
+// mcpServer resolves a requested MCP server: a configured one by name, or a
+// URL the configuration allows. hosted reports a server to pass to the
+// provider instead.
+func (st *state) mcpServer(req *llmrelayv1.AgentMcpServer, field string) (mcp.Server, bool, error) {
+	if req.GetName() != "" {
+		if req.GetUrl() != "" || len(req.GetHeaders()) > 0 {
+			return mcp.Server{}, false, invalidField(field, "name and url/headers are exclusive")
+		}
+		c, ok := st.mcp[req.GetName()]
+		if !ok {
+			return mcp.Server{}, false, invalidField(field+".name", "no configured MCP server %q", req.GetName())
+		}
+		s := c.server
+		if len(req.GetAllowedTools()) > 0 {
+			var narrowed []string
+			for _, t := range req.GetAllowedTools() {
+				if len(s.AllowedTools) == 0 || slices.Contains(s.AllowedTools, t) {
+					narrowed = append(narrowed, t)
+				}
+			}
+			if len(narrowed) == 0 {
+				return mcp.Server{}, false, invalidField(field+".allowed_tools", "none of the tools is allowed by the configuration")
+			}
+			s.AllowedTools = narrowed
+		}
+		return s, c.hosted || req.GetHosted(), nil
+	}
+	u := req.GetUrl()
+	if u == "" {
+		return mcp.Server{}, false, invalidField(field, "name or url is required")
+	}
+	parsed, err := url.Parse(u)
+	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+		return mcp.Server{}, false, invalidField(field+".url", "must be an http(s) URL")
+	}
+	if !st.allowMCPURL(u) {
+		return mcp.Server{}, false, &requestError{code: codes.PermissionDenied, reason: llmrelayv1.ErrorReason_ERROR_REASON_PERMISSION_DENIED,
+			field: field + ".url", msg: field + ".url: the configuration does not allow this MCP server URL (agent.allow_request_mcp_urls)"}
+	}
+	if t := req.GetTransport(); t != "" && t != mcp.Streamable && t != mcp.SSE {
+		return mcp.Server{}, false, invalidField(field+".transport", "%q: streamable or sse", t)
+	}
+	return mcp.Server{Name: parsed.Host, URL: u, Transport: req.GetTransport(), Headers: req.GetHeaders(), AllowedTools: req.GetAllowedTools()}, req.GetHosted(), nil
+}
+
+// allowMCPURL reports whether a request may name this MCP server URL: it must
+// start with one of the configured prefixes.
+func (st *state) allowMCPURL(u string) bool {
+	for _, p := range st.allowMCPURLs {
+		if strings.HasPrefix(u, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *agentRun) close() {
+	a.cancel(nil)
+	a.wg.Wait()
+	for _, s := range a.sessions {
+		if err := s.Close(); err != nil {
+			a.g.log.Debug("mcp session close", slog.String("server", s.Name()), slog.String("error", a.st.redact.String(err.Error())))
+		}
+	}
+}
+
+func (a *agentRun) send(ev *llmrelayv1.AgentResponse) error { return a.ss.Send(ev) }
+
+// read receives the client's messages until the stream ends: results are
+// checked against the pending calls and handed to the loop; anything wrong
+// cancels the run with the reason.
+func (a *agentRun) read() {
+	for {
+		m, err := a.ss.Recv()
+		if errors.Is(err, io.EOF) {
+			close(a.halfClosed)
+			return
+		}
+		if err != nil {
+			a.cancel(err)
+			return
+		}
+		switch x := m.GetMessage().(type) {
+		case *llmrelayv1.AgentRequest_ToolResult:
+			if err := a.accept(x.ToolResult); err != nil {
+				a.cancel(err)
+				return
+			}
+		case *llmrelayv1.AgentRequest_Cancel:
+			a.g.log.DebugContext(a.ctx, "agent cancelled by the client", slog.String("reason", x.Cancel.GetReason()))
+			a.cancel(errClientCancel)
+			return
+		case *llmrelayv1.AgentRequest_Setup:
+			a.cancel(invalidField("setup", "only the first message may be a setup"))
+			return
+		default:
+			a.cancel(invalidField("message", "empty or unknown client message"))
+			return
+		}
+	}
+}
+
+func (a *agentRun) accept(r *llmrelayv1.ToolResult) error {
+	id := r.GetCallId()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case id == "":
+		return invalidField("tool_result.call_id", "required")
+	case a.expired[id]:
+		return nil // too late: the model already has an error result for it
+	case a.answered[id]:
+		return invalidField("tool_result.call_id", "%q was already answered", id)
+	case !a.pending[id] && a.modelPhase:
+		if a.early[id] != nil {
+			return invalidField("tool_result.call_id", "%q was already answered", id)
+		}
+		if len(a.early) >= fold.MaxToolCalls {
+			return invalidField("tool_result", "more than %d results sent ahead of their calls", fold.MaxToolCalls)
+		}
+		if a.early == nil {
+			a.early = map[string]*llmrelayv1.ToolResult{}
+		}
+		a.early[id] = r
+		return nil
+	case !a.pending[id]:
+		return invalidField("tool_result.call_id", "%q is not a call the server asked for", id)
+	}
+	delete(a.pending, id)
+	a.answered[id] = true
+	a.results <- r // room for every call pending this round
+	return nil
+}
+
+// run is the round loop, in one place: each iteration is one model call
+// (a round) and the execution of its tool calls.
+func (a *agentRun) run() error {
+	go a.read()
+	if err := a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_SetupComplete{SetupComplete: &llmrelayv1.AgentSetupComplete{
+		RequestId: a.meta.RequestId, Tools: a.tools, MaxRounds: int32(a.maxRounds)}}}); err != nil {
+		return err
+	}
+	for round := 1; ; round++ {
+		if round > 1 && a.g.draining() {
+			return a.goAway()
+		}
+		ctx, span := a.g.tel.StartAgentRound(a.ctx, a.setup.GetModel(), round)
+		done, err := a.round(ctx, round)
+		if err != nil {
+			span.SetStatus(otelcodes.Error, status.Code(err).String())
+		}
+		span.End()
+		if done || err != nil {
+			return err
+		}
+	}
+}
+
+// round is one model call and the execution of its tool calls; done when
+// the run ended (no calls left, or max_rounds reached).
+func (a *agentRun) round(ctx context.Context, round int) (done bool, err error) {
+	a.mu.Lock()
+	a.modelPhase = true
+	a.mu.Unlock()
+	calls, rec, err := a.modelCall(ctx, round)
+	if err != nil {
+		return true, err
+	}
+	if len(calls) == 0 || round == a.maxRounds {
+		// No tools run: a result sent ahead answers nothing.
+		a.mu.Lock()
+		a.results = make(chan *llmrelayv1.ToolResult, len(a.early))
+		err := a.claimEarly()
+		a.mu.Unlock()
+		if err != nil {
+			return true, err
+		}
+	}
+	if len(calls) == 0 {
+		return true, a.end(rec.GetMeta().GetFinishReason())
+	}
+	if round == a.maxRounds {
+		return true, a.end(llmrelayv1.FinishReason_FINISH_REASON_MAX_ROUNDS)
+	}
+	toolsStart := a.g.now()
+	results, err := a.execute(ctx, round, calls)
+	if err != nil {
+		return true, err
+	}
+	a.msgs = append(a.msgs, &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_TOOL, Parts: results})
+	rec.ToolsDuration = durationpb.New(a.g.now().Sub(toolsStart))
+	a.meta.ToolRounds++
+	return false, a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_RoundEnd{RoundEnd: &llmrelayv1.AgentRoundEnd{Round: rec}}})
+}
+
+// modelCall is one round's model call, exactly a StreamTools call whose
+// events go to the client; the folded assistant turn joins the conversation.
+func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.ToolCall, *llmrelayv1.AgentRound, error) {
+	ctx, p, err := a.g.prepareGeneration(ctx, generation{
+		req: a.setup, model: a.setup.GetModel(), messages: a.msgs, tools: a.tools, options: a.setup.GetOptions(),
+		providerOptions: a.setup.GetProviderOptions(), call: a.setup.GetCall(), wantTools: true,
+		hostedMCP: a.hosted, agentRound: true,
+	})
+	if err != nil {
+		return nil, nil, setupField(err)
+	}
+	p.start = a.g.now()
+	sink := &agentSink{ss: a.ss}
+	if err := a.g.runStream(ctx, p, toolsSink{sink}); err != nil {
+		return nil, nil, err
+	}
+	msg := sink.acc.Message()
+	meta := sink.acc.Meta()
+	a.msgs = append(a.msgs, msg)
+	rec := &llmrelayv1.AgentRound{Round: int32(round), Meta: meta, ToolCalls: meta.GetToolCallCount()}
+	a.account(rec)
+	return sink.acc.ToolCalls(), rec, nil
+}
+
+// account adds a round's meta to the run's.
+func (a *agentRun) account(rec *llmrelayv1.AgentRound) {
+	m, meta := a.meta, rec.GetMeta()
+	m.Provider = meta.GetProvider()
+	m.ModelCalls++
+	m.ApiCalls += meta.GetAttempts()
+	m.Rounds = append(m.Rounds, rec)
+	m.ResponseId = meta.GetResponseId()
+	m.ResponseStatus = meta.GetProviderFinishReason()
+	m.Warnings = append(m.Warnings, meta.GetWarnings()...)
+	if c := meta.GetCost(); c != nil {
+		sum, err := cost.Sum(m.Cost, c)
+		if err != nil {
+			// Deployments priced in different currencies: the sum would be
+			// wrong, so the run reports none and says why.
+			m.Warnings = append(m.Warnings, "cost not summed: "+err.Error())
+		}
+		m.Cost = sum
+	}
+	if id := meta.GetTraceId(); id != "" {
+		m.TraceId = id
+	}
+	if u := meta.GetUsage(); u != nil {
+		s := m.Usage
+		s.InputTokens += u.GetInputTokens()
+		s.OutputTokens += u.GetOutputTokens()
+		s.TotalTokens += u.GetTotalTokens()
+		s.CachedInputTokens += u.GetCachedInputTokens()
+		s.ReasoningTokens += u.GetReasoningTokens()
+		s.CacheCreationInputTokens += u.GetCacheCreationInputTokens()
+	}
+}
+
+// setupField names a request field the way the client wrote it: under setup.
+func setupField(err error) error {
+	var re *requestError
+	if errors.As(err, &re) && re.field != "" && !strings.HasPrefix(re.field, "setup.") {
+		c := *re
+		c.field = "setup." + re.field
+		c.msg = "setup." + re.msg
+		return &c
+	}
+	return err
+}
+
+// execute asks the client for its tools' results and runs the MCP tools,
+// all at once, then waits for every result. The results come back in the
+// order of the calls, keyed by call_id.
+func (a *agentRun) execute(ctx context.Context, round int, calls []*llmrelayv1.ToolCall) ([]*llmrelayv1.Part, error) {
+	got := make(map[string]*llmrelayv1.ToolResult, len(calls))
+	// One span per execution: a client tool's from its request to its
+	// result, an MCP tool's around the call (callMCP).
+	spans := map[string]trace.Span{}
+	endSpan := func(id, errType string) {
+		if s, ok := spans[id]; ok {
+			telemetry.EndToolExecution(s, errType)
+			delete(spans, id)
+		}
+	}
+	defer func() {
+		for id := range spans {
+			endSpan(id, "abandoned")
+		}
+	}()
+	nClient, nMCP := 0, 0
+	for _, c := range calls {
+		switch {
+		case a.clientTools[c.GetName()]:
+			nClient++
+		case a.mcpTools[c.GetName()] != nil:
+			nMCP++
+		}
+	}
+	mcpDone := make(chan mcpOutcome, nMCP)
+	results := make(chan *llmrelayv1.ToolResult, nClient)
+	a.mu.Lock()
+	a.results = results
+	for _, c := range calls {
+		if a.clientTools[c.GetName()] {
+			a.pending[c.GetCallId()] = true
+		}
+	}
+	err := a.claimEarly()
+	a.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	clientCalls := 0
+	for _, c := range calls {
+		switch s := a.mcpTools[c.GetName()]; {
+		case a.clientTools[c.GetName()]:
+			clientCalls++
+			if a.g.tel.Tracing() {
+				_, spans[c.GetCallId()] = a.g.tel.StartToolExecution(ctx, c.GetName(), c.GetCallId())
+			}
+			if err := a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_ToolCallRequest{ToolCallRequest: &llmrelayv1.AgentToolCallRequest{
+				Round: int32(round), CallId: c.GetCallId(), Name: c.GetName(), Arguments: c.GetArguments()}}}); err != nil {
+				return nil, err
+			}
+		case s != nil:
+			a.wg.Add(1)
+			go a.callMCP(ctx, s, c, mcpDone)
+		default:
+			// The model called a tool nobody offered: it learns so.
+			got[c.GetCallId()] = &llmrelayv1.ToolResult{CallId: c.GetCallId(), Name: c.GetName(), IsError: true,
+				Content: "unknown tool " + strconv.Quote(c.GetName())}
+		}
+	}
+	var timeout <-chan time.Time
+	if d := a.setup.GetToolTimeout(); d != nil && clientCalls > 0 {
+		t := time.NewTimer(d.AsDuration())
+		defer t.Stop()
+		timeout = t.C
+	}
+	halfClosed := a.halfClosed
+	want := len(calls)
+	if ids := uniqueIDs(calls); ids < want {
+		want = ids // a provider that repeats a call id gets one result for it
+	}
+	for len(got) < want {
+		select {
+		case r := <-results:
+			got[r.GetCallId()] = r
+			errType := ""
+			if r.GetIsError() {
+				errType = "tool_error"
+			}
+			endSpan(r.GetCallId(), errType)
+		case o := <-mcpDone:
+			r, err := a.mcpResult(round, o)
+			if err != nil {
+				return nil, err
+			}
+			got[r.GetCallId()] = r
+		case <-timeout:
+			missing := a.expire()
+			if len(missing) == 0 {
+				continue // answered while the timer fired
+			}
+			if a.setup.GetOnToolTimeout() != llmrelayv1.ToolTimeoutAction_TOOL_TIMEOUT_ACTION_ERROR_RESULT {
+				return nil, &requestError{code: codes.DeadlineExceeded, reason: llmrelayv1.ErrorReason_ERROR_REASON_TOOL_TIMEOUT, field: "tool_result",
+					msg: "tool_result: no result within tool_timeout " + a.setup.GetToolTimeout().AsDuration().String() + " for call ids " + strings.Join(missing, ", ")}
+			}
+			for _, id := range missing {
+				endSpan(id, "timeout")
+				got[id] = &llmrelayv1.ToolResult{CallId: id, IsError: true, Content: "the tool did not answer within " + a.setup.GetToolTimeout().AsDuration().String()}
+			}
+			if err := a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_ToolCallCancellation{ToolCallCancellation: &llmrelayv1.AgentToolCallCancellation{
+				Round: int32(round), CallIds: missing, Reason: "tool_timeout"}}}); err != nil {
+				return nil, err
+			}
+		case <-halfClosed:
+			halfClosed = nil
+			if ids := a.pendingIDs(); len(ids) > 0 {
+				return nil, invalidField("tool_result", "the client closed its side of the stream without results for call ids %s", strings.Join(ids, ", "))
+			}
+		case <-a.ctx.Done():
+			return nil, context.Cause(a.ctx)
+		}
+	}
+	parts := make([]*llmrelayv1.Part, 0, len(calls))
+	for _, c := range calls {
+		r := got[c.GetCallId()]
+		if r.GetName() == "" {
+			r.Name = c.GetName()
+		}
+		parts = append(parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: r}})
+	}
+	return parts, nil
+}
+
+// claimEarly ends the model phase: results sent ahead of their calls
+// answer the calls just made pending; any other is an unknown call_id.
+// Called with mu held.
+func (a *agentRun) claimEarly() error {
+	a.modelPhase = false
+	early := a.early
+	a.early = nil
+	ids := make([]string, 0, len(early))
+	for id := range early {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if !a.pending[id] {
+			return invalidField("tool_result.call_id", "%q is not a call the server asked for", id)
+		}
+		delete(a.pending, id)
+		a.answered[id] = true
+		a.results <- early[id] // room for every call pending this round
+	}
+	return nil
+}
+
+func uniqueIDs(calls []*llmrelayv1.ToolCall) int {
+	seen := make(map[string]bool, len(calls))
+	for _, c := range calls {
+		seen[c.GetCallId()] = true
+	}
+	return len(seen)
+}
+
+func (a *agentRun) pendingIDs() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ids := make([]string, 0, len(a.pending))
+	for id := range a.pending {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// expire gives up on the pending calls and returns their ids.
+func (a *agentRun) expire() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ids := make([]string, 0, len(a.pending))
+	for id := range a.pending {
+		ids = append(ids, id)
+		a.expired[id] = true
+		delete(a.pending, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// callMCP executes one MCP call; tool_timeout bounds it as it bounds the
+// client's tools.
+func (a *agentRun) callMCP(ctx context.Context, s *mcp.Session, c *llmrelayv1.ToolCall, done chan<- mcpOutcome) {
+	defer a.wg.Done()
+	ctx, span := a.g.tel.StartToolExecution(ctx, c.GetName(), c.GetCallId())
+	if d := a.setup.GetToolTimeout(); d != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.AsDuration())
+		defer cancel()
+	}
+	res, err := s.Call(ctx, c.GetName(), c.GetArguments())
+	errType := ""
+	switch {
+	case err != nil && ctx.Err() != nil && a.ctx.Err() == nil:
+		err = errors.New("mcp server " + s.Name() + ": call " + c.GetName() + ": no answer within tool_timeout")
+		errType = "timeout"
+	case err != nil:
+		errType = "mcp_error"
+	case res.IsError:
+		errType = "tool_error"
+	}
+	telemetry.EndToolExecution(span, errType)
+	done <- mcpOutcome{call: c, session: s, res: res, err: err} // room for each of the round's MCP calls
+}
+
+// mcpResult reports an MCP execution to the client and returns the result
+// for the model: a failed execution is an error result, not a failed run.
+func (a *agentRun) mcpResult(round int, o mcpOutcome) (*llmrelayv1.ToolResult, error) {
+	r := &llmrelayv1.ToolResult{CallId: o.call.GetCallId(), Name: o.call.GetName(), Content: o.res.Content, IsError: o.res.IsError}
+	ev := &llmrelayv1.AgentMcpToolExecution{Round: int32(round), Call: o.call, Server: o.session.Name(), Result: r, Duration: durationpb.New(o.res.Duration)}
+	if o.err != nil {
+		msg := clean(a.st.redact, o.err.Error())
+		r.IsError, r.Content, ev.Error = true, msg, msg
+	}
+	return r, a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_McpToolExecution{McpToolExecution: ev}})
+}
+
+func (a *agentRun) finalMeta() *llmrelayv1.AgentMeta {
+	a.meta.TotalDuration = durationpb.New(a.g.now().Sub(a.start))
+	return a.meta
+}
+
+func (a *agentRun) end(reason llmrelayv1.FinishReason) error {
+	return a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_End{End: &llmrelayv1.AgentEnd{
+		FinishReason: reason, Messages: a.msgs, Meta: a.finalMeta()}}})
+}
+
+// goAway tells the client the server is shutting down, with the conversation
+// so far (complete: the last round's results are in), and ends the run.
+func (a *agentRun) goAway() error {
+	if err := a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_GoAway{GoAway: &llmrelayv1.AgentGoAway{
+		Reason: "server shutting down", Messages: a.msgs, Meta: a.finalMeta()}}}); err != nil {
+		return err
+	}
+	return &requestError{code: codes.Unavailable, reason: llmrelayv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN,
+		msg: "server shutting down: continue the run elsewhere with go_away's conversation"}
+}
+
+// agentSink relays a round's StreamTools events to the agent stream and
+// folds them into the round's assistant turn.
+type agentSink struct {
+	ss  llmrelayv1.GatewayService_AgentServer
+	acc fold.Accumulator
+}
+
+func (s *agentSink) Send(ev *llmrelayv1.StreamToolsResponse) error {
+	if err := s.acc.AddTools(ev); err != nil {
+		return err
+	}
+	return s.ss.Send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_Model{Model: ev}})
+}

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/peer"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// decodeTarget is what a wrapped handler asks the codec to decode into: the
+// request message, and the codec's decoding error, kept here instead of
+// being returned. grpc-go turns any error of a codec's Unmarshal into
+// Internal ("failed to unmarshal the received message"), but a request the
+// server cannot decode (invalid UTF-8 in a string, garbage bytes, nesting
+// beyond the decoder's limit) is the caller's mistake: InvalidArgument.
+type decodeTarget struct {
+	msg any
+	err error
+}
+
+// unmarshal decodes data for the server codec: into a decodeTarget's
+// message, recording the error there, or into v itself.
+func (c codec) unmarshal(data mem.BufferSlice, v any) error {
+	if t, ok := v.(*decodeTarget); ok {
+		t.err = c.std.Unmarshal(data, t.msg)
+		return nil
+	}
+	return c.std.Unmarshal(data, v)
+}
+
+// undecodable is the request error of a message the codec rejected.
+func undecodable(err error) error {
+	return &requestError{code: codes.InvalidArgument, reason: llmrelayv1.ErrorReason_ERROR_REASON_INVALID_REQUEST,
+		msg: "the request message could not be decoded: " + err.Error()}
+}
+
+// decodeErrors returns a copy of desc whose handlers decode requests
+// through a decodeTarget and report what the codec rejects as
+// InvalidArgument, with a log line (for unary calls the codec runs before
+// the interceptors, so the logging interceptor never sees these calls).
+func (s *Server) decodeErrors(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
+	out := *desc
+	out.Methods = make([]grpc.MethodDesc, len(desc.Methods))
+	for i, m := range desc.Methods {
+		method, h := "/"+desc.ServiceName+"/"+m.MethodName, m.Handler
+		m.Handler = func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
+			return h(srv, ctx, func(v any) error { return s.decode(ctx, method, dec, v) }, ic)
+		}
+		out.Methods[i] = m
+	}
+	out.Streams = make([]grpc.StreamDesc, len(desc.Streams))
+	for i, sd := range desc.Streams {
+		method, h := "/"+desc.ServiceName+"/"+sd.StreamName, sd.Handler
+		sd.Handler = func(srv any, ss grpc.ServerStream) error {
+			return h(srv, decodingStream{ServerStream: ss, s: s, method: method})
+		}
+		out.Streams[i] = sd
+	}
+	return &out
+}
+
+// decode receives one request into v through recv.
+func (s *Server) decode(ctx context.Context, method string, recv func(any) error, v any) error {
+	t := decodeTarget{msg: v}
+	if err := recv(&t); err != nil {
+		return err
+	}
+	if t.err == nil {
+		return nil
+	}
+	attrs := []any{slog.String("method", method), slog.String("error", t.err.Error())}
+	if id := requestIDOf(ctx); id != "" { // streams: the interceptors ran first
+		attrs = append(attrs, slog.String("request_id", id))
+	}
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		attrs = append(attrs, slog.String("peer", p.Addr.String()))
+	}
+	s.log.WarnContext(ctx, "undecodable request", attrs...)
+	return toStatus(ctx, undecodable(t.err), nil, s.gateway.state.Load().redact, s.log)
+}
+
+// decodingStream is a server stream whose RecvMsg reports undecodable
+// messages as InvalidArgument.
+type decodingStream struct {
+	grpc.ServerStream
+	s      *Server
+	method string
+}
+
+func (d decodingStream) RecvMsg(m any) error {
+	return d.s.decode(d.ServerStream.Context(), d.method, d.ServerStream.RecvMsg, m)
+}

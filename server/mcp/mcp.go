@@ -1,0 +1,160 @@
+// Package mcp is the gateway's MCP client: it connects to an MCP server over
+// streamable HTTP or SSE (the official Go SDK), lists its tools as llmrelay
+// tools, and calls them. Headers (credentials) are added by the transport
+// and never logged or reported.
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// Transports.
+const (
+	Streamable = "streamable"
+	SSE        = "sse"
+)
+
+// Server is where and how to reach one MCP server.
+type Server struct {
+	// Name identifies the server in events and errors.
+	Name string
+	URL  string
+	// Transport is Streamable (default) or SSE.
+	Transport string
+	// Headers are sent on every HTTP request (e.g. Authorization).
+	Headers map[string]string
+	// AllowedTools limits the tools offered (all when empty).
+	AllowedTools []string
+}
+
+// Session is a connected MCP server.
+type Session struct {
+	server  Server
+	session *sdk.ClientSession
+}
+
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(r)
+}
+
+// Connect opens a session; ctx bounds the handshake only.
+func Connect(ctx context.Context, s Server, base http.RoundTripper) (*Session, error) {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc := &http.Client{Transport: headerTransport{base: base, headers: s.Headers}}
+	var t sdk.Transport
+	switch s.Transport {
+	case "", Streamable:
+		t = &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
+	case SSE:
+		t = &sdk.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
+	default:
+		return nil, fmt.Errorf("mcp server %s: unknown transport %q (streamable or sse)", s.Name, s.Transport)
+	}
+	c := sdk.NewClient(&sdk.Implementation{Name: "llmrelay", Version: "v1"}, nil)
+	cs, err := c.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcp server %s: connect: %w", s.Name, err)
+	}
+	return &Session{server: s, session: cs}, nil
+}
+
+// Close ends the session.
+func (s *Session) Close() error { return s.session.Close() }
+
+// Name is the server's name.
+func (s *Session) Name() string { return s.server.Name }
+
+// Tools lists the server's tools, filtered by AllowedTools, with their input
+// schemas as JSON text.
+func (s *Session) Tools(ctx context.Context) ([]*llmrelayv1.Tool, error) {
+	allowed := map[string]bool{}
+	for _, n := range s.server.AllowedTools {
+		allowed[n] = true
+	}
+	var out []*llmrelayv1.Tool
+	for t, err := range s.session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("mcp server %s: list tools: %w", s.server.Name, err)
+		}
+		if len(allowed) > 0 && !allowed[t.Name] {
+			continue
+		}
+		var params string
+		if t.InputSchema != nil {
+			b, err := json.Marshal(t.InputSchema)
+			if err != nil {
+				return nil, fmt.Errorf("mcp server %s: tool %s: input schema: %w", s.server.Name, t.Name, err)
+			}
+			params = string(b)
+		}
+		out = append(out, &llmrelayv1.Tool{Name: t.Name, Description: t.Description, Parameters: params})
+	}
+	return out, nil
+}
+
+// Result is a tool call's outcome.
+type Result struct {
+	// Content is the text given to the model: the text contents joined, or
+	// the structured content as JSON when there is no text.
+	Content  string
+	IsError  bool
+	Duration time.Duration
+}
+
+// Call calls a tool with the model's arguments (JSON text; empty means no
+// arguments). A tool that reports an error is a Result with IsError; a
+// transport or protocol failure is an error.
+func (s *Session) Call(ctx context.Context, name, arguments string) (Result, error) {
+	start := time.Now()
+	var args json.RawMessage
+	if strings.TrimSpace(arguments) != "" {
+		if !json.Valid([]byte(arguments)) {
+			return Result{Content: "the arguments are not valid JSON", IsError: true}, nil
+		}
+		args = json.RawMessage(arguments)
+	}
+	p := &sdk.CallToolParams{Name: name}
+	if args != nil {
+		p.Arguments = args
+	}
+	res, err := s.session.CallTool(ctx, p)
+	d := time.Since(start)
+	if err != nil {
+		return Result{Duration: d}, fmt.Errorf("mcp server %s: call %s: %w", s.server.Name, name, err)
+	}
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*sdk.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	content := strings.Join(parts, "\n")
+	if content == "" && res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return Result{Duration: d}, fmt.Errorf("mcp server %s: call %s: structured content: %w", s.server.Name, name, err)
+		}
+		content = string(b)
+	}
+	return Result{Content: content, IsError: res.IsError, Duration: d}, nil
+}

@@ -1,0 +1,138 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmrelay/llmrelay/server/mcp"
+)
+
+// testServer is an MCP server with three tools: echo (text), stats
+// (structured content only) and fail (a tool error).
+func testServer() *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "t", Version: "test"}, nil)
+	schema := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)
+	s.AddTool(&sdk.Tool{Name: "echo", Description: "Echoes q", InputSchema: schema}, func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var args struct{ Q string }
+		if err := json.Unmarshal(r.Params.Arguments, &args); err != nil {
+			return nil, err
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echo: " + args.Q}}}, nil
+	})
+	s.AddTool(&sdk.Tool{Name: "stats", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{}, StructuredContent: map[string]any{"count": 3}}, nil
+	})
+	s.AddTool(&sdk.Tool{Name: "fail", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "quota exceeded"}}}, nil
+	})
+	return s
+}
+
+// headerRecorder keeps the Authorization headers the server received.
+type headerRecorder struct {
+	mu   sync.Mutex
+	auth []string
+	next http.Handler
+}
+
+func (h *headerRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	h.auth = append(h.auth, r.Header.Get("Authorization"))
+	h.mu.Unlock()
+	h.next.ServeHTTP(w, r)
+}
+
+// TestSession: over both transports, tools are listed (filtered by
+// allowed_tools, schemas as JSON text), calls return text, structured
+// content or a tool error, and the configured headers reach the server.
+func TestSession(t *testing.T) {
+	s := testServer()
+	for _, transport := range []string{mcp.Streamable, mcp.SSE} {
+		t.Run(transport, func(t *testing.T) {
+			var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+			if transport == mcp.SSE {
+				h = sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s }, nil)
+			}
+			rec := &headerRecorder{next: h}
+			srv := httptest.NewServer(rec)
+			defer srv.Close()
+			ctx := context.Background()
+			sess, err := mcp.Connect(ctx, mcp.Server{Name: "t", URL: srv.URL, Transport: transport,
+				Headers: map[string]string{"Authorization": "Bearer mcp-test-token"}, AllowedTools: []string{"echo", "stats", "fail"}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			tools, err := sess.Tools(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tools) != 3 || tools[0].GetName() != "echo" || tools[0].GetDescription() != "Echoes q" ||
+				!strings.Contains(tools[0].GetParameters(), `"required":["q"]`) {
+				t.Fatalf("tools %v", tools)
+			}
+			res, err := sess.Call(ctx, "echo", `{"q":"hi"}`)
+			if err != nil || res.Content != "echo: hi" || res.IsError {
+				t.Fatalf("echo: %+v, %v", res, err)
+			}
+			res, err = sess.Call(ctx, "stats", "")
+			if err != nil || res.Content != `{"count":3}` {
+				t.Fatalf("stats: %+v, %v", res, err)
+			}
+			res, err = sess.Call(ctx, "fail", "{}")
+			if err != nil || !res.IsError || res.Content != "quota exceeded" {
+				t.Fatalf("fail: %+v, %v", res, err)
+			}
+			res, err = sess.Call(ctx, "echo", `{"q":`)
+			if err != nil || !res.IsError {
+				t.Fatalf("malformed arguments: %+v, %v", res, err)
+			}
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			for _, a := range rec.auth {
+				if a != "Bearer mcp-test-token" {
+					t.Fatalf("request without the header: %q", a)
+				}
+			}
+		})
+	}
+}
+
+// TestAllowedTools: tools outside allowed_tools are not offered.
+func TestAllowedTools(t *testing.T) {
+	s := testServer()
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	defer srv.Close()
+	sess, err := mcp.Connect(context.Background(), mcp.Server{Name: "t", URL: srv.URL, AllowedTools: []string{"stats"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	tools, err := sess.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != 1 || tools[0].GetName() != "stats" {
+		t.Fatalf("tools %v", tools)
+	}
+}
+
+// TestConnectErrors: an unknown transport and an unreachable server are errors
+// naming the server.
+func TestConnectErrors(t *testing.T) {
+	if _, err := mcp.Connect(context.Background(), mcp.Server{Name: "x", URL: "http://127.0.0.1:1", Transport: "ws"}, nil); err == nil || !strings.Contains(err.Error(), `"ws"`) {
+		t.Fatalf("error %v", err)
+	}
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	if _, err := mcp.Connect(context.Background(), mcp.Server{Name: "down", URL: down.URL}, nil); err == nil || !strings.Contains(err.Error(), "mcp server down") {
+		t.Fatalf("error %v", err)
+	}
+}

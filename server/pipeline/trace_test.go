@@ -1,0 +1,152 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/telemetry"
+)
+
+func tracedPipeline(rec *tracetest.SpanRecorder, content bool) *Pipeline {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	tu, ts := Trace(Tracing{Tracer: tp.Tracer("t"), ProviderType: "anthropic", ProviderName: "claude", RecordContent: content})
+	return New([]Interceptor{tu}, []StreamInterceptor{ts})
+}
+
+func spanAttrs(s sdktrace.ReadOnlySpan) map[attribute.Key]string {
+	m := map[attribute.Key]string{}
+	for _, kv := range s.Attributes() {
+		m[kv.Key] = kv.Value.String()
+	}
+	return m
+}
+
+func streamCall(p provider.Provider) *Call {
+	return &Call{Op: OpGenerate, Provider: p, Deployment: "d2", Fallback: true, Request: &provider.Request{
+		Model: "claude-x", Options: &llmrelayv1.GenerationOptions{},
+		Messages: []*llmrelayv1.Message{{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: "secret question"}}}}},
+	}}
+}
+
+type singleStream struct{ s provider.Stream }
+
+func (o singleStream) Generate(context.Context, *provider.Request) (*provider.Result, error) {
+	return nil, errors.New("unused")
+}
+func (o singleStream) Stream(context.Context, *provider.Request) (provider.Stream, error) {
+	return o.s, nil
+}
+
+// A stream's span ends when the stream does, with what its events said;
+// the text goes on the span only with RecordContent.
+func TestTraceStream(t *testing.T) {
+	t.Parallel()
+	for _, content := range []bool{false, true} {
+		rec := tracetest.NewSpanRecorder()
+		events := []*provider.Event{
+			{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{ResponseId: "msg_1", ResolvedModel: "claude-x-2025", ProviderRequestId: "req_9"}},
+			{Kind: provider.EventText, Text: "Hello "}, {Kind: provider.EventText, Text: "there"},
+			{Kind: provider.EventUsage, Usage: &llmrelayv1.Usage{InputTokens: 5, OutputTokens: 2}},
+			{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{FinishReason: llmrelayv1.FinishReason_FINISH_REASON_LENGTH}},
+		}
+		s, err := tracedPipeline(rec, content).Stream(context.Background(), streamCall(singleStream{&listStream{events: events}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := s.Recv(); err != nil {
+				if !errors.Is(err, io.EOF) {
+					t.Fatal(err)
+				}
+				break
+			}
+			if len(rec.Ended()) != 0 {
+				t.Fatal("span ended before the stream")
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.Ended()) != 1 {
+			t.Fatalf("%d spans, want one (ended once)", len(rec.Ended()))
+		}
+		sp := rec.Ended()[0]
+		a := spanAttrs(sp)
+		for k, v := range map[attribute.Key]string{
+			telemetry.ProviderNameKey: "anthropic", telemetry.Provider: "claude", telemetry.RequestModel: "claude-x",
+			telemetry.ResponseModel: "claude-x-2025", telemetry.ResponseID: "msg_1", telemetry.ProviderRequestID: "req_9",
+			telemetry.FinishReasons: `["length"]`, telemetry.InputTokens: "5", telemetry.OutputTokens: "2",
+			telemetry.Deployment: "d2", telemetry.FallbackTaken: "true",
+		} {
+			if a[k] != v {
+				t.Errorf("content %v: %s = %q, want %q", content, k, a[k], v)
+			}
+		}
+		_, hasIn := a[telemetry.InputMessages]
+		out, hasOut := a[telemetry.OutputMessages]
+		if hasIn != content || hasOut != content || (content && (!strings.Contains(out, "Hello there") || !strings.Contains(a[telemetry.InputMessages], "secret question"))) {
+			t.Errorf("content %v: input %v, output %q", content, hasIn, out)
+		}
+	}
+}
+
+// A stream that fails mid-way marks its span with the error class only.
+func TestTraceStreamError(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	boom := &provider.Error{Kind: provider.KindUnavailable, HTTPStatus: 200, Message: "overloaded, key sk-123"}
+	s, err := tracedPipeline(rec, false).Stream(context.Background(), streamCall(singleStream{&listStream{errAt: boom}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Recv(); !errors.Is(err, boom) {
+		t.Fatalf("Recv = %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sp := rec.Ended()[0]
+	if sp.Status().Code != codes.Error || sp.Status().Description != "unavailable" || spanAttrs(sp)[telemetry.ErrorType] != "unavailable" {
+		t.Errorf("status %v, error.type %q", sp.Status(), spanAttrs(sp)[telemetry.ErrorType])
+	}
+	for _, kv := range sp.Attributes() {
+		if strings.Contains(kv.Value.String(), "sk-123") {
+			t.Errorf("%s carries the provider's message", kv.Key)
+		}
+	}
+}
+
+// withTraceContext adds traceparent to a copy; the caller's request keeps
+// its headers.
+func TestWithTraceContext(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	ctx, span := tp.Tracer("t").Start(context.Background(), "x")
+	defer span.End()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://upstream/v1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Api-Key", "k")
+	out := withTraceContext(req, propagation.TraceContext{})
+	want := "00-" + span.SpanContext().TraceID().String() + "-" + span.SpanContext().SpanID().String() + "-01"
+	if out.Header.Get("traceparent") != want || out.Header.Get("X-Api-Key") != "k" {
+		t.Errorf("copy headers = %v, want traceparent %s", out.Header, want)
+	}
+	if req.Header.Get("traceparent") != "" || len(req.Header) != 1 {
+		t.Errorf("the caller's request was modified: %v", req.Header)
+	}
+}

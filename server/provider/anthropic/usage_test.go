@@ -1,0 +1,64 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// TestUsageDetails: the usage fields no counter holds (cache_creation's
+// 5m/1h split, server_tool_use, fields added later) reach meta.extended,
+// unary and streamed; in a stream, message_delta's cumulative counts
+// replace message_start's.
+func TestUsageDetails(t *testing.T) {
+	t.Parallel()
+	const usage = `{"input_tokens":12,"cache_creation_input_tokens":2048,"cache_read_input_tokens":0,` +
+		`"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":2048},"output_tokens":40,` +
+		`"server_tool_use":{"web_search_requests":2,"web_fetch_requests":0},"service_tier":"standard","thinking_tokens":31}`
+	want := `{"cache_creation.ephemeral_1h_input_tokens":2048,"server_tool_use.web_search_requests":2,"thinking_tokens":31}`
+	res, err := parseResponse([]byte(`{"id":"msg_01UsageDetailsUnaryQw7","type":"message","role":"assistant","model":"m",`+
+		`"content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":`+usage+`}`), http.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := valueJSON(t, res.Meta.GetExtended().GetFields()[provider.ExtUsageDetails]); got != want {
+		t.Errorf("unary usage_details %s, want %s", got, want)
+	}
+	if u := res.Meta.GetUsage(); u.GetCacheCreationInputTokens() != 2048 || u.GetInputTokens() != 2060 {
+		t.Errorf("usage %v", u)
+	}
+
+	body := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01UsageDetailsStreamPx3\",\"model\":\"m\",\"usage\":" +
+		`{"input_tokens":12,"cache_creation_input_tokens":2048,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":2048},"output_tokens":1,"server_tool_use":{"web_search_requests":1}}` + "}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"hi\"}}\n\n" +
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":" + usage + "}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	evs, err := collect(streamFromBody([]byte(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := foldEvents(t, evs)
+	if got := valueJSON(t, f.meta.GetExtended().GetFields()[provider.ExtUsageDetails]); got != want {
+		t.Errorf("streamed usage_details %s, want %s", got, want)
+	}
+}
+
+func valueJSON(t *testing.T, v *structpb.Value) string {
+	t.Helper()
+	b, err := protojson.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c bytes.Buffer
+	if err := json.Compact(&c, b); err != nil {
+		t.Fatal(err)
+	}
+	return c.String()
+}

@@ -1,0 +1,133 @@
+package openai
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// TestCompatibleReasoning: the reasoning of OpenAI-compatible servers
+// (DeepSeek's reasoning_content, Ollama's /v1 reasoning, OpenRouter's
+// reasoning_details) becomes a reasoning part before the text, unary and
+// streamed, and the folded stream gives the unary answer.
+func TestCompatibleReasoning(t *testing.T) {
+	t.Parallel()
+	req := chatRequests(t)["chat_plain"]
+	cases := []struct {
+		name      string
+		reasoning string
+		signed    bool
+		text      string
+	}{
+		{"deepseek_reasoning", "The user asks for 12 squared. 12 × 12 = 144. Answer briefly.", false, "12² = 144."},
+		{"ollama_v1_reasoning", "Okay, the user wants the capital of Norway. It is Oslo.", false, "The capital of Norway is Oslo."},
+		{"openrouter_reasoning", "The user wants a haiku about autumn. Five, seven, five syllables.", true,
+			"Crisp leaves drift and fall\namber light on quiet paths\nthe year exhales slow"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			u := providertest.ReplayFile(t, td(tc.name+".http"))
+			res, err := newTestProvider(t, kOpenAI, u.URL).Generate(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResultInvariants(t, res)
+			providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
+			parts := res.Message.GetParts()
+			if len(parts) != 2 || parts[0].GetReasoning().GetText() != tc.reasoning || (parts[0].GetReasoning().GetSignature() != "") != tc.signed ||
+				parts[1].GetText() != tc.text {
+				t.Fatalf("unary parts %v", parts)
+			}
+			for _, w := range res.Meta.Warnings {
+				if !strings.Contains(w, "top_k") { // the request's top_k is expected
+					t.Errorf("warning %q", w)
+				}
+			}
+
+			srv := providertest.ReplayFile(t, td(tc.name+"_stream.http"))
+			s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs, rendered, err := collect(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkStreamInvariants(t, evs)
+			providertest.Golden(t, td(tc.name+"_stream.golden"), rendered)
+			f := accFold(t, evs)
+			if got, want := providertest.Answer(f.Message), providertest.Answer(res.Message); got != want {
+				t.Errorf("message:\nstream %s\nunary  %s", got, want)
+			}
+			if f.Meta.FinishReason != res.Meta.FinishReason || !proto.Equal(f.Meta.Usage, res.Meta.Usage) {
+				t.Errorf("finish %v/%v, usage %v/%v", f.Meta.FinishReason, res.Meta.FinishReason, f.Meta.Usage, res.Meta.Usage)
+			}
+			if f.Meta.FinishReason != llmrelayv1.FinishReason_FINISH_REASON_STOP {
+				t.Errorf("finish %v", f.Meta.FinishReason)
+			}
+		})
+	}
+}
+
+// TestUsageDetails: usage fields no normalized counter holds reach
+// meta.extended (unary and streamed); DeepSeek's cache hits without
+// prompt_tokens_details are cached input tokens.
+func TestUsageDetails(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const usage = `{"prompt_tokens":40,"completion_tokens":30,"total_tokens":70,` +
+		`"prompt_tokens_details":{"cached_tokens":8,"cache_write_tokens":16,"audio_tokens":12},` +
+		`"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":5,"accepted_prediction_tokens":9,"rejected_prediction_tokens":3},` +
+		`"future_tokens":{"kind":7}}`
+	wantDetails := `{"completion_tokens_details.accepted_prediction_tokens":9,"completion_tokens_details.audio_tokens":5,` +
+		`"completion_tokens_details.rejected_prediction_tokens":3,"future_tokens.kind":7,"prompt_tokens_details.audio_tokens":12}`
+	res, err := p.parseChatResponse([]byte(`{"id":"chatcmpl-usage-details-1","choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":` + usage + `}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := protoCompact(t, res.Meta.GetExtended().GetFields()[provider.ExtUsageDetails]); got != wantDetails {
+		t.Errorf("unary usage_details %s, want %s", got, wantDetails)
+	}
+	if u := res.Meta.GetUsage(); u.GetCachedInputTokens() != 8 || u.GetCacheCreationInputTokens() != 16 || u.GetInputTokens() != 40 || u.GetTotalTokens() != 70 {
+		t.Errorf("usage %v", u)
+	}
+
+	s := streamFrom(p, `data: {"id":"chatcmpl-usage-details-2","choices":[{"delta":{"content":"hi"},"finish_reason":"stop"}]}`+"\n\n"+
+		`data: {"id":"chatcmpl-usage-details-2","choices":[],"usage":`+usage+"}\n\ndata: [DONE]\n\n")
+	evs, _, err := collect(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := protoCompact(t, accFold(t, evs).Meta.GetExtended().GetFields()[provider.ExtUsageDetails]); got != wantDetails {
+		t.Errorf("streamed usage_details %s, want %s", got, wantDetails)
+	}
+
+	res, err = p.parseResponsesResponse([]byte(`{"id":"resp_usage_details_4","status":"completed","output":[{"type":"message","content":"x"}],`+
+		`"usage":{"input_tokens":30,"input_tokens_details":{"cached_tokens":4,"image_tokens":6},"output_tokens":9,"output_tokens_details":{"reasoning_tokens":2},"total_tokens":39,"tool_usage":{"web_search":{"num_requests":1}}}}`), "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := protoCompact(t, res.Meta.GetExtended().GetFields()[provider.ExtUsageDetails]), `{"input_tokens_details.image_tokens":6,"tool_usage.web_search.num_requests":1}`; got != want {
+		t.Errorf("responses usage_details %s, want %s", got, want)
+	}
+
+	res, err = p.parseChatResponse([]byte(`{"id":"ds-usage-3","choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],` +
+		`"usage":{"prompt_tokens":20,"completion_tokens":2,"total_tokens":22,"prompt_cache_hit_tokens":16,"prompt_cache_miss_tokens":4}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Meta.GetUsage().GetCachedInputTokens() != 16 || res.Meta.GetExtended() != nil {
+		t.Errorf("DeepSeek cache hits: usage %v, extended %v", res.Meta.GetUsage(), res.Meta.GetExtended())
+	}
+}

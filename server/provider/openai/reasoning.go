@@ -1,0 +1,111 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// OpenRouter's reasoning_details entry types.
+const (
+	detailText      = "reasoning.text"
+	detailSummary   = "reasoning.summary"
+	detailEncrypted = "reasoning.encrypted"
+)
+
+// reasoningDetail is one entry of OpenRouter's reasoning_details: a text
+// block (text, signature), a summary, or encrypted reasoning (data). Index
+// is the block's position in the answer (stream pieces of one block share
+// it).
+type reasoningDetail struct {
+	Type      string   `json:"type"`
+	Text      *string  `json:"text"`
+	Summary   *string  `json:"summary"`
+	Data      *string  `json:"data"`
+	Signature *string  `json:"signature"`
+	ID        *string  `json:"id"`
+	Index     *flexInt `json:"index"`
+}
+
+// maxReasoningIndex bounds a provider's reasoning block index.
+const maxReasoningIndex = 1023
+
+// reasoningPieces reads the reasoning of a message or delta. OpenRouter
+// sends its reasoning twice, as plain text in reasoning and as typed
+// blocks in reasoning_details: the blocks win, because they carry the
+// signatures. Otherwise reasoning_content (DeepSeek, vLLM) or reasoning
+// (Ollama's /v1, newer vLLM, which may send both with the same text) is
+// one unsigned block, index 0. Empty pieces are left out.
+func reasoningPieces(m *respMessage) (pieces []provider.ReasoningDelta, warnings []string) {
+	if isPresent(m.ReasoningDetails) {
+		var details []reasoningDetail
+		if err := json.Unmarshal(m.ReasoningDetails, &details); err != nil {
+			warnings = append(warnings, "reasoning_details is not an array of reasoning blocks; ignored")
+		} else {
+			for i, d := range details {
+				p := provider.ReasoningDelta{Index: i, ID: deref(d.ID), Signature: deref(d.Signature)}
+				if d.Index != nil {
+					if *d.Index < 0 || *d.Index > maxReasoningIndex {
+						warnings = append(warnings, fmt.Sprintf("reasoning_details[%d]: index %d out of range; ignored", i, *d.Index))
+						continue
+					}
+					p.Index = int(*d.Index)
+				}
+				switch d.Type {
+				case detailText:
+					p.Text = deref(d.Text)
+				case detailSummary:
+					p.Text = deref(d.Summary)
+				case detailEncrypted:
+					p.Redacted, p.Signature = true, deref(d.Data)
+				default:
+					warnings = append(warnings, fmt.Sprintf("reasoning_details[%d]: type %q not supported; ignored", i, d.Type))
+					continue
+				}
+				if p.Text != "" || p.Signature != "" || p.ID != "" || p.Redacted {
+					pieces = append(pieces, p)
+				}
+			}
+			return pieces, warnings
+		}
+	}
+	text := deref(m.ReasoningContent)
+	if text == "" {
+		text = deref(m.Reasoning)
+	}
+	if text != "" {
+		pieces = append(pieces, provider.ReasoningDelta{Text: text})
+	}
+	return pieces, warnings
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// reasoningParts merges the pieces of a unary answer into Reasoning parts,
+// one per block index, in order of first appearance.
+func reasoningParts(pieces []provider.ReasoningDelta) []*llmrelayv1.Part {
+	var parts []*llmrelayv1.Part
+	byIndex := map[int]*llmrelayv1.Reasoning{}
+	for _, p := range pieces {
+		r := byIndex[p.Index]
+		if r == nil {
+			r = &llmrelayv1.Reasoning{}
+			byIndex[p.Index] = r
+			parts = append(parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: r}})
+		}
+		r.Text += p.Text
+		r.Signature += p.Signature
+		r.Redacted = r.Redacted || p.Redacted
+		if p.ID != "" {
+			r.Id = p.ID
+		}
+	}
+	return parts
+}

@@ -1,0 +1,189 @@
+// Package schema checks the JSON Schemas callers send as JSON text (tool
+// parameters, response formats) and validates structured answers against
+// them.
+//
+// Schemas stay text everywhere else: providers receive the caller's bytes
+// with their key order. This package only parses them to check them.
+package schema
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// MaxErrors bounds the violations reported for one answer.
+const MaxErrors = 20
+
+// Schema is a compiled JSON Schema.
+type Schema struct {
+	s *jsonschema.Schema
+}
+
+// noLoader refuses every external reference: a schema from a caller must not
+// make the gateway read files or fetch URLs ($ref to file:///etc/passwd or an
+// internal address).
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external $ref %q is not allowed: inline it or use $defs", url)
+}
+
+const resource = "llmrelay:schema.json"
+
+// Compile parses text as JSON and compiles it as a JSON Schema (draft
+// 2020-12 unless $schema names another draft). The error says what is wrong
+// in words a caller can act on.
+func Compile(text string) (*Schema, error) {
+	if s, ok := cache.get(text); ok {
+		return s, nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
+	if err != nil {
+		return nil, fmt.Errorf("not valid JSON: %v", err)
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		if _, isBool := doc.(bool); !isBool {
+			return nil, errors.New("a JSON Schema is an object (or true/false)")
+		}
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	if err := c.AddResource(resource, doc); err != nil {
+		return nil, fmt.Errorf("not a valid JSON Schema: %v", err)
+	}
+	compiled, err := c.Compile(resource)
+	if err != nil {
+		return nil, fmt.Errorf("not a valid JSON Schema: %s", compileMessage(err))
+	}
+	s := &Schema{s: compiled}
+	cache.put(text, s)
+	return s, nil
+}
+
+// compileMessage is the compiler's error without its internal resource URL.
+func compileMessage(err error) string {
+	var sve *jsonschema.SchemaValidationError
+	if errors.As(err, &sve) {
+		var ve *jsonschema.ValidationError
+		if errors.As(sve.Err, &ve) {
+			return strings.Join(violations(ve), "; ")
+		}
+	}
+	return strings.ReplaceAll(err.Error(), resource, "schema")
+}
+
+// Validate checks a JSON text against the schema. It returns nil when the
+// text is valid, else the violations, each as "<JSON pointer>: <message>"
+// (at most MaxErrors).
+func (s *Schema) Validate(text string) []string {
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
+	if err != nil {
+		return []string{fmt.Sprintf("not valid JSON: %v", err)}
+	}
+	return s.ValidateValue(v)
+}
+
+// ValidateValue is Validate for a value already parsed by ParseJSON.
+func (s *Schema) ValidateValue(v any) []string {
+	err := s.s.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		return violations(ve)
+	}
+	return []string{err.Error()}
+}
+
+// ParseJSON parses text the way the validator needs it (numbers kept exact).
+func ParseJSON(text string) (any, error) {
+	return jsonschema.UnmarshalJSON(strings.NewReader(text))
+}
+
+// violations flattens a validation error into "<pointer>: <message>" lines,
+// one per leaf cause (the parents only say "allOf failed"), sorted and
+// deduplicated, at most MaxErrors.
+func violations(ve *jsonschema.ValidationError) []string {
+	seen := map[string]bool{}
+	var list []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		loc := "/" + strings.Join(e.InstanceLocation, "/")
+		line := loc + ": " + e.ErrorKind.LocalizedString(printer)
+		if !seen[line] {
+			seen[line] = true
+			list = append(list, line)
+		}
+	}
+	walk(ve)
+	sort.Strings(list)
+	if len(list) > MaxErrors {
+		list = append(list[:MaxErrors], fmt.Sprintf("... and %d more", len(list)-MaxErrors))
+	}
+	return list
+}
+
+var printer = message.NewPrinter(language.English)
+
+// IsJSONObject reports whether text is one JSON object (what JSON_OBJECT
+// response formats promise).
+func IsJSONObject(text string) bool {
+	t := bytes.TrimSpace([]byte(text))
+	if len(t) == 0 || t[0] != '{' {
+		return false
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(t))
+	if err != nil {
+		return false
+	}
+	_, ok := v.(map[string]any)
+	return ok
+}
+
+// cache keeps compiled schemas by their text: agents and services send the
+// same tool schemas on every call, and compiling is the expensive part.
+// Bounded: when full it is emptied (schemas are cheap to compile again).
+var cache = &schemaCache{m: map[string]*Schema{}}
+
+const cacheEntries = 512
+const cacheMaxText = 64 << 10
+
+type schemaCache struct {
+	mu sync.RWMutex
+	m  map[string]*Schema
+}
+
+func (c *schemaCache) get(text string) (*Schema, bool) {
+	c.mu.RLock()
+	s, ok := c.m[text]
+	c.mu.RUnlock()
+	return s, ok
+}
+
+func (c *schemaCache) put(text string, s *Schema) {
+	if len(text) > cacheMaxText {
+		return
+	}
+	c.mu.Lock()
+	if len(c.m) >= cacheEntries {
+		clear(c.m)
+	}
+	c.m[text] = s
+	c.mu.Unlock()
+}

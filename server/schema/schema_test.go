@@ -1,0 +1,74 @@
+package schema
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCompile(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]string{
+		`{"type":"object","properties":{"a":{"type":"string"}}}`: "",
+		`true`: "",
+		`{"$defs":{"x":{"type":"string"}},"$ref":"#/$defs/x"}`: "",
+		`{"type": 12}`: "/type: value must be one of",
+		`{"type":"object","properties":{"a":{"type":"strin"}}}`: "/properties/a/type: value must be one of",
+		`{"type":`:                              "not valid JSON",
+		`[1,2]`:                                 "a JSON Schema is an object",
+		`"string"`:                              "a JSON Schema is an object",
+		`{"$ref":"https://example.com/s.json"}`: "is not allowed",
+		`{"$ref":"file:///etc/passwd"}`:         "is not allowed",
+		`{"type":"string","pattern":"("}`:       "not a valid JSON Schema",
+	} {
+		_, err := Compile(text)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("Compile(%s) = %v, want nil", text, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("Compile(%s) = %v, want an error saying %q", text, err, want)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	s, err := Compile(`{"type":"object","properties":{"reasoning":{"type":"string"},"answer":{"type":"integer"}},"required":["reasoning","answer"],"additionalProperties":false}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := s.Validate(`{"reasoning":"6*7","answer":42}`); errs != nil {
+		t.Errorf("valid answer: %v", errs)
+	}
+	errs := s.Validate(`{"reasoning":"6*7","answer":"42","extra":1}`)
+	joined := strings.Join(errs, "\n")
+	if len(errs) != 2 || !strings.Contains(joined, "/answer: got string, want integer") || !strings.Contains(joined, "additional properties 'extra' not allowed") {
+		t.Errorf("violations = %q", errs)
+	}
+	if errs := s.Validate(`{"reasoning":"cut`); len(errs) != 1 || !strings.Contains(errs[0], "not valid JSON") {
+		t.Errorf("truncated answer: %q", errs)
+	}
+	if errs := s.Validate(`{"reasoning":"x"}`); len(errs) != 1 || !strings.Contains(errs[0], "missing property 'answer'") {
+		t.Errorf("missing property: %q", errs)
+	}
+}
+
+func TestValidateBoundsErrors(t *testing.T) {
+	t.Parallel()
+	s, err := Compile(`{"type":"array","items":{"type":"string"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := s.Validate("[" + strings.Repeat("1,", 99) + "1]")
+	if len(errs) != MaxErrors+1 || !strings.Contains(errs[MaxErrors], "and 80 more") {
+		t.Errorf("got %d errors, last %q", len(errs), errs[len(errs)-1])
+	}
+}
+
+func TestIsJSONObject(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]bool{`{"a":1}`: true, ` {} `: true, `[1]`: false, `{"a":`: false, `"x"`: false, ``: false, `{"a":1} x`: false} {
+		if IsJSONObject(text) != want {
+			t.Errorf("IsJSONObject(%q) = %v", text, !want)
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package telemetry
+
+import (
+	"strconv"
+	"time"
+
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// Metrics are llmrelay's Prometheus metrics, in a registry of their own.
+// Every label value comes from the configuration (provider, model and
+// deployment names) or a fixed set (operations, token types, gRPC codes,
+// HTTP statuses, retry reasons): no request ids, no caller text.
+type Metrics struct {
+	reg            *prometheus.Registry
+	grpc           *grpcprom.ServerMetrics
+	tokens         *prometheus.HistogramVec
+	duration       *prometheus.HistogramVec
+	ttft           *prometheus.HistogramVec
+	retries        *prometheus.CounterVec
+	upstreamErrors *prometheus.CounterVec
+	streams        *prometheus.GaugeVec
+	fallbacks      *prometheus.CounterVec
+	cost           *prometheus.CounterVec
+}
+
+// Bucket boundaries recommended by the GenAI semantic conventions.
+var (
+	tokenBuckets    = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
+	durationBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+)
+
+// NewMetrics registers the metrics, the gRPC server metrics and the Go
+// runtime and process collectors.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		reg:  prometheus.NewRegistry(),
+		grpc: grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram()),
+		tokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "gen_ai_client_token_usage", Help: "Tokens per provider call, by token type (input, output).", Buckets: tokenBuckets,
+		}, []string{"operation", "provider", "model", "token_type"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "gen_ai_client_operation_duration_seconds", Help: "Duration of a call from the RPC's start to its end, retries and fallbacks included.", Buckets: durationBuckets,
+		}, []string{"operation", "provider", "model", "error_type"}),
+		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "llmrelay_time_to_first_token_seconds", Help: "Time from the RPC's start to the first content event of a stream.", Buckets: durationBuckets,
+		}, []string{"provider", "model"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "llmrelay_retries_total", Help: "Failed provider attempts followed by another attempt (a retry or a fallback), by reason.",
+		}, []string{"provider", "reason"}),
+		upstreamErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "llmrelay_upstream_errors_total", Help: "Failed provider attempts, by HTTP status (or error kind when there is none).",
+		}, []string{"provider", "status"}),
+		streams: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "llmrelay_streams_in_flight", Help: "Streaming RPCs being relayed.",
+		}, []string{"model"}),
+		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "llmrelay_fallbacks_total", Help: "Calls of a routed model that moved on from a failed deployment.",
+		}, []string{"model", "from"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "llmrelay_cost_nanos_total", Help: "Cost of the calls, from the configured prices, in billionths of the currency (exact integers up to 2^53).",
+		}, []string{"provider", "model", "currency"}),
+	}
+	m.reg.MustRegister(m.grpc, m.tokens, m.duration, m.ttft, m.retries, m.upstreamErrors, m.streams, m.fallbacks, m.cost,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry is the registry the endpoint serves.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Call is one finished call that reached a provider.
+type Call struct {
+	// Operation is chat or embeddings (gen_ai.operation.name).
+	Operation string
+	// Provider is the configured provider that answered or failed last.
+	Provider string
+	// Model is the configured model name.
+	Model string
+	// Meta is the call's final meta (usage, retry reasons, cost, time to
+	// first token).
+	Meta *llmrelayv1.ResponseMeta
+	// Duration is the whole call.
+	Duration time.Duration
+	// ErrorType is empty on success, else the gRPC code's name.
+	ErrorType string
+	// RetryProviders is the provider of each of Meta's retry reasons (a
+	// routed call's failed attempts may be another provider's); when
+	// shorter, Provider stands in.
+	RetryProviders []string
+}
+
+// ObserveCall records a finished call. Nil-safe.
+func (m *Metrics) ObserveCall(c Call) {
+	if m == nil {
+		return
+	}
+	m.duration.WithLabelValues(c.Operation, c.Provider, c.Model, c.ErrorType).Observe(c.Duration.Seconds())
+	meta := c.Meta
+	if u := meta.GetUsage(); u != nil {
+		m.tokens.WithLabelValues(c.Operation, c.Provider, c.Model, "input").Observe(float64(u.GetInputTokens()))
+		if c.Operation != "embeddings" {
+			m.tokens.WithLabelValues(c.Operation, c.Provider, c.Model, "output").Observe(float64(u.GetOutputTokens()))
+		}
+	}
+	if d := meta.GetTimeToFirstToken(); d != nil {
+		m.ttft.WithLabelValues(c.Provider, c.Model).Observe(d.AsDuration().Seconds())
+	}
+	if cost := meta.GetCost(); cost != nil {
+		m.cost.WithLabelValues(c.Provider, c.Model, cost.GetCurrency()).Add(float64(cost.GetAmountNanos()))
+	}
+	reasons := meta.GetRetryReasons()
+	for i, r := range reasons {
+		p := c.Provider
+		if i < len(c.RetryProviders) {
+			p = c.RetryProviders[i]
+		}
+		status := r.GetReason()
+		if r.GetUpstreamStatus() > 0 {
+			status = strconv.Itoa(int(r.GetUpstreamStatus()))
+		}
+		m.upstreamErrors.WithLabelValues(p, status).Inc()
+		// The last failed attempt of a failed call was not retried.
+		if i < len(reasons)-1 || c.ErrorType == "" {
+			m.retries.WithLabelValues(p, r.GetReason()).Inc()
+		}
+	}
+}
+
+// StreamStarted counts a stream in flight until the returned func runs.
+// Nil-safe.
+func (m *Metrics) StreamStarted(model string) (done func()) {
+	if m == nil {
+		return func() {}
+	}
+	g := m.streams.WithLabelValues(model)
+	g.Inc()
+	return g.Dec
+}
+
+// Fallback counts a routed call moving on from deployment from. Nil-safe.
+func (m *Metrics) Fallback(model, from string) {
+	if m == nil {
+		return
+	}
+	m.fallbacks.WithLabelValues(model, from).Inc()
+}
