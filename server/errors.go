@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/auth"
 	"github.com/llmrelay/llmrelay/server/catalog"
 	"github.com/llmrelay/llmrelay/server/extract"
 	"github.com/llmrelay/llmrelay/server/pipeline"
@@ -40,6 +41,15 @@ func invalidField(field, format string, args ...any) error {
 	return &requestError{code: codes.InvalidArgument, reason: llmrelayv1.ErrorReason_ERROR_REASON_INVALID_REQUEST,
 		field: field, msg: field + ": " + fmt.Sprintf(format, args...)}
 }
+
+// Reasons of the gateway's own limits and refusals that the contract adds
+// as ERROR_REASON_PERMISSION_DENIED (17) and ERROR_REASON_RESOURCE_EXHAUSTED
+// (18) in the lead's pending contract change; spelled out until gen/ has
+// them, then reasonString of the enum values.
+const (
+	reasonPermissionDenied  = "PERMISSION_DENIED"
+	reasonResourceExhausted = "RESOURCE_EXHAUSTED"
+)
 
 // reasonString is the ErrorInfo reason: the enum value name without prefix.
 func reasonString(r llmrelayv1.ErrorReason) string {
@@ -101,8 +111,28 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		oe   *catalog.OptionError
 		se   *extract.SyntaxError
 		ie   *extract.InputError
+		ae   *auth.Error
 	)
 	switch {
+	case errors.As(err, &ae):
+		msg = ae.Msg
+		switch ae.Kind {
+		case auth.PermissionDenied:
+			code, info.Reason = codes.PermissionDenied, reasonPermissionDenied
+			info.Metadata["model"] = ae.Model
+		case auth.RateLimited:
+			code, info.Reason = codes.ResourceExhausted, reasonResourceExhausted
+			info.Metadata["limit"] = ae.Limit
+			if ae.RetryAfter > 0 {
+				details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(ae.RetryAfter)})
+			}
+		default:
+			code, info.Reason = codes.Unauthenticated, reasonString(llmrelayv1.ErrorReason_ERROR_REASON_UNAUTHENTICATED)
+		}
+		if ae.Caller != "" {
+			info.Metadata["caller"] = ae.Caller
+		}
+		meta = nil // no provider was called
 	case errors.As(err, &re):
 		code, msg = re.code, re.msg
 		info.Reason = reasonString(re.reason)

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/auth"
 	"github.com/llmrelay/llmrelay/server/catalog"
 	"github.com/llmrelay/llmrelay/server/interceptor"
 	"github.com/llmrelay/llmrelay/server/pipeline"
@@ -33,6 +34,8 @@ type gateway struct {
 type state struct {
 	catalog *catalog.Catalog
 	redact  *pipeline.Redactor
+	// auth holds the callers (not enabled: no authentication).
+	auth *auth.Store
 }
 
 // generation is the common input of Chat, StreamChat, Tools, StreamTools.
@@ -64,6 +67,9 @@ type prepared struct {
 	providerType string
 	// info is the RPC's log record: it names the deployment actually used.
 	info *interceptor.Info
+	// caller is the authenticated caller (nil without auth); the call's
+	// tokens count against its budget.
+	caller *auth.Caller
 }
 
 // use points the call at deployment d.
@@ -111,6 +117,13 @@ func (g *gateway) startTime(ctx context.Context) time.Time {
 	return g.now()
 }
 
+func callerName(ctx context.Context) string {
+	if c := auth.CallerFrom(ctx); c != nil {
+		return c.Name
+	}
+	return ""
+}
+
 func requestIDOf(ctx context.Context) string {
 	if info := interceptor.InfoFrom(ctx); info != nil {
 		return info.RequestID
@@ -122,6 +135,15 @@ func requestIDOf(ctx context.Context) string {
 func (g *gateway) resolve(ctx context.Context, st *state, name string, proto llmrelayv1.Protocol, capKey string) (*catalog.Model, *catalog.Capability, error) {
 	if name == "" {
 		return nil, nil, invalidField("model", "required (ListModels shows the models)")
+	}
+	if c := auth.CallerFrom(ctx); c != nil {
+		// Before the lookup: a caller learns nothing of models it may not use.
+		if err := c.CheckModel(name); err != nil {
+			return nil, nil, err
+		}
+		if err := c.AdmitTokens(g.now()); err != nil {
+			return nil, nil, err
+		}
 	}
 	m, ok := st.catalog.Lookup(name)
 	if !ok {
@@ -239,12 +261,12 @@ func foreignReasoning(msgs []*llmrelayv1.Message, providerType string) ([]*llmre
 
 func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, protocol llmrelayv1.Protocol, capab *catalog.Capability) *prepared {
 	return &prepared{
-		st: st, model: m, start: g.startTime(ctx), info: interceptor.InfoFrom(ctx),
+		st: st, model: m, start: g.startTime(ctx), info: interceptor.InfoFrom(ctx), caller: auth.CallerFrom(ctx),
 		call:  &pipeline.Call{Record: &pipeline.Record{}},
 		route: m.Route(rand.IntN),
 		meta: &llmrelayv1.ResponseMeta{
 			RequestId: requestIDOf(ctx), Provider: m.Provider.Name, Protocol: protocol,
-			RequestedModel: m.Name, Format: capab.Format.Name,
+			RequestedModel: m.Name, Format: capab.Format.Name, Caller: callerName(ctx),
 		},
 	}
 }
@@ -312,6 +334,7 @@ func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.Resp
 		// The provider's own error text, which may echo the key back.
 		r.Message = clean(p.st.redact, r.Message)
 	}
+	p.caller.Spend(int64(meta.GetUsage().GetTotalTokens()), g.now())
 	meta.RequestDuration = durationpb.New(rec.RequestDuration)
 	meta.TotalDuration = durationpb.New(g.now().Sub(p.start))
 	if meta.ResolvedModel == "" {

@@ -21,6 +21,7 @@ import (
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server/auth"
 	"github.com/llmrelay/llmrelay/server/catalog"
 	"github.com/llmrelay/llmrelay/server/extract"
 	"github.com/llmrelay/llmrelay/server/interceptor"
@@ -34,29 +35,34 @@ type Server struct {
 	grpc    *grpc.Server
 	health  *health.Server
 	gateway *gateway
+	// exposed: a TCP listener is on a non-loopback address.
+	exposed bool
 }
 
 // New builds the server from a validated configuration.
 func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 	g := &gateway{log: log, now: time.Now}
-	st, err := buildState(cfg)
+	st, err := buildState(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
 	g.state.Store(st)
 	s := &Server{cfg: cfg, log: log, gateway: g, health: health.NewServer()}
+	authUnary, authStream := s.authInterceptors()
 	s.grpc = grpc.NewServer(
 		grpc.ChainUnaryInterceptor(
 			interceptor.TimingUnary(time.Now),
 			interceptor.RequestIDUnary(),
 			interceptor.LoggingUnary(log),
 			interceptor.RecoveryUnary(log),
+			authUnary,
 		),
 		grpc.ChainStreamInterceptor(
 			interceptor.TimingStream(time.Now),
 			interceptor.RequestIDStream(),
 			interceptor.LoggingStream(log),
 			interceptor.RecoveryStream(log),
+			authStream,
 		),
 		// Long idle streams (a slow first token) stay up; dead peers are
 		// found by pings.
@@ -75,7 +81,9 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
-func buildState(cfg *config.Config) (*state, error) {
+// buildState builds what calls use from a configuration; prev is the state
+// it replaces (nil at start), whose callers' rate limits carry over.
+func buildState(cfg *config.Config, prev *state) (*state, error) {
 	providers, secrets, err := buildProviders(cfg)
 	if err != nil {
 		return nil, err
@@ -84,7 +92,15 @@ func buildState(cfg *config.Config) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &state{catalog: cat, redact: pipeline.NewRedactor(secrets...)}, nil
+	var prevAuth *auth.Store
+	if prev != nil {
+		prevAuth = prev.auth
+	}
+	callers, err := auth.New(cfg.Auth, prevAuth)
+	if err != nil {
+		return nil, err
+	}
+	return &state{catalog: cat, redact: pipeline.NewRedactor(secrets...), auth: callers}, nil
 }
 
 // register adds the gateway, health and reflection services.
@@ -113,6 +129,10 @@ func (s *Server) Listeners() ([]net.Listener, error) {
 		if err != nil {
 			return nil, fmt.Errorf("listen %s: %w", addr, err)
 		}
+		if err := s.checkExposure(l); err != nil {
+			_ = l.Close() // refusing to start
+			return nil, err
+		}
 		lis = append(lis, l)
 	}
 	if p := s.cfg.Server.UnixSocket; p != "" {
@@ -137,6 +157,11 @@ func (s *Server) Listeners() ([]net.Listener, error) {
 			return nil, fmt.Errorf("listen unix %s: %w", p, err)
 		}
 		lis = append(lis, l)
+		// Who may connect is who may write the socket.
+		if err := os.Chmod(p, s.cfg.Server.SocketMode()); err != nil {
+			closeAll(lis)
+			return nil, fmt.Errorf("unix_socket %s: set mode: %w", p, err)
+		}
 	}
 	if len(lis) == 0 {
 		return nil, errors.New("no listener: set server.listen or server.unix_socket")
@@ -221,7 +246,10 @@ func CheckConfig(path string) error {
 // configuration is rejected and the current one stays. The server section
 // (listeners, logging) is read only at start.
 func (s *Server) Reload(cfg *config.Config) error {
-	st, err := buildState(cfg)
+	if s.exposed && !cfg.Auth.Enabled() && !s.cfg.Server.AllowUnauthenticated {
+		return fmt.Errorf("reload rejected, keeping the current configuration: it has no auth.tokens, and the server listens on a non-loopback address without server.allow_unauthenticated")
+	}
+	st, err := buildState(cfg, s.gateway.state.Load())
 	if err != nil {
 		return fmt.Errorf("reload rejected, keeping the current configuration: %w", err)
 	}

@@ -32,6 +32,7 @@ type Config struct {
 	Defaults  Transport  `yaml:"defaults"`
 	Providers []Provider `yaml:"providers"`
 	Models    []Model    `yaml:"models"`
+	Auth      Auth       `yaml:"auth"`
 }
 
 // Server are the listener and process settings.
@@ -51,6 +52,13 @@ type Server struct {
 	LogLevel string `yaml:"log_level"`
 	// LogFormat is text or json.
 	LogFormat string `yaml:"log_format"`
+	// AllowUnauthenticated lets the server listen on a non-loopback
+	// address without auth tokens (a trusted network); without it such a
+	// configuration refuses to start.
+	AllowUnauthenticated bool `yaml:"allow_unauthenticated"`
+	// UnixSocketMode is the socket's permission bits in octal (default
+	// "0600").
+	UnixSocketMode string `yaml:"unix_socket_mode"`
 }
 
 // Transport are provider call settings: defaults, overridable per provider.
@@ -219,6 +227,10 @@ func (c *Config) expandEnv() {
 		c.Server.Listen = &v
 	}
 	c.Server.UnixSocket = expand(c.Server.UnixSocket)
+	for i := range c.Auth.Tokens {
+		t := &c.Auth.Tokens[i]
+		t.SHA256, t.TokenFile = expand(t.SHA256), expand(t.TokenFile)
+	}
 	for i := range c.Providers {
 		p := &c.Providers[i]
 		p.BaseURL, p.APIKey, p.APIKeyFile = expand(p.BaseURL), expand(p.APIKey), expand(p.APIKeyFile)
@@ -255,6 +267,8 @@ func (c *Config) validate() []error {
 	default:
 		add("server.log_format: %q is not text or json", c.Server.LogFormat)
 	}
+	errs = append(errs, c.Server.validateSecurity()...)
+	errs = append(errs, c.Auth.validate()...)
 	errs = append(errs, c.Defaults.validate("defaults")...)
 	names := map[string]bool{}
 	for i, p := range c.Providers {

@@ -1,0 +1,182 @@
+// Package auth authenticates callers by bearer token and holds each
+// caller's allowed models and rate limits. It decides; the server maps its
+// *Error to a gRPC status (server/errors.go).
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"strings"
+	"time"
+
+	grpcauth "github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
+
+	"github.com/llmrelay/llmrelay/internal/config"
+)
+
+// Kind is why a call was refused.
+type Kind int
+
+// The kinds of refusal.
+const (
+	// Unauthenticated: no token, or one that matches no caller.
+	Unauthenticated Kind = iota + 1
+	// PermissionDenied: the caller may not use the model.
+	PermissionDenied
+	// RateLimited: the caller's request or token rate is used up.
+	RateLimited
+)
+
+// Error is a refused call. Messages name the caller and the limit, never
+// the token.
+type Error struct {
+	Kind   Kind
+	Msg    string
+	Caller string
+	Model  string
+	// Limit names the exhausted limit (requests_per_minute,
+	// tokens_per_minute); RetryAfter is when it has room again.
+	Limit      string
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Caller is an authenticated caller.
+type Caller struct {
+	Name     string
+	models   []string
+	requests *bucket
+	tokens   *bucket
+}
+
+// Allows reports whether the caller may use model.
+func (c *Caller) Allows(model string) bool {
+	if len(c.models) == 0 {
+		return true
+	}
+	for _, m := range c.models {
+		if p, ok := strings.CutSuffix(m, "*"); ok {
+			if strings.HasPrefix(model, p) {
+				return true
+			}
+		} else if m == model {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckModel returns a PermissionDenied error unless the caller may use model.
+func (c *Caller) CheckModel(model string) error {
+	if c.Allows(model) {
+		return nil
+	}
+	return &Error{Kind: PermissionDenied, Caller: c.Name, Model: model,
+		Msg: fmt.Sprintf("caller %s may not use model %s", c.Name, model)}
+}
+
+// AdmitRequest takes one request from the caller's request rate.
+func (c *Caller) AdmitRequest(now time.Time) error {
+	if c.requests == nil {
+		return nil
+	}
+	if ok, wait := c.requests.take(1, now); !ok {
+		return c.limited("requests_per_minute", wait)
+	}
+	return nil
+}
+
+// AdmitTokens refuses a call while the caller's token budget is used up.
+func (c *Caller) AdmitTokens(now time.Time) error {
+	if c.tokens == nil {
+		return nil
+	}
+	if ok, wait := c.tokens.positive(now); !ok {
+		return c.limited("tokens_per_minute", wait)
+	}
+	return nil
+}
+
+// Spend counts n tokens a finished call used against the caller's budget.
+func (c *Caller) Spend(n int64, now time.Time) {
+	if c == nil || c.tokens == nil || n <= 0 {
+		return
+	}
+	c.tokens.spend(float64(n), now)
+}
+
+func (c *Caller) limited(limit string, wait time.Duration) error {
+	return &Error{Kind: RateLimited, Caller: c.Name, Limit: limit, RetryAfter: wait,
+		Msg: fmt.Sprintf("caller %s is over its %s limit; retry in %v", c.Name, limit, wait.Round(time.Millisecond))}
+}
+
+// Store maps token hashes to callers.
+type Store struct {
+	byHash  map[[sha256.Size]byte]*Caller
+	callers []*Caller
+}
+
+// New builds the callers of a configuration. prev, the store of the
+// configuration being replaced (nil at start), lends its rate-limit state
+// to callers of the same name and limits, so a reload does not refill
+// them.
+func New(cfg config.Auth, prev *Store) (*Store, error) {
+	s := &Store{byHash: map[[sha256.Size]byte]*Caller{}}
+	old := map[string]*Caller{}
+	if prev != nil {
+		for _, c := range prev.callers {
+			old[c.Name] = c
+		}
+	}
+	for _, t := range cfg.Tokens {
+		h, err := t.Hash()
+		if err != nil {
+			return nil, err
+		}
+		if other, dup := s.byHash[h]; dup {
+			return nil, fmt.Errorf("auth tokens %s and %s are the same token", other.Name, t.Name)
+		}
+		c := &Caller{Name: t.Name, models: t.Models,
+			requests: newBucket(t.RequestsPerMinute), tokens: newBucket(t.TokensPerMinute)}
+		if o := old[t.Name]; o != nil {
+			c.requests = o.requests.keepIfSame(c.requests)
+			c.tokens = o.tokens.keepIfSame(c.tokens)
+		}
+		s.byHash[h] = c
+		s.callers = append(s.callers, c)
+	}
+	return s, nil
+}
+
+// Enabled reports whether callers must authenticate.
+func (s *Store) Enabled() bool { return s != nil && len(s.callers) > 0 }
+
+// Authenticate finds the caller of the bearer token in ctx's metadata
+// (authorization: Bearer <token>).
+func (s *Store) Authenticate(ctx context.Context) (*Caller, error) {
+	tok, err := grpcauth.AuthFromMD(ctx, "bearer")
+	if err != nil {
+		return nil, &Error{Kind: Unauthenticated, Msg: "missing or malformed authorization metadata: want \"authorization: Bearer <token>\""}
+	}
+	// The lookup is by the token's hash, so its timing tells nothing
+	// about the token, and the configuration never holds it in clear.
+	if c, ok := s.byHash[sha256.Sum256([]byte(tok))]; ok {
+		return c, nil
+	}
+	return nil, &Error{Kind: Unauthenticated, Msg: "the bearer token matches no configured caller"}
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying c.
+func WithCaller(ctx context.Context, c *Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom returns the authenticated caller, or nil (no auth configured).
+func CallerFrom(ctx context.Context) *Caller {
+	c, _ := ctx.Value(callerKey{}).(*Caller)
+	return c
+}
