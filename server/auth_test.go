@@ -24,7 +24,8 @@ import (
 
 const (
 	echoToken  = "echo-only-token-0123456789"
-	adminToken = "admin-token-0123456789abcdef"
+	adminToken  = "admin-token-0123456789abcdef"
+	streamToken = "stream-token-0123456789abcdef"
 )
 
 func sha(s string) string {
@@ -45,6 +46,9 @@ auth:
       requests_per_minute: 4
     - name: admin
       token_env: LLMRELAY_TEST_ADMIN_TOKEN
+      tokens_per_minute: 10
+    - name: streamer
+      sha256: ` + sha(streamToken) + `
       tokens_per_minute: 10
 `
 }
@@ -126,6 +130,27 @@ func TestAuthCallers(t *testing.T) {
 	st, info, _ = statusDetails(t, err)
 	if st.Code() != codes.ResourceExhausted || info.GetMetadata()["limit"] != "tokens_per_minute" {
 		t.Errorf("over the token budget: %v %v", st, info)
+	}
+	// A stream's usage counts as well.
+	s, err := c.StreamChat(bearer(streamToken), &llmrelayv1.StreamChatRequest{Model: long.Model, Messages: long.Messages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := s.Recv()
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+		if end := ev.GetEnd(); end != nil {
+			if end.GetMeta().GetCaller() != "streamer" || end.GetMeta().GetUsage().GetTotalTokens() <= 10 {
+				t.Fatalf("stream meta %v", end.GetMeta())
+			}
+			break
+		}
+	}
+	_, err = c.Chat(bearer(streamToken), long)
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("after a stream over the budget: %v", err)
 	}
 }
 

@@ -208,7 +208,7 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: clean(redact, pe.Param), Description: clean(redact, pe.Message)}}})
 		}
 		if meta != nil && meta.ProviderRequestId == "" {
-			meta.ProviderRequestId = pe.RequestID
+			meta.ProviderRequestId = clean(redact, pe.RequestID)
 		}
 	case errors.Is(err, context.Canceled):
 		code, msg = codes.Canceled, "call canceled"

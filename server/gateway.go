@@ -331,7 +331,8 @@ func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.Resp
 	meta.Attempts = rec.Attempts
 	meta.RetryReasons = rec.RetryReasons
 	for _, r := range meta.RetryReasons {
-		// The provider's own error text, which may echo the key back.
+		// The provider's own error text: valid UTF-8 for the proto string
+		// (secrets go with every other field below).
 		r.Message = clean(p.st.redact, r.Message)
 	}
 	p.caller.Spend(int64(meta.GetUsage().GetTotalTokens()), g.now())
@@ -348,8 +349,12 @@ func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.Resp
 		meta.Routing = &llmrelayv1.Routing{Deployment: p.call.Deployment, Tried: p.tried}
 	}
 	if c := rec.Capture; c != nil {
-		meta.Raw = rawData(c, p.st.redact)
+		meta.Raw = rawData(c)
 	}
+	// Everything above may hold what a provider sent (ids, model names,
+	// error texts, extended values, raw bodies): the key it may echo goes
+	// here, for every field at once.
+	redactProto(p.st.redact, meta)
 	if len(meta.Warnings) > 0 {
 		// Anomalies the adapters handled (e.g. a tool call without a
 		// call_id, keyed by its item id instead) are worth an operator's look.
@@ -359,10 +364,10 @@ func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.Resp
 	return meta
 }
 
-func rawData(c *provider.Capture, redact *pipeline.Redactor) *llmrelayv1.RawData {
+func rawData(c *provider.Capture) *llmrelayv1.RawData {
 	s := c.Snapshot()
 	return &llmrelayv1.RawData{
-		Request: redact.Bytes(s.Request), Response: redact.Bytes(s.Response),
+		Request: s.Request, Response: s.Response,
 		RequestMethod: s.Method, RequestUrl: s.URL,
 		RequestHeaders: s.RequestHeaders, ResponseHeaders: s.ResponseHeaders,
 		RequestTruncated: s.RequestCut, ResponseTruncated: s.ResponseCut, ResponseStatus: int32(s.Status),
@@ -499,11 +504,13 @@ func (r *relay) ensureStarted() error {
 		return nil
 	}
 	r.started = true
-	return r.sink.start(&llmrelayv1.StreamStart{
+	start := &llmrelayv1.StreamStart{
 		RequestId: r.p.meta.RequestId, Provider: r.p.meta.Provider, RequestedModel: r.p.meta.RequestedModel,
 		ResolvedModel: firstNonEmpty(r.meta.ResolvedModel, r.p.call.Request.Model), ResponseId: r.meta.ResponseId,
 		CreateTime: r.meta.CreateTime,
-	})
+	}
+	redactProto(r.p.st.redact, start) // the provider's id and model name
+	return r.sink.start(start)
 }
 
 func (r *relay) firstToken() {
@@ -608,14 +615,15 @@ func (r *relay) closeOpenCalls() error {
 }
 
 func (r *relay) finalMeta() *llmrelayv1.ResponseMeta {
-	meta := r.g.finishMeta(r.p, &provider.Result{Meta: r.meta})
+	// Usage and timing before finishMeta: it counts the usage against the
+	// caller's budget and redacts the whole meta.
 	if r.usage != nil {
-		meta.Usage = r.usage
+		r.meta.Usage = r.usage
 	}
 	if r.ttft > 0 {
-		meta.TimeToFirstToken = durationpb.New(r.ttft)
+		r.meta.TimeToFirstToken = durationpb.New(r.ttft)
 	}
-	return meta
+	return r.g.finishMeta(r.p, &provider.Result{Meta: r.meta})
 }
 
 func (r *relay) finish() error {

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -265,42 +264,4 @@ func (r *Redactor) URL(u *url.URL) string {
 		c.RawQuery = q.Encode()
 	}
 	return r.String(c.String())
-}
-
-// longest is the length of the longest secret (0 for none).
-func (r *Redactor) longest() int {
-	n := 0
-	if r != nil {
-		for _, s := range r.secrets {
-			n = max(n, len(s))
-		}
-	}
-	return n
-}
-
-// Bytes returns p with every configured secret replaced (p itself when
-// there is none, without copying).
-func (r *Redactor) Bytes(p []byte) []byte {
-	if r == nil {
-		return p
-	}
-	for _, s := range r.secrets {
-		if bytes.Contains(p, s) {
-			p = bytes.ReplaceAll(p, s, []byte(redacted))
-		}
-	}
-	return p
-}
-
-// String is Bytes for strings.
-func (r *Redactor) String(s string) string {
-	if r == nil {
-		return s
-	}
-	for _, sec := range r.secrets {
-		if strings.Contains(s, string(sec)) {
-			s = strings.ReplaceAll(s, string(sec), redacted)
-		}
-	}
-	return s
 }
