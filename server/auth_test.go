@@ -23,7 +23,7 @@ import (
 )
 
 const (
-	echoToken  = "echo-only-token-0123456789"
+	echoToken   = "echo-only-token-0123456789"
 	adminToken  = "admin-token-0123456789abcdef"
 	streamToken = "stream-token-0123456789abcdef"
 )

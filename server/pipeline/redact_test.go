@@ -23,7 +23,7 @@ func TestRedactEncodedSecrets(t *testing.T) {
 	for _, in := range []string{
 		key,
 		jsonEscape(key, `\`),
-		jsonEscape(key, `\\`),                      // JSON in a JSON string
+		jsonEscape(key, `\\`),    // JSON in a JSON string
 		`sk-proj\u002FABCdef123`, // upper-case hex digits
 		mixed,
 		"%73%6b-proj%2FABCdef123",
