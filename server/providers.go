@@ -45,7 +45,7 @@ func buildProviders(cfg *config.Config) (map[string]*catalog.Provider, []string,
 		out[pc.Name] = &catalog.Provider{
 			Name: pc.Name, Type: pc.Type, Impl: impl,
 			Pipeline:    newPipeline(t),
-			PreserveRaw: t.PreserveRawData == nil || *t.PreserveRawData,
+			PreserveRaw: t.PreserveRawData != nil && *t.PreserveRawData,
 		}
 	}
 	return out, secrets, nil
