@@ -112,8 +112,20 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		se   *extract.SyntaxError
 		ie   *extract.InputError
 		ae   *auth.Error
+		le   *limitError
 	)
 	switch {
+	case errors.As(err, &le):
+		code, msg = le.code, le.msg
+		info.Reason = reasonResourceExhausted
+		if le.code == codes.InvalidArgument {
+			info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_INVALID_REQUEST)
+		}
+		info.Metadata["limit"] = le.limit
+		if le.field != "" {
+			details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: le.field, Description: le.msg}}})
+		}
+		meta = nil
 	case errors.As(err, &ae):
 		msg = ae.Msg
 		switch ae.Kind {
@@ -181,6 +193,12 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		}
 		code = m.code
 		info.Reason = reasonString(m.reason)
+		var le *provider.LimitError
+		if errors.As(pe, &le) {
+			// A limit of the gateway stopped reading the answer.
+			code, info.Reason = codes.ResourceExhausted, reasonResourceExhausted
+			info.Metadata["limit"] = le.Limit
+		}
 		name := pe.Provider
 		if meta != nil && meta.GetProvider() != "" {
 			name = meta.GetProvider()

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/config"
 	"github.com/llmrelay/llmrelay/server/auth"
 	"github.com/llmrelay/llmrelay/server/catalog"
 	"github.com/llmrelay/llmrelay/server/interceptor"
@@ -27,6 +28,10 @@ type gateway struct {
 	state atomic.Pointer[state]
 	log   *slog.Logger
 	now   func() time.Time
+	// limits (read at start) and the memory budget of provider responses
+	// all calls share.
+	limits config.Limits
+	pool   *provider.Pool
 }
 
 // state is what a configuration (re)load produces; calls take it once and
@@ -159,7 +164,9 @@ func (g *gateway) resolve(ctx context.Context, st *state, name string, proto llm
 
 func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context.Context, *prepared, error) {
 	st := g.state.Load()
-	interceptor.InfoFrom(ctx).SetLabels(in.call.GetLabels())
+	if err := g.labelsGate(ctx, in.call); err != nil {
+		return ctx, nil, err
+	}
 	if err := validateCall(in.call); err != nil {
 		return ctx, nil, err
 	}
@@ -208,7 +215,7 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 		Messages: in.messages, Tools: in.tools, Options: opts, ProviderOptions: pOpts,
 	}
 	p.messages = in.messages
-	ctx, p.cancel = withCallTimeout(ctx, in.call)
+	ctx, p.cancel = g.callContext(ctx, in.call)
 	if in.call != nil {
 		p.rawExplicit = in.call.PreserveRaw
 	}
@@ -271,6 +278,17 @@ func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, 
 	}
 }
 
+// callContext is the context of a call's provider requests: its timeout,
+// and its share of the response memory budget, returned by cancel.
+func (g *gateway) callContext(ctx context.Context, call *llmrelayv1.CallOptions) (context.Context, context.CancelFunc) {
+	ctx, cancel := withCallTimeout(ctx, call)
+	if g.pool == nil {
+		return ctx, cancel
+	}
+	b := g.pool.NewBudget(g.limits.MaxResponseBytes)
+	return provider.WithBudget(ctx, b), func() { cancel(); b.Release() }
+}
+
 func withCallTimeout(ctx context.Context, call *llmrelayv1.CallOptions) (context.Context, context.CancelFunc) {
 	if d := call.GetTimeout(); d != nil && d.AsDuration() > 0 {
 		return context.WithTimeout(ctx, d.AsDuration())
@@ -292,6 +310,9 @@ var providerOptionsType = map[string]string{"openai": "openai", "azure": "openai
 func checkProviderOptions(m *catalog.Model, po *llmrelayv1.ProviderOptions, ignore bool) (*llmrelayv1.ProviderOptions, []*llmrelayv1.DroppedOption, error) {
 	if po == nil {
 		return nil, nil, nil
+	}
+	if err := validateHeaderValues(po); err != nil {
+		return nil, nil, err
 	}
 	var given string
 	switch po.GetProvider().(type) {

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"time"
 
+	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -26,6 +27,7 @@ import (
 	"github.com/llmrelay/llmrelay/server/extract"
 	"github.com/llmrelay/llmrelay/server/interceptor"
 	"github.com/llmrelay/llmrelay/server/pipeline"
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // Server is a configured llmrelay server.
@@ -36,19 +38,22 @@ type Server struct {
 	health  *health.Server
 	gateway *gateway
 	// exposed: a TCP listener is on a non-loopback address.
-	exposed bool
+	exposed   bool
+	admission *admission
 }
 
 // New builds the server from a validated configuration.
 func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
-	g := &gateway{log: log, now: time.Now}
+	limits := cfg.Limits.WithDefaults()
+	g := &gateway{log: log, now: time.Now, limits: limits, pool: provider.NewPool(limits.MaxBufferedBytes)}
 	st, err := buildState(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
 	g.state.Store(st)
-	s := &Server{cfg: cfg, log: log, gateway: g, health: health.NewServer()}
+	s := &Server{cfg: cfg, log: log, gateway: g, health: health.NewServer(), admission: &admission{limits: limits}}
 	authUnary, authStream := s.authInterceptors()
+	limitUnary, limitStream := s.limitInterceptors()
 	s.grpc = grpc.NewServer(
 		grpc.ChainUnaryInterceptor(
 			interceptor.TimingUnary(time.Now),
@@ -56,6 +61,7 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 			interceptor.LoggingUnary(log),
 			interceptor.RecoveryUnary(log),
 			authUnary,
+			limitUnary,
 		),
 		grpc.ChainStreamInterceptor(
 			interceptor.TimingStream(time.Now),
@@ -63,7 +69,12 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 			interceptor.LoggingStream(log),
 			interceptor.RecoveryStream(log),
 			authStream,
+			limitStream,
 		),
+		grpc.MaxRecvMsgSize(limits.MaxRecvMessageBytes),
+		// A backstop: fitResponse already keeps responses within the limit.
+		grpc.MaxSendMsgSize(limits.MaxSendMessageBytes),
+		grpc.StatsHandler(recvLimitLog{log: log, max: limits.MaxRecvMessageBytes}),
 		// Long idle streams (a slow first token) stay up; dead peers are
 		// found by pings.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
@@ -133,7 +144,7 @@ func (s *Server) Listeners() ([]net.Listener, error) {
 			_ = l.Close() // refusing to start
 			return nil, err
 		}
-		lis = append(lis, l)
+		lis = append(lis, netutil.LimitListener(l, s.admission.limits.MaxConnections))
 	}
 	if p := s.cfg.Server.UnixSocket; p != "" {
 		// A socket left by an earlier run is replaced; anything else at
@@ -156,7 +167,7 @@ func (s *Server) Listeners() ([]net.Listener, error) {
 			closeAll(lis)
 			return nil, fmt.Errorf("listen unix %s: %w", p, err)
 		}
-		lis = append(lis, l)
+		lis = append(lis, netutil.LimitListener(l, s.admission.limits.MaxConnections))
 		// Who may connect is who may write the socket.
 		if err := os.Chmod(p, s.cfg.Server.SocketMode()); err != nil {
 			closeAll(lis)

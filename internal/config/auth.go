@@ -36,6 +36,9 @@ type Token struct {
 	// budget refills.
 	RequestsPerMinute int `yaml:"requests_per_minute"`
 	TokensPerMinute   int `yaml:"tokens_per_minute"`
+	// MaxConcurrentCalls bounds the caller's RPCs in flight, streams
+	// included (0: only the server's limits).
+	MaxConcurrentCalls int `yaml:"max_concurrent_calls"`
 }
 
 // MinTokenLength is the shortest token accepted from a file or the
@@ -111,6 +114,9 @@ func (a Auth) validate() []error {
 		}
 		if t.TokensPerMinute < 0 {
 			add("%s.tokens_per_minute: must be >= 0", where)
+		}
+		if t.MaxConcurrentCalls < 0 {
+			add("%s.max_concurrent_calls: must be >= 0", where)
 		}
 	}
 	return errs

@@ -33,6 +33,7 @@ type Config struct {
 	Providers []Provider `yaml:"providers"`
 	Models    []Model    `yaml:"models"`
 	Auth      Auth       `yaml:"auth"`
+	Limits    Limits     `yaml:"limits"`
 }
 
 // Server are the listener and process settings.
@@ -269,6 +270,7 @@ func (c *Config) validate() []error {
 	}
 	errs = append(errs, c.Server.validateSecurity()...)
 	errs = append(errs, c.Auth.validate()...)
+	errs = append(errs, c.Limits.validate()...)
 	errs = append(errs, c.Defaults.validate("defaults")...)
 	names := map[string]bool{}
 	for i, p := range c.Providers {

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	grpcauth "github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
@@ -49,7 +50,26 @@ type Caller struct {
 	models   []string
 	requests *bucket
 	tokens   *bucket
+	// inflight counts the caller's RPCs in flight (shared with the
+	// caller of the same name after a reload); maxInflight bounds it
+	// (0: no bound).
+	inflight    *atomic.Int64
+	maxInflight int64
 }
+
+// Enter counts one more RPC of the caller in flight, or refuses it at the
+// caller's max_concurrent_calls; every nil Enter needs one Leave.
+func (c *Caller) Enter() error {
+	if n := c.inflight.Add(1); c.maxInflight > 0 && n > c.maxInflight {
+		c.inflight.Add(-1)
+		return &Error{Kind: RateLimited, Caller: c.Name, Limit: "max_concurrent_calls",
+			Msg: fmt.Sprintf("caller %s has max_concurrent_calls (%d) calls in flight", c.Name, c.maxInflight)}
+	}
+	return nil
+}
+
+// Leave counts one RPC of the caller done.
+func (c *Caller) Leave() { c.inflight.Add(-1) }
 
 // Allows reports whether the caller may use model.
 func (c *Caller) Allows(model string) bool {
@@ -139,10 +159,12 @@ func New(cfg config.Auth, prev *Store) (*Store, error) {
 			return nil, fmt.Errorf("auth tokens %s and %s are the same token", other.Name, t.Name)
 		}
 		c := &Caller{Name: t.Name, models: t.Models,
-			requests: newBucket(t.RequestsPerMinute), tokens: newBucket(t.TokensPerMinute)}
+			requests: newBucket(t.RequestsPerMinute), tokens: newBucket(t.TokensPerMinute),
+			inflight: &atomic.Int64{}, maxInflight: int64(t.MaxConcurrentCalls)}
 		if o := old[t.Name]; o != nil {
 			c.requests = o.requests.keepIfSame(c.requests)
 			c.tokens = o.tokens.keepIfSame(c.tokens)
+			c.inflight = o.inflight
 		}
 		s.byHash[h] = c
 		s.callers = append(s.callers, c)

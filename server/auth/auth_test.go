@@ -149,3 +149,29 @@ func TestTokenBudget(t *testing.T) {
 		t.Errorf("after the refill: %v", err)
 	}
 }
+
+func TestConcurrentCalls(t *testing.T) {
+	s, err := New(config.Auth{Tokens: []config.Token{{Name: "a", SHA256: hashOf("x"), MaxConcurrentCalls: 2}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.callers[0]
+	for i := range 2 {
+		if err := c.Enter(); err != nil {
+			t.Fatalf("call %d refused: %v", i, err)
+		}
+	}
+	var e *Error
+	if err := c.Enter(); !errors.As(err, &e) || e.Kind != RateLimited || e.Limit != "max_concurrent_calls" {
+		t.Fatalf("third call: %v", err)
+	}
+	// The count is shared with the caller of a reloaded configuration.
+	s2, _ := New(config.Auth{Tokens: []config.Token{{Name: "a", SHA256: hashOf("x"), MaxConcurrentCalls: 2}}}, s)
+	if s2.callers[0].Enter() == nil {
+		t.Error("reload reset the calls in flight")
+	}
+	c.Leave()
+	if err := s2.callers[0].Enter(); err != nil {
+		t.Errorf("after one left: %v", err)
+	}
+}

@@ -110,8 +110,10 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		capture.RedactResponse(rt.redact.Bytes, rt.redact.longest())
 		capture.StartResponse(resp.StatusCode, rt.redact.Headers(resp.Header))
 	}
-	if rt.idle > 0 || capture != nil {
+	budget := provider.BudgetFrom(req.Context())
+	if rt.idle > 0 || capture != nil || budget != nil {
 		w := newWatchedBody(resp.Body, rt.idle, capture)
+		w.budget = budget
 		// Over HTTP/2, closing an unfinished body resets just its stream
 		// and the connection stays: nothing to drain.
 		w.noDrain = resp.ProtoMajor >= 2
@@ -144,6 +146,23 @@ type watchedBody struct {
 	once     sync.Once
 	eof      bool
 	noDrain  bool // HTTP/2: closing early does not cost the connection
+	// budget bounds and counts the bytes read (nil: unbounded); read is
+	// how many were read, charged how many are charged (a reservation may
+	// run ahead of the reads).
+	budget        *provider.Budget
+	read, charged int64
+}
+
+// Reserve charges n bytes of this body before they are read.
+func (w *watchedBody) Reserve(n int64) error {
+	if n <= w.charged {
+		return nil
+	}
+	if err := w.budget.Charge(n, n-w.charged); err != nil {
+		return err
+	}
+	w.charged = n
+	return nil
 }
 
 func newWatchedBody(rc io.ReadCloser, idle time.Duration, c *provider.Capture) *watchedBody {
@@ -170,6 +189,15 @@ func (w *watchedBody) Read(p []byte) (int, error) {
 	}
 	if n > 0 && w.capture != nil {
 		w.capture.AppendResponse(p[:n]) // redacted whole by Snapshot
+	}
+	if n > 0 && w.budget != nil {
+		w.read += int64(n)
+		if w.read > w.charged {
+			if berr := w.budget.Charge(w.read, w.read-w.charged); berr != nil {
+				return n, berr
+			}
+			w.charged = w.read
+		}
 	}
 	return n, err
 }
