@@ -52,7 +52,7 @@ func (s *Server) checkExposure(l net.Listener) error {
 	}
 	s.exposed = true
 	switch {
-	case s.cfg.Auth.Enabled():
+	case s.cfg.Auth.Enabled(), s.cfg.Server.TLS.MutualTLS():
 		return nil
 	case s.cfg.Server.AllowUnauthenticated:
 		s.log.Warn("serving without caller authentication on a non-loopback address: anyone who reaches it spends the provider keys (server.allow_unauthenticated is true)",

@@ -4,6 +4,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -144,7 +145,16 @@ func (s *Server) Listeners() ([]net.Listener, error) {
 			_ = l.Close() // refusing to start
 			return nil, err
 		}
-		lis = append(lis, netutil.LimitListener(l, s.admission.limits.MaxConnections))
+		l = netutil.LimitListener(l, s.admission.limits.MaxConnections)
+		if t := s.cfg.Server.TLS; t.Enabled() {
+			r, err := newCertReloader(t, s.log)
+			if err != nil {
+				_ = l.Close() // refusing to start
+				return nil, err
+			}
+			l = tls.NewListener(l, r.config())
+		}
+		lis = append(lis, l)
 	}
 	if p := s.cfg.Server.UnixSocket; p != "" {
 		// A socket left by an earlier run is replaced; anything else at
@@ -257,7 +267,7 @@ func CheckConfig(path string) error {
 // configuration is rejected and the current one stays. The server section
 // (listeners, logging) is read only at start.
 func (s *Server) Reload(cfg *config.Config) error {
-	if s.exposed && !cfg.Auth.Enabled() && !s.cfg.Server.AllowUnauthenticated {
+	if s.exposed && !cfg.Auth.Enabled() && !s.cfg.Server.AllowUnauthenticated && !s.cfg.Server.TLS.MutualTLS() {
 		return fmt.Errorf("reload rejected, keeping the current configuration: it has no auth.tokens, and the server listens on a non-loopback address without server.allow_unauthenticated")
 	}
 	st, err := buildState(cfg, s.gateway.state.Load())

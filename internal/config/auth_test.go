@@ -50,3 +50,19 @@ auth:
 		t.Errorf("parsed %+v", c)
 	}
 }
+
+func TestTLSValidation(t *testing.T) {
+	t.Parallel()
+	_, err := Parse([]byte("server: {tls: {cert_file: /c}}\n"), "f")
+	if err == nil || !strings.Contains(err.Error(), "set both cert_file and key_file") {
+		t.Errorf("cert without key: %v", err)
+	}
+	_, err = Parse([]byte("server: {tls: {client_ca_file: /ca}}\n"), "f")
+	if err == nil || !strings.Contains(err.Error(), "mutual TLS needs cert_file") {
+		t.Errorf("CA alone: %v", err)
+	}
+	c, err := Parse([]byte("server: {tls: {cert_file: /c, key_file: /k, client_ca_file: /ca}}\n"), "f")
+	if err != nil || !c.Server.TLS.MutualTLS() {
+		t.Errorf("mTLS: %v", err)
+	}
+}

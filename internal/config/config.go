@@ -60,6 +60,9 @@ type Server struct {
 	// UnixSocketMode is the socket's permission bits in octal (default
 	// "0600").
 	UnixSocketMode string `yaml:"unix_socket_mode"`
+	// TLS secures the TCP listener (the unix socket stays plaintext,
+	// guarded by its mode).
+	TLS TLS `yaml:"tls"`
 }
 
 // Transport are provider call settings: defaults, overridable per provider.
@@ -228,6 +231,8 @@ func (c *Config) expandEnv() {
 		c.Server.Listen = &v
 	}
 	c.Server.UnixSocket = expand(c.Server.UnixSocket)
+	c.Server.TLS.CertFile, c.Server.TLS.KeyFile = expand(c.Server.TLS.CertFile), expand(c.Server.TLS.KeyFile)
+	c.Server.TLS.ClientCAFile = expand(c.Server.TLS.ClientCAFile)
 	for i := range c.Auth.Tokens {
 		t := &c.Auth.Tokens[i]
 		t.SHA256, t.TokenFile = expand(t.SHA256), expand(t.TokenFile)
@@ -269,6 +274,7 @@ func (c *Config) validate() []error {
 		add("server.log_format: %q is not text or json", c.Server.LogFormat)
 	}
 	errs = append(errs, c.Server.validateSecurity()...)
+	errs = append(errs, c.Server.TLS.validate()...)
 	errs = append(errs, c.Auth.validate()...)
 	errs = append(errs, c.Limits.validate()...)
 	errs = append(errs, c.Defaults.validate("defaults")...)
