@@ -49,6 +49,7 @@ func invalidField(field, format string, args ...any) error {
 const (
 	reasonPermissionDenied  = "PERMISSION_DENIED"
 	reasonResourceExhausted = "RESOURCE_EXHAUSTED"
+	reasonShuttingDown      = "SHUTTING_DOWN"
 )
 
 // reasonString is the ErrorInfo reason: the enum value name without prefix.
@@ -93,6 +94,12 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 	if err == nil {
 		return nil
 	}
+	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errShuttingDown) {
+		// Whatever the cancellation looked like below (a cut provider
+		// call, a canceled context), the call ended because the server
+		// is going away.
+		err = errShuttingDown
+	}
 	var details []protoadapt.MessageV1
 	info := &errdetails.ErrorInfo{Domain: ErrorDomain, Metadata: map[string]string{}}
 	if meta != nil {
@@ -115,6 +122,9 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		le   *limitError
 	)
 	switch {
+	case errors.Is(err, errShuttingDown):
+		code, msg = codes.Unavailable, errShuttingDown.Error()
+		info.Reason = reasonShuttingDown
 	case errors.As(err, &le):
 		code, msg = le.code, le.msg
 		info.Reason = reasonResourceExhausted

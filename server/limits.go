@@ -89,6 +89,8 @@ func (s *Server) limitInterceptors() (grpc.UnaryServerInterceptor, grpc.StreamSe
 			return nil, s.limitStatus(ctx, err)
 		}
 		defer leave()
+		ctx, release := s.endable(ctx)
+		defer release()
 		resp, err := handler(ctx, req)
 		if err != nil {
 			return resp, err
@@ -109,7 +111,9 @@ func (s *Server) limitInterceptors() (grpc.UnaryServerInterceptor, grpc.StreamSe
 			return s.limitStatus(ss.Context(), err)
 		}
 		defer leave()
-		return handler(srv, &fittedStream{ServerStream: ss, s: s})
+		ctx, release := s.endable(ss.Context())
+		defer release()
+		return handler(srv, &fittedStream{ServerStream: ss, s: s, ctx: ctx})
 	}
 	return unary, stream
 }
@@ -118,11 +122,15 @@ func (s *Server) limitStatus(ctx context.Context, err error) error {
 	return toStatus(ctx, err, nil, s.gateway.state.Load().redact, s.log)
 }
 
-// fittedStream applies fitResponse to every message sent.
+// fittedStream applies fitResponse to every message sent, and carries the
+// endable context.
 type fittedStream struct {
 	grpc.ServerStream
-	s *Server
+	s   *Server
+	ctx context.Context
 }
+
+func (f *fittedStream) Context() context.Context { return f.ctx }
 
 func (f *fittedStream) SendMsg(m any) error {
 	if pm, ok := m.(proto.Message); ok {

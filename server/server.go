@@ -41,6 +41,26 @@ type Server struct {
 	// exposed: a TCP listener is on a non-loopback address.
 	exposed   bool
 	admission *admission
+	// drain is cancelled with errShuttingDown when the grace period is
+	// over: every call still running ends with a status saying so.
+	drain    context.Context
+	endCalls context.CancelCauseFunc
+}
+
+// errShuttingDown ends the calls still running when the grace period is
+// over (server/errors.go maps it).
+var errShuttingDown = errors.New("the server is shutting down and the grace period is over; retry the call (on another replica)")
+
+// endCallsWait is how long calls ended at the end of the grace period get
+// to send their status before the connections close.
+const endCallsWait = 2 * time.Second
+
+// endable returns ctx cancelled with errShuttingDown when the grace period
+// ends; release frees the link.
+func (s *Server) endable(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(s.drain, func() { cancel(errShuttingDown) })
+	return ctx, func() { stop(); cancel(nil) }
 }
 
 // New builds the server from a validated configuration.
@@ -53,6 +73,7 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 	}
 	g.state.Store(st)
 	s := &Server{cfg: cfg, log: log, gateway: g, health: health.NewServer(), admission: &admission{limits: limits}}
+	s.drain, s.endCalls = context.WithCancelCause(context.Background())
 	authUnary, authStream := s.authInterceptors()
 	limitUnary, limitStream := s.limitInterceptors()
 	s.grpc = grpc.NewServer(
@@ -228,9 +249,17 @@ func (s *Server) Serve(ctx context.Context, lis []net.Listener) error {
 	case <-done:
 		s.log.Info("stopped")
 	case <-time.After(grace):
-		s.log.Warn("grace period over, cancelling remaining calls")
-		s.grpc.Stop()
-		<-done
+		s.log.Warn("grace period over, ending the remaining calls with Unavailable (shutting down)",
+			slog.Int64("calls", s.admission.calls.Load()), slog.Int64("streams", s.admission.streams.Load()))
+		s.endCalls(errShuttingDown)
+		select {
+		case <-done:
+		case <-time.After(endCallsWait):
+			s.log.Warn("calls still running after they were ended; closing the connections")
+			s.grpc.Stop()
+			<-done
+		}
+		s.log.Info("stopped")
 	}
 	return nil
 }
