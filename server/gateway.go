@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -41,6 +42,15 @@ type state struct {
 	redact  *pipeline.Redactor
 	// auth holds the callers (not enabled: no authentication).
 	auth *auth.Store
+	// clients are the providers' HTTP clients (their connection pools).
+	clients []*http.Client
+}
+
+// closeIdle closes the idle upstream connections of the state's clients.
+func (st *state) closeIdle() {
+	for _, c := range st.clients {
+		c.CloseIdleConnections()
+	}
 }
 
 // generation is the common input of Chat, StreamChat, Tools, StreamTools.

@@ -22,15 +22,16 @@ import (
 // buildProviders constructs every configured provider with its own pooled
 // HTTP client and call pipeline. It returns the secrets it read so that
 // they can be redacted everywhere.
-func buildProviders(cfg *config.Config) (map[string]*catalog.Provider, []string, error) {
+func buildProviders(cfg *config.Config) (map[string]*catalog.Provider, []string, []*http.Client, error) {
 	out := map[string]*catalog.Provider{}
 	var secrets []string
+	var clients []*http.Client
 	for _, pc := range cfg.Providers {
 		key := ""
 		if pc.Type != "builtin" && (pc.APIKey != "" || pc.APIKeyEnv != "" || pc.APIKeyFile != "") {
 			k, err := pc.APIKeyValue()
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			key = k
 			secrets = append(secrets, k)
@@ -38,9 +39,10 @@ func buildProviders(cfg *config.Config) (map[string]*catalog.Provider, []string,
 		t := cfg.Defaults.Merge(pc.Transport)
 		redact := pipeline.NewRedactor(key)
 		client := pipeline.NewHTTPClient(transportConfig(t), redact)
+		clients = append(clients, client)
 		impl, err := newProvider(pc, key, client)
 		if err != nil {
-			return nil, nil, fmt.Errorf("provider %s: %w", pc.Name, err)
+			return nil, nil, nil, fmt.Errorf("provider %s: %w", pc.Name, err)
 		}
 		out[pc.Name] = &catalog.Provider{
 			Name: pc.Name, Type: pc.Type, Impl: impl,
@@ -48,7 +50,7 @@ func buildProviders(cfg *config.Config) (map[string]*catalog.Provider, []string,
 			PreserveRaw: t.PreserveRawData != nil && *t.PreserveRawData,
 		}
 	}
-	return out, secrets, nil
+	return out, secrets, clients, nil
 }
 
 func newProvider(pc config.Provider, key string, client *http.Client) (provider.Provider, error) {

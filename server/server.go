@@ -117,7 +117,7 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 // buildState builds what calls use from a configuration; prev is the state
 // it replaces (nil at start), whose callers' rate limits carry over.
 func buildState(cfg *config.Config, prev *state) (*state, error) {
-	providers, secrets, err := buildProviders(cfg)
+	providers, secrets, clients, err := buildProviders(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func buildState(cfg *config.Config, prev *state) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &state{catalog: cat, redact: pipeline.NewRedactor(secrets...), auth: callers}, nil
+	return &state{catalog: cat, redact: pipeline.NewRedactor(secrets...), auth: callers, clients: clients}, nil
 }
 
 // register adds the gateway, health and reflection services.
@@ -221,6 +221,8 @@ func closeAll(lis []net.Listener) {
 // NOT_SERVING, in-flight calls and streams get the grace period to finish,
 // then the server stops.
 func (s *Server) Serve(ctx context.Context, lis []net.Listener) error {
+	// Stopped: the pooled upstream connections go too.
+	defer func() { s.gateway.state.Load().closeIdle() }()
 	errc := make(chan error, len(lis))
 	for _, l := range lis {
 		s.log.Info("listening", slog.String("addr", l.Addr().String()), slog.String("network", l.Addr().Network()))
@@ -303,7 +305,8 @@ func (s *Server) Reload(cfg *config.Config) error {
 	if err != nil {
 		return fmt.Errorf("reload rejected, keeping the current configuration: %w", err)
 	}
-	s.gateway.state.Store(st)
+	old := s.gateway.state.Swap(st)
+	old.closeIdle() // calls still running on it keep their connections
 	s.log.Info("configuration reloaded", slog.Int("models", len(st.catalog.Names())))
 	return nil
 }

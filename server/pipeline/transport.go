@@ -77,11 +77,21 @@ func (s *splitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return s.std.RoundTrip(req)
 }
 
+// CloseIdleConnections closes the idle connections of both transports.
+func (s *splitTransport) CloseIdleConnections() {
+	s.h1.CloseIdleConnections()
+	s.std.CloseIdleConnections()
+}
+
 type roundTripper struct {
-	base   http.RoundTripper
+	base   *splitTransport
 	idle   time.Duration
 	redact *Redactor
 }
+
+// CloseIdleConnections makes http.Client.CloseIdleConnections reach the
+// pools.
+func (rt *roundTripper) CloseIdleConnections() { rt.base.CloseIdleConnections() }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	capture := provider.CaptureFrom(req.Context())
