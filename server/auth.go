@@ -28,14 +28,15 @@ func (s *Server) authenticate(ctx context.Context) (context.Context, error) {
 		return ctx, nil // probes carry no token
 	}
 	c, err := st.auth.Authenticate(ctx)
+	var warning string
 	if err == nil {
 		interceptor.InfoFrom(ctx).SetCaller(c.Name)
-		err = c.AdmitRequest(s.gateway.now())
+		warning, err = c.Admit(ctx, s.gateway.now())
 	}
 	if err != nil {
 		return nil, toStatus(ctx, err, nil, st.redact, s.log)
 	}
-	return auth.WithCaller(ctx, c), nil
+	return auth.WithCaller(ctx, c, warning), nil
 }
 
 func (s *Server) authInterceptors() (grpc.UnaryServerInterceptor, grpc.StreamServerInterceptor) {

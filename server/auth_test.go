@@ -278,3 +278,30 @@ func TestUnixSocketMode(t *testing.T) {
 		}
 	}
 }
+
+func TestSharedLimiterDownPolicy(t *testing.T) {
+	dead := filepath.Join(t.TempDir(), "no-redis.sock")
+	for _, policy := range []string{"open", "closed"} {
+		y := string(config.DefaultYAML()) + `
+auth:
+  redis: {address: ` + dead + `, on_error: ` + policy + `, timeout: 50ms}
+  tokens:
+    - {name: echo, sha256: ` + sha(echoToken) + `, requests_per_minute: 100}
+`
+		c, logs := startWith(t, y, "")
+		resp, err := c.Chat(bearer(echoToken), &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("hi")}})
+		if policy == "open" {
+			if err != nil || len(resp.GetMeta().GetWarnings()) != 1 || !strings.Contains(resp.GetMeta().GetWarnings()[0], "not enforced") {
+				t.Errorf("fail open: %v %v", resp.GetMeta(), err)
+			}
+			if !strings.Contains(logs.String(), "rate-limit store unreachable") {
+				t.Errorf("fail open, no log line: %s", logs.String())
+			}
+			continue
+		}
+		st, info, _ := statusDetails(t, err)
+		if st.Code() != codes.Unavailable || info.GetReason() != "RATE_LIMITER_UNAVAILABLE" {
+			t.Errorf("fail closed: %v %v", st, info)
+		}
+	}
+}

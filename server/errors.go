@@ -50,6 +50,9 @@ const (
 	reasonPermissionDenied  = "PERMISSION_DENIED"
 	reasonResourceExhausted = "RESOURCE_EXHAUSTED"
 	reasonShuttingDown      = "SHUTTING_DOWN"
+	// Not in the contract yet: the shared rate-limit store is down and
+	// auth.redis.on_error is closed (Unavailable).
+	reasonLimiterUnavailable = "RATE_LIMITER_UNAVAILABLE"
 )
 
 // reasonString is the ErrorInfo reason: the enum value name without prefix.
@@ -148,6 +151,8 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			if ae.RetryAfter > 0 {
 				details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(ae.RetryAfter)})
 			}
+		case auth.LimiterUnavailable:
+			code, info.Reason = codes.Unavailable, reasonLimiterUnavailable
 		default:
 			code, info.Reason = codes.Unauthenticated, reasonString(llmrelayv1.ErrorReason_ERROR_REASON_UNAUTHENTICATED)
 		}

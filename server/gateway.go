@@ -83,8 +83,10 @@ type prepared struct {
 	// info is the RPC's log record: it names the deployment actually used.
 	info *interceptor.Info
 	// caller is the authenticated caller (nil without auth); the call's
-	// tokens count against its budget.
-	caller *auth.Caller
+	// tokens count against its budget. admitWarning says when its limits
+	// could not be checked (meta.warnings).
+	caller       *auth.Caller
+	admitWarning string
 }
 
 // use points the call at deployment d.
@@ -154,9 +156,6 @@ func (g *gateway) resolve(ctx context.Context, st *state, name string, proto llm
 	if c := auth.CallerFrom(ctx); c != nil {
 		// Before the lookup: a caller learns nothing of models it may not use.
 		if err := c.CheckModel(name); err != nil {
-			return nil, nil, err
-		}
-		if err := c.AdmitTokens(g.now()); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -285,6 +284,7 @@ func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, 
 			RequestId: requestIDOf(ctx), Provider: m.Provider.Name, Protocol: protocol,
 			RequestedModel: m.Name, Format: capab.Format.Name, Caller: callerName(ctx),
 		},
+		admitWarning: auth.WarningFrom(ctx),
 	}
 }
 
@@ -367,6 +367,9 @@ func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.Resp
 		r.Message = clean(p.st.redact, r.Message)
 	}
 	p.caller.Spend(int64(meta.GetUsage().GetTotalTokens()), g.now())
+	if p.admitWarning != "" {
+		meta.Warnings = append(meta.Warnings, p.admitWarning)
+	}
 	meta.RequestDuration = durationpb.New(rec.RequestDuration)
 	meta.TotalDuration = durationpb.New(g.now().Sub(p.start))
 	if meta.ResolvedModel == "" {

@@ -67,7 +67,7 @@ func (s *Server) endable(ctx context.Context) (context.Context, func()) {
 func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 	limits := cfg.Limits.WithDefaults()
 	g := &gateway{log: log, now: time.Now, limits: limits, pool: provider.NewPool(limits.MaxBufferedBytes)}
-	st, err := buildState(cfg, nil)
+	st, err := buildState(cfg, nil, log)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 
 // buildState builds what calls use from a configuration; prev is the state
 // it replaces (nil at start), whose callers' rate limits carry over.
-func buildState(cfg *config.Config, prev *state) (*state, error) {
+func buildState(cfg *config.Config, prev *state, log *slog.Logger) (*state, error) {
 	providers, secrets, clients, err := buildProviders(cfg)
 	if err != nil {
 		return nil, err
@@ -129,7 +129,7 @@ func buildState(cfg *config.Config, prev *state) (*state, error) {
 	if prev != nil {
 		prevAuth = prev.auth
 	}
-	callers, err := auth.New(cfg.Auth, prevAuth)
+	callers, err := auth.New(cfg.Auth, prevAuth, log)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,13 @@ func closeAll(lis []net.Listener) {
 // then the server stops.
 func (s *Server) Serve(ctx context.Context, lis []net.Listener) error {
 	// Stopped: the pooled upstream connections go too.
-	defer func() { s.gateway.state.Load().closeIdle() }()
+	defer func() {
+		st := s.gateway.state.Load()
+		st.closeIdle()
+		if err := st.auth.Close(nil); err != nil {
+			s.log.Warn("closing the rate-limit store", slog.String("error", err.Error()))
+		}
+	}()
 	errc := make(chan error, len(lis))
 	for _, l := range lis {
 		s.log.Info("listening", slog.String("addr", l.Addr().String()), slog.String("network", l.Addr().Network()))
@@ -301,12 +307,15 @@ func (s *Server) Reload(cfg *config.Config) error {
 	if s.exposed && !cfg.Auth.Enabled() && !s.cfg.Server.AllowUnauthenticated && !s.cfg.Server.TLS.MutualTLS() {
 		return fmt.Errorf("reload rejected, keeping the current configuration: it has no auth.tokens, and the server listens on a non-loopback address without server.allow_unauthenticated")
 	}
-	st, err := buildState(cfg, s.gateway.state.Load())
+	st, err := buildState(cfg, s.gateway.state.Load(), s.log)
 	if err != nil {
 		return fmt.Errorf("reload rejected, keeping the current configuration: %w", err)
 	}
 	old := s.gateway.state.Swap(st)
 	old.closeIdle() // calls still running on it keep their connections
+	if err := old.auth.Close(st.auth); err != nil {
+		s.log.Warn("closing the previous rate-limit store", slog.String("error", err.Error()))
+	}
 	s.log.Info("configuration reloaded", slog.Int("models", len(st.catalog.Names())))
 	return nil
 }

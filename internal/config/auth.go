@@ -14,6 +14,27 @@ import (
 // token.
 type Auth struct {
 	Tokens []Token `yaml:"tokens"`
+	// Redis, when set, holds the callers' rate-limit counters, so that the
+	// limits hold across every replica that names the same Redis;
+	// without it they hold per process.
+	Redis *Redis `yaml:"redis"`
+}
+
+// Redis is where the rate-limit counters live.
+type Redis struct {
+	// Address is host:port (or a unix socket path).
+	Address string `yaml:"address"`
+	// PasswordEnv names the environment variable holding the password.
+	PasswordEnv string `yaml:"password_env"`
+	DB          int    `yaml:"db"`
+	// KeyPrefix starts every key (default "llmrelay:").
+	KeyPrefix string `yaml:"key_prefix"`
+	// Timeout bounds one round trip (default 200ms).
+	Timeout Duration `yaml:"timeout"`
+	// OnError is what a call gets when Redis cannot be reached: "open"
+	// (default: served without the limit, with a warning in the log and
+	// in meta.warnings) or "closed" (refused with Unavailable).
+	OnError string `yaml:"on_error"`
 }
 
 // Enabled reports whether callers must authenticate.
@@ -79,6 +100,19 @@ func (t Token) Hash() ([32]byte, error) {
 func (a Auth) validate() []error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if r := a.Redis; r != nil {
+		if r.Address == "" {
+			add("auth.redis.address: required (host:port)")
+		}
+		switch r.OnError {
+		case "", "open", "closed":
+		default:
+			add("auth.redis.on_error: %q is not open or closed", r.OnError)
+		}
+		if r.DB < 0 {
+			add("auth.redis.db: must be >= 0")
+		}
+	}
 	names := map[string]bool{}
 	for i, t := range a.Tokens {
 		where := fmt.Sprintf("auth.tokens[%d]", i)

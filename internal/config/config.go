@@ -233,6 +233,9 @@ func (c *Config) expandEnv() {
 	c.Server.UnixSocket = expand(c.Server.UnixSocket)
 	c.Server.TLS.CertFile, c.Server.TLS.KeyFile = expand(c.Server.TLS.CertFile), expand(c.Server.TLS.KeyFile)
 	c.Server.TLS.ClientCAFile = expand(c.Server.TLS.ClientCAFile)
+	if r := c.Auth.Redis; r != nil {
+		r.Address = expand(r.Address)
+	}
 	for i := range c.Auth.Tokens {
 		t := &c.Auth.Tokens[i]
 		t.SHA256, t.TokenFile = expand(t.SHA256), expand(t.TokenFile)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,9 @@ const (
 	PermissionDenied
 	// RateLimited: the caller's request or token rate is used up.
 	RateLimited
+	// LimiterUnavailable: the shared rate-limit store (Redis) cannot be
+	// reached and the configuration says to refuse calls then.
+	LimiterUnavailable
 )
 
 // Error is a refused call. Messages name the caller and the limit, never
@@ -55,6 +59,23 @@ type Caller struct {
 	// (0: no bound).
 	inflight    *atomic.Int64
 	maxInflight int64
+	// reqLimit and tokLimit are the per-minute limits (0: none); shared,
+	// when set, counts them in Redis instead of the local buckets.
+	reqLimit, tokLimit int64
+	shared             *redisLimiter
+}
+
+// Admit checks the caller's request rate (taking one request) and token
+// budget. warning is set when the limits could not be checked and the
+// call goes through anyway (the shared store is down, on_error: open).
+func (c *Caller) Admit(ctx context.Context, now time.Time) (warning string, err error) {
+	if c.shared != nil {
+		return c.shared.admit(ctx, c, now)
+	}
+	if err := c.AdmitRequest(now); err != nil {
+		return "", err
+	}
+	return "", c.AdmitTokens(now)
 }
 
 // Enter counts one more RPC of the caller in flight, or refuses it at the
@@ -121,10 +142,16 @@ func (c *Caller) AdmitTokens(now time.Time) error {
 
 // Spend counts n tokens a finished call used against the caller's budget.
 func (c *Caller) Spend(n int64, now time.Time) {
-	if c == nil || c.tokens == nil || n <= 0 {
+	if c == nil || n <= 0 {
 		return
 	}
-	c.tokens.spend(float64(n), now)
+	if c.shared != nil {
+		c.shared.spend(c, n, now)
+		return
+	}
+	if c.tokens != nil {
+		c.tokens.spend(float64(n), now)
+	}
 }
 
 func (c *Caller) limited(limit string, wait time.Duration) error {
@@ -136,14 +163,36 @@ func (c *Caller) limited(limit string, wait time.Duration) error {
 type Store struct {
 	byHash  map[[sha256.Size]byte]*Caller
 	callers []*Caller
+	shared  *redisLimiter
+}
+
+// Close releases the shared store's connections (after waiting for the
+// token counts still on their way), unless next, the store replacing s,
+// goes on using them.
+func (s *Store) Close(next *Store) error {
+	if s == nil || s.shared == nil || (next != nil && next.shared == s.shared) {
+		return nil
+	}
+	return s.shared.close()
 }
 
 // New builds the callers of a configuration. prev, the store of the
 // configuration being replaced (nil at start), lends its rate-limit state
 // to callers of the same name and limits, so a reload does not refill
 // them.
-func New(cfg config.Auth, prev *Store) (*Store, error) {
+func New(cfg config.Auth, prev *Store, log *slog.Logger) (*Store, error) {
 	s := &Store{byHash: map[[sha256.Size]byte]*Caller{}}
+	if cfg.Redis != nil && cfg.Enabled() {
+		if prev != nil && prev.shared != nil && prev.shared.cfg == *cfg.Redis {
+			s.shared = prev.shared // the same store: keep the connections
+		} else {
+			r, err := newRedisLimiter(*cfg.Redis, log)
+			if err != nil {
+				return nil, err
+			}
+			s.shared = r
+		}
+	}
 	old := map[string]*Caller{}
 	if prev != nil {
 		for _, c := range prev.callers {
@@ -160,7 +209,8 @@ func New(cfg config.Auth, prev *Store) (*Store, error) {
 		}
 		c := &Caller{Name: t.Name, models: t.Models,
 			requests: newBucket(t.RequestsPerMinute), tokens: newBucket(t.TokensPerMinute),
-			inflight: &atomic.Int64{}, maxInflight: int64(t.MaxConcurrentCalls)}
+			inflight: &atomic.Int64{}, maxInflight: int64(t.MaxConcurrentCalls),
+			reqLimit: int64(t.RequestsPerMinute), tokLimit: int64(t.TokensPerMinute), shared: s.shared}
 		if o := old[t.Name]; o != nil {
 			c.requests = o.requests.keepIfSame(c.requests)
 			c.tokens = o.tokens.keepIfSame(c.tokens)
@@ -192,13 +242,25 @@ func (s *Store) Authenticate(ctx context.Context) (*Caller, error) {
 
 type callerKey struct{}
 
-// WithCaller returns ctx carrying c.
-func WithCaller(ctx context.Context, c *Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
+type admitted struct {
+	c       *Caller
+	warning string
+}
+
+// WithCaller returns ctx carrying c and the warning of its admission.
+func WithCaller(ctx context.Context, c *Caller, warning string) context.Context {
+	return context.WithValue(ctx, callerKey{}, admitted{c, warning})
 }
 
 // CallerFrom returns the authenticated caller, or nil (no auth configured).
 func CallerFrom(ctx context.Context) *Caller {
-	c, _ := ctx.Value(callerKey{}).(*Caller)
-	return c
+	a, _ := ctx.Value(callerKey{}).(admitted)
+	return a.c
+}
+
+// WarningFrom is the caller's admission warning ("" when the limits were
+// checked).
+func WarningFrom(ctx context.Context) string {
+	a, _ := ctx.Value(callerKey{}).(admitted)
+	return a.warning
 }

@@ -43,7 +43,7 @@ func TestAuthenticateEverySource(t *testing.T) {
 		{Name: "hashed", SHA256: hashOf("hashed-token-0123456789")},
 		{Name: "file", TokenFile: file},
 		{Name: "env", TokenEnv: "LLMRELAY_TEST_TOKEN"},
-	}}, nil)
+	}}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,12 +73,12 @@ func TestNewRejectsBadTokens(t *testing.T) {
 		"short":     {Name: "a", TokenEnv: "LLMRELAY_SHORT"},
 		"no file":   {Name: "a", TokenFile: filepath.Join(t.TempDir(), "missing")},
 	} {
-		if _, err := New(config.Auth{Tokens: []config.Token{tok}}, nil); err == nil {
+		if _, err := New(config.Auth{Tokens: []config.Token{tok}}, nil, nil); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
 	same := hashOf("same-token-0123456789")
-	if _, err := New(config.Auth{Tokens: []config.Token{{Name: "a", SHA256: same}, {Name: "b", SHA256: same}}}, nil); err == nil {
+	if _, err := New(config.Auth{Tokens: []config.Token{{Name: "a", SHA256: same}, {Name: "b", SHA256: same}}}, nil, nil); err == nil {
 		t.Error("two callers with one token accepted")
 	}
 }
@@ -99,7 +99,7 @@ func TestAllows(t *testing.T) {
 }
 
 func TestRequestRate(t *testing.T) {
-	s, err := New(config.Auth{Tokens: []config.Token{{Name: "a", SHA256: hashOf("x"), RequestsPerMinute: 2}}}, nil)
+	s, err := New(config.Auth{Tokens: []config.Token{{Name: "a", SHA256: hashOf("x"), RequestsPerMinute: 2}}}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,18 +119,18 @@ func TestRequestRate(t *testing.T) {
 		t.Errorf("after the refill: %v", err)
 	}
 	// A reload with the same limit keeps the state; another limit starts afresh.
-	s2, _ := New(config.Auth{Tokens: []config.Token{{Name: "a", SHA256: hashOf("x"), RequestsPerMinute: 2}}}, s)
+	s2, _ := New(config.Auth{Tokens: []config.Token{{Name: "a", SHA256: hashOf("x"), RequestsPerMinute: 2}}}, s, nil)
 	if err := s2.callers[0].AdmitRequest(now.Add(30 * time.Second)); err == nil {
 		t.Error("reload refilled the bucket")
 	}
-	s3, _ := New(config.Auth{Tokens: []config.Token{{Name: "a", SHA256: hashOf("x"), RequestsPerMinute: 5}}}, s)
+	s3, _ := New(config.Auth{Tokens: []config.Token{{Name: "a", SHA256: hashOf("x"), RequestsPerMinute: 5}}}, s, nil)
 	if err := s3.callers[0].AdmitRequest(now.Add(30 * time.Second)); err != nil {
 		t.Errorf("new limit: %v", err)
 	}
 }
 
 func TestTokenBudget(t *testing.T) {
-	s, err := New(config.Auth{Tokens: []config.Token{{Name: "a", SHA256: hashOf("x"), TokensPerMinute: 600}}}, nil)
+	s, err := New(config.Auth{Tokens: []config.Token{{Name: "a", SHA256: hashOf("x"), TokensPerMinute: 600}}}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestTokenBudget(t *testing.T) {
 }
 
 func TestConcurrentCalls(t *testing.T) {
-	s, err := New(config.Auth{Tokens: []config.Token{{Name: "a", SHA256: hashOf("x"), MaxConcurrentCalls: 2}}}, nil)
+	s, err := New(config.Auth{Tokens: []config.Token{{Name: "a", SHA256: hashOf("x"), MaxConcurrentCalls: 2}}}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestConcurrentCalls(t *testing.T) {
 		t.Fatalf("third call: %v", err)
 	}
 	// The count is shared with the caller of a reloaded configuration.
-	s2, _ := New(config.Auth{Tokens: []config.Token{{Name: "a", SHA256: hashOf("x"), MaxConcurrentCalls: 2}}}, s)
+	s2, _ := New(config.Auth{Tokens: []config.Token{{Name: "a", SHA256: hashOf("x"), MaxConcurrentCalls: 2}}}, s, nil)
 	if s2.callers[0].Enter() == nil {
 		t.Error("reload reset the calls in flight")
 	}
