@@ -152,6 +152,11 @@ func TestAuthCallers(t *testing.T) {
 	if status.Code(err) != codes.ResourceExhausted {
 		t.Errorf("after a stream over the budget: %v", err)
 	}
+	for _, tok := range []string{echoToken, adminToken, streamToken, "not-a-configured-token"} {
+		if strings.Contains(logs.String(), tok) {
+			t.Errorf("a caller token reached the log: %s", tok)
+		}
+	}
 }
 
 func TestAuthHealthNeedsNoToken(t *testing.T) {

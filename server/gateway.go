@@ -110,6 +110,9 @@ func (p *prepared) use(d *catalog.Deployment) {
 		p.call.Embed = &c
 	}
 	p.call.PreserveRaw = d.Provider.PreserveRaw
+	if p.model.PreserveRaw != nil {
+		p.call.PreserveRaw = *p.model.PreserveRaw
+	}
 	if p.rawExplicit != nil {
 		p.call.PreserveRaw = *p.rawExplicit
 	}

@@ -91,3 +91,29 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestRawCaptureOnRequest: off by default; on for a model that asks for
+// it; a call's preserve_raw wins over both.
+func TestRawCaptureOnRequest(t *testing.T) {
+	t.Parallel()
+	y := strings.Replace(string(config.DefaultYAML()), "    upstream_model: echo\n", "    upstream_model: echo\n    preserve_raw_data: true\n", 1)
+	c, _ := startWith(t, y, "")
+	ctx := context.Background()
+	chat := func(call *llmrelayv1.CallOptions) *llmrelayv1.ResponseMeta {
+		resp, err := c.Chat(ctx, &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("x")}, Call: call})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.GetMeta()
+	}
+	if chat(nil).GetRaw() == nil {
+		t.Error("the model's preserve_raw_data: true gave no raw capture")
+	}
+	if chat(&llmrelayv1.CallOptions{PreserveRaw: proto.Bool(false)}).GetRaw() != nil {
+		t.Error("call.preserve_raw false did not win over the model")
+	}
+	emb, err := c.Embed(ctx, &llmrelayv1.EmbedRequest{Model: "builtin/embed", Inputs: []string{"x"}})
+	if err != nil || emb.GetMeta().GetRaw() != nil {
+		t.Errorf("another model captured raw data by default: %v %v", emb.GetMeta().GetRaw(), err)
+	}
+}

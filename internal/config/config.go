@@ -134,6 +134,9 @@ type Model struct {
 	// Capabilities: one entry per protocol (chat, vision, tools,
 	// embeddings); the model supports exactly these.
 	Capabilities map[string]Capability `yaml:"capabilities"`
+	// PreserveRawData overrides the providers' raw capture default for
+	// this model (call.preserve_raw overrides both).
+	PreserveRawData *bool `yaml:"preserve_raw_data"`
 }
 
 // Deployment is one provider serving a routed model.

@@ -40,6 +40,9 @@ type Model struct {
 	Deployments []*Deployment
 	// Weighted picks the first deployment at random by weight.
 	Weighted bool
+	// PreserveRaw, when set, is the model's raw capture default, over
+	// its providers' (a call's call.preserve_raw still wins).
+	PreserveRaw *bool
 }
 
 // Deployment is one provider serving a model.
@@ -130,7 +133,7 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 		if len(deps) == 0 {
 			deps = []config.Deployment{{Provider: mc.Provider, UpstreamModel: mc.UpstreamModel, Weight: 1}}
 		}
-		m := &Model{Name: mc.Name, Capabilities: map[llmrelayv1.Protocol]*Capability{}, Weighted: mc.Routing == "weighted"}
+		m := &Model{Name: mc.Name, Capabilities: map[llmrelayv1.Protocol]*Capability{}, Weighted: mc.Routing == "weighted", PreserveRaw: mc.PreserveRawData}
 		for j, dc := range deps {
 			p, ok := providers[dc.Provider]
 			if !ok {
