@@ -13,9 +13,10 @@ type Limits struct {
 	// capture first, then fails.
 	MaxSendMessageBytes int `yaml:"max_send_message_bytes"`
 	// MaxConcurrentCalls bounds the RPCs in flight, streams included
-	// (default 1024).
+	// (default 4096).
 	MaxConcurrentCalls int `yaml:"max_concurrent_calls"`
-	// MaxConcurrentStreams bounds the open streaming RPCs (default 512).
+	// MaxConcurrentStreams bounds the open streaming RPCs (default 4096;
+	// an idle stream holds about 40 KB and one upstream connection).
 	MaxConcurrentStreams int `yaml:"max_concurrent_streams"`
 	// MaxConnections bounds the accepted client connections per listener
 	// (default 1024).
@@ -34,8 +35,8 @@ type Limits struct {
 // The defaults of Limits.
 const (
 	DefaultMaxMessageBytes      = 4 << 20
-	DefaultMaxConcurrentCalls   = 1024
-	DefaultMaxConcurrentStreams = 512
+	DefaultMaxConcurrentCalls   = 4096
+	DefaultMaxConcurrentStreams = 4096
 	DefaultMaxConnections       = 1024
 	DefaultMaxResponseBytes     = 64 << 20
 	DefaultMaxBufferedBytes     = 256 << 20
