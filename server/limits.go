@@ -159,20 +159,29 @@ func metaOf(m proto.Message) *llmrelayv1.ResponseMeta {
 // ResourceExhausted naming the limit.
 func (s *Server) fitResponse(m proto.Message) error {
 	max := s.admission.limits.MaxSendMessageBytes
-	size := proto.Size(m)
+	size := sizeOf(m)
 	if size <= max {
 		return nil
 	}
 	if meta := metaOf(m); meta != nil && meta.Raw != nil {
 		meta.Raw = nil
 		meta.Warnings = append(meta.Warnings, fmt.Sprintf("raw capture dropped: the response (%d bytes) would exceed limits.max_send_message_bytes (%d)", size, max))
-		if size = proto.Size(m); size <= max {
+		if size = sizeOf(m); size <= max {
 			s.log.Warn("raw capture dropped to fit limits.max_send_message_bytes", slog.String("request_id", meta.GetRequestId()), slog.Int("max", max))
 			return nil
 		}
 	}
 	return &limitError{code: codes.ResourceExhausted, limit: "limits.max_send_message_bytes",
 		msg: fmt.Sprintf("the response (%d bytes) exceeds limits.max_send_message_bytes (%d)", size, max)}
+}
+
+// sizeOf is the encoded size of m: the generated vtprotobuf size (no
+// reflection: it runs for every stream event) where there is one.
+func sizeOf(m proto.Message) int {
+	if v, ok := m.(interface{ SizeVT() int }); ok {
+		return v.SizeVT()
+	}
+	return proto.Size(m)
 }
 
 // checkLabels bounds call.labels before they reach a log line.
