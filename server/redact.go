@@ -19,8 +19,16 @@ func redactProto(r *pipeline.Redactor, m proto.Message) {
 	redactMessage(r, m.ProtoReflect())
 }
 
+// redactMessage walks the fields by descriptor rather than with Range: no
+// closure to allocate per message (it runs on every call's meta).
 func redactMessage(r *pipeline.Redactor, m protoreflect.Message) {
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+	fields := m.Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if !m.Has(fd) {
+			continue
+		}
+		v := m.Get(fd)
 		switch {
 		case fd.IsList():
 			l := v.List()
@@ -36,8 +44,7 @@ func redactMessage(r *pipeline.Redactor, m protoreflect.Message) {
 				m.Set(fd, nv)
 			}
 		}
-		return true
-	})
+	}
 }
 
 func redactMap(r *pipeline.Redactor, fd protoreflect.FieldDescriptor, mp protoreflect.Map) {
