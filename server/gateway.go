@@ -7,9 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"strings"
 	"sync"
-	"net/http"
 	"sync/atomic"
 	"time"
 

@@ -29,8 +29,8 @@ import (
 	"github.com/llmrelay/llmrelay/server/interceptor"
 	"github.com/llmrelay/llmrelay/server/mcp"
 	"github.com/llmrelay/llmrelay/server/pipeline"
-	"github.com/llmrelay/llmrelay/server/telemetry"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/telemetry"
 )
 
 // Server is a configured llmrelay server.
@@ -169,6 +169,7 @@ func buildState(cfg *config.Config, tel *telemetry.Telemetry, prev *state, log *
 	return &state{catalog: cat, redact: pipeline.NewRedactor(append(secrets, mcpSecrets...)...), auth: callers, clients: clients,
 		mcp: servers, allowMCPURLs: cfg.Agent.AllowRequestMCPURLs, callBound: cfg.Defaults.CallBound()}, nil
 }
+
 // buildMCP resolves the configured MCP servers' headers; their values are
 // secrets for the redactor.
 func buildMCP(cfg *config.Config) (map[string]configuredMCP, []string, error) {
