@@ -9,7 +9,10 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/llmrelay ./cmd/llm
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/llmrelay /llmrelay
 USER nonroot:nonroot
-ENV LLMRELAY_LISTEN=0.0.0.0:50051
+# Loopback by default: a sidecar's app shares the pod's network namespace.
+# To serve other hosts set LLMRELAY_LISTEN=0.0.0.0:50051 and configure
+# auth.tokens (or server.allow_unauthenticated: true on a trusted network);
+# a non-loopback address with neither refuses to start.
 # Keep the grown stacks of gRPC worker goroutines (see docs/decisions.md).
 ENV GODEBUG=gcshrinkstackoff=1
 EXPOSE 50051

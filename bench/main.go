@@ -210,6 +210,7 @@ const relayConfig = `server:
   listen: {{LISTEN}}
   log_level: {{LOG}}
   shutdown_grace: 2s
+limits: {max_concurrent_calls: 50000, max_concurrent_streams: 50000, max_connections: 4096}
 defaults:
   preserve_raw_data: false
 providers:

@@ -99,7 +99,9 @@ func TestE2ERetryThenSuccess(t *testing.T) {
 	t.Parallel()
 	up := providertest.Replay(t, rec(t, "error_503"), rec(t, "error_500"), rec(t, "plain"))
 	c, logs := startWith(t, geminiYAML, up.URL)
-	resp, err := c.Chat(context.Background(), chatReq())
+	req := chatReq()
+	req.Call = &llmrelayv1.CallOptions{PreserveRaw: proto.Bool(true)}
+	resp, err := c.Chat(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,13 +512,19 @@ providers:
 models:
   - {name: m, provider: oai, upstream_model: gpt-4o-mini, capabilities: {chat: {format: openai-chat}}}
 `, up.URL)
-	resp, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("hi")}})
+	resp, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("hi")},
+		Call: &llmrelayv1.CallOptions{PreserveRaw: proto.Bool(true)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := resp.GetMeta()
 	if m.GetProviderRequestId() != "req_\uFFFD1" || m.GetRaw().GetResponseHeaders()["x-odd"] != "caf\uFFFD" {
 		t.Errorf("request id %q, raw headers %q", m.GetProviderRequestId(), m.GetRaw().GetResponseHeaders())
+	}
+	// Without preserve_raw_data in the file, raw capture is off.
+	resp, err = c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("hi")}})
+	if err != nil || resp.GetMeta().GetRaw() != nil {
+		t.Errorf("raw capture by default: %v %v", resp.GetMeta().GetRaw(), err)
 	}
 	s, err := c.StreamChat(context.Background(), &llmrelayv1.StreamChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("hi")}})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
-	"github.com/llmrelay/llmrelay/server/interceptor"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -33,7 +32,9 @@ func (g *gateway) Embed(ctx context.Context, req *llmrelayv1.EmbedRequest) (*llm
 }
 
 func (g *gateway) prepareEmbed(ctx context.Context, st *state, req *llmrelayv1.EmbedRequest) (context.Context, *prepared, error) {
-	interceptor.InfoFrom(ctx).SetLabels(req.GetCall().GetLabels())
+	if err := g.labelsGate(ctx, req.GetCall()); err != nil {
+		return ctx, nil, err
+	}
 	if err := checkFields(req.ProtoReflect()); err != nil {
 		return ctx, nil, err
 	}
@@ -74,6 +75,6 @@ func (g *gateway) prepareEmbed(ctx context.Context, st *state, req *llmrelayv1.E
 	if req.GetCall() != nil {
 		p.rawExplicit = req.GetCall().PreserveRaw
 	}
-	ctx, p.cancel = withCallTimeout(ctx, req.GetCall(), st.callBound)
+	ctx, p.cancel = g.callContext(ctx, req.GetCall(), st.callBound)
 	return ctx, p, nil
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/auth"
 	"github.com/llmrelay/llmrelay/server/catalog"
 	"github.com/llmrelay/llmrelay/server/extract"
 	"github.com/llmrelay/llmrelay/server/pipeline"
@@ -40,6 +41,14 @@ func invalidField(field, format string, args ...any) error {
 	return &requestError{code: codes.InvalidArgument, reason: llmrelayv1.ErrorReason_ERROR_REASON_INVALID_REQUEST,
 		field: field, msg: field + ": " + fmt.Sprintf(format, args...)}
 }
+
+// Reasons of the gateway's own limits and refusals.
+var (
+	reasonPermissionDenied   = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_PERMISSION_DENIED)
+	reasonResourceExhausted  = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_RESOURCE_EXHAUSTED)
+	reasonShuttingDown       = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN)
+	reasonLimiterUnavailable = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_RATE_LIMITER_UNAVAILABLE)
+)
 
 // reasonString is the ErrorInfo reason: the enum value name without prefix.
 func reasonString(r llmrelayv1.ErrorReason) string {
@@ -92,6 +101,12 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 	if err == nil {
 		return nil
 	}
+	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errShuttingDown) {
+		// Whatever the cancellation looked like below (a cut provider
+		// call, a canceled context), the call ended because the server
+		// is going away.
+		err = errShuttingDown
+	}
 	var details []protoadapt.MessageV1
 	info := &errdetails.ErrorInfo{Domain: ErrorDomain, Metadata: map[string]string{}}
 	if meta != nil {
@@ -111,9 +126,46 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		se   *extract.SyntaxError
 		ie   *extract.InputError
 		out  *outputError
+		ae   *auth.Error
+		le   *limitError
 	)
 	var answer *llmrelayv1.Message
 	switch {
+	case errors.Is(err, errShuttingDown):
+		code, msg = codes.Unavailable, errShuttingDown.Error()
+		info.Reason = reasonShuttingDown
+	case errors.As(err, &le):
+		code, msg = le.code, le.msg
+		info.Reason = reasonResourceExhausted
+		if le.code == codes.InvalidArgument {
+			info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_INVALID_REQUEST)
+		}
+		info.Metadata["limit"] = le.limit
+		if le.field != "" {
+			details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: le.field, Description: le.msg}}})
+		}
+		meta = nil
+	case errors.As(err, &ae):
+		msg = ae.Msg
+		switch ae.Kind {
+		case auth.PermissionDenied:
+			code, info.Reason = codes.PermissionDenied, reasonPermissionDenied
+			info.Metadata["model"] = ae.Model
+		case auth.RateLimited:
+			code, info.Reason = codes.ResourceExhausted, reasonResourceExhausted
+			info.Metadata["limit"] = ae.Limit
+			if ae.RetryAfter > 0 {
+				details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(ae.RetryAfter)})
+			}
+		case auth.LimiterUnavailable:
+			code, info.Reason = codes.Unavailable, reasonLimiterUnavailable
+		default:
+			code, info.Reason = codes.Unauthenticated, reasonString(llmrelayv1.ErrorReason_ERROR_REASON_UNAUTHENTICATED)
+		}
+		if ae.Caller != "" {
+			info.Metadata["caller"] = ae.Caller
+		}
+		meta = nil // no provider was called
 	case errors.As(err, &re):
 		code, msg = re.code, re.msg
 		info.Reason = reasonString(re.reason)
@@ -169,6 +221,12 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		}
 		code = m.code
 		info.Reason = reasonString(m.reason)
+		var le *provider.LimitError
+		if errors.As(pe, &le) {
+			// A limit of the gateway stopped reading the answer.
+			code, info.Reason = codes.ResourceExhausted, reasonResourceExhausted
+			info.Metadata["limit"] = le.Limit
+		}
 		name := pe.Provider
 		if meta != nil && meta.GetProvider() != "" {
 			name = meta.GetProvider()
@@ -200,7 +258,7 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: clean(redact, pe.Param), Description: clean(redact, pe.Message)}}})
 		}
 		if meta != nil && meta.ProviderRequestId == "" {
-			meta.ProviderRequestId = pe.RequestID
+			meta.ProviderRequestId = clean(redact, pe.RequestID)
 		}
 	case errors.Is(err, context.Canceled):
 		code, msg = codes.Canceled, "call canceled"

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server/auth"
 	"github.com/llmrelay/llmrelay/server/catalog"
 	"github.com/llmrelay/llmrelay/server/interceptor"
 	"github.com/llmrelay/llmrelay/server/mcp"
@@ -31,6 +34,10 @@ type gateway struct {
 	state atomic.Pointer[state]
 	log   *slog.Logger
 	now   func() time.Time
+	// limits (read at start) and the memory budget of provider responses
+	// all calls share.
+	limits config.Limits
+	pool   *provider.Pool
 	// tel is tracing and metrics; nil when both are off.
 	tel *telemetry.Telemetry
 	// drain is closed when the server starts shutting down: agent runs
@@ -56,12 +63,23 @@ func (g *gateway) draining() bool {
 type state struct {
 	catalog *catalog.Catalog
 	redact  *pipeline.Redactor
+	// auth holds the callers (not enabled: no authentication).
+	auth *auth.Store
+	// clients are the providers' HTTP clients (their connection pools).
+	clients []*http.Client
 	// callBound is defaults.max_call_duration.
 	callBound time.Duration
 	// mcp are the configured MCP servers by name; allowMCPURLs the URL
 	// prefixes a request may name itself.
 	mcp          map[string]configuredMCP
 	allowMCPURLs []string
+}
+
+// closeIdle closes the idle upstream connections of the state's clients.
+func (st *state) closeIdle() {
+	for _, c := range st.clients {
+		c.CloseIdleConnections()
+	}
 }
 
 type configuredMCP struct {
@@ -110,6 +128,11 @@ type prepared struct {
 	output *outputCheck
 	// agentRound: see generation.agentRound.
 	agentRound bool
+	// caller is the authenticated caller (nil without auth); the call's
+	// tokens count against its budget. admitWarning says when its limits
+	// could not be checked (meta.warnings).
+	caller       *auth.Caller
+	admitWarning string
 }
 
 // use points the call at deployment d.
@@ -134,6 +157,9 @@ func (p *prepared) use(d *catalog.Deployment) {
 		p.call.Embed = &c
 	}
 	p.call.PreserveRaw = d.Provider.PreserveRaw
+	if p.model.PreserveRaw != nil {
+		p.call.PreserveRaw = *p.model.PreserveRaw
+	}
 	if p.rawExplicit != nil {
 		p.call.PreserveRaw = *p.rawExplicit
 	}
@@ -158,6 +184,13 @@ func (g *gateway) startTime(ctx context.Context) time.Time {
 	return g.now()
 }
 
+func callerName(ctx context.Context) string {
+	if c := auth.CallerFrom(ctx); c != nil {
+		return c.Name
+	}
+	return ""
+}
+
 func requestIDOf(ctx context.Context) string {
 	if info := interceptor.InfoFrom(ctx); info != nil {
 		return info.RequestID
@@ -169,6 +202,12 @@ func requestIDOf(ctx context.Context) string {
 func (g *gateway) resolve(ctx context.Context, st *state, name string, proto llmrelayv1.Protocol, capKey string) (*catalog.Model, *catalog.Capability, error) {
 	if name == "" {
 		return nil, nil, invalidField("model", "required (ListModels shows the models)")
+	}
+	if c := auth.CallerFrom(ctx); c != nil {
+		// Before the lookup: a caller learns nothing of models it may not use.
+		if err := c.CheckModel(name); err != nil {
+			return nil, nil, err
+		}
 	}
 	m, ok := st.catalog.Lookup(name)
 	if !ok {
@@ -184,7 +223,9 @@ func (g *gateway) resolve(ctx context.Context, st *state, name string, proto llm
 
 func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context.Context, *prepared, error) {
 	st := g.state.Load()
-	interceptor.InfoFrom(ctx).SetLabels(in.call.GetLabels())
+	if err := g.labelsGate(ctx, in.call); err != nil {
+		return ctx, nil, err
+	}
 	if err := checkFields(in.req.ProtoReflect()); err != nil {
 		return ctx, nil, err
 	}
@@ -259,7 +300,7 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 		NativeStructuredOutput: m.NativeStructuredOutput, Messages: msgs, Tools: in.tools, Options: opts, ProviderOptions: pOpts, HostedMCP: hosted,
 	}
 	p.messages = msgs
-	ctx, p.cancel = withCallTimeout(ctx, in.call, st.callBound)
+	ctx, p.cancel = g.callContext(ctx, in.call, st.callBound)
 	if in.call != nil {
 		p.rawExplicit = in.call.PreserveRaw
 	}
@@ -322,13 +363,14 @@ func foreignReasoning(msgs []*llmrelayv1.Message, providerType string) ([]*llmre
 
 func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, protocol llmrelayv1.Protocol, capab *catalog.Capability) *prepared {
 	p := &prepared{
-		st: st, model: m, start: g.startTime(ctx), info: interceptor.InfoFrom(ctx),
+		st: st, model: m, start: g.startTime(ctx), info: interceptor.InfoFrom(ctx), caller: auth.CallerFrom(ctx),
 		call:  &pipeline.Call{Record: &pipeline.Record{}},
 		route: m.Route(rand.IntN),
 		meta: &llmrelayv1.ResponseMeta{
 			RequestId: requestIDOf(ctx), Provider: m.Provider.Name, Protocol: protocol,
-			RequestedModel: m.Name, Format: capab.Format.Name,
+			RequestedModel: m.Name, Format: capab.Format.Name, Caller: callerName(ctx),
 		},
+		admitWarning: auth.WarningFrom(ctx),
 	}
 	if g.tel.Tracing() {
 		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
@@ -336,6 +378,18 @@ func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, 
 		}
 	}
 	return p
+}
+
+// callContext is the context of a call's provider requests: its timeouts
+// (withCallTimeout), and its share of the response memory budget, returned
+// by cancel.
+func (g *gateway) callContext(ctx context.Context, call *llmrelayv1.CallOptions, bound time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := withCallTimeout(ctx, call, bound)
+	if g.pool == nil {
+		return ctx, cancel
+	}
+	b := g.pool.NewBudget(g.limits.MaxResponseBytes)
+	return provider.WithBudget(ctx, b), func() { cancel(); b.Release() }
 }
 
 // callBoundError is the cause of a call's context when the gateway's
@@ -378,6 +432,9 @@ var providerOptionsType = map[string]string{"openai": "openai", "azure": "openai
 func checkProviderOptions(m *catalog.Model, po *llmrelayv1.ProviderOptions, ignore bool) (*llmrelayv1.ProviderOptions, []*llmrelayv1.DroppedOption, error) {
 	if po == nil {
 		return nil, nil, nil
+	}
+	if err := validateHeaderValues(po); err != nil {
+		return nil, nil, err
 	}
 	var given string
 	switch po.GetProvider().(type) {
@@ -436,8 +493,13 @@ func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.Resp
 	meta.Attempts = rec.Attempts
 	meta.RetryReasons = rec.RetryReasons
 	for _, r := range meta.RetryReasons {
-		// The provider's own error text, which may echo the key back.
+		// The provider's own error text: valid UTF-8 for the proto string
+		// (secrets go with every other field below).
 		r.Message = clean(p.st.redact, r.Message)
+	}
+	p.caller.Spend(int64(meta.GetUsage().GetTotalTokens()), g.now())
+	if p.admitWarning != "" {
+		meta.Warnings = append(meta.Warnings, p.admitWarning)
 	}
 	meta.RequestDuration = durationpb.New(rec.RequestDuration)
 	meta.TotalDuration = durationpb.New(g.now().Sub(p.start))
@@ -452,9 +514,13 @@ func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.Resp
 		meta.Routing = &llmrelayv1.Routing{Deployment: p.call.Deployment, Tried: p.tried}
 	}
 	if c := rec.Capture; c != nil {
-		meta.Raw = rawData(c, p.st.redact)
+		meta.Raw = rawData(c)
 	}
 	meta.Cost = p.model.Prices.Of(meta.GetUsage())
+	// Everything above may hold what a provider sent (ids, model names,
+	// error texts, extended values, raw bodies): the key it may echo goes
+	// here, for every field at once.
+	redactProto(p.st.redact, meta)
 	if len(meta.Warnings) > 0 {
 		// Anomalies the adapters handled (e.g. a tool call without a
 		// call_id, keyed by its item id instead) are worth an operator's look.
@@ -464,10 +530,10 @@ func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.Resp
 	return meta
 }
 
-func rawData(c *provider.Capture, redact *pipeline.Redactor) *llmrelayv1.RawData {
+func rawData(c *provider.Capture) *llmrelayv1.RawData {
 	s := c.Snapshot()
 	return &llmrelayv1.RawData{
-		Request: redact.Bytes(s.Request), Response: redact.Bytes(s.Response),
+		Request: s.Request, Response: s.Response,
 		RequestMethod: s.Method, RequestUrl: s.URL,
 		RequestHeaders: s.RequestHeaders, ResponseHeaders: s.ResponseHeaders,
 		RequestTruncated: s.RequestCut, ResponseTruncated: s.ResponseCut, ResponseStatus: int32(s.Status),
@@ -628,11 +694,13 @@ func (r *relay) ensureStarted() error {
 		return nil
 	}
 	r.started = true
-	return r.sink.start(&llmrelayv1.StreamStart{
+	start := &llmrelayv1.StreamStart{
 		RequestId: r.p.meta.RequestId, Provider: r.p.meta.Provider, RequestedModel: r.p.meta.RequestedModel,
 		ResolvedModel: firstNonEmpty(r.meta.ResolvedModel, r.p.call.Request.Model), ResponseId: r.meta.ResponseId,
 		CreateTime: r.meta.CreateTime,
-	})
+	}
+	redactProto(r.p.st.redact, start) // the provider's id and model name
+	return r.sink.start(start)
 }
 
 func (r *relay) firstToken() {
@@ -752,15 +820,16 @@ func (r *relay) finalMeta() *llmrelayv1.ResponseMeta {
 	if r.final != nil {
 		return r.final
 	}
+	// Usage and timing before finishMeta: it prices the usage, counts it
+	// against the caller's budget and redacts the whole meta.
 	if r.usage != nil {
-		r.meta.Usage = r.usage // before finishMeta, which prices it
+		r.meta.Usage = r.usage
 	}
-	meta := r.g.finishMeta(r.p, &provider.Result{Meta: r.meta})
 	if r.ttft > 0 {
-		meta.TimeToFirstToken = durationpb.New(r.ttft)
+		r.meta.TimeToFirstToken = durationpb.New(r.ttft)
 	}
-	r.final = meta
-	return meta
+	r.final = r.g.finishMeta(r.p, &provider.Result{Meta: r.meta})
+	return r.final
 }
 
 func (r *relay) finish() error {

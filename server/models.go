@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/auth"
 )
 
 const maxPageSize = 1000
@@ -50,6 +51,15 @@ func (g *gateway) ListModels(ctx context.Context, req *llmrelayv1.ListModelsRequ
 		size = maxPageSize
 	}
 	names := st.catalog.Names()
+	if c := auth.CallerFrom(ctx); c != nil {
+		allowed := make([]string, 0, len(names))
+		for _, n := range names {
+			if c.Allows(n) {
+				allowed = append(allowed, n)
+			}
+		}
+		names = allowed
+	}
 	offset := 0
 	if s := req.GetPageToken(); s != "" {
 		t, ok := decodePageToken(s)

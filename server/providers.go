@@ -23,15 +23,16 @@ import (
 // buildProviders constructs every configured provider with its own pooled
 // HTTP client and call pipeline. It returns the secrets it read so that
 // they can be redacted everywhere.
-func buildProviders(cfg *config.Config, tel *telemetry.Telemetry) (map[string]*catalog.Provider, []string, error) {
+func buildProviders(cfg *config.Config, tel *telemetry.Telemetry) (map[string]*catalog.Provider, []string, []*http.Client, error) {
 	out := map[string]*catalog.Provider{}
 	var secrets []string
+	var clients []*http.Client
 	for _, pc := range cfg.Providers {
 		key := ""
 		if pc.Type != "builtin" && (pc.APIKey != "" || pc.APIKeyEnv != "" || pc.APIKeyFile != "") {
 			k, err := pc.APIKeyValue()
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			key = k
 			secrets = append(secrets, k)
@@ -41,17 +42,18 @@ func buildProviders(cfg *config.Config, tel *telemetry.Telemetry) (map[string]*c
 		tc := transportConfig(t)
 		tc.Propagator = tel.Propagator()
 		client := pipeline.NewHTTPClient(tc, redact)
+		clients = append(clients, client)
 		impl, err := newProvider(pc, key, client)
 		if err != nil {
-			return nil, nil, fmt.Errorf("provider %s: %w", pc.Name, err)
+			return nil, nil, nil, fmt.Errorf("provider %s: %w", pc.Name, err)
 		}
 		out[pc.Name] = &catalog.Provider{
 			Name: pc.Name, Type: pc.Type, Impl: impl,
 			Pipeline:    newPipeline(t, tel, pc),
-			PreserveRaw: t.PreserveRawData == nil || *t.PreserveRawData,
+			PreserveRaw: t.PreserveRawData != nil && *t.PreserveRawData,
 		}
 	}
-	return out, secrets, nil
+	return out, secrets, clients, nil
 }
 
 func newProvider(pc config.Provider, key string, client *http.Client) (provider.Provider, error) {

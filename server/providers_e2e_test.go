@@ -122,11 +122,12 @@ func TestStreamToolsEveryProvider(t *testing.T) {
 			ctx := context.Background()
 			msgs := []*llmrelayv1.Message{user("What's the weather in Paris and London?")}
 			tools := weatherTools(t)
-			unary, err := c.Tools(ctx, &llmrelayv1.ToolsRequest{Model: "m", Messages: msgs, Tools: tools})
+			raw := &llmrelayv1.CallOptions{PreserveRaw: proto.Bool(true)}
+			unary, err := c.Tools(ctx, &llmrelayv1.ToolsRequest{Model: "m", Messages: msgs, Tools: tools, Call: raw})
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := c.StreamTools(ctx, &llmrelayv1.StreamToolsRequest{Model: "m", Messages: msgs, Tools: tools})
+			s, err := c.StreamTools(ctx, &llmrelayv1.StreamToolsRequest{Model: "m", Messages: msgs, Tools: tools, Call: raw})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"runtime"
 	"time"
 
+	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -21,11 +23,13 @@ import (
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server/auth"
 	"github.com/llmrelay/llmrelay/server/catalog"
 	"github.com/llmrelay/llmrelay/server/extract"
 	"github.com/llmrelay/llmrelay/server/interceptor"
 	"github.com/llmrelay/llmrelay/server/mcp"
 	"github.com/llmrelay/llmrelay/server/pipeline"
+	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/telemetry"
 )
 
@@ -37,6 +41,13 @@ type Server struct {
 	health  *health.Server
 	gateway *gateway
 	tel     *telemetry.Telemetry
+	// exposed: a TCP listener is on a non-loopback address.
+	exposed   bool
+	admission *admission
+	// drain is cancelled with errShuttingDown when the grace period is
+	// over: every call still running ends with a status saying so.
+	drain    context.Context
+	endCalls context.CancelCauseFunc
 }
 
 // Option adjusts New.
@@ -52,6 +63,22 @@ func WithTelemetryOptions(o ...telemetry.Option) Option {
 	return func(opts *options) { opts.telemetry = append(opts.telemetry, o...) }
 }
 
+// errShuttingDown ends the calls still running when the grace period is
+// over (server/errors.go maps it).
+var errShuttingDown = errors.New("the server is shutting down and the grace period is over; retry the call (on another replica)")
+
+// endCallsWait is how long calls ended at the end of the grace period get
+// to send their status before the connections close.
+const endCallsWait = 2 * time.Second
+
+// endable returns ctx cancelled with errShuttingDown when the grace period
+// ends; release frees the link.
+func (s *Server) endable(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(s.drain, func() { cancel(errShuttingDown) })
+	return ctx, func() { stop(); cancel(nil) }
+}
+
 // New builds the server from a validated configuration.
 func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) {
 	var o options
@@ -62,13 +89,17 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 	if err != nil {
 		return nil, err
 	}
-	g := &gateway{log: log, now: time.Now, tel: tel, drain: make(chan struct{})}
-	st, err := buildState(cfg, tel)
+	limits := cfg.Limits.WithDefaults()
+	g := &gateway{log: log, now: time.Now, tel: tel, drain: make(chan struct{}), limits: limits, pool: provider.NewPool(limits.MaxBufferedBytes)}
+	st, err := buildState(cfg, tel, nil, log)
 	if err != nil {
 		return nil, err
 	}
 	g.state.Store(st)
-	s := &Server{cfg: cfg, log: log, gateway: g, health: health.NewServer(), tel: tel}
+	s := &Server{cfg: cfg, log: log, gateway: g, health: health.NewServer(), tel: tel, admission: &admission{limits: limits}}
+	s.drain, s.endCalls = context.WithCancelCause(context.Background())
+	authUnary, authStream := s.authInterceptors()
+	limitUnary, limitStream := s.limitInterceptors()
 	// Telemetry first: its metrics interceptors are the outermost.
 	s.grpc = grpc.NewServer(append(tel.ServerOptions(),
 		grpc.ChainUnaryInterceptor(
@@ -76,13 +107,21 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 			interceptor.RequestIDUnary(),
 			interceptor.LoggingUnary(log),
 			interceptor.RecoveryUnary(log),
+			authUnary,
+			limitUnary,
 		),
 		grpc.ChainStreamInterceptor(
 			interceptor.TimingStream(time.Now),
 			interceptor.RequestIDStream(),
 			interceptor.LoggingStream(log),
 			interceptor.RecoveryStream(log),
+			authStream,
+			limitStream,
 		),
+		grpc.MaxRecvMsgSize(limits.MaxRecvMessageBytes),
+		// A backstop: fitResponse already keeps responses within the limit.
+		grpc.MaxSendMsgSize(limits.MaxSendMessageBytes),
+		grpc.StatsHandler(recvLimitLog{log: log, max: limits.MaxRecvMessageBytes}),
 		// Long idle streams (a slow first token) stay up; dead peers are
 		// found by pings.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
@@ -104,8 +143,10 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 // Telemetry is the server's tracing and metrics; nil when both are off.
 func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
 
-func buildState(cfg *config.Config, tel *telemetry.Telemetry) (*state, error) {
-	providers, secrets, err := buildProviders(cfg, tel)
+// buildState builds what calls use from a configuration; prev is the state
+// it replaces (nil at start), whose callers' rate limits carry over.
+func buildState(cfg *config.Config, tel *telemetry.Telemetry, prev *state, log *slog.Logger) (*state, error) {
+	providers, secrets, clients, err := buildProviders(cfg, tel)
 	if err != nil {
 		return nil, err
 	}
@@ -117,8 +158,16 @@ func buildState(cfg *config.Config, tel *telemetry.Telemetry) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &state{catalog: cat, redact: pipeline.NewRedactor(append(secrets, mcpSecrets...)...), mcp: servers,
-		allowMCPURLs: cfg.Agent.AllowRequestMCPURLs, callBound: cfg.Defaults.CallBound()}, nil
+	var prevAuth *auth.Store
+	if prev != nil {
+		prevAuth = prev.auth
+	}
+	callers, err := auth.New(cfg.Auth, prevAuth, log)
+	if err != nil {
+		return nil, err
+	}
+	return &state{catalog: cat, redact: pipeline.NewRedactor(append(secrets, mcpSecrets...)...), auth: callers, clients: clients,
+		mcp: servers, allowMCPURLs: cfg.Agent.AllowRequestMCPURLs, callBound: cfg.Defaults.CallBound()}, nil
 }
 
 // buildMCP resolves the configured MCP servers' headers; their values are
@@ -173,6 +222,19 @@ func (s *Server) Listeners() ([]net.Listener, error) {
 		if err != nil {
 			return nil, fmt.Errorf("listen %s: %w", addr, err)
 		}
+		if err := s.checkExposure(l); err != nil {
+			_ = l.Close() // refusing to start
+			return nil, err
+		}
+		l = netutil.LimitListener(l, s.admission.limits.MaxConnections)
+		if t := s.cfg.Server.TLS; t.Enabled() {
+			r, err := newCertReloader(t, s.log)
+			if err != nil {
+				_ = l.Close() // refusing to start
+				return nil, err
+			}
+			l = tls.NewListener(l, r.config())
+		}
 		lis = append(lis, l)
 	}
 	if p := s.cfg.Server.UnixSocket; p != "" {
@@ -196,7 +258,12 @@ func (s *Server) Listeners() ([]net.Listener, error) {
 			closeAll(lis)
 			return nil, fmt.Errorf("listen unix %s: %w", p, err)
 		}
-		lis = append(lis, l)
+		lis = append(lis, netutil.LimitListener(l, s.admission.limits.MaxConnections))
+		// Who may connect is who may write the socket.
+		if err := os.Chmod(p, s.cfg.Server.SocketMode()); err != nil {
+			closeAll(lis)
+			return nil, fmt.Errorf("unix_socket %s: set mode: %w", p, err)
+		}
 	}
 	if len(lis) == 0 {
 		return nil, errors.New("no listener: set server.listen or server.unix_socket")
@@ -220,6 +287,14 @@ func (s *Server) Serve(ctx context.Context, lis []net.Listener) error {
 		return err
 	}
 	defer stopTelemetry()
+	// Stopped: the pooled upstream connections go too.
+	defer func() {
+		st := s.gateway.state.Load()
+		st.closeIdle()
+		if err := st.auth.Close(nil); err != nil {
+			s.log.Warn("closing the rate-limit store", slog.String("error", err.Error()))
+		}
+	}()
 	errc := make(chan error, len(lis))
 	for _, l := range lis {
 		s.log.Info("listening", slog.String("addr", l.Addr().String()), slog.String("network", l.Addr().Network()))
@@ -251,9 +326,17 @@ func (s *Server) Serve(ctx context.Context, lis []net.Listener) error {
 	case <-done:
 		s.log.Info("stopped")
 	case <-time.After(grace):
-		s.log.Warn("grace period over, cancelling remaining calls")
-		s.grpc.Stop()
-		<-done
+		s.log.Warn("grace period over, ending the remaining calls with Unavailable (shutting down)",
+			slog.Int64("calls", s.admission.calls.Load()), slog.Int64("streams", s.admission.streams.Load()))
+		s.endCalls(errShuttingDown)
+		select {
+		case <-done:
+		case <-time.After(endCallsWait):
+			s.log.Warn("calls still running after they were ended; closing the connections")
+			s.grpc.Stop()
+			<-done
+		}
+		s.log.Info("stopped")
 	}
 	return nil
 }
@@ -288,11 +371,18 @@ func CheckConfig(path string) error {
 // configuration is rejected and the current one stays. The server section
 // (listeners, logging) is read only at start.
 func (s *Server) Reload(cfg *config.Config) error {
-	st, err := buildState(cfg, s.tel)
+	if s.exposed && !cfg.Auth.Enabled() && !s.cfg.Server.AllowUnauthenticated && !s.cfg.Server.TLS.MutualTLS() {
+		return fmt.Errorf("reload rejected, keeping the current configuration: it has no auth.tokens, and the server listens on a non-loopback address without server.allow_unauthenticated")
+	}
+	st, err := buildState(cfg, s.tel, s.gateway.state.Load(), s.log)
 	if err != nil {
 		return fmt.Errorf("reload rejected, keeping the current configuration: %w", err)
 	}
-	s.gateway.state.Store(st)
+	old := s.gateway.state.Swap(st)
+	old.closeIdle() // calls still running on it keep their connections
+	if err := old.auth.Close(st.auth); err != nil {
+		s.log.Warn("closing the previous rate-limit store", slog.String("error", err.Error()))
+	}
 	s.log.Info("configuration reloaded", slog.Int("models", len(st.catalog.Names())))
 	return nil
 }

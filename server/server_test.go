@@ -142,16 +142,16 @@ func TestChat(t *testing.T) {
 	if m.GetTotalDuration().AsDuration() < m.GetRequestDuration().AsDuration() {
 		t.Errorf("total %v < request %v", m.GetTotalDuration().AsDuration(), m.GetRequestDuration().AsDuration())
 	}
-	if len(m.GetRaw().GetRequest()) == 0 || len(m.GetRaw().GetResponse()) == 0 {
-		t.Errorf("raw data missing (preserve_raw_data is on by default): %v", m.GetRaw())
+	if m.GetRaw() != nil {
+		t.Errorf("raw data present, but raw capture is off by default (prompts and bodies are private): %v", m.GetRaw())
 	}
-	off := false
-	resp, err = c.Chat(ctx, &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("x")}, Call: &llmrelayv1.CallOptions{PreserveRaw: &off}})
+	on := true
+	resp, err = c.Chat(ctx, &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("x")}, Call: &llmrelayv1.CallOptions{PreserveRaw: &on}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.GetMeta().GetRaw() != nil {
-		t.Errorf("raw present with preserve_raw false")
+	if raw := resp.GetMeta().GetRaw(); len(raw.GetRequest()) == 0 || len(raw.GetResponse()) == 0 {
+		t.Errorf("raw missing with preserve_raw true: %v", raw)
 	}
 }
 

@@ -5,11 +5,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/llmrelay/llmrelay/internal/config"
 )
 
-// TestImageListensWhereDocumented: the Dockerfile's listen address, EXPOSE
-// and health check agree, the README shows how to publish that port on
-// loopback only, and .dockerignore keeps the sources the build needs.
+// TestImageListensWhereDocumented: the image serves the embedded default's
+// loopback address, its EXPOSE and health check name that port, the README
+// says so and shows how to publish it safely, and .dockerignore keeps the
+// sources the build needs.
 func TestImageListensWhereDocumented(t *testing.T) {
 	t.Parallel()
 	read := func(path string) string {
@@ -20,19 +23,28 @@ func TestImageListensWhereDocumented(t *testing.T) {
 		return string(raw)
 	}
 	docker, readme, ignore := read("../../Dockerfile"), read("../../README.md"), read("../../.dockerignore")
-	listen := regexp.MustCompile(`(?m)^ENV LLMRELAY_LISTEN=0\.0\.0\.0:(\d+)$`).FindStringSubmatch(docker)
-	if listen == nil {
-		t.Fatal("the Dockerfile sets no LLMRELAY_LISTEN=0.0.0.0:PORT")
+	def, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
 	}
-	port := listen[1]
+	listen := *def.Server.Listen
+	if m := regexp.MustCompile(`(?m)^ENV LLMRELAY_LISTEN=(\S+)`).FindStringSubmatch(docker); m != nil {
+		listen = m[1]
+	}
+	host, port, ok := strings.Cut(listen, ":")
+	if !ok || host != "127.0.0.1" {
+		t.Fatalf("the image listens on %q, not on loopback", listen)
+	}
 	if !regexp.MustCompile(`(?m)^EXPOSE ` + port + `$`).MatchString(docker) {
 		t.Errorf("EXPOSE is not %s", port)
 	}
-	if !strings.Contains(docker, `"127.0.0.1:`+port+`"`) {
-		t.Errorf("the HEALTHCHECK does not ask port %s", port)
+	if !strings.Contains(docker, `"`+listen+`"`) {
+		t.Errorf("the HEALTHCHECK does not ask %s", listen)
 	}
-	if !strings.Contains(readme, "-p 127.0.0.1:"+port+":"+port) || !strings.Contains(readme, "0.0.0.0:"+port) {
-		t.Errorf("the README does not say where the image listens (0.0.0.0:%s) and how to publish it on loopback", port)
+	for _, want := range []string{"on `" + listen + "` inside the container", "-p 127.0.0.1:" + port + ":" + port, "LLMRELAY_LISTEN=0.0.0.0:" + port, "auth.tokens"} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("the README's container section lacks %q", want)
+		}
 	}
 	for _, line := range strings.Split(ignore, "\n") {
 		line = strings.TrimSpace(line)

@@ -181,7 +181,7 @@ func TestSidecarManifests(t *testing.T) {
 	}
 
 	// Only the shared socket: no TCP listener, and the app dials the socket.
-	if v, ok := relay.env("LLMRELAY_LISTEN"); !ok || v != "" || cfg.Server.Listen == nil || *cfg.Server.Listen != "" {
+	if v, _ := relay.env("LLMRELAY_LISTEN"); v != "" || cfg.Server.Listen == nil || *cfg.Server.Listen != "" {
 		t.Errorf("the sidecar must not listen on TCP (LLMRELAY_LISTEN %q, listen %v)", v, cfg.Server.Listen)
 	}
 	sock := cfg.Server.UnixSocket

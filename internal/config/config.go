@@ -33,6 +33,8 @@ type Config struct {
 	Defaults  Transport  `yaml:"defaults"`
 	Providers []Provider `yaml:"providers"`
 	Models    []Model    `yaml:"models"`
+	Auth      Auth       `yaml:"auth"`
+	Limits    Limits     `yaml:"limits"`
 	// Telemetry is tracing and metrics; read only at start, like Server.
 	Telemetry Telemetry `yaml:"telemetry"`
 	// MCPServers are the MCP servers agent runs may name.
@@ -112,6 +114,16 @@ type Server struct {
 	LogLevel string `yaml:"log_level"`
 	// LogFormat is text or json.
 	LogFormat string `yaml:"log_format"`
+	// AllowUnauthenticated lets the server listen on a non-loopback
+	// address without auth tokens (a trusted network); without it such a
+	// configuration refuses to start.
+	AllowUnauthenticated bool `yaml:"allow_unauthenticated"`
+	// UnixSocketMode is the socket's permission bits in octal (default
+	// "0600").
+	UnixSocketMode string `yaml:"unix_socket_mode"`
+	// TLS secures the TCP listener (the unix socket stays plaintext,
+	// guarded by its mode).
+	TLS TLS `yaml:"tls"`
 }
 
 // Transport are provider call settings: defaults, overridable per provider.
@@ -209,6 +221,9 @@ type Model struct {
 	// Capabilities: one entry per protocol (chat, vision, tools,
 	// embeddings); the model supports exactly these.
 	Capabilities map[string]Capability `yaml:"capabilities"`
+	// PreserveRawData overrides the providers' raw capture default for
+	// this model (call.preserve_raw overrides both).
+	PreserveRawData *bool `yaml:"preserve_raw_data"`
 	// Prices, when set, give every response of the model its cost.
 	Prices *Prices `yaml:"prices"`
 	// Context is prompt context merged before every request's messages.
@@ -345,6 +360,10 @@ func (c *Config) validate() []error {
 	default:
 		add("server.log_format: %q is not text or json", c.Server.LogFormat)
 	}
+	errs = append(errs, c.Server.validateSecurity()...)
+	errs = append(errs, c.Server.TLS.validate()...)
+	errs = append(errs, c.Auth.validate()...)
+	errs = append(errs, c.Limits.validate()...)
 	errs = append(errs, c.Defaults.validate("defaults")...)
 	if d := c.Defaults.MaxCallDuration; d != nil && d.Duration <= 0 {
 		add("defaults.max_call_duration: must be positive, got %v", d.Duration)

@@ -49,6 +49,9 @@ type Model struct {
 	Context []*llmrelayv1.Message
 	// Prices give each response its cost; nil without configured prices.
 	Prices *cost.Table
+	// PreserveRaw, when set, is the model's raw capture default, over
+	// its providers' (a call's call.preserve_raw still wins).
+	PreserveRaw *bool
 }
 
 var contextRoles = map[string]llmrelayv1.Role{"system": llmrelayv1.Role_ROLE_SYSTEM, "user": llmrelayv1.Role_ROLE_USER, "assistant": llmrelayv1.Role_ROLE_ASSISTANT}
@@ -141,7 +144,8 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 		if len(deps) == 0 {
 			deps = []config.Deployment{{Provider: mc.Provider, UpstreamModel: mc.UpstreamModel, Weight: 1}}
 		}
-		m := &Model{Name: mc.Name, Capabilities: map[llmrelayv1.Protocol]*Capability{}, Weighted: mc.Routing == "weighted", Prices: cost.New(mc.Prices)}
+		m := &Model{Name: mc.Name, Capabilities: map[llmrelayv1.Protocol]*Capability{}, Weighted: mc.Routing == "weighted", Prices: cost.New(mc.Prices),
+			PreserveRaw: mc.PreserveRawData}
 		for _, cm := range mc.Context {
 			m.Context = append(m.Context, &llmrelayv1.Message{Role: contextRoles[cm.Role], Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: cm.Text}}}})
 		}

@@ -18,6 +18,7 @@ type Info struct {
 	model    string
 	provider string
 	labels   map[string]string
+	caller   string
 }
 
 type infoKey struct{}
@@ -67,6 +68,23 @@ func (i *Info) SetLabels(labels map[string]string) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.labels = labels
+}
+
+// SetCaller records the authenticated caller's name (for the log line).
+func (i *Info) SetCaller(name string) {
+	if i == nil {
+		return
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.caller = name
+}
+
+// Caller returns the authenticated caller's name ("" without auth).
+func (i *Info) Caller() string {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.caller
 }
 
 // Labels returns the recorded labels.

@@ -84,13 +84,14 @@ func TestLoggingOneLinePerRPC(t *testing.T) {
 	_, err := LoggingUnary(log)(ctx, nil, info, func(ctx context.Context, _ any) (any, error) {
 		InfoFrom(ctx).SetTarget("gpt-4o", "openai")
 		InfoFrom(ctx).SetLabels(map[string]string{"team": "search"})
+		InfoFrom(ctx).SetCaller("search-svc")
 		return nil, status.Error(codes.NotFound, "model \"x\" is not configured")
 	})
 	if status.Code(err) != codes.NotFound {
 		t.Fatal(err)
 	}
 	line := logs.String()
-	for _, want := range []string{"level=WARN", "method=/llmrelay.v1.GatewayService/Chat", "code=NotFound", "request_id=r-2", "model=gpt-4o", "provider=openai", "duration=", "labels=map[team:search]"} {
+	for _, want := range []string{"level=WARN", "method=/llmrelay.v1.GatewayService/Chat", "code=NotFound", "request_id=r-2", "model=gpt-4o", "provider=openai", "duration=", "labels=map[team:search]", "caller=search-svc"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("missing %q in %q", want, line)
 		}

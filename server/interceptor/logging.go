@@ -30,6 +30,9 @@ func logCall(ctx context.Context, log *slog.Logger, method string, err error) {
 	if info != nil {
 		model, prov := info.Target()
 		attrs = append(attrs, slog.String("request_id", info.RequestID))
+		if c := info.Caller(); c != "" {
+			attrs = append(attrs, slog.String("caller", c))
+		}
 		if model != "" {
 			attrs = append(attrs, slog.String("model", model), slog.String("provider", prov))
 		}

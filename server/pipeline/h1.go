@@ -377,3 +377,21 @@ func (b *h1Body) finish(eof bool) {
 	}
 	_ = b.c.conn.Close() // not reusable, or not read to its end
 }
+
+// CloseIdleConnections closes every pooled connection (as net/http's
+// Transport does): at shutdown, and for the clients a reload replaced.
+func (t *h1Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, p := range t.pools {
+		for _, c := range p.idle {
+			_ = c.conn.Close() // idle: nothing in flight
+		}
+		clear(p.idle)
+		p.idle = p.idle[:0]
+		if p.timer != nil {
+			p.timer.Stop()
+			p.timer = nil
+		}
+	}
+}

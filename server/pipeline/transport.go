@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -84,12 +83,22 @@ func (s *splitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return s.std.RoundTrip(req)
 }
 
+// CloseIdleConnections closes the idle connections of both transports.
+func (s *splitTransport) CloseIdleConnections() {
+	s.h1.CloseIdleConnections()
+	s.std.CloseIdleConnections()
+}
+
 type roundTripper struct {
-	base   http.RoundTripper
+	base   *splitTransport
 	idle   time.Duration
 	redact *Redactor
 	prop   propagation.TextMapPropagator
 }
+
+// CloseIdleConnections makes http.Client.CloseIdleConnections reach the
+// pools.
+func (rt *roundTripper) CloseIdleConnections() { rt.base.CloseIdleConnections() }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if rt.prop != nil && trace.SpanContextFromContext(req.Context()).IsValid() {
@@ -121,8 +130,10 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		capture.RedactResponse(rt.redact.Bytes, rt.redact.longest())
 		capture.StartResponse(resp.StatusCode, rt.redact.Headers(resp.Header))
 	}
-	if rt.idle > 0 || capture != nil {
+	budget := provider.BudgetFrom(req.Context())
+	if rt.idle > 0 || capture != nil || budget != nil {
 		w := newWatchedBody(resp.Body, rt.idle, capture)
+		w.budget = budget
 		// Over HTTP/2, closing an unfinished body resets just its stream
 		// and the connection stays: nothing to drain.
 		w.noDrain = resp.ProtoMajor >= 2
@@ -155,6 +166,23 @@ type watchedBody struct {
 	once     sync.Once
 	eof      bool
 	noDrain  bool // HTTP/2: closing early does not cost the connection
+	// budget bounds and counts the bytes read (nil: unbounded); read is
+	// how many were read, charged how many are charged (a reservation may
+	// run ahead of the reads).
+	budget        *provider.Budget
+	read, charged int64
+}
+
+// Reserve charges n bytes of this body before they are read.
+func (w *watchedBody) Reserve(n int64) error {
+	if n <= w.charged {
+		return nil
+	}
+	if err := w.budget.Charge(n, n-w.charged); err != nil {
+		return err
+	}
+	w.charged = n
+	return nil
 }
 
 func newWatchedBody(rc io.ReadCloser, idle time.Duration, c *provider.Capture) *watchedBody {
@@ -189,6 +217,15 @@ func (w *watchedBody) Read(p []byte) (int, error) {
 	}
 	if n > 0 && w.capture != nil {
 		w.capture.AppendResponse(p[:n]) // redacted whole by Snapshot
+	}
+	if n > 0 && w.budget != nil {
+		w.read += int64(n)
+		if w.read > w.charged {
+			if berr := w.budget.Charge(w.read, w.read-w.charged); berr != nil {
+				return n, berr
+			}
+			w.charged = w.read
+		}
 	}
 	return n, err
 }
@@ -283,44 +320,6 @@ func (r *Redactor) URL(u *url.URL) string {
 		c.RawQuery = q.Encode()
 	}
 	return r.String(c.String())
-}
-
-// longest is the length of the longest secret (0 for none).
-func (r *Redactor) longest() int {
-	n := 0
-	if r != nil {
-		for _, s := range r.secrets {
-			n = max(n, len(s))
-		}
-	}
-	return n
-}
-
-// Bytes returns p with every configured secret replaced (p itself when
-// there is none, without copying).
-func (r *Redactor) Bytes(p []byte) []byte {
-	if r == nil {
-		return p
-	}
-	for _, s := range r.secrets {
-		if bytes.Contains(p, s) {
-			p = bytes.ReplaceAll(p, s, []byte(redacted))
-		}
-	}
-	return p
-}
-
-// String is Bytes for strings.
-func (r *Redactor) String(s string) string {
-	if r == nil {
-		return s
-	}
-	for _, sec := range r.secrets {
-		if strings.Contains(s, string(sec)) {
-			s = strings.ReplaceAll(s, string(sec), redacted)
-		}
-	}
-	return s
 }
 
 // withTraceContext is req with the trace context of its context in its

@@ -51,6 +51,9 @@ const (
 	// KindConnection: the connection failed before any response byte
 	// (refused, reset, DNS, TLS).
 	KindConnection
+	// KindResourceExhausted: a gateway limit (response size, memory
+	// budget) stopped the call; not retried.
+	KindResourceExhausted
 )
 
 var kindNames = map[Kind]string{
@@ -58,7 +61,7 @@ var kindNames = map[Kind]string{
 	KindUnauthenticated: "unauthenticated", KindPermissionDenied: "permission_denied", KindNotFound: "not_found",
 	KindRateLimited: "rate_limited", KindUnavailable: "unavailable", KindTimeout: "timeout",
 	KindContentFilter: "content_filter", KindBadResponse: "bad_response", KindUnsupported: "unsupported",
-	KindCanceled: "canceled", KindConnection: "connection_error",
+	KindCanceled: "canceled", KindConnection: "connection_error", KindResourceExhausted: "resource_exhausted",
 }
 
 func (k Kind) String() string {
@@ -201,7 +204,11 @@ func RetryAfter(h http.Header, now time.Time) time.Duration {
 func TransportError(providerName string, err error) *Error {
 	e := &Error{Provider: providerName, Err: err}
 	var ne net.Error
+	var le *LimitError
 	switch {
+	case errors.As(err, &le):
+		e.Kind = KindResourceExhausted
+		e.Message = le.Msg
 	case errors.Is(err, context.Canceled):
 		e.Kind = KindCanceled
 		e.Message = "request canceled"
@@ -319,6 +326,13 @@ func ReadBody(providerName string, resp *http.Response, limit int64) ([]byte, *E
 	if n := resp.ContentLength; n > limit {
 		return nil, BadResponse(providerName, "response body larger than %d bytes (Content-Length %d)", limit, n)
 	} else if n >= 0 {
+		if r, ok := resp.Body.(Reserver); ok {
+			// Charged before the buffer exists: four large answers at
+			// once must fail, not take the memory first.
+			if err := r.Reserve(n); err != nil {
+				return nil, TransportError(providerName, err)
+			}
+		}
 		body = make([]byte, n)
 		_, err = io.ReadFull(resp.Body, body)
 		if err == nil {

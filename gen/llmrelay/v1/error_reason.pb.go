@@ -79,6 +79,9 @@ const (
 	ErrorReason_ERROR_REASON_TOOL_TIMEOUT ErrorReason = 21
 	// Agent: an MCP server could not be reached or listed at setup (Unavailable).
 	ErrorReason_ERROR_REASON_MCP_SERVER_UNAVAILABLE ErrorReason = 22
+	// The shared rate-limit store (Redis) cannot be reached and the
+	// configuration says to refuse calls then (Unavailable).
+	ErrorReason_ERROR_REASON_RATE_LIMITER_UNAVAILABLE ErrorReason = 23
 )
 
 // Enum value maps for ErrorReason.
@@ -107,6 +110,7 @@ var (
 		20: "ERROR_REASON_SHUTTING_DOWN",
 		21: "ERROR_REASON_TOOL_TIMEOUT",
 		22: "ERROR_REASON_MCP_SERVER_UNAVAILABLE",
+		23: "ERROR_REASON_RATE_LIMITER_UNAVAILABLE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                0,
@@ -132,6 +136,7 @@ var (
 		"ERROR_REASON_SHUTTING_DOWN":              20,
 		"ERROR_REASON_TOOL_TIMEOUT":               21,
 		"ERROR_REASON_MCP_SERVER_UNAVAILABLE":     22,
+		"ERROR_REASON_RATE_LIMITER_UNAVAILABLE":   23,
 	}
 )
 
@@ -166,7 +171,7 @@ var File_llmrelay_v1_error_reason_proto protoreflect.FileDescriptor
 
 const file_llmrelay_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
-	"\x1ellmrelay/v1/error_reason.proto\x12\vllmrelay.v1*\xd7\x06\n" +
+	"\x1ellmrelay/v1/error_reason.proto\x12\vllmrelay.v1*\x82\a\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cERROR_REASON_INVALID_REQUEST\x10\x01\x12(\n" +
@@ -191,7 +196,8 @@ const file_llmrelay_v1_error_reason_proto_rawDesc = "" +
 	"%ERROR_REASON_OUTPUT_VALIDATION_FAILED\x10\x13\x12\x1e\n" +
 	"\x1aERROR_REASON_SHUTTING_DOWN\x10\x14\x12\x1d\n" +
 	"\x19ERROR_REASON_TOOL_TIMEOUT\x10\x15\x12'\n" +
-	"#ERROR_REASON_MCP_SERVER_UNAVAILABLE\x10\x16B\xa9\x01\n" +
+	"#ERROR_REASON_MCP_SERVER_UNAVAILABLE\x10\x16\x12)\n" +
+	"%ERROR_REASON_RATE_LIMITER_UNAVAILABLE\x10\x17B\xa9\x01\n" +
 	"\x0fcom.llmrelay.v1B\x10ErrorReasonProtoP\x01Z7github.com/llmrelay/llmrelay/gen/llmrelay/v1;llmrelayv1\xa2\x02\x03LXX\xaa\x02\vLlmrelay.V1\xca\x02\vLlmrelay\\V1\xe2\x02\x17Llmrelay\\V1\\GPBMetadata\xea\x02\fLlmrelay::V1b\x06proto3"
 
 var (

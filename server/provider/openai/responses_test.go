@@ -451,7 +451,11 @@ func FuzzParseResponsesResponse(f *testing.F) {
 				}
 			}
 		}
-		if int32(calls) != res.Meta.ToolCallCount || (calls > 0) != (res.Meta.FinishReason == llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS) {
+		// TOOL_CALLS replaces only a normal stop: calls with a stop are
+		// TOOL_CALLS, calls cut or filtered keep their reason.
+		fr := res.Meta.FinishReason
+		if int32(calls) != res.Meta.ToolCallCount || (calls > 0 && fr == llmrelayv1.FinishReason_FINISH_REASON_STOP) ||
+			(calls == 0 && fr == llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS) {
 			t.Errorf("%d calls, meta %v", calls, res.Meta)
 		}
 		// Every reasoning output item is a part (none dropped).

@@ -1,0 +1,177 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Auth is caller authentication. With no tokens every caller is anonymous;
+// with tokens, every RPC but health checks needs one of them as a bearer
+// token.
+type Auth struct {
+	Tokens []Token `yaml:"tokens"`
+	// Redis, when set, holds the callers' rate-limit counters, so that the
+	// limits hold across every replica that names the same Redis;
+	// without it they hold per process.
+	Redis *Redis `yaml:"redis"`
+}
+
+// Redis is where the rate-limit counters live.
+type Redis struct {
+	// Address is host:port (or a unix socket path).
+	Address string `yaml:"address"`
+	// PasswordEnv names the environment variable holding the password.
+	PasswordEnv string `yaml:"password_env"`
+	DB          int    `yaml:"db"`
+	// KeyPrefix starts every key (default "llmrelay:").
+	KeyPrefix string `yaml:"key_prefix"`
+	// Timeout bounds one round trip (default 200ms).
+	Timeout Duration `yaml:"timeout"`
+	// OnError is what a call gets when Redis cannot be reached: "open"
+	// (default: served without the limit, with a warning in the log and
+	// in meta.warnings) or "closed" (refused with Unavailable).
+	OnError string `yaml:"on_error"`
+}
+
+// Enabled reports whether callers must authenticate.
+func (a Auth) Enabled() bool { return len(a.Tokens) > 0 }
+
+// Token is one caller's bearer token, from exactly one source: its SHA-256
+// (hex) in the file, a file holding the token, or an environment variable.
+type Token struct {
+	// Name identifies the caller in logs, metrics and ResponseMeta.caller.
+	Name      string `yaml:"name"`
+	SHA256    string `yaml:"sha256"`
+	TokenFile string `yaml:"token_file"`
+	TokenEnv  string `yaml:"token_env"`
+	// Models the caller may use: names, or prefixes ending in "*"
+	// ("openai/*"); empty: every model.
+	Models []string `yaml:"models"`
+	// RequestsPerMinute and TokensPerMinute limit the caller (0: no
+	// limit). Tokens are the provider-reported total of each call, counted
+	// when it ends; a caller over its token budget is refused until the
+	// budget refills.
+	RequestsPerMinute int `yaml:"requests_per_minute"`
+	TokensPerMinute   int `yaml:"tokens_per_minute"`
+	// MaxConcurrentCalls bounds the caller's RPCs in flight, streams
+	// included (0: only the server's limits).
+	MaxConcurrentCalls int `yaml:"max_concurrent_calls"`
+}
+
+// MinTokenLength is the shortest token accepted from a file or the
+// environment: shorter ones are guessable.
+const MinTokenLength = 16
+
+// Hash returns the SHA-256 of the caller's token, reading the file or
+// variable it names. Errors name the source, never the value.
+func (t Token) Hash() ([32]byte, error) {
+	var sum [32]byte
+	var raw string
+	switch {
+	case t.SHA256 != "":
+		b, err := hex.DecodeString(t.SHA256)
+		if err != nil || len(b) != len(sum) {
+			return sum, fmt.Errorf("auth token %s: sha256 is not 64 hex digits", t.Name)
+		}
+		copy(sum[:], b)
+		return sum, nil
+	case t.TokenFile != "":
+		b, err := os.ReadFile(t.TokenFile)
+		if err != nil {
+			return sum, fmt.Errorf("auth token %s: token_file: %w", t.Name, err)
+		}
+		raw = strings.TrimSpace(string(b))
+	case t.TokenEnv != "":
+		raw = strings.TrimSpace(os.Getenv(t.TokenEnv))
+		if raw == "" {
+			return sum, fmt.Errorf("auth token %s: environment variable %s is not set", t.Name, t.TokenEnv)
+		}
+	}
+	if len(raw) < MinTokenLength {
+		return sum, fmt.Errorf("auth token %s: the token is shorter than %d characters", t.Name, MinTokenLength)
+	}
+	return sha256.Sum256([]byte(raw)), nil
+}
+
+func (a Auth) validate() []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if r := a.Redis; r != nil {
+		if r.Address == "" {
+			add("auth.redis.address: required (host:port)")
+		}
+		switch r.OnError {
+		case "", "open", "closed":
+		default:
+			add("auth.redis.on_error: %q is not open or closed", r.OnError)
+		}
+		if r.DB < 0 {
+			add("auth.redis.db: must be >= 0")
+		}
+	}
+	names := map[string]bool{}
+	for i, t := range a.Tokens {
+		where := fmt.Sprintf("auth.tokens[%d]", i)
+		switch {
+		case t.Name == "":
+			add("%s.name: required (it names the caller in logs and meta)", where)
+		case names[t.Name]:
+			add("%s.name: duplicate caller %q", where, t.Name)
+		}
+		names[t.Name] = true
+		if t.Name != "" {
+			where = fmt.Sprintf("%s (%s)", where, t.Name)
+		}
+		n := 0
+		for _, s := range []string{t.SHA256, t.TokenFile, t.TokenEnv} {
+			if s != "" {
+				n++
+			}
+		}
+		if n != 1 {
+			add("%s: set exactly one of sha256, token_file, token_env", where)
+		}
+		if b, err := hex.DecodeString(t.SHA256); t.SHA256 != "" && (err != nil || len(b) != sha256.Size) {
+			add("%s.sha256: not 64 hex digits (sha256sum of the token)", where)
+		}
+		for j, m := range t.Models {
+			if m == "" || strings.Contains(strings.TrimSuffix(m, "*"), "*") {
+				add("%s.models[%d]: %q is not a model name or a prefix ending in *", where, j, m)
+			}
+		}
+		if t.RequestsPerMinute < 0 {
+			add("%s.requests_per_minute: must be >= 0", where)
+		}
+		if t.TokensPerMinute < 0 {
+			add("%s.tokens_per_minute: must be >= 0", where)
+		}
+		if t.MaxConcurrentCalls < 0 {
+			add("%s.max_concurrent_calls: must be >= 0", where)
+		}
+	}
+	return errs
+}
+
+// SocketMode is the unix socket's permission bits (default 0600: only the
+// server's user may connect).
+func (s Server) SocketMode() os.FileMode {
+	if s.UnixSocketMode == "" {
+		return 0o600
+	}
+	m, _ := strconv.ParseUint(s.UnixSocketMode, 8, 32) // validated
+	return os.FileMode(m)
+}
+
+func (s Server) validateSecurity() []error {
+	var errs []error
+	if s.UnixSocketMode != "" {
+		if m, err := strconv.ParseUint(s.UnixSocketMode, 8, 32); err != nil || m > 0o777 {
+			errs = append(errs, fmt.Errorf("server.unix_socket_mode: %q is not an octal mode like \"0660\"", s.UnixSocketMode))
+		}
+	}
+	return errs
+}
