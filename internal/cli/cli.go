@@ -22,10 +22,12 @@ const (
 	// ExitUsage: unknown command, flag or argument, or a missing one.
 	ExitUsage = 2
 	// ExitUnavailable: no llmrelay server answered (nothing listens, the
-	// connection failed, the deadline passed before an answer).
+	// connection failed, the deadline passed before an answer), or the
+	// gateway's own limits refused the call for now.
 	ExitUnavailable = 3
 	// ExitInvalidRequest: the server refused the request (invalid input or
-	// option, unknown model, a capability the model lacks).
+	// option, unknown model, a capability the model lacks, the caller's
+	// token or permissions).
 	ExitInvalidRequest = 4
 	// ExitProvider: the provider behind the server failed or refused the
 	// call (its key, permissions, rate limit, outage, timeout, content filter).
@@ -36,8 +38,8 @@ const exitCodesHelp = `exit codes:
   0  ok
   1  failure (invalid configuration, server not serving, other errors)
   2  usage (unknown command, flag or argument)
-  3  unavailable (no server answered, or the deadline passed)
-  4  invalid request (bad input or option, unknown model, missing capability)
+  3  unavailable (no server answered, the deadline passed, the gateway's limits)
+  4  invalid request (bad input or option, unknown model, missing capability, caller token)
   5  provider error (the provider failed or refused: key, permission, rate limit, outage, timeout, content filter)`
 
 // env is where a command reads and writes.

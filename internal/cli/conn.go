@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/llmrelay/llmrelay/client"
@@ -17,12 +20,17 @@ import (
 	"github.com/llmrelay/llmrelay/server"
 )
 
-// connFlags say which server a client command talks to.
+// connFlags say which server a client command talks to, and how.
 type connFlags struct {
-	addr    string
-	local   bool
-	config  string
-	timeout time.Duration
+	addr     string
+	local    bool
+	config   string
+	timeout  time.Duration
+	token    string
+	tls      bool
+	caFile   string
+	certFile string
+	keyFile  string
 }
 
 func defaultAddr() string {
@@ -39,6 +47,54 @@ func (c *connFlags) register(fs *flag.FlagSet, timeout time.Duration) {
 	fs.BoolVar(&c.local, "local", false, "run the embedded default configuration in process instead of calling a server")
 	fs.StringVar(&c.config, "config", "", "with --local: run this configuration file instead of the embedded default")
 	fs.DurationVar(&c.timeout, "timeout", timeout, "deadline of the call (0: none)")
+	fs.StringVar(&c.token, "token", os.Getenv("LLMRELAY_TOKEN"), "caller token, sent as authorization: Bearer ($LLMRELAY_TOKEN)")
+	fs.BoolVar(&c.tls, "tls", false, "connect with TLS (system roots unless --ca)")
+	fs.StringVar(&c.caFile, "ca", "", "TLS: the server's CA certificate `FILE` (implies --tls)")
+	fs.StringVar(&c.certFile, "cert", "", "mutual TLS: the client certificate `FILE` (with --key; implies --tls)")
+	fs.StringVar(&c.keyFile, "key", "", "mutual TLS: the client key `FILE`")
+}
+
+// bearer sends the caller token with every call. It does not require
+// transport security: a sidecar is called over loopback or a unix socket.
+type bearer string
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(b)}, nil
+}
+
+func (bearer) RequireTransportSecurity() bool { return false }
+
+// clientOptions are the credentials of the flags.
+func (c *connFlags) clientOptions() ([]client.Option, error) {
+	var opts []client.Option
+	if c.token != "" {
+		opts = append(opts, client.WithDialOptions(grpc.WithPerRPCCredentials(bearer(c.token))))
+	}
+	if (c.certFile == "") != (c.keyFile == "") {
+		return nil, usageErrorf("--cert and --key go together")
+	}
+	if !c.tls && c.caFile == "" && c.certFile == "" {
+		return opts, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if c.caFile != "" {
+		pem, err := os.ReadFile(c.caFile)
+		if err != nil {
+			return nil, usageErrorf("--ca: %v", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, usageErrorf("--ca %s: no PEM certificate in it", c.caFile)
+		}
+	}
+	if c.certFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
+		if err != nil {
+			return nil, usageErrorf("--cert/--key: %v", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return append(opts, client.WithTransportSecurity(), client.WithDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(cfg)))), nil
 }
 
 // dial connects to the server, or with --local starts one in process over
@@ -52,7 +108,12 @@ func (c *connFlags) dial(ctx context.Context) (context.Context, *client.Client, 
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 	}
 	if !c.local {
-		cl, err := client.New(c.addr)
+		opts, err := c.clientOptions()
+		if err != nil {
+			cancel()
+			return nil, nil, nil, err
+		}
+		cl, err := client.New(c.addr, opts...)
 		if err != nil {
 			cancel()
 			return nil, nil, nil, usageErrorf("--addr %q: %v", c.addr, err)

@@ -25,21 +25,17 @@ func exitCode(err error) int {
 	if !ok {
 		return ExitFailure
 	}
-	if info := errorInfo(st); info != nil {
-		if strings.HasPrefix(info.GetReason(), "UPSTREAM_") || info.GetReason() == "CONTENT_FILTERED" {
-			return ExitProvider
-		}
-	} else if st.Code() == codes.Unavailable || st.Code() == codes.DeadlineExceeded {
-		// No ErrorInfo: the transport failed, not the gateway's provider.
-		return ExitUnavailable
+	if info := errorInfo(st); info != nil && (strings.HasPrefix(info.GetReason(), "UPSTREAM_") || info.GetReason() == "CONTENT_FILTERED") {
+		return ExitProvider
 	}
 	switch st.Code() {
-	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition, codes.OutOfRange, codes.Unimplemented:
+	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition, codes.OutOfRange, codes.Unimplemented,
+		codes.Unauthenticated, codes.PermissionDenied:
+		// The gateway refused the request, the caller's token included.
 		return ExitInvalidRequest
-	case codes.Unavailable, codes.DeadlineExceeded:
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
+		// No answer, or the gateway's own limits: try again later.
 		return ExitUnavailable
-	case codes.Unauthenticated, codes.PermissionDenied, codes.ResourceExhausted:
-		return ExitProvider
 	}
 	return ExitFailure
 }
