@@ -137,7 +137,7 @@ func dialRelay(addr string) (*grpc.ClientConn, llmrelayv1.GatewayServiceClient, 
 	return conn, llmrelayv1.NewGatewayServiceClient(conn), nil
 }
 
-// The request mirrors ../shared/loadgen's default body: a system and a user
+// The request is a small chat: a system and a user
 // message, max_tokens 64.
 func chatMessages() []*llmrelayv1.Message {
 	return []*llmrelayv1.Message{
@@ -212,7 +212,7 @@ func relayStream(c llmrelayv1.GatewayServiceClient, model string, raw bool) call
 // --- the mock, called directly over HTTP -----------------------------------
 
 // directClient keeps one keep-alive connection per worker, as
-// ../shared/loadgen does.
+// a load generator does.
 func directClient(conc int) *http.Client {
 	return &http.Client{Transport: &http.Transport{
 		MaxIdleConns: conc * 2, MaxIdleConnsPerHost: conc * 2, IdleConnTimeout: time.Minute,

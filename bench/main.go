@@ -1,5 +1,5 @@
 // Command bench is llmrelay's benchmark harness. It builds and starts the
-// mock OpenAI upstream (../shared/mockupstream) and llmrelay pointed at it
+// mock upstream (bench/mockupstream) and llmrelay pointed at it
 // (openai-chat format), drives llmrelay with ghz and with an in-process Go
 // gRPC client, calls the mock directly over HTTP for the baseline in the
 // same run, samples the server's CPU time and RSS from /proc, and prints one
@@ -47,7 +47,7 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.mockDir, "mock", "../shared/mockupstream", "mock upstream source directory (relative to the repository root)")
+	flag.StringVar(&o.mockDir, "mock", "bench/mockupstream", "mock upstream source directory (relative to the repository root)")
 	flag.StringVar(&o.out, "out", "", "JSON results file (default bench/results/<UTC time>.json)")
 	flag.StringVar(&o.profileDir, "profile", "", "write pprof CPU and heap profiles of the server under load to this directory")
 	flag.StringVar(&o.ghz, "ghz", "", "ghz binary (default: PATH, then $(go env GOPATH)/bin/ghz)")
