@@ -81,15 +81,13 @@ func run(listen, upstream, caFile string, rs routes) error {
 		up.tls = &tls.Config{RootCAs: pool, ServerName: u.Hostname(), NextProtos: []string{"http/1.1"},
 			ClientSessionCache: tls.NewLRUClientSessionCache(64)}
 	}
-	f := &floor{up: up, reqs: map[string][]byte{}}
+	f := &floor{up: up, unary: map[string][]byte{}, stream: map[string][]byte{}}
 	for _, r := range rs {
 		model, spec, ok := strings.Cut(r, "=")
 		name, chunks, _ := strings.Cut(spec, ":")
-		build, known := formats[name]
-		if !ok || !known {
+		if !ok || f.route(model, name, u.Host, strings.TrimSuffix(u.Path, "/"), chunks) != nil {
 			return fmt.Errorf("-route %q: want MODEL=FORMAT[:CHUNKS] with a known format", r)
 		}
-		f.reqs[model] = build(u.Host, strings.TrimSuffix(u.Path, "/"), chunks)
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
@@ -108,10 +106,29 @@ func run(listen, upstream, caFile string, rs routes) error {
 	return srv.Serve(ln)
 }
 
-// formats build the prebuilt request of each upstream format.
+// route prebuilds the requests of a model: the stream request of its
+// format (with X-Mock-Chunks when chunks is a number) and, for OpenAI
+// chat, the unary one.
+func (f *floor) route(model, format, host, base, chunks string) error {
+	build, ok := formats[format]
+	if !ok {
+		return fmt.Errorf("unknown format %q", format)
+	}
+	f.stream[model] = build(host, base, chunks)
+	if format == "openai-chat" {
+		f.unary[model] = post(host, base+"/chat/completions", "", chatBody(""))
+	}
+	return nil
+}
+
+func chatBody(extra string) string {
+	return `{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello in one short sentence."}],"max_tokens":64` + extra + `}`
+}
+
+// formats build the prebuilt stream request of each upstream format.
 var formats = map[string]func(host, base, chunks string) []byte{
 	"openai-chat": func(host, base, chunks string) []byte {
-		return post(host, base+"/chat/completions", chunks, `{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello in one short sentence."}],"max_tokens":64`+streamField(chunks)+`}`)
+		return post(host, base+"/chat/completions", chunks, chatBody(`,"stream":true,"stream_options":{"include_usage":true}`))
 	},
 	"openai-responses": func(host, base, chunks string) []byte {
 		return post(host, base+"/responses", chunks, `{"model":"gpt-4o-mini","input":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello in one short sentence."}],"max_output_tokens":64,"store":false,"stream":true}`)
@@ -135,15 +152,6 @@ func formatNames() []string {
 	return out
 }
 
-// streamField: OpenAI chat is a stream when the route names a chunk count
-// ("" or "unary": a unary call).
-func streamField(chunks string) string {
-	if chunks == "" || chunks == "unary" {
-		return ""
-	}
-	return `,"stream":true,"stream_options":{"include_usage":true}`
-}
-
 func post(host, path, chunks, body string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAuthorization: Bearer sk-bench\r\n", path, host)
@@ -156,12 +164,12 @@ func post(host, path, chunks, body string) []byte {
 
 type floor struct {
 	llmrelayv1.UnimplementedGatewayServiceServer
-	up   *upstreamPool
-	reqs map[string][]byte
+	up            *upstreamPool
+	unary, stream map[string][]byte // prebuilt requests by model
 }
 
 func (f *floor) Chat(ctx context.Context, req *llmrelayv1.ChatRequest) (*llmrelayv1.ChatResponse, error) {
-	raw, ok := f.reqs[req.GetModel()]
+	raw, ok := f.unary[req.GetModel()]
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "no route for model %q", req.GetModel())
 	}
@@ -185,7 +193,7 @@ func (f *floor) Chat(ctx context.Context, req *llmrelayv1.ChatRequest) (*llmrela
 }
 
 func (f *floor) StreamChat(req *llmrelayv1.StreamChatRequest, s grpc.ServerStreamingServer[llmrelayv1.StreamChatResponse]) error {
-	raw, ok := f.reqs[req.GetModel()]
+	raw, ok := f.stream[req.GetModel()]
 	if !ok {
 		return status.Errorf(codes.NotFound, "no route for model %q", req.GetModel())
 	}

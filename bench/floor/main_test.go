@@ -42,9 +42,10 @@ func TestRelay(t *testing.T) {
 	up.Start()
 	t.Cleanup(up.Close)
 
-	f := &floor{up: &upstreamPool{addr: strings.TrimPrefix(up.URL, "http://")}, reqs: map[string][]byte{}}
-	f.reqs["u"] = formats["openai-chat"](f.up.addr, "/v1", "")
-	f.reqs["s"] = formats["openai-chat"](f.up.addr, "/v1", "3")
+	f := &floor{up: &upstreamPool{addr: strings.TrimPrefix(up.URL, "http://")}, unary: map[string][]byte{}, stream: map[string][]byte{}}
+	if err := f.route("m", "openai-chat", f.up.addr, "/v1", "3"); err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -61,14 +62,14 @@ func TestRelay(t *testing.T) {
 	client := llmrelayv1.NewGatewayServiceClient(cc)
 	ctx := context.Background()
 	for range 2 {
-		resp, err := client.Chat(ctx, &llmrelayv1.ChatRequest{Model: "u"})
+		resp, err := client.Chat(ctx, &llmrelayv1.ChatRequest{Model: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := resp.GetMessage().GetParts()[0].GetText(); got != `{"ok":true}` {
 			t.Errorf("unary text %q", got)
 		}
-		s, err := client.StreamChat(ctx, &llmrelayv1.StreamChatRequest{Model: "s"})
+		s, err := client.StreamChat(ctx, &llmrelayv1.StreamChatRequest{Model: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}
