@@ -63,7 +63,7 @@ func main() {
 	flag.IntVar(&o.idleStreams, "idle-streams", 5000, "open idle streams for the memory measurement (0: skip)")
 	flag.IntVar(&o.longChunks, "long-chunks", 200, "text chunks of the long stream (per-chunk CPU = long - short)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (configs, binaries, server logs)")
-	serverEnv := flag.String("server-env", "", "extra environment of the llmrelay process, comma-separated KEY=VALUE (e.g. GOGC=200,GODEBUG=gcshrinkstackoff=1)")
+	serverEnv := flag.String("server-env", "GODEBUG=gcshrinkstackoff=1", "environment of the llmrelay process, comma-separated KEY=VALUE (default: the Dockerfile's; \"\" for none)")
 	only := flag.String("only", "", "run only the scenarios whose name matches this regular expression")
 	flag.Parse()
 	if *only != "" {
