@@ -34,6 +34,7 @@ type stream struct {
 	lastUsage *llmrelayv1.Usage
 	safety    json.RawMessage
 	citations json.RawMessage
+	scratch   []byte // decodeChunkFast's
 }
 
 // newStream reads resp; warnings (from encoding the request) are sent first.
@@ -71,9 +72,11 @@ func (s *stream) Recv() (*provider.Event, error) {
 			continue
 		}
 		var w generateContentResponse
-		if err := json.Unmarshal(data, &w); err != nil {
-			s.err = provider.BadResponse(providerName, "decoding stream chunk: %v", err)
-			continue
+		if !decodeChunkFast(data, &w, &s.scratch) {
+			if err := json.Unmarshal(data, &w); err != nil {
+				s.err = provider.BadResponse(providerName, "decoding stream chunk: %v", err)
+				continue
+			}
 		}
 		s.handle(&w)
 	}
