@@ -32,6 +32,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -173,13 +174,8 @@ func (f *floor) Chat(ctx context.Context, req *llmrelayv1.ChatRequest) (*llmrela
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "no route for model %q", req.GetModel())
 	}
-	c, err := f.up.get(ctx)
+	c, body, err := f.up.exchange(ctx, raw)
 	if err != nil {
-		return nil, status.Error(codes.Unavailable, err.Error())
-	}
-	body, err := c.do(raw)
-	if err != nil {
-		c.close()
 		return nil, status.Error(codes.Unavailable, err.Error())
 	}
 	b, err := io.ReadAll(body)
@@ -197,13 +193,8 @@ func (f *floor) StreamChat(req *llmrelayv1.StreamChatRequest, s grpc.ServerStrea
 	if !ok {
 		return status.Errorf(codes.NotFound, "no route for model %q", req.GetModel())
 	}
-	c, err := f.up.get(s.Context())
+	c, body, err := f.up.exchange(s.Context(), raw)
 	if err != nil {
-		return status.Error(codes.Unavailable, err.Error())
-	}
-	body, err := c.do(raw)
-	if err != nil {
-		c.close()
 		return status.Error(codes.Unavailable, err.Error())
 	}
 	c.lines.Reset(body)
@@ -239,18 +230,29 @@ type upstreamPool struct {
 }
 
 type conn struct {
-	nc    net.Conn
-	br    *bufio.Reader
-	lines *bufio.Reader
+	nc        net.Conn
+	br        *bufio.Reader
+	lines     *bufio.Reader
+	idleSince time.Time
+	reused    bool
 }
+
+// maxIdle drops pooled connections before a server's keep-alive timeout
+// can close them (the mock's is 120 s); a reused connection that still
+// turns out closed is replaced once (exchange).
+const maxIdle = 30 * time.Second
 
 func (p *upstreamPool) get(ctx context.Context) (*conn, error) {
 	p.mu.Lock()
-	if n := len(p.idle); n > 0 {
+	for n := len(p.idle); n > 0; n = len(p.idle) {
 		c := p.idle[n-1]
 		p.idle = p.idle[:n-1]
-		p.mu.Unlock()
-		return c, nil
+		if time.Since(c.idleSince) < maxIdle {
+			p.mu.Unlock()
+			c.reused = true
+			return c, nil
+		}
+		c.close()
 	}
 	p.mu.Unlock()
 	var d net.Dialer
@@ -270,12 +272,32 @@ func (p *upstreamPool) get(ctx context.Context) (*conn, error) {
 }
 
 func (p *upstreamPool) put(c *conn) {
+	c.idleSince = time.Now()
 	p.mu.Lock()
 	p.idle = append(p.idle, c)
 	p.mu.Unlock()
 }
 
 func (c *conn) close() { _ = c.nc.Close() } // broken: never reused
+
+// exchange sends raw and reads the answer's head; a reused connection that
+// fails before the head (closed by the server meanwhile) is replaced once.
+func (p *upstreamPool) exchange(ctx context.Context, raw []byte) (*conn, io.Reader, error) {
+	for {
+		c, err := p.get(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		body, err := c.do(raw)
+		if err == nil {
+			return c, body, nil
+		}
+		c.close()
+		if !c.reused {
+			return nil, nil, err
+		}
+	}
+}
 
 // do writes the prebuilt request and reads the response head: it must be
 // a 200 with a Content-Length or a chunked body, which is returned.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -95,6 +96,12 @@ func TestRelay(t *testing.T) {
 	}
 	if n := conns.Load(); n != 1 {
 		t.Errorf("%d upstream connections, want 1 (kept alive)", n)
+	}
+	// A pooled connection the server closed is replaced, not an error.
+	up.CloseClientConnections()
+	time.Sleep(20 * time.Millisecond) // lets the close reach the floor
+	if _, err := client.Chat(ctx, &llmrelayv1.ChatRequest{Model: "m"}); err != nil {
+		t.Errorf("after the server closed the pooled connection: %v", err)
 	}
 	if _, err := client.Chat(ctx, &llmrelayv1.ChatRequest{Model: "none"}); err == nil {
 		t.Error("unknown model: no error")
