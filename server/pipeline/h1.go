@@ -390,7 +390,7 @@ func (c *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	bw := writers.Get().(*bufio.Writer)
 	bw.Reset(c.conn)
-	werr := writeRequest(bw, req)
+	werr := req.Write(bw)
 	if werr == nil {
 		werr = bw.Flush()
 	}
