@@ -57,12 +57,13 @@ func BenchmarkStreamChunk(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var w generateContentResponse
-		if !decodeChunkFast(chunk, &w, &s.scratch) {
+		if !decodeChunkFast(chunk, &w, &s.prev, &s.scratch) {
 			if err := json.Unmarshal(chunk, &w); err != nil {
 				b.Fatal(err)
 			}
 		}
 		s.handle(&w)
+		s.prev.ModelVersion, s.prev.ResponseID = w.ModelVersion, w.ResponseID
 		if s.err != nil {
 			b.Fatal(s.err)
 		}

@@ -14,8 +14,13 @@ import "github.com/llmrelay/llmrelay/internal/jsonscan"
 // input that json.Unmarshal decodes to the same generateContentResponse
 // (FuzzDecodeChunkFast): these keys in this order, whitespace between
 // tokens, integers and strings jsonscan accepts. Anything else returns
-// false for the encoding/json path.
-func decodeChunkFast(data []byte, w *generateContentResponse, scratch *[]byte) bool {
+// false for the encoding/json path. The model version and response id are
+// shared with prev's (the previous chunk; may be nil) when equal.
+func decodeChunkFast(data []byte, w, prev *generateContentResponse, scratch *[]byte) bool {
+	var prevVersion, prevID string
+	if prev != nil {
+		prevVersion, prevID = prev.ModelVersion, prev.ResponseID
+	}
 	s := jsonscan.Scanner{B: data}
 	if !s.Lits(`{`, `"candidates"`, `:`, `[`, `{`, `"content"`, `:`, `{`, `"parts"`, `:`, `[`, `{`, `"text"`, `:`) {
 		return false
@@ -47,11 +52,11 @@ func decodeChunkFast(data []byte, w *generateContentResponse, scratch *[]byte) b
 	if !usageFast(&s, &u, scratch) || !s.Lits(`,`, `"modelVersion"`, `:`) {
 		return false
 	}
-	version, _, ok := s.String(scratch, "")
+	version, _, ok := s.String(scratch, prevVersion)
 	if !ok || !s.Lits(`,`, `"responseId"`, `:`) {
 		return false
 	}
-	id, _, ok := s.String(scratch, "")
+	id, _, ok := s.String(scratch, prevID)
 	if !ok || !s.Lit(`}`) || !s.End() {
 		return false
 	}

@@ -25,7 +25,8 @@ func FuzzDecodeChunkFast(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var fast generateContentResponse
 		scratch := []byte("stale")
-		if !decodeChunkFast(raw, &fast, &scratch) {
+		prev := &generateContentResponse{ModelVersion: "gemini-2.5-flash", ResponseID: "mock1"}
+		if !decodeChunkFast(raw, &fast, prev, &scratch) {
 			return
 		}
 		var slow generateContentResponse
@@ -51,7 +52,7 @@ func TestDecodeChunkFastShapes(t *testing.T) {
 	} {
 		var w generateContentResponse
 		var scratch []byte
-		if ok := decodeChunkFast([]byte(c.in), &w, &scratch); ok != c.ok {
+		if ok := decodeChunkFast([]byte(c.in), &w, nil, &scratch); ok != c.ok {
 			t.Errorf("%q: ok=%v", c.in, ok)
 		}
 	}

@@ -32,9 +32,11 @@ type stream struct {
 	metaSent  bool
 	finished  bool
 	lastUsage *llmrelayv1.Usage
+	lastWire  *usageMetadata // the counts lastUsage was converted from
 	safety    json.RawMessage
 	citations json.RawMessage
-	scratch   []byte // decodeChunkFast's
+	scratch   []byte                  // decodeChunkFast's
+	prev      generateContentResponse // the previous chunk's version and id (decodeChunkFast)
 }
 
 // newStream reads resp; warnings (from encoding the request) are sent first.
@@ -72,13 +74,14 @@ func (s *stream) Recv() (*provider.Event, error) {
 			continue
 		}
 		var w generateContentResponse
-		if !decodeChunkFast(data, &w, &s.scratch) {
+		if !decodeChunkFast(data, &w, &s.prev, &s.scratch) {
 			if err := json.Unmarshal(data, &w); err != nil {
 				s.err = provider.BadResponse(providerName, "decoding stream chunk: %v", err)
 				continue
 			}
 		}
 		s.handle(&w)
+		s.prev.ModelVersion, s.prev.ResponseID = w.ModelVersion, w.ResponseID
 	}
 }
 
@@ -162,10 +165,15 @@ func (s *stream) handle(w *generateContentResponse) {
 			s.citations = append(s.citations[:0], c.CitationMetadata...)
 		}
 	}
-	if u := toUsage(w.UsageMetadata); u != nil && !proto.Equal(u, s.lastUsage) {
-		// usageMetadata is cumulative on every chunk: each is the total.
-		s.lastUsage = u
-		s.push(&provider.Event{Kind: provider.EventUsage, Usage: proto.Clone(u).(*llmrelayv1.Usage)})
+	// usageMetadata is cumulative on every chunk: each is the total, sent
+	// on when it changed. The same counts as the last chunk's convert to
+	// the same Usage: skipped without converting and comparing.
+	if um := w.UsageMetadata; um != nil && !(s.lastWire != nil && *um == *s.lastWire) {
+		s.lastWire = um
+		if u := toUsage(um); u != nil && !proto.Equal(u, s.lastUsage) {
+			s.lastUsage = u
+			s.push(&provider.Event{Kind: provider.EventUsage, Usage: proto.Clone(u).(*llmrelayv1.Usage)})
+		}
 	}
 	if c != nil && c.FinishReason != "" {
 		s.finished = true
