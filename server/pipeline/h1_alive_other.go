@@ -12,3 +12,6 @@ import "net"
 // again on a fresh connection; a POST that went out whole is left to the
 // retry policy. TestH1ReplayWithoutPeek runs this path on every system.
 func alive(net.Conn) bool { return true }
+
+// alivePeeks: alive does not look at the socket here.
+const alivePeeks = false

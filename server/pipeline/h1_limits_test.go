@@ -212,3 +212,31 @@ func TestSplitTransportPublicCleartext(t *testing.T) {
 		})
 	}
 }
+
+// TestTransportTLSServerClosedIdle: a pooled TLS connection the server
+// closed while it sat idle is dropped before reuse (the peek sees the
+// close on the TCP socket), and the next call goes out on a fresh one.
+func TestTransportTLSServerClosedIdle(t *testing.T) {
+	t.Parallel()
+	if !alivePeeks {
+		t.Skip("no liveness peek on this system: TestH1ReplayWithoutPeek covers it")
+	}
+	srv, conns := tlsUpstream(t)
+	client := NewHTTPClient(DefaultTransportConfig, nil)
+	split := client.Transport.(*roundTripper).base.(*splitTransport)
+	split.h1.tls.RootCAs = srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	for i := range 3 {
+		resp, err := post(t, client, context.Background(), srv.URL+"/v1/x", `{"n":1}`)
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if got := readAll(t, resp); got != `{"ok":true}` {
+			t.Fatalf("call %d: %q", i, got)
+		}
+		srv.CloseClientConnections()
+		time.Sleep(20 * time.Millisecond) // lets the close reach the client
+	}
+	if n := conns.Load(); n != 3 {
+		t.Errorf("%d connections for 3 calls with the server closing each, want 3", n)
+	}
+}
