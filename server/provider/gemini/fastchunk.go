@@ -76,26 +76,24 @@ func usageFast(s *jsonscan.Scanner, u *usageMetadata, scratch *[]byte) bool {
 		return true
 	}
 	for {
-		key, _, ok := s.String(scratch, "")
-		if !ok || !s.Lit(`:`) {
-			return false
-		}
+		// Keys are matched as written (no escapes, exact case), without
+		// allocating them.
 		var dst *int64
-		switch key {
-		case "promptTokenCount":
+		switch {
+		case s.Lit(`"promptTokenCount"`):
 			dst = &u.PromptTokenCount
-		case "candidatesTokenCount":
+		case s.Lit(`"candidatesTokenCount"`):
 			dst = &u.CandidatesTokenCount
-		case "thoughtsTokenCount":
+		case s.Lit(`"thoughtsTokenCount"`):
 			dst = &u.ThoughtsTokenCount
-		case "cachedContentTokenCount":
+		case s.Lit(`"cachedContentTokenCount"`):
 			dst = &u.CachedContentTokenCount
-		case "toolUsePromptTokenCount":
+		case s.Lit(`"toolUsePromptTokenCount"`):
 			dst = &u.ToolUsePromptTokenCount
-		case "totalTokenCount":
+		case s.Lit(`"totalTokenCount"`):
 			dst = &u.TotalTokenCount
-		case "promptTokensDetails", "candidatesTokensDetails":
-			if !modalityCounts(s, scratch) {
+		case s.Lit(`"promptTokensDetails"`), s.Lit(`"candidatesTokensDetails"`):
+			if !s.Lit(`:`) || !modalityCounts(s, scratch) {
 				return false
 			}
 			if s.Lit(`}`) {
@@ -106,6 +104,9 @@ func usageFast(s *jsonscan.Scanner, u *usageMetadata, scratch *[]byte) bool {
 			}
 			continue
 		default:
+			return false
+		}
+		if !s.Lit(`:`) {
 			return false
 		}
 		n, ok := s.Int()
@@ -134,7 +135,7 @@ func modalityCounts(s *jsonscan.Scanner, scratch *[]byte) bool {
 		if !s.Lits(`{`, `"modality"`, `:`) {
 			return false
 		}
-		if _, _, ok := s.String(scratch, ""); !ok || !s.Lits(`,`, `"tokenCount"`, `:`) {
+		if _, _, ok := s.String(scratch, "TEXT"); !ok || !s.Lits(`,`, `"tokenCount"`, `:`) {
 			return false
 		}
 		if _, ok := s.Int(); !ok || !s.Lit(`}`) {
