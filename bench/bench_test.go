@@ -96,29 +96,37 @@ func TestParseGoroutineTotal(t *testing.T) {
 func TestReportFinish(t *testing.T) {
 	t.Parallel()
 	r := &report{Host: hostInfo{CPUs: 2}, Results: []result{
-		{Name: "direct unary c=1", Count: 100, P50us: 80, P99us: 300},
-		{Name: "relay unary c=1", Count: 100, P50us: 150, P99us: 1500, Base: "direct unary c=1", RelayCPUus: 40},
-		{Name: "direct stream c=1", Count: 10, TTFTP50us: 100},
-		{Name: "relay stream c=1", Count: 10, TTFTP50us: 160, Base: "direct stream c=1"},
-		{Name: "relay stream c=8", Count: 10, RelayCPUus: 500, ChunksPerStream: 20},
-		{Name: "relay stream-long c=8", Count: 10, RelayCPUus: 1400, ChunksPerStream: 200},
-	}}
+		{Name: "direct unary c=1", Target: "direct", Count: 100, P50us: 80, P99us: 300},
+		{Name: "floor unary c=1", Target: "floor", Count: 100, RelayCPUus: 100},
+		{Name: "relay unary c=1", Target: "relay", Count: 100, P50us: 150, P99us: 1500, Base: "direct unary c=1", Floor: "floor unary c=1", RelayCPUus: 130},
+		{Name: "floor unary c=16", Target: "floor", Count: 100, RelayCPUus: 40},
+		{Name: "relay unary c=16", Target: "relay", Count: 100, Floor: "floor unary c=16", RelayCPUus: 70},
+		{Name: "direct stream c=1", Target: "direct", Count: 10, TTFTP50us: 100},
+		{Name: "relay stream c=1", Target: "relay", Count: 10, TTFTP50us: 160, Base: "direct stream c=1"},
+		{Name: "relay stream c=8 ollama", Target: "relay", Kind: "stream", Format: "ollama", Variant: "clear", Count: 10, RelayCPUus: 500, ChunksPerStream: 20},
+		{Name: "relay stream-long c=8 ollama", Target: "relay", Kind: "stream-long", Format: "ollama", Variant: "clear", Count: 10, RelayCPUus: 1400, ChunksPerStream: 200},
+		{Name: "floor stream c=8 ollama", Target: "floor", Kind: "stream", Format: "ollama", Variant: "clear", Count: 10, RelayCPUus: 300, ChunksPerStream: 21},
+		{Name: "floor stream-long c=8 ollama", Target: "floor", Kind: "stream-long", Format: "ollama", Variant: "clear", Count: 10, RelayCPUus: 1020, ChunksPerStream: 201},
+	}, Idle: idleResult{Streams: 100, StreamsReachedMock: 100, KBPerStream: 30, FloorKBPerStream: 20, RSSIdleMB: 22}}
 	r.finish()
 	relay := r.find("relay unary c=1")
-	if relay.AddedP50us != 70 || relay.AddedP99us != 1200 {
-		t.Errorf("added %v/%v", relay.AddedP50us, relay.AddedP99us)
+	if relay.AddedP50us != 70 || relay.AddedP99us != 1200 || relay.CPURatio != 1.3 {
+		t.Errorf("added %v/%v, ratio %v", relay.AddedP50us, relay.AddedP99us, relay.CPURatio)
 	}
 	if got := r.find("relay stream c=1").AddedTTFTP50us; got != 60 {
 		t.Errorf("added ttft %v", got)
 	}
+	if len(r.Chunks) != 1 || r.Chunks[0].RelayUS != 5 || r.Chunks[0].FloorUS != 4 || r.Chunks[0].Ratio != 1.25 {
+		t.Errorf("chunks %+v", r.Chunks)
+	}
 	want := map[string]bool{
-		"CPU per unary Chat (c=1, no ghz)":      true,
-		"added latency p50, one client":         true,
-		"added latency p99, one client":         false,
-		"stream: added time to first token p50": true,
-		"stream: CPU per relayed chunk":         true, // (1400-500)/180 = 5
-		"RSS idle":                              false,
-		"memory per open idle stream":           false,
+		"CPU per call, one client, cleartext":       true,  // 1.3
+		"CPU per call, 16 clients, cleartext":       false, // 1.75
+		"CPU per call, 16 clients, TLS":             false, // not measured
+		"CPU per call, one client, TLS":             false,
+		"CPU per relayed chunk, ollama clear":       true,  // 1.25
+		"memory per open idle stream (100 streams)": false, // 1.5
+		"RSS idle": true,
 	}
 	for _, tg := range r.Targets {
 		w, ok := want[tg.Goal]

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -137,7 +139,7 @@ func dialRelay(addr string) (*grpc.ClientConn, llmrelayv1.GatewayServiceClient, 
 	return conn, llmrelayv1.NewGatewayServiceClient(conn), nil
 }
 
-// The request mirrors ../shared/loadgen's default body: a system and a user
+// The request is a small chat: a system and a user
 // message, max_tokens 64.
 func chatMessages() []*llmrelayv1.Message {
 	return []*llmrelayv1.Message{
@@ -211,12 +213,13 @@ func relayStream(c llmrelayv1.GatewayServiceClient, model string, raw bool) call
 
 // --- the mock, called directly over HTTP -----------------------------------
 
-// directClient keeps one keep-alive connection per worker, as
-// ../shared/loadgen does.
-func directClient(conc int) *http.Client {
+// directClient keeps one keep-alive connection per worker, as a load
+// generator does; over TLS it speaks HTTP/1.1 (as the floor does),
+// trusting roots.
+func directClient(conc int, roots *x509.CertPool) *http.Client {
 	return &http.Client{Transport: &http.Transport{
 		MaxIdleConns: conc * 2, MaxIdleConnsPerHost: conc * 2, IdleConnTimeout: time.Minute,
-		DisableCompression: true,
+		DisableCompression: true, TLSClientConfig: &tls.Config{RootCAs: roots},
 	}}
 }
 

@@ -1,11 +1,15 @@
 // Command bench is llmrelay's benchmark harness. It builds and starts the
-// mock OpenAI upstream (bench/mockupstream) and llmrelay pointed at it
-// (openai-chat format), drives llmrelay with ghz and with an in-process Go
-// gRPC client, calls the mock directly over HTTP for the baseline in the
-// same run, samples the server's CPU time and RSS from /proc, and prints one
-// table (RPS, p50/p90/p99, added latency, CPU µs per request, RSS). The
-// results are also written as JSON; -profile DIR writes pprof CPU and heap
-// profiles of the server under load.
+// mock upstream (bench/mockupstream: cleartext, and HTTPS offering HTTP/2
+// or only HTTP/1.1), llmrelay pointed at it, and the floor (bench/floor: a
+// bare gRPC-to-HTTP relay on the same upstreams); drives llmrelay and the
+// floor with the same in-process Go gRPC client (and llmrelay with ghz),
+// calls the mock directly over HTTP for the baseline in the same run,
+// samples each server's CPU time and RSS from /proc, and prints one table
+// (RPS, p50/p90/p99, added latency, CPU µs per request and its ratio to
+// the floor's, RSS), the CPU per relayed chunk of every provider stream
+// format, and the memory per idle stream. The results are also written as
+// JSON; -profile DIR writes pprof CPU and heap profiles of the server
+// under load.
 //
 //	go run ./bench                      # about 2-3 minutes
 //	go run ./bench -d 10s -profile /tmp/prof
@@ -13,6 +17,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -58,7 +63,7 @@ func main() {
 	flag.IntVar(&o.idleStreams, "idle-streams", 5000, "open idle streams for the memory measurement (0: skip)")
 	flag.IntVar(&o.longChunks, "long-chunks", 200, "text chunks of the long stream (per-chunk CPU = long - short)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (configs, binaries, server logs)")
-	serverEnv := flag.String("server-env", "", "extra environment of the llmrelay process, comma-separated KEY=VALUE (e.g. GOGC=200,GODEBUG=gcshrinkstackoff=1)")
+	serverEnv := flag.String("server-env", "GODEBUG=gcshrinkstackoff=1", "environment of the llmrelay process, comma-separated KEY=VALUE (default: the Dockerfile's; \"\" for none)")
 	only := flag.String("only", "", "run only the scenarios whose name matches this regular expression")
 	flag.Parse()
 	if *only != "" {
@@ -119,16 +124,19 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 
-	log.Printf("building the mock upstream and llmrelay (load %.2f)", load1())
-	mockBin, relayBin := filepath.Join(tmp, "mockupstream"), filepath.Join(tmp, "llmrelay")
+	log.Printf("building the mock upstream, the floor and llmrelay (load %.2f)", load1())
+	mockBin, floorBin, relayBin := filepath.Join(tmp, "mockupstream"), filepath.Join(tmp, "floor"), filepath.Join(tmp, "llmrelay")
 	if err := build(ctx, mockDir, ".", mockBin); err != nil {
+		return err
+	}
+	if err := build(ctx, filepath.Join(root, "bench", "floor"), ".", floorBin); err != nil {
 		return err
 	}
 	if err := buildRelay(ctx, root, relayBin); err != nil {
 		return err
 	}
 
-	b := &bench{o: o, tmp: tmp, mockBin: mockBin, relayBin: relayBin, ghzBin: ghzBin}
+	b := &bench{o: o, tmp: tmp, mockBin: mockBin, floorBin: floorBin, relayBin: relayBin, ghzBin: ghzBin}
 	defer b.stopAll()
 	rep := &report{
 		Date: began.UTC().Format(time.RFC3339), Host: readHost(runtime.Version()),
@@ -163,10 +171,11 @@ func run(ctx context.Context, o options) error {
 
 // bench holds the processes of one run.
 type bench struct {
-	o                         options
-	tmp                       string
-	mockBin, relayBin, ghzBin string
-	procs                     []*proc
+	o                                   options
+	tmp                                 string
+	mockBin, floorBin, relayBin, ghzBin string
+	procs                               []*proc
+	roots                               *x509.CertPool // the TLS mocks' certificates
 }
 
 func (b *bench) stopAll() {
@@ -188,62 +197,15 @@ func (b *bench) stop(p *proc) error {
 	return p.stop(5 * time.Second)
 }
 
-// startMock starts a mock upstream; extra flags e.g. -chunk-delay.
-func (b *bench) startMock(name string, extra ...string) (*proc, string, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, "", err
-	}
-	args := append([]string{"-addr", addr, "-quiet", "-max-lifetime", "30m"}, extra...)
-	p, err := start(name, b.mockBin, filepath.Join(b.tmp, name+".log"), nil, args...)
-	if err != nil {
-		return nil, "", err
-	}
-	b.procs = append(b.procs, p)
-	if err := waitHTTP(p, "http://"+addr+"/healthz", 10*time.Second); err != nil {
-		return nil, "", err
-	}
-	return p, addr, nil
-}
-
-const relayConfig = `server:
-  listen: {{LISTEN}}
-  log_level: {{LOG}}
-  shutdown_grace: 2s
-limits: {max_concurrent_calls: 50000, max_concurrent_streams: 50000, max_connections: 4096}
-defaults:
-  preserve_raw_data: false
-providers:
-  - name: mock
-    type: openai
-    base_url: http://{{MOCK}}/v1
-    api_key: sk-bench-not-a-real-key
-  - name: mock-long
-    type: openai
-    base_url: http://{{MOCK}}/v1
-    api_key: sk-bench-not-a-real-key
-    headers: {X-Mock-Chunks: "{{LONG}}"}
-models:
-  - name: bench/gpt-4o-mini
-    provider: mock
-    upstream_model: gpt-4o-mini
-    capabilities: {chat: {format: openai-chat}}
-  - name: bench/long
-    provider: mock-long
-    upstream_model: gpt-4o-mini
-    capabilities: {chat: {format: openai-chat}}
-`
-
-// startRelay starts llmrelay against the mock at mockAddr.
-func (b *bench) startRelay(name, mockAddr, logLevel string, pprof bool) (*proc, string, string, error) {
+// startRelay starts llmrelay serving models over the upstreams; it trusts
+// the TLS mocks' certificates (SSL_CERT_FILE).
+func (b *bench) startRelay(name string, models []benchModel, ups map[string]*upstream, logLevel string, pprof bool) (*proc, string, string, error) {
 	listen, err := freeAddr()
 	if err != nil {
 		return nil, "", "", err
 	}
-	cfg := strings.NewReplacer("{{LISTEN}}", listen, "{{LOG}}", logLevel, "{{MOCK}}", mockAddr,
-		"{{LONG}}", fmt.Sprint(b.o.longChunks)).Replace(relayConfig)
 	cfgPath := filepath.Join(b.tmp, name+".yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(relayConfig(listen, logLevel, models, ups)), 0o600); err != nil {
 		return nil, "", "", err
 	}
 	args := []string{"serve", "-config", cfgPath}
@@ -254,7 +216,8 @@ func (b *bench) startRelay(name, mockAddr, logLevel string, pprof bool) (*proc, 
 		}
 		args = append(args, "-pprof", pprofAddr)
 	}
-	p, err := start(name, b.relayBin, filepath.Join(b.tmp, name+".log"), b.o.serverEnv, args...)
+	env := append([]string{"SSL_CERT_FILE=" + b.bundle()}, b.o.serverEnv...)
+	p, err := start(name, b.relayBin, filepath.Join(b.tmp, name+".log"), env, args...)
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -263,6 +226,30 @@ func (b *bench) startRelay(name, mockAddr, logLevel string, pprof bool) (*proc, 
 		return nil, "", "", err
 	}
 	return p, listen, pprofAddr, nil
+}
+
+// startFloor starts the bare relay in front of upstream u.
+func (b *bench) startFloor(name string, u *upstream, routes []string) (*proc, string, error) {
+	listen, err := freeAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	args := []string{"-listen", listen, "-upstream", u.scheme() + "://" + u.addr, "-ca", b.bundle()}
+	if u.kind == "clear" {
+		args = args[:4]
+	}
+	for _, r := range routes {
+		args = append(args, "-route", r)
+	}
+	p, err := start(name, b.floorBin, filepath.Join(b.tmp, name+".log"), nil, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	b.procs = append(b.procs, p)
+	if err := waitGRPC(p, listen, 15*time.Second); err != nil {
+		return nil, "", err
+	}
+	return p, listen, nil
 }
 
 // fetch saves an HTTP GET (a pprof endpoint) to path.

@@ -111,14 +111,14 @@ func freeAddr() (string, error) {
 }
 
 // waitHTTP polls url until it answers 200 or the timeout passes.
-func waitHTTP(p *proc, url string, timeout time.Duration) error {
+func waitHTTP(p *proc, client *http.Client, url string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	var last error
 	for time.Now().Before(deadline) {
 		if err := p.alive(); err != nil {
 			return err
 		}
-		resp, err := http.Get(url)
+		resp, err := client.Get(url)
 		if err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body) // draining a probe; the status is what counts
 			_ = resp.Body.Close()

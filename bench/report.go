@@ -18,6 +18,11 @@ type result struct {
 	Raw             bool    `json:"raw_capture"`
 	LogLevel        string  `json:"log_level,omitempty"`
 	Base            string  `json:"baseline,omitempty"`
+	Floor           string  `json:"floor,omitempty"`    // the floor row compared with
+	Upstream        string  `json:"upstream,omitempty"` // clear, tls (HTTP/2 offered), tls1 (HTTP/1.1 only)
+	Model           string  `json:"model,omitempty"`
+	Format          string  `json:"format,omitempty"`  // per-chunk rows
+	Variant         string  `json:"variant,omitempty"` // per-chunk rows
 	Load1           float64 `json:"load1"`
 	Seconds         float64 `json:"seconds"`
 	Count           int64   `json:"count"`
@@ -33,9 +38,12 @@ type result struct {
 	TTFTP99us       float64 `json:"ttft_p99_us,omitempty"`
 	AddedTTFTP50us  float64 `json:"added_ttft_p50_us,omitempty"`
 	ChunksPerStream float64 `json:"chunks_per_stream,omitempty"`
-	RelayCPUus      float64 `json:"relay_cpu_us_per_req,omitempty"`
-	MockCPUus       float64 `json:"mock_cpu_us_per_req"`
-	RelayRSSMB      float64 `json:"relay_rss_peak_mb,omitempty"`
+	// RelayCPUus is the CPU time per call of the server under test
+	// (llmrelay, or the floor in floor rows).
+	RelayCPUus float64 `json:"relay_cpu_us_per_req,omitempty"`
+	CPURatio   float64 `json:"cpu_ratio_to_floor,omitempty"`
+	MockCPUus  float64 `json:"mock_cpu_us_per_req"`
+	RelayRSSMB float64 `json:"relay_rss_peak_mb,omitempty"`
 }
 
 // idleResult is the memory phase.
@@ -56,6 +64,9 @@ type idleResult struct {
 	HeapAllocKBPerStream float64 `json:"heap_alloc_kb_per_stream"`
 	Errors               int     `json:"errors"`
 	FirstError           string  `json:"first_error,omitempty"`
+	// The floor's RSS after 2000 calls and growth per open idle stream.
+	FloorRSSIdleMB   float64 `json:"floor_rss_idle_mb,omitempty"`
+	FloorKBPerStream float64 `json:"floor_kb_per_stream,omitempty"`
 }
 
 // target is one of issue 7's goals and what was measured.
@@ -69,20 +80,21 @@ type target struct {
 }
 
 type report struct {
-	Date            string     `json:"date"`
-	Host            hostInfo   `json:"host"`
-	Args            []string   `json:"args"`
-	ServerEnv       []string   `json:"server_env,omitempty"`
-	LoadStart       float64    `json:"load1_start"`
-	LoadEnd         float64    `json:"load1_end"`
-	WallSeconds     float64    `json:"wall_seconds"`
-	ScenarioSeconds float64    `json:"scenario_seconds"`
-	FixedRate       int        `json:"fixed_rate"`
-	RSSStartMB      float64    `json:"relay_rss_start_mb"`
-	RSSAfterLoadMB  float64    `json:"relay_rss_after_load_mb"`
-	Results         []result   `json:"results"`
-	Idle            idleResult `json:"idle"`
-	Targets         []target   `json:"targets"`
+	Date            string      `json:"date"`
+	Host            hostInfo    `json:"host"`
+	Args            []string    `json:"args"`
+	ServerEnv       []string    `json:"server_env,omitempty"`
+	LoadStart       float64     `json:"load1_start"`
+	LoadEnd         float64     `json:"load1_end"`
+	WallSeconds     float64     `json:"wall_seconds"`
+	ScenarioSeconds float64     `json:"scenario_seconds"`
+	FixedRate       int         `json:"fixed_rate"`
+	RSSStartMB      float64     `json:"relay_rss_start_mb"`
+	RSSAfterLoadMB  float64     `json:"relay_rss_after_load_mb"`
+	Results         []result    `json:"results"`
+	Idle            idleResult  `json:"idle"`
+	Chunks          []chunkCost `json:"cpu_per_chunk"`
+	Targets         []target    `json:"targets"`
 }
 
 func (r *report) find(name string) *result {
@@ -94,70 +106,113 @@ func (r *report) find(name string) *result {
 	return nil
 }
 
-// bifrostCPUus is Bifrost's CPU per unary request from issue 7's table; with
-// all of this machine's cores it could serve at most cores/cpu requests/s.
-const bifrostCPUus = 300.0
+// chunkCost is the CPU per relayed chunk of one stream format on one
+// upstream variant: (long stream - short stream) / (chunk difference).
+type chunkCost struct {
+	Format      string  `json:"format"`
+	Variant     string  `json:"variant"`
+	RelayUS     float64 `json:"relay_us"`
+	FloorUS     float64 `json:"floor_us"`
+	Ratio       float64 `json:"ratio_to_floor"`
+	ChunksLong  float64 `json:"chunks_long"`
+	ChunksShort float64 `json:"chunks_short"`
+}
 
-// finish computes added latencies and checks the targets.
+// perChunk is (long - short) CPU per stream over the chunk difference of
+// the short and long rows of target, format and variant.
+func (r *report) perChunk(target, format, variant string) (float64, *result, *result) {
+	var short, long *result
+	for i := range r.Results {
+		x := &r.Results[i]
+		if x.Target != target || x.Format != format || x.Variant != variant || x.Count == 0 {
+			continue
+		}
+		switch x.Kind {
+		case "stream":
+			short = x
+		case "stream-long":
+			long = x
+		}
+	}
+	if short == nil || long == nil || long.ChunksPerStream <= short.ChunksPerStream {
+		return 0, nil, nil
+	}
+	return (long.RelayCPUus - short.RelayCPUus) / (long.ChunksPerStream - short.ChunksPerStream), short, long
+}
+
+// finish computes added latencies, ratios to the floor and per-chunk
+// costs, and checks the targets of issue 17.
 func (r *report) finish() {
 	for i := range r.Results {
 		x := &r.Results[i]
-		base := r.find(x.Base)
-		if base == nil || x.Count == 0 {
+		if base := r.find(x.Base); base != nil && x.Count > 0 {
+			x.AddedP50us, x.AddedP99us = x.P50us-base.P50us, x.P99us-base.P99us
+			if x.TTFTP50us > 0 {
+				x.AddedTTFTP50us = x.TTFTP50us - base.TTFTP50us
+			}
+		}
+		if fl := r.find(x.Floor); fl != nil && fl.RelayCPUus > 0 && x.Count > 0 {
+			x.CPURatio = x.RelayCPUus / fl.RelayCPUus
+		}
+	}
+	r.Chunks = nil
+	for i := range r.Results {
+		x := &r.Results[i]
+		if x.Target != "relay" || x.Kind != "stream" || x.Format == "" {
 			continue
 		}
-		x.AddedP50us, x.AddedP99us = x.P50us-base.P50us, x.P99us-base.P99us
-		if x.TTFTP50us > 0 {
-			x.AddedTTFTP50us = x.TTFTP50us - base.TTFTP50us
+		relay, short, long := r.perChunk("relay", x.Format, x.Variant)
+		floorVariant := "clear"
+		if x.Variant != "clear" {
+			floorVariant = "tls"
 		}
-	}
-	check := func(goal string, limit, value float64, unit string, ok bool, note string) {
-		met := ok && value <= limit
-		r.Targets = append(r.Targets, target{Goal: goal, Limit: limit, Value: value, Unit: unit, Met: &met, Note: note})
-	}
-	missing := func(goal string, limit float64, unit, note string) {
-		r.Targets = append(r.Targets, target{Goal: goal, Limit: limit, Unit: unit, Note: note})
-	}
-	if x := r.find("relay unary fixed rate (ghz)"); x != nil {
-		check("CPU per unary Chat (fixed rate)", 60, x.RelayCPUus, "µs", x.Errors == 0, fmt.Sprintf("%d rps, ghz", x.Rate))
-	} else if x := r.find("relay unary c=1"); x != nil {
-		check("CPU per unary Chat (c=1, no ghz)", 60, x.RelayCPUus, "µs", x.Errors == 0, "")
-	}
-	if x := r.find("relay unary c=1"); x != nil {
-		check("added latency p50, one client", 100, x.AddedP50us, "µs", x.Errors == 0, "Go gRPC client vs Go HTTP client")
-		check("added latency p99, one client", 1000, x.AddedP99us, "µs", x.Errors == 0, "")
-	}
-	if x := r.find("relay stream c=1"); x != nil {
-		check("stream: added time to first token p50", 100, x.AddedTTFTP50us, "µs", x.Errors == 0, "")
-	}
-	short, long := r.find("relay stream c=8"), r.find("relay stream-long c=8")
-	if short != nil && long != nil && long.ChunksPerStream > short.ChunksPerStream {
-		per := (long.RelayCPUus - short.RelayCPUus) / (long.ChunksPerStream - short.ChunksPerStream)
-		check("stream: CPU per relayed chunk", 5, per, "µs", short.Errors == 0 && long.Errors == 0,
-			fmt.Sprintf("(%.0f - %.0f µs/stream) / (%.0f - %.0f chunks)", long.RelayCPUus, short.RelayCPUus, long.ChunksPerStream, short.ChunksPerStream))
-	}
-	for _, c := range []string{"16", "64"} {
-		x := r.find("relay unary c=" + c + " (ghz)")
-		if x == nil {
+		floor, _, _ := r.perChunk("floor", x.Format, floorVariant)
+		if relay == 0 {
 			continue
 		}
-		// Bifrost is not run by this harness: its throughput on this
-		// machine is unknown, so the ratio is not judged; the CPU bound
-		// (cores / 300 µs) is given for scale.
-		bound := float64(r.Host.CPUs) * 1e6 / bifrostCPUus
-		r.Targets = append(r.Targets, target{Goal: "throughput c=" + c + " (ghz), zero errors, ≥ 2× Bifrost", Limit: 2 * bound, Value: x.RPS, Unit: "rps",
-			Note: fmt.Sprintf("Bifrost not run here; at %.0f µs CPU/request it could not exceed %.0f rps on %d cores; %d errors", bifrostCPUus, bound, r.Host.CPUs, x.Errors)})
+		c := chunkCost{Format: x.Format, Variant: x.Variant, RelayUS: relay, FloorUS: floor,
+			ChunksShort: short.ChunksPerStream, ChunksLong: long.ChunksPerStream}
+		if floor > 0 {
+			c.Ratio = relay / floor
+		}
+		r.Chunks = append(r.Chunks, c)
+	}
+	ratio := func(goal string, limit float64, relay, floor string) {
+		x, f := r.find(relay), r.find(floor)
+		if x == nil || f == nil {
+			r.Targets = append(r.Targets, target{Goal: goal, Limit: limit, Unit: "× floor", Note: "not measured"})
+			return
+		}
+		met := x.Errors == 0 && f.Errors == 0 && x.CPURatio > 0 && x.CPURatio <= limit
+		r.Targets = append(r.Targets, target{Goal: goal, Limit: limit, Value: x.CPURatio, Unit: "× floor", Met: &met,
+			Note: fmt.Sprintf("%.1f vs %.1f µs per call", x.RelayCPUus, f.RelayCPUus)})
+	}
+	r.Targets = nil
+	ratio("CPU per call, 16 clients, cleartext", 1.5, "relay unary c=16", "floor unary c=16")
+	ratio("CPU per call, 16 clients, TLS", 1.5, "relay tls unary c=16", "floor tls unary c=16")
+	ratio("CPU per call, one client, cleartext", 1.4, "relay unary c=1", "floor unary c=1")
+	ratio("CPU per call, one client, TLS", 1.4, "relay tls unary c=1", "floor tls unary c=1")
+	for _, c := range r.Chunks {
+		if c.Variant != "clear" && c.Variant != "tls" {
+			continue // the non-default TLS clients are reported, not judged
+		}
+		met := c.Ratio > 0 && c.Ratio <= 1.3
+		r.Targets = append(r.Targets, target{Goal: "CPU per relayed chunk, " + c.Format + " " + c.Variant, Limit: 1.3, Value: c.Ratio,
+			Unit: "× floor", Met: &met, Note: fmt.Sprintf("%.2f vs %.2f µs per chunk", c.RelayUS, c.FloorUS)})
+	}
+	if r.Idle.Streams > 0 && r.Idle.FloorKBPerStream > 0 {
+		v := r.Idle.KBPerStream / r.Idle.FloorKBPerStream
+		met := v <= 1.3 && r.Idle.StreamsReachedMock >= int64(r.Idle.Streams)
+		r.Targets = append(r.Targets, target{Goal: fmt.Sprintf("memory per open idle stream (%d streams)", r.Idle.Streams), Limit: 1.3, Value: v,
+			Unit: "× floor", Met: &met, Note: fmt.Sprintf("%.1f vs %.1f KB per stream; %d goroutines", r.Idle.KBPerStream, r.Idle.FloorKBPerStream, r.Idle.Goroutines)})
+	} else {
+		r.Targets = append(r.Targets, target{Goal: "memory per open idle stream", Limit: 1.3, Unit: "× floor", Note: "not measured (-idle-streams 0)"})
 	}
 	if r.Idle.RSSIdleMB > 0 {
-		check("RSS idle", 25, r.Idle.RSSIdleMB, "MB", true, "after 2000 calls")
+		met := r.Idle.RSSIdleMB <= 25
+		r.Targets = append(r.Targets, target{Goal: "RSS idle", Limit: 25, Value: r.Idle.RSSIdleMB, Unit: "MB", Met: &met, Note: "after 2000 calls"})
 	} else {
-		missing("RSS idle", 25, "MB", "not measured")
-	}
-	if r.Idle.Streams > 0 {
-		check(fmt.Sprintf("memory per open idle stream (%d streams)", r.Idle.Streams), 20, r.Idle.KBPerStream, "KB",
-			r.Idle.StreamsReachedMock >= int64(r.Idle.Streams), fmt.Sprintf("%d goroutines with the streams open", r.Idle.Goroutines))
-	} else {
-		missing("memory per open idle stream", 20, "KB", "not measured (-idle-streams 0)")
+		r.Targets = append(r.Targets, target{Goal: "RSS idle", Limit: 25, Unit: "MB", Note: "not measured"})
 	}
 }
 
@@ -180,16 +235,30 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nllmrelay benchmark, %s, %d× %s, %s, Go %s, load %.2f → %.2f, %.0f s per scenario\n\n",
 		r.Date, r.Host.CPUs, r.Host.CPUModel, r.Host.MemTotal, strings.TrimPrefix(r.Host.GoVersion, "go"), r.LoadStart, r.LoadEnd, r.ScenarioSeconds)
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
-	fmt.Fprintln(tw, "scenario\tcalls\terr\tRPS\tp50 µs\tp90 µs\tp99 µs\tadded p50\tadded p99\tTTFT p50\tadded TTFT\tCPU µs/req\tmock CPU\tRSS MB\tload\t")
+	fmt.Fprintln(tw, "scenario\tcalls\terr\tRPS\tp50 µs\tp90 µs\tp99 µs\tadded p50\tadded p99\tTTFT p50\tadded TTFT\tCPU µs/req\t× floor\tmock CPU\tRSS MB\tload\t")
 	for _, x := range r.Results {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t\n",
+		ratio := "-"
+		if x.CPURatio > 0 {
+			ratio = fmt.Sprintf("%.2f", x.CPURatio)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t\n",
 			x.Name, x.Count, x.Errors, f0(x.RPS), f0(x.P50us), f0(x.P90us), f0(x.P99us),
 			f0(x.AddedP50us), f0(x.AddedP99us), f0(x.TTFTP50us), f0(x.AddedTTFTP50us),
-			f1(x.RelayCPUus), f1(x.MockCPUus), f1(x.RelayRSSMB), x.Load1)
+			f1(x.RelayCPUus), ratio, f1(x.MockCPUus), f1(x.RelayRSSMB), x.Load1)
 	}
 	if err := tw.Flush(); err != nil {
 		fmt.Fprintln(w, "table:", err)
 	}
+	fmt.Fprintf(w, "\nCPU per relayed chunk (µs; (long - short stream) / chunk difference):\n\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
+	fmt.Fprintln(tw, "format\tupstream\tllmrelay\tfloor\t× floor\t")
+	for _, c := range r.Chunks {
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t\n", c.Format, c.Variant, c.RelayUS, c.FloorUS, c.Ratio)
+	}
+	if err := tw.Flush(); err != nil {
+		fmt.Fprintln(w, "table:", err)
+	}
+	fmt.Fprintf(w, "\nfloor: idle RSS %.1f MB, %.1f KB per open idle stream\n", r.Idle.FloorRSSIdleMB, r.Idle.FloorKBPerStream)
 	fmt.Fprintf(w, "\nRSS: %.1f MB at start, %.1f MB after the load; fresh server %.1f MB, idle after 2000 calls %.1f MB; %d open idle streams: %.1f → %.1f MB = %.1f KB per stream (%d goroutines; per stream: %.1f KB of goroutine stack, %.1f KB of heap spans in use, %.1f KB of live objects)\n\n",
 		r.RSSStartMB, r.RSSAfterLoadMB, r.Idle.RSSFreshMB, r.Idle.RSSIdleMB, r.Idle.Streams, r.Idle.RSSBaseMB, r.Idle.RSSOpenMB, r.Idle.KBPerStream, r.Idle.Goroutines,
 		r.Idle.StackKBPerStream, r.Idle.HeapInuseKBPerStream, r.Idle.HeapAllocKBPerStream)
@@ -201,11 +270,8 @@ func (r *report) print(w io.Writer) {
 				verdict = "met"
 			}
 		}
-		limit := fmt.Sprintf("(target ≤ %.0f)", t.Limit)
-		if t.Unit == "rps" {
-			limit = "(target: 2× Bifrost)"
-		}
-		fmt.Fprintf(w, "  %-48s %10.1f %-3s %-20s %s", t.Goal, t.Value, t.Unit, limit, verdict)
+		limit := fmt.Sprintf("(target ≤ %g)", t.Limit)
+		fmt.Fprintf(w, "  %-48s %8.2f %-7s %-16s %s", t.Goal, t.Value, t.Unit, limit, verdict)
 		if t.Note != "" {
 			fmt.Fprintf(w, "  [%s]", t.Note)
 		}

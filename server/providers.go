@@ -125,6 +125,9 @@ func transportConfig(t config.Transport) pipeline.TransportConfig {
 	if t.IdleTimeout != nil {
 		tc.IdleTimeout = t.IdleTimeout.Duration
 	}
+	if t.HTTPVersion != nil {
+		tc.HTTPVersion = *t.HTTPVersion
+	}
 	return tc
 }
 

@@ -133,7 +133,13 @@ type Transport struct {
 	ConnectTimeout   *Duration `yaml:"connect_timeout"`
 	FirstByteTimeout *Duration `yaml:"first_byte_timeout"`
 	IdleTimeout      *Duration `yaml:"idle_timeout"`
-	Retry            *Retry    `yaml:"retry"`
+	// HTTPVersion chooses the upstream HTTP client: "auto" (default:
+	// HTTP/1.1 on llmrelay's own connection pool, net/http for cleartext
+	// hosts that are not loopback or private and for proxied requests),
+	// "1.1" (the own pool for every host) or "2" (net/http, HTTP/2 where
+	// the server offers it: one multiplexed connection per host).
+	HTTPVersion *string `yaml:"http_version"`
+	Retry       *Retry  `yaml:"retry"`
 	// MaxCallDuration bounds a whole call (retries, fallbacks and a
 	// stream's reading included) whatever the client's deadline, so that
 	// a provider trickling bytes forever is cut by the gateway. Only under
@@ -154,6 +160,9 @@ func (t Transport) CallBound() time.Duration {
 	}
 	return DefaultMaxCallDuration
 }
+
+// HTTPVersions are the values of transport.http_version.
+var HTTPVersions = []string{"auto", "1.1", "2"}
 
 // Retry is the retry policy.
 type Retry struct {
@@ -522,6 +531,9 @@ func (t Transport) validate(where string) []error {
 	if t.Retry != nil && t.Retry.MaxAttempts != nil && (*t.Retry.MaxAttempts < 1 || *t.Retry.MaxAttempts > 10) {
 		errs = append(errs, fmt.Errorf("%s.retry.max_attempts: must be 1..10", where))
 	}
+	if t.HTTPVersion != nil && !contains(HTTPVersions, *t.HTTPVersion) {
+		errs = append(errs, fmt.Errorf("%s.http_version: %q is not one of %s", where, *t.HTTPVersion, strings.Join(HTTPVersions, ", ")))
+	}
 	return errs
 }
 
@@ -573,6 +585,9 @@ func (t Transport) Merge(over Transport) Transport {
 	}
 	if over.IdleTimeout != nil {
 		out.IdleTimeout = over.IdleTimeout
+	}
+	if over.HTTPVersion != nil {
+		out.HTTPVersion = over.HTTPVersion
 	}
 	if over.Retry != nil {
 		r := Retry{}

@@ -325,3 +325,18 @@ func TestLocate(t *testing.T) {
 		}
 	}
 }
+
+func TestHTTPVersion(t *testing.T) {
+	t.Parallel()
+	c, err := Parse([]byte("defaults: {http_version: \"2\"}\n"), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := "1.1"
+	if got := c.Defaults.Merge(Transport{HTTPVersion: &v}); *got.HTTPVersion != "1.1" || *c.Defaults.HTTPVersion != "2" {
+		t.Errorf("merge: %v over %v", *got.HTTPVersion, *c.Defaults.HTTPVersion)
+	}
+	if _, err := Parse([]byte("defaults: {http_version: \"3\"}\n"), "t"); err == nil || !strings.Contains(err.Error(), "defaults.http_version") {
+		t.Errorf("http_version 3: %v", err)
+	}
+}

@@ -2,63 +2,87 @@ package pipeline
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 )
 
-// h1Transport is the RoundTripper for cleartext HTTP/1.1 upstreams (local
-// model servers: Ollama, vLLM, llama.cpp, another sidecar). It writes the
-// request and reads the response on the caller's goroutine over a pooled
-// keep-alive connection, with net/http's own request writer
-// (Request.Write) and response parser (http.ReadResponse).
+// h1Transport is llmrelay's own HTTP/1.1 RoundTripper, cleartext or TLS.
+// It writes the request and reads the response on the caller's goroutine
+// over a pooled keep-alive connection (one per concurrent call), with
+// net/http's own request writer (Request.Write) and response parser
+// (http.ReadResponse).
 //
 // net/http's Transport runs two goroutines per connection (readLoop and
 // writeLoop) and hands every request and response between them and the
-// caller over channels: on a small machine those hand-offs are most of the
-// upstream call's latency and a large share of its CPU, and with one
-// connection per open stream the two goroutines are most of the memory of
-// an idle stream (docs/decisions.md). TLS upstreams keep net/http, which
-// speaks HTTP/2 to them.
+// caller over channels; its HTTP/2 client adds a hand-off per request and
+// writes headers and body as separate TLS records. On a small machine
+// those hand-offs are most of the upstream call's latency and a large
+// share of its CPU, and with one connection per open stream the two
+// goroutines are most of the memory of an idle stream (docs/decisions.md).
+// What net/http bounds is bounded here too: response headers
+// (maxHeaderBytes), 1xx responses, the TLS handshake.
 type h1Transport struct {
 	dial             func(ctx context.Context, network, addr string) (net.Conn, error)
+	tls              *tls.Config // the base TLS settings; ServerName is set per host
+	handshakeTimeout time.Duration
 	firstByteTimeout time.Duration
 	maxIdle          int
 	idleConnTimeout  time.Duration
+	maxHeaderBytes   int64
+	// alive checks a pooled connection before reuse (a MSG_PEEK on unix;
+	// elsewhere the replay rules cover a connection found closed).
+	alive func(net.Conn) bool
 
 	mu    sync.Mutex
-	pools map[string]*h1Pool // by host:port
+	pools map[string]*h1Pool // by scheme://host:port
 }
 
 // h1Pool holds the idle connections to one address, most recently used
 // last.
 type h1Pool struct {
 	t     *h1Transport
-	addr  string
+	addr  string // host:port
+	host  string // for TLS: the server name
+	tls   bool
 	idle  []*h1Conn
 	timer *time.Timer // sweeps connections idle longer than idleConnTimeout
 }
 
 type h1Conn struct {
-	pool     *h1Pool
-	conn     net.Conn
-	br       *bufio.Reader
-	reused   bool
-	idleFrom time.Time
+	pool      *h1Pool
+	raw       net.Conn // the TCP connection (checked for liveness)
+	conn      net.Conn // raw, or the TLS connection over it
+	br        *bufio.Reader
+	readLimit int64 // bytes the response head may still take (maxHeaderBytes)
+	reused    bool
+	idleFrom  time.Time
 }
+
+// maxResponseHeaderBytes bounds a response head (status line and headers,
+// each 1xx response on its own), as net/http's Transport does by default.
+const maxResponseHeaderBytes = 10 << 20
 
 func newH1Transport(cfg TransportConfig, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *h1Transport {
 	return &h1Transport{
 		dial:             dial,
+		tls:              &tls.Config{ClientSessionCache: tls.NewLRUClientSessionCache(64), NextProtos: []string{"http/1.1"}},
+		handshakeTimeout: cfg.ConnectTimeout,
 		firstByteTimeout: cfg.FirstByteTimeout,
 		maxIdle:          cfg.MaxIdleConnsPerHost,
 		idleConnTimeout:  idleConnTimeout,
+		maxHeaderBytes:   maxResponseHeaderBytes,
+		alive:            alive,
 		pools:            map[string]*h1Pool{},
 	}
 }
@@ -72,14 +96,24 @@ const idleConnTimeout = 90 * time.Second
 // errServerClosedIdle: a pooled connection turned out closed by the server
 // (it sat idle past the server's keep-alive timeout) before any byte of
 // the response arrived. errRequestNotSent adds that the request did not
-// go out whole, so the server cannot have acted on it.
+// go out whole, so the server cannot have acted on it. errPublicUpstream:
+// a cleartext upstream that the caller wanted only when it is local
+// (loopback or private) is not; nothing was sent.
 var (
 	errServerClosedIdle = errors.New("http: server closed idle connection")
 	errRequestNotSent   = errors.New("the request was not sent whole")
+	errPublicUpstream   = errors.New("cleartext upstream is neither loopback nor private")
 )
 
 func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Scheme != "http" {
+	return t.roundTrip(req, false)
+}
+
+// roundTrip carries req; with localOnly, only to a loopback or private
+// address (errPublicUpstream otherwise, with nothing sent and the body
+// left open).
+func (t *h1Transport) roundTrip(req *http.Request, localOnly bool) (*http.Response, error) {
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 		closeRequestBody(req)
 		return nil, fmt.Errorf("h1 transport: unsupported scheme %q", req.URL.Scheme)
 	}
@@ -88,15 +122,28 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(req) // cancelled before anything was sent
 		return nil, err
 	}
-	addr := canonicalAddr(req)
+	p := t.pool(req)
 	for {
-		c, err := t.get(ctx, addr)
+		c, err := p.get(ctx, localOnly)
+		if errors.Is(err, errPublicUpstream) {
+			return nil, err // nothing sent; the body stays open for net/http
+		}
 		if err != nil {
 			closeRequestBody(req)
 			return nil, err
 		}
+		gzipped := p.tls && askGzip(req)
+		if gzipped {
+			r2 := *req
+			r2.Header = req.Header.Clone()
+			r2.Header.Set("Accept-Encoding", "gzip")
+			req = &r2
+		}
 		resp, err := c.roundTrip(req)
 		if err == nil {
+			if gzipped {
+				ungzip(resp)
+			}
 			return resp, nil
 		}
 		// A pooled connection the server closed while it sat idle (get
@@ -139,28 +186,39 @@ func closeRequestBody(req *http.Request) {
 	}
 }
 
-func canonicalAddr(req *http.Request) string {
+// pool returns the pool of the request's scheme, host and port.
+func (t *h1Transport) pool(req *http.Request) *h1Pool {
 	host, port := req.URL.Hostname(), req.URL.Port()
+	isTLS := req.URL.Scheme == "https"
 	if port == "" {
 		port = "80"
+		if isTLS {
+			port = "443"
+		}
 	}
-	return net.JoinHostPort(host, port)
+	addr := net.JoinHostPort(host, port)
+	key := req.URL.Scheme + "://" + addr
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.pools[key]
+	if p == nil {
+		p = &h1Pool{t: t, addr: addr, host: host, tls: isTLS}
+		t.pools[key] = p
+	}
+	return p
 }
 
-// get returns the most recently used idle connection to addr, or dials one.
-func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, error) {
+// get returns the most recently used idle connection of the pool, or dials
+// one (with localOnly, only to a loopback or private address).
+func (p *h1Pool) get(ctx context.Context, localOnly bool) (*h1Conn, error) {
+	t := p.t
 	t.mu.Lock()
-	p := t.pools[addr]
-	if p == nil {
-		p = &h1Pool{t: t, addr: addr}
-		t.pools[addr] = p
-	}
 	now := time.Now()
 	for n := len(p.idle); n > 0; n = len(p.idle) {
 		c := p.idle[n-1]
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
-		if now.Sub(c.idleFrom) < t.idleConnTimeout && c.br.Buffered() == 0 && alive(c.conn) {
+		if now.Sub(c.idleFrom) < t.idleConnTimeout && c.br.Buffered() == 0 && t.alive(c.raw) {
 			t.mu.Unlock()
 			c.reused = true
 			return c, nil
@@ -168,12 +226,103 @@ func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, error) {
 		_ = c.conn.Close() // expired, closed by the server, or sent bytes unasked; the next is checked
 	}
 	t.mu.Unlock()
-	conn, err := t.dial(ctx, "tcp", addr)
+	raw, err := t.dial(ctx, "tcp", p.addr)
 	if err != nil {
 		return nil, err
 	}
-	return &h1Conn{pool: p, conn: conn, br: bufio.NewReaderSize(conn, 4<<10)}, nil
+	if localOnly && !localAddr(raw.RemoteAddr()) {
+		_ = raw.Close() // unused: net/http carries this host
+		return nil, errPublicUpstream
+	}
+	c := &h1Conn{pool: p, raw: raw, conn: raw}
+	if p.tls {
+		cfg := t.tls.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName = p.host
+		}
+		tc := tls.Client(raw, cfg)
+		hctx, cancel := ctx, context.CancelFunc(func() {})
+		if t.handshakeTimeout > 0 {
+			hctx, cancel = context.WithTimeout(ctx, t.handshakeTimeout)
+		}
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			_ = raw.Close() // the handshake error is the one to report
+			return nil, err
+		}
+		c.conn = tc
+	}
+	c.br = bufio.NewReaderSize(c, 4<<10)
+	c.readLimit = math.MaxInt64
+	return c, nil
 }
+
+// localAddr: a loopback, private (RFC 1918, RFC 4193) or link-local
+// address.
+func localAddr(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return false
+	}
+	ip := ta.IP
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast()
+}
+
+// Read reads from the connection, at most readLimit bytes: the bound on a
+// response head, lifted once the head is read (net/http's persistConn
+// does the same).
+func (c *h1Conn) Read(p []byte) (int, error) {
+	if c.readLimit <= 0 {
+		return 0, errHeadersTooLarge
+	}
+	if int64(len(p)) > c.readLimit {
+		p = p[:c.readLimit]
+	}
+	n, err := c.conn.Read(p)
+	c.readLimit -= int64(n)
+	return n, err
+}
+
+var errHeadersTooLarge = errors.New("server response headers too large")
+
+// askGzip: net/http's rule for transparent compression (no
+// Accept-Encoding or Range of the caller's, not a HEAD).
+func askGzip(req *http.Request) bool {
+	return req.Method != http.MethodHead && req.Header.Get("Accept-Encoding") == "" && req.Header.Get("Range") == ""
+}
+
+// ungzip decompresses a gzip answer transparently, as net/http does.
+func ungzip(resp *http.Response) {
+	if !strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") || resp.Body == http.NoBody {
+		return
+	}
+	resp.Header.Del("Content-Encoding")
+	resp.Header.Del("Content-Length")
+	resp.ContentLength = -1
+	resp.Uncompressed = true
+	resp.Body = &gzipBody{body: resp.Body}
+}
+
+// gzipBody opens the gzip reader on the first Read, so that a body closed
+// unread costs nothing.
+type gzipBody struct {
+	body io.ReadCloser
+	zr   *gzip.Reader
+	err  error
+}
+
+func (g *gzipBody) Read(p []byte) (int, error) {
+	if g.zr == nil && g.err == nil {
+		g.zr, g.err = gzip.NewReader(g.body)
+	}
+	if g.err != nil {
+		return 0, g.err
+	}
+	return g.zr.Read(p)
+}
+
+func (g *gzipBody) Close() error { return g.body.Close() }
 
 // writers buffer requests while they are written: a connection only needs
 // one then, and an open stream would otherwise hold its 4 KiB for hours.
@@ -265,6 +414,9 @@ func (c *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := c.readResponse(req)
 	if err != nil {
+		if c.readLimit <= 0 {
+			err = fmt.Errorf("server response headers exceeded %d bytes; aborted", c.pool.t.maxHeaderBytes)
+		}
 		if werr != nil {
 			err = fmt.Errorf("%w: %w", errRequestNotSent, werr)
 		}
@@ -298,6 +450,7 @@ const earlyResponseWait = time.Second
 // responses (101 is not requested by any adapter and is returned as is).
 func (c *h1Conn) readResponse(req *http.Request) (*http.Response, error) {
 	for informational := 0; ; informational++ {
+		c.readLimit = c.pool.t.maxHeaderBytes // per head, 1xx included (net/http)
 		if _, err := c.br.Peek(1); err != nil {
 			return nil, err
 		}
@@ -305,6 +458,7 @@ func (c *h1Conn) readResponse(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
+		c.readLimit = math.MaxInt64
 		if r.StatusCode >= 100 && r.StatusCode < 200 && r.StatusCode != http.StatusSwitchingProtocols {
 			if informational == maxInformational {
 				return nil, fmt.Errorf("more than %d informational (1xx) responses", maxInformational)

@@ -4,6 +4,14 @@ package pipeline
 
 import "net"
 
-// alive cannot peek at a socket here: a connection closed by the server
-// is found when the request is written, and the replay rules apply.
+// alive cannot peek at a socket here (no MSG_PEEK through syscall on these
+// systems): a pooled connection the server closed is found when the
+// request is written or its answer read, and the replay rules of
+// RoundTrip apply, as net/http's would for a close that raced the reuse:
+// a request that did not go out whole, or an idempotent one, is sent
+// again on a fresh connection; a POST that went out whole is left to the
+// retry policy. TestH1ReplayWithoutPeek runs this path on every system.
 func alive(net.Conn) bool { return true }
+
+// alivePeeks: alive does not look at the socket here.
+const alivePeeks = false

@@ -8,6 +8,9 @@ import (
 	"syscall"
 )
 
+// alivePeeks: alive looks at the socket here.
+const alivePeeks = true
+
 // alive reports whether a pooled connection can carry a request: the
 // server has neither closed it nor sent anything unasked. One
 // non-blocking MSG_PEEK read, so that a connection the server closed

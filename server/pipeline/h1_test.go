@@ -447,7 +447,7 @@ func TestH1IdleSweep(t *testing.T) {
 	}
 	h1.mu.Lock()
 	defer h1.mu.Unlock()
-	if p := h1.pools[srv.ln.Addr().String()]; len(p.idle) != 0 || p.timer != nil {
+	if p := h1.pools["http://"+srv.ln.Addr().String()]; len(p.idle) != 0 || p.timer != nil {
 		t.Errorf("pool after sweep: %d idle, timer %v", len(p.idle), p.timer != nil)
 	}
 }
@@ -472,7 +472,7 @@ func TestH1PoolCap(t *testing.T) {
 		readAll(t, resp)
 	}
 	h1.mu.Lock()
-	n := len(h1.pools[srv.ln.Addr().String()].idle)
+	n := len(h1.pools["http://"+srv.ln.Addr().String()].idle)
 	h1.mu.Unlock()
 	if n != 2 {
 		t.Errorf("%d pooled, want 2", n)
@@ -480,8 +480,8 @@ func TestH1PoolCap(t *testing.T) {
 }
 
 // TestSplitTransportProxy: cleartext requests that a proxy is configured
-// for go through net/http's Transport (and so the proxy); TLS goes there
-// too.
+// for go through net/http's Transport (and so the proxy); TLS without a
+// proxy goes through the own pool.
 func TestSplitTransportProxy(t *testing.T) {
 	t.Parallel()
 	var proxied atomic.Int32
@@ -502,7 +502,9 @@ func TestSplitTransportProxy(t *testing.T) {
 		}
 		return nil, nil
 	}
-	client := &http.Client{Transport: &splitTransport{h1: newH1Transport(DefaultTransportConfig, (&net.Dialer{}).DialContext), std: std}}
+	h1 := newH1Transport(DefaultTransportConfig, (&net.Dialer{}).DialContext)
+	h1.tls.RootCAs = std.TLSClientConfig.RootCAs
+	client := &http.Client{Transport: &splitTransport{h1: h1, std: std}}
 	resp, err := client.Get("http://upstream.example:8080/v1/x")
 	if err != nil {
 		t.Fatal(err)

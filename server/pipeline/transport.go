@@ -33,6 +33,9 @@ type TransportConfig struct {
 	// Propagator, when set, sends the trace context of the request's
 	// context upstream (traceparent); nil with tracing off.
 	Propagator propagation.TextMapPropagator
+	// HTTPVersion chooses the client: "auto" (or ""), "1.1" or "2"
+	// (config.Transport.HTTPVersion; splitTransport).
+	HTTPVersion string
 }
 
 // DefaultTransportConfig is used where the configuration sets none.
@@ -49,38 +52,55 @@ var DefaultTransportConfig = TransportConfig{
 func NewHTTPClient(cfg TransportConfig, redact *Redactor) *http.Client {
 	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
 	base := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          0,
-		MaxIdleConnsPerHost:   cfg.MaxIdleConnsPerHost,
-		IdleConnTimeout:       idleConnTimeout,
-		TLSHandshakeTimeout:   cfg.ConnectTimeout,
-		ResponseHeaderTimeout: cfg.FirstByteTimeout,
-		ExpectContinueTimeout: time.Second,
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            dialer.DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           0,
+		MaxIdleConnsPerHost:    cfg.MaxIdleConnsPerHost,
+		IdleConnTimeout:        idleConnTimeout,
+		TLSHandshakeTimeout:    cfg.ConnectTimeout,
+		ResponseHeaderTimeout:  cfg.FirstByteTimeout,
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 		// Providers compress; Go's transparent gzip is kept.
 	}
-	split := &splitTransport{h1: newH1Transport(cfg, dialer.DialContext), std: base}
+	split := &splitTransport{h1: newH1Transport(cfg, dialer.DialContext), std: base, version: cfg.HTTPVersion}
 	return &http.Client{Transport: &roundTripper{base: split, idle: cfg.IdleTimeout, redact: redact, prop: cfg.Propagator}}
 }
 
-// splitTransport sends cleartext requests that go to the upstream directly
-// (no proxy configured for them) through h1Transport, and everything else
-// (TLS, where HTTP/2 is negotiated, and proxied requests) through
-// net/http's Transport.
+// splitTransport chooses the client of each request (docs/decisions.md,
+// "The upstream transport"). Proxied requests and http_version "2" go
+// through net/http's Transport (HTTP/2 over TLS where the server offers
+// it). Otherwise requests go through h1Transport, HTTP/1.1 on the
+// project's own pool, over TLS or cleartext, except that with "auto" a
+// cleartext host whose address is neither loopback nor private is left to
+// net/http (remembered per host:port).
 type splitTransport struct {
-	h1  *h1Transport
-	std *http.Transport
+	h1      *h1Transport
+	std     *http.Transport
+	version string   // "auto" (or ""), "1.1", "2"
+	public  sync.Map // host:port of cleartext upstreams found public
 }
 
 func (s *splitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Scheme == "http" {
-		proxy, err := s.std.Proxy(req)
-		if err == nil && proxy == nil {
-			return s.h1.RoundTrip(req)
-		}
+	if s.version == "2" || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
+		return s.std.RoundTrip(req)
 	}
-	return s.std.RoundTrip(req)
+	if proxy, err := s.std.Proxy(req); err != nil || proxy != nil {
+		return s.std.RoundTrip(req) // net/http reports a proxy error itself
+	}
+	if req.URL.Scheme == "https" || s.version == "1.1" {
+		return s.h1.RoundTrip(req)
+	}
+	if _, public := s.public.Load(req.URL.Host); public {
+		return s.std.RoundTrip(req)
+	}
+	resp, err := s.h1.roundTrip(req, true)
+	if errors.Is(err, errPublicUpstream) {
+		s.public.Store(req.URL.Host, true)
+		return s.std.RoundTrip(req)
+	}
+	return resp, err
 }
 
 // CloseIdleConnections closes the idle connections of both transports.

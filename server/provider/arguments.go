@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/llmrelay/llmrelay/internal/jsonscan"
 )
 
 // ArgumentsText is a tool call's arguments as the contract carries them:
@@ -20,6 +22,13 @@ func ArgumentsText(raw json.RawMessage, ifNull string) string {
 		return ifNull
 	}
 	if t[0] == '"' {
+		// A plain string, the common case, without reflection (jsonscan
+		// decodes what it accepts as encoding/json does).
+		sc := jsonscan.Scanner{B: t}
+		var scratch []byte
+		if s, _, ok := sc.String(&scratch, ""); ok && sc.End() {
+			return s
+		}
 		var s string
 		if json.Unmarshal(t, &s) == nil {
 			return s // encoding/json already replaced invalid UTF-8

@@ -57,3 +57,19 @@ func BenchmarkParseResponse(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStreamChunk is the handling of one text chunk as the mock
+// upstream and Anthropic send it (SSE framing excluded).
+func BenchmarkStreamChunk(b *testing.B) {
+	chunk := []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello "}}`)
+	s := &stream{blocks: map[int]*blockState{0: {typ: "text"}}}
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.handle("content_block_delta", chunk); err != nil {
+			b.Fatal(err)
+		}
+		clear(s.pending)
+		s.pending = s.pending[:0]
+	}
+}

@@ -47,6 +47,11 @@ type stream struct {
 	done       bool
 	closed     bool
 	err        *provider.Error
+
+	// Reused by decodeTextDeltaFast between events.
+	fastIdx   int
+	fastDelta streamDelta
+	scratch   []byte
 }
 
 func newStream(resp *http.Response, warnings []string) *stream {
@@ -117,6 +122,9 @@ func (s *stream) emit(ev *provider.Event) { s.pending = append(s.pending, ev) }
 // handle decodes one SSE event and queues the events it yields.
 func (s *stream) handle(sseType string, data []byte) *provider.Error {
 	var ev streamEvent
+	if decodeTextDeltaFast(data, &ev, &s.fastIdx, &s.fastDelta, &s.scratch) {
+		return s.blockDelta(ev)
+	}
 	if err := json.Unmarshal(data, &ev); err != nil {
 		// The SSE reader dispatches a last event that lacks its blank line;
 		// undecodable and followed by the end, it is a cut stream.

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -42,5 +43,31 @@ func BenchmarkEncodeRequest(b *testing.B) {
 		if _, err := p.encodeRequest(req); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkStreamChunk is the decoding and handling of one text chunk as
+// the mock upstream and Gemini send it (SSE framing excluded), the work
+// Recv does per chunk.
+func BenchmarkStreamChunk(b *testing.B) {
+	chunk := []byte(`{"candidates": [{"content": {"parts": [{"text": "Hello "}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 12,"totalTokenCount": 12},"modelVersion": "gemini-2.5-flash","responseId": "mock1"}`)
+	p := benchProvider(b, "stream_text.http")
+	s := &stream{p: p}
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var w generateContentResponse
+		if !decodeChunkFast(chunk, &w, &s.prev, &s.scratch) {
+			if err := json.Unmarshal(chunk, &w); err != nil {
+				b.Fatal(err)
+			}
+		}
+		s.handle(&w)
+		s.prev.ModelVersion, s.prev.ResponseID = w.ModelVersion, w.ResponseID
+		if s.err != nil {
+			b.Fatal(s.err)
+		}
+		clear(s.queue)
+		s.queue = s.queue[:0]
 	}
 }

@@ -34,8 +34,11 @@ type stream struct {
 	lastUsage *llmrelayv1.Usage
 	// usageDetails are the usageMetadata fields no counter holds, so far.
 	usageDetails provider.UsageDetails
+	lastWire     *usageMetadata // the counts lastUsage was converted from
 	safety       json.RawMessage
 	citations    json.RawMessage
+	scratch      []byte                  // decodeChunkFast's
+	prev         generateContentResponse // the previous chunk's version and id (decodeChunkFast)
 }
 
 // newStream reads resp; warnings (from encoding the request) are sent first.
@@ -73,11 +76,14 @@ func (s *stream) Recv() (*provider.Event, error) {
 			continue
 		}
 		var w generateContentResponse
-		if err := json.Unmarshal(data, &w); err != nil {
-			s.err = provider.BadResponse(providerName, "decoding stream chunk: %v", err)
-			continue
+		if !decodeChunkFast(data, &w, &s.prev, &s.scratch) {
+			if err := json.Unmarshal(data, &w); err != nil {
+				s.err = provider.BadResponse(providerName, "decoding stream chunk: %v", err)
+				continue
+			}
 		}
 		s.handle(&w)
+		s.prev.ModelVersion, s.prev.ResponseID = w.ModelVersion, w.ResponseID
 	}
 }
 
@@ -161,15 +167,20 @@ func (s *stream) handle(w *generateContentResponse) {
 			s.citations = append(s.citations[:0], c.CitationMetadata...)
 		}
 	}
-	if u := toUsage(w.UsageMetadata); u != nil && !proto.Equal(u, s.lastUsage) {
-		// usageMetadata is cumulative on every chunk: each is the total.
-		s.lastUsage = u
-		s.push(&provider.Event{Kind: provider.EventUsage, Usage: proto.Clone(u).(*llmrelayv1.Usage)})
-	}
-	if s.usageDetails.Merge(usageDetails(w.UsageMetadata)) {
-		meta := &llmrelayv1.ResponseMeta{}
-		s.usageDetails.Set(meta)
-		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+	// usageMetadata is cumulative on every chunk: each is the total, sent
+	// on when it changed. The same counts as the last chunk's convert to
+	// the same Usage: skipped without converting and comparing.
+	if um := w.UsageMetadata; um != nil && !(s.lastWire != nil && sameUsage(um, s.lastWire)) {
+		s.lastWire = um
+		if u := toUsage(um); u != nil && !proto.Equal(u, s.lastUsage) {
+			s.lastUsage = u
+			s.push(&provider.Event{Kind: provider.EventUsage, Usage: proto.Clone(u).(*llmrelayv1.Usage)})
+		}
+		if s.usageDetails.Merge(usageDetails(um)) {
+			meta := &llmrelayv1.ResponseMeta{}
+			s.usageDetails.Set(meta)
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+		}
 	}
 	if c != nil && c.FinishReason != "" {
 		s.finished = true
@@ -202,4 +213,13 @@ func (s *stream) Close() error {
 	s.closed = true
 	s.queue = nil
 	return s.body.Close()
+}
+
+// sameUsage: the two usageMetadata objects say the same (their counts, and
+// the bytes the details come from).
+func sameUsage(a, b *usageMetadata) bool {
+	return a.PromptTokenCount == b.PromptTokenCount && a.CandidatesTokenCount == b.CandidatesTokenCount &&
+		a.ThoughtsTokenCount == b.ThoughtsTokenCount && a.CachedContentTokenCount == b.CachedContentTokenCount &&
+		a.ToolUsePromptTokenCount == b.ToolUsePromptTokenCount && a.TotalTokenCount == b.TotalTokenCount &&
+		bytes.Equal(a.Raw, b.Raw)
 }

@@ -54,3 +54,20 @@ func BenchmarkParseChatResponse(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStreamChunk is the handling of one text line as the mock
+// upstream and Ollama send it.
+func BenchmarkStreamChunk(b *testing.B) {
+	line := []byte(`{"model":"llama3.2","created_at":"2025-10-14T09:12:02.137111Z","message":{"role":"assistant","content":"Hello "},"done":false}`)
+	s := &stream{seen: map[string]bool{}}
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s.handleLine(line)
+		if s.err != nil {
+			b.Fatal(s.err)
+		}
+		clear(s.queue)
+		s.queue, s.head = s.queue[:0], 0
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/jsonscan"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
@@ -53,12 +54,12 @@ func parseChatResponse(body []byte, salt string) (*provider.Result, error) {
 	if m := r.Message; m != nil {
 		// The model thinks before it answers: the reasoning part comes
 		// first, as in a stream (thinking lines precede content lines).
-		thinking, w := contentText(m.Thinking, "message.thinking")
+		thinking, w := contentText(m.Thinking, 0, "message.thinking")
 		meta.Warnings = append(meta.Warnings, w...)
 		if thinking != "" {
 			msg.Parts = append(msg.Parts, reasoningPart(thinking))
 		}
-		text, w := contentText(m.Content, "message.content")
+		text, w := contentText(m.Content, 0, "message.content")
 		meta.Warnings = append(meta.Warnings, w...)
 		if text != "" {
 			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: text}})
@@ -98,10 +99,23 @@ func reasoningPart(thinking string) *llmrelayv1.Part {
 // contentText reads a content value: a string (Ollama), null, or an array
 // of strings / {"text": ...} parts (seen from proxies). Anything else is
 // kept as its JSON text with a warning rather than dropped.
-func contentText(raw json.RawMessage, field string) (string, []string) {
+//
+// line is the stream line the field came from (0: a unary answer), named
+// in warnings.
+func contentText(raw json.RawMessage, line int, field string) (string, []string) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
+	}
+	// The common case, a plain string, without reflection (jsonscan
+	// decodes what it accepts as encoding/json does).
+	sc := jsonscan.Scanner{B: raw}
+	var scratch []byte
+	if str, _, ok := sc.String(&scratch, ""); ok && sc.End() {
+		return str, nil
+	}
+	if line > 0 {
+		field = fmt.Sprintf("line %d %s", line, field)
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {

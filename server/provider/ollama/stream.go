@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 
@@ -42,6 +41,8 @@ type stream struct {
 	done    bool
 	closed  bool
 	err     error
+
+	fastMsg respMessage // reused by decodeLineFast
 }
 
 var _ provider.Stream = (*stream)(nil)
@@ -149,11 +150,13 @@ func (s *stream) handleLine(line []byte) {
 	}
 	s.lineNo++
 	var c chatResponse
-	if err := json.Unmarshal(line, &c); err != nil {
-		e := provider.BadResponse(providerName, "stream line %d is not valid JSON: %v", s.lineNo, err)
-		e.RequestID = s.requestID
-		s.err = e
-		return
+	if !decodeLineFast(line, &c, &s.fastMsg) {
+		if err := json.Unmarshal(line, &c); err != nil {
+			e := provider.BadResponse(providerName, "stream line %d is not valid JSON: %v", s.lineNo, err)
+			e.RequestID = s.requestID
+			s.err = e
+			return
+		}
 	}
 	if e := inBandError(c.Error, s.status, s.requestID); e != nil {
 		s.err = e
@@ -170,12 +173,12 @@ func (s *stream) handleLine(line []byte) {
 	if m := c.Message; m != nil {
 		var warnings []string
 		// Thinking before content, as in the unary answer's part order.
-		thinking, w := contentText(m.Thinking, fmt.Sprintf("line %d message.thinking", s.lineNo))
+		thinking, w := contentText(m.Thinking, s.lineNo, "message.thinking")
 		warnings = append(warnings, w...)
 		if thinking != "" {
 			s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: 0, Text: thinking}})
 		}
-		text, w := contentText(m.Content, fmt.Sprintf("line %d message.content", s.lineNo))
+		text, w := contentText(m.Content, s.lineNo, "message.content")
 		warnings = append(warnings, w...)
 		if text != "" {
 			s.push(&provider.Event{Kind: provider.EventText, Text: text})

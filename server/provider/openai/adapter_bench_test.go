@@ -107,3 +107,23 @@ func TestContentTextFastPath(t *testing.T) {
 		t.Error(`a lone quote must not be read as text`)
 	}
 }
+
+// BenchmarkStreamChunkResponses is the handling of one Responses API text
+// delta as the mock upstream and OpenAI send it (SSE framing excluded).
+func BenchmarkStreamChunkResponses(b *testing.B) {
+	p := benchProvider(b, "responses_plain_stream.http")
+	rec := providertest.Load(b, "testdata/responses_plain_stream.http")
+	s := p.newResponsesStream(&http.Response{Header: rec.Header, Body: http.NoBody}, "gpt-4o-mini", nil, secrets{})
+	s.handle([]byte("response.output_item.added"), []byte(`{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"msg_1","type":"message","status":"in_progress","content":[],"role":"assistant"}}`))
+	s.handle([]byte("response.content_part.added"), []byte(`{"type":"response.content_part.added","sequence_number":2,"item_id":"msg_1","output_index":0,"content_index":0,"part":{"type":"output_text","annotations":[],"logprobs":[],"text":""}}`))
+	chunk := []byte(`{"type":"response.output_text.delta","sequence_number":3,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hello ","logprobs":[],"obfuscation":"X60"}`)
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s.handle([]byte("response.output_text.delta"), chunk)
+		if s.err != nil {
+			b.Fatal(s.err)
+		}
+		s.queue, s.qpos = s.queue[:0], 0
+	}
+}

@@ -102,7 +102,7 @@ func TestDecodeChunkFastCoverage(t *testing.T) {
 			t.Errorf("seed %d %q: fast=%v, want %v", i, fastChunkSeeds[i], got, want)
 		}
 	}
-	// What ../shared/mockupstream (and OpenAI) answer: both take the fast path.
+	// What bench/mockupstream (and OpenAI) answer: both take the fast path.
 	for _, body := range []string{
 		`{"id":"chatcmpl-mock1","object":"chat.completion","created":1795311409,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"This is a mock completion","refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":20,"total_tokens":32,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},"service_tier":"default","system_fingerprint":"fp_mock"}`,
 		`{"id":"chatcmpl-mock2","object":"chat.completion.chunk","created":1795311409,"model":"gpt-4o-mini","service_tier":"default","system_fingerprint":"fp_mock","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":20,"total_tokens":32,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}}`,

@@ -345,8 +345,8 @@ func TestRecordingsHaveNoRealKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.IsDir() {
-			continue // testdata/fuzz: the fuzzer's seed corpus, not recordings
+		if e.IsDir() { // testdata/fuzz: the fuzzers' seeds
+			continue
 		}
 		b, err := os.ReadFile(td(e.Name()))
 		if err != nil {

@@ -26,6 +26,7 @@ const maxStreamItems = 4096
 // response.incomplete or response.failed; there is no [DONE].
 type responsesStream struct {
 	eventLoop
+	fast respDeltaScratch // reused by decodeRespTextDeltaFast
 
 	// Function calls, keyed by item id (fc_...) and by output index, since
 	// argument deltas name only the item, never the call_id.
@@ -115,7 +116,11 @@ func (s *responsesStream) handle(sseType, data []byte) {
 		return
 	}
 	var ev respEvent
-	warn, err := decodeLenient(t, &ev)
+	var warn string
+	var err error
+	if !decodeRespTextDeltaFast(t, &ev, &s.fast) {
+		warn, err = decodeLenient(t, &ev)
+	}
 	if err != nil {
 		// An event cut by the end of the body is a cut stream, not a
 		// malformed event: look whether anything follows.

@@ -1,0 +1,68 @@
+package openai
+
+import (
+	"encoding/json"
+
+	"github.com/llmrelay/llmrelay/internal/jsonscan"
+)
+
+// respDeltaScratch is what decodeRespTextDeltaFast reuses between the
+// events of one stream.
+type respDeltaScratch struct {
+	seq, output flexInt
+	buf         []byte
+	itemID      string // the previous event's, shared when equal
+}
+
+// decodeRespTextDeltaFast decodes a Responses API text delta in the shape
+// OpenAI sends it,
+//
+//	{"type":"response.output_text.delta","sequence_number":N,"item_id":"...","output_index":N,
+//	 "content_index":N,"delta":"...","logprobs":[][,"obfuscation":"..."]}
+//
+// without reflection (encoding/json's decoding of it was the largest cost
+// per relayed chunk). It accepts only input that decodeLenient decodes to
+// the same respEvent (FuzzDecodeRespTextDeltaFast): these keys in this
+// order, whitespace between tokens, integers and strings jsonscan
+// accepts. Anything else returns false for the encoding/json path. The
+// numbers point into sc, which the caller owns (handle keeps neither);
+// Delta is the quoted token within data.
+func decodeRespTextDeltaFast(data []byte, ev *respEvent, sc *respDeltaScratch) bool {
+	s := jsonscan.Scanner{B: data}
+	if !s.Lits(`{`, `"type"`, `:`, `"response.output_text.delta"`, `,`, `"sequence_number"`, `:`) {
+		return false
+	}
+	seq, ok := s.Int()
+	if !ok || !s.Lits(`,`, `"item_id"`, `:`) {
+		return false
+	}
+	item, _, ok := s.String(&sc.buf, sc.itemID)
+	if !ok || !s.Lits(`,`, `"output_index"`, `:`) {
+		return false
+	}
+	out, ok := s.Int()
+	if !ok || !s.Lits(`,`, `"content_index"`, `:`) {
+		return false
+	}
+	if _, ok := s.Int(); !ok || !s.Lits(`,`, `"delta"`, `:`) {
+		return false
+	}
+	_, delta, ok := s.String(&sc.buf, "")
+	if !ok || !s.Lits(`,`, `"logprobs"`, `:`, `[`, `]`) {
+		return false
+	}
+	if s.Lit(`,`) {
+		if !s.Lits(`"obfuscation"`, `:`) {
+			return false
+		}
+		if _, _, ok := s.String(&sc.buf, ""); !ok {
+			return false
+		}
+	}
+	if !s.Lit(`}`) || !s.End() {
+		return false
+	}
+	sc.seq, sc.output, sc.itemID = flexInt(seq), flexInt(out), item
+	*ev = respEvent{Type: "response.output_text.delta", SequenceNumber: &sc.seq, ItemID: item, OutputIndex: &sc.output, Delta: json.RawMessage(delta)}
+	return true
+}

@@ -1,0 +1,38 @@
+package openai
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// FuzzDecodeRespTextDeltaFast: whatever the fast path accepts,
+// decodeLenient decodes to the same event, without a warning.
+func FuzzDecodeRespTextDeltaFast(f *testing.F) {
+	for _, name := range []string{"responses_plain_stream.http", "responses_reasoning_tools_stream.http"} {
+		for _, line := range bytes.Split(providertest.Load(f, "testdata/"+name).Body, []byte("\n")) {
+			if d, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data: ")); ok {
+				f.Add(d)
+			}
+		}
+	}
+	f.Add([]byte(`{"type":"response.output_text.delta","sequence_number":3,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"a\n\"b\"","logprobs":[]}`))
+	f.Add([]byte(` { "type" : "response.output_text.delta" , "sequence_number" : 3 , "item_id" : "msg_1" , "output_index" : 0 , "content_index" : 0 , "delta" : "é" , "logprobs" : [ ] , "obfuscation" : "x" } `))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var fast respEvent
+		sc := respDeltaScratch{buf: []byte("stale"), itemID: "msg_1"}
+		if !decodeRespTextDeltaFast(raw, &fast, &sc) {
+			return
+		}
+		var slow respEvent
+		warn, err := decodeLenient(raw, &slow)
+		if err != nil || warn != "" {
+			t.Fatalf("fast path accepted %q, encoding/json: %v %q", raw, err, warn)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q:\nfast %+v\njson %+v", raw, fast, slow)
+		}
+	})
+}
