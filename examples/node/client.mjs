@@ -1,7 +1,9 @@
 // llmrelay from Node (@grpc/grpc-js with @grpc/proto-loader): a Chat, a
-// StreamTools printing its events as they arrive, an Embed, and the typed
-// details of an error (decoded with protobufjs from the vendored
-// google/rpc protos).
+// StreamTools printing its events as they arrive, an Embed, an Agent run with
+// one client tool, and the typed details of an error (decoded with protobufjs
+// from the vendored google/rpc protos). With LLMRELAY_ORDER_MODEL set it also
+// sends a tool schema whose key order matters to that model
+// (scripts/examples.sh checks what the provider received).
 //
 //   npm ci && LLMRELAY_ADDR=127.0.0.1:50051 node client.mjs
 import { fileURLToPath } from 'node:url';
@@ -69,6 +71,16 @@ async function main() {
   const emb = await unary('Embed', { model: 'builtin/embed', inputs: ['a', 'b'], dimensions: 4 });
   console.log('embed:', emb.embeddings.length, 'x', emb.embeddings[0].values.length);
 
+  await agent();
+
+  if (process.env.LLMRELAY_ORDER_MODEL) {
+    // Keys in the order the model should fill them: a schema is text, so
+    // the provider gets this order byte for byte (a Struct would not keep it).
+    const ordered = JSON.stringify({ type: 'object', properties: { reasoning: { type: 'string' }, answer: { type: 'string' } }, required: ['reasoning', 'answer'] });
+    await unary('Tools', { model: process.env.LLMRELAY_ORDER_MODEL, messages: user('6 times 7?'), tools: [{ name: 'reply', parameters: ordered }] });
+    console.log('order: sent');
+  }
+
   try {
     await unary('Chat', { model: 'no-such-model', messages: user('hi') });
     throw new Error('the call to an unknown model succeeded');
@@ -83,6 +95,31 @@ async function main() {
     }
   }
   client.close();
+}
+
+// An Agent run: the server calls the model and asks this client for the
+// results of its tool, keyed by call_id, until the model answers.
+function agent() {
+  return new Promise((resolve, reject) => {
+    const call = client.Agent(deadline());
+    const parameters = JSON.stringify({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] });
+    call.write({ setup: { model: 'builtin/echo', messages: user('Lyon'), tools: [{ name: 'get_weather', parameters }], max_rounds: 3 } });
+    call.on('data', (ev) => {
+      if (ev.event === 'tool_call_request') {
+        const req = ev.tool_call_request;
+        const args = JSON.parse(req.arguments);
+        console.log('agent: tool', req.name, req.call_id, JSON.stringify(args));
+        call.write({ tool_result: { call_id: req.call_id, content: JSON.stringify({ city: args.city, sky: 'sunny' }) } });
+      } else if (ev.event === 'end') {
+        const last = ev.end.messages[ev.end.messages.length - 1];
+        const text = last.parts.map((p) => p.text ?? '').join('');
+        console.log('agent: end', ev.end.finish_reason, 'model calls:', ev.end.meta.model_calls, '| answer:', text);
+        call.end();
+      }
+    });
+    call.on('error', reject);
+    call.on('end', resolve);
+  });
 }
 
 main().catch((err) => {

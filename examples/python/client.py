@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """llmrelay from Python (grpcio): a Chat, a StreamTools printing its events as
-they arrive, an Embed, and the typed details of an error.
+they arrive, an Embed, an Agent run with one client tool, and the typed
+details of an error. With LLMRELAY_ORDER_MODEL set it also sends a tool
+schema whose key order matters to that model (scripts/examples.sh checks
+what the provider received).
 
 Generate the code first (scripts/examples.sh does):
     protoc -I proto --python_out=examples/python/gen --grpc_out=examples/python/gen \
@@ -61,6 +64,18 @@ def main():
         emb = stub.Embed(gw.EmbedRequest(model="builtin/embed", inputs=["a", "b"], dimensions=4), timeout=30)
         print("embed:", len(emb.embeddings), "x", len(emb.embeddings[0].values))
 
+        agent(stub)
+
+        order_model = os.environ.get("LLMRELAY_ORDER_MODEL")
+        if order_model:
+            # Keys in the order the model should fill them: a schema is
+            # text, so the provider gets this order byte for byte.
+            ordered = json.dumps({"type": "object", "properties": {
+                "reasoning": {"type": "string"}, "answer": {"type": "string"}}, "required": ["reasoning", "answer"]})
+            stub.Tools(gw.ToolsRequest(model=order_model, messages=user("6 times 7?"),
+                                       tools=[content_pb2.Tool(name="reply", parameters=ordered)]), timeout=30)
+            print("order: sent")
+
         try:
             stub.Chat(gw.ChatRequest(model="no-such-model", messages=user("hi")), timeout=30)
             sys.exit("error: the call to an unknown model succeeded")
@@ -79,6 +94,39 @@ def main():
                     detail.Unpack(bad)
                     for v in bad.field_violations:
                         print("  field:", v.field, "-", v.description)
+
+
+def agent(stub):
+    """An Agent run: the server calls the model and asks this client for
+    the results of its tool, keyed by call_id, until the model answers."""
+    import queue
+
+    outbox = queue.Queue()
+    tool = content_pb2.Tool(name="get_weather", parameters=json.dumps(
+        {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}))
+    outbox.put(gw.AgentRequest(setup=gw.AgentSetup(model="builtin/echo", messages=user("Lyon"), tools=[tool], max_rounds=3)))
+
+    def requests():
+        while True:
+            msg = outbox.get()
+            if msg is None:
+                return
+            yield msg
+
+    for ev in stub.Agent(requests(), timeout=30):
+        kind = ev.WhichOneof("event")
+        if kind == "tool_call_request":
+            req = ev.tool_call_request
+            args = json.loads(req.arguments)
+            print("agent: tool", req.name, req.call_id, args)
+            outbox.put(gw.AgentRequest(tool_result=content_pb2.ToolResult(
+                call_id=req.call_id, content=json.dumps({"city": args["city"], "sky": "sunny"}))))
+        elif kind == "end":
+            last = ev.end.messages[-1]
+            text = "".join(p.text for p in last.parts)
+            print("agent: end", enums_pb2.FinishReason.Name(ev.end.finish_reason),
+                  "model calls:", ev.end.meta.model_calls, "| answer:", text)
+            outbox.put(None)
 
 
 if __name__ == "__main__":
