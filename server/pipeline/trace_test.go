@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -148,5 +149,37 @@ func TestWithTraceContext(t *testing.T) {
 	}
 	if req.Header.Get("traceparent") != "" || len(req.Header) != 1 {
 		t.Errorf("the caller's request was modified: %v", req.Header)
+	}
+}
+
+// Span names are kept per operation and model, up to maxSpanNames; past
+// that they are still right, only made per call.
+func TestSpanNamesBounded(t *testing.T) {
+	t.Parallel()
+	var s spanNames
+	for i := range maxSpanNames + 10 {
+		model := "m" + strconv.Itoa(i)
+		if got := s.name("chat", model); got != "chat "+model {
+			t.Fatalf("name = %q", got)
+		}
+	}
+	if got := s.name("embeddings", "m1"); got != "embeddings m1" {
+		t.Errorf("name = %q, want the operation's", got)
+	}
+	if s.n != maxSpanNames {
+		t.Errorf("%d names kept, want at most %d", s.n, maxSpanNames)
+	}
+}
+
+// Each finish reason's attribute is made once, in the conventions' words.
+func TestFinishAttr(t *testing.T) {
+	t.Parallel()
+	for f, want := range map[llmrelayv1.FinishReason]string{
+		llmrelayv1.FinishReason_FINISH_REASON_STOP: `["stop"]`, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS: `["tool_calls"]`,
+		llmrelayv1.FinishReason(999): `["999"]`,
+	} {
+		if got := finishAttr(f); got.Key != telemetry.FinishReasons || got.Value.Emit() != want {
+			t.Errorf("finishAttr(%v) = %s %s, want %s", f, got.Key, got.Value.Emit(), want)
+		}
 	}
 }

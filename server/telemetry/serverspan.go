@@ -34,7 +34,7 @@ var (
 	serverKind    = trace.WithSpanKind(trace.SpanKindServer)
 	// statusAttrs is rpc.response.status_code for each gRPC code, in the
 	// conventions' spelling (the code's name in the proto enum).
-	statusAttrs = func() [codes.Unauthenticated + 1]attribute.KeyValue {
+	statusAttrs = func() [codes.Unauthenticated + 1]attribute.KeyValue { // indexed by code
 		names := [...]string{"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
 			"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
 			"OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"}
@@ -57,7 +57,7 @@ var (
 type serverSpans struct {
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
-	addrs  addrCache
+	attrs  startAttrs
 }
 
 // traced reports whether an RPC gets a span: health checks do not.
@@ -71,7 +71,7 @@ func (s *serverSpans) unary(ctx context.Context, req any, info *grpc.UnaryServer
 	}
 	ctx, span := s.start(ctx, info.FullMethod)
 	resp, err := handler(ctx, req)
-	s.end(ctx, span, info.FullMethod, err)
+	s.end(span, err)
 	return resp, err
 }
 
@@ -81,7 +81,7 @@ func (s *serverSpans) stream(srv any, ss grpc.ServerStream, info *grpc.StreamSer
 	}
 	ctx, span := s.start(ss.Context(), info.FullMethod)
 	err := handler(srv, &spanStream{ServerStream: ss, ctx: ctx})
-	s.end(ctx, span, info.FullMethod, err)
+	s.end(span, err)
 	return err
 }
 
@@ -95,37 +95,38 @@ func (s *spanStream) Context() context.Context { return s.ctx }
 
 // start continues the caller's trace context (traceparent, tracestate,
 // baggage in the incoming metadata) and starts the server span, named
-// after the method. Its attributes are set when it ends, in one
-// SetAttributes call instead of two (no sampler of ours reads them).
+// after the method, with the attributes known at the start (made once per
+// method and local address).
 func (s *serverSpans) start(ctx context.Context, fullMethod string) (context.Context, trace.Span) {
 	ctx = s.prop.Extract(ctx, incomingCarrier{ctx})
-	return s.tracer.Start(ctx, strings.TrimPrefix(fullMethod, "/"), serverKind)
+	ctx, span := s.tracer.Start(ctx, strings.TrimPrefix(fullMethod, "/"), serverKind)
+	if span.IsRecording() {
+		var local net.Addr
+		if p, ok := peer.FromContext(ctx); ok {
+			local = p.LocalAddr
+		}
+		span.SetAttributes(s.attrs.get(fullMethod, local)...)
+	}
+	return ctx, span
 }
 
-// end sets the span's attributes and its status (an error only for the
-// codes that are the server's fault, with the status message, as otelgrpc
-// does), then ends it.
-func (s *serverSpans) end(ctx context.Context, span trace.Span, fullMethod string, err error) {
+// end sets rpc.response.status_code and the span status (an error only
+// for the codes that are the server's fault, with the status message, as
+// otelgrpc does), then ends the span.
+func (s *serverSpans) end(span trace.Span, err error) {
 	if !span.IsRecording() {
 		span.End()
 		return
 	}
-	name := strings.TrimPrefix(fullMethod, "/")
 	st, ok := status.FromError(err)
 	if !ok {
 		st = status.FromContextError(err) // how grpc-go reports a handler's non-status error
 	}
-	attrs := make([]attribute.KeyValue, 0, 5)
-	attrs = append(attrs, rpcMethod.String(name), rpcSystemGRPC)
-	if c := st.Code(); c <= codes.Unauthenticated {
-		attrs = append(attrs, statusAttrs[c])
+	if c := st.Code(); c < codes.Code(len(statusAttrs)) {
+		span.SetAttributes(statusAttrs[c : c+1]...) // no slice made
 	} else {
-		attrs = append(attrs, rpcResponseStatus.String("CODE("+strconv.Itoa(int(c))+")"))
+		span.SetAttributes(rpcResponseStatus.String("CODE(" + strconv.Itoa(int(c)) + ")"))
 	}
-	if p, ok := peer.FromContext(ctx); ok && p.LocalAddr != nil {
-		attrs = append(attrs, s.addrs.attrs(p.LocalAddr)...)
-	}
-	span.SetAttributes(attrs...)
 	switch st.Code() {
 	case codes.Unknown, codes.DeadlineExceeded, codes.Unimplemented, codes.Internal, codes.Unavailable, codes.DataLoss:
 		span.SetStatus(otelcodes.Error, st.Message())
@@ -156,48 +157,51 @@ func (c incomingCarrier) Keys() []string {
 	return keys
 }
 
-// addrCache holds server.address and server.port of the local addresses
-// the server is reached on (a few: its listeners' addresses), so that
-// they are not parsed from text on every call. It stops growing at
-// maxAddrs, after which addresses are parsed per call.
-type addrCache struct {
-	mu    sync.RWMutex
-	tcp   map[netip.AddrPort][]attribute.KeyValue
-	other map[string][]attribute.KeyValue // bufconn, unix sockets
+// startAttrs holds the attributes a server span starts with (rpc.method,
+// rpc.system.name, server.address, server.port) for each method and local
+// address the server is reached on (a few: its listeners' addresses), so
+// that a call neither parses its address from text nor makes a slice. It
+// stops growing at maxStartAttrs; past that, they are made per call.
+type startAttrs struct {
+	mu sync.RWMutex
+	m  map[attrsKey][]attribute.KeyValue
 }
 
-const maxAddrs = 64
+type attrsKey struct {
+	method string
+	tcp    netip.AddrPort // a TCP address, without making its text
+	other  string         // any other address's text (bufconn, unix sockets)
+}
 
-func (c *addrCache) attrs(a net.Addr) []attribute.KeyValue {
-	t, isTCP := a.(*net.TCPAddr)
-	var ap netip.AddrPort
-	var text string
-	if isTCP {
-		ap = t.AddrPort() // no text made
-	} else {
-		text = a.String()
+const maxStartAttrs = 1024
+
+func (c *startAttrs) get(fullMethod string, local net.Addr) []attribute.KeyValue {
+	k := attrsKey{method: fullMethod}
+	switch a := local.(type) {
+	case nil:
+	case *net.TCPAddr:
+		k.tcp = a.AddrPort()
+	default:
+		k.other = a.String()
 	}
 	c.mu.RLock()
-	kv, ok := c.other[text]
-	if isTCP {
-		kv, ok = c.tcp[ap]
-	}
+	kv, ok := c.m[k]
 	c.mu.RUnlock()
 	if ok {
 		return kv
 	}
-	kv = addrAttrs(a.String())
+	name := strings.TrimPrefix(fullMethod, "/")
+	kv = []attribute.KeyValue{rpcMethod.String(name), rpcSystemGRPC}
+	if local != nil {
+		kv = append(kv, addrAttrs(local.String())...)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.tcp == nil {
-		c.tcp, c.other = map[netip.AddrPort][]attribute.KeyValue{}, map[string][]attribute.KeyValue{}
+	if c.m == nil {
+		c.m = map[attrsKey][]attribute.KeyValue{}
 	}
-	if len(c.tcp)+len(c.other) < maxAddrs {
-		if isTCP {
-			c.tcp[ap] = kv
-		} else {
-			c.other[text] = kv
-		}
+	if len(c.m) < maxStartAttrs {
+		c.m[k] = kv
 	}
 	return kv
 }
