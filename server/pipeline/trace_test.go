@@ -152,6 +152,25 @@ func TestWithTraceContext(t *testing.T) {
 	}
 }
 
+// The carrier stores each header under its canonical name, as
+// http.Header.Set would, and reads them back.
+func TestHeaderCarrier(t *testing.T) {
+	t.Parallel()
+	h := http.Header{}
+	c := headerCarrier(h)
+	for _, k := range []string{"traceparent", "tracestate", "baggage", "x-b3-traceid"} {
+		c.Set(k, k+"-v")
+	}
+	for _, k := range []string{"Traceparent", "Tracestate", "Baggage", "X-B3-Traceid"} {
+		if v := h[k]; len(v) != 1 || v[0] != strings.ToLower(k)+"-v" {
+			t.Errorf("%s = %v", k, v)
+		}
+	}
+	if c.Get("tracestate") != "tracestate-v" || len(c.Keys()) != 4 {
+		t.Errorf("Get = %q, Keys = %v", c.Get("tracestate"), c.Keys())
+	}
+}
+
 // Span names are kept per operation and model, up to maxSpanNames; past
 // that they are still right, only made per call.
 func TestSpanNamesBounded(t *testing.T) {
