@@ -35,7 +35,7 @@ type Metrics struct {
 	// names and fixed words, but bounded is bounded).
 	mu        sync.RWMutex
 	calls     map[callKey]*callSeries
-	streaming map[string]prometheus.Gauge
+	streaming map[string]streamGauge
 }
 
 // maxCachedSeries bounds calls and streaming; past it, the vectors are
@@ -222,19 +222,24 @@ func (m *Metrics) StreamStarted(model string) (done func()) {
 	g, ok := m.streaming[model]
 	m.mu.RUnlock()
 	if !ok {
-		g = m.streams.WithLabelValues(model)
+		gauge := m.streams.WithLabelValues(model)
+		g = streamGauge{inc: gauge.Inc, dec: gauge.Dec}
 		m.mu.Lock()
 		if len(m.streaming) < maxCachedSeries {
 			if m.streaming == nil {
-				m.streaming = map[string]prometheus.Gauge{}
+				m.streaming = map[string]streamGauge{}
 			}
 			m.streaming[model] = g
 		}
 		m.mu.Unlock()
 	}
-	g.Inc()
-	return g.Dec
+	g.inc()
+	return g.dec
 }
+
+// streamGauge is a model's in-flight gauge, with its Dec made once as a
+// func value (a method value is a new closure each time).
+type streamGauge struct{ inc, dec func() }
 
 // Fallback counts a routed call moving on from deployment from. Nil-safe.
 func (m *Metrics) Fallback(model, from string) {

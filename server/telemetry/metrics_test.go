@@ -74,3 +74,25 @@ func gather(t *testing.T, m *Metrics) map[string][]*dto.Metric {
 	}
 	return out
 }
+
+// A model's in-flight gauge counts the streams started and not done, from
+// the kept gauge as from a new one.
+func TestStreamStarted(t *testing.T) {
+	t.Parallel()
+	m := NewMetrics()
+	inFlight := func() float64 {
+		for _, mt := range gather(t, m)["llmrelay_streams_in_flight"] {
+			return mt.GetGauge().GetValue()
+		}
+		return -1
+	}
+	a, b := m.StreamStarted("m"), m.StreamStarted("m")
+	if got := inFlight(); got != 2 {
+		t.Fatalf("in flight = %v, want 2", got)
+	}
+	a()
+	b()
+	if got := inFlight(); got != 0 || len(m.streaming) != 1 {
+		t.Errorf("in flight = %v (%d gauges kept), want 0 (1)", got, len(m.streaming))
+	}
+}
