@@ -197,8 +197,8 @@ func TestFinishAttr(t *testing.T) {
 		llmrelayv1.FinishReason_FINISH_REASON_STOP: `["stop"]`, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS: `["tool_calls"]`,
 		llmrelayv1.FinishReason(999): `["999"]`,
 	} {
-		if got := finishAttr(f); got.Key != telemetry.FinishReasons || got.Value.Emit() != want {
-			t.Errorf("finishAttr(%v) = %s %s, want %s", f, got.Key, got.Value.Emit(), want)
+		if got := finishAttr(f); got.Key != telemetry.FinishReasons || got.Value.String() != want {
+			t.Errorf("finishAttr(%v) = %s %s, want %s", f, got.Key, got.Value.String(), want)
 		}
 	}
 }

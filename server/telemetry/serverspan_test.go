@@ -37,7 +37,7 @@ func TestStartAttrs(t *testing.T) {
 		for range 2 { // made, then kept
 			got := map[string]string{}
 			for _, kv := range c.get("/s.v1.S/M", tc.addr) {
-				got[string(kv.Key)] = kv.Value.Emit()
+				got[string(kv.Key)] = kv.Value.String()
 			}
 			if len(got) != len(tc.want) {
 				t.Errorf("%v: %v, want %v", tc.addr, got, tc.want)
