@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -94,5 +95,26 @@ func TestStreamStarted(t *testing.T) {
 	b()
 	if got := inFlight(); got != 0 || len(m.streaming) != 1 {
 		t.Errorf("in flight = %v (%d gauges kept), want 0 (1)", got, len(m.streaming))
+	}
+}
+
+// Calls recorded concurrently into the same kept series all count.
+func TestObserveCallConcurrent(t *testing.T) {
+	t.Parallel()
+	m := NewMetrics()
+	meta := &llmrelayv1.ResponseMeta{Usage: &llmrelayv1.Usage{InputTokens: 1, OutputTokens: 1}}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				m.ObserveCall(Call{Operation: "chat", Provider: "p", Model: "m", Meta: meta, Duration: time.Millisecond})
+			}
+		})
+	}
+	wg.Wait()
+	for _, mt := range gather(t, m)["gen_ai_client_token_usage"] {
+		if n := mt.GetHistogram().GetSampleCount(); n != 800 {
+			t.Errorf("%v: %d samples, want 800", mt.GetLabel(), n)
+		}
 	}
 }
