@@ -111,7 +111,8 @@ func newTracerProvider(ctx context.Context, cfg config.Tracing, getenv func(stri
 		if err != nil {
 			return nil, err
 		}
-		topts = append(topts, sdktrace.WithBatcher(exp))
+		// Not sdktrace.WithBatcher: batcher.go.
+		topts = append(topts, sdktrace.WithSpanProcessor(newBatcher(exp, batchOptionsFromEnv(getenv))))
 	}
 	return sdktrace.NewTracerProvider(topts...), nil
 }
