@@ -111,8 +111,7 @@ func newTracerProvider(ctx context.Context, cfg config.Tracing, getenv func(stri
 		if err != nil {
 			return nil, err
 		}
-		// Not sdktrace.WithBatcher: batcher.go.
-		topts = append(topts, sdktrace.WithSpanProcessor(newBatcher(exp, batchOptionsFromEnv(getenv))))
+		topts = append(topts, sdktrace.WithBatcher(exp))
 	}
 	return sdktrace.NewTracerProvider(topts...), nil
 }
