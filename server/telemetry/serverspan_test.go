@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -114,5 +115,42 @@ func TestServerSpanStatus(t *testing.T) {
 	_, _ = s.unary(ctx, nil, &grpc.UnaryServerInfo{FullMethod: "/grpc.health.v1.Health/Check"}, func(context.Context, any) (any, error) { return nil, nil })
 	if n := len(rec.Ended()); n != 4 {
 		t.Errorf("%d spans, want none for the health check", n-4)
+	}
+}
+
+// fakeStream is a server stream with only a context.
+type fakeStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (f fakeStream) Context() context.Context { return f.ctx }
+
+// A stream handler sees the server span in its stream's context, and the
+// span ends with the handler's status.
+func TestServerSpanStream(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	s := &serverSpans{tracer: tp.Tracer("t"), prop: propagation.TraceContext{}}
+	var inHandler trace.SpanContext
+	err := s.stream(nil, fakeStream{ctx: context.Background()}, &grpc.StreamServerInfo{FullMethod: "/s.v1.S/Stream"},
+		func(_ any, ss grpc.ServerStream) error {
+			inHandler = trace.SpanContextFromContext(ss.Context())
+			return status.Error(codes.Unavailable, "upstream down")
+		})
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("error %v, want the handler's", err)
+	}
+	spans := rec.Ended()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	sp := spans[0]
+	if sp.SpanContext().SpanID() != inHandler.SpanID() || sp.Name() != "s.v1.S/Stream" || sp.SpanKind() != trace.SpanKindServer {
+		t.Errorf("span %q kind %v; the handler saw %v", sp.Name(), sp.SpanKind(), inHandler.SpanID())
+	}
+	if sp.Status().Code != otelcodes.Error || sp.Status().Description != "upstream down" {
+		t.Errorf("status %v", sp.Status())
 	}
 }
