@@ -48,6 +48,7 @@ type options struct {
 	keep        bool
 	only        *regexp.Regexp
 	serverEnv   []string
+	telemetry   bool
 }
 
 func main() {
@@ -62,6 +63,7 @@ func main() {
 	flag.IntVar(&o.warmup, "warmup", 300, "unmeasured calls before each scenario")
 	flag.IntVar(&o.idleStreams, "idle-streams", 5000, "open idle streams for the memory measurement (0: skip)")
 	flag.IntVar(&o.longChunks, "long-chunks", 200, "text chunks of the long stream (per-chunk CPU = long - short)")
+	flag.BoolVar(&o.telemetry, "telemetry", false, "turn tracing (exporter none: every span made, batched and dropped) and metrics on in the relay's configuration")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (configs, binaries, server logs)")
 	serverEnv := flag.String("server-env", "GODEBUG=gcshrinkstackoff=1", "environment of the llmrelay process, comma-separated KEY=VALUE (default: the Dockerfile's; \"\" for none)")
 	only := flag.String("only", "", "run only the scenarios whose name matches this regular expression")
@@ -204,8 +206,12 @@ func (b *bench) startRelay(name string, models []benchModel, ups map[string]*ups
 	if err != nil {
 		return nil, "", "", err
 	}
+	cfg := relayConfig(listen, logLevel, models, ups)
+	if b.o.telemetry {
+		cfg += "telemetry:\n  tracing: {enabled: true, exporter: none}\n  metrics: {enabled: true, listen: \"127.0.0.1:0\"}\n"
+	}
 	cfgPath := filepath.Join(b.tmp, name+".yaml")
-	if err := os.WriteFile(cfgPath, []byte(relayConfig(listen, logLevel, models, ups)), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, "", "", err
 	}
 	args := []string{"serve", "-config", cfgPath}

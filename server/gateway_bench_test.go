@@ -90,10 +90,20 @@ func BenchmarkChat(b *testing.B) { benchChat(b, false) }
 func BenchmarkChatRawCapture(b *testing.B) { benchChat(b, true) }
 
 // BenchmarkChatParallel: concurrent Chat calls on one connection.
-func BenchmarkChatParallel(b *testing.B) {
-	c := benchServer(b, "chat_plain.http")
+func BenchmarkChatParallel(b *testing.B) { benchChatParallel(b) }
+
+// BenchmarkChatParallelTelemetry: the same with tracing (no-op exporter)
+// and metrics on: the overhead under concurrency, where locks and the
+// span processor's queue are shared.
+func BenchmarkChatParallelTelemetry(b *testing.B) { benchChatParallel(b, benchTelemetryYAML) }
+
+func benchChatParallel(b *testing.B, extra ...string) {
+	c := benchServer(b, "chat_plain.http", extra...)
 	req := &llmrelayv1.ChatRequest{Model: "m", Messages: benchMessages(), Call: &llmrelayv1.CallOptions{PreserveRaw: proto.Bool(false)}}
 	b.ReportAllocs()
+	b.SetParallelism(8) // 16 callers on two cores, as the harness's c=16
+	cpu := processCPU(b)
+	defer reportCPU(b, cpu)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if _, err := c.Chat(context.Background(), req); err != nil {

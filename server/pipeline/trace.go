@@ -36,38 +36,56 @@ type Tracing struct {
 // upstream as traceparent. Place it inside Retry; a stream's span lasts
 // until the stream ends.
 func Trace(t Tracing) (Interceptor, StreamInterceptor) {
+	tr := &tracer{Tracing: t}
 	unary := func(ctx context.Context, c *Call, next Handler) (*provider.Result, error) {
-		ctx, span := t.start(ctx, c)
+		ctx, span, attrs := tr.start(ctx, c)
 		res, err := next(ctx, c)
 		if err != nil {
-			fail(span, err)
+			attrs = fail(span, attrs, err)
 		} else {
 			s := spanState{}
 			s.meta(res.Meta)
 			if t.RecordContent && res.Message != nil {
 				s.output(res.Message)
 			}
-			s.set(span)
+			attrs = s.append(attrs)
 		}
+		span.SetAttributes(attrs...)
 		span.End()
 		return res, err
 	}
 	stream := func(ctx context.Context, c *Call, next StreamHandler) (provider.Stream, error) {
-		ctx, span := t.start(ctx, c)
+		ctx, span, attrs := tr.start(ctx, c)
 		s, err := next(ctx, c)
 		if err != nil {
-			fail(span, err)
+			span.SetAttributes(fail(span, attrs, err)...)
 			span.End()
 			return nil, err
 		}
-		return &tracedStream{Stream: s, span: span, content: t.RecordContent}, nil
+		return &tracedStream{Stream: s, span: span, attrs: attrs, content: t.RecordContent}, nil
 	}
 	return unary, stream
 }
 
-func (t Tracing) start(ctx context.Context, c *Call) (context.Context, trace.Span) {
+// tracer is a Trace interceptor's state: its span names.
+type tracer struct {
+	Tracing
+	names spanNames
+}
+
+var clientKind = trace.WithSpanKind(trace.SpanKindClient)
+
+// clientSpanAttrs is the capacity of a client span's attributes: up to
+// 12 of the request, then up to 9 of the response or 1 of an error.
+const clientSpanAttrs = 21
+
+// start starts an attempt's span and returns the request's attributes,
+// which are set with the response's when the span ends: one
+// SetAttributes call makes the span's attribute slice once, at its size
+// (two calls grew it twice), and no sampler of ours reads attributes.
+func (t *tracer) start(ctx context.Context, c *Call) (context.Context, trace.Span, []attribute.KeyValue) {
 	op, model := "chat", ""
-	attrs := make([]attribute.KeyValue, 0, 12)
+	attrs := make([]attribute.KeyValue, 0, clientSpanAttrs)
 	switch {
 	case c.Request != nil:
 		model = c.Request.Model
@@ -96,13 +114,53 @@ func (t Tracing) start(ctx context.Context, c *Call) (context.Context, trace.Spa
 		// The attempt before this one failed for this reason.
 		attrs = append(attrs, telemetry.RetryReason.String(c.Record.RetryReasons[n-1].GetReason()))
 	}
-	return t.Tracer.Start(ctx, op+" "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	ctx, span := t.Tracer.Start(ctx, t.names.name(op, model), clientKind)
+	return ctx, span, attrs
 }
 
-func fail(span trace.Span, err error) {
+// spanNames keeps the span names ("chat <model>") made so far, so that a
+// call does not build its name anew; it stops growing at maxSpanNames
+// (the models a provider is called with are configured, but a model
+// name can come from the caller).
+type spanNames struct {
+	mu   sync.RWMutex
+	byOp map[string]map[string]string
+	n    int
+}
+
+const maxSpanNames = 256
+
+func (s *spanNames) name(op, model string) string {
+	s.mu.RLock()
+	name, ok := s.byOp[op][model]
+	s.mu.RUnlock()
+	if ok {
+		return name
+	}
+	name = op + " " + model
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n < maxSpanNames {
+		if s.byOp == nil {
+			s.byOp = map[string]map[string]string{}
+		}
+		if s.byOp[op] == nil {
+			s.byOp[op] = map[string]string{}
+		}
+		if _, ok := s.byOp[op][model]; !ok {
+			s.byOp[op][model] = name
+			s.n++
+		}
+	}
+	return name
+}
+
+// fail marks the span failed with the error's class and returns attrs
+// with error.type.
+func fail(span trace.Span, attrs []attribute.KeyValue, err error) []attribute.KeyValue {
 	reason, _, _ := ReasonFor(err)
-	span.SetAttributes(telemetry.ErrorType.String(reason))
 	span.SetStatus(codes.Error, reason)
+	return append(attrs, telemetry.ErrorType.String(reason))
 }
 
 // spanState gathers the response attributes of a span.
@@ -140,8 +198,8 @@ func (s *spanState) output(msg *llmrelayv1.Message) {
 	s.out = messagesJSON([]*llmrelayv1.Message{msg})
 }
 
-func (s *spanState) set(span trace.Span) {
-	attrs := make([]attribute.KeyValue, 0, 8)
+// append returns attrs with the response attributes.
+func (s *spanState) append(attrs []attribute.KeyValue) []attribute.KeyValue {
 	if s.responseModel != "" {
 		attrs = append(attrs, telemetry.ResponseModel.String(s.responseModel))
 	}
@@ -156,7 +214,7 @@ func (s *spanState) set(span trace.Span) {
 		finish = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
 	}
 	if finish != llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED {
-		attrs = append(attrs, telemetry.FinishReasons.StringSlice([]string{finishName(finish)}))
+		attrs = append(attrs, finishAttr(finish))
 	}
 	if u := s.usage; u != nil {
 		attrs = append(attrs, telemetry.InputTokens.Int(int(u.GetInputTokens())), telemetry.OutputTokens.Int(int(u.GetOutputTokens())))
@@ -174,13 +232,32 @@ func (s *spanState) set(span trace.Span) {
 			Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: s.text.String()}}},
 		}})))
 	}
-	span.SetAttributes(attrs...)
+	return attrs
 }
 
 // finishName is the finish reason as the conventions write it (stop,
 // length, tool_calls, content_filter).
 func finishName(f llmrelayv1.FinishReason) string {
 	return strings.ToLower(strings.TrimPrefix(f.String(), "FINISH_REASON_"))
+}
+
+// finishAttrs is gen_ai.response.finish_reasons of each finish reason,
+// made once.
+var finishAttrs = func() map[llmrelayv1.FinishReason]attribute.KeyValue {
+	m := make(map[llmrelayv1.FinishReason]attribute.KeyValue, len(llmrelayv1.FinishReason_name))
+	for v := range llmrelayv1.FinishReason_name {
+		f := llmrelayv1.FinishReason(v)
+		m[f] = telemetry.FinishReasons.StringSlice([]string{finishName(f)})
+	}
+	return m
+}()
+
+// finishAttr is gen_ai.response.finish_reasons of f.
+func finishAttr(f llmrelayv1.FinishReason) attribute.KeyValue {
+	if kv, ok := finishAttrs[f]; ok {
+		return kv
+	}
+	return telemetry.FinishReasons.StringSlice([]string{finishName(f)}) // a value newer than this build
 }
 
 // messagesJSON is the messages in the contract's JSON form.
@@ -208,6 +285,7 @@ func messagesJSON(msgs []*llmrelayv1.Message) string {
 type tracedStream struct {
 	provider.Stream
 	span    trace.Span
+	attrs   []attribute.KeyValue // the request's, until the end
 	content bool
 	state   spanState
 	once    sync.Once
@@ -242,9 +320,9 @@ func (t *tracedStream) Close() error {
 
 func (t *tracedStream) end(err error) {
 	if err != nil && !errors.Is(err, io.EOF) {
-		fail(t.span, err)
+		t.span.SetAttributes(fail(t.span, t.attrs, err)...)
 	} else {
-		t.state.set(t.span)
+		t.span.SetAttributes(t.state.append(t.attrs)...)
 	}
 	t.span.End()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -148,5 +149,56 @@ func TestWithTraceContext(t *testing.T) {
 	}
 	if req.Header.Get("traceparent") != "" || len(req.Header) != 1 {
 		t.Errorf("the caller's request was modified: %v", req.Header)
+	}
+}
+
+// The carrier stores each header under its canonical name, as
+// http.Header.Set would, and reads them back.
+func TestHeaderCarrier(t *testing.T) {
+	t.Parallel()
+	h := http.Header{}
+	c := headerCarrier(h)
+	for _, k := range []string{"traceparent", "tracestate", "baggage", "x-b3-traceid"} {
+		c.Set(k, k+"-v")
+	}
+	for _, k := range []string{"Traceparent", "Tracestate", "Baggage", "X-B3-Traceid"} {
+		if v := h[k]; len(v) != 1 || v[0] != strings.ToLower(k)+"-v" {
+			t.Errorf("%s = %v", k, v)
+		}
+	}
+	if c.Get("tracestate") != "tracestate-v" || len(c.Keys()) != 4 {
+		t.Errorf("Get = %q, Keys = %v", c.Get("tracestate"), c.Keys())
+	}
+}
+
+// Span names are kept per operation and model, up to maxSpanNames; past
+// that they are still right, only made per call.
+func TestSpanNamesBounded(t *testing.T) {
+	t.Parallel()
+	var s spanNames
+	for i := range maxSpanNames + 10 {
+		model := "m" + strconv.Itoa(i)
+		if got := s.name("chat", model); got != "chat "+model {
+			t.Fatalf("name = %q", got)
+		}
+	}
+	if got := s.name("embeddings", "m1"); got != "embeddings m1" {
+		t.Errorf("name = %q, want the operation's", got)
+	}
+	if s.n != maxSpanNames {
+		t.Errorf("%d names kept, want at most %d", s.n, maxSpanNames)
+	}
+}
+
+// Each finish reason's attribute is made once, in the conventions' words.
+func TestFinishAttr(t *testing.T) {
+	t.Parallel()
+	for f, want := range map[llmrelayv1.FinishReason]string{
+		llmrelayv1.FinishReason_FINISH_REASON_STOP: `["stop"]`, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS: `["tool_calls"]`,
+		llmrelayv1.FinishReason(999): `["999"]`,
+	} {
+		if got := finishAttr(f); got.Key != telemetry.FinishReasons || got.Value.String() != want {
+			t.Errorf("finishAttr(%v) = %s %s, want %s", f, got.Key, got.Value.String(), want)
+		}
 	}
 }

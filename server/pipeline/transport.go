@@ -353,6 +353,28 @@ func withTraceContext(req *http.Request, prop propagation.TextMapPropagator) *ht
 	for k, v := range req.Header {
 		r.Header[k] = v
 	}
-	prop.Inject(req.Context(), propagation.HeaderCarrier(r.Header))
+	prop.Inject(req.Context(), headerCarrier(r.Header))
 	return r
+}
+
+// headerCarrier is propagation.HeaderCarrier that writes the trace
+// context's headers under their canonical names without making them anew
+// on every request.
+type headerCarrier http.Header
+
+func (h headerCarrier) Get(key string) string { return propagation.HeaderCarrier(h).Get(key) }
+func (h headerCarrier) Keys() []string        { return propagation.HeaderCarrier(h).Keys() }
+
+func (h headerCarrier) Set(key, value string) {
+	switch key {
+	case "traceparent":
+		key = "Traceparent"
+	case "tracestate":
+		key = "Tracestate"
+	case "baggage":
+		key = "Baggage"
+	default:
+		key = http.CanonicalHeaderKey(key)
+	}
+	h[key] = []string{value}
 }

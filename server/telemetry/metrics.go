@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
@@ -26,6 +27,34 @@ type Metrics struct {
 	streams        *prometheus.GaugeVec
 	fallbacks      *prometheus.CounterVec
 	cost           *prometheus.CounterVec
+
+	// calls holds the series of the calls seen so far, so that a call
+	// does not look its labels up in each vector (hashing every label
+	// value under a lock); streaming holds the in-flight gauge per model.
+	// Both stop growing at maxCachedSeries (the labels are configured
+	// names and fixed words, but bounded is bounded).
+	mu        sync.RWMutex
+	calls     map[callKey]*callSeries
+	streaming map[string]streamGauge
+}
+
+// maxCachedSeries bounds calls and streaming; past it, the vectors are
+// looked up per call.
+const maxCachedSeries = 1024
+
+type callKey struct{ op, provider, model, errType string }
+
+// callSeries are the series a call with callKey's labels records into.
+// All but duration are made on first use, as the vectors would make them
+// (a series shows on the endpoint from its making on): not every call has
+// usage, streams or has a price. cost is for costCurrency only.
+type callSeries struct {
+	duration prometheus.Observer
+
+	mu                        sync.Mutex
+	tokensIn, tokensOut, ttft prometheus.Observer
+	costCurrency              string
+	cost                      prometheus.Counter
 }
 
 // Bucket boundaries recommended by the GenAI semantic conventions.
@@ -99,19 +128,11 @@ func (m *Metrics) ObserveCall(c Call) {
 	if m == nil {
 		return
 	}
-	m.duration.WithLabelValues(c.Operation, c.Provider, c.Model, c.ErrorType).Observe(c.Duration.Seconds())
+	cs := m.series(callKey{c.Operation, c.Provider, c.Model, c.ErrorType})
+	cs.duration.Observe(c.Duration.Seconds())
 	meta := c.Meta
-	if u := meta.GetUsage(); u != nil {
-		m.tokens.WithLabelValues(c.Operation, c.Provider, c.Model, "input").Observe(float64(u.GetInputTokens()))
-		if c.Operation != "embeddings" {
-			m.tokens.WithLabelValues(c.Operation, c.Provider, c.Model, "output").Observe(float64(u.GetOutputTokens()))
-		}
-	}
-	if d := meta.GetTimeToFirstToken(); d != nil {
-		m.ttft.WithLabelValues(c.Provider, c.Model).Observe(d.AsDuration().Seconds())
-	}
-	if cost := meta.GetCost(); cost != nil {
-		m.cost.WithLabelValues(c.Provider, c.Model, cost.GetCurrency()).Add(float64(cost.GetAmountNanos()))
+	if meta.GetUsage() != nil || meta.GetTimeToFirstToken() != nil || meta.GetCost() != nil {
+		m.observeResult(cs, c)
 	}
 	reasons := meta.GetRetryReasons()
 	for i, r := range reasons {
@@ -131,16 +152,94 @@ func (m *Metrics) ObserveCall(c Call) {
 	}
 }
 
+// series returns the series of a call's labels, kept while there is room.
+func (m *Metrics) series(k callKey) *callSeries {
+	m.mu.RLock()
+	cs, ok := m.calls[k]
+	m.mu.RUnlock()
+	if ok {
+		return cs
+	}
+	cs = &callSeries{duration: m.duration.WithLabelValues(k.op, k.provider, k.model, k.errType)}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if kept, ok := m.calls[k]; ok {
+		return kept
+	}
+	if len(m.calls) < maxCachedSeries {
+		if m.calls == nil {
+			m.calls = map[callKey]*callSeries{}
+		}
+		m.calls[k] = cs
+	}
+	return cs
+}
+
+// observeResult records what a call's meta tells: usage, time to first
+// token, cost.
+func (m *Metrics) observeResult(cs *callSeries, c Call) {
+	meta := c.Meta
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if u := meta.GetUsage(); u != nil {
+		if cs.tokensIn == nil {
+			cs.tokensIn = m.tokens.WithLabelValues(c.Operation, c.Provider, c.Model, "input")
+		}
+		cs.tokensIn.Observe(float64(u.GetInputTokens()))
+		if c.Operation != "embeddings" {
+			if cs.tokensOut == nil {
+				cs.tokensOut = m.tokens.WithLabelValues(c.Operation, c.Provider, c.Model, "output")
+			}
+			cs.tokensOut.Observe(float64(u.GetOutputTokens()))
+		}
+	}
+	if d := meta.GetTimeToFirstToken(); d != nil {
+		if cs.ttft == nil {
+			cs.ttft = m.ttft.WithLabelValues(c.Provider, c.Model)
+		}
+		cs.ttft.Observe(d.AsDuration().Seconds())
+	}
+	if cost := meta.GetCost(); cost != nil {
+		cur := cost.GetCurrency()
+		if cs.cost == nil {
+			cs.cost, cs.costCurrency = m.cost.WithLabelValues(c.Provider, c.Model, cur), cur
+		}
+		if cur == cs.costCurrency {
+			cs.cost.Add(float64(cost.GetAmountNanos()))
+		} else { // a model's prices have one currency; another is not kept
+			m.cost.WithLabelValues(c.Provider, c.Model, cur).Add(float64(cost.GetAmountNanos()))
+		}
+	}
+}
+
 // StreamStarted counts a stream in flight until the returned func runs.
 // Nil-safe.
 func (m *Metrics) StreamStarted(model string) (done func()) {
 	if m == nil {
 		return func() {}
 	}
-	g := m.streams.WithLabelValues(model)
-	g.Inc()
-	return g.Dec
+	m.mu.RLock()
+	g, ok := m.streaming[model]
+	m.mu.RUnlock()
+	if !ok {
+		gauge := m.streams.WithLabelValues(model)
+		g = streamGauge{inc: gauge.Inc, dec: gauge.Dec}
+		m.mu.Lock()
+		if len(m.streaming) < maxCachedSeries {
+			if m.streaming == nil {
+				m.streaming = map[string]streamGauge{}
+			}
+			m.streaming[model] = g
+		}
+		m.mu.Unlock()
+	}
+	g.inc()
+	return g.dec
 }
+
+// streamGauge is a model's in-flight gauge, with its Dec made once as a
+// func value (a method value is a new closure each time).
+type streamGauge struct{ inc, dec func() }
 
 // Fallback counts a routed call moving on from deployment from. Nil-safe.
 func (m *Metrics) Fallback(model, from string) {

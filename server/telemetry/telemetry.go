@@ -13,17 +13,14 @@ import (
 	"net/url"
 	"strings"
 
-	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	noopmetric "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/stats"
 
 	"github.com/llmrelay/llmrelay/internal/config"
 )
@@ -202,25 +199,20 @@ func (t *Telemetry) Metrics() *Metrics {
 // Tracing reports whether spans are made.
 func (t *Telemetry) Tracing() bool { return t != nil && t.tracer != nil }
 
-// ServerOptions are the gRPC server options of the telemetry: the otelgrpc
-// stats handler (a server span per RPC, the caller's traceparent
-// continued; health checks left out) and go-grpc-middleware's Prometheus
-// interceptors. Put them first, so that the metrics interceptors are the
-// outermost.
+// ServerOptions are the gRPC server options of the telemetry: the server
+// span interceptors (a server span per RPC, the caller's traceparent
+// continued; health checks left out; serverspan.go) and
+// go-grpc-middleware's Prometheus interceptors. Put them first: the span
+// is the outermost, so that it sees the status the client gets (after
+// recovery) and the metrics' time.
 func (t *Telemetry) ServerOptions() []grpc.ServerOption {
 	if t == nil {
 		return nil
 	}
 	var out []grpc.ServerOption
 	if t.tp != nil {
-		out = append(out, grpc.StatsHandler(otelgrpc.NewServerHandler(
-			otelgrpc.WithTracerProvider(t.tp),
-			otelgrpc.WithPropagators(t.prop),
-			otelgrpc.WithMeterProvider(noopmetric.NewMeterProvider()),
-			otelgrpc.WithFilter(func(info *stats.RPCTagInfo) bool {
-				return !strings.HasPrefix(info.FullMethodName, "/grpc.health.v1.Health/")
-			}),
-		)))
+		s := &serverSpans{tracer: t.tracer, prop: t.prop}
+		out = append(out, grpc.ChainUnaryInterceptor(s.unary), grpc.ChainStreamInterceptor(s.stream))
 	}
 	if m := t.metrics; m != nil {
 		out = append(out,

@@ -59,7 +59,7 @@ func TestNewFromEnvironmentAndFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !tel.Tracing() || tel.Propagator() == nil || tel.Metrics() != nil || len(tel.ServerOptions()) != 1 {
+			if !tel.Tracing() || tel.Propagator() == nil || tel.Metrics() != nil || len(tel.ServerOptions()) != 2 { // the span interceptors, unary and stream
 				t.Errorf("tracing %v, metrics %v, %d server options", tel.Tracing(), tel.Metrics(), len(tel.ServerOptions()))
 			}
 			_, span := tel.Tracer().Start(ctx, "x")

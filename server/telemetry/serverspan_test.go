@@ -1,0 +1,156 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sort"
+	"strconv"
+	"testing"
+
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+)
+
+// The start attributes are kept per method and local address, whatever
+// the address type, and stop being kept at maxStartAttrs.
+func TestStartAttrs(t *testing.T) {
+	t.Parallel()
+	var c startAttrs
+	tcp := &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 50051}
+	unix := &net.UnixAddr{Name: "/run/llmrelay.sock", Net: "unix"}
+	for _, tc := range []struct {
+		addr net.Addr
+		want map[string]string
+	}{
+		{tcp, map[string]string{"rpc.method": "s.v1.S/M", "rpc.system.name": "grpc", "server.address": "10.0.0.1", "server.port": "50051"}},
+		{unix, map[string]string{"rpc.method": "s.v1.S/M", "rpc.system.name": "grpc", "server.address": "/run/llmrelay.sock"}},
+		{nil, map[string]string{"rpc.method": "s.v1.S/M", "rpc.system.name": "grpc"}},
+	} {
+		for range 2 { // made, then kept
+			got := map[string]string{}
+			for _, kv := range c.get("/s.v1.S/M", tc.addr) {
+				got[string(kv.Key)] = kv.Value.String()
+			}
+			if len(got) != len(tc.want) {
+				t.Errorf("%v: %v, want %v", tc.addr, got, tc.want)
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("%v: %s = %q, want %q", tc.addr, k, got[k], v)
+				}
+			}
+		}
+	}
+	for i := range maxStartAttrs + 5 {
+		c.get("/s.v1.S/M"+strconv.Itoa(i), tcp)
+	}
+	if len(c.m) != maxStartAttrs {
+		t.Errorf("%d kept, want at most %d", len(c.m), maxStartAttrs)
+	}
+}
+
+// The carrier reads single keys of the incoming metadata and lists them
+// all.
+func TestIncomingCarrier(t *testing.T) {
+	t.Parallel()
+	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("traceparent", "00-x", "baggage", "k=v"))
+	c := incomingCarrier{ctx}
+	if c.Get("traceparent") != "00-x" || c.Get("tracestate") != "" {
+		t.Errorf("Get: %q, %q", c.Get("traceparent"), c.Get("tracestate"))
+	}
+	keys := c.Keys()
+	sort.Strings(keys)
+	if len(keys) != 2 || keys[0] != "baggage" || keys[1] != "traceparent" {
+		t.Errorf("Keys = %v", keys)
+	}
+	if k := (incomingCarrier{context.Background()}).Keys(); len(k) != 0 {
+		t.Errorf("Keys without metadata = %v", k)
+	}
+}
+
+// A handler's plain error is reported the way grpc-go reports it
+// (Unknown, a server error; a context error as its code), and an unknown
+// code by its number.
+func TestServerSpanStatus(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	s := &serverSpans{tracer: tp.Tracer("t"), prop: propagation.TraceContext{}}
+	ctx := peer.NewContext(context.Background(), &peer.Peer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}})
+	for _, tc := range []struct {
+		err       error
+		code      string
+		errStatus bool
+	}{
+		{errors.New("boom"), "UNKNOWN", true},
+		{context.Canceled, "CANCELLED", false},
+		{status.Error(codes.Code(42), "odd"), "CODE(42)", false},
+		{nil, "OK", false},
+	} {
+		_, err := s.unary(ctx, nil, &grpc.UnaryServerInfo{FullMethod: "/s.v1.S/M"}, func(context.Context, any) (any, error) { return nil, tc.err })
+		if !errors.Is(err, tc.err) {
+			t.Fatalf("error %v, want the handler's %v", err, tc.err)
+		}
+		spans := rec.Ended()
+		sp := spans[len(spans)-1]
+		got := ""
+		for _, kv := range sp.Attributes() {
+			if kv.Key == rpcResponseStatus {
+				got = kv.Value.AsString()
+			}
+		}
+		if got != tc.code || (sp.Status().Code == otelcodes.Error) != tc.errStatus {
+			t.Errorf("%v: status code %q, span status %v; want %q, error %v", tc.err, got, sp.Status(), tc.code, tc.errStatus)
+		}
+	}
+	_, _ = s.unary(ctx, nil, &grpc.UnaryServerInfo{FullMethod: "/grpc.health.v1.Health/Check"}, func(context.Context, any) (any, error) { return nil, nil })
+	if n := len(rec.Ended()); n != 4 {
+		t.Errorf("%d spans, want none for the health check", n-4)
+	}
+}
+
+// fakeStream is a server stream with only a context.
+type fakeStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (f fakeStream) Context() context.Context { return f.ctx }
+
+// A stream handler sees the server span in its stream's context, and the
+// span ends with the handler's status.
+func TestServerSpanStream(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	s := &serverSpans{tracer: tp.Tracer("t"), prop: propagation.TraceContext{}}
+	var inHandler trace.SpanContext
+	err := s.stream(nil, fakeStream{ctx: context.Background()}, &grpc.StreamServerInfo{FullMethod: "/s.v1.S/Stream"},
+		func(_ any, ss grpc.ServerStream) error {
+			inHandler = trace.SpanContextFromContext(ss.Context())
+			return status.Error(codes.Unavailable, "upstream down")
+		})
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("error %v, want the handler's", err)
+	}
+	spans := rec.Ended()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	sp := spans[0]
+	if sp.SpanContext().SpanID() != inHandler.SpanID() || sp.Name() != "s.v1.S/Stream" || sp.SpanKind() != trace.SpanKindServer {
+		t.Errorf("span %q kind %v; the handler saw %v", sp.Name(), sp.SpanKind(), inHandler.SpanID())
+	}
+	if sp.Status().Code != otelcodes.Error || sp.Status().Description != "upstream down" {
+		t.Errorf("status %v", sp.Status())
+	}
+}
