@@ -60,6 +60,94 @@ type Token struct {
 	// MaxConcurrentCalls bounds the caller's RPCs in flight, streams
 	// included (0: only the server's limits).
 	MaxConcurrentCalls int `yaml:"max_concurrent_calls"`
+	// Spend, when set, is the caller's budget of money per window: each
+	// call's cost (from the model's prices) is charged when it ends, and a
+	// caller at or over its budget is refused until the window ends.
+	Spend *Spend `yaml:"spend"`
+}
+
+// Spend is a budget: Limit in Currency per calendar hour, day or month
+// (UTC).
+type Spend struct {
+	Limit *Amount `yaml:"limit"`
+	// Currency is an ISO 4217 code; default USD. Only costs in this
+	// currency are charged (the configuration refuses a caller whose
+	// models are priced in another).
+	Currency string `yaml:"currency"`
+	// Per is the window: hour, day or month.
+	Per string `yaml:"per"`
+}
+
+// CurrencyCode is the currency with its default.
+func (s *Spend) CurrencyCode() string {
+	if s.Currency == "" {
+		return "USD"
+	}
+	return s.Currency
+}
+
+// SpendWindows are the values of auth.tokens[].spend.per.
+var SpendWindows = []string{"hour", "day", "month"}
+
+// ModelAllowed reports whether a caller whose models list is models may
+// use model: an empty list allows every model, an entry ending in "*" is
+// a prefix.
+func ModelAllowed(models []string, model string) bool {
+	if len(models) == 0 {
+		return true
+	}
+	for _, m := range models {
+		if p, ok := strings.CutSuffix(m, "*"); ok {
+			if strings.HasPrefix(model, p) {
+				return true
+			}
+		} else if m == model {
+			return true
+		}
+	}
+	return false
+}
+
+// spendErrors checks the spend budgets against the models: a caller with a
+// budget may not use a model priced in another currency (its cost could
+// not be charged).
+func (c *Config) spendErrors() []error {
+	var errs []error
+	for i, t := range c.Auth.Tokens {
+		if t.Spend == nil {
+			continue
+		}
+		cur := t.Spend.CurrencyCode()
+		for _, m := range c.Models {
+			if m.Prices != nil && m.Prices.CurrencyCode() != cur && ModelAllowed(t.Models, m.Name) {
+				errs = append(errs, fmt.Errorf("auth.tokens[%d] (%s).spend.currency: %s, but the caller may use model %s, priced in %s: its calls could not be charged",
+					i, t.Name, cur, m.Name, m.Prices.CurrencyCode()))
+			}
+		}
+	}
+	return errs
+}
+
+// SpendWarnings name the models without prices that a caller with a spend
+// budget may use: their calls cost nothing against the budget.
+func (c *Config) SpendWarnings() []string {
+	var out []string
+	for _, t := range c.Auth.Tokens {
+		if t.Spend == nil {
+			continue
+		}
+		var free []string
+		for _, m := range c.Models {
+			if m.Prices == nil && ModelAllowed(t.Models, m.Name) {
+				free = append(free, m.Name)
+			}
+		}
+		if len(free) > 0 {
+			out = append(out, fmt.Sprintf("caller %s has a spend budget but may use models without prices, whose calls are not charged: %s",
+				t.Name, strings.Join(free, ", ")))
+		}
+	}
+	return out
 }
 
 // MinTokenLength is the shortest token accepted from a file or the
@@ -151,6 +239,17 @@ func (a Auth) validate() []error {
 		}
 		if t.MaxConcurrentCalls < 0 {
 			add("%s.max_concurrent_calls: must be >= 0", where)
+		}
+		if sp := t.Spend; sp != nil {
+			if sp.Limit == nil || sp.Limit.Nanos <= 0 {
+				add("%s.spend.limit: required, a positive decimal amount like \"5.00\"", where)
+			}
+			if sp.Currency != "" && !isCurrencyCode(sp.Currency) {
+				add("%s.spend.currency: %q is not an ISO 4217 code like USD", where, sp.Currency)
+			}
+			if !contains(SpendWindows, sp.Per) {
+				add("%s.spend.per: %q is not one of %s", where, sp.Per, strings.Join(SpendWindows, ", "))
+			}
 		}
 	}
 	return errs

@@ -66,3 +66,51 @@ func TestTLSValidation(t *testing.T) {
 		t.Errorf("mTLS: %v", err)
 	}
 }
+
+// A spend budget is read exactly from its decimal text, and checked: its
+// window, currency, a positive limit, and no model the caller may use
+// priced in another currency; models without prices are warned about.
+func TestSpendBudget(t *testing.T) {
+	t.Parallel()
+	tok := func(spend string) string {
+		return "    - {name: t, sha256: " + strings.Repeat("ab", 32) + ", models: [\"p/*\"], spend: " + spend + "}\n"
+	}
+	models := `models:
+  - {name: p/usd, provider: p, capabilities: {chat: {format: openai-chat}}, prices: {input: 1, output: 2}}
+  - {name: p/free, provider: p, capabilities: {chat: {format: openai-chat}}}
+  - {name: q/eur, provider: p, capabilities: {chat: {format: openai-chat}}, prices: {currency: EUR, input: 1, output: 2}}
+providers: [{name: p, type: openai, api_key: k}]
+auth:
+  tokens:
+`
+	c, err := Parse([]byte(models+tok(`{limit: "5.10", per: day}`)), "f.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := c.Auth.Tokens[0].Spend
+	if sp.Limit.Nanos != 5_100_000_000 || sp.CurrencyCode() != "USD" || sp.Per != "day" || sp.Limit.String() != "5.10" {
+		t.Errorf("spend = %+v %d %s", sp, sp.Limit.Nanos, sp.Limit)
+	}
+	if w := c.SpendWarnings(); len(w) != 1 || !strings.Contains(w[0], "caller t") || !strings.Contains(w[0], "p/free") || strings.Contains(w[0], "q/eur") {
+		t.Errorf("warnings %q, want one naming p/free only", w)
+	}
+	if (Amount{Nanos: 125_000_000}).String() != "0.125" || (Amount{Nanos: 3e9}).String() != "3.00" {
+		t.Error("Amount.String")
+	}
+
+	for spend, want := range map[string]string{
+		`{limit: 0, per: day}`:                  "spend.limit: required, a positive",
+		`{per: day}`:                            "spend.limit: required",
+		`{limit: -1, per: day}`:                 `amount "-1"`,
+		`{limit: 1000000001, per: day}`:         "more than 1000000000",
+		`{limit: 1.0000000001, per: day}`:       "at most nine decimals",
+		`{limit: 1, per: week}`:                 `spend.per: "week" is not one of hour, day, month`,
+		`{limit: 1, per: day, currency: usd}`:   `spend.currency: "usd" is not an ISO 4217 code`,
+		`{limit: 1, per: month, currency: EUR}`: "spend.currency: EUR, but the caller may use model p/usd, priced in USD",
+	} {
+		_, err := Parse([]byte(models+tok(spend)), "f.yaml")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("spend %s: %v, want %q", spend, err, want)
+		}
+	}
+}

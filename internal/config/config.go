@@ -372,6 +372,7 @@ func (c *Config) validate() []error {
 	errs = append(errs, c.Server.validateSecurity()...)
 	errs = append(errs, c.Server.TLS.validate()...)
 	errs = append(errs, c.Auth.validate()...)
+	errs = append(errs, c.spendErrors()...)
 	errs = append(errs, c.Limits.validate()...)
 	errs = append(errs, c.Defaults.validate("defaults")...)
 	if d := c.Defaults.MaxCallDuration; d != nil && d.Duration <= 0 {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -39,17 +40,23 @@ func (p *Price) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d: a price must be a decimal number", n.Line)
 	}
-	v, err := parseNanos(n.Value)
+	v, err := parseNanos(n.Value, maxPriceNanos)
 	if err != nil {
+		if errors.Is(err, errTooLarge) {
+			err = fmt.Errorf("more than %d per million tokens", maxPriceNanos/1_000_000_000)
+		}
 		return fmt.Errorf("line %d: price %q: %w", n.Line, n.Value, err)
 	}
 	p.Nanos = v
 	return nil
 }
 
+// errTooLarge is parseNanos's error for an amount over its bound.
+var errTooLarge = errors.New("too large")
+
 // parseNanos reads a non-negative decimal with at most nine fractional
-// digits as an integer number of billionths.
-func parseNanos(s string) (int64, error) {
+// digits as an integer number of billionths, at most max (below 2^63).
+func parseNanos(s string, max int64) (int64, error) {
 	whole, frac, _ := strings.Cut(strings.TrimSpace(s), ".")
 	if whole == "" && frac == "" || strings.HasPrefix(whole, "-") || strings.HasPrefix(whole, "+") {
 		return 0, fmt.Errorf("want a non-negative decimal number like 2.50")
@@ -70,15 +77,15 @@ func parseNanos(s string) (int64, error) {
 		}
 		f *= uint64(math.Pow10(9 - len(frac)))
 	}
-	if w > maxPriceNanos/1e9 || w*1e9+f > maxPriceNanos {
-		return 0, fmt.Errorf("more than %d per million tokens", maxPriceNanos/1_000_000_000)
+	if w > uint64(max)/1e9 || w*1e9+f > uint64(max) {
+		return 0, errTooLarge
 	}
 	return int64(w*1e9 + f), nil
 }
 
 func (p *Prices) validate(where string) []error {
 	var errs []error
-	if p.Currency != "" && (len(p.Currency) != 3 || strings.ToUpper(p.Currency) != p.Currency || strings.ContainsFunc(p.Currency, func(r rune) bool { return r < 'A' || r > 'Z' })) {
+	if p.Currency != "" && !isCurrencyCode(p.Currency) {
 		errs = append(errs, fmt.Errorf("%s.currency: %q is not an ISO 4217 code like USD", where, p.Currency))
 	}
 	if p.Input == nil {
@@ -90,10 +97,53 @@ func (p *Prices) validate(where string) []error {
 	return errs
 }
 
+// isCurrencyCode reports whether c looks like an ISO 4217 code (three
+// capital letters).
+func isCurrencyCode(c string) bool {
+	return len(c) == 3 && !strings.ContainsFunc(c, func(r rune) bool { return r < 'A' || r > 'Z' })
+}
+
 // CurrencyCode is the currency with its default.
 func (p *Prices) CurrencyCode() string {
 	if p.Currency == "" {
 		return "USD"
 	}
 	return p.Currency
+}
+
+// Amount is a sum of money read exactly from its decimal text, like a
+// Price ("5.00" is 5000000000 nano-units).
+type Amount struct {
+	// Nanos is the amount in billionths of the currency.
+	Nanos int64
+}
+
+// maxAmountNanos bounds an amount (a billion currency units), so that
+// charging calls against it cannot overflow an int64.
+const maxAmountNanos = 1_000_000_000 * 1_000_000_000
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (a *Amount) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: an amount must be a decimal number", n.Line)
+	}
+	v, err := parseNanos(n.Value, maxAmountNanos)
+	if err != nil {
+		if errors.Is(err, errTooLarge) {
+			err = fmt.Errorf("more than %d", maxAmountNanos/1_000_000_000)
+		}
+		return fmt.Errorf("line %d: amount %q: %w", n.Line, n.Value, err)
+	}
+	a.Nanos = v
+	return nil
+}
+
+// String is the amount as a decimal with at least two places ("5.00",
+// "0.125").
+func (a Amount) String() string {
+	s := fmt.Sprintf("%d.%09d", a.Nanos/1e9, a.Nanos%1e9)
+	for strings.HasSuffix(s, "0") && len(s)-strings.IndexByte(s, '.') > 3 {
+		s = s[:len(s)-1]
+	}
+	return s
 }
