@@ -154,6 +154,9 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		case auth.RateLimited:
 			code, info.Reason = codes.ResourceExhausted, reasonResourceExhausted
 			info.Metadata["limit"] = ae.Limit
+			if ae.Budget != "" {
+				info.Metadata["budget"] = ae.Budget
+			}
 			if ae.RetryAfter > 0 {
 				details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(ae.RetryAfter)})
 			}

@@ -497,7 +497,6 @@ func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.Resp
 		// (secrets go with every other field below).
 		r.Message = clean(p.st.redact, r.Message)
 	}
-	p.caller.Spend(int64(meta.GetUsage().GetTotalTokens()), g.now())
 	if p.admitWarning != "" {
 		meta.Warnings = append(meta.Warnings, p.admitWarning)
 	}
@@ -517,6 +516,7 @@ func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.Resp
 		meta.Raw = rawData(c)
 	}
 	meta.Cost = p.model.Prices.Of(meta.GetUsage())
+	p.caller.Spend(int64(meta.GetUsage().GetTotalTokens()), meta.GetCost(), g.now())
 	// Everything above may hold what a provider sent (ids, model names,
 	// error texts, extended values, raw bodies): the key it may echo goes
 	// here, for every field at once.

@@ -166,6 +166,11 @@ func buildState(cfg *config.Config, tel *telemetry.Telemetry, prev *state, log *
 	if err != nil {
 		return nil, err
 	}
+	if log != nil {
+		for _, w := range cfg.SpendWarnings() {
+			log.Warn(w)
+		}
+	}
 	return &state{catalog: cat, redact: pipeline.NewRedactor(append(secrets, mcpSecrets...)...), auth: callers, clients: clients,
 		mcp: servers, allowMCPURLs: cfg.Agent.AllowRequestMCPURLs, callBound: cfg.Defaults.CallBound()}, nil
 }

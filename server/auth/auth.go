@@ -8,12 +8,12 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	grpcauth "github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
 
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/internal/config"
 )
 
@@ -41,9 +41,12 @@ type Error struct {
 	Caller string
 	Model  string
 	// Limit names the exhausted limit (requests_per_minute,
-	// tokens_per_minute); RetryAfter is when it has room again.
+	// tokens_per_minute, spend); RetryAfter is when it has room again.
 	Limit      string
 	RetryAfter time.Duration
+	// Budget is the spend budget a "spend" refusal is about ("5.00 USD
+	// per day").
+	Budget string
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -63,10 +66,12 @@ type Caller struct {
 	// when set, counts them in Redis instead of the local buckets.
 	reqLimit, tokLimit int64
 	shared             *redisLimiter
+	// spend is the caller's money budget (nil: none).
+	spend *budget
 }
 
-// Admit checks the caller's request rate (taking one request) and token
-// budget. warning is set when the limits could not be checked and the
+// Admit checks the caller's request rate (taking one request), token
+// budget and spend budget. warning is set when the limits could not be checked and the
 // call goes through anyway (the shared store is down, on_error: open).
 func (c *Caller) Admit(ctx context.Context, now time.Time) (warning string, err error) {
 	if c.shared != nil {
@@ -75,7 +80,10 @@ func (c *Caller) Admit(ctx context.Context, now time.Time) (warning string, err 
 	if err := c.AdmitRequest(now); err != nil {
 		return "", err
 	}
-	return "", c.AdmitTokens(now)
+	if err := c.AdmitTokens(now); err != nil {
+		return "", err
+	}
+	return "", c.AdmitSpend(now)
 }
 
 // Enter counts one more RPC of the caller in flight, or refuses it at the
@@ -93,21 +101,7 @@ func (c *Caller) Enter() error {
 func (c *Caller) Leave() { c.inflight.Add(-1) }
 
 // Allows reports whether the caller may use model.
-func (c *Caller) Allows(model string) bool {
-	if len(c.models) == 0 {
-		return true
-	}
-	for _, m := range c.models {
-		if p, ok := strings.CutSuffix(m, "*"); ok {
-			if strings.HasPrefix(model, p) {
-				return true
-			}
-		} else if m == model {
-			return true
-		}
-	}
-	return false
-}
+func (c *Caller) Allows(model string) bool { return config.ModelAllowed(c.models, model) }
 
 // CheckModel returns a PermissionDenied error unless the caller may use model.
 func (c *Caller) CheckModel(model string) error {
@@ -140,17 +134,46 @@ func (c *Caller) AdmitTokens(now time.Time) error {
 	return nil
 }
 
-// Spend counts n tokens a finished call used against the caller's budget.
-func (c *Caller) Spend(n int64, now time.Time) {
-	if c == nil || n <= 0 {
+// AdmitSpend refuses a call while the caller is at or over its spend
+// budget, until the budget's window ends.
+func (c *Caller) AdmitSpend(now time.Time) error {
+	if c.spend == nil {
+		return nil
+	}
+	if ok, wait := c.spend.room(now); !ok {
+		return c.overBudget(wait)
+	}
+	return nil
+}
+
+// Spend charges what a finished call used: n tokens against the token
+// budget, and cost (nil: the model has no prices, nothing to charge)
+// against the spend budget. A cost in another currency than the budget's
+// is not charged: the configuration refuses a caller with a budget who
+// may use a model priced in another currency, so there is none.
+func (c *Caller) Spend(n int64, cost *llmrelayv1.Cost, now time.Time) {
+	if c == nil {
+		return
+	}
+	var nanos int64
+	if c.spend != nil && cost.GetAmountNanos() > 0 && cost.GetCurrency() == c.spend.currency {
+		nanos = cost.GetAmountNanos()
+	}
+	if c.tokLimit == 0 || n < 0 {
+		n = 0
+	}
+	if n == 0 && nanos == 0 {
 		return
 	}
 	if c.shared != nil {
-		c.shared.spend(c, n, now)
+		c.shared.spend(c, n, nanos, now)
 		return
 	}
-	if c.tokens != nil {
+	if c.tokens != nil && n > 0 {
 		c.tokens.spend(float64(n), now)
+	}
+	if nanos > 0 {
+		c.spend.charge(nanos, now)
 	}
 }
 
@@ -210,10 +233,12 @@ func New(cfg config.Auth, prev *Store, log *slog.Logger) (*Store, error) {
 		c := &Caller{Name: t.Name, models: t.Models,
 			requests: newBucket(t.RequestsPerMinute), tokens: newBucket(t.TokensPerMinute),
 			inflight: &atomic.Int64{}, maxInflight: int64(t.MaxConcurrentCalls),
-			reqLimit: int64(t.RequestsPerMinute), tokLimit: int64(t.TokensPerMinute), shared: s.shared}
+			reqLimit: int64(t.RequestsPerMinute), tokLimit: int64(t.TokensPerMinute), shared: s.shared,
+			spend: newBudget(t.Spend)}
 		if o := old[t.Name]; o != nil {
 			c.requests = o.requests.keepIfSame(c.requests)
 			c.tokens = o.tokens.keepIfSame(c.tokens)
+			c.spend = o.spend.keepIfSame(c.spend)
 			c.inflight = o.inflight
 		}
 		s.byHash[h] = c

@@ -139,7 +139,7 @@ func TestTokenBudget(t *testing.T) {
 	if err := c.AdmitTokens(now); err != nil {
 		t.Fatal(err)
 	}
-	c.Spend(700, now) // one call may overdraw: its size is known at its end
+	c.Spend(700, nil, now) // one call may overdraw: its size is known at its end
 	err = c.AdmitTokens(now)
 	var e *Error
 	if !errors.As(err, &e) || e.Limit != "tokens_per_minute" || e.RetryAfter < 10*time.Second || e.RetryAfter > 11*time.Second {

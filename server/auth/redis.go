@@ -17,10 +17,11 @@ import (
 )
 
 // redisLimiter counts the callers' requests and tokens in Redis, in
-// one-minute windows, so that every replica naming the same Redis shares
-// them. A call's admission is one pipelined round trip (INCR and EXPIRE of
-// the request counter, GET of the token counter); its tokens are added when
-// it ends (INCRBY and EXPIRE), off the response path.
+// one-minute windows, and their spending in the windows of their budgets,
+// so that every replica naming the same Redis shares them. A call's
+// admission is one pipelined round trip (INCR and EXPIRE of the request
+// counter, GET of the token and spend counters); its tokens and cost are
+// added when it ends (INCRBY and EXPIRE), off the response path.
 type redisLimiter struct {
 	cfg        config.Redis
 	rdb        *redis.Client
@@ -68,8 +69,14 @@ func (r *redisLimiter) key(c *Caller, kind string, w int64) string {
 	return fmt.Sprintf("%srl:%s:%s:%d", r.prefix, c.Name, kind, w)
 }
 
+// spendKey is the counter of the caller's spending in the budget window
+// starting at start.
+func (r *redisLimiter) spendKey(c *Caller, start int64) string {
+	return fmt.Sprintf("%srl:%s:spend:%s:%d", r.prefix, c.Name, c.spend.per, start)
+}
+
 func (r *redisLimiter) admit(ctx context.Context, c *Caller, now time.Time) (string, error) {
-	if c.reqLimit == 0 && c.tokLimit == 0 {
+	if c.reqLimit == 0 && c.tokLimit == 0 && c.spend == nil {
 		return "", nil
 	}
 	w, rest := window(now)
@@ -86,6 +93,13 @@ func (r *redisLimiter) admit(ctx context.Context, c *Caller, now time.Time) (str
 	if c.tokLimit > 0 {
 		get = pipe.Get(ctx, r.key(c, "tok", w))
 	}
+	var spent *redis.StringCmd
+	var spendRest time.Duration
+	if c.spend != nil {
+		var start int64
+		start, spendRest = spendWindow(c.spend.per, now)
+		spent = pipe.Get(ctx, r.spendKey(c, start))
+	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return r.unreachable(c, err)
 	}
@@ -99,6 +113,15 @@ func (r *redisLimiter) admit(ctx context.Context, c *Caller, now time.Time) (str
 		}
 		if used >= c.tokLimit {
 			return "", c.limited("tokens_per_minute", rest)
+		}
+	}
+	if spent != nil {
+		used, err := spent.Int64()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return r.unreachable(c, err)
+		}
+		if used >= c.spend.limit {
+			return "", c.overBudget(spendRest)
 		}
 	}
 	return "", nil
@@ -117,23 +140,34 @@ func (r *redisLimiter) unreachable(c *Caller, err error) (string, error) {
 	return "rate limits not enforced for this call: the rate-limit store cannot be reached (auth.redis.on_error: open)", nil
 }
 
-func (r *redisLimiter) spend(c *Caller, n int64, now time.Time) {
-	if c.tokLimit == 0 {
-		return
-	}
+// spend adds a finished call's tokens (n) and cost (nanos) to the
+// caller's counters, in the background.
+func (r *redisLimiter) spend(c *Caller, n, nanos int64, now time.Time) {
 	w, _ := window(now)
-	k := r.key(c, "tok", w)
+	tokKey := r.key(c, "tok", w)
+	var spendKey string
+	var spendTTL time.Duration
+	if nanos > 0 {
+		start, rest := spendWindow(c.spend.per, now)
+		spendKey, spendTTL = r.spendKey(c, start), rest+time.Minute
+	}
 	r.spends.Add(1)
 	go func() {
 		defer r.spends.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 		defer cancel()
 		pipe := r.rdb.Pipeline()
-		pipe.IncrBy(ctx, k, n)
-		pipe.ExpireNX(ctx, k, 2*time.Minute)
+		if n > 0 {
+			pipe.IncrBy(ctx, tokKey, n)
+			pipe.ExpireNX(ctx, tokKey, 2*time.Minute)
+		}
+		if nanos > 0 {
+			pipe.IncrBy(ctx, spendKey, nanos)
+			pipe.ExpireNX(ctx, spendKey, spendTTL)
+		}
 		if _, err := pipe.Exec(ctx); err != nil {
-			r.log.Warn("rate-limit store: the tokens of a call were not counted", slog.String("caller", c.Name),
-				slog.Int64("tokens", n), slog.String("error", err.Error()))
+			r.log.Warn("rate-limit store: the tokens and cost of a call were not counted", slog.String("caller", c.Name),
+				slog.Int64("tokens", n), slog.Int64("cost_nanos", nanos), slog.String("error", err.Error()))
 		}
 	}()
 }

@@ -3,48 +3,15 @@ package auth
 import (
 	"context"
 	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/internal/redistest"
 )
 
-// startRedis runs a redis-server on a unix socket in a temporary directory
-// until the test ends. Without redis-server the test is skipped, except in
-// CI (CI=true), where .ci/run installs it and its absence is a failure.
-func startRedis(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server is not installed; .ci/run installs Debian's redis-server package")
-		}
-		t.Skip("redis-server is not installed (apt-get install redis-server); the shared rate limits are tested in CI")
-	}
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait() // killed: its exit status says so
-	})
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := os.Stat(sock); err == nil {
-			return sock
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("redis-server did not start")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+func startRedis(t *testing.T) string { return redistest.Start(t) }
 
 func replica(t *testing.T, r config.Redis, tok config.Token) *Caller {
 	t.Helper()
@@ -78,7 +45,7 @@ func TestSharedLimitsAcrossReplicas(t *testing.T) {
 	// The next window starts afresh; tokens spent on one replica count on
 	// the other.
 	next := now.Add(time.Minute)
-	a.Spend(150, next)
+	a.Spend(150, nil, next)
 	a.shared.spends.Wait()
 	_, err = b.Admit(ctx, next)
 	if !errors.As(err, &e) || e.Limit != "tokens_per_minute" {
