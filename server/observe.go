@@ -33,8 +33,12 @@ func (g *gateway) account(ctx context.Context, p *prepared, meta *llmrelayv1.Res
 	}
 	provider := meta.GetProvider()
 	if m := g.tel.Metrics(); m != nil {
+		caller := ""
+		if p.caller != nil {
+			caller = p.caller.Name
+		}
 		m.ObserveCall(telemetry.Call{
-			Operation: op, Provider: provider, Model: p.model.Name, Meta: meta,
+			Operation: op, Provider: provider, Model: p.model.Name, Caller: caller, Meta: meta,
 			Duration: g.now().Sub(p.start), ErrorType: errType, RetryProviders: retryProviders(p.model, meta),
 		})
 	}

@@ -380,13 +380,13 @@ telemetry:
 	}
 	text := scrape(t, srv)
 	for _, want := range []string{
-		`gen_ai_client_token_usage_count{model="flash",operation="chat",provider="west",token_type="input"} 2`,
-		`gen_ai_client_token_usage_sum{model="flash",operation="chat",provider="west",token_type="output"}`,
-		`gen_ai_client_token_usage_bucket{model="flash",operation="chat",provider="west",token_type="input",le="4"} 0`,
-		`gen_ai_client_token_usage_bucket{model="flash",operation="chat",provider="west",token_type="input",le="16"} 2`,
-		`gen_ai_client_operation_duration_seconds_count{error_type="",model="flash",operation="chat",provider="west"} 2`,
-		`gen_ai_client_operation_duration_seconds_count{error_type="",model="routed",operation="chat",provider="west"} 1`,
-		`gen_ai_client_operation_duration_seconds_count{error_type="InvalidArgument",model="flash",operation="chat",provider="west"} 1`,
+		`gen_ai_client_token_usage_count{caller="",model="flash",operation="chat",provider="west",token_type="input"} 2`,
+		`gen_ai_client_token_usage_sum{caller="",model="flash",operation="chat",provider="west",token_type="output"}`,
+		`gen_ai_client_token_usage_bucket{caller="",model="flash",operation="chat",provider="west",token_type="input",le="4"} 0`,
+		`gen_ai_client_token_usage_bucket{caller="",model="flash",operation="chat",provider="west",token_type="input",le="16"} 2`,
+		`gen_ai_client_operation_duration_seconds_count{caller="",error_type="",model="flash",operation="chat",provider="west"} 2`,
+		`gen_ai_client_operation_duration_seconds_count{caller="",error_type="",model="routed",operation="chat",provider="west"} 1`,
+		`gen_ai_client_operation_duration_seconds_count{caller="",error_type="InvalidArgument",model="flash",operation="chat",provider="west"} 1`,
 		`llmrelay_upstream_errors_total{provider="west",status="400"} 1`,
 		`llmrelay_time_to_first_token_seconds_count{model="flash",provider="west"} 1`,
 		`llmrelay_retries_total{provider="west",reason="http_503"} 1`,
@@ -395,7 +395,7 @@ telemetry:
 		`llmrelay_upstream_errors_total{provider="west",status="503"} 1`,
 		`llmrelay_fallbacks_total{from="east",model="routed"} 1`,
 		`llmrelay_streams_in_flight{model="flash"} 0`,
-		`llmrelay_cost_nanos_total{currency="USD",model="flash",provider="west"}`,
+		`llmrelay_cost_nanos_total{caller="",currency="USD",model="flash",provider="west"}`,
 		`grpc_server_handled_total{grpc_code="OK",grpc_method="Chat",grpc_service="llmrelay.v1.GatewayService",grpc_type="unary"} 2`,
 		`grpc_server_handled_total{grpc_code="InvalidArgument",grpc_method="Chat",grpc_service="llmrelay.v1.GatewayService",grpc_type="unary"} 1`,
 		`grpc_server_handled_total{grpc_code="OK",grpc_method="StreamChat",grpc_service="llmrelay.v1.GatewayService",grpc_type="server_stream"} 1`,
@@ -408,10 +408,38 @@ telemetry:
 	if strings.Contains(text, `llmrelay_retries_total{provider="west",reason="http_400"}`) {
 		t.Error("a 400 that was not retried counted as a retry")
 	}
-	// No request ids or caller text among the label values.
+	// No request ids or text the caller sent among the label values.
 	for _, line := range strings.Split(text, "\n") {
 		if strings.Contains(line, "capital") || regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-`).MatchString(line) {
 			t.Errorf("unbounded label value: %s", line)
+		}
+	}
+}
+
+// TestMetricsByCaller: the call, token and cost metrics name the
+// authenticated caller of each call.
+func TestMetricsByCaller(t *testing.T) {
+	t.Parallel()
+	y := spendYAML("") + `    - {name: other, sha256: ` + sha(echoToken) + `}
+telemetry:
+  metrics: {enabled: true, listen: "127.0.0.1:0"}
+`
+	c, _, srv := startObserved(t, y, "")
+	for _, tok := range []string{spendToken, echoToken} {
+		if _, err := c.Chat(bearer(tok), pricedChat("hello")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := scrape(t, srv)
+	for _, caller := range []string{"spender", "other"} {
+		for _, want := range []string{
+			`gen_ai_client_operation_duration_seconds_count{caller="` + caller + `",error_type="",model="builtin/priced",operation="chat",provider="builtin"} 1`,
+			`gen_ai_client_token_usage_count{caller="` + caller + `",model="builtin/priced",operation="chat",provider="builtin",token_type="input"} 1`,
+			`llmrelay_cost_nanos_total{caller="` + caller + `",currency="USD",model="builtin/priced",provider="builtin"}`,
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("metrics lack %s", want)
+			}
 		}
 	}
 }

@@ -24,7 +24,7 @@ func families(t *testing.T) map[string]map[string]bool {
 	s := grpc.NewServer()
 	healthpb.RegisterHealthServer(s, health.NewServer())
 	m.grpc.InitializeMetrics(s)
-	m.ObserveCall(Call{Operation: "chat", Provider: "p", Model: "m", ErrorType: "Unavailable", Meta: &llmrelayv1.ResponseMeta{
+	m.ObserveCall(Call{Operation: "chat", Provider: "p", Model: "m", Caller: "c", ErrorType: "Unavailable", Meta: &llmrelayv1.ResponseMeta{
 		Usage: &llmrelayv1.Usage{InputTokens: 1, OutputTokens: 1}, TimeToFirstToken: durationpb.New(1),
 		Cost:         &llmrelayv1.Cost{Currency: "USD", AmountNanos: 1},
 		RetryReasons: []*llmrelayv1.RetryReason{{Reason: "http_503", UpstreamStatus: 503}, {Reason: "http_503", UpstreamStatus: 503}},
@@ -52,12 +52,13 @@ func families(t *testing.T) map[string]map[string]bool {
 }
 
 var (
-	metricRef = regexp.MustCompile(`\b([a-z][a-z0-9_]*)\{`)
+	metricRef = regexp.MustCompile(`\b([a-z][a-z0-9_]*)\{([^}]*)\}`)
+	matcher   = regexp.MustCompile(`([a-z_]+)\s*(?:=~|!~|!=|=)`)
 	byClause  = regexp.MustCompile(`by \(([^)]*)\)`)
 )
 
 // TestDashboardMetrics: every metric the Grafana dashboard queries exists,
-// and every label it groups by is one of that metric's labels.
+// and every label it filters or groups by is one of that metric's labels.
 func TestDashboardMetrics(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile("../../deploy/grafana/llmrelay.json")
@@ -94,6 +95,12 @@ func TestDashboardMetrics(t *testing.T) {
 				seen++
 				for l := range fl {
 					labels[l] = true
+				}
+				// Filters name the metric's labels, or the scrape target's.
+				for _, m := range matcher.FindAllStringSubmatch(ref[2], -1) {
+					if l := m[1]; !fl[l] && l != "job" && l != "instance" {
+						t.Errorf("panel %q filters %s by %q, which it lacks", p.Title, name, l)
+					}
 				}
 			}
 			for _, by := range byClause.FindAllStringSubmatch(tg.Expr, -1) {

@@ -13,9 +13,10 @@ import (
 )
 
 // Metrics are llmrelay's Prometheus metrics, in a registry of their own.
-// Every label value comes from the configuration (provider, model and
-// deployment names) or a fixed set (operations, token types, gRPC codes,
-// HTTP statuses, retry reasons): no request ids, no caller text.
+// Every label value comes from the configuration (provider, model,
+// deployment and caller names) or a fixed set (operations, token types,
+// gRPC codes, HTTP statuses, retry reasons): no request ids, no text a
+// caller sends.
 type Metrics struct {
 	reg            *prometheus.Registry
 	grpc           *grpcprom.ServerMetrics
@@ -42,7 +43,7 @@ type Metrics struct {
 // looked up per call.
 const maxCachedSeries = 1024
 
-type callKey struct{ op, provider, model, errType string }
+type callKey struct{ op, provider, model, caller, errType string }
 
 // callSeries are the series a call with callKey's labels records into.
 // All but duration are made on first use, as the vectors would make them
@@ -71,10 +72,10 @@ func NewMetrics() *Metrics {
 		grpc: grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram()),
 		tokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "gen_ai_client_token_usage", Help: "Tokens per provider call, by token type (input, output).", Buckets: tokenBuckets,
-		}, []string{"operation", "provider", "model", "token_type"}),
+		}, []string{"operation", "provider", "model", "caller", "token_type"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "gen_ai_client_operation_duration_seconds", Help: "Duration of a call from the RPC's start to its end, retries and fallbacks included.", Buckets: durationBuckets,
-		}, []string{"operation", "provider", "model", "error_type"}),
+		}, []string{"operation", "provider", "model", "caller", "error_type"}),
 		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "llmrelay_time_to_first_token_seconds", Help: "Time from the RPC's start to the first content event of a stream.", Buckets: durationBuckets,
 		}, []string{"provider", "model"}),
@@ -92,7 +93,7 @@ func NewMetrics() *Metrics {
 		}, []string{"model", "from"}),
 		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "llmrelay_cost_nanos_total", Help: "Cost of the calls, from the configured prices, in billionths of the currency (exact integers up to 2^53).",
-		}, []string{"provider", "model", "currency"}),
+		}, []string{"provider", "model", "caller", "currency"}),
 	}
 	m.reg.MustRegister(m.grpc, m.tokens, m.duration, m.ttft, m.retries, m.upstreamErrors, m.streams, m.fallbacks, m.cost,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -110,6 +111,9 @@ type Call struct {
 	Provider string
 	// Model is the configured model name.
 	Model string
+	// Caller is the authenticated caller's configured name ("" without
+	// auth.tokens).
+	Caller string
 	// Meta is the call's final meta (usage, retry reasons, cost, time to
 	// first token).
 	Meta *llmrelayv1.ResponseMeta
@@ -128,7 +132,7 @@ func (m *Metrics) ObserveCall(c Call) {
 	if m == nil {
 		return
 	}
-	cs := m.series(callKey{c.Operation, c.Provider, c.Model, c.ErrorType})
+	cs := m.series(callKey{c.Operation, c.Provider, c.Model, c.Caller, c.ErrorType})
 	cs.duration.Observe(c.Duration.Seconds())
 	meta := c.Meta
 	if meta.GetUsage() != nil || meta.GetTimeToFirstToken() != nil || meta.GetCost() != nil {
@@ -160,7 +164,7 @@ func (m *Metrics) series(k callKey) *callSeries {
 	if ok {
 		return cs
 	}
-	cs = &callSeries{duration: m.duration.WithLabelValues(k.op, k.provider, k.model, k.errType)}
+	cs = &callSeries{duration: m.duration.WithLabelValues(k.op, k.provider, k.model, k.caller, k.errType)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if kept, ok := m.calls[k]; ok {
@@ -183,12 +187,12 @@ func (m *Metrics) observeResult(cs *callSeries, c Call) {
 	defer cs.mu.Unlock()
 	if u := meta.GetUsage(); u != nil {
 		if cs.tokensIn == nil {
-			cs.tokensIn = m.tokens.WithLabelValues(c.Operation, c.Provider, c.Model, "input")
+			cs.tokensIn = m.tokens.WithLabelValues(c.Operation, c.Provider, c.Model, c.Caller, "input")
 		}
 		cs.tokensIn.Observe(float64(u.GetInputTokens()))
 		if c.Operation != "embeddings" {
 			if cs.tokensOut == nil {
-				cs.tokensOut = m.tokens.WithLabelValues(c.Operation, c.Provider, c.Model, "output")
+				cs.tokensOut = m.tokens.WithLabelValues(c.Operation, c.Provider, c.Model, c.Caller, "output")
 			}
 			cs.tokensOut.Observe(float64(u.GetOutputTokens()))
 		}
@@ -202,12 +206,12 @@ func (m *Metrics) observeResult(cs *callSeries, c Call) {
 	if cost := meta.GetCost(); cost != nil {
 		cur := cost.GetCurrency()
 		if cs.cost == nil {
-			cs.cost, cs.costCurrency = m.cost.WithLabelValues(c.Provider, c.Model, cur), cur
+			cs.cost, cs.costCurrency = m.cost.WithLabelValues(c.Provider, c.Model, c.Caller, cur), cur
 		}
 		if cur == cs.costCurrency {
 			cs.cost.Add(float64(cost.GetAmountNanos()))
 		} else { // a model's prices have one currency; another is not kept
-			m.cost.WithLabelValues(c.Provider, c.Model, cur).Add(float64(cost.GetAmountNanos()))
+			m.cost.WithLabelValues(c.Provider, c.Model, c.Caller, cur).Add(float64(cost.GetAmountNanos()))
 		}
 	}
 }
