@@ -137,7 +137,7 @@ func (r *redisLimiter) unreachable(c *Caller, err error) (string, error) {
 		return "", &Error{Kind: LimiterUnavailable, Caller: c.Name,
 			Msg: "the rate-limit store cannot be reached and auth.redis.on_error is closed; retry later"}
 	}
-	return "rate limits not enforced for this call: the rate-limit store cannot be reached (auth.redis.on_error: open)", nil
+	return "rate limits and spend budget not enforced for this call: the rate-limit store cannot be reached (auth.redis.on_error: open)", nil
 }
 
 // spend adds a finished call's tokens (n) and cost (nanos) to the
