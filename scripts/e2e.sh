@@ -152,9 +152,9 @@ grep -Eq '"traceId": "[0-9a-f]{32}"' <<<"$out" || fail "no trace id in the meta:
 grep -q '"inputTokens": 3' <<<"$out" && grep -q '"outputTokens": 4' <<<"$out" || fail "usage: $out"
 grep -q '"amountNanos": "12500"' <<<"$out" || fail "cost: $out"
 metrics=$(curl -sf "http://$maddr/metrics")
-for want in 'gen_ai_client_token_usage_count{model="builtin/echo",operation="chat",provider="builtin",token_type="input"} 3' \
-            'gen_ai_client_operation_duration_seconds_bucket{error_type="",model="builtin/echo",operation="chat",provider="builtin",le="0.01"}' \
-            'llmrelay_cost_nanos_total{currency="USD",model="builtin/echo",provider="builtin"} 37500' \
+for want in 'gen_ai_client_token_usage_count{caller="",model="builtin/echo",operation="chat",provider="builtin",token_type="input"} 3' \
+            'gen_ai_client_operation_duration_seconds_bucket{caller="",error_type="",model="builtin/echo",operation="chat",provider="builtin",le="0.01"}' \
+            'llmrelay_cost_nanos_total{caller="",currency="USD",model="builtin/echo",provider="builtin"} 37500' \
             'grpc_server_handled_total{grpc_code="OK",grpc_method="Chat",grpc_service="llmrelay.v1.GatewayService",grpc_type="unary"} 3'; do
   grep -qF "$want" <<<"$metrics" || fail "metrics lack $want"
 done
