@@ -20,6 +20,7 @@ import (
 
 	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/auth"
 	"github.com/llmrelay/llmrelay/server/cost"
 	"github.com/llmrelay/llmrelay/server/mcp"
 	"github.com/llmrelay/llmrelay/server/telemetry"
@@ -354,6 +355,20 @@ func (a *agentRun) run() error {
 // round is one model call and the execution of its tool calls; done when
 // the run ended (no calls left, or max_rounds reached).
 func (a *agentRun) round(ctx context.Context, round int) (done bool, err error) {
+	if round > 1 {
+		// Each model call of a run is admitted like a call: the caller's
+		// request rate, and its token and spend budgets, which the earlier
+		// rounds were charged to (the RPC's own admission covered round 1).
+		if c := auth.CallerFrom(a.ctx); c != nil {
+			warning, err := c.Admit(ctx, a.g.now())
+			if err != nil {
+				return true, err
+			}
+			if warning != "" {
+				a.meta.Warnings = append(a.meta.Warnings, warning)
+			}
+		}
+	}
 	a.mu.Lock()
 	a.modelPhase = true
 	a.mu.Unlock()

@@ -24,11 +24,16 @@ func spendYAML(redis string) string {
     upstream_model: echo
     capabilities: {chat: {format: builtin}}
     prices: {input: 100000, output: 100000}
+  - name: builtin/priced-tools
+    provider: builtin
+    upstream_model: echo
+    capabilities: {tools: {format: builtin}}
+    prices: {input: 100000, output: 100000}
 auth:
   tokens:
     - name: spender
       sha256: ` + sha(spendToken) + `
-      models: [builtin/echo, builtin/priced]
+      models: [builtin/echo, builtin/priced, builtin/priced-tools]
       spend: {limit: "1.00", per: day}
 `
 	if redis != "" {
@@ -116,4 +121,28 @@ func TestSharedSpendBudget(t *testing.T) {
 	spendRefused(t, err)
 	_, err = b.Chat(bearer(spendToken), pricedChat("hi"))
 	spendRefused(t, err)
+}
+
+// TestSpendBudgetAgentRounds: an Agent run is admitted again before each
+// model call after the first, so a run whose first round spent the budget
+// is refused before its second model call instead of overdrawing by every
+// round it has left.
+func TestSpendBudgetAgentRounds(t *testing.T) {
+	t.Parallel()
+	c, _ := startWith(t, spendYAML(""), "")
+	evs, err := agentRun(bearer(spendToken), t, c, &llmrelayv1.AgentSetup{Model: "builtin/priced-tools",
+		Messages: []*llmrelayv1.Message{user("one two three four five six seven eight nine ten Paris")}, Tools: agentTools(t)}, answerAll)
+	spendRefused(t, err)
+	requested := 0
+	for _, ev := range evs {
+		if ev.GetToolCallRequest() != nil {
+			requested++
+		}
+		if ev.GetEnd() != nil {
+			t.Fatalf("the run ended normally: %v", ev.GetEnd().GetMeta())
+		}
+	}
+	if requested == 0 {
+		t.Fatal("round 1 was refused too: the run's own admission let it through with a budget left")
+	}
 }
