@@ -72,8 +72,8 @@ func TestRealWorldBodies(t *testing.T) {
 		"anthropic_request": {
 			texts: []string{"You are a concise assistant.", "What is the weather like in San Francisco?",
 				"I'll check the current weather in San Francisco for you.", "Thanks! Anything else?"},
-			uses:    []string{"get_weather#toolu_01A09q90qw90lq917835lq9"},
-			results: []string{"toolu_01A09q90qw90lq917835lq9"},
+			uses:    []string{"get_weather#toolu_01Wq6nZt3XbKp8RvJd2Lm5Fy"},
+			results: []string{"toolu_01Wq6nZt3XbKp8RvJd2Lm5Fy"},
 			defs:    []string{"get_weather"},
 		},
 		"anthropic_response": {
