@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/llmrelay/llmrelay/fold"
@@ -406,8 +407,12 @@ func (a *agentRun) round(ctx context.Context, round int) (done bool, err error) 
 // modelCall is one round's model call, exactly a StreamTools call whose
 // events go to the client; the folded assistant turn joins the conversation.
 func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.ToolCall, *llmrelayv1.AgentRound, error) {
+	var req proto.Message
+	if round == 1 { // the setup does not change between rounds: walked once
+		req = a.setup
+	}
 	ctx, p, err := a.g.prepareGeneration(ctx, generation{
-		req: a.setup, model: a.setup.GetModel(), messages: a.msgs, tools: a.tools, options: a.setup.GetOptions(),
+		req: req, model: a.setup.GetModel(), messages: a.msgs, tools: a.tools, options: a.setup.GetOptions(),
 		providerOptions: a.setup.GetProviderOptions(), call: a.setup.GetCall(), wantTools: true,
 		hostedMCP: a.hosted, agentRound: true,
 	})

@@ -89,7 +89,8 @@ type configuredMCP struct {
 
 // generation is the common input of Chat, StreamChat, Tools, StreamTools.
 type generation struct {
-	// req is the request message, checked field by field (checkFields).
+	// req is the request message, checked field by field (checkFields);
+	// nil when it was checked already (an agent run's later rounds).
 	req             proto.Message
 	model           string
 	messages        []*llmrelayv1.Message
@@ -226,8 +227,10 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 	if err := g.labelsGate(ctx, in.call); err != nil {
 		return ctx, nil, err
 	}
-	if err := checkFields(in.req.ProtoReflect()); err != nil {
-		return ctx, nil, err
+	if in.req != nil {
+		if err := checkFields(in.req.ProtoReflect()); err != nil {
+			return ctx, nil, err
+		}
 	}
 	if err := validateCall(in.call); err != nil {
 		return ctx, nil, err

@@ -74,9 +74,7 @@ func main() {
 	flag.BoolVar(&cfg.tls, "tls", false, "serve HTTPS with a generated certificate for 127.0.0.1 and localhost")
 	flag.BoolVar(&cfg.http2, "http2", true, "with -tls: offer HTTP/2 (false: HTTP/1.1 only)")
 	flag.StringVar(&cfg.certOut, "cert-out", "", "with -tls: write the certificate (PEM) to this file")
-	quiet := flag.Bool("quiet", false, "accepted for compatibility; the mock logs only its start")
 	flag.Parse()
-	_ = *quiet
 	if err := run(); err != nil {
 		log.Fatal(err)
 	}
