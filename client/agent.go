@@ -50,6 +50,10 @@ type AgentResult struct {
 	// conversation so far, to continue with another server, and Run's error
 	// is the stream's UNAVAILABLE status.
 	GoAway *llmrelayv1.AgentGoAway
+	// Failure is set when the run failed: Messages is then the conversation
+	// up to the last whole round (retry from there with a new setup), Meta
+	// the rounds done, and Run's error the failure's status.
+	Failure *llmrelayv1.AgentFailure
 }
 
 // Run opens an Agent call with setup, answers the server's tool requests
@@ -72,7 +76,13 @@ func (a *Agent) Run(ctx context.Context, setup *llmrelayv1.AgentSetup, opts ...g
 		sendMu sync.Mutex
 		wg     sync.WaitGroup
 	)
-	defer wg.Wait() // after cancel: handlers see a cancelled context
+	// Cancel, then wait: a handler still running when the run ends sees a
+	// cancelled context and returns (deferred separately, wg.Wait would run
+	// first and wait forever for a handler blocked on ctx).
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
 	send := func(m *llmrelayv1.AgentRequest) error {
 		sendMu.Lock()
 		defer sendMu.Unlock()
@@ -91,7 +101,7 @@ func (a *Agent) Run(ctx context.Context, setup *llmrelayv1.AgentSetup, opts ...g
 			return res, nil
 		}
 		if err != nil {
-			if res.GoAway != nil {
+			if res.GoAway != nil || res.Failure != nil {
 				return res, err
 			}
 			return nil, err
@@ -121,8 +131,19 @@ func (a *Agent) Run(ctx context.Context, setup *llmrelayv1.AgentSetup, opts ...g
 			}()
 		case *llmrelayv1.AgentResponse_GoAway:
 			res.GoAway, res.Messages, res.Meta = e.GoAway, e.GoAway.GetMessages(), e.GoAway.GetMeta()
+		case *llmrelayv1.AgentResponse_Failure:
+			res.Failure, res.Messages, res.Meta = e.Failure, e.Failure.GetMessages(), e.Failure.GetMeta()
 		case *llmrelayv1.AgentResponse_End:
 			res.FinishReason, res.Messages, res.Meta = e.End.GetFinishReason(), e.End.GetMessages(), e.End.GetMeta()
 		}
 	}
+}
+
+// GetFailure is the run's failure event, nil on success, for a nil result
+// too (Run returns nil with errors that ended the stream before any event).
+func (r *AgentResult) GetFailure() *llmrelayv1.AgentFailure {
+	if r == nil {
+		return nil
+	}
+	return r.Failure
 }

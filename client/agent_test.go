@@ -5,6 +5,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/llmrelay/llmrelay/client"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -62,5 +67,35 @@ func TestAgentMissingHandler(t *testing.T) {
 	_, err := a.Run(context.Background(), agentSetup())
 	if err == nil || !strings.Contains(err.Error(), `"get_time"`) {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestAgentFailure: a run that fails (here a result missing past
+// tool_timeout) returns its error and the failure event's conversation, to
+// retry from.
+func TestAgentFailure(t *testing.T) {
+	addr, stop := startServer()
+	defer stop()
+	c, err := client.New(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a := client.Agent{Client: c, Tools: map[string]client.ToolFunc{
+		"get_weather": func(context.Context, string) (string, error) { return "sunny", nil },
+		"get_time": func(ctx context.Context, _ string) (string, error) {
+			<-ctx.Done() // never answers in time
+			return "", ctx.Err()
+		},
+	}}
+	setup := agentSetup()
+	setup.ToolTimeout = durationpb.New(50 * time.Millisecond)
+	res, err := a.Run(context.Background(), setup)
+	if status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("error %v", err)
+	}
+	if res.GetFailure().GetRound() != 1 || len(res.Messages) != 1 || res.Messages[0].GetParts()[0].GetText() != "Oslo" ||
+		res.Meta.GetModelCalls() != 1 {
+		t.Fatalf("result %v", res)
 	}
 }

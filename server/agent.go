@@ -60,6 +60,7 @@ func (g *gateway) Agent(ss llmrelayv1.GatewayService_AgentServer) error {
 		if c := context.Cause(a.ctx); c != nil && !errors.Is(c, context.Canceled) {
 			err = c // the reader's verdict (unknown call_id, cancel) explains the rest
 		}
+		a.fail(err)
 		return toStatus(ctx, err, nil, st.redact, g.log)
 	}
 	return nil
@@ -84,6 +85,12 @@ type agentRun struct {
 
 	msgs []*llmrelayv1.Message
 	meta *llmrelayv1.AgentMeta
+	// complete is how much of msgs is whole rounds (assistant turn and its
+	// results): what a failure returns to continue from. current is the
+	// round in progress; ended is set once end or go_away went out.
+	complete int
+	current  int
+	ended    bool
 
 	// Client results, checked by the reader against pending. results is
 	// made per round (under mu) with room for every pending call, so the
@@ -138,6 +145,7 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 		msgs: slices.Clone(setup.GetMessages()),
 		meta: &llmrelayv1.AgentMeta{RequestId: requestIDOf(ctx), RequestedModel: setup.GetModel(), Usage: &llmrelayv1.Usage{}},
 	}
+	a.complete = len(a.msgs)
 	a.ctx, a.cancel = context.WithCancelCause(ctx)
 	a.tools = append(a.tools, setup.GetTools()...)
 	for _, t := range setup.GetTools() {
@@ -338,6 +346,7 @@ func (a *agentRun) run() error {
 		return err
 	}
 	for round := 1; ; round++ {
+		a.current = round
 		if round > 1 && a.g.draining() {
 			return a.goAway()
 		}
@@ -399,6 +408,7 @@ func (a *agentRun) round(ctx context.Context, round int) (done bool, err error) 
 		return true, err
 	}
 	a.msgs = append(a.msgs, &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_TOOL, Parts: results})
+	a.complete = len(a.msgs)
 	rec.ToolsDuration = durationpb.New(a.g.now().Sub(toolsStart))
 	a.meta.ToolRounds++
 	return false, a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_RoundEnd{RoundEnd: &llmrelayv1.AgentRoundEnd{Round: rec}}})
@@ -702,6 +712,7 @@ func (a *agentRun) finalMeta() *llmrelayv1.AgentMeta {
 }
 
 func (a *agentRun) end(reason llmrelayv1.FinishReason) error {
+	a.ended = true
 	return a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_End{End: &llmrelayv1.AgentEnd{
 		FinishReason: reason, Messages: a.msgs, Meta: a.finalMeta()}}})
 }
@@ -709,12 +720,30 @@ func (a *agentRun) end(reason llmrelayv1.FinishReason) error {
 // goAway tells the client the server is shutting down, with the conversation
 // so far (complete: the last round's results are in), and ends the run.
 func (a *agentRun) goAway() error {
+	a.ended = true
 	if err := a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_GoAway{GoAway: &llmrelayv1.AgentGoAway{
 		Reason: "server shutting down", Messages: a.msgs, Meta: a.finalMeta()}}}); err != nil {
 		return err
 	}
 	return &requestError{code: codes.Unavailable, reason: llmrelayv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN,
 		msg: "server shutting down: continue the run elsewhere with go_away's conversation"}
+}
+
+// fail sends the failure event for a run that ended with err: the
+// conversation up to the last whole round, so the client can retry from
+// there. Nothing is sent once end or go_away went out, nor to a client that
+// cancelled or is gone.
+func (a *agentRun) fail(err error) {
+	if a.ended || a.ss.Context().Err() != nil || errors.Is(err, errClientCancel) || status.Code(err) == codes.Canceled {
+		return
+	}
+	ev := &llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_Failure{Failure: &llmrelayv1.AgentFailure{
+		Round: int32(a.current), Messages: a.msgs[:a.complete], Meta: a.finalMeta()}}}
+	if serr := a.send(ev); serr != nil {
+		// The status that follows says why the run failed; a client that
+		// cannot take the event will not take the status either.
+		a.g.log.DebugContext(a.ctx, "agent failure event not sent", slog.String("error", serr.Error()))
+	}
 }
 
 // agentSink relays a round's StreamTools events to the agent stream and

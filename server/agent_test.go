@@ -949,3 +949,95 @@ func TestAgentMCPNoAllowedTools(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestAgentFailureKeepsConversation: a model call that fails in round 2
+// (the conversation outgrew the context window) ends the run with a failure
+// event carrying the conversation of the whole round 1 (assistant turn and
+// every result) and round 1's meta, then the failure's status with the
+// provider's facts; a run failing inside round 1 (a missing result) returns
+// the setup's messages, and a cancelled run gets no failure event.
+func TestAgentFailureKeepsConversation(t *testing.T) {
+	t.Parallel()
+	mcpSrv := mcpServer(t, 0)
+	up := providertest.Replay(t, providertest.Load(t, "testdata/agent/openai_round1.http"),
+		providertest.Load(t, "testdata/agent/openai_round2_err_400.http"))
+	c, _ := startWith(t, strings.ReplaceAll(providerYAML("openai", "gpt-4o-mini", "openai-chat"), "{{MCP}}", mcpSrv.URL), up.URL)
+	setup := &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("Weather, time and population of Lyon?")},
+		Tools: agentTools(t), McpServers: []*llmrelayv1.AgentMcpServer{{Name: "pop"}}}
+	evs, err := agentRun(context.Background(), t, c, setup, answerAll)
+	st, _, _ := statusDetails(t, err)
+	if st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), "maximum context length") {
+		t.Fatalf("status %v", err)
+	}
+	var failed *llmrelayv1.FailedCallMeta
+	for _, d := range st.Details() {
+		if f, ok := d.(*llmrelayv1.FailedCallMeta); ok {
+			failed = f
+		}
+	}
+	if failed.GetMeta().GetProviderRequestId() != "req_agtf41d7c0e93a25b8d6c4e2f1a0b9d7c35" {
+		t.Errorf("failed call meta %v", failed)
+	}
+	f := evs[len(evs)-1].GetFailure()
+	if f == nil {
+		t.Fatalf("last event %v, want a failure", evs[len(evs)-1])
+	}
+	roles := []llmrelayv1.Role{llmrelayv1.Role_ROLE_USER, llmrelayv1.Role_ROLE_ASSISTANT, llmrelayv1.Role_ROLE_TOOL}
+	if f.GetRound() != 2 || len(f.GetMessages()) != len(roles) {
+		t.Fatalf("failure round %d with %d messages", f.GetRound(), len(f.GetMessages()))
+	}
+	for i, m := range f.GetMessages() {
+		if m.GetRole() != roles[i] {
+			t.Errorf("message %d role %v", i, m.GetRole())
+		}
+	}
+	if n := len(f.GetMessages()[1].GetParts()); n != 3 || len(f.GetMessages()[2].GetParts()) != 3 {
+		t.Errorf("round 1: %d calls, %d results", n, len(f.GetMessages()[2].GetParts()))
+	}
+	if m := f.GetMeta(); m.GetModelCalls() != 1 || m.GetToolRounds() != 1 || len(m.GetRounds()) != 1 || m.GetUsage().GetTotalTokens() == 0 {
+		t.Errorf("failure meta %v", m)
+	}
+
+	// Inside round 1: the setup's conversation (the prompt context stays out).
+	b := startBuiltinAgent(t, "http://127.0.0.1:1")
+	es := echoSetup(t)
+	es.ToolTimeout = durationpb.New(50 * time.Millisecond)
+	evs, err = agentRun(context.Background(), t, b, es, func(*llmrelayv1.AgentToolCallRequest) *llmrelayv1.ToolResult { return nil })
+	wantCode(t, err, codes.DeadlineExceeded, "tool_result")
+	f = evs[len(evs)-1].GetFailure()
+	if f.GetRound() != 1 || len(f.GetMessages()) != 1 || !proto.Equal(f.GetMessages()[0], es.GetMessages()[0]) || f.GetMeta().GetModelCalls() != 1 {
+		t.Fatalf("failure in round 1: %v", f)
+	}
+	// A bad result is the client's failure, reported the same way.
+	evs, err = agentRun(context.Background(), t, b, echoSetup(t), func(r *llmrelayv1.AgentToolCallRequest) *llmrelayv1.ToolResult {
+		return &llmrelayv1.ToolResult{CallId: r.GetCallId() + "-nope", Content: "x"}
+	})
+	wantCode(t, err, codes.InvalidArgument, "tool_result.call_id")
+	if evs[len(evs)-1].GetFailure().GetRound() != 1 {
+		t.Errorf("last event %v", evs[len(evs)-1])
+	}
+
+	// A cancel message: Canceled, no failure event.
+	s, err := b.Agent(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_Setup{Setup: echoSetup(t)}}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := s.Recv()
+		if err != nil {
+			wantCode(t, err, codes.Canceled, "")
+			break
+		}
+		if ev.GetFailure() != nil {
+			t.Fatal("a failure event after the client's cancel")
+		}
+		if ev.GetToolCallRequest() != nil {
+			if err := s.Send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_Cancel{Cancel: &llmrelayv1.AgentCancel{Reason: "done"}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

@@ -113,6 +113,21 @@ func agent(ctx context.Context, e *env, args []string) error {
 	}}
 	res, err := a.Run(ctx, setup)
 	if err != nil {
+		if f := res.GetFailure(); f != nil {
+			// The conversation so far, to retry from: on stdout with
+			// -json, like a finished run's end.
+			fmt.Fprintf(stderr, "[round %d] the run failed after %d model calls; %d messages of conversation kept\n",
+				f.GetRound(), f.GetMeta().GetModelCalls(), len(f.GetMessages()))
+			if *jsonOut {
+				b, merr := protojson.MarshalOptions{Multiline: true}.Marshal(f)
+				if merr != nil {
+					return fmt.Errorf("encode the failure: %w", merr)
+				}
+				if _, werr := fmt.Fprintln(stdout, string(b)); werr != nil {
+					return fmt.Errorf("write the failure: %w", werr)
+				}
+			}
+		}
 		return err
 	}
 	if *jsonOut {

@@ -1689,6 +1689,7 @@ type AgentResponse struct {
 	//	*AgentResponse_RoundEnd
 	//	*AgentResponse_GoAway
 	//	*AgentResponse_End
+	//	*AgentResponse_Failure
 	Event         isAgentResponse_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1803,6 +1804,15 @@ func (x *AgentResponse) GetEnd() *AgentEnd {
 	return nil
 }
 
+func (x *AgentResponse) GetFailure() *AgentFailure {
+	if x != nil {
+		if x, ok := x.Event.(*AgentResponse_Failure); ok {
+			return x.Failure
+		}
+	}
+	return nil
+}
+
 type isAgentResponse_Event interface {
 	isAgentResponse_Event()
 }
@@ -1850,6 +1860,14 @@ type AgentResponse_End struct {
 	End *AgentEnd `protobuf:"bytes,8,opt,name=end,proto3,oneof"`
 }
 
+type AgentResponse_Failure struct {
+	// The run failed (a model call, its admission, a tool timeout, a bad
+	// tool_result): the conversation so far, sent just before the stream
+	// ends with the failure's status (whose details are those of a failed
+	// StreamTools call). Not sent when the client cancelled or went away.
+	Failure *AgentFailure `protobuf:"bytes,9,opt,name=failure,proto3,oneof"`
+}
+
 func (*AgentResponse_SetupComplete) isAgentResponse_Event() {}
 
 func (*AgentResponse_Model) isAgentResponse_Event() {}
@@ -1865,6 +1883,8 @@ func (*AgentResponse_RoundEnd) isAgentResponse_Event() {}
 func (*AgentResponse_GoAway) isAgentResponse_Event() {}
 
 func (*AgentResponse_End) isAgentResponse_Event() {}
+
+func (*AgentResponse_Failure) isAgentResponse_Event() {}
 
 // AgentSetupComplete acknowledges a setup.
 type AgentSetupComplete struct {
@@ -2333,6 +2353,73 @@ func (x *AgentGoAway) GetMeta() *AgentMeta {
 	return nil
 }
 
+// AgentFailure is the last event of a failed run; the status follows.
+type AgentFailure struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The 1-based round that failed.
+	Round int32 `protobuf:"varint,1,opt,name=round,proto3" json:"round,omitempty"`
+	// The conversation so far, complete up to the last finished round (the
+	// failed round's assistant turn is not in it): send it in a new setup to
+	// retry from there.
+	Messages []*Message `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	// The rounds done so far (the failed model call's meta is the status's
+	// FailedCallMeta).
+	Meta          *AgentMeta `protobuf:"bytes,3,opt,name=meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentFailure) Reset() {
+	*x = AgentFailure{}
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentFailure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentFailure) ProtoMessage() {}
+
+func (x *AgentFailure) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentFailure.ProtoReflect.Descriptor instead.
+func (*AgentFailure) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *AgentFailure) GetRound() int32 {
+	if x != nil {
+		return x.Round
+	}
+	return 0
+}
+
+func (x *AgentFailure) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *AgentFailure) GetMeta() *AgentMeta {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
 // AgentEnd is the last event of a successful run.
 type AgentEnd struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2349,7 +2436,7 @@ type AgentEnd struct {
 
 func (x *AgentEnd) Reset() {
 	*x = AgentEnd{}
-	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[28]
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2361,7 +2448,7 @@ func (x *AgentEnd) String() string {
 func (*AgentEnd) ProtoMessage() {}
 
 func (x *AgentEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[28]
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2374,7 +2461,7 @@ func (x *AgentEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEnd.ProtoReflect.Descriptor instead.
 func (*AgentEnd) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{28}
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AgentEnd) GetFinishReason() FinishReason {
@@ -2433,7 +2520,7 @@ type AgentMeta struct {
 
 func (x *AgentMeta) Reset() {
 	*x = AgentMeta{}
-	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[29]
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2445,7 +2532,7 @@ func (x *AgentMeta) String() string {
 func (*AgentMeta) ProtoMessage() {}
 
 func (x *AgentMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[29]
+	mi := &file_llmrelay_v1_gateway_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2458,7 +2545,7 @@ func (x *AgentMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentMeta.ProtoReflect.Descriptor instead.
 func (*AgentMeta) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{29}
+	return file_llmrelay_v1_gateway_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AgentMeta) GetRequestId() string {
@@ -2692,7 +2779,7 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"%\n" +
 	"\vAgentCancel\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xbc\x04\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xf3\x04\n" +
 	"\rAgentResponse\x12H\n" +
 	"\x0esetup_complete\x18\x01 \x01(\v2\x1f.llmrelay.v1.AgentSetupCompleteH\x00R\rsetupComplete\x128\n" +
 	"\x05model\x18\x02 \x01(\v2 .llmrelay.v1.StreamToolsResponseH\x00R\x05model\x12O\n" +
@@ -2701,7 +2788,8 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\x16tool_call_cancellation\x18\x05 \x01(\v2&.llmrelay.v1.AgentToolCallCancellationH\x00R\x14toolCallCancellation\x129\n" +
 	"\tround_end\x18\x06 \x01(\v2\x1a.llmrelay.v1.AgentRoundEndH\x00R\broundEnd\x123\n" +
 	"\ago_away\x18\a \x01(\v2\x18.llmrelay.v1.AgentGoAwayH\x00R\x06goAway\x12)\n" +
-	"\x03end\x18\b \x01(\v2\x15.llmrelay.v1.AgentEndH\x00R\x03endB\a\n" +
+	"\x03end\x18\b \x01(\v2\x15.llmrelay.v1.AgentEndH\x00R\x03end\x125\n" +
+	"\afailure\x18\t \x01(\v2\x19.llmrelay.v1.AgentFailureH\x00R\afailureB\a\n" +
 	"\x05event\"{\n" +
 	"\x12AgentSetupComplete\x12\x1d\n" +
 	"\n" +
@@ -2736,6 +2824,10 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\x0etools_duration\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\rtoolsDuration\"\x83\x01\n" +
 	"\vAgentGoAway\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x120\n" +
+	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x12*\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.llmrelay.v1.AgentMetaR\x04meta\"\x82\x01\n" +
+	"\fAgentFailure\x12\x14\n" +
+	"\x05round\x18\x01 \x01(\x05R\x05round\x120\n" +
 	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x12*\n" +
 	"\x04meta\x18\x03 \x01(\v2\x16.llmrelay.v1.AgentMetaR\x04meta\"\xa8\x01\n" +
 	"\bAgentEnd\x12>\n" +
@@ -2786,7 +2878,7 @@ func file_llmrelay_v1_gateway_service_proto_rawDescGZIP() []byte {
 	return file_llmrelay_v1_gateway_service_proto_rawDescData
 }
 
-var file_llmrelay_v1_gateway_service_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_llmrelay_v1_gateway_service_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_llmrelay_v1_gateway_service_proto_goTypes = []any{
 	(*CallOptions)(nil),               // 0: llmrelay.v1.CallOptions
 	(*ChatRequest)(nil),               // 1: llmrelay.v1.ChatRequest
@@ -2816,92 +2908,93 @@ var file_llmrelay_v1_gateway_service_proto_goTypes = []any{
 	(*AgentRoundEnd)(nil),             // 25: llmrelay.v1.AgentRoundEnd
 	(*AgentRound)(nil),                // 26: llmrelay.v1.AgentRound
 	(*AgentGoAway)(nil),               // 27: llmrelay.v1.AgentGoAway
-	(*AgentEnd)(nil),                  // 28: llmrelay.v1.AgentEnd
-	(*AgentMeta)(nil),                 // 29: llmrelay.v1.AgentMeta
-	nil,                               // 30: llmrelay.v1.CallOptions.LabelsEntry
-	nil,                               // 31: llmrelay.v1.AgentMcpServer.HeadersEntry
-	(*durationpb.Duration)(nil),       // 32: google.protobuf.Duration
-	(*Message)(nil),                   // 33: llmrelay.v1.Message
-	(*GenerationOptions)(nil),         // 34: llmrelay.v1.GenerationOptions
-	(*ProviderOptions)(nil),           // 35: llmrelay.v1.ProviderOptions
-	(*ResponseMeta)(nil),              // 36: llmrelay.v1.ResponseMeta
-	(*StreamStart)(nil),               // 37: llmrelay.v1.StreamStart
-	(*TextDelta)(nil),                 // 38: llmrelay.v1.TextDelta
-	(*RefusalDelta)(nil),              // 39: llmrelay.v1.RefusalDelta
-	(*Usage)(nil),                     // 40: llmrelay.v1.Usage
-	(*StreamEnd)(nil),                 // 41: llmrelay.v1.StreamEnd
-	(*ReasoningDelta)(nil),            // 42: llmrelay.v1.ReasoningDelta
-	(*Tool)(nil),                      // 43: llmrelay.v1.Tool
-	(*ToolCallDelta)(nil),             // 44: llmrelay.v1.ToolCallDelta
-	(*ToolCallDone)(nil),              // 45: llmrelay.v1.ToolCallDone
-	(Protocol)(0),                     // 46: llmrelay.v1.Protocol
-	(*structpb.Struct)(nil),           // 47: google.protobuf.Struct
-	(*ToolResult)(nil),                // 48: llmrelay.v1.ToolResult
-	(ToolTimeoutAction)(0),            // 49: llmrelay.v1.ToolTimeoutAction
-	(*ToolCall)(nil),                  // 50: llmrelay.v1.ToolCall
-	(FinishReason)(0),                 // 51: llmrelay.v1.FinishReason
-	(*Cost)(nil),                      // 52: llmrelay.v1.Cost
+	(*AgentFailure)(nil),              // 28: llmrelay.v1.AgentFailure
+	(*AgentEnd)(nil),                  // 29: llmrelay.v1.AgentEnd
+	(*AgentMeta)(nil),                 // 30: llmrelay.v1.AgentMeta
+	nil,                               // 31: llmrelay.v1.CallOptions.LabelsEntry
+	nil,                               // 32: llmrelay.v1.AgentMcpServer.HeadersEntry
+	(*durationpb.Duration)(nil),       // 33: google.protobuf.Duration
+	(*Message)(nil),                   // 34: llmrelay.v1.Message
+	(*GenerationOptions)(nil),         // 35: llmrelay.v1.GenerationOptions
+	(*ProviderOptions)(nil),           // 36: llmrelay.v1.ProviderOptions
+	(*ResponseMeta)(nil),              // 37: llmrelay.v1.ResponseMeta
+	(*StreamStart)(nil),               // 38: llmrelay.v1.StreamStart
+	(*TextDelta)(nil),                 // 39: llmrelay.v1.TextDelta
+	(*RefusalDelta)(nil),              // 40: llmrelay.v1.RefusalDelta
+	(*Usage)(nil),                     // 41: llmrelay.v1.Usage
+	(*StreamEnd)(nil),                 // 42: llmrelay.v1.StreamEnd
+	(*ReasoningDelta)(nil),            // 43: llmrelay.v1.ReasoningDelta
+	(*Tool)(nil),                      // 44: llmrelay.v1.Tool
+	(*ToolCallDelta)(nil),             // 45: llmrelay.v1.ToolCallDelta
+	(*ToolCallDone)(nil),              // 46: llmrelay.v1.ToolCallDone
+	(Protocol)(0),                     // 47: llmrelay.v1.Protocol
+	(*structpb.Struct)(nil),           // 48: google.protobuf.Struct
+	(*ToolResult)(nil),                // 49: llmrelay.v1.ToolResult
+	(ToolTimeoutAction)(0),            // 50: llmrelay.v1.ToolTimeoutAction
+	(*ToolCall)(nil),                  // 51: llmrelay.v1.ToolCall
+	(FinishReason)(0),                 // 52: llmrelay.v1.FinishReason
+	(*Cost)(nil),                      // 53: llmrelay.v1.Cost
 }
 var file_llmrelay_v1_gateway_service_proto_depIdxs = []int32{
-	32, // 0: llmrelay.v1.CallOptions.timeout:type_name -> google.protobuf.Duration
-	30, // 1: llmrelay.v1.CallOptions.labels:type_name -> llmrelay.v1.CallOptions.LabelsEntry
-	33, // 2: llmrelay.v1.ChatRequest.messages:type_name -> llmrelay.v1.Message
-	34, // 3: llmrelay.v1.ChatRequest.options:type_name -> llmrelay.v1.GenerationOptions
-	35, // 4: llmrelay.v1.ChatRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	33, // 0: llmrelay.v1.CallOptions.timeout:type_name -> google.protobuf.Duration
+	31, // 1: llmrelay.v1.CallOptions.labels:type_name -> llmrelay.v1.CallOptions.LabelsEntry
+	34, // 2: llmrelay.v1.ChatRequest.messages:type_name -> llmrelay.v1.Message
+	35, // 3: llmrelay.v1.ChatRequest.options:type_name -> llmrelay.v1.GenerationOptions
+	36, // 4: llmrelay.v1.ChatRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
 	0,  // 5: llmrelay.v1.ChatRequest.call:type_name -> llmrelay.v1.CallOptions
-	33, // 6: llmrelay.v1.ChatResponse.message:type_name -> llmrelay.v1.Message
-	36, // 7: llmrelay.v1.ChatResponse.meta:type_name -> llmrelay.v1.ResponseMeta
-	33, // 8: llmrelay.v1.StreamChatRequest.messages:type_name -> llmrelay.v1.Message
-	34, // 9: llmrelay.v1.StreamChatRequest.options:type_name -> llmrelay.v1.GenerationOptions
-	35, // 10: llmrelay.v1.StreamChatRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	34, // 6: llmrelay.v1.ChatResponse.message:type_name -> llmrelay.v1.Message
+	37, // 7: llmrelay.v1.ChatResponse.meta:type_name -> llmrelay.v1.ResponseMeta
+	34, // 8: llmrelay.v1.StreamChatRequest.messages:type_name -> llmrelay.v1.Message
+	35, // 9: llmrelay.v1.StreamChatRequest.options:type_name -> llmrelay.v1.GenerationOptions
+	36, // 10: llmrelay.v1.StreamChatRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
 	0,  // 11: llmrelay.v1.StreamChatRequest.call:type_name -> llmrelay.v1.CallOptions
-	37, // 12: llmrelay.v1.StreamChatResponse.start:type_name -> llmrelay.v1.StreamStart
-	38, // 13: llmrelay.v1.StreamChatResponse.text_delta:type_name -> llmrelay.v1.TextDelta
-	39, // 14: llmrelay.v1.StreamChatResponse.refusal_delta:type_name -> llmrelay.v1.RefusalDelta
-	40, // 15: llmrelay.v1.StreamChatResponse.usage:type_name -> llmrelay.v1.Usage
-	41, // 16: llmrelay.v1.StreamChatResponse.end:type_name -> llmrelay.v1.StreamEnd
-	42, // 17: llmrelay.v1.StreamChatResponse.reasoning_delta:type_name -> llmrelay.v1.ReasoningDelta
-	33, // 18: llmrelay.v1.ToolsRequest.messages:type_name -> llmrelay.v1.Message
-	43, // 19: llmrelay.v1.ToolsRequest.tools:type_name -> llmrelay.v1.Tool
-	34, // 20: llmrelay.v1.ToolsRequest.options:type_name -> llmrelay.v1.GenerationOptions
-	35, // 21: llmrelay.v1.ToolsRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	38, // 12: llmrelay.v1.StreamChatResponse.start:type_name -> llmrelay.v1.StreamStart
+	39, // 13: llmrelay.v1.StreamChatResponse.text_delta:type_name -> llmrelay.v1.TextDelta
+	40, // 14: llmrelay.v1.StreamChatResponse.refusal_delta:type_name -> llmrelay.v1.RefusalDelta
+	41, // 15: llmrelay.v1.StreamChatResponse.usage:type_name -> llmrelay.v1.Usage
+	42, // 16: llmrelay.v1.StreamChatResponse.end:type_name -> llmrelay.v1.StreamEnd
+	43, // 17: llmrelay.v1.StreamChatResponse.reasoning_delta:type_name -> llmrelay.v1.ReasoningDelta
+	34, // 18: llmrelay.v1.ToolsRequest.messages:type_name -> llmrelay.v1.Message
+	44, // 19: llmrelay.v1.ToolsRequest.tools:type_name -> llmrelay.v1.Tool
+	35, // 20: llmrelay.v1.ToolsRequest.options:type_name -> llmrelay.v1.GenerationOptions
+	36, // 21: llmrelay.v1.ToolsRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
 	0,  // 22: llmrelay.v1.ToolsRequest.call:type_name -> llmrelay.v1.CallOptions
-	33, // 23: llmrelay.v1.ToolsResponse.message:type_name -> llmrelay.v1.Message
-	36, // 24: llmrelay.v1.ToolsResponse.meta:type_name -> llmrelay.v1.ResponseMeta
-	33, // 25: llmrelay.v1.StreamToolsRequest.messages:type_name -> llmrelay.v1.Message
-	43, // 26: llmrelay.v1.StreamToolsRequest.tools:type_name -> llmrelay.v1.Tool
-	34, // 27: llmrelay.v1.StreamToolsRequest.options:type_name -> llmrelay.v1.GenerationOptions
-	35, // 28: llmrelay.v1.StreamToolsRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	34, // 23: llmrelay.v1.ToolsResponse.message:type_name -> llmrelay.v1.Message
+	37, // 24: llmrelay.v1.ToolsResponse.meta:type_name -> llmrelay.v1.ResponseMeta
+	34, // 25: llmrelay.v1.StreamToolsRequest.messages:type_name -> llmrelay.v1.Message
+	44, // 26: llmrelay.v1.StreamToolsRequest.tools:type_name -> llmrelay.v1.Tool
+	35, // 27: llmrelay.v1.StreamToolsRequest.options:type_name -> llmrelay.v1.GenerationOptions
+	36, // 28: llmrelay.v1.StreamToolsRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
 	0,  // 29: llmrelay.v1.StreamToolsRequest.call:type_name -> llmrelay.v1.CallOptions
-	37, // 30: llmrelay.v1.StreamToolsResponse.start:type_name -> llmrelay.v1.StreamStart
-	38, // 31: llmrelay.v1.StreamToolsResponse.text_delta:type_name -> llmrelay.v1.TextDelta
-	39, // 32: llmrelay.v1.StreamToolsResponse.refusal_delta:type_name -> llmrelay.v1.RefusalDelta
-	44, // 33: llmrelay.v1.StreamToolsResponse.tool_call_delta:type_name -> llmrelay.v1.ToolCallDelta
-	45, // 34: llmrelay.v1.StreamToolsResponse.tool_call_done:type_name -> llmrelay.v1.ToolCallDone
-	40, // 35: llmrelay.v1.StreamToolsResponse.usage:type_name -> llmrelay.v1.Usage
-	41, // 36: llmrelay.v1.StreamToolsResponse.end:type_name -> llmrelay.v1.StreamEnd
-	42, // 37: llmrelay.v1.StreamToolsResponse.reasoning_delta:type_name -> llmrelay.v1.ReasoningDelta
-	35, // 38: llmrelay.v1.EmbedRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	38, // 30: llmrelay.v1.StreamToolsResponse.start:type_name -> llmrelay.v1.StreamStart
+	39, // 31: llmrelay.v1.StreamToolsResponse.text_delta:type_name -> llmrelay.v1.TextDelta
+	40, // 32: llmrelay.v1.StreamToolsResponse.refusal_delta:type_name -> llmrelay.v1.RefusalDelta
+	45, // 33: llmrelay.v1.StreamToolsResponse.tool_call_delta:type_name -> llmrelay.v1.ToolCallDelta
+	46, // 34: llmrelay.v1.StreamToolsResponse.tool_call_done:type_name -> llmrelay.v1.ToolCallDone
+	41, // 35: llmrelay.v1.StreamToolsResponse.usage:type_name -> llmrelay.v1.Usage
+	42, // 36: llmrelay.v1.StreamToolsResponse.end:type_name -> llmrelay.v1.StreamEnd
+	43, // 37: llmrelay.v1.StreamToolsResponse.reasoning_delta:type_name -> llmrelay.v1.ReasoningDelta
+	36, // 38: llmrelay.v1.EmbedRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
 	0,  // 39: llmrelay.v1.EmbedRequest.call:type_name -> llmrelay.v1.CallOptions
 	11, // 40: llmrelay.v1.EmbedResponse.embeddings:type_name -> llmrelay.v1.Embedding
-	36, // 41: llmrelay.v1.EmbedResponse.meta:type_name -> llmrelay.v1.ResponseMeta
+	37, // 41: llmrelay.v1.EmbedResponse.meta:type_name -> llmrelay.v1.ResponseMeta
 	14, // 42: llmrelay.v1.ListModelsResponse.models:type_name -> llmrelay.v1.ModelInfo
 	15, // 43: llmrelay.v1.ModelInfo.capabilities:type_name -> llmrelay.v1.ModelCapability
-	33, // 44: llmrelay.v1.ModelInfo.context:type_name -> llmrelay.v1.Message
-	46, // 45: llmrelay.v1.ModelCapability.protocol:type_name -> llmrelay.v1.Protocol
-	47, // 46: llmrelay.v1.ModelCapability.options:type_name -> google.protobuf.Struct
+	34, // 44: llmrelay.v1.ModelInfo.context:type_name -> llmrelay.v1.Message
+	47, // 45: llmrelay.v1.ModelCapability.protocol:type_name -> llmrelay.v1.Protocol
+	48, // 46: llmrelay.v1.ModelCapability.options:type_name -> google.protobuf.Struct
 	17, // 47: llmrelay.v1.AgentRequest.setup:type_name -> llmrelay.v1.AgentSetup
-	48, // 48: llmrelay.v1.AgentRequest.tool_result:type_name -> llmrelay.v1.ToolResult
+	49, // 48: llmrelay.v1.AgentRequest.tool_result:type_name -> llmrelay.v1.ToolResult
 	19, // 49: llmrelay.v1.AgentRequest.cancel:type_name -> llmrelay.v1.AgentCancel
-	33, // 50: llmrelay.v1.AgentSetup.messages:type_name -> llmrelay.v1.Message
-	43, // 51: llmrelay.v1.AgentSetup.tools:type_name -> llmrelay.v1.Tool
-	34, // 52: llmrelay.v1.AgentSetup.options:type_name -> llmrelay.v1.GenerationOptions
-	35, // 53: llmrelay.v1.AgentSetup.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	34, // 50: llmrelay.v1.AgentSetup.messages:type_name -> llmrelay.v1.Message
+	44, // 51: llmrelay.v1.AgentSetup.tools:type_name -> llmrelay.v1.Tool
+	35, // 52: llmrelay.v1.AgentSetup.options:type_name -> llmrelay.v1.GenerationOptions
+	36, // 53: llmrelay.v1.AgentSetup.provider_options:type_name -> llmrelay.v1.ProviderOptions
 	0,  // 54: llmrelay.v1.AgentSetup.call:type_name -> llmrelay.v1.CallOptions
 	18, // 55: llmrelay.v1.AgentSetup.mcp_servers:type_name -> llmrelay.v1.AgentMcpServer
-	32, // 56: llmrelay.v1.AgentSetup.tool_timeout:type_name -> google.protobuf.Duration
-	49, // 57: llmrelay.v1.AgentSetup.on_tool_timeout:type_name -> llmrelay.v1.ToolTimeoutAction
-	31, // 58: llmrelay.v1.AgentMcpServer.headers:type_name -> llmrelay.v1.AgentMcpServer.HeadersEntry
+	33, // 56: llmrelay.v1.AgentSetup.tool_timeout:type_name -> google.protobuf.Duration
+	50, // 57: llmrelay.v1.AgentSetup.on_tool_timeout:type_name -> llmrelay.v1.ToolTimeoutAction
+	32, // 58: llmrelay.v1.AgentMcpServer.headers:type_name -> llmrelay.v1.AgentMcpServer.HeadersEntry
 	21, // 59: llmrelay.v1.AgentResponse.setup_complete:type_name -> llmrelay.v1.AgentSetupComplete
 	8,  // 60: llmrelay.v1.AgentResponse.model:type_name -> llmrelay.v1.StreamToolsResponse
 	22, // 61: llmrelay.v1.AgentResponse.tool_call_request:type_name -> llmrelay.v1.AgentToolCallRequest
@@ -2909,42 +3002,45 @@ var file_llmrelay_v1_gateway_service_proto_depIdxs = []int32{
 	24, // 63: llmrelay.v1.AgentResponse.tool_call_cancellation:type_name -> llmrelay.v1.AgentToolCallCancellation
 	25, // 64: llmrelay.v1.AgentResponse.round_end:type_name -> llmrelay.v1.AgentRoundEnd
 	27, // 65: llmrelay.v1.AgentResponse.go_away:type_name -> llmrelay.v1.AgentGoAway
-	28, // 66: llmrelay.v1.AgentResponse.end:type_name -> llmrelay.v1.AgentEnd
-	43, // 67: llmrelay.v1.AgentSetupComplete.tools:type_name -> llmrelay.v1.Tool
-	50, // 68: llmrelay.v1.AgentMcpToolExecution.call:type_name -> llmrelay.v1.ToolCall
-	48, // 69: llmrelay.v1.AgentMcpToolExecution.result:type_name -> llmrelay.v1.ToolResult
-	32, // 70: llmrelay.v1.AgentMcpToolExecution.duration:type_name -> google.protobuf.Duration
-	26, // 71: llmrelay.v1.AgentRoundEnd.round:type_name -> llmrelay.v1.AgentRound
-	36, // 72: llmrelay.v1.AgentRound.meta:type_name -> llmrelay.v1.ResponseMeta
-	32, // 73: llmrelay.v1.AgentRound.tools_duration:type_name -> google.protobuf.Duration
-	33, // 74: llmrelay.v1.AgentGoAway.messages:type_name -> llmrelay.v1.Message
-	29, // 75: llmrelay.v1.AgentGoAway.meta:type_name -> llmrelay.v1.AgentMeta
-	51, // 76: llmrelay.v1.AgentEnd.finish_reason:type_name -> llmrelay.v1.FinishReason
-	33, // 77: llmrelay.v1.AgentEnd.messages:type_name -> llmrelay.v1.Message
-	29, // 78: llmrelay.v1.AgentEnd.meta:type_name -> llmrelay.v1.AgentMeta
-	40, // 79: llmrelay.v1.AgentMeta.usage:type_name -> llmrelay.v1.Usage
-	26, // 80: llmrelay.v1.AgentMeta.rounds:type_name -> llmrelay.v1.AgentRound
-	32, // 81: llmrelay.v1.AgentMeta.total_duration:type_name -> google.protobuf.Duration
-	52, // 82: llmrelay.v1.AgentMeta.cost:type_name -> llmrelay.v1.Cost
-	1,  // 83: llmrelay.v1.GatewayService.Chat:input_type -> llmrelay.v1.ChatRequest
-	3,  // 84: llmrelay.v1.GatewayService.StreamChat:input_type -> llmrelay.v1.StreamChatRequest
-	5,  // 85: llmrelay.v1.GatewayService.Tools:input_type -> llmrelay.v1.ToolsRequest
-	7,  // 86: llmrelay.v1.GatewayService.StreamTools:input_type -> llmrelay.v1.StreamToolsRequest
-	9,  // 87: llmrelay.v1.GatewayService.Embed:input_type -> llmrelay.v1.EmbedRequest
-	12, // 88: llmrelay.v1.GatewayService.ListModels:input_type -> llmrelay.v1.ListModelsRequest
-	16, // 89: llmrelay.v1.GatewayService.Agent:input_type -> llmrelay.v1.AgentRequest
-	2,  // 90: llmrelay.v1.GatewayService.Chat:output_type -> llmrelay.v1.ChatResponse
-	4,  // 91: llmrelay.v1.GatewayService.StreamChat:output_type -> llmrelay.v1.StreamChatResponse
-	6,  // 92: llmrelay.v1.GatewayService.Tools:output_type -> llmrelay.v1.ToolsResponse
-	8,  // 93: llmrelay.v1.GatewayService.StreamTools:output_type -> llmrelay.v1.StreamToolsResponse
-	10, // 94: llmrelay.v1.GatewayService.Embed:output_type -> llmrelay.v1.EmbedResponse
-	13, // 95: llmrelay.v1.GatewayService.ListModels:output_type -> llmrelay.v1.ListModelsResponse
-	20, // 96: llmrelay.v1.GatewayService.Agent:output_type -> llmrelay.v1.AgentResponse
-	90, // [90:97] is the sub-list for method output_type
-	83, // [83:90] is the sub-list for method input_type
-	83, // [83:83] is the sub-list for extension type_name
-	83, // [83:83] is the sub-list for extension extendee
-	0,  // [0:83] is the sub-list for field type_name
+	29, // 66: llmrelay.v1.AgentResponse.end:type_name -> llmrelay.v1.AgentEnd
+	28, // 67: llmrelay.v1.AgentResponse.failure:type_name -> llmrelay.v1.AgentFailure
+	44, // 68: llmrelay.v1.AgentSetupComplete.tools:type_name -> llmrelay.v1.Tool
+	51, // 69: llmrelay.v1.AgentMcpToolExecution.call:type_name -> llmrelay.v1.ToolCall
+	49, // 70: llmrelay.v1.AgentMcpToolExecution.result:type_name -> llmrelay.v1.ToolResult
+	33, // 71: llmrelay.v1.AgentMcpToolExecution.duration:type_name -> google.protobuf.Duration
+	26, // 72: llmrelay.v1.AgentRoundEnd.round:type_name -> llmrelay.v1.AgentRound
+	37, // 73: llmrelay.v1.AgentRound.meta:type_name -> llmrelay.v1.ResponseMeta
+	33, // 74: llmrelay.v1.AgentRound.tools_duration:type_name -> google.protobuf.Duration
+	34, // 75: llmrelay.v1.AgentGoAway.messages:type_name -> llmrelay.v1.Message
+	30, // 76: llmrelay.v1.AgentGoAway.meta:type_name -> llmrelay.v1.AgentMeta
+	34, // 77: llmrelay.v1.AgentFailure.messages:type_name -> llmrelay.v1.Message
+	30, // 78: llmrelay.v1.AgentFailure.meta:type_name -> llmrelay.v1.AgentMeta
+	52, // 79: llmrelay.v1.AgentEnd.finish_reason:type_name -> llmrelay.v1.FinishReason
+	34, // 80: llmrelay.v1.AgentEnd.messages:type_name -> llmrelay.v1.Message
+	30, // 81: llmrelay.v1.AgentEnd.meta:type_name -> llmrelay.v1.AgentMeta
+	41, // 82: llmrelay.v1.AgentMeta.usage:type_name -> llmrelay.v1.Usage
+	26, // 83: llmrelay.v1.AgentMeta.rounds:type_name -> llmrelay.v1.AgentRound
+	33, // 84: llmrelay.v1.AgentMeta.total_duration:type_name -> google.protobuf.Duration
+	53, // 85: llmrelay.v1.AgentMeta.cost:type_name -> llmrelay.v1.Cost
+	1,  // 86: llmrelay.v1.GatewayService.Chat:input_type -> llmrelay.v1.ChatRequest
+	3,  // 87: llmrelay.v1.GatewayService.StreamChat:input_type -> llmrelay.v1.StreamChatRequest
+	5,  // 88: llmrelay.v1.GatewayService.Tools:input_type -> llmrelay.v1.ToolsRequest
+	7,  // 89: llmrelay.v1.GatewayService.StreamTools:input_type -> llmrelay.v1.StreamToolsRequest
+	9,  // 90: llmrelay.v1.GatewayService.Embed:input_type -> llmrelay.v1.EmbedRequest
+	12, // 91: llmrelay.v1.GatewayService.ListModels:input_type -> llmrelay.v1.ListModelsRequest
+	16, // 92: llmrelay.v1.GatewayService.Agent:input_type -> llmrelay.v1.AgentRequest
+	2,  // 93: llmrelay.v1.GatewayService.Chat:output_type -> llmrelay.v1.ChatResponse
+	4,  // 94: llmrelay.v1.GatewayService.StreamChat:output_type -> llmrelay.v1.StreamChatResponse
+	6,  // 95: llmrelay.v1.GatewayService.Tools:output_type -> llmrelay.v1.ToolsResponse
+	8,  // 96: llmrelay.v1.GatewayService.StreamTools:output_type -> llmrelay.v1.StreamToolsResponse
+	10, // 97: llmrelay.v1.GatewayService.Embed:output_type -> llmrelay.v1.EmbedResponse
+	13, // 98: llmrelay.v1.GatewayService.ListModels:output_type -> llmrelay.v1.ListModelsResponse
+	20, // 99: llmrelay.v1.GatewayService.Agent:output_type -> llmrelay.v1.AgentResponse
+	93, // [93:100] is the sub-list for method output_type
+	86, // [86:93] is the sub-list for method input_type
+	86, // [86:86] is the sub-list for extension type_name
+	86, // [86:86] is the sub-list for extension extendee
+	0,  // [0:86] is the sub-list for field type_name
 }
 
 func init() { file_llmrelay_v1_gateway_service_proto_init() }
@@ -2991,6 +3087,7 @@ func file_llmrelay_v1_gateway_service_proto_init() {
 		(*AgentResponse_RoundEnd)(nil),
 		(*AgentResponse_GoAway)(nil),
 		(*AgentResponse_End)(nil),
+		(*AgentResponse_Failure)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2998,7 +3095,7 @@ func file_llmrelay_v1_gateway_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmrelay_v1_gateway_service_proto_rawDesc), len(file_llmrelay_v1_gateway_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
