@@ -122,6 +122,9 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 		// A backstop: fitResponse already keeps responses within the limit.
 		grpc.MaxSendMsgSize(limits.MaxSendMessageBytes),
 		grpc.StatsHandler(recvLimitLog{log: log, max: limits.MaxRecvMessageBytes}),
+		// TLS is terminated by the TCP listener; this hands its state
+		// (the client certificate) to the handlers.
+		grpc.Creds(listenerTLS{}),
 		// Long idle streams (a slow first token) stay up; dead peers are
 		// found by pings.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),

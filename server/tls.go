@@ -1,16 +1,19 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/llmrelay/llmrelay/internal/config"
+	"google.golang.org/grpc/credentials"
 )
 
 // certCheckEvery is how often a handshake looks at the files for a change.
@@ -140,3 +143,37 @@ func (r *certReloader) config() *tls.Config {
 		},
 	}
 }
+
+// listenerTLS lets gRPC see the TLS state of the connections our TCP
+// listener terminates (tls.NewListener: TLS there, so the unix socket
+// beside it stays plaintext on the same grpc.Server). It finishes the
+// handshake on gRPC's handshake goroutine, under its connection timeout,
+// and hands the state on as credentials.TLSInfo, which is where a verified
+// client certificate names its caller (auth.tokens[].client_certificate).
+// Plaintext connections pass through with no AuthInfo, as without
+// credentials.
+type listenerTLS struct{}
+
+func (listenerTLS) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	tc, ok := c.(*tls.Conn)
+	if !ok {
+		return c, nil, nil
+	}
+	if err := tc.Handshake(); err != nil {
+		return nil, nil, err
+	}
+	return c, credentials.TLSInfo{State: tc.ConnectionState(),
+		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity}}, nil
+}
+
+func (listenerTLS) ClientHandshake(context.Context, string, net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	return nil, nil, errors.New("llmrelay: server-side credentials only")
+}
+
+func (listenerTLS) Info() credentials.ProtocolInfo {
+	return credentials.ProtocolInfo{SecurityProtocol: "tls"}
+}
+
+func (l listenerTLS) Clone() credentials.TransportCredentials { return l }
+
+func (listenerTLS) OverrideServerName(string) error { return nil }

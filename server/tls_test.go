@@ -5,9 +5,11 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/pem"
 	"io"
 	"log/slog"
@@ -20,8 +22,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/internal/config"
@@ -211,5 +216,67 @@ func TestMutualTLSCountsAsAuthForExposure(t *testing.T) {
 		if (err != nil) != refused {
 			t.Errorf("tls%s: err %v", extra, err)
 		}
+	}
+}
+
+// TestClientCertificateCallers: with mutual TLS, a caller can be named by
+// its client certificate instead of a token: its name reaches meta.caller
+// and its model list applies; a verified certificate that names no caller
+// still needs a token, and a token wins over the certificate.
+func TestClientCertificateCallers(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ca := newCA(t)
+	certPEM, keyPEM := ca.issue(t, "server-cc", 2, x509.ExtKeyUsageServerAuth)
+	writeFile(t, filepath.Join(dir, "tls.crt"), certPEM)
+	writeFile(t, filepath.Join(dir, "tls.key"), keyPEM)
+	writeFile(t, filepath.Join(dir, "ca.crt"), ca.pem)
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.cert)
+	const token = "cert-test-token-5b1f9e0c7a"
+	sum := sha256.Sum256([]byte(token))
+	y := strings.Replace(string(config.DefaultYAML()), "  listen: 127.0.0.1:50051\n", "  listen: 127.0.0.1:0\n  tls: {cert_file: "+
+		filepath.Join(dir, "tls.crt")+", key_file: "+filepath.Join(dir, "tls.key")+", client_ca_file: "+filepath.Join(dir, "ca.crt")+"}\n", 1) + `
+auth:
+  tokens:
+    - {name: billing-service, client_certificate: billing.internal, models: [builtin/echo]}
+    - {name: with-token, sha256: ` + hex.EncodeToString(sum[:]) + `}
+`
+	addr, _ := serveTLS(t, y)
+	dial := func(cn string) llmrelayv1.GatewayServiceClient {
+		cPEM, kPEM := ca.issue(t, cn, int64(len(cn)+10), x509.ExtKeyUsageClientAuth)
+		pair, err := tls.X509KeyPair(cPEM, kPEM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: roots, Certificates: []tls.Certificate{pair}})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return llmrelayv1.NewGatewayServiceClient(conn)
+	}
+	req := &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("hello")}}
+	billing := dial("billing.internal")
+	resp, err := billing.Chat(context.Background(), req)
+	if err != nil || resp.GetMeta().GetCaller() != "billing-service" {
+		t.Fatalf("certificate caller: %v, %v", resp.GetMeta().GetCaller(), err)
+	}
+	other := proto.Clone(req).(*llmrelayv1.ChatRequest)
+	other.Model = "builtin/tools"
+	if _, err := billing.Chat(context.Background(), other); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("a model outside the caller's list: %v", err)
+	}
+	stranger := dial("stranger.internal")
+	if _, err := stranger.Chat(context.Background(), req); status.Code(err) != codes.Unauthenticated ||
+		!strings.Contains(err.Error(), "client certificate") {
+		t.Errorf("a certificate naming no caller: %v", err)
+	}
+	resp, err = stranger.Chat(bearer(token), req)
+	if err != nil || resp.GetMeta().GetCaller() != "with-token" {
+		t.Errorf("token over a certificate: %v, %v", resp.GetMeta().GetCaller(), err)
+	}
+	if _, err := billing.Chat(bearer("not-a-configured-token-000"), req); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("a wrong token with a known certificate: %v", err)
 	}
 }

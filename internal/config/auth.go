@@ -41,13 +41,19 @@ type Redis struct {
 func (a Auth) Enabled() bool { return len(a.Tokens) > 0 }
 
 // Token is one caller's bearer token, from exactly one source: its SHA-256
-// (hex) in the file, a file holding the token, or an environment variable.
+// (hex) in the file, a file holding the token, or an environment variable;
+// or, instead of a token, the identity of its client certificate.
 type Token struct {
 	// Name identifies the caller in logs, metrics and ResponseMeta.caller.
 	Name      string `yaml:"name"`
 	SHA256    string `yaml:"sha256"`
 	TokenFile string `yaml:"token_file"`
 	TokenEnv  string `yaml:"token_env"`
+	// ClientCertificate identifies the caller by its client certificate
+	// (mutual TLS, server.tls.client_ca_file): a URI subject alternative
+	// name (a SPIFFE ID), a DNS one, or the subject's common name, equal
+	// to this. Only for RPCs without a bearer token.
+	ClientCertificate string `yaml:"client_certificate"`
 	// Models the caller may use: names, or prefixes ending in "*"
 	// ("openai/*"); empty: every model.
 	Models []string `yaml:"models"`
@@ -201,7 +207,7 @@ func (a Auth) validate() []error {
 			add("auth.redis.db: must be >= 0")
 		}
 	}
-	names := map[string]bool{}
+	names, certs := map[string]bool{}, map[string]bool{}
 	for i, t := range a.Tokens {
 		where := fmt.Sprintf("auth.tokens[%d]", i)
 		switch {
@@ -215,13 +221,19 @@ func (a Auth) validate() []error {
 			where = fmt.Sprintf("%s (%s)", where, t.Name)
 		}
 		n := 0
-		for _, s := range []string{t.SHA256, t.TokenFile, t.TokenEnv} {
+		for _, s := range []string{t.SHA256, t.TokenFile, t.TokenEnv, t.ClientCertificate} {
 			if s != "" {
 				n++
 			}
 		}
 		if n != 1 {
-			add("%s: set exactly one of sha256, token_file, token_env", where)
+			add("%s: set exactly one of sha256, token_file, token_env, client_certificate", where)
+		}
+		if id := t.ClientCertificate; id != "" {
+			if certs[id] {
+				add("%s.client_certificate: %q names another caller too", where, id)
+			}
+			certs[id] = true
 		}
 		if b, err := hex.DecodeString(t.SHA256); t.SHA256 != "" && (err != nil || len(b) != sha256.Size) {
 			add("%s.sha256: not 64 hex digits (sha256sum of the token)", where)

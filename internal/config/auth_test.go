@@ -114,3 +114,26 @@ auth:
 		}
 	}
 }
+
+// A caller named by its client certificate needs mutual TLS, exactly one
+// source, and a certificate identity no other caller has.
+func TestClientCertificateCaller(t *testing.T) {
+	t.Parallel()
+	mtls := "server: {tls: {cert_file: /c, key_file: /k, client_ca_file: /ca}}\n"
+	for name, tc := range map[string]struct{ yaml, want string }{
+		"no mTLS": {"auth:\n  tokens:\n    - {name: a, client_certificate: a.internal}\n", "auth.tokens[0].client_certificate: needs mutual TLS"},
+		"two sources": {mtls + "auth:\n  tokens:\n    - {name: a, client_certificate: a.internal, sha256: " + strings.Repeat("ab", 32) + "}\n",
+			"set exactly one of sha256, token_file, token_env, client_certificate"},
+		"duplicate": {mtls + "auth:\n  tokens:\n    - {name: a, client_certificate: a.internal}\n    - {name: b, client_certificate: a.internal}\n",
+			`auth.tokens[1] (b).client_certificate: "a.internal" names another caller too`},
+	} {
+		_, err := Parse([]byte(tc.yaml), "f")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", name, err, tc.want)
+		}
+	}
+	c, err := Parse([]byte(mtls+"auth:\n  tokens:\n    - {name: a, client_certificate: spiffe://corp/ns/billing/sa/api}\n"), "f")
+	if err != nil || !c.Auth.Enabled() || c.Auth.Tokens[0].ClientCertificate != "spiffe://corp/ns/billing/sa/api" {
+		t.Errorf("parsed %v, %v", c, err)
+	}
+}

@@ -372,6 +372,11 @@ func (c *Config) validate() []error {
 	errs = append(errs, c.Server.validateSecurity()...)
 	errs = append(errs, c.Server.TLS.validate()...)
 	errs = append(errs, c.Auth.validate()...)
+	for i, t := range c.Auth.Tokens {
+		if t.ClientCertificate != "" && c.Server.TLS.ClientCAFile == "" {
+			add("auth.tokens[%d].client_certificate: needs mutual TLS (server.tls.client_ca_file), or no client presents a verified certificate", i)
+		}
+	}
 	errs = append(errs, c.spendErrors()...)
 	errs = append(errs, c.Limits.validate()...)
 	errs = append(errs, c.Defaults.validate("defaults")...)

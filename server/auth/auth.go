@@ -12,6 +12,8 @@ import (
 	"time"
 
 	grpcauth "github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/internal/config"
@@ -184,7 +186,10 @@ func (c *Caller) limited(limit string, wait time.Duration) error {
 
 // Store maps token hashes to callers.
 type Store struct {
-	byHash  map[[sha256.Size]byte]*Caller
+	byHash map[[sha256.Size]byte]*Caller
+	// byCert maps client certificate identities (URI or DNS SAN, subject
+	// common name) to callers.
+	byCert  map[string]*Caller
 	callers []*Caller
 	shared  *redisLimiter
 }
@@ -204,7 +209,7 @@ func (s *Store) Close(next *Store) error {
 // to callers of the same name and limits, so a reload does not refill
 // them.
 func New(cfg config.Auth, prev *Store, log *slog.Logger) (*Store, error) {
-	s := &Store{byHash: map[[sha256.Size]byte]*Caller{}}
+	s := &Store{byHash: map[[sha256.Size]byte]*Caller{}, byCert: map[string]*Caller{}}
 	if cfg.Redis != nil && cfg.Enabled() {
 		if prev != nil && prev.shared != nil && prev.shared.cfg == *cfg.Redis {
 			s.shared = prev.shared // the same store: keep the connections
@@ -223,12 +228,17 @@ func New(cfg config.Auth, prev *Store, log *slog.Logger) (*Store, error) {
 		}
 	}
 	for _, t := range cfg.Tokens {
-		h, err := t.Hash()
-		if err != nil {
-			return nil, err
-		}
-		if other, dup := s.byHash[h]; dup {
-			return nil, fmt.Errorf("auth tokens %s and %s are the same token", other.Name, t.Name)
+		var h [sha256.Size]byte
+		if t.ClientCertificate == "" {
+			var err error
+			if h, err = t.Hash(); err != nil {
+				return nil, err
+			}
+			if other, dup := s.byHash[h]; dup {
+				return nil, fmt.Errorf("auth tokens %s and %s are the same token", other.Name, t.Name)
+			}
+		} else if other, dup := s.byCert[t.ClientCertificate]; dup {
+			return nil, fmt.Errorf("auth callers %s and %s have the same client_certificate", other.Name, t.Name)
 		}
 		c := &Caller{Name: t.Name, models: t.Models,
 			requests: newBucket(t.RequestsPerMinute), tokens: newBucket(t.TokensPerMinute),
@@ -241,7 +251,11 @@ func New(cfg config.Auth, prev *Store, log *slog.Logger) (*Store, error) {
 			c.spend = o.spend.keepIfSame(c.spend)
 			c.inflight = o.inflight
 		}
-		s.byHash[h] = c
+		if t.ClientCertificate != "" {
+			s.byCert[t.ClientCertificate] = c
+		} else {
+			s.byHash[h] = c
+		}
 		s.callers = append(s.callers, c)
 	}
 	return s, nil
@@ -251,11 +265,19 @@ func New(cfg config.Auth, prev *Store, log *slog.Logger) (*Store, error) {
 func (s *Store) Enabled() bool { return s != nil && len(s.callers) > 0 }
 
 // Authenticate finds the caller of the bearer token in ctx's metadata
-// (authorization: Bearer <token>).
+// (authorization: Bearer <token>) or, for an RPC without one, of the
+// verified client certificate of its connection.
 func (s *Store) Authenticate(ctx context.Context) (*Caller, error) {
 	tok, err := grpcauth.AuthFromMD(ctx, "bearer")
 	if err != nil {
-		return nil, &Error{Kind: Unauthenticated, Msg: "missing or malformed authorization metadata: want \"authorization: Bearer <token>\""}
+		if c := s.certCaller(ctx); c != nil {
+			return c, nil
+		}
+		msg := "missing or malformed authorization metadata: want \"authorization: Bearer <token>\""
+		if len(s.byCert) > 0 {
+			msg += " or the client certificate of a configured caller"
+		}
+		return nil, &Error{Kind: Unauthenticated, Msg: msg}
 	}
 	// The lookup is by the token's hash, so its timing tells nothing
 	// about the token, and the configuration never holds it in clear.
@@ -263,6 +285,39 @@ func (s *Store) Authenticate(ctx context.Context) (*Caller, error) {
 		return c, nil
 	}
 	return nil, &Error{Kind: Unauthenticated, Msg: "the bearer token matches no configured caller"}
+}
+
+// certCaller is the caller whose client_certificate names the connection's
+// verified client certificate: its URI subject alternative names (SPIFFE
+// IDs) first, then its DNS names, then its subject's common name. nil
+// without mutual TLS or a match; an unverified certificate never counts.
+func (s *Store) certCaller(ctx context.Context) *Caller {
+	if len(s.byCert) == 0 {
+		return nil
+	}
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return nil
+	}
+	info, ok := p.AuthInfo.(credentials.TLSInfo)
+	if !ok || len(info.State.VerifiedChains) == 0 || len(info.State.VerifiedChains[0]) == 0 {
+		return nil
+	}
+	leaf := info.State.VerifiedChains[0][0]
+	for _, u := range leaf.URIs {
+		if c := s.byCert[u.String()]; c != nil {
+			return c
+		}
+	}
+	for _, d := range leaf.DNSNames {
+		if c := s.byCert[d]; c != nil {
+			return c
+		}
+	}
+	if cn := leaf.Subject.CommonName; cn != "" {
+		return s.byCert[cn]
+	}
+	return nil
 }
 
 type callerKey struct{}

@@ -3,14 +3,20 @@ package auth
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 
 	"github.com/llmrelay/llmrelay/internal/config"
 )
@@ -173,5 +179,49 @@ func TestConcurrentCalls(t *testing.T) {
 	c.Leave()
 	if err := s2.callers[0].Enter(); err != nil {
 		t.Errorf("after one left: %v", err)
+	}
+}
+
+// certCtx is the context of an RPC over a connection whose verified (or,
+// with verified false, merely presented) client certificate is leaf.
+func certCtx(leaf *x509.Certificate, verified bool) context.Context {
+	st := tls.ConnectionState{PeerCertificates: []*x509.Certificate{leaf}}
+	if verified {
+		st.VerifiedChains = [][]*x509.Certificate{{leaf}}
+	}
+	return peer.NewContext(context.Background(), &peer.Peer{AuthInfo: credentials.TLSInfo{State: st}})
+}
+
+func TestAuthenticateClientCertificate(t *testing.T) {
+	spiffe, _ := url.Parse("spiffe://corp.example/ns/billing/sa/api")
+	s, err := New(config.Auth{Tokens: []config.Token{
+		{Name: "by-uri", ClientCertificate: spiffe.String()},
+		{Name: "by-dns", ClientCertificate: "reports.corp.example"},
+		{Name: "by-cn", ClientCertificate: "batch-job"},
+	}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for want, leaf := range map[string]*x509.Certificate{
+		// The URI SAN names the caller even when the CN names another.
+		"by-uri": {URIs: []*url.URL{spiffe}, DNSNames: []string{"reports.corp.example"}, Subject: pkix.Name{CommonName: "batch-job"}},
+		"by-dns": {DNSNames: []string{"other.corp.example", "reports.corp.example"}, Subject: pkix.Name{CommonName: "batch-job"}},
+		"by-cn":  {DNSNames: []string{"other.corp.example"}, Subject: pkix.Name{CommonName: "batch-job"}},
+	} {
+		c, err := s.Authenticate(certCtx(leaf, true))
+		if err != nil || c.Name != want {
+			t.Errorf("%s: caller %v, err %v", want, c, err)
+		}
+	}
+	for name, ctx := range map[string]context.Context{
+		"unverified":   certCtx(&x509.Certificate{Subject: pkix.Name{CommonName: "batch-job"}}, false),
+		"unknown":      certCtx(&x509.Certificate{Subject: pkix.Name{CommonName: "someone-else"}}, true),
+		"no tls":       peer.NewContext(context.Background(), &peer.Peer{}),
+		"no peer":      context.Background(),
+		"wrong bearer": metadata.NewIncomingContext(certCtx(&x509.Certificate{Subject: pkix.Name{CommonName: "batch-job"}}, true), metadata.Pairs("authorization", "Bearer not-a-token-0123456789")),
+	} {
+		if _, err := s.Authenticate(ctx); kindOf(t, err) != Unauthenticated {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
