@@ -98,18 +98,13 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 	g.state.Store(st)
 	s := &Server{cfg: cfg, log: log, gateway: g, health: health.NewServer(), tel: tel, admission: &admission{limits: limits}}
 	s.drain, s.endCalls = context.WithCancelCause(context.Background())
-	authUnary, authStream := s.authInterceptors()
+	authStream := s.authStreamInterceptor()
 	limitUnary, limitStream := s.limitInterceptors()
 	// Telemetry first: its metrics interceptors are the outermost.
 	s.grpc = grpc.NewServer(append(tel.ServerOptions(),
-		grpc.ChainUnaryInterceptor(
-			interceptor.TimingUnary(time.Now),
-			interceptor.RequestIDUnary(),
-			interceptor.LoggingUnary(log),
-			interceptor.RecoveryUnary(log),
-			authUnary,
-			limitUnary,
-		),
+		// Timing, request id, logging, recovery, auth and limits, in this
+		// order, fused (one frame and no closures per call).
+		grpc.ChainUnaryInterceptor(interceptor.Unary(time.Now, log, s.authUnary(limitUnary))),
 		grpc.ChainStreamInterceptor(
 			interceptor.TimingStream(time.Now),
 			interceptor.RequestIDStream(),
