@@ -31,9 +31,6 @@ const maxUsageDepth = 4
 // arrays and objects) are left out. nil when nothing is left or raw is not
 // an object.
 func ReadUsageDetails(raw []byte, mapped ...string) UsageDetails {
-	if !json.Valid(raw) {
-		return nil // what json.Unmarshal would refuse
-	}
 	if d, ok := readUsageFast(raw, mapped); ok {
 		return d
 	}
@@ -120,21 +117,26 @@ func (d UsageDetails) Set(meta *llmrelayv1.ResponseMeta) {
 
 // readUsageFast is ReadUsageDetails without decoding what is mapped or
 // empty (a usage object is mostly counters the adapter read and zeros): it
-// allocates only for the details it returns. raw must be valid JSON. ok is
-// false, and the slow path decides, for anything it does not handle the
-// way json.Unmarshal and flatten do: a top level that is not an object,
-// keys with escapes or non-ASCII bytes, a key twice in one object, two
-// kept values on one path, a string with escapes or non-ASCII bytes, a
-// non-empty array, an object kept whole (too deep), a number out of
-// float64's range.
+// allocates only for the details it returns. ok is false, and the slow
+// path (json.Unmarshal and flatten) decides, for anything the scan does
+// not handle exactly as they do: input that is not valid JSON (the scan
+// checks the grammar of all it reads, as json.Valid does), a top level
+// that is not an object, keys with escapes or bytes outside printable
+// ASCII, a key twice in one object, two kept values on one path, a kept
+// string with escapes or bytes outside printable ASCII, a non-empty array,
+// an object kept whole (too deep), a number out of float64's range.
 func readUsageFast(raw []byte, mapped []string) (d UsageDetails, ok bool) {
 	u := usageScan{raw: raw, mapped: mapped}
 	u.ws()
-	if u.i >= len(raw) || raw[u.i] != '{' {
+	if !u.at('{') {
 		return nil, false
 	}
 	var buf [128]byte
 	if !u.object(buf[:0], 0) {
+		return nil, false
+	}
+	u.ws()
+	if u.i != len(raw) {
 		return nil, false
 	}
 	return u.out, true
@@ -147,6 +149,12 @@ type usageScan struct {
 	out    UsageDetails
 }
 
+// maxSkipDepth bounds the nesting of skipped values (deeper: the slow
+// path, whose decoder has its own bound).
+const maxSkipDepth = 64
+
+func (u *usageScan) at(c byte) bool { return u.i < len(u.raw) && u.raw[u.i] == c }
+
 func (u *usageScan) ws() {
 	for u.i < len(u.raw) {
 		switch u.raw[u.i] {
@@ -158,9 +166,9 @@ func (u *usageScan) ws() {
 	}
 }
 
-// plainString reads the string at u.i (its opening quote) and returns
-// its bytes, ok only for printable ASCII without escapes (the raw bytes
-// are then the decoded string).
+// plainString reads the string at u.i (its opening quote) and returns its
+// bytes, ok only for printable ASCII without escapes (its bytes are then
+// the decoded string).
 func (u *usageScan) plainString() ([]byte, bool) {
 	start := u.i + 1
 	for j := start; j < len(u.raw); j++ {
@@ -168,7 +176,7 @@ func (u *usageScan) plainString() ([]byte, bool) {
 		case c == '"':
 			u.i = j + 1
 			return u.raw[start:j], true
-		case c == '\\' || c >= 0x80:
+		case c == '\\' || c < 0x20 || c >= 0x7f:
 			return nil, false
 		}
 	}
@@ -176,24 +184,23 @@ func (u *usageScan) plainString() ([]byte, bool) {
 }
 
 // object reads the object at u.i ('{'), whose fields' paths start with
-// prefix, and its value's end.
+// prefix.
 func (u *usageScan) object(prefix []byte, depth int) bool {
 	u.i++ // '{'
+	u.ws()
+	if u.at('}') {
+		u.i++
+		return true
+	}
 	var seen [32][2]int
 	n := 0
 	for {
-		u.ws()
-		if u.raw[u.i] == '}' {
-			u.i++
-			return true
-		}
-		if u.raw[u.i] == ',' {
-			u.i++
-			u.ws()
+		if !u.at('"') || n == len(seen) {
+			return false
 		}
 		ks := u.i + 1
 		key, ok := u.plainString()
-		if !ok || n == len(seen) {
+		if !ok {
 			return false
 		}
 		for _, s := range seen[:n] {
@@ -204,10 +211,23 @@ func (u *usageScan) object(prefix []byte, depth int) bool {
 		seen[n] = [2]int{ks, ks + len(key)}
 		n++
 		u.ws()
-		u.i++ // ':'
+		if !u.at(':') {
+			return false
+		}
+		u.i++
 		u.ws()
-		path := append(prefix, key...)
-		if !u.value(path, depth) {
+		if !u.value(append(prefix, key...), depth) {
+			return false
+		}
+		u.ws()
+		switch {
+		case u.at(','):
+			u.i++
+			u.ws()
+		case u.at('}'):
+			u.i++
+			return true
+		default:
 			return false
 		}
 	}
@@ -217,10 +237,13 @@ func (u *usageScan) object(prefix []byte, depth int) bool {
 func (u *usageScan) value(path []byte, depth int) bool {
 	for _, m := range u.mapped {
 		if m == string(path) {
-			return u.skip()
+			return u.skip(0)
 		}
 	}
-	switch c := u.raw[u.i]; c {
+	if u.i >= len(u.raw) {
+		return false
+	}
+	switch u.raw[u.i] {
 	case '{':
 		if depth >= maxUsageDepth {
 			return false // kept whole
@@ -231,45 +254,81 @@ func (u *usageScan) value(path []byte, depth int) bool {
 		if !ok {
 			return false
 		}
-		if len(s) == 0 {
-			return true
-		}
-		return u.keep(path, string(s))
+		return len(s) == 0 || u.keep(path, string(s))
 	case 't':
-		u.i += len("true")
-		return u.keep(path, true)
+		return u.literal("true") && u.keep(path, true)
 	case 'f':
-		u.i += len("false")
-		return true
+		return u.literal("false")
 	case 'n':
-		u.i += len("null")
-		return true
+		return u.literal("null")
 	case '[':
 		u.i++
 		u.ws()
-		if u.raw[u.i] != ']' {
+		if !u.at(']') {
 			return false
 		}
 		u.i++
 		return true
 	default:
-		start := u.i
-		for u.i < len(u.raw) && isNumberByte(u.raw[u.i]) {
-			u.i++
+		num, ok := u.number()
+		if !ok {
+			return false
 		}
-		f, err := strconv.ParseFloat(string(u.raw[start:u.i]), 64)
+		f, err := strconv.ParseFloat(string(num), 64)
 		if err != nil {
 			return false
 		}
-		if f == 0 {
-			return true
-		}
-		return u.keep(path, f)
+		return f == 0 || u.keep(path, f)
 	}
 }
 
-func isNumberByte(c byte) bool {
-	return '0' <= c && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+func (u *usageScan) literal(lit string) bool {
+	if len(u.raw)-u.i < len(lit) || string(u.raw[u.i:u.i+len(lit)]) != lit {
+		return false
+	}
+	u.i += len(lit)
+	return true
+}
+
+// number reads a number as JSON writes it: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (u *usageScan) number() ([]byte, bool) {
+	start := u.i
+	if u.at('-') {
+		u.i++
+	}
+	switch {
+	case u.at('0'):
+		u.i++
+	case u.i < len(u.raw) && '1' <= u.raw[u.i] && u.raw[u.i] <= '9':
+		u.digits()
+	default:
+		return nil, false
+	}
+	if u.at('.') {
+		u.i++
+		if !u.digits() {
+			return nil, false
+		}
+	}
+	if u.at('e') || u.at('E') {
+		u.i++
+		if u.at('+') || u.at('-') {
+			u.i++
+		}
+		if !u.digits() {
+			return nil, false
+		}
+	}
+	return u.raw[start:u.i], true
+}
+
+// digits reads [0-9]+.
+func (u *usageScan) digits() bool {
+	start := u.i
+	for u.i < len(u.raw) && '0' <= u.raw[u.i] && u.raw[u.i] <= '9' {
+		u.i++
+	}
+	return u.i > start
 }
 
 // keep stores a non-empty value; false when another value has the path
@@ -285,36 +344,95 @@ func (u *usageScan) keep(path []byte, v any) bool {
 	return true
 }
 
-// skip reads past the value at u.i (valid JSON).
-func (u *usageScan) skip() bool {
-	nest := 0
-	for u.i < len(u.raw) {
-		c := u.raw[u.i]
-		switch c {
-		case '"':
-			u.i++
-			for u.i < len(u.raw) && u.raw[u.i] != '"' {
-				if u.raw[u.i] == '\\' {
-					u.i++
-				}
-				u.i++
-			}
-		case '{', '[':
-			nest++
-		case '}', ']':
-			if nest == 0 {
-				return true // the end of the enclosing object
-			}
-			nest--
-		case ',':
-			if nest == 0 {
-				return true
-			}
+// skip reads past any JSON value at u.i, checking its grammar.
+func (u *usageScan) skip(depth int) bool {
+	if u.i >= len(u.raw) || depth > maxSkipDepth {
+		return false
+	}
+	switch u.raw[u.i] {
+	case '{', '[':
+		end := byte('}')
+		if u.raw[u.i] == '[' {
+			end = ']'
 		}
 		u.i++
-		if nest == 0 && (c == '"' || c == '}' || c == ']') {
+		u.ws()
+		if u.at(end) {
+			u.i++
 			return true
 		}
+		for {
+			if end == '}' {
+				if !u.at('"') || !u.anyString() {
+					return false
+				}
+				u.ws()
+				if !u.at(':') {
+					return false
+				}
+				u.i++
+				u.ws()
+			}
+			if !u.skip(depth + 1) {
+				return false
+			}
+			u.ws()
+			switch {
+			case u.at(','):
+				u.i++
+				u.ws()
+			case u.at(end):
+				u.i++
+				return true
+			default:
+				return false
+			}
+		}
+	case '"':
+		return u.anyString()
+	case 't':
+		return u.literal("true")
+	case 'f':
+		return u.literal("false")
+	case 'n':
+		return u.literal("null")
+	default:
+		_, ok := u.number()
+		return ok
 	}
-	return true
+}
+
+// anyString reads past the string at u.i, checking its escapes (any other
+// byte from 0x20 up is accepted, as by json.Valid).
+func (u *usageScan) anyString() bool {
+	for j := u.i + 1; j < len(u.raw); j++ {
+		switch c := u.raw[j]; {
+		case c == '"':
+			u.i = j + 1
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			j++
+			if j >= len(u.raw) {
+				return false
+			}
+			switch u.raw[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if j+4 >= len(u.raw) {
+					return false
+				}
+				for _, h := range u.raw[j+1 : j+5] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return false
+					}
+				}
+				j += 4
+			default:
+				return false
+			}
+		}
+	}
+	return false
 }
