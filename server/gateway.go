@@ -134,6 +134,10 @@ type prepared struct {
 	// could not be checked (meta.warnings).
 	caller       *auth.Caller
 	admitWarning string
+	// callStore and recordStore are where call and its Record point: one
+	// allocation per call instead of three.
+	callStore   pipeline.Call
+	recordStore pipeline.Record
 }
 
 // use points the call at deployment d.
@@ -367,7 +371,6 @@ func foreignReasoning(msgs []*llmrelayv1.Message, providerType string) ([]*llmre
 func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, protocol llmrelayv1.Protocol, capab *catalog.Capability) *prepared {
 	p := &prepared{
 		st: st, model: m, start: g.startTime(ctx), info: interceptor.InfoFrom(ctx), caller: auth.CallerFrom(ctx),
-		call:  &pipeline.Call{Record: &pipeline.Record{}},
 		route: m.Route(rand.IntN),
 		meta: &llmrelayv1.ResponseMeta{
 			RequestId: requestIDOf(ctx), Provider: m.Provider.Name, Protocol: protocol,
@@ -375,6 +378,7 @@ func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, 
 		},
 		admitWarning: auth.WarningFrom(ctx),
 	}
+	p.call, p.callStore.Record = &p.callStore, &p.recordStore
 	if g.tel.Tracing() {
 		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 			p.meta.TraceId = sc.TraceID().String()
