@@ -134,6 +134,10 @@ type prepared struct {
 	// could not be checked (meta.warnings).
 	caller       *auth.Caller
 	admitWarning string
+	// callStore and recordStore are where call and its Record point: one
+	// allocation per call instead of three.
+	callStore   pipeline.Call
+	recordStore pipeline.Record
 }
 
 // use points the call at deployment d.
@@ -183,13 +187,6 @@ func (g *gateway) startTime(ctx context.Context) time.Time {
 		return info.Start
 	}
 	return g.now()
-}
-
-func callerName(ctx context.Context) string {
-	if c := auth.CallerFrom(ctx); c != nil {
-		return c.Name
-	}
-	return ""
 }
 
 func requestIDOf(ctx context.Context) string {
@@ -365,16 +362,31 @@ func foreignReasoning(msgs []*llmrelayv1.Message, providerType string) ([]*llmre
 }
 
 func (g *gateway) newPrepared(ctx context.Context, st *state, m *catalog.Model, protocol llmrelayv1.Protocol, capab *catalog.Capability) *prepared {
+	// One look-up each of the call's Info and admission: every ctx.Value
+	// walks the context chain.
+	info := interceptor.InfoFrom(ctx)
+	caller, warning := auth.AdmittedFrom(ctx)
+	var start time.Time // startTime
+	id, name := "", ""
+	if info != nil {
+		start, id = info.Start, info.RequestID
+	}
+	if start.IsZero() {
+		start = g.now()
+	}
+	if caller != nil {
+		name = caller.Name
+	}
 	p := &prepared{
-		st: st, model: m, start: g.startTime(ctx), info: interceptor.InfoFrom(ctx), caller: auth.CallerFrom(ctx),
-		call:  &pipeline.Call{Record: &pipeline.Record{}},
+		st: st, model: m, start: start, info: info, caller: caller,
 		route: m.Route(rand.IntN),
 		meta: &llmrelayv1.ResponseMeta{
-			RequestId: requestIDOf(ctx), Provider: m.Provider.Name, Protocol: protocol,
-			RequestedModel: m.Name, Format: capab.Format.Name, Caller: callerName(ctx),
+			RequestId: id, Provider: m.Provider.Name, Protocol: protocol,
+			RequestedModel: m.Name, Format: capab.Format.Name, Caller: name,
 		},
-		admitWarning: auth.WarningFrom(ctx),
+		admitWarning: warning,
 	}
+	p.call, p.callStore.Record = &p.callStore, &p.recordStore
 	if g.tel.Tracing() {
 		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 			p.meta.TraceId = sc.TraceID().String()

@@ -89,8 +89,8 @@ func (s *Server) limitInterceptors() (grpc.UnaryServerInterceptor, grpc.StreamSe
 			return nil, s.limitStatus(ctx, err)
 		}
 		defer leave()
-		ctx, release := s.endable(ctx)
-		defer release()
+		ctx, cancel, slot := s.endable(ctx)
+		defer release(cancel, slot)
 		resp, err := handler(ctx, req)
 		if err != nil {
 			return resp, err
@@ -111,8 +111,8 @@ func (s *Server) limitInterceptors() (grpc.UnaryServerInterceptor, grpc.StreamSe
 			return s.limitStatus(ss.Context(), err)
 		}
 		defer leave()
-		ctx, release := s.endable(ss.Context())
-		defer release()
+		ctx, cancel, slot := s.endable(ss.Context())
+		defer release(cancel, slot)
 		return handler(srv, &fittedStream{ServerStream: ss, s: s, ctx: ctx})
 	}
 	return unary, stream

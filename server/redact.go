@@ -1,6 +1,8 @@
 package server
 
 import (
+	"sync"
+
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -12,11 +14,52 @@ import (
 // the one pass over what a provider supplied to a call's meta (ids, model
 // names, extended values, warnings, raw captures) before the meta reaches
 // a client or a log.
+//
+// The walk is the slow path: most metas hold no secret, and that is proved
+// first by one scan of m's wire encoding (Redactor.Contains). The wire
+// encoding holds every string and bytes value of m, map keys, nested
+// messages, Struct values and unknown fields included, each as its bytes
+// copied whole; the walk changes a value only when the value holds a match
+// (literal, JSON-escaped or percent-encoded, as Redactor.Bytes finds
+// them), and a match depends only on the bytes it covers, so it is still a
+// match inside the encoding. No match in the encoding therefore means the
+// walk would change nothing. A match the encoding makes across two values
+// (or with tag and length bytes) only costs the walk.
 func redactProto(r *pipeline.Redactor, m proto.Message) {
 	if r == nil || !r.Active() || m == nil {
 		return
 	}
+	if v, ok := m.(vtMarshaler); ok && !mayHoldSecret(r, v) {
+		return
+	}
 	redactMessage(r, m.ProtoReflect())
+}
+
+// scanBufs are the buffers mayHoldSecret encodes into.
+var scanBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledScan bounds the buffers kept in scanBufs (a meta with a raw
+// capture of a large body is encoded into a buffer of its own).
+const maxPooledScan = 64 << 10
+
+// mayHoldSecret reports whether m's wire encoding holds a secret in a form
+// r redacts (true also when m cannot be encoded).
+func mayHoldSecret(r *pipeline.Redactor, m vtMarshaler) bool {
+	size := m.SizeVT()
+	bp := scanBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxPooledScan {
+			scanBufs.Put(bp)
+		}
+	}()
+	if cap(*bp) < size {
+		*bp = make([]byte, size)
+	}
+	buf := (*bp)[:size]
+	if _, err := m.MarshalToSizedBufferVT(buf); err != nil {
+		return true
+	}
+	return r.Contains(buf)
 }
 
 // redactMessage walks the fields by descriptor rather than with Range: no

@@ -44,10 +44,10 @@ type Server struct {
 	// exposed: a TCP listener is on a non-loopback address.
 	exposed   bool
 	admission *admission
-	// drain is cancelled with errShuttingDown when the grace period is
-	// over: every call still running ends with a status saying so.
-	drain    context.Context
-	endCalls context.CancelCauseFunc
+	// live are the calls endable linked to the end of the grace period:
+	// ended with errShuttingDown then, every call still running ends with
+	// a status saying so.
+	live callSet
 }
 
 // Option adjusts New.
@@ -72,11 +72,16 @@ var errShuttingDown = errors.New("the server is shutting down and the grace peri
 const endCallsWait = 2 * time.Second
 
 // endable returns ctx cancelled with errShuttingDown when the grace period
-// ends; release frees the link.
-func (s *Server) endable(ctx context.Context) (context.Context, func()) {
+// ends; release(cancel, slot) frees the link (no closure per call).
+func (s *Server) endable(ctx context.Context) (context.Context, context.CancelCauseFunc, callSlot) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(s.drain, func() { cancel(errShuttingDown) })
-	return ctx, func() { stop(); cancel(nil) }
+	return ctx, cancel, s.live.add(cancel)
+}
+
+// release ends what endable set up.
+func release(cancel context.CancelCauseFunc, slot callSlot) {
+	slot.remove()
+	cancel(nil)
 }
 
 // New builds the server from a validated configuration.
@@ -97,19 +102,13 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 	}
 	g.state.Store(st)
 	s := &Server{cfg: cfg, log: log, gateway: g, health: health.NewServer(), tel: tel, admission: &admission{limits: limits}}
-	s.drain, s.endCalls = context.WithCancelCause(context.Background())
-	authUnary, authStream := s.authInterceptors()
+	authStream := s.authStreamInterceptor()
 	limitUnary, limitStream := s.limitInterceptors()
 	// Telemetry first: its metrics interceptors are the outermost.
 	s.grpc = grpc.NewServer(append(tel.ServerOptions(),
-		grpc.ChainUnaryInterceptor(
-			interceptor.TimingUnary(time.Now),
-			interceptor.RequestIDUnary(),
-			interceptor.LoggingUnary(log),
-			interceptor.RecoveryUnary(log),
-			authUnary,
-			limitUnary,
-		),
+		// Timing, request id, logging, recovery, auth and limits, in this
+		// order, fused (one frame and no closures per call).
+		grpc.ChainUnaryInterceptor(interceptor.Unary(time.Now, log, s.authUnary(limitUnary))),
 		grpc.ChainStreamInterceptor(
 			interceptor.TimingStream(time.Now),
 			interceptor.RequestIDStream(),
@@ -336,7 +335,7 @@ func (s *Server) Serve(ctx context.Context, lis []net.Listener) error {
 	case <-time.After(grace):
 		s.log.Warn("grace period over, ending the remaining calls with Unavailable (shutting down)",
 			slog.Int64("calls", s.admission.calls.Load()), slog.Int64("streams", s.admission.streams.Load()))
-		s.endCalls(errShuttingDown)
+		s.live.end(errShuttingDown)
 		select {
 		case <-done:
 		case <-time.After(endCallsWait):

@@ -338,6 +338,14 @@ func CallerFrom(ctx context.Context) *Caller {
 	return a.c
 }
 
+// AdmittedFrom is CallerFrom and WarningFrom in one look-up of the
+// context chain (a miss walks all of it, and without auth every call
+// misses).
+func AdmittedFrom(ctx context.Context) (*Caller, string) {
+	a, _ := ctx.Value(callerKey{}).(admitted)
+	return a.c, a.warning
+}
+
 // WarningFrom is the caller's admission warning ("" when the limits were
 // checked).
 func WarningFrom(ctx context.Context) string {

@@ -3,7 +3,6 @@ package interceptor
 import (
 	"context"
 
-	"github.com/google/uuid"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 )
@@ -37,7 +36,7 @@ func requestID(ctx context.Context) context.Context {
 		info.RequestID = v[0]
 	}
 	if info.RequestID == "" {
-		info.RequestID = uuid.NewString()
+		info.RequestID = newRequestID()
 	}
 	return ctx
 }

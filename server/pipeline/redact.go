@@ -164,3 +164,48 @@ func hexVal(h []byte) (int, bool) {
 
 // Active reports whether there is any secret to redact.
 func (r *Redactor) Active() bool { return r != nil && len(r.secrets) > 0 }
+
+// Contains reports whether Bytes would find a secret anywhere in p: a
+// secret literally, or encoded in any of the forms Bytes replaces. It is
+// exact (no false negatives, no false positives) and does not allocate,
+// so a caller can prove that a batch of strings holds no secret with one
+// scan of their concatenation: a string that Bytes or String would change
+// holds a match, and a match depends only on the bytes it covers, so it is
+// still a match wherever the string's bytes are copied whole.
+func (r *Redactor) Contains(p []byte) bool {
+	if r == nil || len(r.secrets) == 0 {
+		return false
+	}
+	for _, s := range r.secrets {
+		if bytes.Contains(p, s) {
+			return true
+		}
+	}
+	// Every other match has an encoded byte, and an encoded byte starts
+	// with '\\' or '%' (decodeByte): the first encoded byte of a match is
+	// at such a byte q, preceded by the secret's first n bytes literally.
+	// So trying, at each '\\' and '%', every literal prefix that ends
+	// there finds every match.
+	for _, esc := range [...]byte{'\\', '%'} {
+		for off := 0; off < len(p); {
+			k := bytes.IndexByte(p[off:], esc)
+			if k < 0 {
+				break
+			}
+			q := off + k
+			for _, s := range r.secrets {
+				for n := 0; n < len(s) && n <= q; n++ {
+					i := q - n
+					if n > 0 && (p[i] != s[0] || !bytes.Equal(p[i:q], s[:n])) {
+						continue
+					}
+					if matchAt(p, i, s) > 0 {
+						return true
+					}
+				}
+			}
+			off = q + 1
+		}
+	}
+	return false
+}

@@ -48,3 +48,58 @@ func TestRedactEncodedSecrets(t *testing.T) {
 		t.Error("copied without a match")
 	}
 }
+
+// containsCases are inputs with and without secrets in every form Bytes
+// redacts, for TestRedactContains and as the seed of FuzzRedactContains.
+func containsCases(key string) []string {
+	return []string{
+		"", key, "x" + key + "y", jsonEscape(key, `\`), jsonEscape(key, `\\`), jsonEscape(key, `\\\\`),
+		"sk\\u002dproj\\/AB%43def123", "%73%6b-proj%2FABCdef123", `sk-proj\u002FABCdef123`,
+		"sk-proj/ABCdef12", `sk\u002eproj/ABCdef123`, `\u0073k-proj/ABCdef12 3`, "100% \\n",
+		"sk-proj/ABCdef12" + `\u0033`, "sk-proj%2", "sk-proj\\", "%%%%\\\\\\\\", "sk-sk-proj/ABC%64ef123",
+		"\x00\x01\x12sk-proj\x0a/ABCdef123", "other-secret-valu%65", `other\u002dsecret-value`,
+	}
+}
+
+// TestRedactContains: Contains says exactly whether Bytes changes its
+// input, and a secret in a part is found in any whole the part is copied
+// into (the guarantee server/redact.go's fast path relies on).
+func TestRedactContains(t *testing.T) {
+	t.Parallel()
+	r := NewRedactor("sk-proj/ABCdef123", "other-secret-value")
+	cases := containsCases("sk-proj/ABCdef123")
+	for _, a := range cases {
+		checkContains(t, r, []byte(a))
+		for _, b := range cases {
+			checkContains(t, r, []byte(a+"\x0a\x12"+b))
+			if r.String(a) != a && !r.Contains([]byte(b+a+b)) {
+				t.Errorf("%q: not found inside %q", a, b+a+b)
+			}
+		}
+	}
+	if (*Redactor)(nil).Contains([]byte("x")) || NewRedactor().Contains([]byte("x")) {
+		t.Error("no secrets: Contains must be false")
+	}
+}
+
+func checkContains(t *testing.T, r *Redactor, p []byte) {
+	t.Helper()
+	changed := string(r.Bytes(append([]byte(nil), p...))) != string(p)
+	if got := r.Contains(p); got != changed {
+		t.Errorf("Contains(%q) = %v, Bytes changes it: %v", p, got, changed)
+	}
+}
+
+func FuzzRedactContains(f *testing.F) {
+	for _, c := range containsCases("sk-proj/ABCdef123") {
+		f.Add([]byte(c), []byte("%2f"))
+	}
+	r := NewRedactor("sk-proj/ABCdef123", "other-secret-value", "a%b\\c")
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		checkContains(t, r, a)
+		whole := append(append(append([]byte(nil), b...), a...), b...)
+		if string(r.Bytes(append([]byte(nil), a...))) != string(a) && !r.Contains(whole) {
+			t.Errorf("%q: not found inside %q", a, whole)
+		}
+	})
+}

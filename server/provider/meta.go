@@ -102,10 +102,23 @@ func OpenAIRateLimit(h http.Header) *llmrelayv1.RateLimit {
 // ("1s", "6m0s", "20ms", "1h2m3.5s") or bare seconds ("5").
 func parseResetDuration(v string) (time.Duration, error) {
 	v = strings.TrimSpace(v)
-	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		return time.Duration(secs * float64(time.Second)), nil
+	// A duration ends with its unit (s, m or h: ns, us, µs, ms too), which
+	// no float ParseFloat accepts ends with (a digit, '.', or inf, infinity
+	// and nan in any case): skipping ParseFloat there skips only its error,
+	// which allocates, on every OpenAI response.
+	if c := lastByte(v); c != 's' && c != 'm' && c != 'h' {
+		if secs, err := strconv.ParseFloat(v, 64); err == nil {
+			return time.Duration(secs * float64(time.Second)), nil
+		}
 	}
 	return time.ParseDuration(v)
+}
+
+func lastByte(s string) byte {
+	if s == "" {
+		return 0
+	}
+	return s[len(s)-1]
 }
 
 // UsageTotal is the total a Usage reports: the provider's own total
