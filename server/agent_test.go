@@ -521,14 +521,17 @@ func TestAgentClientCancel(t *testing.T) {
 	if err := s.Send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_Setup{Setup: echoSetup(t)}}); err != nil {
 		t.Fatal(err)
 	}
+	sentCancel := false
 	for {
 		ev, err := s.Recv()
 		if err != nil {
 			wantCode(t, err, codes.Canceled, "")
 			break
 		}
-		if ev.GetToolCallRequest() != nil {
-			if err := s.Send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_Cancel{Cancel: &llmrelayv1.AgentCancel{Reason: "user left"}}}); err != nil {
+		if ev.GetToolCallRequest() != nil && !sentCancel {
+			sentCancel = true
+			// io.EOF: the stream already ended; Recv says how.
+			if err := s.Send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_Cancel{Cancel: &llmrelayv1.AgentCancel{Reason: "user left"}}}); err != nil && !errors.Is(err, io.EOF) {
 				t.Fatal(err)
 			}
 		}
@@ -1025,6 +1028,7 @@ func TestAgentFailureKeepsConversation(t *testing.T) {
 	if err := s.Send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_Setup{Setup: echoSetup(t)}}); err != nil {
 		t.Fatal(err)
 	}
+	cancelled := false
 	for {
 		ev, err := s.Recv()
 		if err != nil {
@@ -1034,8 +1038,10 @@ func TestAgentFailureKeepsConversation(t *testing.T) {
 		if ev.GetFailure() != nil {
 			t.Fatal("a failure event after the client's cancel")
 		}
-		if ev.GetToolCallRequest() != nil {
-			if err := s.Send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_Cancel{Cancel: &llmrelayv1.AgentCancel{Reason: "done"}}}); err != nil {
+		if ev.GetToolCallRequest() != nil && !cancelled {
+			cancelled = true
+			// io.EOF: the stream already ended; Recv says how.
+			if err := s.Send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_Cancel{Cancel: &llmrelayv1.AgentCancel{Reason: "done"}}}); err != nil && !errors.Is(err, io.EOF) {
 				t.Fatal(err)
 			}
 		}
