@@ -24,14 +24,22 @@ func (g *gateway) Chat(ctx context.Context, req *llmrelayv1.ChatRequest) (*llmre
 
 // StreamChat is Chat, streamed.
 func (g *gateway) StreamChat(req *llmrelayv1.StreamChatRequest, ss llmrelayv1.GatewayService_StreamChatServer) error {
-	ctx, p, err := g.prepareGeneration(ss.Context(), generation{
+	ctx, p, err := g.prepareStreamChat(ss.Context(), req)
+	if err != nil {
+		return g.notPrepared(ctx, err)
+	}
+	return g.runStream(ctx, p, chatSink{ss})
+}
+
+// prepareStreamChat builds the generation in a frame of its own, gone
+// before the stream opens (runStream).
+//
+//go:noinline
+func (g *gateway) prepareStreamChat(ctx context.Context, req *llmrelayv1.StreamChatRequest) (context.Context, *prepared, error) {
+	return g.prepareGeneration(ctx, generation{
 		req: req, model: req.GetModel(), messages: req.GetMessages(), options: req.GetOptions(),
 		providerOptions: req.GetProviderOptions(), call: req.GetCall(),
 	})
-	if err != nil {
-		return toStatus(ctx, err, nil, g.state.Load().redact, g.log)
-	}
-	return g.runStream(ctx, p, chatSink{ss})
 }
 
 type chatSink struct {

@@ -24,14 +24,21 @@ func (g *gateway) Tools(ctx context.Context, req *llmrelayv1.ToolsRequest) (*llm
 
 // StreamTools is Tools, streamed; tool-call deltas carry call_id.
 func (g *gateway) StreamTools(req *llmrelayv1.StreamToolsRequest, ss llmrelayv1.GatewayService_StreamToolsServer) error {
-	ctx, p, err := g.prepareGeneration(ss.Context(), generation{
+	ctx, p, err := g.prepareStreamTools(ss.Context(), req)
+	if err != nil {
+		return g.notPrepared(ctx, err)
+	}
+	return g.runStream(ctx, p, toolsSink{ss})
+}
+
+// prepareStreamTools: as prepareStreamChat.
+//
+//go:noinline
+func (g *gateway) prepareStreamTools(ctx context.Context, req *llmrelayv1.StreamToolsRequest) (context.Context, *prepared, error) {
+	return g.prepareGeneration(ctx, generation{
 		req: req, model: req.GetModel(), messages: req.GetMessages(), tools: req.GetTools(), options: req.GetOptions(),
 		providerOptions: req.GetProviderOptions(), call: req.GetCall(), wantTools: true,
 	})
-	if err != nil {
-		return toStatus(ctx, err, nil, g.state.Load().redact, g.log)
-	}
-	return g.runStream(ctx, p, toolsSink{ss})
 }
 
 type toolsSink struct {
