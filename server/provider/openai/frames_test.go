@@ -7,19 +7,31 @@ import (
 	"github.com/llmrelay/llmrelay/internal/framesize"
 )
 
-// TestSendFrame: send keeps a small frame (the request is built, and
-// failures reported, in functions of their own; it took 512 bytes before):
-// the request is written and its answer awaited below it (docs/decisions.md,
-// "An open stream's goroutine stays within 8 KiB").
-func TestSendFrame(t *testing.T) {
-	name, size, err := framesize.Of((*Provider).send)
-	if errors.Is(err, framesize.ErrUnsupported) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if size > 160 {
-		t.Errorf("%s takes %d bytes of stack, want at most 160", name, size)
+// TestRequestPathFrames: the frames between the pipeline and the upstream
+// call stay small, since the request is encoded, written and its answer
+// awaited below them, at the deepest point of a stream's goroutine
+// (docs/decisions.md, "An open stream's goroutine stays within 8 KiB").
+// Before their split send took 512 bytes, buildChatRequest 920 and
+// encodeMessages 1040.
+func TestRequestPathFrames(t *testing.T) {
+	for _, c := range []struct {
+		fn    any
+		limit int
+	}{
+		{(*Provider).send, 160},
+		{(*Provider).buildChatRequest, 288},
+		{(*Provider).encodeMessages, 160},
+		{(*Provider).encodeMessage, 160},
+	} {
+		name, size, err := framesize.Of(c.fn)
+		if errors.Is(err, framesize.ErrUnsupported) {
+			t.Skip(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size > c.limit {
+			t.Errorf("%s takes %d bytes of stack, want at most %d", name, size, c.limit)
+		}
 	}
 }
