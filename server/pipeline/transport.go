@@ -118,24 +118,48 @@ type splitTransport struct {
 }
 
 func (s *splitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if s.version == "2" || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
+	if s.toStd(req) {
 		return s.std.RoundTrip(req)
 	}
-	if proxy, err := s.std.Proxy(req); err != nil || proxy != nil {
-		return s.std.RoundTrip(req) // net/http reports a proxy error itself
-	}
-	if req.URL.Scheme == "https" || s.version == "1.1" {
-		return s.h1.RoundTrip(req)
-	}
-	if _, public := s.public.Load(req.URL.Host); public {
-		return s.std.RoundTrip(req)
-	}
-	resp, err := s.h1.roundTrip(req, true)
-	if errors.Is(err, errPublicUpstream) {
-		s.public.Store(req.URL.Host, true)
+	resp, err := s.h1.roundTrip(req, req.URL.Scheme == "http" && s.version != "1.1")
+	if err != nil && s.foundPublic(req, err) {
 		return s.std.RoundTrip(req)
 	}
 	return resp, err
+}
+
+// toStd and foundPublic are apart from RoundTrip, which keeps a small
+// frame: the request is written below it (docs/decisions.md, "An open
+// stream's goroutine stays within 8 KiB").
+//
+// toStd: the request goes to net/http (HTTP/2 asked for, another scheme, a
+// proxy, or a cleartext host found public before).
+//
+//go:noinline
+func (s *splitTransport) toStd(req *http.Request) bool {
+	if s.version == "2" || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
+		return true
+	}
+	if proxy, err := s.std.Proxy(req); err != nil || proxy != nil {
+		return true // net/http reports a proxy error itself
+	}
+	if req.URL.Scheme == "https" || s.version == "1.1" {
+		return false
+	}
+	_, public := s.public.Load(req.URL.Host)
+	return public
+}
+
+// foundPublic: the own pool refused a cleartext host that is neither
+// loopback nor private (nothing was sent); it is remembered for net/http.
+//
+//go:noinline
+func (s *splitTransport) foundPublic(req *http.Request, err error) bool {
+	if !errors.Is(err, errPublicUpstream) {
+		return false
+	}
+	s.public.Store(req.URL.Host, true)
+	return true
 }
 
 // CloseIdleConnections closes the idle connections of both transports.
