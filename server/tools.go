@@ -8,12 +8,9 @@ import (
 
 // Tools generates an assistant message that may call the offered tools.
 func (g *gateway) Tools(ctx context.Context, req *llmrelayv1.ToolsRequest) (*llmrelayv1.ToolsResponse, error) {
-	ctx, p, err := g.prepareGeneration(ctx, generation{
-		req: req, model: req.GetModel(), messages: req.GetMessages(), tools: req.GetTools(), options: req.GetOptions(),
-		providerOptions: req.GetProviderOptions(), call: req.GetCall(), wantTools: true,
-	})
+	ctx, p, err := g.prepareTools(ctx, req)
 	if err != nil {
-		return nil, toStatus(ctx, err, nil, g.state.Load().redact, g.log)
+		return nil, g.notPrepared(ctx, err)
 	}
 	msg, meta, err := g.runUnary(ctx, p)
 	if err != nil {
@@ -29,6 +26,16 @@ func (g *gateway) StreamTools(req *llmrelayv1.StreamToolsRequest, ss llmrelayv1.
 		return g.notPrepared(ctx, err)
 	}
 	return g.runStream(ctx, p, toolsSink{ss})
+}
+
+// prepareTools: as prepareChat.
+//
+//go:noinline
+func (g *gateway) prepareTools(ctx context.Context, req *llmrelayv1.ToolsRequest) (context.Context, *prepared, error) {
+	return g.prepareGeneration(ctx, generation{
+		req: req, model: req.GetModel(), messages: req.GetMessages(), tools: req.GetTools(), options: req.GetOptions(),
+		providerOptions: req.GetProviderOptions(), call: req.GetCall(), wantTools: true,
+	})
 }
 
 // prepareStreamTools: as prepareStreamChat.
