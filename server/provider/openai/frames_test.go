@@ -11,14 +11,15 @@ import (
 // call stay small, since the request is encoded, written and its answer
 // awaited below them, at the deepest point of a stream's goroutine
 // (docs/decisions.md, "An open stream's goroutine stays within 8 KiB").
-// Before their split send took 512 bytes, buildChatRequest 920 and
-// encodeMessages 1040.
+// Before their split send took 512 bytes, Generate 328, buildChatRequest
+// 920 and encodeMessages 1040.
 func TestRequestPathFrames(t *testing.T) {
 	for _, c := range []struct {
 		fn    any
 		limit int
 	}{
 		{(*Provider).send, 160},
+		{(*Provider).Generate, 192},
 		{(*Provider).buildChatRequest, 288},
 		{(*Provider).encodeMessages, 160},
 		{(*Provider).encodeMessage, 160},

@@ -368,16 +368,27 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	if err != nil {
 		return nil, err
 	}
+	return p.chatResult(resp, req.Model, warnings, sec)
+}
+
+// chatResult reads and converts a chat completion. It is apart from
+// Generate, which keeps a small frame: the request is written and its
+// answer awaited below Generate (docs/decisions.md, "An open stream's
+// goroutine stays within 8 KiB"; gRPC's reused workers keep the stack a
+// unary call grew them to).
+//
+//go:noinline
+func (p *Provider) chatResult(resp *http.Response, model string, warnings []string, sec secrets) (*provider.Result, error) {
 	defer resp.Body.Close()
 	raw, err := p.readBody(resp)
 	if err != nil {
-		return nil, provider.AnswerFailed(err, p.requestID(resp.Header), p.errorMeta(resp.Header, req.Model))
+		return nil, provider.AnswerFailed(err, p.requestID(resp.Header), p.errorMeta(resp.Header, model))
 	}
 	res, err := p.parseChatResponse(raw)
 	if err != nil {
-		return nil, p.annotate(err, resp, req.Model, sec)
+		return nil, p.annotate(err, resp, model, sec)
 	}
-	p.headerMeta(res.Meta, resp.Header, req.Model)
+	p.headerMeta(res.Meta, resp.Header, model)
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
 	return res, nil
 }
