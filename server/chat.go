@@ -8,12 +8,9 @@ import (
 
 // Chat generates an assistant message.
 func (g *gateway) Chat(ctx context.Context, req *llmrelayv1.ChatRequest) (*llmrelayv1.ChatResponse, error) {
-	ctx, p, err := g.prepareGeneration(ctx, generation{
-		req: req, model: req.GetModel(), messages: req.GetMessages(), options: req.GetOptions(),
-		providerOptions: req.GetProviderOptions(), call: req.GetCall(),
-	})
+	ctx, p, err := g.prepareChat(ctx, req)
 	if err != nil {
-		return nil, toStatus(ctx, err, nil, g.state.Load().redact, g.log)
+		return nil, g.notPrepared(ctx, err)
 	}
 	msg, meta, err := g.runUnary(ctx, p)
 	if err != nil {
@@ -24,14 +21,33 @@ func (g *gateway) Chat(ctx context.Context, req *llmrelayv1.ChatRequest) (*llmre
 
 // StreamChat is Chat, streamed.
 func (g *gateway) StreamChat(req *llmrelayv1.StreamChatRequest, ss llmrelayv1.GatewayService_StreamChatServer) error {
-	ctx, p, err := g.prepareGeneration(ss.Context(), generation{
+	ctx, p, err := g.prepareStreamChat(ss.Context(), req)
+	if err != nil {
+		return g.notPrepared(ctx, err)
+	}
+	return g.runStream(ctx, p, chatSink{ss})
+}
+
+// prepareChat builds the generation in a frame of its own, gone before
+// the call goes upstream (runUnary), as prepareStreamChat.
+//
+//go:noinline
+func (g *gateway) prepareChat(ctx context.Context, req *llmrelayv1.ChatRequest) (context.Context, *prepared, error) {
+	return g.prepareGeneration(ctx, generation{
 		req: req, model: req.GetModel(), messages: req.GetMessages(), options: req.GetOptions(),
 		providerOptions: req.GetProviderOptions(), call: req.GetCall(),
 	})
-	if err != nil {
-		return toStatus(ctx, err, nil, g.state.Load().redact, g.log)
-	}
-	return g.runStream(ctx, p, chatSink{ss})
+}
+
+// prepareStreamChat builds the generation in a frame of its own, gone
+// before the stream opens (runStream).
+//
+//go:noinline
+func (g *gateway) prepareStreamChat(ctx context.Context, req *llmrelayv1.StreamChatRequest) (context.Context, *prepared, error) {
+	return g.prepareGeneration(ctx, generation{
+		req: req, model: req.GetModel(), messages: req.GetMessages(), options: req.GetOptions(),
+		providerOptions: req.GetProviderOptions(), call: req.GetCall(),
+	})
 }
 
 type chatSink struct {

@@ -656,14 +656,37 @@ type eventSink interface {
 // runStream opens the provider stream (retrying only before its first
 // event), relays events as they arrive, and ends with the folded meta. A
 // slow client slows the upstream read: Send blocks, nothing is queued.
+//
+// Its frame is kept small, and the relay's state is in relayStream's: the
+// upstream request is written and its answer awaited below streamRoute, at
+// the deepest point of the call's goroutine, and a goroutine whose stack
+// grew past 8 KiB once keeps 16 KiB while its stream is open
+// (docs/decisions.md, "An open stream's goroutine stays within 8 KiB").
 func (g *gateway) runStream(ctx context.Context, p *prepared, sink eventSink) error {
 	defer p.cancel()
 	defer g.tel.Metrics().StreamStarted(p.model.Name)()
 	s, err := g.streamRoute(ctx, p)
 	if err != nil {
-		meta := g.finishMeta(p, reported(err))
-		return g.account(ctx, p, meta, toStatus(ctx, err, meta, p.st.redact, g.log))
+		return g.streamFailed(ctx, p, err)
 	}
+	return g.relayStream(ctx, p, sink, s)
+}
+
+// notPrepared reports a call refused before it reached a provider.
+//
+//go:noinline
+func (g *gateway) notPrepared(ctx context.Context, err error) error {
+	return toStatus(ctx, err, nil, g.state.Load().redact, g.log)
+}
+
+//go:noinline
+func (g *gateway) streamFailed(ctx context.Context, p *prepared, err error) error {
+	meta := g.finishMeta(p, reported(err))
+	return g.account(ctx, p, meta, toStatus(ctx, err, meta, p.st.redact, g.log))
+}
+
+//go:noinline
+func (g *gateway) relayStream(ctx context.Context, p *prepared, sink eventSink, s provider.Stream) error {
 	defer s.Close() //nolint:errcheck // closing a finished or failed stream reports nothing useful
 	r := relay{g: g, ctx: ctx, p: p, sink: sink, meta: &llmrelayv1.ResponseMeta{}}
 	if err := r.run(s); err != nil {

@@ -8,12 +8,9 @@ import (
 
 // Tools generates an assistant message that may call the offered tools.
 func (g *gateway) Tools(ctx context.Context, req *llmrelayv1.ToolsRequest) (*llmrelayv1.ToolsResponse, error) {
-	ctx, p, err := g.prepareGeneration(ctx, generation{
-		req: req, model: req.GetModel(), messages: req.GetMessages(), tools: req.GetTools(), options: req.GetOptions(),
-		providerOptions: req.GetProviderOptions(), call: req.GetCall(), wantTools: true,
-	})
+	ctx, p, err := g.prepareTools(ctx, req)
 	if err != nil {
-		return nil, toStatus(ctx, err, nil, g.state.Load().redact, g.log)
+		return nil, g.notPrepared(ctx, err)
 	}
 	msg, meta, err := g.runUnary(ctx, p)
 	if err != nil {
@@ -24,14 +21,31 @@ func (g *gateway) Tools(ctx context.Context, req *llmrelayv1.ToolsRequest) (*llm
 
 // StreamTools is Tools, streamed; tool-call deltas carry call_id.
 func (g *gateway) StreamTools(req *llmrelayv1.StreamToolsRequest, ss llmrelayv1.GatewayService_StreamToolsServer) error {
-	ctx, p, err := g.prepareGeneration(ss.Context(), generation{
+	ctx, p, err := g.prepareStreamTools(ss.Context(), req)
+	if err != nil {
+		return g.notPrepared(ctx, err)
+	}
+	return g.runStream(ctx, p, toolsSink{ss})
+}
+
+// prepareTools: as prepareChat.
+//
+//go:noinline
+func (g *gateway) prepareTools(ctx context.Context, req *llmrelayv1.ToolsRequest) (context.Context, *prepared, error) {
+	return g.prepareGeneration(ctx, generation{
 		req: req, model: req.GetModel(), messages: req.GetMessages(), tools: req.GetTools(), options: req.GetOptions(),
 		providerOptions: req.GetProviderOptions(), call: req.GetCall(), wantTools: true,
 	})
-	if err != nil {
-		return toStatus(ctx, err, nil, g.state.Load().redact, g.log)
-	}
-	return g.runStream(ctx, p, toolsSink{ss})
+}
+
+// prepareStreamTools: as prepareStreamChat.
+//
+//go:noinline
+func (g *gateway) prepareStreamTools(ctx context.Context, req *llmrelayv1.StreamToolsRequest) (context.Context, *prepared, error) {
+	return g.prepareGeneration(ctx, generation{
+		req: req, model: req.GetModel(), messages: req.GetMessages(), tools: req.GetTools(), options: req.GetOptions(),
+		providerOptions: req.GetProviderOptions(), call: req.GetCall(), wantTools: true,
+	})
 }
 
 type toolsSink struct {

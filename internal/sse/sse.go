@@ -51,7 +51,7 @@ type Reader struct {
 // few hundred bytes; the longer ones (Responses API created/completed
 // events, Gemini thought signatures) are few per stream. The buffer only
 // decides how many reads go through the body's decoding layers: the
-// connection keeps its own 4 KiB reader for the system calls.
+// connection keeps its own 2 KiB reader for the system calls.
 func NewReader(r io.Reader) *Reader {
 	return &Reader{r: bufio.NewReaderSize(r, 1<<10), max: DefaultMaxEventSize}
 }

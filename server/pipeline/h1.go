@@ -253,7 +253,7 @@ func (p *h1Pool) get(ctx context.Context, localOnly bool) (*h1Conn, error) {
 		}
 		c.conn = tc
 	}
-	c.br = bufio.NewReaderSize(c, 4<<10)
+	c.br = bufio.NewReaderSize(c, readBufferSize)
 	c.readLimit = math.MaxInt64
 	return c, nil
 }
@@ -323,6 +323,14 @@ func (g *gzipBody) Read(p []byte) (int, error) {
 }
 
 func (g *gzipBody) Close() error { return g.body.Close() }
+
+// readBufferSize is a connection's read buffer, held for as long as the
+// connection lives, by every open stream too. 2 KiB takes a typical
+// response head (OpenAI's, with its rate-limit and tracing headers, is
+// 1-1.5 KB) and several stream events in one read; longer heads are read
+// in more than one (textproto assembles long lines). net/http's 4 KiB
+// bought an open stream nothing but 2 KiB more memory (issue 17).
+const readBufferSize = 2 << 10
 
 // writers buffer requests while they are written: a connection only needs
 // one then, and an open stream would otherwise hold its 4 KiB for hours.

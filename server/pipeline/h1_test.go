@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -579,5 +580,39 @@ func TestH1InformationalBounded(t *testing.T) {
 	client := NewHTTPClient(DefaultTransportConfig, nil)
 	if _, err := post(t, client, context.Background(), srv.URL(), "x"); err == nil || !strings.Contains(err.Error(), "informational") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestH1SmallReadBuffer: a connection's read buffer is readBufferSize
+// (2 KiB: an open stream holds it), and response heads, header lines and
+// stream chunks longer than it are read whole.
+func TestH1SmallReadBuffer(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("v", 3*readBufferSize)
+	data := strings.Repeat("d", 3*readBufferSize)
+	srv := newRawServer(t, answerEach(fmt.Sprintf("HTTP/1.1 200 OK\r\nX-Long: %s\r\nX-Other: o\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", long, len(data), data)))
+	client := NewHTTPClient(DefaultTransportConfig, nil)
+	resp, err := post(t, client, context.Background(), srv.URL(), "{}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Header.Get("X-Long") != long || resp.Header.Get("X-Other") != "o" {
+		t.Errorf("headers %d bytes, X-Other %q", len(resp.Header.Get("X-Long")), resp.Header.Get("X-Other"))
+	}
+	if got := readAll(t, resp); got != data {
+		t.Errorf("body of %d bytes, want %d", len(got), len(data))
+	}
+	h1 := client.Transport.(*roundTripper).base.h1
+	h1.mu.Lock()
+	defer h1.mu.Unlock()
+	for _, p := range h1.pools {
+		for _, c := range p.idle {
+			if c.br.Size() != 2<<10 {
+				t.Errorf("read buffer of %d bytes, want 2 KiB", c.br.Size())
+			}
+		}
+		if len(p.idle) != 1 {
+			t.Errorf("%d idle connections after one call, want 1", len(p.idle))
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -64,8 +65,42 @@ func NewHTTPClient(cfg TransportConfig, redact *Redactor) *http.Client {
 		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 		// Providers compress; Go's transparent gzip is kept.
 	}
-	split := &splitTransport{h1: newH1Transport(cfg, dialer.DialContext), std: base, version: cfg.HTTPVersion}
+	split := newSplitTransport(cfg, base, dialer.DialContext)
 	return &http.Client{Transport: &roundTripper{base: split, idle: cfg.IdleTimeout, redact: redact, prop: cfg.Propagator}}
+}
+
+// newSplitTransport pairs std with the project's own HTTP/1.1 transport,
+// which dials with dial, aside (dialAside).
+func newSplitTransport(cfg TransportConfig, std *http.Transport, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *splitTransport {
+	return &splitTransport{h1: newH1Transport(cfg, dialAside(dial)), std: std, version: cfg.HTTPVersion}
+}
+
+// dialAside runs dial on a goroutine of its own, which ends with it.
+//
+// h1Transport dials on the caller's goroutine, a call's handler at the
+// bottom of the interceptor, pipeline and net/http client frames; the
+// dialer's own frames (resolution, dialParallel, dialSerial, socket,
+// connect) add about 3 KiB there, and a goroutine whose stack grew past
+// 8 KiB keeps 16 KiB for its whole life (the Dockerfile's
+// gcshrinkstackoff=1): every open stream would hold 8 KiB it needed once,
+// for its dial. A dial is per new connection, not per call (connections
+// are pooled), and costs system calls and a round trip that dwarf the
+// goroutine's start; net/http's Transport dials on a goroutine too. The
+// dial honours ctx, so the wait for its result needs no select.
+func dialAside(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		type result struct {
+			c   net.Conn
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			c, err := dial(ctx, network, addr)
+			done <- result{c, err}
+		}()
+		r := <-done
+		return r.c, r.err
+	}
 }
 
 // splitTransport chooses the client of each request (docs/decisions.md,
@@ -83,24 +118,48 @@ type splitTransport struct {
 }
 
 func (s *splitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if s.version == "2" || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
+	if s.toStd(req) {
 		return s.std.RoundTrip(req)
 	}
-	if proxy, err := s.std.Proxy(req); err != nil || proxy != nil {
-		return s.std.RoundTrip(req) // net/http reports a proxy error itself
-	}
-	if req.URL.Scheme == "https" || s.version == "1.1" {
-		return s.h1.RoundTrip(req)
-	}
-	if _, public := s.public.Load(req.URL.Host); public {
-		return s.std.RoundTrip(req)
-	}
-	resp, err := s.h1.roundTrip(req, true)
-	if errors.Is(err, errPublicUpstream) {
-		s.public.Store(req.URL.Host, true)
+	resp, err := s.h1.roundTrip(req, req.URL.Scheme == "http" && s.version != "1.1")
+	if err != nil && s.foundPublic(req, err) {
 		return s.std.RoundTrip(req)
 	}
 	return resp, err
+}
+
+// toStd and foundPublic are apart from RoundTrip, which keeps a small
+// frame: the request is written below it (docs/decisions.md, "An open
+// stream's goroutine stays within 8 KiB").
+//
+// toStd: the request goes to net/http (HTTP/2 asked for, another scheme, a
+// proxy, or a cleartext host found public before).
+//
+//go:noinline
+func (s *splitTransport) toStd(req *http.Request) bool {
+	if s.version == "2" || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
+		return true
+	}
+	if proxy, err := s.std.Proxy(req); err != nil || proxy != nil {
+		return true // net/http reports a proxy error itself
+	}
+	if req.URL.Scheme == "https" || s.version == "1.1" {
+		return false
+	}
+	_, public := s.public.Load(req.URL.Host)
+	return public
+}
+
+// foundPublic: the own pool refused a cleartext host that is neither
+// loopback nor private (nothing was sent); it is remembered for net/http.
+//
+//go:noinline
+func (s *splitTransport) foundPublic(req *http.Request, err error) bool {
+	if !errors.Is(err, errPublicUpstream) {
+		return false
+	}
+	s.public.Store(req.URL.Host, true)
+	return true
 }
 
 // CloseIdleConnections closes the idle connections of both transports.
@@ -121,31 +180,57 @@ type roundTripper struct {
 func (rt *roundTripper) CloseIdleConnections() { rt.base.CloseIdleConnections() }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	if rt.prop != nil && trace.SpanContextFromContext(req.Context()).IsValid() {
-		req = withTraceContext(req, rt.prop)
+	if rt.prop != nil {
+		req = rt.propagate(req)
 	}
 	capture := provider.CaptureFrom(req.Context())
 	if capture != nil {
-		var body []byte
-		if req.Body != nil && req.GetBody != nil {
-			rc, err := req.GetBody()
-			if err != nil {
-				closeRequestBody(req) // a RoundTripper closes the body, even on error
-				return nil, fmt.Errorf("capture request body: %w", err)
-			}
-			body, err = io.ReadAll(rc)
-			_ = rc.Close() // an in-memory copy; closing cannot fail meaningfully
-			if err != nil {
-				closeRequestBody(req)
-				return nil, fmt.Errorf("capture request body: %w", err)
-			}
+		if err := rt.captureRequest(req, capture); err != nil {
+			return nil, err
 		}
-		capture.StartRequest(req.Method, rt.redact.URL(req.URL), rt.redact.Headers(req.Header), rt.redact.Bytes(body))
 	}
 	resp, err := rt.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
+	rt.watch(req, resp, capture)
+	return resp, nil
+}
+
+// propagate, captureRequest and watch are apart from RoundTrip, which keeps a small
+// frame: the upstream request is written and its answer awaited below it,
+// the deepest point of a call's goroutine (see dialAside).
+//
+//go:noinline
+func (rt *roundTripper) captureRequest(req *http.Request, capture *provider.Capture) error {
+	var body []byte
+	if req.Body != nil && req.GetBody != nil {
+		rc, err := req.GetBody()
+		if err != nil {
+			closeRequestBody(req) // a RoundTripper closes the body, even on error
+			return fmt.Errorf("capture request body: %w", err)
+		}
+		body, err = io.ReadAll(rc)
+		_ = rc.Close() // an in-memory copy; closing cannot fail meaningfully
+		if err != nil {
+			closeRequestBody(req)
+			return fmt.Errorf("capture request body: %w", err)
+		}
+	}
+	capture.StartRequest(req.Method, rt.redact.URL(req.URL), rt.redact.Headers(req.Header), rt.redact.Bytes(body))
+	return nil
+}
+
+//go:noinline
+func (rt *roundTripper) propagate(req *http.Request) *http.Request {
+	if trace.SpanContextFromContext(req.Context()).IsValid() {
+		return withTraceContext(req, rt.prop)
+	}
+	return req
+}
+
+//go:noinline
+func (rt *roundTripper) watch(req *http.Request, resp *http.Response, capture *provider.Capture) {
 	if capture != nil {
 		capture.RedactResponse(rt.redact.Bytes, rt.redact.longest())
 		capture.StartResponse(resp.StatusCode, rt.redact.Headers(resp.Header))
@@ -159,7 +244,6 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		w.noDrain = resp.ProtoMajor >= 2
 		resp.Body = w
 	}
-	return resp, nil
 }
 
 // ErrIdleTimeout is returned by a response body that stayed silent longer

@@ -244,6 +244,29 @@ func (s secrets) redact(text string) string {
 // send posts body to the operation's URL. It returns the response when the
 // status is 2xx; any other status is an *provider.Error.
 func (p *Provider) send(ctx context.Context, op, model string, body []byte, stream bool) (*http.Response, secrets, error) {
+	httpReq, sec, err := p.newRequest(ctx, op, model, body, stream)
+	if err != nil {
+		return nil, sec, err
+	}
+	resp, err := p.client.Do(httpReq)
+	if err != nil {
+		return nil, sec, p.transportError(err, sec)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, sec, p.failed(resp, model, sec)
+	}
+	return resp, sec, nil
+}
+
+// newRequest, transportError and failed are apart from send so that its
+// frame stays small: the upstream request is written and its answer
+// awaited below send, at the deepest point of the call's goroutine, and a
+// goroutine whose stack grew past 8 KiB once keeps 16 KiB while its
+// stream is open (docs/decisions.md, "An open stream's goroutine stays
+// within 8 KiB").
+//
+//go:noinline
+func (p *Provider) newRequest(ctx context.Context, op, model string, body []byte, stream bool) (*http.Request, secrets, error) {
 	sec := secrets{p.apiKey}
 	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint(op, model), bytes.NewReader(body))
 	if err != nil {
@@ -282,17 +305,20 @@ func (p *Provider) send(ctx context.Context, op, model string, body []byte, stre
 	case p.apiKey != "":
 		h.Set("Authorization", "Bearer "+p.apiKey)
 	}
-	resp, err := p.client.Do(httpReq)
-	if err != nil {
-		e := provider.TransportError(p.name, err)
-		e.Message = sec.redact(e.Message)
-		return nil, sec, e
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer resp.Body.Close()
-		return nil, sec, p.httpError(resp, model, sec)
-	}
-	return resp, sec, nil
+	return httpReq, sec, nil
+}
+
+//go:noinline
+func (p *Provider) transportError(err error, sec secrets) error {
+	e := provider.TransportError(p.name, err)
+	e.Message = sec.redact(e.Message)
+	return e
+}
+
+//go:noinline
+func (p *Provider) failed(resp *http.Response, model string, sec secrets) error {
+	defer resp.Body.Close()
+	return p.httpError(resp, model, sec)
 }
 
 // readBody reads a success body up to maxBodyBytes.
@@ -342,16 +368,27 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	if err != nil {
 		return nil, err
 	}
+	return p.chatResult(resp, req.Model, warnings, sec)
+}
+
+// chatResult reads and converts a chat completion. It is apart from
+// Generate, which keeps a small frame: the request is written and its
+// answer awaited below Generate (docs/decisions.md, "An open stream's
+// goroutine stays within 8 KiB"; gRPC's reused workers keep the stack a
+// unary call grew them to).
+//
+//go:noinline
+func (p *Provider) chatResult(resp *http.Response, model string, warnings []string, sec secrets) (*provider.Result, error) {
 	defer resp.Body.Close()
 	raw, err := p.readBody(resp)
 	if err != nil {
-		return nil, provider.AnswerFailed(err, p.requestID(resp.Header), p.errorMeta(resp.Header, req.Model))
+		return nil, provider.AnswerFailed(err, p.requestID(resp.Header), p.errorMeta(resp.Header, model))
 	}
 	res, err := p.parseChatResponse(raw)
 	if err != nil {
-		return nil, p.annotate(err, resp, req.Model, sec)
+		return nil, p.annotate(err, resp, model, sec)
 	}
-	p.headerMeta(res.Meta, resp.Header, req.Model)
+	p.headerMeta(res.Meta, resp.Header, model)
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
 	return res, nil
 }

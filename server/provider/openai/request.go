@@ -17,12 +17,35 @@ func (p *Provider) buildChatRequest(req *provider.Request, stream bool) ([]byte,
 	if req == nil {
 		return nil, nil, p.invalid("nil request")
 	}
-	var warnings []string
-	w := chatRequest{Model: req.Model}
 	msgs, droppedReasoning, err := p.encodeMessages(req.Messages, req.Reasoning)
 	if err != nil {
 		return nil, nil, err
 	}
+	w, warnings, err := p.chatRequest(req, stream, msgs, droppedReasoning)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := json.Marshal(w)
+	if err != nil {
+		return nil, nil, p.invalid("encode request: %v", err)
+	}
+	body, extraWarnings, err := provider.MergeExtraBody(body, req.ProviderOptions.GetExtraBody(), "model", "stream", "stream_options")
+	if err != nil {
+		return nil, nil, p.invalid("%v", err)
+	}
+	return body, append(warnings, extraWarnings...), nil
+}
+
+// chatRequest builds the request buildChatRequest encodes, around the
+// messages encoded before. The two are apart, and the request is on the heap (json.Marshal would copy it there
+// anyway), so that the frames above the JSON encoder stay small: it runs
+// at the bottom of the call's frames (docs/decisions.md, "An open stream's
+// goroutine stays within 8 KiB").
+//
+//go:noinline
+func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMessage, droppedReasoning int) (*chatRequest, []string, error) {
+	var warnings []string
+	w := &chatRequest{Model: req.Model}
 	if droppedReasoning > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d reasoning part(s) of earlier assistant turns not sent: Chat Completions has no field for them", droppedReasoning))
 	}
@@ -115,15 +138,7 @@ func (p *Provider) buildChatRequest(req *provider.Request, stream bool) ([]byte,
 		w.Stream = true
 		w.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
-	body, err := json.Marshal(w)
-	if err != nil {
-		return nil, nil, p.invalid("encode request: %v", err)
-	}
-	body, extraWarnings, err := provider.MergeExtraBody(body, req.ProviderOptions.GetExtraBody(), "model", "stream", "stream_options")
-	if err != nil {
-		return nil, nil, p.invalid("%v", err)
-	}
-	return body, append(warnings, extraWarnings...), nil
+	return w, warnings, nil
 }
 
 func (p *Provider) invalid(format string, args ...any) *provider.Error {
@@ -143,75 +158,108 @@ func (p *Provider) encodeMessages(in []*llmrelayv1.Message, reasoning bool) ([]c
 		if m == nil {
 			continue
 		}
-		switch m.GetRole() {
-		case llmrelayv1.Role_ROLE_SYSTEM:
-			role := "system"
-			if reasoning {
-				role = "developer"
-			}
-			content, err := p.encodeContent(m.GetParts(), i, false)
-			if err != nil {
+		if m.GetRole() == llmrelayv1.Role_ROLE_TOOL {
+			var err error
+			if out, err = p.toolMessages(out, m, i); err != nil {
 				return nil, 0, err
 			}
-			out = append(out, chatMessage{Role: role, Content: content, Name: m.GetName()})
-		case llmrelayv1.Role_ROLE_USER:
-			content, err := p.encodeContent(m.GetParts(), i, true)
-			if err != nil {
-				return nil, 0, err
-			}
-			out = append(out, chatMessage{Role: "user", Content: content, Name: m.GetName()})
-		case llmrelayv1.Role_ROLE_ASSISTANT:
-			cm := chatMessage{Role: "assistant", Name: m.GetName()}
-			var text strings.Builder
-			hasText := false
-			for _, part := range m.GetParts() {
-				switch k := part.GetKind().(type) {
-				case *llmrelayv1.Part_Text:
-					text.WriteString(k.Text)
-					hasText = true
-				case *llmrelayv1.Part_Refusal:
-					cm.Refusal += k.Refusal
-				case *llmrelayv1.Part_Reasoning:
-					droppedReasoning++
-				case *llmrelayv1.Part_ToolCall:
-					args := k.ToolCall.GetArguments()
-					if args == "" {
-						args = "{}"
-					}
-					cm.ToolCalls = append(cm.ToolCalls, wireToolCall{ID: k.ToolCall.GetCallId(), Type: "function",
-						Function: wireFunction{Name: k.ToolCall.GetName(), Arguments: args}})
-				case nil:
-				default:
-					return nil, 0, p.invalid("messages[%d]: assistant messages carry text, refusal, reasoning and tool_call parts only", i)
-				}
-			}
-			switch {
-			case hasText:
-				cm.Content = mustJSON(text.String())
-			case len(cm.ToolCalls) > 0 || cm.Refusal != "":
-				cm.Content = json.RawMessage("null")
-			default:
-				cm.Content = mustJSON("")
-			}
-			out = append(out, cm)
-		case llmrelayv1.Role_ROLE_TOOL:
-			n := 0
-			for _, part := range m.GetParts() {
-				tr := part.GetToolResult()
-				if tr == nil {
-					return nil, 0, p.invalid("messages[%d]: tool messages carry tool_result parts only", i)
-				}
-				out = append(out, chatMessage{Role: "tool", ToolCallID: tr.GetCallId(), Content: mustJSON(tr.GetContent())})
-				n++
-			}
-			if n == 0 {
-				return nil, 0, p.invalid("messages[%d]: tool message without tool_result parts", i)
-			}
-		default:
-			return nil, 0, p.invalid("messages[%d]: unsupported role %s", i, m.GetRole())
+			continue
 		}
+		out = append(out, chatMessage{})
+		dropped, err := p.encodeMessage(&out[len(out)-1], m, i, reasoning)
+		if err != nil {
+			return nil, 0, err
+		}
+		droppedReasoning += dropped
 	}
 	return out, droppedReasoning, nil
+}
+
+// toolMessages appends a tool message's results, one message each.
+//
+//go:noinline
+func (p *Provider) toolMessages(out []chatMessage, m *llmrelayv1.Message, i int) ([]chatMessage, error) {
+	n := 0
+	for _, part := range m.GetParts() {
+		tr := part.GetToolResult()
+		if tr == nil {
+			return nil, p.invalid("messages[%d]: tool messages carry tool_result parts only", i)
+		}
+		out = append(out, chatMessage{Role: "tool", ToolCallID: tr.GetCallId(), Content: mustJSON(tr.GetContent())})
+		n++
+	}
+	if n == 0 {
+		return nil, p.invalid("messages[%d]: tool message without tool_result parts", i)
+	}
+	return out, nil
+}
+
+// encodeMessage encodes into cm a message of any role but tool (which may
+// become several). It is apart from encodeMessages, and the assistant's from it,
+// so that the frames above encodeContent stay small (encodeMessages took
+// 1 KiB): the content is encoded below them, at the bottom of the call's
+// frames (docs/decisions.md, "An open stream's goroutine stays within
+// 8 KiB").
+//
+//go:noinline
+func (p *Provider) encodeMessage(cm *chatMessage, m *llmrelayv1.Message, i int, reasoning bool) (dropped int, err error) {
+	switch m.GetRole() {
+	case llmrelayv1.Role_ROLE_SYSTEM:
+		cm.Role = "system"
+		if reasoning {
+			cm.Role = "developer"
+		}
+		cm.Name = m.GetName()
+		cm.Content, err = p.encodeContent(m.GetParts(), i, false)
+		return 0, err
+	case llmrelayv1.Role_ROLE_USER:
+		cm.Role, cm.Name = "user", m.GetName()
+		cm.Content, err = p.encodeContent(m.GetParts(), i, true)
+		return 0, err
+	case llmrelayv1.Role_ROLE_ASSISTANT:
+		return p.assistantMessage(cm, m, i)
+	}
+	return 0, p.invalid("messages[%d]: unsupported role %s", i, m.GetRole())
+}
+
+// assistantMessage encodes an assistant turn into cm; dropped counts its reasoning
+// parts (Chat Completions has no field for them).
+//
+//go:noinline
+func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i int) (dropped int, err error) {
+	cm.Role, cm.Name = "assistant", m.GetName()
+	var text strings.Builder
+	hasText := false
+	for _, part := range m.GetParts() {
+		switch k := part.GetKind().(type) {
+		case *llmrelayv1.Part_Text:
+			text.WriteString(k.Text)
+			hasText = true
+		case *llmrelayv1.Part_Refusal:
+			cm.Refusal += k.Refusal
+		case *llmrelayv1.Part_Reasoning:
+			dropped++
+		case *llmrelayv1.Part_ToolCall:
+			args := k.ToolCall.GetArguments()
+			if args == "" {
+				args = "{}"
+			}
+			cm.ToolCalls = append(cm.ToolCalls, wireToolCall{ID: k.ToolCall.GetCallId(), Type: "function",
+				Function: wireFunction{Name: k.ToolCall.GetName(), Arguments: args}})
+		case nil:
+		default:
+			return 0, p.invalid("messages[%d]: assistant messages carry text, refusal, reasoning and tool_call parts only", i)
+		}
+	}
+	switch {
+	case hasText:
+		cm.Content = mustJSON(text.String())
+	case len(cm.ToolCalls) > 0 || cm.Refusal != "":
+		cm.Content = json.RawMessage("null")
+	default:
+		cm.Content = mustJSON("")
+	}
+	return dropped, nil
 }
 
 // encodeContent encodes system/user content: a plain string when it is a
