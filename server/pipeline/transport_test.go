@@ -189,7 +189,9 @@ func TestCloseDrainsForReuse(t *testing.T) {
 	upstream := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "data: [DONE]\n\n")
 		w.(http.Flusher).Flush()
-		time.Sleep(10 * time.Millisecond) // the terminator follows later
+		// The terminator follows later: a little (the drain waits up to
+		// drainTimeout, 50 ms, which a loaded CI machine can eat into).
+		time.Sleep(2 * time.Millisecond)
 	}))
 	upstream.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
