@@ -19,9 +19,10 @@ import (
 
 // h1Transport is llmrelay's own HTTP/1.1 RoundTripper, cleartext or TLS.
 // It writes the request and reads the response on the caller's goroutine
-// over a pooled keep-alive connection (one per concurrent call), with
-// net/http's own request writer (Request.Write) and response parser
-// (http.ReadResponse).
+// over a pooled keep-alive connection (one per concurrent call). The
+// requests the adapters make are written by writeRequestFast, the same
+// bytes as net/http's Request.Write without its allocations; any other by
+// Request.Write (h1_write.go). Responses are parsed by http.ReadResponse.
 //
 // net/http's Transport runs two goroutines per connection (readLoop and
 // writeLoop) and hands every request and response between them and the
@@ -390,7 +391,7 @@ func (c *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	bw := writers.Get().(*bufio.Writer)
 	bw.Reset(c.conn)
-	werr := req.Write(bw)
+	werr := writeRequest(bw, req)
 	if werr == nil {
 		werr = bw.Flush()
 	}
