@@ -22,7 +22,9 @@ import (
 // over a pooled keep-alive connection (one per concurrent call). The
 // requests the adapters make are written by writeRequestFast, the same
 // bytes as net/http's Request.Write without its allocations; any other by
-// Request.Write (h1_write.go). Responses are parsed by http.ReadResponse.
+// Request.Write (h1_write.go). Likewise response heads of the usual shape
+// are parsed by readResponseFast (h1_read.go), any other by
+// http.ReadResponse.
 //
 // net/http's Transport runs two goroutines per connection (readLoop and
 // writeLoop) and hands every request and response between them and the
@@ -454,6 +456,10 @@ func (c *h1Conn) readResponse(req *http.Request) (*http.Response, error) {
 		c.readLimit = c.pool.t.maxHeaderBytes // per head, 1xx included (net/http)
 		if _, err := c.br.Peek(1); err != nil {
 			return nil, err
+		}
+		if r, ok := readResponseFast(c.br, req); ok {
+			c.readLimit = math.MaxInt64
+			return r, nil // a final answer: the fast path takes no 1xx
 		}
 		r, err := http.ReadResponse(c.br, req)
 		if err != nil {
