@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
+
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // benchAnswer is a chat completion as the bench mock sends it, with the
@@ -55,7 +57,13 @@ func serveBench(c net.Conn) {
 // (NewHTTPClient: h1 transport over a kept-alive local connection) as the
 // OpenAI adapter makes it: a JSON POST with its headers, the answer read to
 // its end. Allocations include the (allocation-free) server's.
-func BenchmarkRoundTrip(b *testing.B) {
+func BenchmarkRoundTrip(b *testing.B) { benchRoundTrip(b, (*http.Client).Do) }
+
+// BenchmarkRoundTripDirect is BenchmarkRoundTrip as the adapters send:
+// provider.Do instead of Client.Do.
+func BenchmarkRoundTripDirect(b *testing.B) { benchRoundTrip(b, provider.Do) }
+
+func benchRoundTrip(b *testing.B, do func(*http.Client, *http.Request) (*http.Response, error)) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -87,7 +95,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json")
 		req.Header.Set("Authorization", "Bearer sk-bench-secret")
-		resp, err := client.Do(req)
+		resp, err := do(client, req)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -282,7 +282,7 @@ func (p *Provider) send(ctx context.Context, op, model string, body []byte, stre
 	case p.apiKey != "":
 		h.Set("Authorization", "Bearer "+p.apiKey)
 	}
-	resp, err := p.client.Do(httpReq)
+	resp, err := provider.Do(p.client, httpReq) // client.Do's answers and errors, without its cost per call
 	if err != nil {
 		e := provider.TransportError(p.name, err)
 		e.Message = sec.redact(e.Message)
