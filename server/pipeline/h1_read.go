@@ -54,7 +54,11 @@ func readResponseFast(br *bufio.Reader, req *http.Request) (*http.Response, bool
 	off := len(head) - len(rest)
 	status := s[9:len(line)]
 	h := make(http.Header, n)
-	slab := make([]string, n)
+	fr := &fastResponse{} // the response, its body and most headers' value slices in one allocation
+	slab := fr.vals[:]
+	if n > len(slab) {
+		slab = make([]string, n)
+	}
 	var canon [64]byte
 	for len(rest) > 0 {
 		line, rest, ok = cutLine(rest)
@@ -86,7 +90,8 @@ func readResponseFast(br *bufio.Reader, req *http.Request) (*http.Response, bool
 	if _, ok := h["Trailer"]; ok {
 		return nil, false // declared trailers
 	}
-	resp := &http.Response{Status: status, StatusCode: code, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Request: req}
+	resp := &fr.resp
+	*resp = http.Response{Status: status, StatusCode: code, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Request: req}
 	if te, ok := h["Transfer-Encoding"]; ok {
 		if len(te) != 1 || !asciiEqualFold(te[0], "chunked") {
 			return nil, false
@@ -115,12 +120,20 @@ func readResponseFast(br *bufio.Reader, req *http.Request) (*http.Response, bool
 	case resp.ContentLength == 0:
 		resp.Body = http.NoBody
 	case resp.ContentLength > 0:
-		resp.Body = &lengthBody{br: br, n: resp.ContentLength}
+		fr.body = lengthBody{br: br, n: resp.ContentLength}
+		resp.Body = &fr.body
 	default:
 		resp.Body = &chunkedBody{cr: httputil.NewChunkedReader(br), br: br, resp: resp}
 	}
 	_, _ = br.Discard(end + 4) // buffered: cannot fail
 	return resp, true
+}
+
+// fastResponse is what readResponseFast allocates for a response.
+type fastResponse struct {
+	resp http.Response
+	body lengthBody
+	vals [16]string
 }
 
 var (

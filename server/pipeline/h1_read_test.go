@@ -249,3 +249,21 @@ func TestH1ResponseFraming(t *testing.T) {
 		}
 	}
 }
+
+// TestH1PoolByHost: the spellings of one address share a pool, schemes
+// do not.
+func TestH1PoolByHost(t *testing.T) {
+	t.Parallel()
+	h1 := newH1Transport(DefaultTransportConfig, nil)
+	get := func(u string) *h1Pool {
+		req, _ := http.NewRequest(http.MethodPost, u, nil)
+		return h1.pool(req)
+	}
+	a := get("http://127.0.0.1/x")
+	if b := get("http://127.0.0.1:80/y"); a != b || a != get("http://127.0.0.1/z") {
+		t.Error("one address, several pools")
+	}
+	if get("https://127.0.0.1/x") == a || get("https://127.0.0.1:443/x") != get("https://127.0.0.1/y") {
+		t.Error("pools by scheme")
+	}
+}
