@@ -102,6 +102,11 @@ func OpenAIRateLimit(h http.Header) *llmrelayv1.RateLimit {
 // ("1s", "6m0s", "20ms", "1h2m3.5s") or bare seconds ("5").
 func parseResetDuration(v string) (time.Duration, error) {
 	v = strings.TrimSpace(v)
+	if n := len(v); n > 0 && (v[n-1] == 's' || v[n-1] == 'm' || v[n-1] == 'h') {
+		// A duration ("20ms", "6m0s"): no float ends so, and a failed
+		// ParseFloat would allocate its error on every call.
+		return time.ParseDuration(v)
+	}
 	if secs, err := strconv.ParseFloat(v, 64); err == nil {
 		return time.Duration(secs * float64(time.Second)), nil
 	}
