@@ -114,3 +114,41 @@ func benchRoundTrip(b *testing.B, do func(*http.Client, *http.Request) (*http.Re
 		}
 	}
 }
+
+// BenchmarkReadResponseHead parses benchAnswer's head and reads its body:
+// readResponseFast against http.ReadResponse.
+func BenchmarkReadResponseHead(b *testing.B) {
+	req, _ := http.NewRequest(http.MethodPost, "http://h/", nil)
+	rd := bytes.NewReader(benchAnswer)
+	br := bufio.NewReaderSize(rd, 4<<10)
+	buf := make([]byte, 1024)
+	for _, fast := range []bool{true, false} {
+		b.Run(map[bool]string{true: "fast", false: "net-http"}[fast], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				rd.Reset(benchAnswer)
+				br.Reset(rd)
+				br.Peek(1)
+				var resp *http.Response
+				var err error
+				ok := false
+				if fast {
+					resp, ok = readResponseFast(br, req)
+				}
+				if !ok {
+					if fast {
+						b.Fatal("not taken")
+					}
+					if resp, err = http.ReadResponse(br, req); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for {
+					if _, err := resp.Body.Read(buf); err != nil {
+						break
+					}
+				}
+			}
+		})
+	}
+}
