@@ -124,8 +124,14 @@ func excludedHeader(k string) bool {
 // writeRequestFast writes a request fastWritable accepted: the same bytes
 // as req.Write (request line, Host, User-Agent, Content-Length, the other
 // headers sorted by name, the body), without its allocations.
-func writeRequestFast(bw *bufio.Writer, req *http.Request) error {
-	defer closeRequestBody(req)
+func writeRequestFast(bw *bufio.Writer, req *http.Request) (err error) {
+	defer func() {
+		if req.Body != nil {
+			if cerr := req.Body.Close(); cerr != nil && err == nil {
+				err = cerr // as req.Write reports it
+			}
+		}
+	}()
 	u := req.URL
 	bw.WriteString(req.Method)
 	bw.WriteByte(' ')

@@ -32,9 +32,10 @@ func writeBoth(t testing.TB, mk func() *http.Request) (fast, std string, ferr, s
 type closeCounter struct {
 	io.Reader
 	closed *int
+	err    error
 }
 
-func (c closeCounter) Close() error { *c.closed++; return nil }
+func (c closeCounter) Close() error { *c.closed++; return c.err }
 
 func TestWriteRequestFast(t *testing.T) {
 	t.Parallel()
@@ -110,11 +111,24 @@ func TestWriteRequestFast(t *testing.T) {
 			t.Errorf("%s:\nfast %q (%v)\nstd  %q (%v)", c.name, fast, ferr, std, serr)
 		}
 	}
+	// A body's Close error is the write's, as req.Write reports it.
+	{
+		n := 0
+		mk := func() *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, "http://h/", nil)
+			req.Body, req.ContentLength = closeCounter{strings.NewReader("abc"), &n, errors.New("close failed")}, 3
+			req.GetBody = func() (io.ReadCloser, error) { return nil, errors.New("unused") }
+			return req
+		}
+		if _, _, ferr, serr := writeBoth(t, mk); ferr == nil || serr == nil || ferr.Error() != serr.Error() {
+			t.Errorf("close error: fast %v, std %v", ferr, serr)
+		}
+	}
 	// The body is closed once, on success and on error.
 	for _, body := range []string{"abc", "ab", "abcd"} {
 		n := 0
 		req, _ := http.NewRequest(http.MethodPost, "http://h/", nil)
-		req.Body, req.ContentLength = closeCounter{strings.NewReader(body), &n}, 3
+		req.Body, req.ContentLength = closeCounter{strings.NewReader(body), &n, nil}, 3
 		req.GetBody = func() (io.ReadCloser, error) { return nil, errors.New("unused") }
 		err := writeRequest(bufio.NewWriter(io.Discard), req)
 		if (err == nil) != (body == "abc") || n != 1 {
