@@ -19,9 +19,12 @@ import (
 
 // h1Transport is llmrelay's own HTTP/1.1 RoundTripper, cleartext or TLS.
 // It writes the request and reads the response on the caller's goroutine
-// over a pooled keep-alive connection (one per concurrent call), with
-// net/http's own request writer (Request.Write) and response parser
-// (http.ReadResponse).
+// over a pooled keep-alive connection (one per concurrent call). The
+// requests the adapters make are written by writeRequestFast, the same
+// bytes as net/http's Request.Write without its allocations; any other by
+// Request.Write (h1_write.go). Likewise response heads of the usual shape
+// are parsed by readResponseFast (h1_read.go), any other by
+// http.ReadResponse.
 //
 // net/http's Transport runs two goroutines per connection (readLoop and
 // writeLoop) and hands every request and response between them and the
@@ -42,10 +45,32 @@ type h1Transport struct {
 	maxHeaderBytes   int64
 	// alive checks a pooled connection before reuse (a MSG_PEEK on unix;
 	// elsewhere the replay rules cover a connection found closed).
-	alive func(net.Conn) bool
+	alive func(*h1Conn) bool
 
 	mu    sync.Mutex
 	pools map[string]*h1Pool // by scheme://host:port
+	// byHost finds the pool of a request by its URL's host as written
+	// (without making the key of pools on every call).
+	byHost map[hostKey]*h1Pool
+}
+
+// hostKey is a request's scheme (TLS or not) and URL host as written.
+type hostKey struct {
+	tls  bool
+	host string
+}
+
+// maxHostKeys bounds byHost (distinct spellings of the configured hosts;
+// past it, pools are found the slower way).
+const maxHostKeys = 1024
+
+// aliveProbe is the default liveness check: the connection's probe, made
+// on its first reuse.
+func aliveProbe(c *h1Conn) bool {
+	if c.probe == nil {
+		c.probe = newProbe(c.raw)
+	}
+	return c.probe.alive()
 }
 
 // h1Pool holds the idle connections to one address, most recently used
@@ -67,6 +92,8 @@ type h1Conn struct {
 	readLimit int64 // bytes the response head may still take (maxHeaderBytes)
 	reused    bool
 	idleFrom  time.Time
+	probe     *probe // liveness peeks (aliveProbe)
+	closeFn   func() // closes conn: what a cancelled call does
 }
 
 // maxResponseHeaderBytes bounds a response head (status line and headers,
@@ -82,8 +109,9 @@ func newH1Transport(cfg TransportConfig, dial func(ctx context.Context, network,
 		maxIdle:          cfg.MaxIdleConnsPerHost,
 		idleConnTimeout:  idleConnTimeout,
 		maxHeaderBytes:   maxResponseHeaderBytes,
-		alive:            alive,
+		alive:            aliveProbe,
 		pools:            map[string]*h1Pool{},
+		byHost:           map[hostKey]*h1Pool{},
 	}
 }
 
@@ -188,8 +216,15 @@ func closeRequestBody(req *http.Request) {
 
 // pool returns the pool of the request's scheme, host and port.
 func (t *h1Transport) pool(req *http.Request) *h1Pool {
-	host, port := req.URL.Hostname(), req.URL.Port()
 	isTLS := req.URL.Scheme == "https"
+	hk := hostKey{isTLS, req.URL.Host}
+	t.mu.Lock()
+	p := t.byHost[hk]
+	t.mu.Unlock()
+	if p != nil {
+		return p
+	}
+	host, port := req.URL.Hostname(), req.URL.Port()
 	if port == "" {
 		port = "80"
 		if isTLS {
@@ -200,10 +235,13 @@ func (t *h1Transport) pool(req *http.Request) *h1Pool {
 	key := req.URL.Scheme + "://" + addr
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	p := t.pools[key]
+	p = t.pools[key]
 	if p == nil {
 		p = &h1Pool{t: t, addr: addr, host: host, tls: isTLS}
 		t.pools[key] = p
+	}
+	if len(t.byHost) < maxHostKeys {
+		t.byHost[hk] = p
 	}
 	return p
 }
@@ -218,7 +256,7 @@ func (p *h1Pool) get(ctx context.Context, localOnly bool) (*h1Conn, error) {
 		c := p.idle[n-1]
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
-		if now.Sub(c.idleFrom) < t.idleConnTimeout && c.br.Buffered() == 0 && t.alive(c.raw) {
+		if now.Sub(c.idleFrom) < t.idleConnTimeout && c.br.Buffered() == 0 && t.alive(c) {
 			t.mu.Unlock()
 			c.reused = true
 			return c, nil
@@ -387,7 +425,10 @@ func (c *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	// A cancelled call closes the connection, which unblocks any read or
 	// write in progress; the connection is not reused.
-	stop := context.AfterFunc(ctx, func() { _ = c.conn.Close() })
+	if c.closeFn == nil {
+		c.closeFn = func() { _ = c.conn.Close() }
+	}
+	stop := context.AfterFunc(ctx, c.closeFn)
 	fail := func(err error) (*http.Response, error) {
 		stop()
 		_ = c.conn.Close() // broken or cancelled: never reused
@@ -398,7 +439,7 @@ func (c *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	bw := writers.Get().(*bufio.Writer)
 	bw.Reset(c.conn)
-	werr := req.Write(bw)
+	werr := writeRequest(bw, req)
 	if werr == nil {
 		werr = bw.Flush()
 	}
@@ -461,6 +502,10 @@ func (c *h1Conn) readResponse(req *http.Request) (*http.Response, error) {
 		c.readLimit = c.pool.t.maxHeaderBytes // per head, 1xx included (net/http)
 		if _, err := c.br.Peek(1); err != nil {
 			return nil, err
+		}
+		if r, ok := readResponseFast(c.br, req); ok {
+			c.readLimit = math.MaxInt64
+			return r, nil // a final answer: the fast path takes no 1xx
 		}
 		r, err := http.ReadResponse(c.br, req)
 		if err != nil {

@@ -11,29 +11,49 @@ import (
 // alivePeeks: alive looks at the socket here.
 const alivePeeks = true
 
+// probe peeks at one connection's socket; made once per connection, so
+// that a check allocates nothing.
+type probe struct {
+	socket bool            // false: not a socket (tests): the replay rules cover it
+	rc     syscall.RawConn // nil for a socket: its descriptor could not be had
+	ok     bool
+	buf    [1]byte
+	peek   func(fd uintptr) bool
+}
+
+func newProbe(conn net.Conn) *probe {
+	p := &probe{}
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return p
+	}
+	p.socket = true
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return p // never reused
+	}
+	p.rc = rc
+	p.peek = func(fd uintptr) bool {
+		_, _, rerr := syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		// 0 bytes with no error: closed; more: bytes sent unasked
+		p.ok = errors.Is(rerr, syscall.EAGAIN) || errors.Is(rerr, syscall.EWOULDBLOCK)
+		return true // never wait
+	}
+	return p
+}
+
 // alive reports whether a pooled connection can carry a request: the
 // server has neither closed it nor sent anything unasked. One
 // non-blocking MSG_PEEK read, so that a connection the server closed
 // after its keep-alive timeout is dropped before a request is written to
 // it instead of failing after.
-func alive(conn net.Conn) bool {
-	sc, ok := conn.(syscall.Conn)
-	if !ok {
-		return true // not a socket (tests): the replay rules cover it
+func (p *probe) alive() bool {
+	if !p.socket {
+		return true
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	p.ok = false
+	if p.rc == nil || p.rc.Read(p.peek) != nil {
 		return false
 	}
-	ok = false
-	var buf [1]byte
-	if err := rc.Read(func(fd uintptr) bool {
-		n, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		_ = n // 0 with no error: closed; more: bytes sent unasked
-		ok = errors.Is(rerr, syscall.EAGAIN) || errors.Is(rerr, syscall.EWOULDBLOCK)
-		return true // never wait
-	}); err != nil {
-		return false
-	}
-	return ok
+	return p.ok
 }

@@ -75,7 +75,7 @@ func TestH1ReplayWithoutPeek(t *testing.T) {
 		}
 	})
 	h1 := newH1Transport(DefaultTransportConfig, (&net.Dialer{}).DialContext)
-	h1.alive = func(net.Conn) bool { return true }
+	h1.alive = func(*h1Conn) bool { return true }
 	client := &http.Client{Transport: h1}
 	get := func() error {
 		resp, err := client.Get(srv.URL())

@@ -42,15 +42,19 @@ var (
 // Provider is an OpenAI or Azure OpenAI adapter. It is safe for concurrent
 // use.
 type Provider struct {
-	name      string // "openai" or "azure"
-	azure     bool
-	apiKey    string
-	baseURL   string // without trailing slash
-	client    *http.Client
-	headers   http.Header
-	org       string
-	project   string
-	entra     func(context.Context) (string, error)
+	name    string // "openai" or "azure"
+	azure   bool
+	apiKey  string
+	baseURL string // without trailing slash
+	client  *http.Client
+	headers http.Header
+	org     string
+	project string
+	entra   func(context.Context) (string, error)
+	// sec and auth are made once (by prepare): the credentials redacted
+	// from error texts, and the auth header's value.
+	sec       secrets
+	auth      []string
 	apiVer    string
 	apiVerSet bool
 	azureV1   bool
@@ -153,8 +157,27 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	if p.entra != nil || p.apiVerSet || p.azureV1 {
 		return nil, errors.New("openai: azure options given to New; use NewAzure")
 	}
+	p.prepare()
 	return p, nil
 }
+
+// prepare makes what every request shares. The slices are never changed
+// (a request's header map holds them; appending to one copies it: cap 1).
+func (p *Provider) prepare() {
+	p.sec = secrets{p.apiKey}[:1:1]
+	switch {
+	case p.azure:
+		p.auth = []string{p.apiKey}
+	case p.apiKey != "":
+		p.auth = []string{"Bearer " + p.apiKey}
+	}
+}
+
+// Shared header values (see prepare).
+var (
+	acceptJSON = []string{"application/json"}
+	acceptSSE  = []string{"text/event-stream"}
+)
 
 // NewAzure returns an adapter for Azure OpenAI. The endpoint is given with
 // WithBaseURL; auth is apiKey (api-key header) or WithEntraToken, exactly
@@ -173,6 +196,7 @@ func NewAzure(apiKey string, opts ...Option) (*Provider, error) {
 	if p.org != "" || p.project != "" {
 		return nil, errors.New("azure: organization and project headers are OpenAI options")
 	}
+	p.prepare()
 	return p, nil
 }
 
@@ -248,7 +272,7 @@ func (p *Provider) send(ctx context.Context, op, model string, body []byte, stre
 	if err != nil {
 		return nil, sec, err
 	}
-	resp, err := p.client.Do(httpReq)
+	resp, err := provider.Do(p.client, httpReq) // client.Do's answers and errors, without its cost per call
 	if err != nil {
 		return nil, sec, p.transportError(err, sec)
 	}
@@ -267,17 +291,17 @@ func (p *Provider) send(ctx context.Context, op, model string, body []byte, stre
 //
 //go:noinline
 func (p *Provider) newRequest(ctx context.Context, op, model string, body []byte, stream bool) (*http.Request, secrets, error) {
-	sec := secrets{p.apiKey}
+	sec := p.sec
 	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint(op, model), bytes.NewReader(body))
 	if err != nil {
 		return nil, sec, &provider.Error{Provider: p.name, Kind: provider.KindInvalidRequest, Message: "build request: " + err.Error(), Err: err}
 	}
 	h := httpReq.Header
-	h.Set("Content-Type", "application/json")
+	h["Content-Type"] = acceptJSON
 	if stream {
-		h.Set("Accept", "text/event-stream")
+		h["Accept"] = acceptSSE
 	} else {
-		h.Set("Accept", "application/json")
+		h["Accept"] = acceptJSON
 	}
 	if p.org != "" {
 		h.Set("OpenAI-Organization", p.org)
@@ -301,9 +325,9 @@ func (p *Provider) newRequest(ctx context.Context, op, model string, body []byte
 		h.Set("Authorization", "Bearer "+tok)
 	case p.azure:
 		h.Del("Authorization")
-		h.Set("api-key", p.apiKey)
+		h["Api-Key"] = p.auth
 	case p.apiKey != "":
-		h.Set("Authorization", "Bearer "+p.apiKey)
+		h["Authorization"] = p.auth
 	}
 	return httpReq, sec, nil
 }

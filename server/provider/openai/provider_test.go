@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -250,5 +252,59 @@ func waitDone(r *http.Request) {
 	select {
 	case <-r.Context().Done():
 	case <-time.After(10 * time.Second):
+	}
+}
+
+// TestRedirectFollowed: a provider answering 307 or 308 (a moved
+// deployment) is followed with the same POST and body, as net/http's
+// Client.Do did before the adapter called the transport itself; a 302 is
+// followed as a GET (whose answer here is an error).
+func TestRedirectFollowed(t *testing.T) {
+	t.Parallel()
+	answer := providertest.Load(t, td("chat_plain.http"))
+	var got []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.Path+" "+strconv.Itoa(len(body))+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/v1/chat"):
+			w.Header().Set("Location", "/moved/v1/chat/completions")
+			w.WriteHeader(map[bool]int{true: http.StatusTemporaryRedirect, false: http.StatusFound}[r.Header.Get("X-Redirect") == "307"])
+		case r.Method == http.MethodPost:
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(answer.Body)
+		default:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	p := newTestProvider(t, kOpenAI, srv.URL, WithHTTPClient(srv.Client()), WithHeaders(http.Header{"X-Redirect": {"307"}}))
+	res, err := p.Generate(context.Background(), benchRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res == nil {
+		t.Fatal("no result")
+	}
+	mu.Lock()
+	if len(got) != 2 || !strings.HasPrefix(got[1], "POST /moved/v1/chat/completions ") || strings.Fields(got[0])[2] != strings.Fields(got[1])[2] ||
+		!strings.HasSuffix(got[1], "Bearer "+testKey) {
+		t.Errorf("server saw %q", got)
+	}
+	got = nil
+	mu.Unlock()
+	p = newTestProvider(t, kOpenAI, srv.URL, WithHTTPClient(srv.Client()))
+	_, err = p.Generate(context.Background(), benchRequest())
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.HTTPStatus != http.StatusMethodNotAllowed {
+		t.Errorf("302: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || !strings.HasPrefix(got[1], "GET /moved/") {
+		t.Errorf("302: server saw %q", got)
 	}
 }

@@ -328,7 +328,98 @@ var chatUsagePaths = []string{"prompt_tokens", "completion_tokens", "total_token
 // usageDetails are the usage fields no counter holds (audio and
 // prediction tokens, OpenRouter's cost, fields added later).
 func usageDetails(u *wireUsage) provider.UsageDetails {
+	if noUsageDetails(u.Raw) {
+		return nil // the common case, without decoding the object into maps
+	}
 	return provider.ReadUsageDetails(u.Raw, chatUsagePaths...)
+}
+
+// noUsageDetails reports that provider.ReadUsageDetails(raw,
+// chatUsagePaths...) finds nothing: raw is an object each of whose leaves
+// is at a path of chatUsagePaths or empty as ReadUsageDetails sees it (0,
+// false, "", null, [], {}), like OpenAI's zero audio and prediction
+// counts. False means "maybe some": anything else (another value, a key
+// with escapes, nesting deeper than ReadUsageDetails flattens) is left to
+// it (FuzzNoUsageDetails checks this against it). Invalid JSON may give
+// either answer: ReadUsageDetails finds nothing in it either way.
+func noUsageDetails(raw []byte) bool {
+	d := fastDecoder{b: raw}
+	var path [64]byte
+	if !d.noDetails(path[:0], 0) {
+		return false
+	}
+	d.ws()
+	return d.i == len(d.b)
+}
+
+// maxUsageNesting is how deep provider.ReadUsageDetails flattens nested
+// usage objects (its maxUsageDepth): an object nested deeper is one value.
+const maxUsageNesting = 4
+
+// noDetails walks an object at the given nesting level whose path (joined
+// keys, "." after each) is prefix.
+func (d *fastDecoder) noDetails(prefix []byte, depth int) bool {
+	if !d.consume('{') {
+		return false
+	}
+	if d.consume('}') {
+		return true
+	}
+	for {
+		key, _, ok := d.str()
+		if !ok || !d.consume(':') {
+			return false
+		}
+		path := append(prefix, key...)
+		mapped := false
+		for _, m := range chatUsagePaths {
+			if string(path) == m {
+				mapped = true
+				break
+			}
+		}
+		d.ws()
+		switch {
+		case mapped:
+			ok = d.skip(0)
+		case d.i < len(d.b) && d.b[d.i] == '{':
+			if depth < maxUsageNesting {
+				ok = d.noDetails(append(path, '.'), depth+1)
+			} else {
+				ok = d.consume('{') && d.consume('}') // a value: empty only when {}
+			}
+		default:
+			ok = d.emptyValue()
+		}
+		if !ok {
+			return false
+		}
+		if d.consume(',') {
+			continue
+		}
+		return d.consume('}')
+	}
+}
+
+// emptyValue reads a scalar or array that ReadUsageDetails drops as empty:
+// 0, false, "", null, [].
+func (d *fastDecoder) emptyValue() bool {
+	d.ws()
+	for _, lit := range []string{"0", "-0", "false", `""`, "null"} {
+		if bytes.HasPrefix(d.b[d.i:], []byte(lit)) {
+			d.i += len(lit)
+			if d.i < len(d.b) {
+				// 0 must end there (not 01, 0.5, 0e3); the others end
+				// anyway, and what follows is checked by the caller.
+				switch c := d.b[d.i]; {
+				case c >= '0' && c <= '9', c == '.', c == 'e', c == 'E':
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return d.consume('[') && d.consume(']')
 }
 
 // normalizeUsage converts OpenAI usage: prompt_tokens already include

@@ -359,3 +359,50 @@ func TestRecordingsHaveNoRealKeys(t *testing.T) {
 		}
 	}
 }
+
+// usageSeeds are usage objects with and without details.
+var usageSeeds = []string{
+	`{"prompt_tokens":12,"completion_tokens":20,"total_tokens":32,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}`,
+	`{"prompt_tokens":12,"completion_tokens_details":{"audio_tokens":3}}`,
+	`{"prompt_tokens":1,"cost":0.0012,"is_byok":false}`,
+	`{"a":{"b":{"c":{"d":{"e":{}}}}},"x":-0,"y":"","z":null,"w":[],"v":{}}`,
+	`{"a":{"b":{"c":{"d":{"e":{"f":0}}}}}}`,
+	`{"a":0,"a":1}`, `{"a":1,"a":0}`, `{"a":01}`, `{"a":0.0}`, `{"a":0e1}`, `{"\u0061":1}`, `{"a":"x"}`, `{"a":[0]}`,
+	`{"prompt_tokens":{"x":1},"prompt_tokens_details":{"cached_tokens":"7"}}`, `null`, `{}`, `{"a":0} x`,
+}
+
+// FuzzNoUsageDetails: whenever noUsageDetails says a usage object has no
+// details, provider.ReadUsageDetails finds none.
+func FuzzNoUsageDetails(f *testing.F) {
+	for _, s := range usageSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !noUsageDetails(raw) {
+			return
+		}
+		if d := provider.ReadUsageDetails(raw, chatUsagePaths...); d != nil {
+			t.Fatalf("%q: noUsageDetails, but ReadUsageDetails found %v", raw, d)
+		}
+	})
+}
+
+// TestNoUsageDetails: OpenAI's usage with zero audio and prediction counts
+// skips the full reading; any detail, or a shape the check does not read,
+// goes to it.
+func TestNoUsageDetails(t *testing.T) {
+	t.Parallel()
+	for i, want := range []bool{true, false, false, true, false, false, false, false, false, false, false, false, false, true, false, true, false} {
+		raw := []byte(usageSeeds[i])
+		if got := noUsageDetails(raw); got != want {
+			t.Errorf("%s: noUsageDetails %v, want %v", raw, got, want)
+		}
+		if want && provider.ReadUsageDetails(raw, chatUsagePaths...) != nil {
+			t.Errorf("%s: has details", raw)
+		}
+	}
+	u := &wireUsage{Raw: []byte(usageSeeds[1])}
+	if d := usageDetails(u); d["completion_tokens_details.audio_tokens"] != float64(3) {
+		t.Errorf("details %v", d)
+	}
+}
