@@ -217,7 +217,7 @@ func (p *Provider) do(ctx context.Context, body []byte, betas []string, stream b
 	} else {
 		hreq.Header.Set("Accept", "application/json")
 	}
-	resp, err := p.client.Do(hreq)
+	resp, err := provider.Do(p.client, hreq) // client.Do's answers and errors, without its cost per call
 	if err != nil {
 		return nil, provider.TransportError(providerName, err)
 	}
