@@ -227,7 +227,8 @@ type item struct {
 	reasoning provider.ReasoningDelta
 }
 
-// convert maps a candidate's parts to output items in model order.
+// convert appends a candidate's parts to out as output items in model
+// order.
 //
 //   - functionCall: a tool call with its id; its thoughtSignature becomes
 //     ToolCall.signature.
@@ -238,8 +239,7 @@ type item struct {
 //     last text part of an answer, or streams it in a final empty text
 //     part) becomes a signature-only reasoning block right after that
 //     text, which the request encoder re-attaches to the text part.
-func (a *answer) convert(parts []respPart, warn func(string)) []item {
-	var out []item
+func (a *answer) convert(out []item, parts []respPart, warn func(string)) []item {
 	for _, pt := range parts {
 		switch {
 		case pt.FunctionCall != nil:
@@ -345,7 +345,7 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	// cur is the reasoning block the next piece of the same index extends.
 	var cur *llmrelayv1.Reasoning
 	curIndex := -1
-	for _, it := range a.convert(parts, func(s string) { meta.Warnings = append(meta.Warnings, s) }) {
+	for _, it := range a.convert(nil, parts, func(s string) { meta.Warnings = append(meta.Warnings, s) }) {
 		switch it.kind {
 		case itemText:
 			cur = nil

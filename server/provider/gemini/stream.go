@@ -22,8 +22,10 @@ type stream struct {
 	body io.ReadCloser
 	r    *sse.Reader
 
-	// queue holds the events of the current chunk (bounded by one chunk).
+	// queue holds the events of the current chunk (bounded by one chunk)
+	// from qpos on; its array is reused by the next chunk.
 	queue []*provider.Event
+	qpos  int
 	// err is sticky: io.EOF after a proper end, else the failure.
 	err    error
 	closed bool
@@ -37,8 +39,8 @@ type stream struct {
 	lastWire     *usageMetadata // the counts lastUsage was converted from
 	safety       json.RawMessage
 	citations    json.RawMessage
-	scratch      []byte                  // decodeChunkFast's
-	prev         generateContentResponse // the previous chunk's version and id (decodeChunkFast)
+	fast         fastChunk // decodeChunkFast's storage
+	items        []item    // handle's, reused
 }
 
 // newStream reads resp; warnings (from encoding the request) are sent first.
@@ -57,12 +59,13 @@ func (s *stream) Recv() (*provider.Event, error) {
 		if s.closed {
 			return nil, provider.ErrStreamClosed(providerName)
 		}
-		if len(s.queue) > 0 {
-			ev := s.queue[0]
-			s.queue[0] = nil
-			s.queue = s.queue[1:]
+		if s.qpos < len(s.queue) {
+			ev := s.queue[s.qpos]
+			s.queue[s.qpos] = nil
+			s.qpos++
 			return ev, nil
 		}
+		s.queue, s.qpos = s.queue[:0], 0
 		if s.err != nil {
 			return nil, s.err
 		}
@@ -75,15 +78,16 @@ func (s *stream) Recv() (*provider.Event, error) {
 		if len(data) == 0 {
 			continue
 		}
-		var w generateContentResponse
-		if !decodeChunkFast(data, &w, &s.prev, &s.scratch) {
-			if err := json.Unmarshal(data, &w); err != nil {
+		w, ok := decodeChunkFast(data, &s.fast)
+		if !ok {
+			w = new(generateContentResponse)
+			if err := json.Unmarshal(data, w); err != nil {
 				s.err = provider.BadResponse(providerName, "decoding stream chunk: %v", err)
 				continue
 			}
 		}
-		s.handle(&w)
-		s.prev.ModelVersion, s.prev.ResponseID = w.ModelVersion, w.ResponseID
+		s.handle(w)
+		s.fast.version, s.fast.id = w.ModelVersion, w.ResponseID
 	}
 }
 
@@ -139,7 +143,7 @@ func (s *stream) handle(w *generateContentResponse) {
 	}
 	if c != nil && c.Content != nil {
 		first := s.ans.calls
-		items := s.ans.convert(c.Content.Parts, func(msg string) {
+		items := s.ans.convert(s.items[:0], c.Content.Parts, func(msg string) {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{msg}}})
 		})
 		idx := first
@@ -158,6 +162,8 @@ func (s *stream) handle(w *generateContentResponse) {
 				idx++
 			}
 		}
+		clear(items) // the next chunk's items reuse the array
+		s.items = items[:0]
 	}
 	if c != nil {
 		if present(c.SafetyRatings) {
@@ -211,7 +217,7 @@ func (s *stream) Close() error {
 		return nil
 	}
 	s.closed = true
-	s.queue = nil
+	s.queue, s.qpos = nil, 0
 	return s.body.Close()
 }
 
