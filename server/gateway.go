@@ -772,7 +772,7 @@ func (r *relay) handle(ev *provider.Event) error {
 		}
 		return r.send(r.sink.toolDelta(d))
 	case provider.EventToolCallEnd:
-		return r.completeCall(ev.ToolCall.CallID)
+		return r.completeCall(ev.ToolCall.CallID, ev.ToolCall.Cut)
 	case provider.EventUsage:
 		if ev.Usage != nil {
 			r.usage = ev.Usage
@@ -799,7 +799,10 @@ func (r *relay) broken(err error) error {
 		Message: "the provider's stream broke its protocol: " + err.Error(), Err: err}
 }
 
-func (r *relay) completeCall(id string) error {
+// completeCall sends the call's done event; cut: the token limit cut it
+// (provider.ToolCallDelta.Cut), so its arguments are not valid even when
+// they parse.
+func (r *relay) completeCall(id string, cut bool) error {
 	done, err := r.acc.doneCall(id)
 	if err != nil {
 		return r.broken(err)
@@ -807,12 +810,15 @@ func (r *relay) completeCall(id string) error {
 	if done == nil || !r.sink.tools() {
 		return nil
 	}
+	if cut {
+		done.ToolCall.ArgumentsValid = false
+	}
 	return r.send(r.sink.toolDone(done))
 }
 
 func (r *relay) closeOpenCalls() error {
 	for _, id := range r.acc.open() {
-		if err := r.completeCall(id); err != nil {
+		if err := r.completeCall(id, false); err != nil {
 			return err
 		}
 	}

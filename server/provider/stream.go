@@ -79,6 +79,11 @@ type ToolCallDelta struct {
 	// Signature is the call's opaque signature (Gemini thoughtSignature),
 	// when it arrives.
 	Signature string
+	// Cut, on EventToolCallEnd: the token limit cut the call, so its
+	// arguments are partial even though they parse (a provider that sends
+	// them as a parsed object, Gemini); the gateway reports the call with
+	// arguments_valid false.
+	Cut bool
 }
 
 // ErrStreamClosed is what Recv returns after Close: the caller's own doing,

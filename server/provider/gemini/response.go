@@ -291,6 +291,11 @@ func (a *answer) convert(out []item, parts []respPart, warn func(string)) []item
 	return out
 }
 
+// cutCallWarning says that the token limit cut the call id.
+func cutCallWarning(id string) string {
+	return "tool call " + id + " was cut by the token limit; its arguments are partial"
+}
+
 // candidateMeta sets the candidate's extended values on meta.
 func candidateMeta(meta *llmrelayv1.ResponseMeta, c *candidate) {
 	if present(c.SafetyRatings) {
@@ -368,6 +373,15 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 
 	meta.ProviderFinishReason = c.FinishReason
 	meta.FinishReason = provider.ToolCallsFinish(finishReason(c.FinishReason), a.calls)
+	if n := len(msg.Parts); n > 0 && meta.FinishReason == llmrelayv1.FinishReason_FINISH_REASON_LENGTH {
+		// A functionCall last in an answer the token limit cut is the call
+		// being written when it hit: Gemini sends the arguments parsed so
+		// far, an object that parses but is not the whole call.
+		if tc := msg.Parts[n-1].GetToolCall(); tc != nil && tc.ArgumentsValid {
+			tc.ArgumentsValid = false
+			meta.Warnings = append(meta.Warnings, cutCallWarning(tc.CallId))
+		}
+	}
 	meta.ToolCallCount = int32(a.calls)
 	meta.Usage = toUsage(w.UsageMetadata)
 	usageDetails(w.UsageMetadata).Set(meta)

@@ -41,6 +41,10 @@ type stream struct {
 	citations    json.RawMessage
 	fast         fastChunk // decodeChunkFast's storage
 	items        []item    // handle's, reused
+	// heldEnd is the end of a call that was the last output item so far:
+	// held until something follows it or the finish reason says whether
+	// the token limit cut it.
+	heldEnd *provider.Event
 }
 
 // newStream reads resp; warnings (from encoding the request) are sent first.
@@ -93,6 +97,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 
 // fail records the end of the byte stream.
 func (s *stream) fail(err error) {
+	s.releaseEnd(false)
 	switch {
 	case errors.Is(err, io.EOF):
 		if s.finished {
@@ -111,9 +116,25 @@ func (s *stream) fail(err error) {
 
 func (s *stream) push(ev *provider.Event) { s.queue = append(s.queue, ev) }
 
+// releaseEnd queues the held call end, if any; cut marks the call as cut
+// by the token limit, with a warning.
+func (s *stream) releaseEnd(cut bool) {
+	ev := s.heldEnd
+	if ev == nil {
+		return
+	}
+	s.heldEnd = nil
+	if cut {
+		ev.ToolCall.Cut = true
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{cutCallWarning(ev.ToolCall.CallID)}}})
+	}
+	s.push(ev)
+}
+
 // handle converts one chunk into events.
 func (s *stream) handle(w *generateContentResponse) {
 	if w.Error != nil {
+		s.releaseEnd(false)
 		s.err = s.p.streamError(w.Error)
 		return
 	}
@@ -134,6 +155,7 @@ func (s *stream) handle(w *generateContentResponse) {
 		if u := toUsage(w.UsageMetadata); u != nil {
 			s.push(&provider.Event{Kind: provider.EventUsage, Usage: u})
 		}
+		s.releaseEnd(false)
 		s.err = blockedError(w)
 		return
 	}
@@ -148,6 +170,7 @@ func (s *stream) handle(w *generateContentResponse) {
 		})
 		idx := first
 		for _, it := range items {
+			s.releaseEnd(false) // something follows the held call: it was whole
 			switch it.kind {
 			case itemText:
 				s.push(&provider.Event{Kind: provider.EventText, Text: it.text})
@@ -158,12 +181,18 @@ func (s *stream) handle(w *generateContentResponse) {
 				d := provider.ToolCallDelta{CallID: it.call.CallId, Index: idx, Name: it.call.Name,
 					Arguments: it.call.Arguments, Signature: it.call.Signature}
 				s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: d})
-				s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: d.CallID, Index: idx}})
+				s.heldEnd = &provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: d.CallID, Index: idx}}
 				idx++
 			}
 		}
 		clear(items) // the next chunk's items reuse the array
 		s.items = items[:0]
+	}
+	if c != nil && c.FinishReason != "" {
+		// A call last in an answer the token limit cut is the call being
+		// written when it hit: Gemini sends the arguments parsed so far
+		// (toResult's rule too).
+		s.releaseEnd(finishReason(c.FinishReason) == llmrelayv1.FinishReason_FINISH_REASON_LENGTH)
 	}
 	if c != nil {
 		if present(c.SafetyRatings) {
