@@ -771,8 +771,8 @@ func (r *relay) handle(ev *provider.Event) error {
 			return nil // a chat stream has no tool events; the fold still keeps the call
 		}
 		return r.send(r.sink.toolDelta(d))
-	case provider.EventToolCallEnd:
-		return r.completeCall(ev.ToolCall.CallID, ev.ToolCall.Cut)
+	case provider.EventToolCallEnd, provider.EventToolCallCut:
+		return r.completeCall(ev.ToolCall.CallID, ev.Kind == provider.EventToolCallCut)
 	case provider.EventUsage:
 		if ev.Usage != nil {
 			r.usage = ev.Usage
@@ -800,7 +800,7 @@ func (r *relay) broken(err error) error {
 }
 
 // completeCall sends the call's done event; cut: the token limit cut it
-// (provider.ToolCallDelta.Cut), so its arguments are not valid even when
+// (provider.EventToolCallCut), so its arguments are not valid even when
 // they parse.
 func (r *relay) completeCall(id string, cut bool) error {
 	done, err := r.acc.doneCall(id)

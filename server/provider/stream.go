@@ -39,6 +39,11 @@ const (
 	EventUsage
 	// EventReasoning is a piece of the model's reasoning in Reasoning.
 	EventReasoning
+	// EventToolCallCut is EventToolCallEnd for a call the token limit cut:
+	// its arguments are partial even though they parse (a provider that
+	// sends them as a parsed object, Gemini), and the gateway reports the
+	// call with arguments_valid false.
+	EventToolCallCut
 )
 
 // Event is one normalized stream event.
@@ -79,11 +84,6 @@ type ToolCallDelta struct {
 	// Signature is the call's opaque signature (Gemini thoughtSignature),
 	// when it arrives.
 	Signature string
-	// Cut, on EventToolCallEnd: the token limit cut the call, so its
-	// arguments are partial even though they parse (a provider that sends
-	// them as a parsed object, Gemini); the gateway reports the call with
-	// arguments_valid false.
-	Cut bool
 }
 
 // ErrStreamClosed is what Recv returns after Close: the caller's own doing,

@@ -125,7 +125,7 @@ func (s *stream) releaseEnd(cut bool) {
 	}
 	s.heldEnd = nil
 	if cut {
-		ev.ToolCall.Cut = true
+		ev.Kind = provider.EventToolCallCut
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{cutCallWarning(ev.ToolCall.CallID)}}})
 	}
 	s.push(ev)

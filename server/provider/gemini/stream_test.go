@@ -56,11 +56,9 @@ func renderEvent(t testing.TB, ev *provider.Event) string {
 		r := ev.Reasoning
 		return fmt.Sprintf("reasoning index=%d text=%q signature=%q", r.Index, r.Text, r.Signature)
 	case provider.EventToolCallEnd:
-		line := fmt.Sprintf("tool_call_end id=%s index=%d", ev.ToolCall.CallID, ev.ToolCall.Index)
-		if ev.ToolCall.Cut {
-			line += " cut"
-		}
-		return line
+		return fmt.Sprintf("tool_call_end id=%s index=%d", ev.ToolCall.CallID, ev.ToolCall.Index)
+	case provider.EventToolCallCut:
+		return fmt.Sprintf("tool_call_cut id=%s index=%d", ev.ToolCall.CallID, ev.ToolCall.Index)
 	case provider.EventUsage:
 		return "usage " + compactProto(t, ev.Usage)
 	}
@@ -111,7 +109,7 @@ type folded struct {
 
 // foldMessage folds the events with the gateway's accumulator (package
 // fold), the way the server does, and returns the folded message; a call
-// whose end says Cut is not valid (as the gateway reports it).
+// ended by EventToolCallCut is not valid (as the gateway reports it).
 func foldMessage(t testing.TB, evs []*provider.Event) *llmrelayv1.Message {
 	t.Helper()
 	var acc fold.Accumulator
@@ -129,8 +127,8 @@ func foldMessage(t testing.TB, evs []*provider.Event) *llmrelayv1.Message {
 		case provider.EventToolCall:
 			d := ev.ToolCall
 			err = acc.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: d.CallID, Index: int32(d.Index), Name: d.Name, ArgumentsDelta: d.Arguments, Signature: d.Signature})
-		case provider.EventToolCallEnd:
-			cut[ev.ToolCall.CallID] = ev.ToolCall.Cut
+		case provider.EventToolCallCut:
+			cut[ev.ToolCall.CallID] = true
 		}
 		if err != nil {
 			t.Fatalf("fold: %v", err)
@@ -167,8 +165,8 @@ func foldEvents(evs []*provider.Event) folded {
 			}
 			tc.Arguments += ev.ToolCall.Arguments
 			tc.Signature += ev.ToolCall.Signature
-		case provider.EventToolCallEnd:
-			cut[ev.ToolCall.CallID] = ev.ToolCall.Cut
+		case provider.EventToolCallCut:
+			cut[ev.ToolCall.CallID] = true
 		case provider.EventUsage:
 			f.usage = ev.Usage
 		case provider.EventMeta:
