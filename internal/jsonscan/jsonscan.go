@@ -49,6 +49,14 @@ func (s *Scanner) Lits(lits ...string) bool {
 	return true
 }
 
+// Run consumes lits as Lits does, with one comparison when B has them as
+// run, which must be lits as a provider writes them: the same tokens in
+// the same order, with or without whitespace between them (a fast path's
+// common case; anything else falls back to Lits).
+func (s *Scanner) Run(run string, lits ...string) bool {
+	return s.Lit(run) || s.Lits(lits...)
+}
+
 // End reports whether only whitespace is left.
 func (s *Scanner) End() bool {
 	s.ws()

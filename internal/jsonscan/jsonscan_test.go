@@ -53,3 +53,23 @@ func FuzzInt(f *testing.F) {
 		}
 	})
 }
+
+// TestRun: Run accepts the tokens written as run and, failing that, as
+// Lits does, and consumes the same.
+func TestRun(t *testing.T) {
+	t.Parallel()
+	lits := []string{`{`, `"a"`, `:`, `[`}
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{
+		{`{"a": [1`, true}, {` {"a": [1`, true}, {`{"a":[1`, true}, {`{ "a" : [ 1`, true}, {`{"a": {1`, false}, {`{"b": [1`, false},
+	} {
+		r := Scanner{B: []byte(c.in)}
+		l := Scanner{B: []byte(c.in)}
+		ok, lok := r.Run(`{"a": [`, lits...), l.Lits(lits...)
+		if ok != c.ok || lok != c.ok || (ok && r.I != l.I) {
+			t.Errorf("%q: Run %v at %d, Lits %v at %d", c.in, ok, r.I, lok, l.I)
+		}
+	}
+}

@@ -42,11 +42,11 @@ type fastChunk struct {
 func decodeChunkFast(data []byte, f *fastChunk) (*generateContentResponse, bool) {
 	scratch := &f.scratch
 	s := jsonscan.Scanner{B: data}
-	if !s.Lits(`{`, `"candidates"`, `:`, `[`, `{`, `"content"`, `:`, `{`, `"parts"`, `:`, `[`, `{`, `"text"`, `:`) {
+	if !s.Run(`{"candidates": [{"content": {"parts": [{"text": `, `{`, `"candidates"`, `:`, `[`, `{`, `"content"`, `:`, `{`, `"parts"`, `:`, `[`, `{`, `"text"`, `:`) {
 		return nil, false
 	}
 	text, _, ok := s.String(scratch, "")
-	if !ok || !s.Lits(`}`, `]`, `,`, `"role"`, `:`) {
+	if !ok || !s.Run(`}],"role": `, `}`, `]`, `,`, `"role"`, `:`) {
 		return nil, false
 	}
 	role, _, ok := s.String(scratch, "model")
@@ -66,7 +66,7 @@ func decodeChunkFast(data []byte, f *fastChunk) (*generateContentResponse, bool)
 		return nil, false
 	}
 	index, ok := s.Int()
-	if !ok || !s.Lits(`}`, `]`, `,`, `"usageMetadata"`, `:`) {
+	if !ok || !s.Run(`}],"usageMetadata": `, `}`, `]`, `,`, `"usageMetadata"`, `:`) {
 		return nil, false
 	}
 	for s.I < len(s.B) && (s.B[s.I] == ' ' || s.B[s.I] == '\t' || s.B[s.I] == '\r' || s.B[s.I] == '\n') {
@@ -89,11 +89,11 @@ func decodeChunkFast(data []byte, f *fastChunk) (*generateContentResponse, bool)
 		*usage = u
 		usage.Raw = append(json.RawMessage(nil), s.B[start:s.I]...)
 	}
-	if !s.Lits(`,`, `"modelVersion"`, `:`) {
+	if !s.Run(`,"modelVersion": `, `,`, `"modelVersion"`, `:`) {
 		return nil, false
 	}
 	version, _, ok := s.String(scratch, f.version)
-	if !ok || !s.Lits(`,`, `"responseId"`, `:`) {
+	if !ok || !s.Run(`,"responseId": `, `,`, `"responseId"`, `:`) {
 		return nil, false
 	}
 	id, _, ok := s.String(scratch, f.id)

@@ -31,30 +31,30 @@ type respDeltaScratch struct {
 // text, what deltaText reads from it.
 func decodeRespTextDeltaFast(data []byte, sc *respDeltaScratch) (text string, ok bool) {
 	s := jsonscan.Scanner{B: data}
-	if !s.Lits(`{`, `"type"`, `:`, `"response.output_text.delta"`, `,`, `"sequence_number"`, `:`) {
+	if !s.Run(`{"type":"response.output_text.delta","sequence_number":`, `{`, `"type"`, `:`, `"response.output_text.delta"`, `,`, `"sequence_number"`, `:`) {
 		return "", false
 	}
 	seq, ok := s.Int()
-	if !ok || !s.Lits(`,`, `"item_id"`, `:`) {
+	if !ok || !s.Run(`,"item_id":`, `,`, `"item_id"`, `:`) {
 		return "", false
 	}
 	item, _, ok := s.String(&sc.buf, sc.itemID)
-	if !ok || !s.Lits(`,`, `"output_index"`, `:`) {
+	if !ok || !s.Run(`,"output_index":`, `,`, `"output_index"`, `:`) {
 		return "", false
 	}
 	out, ok := s.Int()
-	if !ok || !s.Lits(`,`, `"content_index"`, `:`) {
+	if !ok || !s.Run(`,"content_index":`, `,`, `"content_index"`, `:`) {
 		return "", false
 	}
-	if _, ok := s.Int(); !ok || !s.Lits(`,`, `"delta"`, `:`) {
+	if _, ok := s.Int(); !ok || !s.Run(`,"delta":`, `,`, `"delta"`, `:`) {
 		return "", false
 	}
 	text, delta, ok := s.String(&sc.buf, "")
-	if !ok || !s.Lits(`,`, `"logprobs"`, `:`, `[`, `]`) {
+	if !ok || !s.Run(`,"logprobs":[]`, `,`, `"logprobs"`, `:`, `[`, `]`) {
 		return "", false
 	}
 	if s.Lit(`,`) {
-		if !s.Lits(`"obfuscation"`, `:`) {
+		if !s.Run(`"obfuscation":`, `"obfuscation"`, `:`) {
 			return "", false
 		}
 		if _, _, ok := s.Bytes(&sc.buf); !ok {
