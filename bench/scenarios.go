@@ -402,6 +402,8 @@ func (b *bench) profiles(ctx context.Context, e env) error {
 		{"cpu-unary.pprof", scenario{name: "profile unary", target: "relay", kind: "unary", client: "go", conc: 16}},
 		{"cpu-unary-raw.pprof", scenario{name: "profile unary raw", target: "relay", kind: "unary", client: "go", conc: 16, raw: true}},
 		{"cpu-stream.pprof", scenario{name: "profile stream", target: "relay", kind: "stream-long", client: "go", conc: 16}},
+		{"cpu-stream-gemini.pprof", scenario{name: "profile stream gemini", target: "relay", kind: "stream-long", client: "go", conc: 8, model: longModel("gemini", "clear")}},
+		{"cpu-stream-responses.pprof", scenario{name: "profile stream openai-responses", target: "relay", kind: "stream-long", client: "go", conc: 8, model: longModel("openai-responses", "clear")}},
 		{"cpu-unary-tls.pprof", scenario{name: "profile unary tls", target: "relay", kind: "unary", client: "go", conc: 16, up: "tls", model: shortModel("openai-chat", "tls")}},
 		{"cpu-unary-tls-h2.pprof", scenario{name: "profile unary tls-h2", target: "relay", kind: "unary", client: "go", conc: 16, up: "tls", model: shortModel("openai-chat", "tls-h2")}},
 	}

@@ -806,8 +806,8 @@ func (r *relay) handle(ev *provider.Event) error {
 			return nil // a chat stream has no tool events; the fold still keeps the call
 		}
 		return r.send(r.sink.toolDelta(d))
-	case provider.EventToolCallEnd:
-		return r.completeCall(ev.ToolCall.CallID)
+	case provider.EventToolCallEnd, provider.EventToolCallCut:
+		return r.completeCall(ev.ToolCall.CallID, ev.Kind == provider.EventToolCallCut)
 	case provider.EventUsage:
 		if ev.Usage != nil {
 			r.usage = ev.Usage
@@ -834,7 +834,10 @@ func (r *relay) broken(err error) error {
 		Message: "the provider's stream broke its protocol: " + err.Error(), Err: err}
 }
 
-func (r *relay) completeCall(id string) error {
+// completeCall sends the call's done event; cut: the token limit cut it
+// (provider.EventToolCallCut), so its arguments are not valid even when
+// they parse.
+func (r *relay) completeCall(id string, cut bool) error {
 	done, err := r.acc.doneCall(id)
 	if err != nil {
 		return r.broken(err)
@@ -842,12 +845,15 @@ func (r *relay) completeCall(id string) error {
 	if done == nil || !r.sink.tools() {
 		return nil
 	}
+	if cut {
+		done.ToolCall.ArgumentsValid = false
+	}
 	return r.send(r.sink.toolDone(done))
 }
 
 func (r *relay) closeOpenCalls() error {
 	for _, id := range r.acc.open() {
-		if err := r.completeCall(id); err != nil {
+		if err := r.completeCall(id, false); err != nil {
 			return err
 		}
 	}

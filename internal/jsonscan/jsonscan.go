@@ -49,6 +49,14 @@ func (s *Scanner) Lits(lits ...string) bool {
 	return true
 }
 
+// Run consumes lits as Lits does, with one comparison when B has them as
+// run, which must be lits as a provider writes them: the same tokens in
+// the same order, with or without whitespace between them (a fast path's
+// common case; anything else falls back to Lits).
+func (s *Scanner) Run(run string, lits ...string) bool {
+	return s.Lit(run) || s.Lits(lits...)
+}
+
 // End reports whether only whitespace is left.
 func (s *Scanner) End() bool {
 	s.ws()
@@ -87,9 +95,23 @@ func (s *Scanner) Int() (int, bool) {
 // it appears in B; scratch holds the unescaped text when there are
 // escapes. prev is returned instead of a new string when equal.
 func (s *Scanner) String(scratch *[]byte, prev string) (str string, raw []byte, ok bool) {
+	v, raw, ok := s.Bytes(scratch)
+	if !ok {
+		return "", nil, false
+	}
+	if string(v) == prev {
+		return prev, raw, true
+	}
+	return string(v), raw, true
+}
+
+// Bytes reads a string as String does, without making one: v is the
+// unescaped text, within B when there are no escapes, else in scratch
+// (valid until scratch is used again).
+func (s *Scanner) Bytes(scratch *[]byte) (v, raw []byte, ok bool) {
 	s.ws()
 	if s.I >= len(s.B) || s.B[s.I] != '"' {
-		return "", nil, false
+		return nil, nil, false
 	}
 	open := s.I
 	s.I++
@@ -106,20 +128,17 @@ func (s *Scanner) String(scratch *[]byte, prev string) (str string, raw []byte, 
 			}
 			s.I++
 			if !ascii && !utf8.Valid(v) {
-				return "", nil, false
+				return nil, nil, false
 			}
-			if string(v) == prev {
-				return prev, s.B[open:s.I], true
-			}
-			return string(v), s.B[open:s.I], true
+			return v, s.B[open:s.I], true
 		case c < 0x20:
-			return "", nil, false
+			return nil, nil, false
 		case c >= 0x80:
 			ascii = false
 			s.I++
 		case c == '\\':
 			if s.I+1 >= len(s.B) {
-				return "", nil, false
+				return nil, nil, false
 			}
 			var r byte
 			switch s.B[s.I+1] {
@@ -136,7 +155,7 @@ func (s *Scanner) String(scratch *[]byte, prev string) (str string, raw []byte, 
 			case 't':
 				r = '\t'
 			default:
-				return "", nil, false
+				return nil, nil, false
 			}
 			out = append(out, s.B[start:s.I]...)
 			out = append(out, r)
@@ -147,5 +166,5 @@ func (s *Scanner) String(scratch *[]byte, prev string) (str string, raw []byte, 
 			s.I++
 		}
 	}
-	return "", nil, false
+	return nil, nil, false
 }

@@ -6,7 +6,8 @@ import (
 )
 
 // FuzzString: a string the scanner accepts is the string encoding/json
-// decodes from the same token, and raw is that token.
+// decodes from the same token, and raw is that token; Bytes reads the
+// same.
 func FuzzString(f *testing.F) {
 	for _, s := range []string{`"plain"`, `"a\n\"b\"\\\/\t\r\b\f"`, `"héllo ☃"`, `"\u00e9"`, "\"\xff\"", `"x`, ` "y" `, `""`} {
 		f.Add([]byte(s))
@@ -25,6 +26,11 @@ func FuzzString(f *testing.F) {
 		var fromRaw string
 		if err := json.Unmarshal(raw, &fromRaw); err != nil || got != want || fromRaw != want {
 			t.Fatalf("%q: got %q (raw %q), want %q", b, got, raw, want)
+		}
+		bs := Scanner{B: b}
+		v, braw, ok := bs.Bytes(&scratch)
+		if !ok || !bs.End() || string(v) != want || string(braw) != string(raw) {
+			t.Fatalf("%q: Bytes %q (raw %q, ok %v), want %q", b, v, braw, ok, want)
 		}
 	})
 }
@@ -46,4 +52,24 @@ func FuzzInt(f *testing.F) {
 			t.Fatalf("%q: got %d, encoding/json %d (%v)", b, got, want, err)
 		}
 	})
+}
+
+// TestRun: Run accepts the tokens written as run and, failing that, as
+// Lits does, and consumes the same.
+func TestRun(t *testing.T) {
+	t.Parallel()
+	lits := []string{`{`, `"a"`, `:`, `[`}
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{
+		{`{"a": [1`, true}, {` {"a": [1`, true}, {`{"a":[1`, true}, {`{ "a" : [ 1`, true}, {`{"a": {1`, false}, {`{"b": [1`, false},
+	} {
+		r := Scanner{B: []byte(c.in)}
+		l := Scanner{B: []byte(c.in)}
+		ok, lok := r.Run(`{"a": [`, lits...), l.Lits(lits...)
+		if ok != c.ok || lok != c.ok || (ok && r.I != l.I) {
+			t.Errorf("%q: Run %v at %d, Lits %v at %d", c.in, ok, r.I, lok, l.I)
+		}
+	}
 }

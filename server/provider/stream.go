@@ -39,6 +39,11 @@ const (
 	EventUsage
 	// EventReasoning is a piece of the model's reasoning in Reasoning.
 	EventReasoning
+	// EventToolCallCut is EventToolCallEnd for a call the token limit cut:
+	// its arguments are partial even though they parse (a provider that
+	// sends them as a parsed object, Gemini), and the gateway reports the
+	// call with arguments_valid false.
+	EventToolCallCut
 )
 
 // Event is one normalized stream event.

@@ -56,14 +56,15 @@ func BenchmarkStreamChunk(b *testing.B) {
 	b.SetBytes(int64(len(chunk)))
 	b.ReportAllocs()
 	for b.Loop() {
-		var w generateContentResponse
-		if !decodeChunkFast(chunk, &w, &s.prev, &s.scratch) {
-			if err := json.Unmarshal(chunk, &w); err != nil {
+		w, ok := decodeChunkFast(chunk, &s.fast)
+		if !ok {
+			w = new(generateContentResponse)
+			if err := json.Unmarshal(chunk, w); err != nil {
 				b.Fatal(err)
 			}
 		}
-		s.handle(&w)
-		s.prev.ModelVersion, s.prev.ResponseID = w.ModelVersion, w.ResponseID
+		s.handle(w)
+		s.fast.version, s.fast.id = w.ModelVersion, w.ResponseID
 		if s.err != nil {
 			b.Fatal(s.err)
 		}

@@ -7,6 +7,25 @@ import (
 	"github.com/llmrelay/llmrelay/internal/jsonscan"
 )
 
+// fastChunk is the storage decodeChunkFast decodes into, reused between
+// the chunks of one stream: a text chunk is then decoded without
+// allocating anything but its text (and its usage when that changed).
+// What it returns is valid until the next call; only usage outlives it.
+type fastChunk struct {
+	w       generateContentResponse
+	cand    [1]candidate
+	content respContent
+	part    [1]respPart
+	text    string
+	// usage is the last usageMetadata decoded; it is never modified, so
+	// a chunk whose usage has the same bytes shares it.
+	usage *usageMetadata
+	// version and id are the previous chunk's modelVersion and responseId,
+	// shared when equal (the stream sets them after every chunk).
+	version, id string
+	scratch     []byte
+}
+
 // decodeChunkFast decodes a stream chunk that carries text, in the shape
 // Gemini sends it,
 //
@@ -19,62 +38,83 @@ import (
 // input that json.Unmarshal decodes to the same generateContentResponse
 // (FuzzDecodeChunkFast): these keys in this order, whitespace between
 // tokens, integers and strings jsonscan accepts. Anything else returns
-// false for the encoding/json path. The model version and response id are
-// shared with prev's (the previous chunk; may be nil) when equal.
-func decodeChunkFast(data []byte, w, prev *generateContentResponse, scratch *[]byte) bool {
-	var prevVersion, prevID string
-	if prev != nil {
-		prevVersion, prevID = prev.ModelVersion, prev.ResponseID
-	}
+// false for the encoding/json path. The chunk is decoded into f's storage.
+func decodeChunkFast(data []byte, f *fastChunk) (*generateContentResponse, bool) {
+	scratch := &f.scratch
 	s := jsonscan.Scanner{B: data}
-	if !s.Lits(`{`, `"candidates"`, `:`, `[`, `{`, `"content"`, `:`, `{`, `"parts"`, `:`, `[`, `{`, `"text"`, `:`) {
-		return false
+	if !s.Run(`{"candidates": [{"content": {"parts": [{"text": `, `{`, `"candidates"`, `:`, `[`, `{`, `"content"`, `:`, `{`, `"parts"`, `:`, `[`, `{`, `"text"`, `:`) {
+		return nil, false
 	}
 	text, _, ok := s.String(scratch, "")
-	if !ok || !s.Lits(`}`, `]`, `,`, `"role"`, `:`) {
-		return false
+	if !ok || !s.Run(`}],"role": `, `}`, `]`, `,`, `"role"`, `:`) {
+		return nil, false
 	}
 	role, _, ok := s.String(scratch, "model")
 	if !ok || !s.Lits(`}`, `,`) {
-		return false
+		return nil, false
 	}
-	var c candidate
+	var finish string
 	if s.Lit(`"finishReason"`) {
 		if !s.Lit(`:`) {
-			return false
+			return nil, false
 		}
-		if c.FinishReason, _, ok = s.String(scratch, "STOP"); !ok || !s.Lit(`,`) {
-			return false
+		if finish, _, ok = s.String(scratch, "STOP"); !ok || !s.Lit(`,`) {
+			return nil, false
 		}
 	}
 	if !s.Lits(`"index"`, `:`) {
-		return false
+		return nil, false
 	}
-	if c.Index, ok = s.Int(); !ok || !s.Lits(`}`, `]`, `,`, `"usageMetadata"`, `:`) {
-		return false
+	index, ok := s.Int()
+	if !ok || !s.Run(`}],"usageMetadata": `, `}`, `]`, `,`, `"usageMetadata"`, `:`) {
+		return nil, false
 	}
-	var u usageMetadata
-	start := s.I
-	if !usageFast(&s, &u, scratch) {
-		return false
+	for s.I < len(s.B) && (s.B[s.I] == ' ' || s.B[s.I] == '\t' || s.B[s.I] == '\r' || s.B[s.I] == '\n') {
+		s.I++
 	}
-	// The object's bytes, as encoding/json hands them to UnmarshalJSON:
-	// the details no counter holds are read from them.
-	u.Raw = append(json.RawMessage(nil), bytes.TrimLeft(s.B[start:s.I], " \t\r\n")...)
-	if !s.Lits(`,`, `"modelVersion"`, `:`) {
-		return false
+	usage := f.usage
+	if usage != nil && bytes.HasPrefix(s.B[s.I:], usage.Raw) {
+		// The same bytes as the last usage decoded, which was a whole
+		// object: the same counts, shared.
+		s.I += len(usage.Raw)
+	} else {
+		var u usageMetadata
+		start := s.I
+		if !usageFast(&s, &u, scratch) {
+			return nil, false
+		}
+		// The object's bytes, as encoding/json hands them to
+		// UnmarshalJSON: the details no counter holds are read from them.
+		usage = new(usageMetadata)
+		*usage = u
+		usage.Raw = append(json.RawMessage(nil), s.B[start:s.I]...)
 	}
-	version, _, ok := s.String(scratch, prevVersion)
-	if !ok || !s.Lits(`,`, `"responseId"`, `:`) {
-		return false
+	if !s.Run(`,"modelVersion": `, `,`, `"modelVersion"`, `:`) {
+		return nil, false
 	}
-	id, _, ok := s.String(scratch, prevID)
+	version, _, ok := s.String(scratch, f.version)
+	if !ok || !s.Run(`,"responseId": `, `,`, `"responseId"`, `:`) {
+		return nil, false
+	}
+	id, _, ok := s.String(scratch, f.id)
 	if !ok || !s.Lit(`}`) || !s.End() {
-		return false
+		return nil, false
 	}
-	c.Content = &respContent{Role: role, Parts: []respPart{{Text: &text}}}
-	*w = generateContentResponse{Candidates: []candidate{c}, UsageMetadata: &u, ModelVersion: version, ResponseID: id}
-	return true
+	if f.w.Candidates == nil {
+		// The links between the parts of the storage, made once: only
+		// the values below change between chunks (assigning whole
+		// structs costs bulk write barriers while the GC runs).
+		f.part[0].Text = &f.text
+		f.content.Parts = f.part[:]
+		f.cand[0].Content = &f.content
+		f.w.Candidates = f.cand[:]
+	}
+	f.usage = usage
+	f.text = text
+	f.content.Role = role
+	f.cand[0].FinishReason, f.cand[0].Index = finish, index
+	f.w.UsageMetadata, f.w.ModelVersion, f.w.ResponseID = usage, version, id
+	return &f.w, true
 }
 
 // usageFast reads a usageMetadata object: the counts the adapter reads,

@@ -10,31 +10,46 @@ import (
 )
 
 // FuzzDecodeChunkFast: whatever the fast path accepts, encoding/json
-// decodes to the same chunk.
+// decodes to the same chunk, also when the storage is reused: two chunks
+// are decoded in turn into one fastChunk that starts with another
+// stream's state (a usage, a version and id, a text, scratch bytes).
 func FuzzDecodeChunkFast(f *testing.F) {
+	var seeds [][]byte
 	for _, name := range []string{"stream_text.http", "stream_thinking_text.http", "stream_blocked.http"} {
 		for _, line := range bytes.Split(providertest.Load(f, "testdata/"+name).Body, []byte("\n")) {
 			if d, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data: ")); ok {
-				f.Add(d)
+				seeds = append(seeds, d)
 			}
 		}
 	}
-	f.Add([]byte(`{"candidates": [{"content": {"parts": [{"text": "Hello "}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 12,"totalTokenCount": 12},"modelVersion": "gemini-2.5-flash","responseId": "mock1"}`))
-	f.Add([]byte(`{"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{},"modelVersion":"m","responseId":"r"}`))
-	f.Add([]byte(`{"candidates":[{"content":{"parts":[{"text":"x"}],"role":"model"},"index":0}],"usageMetadata":{"promptTokensDetails":[],"totalTokenCount":1,"totalTokenCount":2},"modelVersion":"m","responseId":"r"}`))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		var fast generateContentResponse
-		scratch := []byte("stale")
-		prev := &generateContentResponse{ModelVersion: "gemini-2.5-flash", ResponseID: "mock1"}
-		if !decodeChunkFast(raw, &fast, prev, &scratch) {
-			return
+	seeds = append(seeds,
+		[]byte(`{"candidates": [{"content": {"parts": [{"text": "Hello "}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 12,"totalTokenCount": 12},"modelVersion": "gemini-2.5-flash","responseId": "mock1"}`),
+		[]byte(`{"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{},"modelVersion":"m","responseId":"r"}`),
+		[]byte(`{"candidates":[{"content":{"parts":[{"text":"x"}],"role":"model"},"index":0}],"usageMetadata":{"promptTokensDetails":[],"totalTokenCount":1,"totalTokenCount":2},"modelVersion":"m","responseId":"r"}`),
+		[]byte(`{"candidates": [{"content": {"parts": [{"text": "a\\nb"}],"role": "model"},"index": 0}],"usageMetadata":  {"promptTokenCount": 12,"totalTokenCount": 12},"modelVersion": "gemini-2.5-flash","responseId": "mock1"}`),
+	)
+	for i, a := range seeds {
+		f.Add(a, seeds[(i+1)%len(seeds)])
+		f.Add(a, a)
+	}
+	f.Fuzz(func(t *testing.T, raw1, raw2 []byte) {
+		fc := &fastChunk{
+			usage:   &usageMetadata{PromptTokenCount: 12, TotalTokenCount: 12, Raw: json.RawMessage(`{"promptTokenCount": 12,"totalTokenCount": 12}`)},
+			version: "gemini-2.5-flash", id: "mock1", text: "stale", scratch: []byte("stale"),
 		}
-		var slow generateContentResponse
-		if err := json.Unmarshal(raw, &slow); err != nil {
-			t.Fatalf("fast path accepted %q, encoding/json: %v", raw, err)
-		}
-		if !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("%q:\nfast %+v\njson %+v", raw, fast, slow)
+		for _, raw := range [][]byte{raw1, raw2} {
+			fast, ok := decodeChunkFast(raw, fc)
+			if !ok {
+				continue
+			}
+			var slow generateContentResponse
+			if err := json.Unmarshal(raw, &slow); err != nil {
+				t.Fatalf("fast path accepted %q, encoding/json: %v", raw, err)
+			}
+			if !reflect.DeepEqual(*fast, slow) {
+				t.Fatalf("%q:\nfast %+v\njson %+v", raw, *fast, slow)
+			}
+			fc.version, fc.id = fast.ModelVersion, fast.ResponseID
 		}
 	})
 }
@@ -50,9 +65,7 @@ func TestDecodeChunkFastShapes(t *testing.T) {
 		{`{"candidates":[{"content":{"parts":[{"text":"x","thought":true}],"role":"model"},"index":0}],"usageMetadata":{},"modelVersion":"m","responseId":"r"}`, false},
 		{`{"candidates":[{"content":{"parts":[{"text":"x"}],"role":"model"},"index":0}],"usageMetadata":{"other":1},"modelVersion":"m","responseId":"r"}`, false},
 	} {
-		var w generateContentResponse
-		var scratch []byte
-		if ok := decodeChunkFast([]byte(c.in), &w, nil, &scratch); ok != c.ok {
+		if _, ok := decodeChunkFast([]byte(c.in), &fastChunk{}); ok != c.ok {
 			t.Errorf("%q: ok=%v", c.in, ok)
 		}
 	}

@@ -108,7 +108,7 @@ func (p *Provider) post(ctx context.Context, model, method, query string, body [
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-goog-api-key", p.apiKey)
-	resp, err := p.client.Do(req)
+	resp, err := provider.Do(p.client, req) // client.Do's answers and errors, without its cost per call
 	if err != nil {
 		e := provider.TransportError(providerName, err)
 		e.Message = p.redact(e.Message)

@@ -104,7 +104,7 @@ var pngBytes = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x
 
 // generateCases are the unary scenarios; streamed twins share the request.
 func generateCases(t testing.TB) map[string]*provider.Request {
-	temp, maxTok := 0.2, int32(256)
+	temp, maxTok, cutTok := 0.2, int32(256), int32(32)
 	signedCall := toolCallPart(thinkParisID, "get_weather", `{"city":"Paris","unit":"celsius"}`)
 	signedCall.GetToolCall().Signature = callSignature
 	return map[string]*provider.Request{
@@ -162,6 +162,12 @@ func generateCases(t testing.TB) map[string]*provider.Request {
 			Tools:    []*llmrelayv1.Tool{weatherTool(t)},
 			Options: &llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{
 				Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}},
+		},
+		"max_tokens_call": {
+			Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.5-flash",
+			Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Weather in Paris and London?"))},
+			Tools:    []*llmrelayv1.Tool{weatherTool(t)},
+			Options:  &llmrelayv1.GenerationOptions{MaxTokens: &cutTok},
 		},
 		"malformed_call": {
 			Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.5-flash",

@@ -227,7 +227,8 @@ type item struct {
 	reasoning provider.ReasoningDelta
 }
 
-// convert maps a candidate's parts to output items in model order.
+// convert appends a candidate's parts to out as output items in model
+// order.
 //
 //   - functionCall: a tool call with its id; its thoughtSignature becomes
 //     ToolCall.signature.
@@ -238,8 +239,7 @@ type item struct {
 //     last text part of an answer, or streams it in a final empty text
 //     part) becomes a signature-only reasoning block right after that
 //     text, which the request encoder re-attaches to the text part.
-func (a *answer) convert(parts []respPart, warn func(string)) []item {
-	var out []item
+func (a *answer) convert(out []item, parts []respPart, warn func(string)) []item {
 	for _, pt := range parts {
 		switch {
 		case pt.FunctionCall != nil:
@@ -289,6 +289,11 @@ func (a *answer) convert(parts []respPart, warn func(string)) []item {
 		}
 	}
 	return out
+}
+
+// cutCallWarning says that the token limit cut the call id.
+func cutCallWarning(id string) string {
+	return "tool call " + id + " was cut by the token limit; its arguments are partial"
 }
 
 // candidateMeta sets the candidate's extended values on meta.
@@ -345,7 +350,7 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	// cur is the reasoning block the next piece of the same index extends.
 	var cur *llmrelayv1.Reasoning
 	curIndex := -1
-	for _, it := range a.convert(parts, func(s string) { meta.Warnings = append(meta.Warnings, s) }) {
+	for _, it := range a.convert(nil, parts, func(s string) { meta.Warnings = append(meta.Warnings, s) }) {
 		switch it.kind {
 		case itemText:
 			cur = nil
@@ -368,6 +373,15 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 
 	meta.ProviderFinishReason = c.FinishReason
 	meta.FinishReason = provider.ToolCallsFinish(finishReason(c.FinishReason), a.calls)
+	if n := len(msg.Parts); n > 0 && meta.FinishReason == llmrelayv1.FinishReason_FINISH_REASON_LENGTH {
+		// A functionCall last in an answer the token limit cut is the call
+		// being written when it hit: Gemini sends the arguments parsed so
+		// far, an object that parses but is not the whole call.
+		if tc := msg.Parts[n-1].GetToolCall(); tc != nil && tc.ArgumentsValid {
+			tc.ArgumentsValid = false
+			meta.Warnings = append(meta.Warnings, cutCallWarning(tc.CallId))
+		}
+	}
 	meta.ToolCallCount = int32(a.calls)
 	meta.Usage = toUsage(w.UsageMetadata)
 	usageDetails(w.UsageMetadata).Set(meta)

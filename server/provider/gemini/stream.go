@@ -22,8 +22,10 @@ type stream struct {
 	body io.ReadCloser
 	r    *sse.Reader
 
-	// queue holds the events of the current chunk (bounded by one chunk).
+	// queue holds the events of the current chunk (bounded by one chunk)
+	// from qpos on; its array is reused by the next chunk.
 	queue []*provider.Event
+	qpos  int
 	// err is sticky: io.EOF after a proper end, else the failure.
 	err    error
 	closed bool
@@ -37,8 +39,12 @@ type stream struct {
 	lastWire     *usageMetadata // the counts lastUsage was converted from
 	safety       json.RawMessage
 	citations    json.RawMessage
-	scratch      []byte                  // decodeChunkFast's
-	prev         generateContentResponse // the previous chunk's version and id (decodeChunkFast)
+	fast         fastChunk // decodeChunkFast's storage
+	items        []item    // handle's, reused
+	// heldEnd is the end of a call that was the last output item so far:
+	// held until something follows it or the finish reason says whether
+	// the token limit cut it.
+	heldEnd *provider.Event
 }
 
 // newStream reads resp; warnings (from encoding the request) are sent first.
@@ -57,12 +63,13 @@ func (s *stream) Recv() (*provider.Event, error) {
 		if s.closed {
 			return nil, provider.ErrStreamClosed(providerName)
 		}
-		if len(s.queue) > 0 {
-			ev := s.queue[0]
-			s.queue[0] = nil
-			s.queue = s.queue[1:]
+		if s.qpos < len(s.queue) {
+			ev := s.queue[s.qpos]
+			s.queue[s.qpos] = nil
+			s.qpos++
 			return ev, nil
 		}
+		s.queue, s.qpos = s.queue[:0], 0
 		if s.err != nil {
 			return nil, s.err
 		}
@@ -75,20 +82,22 @@ func (s *stream) Recv() (*provider.Event, error) {
 		if len(data) == 0 {
 			continue
 		}
-		var w generateContentResponse
-		if !decodeChunkFast(data, &w, &s.prev, &s.scratch) {
-			if err := json.Unmarshal(data, &w); err != nil {
+		w, ok := decodeChunkFast(data, &s.fast)
+		if !ok {
+			w = new(generateContentResponse)
+			if err := json.Unmarshal(data, w); err != nil {
 				s.err = provider.BadResponse(providerName, "decoding stream chunk: %v", err)
 				continue
 			}
 		}
-		s.handle(&w)
-		s.prev.ModelVersion, s.prev.ResponseID = w.ModelVersion, w.ResponseID
+		s.handle(w)
+		s.fast.version, s.fast.id = w.ModelVersion, w.ResponseID
 	}
 }
 
 // fail records the end of the byte stream.
 func (s *stream) fail(err error) {
+	s.releaseEnd(false)
 	switch {
 	case errors.Is(err, io.EOF):
 		if s.finished {
@@ -107,9 +116,25 @@ func (s *stream) fail(err error) {
 
 func (s *stream) push(ev *provider.Event) { s.queue = append(s.queue, ev) }
 
+// releaseEnd queues the held call end, if any; cut marks the call as cut
+// by the token limit, with a warning.
+func (s *stream) releaseEnd(cut bool) {
+	ev := s.heldEnd
+	if ev == nil {
+		return
+	}
+	s.heldEnd = nil
+	if cut {
+		ev.Kind = provider.EventToolCallCut
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{cutCallWarning(ev.ToolCall.CallID)}}})
+	}
+	s.push(ev)
+}
+
 // handle converts one chunk into events.
 func (s *stream) handle(w *generateContentResponse) {
 	if w.Error != nil {
+		s.releaseEnd(false)
 		s.err = s.p.streamError(w.Error)
 		return
 	}
@@ -130,6 +155,7 @@ func (s *stream) handle(w *generateContentResponse) {
 		if u := toUsage(w.UsageMetadata); u != nil {
 			s.push(&provider.Event{Kind: provider.EventUsage, Usage: u})
 		}
+		s.releaseEnd(false)
 		s.err = blockedError(w)
 		return
 	}
@@ -139,11 +165,12 @@ func (s *stream) handle(w *generateContentResponse) {
 	}
 	if c != nil && c.Content != nil {
 		first := s.ans.calls
-		items := s.ans.convert(c.Content.Parts, func(msg string) {
+		items := s.ans.convert(s.items[:0], c.Content.Parts, func(msg string) {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{msg}}})
 		})
 		idx := first
 		for _, it := range items {
+			s.releaseEnd(false) // something follows the held call: it was whole
 			switch it.kind {
 			case itemText:
 				s.push(&provider.Event{Kind: provider.EventText, Text: it.text})
@@ -154,10 +181,18 @@ func (s *stream) handle(w *generateContentResponse) {
 				d := provider.ToolCallDelta{CallID: it.call.CallId, Index: idx, Name: it.call.Name,
 					Arguments: it.call.Arguments, Signature: it.call.Signature}
 				s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: d})
-				s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: d.CallID, Index: idx}})
+				s.heldEnd = &provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: d.CallID, Index: idx}}
 				idx++
 			}
 		}
+		clear(items) // the next chunk's items reuse the array
+		s.items = items[:0]
+	}
+	if c != nil && c.FinishReason != "" {
+		// A call last in an answer the token limit cut is the call being
+		// written when it hit: Gemini sends the arguments parsed so far
+		// (toResult's rule too).
+		s.releaseEnd(finishReason(c.FinishReason) == llmrelayv1.FinishReason_FINISH_REASON_LENGTH)
 	}
 	if c != nil {
 		if present(c.SafetyRatings) {
@@ -211,7 +246,7 @@ func (s *stream) Close() error {
 		return nil
 	}
 	s.closed = true
-	s.queue = nil
+	s.queue, s.qpos = nil, 0
 	return s.body.Close()
 }
 

@@ -57,6 +57,8 @@ func renderEvent(t testing.TB, ev *provider.Event) string {
 		return fmt.Sprintf("reasoning index=%d text=%q signature=%q", r.Index, r.Text, r.Signature)
 	case provider.EventToolCallEnd:
 		return fmt.Sprintf("tool_call_end id=%s index=%d", ev.ToolCall.CallID, ev.ToolCall.Index)
+	case provider.EventToolCallCut:
+		return fmt.Sprintf("tool_call_cut id=%s index=%d", ev.ToolCall.CallID, ev.ToolCall.Index)
 	case provider.EventUsage:
 		return "usage " + compactProto(t, ev.Usage)
 	}
@@ -106,10 +108,12 @@ type folded struct {
 }
 
 // foldMessage folds the events with the gateway's accumulator (package
-// fold), the way the server does, and returns the folded message.
+// fold), the way the server does, and returns the folded message; a call
+// ended by EventToolCallCut is not valid (as the gateway reports it).
 func foldMessage(t testing.TB, evs []*provider.Event) *llmrelayv1.Message {
 	t.Helper()
 	var acc fold.Accumulator
+	cut := map[string]bool{}
 	for _, ev := range evs {
 		var err error
 		switch ev.Kind {
@@ -123,12 +127,20 @@ func foldMessage(t testing.TB, evs []*provider.Event) *llmrelayv1.Message {
 		case provider.EventToolCall:
 			d := ev.ToolCall
 			err = acc.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: d.CallID, Index: int32(d.Index), Name: d.Name, ArgumentsDelta: d.Arguments, Signature: d.Signature})
+		case provider.EventToolCallCut:
+			cut[ev.ToolCall.CallID] = true
 		}
 		if err != nil {
 			t.Fatalf("fold: %v", err)
 		}
 	}
-	return acc.Message()
+	msg := acc.Message()
+	for _, pt := range msg.GetParts() {
+		if tc := pt.GetToolCall(); tc != nil && cut[tc.CallId] {
+			tc.ArgumentsValid = false
+		}
+	}
+	return msg
 }
 
 // foldEvents concatenates text, joins tool call fragments per CallID (in first
@@ -136,6 +148,7 @@ func foldMessage(t testing.TB, evs []*provider.Event) *llmrelayv1.Message {
 func foldEvents(evs []*provider.Event) folded {
 	f := folded{meta: &llmrelayv1.ResponseMeta{}}
 	byID := map[string]*llmrelayv1.ToolCall{}
+	cut := map[string]bool{}
 	for _, ev := range evs {
 		switch ev.Kind {
 		case provider.EventText:
@@ -152,6 +165,8 @@ func foldEvents(evs []*provider.Event) folded {
 			}
 			tc.Arguments += ev.ToolCall.Arguments
 			tc.Signature += ev.ToolCall.Signature
+		case provider.EventToolCallCut:
+			cut[ev.ToolCall.CallID] = true
 		case provider.EventUsage:
 			f.usage = ev.Usage
 		case provider.EventMeta:
@@ -159,7 +174,7 @@ func foldEvents(evs []*provider.Event) folded {
 		}
 	}
 	for _, tc := range f.calls {
-		tc.ArgumentsValid = fold.ValidArguments(tc.Arguments)
+		tc.ArgumentsValid = fold.ValidArguments(tc.Arguments) && !cut[tc.CallId]
 	}
 	return f
 }
@@ -174,6 +189,7 @@ func TestStream(t *testing.T) {
 		{"stream_error", "plain"},
 		{"stream_thinking_text", "thinking_text"},
 		{"stream_thinking_tools", "thinking_tools"},
+		{"stream_max_tokens_call", "max_tokens_call"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -240,7 +256,8 @@ func TestStreamEnds(t *testing.T) {
 func TestStreamEquivalence(t *testing.T) {
 	t.Parallel()
 	for unary, streamed := range map[string]string{"plain": "stream_text", "tools_parallel": "stream_tools",
-		"thinking_text": "stream_thinking_text", "thinking_tools": "stream_thinking_tools"} {
+		"thinking_text": "stream_thinking_text", "thinking_tools": "stream_thinking_tools",
+		"max_tokens_call": "stream_max_tokens_call"} {
 		t.Run(unary, func(t *testing.T) {
 			t.Parallel()
 			req := generateCases(t)[unary]
@@ -280,7 +297,17 @@ func TestStreamEquivalence(t *testing.T) {
 			if len(f.calls) != len(wantCalls) {
 				t.Fatalf("%d calls, unary %d", len(f.calls), len(wantCalls))
 			}
+			streamIDs := make([]string, len(f.calls))
+			for i, c := range f.calls {
+				streamIDs[i] = c.CallId
+			}
 			providertest.AlignCallIDs(t, f.calls, wantCalls)
+			for i, w := range f.meta.Warnings { // a warning naming a call names it by its id
+				for j, id := range streamIDs {
+					w = strings.ReplaceAll(w, id, f.calls[j].CallId)
+				}
+				f.meta.Warnings[i] = w
+			}
 			for i := range wantCalls {
 				if !proto.Equal(f.calls[i], wantCalls[i]) {
 					t.Errorf("call %d: stream %v, unary %v", i, f.calls[i], wantCalls[i])
@@ -399,7 +426,7 @@ func TestStreamEdgeCases(t *testing.T) {
 // stream always ends with io.EOF or a *provider.Error.
 func FuzzStreamChunk(f *testing.F) {
 	for _, name := range []string{"stream_text", "stream_tools", "stream_blocked", "stream_cut", "stream_error",
-		"stream_thinking_text", "stream_thinking_tools"} {
+		"stream_thinking_text", "stream_thinking_tools", "stream_max_tokens_call"} {
 		rec := providertest.Load(f, filepath.Join("testdata", name+".http"))
 		f.Add(rec.Body)
 	}
@@ -466,7 +493,7 @@ func TestAllRecordingsUsed(t *testing.T) {
 		used[name] = true
 	}
 	for _, n := range []string{"stream_text", "stream_tools", "stream_blocked", "stream_cut", "stream_error",
-		"stream_thinking_text", "stream_thinking_tools",
+		"stream_thinking_text", "stream_thinking_tools", "stream_max_tokens_call",
 		"error_400", "error_context_length", "error_401", "error_403", "error_404", "error_429", "error_500", "error_503"} {
 		used[n] = true
 	}

@@ -7,11 +7,12 @@ import (
 )
 
 // respDeltaScratch is what decodeRespTextDeltaFast reuses between the
-// events of one stream.
+// events of one stream, and the event's fields it read.
 type respDeltaScratch struct {
 	seq, output flexInt
 	buf         []byte
-	itemID      string // the previous event's, shared when equal
+	itemID      string          // the previous event's, shared when equal
+	delta       json.RawMessage // the quoted token within the event's data
 }
 
 // decodeRespTextDeltaFast decodes a Responses API text delta in the shape
@@ -21,48 +22,48 @@ type respDeltaScratch struct {
 //	 "content_index":N,"delta":"...","logprobs":[][,"obfuscation":"..."]}
 //
 // without reflection (encoding/json's decoding of it was the largest cost
-// per relayed chunk). It accepts only input that decodeLenient decodes to
-// the same respEvent (FuzzDecodeRespTextDeltaFast): these keys in this
-// order, whitespace between tokens, integers and strings jsonscan
-// accepts. Anything else returns false for the encoding/json path. The
-// numbers point into sc, which the caller owns (handle keeps neither);
-// Delta is the quoted token within data.
-func decodeRespTextDeltaFast(data []byte, ev *respEvent, sc *respDeltaScratch) bool {
+// per relayed chunk), allocating only the text. It accepts only input
+// that decodeLenient decodes to the same respEvent
+// (FuzzDecodeRespTextDeltaFast): these keys in this order, whitespace
+// between tokens, integers and strings jsonscan accepts. Anything else
+// returns false for the encoding/json path. The event's sequence_number,
+// item_id, output_index and delta are left in sc; text is the delta's
+// text, what deltaText reads from it.
+func decodeRespTextDeltaFast(data []byte, sc *respDeltaScratch) (text string, ok bool) {
 	s := jsonscan.Scanner{B: data}
-	if !s.Lits(`{`, `"type"`, `:`, `"response.output_text.delta"`, `,`, `"sequence_number"`, `:`) {
-		return false
+	if !s.Run(`{"type":"response.output_text.delta","sequence_number":`, `{`, `"type"`, `:`, `"response.output_text.delta"`, `,`, `"sequence_number"`, `:`) {
+		return "", false
 	}
 	seq, ok := s.Int()
-	if !ok || !s.Lits(`,`, `"item_id"`, `:`) {
-		return false
+	if !ok || !s.Run(`,"item_id":`, `,`, `"item_id"`, `:`) {
+		return "", false
 	}
 	item, _, ok := s.String(&sc.buf, sc.itemID)
-	if !ok || !s.Lits(`,`, `"output_index"`, `:`) {
-		return false
+	if !ok || !s.Run(`,"output_index":`, `,`, `"output_index"`, `:`) {
+		return "", false
 	}
 	out, ok := s.Int()
-	if !ok || !s.Lits(`,`, `"content_index"`, `:`) {
-		return false
+	if !ok || !s.Run(`,"content_index":`, `,`, `"content_index"`, `:`) {
+		return "", false
 	}
-	if _, ok := s.Int(); !ok || !s.Lits(`,`, `"delta"`, `:`) {
-		return false
+	if _, ok := s.Int(); !ok || !s.Run(`,"delta":`, `,`, `"delta"`, `:`) {
+		return "", false
 	}
-	_, delta, ok := s.String(&sc.buf, "")
-	if !ok || !s.Lits(`,`, `"logprobs"`, `:`, `[`, `]`) {
-		return false
+	text, delta, ok := s.String(&sc.buf, "")
+	if !ok || !s.Run(`,"logprobs":[]`, `,`, `"logprobs"`, `:`, `[`, `]`) {
+		return "", false
 	}
 	if s.Lit(`,`) {
-		if !s.Lits(`"obfuscation"`, `:`) {
-			return false
+		if !s.Run(`"obfuscation":`, `"obfuscation"`, `:`) {
+			return "", false
 		}
-		if _, _, ok := s.String(&sc.buf, ""); !ok {
-			return false
+		if _, _, ok := s.Bytes(&sc.buf); !ok {
+			return "", false
 		}
 	}
 	if !s.Lit(`}`) || !s.End() {
-		return false
+		return "", false
 	}
-	sc.seq, sc.output, sc.itemID = flexInt(seq), flexInt(out), item
-	*ev = respEvent{Type: "response.output_text.delta", SequenceNumber: &sc.seq, ItemID: item, OutputIndex: &sc.output, Delta: json.RawMessage(delta)}
-	return true
+	sc.seq, sc.output, sc.itemID, sc.delta = flexInt(seq), flexInt(out), item, delta
+	return text, true
 }

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -9,7 +10,8 @@ import (
 )
 
 // FuzzDecodeRespTextDeltaFast: whatever the fast path accepts,
-// decodeLenient decodes to the same event, without a warning.
+// decodeLenient decodes to the same event, without a warning, and the
+// text is deltaText's.
 func FuzzDecodeRespTextDeltaFast(f *testing.F) {
 	for _, name := range []string{"responses_plain_stream.http", "responses_reasoning_tools_stream.http"} {
 		for _, line := range bytes.Split(providertest.Load(f, "testdata/"+name).Body, []byte("\n")) {
@@ -21,11 +23,12 @@ func FuzzDecodeRespTextDeltaFast(f *testing.F) {
 	f.Add([]byte(`{"type":"response.output_text.delta","sequence_number":3,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"a\n\"b\"","logprobs":[]}`))
 	f.Add([]byte(` { "type" : "response.output_text.delta" , "sequence_number" : 3 , "item_id" : "msg_1" , "output_index" : 0 , "content_index" : 0 , "delta" : "é" , "logprobs" : [ ] , "obfuscation" : "x" } `))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		var fast respEvent
-		sc := respDeltaScratch{buf: []byte("stale"), itemID: "msg_1"}
-		if !decodeRespTextDeltaFast(raw, &fast, &sc) {
+		sc := respDeltaScratch{buf: []byte("stale"), itemID: "msg_1", delta: json.RawMessage(`"stale"`)}
+		text, ok := decodeRespTextDeltaFast(raw, &sc)
+		if !ok {
 			return
 		}
+		fast := respEvent{Type: "response.output_text.delta", SequenceNumber: &sc.seq, ItemID: sc.itemID, OutputIndex: &sc.output, Delta: sc.delta}
 		var slow respEvent
 		warn, err := decodeLenient(raw, &slow)
 		if err != nil || warn != "" {
@@ -33,6 +36,9 @@ func FuzzDecodeRespTextDeltaFast(f *testing.F) {
 		}
 		if !reflect.DeepEqual(fast, slow) {
 			t.Fatalf("%q:\nfast %+v\njson %+v", raw, fast, slow)
+		}
+		if want := deltaText(slow.Delta); text != want {
+			t.Fatalf("%q: text %q, deltaText %q", raw, text, want)
 		}
 	})
 }

@@ -115,12 +115,20 @@ func (s *responsesStream) handle(sseType, data []byte) {
 		s.err = s.bad("stream ended before response.completed ([DONE] without a final event)")
 		return
 	}
-	var ev respEvent
-	var warn string
-	var err error
-	if !decodeRespTextDeltaFast(t, &ev, &s.fast) {
-		warn, err = decodeLenient(t, &ev)
+	if text, ok := decodeRespTextDeltaFast(t, &s.fast); ok {
+		// What handleEvent does with this event, without a respEvent.
+		s.sequence(int64(s.fast.seq))
+		s.sawOutput(int64(s.fast.output))
+		s.textDelta("response.output_text.delta", s.fast.itemID, text)
+		return
 	}
+	s.handleEvent(sseType, t)
+}
+
+// handleEvent converts one event of any type (t: its trimmed data).
+func (s *responsesStream) handleEvent(sseType, t []byte) {
+	var ev respEvent
+	warn, err := decodeLenient(t, &ev)
 	if err != nil {
 		// An event cut by the end of the body is a cut stream, not a
 		// malformed event: look whether anything follows.
@@ -135,22 +143,14 @@ func (s *responsesStream) handle(sseType, data []byte) {
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{warn}}})
 	}
 	if ev.SequenceNumber != nil {
-		n := int64(*ev.SequenceNumber)
-		if s.lastSeq >= 0 && n != s.lastSeq+1 && !s.seqWarned {
-			s.seqWarned = true
-			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
-				fmt.Sprintf("stream event sequence_number %d after %d: events may have been lost", n, s.lastSeq)}}})
-		}
-		s.lastSeq = n
+		s.sequence(int64(*ev.SequenceNumber))
 	}
 	typ := ev.Type
 	if typ == "" {
 		typ = string(sseType)
 	}
 	if ev.OutputIndex != nil {
-		if len(s.seenOutput) < maxStreamItems {
-			s.seenOutput[int64(*ev.OutputIndex)] = true
-		}
+		s.sawOutput(int64(*ev.OutputIndex))
 	}
 	switch typ {
 	case "response.created", "response.in_progress", "response.queued":
@@ -162,21 +162,7 @@ func (s *responsesStream) handle(sseType, data []byte) {
 			s.itemAdded(ev.Item, ev.OutputIndex)
 		}
 	case "response.output_text.delta", "response.refusal.delta":
-		d := deltaText(ev.Delta)
-		if d == "" {
-			return
-		}
-		st := s.textState(ev.ItemID)
-		if st == nil {
-			return
-		}
-		if typ == "response.output_text.delta" {
-			st.text += len(d)
-			s.push(&provider.Event{Kind: provider.EventText, Text: d})
-		} else {
-			st.refusal += len(d)
-			s.push(&provider.Event{Kind: provider.EventRefusal, Text: d})
-		}
+		s.textDelta(typ, ev.ItemID, deltaText(ev.Delta))
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
 		c := s.findCall(ev.ItemID, "", ev.OutputIndex)
 		if c == nil {
@@ -222,6 +208,42 @@ func (s *responsesStream) handle(sseType, data []byte) {
 		// annotations, reasoning_summary_part.added/done,
 		// reasoning_summary_text.done, hosted tool progress: nothing to
 		// translate (their content arrives in deltas or item events).
+	}
+}
+
+// sequence checks an event's sequence_number n against the last one: a
+// gap means events were lost, reported once.
+func (s *responsesStream) sequence(n int64) {
+	if s.lastSeq >= 0 && n != s.lastSeq+1 && !s.seqWarned {
+		s.seqWarned = true
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
+			fmt.Sprintf("stream event sequence_number %d after %d: events may have been lost", n, s.lastSeq)}}})
+	}
+	s.lastSeq = n
+}
+
+// sawOutput records an output index seen in an event.
+func (s *responsesStream) sawOutput(i int64) {
+	if len(s.seenOutput) < maxStreamItems && !s.seenOutput[i] {
+		s.seenOutput[i] = true
+	}
+}
+
+// textDelta queues a text (output_text) or refusal delta d of item itemID.
+func (s *responsesStream) textDelta(typ, itemID, d string) {
+	if d == "" {
+		return
+	}
+	st := s.textState(itemID)
+	if st == nil {
+		return
+	}
+	if typ == "response.output_text.delta" {
+		st.text += len(d)
+		s.push(&provider.Event{Kind: provider.EventText, Text: d})
+	} else {
+		st.refusal += len(d)
+		s.push(&provider.Event{Kind: provider.EventRefusal, Text: d})
 	}
 }
 
