@@ -239,6 +239,8 @@ func TestStream(t *testing.T) {
 		{"thinking_stream", thinkingRequest},
 		{"stream_overloaded", func(*testing.T) *provider.Request { return plainRequest() }},
 		{"stream_cut", func(*testing.T) *provider.Request { return plainRequest() }},
+		// Real recordings (see testdata/README.md).
+		{"real_tool_no_args_stream", toolsRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

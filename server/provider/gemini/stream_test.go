@@ -174,6 +174,10 @@ func TestStream(t *testing.T) {
 		{"stream_error", "plain"},
 		{"stream_thinking_text", "thinking_text"},
 		{"stream_thinking_tools", "thinking_tools"},
+		// Real recordings (see testdata/README.md).
+		{"real_stream_prompt_blocked", "plain"},
+		{"real_stream_empty_text_signature", "plain"},
+		{"real_stream_search_usage", "plain"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -467,6 +471,7 @@ func TestAllRecordingsUsed(t *testing.T) {
 	}
 	for _, n := range []string{"stream_text", "stream_tools", "stream_blocked", "stream_cut", "stream_error",
 		"stream_thinking_text", "stream_thinking_tools",
+		"real_stream_prompt_blocked", "real_stream_empty_text_signature", "real_stream_search_usage",
 		"error_400", "error_context_length", "error_401", "error_403", "error_404", "error_429", "error_500", "error_503"} {
 		used[n] = true
 	}

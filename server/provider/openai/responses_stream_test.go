@@ -24,6 +24,8 @@ var respStreamCases = []string{
 	"responses_plain_stream", "responses_tools_parallel_stream", "responses_no_call_id_stream",
 	"responses_stream_failed", "responses_stream_error_event", "responses_stream_cut",
 	"responses_reasoning_tools_stream",
+	// Real recordings (see testdata/README.md).
+	"real_responses_error_stream", "real_responses_tool_call_stream",
 }
 
 func TestStreamResponses(t *testing.T) {
@@ -124,6 +126,41 @@ func TestStreamResponses(t *testing.T) {
 				t.Errorf("folded message %v", f.Message)
 			}
 			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+		},
+		// A real stream: an error event (insufficient_quota), then
+		// response.failed with the same error; no output.
+		"real_responses_error_stream": func(t *testing.T, evs []*provider.Event, err error) {
+			pe := providerError(t, err)
+			if pe.Kind != provider.KindRateLimited || pe.Code != "insufficient_quota" || pe.HTTPStatus != http.StatusOK ||
+				!strings.HasPrefix(pe.Message, "You exceeded your current quota") || !strings.HasPrefix(pe.RequestID, "req_") {
+				t.Errorf("got %s", renderErr(err))
+			}
+			if f := foldEvents(t, evs); len(f.Message.GetParts()) != 0 {
+				t.Errorf("parts %v", f.Message.GetParts())
+			}
+		},
+		// A real gpt-5.1 stream: one function call, the item fields
+		// after "type" in an order the hand-built ones never used
+		// (sequence_number last), usage with cache_write_tokens.
+		"real_responses_tool_call_stream": func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := foldEvents(t, evs)
+			parts := f.Message.GetParts()
+			if len(parts) != 1 {
+				t.Fatalf("parts %v", parts)
+			}
+			tc := parts[0].GetToolCall()
+			if tc.GetCallId() != "call_2FQdm3Br7Qb35YUBSkDR7kue" || tc.GetName() != "get_weather" || tc.GetArguments() != `{"city":"Beijing"}` || !tc.GetArgumentsValid() {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+			u := f.Meta.GetUsage()
+			if u.GetInputTokens() != 45 || u.GetOutputTokens() != 25 || u.GetTotalTokens() != 70 || f.Meta.GetResolvedModel() != "gpt-5.1-2025-11-13" ||
+				f.Meta.GetResponseId() != "resp_0775572d10a16b66006a8d85285ef487d2ae865d3657af7276" {
+				t.Errorf("meta %v", f.Meta)
+			}
 		},
 		"responses_stream_cut": func(t *testing.T, evs []*provider.Event, err error) {
 			pe := providerError(t, err)
