@@ -89,6 +89,7 @@ func responsesRequests(t testing.TB) map[string]*provider.Request {
 		"responses_stream_failed":          plain,
 		"real_responses_error_stream":      plain,
 		"real_responses_tool_call_stream":  tools,
+		"real_responses_web_search_stream": plain,
 		"responses_tools_parallel":         tools,
 		"responses_tools_parallel_stream":  tools,
 		"responses_no_call_id":             tools,

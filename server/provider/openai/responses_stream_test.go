@@ -25,7 +25,7 @@ var respStreamCases = []string{
 	"responses_stream_failed", "responses_stream_error_event", "responses_stream_cut",
 	"responses_reasoning_tools_stream",
 	// Real recordings (see testdata/README.md).
-	"real_responses_error_stream", "real_responses_tool_call_stream",
+	"real_responses_error_stream", "real_responses_tool_call_stream", "real_responses_web_search_stream",
 }
 
 func TestStreamResponses(t *testing.T) {
@@ -160,6 +160,31 @@ func TestStreamResponses(t *testing.T) {
 			if u.GetInputTokens() != 45 || u.GetOutputTokens() != 25 || u.GetTotalTokens() != 70 || f.Meta.GetResolvedModel() != "gpt-5.1-2025-11-13" ||
 				f.Meta.GetResponseId() != "resp_0775572d10a16b66006a8d85285ef487d2ae865d3657af7276" {
 				t.Errorf("meta %v", f.Meta)
+			}
+		},
+		// A real gpt-5-nano stream with the hosted web_search tool: four
+		// web_search_call items (not client calls), five reasoning items
+		// with no summary, url_citation annotations, cached and reasoning
+		// tokens in the usage.
+		"real_responses_web_search_stream": func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := foldEvents(t, evs)
+			var text strings.Builder
+			for _, p := range f.Message.GetParts() {
+				if p.GetToolCall() != nil {
+					t.Errorf("hosted tool item taken for a client call: %v", p)
+				}
+				text.WriteString(p.GetText())
+			}
+			if s := text.String(); !strings.HasPrefix(s, "Here’s what’s notable in Berlin today") || !strings.HasSuffix(s, "(arts, politics, sports) from today?") || len(s) != 2163 {
+				t.Errorf("text (%d bytes) %q", len(s), s)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+			want := &llmrelayv1.Usage{InputTokens: 60093, OutputTokens: 4080, TotalTokens: 64173, CachedInputTokens: 34560, ReasoningTokens: 3648}
+			if !proto.Equal(f.Meta.GetUsage(), want) || f.Meta.GetToolCallCount() != 0 {
+				t.Errorf("usage %v, %d calls", f.Meta.GetUsage(), f.Meta.GetToolCallCount())
 			}
 		},
 		"responses_stream_cut": func(t *testing.T, evs []*provider.Event, err error) {
