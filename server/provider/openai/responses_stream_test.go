@@ -26,6 +26,7 @@ var respStreamCases = []string{
 	"responses_reasoning_tools_stream",
 	// Real recordings (see testdata/README.md).
 	"real_responses_error_stream", "real_responses_tool_call_stream", "real_responses_web_search_stream",
+	"real_responses_encrypted_reasoning_stream",
 }
 
 func TestStreamResponses(t *testing.T) {
@@ -185,6 +186,33 @@ func TestStreamResponses(t *testing.T) {
 			want := &llmrelayv1.Usage{InputTokens: 60093, OutputTokens: 4080, TotalTokens: 64173, CachedInputTokens: 34560, ReasoningTokens: 3648}
 			if !proto.Equal(f.Meta.GetUsage(), want) || f.Meta.GetToolCallCount() != 0 {
 				t.Errorf("usage %v, %d calls", f.Meta.GetUsage(), f.Meta.GetToolCallCount())
+			}
+		},
+		// A real gpt-5.1-codex-max stream (store false): the reasoning
+		// item's encrypted_content differs between output_item.added,
+		// output_item.done and response.completed; the summary streams,
+		// then one function call.
+		"real_responses_encrypted_reasoning_stream": func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := accFold(t, evs)
+			parts := f.Message.GetParts()
+			if len(parts) != 2 {
+				t.Fatalf("parts %v", parts)
+			}
+			r, tc := parts[0].GetReasoning(), parts[1].GetToolCall()
+			if r.GetId() != "rs_01830d662ab3856501693c321405c88190be3ab04d5782d5f9" ||
+				r.GetText() != "**Calculating step-by-step using calculator**\n\nI'll compute 12 plus 7, then multiply the result by 3, and finally multiply that by 10, reporting the final product." ||
+				!strings.HasPrefix(r.GetSignature(), "gAAAAABpPDIVOKrs") || !strings.HasSuffix(r.GetSignature(), "Nxat0wz4uQ==") {
+				t.Errorf("reasoning %v", r)
+			}
+			if tc.GetCallId() != "call_AB6AaRZ1FYZB2RwS6A5vbdqn" || tc.GetName() != "calculator" || tc.GetArguments() != `{"a":12,"b":7,"op":"add"}` {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+			if u := f.Meta.GetUsage(); u.GetInputTokens() != 134 || u.GetOutputTokens() != 28 || u.GetTotalTokens() != 162 {
+				t.Errorf("usage %v", u)
 			}
 		},
 		"responses_stream_cut": func(t *testing.T, evs []*provider.Event, err error) {
