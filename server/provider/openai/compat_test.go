@@ -186,3 +186,37 @@ func TestMistralThinking(t *testing.T) {
 		t.Errorf("unary parts %v, warnings %q", ps, res.Meta.GetWarnings())
 	}
 }
+
+// TestDeepSeekToolCallStream: a real DeepSeek stream
+// (testdata/real_deepseek_tool_call_stream.http): reasoning_content, then a
+// tool call keyed by DeepSeek's call id with content null throughout, and
+// usage with cache hits and reasoning tokens.
+func TestDeepSeekToolCallStream(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("real_deepseek_tool_call_stream.http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)["tools_parallel"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	providertest.Golden(t, td("real_deepseek_tool_call_stream.golden"), rendered)
+	f := accFold(t, evs)
+	parts := f.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != "The user asks about the weather in San Francisco. I should use the weather tool." {
+		t.Fatalf("parts %v", parts)
+	}
+	if tc := parts[1].GetToolCall(); tc.GetCallId() != "call_00_IhCAliIHtM9gKpgfqbBV9873" || tc.GetName() != "weather" ||
+		tc.GetArguments() != `{"location": "San Francisco"}` || !tc.GetArgumentsValid() {
+		t.Errorf("call %v", tc)
+	}
+	wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	want := &llmrelayv1.Usage{InputTokens: 374, OutputTokens: 61, TotalTokens: 435, CachedInputTokens: 256, ReasoningTokens: 17}
+	if !proto.Equal(f.Meta.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+	}
+}
