@@ -238,6 +238,8 @@ func TestGenerate(t *testing.T) {
 		}},
 		{"thinking", thinkingRequest},
 		{"thinking_multiturn", thinkingMultiturnRequest},
+		// Real recordings (see testdata/README.md).
+		{"real_thinking_tool_noargs", thinkingRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

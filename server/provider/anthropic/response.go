@@ -117,7 +117,8 @@ func finishReason(stop string) llmrelayv1.FinishReason {
 
 // usagePaths are the usage fields usageState and the service_tier meta
 // read.
-var usagePaths = []string{"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "service_tier"}
+var usagePaths = []string{"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+	"output_tokens_details.thinking_tokens", "service_tier"}
 
 // usageDetails are the usage fields no counter holds.
 func usageDetails(u *wireUsage) provider.UsageDetails {
@@ -127,8 +128,8 @@ func usageDetails(u *wireUsage) provider.UsageDetails {
 // usageState holds Anthropic's usage counts as last reported. Each count in
 // an update replaces the previous one: the API's counts are cumulative.
 type usageState struct {
-	input, output, cacheRead, cacheCreation int64
-	seen                                    bool
+	input, output, cacheRead, cacheCreation, thinking int64
+	seen                                              bool
 }
 
 func (s *usageState) update(u *wireUsage) {
@@ -145,10 +146,14 @@ func (s *usageState) update(u *wireUsage) {
 	set(&s.output, u.OutputTokens)
 	set(&s.cacheRead, u.CacheReadInputTokens)
 	set(&s.cacheCreation, u.CacheCreationInputTokens)
+	if d := u.OutputTokensDetails; d != nil {
+		set(&s.thinking, d.ThinkingTokens)
+	}
 }
 
 // normalized converts to the gateway's usage: Anthropic's input_tokens
-// exclude cache reads and writes, ours include both.
+// exclude cache reads and writes, ours include both; output_tokens
+// include thinking_tokens, as ours include reasoning_tokens.
 func (s *usageState) normalized() *llmrelayv1.Usage {
 	in := sat(s.input) + sat(s.cacheRead) + sat(s.cacheCreation)
 	out := sat(s.output)
@@ -158,6 +163,7 @@ func (s *usageState) normalized() *llmrelayv1.Usage {
 		TotalTokens:              provider.Count(in + out),
 		CachedInputTokens:        provider.Count(sat(s.cacheRead)),
 		CacheCreationInputTokens: provider.Count(sat(s.cacheCreation)),
+		ReasoningTokens:          provider.Count(min(sat(s.thinking), out)),
 	}
 }
 

@@ -280,6 +280,12 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 			s.emit(&provider.Event{Kind: provider.EventText, Text: ev.Delta.Text})
 		}
 	case "input_json_delta":
+		if b != nil && b.typ != "tool_use" && b.typ != "text" && b.typ != "thinking" && b.typ != "redacted_thinking" {
+			// The input of a tool Anthropic runs itself (server_tool_use:
+			// web search, code execution, tool search; mcp_tool_use): not
+			// a client call, and not in the normalized stream.
+			return nil
+		}
 		if b == nil || b.typ != "tool_use" {
 			return provider.BadResponse(providerName, "input_json_delta for content block %d, which is not a started tool_use block", idx)
 		}

@@ -239,6 +239,9 @@ func TestStream(t *testing.T) {
 		{"thinking_stream", thinkingRequest},
 		{"stream_overloaded", func(*testing.T) *provider.Request { return plainRequest() }},
 		{"stream_cut", func(*testing.T) *provider.Request { return plainRequest() }},
+		// Real recordings (see testdata/README.md).
+		{"real_tool_no_args_stream", toolsRequest},
+		{"real_server_tool_stream", toolsRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -539,4 +542,38 @@ func FuzzStream(f *testing.F) {
 			t.Fatal("Recv after Close succeeded")
 		}
 	})
+}
+
+// TestServerToolStream: a real stream where the model runs a server tool
+// (tool search) before calling a client tool
+// (testdata/real_server_tool_stream.http). The server_tool_use block's
+// input_json_delta events are the input of a tool Anthropic runs itself:
+// no client call, and no broken stream.
+func TestServerToolStream(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, "testdata/real_server_tool_stream.http")
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), toolsRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := collect(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := foldEvents(t, evs)
+	parts := f.message.GetParts()
+	if len(parts) != 2 || parts[0].GetText() != "Great! I found a weather tool. Let me get the current weather data for San Francisco." {
+		t.Fatalf("parts %v", parts)
+	}
+	if tc := parts[1].GetToolCall(); tc.GetCallId() != "toolu_01UmPwkecewaEpMupy2ywk8b" || tc.GetName() != "get_temp_data" ||
+		tc.GetArguments() != `{"location": "San Francisco, CA"}` || !tc.GetArgumentsValid() {
+		t.Errorf("call %v", tc)
+	}
+	m := f.meta
+	if m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetToolCallCount() > 1 {
+		t.Errorf("finish %v, %d calls", m.GetFinishReason(), m.GetToolCallCount())
+	}
+	if u := m.GetUsage(); u.GetInputTokens() != 1681 || u.GetOutputTokens() != 163 {
+		t.Errorf("usage %v", u)
+	}
 }

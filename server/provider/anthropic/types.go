@@ -155,7 +155,12 @@ type wireUsage struct {
 	OutputTokens             *int64 `json:"output_tokens"`
 	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
-	ServiceTier              string `json:"service_tier"`
+	// OutputTokensDetails.ThinkingTokens: the part of output_tokens spent
+	// thinking (newer models report it).
+	OutputTokensDetails *struct {
+		ThinkingTokens *int64 `json:"thinking_tokens"`
+	} `json:"output_tokens_details"`
+	ServiceTier string `json:"service_tier"`
 	// Raw is the usage object as sent: the fields no counter holds
 	// (cache_creation's 5m/1h split, server_tool_use, fields added later)
 	// are read from it into meta.extended.

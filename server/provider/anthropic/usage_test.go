@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
@@ -61,4 +62,45 @@ func valueJSON(t *testing.T, v *structpb.Value) string {
 		t.Fatal(err)
 	}
 	return c.String()
+}
+
+// TestThinkingTokens: output_tokens_details.thinking_tokens (sent by newer
+// models, testdata/real_thinking_tool_noargs.http) is the reasoning part of
+// output_tokens, unary and streamed; it never exceeds output_tokens.
+func TestThinkingTokens(t *testing.T) {
+	t.Parallel()
+	const usage = `{"input_tokens":599,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":59,` +
+		`"output_tokens_details":{"thinking_tokens":18},"service_tier":"standard"}`
+	res, err := parseResponse([]byte(`{"id":"msg_01ThinkingTokensUnaryR4","type":"message","role":"assistant","model":"m",`+
+		`"content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":`+usage+`}`), http.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := res.Meta.GetUsage(); u.GetReasoningTokens() != 18 || u.GetOutputTokens() != 59 || u.GetTotalTokens() != 658 {
+		t.Errorf("unary usage %v", u)
+	}
+	if d := res.Meta.GetExtended().GetFields()[provider.ExtUsageDetails]; d != nil {
+		t.Errorf("thinking_tokens also in usage_details: %v", d)
+	}
+
+	body := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01ThinkingTokensStreamK8\",\"model\":\"m\",\"usage\":" +
+		`{"input_tokens":599,"output_tokens":1}` + "}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"hi\"}}\n\n" +
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":" +
+		`{"output_tokens":10,"output_tokens_details":{"thinking_tokens":25}}` + "}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	evs, err := collect(streamFromBody([]byte(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *llmrelayv1.Usage
+	for _, ev := range evs {
+		if ev.Kind == provider.EventUsage {
+			last = ev.Usage
+		}
+	}
+	if last.GetReasoningTokens() != 10 || last.GetOutputTokens() != 10 {
+		t.Errorf("streamed usage %v (thinking_tokens above output_tokens is capped)", last)
+	}
 }

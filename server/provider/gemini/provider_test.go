@@ -107,7 +107,7 @@ func generateCases(t testing.TB) map[string]*provider.Request {
 	temp, maxTok, cutTok := 0.2, int32(256), int32(32)
 	signedCall := toolCallPart(thinkParisID, "get_weather", `{"city":"Paris","unit":"celsius"}`)
 	signedCall.GetToolCall().Signature = callSignature
-	return map[string]*provider.Request{
+	cases := map[string]*provider.Request{
 		"thinking_text": {
 			Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemini-3-flash-preview",
 			Messages:        []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Is 1001 prime?"))},
@@ -209,6 +209,9 @@ func generateCases(t testing.TB) map[string]*provider.Request {
 			}}},
 		},
 	}
+	// Real recordings (see testdata/README.md).
+	cases["real_tool_call"] = cases["tools_parallel"]
+	return cases
 }
 
 // renderResult is the golden form of a Result.

@@ -115,14 +115,15 @@ func usageDetails(u *usageMetadata) provider.UsageDetails {
 }
 
 // toUsage normalizes usageMetadata: input = promptTokenCount (includes
-// cached), output = candidates + thoughts, total = totalTokenCount when
-// at least input + output (it also counts tool-use prompt tokens), else
-// input + output.
+// cached) + toolUsePromptTokenCount (the search results a grounded answer
+// read: billed as input, and counted in totalTokenCount, so without them
+// total != input + output), output = candidates + thoughts, total =
+// totalTokenCount when at least input + output, else input + output.
 func toUsage(u *usageMetadata) *llmrelayv1.Usage {
 	if u == nil {
 		return nil
 	}
-	in := provider.Count(u.PromptTokenCount)
+	in := provider.Count(u.PromptTokenCount + max(u.ToolUsePromptTokenCount, 0))
 	out := provider.Count(u.CandidatesTokenCount + max(u.ThoughtsTokenCount, 0))
 	total := provider.UsageTotal(provider.Count(u.TotalTokenCount), in, out)
 	return &llmrelayv1.Usage{

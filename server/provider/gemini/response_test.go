@@ -53,6 +53,13 @@ func TestToUsage(t *testing.T) {
 	if toUsage(nil) != nil {
 		t.Error("nil usage")
 	}
+	// Google Search grounding (testdata/real_stream_search_usage.http):
+	// the tool-use prompt is input, so total = input + output holds.
+	got = toUsage(&usageMetadata{PromptTokenCount: 17, CandidatesTokenCount: 37, ThoughtsTokenCount: 333, ToolUsePromptTokenCount: 308, TotalTokenCount: 695})
+	want = &llmrelayv1.Usage{InputTokens: 17 + 308, OutputTokens: 37 + 333, TotalTokens: 695, ReasoningTokens: 333}
+	if got.String() != want.String() {
+		t.Errorf("with tool-use prompt: got %v want %v", got, want)
+	}
 	if u := toUsage(&usageMetadata{PromptTokenCount: -3, CandidatesTokenCount: 1 << 40}); u.InputTokens != 0 || u.OutputTokens <= 0 {
 		t.Errorf("clamping: %v", u)
 	}

@@ -190,6 +190,11 @@ func TestStream(t *testing.T) {
 		{"stream_thinking_text", "thinking_text"},
 		{"stream_thinking_tools", "thinking_tools"},
 		{"stream_max_tokens_call", "max_tokens_call"},
+		// Real recordings (see testdata/README.md).
+		{"real_stream_prompt_blocked", "plain"},
+		{"real_stream_empty_text_signature", "plain"},
+		{"real_stream_search_usage", "plain"},
+		{"real_stream_tool_call_signature", "tools_parallel"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -494,7 +499,8 @@ func TestAllRecordingsUsed(t *testing.T) {
 	}
 	for _, n := range []string{"stream_text", "stream_tools", "stream_blocked", "stream_cut", "stream_error",
 		"stream_thinking_text", "stream_thinking_tools", "stream_max_tokens_call",
-		"error_400", "error_context_length", "error_401", "error_403", "error_404", "error_429", "error_500", "error_503"} {
+		"real_stream_prompt_blocked", "real_stream_empty_text_signature", "real_stream_search_usage",
+		"real_stream_tool_call_signature", "error_400", "error_context_length", "error_401", "error_403", "error_404", "error_429", "error_500", "error_503"} {
 		used[n] = true
 	}
 	entries, err := os.ReadDir("testdata")

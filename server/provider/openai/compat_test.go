@@ -131,3 +131,92 @@ func TestUsageDetails(t *testing.T) {
 		t.Errorf("DeepSeek cache hits: usage %v, extended %v", res.Meta.GetUsage(), res.Meta.GetExtended())
 	}
 }
+
+// TestMistralThinking: Mistral's reasoning models send their reasoning in
+// content, as "thinking" parts holding text chunks
+// (testdata/real_mistral_thinking_stream.http, a real stream): it is
+// reasoning, never text shown as raw JSON; the last chunk mixes a thinking
+// part and a text part.
+func TestMistralThinking(t *testing.T) {
+	t.Parallel()
+	const (
+		wantReasoning = "Okay, the user is asking for the product of 17 and 23. I need to calculate this multiplication. Let me break it down:\n\n" +
+			"First, I recall that 17 multiplied by 20 is 340 (since 17 * 20 = 340).\nThen, I need to add 17 multiplied by 3, which is 51 " +
+			"(since 17 * 3 = 51).\nNow, add these two results together: 340 + 51 = 391.\n\nSo, 17 * 23 = 391."
+		wantText = "391"
+	)
+	srv := providertest.ReplayFile(t, td("real_mistral_thinking_stream.http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)["chat_plain"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	providertest.Golden(t, td("real_mistral_thinking_stream.golden"), rendered)
+	f := accFold(t, evs)
+	parts := f.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != wantReasoning || parts[1].GetText() != wantText {
+		t.Fatalf("parts %v", parts)
+	}
+	for _, w := range f.Meta.GetWarnings() {
+		if !strings.Contains(w, "top_k") { // the request's top_k is expected
+			t.Errorf("warning %q", w)
+		}
+	}
+	want := &llmrelayv1.Usage{InputTokens: 28, OutputTokens: 139, TotalTokens: 167}
+	if !proto.Equal(f.Meta.GetUsage(), want) || f.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP {
+		t.Errorf("usage %v, finish %v", f.Meta.GetUsage(), f.Meta.GetFinishReason())
+	}
+
+	// The unary shape: a message whose content is the same parts.
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.parseChatResponse([]byte(`{"id":"mistral-unary","choices":[{"message":{"role":"assistant","content":[` +
+		`{"type":"thinking","thinking":[{"type":"text","text":"Two and two."}]},{"type":"text","text":"4"}]},"finish_reason":"stop"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps := res.Message.GetParts(); len(ps) != 2 || ps[0].GetReasoning().GetText() != "Two and two." || ps[1].GetText() != "4" || len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("unary parts %v, warnings %q", ps, res.Meta.GetWarnings())
+	}
+}
+
+// TestDeepSeekToolCallStream: a real DeepSeek stream
+// (testdata/real_deepseek_tool_call_stream.http): reasoning_content, then a
+// tool call keyed by DeepSeek's call id with content null throughout, and
+// usage with cache hits and reasoning tokens.
+func TestDeepSeekToolCallStream(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("real_deepseek_tool_call_stream.http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)["tools_parallel"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	providertest.Golden(t, td("real_deepseek_tool_call_stream.golden"), rendered)
+	f := accFold(t, evs)
+	parts := f.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != "The user asks about the weather in San Francisco. I should use the weather tool." {
+		t.Fatalf("parts %v", parts)
+	}
+	if tc := parts[1].GetToolCall(); tc.GetCallId() != "call_00_IhCAliIHtM9gKpgfqbBV9873" || tc.GetName() != "weather" ||
+		tc.GetArguments() != `{"location": "San Francisco"}` || !tc.GetArgumentsValid() {
+		t.Errorf("call %v", tc)
+	}
+	wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	want := &llmrelayv1.Usage{InputTokens: 374, OutputTokens: 61, TotalTokens: 435, CachedInputTokens: 256, ReasoningTokens: 17}
+	if !proto.Equal(f.Meta.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+	}
+}

@@ -1,8 +1,10 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -75,6 +77,9 @@ func reasoningPieces(m *respMessage) (pieces []provider.ReasoningDelta, warnings
 	if text == "" {
 		text = deref(m.Reasoning)
 	}
+	if text == "" {
+		text = thinkingText(m.Content)
+	}
 	if text != "" {
 		pieces = append(pieces, provider.ReasoningDelta{Text: text})
 	}
@@ -108,4 +113,47 @@ func reasoningParts(pieces []provider.ReasoningDelta) []*llmrelayv1.Part {
 		}
 	}
 	return parts
+}
+
+// thinkingText is the reasoning Mistral's reasoning models put in
+// content: an array whose "thinking" parts hold text chunks
+// ({"type":"thinking","thinking":[{"type":"text","text":"..."}]}) or a
+// string. contentText skips these parts.
+func thinkingText(content json.RawMessage) string {
+	if !isContentArray(content) || !bytes.Contains(content, []byte(`"thinking"`)) {
+		return ""
+	}
+	var parts []struct {
+		Type     string          `json:"type"`
+		Thinking json.RawMessage `json:"thinking"`
+	}
+	if json.Unmarshal(content, &parts) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type != "thinking" {
+			continue
+		}
+		var s string
+		if json.Unmarshal(p.Thinking, &s) == nil {
+			b.WriteString(s)
+			continue
+		}
+		var chunks []struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(p.Thinking, &chunks) == nil {
+			for _, c := range chunks {
+				b.WriteString(c.Text)
+			}
+		}
+	}
+	return b.String()
+}
+
+// isContentArray reports whether content is a JSON array (typed parts).
+func isContentArray(content json.RawMessage) bool {
+	t := bytes.TrimSpace(content)
+	return len(t) > 0 && t[0] == '['
 }

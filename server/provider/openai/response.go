@@ -257,6 +257,8 @@ func contentText(raw json.RawMessage) (text, refusal string, ok bool) {
 					tb.WriteString(*pt.Text)
 				case pt.Refusal != nil:
 					rb.WriteString(*pt.Refusal)
+				case pt.Type == "thinking":
+					// Mistral's reasoning, read by reasoningPieces.
 				default:
 					ok = false
 				}

@@ -24,6 +24,9 @@ var respStreamCases = []string{
 	"responses_plain_stream", "responses_tools_parallel_stream", "responses_no_call_id_stream",
 	"responses_stream_failed", "responses_stream_error_event", "responses_stream_cut",
 	"responses_reasoning_tools_stream",
+	// Real recordings (see testdata/README.md).
+	"real_responses_error_stream", "real_responses_tool_call_stream", "real_responses_web_search_stream",
+	"real_responses_encrypted_reasoning_stream",
 }
 
 func TestStreamResponses(t *testing.T) {
@@ -124,6 +127,93 @@ func TestStreamResponses(t *testing.T) {
 				t.Errorf("folded message %v", f.Message)
 			}
 			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+		},
+		// A real stream: an error event (insufficient_quota), then
+		// response.failed with the same error; no output.
+		"real_responses_error_stream": func(t *testing.T, evs []*provider.Event, err error) {
+			pe := providerError(t, err)
+			if pe.Kind != provider.KindRateLimited || pe.Code != "insufficient_quota" || pe.HTTPStatus != http.StatusOK ||
+				!strings.HasPrefix(pe.Message, "You exceeded your current quota") || !strings.HasPrefix(pe.RequestID, "req_") {
+				t.Errorf("got %s", renderErr(err))
+			}
+			if f := foldEvents(t, evs); len(f.Message.GetParts()) != 0 {
+				t.Errorf("parts %v", f.Message.GetParts())
+			}
+		},
+		// A real gpt-5.1 stream: one function call, the item fields
+		// after "type" in an order the hand-built ones never used
+		// (sequence_number last), usage with cache_write_tokens.
+		"real_responses_tool_call_stream": func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := foldEvents(t, evs)
+			parts := f.Message.GetParts()
+			if len(parts) != 1 {
+				t.Fatalf("parts %v", parts)
+			}
+			tc := parts[0].GetToolCall()
+			if tc.GetCallId() != "call_2FQdm3Br7Qb35YUBSkDR7kue" || tc.GetName() != "get_weather" || tc.GetArguments() != `{"city":"Beijing"}` || !tc.GetArgumentsValid() {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+			u := f.Meta.GetUsage()
+			if u.GetInputTokens() != 45 || u.GetOutputTokens() != 25 || u.GetTotalTokens() != 70 || f.Meta.GetResolvedModel() != "gpt-5.1-2025-11-13" ||
+				f.Meta.GetResponseId() != "resp_0775572d10a16b66006a8d85285ef487d2ae865d3657af7276" {
+				t.Errorf("meta %v", f.Meta)
+			}
+		},
+		// A real gpt-5-nano stream with the hosted web_search tool: four
+		// web_search_call items (not client calls), five reasoning items
+		// with no summary, url_citation annotations, cached and reasoning
+		// tokens in the usage.
+		"real_responses_web_search_stream": func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := foldEvents(t, evs)
+			var text strings.Builder
+			for _, p := range f.Message.GetParts() {
+				if p.GetToolCall() != nil {
+					t.Errorf("hosted tool item taken for a client call: %v", p)
+				}
+				text.WriteString(p.GetText())
+			}
+			if s := text.String(); !strings.HasPrefix(s, "Here’s what’s notable in Berlin today") || !strings.HasSuffix(s, "(arts, politics, sports) from today?") || len(s) != 2163 {
+				t.Errorf("text (%d bytes) %q", len(s), s)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+			want := &llmrelayv1.Usage{InputTokens: 60093, OutputTokens: 4080, TotalTokens: 64173, CachedInputTokens: 34560, ReasoningTokens: 3648}
+			if !proto.Equal(f.Meta.GetUsage(), want) || f.Meta.GetToolCallCount() != 0 {
+				t.Errorf("usage %v, %d calls", f.Meta.GetUsage(), f.Meta.GetToolCallCount())
+			}
+		},
+		// A real gpt-5.1-codex-max stream (store false): the reasoning
+		// item's encrypted_content differs between output_item.added,
+		// output_item.done and response.completed; the summary streams,
+		// then one function call.
+		"real_responses_encrypted_reasoning_stream": func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := accFold(t, evs)
+			parts := f.Message.GetParts()
+			if len(parts) != 2 {
+				t.Fatalf("parts %v", parts)
+			}
+			r, tc := parts[0].GetReasoning(), parts[1].GetToolCall()
+			if r.GetId() != "rs_01830d662ab3856501693c321405c88190be3ab04d5782d5f9" ||
+				r.GetText() != "**Calculating step-by-step using calculator**\n\nI'll compute 12 plus 7, then multiply the result by 3, and finally multiply that by 10, reporting the final product." ||
+				!strings.HasPrefix(r.GetSignature(), "gAAAAABpPDIVOKrs") || !strings.HasSuffix(r.GetSignature(), "Nxat0wz4uQ==") {
+				t.Errorf("reasoning %v", r)
+			}
+			if tc.GetCallId() != "call_AB6AaRZ1FYZB2RwS6A5vbdqn" || tc.GetName() != "calculator" || tc.GetArguments() != `{"a":12,"b":7,"op":"add"}` {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+			if u := f.Meta.GetUsage(); u.GetInputTokens() != 134 || u.GetOutputTokens() != 28 || u.GetTotalTokens() != 162 {
+				t.Errorf("usage %v", u)
+			}
 		},
 		"responses_stream_cut": func(t *testing.T, evs []*provider.Event, err error) {
 			pe := providerError(t, err)

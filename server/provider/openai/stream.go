@@ -206,7 +206,7 @@ func (s *chatStream) mergeContentFilter(raw json.RawMessage, meta *llmrelayv1.Re
 
 // delta queues the events of one choice delta.
 func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
-	if d.ReasoningContent != nil || d.Reasoning != nil || d.ReasoningDetails != nil {
+	if d.ReasoningContent != nil || d.Reasoning != nil || d.ReasoningDetails != nil || isContentArray(d.Content) {
 		pieces, warns := reasoningPieces(d)
 		meta.Warnings = append(meta.Warnings, warns...)
 		for _, p := range pieces {

@@ -73,6 +73,26 @@ func TestStream(t *testing.T) {
 				t.Errorf("meta %v", f.Meta)
 			}
 		}},
+		// A real Azure stream (see testdata/README.md): the prompt-filter
+		// chunk with no choices and empty id/model, a content-filter chunk
+		// with no delta after finish_reason, the usage chunk.
+		{name: "real_azure_chat_stream", request: "azure_chat", kind: kAzure, check: func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := foldEvents(t, evs)
+			if len(f.Message.GetParts()) != 1 || f.Message.GetParts()[0].GetText() != "Hello World" {
+				t.Errorf("message %v", f.Message)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			want := &llmrelayv1.Usage{InputTokens: 15, OutputTokens: 5, TotalTokens: 20}
+			if !proto.Equal(f.Meta.GetUsage(), want) || f.Meta.GetResponseId() != "chatcmpl-test" || f.Meta.GetResolvedModel() != "gpt-4" {
+				t.Errorf("meta %v", f.Meta)
+			}
+			if f.Meta.GetExtended().GetFields()[extPromptFilterResults] == nil {
+				t.Errorf("extended %v", f.Meta.GetExtended())
+			}
+		}},
 		{name: "stream_error_event", request: "chat_plain", kind: kOpenAI, check: func(t *testing.T, evs []*provider.Event, err error) {
 			pe := providerError(t, err)
 			if pe.Kind != provider.KindUnavailable || pe.Code != "server_error" || pe.HTTPStatus != http.StatusOK || pe.RequestID == "" {
