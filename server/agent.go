@@ -431,7 +431,7 @@ func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.Tool
 	}
 	p.start = a.g.now()
 	sink := &agentSink{ss: a.ss}
-	if err := a.g.runStream(ctx, p, toolsSink{sink}); err != nil {
+	if err := a.g.runStream(ctx, p, &toolsSink{ss: sink}); err != nil {
 		return nil, nil, err
 	}
 	msg := sink.acc.Message()

@@ -25,7 +25,7 @@ func (g *gateway) StreamChat(req *llmrelayv1.StreamChatRequest, ss llmrelayv1.Ga
 	if err != nil {
 		return g.notPrepared(ctx, err)
 	}
-	return g.runStream(ctx, p, chatSink{ss})
+	return g.runStream(ctx, p, &chatSink{ss: ss})
 }
 
 // prepareChat builds the generation in a frame of its own, gone before
@@ -52,34 +52,43 @@ func (g *gateway) prepareStreamChat(ctx context.Context, req *llmrelayv1.StreamC
 
 type chatSink struct {
 	ss llmrelayv1.GatewayService_StreamChatServer
+	// A text delta's three messages, reused for every chunk (most of a
+	// stream's events): Send encodes the message before it returns and
+	// keeps no reference to it.
+	textResp  llmrelayv1.StreamChatResponse
+	textEvent llmrelayv1.StreamChatResponse_TextDelta
+	textDelta llmrelayv1.TextDelta
 }
 
-func (s chatSink) send(ev *llmrelayv1.StreamChatResponse) error { return s.ss.Send(ev) }
+func (s *chatSink) send(ev *llmrelayv1.StreamChatResponse) error { return s.ss.Send(ev) }
 
-func (s chatSink) start(e *llmrelayv1.StreamStart) error {
+func (s *chatSink) start(e *llmrelayv1.StreamStart) error {
 	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_Start{Start: e}})
 }
 
-func (s chatSink) text(t string) error {
-	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_TextDelta{TextDelta: &llmrelayv1.TextDelta{Text: t}}})
+func (s *chatSink) text(t string) error {
+	s.textDelta.Text = t
+	s.textEvent.TextDelta = &s.textDelta
+	s.textResp.Event = &s.textEvent
+	return s.send(&s.textResp)
 }
 
-func (s chatSink) refusal(t string) error {
+func (s *chatSink) refusal(t string) error {
 	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_RefusalDelta{RefusalDelta: &llmrelayv1.RefusalDelta{Text: t}}})
 }
 
-func (chatSink) toolDelta(*llmrelayv1.ToolCallDelta) error { return nil }
-func (chatSink) toolDone(*llmrelayv1.ToolCallDone) error   { return nil }
-func (chatSink) tools() bool                               { return false }
+func (*chatSink) toolDelta(*llmrelayv1.ToolCallDelta) error { return nil }
+func (*chatSink) toolDone(*llmrelayv1.ToolCallDone) error   { return nil }
+func (*chatSink) tools() bool                               { return false }
 
-func (s chatSink) usage(u *llmrelayv1.Usage) error {
+func (s *chatSink) usage(u *llmrelayv1.Usage) error {
 	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_Usage{Usage: u}})
 }
 
-func (s chatSink) end(e *llmrelayv1.StreamEnd) error {
+func (s *chatSink) end(e *llmrelayv1.StreamEnd) error {
 	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_End{End: e}})
 }
 
-func (s chatSink) reasoning(d *llmrelayv1.ReasoningDelta) error {
+func (s *chatSink) reasoning(d *llmrelayv1.ReasoningDelta) error {
 	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_ReasoningDelta{ReasoningDelta: d}})
 }

@@ -25,7 +25,7 @@ func (g *gateway) StreamTools(req *llmrelayv1.StreamToolsRequest, ss llmrelayv1.
 	if err != nil {
 		return g.notPrepared(ctx, err)
 	}
-	return g.runStream(ctx, p, toolsSink{ss})
+	return g.runStream(ctx, p, &toolsSink{ss: ss})
 }
 
 // prepareTools: as prepareChat.
@@ -50,6 +50,12 @@ func (g *gateway) prepareStreamTools(ctx context.Context, req *llmrelayv1.Stream
 
 type toolsSink struct {
 	ss toolsSender
+	// A text delta's three messages, reused for every chunk: the stream's
+	// Send encodes the message before it returns, and the agent's sender
+	// keeps only the text (fold), never the messages.
+	textResp  llmrelayv1.StreamToolsResponse
+	textEvent llmrelayv1.StreamToolsResponse_TextDelta
+	textDelta llmrelayv1.TextDelta
 }
 
 // toolsSender is where StreamTools events go: the StreamTools stream, or an
@@ -58,38 +64,41 @@ type toolsSender interface {
 	Send(*llmrelayv1.StreamToolsResponse) error
 }
 
-func (s toolsSink) send(ev *llmrelayv1.StreamToolsResponse) error { return s.ss.Send(ev) }
+func (s *toolsSink) send(ev *llmrelayv1.StreamToolsResponse) error { return s.ss.Send(ev) }
 
-func (s toolsSink) start(e *llmrelayv1.StreamStart) error {
+func (s *toolsSink) start(e *llmrelayv1.StreamStart) error {
 	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_Start{Start: e}})
 }
 
-func (s toolsSink) text(t string) error {
-	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_TextDelta{TextDelta: &llmrelayv1.TextDelta{Text: t}}})
+func (s *toolsSink) text(t string) error {
+	s.textDelta.Text = t
+	s.textEvent.TextDelta = &s.textDelta
+	s.textResp.Event = &s.textEvent
+	return s.send(&s.textResp)
 }
 
-func (s toolsSink) refusal(t string) error {
+func (s *toolsSink) refusal(t string) error {
 	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_RefusalDelta{RefusalDelta: &llmrelayv1.RefusalDelta{Text: t}}})
 }
 
-func (s toolsSink) toolDelta(d *llmrelayv1.ToolCallDelta) error {
+func (s *toolsSink) toolDelta(d *llmrelayv1.ToolCallDelta) error {
 	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_ToolCallDelta{ToolCallDelta: d}})
 }
 
-func (s toolsSink) toolDone(d *llmrelayv1.ToolCallDone) error {
+func (s *toolsSink) toolDone(d *llmrelayv1.ToolCallDone) error {
 	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_ToolCallDone{ToolCallDone: d}})
 }
 
-func (toolsSink) tools() bool { return true }
+func (*toolsSink) tools() bool { return true }
 
-func (s toolsSink) usage(u *llmrelayv1.Usage) error {
+func (s *toolsSink) usage(u *llmrelayv1.Usage) error {
 	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_Usage{Usage: u}})
 }
 
-func (s toolsSink) end(e *llmrelayv1.StreamEnd) error {
+func (s *toolsSink) end(e *llmrelayv1.StreamEnd) error {
 	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_End{End: e}})
 }
 
-func (s toolsSink) reasoning(d *llmrelayv1.ReasoningDelta) error {
+func (s *toolsSink) reasoning(d *llmrelayv1.ReasoningDelta) error {
 	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_ReasoningDelta{ReasoningDelta: d}})
 }

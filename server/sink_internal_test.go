@@ -1,0 +1,60 @@
+package server
+
+import (
+	"testing"
+
+	"google.golang.org/grpc"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// encodingStream is a stream whose Send encodes the message, as grpc-go's
+// does before it returns, and keeps the bytes.
+type encodingStream struct {
+	grpc.ServerStream
+	sent [][]byte
+}
+
+func (e *encodingStream) Send(m *llmrelayv1.StreamChatResponse) error {
+	b, err := m.MarshalVT()
+	e.sent = append(e.sent, b)
+	return err
+}
+
+// TestSinkTextReusesMessages: a text chunk costs the relay no allocation
+// (the three messages are reused), and each chunk still goes out with its
+// own text.
+func TestSinkTextReusesMessages(t *testing.T) {
+	st := &encodingStream{}
+	s := &chatSink{ss: st}
+	for _, txt := range []string{"Hel", "lo", ""} {
+		if err := s.text(txt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, want := range []string{"Hel", "lo", ""} {
+		var got llmrelayv1.StreamChatResponse
+		if err := got.UnmarshalVT(st.sent[i]); err != nil {
+			t.Fatal(err)
+		}
+		if got.GetTextDelta() == nil || got.GetTextDelta().GetText() != want {
+			t.Errorf("chunk %d: %v, want text %q", i, &got, want)
+		}
+	}
+	noop := &chatSink{ss: nopChatStream{}}
+	if n := testing.AllocsPerRun(100, func() { _ = noop.text("chunk") }); n != 0 {
+		t.Errorf("%v allocations per text chunk", n)
+	}
+	tools := &toolsSink{ss: nopToolsSender{}}
+	if n := testing.AllocsPerRun(100, func() { _ = tools.text("chunk") }); n != 0 {
+		t.Errorf("%v allocations per tools text chunk", n)
+	}
+}
+
+type nopChatStream struct{ grpc.ServerStream }
+
+func (nopChatStream) Send(*llmrelayv1.StreamChatResponse) error { return nil }
+
+type nopToolsSender struct{}
+
+func (nopToolsSender) Send(*llmrelayv1.StreamToolsResponse) error { return nil }
