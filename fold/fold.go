@@ -48,6 +48,7 @@ type callState struct {
 	args      strings.Builder
 	signature strings.Builder
 	done      bool
+	cut       bool // the done event said the arguments are not valid
 }
 
 // AddChat adds one StreamChat event. An event this version does not know (a
@@ -192,6 +193,11 @@ func (a *Accumulator) AddToolCallDone(d *llmrelayv1.ToolCallDone) error {
 		return fmt.Errorf("fold: tool call %q: done arguments differ from the deltas", tc.GetCallId())
 	}
 	c.done = true
+	// The gateway's verdict on the done event stands over the arguments'
+	// syntax: a call cut by the output limit can still be a whole JSON
+	// object (Gemini sends parsed arguments), and then only the done
+	// event says it is not valid.
+	c.cut = !tc.GetArgumentsValid()
 	return nil
 }
 
@@ -228,7 +234,7 @@ func (a *Accumulator) ToolCalls() []*llmrelayv1.ToolCall {
 func (a *Accumulator) toolCall(id string) *llmrelayv1.ToolCall {
 	c := a.calls[id]
 	args := c.args.String()
-	return &llmrelayv1.ToolCall{CallId: id, Name: c.name, Arguments: args, ArgumentsValid: ValidArguments(args), Signature: c.signature.String()}
+	return &llmrelayv1.ToolCall{CallId: id, Name: c.name, Arguments: args, ArgumentsValid: !c.cut && ValidArguments(args), Signature: c.signature.String()}
 }
 
 // Open returns the calls that have deltas but no done event yet.

@@ -25,7 +25,7 @@ func TestInterleavedCallsKeyedByCallID(t *testing.T) {
 	if open := a.Open(); len(open) != 2 {
 		t.Fatalf("open = %v", open)
 	}
-	if err := a.AddToolCallDone(&llmrelayv1.ToolCallDone{Index: 0, ToolCall: &llmrelayv1.ToolCall{CallId: "call_a", Name: "get_weather", Arguments: `{"city":"Paris"}`}}); err != nil {
+	if err := a.AddToolCallDone(&llmrelayv1.ToolCallDone{Index: 0, ToolCall: &llmrelayv1.ToolCall{CallId: "call_a", Name: "get_weather", Arguments: `{"city":"Paris"}`, ArgumentsValid: true}}); err != nil {
 		t.Fatal(err)
 	}
 	calls := a.ToolCalls()
@@ -107,5 +107,24 @@ func TestReasoningBlocks(t *testing.T) {
 	}
 	if parts[2].GetText() != "Answer" || parts[3].GetToolCall().GetSignature() != "ts-1" {
 		t.Errorf("parts = %v", parts)
+	}
+}
+
+// TestCutCallStaysInvalid: a call the gateway flagged invalid on its done
+// event (cut by the output limit, though its arguments parse: Gemini sends
+// them parsed) stays invalid in the fold.
+func TestCutCallStaysInvalid(t *testing.T) {
+	var a Accumulator
+	if err := a.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: "gcall_cut1", Name: "search", ArgumentsDelta: `{"q":"par"}`}); err != nil {
+		t.Fatal(err)
+	}
+	if !a.ToolCalls()[0].GetArgumentsValid() {
+		t.Fatal("an open call with parseable arguments reads invalid")
+	}
+	if err := a.AddToolCallDone(&llmrelayv1.ToolCallDone{ToolCall: &llmrelayv1.ToolCall{CallId: "gcall_cut1", Name: "search", Arguments: `{"q":"par"}`}}); err != nil {
+		t.Fatal(err)
+	}
+	if a.ToolCalls()[0].GetArgumentsValid() || a.Message().GetParts()[0].GetToolCall().GetArgumentsValid() {
+		t.Errorf("cut call folded as valid: %v", a.ToolCalls()[0])
 	}
 }

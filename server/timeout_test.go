@@ -17,7 +17,7 @@ import (
 
 const slowClientYAML = `
 defaults:
-  idle_timeout: 200ms
+  idle_timeout: 400ms
   retry: {max_attempts: 1}
 providers:
   - name: oai
@@ -64,7 +64,7 @@ func TestSlowClientIsNotAnIdleProvider(t *testing.T) {
 			if texts == 2 {
 				// The client pauses for three idle timeouts while the
 				// provider has long sent everything it had room for.
-				time.Sleep(600 * time.Millisecond)
+				time.Sleep(1200 * time.Millisecond)
 			}
 		}
 		if end := ev.GetEnd(); end != nil {
