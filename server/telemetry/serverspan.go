@@ -65,24 +65,54 @@ func traced(fullMethod string) bool {
 	return !strings.HasPrefix(fullMethod, "/grpc.health.v1.Health/")
 }
 
-func (s *serverSpans) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if !traced(info.FullMethod) {
-		return handler(ctx, req)
+// serverInterceptor is the server span and the gRPC metrics of an RPC,
+// either of which may be off (nil).
+type serverInterceptor struct {
+	spans   *serverSpans
+	metrics *grpcMetrics
+}
+
+func (i *serverInterceptor) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if i.spans == nil || !traced(info.FullMethod) {
+		return i.unaryMetrics(ctx, req, info, handler)
 	}
-	ctx, span, attrs := s.start(ctx, info.FullMethod)
-	resp, err := handler(ctx, req)
-	s.end(span, attrs, err)
+	ctx, span, attrs := i.spans.start(ctx, info.FullMethod)
+	resp, err := i.unaryMetrics(ctx, req, info, handler)
+	i.spans.end(span, attrs, err)
 	return resp, err
 }
 
-func (s *serverSpans) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if !traced(info.FullMethod) {
+func (i *serverInterceptor) unaryMetrics(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if i.metrics == nil {
+		return handler(ctx, req)
+	}
+	return i.metrics.unary(ctx, req, info, handler)
+}
+
+func (i *serverInterceptor) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if i.spans == nil || !traced(info.FullMethod) {
+		return i.streamMetrics(srv, ss, info, handler)
+	}
+	ctx, span, attrs := i.spans.start(ss.Context(), info.FullMethod)
+	err := i.streamMetrics(srv, &spanStream{ServerStream: ss, ctx: ctx}, info, handler)
+	i.spans.end(span, attrs, err)
+	return err
+}
+
+func (i *serverInterceptor) streamMetrics(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if i.metrics == nil {
 		return handler(srv, ss)
 	}
-	ctx, span, attrs := s.start(ss.Context(), info.FullMethod)
-	err := handler(srv, &spanStream{ServerStream: ss, ctx: ctx})
-	s.end(span, attrs, err)
-	return err
+	return i.metrics.stream(srv, ss, info, handler)
+}
+
+// unary and stream are the server span alone (metrics off).
+func (s *serverSpans) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	return (&serverInterceptor{spans: s}).unary(ctx, req, info, handler)
+}
+
+func (s *serverSpans) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	return (&serverInterceptor{spans: s}).stream(srv, ss, info, handler)
 }
 
 // spanStream is a server stream whose context holds the server span.
