@@ -267,10 +267,10 @@ func TestTraceAttrsPooled(t *testing.T) {
 		}
 	}
 
-	attrs := getAttrs()
-	attrs = append(attrs, telemetry.InputMessages.String("secret"))
+	buf := getAttrs()
+	attrs := append(*buf, telemetry.InputMessages.String("secret"))
 	full := attrs[:cap(attrs)]
-	putAttrs(attrs)
+	putAttrs(buf, attrs)
 	for _, kv := range full {
 		if kv.Key != "" {
 			t.Fatalf("a pooled slice keeps %s", kv.Key)
