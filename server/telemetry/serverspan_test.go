@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
@@ -219,4 +220,59 @@ func TestServerSpanGathersAttributes(t *testing.T) {
 			t.Fatalf("a pooled slice keeps %s", kv.Key)
 		}
 	}
+}
+
+type parentKey struct{}
+
+// The handler's context (the server span's attributes are its value)
+// behaves as the RPC's: its values and deadline, cancellation reaching the
+// contexts made from it, the span in it; the attributes are found from
+// those contexts too.
+func TestServerSpanContext(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	s := &serverSpans{tracer: tp.Tracer("t"), prop: propagation.TraceContext{}}
+	deadline := time.Now().Add(time.Hour)
+	parent, cancel := context.WithDeadline(context.WithValue(context.Background(), parentKey{}, "v"), deadline)
+	defer cancel()
+	_, _ = s.unary(parent, nil, &grpc.UnaryServerInfo{FullMethod: "/s.v1.S/M"}, func(ctx context.Context, _ any) (any, error) {
+		if ctx.Value(parentKey{}) != "v" {
+			t.Error("the RPC context's value is gone")
+		}
+		if d, ok := ctx.Deadline(); !ok || !d.Equal(deadline) {
+			t.Errorf("deadline %v %v", d, ok)
+		}
+		span := trace.SpanFromContext(ctx)
+		if !span.SpanContext().IsValid() {
+			t.Error("no span in the handler's context")
+		}
+		child, cancelChild := context.WithCancel(ctx)
+		defer cancelChild()
+		if !AddServerSpanAttributes(child, span, Model.String("m")) {
+			t.Error("attributes not gathered from a child context")
+		}
+		cancel()
+		select {
+		case <-child.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the RPC's cancellation did not reach a child context")
+		}
+		if !errors.Is(context.Cause(child), context.Canceled) {
+			t.Errorf("cause %v", context.Cause(child))
+		}
+		return nil, nil
+	})
+	if got := rec.Ended(); len(got) != 1 || !hasAttr(got[0], "llmrelay.model", "m") {
+		t.Errorf("spans %v", got)
+	}
+}
+
+func hasAttr(s sdktrace.ReadOnlySpan, key, value string) bool {
+	for _, kv := range s.Attributes() {
+		if string(kv.Key) == key && kv.Value.String() == value {
+			return true
+		}
+	}
+	return false
 }
