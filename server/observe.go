@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -48,7 +49,8 @@ func (g *gateway) account(ctx context.Context, p *prepared, meta *llmrelayv1.Res
 	}
 	// The client spans carry the GenAI attributes of each attempt; the
 	// server span (an agent round's span, for a round) sums the call up.
-	attrs := make([]attribute.KeyValue, 0, 9)
+	var buf [9]attribute.KeyValue // on the stack: the server span's attributes copy them
+	attrs := buf[:0]
 	if !p.agentRound { // a round's span keeps its invoke_agent operation
 		attrs = append(attrs, telemetry.OperationName.String(op))
 	}
@@ -60,7 +62,9 @@ func (g *gateway) account(ctx context.Context, p *prepared, meta *llmrelayv1.Res
 	if c := meta.GetCost(); c != nil {
 		attrs = append(attrs, telemetry.CostNanos.Int64(c.GetAmountNanos()), telemetry.CostCurrency.String(c.GetCurrency()))
 	}
-	span.SetAttributes(attrs...)
+	if !telemetry.AddServerSpanAttributes(ctx, span, attrs...) {
+		span.SetAttributes(slices.Clone(attrs)...) // another span (an agent round's): set now
+	}
 	return err
 }
 

@@ -38,7 +38,8 @@ type Tracing struct {
 func Trace(t Tracing) (Interceptor, StreamInterceptor) {
 	tr := &tracer{Tracing: t}
 	unary := func(ctx context.Context, c *Call, next Handler) (*provider.Result, error) {
-		ctx, span, attrs := tr.start(ctx, c)
+		ctx, span, buf := tr.start(ctx, c)
+		attrs := *buf
 		res, err := next(ctx, c)
 		if err != nil {
 			attrs = fail(span, attrs, err)
@@ -51,18 +52,21 @@ func Trace(t Tracing) (Interceptor, StreamInterceptor) {
 			attrs = s.append(attrs)
 		}
 		span.SetAttributes(attrs...)
+		putAttrs(buf, attrs)
 		span.End()
 		return res, err
 	}
 	stream := func(ctx context.Context, c *Call, next StreamHandler) (provider.Stream, error) {
-		ctx, span, attrs := tr.start(ctx, c)
+		ctx, span, buf := tr.start(ctx, c)
 		s, err := next(ctx, c)
 		if err != nil {
-			span.SetAttributes(fail(span, attrs, err)...)
+			attrs := fail(span, *buf, err)
+			span.SetAttributes(attrs...)
+			putAttrs(buf, attrs)
 			span.End()
 			return nil, err
 		}
-		return &tracedStream{Stream: s, span: span, attrs: attrs, content: t.RecordContent}, nil
+		return &tracedStream{Stream: s, span: span, buf: buf, content: t.RecordContent}, nil
 	}
 	return unary, stream
 }
@@ -73,19 +77,51 @@ type tracer struct {
 	names spanNames
 }
 
-var clientKind = trace.WithSpanKind(trace.SpanKindClient)
+// clientStart is the options of a client span's start, made once: a
+// variadic argument to an interface method is a new slice each call.
+var clientStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 
 // clientSpanAttrs is the capacity of a client span's attributes: up to
 // 12 of the request, then up to 9 of the response or 1 of an error.
 const clientSpanAttrs = 21
 
+// attrsPool holds the slices client span attributes are gathered in: the
+// SDK copies what SetAttributes is given, so the slice is free again once
+// the attributes are set (a 21-attribute slice is 1.3 KB a call).
+var attrsPool = sync.Pool{New: func() any {
+	s := make([]attribute.KeyValue, 0, clientSpanAttrs)
+	return &s
+}}
+
+// getAttrs is an empty slice from attrsPool, behind the pointer the pool
+// keeps (putting a new pointer back would allocate one per call).
+func getAttrs() *[]attribute.KeyValue {
+	buf := attrsPool.Get().(*[]attribute.KeyValue)
+	*buf = (*buf)[:0]
+	return buf
+}
+
+// putAttrs gives buf back to attrsPool once SetAttributes has copied
+// attrs (buf's slice, appended to), cleared so that the pool holds no
+// message contents.
+func putAttrs(buf *[]attribute.KeyValue, attrs []attribute.KeyValue) {
+	if cap(attrs) != clientSpanAttrs { // grown past the capacity: not the pool's slice any more
+		return
+	}
+	clear(attrs)
+	*buf = attrs[:0]
+	attrsPool.Put(buf)
+}
+
 // start starts an attempt's span and returns the request's attributes,
 // which are set with the response's when the span ends: one
 // SetAttributes call makes the span's attribute slice once, at its size
 // (two calls grew it twice), and no sampler of ours reads attributes.
-func (t *tracer) start(ctx context.Context, c *Call) (context.Context, trace.Span, []attribute.KeyValue) {
+// The slice is attrsPool's (*buf): putAttrs it once set.
+func (t *tracer) start(ctx context.Context, c *Call) (_ context.Context, _ trace.Span, buf *[]attribute.KeyValue) {
 	op, model := "chat", ""
-	attrs := make([]attribute.KeyValue, 0, clientSpanAttrs)
+	buf = getAttrs()
+	attrs := *buf
 	switch {
 	case c.Request != nil:
 		model = c.Request.Model
@@ -114,8 +150,9 @@ func (t *tracer) start(ctx context.Context, c *Call) (context.Context, trace.Spa
 		// The attempt before this one failed for this reason.
 		attrs = append(attrs, telemetry.RetryReason.String(c.Record.RetryReasons[n-1].GetReason()))
 	}
-	ctx, span := t.Tracer.Start(ctx, t.names.name(op, model), clientKind)
-	return ctx, span, attrs
+	ctx, span := t.Tracer.Start(ctx, t.names.name(op, model), clientStart...)
+	*buf = attrs
+	return ctx, span, buf
 }
 
 // spanNames keeps the span names ("chat <model>") made so far, so that a
@@ -285,7 +322,7 @@ func messagesJSON(msgs []*llmrelayv1.Message) string {
 type tracedStream struct {
 	provider.Stream
 	span    trace.Span
-	attrs   []attribute.KeyValue // the request's, until the end
+	buf     *[]attribute.KeyValue // the request's attributes (attrsPool's), until the end
 	content bool
 	state   spanState
 	once    sync.Once
@@ -319,10 +356,14 @@ func (t *tracedStream) Close() error {
 }
 
 func (t *tracedStream) end(err error) {
+	attrs := *t.buf
 	if err != nil && !errors.Is(err, io.EOF) {
-		t.span.SetAttributes(fail(t.span, t.attrs, err)...)
+		attrs = fail(t.span, attrs, err)
 	} else {
-		t.span.SetAttributes(t.state.append(t.attrs)...)
+		attrs = t.state.append(attrs)
 	}
+	t.span.SetAttributes(attrs...)
+	putAttrs(t.buf, attrs)
+	t.buf = nil
 	t.span.End()
 }

@@ -202,3 +202,78 @@ func TestFinishAttr(t *testing.T) {
 		}
 	}
 }
+
+// metaGen answers Generate with its meta, or fails with err.
+type metaGen struct {
+	meta *llmrelayv1.ResponseMeta
+	err  error
+}
+
+func (g metaGen) Generate(context.Context, *provider.Request) (*provider.Result, error) {
+	if g.err != nil {
+		return nil, g.err
+	}
+	return &provider.Result{Meta: g.meta, Message: &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}}, nil
+}
+
+func (g metaGen) Stream(context.Context, *provider.Request) (provider.Stream, error) {
+	return nil, errors.New("unused")
+}
+
+// The attribute slices come from a pool: each span keeps its own
+// attributes after its slice served the next calls (the SDK copies them),
+// and a slice goes back cleared, holding no message contents.
+func TestTraceAttrsPooled(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	p := tracedPipeline(rec, true)
+	calls := []struct {
+		model, id string
+		err       error
+	}{{"m1", "r1", nil}, {"m2", "", &provider.Error{Kind: provider.KindUnavailable, HTTPStatus: 503}}, {"m3", "r3", nil}}
+	for _, c := range calls {
+		call := streamCall(metaGen{meta: &llmrelayv1.ResponseMeta{ResponseId: c.id}, err: c.err})
+		call.Request.Model = c.model
+		_, _ = p.Unary(context.Background(), call)
+	}
+	s, err := p.Stream(context.Background(), streamCall(singleStream{&listStream{events: []*provider.Event{
+		{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{ResponseId: "r4"}}}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, err = s.Recv()
+	}
+	ended := rec.Ended()
+	if len(ended) != 4 {
+		t.Fatalf("%d spans", len(ended))
+	}
+	for i, want := range []map[attribute.Key]string{
+		{telemetry.RequestModel: "m1", telemetry.ResponseID: "r1"},
+		{telemetry.RequestModel: "m2", telemetry.ErrorType: "http_503"},
+		{telemetry.RequestModel: "m3", telemetry.ResponseID: "r3"},
+		{telemetry.RequestModel: "claude-x", telemetry.ResponseID: "r4"},
+	} {
+		a := spanAttrs(ended[i])
+		for k, v := range want {
+			if a[k] != v {
+				t.Errorf("span %d: %s = %q, want %q", i, k, a[k], v)
+			}
+		}
+		_, hasErr := a[telemetry.ErrorType]
+		_, hasID := a[telemetry.ResponseID]
+		if hasErr == hasID || len(a) != len(ended[i].Attributes()) {
+			t.Errorf("span %d: attributes of another call or repeated: %v", i, ended[i].Attributes())
+		}
+	}
+
+	buf := getAttrs()
+	attrs := append(*buf, telemetry.InputMessages.String("secret"))
+	full := attrs[:cap(attrs)]
+	putAttrs(buf, attrs)
+	for _, kv := range full {
+		if kv.Key != "" {
+			t.Fatalf("a pooled slice keeps %s", kv.Key)
+		}
+	}
+}

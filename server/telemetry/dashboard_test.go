@@ -23,7 +23,7 @@ func families(t *testing.T) map[string]map[string]bool {
 	m := NewMetrics()
 	s := grpc.NewServer()
 	healthpb.RegisterHealthServer(s, health.NewServer())
-	m.grpc.InitializeMetrics(s)
+	m.grpc.register(s)
 	m.ObserveCall(Call{Operation: "chat", Provider: "p", Model: "m", Caller: "c", ErrorType: "Unavailable", Meta: &llmrelayv1.ResponseMeta{
 		Usage: &llmrelayv1.Usage{InputTokens: 1, OutputTokens: 1}, TimeToFirstToken: durationpb.New(1),
 		Cost:         &llmrelayv1.Cost{Currency: "USD", AmountNanos: 1},

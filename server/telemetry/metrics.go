@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -19,7 +18,7 @@ import (
 // caller sends.
 type Metrics struct {
 	reg            *prometheus.Registry
-	grpc           *grpcprom.ServerMetrics
+	grpc           *grpcMetrics
 	tokens         *prometheus.HistogramVec
 	duration       *prometheus.HistogramVec
 	ttft           *prometheus.HistogramVec
@@ -69,7 +68,7 @@ var (
 func NewMetrics() *Metrics {
 	m := &Metrics{
 		reg:  prometheus.NewRegistry(),
-		grpc: grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram()),
+		grpc: newGRPCMetrics(),
 		tokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "gen_ai_client_token_usage", Help: "Tokens per provider call, by token type (input, output).", Buckets: tokenBuckets,
 		}, []string{"operation", "provider", "model", "caller", "token_type"}),

@@ -7,7 +7,9 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -153,4 +155,124 @@ func TestServerSpanStream(t *testing.T) {
 	if sp.Status().Code != otelcodes.Error || sp.Status().Description != "upstream down" {
 		t.Errorf("status %v", sp.Status())
 	}
+}
+
+// What the handler adds to the server span is set with the start
+// attributes and the status when it ends, each RPC's on its own span
+// (the gathering slices are pooled); a child span, or the server span
+// once ended, is not gathered for: the caller sets its attributes itself.
+func TestServerSpanGathersAttributes(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	s := &serverSpans{tracer: tp.Tracer("t"), prop: propagation.TraceContext{}}
+	ctx := peer.NewContext(context.Background(), &peer.Peer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}})
+	var kept context.Context
+	for _, model := range []string{"m1", "m2"} {
+		_, _ = s.unary(ctx, nil, &grpc.UnaryServerInfo{FullMethod: "/s.v1.S/M"}, func(ctx context.Context, _ any) (any, error) {
+			span := trace.SpanFromContext(ctx)
+			if !AddServerSpanAttributes(ctx, span, Model.String(model), Provider.String("p-"+model)) {
+				t.Error("the server span's attributes were not gathered")
+			}
+			cctx, child := tp.Tracer("t").Start(ctx, "child")
+			if AddServerSpanAttributes(cctx, child, Model.String("child")) {
+				t.Error("a child span's attributes went to the server span")
+			}
+			child.End()
+			kept = ctx
+			return nil, nil
+		})
+	}
+	if AddServerSpanAttributes(kept, trace.SpanFromContext(kept), Model.String("late")) {
+		t.Error("attributes gathered for an ended span")
+	}
+	var servers []sdktrace.ReadOnlySpan
+	for _, sp := range rec.Ended() {
+		if sp.Name() == "s.v1.S/M" {
+			servers = append(servers, sp)
+		}
+	}
+	if len(servers) != 2 {
+		t.Fatalf("%d server spans", len(servers))
+	}
+	for i, model := range []string{"m1", "m2"} {
+		got := map[string]string{}
+		for _, kv := range servers[i].Attributes() {
+			got[string(kv.Key)] = kv.Value.String()
+		}
+		want := map[string]string{"rpc.method": "s.v1.S/M", "rpc.system.name": "grpc", "server.address": "127.0.0.1", "server.port": "1",
+			"llmrelay.model": model, "llmrelay.provider": "p-" + model, "rpc.response.status_code": "OK"}
+		if len(got) != len(want) {
+			t.Errorf("span %d: %v, want %v", i, got, want)
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("span %d: %s = %q, want %q", i, k, got[k], v)
+			}
+		}
+	}
+	buf := serverAttrsPool.Get().(*[]attribute.KeyValue)
+	*buf = append(*buf, Model.String("secret"))
+	full := (*buf)[:cap(*buf)]
+	putServerAttrs(buf)
+	for _, kv := range full {
+		if kv.Key != "" {
+			t.Fatalf("a pooled slice keeps %s", kv.Key)
+		}
+	}
+}
+
+type parentKey struct{}
+
+// The handler's context (the server span's attributes are its value)
+// behaves as the RPC's: its values and deadline, cancellation reaching the
+// contexts made from it, the span in it; the attributes are found from
+// those contexts too.
+func TestServerSpanContext(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	s := &serverSpans{tracer: tp.Tracer("t"), prop: propagation.TraceContext{}}
+	deadline := time.Now().Add(time.Hour)
+	parent, cancel := context.WithDeadline(context.WithValue(context.Background(), parentKey{}, "v"), deadline)
+	defer cancel()
+	_, _ = s.unary(parent, nil, &grpc.UnaryServerInfo{FullMethod: "/s.v1.S/M"}, func(ctx context.Context, _ any) (any, error) {
+		if ctx.Value(parentKey{}) != "v" {
+			t.Error("the RPC context's value is gone")
+		}
+		if d, ok := ctx.Deadline(); !ok || !d.Equal(deadline) {
+			t.Errorf("deadline %v %v", d, ok)
+		}
+		span := trace.SpanFromContext(ctx)
+		if !span.SpanContext().IsValid() {
+			t.Error("no span in the handler's context")
+		}
+		child, cancelChild := context.WithCancel(ctx)
+		defer cancelChild()
+		if !AddServerSpanAttributes(child, span, Model.String("m")) {
+			t.Error("attributes not gathered from a child context")
+		}
+		cancel()
+		select {
+		case <-child.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the RPC's cancellation did not reach a child context")
+		}
+		if !errors.Is(context.Cause(child), context.Canceled) {
+			t.Errorf("cause %v", context.Cause(child))
+		}
+		return nil, nil
+	})
+	if got := rec.Ended(); len(got) != 1 || !hasAttr(got[0], "llmrelay.model", "m") {
+		t.Errorf("spans %v", got)
+	}
+}
+
+func hasAttr(s sdktrace.ReadOnlySpan, key, value string) bool {
+	for _, kv := range s.Attributes() {
+		if string(kv.Key) == key && kv.Value.String() == value {
+			return true
+		}
+	}
+	return false
 }

@@ -200,33 +200,30 @@ func (t *Telemetry) Metrics() *Metrics {
 func (t *Telemetry) Tracing() bool { return t != nil && t.tracer != nil }
 
 // ServerOptions are the gRPC server options of the telemetry: the server
-// span interceptors (a server span per RPC, the caller's traceparent
-// continued; health checks left out; serverspan.go) and
-// go-grpc-middleware's Prometheus interceptors. Put them first: the span
-// is the outermost, so that it sees the status the client gets (after
-// recovery) and the metrics' time.
+// span (a server span per RPC, the caller's traceparent continued;
+// health checks left out; serverspan.go) and the gRPC server metrics
+// (grpcmetrics.go), from one interceptor (one level of grpc-go's chain
+// instead of two). Put them first: the span is the outermost, so that it
+// sees the status the client gets (after recovery) and the metrics' time.
 func (t *Telemetry) ServerOptions() []grpc.ServerOption {
 	if t == nil {
 		return nil
 	}
-	var out []grpc.ServerOption
+	i := &serverInterceptor{}
 	if t.tp != nil {
-		s := &serverSpans{tracer: t.tracer, prop: t.prop}
-		out = append(out, grpc.ChainUnaryInterceptor(s.unary), grpc.ChainStreamInterceptor(s.stream))
+		i.spans = &serverSpans{tracer: t.tracer, prop: t.prop}
 	}
 	if m := t.metrics; m != nil {
-		out = append(out,
-			grpc.ChainUnaryInterceptor(m.grpc.UnaryServerInterceptor()),
-			grpc.ChainStreamInterceptor(m.grpc.StreamServerInterceptor()))
+		i.metrics = m.grpc
 	}
-	return out
+	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(i.unary), grpc.ChainStreamInterceptor(i.stream)}
 }
 
 // Registered tells the gRPC metrics which methods the server has, so that
 // every method shows up at zero before its first call.
 func (t *Telemetry) Registered(s *grpc.Server) {
 	if m := t.Metrics(); m != nil {
-		m.grpc.InitializeMetrics(s)
+		m.grpc.register(s)
 	}
 }
 
