@@ -23,9 +23,9 @@ type decodeTarget struct {
 	err error
 }
 
-// unmarshal decodes data for the server codec: into a decodeTarget's
+// Unmarshal decodes data for the server codec: into a decodeTarget's
 // message, recording the error there, or into v itself.
-func (c codec) unmarshal(data mem.BufferSlice, v any) error {
+func (c *codec) Unmarshal(data mem.BufferSlice, v any) error {
 	if t, ok := v.(*decodeTarget); ok {
 		t.err = c.std.Unmarshal(data, t.msg)
 		return nil
@@ -57,7 +57,7 @@ func (s *Server) decodeErrors(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
 	for i, sd := range desc.Streams {
 		method, h := "/"+desc.ServiceName+"/"+sd.StreamName, sd.Handler
 		sd.Handler = func(srv any, ss grpc.ServerStream) error {
-			return h(srv, decodingStream{ServerStream: ss, s: s, method: method})
+			return h(srv, &decodingStream{ServerStream: ss, s: s, method: method})
 		}
 		out.Streams[i] = sd
 	}
@@ -96,13 +96,15 @@ func (s *Server) rejectUndecodable(ctx context.Context, method string, err error
 }
 
 // decodingStream is a server stream whose RecvMsg reports undecodable
-// messages as InvalidArgument.
+// messages as InvalidArgument. It is used by pointer: a value in the
+// handler's interface would be reached through the compiler's pointer
+// wrapper, one more frame under every request's decoding.
 type decodingStream struct {
 	grpc.ServerStream
 	s      *Server
 	method string
 }
 
-func (d decodingStream) RecvMsg(m any) error {
+func (d *decodingStream) RecvMsg(m any) error {
 	return d.s.decode(d.ServerStream.Context(), d.method, d.ServerStream.RecvMsg, m)
 }

@@ -14,8 +14,9 @@ import (
 	"runtime"
 )
 
-// ErrUnsupported: not amd64, or not an ELF executable.
-var ErrUnsupported = errors.New("framesize: only amd64 ELF executables")
+// ErrUnsupported: not amd64, not an ELF executable, or built with the race
+// detector (Race).
+var ErrUnsupported = errors.New("framesize: only amd64 ELF executables without the race detector")
 
 // Of returns the name of fn (a function or method expression) and the
 // bytes its frame takes on the goroutine's stack: its locals and outgoing
@@ -24,7 +25,7 @@ var ErrUnsupported = errors.New("framesize: only amd64 ELF executables")
 // SP, BP; SUBQ $n, SP); a function without one takes its return address
 // only.
 func Of(fn any) (name string, size int, err error) {
-	if runtime.GOARCH != "amd64" {
+	if runtime.GOARCH != "amd64" || Race {
 		return "", 0, ErrUnsupported
 	}
 	f := runtime.FuncForPC(reflect.ValueOf(fn).Pointer())

@@ -264,6 +264,42 @@ func (p *h1Pool) get(ctx context.Context, localOnly bool) (*h1Conn, error) {
 		_ = c.conn.Close() // expired, closed by the server, or sent bytes unasked; the next is checked
 	}
 	t.mu.Unlock()
+	return p.connectAside(ctx, localOnly)
+}
+
+// connectAside runs connect on a goroutine of its own, which ends with it.
+//
+// Otherwise the connection would be made on the caller's goroutine, a
+// call's handler at the bottom of the interceptor, pipeline and client
+// frames: the dialer's own frames (resolution, dialParallel, socket,
+// connect) add about 3 KiB there, a TLS handshake (key exchange,
+// certificate verification) more than 16 KiB, and a goroutine whose stack
+// grew keeps it for its whole life (the Dockerfile's gcshrinkstackoff=1):
+// every open stream would hold 8 or 24 KiB it needed once, to connect
+// (docs/decisions.md, "An open stream's goroutine stays within 8 KiB"). A
+// connection is made per new connection, not per call (they are pooled),
+// and costs system calls and round trips that dwarf the goroutine's start;
+// net/http's Transport dials and handshakes on a goroutine too. The dial
+// and the handshake honour ctx, so the wait for their result needs no
+// select.
+func (p *h1Pool) connectAside(ctx context.Context, localOnly bool) (*h1Conn, error) {
+	type result struct {
+		c   *h1Conn
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, err := p.connect(ctx, localOnly)
+		done <- result{c, err}
+	}()
+	r := <-done
+	return r.c, r.err
+}
+
+// connect dials the pool's address (with localOnly, only a loopback or
+// private one) and, for TLS, makes the handshake.
+func (p *h1Pool) connect(ctx context.Context, localOnly bool) (*h1Conn, error) {
+	t := p.t
 	raw, err := t.dial(ctx, "tcp", p.addr)
 	if err != nil {
 		return nil, err

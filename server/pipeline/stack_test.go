@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -54,49 +55,57 @@ func goid() string {
 	return id
 }
 
-// TestDialAside: NewHTTPClient's own transport dials on a goroutine of its
-// own (a dial's frames would otherwise grow the stream's goroutine past
-// 8 KiB), and the dial's result and error come back whole.
-func TestDialAside(t *testing.T) {
-	var dialer string
-	conn, _ := net.Pipe()
+// TestConnectAside: NewHTTPClient's own transport dials and makes the TLS
+// handshake on a goroutine of their own (their frames would otherwise
+// grow the stream's goroutine past 8 KiB, the handshake's past 16), and a
+// dial's error comes back whole.
+func TestConnectAside(t *testing.T) {
+	var dialer, handshaker string
 	errDial := errors.New("refused")
-	dial := dialAside(func(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		dialer = goid()
 		if addr == "bad:1" {
 			return nil, errDial
 		}
-		return conn, nil
-	})
-	c, err := dial(context.Background(), "tcp", "good:1")
-	if err != nil || c != conn {
-		t.Fatalf("dial: %v, %v", c, err)
+		return d.DialContext(ctx, network, addr)
 	}
-	if dialer == "" || dialer == goid() {
-		t.Errorf("dialed on goroutine %q, the caller's is %s", dialer, goid())
-	}
-	if _, err := dial(context.Background(), "tcp", "bad:1"); !errors.Is(err, errDial) {
-		t.Errorf("dial error %v, want %v", err, errDial)
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
+	for _, tlsUp := range []bool{false, true} {
+		dialer, handshaker = "", ""
+		var up *httptest.Server
+		if tlsUp {
+			up = httptest.NewTLSServer(ok)
+		} else {
+			up = httptest.NewServer(ok)
+		}
+		st := newSplitTransport(DefaultTransportConfig, &http.Transport{Proxy: func(*http.Request) (*url.URL, error) { return nil, nil }}, dial)
+		if tlsUp {
+			st.h1.tls.RootCAs = up.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+			st.h1.tls.VerifyConnection = func(tls.ConnectionState) error {
+				handshaker = goid()
+				return nil
+			}
+		}
+		resp, err := (&http.Client{Transport: st}).Get(up.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		st.CloseIdleConnections()
+		up.Close()
+		if dialer == "" || dialer == goid() {
+			t.Errorf("tls %v: the transport dialed on goroutine %q, the caller's is %s", tlsUp, dialer, goid())
+		}
+		if tlsUp && (handshaker == "" || handshaker == goid()) {
+			t.Errorf("the transport made the TLS handshake on goroutine %q, the caller's is %s", handshaker, goid())
+		}
 	}
 
-	// The client's own HTTP/1.1 transport uses it: a request made on this
-	// goroutine dials on another.
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
-	defer up.Close()
-	dialer = ""
-	var d net.Dialer
-	st := newSplitTransport(DefaultTransportConfig, &http.Transport{Proxy: func(*http.Request) (*url.URL, error) { return nil, nil }}, func(ctx context.Context, network, addr string) (net.Conn, error) {
-		dialer = goid()
-		return d.DialContext(ctx, network, addr)
-	})
-	defer st.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: st}).Get(up.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if dialer == "" || dialer == goid() {
-		t.Errorf("the transport dialed on goroutine %q, the caller's is %s", dialer, goid())
+	st := newSplitTransport(DefaultTransportConfig, &http.Transport{}, dial)
+	p := &h1Pool{t: st.h1, addr: "bad:1", host: "bad"}
+	if _, err := p.get(context.Background(), false); !errors.Is(err, errDial) {
+		t.Errorf("dial error %v, want %v", err, errDial)
 	}
 }

@@ -70,37 +70,9 @@ func NewHTTPClient(cfg TransportConfig, redact *Redactor) *http.Client {
 }
 
 // newSplitTransport pairs std with the project's own HTTP/1.1 transport,
-// which dials with dial, aside (dialAside).
+// which dials with dial (aside: h1Pool.connectAside).
 func newSplitTransport(cfg TransportConfig, std *http.Transport, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *splitTransport {
-	return &splitTransport{h1: newH1Transport(cfg, dialAside(dial)), std: std, version: cfg.HTTPVersion}
-}
-
-// dialAside runs dial on a goroutine of its own, which ends with it.
-//
-// h1Transport dials on the caller's goroutine, a call's handler at the
-// bottom of the interceptor, pipeline and net/http client frames; the
-// dialer's own frames (resolution, dialParallel, dialSerial, socket,
-// connect) add about 3 KiB there, and a goroutine whose stack grew past
-// 8 KiB keeps 16 KiB for its whole life (the Dockerfile's
-// gcshrinkstackoff=1): every open stream would hold 8 KiB it needed once,
-// for its dial. A dial is per new connection, not per call (connections
-// are pooled), and costs system calls and a round trip that dwarf the
-// goroutine's start; net/http's Transport dials on a goroutine too. The
-// dial honours ctx, so the wait for its result needs no select.
-func dialAside(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		type result struct {
-			c   net.Conn
-			err error
-		}
-		done := make(chan result, 1)
-		go func() {
-			c, err := dial(ctx, network, addr)
-			done <- result{c, err}
-		}()
-		r := <-done
-		return r.c, r.err
-	}
+	return &splitTransport{h1: newH1Transport(cfg, dial), std: std, version: cfg.HTTPVersion}
 }
 
 // splitTransport chooses the client of each request (docs/decisions.md,
@@ -199,7 +171,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // propagate, captureRequest and watch are apart from RoundTrip, which keeps a small
 // frame: the upstream request is written and its answer awaited below it,
-// the deepest point of a call's goroutine (see dialAside).
+// the deepest point of a call's goroutine (see h1Pool.connectAside).
 //
 //go:noinline
 func (rt *roundTripper) captureRequest(req *http.Request, capture *provider.Capture) error {
