@@ -541,7 +541,8 @@ func (c *h1Conn) readResponse(req *http.Request) (*http.Response, error) {
 		}
 		if r, ok := readResponseFast(c.br, req); ok {
 			c.readLimit = math.MaxInt64
-			return r, nil // a final answer: the fast path takes no 1xx
+			r.Request = nil // see below
+			return r, nil   // a final answer: the fast path takes no 1xx
 		}
 		r, err := http.ReadResponse(c.br, req)
 		if err != nil {
@@ -554,6 +555,12 @@ func (c *h1Conn) readResponse(req *http.Request) (*http.Response, error) {
 			}
 			continue
 		}
+		// The response does not hold the request: a stream's answer is
+		// read for as long as the stream is open, and the request holds
+		// its body (the whole conversation) and headers, which nothing
+		// reads once it was sent (net/http.Client fills Request itself
+		// where it needs one; the adapters do not).
+		r.Request = nil
 		return r, nil
 	}
 }

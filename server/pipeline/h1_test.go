@@ -141,6 +141,9 @@ func TestH1Reuse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if resp.Request != nil {
+			t.Error("the response holds the request (its body and headers) while it is read")
+		}
 		if got := readAll(t, resp); got != w {
 			t.Errorf("call %d: body %q, want %q", i, got, w)
 		}
