@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/llmrelay/llmrelay/client"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -46,6 +47,7 @@ func agent(ctx context.Context, e *env, args []string) error {
 	mcpNames := fs.String("mcp", "", "configured MCP servers to use, comma-separated")
 	maxRounds := fs.Int("max-rounds", 0, "model calls at most (0: the server's default)")
 	jsonOut := fs.Bool("json", false, "print the final AgentEnd as JSON instead of the text")
+	toolTimeout := fs.Duration("tool-timeout", 0, "how long the server waits for each tool result (0: no limit besides the deadline); a missed one fails the run")
 	pos, err := parse(e, fs, "PROMPT...", agentSummary, args)
 	if err != nil {
 		return err
@@ -57,8 +59,14 @@ func agent(ctx context.Context, e *env, args []string) error {
 	if *maxRounds < 0 || *maxRounds > math.MaxInt32 {
 		return usageErrorf("--max-rounds %d: want 0 or a positive number", *maxRounds)
 	}
+	if *toolTimeout < 0 {
+		return usageErrorf("--tool-timeout %v: want 0 or a positive duration", *toolTimeout)
+	}
 	setup := &llmrelayv1.AgentSetup{Model: *model, MaxRounds: int32(*maxRounds),
 		Messages: []*llmrelayv1.Message{{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: prompt}}}}}}
+	if *toolTimeout > 0 {
+		setup.ToolTimeout = durationpb.New(*toolTimeout)
+	}
 	for _, n := range strings.Split(*mcpNames, ",") {
 		if n = strings.TrimSpace(n); n != "" {
 			setup.McpServers = append(setup.McpServers, &llmrelayv1.AgentMcpServer{Name: n})
@@ -154,6 +162,11 @@ func agent(ctx context.Context, e *env, args []string) error {
 func commandTool(command, name string) client.ToolFunc {
 	return func(ctx context.Context, args string) (string, error) {
 		cmd := exec.CommandContext(ctx, "sh", "-c", command)
+		// A run that ends (failed, cancelled) cancels ctx: the command and
+		// what it started are killed, and Run does not wait past WaitDelay
+		// for output a leftover process holds open.
+		killTree(cmd)
+		cmd.WaitDelay = time.Second
 		cmd.Stdin = strings.NewReader(args)
 		cmd.Env = append(os.Environ(), "LLMRELAY_TOOL_NAME="+name, "LLMRELAY_TOOL_CALL_ID="+client.ToolCallID(ctx))
 		var out, errOut bytes.Buffer

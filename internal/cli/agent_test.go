@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmrelay/llmrelay/internal/config"
 	"github.com/llmrelay/llmrelay/server"
@@ -91,6 +92,44 @@ func TestAgentCommand(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 	if err := runAgent(context.Background(), []string{"agent", "-addr", addr}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "prompt is required") {
+		t.Errorf("error %v", err)
+	}
+}
+
+// TestAgentCommandFailure: a tool result missing past --tool-timeout fails
+// the run: the error says why, stderr says where the run stopped, and with
+// -json stdout has the failure event's conversation to retry from.
+func TestAgentCommandFailure(t *testing.T) {
+	addr := startTestServer(t)
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(tools, []byte(`[{"name": "get_weather", "parameters": {"type": "object"}}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	start := time.Now()
+	err := runAgent(context.Background(), []string{"agent", "-addr", addr, "-tools", tools, "-exec", "sleep 30; echo late",
+		"-tool-timeout", "100ms", "-json", "Oslo"}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "tool_timeout") {
+		t.Fatalf("error %v", err)
+	}
+	// Not a timing measurement: the tool command (and the sleep its shell
+	// started) is killed when the run fails, instead of the CLI waiting
+	// the 30 s out for its output.
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the CLI waited %v for a tool command of a failed run", d)
+	}
+	if !strings.Contains(errOut.String(), "[round 1] the run failed after 1 model calls; 1 messages of conversation kept") {
+		t.Errorf("stderr %q", errOut.String())
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, out.Bytes()); err != nil {
+		t.Fatalf("-json output is not JSON: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(compact.String(), `"round":1`) || !strings.Contains(compact.String(), `"text":"Oslo"`) {
+		t.Errorf("failure %s", compact.String())
+	}
+	if err := runAgent(context.Background(), []string{"agent", "-addr", addr, "-tool-timeout", "-1s", "Oslo"}, &out, &errOut); err == nil ||
+		!strings.Contains(err.Error(), "--tool-timeout") {
 		t.Errorf("error %v", err)
 	}
 }
