@@ -63,7 +63,7 @@ func BenchmarkParseChatResponse(b *testing.B) {
 func BenchmarkStreamChunk(b *testing.B) {
 	p := benchProvider(b, "chat_plain_stream.http")
 	chunk := []byte(`{"id":"chatcmpl-mock1","object":"chat.completion.chunk","created":1763000000,"model":"gpt-4o-mini","service_tier":"default","system_fingerprint":"fp_mock","choices":[{"index":0,"delta":{"content":"Hello "},"logprobs":null,"finish_reason":null}],"usage":null}`)
-	s := &chatStream{eventLoop: eventLoop{p: p, header: http.Header{}}, byIndex: map[int]*callState{}, filter: map[string]json.RawMessage{}}
+	s := &chatStream{eventLoop: eventLoop{p: p, header: http.Header{}}}
 	b.SetBytes(int64(len(chunk)))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -18,7 +18,7 @@ import (
 // the encoding/json path. Strings equal to prev's (the previous chunk of the
 // stream; may be nil) are shared instead of allocated again. d is scratch
 // space a stream reuses between chunks (nil: one is allocated).
-func decodeChunkFast(raw []byte, c, prev *chatResponse, d *fastDecoder) bool {
+func decodeChunkFast(raw []byte, c *chatResponse, prev *chunkStrings, d *fastDecoder) bool {
 	if prev == nil {
 		prev = &noPrev
 	}
@@ -37,11 +37,18 @@ type fastDecoder struct {
 	b    []byte
 	i    int
 	seen uint32        // keys seen in the object being decoded (one bit each)
-	prev *chatResponse // the previous chunk, for string reuse (read only)
+	prev *chunkStrings // the previous chunk's strings, for reuse (read only)
+}
+
+// chunkStrings are the strings of a chunk that the next chunk usually
+// repeats: all a stream keeps of its previous chunk (not the whole
+// chatResponse, so that an open stream holds less).
+type chunkStrings struct {
+	ID, Object, Model, SystemFingerprint, ServiceTier string
 }
 
 // noPrev is the previous chunk of a first chunk: nothing to share.
-var noPrev chatResponse
+var noPrev chunkStrings
 
 // reuse returns old when s has the same bytes (no allocation), else a new
 // string.

@@ -61,7 +61,7 @@ func FuzzDecodeChunkFast(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var fast chatResponse
-		prev := &chatResponse{ID: "chatcmpl-mock1", Object: "chat.completion.chunk", Model: "gpt-4o-mini", ServiceTier: "default", SystemFingerprint: "fp_mock"}
+		prev := &chunkStrings{ID: "chatcmpl-mock1", Object: "chat.completion.chunk", Model: "gpt-4o-mini", ServiceTier: "default", SystemFingerprint: "fp_mock"}
 		if !decodeChunkFast(raw, &fast, prev, nil) {
 			return
 		}

@@ -26,7 +26,8 @@ type chatStream struct {
 	eventLoop
 
 	// Tool calls: byIndex maps the wire index to the call currently at
-	// that index; order holds all calls by position.
+	// that index (made at the first tool call); order holds all calls by
+	// position.
 	byIndex map[int]*callState
 	order   []*callState
 
@@ -34,14 +35,14 @@ type chatStream struct {
 	id, resolvedModel, fingerprint, tier string
 	created                              int64
 	promptFilter                         string
-	filter                               map[string]json.RawMessage
+	filter                               map[string]json.RawMessage // made at the first verdict
 	finish                               string
 	finishSeen                           bool
 	usageDetails                         provider.UsageDetails
 
 	// prev holds the previous chunk's strings, which the next chunk
 	// usually repeats (decodeChunkFast shares them).
-	prev chatResponse
+	prev chunkStrings
 	// cur is the chunk being decoded, and meta the meta event being
 	// built for it; both are reused while they stay empty, so the
 	// common chunk (one text delta) allocates only its event.
@@ -59,8 +60,9 @@ type callState struct {
 }
 
 func (p *Provider) newStream(resp *http.Response, model string, warnings []string, sec secrets) *chatStream {
-	s := &chatStream{eventLoop: p.newEventLoop(resp, model, warnings, sec, "[DONE]"),
-		byIndex: map[int]*callState{}, filter: map[string]json.RawMessage{}}
+	// The tool-call and content-filter maps are made when first needed:
+	// most streams have neither, and an open stream should hold little.
+	s := &chatStream{eventLoop: p.newEventLoop(resp, model, warnings, sec, "[DONE]")}
 	s.eventLoop.handle = func(_, data []byte) { s.handle(data) }
 	return s
 }
@@ -80,7 +82,11 @@ func (s *chatStream) handle(data []byte) {
 	c := &s.cur
 	var warn string
 	defer func() {
-		s.prev = chatResponse{ID: c.ID, Object: c.Object, Model: c.Model, SystemFingerprint: c.SystemFingerprint, ServiceTier: c.ServiceTier}
+		s.prev = chunkStrings{ID: c.ID, Object: c.Object, Model: c.Model, SystemFingerprint: c.SystemFingerprint, ServiceTier: c.ServiceTier}
+		// The decoded chunk is handled: a stream waiting for its next
+		// chunk keeps only the choices array, not the last delta.
+		clear(c.Choices)
+		*c = chatResponse{Choices: c.Choices[:0]}
 	}()
 	if !decodeChunkFast(t, c, &s.prev, &s.dec) {
 		*c = chatResponse{}
@@ -190,6 +196,9 @@ func (s *chatStream) mergeContentFilter(raw json.RawMessage, meta *llmrelayv1.Re
 			meta.Warnings = append(meta.Warnings, "too many content filter categories; "+k+" ignored")
 			continue
 		}
+		if s.filter == nil {
+			s.filter = make(map[string]json.RawMessage)
+		}
 		s.filter[k] = append(json.RawMessage(nil), v...)
 		changed = true
 	}
@@ -287,6 +296,9 @@ func (s *chatStream) call(index int, id string, meta *llmrelayv1.ResponseMeta) *
 	}
 	s.order = append(s.order, st)
 	if index >= 0 {
+		if s.byIndex == nil {
+			s.byIndex = make(map[int]*callState)
+		}
 		s.byIndex[index] = st
 	}
 	if fr := mapFinishReason(s.finish); s.finishSeen && len(s.order) == 1 && provider.ToolCallsFinish(fr, 1) != fr {

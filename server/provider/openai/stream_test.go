@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 
@@ -391,4 +392,47 @@ func FuzzStream(f *testing.F) {
 		}
 		checkStreamInvariants(t, evs)
 	})
+}
+
+// TestStreamHoldsLittle: what an open stream keeps while it waits for its
+// next chunk (issue 17, memory per idle stream). The stream's struct stays
+// in the 640-byte size class (its previous chunk is only the strings the
+// next one reuses), the tool-call and content-filter maps are made only
+// when a stream has them, and the last chunk's decoded delta is not kept.
+func TestStreamHoldsLittle(t *testing.T) {
+	t.Parallel()
+	if n := unsafe.Sizeof(chatStream{}); n > 640 {
+		t.Errorf("chatStream is %d bytes, want at most 640 (the size class below 768)", n)
+	}
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := streamFrom(p, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},\"finish_reason\":null}]}\n\n")
+	if s.byIndex != nil || s.filter != nil {
+		t.Error("a new stream has its tool-call or content-filter map already made")
+	}
+	for {
+		ev, err := s.Recv()
+		if err != nil {
+			t.Fatalf("no text event: %v", err)
+		}
+		if ev.Kind == provider.EventText {
+			break
+		}
+	}
+	if s.byIndex != nil || s.filter != nil {
+		t.Error("a text chunk made the tool-call or content-filter map")
+	}
+	if s.prev.ID != "c1" || s.prev.Model != "m" {
+		t.Errorf("previous chunk's strings %+v, want id c1 and model m", s.prev)
+	}
+	if len(s.cur.Choices) != 0 || cap(s.cur.Choices) == 0 {
+		t.Fatalf("choices len %d cap %d, want the array kept empty", len(s.cur.Choices), cap(s.cur.Choices))
+	}
+	for i, ch := range s.cur.Choices[:cap(s.cur.Choices)] {
+		if ch.Delta != nil {
+			t.Errorf("choice %d still holds its delta after the chunk was handled", i)
+		}
+	}
 }
