@@ -31,7 +31,8 @@ type Event struct {
 
 // Reader reads events from a stream.
 type Reader struct {
-	r       *bufio.Reader
+	// r is held by value: one allocation less per open stream.
+	r       bufio.Reader
 	max     int
 	line    []byte
 	typ     []byte
@@ -53,7 +54,9 @@ type Reader struct {
 // decides how many reads go through the body's decoding layers: the
 // connection keeps its own 2 KiB reader for the system calls.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, 1<<10), max: DefaultMaxEventSize}
+	rd := &Reader{max: DefaultMaxEventSize}
+	rd.r = *bufio.NewReaderSize(r, 1<<10)
+	return rd
 }
 
 // SetMaxEventSize changes the size limit of one event.

@@ -104,3 +104,15 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+var readerSink *Reader
+
+// TestNewReaderAllocs: a Reader is two allocations, itself (its
+// bufio.Reader inside) and the 1 KiB buffer, since every open stream holds
+// one (issue 17).
+func TestNewReaderAllocs(t *testing.T) {
+	src := strings.NewReader("")
+	if n := testing.AllocsPerRun(100, func() { readerSink = NewReader(src) }); n != 2 {
+		t.Errorf("NewReader: %v allocations, want 2", n)
+	}
+}
