@@ -32,11 +32,17 @@ type Event struct {
 // Reader reads events from a stream.
 type Reader struct {
 	// r is held by value: one allocation less per open stream.
-	r       bufio.Reader
-	max     int
-	line    []byte
-	typ     []byte
-	data    []byte
+	r    bufio.Reader
+	max  int
+	line []byte
+	typ  []byte
+	data []byte
+	// view is the event's one data line while it is still a slice of the
+	// read buffer (no copy into data): the common event, one data line
+	// and its blank line in the same read, is never copied, and an open
+	// stream holds no copy of its last event. It is copied into data
+	// before the buffer is refilled or a second data line is added.
+	view    []byte
 	id      []byte
 	hasData bool
 	// skipLF is set after a lone CR so that a following LF (CRLF split
@@ -67,18 +73,18 @@ func (r *Reader) SetMaxEventSize(n int) { r.max = n }
 // dispatched first, since some servers omit the final blank line. Any other
 // read error is returned as is.
 func (r *Reader) Next() (Event, error) {
-	r.typ, r.data, r.id, r.hasData = r.typ[:0], r.data[:0], r.id[:0], false
+	r.typ, r.data, r.view, r.id, r.hasData = r.typ[:0], r.data[:0], nil, r.id[:0], false
 	for {
 		line, err := r.readLine()
 		if err != nil {
 			if errors.Is(err, io.EOF) && r.hasData {
-				return Event{Type: r.typ, Data: r.data, ID: r.id}, nil
+				return Event{Type: r.typ, Data: r.eventData(), ID: r.id}, nil
 			}
 			return Event{}, err
 		}
 		if len(line) == 0 {
 			if r.hasData {
-				return Event{Type: r.typ, Data: r.data, ID: r.id}, nil
+				return Event{Type: r.typ, Data: r.eventData(), ID: r.id}, nil
 			}
 			// A blank line with no data dispatches nothing; the type is reset.
 			r.typ, r.id = r.typ[:0], r.id[:0]
@@ -97,12 +103,19 @@ func (r *Reader) Next() (Event, error) {
 		switch string(field) {
 		case "data":
 			if r.hasData {
+				r.keepView()
 				r.data = append(r.data, '\n')
 			}
 			if len(r.data)+len(value) > r.max {
 				return Event{}, fmt.Errorf("%w (over %d bytes)", ErrEventTooLarge, r.max)
 			}
-			r.data = append(r.data, value...)
+			if !r.hasData && !r.lineCopied(line) {
+				// Capped: an append to the event data must not write into
+				// the buffer bytes not yet read.
+				r.view = value[:len(value):len(value)] // valid until the buffer is refilled (keepView)
+			} else {
+				r.data = append(r.data, value...)
+			}
 			r.hasData = true
 		case "event":
 			r.typ = append(r.typ[:0], value...)
@@ -122,6 +135,7 @@ func (r *Reader) readLine() ([]byte, error) {
 	for {
 		n := r.r.Buffered()
 		if n == 0 {
+			r.keepView() // the refill overwrites the buffer
 			if _, err := r.r.Peek(1); err != nil {
 				if errors.Is(err, io.EOF) && len(r.line) > 0 {
 					// A last line without terminator still counts.
@@ -172,6 +186,28 @@ func (r *Reader) readLine() ([]byte, error) {
 		r.line = append(r.line, buf[:i]...)
 		return r.line, nil
 	}
+}
+
+// eventData is the data of the event being dispatched.
+func (r *Reader) eventData() []byte {
+	if r.view != nil {
+		return r.view
+	}
+	return r.data
+}
+
+// keepView copies the data line still in the read buffer into data.
+func (r *Reader) keepView() {
+	if r.view != nil {
+		r.data = append(r.data[:0], r.view...)
+		r.view = nil
+	}
+}
+
+// lineCopied reports whether line (from readLine) was assembled in r.line
+// rather than sliced from the read buffer.
+func (r *Reader) lineCopied(line []byte) bool {
+	return len(line) > 0 && len(r.line) > 0 && &line[0] == &r.line[0]
 }
 
 // discard drops n buffered bytes (never fails: they are buffered).

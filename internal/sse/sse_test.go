@@ -116,3 +116,67 @@ func TestNewReaderAllocs(t *testing.T) {
 		t.Errorf("NewReader: %v allocations, want 2", n)
 	}
 }
+
+// piecesReader returns one piece per Read.
+type piecesReader struct{ pieces []string }
+
+func (p *piecesReader) Read(b []byte) (int, error) {
+	if len(p.pieces) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b, p.pieces[0])
+	p.pieces[0] = p.pieces[0][n:]
+	if p.pieces[0] == "" {
+		p.pieces = p.pieces[1:]
+	}
+	return n, nil
+}
+
+// TestReaderDataView: an event whose one data line and blank line come in
+// the same read is returned from the read buffer, not copied (an open
+// stream holds no copy of its last event); when the buffer is refilled
+// before the event ends, or a second data line follows, the line is copied
+// first and the event is still whole.
+func TestReaderDataView(t *testing.T) {
+	t.Parallel()
+	r := NewReader(&piecesReader{pieces: []string{"data: first\n\n"}})
+	e, err := r.Next()
+	if err != nil || string(e.Data) != "first" {
+		t.Fatalf("got %q, %v", e.Data, err)
+	}
+	if cap(r.data) != 0 {
+		t.Errorf("a whole event was copied (%d bytes of data buffer)", cap(r.data))
+	}
+	if cap(e.Data) != len(e.Data) {
+		t.Errorf("the event data has capacity %d past its %d bytes: an append would write into the read buffer", cap(e.Data), len(e.Data))
+	}
+	cases := []struct {
+		pieces []string
+		want   []string
+	}{
+		{[]string{"data: aaaa\n", "\ndata: bbbb\n\n"}, []string{"aaaa", "bbbb"}},
+		{[]string{"data: aaaa\n", "data: cc\n\n"}, []string{"aaaa\ncc"}},
+		{[]string{"data: aaaa\r", "\nid: 1\n", "\n"}, []string{"aaaa"}},
+		{[]string{"data: aaaa\nevent: x\n", "xxxxxxxxxxxxxx\n\n"}, []string{"aaaa"}},
+		{[]string{"data: aa", "aa\n\ndata: b\n", "\n"}, []string{"aaaa", "b"}},
+		{[]string{"data: aaaa\n", "data: b"}, []string{"aaaa\nb"}},
+		{[]string{"data: aaaa\n"}, []string{"aaaa"}},
+	}
+	for _, tc := range cases {
+		r := NewReader(&piecesReader{pieces: append([]string(nil), tc.pieces...)})
+		var got []string
+		for {
+			e, err := r.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					t.Fatalf("%q: %v", tc.pieces, err)
+				}
+				break
+			}
+			got = append(got, string(e.Data))
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%q: events %q, want %q", tc.pieces, got, tc.want)
+		}
+	}
+}
