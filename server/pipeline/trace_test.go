@@ -152,6 +152,68 @@ func TestWithTraceContext(t *testing.T) {
 	}
 }
 
+// A request whose adapter reserved the trace context gets traceparent in
+// its own headers, not in a copy; the mark never stays on a request
+// sent without a trace context (nothing traced, tracing off, a
+// propagator without traceparent), and a configured traceparent is not
+// the mark: that request is copied as before.
+func TestPropagateReserved(t *testing.T) {
+	t.Parallel()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+	traced, span := tp.Tracer("t").Start(context.Background(), "x")
+	defer span.End()
+	want := "00-" + span.SpanContext().TraceID().String() + "-" + span.SpanContext().SpanID().String() + "-01"
+	newReq := func(ctx context.Context, traceparent []string) *http.Request {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://upstream/v1", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Api-Key", "k")
+		if traceparent != nil {
+			req.Header[provider.TraceContextKey] = traceparent
+		}
+		provider.ReserveTraceContext(req.Header)
+		return req
+	}
+	tc := propagation.TraceContext{}
+
+	req := newReq(traced, nil)
+	if !provider.TraceContextReserved(req.Header) {
+		t.Fatal("ReserveTraceContext did not mark the headers")
+	}
+	out := (&roundTripper{prop: tc}).propagate(req)
+	if out != req || req.Header.Get("traceparent") != want || req.Header.Get("X-Api-Key") != "k" || len(req.Header) != 2 {
+		t.Errorf("reserved: copied %v, headers %v, want traceparent %s in place", out != req, req.Header, want)
+	}
+
+	for name, c := range map[string]struct {
+		ctx  context.Context
+		prop propagation.TextMapPropagator
+	}{
+		"no span":     {context.Background(), tc},
+		"tracing off": {traced, nil},
+		"baggage":     {traced, propagation.Baggage{}},
+	} {
+		req := newReq(c.ctx, nil)
+		if c.prop == nil && !provider.TraceContextReserved(req.Header) {
+			t.Fatalf("%s: not reserved", name)
+		}
+		out := (&roundTripper{prop: c.prop}).propagate(req)
+		if _, ok := out.Header[provider.TraceContextKey]; ok || len(out.Header) != 1 {
+			t.Errorf("%s: headers %v, want the mark removed", name, out.Header)
+		}
+	}
+
+	req = newReq(traced, []string{"configured"})
+	if provider.TraceContextReserved(req.Header) {
+		t.Fatal("a configured traceparent was taken for the mark")
+	}
+	out = (&roundTripper{prop: tc}).propagate(req)
+	if out == req || out.Header.Get("traceparent") != want || req.Header.Get("traceparent") != "configured" {
+		t.Errorf("configured: copied %v, copy %v, request %v", out != req, out.Header, req.Header)
+	}
+}
+
 // The carrier stores each header under its canonical name, as
 // http.Header.Set would, and reads them back.
 func TestHeaderCarrier(t *testing.T) {

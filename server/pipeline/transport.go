@@ -152,7 +152,7 @@ type roundTripper struct {
 func (rt *roundTripper) CloseIdleConnections() { rt.base.CloseIdleConnections() }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	if rt.prop != nil {
+	if rt.prop != nil || provider.TraceContextReserved(req.Header) {
 		req = rt.propagate(req)
 	}
 	capture := provider.CaptureFrom(req.Context())
@@ -195,8 +195,20 @@ func (rt *roundTripper) captureRequest(req *http.Request, capture *provider.Capt
 
 //go:noinline
 func (rt *roundTripper) propagate(req *http.Request) *http.Request {
-	if trace.SpanContextFromContext(req.Context()).IsValid() {
+	reserved := provider.TraceContextReserved(req.Header)
+	if rt.prop == nil || !trace.SpanContextFromContext(req.Context()).IsValid() {
+		if reserved {
+			delete(req.Header, provider.TraceContextKey)
+		}
+		return req
+	}
+	if !reserved {
 		return withTraceContext(req, rt.prop)
+	}
+	// The adapter's own headers, open to the trace context: no copy.
+	rt.prop.Inject(req.Context(), headerCarrier(req.Header))
+	if provider.TraceContextReserved(req.Header) { // a propagator without traceparent
+		delete(req.Header, provider.TraceContextKey)
 	}
 	return req
 }

@@ -86,3 +86,28 @@ func (a *answered) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return a.rt.RoundTrip(req)
 }
+
+// TraceContextKey is the header an adapter reserves with
+// ReserveTraceContext.
+const TraceContextKey = "Traceparent"
+
+// ReserveTraceContext marks h, the headers of a request an adapter made
+// for this one send and does not read again, as open to the trace
+// context: the pipeline's transport then writes traceparent (and the
+// propagator's other headers) into h instead of copying the request and
+// its header map to add them, and removes the mark when there is no
+// trace context to send. The mark is the key with a nil value, which
+// nothing writes on the wire. A traceparent already in h (a configured
+// header) is left as it is, and the request is copied as before.
+func ReserveTraceContext(h http.Header) {
+	if _, ok := h[TraceContextKey]; !ok {
+		h[TraceContextKey] = nil
+	}
+}
+
+// TraceContextReserved reports whether h carries ReserveTraceContext's
+// mark.
+func TraceContextReserved(h http.Header) bool {
+	v, ok := h[TraceContextKey]
+	return ok && v == nil
+}

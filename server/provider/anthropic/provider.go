@@ -209,6 +209,7 @@ func (p *Provider) do(ctx context.Context, body []byte, betas []string, stream b
 		all := append(splitBetas(hreq.Header.Values("Anthropic-Beta")), betas...)
 		hreq.Header.Set("Anthropic-Beta", strings.Join(dedupe(all), ","))
 	}
+	provider.ReserveTraceContext(hreq.Header)
 	hreq.Header.Set("X-Api-Key", p.apiKey)
 	hreq.Header.Set("Anthropic-Version", p.version)
 	hreq.Header.Set("Content-Type", "application/json")

@@ -106,6 +106,7 @@ func (p *Provider) post(ctx context.Context, model, method, query string, body [
 	for k, vs := range p.headers {
 		req.Header[k] = append([]string(nil), vs...)
 	}
+	provider.ReserveTraceContext(req.Header)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-goog-api-key", p.apiKey)
 	resp, err := provider.Do(p.client, req) // client.Do's answers and errors, without its cost per call

@@ -168,6 +168,7 @@ func (p *Provider) post(ctx context.Context, path string, body []byte, accept st
 	for k, vs := range p.headers {
 		hreq.Header[k] = append([]string(nil), vs...)
 	}
+	provider.ReserveTraceContext(hreq.Header)
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", accept)
 	if p.apiKey != "" {

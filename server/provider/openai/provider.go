@@ -312,6 +312,7 @@ func (p *Provider) newRequest(ctx context.Context, op, model string, body []byte
 	for k, vs := range p.headers {
 		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
 	}
+	provider.ReserveTraceContext(h)
 	switch {
 	case p.entra != nil:
 		tok, err := p.entra(ctx)
