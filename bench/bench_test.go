@@ -159,3 +159,46 @@ func TestParseMemStats(t *testing.T) {
 		t.Error("missing fields accepted")
 	}
 }
+
+// TestTelemetryAB: a paired measurement is judged against issue 15's 10%
+// bound on the ratio over all slices, and its table gives the spread of
+// the slice pairs.
+func TestTelemetryAB(t *testing.T) {
+	t.Parallel()
+	r := &report{TelemetryAB: []telemetryAB{
+		{Name: "relay unary c=16", Slices: 4, OffCPU: 80, OnCPU: 96, Ratio: 1.2, PairRatios: []float64{1.3, 1.1, 1.2, 1.15}},
+		{Name: "relay stream c=1", Slices: 3, OffCPU: 400, OnCPU: 432, Ratio: 1.08, PairRatios: []float64{1.05, 1.12, 1.07}},
+		{Name: "relay stream c=8 openai-chat", Slices: 2, OffCPU: 200, OnCPU: 210, Ratio: 1.05, PairRatios: []float64{1.0, 1.1}, Errors: 1},
+	}}
+	r.finish()
+	want := map[string]bool{
+		"telemetry overhead, relay unary c=16":             false, // 1.2
+		"telemetry overhead, relay stream c=1":             true,  // 1.08
+		"telemetry overhead, relay stream c=8 openai-chat": false, // an error in a slice
+	}
+	for _, tg := range r.Targets {
+		w, ok := want[tg.Goal]
+		if !ok {
+			continue
+		}
+		if met := tg.Met != nil && *tg.Met; met != w || tg.Unit != "× off" {
+			t.Errorf("%s: met=%v (value %v %s), want %v", tg.Goal, met, tg.Value, tg.Unit, w)
+		}
+		delete(want, tg.Goal)
+	}
+	if len(want) > 0 {
+		t.Errorf("targets missing: %v", want)
+	}
+	var out strings.Builder
+	printTelemetryAB(&out, r.TelemetryAB)
+	// relay unary c=16: +20% overall; pairs sorted 1.1, 1.15, 1.2, 1.3:
+	// median +17.5%, min +10%, max +30%.
+	for _, s := range []string{"+20.0%|", "+17.5%|", "+10.0%|", "+30.0%|", "+8.0%|", "+7.0%|", "+12.0%|"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("table lacks %q:\n%s", s, out.String())
+		}
+	}
+	if r.TelemetryAB[0].PairRatios[0] != 1.3 {
+		t.Error("printing sorted the measured pairs in place")
+	}
+}

@@ -49,6 +49,10 @@ type options struct {
 	only        *regexp.Regexp
 	serverEnv   []string
 	telemetry   bool
+	// telemetryAB > 0: each relay scenario of the Go client is measured
+	// on two relays at once, telemetry off and on, in this many
+	// alternating slices of -d (telemetry.go).
+	telemetryAB int
 }
 
 func main() {
@@ -64,6 +68,7 @@ func main() {
 	flag.IntVar(&o.idleStreams, "idle-streams", 5000, "open idle streams for the memory measurement (0: skip)")
 	flag.IntVar(&o.longChunks, "long-chunks", 200, "text chunks of the long stream (per-chunk CPU = long - short)")
 	flag.BoolVar(&o.telemetry, "telemetry", false, "turn tracing (exporter none: every span made, batched and dropped) and metrics on in the relay's configuration")
+	flag.IntVar(&o.telemetryAB, "telemetry-ab", 0, "measure telemetry's overhead paired: run each relay scenario (Go client) on a relay with telemetry off and one with it on, alternating in this many slices of -d each (0: off)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (configs, binaries, server logs)")
 	serverEnv := flag.String("server-env", "GODEBUG=gcshrinkstackoff=1", "environment of the llmrelay process, comma-separated KEY=VALUE (default: the Dockerfile's; \"\" for none)")
 	only := flag.String("only", "", "run only the scenarios whose name matches this regular expression")
@@ -74,6 +79,9 @@ func main() {
 			log.Fatalf("-only: %v", err)
 		}
 		o.only = re
+	}
+	if o.telemetryAB < 0 || (o.telemetryAB > 0 && o.telemetry) {
+		log.Fatal("-telemetry-ab: a count of slices, without -telemetry (it runs a relay with telemetry and one without)")
 	}
 	if *serverEnv != "" {
 		for _, kv := range strings.Split(*serverEnv, ",") {
@@ -202,13 +210,21 @@ func (b *bench) stop(p *proc) error {
 // startRelay starts llmrelay serving models over the upstreams; it trusts
 // the TLS mocks' certificates (SSL_CERT_FILE).
 func (b *bench) startRelay(name string, models []benchModel, ups map[string]*upstream, logLevel string, pprof bool) (*proc, string, string, error) {
+	return b.startRelayTelemetry(name, models, ups, logLevel, pprof, b.o.telemetry)
+}
+
+// telemetryYAML turns tracing (every span made, batched and dropped by
+// the no-op exporter) and metrics on.
+const telemetryYAML = "telemetry:\n  tracing: {enabled: true, exporter: none}\n  metrics: {enabled: true, listen: \"127.0.0.1:0\"}\n"
+
+func (b *bench) startRelayTelemetry(name string, models []benchModel, ups map[string]*upstream, logLevel string, pprof, telemetry bool) (*proc, string, string, error) {
 	listen, err := freeAddr()
 	if err != nil {
 		return nil, "", "", err
 	}
 	cfg := relayConfig(listen, logLevel, models, ups)
-	if b.o.telemetry {
-		cfg += "telemetry:\n  tracing: {enabled: true, exporter: none}\n  metrics: {enabled: true, listen: \"127.0.0.1:0\"}\n"
+	if telemetry {
+		cfg += telemetryYAML
 	}
 	cfgPath := filepath.Join(b.tmp, name+".yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {

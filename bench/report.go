@@ -95,6 +95,8 @@ type report struct {
 	Idle            idleResult  `json:"idle"`
 	Chunks          []chunkCost `json:"cpu_per_chunk"`
 	Targets         []target    `json:"targets"`
+	// TelemetryAB: -telemetry-ab's paired measurements.
+	TelemetryAB []telemetryAB `json:"telemetry_ab,omitempty"`
 }
 
 func (r *report) find(name string) *result {
@@ -208,6 +210,11 @@ func (r *report) finish() {
 	} else {
 		r.Targets = append(r.Targets, target{Goal: "memory per open idle stream", Limit: 1.3, Unit: "× floor", Note: "not measured (-idle-streams 0)"})
 	}
+	for _, ab := range r.TelemetryAB {
+		met := ab.Errors == 0 && ab.Ratio <= 1.1
+		r.Targets = append(r.Targets, target{Goal: "telemetry overhead, " + ab.Name, Limit: 1.1, Value: ab.Ratio, Unit: "× off",
+			Met: &met, Note: fmt.Sprintf("%.1f vs %.1f µs per call, paired in %d slices", ab.OnCPU, ab.OffCPU, ab.Slices)})
+	}
 	if r.Idle.RSSIdleMB > 0 {
 		met := r.Idle.RSSIdleMB <= 25
 		r.Targets = append(r.Targets, target{Goal: "RSS idle", Limit: 25, Value: r.Idle.RSSIdleMB, Unit: "MB", Met: &met, Note: "after 2000 calls"})
@@ -258,6 +265,7 @@ func (r *report) print(w io.Writer) {
 	if err := tw.Flush(); err != nil {
 		fmt.Fprintln(w, "table:", err)
 	}
+	printTelemetryAB(w, r.TelemetryAB)
 	fmt.Fprintf(w, "\nfloor: idle RSS %.1f MB, %.1f KB per open idle stream\n", r.Idle.FloorRSSIdleMB, r.Idle.FloorKBPerStream)
 	fmt.Fprintf(w, "\nRSS: %.1f MB at start, %.1f MB after the load; fresh server %.1f MB, idle after 2000 calls %.1f MB; %d open idle streams: %.1f → %.1f MB = %.1f KB per stream (%d goroutines; per stream: %.1f KB of goroutine stack, %.1f KB of heap spans in use, %.1f KB of live objects)\n\n",
 		r.RSSStartMB, r.RSSAfterLoadMB, r.Idle.RSSFreshMB, r.Idle.RSSIdleMB, r.Idle.Streams, r.Idle.RSSBaseMB, r.Idle.RSSOpenMB, r.Idle.KBPerStream, r.Idle.Goroutines,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -63,13 +64,14 @@ type scenario struct {
 	conc    int
 	rate    int // ghz fixed rate; 0 = closed loop
 	raw     bool
-	log     string // server log level
-	base    string // name of the direct row this one's added latency is relative to
-	floor   string // name of the floor row this one's CPU is compared with
-	model   string // the model called ("": modelShort, or modelLong for stream-long)
-	up      string // the upstream: "clear" (""), "tls" or "tls1"
-	format  string // per-chunk rows: the stream format
-	variant string // per-chunk rows: the upstream variant (clear, tls, tls-h2, tls-nethttp1)
+	log     string        // server log level
+	base    string        // name of the direct row this one's added latency is relative to
+	floor   string        // name of the floor row this one's CPU is compared with
+	model   string        // the model called ("": modelShort, or modelLong for stream-long)
+	up      string        // the upstream: "clear" (""), "tls" or "tls1"
+	format  string        // per-chunk rows: the stream format
+	variant string        // per-chunk rows: the upstream variant (clear, tls, tls-h2, tls-nethttp1)
+	dur     time.Duration // the measured window (0: -d)
 }
 
 // gateway is a running llmrelay or floor and a client of it.
@@ -109,6 +111,13 @@ func (b *bench) runAll(ctx context.Context, rep *report) error {
 		return err
 	}
 	e.gws["relay"] = &gateway{proc: relay, addr: relayAddr, pprofAddr: pprofAddr}
+	if b.o.telemetryAB > 0 {
+		p, addr, _, err := b.startRelayTelemetry("relay-tel", models, ups, "warn", false, true)
+		if err != nil {
+			return err
+		}
+		e.gws["relay-tel"] = &gateway{proc: p, addr: addr}
+	}
 	for _, f := range []struct{ name, up string }{{"floor", "clear"}, {"floor-tls", "tls"}} {
 		p, addr, err := b.startFloor(f.name, ups[f.up], floorRoutes(models, f.up))
 		if err != nil {
@@ -132,6 +141,15 @@ func (b *bench) runAll(ctx context.Context, rep *report) error {
 			continue
 		}
 		s.log = "warn"
+		if b.o.telemetryAB > 0 && s.target == "relay" && s.client == "go" {
+			s.dur = b.sliceDur()
+			ab, err := b.measureAB(ctx, e, s)
+			if err != nil {
+				return err
+			}
+			rep.TelemetryAB = append(rep.TelemetryAB, ab)
+			continue
+		}
 		r, err := b.measure(ctx, e, s)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
@@ -327,7 +345,7 @@ func (b *bench) callFor(e env, s scenario) (callFunc, error) {
 }
 
 func (b *bench) runGo(ctx context.Context, s scenario, call callFunc, r *result) {
-	d := drive(ctx, s.conc, b.o.dur, call)
+	d := drive(ctx, s.conc, cmp.Or(s.dur, b.o.dur), call)
 	r.Count, r.Errors = int64(len(d.samples)), int64(d.errors)
 	if d.firstErr != nil {
 		r.FirstError = d.firstErr.Error()
@@ -400,6 +418,7 @@ func (b *bench) profiles(ctx context.Context, e env) error {
 		s    scenario
 	}{
 		{"cpu-unary.pprof", scenario{name: "profile unary", target: "relay", kind: "unary", client: "go", conc: 16}},
+		{"cpu-unary-c1.pprof", scenario{name: "profile unary c=1", target: "relay", kind: "unary", client: "go", conc: 1}},
 		{"cpu-unary-raw.pprof", scenario{name: "profile unary raw", target: "relay", kind: "unary", client: "go", conc: 16, raw: true}},
 		{"cpu-stream.pprof", scenario{name: "profile stream", target: "relay", kind: "stream-long", client: "go", conc: 16}},
 		{"cpu-stream-gemini.pprof", scenario{name: "profile stream gemini", target: "relay", kind: "stream-long", client: "go", conc: 8, model: longModel("gemini", "clear")}},
