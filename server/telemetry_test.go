@@ -539,6 +539,17 @@ models:
 			t.Errorf("round span %s is not a child of the server span", r.Name())
 		}
 		roundIDs[r.SpanContext().SpanID()] = true
+		// A round's span sums the round up (it has no attempt span of
+		// its own level); the operation stays invoke_agent.
+		got := attrs(r)
+		for _, k := range []attribute.Key{telemetry.Model, telemetry.Provider, telemetry.InputTokens, telemetry.OutputTokens, telemetry.CostNanos} {
+			if _, ok := got[k]; !ok {
+				t.Errorf("round span %s lacks %s", r.Name(), k)
+			}
+		}
+		if op := got[telemetry.OperationName].AsString(); op != "invoke_agent" {
+			t.Errorf("round span %s: operation %q, want invoke_agent", r.Name(), op)
+		}
 	}
 	for _, cs := range clients {
 		if !roundIDs[cs.Parent().SpanID()] {
