@@ -39,6 +39,11 @@ func Trace(t Tracing) (Interceptor, StreamInterceptor) {
 	tr := &tracer{Tracing: t}
 	unary := func(ctx context.Context, c *Call, next Handler) (*provider.Result, error) {
 		ctx, span, buf := tr.start(ctx, c)
+		if buf == nil { // not recorded: the span only carries the trace context upstream
+			res, err := next(ctx, c)
+			span.End()
+			return res, err
+		}
 		attrs := *buf
 		res, err := next(ctx, c)
 		if err != nil {
@@ -58,6 +63,10 @@ func Trace(t Tracing) (Interceptor, StreamInterceptor) {
 	}
 	stream := func(ctx context.Context, c *Call, next StreamHandler) (provider.Stream, error) {
 		ctx, span, buf := tr.start(ctx, c)
+		if buf == nil { // not recorded: nothing to end with the stream
+			span.End()
+			return next(ctx, c)
+		}
 		s, err := next(ctx, c)
 		if err != nil {
 			attrs := fail(span, *buf, err)
@@ -117,14 +126,24 @@ func putAttrs(buf *[]attribute.KeyValue, attrs []attribute.KeyValue) {
 // which are set with the response's when the span ends: one
 // SetAttributes call makes the span's attribute slice once, at its size
 // (two calls grew it twice), and no sampler of ours reads attributes.
-// The slice is attrsPool's (*buf): putAttrs it once set.
+// The slice is attrsPool's (*buf): putAttrs it once set. buf is nil when
+// the span is not recording (a trace sampled out): the span then only
+// carries the trace context to the provider, and no attribute is made.
 func (t *tracer) start(ctx context.Context, c *Call) (_ context.Context, _ trace.Span, buf *[]attribute.KeyValue) {
 	op, model := "chat", ""
-	buf = getAttrs()
-	attrs := *buf
 	switch {
 	case c.Request != nil:
 		model = c.Request.Model
+	case c.Embed != nil:
+		op, model = "embeddings", c.Embed.Model
+	}
+	ctx, span := t.Tracer.Start(ctx, t.names.name(op, model), clientStart...)
+	if !span.IsRecording() {
+		return ctx, span, nil
+	}
+	buf = getAttrs()
+	attrs := *buf
+	if c.Request != nil {
 		o := c.Request.Options
 		if o.Temperature != nil {
 			attrs = append(attrs, telemetry.RequestTemperature.Float64(o.GetTemperature()))
@@ -138,8 +157,6 @@ func (t *tracer) start(ctx context.Context, c *Call) (_ context.Context, _ trace
 		if t.RecordContent {
 			attrs = append(attrs, telemetry.InputMessages.String(messagesJSON(c.Request.Messages)))
 		}
-	case c.Embed != nil:
-		op, model = "embeddings", c.Embed.Model
 	}
 	attrs = append(attrs,
 		telemetry.OperationName.String(op), telemetry.ProviderNameKey.String(telemetry.ProviderName(t.ProviderType)),
@@ -150,7 +167,6 @@ func (t *tracer) start(ctx context.Context, c *Call) (_ context.Context, _ trace
 		// The attempt before this one failed for this reason.
 		attrs = append(attrs, telemetry.RetryReason.String(c.Record.RetryReasons[n-1].GetReason()))
 	}
-	ctx, span := t.Tracer.Start(ctx, t.names.name(op, model), clientStart...)
 	*buf = attrs
 	return ctx, span, buf
 }

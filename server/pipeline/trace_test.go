@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -336,6 +337,59 @@ func TestTraceAttrsPooled(t *testing.T) {
 	for _, kv := range full {
 		if kv.Key != "" {
 			t.Fatalf("a pooled slice keeps %s", kv.Key)
+		}
+	}
+}
+
+// ctxProvider answers with what it is given, remembering the span context
+// it was called with.
+type ctxProvider struct{ got []trace.SpanContext }
+
+func (p *ctxProvider) Generate(ctx context.Context, _ *provider.Request) (*provider.Result, error) {
+	p.got = append(p.got, trace.SpanContextFromContext(ctx))
+	return &provider.Result{Meta: &llmrelayv1.ResponseMeta{ResponseId: "resp_unsampled_1"}}, nil
+}
+
+func (p *ctxProvider) Stream(ctx context.Context, _ *provider.Request) (provider.Stream, error) {
+	p.got = append(p.got, trace.SpanContextFromContext(ctx))
+	return &listStream{events: []*provider.Event{{Kind: provider.EventText, Text: "hi"}}}, nil
+}
+
+// An attempt in a trace sampled out records no span, yet its context
+// still carries a span of the caller's trace for traceparent, unary and
+// streamed.
+func TestTraceSampledOut(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.NeverSample())))
+	tu, ts := Trace(Tracing{Tracer: tp.Tracer("t"), ProviderType: "openai", ProviderName: "oai"})
+	pl := New([]Interceptor{tu}, []StreamInterceptor{ts})
+	parent := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{0x4b, 0xf9, 1}, SpanID: trace.SpanID{0x00, 0xf0, 2}, Remote: true})
+	ctx := trace.ContextWithRemoteSpanContext(context.Background(), parent)
+	p := &ctxProvider{}
+	res, err := pl.Unary(ctx, streamCall(p))
+	if err != nil || res.Meta.GetResponseId() != "resp_unsampled_1" {
+		t.Fatalf("unary: %v, %v", res, err)
+	}
+	s, err := pl.Stream(ctx, streamCall(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := s.Recv(); err != nil || ev.Text != "hi" {
+		t.Fatalf("stream: %v, %v", ev, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rec.Started()) + len(rec.Ended()); n != 0 {
+		t.Errorf("%d spans recorded in a trace sampled out", n)
+	}
+	if len(p.got) != 2 {
+		t.Fatalf("provider called %d times", len(p.got))
+	}
+	for i, sc := range p.got {
+		if sc.TraceID() != parent.TraceID() || !sc.SpanID().IsValid() || sc.SpanID() == parent.SpanID() || sc.IsSampled() {
+			t.Errorf("call %d: span context %v, want a new unsampled span of trace %s", i, sc, parent.TraceID())
 		}
 	}
 }
