@@ -118,8 +118,9 @@ func assertNoSecretInSpans(t *testing.T, rec *tracetest.SpanRecorder) {
 	}
 }
 
-// TestTracingChat: the caller's trace is continued; the server span and a
-// client span per attempt carry the GenAI attributes; the failed attempt
+// TestTracingChat: the caller's trace is continued; a client span per
+// attempt carries the GenAI attributes, the server span its rpc.* ones,
+// the configured model and the cost; the failed attempt
 // is marked with its class; traceparent reaches the provider; the trace id
 // and the cost are in the meta; no message content, no key on any span.
 func TestTracingChat(t *testing.T) {
