@@ -211,6 +211,10 @@ func generateCases(t testing.TB) map[string]*provider.Request {
 	}
 	// Real recordings (see testdata/README.md).
 	cases["real_tool_call"] = cases["tools_parallel"]
+	// pydantic/pydantic-ai cassettes (see testdata/README.md).
+	cases["real_pyd_google_model_max_tokens"] = cases["plain"]
+	cases["real_pyd_google_model_max_tokens_thinking_model_empty_response"] = cases["plain"]
+	cases["real_pyd_google_no_finish_reason"] = cases["plain"]
 	return cases
 }
 

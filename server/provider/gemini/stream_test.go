@@ -195,6 +195,9 @@ func TestStream(t *testing.T) {
 		{"real_stream_empty_text_signature", "plain"},
 		{"real_stream_search_usage", "plain"},
 		{"real_stream_tool_call_signature", "tools_parallel"},
+		// pydantic/pydantic-ai cassettes (see testdata/README.md).
+		{"real_pyd_google_streaming_tool_call_thought_signature_1", "tools_parallel"},
+		{"real_pyd_google_streaming_tool_call_thought_signature_2", "plain"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -500,7 +503,8 @@ func TestAllRecordingsUsed(t *testing.T) {
 	for _, n := range []string{"stream_text", "stream_tools", "stream_blocked", "stream_cut", "stream_error",
 		"stream_thinking_text", "stream_thinking_tools", "stream_max_tokens_call",
 		"real_stream_prompt_blocked", "real_stream_empty_text_signature", "real_stream_search_usage",
-		"real_stream_tool_call_signature", "error_400", "error_context_length", "error_401", "error_403", "error_404", "error_429", "error_500", "error_503"} {
+		"real_stream_tool_call_signature", "real_pyd_google_streaming_tool_call_thought_signature_1",
+		"real_pyd_google_streaming_tool_call_thought_signature_2", "error_400", "error_context_length", "error_401", "error_403", "error_404", "error_429", "error_500", "error_503"} {
 		used[n] = true
 	}
 	entries, err := os.ReadDir("testdata")

@@ -42,6 +42,8 @@ var errorCases = []struct {
 	{"azure_err_429", kAzure, provider.KindRateLimited, 429, "429", "", 6 * time.Second, "exceeded token rate limit"},
 	{"azure_err_429_body_only", kAzure, provider.KindRateLimited, 429, "429", "", 12 * time.Second, "Please retry after 12 seconds"},
 	{"azure_err_401", kAzure, provider.KindUnauthenticated, 401, "401", "", 0, "Access denied due to invalid subscription key"},
+	// pydantic/pydantic-ai cassette (see testdata/README.md): no request id (the cassette does not keep it).
+	{"real_pyd_openai_responses_model_http_error", kOpenAI, provider.KindInvalidRequest, 400, "decimal_below_min_value", "temperature", 0, "Invalid 'temperature': decimal below minimum value. Expected a value >= 0, but got -1 instead."},
 	{"azure_err_404", kAzure, provider.KindNotFound, 404, "DeploymentNotFound", "", 0, "The API deployment for this resource does not exist"},
 }
 
