@@ -242,6 +242,8 @@ func TestStream(t *testing.T) {
 		// Real recordings (see testdata/README.md).
 		{"real_tool_no_args_stream", toolsRequest},
 		{"real_server_tool_stream", toolsRequest},
+		// pydantic/pydantic-ai cassettes (see testdata/README.md).
+		{"real_pyd_anthropic_model_thinking_part_redacted_stream", thinkingRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -80,5 +81,57 @@ func TestPydanticCassettesUnary(t *testing.T) {
 			providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
 			tc.check(t, res)
 		})
+	}
+}
+
+// TestReasoningTextContent: a reasoning item without a summary whose text
+// is in reasoning_text content parts (the response.completed output of
+// testdata/real_pyd_openai_responses_raw_cot_stream_openrouter.http) is
+// reasoning with that text, unary as streamed; a summary, when there is
+// one, is still the text.
+func TestReasoningTextContent(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.parseResponsesResponse([]byte(`{"id":"gen-unary-raw-cot","status":"completed","output":[`+
+		`{"type":"reasoning","id":"rs_tmp_ku4i7pagjwn","summary":[],"content":[{"type":"reasoning_text","text":"Two and two."},{"type":"reasoning_text","text":"Four."}]},`+
+		`{"type":"message","status":"completed","content":[{"type":"output_text","text":"4","annotations":[]}],"id":"msg_tmp_8cjof4f6zpw","role":"assistant"}]}`), "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := res.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != "Two and two.\n\nFour." || parts[0].GetReasoning().GetId() != "rs_tmp_ku4i7pagjwn" ||
+		parts[1].GetText() != "4" || len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("parts %v, warnings %q", parts, res.Meta.GetWarnings())
+	}
+	res, err = p.parseResponsesResponse([]byte(`{"id":"resp-unary-summary","status":"completed","output":[`+
+		`{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Summed."}],"content":[{"type":"reasoning_text","text":"raw"}]}]}`), "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Message.GetParts()[0].GetReasoning(); r.GetText() != "Summed." {
+		t.Errorf("reasoning %v", r)
+	}
+
+	// Streamed: summary deltas after raw text are dropped with a warning,
+	// the raw text stays the item's text.
+	s := respStreamFrom(p, `data: {"type":"response.created","response":{"id":"resp-mixed","status":"in_progress","output":[]}}`+"\n\n"+
+		`data: {"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","id":"rs_mixed","summary":[]}}`+"\n\n"+
+		`data: {"type":"response.reasoning_text.delta","output_index":0,"item_id":"rs_mixed","content_index":0,"delta":"raw"}`+"\n\n"+
+		`data: {"type":"response.reasoning_summary_text.delta","output_index":0,"item_id":"rs_mixed","summary_index":0,"delta":"sum"}`+"\n\n"+
+		`data: {"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","id":"rs_mixed","summary":[{"type":"summary_text","text":"sum"}],"content":[{"type":"reasoning_text","text":"raw text"}]}}`+"\n\n"+
+		`data: {"type":"response.completed","response":{"id":"resp-mixed","status":"completed","output":[]}}`+"\n\n")
+	evs, _, err := collect(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := accFold(t, evs)
+	if r := f.Message.GetParts()[0].GetReasoning(); r.GetText() != "raw text" || len(f.Message.GetParts()) != 1 {
+		t.Errorf("parts %v", f.Message.GetParts())
+	}
+	if w := f.Meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "summary text after its raw reasoning text was ignored") {
+		t.Errorf("warnings %q", w)
 	}
 }

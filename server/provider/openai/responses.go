@@ -284,10 +284,53 @@ func reasoningFromItem(it *respOutputItem) (*llmrelayv1.Reasoning, []string) {
 	return &llmrelayv1.Reasoning{Id: it.ID, Text: text, Signature: encryptedContent(it)}, warnings
 }
 
-// reasoningSummaryText joins the non-empty texts of a reasoning item's
-// summary parts with reasoningSeparator. A summary that is a plain string
-// is the text; parts without text are reported in warnings.
+// reasoningSummaryText is a reasoning item's text: its summary (see
+// summaryText), else, when the summary is empty, the raw chain of thought
+// in its reasoning_text content parts, which open-weight models served
+// through the Responses API (gpt-oss on OpenRouter, vLLM) send instead of a
+// summary.
 func reasoningSummaryText(it *respOutputItem) (string, []string) {
+	text, warnings := summaryText(it)
+	if text != "" {
+		return text, warnings
+	}
+	raw, warns := reasoningContentText(it)
+	return raw, append(warnings, warns...)
+}
+
+// reasoningContentText joins the non-empty texts of a reasoning item's
+// reasoning_text content parts with reasoningSeparator.
+func reasoningContentText(it *respOutputItem) (string, []string) {
+	t := bytes.TrimSpace(it.Content)
+	if len(t) == 0 || string(t) == "null" {
+		return "", nil
+	}
+	var parts []respContentPart
+	if err := json.Unmarshal(t, &parts); err != nil {
+		return "", []string{fmt.Sprintf("reasoning item %q has content of an unrecognized shape; ignored", it.ID)}
+	}
+	var (
+		b        strings.Builder
+		warnings []string
+	)
+	for _, pt := range parts {
+		switch {
+		case pt.Type != "reasoning_text" || pt.Text == nil:
+			warnings = append(warnings, fmt.Sprintf("ignored content part of type %q in reasoning item %q", pt.Type, it.ID))
+		case *pt.Text != "":
+			if b.Len() > 0 {
+				b.WriteString(reasoningSeparator)
+			}
+			b.WriteString(*pt.Text)
+		}
+	}
+	return b.String(), warnings
+}
+
+// summaryText joins the non-empty texts of a reasoning item's summary
+// parts with reasoningSeparator. A summary that is a plain string is the
+// text; parts without text are reported in warnings.
+func summaryText(it *respOutputItem) (string, []string) {
 	t := bytes.TrimSpace(it.Summary)
 	if len(t) == 0 || string(t) == "null" {
 		return "", nil

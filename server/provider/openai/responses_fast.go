@@ -10,6 +10,7 @@ import (
 // events of one stream, and the event's fields it read.
 type respDeltaScratch struct {
 	seq, output flexInt
+	content     flexInt // content_index
 	buf         []byte
 	itemID      string          // the previous event's, shared when equal
 	delta       json.RawMessage // the quoted token within the event's data
@@ -27,7 +28,7 @@ type respDeltaScratch struct {
 // (FuzzDecodeRespTextDeltaFast): these keys in this order, whitespace
 // between tokens, integers and strings jsonscan accepts. Anything else
 // returns false for the encoding/json path. The event's sequence_number,
-// item_id, output_index and delta are left in sc; text is the delta's
+// item_id, output_index, content_index and delta are left in sc; text is the delta's
 // text, what deltaText reads from it.
 func decodeRespTextDeltaFast(data []byte, sc *respDeltaScratch) (text string, ok bool) {
 	s := jsonscan.Scanner{B: data}
@@ -46,7 +47,8 @@ func decodeRespTextDeltaFast(data []byte, sc *respDeltaScratch) (text string, ok
 	if !ok || !s.Run(`,"content_index":`, `,`, `"content_index"`, `:`) {
 		return "", false
 	}
-	if _, ok := s.Int(); !ok || !s.Run(`,"delta":`, `,`, `"delta"`, `:`) {
+	content, ok := s.Int()
+	if !ok || !s.Run(`,"delta":`, `,`, `"delta"`, `:`) {
 		return "", false
 	}
 	text, delta, ok := s.String(&sc.buf, "")
@@ -64,6 +66,6 @@ func decodeRespTextDeltaFast(data []byte, sc *respDeltaScratch) (text string, ok
 	if !s.Lit(`}`) || !s.End() {
 		return "", false
 	}
-	sc.seq, sc.output, sc.itemID, sc.delta = flexInt(seq), flexInt(out), item, delta
+	sc.seq, sc.output, sc.content, sc.itemID, sc.delta = flexInt(seq), flexInt(out), flexInt(content), item, delta
 	return text, true
 }

@@ -28,7 +28,7 @@ func FuzzDecodeRespTextDeltaFast(f *testing.F) {
 		if !ok {
 			return
 		}
-		fast := respEvent{Type: "response.output_text.delta", SequenceNumber: &sc.seq, ItemID: sc.itemID, OutputIndex: &sc.output, Delta: sc.delta}
+		fast := respEvent{Type: "response.output_text.delta", SequenceNumber: &sc.seq, ItemID: sc.itemID, OutputIndex: &sc.output, ContentIndex: &sc.content, Delta: sc.delta}
 		var slow respEvent
 		warn, err := decodeLenient(raw, &slow)
 		if err != nil || warn != "" {

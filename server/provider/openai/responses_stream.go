@@ -80,6 +80,9 @@ type respReasoningState struct {
 	// sent when the item ends unless output_item.done carries its own.
 	encrypted string
 	signed    bool // the signature was emitted
+	// raw: the text emitted so far is raw reasoning_text, not summary.
+	raw       bool
+	mixWarned bool // summary deltas after raw text were reported
 	ended     bool // output_item.done (or the final response) was seen
 }
 
@@ -187,7 +190,11 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 			s.itemDone(ev.Item, ev.OutputIndex)
 		}
 	case "response.reasoning_summary_text.delta":
-		s.reasoningDelta(ev.ItemID, ev.OutputIndex, ev.SummaryIndex, deltaText(ev.Delta))
+		s.reasoningDelta(ev.ItemID, ev.OutputIndex, ev.SummaryIndex, deltaText(ev.Delta), false)
+	case "response.reasoning_text.delta":
+		// The raw chain of thought (open-weight models), the text of a
+		// reasoning item without a summary (reasoningSummaryText).
+		s.reasoningDelta(ev.ItemID, ev.OutputIndex, ev.ContentIndex, deltaText(ev.Delta), true)
 	case "response.completed", "response.incomplete":
 		if ev.Response == nil {
 			s.err = s.bad("%s event without a response", typ)
@@ -514,7 +521,11 @@ func (s *responsesStream) finish(w *respResponse) {
 			// A reasoning item the stream opened but did not end
 			// (no output_item.done) is completed from the final one.
 			st := s.findReasoning(it.ID, nil)
-			if st == nil && it.ID == "" {
+			if st == nil && (it.ID == "" || s.seenOutput[int64(i)]) {
+				// No id, or one the stream did not use for the item at
+				// this output index (OpenRouter's temporary rs_tmp_ ids
+				// change in the final response): the item is the one
+				// streamed at its position.
 				st = s.rsByOutput[int64(i)]
 			}
 			if st != nil {
@@ -590,10 +601,13 @@ func (s *responsesStream) openReasoning(itemID string, outputIndex *flexInt) *re
 	return st
 }
 
-// reasoningDelta handles response.reasoning_summary_text.delta. The first
-// delta of a new summary part is preceded by reasoningSeparator when text
-// came before, as the unary summary texts are joined.
-func (s *responsesStream) reasoningDelta(itemID string, outputIndex, summaryIndex *flexInt, delta string) {
+// reasoningDelta handles response.reasoning_summary_text.delta (raw false)
+// and response.reasoning_text.delta (raw true). The first delta of a new
+// part is preceded by reasoningSeparator when text came before, as the
+// unary texts are joined. An item's text is its summary, or its raw text
+// when it has no summary: raw deltas after summary text are dropped, and
+// summary deltas replace nothing already sent (a warning says so).
+func (s *responsesStream) reasoningDelta(itemID string, outputIndex, summaryIndex *flexInt, delta string, raw bool) {
 	st := s.findReasoning(itemID, outputIndex)
 	if st == nil {
 		if st = s.openReasoning(itemID, outputIndex); st == nil {
@@ -608,6 +622,15 @@ func (s *responsesStream) reasoningDelta(itemID string, outputIndex, summaryInde
 			fmt.Sprintf("reasoning item %d: summary text after the item's end was ignored", st.index)}}})
 		return
 	}
+	if st.textBytes > 0 && st.raw != raw {
+		if !raw && !st.mixWarned {
+			st.mixWarned = true
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
+				fmt.Sprintf("reasoning item %d: summary text after its raw reasoning text was ignored", st.index)}}})
+		}
+		return
+	}
+	st.raw = raw
 	part := st.summary
 	if summaryIndex != nil {
 		part = int(*summaryIndex)
@@ -628,7 +651,20 @@ func (s *responsesStream) reasoningDelta(itemID string, outputIndex, summaryInde
 // complete item.
 func (s *responsesStream) reasoningDone(st *respReasoningState, it *respOutputItem) {
 	if it != nil && !st.ended {
-		text, warns := reasoningSummaryText(it)
+		// The text the deltas were part of: raw text, the summary, or
+		// (nothing streamed) the item's text as the unary answer has it.
+		var (
+			text  string
+			warns []string
+		)
+		switch {
+		case st.raw:
+			text, warns = reasoningContentText(it)
+		case st.textBytes > 0:
+			text, warns = summaryText(it)
+		default:
+			text, warns = reasoningSummaryText(it)
+		}
 		if len(warns) > 0 {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: warns}})
 		}

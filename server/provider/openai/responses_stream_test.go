@@ -27,6 +27,8 @@ var respStreamCases = []string{
 	// Real recordings (see testdata/README.md).
 	"real_responses_error_stream", "real_responses_tool_call_stream", "real_responses_web_search_stream",
 	"real_responses_encrypted_reasoning_stream",
+	// pydantic/pydantic-ai cassettes (see testdata/README.md).
+	"real_pyd_openai_responses_raw_cot_stream_openrouter",
 }
 
 func TestStreamResponses(t *testing.T) {
@@ -213,6 +215,29 @@ func TestStreamResponses(t *testing.T) {
 			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
 			if u := f.Meta.GetUsage(); u.GetInputTokens() != 134 || u.GetOutputTokens() != 28 || u.GetTotalTokens() != 162 {
 				t.Errorf("usage %v", u)
+			}
+		},
+		// OpenRouter's Responses API relaying gpt-oss-20b (pydantic-ai
+		// cassette): a ": OPENROUTER PROCESSING" comment, data-only
+		// events, the raw chain of thought as reasoning_text deltas (no
+		// summary), the reasoning item done after the message, and a
+		// response.completed whose reasoning item has another id.
+		"real_pyd_openai_responses_raw_cot_stream_openrouter": func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := accFold(t, evs)
+			parts := f.Message.GetParts()
+			if len(parts) != 2 || parts[1].GetText() != "4" {
+				t.Fatalf("parts %v", parts)
+			}
+			if r := parts[0].GetReasoning(); r.GetText() != `The user asks: "What is 2+2?" They expect a straightforward answer: 4. Just answer 4.` {
+				t.Errorf("reasoning %v", r)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+			want := &llmrelayv1.Usage{InputTokens: 78, OutputTokens: 37, TotalTokens: 115, ReasoningTokens: 22}
+			if !proto.Equal(f.Meta.GetUsage(), want) || f.Meta.GetResponseId() != "gen-1764265411-Fu1iEX7h5MRWiL79lb94" || f.Meta.GetResolvedModel() != "openai/gpt-oss-20b" {
+				t.Errorf("meta %v", f.Meta)
 			}
 		},
 		"responses_stream_cut": func(t *testing.T, evs []*provider.Event, err error) {

@@ -201,6 +201,9 @@ type respEvent struct {
 	Arguments      json.RawMessage `json:"arguments"`
 	// SummaryIndex is the summary part a reasoning summary delta belongs to.
 	SummaryIndex *flexInt `json:"summary_index"`
+	// ContentIndex is the content part a delta belongs to (the
+	// reasoning_text part of a raw reasoning delta).
+	ContentIndex *flexInt `json:"content_index"`
 	// Error is set on an "error" event ({type, code, message, param});
 	// older servers put code/message/param at the top level instead.
 	Error   json.RawMessage `json:"error"`
