@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -208,6 +210,8 @@ type answer struct {
 	// a following thought part continues.
 	openThought bool
 	warnedID    bool
+	// warnedKinds: the part kinds already reported as not supported.
+	warnedKinds []string
 }
 
 // itemKind says which field of an item is set.
@@ -242,6 +246,17 @@ type item struct {
 //     text, which the request encoder re-attaches to the text part.
 func (a *answer) convert(out []item, parts []respPart, warn func(string)) []item {
 	for _, pt := range parts {
+		if kind := unsupportedPartKind(&pt); kind != "" && pt.FunctionCall == nil {
+			// Never dropped silently: reported once per kind and answer
+			// (Gemini's code execution sends several such parts).
+			if !slices.Contains(a.warnedKinds, kind) {
+				a.warnedKinds = append(a.warnedKinds, kind)
+				warn(fmt.Sprintf("response part of type %q not supported; ignored", kind))
+			}
+			if (pt.Text == nil || *pt.Text == "") && pt.ThoughtSignature == "" {
+				continue
+			}
+		}
 		switch {
 		case pt.FunctionCall != nil:
 			args := provider.ArgumentsText(pt.FunctionCall.Args, "{}")

@@ -148,6 +148,29 @@ type respPart struct {
 	Thought          bool          `json:"thought"`
 	ThoughtSignature string        `json:"thoughtSignature"`
 	FunctionCall     *respFunction `json:"functionCall"`
+	// Parts of the kinds the normalized answer has no place for, kept
+	// only to report them (unsupportedPartKind): code execution (a tool
+	// Gemini runs itself), inline and file data (generated media).
+	ExecutableCode      json.RawMessage `json:"executableCode"`
+	CodeExecutionResult json.RawMessage `json:"codeExecutionResult"`
+	InlineData          json.RawMessage `json:"inlineData"`
+	FileData            json.RawMessage `json:"fileData"`
+}
+
+// unsupportedPartKind names the kind of a part the adapter cannot
+// translate ("" for text, thought and function call parts).
+func unsupportedPartKind(pt *respPart) string {
+	switch {
+	case present(pt.ExecutableCode):
+		return "executableCode"
+	case present(pt.CodeExecutionResult):
+		return "codeExecutionResult"
+	case present(pt.InlineData):
+		return "inlineData"
+	case present(pt.FileData):
+		return "fileData"
+	}
+	return ""
 }
 
 // respFunction keeps args raw: an object is re-encoded compactly with its
