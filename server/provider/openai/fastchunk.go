@@ -391,7 +391,10 @@ func (d *fastDecoder) unknown(key []byte, known ...string) bool {
 	return d.skip(0)
 }
 
-var chunkTopKeys = []string{"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "prompt_filter_results", "error"}
+// chunkTopKeys are the chunk fields the slow path decodes: a chunk with
+// one the fast path does not read (prompt_filter_results, error, x_groq)
+// goes to encoding/json.
+var chunkTopKeys = []string{"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "prompt_filter_results", "error", "x_groq"}
 
 func (c *chatResponse) topField(d *fastDecoder, key []byte) bool {
 	var ok bool
@@ -591,7 +594,7 @@ func (d *fastDecoder) flexInt(dst *flexInt) bool {
 	return ok
 }
 
-var chunkDeltaKeys = []string{"role", "content", "refusal", "tool_calls", "function_call", "reasoning_content", "reasoning", "reasoning_details"}
+var chunkDeltaKeys = []string{"role", "content", "refusal", "tool_calls", "function_call", "reasoning_content", "reasoning", "reasoning_details", "executed_tools"}
 
 func (m *respMessage) deltaField(d *fastDecoder, key []byte) bool {
 	switch string(key) {

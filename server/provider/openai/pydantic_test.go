@@ -135,3 +135,70 @@ func TestReasoningTextContent(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 }
+
+// TestPydanticCassettesStream replays streamed Chat Completions answers
+// from pydantic/pydantic-ai's cassettes (testdata/README.md).
+func TestPydanticCassettesStream(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		req   string
+		check func(t *testing.T, f folded)
+	}{
+		// Groq's compound model: a server-run search in
+		// delta.executed_tools, then text; the usage only in x_groq.usage
+		// of the last chunk (the pydantic-ai authors shortened the ids).
+		{"real_pyd_groq_model_web_search_tool_stream_single_chunk", "chat_plain", func(t *testing.T, f folded) {
+			if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "The weather in San Francisco is sunny and 62°F." {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if want := (&llmrelayv1.Usage{InputTokens: 100, OutputTokens: 20, TotalTokens: 120}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+			if w := f.Meta.GetWarnings(); len(w) != 1 || w[0] != warnExecutedTools {
+				t.Errorf("warnings %q", w)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)[tc.req])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs, rendered, err := collect(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkStreamInvariants(t, evs)
+			providertest.Golden(t, td(tc.name+".golden"), rendered)
+			tc.check(t, accFold(t, evs))
+		})
+	}
+}
+
+// TestGroqUsageUnary: a unary answer whose usage is only in x_groq.usage,
+// with executed_tools, as Groq's compound models answer.
+func TestGroqUsageUnary(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.parseChatResponse([]byte(`{"id":"chatcmpl-groq-unary","choices":[{"index":0,"message":{"role":"assistant","content":"Sunny.",` +
+		`"executed_tools":[{"index":0,"type":"search","arguments":"{}"}]},"finish_reason":"stop"}],` +
+		`"x_groq":{"id":"req_groqunary01","usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 10, OutputTokens: 2, TotalTokens: 12}); !proto.Equal(res.Meta.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+	}
+	if w := res.Meta.GetWarnings(); len(w) != 1 || w[0] != warnExecutedTools {
+		t.Errorf("warnings %q", w)
+	}
+}

@@ -87,6 +87,9 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			m = c.Delta // tolerate servers that answer with a delta
 		}
 		if m != nil {
+			if isPresent(m.ExecutedTools) {
+				meta.Warnings = append(meta.Warnings, warnExecutedTools)
+			}
 			// The model reasons before it answers: reasoning parts first.
 			pieces, warns := reasoningPieces(m)
 			meta.Warnings = append(meta.Warnings, warns...)
@@ -130,12 +133,16 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 	}
 	meta.ProviderFinishReason = finish
 	meta.FinishReason = provider.ToolCallsFinish(mapFinishReason(finish), int(meta.ToolCallCount))
-	if w.Usage != nil {
-		meta.Usage = normalizeUsage(w.Usage)
-		usageDetails(w.Usage).Set(meta)
+	if u := w.usage(); u != nil {
+		meta.Usage = normalizeUsage(u)
+		usageDetails(u).Set(meta)
 	}
 	return &provider.Result{Message: msg, Meta: meta}, nil
 }
+
+// warnExecutedTools reports Groq's executed_tools, which have no place in
+// the answer.
+const warnExecutedTools = "executed_tools (tools the server ran itself) not supported; ignored"
 
 // bodyMeta copies the response-level fields shared by responses and chunks.
 func (p *Provider) bodyMeta(meta *llmrelayv1.ResponseMeta, w *chatResponse) {

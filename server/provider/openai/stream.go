@@ -25,6 +25,9 @@ const (
 type chatStream struct {
 	eventLoop
 
+	// executedWarned: Groq's executed_tools were reported.
+	executedWarned bool
+
 	// Tool calls: byIndex maps the wire index to the call currently at
 	// that index (made at the first tool call); order holds all calls by
 	// position.
@@ -167,9 +170,9 @@ func (s *chatStream) handle(data []byte) {
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: finishMeta})
 		s.endCalls()
 	}
-	if c.Usage != nil {
-		s.push(&provider.Event{Kind: provider.EventUsage, Usage: normalizeUsage(c.Usage)})
-		if s.usageDetails.Merge(usageDetails(c.Usage)) {
+	if u := c.usage(); u != nil {
+		s.push(&provider.Event{Kind: provider.EventUsage, Usage: normalizeUsage(u)})
+		if s.usageDetails.Merge(usageDetails(u)) {
 			m := &llmrelayv1.ResponseMeta{}
 			s.usageDetails.Set(m)
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: m})
@@ -215,6 +218,10 @@ func (s *chatStream) mergeContentFilter(raw json.RawMessage, meta *llmrelayv1.Re
 
 // delta queues the events of one choice delta.
 func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
+	if isPresent(d.ExecutedTools) && !s.executedWarned {
+		s.executedWarned = true
+		meta.Warnings = append(meta.Warnings, warnExecutedTools)
+	}
 	if d.ReasoningContent != nil || d.Reasoning != nil || d.ReasoningDetails != nil || isContentArray(d.Content) {
 		pieces, warns := reasoningPieces(d)
 		meta.Warnings = append(meta.Warnings, warns...)

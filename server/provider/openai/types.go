@@ -122,6 +122,23 @@ type chatResponse struct {
 	PromptFilterResults json.RawMessage `json:"prompt_filter_results"`
 	// Error is set on an error event inside a stream.
 	Error json.RawMessage `json:"error"`
+	// XGroq is Groq's own object ({id, usage}); a Groq stream may carry
+	// its usage only there, in the last chunk.
+	XGroq *xGroq `json:"x_groq"`
+}
+
+type xGroq struct {
+	ID    string     `json:"id"`
+	Usage *wireUsage `json:"usage"`
+}
+
+// usage is the response's usage: the standard field, else Groq's
+// x_groq.usage.
+func (c *chatResponse) usage() *wireUsage {
+	if c.Usage == nil && c.XGroq != nil {
+		return c.XGroq.Usage
+	}
+	return c.Usage
 }
 
 type chatChoice struct {
@@ -135,11 +152,14 @@ type chatChoice struct {
 
 // respMessage is a response message or a stream delta.
 type respMessage struct {
-	Role         string          `json:"role"`
-	Content      json.RawMessage `json:"content"`
-	Refusal      *string         `json:"refusal"`
-	ToolCalls    []respToolCall  `json:"tool_calls"`
-	FunctionCall *respFunction   `json:"function_call"`
+	Role string `json:"role"`
+	// ExecutedTools are the tools Groq's compound models ran themselves
+	// (web search, code execution): not client calls, reported only.
+	ExecutedTools json.RawMessage `json:"executed_tools"`
+	Content       json.RawMessage `json:"content"`
+	Refusal       *string         `json:"refusal"`
+	ToolCalls     []respToolCall  `json:"tool_calls"`
+	FunctionCall  *respFunction   `json:"function_call"`
 	// The reasoning of OpenAI-compatible servers, read by reasoning.go:
 	// reasoning_content (DeepSeek, vLLM, Qwen), reasoning (Ollama's /v1,
 	// OpenRouter, newer vLLM) and reasoning_details (OpenRouter's typed
