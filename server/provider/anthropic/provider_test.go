@@ -240,6 +240,8 @@ func TestGenerate(t *testing.T) {
 		{"thinking_multiturn", thinkingMultiturnRequest},
 		// Real recordings (see testdata/README.md).
 		{"real_thinking_tool_noargs", thinkingRequest},
+		// pydantic/pydantic-ai cassettes (see testdata/README.md).
+		{"real_pyd_anthropic_cache_real_api_1", func(*testing.T) *provider.Request { return plainRequest() }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
