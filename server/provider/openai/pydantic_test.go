@@ -59,6 +59,22 @@ func TestPydanticCassettesUnary(t *testing.T) {
 				t.Errorf("usage %v", u)
 			}
 		}},
+		// OpenAI gpt-4o-mini (from a cassette that also records Gemini):
+		// content and refusal null, annotations [], usage details all zero.
+		{"real_pyd_openai_multiple_agent_tool_calls_3", "tools_parallel", func(t *testing.T, res *provider.Result) {
+			parts := res.Message.GetParts()
+			if len(parts) != 1 {
+				t.Fatalf("parts %v", parts)
+			}
+			if tc := parts[0].GetToolCall(); tc.GetCallId() != "call_NihFwNUckQ2eDoE0a9OQaO5l" || tc.GetName() != "get_capital" ||
+				tc.GetArguments() != `{"country":"England"}` || !tc.GetArgumentsValid() {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+			if want := (&llmrelayv1.Usage{InputTokens: 104, OutputTokens: 15, TotalTokens: 119}); !proto.Equal(res.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+			}
+		}},
 		{"real_pyd_openai_compatible_api_with_tool_calls_without_id_2", "chat_plain", func(t *testing.T, res *provider.Result) {
 			if parts := res.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "The current time is Noon. \n" {
 				t.Fatalf("parts %v", parts)
