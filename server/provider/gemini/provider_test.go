@@ -216,6 +216,8 @@ func generateCases(t testing.TB) map[string]*provider.Request {
 	cases["real_pyd_google_model_max_tokens_thinking_model_empty_response"] = cases["plain"]
 	cases["real_pyd_google_no_finish_reason"] = cases["plain"]
 	cases["real_pyd_openai_multiple_agent_tool_calls_1"] = cases["tools_parallel"]
+	cases["real_pyd_google_model_safety_settings"] = cases["plain"]
+	cases["real_pyd_google_model_armor_response_template_real_block"] = cases["plain"]
 	return cases
 }
 

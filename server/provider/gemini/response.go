@@ -147,7 +147,10 @@ func finishReason(r string) llmrelayv1.FinishReason {
 	case "MAX_TOKENS":
 		return llmrelayv1.FinishReason_FINISH_REASON_LENGTH
 	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
-		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION":
+		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION",
+		// Vertex AI: the response was blocked by a Model Armor template
+		// (its finishMessage names the filters).
+		"MODEL_ARMOR":
 		return llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
 	default:
 		// MALFORMED_FUNCTION_CALL, OTHER, LANGUAGE, UNEXPECTED_TOOL_CALL,

@@ -73,7 +73,9 @@ func TestFinishReason(t *testing.T) {
 		"BLOCKLIST": llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, "PROHIBITED_CONTENT": llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER,
 		"SPII": llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, "MALFORMED_FUNCTION_CALL": llmrelayv1.FinishReason_FINISH_REASON_OTHER,
 		"OTHER": llmrelayv1.FinishReason_FINISH_REASON_OTHER, "SOMETHING_NEW": llmrelayv1.FinishReason_FINISH_REASON_OTHER,
-		"": llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED,
+		// testdata/real_pyd_google_model_armor_response_template_real_block.http
+		"MODEL_ARMOR": llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER,
+		"":            llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED,
 	} {
 		if got := finishReason(raw); got != want {
 			t.Errorf("finishReason(%q) = %v, want %v", raw, got, want)
