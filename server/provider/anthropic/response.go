@@ -149,6 +149,24 @@ func (s *usageState) update(u *wireUsage) {
 	if d := u.OutputTokensDetails; d != nil {
 		set(&s.thinking, d.ThinkingTokens)
 	}
+	if len(u.Iterations) > 0 {
+		// The top-level counts exclude the compaction iterations; the
+		// iterations' sum is the usage of the whole request.
+		var in, out, read, creation int64
+		add := func(dst *int64, v *int64) {
+			if v != nil {
+				*dst += sat(*v)
+			}
+		}
+		for _, it := range u.Iterations {
+			add(&in, it.InputTokens)
+			add(&out, it.OutputTokens)
+			add(&read, it.CacheReadInputTokens)
+			add(&creation, it.CacheCreationInputTokens)
+		}
+		s.input, s.output, s.cacheRead, s.cacheCreation = in, out, read, creation
+		s.seen = true
+	}
 }
 
 // normalized converts to the gateway's usage: Anthropic's input_tokens

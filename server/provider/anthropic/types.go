@@ -161,10 +161,25 @@ type wireUsage struct {
 		ThinkingTokens *int64 `json:"thinking_tokens"`
 	} `json:"output_tokens_details"`
 	ServiceTier string `json:"service_tier"`
+	// Iterations is the per-sampling-iteration breakdown the API adds when
+	// it sampled more than once for the answer (compaction, server tool
+	// loops). The top-level counts then leave the compaction iterations
+	// out; the sum of the iterations is what was consumed and billed
+	// (testdata/real_pyd_anthropic_compaction_usage_with_cache_streaming.http).
+	Iterations []wireIteration `json:"iterations"`
 	// Raw is the usage object as sent: the fields no counter holds
 	// (cache_creation's 5m/1h split, server_tool_use, fields added later)
 	// are read from it into meta.extended.
 	Raw json.RawMessage `json:"-"`
+}
+
+// wireIteration is one entry of usage.iterations.
+type wireIteration struct {
+	Type                     string `json:"type"`
+	InputTokens              *int64 `json:"input_tokens"`
+	OutputTokens             *int64 `json:"output_tokens"`
+	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
 }
 
 // UnmarshalJSON decodes the counts and keeps the object's bytes.

@@ -7,10 +7,12 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // TestUsageDetails: the usage fields no counter holds (cache_creation's
@@ -102,5 +104,45 @@ func TestThinkingTokens(t *testing.T) {
 	}
 	if last.GetReasoningTokens() != 10 || last.GetOutputTokens() != 10 {
 		t.Errorf("streamed usage %v (thinking_tokens above output_tokens is capped)", last)
+	}
+}
+
+// TestUsageIterations: when the API sampled more than once (compaction),
+// the top-level counts leave the compaction iteration out; the usage is the
+// sum of usage.iterations, unary and streamed. The stream is pydantic-ai's
+// recording (testdata/real_pyd_anthropic_compaction_usage_with_cache_streaming.http):
+// message_delta's top level says 181 in / 8 out with no cache read, the
+// compaction iteration read 55096 cached tokens and wrote 83.
+func TestUsageIterations(t *testing.T) {
+	t.Parallel()
+	want := &llmrelayv1.Usage{InputTokens: 100 + 55096 + 181, OutputTokens: 83 + 8, TotalTokens: 100 + 55096 + 181 + 83 + 8, CachedInputTokens: 55096}
+	rec := providertest.Load(t, "testdata/real_pyd_anthropic_compaction_usage_with_cache_streaming.http")
+	evs, err := collect(streamFromBody(rec.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := foldEvents(t, evs).meta.GetUsage(); !proto.Equal(got, want) {
+		t.Errorf("streamed usage %v, want %v", got, want)
+	}
+
+	const usage = `{"input_tokens":181,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":8,"iterations":[` +
+		`{"input_tokens":100,"output_tokens":83,"cache_read_input_tokens":55096,"cache_creation_input_tokens":0,"type":"compaction"},` +
+		`{"input_tokens":181,"output_tokens":8,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"type":"message"}]}`
+	res, err := parseResponse([]byte(`{"id":"msg_01UsageIterationsUnaryK8","type":"message","role":"assistant","model":"m",`+
+		`"content":[{"type":"text","text":"Hello!"}],"stop_reason":"end_turn","usage":`+usage+`}`), http.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Meta.GetUsage(); !proto.Equal(got, want) {
+		t.Errorf("unary usage %v, want %v", got, want)
+	}
+	// Without iterations the top-level counts stand.
+	res, err = parseResponse([]byte(`{"id":"msg_01UsageNoIterationsUnaryQ2","type":"message","role":"assistant","model":"m",`+
+		`"content":[{"type":"text","text":"Hello!"}],"stop_reason":"end_turn","usage":{"input_tokens":181,"output_tokens":8}}`), http.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Meta.GetUsage(); got.GetInputTokens() != 181 || got.GetOutputTokens() != 8 {
+		t.Errorf("usage without iterations %v", got)
 	}
 }
