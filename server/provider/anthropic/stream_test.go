@@ -245,6 +245,7 @@ func TestStream(t *testing.T) {
 		// pydantic/pydantic-ai cassettes (see testdata/README.md).
 		{"real_pyd_anthropic_model_thinking_part_redacted_stream", thinkingRequest},
 		{"real_pyd_anthropic_compaction_usage_with_cache_streaming", func(*testing.T) *provider.Request { return plainRequest() }},
+		{"real_pyd_anthropic_model_thinking_part_stream", thinkingRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
