@@ -129,6 +129,7 @@ func usageDetails(u *wireUsage) provider.UsageDetails {
 // an update replaces the previous one: the API's counts are cumulative.
 type usageState struct {
 	input, output, cacheRead, cacheCreation, thinking int64
+	compaction                                        compactionUsage
 	seen                                              bool
 }
 
@@ -149,38 +150,57 @@ func (s *usageState) update(u *wireUsage) {
 	if d := u.OutputTokensDetails; d != nil {
 		set(&s.thinking, d.ThinkingTokens)
 	}
-	if len(u.Iterations) > 0 {
-		// The top-level counts exclude the compaction iterations; the
-		// iterations' sum is the usage of the whole request.
-		var in, out, read, creation int64
-		add := func(dst *int64, v *int64) {
-			if v != nil {
-				*dst += sat(*v)
-			}
+	// The top-level counts leave out the compaction iterations (the
+	// summary the API wrote before answering); they are added back so the
+	// usage is the request's. Other iterations are in the top-level counts
+	// already (server tool loops) or are another model's (the advisor
+	// tool's advisor_message): not added.
+	var comp compactionUsage
+	found := false
+	for _, it := range u.Iterations {
+		if it.Type != "compaction" {
+			continue
 		}
-		for _, it := range u.Iterations {
-			add(&in, it.InputTokens)
-			add(&out, it.OutputTokens)
-			add(&read, it.CacheReadInputTokens)
-			add(&creation, it.CacheCreationInputTokens)
-		}
-		s.input, s.output, s.cacheRead, s.cacheCreation = in, out, read, creation
+		found = true
+		comp.input += sat(deref(it.InputTokens))
+		comp.output += sat(deref(it.OutputTokens))
+		comp.cacheRead += sat(deref(it.CacheReadInputTokens))
+		comp.cacheCreation += sat(deref(it.CacheCreationInputTokens))
+	}
+	if found {
+		// Counts are cumulative: the latest report replaces the previous.
+		s.compaction = comp
 		s.seen = true
 	}
+}
+
+// compactionUsage is the sum of the compaction iterations' counts.
+type compactionUsage struct {
+	input, output, cacheRead, cacheCreation int64
+}
+
+func deref(v *int64) int64 {
+	if v == nil {
+		return 0
+	}
+	return *v
 }
 
 // normalized converts to the gateway's usage: Anthropic's input_tokens
 // exclude cache reads and writes, ours include both; output_tokens
 // include thinking_tokens, as ours include reasoning_tokens.
 func (s *usageState) normalized() *llmrelayv1.Usage {
-	in := sat(s.input) + sat(s.cacheRead) + sat(s.cacheCreation)
-	out := sat(s.output)
+	c := s.compaction
+	read := sat(sat(s.cacheRead) + c.cacheRead)
+	creation := sat(sat(s.cacheCreation) + c.cacheCreation)
+	in := sat(s.input) + c.input + read + creation
+	out := sat(sat(s.output) + c.output)
 	return &llmrelayv1.Usage{
 		InputTokens:              provider.Count(in),
 		OutputTokens:             provider.Count(out),
 		TotalTokens:              provider.Count(in + out),
-		CachedInputTokens:        provider.Count(sat(s.cacheRead)),
-		CacheCreationInputTokens: provider.Count(sat(s.cacheCreation)),
+		CachedInputTokens:        provider.Count(read),
+		CacheCreationInputTokens: provider.Count(creation),
 		ReasoningTokens:          provider.Count(min(sat(s.thinking), out)),
 	}
 }

@@ -162,10 +162,11 @@ type wireUsage struct {
 	} `json:"output_tokens_details"`
 	ServiceTier string `json:"service_tier"`
 	// Iterations is the per-sampling-iteration breakdown the API adds when
-	// it sampled more than once for the answer (compaction, server tool
-	// loops). The top-level counts then leave the compaction iterations
-	// out; the sum of the iterations is what was consumed and billed
-	// (testdata/real_pyd_anthropic_compaction_usage_with_cache_streaming.http).
+	// it sampled more than once for the answer. The top-level counts leave
+	// out the compaction iterations (usageState adds them back,
+	// testdata/real_pyd_anthropic_compaction_usage_with_cache_streaming.http)
+	// and hold the other "message" iterations; an advisor_message iteration
+	// is another model's (testdata/real_pyd_anthropic_advisor_tool_stream.http).
 	Iterations []wireIteration `json:"iterations"`
 	// Raw is the usage object as sent: the fields no counter holds
 	// (cache_creation's 5m/1h split, server_tool_use, fields added later)

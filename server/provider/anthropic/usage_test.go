@@ -107,22 +107,34 @@ func TestThinkingTokens(t *testing.T) {
 	}
 }
 
-// TestUsageIterations: when the API sampled more than once (compaction),
-// the top-level counts leave the compaction iteration out; the usage is the
-// sum of usage.iterations, unary and streamed. The stream is pydantic-ai's
-// recording (testdata/real_pyd_anthropic_compaction_usage_with_cache_streaming.http):
+// TestUsageIterations: when the API sampled more than once, the top-level
+// counts leave the compaction iterations out; they are added back (as
+// pydantic-ai does), unary and streamed, and persist through later counts.
+// The stream is pydantic-ai's recording
+// (testdata/real_pyd_anthropic_compaction_usage_with_cache_streaming.http):
 // message_delta's top level says 181 in / 8 out with no cache read, the
-// compaction iteration read 55096 cached tokens and wrote 83.
+// compaction iteration read 55096 cached tokens, 100 uncached, and wrote 83.
+// Other iterations are not added: "message" ones are in the top level
+// already, an advisor_message is another model's
+// (testdata/real_pyd_anthropic_advisor_tool_stream.http).
 func TestUsageIterations(t *testing.T) {
 	t.Parallel()
-	want := &llmrelayv1.Usage{InputTokens: 100 + 55096 + 181, OutputTokens: 83 + 8, TotalTokens: 100 + 55096 + 181 + 83 + 8, CachedInputTokens: 55096}
-	rec := providertest.Load(t, "testdata/real_pyd_anthropic_compaction_usage_with_cache_streaming.http")
-	evs, err := collect(streamFromBody(rec.Body))
-	if err != nil {
-		t.Fatal(err)
+	streamed := func(t *testing.T, name string) *llmrelayv1.Usage {
+		t.Helper()
+		rec := providertest.Load(t, "testdata/"+name+".http")
+		evs, err := collect(streamFromBody(rec.Body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return foldEvents(t, evs).meta.GetUsage()
 	}
-	if got := foldEvents(t, evs).meta.GetUsage(); !proto.Equal(got, want) {
-		t.Errorf("streamed usage %v, want %v", got, want)
+	want := &llmrelayv1.Usage{InputTokens: 181 + 100 + 55096, OutputTokens: 8 + 83, TotalTokens: 181 + 100 + 55096 + 8 + 83, CachedInputTokens: 55096}
+	if got := streamed(t, "real_pyd_anthropic_compaction_usage_with_cache_streaming"); !proto.Equal(got, want) {
+		t.Errorf("compaction stream usage %v, want %v", got, want)
+	}
+	advisor := &llmrelayv1.Usage{InputTokens: 2411, OutputTokens: 145, TotalTokens: 2411 + 145, ReasoningTokens: 47}
+	if got := streamed(t, "real_pyd_anthropic_advisor_tool_stream"); !proto.Equal(got, advisor) {
+		t.Errorf("advisor stream usage %v, want %v", got, advisor)
 	}
 
 	const usage = `{"input_tokens":181,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":8,"iterations":[` +
@@ -136,13 +148,12 @@ func TestUsageIterations(t *testing.T) {
 	if got := res.Meta.GetUsage(); !proto.Equal(got, want) {
 		t.Errorf("unary usage %v, want %v", got, want)
 	}
-	// Without iterations the top-level counts stand.
-	res, err = parseResponse([]byte(`{"id":"msg_01UsageNoIterationsUnaryQ2","type":"message","role":"assistant","model":"m",`+
-		`"content":[{"type":"text","text":"Hello!"}],"stop_reason":"end_turn","usage":{"input_tokens":181,"output_tokens":8}}`), http.Header{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := res.Meta.GetUsage(); got.GetInputTokens() != 181 || got.GetOutputTokens() != 8 {
-		t.Errorf("usage without iterations %v", got)
+
+	// A later report without iterations keeps the compaction counts.
+	var s usageState
+	s.update(&wireUsage{InputTokens: ptr[int64](5), Iterations: []wireIteration{{Type: "compaction", InputTokens: ptr[int64](7), OutputTokens: ptr[int64](3), CacheCreationInputTokens: ptr[int64](11)}}})
+	s.update(&wireUsage{OutputTokens: ptr[int64](2)})
+	if got := s.normalized(); got.GetInputTokens() != 5+7+11 || got.GetOutputTokens() != 2+3 || got.GetCacheCreationInputTokens() != 11 {
+		t.Errorf("usage after a report without iterations %v", got)
 	}
 }
