@@ -450,6 +450,9 @@ func TestErrors(t *testing.T) {
 		{"error_429", provider.KindRateLimited, 429, "rate_limit_error", 24 * time.Second, "req_011NHpbs0Bs5Fy0Fa5Ky6Gg1", "exceed the rate limit"},
 		{"error_500", provider.KindUnavailable, 500, "api_error", 0, "req_019EKgwf4Xs8Fb3Sx6Kc9Ma3", "Internal server error"},
 		{"error_529", provider.KindUnavailable, 529, "overloaded_error", 0, "req_013OVqjx2Kq9Sz4Hw2Gc3Hm2", "Overloaded"},
+		// pydantic/pydantic-ai cassettes (see testdata/README.md): no
+		// request-id header, the body's request_id is the only one.
+		{"real_pyd_anthropic_count_tokens_error", provider.KindNotFound, 404, "not_found_error", 0, "req_011CVEA3SF7rnb3DuBZytqQa", "model: claude-does-not-exist"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
