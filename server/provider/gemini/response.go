@@ -32,6 +32,7 @@ const (
 const (
 	extSafetyRatings       = "gemini.safety_ratings"
 	extCitationMetadata    = "gemini.citation_metadata"
+	extGroundingMetadata   = "gemini.grounding_metadata"
 	extFinishMessage       = "gemini.finish_message"
 	extPromptSafetyRatings = "gemini.prompt_safety_ratings"
 	extBlockReason         = "gemini.block_reason"
@@ -167,6 +168,20 @@ func rawValue(raw json.RawMessage) any {
 		return string(raw)
 	}
 	return v
+}
+
+// grounded reports whether a groundingMetadata holds anything: a grounded
+// stream sends an empty object on every chunk before the last
+// (testdata/real_pyd_google_model_web_search_tool_stream_1.http).
+func grounded(raw json.RawMessage) bool {
+	if !present(raw) {
+		return false
+	}
+	t := bytes.TrimSpace(raw)
+	if t[0] != '{' || t[len(t)-1] != '}' {
+		return true
+	}
+	return len(bytes.TrimSpace(t[1:len(t)-1])) > 0
 }
 
 func present(raw json.RawMessage) bool {
@@ -322,6 +337,9 @@ func candidateMeta(meta *llmrelayv1.ResponseMeta, c *candidate) {
 	}
 	if present(c.CitationMetadata) {
 		provider.SetExtended(meta, extCitationMetadata, rawValue(c.CitationMetadata))
+	}
+	if grounded(c.GroundingMetadata) {
+		provider.SetExtended(meta, extGroundingMetadata, rawValue(c.GroundingMetadata))
 	}
 	if c.FinishMessage != "" {
 		provider.SetExtended(meta, extFinishMessage, c.FinishMessage)

@@ -39,6 +39,7 @@ type stream struct {
 	lastWire     *usageMetadata // the counts lastUsage was converted from
 	safety       json.RawMessage
 	citations    json.RawMessage
+	grounding    json.RawMessage
 	fast         fastChunk // decodeChunkFast's storage
 	items        []item    // handle's, reused
 	// heldEnd is the end of a call that was the last output item so far:
@@ -201,6 +202,9 @@ func (s *stream) handle(w *generateContentResponse) {
 		if present(c.CitationMetadata) {
 			s.citations = append(s.citations[:0], c.CitationMetadata...)
 		}
+		if grounded(c.GroundingMetadata) {
+			s.grounding = append(s.grounding[:0], c.GroundingMetadata...)
+		}
 	}
 	// usageMetadata is cumulative on every chunk: each is the total, sent
 	// on when it changed. The same counts as the last chunk's convert to
@@ -229,6 +233,9 @@ func (s *stream) handle(w *generateContentResponse) {
 		}
 		if s.citations != nil {
 			provider.SetExtended(meta, extCitationMetadata, rawValue(s.citations))
+		}
+		if s.grounding != nil {
+			provider.SetExtended(meta, extGroundingMetadata, rawValue(s.grounding))
 		}
 		if c.FinishMessage != "" {
 			provider.SetExtended(meta, extFinishMessage, c.FinishMessage)

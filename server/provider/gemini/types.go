@@ -132,7 +132,10 @@ type candidate struct {
 	FinishMessage    string          `json:"finishMessage"`
 	SafetyRatings    json.RawMessage `json:"safetyRatings"`
 	CitationMetadata json.RawMessage `json:"citationMetadata"`
-	Index            int             `json:"index"`
+	// GroundingMetadata is the Google Search (or Maps, URL context) grounding
+	// of the answer: the sources, which text each supports, the queries.
+	GroundingMetadata json.RawMessage `json:"groundingMetadata"`
+	Index             int             `json:"index"`
 }
 
 type respContent struct {
