@@ -202,6 +202,7 @@ func TestStream(t *testing.T) {
 		{"real_pyd_google_stream_usage_is_live_mid_stream", "plain"},
 		{"real_pyd_google_model_thinking_part_iter", "thinking_text"},
 		{"real_pyd_google_model_web_search_tool_stream_1", "plain"},
+		{"real_pyd_google_model_web_fetch_tool_stream", "plain"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -510,7 +511,8 @@ func TestAllRecordingsUsed(t *testing.T) {
 		"real_stream_tool_call_signature", "real_pyd_google_streaming_tool_call_thought_signature_1",
 		"real_pyd_google_streaming_tool_call_thought_signature_2", "real_pyd_google_model_builtin_code_execution_stream",
 		"real_pyd_google_stream_usage_is_live_mid_stream",
-		"real_pyd_google_model_thinking_part_iter", "real_pyd_google_model_web_search_tool_stream_1", "error_400", "error_context_length", "error_401", "error_403", "error_404", "error_429", "error_500", "error_503"} {
+		"real_pyd_google_model_thinking_part_iter", "real_pyd_google_model_web_search_tool_stream_1",
+		"real_pyd_google_model_web_fetch_tool_stream", "error_400", "error_context_length", "error_401", "error_403", "error_404", "error_429", "error_500", "error_503"} {
 		used[n] = true
 	}
 	entries, err := os.ReadDir("testdata")
