@@ -82,3 +82,32 @@ func lastChunk(t *testing.T, path string) []byte {
 	events := strings.Split(strings.TrimSpace(string(providertest.Load(t, path).Body)), "\r\n\r\n")
 	return []byte(strings.TrimPrefix(events[len(events)-1], "data: "))
 }
+
+// TestURLContextMetadata: the URL context tool's urlContextMetadata (the
+// URLs retrieved and their status) reaches
+// meta.extended["gemini.url_context_metadata"]; in pydantic-ai's recording
+// (testdata/real_pyd_google_model_web_fetch_tool_stream.http) it comes on
+// the first chunk and the grounding on the last, and both are kept.
+func TestURLContextMetadata(t *testing.T) {
+	t.Parallel()
+	p, _ := replay(t, "real_pyd_google_model_web_fetch_tool_stream")
+	s, err := p.Stream(context.Background(), generateCases(t)["plain"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, _ := drain(t, s)
+	ext := foldEvents(evs).meta.GetExtended().AsMap()
+	u, _ := ext[extURLContextMetadata].(map[string]any)
+	urls, _ := u["urlMetadata"].([]any)
+	if len(urls) != 1 {
+		t.Fatalf("url context %v", ext[extURLContextMetadata])
+	}
+	if m := urls[0].(map[string]any); m["retrievedUrl"] != "https://ai.pydantic.dev" || m["urlRetrievalStatus"] != "URL_RETRIEVAL_STATUS_SUCCESS" {
+		t.Errorf("url metadata %v", m)
+	}
+	g, _ := ext[extGroundingMetadata].(map[string]any)
+	if chunks, _ := g["groundingChunks"].([]any); len(chunks) != 1 {
+		t.Errorf("grounding %v", ext[extGroundingMetadata])
+	}
+}

@@ -33,6 +33,7 @@ const (
 	extSafetyRatings       = "gemini.safety_ratings"
 	extCitationMetadata    = "gemini.citation_metadata"
 	extGroundingMetadata   = "gemini.grounding_metadata"
+	extURLContextMetadata  = "gemini.url_context_metadata"
 	extFinishMessage       = "gemini.finish_message"
 	extPromptSafetyRatings = "gemini.prompt_safety_ratings"
 	extBlockReason         = "gemini.block_reason"
@@ -170,9 +171,9 @@ func rawValue(raw json.RawMessage) any {
 	return v
 }
 
-// grounded reports whether a groundingMetadata holds anything: a grounded
-// stream sends an empty object on every chunk before the last
-// (testdata/real_pyd_google_model_web_search_tool_stream_1.http).
+// grounded reports whether a groundingMetadata (or urlContextMetadata)
+// holds anything: a grounded stream sends an empty object on every chunk
+// before the last (testdata/real_pyd_google_model_web_search_tool_stream_1.http).
 func grounded(raw json.RawMessage) bool {
 	if !present(raw) {
 		return false
@@ -340,6 +341,9 @@ func candidateMeta(meta *llmrelayv1.ResponseMeta, c *candidate) {
 	}
 	if grounded(c.GroundingMetadata) {
 		provider.SetExtended(meta, extGroundingMetadata, rawValue(c.GroundingMetadata))
+	}
+	if grounded(c.URLContextMetadata) {
+		provider.SetExtended(meta, extURLContextMetadata, rawValue(c.URLContextMetadata))
 	}
 	if c.FinishMessage != "" {
 		provider.SetExtended(meta, extFinishMessage, c.FinishMessage)

@@ -40,6 +40,7 @@ type stream struct {
 	safety       json.RawMessage
 	citations    json.RawMessage
 	grounding    json.RawMessage
+	urlContext   json.RawMessage
 	fast         fastChunk // decodeChunkFast's storage
 	items        []item    // handle's, reused
 	// heldEnd is the end of a call that was the last output item so far:
@@ -205,6 +206,9 @@ func (s *stream) handle(w *generateContentResponse) {
 		if grounded(c.GroundingMetadata) {
 			s.grounding = append(s.grounding[:0], c.GroundingMetadata...)
 		}
+		if grounded(c.URLContextMetadata) {
+			s.urlContext = append(s.urlContext[:0], c.URLContextMetadata...)
+		}
 	}
 	// usageMetadata is cumulative on every chunk: each is the total, sent
 	// on when it changed. The same counts as the last chunk's convert to
@@ -236,6 +240,9 @@ func (s *stream) handle(w *generateContentResponse) {
 		}
 		if s.grounding != nil {
 			provider.SetExtended(meta, extGroundingMetadata, rawValue(s.grounding))
+		}
+		if s.urlContext != nil {
+			provider.SetExtended(meta, extURLContextMetadata, rawValue(s.urlContext))
 		}
 		if c.FinishMessage != "" {
 			provider.SetExtended(meta, extFinishMessage, c.FinishMessage)

@@ -135,7 +135,10 @@ type candidate struct {
 	// GroundingMetadata is the Google Search (or Maps, URL context) grounding
 	// of the answer: the sources, which text each supports, the queries.
 	GroundingMetadata json.RawMessage `json:"groundingMetadata"`
-	Index             int             `json:"index"`
+	// URLContextMetadata lists the URLs the URL context tool retrieved and
+	// how each retrieval went.
+	URLContextMetadata json.RawMessage `json:"urlContextMetadata"`
+	Index              int             `json:"index"`
 }
 
 type respContent struct {
