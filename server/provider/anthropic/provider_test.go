@@ -243,6 +243,7 @@ func TestGenerate(t *testing.T) {
 		// pydantic/pydantic-ai cassettes (see testdata/README.md).
 		{"real_pyd_anthropic_cache_real_api_1", func(*testing.T) *provider.Request { return plainRequest() }},
 		{"real_pyd_anthropic_tool_with_thinking_1", thinkingRequest},
+		{"real_pyd_anthropic_compaction_round_trip", func(*testing.T) *provider.Request { return plainRequest() }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -149,6 +149,16 @@ func TestUsageIterations(t *testing.T) {
 		t.Errorf("unary usage %v, want %v", got, want)
 	}
 
+	// Only "message" iterations (pydantic-ai's compaction_round_trip
+	// cassette): the top level is their sum, nothing is added.
+	res, err = parseResponse(providertest.Load(t, "testdata/real_pyd_anthropic_compaction_round_trip.http").Body, http.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Meta.GetUsage(), (&llmrelayv1.Usage{InputTokens: 136, OutputTokens: 16, TotalTokens: 152}); !proto.Equal(got, want) {
+		t.Errorf("round trip usage %v, want %v", got, want)
+	}
+
 	// A later report without iterations keeps the compaction counts.
 	var s usageState
 	s.update(&wireUsage{InputTokens: ptr[int64](5), Iterations: []wireIteration{{Type: "compaction", InputTokens: ptr[int64](7), OutputTokens: ptr[int64](3), CacheCreationInputTokens: ptr[int64](11)}}})
