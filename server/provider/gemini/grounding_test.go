@@ -110,4 +110,23 @@ func TestURLContextMetadata(t *testing.T) {
 	if chunks, _ := g["groundingChunks"].([]any); len(chunks) != 1 {
 		t.Errorf("grounding %v", ext[extGroundingMetadata])
 	}
+
+	// Unary: the first chunk's candidate, alone.
+	events := strings.Split(string(providertest.Load(t, "testdata/real_pyd_google_model_web_fetch_tool_stream.http").Body), "\r\n\r\n")
+	var w generateContentResponse
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(events[0], "data: ")), &w); err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.toResult(&w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext = res.Meta.GetExtended().AsMap()
+	u, _ = ext[extURLContextMetadata].(map[string]any)
+	if urls, _ := u["urlMetadata"].([]any); len(urls) != 1 {
+		t.Errorf("unary url context %v", ext[extURLContextMetadata])
+	}
+	if _, ok := ext[extGroundingMetadata]; ok {
+		t.Errorf("an empty groundingMetadata reached meta.extended: %v", ext[extGroundingMetadata])
+	}
 }
