@@ -176,6 +176,20 @@ func TestPydanticCassettesStream(t *testing.T) {
 				t.Errorf("warnings %q", w)
 			}
 		}},
+		// OpenAI gpt-5 with moderation: the usage chunk, then a last chunk
+		// with no choices, the moderation results and "usage": null.
+		{"real_pyd_openai_moderation_stream", "chat_plain", func(t *testing.T, f folded) {
+			if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Paris." {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if want := (&llmrelayv1.Usage{InputTokens: 13, OutputTokens: 11, TotalTokens: 24}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+			if f.Meta.GetResponseId() != "chatcmpl-E4Rjs6IxaJVge9Ntk5keJsaeDy6vS" || f.Meta.GetResolvedModel() != "gpt-5-2025-08-07" {
+				t.Errorf("ids %q %q", f.Meta.GetResponseId(), f.Meta.GetResolvedModel())
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

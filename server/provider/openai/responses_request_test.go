@@ -92,6 +92,7 @@ func responsesRequests(t testing.TB) map[string]*provider.Request {
 		"real_responses_web_search_stream":                    plain,
 		"real_responses_encrypted_reasoning_stream":           reasoningTools,
 		"real_pyd_openai_responses_raw_cot_stream_openrouter": plain,
+		"real_pyd_gpt5_freeform_text_streaming_1":             tools,
 		"responses_tools_parallel":                            tools,
 		"responses_tools_parallel_stream":                     tools,
 		"responses_no_call_id":                                tools,
