@@ -84,6 +84,22 @@ func TestPydanticCassettesUnary(t *testing.T) {
 				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
 			}
 		}},
+		// Cerebras gpt-oss-120b: reasoning in "reasoning", Cerebras's
+		// time_info, cached tokens given as zero.
+		{"real_pyd_openai_model_cerebras_provider_harmony", "chat_plain", func(t *testing.T, res *provider.Result) {
+			parts := res.Message.GetParts()
+			if len(parts) != 2 || parts[0].GetReasoning().GetText() != "User asks simple question: capital of France. Answer: Paris. Provide concise answer." ||
+				parts[1].GetText() != "The capital of France is **Paris**." {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if want := (&llmrelayv1.Usage{InputTokens: 74, OutputTokens: 36, TotalTokens: 110}); !proto.Equal(res.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+			}
+			if res.Meta.GetResponseId() != "chatcmpl-bc3bbd04-e8df-4ab6-bd82-9fb33726cb93" || res.Meta.GetResolvedModel() != "gpt-oss-120b" {
+				t.Errorf("ids %q %q", res.Meta.GetResponseId(), res.Meta.GetResolvedModel())
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -230,5 +246,36 @@ func TestGroqUsageUnary(t *testing.T) {
 	}
 	if w := res.Meta.GetWarnings(); len(w) != 1 || w[0] != warnExecutedTools {
 		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestPydanticStreamErrorChunk replays pydantic-ai's OpenRouter stream
+// whose last chunk (minimax-m2, max_tokens 10) carries an "error" object
+// with the HTTP status as its code, after two chunks that finished with
+// "length"; pydantic-ai raises ModelHTTPError for it. The reasoning
+// already streamed stays, and the stream ends with that error.
+func TestPydanticStreamErrorChunk(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_openrouter_stream_error"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)["chat_plain"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	pe := providerError(t, err)
+	if pe.Kind != provider.KindInvalidRequest || pe.Code != "400" || pe.Message != "Token limit reached" || pe.HTTPStatus != 200 {
+		t.Errorf("got %s", renderErr(err))
+	}
+	var reasoning strings.Builder
+	for _, ev := range evs {
+		if ev.Kind == provider.EventReasoning {
+			reasoning.WriteString(ev.Reasoning.Text)
+		}
+	}
+	if reasoning.String() != "We need to respond to a greeting. The user" {
+		t.Errorf("reasoning %q", reasoning.String())
 	}
 }
