@@ -44,6 +44,8 @@ var errorCases = []struct {
 	{"azure_err_401", kAzure, provider.KindUnauthenticated, 401, "401", "", 0, "Access denied due to invalid subscription key"},
 	// pydantic/pydantic-ai cassette (see testdata/README.md): no request id (the cassette does not keep it).
 	{"real_pyd_openai_responses_model_http_error", kOpenAI, provider.KindInvalidRequest, 400, "decimal_below_min_value", "temperature", 0, "Invalid 'temperature': decimal below minimum value. Expected a value >= 0, but got -1 instead."},
+	// Together via Hugging Face's router (pydantic-ai cassette): code null, the type as the code, retry-after 1.
+	{"real_pyd_together_500_on_tool_continuation_3", kOpenAI, provider.KindUnavailable, 500, "server_error", "", time.Second, "Internal server error"},
 	{"azure_err_404", kAzure, provider.KindNotFound, 404, "DeploymentNotFound", "", 0, "The API deployment for this resource does not exist"},
 }
 

@@ -100,6 +100,26 @@ func TestPydanticCassettesUnary(t *testing.T) {
 				t.Errorf("ids %q %q", res.Meta.GetResponseId(), res.Meta.GetResolvedModel())
 			}
 		}},
+		// Together via Hugging Face's router, Llama 4 Scout: content "",
+		// reasoning null, a call whose arguments have a space after the
+		// colon (kept as sent), Together's "prompt": [] and metadata.
+		{"real_pyd_together_500_on_tool_continuation_2", "tools_parallel", func(t *testing.T, res *provider.Result) {
+			parts := res.Message.GetParts()
+			if len(parts) != 1 {
+				t.Fatalf("parts %v", parts)
+			}
+			if tc := parts[0].GetToolCall(); tc.GetCallId() != "call_f7631c2901964a6db675853a" || tc.GetName() != "get_weather" ||
+				tc.GetArguments() != `{"city": "Paris"}` || !tc.GetArgumentsValid() {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+			if want := (&llmrelayv1.Usage{InputTokens: 616, OutputTokens: 7, TotalTokens: 623}); !proto.Equal(res.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+			}
+			if res.Meta.GetResponseId() != "oS9Xt2L-3pDw3Z-9b97ab8bcfbbe5fe" || res.Meta.GetResolvedModel() != "meta-llama/Llama-4-Scout-17B-16E-Instruct" {
+				t.Errorf("ids %q %q", res.Meta.GetResponseId(), res.Meta.GetResolvedModel())
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
