@@ -120,6 +120,17 @@ func TestPydanticCassettesUnary(t *testing.T) {
 				t.Errorf("ids %q %q", res.Meta.GetResponseId(), res.Meta.GetResolvedModel())
 			}
 		}},
+		// o3-mini: reasoning tokens inside completion_tokens (87 of which
+		// 64 reasoning), no reasoning text.
+		{"real_pyd_max_completion_tokens_o3_mini", "chat_plain", func(t *testing.T, res *provider.Result) {
+			if parts := res.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Hello there! How can I help you today?" {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if want := (&llmrelayv1.Usage{InputTokens: 7, OutputTokens: 87, TotalTokens: 94, ReasoningTokens: 64}); !proto.Equal(res.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
