@@ -131,6 +131,26 @@ func TestPydanticCassettesUnary(t *testing.T) {
 				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
 			}
 		}},
+		// DeepSeek-R1 on Nebius via Hugging Face's router: no reasoning
+		// parser, so the reasoning is a <think> block opening the content
+		// (reasoning_content null); pydantic-ai splits it into a thinking
+		// part and the text.
+		{"real_pyd_hf_max_completion_tokens_deepseek_r1", "chat_plain", func(t *testing.T, res *provider.Result) {
+			parts := res.Message.GetParts()
+			if len(parts) != 2 {
+				t.Fatalf("parts %v", parts)
+			}
+			if r := parts[0].GetReasoning().GetText(); !strings.HasPrefix(r, "\nOkay, the user just said “hello”.") || !strings.HasSuffix(r, "they might want companionship.\n") {
+				t.Errorf("reasoning %q", r)
+			}
+			if txt := parts[1].GetText(); txt != "\nHello! 😊 How can I assist you today?" {
+				t.Errorf("text %q", txt)
+			}
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if want := (&llmrelayv1.Usage{InputTokens: 6, OutputTokens: 165, TotalTokens: 171}); !proto.Equal(res.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
