@@ -151,6 +151,22 @@ func TestPydanticCassettesUnary(t *testing.T) {
 				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
 			}
 		}},
+		// Groq deepseek-r1-distill-llama-70b with reasoning_format "raw":
+		// an empty think block ("<think>\n\n</think>") opens the content;
+		// the text is what follows "</think>", as pydantic-ai sends it back
+		// in the cassette's second request ("\n\nTo cross ...").
+		{"real_pyd_groq_model_thinking_part_raw_format_1", "chat_plain", func(t *testing.T, res *provider.Result) {
+			parts := res.Message.GetParts()
+			if len(parts) != 2 || parts[0].GetReasoning().GetText() != "\n\n" ||
+				!strings.HasPrefix(parts[1].GetText(), "\n\nTo cross the street safely, follow these steps:\n\n1. **Find") ||
+				!strings.HasSuffix(parts[1].GetText(), "cross the street safely and responsibly.") {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if want := (&llmrelayv1.Usage{InputTokens: 10, OutputTokens: 216, TotalTokens: 226}); !proto.Equal(res.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
