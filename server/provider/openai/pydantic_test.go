@@ -167,6 +167,22 @@ func TestPydanticCassettesUnary(t *testing.T) {
 				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
 			}
 		}},
+		// Mistral mistral-large-latest: a 32-hex id, "tool_calls": null,
+		// an emoji outside the BMP, no x-request-id (Mistral sends a
+		// mistral-correlation-id header instead).
+		{"real_pyd_mistral_forwards_penalties", "chat_plain", func(t *testing.T, res *provider.Result) {
+			want := "Hello! 😊 How can I assist you today? Whether you have a question, need help with something, or just want to chat, I'm here for you!"
+			if parts := res.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != want {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if want := (&llmrelayv1.Usage{InputTokens: 4, OutputTokens: 36, TotalTokens: 40}); !proto.Equal(res.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+			}
+			if res.Meta.GetResponseId() != "74b5a04853d2428f8c69b8b35dc2d30b" || res.Meta.GetResolvedModel() != "mistral-large-latest" || res.Meta.GetToolCallCount() != 0 {
+				t.Errorf("meta %v", res.Meta)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
