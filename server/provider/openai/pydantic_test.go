@@ -183,6 +183,24 @@ func TestPydanticCassettesUnary(t *testing.T) {
 				t.Errorf("meta %v", res.Meta)
 			}
 		}},
+		// DeepSeek deepseek-reasoner: reasoning_content, reasoning tokens,
+		// DeepSeek's prompt_cache_hit/miss_tokens beside cached_tokens.
+		{"real_pyd_deepseek_model_thinking_part", "chat_plain", func(t *testing.T, res *provider.Result) {
+			parts := res.Message.GetParts()
+			if len(parts) != 2 || !strings.HasPrefix(parts[0].GetReasoning().GetText(), "Okay, the user is asking how to cross the street.") ||
+				!strings.HasSuffix(parts[0].GetReasoning().GetText(), "Need to present it clearly and concisely.") ||
+				!strings.HasPrefix(parts[1].GetText(), "Crossing the street safely involves careful observation") ||
+				!strings.HasSuffix(parts[1].GetText(), "stay alert until you've fully crossed.") {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if want := (&llmrelayv1.Usage{InputTokens: 12, OutputTokens: 789, TotalTokens: 801, ReasoningTokens: 415}); !proto.Equal(res.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+			}
+			if res.Meta.GetResponseId() != "181d9669-2b3a-445e-bd13-2ebff2c378f6" {
+				t.Errorf("id %q", res.Meta.GetResponseId())
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
