@@ -94,6 +94,7 @@ func responsesRequests(t testing.TB) map[string]*provider.Request {
 		"real_pyd_openai_responses_raw_cot_stream_openrouter":                 plain,
 		"real_pyd_gpt5_freeform_text_streaming_1":                             tools,
 		"real_pyd_openai_responses_model_web_search_tool_with_invalid_region": plain,
+		"real_pyd_openai_responses_non_reasoning_model_no_item_ids_1":         tools,
 		"responses_tools_parallel":                                            tools,
 		"responses_tools_parallel_stream":                                     tools,
 		"responses_no_call_id":                                                tools,

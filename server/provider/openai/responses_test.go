@@ -23,6 +23,7 @@ var respUnaryCases = []string{
 	"responses_reasoning_tools", "responses_reasoning_multiturn",
 	// pydantic/pydantic-ai cassettes (see testdata/README.md).
 	"real_pyd_openai_responses_model_web_search_tool_with_invalid_region",
+	"real_pyd_openai_responses_non_reasoning_model_no_item_ids_1",
 }
 
 func TestGenerateResponses(t *testing.T) {
@@ -49,6 +50,22 @@ func TestGenerateResponses(t *testing.T) {
 			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
 			want := &llmrelayv1.Usage{InputTokens: 9939, OutputTokens: 1610, TotalTokens: 11549, CachedInputTokens: 8320, ReasoningTokens: 1344}
 			if !proto.Equal(res.Meta.GetUsage(), want) || res.Meta.GetResponseId() != "resp_0b4f29854724a3120068c4ab0b660081919707b95b47552782" {
+				t.Errorf("meta %v", res.Meta)
+			}
+		},
+		// gpt-4.1 (pydantic-ai cassette): one function_call without
+		// arguments ("{}"), keyed by its call_id, not its fc_ item id.
+		"real_pyd_openai_responses_non_reasoning_model_no_item_ids_1": func(t *testing.T, res *provider.Result, _ []byte) {
+			parts := res.Message.GetParts()
+			if len(parts) != 1 {
+				t.Fatalf("parts %v", parts)
+			}
+			if tc := parts[0].GetToolCall(); tc.GetCallId() != "call_otDUd1BvDW9o3wOIccaWfU5S" || tc.GetName() != "get_meaning_of_life" ||
+				tc.GetArguments() != "{}" || !tc.GetArgumentsValid() {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+			if want := (&llmrelayv1.Usage{InputTokens: 36, OutputTokens: 15, TotalTokens: 51}); !proto.Equal(res.Meta.GetUsage(), want) || res.Meta.GetToolCallCount() != 1 {
 				t.Errorf("meta %v", res.Meta)
 			}
 		},
