@@ -380,3 +380,32 @@ func TestPydanticStreamErrorChunk(t *testing.T) {
 		t.Errorf("reasoning %q", reasoning.String())
 	}
 }
+
+// TestPydanticInvalidResponse replays pydantic-ai's test_invalid_response
+// cassette: a 200 whose JSON body is {"x": 42}, which pydantic-ai rejects
+// as unexpected model behavior. It is a bad response, not an empty
+// answer; a body with "choices": [] stays an empty answer with a warning.
+func TestPydanticInvalidResponse(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("real_pyd_openai_invalid_response.http"))
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), chatRequests(t)["chat_plain"])
+	if err == nil {
+		t.Fatalf("got %v, want an error", res)
+	}
+	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "not a chat completion") {
+		t.Errorf("got %s", renderErr(err))
+	}
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{`{"choices":[]}`, `{"choices":null,"usage":{"prompt_tokens":1,"completion_tokens":0,"total_tokens":1}}`} {
+		res, err := p.parseChatResponse([]byte(body))
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		if w := res.Meta.GetWarnings(); len(w) != 1 || w[0] != "response has no choices" {
+			t.Errorf("%s: warnings %q", body, w)
+		}
+	}
+}
