@@ -384,7 +384,8 @@ func TestPydanticStreamErrorChunk(t *testing.T) {
 // TestPydanticInvalidResponse replays pydantic-ai's test_invalid_response
 // cassette: a 200 whose JSON body is {"x": 42}, which pydantic-ai rejects
 // as unexpected model behavior. It is a bad response, not an empty
-// answer; a body with "choices": [] stays an empty answer with a warning.
+// answer, in both formats; a body with "choices": [] (or a response with
+// "output": []) stays an empty answer with a warning.
 func TestPydanticInvalidResponse(t *testing.T) {
 	t.Parallel()
 	srv := providertest.ReplayFile(t, td("real_pyd_openai_invalid_response.http"))
@@ -398,6 +399,17 @@ func TestPydanticInvalidResponse(t *testing.T) {
 	p, err := New(testKey)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The same body from the Responses API.
+	if _, err := p.parseResponsesResponse([]byte(`{"x": 42}`), "m"); err == nil {
+		t.Error("Responses: {\"x\": 42} parsed")
+	} else if pe := providerError(t, err); pe.Kind != provider.KindBadResponse {
+		t.Errorf("Responses: got %s", renderErr(err))
+	}
+	if res, err := p.parseResponsesResponse([]byte(`{"id":"resp_empty","status":"completed","output":[]}`), "m"); err != nil {
+		t.Errorf("Responses, empty output: %v", err)
+	} else if w := res.Meta.GetWarnings(); len(w) != 1 || w[0] != "response has no output items" {
+		t.Errorf("Responses, empty output: warnings %q", w)
 	}
 	for _, body := range []string{`{"choices":[]}`, `{"choices":null,"usage":{"prompt_tokens":1,"completion_tokens":0,"total_tokens":1}}`} {
 		res, err := p.parseChatResponse([]byte(body))
