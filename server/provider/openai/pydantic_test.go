@@ -201,6 +201,20 @@ func TestPydanticCassettesUnary(t *testing.T) {
 				t.Errorf("id %q", res.Meta.GetResponseId())
 			}
 		}},
+		// OpenRouter relaying Kimi K2.5: the same reasoning in "reasoning"
+		// and in one reasoning.text block (format "unknown"), read once;
+		// OpenRouter's cost fields in the usage.
+		{"real_pyd_openrouter_kimi_k2_5", "chat_plain", func(t *testing.T, res *provider.Result) {
+			parts := res.Message.GetParts()
+			want := "The user is asking for the answer to 2+2. They want just the number as the answer, nothing else.\n\n2+2 = 4\n\nI should respond with just \"4\" and nothing else."
+			if len(parts) != 2 || parts[0].GetReasoning().GetText() != want || parts[0].GetReasoning().GetRedacted() || parts[1].GetText() != "4" {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if want := (&llmrelayv1.Usage{InputTokens: 20, OutputTokens: 48, TotalTokens: 68, ReasoningTokens: 42}); !proto.Equal(res.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
