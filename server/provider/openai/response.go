@@ -64,6 +64,12 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		// An error object in a 2xx body (some compatible servers).
 		return nil, p.errorFromObject(w.Error, 0, "", nil)
 	}
+	if w.Choices == nil && w.ID == "" && w.Object == "" && w.Model == "" && w.usage() == nil {
+		// Not a chat completion at all (no choices key, no id, object,
+		// model or usage): an answer the caller cannot use, not an empty
+		// one. "choices": [] alone stays an empty answer with a warning.
+		return nil, provider.BadResponse(p.name, "the response is not a chat completion: it has no choices, id, model or usage")
+	}
 	meta := &llmrelayv1.ResponseMeta{}
 	if warn != "" {
 		meta.Warnings = append(meta.Warnings, warn)
@@ -101,9 +107,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			if m.Refusal != nil {
 				refusal += *m.Refusal
 			}
-			if text != "" {
-				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: text}})
-			}
+			msg.Parts = append(msg.Parts, thinkContentParts(text)...)
 			if refusal != "" {
 				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: refusal}})
 			}

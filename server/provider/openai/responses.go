@@ -83,6 +83,11 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 	if isPresent(w.Error) || w.Status == "failed" {
 		return nil, p.responseFailure(&w, model)
 	}
+	if w.Output == nil && w.ID == "" && w.Object == "" && w.Status == "" && w.Model == "" && w.Usage == nil {
+		// Not a response object at all (as in the chat format): an answer
+		// the caller cannot use, not an empty one.
+		return nil, provider.BadResponse(p.name, "the body is not a Responses API response: it has no output, id, status, model or usage")
+	}
 	meta := &llmrelayv1.ResponseMeta{}
 	if warn != "" {
 		meta.Warnings = append(meta.Warnings, warn)

@@ -28,7 +28,7 @@ var respStreamCases = []string{
 	"real_responses_error_stream", "real_responses_tool_call_stream", "real_responses_web_search_stream",
 	"real_responses_encrypted_reasoning_stream",
 	// pydantic/pydantic-ai cassettes (see testdata/README.md).
-	"real_pyd_openai_responses_raw_cot_stream_openrouter",
+	"real_pyd_openai_responses_raw_cot_stream_openrouter", "real_pyd_gpt5_freeform_text_streaming_1",
 }
 
 func TestStreamResponses(t *testing.T) {
@@ -237,6 +237,34 @@ func TestStreamResponses(t *testing.T) {
 			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
 			want := &llmrelayv1.Usage{InputTokens: 78, OutputTokens: 37, TotalTokens: 115, ReasoningTokens: 22}
 			if !proto.Equal(f.Meta.GetUsage(), want) || f.Meta.GetResponseId() != "gen-1764265411-Fu1iEX7h5MRWiL79lb94" || f.Meta.GetResolvedModel() != "openai/gpt-oss-20b" {
+				t.Errorf("meta %v", f.Meta)
+			}
+		},
+		// gpt-5 with a custom (free-form) tool (pydantic-ai cassette): an
+		// encrypted reasoning item whose encrypted_content differs between
+		// output_item.added, output_item.done and response.completed (the
+		// done one is what pydantic-ai sends back), then a custom_tool_call
+		// streamed as custom_tool_call_input deltas.
+		"real_pyd_gpt5_freeform_text_streaming_1": func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := accFold(t, evs)
+			parts := f.Message.GetParts()
+			if len(parts) != 2 {
+				t.Fatalf("parts %v", parts)
+			}
+			if r := parts[0].GetReasoning(); r.GetId() != "rs_0e3f1d7b90a3b1d70069580db33f4c8191982313527a3b2953" || r.GetText() != "" ||
+				!strings.HasPrefix(r.GetSignature(), "gAAAAABpWA21nrqjNk0W") || !strings.HasSuffix(r.GetSignature(), "_1AH6X-NrZ") {
+				t.Errorf("reasoning %v", r)
+			}
+			if tc := parts[1].GetToolCall(); tc.GetCallId() != "call_2GHkSm2Jm0n7vgXsQEryfGmL" || tc.GetName() != "execute_sql" ||
+				tc.GetArguments() != "SELECT * FROM users LIMIT 5;" || tc.GetArgumentsValid() {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+			want := &llmrelayv1.Usage{InputTokens: 63, OutputTokens: 151, TotalTokens: 214, ReasoningTokens: 128}
+			if !proto.Equal(f.Meta.GetUsage(), want) || f.Meta.GetResponseId() != "resp_0e3f1d7b90a3b1d70069580db2941081918f6a49eb05de683f" || f.Meta.GetResolvedModel() != "gpt-5-2025-08-07" {
 				t.Errorf("meta %v", f.Meta)
 			}
 		},

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -19,12 +21,54 @@ var respUnaryCases = []string{
 	"responses_plain", "responses_tools_parallel", "responses_multiturn", "responses_vision",
 	"responses_reasoning", "responses_incomplete", "responses_no_call_id", "responses_azure_v1",
 	"responses_reasoning_tools", "responses_reasoning_multiturn",
+	// pydantic/pydantic-ai cassettes (see testdata/README.md).
+	"real_pyd_openai_responses_model_web_search_tool_with_invalid_region",
+	"real_pyd_openai_responses_non_reasoning_model_no_item_ids_1",
 }
 
 func TestGenerateResponses(t *testing.T) {
 	t.Parallel()
 	reqs := responsesRequests(t)
 	checks := map[string]func(t *testing.T, res *provider.Result, body []byte){
+		// gpt-5 with web search (pydantic-ai cassette): two encrypted
+		// reasoning items without summaries around a server-run
+		// web_search_call, then the message; most input tokens cached.
+		"real_pyd_openai_responses_model_web_search_tool_with_invalid_region": func(t *testing.T, res *provider.Result, _ []byte) {
+			parts := res.Message.GetParts()
+			if len(parts) != 3 {
+				t.Fatalf("parts %v", parts)
+			}
+			for i, id := range []string{"rs_0b4f29854724a3120068c4ab0be6a08191b495f9009b885649", "rs_0b4f29854724a3120068c4ab1022f88191b2e3e726df9f635e"} {
+				if r := parts[i].GetReasoning(); r.GetId() != id || r.GetText() != "" || !strings.HasPrefix(r.GetSignature(), "gAAAAABoxKsm") || r.GetRedacted() {
+					t.Errorf("reasoning %d: %v", i, r)
+				}
+			}
+			if txt := parts[2].GetText(); !strings.HasPrefix(txt, "Here’s the weather in Salvador, Bahia right now (Friday, September 12, 2025):\n- Mostly clear, 26°C.") ||
+				!strings.HasSuffix(txt, "rain-risk breakdown for your neighborhood?") {
+				t.Errorf("text %q", txt)
+			}
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+			want := &llmrelayv1.Usage{InputTokens: 9939, OutputTokens: 1610, TotalTokens: 11549, CachedInputTokens: 8320, ReasoningTokens: 1344}
+			if !proto.Equal(res.Meta.GetUsage(), want) || res.Meta.GetResponseId() != "resp_0b4f29854724a3120068c4ab0b660081919707b95b47552782" {
+				t.Errorf("meta %v", res.Meta)
+			}
+		},
+		// gpt-4.1 (pydantic-ai cassette): one function_call without
+		// arguments ("{}"), keyed by its call_id, not its fc_ item id.
+		"real_pyd_openai_responses_non_reasoning_model_no_item_ids_1": func(t *testing.T, res *provider.Result, _ []byte) {
+			parts := res.Message.GetParts()
+			if len(parts) != 1 {
+				t.Fatalf("parts %v", parts)
+			}
+			if tc := parts[0].GetToolCall(); tc.GetCallId() != "call_otDUd1BvDW9o3wOIccaWfU5S" || tc.GetName() != "get_meaning_of_life" ||
+				tc.GetArguments() != "{}" || !tc.GetArgumentsValid() {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+			if want := (&llmrelayv1.Usage{InputTokens: 36, OutputTokens: 15, TotalTokens: 51}); !proto.Equal(res.Meta.GetUsage(), want) || res.Meta.GetToolCallCount() != 1 {
+				t.Errorf("meta %v", res.Meta)
+			}
+		},
 		"responses_plain": func(t *testing.T, res *provider.Result, _ []byte) {
 			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
 			if len(res.Message.Parts) != 1 || res.Message.Parts[0].GetText() != "The capital of France is Paris." {

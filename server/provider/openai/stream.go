@@ -27,6 +27,10 @@ type chatStream struct {
 
 	// executedWarned: Groq's executed_tools were reported.
 	executedWarned bool
+	finishSeen     bool
+
+	// think splits a leading <think> block off the content (think.go).
+	think thinkSplitter
 
 	// Tool calls: byIndex maps the wire index to the call currently at
 	// that index (made at the first tool call); order holds all calls by
@@ -40,7 +44,6 @@ type chatStream struct {
 	promptFilter                         string
 	filter                               map[string]json.RawMessage // made at the first verdict
 	finish                               string
-	finishSeen                           bool
 	usageDetails                         provider.UsageDetails
 
 	// prev holds the previous chunk's strings, which the next chunk
@@ -75,6 +78,7 @@ func (s *chatStream) handle(data []byte) {
 	t := bytes.TrimSpace(data)
 	if string(t) == "[DONE]" {
 		s.done = true
+		s.pushThink(s.think.flush())
 		s.endCalls()
 		return
 	}
@@ -167,6 +171,7 @@ func (s *chatStream) handle(data []byte) {
 		s.queue[metaAt] = &provider.Event{Kind: provider.EventMeta, Meta: meta}
 	}
 	if finishMeta != nil {
+		s.pushThink(s.think.flush())
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: finishMeta})
 		s.endCalls()
 	}
@@ -234,7 +239,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 		meta.Warnings = append(meta.Warnings, "delta content has an unrecognized shape; kept as JSON text")
 	}
 	if text != "" {
-		s.push(&provider.Event{Kind: provider.EventText, Text: text})
+		s.pushThink(s.think.content(text))
 	}
 	if d.Refusal != nil {
 		refusal += *d.Refusal

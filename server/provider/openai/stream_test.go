@@ -369,6 +369,8 @@ func FuzzStream(f *testing.F) {
 		f.Add(providertest.Load(f, td(name+".http")).Body)
 	}
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":\"{\"}},{\"index\":3,\"id\":\"x\"}]}}]}\n\ndata: [DONE]\n\n"))
+	// A think block opening the content, its closing tag split across deltas (think.go).
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\" <think>a</th\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"ink>b\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"))
 	p, err := NewAzure(testKey, WithBaseURL("https://example.openai.azure.com"))
 	if err != nil {
 		f.Fatal(err)
