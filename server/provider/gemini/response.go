@@ -231,6 +231,8 @@ type answer struct {
 	warnedID    bool
 	// warnedKinds: the part kinds already reported as not supported.
 	warnedKinds []string
+	// pending is the call whose arguments are being streamed, if any.
+	pending *streamedCall
 }
 
 // itemKind says which field of an item is set.
@@ -263,8 +265,37 @@ type item struct {
 //     last text part of an answer, or streams it in a final empty text
 //     part) becomes a signature-only reasoning block right after that
 //     text, which the request encoder re-attaches to the text part.
-func (a *answer) convert(out []item, parts []respPart, warn func(string)) []item {
+//   - a functionCall with willContinue: true starts a call whose arguments
+//     the following parts stream as partialArgs; it becomes one whole
+//     tool call when a part without willContinue closes it, when another
+//     call starts, or when the answer ends (final) with it still open.
+func (a *answer) convert(out []item, parts []respPart, final bool, warn func(string)) []item {
 	for _, pt := range parts {
+		if fc := pt.FunctionCall; fc != nil && (a.pending != nil || fc.WillContinue) {
+			if fc.Name != "" && a.pending != nil {
+				out = a.closeCall(out, warn) // another call starts
+			}
+			if fc.Name != "" {
+				a.pending = &streamedCall{id: fc.ID, name: fc.Name, signature: pt.ThoughtSignature}
+				a.openThought = false
+				if present(fc.Args) {
+					warn("streamed function call " + fc.Name + " also has args; ignored")
+				}
+			} else if pt.ThoughtSignature != "" && a.pending.signature == "" {
+				a.pending.signature = pt.ThoughtSignature
+			}
+			if a.pending != nil {
+				for _, pa := range fc.PartialArgs {
+					if err := a.pending.args.apply(pa); err != nil {
+						warn(err.Error() + "; ignored")
+					}
+				}
+			}
+			if !fc.WillContinue {
+				out = a.closeCall(out, warn)
+			}
+			continue
+		}
 		if kind := unsupportedPartKind(&pt); kind != "" && pt.FunctionCall == nil {
 			// Never dropped silently: reported once per kind and answer
 			// (Gemini's code execution sends several such parts).
@@ -323,7 +354,34 @@ func (a *answer) convert(out []item, parts []respPart, warn func(string)) []item
 			}
 		}
 	}
+	if final && a.pending != nil {
+		out = a.closeCall(out, warn)
+	}
 	return out
+}
+
+// closeCall converts the streamed call in progress (if any) into a whole
+// tool call.
+func (a *answer) closeCall(out []item, warn func(string)) []item {
+	c := a.pending
+	if c == nil {
+		return out
+	}
+	a.pending = nil
+	args := c.args.text()
+	id := c.id
+	if id == "" {
+		if a.responseID == "" && !a.warnedID {
+			a.warnedID = true
+			warn(warnNoResponseID)
+		}
+		id = generatedID(a.responseID, a.calls, c.name, args)
+	}
+	a.calls++
+	return append(out, item{kind: itemCall, call: &llmrelayv1.ToolCall{
+		CallId: id, Name: c.name, Arguments: args, ArgumentsValid: fold.ValidArguments(args),
+		Signature: c.signature,
+	}})
 }
 
 // cutCallWarning says that the token limit cut the call id.
@@ -391,7 +449,7 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	// cur is the reasoning block the next piece of the same index extends.
 	var cur *llmrelayv1.Reasoning
 	curIndex := -1
-	for _, it := range a.convert(nil, parts, func(s string) { meta.Warnings = append(meta.Warnings, s) }) {
+	for _, it := range a.convert(nil, parts, true, func(s string) { meta.Warnings = append(meta.Warnings, s) }) {
 		switch it.kind {
 		case itemText:
 			cur = nil

@@ -167,7 +167,7 @@ func (s *stream) handle(w *generateContentResponse) {
 	}
 	if c != nil && c.Content != nil {
 		first := s.ans.calls
-		items := s.ans.convert(s.items[:0], c.Content.Parts, func(msg string) {
+		items := s.ans.convert(s.items[:0], c.Content.Parts, c.FinishReason != "", func(msg string) {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{msg}}})
 		})
 		idx := first

@@ -181,10 +181,30 @@ func unsupportedPartKind(pt *respPart) string {
 
 // respFunction keeps args raw: an object is re-encoded compactly with its
 // key order; anything else is kept as the model sent it.
+//
+// With streamed function call arguments (Vertex AI's
+// streamFunctionCallArguments) a call comes in several parts: the first
+// has the name and willContinue: true, the next ones partialArgs, and an
+// empty functionCall ({}) ends it (see streamedCall).
 type respFunction struct {
-	ID   string          `json:"id"`
-	Name string          `json:"name"`
-	Args json.RawMessage `json:"args"`
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Args         json.RawMessage `json:"args"`
+	WillContinue bool            `json:"willContinue"`
+	PartialArgs  []partialArg    `json:"partialArgs"`
+}
+
+// partialArg is one piece of a streamed call's arguments: the value at
+// jsonPath ("$.location", "$.items[0].name"). A string value may come in
+// several pieces for the same path (willContinue: true on all but the
+// last); they are concatenated.
+type partialArg struct {
+	JSONPath     string          `json:"jsonPath"`
+	StringValue  *string         `json:"stringValue"`
+	NumberValue  json.RawMessage `json:"numberValue"`
+	BoolValue    json.RawMessage `json:"boolValue"`
+	NullValue    json.RawMessage `json:"nullValue"`
+	WillContinue bool            `json:"willContinue"`
 }
 
 type promptFeedback struct {
