@@ -240,6 +240,7 @@ func TestGenerate(t *testing.T) {
 		{"thinking_multiturn", thinkingMultiturnRequest},
 		// Real recordings (see testdata/README.md).
 		{"real_thinking_tool_noargs", thinkingRequest},
+		{"real_refusal", func(*testing.T) *provider.Request { return plainRequest() }},
 		// pydantic/pydantic-ai cassettes (see testdata/README.md).
 		{"real_pyd_anthropic_cache_real_api_1", func(*testing.T) *provider.Request { return plainRequest() }},
 		{"real_pyd_anthropic_tool_with_thinking_1", thinkingRequest},

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -73,6 +74,7 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	if m.StopSequence != nil && *m.StopSequence != "" {
 		provider.SetExtended(meta, "stop_sequence", *m.StopSequence)
 	}
+	setStopDetails(meta, m.StopDetails)
 	if m.Usage != nil {
 		var u usageState
 		u.update(m.Usage)
@@ -273,4 +275,20 @@ func headerTime(h http.Header, name string) (time.Time, bool) {
 	}
 	t, err := time.Parse(time.RFC3339, v)
 	return t, err == nil
+}
+
+// setStopDetails keeps the stop_details object Anthropic sends with some
+// stop reasons (a refusal's category, explanation and recommended model)
+// as meta.extended.stop_details; null or absent adds nothing.
+func setStopDetails(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return
+	}
+	var v any
+	if err := json.Unmarshal(t, &v); err != nil {
+		// The enclosing event decoded, so this cannot fail; keep the text.
+		v = string(t)
+	}
+	provider.SetExtended(meta, "stop_details", v)
 }

@@ -165,6 +165,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 			if ev.Delta.StopSequence != nil && *ev.Delta.StopSequence != "" {
 				provider.SetExtended(meta, "stop_sequence", *ev.Delta.StopSequence)
 			}
+			setStopDetails(meta, ev.Delta.StopDetails)
 			s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 		}
 		s.updateUsage(ev.Usage)

@@ -102,6 +102,7 @@ type messageResponse struct {
 	Content      blockList        `json:"content"`
 	StopReason   *string          `json:"stop_reason"`
 	StopSequence *string          `json:"stop_sequence"`
+	StopDetails  json.RawMessage  `json:"stop_details"`
 	Usage        *wireUsage       `json:"usage"`
 	Error        *wireErrorDetail `json:"error"`
 	RequestID    string           `json:"request_id"`
@@ -227,4 +228,7 @@ type streamDelta struct {
 	Signature    string  `json:"signature"`
 	StopReason   *string `json:"stop_reason"`
 	StopSequence *string `json:"stop_sequence"`
+	// StopDetails explains some stop reasons (refusal: category,
+	// explanation, recommended_model); null otherwise.
+	StopDetails json.RawMessage `json:"stop_details"`
 }
