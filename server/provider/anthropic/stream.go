@@ -149,6 +149,22 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		}
 		s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 		s.updateUsage(ev.Message.Usage)
+		// The message may start with content already whole (a resumed
+		// turn, e.g. programmatic tool calling: code execution results
+		// and a tool_use the code made), and even with its stop reason:
+		// each block is converted as if started and stopped at its index.
+		for i := range ev.Message.Content {
+			idx := i
+			if err := s.blockStart(streamEvent{Index: &idx, ContentBlock: &ev.Message.Content[i]}); err != nil {
+				return err
+			}
+			if err := s.blockStop(streamEvent{Index: &idx}); err != nil {
+				return err
+			}
+		}
+		if ev.Message.StopReason != nil {
+			s.finish(*ev.Message.StopReason, ev.Message.StopSequence, ev.Message.StopDetails)
+		}
 	case "content_block_start":
 		return s.blockStart(ev)
 	case "content_block_delta":
@@ -157,16 +173,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		return s.blockStop(ev)
 	case "message_delta":
 		if ev.Delta != nil && ev.Delta.StopReason != nil {
-			stop := *ev.Delta.StopReason
-			meta := &llmrelayv1.ResponseMeta{
-				ProviderFinishReason: stop,
-				FinishReason:         provider.ToolCallsFinish(finishReason(stop), s.tools),
-			}
-			if ev.Delta.StopSequence != nil && *ev.Delta.StopSequence != "" {
-				provider.SetExtended(meta, "stop_sequence", *ev.Delta.StopSequence)
-			}
-			setStopDetails(meta, ev.Delta.StopDetails)
-			s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+			s.finish(*ev.Delta.StopReason, ev.Delta.StopSequence, ev.Delta.StopDetails)
 		}
 		s.updateUsage(ev.Usage)
 	case "message_stop":
@@ -177,6 +184,19 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		// New event types may appear (API versioning policy): skip them.
 	}
 	return nil
+}
+
+// finish emits the finish reason (with the stop sequence and details).
+func (s *stream) finish(stop string, seq *string, details json.RawMessage) {
+	meta := &llmrelayv1.ResponseMeta{
+		ProviderFinishReason: stop,
+		FinishReason:         provider.ToolCallsFinish(finishReason(stop), s.tools),
+	}
+	if seq != nil && *seq != "" {
+		provider.SetExtended(meta, "stop_sequence", *seq)
+	}
+	setStopDetails(meta, details)
+	s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 }
 
 func eventName(t string) string {

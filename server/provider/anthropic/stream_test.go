@@ -245,6 +245,7 @@ func TestStream(t *testing.T) {
 		{"real_message_delta_input_tokens_stream", func(*testing.T) *provider.Request { return plainRequest() }},
 		{"real_refusal_stream", func(*testing.T) *provider.Request { return plainRequest() }},
 		{"real_quoted_tool_input_stream", toolsRequest},
+		{"real_message_start_prepopulated_stream", toolsRequest},
 		// pydantic/pydantic-ai cassettes (see testdata/README.md).
 		{"real_pyd_anthropic_model_thinking_part_redacted_stream", thinkingRequest},
 		{"real_pyd_anthropic_compaction_usage_with_cache_streaming", func(*testing.T) *provider.Request { return plainRequest() }},
