@@ -246,6 +246,8 @@ func TestStream(t *testing.T) {
 		{"real_refusal_stream", func(*testing.T) *provider.Request { return plainRequest() }},
 		{"real_quoted_tool_input_stream", toolsRequest},
 		{"real_message_start_prepopulated_stream", toolsRequest},
+		{"real_json_tool_stream", toolsRequest},
+		{"real_clear_thinking_stream", thinkingRequest},
 		// pydantic/pydantic-ai cassettes (see testdata/README.md).
 		{"real_pyd_anthropic_model_thinking_part_redacted_stream", thinkingRequest},
 		{"real_pyd_anthropic_compaction_usage_with_cache_streaming", func(*testing.T) *provider.Request { return plainRequest() }},
