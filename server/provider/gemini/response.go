@@ -275,7 +275,9 @@ func (a *answer) convert(out []item, parts []respPart, final bool, warn func(str
 			if fc.Name != "" && a.pending != nil {
 				out = a.closeCall(out, warn) // another call starts
 			}
-			if fc.Name != "" {
+			if fc.Name != "" || a.pending == nil {
+				// A nameless start is kept as a nameless call, as a
+				// nameless whole call is.
 				a.pending = &streamedCall{id: fc.ID, name: fc.Name, signature: pt.ThoughtSignature}
 				a.openThought = false
 				if present(fc.Args) {
@@ -284,11 +286,9 @@ func (a *answer) convert(out []item, parts []respPart, final bool, warn func(str
 			} else if pt.ThoughtSignature != "" && a.pending.signature == "" {
 				a.pending.signature = pt.ThoughtSignature
 			}
-			if a.pending != nil {
-				for _, pa := range fc.PartialArgs {
-					if err := a.pending.args.apply(pa); err != nil {
-						warn(err.Error() + "; ignored")
-					}
+			for _, pa := range fc.PartialArgs {
+				if err := a.pending.args.apply(pa); err != nil {
+					warn(err.Error() + "; ignored")
 				}
 			}
 			if !fc.WillContinue {

@@ -443,7 +443,8 @@ func TestStreamEdgeCases(t *testing.T) {
 // stream always ends with io.EOF or a *provider.Error.
 func FuzzStreamChunk(f *testing.F) {
 	for _, name := range []string{"stream_text", "stream_tools", "stream_blocked", "stream_cut", "stream_error",
-		"stream_thinking_text", "stream_thinking_tools", "stream_max_tokens_call"} {
+		"stream_thinking_text", "stream_thinking_tools", "stream_max_tokens_call",
+		"real_stream_tool_call_partial_args", "real_stream_tool_call_array_args_no_terminal"} {
 		rec := providertest.Load(f, filepath.Join("testdata", name+".http"))
 		f.Add(rec.Body)
 	}
