@@ -1,0 +1,149 @@
+package openai
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// replayVercelStream replays one stream taken from the Vercel AI SDK's
+// fixtures (testdata/README.md), checks its golden and returns its events
+// and terminal error.
+func replayVercelStream(t *testing.T, name string, req *provider.Request) ([]*provider.Event, error) {
+	t.Helper()
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	return evs, err
+}
+
+// TestVercelChatStreams replays Chat Completions streams from the Vercel
+// AI SDK's openai-compatible fixtures; the expectations are what the AI
+// SDK's tests and snapshots make of the same chunks.
+func TestVercelChatStreams(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, req string
+		check     func(t *testing.T, f folded)
+	}{
+		// tool_calls: [] in every delta, content "" beside the reasoning:
+		// no tool call, reasoning then text.
+		{"real_compat_issue_20203_empty_tool_calls_stream", "chat_plain", func(t *testing.T, f folded) {
+			parts := f.Message.GetParts()
+			if len(parts) != 2 || parts[0].GetReasoning().GetText() != "Think more..." || parts[1].GetText() != "Hello" {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		}},
+		// A first chunk with empty id, model and created (a proxy's
+		// placeholder): the ids are those of the real chunks.
+		{"real_compat_placeholder_first_chunk_stream", "chat_plain", func(t *testing.T, f folded) {
+			if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Hello" {
+				t.Fatalf("parts %v", parts)
+			}
+			if f.Meta.GetResponseId() != "chatcmpl-123" || f.Meta.GetResolvedModel() != "actual-model-name" || f.Meta.GetCreateTime().GetSeconds() != 1700000000 {
+				t.Errorf("meta %v", f.Meta)
+			}
+			if want := (&llmrelayv1.Usage{InputTokens: 10, OutputTokens: 1, TotalTokens: 11}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+		}},
+		// gpt-4o: text, then a call whose arguments come whole ("{}").
+		{"real_compat_issue_15789_step_1_stream", "tools_parallel", func(t *testing.T, f folded) {
+			parts := f.Message.GetParts()
+			if len(parts) != 2 || parts[0].GetText() != "PRE_TOOL" {
+				t.Fatalf("parts %v", parts)
+			}
+			if tc := parts[1].GetToolCall(); tc.GetCallId() != "call_NZa7xqfefoaMI2YYHowVXVlU" || tc.GetName() != "weather" ||
+				tc.GetArguments() != "{}" || !tc.GetArgumentsValid() {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+			if want := (&llmrelayv1.Usage{InputTokens: 58, OutputTokens: 12, TotalTokens: 70}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			evs, err := replayVercelStream(t, tc.name, chatRequests(t)[tc.req])
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkStreamInvariants(t, evs)
+			tc.check(t, accFold(t, evs))
+		})
+	}
+}
+
+// TestVercelResponsesStreams replays Responses API streams from the Vercel
+// AI SDK's openai fixtures.
+func TestVercelResponsesStreams(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		check func(t *testing.T, evs []*provider.Event, err error)
+	}{
+		// A lone error event with "code": null: a server error, mapped
+		// by its type.
+		{"real_responses_error_null_code_stream", func(t *testing.T, evs []*provider.Event, err error) {
+			pe := providerError(t, err)
+			if pe.Kind != provider.KindUnavailable || pe.Code != "server_error" || pe.Message != "Sorry, something went wrong." || pe.HTTPStatus != http.StatusOK {
+				t.Errorf("got %s", renderErr(err))
+			}
+		}},
+		// response.created then response.failed (rate_limit_exceeded),
+		// no error event.
+		{"real_responses_failed_only_stream", func(t *testing.T, evs []*provider.Event, err error) {
+			pe := providerError(t, err)
+			if pe.Kind != provider.KindRateLimited || pe.Code != "rate_limit_exceeded" || !strings.HasPrefix(pe.Message, "Request too large for gpt-4o-mini") {
+				t.Errorf("got %s", renderErr(err))
+			}
+		}},
+		// GitHub Copilot (gpt-5.3-codex): every event names its item,
+		// and every response object, with an id of its own. The AI SDK
+		// correlates them by output index: one reasoning item (the id
+		// of output_item.added), one text, once; the response id is the
+		// one response.created announced.
+		{"real_responses_copilot_id_rotation_stream", func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := accFold(t, evs)
+			parts := f.Message.GetParts()
+			const text = "There are **3** letter **“r”**s in **“strawberry.”**\n\nBreakdown: **s t r a w b e r r y**  \nYou can see **r** at positions **3, 8, and 9**."
+			if len(parts) != 2 || parts[0].GetReasoning().GetText() != "**Counting character occurrences**" || parts[0].GetReasoning().GetId() != "capture-id-3" ||
+				parts[1].GetText() != text {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+			if want := (&llmrelayv1.Usage{InputTokens: 19, OutputTokens: 105, TotalTokens: 124, ReasoningTokens: 44}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+			if f.Meta.GetResponseId() != "capture-id-1" || f.Meta.GetResolvedModel() != "gpt-5.3-codex" || len(f.Meta.GetWarnings()) != 2 {
+				t.Errorf("meta %v", f.Meta)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			evs, err := replayVercelStream(t, tc.name, responsesRequests(t)["responses_plain"])
+			checkRespStreamInvariants(t, evs)
+			tc.check(t, evs, err)
+		})
+	}
+}
