@@ -75,6 +75,77 @@ func TestVercelChatStreams(t *testing.T) {
 				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
 			}
 		}},
+		// Azure model router (gpt-5-nano): the prompt_filter_results
+		// chunk with empty ids, content_filter_results on every chunk,
+		// 64 reasoning tokens inside 78 completion tokens.
+		{"real_azure_model_router_stream", "chat_plain", func(t *testing.T, f folded) {
+			if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Capital of Denmark." {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if want := (&llmrelayv1.Usage{InputTokens: 15, OutputTokens: 78, TotalTokens: 93, ReasoningTokens: 64}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+			if f.Meta.GetResponseId() != "chatcmpl-CYPS1lijGoK8gd9lYzY3r9Sx50nbt" || f.Meta.GetResolvedModel() != "gpt-5-nano-2025-08-07" {
+				t.Errorf("ids %q %q", f.Meta.GetResponseId(), f.Meta.GetResolvedModel())
+			}
+		}},
+		// Groq (llama-3.3-70b): a call with Groq's short id and whole
+		// arguments; the last chunk has the same usage twice, in usage
+		// and in x_groq.usage: counted once.
+		{"real_groq_tool_call_stream", "tools_parallel", func(t *testing.T, f folded) {
+			parts := f.Message.GetParts()
+			if len(parts) != 1 {
+				t.Fatalf("parts %v", parts)
+			}
+			if tc := parts[0].GetToolCall(); tc.GetCallId() != "tk85n1k4m" || tc.GetName() != "weather" || tc.GetArguments() != "{}" || !tc.GetArgumentsValid() {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+			if want := (&llmrelayv1.Usage{InputTokens: 210, OutputTokens: 15, TotalTokens: 225}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+		}},
+		// zai-glm-5-2 through Mistral's API: the second fragment of the
+		// call repeats "type" and sends "name": "" (not a rename), and
+		// the delta carries an "index" of its own.
+		{"real_mistral_incremental_tool_call_stream", "tools_parallel", func(t *testing.T, f folded) {
+			parts := f.Message.GetParts()
+			if len(parts) != 1 {
+				t.Fatalf("parts %v", parts)
+			}
+			if tc := parts[0].GetToolCall(); tc.GetCallId() != "chatcmpl-tool-9f149c74c42f265b" || tc.GetName() != "webSearchTool" ||
+				tc.GetArguments() != `{"query": "current Berlin weather"}` || !tc.GetArgumentsValid() {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+			if want := (&llmrelayv1.Usage{InputTokens: 171, OutputTokens: 14, TotalTokens: 185, CachedInputTokens: 128}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+		}},
+		// Mistral: a usage object on an intermediate chunk, replaced by
+		// the last chunk's.
+		{"real_mistral_usage_details_stream", "chat_plain", func(t *testing.T, f folded) {
+			if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "OK" {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if u := f.Meta.GetUsage(); u.GetInputTokens() != 20 || u.GetOutputTokens() != 2 || u.GetTotalTokens() != 22 {
+				t.Errorf("usage %v", u)
+			}
+		}},
+		// xAI's model through the Vercel AI Gateway: gateway routing
+		// metadata in a delta, 674 of 675 prompt tokens cached, cost
+		// fields in the usage.
+		{"real_xai_gateway_issue_19639_stream", "chat_plain", func(t *testing.T, f folded) {
+			if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "OK" {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if want := (&llmrelayv1.Usage{InputTokens: 675, OutputTokens: 1, TotalTokens: 676, CachedInputTokens: 674}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
