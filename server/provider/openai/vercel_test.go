@@ -208,6 +208,26 @@ func TestVercelResponsesStreams(t *testing.T) {
 				t.Errorf("meta %v", f.Meta)
 			}
 		}},
+		// xAI's Responses API (grok-4.3): "sequence_number" first in
+		// each event, item ids derived from the response's UUID, a
+		// streamed summary, 198 reasoning tokens of 199, cached input,
+		// xAI's cost and context fields in the usage.
+		{"real_xai_responses_issue_17936_stream", func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := accFold(t, evs)
+			parts := f.Message.GetParts()
+			if len(parts) != 2 || parts[0].GetReasoning().GetText() != "The user says: \"Reply with exactly: hello\"\n" ||
+				parts[0].GetReasoning().GetId() != "rs_0d7f672c-6cf5-9f88-af4b-a8b16c2c965d" || parts[1].GetText() != "hello" {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+			want := &llmrelayv1.Usage{InputTokens: 197, OutputTokens: 199, TotalTokens: 396, CachedInputTokens: 192, ReasoningTokens: 198}
+			if !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
