@@ -157,6 +157,24 @@ func TestVercelChatStreams(t *testing.T) {
 				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
 			}
 		}},
+		// Moonshot's parallel calls without "index": one delta opens both
+		// (by id), the next carries both arguments by position.
+		{"real_moonshot_indexless_tool_calls_stream", "tools_parallel", func(t *testing.T, f folded) {
+			parts := f.Message.GetParts()
+			if len(parts) != 2 {
+				t.Fatalf("parts %v", parts)
+			}
+			want := [][3]string{{"weather_0", "weather", `{"location":"San Francisco"}`}, {"time_1", "time", `{"zone":"UTC"}`}}
+			for i, w := range want {
+				if tc := parts[i].GetToolCall(); tc.GetCallId() != w[0] || tc.GetName() != w[1] || tc.GetArguments() != w[2] || !tc.GetArgumentsValid() {
+					t.Errorf("call %d: %v, want %v", i, tc, w)
+				}
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+			if want := (&llmrelayv1.Usage{InputTokens: 61, OutputTokens: 25, TotalTokens: 86}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
