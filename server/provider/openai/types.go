@@ -210,6 +210,9 @@ type wireUsage struct {
 	// PromptCacheHitTokens is DeepSeek's cached prompt count (older
 	// DeepSeek answers have no prompt_tokens_details).
 	PromptCacheHitTokens *flexInt `json:"prompt_cache_hit_tokens"`
+	// CachedTokens is Moonshot's cached prompt count, at the top of the
+	// usage object (no prompt_tokens_details).
+	CachedTokens *flexInt `json:"cached_tokens"`
 	// Raw is the usage object as sent: the fields no counter holds (audio
 	// and prediction tokens, OpenRouter's cost, fields added later) are read
 	// from it into meta.extended (usageDetails).

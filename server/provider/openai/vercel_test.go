@@ -267,3 +267,47 @@ func TestVercelResponsesStreams(t *testing.T) {
 		})
 	}
 }
+
+// TestMoonshotCachedTokens: Moonshot counts cached prompt tokens in
+// usage.cached_tokens, at the top of the usage object. The chunks are
+// those of the Vercel AI SDK's moonshot-cached-tokens fixture
+// (packages/moonshotai/src/__fixtures__/moonshot-cached-tokens.chunks.txt
+// @ f46806c6c372bf7e0c0b137a5f74111b76445391; inline rather than a
+// recording: its chatcmpl-123 id is another recording's), where the AI SDK
+// reads 80 cached tokens.
+func TestMoonshotCachedTokens(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := []string{
+		`{"id":"chatcmpl-123","object":"chat.completion.chunk","created":1234567890,"model":"kimi-k2.5","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}],"usage":null}`,
+		`{"id":"chatcmpl-123","object":"chat.completion.chunk","created":1234567890,"model":"kimi-k2.5","choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}],"usage":null}`,
+		`{"id":"chatcmpl-123","object":"chat.completion.chunk","created":1234567890,"model":"kimi-k2.5","choices":[{"index":0,"delta":{"content":", world!"},"finish_reason":null}],"usage":null}`,
+		`{"id":"chatcmpl-123","object":"chat.completion.chunk","created":1234567890,"model":"kimi-k2.5","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":10,"total_tokens":110,"cached_tokens":80}}`,
+	}
+	var body strings.Builder
+	for _, c := range chunks {
+		body.WriteString("data: " + c + "\n\n")
+	}
+	body.WriteString("data: [DONE]\n\n")
+	s := streamFrom(p, body.String())
+	evs, _, err := collect(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := accFold(t, evs)
+	want := &llmrelayv1.Usage{InputTokens: 100, OutputTokens: 10, TotalTokens: 110, CachedInputTokens: 80}
+	if !proto.Equal(f.Meta.GetUsage(), want) || f.Meta.GetExtended() != nil {
+		t.Errorf("stream usage %v (extended %v), want %v", f.Meta.GetUsage(), f.Meta.GetExtended(), want)
+	}
+	res, err := p.parseChatResponse([]byte(`{"id":"chatcmpl-moonshot-unary","choices":[{"index":0,"message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}],` +
+		`"usage":{"prompt_tokens":100,"completion_tokens":10,"total_tokens":110,"cached_tokens":80}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(res.Meta.GetUsage(), want) {
+		t.Errorf("unary usage %v, want %v", res.Meta.GetUsage(), want)
+	}
+}
