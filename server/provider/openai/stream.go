@@ -263,6 +263,17 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 		} else if st = s.call(index, tc.ID, meta); st == nil {
 			return // s.err is set
 		}
+		if index < 0 && tc.ID != "" {
+			// A call named by id without an index takes its position in
+			// the delta as index, for later fragments that give one
+			// (testdata/real_moonshot_tool_calls_stream.http).
+			if s.byIndex == nil {
+				s.byIndex = make(map[int]*callState)
+			}
+			if _, taken := s.byIndex[i]; !taken {
+				s.byIndex[i] = st
+			}
+		}
 		var name, args string
 		switch {
 		case tc.Function != nil:

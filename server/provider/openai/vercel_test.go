@@ -175,6 +175,24 @@ func TestVercelChatStreams(t *testing.T) {
 				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
 			}
 		}},
+		// Moonshot kimi-k3: two calls opened by id without "index", then
+		// fragments that name them by index (1, then 0): the index is
+		// the call's position in the delta that opened it.
+		{"real_moonshot_tool_calls_stream", "tools_parallel", func(t *testing.T, f folded) {
+			parts := f.Message.GetParts()
+			if len(parts) != 2 {
+				t.Fatalf("parts %v", parts)
+			}
+			want := [][3]string{{"call-weather", "get_weather", `{"city":"Paris"}`}, {"call-time", "get_time", `{"zone":"UTC"}`}}
+			for i, w := range want {
+				if tc := parts[i].GetToolCall(); tc.GetCallId() != w[0] || tc.GetName() != w[1] || tc.GetArguments() != w[2] || !tc.GetArgumentsValid() {
+					t.Errorf("call %d: %v, want %v", i, tc, w)
+				}
+			}
+			if w := f.Meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "top_k") { // the request's top_k is expected
+				t.Errorf("warnings %q", w)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -309,5 +327,26 @@ func TestMoonshotCachedTokens(t *testing.T) {
 	}
 	if !proto.Equal(res.Meta.GetUsage(), want) {
 		t.Errorf("unary usage %v, want %v", res.Meta.GetUsage(), want)
+	}
+}
+
+// TestMoonshotStreamError: a Moonshot stream whose second chunk is an
+// error object (Vercel AI SDK fixture moonshotai-stream-error): the text
+// already streamed stays, the stream ends with that error.
+func TestMoonshotStreamError(t *testing.T) {
+	t.Parallel()
+	evs, err := replayVercelStream(t, "real_moonshot_stream_error", chatRequests(t)["chat_plain"])
+	pe := providerError(t, err)
+	if pe.Kind != provider.KindUnavailable || pe.Code != "stream_failure" || pe.Message != "Stream failed" || pe.HTTPStatus != http.StatusOK {
+		t.Errorf("got %s", renderErr(err))
+	}
+	var text strings.Builder
+	for _, ev := range evs {
+		if ev.Kind == provider.EventText {
+			text.WriteString(ev.Text)
+		}
+	}
+	if text.String() != "Partial" {
+		t.Errorf("text %q", text.String())
 	}
 }
