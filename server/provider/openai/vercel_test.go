@@ -193,6 +193,23 @@ func TestVercelChatStreams(t *testing.T) {
 				t.Errorf("warnings %q", w)
 			}
 		}},
+		// Alibaba qwen3-max: later fragments repeat "id": "" and "type",
+		// a chunk with an empty fragment and no finish_reason, the usage
+		// in a last chunk.
+		{"real_alibaba_tool_call_stream", "tools_parallel", func(t *testing.T, f folded) {
+			parts := f.Message.GetParts()
+			if len(parts) != 1 {
+				t.Fatalf("parts %v", parts)
+			}
+			if tc := parts[0].GetToolCall(); tc.GetCallId() != "call_eee11723464a4b9eb8cee71d" || tc.GetName() != "weather" ||
+				tc.GetArguments() != `{"location": "San Francisco"}` || !tc.GetArgumentsValid() {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+			if want := (&llmrelayv1.Usage{InputTokens: 295, OutputTokens: 22, TotalTokens: 317}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
