@@ -210,6 +210,28 @@ func TestVercelChatStreams(t *testing.T) {
 				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
 			}
 		}},
+		// DeepSeek deepseek-v4-pro cut by max_tokens while reasoning: no
+		// text, finish "length", both output tokens reasoning.
+		{"real_deepseek_issue_19381_thinking_length_stream", "chat_plain", func(t *testing.T, f folded) {
+			if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetReasoning().GetText() != "We need" {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length")
+			if want := (&llmrelayv1.Usage{InputTokens: 87, OutputTokens: 2, TotalTokens: 89, ReasoningTokens: 2}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+		}},
+		// DeepSeek deepseek-v4-flash (ids sanitized by the SDK authors, no
+		// "created"): the finish and the usage on the chunk with the text.
+		{"real_deepseek_issue_19789_usage_length_stream", "chat_plain", func(t *testing.T, f folded) {
+			if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "sanitized" {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length")
+			if want := (&llmrelayv1.Usage{InputTokens: 88, OutputTokens: 4, TotalTokens: 92, ReasoningTokens: 4}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
