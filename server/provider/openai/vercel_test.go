@@ -314,6 +314,28 @@ func TestVercelResponsesStreams(t *testing.T) {
 				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
 			}
 		}},
+		// DeepSeek's Responses API (deepseek-v4-flash): bare UUID item
+		// ids, raw reasoning_text, a function call with DeepSeek's
+		// call_00_ id, cached and reasoning tokens.
+		{"real_deepseek_responses_tool_call_stream", func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := accFold(t, evs)
+			parts := f.Message.GetParts()
+			if len(parts) != 2 || parts[0].GetReasoning().GetText() != "The user asks about weather in San Francisco. I have a weather tool. Let me call it." {
+				t.Fatalf("parts %v", parts)
+			}
+			if tc := parts[1].GetToolCall(); tc.GetCallId() != "call_00_N9BNUr3rAx4twPOHpyRN4076" || tc.GetName() != "weather" ||
+				tc.GetArguments() != `{"location": "San Francisco"}` || !tc.GetArgumentsValid() {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+			want := &llmrelayv1.Usage{InputTokens: 296, OutputTokens: 64, TotalTokens: 360, CachedInputTokens: 256, ReasoningTokens: 20}
+			if !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
