@@ -484,7 +484,7 @@ func (d *fastDecoder) choices(c *chatResponse) bool {
 	}
 }
 
-var chunkChoiceKeys = []string{"index", "message", "delta", "finish_reason", "logprobs", "content_filter_results"}
+var chunkChoiceKeys = []string{"index", "message", "delta", "finish_reason", "logprobs", "content_filter_results", "usage"}
 
 func (ch *chatChoice) field(d *fastDecoder, key []byte) bool {
 	switch string(key) {
@@ -539,7 +539,7 @@ func (ch *chatChoice) field(d *fastDecoder, key []byte) bool {
 	}
 }
 
-var usageKeys = []string{"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details", "completion_tokens_details", "prompt_cache_hit_tokens"}
+var usageKeys = []string{"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details", "completion_tokens_details", "prompt_cache_hit_tokens", "cached_tokens"}
 
 func (u *wireUsage) field(d *fastDecoder, key []byte) bool {
 	var dst *flexInt

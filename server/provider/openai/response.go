@@ -333,10 +333,11 @@ func mapFinishReason(raw string) llmrelayv1.FinishReason {
 }
 
 // chatUsagePaths are the usage fields normalizeUsage reads. DeepSeek's
-// prompt_cache_miss_tokens is input_tokens - cached_input_tokens.
+// prompt_cache_miss_tokens is input_tokens - cached_input_tokens;
+// cached_tokens is Moonshot's.
 var chatUsagePaths = []string{"prompt_tokens", "completion_tokens", "total_tokens",
 	"prompt_tokens_details.cached_tokens", "prompt_tokens_details.cache_write_tokens", "completion_tokens_details.reasoning_tokens",
-	"prompt_cache_hit_tokens", "prompt_cache_miss_tokens"}
+	"prompt_cache_hit_tokens", "prompt_cache_miss_tokens", "cached_tokens"}
 
 // usageDetails are the usage fields no counter holds (audio and
 // prediction tokens, OpenRouter's cost, fields added later).
@@ -450,6 +451,8 @@ func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
 		out.CacheCreationInputTokens = provider.Count(int64(u.PromptTokensDetails.CacheWriteTokens))
 	case u.PromptCacheHitTokens != nil:
 		out.CachedInputTokens = provider.Count(int64(*u.PromptCacheHitTokens))
+	case u.CachedTokens != nil:
+		out.CachedInputTokens = provider.Count(int64(*u.CachedTokens))
 	}
 	if u.CompletionTokensDetails != nil {
 		out.ReasoningTokens = provider.Count(int64(u.CompletionTokensDetails.ReasoningTokens))

@@ -44,6 +44,11 @@ type responsesStream struct {
 	rsByItem   map[string]*respReasoningState
 	rsByOutput map[int64]*respReasoningState
 	reasoning  []*respReasoningState
+	// itemAt is the item id first seen at each output index. Events
+	// naming another id at a known index are read as naming that one:
+	// GitHub Copilot's Responses endpoint gives every event of one item
+	// an id of its own (testdata/real_responses_copilot_id_rotation_stream.http).
+	itemAt map[int64]string
 
 	// What the meta events already said.
 	id, resolvedModel string
@@ -90,7 +95,8 @@ func (p *Provider) newResponsesStream(resp *http.Response, model string, warning
 	s := &responsesStream{eventLoop: p.newEventLoop(resp, model, warnings, sec, "response.completed"),
 		byItem: map[string]*respCallState{}, byOutput: map[int64]*respCallState{},
 		texts: map[string]*respTextState{}, seenOutput: map[int64]bool{}, lastSeq: -1,
-		rsByItem: map[string]*respReasoningState{}, rsByOutput: map[int64]*respReasoningState{}}
+		rsByItem: map[string]*respReasoningState{}, rsByOutput: map[int64]*respReasoningState{},
+		itemAt: map[int64]string{}}
 	s.eventLoop.handle = s.handle
 	return s
 }
@@ -122,7 +128,7 @@ func (s *responsesStream) handle(sseType, data []byte) {
 		// What handleEvent does with this event, without a respEvent.
 		s.sequence(int64(s.fast.seq))
 		s.sawOutput(int64(s.fast.output))
-		s.textDelta("response.output_text.delta", s.fast.itemID, text)
+		s.textDelta("response.output_text.delta", s.canonItem(s.fast.itemID, int64(s.fast.output)), text)
 		return
 	}
 	s.handleEvent(sseType, t)
@@ -154,6 +160,10 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 	}
 	if ev.OutputIndex != nil {
 		s.sawOutput(int64(*ev.OutputIndex))
+		ev.ItemID = s.canonItem(ev.ItemID, int64(*ev.OutputIndex))
+		if ev.Item != nil {
+			ev.Item.ID = s.canonItem(ev.Item.ID, int64(*ev.OutputIndex))
+		}
 	}
 	switch typ {
 	case "response.created", "response.in_progress", "response.queued":
@@ -229,6 +239,22 @@ func (s *responsesStream) sequence(n int64) {
 	s.lastSeq = n
 }
 
+// canonItem returns the id of the item at output index i: the first id
+// an event gave for that index, which id names from then on. An event
+// with no id leaves it empty (the lookups fall back to the index).
+func (s *responsesStream) canonItem(id string, i int64) string {
+	if id == "" {
+		return ""
+	}
+	if first, ok := s.itemAt[i]; ok {
+		return first
+	}
+	if len(s.itemAt) < maxStreamItems {
+		s.itemAt[i] = id
+	}
+	return id
+}
+
 // sawOutput records an output index seen in an event.
 func (s *responsesStream) sawOutput(i int64) {
 	if len(s.seenOutput) < maxStreamItems && !s.seenOutput[i] {
@@ -285,7 +311,10 @@ func (s *responsesStream) responseMeta(w *respResponse, final *llmrelayv1.Respon
 	if meta == nil {
 		meta = &llmrelayv1.ResponseMeta{}
 	}
-	if w.ID != "" && w.ID != s.id {
+	if w.ID != "" && s.id == "" {
+		// The response's id is the first one announced: GitHub Copilot
+		// gives each event's response an id of its own
+		// (testdata/real_responses_copilot_id_rotation_stream.http).
 		s.id, meta.ResponseId = w.ID, w.ID
 	}
 	if w.Model != "" && w.Model != s.resolvedModel {
@@ -514,6 +543,9 @@ func (s *responsesStream) finish(w *respResponse) {
 	}
 	hasCalls := len(s.calls) > 0
 	for i, it := range w.Output {
+		if first, ok := s.itemAt[int64(i)]; ok && it.ID != "" {
+			it.ID = first // the id the stream used for this item
+		}
 		switch it.Type {
 		case "function_call", "custom_tool_call":
 			hasCalls = true

@@ -247,14 +247,32 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 	if refusal != "" {
 		s.push(&provider.Event{Kind: provider.EventRefusal, Text: refusal})
 	}
-	for _, tc := range d.ToolCalls {
+	// A delta with several calls that have neither index nor id continues
+	// the last as many calls, by position (Moonshot sends its parallel
+	// calls so: testdata/real_moonshot_indexless_tool_calls_stream.http);
+	// a lone one continues the last call.
+	base := len(s.order) - len(d.ToolCalls)
+	for i, tc := range d.ToolCalls {
 		index := -1
 		if tc.Index != nil && *tc.Index >= 0 {
 			index = int(*tc.Index)
 		}
-		st := s.call(index, tc.ID, meta)
-		if st == nil {
+		var st *callState
+		if index < 0 && tc.ID == "" && len(d.ToolCalls) > 1 && base >= 0 && !s.order[base+i].ended {
+			st = s.order[base+i]
+		} else if st = s.call(index, tc.ID, meta); st == nil {
 			return // s.err is set
+		}
+		if index < 0 && tc.ID != "" {
+			// A call named by id without an index takes its position in
+			// the delta as index, for later fragments that give one
+			// (testdata/real_moonshot_tool_calls_stream.http).
+			if s.byIndex == nil {
+				s.byIndex = make(map[int]*callState)
+			}
+			if _, taken := s.byIndex[i]; !taken {
+				s.byIndex[i] = st
+			}
 		}
 		var name, args string
 		switch {

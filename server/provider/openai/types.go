@@ -133,12 +133,19 @@ type xGroq struct {
 }
 
 // usage is the response's usage: the standard field, else Groq's
-// x_groq.usage.
+// x_groq.usage, else the first choice's usage (Moonshot's streams put it
+// in the choice that finishes: testdata/real_moonshot_choice_usage_stream.http).
 func (c *chatResponse) usage() *wireUsage {
-	if c.Usage == nil && c.XGroq != nil {
+	if c.Usage != nil {
+		return c.Usage
+	}
+	if c.XGroq != nil && c.XGroq.Usage != nil {
 		return c.XGroq.Usage
 	}
-	return c.Usage
+	if len(c.Choices) > 0 {
+		return c.Choices[0].Usage
+	}
+	return nil
 }
 
 type chatChoice struct {
@@ -148,6 +155,9 @@ type chatChoice struct {
 	FinishReason         *string         `json:"finish_reason"`
 	Logprobs             json.RawMessage `json:"logprobs"`
 	ContentFilterResults json.RawMessage `json:"content_filter_results"`
+	// Usage is Moonshot's: its streams send the usage inside the choice
+	// that carries the finish reason, with no top-level usage.
+	Usage *wireUsage `json:"usage"`
 }
 
 // respMessage is a response message or a stream delta.
@@ -200,6 +210,9 @@ type wireUsage struct {
 	// PromptCacheHitTokens is DeepSeek's cached prompt count (older
 	// DeepSeek answers have no prompt_tokens_details).
 	PromptCacheHitTokens *flexInt `json:"prompt_cache_hit_tokens"`
+	// CachedTokens is Moonshot's cached prompt count, at the top of the
+	// usage object (no prompt_tokens_details).
+	CachedTokens *flexInt `json:"cached_tokens"`
 	// Raw is the usage object as sent: the fields no counter holds (audio
 	// and prediction tokens, OpenRouter's cost, fields added later) are read
 	// from it into meta.extended (usageDetails).
