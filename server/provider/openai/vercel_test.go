@@ -75,6 +75,20 @@ func TestVercelChatStreams(t *testing.T) {
 				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
 			}
 		}},
+		// gpt-4o, the turn after step 1: text only, finish stop, the usage
+		// chunk with choices: [] and an empty obfuscation.
+		{"real_compat_issue_15789_step_2_stream", "tools_parallel", func(t *testing.T, f folded) {
+			if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "POST_TOOL" {
+				t.Fatalf("parts %v", parts)
+			}
+			if f.Meta.GetResponseId() != "chatcmpl-E6yvkr7hjcsBF18tAhF6z9yBFDts4" || f.Meta.GetResolvedModel() != "gpt-4o-2024-08-06" {
+				t.Errorf("meta %v", f.Meta)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if want := (&llmrelayv1.Usage{InputTokens: 86, OutputTokens: 2, TotalTokens: 88}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+		}},
 		// Azure model router (gpt-5-nano): the prompt_filter_results
 		// chunk with empty ids, content_filter_results on every chunk,
 		// 64 reasoning tokens inside 78 completion tokens.
