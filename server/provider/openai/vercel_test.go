@@ -339,6 +339,29 @@ func TestVercelResponsesStreams(t *testing.T) {
 				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
 			}
 		}},
+		// gpt-4o-mini (ids named by the SDK authors): one text item,
+		// service_tier "auto" in response.created but "default" in
+		// response.completed, a tool_usage object beside the usage.
+		{"real_responses_issue_20047_stream", func(t *testing.T, evs []*provider.Event, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := accFold(t, evs)
+			if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "OK" {
+				t.Fatalf("parts %v", parts)
+			}
+			if f.Meta.GetResponseId() != "resp_sanitized_streaming" || f.Meta.GetResolvedModel() != "gpt-4o-mini-2024-07-18" {
+				t.Errorf("meta %v", f.Meta)
+			}
+			if f.Meta.GetServiceTier() != "default" {
+				t.Errorf("service tier %q, want the completed response's %q", f.Meta.GetServiceTier(), "default")
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+			want := &llmrelayv1.Usage{InputTokens: 12, OutputTokens: 2, TotalTokens: 14}
+			if !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+		}},
 		// DeepSeek's Responses API (deepseek-v4-flash): bare UUID item
 		// ids, raw reasoning_text, a function call with DeepSeek's
 		// call_00_ id, cached and reasoning tokens.
