@@ -204,6 +204,26 @@ func TestPydanticCassettesUnary(t *testing.T) {
 		// OpenRouter relaying Kimi K2.5: the same reasoning in "reasoning"
 		// and in one reasoning.text block (format "unknown"), read once;
 		// OpenRouter's cost fields in the usage.
+		// OpenRouter relaying mistralai/mistral-small: content "" beside
+		// a call with Mistral's 9-character id and arguments with spaces,
+		// native_finish_reason and provider beside them.
+		{"real_pyd_openrouter_tool_calling", "tools_parallel", func(t *testing.T, res *provider.Result) {
+			parts := res.Message.GetParts()
+			if len(parts) != 1 {
+				t.Fatalf("parts %v", parts)
+			}
+			if tc := parts[0].GetToolCall(); tc.GetCallId() != "3sniiMddS" || tc.GetName() != "divide" ||
+				tc.GetArguments() != `{"numerator": 123, "denominator": 456, "on_inf": "infinity"}` || !tc.GetArgumentsValid() {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+			if want := (&llmrelayv1.Usage{InputTokens: 134, OutputTokens: 43, TotalTokens: 177}); !proto.Equal(res.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+			}
+			if res.Meta.GetResponseId() != "gen-1762047030-dJUcJW4ildNGqK4UV6iJ" || res.Meta.GetResolvedModel() != "mistralai/mistral-small" {
+				t.Errorf("ids %q %q", res.Meta.GetResponseId(), res.Meta.GetResolvedModel())
+			}
+		}},
 		{"real_pyd_openrouter_kimi_k2_5", "chat_plain", func(t *testing.T, res *provider.Result) {
 			parts := res.Message.GetParts()
 			want := "The user is asking for the answer to 2+2. They want just the number as the answer, nothing else.\n\n2+2 = 4\n\nI should respond with just \"4\" and nothing else."
