@@ -327,6 +327,31 @@ func TestPydanticCassettesStream(t *testing.T) {
 				t.Errorf("warnings %q", w)
 			}
 		}},
+		// OpenRouter relaying x-ai/grok-4: ten comments, one delta whose
+		// reasoning_details is a lone encrypted block (xAI's rs_ id, no
+		// text), then text; the usage with 686 cached and 184 reasoning
+		// tokens and OpenRouter's cost fields, on a chunk after the finish.
+		{"real_pyd_openrouter_stream_with_native_options", "chat_plain", func(t *testing.T, f folded) {
+			parts := f.Message.GetParts()
+			const text = "I'm Grok, an AI built by xAI. My goal is to help users with their questions and curiosity about the universe, while being maximally truthful and a bit cheeky. " +
+				"I'm inspired by the Hitchhiker's Guide to the Galaxy and JARVIS from Iron Man, so expect some humor along the way.\n\nWhat can I help you with today?"
+			if len(parts) != 2 || parts[1].GetText() != text {
+				t.Fatalf("parts %v", parts)
+			}
+			r := parts[0].GetReasoning()
+			if r == nil || !r.GetRedacted() || r.GetText() != "" || r.GetId() != "rs_9032908f-9d4f-aec6-6bc3-8c5a39dccb2a" ||
+				!strings.HasPrefix(r.GetSignature(), "RvCOWjP2iWe/c12Io7YL") || !strings.HasSuffix(r.GetSignature(), "TwLg") || len(r.GetSignature()) != 1255 {
+				t.Errorf("reasoning %v (signature length %d)", r, len(r.GetSignature()))
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			want := &llmrelayv1.Usage{InputTokens: 687, OutputTokens: 254, TotalTokens: 941, CachedInputTokens: 686, ReasoningTokens: 184}
+			if !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+			if f.Meta.GetResponseId() != "gen-1770044155-jEc8jq97DQBmH0pjR97n" || f.Meta.GetResolvedModel() != "x-ai/grok-4" {
+				t.Errorf("ids %q %q", f.Meta.GetResponseId(), f.Meta.GetResolvedModel())
+			}
+		}},
 		// OpenAI gpt-5 with moderation: the usage chunk, then a last chunk
 		// with no choices, the moderation results and "usage": null.
 		{"real_pyd_openai_moderation_stream", "chat_plain", func(t *testing.T, f folded) {
