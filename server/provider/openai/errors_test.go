@@ -50,6 +50,8 @@ var errorCases = []struct {
 	{"real_pyd_openai_web_search_tool_model_not_supported", kOpenAI, provider.KindInvalidRequest, 400, "invalid_request_error", "web_search_options", 0, "Web search options not supported with this model."},
 	// OpenRouter (pydantic-ai cassette): the HTTP status as a numeric code, no type, a user_id beside the error.
 	{"real_pyd_openrouter_errors_raised", kOpenAI, provider.KindNotFound, 404, "404", "", 0, "No endpoints found for google/gemini-2.5-flash:free."},
+	// Groq (pydantic-ai cassette): a model that does not exist, code model_not_found, no request id.
+	{"real_pyd_groq_tool_regular_error", kOpenAI, provider.KindNotFound, 404, "model_not_found", "", 0, "The model `non-existent` does not exist or you do not have access to it."},
 	{"azure_err_404", kAzure, provider.KindNotFound, 404, "DeploymentNotFound", "", 0, "The API deployment for this resource does not exist"},
 }
 
