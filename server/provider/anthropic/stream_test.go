@@ -254,6 +254,7 @@ func TestStream(t *testing.T) {
 		{"real_pyd_anthropic_model_thinking_part_stream", thinkingRequest},
 		{"real_pyd_anthropic_advisor_tool_stream", func(*testing.T) *provider.Request { return plainRequest() }},
 		{"real_pyd_anthropic_text_editor_toolset_stream_1", toolsRequest},
+		{"real_pyd_anthropic_fable_5_1_drops_a_stale_thinking_block_streamed_2", thinkingRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
