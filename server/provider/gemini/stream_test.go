@@ -199,6 +199,7 @@ func TestStream(t *testing.T) {
 		{"real_stream_tool_call_array_args_no_terminal", "tools_parallel"},
 		{"real_stream_tool_call_no_args_partial", "tools_parallel"},
 		{"real_stream_gemma_thinking_usage", "plain"},
+		{"real_stream_usage_only_chunk", "plain"},
 		// pydantic/pydantic-ai cassettes (see testdata/README.md).
 		{"real_pyd_google_streaming_tool_call_thought_signature_1", "tools_parallel"},
 		{"real_pyd_google_streaming_tool_call_thought_signature_2", "plain"},
@@ -514,7 +515,7 @@ func TestAllRecordingsUsed(t *testing.T) {
 		"stream_thinking_text", "stream_thinking_tools", "stream_max_tokens_call",
 		"real_stream_prompt_blocked", "real_stream_empty_text_signature", "real_stream_search_usage",
 		"real_stream_tool_call_signature", "real_stream_tool_call_partial_args", "real_stream_gemma_thinking_usage",
-		"real_stream_tool_call_array_args_no_terminal", "real_stream_tool_call_no_args_partial",
+		"real_stream_tool_call_array_args_no_terminal", "real_stream_tool_call_no_args_partial", "real_stream_usage_only_chunk",
 		"real_pyd_google_streaming_tool_call_thought_signature_1",
 		"real_pyd_google_streaming_tool_call_thought_signature_2", "real_pyd_google_model_builtin_code_execution_stream",
 		"real_pyd_google_stream_usage_is_live_mid_stream",
