@@ -255,6 +255,7 @@ func TestStream(t *testing.T) {
 		{"real_pyd_anthropic_advisor_tool_stream", func(*testing.T) *provider.Request { return plainRequest() }},
 		{"real_pyd_anthropic_text_editor_toolset_stream_1", toolsRequest},
 		{"real_pyd_anthropic_fable_5_1_drops_a_stale_thinking_block_streamed_2", thinkingRequest},
+		{"real_pyd_anthropic_local_shell_toolset_stream_1", toolsRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
