@@ -203,6 +203,7 @@ func TestStream(t *testing.T) {
 		// pydantic/pydantic-ai cassettes (see testdata/README.md).
 		{"real_pyd_google_streaming_tool_call_thought_signature_1", "tools_parallel"},
 		{"real_pyd_google_streaming_tool_call_thought_signature_2", "plain"},
+		{"real_pyd_google_model_iter_stream_3", "plain"},
 		{"real_pyd_google_model_builtin_code_execution_stream", "plain"},
 		{"real_pyd_google_stream_usage_is_live_mid_stream", "plain"},
 		{"real_pyd_google_model_thinking_part_iter", "thinking_text"},
@@ -518,7 +519,7 @@ func TestAllRecordingsUsed(t *testing.T) {
 		"real_stream_tool_call_array_args_no_terminal", "real_stream_tool_call_no_args_partial", "real_stream_usage_only_chunk",
 		"real_pyd_google_streaming_tool_call_thought_signature_1",
 		"real_pyd_google_streaming_tool_call_thought_signature_2", "real_pyd_google_model_builtin_code_execution_stream",
-		"real_pyd_google_stream_usage_is_live_mid_stream",
+		"real_pyd_google_stream_usage_is_live_mid_stream", "real_pyd_google_model_iter_stream_3",
 		"real_pyd_google_model_thinking_part_iter", "real_pyd_google_model_web_search_tool_stream_1",
 		"real_pyd_google_model_web_fetch_tool_stream", "error_400", "error_context_length", "error_401", "error_403", "error_404", "error_429", "error_500", "error_503"} {
 		used[n] = true
