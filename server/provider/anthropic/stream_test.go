@@ -248,6 +248,7 @@ func TestStream(t *testing.T) {
 		{"real_message_start_prepopulated_stream", toolsRequest},
 		{"real_json_tool_stream", toolsRequest},
 		{"real_clear_thinking_stream", thinkingRequest},
+		{"real_reasoning_summarized_stream", thinkingRequest},
 		// pydantic/pydantic-ai cassettes (see testdata/README.md).
 		{"real_pyd_anthropic_model_thinking_part_redacted_stream", thinkingRequest},
 		{"real_pyd_anthropic_compaction_usage_with_cache_streaming", func(*testing.T) *provider.Request { return plainRequest() }},
