@@ -245,6 +245,8 @@ func TestGenerate(t *testing.T) {
 		{"real_pyd_anthropic_cache_real_api_1", func(*testing.T) *provider.Request { return plainRequest() }},
 		{"real_pyd_anthropic_tool_with_thinking_1", thinkingRequest},
 		{"real_pyd_anthropic_compaction_round_trip", func(*testing.T) *provider.Request { return plainRequest() }},
+		{"real_pyd_anthropic_extended_thinking_with_tool_use_2", thinkingRequest},
+		{"real_pyd_anthropic_fable_5_1_drops_a_stale_thinking_block_streamed_1", thinkingRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

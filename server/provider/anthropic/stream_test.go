@@ -248,12 +248,15 @@ func TestStream(t *testing.T) {
 		{"real_message_start_prepopulated_stream", toolsRequest},
 		{"real_json_tool_stream", toolsRequest},
 		{"real_clear_thinking_stream", thinkingRequest},
+		{"real_reasoning_summarized_stream", thinkingRequest},
 		// pydantic/pydantic-ai cassettes (see testdata/README.md).
 		{"real_pyd_anthropic_model_thinking_part_redacted_stream", thinkingRequest},
 		{"real_pyd_anthropic_compaction_usage_with_cache_streaming", func(*testing.T) *provider.Request { return plainRequest() }},
 		{"real_pyd_anthropic_model_thinking_part_stream", thinkingRequest},
 		{"real_pyd_anthropic_advisor_tool_stream", func(*testing.T) *provider.Request { return plainRequest() }},
 		{"real_pyd_anthropic_text_editor_toolset_stream_1", toolsRequest},
+		{"real_pyd_anthropic_fable_5_1_drops_a_stale_thinking_block_streamed_2", thinkingRequest},
+		{"real_pyd_anthropic_local_shell_toolset_stream_1", toolsRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -199,9 +199,11 @@ func TestStream(t *testing.T) {
 		{"real_stream_tool_call_array_args_no_terminal", "tools_parallel"},
 		{"real_stream_tool_call_no_args_partial", "tools_parallel"},
 		{"real_stream_gemma_thinking_usage", "plain"},
+		{"real_stream_usage_only_chunk", "plain"},
 		// pydantic/pydantic-ai cassettes (see testdata/README.md).
 		{"real_pyd_google_streaming_tool_call_thought_signature_1", "tools_parallel"},
 		{"real_pyd_google_streaming_tool_call_thought_signature_2", "plain"},
+		{"real_pyd_google_model_iter_stream_3", "plain"},
 		{"real_pyd_google_model_builtin_code_execution_stream", "plain"},
 		{"real_pyd_google_stream_usage_is_live_mid_stream", "plain"},
 		{"real_pyd_google_model_thinking_part_iter", "thinking_text"},
@@ -514,10 +516,10 @@ func TestAllRecordingsUsed(t *testing.T) {
 		"stream_thinking_text", "stream_thinking_tools", "stream_max_tokens_call",
 		"real_stream_prompt_blocked", "real_stream_empty_text_signature", "real_stream_search_usage",
 		"real_stream_tool_call_signature", "real_stream_tool_call_partial_args", "real_stream_gemma_thinking_usage",
-		"real_stream_tool_call_array_args_no_terminal", "real_stream_tool_call_no_args_partial",
+		"real_stream_tool_call_array_args_no_terminal", "real_stream_tool_call_no_args_partial", "real_stream_usage_only_chunk",
 		"real_pyd_google_streaming_tool_call_thought_signature_1",
 		"real_pyd_google_streaming_tool_call_thought_signature_2", "real_pyd_google_model_builtin_code_execution_stream",
-		"real_pyd_google_stream_usage_is_live_mid_stream",
+		"real_pyd_google_stream_usage_is_live_mid_stream", "real_pyd_google_model_iter_stream_3",
 		"real_pyd_google_model_thinking_part_iter", "real_pyd_google_model_web_search_tool_stream_1",
 		"real_pyd_google_model_web_fetch_tool_stream", "error_400", "error_context_length", "error_401", "error_403", "error_404", "error_429", "error_500", "error_503"} {
 		used[n] = true
