@@ -183,3 +183,10 @@ func BenchmarkChatTracing(b *testing.B) {
 func BenchmarkChatMetrics(b *testing.B) {
 	benchChat(b, false, "\ntelemetry:\n  metrics: {enabled: true, listen: \"127.0.0.1:0\"}\n")
 }
+
+// BenchmarkChatTracingUnsampled: tracing on with every new trace sampled
+// out (sample_ratio 0): the cost of carrying the trace context without
+// recording spans.
+func BenchmarkChatTracingUnsampled(b *testing.B) {
+	benchChat(b, false, "\ntelemetry:\n  tracing: {enabled: true, exporter: none, sample_ratio: 0}\n")
+}
