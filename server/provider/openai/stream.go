@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"reflect"
 
 	"google.golang.org/protobuf/proto"
 
@@ -177,9 +179,20 @@ func (s *chatStream) handle(data []byte) {
 	}
 	if u := c.usage(); u != nil {
 		s.push(&provider.Event{Kind: provider.EventUsage, Usage: normalizeUsage(u)})
-		if s.usageDetails.Merge(usageDetails(u)) {
+		// A later usage object replaces an earlier one (Mistral sends one
+		// on an intermediate chunk, then the final one): its details do
+		// too, whole, so no key of the earlier object outlives it. Metas
+		// are merged key by key in meta.extended, so the replacement is
+		// sent whole, and an object with no details clears the earlier
+		// ones with an empty usage_details.
+		if d := usageDetails(u); !maps.EqualFunc(d, s.usageDetails, reflect.DeepEqual) {
 			m := &llmrelayv1.ResponseMeta{}
-			s.usageDetails.Set(m)
+			if len(d) == 0 {
+				provider.SetExtended(m, provider.ExtUsageDetails, map[string]any{})
+			} else {
+				d.Set(m)
+			}
+			s.usageDetails = d
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: m})
 		}
 	}
