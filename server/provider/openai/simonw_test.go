@@ -73,6 +73,24 @@ func TestSimonwChatStreams(t *testing.T) {
 				t.Errorf("meta %v", f.Meta)
 			}
 		}},
+		// gpt-4o-mini (llm's fixture, served by its test one chunk per
+		// event): a call opened with "content": null and "refusal": null,
+		// its arguments in eight fragments, finish tool_calls, no usage
+		// (the request asked for none).
+		{"real_llm_fixture_stream_tool_call", "tools_parallel", func(t *testing.T, f folded) {
+			parts := f.Message.GetParts()
+			if len(parts) != 1 {
+				t.Fatalf("parts %v", parts)
+			}
+			if tc := parts[0].GetToolCall(); tc.GetCallId() != "call_eHh2kRnDdLBSQJ0HaSA4A4uF" || tc.GetName() != "read_files" ||
+				tc.GetArguments() != `{"filenames":["LICENSE.txt"]}` || !tc.GetArgumentsValid() {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+			if f.Meta.GetUsage() != nil || f.Meta.GetResponseId() != "chatcmpl-AGWNrkc8I43YTP6kbGNFCr9FtiBsJ" || f.Meta.GetResolvedModel() != "gpt-4o-mini-2024-07-18" {
+				t.Errorf("meta %v", f.Meta)
+			}
+		}},
 		// Written by llm's authors ("variant d", ids and model theirs):
 		// a call whose arguments are null. The arguments are kept as sent
 		// (none: ""), flagged invalid, never rewritten to "{}"
@@ -119,6 +137,22 @@ func TestSimonwResponses(t *testing.T) {
 		name  string
 		check func(t *testing.T, f folded)
 	}{
+		// gpt-5.5, store false, reasoning effort low: one message item
+		// with "phase": "final_answer", one text delta, no reasoning item
+		// (0 reasoning tokens).
+		{"real_llm_responses_basic_streaming", func(t *testing.T, f folded) {
+			if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "pong" {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+			if want := (&llmrelayv1.Usage{InputTokens: 11, OutputTokens: 5, TotalTokens: 16}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+			if f.Meta.GetResponseId() != "resp_00592e63e61b66660169fab1b9f8e481a2b321356198d7ac1b" || f.Meta.GetProviderRequestId() != "req_445d87d531af499daeb09f7826886b8c" ||
+				f.Meta.GetServiceTier() != "default" || len(f.Meta.GetWarnings()) != 0 {
+				t.Errorf("meta %v", f.Meta)
+			}
+		}},
 		// gpt-5.5, store false, reasoning effort low: no reasoning item,
 		// one function_call streamed in eleven argument deltas (each with
 		// an obfuscation field), keyed by its call_id; service_tier
