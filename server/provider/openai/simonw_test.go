@@ -91,6 +91,22 @@ func TestSimonwChatStreams(t *testing.T) {
 				t.Errorf("meta %v", f.Meta)
 			}
 		}},
+		// Mistral magistral-small-latest (llm-mistral's fixture, reasoning
+		// effort omitted): text only ("323") with Mistral's "p" padding,
+		// the usage on the finishing chunk carrying the service tier
+		// ("service_tier": "standard" inside the usage; no top-level one).
+		{"real_llm_mistral_magistral_stream", "chat_plain", func(t *testing.T, f folded) {
+			if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "323" {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if want := (&llmrelayv1.Usage{InputTokens: 28, OutputTokens: 4, TotalTokens: 32}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+			if f.Meta.GetServiceTier() != "standard" || f.Meta.GetResponseId() != "9bc79f2031ee479486a36543066c2a1c" {
+				t.Errorf("meta %v", f.Meta)
+			}
+		}},
 		// Written by llm's authors ("variant d", ids and model theirs):
 		// a call whose arguments are null. The arguments are kept as sent
 		// (none: ""), flagged invalid, never rewritten to "{}"
@@ -125,6 +141,51 @@ func TestSimonwChatStreams(t *testing.T) {
 			}
 			checkStreamInvariants(t, evs)
 			tc.check(t, accFold(t, evs))
+		})
+	}
+}
+
+// TestSimonwChatUnary replays unary Chat Completions answers from
+// simonw/llm's plugins' fixtures (testdata/README.md).
+func TestSimonwChatUnary(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, req string
+		check     func(t *testing.T, res *provider.Result)
+	}{
+		// Mistral magistral-small-latest, reasoning effort high
+		// (llm-mistral's fixture): content is an array of a "thinking"
+		// part (its text in text chunks, "closed": true) and a text part;
+		// "tool_calls": null; the service tier inside the usage.
+		{"real_llm_mistral_magistral_high_completion", "chat_plain", func(t *testing.T, res *provider.Result) {
+			parts := res.Message.GetParts()
+			if len(parts) != 2 || parts[1].GetText() != "323" {
+				t.Fatalf("parts %v", parts)
+			}
+			if r := parts[0].GetReasoning().GetText(); !strings.HasPrefix(r, "I need to calculate 17 multiplied by 19. Let me think about this step by step.\n\nFirst,") ||
+				!strings.HasSuffix(r, "340 - 17 = 323.\n\nSo, 17 times 19 equals 323.") || strings.Contains(r, `"type"`) {
+				t.Errorf("reasoning %q", r)
+			}
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if want := (&llmrelayv1.Usage{InputTokens: 28, OutputTokens: 252, TotalTokens: 280}); !proto.Equal(res.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+			}
+			if res.Meta.GetServiceTier() != "standard" || res.Meta.GetResponseId() != "cd4da9ae91fc48fb9884cd2feae899a6" || res.Meta.GetToolCallCount() != 0 {
+				t.Errorf("meta %v", res.Meta)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), chatRequests(t)[tc.req])
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResultInvariants(t, res)
+			providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
+			tc.check(t, res)
 		})
 	}
 }

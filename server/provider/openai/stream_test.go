@@ -494,3 +494,39 @@ func TestUsageDetailsReplaced(t *testing.T) {
 		})
 	}
 }
+
+// TestUsageServiceTier: a service tier inside the usage object (Mistral's)
+// is the response's tier when no chunk names one at the top level, in a
+// stream as in a unary answer; a top-level service_tier wins.
+func TestUsageServiceTier(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ top, usage, want string }{
+		{"", "standard", "standard"},
+		{`"service_tier":"default",`, "flex", "default"},
+		{"", "", ""},
+	} {
+		usage := `{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}`
+		if tc.usage != "" {
+			usage = `{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2,"service_tier":"` + tc.usage + `"}`
+		}
+		body := `data: {"id":"chatcmpl-usage-tier",` + tc.top + `"model":"m","choices":[{"index":0,"delta":{"content":"A"},"finish_reason":"stop"}],"usage":` + usage + "}\n\ndata: [DONE]\n\n"
+		evs, _, err := collect(t, streamFrom(p, body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := foldEvents(t, evs).Meta.GetServiceTier(); got != tc.want {
+			t.Errorf("stream %q/%q: tier %q, want %q", tc.top, tc.usage, got, tc.want)
+		}
+		res, err := p.parseChatResponse([]byte(`{"id":"chatcmpl-usage-tier",` + tc.top + `"choices":[{"index":0,"message":{"role":"assistant","content":"A"},"finish_reason":"stop"}],"usage":` + usage + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Meta.GetServiceTier(); got != tc.want {
+			t.Errorf("unary %q/%q: tier %q, want %q", tc.top, tc.usage, got, tc.want)
+		}
+	}
+}

@@ -155,6 +155,10 @@ func TestVercelChatStreams(t *testing.T) {
 				d["prompt_audio_seconds"] != 1.0 || d["request_count"] != 1.0 || len(d) != 10 {
 				t.Errorf("usage_details %v", d)
 			}
+			// Mistral's service tier is inside its usage: the last one's.
+			if f.Meta.GetServiceTier() != "standard" {
+				t.Errorf("service tier %q, want standard", f.Meta.GetServiceTier())
+			}
 		}},
 		// xAI's model through the Vercel AI Gateway: gateway routing
 		// metadata in a delta, 674 of 675 prompt tokens cached, cost
