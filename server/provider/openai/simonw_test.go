@@ -153,6 +153,27 @@ func TestSimonwChatUnary(t *testing.T) {
 		name, req string
 		check     func(t *testing.T, res *provider.Result)
 	}{
+		// gpt-4o-mini (llm's chain-of-two-calls cassette, first turn,
+		// gzip body stored decompressed): a call with "content": null,
+		// "refusal": null, "annotations": [], zero usage details.
+		{"real_llm_tool_use_chain_of_two_calls_1", "tools_parallel", func(t *testing.T, res *provider.Result) {
+			parts := res.Message.GetParts()
+			if len(parts) != 1 {
+				t.Fatalf("parts %v", parts)
+			}
+			if tc := parts[0].GetToolCall(); tc.GetCallId() != "call_TTY8UFNo7rNCaOBUNtlRSvMG" || tc.GetName() != "lookup_population" ||
+				tc.GetArguments() != `{"country":"Crumpet"}` || !tc.GetArgumentsValid() {
+				t.Errorf("call %v", tc)
+			}
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+			if want := (&llmrelayv1.Usage{InputTokens: 92, OutputTokens: 17, TotalTokens: 109}); !proto.Equal(res.Meta.GetUsage(), want) || res.Meta.GetExtended().GetFields()["usage_details"] != nil {
+				t.Errorf("usage %v (extended %v), want %v", res.Meta.GetUsage(), res.Meta.GetExtended(), want)
+			}
+			if res.Meta.GetProviderRequestId() != "req_1e7dabaf1f0dba1ec89a134d3bde8476" || res.Meta.GetServiceTier() != "default" ||
+				res.Meta.GetResponseId() != "chatcmpl-BWpGNGdPONTwxHkZVxbqctQSBDmTn" || res.Meta.GetRateLimit().GetTokensRemaining() != 149999981 {
+				t.Errorf("meta %v", res.Meta)
+			}
+		}},
 		// Mistral magistral-small-latest, reasoning effort high
 		// (llm-mistral's fixture): content is an array of a "thinking"
 		// part (its text in text chunks, "closed": true) and a text part;
