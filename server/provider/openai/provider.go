@@ -245,8 +245,9 @@ func (p *Provider) requestIDHeader() string {
 // compatRequestIDHeaders are the request-id headers of OpenAI-compatible
 // servers that send no x-request-id, in the order they are tried after it:
 // Mistral's mistral-correlation-id and Cerebras's inference-id (both as
-// recorded in pydantic-ai's cassettes, testdata/README.md).
-var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id"}
+// recorded in pydantic-ai's cassettes, testdata/README.md), DeepSeek's
+// x-ds-trace-id (api.deepseek.com answers with it and no x-request-id).
+var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id", "x-ds-trace-id"}
 
 // requestID reads the provider's request id (Azure: apim-request-id, else
 // x-request-id, else a compatible server's own header).

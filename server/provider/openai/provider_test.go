@@ -311,7 +311,8 @@ func TestRedirectFollowed(t *testing.T) {
 
 // TestRequestIDHeaders: the provider request id is x-request-id (Azure:
 // apim-request-id first), else Mistral's mistral-correlation-id, else
-// Cerebras's inference-id, on answers and on errors alike.
+// Cerebras's inference-id, else DeepSeek's x-ds-trace-id, on answers and
+// on errors alike.
 func TestRequestIDHeaders(t *testing.T) {
 	t.Parallel()
 	oa := newTestProvider(t, kOpenAI, "http://127.0.0.1")
@@ -332,7 +333,9 @@ func TestRequestIDHeaders(t *testing.T) {
 		{oa, h("mistral-correlation-id", "m-1", "inference-id", "i-1"), "m-1"},
 		{oa, h("inference-id", "i-1"), "i-1"},
 		{oa, h("x-request-id", "", "inference-id", "i-1"), "i-1"},
-		{oa, h("x-ds-trace-id", "t-1"), ""},
+		{oa, h("x-ds-trace-id", "t-1"), "t-1"},
+		{oa, h("x-request-id", "req_b", "x-ds-trace-id", "t-1"), "req_b"},
+		{oa, h("cf-ray", "9f7526f32c3c0044-ORD"), ""},
 		{az, h("apim-request-id", "apim-1", "x-request-id", "req_a"), "apim-1"},
 		{az, h("x-request-id", "req_a"), "req_a"},
 	}
