@@ -219,4 +219,8 @@ func TestDeepSeekToolCallStream(t *testing.T) {
 	if !proto.Equal(f.Meta.GetUsage(), want) {
 		t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
 	}
+	// DeepSeek sends no x-request-id; its request id is x-ds-trace-id.
+	if got := f.Meta.GetProviderRequestId(); got != "cf047389a5ee8f7597ed9a3934a6ceff" {
+		t.Errorf("provider request id %q, want the x-ds-trace-id", got)
+	}
 }

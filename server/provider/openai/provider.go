@@ -242,15 +242,30 @@ func (p *Provider) requestIDHeader() string {
 	return "x-request-id"
 }
 
+// compatRequestIDHeaders are the request-id headers of OpenAI-compatible
+// servers that send no x-request-id, in the order they are tried after it:
+// Mistral's mistral-correlation-id and Cerebras's inference-id (both as
+// recorded in pydantic-ai's cassettes, testdata/README.md), DeepSeek's
+// x-ds-trace-id (api.deepseek.com answers with it and no x-request-id).
+var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id", "x-ds-trace-id"}
+
 // requestID reads the provider's request id (Azure: apim-request-id, else
-// x-request-id).
+// x-request-id, else a compatible server's own header).
 func (p *Provider) requestID(h http.Header) string {
 	if p.azure {
 		if v := provider.HeaderValue(h, "apim-request-id"); v != "" {
 			return v
 		}
 	}
-	return provider.HeaderValue(h, "x-request-id")
+	if v := provider.HeaderValue(h, "x-request-id"); v != "" {
+		return v
+	}
+	for _, name := range compatRequestIDHeaders {
+		if v := provider.HeaderValue(h, name); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // secrets are the credentials of one call, redacted from error texts.

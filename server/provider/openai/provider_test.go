@@ -308,3 +308,53 @@ func TestRedirectFollowed(t *testing.T) {
 		t.Errorf("302: server saw %q", got)
 	}
 }
+
+// TestRequestIDHeaders: the provider request id is x-request-id (Azure:
+// apim-request-id first), else Mistral's mistral-correlation-id, else
+// Cerebras's inference-id, else DeepSeek's x-ds-trace-id, on answers and
+// on errors alike.
+func TestRequestIDHeaders(t *testing.T) {
+	t.Parallel()
+	oa := newTestProvider(t, kOpenAI, "http://127.0.0.1")
+	az := newTestProvider(t, kAzure, "http://127.0.0.1")
+	h := func(kv ...string) http.Header {
+		out := http.Header{}
+		for i := 0; i < len(kv); i += 2 {
+			out.Set(kv[i], kv[i+1])
+		}
+		return out
+	}
+	cases := []struct {
+		p    *Provider
+		h    http.Header
+		want string
+	}{
+		{oa, h("x-request-id", "req_a", "mistral-correlation-id", "m-1", "inference-id", "i-1"), "req_a"},
+		{oa, h("mistral-correlation-id", "m-1", "inference-id", "i-1"), "m-1"},
+		{oa, h("inference-id", "i-1"), "i-1"},
+		{oa, h("x-request-id", "", "inference-id", "i-1"), "i-1"},
+		{oa, h("x-ds-trace-id", "t-1"), "t-1"},
+		{oa, h("x-request-id", "req_b", "x-ds-trace-id", "t-1"), "req_b"},
+		{oa, h("cf-ray", "9f7526f32c3c0044-ORD"), ""},
+		{az, h("apim-request-id", "apim-1", "x-request-id", "req_a"), "apim-1"},
+		{az, h("x-request-id", "req_a"), "req_a"},
+	}
+	for i, tc := range cases {
+		if got := tc.p.requestID(tc.h); got != tc.want {
+			t.Errorf("case %d (%v): %q, want %q", i, tc.h, got, tc.want)
+		}
+	}
+
+	// An error from a Mistral-like server carries its correlation id.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("mistral-correlation-id", "019ef358-0000-7000-8000-errorcorrid1")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"detail":"Unauthorized"}`))
+	}))
+	defer srv.Close()
+	_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), chatRequests(t)["chat_plain"])
+	if pe := providerError(t, err); pe.RequestID != "019ef358-0000-7000-8000-errorcorrid1" || pe.Kind != provider.KindUnauthenticated {
+		t.Errorf("got %s", renderErr(err))
+	}
+}

@@ -99,6 +99,10 @@ func TestPydanticCassettesUnary(t *testing.T) {
 			if res.Meta.GetResponseId() != "chatcmpl-bc3bbd04-e8df-4ab6-bd82-9fb33726cb93" || res.Meta.GetResolvedModel() != "gpt-oss-120b" {
 				t.Errorf("ids %q %q", res.Meta.GetResponseId(), res.Meta.GetResolvedModel())
 			}
+			// Cerebras's request id is its inference-id header.
+			if got := res.Meta.GetProviderRequestId(); got != "chatcmpl-bc3bbd04-e8df-4ab6-bd82-9fb33726cb93" {
+				t.Errorf("provider request id %q", got)
+			}
 		}},
 		// Together via Hugging Face's router, Llama 4 Scout: content "",
 		// reasoning null, a call whose arguments have a space after the
@@ -181,6 +185,9 @@ func TestPydanticCassettesUnary(t *testing.T) {
 			}
 			if res.Meta.GetResponseId() != "74b5a04853d2428f8c69b8b35dc2d30b" || res.Meta.GetResolvedModel() != "mistral-large-latest" || res.Meta.GetToolCallCount() != 0 {
 				t.Errorf("meta %v", res.Meta)
+			}
+			if got := res.Meta.GetProviderRequestId(); got != "019ef358-aa9c-7608-80de-5e23e136b528" {
+				t.Errorf("provider request id %q, want the mistral-correlation-id", got)
 			}
 		}},
 		// DeepSeek deepseek-reasoner: reasoning_content, reasoning tokens,

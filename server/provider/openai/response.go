@@ -139,9 +139,22 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 	meta.FinishReason = provider.ToolCallsFinish(mapFinishReason(finish), int(meta.ToolCallCount))
 	if u := w.usage(); u != nil {
 		meta.Usage = normalizeUsage(u)
-		usageDetails(u).Set(meta)
+		d := usageDetails(u)
+		d.Set(meta)
+		if t := usageServiceTier(d); t != "" && w.ServiceTier == "" {
+			provider.SetExtended(meta, extServiceTier, t)
+		}
 	}
 	return &provider.Result{Message: msg, Meta: meta}, nil
+}
+
+// usageServiceTier is the service tier Mistral reports inside its usage
+// object ("service_tier": "standard"; no top-level service_tier): the
+// response's tier when the response names none itself. It stays among the
+// usage details too, as sent.
+func usageServiceTier(d provider.UsageDetails) string {
+	t, _ := d["service_tier"].(string)
+	return t
 }
 
 // warnExecutedTools reports Groq's executed_tools, which have no place in

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"reflect"
 
 	"google.golang.org/protobuf/proto"
 
@@ -28,6 +30,9 @@ type chatStream struct {
 	// executedWarned: Groq's executed_tools were reported.
 	executedWarned bool
 	finishSeen     bool
+	// topTier: the tier came from a chunk's service_tier, which a usage
+	// object's (Mistral's) does not override.
+	topTier bool
 
 	// think splits a leading <think> block off the content (think.go).
 	think thinkSplitter
@@ -131,8 +136,8 @@ func (s *chatStream) handle(data []byte) {
 		s.fingerprint = c.SystemFingerprint
 		provider.SetExtended(meta, extSystemFingerprint, c.SystemFingerprint)
 	}
-	if c.ServiceTier != "" && c.ServiceTier != s.tier {
-		s.tier = c.ServiceTier
+	if c.ServiceTier != "" && (c.ServiceTier != s.tier || !s.topTier) {
+		s.tier, s.topTier = c.ServiceTier, true
 		provider.SetExtended(meta, extServiceTier, c.ServiceTier)
 	}
 	if isPresent(c.PromptFilterResults) && string(c.PromptFilterResults) != s.promptFilter {
@@ -177,9 +182,27 @@ func (s *chatStream) handle(data []byte) {
 	}
 	if u := c.usage(); u != nil {
 		s.push(&provider.Event{Kind: provider.EventUsage, Usage: normalizeUsage(u)})
-		if s.usageDetails.Merge(usageDetails(u)) {
-			m := &llmrelayv1.ResponseMeta{}
-			s.usageDetails.Set(m)
+		// A later usage object replaces an earlier one (Mistral sends one
+		// on an intermediate chunk, then the final one): its details do
+		// too, whole, so no key of the earlier object outlives it. Metas
+		// are merged key by key in meta.extended, so the replacement is
+		// sent whole, and an object with no details clears the earlier
+		// ones with an empty usage_details.
+		m := &llmrelayv1.ResponseMeta{}
+		d := usageDetails(u)
+		if !maps.EqualFunc(d, s.usageDetails, reflect.DeepEqual) {
+			if len(d) == 0 {
+				provider.SetExtended(m, provider.ExtUsageDetails, map[string]any{})
+			} else {
+				d.Set(m)
+			}
+			s.usageDetails = d
+		}
+		if t := usageServiceTier(d); t != "" && t != s.tier && !s.topTier {
+			s.tier = t
+			provider.SetExtended(m, extServiceTier, t)
+		}
+		if proto.Size(m) > 0 {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: m})
 		}
 	}

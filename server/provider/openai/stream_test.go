@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -435,6 +436,97 @@ func TestStreamHoldsLittle(t *testing.T) {
 	for i, ch := range s.cur.Choices[:cap(s.cur.Choices)] {
 		if ch.Delta != nil {
 			t.Errorf("choice %d still holds its delta after the chunk was handled", i)
+		}
+	}
+}
+
+// TestUsageDetailsReplaced: each usage object replaces the previous one's
+// details whole, folded as the server folds metas (proto.Merge): a key of
+// an earlier object does not survive, and an object without details
+// leaves none.
+func TestUsageDetailsReplaced(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := func(content, usage string) string {
+		return `data: {"id":"chatcmpl-usage-replaced","model":"m","choices":[{"index":0,"delta":{"content":"` + content + `"},"finish_reason":null}],"usage":` + usage + "}\n\n"
+	}
+	cases := []struct {
+		name   string
+		usages []string
+		want   map[string]any // nil: no usage_details
+	}{
+		{"replaced", []string{`{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2,"a":"x","b":2}`, `{"prompt_tokens":2,"completion_tokens":2,"total_tokens":4,"b":3,"c":true}`},
+			map[string]any{"b": 3.0, "c": true}},
+		{"cleared", []string{`{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2,"a":"x"}`, `{"prompt_tokens":2,"completion_tokens":2,"total_tokens":4}`},
+			map[string]any{}},
+		{"same twice", []string{`{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2,"a":"x"}`, `{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2,"a":"x"}`},
+			map[string]any{"a": "x"}},
+		{"none", []string{`{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}`, `{"prompt_tokens":2,"completion_tokens":2,"total_tokens":4,"prompt_tokens_details":{"cached_tokens":0}}`}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body := chunk("A", tc.usages[0]) + chunk("B", tc.usages[1]) + "data: [DONE]\n\n"
+			evs, _, err := collect(t, streamFrom(p, body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			metas := 0
+			for _, ev := range evs {
+				if ev.Kind == provider.EventMeta && ev.Meta.GetExtended().GetFields()["usage_details"] != nil {
+					metas++
+				}
+			}
+			f := foldEvents(t, evs)
+			v, ok := f.Meta.GetExtended().GetFields()["usage_details"]
+			switch {
+			case tc.want == nil:
+				if ok || metas != 0 {
+					t.Errorf("usage_details %v (%d metas), want none", v, metas)
+				}
+			case !ok || !reflect.DeepEqual(v.GetStructValue().AsMap(), tc.want):
+				t.Errorf("usage_details %v, want %v", v, tc.want)
+			case tc.name == "same twice" && metas != 1:
+				t.Errorf("%d usage_details metas, want 1", metas)
+			}
+		})
+	}
+}
+
+// TestUsageServiceTier: a service tier inside the usage object (Mistral's)
+// is the response's tier when no chunk names one at the top level, in a
+// stream as in a unary answer; a top-level service_tier wins.
+func TestUsageServiceTier(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ top, usage, want string }{
+		{"", "standard", "standard"},
+		{`"service_tier":"default",`, "flex", "default"},
+		{"", "", ""},
+	} {
+		usage := `{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}`
+		if tc.usage != "" {
+			usage = `{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2,"service_tier":"` + tc.usage + `"}`
+		}
+		body := `data: {"id":"chatcmpl-usage-tier",` + tc.top + `"model":"m","choices":[{"index":0,"delta":{"content":"A"},"finish_reason":"stop"}],"usage":` + usage + "}\n\ndata: [DONE]\n\n"
+		evs, _, err := collect(t, streamFrom(p, body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := foldEvents(t, evs).Meta.GetServiceTier(); got != tc.want {
+			t.Errorf("stream %q/%q: tier %q, want %q", tc.top, tc.usage, got, tc.want)
+		}
+		res, err := p.parseChatResponse([]byte(`{"id":"chatcmpl-usage-tier",` + tc.top + `"choices":[{"index":0,"message":{"role":"assistant","content":"A"},"finish_reason":"stop"}],"usage":` + usage + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Meta.GetServiceTier(); got != tc.want {
+			t.Errorf("unary %q/%q: tier %q, want %q", tc.top, tc.usage, got, tc.want)
 		}
 	}
 }

@@ -147,6 +147,18 @@ func TestVercelChatStreams(t *testing.T) {
 			if u := f.Meta.GetUsage(); u.GetInputTokens() != 20 || u.GetOutputTokens() != 2 || u.GetTotalTokens() != 22 {
 				t.Errorf("usage %v", u)
 			}
+			// The details are the last usage object's alone: its
+			// additional_usage_field is an object, the intermediate
+			// chunk's string value is gone, its service_tier replaced.
+			d := f.Meta.GetExtended().GetFields()["usage_details"].GetStructValue().AsMap()
+			if _, stale := d["additional_usage_field"]; stale || d["additional_usage_field.nested"] != true || d["service_tier"] != "standard" ||
+				d["prompt_audio_seconds"] != 1.0 || d["request_count"] != 1.0 || len(d) != 10 {
+				t.Errorf("usage_details %v", d)
+			}
+			// Mistral's service tier is inside its usage: the last one's.
+			if f.Meta.GetServiceTier() != "standard" {
+				t.Errorf("service tier %q, want standard", f.Meta.GetServiceTier())
+			}
 		}},
 		// xAI's model through the Vercel AI Gateway: gateway routing
 		// metadata in a delta, 674 of 675 prompt tokens cached, cost
