@@ -159,3 +159,54 @@ func jsonEqual(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
 }
+
+// TestSimonwEmbeddingBatch: gemini-embedding-2 embedding "First text" and
+// "Second text" at 768 dimensions (testdata/real_llm_embedding_batch.http).
+// The answer's usageMetadata (promptTokenCount 4 for both inputs) is the
+// input usage; every value is the recorded one as float32.
+func TestSimonwEmbeddingBatch(t *testing.T) {
+	t.Parallel()
+	const name = "real_llm_embedding_batch"
+	dims := int32(768)
+	p, srv := replay(t, name)
+	res, err := p.Embed(context.Background(), &provider.EmbedRequest{Model: "gemini-embedding-2", Inputs: []string{"First text", "Second text"}, Dimensions: &dims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+	if c := srv.Last(t); c.Path != "/v1beta/models/gemini-embedding-2:batchEmbedContents" {
+		t.Errorf("path %s", c.Path)
+	}
+	var rec struct {
+		Embeddings []struct{ Values []float64 } `json:"embeddings"`
+	}
+	if err := json.Unmarshal(providertest.Load(t, filepath.Join("testdata", name+".http")).Body, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Embeddings) != 2 || len(rec.Embeddings) != 2 || res.Meta.GetEmbeddingsCount() != 2 {
+		t.Fatalf("%d embeddings (count %d), recorded %d", len(res.Embeddings), res.Meta.GetEmbeddingsCount(), len(rec.Embeddings))
+	}
+	for i, e := range res.Embeddings {
+		if e.GetIndex() != int32(i) || len(e.GetValues()) != 768 || len(rec.Embeddings[i].Values) != 768 {
+			t.Fatalf("embedding %d: index %d, %d values", i, e.GetIndex(), len(e.GetValues()))
+		}
+		for j, v := range rec.Embeddings[i].Values {
+			if e.GetValues()[j] != float32(v) {
+				t.Fatalf("embedding %d value %d = %v, recorded %v", i, j, e.GetValues()[j], v)
+			}
+		}
+	}
+	// Read off the recording by hand.
+	if v := res.Embeddings[0].GetValues(); v[0] != -0.011345503 || v[1] != -0.011202878 || v[2] != 0.05836822 {
+		t.Errorf("first values %v", v[:3])
+	}
+	if v := res.Embeddings[1].GetValues(); v[766] != -0.022146842 || v[767] != -0.0006047033 {
+		t.Errorf("last values %v", v[766:])
+	}
+	if u := res.Meta.GetUsage(); u.GetInputTokens() != 4 || u.GetOutputTokens() != 0 || u.GetTotalTokens() != 4 {
+		t.Errorf("usage %v, want 4 input tokens", u)
+	}
+	if got := res.Meta.GetExtended().AsMap()["usage_details"]; !jsonEqual(got, map[string]any{"promptTokenDetails.TEXT": 4.0}) {
+		t.Errorf("usage details %v", got)
+	}
+}
