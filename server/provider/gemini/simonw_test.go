@@ -69,6 +69,17 @@ var simonwStreams = map[string]simonwWant{
 	// Asked for gemini-flash-latest, answered by the model it resolves to.
 	"real_llm_resolved_model": {req: "plain", model: "gemini-2.5-flash-preview-09-2025", responseID: "lonVaNDgJMnUz7IPh9_DqQo",
 		text: "Hi there! How can I help you today?", finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, in: 2, out: 10, total: 12},
+	// gemini-3.6-flash: a call with nested object arguments and its own
+	// id; then the answer, its signature on a final empty text part whose
+	// chunk raises promptTokenCount (284 to 467).
+	"real_llm_tools_with_nested_pydantic_models_1": {req: "thinking_tools", model: "gemini-3.6-flash", responseID: "l4pyarrSEcupjrEPvJaO4A0",
+		calls: []simonwCall{{"whZntcQw", "add_person",
+			`{"age":30,"name":"Alice","address":{"street":"123 Main St","city":"San Francisco","zipcode":"94102"}}`, "EsYFCsMFARFNMg/JPnxo"}},
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, in: 201, out: 51 + 183, total: 435, thoughts: 183},
+	"real_llm_tools_with_nested_pydantic_models_2": {req: "thinking_tools", model: "gemini-3.6-flash", responseID: "mIpyao-GM5rVjMcPg8X9oA4",
+		text:      "Alice (age 30) living at 123 Main St, San Francisco, CA 94102 has been successfully added to the database.",
+		sigPrefix: "EoEBCn8BEU0yD/faeXJs",
+		finish:    llmrelayv1.FinishReason_FINISH_REASON_STOP, in: 467, out: 34 + 13, total: 514, thoughts: 13},
 	// JSON mode with a schema: the object is streamed in four pieces.
 	"real_llm_prompt_with_pydantic_schema": {req: "plain", model: "gemini-1.5-flash-latest",
 		text:   `{"age": 3, "bio": "A fluffy Samoyed with exceptional intelligence and a love for belly rubs. He's mastered several tricks, including fetching the newspaper and opening doors.", "name": "Cloud"}`,
