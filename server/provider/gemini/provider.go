@@ -200,14 +200,13 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 	if err != nil {
 		return nil, err
 	}
-	embs, err := parseEmbeddings(raw, len(req.Inputs))
+	embs, usage, err := parseEmbeddings(raw, len(req.Inputs))
 	if err != nil {
 		return nil, err
 	}
-	return &provider.Result{
-		Embeddings: embs,
-		Meta:       &llmrelayv1.ResponseMeta{EmbeddingsCount: int32(len(embs))},
-	}, nil
+	meta := &llmrelayv1.ResponseMeta{EmbeddingsCount: int32(len(embs)), Usage: embedUsage(usage)}
+	usageDetails(usage).Set(meta)
+	return &provider.Result{Embeddings: embs, Meta: meta}, nil
 }
 
 // Stream calls models/{model}:streamGenerateContent?alt=sse.

@@ -496,30 +496,34 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 
 // parseEmbeddings reads an embedContent (one input) or batchEmbedContents
 // response and checks the count.
-func parseEmbeddings(raw []byte, n int) ([]*llmrelayv1.Embedding, error) {
-	var vecs []*contentEmbedding
+func parseEmbeddings(raw []byte, n int) ([]*llmrelayv1.Embedding, *usageMetadata, error) {
+	var (
+		vecs  []*contentEmbedding
+		usage *usageMetadata
+	)
 	if n == 1 {
 		var r embedContentResponse
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, provider.BadResponse(providerName, "decoding embedContent response: %v", err)
+			return nil, nil, provider.BadResponse(providerName, "decoding embedContent response: %v", err)
 		}
 		if r.Embedding != nil {
 			vecs = []*contentEmbedding{r.Embedding}
 		}
+		usage = r.UsageMetadata
 	} else {
 		var r batchEmbedContentsResponse
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, provider.BadResponse(providerName, "decoding batchEmbedContents response: %v", err)
+			return nil, nil, provider.BadResponse(providerName, "decoding batchEmbedContents response: %v", err)
 		}
-		vecs = r.Embeddings
+		vecs, usage = r.Embeddings, r.UsageMetadata
 	}
 	if len(vecs) != n {
-		return nil, provider.BadResponse(providerName, "got %d embeddings for %d inputs", len(vecs), n)
+		return nil, nil, provider.BadResponse(providerName, "got %d embeddings for %d inputs", len(vecs), n)
 	}
 	out := make([]*llmrelayv1.Embedding, n)
 	for i, v := range vecs {
 		if v == nil || len(v.Values) == 0 {
-			return nil, provider.BadResponse(providerName, "embedding %d has no values", i)
+			return nil, nil, provider.BadResponse(providerName, "embedding %d has no values", i)
 		}
 		vals := make([]float32, len(v.Values))
 		for j, f := range v.Values {
@@ -527,5 +531,16 @@ func parseEmbeddings(raw []byte, n int) ([]*llmrelayv1.Embedding, error) {
 		}
 		out[i] = &llmrelayv1.Embedding{Index: int32(i), Values: vals}
 	}
-	return out, nil
+	return out, usage, nil
+}
+
+// embedUsage is an embedding response's usageMetadata as Usage: its
+// promptTokenCount is the input, there is no output. nil when the
+// response has none.
+func embedUsage(u *usageMetadata) *llmrelayv1.Usage {
+	if u == nil {
+		return nil
+	}
+	in := provider.Count(u.PromptTokenCount)
+	return &llmrelayv1.Usage{InputTokens: in, TotalTokens: provider.UsageTotal(provider.Count(u.TotalTokenCount), in, 0)}
 }

@@ -250,12 +250,16 @@ type contentEmbedding struct {
 	Values []float64 `json:"values"`
 }
 
+// The embedding responses carry usageMetadata too (promptTokenCount and
+// promptTokenDetails, for all inputs of a batch together).
 type embedContentResponse struct {
-	Embedding *contentEmbedding `json:"embedding"`
+	Embedding     *contentEmbedding `json:"embedding"`
+	UsageMetadata *usageMetadata    `json:"usageMetadata"`
 }
 
 type batchEmbedContentsResponse struct {
-	Embeddings []*contentEmbedding `json:"embeddings"`
+	Embeddings    []*contentEmbedding `json:"embeddings"`
+	UsageMetadata *usageMetadata      `json:"usageMetadata"`
 }
 
 // Errors: google.rpc.Status in an "error" envelope.
