@@ -206,6 +206,7 @@ func TestGenerateGolden(t *testing.T) {
 		{"chat_tool_results", toolResultsRequest},
 		{"chat_thinking", thinkingRequest},
 		{"chat_thinking_tools", thinkingToolsRequest},
+		{"chat_inline_think", textRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -61,8 +61,12 @@ func parseChatResponse(body []byte, salt string) (*provider.Result, error) {
 		}
 		text, w := contentText(m.Content, 0, "message.content")
 		meta.Warnings = append(meta.Warnings, w...)
-		if text != "" {
+		switch {
+		case text == "":
+		case thinking != "": // the reasoning came apart: the content is text as sent
 			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: text}})
+		default: // inline reasoning opening the content (Ollama before 0.12.5 without "think")
+			msg.Parts = append(msg.Parts, provider.ThinkParts(text)...)
 		}
 		seen := map[string]bool{}
 		for i, tc := range m.ToolCalls {

@@ -43,6 +43,13 @@ type stream struct {
 	err     error
 
 	fastMsg respMessage // reused by decodeLineFast
+
+	// think splits a leading <think> block off the content when the
+	// model's reasoning comes inline (an Ollama before 0.12.5 asked
+	// without "think"); thinking is set once a message.thinking piece came,
+	// and the content is then text as sent.
+	think    provider.ThinkSplitter
+	thinking bool
 }
 
 var _ provider.Stream = (*stream)(nil)
@@ -79,6 +86,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 		line, err := s.readLine()
 		if err != nil {
 			s.err = s.readError(err)
+			s.pushThink(s.think.Flush()) // what the cut answer said, before its error
 			continue
 		}
 		s.handleLine(line)
@@ -176,12 +184,18 @@ func (s *stream) handleLine(line []byte) {
 		thinking, w := contentText(m.Thinking, s.lineNo, "message.thinking")
 		warnings = append(warnings, w...)
 		if thinking != "" {
+			s.thinking = true
 			s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: 0, Text: thinking}})
 		}
 		text, w := contentText(m.Content, s.lineNo, "message.content")
 		warnings = append(warnings, w...)
-		if text != "" {
+		switch {
+		case text == "":
+		case s.thinking:
+			s.pushThink(s.think.Flush()) // held back before the thinking came: text
 			s.push(&provider.Event{Kind: provider.EventText, Text: text})
+		default:
+			s.pushThink(s.think.Content(text))
 		}
 		for _, tc := range m.ToolCalls {
 			call, w := toolCall(tc, s.calls, s.model, s.salt, s.seen)
@@ -201,7 +215,18 @@ func (s *stream) handleLine(line []byte) {
 	}
 	if c.Done {
 		s.done = true
+		s.pushThink(s.think.Flush())
 		s.finish(&c)
+	}
+}
+
+// pushThink queues the events of a released reasoning and text pair.
+func (s *stream) pushThink(reasoning, text string) {
+	if reasoning != "" {
+		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: 0, Text: reasoning}})
+	}
+	if text != "" {
+		s.push(&provider.Event{Kind: provider.EventText, Text: text})
 	}
 }
 

@@ -408,7 +408,7 @@ func TestUnaryStreamEquivalence(t *testing.T) {
 // FuzzStream feeds arbitrary bytes as a stream body: no panic, the stream
 // ends, EOF only after a done line, every tool call delta has an id.
 func FuzzStream(f *testing.F) {
-	for _, name := range []string{"stream_text", "stream_tools", "stream_thinking", "stream_thinking_tools", "stream_error", "stream_cut"} {
+	for _, name := range []string{"stream_text", "stream_tools", "stream_thinking", "stream_thinking_tools", "stream_error", "stream_cut", "stream_inline_think"} {
 		f.Add(providertest.Load(f, td(name+".http")).Body)
 	}
 	f.Add([]byte(`{"done":true,"message":{"tool_calls":[{"function":{"arguments":[1,2]}},{}]}}`))
@@ -485,5 +485,102 @@ func TestStreamCutKeepsRequestID(t *testing.T) {
 	var pe *provider.Error
 	if !errors.As(err, &pe) || !errors.Is(err, provider.ErrStreamCut) || pe.RequestID != "4c0e8b1f-2d7a-4e95-b3c6-a1f0d9e8c7b2" {
 		t.Fatalf("err = %#v", err)
+	}
+}
+
+// TestInlineThink: an Ollama before 0.12.5, asked without "think", sends a
+// thinking model's reasoning inline, as a <think> block opening the
+// content (its JSON escapes the angle brackets). It is the answer's
+// reasoning part, unary and streamed, and the text after it the text
+// part; reasoning that came apart (message.thinking) leaves the content
+// as sent, and a stream cut inside the block keeps what it said as
+// reasoning before the cut's error.
+func TestInlineThink(t *testing.T) {
+	t.Parallel()
+	const reasoning, text = "\nThe user asks for 12 + 30. That is 42.\n", "\n\n12 + 30 = 42."
+	usrv := providertest.ReplayFile(t, td("chat_inline_think.http"))
+	res, err := newTestProvider(t, usrv).Generate(context.Background(), textRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Message.GetParts(); len(p) != 2 || p[0].GetReasoning().GetText() != reasoning || p[1].GetText() != text {
+		t.Fatalf("unary parts %v", p)
+	}
+
+	ssrv := providertest.ReplayFile(t, td("stream_inline_think.http"))
+	st, err := newTestProvider(t, ssrv).Stream(context.Background(), textRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := collect(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []provider.EventKind
+	for _, ev := range evs {
+		switch ev.Kind {
+		case provider.EventText, provider.EventReasoning:
+			if ev.Kind == provider.EventText && strings.Contains(ev.Text, "think") {
+				t.Errorf("text event %q carries a think tag", ev.Text)
+			}
+			kinds = append(kinds, ev.Kind)
+		}
+	}
+	if kinds[0] != provider.EventReasoning || kinds[len(kinds)-1] != provider.EventText {
+		t.Errorf("event kinds %v: want reasoning first, text last", kinds)
+	}
+	if p := accumulate(t, evs).GetParts(); len(p) != 2 || p[0].GetReasoning().GetText() != reasoning || p[1].GetText() != "\n\n12 + 30 = 42." {
+		t.Fatalf("streamed parts %v", p)
+	}
+
+	rec := func(contentType, body string) providertest.Recording {
+		return providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {contentType}}, Body: []byte(body)}
+	}
+	// Reasoning that came apart: a content opening with a tag is text.
+	body := `{"model":"qwen3:8b","message":{"role":"assistant","thinking":"Tags.","content":"<think> is a tag"},"done":true,"done_reason":"stop"}`
+	res, err = newTestProvider(t, providertest.Replay(t, rec("application/json", body))).Generate(context.Background(), textRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Message.GetParts(); len(p) != 2 || p[0].GetReasoning().GetText() != "Tags." || p[1].GetText() != "<think> is a tag" {
+		t.Errorf("parts with apart reasoning %v", p)
+	}
+	lines := `{"model":"qwen3:8b","message":{"role":"assistant","thinking":"Tags."},"done":false}` + "\n" +
+		`{"model":"qwen3:8b","message":{"role":"assistant","content":"<think> is a tag"},"done":false}` + "\n" +
+		`{"model":"qwen3:8b","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}` + "\n"
+	st, err = newTestProvider(t, providertest.Replay(t, rec("application/x-ndjson", lines))).Stream(context.Background(), textRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs, err = collect(st); err != nil {
+		t.Fatal(err)
+	}
+	if p := accumulate(t, evs).GetParts(); len(p) != 2 || p[0].GetReasoning().GetText() != "Tags." || p[1].GetText() != "<think> is a tag" {
+		t.Errorf("streamed parts with apart reasoning %v", p)
+	}
+
+	// Cut inside the block, the closing tag's start held back: it is
+	// released as reasoning before the cut's error.
+	cut := `{"model":"qwen3:8b","message":{"role":"assistant","content":"<think>"},"done":false}` + "\n" +
+		`{"model":"qwen3:8b","message":{"role":"assistant","content":"Adding. </thi"},"done":false}` + "\n"
+	st, err = newTestProvider(t, providertest.Replay(t, rec("application/x-ndjson", cut))).Stream(context.Background(), textRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err = collect(st)
+	if err == nil {
+		t.Fatal("a cut stream ended without an error")
+	}
+	var got strings.Builder
+	for _, ev := range evs {
+		if ev.Kind == provider.EventText {
+			t.Errorf("text event %q from a stream cut inside its think block", ev.Text)
+		}
+		if ev.Kind == provider.EventReasoning {
+			got.WriteString(ev.Reasoning.Text)
+		}
+	}
+	if got.String() != "Adding. </thi" {
+		t.Errorf("reasoning before the cut = %q, want %q", got.String(), "Adding. </thi")
 	}
 }

@@ -107,7 +107,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			if m.Refusal != nil {
 				refusal += *m.Refusal
 			}
-			msg.Parts = append(msg.Parts, thinkContentParts(text)...)
+			msg.Parts = append(msg.Parts, provider.ThinkParts(text)...)
 			if refusal != "" {
 				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: refusal}})
 			}

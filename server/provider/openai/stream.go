@@ -34,8 +34,8 @@ type chatStream struct {
 	// object's (Mistral's) does not override.
 	topTier bool
 
-	// think splits a leading <think> block off the content (think.go).
-	think thinkSplitter
+	// think splits a leading <think> block off the content (provider.ThinkSplitter).
+	think provider.ThinkSplitter
 
 	// Tool calls: byIndex maps the wire index to the call currently at
 	// that index (made at the first tool call); order holds all calls by
@@ -83,7 +83,7 @@ func (s *chatStream) handle(data []byte) {
 	t := bytes.TrimSpace(data)
 	if string(t) == "[DONE]" {
 		s.done = true
-		s.pushThink(s.think.flush())
+		s.pushThink(s.think.Flush())
 		s.endCalls()
 		return
 	}
@@ -176,7 +176,7 @@ func (s *chatStream) handle(data []byte) {
 		s.queue[metaAt] = &provider.Event{Kind: provider.EventMeta, Meta: meta}
 	}
 	if finishMeta != nil {
-		s.pushThink(s.think.flush())
+		s.pushThink(s.think.Flush())
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: finishMeta})
 		s.endCalls()
 	}
@@ -262,7 +262,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 		meta.Warnings = append(meta.Warnings, "delta content has an unrecognized shape; kept as JSON text")
 	}
 	if text != "" {
-		s.pushThink(s.think.content(text))
+		s.pushThink(s.think.Content(text))
 	}
 	if d.Refusal != nil {
 		refusal += *d.Refusal

@@ -2,73 +2,11 @@ package openai
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
-
-func TestSplitThink(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		content, reasoning, text string
-		ok                       bool
-	}{
-		{"<think>\nhmm\n</think>\n\nHi", "\nhmm\n", "\n\nHi", true},
-		{"\n <think>a</think>b", "a", "b", true},
-		{"<think>cut before the end", "cut before the end", "", true},
-		{"<think></think>Hi", "", "Hi", true},
-		{"Hi <think>x</think>", "", "Hi <think>x</think>", false},
-		{"<thinking>x</thinking>", "", "<thinking>x</thinking>", false},
-		{"<thi", "", "<thi", false},
-		{"", "", "", false},
-	} {
-		r, txt, ok := splitThink(tc.content)
-		if r != tc.reasoning || txt != tc.text || ok != tc.ok {
-			t.Errorf("splitThink(%q) = %q, %q, %v; want %q, %q, %v", tc.content, r, txt, ok, tc.reasoning, tc.text, tc.ok)
-		}
-	}
-}
-
-// TestThinkSplitterAgreesWithUnary: however the content is cut into
-// deltas, the streamed splitter releases the reasoning and text that
-// splitThink finds in the whole content.
-func TestThinkSplitterAgreesWithUnary(t *testing.T) {
-	t.Parallel()
-	for _, content := range []string{
-		"<think>\nhmm </think\n</think>\n\nHi </think> there",
-		"  \n<think>a<</think>b",
-		"<think>never closed </thin",
-		"<thi",
-		" <th plain",
-		"plain <think>x</think>",
-		"\n\n",
-		"<think></think>",
-	} {
-		wantR, wantT, _ := splitThink(content)
-		for cut1 := 0; cut1 <= len(content); cut1++ {
-			for cut2 := cut1; cut2 <= len(content); cut2++ {
-				var sp thinkSplitter
-				var r, txt strings.Builder
-				for _, d := range []string{content[:cut1], content[cut1:cut2], content[cut2:]} {
-					if d == "" {
-						continue // the stream skips empty content
-					}
-					a, b := sp.content(d)
-					r.WriteString(a)
-					txt.WriteString(b)
-				}
-				a, b := sp.flush()
-				r.WriteString(a)
-				txt.WriteString(b)
-				if r.String() != wantR || txt.String() != wantT {
-					t.Fatalf("%q cut at %d,%d: %q, %q; want %q, %q", content, cut1, cut2, r.String(), txt.String(), wantR, wantT)
-				}
-			}
-		}
-	}
-}
 
 // TestThinkStream: a streamed answer whose content opens with a think
 // block, the tags in deltas of their own as Together sends them, gives
