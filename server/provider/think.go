@@ -142,4 +142,3 @@ func partialSuffix(s, tag string) int {
 	}
 	return 0
 }
-
