@@ -1,0 +1,178 @@
+package anthropic
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// Real recordings from simonw/llm-anthropic's VCR cassettes (see
+// testdata/README.md, "real_llm_*"). Each case replays one response and
+// checks the answer against what the recording says, written out by hand
+// from the cassette (texts joined from the deltas as YAML folds them, ids,
+// counts, headers), so an accepted golden cannot hide a wrong answer.
+
+// llmWant is what a recording says, field by field.
+type llmWant struct {
+	parts        []*llmrelayv1.Part
+	responseID   string
+	model        string
+	requestID    string
+	finish       llmrelayv1.FinishReason
+	providerStop string
+	usage        *llmrelayv1.Usage
+	// requestsLimit/tokensLimit are anthropic-ratelimit-requests-limit
+	// and -tokens-limit (0: the header is absent).
+	requestsLimit, tokensLimit int64
+	tokensReset                time.Time
+	// extended are meta.extended entries as compact JSON.
+	extended map[string]string
+	// warnings are substrings, one per expected warning, in order.
+	warnings []string
+}
+
+func checkLLMWant(t *testing.T, what string, msg *llmrelayv1.Message, m *llmrelayv1.ResponseMeta, w llmWant) {
+	t.Helper()
+	want := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: w.parts}
+	if !proto.Equal(msg, want) {
+		t.Errorf("%s: message\n got %v\nwant %v", what, msg, want)
+	}
+	if m.GetResponseId() != w.responseID || m.GetResolvedModel() != w.model || m.GetProviderRequestId() != w.requestID {
+		t.Errorf("%s: ids %q %q %q, want %q %q %q", what, m.GetResponseId(), m.GetResolvedModel(), m.GetProviderRequestId(), w.responseID, w.model, w.requestID)
+	}
+	if m.GetFinishReason() != w.finish || m.GetProviderFinishReason() != w.providerStop {
+		t.Errorf("%s: finish %v %q, want %v %q", what, m.GetFinishReason(), m.GetProviderFinishReason(), w.finish, w.providerStop)
+	}
+	if !proto.Equal(m.GetUsage(), w.usage) {
+		t.Errorf("%s: usage %v, want %v", what, m.GetUsage(), w.usage)
+	}
+	rl := m.GetRateLimit()
+	if rl.GetRequestsLimit() != w.requestsLimit || rl.GetTokensLimit() != w.tokensLimit ||
+		!rl.GetTokensResetTime().AsTime().Equal(w.tokensReset) {
+		t.Errorf("%s: rate limit %v, want requests %d tokens %d reset %v", what, rl, w.requestsLimit, w.tokensLimit, w.tokensReset)
+	}
+	for k, v := range w.extended {
+		if got := valueJSON(t, m.GetExtended().GetFields()[k]); got != v {
+			t.Errorf("%s: extended[%s] = %s, want %s", what, k, got, v)
+		}
+	}
+	if len(m.GetWarnings()) != len(w.warnings) {
+		t.Errorf("%s: warnings %q, want %d matching %q", what, m.GetWarnings(), len(w.warnings), w.warnings)
+	} else {
+		for i, sub := range w.warnings {
+			if !strings.Contains(m.GetWarnings()[i], sub) {
+				t.Errorf("%s: warning %d %q does not say %q", what, i, m.GetWarnings()[i], sub)
+			}
+		}
+	}
+}
+
+func usageOf(in, out, cacheRead, cacheWrite, reasoning int32) *llmrelayv1.Usage {
+	total := in + cacheRead + cacheWrite + out
+	return &llmrelayv1.Usage{
+		InputTokens: in + cacheRead + cacheWrite, OutputTokens: out, TotalTokens: total,
+		CachedInputTokens: cacheRead, CacheCreationInputTokens: cacheWrite, ReasoningTokens: reasoning,
+	}
+}
+
+func toolCallValid(id, name, args string) *llmrelayv1.Part {
+	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+		CallId: id, Name: name, Arguments: args, ArgumentsValid: true,
+	}}}
+}
+
+func TestSimonwStream(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		req  func(t *testing.T) *provider.Request
+		want llmWant
+	}{
+		{"real_llm_test_prompt", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
+			// "-", "\n        Captain" (folded: " Captain"), "\\n-\n        Sc", "oop"
+			parts:      []*llmrelayv1.Part{text("- Captain\n- Scoop")},
+			responseID: "msg_014Z12bJxZvKUjLkhBzUz358", model: "claude-sonnet-4-5-20250929", requestID: "req_011CV8mLyP9MnkAHjmZDx7Wv",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:       usageOf(17, 10, 0, 0, 0),
+			tokensLimit: 2400000, tokensReset: time.Date(2025, 11, 15, 0, 56, 29, 0, time.UTC),
+			extended: map[string]string{"ratelimit_input_tokens_limit": "2000000", "ratelimit_output_tokens_remaining": "400000", "service_tier": `"standard"`},
+		}},
+		{"real_llm_test_prompt_with_prefill_and_stop_sequences", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
+			parts: []*llmrelayv1.Part{text("\ndef describe_pelican():\n    \"\"\"Returns a brief description of a pelican.\"\"\"\n" +
+				"    return \"Large seabird with a massive bill, capable of scooping fish from water.\"\n")},
+			responseID: "msg_01Vh9gCUUDMykSLHm8Jesir4", model: "claude-3-5-haiku-20241022", requestID: "req_011CV8mP633bNwcdKJNTY8s9",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "stop_sequence",
+			usage:         usageOf(16, 43, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 480000, tokensReset: time.Date(2025, 11, 15, 0, 56, 58, 0, time.UTC),
+			extended: map[string]string{"stop_sequence": "\"```\""},
+		}},
+		{"real_llm_test_thinking_prompt", thinkingRequest, llmWant{
+			parts: []*llmrelayv1.Part{
+				reasoningPart(&llmrelayv1.Reasoning{
+					Text: "The person is asking for two names for a pet pelican, and they want me to be brief in my response. " +
+						"I'll provide two concise, creative names that would suit a pelican:\n\n1. Something that relates to their large beak/pouch\n" +
+						"2. Something that relates to water/fishing\n\nI'll keep my response very short as requested.",
+					Signature: "EuYBCkQYAiJAZFFuoMD/kqVzMZ887Sa1rJBpa5UU5W+YVHe0PV1dh0T1ZHHOQcSUTMB9iPC6hhduyszf501Ao1McU4sUwlL2UhIM0nyNDklwN6dy0bkUGgx7Ny7JpGHlGJ3+mR8iMHcNBzvnVJwp6XmCs9jieB8BWgth2vmVOuSU+mUYw2bT4pkzVkVsxFnA1lh2T1kjRSpQltDXxi/Pyq3WdD/W4gnV9HIJ4Cb5olNXUrMvKUyoim0MfvyOU7wuyAi7J74CVw0Te6DW8GQf3/1jVYxeMEEBszuSU5IuyxB0BKWW5TfALM0=",
+				}),
+				text("Scoop and Beaky"),
+			},
+			responseID: "msg_01SNKQD4WaGocVoAVDeL7eZX", model: "claude-3-7-sonnet-20250219", requestID: "req_01Xh2DgdnZ2DPE5bACEkXpMG",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			// message_delta carries only output_tokens: the input stays message_start's.
+			usage:         usageOf(45, 94, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 280000, tokensReset: time.Date(2025, 2, 25, 7, 47, 28, 0, time.UTC),
+		}},
+		{"real_llm_test_tools_1", toolsRequest, llmWant{
+			parts: []*llmrelayv1.Part{
+				text("I'll help you generate two names for a pet pelican using the pelican name generator tool."),
+				toolCallValid("toolu_017ngBid8gmdReTeroVSZf7r", "pelican_name_generator", "{}"),
+				toolCallValid("toolu_01FJrHJrmnfEqR6NxkQ3yhpu", "pelican_name_generator", "{}"),
+			},
+			responseID: "msg_015S7FCRZ7rzjcyuJgzDu35c", model: "claude-3-5-haiku-latest", requestID: "req_011CP6WAyuHukdWpSHUSs5Xa",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+			usage:         usageOf(310, 82, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 480000, tokensReset: time.Date(2025, 5, 14, 0, 49, 34, 0, time.UTC),
+		}},
+		{"real_llm_test_refusal_raises", thinkingRequest, llmWant{
+			responseID: "msg_011Cef1BfCEZn512shRMGG4q", model: "claude-fable-5-1", requestID: "req_011Cef1BeSqcyH3S7gNQq2MN",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, providerStop: "refusal",
+			usage:         usageOf(97, 0, 0, 0, 0),
+			requestsLimit: 20000, tokensLimit: 4800000, tokensReset: time.Date(2026, 9, 2, 17, 25, 56, 0, time.UTC),
+			extended: map[string]string{
+				"stop_details": `{"category":"reasoning_extraction","explanation":"This request was blocked as it seems to violate Anthropic's Terms of Service ` +
+					`restrictions on reverse engineering or duplicating model outputs. To learn more, visit https://www.anthropic.com/legal/commercial-terms. ` +
+					`API integrators: you can reduce refusals for your users by configuring a fallback model — see ` +
+					`https://platform.claude.com/docs/en/build-with-claude/refusals-and-fallback","type":"refusal"}`,
+				provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
+			},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, "testdata/"+tc.name+".http")
+			s, err := newTestProvider(t, srv.URL).Stream(context.Background(), tc.req(t))
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			evs, err := collect(s)
+			if err != nil {
+				t.Fatalf("stream error: %v", err)
+			}
+			f := foldEvents(t, evs)
+			checkLLMWant(t, "streamed", f.message, f.meta, tc.want)
+			if got := accumulate(t, evs); !proto.Equal(got, f.message) {
+				t.Errorf("accumulator message\n got %v\nwant %v", got, f.message)
+			}
+			providertest.Golden(t, "testdata/"+tc.name+".golden", renderEvents(t, evs, err))
+			providertest.Golden(t, "testdata/"+tc.name+".request.golden", providertest.RequestGolden(srv.Last(t), requestHeaders...))
+		})
+	}
+}
