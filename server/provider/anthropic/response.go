@@ -75,6 +75,7 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 		provider.SetExtended(meta, "stop_sequence", *m.StopSequence)
 	}
 	setStopDetails(meta, m.StopDetails)
+	setInputTransformations(meta, m.InputTransformations, false)
 	if m.Usage != nil {
 		var u usageState
 		u.update(m.Usage)
@@ -291,4 +292,27 @@ func setStopDetails(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) {
 		v = string(t)
 	}
 	provider.SetExtended(meta, "stop_details", v)
+}
+
+// setInputTransformations keeps the input_transformations array (the
+// thinking blocks of the history the API removed before the model saw
+// them, with their path and reason) as meta.extended.input_transformations
+// and reports whether it set it. An empty array (nothing removed) is kept
+// only with keepEmpty: a stream's message_delta list replaces the one
+// message_start gave. null or absent adds nothing.
+func setInputTransformations(meta *llmrelayv1.ResponseMeta, raw json.RawMessage, keepEmpty bool) bool {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return false
+	}
+	var v any
+	if err := json.Unmarshal(t, &v); err != nil {
+		// The enclosing event decoded, so this cannot fail; keep the text.
+		v = string(t)
+	}
+	if l, ok := v.([]any); ok && len(l) == 0 && !keepEmpty {
+		return false
+	}
+	provider.SetExtended(meta, "input_transformations", v)
+	return true
 }

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +175,80 @@ func TestSimonwStream(t *testing.T) {
 			providertest.Golden(t, "testdata/"+tc.name+".golden", renderEvents(t, evs, err))
 			providertest.Golden(t, "testdata/"+tc.name+".request.golden", providertest.RequestGolden(srv.Last(t), requestHeaders...))
 		})
+	}
+}
+
+// TestInputTransformations: input_transformations (the history's thinking
+// blocks the API removed before the model saw them) reach
+// meta.extended.input_transformations: from message_start in a real
+// stream (testdata/real_pyd_anthropic_fable_5_1_drops_a_stale_thinking_block_streamed_2.http),
+// from the body unary; [] (nothing removed) adds nothing; a message_delta
+// list (after a server-side fallback) replaces message_start's, even when
+// empty.
+func TestInputTransformations(t *testing.T) {
+	t.Parallel()
+	const dropped = `[{"path":"messages.1.content.0","reason":"prefix_binding_mismatch","type":"thinking_dropped"}]`
+	srv := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_fable_5_1_drops_a_stale_thinking_block_streamed_2.http")
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), thinkingRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := collect(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := valueJSON(t, foldEvents(t, evs).meta.GetExtended().GetFields()["input_transformations"]); got != dropped {
+		t.Errorf("real stream: input_transformations %s, want %s", got, dropped)
+	}
+
+	unary := func(it string) *llmrelayv1.ResponseMeta {
+		t.Helper()
+		res, err := parseResponse([]byte(`{"id":"msg_01InputTransformUnaryK8","type":"message","role":"assistant","model":"m",`+
+			`"content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","input_transformations":`+it+`,"usage":{"input_tokens":3,"output_tokens":1}}`), http.Header{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Meta
+	}
+	if got := valueJSON(t, unary(dropped).GetExtended().GetFields()["input_transformations"]); got != dropped {
+		t.Errorf("unary: input_transformations %s, want %s", got, dropped)
+	}
+	for _, it := range []string{`[]`, `null`} {
+		if _, ok := unary(it).GetExtended().GetFields()["input_transformations"]; ok {
+			t.Errorf("unary %s: input_transformations set", it)
+		}
+	}
+
+	stream := func(start, delta string) *llmrelayv1.ResponseMeta {
+		t.Helper()
+		body := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01InputTransformStreamV2\",\"model\":\"m\"," +
+			"\"input_transformations\":" + start + ",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n" +
+			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"hi\"}}\n\n" +
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}" + delta + "}\n\n" +
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+		evs, err := collect(streamFromBody([]byte(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return foldEvents(t, evs).meta
+	}
+	const fallback = `[{"path":"messages.3.content.0","reason":"model_binding_mismatch","type":"thinking_dropped"}]`
+	for _, c := range []struct{ start, delta, want string }{
+		{`[]`, ``, ``},
+		{dropped, ``, dropped},
+		{`[]`, `,"input_transformations":` + fallback, fallback},
+		{dropped, `,"input_transformations":[]`, `[]`},
+		{`[]`, `,"input_transformations":[]`, ``},
+		{dropped, `,"input_transformations":null`, dropped},
+	} {
+		v, ok := stream(c.start, c.delta).GetExtended().GetFields()["input_transformations"]
+		got := ""
+		if ok {
+			got = valueJSON(t, v)
+		}
+		if got != c.want {
+			t.Errorf("stream start %s delta %q: input_transformations %q, want %q", c.start, c.delta, got, c.want)
+		}
 	}
 }

@@ -43,10 +43,13 @@ type stream struct {
 	tools        int
 	// reasonings counts thinking and redacted_thinking blocks.
 	reasonings int
-	usage      usageState
-	done       bool
-	closed     bool
-	err        *provider.Error
+	// inputTransformations is set once meta.extended.input_transformations
+	// was emitted.
+	inputTransformations bool
+	usage                usageState
+	done                 bool
+	closed               bool
+	err                  *provider.Error
 
 	// Reused by decodeTextDeltaFast between events.
 	fastIdx   int
@@ -147,6 +150,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		if u := ev.Message.Usage; u != nil && u.ServiceTier != "" {
 			provider.SetExtended(meta, "service_tier", u.ServiceTier)
 		}
+		s.inputTransformations = setInputTransformations(meta, ev.Message.InputTransformations, false)
 		s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 		s.updateUsage(ev.Message.Usage)
 		// The message may start with content already whole (a resumed
@@ -172,6 +176,15 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 	case "content_block_stop":
 		return s.blockStop(ev)
 	case "message_delta":
+		if len(ev.InputTransformations) > 0 {
+			// After a fallback: the serving model's list replaces the
+			// first (an empty one too, if a list was given before).
+			meta := &llmrelayv1.ResponseMeta{}
+			if setInputTransformations(meta, ev.InputTransformations, s.inputTransformations) {
+				s.inputTransformations = true
+				s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+			}
+		}
 		if ev.Delta != nil && ev.Delta.StopReason != nil {
 			s.finish(*ev.Delta.StopReason, ev.Delta.StopSequence, ev.Delta.StopDetails)
 		}

@@ -106,6 +106,12 @@ type messageResponse struct {
 	Usage        *wireUsage       `json:"usage"`
 	Error        *wireErrorDetail `json:"error"`
 	RequestID    string           `json:"request_id"`
+	// InputTransformations lists the changes the API made to the request's
+	// input before the model saw it (today thinking_dropped entries: a
+	// thinking block of the history removed because it failed a binding
+	// check); [] when nothing changed, absent without the
+	// thinking-binding-controls beta.
+	InputTransformations json.RawMessage `json:"input_transformations"`
 }
 
 // contentBlock is one response content block: text, tool_use, thinking,
@@ -215,6 +221,9 @@ type streamEvent struct {
 	Usage        *wireUsage       `json:"usage"`
 	Error        *wireErrorDetail `json:"error"`
 	RequestID    string           `json:"request_id"`
+	// InputTransformations is on message_delta only after a server-side
+	// model fallback: the serving model's list, replacing message_start's.
+	InputTransformations json.RawMessage `json:"input_transformations"`
 }
 
 // streamDelta is the `delta` of content_block_delta (Type set: text_delta,
