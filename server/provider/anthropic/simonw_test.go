@@ -55,7 +55,11 @@ func checkLLMWant(t *testing.T, what string, msg *llmrelayv1.Message, m *llmrela
 		t.Errorf("%s: usage %v, want %v", what, m.GetUsage(), w.usage)
 	}
 	rl := m.GetRateLimit()
-	if rl.GetRequestsLimit() != w.requestsLimit || rl.GetTokensLimit() != w.tokensLimit ||
+	if w.tokensReset.IsZero() {
+		if rl != nil {
+			t.Errorf("%s: rate limit %v, want none (no headers)", what, rl)
+		}
+	} else if rl.GetRequestsLimit() != w.requestsLimit || rl.GetTokensLimit() != w.tokensLimit ||
 		!rl.GetTokensResetTime().AsTime().Equal(w.tokensReset) {
 		t.Errorf("%s: rate limit %v, want requests %d tokens %d reset %v", what, rl, w.requestsLimit, w.tokensLimit, w.tokensReset)
 	}
@@ -154,6 +158,42 @@ func TestSimonwStream(t *testing.T) {
 				provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
 			},
 		}},
+		{"real_llm_test_mcp_server_side_tool", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
+			// Two MCP tool calls the API ran itself (mcp_tool_use with
+			// input_json_delta pieces, mcp_tool_result): warned about, not
+			// in the message; the text after them is whole.
+			parts: []*llmrelayv1.Part{text("**`simonw/llm`** is a CLI tool and Python library that lets you interact with a wide variety of " +
+				"Large Language Models (LLMs) — from providers like OpenAI, Anthropic, and Google, as well as local models — with features " +
+				"like prompt execution, multi-turn conversations, persistent logging to SQLite, embeddings, structured output, and an extensible plugin system.")},
+			responseID: "msg_011CdiPLDTXJznH4KWHARyGG", model: "claude-sonnet-4-6", requestID: "req_011CdiPL3D8by8uPrjJpzehe",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			// message_delta's input_tokens (4007: the tool results read
+			// back) replaces message_start's 852.
+			usage:         usageOf(4007, 245, 0, 0, 0),
+			requestsLimit: 20000, tokensLimit: 12000000, tokensReset: time.Date(2026, 8, 4, 21, 3, 41, 0, time.UTC),
+			extended: map[string]string{provider.ExtUsageDetails: `{"inference_geo":"global"}`},
+			warnings: []string{`"mcp_tool_use"`, `"mcp_tool_result"`, `"mcp_tool_use"`, `"mcp_tool_result"`},
+		}},
+		{"real_llm_claude_3_test_async_prompt_1", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
+			parts:      []*llmrelayv1.Part{text("1. Pelly\n2. Beaky")},
+			responseID: "msg_01Y7zzLKf38mb1RnpWmw6VX9", model: "claude-3-opus-20240229", requestID: "req_01FiKk7ZC9CPz7zFV7vw6JAK",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:         usageOf(17, 15, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 480000, tokensReset: time.Date(2025, 2, 25, 0, 28, 18, 0, time.UTC),
+		}},
+		{"real_llm_claude_3_test_async_prompt_2", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
+			parts:      []*llmrelayv1.Part{text("1. Pélican\n2. Bec")},
+			responseID: "msg_015SvBNusrUgb8baUgMgmETs", model: "claude-3-opus-20240229", requestID: "req_01U2Uk4ETm2btk9FP7aG2vaA",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:         usageOf(37, 16, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 480000, tokensReset: time.Date(2025, 2, 25, 0, 28, 20, 0, time.UTC),
+		}},
+		{"real_llm_test_thinking_blocks_survive_db_round_trip_1", thinkingRequest, llmWant{
+			parts:      thinkingBlocksParts(),
+			responseID: "msg_thinking_first", model: "claude-haiku-4-5-20251001",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+			usage: usageOf(100, 60, 0, 0, 0),
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -250,5 +290,47 @@ func TestInputTransformations(t *testing.T) {
 		if got != c.want {
 			t.Errorf("stream start %s delta %q: input_transformations %q, want %q", c.start, c.delta, got, c.want)
 		}
+	}
+}
+
+// thinkingBlocksParts is llm-anthropic's thinking_blocks fixture: a
+// thinking block, one with only a signature, two redacted blocks, a
+// no-argument call.
+func thinkingBlocksParts() []*llmrelayv1.Part {
+	return []*llmrelayv1.Part{
+		reasoningPart(&llmrelayv1.Reasoning{Text: "Weighing which version joke lands best.", Signature: "sig-visible-abc123"}),
+		reasoningPart(&llmrelayv1.Reasoning{Signature: "sig-omitted-def456"}),
+		reasoningPart(&llmrelayv1.Reasoning{Redacted: true, Signature: "EroBCkYIABgCKkboUrOmNvxg-redacted-one=="}),
+		reasoningPart(&llmrelayv1.Reasoning{Redacted: true, Signature: "EroBCkYIABgCKkboUrOmNvxg-redacted-two=="}),
+		toolCallValid("toolu_fixed_1", "fixed_version", "{}"),
+	}
+}
+
+func TestSimonwGenerate(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		req  func(t *testing.T) *provider.Request
+		want llmWant
+	}{
+		{"real_llm_test_thinking_blocks_preserved_async_non_streaming_1", thinkingRequest, llmWant{
+			parts:      thinkingBlocksParts(),
+			responseID: "msg_thinking_first", model: "claude-haiku-4-5-20251001",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+			usage: usageOf(100, 60, 0, 0, 0),
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, "testdata/"+tc.name+".http")
+			res, err := newTestProvider(t, srv.URL).Generate(context.Background(), tc.req(t))
+			if err != nil {
+				t.Fatalf("Generate: %v", err)
+			}
+			checkLLMWant(t, "unary", res.Message, res.Meta, tc.want)
+			providertest.Golden(t, "testdata/"+tc.name+".golden", renderResult(t, res))
+			providertest.Golden(t, "testdata/"+tc.name+".request.golden", providertest.RequestGolden(srv.Last(t), requestHeaders...))
+		})
 	}
 }
