@@ -158,6 +158,18 @@ func TestSimonwStream(t *testing.T) {
 				provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
 			},
 		}},
+		{"real_llm_test_schema_prompt", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
+			// Structured output (output_format) streamed as text: the
+			// pieces join to one JSON object, split inside keys and values.
+			parts: []*llmrelayv1.Part{text(`{"name": "Biscuit", "age": 4, "bio": "Biscuit is a loyal golden retriever with a gentle temperament ` +
+				`and boundless enthusiasm for life. He loves swimming in lakes, playing fetch until sunset, and has an uncanny ability to sense ` +
+				`when someone needs comfort. Known in his neighborhood for his friendly demeanor, Biscuit volunteers at the local children's ` +
+				`hospital bringing joy to young patients."}`)},
+			responseID: "msg_01EC9rUWdnDsNne92QpiUGqR", model: "claude-sonnet-4-5-20250929", requestID: "req_011CV8oWKLvhXUDMFqY1Siz4",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:       usageOf(230, 96, 0, 0, 0),
+			tokensLimit: 2400000, tokensReset: time.Date(2025, 11, 15, 1, 24, 50, 0, time.UTC),
+		}},
 		{"real_llm_test_mcp_server_side_tool", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
 			// Two MCP tool calls the API ran itself (mcp_tool_use with
 			// input_json_delta pieces, mcp_tool_result): warned about, not
