@@ -34,9 +34,13 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	meta.ResolvedModel = m.Model
 
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
+	cited := 0
 	for i, b := range m.Content {
 		switch b.Type {
 		case "text":
+			if b.hasCitations() {
+				cited++
+			}
 			if b.Text != "" {
 				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: b.Text}})
 			}
@@ -54,6 +58,9 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 		default:
 			meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: content block type %q not supported; ignored", i, b.Type))
 		}
+	}
+	if cited > 0 {
+		meta.Warnings = append(meta.Warnings, citationsWarning(cited))
 	}
 	stop := ""
 	if m.StopReason != nil {
@@ -315,4 +322,9 @@ func setInputTransformations(meta *llmrelayv1.ResponseMeta, raw json.RawMessage,
 	}
 	provider.SetExtended(meta, "input_transformations", v)
 	return true
+}
+
+// citationsWarning says that n text blocks' citations were dropped.
+func citationsWarning(n int) string {
+	return fmt.Sprintf("citations of %d text block(s) not supported; dropped (the text is kept)", n)
 }

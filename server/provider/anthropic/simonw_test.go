@@ -346,3 +346,60 @@ func TestSimonwGenerate(t *testing.T) {
 		})
 	}
 }
+
+// TestCitationsWarned: citations (web search, documents) have no place in
+// the contract; a text block carrying them keeps its text exactly, and the
+// answer says once that they were dropped, unary and streamed. No citation
+// ([] or null) warns nothing. (The shapes are the API's: `citations` on a
+// text block, `citations_delta` events; hand-built, ids of their own.)
+func TestCitationsWarned(t *testing.T) {
+	t.Parallel()
+	const cite = `{"type":"web_search_result_location","cited_text":"Sunny, 18 C.","url":"https://example.com/sf","title":"SF weather","encrypted_index":"Eo8BCioIAhgBIiQ"}`
+	unary := func(c1, c2 string) *provider.Result {
+		t.Helper()
+		res, err := parseResponse([]byte(`{"id":"msg_01CitationsUnaryWq4Tz","type":"message","role":"assistant","model":"m","content":[`+
+			`{"type":"text","text":"It is ","citations":`+c1+`},{"type":"text","text":"sunny and 18 C.","citations":`+c2+`}],`+
+			`"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":5}}`), http.Header{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := unary(`null`, `[`+cite+`,`+cite+`]`)
+	if got := res.Message.GetParts(); len(got) != 2 || got[0].GetText() != "It is " || got[1].GetText() != "sunny and 18 C." {
+		t.Errorf("unary parts %v", got)
+	}
+	if w := res.Meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "citations of 1 text block(s) not supported") {
+		t.Errorf("unary warnings %q", w)
+	}
+	if w := unary(`[]`, `null`).Meta.GetWarnings(); len(w) != 0 {
+		t.Errorf("unary without citations: warnings %q", w)
+	}
+
+	stream := func(deltas string) folded {
+		t.Helper()
+		body := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01CitationsStreamHn8Rb\",\"model\":\"m\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n" +
+			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\",\"citations\":[]}}\n\n" +
+			deltas +
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"sunny and 18 C.\"}}\n\n" +
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":5}}\n\n" +
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+		evs, err := collect(streamFromBody([]byte(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return foldEvents(t, evs)
+	}
+	delta := "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"citations_delta\",\"citation\":" + cite + "}}\n\n"
+	f := stream(delta + delta)
+	if got := f.message.GetParts(); len(got) != 1 || got[0].GetText() != "sunny and 18 C." {
+		t.Errorf("streamed parts %v", got)
+	}
+	if w := f.meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "citations of text blocks not supported") {
+		t.Errorf("streamed warnings %q", w)
+	}
+	if w := stream("").meta.GetWarnings(); len(w) != 0 {
+		t.Errorf("streamed without citations: warnings %q", w)
+	}
+}

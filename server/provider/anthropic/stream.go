@@ -43,6 +43,8 @@ type stream struct {
 	tools        int
 	// reasonings counts thinking and redacted_thinking blocks.
 	reasonings int
+	// cited is set once the citations warning was given.
+	cited bool
 	// inputTransformations is set once meta.extended.input_transformations
 	// was emitted.
 	inputTransformations bool
@@ -240,6 +242,15 @@ func (s *stream) warn(format string, args ...any) {
 	}})
 }
 
+// citations warns, once per stream, that text blocks' citations are
+// dropped.
+func (s *stream) citations() {
+	if !s.cited {
+		s.cited = true
+		s.warn("citations of text blocks not supported; dropped (the text is kept)")
+	}
+}
+
 func (s *stream) blockStart(ev streamEvent) *provider.Error {
 	if ev.Index == nil || ev.ContentBlock == nil {
 		return provider.BadResponse(providerName, "content_block_start without index or content_block")
@@ -258,6 +269,9 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 	case "text":
 		if cb.Text != "" {
 			s.emit(&provider.Event{Kind: provider.EventText, Text: cb.Text})
+		}
+		if cb.hasCitations() {
+			s.citations()
 		}
 	case "tool_use":
 		if cb.ID == "" {
@@ -344,9 +358,14 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 				Index: b.reasoningIndex, Text: ev.Delta.Thinking, Signature: ev.Delta.Signature,
 			}})
 		}
+	case "citations_delta":
+		// A citation of a text block (web search, documents): no place
+		// in the contract; warned about once, the text is kept.
+		if b != nil && b.typ == "text" {
+			s.citations()
+		}
 	default:
-		// citations_delta and new delta types carry nothing the normalized
-		// stream holds.
+		// New delta types carry nothing the normalized stream holds.
 	}
 	return nil
 }

@@ -127,6 +127,16 @@ type contentBlock struct {
 	Thinking  string `json:"thinking"`
 	Signature string `json:"signature"`
 	Data      string `json:"data"`
+	// Citations are a text block's sources (web search, documents): no
+	// place in the contract; their presence is warned about.
+	Citations json.RawMessage `json:"citations"`
+}
+
+// hasCitations reports whether a text block carries at least one citation
+// (null, absent and [] are none).
+func (b *contentBlock) hasCitations() bool {
+	var list []json.RawMessage
+	return json.Unmarshal(b.Citations, &list) == nil && len(list) > 0
 }
 
 // blockList decodes `content` leniently: an array of blocks, a bare string
