@@ -56,7 +56,7 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 		case "thinking", "redacted_thinking":
 			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: reasoningOf(&b)}})
 		default:
-			meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: content block type %q not supported; ignored", i, b.Type))
+			meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: content block %s", i, unsupportedBlock(&b)))
 		}
 	}
 	if cited > 0 {
@@ -327,4 +327,18 @@ func setInputTransformations(meta *llmrelayv1.ResponseMeta, raw json.RawMessage,
 // citationsWarning says that n text blocks' citations were dropped.
 func citationsWarning(n int) string {
 	return fmt.Sprintf("citations of %d text block(s) not supported; dropped (the text is kept)", n)
+}
+
+// unsupportedBlock describes a content block type the contract has no
+// place for, for a warning. Blocks of tools Anthropic runs itself (web
+// search, code execution, MCP, tool search, ...) name the call, so the
+// warning says which one was left out.
+func unsupportedBlock(b *contentBlock) string {
+	switch {
+	case b.Type == "server_tool_use" || b.Type == "mcp_tool_use":
+		return fmt.Sprintf("type %q (tool %q, id %s: a tool the provider ran itself) not supported; ignored", b.Type, b.Name, b.ID)
+	case strings.HasSuffix(b.Type, "_tool_result"):
+		return fmt.Sprintf("type %q (result of %s, a tool the provider ran itself) not supported; ignored", b.Type, b.ToolUseID)
+	}
+	return fmt.Sprintf("type %q not supported; ignored", b.Type)
 }

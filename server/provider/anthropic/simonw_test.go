@@ -184,7 +184,12 @@ func TestSimonwStream(t *testing.T) {
 			usage:         usageOf(4007, 245, 0, 0, 0),
 			requestsLimit: 20000, tokensLimit: 12000000, tokensReset: time.Date(2026, 8, 4, 21, 3, 41, 0, time.UTC),
 			extended: map[string]string{provider.ExtUsageDetails: `{"inference_geo":"global"}`},
-			warnings: []string{`"mcp_tool_use"`, `"mcp_tool_result"`, `"mcp_tool_use"`, `"mcp_tool_result"`},
+			warnings: []string{
+				`content block 0: type "mcp_tool_use" (tool "read_wiki_structure", id mcptoolu_01PbkkWTpLrWH9wKk6kbgE4K: a tool the provider ran itself)`,
+				`content block 1: type "mcp_tool_result" (result of mcptoolu_01PbkkWTpLrWH9wKk6kbgE4K, a tool the provider ran itself)`,
+				`content block 2: type "mcp_tool_use" (tool "ask_question", id mcptoolu_01BgcC6M6UBMRDveiriX3fhy: a tool the provider ran itself)`,
+				`content block 3: type "mcp_tool_result" (result of mcptoolu_01BgcC6M6UBMRDveiriX3fhy, a tool the provider ran itself)`,
+			},
 		}},
 		{"real_llm_claude_3_test_async_prompt_1", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
 			parts:      []*llmrelayv1.Part{text("1. Pelly\n2. Beaky")},

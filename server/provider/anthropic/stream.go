@@ -299,7 +299,7 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 			Index: b.reasoningIndex, Text: r.GetText(), Signature: r.GetSignature(), Redacted: r.GetRedacted(),
 		}})
 	default:
-		s.warn("content block %d: type %q not supported; ignored", idx, cb.Type)
+		s.warn("content block %d: %s", idx, unsupportedBlock(cb))
 	}
 	return nil
 }

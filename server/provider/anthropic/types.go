@@ -122,6 +122,9 @@ type contentBlock struct {
 	ID    string          `json:"id"`
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+	// ToolUseID is a server tool result's (web_search_tool_result,
+	// mcp_tool_result, ...) call id.
+	ToolUseID string `json:"tool_use_id"`
 	// Thinking and Signature are a thinking block's text and signature;
 	// Data is a redacted_thinking block's encrypted content.
 	Thinking  string `json:"thinking"`
