@@ -82,6 +82,7 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 		provider.SetExtended(meta, "stop_sequence", *m.StopSequence)
 	}
 	setStopDetails(meta, m.StopDetails)
+	setContainer(meta, m.Container)
 	setInputTransformations(meta, m.InputTransformations, false)
 	if m.Usage != nil {
 		var u usageState
@@ -288,17 +289,31 @@ func headerTime(h http.Header, name string) (time.Time, bool) {
 // setStopDetails keeps the stop_details object Anthropic sends with some
 // stop reasons (a refusal's category, explanation and recommended model)
 // as meta.extended.stop_details; null or absent adds nothing.
-func setStopDetails(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) {
+func setStopDetails(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bool {
+	return setExtendedJSON(meta, "stop_details", raw)
+}
+
+// setContainer keeps the code-execution container an answer ran in ({id,
+// expires_at}: the id lets the next request reuse it) as
+// meta.extended.container; null or absent adds nothing.
+func setContainer(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bool {
+	return setExtendedJSON(meta, "container", raw)
+}
+
+// setExtendedJSON sets meta.extended[key] to the JSON value raw and reports
+// whether it did; null or absent sets nothing.
+func setExtendedJSON(meta *llmrelayv1.ResponseMeta, key string, raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		return
+		return false
 	}
 	var v any
 	if err := json.Unmarshal(t, &v); err != nil {
 		// The enclosing event decoded, so this cannot fail; keep the text.
 		v = string(t)
 	}
-	provider.SetExtended(meta, "stop_details", v)
+	provider.SetExtended(meta, key, v)
+	return true
 }
 
 // setInputTransformations keeps the input_transformations array (the

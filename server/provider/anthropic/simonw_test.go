@@ -170,6 +170,38 @@ func TestSimonwStream(t *testing.T) {
 			usage:       usageOf(230, 96, 0, 0, 0),
 			tokensLimit: 2400000, tokensReset: time.Date(2025, 11, 15, 1, 24, 50, 0, time.UTC),
 		}},
+		{"real_llm_test_code_execution", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
+			// A bash_code_execution call and its result, run by the API:
+			// warned about; the text after them is whole; the container
+			// it ran in (message_delta's delta.container) is kept.
+			parts:      []*llmrelayv1.Part{text("121932631112635269")},
+			responseID: "msg_011CdiP31ZC91pv56oRVa6T6", model: "claude-sonnet-4-6", requestID: "req_011CdiP2wz8UWz3QLigpGGbA",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:         usageOf(4627, 77, 0, 0, 0),
+			requestsLimit: 20000, tokensLimit: 12000000, tokensReset: time.Date(2026, 8, 4, 20, 59, 48, 0, time.UTC),
+			extended: map[string]string{
+				"container":              `{"expires_at":"2026-08-04T21:59:53.096637Z","id":"container_01VV73UUWfmQL4NyTCXwE6qe"}`,
+				provider.ExtUsageDetails: `{"inference_geo":"global"}`,
+			},
+			warnings: []string{
+				`content block 0: type "server_tool_use" (tool "bash_code_execution", id srvtoolu_01LiDpB7y66hzYuPupwvZQ7d: a tool the provider ran itself)`,
+				`content block 1: type "bash_code_execution_tool_result" (result of srvtoolu_01LiDpB7y66hzYuPupwvZQ7d, a tool the provider ran itself)`,
+			},
+		}},
+		{"real_llm_test_async_prompt_1", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
+			parts:      []*llmrelayv1.Part{text("- Captain\n- Scoop")},
+			responseID: "msg_01RSrER3RvH5a1GvAeMuTVfk", model: "claude-sonnet-4-5-20250929", requestID: "req_011CV8oJfFQZxSudWi62YDfh",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:       usageOf(17, 10, 0, 0, 0),
+			tokensLimit: 2400000, tokensReset: time.Date(2025, 11, 15, 1, 22, 11, 0, time.UTC),
+		}},
+		{"real_llm_test_async_prompt_2", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
+			parts:      []*llmrelayv1.Part{text("- Capitaine\n- Bec (meaning \"beak\")")},
+			responseID: "msg_01Ps4WX7cAj5LbpQuviAGTb4", model: "claude-sonnet-4-5-20250929", requestID: "req_011CV8oJrYocKcxpQQ2Nx3tR",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:       usageOf(32, 18, 0, 0, 0),
+			tokensLimit: 2400000, tokensReset: time.Date(2025, 11, 15, 1, 22, 14, 0, time.UTC),
+		}},
 		{"real_llm_test_mcp_server_side_tool", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
 			// Two MCP tool calls the API ran itself (mcp_tool_use with
 			// input_json_delta pieces, mcp_tool_result): warned about, not
@@ -406,5 +438,44 @@ func TestCitationsWarned(t *testing.T) {
 	}
 	if w := stream("").meta.GetWarnings(); len(w) != 0 {
 		t.Errorf("streamed without citations: warnings %q", w)
+	}
+}
+
+// TestContainerKept: the code-execution container an answer ran in ({id,
+// expires_at}; its id lets the next request reuse it) is kept in
+// meta.extended.container: unary from the body, streamed from
+// message_delta (testdata/real_llm_test_code_execution.http, checked in
+// TestSimonwStream) or from message_start
+// (testdata/real_message_start_prepopulated_stream.http); null adds nothing.
+func TestContainerKept(t *testing.T) {
+	t.Parallel()
+	unary := func(c string) *llmrelayv1.ResponseMeta {
+		t.Helper()
+		res, err := parseResponse([]byte(`{"id":"msg_01ContainerUnaryJr5Vq","type":"message","role":"assistant","model":"m",`+
+			`"content":[{"type":"text","text":"42"}],"container":`+c+`,"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`), http.Header{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Meta
+	}
+	const c = `{"expires_at":"2026-08-04T21:59:53Z","id":"container_01Hq8ZkR2mWb5TnCsLx4Pd7e"}`
+	if got := valueJSON(t, unary(c).GetExtended().GetFields()["container"]); got != c {
+		t.Errorf("unary container %s, want %s", got, c)
+	}
+	if _, ok := unary(`null`).GetExtended().GetFields()["container"]; ok {
+		t.Error("unary null container set")
+	}
+	srv := providertest.ReplayFile(t, "testdata/real_message_start_prepopulated_stream.http")
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), toolsRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := collect(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pre = `{"expires_at":"2026-04-24T00:40:16.098987Z","id":"container_prepopulated"}`
+	if got := valueJSON(t, foldEvents(t, evs).meta.GetExtended().GetFields()["container"]); got != pre {
+		t.Errorf("message_start container %s, want %s", got, pre)
 	}
 }

@@ -153,6 +153,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 			provider.SetExtended(meta, "service_tier", u.ServiceTier)
 		}
 		s.inputTransformations = setInputTransformations(meta, ev.Message.InputTransformations, false)
+		setContainer(meta, ev.Message.Container)
 		s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 		s.updateUsage(ev.Message.Usage)
 		// The message may start with content already whole (a resumed
@@ -169,7 +170,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 			}
 		}
 		if ev.Message.StopReason != nil {
-			s.finish(*ev.Message.StopReason, ev.Message.StopSequence, ev.Message.StopDetails)
+			s.finish(*ev.Message.StopReason, ev.Message.StopSequence, ev.Message.StopDetails, nil)
 		}
 	case "content_block_start":
 		return s.blockStart(ev)
@@ -187,8 +188,12 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 				s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 			}
 		}
-		if ev.Delta != nil && ev.Delta.StopReason != nil {
-			s.finish(*ev.Delta.StopReason, ev.Delta.StopSequence, ev.Delta.StopDetails)
+		if d := ev.Delta; d != nil {
+			if d.StopReason != nil {
+				s.finish(*d.StopReason, d.StopSequence, d.StopDetails, d.Container)
+			} else if meta := (&llmrelayv1.ResponseMeta{}); setContainer(meta, d.Container) {
+				s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+			}
 		}
 		s.updateUsage(ev.Usage)
 	case "message_stop":
@@ -201,8 +206,9 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 	return nil
 }
 
-// finish emits the finish reason (with the stop sequence and details).
-func (s *stream) finish(stop string, seq *string, details json.RawMessage) {
+// finish emits the finish reason (with the stop sequence and details, and
+// message_delta's container).
+func (s *stream) finish(stop string, seq *string, details, container json.RawMessage) {
 	meta := &llmrelayv1.ResponseMeta{
 		ProviderFinishReason: stop,
 		FinishReason:         provider.ToolCallsFinish(finishReason(stop), s.tools),
@@ -211,6 +217,7 @@ func (s *stream) finish(stop string, seq *string, details json.RawMessage) {
 		provider.SetExtended(meta, "stop_sequence", *seq)
 	}
 	setStopDetails(meta, details)
+	setContainer(meta, container)
 	s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 }
 

@@ -112,6 +112,9 @@ type messageResponse struct {
 	// check); [] when nothing changed, absent without the
 	// thinking-binding-controls beta.
 	InputTransformations json.RawMessage `json:"input_transformations"`
+	// Container is the code-execution container the answer ran in
+	// ({id, expires_at}); null when none was used.
+	Container json.RawMessage `json:"container"`
 }
 
 // contentBlock is one response content block: text, tool_use, thinking,
@@ -253,4 +256,7 @@ type streamDelta struct {
 	// StopDetails explains some stop reasons (refusal: category,
 	// explanation, recommended_model); null otherwise.
 	StopDetails json.RawMessage `json:"stop_details"`
+	// Container is message_delta's code-execution container ({id,
+	// expires_at}), null when none was used.
+	Container json.RawMessage `json:"container"`
 }
