@@ -83,6 +83,7 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	}
 	setStopDetails(meta, m.StopDetails)
 	setContainer(meta, m.Container)
+	setContextManagement(meta, m.ContextManagement)
 	setInputTransformations(meta, m.InputTransformations, false)
 	if m.Usage != nil {
 		var u usageState
@@ -298,6 +299,29 @@ func setStopDetails(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bool {
 // meta.extended.container; null or absent adds nothing.
 func setContainer(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bool {
 	return setExtendedJSON(meta, "container", raw)
+}
+
+// setContextManagement keeps the context edits the API applied (cleared
+// tool uses or thinking turns, and the input tokens they freed) as
+// meta.extended.context_management; a report with no edit
+// ({applied_edits: []}), null or absent adds nothing.
+func setContextManagement(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bool {
+	var cm map[string]json.RawMessage
+	if json.Unmarshal(raw, &cm) != nil || len(cm) == 0 {
+		return false
+	}
+	empty := true
+	for _, v := range cm {
+		switch t := string(bytes.TrimSpace(v)); t {
+		case "[]", "null", "{}":
+		default:
+			empty = false
+		}
+	}
+	if empty {
+		return false
+	}
+	return setExtendedJSON(meta, "context_management", raw)
 }
 
 // setExtendedJSON sets meta.extended[key] to the JSON value raw and reports

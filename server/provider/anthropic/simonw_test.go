@@ -479,3 +479,57 @@ func TestContainerKept(t *testing.T) {
 		t.Errorf("message_start container %s, want %s", got, pre)
 	}
 }
+
+// TestContextManagementKept: the context edits the API applied (top-level
+// context_management on the message and on message_delta, as the SDKs
+// type it) are kept in meta.extended.context_management when there is at
+// least one; the real recordings' {applied_edits: []}
+// (testdata/real_clear_thinking_stream.http,
+// testdata/real_pyd_anthropic_compaction_round_trip.http) add nothing.
+func TestContextManagementKept(t *testing.T) {
+	t.Parallel()
+	const edits = `{"applied_edits":[{"cleared_input_tokens":10000,"cleared_tool_uses":5,"type":"clear_tool_uses_20250919"}]}`
+	res, err := parseResponse([]byte(`{"id":"msg_01CtxMgmtUnaryBv6Hs","type":"message","role":"assistant","model":"m",`+
+		`"content":[{"type":"text","text":"ok"}],"context_management":`+edits+`,"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`), http.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := valueJSON(t, res.Meta.GetExtended().GetFields()["context_management"]); got != edits {
+		t.Errorf("unary context_management %s, want %s", got, edits)
+	}
+
+	body := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01CtxMgmtStreamTy3Ka\",\"model\":\"m\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"ok\"}}\n\n" +
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"context_management\":" + edits + ",\"usage\":{\"output_tokens\":2}}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	evs, err := collect(streamFromBody([]byte(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := valueJSON(t, foldEvents(t, evs).meta.GetExtended().GetFields()["context_management"]); got != edits {
+		t.Errorf("streamed context_management %s, want %s", got, edits)
+	}
+
+	for _, name := range []string{"real_clear_thinking_stream", "real_pyd_anthropic_compaction_usage_with_cache_streaming"} {
+		srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+		s, err := newTestProvider(t, srv.URL).Stream(context.Background(), thinkingRequest(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := collect(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := foldEvents(t, evs).meta.GetExtended().GetFields()["context_management"]; ok {
+			t.Errorf("%s: context_management %v, want none (no edit applied)", name, v)
+		}
+	}
+	res, err = parseResponse(providertest.Load(t, "testdata/real_pyd_anthropic_compaction_round_trip.http").Body, http.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := res.Meta.GetExtended().GetFields()["context_management"]; ok {
+		t.Errorf("compaction_round_trip: context_management %v, want none", v)
+	}
+}

@@ -154,6 +154,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		}
 		s.inputTransformations = setInputTransformations(meta, ev.Message.InputTransformations, false)
 		setContainer(meta, ev.Message.Container)
+		setContextManagement(meta, ev.Message.ContextManagement)
 		s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 		s.updateUsage(ev.Message.Usage)
 		// The message may start with content already whole (a resumed
@@ -187,6 +188,9 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 				s.inputTransformations = true
 				s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 			}
+		}
+		if meta := (&llmrelayv1.ResponseMeta{}); setContextManagement(meta, ev.ContextManagement) {
+			s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 		}
 		if d := ev.Delta; d != nil {
 			if d.StopReason != nil {

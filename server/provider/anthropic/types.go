@@ -115,6 +115,10 @@ type messageResponse struct {
 	// Container is the code-execution container the answer ran in
 	// ({id, expires_at}); null when none was used.
 	Container json.RawMessage `json:"container"`
+	// ContextManagement reports the context edits the API applied
+	// (applied_edits: cleared tool uses or thinking turns and the input
+	// tokens they freed); {applied_edits: []} when none.
+	ContextManagement json.RawMessage `json:"context_management"`
 }
 
 // contentBlock is one response content block: text, tool_use, thinking,
@@ -240,6 +244,9 @@ type streamEvent struct {
 	// InputTransformations is on message_delta only after a server-side
 	// model fallback: the serving model's list, replacing message_start's.
 	InputTransformations json.RawMessage `json:"input_transformations"`
+	// ContextManagement is message_delta's report of the context edits
+	// applied (see messageResponse).
+	ContextManagement json.RawMessage `json:"context_management"`
 }
 
 // streamDelta is the `delta` of content_block_delta (Type set: text_delta,
