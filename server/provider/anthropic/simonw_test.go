@@ -202,6 +202,40 @@ func TestSimonwStream(t *testing.T) {
 			usage:       usageOf(32, 18, 0, 0, 0),
 			tokensLimit: 2400000, tokensReset: time.Date(2025, 11, 15, 1, 22, 14, 0, time.UTC),
 		}},
+		{"real_llm_test_web_fetch", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
+			// Programmatic web fetch: code_execution calls web_fetch
+			// (caller), two results; four warnings, the text after them
+			// whole, the container and web_fetch_requests kept.
+			parts: []*llmrelayv1.Part{text("The first sentence of [example.com](https://www.example.com/) is:\n\n" +
+				"> \"This domain is for use in documentation examples without needing permission.\"")},
+			responseID: "msg_011CdiGkjBYvDVmDDwhLnuib", model: "claude-sonnet-4-6", requestID: "req_011CdiGkhAkqa6vVuaXhcS2W",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:         usageOf(7867, 163, 0, 0, 0),
+			requestsLimit: 20000, tokensLimit: 12000000, tokensReset: time.Date(2026, 8, 4, 19, 37, 27, 0, time.UTC),
+			extended: map[string]string{
+				"container":              `{"expires_at":"2026-08-04T20:37:41.233410Z","id":"container_01Eh28C5Ljas41Jm1u1YpFw7"}`,
+				provider.ExtUsageDetails: `{"inference_geo":"global","server_tool_use.web_fetch_requests":1}`,
+			},
+			warnings: []string{
+				`content block 0: type "server_tool_use" (tool "code_execution", id srvtoolu_01T5qVo7FADuAiWNiMZrkdgi:`,
+				`content block 1: type "server_tool_use" (tool "web_fetch", id srvtoolu_01RbP8H48u9cmEGMLd3NLRjA:`,
+				`content block 2: type "web_fetch_tool_result" (result of srvtoolu_01RbP8H48u9cmEGMLd3NLRjA,`,
+				`content block 3: type "code_execution_tool_result" (result of srvtoolu_01T5qVo7FADuAiWNiMZrkdgi,`,
+			},
+		}},
+		{"real_llm_test_refusal_raises_async", thinkingRequest, llmWant{
+			responseID: "msg_011Cef1FHLCUWYaBAAiXsM41", model: "claude-fable-5-1", requestID: "req_011Cef1FGoCvofWQaw5QtDZd",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, providerStop: "refusal",
+			usage:         usageOf(97, 0, 0, 0, 0),
+			requestsLimit: 20000, tokensLimit: 4800000, tokensReset: time.Date(2026, 9, 2, 17, 26, 46, 0, time.UTC),
+			extended: map[string]string{
+				"stop_details": `{"category":"reasoning_extraction","explanation":"This request was blocked as it seems to violate Anthropic's Terms of Service ` +
+					`restrictions on reverse engineering or duplicating model outputs. To learn more, visit https://www.anthropic.com/legal/commercial-terms. ` +
+					`API integrators: you can reduce refusals for your users by configuring a fallback model — see ` +
+					`https://platform.claude.com/docs/en/build-with-claude/refusals-and-fallback","type":"refusal"}`,
+				provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
+			},
+		}},
 		{"real_llm_test_mcp_server_side_tool", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
 			// Two MCP tool calls the API ran itself (mcp_tool_use with
 			// input_json_delta pieces, mcp_tool_result): warned about, not
