@@ -236,6 +236,19 @@ func TestSimonwStream(t *testing.T) {
 				provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
 			},
 		}},
+		{"real_llm_test_url_prompt_3", func(*testing.T) *provider.Request { return visionRequest() }, llmWant{
+			parts: []*llmrelayv1.Part{text("This image shows a Brown Pelican perched on rocky ground near what appears to be a marina or harbor, " +
+				"with boats visible in the background. The pelican is captured in a profile view, showing off its distinctive long beak and " +
+				"throat pouch. The bird's feathers appear to be a grayish-brown color, and there's a nice rim lighting effect around its head " +
+				"and neck created by what seems to be backlighting from the sun. The pelican's posture is upright and alert, which is typical " +
+				"for these coastal birds. The setting suggests this is likely taken at a coastal location where pelicans commonly gather to rest and fish.")},
+			responseID: "msg_01EgvnRR6doZ6VBsmZCc1Vgo", model: "claude-3-5-sonnet-20241022", requestID: "req_01YacrDAN17FHf8NeaFaPxsb",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage: usageOf(273, 139, 0, 0, 0),
+			// The tokens reset (00:25:23) is not the requests reset (00:25:22).
+			requestsLimit: 4000, tokensLimit: 480000, tokensReset: time.Date(2025, 3, 1, 0, 25, 23, 0, time.UTC),
+			extended: map[string]string{"ratelimit_output_tokens_reset": `"2025-03-01T00:25:26Z"`, "ratelimit_input_tokens_remaining": "398000"},
+		}},
 		{"real_llm_test_mcp_server_side_tool", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
 			// Two MCP tool calls the API ran itself (mcp_tool_use with
 			// input_json_delta pieces, mcp_tool_result): warned about, not
