@@ -249,6 +249,14 @@ func TestSimonwStream(t *testing.T) {
 			requestsLimit: 4000, tokensLimit: 480000, tokensReset: time.Date(2025, 3, 1, 0, 25, 23, 0, time.UTC),
 			extended: map[string]string{"ratelimit_output_tokens_reset": `"2025-03-01T00:25:26Z"`, "ratelimit_input_tokens_remaining": "398000"},
 		}},
+		{"real_llm_test_image_prompt", func(*testing.T) *provider.Request { return visionRequest() }, llmWant{
+			parts:      []*llmrelayv1.Part{text("Red square, green square.")},
+			responseID: "msg_015BAr4z2vgXmB2YBmG6mkZy", model: "claude-sonnet-4-5-20250929", requestID: "req_011CV8mML5qnE1Ai9BccNDPd",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:       usageOf(83, 9, 0, 0, 0),
+			tokensLimit: 2400000, tokensReset: time.Date(2025, 11, 15, 0, 56, 34, 0, time.UTC),
+			extended:    map[string]string{"ratelimit_input_tokens_remaining": "1999000"},
+		}},
 		{"real_llm_test_mcp_server_side_tool", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
 			// Two MCP tool calls the API ran itself (mcp_tool_use with
 			// input_json_delta pieces, mcp_tool_result): warned about, not
