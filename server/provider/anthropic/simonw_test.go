@@ -255,7 +255,7 @@ func TestSimonwStream(t *testing.T) {
 			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
 			usage:       usageOf(83, 9, 0, 0, 0),
 			tokensLimit: 2400000, tokensReset: time.Date(2025, 11, 15, 0, 56, 34, 0, time.UTC),
-			extended:    map[string]string{"ratelimit_input_tokens_remaining": "1999000"},
+			extended: map[string]string{"ratelimit_input_tokens_remaining": "1999000"},
 		}},
 		{"real_llm_test_mcp_server_side_tool", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
 			// Two MCP tool calls the API ran itself (mcp_tool_use with
