@@ -257,6 +257,39 @@ func TestSimonwStream(t *testing.T) {
 			tokensLimit: 2400000, tokensReset: time.Date(2025, 11, 15, 0, 56, 34, 0, time.UTC),
 			extended: map[string]string{"ratelimit_input_tokens_remaining": "1999000"},
 		}},
+		{"real_llm_test_web_search", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
+			// A web search run by the API, then an answer in eleven text
+			// blocks, five of them with citations: the text is the blocks'
+			// text joined, the server tool and its result are warned about,
+			// and the dropped citations once.
+			parts: []*llmrelayv1.Part{text("Let me search for the current weather in San Francisco." + // block 0
+				"\n\nBased on the search results, here is the current weather in San Francisco:\n\n" + // 3
+				"It is currently 59°F and partly sunny" + // 4 (cited)
+				". \n\nAdditional current conditions show that:\n- " + // 5
+				"It's cool and breezy with winds gusting 25 to 35 mph through the Golden Gate, making it feel even chillier" + // 6 (cited)
+				"\n- " + // 7
+				"The Mission and Potrero Hill might see some sun by afternoon, though the west side stays cloudy" + // 8 (cited)
+				"\n\nLooking ahead for the next few days:\n- " + // 9
+				"Tonight will stay breezy and overcast with lows near 50°F. Tomorrow will bring quicker clearing and a slight warmup, " +
+				"with highs in the low to mid-60s, though it will still feel brisk near the coast" + // 10 (cited)
+				"\n\nInterestingly, " + // 11
+				"while inland California is set to experience a heat wave with temperatures surging into the 90s and triple digits this week, " +
+				"coastal areas like San Francisco will stay much cooler in the 60s and 70s, thanks to a persistent marine layer" + // 12 (cited)
+				".")}, // 13
+			responseID: "msg_01RMmnAV553xeZ7kyYC3speS", model: "claude-3-5-sonnet-20241022", requestID: "req_011CPdDhDUb7e5tzcUgxTY6g",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:         usageOf(10387, 390, 0, 0, 0),
+			requestsLimit: 1000, tokensLimit: 96000, tokensReset: time.Date(2025, 5, 30, 6, 11, 56, 0, time.UTC),
+			extended: map[string]string{
+				provider.ExtUsageDetails: `{"server_tool_use.web_search_requests":1}`,
+				"service_tier":           `"standard"`,
+			},
+			warnings: []string{
+				`content block 1: type "server_tool_use" (tool "web_search", id srvtoolu_017uoh4CSsQkL5sFYuUUUUzp:`,
+				`content block 2: type "web_search_tool_result" (result of srvtoolu_017uoh4CSsQkL5sFYuUUUUzp,`,
+				`citations of text blocks not supported; dropped (the text is kept)`,
+			},
+		}},
 		{"real_llm_test_mcp_server_side_tool", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
 			// Two MCP tool calls the API ran itself (mcp_tool_use with
 			// input_json_delta pieces, mcp_tool_result): warned about, not
