@@ -34,9 +34,13 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	meta.ResolvedModel = m.Model
 
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
+	cited := 0
 	for i, b := range m.Content {
 		switch b.Type {
 		case "text":
+			if b.hasCitations() {
+				cited++
+			}
 			if b.Text != "" {
 				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: b.Text}})
 			}
@@ -52,8 +56,11 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 		case "thinking", "redacted_thinking":
 			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: reasoningOf(&b)}})
 		default:
-			meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: content block type %q not supported; ignored", i, b.Type))
+			meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: content block %s", i, unsupportedBlock(&b)))
 		}
+	}
+	if cited > 0 {
+		meta.Warnings = append(meta.Warnings, citationsWarning(cited))
 	}
 	stop := ""
 	if m.StopReason != nil {
@@ -75,6 +82,9 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 		provider.SetExtended(meta, "stop_sequence", *m.StopSequence)
 	}
 	setStopDetails(meta, m.StopDetails)
+	setContainer(meta, m.Container)
+	setContextManagement(meta, m.ContextManagement)
+	setInputTransformations(meta, m.InputTransformations, false)
 	if m.Usage != nil {
 		var u usageState
 		u.update(m.Usage)
@@ -280,15 +290,94 @@ func headerTime(h http.Header, name string) (time.Time, bool) {
 // setStopDetails keeps the stop_details object Anthropic sends with some
 // stop reasons (a refusal's category, explanation and recommended model)
 // as meta.extended.stop_details; null or absent adds nothing.
-func setStopDetails(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) {
+func setStopDetails(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bool {
+	return setExtendedJSON(meta, "stop_details", raw)
+}
+
+// setContainer keeps the code-execution container an answer ran in ({id,
+// expires_at}: the id lets the next request reuse it) as
+// meta.extended.container; null or absent adds nothing.
+func setContainer(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bool {
+	return setExtendedJSON(meta, "container", raw)
+}
+
+// setContextManagement keeps the context edits the API applied (cleared
+// tool uses or thinking turns, and the input tokens they freed) as
+// meta.extended.context_management; a report with no edit
+// ({applied_edits: []}), null or absent adds nothing.
+func setContextManagement(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bool {
+	var cm map[string]json.RawMessage
+	if json.Unmarshal(raw, &cm) != nil || len(cm) == 0 {
+		return false
+	}
+	empty := true
+	for _, v := range cm {
+		switch t := string(bytes.TrimSpace(v)); t {
+		case "[]", "null", "{}":
+		default:
+			empty = false
+		}
+	}
+	if empty {
+		return false
+	}
+	return setExtendedJSON(meta, "context_management", raw)
+}
+
+// setExtendedJSON sets meta.extended[key] to the JSON value raw and reports
+// whether it did; null or absent sets nothing.
+func setExtendedJSON(meta *llmrelayv1.ResponseMeta, key string, raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		return
+		return false
 	}
 	var v any
 	if err := json.Unmarshal(t, &v); err != nil {
 		// The enclosing event decoded, so this cannot fail; keep the text.
 		v = string(t)
 	}
-	provider.SetExtended(meta, "stop_details", v)
+	provider.SetExtended(meta, key, v)
+	return true
+}
+
+// setInputTransformations keeps the input_transformations array (the
+// thinking blocks of the history the API removed before the model saw
+// them, with their path and reason) as meta.extended.input_transformations
+// and reports whether it set it. An empty array (nothing removed) is kept
+// only with keepEmpty: a stream's message_delta list replaces the one
+// message_start gave. null or absent adds nothing.
+func setInputTransformations(meta *llmrelayv1.ResponseMeta, raw json.RawMessage, keepEmpty bool) bool {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return false
+	}
+	var v any
+	if err := json.Unmarshal(t, &v); err != nil {
+		// The enclosing event decoded, so this cannot fail; keep the text.
+		v = string(t)
+	}
+	if l, ok := v.([]any); ok && len(l) == 0 && !keepEmpty {
+		return false
+	}
+	provider.SetExtended(meta, "input_transformations", v)
+	return true
+}
+
+// citationsWarning says that n text blocks' citations were dropped.
+func citationsWarning(n int) string {
+	return fmt.Sprintf("citations of %d text block(s) not supported; dropped (the text is kept)", n)
+}
+
+// unsupportedBlock describes a content block type the contract has no
+// place for, for a warning. Blocks of tools Anthropic runs itself (web
+// search, code execution, MCP, tool search, ...) name the call, so the
+// warning says which one was left out.
+func unsupportedBlock(b *contentBlock) string {
+	switch {
+	case b.Type == "server_tool_use" || b.Type == "mcp_tool_use":
+		return fmt.Sprintf("type %q (tool %q, id %s: a tool the provider ran itself) not supported; ignored", b.Type, b.Name, b.ID)
+	case strings.HasSuffix(b.Type, "_tool_result"):
+		return fmt.Sprintf("type %q (result of %s, a tool the provider ran itself) not supported; ignored", b.Type, b.ToolUseID)
+	}
+	return fmt.Sprintf("type %q not supported; ignored", b.Type)
 }

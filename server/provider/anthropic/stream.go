@@ -43,10 +43,15 @@ type stream struct {
 	tools        int
 	// reasonings counts thinking and redacted_thinking blocks.
 	reasonings int
-	usage      usageState
-	done       bool
-	closed     bool
-	err        *provider.Error
+	// cited is set once the citations warning was given.
+	cited bool
+	// inputTransformations is set once meta.extended.input_transformations
+	// was emitted.
+	inputTransformations bool
+	usage                usageState
+	done                 bool
+	closed               bool
+	err                  *provider.Error
 
 	// Reused by decodeTextDeltaFast between events.
 	fastIdx   int
@@ -147,6 +152,9 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		if u := ev.Message.Usage; u != nil && u.ServiceTier != "" {
 			provider.SetExtended(meta, "service_tier", u.ServiceTier)
 		}
+		s.inputTransformations = setInputTransformations(meta, ev.Message.InputTransformations, false)
+		setContainer(meta, ev.Message.Container)
+		setContextManagement(meta, ev.Message.ContextManagement)
 		s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 		s.updateUsage(ev.Message.Usage)
 		// The message may start with content already whole (a resumed
@@ -163,7 +171,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 			}
 		}
 		if ev.Message.StopReason != nil {
-			s.finish(*ev.Message.StopReason, ev.Message.StopSequence, ev.Message.StopDetails)
+			s.finish(*ev.Message.StopReason, ev.Message.StopSequence, ev.Message.StopDetails, nil)
 		}
 	case "content_block_start":
 		return s.blockStart(ev)
@@ -172,8 +180,24 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 	case "content_block_stop":
 		return s.blockStop(ev)
 	case "message_delta":
-		if ev.Delta != nil && ev.Delta.StopReason != nil {
-			s.finish(*ev.Delta.StopReason, ev.Delta.StopSequence, ev.Delta.StopDetails)
+		if len(ev.InputTransformations) > 0 {
+			// After a fallback: the serving model's list replaces the
+			// first (an empty one too, if a list was given before).
+			meta := &llmrelayv1.ResponseMeta{}
+			if setInputTransformations(meta, ev.InputTransformations, s.inputTransformations) {
+				s.inputTransformations = true
+				s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+			}
+		}
+		if meta := (&llmrelayv1.ResponseMeta{}); setContextManagement(meta, ev.ContextManagement) {
+			s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+		}
+		if d := ev.Delta; d != nil {
+			if d.StopReason != nil {
+				s.finish(*d.StopReason, d.StopSequence, d.StopDetails, d.Container)
+			} else if meta := (&llmrelayv1.ResponseMeta{}); setContainer(meta, d.Container) {
+				s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+			}
 		}
 		s.updateUsage(ev.Usage)
 	case "message_stop":
@@ -186,8 +210,9 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 	return nil
 }
 
-// finish emits the finish reason (with the stop sequence and details).
-func (s *stream) finish(stop string, seq *string, details json.RawMessage) {
+// finish emits the finish reason (with the stop sequence and details, and
+// message_delta's container).
+func (s *stream) finish(stop string, seq *string, details, container json.RawMessage) {
 	meta := &llmrelayv1.ResponseMeta{
 		ProviderFinishReason: stop,
 		FinishReason:         provider.ToolCallsFinish(finishReason(stop), s.tools),
@@ -196,6 +221,7 @@ func (s *stream) finish(stop string, seq *string, details json.RawMessage) {
 		provider.SetExtended(meta, "stop_sequence", *seq)
 	}
 	setStopDetails(meta, details)
+	setContainer(meta, container)
 	s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 }
 
@@ -227,6 +253,15 @@ func (s *stream) warn(format string, args ...any) {
 	}})
 }
 
+// citations warns, once per stream, that text blocks' citations are
+// dropped.
+func (s *stream) citations() {
+	if !s.cited {
+		s.cited = true
+		s.warn("citations of text blocks not supported; dropped (the text is kept)")
+	}
+}
+
 func (s *stream) blockStart(ev streamEvent) *provider.Error {
 	if ev.Index == nil || ev.ContentBlock == nil {
 		return provider.BadResponse(providerName, "content_block_start without index or content_block")
@@ -245,6 +280,9 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 	case "text":
 		if cb.Text != "" {
 			s.emit(&provider.Event{Kind: provider.EventText, Text: cb.Text})
+		}
+		if cb.hasCitations() {
+			s.citations()
 		}
 	case "tool_use":
 		if cb.ID == "" {
@@ -272,7 +310,7 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 			Index: b.reasoningIndex, Text: r.GetText(), Signature: r.GetSignature(), Redacted: r.GetRedacted(),
 		}})
 	default:
-		s.warn("content block %d: type %q not supported; ignored", idx, cb.Type)
+		s.warn("content block %d: %s", idx, unsupportedBlock(cb))
 	}
 	return nil
 }
@@ -331,9 +369,14 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 				Index: b.reasoningIndex, Text: ev.Delta.Thinking, Signature: ev.Delta.Signature,
 			}})
 		}
+	case "citations_delta":
+		// A citation of a text block (web search, documents): no place
+		// in the contract; warned about once, the text is kept.
+		if b != nil && b.typ == "text" {
+			s.citations()
+		}
 	default:
-		// citations_delta and new delta types carry nothing the normalized
-		// stream holds.
+		// New delta types carry nothing the normalized stream holds.
 	}
 	return nil
 }

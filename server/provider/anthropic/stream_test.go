@@ -257,6 +257,7 @@ func TestStream(t *testing.T) {
 		{"real_pyd_anthropic_text_editor_toolset_stream_1", toolsRequest},
 		{"real_pyd_anthropic_fable_5_1_drops_a_stale_thinking_block_streamed_2", thinkingRequest},
 		{"real_pyd_anthropic_local_shell_toolset_stream_1", toolsRequest},
+		{"real_pyd_anthropic_cache_earlier_breakpoint_raised_to_later_longer_ttl", func(*testing.T) *provider.Request { return plainRequest() }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

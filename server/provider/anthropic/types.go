@@ -106,6 +106,19 @@ type messageResponse struct {
 	Usage        *wireUsage       `json:"usage"`
 	Error        *wireErrorDetail `json:"error"`
 	RequestID    string           `json:"request_id"`
+	// InputTransformations lists the changes the API made to the request's
+	// input before the model saw it (today thinking_dropped entries: a
+	// thinking block of the history removed because it failed a binding
+	// check); [] when nothing changed, absent without the
+	// thinking-binding-controls beta.
+	InputTransformations json.RawMessage `json:"input_transformations"`
+	// Container is the code-execution container the answer ran in
+	// ({id, expires_at}); null when none was used.
+	Container json.RawMessage `json:"container"`
+	// ContextManagement reports the context edits the API applied
+	// (applied_edits: cleared tool uses or thinking turns and the input
+	// tokens they freed); {applied_edits: []} when none.
+	ContextManagement json.RawMessage `json:"context_management"`
 }
 
 // contentBlock is one response content block: text, tool_use, thinking,
@@ -116,11 +129,24 @@ type contentBlock struct {
 	ID    string          `json:"id"`
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+	// ToolUseID is a server tool result's (web_search_tool_result,
+	// mcp_tool_result, ...) call id.
+	ToolUseID string `json:"tool_use_id"`
 	// Thinking and Signature are a thinking block's text and signature;
 	// Data is a redacted_thinking block's encrypted content.
 	Thinking  string `json:"thinking"`
 	Signature string `json:"signature"`
 	Data      string `json:"data"`
+	// Citations are a text block's sources (web search, documents): no
+	// place in the contract; their presence is warned about.
+	Citations json.RawMessage `json:"citations"`
+}
+
+// hasCitations reports whether a text block carries at least one citation
+// (null, absent and [] are none).
+func (b *contentBlock) hasCitations() bool {
+	var list []json.RawMessage
+	return json.Unmarshal(b.Citations, &list) == nil && len(list) > 0
 }
 
 // blockList decodes `content` leniently: an array of blocks, a bare string
@@ -215,6 +241,12 @@ type streamEvent struct {
 	Usage        *wireUsage       `json:"usage"`
 	Error        *wireErrorDetail `json:"error"`
 	RequestID    string           `json:"request_id"`
+	// InputTransformations is on message_delta only after a server-side
+	// model fallback: the serving model's list, replacing message_start's.
+	InputTransformations json.RawMessage `json:"input_transformations"`
+	// ContextManagement is message_delta's report of the context edits
+	// applied (see messageResponse).
+	ContextManagement json.RawMessage `json:"context_management"`
 }
 
 // streamDelta is the `delta` of content_block_delta (Type set: text_delta,
@@ -231,4 +263,7 @@ type streamDelta struct {
 	// StopDetails explains some stop reasons (refusal: category,
 	// explanation, recommended_model); null otherwise.
 	StopDetails json.RawMessage `json:"stop_details"`
+	// Container is message_delta's code-execution container ({id,
+	// expires_at}), null when none was used.
+	Container json.RawMessage `json:"container"`
 }

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -165,5 +166,37 @@ func TestUsageIterations(t *testing.T) {
 	s.update(&wireUsage{OutputTokens: ptr[int64](2)})
 	if got := s.normalized(); got.GetInputTokens() != 5+7+11 || got.GetOutputTokens() != 2+3 || got.GetCacheCreationInputTokens() != 11 {
 		t.Errorf("usage after a report without iterations %v", got)
+	}
+}
+
+// TestCacheCreationBreakdown: a real stream that wrote the prompt to the
+// 1-hour cache (testdata/real_pyd_anthropic_cache_earlier_breakpoint_raised_to_later_longer_ttl.http:
+// cache_creation_input_tokens 3913, cache_creation {5m: 0, 1h: 3913}).
+// The typed cache-write total is 3913 and part of the input (13 + 3913);
+// the 5m/1h split is in meta.extended.usage_details (a zero part is left
+// out, as every zero there), and message_delta, which repeats the totals
+// without the split, does not erase it.
+func TestCacheCreationBreakdown(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_cache_earlier_breakpoint_raised_to_later_longer_ttl.http")
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), plainRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := collect(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := foldEvents(t, evs)
+	want := &llmrelayv1.Usage{InputTokens: 13 + 3913, OutputTokens: 4, TotalTokens: 13 + 3913 + 4, CacheCreationInputTokens: 3913}
+	if !proto.Equal(f.meta.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", f.meta.GetUsage(), want)
+	}
+	const details = `{"cache_creation.ephemeral_1h_input_tokens":3913,"inference_geo":"global"}`
+	if got := valueJSON(t, f.meta.GetExtended().GetFields()[provider.ExtUsageDetails]); got != details {
+		t.Errorf("usage_details %s, want %s", got, details)
+	}
+	if got := f.message.GetParts(); len(got) != 1 || got[0].GetText() != "Django" {
+		t.Errorf("parts %v", got)
 	}
 }
