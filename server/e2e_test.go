@@ -332,6 +332,54 @@ models:
 	}
 }
 
+// TestE2EFallbackOnDeploymentFault: what is the first deployment's own
+// fault (its key: 401; its quota: 429) falls back to the next without
+// retrying the first, and a 503 whose x-should-retry says not to retry is
+// tried once, then falls back.
+func TestE2EFallbackOnDeploymentFault(t *testing.T) {
+	t.Parallel()
+	discouraged := rec(t, "error_503")
+	discouraged.Header = discouraged.Header.Clone()
+	discouraged.Header.Set("X-Should-Retry", "false")
+	for name, first := range map[string]providertest.Recording{
+		"401": rec(t, "error_401"), "429": rec(t, "error_429"), "503 x-should-retry false": discouraged,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			bad := providertest.Replay(t, first)
+			good := providertest.Replay(t, rec(t, "plain"))
+			yaml := strings.ReplaceAll(`
+defaults:
+  retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms, max_retry_after: 1ms}
+providers:
+  - {name: east, type: gemini, base_url: BAD, api_key: k-east-0000}
+  - {name: west, type: gemini, base_url: {{URL}}, api_key: k-west-0000}
+models:
+  - name: flash
+    deployments:
+      - {provider: east, upstream_model: gemini-2.5-flash}
+      - {provider: west, upstream_model: gemini-2.5-flash}
+    capabilities:
+      chat: {format: gemini}
+`, "BAD", bad.URL)
+			c, _ := startWith(t, yaml, good.URL)
+			resp, err := c.Chat(context.Background(), chatReq())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := resp.GetMeta().GetRouting(); r.GetDeployment() != "west" || len(r.GetTried()) != 1 || r.GetTried()[0] != "east" {
+				t.Errorf("routing = %v", r)
+			}
+			if n := len(bad.Requests()); name != "429" && n != 1 {
+				t.Errorf("east saw %d requests, want 1 (not retried)", n)
+			}
+			if len(good.Requests()) != 1 {
+				t.Errorf("west saw %d requests", len(good.Requests()))
+			}
+		})
+	}
+}
+
 // TestReloadKeepsOpenStreams: a reload takes effect for new calls, a stream
 // opened before it finishes on the old configuration, and an invalid
 // configuration is rejected.

@@ -172,10 +172,11 @@ func (p *prepared) use(d *catalog.Deployment) {
 }
 
 // fallback reports whether a failed deployment should give way to the next:
-// only for failures that retrying could fix (after the retry policy gave
-// up), while the caller still waits.
+// for failures that retrying could fix (after the retry policy gave up)
+// or that are the deployment's own (its quota, key or model:
+// pipeline.FallbackWorthy), while the caller still waits.
 func (p *prepared) fallback(ctx context.Context, i int, err error) bool {
-	if i+1 >= len(p.route) || ctx.Err() != nil || !pipeline.Retryable(err) {
+	if i+1 >= len(p.route) || ctx.Err() != nil || !pipeline.FallbackWorthy(err) {
 		return false
 	}
 	p.tried = append(p.tried, p.call.Deployment)

@@ -70,9 +70,12 @@ var ErrRetryAfterTooLong = errors.New("the provider's retry delay exceeds max_re
 
 // Retryable reports whether a failed attempt may be retried: connection
 // errors before any response byte, transport timeouts, streams cut before
-// their final event, and HTTP 408, 429, 500, 502, 503, 504, 529. Never
-// other 4xx, never a cancellation or our own deadline, never an exhausted
-// quota.
+// their final event, and the HTTP statuses the official OpenAI and
+// Anthropic SDKs retry: 408, 409 (a lock timeout), 429 and 5xx, but for
+// 501 and 505, which say the same to every attempt. A provider's
+// x-should-retry header overrides the status, as in those SDKs. Never a
+// cancellation or our own deadline, never an exhausted quota (unless the
+// provider says to retry).
 func Retryable(err error) bool {
 	var pe *provider.Error
 	if !errors.As(err, &pe) {
@@ -84,13 +87,26 @@ func Retryable(err error) bool {
 		// error events, Ollama's): its kind says what it is.
 		status = 0
 	}
-	switch status {
-	case http.StatusRequestTimeout, http.StatusInternalServerError, http.StatusBadGateway,
-		http.StatusServiceUnavailable, http.StatusGatewayTimeout, 529:
-		return true
-	case http.StatusTooManyRequests:
+	if status != 0 {
+		switch pe.ShouldRetry {
+		case provider.RetryAdvised:
+			return true
+		case provider.RetryDiscouraged:
+			return false
+		}
+	}
+	switch {
+	case status == http.StatusTooManyRequests:
 		return pe.Code != "insufficient_quota"
-	case 0:
+	case status == http.StatusRequestTimeout, status == http.StatusConflict:
+		return true
+	case status == http.StatusNotImplemented, status == http.StatusHTTPVersionNotSupported:
+		return false
+	case status >= 500:
+		// 500, 502, 503, 504, 529 (Anthropic overloaded), a proxy's
+		// 520-524 (Cloudflare in front of a provider).
+		return true
+	case status == 0:
 		switch pe.Kind {
 		case provider.KindConnection:
 			return true
@@ -109,6 +125,40 @@ func Retryable(err error) bool {
 			// that does not parse would only fail again.
 			return errors.Is(err, provider.ErrStreamCut)
 		}
+	}
+	return false
+}
+
+// FallbackWorthy reports whether a deployment's failure, once its retries
+// gave up, should give way to the model's next deployment: what Retryable
+// allows, and what is the deployment's fault rather than the request's,
+// which another deployment (another account, key, region or provider)
+// may not share: a rate limit or exhausted quota (429, in the body too),
+// 402 (payment required, e.g. OpenRouter credits), 401 and 403 (this
+// deployment's key), 404 (its model), by status or by the kind the
+// adapter read from the body, and a 5xx or 429 whose x-should-retry said
+// not to retry here. Never an invalid request, a
+// cancellation or our own deadline.
+func FallbackWorthy(err error) bool {
+	if Retryable(err) {
+		return true
+	}
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Kind {
+	case provider.KindRateLimited, provider.KindUnauthenticated, provider.KindPermissionDenied, provider.KindNotFound:
+		// As the adapter read it: Gemini answers a bad key with 400
+		// API_KEY_INVALID, OpenAI an exhausted quota in a 200's body.
+		return true
+	}
+	switch s := pe.HTTPStatus; {
+	case s == http.StatusTooManyRequests, s == http.StatusPaymentRequired, s == http.StatusUnauthorized,
+		s == http.StatusForbidden, s == http.StatusNotFound:
+		return true
+	case s >= 500:
+		return pe.ShouldRetry == provider.RetryDiscouraged // what Retryable refused only for the header
 	}
 	return false
 }

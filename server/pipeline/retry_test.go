@@ -291,6 +291,10 @@ func TestRetryable(t *testing.T) {
 	pe := func(status int, kind provider.Kind, code string) error {
 		return &provider.Error{Provider: "p", HTTPStatus: status, Kind: kind, Code: code, Message: "m"}
 	}
+	advised := func(err error, a provider.RetryAdvice) error {
+		err.(*provider.Error).ShouldRetry = a
+		return err
+	}
 	for _, c := range []struct {
 		name   string
 		err    error
@@ -314,6 +318,17 @@ func TestRetryable(t *testing.T) {
 		// does not parse is not.
 		{"stream cut", provider.StreamCut("p", "stream ended before [DONE]"), true, "stream_cut"},
 		{"unparseable", provider.BadResponse("p", "invalid chunk"), false, "bad_response"},
+		// The statuses the official SDKs retry: 408, 409, 429, 5xx, but
+		// not the 5xx that answer every attempt the same.
+		{"409 lock timeout", pe(409, provider.KindInvalidRequest, ""), true, "http_409"},
+		{"520 proxy", pe(520, provider.KindUnavailable, ""), true, "http_520"},
+		{"501", pe(501, provider.KindUnavailable, ""), false, "http_501"},
+		{"505", pe(505, provider.KindUnavailable, ""), false, "http_505"},
+		// x-should-retry overrides the status, as in those SDKs.
+		{"503 should-retry false", advised(pe(503, provider.KindUnavailable, ""), provider.RetryDiscouraged), false, "http_503"},
+		{"400 should-retry true", advised(pe(400, provider.KindInvalidRequest, ""), provider.RetryAdvised), true, "http_400"},
+		{"429 quota should-retry true", advised(pe(429, provider.KindRateLimited, "insufficient_quota"), provider.RetryAdvised), true, "http_429"},
+		{"429 should-retry false", advised(pe(429, provider.KindRateLimited, "rate_limit_exceeded"), provider.RetryDiscouraged), false, "http_429"},
 	} {
 		if got := Retryable(c.err); got != c.want {
 			t.Errorf("%s: Retryable = %v, want %v", c.name, got, c.want)
@@ -428,3 +443,41 @@ func (o *oneStream) Stream(context.Context, *provider.Request) (provider.Stream,
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestFallbackWorthy: a deployment gives way to the next for what retrying
+// could fix and for what is its own fault (quota, key, model, a 5xx it
+// said not to retry), never for the request's fault or the caller's end.
+func TestFallbackWorthy(t *testing.T) {
+	t.Parallel()
+	pe := func(status int, kind provider.Kind, code string, advice provider.RetryAdvice) error {
+		return &provider.Error{Provider: "p", HTTPStatus: status, Kind: kind, Code: code, Message: "m", ShouldRetry: advice}
+	}
+	for _, c := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"503", pe(503, provider.KindUnavailable, "", provider.RetryUnsaid), true},
+		{"503 should-retry false", pe(503, provider.KindUnavailable, "", provider.RetryDiscouraged), true},
+		{"429 quota", pe(429, provider.KindRateLimited, "insufficient_quota", provider.RetryUnsaid), true},
+		{"429 should-retry false", pe(429, provider.KindRateLimited, "rate_limit_exceeded", provider.RetryDiscouraged), true},
+		{"in-body quota", pe(200, provider.KindRateLimited, "insufficient_quota", provider.RetryUnsaid), true},
+		{"402 credits", pe(402, provider.KindInvalidRequest, "", provider.RetryUnsaid), true},
+		{"401", pe(401, provider.KindUnauthenticated, "", provider.RetryDiscouraged), true},
+		{"403", pe(403, provider.KindPermissionDenied, "", provider.RetryDiscouraged), true},
+		{"404 model", pe(404, provider.KindNotFound, "", provider.RetryDiscouraged), true},
+		{"400 bad key (Gemini API_KEY_INVALID)", pe(400, provider.KindUnauthenticated, "API_KEY_INVALID", provider.RetryUnsaid), true},
+		{"400", pe(400, provider.KindInvalidRequest, "", provider.RetryDiscouraged), false},
+		{"413", pe(413, provider.KindInvalidRequest, "", provider.RetryUnsaid), false},
+		{"501", pe(501, provider.KindUnavailable, "", provider.RetryUnsaid), false},
+		{"in-body invalid", pe(200, provider.KindInvalidRequest, "", provider.RetryUnsaid), false},
+		{"our deadline", fmt.Errorf("%w: %w", pe(0, provider.KindTimeout, "", provider.RetryUnsaid), context.DeadlineExceeded), false},
+		{"canceled", pe(0, provider.KindCanceled, "", provider.RetryUnsaid), false},
+		{"unparseable", provider.BadResponse("p", "invalid chunk"), false},
+		{"not a provider error", errors.New("x"), false},
+	} {
+		if got := FallbackWorthy(c.err); got != c.want {
+			t.Errorf("%s: FallbackWorthy = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

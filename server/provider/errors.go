@@ -92,6 +92,11 @@ type Error struct {
 	RetryAfter time.Duration
 	// RequestID is the provider's request id for the failed request.
 	RequestID string
+	// ShouldRetry is the provider's own verdict on retrying, from its
+	// x-should-retry header (OpenAI, Anthropic): RetryAdvised or
+	// RetryDiscouraged override the status's default; RetryUnsaid when
+	// the answer did not say.
+	ShouldRetry RetryAdvice
 	// Extended holds provider-specific details (e.g. Azure content filter
 	// results) for the failure's meta; may be nil.
 	Extended map[string]any
@@ -152,18 +157,41 @@ func KindForStatus(status int) Kind {
 	}
 }
 
+// RetryAdvice is a provider's x-should-retry header.
+type RetryAdvice uint8
+
+const (
+	RetryUnsaid      RetryAdvice = iota // no header, or a value other than true/false
+	RetryAdvised                        // x-should-retry: true
+	RetryDiscouraged                    // x-should-retry: false
+)
+
+// retryAdvice reads x-should-retry as the official OpenAI and Anthropic
+// SDKs do: exactly "true" or "false", anything else says nothing.
+func retryAdvice(h http.Header) RetryAdvice {
+	switch h.Get("X-Should-Retry") {
+	case "true":
+		return RetryAdvised
+	case "false":
+		return RetryDiscouraged
+	}
+	return RetryUnsaid
+}
+
 // NewHTTPError builds the Error for a non-2xx response from its status and
 // headers: Kind from the status, RetryAfter from retry-after-ms /
-// retry-after, and the request id from the named header. The adapter then
+// retry-after, ShouldRetry from x-should-retry, and the request id from
+// the named header. The adapter then
 // fills Code, Message and Param from the body and may refine Kind and
 // RetryAfter.
 func NewHTTPError(providerName string, resp *http.Response, requestIDHeader string) *Error {
 	e := &Error{
-		Provider:   providerName,
-		Kind:       KindForStatus(resp.StatusCode),
-		HTTPStatus: resp.StatusCode,
-		RetryAfter: RetryAfter(resp.Header, ResponseDate(resp.Header)),
-		Message:    http.StatusText(resp.StatusCode), // the adapter's body parsing refines it
+		Provider:    providerName,
+		Kind:        KindForStatus(resp.StatusCode),
+		HTTPStatus:  resp.StatusCode,
+		RetryAfter:  RetryAfter(resp.Header, ResponseDate(resp.Header)),
+		ShouldRetry: retryAdvice(resp.Header),
+		Message:     http.StatusText(resp.StatusCode), // the adapter's body parsing refines it
 	}
 	if requestIDHeader != "" {
 		e.RequestID = HeaderValue(resp.Header, requestIDHeader)

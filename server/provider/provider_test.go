@@ -225,3 +225,18 @@ func TestToolCallsFinish(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAdvice: NewHTTPError reads x-should-retry as the official SDKs
+// do: exactly "true" or "false"; anything else says nothing.
+func TestRetryAdvice(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]RetryAdvice{"true": RetryAdvised, "false": RetryDiscouraged, "": RetryUnsaid, "yes": RetryUnsaid, "True": RetryUnsaid} {
+		h := http.Header{}
+		if v != "" {
+			h.Set("x-should-retry", v)
+		}
+		if got := NewHTTPError("p", &http.Response{StatusCode: 503, Header: h}, "").ShouldRetry; got != want {
+			t.Errorf("x-should-retry %q: %v, want %v", v, got, want)
+		}
+	}
+}
