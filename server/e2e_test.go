@@ -282,13 +282,9 @@ func TestE2EDeadlineReachesUpstream(t *testing.T) {
 	}
 }
 
-// TestE2EFallbackRoute: a routed model answers from the second deployment
-// when the first keeps returning 503, and the meta says so.
-func TestE2EFallbackRoute(t *testing.T) {
-	t.Parallel()
-	bad := providertest.Replay(t, rec(t, "error_503"))
-	good := providertest.Replay(t, rec(t, "plain"))
-	yaml := strings.ReplaceAll(`
+// fallbackYAML routes model flash to two Gemini deployments: east (BAD,
+// replaced by a failing replay's URL) then west ({{URL}}).
+const fallbackYAML = `
 defaults:
   retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}
 providers:
@@ -301,7 +297,15 @@ models:
       - {provider: west, upstream_model: gemini-2.5-flash}
     capabilities:
       chat: {format: gemini}
-`, "BAD", bad.URL)
+`
+
+// TestE2EFallbackRoute: a routed model answers from the second deployment
+// when the first keeps returning 503, and the meta says so.
+func TestE2EFallbackRoute(t *testing.T) {
+	t.Parallel()
+	bad := providertest.Replay(t, rec(t, "error_503"))
+	good := providertest.Replay(t, rec(t, "plain"))
+	yaml := strings.ReplaceAll(fallbackYAML, "BAD", bad.URL)
 	c, logs := startWith(t, yaml, good.URL)
 	resp, err := c.Chat(context.Background(), chatReq())
 	if err != nil {
@@ -348,20 +352,11 @@ func TestE2EFallbackOnDeploymentFault(t *testing.T) {
 			t.Parallel()
 			bad := providertest.Replay(t, first)
 			good := providertest.Replay(t, rec(t, "plain"))
-			yaml := strings.ReplaceAll(`
-defaults:
-  retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms, max_retry_after: 1ms}
-providers:
-  - {name: east, type: gemini, base_url: BAD, api_key: k-east-0000}
-  - {name: west, type: gemini, base_url: {{URL}}, api_key: k-west-0000}
-models:
-  - name: flash
-    deployments:
-      - {provider: east, upstream_model: gemini-2.5-flash}
-      - {provider: west, upstream_model: gemini-2.5-flash}
-    capabilities:
-      chat: {format: gemini}
-`, "BAD", bad.URL)
+			// Three attempts allowed: one request to east shows the fault
+			// was not retried there (the 429 asks for a delay beyond
+			// max_retry_after, so it gives up at once too).
+			yaml := strings.ReplaceAll(strings.Replace(fallbackYAML, "max_attempts: 2, base_delay: 1ms, max_delay: 2ms",
+				"max_attempts: 3, base_delay: 1ms, max_delay: 2ms, max_retry_after: 1ms", 1), "BAD", bad.URL)
 			c, _ := startWith(t, yaml, good.URL)
 			resp, err := c.Chat(context.Background(), chatReq())
 			if err != nil {
