@@ -272,7 +272,7 @@ func (a *Accumulator) Message() *llmrelayv1.Message {
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: a.toolCall(s.callID)}})
 		case 4:
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{
-				Text: s.text.String(), Signature: s.signature.String(), Redacted: s.redacted, Id: s.id, Provider: s.provider}}})
+				Text: s.text.String(), Signature: s.signature.String(), Redacted: s.redacted && s.text.Len() == 0, Id: s.id, Provider: s.provider}}})
 		}
 	}
 	return m

@@ -110,6 +110,27 @@ func TestReasoningBlocks(t *testing.T) {
 	}
 }
 
+// TestReasoningSummaryWithEncrypted: a block whose text came with an
+// encrypted piece at the same index (OpenRouter's reasoning.summary and
+// reasoning.encrypted details) is a readable block with its opaque state,
+// not a redacted one: redacted means the provider withheld the text.
+func TestReasoningSummaryWithEncrypted(t *testing.T) {
+	t.Parallel()
+	var a Accumulator
+	for _, d := range []*llmrelayv1.ReasoningDelta{
+		{Index: 0, Text: "**Planning** the lookup."},
+		{Index: 0, Redacted: true, Signature: "gAAAAB-enc", Id: "rs_0a1b"},
+	} {
+		if err := a.AddReasoning(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := a.Message().GetParts()[0].GetReasoning()
+	if r.GetText() != "**Planning** the lookup." || r.GetSignature() != "gAAAAB-enc" || r.GetRedacted() || r.GetId() != "rs_0a1b" {
+		t.Errorf("reasoning = %v", r)
+	}
+}
+
 // TestCutCallStaysInvalid: a call the gateway flagged invalid on its done
 // event (cut by the output limit, though its arguments parse: Gemini sends
 // them parsed) stays invalid in the fold.

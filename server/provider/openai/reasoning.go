@@ -112,6 +112,13 @@ func reasoningParts(pieces []provider.ReasoningDelta) []*llmrelayv1.Part {
 			r.Id = p.ID
 		}
 	}
+	for _, part := range parts {
+		// A summary with encrypted reasoning at its index is readable:
+		// redacted means the provider withheld the text (as fold does).
+		if r := part.GetReasoning(); r.Text != "" {
+			r.Redacted = false
+		}
+	}
 	return parts
 }
 
