@@ -72,6 +72,9 @@ func newProvider(pc config.Provider, key string, client *http.Client) (provider.
 			if pc.Project != "" {
 				opts = append(opts, openai.WithProject(pc.Project))
 			}
+			if pc.ReasoningReplay != "" {
+				opts = append(opts, openai.WithReasoningReplay(pc.ReasoningReplay))
+			}
 			return openai.New(key, opts...)
 		}
 		if pc.APIVersion != "" {

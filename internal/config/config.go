@@ -196,6 +196,11 @@ type Provider struct {
 	// OpenAI organization and project headers.
 	Organization string `yaml:"organization"`
 	Project      string `yaml:"project"`
+	// ReasoningReplay (openai only): how earlier assistant turns' reasoning
+	// goes back to a compatible server: "auto" (by base URL host),
+	// "none", or "reasoning_content" (DeepSeek, Moonshot: on turns with
+	// tool calls, which those servers require).
+	ReasoningReplay string `yaml:"reasoning_replay"`
 	// DefaultMaxTokens: Anthropic's required max_tokens when a call sets none.
 	DefaultMaxTokens int               `yaml:"default_max_tokens"`
 	Headers          map[string]string `yaml:"headers"`
@@ -418,6 +423,14 @@ func (c *Config) validate() []error {
 		}
 		if (p.Organization != "" || p.Project != "") && p.Type != "openai" {
 			add("%s (%s): organization and project are OpenAI headers; a %s provider does not send them", where, p.Name, p.Type)
+		}
+		switch p.ReasoningReplay {
+		case "", "auto", "none", "reasoning_content":
+			if p.ReasoningReplay != "" && p.Type != "openai" {
+				add("%s (%s).reasoning_replay: only for openai (OpenAI-compatible) providers, not %s", where, p.Name, p.Type)
+			}
+		default:
+			add("%s (%s).reasoning_replay: %q is not auto, none or reasoning_content", where, p.Name, p.ReasoningReplay)
 		}
 		errs = append(errs, p.Transport.validate(where+".transport")...)
 		if p.Transport.MaxCallDuration != nil {

@@ -60,6 +60,8 @@ providers:
   - {name: a, type: openai}
   - {name: a, type: nope}
   - {name: z, type: azure, api_key: k, organization: org-1}
+  - {name: d, type: openai, api_key: k, reasoning_replay: always}
+  - {name: c, type: anthropic, api_key: k, reasoning_replay: reasoning_content}
 models:
   - {name: m, provider: ghost, capabilities: {chat: {format: x}, sing: {format: y}}}
   - {name: r, provider: a, deployments: [{provider: a}], capabilities: {chat: {format: x}}}
@@ -72,6 +74,8 @@ models:
 		"server.log_level", "providers[0] (a): set api_key_env", "providers[1].name: duplicate provider", "providers[1] (a).type",
 		`models[0] (m).provider: "ghost"`, "models[0] (m).capabilities.sing: unknown protocol", "models[1] (r): set either provider or deployments",
 		"providers[2] (z): organization and project are OpenAI headers",
+		`providers[3] (d).reasoning_replay: "always" is not auto, none or reasoning_content`,
+		"providers[4] (c).reasoning_replay: only for openai (OpenAI-compatible) providers, not anthropic",
 		`models[2] (s).structured_output: "json" is not tool or native`,
 	} {
 		if !strings.Contains(err.Error(), want) {
@@ -231,7 +235,7 @@ models:
 		`bad.yaml:3:3: server.log_format: "xml" is not text or json`,
 		`bad.yaml:7:39: providers[0] (a).transport.retry.max_attempts: want an integer, got "lots"`,
 		`bad.yaml:7:60: providers[0] (a).transport.idle_timeout: invalid duration "soon"`,
-		`bad.yaml:8:5: providers[0] (a): unknown key "colour" (the keys here are api_key, api_key_env, api_key_file, api_version, auth, azure_api, base_url, default_max_tokens, headers, name, organization, project, transport, type)`,
+		`bad.yaml:8:5: providers[0] (a): unknown key "colour" (the keys here are api_key, api_key_env, api_key_file, api_version, auth, azure_api, base_url, default_max_tokens, headers, name, organization, project, reasoning_replay, transport, type)`,
 		`bad.yaml:5:5: providers[0] (a): set api_key_env, api_key_file or api_key`,
 		`bad.yaml:12:19: models[0] (m).capabilities: want a mapping (key: value lines), got a list`,
 		`bad.yaml:11:5: models[0] (m).provider: "ghost" is not a configured provider`,

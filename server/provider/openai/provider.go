@@ -50,6 +50,10 @@ type Provider struct {
 	headers http.Header
 	org     string
 	project string
+	// replayContent: send earlier assistant turns' reasoning back as
+	// reasoning_content on turns with tool calls (WithReasoningReplay).
+	replayContent bool
+	replaySet     bool
 	entra   func(context.Context) (string, error)
 	// sec and auth are made once (by prepare): the credentials redacted
 	// from error texts, and the auth header's value.
@@ -113,6 +117,43 @@ func WithProject(project string) Option {
 	return func(p *Provider) error { p.project = project; return nil }
 }
 
+// WithReasoningReplay says how earlier assistant turns' reasoning goes
+// back to the server: "reasoning_content" sends it on the turns that carry
+// tool calls, as DeepSeek's thinking mode and Moonshot's thinking models
+// require (they answer 400 without it); "none" never sends it (OpenAI
+// rejects fields it does not know; DeepSeek's older deepseek-reasoner
+// rejected reasoning_content); "auto" (the default) is reasoning_content
+// for api.deepseek.com and api.moonshot.ai/.cn, none elsewhere.
+func WithReasoningReplay(mode string) Option {
+	return func(p *Provider) error {
+		switch mode {
+		case "", "auto":
+			p.replaySet = false
+		case "none":
+			p.replayContent, p.replaySet = false, true
+		case "reasoning_content":
+			p.replayContent, p.replaySet = true, true
+		default:
+			return fmt.Errorf("reasoning replay %q is not auto, none or reasoning_content", mode)
+		}
+		return nil
+	}
+}
+
+// replayByHost is reasoning_replay auto: the servers known to require
+// reasoning_content on tool-call turns.
+func replayByHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(u.Hostname()) {
+	case "api.deepseek.com", "api.moonshot.ai", "api.moonshot.cn":
+		return true
+	}
+	return false
+}
+
 // WithAzureAPIVersion sets the api-version query parameter (Azure only).
 // Classic deployment routes default to DefaultAzureAPIVersion; v1 routes
 // send none unless this option is given (e.g. "preview").
@@ -156,6 +197,9 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	}
 	if p.entra != nil || p.apiVerSet || p.azureV1 {
 		return nil, errors.New("openai: azure options given to New; use NewAzure")
+	}
+	if !p.replaySet {
+		p.replayContent = replayByHost(p.baseURL)
 	}
 	p.prepare()
 	return p, nil

@@ -223,13 +223,14 @@ func (p *Provider) encodeMessage(cm *chatMessage, m *llmrelayv1.Message, i int, 
 }
 
 // assistantMessage encodes an assistant turn into cm; dropped counts its reasoning
-// parts (Chat Completions has no field for them).
+// parts not sent (Chat Completions has no field for them; servers that
+// require reasoning_content get it on turns with tool calls, p.replayContent).
 //
 //go:noinline
 func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i int) (dropped int, err error) {
 	cm.Role, cm.Name = "assistant", m.GetName()
-	var text strings.Builder
-	hasText := false
+	var text, reasoning strings.Builder
+	hasText, reasonings := false, 0
 	for _, part := range m.GetParts() {
 		switch k := part.GetKind().(type) {
 		case *llmrelayv1.Part_Text:
@@ -238,7 +239,10 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 		case *llmrelayv1.Part_Refusal:
 			cm.Refusal += k.Refusal
 		case *llmrelayv1.Part_Reasoning:
-			dropped++
+			reasonings++
+			if !k.Reasoning.GetRedacted() {
+				reasoning.WriteString(k.Reasoning.GetText())
+			}
 		case *llmrelayv1.Part_ToolCall:
 			args := k.ToolCall.GetArguments()
 			if args == "" {
@@ -259,7 +263,15 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 	default:
 		cm.Content = mustJSON("")
 	}
-	return dropped, nil
+	if p.replayContent && len(cm.ToolCalls) > 0 {
+		// DeepSeek answers 400 when a tool-call turn lacks the field (its
+		// own turns always have reasoning in thinking mode; a turn from
+		// elsewhere gets what text it has, possibly none).
+		r := reasoning.String()
+		cm.ReasoningContent = &r
+		return 0, nil
+	}
+	return reasonings, nil
 }
 
 // encodeContent encodes system/user content: a plain string when it is a

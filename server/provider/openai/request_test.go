@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -247,5 +248,87 @@ func TestChatDropsHistoryReasoning(t *testing.T) {
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "1 reasoning part") {
 		t.Errorf("warnings %q", warnings)
+	}
+}
+
+// TestReasoningReplay: DeepSeek's thinking mode and Moonshot's thinking
+// models answer 400 when an assistant turn with tool calls comes back
+// without its reasoning_content. For those hosts (reasoning_replay auto)
+// or when configured, a tool-call turn carries its reasoning text (empty
+// when it has none); a turn without tool calls does not (DeepSeek ignores
+// it there, its older deepseek-reasoner rejected it), and other servers
+// never get the field (OpenAI rejects fields it does not know).
+func TestReasoningReplay(t *testing.T) {
+	t.Parallel()
+	reasoning := func(s string) *llmrelayv1.Part {
+		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: s, Provider: "openai"}}}
+	}
+	call := func(id string) *llmrelayv1.Part {
+		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: id, Name: "get_weather", Arguments: `{"city":"Oslo"}`}}}
+	}
+	result := func(id string) *llmrelayv1.Part {
+		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: id, Content: "3 °C"}}}
+	}
+	msgs := []*llmrelayv1.Message{
+		msgOf(llmrelayv1.Role_ROLE_USER, text("2+2?")),
+		msgOf(llmrelayv1.Role_ROLE_ASSISTANT, reasoning("Simple sum."), text("4")),
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Weather in Oslo?")),
+		msgOf(llmrelayv1.Role_ROLE_ASSISTANT, reasoning("Need the tool."), call("call_00_kX2bJ7")),
+		msgOf(llmrelayv1.Role_ROLE_TOOL, result("call_00_kX2bJ7")),
+		msgOf(llmrelayv1.Role_ROLE_ASSISTANT, call("call_01_Qm4vR9")), // from a turn without reasoning
+		msgOf(llmrelayv1.Role_ROLE_TOOL, result("call_01_Qm4vR9")),
+	}
+	for _, tc := range []struct {
+		name, baseURL string
+		opts          []Option
+		replay        bool
+	}{
+		{"deepseek auto", "https://api.deepseek.com", nil, true},
+		{"moonshot auto", "https://api.moonshot.ai/v1", nil, true},
+		{"openai auto", "https://api.openai.com/v1", nil, false},
+		{"deepseek none", "https://api.deepseek.com", []Option{WithReasoningReplay("none")}, false},
+		{"vllm configured", "http://vllm.internal:8000/v1", []Option{WithReasoningReplay("reasoning_content")}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p, err := New(testKey, append([]Option{WithBaseURL(tc.baseURL)}, tc.opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, warnings, err := p.buildChatRequest(&provider.Request{Model: "m", Messages: msgs, Options: &llmrelayv1.GenerationOptions{}}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var req struct {
+				Messages []map[string]any `json:"messages"`
+			}
+			if err := json.Unmarshal(body, &req); err != nil {
+				t.Fatal(err)
+			}
+			got := map[int]any{}
+			for i, m := range req.Messages {
+				if v, ok := m["reasoning_content"]; ok {
+					got[i] = v
+				}
+			}
+			want := map[int]any{}
+			dropped := "2 reasoning part"
+			if tc.replay {
+				want = map[int]any{3: "Need the tool.", 5: ""}
+				dropped = "1 reasoning part"
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("reasoning_content by message: %v, want %v", got, want)
+			}
+			if tc.replay && len(got) != 2 {
+				t.Errorf("reasoning_content on %d messages, want 2", len(got))
+			}
+			if len(warnings) != 1 || !strings.Contains(warnings[0], dropped) {
+				t.Errorf("warnings %q, want one saying %q", warnings, dropped)
+			}
+		})
+	}
+	if _, err := New(testKey, WithReasoningReplay("always")); err == nil {
+		t.Error("an unknown reasoning_replay was accepted")
 	}
 }

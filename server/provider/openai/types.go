@@ -52,6 +52,9 @@ type chatMessage struct {
 	Refusal    string          `json:"refusal,omitempty"`
 	ToolCalls  []wireToolCall  `json:"tool_calls,omitempty"`
 	ToolCallID string          `json:"tool_call_id,omitempty"`
+	// ReasoningContent is an assistant turn's reasoning sent back, only
+	// to servers that require it (p.replay; request.go).
+	ReasoningContent *string `json:"reasoning_content,omitempty"`
 }
 
 // contentPart is a request content part: {"type":"text","text":...} or
