@@ -54,7 +54,7 @@ type Provider struct {
 	// reasoning_content on turns with tool calls (WithReasoningReplay).
 	replayContent bool
 	replaySet     bool
-	entra   func(context.Context) (string, error)
+	entra         func(context.Context) (string, error)
 	// sec and auth are made once (by prepare): the credentials redacted
 	// from error texts, and the auth header's value.
 	sec       secrets
