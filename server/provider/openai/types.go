@@ -177,6 +177,10 @@ type respMessage struct {
 	ReasoningContent *string         `json:"reasoning_content"`
 	Reasoning        *string         `json:"reasoning"`
 	ReasoningDetails json.RawMessage `json:"reasoning_details"`
+	// Annotations are the message's citations (url_citation: OpenAI's
+	// search models, OpenRouter's web plugin). The contract has no
+	// citation part: they are kept as sent in meta.extended["annotations"].
+	Annotations json.RawMessage `json:"annotations"`
 }
 
 type respToolCall struct {
