@@ -54,6 +54,9 @@ type responsesStream struct {
 	id, resolvedModel string
 	created           int64
 
+	// anns: the message items' annotations, reported with the finish.
+	anns annotationSet
+
 	// lastSeq is the last sequence_number (-1: none yet); a gap means
 	// events were lost, reported once.
 	lastSeq   int64
@@ -497,6 +500,9 @@ func (s *responsesStream) itemDone(it *respOutputItem, outputIndex *flexInt) {
 		s.endCall(c)
 	case "message":
 		s.catchUpText(it)
+		if warns := s.anns.add(it); len(warns) > 0 {
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: warns}})
+		}
 	case "reasoning":
 		st := s.findReasoning(it.ID, outputIndex)
 		if st == nil {
@@ -573,6 +579,13 @@ func (s *responsesStream) finish(w *respResponse) {
 			continue
 		}
 		if s.seenOutput[int64(i)] || (it.ID != "" && (s.byItem[it.ID] != nil || s.texts[it.ID] != nil || s.rsByItem[it.ID] != nil)) {
+			if it.Type == "message" {
+				// Its annotations, if output_item.done did not carry
+				// them (an annotation already received is not added).
+				if warns := s.anns.add(&it); len(warns) > 0 {
+					s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: warns}})
+				}
+			}
 			continue
 		}
 		s.itemDone(&it, nil)
@@ -587,6 +600,7 @@ func (s *responsesStream) finish(w *respResponse) {
 		s.reasoningDone(st, nil)
 	}
 	meta := &llmrelayv1.ResponseMeta{}
+	s.anns.set(meta)
 	meta.ProviderFinishReason, meta.FinishReason = respFinish(w, hasCalls)
 	if w.ServiceTier != "" {
 		provider.SetExtended(meta, extServiceTier, w.ServiceTier)

@@ -226,3 +226,56 @@ func TestStreamAnnotationsMerged(t *testing.T) {
 		t.Errorf("annotation reports %v, want [a] at the finish, then [a b] at [DONE]", lists)
 	}
 }
+
+// TestRound6ResponsesUnary replays unary Responses API answers recorded by
+// sources not used before (testdata/README.md, "Round 6").
+func TestRound6ResponsesUnary(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		check func(t *testing.T, res *provider.Result)
+	}{
+		// gpt-5.2 with the hosted web_search tool (pydantic-ai's
+		// include-raw-annotations test, first interaction): a
+		// web_search_call item (not a client call), then a message whose
+		// output_text part carries one url_citation annotation (start
+		// 126, end 211). The annotation is kept as sent in
+		// meta.extended["annotations"]; it was dropped without a word.
+		{"real_pyd_openai_include_raw_annotations_non_streaming_1", func(t *testing.T, res *provider.Result) {
+			parts := res.Message.GetParts()
+			if len(parts) != 1 || parts[0].GetText() != "The tallest mountain in Alberta is **Mount Columbia**, which rises to **3,747 m (12,294 ft)** and is Alberta's highest point. "+
+				"([britannica.com](https://www.britannica.com/place/Mount-Columbia?utm_source=openai))" {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+			if want := (&llmrelayv1.Usage{InputTokens: 8530, OutputTokens: 98, TotalTokens: 8628, ReasoningTokens: 49}); !proto.Equal(res.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+			}
+			anns := res.Meta.GetExtended().GetFields()["annotations"].GetListValue().GetValues()
+			if len(anns) != 1 {
+				t.Fatalf("annotations %v", res.Meta.GetExtended().GetFields()["annotations"])
+			}
+			if m := anns[0].GetStructValue().AsMap(); m["type"] != "url_citation" || m["start_index"] != 126.0 || m["end_index"] != 211.0 ||
+				m["url"] != "https://www.britannica.com/place/Mount-Columbia?utm_source=openai" || m["title"] != "Mount Columbia | mountain, Alberta, Canada | Britannica" {
+				t.Errorf("annotation %v", m)
+			}
+			if res.Meta.GetResponseId() != "resp_057daac88567bde400696c45fa056c81909529fd4ebb2a9760" || res.Meta.GetResolvedModel() != "gpt-5.2-2025-12-11" ||
+				res.Meta.GetToolCallCount() != 0 || res.Meta.GetServiceTier() != "default" {
+				t.Errorf("meta %v", res.Meta)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), responsesRequests(t)["responses_tools_parallel"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResultInvariants(t, res)
+			providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
+			tc.check(t, res)
+		})
+	}
+}
