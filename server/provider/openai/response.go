@@ -97,6 +97,9 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			if isPresent(m.ExecutedTools) {
 				meta.Warnings = append(meta.Warnings, warnExecutedTools)
 			}
+			if w := imagesWarning(m.Images); w != "" {
+				meta.Warnings = append(meta.Warnings, w)
+			}
 			if anns, warn := annotationList(m.Annotations); warn != "" {
 				meta.Warnings = append(meta.Warnings, warn)
 			} else if len(anns) > 0 {
@@ -174,6 +177,23 @@ func annotationList(raw json.RawMessage) ([]json.RawMessage, string) {
 		return nil, "message annotations are not an array; ignored"
 	}
 	return anns, ""
+}
+
+// imagesWarning reports a message's generated images, which have no place
+// in the answer (the contract's Image part is an input); "" when there are
+// none (absent, null, []).
+func imagesWarning(raw json.RawMessage) string {
+	if !isPresent(raw) {
+		return ""
+	}
+	var imgs []json.RawMessage
+	if err := json.Unmarshal(raw, &imgs); err != nil {
+		return "message images have an unrecognized shape; ignored"
+	}
+	if len(imgs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d generated image(s) in the message not supported; ignored", len(imgs))
 }
 
 // warnExecutedTools reports Groq's executed_tools, which have no place in

@@ -279,3 +279,46 @@ func TestRound6ResponsesUnary(t *testing.T) {
 		})
 	}
 }
+
+// TestGeneratedImagesWarned: an OpenRouter image model answers with the
+// image in message.images beside the text (the shape of pydantic-ai's
+// test_openrouter_image_generation cassette, whose 2 MB body is not kept:
+// testdata/openrouter_image_generation.http is hand-built with a 1x1 PNG).
+// The contract has no generated-image part: the text is kept and the
+// images are reported in a warning, unary and streamed, where they were
+// dropped without a word.
+func TestGeneratedImagesWarned(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("openrouter_image_generation.http"))
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), chatRequests(t)["chat_plain"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	if parts := res.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Here is a cat for you! " {
+		t.Fatalf("parts %v", parts)
+	}
+	if w := res.Meta.GetWarnings(); len(w) != 1 || w[0] != "1 generated image(s) in the message not supported; ignored" {
+		t.Errorf("warnings %q", w)
+	}
+	wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := streamFrom(p, "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Here\",\"images\":[]}}]}\n\n"+
+		"data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" it is\",\"images\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64,iVBORw0KGgo=\"}}]},\"finish_reason\":\"stop\"}]}\n\n"+
+		"data: [DONE]\n\n")
+	evs, _, err := collect(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := accFold(t, evs)
+	if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Here it is" {
+		t.Fatalf("parts %v", parts)
+	}
+	if w := f.Meta.GetWarnings(); len(w) != 1 || w[0] != "1 generated image(s) in the message not supported; ignored" {
+		t.Errorf("warnings %q", w)
+	}
+}

@@ -334,6 +334,9 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 	if isPresent(d.Annotations) {
 		s.mergeAnnotations(d.Annotations, meta)
 	}
+	if w := imagesWarning(d.Images); w != "" {
+		meta.Warnings = append(meta.Warnings, w)
+	}
 	if d.ReasoningContent != nil || d.Reasoning != nil || d.ReasoningDetails != nil || isContentArray(d.Content) {
 		pieces, warns := reasoningPieces(d)
 		meta.Warnings = append(meta.Warnings, warns...)

@@ -181,6 +181,10 @@ type respMessage struct {
 	// search models, OpenRouter's web plugin). The contract has no
 	// citation part: they are kept as sent in meta.extended["annotations"].
 	Annotations json.RawMessage `json:"annotations"`
+	// Images are generated images (OpenRouter's image models:
+	// [{"type":"image_url","image_url":{"url":"data:image/png;base64,…"}}]),
+	// which the contract cannot return: reported in a warning.
+	Images json.RawMessage `json:"images"`
 }
 
 type respToolCall struct {
