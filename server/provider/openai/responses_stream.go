@@ -108,9 +108,7 @@ func (p *Provider) newResponsesStream(resp *http.Response, model string, warning
 func (s *responsesStream) fail(e *provider.Error) {
 	s.p.refineResponsesKind(e)
 	e.RequestID = s.p.requestID(s.header)
-	e.Message = s.sec.redact(e.Message)
-	e.Param = s.sec.redact(e.Param)
-	e.Code = s.sec.redact(e.Code)
+	s.sec.redactError(e)
 	s.err = e
 }
 

@@ -322,3 +322,50 @@ func TestGeneratedImagesWarned(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 }
+
+// TestRound6GroqToolUseFailed: Groq's 400 when tool_choice is required and
+// the model wrote text instead (pydantic-ai's tool-use-failed-with-text
+// cassette, first interaction): code tool_use_failed, type
+// invalid_request_error, and failed_generation, what the model wrote
+// ("maybe"), which pydantic-ai sends back in its retry. It is kept in the
+// error's extended details (it was dropped), unary and streamed.
+func TestRound6GroqToolUseFailed(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_groq_tool_use_failed_error_with_text_1"
+	for _, streaming := range []bool{false, true} {
+		srv := providertest.ReplayFile(t, td(name+".http"))
+		p := newTestProvider(t, kOpenAI, srv.URL)
+		var err error
+		if streaming {
+			var s provider.Stream
+			if s, err = p.Stream(context.Background(), chatRequests(t)["tools_parallel"]); s != nil {
+				t.Fatal("stream returned with an error status")
+			}
+		} else {
+			_, err = p.Generate(context.Background(), chatRequests(t)["tools_parallel"])
+		}
+		pe := providerError(t, err)
+		if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 400 || pe.Code != "tool_use_failed" || pe.Param != "" ||
+			pe.Message != "Tool choice is required, but model did not call a tool" || pe.RequestID != "" {
+			t.Errorf("streaming %v: %s", streaming, renderErr(err))
+		}
+		if len(pe.Extended) != 1 || pe.Extended[extFailedGeneration] != "maybe" {
+			t.Errorf("streaming %v: extended %v, want failed_generation \"maybe\"", streaming, pe.Extended)
+		}
+	}
+}
+
+// TestFailedGenerationRedacted: a failed generation that echoes the API
+// key (as a model told the key might) is redacted like the message.
+func TestFailedGenerationRedacted(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := p.errorFromObject([]byte(`{"message":"bad","code":"tool_use_failed","failed_generation":"the key is `+testKey+`"}`), 400, "m", nil)
+	secrets{testKey}.redactError(e)
+	if fg, _ := e.Extended[extFailedGeneration].(string); fg == "" || strings.Contains(fg, testKey) {
+		t.Errorf("failed_generation %q", fg)
+	}
+}

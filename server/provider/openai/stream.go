@@ -137,7 +137,7 @@ func (s *chatStream) handle(data []byte) {
 	if isPresent(c.Error) {
 		e := s.p.errorFromObject(c.Error, http.StatusOK, s.model, nil)
 		e.RequestID = s.p.requestID(s.header)
-		e.Message = s.sec.redact(e.Message)
+		s.sec.redactError(e)
 		s.err = e
 		return
 	}

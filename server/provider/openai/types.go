@@ -329,6 +329,10 @@ type wireError struct {
 	Param      flexString      `json:"param"`
 	Code       flexString      `json:"code"`
 	InnerError *wireInnerError `json:"innererror"`
+	// FailedGeneration is what the model wrote when Groq rejects it
+	// (tool_use_failed: not a valid tool call), kept in the error's
+	// extended details.
+	FailedGeneration *string `json:"failed_generation"`
 }
 
 // wireInnerError is Azure's innererror (content filter verdicts).
