@@ -68,9 +68,7 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 		e = p.errorFromObject(errRaw, resp.StatusCode, model, provider.NewHTTPError(p.name, resp, p.requestIDHeader()))
 	}
 	e.RequestID = p.requestID(resp.Header)
-	e.Message = sec.redact(e.Message)
-	e.Param = sec.redact(e.Param)
-	e.Code = sec.redact(e.Code)
+	sec.redactError(e)
 	return e
 }
 
@@ -120,7 +118,28 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 		}
 		e.Extended[extAzureDeployment] = model
 	}
+	if fg := we.FailedGeneration; fg != nil && *fg != "" {
+		if e.Extended == nil {
+			e.Extended = map[string]any{}
+		}
+		e.Extended[extFailedGeneration] = *fg
+	}
 	return e
+}
+
+// extFailedGeneration is the key of Groq's failed_generation in an error's
+// extended details.
+const extFailedGeneration = "failed_generation"
+
+// redactError removes the call's credentials from the texts of an error
+// the provider sent: its message, param, code and failed generation.
+func (s secrets) redactError(e *provider.Error) {
+	e.Message = s.redact(e.Message)
+	e.Param = s.redact(e.Param)
+	e.Code = s.redact(e.Code)
+	if fg, ok := e.Extended[extFailedGeneration].(string); ok {
+		e.Extended[extFailedGeneration] = s.redact(fg)
+	}
 }
 
 // refineKind applies what the body says over the status classification.

@@ -594,7 +594,7 @@ func (d *fastDecoder) flexInt(dst *flexInt) bool {
 	return ok
 }
 
-var chunkDeltaKeys = []string{"role", "content", "refusal", "tool_calls", "function_call", "reasoning_content", "reasoning", "reasoning_details", "executed_tools"}
+var chunkDeltaKeys = []string{"role", "content", "refusal", "tool_calls", "function_call", "reasoning_content", "reasoning", "reasoning_details", "executed_tools", "annotations", "images"}
 
 func (m *respMessage) deltaField(d *fastDecoder, key []byte) bool {
 	switch string(key) {
@@ -650,6 +650,24 @@ func (m *respMessage) deltaField(d *fastDecoder, key []byte) bool {
 		v := string(s)
 		*dst = &v
 		return ok
+	case "annotations":
+		// OpenAI sends "annotations": [] on every message: null and an
+		// empty array stay on the fast path, citations go to
+		// encoding/json.
+		if !d.mark(1 << 5) {
+			return false
+		}
+		if d.null() {
+			m.Annotations = json.RawMessage("null")
+			return true
+		}
+		d.ws()
+		start := d.i
+		if !d.consume('[') || !d.consume(']') {
+			return false
+		}
+		m.Annotations = append(json.RawMessage(nil), d.b[start:d.i]...)
+		return true
 	default:
 		// reasoning_details (typed blocks) is left to encoding/json.
 		return d.unknown(key, chunkDeltaKeys...)

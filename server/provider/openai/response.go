@@ -32,6 +32,7 @@ const (
 	extContentFilterResults = "content_filter_results"
 	extContentFilterResult  = "content_filter_result"
 	extLogprobs             = "logprobs"
+	extAnnotations          = "annotations"
 )
 
 // decodeLenient unmarshals JSON, tolerating fields of an unexpected type:
@@ -96,6 +97,14 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			if isPresent(m.ExecutedTools) {
 				meta.Warnings = append(meta.Warnings, warnExecutedTools)
 			}
+			if w := imagesWarning(m.Images); w != "" {
+				meta.Warnings = append(meta.Warnings, w)
+			}
+			if anns, warn := annotationList(m.Annotations); warn != "" {
+				meta.Warnings = append(meta.Warnings, warn)
+			} else if len(anns) > 0 {
+				setExtendedJSON(meta, extAnnotations, m.Annotations)
+			}
 			// The model reasons before it answers: reasoning parts first.
 			pieces, warns := reasoningPieces(m)
 			meta.Warnings = append(meta.Warnings, warns...)
@@ -155,6 +164,36 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 func usageServiceTier(d provider.UsageDetails) string {
 	t, _ := d["service_tier"].(string)
 	return t
+}
+
+// annotationList reads a message's or delta's annotations: none when absent,
+// null or [], a warning when they are not an array.
+func annotationList(raw json.RawMessage) ([]json.RawMessage, string) {
+	if !isPresent(raw) {
+		return nil, ""
+	}
+	var anns []json.RawMessage
+	if err := json.Unmarshal(raw, &anns); err != nil {
+		return nil, "message annotations are not an array; ignored"
+	}
+	return anns, ""
+}
+
+// imagesWarning reports a message's generated images, which have no place
+// in the answer (the contract's Image part is an input); "" when there are
+// none (absent, null, []).
+func imagesWarning(raw json.RawMessage) string {
+	if !isPresent(raw) {
+		return ""
+	}
+	var imgs []json.RawMessage
+	if err := json.Unmarshal(raw, &imgs); err != nil {
+		return "message images have an unrecognized shape; ignored"
+	}
+	if len(imgs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d generated image(s) in the message not supported; ignored", len(imgs))
 }
 
 // warnExecutedTools reports Groq's executed_tools, which have no place in

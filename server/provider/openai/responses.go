@@ -96,6 +96,7 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 	var (
 		parts respParts
 		calls int
+		anns  annotationSet
 	)
 	for _, it := range w.Output {
 		switch it.Type {
@@ -105,6 +106,7 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 				parts.text(sg.text, sg.refusal)
 			}
 			meta.Warnings = append(meta.Warnings, warns...)
+			meta.Warnings = append(meta.Warnings, anns.add(&it)...)
 		case "function_call", "custom_tool_call":
 			call, warning := callFromItem(&it, calls)
 			if warning != "" {
@@ -120,6 +122,7 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 			meta.Warnings = append(meta.Warnings, fmt.Sprintf("ignored output item of type %q", it.Type))
 		}
 	}
+	anns.set(meta)
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: parts.done()}
 	meta.ToolCallCount = int32(calls)
 	if len(w.Output) == 0 {
@@ -262,6 +265,65 @@ func messageItemContent(it *respOutputItem) (segs []respSegment, warnings []stri
 		}
 	}
 	return segs, warnings
+}
+
+// annotationSet collects annotations in order, each once (the same
+// citation comes in output_item.done and again in the final response).
+type annotationSet struct {
+	list   []json.RawMessage
+	warned bool
+}
+
+// add adds the annotations of a message item's output_text parts; a
+// warning when they are not an array, or past maxAnnotations.
+func (a *annotationSet) add(it *respOutputItem) []string {
+	t := bytes.TrimSpace(it.Content)
+	if len(t) == 0 || t[0] != '[' {
+		return nil
+	}
+	var parts []respContentPart
+	if json.Unmarshal(t, &parts) != nil {
+		return nil // messageItemContent reports the shape
+	}
+	var warnings []string
+	for _, pt := range parts {
+		anns, warn := annotationList(pt.Annotations)
+		if warn != "" {
+			warnings = append(warnings, fmt.Sprintf("annotations of a content part in message item %q are not an array; ignored", it.ID))
+			continue
+		}
+	next:
+		for _, x := range anns {
+			x = bytes.TrimSpace(x)
+			for _, old := range a.list {
+				if bytes.Equal(old, x) {
+					continue next
+				}
+			}
+			if len(a.list) >= maxAnnotations {
+				if !a.warned {
+					a.warned = true
+					warnings = append(warnings, fmt.Sprintf("more than %d annotations; the rest ignored", maxAnnotations))
+				}
+				break
+			}
+			a.list = append(a.list, append(json.RawMessage(nil), x...))
+		}
+	}
+	return warnings
+}
+
+// set stores the annotations in meta.extended["annotations"], if any.
+func (a *annotationSet) set(meta *llmrelayv1.ResponseMeta) {
+	if len(a.list) == 0 {
+		return
+	}
+	raw, err := json.Marshal(a.list)
+	if err != nil {
+		meta.Warnings = append(meta.Warnings, "annotations: "+err.Error())
+		return
+	}
+	setExtendedJSON(meta, extAnnotations, raw)
 }
 
 // messageItemText concatenates a message item's text and its refusal.

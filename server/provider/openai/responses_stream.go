@@ -54,6 +54,9 @@ type responsesStream struct {
 	id, resolvedModel string
 	created           int64
 
+	// anns: the message items' annotations, reported with the finish.
+	anns annotationSet
+
 	// lastSeq is the last sequence_number (-1: none yet); a gap means
 	// events were lost, reported once.
 	lastSeq   int64
@@ -105,9 +108,7 @@ func (p *Provider) newResponsesStream(resp *http.Response, model string, warning
 func (s *responsesStream) fail(e *provider.Error) {
 	s.p.refineResponsesKind(e)
 	e.RequestID = s.p.requestID(s.header)
-	e.Message = s.sec.redact(e.Message)
-	e.Param = s.sec.redact(e.Param)
-	e.Code = s.sec.redact(e.Code)
+	s.sec.redactError(e)
 	s.err = e
 }
 
@@ -497,6 +498,9 @@ func (s *responsesStream) itemDone(it *respOutputItem, outputIndex *flexInt) {
 		s.endCall(c)
 	case "message":
 		s.catchUpText(it)
+		if warns := s.anns.add(it); len(warns) > 0 {
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: warns}})
+		}
 	case "reasoning":
 		st := s.findReasoning(it.ID, outputIndex)
 		if st == nil {
@@ -573,6 +577,13 @@ func (s *responsesStream) finish(w *respResponse) {
 			continue
 		}
 		if s.seenOutput[int64(i)] || (it.ID != "" && (s.byItem[it.ID] != nil || s.texts[it.ID] != nil || s.rsByItem[it.ID] != nil)) {
+			if it.Type == "message" {
+				// Its annotations, if output_item.done did not carry
+				// them (an annotation already received is not added).
+				if warns := s.anns.add(&it); len(warns) > 0 {
+					s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: warns}})
+				}
+			}
 			continue
 		}
 		s.itemDone(&it, nil)
@@ -587,6 +598,7 @@ func (s *responsesStream) finish(w *respResponse) {
 		s.reasoningDone(st, nil)
 	}
 	meta := &llmrelayv1.ResponseMeta{}
+	s.anns.set(meta)
 	meta.ProviderFinishReason, meta.FinishReason = respFinish(w, hasCalls)
 	if w.ServiceTier != "" {
 		provider.SetExtended(meta, extServiceTier, w.ServiceTier)

@@ -189,6 +189,24 @@ func TestStreamResponses(t *testing.T) {
 			if !proto.Equal(f.Meta.GetUsage(), want) || f.Meta.GetToolCallCount() != 0 {
 				t.Errorf("usage %v, %d calls", f.Meta.GetUsage(), f.Meta.GetToolCallCount())
 			}
+			// The six url_citation annotations (six
+			// output_text.annotation.added events; output_item.done and
+			// response.completed repeat them) are kept once each, in
+			// order, as sent; they were dropped.
+			anns := f.Meta.GetExtended().GetFields()["annotations"].GetListValue().GetValues()
+			wantStarts := []float64{327, 620, 898, 1215, 1525, 1900}
+			if len(anns) != len(wantStarts) {
+				t.Fatalf("annotations %v", f.Meta.GetExtended().GetFields()["annotations"])
+			}
+			for i, a := range anns {
+				if m := a.GetStructValue().AsMap(); m["type"] != "url_citation" || m["start_index"] != wantStarts[i] {
+					t.Errorf("annotation %d: %v", i, m)
+				}
+			}
+			if m := anns[0].GetStructValue().AsMap(); m["url"] != "https://www.wallpaper.com/art/exhibitions-shows/berlin-art-week-2025" ||
+				m["end_index"] != 414.0 || m["title"] != "What to see at Berlin Art Week 2025 | Wallpaper*" {
+				t.Errorf("annotation 0: %v", m)
+			}
 		},
 		// A real gpt-5.1-codex-max stream (store false): the reasoning
 		// item's encrypted_content differs between output_item.added,

@@ -160,6 +160,9 @@ type respContentPart struct {
 	Type    string  `json:"type"`
 	Text    *string `json:"text"`
 	Refusal *string `json:"refusal"`
+	// Annotations are an output_text part's citations (url_citation,
+	// file_citation...), kept as sent in meta.extended["annotations"].
+	Annotations json.RawMessage `json:"annotations"`
 }
 
 type respUsage struct {

@@ -21,14 +21,18 @@ const (
 	maxStreamEventBytes = 4 << 20
 	// maxFilterCategories bounds the merged content filter verdicts.
 	maxFilterCategories = 64
+	// maxAnnotations bounds the annotations (citations) kept of a stream.
+	maxAnnotations = 256
 )
 
 // chatStream reads a chat.completion.chunk SSE stream.
 type chatStream struct {
 	eventLoop
 
-	// executedWarned: Groq's executed_tools were reported.
+	// executedWarned: Groq's executed_tools were reported; annWarned: a
+	// warning about annotations was given.
 	executedWarned bool
+	annWarned      bool
 	finishSeen     bool
 	// topTier: the tier came from a chunk's service_tier, which a usage
 	// object's (Mistral's) does not override.
@@ -47,9 +51,12 @@ type chatStream struct {
 	id, resolvedModel, fingerprint, tier string
 	created                              int64
 	promptFilter                         string
-	filter                               map[string]json.RawMessage // made at the first verdict
-	finish                               string
-	usageDetails                         provider.UsageDetails
+	// rare holds what few streams have (content filter verdicts,
+	// annotations), made when the first arrives: the struct stays in its
+	// size class (TestStreamHoldsLittle).
+	rare         *rareState
+	finish       string
+	usageDetails provider.UsageDetails
 
 	// prev holds the previous chunk's strings, which the next chunk
 	// usually repeats (decodeChunkFast shares them).
@@ -60,6 +67,24 @@ type chatStream struct {
 	cur  chatResponse
 	meta *llmrelayv1.ResponseMeta
 	dec  fastDecoder
+}
+
+// rareState is the part of a chat stream's state that few streams need.
+type rareState struct {
+	// filter: Azure's content filter verdicts so far, by category.
+	filter map[string]json.RawMessage
+	// annotations: the deltas' annotations so far, in order, each once;
+	// annPending: some are not reported yet.
+	annotations []json.RawMessage
+	annPending  bool
+}
+
+// rareOf returns s.rare, made at the first use.
+func (s *chatStream) rareOf() *rareState {
+	if s.rare == nil {
+		s.rare = &rareState{}
+	}
+	return s.rare
 }
 
 type callState struct {
@@ -85,6 +110,7 @@ func (s *chatStream) handle(data []byte) {
 		s.done = true
 		s.pushThink(s.think.Flush())
 		s.endCalls()
+		s.flushAnnotations()
 		return
 	}
 	if len(t) == 0 {
@@ -111,7 +137,7 @@ func (s *chatStream) handle(data []byte) {
 	if isPresent(c.Error) {
 		e := s.p.errorFromObject(c.Error, http.StatusOK, s.model, nil)
 		e.RequestID = s.p.requestID(s.header)
-		e.Message = s.sec.redact(e.Message)
+		s.sec.redactError(e)
 		s.err = e
 		return
 	}
@@ -177,6 +203,7 @@ func (s *chatStream) handle(data []byte) {
 	}
 	if finishMeta != nil {
 		s.pushThink(s.think.Flush())
+		s.flushAnnotations()
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: finishMeta})
 		s.endCalls()
 	}
@@ -218,25 +245,26 @@ func (s *chatStream) mergeContentFilter(raw json.RawMessage, meta *llmrelayv1.Re
 		meta.Warnings = append(meta.Warnings, "content_filter_results is not an object; ignored")
 		return
 	}
+	r := s.rareOf()
 	changed := false
 	for k, v := range m {
-		if old, ok := s.filter[k]; ok && bytes.Equal(old, v) {
+		if old, ok := r.filter[k]; ok && bytes.Equal(old, v) {
 			continue
 		}
-		if _, ok := s.filter[k]; !ok && len(s.filter) >= maxFilterCategories {
+		if _, ok := r.filter[k]; !ok && len(r.filter) >= maxFilterCategories {
 			meta.Warnings = append(meta.Warnings, "too many content filter categories; "+k+" ignored")
 			continue
 		}
-		if s.filter == nil {
-			s.filter = make(map[string]json.RawMessage)
+		if r.filter == nil {
+			r.filter = make(map[string]json.RawMessage)
 		}
-		s.filter[k] = append(json.RawMessage(nil), v...)
+		r.filter[k] = append(json.RawMessage(nil), v...)
 		changed = true
 	}
 	if !changed {
 		return
 	}
-	merged, err := json.Marshal(s.filter) // sorted keys
+	merged, err := json.Marshal(r.filter) // sorted keys
 	if err != nil {
 		meta.Warnings = append(meta.Warnings, "content_filter_results: "+err.Error())
 		return
@@ -244,11 +272,70 @@ func (s *chatStream) mergeContentFilter(raw json.RawMessage, meta *llmrelayv1.Re
 	setExtendedJSON(meta, extContentFilterResults, merged)
 }
 
+// mergeAnnotations adds one delta's annotations to those of the earlier
+// deltas (a server sends each citation once, or repeats the list: an
+// annotation already received is not added again). The whole list is
+// reported by flushAnnotations at the finish and at [DONE], not after
+// every delta: meta.extended keys are replaced whole, and a list re-sent
+// per delta would grow quadratically.
+func (s *chatStream) mergeAnnotations(raw json.RawMessage, meta *llmrelayv1.ResponseMeta) {
+	anns, warn := annotationList(raw)
+	if warn != "" {
+		if !s.annWarned {
+			s.annWarned = true
+			meta.Warnings = append(meta.Warnings, warn)
+		}
+		return
+	}
+	r := s.rareOf()
+next:
+	for _, a := range anns {
+		a = bytes.TrimSpace(a)
+		for _, old := range r.annotations {
+			if bytes.Equal(old, a) {
+				continue next
+			}
+		}
+		if len(r.annotations) >= maxAnnotations {
+			if !s.annWarned {
+				s.annWarned = true
+				meta.Warnings = append(meta.Warnings, fmt.Sprintf("more than %d annotations; the rest ignored", maxAnnotations))
+			}
+			break
+		}
+		r.annotations = append(r.annotations, append(json.RawMessage(nil), a...))
+		r.annPending = true
+	}
+}
+
+// flushAnnotations reports the annotations received so far when some
+// were not reported yet.
+func (s *chatStream) flushAnnotations() {
+	if s.rare == nil || !s.rare.annPending {
+		return
+	}
+	s.rare.annPending = false
+	meta := &llmrelayv1.ResponseMeta{}
+	merged, err := json.Marshal(s.rare.annotations)
+	if err != nil {
+		meta.Warnings = append(meta.Warnings, "annotations: "+err.Error())
+	} else {
+		setExtendedJSON(meta, extAnnotations, merged)
+	}
+	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+}
+
 // delta queues the events of one choice delta.
 func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 	if isPresent(d.ExecutedTools) && !s.executedWarned {
 		s.executedWarned = true
 		meta.Warnings = append(meta.Warnings, warnExecutedTools)
+	}
+	if isPresent(d.Annotations) {
+		s.mergeAnnotations(d.Annotations, meta)
+	}
+	if w := imagesWarning(d.Images); w != "" {
+		meta.Warnings = append(meta.Warnings, w)
 	}
 	if d.ReasoningContent != nil || d.Reasoning != nil || d.ReasoningDetails != nil || isContentArray(d.Content) {
 		pieces, warns := reasoningPieces(d)

@@ -412,8 +412,8 @@ func TestStreamHoldsLittle(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := streamFrom(p, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},\"finish_reason\":null}]}\n\n")
-	if s.byIndex != nil || s.filter != nil {
-		t.Error("a new stream has its tool-call or content-filter map already made")
+	if s.byIndex != nil || s.rare != nil {
+		t.Error("a new stream has its tool-call map or its rare state (content filter, annotations) already made")
 	}
 	for {
 		ev, err := s.Recv()
@@ -424,8 +424,8 @@ func TestStreamHoldsLittle(t *testing.T) {
 			break
 		}
 	}
-	if s.byIndex != nil || s.filter != nil {
-		t.Error("a text chunk made the tool-call or content-filter map")
+	if s.byIndex != nil || s.rare != nil {
+		t.Error("a text chunk made the tool-call map or the rare state")
 	}
 	if s.prev.ID != "c1" || s.prev.Model != "m" {
 		t.Errorf("previous chunk's strings %+v, want id c1 and model m", s.prev)

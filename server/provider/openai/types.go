@@ -180,6 +180,14 @@ type respMessage struct {
 	ReasoningContent *string         `json:"reasoning_content"`
 	Reasoning        *string         `json:"reasoning"`
 	ReasoningDetails json.RawMessage `json:"reasoning_details"`
+	// Annotations are the message's citations (url_citation: OpenAI's
+	// search models, OpenRouter's web plugin). The contract has no
+	// citation part: they are kept as sent in meta.extended["annotations"].
+	Annotations json.RawMessage `json:"annotations"`
+	// Images are generated images (OpenRouter's image models:
+	// [{"type":"image_url","image_url":{"url":"data:image/png;base64,…"}}]),
+	// which the contract cannot return: reported in a warning.
+	Images json.RawMessage `json:"images"`
 }
 
 type respToolCall struct {
@@ -324,6 +332,10 @@ type wireError struct {
 	Param      flexString      `json:"param"`
 	Code       flexString      `json:"code"`
 	InnerError *wireInnerError `json:"innererror"`
+	// FailedGeneration is what the model wrote when Groq rejects it
+	// (tool_use_failed: not a valid tool call), kept in the error's
+	// extended details.
+	FailedGeneration *string `json:"failed_generation"`
 }
 
 // wireInnerError is Azure's innererror (content filter verdicts).
