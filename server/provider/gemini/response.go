@@ -192,8 +192,9 @@ func present(raw json.RawMessage) bool {
 
 // blockedError is the error for a prompt Gemini refused to answer
 // (promptFeedback.blockReason and no candidates). Its meta keeps what the
-// answer reports: the response id, the model version and the prompt's
-// token count.
+// answer reports: the response id, the model version, the prompt's token
+// count and the usageMetadata fields no counter holds (per-modality
+// counts, serviceTier, Vertex AI's trafficType), as an answer's meta does.
 func blockedError(w *generateContentResponse) *provider.Error {
 	pf := w.PromptFeedback
 	msg := "prompt blocked by Gemini: " + pf.BlockReason
@@ -207,6 +208,7 @@ func blockedError(w *generateContentResponse) *provider.Error {
 	}
 	e.Meta = &llmrelayv1.ResponseMeta{Usage: toUsage(w.UsageMetadata)}
 	responseMeta(e.Meta, w)
+	usageDetails(w.UsageMetadata).Set(e.Meta)
 	return e
 }
 

@@ -153,9 +153,15 @@ func (s *stream) handle(w *generateContentResponse) {
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	}
 	if len(w.Candidates) == 0 && w.PromptFeedback != nil && w.PromptFeedback.BlockReason != "" {
-		// The meta and usage above are delivered before the error.
+		// The meta and usage above are delivered before the error, with
+		// the usage fields no counter holds, as an answer's are.
 		if u := toUsage(w.UsageMetadata); u != nil {
 			s.push(&provider.Event{Kind: provider.EventUsage, Usage: u})
+		}
+		if s.usageDetails.Merge(usageDetails(w.UsageMetadata)) {
+			meta := &llmrelayv1.ResponseMeta{}
+			s.usageDetails.Set(meta)
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 		}
 		s.releaseEnd(false)
 		s.err = blockedError(w)
