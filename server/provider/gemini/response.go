@@ -38,6 +38,8 @@ const (
 	extPromptSafetyRatings = "gemini.prompt_safety_ratings"
 	extBlockReason         = "gemini.block_reason"
 	extToolUsePromptTokens = "gemini.tool_use_prompt_tokens"
+	extAvgLogprobs         = "gemini.avg_logprobs"
+	extLogprobsResult      = "gemini.logprobs_result"
 )
 
 // warnNoResponseID is recorded when call ids had to be derived without a
@@ -407,6 +409,12 @@ func candidateMeta(meta *llmrelayv1.ResponseMeta, c *candidate) {
 	}
 	if c.FinishMessage != "" {
 		provider.SetExtended(meta, extFinishMessage, c.FinishMessage)
+	}
+	if present(c.AvgLogprobs) {
+		provider.SetExtended(meta, extAvgLogprobs, rawValue(c.AvgLogprobs))
+	}
+	if present(c.LogprobsResult) {
+		provider.SetExtended(meta, extLogprobsResult, rawValue(c.LogprobsResult))
 	}
 }
 

@@ -1,7 +1,9 @@
 package gemini
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"path/filepath"
@@ -27,6 +29,7 @@ var round6Recordings = []string{
 	"real_pyd_google_model_armor_prompt_template_text_gets_blocked",
 	"real_issue_8943_gemini_2_5_flash_error", "real_issue_22372_reasoning_none_error",
 	"real_issue_22372_thinking_level_and_budget_error",
+	"real_pyd_gemini_vertexai_provider_2", "real_pyd_gemini_tool_config_any_with_tool_without_args_1",
 }
 
 // TestRound6Stream: gemini-3.7-flash, "fixture ok" then the signature on
@@ -195,4 +198,133 @@ func TestRound6Errors(t *testing.T) {
 			check("embed", err)
 		})
 	}
+}
+
+// TestRound6GenerateTable: unary answers read off their cassettes by hand.
+func TestRound6GenerateTable(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, req, model, responseID string
+		parts                        []*llmrelayv1.Part
+		finish                       llmrelayv1.FinishReason
+		usage                        *llmrelayv1.Usage
+		createTime                   time.Time
+		details                      map[string]any
+		// avgLogprobs is the candidate's, kept in meta.extended (lost before).
+		avgLogprobs float64
+	}{
+		// Vertex AI gemini-2.0-flash: the text keeps its final newline (the
+		// cassette's `|` block), createTime, trafficType.
+		{name: "real_pyd_gemini_vertexai_provider_2", req: "plain", model: "gemini-2.0-flash", responseID: "YFbqZ-TJFvPB-O4PmemwiAw",
+			parts:  []*llmrelayv1.Part{text("The capital of France is Paris.\n")},
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, usage: &llmrelayv1.Usage{InputTokens: 7, OutputTokens: 8, TotalTokens: 15},
+			createTime: time.Date(2025, 3, 31, 8, 46, 24, 369892000, time.UTC),
+			details:    map[string]any{"candidatesTokensDetails.TEXT": 8.0, "promptTokensDetails.TEXT": 7.0, "trafficType": "ON_DEMAND"},
+			avgLogprobs: -0.02431304194033146},
+		// gemini-2.0-flash forced to call (mode ANY): a no-argument call
+		// without an id, finishReason STOP: the finish is a tool call, the
+		// gateway derives the id from the response id.
+		{name: "real_pyd_gemini_tool_config_any_with_tool_without_args_1", req: "tools_parallel", model: "gemini-2.0-flash", responseID: "tjR8abrvFpbiz7IPi_KAsQg",
+			parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+				CallId: generatedID("tjR8abrvFpbiz7IPi_KAsQg", 0, "", ""), Name: "bar", Arguments: "{}", ArgumentsValid: true}}}},
+			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, usage: &llmrelayv1.Usage{InputTokens: 16, OutputTokens: 1, TotalTokens: 17},
+			details:     map[string]any{"candidatesTokensDetails.TEXT": 1.0, "promptTokensDetails.TEXT": 16.0},
+			avgLogprobs: 2.911267802119255e-05},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p, _ := replay(t, tc.name)
+			res, err := p.Generate(context.Background(), generateCases(t)[tc.req])
+			if err != nil {
+				t.Fatalf("Generate: %v", err)
+			}
+			providertest.Golden(t, filepath.Join("testdata", tc.name+".golden"), renderResult(t, res))
+			if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, tc.parts...); !proto.Equal(res.Message, want) {
+				t.Errorf("message\n got %v\nwant %v", res.Message, want)
+			}
+			m := res.Meta
+			if m.GetResponseId() != tc.responseID || m.GetResolvedModel() != tc.model ||
+				m.GetFinishReason() != tc.finish || m.GetProviderFinishReason() != "STOP" {
+				t.Errorf("meta %v", m)
+			}
+			if tc.createTime.IsZero() != (m.GetCreateTime() == nil) || (!tc.createTime.IsZero() && !m.GetCreateTime().AsTime().Equal(tc.createTime)) {
+				t.Errorf("create time %v, want %v", m.GetCreateTime(), tc.createTime)
+			}
+			if !proto.Equal(m.GetUsage(), tc.usage) {
+				t.Errorf("usage %v, want %v", m.GetUsage(), tc.usage)
+			}
+			if got := m.GetExtended().AsMap()["usage_details"]; !jsonEqual(got, tc.details) {
+				t.Errorf("usage details %v, want %v", got, tc.details)
+			}
+			if got, ok := m.GetExtended().AsMap()[extAvgLogprobs].(float64); !ok || got != tc.avgLogprobs {
+				t.Errorf("extended %s = %v, want %v", extAvgLogprobs, m.GetExtended().AsMap()[extAvgLogprobs], tc.avgLogprobs)
+			}
+			if len(m.GetWarnings()) != 0 {
+				t.Errorf("warnings %q", m.GetWarnings())
+			}
+		})
+	}
+}
+
+// TestLogprobsKept: a candidate's avgLogprobs and logprobsResult reach
+// meta.extended, unary and streamed (the last chunk's, with the finish);
+// absent or null, nothing is set. Hand-built bodies in the API's shape.
+func TestLogprobsKept(t *testing.T) {
+	t.Parallel()
+	const lr = `{"chosenCandidates":[{"logProbability":-0.25,"token":"Hi"}],"topCandidates":[{"candidates":[{"logProbability":-0.25,"token":"Hi"}]}]}`
+	body := func(extra string) string {
+		return `{"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"},"finishReason":"STOP"` + extra +
+			`}],"usageMetadata":{"promptTokenCount":2,"candidatesTokenCount":1,"totalTokenCount":3},"modelVersion":"m","responseId":"LogprobsKeptResp01"}`
+	}
+	for _, c := range []struct {
+		extra    string
+		avg, res string // compact JSON, "" for unset
+	}{
+		{``, ``, ``},
+		{`,"avgLogprobs":null,"logprobsResult":null`, ``, ``},
+		{`,"avgLogprobs":-0.25`, `-0.25`, ``},
+		{`,"avgLogprobs":-0.25,"logprobsResult":` + lr, `-0.25`, lr},
+	} {
+		check := func(what string, m *llmrelayv1.ResponseMeta) {
+			t.Helper()
+			for key, want := range map[string]string{extAvgLogprobs: c.avg, extLogprobsResult: c.res} {
+				v, ok := m.GetExtended().GetFields()[key]
+				got := ""
+				if ok {
+					b, err := v.MarshalJSON()
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = compactJSON(t, b)
+				}
+				if got != want {
+					t.Errorf("%s %q: %s = %s, want %s", what, c.extra, key, got, want)
+				}
+			}
+		}
+		var w generateContentResponse
+		if err := json.Unmarshal([]byte(body(c.extra)), &w); err != nil {
+			t.Fatal(err)
+		}
+		res, err := (&Provider{}).toResult(&w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("unary", res.Meta)
+		evs, end := drain(t, streamBody(t, "data: "+body(c.extra)+"\r\n\r\n"))
+		if !errors.Is(end, io.EOF) {
+			t.Fatalf("stream ended with %v", end)
+		}
+		check("streamed", foldEvents(evs).meta)
+	}
+}
+
+func compactJSON(t *testing.T, b []byte) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
 }

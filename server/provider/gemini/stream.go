@@ -39,10 +39,14 @@ type stream struct {
 	lastWire     *usageMetadata // the counts lastUsage was converted from
 	safety       json.RawMessage
 	citations    json.RawMessage
-	grounding    json.RawMessage
-	urlContext   json.RawMessage
-	fast         fastChunk // decodeChunkFast's storage
-	items        []item    // handle's, reused
+	// avgLogprobs, logprobs: the last chunk's candidate avgLogprobs and
+	// logprobsResult, reported with the finish.
+	avgLogprobs json.RawMessage
+	logprobs    json.RawMessage
+	grounding   json.RawMessage
+	urlContext  json.RawMessage
+	fast        fastChunk // decodeChunkFast's storage
+	items       []item    // handle's, reused
 	// heldEnd is the end of a call that was the last output item so far:
 	// held until something follows it or the finish reason says whether
 	// the token limit cut it.
@@ -209,6 +213,12 @@ func (s *stream) handle(w *generateContentResponse) {
 		if present(c.CitationMetadata) {
 			s.citations = append(s.citations[:0], c.CitationMetadata...)
 		}
+		if present(c.AvgLogprobs) {
+			s.avgLogprobs = append(s.avgLogprobs[:0], c.AvgLogprobs...)
+		}
+		if present(c.LogprobsResult) {
+			s.logprobs = append(s.logprobs[:0], c.LogprobsResult...)
+		}
 		if grounded(c.GroundingMetadata) {
 			s.grounding = append(s.grounding[:0], c.GroundingMetadata...)
 		}
@@ -252,6 +262,12 @@ func (s *stream) handle(w *generateContentResponse) {
 		}
 		if c.FinishMessage != "" {
 			provider.SetExtended(meta, extFinishMessage, c.FinishMessage)
+		}
+		if s.avgLogprobs != nil {
+			provider.SetExtended(meta, extAvgLogprobs, rawValue(s.avgLogprobs))
+		}
+		if s.logprobs != nil {
+			provider.SetExtended(meta, extLogprobsResult, rawValue(s.logprobs))
 		}
 		if w.UsageMetadata != nil && w.UsageMetadata.ToolUsePromptTokenCount > 0 {
 			provider.SetExtended(meta, extToolUsePromptTokens, float64(w.UsageMetadata.ToolUsePromptTokenCount))
