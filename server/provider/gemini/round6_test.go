@@ -218,8 +218,8 @@ func TestRound6GenerateTable(t *testing.T) {
 		{name: "real_pyd_gemini_vertexai_provider_2", req: "plain", model: "gemini-2.0-flash", responseID: "YFbqZ-TJFvPB-O4PmemwiAw",
 			parts:  []*llmrelayv1.Part{text("The capital of France is Paris.\n")},
 			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, usage: &llmrelayv1.Usage{InputTokens: 7, OutputTokens: 8, TotalTokens: 15},
-			createTime: time.Date(2025, 3, 31, 8, 46, 24, 369892000, time.UTC),
-			details:    map[string]any{"candidatesTokensDetails.TEXT": 8.0, "promptTokensDetails.TEXT": 7.0, "trafficType": "ON_DEMAND"},
+			createTime:  time.Date(2025, 3, 31, 8, 46, 24, 369892000, time.UTC),
+			details:     map[string]any{"candidatesTokensDetails.TEXT": 8.0, "promptTokensDetails.TEXT": 7.0, "trafficType": "ON_DEMAND"},
 			avgLogprobs: -0.02431304194033146},
 		// gemini-2.0-flash forced to call (mode ANY): a no-argument call
 		// without an id, finishReason STOP: the finish is a tool call, the
