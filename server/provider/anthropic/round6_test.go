@@ -5,6 +5,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -100,6 +103,54 @@ func TestRound6Errors(t *testing.T) {
 					t.Errorf("stream=%v: error text %q lost the provider's message", streaming, err)
 				}
 			}
+		})
+	}
+}
+
+// TestRound6Stream: streamed answers read off their cassettes by hand.
+func TestRound6Stream(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		want llmWant
+	}{
+		// claude-3-opus (November 2024) after an assistant prefill "<code>":
+		// padded JSON (spaces before the closing brace), a spaced
+		// `{"type": "ping"}`, the second delta " -lth" (the cassette folds
+		// its space into a line break), stop_sequence "</code>";
+		// requests and tokens rate-limit headers only.
+		{"real_llm_claude_3_test_stop_sequence", llmWant{
+			parts:      []*llmrelayv1.Part{text("ls -lth")},
+			responseID: "msg_016zF3GJHKje3rh8nQQAgbFC", model: "claude-3-opus-20240229", requestID: "req_01HvSV85zfYzBEaBGyLbNZuo",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "stop_sequence",
+			usage:         usageOf(20, 7, 0, 0, 0),
+			requestsLimit: 2000, tokensLimit: 80000, tokensReset: time.Date(2024, 11, 19, 16, 14, 22, 0, time.UTC),
+			extended: map[string]string{"stop_sequence": `"</code>"`},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, "testdata/"+tc.name+".http")
+			s, err := newTestProvider(t, srv.URL).Stream(context.Background(), plainRequest())
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			evs, err := collect(s)
+			if err != nil {
+				t.Fatalf("stream error: %v", err)
+			}
+			f := foldEvents(t, evs)
+			checkLLMWant(t, "streamed", f.message, f.meta, tc.want)
+			if got := accumulate(t, evs); !proto.Equal(got, f.message) {
+				t.Errorf("accumulator message\n got %v\nwant %v", got, f.message)
+			}
+			if rl := f.meta.GetRateLimit(); tc.name == "real_llm_claude_3_test_stop_sequence" && rl.GetRequestsRemaining() != 1999 || rl.GetTokensRemaining() != 76000 ||
+				!rl.GetRequestsResetTime().AsTime().Equal(time.Date(2024, 11, 19, 16, 14, 19, 0, time.UTC)) {
+				t.Errorf("rate limit %v, want 1999 requests and 76000 tokens remaining, requests reset 16:14:19", rl)
+			}
+			providertest.Golden(t, "testdata/"+tc.name+".golden", renderEvents(t, evs, err))
+			providertest.Golden(t, "testdata/"+tc.name+".request.golden", providertest.RequestGolden(srv.Last(t), requestHeaders...))
 		})
 	}
 }
