@@ -5,9 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +35,7 @@ var round6Recordings = []string{
 	"real_issue_8943_gemini_2_5_flash_error", "real_issue_22372_reasoning_none_error",
 	"real_issue_22372_thinking_level_and_budget_error",
 	"real_pyd_gemini_vertexai_provider_2", "real_pyd_gemini_tool_config_any_with_tool_without_args_1",
+	"real_issue_16101_batch_embed_150_error",
 }
 
 // TestRound6Stream: gemini-3.7-flash, "fixture ok" then the signature on
@@ -327,4 +333,102 @@ func compactJSON(t *testing.T, b []byte) string {
 		t.Fatal(err)
 	}
 	return buf.String()
+}
+
+// TestRound6BatchEmbedLimit: Gemini's answer to a batchEmbedContents of 150
+// inputs (testdata/real_issue_16101_batch_embed_150_error.http): a 400
+// whose message ends with a line break, which is not part of the message.
+func TestRound6BatchEmbedLimit(t *testing.T) {
+	t.Parallel()
+	p, _ := replay(t, "real_issue_16101_batch_embed_150_error")
+	_, err := p.Embed(context.Background(), &provider.EmbedRequest{Model: "gemini-embedding-001", Inputs: []string{"a", "b"}})
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want *provider.Error", err)
+	}
+	const want = "* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch"
+	if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 400 || pe.Code != "INVALID_ARGUMENT" || pe.Message != want {
+		t.Errorf("error %+v, want invalid request %q", pe, want)
+	}
+}
+
+// TestEmbedSplitsBatches: more than 100 inputs (the gateway takes up to
+// 2048) go to batchEmbedContents in batches of at most 100, none of a
+// single input; the embeddings come back in input order with their
+// indexes, the usage and its per-modality details summed. The server
+// answers a batch of more than 100 with the recorded 400, and each
+// embedding carries its input's number, so a lost, repeated or reordered
+// batch shows. Before, 101 inputs and more failed with that 400.
+func TestEmbedSplitsBatches(t *testing.T) {
+	t.Parallel()
+	tooMany := providertest.Load(t, filepath.Join("testdata", "real_issue_16101_batch_embed_150_error.http")).Body
+	for _, n := range []int{100, 101, 250, 2048} {
+		var sizes []int
+		var mu sync.Mutex
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var req batchEmbedContentsRequest
+			if !strings.HasSuffix(r.URL.Path, ":batchEmbedContents") || json.NewDecoder(r.Body).Decode(&req) != nil {
+				http.Error(w, "unexpected request "+r.URL.Path, http.StatusTeapot)
+				return
+			}
+			mu.Lock()
+			sizes = append(sizes, len(req.Requests))
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+			if len(req.Requests) > 100 {
+				w.WriteHeader(http.StatusBadRequest)
+				w.Write(tooMany)
+				return
+			}
+			var b strings.Builder
+			b.WriteString(`{"embeddings":[`)
+			for i, rq := range req.Requests {
+				if i > 0 {
+					b.WriteString(",")
+				}
+				fmt.Fprintf(&b, `{"values":[%s,0.5]}`, *rq.Content.Parts[0].Text)
+			}
+			fmt.Fprintf(&b, `],"usageMetadata":{"promptTokenCount":%d,"totalTokenCount":%d,"promptTokenDetails":[{"modality":"TEXT","tokenCount":%d}]}}`,
+				2*len(req.Requests), 2*len(req.Requests), 2*len(req.Requests))
+			w.Write([]byte(b.String()))
+		}))
+		t.Cleanup(srv.Close)
+		p, err := New(testKey, WithBaseURL(srv.URL+"/v1beta"), WithHTTPClient(srv.Client()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs := make([]string, n)
+		for i := range inputs {
+			inputs[i] = strconv.Itoa(i)
+		}
+		res, err := p.Embed(context.Background(), &provider.EmbedRequest{Model: "gemini-embedding-001", Inputs: inputs})
+		if err != nil {
+			t.Fatalf("%d inputs: %v (batches %v)", n, err, sizes)
+		}
+		total := 0
+		for _, sz := range sizes {
+			if sz > 100 || sz < 2 {
+				t.Errorf("%d inputs: a batch of %d (batches %v)", n, sz, sizes)
+			}
+			total += sz
+		}
+		if total != n || len(sizes) != (n+99)/100 {
+			t.Errorf("%d inputs: batches %v", n, sizes)
+		}
+		if len(res.Embeddings) != n || res.Meta.GetEmbeddingsCount() != int32(n) {
+			t.Fatalf("%d inputs: %d embeddings (count %d)", n, len(res.Embeddings), res.Meta.GetEmbeddingsCount())
+		}
+		for i, e := range res.Embeddings {
+			if e.GetIndex() != int32(i) || len(e.GetValues()) != 2 || e.GetValues()[0] != float32(i) {
+				t.Fatalf("%d inputs: embedding %d = %v", n, i, e)
+			}
+		}
+		want := &llmrelayv1.Usage{InputTokens: int32(2 * n), TotalTokens: int32(2 * n)}
+		if !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("%d inputs: usage %v, want %v", n, res.Meta.GetUsage(), want)
+		}
+		if got := res.Meta.GetExtended().AsMap()["usage_details"]; !jsonEqual(got, map[string]any{"promptTokenDetails.TEXT": float64(2 * n)}) {
+			t.Errorf("%d inputs: usage details %v", n, got)
+		}
+	}
 }
