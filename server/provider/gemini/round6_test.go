@@ -35,7 +35,7 @@ var round6Recordings = []string{
 	"real_issue_8943_gemini_2_5_flash_error", "real_issue_22372_reasoning_none_error",
 	"real_issue_22372_thinking_level_and_budget_error",
 	"real_pyd_gemini_vertexai_provider_2", "real_pyd_gemini_tool_config_any_with_tool_without_args_1",
-	"real_issue_16101_batch_embed_150_error",
+	"real_issue_16101_batch_embed_150_error", "real_llm_stream_events_text",
 }
 
 // TestRound6Stream: gemini-3.7-flash, "fixture ok" then the signature on
@@ -61,6 +61,29 @@ func TestRound6Stream(t *testing.T) {
 	if got := foldMessage(t, evs); !proto.Equal(got.GetParts()[0], text("fixture ok")) {
 		t.Errorf("first part %v, want the text", got.GetParts()[0])
 	}
+}
+
+// TestRound6SimonwStream: llm-gemini's stream-events cassette for text
+// (replayed as the other real_llm_* recordings are): gemini-3-flash-preview,
+// "Hello", then the signature on an empty text part with finishReason;
+// 4 in, 1 + 27 thought tokens, 32 total.
+func TestRound6SimonwStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_llm_stream_events_text"
+	p, _ := replay(t, name)
+	s, err := p.Stream(context.Background(), generateCases(t)["plain"])
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	defer s.Close()
+	evs, end := drain(t, s)
+	if !errors.Is(end, io.EOF) {
+		t.Fatalf("stream ended with %v", end)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderStream(t, evs, end))
+	checkSimonw(t, simonwWant{model: "gemini-3-flash-preview", responseID: "wHLSaf7JDd-jjMcPlsyKsAc",
+		text: "Hello", sigPrefix: "ErUBCrIBAb4+9vtUrRp3",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, in: 4, out: 1 + 27, total: 32, thoughts: 27}, evs)
 }
 
 // TestRound6Generate: gemini-2.5-flash, unary, one text part; 699 thought
