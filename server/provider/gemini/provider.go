@@ -184,6 +184,7 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 	var (
 		usage   *llmrelayv1.Usage
 		details provider.UsageDetails
+		tier    string
 	)
 	batches := (len(req.Inputs) + maxBatchEmbed - 1) / maxBatchEmbed
 	size := (len(req.Inputs) + batches - 1) / batches
@@ -206,9 +207,15 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 		if d, ok := part.Meta.GetExtended().AsMap()[provider.ExtUsageDetails].(map[string]any); ok {
 			details = addDetails(details, d)
 		}
+		if t := part.Meta.GetServiceTier(); t != "" {
+			tier = t
+		}
 	}
 	res.Meta = &llmrelayv1.ResponseMeta{EmbeddingsCount: int32(len(res.Embeddings)), Usage: usage}
 	details.Set(res.Meta)
+	if tier != "" {
+		provider.SetExtended(res.Meta, extServiceTier, tier)
+	}
 	return res, nil
 }
 
@@ -270,7 +277,7 @@ func (p *Provider) embed(ctx context.Context, req *provider.EmbedRequest, inputs
 		return nil, err
 	}
 	meta := &llmrelayv1.ResponseMeta{EmbeddingsCount: int32(len(embs)), Usage: embedUsage(usage)}
-	usageDetails(usage).Set(meta)
+	setUsageDetails(meta, usageDetails(usage))
 	return &provider.Result{Embeddings: embs, Meta: meta}, nil
 }
 

@@ -81,6 +81,32 @@ func isGeneratedID(id string) bool {
 var usagePaths = []string{"promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "cachedContentTokenCount",
 	"toolUsePromptTokenCount", "totalTokenCount"}
 
+// extServiceTier is the meta.extended key of the service tier, the one the
+// OpenAI and Anthropic adapters use; provider.SetExtended also fills the
+// typed meta.service_tier from it.
+const extServiceTier = "service_tier"
+
+// setUsageDetails stores the usageMetadata fields no counter holds in
+// meta: serviceTier ("standard", ...) as the service tier, like OpenAI's
+// and Anthropic's, the others in usage_details.
+func setUsageDetails(meta *llmrelayv1.ResponseMeta, d provider.UsageDetails) {
+	d, tier := splitServiceTier(d)
+	d.Set(meta)
+	if tier != "" {
+		provider.SetExtended(meta, extServiceTier, tier)
+	}
+}
+
+// splitServiceTier takes a string serviceTier out of the usage details.
+func splitServiceTier(d provider.UsageDetails) (provider.UsageDetails, string) {
+	tier, ok := d["serviceTier"].(string)
+	if !ok {
+		return d, ""
+	}
+	delete(d, "serviceTier")
+	return d, tier
+}
+
 // usageDetails are the usageMetadata fields no counter holds. The
 // *TokensDetails lists of {modality, tokenCount} become one entry per
 // modality ("promptTokensDetails.IMAGE": 258).
@@ -210,7 +236,7 @@ func blockedError(w *generateContentResponse) *provider.Error {
 	}
 	e.Meta = &llmrelayv1.ResponseMeta{Usage: toUsage(w.UsageMetadata)}
 	responseMeta(e.Meta, w)
-	usageDetails(w.UsageMetadata).Set(e.Meta)
+	setUsageDetails(e.Meta, usageDetails(w.UsageMetadata))
 	return e
 }
 
@@ -493,7 +519,7 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	}
 	meta.ToolCallCount = int32(a.calls)
 	meta.Usage = toUsage(w.UsageMetadata)
-	usageDetails(w.UsageMetadata).Set(meta)
+	setUsageDetails(meta, usageDetails(w.UsageMetadata))
 	if w.UsageMetadata != nil && w.UsageMetadata.ToolUsePromptTokenCount > 0 {
 		provider.SetExtended(meta, extToolUsePromptTokens, float64(w.UsageMetadata.ToolUsePromptTokenCount))
 	}

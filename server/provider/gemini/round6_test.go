@@ -61,6 +61,69 @@ func TestRound6Stream(t *testing.T) {
 	if got := foldMessage(t, evs); !proto.Equal(got.GetParts()[0], text("fixture ok")) {
 		t.Errorf("first part %v, want the text", got.GetParts()[0])
 	}
+	if m := foldEvents(evs).meta; m.GetServiceTier() != "standard" || m.GetExtended().AsMap()[extServiceTier] != "standard" {
+		t.Errorf("service tier %q, extended %v; want standard", m.GetServiceTier(), m.GetExtended().AsMap()[extServiceTier])
+	}
+}
+
+// TestServiceTier: usageMetadata.serviceTier is the service tier that
+// served the call, in meta.service_tier (and meta.extended.service_tier) as
+// the OpenAI and Anthropic adapters report theirs, no longer among the
+// usage details; unary, streamed (sent once, and again only when it
+// changes), and for embeddings. Before, it was only
+// usage_details.serviceTier, and meta.service_tier stayed empty for
+// Gemini. Hand-built bodies in the API's shape; the real streams
+// (real_stream_gemini_3_7_flash and others) are checked by their goldens.
+func TestServiceTier(t *testing.T) {
+	t.Parallel()
+	const usage = `"usageMetadata":{"promptTokenCount":2,"candidatesTokenCount":1,"totalTokenCount":3,"serviceTier":"%s"}`
+	chunk := func(tier, finish string) string {
+		return `{"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"}` + finish + `}],` +
+			fmt.Sprintf(usage, tier) + `,"modelVersion":"m","responseId":"ServiceTierResp0001"}`
+	}
+	var w generateContentResponse
+	if err := json.Unmarshal([]byte(chunk("flex", `,"finishReason":"STOP"`)), &w); err != nil {
+		t.Fatal(err)
+	}
+	res, err := (&Provider{}).toResult(&w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := res.Meta; m.GetServiceTier() != "flex" || m.GetExtended().AsMap()[extServiceTier] != "flex" || m.GetExtended().AsMap()["usage_details"] != nil {
+		t.Errorf("unary meta %v, want service tier flex and no usage details", m)
+	}
+
+	body := "data: " + chunk("standard", "") + "\r\n\r\ndata: " + chunk("standard", "") + "\r\n\r\ndata: " + chunk("priority", `,"finishReason":"STOP"`) + "\r\n\r\n"
+	evs, end := drain(t, streamBody(t, body))
+	if !errors.Is(end, io.EOF) {
+		t.Fatalf("stream ended with %v", end)
+	}
+	var tiers []string
+	for _, ev := range evs {
+		if ev.Kind == provider.EventMeta && ev.Meta.GetServiceTier() != "" {
+			tiers = append(tiers, ev.Meta.GetServiceTier())
+		}
+	}
+	if strings.Join(tiers, ",") != "standard,priority" {
+		t.Errorf("streamed service tiers %q, want standard then priority", tiers)
+	}
+	if m := foldEvents(evs).meta; m.GetServiceTier() != "priority" || m.GetExtended().AsMap()["usage_details"] != nil {
+		t.Errorf("streamed meta %v, want service tier priority and no usage details", m)
+	}
+
+	srv := providertest.Replay(t, providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: []byte(`{"embedding":{"values":[0.5]},"usageMetadata":{"promptTokenCount":1,"serviceTier":"standard"}}`)})
+	p, err := New(testKey, WithBaseURL(srv.URL), WithHTTPClient(srv.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	er, err := p.Embed(context.Background(), &provider.EmbedRequest{Model: "gemini-embedding-001", Inputs: []string{"x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if er.Meta.GetServiceTier() != "standard" {
+		t.Errorf("embedding meta %v, want service tier standard", er.Meta)
+	}
 }
 
 // TestRound6SimonwStream: llm-gemini's stream-events cassette for text
@@ -174,13 +237,17 @@ func TestRound6PromptBlockedStream(t *testing.T) {
 	if !errors.As(end, &pe) || pe.Kind != provider.KindContentFilter || pe.Code != "PROHIBITED_CONTENT" {
 		t.Fatalf("stream ended with %v, want the content-filter error", end)
 	}
-	want := map[string]any{"promptTokensDetails.TEXT": 9.0, "serviceTier": "standard"}
+	want := map[string]any{"promptTokensDetails.TEXT": 9.0}
 	f := foldEvents(evs)
 	if got := f.meta.GetExtended().AsMap()["usage_details"]; !jsonEqual(got, want) {
 		t.Errorf("streamed usage details %v, want %v", got, want)
 	}
 	if got := pe.Meta.GetExtended().AsMap()["usage_details"]; !jsonEqual(got, want) {
 		t.Errorf("error meta usage details %v, want %v", got, want)
+	}
+	// serviceTier is the service tier (TestServiceTier).
+	if f.meta.GetServiceTier() != "standard" || pe.Meta.GetServiceTier() != "standard" {
+		t.Errorf("service tier %q (streamed), %q (error meta), want standard", f.meta.GetServiceTier(), pe.Meta.GetServiceTier())
 	}
 	if u := f.usage; u.GetInputTokens() != 9 || u.GetTotalTokens() != 9 || u.GetOutputTokens() != 0 {
 		t.Errorf("usage %v, want 9 in", u)

@@ -36,6 +36,7 @@ type stream struct {
 	lastUsage *llmrelayv1.Usage
 	// usageDetails are the usageMetadata fields no counter holds, so far.
 	usageDetails provider.UsageDetails
+	serviceTier  string         // usageMetadata.serviceTier, last sent
 	lastWire     *usageMetadata // the counts lastUsage was converted from
 	safety       json.RawMessage
 	citations    json.RawMessage
@@ -162,11 +163,7 @@ func (s *stream) handle(w *generateContentResponse) {
 		if u := toUsage(w.UsageMetadata); u != nil {
 			s.push(&provider.Event{Kind: provider.EventUsage, Usage: u})
 		}
-		if s.usageDetails.Merge(usageDetails(w.UsageMetadata)) {
-			meta := &llmrelayv1.ResponseMeta{}
-			s.usageDetails.Set(meta)
-			s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
-		}
+		s.pushUsageDetails(w.UsageMetadata)
 		s.releaseEnd(false)
 		s.err = blockedError(w)
 		return
@@ -235,11 +232,7 @@ func (s *stream) handle(w *generateContentResponse) {
 			s.lastUsage = u
 			s.push(&provider.Event{Kind: provider.EventUsage, Usage: proto.Clone(u).(*llmrelayv1.Usage)})
 		}
-		if s.usageDetails.Merge(usageDetails(um)) {
-			meta := &llmrelayv1.ResponseMeta{}
-			s.usageDetails.Set(meta)
-			s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
-		}
+		s.pushUsageDetails(um)
 	}
 	if c != nil && c.FinishReason != "" {
 		s.finished = true
@@ -274,6 +267,27 @@ func (s *stream) handle(w *generateContentResponse) {
 		}
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	}
+}
+
+// pushUsageDetails sends the usageMetadata fields no counter holds when
+// they changed: the service tier (setUsageDetails) and usage_details, all
+// of them so far.
+func (s *stream) pushUsageDetails(um *usageMetadata) {
+	d, tier := splitServiceTier(usageDetails(um))
+	changed := s.usageDetails.Merge(d)
+	newTier := tier != "" && tier != s.serviceTier
+	if !changed && !newTier {
+		return
+	}
+	meta := &llmrelayv1.ResponseMeta{}
+	if changed {
+		s.usageDetails.Set(meta)
+	}
+	if newTier {
+		s.serviceTier = tier
+		provider.SetExtended(meta, extServiceTier, tier)
+	}
+	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 }
 
 // Close releases the connection; safe to call more than once.
