@@ -87,24 +87,21 @@ var usagePaths = []string{"promptTokenCount", "candidatesTokenCount", "thoughtsT
 const extServiceTier = "service_tier"
 
 // setUsageDetails stores the usageMetadata fields no counter holds in
-// meta: serviceTier ("standard", ...) as the service tier, like OpenAI's
-// and Anthropic's, the others in usage_details.
+// meta.extended.usage_details, and serviceTier ("standard", ...) also as
+// the service tier, like OpenAI's and Anthropic's (it stays among the
+// details as sent, as Mistral's usage.service_tier does).
 func setUsageDetails(meta *llmrelayv1.ResponseMeta, d provider.UsageDetails) {
-	d, tier := splitServiceTier(d)
 	d.Set(meta)
-	if tier != "" {
+	if tier := serviceTierOf(d); tier != "" {
 		provider.SetExtended(meta, extServiceTier, tier)
 	}
 }
 
-// splitServiceTier takes a string serviceTier out of the usage details.
-func splitServiceTier(d provider.UsageDetails) (provider.UsageDetails, string) {
-	tier, ok := d["serviceTier"].(string)
-	if !ok {
-		return d, ""
-	}
-	delete(d, "serviceTier")
-	return d, tier
+// serviceTierOf is the usage details' serviceTier ("" if none, or not a
+// string).
+func serviceTierOf(d provider.UsageDetails) string {
+	tier, _ := d["serviceTier"].(string)
+	return tier
 }
 
 // usageDetails are the usageMetadata fields no counter holds. The

@@ -68,9 +68,9 @@ func TestRound6Stream(t *testing.T) {
 
 // TestServiceTier: usageMetadata.serviceTier is the service tier that
 // served the call, in meta.service_tier (and meta.extended.service_tier) as
-// the OpenAI and Anthropic adapters report theirs, no longer among the
-// usage details; unary, streamed (sent once, and again only when it
-// changes), and for embeddings. Before, it was only
+// the OpenAI and Anthropic adapters report theirs, and still among the
+// usage details as sent (as Mistral's is); unary, streamed (sent once, and
+// again only when it changes), and for embeddings. Before, it was only
 // usage_details.serviceTier, and meta.service_tier stayed empty for
 // Gemini. Hand-built bodies in the API's shape; the real streams
 // (real_stream_gemini_3_7_flash and others) are checked by their goldens.
@@ -89,8 +89,9 @@ func TestServiceTier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := res.Meta; m.GetServiceTier() != "flex" || m.GetExtended().AsMap()[extServiceTier] != "flex" || m.GetExtended().AsMap()["usage_details"] != nil {
-		t.Errorf("unary meta %v, want service tier flex and no usage details", m)
+	if m := res.Meta; m.GetServiceTier() != "flex" || m.GetExtended().AsMap()[extServiceTier] != "flex" ||
+		!jsonEqual(m.GetExtended().AsMap()["usage_details"], map[string]any{"serviceTier": "flex"}) {
+		t.Errorf("unary meta %v, want service tier flex, also in the usage details", m)
 	}
 
 	body := "data: " + chunk("standard", "") + "\r\n\r\ndata: " + chunk("standard", "") + "\r\n\r\ndata: " + chunk("priority", `,"finishReason":"STOP"`) + "\r\n\r\n"
@@ -107,8 +108,9 @@ func TestServiceTier(t *testing.T) {
 	if strings.Join(tiers, ",") != "standard,priority" {
 		t.Errorf("streamed service tiers %q, want standard then priority", tiers)
 	}
-	if m := foldEvents(evs).meta; m.GetServiceTier() != "priority" || m.GetExtended().AsMap()["usage_details"] != nil {
-		t.Errorf("streamed meta %v, want service tier priority and no usage details", m)
+	if m := foldEvents(evs).meta; m.GetServiceTier() != "priority" ||
+		!jsonEqual(m.GetExtended().AsMap()["usage_details"], map[string]any{"serviceTier": "priority"}) {
+		t.Errorf("streamed meta %v, want service tier priority, also in the usage details", m)
 	}
 
 	srv := providertest.Replay(t, providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"application/json"}},
@@ -237,7 +239,7 @@ func TestRound6PromptBlockedStream(t *testing.T) {
 	if !errors.As(end, &pe) || pe.Kind != provider.KindContentFilter || pe.Code != "PROHIBITED_CONTENT" {
 		t.Fatalf("stream ended with %v, want the content-filter error", end)
 	}
-	want := map[string]any{"promptTokensDetails.TEXT": 9.0}
+	want := map[string]any{"promptTokensDetails.TEXT": 9.0, "serviceTier": "standard"}
 	f := foldEvents(evs)
 	if got := f.meta.GetExtended().AsMap()["usage_details"]; !jsonEqual(got, want) {
 		t.Errorf("streamed usage details %v, want %v", got, want)

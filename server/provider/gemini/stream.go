@@ -273,7 +273,8 @@ func (s *stream) handle(w *generateContentResponse) {
 // they changed: the service tier (setUsageDetails) and usage_details, all
 // of them so far.
 func (s *stream) pushUsageDetails(um *usageMetadata) {
-	d, tier := splitServiceTier(usageDetails(um))
+	d := usageDetails(um)
+	tier := serviceTierOf(d)
 	changed := s.usageDetails.Merge(d)
 	newTier := tier != "" && tier != s.serviceTier
 	if !changed && !newTier {
