@@ -115,8 +115,10 @@ func parseStatusBody(body []byte) *statusError {
 
 // applyStatus fills e from a google.rpc.Status and refines its Kind.
 func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
-	if st.Message != "" {
-		e.Message = p.redact(st.Message)
+	// Field errors come as "* Request.field: problem\n": the line end is
+	// not part of the message.
+	if msg := strings.TrimSpace(st.Message); msg != "" {
+		e.Message = p.redact(msg)
 	}
 	e.Code = st.Status
 	if e.HTTPStatus == 0 {

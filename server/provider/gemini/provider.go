@@ -161,12 +161,84 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	return res, nil
 }
 
+// maxBatchEmbed is the most inputs batchEmbedContents takes in one
+// request: more is a 400 INVALID_ARGUMENT ("at most 100 requests can be in
+// one batch", testdata/real_issue_16101_batch_embed_150_error.http), where
+// the gateway accepts up to 2048 inputs a call.
+const maxBatchEmbed = 100
+
 // Embed calls models/{model}:embedContent for one input and
-// :batchEmbedContents for several.
+// :batchEmbedContents for several. More than maxBatchEmbed inputs go in
+// batches of nearly equal size (so none has a single input, which would
+// read as embedContent's answer), requested one after the other; the answer
+// is their embeddings in input order, their usage summed. A failed request
+// fails the call.
 func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*provider.Result, error) {
 	if len(req.Inputs) == 0 {
 		return nil, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Message: "no inputs to embed"}
 	}
+	if len(req.Inputs) <= maxBatchEmbed {
+		return p.embed(ctx, req, req.Inputs, len(req.Inputs) > 1)
+	}
+	res := &provider.Result{Embeddings: make([]*llmrelayv1.Embedding, 0, len(req.Inputs))}
+	var (
+		usage   *llmrelayv1.Usage
+		details provider.UsageDetails
+		tier    string
+	)
+	batches := (len(req.Inputs) + maxBatchEmbed - 1) / maxBatchEmbed
+	size := (len(req.Inputs) + batches - 1) / batches
+	for start := 0; start < len(req.Inputs); start += size {
+		part, err := p.embed(ctx, req, req.Inputs[start:min(start+size, len(req.Inputs))], true)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range part.Embeddings {
+			e.Index += int32(start)
+			res.Embeddings = append(res.Embeddings, e)
+		}
+		if u := part.Meta.GetUsage(); u != nil {
+			if usage == nil {
+				usage = &llmrelayv1.Usage{}
+			}
+			usage.InputTokens += u.InputTokens
+			usage.TotalTokens += u.TotalTokens
+		}
+		if d, ok := part.Meta.GetExtended().AsMap()[provider.ExtUsageDetails].(map[string]any); ok {
+			details = addDetails(details, d)
+		}
+		if t := part.Meta.GetServiceTier(); t != "" {
+			tier = t
+		}
+	}
+	res.Meta = &llmrelayv1.ResponseMeta{EmbeddingsCount: int32(len(res.Embeddings)), Usage: usage}
+	details.Set(res.Meta)
+	if tier != "" {
+		provider.SetExtended(res.Meta, extServiceTier, tier)
+	}
+	return res, nil
+}
+
+// addDetails adds the usage details of one batch to the sum of the
+// batches before it: counts are added, anything else is the last batch's.
+func addDetails(sum provider.UsageDetails, d map[string]any) provider.UsageDetails {
+	if sum == nil {
+		sum = provider.UsageDetails{}
+	}
+	for k, v := range d {
+		n, isCount := v.(float64)
+		if prev, ok := sum[k].(float64); ok && isCount {
+			sum[k] = prev + n
+		} else {
+			sum[k] = v
+		}
+	}
+	return sum
+}
+
+// embed makes one embedContent (batch false, one input) or
+// batchEmbedContents request; the embeddings are indexed from 0.
+func (p *Provider) embed(ctx context.Context, req *provider.EmbedRequest, inputs []string, batch bool) (*provider.Result, error) {
 	model := strings.TrimPrefix(req.Model, "models/")
 	one := func(text string, withModel bool) embedContentRequest {
 		r := embedContentRequest{Content: content{Parts: []part{{Text: &text}}}, OutputDimensionality: req.Dimensions}
@@ -179,14 +251,14 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 		method string
 		wire   any
 	)
-	if len(req.Inputs) == 1 {
-		method, wire = "embedContent", one(req.Inputs[0], false)
+	if !batch {
+		method, wire = "embedContent", one(inputs[0], false)
 	} else {
-		batch := batchEmbedContentsRequest{Requests: make([]embedContentRequest, len(req.Inputs))}
-		for i, in := range req.Inputs {
-			batch.Requests[i] = one(in, true)
+		b := batchEmbedContentsRequest{Requests: make([]embedContentRequest, len(inputs))}
+		for i, in := range inputs {
+			b.Requests[i] = one(in, true)
 		}
-		method, wire = "batchEmbedContents", batch
+		method, wire = "batchEmbedContents", b
 	}
 	body, err := encodeBody(wire, req.ProviderOptions)
 	if err != nil {
@@ -200,12 +272,12 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 	if err != nil {
 		return nil, err
 	}
-	embs, usage, err := parseEmbeddings(raw, len(req.Inputs))
+	embs, usage, err := parseEmbeddings(raw, len(inputs))
 	if err != nil {
 		return nil, err
 	}
 	meta := &llmrelayv1.ResponseMeta{EmbeddingsCount: int32(len(embs)), Usage: embedUsage(usage)}
-	usageDetails(usage).Set(meta)
+	setUsageDetails(meta, usageDetails(usage))
 	return &provider.Result{Embeddings: embs, Meta: meta}, nil
 }
 

@@ -38,6 +38,8 @@ const (
 	extPromptSafetyRatings = "gemini.prompt_safety_ratings"
 	extBlockReason         = "gemini.block_reason"
 	extToolUsePromptTokens = "gemini.tool_use_prompt_tokens"
+	extAvgLogprobs         = "gemini.avg_logprobs"
+	extLogprobsResult      = "gemini.logprobs_result"
 )
 
 // warnNoResponseID is recorded when call ids had to be derived without a
@@ -78,6 +80,29 @@ func isGeneratedID(id string) bool {
 // tool_use_prompt_tokens meta read.
 var usagePaths = []string{"promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "cachedContentTokenCount",
 	"toolUsePromptTokenCount", "totalTokenCount"}
+
+// extServiceTier is the meta.extended key of the service tier, the one the
+// OpenAI and Anthropic adapters use; provider.SetExtended also fills the
+// typed meta.service_tier from it.
+const extServiceTier = "service_tier"
+
+// setUsageDetails stores the usageMetadata fields no counter holds in
+// meta.extended.usage_details, and serviceTier ("standard", ...) also as
+// the service tier, like OpenAI's and Anthropic's (it stays among the
+// details as sent, as Mistral's usage.service_tier does).
+func setUsageDetails(meta *llmrelayv1.ResponseMeta, d provider.UsageDetails) {
+	d.Set(meta)
+	if tier := serviceTierOf(d); tier != "" {
+		provider.SetExtended(meta, extServiceTier, tier)
+	}
+}
+
+// serviceTierOf is the usage details' serviceTier ("" if none, or not a
+// string).
+func serviceTierOf(d provider.UsageDetails) string {
+	tier, _ := d["serviceTier"].(string)
+	return tier
+}
 
 // usageDetails are the usageMetadata fields no counter holds. The
 // *TokensDetails lists of {modality, tokenCount} become one entry per
@@ -192,8 +217,9 @@ func present(raw json.RawMessage) bool {
 
 // blockedError is the error for a prompt Gemini refused to answer
 // (promptFeedback.blockReason and no candidates). Its meta keeps what the
-// answer reports: the response id, the model version and the prompt's
-// token count.
+// answer reports: the response id, the model version, the prompt's token
+// count and the usageMetadata fields no counter holds (per-modality
+// counts, serviceTier, Vertex AI's trafficType), as an answer's meta does.
 func blockedError(w *generateContentResponse) *provider.Error {
 	pf := w.PromptFeedback
 	msg := "prompt blocked by Gemini: " + pf.BlockReason
@@ -207,6 +233,7 @@ func blockedError(w *generateContentResponse) *provider.Error {
 	}
 	e.Meta = &llmrelayv1.ResponseMeta{Usage: toUsage(w.UsageMetadata)}
 	responseMeta(e.Meta, w)
+	setUsageDetails(e.Meta, usageDetails(w.UsageMetadata))
 	return e
 }
 
@@ -406,6 +433,12 @@ func candidateMeta(meta *llmrelayv1.ResponseMeta, c *candidate) {
 	if c.FinishMessage != "" {
 		provider.SetExtended(meta, extFinishMessage, c.FinishMessage)
 	}
+	if present(c.AvgLogprobs) {
+		provider.SetExtended(meta, extAvgLogprobs, rawValue(c.AvgLogprobs))
+	}
+	if present(c.LogprobsResult) {
+		provider.SetExtended(meta, extLogprobsResult, rawValue(c.LogprobsResult))
+	}
 }
 
 // responseMeta sets the fields every response or chunk may carry.
@@ -483,7 +516,7 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	}
 	meta.ToolCallCount = int32(a.calls)
 	meta.Usage = toUsage(w.UsageMetadata)
-	usageDetails(w.UsageMetadata).Set(meta)
+	setUsageDetails(meta, usageDetails(w.UsageMetadata))
 	if w.UsageMetadata != nil && w.UsageMetadata.ToolUsePromptTokenCount > 0 {
 		provider.SetExtended(meta, extToolUsePromptTokens, float64(w.UsageMetadata.ToolUsePromptTokenCount))
 	}

@@ -36,13 +36,18 @@ type stream struct {
 	lastUsage *llmrelayv1.Usage
 	// usageDetails are the usageMetadata fields no counter holds, so far.
 	usageDetails provider.UsageDetails
+	serviceTier  string         // usageMetadata.serviceTier, last sent
 	lastWire     *usageMetadata // the counts lastUsage was converted from
 	safety       json.RawMessage
 	citations    json.RawMessage
-	grounding    json.RawMessage
-	urlContext   json.RawMessage
-	fast         fastChunk // decodeChunkFast's storage
-	items        []item    // handle's, reused
+	// avgLogprobs, logprobs: the last chunk's candidate avgLogprobs and
+	// logprobsResult, reported with the finish.
+	avgLogprobs json.RawMessage
+	logprobs    json.RawMessage
+	grounding   json.RawMessage
+	urlContext  json.RawMessage
+	fast        fastChunk // decodeChunkFast's storage
+	items       []item    // handle's, reused
 	// heldEnd is the end of a call that was the last output item so far:
 	// held until something follows it or the finish reason says whether
 	// the token limit cut it.
@@ -153,10 +158,12 @@ func (s *stream) handle(w *generateContentResponse) {
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	}
 	if len(w.Candidates) == 0 && w.PromptFeedback != nil && w.PromptFeedback.BlockReason != "" {
-		// The meta and usage above are delivered before the error.
+		// The meta and usage above are delivered before the error, with
+		// the usage fields no counter holds, as an answer's are.
 		if u := toUsage(w.UsageMetadata); u != nil {
 			s.push(&provider.Event{Kind: provider.EventUsage, Usage: u})
 		}
+		s.pushUsageDetails(w.UsageMetadata)
 		s.releaseEnd(false)
 		s.err = blockedError(w)
 		return
@@ -203,6 +210,12 @@ func (s *stream) handle(w *generateContentResponse) {
 		if present(c.CitationMetadata) {
 			s.citations = append(s.citations[:0], c.CitationMetadata...)
 		}
+		if present(c.AvgLogprobs) {
+			s.avgLogprobs = append(s.avgLogprobs[:0], c.AvgLogprobs...)
+		}
+		if present(c.LogprobsResult) {
+			s.logprobs = append(s.logprobs[:0], c.LogprobsResult...)
+		}
 		if grounded(c.GroundingMetadata) {
 			s.grounding = append(s.grounding[:0], c.GroundingMetadata...)
 		}
@@ -219,11 +232,7 @@ func (s *stream) handle(w *generateContentResponse) {
 			s.lastUsage = u
 			s.push(&provider.Event{Kind: provider.EventUsage, Usage: proto.Clone(u).(*llmrelayv1.Usage)})
 		}
-		if s.usageDetails.Merge(usageDetails(um)) {
-			meta := &llmrelayv1.ResponseMeta{}
-			s.usageDetails.Set(meta)
-			s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
-		}
+		s.pushUsageDetails(um)
 	}
 	if c != nil && c.FinishReason != "" {
 		s.finished = true
@@ -247,11 +256,39 @@ func (s *stream) handle(w *generateContentResponse) {
 		if c.FinishMessage != "" {
 			provider.SetExtended(meta, extFinishMessage, c.FinishMessage)
 		}
+		if s.avgLogprobs != nil {
+			provider.SetExtended(meta, extAvgLogprobs, rawValue(s.avgLogprobs))
+		}
+		if s.logprobs != nil {
+			provider.SetExtended(meta, extLogprobsResult, rawValue(s.logprobs))
+		}
 		if w.UsageMetadata != nil && w.UsageMetadata.ToolUsePromptTokenCount > 0 {
 			provider.SetExtended(meta, extToolUsePromptTokens, float64(w.UsageMetadata.ToolUsePromptTokenCount))
 		}
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	}
+}
+
+// pushUsageDetails sends the usageMetadata fields no counter holds when
+// they changed: the service tier (setUsageDetails) and usage_details, all
+// of them so far.
+func (s *stream) pushUsageDetails(um *usageMetadata) {
+	d := usageDetails(um)
+	tier := serviceTierOf(d)
+	changed := s.usageDetails.Merge(d)
+	newTier := tier != "" && tier != s.serviceTier
+	if !changed && !newTier {
+		return
+	}
+	meta := &llmrelayv1.ResponseMeta{}
+	if changed {
+		s.usageDetails.Set(meta)
+	}
+	if newTier {
+		s.serviceTier = tier
+		provider.SetExtended(meta, extServiceTier, tier)
+	}
+	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 }
 
 // Close releases the connection; safe to call more than once.

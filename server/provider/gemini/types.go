@@ -138,7 +138,12 @@ type candidate struct {
 	// URLContextMetadata lists the URLs the URL context tool retrieved and
 	// how each retrieval went.
 	URLContextMetadata json.RawMessage `json:"urlContextMetadata"`
-	Index              int             `json:"index"`
+	// AvgLogprobs is the average log probability of the candidate's
+	// tokens, which some models send unasked (gemini-2.0-flash, 1.5);
+	// LogprobsResult the per-token ones asked with responseLogprobs.
+	AvgLogprobs    json.RawMessage `json:"avgLogprobs"`
+	LogprobsResult json.RawMessage `json:"logprobsResult"`
+	Index          int             `json:"index"`
 }
 
 type respContent struct {
