@@ -56,6 +56,11 @@ func refineKind(e *provider.Error) {
 		e.Kind = provider.KindContextLength
 	case strings.Contains(msg, "content filtering policy"):
 		e.Kind = provider.KindContentFilter
+	case strings.Contains(msg, "credit balance is too low"):
+		// A 400 invalid_request_error, but the account's quota, as
+		// OpenAI's insufficient_quota: not retried, a reason to fall
+		// back to another deployment.
+		e.Kind = provider.KindRateLimited
 	}
 }
 

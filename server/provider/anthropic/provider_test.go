@@ -447,6 +447,7 @@ func TestErrors(t *testing.T) {
 	}{
 		{"error_400", provider.KindInvalidRequest, 400, "invalid_request_error", 0, "req_016FLahw8Xu6Uj8Cq9Bl7Rh9", "max_tokens: 200000 > 64000"},
 		{"error_context_length", provider.KindContextLength, 400, "invalid_request_error", 0, "req_019ATnfu7Xs4Zw4Di3Lc7Ms8", "prompt is too long: 208310 tokens > 200000 maximum"},
+		{"error_400_credit_balance", provider.KindRateLimited, 400, "invalid_request_error", 0, "req_011CbT4nQeWz7yHk2Pq9Lm3R", "credit balance is too low"},
 		{"error_401", provider.KindUnauthenticated, 401, "authentication_error", 0, "req_010XQmkx0Du9Ji3Rs0Ia7Ik5", "invalid x-api-key"},
 		{"error_403", provider.KindPermissionDenied, 403, "permission_error", 0, "req_014GTafu7Sg1Bn5An2Ec1Pk6", "does not have permission"},
 		{"error_404", provider.KindNotFound, 404, "not_found_error", 0, "req_015GKabn7Dv5Ny3Jp5El1Pi4", "model: claude-sonnet-9-20990101"},
