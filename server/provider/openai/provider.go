@@ -54,7 +54,10 @@ type Provider struct {
 	// reasoning_content on turns with tool calls (WithReasoningReplay).
 	replayContent bool
 	replaySet     bool
-	entra         func(context.Context) (string, error)
+	// googleCompat: the base URL is Google's (Gemini's OpenAI-compatible
+	// endpoint), which takes thought signatures back on tool calls.
+	googleCompat bool
+	entra        func(context.Context) (string, error)
 	// sec and auth are made once (by prepare): the credentials redacted
 	// from error texts, and the auth header's value.
 	sec       secrets
@@ -154,6 +157,18 @@ func replayByHost(baseURL string) bool {
 	return false
 }
 
+// googleHost reports whether baseURL is a Google API host (Gemini's
+// OpenAI-compatible endpoint, generativelanguage.googleapis.com/v1beta/openai,
+// or Vertex AI's).
+func googleHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	return h == "googleapis.com" || strings.HasSuffix(h, ".googleapis.com")
+}
+
 // WithAzureAPIVersion sets the api-version query parameter (Azure only).
 // Classic deployment routes default to DefaultAzureAPIVersion; v1 routes
 // send none unless this option is given (e.g. "preview").
@@ -201,6 +216,7 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	if !p.replaySet {
 		p.replayContent = replayByHost(p.baseURL)
 	}
+	p.googleCompat = googleHost(p.baseURL)
 	p.prepare()
 	return p, nil
 }

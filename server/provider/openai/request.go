@@ -49,6 +49,13 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	if droppedReasoning > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d reasoning part(s) of earlier assistant turns not sent: Chat Completions has no field for them", droppedReasoning))
 	}
+	sigs := 0
+	for i := range msgs {
+		sigs += msgs[i].droppedSignatures
+	}
+	if sigs > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d tool call signature(s) of earlier assistant turns not sent: only Google's OpenAI-compatible endpoint takes them", sigs))
+	}
 	w.Messages = msgs
 	for _, t := range req.Tools {
 		if t == nil {
@@ -248,8 +255,18 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 			if args == "" {
 				args = "{}"
 			}
-			cm.ToolCalls = append(cm.ToolCalls, wireToolCall{ID: k.ToolCall.GetCallId(), Type: "function",
-				Function: wireFunction{Name: k.ToolCall.GetName(), Arguments: args}})
+			wc := wireToolCall{ID: k.ToolCall.GetCallId(), Type: "function",
+				Function: wireFunction{Name: k.ToolCall.GetName(), Arguments: args}}
+			if sig := k.ToolCall.GetSignature(); sig != "" {
+				if p.googleCompat {
+					wc.ExtraContent = &extraContent{Google: &struct {
+						ThoughtSignature string `json:"thought_signature"`
+					}{sig}}
+				} else {
+					cm.droppedSignatures++
+				}
+			}
+			cm.ToolCalls = append(cm.ToolCalls, wc)
 		case nil:
 		default:
 			return 0, p.invalid("messages[%d]: assistant messages carry text, refusal, reasoning and tool_call parts only", i)

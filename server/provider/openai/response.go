@@ -345,7 +345,7 @@ func fallbackCallID(i int) string { return "call_idx" + strconv.Itoa(i) }
 
 // toolCallFromWire converts one response tool call; i is its position.
 func toolCallFromWire(tc respToolCall, i int) (*llmrelayv1.ToolCall, string) {
-	call := &llmrelayv1.ToolCall{CallId: tc.ID}
+	call := &llmrelayv1.ToolCall{CallId: tc.ID, Signature: tc.ExtraContent.signature()}
 	switch {
 	case tc.Function != nil:
 		call.Name = tc.Function.Name

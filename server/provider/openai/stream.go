@@ -391,11 +391,11 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 		case tc.Custom != nil:
 			name, args = tc.Custom.Name, tc.Custom.Input
 		}
-		ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: args}
+		ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: args, Signature: tc.ExtraContent.signature()}
 		if !st.named && name != "" {
 			ev.Name, st.named = name, true
 		}
-		if ev.Name == "" && ev.Arguments == "" && st.named {
+		if ev.Name == "" && ev.Arguments == "" && ev.Signature == "" && st.named {
 			continue
 		}
 		s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: ev})

@@ -52,6 +52,9 @@ type chatMessage struct {
 	Refusal    string          `json:"refusal,omitempty"`
 	ToolCalls  []wireToolCall  `json:"tool_calls,omitempty"`
 	ToolCallID string          `json:"tool_call_id,omitempty"`
+	// droppedSignatures counts the tool-call signatures of an assistant
+	// turn not sent (the server takes none); never marshalled.
+	droppedSignatures int
 	// ReasoningContent is an assistant turn's reasoning sent back, only
 	// to servers that require it (p.replay; request.go).
 	ReasoningContent *string `json:"reasoning_content,omitempty"`
@@ -74,6 +77,25 @@ type wireToolCall struct {
 	ID       string       `json:"id"`
 	Type     string       `json:"type"`
 	Function wireFunction `json:"function"`
+	// ExtraContent carries a Gemini thought signature back to Google's
+	// OpenAI-compatible endpoint, which answers 400 on Gemini 3 without it.
+	ExtraContent *extraContent `json:"extra_content,omitempty"`
+}
+
+// extraContent is Google's extension of a Chat Completions tool call:
+// {"google":{"thought_signature":"..."}}.
+type extraContent struct {
+	Google *struct {
+		ThoughtSignature string `json:"thought_signature"`
+	} `json:"google"`
+}
+
+// signature is the thought signature in e, "" when there is none.
+func (e *extraContent) signature() string {
+	if e == nil || e.Google == nil {
+		return ""
+	}
+	return e.Google.ThoughtSignature
 }
 
 type wireFunction struct {
@@ -198,6 +220,9 @@ type respToolCall struct {
 	Function *respFunction `json:"function"`
 	// Custom is the custom-tool call shape ({"name","input"}).
 	Custom *respCustom `json:"custom"`
+	// ExtraContent holds Gemini's thought signature (Google's
+	// OpenAI-compatible endpoint).
+	ExtraContent *extraContent `json:"extra_content"`
 }
 
 type respFunction struct {
