@@ -41,3 +41,36 @@ func BenchmarkServerSpan(b *testing.B) {
 		_, _ = s.unary(ctx, nil, info, handler)
 	}
 }
+
+// BenchmarkSDKSpanFloor: what the OpenTelemetry SDK alone costs for the
+// two recording spans of a unary call (issue 15's server span and the
+// attempt's client span, with 8 and 13 attributes, the counts of a plain
+// Chat call), batched to a discarding exporter, without any of our code:
+// the floor under telemetry's overhead per unary call.
+func BenchmarkSDKSpanFloor(b *testing.B) {
+	tel, err := New(context.Background(), config.Telemetry{Tracing: config.Tracing{Enabled: ptr(true), Exporter: "none"}}, env(nil))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tel.Shutdown(context.Background(), slog.Default())
+	server := make([]attribute.KeyValue, 8)
+	for i := range server {
+		server[i] = attribute.Int("server.attr."+string(rune('a'+i)), i)
+	}
+	client := make([]attribute.KeyValue, 13)
+	for i := range client {
+		client[i] = attribute.Int("client.attr."+string(rune('a'+i)), i)
+	}
+	serverStart := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+	clientStart := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		sctx, s := tel.tracer.Start(ctx, "llmrelay.v1.GatewayService/Chat", serverStart...)
+		_, c := tel.tracer.Start(sctx, "chat m", clientStart...)
+		c.SetAttributes(client...)
+		c.End()
+		s.SetAttributes(server...)
+		s.End()
+	}
+}
