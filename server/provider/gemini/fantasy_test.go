@@ -1,0 +1,101 @@
+package gemini
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"testing"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// charmbracelet/fantasy's go-vcr cassettes (testdata/README.md, "Real
+// recordings from charmbracelet/fantasy's cassettes"): streamGenerateContent
+// with alt=sse as recorded (spaced JSON, CRLF framing), only the
+// Content-Type header kept. The expectations are read off the recordings by
+// hand; fantasyStreams adds, to what checkSimonw checks, each call's whole
+// signature and its arguments byte for byte.
+type fantasyWant struct {
+	simonwWant
+	// sigs and args are each call's whole thoughtSignature ("" for none)
+	// and arguments text, in order.
+	sigs, args []string
+}
+
+var fantasyStreams = map[string]fantasyWant{
+	// gemini-2.5-flash, two parallel calls in one chunk without ids: the
+	// first carries the thoughtSignature, the second none, its arguments
+	// in the model's order (b before a); finishReason STOP with
+	// finishMessage; 36 candidate + 39 thought tokens.
+	"real_fantasy_google_multi_tool_streaming_1": {simonwWant{req: "tools_parallel", model: "gemini-2.5-flash", responseID: "XNH5aLSAF8GznsEP9sXIsAs",
+		calls: []simonwCall{{"", "add", `{"a":2,"b":3}`, "CiQB0e2Kb02QlBJ2I5/z"}, {"", "multiply", `{"b":3,"a":2}`, ""}},
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, finishMsg: "Model generated function call(s).",
+		in: 121, out: 36 + 39, total: 196, thoughts: 39},
+		[]string{"CiQB0e2Kb02QlBJ2I5/zDqv1c0AUEV+Ct+vGYwdFdWC3cx3yIuUKXQHR7Ypv3ZUytEmQlCdJhzrfshB8YFIoW134jv3AuUL8L16mz3cXjEvhr8tAFeSEScUollNyBu/e3OFraKdblEfpDXY2UASkOMhrezbveAaD4bxTeBmXbcJNqLFeTwp/AdHtim8YarufF4O5TXWRjFYgnIppzlQcQfTEyqqmA8J3gLjGgyROG7/2MSw/0EakJKFOXuFth2Sdskl1sLjsD7lOvAxbmzDHITcg9l39JrSaXcHN405OLs1bfgIhKdi8m/wq+MXPL72IOuO6YjuBjud9qruxF3/THtP+netVeA==", ""},
+		[]string{`{"a":2,"b":3}`, `{"b":3,"a":2}`}},
+	// gemini-3-pro-preview with includeThoughts and thinkingLevel HIGH: no
+	// thought summary, a signed call in a chunk without finishReason, then
+	// an empty text part with finishReason STOP (no finishMessage); 16
+	// candidate + 73 thought tokens on both chunks.
+	"real_fantasy_google_thinking_gemini_3_pro_streaming_1": {simonwWant{req: "thinking_tools", model: "gemini-3-pro-preview", responseID: "dv-dadqKAouGz7IP2r-x4Ao",
+		calls:  []simonwCall{{"", "weather", `{"location":"Florence, Italy"}`, "EqoDCqcDAb4+9vtxYT0M"}},
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+		in:     65, out: 16 + 73, total: 154, thoughts: 73},
+		[]string{"EqoDCqcDAb4+9vtxYT0MyTOcABWD9QZqDpm796s3VmnwFwdFNh/sd/gdkTxOEWPxg1YG5CYfNIr4+IVvBgqtGb5osFqiIEVetBLwdCnZlPCRT5mjeJNvRLN11YqUzNWjokDKsiKMAynCETBR0s5FN+HW8ANlVJiMRTgknDuAAEWBU8X1S7ST0V4KUrK0Qt//hh9njcp3gDabEu3IMKRfUEC9uoicajB+u+EOS7bH8gzR+JqvNqLyzcSb2BTy9JIE09lweuDs2ONAdbOC1EhJpObh7QG3GNy9Wbw2+5MnnOk2NQxY72yLDDl+rTYVeR3U4wQPkFrv9BaoIOOKu2i51JB7kCNVxXrGt3QxpAy4fBULpJ7WamIIEM+zaM7MwVeD1+9pdXSUDvZ9ZT6LmiKBFtG/Cw5RQaHbNxFR7GS/bOYZPv3JaOIUDDfHoWOokFrJ1exTx5b5IQ9a8vAZZhNAHbWT5OIHLkOzjgJGfK3E/KLudlAdUDhJgCR6p/KHQRC11eE2RrvWfoJri+IEW4h4+4P3dk50AZXgslTB4fjdninU1rqLEdarsdhHQ0jl"},
+		[]string{`{"location":"Florence, Italy"}`}},
+	// The answer after the tool result: "°" in the text, a last empty
+	// text part with finishReason whose chunk raises promptTokenCount
+	// (95 to 168).
+	"real_fantasy_google_thinking_gemini_3_pro_streaming_2": {simonwWant{req: "plain", model: "gemini-3-pro-preview", responseID: "eP-dabHAGIWsz7IP8p272QY",
+		text:   "The weather in Florence, Italy is currently 40°C.",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, in: 168, out: 14, total: 182}, nil, nil},
+	// gemini-2.5-pro with includeThoughts and a 128-token budget: a thought
+	// summary (escaped quotes, backticks, three final line breaks) in a
+	// chunk without candidatesTokenCount, then the signed call with
+	// finishReason and finishMessage; 14 candidate + 67 thought tokens.
+	"real_fantasy_google_thinking_gemini_2_5_pro_streaming_1": {simonwWant{req: "thinking_tools", model: "gemini-2.5-pro", responseID: "hAkJaeFW9IfPsg_C9c2ACw",
+		reasoning: "**Determining Weather Location**\n\nI've homed in on the user's request. It's a clear weather query targeting \"Florence, Italy.\" " +
+			"This directly triggers the `weather.get_weather` function. The key is the `location` parameter, which is easily set to \"Florence, Italy\".\n\n\n",
+		calls:  []simonwCall{{"", "weather", `{"location":"Florence, Italy"}`, "CiIB0e2KbyCfx1Z1RKkF"}},
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, finishMsg: "Model generated function call(s).",
+		in: 54, out: 14 + 67, total: 135, thoughts: 67},
+		[]string{"CiIB0e2KbyCfx1Z1RKkF6sHVGHTNjP3RfJVvbB2c3VXwURzoCmcB0e2Kby2As26sswW6FC3Viyj7C4KCMGBg0CzeZ1exOmHoBI+beWVEQkkJjaWIt+tahvCbytKtiCVbpMiJ1ahWtYv3H7UEahkL4PAJB51RVdijk5/p5wQzrivdSZNfJlPNVha/wuXpCocBAdHtim883J+t+t3gG4ZOoZFXa1/m37O2QO0ZCVjKsZjwrjFopVJ7pDBX5NlY0c8dBtV7d03eyYr1B4mrQX7Mzn69/qZdzXwl0TyD50iYlY/7gnkz5UvVpViDaP6/iolbtHL26EjN57L81KT97tdda/SwEqwVJuN38QQOHXC2Ku6u2TFpZUd2CnAB0e2Kb5HwqXMp8QpDRCrUG60zY5e8lY1jQWgHZjfXe0k6uZ+VZIMm3oZFG/PyhwRYm4vPNqWwurROkBxPwqrLGmoEb6fYn6Cs+5zKhHoiRdis4hyeqDc9pCUmruG7ts3D5CYlgJI7Z1/Wa+zI8act"},
+		[]string{`{"location":"Florence, Italy"}`}},
+}
+
+func TestFantasyStreams(t *testing.T) {
+	t.Parallel()
+	for name, w := range fantasyStreams {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p, _ := replay(t, name)
+			s, err := p.Stream(context.Background(), generateCases(t)[w.req])
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			defer s.Close()
+			evs, end := drain(t, s)
+			if !errors.Is(end, io.EOF) {
+				t.Fatalf("stream ended with %v", end)
+			}
+			providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderStream(t, evs, end))
+			checkSimonw(t, w.simonwWant, evs)
+			calls := foldEvents(evs).calls
+			ids := map[string]bool{}
+			for i, c := range calls {
+				if i < len(w.sigs) && c.GetSignature() != w.sigs[i] {
+					t.Errorf("call %d signature %.40q…, want %.40q…", i, c.GetSignature(), w.sigs[i])
+				}
+				if i < len(w.args) && c.GetArguments() != w.args[i] {
+					t.Errorf("call %d arguments %s, want %s as recorded", i, c.GetArguments(), w.args[i])
+				}
+				if ids[c.GetCallId()] {
+					t.Errorf("call %d reuses id %q", i, c.GetCallId())
+				}
+				ids[c.GetCallId()] = true
+			}
+		})
+	}
+}
