@@ -30,7 +30,7 @@ var fantasyStreams = map[string]fantasyWant{
 	// in the model's order (b before a); finishReason STOP with
 	// finishMessage; 36 candidate + 39 thought tokens.
 	"real_fantasy_google_multi_tool_streaming_1": {simonwWant{req: "tools_parallel", model: "gemini-2.5-flash", responseID: "XNH5aLSAF8GznsEP9sXIsAs",
-		calls: []simonwCall{{"", "add", `{"a":2,"b":3}`, "CiQB0e2Kb02QlBJ2I5/z"}, {"", "multiply", `{"b":3,"a":2}`, ""}},
+		calls:  []simonwCall{{"", "add", `{"a":2,"b":3}`, "CiQB0e2Kb02QlBJ2I5/z"}, {"", "multiply", `{"b":3,"a":2}`, ""}},
 		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, finishMsg: "Model generated function call(s).",
 		in: 121, out: 36 + 39, total: 196, thoughts: 39},
 		[]string{"CiQB0e2Kb02QlBJ2I5/zDqv1c0AUEV+Ct+vGYwdFdWC3cx3yIuUKXQHR7Ypv3ZUytEmQlCdJhzrfshB8YFIoW134jv3AuUL8L16mz3cXjEvhr8tAFeSEScUollNyBu/e3OFraKdblEfpDXY2UASkOMhrezbveAaD4bxTeBmXbcJNqLFeTwp/AdHtim8YarufF4O5TXWRjFYgnIppzlQcQfTEyqqmA8J3gLjGgyROG7/2MSw/0EakJKFOXuFth2Sdskl1sLjsD7lOvAxbmzDHITcg9l39JrSaXcHN405OLs1bfgIhKdi8m/wq+MXPL72IOuO6YjuBjud9qruxF3/THtP+netVeA==", ""},
@@ -63,6 +63,22 @@ var fantasyStreams = map[string]fantasyWant{
 		in: 54, out: 14 + 67, total: 135, thoughts: 67},
 		[]string{"CiIB0e2KbyCfx1Z1RKkF6sHVGHTNjP3RfJVvbB2c3VXwURzoCmcB0e2Kby2As26sswW6FC3Viyj7C4KCMGBg0CzeZ1exOmHoBI+beWVEQkkJjaWIt+tahvCbytKtiCVbpMiJ1ahWtYv3H7UEahkL4PAJB51RVdijk5/p5wQzrivdSZNfJlPNVha/wuXpCocBAdHtim883J+t+t3gG4ZOoZFXa1/m37O2QO0ZCVjKsZjwrjFopVJ7pDBX5NlY0c8dBtV7d03eyYr1B4mrQX7Mzn69/qZdzXwl0TyD50iYlY/7gnkz5UvVpViDaP6/iolbtHL26EjN57L81KT97tdda/SwEqwVJuN38QQOHXC2Ku6u2TFpZUd2CnAB0e2Kb5HwqXMp8QpDRCrUG60zY5e8lY1jQWgHZjfXe0k6uZ+VZIMm3oZFG/PyhwRYm4vPNqWwurROkBxPwqrLGmoEb6fYn6Cs+5zKhHoiRdis4hyeqDc9pCUmruG7ts3D5CYlgJI7Z1/Wa+zI8act"},
 		[]string{`{"location":"Florence, Italy"}`}},
+	// Vertex AI gemini-2.5-pro (v1beta1): the candidate without "index",
+	// "role" before "parts", two parallel calls without ids (the first
+	// signed) in one chunk with finishReason STOP and no finishMessage;
+	// trafficType, createTime, candidatesTokensDetails.
+	"real_fantasy_vertex_gemini_multi_tool_streaming_1": {simonwWant{req: "tools_parallel", model: "gemini-2.5-pro", responseID: "PggJaeDQDNOM0ekPpsvo4Qk",
+		calls:  []simonwCall{{"", "add", `{"a":2,"b":3}`, "CiQB4/H/XlX6NEE2oZem"}, {"", "multiply", `{"a":2,"b":3}`, ""}},
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+		in:     57, out: 10 + 78, total: 145, thoughts: 78},
+		[]string{"CiQB4/H/XlX6NEE2oZemlkg67NxoKoJB5NoayjE5vi7trpqjHVUKXgHj8f9eB6K+z0Pl4dvATaGSyM3TPl0Ss2E68unSJJBQZlzT3epePny9LoODM1eSIS30esNvQYFWw8+AKSL4Dh7TrAF/wAXObu0B5EAxiisuNdpDpSNvoEmPYL8XwWEKawHj8f9ePJLfhHJqWosCkZwiGo/yuq3rNlyAYM+RpSTaT8sZ6TqgG5pqp8tzahjrBVMe8zc1I303Xj0fNeYyIK4GyXzva+kUzYv/Itnc/EEDDFHb9CnOsb7Q9UDiVIvbyn6Q0BIHHWtoJ8pWCocBAePx/14/qMNWbsiLE2J6ETDqka11adZo0yr8opBcpZqrrXLW0LCllKWrOucvFDJR2MrF+gO4RBZaR0xqT1bUPacWsYCD9fym+k2O/6mTQQCZr0dQv2z4ebrTpIJ3B3EgS90RToimlDHmUi6mv3sco9MHSOu+Cw/hFR5RCYodgJLNqsg5Bu/ECisB4/H/XqsC8CxNVguMHOF29sfs0UjX7aXTUL2oH5fq9qd3jukcEs2WH04x", ""},
+		[]string{`{"a":2,"b":3}`, `{"a":2,"b":3}`}},
+	// The answer after the tool results: one chunk, its text part (not a
+	// thought) carrying the thoughtSignature; 19 candidate + 253 thought
+	// tokens.
+	"real_fantasy_vertex_gemini_multi_tool_streaming_2": {simonwWant{req: "plain", model: "gemini-2.5-pro", responseID: "QAgJafXbCeGA0ekPtcmwmA0",
+		text: "The sum of 2 and 3 is 5, and the product is 6.", sigPrefix: "CiIB4/H/XkgskiftxblvQ",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, in: 73, out: 19 + 253, total: 345, thoughts: 253}, nil, nil},
 }
 
 func TestFantasyStreams(t *testing.T) {
