@@ -107,6 +107,19 @@ func TestFantasyStream(t *testing.T) {
 			usage:    usageOf(502, 137, 0, 0, 0),
 			extended: map[string]string{"service_tier": `"standard"`},
 		}, []int{4, 4}},
+		// claude-3-7-sonnet through Vertex AI (streamRawPredict): msg_vrtx_
+		// and toolu_vrtx_ ids, a ping before the first block, no
+		// service_tier and no cache_creation object, a message_delta with
+		// only output_tokens (the input stays message_start's 394).
+		{"real_fantasy_vertex_claude_tool_streaming_1", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
+			parts: []*llmrelayv1.Part{
+				text("I'll check the current weather in Florence, Italy for you."),
+				toolCallValid("toolu_vrtx_01HCzehdpw6xDu3CDVXSFHFh", "weather", `{"location": "Florence,Italy"}`),
+			},
+			responseID: "msg_vrtx_015uS6fGm1egYvRuSAr5jmF8", model: "claude-3-7-sonnet-20250219",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+			usage: usageOf(394, 67, 0, 0, 0),
+		}, []int{6}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,6 +135,9 @@ func TestFantasyStream(t *testing.T) {
 			}
 			f := foldEvents(t, evs)
 			checkLLMWant(t, "streamed", f.message, f.meta, tc.want)
+			if _, ok := f.meta.GetExtended().GetFields()["service_tier"]; ok != (tc.want.extended["service_tier"] != "") {
+				t.Errorf("extended service_tier present %v, want %v", ok, !ok)
+			}
 			if got := accumulate(t, evs); !proto.Equal(got, f.message) {
 				t.Errorf("accumulator message\n got %v\nwant %v", got, f.message)
 			}

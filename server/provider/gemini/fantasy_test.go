@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
@@ -113,5 +115,52 @@ func TestFantasyStreams(t *testing.T) {
 				ids[c.GetCallId()] = true
 			}
 		})
+	}
+}
+
+// TestFantasyGenerate: gemini-3-pro-preview, unary, with includeThoughts
+// and thinkingLevel HIGH (pretty-printed as the API sends it): a thought
+// summary (backticks, escaped quotes, three final line breaks), then a
+// signed call without an id; finishReason STOP with finishMessage; 16
+// candidate + 80 thought tokens.
+func TestFantasyGenerate(t *testing.T) {
+	t.Parallel()
+	const name = "real_fantasy_google_thinking_gemini_3_pro_1"
+	const responseID = "cf-dacuQCbPoz7IPiZ25mAE"
+	p, _ := replay(t, name)
+	res, err := p.Generate(context.Background(), generateCases(t)["thinking_tools"])
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+	call := toolCallPart(generatedID(responseID, 0, "", ""), "weather", `{"location":"Florence, Italy"}`)
+	call.GetToolCall().Signature = "EoMDCoADAb4+9vvcql04LjFTQa1nTMMudhrlpmFSqgQWtecZs9Gzm8GC6izmq42etV5ICgg5qr/h5KO05LHjo7OT/Y/O6zTq5vweOOvvAZHK3IDBgU7FBiCW5bW+nI6TjhgDHSNPn/Uk14iuv5RGXrH1QgxQ2ApBiLQlEmkjzmzmBUgI0gRmjRX+sDMF0IJu66tmZfkaqvR9Tp2xxEZjJitWL7P6jZvql6JE54UmL8dI02Dk/xnNS76rZiipzg8013aXxfIEgTEHMnsRvzK7QCGaukQ+/DU8GnomhZRYZPEW32OxQEjUyqm10c8o62WPtThyfIUmUBHwc8oojkH/2IT5fRy2nJwvUar3O82/of2miqe/9z7TNTKNK83wl9Gy5R3Gbc/XjI7A+LrwlYTynsVRqXFg3YURlzRnfFcGt4KEUcd2wLKqpeCNSngzS0VgiEqK5j9RTPedm3S2/oTgtl8jt2gff3NEDkJe8xUlXLS+l28rJ22Loc9BooDebKZYBBHvL9qu"
+	want := msg(llmrelayv1.Role_ROLE_ASSISTANT,
+		reasoningPart(&llmrelayv1.Reasoning{Text: "**My Approach to Gathering Weather Information**\n\n" +
+			"Okay, so the user wants the weather for Florence, Italy. My primary task here is to find the most efficient way to get that information. " +
+			"I immediately recognize the need for a weather data retrieval tool; that's the obvious starting point. I quickly scan my available tools and, " +
+			"from what I see, the `weather` tool seems like the most relevant option. That's a good sign.\n\n" +
+			"Now, I need to ensure I'm using this tool correctly. It takes a `location` parameter, which is exactly what I need to specify the city. " +
+			"Excellent, that aligns perfectly with the user's request for Florence. Therefore, the logical action is to call the `weather` tool and pass " +
+			"\"Florence, Italy\" as the value for the `location` parameter. The structure will be `weather(location=\"Florence, Italy\")`. " +
+			"That should provide the user with the weather details they're after.\n\n\n"}),
+		call)
+	if !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != responseID || m.GetResolvedModel() != "gemini-3-pro-preview" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetProviderFinishReason() != "STOP" {
+		t.Errorf("meta %v", m)
+	}
+	if got, _ := m.GetExtended().AsMap()[extFinishMessage].(string); got != "Model generated function call(s)." {
+		t.Errorf("finish message %q", got)
+	}
+	wantUsage := &llmrelayv1.Usage{InputTokens: 65, OutputTokens: 16 + 80, TotalTokens: 161, ReasoningTokens: 80}
+	if !proto.Equal(m.GetUsage(), wantUsage) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), wantUsage)
+	}
+	if len(m.GetWarnings()) != 0 {
+		t.Errorf("warnings %q", m.GetWarnings())
 	}
 }
