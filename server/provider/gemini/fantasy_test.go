@@ -81,6 +81,21 @@ var fantasyStreams = map[string]fantasyWant{
 	"real_fantasy_vertex_gemini_multi_tool_streaming_2": {simonwWant{req: "plain", model: "gemini-2.5-pro", responseID: "QAgJafXbCeGA0ekPtcmwmA0",
 		text: "The sum of 2 and 3 is 5, and the product is 6.", sigPrefix: "CiIB4/H/XkgskiftxblvQ",
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, in: 73, out: 19 + 253, total: 345, thoughts: 253}, nil, nil},
+	// gemini-2.5-pro: the two parallel calls in two chunks, the first
+	// (signed, arguments b before a) in a chunk without finishReason, the
+	// second with finishReason STOP and finishMessage; the counts grow
+	// from 18 to 36 candidate tokens (285 thought tokens on both).
+	"real_fantasy_google_gemini_2_5_pro_multi_tool_streaming_1": {simonwWant{req: "tools_parallel", model: "gemini-2.5-pro", responseID: "itH5aJG_B8zqkdUPprP6mAs",
+		calls:  []simonwCall{{"", "add", `{"b":3,"a":2}`, "CiQB0e2Kb57nv74mjLhs"}, {"", "multiply", `{"b":3,"a":2}`, ""}},
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, finishMsg: "Model generated function call(s).",
+		in: 121, out: 36 + 285, total: 442, thoughts: 285},
+		[]string{"CiQB0e2Kb57nv74mjLhshFKCmBXd6OPdPXW6hcvhQ0Ah+RTWpvUKXgHR7Ypv2muReT3X/CMDBYqroFimUxlMLj8fYkd6ItNVADJZgVAz8s+GPlUX/X5ek+s3AsQxCk8comKPDFK025fkkNswGveqOfToi4ZKID+OgZ1UnJvgO3XA+5RxoHMKkQEB0e2KbwMhww+0chgTKrKmtGlVJEulUm8CodC3QpNadxWRmO2leIYgJu65gZEFdgaY58heQAwB+UZC4KRU/sSazBaG7+whubHZqf1v0XA+N9OGuq7tMI98lV+Pu33+XfjdpT5LLe9yudqZCwdGJwA8l9YjTl+zNZfEul/8/rY90S/DFS2E+2NkYq64vIi4vdEyCpoBAdHtim8KQahce7ytBBjX/e/zYLHMXGXgLsQm21oILm01MwjnLaaqmYS/9eQlPyGaLU2KTvfsgwKlGoTlPpqJ9jetepn/Ry8fkiCTVaufSXI2MP+ybDOMYMM8gaRZOyuu2Bzpjm/+J4i0VpUKNNICQh3WcJzW5qR+p8RHoiFdROWg9/LnMqS6ql6cyrxhGMwv2wIV5W9YqgjT6QqGAQHR7YpvhVr/elrAHhKJgicP7Y531AVoH/l4eb+qOY+7hzQujMZYEj8MefRJqjuPdcDfG+RYaBpgek5S1p5cohl1XE/oAkHNQXgpfvFuL02t4H+AlHejTwuR1s2x2XRNQKK6C+3mWr4R5Q79FY09Ieq/BAkLtrZvo0qGRDKyegrXTh+6WKvuCoYBAdHtim8f7Qn30hkTiHPm65o5izhEee3Ln58hX0mnFoP1UwpM5esqheL4kxEKQpcanIRDCmtj45oGOfB6VF7MEWgEQCZJwrv8KoH4CCxQwsoxdySngnL3kAGn6wfy40LOGiIA0np3mGDqhU600bm8UKjx3gj50DHwzLEEadNT3wy41oQ9xbEKagHR7YpvRXJGf6R/nSrN0wiqiAxYH8S/3OkkvL37e4HpwqMUY/4fIneWqquAB9lgbsBBrD7LKXu09p18UsLZtSz8/eFhtFB0YTnwHQZjAE/DEAPxRgprpym3W5XKtPEr7YzKbyqbjwS6l1YKYgHR7YpvSe18xmCtimGx0eW40nwaeZpXJ2hJCaOL01kzIz8cYrFQ8FvflkkOOEYnHHVEI5Io5ZtNu27OQfDttIyI82/s9rgFwFHIFqELwJgrPTx44Vr+db9wbZJqT7JNbQHqClUB0e2Kb9ctFr54D8Y/7NH/rFW4LtfWxRWLIJtPukLCA2XPRjjMzs33V8gzxH6RefPIbVVZlUOS655vRt7xV+qKxz919n4Idmwh6/tvWam6h/sM62eyCocBAdHtim8KLIApG87MqfFodW/FiuP5wi4eCxaBS3HRjdd76dN60hnL9BfdA91b0h9REWlyB5PF69Ps0L3nMUTMzOLQz5JDeRepYnCNLwd5JydEKdb2wu3VZD5YCY2sOUwwJVYjvIx75JuxAroAKBz9xvNP4lQjqlAKcToY7jppmCDa1yrvxnPzCpQBAdHtim9yshTGhyOwsEUpmAEzPlt+7ZJZFaU7DVFcSPg5N/w6u0yS30HInOHFPlkgc+uqSbgbAQv1tYI5+9z8LwfRDwmJohix4A/Gb1Yclj05Rm90gPucBd7CQPFdXz/11Sk8T8WLU9X0IKEz3x78ywWHsBcFWR5RMjxTsLFXb9qAtuCdEv1hb41As2ywKCLE9Tp28wpoAdHtim8VRv1D+31h2K/XWrtGT+3yb4K9s6iuxUgcUml21PO+Equsi+B5rhL3L6bFS+JNZE4QNjHhxPbcd7HYkUCuaFrUf1eSopsoHX39sYC0XMrJEe4VLlIUkET2lf/XIl+DaPbhZUsKRQHR7Ypvf8F2YJBtTLptW4g4i/ZDbcr11MMyv64V2/EqZZEmHTtw9nBE6SMCmgmrWYcMvYSPMkUr4eYZYPZl9tvgmXG/kAoiAdHtim9aDszqnOeIs2xlNS4m/E0X/HX7v+VS8LtXfbBGGw==", ""},
+		[]string{`{"b":3,"a":2}`, `{"b":3,"a":2}`}},
+	// The answer after the tool results: text ending in a line break, then
+	// a last chunk whose content has a role and no parts, with finishReason.
+	"real_fantasy_google_gemini_2_5_pro_multi_tool_streaming_2": {simonwWant{req: "plain", model: "gemini-2.5-pro", responseID: "kNH5aK-jF8vqkdUP0uSP-Aw",
+		text:   "The sum of 2 and 3 is 5 and the product is 6.\n",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, in: 181, out: 18, total: 199}, nil, nil},
 }
 
 func TestFantasyStreams(t *testing.T) {
