@@ -27,12 +27,13 @@ func TestFantasyGenerate(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name string
+		req  func(t *testing.T) *provider.Request
 		want llmWant
 	}{
 		// claude-sonnet-4, unary: a signed thinking block (escaped quotes,
 		// a blank line), then a tool_use; stop_reason tool_use; no
 		// thinking_tokens detail, so no reasoning count.
-		{"real_fantasy_anthropic_thinking_1", llmWant{
+		{"real_fantasy_anthropic_thinking_1", thinkingRequest, llmWant{
 			parts: []*llmrelayv1.Part{
 				reasoningPart(&llmrelayv1.Reasoning{
 					Text: "The user is asking for weather information for Florence, Italy. I have access to a weather function that takes a location parameter. " +
@@ -47,12 +48,26 @@ func TestFantasyGenerate(t *testing.T) {
 			usage:    usageOf(423, 126, 0, 0, 0),
 			extended: map[string]string{"service_tier": `"standard"`},
 		}},
+		// claude-sonnet-4 with cache_control (nothing cached: all cache
+		// counts 0), "model" before "id": text then two parallel tool_use
+		// blocks.
+		{"real_fantasy_anthropic_cache_control_multi_tool_1", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
+			parts: []*llmrelayv1.Part{
+				text("I'll add and multiply the numbers 2 and 3 for you."),
+				toolCallValid("toolu_01R4MgGUzmDFt4FVjLhPom7k", "add", `{"a":2,"b":3}`),
+				toolCallValid("toolu_011jyywbY4Fv6JjWSS6cpVYp", "multiply", `{"a":2,"b":3}`),
+			},
+			responseID: "msg_01SznaDwXbs3XRxBLMr2X7T3", model: "claude-sonnet-4-20250514",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+			usage:    usageOf(507, 137, 0, 0, 0),
+			extended: map[string]string{"service_tier": `"standard"`},
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := providertest.ReplayFile(t, "testdata/"+tc.name+".http")
-			res, err := newTestProvider(t, srv.URL).Generate(context.Background(), thinkingRequest(t))
+			res, err := newTestProvider(t, srv.URL).Generate(context.Background(), tc.req(t))
 			if err != nil {
 				t.Fatalf("Generate: %v", err)
 			}

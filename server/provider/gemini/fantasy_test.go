@@ -179,3 +179,39 @@ func TestFantasyGenerate(t *testing.T) {
 		t.Errorf("warnings %q", m.GetWarnings())
 	}
 }
+
+// TestFantasyGenerateParallel: gemini-2.5-pro, unary (pretty-printed): two
+// parallel calls without ids, the first signed, the second not; 36
+// candidate + 73 thought tokens; finishMessage.
+func TestFantasyGenerateParallel(t *testing.T) {
+	t.Parallel()
+	const name = "real_fantasy_google_gemini_2_5_pro_multi_tool_1"
+	const responseID = "DQkJadesHOWzqtsP98mO8Ao"
+	p, _ := replay(t, name)
+	res, err := p.Generate(context.Background(), generateCases(t)["tools_parallel"])
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+	add := toolCallPart(generatedID(responseID, 0, "", ""), "add", `{"a":2,"b":3}`)
+	add.GetToolCall().Signature = "CpECAdHtim+6+kabSNJ55G1aHXgyrJEt4/hov4uGHkcSqzlgfBd4clna+c9UpSL1rvSqMOb2E8NohfunKGm4ZHHOX9X+dBKww0ekyLz+83CF28LbsOzDHrPtIiRYoDaL/75h/HzhboaPK+aunAUglNLxM/b5yrr2tT0jKvz4LzuymTYHCpzBCcoIecoeuT0RO/WaUsjB8CMRGxnigv2XtuFkBxxzk2OWPmhSM6KTeIQTVe0d3T4HjKe2L76XG1WeaV3weeMxeCyrqX4ycxH2fJ1h5cG5EONLNxqA9eHREWu/j5ABiOGxZv2ih6xU/xyo5apwpLAwVSYtyDKXiTH4T6Wp/V7t8E7Urj4smOABFupCATUl"
+	mul := toolCallPart(generatedID(responseID, 1, "", ""), "multiply", `{"a":2,"b":3}`)
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, add, mul); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != responseID || m.GetResolvedModel() != "gemini-2.5-pro" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetProviderFinishReason() != "STOP" {
+		t.Errorf("meta %v", m)
+	}
+	if got, _ := m.GetExtended().AsMap()[extFinishMessage].(string); got != "Model generated function call(s)." {
+		t.Errorf("finish message %q", got)
+	}
+	wantUsage := &llmrelayv1.Usage{InputTokens: 125, OutputTokens: 36 + 73, TotalTokens: 234, ReasoningTokens: 73}
+	if !proto.Equal(m.GetUsage(), wantUsage) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), wantUsage)
+	}
+	if len(m.GetWarnings()) != 0 {
+		t.Errorf("warnings %q", m.GetWarnings())
+	}
+}
