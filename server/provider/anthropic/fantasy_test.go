@@ -2,6 +2,9 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -186,4 +189,76 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// TestFantasyRoundTrip: the answer of real_fantasy_anthropic_thinking_streaming_1,
+// sent back with the tool's result, must go out as fantasy's second request
+// of the same cassette did (the live API accepted it): the assistant turn
+// holds the thinking block with its text and signature unchanged, then the
+// tool_use with the parsed arguments, and a user turn with the tool_result.
+func TestFantasyRoundTrip(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, "testdata/real_fantasy_anthropic_thinking_streaming_1.http")
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), thinkingRequest(t))
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, err := collect(s)
+	if err != nil {
+		t.Fatalf("stream error: %v", err)
+	}
+	answer := foldEvents(t, evs).message
+
+	next := providertest.ReplayFile(t, "testdata/real_fantasy_anthropic_thinking_1.http")
+	req := thinkingRequest(t)
+	req.Messages = []*llmrelayv1.Message{
+		msgOf(llmrelayv1.Role_ROLE_USER, text("What's the weather in Florence, Italy?")),
+		answer,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_0171KFcBwn1Z64XzvQfz3sZS", "40 C", false)),
+	}
+	if _, err := newTestProvider(t, next.URL).Generate(context.Background(), req); err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	var sent struct {
+		Messages []struct {
+			Role    string            `json:"role"`
+			Content []json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(next.Last(t).Body, &sent); err != nil {
+		t.Fatalf("request body: %v", err)
+	}
+	if len(sent.Messages) != 3 || sent.Messages[1].Role != "assistant" || sent.Messages[2].Role != "user" {
+		t.Fatalf("messages %+v, want user, assistant, user", sent.Messages)
+	}
+	// As recorded in fantasy's second request (its keys in another order).
+	recorded := []string{
+		`{"signature":"` + fantasyStreamSig + `","thinking":"The user is asking for weather information for Florence, Italy. I have access to a weather function that takes a \"location\" parameter. The user has provided the location as \"Florence, Italy\" which is clear and specific. I have all the required parameters to make this function call.","type":"thinking"}`,
+		`{"id":"toolu_0171KFcBwn1Z64XzvQfz3sZS","input":{"location":"Florence, Italy"},"name":"weather","type":"tool_use"}`,
+	}
+	got := sent.Messages[1].Content
+	if len(got) != len(recorded) {
+		t.Fatalf("assistant content %s, want %d blocks", got, len(recorded))
+	}
+	for i, w := range recorded {
+		var a, b any
+		if err := json.Unmarshal(got[i], &a); err != nil {
+			t.Fatalf("block %d: %v", i, err)
+		}
+		if err := json.Unmarshal([]byte(w), &b); err != nil {
+			t.Fatalf("recorded block %d: %v", i, err)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("assistant block %d\n got %s\nwant %s", i, got[i], w)
+		}
+	}
+	var result struct {
+		Type      string `json:"type"`
+		ToolUseID string `json:"tool_use_id"`
+	}
+	if len(sent.Messages[2].Content) != 1 || json.Unmarshal(sent.Messages[2].Content[0], &result) != nil ||
+		result.Type != "tool_result" || result.ToolUseID != "toolu_0171KFcBwn1Z64XzvQfz3sZS" ||
+		!strings.Contains(string(sent.Messages[2].Content[0]), `40 C`) {
+		t.Errorf("tool result turn %s", sent.Messages[2].Content)
+	}
 }

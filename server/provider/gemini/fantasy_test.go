@@ -2,9 +2,11 @@ package gemini
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -213,5 +215,76 @@ func TestFantasyGenerateParallel(t *testing.T) {
 	}
 	if len(m.GetWarnings()) != 0 {
 		t.Errorf("warnings %q", m.GetWarnings())
+	}
+}
+
+// TestFantasyRoundTrip: the answer of
+// real_fantasy_google_thinking_gemini_3_pro_streaming_1, sent back with the
+// tool's result, must go out as fantasy's second request of the same
+// cassette did (the live API accepted it): the model turn is the one call
+// with its arguments and its thoughtSignature on the same part, the user
+// turn the functionResponse for that name.
+func TestFantasyRoundTrip(t *testing.T) {
+	t.Parallel()
+	const name = "real_fantasy_google_thinking_gemini_3_pro_streaming_1"
+	w := fantasyStreams[name]
+	p, _ := replay(t, name)
+	s, err := p.Stream(context.Background(), generateCases(t)["thinking_tools"])
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	defer s.Close()
+	evs, end := drain(t, s)
+	if !errors.Is(end, io.EOF) {
+		t.Fatalf("stream ended with %v", end)
+	}
+	answer := foldMessage(t, evs)
+	callID := generatedID(w.responseID, 0, "", "")
+
+	req := generateCases(t)["thinking_tools"]
+	req.Messages = []*llmrelayv1.Message{
+		msg(llmrelayv1.Role_ROLE_USER, text("What's the weather in Florence, Italy?")),
+		answer,
+		msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(callID, "40 C")),
+	}
+	next, srv := replay(t, "real_fantasy_google_thinking_gemini_3_pro_1")
+	if _, err := next.Generate(context.Background(), req); err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	var sent struct {
+		Contents []struct {
+			Role  string `json:"role"`
+			Parts []struct {
+				Text             *string `json:"text"`
+				Thought          bool    `json:"thought"`
+				ThoughtSignature string  `json:"thoughtSignature"`
+				FunctionCall     *struct {
+					Name string         `json:"name"`
+					Args map[string]any `json:"args"`
+				} `json:"functionCall"`
+				FunctionResponse *struct {
+					Name     string         `json:"name"`
+					Response map[string]any `json:"response"`
+				} `json:"functionResponse"`
+			} `json:"parts"`
+		} `json:"contents"`
+	}
+	body := srv.Last(t).Body
+	if err := json.Unmarshal(body, &sent); err != nil {
+		t.Fatalf("request body: %v", err)
+	}
+	if len(sent.Contents) != 3 || sent.Contents[1].Role != "model" || len(sent.Contents[1].Parts) != 1 {
+		t.Fatalf("contents %s, want user, model with one part, user", body)
+	}
+	// As fantasy sent it: {"functionCall":{"args":{"location":"Florence, Italy"},"id":"1","name":"weather"},"thoughtSignature":"EqoD…"}.
+	part := sent.Contents[1].Parts[0]
+	if part.FunctionCall == nil || part.FunctionCall.Name != "weather" || part.Text != nil || part.Thought ||
+		!jsonEqual(part.FunctionCall.Args, map[string]any{"location": "Florence, Italy"}) || part.ThoughtSignature != w.sigs[0] {
+		t.Errorf("model turn %s", body)
+	}
+	if len(sent.Contents[2].Parts) != 1 || sent.Contents[2].Parts[0].FunctionResponse == nil ||
+		sent.Contents[2].Parts[0].FunctionResponse.Name != "weather" ||
+		!strings.Contains(string(body), `40 C`) {
+		t.Errorf("tool result turn %s", body)
 	}
 }
