@@ -28,6 +28,12 @@ type fantasyWant struct {
 	sigs, args []string
 }
 
+// The unary recordings (TestFantasyGenerate, TestFantasyGenerateParallel).
+const (
+	fantasyUnary         = "real_fantasy_google_thinking_gemini_3_pro_1"
+	fantasyUnaryParallel = "real_fantasy_google_gemini_2_5_pro_multi_tool_1"
+)
+
 var fantasyStreams = map[string]fantasyWant{
 	// gemini-2.5-flash, two parallel calls in one chunk without ids: the
 	// first carries the thoughtSignature, the second none, its arguments
@@ -98,6 +104,20 @@ var fantasyStreams = map[string]fantasyWant{
 	"real_fantasy_google_gemini_2_5_pro_multi_tool_streaming_2": {simonwWant{req: "plain", model: "gemini-2.5-pro", responseID: "kNH5aK-jF8vqkdUP0uSP-Aw",
 		text:   "The sum of 2 and 3 is 5 and the product is 6.\n",
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, in: 181, out: 18, total: 199}, nil, nil},
+	// Vertex AI gemini-2.5-flash after a tool result: the first chunk's
+	// usageMetadata holds only trafficType (no counts), the candidate no
+	// index; the last chunk has the counts (38 in, 13 out).
+	"real_fantasy_vertex_gemini_flash_tool_streaming_2": {simonwWant{req: "plain", model: "gemini-2.5-flash", responseID: "FggJaYymH6DM5OMPxdqygAc",
+		text:   "The weather in Florence, Italy is 40 degrees Celsius.",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, in: 38, out: 13, total: 51}, nil, nil},
+	// Vertex AI gemini-2.5-pro: a long first chunk (escaped quotes, "á",
+	// Markdown) with a trafficType-only usageMetadata, then the end with
+	// 74 candidate + 650 thought tokens and no thought part.
+	"real_fantasy_vertex_gemini_pro_simple_streaming_1": {simonwWant{req: "plain", model: "gemini-2.5-pro", responseID: "JggJabPpD9KK0ekP6b_N-Q0",
+		text: "Of course! The most common ways to say \"hi\" in Portuguese are:\n\n*   **Oi** (more informal, like \"hi\")\n" +
+			"*   **Olá** (a bit more formal, like \"hello\")\n\nYou might also hear people greet each other with **Tudo bem?**, " +
+			"which means \"How are you?\" or \"Is everything well?\".",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, in: 9, out: 74 + 650, total: 733, thoughts: 650}, nil, nil},
 }
 
 func TestFantasyStreams(t *testing.T) {
@@ -142,7 +162,7 @@ func TestFantasyStreams(t *testing.T) {
 // candidate + 80 thought tokens.
 func TestFantasyGenerate(t *testing.T) {
 	t.Parallel()
-	const name = "real_fantasy_google_thinking_gemini_3_pro_1"
+	const name = fantasyUnary
 	const responseID = "cf-dacuQCbPoz7IPiZ25mAE"
 	p, _ := replay(t, name)
 	res, err := p.Generate(context.Background(), generateCases(t)["thinking_tools"])
@@ -187,7 +207,7 @@ func TestFantasyGenerate(t *testing.T) {
 // candidate + 73 thought tokens; finishMessage.
 func TestFantasyGenerateParallel(t *testing.T) {
 	t.Parallel()
-	const name = "real_fantasy_google_gemini_2_5_pro_multi_tool_1"
+	const name = fantasyUnaryParallel
 	const responseID = "DQkJadesHOWzqtsP98mO8Ao"
 	p, _ := replay(t, name)
 	res, err := p.Generate(context.Background(), generateCases(t)["tools_parallel"])
@@ -247,7 +267,7 @@ func TestFantasyRoundTrip(t *testing.T) {
 		answer,
 		msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(callID, "40 C")),
 	}
-	next, srv := replay(t, "real_fantasy_google_thinking_gemini_3_pro_1")
+	next, srv := replay(t, fantasyUnary)
 	if _, err := next.Generate(context.Background(), req); err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
