@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
@@ -137,6 +138,13 @@ func TestFantasyStreams(t *testing.T) {
 			}
 			providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderStream(t, evs, end))
 			checkSimonw(t, w.simonwWant, evs)
+			// A usageMetadata without counts (Vertex AI's first chunks)
+			// is not a zero usage: every usage event has counts.
+			for _, ev := range evs {
+				if ev.Kind == provider.EventUsage && ev.Usage.GetInputTokens() == 0 && ev.Usage.GetTotalTokens() == 0 {
+					t.Errorf("usage event without counts: %v", ev.Usage)
+				}
+			}
 			calls := foldEvents(evs).calls
 			ids := map[string]bool{}
 			for i, c := range calls {
