@@ -119,6 +119,21 @@ var fantasyStreams = map[string]fantasyWant{
 			"*   **Olá** (a bit more formal, like \"hello\")\n\nYou might also hear people greet each other with **Tudo bem?**, " +
 			"which means \"How are you?\" or \"Is everything well?\".",
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, in: 9, out: 74 + 650, total: 733, thoughts: 650}, nil, nil},
+	// gemini-2.5-flash with includeThoughts and a 128-token budget: two
+	// thought summaries in two chunks (one reasoning block: the text of
+	// both), thought tokens 68 then 83, then the signed call with
+	// finishReason and finishMessage; 13 candidate tokens.
+	"real_fantasy_google_thinking_gemini_2_5_flash_streaming_1": {simonwWant{req: "thinking_tools", model: "gemini-2.5-flash", responseID: "1dH5aLdlu-fszw_R-5iICw",
+		reasoning: "**Investigating Weather Inquiries**\n\nI've determined the user is seeking weather data for Florence, Italy. The \"weather\" tool seems appropriate, " +
+			"and I'll configure its \"location\" parameter accordingly to gather the requested information. This seems straightforward.\n\n\n" +
+			"**Clarifying Location Details**\n\nI have confirmed the user's focus is on weather data, specifically in Florence, Italy. Utilizing the `weather` tool is the logical next step. " +
+			"I'm focusing now on accurately configuring the `location` parameter within the tool, ensuring the prompt for \"Florence, Italy\" is correctly processed. " +
+			"This refined approach solidifies the connection between the user's intent and tool application.\n\n\n",
+		calls:  []simonwCall{{"", "weather", `{"location":"Florence, Italy"}`, "CiQB0e2Kb9hi6EZcilsj"}},
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, finishMsg: "Model generated function call(s).",
+		in: 54, out: 13 + 83, total: 150, thoughts: 83},
+		[]string{"CiQB0e2Kb9hi6EZcilsj+31+JVZ7CCByLgkmuNyInNF9Jk7ZYkkKZwHR7Ypv/Wt/XyxDgXKh2VbOdJFhhMduABt8qAJIEDD0z6fFQS5W1CMmYWEPduHvGAtDaHd6xyYM3EygM6WbB4I7lThasv2V+lVKac8WEoQeO2QBXNVQOzjb2UosWr+LiUTx87Xd43wKiwIB0e2Kb1fdQ2tOU+4YfSYRgJ8Du9zWgH9oTtFKGyqd3i5vS1T5+f+3KZZgEQcsJEfaRGnOMUzef50UMf0guk8KkzzNTWrIAKX/8ADI98S3dqYCyWa14ePKXLyOcSItiHfMfh5lEEjHnJPoLch/nn2Pc1f9r+xgK9lXtrlIvBCvMI5hIv+5U90bX2zDPIkuSV2Nrzst9TayGjXeaUCRgRmKQeVz8QODcSz1bGpdF95TRZ7pjn5qgUWYHds0UGwrgdnSP20mB7WyM5GMet9olZGxzO/o7Uy2cFvkg1Y3h8RF6OzgY0MjU6LDNPU2f/YEa8DW1wNLVGDZUyg9SnBlOLSZgYcQ5GBillDwIcsKWwHR7YpvweOODmmbYd8sYQ8QhwNr+nOAua2aT4bgsdScNUwMpZVrYy2dEHujhG9RN9uppP9zVscepQA12M3SsU4iSJzD9T7va68LW2kQWO1FnY5oZjzBP0T1qjE="},
+		[]string{`{"location":"Florence, Italy"}`}},
 }
 
 func TestFantasyStreams(t *testing.T) {
