@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -31,8 +32,9 @@ type fantasyWant struct {
 
 // The unary recordings (TestFantasyGenerate, TestFantasyGenerateParallel).
 const (
-	fantasyUnary         = "real_fantasy_google_thinking_gemini_3_pro_1"
-	fantasyUnaryParallel = "real_fantasy_google_gemini_2_5_pro_multi_tool_1"
+	fantasyUnary               = "real_fantasy_google_thinking_gemini_3_pro_1"
+	fantasyUnaryParallel       = "real_fantasy_google_gemini_2_5_pro_multi_tool_1"
+	fantasyVertexUnaryParallel = "real_fantasy_vertex_gemini_flash_multi_tool_1"
 )
 
 var fantasyStreams = map[string]fantasyWant{
@@ -225,39 +227,66 @@ func TestFantasyGenerate(t *testing.T) {
 	}
 }
 
-// TestFantasyGenerateParallel: gemini-2.5-pro, unary (pretty-printed): two
-// parallel calls without ids, the first signed, the second not; 36
-// candidate + 73 thought tokens; finishMessage.
+// TestFantasyGenerateParallel: unary answers (pretty-printed as the API
+// sends them) with two parallel calls without ids, the first signed, the
+// second not.
 func TestFantasyGenerateParallel(t *testing.T) {
 	t.Parallel()
-	const name = fantasyUnaryParallel
-	const responseID = "DQkJadesHOWzqtsP98mO8Ao"
-	p, _ := replay(t, name)
-	res, err := p.Generate(context.Background(), generateCases(t)["tools_parallel"])
-	if err != nil {
-		t.Fatalf("Generate: %v", err)
+	cases := []struct {
+		name, responseID, model, sig, finishMsg string
+		usage                                   *llmrelayv1.Usage
+		avgLogprobs                             float64 // 0: none
+		createTime                              time.Time
+	}{
+		// gemini-2.5-pro: finishMessage; 36 candidate + 73 thought tokens.
+		{fantasyUnaryParallel, "DQkJadesHOWzqtsP98mO8Ao", "gemini-2.5-pro",
+			"CpECAdHtim+6+kabSNJ55G1aHXgyrJEt4/hov4uGHkcSqzlgfBd4clna+c9UpSL1rvSqMOb2E8NohfunKGm4ZHHOX9X+dBKww0ekyLz+83CF28LbsOzDHrPtIiRYoDaL/75h/HzhboaPK+aunAUglNLxM/b5yrr2tT0jKvz4LzuymTYHCpzBCcoIecoeuT0RO/WaUsjB8CMRGxnigv2XtuFkBxxzk2OWPmhSM6KTeIQTVe0d3T4HjKe2L76XG1WeaV3weeMxeCyrqX4ycxH2fJ1h5cG5EONLNxqA9eHREWu/j5ABiOGxZv2ih6xU/xyo5apwpLAwVSYtyDKXiTH4T6Wp/V7t8E7Urj4smOABFupCATUl",
+			"Model generated function call(s).", &llmrelayv1.Usage{InputTokens: 125, OutputTokens: 36 + 73, TotalTokens: 234, ReasoningTokens: 73}, 0, time.Time{}},
+		// Vertex AI gemini-2.5-flash: no candidate index, no finishMessage,
+		// avgLogprobs, createTime, trafficType; 10 candidate + 70 thought
+		// tokens.
+		{fantasyVertexUnaryParallel, "FwgJaaXLHe2iptQP__zTsAs", "gemini-2.5-flash",
+			"CqECAePx/16hu6jpQBsua/6D0znPjMbbAuwTIAxACow0BHlZjpuJ2bAGyr7Wo7paE6FNx84jcAd1AMLIJAWscUNukGCRiDORASgswHP16BSSB6jN5dLjTJ0UpUoxESXEW4U0iyrruAkortreKykTPMnW63wWjao8KQESbO/Q7g7WOQPGUzpmOCw9cvKt6I/DRZLjiJ1S8BmgEbc8ix2C4YBguza0iJ28V3ggewHiXumC3RxijchXLLkLx9Y5ww3XoJk1QaaWN3puEeWyVpEOQQJHa0pQVLYIp+IkQ0t0oe3jKDI05FBjn+h1lvbHoPuImyLtjUZFAMBqh76BWHQAYsfVUEzzSWplygLX0RP+NABj/9jDMK22/+DjBnBpEL1dv0lXvQ==",
+			"", &llmrelayv1.Usage{InputTokens: 60, OutputTokens: 10 + 70, TotalTokens: 140, ReasoningTokens: 70}, -0.99647712707519531,
+			time.Date(2025, 11, 3, 19, 52, 55, 484773000, time.UTC)},
 	}
-	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
-	add := toolCallPart(generatedID(responseID, 0, "", ""), "add", `{"a":2,"b":3}`)
-	add.GetToolCall().Signature = "CpECAdHtim+6+kabSNJ55G1aHXgyrJEt4/hov4uGHkcSqzlgfBd4clna+c9UpSL1rvSqMOb2E8NohfunKGm4ZHHOX9X+dBKww0ekyLz+83CF28LbsOzDHrPtIiRYoDaL/75h/HzhboaPK+aunAUglNLxM/b5yrr2tT0jKvz4LzuymTYHCpzBCcoIecoeuT0RO/WaUsjB8CMRGxnigv2XtuFkBxxzk2OWPmhSM6KTeIQTVe0d3T4HjKe2L76XG1WeaV3weeMxeCyrqX4ycxH2fJ1h5cG5EONLNxqA9eHREWu/j5ABiOGxZv2ih6xU/xyo5apwpLAwVSYtyDKXiTH4T6Wp/V7t8E7Urj4smOABFupCATUl"
-	mul := toolCallPart(generatedID(responseID, 1, "", ""), "multiply", `{"a":2,"b":3}`)
-	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, add, mul); !proto.Equal(res.Message, want) {
-		t.Errorf("message\n got %v\nwant %v", res.Message, want)
-	}
-	m := res.Meta
-	if m.GetResponseId() != responseID || m.GetResolvedModel() != "gemini-2.5-pro" ||
-		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetProviderFinishReason() != "STOP" {
-		t.Errorf("meta %v", m)
-	}
-	if got, _ := m.GetExtended().AsMap()[extFinishMessage].(string); got != "Model generated function call(s)." {
-		t.Errorf("finish message %q", got)
-	}
-	wantUsage := &llmrelayv1.Usage{InputTokens: 125, OutputTokens: 36 + 73, TotalTokens: 234, ReasoningTokens: 73}
-	if !proto.Equal(m.GetUsage(), wantUsage) {
-		t.Errorf("usage %v, want %v", m.GetUsage(), wantUsage)
-	}
-	if len(m.GetWarnings()) != 0 {
-		t.Errorf("warnings %q", m.GetWarnings())
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p, _ := replay(t, tc.name)
+			res, err := p.Generate(context.Background(), generateCases(t)["tools_parallel"])
+			if err != nil {
+				t.Fatalf("Generate: %v", err)
+			}
+			providertest.Golden(t, filepath.Join("testdata", tc.name+".golden"), renderResult(t, res))
+			add := toolCallPart(generatedID(tc.responseID, 0, "", ""), "add", `{"a":2,"b":3}`)
+			add.GetToolCall().Signature = tc.sig
+			mul := toolCallPart(generatedID(tc.responseID, 1, "", ""), "multiply", `{"a":2,"b":3}`)
+			if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, add, mul); !proto.Equal(res.Message, want) {
+				t.Errorf("message\n got %v\nwant %v", res.Message, want)
+			}
+			m := res.Meta
+			if m.GetResponseId() != tc.responseID || m.GetResolvedModel() != tc.model ||
+				m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetProviderFinishReason() != "STOP" {
+				t.Errorf("meta %v", m)
+			}
+			ext := m.GetExtended().AsMap()
+			if got, _ := ext[extFinishMessage].(string); got != tc.finishMsg {
+				t.Errorf("finish message %q, want %q", got, tc.finishMsg)
+			}
+			if got, _ := ext[extAvgLogprobs].(float64); got != tc.avgLogprobs {
+				t.Errorf("avgLogprobs %v, want %v", ext[extAvgLogprobs], tc.avgLogprobs)
+			}
+			if (m.GetCreateTime() != nil) != !tc.createTime.IsZero() || (m.GetCreateTime() != nil && !m.GetCreateTime().AsTime().Equal(tc.createTime)) {
+				t.Errorf("create time %v, want %v", m.GetCreateTime(), tc.createTime)
+			}
+			if !proto.Equal(m.GetUsage(), tc.usage) {
+				t.Errorf("usage %v, want %v", m.GetUsage(), tc.usage)
+			}
+			if len(m.GetWarnings()) != 0 {
+				t.Errorf("warnings %q", m.GetWarnings())
+			}
+		})
 	}
 }
 
