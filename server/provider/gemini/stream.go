@@ -225,10 +225,13 @@ func (s *stream) handle(w *generateContentResponse) {
 	}
 	// usageMetadata is cumulative on every chunk: each is the total, sent
 	// on when it changed. The same counts as the last chunk's convert to
-	// the same Usage: skipped without converting and comparing.
+	// the same Usage: skipped without converting and comparing. One with
+	// no count at all (Vertex AI's first chunks: only trafficType) says
+	// nothing of the totals, which are not zero: no usage event, only its
+	// details.
 	if um := w.UsageMetadata; um != nil && !(s.lastWire != nil && sameUsage(um, s.lastWire)) {
 		s.lastWire = um
-		if u := toUsage(um); u != nil && !proto.Equal(u, s.lastUsage) {
+		if u := toUsage(um); u != nil && counted(um) && !proto.Equal(u, s.lastUsage) {
 			s.lastUsage = u
 			s.push(&provider.Event{Kind: provider.EventUsage, Usage: proto.Clone(u).(*llmrelayv1.Usage)})
 		}
@@ -299,6 +302,12 @@ func (s *stream) Close() error {
 	s.closed = true
 	s.queue, s.qpos = nil, 0
 	return s.body.Close()
+}
+
+// counted reports whether u holds any token count.
+func counted(u *usageMetadata) bool {
+	return u.PromptTokenCount != 0 || u.CandidatesTokenCount != 0 || u.ThoughtsTokenCount != 0 ||
+		u.CachedContentTokenCount != 0 || u.ToolUsePromptTokenCount != 0 || u.TotalTokenCount != 0
 }
 
 // sameUsage: the two usageMetadata objects say the same (their counts, and

@@ -519,6 +519,12 @@ func TestAllRecordingsUsed(t *testing.T) {
 	for _, n := range round6Recordings {
 		used[n] = true
 	}
+	for name := range fantasyStreams {
+		used[name] = true
+	}
+	used[fantasyUnary] = true
+	used[fantasyUnaryParallel] = true
+	used[fantasyVertexUnaryParallel] = true
 	for _, n := range []string{"stream_text", "stream_tools", "stream_blocked", "stream_cut", "stream_error",
 		"stream_thinking_text", "stream_thinking_tools", "stream_max_tokens_call",
 		"real_stream_prompt_blocked", "real_stream_empty_text_signature", "real_stream_search_usage",
