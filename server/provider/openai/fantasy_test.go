@@ -1,0 +1,285 @@
+package openai
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// fantasyChatStreams replays Chat Completions streams recorded in
+// charmbracelet/fantasy's go-vcr cassettes (testdata/README.md,
+// "fantasy"); the expectations are checked by hand against the recorded
+// chunks.
+var fantasyChatStreams = []struct {
+	name, req string
+	check     func(t *testing.T, f folded)
+}{
+	// OpenRouter relaying google/gemini-3-pro-preview (effort medium): two
+	// reasoning.text details at index 0 (format google-gemini-v1, the
+	// same text in "reasoning"), then a reasoning.encrypted detail at
+	// index 0 too, whose data is Gemini's thought signature and whose id
+	// is the id of the call that follows ("reasoning": null beside it).
+	// One block: the two texts, the signature and the id; the block is
+	// readable, so no piece of it is redacted (the encrypted piece was
+	// reported as redacted, a withheld text, on the block's third delta).
+	{"real_fantasy_openrouter_gemini_3_pro_thinking_stream", "tools_parallel", func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		r := parts[0].GetReasoning()
+		if !strings.HasPrefix(r.GetText(), "**Assessing User Intent**\n\n\\n\\n\n\nI've begun") ||
+			!strings.Contains(r.GetText(), "correct function call.\n\n\n**Pinpointing the Tool's Use**") ||
+			!strings.HasSuffix(r.GetText(), "the most critical parameter for the weather function call.\n\n\n") {
+			t.Errorf("reasoning text %q", r.GetText())
+		}
+		if r.GetRedacted() || r.GetId() != "tool_weather_wJMhKbJOiIeWsXDA84qT" || len(r.GetSignature()) != 884 ||
+			!strings.HasPrefix(r.GetSignature(), "CiUBjz1rX+QNZZDaA519") || !strings.HasSuffix(r.GetSignature(), "Q7X8iQ==") {
+			t.Errorf("reasoning %v", r)
+		}
+		if tc := parts[1].GetToolCall(); tc.GetCallId() != "tool_weather_wJMhKbJOiIeWsXDA84qT" || tc.GetName() != "weather" ||
+			tc.GetArguments() != `{"location":"Florence, Italy"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 28, OutputTokens: 120, TotalTokens: 148, ReasoningTokens: 111}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		if d := f.Meta.GetExtended().GetFields()["usage_details"].GetStructValue().AsMap(); d["cost"] != 0.001496 {
+			t.Errorf("usage_details %v", d)
+		}
+		if f.Meta.GetResponseId() != "gen-1773324252-euYchQc6cJybvZVcHvS8" || f.Meta.GetResolvedModel() != "google/gemini-3-pro-preview-20251117" {
+			t.Errorf("meta %v", f.Meta)
+		}
+	}},
+	// Cerebras qwen-3-coder-480b: both calls whole in one delta (ids
+	// ab8048658 and b249e0b3f, arguments with spaces), then a chunk with
+	// the finish reason, the usage and Cerebras's time_info, and the body
+	// ends: Cerebras sends no [DONE]. The answer is complete (it was
+	// reported as a cut stream, an error after the whole answer).
+	{"real_fantasy_cerebras_multi_tool_stream", "tools_parallel", func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		for i, want := range []struct{ id, name string }{{"ab8048658", "add"}, {"b249e0b3f", "multiply"}} {
+			if tc := parts[i].GetToolCall(); tc.GetCallId() != want.id || tc.GetName() != want.name || tc.GetArguments() != `{"a": 2, "b": 3}` || !tc.GetArgumentsValid() {
+				t.Errorf("call %d: %v", i, tc)
+			}
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 408, OutputTokens: 59, TotalTokens: 467}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		if f.Meta.GetResponseId() != "chatcmpl-5c5013db-58c5-4c0b-9e7e-10eccacdc535" || f.Meta.GetResolvedModel() != "qwen-3-coder-480b" ||
+			f.Meta.GetExtended().GetFields()["system_fingerprint"].GetStringValue() != "fp_386b539e7b02ce3613b7" {
+			t.Errorf("meta %v", f.Meta)
+		}
+	}},
+}
+
+func TestFantasyChatStreams(t *testing.T) {
+	t.Parallel()
+	for _, tc := range fantasyChatStreams {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)[tc.req])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs, rendered, err := collect(t, s)
+			providertest.Golden(t, td(tc.name+".golden"), rendered)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkStreamInvariants(t, evs)
+			checkRedactedReasoning(t, evs)
+			tc.check(t, accFold(t, evs))
+		})
+	}
+}
+
+// checkRedactedReasoning: a reasoning piece marked redacted (the text
+// withheld) belongs to a block that had no text before it.
+func checkRedactedReasoning(t *testing.T, evs []*provider.Event) {
+	t.Helper()
+	hasText := map[int]bool{}
+	for _, ev := range evs {
+		if r := ev.Reasoning; ev.Kind == provider.EventReasoning {
+			if r.Redacted && hasText[r.Index] {
+				t.Errorf("reasoning %d: a redacted piece after the block's text", r.Index)
+			}
+			hasText[r.Index] = hasText[r.Index] || r.Text != ""
+		}
+	}
+}
+
+// fantasyChatUnary replays unary Chat Completions answers from
+// charmbracelet/fantasy's cassettes.
+var fantasyChatUnary = []struct {
+	name, req string
+	check     func(t *testing.T, res *provider.Result)
+}{
+	// OpenRouter relaying openai/gpt-5 (effort medium), unary: the body
+	// opens with sixteen lines of padding whitespace, then the answer;
+	// "content": null, a reasoning.summary detail at index 0 and a
+	// reasoning.encrypted one (the rs_ item's encrypted content) at
+	// index 1, one call. Two reasoning blocks, as OpenRouter numbers
+	// them: the summary, then the redacted block with the item's id.
+	{"real_fantasy_openrouter_gpt_5_thinking", "tools_parallel", func(t *testing.T, res *provider.Result) {
+		parts := res.Message.GetParts()
+		if len(parts) != 3 {
+			t.Fatalf("parts %v", parts)
+		}
+		if r := parts[0].GetReasoning(); len(r.GetText()) != 432 || !strings.HasPrefix(r.GetText(), "**Checking Florence's weather**\n\nI need to find out") ||
+			!strings.HasSuffix(r.GetText(), "Alright, let's get that information!") || r.GetSignature() != "" || r.GetRedacted() || r.GetId() != "" {
+			t.Errorf("reasoning 0: %v", r)
+		}
+		if r := parts[1].GetReasoning(); r.GetText() != "" || !r.GetRedacted() || r.GetId() != "rs_0caf9667a75d08220169b2c7b86c9881969d898ea9b7780716" ||
+			len(r.GetSignature()) != 1656 || !strings.HasPrefix(r.GetSignature(), "gAAAAABpsse-I3DUazha") || !strings.HasSuffix(r.GetSignature(), "j27FN_tpT_I=") {
+			t.Errorf("reasoning 1: %v", r)
+		}
+		if tc := parts[2].GetToolCall(); tc.GetCallId() != "call_vYXwqorxYJ1SpkxBfbomGrs4" || tc.GetName() != "weather" ||
+			tc.GetArguments() != `{"location":"Florence, Italy"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 63, OutputTokens: 148, TotalTokens: 211, ReasoningTokens: 64}); !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+		}
+		if d := res.Meta.GetExtended().GetFields()["usage_details"].GetStructValue().AsMap(); d["cost"] != 0.00155875 {
+			t.Errorf("usage_details %v", d)
+		}
+		if res.Meta.GetResponseId() != "gen-1773324215-D7lh5CAt7ZjqsjO9zT2D" || res.Meta.GetResolvedModel() != "openai/gpt-5-2025-08-07" {
+			t.Errorf("meta %v", res.Meta)
+		}
+	}},
+}
+
+func TestFantasyChatUnary(t *testing.T) {
+	t.Parallel()
+	for _, tc := range fantasyChatUnary {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), chatRequests(t)[tc.req])
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResultInvariants(t, res)
+			providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
+			tc.check(t, res)
+		})
+	}
+}
+
+// fantasyResponsesUnary replays unary Responses API answers from
+// charmbracelet/fantasy's cassettes.
+var fantasyResponsesUnary = []struct {
+	name  string
+	k     kind
+	check func(t *testing.T, res *provider.Result)
+}{
+	// Azure OpenAI's v1 Responses route, gpt-5-mini (store false,
+	// effort high, summary auto; the answer says "detailed"): a reasoning
+	// item with its encrypted content and one summary_text part, then a
+	// function call; "content_filters": null; 22 output tokens of which
+	// reasoning_tokens 0 although the item has a summary (as recorded).
+	{"real_fantasy_azure_responses_summary_thinking", kAzureV1Entra, func(t *testing.T, res *provider.Result) {
+		parts := res.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		if r := parts[0].GetReasoning(); !strings.HasPrefix(r.GetText(), "**Checking weather in Florence**\n\nThe user is asking") ||
+			!strings.HasSuffix(r.GetText(), "present the result to the user. It's straightforward!") || r.GetRedacted() ||
+			r.GetId() != "rs_08e75323d01317c301690399f759088190a37f017516202cb2" || len(r.GetSignature()) != 1208 ||
+			!strings.HasPrefix(r.GetSignature(), "gAAAAABpA5n8UjdGuSzF") || !strings.HasSuffix(r.GetSignature(), "UNMKXBKVtiE=") {
+			t.Errorf("reasoning %v", r)
+		}
+		if tc := parts[1].GetToolCall(); tc.GetCallId() != "call_Frvkxe2RXaW1CTvkYPyl0U68" || tc.GetName() != "weather" ||
+			tc.GetArguments() != `{"location":"Florence, Italy"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+		if want := (&llmrelayv1.Usage{InputTokens: 63, OutputTokens: 22, TotalTokens: 85}); !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+		}
+		if res.Meta.GetResponseId() != "resp_08e75323d01317c301690399f6df988190bbb2d99c071619c6" || res.Meta.GetResolvedModel() != "gpt-5-mini" ||
+			res.Meta.GetServiceTier() != "default" || len(res.Meta.GetWarnings()) != 0 {
+			t.Errorf("meta %v", res.Meta)
+		}
+	}},
+}
+
+func TestFantasyResponsesUnary(t *testing.T) {
+	t.Parallel()
+	for _, tc := range fantasyResponsesUnary {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			res, err := newTestProvider(t, tc.k, srv.URL).Generate(context.Background(), responsesRequests(t)["responses_tools_parallel"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResultInvariants(t, res)
+			providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
+			tc.check(t, res)
+		})
+	}
+}
+
+// TestStreamEndWithoutDone: Cerebras ends a complete stream after the
+// chunk carrying the finish reason and the usage, without [DONE]
+// (real_fantasy_cerebras_multi_tool_stream). Only that end is complete: a
+// body that ends before the finish, or after it but before a usage object
+// that follows it, is still a cut stream.
+func TestStreamEndWithoutDone(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		text      = "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n"
+		finish    = "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+		usage     = "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1}}\n\n"
+		finishUse = "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1}}\n\n"
+		cut       = `error provider=openai kind=bad_response http=0 code="" request_id=req_test retry_after=0s message="stream ended before [DONE]"`
+	)
+	stop := `meta {"finish_reason":"FINISH_REASON_STOP","provider_finish_reason":"stop"}`
+	use := `usage {"input_tokens":3,"output_tokens":1,"total_tokens":4}`
+	cases := []struct {
+		name, body string
+		want       []string
+	}{
+		{"finish and usage in one chunk", text + finishUse, []string{`text "hi"`, stop, use, "eof"}},
+		{"usage after the finish", text + finish + usage, []string{`text "hi"`, stop, use, "eof"}},
+		{"finish without usage", text + finish, []string{`text "hi"`, stop, cut}},
+		{"usage before the finish, then the finish", text + usage + finish, []string{`text "hi"`, use, stop, cut}},
+		{"usage without finish", text + usage, []string{`text "hi"`, use, cut}},
+		{"a chunk cut after the end", text + finishUse + "data: {\"choi", []string{`text "hi"`, stop, use,
+			`error provider=openai kind=bad_response http=0 code="" request_id=req_test retry_after=0s message="invalid stream chunk: unexpected end of JSON input"`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := streamFrom(p, tc.body)
+			if first, err := s.Recv(); err != nil || first.Kind != provider.EventMeta {
+				t.Fatalf("first event %v, %v", first, err)
+			}
+			evs, rendered, _ := collect(t, s)
+			checkStreamInvariants(t, evs)
+			if got := strings.TrimSuffix(string(rendered), "\n"); got != strings.Join(tc.want, "\n") {
+				t.Errorf("got:\n%s\nwant:\n%s", got, strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
