@@ -126,15 +126,47 @@ func checkRedactedReasoning(t *testing.T, evs []*provider.Event) {
 // charmbracelet/fantasy's cassettes.
 var fantasyChatUnary = []struct {
 	name, req string
+	k         kind
 	check     func(t *testing.T, res *provider.Result)
 }{
+	// grok-3-mini on Azure AI Foundry (a deployment route, api-version
+	// 2025-01-01-preview), unary: reasoning_content beside "content": "",
+	// a call with "call_id": null inside its function, "stop_reason":
+	// null, an id ending in "_sidecar", prompt_filter_results, and grok's
+	// usage: completion_tokens 27 is the answer alone, the 294 reasoning
+	// tokens come on top (total_tokens 609 = 288 + 27 + 294). Output is
+	// 321, reasoning included (it was 27, less than its own reasoning,
+	// and input + output fell short of the total).
+	{"real_fantasy_azure_grok_3_mini_thinking", "tools_parallel", kAzure, func(t *testing.T, res *provider.Result) {
+		parts := res.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		if r := parts[0].GetReasoning(); len(r.GetText()) != 1467 || !strings.HasPrefix(r.GetText(), "First, the user is asking about the weather in Florence, Italy.") ||
+			!strings.Contains(r.GetText(), "within <function_call> tags: <function_call>{") ||
+			!strings.HasSuffix(r.GetText(), "output only the function call in the specified format, as per the instructions.") || r.GetRedacted() || r.GetSignature() != "" {
+			t.Errorf("reasoning %v", r)
+		}
+		if tc := parts[1].GetToolCall(); tc.GetCallId() != "call_47156543" || tc.GetName() != "weather" ||
+			tc.GetArguments() != `{"location":"Florence, Italy"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 288, OutputTokens: 321, TotalTokens: 609, ReasoningTokens: 294}); !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+		}
+		if res.Meta.GetResponseId() != "e6688144-8493-4d1a-b0b8-0a06d0515dd7_sidecar" || res.Meta.GetResolvedModel() != "grok-3-mini-high" ||
+			res.Meta.GetExtended().GetFields()["prompt_filter_results"] == nil {
+			t.Errorf("meta %v", res.Meta)
+		}
+	}},
 	// OpenRouter relaying openai/gpt-5 (effort medium), unary: the body
 	// opens with sixteen lines of padding whitespace, then the answer;
 	// "content": null, a reasoning.summary detail at index 0 and a
 	// reasoning.encrypted one (the rs_ item's encrypted content) at
 	// index 1, one call. Two reasoning blocks, as OpenRouter numbers
 	// them: the summary, then the redacted block with the item's id.
-	{"real_fantasy_openrouter_gpt_5_thinking", "tools_parallel", func(t *testing.T, res *provider.Result) {
+	{"real_fantasy_openrouter_gpt_5_thinking", "tools_parallel", kOpenAI, func(t *testing.T, res *provider.Result) {
 		parts := res.Message.GetParts()
 		if len(parts) != 3 {
 			t.Fatalf("parts %v", parts)
@@ -170,7 +202,7 @@ func TestFantasyChatUnary(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := providertest.ReplayFile(t, td(tc.name+".http"))
-			res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), chatRequests(t)[tc.req])
+			res, err := newTestProvider(t, tc.k, srv.URL).Generate(context.Background(), chatRequests(t)[tc.req])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -281,5 +313,35 @@ func TestStreamEndWithoutDone(t *testing.T) {
 				t.Errorf("got:\n%s\nwant:\n%s", got, strings.Join(tc.want, "\n"))
 			}
 		})
+	}
+}
+
+// TestReasoningOutsideCompletion: grok counts its reasoning apart from
+// completion_tokens (real_fantasy_azure_grok_3_mini_thinking); the total
+// is the evidence. OpenAI's counts, and counts whose total does not say
+// so, are taken as they come.
+func TestReasoningOutsideCompletion(t *testing.T) {
+	t.Parallel()
+	details := func(n int) *complDetails { return &complDetails{ReasoningTokens: flexInt(n)} }
+	cases := []struct {
+		name string
+		in   wireUsage
+		want *llmrelayv1.Usage
+	}{
+		{"grok: total = prompt + completion + reasoning", wireUsage{PromptTokens: 288, CompletionTokens: 27, TotalTokens: 609, CompletionTokensDetails: details(294)},
+			&llmrelayv1.Usage{InputTokens: 288, OutputTokens: 321, TotalTokens: 609, ReasoningTokens: 294}},
+		{"OpenAI: reasoning inside completion", wireUsage{PromptTokens: 63, CompletionTokens: 148, TotalTokens: 211, CompletionTokensDetails: details(64)},
+			&llmrelayv1.Usage{InputTokens: 63, OutputTokens: 148, TotalTokens: 211, ReasoningTokens: 64}},
+		{"more reasoning than completion, total without it", wireUsage{PromptTokens: 20, CompletionTokens: 2, TotalTokens: 22, CompletionTokensDetails: details(7)},
+			&llmrelayv1.Usage{InputTokens: 20, OutputTokens: 2, TotalTokens: 22, ReasoningTokens: 7}},
+		{"no total", wireUsage{PromptTokens: 20, CompletionTokens: 2, CompletionTokensDetails: details(7)},
+			&llmrelayv1.Usage{InputTokens: 20, OutputTokens: 2, TotalTokens: 22, ReasoningTokens: 7}},
+		{"no reasoning", wireUsage{PromptTokens: 5, CompletionTokens: 3, TotalTokens: 8, CompletionTokensDetails: details(0)},
+			&llmrelayv1.Usage{InputTokens: 5, OutputTokens: 3, TotalTokens: 8}},
+	}
+	for _, tc := range cases {
+		if got := normalizeUsage(&tc.in); !proto.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -509,7 +509,28 @@ func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
 	if u.CompletionTokensDetails != nil {
 		out.ReasoningTokens = provider.Count(int64(u.CompletionTokensDetails.ReasoningTokens))
 	}
+	if reasoningOutside(u) {
+		// xAI's grok models (on xAI's API and on Azure) count the
+		// reasoning apart: completion_tokens is the answer alone and
+		// total_tokens = prompt + completion + reasoning. Our output
+		// includes the reasoning.
+		out.OutputTokens = provider.Count(int64(u.CompletionTokens) + int64(u.CompletionTokensDetails.ReasoningTokens))
+		out.TotalTokens = provider.UsageTotal(out.TotalTokens, out.InputTokens, out.OutputTokens)
+	}
 	return out
+}
+
+// reasoningOutside reports whether the usage counts the reasoning tokens
+// outside completion_tokens: its total is the prompt, completion and
+// reasoning tokens (not the prompt and completion tokens alone, as the
+// reasoning tokens are not zero). Without that evidence the counts are
+// taken as OpenAI defines them, even where the reasoning tokens exceed
+// the completion tokens.
+func reasoningOutside(u *wireUsage) bool {
+	if u.CompletionTokensDetails == nil || u.CompletionTokensDetails.ReasoningTokens <= 0 {
+		return false
+	}
+	return int64(u.TotalTokens) == int64(u.PromptTokens)+int64(u.CompletionTokens)+int64(u.CompletionTokensDetails.ReasoningTokens)
 }
 
 // parseEmbedResponse converts an embeddings list; want is the number of
