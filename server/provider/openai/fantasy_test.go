@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -166,6 +167,37 @@ var fantasyChatUnary = []struct {
 	// reasoning.encrypted one (the rs_ item's encrypted content) at
 	// index 1, one call. Two reasoning blocks, as OpenRouter numbers
 	// them: the summary, then the redacted block with the item's id.
+	// Z.ai glm-4.6v (api.z.ai, reasoning_effort high), unary:
+	// reasoning_content and content both opening with a newline, a call
+	// with Z.ai's id (call_ and a negative number), 44 cached prompt
+	// tokens, and Z.ai's request id in the body ("request_id", here the
+	// same as "id"); the cassette keeps no header but Content-Type. The
+	// request id is the provider request id (it was dropped).
+	{"real_fantasy_zai_glm_4_6v_thinking", "tools_parallel", kOpenAI, func(t *testing.T, res *provider.Result) {
+		parts := res.Message.GetParts()
+		if len(parts) != 3 {
+			t.Fatalf("parts %v", parts)
+		}
+		if r := parts[0].GetReasoning(); !strings.HasPrefix(r.GetText(), "\nThe user is asking for the weather in Florence, Italy.") ||
+			!strings.HasSuffix(r.GetText(), "I should use this exact value for the location parameter.") || r.GetSignature() != "" {
+			t.Errorf("reasoning %v", r)
+		}
+		if parts[1].GetText() != "\nI'll check the weather in Florence, Italy for you.\n" {
+			t.Errorf("text %q", parts[1].GetText())
+		}
+		if tc := parts[2].GetToolCall(); tc.GetCallId() != "call_-8167683298435521960" || tc.GetName() != "weather" ||
+			tc.GetArguments() != `{"location":"Florence, Italy"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 179, OutputTokens: 91, TotalTokens: 270, CachedInputTokens: 44}); !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+		}
+		if res.Meta.GetProviderRequestId() != "20251111175712e9c3abb6e9ff40e7" || res.Meta.GetResponseId() != "20251111175712e9c3abb6e9ff40e7" ||
+			res.Meta.GetResolvedModel() != "glm-4.6v" {
+			t.Errorf("meta %v", res.Meta)
+		}
+	}},
 	{"real_fantasy_openrouter_gpt_5_thinking", "tools_parallel", kOpenAI, func(t *testing.T, res *provider.Result) {
 		parts := res.Message.GetParts()
 		if len(parts) != 3 {
@@ -343,5 +375,37 @@ func TestReasoningOutsideCompletion(t *testing.T) {
 		if got := normalizeUsage(&tc.in); !proto.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestBodyRequestID: Z.ai's request_id in the body is the provider request
+// id unless a request-id header gives one; a request_id that is not a
+// top-level string is not read.
+func TestBodyRequestID(t *testing.T) {
+	t.Parallel()
+	const body = `{"id":"a1","model":"m","request_id":"zai-req-1","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`
+	for _, tc := range []struct {
+		name, head, body, want string
+	}{
+		{"body only", "", body, "zai-req-1"},
+		{"header wins", "hdr-req-1", body, "hdr-req-1"},
+		{"nested key", "", `{"id":"a1","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok","x":{"request_id":"inner"}},"finish_reason":"stop"}]}`, ""},
+		{"not a string", "", `{"id":"a1","model":"m","request_id":7,"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := http.Header{"Content-Type": {"application/json"}}
+			if tc.head != "" {
+				h.Set("X-Request-Id", tc.head)
+			}
+			srv := providertest.Replay(t, providertest.Recording{Status: http.StatusOK, Header: h, Body: []byte(tc.body)})
+			res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), chatRequests(t)["chat_plain"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Meta.GetProviderRequestId(); got != tc.want {
+				t.Errorf("provider request id %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
