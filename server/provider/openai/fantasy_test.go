@@ -173,6 +173,32 @@ var fantasyChatUnary = []struct {
 	// tokens, and Z.ai's request id in the body ("request_id", here the
 	// same as "id"); the cassette keeps no header but Content-Type. The
 	// request id is the provider request id (it was dropped).
+	// grok-3-mini on xAI's own API (reasoning_effort high), unary: the
+	// same usage dialect as on Azure (total_tokens 620 = 288 + 27 + 305),
+	// 7 cached prompt tokens, an id ending in "_us-east-1",
+	// "content": "" beside reasoning_content and the call. Output is 332,
+	// reasoning included (it was 27).
+	{"real_fantasy_xai_grok_3_mini_thinking", "tools_parallel", kOpenAI, func(t *testing.T, res *provider.Result) {
+		parts := res.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		if r := parts[0].GetReasoning(); !strings.HasPrefix(r.GetText(), "First, the user is asking for the weather in Florence, Italy.") ||
+			!strings.HasSuffix(r.GetText(), "Is there any reason not to call the function? No, it matches perfectly.") {
+			t.Errorf("reasoning %v", r)
+		}
+		if tc := parts[1].GetToolCall(); tc.GetCallId() != "call_71093541" || tc.GetName() != "weather" ||
+			tc.GetArguments() != `{"location":"Florence, Italy"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 288, OutputTokens: 332, TotalTokens: 620, CachedInputTokens: 7, ReasoningTokens: 305}); !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+		}
+		if res.Meta.GetResponseId() != "f34c1057-adbf-c28f-afc3-aa8737faf493_us-east-1" || res.Meta.GetResolvedModel() != "grok-3-mini-high" {
+			t.Errorf("meta %v", res.Meta)
+		}
+	}},
 	{"real_fantasy_zai_glm_4_6v_thinking", "tools_parallel", kOpenAI, func(t *testing.T, res *provider.Result) {
 		parts := res.Message.GetParts()
 		if len(parts) != 3 {
