@@ -199,6 +199,36 @@ var fantasyChatUnary = []struct {
 			t.Errorf("meta %v", res.Meta)
 		}
 	}},
+	// OpenRouter relaying x-ai/grok-code-fast-1, unary: OpenRouter
+	// counts grok's reasoning inside completion_tokens (584 = 395 + 189,
+	// 163 of the 189 reasoning), so the usage is taken as it comes (the
+	// grok rule must not add the reasoning twice); a reasoning.summary
+	// at index 0 and a reasoning.encrypted one (format xai-responses-v1,
+	// an rs_ id made of a UUID) at index 1; 192 cached tokens.
+	{"real_fantasy_openrouter_grok_code_fast_1_thinking", "tools_parallel", kOpenAI, func(t *testing.T, res *provider.Result) {
+		parts := res.Message.GetParts()
+		if len(parts) != 3 {
+			t.Fatalf("parts %v", parts)
+		}
+		if r := parts[0].GetReasoning(); r.GetText() != "The user asked: \"What's the weather in Florence, Italy?\"\n" || r.GetRedacted() || r.GetId() != "" {
+			t.Errorf("reasoning 0: %v", r)
+		}
+		if r := parts[1].GetReasoning(); !r.GetRedacted() || r.GetId() != "rs_2eb9d62a-ef47-c651-d166-91cc28b76633" || len(r.GetSignature()) != 992 ||
+			!strings.HasPrefix(r.GetSignature(), "4mPGeaXJQZqEG30d") || !strings.HasSuffix(r.GetSignature(), "huItFIKzuMEr") {
+			t.Errorf("reasoning 1: %v", r)
+		}
+		if tc := parts[2].GetToolCall(); tc.GetCallId() != "call_84645216" || tc.GetName() != "weather" ||
+			tc.GetArguments() != `{"location":"Florence, Italy"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 395, OutputTokens: 189, TotalTokens: 584, CachedInputTokens: 192, ReasoningTokens: 163}); !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+		}
+		if res.Meta.GetResponseId() != "gen-1773324191-SpiL1utrerwh5rpnlk8y" || res.Meta.GetResolvedModel() != "x-ai/grok-code-fast-1" {
+			t.Errorf("meta %v", res.Meta)
+		}
+	}},
 	{"real_fantasy_zai_glm_4_6v_thinking", "tools_parallel", kOpenAI, func(t *testing.T, res *provider.Result) {
 		parts := res.Message.GetParts()
 		if len(parts) != 3 {
