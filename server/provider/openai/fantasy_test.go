@@ -59,6 +59,43 @@ var fantasyChatStreams = []struct {
 			t.Errorf("meta %v", f.Meta)
 		}
 	}},
+	// OpenRouter relaying google/gemini-3-pro-preview, two parallel
+	// calls: the thought text (two reasoning.text details at index 0),
+	// then the thought signature as a reasoning.encrypted detail at index
+	// 0 whose id is the first call's; the second call has none. One
+	// readable block carrying the signature and the first call's id,
+	// then the calls, each by its own id, with its own arguments.
+	{"real_fantasy_openrouter_gemini_3_pro_multi_tool_stream", "tools_parallel", func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 3 {
+			t.Fatalf("parts %v", parts)
+		}
+		r := parts[0].GetReasoning()
+		if !strings.HasPrefix(r.GetText(), "**Initiating Operations Concurrently**\n\nI've got the directive") ||
+			!strings.Contains(r.GetText(), "as requested.\n\n\n**Constructing Tool Calls**\n\n") ||
+			!strings.HasSuffix(r.GetText(), "That list is now ready for execution.\n\n\n") {
+			t.Errorf("reasoning text %q", r.GetText())
+		}
+		if r.GetRedacted() || r.GetId() != "tool_add_pBo1amaXosQZHph2sTIn" || len(r.GetSignature()) != 788 ||
+			!strings.HasPrefix(r.GetSignature(), "CiQBjz1rX8jwTvOiEkSd") || !strings.HasSuffix(r.GetSignature(), "LAJ88znEg=") {
+			t.Errorf("reasoning %v", r)
+		}
+		for i, want := range []struct{ id, name, args string }{
+			{"tool_add_pBo1amaXosQZHph2sTIn", "add", `{"a":2,"b":3}`},
+			{"tool_multiply_4OlsV1nHAV6rIa96boyX", "multiply", `{"b":3,"a":2}`},
+		} {
+			if tc := parts[i+1].GetToolCall(); tc.GetCallId() != want.id || tc.GetName() != want.name || tc.GetArguments() != want.args || !tc.GetArgumentsValid() {
+				t.Errorf("call %d: %v", i, tc)
+			}
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 57, OutputTokens: 121, TotalTokens: 178, ReasoningTokens: 103}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		if f.Meta.GetResponseId() != "gen-1773324016-ju6o6zsDAama1Oyl2svH" || f.Meta.GetToolCallCount() != 2 {
+			t.Errorf("meta %v", f.Meta)
+		}
+	}},
 	// Cerebras qwen-3-coder-480b: both calls whole in one delta (ids
 	// ab8048658 and b249e0b3f, arguments with spaces), then a chunk with
 	// the finish reason, the usage and Cerebras's time_info, and the body
