@@ -96,6 +96,28 @@ var fantasyChatStreams = []struct {
 			t.Errorf("meta %v", f.Meta)
 		}
 	}},
+	// Hugging Face's router relaying Qwen3-Coder-480B on Cerebras
+	// (":cerebras"): Cerebras's stream as is, both calls whole in one
+	// delta (ids 49253c956, 6a614264b), no [DONE] after the chunk with
+	// the finish and the usage. Complete, as from Cerebras itself.
+	{"real_fantasy_huggingface_cerebras_multi_tool_stream", "tools_parallel", func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		for i, want := range []struct{ id, name string }{{"49253c956", "add"}, {"6a614264b", "multiply"}} {
+			if tc := parts[i].GetToolCall(); tc.GetCallId() != want.id || tc.GetName() != want.name || tc.GetArguments() != `{"a": 2, "b": 3}` || !tc.GetArgumentsValid() {
+				t.Errorf("call %d: %v", i, tc)
+			}
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 408, OutputTokens: 59, TotalTokens: 467}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		if f.Meta.GetResponseId() != "chatcmpl-fbef6a2f-2f11-4004-aa3d-797c76e902e4" || f.Meta.GetResolvedModel() != "qwen-3-coder-480b" {
+			t.Errorf("meta %v", f.Meta)
+		}
+	}},
 	// Cerebras qwen-3-coder-480b: both calls whole in one delta (ids
 	// ab8048658 and b249e0b3f, arguments with spaces), then a chunk with
 	// the finish reason, the usage and Cerebras's time_info, and the body
