@@ -34,7 +34,11 @@ type eventLoop struct {
 
 	done   bool // the final event was received
 	closed bool
-	err    error // sticky terminal error
+	// completeAtEOF: the handler saw the end of a complete answer, so a
+	// body that ends cleanly (at an event boundary) before the final
+	// event is ended as if the final event had come.
+	completeAtEOF bool
+	err           error // sticky terminal error
 }
 
 func (p *Provider) newEventLoop(resp *http.Response, model string, warnings []string, sec secrets, final string) eventLoop {
@@ -72,6 +76,11 @@ func (s *eventLoop) Recv() (*provider.Event, error) {
 		}
 		ev, err := s.rd.Next()
 		if err != nil {
+			if errors.Is(err, io.EOF) && s.completeAtEOF {
+				s.completeAtEOF = false // a handler that does not end the stream gets the cut error next
+				s.handle(nil, []byte(s.final))
+				continue
+			}
 			s.err = s.readError(err)
 			continue
 		}

@@ -76,6 +76,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		meta.Warnings = append(meta.Warnings, warn)
 	}
 	p.bodyMeta(meta, &w)
+	meta.ProviderRequestId = bodyRequestID(raw)
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	if len(w.Choices) == 0 {
 		meta.Warnings = append(meta.Warnings, "response has no choices")
@@ -200,6 +201,23 @@ func imagesWarning(raw json.RawMessage) string {
 // the answer.
 const warnExecutedTools = "executed_tools (tools the server ran itself) not supported; ignored"
 
+// bodyRequestID is the request id Z.ai sends in the body of an answer
+// ("request_id", beside "id"), read only from a body that has the key (the
+// decoders skip it: chunks and the common answer do not have it). A
+// request-id header wins over it (headerMeta).
+func bodyRequestID(raw []byte) string {
+	if !bytes.Contains(raw, []byte(`"request_id"`)) {
+		return ""
+	}
+	var v struct {
+		RequestID string `json:"request_id"`
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	return v.RequestID
+}
+
 // bodyMeta copies the response-level fields shared by responses and chunks.
 func (p *Provider) bodyMeta(meta *llmrelayv1.ResponseMeta, w *chatResponse) {
 	meta.ResponseId = w.ID
@@ -226,7 +244,9 @@ func setCreated(meta *llmrelayv1.ResponseMeta, created flexInt) {
 
 // headerMeta fills the meta fields read from response headers.
 func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, model string) {
-	meta.ProviderRequestId = p.requestID(h)
+	if id := p.requestID(h); id != "" {
+		meta.ProviderRequestId = id
+	}
 	meta.RateLimit = provider.OpenAIRateLimit(h)
 	if v := strings.TrimSpace(h.Get("openai-processing-ms")); v != "" {
 		if n, err := strconv.ParseFloat(v, 64); err == nil {
@@ -509,7 +529,28 @@ func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
 	if u.CompletionTokensDetails != nil {
 		out.ReasoningTokens = provider.Count(int64(u.CompletionTokensDetails.ReasoningTokens))
 	}
+	if reasoningOutside(u) {
+		// xAI's grok models (on xAI's API and on Azure) count the
+		// reasoning apart: completion_tokens is the answer alone and
+		// total_tokens = prompt + completion + reasoning. Our output
+		// includes the reasoning.
+		out.OutputTokens = provider.Count(int64(u.CompletionTokens) + int64(u.CompletionTokensDetails.ReasoningTokens))
+		out.TotalTokens = provider.UsageTotal(out.TotalTokens, out.InputTokens, out.OutputTokens)
+	}
 	return out
+}
+
+// reasoningOutside reports whether the usage counts the reasoning tokens
+// outside completion_tokens: its total is the prompt, completion and
+// reasoning tokens (not the prompt and completion tokens alone, as the
+// reasoning tokens are not zero). Without that evidence the counts are
+// taken as OpenAI defines them, even where the reasoning tokens exceed
+// the completion tokens.
+func reasoningOutside(u *wireUsage) bool {
+	if u.CompletionTokensDetails == nil || u.CompletionTokensDetails.ReasoningTokens <= 0 {
+		return false
+	}
+	return int64(u.TotalTokens) == int64(u.PromptTokens)+int64(u.CompletionTokens)+int64(u.CompletionTokensDetails.ReasoningTokens)
 }
 
 // parseEmbedResponse converts an embeddings list; want is the number of

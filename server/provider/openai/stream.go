@@ -77,6 +77,8 @@ type rareState struct {
 	// annPending: some are not reported yet.
 	annotations []json.RawMessage
 	annPending  bool
+	// reasoningText: the reasoning blocks (by index) that had text.
+	reasoningText map[int]bool
 }
 
 // rareOf returns s.rare, made at the first use.
@@ -103,14 +105,20 @@ func (p *Provider) newStream(resp *http.Response, model string, warnings []strin
 	return s
 }
 
+// end ends the stream: what a splitter or an open call still holds is
+// reported.
+func (s *chatStream) end() {
+	s.done = true
+	s.pushThink(s.think.Flush())
+	s.endCalls()
+	s.flushAnnotations()
+}
+
 // handle converts one SSE data payload into queued events.
 func (s *chatStream) handle(data []byte) {
 	t := bytes.TrimSpace(data)
 	if string(t) == "[DONE]" {
-		s.done = true
-		s.pushThink(s.think.Flush())
-		s.endCalls()
-		s.flushAnnotations()
+		s.end()
 		return
 	}
 	if len(t) == 0 {
@@ -209,6 +217,11 @@ func (s *chatStream) handle(data []byte) {
 	}
 	if u := c.usage(); u != nil {
 		s.push(&provider.Event{Kind: provider.EventUsage, Usage: normalizeUsage(u)})
+		// A usage object with or after the finish reason is the end of
+		// a complete answer, which Cerebras sends without [DONE]; a
+		// stream cut before the finish, or after it but before the usage
+		// (OpenAI sends the usage in a chunk of its own), stays an error.
+		s.completeAtEOF = s.completeAtEOF || s.finishSeen
 		// A later usage object replaces an earlier one (Mistral sends one
 		// on an intermediate chunk, then the final one): its details do
 		// too, whole, so no key of the earlier object outlives it. Metas
@@ -325,6 +338,26 @@ func (s *chatStream) flushAnnotations() {
 	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 }
 
+// markReasoning notes the reasoning blocks that have text. An encrypted
+// piece of such a block is its signature, not a redacted block:
+// OpenRouter relaying Gemini sends the thought text of index 0, then a
+// reasoning.encrypted detail at the same index (the thought signature,
+// with the id of the call it belongs to), whose text was not withheld.
+func (s *chatStream) markReasoning(p *provider.ReasoningDelta) {
+	if p.Text == "" && (!p.Redacted || s.rare == nil) {
+		return
+	}
+	r := s.rareOf()
+	if p.Text != "" {
+		if r.reasoningText == nil {
+			r.reasoningText = map[int]bool{}
+		}
+		r.reasoningText[p.Index] = true
+	} else if r.reasoningText[p.Index] {
+		p.Redacted = false
+	}
+}
+
 // delta queues the events of one choice delta.
 func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 	if isPresent(d.ExecutedTools) && !s.executedWarned {
@@ -341,6 +374,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 		pieces, warns := reasoningPieces(d)
 		meta.Warnings = append(meta.Warnings, warns...)
 		for _, p := range pieces {
+			s.markReasoning(&p)
 			s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: p})
 		}
 	}
