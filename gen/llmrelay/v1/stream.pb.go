@@ -210,7 +210,9 @@ type ReasoningDelta struct {
 	Signature string `protobuf:"bytes,3,opt,name=signature,proto3" json:"signature,omitempty"`
 	// Set on the block's first delta: the text is withheld (see Reasoning.redacted).
 	Redacted bool `protobuf:"varint,4,opt,name=redacted,proto3" json:"redacted,omitempty"`
-	// Set on the block's first delta: the provider's reasoning item id.
+	// The provider's reasoning item id, on the first delta that knows it:
+	// usually the block's first; a later one when the provider sends the id
+	// with the block's signature (OpenRouter relaying Gemini).
 	Id string `protobuf:"bytes,5,opt,name=id,proto3" json:"id,omitempty"`
 	// Set on the block's first delta: see Reasoning.provider.
 	Provider      string `protobuf:"bytes,6,opt,name=provider,proto3" json:"provider,omitempty"`
