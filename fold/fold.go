@@ -40,6 +40,7 @@ type segment struct {
 	redacted  bool
 	id        string
 	provider  string
+	format    string
 }
 
 type callState struct {
@@ -141,6 +142,9 @@ func (a *Accumulator) AddReasoning(d *llmrelayv1.ReasoningDelta) error {
 	s.redacted = s.redacted || d.GetRedacted()
 	if d.GetId() != "" {
 		s.id = d.GetId()
+	}
+	if d.GetFormat() != "" {
+		s.format = d.GetFormat()
 	}
 	if d.GetProvider() != "" {
 		s.provider = d.GetProvider()
@@ -272,7 +276,7 @@ func (a *Accumulator) Message() *llmrelayv1.Message {
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: a.toolCall(s.callID)}})
 		case 4:
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{
-				Text: s.text.String(), Signature: s.signature.String(), Redacted: s.redacted && s.text.Len() == 0, Id: s.id, Provider: s.provider}}})
+				Text: s.text.String(), Signature: s.signature.String(), Redacted: s.redacted && s.text.Len() == 0, Id: s.id, Provider: s.provider, Format: s.format}}})
 		}
 	}
 	return m

@@ -119,14 +119,15 @@ func TestReasoningSummaryWithEncrypted(t *testing.T) {
 	var a Accumulator
 	for _, d := range []*llmrelayv1.ReasoningDelta{
 		{Index: 0, Text: "**Planning** the lookup."},
-		{Index: 0, Redacted: true, Signature: "gAAAAB-enc", Id: "rs_0a1b"},
+		{Index: 0, Redacted: true, Signature: "gAAAAB-enc", Id: "rs_0a1b", Format: "openai-responses-v1"},
 	} {
 		if err := a.AddReasoning(d); err != nil {
 			t.Fatal(err)
 		}
 	}
 	r := a.Message().GetParts()[0].GetReasoning()
-	if r.GetText() != "**Planning** the lookup." || r.GetSignature() != "gAAAAB-enc" || r.GetRedacted() || r.GetId() != "rs_0a1b" {
+	if r.GetText() != "**Planning** the lookup." || r.GetSignature() != "gAAAAB-enc" || r.GetRedacted() || r.GetId() != "rs_0a1b" ||
+		r.GetFormat() != "openai-responses-v1" {
 		t.Errorf("reasoning = %v", r)
 	}
 }

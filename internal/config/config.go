@@ -198,8 +198,9 @@ type Provider struct {
 	Project      string `yaml:"project"`
 	// ReasoningReplay (openai only): how earlier assistant turns' reasoning
 	// goes back to a compatible server: "auto" (by base URL host),
-	// "none", or "reasoning_content" (DeepSeek, Moonshot: on turns with
-	// tool calls, which those servers require).
+	// "none", "reasoning_content" (DeepSeek, Moonshot: on turns with
+	// tool calls, which those servers require) or "reasoning_details"
+	// (OpenRouter: the blocks it gave, with their format).
 	ReasoningReplay string `yaml:"reasoning_replay"`
 	// DefaultMaxTokens: Anthropic's required max_tokens when a call sets none.
 	DefaultMaxTokens int               `yaml:"default_max_tokens"`
@@ -425,12 +426,12 @@ func (c *Config) validate() []error {
 			add("%s (%s): organization and project are OpenAI headers; a %s provider does not send them", where, p.Name, p.Type)
 		}
 		switch p.ReasoningReplay {
-		case "", "auto", "none", "reasoning_content":
+		case "", "auto", "none", "reasoning_content", "reasoning_details":
 			if p.ReasoningReplay != "" && p.Type != "openai" {
 				add("%s (%s).reasoning_replay: only for openai (OpenAI-compatible) providers, not %s", where, p.Name, p.Type)
 			}
 		default:
-			add("%s (%s).reasoning_replay: %q is not auto, none or reasoning_content", where, p.Name, p.ReasoningReplay)
+			add("%s (%s).reasoning_replay: %q is not auto, none, reasoning_content or reasoning_details", where, p.Name, p.ReasoningReplay)
 		}
 		errs = append(errs, p.Transport.validate(where+".transport")...)
 		if p.Transport.MaxCallDuration != nil {

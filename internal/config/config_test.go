@@ -74,7 +74,7 @@ models:
 		"server.log_level", "providers[0] (a): set api_key_env", "providers[1].name: duplicate provider", "providers[1] (a).type",
 		`models[0] (m).provider: "ghost"`, "models[0] (m).capabilities.sing: unknown protocol", "models[1] (r): set either provider or deployments",
 		"providers[2] (z): organization and project are OpenAI headers",
-		`providers[3] (d).reasoning_replay: "always" is not auto, none or reasoning_content`,
+		`providers[3] (d).reasoning_replay: "always" is not auto, none, reasoning_content or reasoning_details`,
 		"providers[4] (c).reasoning_replay: only for openai (OpenAI-compatible) providers, not anthropic",
 		`models[2] (s).structured_output: "json" is not tool or native`,
 	} {

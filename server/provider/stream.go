@@ -68,6 +68,10 @@ type ReasoningDelta struct {
 	// Redacted and ID are set on the block's first piece.
 	Redacted bool
 	ID       string
+	// Format is the provider's name for the encoding of the block's
+	// signature and data (OpenRouter's reasoning_details format), on the
+	// first piece that knows it.
+	Format string
 }
 
 // ToolCallDelta is a fragment of a tool call.

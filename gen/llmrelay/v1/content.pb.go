@@ -258,7 +258,12 @@ type Reasoning struct {
 	// "openai", "azure", ...), set by the gateway. Signatures, ids and
 	// redacted data only go back to the same provider type; sent to another,
 	// the part keeps only its text (meta.warnings says so).
-	Provider      string `protobuf:"bytes,5,opt,name=provider,proto3" json:"provider,omitempty"`
+	Provider string `protobuf:"bytes,5,opt,name=provider,proto3" json:"provider,omitempty"`
+	// The encoding of the signature and data as the provider named it, to
+	// send back unchanged: an aggregator's dialect tag (OpenRouter's
+	// reasoning_details format: "anthropic-claude-v1", "google-gemini-v1",
+	// "openai-responses-v1"); empty when the provider names none.
+	Format        string `protobuf:"bytes,6,opt,name=format,proto3" json:"format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -324,6 +329,13 @@ func (x *Reasoning) GetId() string {
 func (x *Reasoning) GetProvider() string {
 	if x != nil {
 		return x.Provider
+	}
+	return ""
+}
+
+func (x *Reasoning) GetFormat() string {
+	if x != nil {
+		return x.Format
 	}
 	return ""
 }
@@ -767,13 +779,14 @@ const file_llmrelay_v1_content_proto_rawDesc = "" +
 	"toolResult\x12\x1a\n" +
 	"\arefusal\x18\x05 \x01(\tH\x00R\arefusal\x126\n" +
 	"\treasoning\x18\x06 \x01(\v2\x16.llmrelay.v1.ReasoningH\x00R\treasoningB\x06\n" +
-	"\x04kind\"\x85\x01\n" +
+	"\x04kind\"\x9d\x01\n" +
 	"\tReasoning\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1c\n" +
 	"\tsignature\x18\x02 \x01(\tR\tsignature\x12\x1a\n" +
 	"\bredacted\x18\x03 \x01(\bR\bredacted\x12\x0e\n" +
 	"\x02id\x18\x04 \x01(\tR\x02id\x12\x1a\n" +
-	"\bprovider\x18\x05 \x01(\tR\bprovider\"\x8a\x01\n" +
+	"\bprovider\x18\x05 \x01(\tR\bprovider\x12\x16\n" +
+	"\x06format\x18\x06 \x01(\tR\x06format\"\x8a\x01\n" +
 	"\x05Image\x12\x12\n" +
 	"\x03url\x18\x01 \x01(\tH\x00R\x03url\x12\x14\n" +
 	"\x04data\x18\x02 \x01(\fH\x00R\x04data\x12\x1b\n" +

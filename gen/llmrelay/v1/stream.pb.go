@@ -215,7 +215,9 @@ type ReasoningDelta struct {
 	// with the block's signature (OpenRouter relaying Gemini).
 	Id string `protobuf:"bytes,5,opt,name=id,proto3" json:"id,omitempty"`
 	// Set on the block's first delta: see Reasoning.provider.
-	Provider      string `protobuf:"bytes,6,opt,name=provider,proto3" json:"provider,omitempty"`
+	Provider string `protobuf:"bytes,6,opt,name=provider,proto3" json:"provider,omitempty"`
+	// See Reasoning.format; on the first delta that knows it.
+	Format        string `protobuf:"bytes,7,opt,name=format,proto3" json:"format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -288,6 +290,13 @@ func (x *ReasoningDelta) GetId() string {
 func (x *ReasoningDelta) GetProvider() string {
 	if x != nil {
 		return x.Provider
+	}
+	return ""
+}
+
+func (x *ReasoningDelta) GetFormat() string {
+	if x != nil {
+		return x.Format
 	}
 	return ""
 }
@@ -504,14 +513,15 @@ const file_llmrelay_v1_stream_proto_rawDesc = "" +
 	"\tTextDelta\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"\"\n" +
 	"\fRefusalDelta\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text\"\xa0\x01\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"\xb8\x01\n" +
 	"\x0eReasoningDelta\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1c\n" +
 	"\tsignature\x18\x03 \x01(\tR\tsignature\x12\x1a\n" +
 	"\bredacted\x18\x04 \x01(\bR\bredacted\x12\x0e\n" +
 	"\x02id\x18\x05 \x01(\tR\x02id\x12\x1a\n" +
-	"\bprovider\x18\x06 \x01(\tR\bprovider\"\x99\x01\n" +
+	"\bprovider\x18\x06 \x01(\tR\bprovider\x12\x16\n" +
+	"\x06format\x18\a \x01(\tR\x06format\"\x99\x01\n" +
 	"\rToolCallDelta\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x12\n" +

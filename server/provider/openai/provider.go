@@ -50,10 +50,10 @@ type Provider struct {
 	headers http.Header
 	org     string
 	project string
-	// replayContent: send earlier assistant turns' reasoning back as
-	// reasoning_content on turns with tool calls (WithReasoningReplay).
-	replayContent bool
-	replaySet     bool
+	// replay: how earlier assistant turns' reasoning goes back
+	// (WithReasoningReplay); replaySet when configured, else by host.
+	replay    replayMode
+	replaySet bool
 	// googleCompat: the base URL is Google's (Gemini's OpenAI-compatible
 	// endpoint), which takes thought signatures back on tool calls.
 	googleCompat bool
@@ -120,41 +120,58 @@ func WithProject(project string) Option {
 	return func(p *Provider) error { p.project = project; return nil }
 }
 
+// replayMode is how earlier assistant turns' reasoning goes back.
+type replayMode uint8
+
+const (
+	replayNone             replayMode = iota // not sent (Chat Completions has no field)
+	replayReasoningContent                   // reasoning_content on tool-call turns (DeepSeek, Moonshot)
+	replayReasoningDetails                   // reasoning_details, as received (OpenRouter)
+)
+
 // WithReasoningReplay says how earlier assistant turns' reasoning goes
 // back to the server: "reasoning_content" sends it on the turns that carry
 // tool calls, as DeepSeek's thinking mode and Moonshot's thinking models
-// require (they answer 400 without it); "none" never sends it (OpenAI
+// require (they answer 400 without it); "reasoning_details" sends the
+// blocks an aggregator gave (OpenRouter: Claude's signed thinking and
+// Gemini 3's thought signatures, which their APIs require back on
+// tool-call turns) with their format; "none" never sends it (OpenAI
 // rejects fields it does not know; DeepSeek's older deepseek-reasoner
 // rejected reasoning_content); "auto" (the default) is reasoning_content
-// for api.deepseek.com and api.moonshot.ai/.cn, none elsewhere.
+// for api.deepseek.com and api.moonshot.ai/.cn, reasoning_details for
+// openrouter.ai, none elsewhere.
 func WithReasoningReplay(mode string) Option {
 	return func(p *Provider) error {
 		switch mode {
 		case "", "auto":
 			p.replaySet = false
 		case "none":
-			p.replayContent, p.replaySet = false, true
+			p.replay, p.replaySet = replayNone, true
 		case "reasoning_content":
-			p.replayContent, p.replaySet = true, true
+			p.replay, p.replaySet = replayReasoningContent, true
+		case "reasoning_details":
+			p.replay, p.replaySet = replayReasoningDetails, true
 		default:
-			return fmt.Errorf("reasoning replay %q is not auto, none or reasoning_content", mode)
+			return fmt.Errorf("reasoning replay %q is not auto, none, reasoning_content or reasoning_details", mode)
 		}
 		return nil
 	}
 }
 
 // replayByHost is reasoning_replay auto: the servers known to require
-// reasoning_content on tool-call turns.
-func replayByHost(baseURL string) bool {
+// their reasoning back on tool-call turns.
+func replayByHost(baseURL string) replayMode {
 	u, err := url.Parse(baseURL)
 	if err != nil {
-		return false
+		return replayNone
 	}
-	switch strings.ToLower(u.Hostname()) {
-	case "api.deepseek.com", "api.moonshot.ai", "api.moonshot.cn":
-		return true
+	switch h := strings.ToLower(u.Hostname()); {
+	case h == "api.deepseek.com", h == "api.moonshot.ai", h == "api.moonshot.cn":
+		return replayReasoningContent
+	case h == "openrouter.ai", strings.HasSuffix(h, ".openrouter.ai"):
+		return replayReasoningDetails
 	}
-	return false
+	return replayNone
 }
 
 // googleHost reports whether baseURL is a Google API host (Gemini's
@@ -214,7 +231,7 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 		return nil, errors.New("openai: azure options given to New; use NewAzure")
 	}
 	if !p.replaySet {
-		p.replayContent = replayByHost(p.baseURL)
+		p.replay = replayByHost(p.baseURL)
 	}
 	p.googleCompat = googleHost(p.baseURL)
 	p.prepare()

@@ -17,6 +17,13 @@ const (
 	detailEncrypted = "reasoning.encrypted"
 )
 
+// OpenRouter's reasoning_details formats whose signature is opaque state of
+// its own (reasoning.encrypted), not a signature of the text.
+const (
+	formatOpenAI = "openai-responses-v1"
+	formatGemini = "google-gemini-v1"
+)
+
 // reasoningDetail is one entry of OpenRouter's reasoning_details: a text
 // block (text, signature), a summary, or encrypted reasoning (data). Index
 // is the block's position in the answer (stream pieces of one block share
@@ -28,6 +35,7 @@ type reasoningDetail struct {
 	Data      *string  `json:"data"`
 	Signature *string  `json:"signature"`
 	ID        *string  `json:"id"`
+	Format    *string  `json:"format"`
 	Index     *flexInt `json:"index"`
 }
 
@@ -47,7 +55,7 @@ func reasoningPieces(m *respMessage) (pieces []provider.ReasoningDelta, warnings
 			warnings = append(warnings, "reasoning_details is not an array of reasoning blocks; ignored")
 		} else {
 			for i, d := range details {
-				p := provider.ReasoningDelta{Index: i, ID: deref(d.ID), Signature: deref(d.Signature)}
+				p := provider.ReasoningDelta{Index: i, ID: deref(d.ID), Signature: deref(d.Signature), Format: deref(d.Format)}
 				if d.Index != nil {
 					if *d.Index < 0 || *d.Index > maxReasoningIndex {
 						warnings = append(warnings, fmt.Sprintf("reasoning_details[%d]: index %d out of range; ignored", i, *d.Index))
@@ -66,7 +74,7 @@ func reasoningPieces(m *respMessage) (pieces []provider.ReasoningDelta, warnings
 					warnings = append(warnings, fmt.Sprintf("reasoning_details[%d]: type %q not supported; ignored", i, d.Type))
 					continue
 				}
-				if p.Text != "" || p.Signature != "" || p.ID != "" || p.Redacted {
+				if p.Text != "" || p.Signature != "" || p.ID != "" || p.Redacted || p.Format != "" {
 					pieces = append(pieces, p)
 				}
 			}
@@ -110,6 +118,9 @@ func reasoningParts(pieces []provider.ReasoningDelta) []*llmrelayv1.Part {
 		r.Redacted = r.Redacted || p.Redacted
 		if p.ID != "" {
 			r.Id = p.ID
+		}
+		if p.Format != "" {
+			r.Format = p.Format
 		}
 	}
 	for _, part := range parts {

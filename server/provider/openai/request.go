@@ -231,13 +231,14 @@ func (p *Provider) encodeMessage(cm *chatMessage, m *llmrelayv1.Message, i int, 
 
 // assistantMessage encodes an assistant turn into cm; dropped counts its reasoning
 // parts not sent (Chat Completions has no field for them; servers that
-// require reasoning_content get it on turns with tool calls, p.replayContent).
+// require reasoning_content get it on turns with tool calls, and
+// aggregators the blocks they gave as reasoning_details: p.replay).
 //
 //go:noinline
 func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i int) (dropped int, err error) {
 	cm.Role, cm.Name = "assistant", m.GetName()
 	var text, reasoning strings.Builder
-	hasText, reasonings := false, 0
+	hasText, reasonings, block := false, 0, 0
 	for _, part := range m.GetParts() {
 		switch k := part.GetKind().(type) {
 		case *llmrelayv1.Part_Text:
@@ -246,9 +247,14 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 		case *llmrelayv1.Part_Refusal:
 			cm.Refusal += k.Refusal
 		case *llmrelayv1.Part_Reasoning:
-			reasonings++
+			block++ // its index among the turn's reasoning blocks
 			if !k.Reasoning.GetRedacted() {
 				reasoning.WriteString(k.Reasoning.GetText())
+			}
+			if p.replay == replayReasoningDetails && k.Reasoning.GetFormat() != "" {
+				cm.ReasoningDetails = appendDetails(cm.ReasoningDetails, k.Reasoning, block-1)
+			} else {
+				reasonings++ // not sent (unless reasoning_content below)
 			}
 		case *llmrelayv1.Part_ToolCall:
 			args := k.ToolCall.GetArguments()
@@ -280,7 +286,7 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 	default:
 		cm.Content = mustJSON("")
 	}
-	if p.replayContent && len(cm.ToolCalls) > 0 {
+	if p.replay == replayReasoningContent && len(cm.ToolCalls) > 0 {
 		// DeepSeek answers 400 when a tool-call turn lacks the field (its
 		// own turns always have reasoning in thinking mode; a turn from
 		// elsewhere gets what text it has, possibly none).
@@ -415,4 +421,40 @@ func toolChoiceMode(m llmrelayv1.ToolChoiceMode) string {
 	default:
 		return ""
 	}
+}
+
+// outDetail is a reasoning_details entry sent back to an aggregator.
+type outDetail struct {
+	Type      string `json:"type"`
+	Text      string `json:"text,omitempty"`
+	Summary   string `json:"summary,omitempty"`
+	Data      string `json:"data,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	ID        string `json:"id,omitempty"`
+	Format    string `json:"format"`
+	Index     int    `json:"index"`
+}
+
+// appendDetails appends the reasoning_details entries of one Reasoning part
+// (one block, at index) as OpenRouter gave them: readable text as
+// reasoning.text (with its signature when the format signs the text,
+// Claude's) or reasoning.summary (OpenAI's format), and opaque state as
+// reasoning.encrypted with its id (OpenAI's encrypted reasoning, Gemini's
+// thought signature).
+func appendDetails(out []outDetail, r *llmrelayv1.Reasoning, index int) []outDetail {
+	f, text, sig := r.GetFormat(), r.GetText(), r.GetSignature()
+	encrypted := r.GetRedacted() || (sig != "" && (r.GetId() != "" || f == formatOpenAI || f == formatGemini))
+	switch {
+	case text == "":
+	case f == formatOpenAI:
+		out = append(out, outDetail{Type: detailSummary, Summary: text, Format: f, Index: index})
+	case encrypted:
+		out = append(out, outDetail{Type: detailText, Text: text, Format: f, Index: index})
+	default:
+		out = append(out, outDetail{Type: detailText, Text: text, Signature: sig, Format: f, Index: index})
+	}
+	if encrypted && sig != "" {
+		out = append(out, outDetail{Type: detailEncrypted, Data: sig, ID: r.GetId(), Format: f, Index: index})
+	}
+	return out
 }

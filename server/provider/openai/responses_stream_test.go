@@ -448,7 +448,7 @@ func accFold(t testing.TB, evs []*provider.Event) folded {
 		case provider.EventReasoning:
 			r := ev.Reasoning
 			err = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(r.Index), Text: r.Text, Signature: r.Signature,
-				Redacted: r.Redacted, Id: r.ID})
+				Redacted: r.Redacted, Id: r.ID, Format: r.Format})
 		}
 		if err != nil {
 			t.Fatalf("fold: %v", err)

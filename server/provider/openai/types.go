@@ -58,6 +58,9 @@ type chatMessage struct {
 	// ReasoningContent is an assistant turn's reasoning sent back, only
 	// to servers that require it (p.replay; request.go).
 	ReasoningContent *string `json:"reasoning_content,omitempty"`
+	// ReasoningDetails are an assistant turn's reasoning blocks sent back
+	// to an aggregator that gave them (OpenRouter).
+	ReasoningDetails []outDetail `json:"reasoning_details,omitempty"`
 }
 
 // contentPart is a request content part: {"type":"text","text":...} or
