@@ -1,0 +1,266 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// tmc/langchaingo's httprr recordings (testdata/README.md, "Real
+// recordings from langchaingo's httprr traces"): the live API's answers to
+// langchaingo's tests, with every response header as recorded (request-id,
+// anthropic-ratelimit-*). Every expectation below is read off the
+// recording by hand.
+
+// The recorded signatures and redacted_thinking data.
+const (
+	lcgRedacted1 = "ErIGCkYICxgCKkAy1e1hkuqvlKEFaTr1/ucDwntenwqabMdAYEsi+2Wn/mS0O5swtEBqgARXJRY/ANU5H1YKtjCHYrEtLyaFCxiREgzPAZZTqNgeLoxhHesaDBP5vwXnwpgabkcq1CIw9Ea/ZCeeZVLhlXgqhHYnSxuIOiLKsCtl2x6Lv11p0ckbObR6LZFwnBDv5Zxp4e/PKpkFLzCZlFafNWhgdcvbGKoy6NI+oec5HjAJ9gErH6AzFJIYAX9E5BMObCg5HARR4P8RwnMVWoi8UwmRaqmotIjaOgkzRlFX58j1J1/mZcw/+1cJrJsoKRo9uBqCr+fwCuspZR65eiNVAqReeHyOX/eRcYdRgqbzTJNG1QDd2tVkkPUjHShoBuLZRBt0ynqToc+kAmjLfZSdxx3hNYehvIf88qCcDtw+uzGYd4lbTgwZsT5G+Bopxu9Q4+q3EkreNQpNXIPd+eqvvsgNYE8FiJCUKFVb68IxBKFAt81kwCpwvP67qpb7vs3xEghl0Nkau69/7QfHTH8zHeeRGP7X5kypHlMLl3Uz++cdDdFdpyeAhsMDF/TEEmPOTahYcFniWS/+S1Gz4K3E2ym2ds6n6zb3CpfJmTAzBpreRn9TnNcRDutu25PNUVxdCJ5dmZMFRFXJXLq+15uxiJL/KMHHu3uGvOjeo5UvG86RZ27RAvCY7K4ueLR7zVhOzMOa5QclWt8AqPmGR9sgH1wDg/Ni2Eijylg85Ti8uGSj93ERfbTKS9gUYOIDgRnT0B97TBvYLrhtCOvA29KJuWwX8hgx9wYMuWml1OoJ3oRR0Xdd3v46Rt8Gc4On3RiQgdKErK72W3w5E0gLMibMzzrkXmbzCHQYrfDXpVraalIMnok4hQQxinKGMBqPefeXGlgY6wJheN0DEveQ9nj4dnPFrTaHGa9+nUk+THjOFQHnxF6/Axkj7c3sZKwbknMBgK72lavtaQiFlvuSY9QTUXsMQbkwFOaAXxVrjLwLkWg9oe8OCUMvaLFn6jxgQiYt45iEwIU3IvSHinP++Ss4VBLNMtNcXB+w/ggLIbCBK+tHUXvIkE/8OjkwY1qQij6UiQIYAQ=="
+	lcgRedacted2 = "EvUECkYICxgCKkBJLVO1JZwO+Dg1X0fx3ZrBW4UsBkYv82xCDfu91EW2KN3OTDSCABQ1wb43X+6vfPFLV3oo2zAsMU0aovLTpMnSEgx7t+XSTaSCMtm+drIaDC6HpFZsN1dN7O+c/iIwJIjeVdLKIQrWp6r4tnS28C45GK4EPumSOEBM5OafXs4+Dua1D8qtLDxylBTr7fc7KtwD/lNqtd4mQd0Vowl8lrJlnPdslSSCdt9kVf7nZz15Kn2syK1ro/oNTa4LXOQ0l0ycgY02qrfZvd6QWABjv+g+E7Ue+l+pWc/WIlLMdGmeeh+MNnO9ZiuA/tEXmqwFoGvogl11vUEsXzq052wACFqT9jQ6wdiB6qrUC5hphWyanp3QBAPvMt/KDsJd49yk/um2iHFrbIQp4TUUS7GjoKO4GEv0d38w1F8t4oOD+PxfjM3Oe2YKJH2AeAHrdw1SCubzLGCNellXSg7V+IzXdZ63uqNBrtFE4guhofScIK7a5DKbxgaVRpWraqlOGjrYhCgqN+t8bcEmtIkS3sa7mqmniqCaaRvv6GBFjQCxnYc8+rYAoG87TVmJPsbeOIeiKHRd1vooIuVe7B1sbVlTd6PP6Gfpg7JZufSengzuxyh+s9IsIe2L6DeoC/1ii3JJzIeE1WtTTq/GIxG/07d4MhzXYw0H4j2ybNiqSPtNgAbvKoXIjQP0j2dME9hzG3YpKomVR05QtsmuryyfEr1QvSh4JYzS7kpWFEGWE4HYsUSpA/9P0UAqWbguFo89eMQ6nfhRt9WduhU+7CE4b7OiFnQwzGL8Qdy/voW8Y+H2Snyxrw81cJbIUYwRl+1nD6oYAQ=="
+	lcgParallelSig = "ErcECkYICxgCKkAPeZNKidA0PTeTnqksaIA7PGhGLSqK1TBXs63Dazt6rzdPjMM/S2vkRh0guMK88VP0kz5inHJpIq47NRYMGC6kEgwsMVazmmv0ziPgFosaDKD5iJwVBa3Th/5BHiIw+x395wsUZhaishmS2cyurftZsIbthkLyNGOUPh9w0NlOH/d0PElX6df67F9ZCJPpKp4DDKUvpcrOwSdymL0Ci8zjh+TQiPqRe2zi/aqIoe66aZ9pufT5FTitwvf7xBqr9DVeg4t0yM27yjA+P961jhXfEXV+WU1g4IZgdQnELNnw8JtHgWA8mmEE5jMqOO0PewBORwpEgpYgSfraey67vEVHF0eW+b0wWWygtj7hGKjoWcu+MakujV3UFcQIV6nJRiW9w1fH+uZD6GVCysBSo6R1wdq7CvAH24FbtrNJLvBWteDTDJc0+KSPP6bbwLNIcjkTft/PAnoUruCpKAr+eq5nHPZR5Hr1VslIbGEOXH1Uk1t1BOAPr69I+EOL+Xu1XhEVV2y8BN18ho4SFgrzAZsZZNS3ZPE7Xpf46bZql1nlFJQLKGOsRV10Z+K43RpPuyeEP1X1GyI/axWZ4mrztTS3FKiLOmjY+xYm+JQd52NyCMq73oLD2K4CjSXd7e6WsW4ld1ZBEYXgYZyCQrUdNIjRldaBrUsg1EP6G74RZP1m56/6oLuXbOjzXZijOEZkhASetwd0OBaIVjgmJpi1s5uIIWqZ2d+SUvMORO0Z3ZgzGAE="
+	lcgOpus5Sig    = "CAIS+AEKhwEIEBgCKkCXdfqxobAfmqVlxWjKUiA6dxpXcPqKTMxHmXSkynyNEHoR6klR5YlqPWgEbCEsLAAaPtSooG8ZrW6ia0w1OpBIMg1jbGF1ZGUtb3B1cy01OAFCCHRoaW5raW5nWiQxOTA0NDU2YS1jZDY0LTQ3NmMtOWNjOC1kYjAwY2RmOWQyMzISDBEunk84g+B2GDmFFxoMNVsQox6i3JkKdpXYIjCxN3M0xrki5V4yIq9jO7mgzO+//axKyA8hoEvF6BiAlPFAH5Z6j5sBFAkcQAJ5aRcqHhCvnR2olbH6V2yckbZHnzcwgpW09edk8ms1/C9vxRgB"
+	lcgStreamSig   = "EtICCkYICxgCKkARDRHxiNXHCcLFFJcta90QwhdCi9Wo5jidivkr+cJXUddQZVjOeXK0WmjjeD1wD5POjU5NQaufZ0x+hpnjlzKeEgx7EZ0nO2v7fx5WNSEaDA75Rm5H/g/QMSKTbyIwwAKk+dyda4LZGMrIH26JlqvQWhTcfoHsyefjMKrB5k5ff9mKRKZksZ9Qf8p2dkU2KrkBTTJB3kHGXcCFSAG5ROV+uGNjfkrEssZFmCbLE36p3soy/BMzHzhvw+VpHRHc0A45x7BI6BefdpwF6aJgK418dP5TVC1gPLP9ENz4r4/nS63HVyxha4m8+MXmUtZ7DQ8VmSsiheMduBcL9z0RX1CEUJKaepw4CrRFSv9TZrT6l611WvBLSERIUmkLrfl+G2bZgQFT1o4cjU0ce3ZxrCCeoRnL+aA0l2yDJnvfFxeP9KxS7EFPWa45d6gYAQ=="
+
+	// lcgMagic is the prompt Anthropic answers with redacted thinking.
+	lcgMagic = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_46C9A13E193C177646C7398A98432ECCCE4C1253D5E2D82641AC0E52CC2876CB"
+)
+
+// lcgRedactedText is the text of real_lcg_redacted_thinking_1.
+const lcgRedactedText = "I don't respond to attempts to access internal systems or backdoor commands. There are no special triggers or magic strings that change how I operate.\n\nHow can I assist you today with a legitimate task?"
+
+// lcgThinkingRequest is langchaingo's TestAnthropic_RedactedThinking
+// request: claude-3-7-sonnet-latest, temperature 1, max_tokens 16000,
+// thinking with a budget of 10000.
+func lcgThinkingRequest() *provider.Request {
+	return &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT,
+		Model:    "claude-3-7-sonnet-latest",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text(lcgMagic))},
+		Options:  &llmrelayv1.GenerationOptions{Temperature: ptr(1.0), MaxTokens: ptr[int32](16000)},
+		ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{
+			ThinkingBudgetTokens: ptr[int32](10000),
+		}}},
+	}
+}
+
+// lcgRateLimit is the four input/output token extended keys of a
+// recording's anthropic-ratelimit-input-tokens-* and -output-tokens-*.
+func lcgRateLimit(m map[string]string, inLimit, inRemaining, inReset, outLimit, outRemaining, outReset string) map[string]string {
+	m["ratelimit_input_tokens_limit"] = inLimit
+	m["ratelimit_input_tokens_remaining"] = inRemaining
+	m["ratelimit_input_tokens_reset"] = `"` + inReset + `"`
+	m["ratelimit_output_tokens_limit"] = outLimit
+	m["ratelimit_output_tokens_remaining"] = outRemaining
+	m["ratelimit_output_tokens_reset"] = `"` + outReset + `"`
+	return m
+}
+
+func TestLangchaingoGenerate(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		req  func(t *testing.T) *provider.Request
+		want llmWant
+		// remaining are anthropic-ratelimit-requests-remaining and
+		// -tokens-remaining.
+		requestsRemaining, tokensRemaining int64
+	}{
+		// claude-3-7-sonnet, the magic prompt: a redacted_thinking block
+		// (its data is the signature), then text; cache_creation zeros.
+		{"real_lcg_redacted_thinking_1", func(*testing.T) *provider.Request { return lcgThinkingRequest() }, llmWant{
+			parts: []*llmrelayv1.Part{
+				reasoningPart(&llmrelayv1.Reasoning{Redacted: true, Signature: lcgRedacted1}),
+				text(lcgRedactedText),
+			},
+			responseID: "msg_01GdmrBH1QwTGgDMNjUE2FNE", model: "claude-3-7-sonnet-20250219", requestID: "req_011CXWs7iTa9zBae46AjtwEe",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:         usageOf(93, 193, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 280000, tokensReset: time.Date(2026, 1, 26, 23, 34, 11, 0, time.UTC),
+			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`},
+				"200000", "200000", "2026-01-26T23:34:11Z", "80000", "80000", "2026-01-26T23:34:14Z"),
+		}, 3999, 280000},
+		// The follow-up ("Continue the conversation"): redacted thinking
+		// again, text with a space before a blank line.
+		{"real_lcg_redacted_thinking_2", func(*testing.T) *provider.Request { return lcgThinkingRequest() }, llmWant{
+			parts: []*llmrelayv1.Part{
+				reasoningPart(&llmrelayv1.Reasoning{Redacted: true, Signature: lcgRedacted2}),
+				text("I'd be happy to have a conversation with you, but we haven't really started one with a specific topic yet. \n\n" +
+					"Is there something in particular you'd like to discuss or a question I can help you with today? " +
+					"I'm here to assist with information, brainstorming, writing tasks, or just having a thoughtful conversation about topics you're interested in."),
+			},
+			responseID: "msg_017x59Rc2fc2xNnkzJ3FJ6s3", model: "claude-3-7-sonnet-20250219", requestID: "req_011CXWs899dJYVrnSjmByvK1",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:         usageOf(143, 176, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 280000, tokensReset: time.Date(2026, 1, 26, 23, 34, 17, 0, time.UTC),
+			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`},
+				"200000", "200000", "2026-01-26T23:34:17Z", "80000", "80000", "2026-01-26T23:34:19Z"),
+		}, 3999, 280000},
+		// claude-sonnet-4-5 with interleaved thinking: a signed thinking
+		// block (escaped quotes, numbered lines), text, then two parallel
+		// tool_use blocks.
+		{"real_lcg_parallel_tool_calls_with_thinking", thinkingRequest, llmWant{
+			parts: []*llmrelayv1.Part{
+				reasoningPart(&llmrelayv1.Reasoning{
+					Text: "The user is asking for both the weather and time in Boston. I have two functions available that can help:\n" +
+						"1. get_weather - which takes a location parameter\n2. get_time - which takes a location parameter\n\n" +
+						"Since these are independent calls (neither depends on the result of the other), I can make both calls at the same time in a single function_calls block.\n\n" +
+						"The location is \"Boston\" for both calls.",
+					Signature: lcgParallelSig,
+				}),
+				text("I'll get both the weather and time information for Boston."),
+				toolCallValid("toolu_01Pm8yB7EWqPLcqs7q6CZLwF", "get_weather", `{"location":"Boston"}`),
+				toolCallValid("toolu_01HZ1ZdpZQujsQX8oNutwTfd", "get_time", `{"location":"Boston"}`),
+			},
+			responseID: "msg_01PAH28ZD28BrJKtY8YPZzMv", model: "claude-sonnet-4-5-20250929", requestID: "req_011CXWs7iSL9xT6oejBka3DG",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+			usage:         usageOf(797, 200, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 1, 26, 23, 34, 11, 0, time.UTC),
+			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`},
+				"2000000", "2000000", "2026-01-26T23:34:11Z", "400000", "400000", "2026-01-26T23:34:13Z"),
+		}, 3997, 2400000},
+		// claude-opus-5 with adaptive thinking (summarized): a short signed
+		// thinking block, text with ✓; stop_details null;
+		// output_tokens_details.thinking_tokens 11 of the 144 output
+		// tokens; inference_geo kept in usage_details.
+		{"real_lcg_opus5_adaptive_reasoning", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
+			parts: []*llmrelayv1.Part{
+				reasoningPart(&llmrelayv1.Reasoning{Text: "I'm setting x to 7.", Signature: lcgOpus5Sig}),
+				text("## Solving for x\n\n**Equation:** x + 5 = 12\n\n**Step 1:** Subtract 5 from both sides to isolate x.\n\n" +
+					"$$x + 5 - 5 = 12 - 5$$\n\n**Step 2:** Simplify.\n\n$$x = 7$$\n\n" +
+					"**Check:** Substitute back into the original equation: 7 + 5 = 12 ✓\n\n**Answer: x = 7**"),
+			},
+			responseID: "msg_011CdMfQetsW9ZNDxPVNNcYq", model: "claude-opus-5", requestID: "req_011CdMfQdyon7F6domQsLmQa",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:         usageOf(24, 144, 0, 0, 11),
+			requestsLimit: 10000, tokensLimit: 12000000, tokensReset: time.Date(2026, 7, 24, 22, 22, 4, 0, time.UTC),
+			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`, "usage_details": `{"inference_geo":"global"}`},
+				"10000000", "10000000", "2026-07-24T22:22:04Z", "2000000", "2000000", "2026-07-24T22:22:06Z"),
+		}, 9996, 12000000},
+		// claude-haiku-4-5 writing a long system prompt to the 1-hour
+		// cache: 7 uncached input tokens, 6001 written, all of them in
+		// ephemeral_1h_input_tokens; text with an emoji.
+		{"real_lcg_ttl_caching_1", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
+			parts:      []*llmrelayv1.Part{text("Hello! \U0001F44B How can I help you today?")},
+			responseID: "msg_013XwAZHgGBDoohvW8efWAB9", model: "claude-haiku-4-5-20251001", requestID: "req_011CYuaH6E6KR4uusUW5SYP6",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:         usageOf(7, 16, 0, 6001, 0),
+			requestsLimit: 4000, tokensLimit: 4800000, tokensReset: time.Date(2026, 3, 10, 14, 41, 29, 0, time.UTC),
+			// The split has only the 1h count: a zero count is no detail.
+			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`,
+				"usage_details": `{"cache_creation.ephemeral_1h_input_tokens":6001,"inference_geo":"not_available"}`},
+				"4000000", "3999000", "2026-03-10T14:41:29Z", "800000", "800000", "2026-03-10T14:41:29Z"),
+		}, 3999, 4799000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, "testdata/"+tc.name+".http")
+			res, err := newTestProvider(t, srv.URL).Generate(context.Background(), tc.req(t))
+			if err != nil {
+				t.Fatalf("Generate: %v", err)
+			}
+			checkLLMWant(t, "unary", res.Message, res.Meta, tc.want)
+			if rl := res.Meta.GetRateLimit(); rl.GetRequestsRemaining() != tc.requestsRemaining || rl.GetTokensRemaining() != tc.tokensRemaining {
+				t.Errorf("remaining requests %d tokens %d, want %d %d", rl.GetRequestsRemaining(), rl.GetTokensRemaining(), tc.requestsRemaining, tc.tokensRemaining)
+			}
+			providertest.Golden(t, "testdata/"+tc.name+".golden", renderResult(t, res))
+			providertest.Golden(t, "testdata/"+tc.name+".request.golden", providertest.RequestGolden(srv.Last(t), requestHeaders...))
+		})
+	}
+}
+
+// TestLangchaingoStream: claude-sonnet-4-5 thinking then answering, padded
+// JSON (spaces before the closing brace of most events), a ping inside the
+// thinking block, a last empty thinking_delta, one signature_delta;
+// message_delta repeats the input counts (50 in, 211 out).
+func TestLangchaingoStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_lcg_text_response_with_thinking_streaming"
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), plainRequest())
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, err := collect(s)
+	if err != nil {
+		t.Fatalf("stream error: %v", err)
+	}
+	f := foldEvents(t, evs)
+	checkLLMWant(t, "streamed", f.message, f.meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{
+				Text: "This is a simple addition problem. Let me think through it step by step.\n\n5 + 3\n\nI need to add 3 to 5.\n\n" +
+					"Starting with 5, I add 3:\n5 + 1 = 6\n6 + 1 = 7\n7 + 1 = 8\n\nSo 5 + 3 = 8",
+				Signature: lcgStreamSig,
+			}),
+			text("# Adding 5 + 3\n\nLet me work through this step by step:\n\n**Step 1:** Start with the first number: **5**\n\n" +
+				"**Step 2:** Add the second number: **3**\n\n**Step 3:** Count up from 5, three times:\n- 5 + 1 = 6\n- 6 + 1 = 7\n- 7 + 1 = 8\n\n" +
+				"**Answer: 5 + 3 = 8**"),
+		},
+		responseID: "msg_015p8Cc5938XnHxgs9GKuBm5", model: "claude-sonnet-4-5-20250929", requestID: "req_011CXWs7iSL6Vha7gUysrcfv",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(50, 211, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 1, 26, 23, 34, 10, 0, time.UTC),
+		extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`},
+			"2000000", "2000000", "2026-01-26T23:34:10Z", "400000", "400000", "2026-01-26T23:34:10Z"),
+	})
+	if got := accumulate(t, evs); !proto.Equal(got, f.message) {
+		t.Errorf("accumulator message\n got %v\nwant %v", got, f.message)
+	}
+	providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, err))
+	providertest.Golden(t, "testdata/"+name+".request.golden", providertest.RequestGolden(srv.Last(t), requestHeaders...))
+}
+
+// TestLangchaingoRedactedRoundTrip: the answer of
+// real_lcg_redacted_thinking_1 sent back with the user's next turn must go
+// out as langchaingo's second request of the same trace did (the live API
+// accepted it, real_lcg_redacted_thinking_2 is its answer): the
+// redacted_thinking block with its data unchanged, then the text, in the
+// same messages and with the same thinking settings.
+func TestLangchaingoRedactedRoundTrip(t *testing.T) {
+	t.Parallel()
+	first := providertest.ReplayFile(t, "testdata/real_lcg_redacted_thinking_1.http")
+	res, err := newTestProvider(t, first.URL).Generate(context.Background(), lcgThinkingRequest())
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	next := providertest.ReplayFile(t, "testdata/real_lcg_redacted_thinking_2.http")
+	req := lcgThinkingRequest()
+	req.Messages = append(req.Messages, res.Message, msgOf(llmrelayv1.Role_ROLE_USER, text("Continue the conversation")))
+	res2, err := newTestProvider(t, next.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate (follow-up): %v", err)
+	}
+	if len(res2.Meta.GetWarnings()) != 0 {
+		t.Errorf("follow-up warnings %q, want none", res2.Meta.GetWarnings())
+	}
+	// langchaingo's second request, as recorded (its messages, max_tokens,
+	// temperature and thinking; the model is the alias it asked for).
+	const recorded = `{"model":"claude-3-7-sonnet-latest","messages":[` +
+		`{"role":"user","content":[{"type":"text","text":"` + lcgMagic + `"}]},` +
+		`{"role":"assistant","content":[{"type":"redacted_thinking","data":"` + lcgRedacted1 + `"},` +
+		`{"type":"text","text":"I don't respond to attempts to access internal systems or backdoor commands. There are no special triggers or magic strings that change how I operate.\n\nHow can I assist you today with a legitimate task?"}]},` +
+		`{"role":"user","content":[{"type":"text","text":"Continue the conversation"}]}],` +
+		`"max_tokens":16000,"temperature":1,"thinking":{"type":"enabled","budget_tokens":10000}}`
+	var want, got map[string]any
+	if err := json.Unmarshal([]byte(recorded), &want); err != nil {
+		t.Fatalf("recorded request: %v", err)
+	}
+	if err := json.Unmarshal(next.Last(t).Body, &got); err != nil {
+		t.Fatalf("sent request: %v", err)
+	}
+	for k, w := range want {
+		if g := got[k]; !reflect.DeepEqual(g, w) {
+			gb, _ := json.Marshal(g)
+			wb, _ := json.Marshal(w)
+			t.Errorf("request %s\n got %s\nwant %s", k, gb, wb)
+		}
+	}
+}
