@@ -28,9 +28,18 @@ const (
 	lcgOpus5Sig    = "CAIS+AEKhwEIEBgCKkCXdfqxobAfmqVlxWjKUiA6dxpXcPqKTMxHmXSkynyNEHoR6klR5YlqPWgEbCEsLAAaPtSooG8ZrW6ia0w1OpBIMg1jbGF1ZGUtb3B1cy01OAFCCHRoaW5raW5nWiQxOTA0NDU2YS1jZDY0LTQ3NmMtOWNjOC1kYjAwY2RmOWQyMzISDBEunk84g+B2GDmFFxoMNVsQox6i3JkKdpXYIjCxN3M0xrki5V4yIq9jO7mgzO+//axKyA8hoEvF6BiAlPFAH5Z6j5sBFAkcQAJ5aRcqHhCvnR2olbH6V2yckbZHnzcwgpW09edk8ms1/C9vxRgB"
 	lcgStreamSig   = "EtICCkYICxgCKkARDRHxiNXHCcLFFJcta90QwhdCi9Wo5jidivkr+cJXUddQZVjOeXK0WmjjeD1wD5POjU5NQaufZ0x+hpnjlzKeEgx7EZ0nO2v7fx5WNSEaDA75Rm5H/g/QMSKTbyIwwAKk+dyda4LZGMrIH26JlqvQWhTcfoHsyefjMKrB5k5ff9mKRKZksZ9Qf8p2dkU2KrkBTTJB3kHGXcCFSAG5ROV+uGNjfkrEssZFmCbLE36p3soy/BMzHzhvw+VpHRHc0A45x7BI6BefdpwF6aJgK418dP5TVC1gPLP9ENz4r4/nS63HVyxha4m8+MXmUtZ7DQ8VmSsiheMduBcL9z0RX1CEUJKaepw4CrRFSv9TZrT6l611WvBLSERIUmkLrfl+G2bZgQFT1o4cjU0ce3ZxrCCeoRnL+aA0l2yDJnvfFxeP9KxS7EFPWa45d6gYAQ=="
 
+	lcgSeqSig1 = "EtgCCkYICxgCKkAQHixoPDQwD9Pf0GyoWSG0ipJjgnhRhUsWMGRf6PKykeA6Dz+EI8fa9yeKQttngwFibwjqFZ6qPhanqQsxKBpiEgwDxACbfTP4VcPm6uMaDA5NfLuUhm2y8Kn5iiIwcsRk7bxA1jiIwd8QyIuNKa9O+IiuYzRWaN7QBJ7bT0R4/eUyArB0Hks1BBLxt5+VKr8BlpFuctab4iX0xit2s9981lTBeMlQX3nDKyMo4GmL3OTz7lt2nfIEztifU6NEcydNopmlAgHr+650w4+050ALJx6V3EYSSHAK0FF9GJ4NhPxzbfgNn4zCvEmA9fLe6WstDP3U400FMiOq7NG8/1oKAjb94OWOlqnEUknqUwvaLmLKlWCr61L0v1GrOXFihQmuOeS+1uZttmaej0PvykrJVNJvVwOTzu56bYLJPxwrh+0V2P62ErV0WXmg5V6SOsIYAQ=="
+	lcgSeqSig2 = "Eo4DCkYICxgCKkDUiYETxJ0HO3qz8nQDk23rkQ9lYxR6MmK8PVbdChMg882CH/q+r7LxxoI439uEfYJSKdB/zFq6cVZc5qMkX97fEgxggdj4RHghueD0Q8UaDDot5UpWOt1Oq7d4JSIwzlstL25D9dyLX9r+Xx/UiAFDU8mFeVlTjSAMeJvB9EqihF7wdpug+UbJGyZ1hXBYKvUB2BqxRZAXrg2XVr/40HoH9hfIejw8tiO5jE5kJrCjDYvdfBpdTpFB4omGoVsaTPHhnEkZlbR91fvXOfUQSX3IABJRT/ERnNioj/RGeYdcs70hc6VQup6DoWvPiW+uIujVU6KWBNJiuU/HofiWN4yR28uGCjq/ZQAGd89EtxddIDYmvb+wM0WVmdfKbQcJQbaFlM3FmjZFhFZByn9FqfBuwh/Qriy1Ff6P6a8QYjmBKYzgLtPcLU11xRl1GVmZDRwpfy5KCyBOuc2SHn2bgdhsBSc3QyR4crrN+l+dnu96CylPkS7/KZeUum0AuKXu0tEo/KncrvYYAQ=="
+	lcgMtcSig1 = "EsEDCkYICxgCKkBeFDWbmIv1VVS22aPCRHHeeZi97keLFUKgSANMIarirqLUjgvgtJ/d5SdfiTkK2aO6aKYl1XZ0NElb6aNupq5jEgy8l4zhT2IS4Y67SuwaDPfD5ClhdiqxM2T7cCIw0OzWBRWB5sRaGQz7FrefxwsDtDXwBftcS9Zj7EL75yHpN07uzqGqtzfP9S+JFij5KqgCL9yx8O7mDUDMZrcoRR9fWzG5Ilp9w0qckxvUBBUvOeLj+P+i268dHTInpGoYVFpOpzT5we1rfhRliRSGsjx+2cWGbtlI1GGHPBUsNvHtsNIBTiyWsCLe/3ufrm2qeOf3oP0qYOtuavdFQBayQ16sMX/np/4SsR0i9/z04Zd+QlHG3riudaepm6WeMb58WkfplWovAQL7rbYKGFLH/o0DDf3NJzB4xGBPLSjAHxIkkoW9TZPGb1qf0/sF+sb+t6nBCRmz4/gbtxJflqbRO3xsU50eokDgk9W4ot1MF/1vLyZkxv9kJCARaOw9sXzo7nIgA8rRDWE5erAlLl7In3A/ZTL+1Dk/LmE2is2jD1bTDQ/jswgWicT19uLyogOliNGZhySfsm/HQT0YAQ=="
+	lcgMtcSig2 = "Eq4CCkYICxgCKkDtz9wavwgzweFxn+jHQlLBgUl8TB07ClUrYykKxo5Mu7vtgR3WSZ268/YSMQbyHAoEdCZW4eFH8yaxaDpGzihjEgxbet/tV0xGsJieaRwaDNojFULU9bXV86XORyIwGjpNV2HCHTMx1Ubi83J7rmw/Xec2haciETQKfONOiRwxdm5xO/y/8vOgESCLpIyWKpUBysRWX7AVL4rvarfcsxUl+kVMvUtmIgW0W3Kv6Xa6Jm4XgFkd4uh4FiMZ0iY1lch7YrnacsB3PYzHrRg+sjiPHDMnQXIvw9BZ7KTXl2nUVjSwjlJyYpc+OPSeMAtyKTWKJtNZQAoF/zzQbYsAYwuLwMyQBtDykyRW03lw4h/ShBrXh9zM2AQ0LobzadbVreyhEl5XhPoYAQ=="
+
 	// lcgMagic is the prompt Anthropic answers with redacted thinking.
 	lcgMagic = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_46C9A13E193C177646C7398A98432ECCCE4C1253D5E2D82641AC0E52CC2876CB"
 )
+
+// lcgSeqThinking1 is the thinking of
+// real_lcg_sequential_tool_calls_with_thinking_1.
+const lcgSeqThinking1 = "The user wants me to:\n1. Calculate (5 + 3)\n2. Then multiply that result by 2\n\nI can do this in one calculation: (5 + 3) * 2\n\nLet me use the calculate function to compute this."
 
 // lcgRedactedText is the text of real_lcg_redacted_thinking_1.
 const lcgRedactedText = "I don't respond to attempts to access internal systems or backdoor commands. There are no special triggers or magic strings that change how I operate.\n\nHow can I assist you today with a legitimate task?"
@@ -157,6 +166,78 @@ func TestLangchaingoGenerate(t *testing.T) {
 				"usage_details": `{"cache_creation.ephemeral_1h_input_tokens":6001,"inference_geo":"not_available"}`},
 				"4000000", "3999000", "2026-03-10T14:41:29Z", "800000", "800000", "2026-03-10T14:41:29Z"),
 		}, 3999, 4799000},
+		// claude-sonnet-4-5 with interleaved thinking, the first of two
+		// sequential tool turns: signed thinking then a tool_use, no text.
+		{"real_lcg_sequential_tool_calls_with_thinking_1", thinkingRequest, llmWant{
+			parts: []*llmrelayv1.Part{
+				reasoningPart(&llmrelayv1.Reasoning{Text: lcgSeqThinking1, Signature: lcgSeqSig1}),
+				toolCallValid("toolu_01DEbz4aVH2QyU3TVqydqZpN", "calculate", `{"expression":"(5 + 3) * 2"}`),
+			},
+			responseID: "msg_01XX2qdoQ5WNBRd5WwDzfiLs", model: "claude-sonnet-4-5-20250929", requestID: "req_011CXWs7iSLSf847316kwCkX",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+			usage:         usageOf(745, 125, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 1, 26, 23, 34, 11, 0, time.UTC),
+			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`},
+				"2000000", "2000000", "2026-01-26T23:34:11Z", "400000", "400000", "2026-01-26T23:34:12Z"),
+		}, 3997, 2400000},
+		// Its answer after the tool result "8": thinking, text with ×, a
+		// second tool_use.
+		{"real_lcg_sequential_tool_calls_with_thinking_2", thinkingRequest, llmWant{
+			parts: []*llmrelayv1.Part{
+				reasoningPart(&llmrelayv1.Reasoning{
+					Text: "Hmm, that doesn't seem right. Let me think through this:\n- (5 + 3) = 8\n- 8 * 2 = 16\n\n" +
+						"The result should be 16, not 8. It seems the function may have only calculated (5 + 3) and not multiplied by 2. Let me recalculate to make sure.",
+					Signature: lcgSeqSig2,
+				}),
+				text("The calculation is: **(5 + 3) × 2 = 8 × 2 = 16**\n\nWait, let me recalculate that to verify:"),
+				toolCallValid("toolu_016gA6ur1kRmB1T6mfsipJ4X", "calculate", `{"expression":"8 * 2"}`),
+			},
+			responseID: "msg_0192uhTax7YRMifdZfWyvFZm", model: "claude-sonnet-4-5-20250929", requestID: "req_011CXWs7zAdrdtSDv2uf9S5E",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+			usage:         usageOf(890, 190, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 1, 26, 23, 34, 15, 0, time.UTC),
+			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`},
+				"2000000", "2000000", "2026-01-26T23:34:15Z", "400000", "400000", "2026-01-26T23:34:18Z"),
+		}, 3999, 2400000},
+		// A system prompt, tools and the user turn written to the 5-minute
+		// cache (3775 tokens, all ephemeral_5m); 10 uncached.
+		{"real_lcg_multi_turn_tool_thinking_caching_1", thinkingRequest, llmWant{
+			parts: []*llmrelayv1.Part{
+				reasoningPart(&llmrelayv1.Reasoning{
+					Text: "The user wants me to fetch sales data and calculate the total. I'll need to:\n1. First fetch the sales data using the fetch_data function\n" +
+						"2. Then calculate the total based on what data is returned\n\nLet me start by fetching the sales data. I'll use a general query for \"sales data\".",
+					Signature: lcgMtcSig1,
+				}),
+				text("I'll help you fetch the sales data and calculate the total."),
+				toolCallValid("toolu_01P4vRC8iixnXvBvmteWaxGN", "fetch_data", `{"query":"sales data"}`),
+			},
+			responseID: "msg_01He5m3A5uoXGxTqGgrSW9mh", model: "claude-sonnet-4-5-20250929", requestID: "req_011CXYRrRs7DyYUiXiuNeH3i",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+			usage:         usageOf(10, 143, 0, 3775, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 1, 27, 19, 24, 4, 0, time.UTC),
+			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`,
+				"usage_details": `{"cache_creation.ephemeral_5m_input_tokens":3775}`},
+				"2000000", "1998000", "2026-01-27T19:24:04Z", "400000", "400000", "2026-01-27T19:24:06Z"),
+		}, 3999, 2398000},
+		// The next turn (after the tool result): 3775 read from the cache,
+		// 171 more written (5m), 13 uncached.
+		{"real_lcg_multi_turn_tool_thinking_caching_2", thinkingRequest, llmWant{
+			parts: []*llmrelayv1.Part{
+				reasoningPart(&llmrelayv1.Reasoning{
+					Text:      "Great! I got the sales data: [100, 200, 300]. Now I need to calculate the total. I'll use the calculate function to sum these values.",
+					Signature: lcgMtcSig2,
+				}),
+				text("Now let me calculate the total of these sales:"),
+				toolCallValid("toolu_01WP2FzrnXpCrURz14ts8Pr7", "calculate", `{"expression":"100 + 200 + 300"}`),
+			},
+			responseID: "msg_0175p4EoaU7y6W7JAn9dTpVL", model: "claude-sonnet-4-5-20250929", requestID: "req_011CXYRrkCvKbc6EjfzgMvWc",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+			usage:         usageOf(13, 114, 3775, 171, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 1, 27, 19, 24, 9, 0, time.UTC),
+			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`,
+				"usage_details": `{"cache_creation.ephemeral_5m_input_tokens":171}`},
+				"2000000", "2000000", "2026-01-27T19:24:09Z", "400000", "400000", "2026-01-27T19:24:10Z"),
+		}, 3999, 2400000},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,46 +257,91 @@ func TestLangchaingoGenerate(t *testing.T) {
 	}
 }
 
-// TestLangchaingoStream: claude-sonnet-4-5 thinking then answering, padded
-// JSON (spaces before the closing brace of most events), a ping inside the
-// thinking block, a last empty thinking_delta, one signature_delta;
-// message_delta repeats the input counts (50 in, 211 out).
 func TestLangchaingoStream(t *testing.T) {
 	t.Parallel()
-	const name = "real_lcg_text_response_with_thinking_streaming"
-	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
-	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), plainRequest())
-	if err != nil {
-		t.Fatalf("Stream: %v", err)
+	cases := []struct {
+		name string
+		want llmWant
+		// deltas is how many argument deltas each call gets, in order
+		// (the recorded input_json_delta events, the empty ones left out).
+		deltas []int
+	}{
+		// claude-sonnet-4-5 thinking then answering, padded JSON (spaces
+		// before the closing brace of most events), a ping inside the
+		// thinking block, a last empty thinking_delta, one
+		// signature_delta; message_delta repeats the input counts.
+		{"real_lcg_text_response_with_thinking_streaming", llmWant{
+			parts: []*llmrelayv1.Part{
+				reasoningPart(&llmrelayv1.Reasoning{
+					Text: "This is a simple addition problem. Let me think through it step by step.\n\n5 + 3\n\nI need to add 3 to 5.\n\n" +
+						"Starting with 5, I add 3:\n5 + 1 = 6\n6 + 1 = 7\n7 + 1 = 8\n\nSo 5 + 3 = 8",
+					Signature: lcgStreamSig,
+				}),
+				text("# Adding 5 + 3\n\nLet me work through this step by step:\n\n**Step 1:** Start with the first number: **5**\n\n" +
+					"**Step 2:** Add the second number: **3**\n\n**Step 3:** Count up from 5, three times:\n- 5 + 1 = 6\n- 6 + 1 = 7\n- 7 + 1 = 8\n\n" +
+					"**Answer: 5 + 3 = 8**"),
+			},
+			responseID: "msg_015p8Cc5938XnHxgs9GKuBm5", model: "claude-sonnet-4-5-20250929", requestID: "req_011CXWs7iSL6Vha7gUysrcfv",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:         usageOf(50, 211, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 1, 26, 23, 34, 10, 0, time.UTC),
+			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`},
+				"2000000", "2000000", "2026-01-26T23:34:10Z", "400000", "400000", "2026-01-26T23:34:10Z"),
+		}, nil},
+		// claude-sonnet-4-5: text, then two parallel tool_use blocks with
+		// caller {type: direct}: calculateTip's arguments in seven pieces
+		// after an empty one (split inside keys), getWaiterName with only
+		// an empty input_json_delta (no arguments: {}); inference_geo in
+		// message_start's usage.
+		{"real_lcg_generate_content_with_tool_and_streaming", llmWant{
+			parts: []*llmrelayv1.Part{
+				text("I'll calculate the tip and get the waiter's name for you."),
+				toolCallValid("toolu_01UhMrWkCgWyQ9rMPESVvW7Q", "calculateTip", `{"billAmount": 50, "tipPercentage": 15}`),
+				toolCallValid("toolu_01TegCH28tEiPxz2ecyuYFh9", "getWaiterName", "{}"),
+			},
+			responseID: "msg_011DarQorWnnFyLE4phPP6KE", model: "claude-sonnet-4-5-20250929", requestID: "req_011CYuapvA1BFxD4EFJ8wx3f",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+			usage:         usageOf(679, 111, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 3, 10, 14, 48, 40, 0, time.UTC),
+			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`, "usage_details": `{"inference_geo":"not_available"}`},
+				"2000000", "2000000", "2026-03-10T14:48:40Z", "400000", "400000", "2026-03-10T14:48:40Z"),
+		}, []int{7, 1}}, // getWaiterName's one delta is the "{}" the adapter gives a call without arguments
 	}
-	evs, err := collect(s)
-	if err != nil {
-		t.Fatalf("stream error: %v", err)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, "testdata/"+tc.name+".http")
+			s, err := newTestProvider(t, srv.URL).Stream(context.Background(), plainRequest())
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			evs, err := collect(s)
+			if err != nil {
+				t.Fatalf("stream error: %v", err)
+			}
+			f := foldEvents(t, evs)
+			checkLLMWant(t, "streamed", f.message, f.meta, tc.want)
+			if got := accumulate(t, evs); !proto.Equal(got, f.message) {
+				t.Errorf("accumulator message\n got %v\nwant %v", got, f.message)
+			}
+			var deltas []int
+			for _, ev := range evs {
+				if ev.Kind != provider.EventToolCall || ev.ToolCall.Arguments == "" {
+					continue
+				}
+				i := ev.ToolCall.Index
+				for len(deltas) <= i {
+					deltas = append(deltas, 0)
+				}
+				deltas[i]++
+			}
+			if !equalInts(deltas, tc.deltas) {
+				t.Errorf("argument deltas per call %v, want %v", deltas, tc.deltas)
+			}
+			providertest.Golden(t, "testdata/"+tc.name+".golden", renderEvents(t, evs, err))
+			providertest.Golden(t, "testdata/"+tc.name+".request.golden", providertest.RequestGolden(srv.Last(t), requestHeaders...))
+		})
 	}
-	f := foldEvents(t, evs)
-	checkLLMWant(t, "streamed", f.message, f.meta, llmWant{
-		parts: []*llmrelayv1.Part{
-			reasoningPart(&llmrelayv1.Reasoning{
-				Text: "This is a simple addition problem. Let me think through it step by step.\n\n5 + 3\n\nI need to add 3 to 5.\n\n" +
-					"Starting with 5, I add 3:\n5 + 1 = 6\n6 + 1 = 7\n7 + 1 = 8\n\nSo 5 + 3 = 8",
-				Signature: lcgStreamSig,
-			}),
-			text("# Adding 5 + 3\n\nLet me work through this step by step:\n\n**Step 1:** Start with the first number: **5**\n\n" +
-				"**Step 2:** Add the second number: **3**\n\n**Step 3:** Count up from 5, three times:\n- 5 + 1 = 6\n- 6 + 1 = 7\n- 7 + 1 = 8\n\n" +
-				"**Answer: 5 + 3 = 8**"),
-		},
-		responseID: "msg_015p8Cc5938XnHxgs9GKuBm5", model: "claude-sonnet-4-5-20250929", requestID: "req_011CXWs7iSL6Vha7gUysrcfv",
-		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
-		usage:         usageOf(50, 211, 0, 0, 0),
-		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 1, 26, 23, 34, 10, 0, time.UTC),
-		extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`},
-			"2000000", "2000000", "2026-01-26T23:34:10Z", "400000", "400000", "2026-01-26T23:34:10Z"),
-	})
-	if got := accumulate(t, evs); !proto.Equal(got, f.message) {
-		t.Errorf("accumulator message\n got %v\nwant %v", got, f.message)
-	}
-	providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, err))
-	providertest.Golden(t, "testdata/"+name+".request.golden", providertest.RequestGolden(srv.Last(t), requestHeaders...))
 }
 
 // TestLangchaingoRedactedRoundTrip: the answer of
@@ -263,4 +389,61 @@ func TestLangchaingoRedactedRoundTrip(t *testing.T) {
 			t.Errorf("request %s\n got %s\nwant %s", k, gb, wb)
 		}
 	}
+}
+
+// TestLangchaingoToolRoundTrip: the answer of
+// real_lcg_sequential_tool_calls_with_thinking_1 sent back with the tool's
+// result must go out as langchaingo's second request of the same trace did
+// (the live API accepted it; _2 is its answer): the assistant turn holds the
+// thinking block with its text and signature unchanged and the tool_use with
+// the parsed arguments; the user turn the tool_result for the same id.
+func TestLangchaingoToolRoundTrip(t *testing.T) {
+	t.Parallel()
+	first := providertest.ReplayFile(t, "testdata/real_lcg_sequential_tool_calls_with_thinking_1.http")
+	res, err := newTestProvider(t, first.URL).Generate(context.Background(), thinkingRequest(t))
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	next := providertest.ReplayFile(t, "testdata/real_lcg_sequential_tool_calls_with_thinking_2.http")
+	req := thinkingRequest(t)
+	req.Messages = []*llmrelayv1.Message{
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Calculate (5 + 3) and then multiply by 2")),
+		res.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01DEbz4aVH2QyU3TVqydqZpN", "8", false)),
+	}
+	res2, err := newTestProvider(t, next.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate (follow-up): %v", err)
+	}
+	if len(res2.Meta.GetWarnings()) != 0 {
+		t.Errorf("follow-up warnings %q, want none", res2.Meta.GetWarnings())
+	}
+	// langchaingo's second request's messages, as recorded.
+	recorded := `[{"role":"user","content":[{"type":"text","text":"Calculate (5 + 3) and then multiply by 2"}]},` +
+		`{"role":"assistant","content":[{"type":"thinking","thinking":` + jsonQuote(t, lcgSeqThinking1) + `,"signature":"` + lcgSeqSig1 + `"},` +
+		`{"type":"tool_use","id":"toolu_01DEbz4aVH2QyU3TVqydqZpN","name":"calculate","input":{"expression":"(5 + 3) * 2"}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01DEbz4aVH2QyU3TVqydqZpN","content":"8"}]}]`
+	var want []map[string]any
+	if err := json.Unmarshal([]byte(recorded), &want); err != nil {
+		t.Fatalf("recorded messages: %v", err)
+	}
+	var sent struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	if err := json.Unmarshal(next.Last(t).Body, &sent); err != nil {
+		t.Fatalf("sent request: %v", err)
+	}
+	if !reflect.DeepEqual(sent.Messages, want) {
+		gb, _ := json.Marshal(sent.Messages)
+		t.Errorf("messages\n got %s\nwant %s", gb, recorded)
+	}
+}
+
+func jsonQuote(t *testing.T, s string) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
