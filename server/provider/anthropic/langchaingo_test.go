@@ -306,6 +306,43 @@ func TestLangchaingoStream(t *testing.T) {
 			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`, "usage_details": `{"inference_geo":"not_available"}`},
 				"2000000", "2000000", "2026-03-10T14:48:40Z", "400000", "400000", "2026-03-10T14:48:40Z"),
 		}, []int{7, 1}}, // getWaiterName's one delta is the "{}" the adapter gives a call without arguments
+		// claude-sonnet-4-5 with cache_control on the tools and the last
+		// turn, three turns of one conversation. First: a tool_use (no
+		// text), 1881 tokens written to the 5-minute cache, 3 uncached;
+		// message_delta repeats the counts without the 5m/1h split.
+		{"real_lcg_tool_results_caching_streaming_1", llmWant{
+			parts:      []*llmrelayv1.Part{toolCallValid("toolu_017gFQvN2ViSK2BLwq8bwwhc", "get_weather", `{"location": "Paris, France"}`)},
+			responseID: "msg_01FSzqDYDTPLK3UNG2tMpcGg", model: "claude-sonnet-4-5-20250929", requestID: "req_011CXYS9Aaptbk1qKCgCcgbv",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+			usage:         usageOf(3, 55, 0, 1881, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 1, 27, 19, 27, 50, 0, time.UTC),
+			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`,
+				"usage_details": `{"cache_creation.ephemeral_5m_input_tokens":1881}`},
+				"2000000", "1999000", "2026-01-27T19:27:50Z", "400000", "400000", "2026-01-27T19:27:50Z"),
+		}, []int{4}},
+		// After the tool result: text with °, 1881 read, 72 written, 6
+		// uncached.
+		{"real_lcg_tool_results_caching_streaming_2", llmWant{
+			parts:      []*llmrelayv1.Part{text("The current weather in Paris, France is sunny with a temperature of 22°C (approximately 72°F).")},
+			responseID: "msg_01MTrWMuLwJ1QQWm3Y9hNQCq", model: "claude-sonnet-4-5-20250929", requestID: "req_011CXYS9LSQSgfPDS5DbEQsK",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:         usageOf(6, 27, 1881, 72, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 1, 27, 19, 27, 53, 0, time.UTC),
+			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`,
+				"usage_details": `{"cache_creation.ephemeral_5m_input_tokens":72}`},
+				"2000000", "1999000", "2026-01-27T19:27:53Z", "400000", "400000", "2026-01-27T19:27:53Z"),
+		}, nil},
+		// "What about London?": a tool_use again, 1953 read, 37 written.
+		{"real_lcg_tool_results_caching_streaming_3", llmWant{
+			parts:      []*llmrelayv1.Part{toolCallValid("toolu_019DHu8vHnnTfwnzfCP6RnN9", "get_weather", `{"location": "London, UK"}`)},
+			responseID: "msg_01Uwq8F8Di4KkeQDfBGnjeKk", model: "claude-sonnet-4-5-20250929", requestID: "req_011CXYS9WMDK7jsw3vXaGYrm",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+			usage:         usageOf(3, 55, 1953, 37, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 1, 27, 19, 27, 55, 0, time.UTC),
+			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`,
+				"usage_details": `{"cache_creation.ephemeral_5m_input_tokens":37}`},
+				"2000000", "1999000", "2026-01-27T19:27:55Z", "400000", "400000", "2026-01-27T19:27:55Z"),
+		}, []int{4}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -446,4 +483,83 @@ func jsonQuote(t *testing.T, s string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// lcgStream replays one streamed recording for req and returns the
+// answer and the request the adapter sent.
+func lcgStream(t *testing.T, name string, req *provider.Request) (*llmrelayv1.Message, []byte) {
+	t.Helper()
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("%s: Stream: %v", name, err)
+	}
+	evs, err := collect(s)
+	if err != nil {
+		t.Fatalf("%s: stream error: %v", name, err)
+	}
+	f := foldEvents(t, evs)
+	if len(f.meta.GetWarnings()) != 0 {
+		t.Errorf("%s: warnings %q, want none", name, f.meta.GetWarnings())
+	}
+	return f.message, srv.Last(t).Body
+}
+
+// TestLangchaingoStreamRoundTrip: the three streamed turns of
+// TestAnthropic_ToolResultsCachingStreaming. Each answer, sent back with the
+// tool result or the next user turn, must give the messages langchaingo sent
+// next, which the live API accepted (its answers are _2 and _3). langchaingo
+// marks the last block of each request with cache_control; the gateway sets
+// no cache breakpoint in these messages, so the recorded cache_control keys
+// are left out of the comparison.
+func TestLangchaingoStreamRoundTrip(t *testing.T) {
+	t.Parallel()
+	req := func(msgs ...*llmrelayv1.Message) *provider.Request {
+		r := plainRequest()
+		r.Messages = msgs
+		return r
+	}
+	user := msgOf(llmrelayv1.Role_ROLE_USER, text("What's the weather in Paris?"))
+	first, _ := lcgStream(t, "real_lcg_tool_results_caching_streaming_1", req(user))
+	result := msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_017gFQvN2ViSK2BLwq8bwwhc", "Sunny, 22°C", false))
+	second, sent2 := lcgStream(t, "real_lcg_tool_results_caching_streaming_2", req(user, first, result))
+	const turns2 = `[{"role":"user","content":[{"type":"text","text":"What's the weather in Paris?"}]},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"toolu_017gFQvN2ViSK2BLwq8bwwhc","name":"get_weather","input":{"location":"Paris, France"}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_017gFQvN2ViSK2BLwq8bwwhc","content":"Sunny, 22°C","cache_control":{"type":"ephemeral","ttl":"5m"}}]}]`
+	lcgSameMessages(t, "second request", sent2, turns2)
+
+	london := msgOf(llmrelayv1.Role_ROLE_USER, text("What about London?"))
+	_, sent3 := lcgStream(t, "real_lcg_tool_results_caching_streaming_3", req(user, first, result, second, london))
+	const turns3 = `[{"role":"user","content":[{"type":"text","text":"What's the weather in Paris?"}]},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"toolu_017gFQvN2ViSK2BLwq8bwwhc","name":"get_weather","input":{"location":"Paris, France"}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_017gFQvN2ViSK2BLwq8bwwhc","content":"Sunny, 22°C"}]},` +
+		`{"role":"assistant","content":[{"type":"text","text":"The current weather in Paris, France is sunny with a temperature of 22°C (approximately 72°F)."}]},` +
+		`{"role":"user","content":[{"type":"text","text":"What about London?","cache_control":{"type":"ephemeral","ttl":"5m"}}]}]`
+	lcgSameMessages(t, "third request", sent3, turns3)
+}
+
+// lcgSameMessages compares the messages of a sent request body with
+// recorded ones, without the recorded blocks' cache_control.
+func lcgSameMessages(t *testing.T, what string, body []byte, recorded string) {
+	t.Helper()
+	var want []map[string]any
+	if err := json.Unmarshal([]byte(recorded), &want); err != nil {
+		t.Fatalf("%s: recorded messages: %v", what, err)
+	}
+	for _, m := range want {
+		for _, b := range m["content"].([]any) {
+			delete(b.(map[string]any), "cache_control")
+		}
+	}
+	var sent struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &sent); err != nil {
+		t.Fatalf("%s: sent request: %v", what, err)
+	}
+	if !reflect.DeepEqual(sent.Messages, want) {
+		gb, _ := json.Marshal(sent.Messages)
+		wb, _ := json.Marshal(want)
+		t.Errorf("%s: messages\n got %s\nwant %s", what, gb, wb)
+	}
 }
