@@ -3,6 +3,7 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -561,5 +562,41 @@ func lcgSameMessages(t *testing.T, what string, body []byte, recorded string) {
 		gb, _ := json.Marshal(sent.Messages)
 		wb, _ := json.Marshal(want)
 		t.Errorf("%s: messages\n got %s\nwant %s", what, gb, wb)
+	}
+}
+
+// TestLangchaingoRateLimitError: a real 429 rate_limit_error (too many
+// concurrent connections) with no retry-after and no anthropic-ratelimit-*
+// headers, x-should-retry: true; the request id from the header (the body
+// has none). Unary and streamed alike (an error status returns no stream).
+func TestLangchaingoRateLimitError(t *testing.T) {
+	t.Parallel()
+	const msg = "Number of concurrent connections has exceeded your rate limit. Please try again later or contact sales at " +
+		"https://www.anthropic.com/contact-sales to discuss your options for a rate limit increase."
+	for _, streaming := range []bool{false, true} {
+		srv := providertest.ReplayFile(t, "testdata/real_lcg_client_beta_header_429.http")
+		p := newTestProvider(t, srv.URL)
+		var err error
+		if streaming {
+			var s provider.Stream
+			s, err = p.Stream(context.Background(), plainRequest())
+			if s != nil {
+				t.Fatal("Stream returned a stream with an error status")
+			}
+		} else {
+			_, err = p.Generate(context.Background(), plainRequest())
+		}
+		var pe *provider.Error
+		if !errors.As(err, &pe) {
+			t.Fatalf("stream=%v: error %T %v is not a *provider.Error", streaming, err, err)
+		}
+		if pe.Kind != provider.KindRateLimited || pe.HTTPStatus != 429 || pe.Code != "rate_limit_error" || pe.RetryAfter != 0 ||
+			pe.ShouldRetry != provider.RetryAdvised || pe.RequestID != "req_011CPg15DzD4eqU5RwJ2ReXS" || pe.Message != msg {
+			t.Errorf("stream=%v: got kind=%v status=%d code=%q retry=%v advice=%v rid=%q msg=%q", streaming,
+				pe.Kind, pe.HTTPStatus, pe.Code, pe.RetryAfter, pe.ShouldRetry, pe.RequestID, pe.Message)
+		}
+		if pe.Meta.GetProviderRequestId() != "req_011CPg15DzD4eqU5RwJ2ReXS" || pe.Meta.GetRateLimit() != nil {
+			t.Errorf("stream=%v: meta %v, want the request id and no rate limit", streaming, pe.Meta)
+		}
 	}
 }
