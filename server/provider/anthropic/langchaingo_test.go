@@ -239,6 +239,30 @@ func TestLangchaingoGenerate(t *testing.T) {
 				"usage_details": `{"cache_creation.ephemeral_5m_input_tokens":171}`},
 				"2000000", "2000000", "2026-01-27T19:24:09Z", "400000", "400000", "2026-01-27T19:24:10Z"),
 		}, 3999, 2400000},
+		// claude-sonnet-5 with adaptive thinking that chose not to think:
+		// no thinking block, thinking_tokens 0 (no reasoning count), text
+		// with ✓, stop_details null.
+		{"real_lcg_adaptive_thinking", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
+			parts: []*llmrelayv1.Part{text("# Solving x + 5 = 12\n\nTo solve for **x**, subtract 5 from both sides of the equation:\n\n" +
+				"$$x + 5 = 12$$\n$$x + 5 - 5 = 12 - 5$$\n$$x = 7$$\n\n**Check:** 7 + 5 = 12 ✓\n\n**x = 7**")},
+			responseID: "msg_011Cd22MwnQnvT26utSBh48V", model: "claude-sonnet-5", requestID: "req_011Cd22MvYzVn3TwyTiR8zLH",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:         usageOf(24, 108, 0, 0, 0),
+			requestsLimit: 10000, tokensLimit: 12000000, tokensReset: time.Date(2026, 7, 14, 13, 24, 57, 0, time.UTC),
+			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`, "usage_details": `{"inference_geo":"global"}`},
+				"10000000", "10000000", "2026-07-14T13:24:57Z", "2000000", "2000000", "2026-07-14T13:24:58Z"),
+		}, 9999, 12000000},
+		// Native structured output (output_config.format json_schema): the
+		// answer is the text, the JSON object as the model wrote it.
+		{"real_lcg_structured_output_object_schema", func(*testing.T) *provider.Request { return lcgStructuredRequest() }, llmWant{
+			parts:      []*llmrelayv1.Part{text(`{"country":"France","capital":"Paris"}`)},
+			responseID: "msg_011Cd6gdWqN9oHSSz2JXDnoq", model: "claude-sonnet-4-5-20250929", requestID: "req_011Cd6gdNK9czxiwpU5vtTpu",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:         usageOf(176, 12, 0, 0, 0),
+			requestsLimit: 10000, tokensLimit: 12000000, tokensReset: time.Date(2026, 7, 17, 0, 29, 11, 0, time.UTC),
+			extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`, "usage_details": `{"inference_geo":"not_available"}`},
+				"10000000", "10000000", "2026-07-17T00:29:11Z", "2000000", "2000000", "2026-07-17T00:29:11Z"),
+		}, 9995, 12000000},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -344,6 +368,16 @@ func TestLangchaingoStream(t *testing.T) {
 				"usage_details": `{"cache_creation.ephemeral_5m_input_tokens":37}`},
 				"2000000", "1999000", "2026-01-27T19:27:55Z", "400000", "400000", "2026-01-27T19:27:55Z"),
 		}, []int{4}},
+		// claude-3-opus (August 2025) through langchaingo's client: "id"
+		// before "model" in message_start, a ping between text deltas,
+		// only request-id (no rate-limit headers) and Via: 1.1 google.
+		{"real_lcg_client_create_message_stream", llmWant{
+			parts:      []*llmrelayv1.Part{text("1\n2\n3\n4\n5")},
+			responseID: "msg_01Ju7oPaDmjgrhWq8gNP4AUj", model: "claude-3-opus-20240229", requestID: "req_011CSFCEDW38yAyCenJvnwn8",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage:    usageOf(15, 13, 0, 0, 0),
+			extended: map[string]string{"service_tier": `"standard"`},
+		}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -597,6 +631,52 @@ func TestLangchaingoRateLimitError(t *testing.T) {
 		}
 		if pe.Meta.GetProviderRequestId() != "req_011CPg15DzD4eqU5RwJ2ReXS" || pe.Meta.GetRateLimit() != nil {
 			t.Errorf("stream=%v: meta %v, want the request id and no rate limit", streaming, pe.Meta)
+		}
+	}
+}
+
+// lcgStructuredRequest is langchaingo's StructuredOutputRealAPI object
+// case: the capital question with a JSON schema, answered natively.
+func lcgStructuredRequest() *provider.Request {
+	return &provider.Request{
+		Model: "claude-sonnet-4-5", NativeStructuredOutput: true,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is the capital of France?"))},
+		Options: &llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](256), ResponseFormat: &llmrelayv1.ResponseFormat{
+			Type:   llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+			Schema: `{"type":"object","properties":{"country":{"type":"string"},"capital":{"type":"string"}},"required":["country","capital"],"additionalProperties":false}`,
+		}},
+	}
+}
+
+// TestLangchaingoStructuredRequest: the request for
+// real_lcg_structured_output_object_schema is the one the live API
+// answered: its model, messages, max_tokens and output_config as recorded,
+// and no tools (the native way, no forced answer tool).
+func TestLangchaingoStructuredRequest(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, "testdata/real_lcg_structured_output_object_schema.http")
+	if _, err := newTestProvider(t, srv.URL).Generate(context.Background(), lcgStructuredRequest()); err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	const recorded = `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[{"type":"text","text":"What is the capital of France?"}]}],` +
+		`"max_tokens":256,"output_config":{"format":{"type":"json_schema","schema":{"type":"object","properties":{"country":{"type":"string"},"capital":{"type":"string"}},"required":["country","capital"],"additionalProperties":false}}}}`
+	var want, got map[string]any
+	if err := json.Unmarshal([]byte(recorded), &want); err != nil {
+		t.Fatalf("recorded request: %v", err)
+	}
+	if err := json.Unmarshal(srv.Last(t).Body, &got); err != nil {
+		t.Fatalf("sent request: %v", err)
+	}
+	for k, w := range want {
+		if g := got[k]; !reflect.DeepEqual(g, w) {
+			gb, _ := json.Marshal(g)
+			wb, _ := json.Marshal(w)
+			t.Errorf("request %s\n got %s\nwant %s", k, gb, wb)
+		}
+	}
+	for _, k := range []string{"tools", "tool_choice", "thinking"} {
+		if _, ok := got[k]; ok {
+			t.Errorf("request has %s: %s", k, srv.Last(t).Body)
 		}
 	}
 }
