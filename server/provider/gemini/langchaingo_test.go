@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -24,6 +25,7 @@ import (
 var langchaingoRecordings = []string{
 	"real_lcg_google_parallel_function_calls_signature_1", "real_lcg_google_parallel_function_calls_signature_2",
 	"real_lcg_google_implicit_caching_streaming_1", "real_lcg_google_implicit_caching_streaming_2",
+	"real_lcg_google_truncation_streaming", "real_lcg_google_error_unregistered_caller",
 }
 
 // lcgParallelSig is the thoughtSignature of the first call of
@@ -203,4 +205,66 @@ func TestLangchaingoImplicitCachingStream(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLangchaingoTruncationStream: gemini-2.5-flash with maxOutputTokens
+// 200 spent 189 on thinking: one SSE event with the start of the text and
+// finishReason MAX_TOKENS, serviceTier standard; duplicated security
+// headers from the front end (nginx) as recorded.
+func TestLangchaingoTruncationStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_lcg_google_truncation_streaming"
+	p, _ := replay(t, name)
+	s, err := p.Stream(context.Background(), generateCases(t)["plain"])
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	defer s.Close()
+	evs, end := drain(t, s)
+	if !errors.Is(end, io.EOF) {
+		t.Fatalf("stream ended with %v", end)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderStream(t, evs, end))
+	f := foldEvents(evs)
+	if f.text != "The water cycle, also known as" || len(f.calls) != 0 {
+		t.Errorf("text %q, calls %v", f.text, f.calls)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 9, OutputTokens: 7 + 189, TotalTokens: 205, ReasoningTokens: 189}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+	if m := f.meta; m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_LENGTH || m.GetProviderFinishReason() != "MAX_TOKENS" ||
+		m.GetServiceTier() != "standard" || m.GetResponseId() != "FB2IauKaKPLnnsEP2viZiQw" || m.GetResolvedModel() != "gemini-2.5-flash" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
+
+// TestLangchaingoUnregisteredCaller: a request without an API key, 403
+// PERMISSION_DENIED with Google's message, unary and streamed.
+func TestLangchaingoUnregisteredCaller(t *testing.T) {
+	t.Parallel()
+	const msgText = "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API."
+	check := func(what string, err error) {
+		t.Helper()
+		var pe *provider.Error
+		if !errors.As(err, &pe) {
+			t.Fatalf("%s: err = %v, want *provider.Error", what, err)
+		}
+		if pe.Provider != "gemini" || pe.Kind != provider.KindPermissionDenied || pe.HTTPStatus != 403 || pe.Code != "PERMISSION_DENIED" ||
+			pe.Message != msgText || pe.RetryAfter != 0 {
+			t.Errorf("%s: got %+v", what, pe)
+		}
+		if !strings.Contains(err.Error(), msgText) {
+			t.Errorf("%s: error text %q lost the provider's message", what, err)
+		}
+	}
+	p, _ := replay(t, "real_lcg_google_error_unregistered_caller")
+	_, err := p.Generate(context.Background(), generateCases(t)["plain"])
+	check("Generate", err)
+	p, _ = replay(t, "real_lcg_google_error_unregistered_caller")
+	s, err := p.Stream(context.Background(), generateCases(t)["plain"])
+	if err == nil {
+		_, err = drain(t, s)
+		s.Close()
+	}
+	check("Stream", err)
 }
