@@ -180,3 +180,89 @@ func TestLangchaingoCloudStructuredGLM(t *testing.T) {
 		t.Errorf("format sent %s", sent.Format)
 	}
 }
+
+// TestLangchaingoContextLength: a local Ollama (January 2026) with num_ctx
+// 128 and truncate false refusing a long prompt on /api/chat: 400, the body
+// de-chunked, {"error":"the input length exceeds the context length"}; a
+// context-length error, unary and streamed.
+func TestLangchaingoContextLength(t *testing.T) {
+	t.Parallel()
+	const name = "real_lcg_context_length_no_truncate"
+	req := func() *provider.Request {
+		return &provider.Request{
+			Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemma3:1b",
+			Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("This is a test sentence to fill up the context window. What is 2+2?"))},
+			Options:  &llmrelayv1.GenerationOptions{Temperature: ptr(0.0)},
+			ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Ollama{Ollama: &llmrelayv1.OllamaOptions{
+				NumCtx: ptr(int32(128)),
+			}}},
+		}
+	}
+	check := func(what string, err error) {
+		t.Helper()
+		var pe *provider.Error
+		if !errors.As(err, &pe) {
+			t.Fatalf("%s: err = %v, want *provider.Error", what, err)
+		}
+		if pe.Kind != provider.KindContextLength || pe.HTTPStatus != 400 || pe.Provider != "ollama" ||
+			pe.Message != "the input length exceeds the context length" || pe.RetryAfter != 0 {
+			t.Errorf("%s: kind %v status %d message %q retry %v", what, pe.Kind, pe.HTTPStatus, pe.Message, pe.RetryAfter)
+		}
+	}
+	_, err := newTestProvider(t, providertest.ReplayFile(t, td(name+".http"))).Generate(context.Background(), req())
+	check("Generate", err)
+	st, err := newTestProvider(t, providertest.ReplayFile(t, td(name+".http"))).Stream(context.Background(), req())
+	if err == nil {
+		_, err = collect(st)
+	}
+	check("Stream", err)
+}
+
+// TestLangchaingoCloudStream: gpt-oss:120b streamed from ollama.com, which
+// labels the NDJSON stream Content-Type application/json: 64 thinking
+// lines, then the content, a line with empty content and done false, then
+// the done line with only three of the counters.
+func TestLangchaingoCloudStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_lcg_cloud_streaming"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-oss:120b",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Count from 1 to 5"))},
+		Options:  &llmrelayv1.GenerationOptions{MaxTokens: ptr(int32(16384))},
+	}
+	st, err := newTestProvider(t, srv).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, err := collect(st)
+	if err != nil {
+		t.Fatalf("stream ended with %v", err)
+	}
+	providertest.Golden(t, td(name+".golden"), renderEvents(t, evs, err))
+	f := foldEvents(t, evs)
+	parts := f.msg.GetParts()
+	const thinking = `The user wants "Count from 1 to 5". Likely they just want counting: 1, 2, 3, 4, 5. Provide a simple enumerated list. ` +
+		`Could give them like "1. 2. 3. 4. 5." Might be straightforward.`
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != thinking || parts[1].GetText() != "1  \n2  \n3  \n4  \n5" {
+		t.Fatalf("parts %v, want the thinking then the count", parts)
+	}
+	m := f.meta
+	if m.GetResolvedModel() != "gpt-oss:120b" || m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "stop" ||
+		m.GetProviderRequestId() != "e39cb47e-18df-4f17-8d5b-8dd3b04cd2c2" {
+		t.Errorf("model %q finish %v / %q request id %q", m.GetResolvedModel(), m.GetFinishReason(), m.GetProviderFinishReason(), m.GetProviderRequestId())
+	}
+	if u := m.GetUsage(); u.GetInputTokens() != 74 || u.GetOutputTokens() != 83 || u.GetTotalTokens() != 157 {
+		t.Errorf("usage %v", u)
+	}
+	ext := m.GetExtended().AsMap()
+	if ext[extTotalDuration] != float64(822128072) || ext[extPromptEvalCount] != float64(74) || ext[extEvalCount] != float64(83) {
+		t.Errorf("extended %v", ext)
+	}
+	if _, ok := ext[extLoadDuration]; ok {
+		t.Errorf("extended has %s, which the answer does not", extLoadDuration)
+	}
+	if len(m.GetWarnings()) != 0 {
+		t.Errorf("warnings %q", m.GetWarnings())
+	}
+}
