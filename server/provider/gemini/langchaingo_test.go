@@ -26,6 +26,7 @@ var langchaingoRecordings = []string{
 	"real_lcg_google_parallel_function_calls_signature_1", "real_lcg_google_parallel_function_calls_signature_2",
 	"real_lcg_google_implicit_caching_streaming_1", "real_lcg_google_implicit_caching_streaming_2",
 	"real_lcg_google_truncation_streaming", "real_lcg_google_error_unregistered_caller",
+	"real_lcg_google_text_signature_streaming_1", "real_lcg_google_text_signature_streaming_2",
 }
 
 // lcgParallelSig is the thoughtSignature of the first call of
@@ -267,4 +268,117 @@ func TestLangchaingoUnregisteredCaller(t *testing.T) {
 		s.Close()
 	}
 	check("Stream", err)
+}
+
+// TestLangchaingoTextSignatureRoundTrip: gemini-3-flash-preview streamed
+// with includeThoughts: a thought summary, eighteen text chunks, then the
+// thoughtSignature on an empty text part with finishReason STOP. The answer,
+// sent back with the next user turn, must go out as langchaingo's second
+// request did (the live API answered it): the model turn carries the whole
+// text and, on it, the signature.
+func TestLangchaingoTextSignatureRoundTrip(t *testing.T) {
+	t.Parallel()
+	const first = "real_lcg_google_text_signature_streaming_1"
+	p, _ := replay(t, first)
+	req := generateCases(t)["plain"]
+	req.Model = "gemini-3-flash-preview"
+	req.Messages = []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Calculate 23 * 17. Show your work."))}
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	defer s.Close()
+	evs, end := drain(t, s)
+	if !errors.Is(end, io.EOF) {
+		t.Fatalf("stream ended with %v", end)
+	}
+	providertest.Golden(t, filepath.Join("testdata", first+".golden"), renderStream(t, evs, end))
+	answer := foldMessage(t, evs)
+	want := msg(llmrelayv1.Role_ROLE_ASSISTANT,
+		&llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: lcgThought}}},
+		text(lcgAnswerText),
+		&llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Signature: lcgTextSig}}})
+	if !proto.Equal(answer, want) {
+		t.Errorf("answer\n got %v\nwant %v", answer, want)
+	}
+	f := foldEvents(evs)
+	if u := (&llmrelayv1.Usage{InputTokens: 14, OutputTokens: 418 + 399, TotalTokens: 831, ReasoningTokens: 399}); !proto.Equal(f.usage, u) {
+		t.Errorf("usage %v, want %v", f.usage, u)
+	}
+	if m := f.meta; m.GetResponseId() != "ZzB1aZjZNoaOjMcPxvPuwQ4" || m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+
+	req2 := generateCases(t)["plain"]
+	req2.Model = "gemini-3-flash-preview"
+	req2.Messages = []*llmrelayv1.Message{
+		msg(llmrelayv1.Role_ROLE_USER, text("Calculate 23 * 17. Show your work.")),
+		answer,
+		msg(llmrelayv1.Role_ROLE_USER, text("Now divide that result by 23")),
+	}
+	next, srv := replay(t, "real_lcg_google_text_signature_streaming_2")
+	res2, err := next.Generate(context.Background(), req2)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, filepath.Join("testdata", "real_lcg_google_text_signature_streaming_2.golden"), renderResult(t, res2))
+	// The second answer, unary: its one text part carries the signature.
+	want2 := msg(llmrelayv1.Role_ROLE_ASSISTANT, text(lcgDivideText),
+		&llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Signature: lcgDivideSig}}})
+	if !proto.Equal(res2.Message, want2) {
+		t.Errorf("second answer\n got %v\nwant %v", res2.Message, want2)
+	}
+	if m := res2.Meta; m.GetResponseId() != "cDB1aeaBOsK9jMcPn7nf8Ag" || m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP ||
+		!proto.Equal(m.GetUsage(), &llmrelayv1.Usage{InputTokens: 442, OutputTokens: 331 + 252, TotalTokens: 1025, ReasoningTokens: 252}) || len(m.GetWarnings()) != 0 {
+		t.Errorf("second meta %v", m)
+	}
+	var sent struct {
+		Contents []struct {
+			Role  string            `json:"role"`
+			Parts []json.RawMessage `json:"parts"`
+		} `json:"contents"`
+	}
+	body := srv.Last(t).Body
+	if err := json.Unmarshal(body, &sent); err != nil {
+		t.Fatalf("request body: %v", err)
+	}
+	if len(sent.Contents) != 3 || sent.Contents[1].Role != "model" || len(sent.Contents[1].Parts) != 2 {
+		t.Fatalf("contents %s, want user, model with two parts, user", body)
+	}
+	// langchaingo sent the model turn as the one text part with the
+	// signature on it; ours carries the same part, preceded by the thought
+	// summary marked as a thought (unsigned, as it came).
+	for i, want := range []string{
+		`{"text":` + jsonString(t, lcgThought) + `,"thought":true}`,
+		`{"text":` + jsonString(t, lcgAnswerText) + `,"thoughtSignature":"` + lcgTextSig + `"}`,
+	} {
+		if !jsonTextEqual(t, sent.Contents[1].Parts[i], want) {
+			t.Errorf("model part %d: %s, want %s", i, sent.Contents[1].Parts[i], want)
+		}
+	}
+	if len(sent.Contents[2].Parts) != 1 || !jsonTextEqual(t, sent.Contents[2].Parts[0], `{"text":"Now divide that result by 23"}`) {
+		t.Errorf("last user turn %s", body)
+	}
+}
+
+// The recorded texts and signatures of
+// real_lcg_google_text_signature_streaming_1 and _2, whole.
+const (
+	lcgThought    = "**Exploring Multiplication Methods**\n\nI've started exploring different methods to calculate 23 x 17. I'm focusing on three approaches: standard long multiplication, a mental math friendly distributive property approach, and a more algebraic difference of squares method. The goal is to show the work, as required. I'll evaluate the efficiency and clarity of each approach.\n\n\n"
+	lcgTextSig    = "EvEKCu4KAXLI2nzruhYXPiwd5NEBTL3oR3Oz4AfPbqqG0K3XrZVTeb6QABgsdYUYltRMMmuQbUl/Bs7fGjQF4AIoAxTBiI+Ra65laI2nm0Ez6Ulh2sBxb6aidvhgl3M6phSvDLlrzzGc69t6mcfsygChhRp9lg3Yxpd/ki736AtjOgmrXklqJ0mniMOia9bnDkeQudt1oAn3Mm16vk2EYEfkSL4r5tXjPMadzs6uN1kcb8YfTMY+1TRg6z75Eon+Qh96shSTvXKOoZlmTXWaiYjFOAQP3WKzdChOZKM9sepXAoCL66czKqqqsPxIwk58ZaGfOrTF/qQXpWVvHKcq808fsWY3i3BEMenJgBkLozpku/NYP50ZhKtcVGcq+ygLseMgbS/cSeFC+ayVpj2eZvJKkCCvPQLVZoCL7gW97wshdwE6iaNOGwi7JtbxQMhzHOv2O8eL/bcgXRcWP1K33gGf0t6A6wkCT+nU0IgGXorDFqOK1t9rrKAtaIz7wBxT5uYGIvo4CDH3RMDhSu2B7XqTsQWrPoiUkzo8lCccUfM8U5MzUDBZT5P+Db2l1mKNqEdhZe7lELue50wZVCYFndKCJi6CiMzSeBXjni8zVGeIhm5lIyIiUyrhOIDQKteZ4tVaLfNtEi1c9JqD6rmwHrsscKmznVzq2N4vcE9z7gzs0VFDG+hLSIPdQdRm742smoFejASVssOotMuA7oHGeI7yI9FQcQ2dlSZVi7ldrDwWi/H7IpSqxEEYIP/2OJI6pXhZbq4/7FOpTu+RUjBD1ob+Ys1lYqdvwd59z4/NskQmIglIx+OtSyXb07H4BWIuyl5qIwwKfTgJRxG4XhwmPJqsE7WJmvz1cittXkzbC/IAkAq/vp/LIVRR8LHo4DrEV71MpTUqTL+vopdAv9hU13TPe/PrZUzyQsILQ241tAfWeB0saHadC3Ryw6+CCmb6dO94+0wFpIMgj2fm8xzODpwn0+6MFMz3npgiFkPMqY6wWcQ7u8ktEMNq7xkq8qp3I7jGczWRAZhmfjADNgz1sdk9u5nSNTuXRlUqpyDIfCV3hMvGrVoWgeJ3+K0VVVq6/fq1VCJ9LGoq0jx+oqXgH+lKbY4Xa126epp8oFmyKmh5ICfzBlsquggWlFwXvskjisHa2eU2eLv88PesMcPHv2HUusS3SzeuprsMfSM56/Xd4hGfj5fxgwq0U8Im3jsFPg42TPUcx/tdgYpqBbv1aw2LkztxqbXccMXHIdmEYDtC6g4vLlA7NJDcGMbVBN2vbNTtymPwKTBw7ibxfRzAifh01gXeUhIPEN0aLYgU9zsaFUJ8NT3VX/KSuHslkwD95yoIXPyZfcpTYqqddQiYVwH5+Dh7j910BYTxBMkNY0lwu4ka5ne0rL0AMQmT+Si2BpngVI8B3RjObE/ra9Hbrs8aJ6ndY9xw0ObZ7a40ZJX/1woYghBbTyL7s1k2kR36n7nDxChv2cAk0NslcKjfVISXozTCNNX0YhTZyzJJHre84ZoNaXQXoPb7WFYB4q+IiUUTAaENiRP5janjH2FedFQdA/ITn14IXk76GUmt0/wYGaz08fDUP+G0PxwrxUWJQRhA6NMdUR/p79kNlD+8TRYI3xFZGKgbp1UkXQv5dr5JntnjLYlZ+ZbY2063hQ8ZWooRcAY1G0ipCRMajDZ54933sSCZoGetFEC4ajmFv4HDPYqOcDc+zCoKc+YuVLfD4CX8KVUyC8x4SShRTC/Qx+PktaPFWfWcGRqPz9yWF1PbGasUb6zdyj5bjJRPd+HCamCnyY6qagyut4s35iPW8RNX5A+iklIJajFqRY/3d3RaXgGjLu/2tETty1XDXhN5HB6RpQ=="
+	lcgDivideText = "To divide **391** by **23**, you can use the relationship from the previous multiplication or perform long division.\n\n### Method 1: Using the Inverse Relationship\nSince you just calculated that **23 \u00d7 17 = 391**, division is the inverse operation:\n$$391 \\div 23 = 17$$\n\n---\n\n### Method 2: Long Division\n1.  **How many times does 23 go into 39?**\n    *   23 goes into 39 **1** time.\n    *   $1 \\times 23 = 23$\n    *   $39 - 23 = 16$\n\n2.  **Bring down the 1:**\n    *   This makes the new number **161**.\n\n3.  **How many times does 23 go into 161?**\n    *   From our previous work, we know $23 \\times 7 = 161$.\n    *   So, 23 goes into 161 exactly **7** times.\n    *   $161 - 161 = 0$\n\n**Work Layout:**\n```text\n      17\n    ____\n 23 ) 391\n    - 23\n    ----\n      161\n    - 161\n    ----\n        0\n```\n\n**Final Answer:**\n391 \u00f7 23 = **17**"
+	lcgDivideSig  = "ErkFCrYFAXLI2nwARUuse1ZKkCjqYbwfQO8G9FNB2AsCElhjJX8ttqDDtoJPeUvpXWq26w5zfsFOocm9PzOwghFhs6mesD9ezY1WOTOTfRFx+2PeAZkUjPWVyIRWd20p6g6bnjc5Dl39Gvtx1fmbZATp+eCmtzcRLKfYeYvGeUiGpzKbAbEM+QU5nV7Xg4TnhysQhUlmI5ou1AH8J8vRBn+b9McUO/wKqBYGTOqBbnxqawyYCBiwSjPfOjRkQLPPiXzBqtx9U7Ob5KGLuhNRO3FwqACOkv2vrmY34PPztJJ6fPmVIq4iZOuzpg6T8YOmU9romHOF2Ou+nNaDrcJgMIDEryYDWmo2m6+zzdHi4l0qubD5v8l+IsAl2nXUxwuN5YvCTMxwX4M07NMyXiqFNT36mszRCJnANcm47jEmy4i6cXUCLyYVpvXrZFtpTfwZgEH4Mux73n/yt+h5ctiJfdL2rKOJzr5xWoRs56fRfPeQK2JQdjUABBS6ydskWYvM0AQ4Q4kVLO9JvGNakgvK2eDlacbOkZIDfeM8MN5sFPugdb2kBVEzwEnA4jgTFC5vtpTTUmuGpxVxDWEYfoYLu5uhZzGpvKNWe1K9iiBXwWSm/8sfl3TkEUFtykuRXt0+Q7CU+kGCIZ2v73Nvqmcxk8mPHvE94v2zLLM/EGtmsE5Y+sthnRGGA8WMiiAahHHg2aMUDAIUdEuRpWWdebPP3qySZ5ED2smDpCQA3oOohsaqG5xOzLn/tZGgIhK72EXEx8B35NWqAXqxPF2B/Sr5aeAaLc8mTNeo/DT5Hq3ItRIbxBW0csJbOvIdstJINen0nWZwX2Nj/izzPmuK0/C55e7TWv/OcJf2ygb+RvSYE1x/01iTjNALVMEImZ+OyHnhEPL5aWYYjk/G+XwddGPj2l1rMg8eitFAzCwjrQ=="
+)
+
+// lcgAnswerText is the streamed answer joined, as langchaingo sent it back.
+const lcgAnswerText = "To calculate **23 \u00d7 17**, you can use several methods. Here are two ways to show the work:\n\n### Method 1: Standard Long Multiplication\n1.  **Multiply 23 by 7 (the ones digit):**\n    *   7 \u00d7 3 = 21 (Write down 1, carry the 2)\n    *   7 \u00d7 2 = 14\n    *   14 + 2 (carried) = 16\n    *   Result: **161**\n\n2.  **Multiply 23 by 10 (the tens digit):**\n    *   Place a 0 in the ones column.\n    *   1 \u00d7 3 = 3\n    *   1 \u00d7 2 = 2\n    *   Result: **230**\n\n3.  **Add the two results together:**\n    *   161 + 230 = **391**\n\n**Work Layout:**\n```text\n      23\n    x 17\n    ----\n     161  (7 \u00d7 23)\n    +230  (10 \u00d7 23)\n    ----\n     391\n```\n\n***\n\n### Method 2: Difference of Squares (Mental Math Trick)\nSince 23 and 17 are both the same distance (3) from 20, you can use the algebraic formula $(a + b)(a - b) = a^2 - b^2$.\n\n1.  Rewrite the numbers: $(20 + 3) \\times (20 - 3)$\n2.  Apply the formula: $20^2 - 3^2$\n3.  Calculate the squares: $400 - 9$\n4.  Final result: **391**\n\n**Final Answer:**\n23 \u00d7 17 = **391**"
+
+// jsonString is s as a JSON string literal.
+func jsonString(t *testing.T, s string) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
