@@ -27,6 +27,7 @@ var langchaingoRecordings = []string{
 	"real_lcg_google_implicit_caching_streaming_1", "real_lcg_google_implicit_caching_streaming_2",
 	"real_lcg_google_truncation_streaming", "real_lcg_google_error_unregistered_caller",
 	"real_lcg_google_text_signature_streaming_1", "real_lcg_google_text_signature_streaming_2",
+	"real_lcg_google_thinking_streaming",
 }
 
 // lcgParallelSig is the thoughtSignature of the first call of
@@ -381,4 +382,53 @@ func jsonString(t *testing.T, s string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// The thought summaries and the answer of real_lcg_google_thinking_streaming,
+// each joined.
+const (
+	lcgThinkingSummary = "**Sequencing the Numbers**\n\nI'm analyzing the user's request, focusing on identifying the pattern in the sequence: 2, 6, 12, 20, 30. The explicit request for \"reasoning\" is a crucial prompt to ensure I present the explanation. I'm aiming to articulate a method for generating the numbers.\n\n\n**Unveiling the Pattern**\n\nI've determined the next number is 42. I noticed the differences between consecutive terms form an arithmetic progression (4, 6, 8, 10), increasing by 2 each time. Thus, the next difference is 12, adding it to 30. Now I plan to structure the response, starting with the answer then including the step-by-step reasoning.\n\n\n**Discovering the Formula**\n\nI'm now investigating alternative representations. I've realized the sequence consists of products of consecutive integers: 2 = 1\\*2, 6 = 2\\*3, 12 = 3\\*4, and so on. This pattern, (n\\*(n+1)), is the formula I am honing to present a concise, insightful explanation.\n\n\n**Formulating the Explanation**\n\nI'm now building a detailed, well-structured explanation. I plan to present both the \"difference\" method and the consecutive integers multiplication method. I will begin by stating the answer clearly. I also want to make sure I show the step by step reasoning for each method. I think this will provide a complete answer.\n\n\n"
+	lcgThinkingAnswer  = "Of course! The next number in the sequence is **42**.\n\nHere are a couple of ways to see the reasoning:\n\n### Method 1: Look at the difference between the numbers\n\n1.  Find the difference between each consecutive number in the sequence:\n    *   6 - 2 = **4**\n    *   12 - 6 = **6**\n    *   20 - 12 = **8**\n    *   30 - 20 = **10**\n\n2.  Notice that the difference is increasing by **2** each time (4, 6, 8, 10...).\n\n3.  The next difference in this pattern would be **12**.\n\n4.  Add that difference to the last number in the original sequence:\n    *   30 + 12 = **42**\n\n### Method 2: Look at the multiplication pattern\n\nThis sequence is formed by multiplying consecutive integers.\n\n*   1 x 2 = **2**\n*   2 x 3 = **6**\n*   3 x 4 = **12**\n*   4 x 5 = **20**\n*   5 x 6 = **30**\n\nFollowing this pattern, the next step is:\n\n*   6 x 7 = **42**"
+)
+
+// TestLangchaingoThinkingStream: gemini-2.5-pro with includeThoughts and a
+// 1000-token budget: four chunks of thought summaries (usage without
+// candidatesTokenCount, the thought count growing 69 to 816), then twelve
+// text chunks, every chunk with the same four safetyRatings; no signature
+// anywhere.
+func TestLangchaingoThinkingStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_lcg_google_thinking_streaming"
+	p, _ := replay(t, name)
+	req := generateCases(t)["plain"]
+	req.Model = "gemini-2.5-pro"
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	defer s.Close()
+	evs, end := drain(t, s)
+	if !errors.Is(end, io.EOF) {
+		t.Fatalf("stream ended with %v", end)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderStream(t, evs, end))
+	want := msg(llmrelayv1.Role_ROLE_ASSISTANT,
+		&llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: lcgThinkingSummary}}},
+		text(lcgThinkingAnswer))
+	if got := foldMessage(t, evs); !proto.Equal(got, want) {
+		t.Errorf("message\n got %v\nwant %v", got, want)
+	}
+	f := foldEvents(evs)
+	if u := (&llmrelayv1.Usage{InputTokens: 34, OutputTokens: 281 + 816, TotalTokens: 1131, ReasoningTokens: 816}); !proto.Equal(f.usage, u) {
+		t.Errorf("usage %v, want %v", f.usage, u)
+	}
+	m := f.meta
+	if m.GetResponseId() != "2zB1afLeH82MjMcPn6aWsAY" || m.GetResolvedModel() != "gemini-2.5-pro" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	ratings, _ := m.GetExtended().AsMap()[extSafetyRatings].([]any)
+	if len(ratings) != 4 {
+		t.Errorf("safety ratings %v, want the four recorded", m.GetExtended().AsMap()[extSafetyRatings])
+	}
 }
