@@ -27,7 +27,7 @@ var langchaingoRecordings = []string{
 	"real_lcg_google_implicit_caching_streaming_1", "real_lcg_google_implicit_caching_streaming_2",
 	"real_lcg_google_truncation_streaming", "real_lcg_google_error_unregistered_caller",
 	"real_lcg_google_text_signature_streaming_1", "real_lcg_google_text_signature_streaming_2",
-	"real_lcg_google_thinking_streaming",
+	"real_lcg_google_thinking_streaming", "real_lcg_google_chain_int_enums",
 }
 
 // lcgParallelSig is the thoughtSignature of the first call of
@@ -430,5 +430,73 @@ func TestLangchaingoThinkingStream(t *testing.T) {
 	ratings, _ := m.GetExtended().AsMap()[extSafetyRatings].([]any)
 	if len(ratings) != 4 {
 		t.Errorf("safety ratings %v, want the four recorded", m.GetExtended().AsMap()[extSafetyRatings])
+	}
+}
+
+// TestLangchaingoIntEnums: gemini-2.0-flash answering the older Go SDK
+// (genai-go), which asked for $alt=json;enum-encoding=int: finishReason 1,
+// the safety ratings' categories and probabilities and the usage details'
+// modalities as numbers. The whole answer was lost to a decoding error
+// (bad_response: cannot unmarshal number into finishReason); it is now read
+// with finishReason 1 as STOP.
+func TestLangchaingoIntEnums(t *testing.T) {
+	t.Parallel()
+	const name = "real_lcg_google_chain_int_enums"
+	p, _ := replay(t, name)
+	req := generateCases(t)["plain"]
+	req.Model = "gemini-2.0-flash"
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("The capital of France is **Paris**.\n")); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "QeVPaLzQBrbTnvgP7ti42Qo" || m.GetResolvedModel() != "gemini-2.0-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if !proto.Equal(m.GetUsage(), &llmrelayv1.Usage{InputTokens: 6, OutputTokens: 9, TotalTokens: 15}) {
+		t.Errorf("usage %v", m.GetUsage())
+	}
+	ext := m.GetExtended().AsMap()
+	if got, _ := ext[extAvgLogprobs].(float64); got != -0.023476632104979619 {
+		t.Errorf("avgLogprobs %v", ext[extAvgLogprobs])
+	}
+	if ratings, _ := ext[extSafetyRatings].([]any); len(ratings) != 4 {
+		t.Errorf("safety ratings %v, want the four recorded", ext[extSafetyRatings])
+	}
+}
+
+// TestEnumNumbers: finishReason and blockReason as names or numbers; a
+// number the enum's definition does not name is kept as its text, a value
+// of another kind is an error.
+func TestEnumNumbers(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{`"STOP"`: "STOP", `1`: "STOP", `2`: "MAX_TOKENS", `3`: "SAFETY", `5`: "OTHER", `0`: "FINISH_REASON_UNSPECIFIED",
+		`"MALFORMED_FUNCTION_CALL"`: "MALFORMED_FUNCTION_CALL", `10`: "10", `null`: ""} {
+		var c candidate
+		if err := json.Unmarshal([]byte(`{"finishReason":`+in+`}`), &c); err != nil || string(c.FinishReason) != want {
+			t.Errorf("finishReason %s: %q, %v; want %q", in, c.FinishReason, err, want)
+		}
+	}
+	for in, want := range map[string]string{`"PROHIBITED_CONTENT"`: "PROHIBITED_CONTENT", `1`: "SAFETY", `2`: "OTHER", `4`: "4"} {
+		var pf promptFeedback
+		if err := json.Unmarshal([]byte(`{"blockReason":`+in+`}`), &pf); err != nil || string(pf.BlockReason) != want {
+			t.Errorf("blockReason %s: %q, %v; want %q", in, pf.BlockReason, err, want)
+		}
+	}
+	for _, in := range []string{`true`, `1.5`, `{}`, `"unterminated`} {
+		var c candidate
+		if err := json.Unmarshal([]byte(`{"finishReason":`+in+`}`), &c); err == nil {
+			t.Errorf("finishReason %s: no error", in)
+		}
+	}
+	// A number the definition does not name: a finish of OTHER, the number
+	// as the provider's reason.
+	if finishReason("10") != llmrelayv1.FinishReason_FINISH_REASON_OTHER {
+		t.Errorf("finishReason(10) = %v", finishReason("10"))
 	}
 }
