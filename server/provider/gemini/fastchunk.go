@@ -112,7 +112,7 @@ func decodeChunkFast(data []byte, f *fastChunk) (*generateContentResponse, bool)
 	f.usage = usage
 	f.text = text
 	f.content.Role = role
-	f.cand[0].FinishReason, f.cand[0].Index = finish, index
+	f.cand[0].FinishReason, f.cand[0].Index = finishReasonName(finish), index
 	f.w.UsageMetadata, f.w.ModelVersion, f.w.ResponseID = usage, version, id
 	return &f.w, true
 }

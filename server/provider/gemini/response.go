@@ -222,12 +222,12 @@ func present(raw json.RawMessage) bool {
 // counts, serviceTier, Vertex AI's trafficType), as an answer's meta does.
 func blockedError(w *generateContentResponse) *provider.Error {
 	pf := w.PromptFeedback
-	msg := "prompt blocked by Gemini: " + pf.BlockReason
+	msg := "prompt blocked by Gemini: " + string(pf.BlockReason)
 	if pf.BlockReasonMessage != "" {
 		msg += ": " + pf.BlockReasonMessage
 	}
-	e := &provider.Error{Provider: providerName, Kind: provider.KindContentFilter, Code: pf.BlockReason, Message: msg,
-		Extended: map[string]any{extBlockReason: pf.BlockReason}}
+	e := &provider.Error{Provider: providerName, Kind: provider.KindContentFilter, Code: string(pf.BlockReason), Message: msg,
+		Extended: map[string]any{extBlockReason: string(pf.BlockReason)}}
 	if present(pf.SafetyRatings) {
 		e.Extended[extPromptSafetyRatings] = rawValue(pf.SafetyRatings)
 	}
@@ -503,8 +503,8 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	}
 	flush()
 
-	meta.ProviderFinishReason = c.FinishReason
-	meta.FinishReason = provider.ToolCallsFinish(finishReason(c.FinishReason), a.calls)
+	meta.ProviderFinishReason = string(c.FinishReason)
+	meta.FinishReason = provider.ToolCallsFinish(finishReason(string(c.FinishReason)), a.calls)
 	if n := len(msg.Parts); n > 0 && meta.FinishReason == llmrelayv1.FinishReason_FINISH_REASON_LENGTH {
 		// A functionCall last in an answer the token limit cut is the call
 		// being written when it hit: Gemini sends the arguments parsed so

@@ -201,7 +201,7 @@ func (s *stream) handle(w *generateContentResponse) {
 		// A call last in an answer the token limit cut is the call being
 		// written when it hit: Gemini sends the arguments parsed so far
 		// (toResult's rule too).
-		s.releaseEnd(finishReason(c.FinishReason) == llmrelayv1.FinishReason_FINISH_REASON_LENGTH)
+		s.releaseEnd(finishReason(string(c.FinishReason)) == llmrelayv1.FinishReason_FINISH_REASON_LENGTH)
 	}
 	if c != nil {
 		if present(c.SafetyRatings) {
@@ -240,8 +240,8 @@ func (s *stream) handle(w *generateContentResponse) {
 	if c != nil && c.FinishReason != "" {
 		s.finished = true
 		meta := &llmrelayv1.ResponseMeta{
-			ProviderFinishReason: c.FinishReason,
-			FinishReason:         provider.ToolCallsFinish(finishReason(c.FinishReason), s.ans.calls),
+			ProviderFinishReason: string(c.FinishReason),
+			FinishReason:         provider.ToolCallsFinish(finishReason(string(c.FinishReason)), s.ans.calls),
 			ToolCallCount:        int32(s.ans.calls),
 		}
 		if s.safety != nil {

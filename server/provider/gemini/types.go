@@ -1,6 +1,10 @@
 package gemini
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
 
 // Wire types of the Gemini API (generativelanguage.googleapis.com v1beta),
 // JSON names as in the REST reference and googleapis/go-genai. Request types
@@ -127,11 +131,11 @@ type generateContentResponse struct {
 }
 
 type candidate struct {
-	Content          *respContent    `json:"content"`
-	FinishReason     string          `json:"finishReason"`
-	FinishMessage    string          `json:"finishMessage"`
-	SafetyRatings    json.RawMessage `json:"safetyRatings"`
-	CitationMetadata json.RawMessage `json:"citationMetadata"`
+	Content          *respContent     `json:"content"`
+	FinishReason     finishReasonName `json:"finishReason"`
+	FinishMessage    string           `json:"finishMessage"`
+	SafetyRatings    json.RawMessage  `json:"safetyRatings"`
+	CitationMetadata json.RawMessage  `json:"citationMetadata"`
 	// GroundingMetadata is the Google Search (or Maps, URL context) grounding
 	// of the answer: the sources, which text each supports, the queries.
 	GroundingMetadata json.RawMessage `json:"groundingMetadata"`
@@ -213,7 +217,7 @@ type partialArg struct {
 }
 
 type promptFeedback struct {
-	BlockReason        string          `json:"blockReason"`
+	BlockReason        blockReasonName `json:"blockReason"`
 	BlockReasonMessage string          `json:"blockReasonMessage"`
 	SafetyRatings      json.RawMessage `json:"safetyRatings"`
 }
@@ -303,4 +307,58 @@ type quotaViolation struct {
 type fieldViolation struct {
 	Field       string `json:"field"`
 	Description string `json:"description"`
+}
+
+// finishReasonName and blockReasonName are the API's enum values as names.
+// The API writes enums as their names unless the request asked for numbers
+// ($alt=json;enum-encoding=int, as the older Go SDK, genai-go, did; a proxy
+// that relays such a client's answers sends "finishReason": 1). A number is
+// read back to its name where the enum's definition
+// (google/ai/generativelanguage/v1beta/generative_service.proto) gives one,
+// else kept as its decimal text (a finish of OTHER, the number as the
+// provider's finish reason).
+type (
+	finishReasonName string
+	blockReasonName  string
+)
+
+// finishReasonNames are Candidate.FinishReason's values by number.
+var finishReasonNames = []string{"FINISH_REASON_UNSPECIFIED", "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER"}
+
+// blockReasonNames are PromptFeedback.BlockReason's values by number.
+var blockReasonNames = []string{"BLOCK_REASON_UNSPECIFIED", "SAFETY", "OTHER"}
+
+// UnmarshalJSON reads the name, or the number (see finishReasonName).
+func (f *finishReasonName) UnmarshalJSON(b []byte) error {
+	s, err := enumName(b, finishReasonNames)
+	*f = finishReasonName(s)
+	return err
+}
+
+// UnmarshalJSON reads the name, or the number (see finishReasonName).
+func (r *blockReasonName) UnmarshalJSON(b []byte) error {
+	s, err := enumName(b, blockReasonNames)
+	*r = blockReasonName(s)
+	return err
+}
+
+// enumName reads an enum value written as its name (a JSON string) or its
+// number; names maps numbers to names.
+func enumName(b []byte, names []string) (string, error) {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		err := json.Unmarshal(b, &s)
+		return s, err
+	}
+	if string(b) == "null" {
+		return "", nil
+	}
+	var n int64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return "", fmt.Errorf("enum value %.40s is neither a name nor a number", b)
+	}
+	if n >= 0 && n < int64(len(names)) {
+		return names[n], nil
+	}
+	return strconv.FormatInt(n, 10), nil
 }
