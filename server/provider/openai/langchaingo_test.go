@@ -1,0 +1,153 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// lcgChatUnary replays unary Chat Completions answers recorded in
+// tmc/langchaingo's httprr traces (testdata/README.md, "langchaingo");
+// the expectations are checked by hand against the recorded bodies and
+// headers.
+var lcgChatUnary = []struct {
+	name, req string
+	check     func(t *testing.T, res *provider.Result)
+}{
+	// Moonshot kimi-k2.5 (api.moonshot.ai), unary: "content": "" beside
+	// reasoning_content and one call with Moonshot's id "get_weather:0"
+	// (arguments with a space), usage without details. Moonshot sends no
+	// x-request-id: its request id is the Msh-Request-Id header (it was
+	// lost), X-Msh-Trace-Id being a trace id.
+	{"real_lcg_moonshot_multi_turn_reasoning_1", "tools_parallel", func(t *testing.T, res *provider.Result) {
+		parts := res.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		if r := parts[0].GetReasoning(); r.GetText() != "The user is asking for the weather in Beijing. I have a function available called `get_weather` that takes a location parameter (the city name) and returns the current weather for that location.\n\nI need to call the `get_weather` function with \"Beijing\" as the location parameter." || r.GetRedacted() {
+			t.Errorf("reasoning %v", r)
+		}
+		if tc := parts[1].GetToolCall(); tc.GetCallId() != "get_weather:0" || tc.GetName() != "get_weather" || tc.GetArguments() != `{"location": "Beijing"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 61, OutputTokens: 81, TotalTokens: 142}); !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+		}
+		if res.Meta.GetProviderRequestId() != "e571b2df-0033-11f1-9d11-00163e7a3687" || res.Meta.GetResponseId() != "chatcmpl-69809a775276a7d916e38571" || res.Meta.GetResolvedModel() != "kimi-k2.5" {
+			t.Errorf("meta %v", res.Meta)
+		}
+	}},
+	// The turn after the tool's result: text with a non-BMP emoji and
+	// reasoning_content, finish stop.
+	{"real_lcg_moonshot_multi_turn_reasoning_2", "chat_plain", func(t *testing.T, res *provider.Result) {
+		parts := res.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		if r := parts[0].GetReasoning(); r.GetText() != "Great! I received the weather information for Beijing. The result shows:\n- Temperature: 22°C\n- Condition: sunny\n\nI should present this information clearly to the user." {
+			t.Errorf("reasoning %v", r)
+		}
+		if parts[1].GetText() != "The weather in Beijing is currently **22°C** and **sunny**. ☀️" {
+			t.Errorf("text %q", parts[1].GetText())
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		if want := (&llmrelayv1.Usage{InputTokens: 174, OutputTokens: 57, TotalTokens: 231}); !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+		}
+		if res.Meta.GetProviderRequestId() != "e84b3cee-0033-11f1-b68e-00163e0a4aa2" || res.Meta.GetResponseId() != "chatcmpl-69809a7c542a33e713929f15" {
+			t.Errorf("meta %v", res.Meta)
+		}
+	}},
+}
+
+func TestLangchaingoChatUnary(t *testing.T) {
+	t.Parallel()
+	for _, tc := range lcgChatUnary {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), chatRequests(t)[tc.req])
+			if err != nil {
+				t.Fatal(err)
+			}
+			providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
+			tc.check(t, res)
+		})
+	}
+}
+
+// lcgMoonshotTurn2 is what langchaingo sent Moonshot after
+// real_lcg_moonshot_multi_turn_reasoning_1, the request of the trace's
+// second exchange, which the live API answered with
+// real_lcg_moonshot_multi_turn_reasoning_2: its assistant turn and the
+// tool's result.
+const lcgMoonshotTurn2 = `[{"role":"assistant","content":"","tool_calls":[{"id":"get_weather:0","type":"function","function":{"name":"get_weather","arguments":"{\"location\": \"Beijing\"}"}}],"reasoning_content":"The user is asking for the weather in Beijing. I have a function available called ` + "`get_weather`" + ` that takes a location parameter (the city name) and returns the current weather for that location.\n\nI need to call the ` + "`get_weather`" + ` function with \"Beijing\" as the location parameter."},{"role":"tool","content":"{\"temperature\": \"22°C\", \"condition\": \"sunny\"}","name":"get_weather","tool_call_id":"get_weather:0"}]`
+
+// TestLangchaingoMoonshotToolTurn: Moonshot's thinking models answer 400
+// when a tool-call turn lacks its reasoning_content, so the request we
+// build for api.moonshot.ai from the first answer and the tool's result
+// carries the same assistant turn as the one the live API accepted: the
+// call by its id with the arguments as sent, the reasoning as
+// reasoning_content, then the result under the call's id. The one
+// difference is the assistant's content, null where langchaingo sent ""
+// (a turn with calls and no text; both are valid Chat Completions).
+func TestLangchaingoMoonshotToolTurn(t *testing.T) {
+	t.Parallel()
+	first := providertest.Load(t, td("real_lcg_moonshot_multi_turn_reasoning_1.http"))
+	p, err := New(testKey, WithBaseURL("https://api.moonshot.ai/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.parseChatResponse(first.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "kimi-k2.5", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_USER, text("What is the weather in Beijing?")),
+			res.Message,
+			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("get_weather:0", `{"temperature": "22°C", "condition": "sunny"}`)),
+		},
+		Tools: []*llmrelayv1.Tool{weatherTool(t)},
+	}
+	body, _, err := p.buildChatRequest(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	var want []map[string]any
+	if err := json.Unmarshal([]byte(lcgMoonshotTurn2), &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Messages) != 3 {
+		t.Fatalf("messages %v", got.Messages)
+	}
+	asst, tool := got.Messages[1], got.Messages[2]
+	if asst["content"] != nil {
+		t.Errorf("assistant content %v, want null", asst["content"])
+	}
+	for _, k := range []string{"role", "tool_calls", "reasoning_content"} {
+		if !reflect.DeepEqual(asst[k], want[0][k]) {
+			t.Errorf("assistant %s: %v, want %v", k, asst[k], want[0][k])
+		}
+	}
+	for _, k := range []string{"role", "content", "tool_call_id"} {
+		if !reflect.DeepEqual(tool[k], want[1][k]) {
+			t.Errorf("tool %s: %v, want %v", k, tool[k], want[1][k])
+		}
+	}
+}
