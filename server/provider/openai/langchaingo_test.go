@@ -151,3 +151,71 @@ func TestLangchaingoMoonshotToolTurn(t *testing.T) {
 		}
 	}
 }
+
+// lcgChatStreams replays Chat Completions streams recorded in
+// langchaingo's httprr traces; the expectations are checked by hand
+// against the recorded chunks and headers.
+var lcgChatStreams = []struct {
+	name, req string
+	check     func(t *testing.T, f folded)
+}{
+	// grok-4.5 on api.x.ai: 25 reasoning_content deltas (the first with
+	// the role after it), the call whole in one delta (id
+	// "call-<uuid>-0", "index" after "function"), the finish in its own
+	// chunk, then the usage with choices [] in xAI's dialect:
+	// completion_tokens 14 is the call alone, the 25 reasoning tokens
+	// come on top (total 374 = 335 + 14 + 25), 128 cached, cost ticks.
+	// The request id is the x-request-id, the same UUID as the answer's
+	// id; the rate limits come without reset headers. Every chunk carries
+	// the second it was sent ("created" goes from 1785787907 to
+	// 1785787908 at the 22nd): the response's creation time is the first
+	// (it was replaced by the later one mid-stream).
+	{"real_lcg_function_call_streaming_xai_grok_4_5", "tools_parallel", func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		if r := parts[0].GetReasoning(); r.GetText() != "The user wants to know the weather in Boston, MA. I have the getCurrentWeather tool. I should use that." || r.GetRedacted() {
+			t.Errorf("reasoning %v", r)
+		}
+		if tc := parts[1].GetToolCall(); tc.GetCallId() != "call-c9fb0be8-f98b-4ae6-bb02-30cc74f74c7c-0" || tc.GetName() != "getCurrentWeather" ||
+			tc.GetArguments() != `{"location":"Boston, MA"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 335, OutputTokens: 39, TotalTokens: 374, CachedInputTokens: 128, ReasoningTokens: 25}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		if f.Meta.GetProviderRequestId() != "7f65a7f9-d1ad-9fd6-8e7a-3df9c57b3d67" || f.Meta.GetResponseId() != "7f65a7f9-d1ad-9fd6-8e7a-3df9c57b3d67" ||
+			f.Meta.GetResolvedModel() != "grok-4.5" || f.Meta.GetServiceTier() != "default" || f.Meta.GetCreateTime().GetSeconds() != 1785787907 {
+			t.Errorf("meta %v", f.Meta)
+		}
+		if rl := f.Meta.GetRateLimit(); rl.GetRequestsLimit() != 7200 || rl.GetRequestsRemaining() != 7200 || rl.GetTokensLimit() != 50000000 || rl.GetTokensRemaining() != 50000000 ||
+			rl.GetRequestsResetTime() != nil || rl.GetTokensResetTime() != nil {
+			t.Errorf("rate limit %v", rl)
+		}
+	}},
+}
+
+func TestLangchaingoChatStreams(t *testing.T) {
+	t.Parallel()
+	for _, tc := range lcgChatStreams {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)[tc.req])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs, rendered, err := collect(t, s)
+			providertest.Golden(t, td(tc.name+".golden"), rendered)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkStreamInvariants(t, evs)
+			checkRedactedReasoning(t, evs)
+			tc.check(t, accFold(t, evs))
+		})
+	}
+}

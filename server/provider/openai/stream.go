@@ -162,7 +162,11 @@ func (s *chatStream) handle(data []byte) {
 	if c.Model != "" && c.Model != s.resolvedModel {
 		s.resolvedModel, meta.ResolvedModel = c.Model, c.Model
 	}
-	if c.Created > 0 && int64(c.Created) != s.created {
+	// The response's creation time is the first chunk's: xAI stamps every
+	// chunk with the second it was sent (testdata/
+	// real_lcg_function_call_streaming_xai_grok_4_5.http), which is no
+	// new creation time. A placeholder chunk's created 0 is none.
+	if c.Created > 0 && s.created == 0 {
 		s.created = int64(c.Created)
 		setCreated(meta, c.Created)
 	}
