@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -193,6 +194,46 @@ var lcgChatStreams = []struct {
 		if rl := f.Meta.GetRateLimit(); rl.GetRequestsLimit() != 7200 || rl.GetRequestsRemaining() != 7200 || rl.GetTokensLimit() != 50000000 || rl.GetTokensRemaining() != 50000000 ||
 			rl.GetRequestsResetTime() != nil || rl.GetTokensResetTime() != nil {
 			t.Errorf("rate limit %v", rl)
+		}
+	}},
+	// OpenRouter relaying anthropic/claude-3.7-sonnet:thinking (served
+	// by Google): two OPENROUTER PROCESSING comments, a reasoning.text
+	// detail opening the block with text and signature "", 40 text
+	// details (the same text in "reasoning"), an empty one, then the
+	// signature alone; "content": "" in every reasoning delta; the text;
+	// the call opened with arguments "" and a second fragment repeating
+	// "type" with arguments "" again; "content": null beside the
+	// fragments; the finish, then the usage on a chunk of its own (149 of
+	// 231 output tokens reasoning, cost fields).
+	{"real_lcg_function_call_streaming_openrouter_claude_3_7_sonnet_thinking", "tools_parallel", func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 3 {
+			t.Fatalf("parts %v", parts)
+		}
+		const reasoning = "Let's analyze the request:\n- The user wants to know the current weather in Boston, MA\n- I have a function called `getCurrentWeather` that can retrieve this information\n" +
+			"- This function requires a \"location\" parameter, which the user has provided as \"Boston, MA\"\n- There's an optional \"unit\" parameter that can be \"celsius\" or \"fahrenheit\"\n\n" +
+			"Since the user didn't specify a unit preference, I'll default to using the common unit in the United States, which is Fahrenheit.\n\n" +
+			"I'll now call the `getCurrentWeather` function with the location \"Boston, MA\" and unit \"fahrenheit\"."
+		if r := parts[0].GetReasoning(); r.GetText() != reasoning || r.GetRedacted() || len(r.GetSignature()) != 256 ||
+			!strings.HasPrefix(r.GetSignature(), "ErkBCkoICxACGAIiQD62") || !strings.HasSuffix(r.GetSignature(), "+8/gdAA6nzDhFTZvfzBgYAg==") {
+			t.Errorf("reasoning %q %v", r.GetText(), r)
+		}
+		if parts[1].GetText() != "I'll check the current weather in Boston, MA for you." {
+			t.Errorf("text %q", parts[1].GetText())
+		}
+		if tc := parts[2].GetToolCall(); tc.GetCallId() != "toolu_vrtx_017t4KEiZaydEY2w1NTQVTxe" || tc.GetName() != "getCurrentWeather" ||
+			tc.GetArguments() != `{"location": "Boston, MA", "unit": "fahrenheit"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 454, OutputTokens: 231, TotalTokens: 685, ReasoningTokens: 149}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		if d := f.Meta.GetExtended().GetFields()["usage_details"].GetStructValue().AsMap(); d["cost"] != 0.004827 {
+			t.Errorf("usage_details %v", d)
+		}
+		if f.Meta.GetResponseId() != "gen-1769111907-5Z5kXd6puOSOnhx6M1Nh" || f.Meta.GetResolvedModel() != "anthropic/claude-3.7-sonnet:thinking" || f.Meta.GetToolCallCount() != 1 {
+			t.Errorf("meta %v", f.Meta)
 		}
 	}},
 }
