@@ -236,6 +236,56 @@ var lcgChatStreams = []struct {
 			t.Errorf("meta %v", f.Meta)
 		}
 	}},
+	// OpenRouter relaying google/gemini-2.5-flash: both calls whole in
+	// the first chunk, which also carries the finish (native "STOP"),
+	// "reasoning_details": [] and "annotations": []; then a chunk with
+	// "content": "" and the usage (cost fields, no reasoning).
+	{"real_lcg_function_parallel_call_streaming_openrouter_gemini_2_5_flash", "tools_parallel", func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		for i, want := range []struct{ id, name string }{
+			{"tool_getCurrentWeather_3lhCz5SSaZG604yaibNB", "getCurrentWeather"},
+			{"tool_getCurrentTime_ljJXl2E9hr87YwAgPI1B", "getCurrentTime"},
+		} {
+			if tc := parts[i].GetToolCall(); tc.GetCallId() != want.id || tc.GetName() != want.name || tc.GetArguments() != `{"location":"Boston, MA"}` || !tc.GetArgumentsValid() {
+				t.Errorf("call %d: %v", i, tc)
+			}
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 71, OutputTokens: 12, TotalTokens: 83}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		if f.Meta.GetResponseId() != "gen-1769111920-C4gWchv6Vg3abgcZ92D5" || f.Meta.GetToolCallCount() != 2 {
+			t.Errorf("meta %v", f.Meta)
+		}
+	}},
+	// OpenRouter relaying mistralai/mistral-medium-3: an opening chunk
+	// with "content": "", then both calls whole in one delta (Mistral's
+	// 9-character ids, "index" after "function", arguments with spaces)
+	// beside the finish, then the usage.
+	{"real_lcg_function_parallel_call_streaming_openrouter_mistral_medium_3", "tools_parallel", func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		for i, want := range []struct{ id, name, args string }{
+			{"GQe2XRHv1", "getCurrentWeather", `{"location": "Boston, MA", "unit": "fahrenheit"}`},
+			{"LyNv9vSHA", "getCurrentTime", `{"location": "Boston, MA"}`},
+		} {
+			if tc := parts[i].GetToolCall(); tc.GetCallId() != want.id || tc.GetName() != want.name || tc.GetArguments() != want.args || !tc.GetArgumentsValid() {
+				t.Errorf("call %d: %v", i, tc)
+			}
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 191, OutputTokens: 34, TotalTokens: 225}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		if f.Meta.GetResponseId() != "gen-1769111921-RrwVOvvQZbuvTtEHNELO" || f.Meta.GetResolvedModel() != "mistralai/mistral-medium-3" {
+			t.Errorf("meta %v", f.Meta)
+		}
+	}},
 }
 
 func TestLangchaingoChatStreams(t *testing.T) {
