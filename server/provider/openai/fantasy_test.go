@@ -142,6 +142,34 @@ var fantasyChatStreams = []struct {
 			t.Errorf("meta %v", f.Meta)
 		}
 	}},
+	// llama.cpp's server (build b6865) running gpt-oss-20b: eight
+	// reasoning_content deltas, a call with llama.cpp's 32-character id
+	// whose arguments arrive in eight fragments, the finish in a chunk
+	// with an empty delta, then "choices": [] with the usage (no details)
+	// and llama.cpp's "timings", whose cache_n 138 says 138 of the 139
+	// prompt tokens came from its cache. Those are the cached input
+	// tokens (they were lost: the timings were not read).
+	{"real_fantasy_llamacpp_gpt_oss_thinking_stream", "tools_parallel", func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		if r := parts[0].GetReasoning(); r.GetText() != "We need to call the weather function." || r.GetRedacted() || r.GetSignature() != "" {
+			t.Errorf("reasoning %v", r)
+		}
+		if tc := parts[1].GetToolCall(); tc.GetCallId() != "Q2J4SAYY3S9Bwuymis3vFUCFquG4g5Za" || tc.GetName() != "weather" ||
+			tc.GetArguments() != `{"location":"Florence, Italy"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 139, OutputTokens: 34, TotalTokens: 173, CachedInputTokens: 138}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		if f.Meta.GetResponseId() != "chatcmpl-6VnA4IQXB7MUKijyHkcSCKqZpkFTSwfL" || f.Meta.GetResolvedModel() != "openai/gpt-oss-20b" ||
+			f.Meta.GetExtended().GetFields()["system_fingerprint"].GetStringValue() != "b6865-1c1409e13" {
+			t.Errorf("meta %v", f.Meta)
+		}
+	}},
 }
 
 func TestFantasyChatStreams(t *testing.T) {
