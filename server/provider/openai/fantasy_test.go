@@ -170,6 +170,36 @@ var fantasyChatStreams = []struct {
 			t.Errorf("meta %v", f.Meta)
 		}
 	}},
+	// Z.ai glm-4.5 (api.z.ai's coding endpoint, reasoning_effort high):
+	// Z.ai's 32-character id and no "object", "content": "\n" before
+	// and after 52 reasoning_content deltas (each with the role), the
+	// call whole in the chunk that carries the finish, then a second
+	// chunk finishing with tool_calls, with "content": "" and the usage
+	// (43 cached prompt tokens).
+	{"real_fantasy_zai_glm_4_5_thinking_stream", "tools_parallel", func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 4 {
+			t.Fatalf("parts %v", parts)
+		}
+		if parts[0].GetText() != "\n" || parts[2].GetText() != "\n" {
+			t.Errorf("texts %q %q", parts[0].GetText(), parts[2].GetText())
+		}
+		if r := parts[1].GetReasoning(); r.GetText() != "The user is asking for the weather in Florence, Italy. I have access to a weather function that takes a location parameter. "+
+			"The user has specified \"Florence, Italy\" as the location, so I have all the required parameters to make the function call." || r.GetRedacted() {
+			t.Errorf("reasoning %v", r)
+		}
+		if tc := parts[3].GetToolCall(); tc.GetCallId() != "call_e6e3edb2371843ad9503e65b" || tc.GetName() != "weather" ||
+			tc.GetArguments() != `{"location": "Florence, Italy"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 179, OutputTokens: 72, TotalTokens: 251, CachedInputTokens: 43}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		if f.Meta.GetResponseId() != "2025092619065217d08d861c2248cd" || f.Meta.GetResolvedModel() != "glm-4.5" || f.Meta.GetToolCallCount() != 1 {
+			t.Errorf("meta %v", f.Meta)
+		}
+	}},
 }
 
 func TestFantasyChatStreams(t *testing.T) {
