@@ -286,6 +286,64 @@ var lcgChatStreams = []struct {
 			t.Errorf("meta %v", f.Meta)
 		}
 	}},
+	// gpt-4.1 on api.openai.com: two parallel calls, each opened with
+	// arguments "" and continued by index in six fragments, an
+	// "obfuscation" field (sometimes "") on every chunk, "usage": null
+	// until the usage chunk with choices [] after the finish. OpenAI's
+	// headers: the x-request-id, openai-processing-ms and the rate limits
+	// with resets "6ms" and "0s".
+	{"real_lcg_function_parallel_call_streaming_openai", "tools_parallel", func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		for i, want := range []struct{ id, name string }{
+			{"call_oStfjbrEyya6I2px3EzDuGVB", "getCurrentWeather"},
+			{"call_YZ4lwwqnfF0SkJgYRUhpJnn4", "getCurrentTime"},
+		} {
+			if tc := parts[i].GetToolCall(); tc.GetCallId() != want.id || tc.GetName() != want.name || tc.GetArguments() != `{"location": "Boston, MA"}` || !tc.GetArgumentsValid() {
+				t.Errorf("call %d: %v", i, tc)
+			}
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 121, OutputTokens: 50, TotalTokens: 171}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		if f.Meta.GetProviderRequestId() != "req_4e92b0718e374c29bddb098f2de23f16" || f.Meta.GetResponseId() != "chatcmpl-D0v79SZ1jIg58OjhfbzYsII57FtIr" ||
+			f.Meta.GetResolvedModel() != "gpt-4.1-2025-04-14" || f.Meta.GetServiceTier() != "default" ||
+			f.Meta.GetExtended().GetFields()["openai_processing_ms"].GetNumberValue() != 917 {
+			t.Errorf("meta %v", f.Meta)
+		}
+		if rl := f.Meta.GetRateLimit(); rl.GetRequestsLimit() != 10000 || rl.GetRequestsRemaining() != 9999 || rl.GetTokensLimit() != 30000000 || rl.GetTokensRemaining() != 29999987 ||
+			rl.GetRequestsResetTime() == nil || rl.GetTokensResetTime() == nil {
+			t.Errorf("rate limit %v", rl)
+		}
+	}},
+	// deepseek-chat on api.deepseek.com: 29 text deltas, then a call
+	// (DeepSeek's call_00_ id) whose arguments come in eleven fragments,
+	// "usage": null on every chunk but the last, which carries "content":
+	// "", the finish and the usage (320 cached, also as
+	// prompt_cache_hit_tokens). DeepSeek's request id is X-Ds-Trace-Id.
+	{"real_lcg_function_call_streaming_deepseek", "tools_parallel", func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		if parts[0].GetText() != "I can help you get the current weather in Boston, MA. However, I need to know which temperature unit you prefer - Celsius or Fahrenheit?" {
+			t.Errorf("text %q", parts[0].GetText())
+		}
+		if tc := parts[1].GetToolCall(); tc.GetCallId() != "call_00_EtMTWqXVcdPddoVWO36UqydK" || tc.GetName() != "getCurrentWeather" ||
+			tc.GetArguments() != `{"location": "Boston, MA"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 347, OutputTokens: 74, TotalTokens: 421, CachedInputTokens: 320}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		if f.Meta.GetProviderRequestId() != "83493e1b5247a1fe802b7eba85b7318e" || f.Meta.GetResponseId() != "63cb051e-3929-455e-b949-f43635961e93" || f.Meta.GetResolvedModel() != "deepseek-chat" {
+			t.Errorf("meta %v", f.Meta)
+		}
+	}},
 }
 
 func TestLangchaingoChatStreams(t *testing.T) {
