@@ -67,6 +67,37 @@ var lcgChatUnary = []struct {
 			t.Errorf("meta %v", res.Meta)
 		}
 	}},
+	// OpenRouter relaying openai/o4-mini-high, unary: fourteen padding
+	// lines before the JSON, "content": "" beside the reasoning and one
+	// call, a reasoning.summary detail and a reasoning.encrypted one (the
+	// rs_ item's encrypted content) both at index 0: one block, the
+	// summary its text, the encrypted content its signature and the item
+	// its id (as OpenRouter numbers them; at index 1 they would be two
+	// blocks, real_fantasy_openrouter_gpt_5_thinking). 320 of 348 output
+	// tokens reasoning.
+	{"real_lcg_function_call_synchronous_openrouter_o4_mini_high", "tools_parallel", func(t *testing.T, res *provider.Result) {
+		parts := res.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		r := parts[0].GetReasoning()
+		if !strings.HasPrefix(r.GetText(), "**Checking Boston weather**\n\nThe user wants") || !strings.HasSuffix(r.GetText(), "So, I’ll initiate the function call and await the results!") ||
+			r.GetRedacted() || r.GetId() != "rs_02d56d9ecbf2aa20016972815fbc708190ae02581f548ceeb5" ||
+			len(r.GetSignature()) != 2936 || !strings.HasPrefix(r.GetSignature(), "gAAAAABpcoFkgCXPAu-c") || !strings.HasSuffix(r.GetSignature(), "GwxypFFk=") {
+			t.Errorf("reasoning %v", r)
+		}
+		if tc := parts[1].GetToolCall(); tc.GetCallId() != "call_4jC4iEEpR2b3YsWnDQRQkQPh" || tc.GetName() != "getCurrentWeather" ||
+			tc.GetArguments() != `{"location":"Boston, MA","unit":"fahrenheit"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 78, OutputTokens: 348, TotalTokens: 426, ReasoningTokens: 320}); !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+		}
+		if res.Meta.GetResponseId() != "gen-1769111903-iGaJP0V1glLLVSkxuYn7" || res.Meta.GetResolvedModel() != "openai/o4-mini-high" {
+			t.Errorf("meta %v", res.Meta)
+		}
+	}},
 }
 
 func TestLangchaingoChatUnary(t *testing.T) {
