@@ -2,7 +2,9 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -580,5 +582,70 @@ func TestBodyRequestID(t *testing.T) {
 				t.Errorf("provider request id %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestFantasyZaiToolTurn: fantasy's glm-4.5 cassette holds the request
+// it sent after real_fantasy_zai_glm_4_5_thinking_stream, which the live
+// API answered: the assistant turn with "content": "\n\n" (the two "\n"
+// around the reasoning) and the call, then the tool's result. The request
+// we build for api.z.ai from the answer we streamed carries the same
+// assistant turn and result (no reasoning_content: Z.ai is not a server
+// that requires it).
+func TestFantasyZaiToolTurn(t *testing.T) {
+	t.Parallel()
+	const name = "real_fantasy_zai_glm_4_5_thinking_stream"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)["tools_parallel"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, _, err := collect(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := accFold(t, evs).Message
+	p, err := New(testKey, WithBaseURL("https://api.z.ai/api/coding/paas/v4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "glm-4.5", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a helpful assistant")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("What's the weather in Florence, Italy?")),
+			answer,
+			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_e6e3edb2371843ad9503e65b", "40 C")),
+		},
+		Tools: []*llmrelayv1.Tool{weatherTool(t)},
+	}
+	body, _, err := p.buildChatRequest(req, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	const recorded = `[{"content":"\n\n","tool_calls":[{"id":"call_e6e3edb2371843ad9503e65b","function":{"arguments":"{\"location\": \"Florence, Italy\"}","name":"weather"},"type":"function"}],"role":"assistant"},{"content":"40 C","tool_call_id":"call_e6e3edb2371843ad9503e65b","role":"tool"}]`
+	var want []map[string]any
+	if err := json.Unmarshal([]byte(recorded), &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Messages) != 4 {
+		t.Fatalf("messages %v", got.Messages)
+	}
+	if _, ok := got.Messages[2]["reasoning_content"]; ok {
+		t.Errorf("assistant turn has reasoning_content: %v", got.Messages[2])
+	}
+	for i, w := range want {
+		for k, v := range w {
+			if !reflect.DeepEqual(got.Messages[i+2][k], v) {
+				t.Errorf("message %d %s: %v, want %v", i+2, k, got.Messages[i+2][k], v)
+			}
+		}
 	}
 }
