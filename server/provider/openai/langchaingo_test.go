@@ -98,6 +98,31 @@ var lcgChatUnary = []struct {
 			t.Errorf("meta %v", res.Meta)
 		}
 	}},
+	// OpenRouter relaying deepseek/deepseek-r1 on Novita, unary: 52
+	// padding lines before the JSON, the reasoning both in "reasoning"
+	// and in a reasoning.text detail with "format": null (one block, not
+	// two), the text with a non-BMP emoji, "system_fingerprint": "",
+	// 443 of 600 output tokens reasoning.
+	{"real_lcg_multi_content_text_openrouter_deepseek_r1", "chat_plain", func(t *testing.T, res *provider.Result) {
+		parts := res.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		if r := parts[0].GetReasoning(); len(r.GetText()) != 2104 || !strings.HasPrefix(r.GetText(), "Okay, let's see. The user says they're a Pomeranian") ||
+			!strings.HasSuffix(r.GetText(), "still providing the necessary scientific terms.\n") || r.GetRedacted() || r.GetSignature() != "" {
+			t.Errorf("reasoning %d %v", len(r.GetText()), r)
+		}
+		if txt := parts[1].GetText(); !strings.HasPrefix(txt, "You are a **domestic dog** (*Canis lupus familiaris*)") || !strings.HasSuffix(txt, "Spitz-type dogs! 🐾") {
+			t.Errorf("text %q", txt)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		if want := (&llmrelayv1.Usage{InputTokens: 19, OutputTokens: 600, TotalTokens: 619, ReasoningTokens: 443}); !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+		}
+		if res.Meta.GetResponseId() != "gen-1769111316-V8iQb6OJXl7jB10Q9jEW" || res.Meta.GetResolvedModel() != "deepseek/deepseek-r1" {
+			t.Errorf("meta %v", res.Meta)
+		}
+	}},
 }
 
 func TestLangchaingoChatUnary(t *testing.T) {
