@@ -401,6 +401,31 @@ var fantasyChatUnary = []struct {
 			t.Errorf("meta %v", res.Meta)
 		}
 	}},
+	// llama.cpp's server (build b6865) running gpt-oss-20b, unary:
+	// reasoning_content, "content": null, one call with a 32-character id
+	// ("id" after "function"), the usage without details and, after the
+	// id, llama.cpp's "timings" with cache_n 134: 134 of the 139 prompt
+	// tokens were cached (they were lost).
+	{"real_fantasy_llamacpp_gpt_oss_thinking", "tools_parallel", kOpenAI, func(t *testing.T, res *provider.Result) {
+		parts := res.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		if r := parts[0].GetReasoning(); r.GetText() != "User asks: \"What's the weather in Florence, Italy?\" We have a tool \"weather\" to get weather information. We should call it." {
+			t.Errorf("reasoning %v", r)
+		}
+		if tc := parts[1].GetToolCall(); tc.GetCallId() != "u36jVf07R9qUqfK2POEsHz6i6DUtUlrb" || tc.GetName() != "weather" ||
+			tc.GetArguments() != `{"location":"Florence, Italy"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 139, OutputTokens: 55, TotalTokens: 194, CachedInputTokens: 134}); !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+		}
+		if res.Meta.GetResponseId() != "chatcmpl-4kIkhSfHyNWuEKyYA5E7TAJXPd43t4TA" || res.Meta.GetResolvedModel() != "openai/gpt-oss-20b" {
+			t.Errorf("meta %v", res.Meta)
+		}
+	}},
 }
 
 func TestFantasyChatUnary(t *testing.T) {
