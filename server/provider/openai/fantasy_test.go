@@ -2,7 +2,9 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -139,6 +141,64 @@ var fantasyChatStreams = []struct {
 		}
 		if f.Meta.GetResponseId() != "chatcmpl-5c5013db-58c5-4c0b-9e7e-10eccacdc535" || f.Meta.GetResolvedModel() != "qwen-3-coder-480b" ||
 			f.Meta.GetExtended().GetFields()["system_fingerprint"].GetStringValue() != "fp_386b539e7b02ce3613b7" {
+			t.Errorf("meta %v", f.Meta)
+		}
+	}},
+	// llama.cpp's server (build b6865) running gpt-oss-20b: eight
+	// reasoning_content deltas, a call with llama.cpp's 32-character id
+	// whose arguments arrive in eight fragments, the finish in a chunk
+	// with an empty delta, then "choices": [] with the usage (no details)
+	// and llama.cpp's "timings", whose cache_n 138 says 138 of the 139
+	// prompt tokens came from its cache. Those are the cached input
+	// tokens (they were lost: the timings were not read).
+	{"real_fantasy_llamacpp_gpt_oss_thinking_stream", "tools_parallel", func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		if r := parts[0].GetReasoning(); r.GetText() != "We need to call the weather function." || r.GetRedacted() || r.GetSignature() != "" {
+			t.Errorf("reasoning %v", r)
+		}
+		if tc := parts[1].GetToolCall(); tc.GetCallId() != "Q2J4SAYY3S9Bwuymis3vFUCFquG4g5Za" || tc.GetName() != "weather" ||
+			tc.GetArguments() != `{"location":"Florence, Italy"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 139, OutputTokens: 34, TotalTokens: 173, CachedInputTokens: 138}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		if f.Meta.GetResponseId() != "chatcmpl-6VnA4IQXB7MUKijyHkcSCKqZpkFTSwfL" || f.Meta.GetResolvedModel() != "openai/gpt-oss-20b" ||
+			f.Meta.GetExtended().GetFields()["system_fingerprint"].GetStringValue() != "b6865-1c1409e13" {
+			t.Errorf("meta %v", f.Meta)
+		}
+	}},
+	// Z.ai glm-4.5 (api.z.ai's coding endpoint, reasoning_effort high):
+	// Z.ai's 32-character id and no "object", "content": "\n" before
+	// and after 52 reasoning_content deltas (each with the role), the
+	// call whole in the chunk that carries the finish, then a second
+	// chunk finishing with tool_calls, with "content": "" and the usage
+	// (43 cached prompt tokens).
+	{"real_fantasy_zai_glm_4_5_thinking_stream", "tools_parallel", func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 4 {
+			t.Fatalf("parts %v", parts)
+		}
+		if parts[0].GetText() != "\n" || parts[2].GetText() != "\n" {
+			t.Errorf("texts %q %q", parts[0].GetText(), parts[2].GetText())
+		}
+		if r := parts[1].GetReasoning(); r.GetText() != "The user is asking for the weather in Florence, Italy. I have access to a weather function that takes a location parameter. "+
+			"The user has specified \"Florence, Italy\" as the location, so I have all the required parameters to make the function call." || r.GetRedacted() {
+			t.Errorf("reasoning %v", r)
+		}
+		if tc := parts[3].GetToolCall(); tc.GetCallId() != "call_e6e3edb2371843ad9503e65b" || tc.GetName() != "weather" ||
+			tc.GetArguments() != `{"location": "Florence, Italy"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 179, OutputTokens: 72, TotalTokens: 251, CachedInputTokens: 43}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		if f.Meta.GetResponseId() != "2025092619065217d08d861c2248cd" || f.Meta.GetResolvedModel() != "glm-4.5" || f.Meta.GetToolCallCount() != 1 {
 			t.Errorf("meta %v", f.Meta)
 		}
 	}},
@@ -341,6 +401,31 @@ var fantasyChatUnary = []struct {
 			t.Errorf("meta %v", res.Meta)
 		}
 	}},
+	// llama.cpp's server (build b6865) running gpt-oss-20b, unary:
+	// reasoning_content, "content": null, one call with a 32-character id
+	// ("id" after "function"), the usage without details and, after the
+	// id, llama.cpp's "timings" with cache_n 134: 134 of the 139 prompt
+	// tokens were cached (they were lost).
+	{"real_fantasy_llamacpp_gpt_oss_thinking", "tools_parallel", kOpenAI, func(t *testing.T, res *provider.Result) {
+		parts := res.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		if r := parts[0].GetReasoning(); r.GetText() != "User asks: \"What's the weather in Florence, Italy?\" We have a tool \"weather\" to get weather information. We should call it." {
+			t.Errorf("reasoning %v", r)
+		}
+		if tc := parts[1].GetToolCall(); tc.GetCallId() != "u36jVf07R9qUqfK2POEsHz6i6DUtUlrb" || tc.GetName() != "weather" ||
+			tc.GetArguments() != `{"location":"Florence, Italy"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 139, OutputTokens: 55, TotalTokens: 194, CachedInputTokens: 134}); !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+		}
+		if res.Meta.GetResponseId() != "chatcmpl-4kIkhSfHyNWuEKyYA5E7TAJXPd43t4TA" || res.Meta.GetResolvedModel() != "openai/gpt-oss-20b" {
+			t.Errorf("meta %v", res.Meta)
+		}
+	}},
 }
 
 func TestFantasyChatUnary(t *testing.T) {
@@ -522,5 +607,70 @@ func TestBodyRequestID(t *testing.T) {
 				t.Errorf("provider request id %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestFantasyZaiToolTurn: fantasy's glm-4.5 cassette holds the request
+// it sent after real_fantasy_zai_glm_4_5_thinking_stream, which the live
+// API answered: the assistant turn with "content": "\n\n" (the two "\n"
+// around the reasoning) and the call, then the tool's result. The request
+// we build for api.z.ai from the answer we streamed carries the same
+// assistant turn and result (no reasoning_content: Z.ai is not a server
+// that requires it).
+func TestFantasyZaiToolTurn(t *testing.T) {
+	t.Parallel()
+	const name = "real_fantasy_zai_glm_4_5_thinking_stream"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)["tools_parallel"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, _, err := collect(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := accFold(t, evs).Message
+	p, err := New(testKey, WithBaseURL("https://api.z.ai/api/coding/paas/v4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "glm-4.5", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a helpful assistant")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("What's the weather in Florence, Italy?")),
+			answer,
+			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_e6e3edb2371843ad9503e65b", "40 C")),
+		},
+		Tools: []*llmrelayv1.Tool{weatherTool(t)},
+	}
+	body, _, err := p.buildChatRequest(req, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	const recorded = `[{"content":"\n\n","tool_calls":[{"id":"call_e6e3edb2371843ad9503e65b","function":{"arguments":"{\"location\": \"Florence, Italy\"}","name":"weather"},"type":"function"}],"role":"assistant"},{"content":"40 C","tool_call_id":"call_e6e3edb2371843ad9503e65b","role":"tool"}]`
+	var want []map[string]any
+	if err := json.Unmarshal([]byte(recorded), &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Messages) != 4 {
+		t.Fatalf("messages %v", got.Messages)
+	}
+	if _, ok := got.Messages[2]["reasoning_content"]; ok {
+		t.Errorf("assistant turn has reasoning_content: %v", got.Messages[2])
+	}
+	for i, w := range want {
+		for k, v := range w {
+			if !reflect.DeepEqual(got.Messages[i+2][k], v) {
+				t.Errorf("message %d %s: %v, want %v", i+2, k, got.Messages[i+2][k], v)
+			}
+		}
 	}
 }

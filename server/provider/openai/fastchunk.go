@@ -392,9 +392,9 @@ func (d *fastDecoder) unknown(key []byte, known ...string) bool {
 }
 
 // chunkTopKeys are the chunk fields the slow path decodes: a chunk with
-// one the fast path does not read (prompt_filter_results, error, x_groq)
-// goes to encoding/json.
-var chunkTopKeys = []string{"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "prompt_filter_results", "error", "x_groq"}
+// one the fast path does not read (prompt_filter_results, error, x_groq,
+// timings) goes to encoding/json.
+var chunkTopKeys = []string{"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "prompt_filter_results", "error", "x_groq", "timings"}
 
 func (c *chatResponse) topField(d *fastDecoder, key []byte) bool {
 	var ok bool

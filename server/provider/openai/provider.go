@@ -323,8 +323,11 @@ func (p *Provider) requestIDHeader() string {
 // servers that send no x-request-id, in the order they are tried after it:
 // Mistral's mistral-correlation-id and Cerebras's inference-id (both as
 // recorded in pydantic-ai's cassettes, testdata/README.md), DeepSeek's
-// x-ds-trace-id (api.deepseek.com answers with it and no x-request-id).
-var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id", "x-ds-trace-id"}
+// x-ds-trace-id (api.deepseek.com answers with it and no x-request-id),
+// Moonshot's msh-request-id (api.moonshot.ai answers with it beside a
+// trace id, x-msh-trace-id, and no x-request-id: langchaingo's recording,
+// testdata/real_lcg_moonshot_multi_turn_reasoning_1.http).
+var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id", "x-ds-trace-id", "msh-request-id"}
 
 // requestID reads the provider's request id (Azure: apim-request-id, else
 // x-request-id, else a compatible server's own header).

@@ -525,6 +525,10 @@ func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
 		out.CachedInputTokens = provider.Count(int64(*u.PromptCacheHitTokens))
 	case u.CachedTokens != nil:
 		out.CachedInputTokens = provider.Count(int64(*u.CachedTokens))
+	case u.timingsCacheN != nil && int64(*u.timingsCacheN) <= int64(u.PromptTokens):
+		// llama.cpp: the cached prompt tokens, part of prompt_tokens (a
+		// count above them is no such part, and is not read).
+		out.CachedInputTokens = provider.Count(int64(*u.timingsCacheN))
 	}
 	if u.CompletionTokensDetails != nil {
 		out.ReasoningTokens = provider.Count(int64(u.CompletionTokensDetails.ReasoningTokens))

@@ -162,7 +162,11 @@ func (s *chatStream) handle(data []byte) {
 	if c.Model != "" && c.Model != s.resolvedModel {
 		s.resolvedModel, meta.ResolvedModel = c.Model, c.Model
 	}
-	if c.Created > 0 && int64(c.Created) != s.created {
+	// The response's creation time is the first chunk's: xAI stamps every
+	// chunk with the second it was sent (testdata/
+	// real_lcg_function_call_streaming_xai_grok_4_5.http), which is no
+	// new creation time. A placeholder chunk's created 0 is none.
+	if c.Created > 0 && s.created == 0 {
 		s.created = int64(c.Created)
 		setCreated(meta, c.Created)
 	}
@@ -373,6 +377,13 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 	if d.ReasoningContent != nil || d.Reasoning != nil || d.ReasoningDetails != nil || isContentArray(d.Content) {
 		pieces, warns := reasoningPieces(d)
 		meta.Warnings = append(meta.Warnings, warns...)
+		if len(pieces) > 0 {
+			// Content held back (whitespace that might open a <think>
+			// block) came before this reasoning: it goes first, in the
+			// order sent (Z.ai sends "\n" before and after its
+			// reasoning_content: testdata/real_fantasy_zai_glm_4_5_thinking_stream.http).
+			s.pushThink(s.think.Flush())
+		}
 		for _, p := range pieces {
 			s.markReasoning(&p)
 			s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: p})
@@ -396,6 +407,11 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 	// calls so: testdata/real_moonshot_indexless_tool_calls_stream.http);
 	// a lone one continues the last call.
 	base := len(s.order) - len(d.ToolCalls)
+	if len(d.ToolCalls) > 0 {
+		// Content held back came before the calls: it goes first (it
+		// was released after them, at the finish).
+		s.pushThink(s.think.Flush())
+	}
 	for i, tc := range d.ToolCalls {
 		index := -1
 		if tc.Index != nil && *tc.Index >= 0 {

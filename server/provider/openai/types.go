@@ -150,9 +150,28 @@ type chatResponse struct {
 	PromptFilterResults json.RawMessage `json:"prompt_filter_results"`
 	// Error is set on an error event inside a stream.
 	Error json.RawMessage `json:"error"`
+	// ChunkExtras holds the objects of one server each, made only when a
+	// chunk has one: the stream's struct keeps its size class
+	// (TestStreamHoldsLittle). Exported for encoding/json, which sets an
+	// embedded pointer only to an exported type.
+	*ChunkExtras
+}
+
+// ChunkExtras are top-level objects of one server each.
+type ChunkExtras struct {
 	// XGroq is Groq's own object ({id, usage}); a Groq stream may carry
 	// its usage only there, in the last chunk.
 	XGroq *xGroq `json:"x_groq"`
+	// Timings is llama.cpp's server timing object, sent beside the usage.
+	Timings *llamaTimings `json:"timings"`
+}
+
+// llamaTimings is the part of llama.cpp's timings we read: cache_n, the
+// prompt tokens served from its cache (prompt_tokens counts them too).
+// Builds that send no prompt_tokens_details report the cached count only
+// there (testdata/real_fantasy_llamacpp_gpt_oss_thinking_stream.http).
+type llamaTimings struct {
+	CacheN *flexInt `json:"cache_n"`
 }
 
 type xGroq struct {
@@ -164,16 +183,18 @@ type xGroq struct {
 // x_groq.usage, else the first choice's usage (Moonshot's streams put it
 // in the choice that finishes: testdata/real_moonshot_choice_usage_stream.http).
 func (c *chatResponse) usage() *wireUsage {
-	if c.Usage != nil {
-		return c.Usage
+	u := c.Usage
+	switch {
+	case u != nil:
+	case c.ChunkExtras != nil && c.XGroq != nil && c.XGroq.Usage != nil:
+		u = c.XGroq.Usage
+	case len(c.Choices) > 0:
+		u = c.Choices[0].Usage
 	}
-	if c.XGroq != nil && c.XGroq.Usage != nil {
-		return c.XGroq.Usage
+	if u != nil && c.ChunkExtras != nil && c.Timings != nil {
+		u.timingsCacheN = c.Timings.CacheN
 	}
-	if len(c.Choices) > 0 {
-		return c.Choices[0].Usage
-	}
-	return nil
+	return u
 }
 
 type chatChoice struct {
@@ -252,6 +273,9 @@ type wireUsage struct {
 	// CachedTokens is Moonshot's cached prompt count, at the top of the
 	// usage object (no prompt_tokens_details).
 	CachedTokens *flexInt `json:"cached_tokens"`
+	// timingsCacheN is llama.cpp's timings.cache_n from beside the usage
+	// object (chatResponse.usage), its only cached prompt count.
+	timingsCacheN *flexInt
 	// Raw is the usage object as sent: the fields no counter holds (audio
 	// and prediction tokens, OpenRouter's cost, fields added later) are read
 	// from it into meta.extended (usageDetails).
