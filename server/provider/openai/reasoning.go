@@ -74,7 +74,7 @@ func reasoningPieces(m *respMessage) (pieces []provider.ReasoningDelta, warnings
 					warnings = append(warnings, fmt.Sprintf("reasoning_details[%d]: type %q not supported; ignored", i, d.Type))
 					continue
 				}
-				if p.Text != "" || p.Signature != "" || p.ID != "" || p.Redacted || p.Format != "" {
+				if p.Text != "" || p.Signature != "" || p.ID != "" || p.Redacted {
 					pieces = append(pieces, p)
 				}
 			}
