@@ -273,7 +273,7 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 	if err != nil {
 		return ctx, nil, err
 	}
-	if err := catalog.ValidateProviderOptions(m.Name, opts, pOpts); err != nil {
+	if err := catalog.ValidateProviderOptions(m.Name, capab.Format.Name, opts, pOpts); err != nil {
 		return ctx, nil, err
 	}
 	dropped = append(dropped, pDropped...)

@@ -282,12 +282,14 @@ func checkNumbers(f *Format, o *llmrelayv1.GenerationOptions) (string, string) {
 // 0.95 to 1, and no forced tool use.
 const minThinkingBudget = 1024
 
-// ValidateProviderOptions checks the rules that tie provider options to the
-// merged generation options, as the provider's API states them. A
-// provider option that would silently override reasoning_effort (Gemini's
-// thinking_budget, Ollama's think win in the adapters) is an error rather
-// than a choice made for the caller.
-func ValidateProviderOptions(model string, o *llmrelayv1.GenerationOptions, po *llmrelayv1.ProviderOptions) error {
+// ValidateProviderOptions checks what ties provider options to the
+// generation options, after the merge: a provider option that would
+// silently override reasoning_effort (Gemini's thinking_budget, Ollama's
+// think, Anthropic's thinking_budget_tokens) is an error, and Anthropic's
+// thinking (a fixed budget, or adaptive by reasoning_effort on the
+// anthropic-messages format) takes no temperature but 1, no top_k, top_p
+// only from 0.95 and no forced tool choice. format is the capability's.
+func ValidateProviderOptions(model, format string, o *llmrelayv1.GenerationOptions, po *llmrelayv1.ProviderOptions) error {
 	bad := func(option, format string, args ...any) error {
 		return &OptionError{Model: model, Option: option, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -305,25 +307,35 @@ func ValidateProviderOptions(model string, o *llmrelayv1.GenerationOptions, po *
 		return bad("reasoning_effort", "set either reasoning_effort or provider_options.ollama.think, not both")
 	}
 	a := po.GetAnthropic()
-	if a == nil || a.ThinkingBudgetTokens == nil {
+	budgetSet := a != nil && a.ThinkingBudgetTokens != nil
+	adaptive := format == "anthropic-messages" && effort && o.GetReasoningEffort() != llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE
+	if budgetSet && effort {
+		return bad("reasoning_effort", "set either reasoning_effort (adaptive thinking) or provider_options.anthropic.thinking_budget_tokens (a fixed budget), not both")
+	}
+	mode := "adaptive thinking (reasoning_effort)"
+	if budgetSet {
+		const budget = "provider_options.anthropic.thinking_budget_tokens"
+		b := a.GetThinkingBudgetTokens()
+		switch {
+		case b < minThinkingBudget:
+			return bad(budget, "must be at least %d, got %d", minThinkingBudget, b)
+		case o.MaxTokens != nil && b >= o.GetMaxTokens():
+			return bad(budget, "%d must be less than max_tokens (%d)", b, o.GetMaxTokens())
+		}
+		mode = "extended thinking (thinking_budget_tokens)"
+	} else if !adaptive {
 		return nil
 	}
-	const budget = "provider_options.anthropic.thinking_budget_tokens"
-	b := a.GetThinkingBudgetTokens()
 	tc := o.GetToolChoice()
 	switch {
-	case b < minThinkingBudget:
-		return bad(budget, "must be at least %d, got %d", minThinkingBudget, b)
-	case o.MaxTokens != nil && b >= o.GetMaxTokens():
-		return bad(budget, "%d must be less than max_tokens (%d)", b, o.GetMaxTokens())
 	case o.Temperature != nil && o.GetTemperature() != 1:
-		return bad("temperature", "anthropic takes no temperature but 1 with extended thinking (thinking_budget_tokens)")
+		return bad("temperature", "anthropic takes no temperature but 1 with %s", mode)
 	case o.TopK != nil:
-		return bad("top_k", "anthropic takes no top_k with extended thinking (thinking_budget_tokens)")
+		return bad("top_k", "anthropic takes no top_k with %s", mode)
 	case o.TopP != nil && o.GetTopP() < 0.95:
-		return bad("top_p", "anthropic takes top_p only from 0.95 to 1 with extended thinking (thinking_budget_tokens), got %v", o.GetTopP())
+		return bad("top_p", "anthropic takes top_p only from 0.95 to 1 with %s, got %v", mode, o.GetTopP())
 	case tc.GetFunctionName() != "" || tc.GetMode() == llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED:
-		return bad("tool_choice", "anthropic cannot force tool use with extended thinking (thinking_budget_tokens)")
+		return bad("tool_choice", "anthropic cannot force tool use with %s", mode)
 	}
 	return nil
 }

@@ -84,7 +84,8 @@ func TestValidate(t *testing.T) {
 		{"gemini reasoning effort, not a reasoning name", gemini, false, false, &llmrelayv1.GenerationOptions{ReasoningEffort: low}, false, "", nil},
 		{"gemini temperature on a reasoning model", gemini, true, false, &llmrelayv1.GenerationOptions{Temperature: f64(0.3), ReasoningEffort: low}, false, "", nil},
 		{"ollama reasoning effort", ollama, false, false, &llmrelayv1.GenerationOptions{ReasoningEffort: low}, false, "", nil},
-		{"anthropic reasoning effort", anthropic, true, false, &llmrelayv1.GenerationOptions{ReasoningEffort: low}, false, "reasoning_effort", nil},
+		// Anthropic thinks adaptively by reasoning_effort (Claude 4.6 and later).
+		{"anthropic reasoning effort", anthropic, true, false, &llmrelayv1.GenerationOptions{ReasoningEffort: low}, false, "", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,11 +200,18 @@ func TestValidateProviderOptions(t *testing.T) {
 			&llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Ollama{Ollama: &llmrelayv1.OllamaOptions{Think: proto.Bool(true)}}}, "reasoning_effort"},
 		{"ollama think alone", &llmrelayv1.GenerationOptions{},
 			&llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Ollama{Ollama: &llmrelayv1.OllamaOptions{Think: proto.Bool(true)}}}, ""},
+		// Anthropic's adaptive thinking (reasoning_effort) has the same
+		// rules as a fixed budget, and the two do not mix.
+		{"anthropic effort", &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH, Temperature: f64(1), ToolChoice: auto}, nil, ""},
+		{"anthropic effort and budget", &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW}, thinking(2048), "reasoning_effort"},
+		{"anthropic effort, temperature", &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM, Temperature: f64(0.3)}, nil, "temperature"},
+		{"anthropic effort, forced tool", &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW, ToolChoice: required}, nil, "tool_choice"},
+		{"anthropic effort none", &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, Temperature: f64(0.3)}, nil, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := ValidateProviderOptions("claude", tc.opts, tc.po)
+			err := ValidateProviderOptions("claude", "anthropic-messages", tc.opts, tc.po)
 			var oe *OptionError
 			if tc.wantOption == "" {
 				if err != nil {

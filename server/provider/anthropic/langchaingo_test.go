@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -678,5 +679,81 @@ func TestLangchaingoStructuredRequest(t *testing.T) {
 		if _, ok := got[k]; ok {
 			t.Errorf("request has %s: %s", k, srv.Last(t).Body)
 		}
+	}
+}
+
+// TestAdaptiveThinkingRequest: reasoning_effort asks Claude 4.6 and later
+// for adaptive thinking at that effort, with its summary shown, as the
+// request langchaingo recorded against claude-opus-5, which the live API
+// answered (real_lcg_opus5_adaptive_reasoning); minimal maps to low, NONE
+// sends no thinking, and native structured output shares output_config.
+func TestAdaptiveThinkingRequest(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, "testdata/real_lcg_opus5_adaptive_reasoning.http")
+	req := &provider.Request{Model: "claude-opus-5", Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Solve: If x + 5 = 12, what is x?"))},
+		Options: &llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](4096), ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH}}
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	if r := res.Message.GetParts()[0].GetReasoning(); r.GetText() != "I'm setting x to 7." || r.GetSignature() == "" {
+		t.Errorf("reasoning %v", r)
+	}
+	const recorded = `{"model":"claude-opus-5","messages":[{"role":"user","content":[{"type":"text","text":"Solve: If x + 5 = 12, what is x?"}]}],` +
+		`"max_tokens":4096,"thinking":{"type":"adaptive","display":"summarized"},"output_config":{"effort":"high"}}`
+	var want, got map[string]any
+	if err := json.Unmarshal([]byte(recorded), &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(srv.Last(t).Body, &got); err != nil {
+		t.Fatal(err)
+	}
+	for k, w := range want {
+		if g := got[k]; !reflect.DeepEqual(g, w) {
+			gb, _ := json.Marshal(g)
+			wb, _ := json.Marshal(w)
+			t.Errorf("request %s\n got %s\nwant %s", k, gb, wb)
+		}
+	}
+
+	for effort, want := range map[llmrelayv1.ReasoningEffort]string{
+		llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL: `"output_config":{"effort":"low"}`,
+		llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW:     `"output_config":{"effort":"low"}`,
+		llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM:  `"output_config":{"effort":"medium"}`,
+		llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:    ``,
+	} {
+		r := &provider.Request{Model: "claude-sonnet-5", Messages: req.Messages, Options: &llmrelayv1.GenerationOptions{ReasoningEffort: effort}}
+		m, _, _, err := build(t, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := json.Marshal(m)
+		if want == "" {
+			if strings.Contains(string(body), "thinking") || strings.Contains(string(body), "output_config") {
+				t.Errorf("%v: %s", effort, body)
+			}
+			continue
+		}
+		if !strings.Contains(string(body), want) || !strings.Contains(string(body), `"thinking":{"display":"summarized","type":"adaptive"}`) {
+			t.Errorf("%v: %s", effort, body)
+		}
+	}
+
+	// Native structured output and an effort share output_config.
+	r := lcgStructuredRequest()
+	r.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW
+	m, _, _, err := build(t, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(m)
+	var sent struct {
+		OutputConfig struct {
+			Effort string          `json:"effort"`
+			Format json.RawMessage `json:"format"`
+		} `json:"output_config"`
+	}
+	if err := json.Unmarshal(body, &sent); err != nil || sent.OutputConfig.Effort != "low" || len(sent.OutputConfig.Format) == 0 {
+		t.Errorf("output_config of structured output with an effort: %s", body)
 	}
 }

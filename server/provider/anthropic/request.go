@@ -114,10 +114,23 @@ func applyOptions(w *messagesRequest, o *llmrelayv1.GenerationOptions) error {
 	case o.FrequencyPenalty != nil:
 		return invalid("frequency_penalty", "anthropic does not support frequency_penalty")
 	}
+	// reasoning_effort is adaptive thinking (Claude 4.6 and later; Opus 4.7
+	// and the Claude 5 models think no other way) at that effort, its
+	// summary shown; older models take a fixed budget instead
+	// (provider_options.anthropic.thinking_budget_tokens) and answer an
+	// effort with a 400. NONE sends nothing: no thinking is the default.
+	var effort string
 	switch o.GetReasoningEffort() {
-	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED, llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
-	default:
-		return invalid("reasoning_effort", "anthropic has no reasoning_effort; set provider_options.anthropic.thinking_budget_tokens instead")
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL, llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW:
+		effort = "low"
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM:
+		effort = "medium"
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH:
+		effort = "high"
+	}
+	if effort != "" {
+		w.Thinking = &wireThinking{Type: "adaptive", Display: "summarized"}
+		w.OutputConfig = &wireOutputConfig{Effort: effort}
 	}
 	// response_format: applyResponseFormat, once tools and thinking are set.
 	return nil

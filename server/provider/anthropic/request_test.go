@@ -60,7 +60,6 @@ func TestBuildRequestRejects(t *testing.T) {
 		{"seed", withOpts(&llmrelayv1.GenerationOptions{Seed: ptr[int64](1)}), "seed"},
 		{"presence", withOpts(&llmrelayv1.GenerationOptions{PresencePenalty: ptr(0.5)}), "presence_penalty"},
 		{"frequency", withOpts(&llmrelayv1.GenerationOptions{FrequencyPenalty: ptr(0.5)}), "frequency_penalty"},
-		{"reasoning effort", withOpts(&llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH}), "reasoning_effort"},
 		{"zero max tokens", withOpts(&llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](0)}), "max_tokens"},
 		{"tool choice without tools", withOpts(&llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "f"}}}), "tool_choice"},
 		{"image in system", withMsgs(&llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_SYSTEM, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{}}}}}, user), "messages[0].parts[0]"},

@@ -62,7 +62,10 @@ func applyResponseFormat(w *messagesRequest, req *provider.Request) error {
 			return invalid("response_format.schema", "response_format json_schema needs a schema")
 		}
 		if req.NativeStructuredOutput {
-			w.OutputConfig = &wireOutputConfig{Format: &wireOutputFormat{Type: "json_schema", Schema: raw}}
+			if w.OutputConfig == nil {
+				w.OutputConfig = &wireOutputConfig{}
+			}
+			w.OutputConfig.Format = &wireOutputFormat{Type: "json_schema", Schema: raw}
 			return nil
 		}
 		var root struct {
@@ -78,7 +81,7 @@ func applyResponseFormat(w *messagesRequest, req *provider.Request) error {
 	}
 	if w.Thinking != nil {
 		return invalid("response_format", "anthropic does not allow a forced tool with extended thinking, and this model answers %s through one: "+
-			"drop thinking_budget_tokens, or configure the model with structured_output: native (JSON schemas only) if it supports structured outputs", rf.GetType())
+			"drop thinking_budget_tokens and reasoning_effort, or configure the model with structured_output: native (JSON schemas only) if it supports structured outputs", rf.GetType())
 	}
 	for i, t := range req.Tools {
 		if t.GetName() == answerTool {

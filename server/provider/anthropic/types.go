@@ -72,15 +72,21 @@ type wireToolChoice struct {
 	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
 }
 
+// wireThinking is thinking: {type: enabled, budget_tokens} (a fixed
+// budget) or {type: adaptive, display: summarized} (Claude 4.6 and later,
+// the depth by output_config.effort).
 type wireThinking struct {
 	Type         string `json:"type"`
-	BudgetTokens int32  `json:"budget_tokens"`
+	BudgetTokens int32  `json:"budget_tokens,omitempty"`
+	Display      string `json:"display,omitempty"`
 }
 
 // wireOutputConfig is output_config; Format is structured output's
-// {type: json_schema, schema}.
+// {type: json_schema, schema}, Effort adaptive thinking's depth (low,
+// medium, high).
 type wireOutputConfig struct {
 	Format *wireOutputFormat `json:"format,omitempty"`
+	Effort string            `json:"effort,omitempty"`
 }
 
 type wireOutputFormat struct {
