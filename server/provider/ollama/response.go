@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -207,7 +208,12 @@ func usage(m metrics) *llmrelayv1.Usage {
 		return nil
 	}
 	in, out := provider.Count(m.PromptEvalCount.Value), provider.Count(m.EvalCount.Value)
-	return &llmrelayv1.Usage{InputTokens: in, OutputTokens: out, TotalTokens: provider.Count(int64(in) + int64(out))}
+	if int64(in)+int64(out) > math.MaxInt32 {
+		// Counts no answer reaches (a fuzzed or broken body): unknown,
+		// not a total that disagrees with its parts; extended keeps them.
+		return nil
+	}
+	return &llmrelayv1.Usage{InputTokens: in, OutputTokens: out, TotalTokens: in + out}
 }
 
 // setMetrics stores the timings and counts Ollama reported in extended.
