@@ -1,0 +1,121 @@
+package openai
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// TestRound9ResponsesStreams replays Responses API streams recorded by
+// sources not replayed before (testdata/README.md, "Round 9"), checked by
+// hand against the recorded events.
+func TestRound9ResponsesStreams(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		check func(t *testing.T, f folded)
+	}{
+		// gpt-4o, store false (fantasy's multi_tool_streaming): two
+		// parallel function calls, each opened with empty arguments, its
+		// arguments in one delta with obfuscation, then done; keyed by
+		// call_id (never the fc_ item id); service_tier auto, then default
+		// in response.completed; no message item.
+		{"real_fantasy_openai_gpt_4o_responses_multi_tool_stream", func(t *testing.T, f folded) {
+			parts := f.Message.GetParts()
+			if len(parts) != 2 {
+				t.Fatalf("parts %v", parts)
+			}
+			for i, want := range []struct{ id, name string }{{"call_NnEvpiwdL8XrZ6F3T9VJyVw7", "add"}, {"call_TQ8336oa6YnuT2leYzRDBBLz", "multiply"}} {
+				if tc := parts[i].GetToolCall(); tc.GetCallId() != want.id || tc.GetName() != want.name || tc.GetArguments() != `{"a":2,"b":3}` {
+					t.Errorf("call %d: %v, want %s %s", i, tc, want.id, want.name)
+				}
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+			if want := (&llmrelayv1.Usage{InputTokens: 104, OutputTokens: 51, TotalTokens: 155}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+			if f.Meta.GetResponseId() != "resp_07d2265248f742f6016a3c120577cc819eb21c20dbe6ebd5fa" || f.Meta.GetResolvedModel() != "gpt-4o-2024-08-06" ||
+				f.Meta.GetServiceTier() != "default" || f.Meta.GetToolCallCount() != 2 || len(f.Meta.GetWarnings()) != 0 {
+				t.Errorf("meta %v", f.Meta)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := replayRound9Stream(t, tc.name)
+			tc.check(t, f)
+		})
+	}
+}
+
+// replayRound9Stream streams a recording, compares the events with the
+// golden file and returns them folded the way the server folds them.
+func replayRound9Stream(t *testing.T, name string) folded {
+	t.Helper()
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), responsesRequests(t)["responses_tools_parallel"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRespStreamInvariants(t, evs)
+	return accFold(t, evs)
+}
+
+// TestRound9ParallelCallsFollowUp: the cassette's second request (which the
+// live API accepted) sends both calls back as function_call items, then
+// the two outputs keyed by their call_id. The request we build from the
+// streamed answer and the two results has the same items, in that order
+// (without the fc_ item ids fantasy adds: the request is not stored).
+func TestRound9ParallelCallsFollowUp(t *testing.T) {
+	t.Parallel()
+	f := replayRound9Stream(t, "real_fantasy_openai_gpt_4o_responses_multi_tool_stream")
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4o", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a helpful assistant. Always use both add and multiply at the same time.")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("Add and multiply the number 2 and 3")),
+			f.Message,
+			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_NnEvpiwdL8XrZ6F3T9VJyVw7", "5"), toolResultPart("call_TQ8336oa6YnuT2leYzRDBBLz", "6")),
+		},
+	}
+	body, _, err := p.buildResponsesRequest(req, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := decodeBody(t, body)
+	items, _ := m["input"].([]any)
+	if len(items) != 6 {
+		t.Fatalf("input %v", m["input"])
+	}
+	want := []map[string]any{
+		{"type": "function_call", "call_id": "call_NnEvpiwdL8XrZ6F3T9VJyVw7", "name": "add", "arguments": `{"a":2,"b":3}`},
+		{"type": "function_call", "call_id": "call_TQ8336oa6YnuT2leYzRDBBLz", "name": "multiply", "arguments": `{"a":2,"b":3}`},
+		{"type": "function_call_output", "call_id": "call_NnEvpiwdL8XrZ6F3T9VJyVw7", "output": "5"},
+		{"type": "function_call_output", "call_id": "call_TQ8336oa6YnuT2leYzRDBBLz", "output": "6"},
+	}
+	for i, w := range want {
+		if !reflect.DeepEqual(items[i+2], w) {
+			t.Errorf("input[%d] %v, want %v", i+2, items[i+2], w)
+		}
+	}
+	if m["stream"] != true {
+		t.Errorf("stream %v", m["stream"])
+	}
+}
