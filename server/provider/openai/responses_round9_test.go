@@ -119,3 +119,47 @@ func TestRound9ParallelCallsFollowUp(t *testing.T) {
 		t.Errorf("stream %v", m["stream"])
 	}
 }
+
+// TestRound9HostedItemsWarnedInStreams: a hosted tool's item in a stream
+// (here the four web_search_call items of real_responses_web_search_stream,
+// gpt-5-nano) is reported the way the unary answer reports it (one warning
+// per item, as for real_pyd_openai_responses_model_web_search_tool_with_invalid_region),
+// not dropped in silence; it is not a client call and the text is
+// untouched.
+func TestRound9HostedItemsWarnedInStreams(t *testing.T) {
+	t.Parallel()
+	f := replayWarnedStream(t, "real_responses_web_search_stream")
+	const want = `ignored output item of type "web_search_call"`
+	n := 0
+	for _, w := range f.Meta.GetWarnings() {
+		if w == want {
+			n++
+		}
+	}
+	if n != 4 || f.Meta.GetToolCallCount() != 0 {
+		t.Errorf("warnings %q (%d of %q, want 4), %d calls", f.Meta.GetWarnings(), n, want, f.Meta.GetToolCallCount())
+	}
+	for _, p := range f.Message.GetParts() {
+		if p.GetToolCall() != nil {
+			t.Errorf("hosted item taken for a client call: %v", p)
+		}
+	}
+}
+
+// replayWarnedStream streams a recording whose golden file another test
+// keeps and folds it.
+func replayWarnedStream(t *testing.T, name string) folded {
+	t.Helper()
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), responsesRequests(t)["responses_tools_parallel"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, _, err := collect(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRespStreamInvariants(t, evs)
+	return accFold(t, evs)
+}
