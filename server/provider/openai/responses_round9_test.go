@@ -45,6 +45,45 @@ func TestRound9ResponsesStreams(t *testing.T) {
 				t.Errorf("meta %v", f.Meta)
 			}
 		}},
+		// xAI (grok-4-fast-non-reasoning) with its hosted web_search tool
+		// (the AI SDK's issue 13218): two web_search_call items, whose
+		// sources grow from output_item.done to response.completed, then
+		// "**xAI**" with nine url_citation annotations (all at index 0,
+		// sent as annotation.added events, then again in content_part.done,
+		// output_item.done and response.completed); created_at 0, a
+		// response id that is a bare UUID, xAI's cost and server-side tool
+		// counters in the usage. The two searches are the server's: two
+		// warnings, no client call, finish STOP.
+		{"real_xai_responses_13218_web_search_stream", func(t *testing.T, f folded) {
+			parts := f.Message.GetParts()
+			if len(parts) != 1 || parts[0].GetText() != "**xAI**" {
+				t.Fatalf("parts %v", parts)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+			if want := (&llmrelayv1.Usage{InputTokens: 4144, OutputTokens: 49, TotalTokens: 4193, CachedInputTokens: 1920}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+			if f.Meta.GetResponseId() != "1d1a0870-4485-9e15-a5f5-87e29c5f8266" || f.Meta.GetResolvedModel() != "grok-4-fast-non-reasoning" ||
+				f.Meta.GetCreateTime() != nil || f.Meta.GetServiceTier() != "default" || f.Meta.GetToolCallCount() != 0 {
+				t.Errorf("meta %v", f.Meta)
+			}
+			const warn = `ignored output item of type "web_search_call"`
+			if w := f.Meta.GetWarnings(); len(w) != 2 || w[0] != warn || w[1] != warn {
+				t.Errorf("warnings %q", w)
+			}
+			anns := f.Meta.GetExtended().GetFields()["annotations"].GetListValue().GetValues()
+			wantURLs := []string{"https://x.ai/", "https://x.ai/news", "https://play.google.com/store/apps/details?id=ai.x.grok", "https://x.ai/grok", "https://x.com/xai",
+				"https://x.ai/api", "https://docs.aimlapi.com/api-references/text-models-llm/xai", "https://en.wikipedia.org/wiki/XAI_(company)", "https://x.ai/legal/terms-of-service"}
+			if len(anns) != len(wantURLs) {
+				t.Fatalf("annotations %v", anns)
+			}
+			for i, u := range wantURLs {
+				a := anns[i].GetStructValue().GetFields()
+				if a["url"].GetStringValue() != u || a["title"].GetStringValue() != u || a["type"].GetStringValue() != "url_citation" {
+					t.Errorf("annotation %d: %v, want %s", i, a, u)
+				}
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
