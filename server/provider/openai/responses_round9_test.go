@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -201,4 +202,87 @@ func replayWarnedStream(t *testing.T, name string) folded {
 	}
 	checkRespStreamInvariants(t, evs)
 	return accFold(t, evs)
+}
+
+// TestRound9PhaseCommentary: gpt-5.5 narrating before its call
+// (pydantic-ai's phase_live cassette, unary): an encrypted reasoning item
+// without summary, a message with phase "commentary", then the call. The
+// narration is text before the call; the reasoning's encrypted_content its
+// signature. The cassette's second request, which the live API accepted,
+// sends the three items back before the tool's output; the request we
+// build has them in that order with the same values, without the
+// message's phase, status and item ids (the contract has no place for the
+// phase; the request is not stored).
+func TestRound9PhaseCommentary(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_openai_responses_phase_live_1"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), responsesRequests(t)["responses_tools_parallel"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	providertest.Golden(t, td(name+".golden"), renderResult(t, res))
+	var recorded struct {
+		Output []map[string]any `json:"output"`
+	}
+	if err := json.Unmarshal(providertest.Load(t, td(name+".http")).Body, &recorded); err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := recorded.Output[0]["encrypted_content"].(string)
+	parts := res.Message.GetParts()
+	if len(parts) != 3 {
+		t.Fatalf("parts %v", parts)
+	}
+	if r := parts[0].GetReasoning(); r.GetId() != "rs_094ebefab06f6c100069efd58250cc8195b3b443e9b3d9bd84" || r.GetText() != "" || r.GetSignature() != enc || len(enc) != 1100 {
+		t.Errorf("reasoning %v", r)
+	}
+	const narration = `I'll check the capital lookup tool for "PotatoLand."`
+	if parts[1].GetText() != narration {
+		t.Errorf("text %v", parts[1])
+	}
+	if tc := parts[2].GetToolCall(); tc.GetCallId() != "call_ALAJMWK9buNN7RXxxXbECcHa" || tc.GetName() != "get_capital" || tc.GetArguments() != `{"country":"PotatoLand"}` || !tc.GetArgumentsValid() {
+		t.Errorf("call %v", tc)
+	}
+	wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 63, OutputTokens: 72, TotalTokens: 135, ReasoningTokens: 29}); !proto.Equal(res.Meta.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+	}
+	if res.Meta.GetResponseId() != "resp_094ebefab06f6c100069efd5814cd881958cfa10878ca4446d" || res.Meta.GetResolvedModel() != "gpt-5.5-2026-04-23" ||
+		res.Meta.GetServiceTier() != "default" || len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("meta %v", res.Meta)
+	}
+
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-5.5", Format: formatResponses, Reasoning: true,
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Briefly narrate what you are about to do before calling each tool.")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("What is the capital of PotatoLand?")),
+			res.Message,
+			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_ALAJMWK9buNN7RXxxXbECcHa", "Potato City")),
+		},
+	}
+	body, _, err := p.buildResponsesRequest(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, _ := decodeBody(t, body)["input"].([]any)
+	if len(items) != 6 {
+		t.Fatalf("input %v", items)
+	}
+	want := []map[string]any{
+		{"type": "reasoning", "id": "rs_094ebefab06f6c100069efd58250cc8195b3b443e9b3d9bd84", "encrypted_content": enc, "summary": []any{}},
+		{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": narration}}},
+		{"type": "function_call", "call_id": "call_ALAJMWK9buNN7RXxxXbECcHa", "name": "get_capital", "arguments": `{"country":"PotatoLand"}`},
+		{"type": "function_call_output", "call_id": "call_ALAJMWK9buNN7RXxxXbECcHa", "output": "Potato City"},
+	}
+	for i, w := range want {
+		if !reflect.DeepEqual(items[i+2], w) {
+			t.Errorf("input[%d] %v, want %v", i+2, items[i+2], w)
+		}
+	}
 }
