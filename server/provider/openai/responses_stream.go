@@ -509,6 +509,15 @@ func (s *responsesStream) itemDone(it *respOutputItem, outputIndex *flexInt) {
 			}
 		}
 		s.reasoningDone(st, it)
+	default:
+		// A hosted tool's item (web_search_call, code_interpreter_call,
+		// mcp_call, …): the server ran it, nothing of it is the client's
+		// to act on. Reported as the unary answer reports it
+		// (parseResponsesResponse), once per item: on its
+		// output_item.done, or from response.completed for an item the
+		// stream did not carry.
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{
+			Warnings: []string{fmt.Sprintf("ignored output item of type %q", it.Type)}}})
 	}
 }
 
