@@ -377,7 +377,33 @@ func unsupportedBlock(b *contentBlock) string {
 	case b.Type == "server_tool_use" || b.Type == "mcp_tool_use":
 		return fmt.Sprintf("type %q (tool %q, id %s: a tool the provider ran itself) not supported; ignored", b.Type, b.Name, b.ID)
 	case strings.HasSuffix(b.Type, "_tool_result"):
+		if failure := serverToolFailure(b); failure != "" {
+			return fmt.Sprintf("type %q (result of %s, a tool the provider ran itself, which failed: %s) not supported; ignored",
+				b.Type, b.ToolUseID, failure)
+		}
 		return fmt.Sprintf("type %q (result of %s, a tool the provider ran itself) not supported; ignored", b.Type, b.ToolUseID)
 	}
 	return fmt.Sprintf("type %q not supported; ignored", b.Type)
+}
+
+// serverToolFailure says why a server tool's result is a failure: its
+// content is an `*_error` object (web_fetch_tool_result_error,
+// web_search_tool_result_error, code_execution_tool_result_error, ...)
+// whose error_code the warning repeats, or the block says is_error (an
+// MCP tool's). "" for a result that is not a failure.
+func serverToolFailure(b *contentBlock) string {
+	var c struct {
+		Type      string `json:"type"`
+		ErrorCode string `json:"error_code"`
+	}
+	if json.Unmarshal(b.Content, &c) == nil && strings.HasSuffix(c.Type, "_error") {
+		if c.ErrorCode != "" {
+			return fmt.Sprintf("%s %q", c.Type, c.ErrorCode)
+		}
+		return c.Type
+	}
+	if b.IsError {
+		return "is_error"
+	}
+	return ""
 }

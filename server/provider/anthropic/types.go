@@ -138,6 +138,12 @@ type contentBlock struct {
 	// ToolUseID is a server tool result's (web_search_tool_result,
 	// mcp_tool_result, ...) call id.
 	ToolUseID string `json:"tool_use_id"`
+	// Content is a server tool result's content: an `*_tool_result_error`
+	// object ({"type": "web_fetch_tool_result_error", "error_code":
+	// "unavailable"}) when the tool failed; IsError marks a failed
+	// mcp_tool_result. Only read to say so in the warning.
+	Content json.RawMessage `json:"content"`
+	IsError bool            `json:"is_error"`
 	// Thinking and Signature are a thinking block's text and signature;
 	// Data is a redacted_thinking block's encrypted content.
 	Thinking  string `json:"thinking"`

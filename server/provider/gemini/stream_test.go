@@ -519,6 +519,9 @@ func TestAllRecordingsUsed(t *testing.T) {
 	for _, n := range round6Recordings {
 		used[n] = true
 	}
+	for _, n := range round9Recordings {
+		used[n] = true
+	}
 	for _, n := range langchaingoRecordings {
 		used[n] = true
 	}
