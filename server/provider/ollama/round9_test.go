@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -271,5 +272,151 @@ func TestRound9EmbedNomic(t *testing.T) {
 	}
 	if sent.Model != "nomic-embed-text" || len(sent.Input) != 1 || sent.Input[0] != "Hello, world!" {
 		t.Errorf("sent %+v", sent)
+	}
+}
+
+// qwen3ToolRequest is the first request of vxcontrol/langchaingo's
+// TestToolCall trace: qwen3:8b on a local Ollama (June 2025), one tool
+// without parameters, no think.
+func qwen3ToolRequest() *provider.Request {
+	return &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "qwen3:8b",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Which date do we have today?"))},
+		Tools:    []*llmrelayv1.Tool{{Name: "getTime", Description: "Get the current time.", Parameters: `{"type":"object","required":[],"properties":{}}`}},
+	}
+}
+
+const (
+	qwen3FirstThinking = "\nOkay, the user is asking for today's date. Let me check which tools I have available. There's a function called getTime " +
+		"that gets the current time. Since the user wants the date, I should call that function. The function doesn't require any parameters, " +
+		"so I just need to trigger it. Once I get the time data, I can format it to show the date and respond to the user. Let me make sure " +
+		"I'm using the right tool. Yep, getTime is the correct function here. Let's call it.\n"
+	qwen3ToolResult = "2010-08-13 20:15:00.033067589 +0100 CET m=+32.849928139"
+)
+
+// TestRound9Qwen3InlineThinkToolCall: qwen3:8b on an Ollama before 0.12.5,
+// asked without think: the reasoning inline as a <think> block (the tags
+// escaped \u003c/\u003e) opening the content, then "\n\n", and one call
+// getTime({}) that carries no id. Unary and streamed the answer is the
+// same parts with the same made call id. The follow-up (the answer plus
+// the tool's result) is compared with the trace's second request, which
+// the server answered; its answer is the second recording.
+func TestRound9Qwen3InlineThinkToolCall(t *testing.T) {
+	t.Parallel()
+	const name = "real_lcg_qwen3_inline_think_tool_1"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	res, err := newTestProvider(t, srv).Generate(context.Background(), qwen3ToolRequest())
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, td(name+".golden"), renderResult(t, res))
+	built, err := buildChatRequest(qwen3ToolRequest(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantID := callID(built.salt, "qwen3:8b", 0, "getTime")
+	parts := res.Message.GetParts()
+	if len(parts) != 3 || parts[0].GetReasoning().GetText() != qwen3FirstThinking || parts[1].GetText() != "\n\n" {
+		t.Fatalf("parts %v, want the inline thinking, the \"\\n\\n\" after it, then one call", parts)
+	}
+	call := parts[2].GetToolCall()
+	if call.GetCallId() != wantID || call.GetName() != "getTime" || call.GetArguments() != "{}" || !call.GetArgumentsValid() {
+		t.Errorf("call %v, want getTime({}) with id %s", call, wantID)
+	}
+	m := res.Meta
+	if m.GetResolvedModel() != "qwen3:8b" || m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS ||
+		m.GetProviderFinishReason() != "stop" || m.GetToolCallCount() != 1 || len(m.GetWarnings()) != 0 {
+		t.Errorf("model %q finish %v / %q calls %d warnings %q", m.GetResolvedModel(), m.GetFinishReason(), m.GetProviderFinishReason(), m.GetToolCallCount(), m.GetWarnings())
+	}
+	if u := m.GetUsage(); u.GetInputTokens() != 132 || u.GetOutputTokens() != 126 || u.GetTotalTokens() != 258 {
+		t.Errorf("usage %v", u)
+	}
+	ext := m.GetExtended().AsMap()
+	for k, v := range map[string]float64{extTotalDuration: 3541460500, extLoadDuration: 29513875, extPromptEvalCount: 132,
+		extPromptEvalDuration: 385719500, extEvalCount: 126, extEvalDuration: 3125770166} {
+		if ext[k] != v {
+			t.Errorf("extended %s = %v, want %v", k, ext[k], v)
+		}
+	}
+
+	// The same body read as a stream (one line, done): the same parts and id.
+	st, err := newTestProvider(t, providertest.ReplayFile(t, td(name+".http"))).Stream(context.Background(), qwen3ToolRequest())
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, err := collect(st)
+	if err != nil {
+		t.Fatalf("stream ended with %v", err)
+	}
+	f := foldEvents(t, evs)
+	sp := f.msg.GetParts()
+	if len(sp) != 3 || sp[0].GetReasoning().GetText() != qwen3FirstThinking || sp[1].GetText() != "\n\n" ||
+		sp[2].GetToolCall().GetCallId() != wantID || sp[2].GetToolCall().GetArguments() != "{}" {
+		t.Errorf("streamed parts %v", sp)
+	}
+	if f.meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS {
+		t.Errorf("streamed finish %v", f.meta.GetFinishReason())
+	}
+
+	// The follow-up, against the trace's second request: the same user
+	// message, the call getTime({}) and the tool message with the result,
+	// the same tool. We add the call's id, the thinking and the "\n\n" given
+	// back, tool_name and tool_call_id.
+	follow := qwen3ToolRequest()
+	follow.Messages = append(follow.Messages, res.Message,
+		msg(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{
+			CallId: wantID, Content: qwen3ToolResult,
+		}}}))
+	fb, err := buildChatRequest(follow, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Messages []map[string]any `json:"messages"`
+		Tools    []any            `json:"tools"`
+	}
+	if err := json.Unmarshal(fb.body, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{
+		{"role": "user", "content": "Which date do we have today?"},
+		{"role": "assistant", "content": "\n\n", "thinking": qwen3FirstThinking, "tool_calls": []any{map[string]any{
+			"id": wantID, "function": map[string]any{"index": float64(0), "name": "getTime", "arguments": map[string]any{}}}}},
+		{"role": "tool", "content": qwen3ToolResult, "tool_name": "getTime", "tool_call_id": wantID},
+	}
+	if !reflect.DeepEqual(got.Messages, want) {
+		b, _ := json.Marshal(got.Messages)
+		t.Errorf("follow-up messages\n%s", b)
+	}
+	var recordedTools []any
+	if err := json.Unmarshal([]byte(`[{"type":"function","function":{"name":"getTime","description":"Get the current time.","parameters":{"type":"object","required":[],"properties":{}}}}]`), &recordedTools); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Tools, recordedTools) {
+		t.Errorf("tools %v", got.Tools)
+	}
+
+	// The server's answer to that follow-up: the inline thinking, then the text.
+	const name2 = "real_lcg_qwen3_inline_think_tool_2"
+	res2, err := newTestProvider(t, providertest.ReplayFile(t, td(name2+".http"))).Generate(context.Background(), follow)
+	if err != nil {
+		t.Fatalf("Generate (follow-up): %v", err)
+	}
+	providertest.Golden(t, td(name2+".golden"), renderResult(t, res2))
+	p2 := res2.Message.GetParts()
+	if len(p2) != 2 || p2[1].GetText() != "\n\nThe current date is August 13, 2010." {
+		t.Fatalf("follow-up parts %v", p2)
+	}
+	th := p2[0].GetReasoning().GetText()
+	if len(th) != 1248 || !strings.HasPrefix(th, "\nOkay, the user asked, \"Which date do we have today?\" So I need") ||
+		!strings.HasSuffix(th, " So the answer is August 13, 2010.\n") {
+		t.Errorf("follow-up thinking %d bytes %q", len(th), th)
+	}
+	m2 := res2.Meta
+	if m2.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m2.GetToolCallCount() != 0 || len(m2.GetWarnings()) != 0 {
+		t.Errorf("follow-up finish %v calls %d warnings %q", m2.GetFinishReason(), m2.GetToolCallCount(), m2.GetWarnings())
+	}
+	if u := m2.GetUsage(); u.GetInputTokens() != 210 || u.GetOutputTokens() != 365 || u.GetTotalTokens() != 575 {
+		t.Errorf("follow-up usage %v", u)
 	}
 }
