@@ -420,3 +420,95 @@ func TestRound9Qwen3InlineThinkToolCall(t *testing.T) {
 		t.Errorf("follow-up usage %v", u)
 	}
 }
+
+// TestRound9CloudStreamCachedCount: gpt-oss:120b streamed from ollama.com
+// (September 2026, after ollama.com began reporting its prompt cache): 35
+// thinking lines, the JSON answer in pieces, an empty non-done line, and
+// the done line with prompt_eval_cached_count 224 of prompt_eval_count
+// 255. The cached count is part of the input count (Ollama's
+// promptEvalCount is cache_n + prompt_n; its own OpenAI bridge maps it to
+// cached_tokens); it was dropped before, and is now usage's
+// cached_input_tokens and an extended count.
+func TestRound9CloudStreamCachedCount(t *testing.T) {
+	t.Parallel()
+	const name = "real_lcg_cloud_stream_cached"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-oss:120b",
+		Messages: []*llmrelayv1.Message{
+			msg(llmrelayv1.Role_ROLE_SYSTEM, text("You are a travel guide. Answer in Markdown with headings.")),
+			msg(llmrelayv1.Role_ROLE_USER, text("Describe Paris briefly.")),
+		},
+		Options: &llmrelayv1.GenerationOptions{MaxTokens: ptr(int32(16384))},
+	}
+	st, err := newTestProvider(t, srv).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, err := collect(st)
+	if err != nil {
+		t.Fatalf("stream ended with %v", err)
+	}
+	providertest.Golden(t, td(name+".golden"), renderEvents(t, evs, err))
+	f := foldEvents(t, evs)
+	parts := f.msg.GetParts()
+	const thinking = "We need to reply with exactly one JSON value matching schema. Provide city: \"Paris\", population_millions: maybe 2.2 (actual ~2.2). " +
+		"landmarks: array of 2-3 items with name and kind.\n\nPick e.g., Eiffel Tower (monument), Louvre Museum (museum). That's two items.\n\n" +
+		"JSON object no extra. Provide exact. No markdown."
+	const answer = `{"city":"Paris","population_millions":2.2,"landmarks":[{"name":"Eiffel Tower","kind":"monument"},{"name":"Louvre Museum","kind":"museum"}]}`
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != thinking || parts[1].GetText() != answer {
+		t.Fatalf("parts %v, want the thinking then the JSON", parts)
+	}
+	m := f.meta
+	if m.GetResolvedModel() != "gpt-oss:120b" || m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "stop" ||
+		m.GetProviderRequestId() != "c044b894-3704-4af5-85d1-bd8945cae521" || len(m.GetWarnings()) != 0 {
+		t.Errorf("model %q finish %v / %q request id %q warnings %q", m.GetResolvedModel(), m.GetFinishReason(), m.GetProviderFinishReason(), m.GetProviderRequestId(), m.GetWarnings())
+	}
+	if u := m.GetUsage(); u.GetInputTokens() != 255 || u.GetCachedInputTokens() != 224 || u.GetOutputTokens() != 129 || u.GetTotalTokens() != 384 {
+		t.Errorf("usage %v, want 255 in (224 of them cached), 129 out", u)
+	}
+	ext := m.GetExtended().AsMap()
+	if len(ext) != 4 || ext[extTotalDuration] != float64(1045714286) || ext[extPromptEvalCount] != float64(255) ||
+		ext[extPromptEvalCachedCount] != float64(224) || ext[extEvalCount] != float64(129) {
+		t.Errorf("extended %v", ext)
+	}
+}
+
+// TestRound9CloudUnaryCachedCount: the unary sibling of the stream above
+// (two seconds earlier, the same prompt): prompt_eval_cached_count 48 of
+// 255, in the one body.
+func TestRound9CloudUnaryCachedCount(t *testing.T) {
+	t.Parallel()
+	const name = "real_lcg_cloud_unary_cached"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-oss:120b",
+		Messages: []*llmrelayv1.Message{
+			msg(llmrelayv1.Role_ROLE_SYSTEM, text("You are a travel guide. Answer in Markdown with headings.")),
+			msg(llmrelayv1.Role_ROLE_USER, text("Describe Paris briefly.")),
+		},
+		Options: &llmrelayv1.GenerationOptions{MaxTokens: ptr(int32(16384))},
+	}
+	res, err := newTestProvider(t, srv).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, td(name+".golden"), renderResult(t, res))
+	parts := res.Message.GetParts()
+	if len(parts) != 2 || len(parts[0].GetReasoning().GetText()) != 654 || len(parts[1].GetText()) != 281 ||
+		!strings.HasSuffix(parts[0].GetReasoning().GetText(), "Provide no extra.\n\nReturn exactly JSON object.\n\n") ||
+		!strings.HasPrefix(parts[1].GetText(), "{\n  \"city\": \"Paris\",\n  \"population_millions\": 2.2,") {
+		t.Fatalf("parts %v, want the thinking (654 bytes) then the JSON (281 bytes)", parts)
+	}
+	m := res.Meta
+	if u := m.GetUsage(); u.GetInputTokens() != 255 || u.GetCachedInputTokens() != 48 || u.GetOutputTokens() != 244 || u.GetTotalTokens() != 499 {
+		t.Errorf("usage %v, want 255 in (48 of them cached), 244 out", u)
+	}
+	ext := m.GetExtended().AsMap()
+	if len(ext) != 4 || ext[extTotalDuration] != float64(946439664) || ext[extPromptEvalCachedCount] != float64(48) {
+		t.Errorf("extended %v", ext)
+	}
+	if m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderRequestId() != "41ea435d-4794-424e-b715-8d8dd6cbf4f0" || len(m.GetWarnings()) != 0 {
+		t.Errorf("finish %v request id %q warnings %q", m.GetFinishReason(), m.GetProviderRequestId(), m.GetWarnings())
+	}
+}
