@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"reflect"
 	"strings"
@@ -510,5 +511,34 @@ func TestRound9CloudUnaryCachedCount(t *testing.T) {
 	}
 	if m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderRequestId() != "41ea435d-4794-424e-b715-8d8dd6cbf4f0" || len(m.GetWarnings()) != 0 {
 		t.Errorf("finish %v request id %q warnings %q", m.GetFinishReason(), m.GetProviderRequestId(), m.GetWarnings())
+	}
+}
+
+// TestRound9CloudUsageLimit: ollama.com's 429 for an exhausted plan (an
+// hourly, session or weekly usage limit; "please wait or upgrade") is a
+// quota, not a short rate limit: Code insufficient_quota, which the retry
+// policy does not retry (a retry seconds later meets the same limit) and
+// which falls back to the next deployment. A plain 429 keeps no code. The
+// fixtures are hand-built with the messages ollama.com sent as quoted in
+// continuedev/continue#9233 and #11444 (testdata/README.md).
+func TestRound9CloudUsageLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ file, message, code string }{
+		{"error_429_usage_hourly", "you've reached your hourly usage limit, please wait or upgrade to continue", "insufficient_quota"},
+		{"error_429_usage_session", "you (llmrelay-test) have reached your session usage limit, upgrade for higher limits: https://ollama.com/upgrade", "insufficient_quota"},
+		{"error_429", "too many requests", ""},
+		{"error_429_body", "rate limit exceeded, please try again in 1m30s", ""},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			_, err := newTestProvider(t, providertest.ReplayFile(t, td(tc.file+".http"))).Generate(context.Background(), textRequest(t))
+			var pe *provider.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v, want *provider.Error", err)
+			}
+			if pe.Kind != provider.KindRateLimited || pe.HTTPStatus != 429 || pe.Message != tc.message || pe.Code != tc.code {
+				t.Errorf("kind %v status %d message %q code %q, want code %q", pe.Kind, pe.HTTPStatus, pe.Message, pe.Code, tc.code)
+			}
+		})
 	}
 }
