@@ -31,6 +31,12 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 	}
 	e.Code, e.Param = code, param
 	e.Kind = refineKind(e.Kind, msg)
+	if e.Kind == provider.KindRateLimited && e.Code == "" && usageLimit(msg) {
+		// ollama.com's plan limit: retrying seconds later meets the same
+		// limit, so it is a quota, as OpenAI's insufficient_quota (not
+		// retried; a reason to fall back to the next deployment).
+		e.Code = "insufficient_quota"
+	}
 	if e.RetryAfter == 0 {
 		e.RetryAfter = retryDelayFromMessage(msg)
 	}
@@ -130,6 +136,15 @@ func refineKind(k provider.Kind, msg string) provider.Kind {
 		return provider.KindContentFilter
 	}
 	return k
+}
+
+// usageLimit recognizes ollama.com's 429 for an exhausted plan: "you've
+// reached your hourly usage limit, please wait or upgrade to continue",
+// "you (user) have reached your session usage limit, upgrade for higher
+// limits: …" (hourly, session and weekly limits).
+func usageLimit(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "usage limit") && strings.Contains(m, "reached your")
 }
 
 var retryRE = regexp.MustCompile(`(?i)(?:try again|retry)\s+(?:in|after)\s+([0-9]+(?:\.[0-9]+)?)\s*([a-z]+(?:[0-9]+(?:\.[0-9]+)?[a-z]+)*)`)

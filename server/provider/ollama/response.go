@@ -22,12 +22,15 @@ import (
 // Extended meta keys (ResponseMeta.extended) set by this adapter: Ollama's
 // own names, durations as integer nanoseconds.
 const (
-	extTotalDuration      = "total_duration"
-	extLoadDuration       = "load_duration"
-	extPromptEvalCount    = "prompt_eval_count"
-	extPromptEvalDuration = "prompt_eval_duration"
-	extEvalCount          = "eval_count"
-	extEvalDuration       = "eval_duration"
+	extTotalDuration   = "total_duration"
+	extLoadDuration    = "load_duration"
+	extPromptEvalCount = "prompt_eval_count"
+	// extPromptEvalCachedCount is the part of prompt_eval_count read from
+	// the prompt cache (newer Ollama, ollama.com since September 2026).
+	extPromptEvalCachedCount = "prompt_eval_cached_count"
+	extPromptEvalDuration    = "prompt_eval_duration"
+	extEvalCount             = "eval_count"
+	extEvalDuration          = "eval_duration"
 )
 
 // parseChatResponse parses a unary /api/chat answer. salt is the
@@ -201,10 +204,12 @@ func finishReason(reason string) llmrelayv1.FinishReason {
 	}
 }
 
-// usage: input = prompt_eval_count, output = eval_count. Ollama reports no
-// cached or reasoning split. nil when neither count is present.
+// usage: input = prompt_eval_count, output = eval_count, cached input =
+// prompt_eval_cached_count (a part of prompt_eval_count, as Ollama's own
+// OpenAI bridge maps it to cached_tokens). Ollama reports no reasoning
+// split. nil when no count is present.
 func usage(m metrics) *llmrelayv1.Usage {
-	if !m.PromptEvalCount.Present && !m.EvalCount.Present {
+	if !m.PromptEvalCount.Present && !m.EvalCount.Present && !m.PromptEvalCachedCount.Present {
 		return nil
 	}
 	in, out := provider.Count(m.PromptEvalCount.Value), provider.Count(m.EvalCount.Value)
@@ -213,7 +218,10 @@ func usage(m metrics) *llmrelayv1.Usage {
 		// not a total that disagrees with its parts; extended keeps them.
 		return nil
 	}
-	return &llmrelayv1.Usage{InputTokens: in, OutputTokens: out, TotalTokens: in + out}
+	return &llmrelayv1.Usage{
+		InputTokens: in, OutputTokens: out, TotalTokens: in + out,
+		CachedInputTokens: provider.Count(m.PromptEvalCachedCount.Value),
+	}
 }
 
 // setMetrics stores the timings and counts Ollama reported in extended.
@@ -223,7 +231,8 @@ func setMetrics(meta *llmrelayv1.ResponseMeta, m metrics) {
 		v   flexInt
 	}{
 		{extTotalDuration, m.TotalDuration}, {extLoadDuration, m.LoadDuration},
-		{extPromptEvalCount, m.PromptEvalCount}, {extPromptEvalDuration, m.PromptEvalDuration},
+		{extPromptEvalCount, m.PromptEvalCount}, {extPromptEvalCachedCount, m.PromptEvalCachedCount},
+		{extPromptEvalDuration, m.PromptEvalDuration},
 		{extEvalCount, m.EvalCount}, {extEvalDuration, m.EvalDuration},
 	} {
 		if kv.v.Present {

@@ -108,12 +108,15 @@ type chatResponse struct {
 
 // metrics is api.Metrics: durations in nanoseconds and token counts.
 type metrics struct {
-	TotalDuration      flexInt `json:"total_duration"`
-	LoadDuration       flexInt `json:"load_duration"`
-	PromptEvalCount    flexInt `json:"prompt_eval_count"`
-	PromptEvalDuration flexInt `json:"prompt_eval_duration"`
-	EvalCount          flexInt `json:"eval_count"`
-	EvalDuration       flexInt `json:"eval_duration"`
+	TotalDuration   flexInt `json:"total_duration"`
+	LoadDuration    flexInt `json:"load_duration"`
+	PromptEvalCount flexInt `json:"prompt_eval_count"`
+	// PromptEvalCachedCount is the part of PromptEvalCount read from the
+	// prompt cache (Ollama's promptEvalCount is cache_n + prompt_n).
+	PromptEvalCachedCount flexInt `json:"prompt_eval_cached_count"`
+	PromptEvalDuration    flexInt `json:"prompt_eval_duration"`
+	EvalCount             flexInt `json:"eval_count"`
+	EvalDuration          flexInt `json:"eval_duration"`
 }
 
 type respMessage struct {
