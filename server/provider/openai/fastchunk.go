@@ -484,7 +484,7 @@ func (d *fastDecoder) choices(c *chatResponse) bool {
 	}
 }
 
-var chunkChoiceKeys = []string{"index", "message", "delta", "finish_reason", "logprobs", "content_filter_results", "usage"}
+var chunkChoiceKeys = []string{"index", "message", "delta", "finish_reason", "logprobs", "content_filter_results", "content_filter_result", "usage"}
 
 func (ch *chatChoice) field(d *fastDecoder, key []byte) bool {
 	switch string(key) {

@@ -141,6 +141,9 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		if isPresent(c.ContentFilterResults) {
 			setExtendedJSON(meta, extContentFilterResults, c.ContentFilterResults)
 		}
+		if isPresent(c.ContentFilterResult) {
+			setContentFilterResult(meta, c.ContentFilterResult)
+		}
 		if isPresent(c.Logprobs) {
 			setExtendedJSON(meta, extLogprobs, c.Logprobs)
 		}
@@ -264,6 +267,27 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 func isPresent(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) > 0 && string(t) != "null"
+}
+
+// setContentFilterResult reports a choice's Azure content_filter_result
+// (singular) in meta.extended, and warns when it says the completion
+// filter failed: the text was not screened, which a caller relying on
+// Azure's filtering must know.
+func setContentFilterResult(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) {
+	setExtendedJSON(meta, extContentFilterResult, raw)
+	var v struct {
+		Error *struct {
+			Code    flexString `json:"code"`
+			Message flexString `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		meta.Warnings = append(meta.Warnings, "content_filter_result is not an object: "+err.Error())
+		return
+	}
+	if v.Error != nil {
+		meta.Warnings = append(meta.Warnings, "Azure content filter error ("+string(v.Error.Code)+"): "+string(v.Error.Message))
+	}
 }
 
 // setExtendedJSON stores a raw JSON value in meta.extended.

@@ -73,6 +73,8 @@ type chatStream struct {
 type rareState struct {
 	// filter: Azure's content filter verdicts so far, by category.
 	filter map[string]json.RawMessage
+	// filterResult: the last content_filter_result (singular) reported.
+	filterResult string
 	// annotations: the deltas' annotations so far, in order, each once;
 	// annPending: some are not reported yet.
 	annotations []json.RawMessage
@@ -197,6 +199,12 @@ func (s *chatStream) handle(data []byte) {
 		}
 		if isPresent(ch.ContentFilterResults) {
 			s.mergeContentFilter(ch.ContentFilterResults, meta)
+		}
+		if isPresent(ch.ContentFilterResult) {
+			if r := s.rareOf(); string(ch.ContentFilterResult) != r.filterResult {
+				r.filterResult = string(ch.ContentFilterResult)
+				setContentFilterResult(meta, ch.ContentFilterResult)
+			}
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			s.finish, s.finishSeen = *ch.FinishReason, true

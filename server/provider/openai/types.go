@@ -204,6 +204,11 @@ type chatChoice struct {
 	FinishReason         *string         `json:"finish_reason"`
 	Logprobs             json.RawMessage `json:"logprobs"`
 	ContentFilterResults json.RawMessage `json:"content_filter_results"`
+	// ContentFilterResult (singular) is what Azure sends instead of, or
+	// beside, the verdicts when its completion filter could not run:
+	// {"error": {"code": "content_filter_error", "message": "The contents
+	// are not filtered"}}.
+	ContentFilterResult json.RawMessage `json:"content_filter_result"`
 	// Usage is Moonshot's: its streams send the usage inside the choice
 	// that carries the finish reason, with no top-level usage.
 	Usage *wireUsage `json:"usage"`
