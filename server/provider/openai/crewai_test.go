@@ -126,3 +126,68 @@ func TestCrewChatUnary(t *testing.T) {
 		})
 	}
 }
+
+// crewResponsesUnary replays unary Responses API answers from crewAI's
+// cassettes.
+var crewResponsesUnary = []struct {
+	name  string
+	k     kind
+	check func(t *testing.T, res *provider.Result)
+}{
+	// Azure OpenAI's v1 Responses route, gpt-5.2-chat with the hosted
+	// web_search_preview tool (not used): an indented body, a reasoning item
+	// with an empty summary and no encrypted content, then the message
+	// "2 + 2 = 4."; Azure's "content_filters" list: the prompt's verdicts
+	// (jailbreak, hate, sexual, violence, self_harm; offsets 0..19017) and
+	// the completion's (with protected_material_code/_text; 0..889), none
+	// blocked. No reasoning tokens although a reasoning item came.
+	{"real_crew_azure_responses_call_with_tools", kAzureV1Entra, func(t *testing.T, res *provider.Result) {
+		parts := res.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		if r := parts[0].GetReasoning(); r.GetText() != "" || r.GetId() != "rs_0d80ad9adad65fca0069f23d0d8b8c8194b1a9ab61ddc3420d" || r.GetSignature() != "" {
+			t.Errorf("reasoning %v", r)
+		}
+		if parts[1].GetText() != "2 + 2 = 4." {
+			t.Errorf("text %v", parts[1])
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+		if want := (&llmrelayv1.Usage{InputTokens: 4312, OutputTokens: 28, TotalTokens: 4340}); !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+		}
+		cf := res.Meta.GetExtended().GetFields()[extContentFilters].GetListValue().GetValues()
+		if len(cf) != 2 {
+			t.Fatalf("content_filters %v", cf)
+		}
+		prompt, completion := cf[0].GetStructValue().AsMap(), cf[1].GetStructValue().AsMap()
+		pr, _ := prompt["content_filter_results"].(map[string]any)
+		cr, _ := completion["content_filter_results"].(map[string]any)
+		po, _ := prompt["content_filter_offsets"].(map[string]any)
+		if prompt["source_type"] != "prompt" || prompt["blocked"] != false || len(pr) != 5 || po["end_offset"] != 19017.0 ||
+			completion["source_type"] != "completion" || completion["blocked"] != false || len(cr) != 6 || cr["protected_material_text"] == nil {
+			t.Errorf("content_filters %v", cf)
+		}
+		if res.Meta.GetResponseId() != "resp_0d80ad9adad65fca0069f23d0c904c8194862acae4bd866cf5" || res.Meta.GetResolvedModel() != "gpt-5.2-chat" ||
+			res.Meta.GetProviderRequestId() != "APIM-REQUEST-ID-XXX" {
+			t.Errorf("meta %v", res.Meta)
+		}
+	}},
+}
+
+func TestCrewResponsesUnary(t *testing.T) {
+	t.Parallel()
+	for _, tc := range crewResponsesUnary {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			res, err := newTestProvider(t, tc.k, srv.URL).Generate(context.Background(), responsesRequests(t)["responses_tools_parallel"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResultInvariants(t, res)
+			providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
+			tc.check(t, res)
+		})
+	}
+}

@@ -144,6 +144,20 @@ func respBodyMeta(meta *llmrelayv1.ResponseMeta, w *respResponse) {
 	if w.ServiceTier != "" {
 		provider.SetExtended(meta, extServiceTier, w.ServiceTier)
 	}
+	setRespContentFilters(meta, w)
+}
+
+// extContentFilters is the meta.extended key of Azure's Responses API
+// content filter verdicts ("content_filters").
+const extContentFilters = "content_filters"
+
+// setRespContentFilters reports Azure's content_filters (the prompt's and
+// the completion's verdicts) in meta.extended, as the chat adapter reports
+// prompt_filter_results and content_filter_results.
+func setRespContentFilters(meta *llmrelayv1.ResponseMeta, w *respResponse) {
+	if isPresent(w.ContentFilters) {
+		setExtendedJSON(meta, extContentFilters, w.ContentFilters)
+	}
 }
 
 // respFinish maps a response's status (and incomplete reason) to the raw

@@ -612,6 +612,7 @@ func (s *responsesStream) finish(w *respResponse) {
 	if w.ServiceTier != "" {
 		provider.SetExtended(meta, extServiceTier, w.ServiceTier)
 	}
+	setRespContentFilters(meta, w)
 	if w.Usage != nil {
 		respUsageDetails(w.Usage).Set(meta)
 	}

@@ -124,6 +124,9 @@ type respResponse struct {
 	IncompleteDetails *respIncomplete  `json:"incomplete_details"`
 	Error             json.RawMessage  `json:"error"`
 	ServiceTier       string           `json:"service_tier"`
+	// ContentFilters is Azure OpenAI's list of content filter verdicts
+	// (one entry per source_type: prompt, completion), kept as sent.
+	ContentFilters json.RawMessage `json:"content_filters"`
 }
 
 type respIncomplete struct {
