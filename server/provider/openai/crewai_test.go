@@ -2,9 +2,12 @@ package openai
 
 import (
 	"context"
+	"net/http"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -43,6 +46,32 @@ var crewChatStreams = []struct {
 		}
 		if f.Meta.GetResponseId() != "chatcmpl-CugUcrVnIGFI01Ty76IqBP4iwcdk1" || f.Meta.GetResolvedModel() != "gpt-4o-mini-2024-07-18" ||
 			f.Meta.GetServiceTier() != "default" || f.Meta.GetProviderRequestId() != "X-REQUEST-ID-XXX" {
+			t.Errorf("meta %v", f.Meta)
+		}
+	}},
+	// Cerebras llama3.1-8b (the cassette's third interaction; the first two
+	// are the SDK's GET /v1/tcp_warming): no finish_reason key before the
+	// last chunk, which carries the finish, the usage and time_info; then
+	// [DONE]. Rate limits in Cerebras's per-window headers (requests 30 a
+	// minute, 900 an hour, 14400 a day; tokens 60000 a minute, 1000000 an
+	// hour and a day), none in OpenAI's: the windows with the fewest
+	// remaining are reported (29 of 30 requests, 59963 of 60000 tokens,
+	// both the minute's); they were dropped.
+	{"real_crew_cerebras_streaming_completion_3", "chat_plain", kOpenAI, func(t *testing.T, f folded) {
+		if got := f.Message.GetParts(); len(got) != 1 || got[0].GetText() != "One, two, three. What's next?" {
+			t.Errorf("parts %v", got)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		if want := (&llmrelayv1.Usage{InputTokens: 43, OutputTokens: 11, TotalTokens: 54}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		want := &llmrelayv1.RateLimit{RequestsLimit: proto.Int64(30), RequestsRemaining: proto.Int64(29),
+			TokensLimit: proto.Int64(60000), TokensRemaining: proto.Int64(59963)}
+		if !proto.Equal(f.Meta.GetRateLimit(), want) {
+			t.Errorf("rate limit %v, want %v", f.Meta.GetRateLimit(), want)
+		}
+		if f.Meta.GetResponseId() != "chatcmpl-e4b66146-cac9-459a-9909-ddd5fb56b3fd" || f.Meta.GetResolvedModel() != "llama3.1-8b" ||
+			f.Meta.GetProviderRequestId() != "X-REQUEST-ID-XXX" {
 			t.Errorf("meta %v", f.Meta)
 		}
 	}},
@@ -189,5 +218,49 @@ func TestCrewResponsesUnary(t *testing.T) {
 			providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
 			tc.check(t, res)
 		})
+	}
+}
+
+// TestWindowedRateLimit: Cerebras's per-window headers as its API
+// reference shows them (the day window for requests, the minute window
+// for tokens, resets in seconds), and the choice among windows: the one
+// with the fewest remaining, the shorter on a tie.
+func TestWindowedRateLimit(t *testing.T) {
+	t.Parallel()
+	date := "Wed, 06 May 2026 22:33:50 GMT"
+	now, err := http.ParseTime(date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{}
+	h.Set("Date", date)
+	h.Set("x-ratelimit-limit-requests-day", "14400")
+	h.Set("x-ratelimit-remaining-requests-day", "12")
+	h.Set("x-ratelimit-reset-requests-day", "33011.5")
+	h.Set("x-ratelimit-limit-requests-minute", "30")
+	h.Set("x-ratelimit-remaining-requests-minute", "29")
+	h.Set("x-ratelimit-limit-tokens-minute", "60000")
+	h.Set("x-ratelimit-remaining-tokens-minute", "500")
+	h.Set("x-ratelimit-reset-tokens-minute", "11.25")
+	h.Set("x-ratelimit-limit-tokens-hour", "1000000")
+	h.Set("x-ratelimit-remaining-tokens-hour", "500")
+	want := &llmrelayv1.RateLimit{
+		RequestsLimit: proto.Int64(14400), RequestsRemaining: proto.Int64(12),
+		RequestsResetTime: timestamppb.New(now.Add(33011500 * time.Millisecond)),
+		TokensLimit:       proto.Int64(60000), TokensRemaining: proto.Int64(500),
+		TokensResetTime: timestamppb.New(now.Add(11250 * time.Millisecond)),
+	}
+	if got := windowedRateLimit(h); !proto.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	// OpenAI's headers win; none at all: nil.
+	h.Set("x-ratelimit-limit-requests", "500")
+	meta := &llmrelayv1.ResponseMeta{}
+	newTestProvider(t, kOpenAI, "http://127.0.0.1").headerMeta(meta, h, "")
+	if rl := meta.GetRateLimit(); rl.GetRequestsLimit() != 500 || rl.TokensLimit != nil {
+		t.Errorf("with OpenAI's headers: %v", rl)
+	}
+	if got := windowedRateLimit(http.Header{"X-Ratelimit-Limit-Requests-Week": {"1"}}); got != nil {
+		t.Errorf("no window: %v", got)
 	}
 }

@@ -251,6 +251,9 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 		meta.ProviderRequestId = id
 	}
 	meta.RateLimit = provider.OpenAIRateLimit(h)
+	if meta.RateLimit == nil {
+		meta.RateLimit = windowedRateLimit(h)
+	}
 	if v := strings.TrimSpace(h.Get("openai-processing-ms")); v != "" {
 		if n, err := strconv.ParseFloat(v, 64); err == nil {
 			provider.SetExtended(meta, extProcessingMS, n)
