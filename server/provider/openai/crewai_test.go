@@ -49,6 +49,33 @@ var crewChatStreams = []struct {
 			t.Errorf("meta %v", f.Meta)
 		}
 	}},
+	// Azure OpenAI gpt-4o-mini (deployment route): the prompt_filter_results
+	// chunk with empty id, model and object and created 0, then the same
+	// call as real_crew_openai_tool_call_stream with Azure's key order
+	// ("function" before "id"), an empty content_filter_results on every
+	// choice, obfuscation, the usage on a choices: [] chunk.
+	{"real_crew_azure_tool_call_stream", "tools_parallel", kAzure, func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 1 {
+			t.Fatalf("parts %v", parts)
+		}
+		if tc := parts[0].GetToolCall(); tc.GetCallId() != "call_zcFxlNpTgj5dBYWyVUJcEkYr" || tc.GetName() != "get_current_temperature" ||
+			tc.GetArguments() != `{"city":"San Francisco"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 66, OutputTokens: 17, TotalTokens: 83}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		ext := f.Meta.GetExtended().GetFields()
+		if p := ext[extPromptFilterResults].GetListValue().GetValues(); len(p) != 1 {
+			t.Errorf("prompt_filter_results %v", p)
+		}
+		if f.Meta.GetResponseId() != "chatcmpl-D0xDteB9TqwARsHB5bH9ZTfPFbxuq" || f.Meta.GetResolvedModel() != "gpt-4o-mini-2024-07-18" ||
+			f.Meta.GetProviderRequestId() != "APIM-REQUEST-ID-XXX" || f.Meta.GetRateLimit() != nil {
+			t.Errorf("meta %v", f.Meta)
+		}
+	}},
 	// Cerebras llama3.1-8b (the cassette's third interaction; the first two
 	// are the SDK's GET /v1/tcp_warming): no finish_reason key before the
 	// last chunk, which carries the finish, the usage and time_info; then
