@@ -1,10 +1,12 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -410,5 +412,60 @@ func TestCrewAzureStructuredToolTurn(t *testing.T) {
 	}
 	if len(res2.Meta.GetWarnings()) != 0 {
 		t.Errorf("warnings %q", res2.Meta.GetWarnings())
+	}
+}
+
+// TestContentFilterResultStream: Azure's choice-level
+// content_filter_result (singular) in a stream, which no recording we have
+// carries: real_crew_azure_tool_call_stream with the filter error of
+// real_crew_azure_cached_prompt_tokens_1 put into its finishing choice
+// (a chunk with content_filter_results, decoded by encoding/json), then a
+// different one into a choice added to the usage chunk (no
+// content_filter_results: the fast decoder must hand it over too). Each
+// is reported once, with a warning; the last stands in meta.extended.
+func TestContentFilterResultStream(t *testing.T) {
+	t.Parallel()
+	rec := providertest.Load(t, td("real_crew_azure_tool_call_stream.http"))
+	cfr := func(msg string) string {
+		return `"content_filter_result":{"error":{"code":"content_filter_error","message":"` + msg + `"}},`
+	}
+	finish := []byte(`{"choices":[{"content_filter_results":{},"delta":{},"finish_reason":"tool_calls"`)
+	usage := []byte(`data: {"choices":[],"created":1769120025`)
+	if bytes.Count(rec.Body, finish) != 1 || bytes.Count(rec.Body, usage) != 1 {
+		t.Fatal("chunks not found")
+	}
+	body := bytes.Replace(rec.Body, finish, []byte(`{"choices":[{`+cfr("The contents are not filtered")+`"content_filter_results":{},"delta":{},"finish_reason":"tool_calls"`), 1)
+	body = bytes.Replace(body, usage, []byte(`data: {"choices":[{"index":0,`+cfr("second")+`"delta":{}}],"created":1769120025`), 1)
+	srv := providertest.Replay(t, providertest.Recording{Status: rec.Status, Header: rec.Header, Body: body})
+	s, err := newTestProvider(t, kAzure, srv.URL).Stream(context.Background(), chatRequests(t)["tools_parallel"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, _, err := collect(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	f := accFold(t, evs)
+	e, _ := f.Meta.GetExtended().GetFields()[extContentFilterResult].GetStructValue().AsMap()["error"].(map[string]any)
+	if e["code"] != "content_filter_error" || e["message"] != "second" {
+		t.Errorf("content_filter_result %v", f.Meta.GetExtended())
+	}
+	var got []string
+	for _, w := range f.Meta.GetWarnings() {
+		if strings.HasPrefix(w, "Azure content filter error") {
+			got = append(got, w)
+		}
+	}
+	if want := []string{"Azure content filter error (content_filter_error): The contents are not filtered",
+		"Azure content filter error (content_filter_error): second"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("warnings %q", f.Meta.GetWarnings())
+	}
+	if tc := f.Message.GetParts()[0].GetToolCall(); tc.GetArguments() != `{"city":"San Francisco"}` {
+		t.Errorf("call %v", tc)
+	}
+	if f.Meta.GetUsage().GetTotalTokens() != 83 {
+		t.Errorf("usage %v", f.Meta.GetUsage())
 	}
 }
