@@ -469,3 +469,49 @@ func TestContentFilterResultStream(t *testing.T) {
 		t.Errorf("usage %v", f.Meta.GetUsage())
 	}
 }
+
+// TestCrewResponsesStreams replays Responses API streams from crewAI's
+// cassettes.
+func TestCrewResponsesStreams(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		check func(t *testing.T, f folded)
+	}{
+		// gpt-4o-mini on api.openai.com: one message item, the text "1, 2,
+		// 3" in seven output_text deltas with obfuscation, service_tier
+		// auto in response.created but default in response.completed,
+		// instructions echoed in every response object.
+		{"real_crew_openai_responses_streaming", func(t *testing.T, f folded) {
+			if got := f.Message.GetParts(); len(got) != 1 || got[0].GetText() != "1, 2, 3" {
+				t.Errorf("parts %v", got)
+			}
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+			if want := (&llmrelayv1.Usage{InputTokens: 27, OutputTokens: 8, TotalTokens: 35}); !proto.Equal(f.Meta.GetUsage(), want) {
+				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+			}
+			if f.Meta.GetResponseId() != "resp_025a72b78bd7093b0069730cdc05188195861094aa74743c7a" || f.Meta.GetResolvedModel() != "gpt-4o-mini-2024-07-18" ||
+				f.Meta.GetServiceTier() != "default" || f.Meta.GetProviderRequestId() != "X-REQUEST-ID-XXX" {
+				t.Errorf("meta %v", f.Meta)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), responsesRequests(t)["responses_tools_parallel"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs, rendered, err := collect(t, s)
+			providertest.Golden(t, td(tc.name+".golden"), rendered)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRespStreamInvariants(t, evs)
+			tc.check(t, accFold(t, evs))
+		})
+	}
+}
