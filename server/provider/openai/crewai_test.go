@@ -24,11 +24,7 @@ import (
 // cassettes redact most headers (x-request-id is the literal
 // X-REQUEST-ID-XXX, the rate-limit values X-RATELIMIT-…-XXX); they are
 // kept as recorded.
-var crewChatStreams = []struct {
-	name, req string
-	k         kind
-	check     func(t *testing.T, f folded)
-}{
+var crewChatStreams = []recordedStream{
 	// gpt-4o-mini, one call opened with "arguments": "" beside
 	// "content": null and "refusal": null, its arguments in six fragments
 	// ({" city ":" San " Francisco" "}), finish tool_calls on a chunk with
@@ -110,33 +106,12 @@ var crewChatStreams = []struct {
 
 func TestCrewChatStreams(t *testing.T) {
 	t.Parallel()
-	for _, tc := range crewChatStreams {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			srv := providertest.ReplayFile(t, td(tc.name+".http"))
-			s, err := newTestProvider(t, tc.k, srv.URL).Stream(context.Background(), chatRequests(t)[tc.req])
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			evs, rendered, err := collect(t, s)
-			providertest.Golden(t, td(tc.name+".golden"), rendered)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkStreamInvariants(t, evs)
-			tc.check(t, accFold(t, evs))
-		})
-	}
+	runRecordedStreams(t, crewChatStreams)
 }
 
 // crewChatUnary replays unary Chat Completions answers from crewAI's
 // cassettes.
-var crewChatUnary = []struct {
-	name, req string
-	k         kind
-	check     func(t *testing.T, res *provider.Result)
-}{
+var crewChatUnary = []recordedUnary{
 	// Azure OpenAI gpt-4.1 (deployment route, api-version
 	// 2024-12-01-preview), the first of two calls with the same 1706-token
 	// prompt and a prompt_cache_key: 1664 tokens cached already. The choice
@@ -172,19 +147,7 @@ var crewChatUnary = []struct {
 
 func TestCrewChatUnary(t *testing.T) {
 	t.Parallel()
-	for _, tc := range crewChatUnary {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			srv := providertest.ReplayFile(t, td(tc.name+".http"))
-			res, err := newTestProvider(t, tc.k, srv.URL).Generate(context.Background(), chatRequests(t)[tc.req])
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkResultInvariants(t, res)
-			providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
-			tc.check(t, res)
-		})
-	}
+	runRecordedUnary(t, crewChatUnary)
 }
 
 // crewResponsesUnary replays unary Responses API answers from crewAI's

@@ -19,10 +19,7 @@ import (
 // charmbracelet/fantasy's go-vcr cassettes (testdata/README.md,
 // "fantasy"); the expectations are checked by hand against the recorded
 // chunks.
-var fantasyChatStreams = []struct {
-	name, req string
-	check     func(t *testing.T, f folded)
-}{
+var fantasyChatStreams = []recordedStream{
 	// OpenRouter relaying google/gemini-3-pro-preview (effort medium): two
 	// reasoning.text details at index 0 (format google-gemini-v1, the
 	// same text in "reasoning"), then a reasoning.encrypted detail at
@@ -31,7 +28,7 @@ var fantasyChatStreams = []struct {
 	// One block: the two texts, the signature and the id; the block is
 	// readable, so no piece of it is redacted (the encrypted piece was
 	// reported as redacted, a withheld text, on the block's third delta).
-	{"real_fantasy_openrouter_gemini_3_pro_thinking_stream", "tools_parallel", func(t *testing.T, f folded) {
+	{"real_fantasy_openrouter_gemini_3_pro_thinking_stream", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
 		parts := f.Message.GetParts()
 		if len(parts) != 2 {
 			t.Fatalf("parts %v", parts)
@@ -67,7 +64,7 @@ var fantasyChatStreams = []struct {
 	// 0 whose id is the first call's; the second call has none. One
 	// readable block carrying the signature and the first call's id,
 	// then the calls, each by its own id, with its own arguments.
-	{"real_fantasy_openrouter_gemini_3_pro_multi_tool_stream", "tools_parallel", func(t *testing.T, f folded) {
+	{"real_fantasy_openrouter_gemini_3_pro_multi_tool_stream", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
 		parts := f.Message.GetParts()
 		if len(parts) != 3 {
 			t.Fatalf("parts %v", parts)
@@ -102,7 +99,7 @@ var fantasyChatStreams = []struct {
 	// (":cerebras"): Cerebras's stream as is, both calls whole in one
 	// delta (ids 49253c956, 6a614264b), no [DONE] after the chunk with
 	// the finish and the usage. Complete, as from Cerebras itself.
-	{"real_fantasy_huggingface_cerebras_multi_tool_stream", "tools_parallel", func(t *testing.T, f folded) {
+	{"real_fantasy_huggingface_cerebras_multi_tool_stream", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
 		parts := f.Message.GetParts()
 		if len(parts) != 2 {
 			t.Fatalf("parts %v", parts)
@@ -125,7 +122,7 @@ var fantasyChatStreams = []struct {
 	// the finish reason, the usage and Cerebras's time_info, and the body
 	// ends: Cerebras sends no [DONE]. The answer is complete (it was
 	// reported as a cut stream, an error after the whole answer).
-	{"real_fantasy_cerebras_multi_tool_stream", "tools_parallel", func(t *testing.T, f folded) {
+	{"real_fantasy_cerebras_multi_tool_stream", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
 		parts := f.Message.GetParts()
 		if len(parts) != 2 {
 			t.Fatalf("parts %v", parts)
@@ -151,7 +148,7 @@ var fantasyChatStreams = []struct {
 	// and llama.cpp's "timings", whose cache_n 138 says 138 of the 139
 	// prompt tokens came from its cache. Those are the cached input
 	// tokens (they were lost: the timings were not read).
-	{"real_fantasy_llamacpp_gpt_oss_thinking_stream", "tools_parallel", func(t *testing.T, f folded) {
+	{"real_fantasy_llamacpp_gpt_oss_thinking_stream", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
 		parts := f.Message.GetParts()
 		if len(parts) != 2 {
 			t.Fatalf("parts %v", parts)
@@ -178,7 +175,7 @@ var fantasyChatStreams = []struct {
 	// call whole in the chunk that carries the finish, then a second
 	// chunk finishing with tool_calls, with "content": "" and the usage
 	// (43 cached prompt tokens).
-	{"real_fantasy_zai_glm_4_5_thinking_stream", "tools_parallel", func(t *testing.T, f folded) {
+	{"real_fantasy_zai_glm_4_5_thinking_stream", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
 		parts := f.Message.GetParts()
 		if len(parts) != 4 {
 			t.Fatalf("parts %v", parts)
@@ -206,25 +203,7 @@ var fantasyChatStreams = []struct {
 
 func TestFantasyChatStreams(t *testing.T) {
 	t.Parallel()
-	for _, tc := range fantasyChatStreams {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			srv := providertest.ReplayFile(t, td(tc.name+".http"))
-			s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)[tc.req])
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			evs, rendered, err := collect(t, s)
-			providertest.Golden(t, td(tc.name+".golden"), rendered)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkStreamInvariants(t, evs)
-			checkRedactedReasoning(t, evs)
-			tc.check(t, accFold(t, evs))
-		})
-	}
+	runRecordedStreams(t, fantasyChatStreams)
 }
 
 // checkRedactedReasoning: a reasoning piece marked redacted (the text
@@ -244,11 +223,7 @@ func checkRedactedReasoning(t *testing.T, evs []*provider.Event) {
 
 // fantasyChatUnary replays unary Chat Completions answers from
 // charmbracelet/fantasy's cassettes.
-var fantasyChatUnary = []struct {
-	name, req string
-	k         kind
-	check     func(t *testing.T, res *provider.Result)
-}{
+var fantasyChatUnary = []recordedUnary{
 	// grok-3-mini on Azure AI Foundry (a deployment route, api-version
 	// 2025-01-01-preview), unary: reasoning_content beside "content": "",
 	// a call with "call_id": null inside its function, "stop_reason":
@@ -430,19 +405,7 @@ var fantasyChatUnary = []struct {
 
 func TestFantasyChatUnary(t *testing.T) {
 	t.Parallel()
-	for _, tc := range fantasyChatUnary {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			srv := providertest.ReplayFile(t, td(tc.name+".http"))
-			res, err := newTestProvider(t, tc.k, srv.URL).Generate(context.Background(), chatRequests(t)[tc.req])
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkResultInvariants(t, res)
-			providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
-			tc.check(t, res)
-		})
-	}
+	runRecordedUnary(t, fantasyChatUnary)
 }
 
 // fantasyResponsesUnary replays unary Responses API answers from

@@ -242,3 +242,64 @@ func renderReasoning(ev *provider.Event) string {
 	}
 	return out
 }
+
+// recordedStream is a real stream replayed with its golden and the
+// expectations written by hand from the recording (fantasy_test.go,
+// langchaingo_test.go, crewai_test.go: one table per source).
+type recordedStream struct {
+	name, req string
+	k         kind
+	check     func(t *testing.T, f folded)
+}
+
+// runRecordedStreams replays each case's recording through the adapter,
+// checks its golden and the stream invariants, and runs its check on the
+// answer folded as the server relays it.
+func runRecordedStreams(t *testing.T, cases []recordedStream) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			s, err := newTestProvider(t, tc.k, srv.URL).Stream(context.Background(), chatRequests(t)[tc.req])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs, rendered, err := collect(t, s)
+			providertest.Golden(t, td(tc.name+".golden"), rendered)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkStreamInvariants(t, evs)
+			checkRedactedReasoning(t, evs)
+			tc.check(t, accFold(t, evs))
+		})
+	}
+}
+
+// recordedUnary is a real unary answer replayed as recordedStream is.
+type recordedUnary struct {
+	name, req string
+	k         kind
+	check     func(t *testing.T, res *provider.Result)
+}
+
+// runRecordedUnary replays each case's recording through Generate, checks
+// its golden and the result invariants, and runs its check.
+func runRecordedUnary(t *testing.T, cases []recordedUnary) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			res, err := newTestProvider(t, tc.k, srv.URL).Generate(context.Background(), chatRequests(t)[tc.req])
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResultInvariants(t, res)
+			providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
+			tc.check(t, res)
+		})
+	}
+}

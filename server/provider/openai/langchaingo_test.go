@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"context"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -18,16 +17,13 @@ import (
 // tmc/langchaingo's httprr traces (testdata/README.md, "langchaingo");
 // the expectations are checked by hand against the recorded bodies and
 // headers.
-var lcgChatUnary = []struct {
-	name, req string
-	check     func(t *testing.T, res *provider.Result)
-}{
+var lcgChatUnary = []recordedUnary{
 	// Moonshot kimi-k2.5 (api.moonshot.ai), unary: "content": "" beside
 	// reasoning_content and one call with Moonshot's id "get_weather:0"
 	// (arguments with a space), usage without details. Moonshot sends no
 	// x-request-id: its request id is the Msh-Request-Id header (it was
 	// lost), X-Msh-Trace-Id being a trace id.
-	{"real_lcg_moonshot_multi_turn_reasoning_1", "tools_parallel", func(t *testing.T, res *provider.Result) {
+	{"real_lcg_moonshot_multi_turn_reasoning_1", "tools_parallel", kOpenAI, func(t *testing.T, res *provider.Result) {
 		parts := res.Message.GetParts()
 		if len(parts) != 2 {
 			t.Fatalf("parts %v", parts)
@@ -48,7 +44,7 @@ var lcgChatUnary = []struct {
 	}},
 	// The turn after the tool's result: text with a non-BMP emoji and
 	// reasoning_content, finish stop.
-	{"real_lcg_moonshot_multi_turn_reasoning_2", "chat_plain", func(t *testing.T, res *provider.Result) {
+	{"real_lcg_moonshot_multi_turn_reasoning_2", "chat_plain", kOpenAI, func(t *testing.T, res *provider.Result) {
 		parts := res.Message.GetParts()
 		if len(parts) != 2 {
 			t.Fatalf("parts %v", parts)
@@ -75,7 +71,7 @@ var lcgChatUnary = []struct {
 	// its id (as OpenRouter numbers them; at index 1 they would be two
 	// blocks, real_fantasy_openrouter_gpt_5_thinking). 320 of 348 output
 	// tokens reasoning.
-	{"real_lcg_function_call_synchronous_openrouter_o4_mini_high", "tools_parallel", func(t *testing.T, res *provider.Result) {
+	{"real_lcg_function_call_synchronous_openrouter_o4_mini_high", "tools_parallel", kOpenAI, func(t *testing.T, res *provider.Result) {
 		parts := res.Message.GetParts()
 		if len(parts) != 2 {
 			t.Fatalf("parts %v", parts)
@@ -103,7 +99,7 @@ var lcgChatUnary = []struct {
 	// and in a reasoning.text detail with "format": null (one block, not
 	// two), the text with a non-BMP emoji, "system_fingerprint": "",
 	// 443 of 600 output tokens reasoning.
-	{"real_lcg_multi_content_text_openrouter_deepseek_r1", "chat_plain", func(t *testing.T, res *provider.Result) {
+	{"real_lcg_multi_content_text_openrouter_deepseek_r1", "chat_plain", kOpenAI, func(t *testing.T, res *provider.Result) {
 		parts := res.Message.GetParts()
 		if len(parts) != 2 {
 			t.Fatalf("parts %v", parts)
@@ -127,18 +123,7 @@ var lcgChatUnary = []struct {
 
 func TestLangchaingoChatUnary(t *testing.T) {
 	t.Parallel()
-	for _, tc := range lcgChatUnary {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			srv := providertest.ReplayFile(t, td(tc.name+".http"))
-			res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), chatRequests(t)[tc.req])
-			if err != nil {
-				t.Fatal(err)
-			}
-			providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
-			tc.check(t, res)
-		})
-	}
+	runRecordedUnary(t, lcgChatUnary)
 }
 
 // lcgMoonshotTurn2 is what langchaingo sent Moonshot after
@@ -212,10 +197,7 @@ func TestLangchaingoMoonshotToolTurn(t *testing.T) {
 // lcgChatStreams replays Chat Completions streams recorded in
 // langchaingo's httprr traces; the expectations are checked by hand
 // against the recorded chunks and headers.
-var lcgChatStreams = []struct {
-	name, req string
-	check     func(t *testing.T, f folded)
-}{
+var lcgChatStreams = []recordedStream{
 	// grok-4.5 on api.x.ai: 25 reasoning_content deltas (the first with
 	// the role after it), the call whole in one delta (id
 	// "call-<uuid>-0", "index" after "function"), the finish in its own
@@ -227,7 +209,7 @@ var lcgChatStreams = []struct {
 	// the second it was sent ("created" goes from 1785787907 to
 	// 1785787908 at the 22nd): the response's creation time is the first
 	// (it was replaced by the later one mid-stream).
-	{"real_lcg_function_call_streaming_xai_grok_4_5", "tools_parallel", func(t *testing.T, f folded) {
+	{"real_lcg_function_call_streaming_xai_grok_4_5", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
 		parts := f.Message.GetParts()
 		if len(parts) != 2 {
 			t.Fatalf("parts %v", parts)
@@ -261,7 +243,7 @@ var lcgChatStreams = []struct {
 	// "type" with arguments "" again; "content": null beside the
 	// fragments; the finish, then the usage on a chunk of its own (149 of
 	// 231 output tokens reasoning, cost fields).
-	{"real_lcg_function_call_streaming_openrouter_claude_3_7_sonnet_thinking", "tools_parallel", func(t *testing.T, f folded) {
+	{"real_lcg_function_call_streaming_openrouter_claude_3_7_sonnet_thinking", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
 		parts := f.Message.GetParts()
 		if len(parts) != 3 {
 			t.Fatalf("parts %v", parts)
@@ -296,7 +278,7 @@ var lcgChatStreams = []struct {
 	// the first chunk, which also carries the finish (native "STOP"),
 	// "reasoning_details": [] and "annotations": []; then a chunk with
 	// "content": "" and the usage (cost fields, no reasoning).
-	{"real_lcg_function_parallel_call_streaming_openrouter_gemini_2_5_flash", "tools_parallel", func(t *testing.T, f folded) {
+	{"real_lcg_function_parallel_call_streaming_openrouter_gemini_2_5_flash", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
 		parts := f.Message.GetParts()
 		if len(parts) != 2 {
 			t.Fatalf("parts %v", parts)
@@ -321,7 +303,7 @@ var lcgChatStreams = []struct {
 	// with "content": "", then both calls whole in one delta (Mistral's
 	// 9-character ids, "index" after "function", arguments with spaces)
 	// beside the finish, then the usage.
-	{"real_lcg_function_parallel_call_streaming_openrouter_mistral_medium_3", "tools_parallel", func(t *testing.T, f folded) {
+	{"real_lcg_function_parallel_call_streaming_openrouter_mistral_medium_3", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
 		parts := f.Message.GetParts()
 		if len(parts) != 2 {
 			t.Fatalf("parts %v", parts)
@@ -348,7 +330,7 @@ var lcgChatStreams = []struct {
 	// until the usage chunk with choices [] after the finish. OpenAI's
 	// headers: the x-request-id, openai-processing-ms and the rate limits
 	// with resets "6ms" and "0s".
-	{"real_lcg_function_parallel_call_streaming_openai", "tools_parallel", func(t *testing.T, f folded) {
+	{"real_lcg_function_parallel_call_streaming_openai", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
 		parts := f.Message.GetParts()
 		if len(parts) != 2 {
 			t.Fatalf("parts %v", parts)
@@ -380,7 +362,7 @@ var lcgChatStreams = []struct {
 	// "usage": null on every chunk but the last, which carries "content":
 	// "", the finish and the usage (320 cached, also as
 	// prompt_cache_hit_tokens). DeepSeek's request id is X-Ds-Trace-Id.
-	{"real_lcg_function_call_streaming_deepseek", "tools_parallel", func(t *testing.T, f folded) {
+	{"real_lcg_function_call_streaming_deepseek", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
 		parts := f.Message.GetParts()
 		if len(parts) != 2 {
 			t.Fatalf("parts %v", parts)
@@ -404,23 +386,5 @@ var lcgChatStreams = []struct {
 
 func TestLangchaingoChatStreams(t *testing.T) {
 	t.Parallel()
-	for _, tc := range lcgChatStreams {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			srv := providertest.ReplayFile(t, td(tc.name+".http"))
-			s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)[tc.req])
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			evs, rendered, err := collect(t, s)
-			providertest.Golden(t, td(tc.name+".golden"), rendered)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkStreamInvariants(t, evs)
-			checkRedactedReasoning(t, evs)
-			tc.check(t, accFold(t, evs))
-		})
-	}
+	runRecordedStreams(t, lcgChatStreams)
 }
