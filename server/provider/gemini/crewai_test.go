@@ -1,0 +1,84 @@
+package gemini
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// crewAIInc/crewAI's VCR cassettes (testdata/README.md, "Real recordings
+// from crewAI's cassettes"): the live API's answers to crewAI's tests.
+// Every expectation below is read off the cassette by hand.
+
+// crewRecordings are the recordings the tests below replay.
+var crewRecordings = []string{
+	"real_crew_gemini_cached_prompt_tokens_1", "real_crew_google_streaming_returns_usage_metrics_error",
+}
+
+func crewRequest(prompt string) *provider.Request {
+	return &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemini-2.5-flash",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text(prompt))},
+		Options:  &llmrelayv1.GenerationOptions{},
+	}
+}
+
+// TestCrewCachedPrompt: gemini-2.5-flash, unary, pretty-printed: "Hello"
+// after 22 thought tokens; no cachedContentTokenCount (the implicit cache
+// did not hit), so nothing is reported cached. Usage: 1135 in, 1 + 22 out,
+// 1158 total as recorded; promptTokensDetails kept in usage_details.
+func TestCrewCachedPrompt(t *testing.T) {
+	t.Parallel()
+	const name = "real_crew_gemini_cached_prompt_tokens_1"
+	p, srv := replay(t, name)
+	res, err := p.Generate(context.Background(), crewRequest("Say hello in one word."))
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("Hello")); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "46GLaf60NYmY-8YP--PB6QE" || m.GetResolvedModel() != "gemini-2.5-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" ||
+		m.GetToolCallCount() != 0 || len(m.GetWarnings()) != 0 || m.GetRateLimit() != nil {
+		t.Errorf("meta %v", m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 1135, OutputTokens: 1 + 22, TotalTokens: 1158, ReasoningTokens: 22}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if got, _ := m.GetExtended().AsMap()["usage_details"].(map[string]any)["promptTokensDetails.TEXT"].(float64); got != 1135 {
+		t.Errorf("usage_details %v", m.GetExtended().AsMap()["usage_details"])
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+	providertest.Golden(t, filepath.Join("testdata", name+".request.golden"), providertest.RequestGolden(srv.Last(t), requestHeaders...))
+}
+
+// TestCrewStreamKeyInvalid: the live API's answer to a streamed request
+// (alt=sse) with a bad key: 400 with Content-Type text/event-stream but a
+// pretty-printed JSON error body, not SSE. Its ErrorInfo reason
+// API_KEY_INVALID makes it an authentication error, not an invalid
+// request, and the message is the API's.
+func TestCrewStreamKeyInvalid(t *testing.T) {
+	t.Parallel()
+	p, _ := replay(t, "real_crew_google_streaming_returns_usage_metrics_error")
+	s, err := p.Stream(context.Background(), crewRequest("What is the capital of Japan?"))
+	if err == nil {
+		t.Fatalf("Stream: no error (close: %v)", s.Close())
+	}
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("error %T %v, want *provider.Error", err, err)
+	}
+	if pe.Kind != provider.KindUnauthenticated || pe.HTTPStatus != 400 || pe.Code != "INVALID_ARGUMENT/API_KEY_INVALID" ||
+		pe.Message != "API key not valid. Please pass a valid API key." || pe.RetryAfter != 0 {
+		t.Errorf("error %+v", pe)
+	}
+}
