@@ -107,23 +107,30 @@ func TestCrewGenerate(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Generate: %v", err)
 			}
-			// Only the requests-* headers survived the cassette's
-			// redaction; checkLLMWant checks the token ones, so the rate
-			// limit is checked here and left out there.
-			meta := proto.Clone(res.Meta).(*llmrelayv1.ResponseMeta)
-			meta.RateLimit = nil
-			checkLLMWant(t, "unary", res.Message, meta, tc.want)
-			want := &llmrelayv1.RateLimit{RequestsLimit: ptr(tc.requestsLimit), RequestsRemaining: ptr(tc.requestsRemaining),
-				RequestsResetTime: timestamppb.New(tc.requestsReset)}
-			if rl := res.Meta.GetRateLimit(); !proto.Equal(rl, want) {
-				t.Errorf("rate limit %v, want %v", rl, want)
-			}
+			crewCheck(t, "unary", res.Message, res.Meta, tc.want, tc.requestsLimit, tc.requestsRemaining, tc.requestsReset)
 			if tc.name == "real_crew_tool_search_discovers_and_calls_tool" && res.Meta.GetToolCallCount() != 1 {
 				t.Errorf("tool calls %d, want 1 (the server tool is not one)", res.Meta.GetToolCallCount())
 			}
 			providertest.Golden(t, "testdata/"+tc.name+".golden", renderResult(t, res))
 			providertest.Golden(t, "testdata/"+tc.name+".request.golden", providertest.RequestGolden(srv.Last(t), requestHeaders...))
 		})
+	}
+}
+
+// crewCheck is checkLLMWant for a cassette whose only rate-limit headers
+// are anthropic-ratelimit-requests-* (the cassette redacted the token ones,
+// which checkLLMWant checks): the rate limit is compared here, whole, and
+// left out there.
+func crewCheck(t *testing.T, what string, msg *llmrelayv1.Message, m *llmrelayv1.ResponseMeta, w llmWant,
+	requestsLimit, requestsRemaining int64, requestsReset time.Time) {
+	t.Helper()
+	meta := proto.Clone(m).(*llmrelayv1.ResponseMeta)
+	meta.RateLimit = nil
+	checkLLMWant(t, what, msg, meta, w)
+	want := &llmrelayv1.RateLimit{RequestsLimit: ptr(requestsLimit), RequestsRemaining: ptr(requestsRemaining),
+		RequestsResetTime: timestamppb.New(requestsReset)}
+	if rl := m.GetRateLimit(); !proto.Equal(rl, want) {
+		t.Errorf("%s: rate limit %v, want %v", what, rl, want)
 	}
 }
 
@@ -210,4 +217,82 @@ func TestCrewStreamCachedPrompt(t *testing.T) {
 		usage:    usageOf(3, 4, 1217, 0, 0),
 		extended: map[string]string{"service_tier": `"standard"`, "usage_details": `{"inference_geo":"not_available"}`},
 	})
+}
+
+// crewTempRequest is crewAI's request with its get_current_temperature
+// tool.
+func crewTempRequest(msgs ...*llmrelayv1.Message) *provider.Request {
+	return &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS,
+		Model:    "claude-3-5-haiku-latest",
+		Messages: msgs,
+		Options:  &llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](4096)},
+		Tools: []*llmrelayv1.Tool{{
+			Name: "get_current_temperature", Description: "Get the current temperature in a city.",
+			Parameters: `{"type":"object","properties":{"city":{"type":"string","description":"The name of the city to get the temperature for."}},"required":["city"]}`,
+		}},
+	}
+}
+
+// TestCrewToolStreamRoundTrip: claude-3-5-haiku streaming text then a
+// tool_use whose arguments come in four input_json_delta pieces after an
+// empty one (split inside the key and the value), padded JSON, a ping;
+// then the answer, sent back with the tool's result, must give the
+// messages crewAI sent next, which the live API accepted (_2 is its
+// answer: text with °, stop end_turn).
+func TestCrewToolStreamRoundTrip(t *testing.T) {
+	t.Parallel()
+	user := msgOf(llmrelayv1.Role_ROLE_USER, text("What is the temperature in San Francisco?"))
+	const first = "real_crew_anthropic_streaming_emits_tool_call_events_1"
+	srv := providertest.ReplayFile(t, "testdata/"+first+".http")
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), crewTempRequest(user))
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, err := collect(s)
+	if err != nil {
+		t.Fatalf("stream error: %v", err)
+	}
+	f := foldEvents(t, evs)
+	const intro = "I'll help you find out the current temperature in San Francisco. I'll use the get_current_temperature function to retrieve this information."
+	crewCheck(t, first, f.message, f.meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			text(intro),
+			toolCallValid("toolu_01Lfr3kUnHMZApePPRWMv1uS", "get_current_temperature", `{"city": "San Francisco"}`),
+		},
+		responseID: "msg_01JCJXSfyzkcecJUydp157cS", model: "claude-3-5-haiku-20241022",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:    usageOf(351, 85, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	}, 4000, 3999, time.Date(2026, 1, 5, 16, 4, 30, 0, time.UTC))
+	if got := accumulate(t, evs); !proto.Equal(got, f.message) {
+		t.Errorf("accumulator message\n got %v\nwant %v", got, f.message)
+	}
+	var deltas []int
+	for _, ev := range evs {
+		if ev.Kind != provider.EventToolCall || ev.ToolCall.Arguments == "" {
+			continue
+		}
+		for len(deltas) <= ev.ToolCall.Index {
+			deltas = append(deltas, 0)
+		}
+		deltas[ev.ToolCall.Index]++
+	}
+	if !equalInts(deltas, []int{4}) {
+		t.Errorf("argument deltas per call %v, want [4] (the empty one left out)", deltas)
+	}
+
+	result := msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01Lfr3kUnHMZApePPRWMv1uS", "The temperature in San Francisco is 72°F", false))
+	second, sent := lcgStream(t, "real_crew_anthropic_streaming_emits_tool_call_events_2", crewTempRequest(user, f.message, result))
+	// crewAI's second request's messages, as recorded (the user's text as
+	// a string there, one text block here: the same to the API).
+	recorded := `[{"role":"user","content":[{"type":"text","text":"What is the temperature in San Francisco?"}]},` +
+		`{"role":"assistant","content":[{"type":"text","text":"` + intro + `"},` +
+		`{"type":"tool_use","id":"toolu_01Lfr3kUnHMZApePPRWMv1uS","name":"get_current_temperature","input":{"city":"San Francisco"}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01Lfr3kUnHMZApePPRWMv1uS","content":"The temperature in San Francisco is 72°F"}]}]`
+	lcgSameMessages(t, "second request", sent, recorded)
+	want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("The current temperature in San Francisco is 72°F. It sounds like a pleasant day! Is there anything else I can help you with?"))
+	if !proto.Equal(second, want) {
+		t.Errorf("second answer\n got %v\nwant %v", second, want)
+	}
 }

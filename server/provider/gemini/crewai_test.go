@@ -3,6 +3,7 @@ package gemini
 import (
 	"context"
 	"errors"
+	"io"
 	"path/filepath"
 	"testing"
 
@@ -20,6 +21,7 @@ import (
 // crewRecordings are the recordings the tests below replay.
 var crewRecordings = []string{
 	"real_crew_gemini_cached_prompt_tokens_1", "real_crew_google_streaming_returns_usage_metrics_error",
+	"real_crew_gemini_streaming_multiple_tool_calls_unique_ids",
 }
 
 func crewRequest(prompt string) *provider.Request {
@@ -81,4 +83,54 @@ func TestCrewStreamKeyInvalid(t *testing.T) {
 		pe.Message != "API key not valid. Please pass a valid API key." || pe.RetryAfter != 0 {
 		t.Errorf("error %+v", pe)
 	}
+}
+
+// TestCrewStreamTwoCalls: gemini-2.0-flash streaming (alt=sse, one event
+// with CRLF CRLF, JSON with spaces after colons as recorded): two
+// parallel calls of the same function with no ids, finishReason STOP.
+// Each call gets an id of its own (derived from the responseId and its
+// index), the same ids as the unary answer would get; the arguments are
+// the recorded args. Usage 37 in, 14 out, 51 total.
+func TestCrewStreamTwoCalls(t *testing.T) {
+	t.Parallel()
+	const name = "real_crew_gemini_streaming_multiple_tool_calls_unique_ids"
+	const respID = "h99baZTLOoSShMIPgYaAgQw"
+	p, srv := replay(t, name)
+	req := crewRequest("What is the temperature in Paris and London?")
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Model = "gemini-2.0-flash"
+	req.Tools = []*llmrelayv1.Tool{{
+		Name: "get_current_temperature", Description: "Get the current temperature in a city.",
+		Parameters: `{"type":"object","properties":{"city":{"type":"string","description":"The name of the city to get the temperature for."}},"required":["city"]}`,
+	}}
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	defer s.Close()
+	evs, end := drain(t, s)
+	if !errors.Is(end, io.EOF) {
+		t.Fatalf("stream ended with %v", end)
+	}
+	got := foldMessage(t, evs)
+	paris := toolCallPart(generatedID(respID, 0, "", ""), "get_current_temperature", `{"city":"Paris"}`)
+	london := toolCallPart(generatedID(respID, 1, "", ""), "get_current_temperature", `{"city":"London"}`)
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, paris, london); !proto.Equal(got, want) {
+		t.Errorf("message\n got %v\nwant %v", got, want)
+	}
+	if paris.GetToolCall().GetCallId() == london.GetToolCall().GetCallId() {
+		t.Errorf("both calls have id %s", paris.GetToolCall().GetCallId())
+	}
+	f := foldEvents(evs)
+	if want := (&llmrelayv1.Usage{InputTokens: 37, OutputTokens: 14, TotalTokens: 51}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+	m := f.meta
+	if m.GetResponseId() != respID || m.GetResolvedModel() != "gemini-2.0-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetProviderFinishReason() != "STOP" ||
+		len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderStream(t, evs, end))
+	providertest.Golden(t, filepath.Join("testdata", name+".request.golden"), providertest.RequestGolden(srv.Last(t), requestHeaders...))
 }
