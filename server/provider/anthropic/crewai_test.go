@@ -117,6 +117,60 @@ func TestCrewGenerate(t *testing.T) {
 	}
 }
 
+// TestCrewStopSequences: claude-3-5-haiku asked with crewAI's two stop
+// sequences; the request carries them as crewAI's did, and the answer
+// ("Hello.") ended without one (end_turn, stop_sequence null). The
+// cassette kept every header: the request id, all the rate limits (with a
+// retry-after: 41 on the 200, which is no rate limit). The body was
+// recorded gzip-compressed; the recording holds it decompressed.
+func TestCrewStopSequences(t *testing.T) {
+	t.Parallel()
+	const name = "real_crew_anthropic_stop_sequences_sent_to_api"
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT,
+		Model:    "claude-3-5-haiku-20241022",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Say hello in one word"))},
+		Options:  &llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](4096), Stop: []string{"\nObservation:", "\nThought:"}},
+	}
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	checkLLMWant(t, "unary", res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("Hello.")},
+		responseID: "msg_0168T3wxGsbhK1QU7ukEG76F", model: "claude-3-5-haiku-20241022", requestID: "req_011CUshbL7CEVoner91hUvxL",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(12, 5, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 480000, tokensReset: time.Date(2025, 11, 7, 1, 58, 22, 0, time.UTC),
+		extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`},
+			"400000", "400000", "2025-11-07T01:58:22Z", "80000", "80000", "2025-11-07T01:58:22Z"),
+	})
+	if rl := res.Meta.GetRateLimit(); rl.GetRequestsRemaining() != 3999 || rl.GetTokensRemaining() != 480000 {
+		t.Errorf("rate limit %v, want 3999 requests and 480000 tokens remaining", rl)
+	}
+	// crewAI's request, as recorded (the user's text as a string there,
+	// one text block here).
+	const recorded = `{"max_tokens":4096,"messages":[{"role":"user","content":[{"type":"text","text":"Say hello in one word"}]}],` +
+		`"model":"claude-3-5-haiku-20241022","stop_sequences":["\nObservation:","\nThought:"]}`
+	var want, got map[string]any
+	if err := json.Unmarshal([]byte(recorded), &want); err != nil {
+		t.Fatalf("recorded request: %v", err)
+	}
+	if err := json.Unmarshal(srv.Last(t).Body, &got); err != nil {
+		t.Fatalf("sent request: %v", err)
+	}
+	for k, w := range want {
+		if g := got[k]; !reflect.DeepEqual(g, w) {
+			gb, _ := json.Marshal(g)
+			wb, _ := json.Marshal(w)
+			t.Errorf("request %s\n got %s\nwant %s", k, gb, wb)
+		}
+	}
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+	providertest.Golden(t, "testdata/"+name+".request.golden", providertest.RequestGolden(srv.Last(t), requestHeaders...))
+}
+
 // crewCheck is checkLLMWant for a cassette whose only rate-limit headers
 // are anthropic-ratelimit-requests-* (the cassette redacted the token ones,
 // which checkLLMWant checks): the rate limit is compared here, whole, and
