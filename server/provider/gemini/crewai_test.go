@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"path/filepath"
@@ -21,7 +22,7 @@ import (
 // crewRecordings are the recordings the tests below replay.
 var crewRecordings = []string{
 	"real_crew_gemini_cached_prompt_tokens_1", "real_crew_google_streaming_returns_usage_metrics_error",
-	"real_crew_gemini_streaming_multiple_tool_calls_unique_ids",
+	"real_crew_gemini_streaming_multiple_tool_calls_unique_ids", "real_crew_gemini_async_conversation",
 }
 
 func crewRequest(prompt string) *provider.Request {
@@ -132,5 +133,56 @@ func TestCrewStreamTwoCalls(t *testing.T) {
 		t.Errorf("meta %v", m)
 	}
 	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderStream(t, evs, end))
+	providertest.Golden(t, filepath.Join("testdata", name+".request.golden"), providertest.RequestGolden(srv.Last(t), requestHeaders...))
+}
+
+// crewConvSig is the thoughtSignature of real_crew_gemini_async_conversation.
+const crewConvSig = "EvQDCvEDAXLI2nz9GP8047tG13f7ZOzI0XMZ3OCm0YSr6D74+bQrUQBrSezrbyjd+tYgOUGPWLtHGI43kn4/PAFjDr32i4r3BXjcw4m5lSGmP/jvtr9a0pI88Nkvh+ZDkhpqjDOAv5phyuDpMGODSnCvMjew45y0zbGF4LREolbFqcm8BSRJ91/lDMBLjO7QlH+q5Afcpgxx3TGMioHXl2A9gC3RP5Q04IE5cSPT9kAe3/w08IB5y1l5yjUZX0mONzcrS3218rXp/vadmXsZrz8RNWsI3369myVPstP/9k4VX0BaXCMDQTtpj4eDPnBO9yxSh7/zaXYn/hrhzpx8H7bfW6nN5Uvt6/95YEzUXo38u+nrD1XWVHAPxJWziA/+7xwkz/b5SweQtMmOJ7R+aesHOMSD1h71awHQNS21rmIEJ5CxERJ0e310mRiu3MVWV5PxGqCXH15pAtRclAmJ6AslX1IzSmWrY+xb650g6YCAVEntULL78LR05A6MNJa7zBQ5Jc/BvRnqIKpF/AQwTaJTELGolL5HLp0lmvK4fwLHCYHyjUeFMfPFfmkqbMhVlTCPIsWF/UasgTUJe4hyRkA3M5Ri2ddmgrkpIi8HmdpaLjDB3Z2anTbiwrXSBVLQxrEmq/VipqCrD0TTGJBbs11YLcBBMDw="
+
+// TestCrewConversation: gemini-3-pro-preview given a conversation whose
+// model turn has no thoughtSignature (crewAI wrote it; the live API
+// accepted the request). The request must carry the three turns as
+// crewAI's did, with nothing added to the unsigned model turn; the answer
+// is the text with its signature (kept as a reasoning part after it, as
+// for every signed text part), 114 thought tokens.
+func TestCrewConversation(t *testing.T) {
+	t.Parallel()
+	const name = "real_crew_gemini_async_conversation"
+	p, srv := replay(t, name)
+	req := crewRequest("My name is Alice.")
+	req.Model = "gemini-3-pro-preview"
+	req.Messages = append(req.Messages, msg(llmrelayv1.Role_ROLE_ASSISTANT, text("Hello Alice! Nice to meet you.")),
+		msg(llmrelayv1.Role_ROLE_USER, text("What is my name?")))
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("Your name is Alice."),
+		&llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Signature: crewConvSig}}})
+	if !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "jTgtac76H9Th_uMP6MTF-QY" || m.GetResolvedModel() != "gemini-3-pro-preview" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 21, OutputTokens: 5 + 114, TotalTokens: 140, ReasoningTokens: 114}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	// crewAI's request's contents, as recorded.
+	const recorded = `[{"parts": [{"text": "My name is Alice."}], "role": "user"},` +
+		`{"parts": [{"text": "Hello Alice! Nice to meet you."}], "role": "model"},` +
+		`{"parts": [{"text": "What is my name?"}], "role": "user"}]`
+	var sent struct {
+		Contents json.RawMessage `json:"contents"`
+	}
+	if err := json.Unmarshal(srv.Last(t).Body, &sent); err != nil {
+		t.Fatalf("sent request: %v", err)
+	}
+	if !jsonTextEqual(t, sent.Contents, recorded) {
+		t.Errorf("contents\n got %s\nwant %s", sent.Contents, recorded)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
 	providertest.Golden(t, filepath.Join("testdata", name+".request.golden"), providertest.RequestGolden(srv.Last(t), requestHeaders...))
 }
