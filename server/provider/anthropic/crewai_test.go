@@ -350,3 +350,103 @@ func TestCrewToolStreamRoundTrip(t *testing.T) {
 		t.Errorf("second answer\n got %v\nwant %v", second, want)
 	}
 }
+
+// crewCalcRequest is crewAI's request of
+// test_anthropic_agent_kickoff_structured_output_with_tools: claude-sonnet-4-6,
+// a system prompt, one stop sequence and the add_numbers tool with strict
+// set (its schema closed with additionalProperties false).
+func crewCalcRequest(msgs ...*llmrelayv1.Message) *provider.Request {
+	return &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS,
+		Model:    "claude-sonnet-4-6",
+		Messages: append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text(crewCalcSystem))}, msgs...),
+		Options:  &llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](4096), Stop: []string{"\nObservation:"}},
+		Tools: []*llmrelayv1.Tool{{
+			Name: "add_numbers", Description: "Add two numbers together and return the sum.",
+			Parameters: `{"properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"],"type":"object","additionalProperties":false}`,
+			Strict:     ptr(true),
+		}},
+	}
+}
+
+const (
+	crewCalcSystem = "You are Calculator. You are a calculator assistant that uses tools to compute results.\nYour personal goal is: Perform calculations using available tools"
+	crewCalcTask   = "\nCurrent Task: Calculate 15 + 27 using your add_numbers tool. Report the result."
+	crewCalcIntro  = "I'll calculate 15 + 27 right away using the `add_numbers` tool!"
+)
+
+// TestCrewStrictToolRoundTrip: a tool asked for with strict goes to
+// Anthropic with "strict": true, as crewAI sent it (the live API accepted
+// it, no beta header); it was dropped without a word before. The answer
+// (text, a tool_use with integer arguments and caller, stop_details null)
+// sent back with the result "42" gives the tool_use and tool_result crewAI
+// sent next; crewAI left the assistant's text out of that turn, the
+// adapter keeps it, so the text block is compared apart. _2 is the live
+// answer to it: text with an emoji and blank lines.
+func TestCrewStrictToolRoundTrip(t *testing.T) {
+	t.Parallel()
+	user := msgOf(llmrelayv1.Role_ROLE_USER, text(crewCalcTask))
+	const first = "real_crew_anthropic_agent_kickoff_structured_output_with_tools_1"
+	srv := providertest.ReplayFile(t, "testdata/"+first+".http")
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), crewCalcRequest(user))
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	crewCheck(t, first, res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			text(crewCalcIntro),
+			toolCallValid("toolu_0111pu1MrxY8aTqNzYSWAgQF", "add_numbers", `{"a":15,"b":27}`),
+		},
+		responseID: "msg_01Hi6qhbcDQJas5A7kqA7Xif", model: "claude-sonnet-4-6",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:    usageOf(633, 92, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`, "usage_details": `{"inference_geo":"global"}`},
+	}, 20000, 19999, time.Date(2026, 5, 26, 16, 26, 47, 0, time.UTC))
+	// crewAI's first request's tools and stop sequences, as recorded.
+	const recordedTools = `[{"name":"add_numbers","description":"Add two numbers together and return the sum.",` +
+		`"input_schema":{"properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"],"type":"object","additionalProperties":false},"strict":true}]`
+	var sent struct {
+		Tools         any `json:"tools"`
+		StopSequences any `json:"stop_sequences"`
+		System        any `json:"system"`
+	}
+	if err := json.Unmarshal(srv.Last(t).Body, &sent); err != nil {
+		t.Fatalf("sent request: %v", err)
+	}
+	var wantTools any
+	if err := json.Unmarshal([]byte(recordedTools), &wantTools); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(sent.Tools, wantTools) {
+		gb, _ := json.Marshal(sent.Tools)
+		t.Errorf("tools\n got %s\nwant %s", gb, recordedTools)
+	}
+	if !reflect.DeepEqual(sent.StopSequences, []any{"\nObservation:"}) {
+		t.Errorf("stop_sequences %v", sent.StopSequences)
+	}
+	providertest.Golden(t, "testdata/"+first+".golden", renderResult(t, res))
+	providertest.Golden(t, "testdata/"+first+".request.golden", providertest.RequestGolden(srv.Last(t), requestHeaders...))
+
+	next := providertest.ReplayFile(t, "testdata/real_crew_anthropic_agent_kickoff_structured_output_with_tools_2.http")
+	result := msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_0111pu1MrxY8aTqNzYSWAgQF", "42", false))
+	res2, err := newTestProvider(t, next.URL).Generate(context.Background(), crewCalcRequest(user, res.Message, result))
+	if err != nil {
+		t.Fatalf("Generate (follow-up): %v", err)
+	}
+	crewCheck(t, "follow-up", res2.Message, res2.Meta, llmWant{
+		parts: []*llmrelayv1.Part{text("The result of **15 + 27 = 42**! \U0001F9EE\n\n" +
+			"Using the `add_numbers` tool, I calculated that adding 15 and 27 together gives you a sum of **42**.")},
+		responseID: "msg_01Eqs4XnbiSubo442YWNnn7G", model: "claude-sonnet-4-6",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(717, 52, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`, "usage_details": `{"inference_geo":"global"}`},
+	}, 20000, 19999, time.Date(2026, 5, 26, 16, 27, 7, 0, time.UTC))
+	// crewAI's second request's messages, as recorded, with the
+	// assistant's text block the adapter keeps put back in front of the
+	// tool_use.
+	recorded := `[{"role":"user","content":[{"type":"text","text":` + jsonQuote(t, crewCalcTask) + `}]},` +
+		`{"role":"assistant","content":[{"type":"text","text":` + jsonQuote(t, crewCalcIntro) + `},` +
+		`{"type":"tool_use","id":"toolu_0111pu1MrxY8aTqNzYSWAgQF","name":"add_numbers","input":{"a":15,"b":27}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_0111pu1MrxY8aTqNzYSWAgQF","content":"42"}]}]`
+	lcgSameMessages(t, "second request", next.Last(t).Body, recorded)
+}
