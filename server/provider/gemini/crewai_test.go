@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -185,4 +186,42 @@ func TestCrewConversation(t *testing.T) {
 	}
 	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
 	providertest.Golden(t, filepath.Join("testdata", name+".request.golden"), providertest.RequestGolden(srv.Last(t), requestHeaders...))
+}
+
+// TestCrewStrictToolWarns: Gemini's function declarations have no strict
+// flag, so a tool asked for with strict (as crewAI asks Anthropic in its
+// structured-output cassette) is sent without it and the answer says so
+// in a warning; it was dropped without a word. Replayed on the two-call
+// stream, whose answer is otherwise unchanged.
+func TestCrewStrictToolWarns(t *testing.T) {
+	t.Parallel()
+	p, srv := replay(t, "real_crew_gemini_streaming_multiple_tool_calls_unique_ids")
+	req := crewRequest("What is the temperature in Paris and London?")
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Model = "gemini-2.0-flash"
+	req.Tools = []*llmrelayv1.Tool{{
+		Name: "get_current_temperature", Description: "Get the current temperature in a city.",
+		Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`,
+		Strict:     proto.Bool(true),
+	}}
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	defer s.Close()
+	evs, end := drain(t, s)
+	if !errors.Is(end, io.EOF) {
+		t.Fatalf("stream ended with %v", end)
+	}
+	f := foldEvents(evs)
+	if len(f.calls) != 2 {
+		t.Errorf("calls %v, want 2", f.calls)
+	}
+	want := "tools[0] (get_current_temperature): strict is not supported by Gemini; the schema is sent, not enforced"
+	if w := f.meta.GetWarnings(); len(w) != 1 || w[0] != want {
+		t.Errorf("warnings %q, want [%q]", w, want)
+	}
+	if body := string(srv.Last(t).Body); strings.Contains(body, "strict") {
+		t.Errorf("request carries strict: %s", body)
+	}
 }
