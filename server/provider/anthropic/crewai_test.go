@@ -98,6 +98,16 @@ func TestCrewGenerate(t *testing.T) {
 				`"tool_search_tool_result" (result of srvtoolu_0176qgHeeBpSygYAnUzKHCfh`,
 			},
 		}, 20000, 19999, time.Date(2026, 3, 8, 21, 4, 7, 0, time.UTC)},
+		// A forced tool (tool_choice get_weather) answered from a cached
+		// system prompt: 1857 tokens read, 24 uncached; the tool_use has
+		// no caller. The cassette kept no rate-limit header.
+		{"real_crew_anthropic_cached_prompt_tokens_with_tools_1", crewWeatherRequest(), llmWant{
+			parts:      []*llmrelayv1.Part{toolCallValid("toolu_01CX1yZuJ5MQaJbXNSrnCiqf", "get_weather", `{"location":"Tokyo"}`)},
+			responseID: "msg_01WhFk2ppoz43nbh4uNhXBfL", model: "claude-sonnet-4-5-20250929",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+			usage:    usageOf(24, 33, 1857, 0, 0),
+			extended: map[string]string{"service_tier": `"standard"`, "usage_details": `{"inference_geo":"not_available"}`},
+		}, 0, 0, time.Time{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,15 +184,18 @@ func TestCrewStopSequences(t *testing.T) {
 // crewCheck is checkLLMWant for a cassette whose only rate-limit headers
 // are anthropic-ratelimit-requests-* (the cassette redacted the token ones,
 // which checkLLMWant checks): the rate limit is compared here, whole, and
-// left out there.
+// left out there. requestsLimit 0: the cassette kept none of them.
 func crewCheck(t *testing.T, what string, msg *llmrelayv1.Message, m *llmrelayv1.ResponseMeta, w llmWant,
 	requestsLimit, requestsRemaining int64, requestsReset time.Time) {
 	t.Helper()
 	meta := proto.Clone(m).(*llmrelayv1.ResponseMeta)
 	meta.RateLimit = nil
 	checkLLMWant(t, what, msg, meta, w)
-	want := &llmrelayv1.RateLimit{RequestsLimit: ptr(requestsLimit), RequestsRemaining: ptr(requestsRemaining),
-		RequestsResetTime: timestamppb.New(requestsReset)}
+	var want *llmrelayv1.RateLimit
+	if requestsLimit != 0 {
+		want = &llmrelayv1.RateLimit{RequestsLimit: ptr(requestsLimit), RequestsRemaining: ptr(requestsRemaining),
+			RequestsResetTime: timestamppb.New(requestsReset)}
+	}
 	if rl := m.GetRateLimit(); !proto.Equal(rl, want) {
 		t.Errorf("%s: rate limit %v, want %v", what, rl, want)
 	}
@@ -449,4 +462,20 @@ func TestCrewStrictToolRoundTrip(t *testing.T) {
 		`{"type":"tool_use","id":"toolu_0111pu1MrxY8aTqNzYSWAgQF","name":"add_numbers","input":{"a":15,"b":27}}]},` +
 		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_0111pu1MrxY8aTqNzYSWAgQF","content":"42"}]}]`
 	lcgSameMessages(t, "second request", next.Last(t).Body, recorded)
+}
+
+// crewWeatherRequest is crewAI's request of
+// test_anthropic_cached_prompt_tokens_with_tools: get_weather forced.
+func crewWeatherRequest() *provider.Request {
+	return &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS,
+		Model:    "claude-sonnet-4-5-20250929",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is the weather in Tokyo?"))},
+		Options: &llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](4096),
+			ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "get_weather"}}},
+		Tools: []*llmrelayv1.Tool{{
+			Name: "get_weather", Description: "Get the current weather for a location",
+			Parameters: `{"type":"object","properties":{"location":{"type":"string","description":"The city name"}},"required":["location"]}`,
+		}},
+	}
 }
