@@ -24,6 +24,7 @@ import (
 var crewRecordings = []string{
 	"real_crew_gemini_cached_prompt_tokens_1", "real_crew_google_streaming_returns_usage_metrics_error",
 	"real_crew_gemini_streaming_multiple_tool_calls_unique_ids", "real_crew_gemini_async_conversation",
+	"real_crew_gemini_agent_kickoff_structured_output_with_tools_1", "real_crew_gemini_agent_kickoff_structured_output_with_tools_2",
 }
 
 func crewRequest(prompt string) *provider.Request {
@@ -223,5 +224,134 @@ func TestCrewStrictToolWarns(t *testing.T) {
 	}
 	if body := string(srv.Last(t).Body); strings.Contains(body, "strict") {
 		t.Errorf("request carries strict: %s", body)
+	}
+}
+
+// crewCalcRequest is crewAI's request of
+// test_gemini_agent_kickoff_structured_output_with_tools:
+// gemini-2.0-flash-001, a system instruction, one stop sequence, the
+// add_numbers tool and crewAI's structured_output tool (schemas as
+// recorded, propertyOrdering included).
+func crewCalcRequest(msgs ...*llmrelayv1.Message) *provider.Request {
+	req := crewRequest(crewCalcTask)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Model = "gemini-2.0-flash-001"
+	req.Messages = append([]*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_SYSTEM, text(crewCalcSystem)), req.Messages[0]}, msgs...)
+	req.Options.Stop = []string{"\nObservation:"}
+	req.Tools = []*llmrelayv1.Tool{{
+		Name: "add_numbers", Description: "Add two numbers together and return the sum.",
+		Parameters: `{"properties": {"a": {"title": "A", "type": "integer"}, "b": {"title": "B", "type": "integer"}}, "required": ["a", "b"], "type": "object", "additionalProperties": false}`,
+	}, {
+		Name:        "structured_output",
+		Description: "Use this tool to provide your final structured response. Call this tool when you have gathered all necessary information and are ready to provide the final answer in the required format.",
+		Parameters:  crewCalcSchema,
+	}}
+	return req
+}
+
+const (
+	crewCalcSystem = "You are Calculator. You are a calculator assistant that uses tools to compute results.\nYour personal goal is: Perform calculations using available tools"
+	crewCalcTask   = "\nCurrent Task: Calculate 15 + 27 using your add_numbers tool. Report the result."
+	crewCalcSchema = `{"description": "Structured output for calculation results.", "properties": {"operation": {"description": "The mathematical operation performed", "title": "Operation", "type": "string"}, ` +
+		`"result": {"description": "The result of the calculation", "title": "Result", "type": "integer"}, "explanation": {"description": "Brief explanation of the calculation", "title": "Explanation", "type": "string"}}, ` +
+		`"required": ["operation", "result", "explanation"], "title": "CalculationResult", "type": "object", "additionalProperties": false, "propertyOrdering": ["operation", "result", "explanation"]}`
+)
+
+// TestCrewCalcRoundTrip: gemini-2.0-flash-001 calls add_numbers with its
+// arguments in the order it wrote them ({"b": 27, "a": 15}), no id,
+// avgLogprobs; the answer sent back with the tool's result (the object
+// {"result": 42}, which goes out as is) must give crewAI's second request
+// contents, which the live API answered with the structured_output call
+// (_2). Both answers are tool-call finishes from finishReason STOP.
+func TestCrewCalcRoundTrip(t *testing.T) {
+	t.Parallel()
+	const first = "real_crew_gemini_agent_kickoff_structured_output_with_tools_1"
+	p, srv := replay(t, first)
+	res, err := p.Generate(context.Background(), crewCalcRequest())
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	const respID = "0AV8acutBq6PjMcPkpfamQQ"
+	call := toolCallPart(generatedID(respID, 0, "", ""), "add_numbers", `{"b":27,"a":15}`)
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, call); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != respID || m.GetResolvedModel() != "gemini-2.0-flash-001" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetProviderFinishReason() != "STOP" ||
+		m.GetToolCallCount() != 1 || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 98, OutputTokens: 7, TotalTokens: 105}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if got, _ := m.GetExtended().AsMap()["gemini.avg_logprobs"].(float64); got != -5.0267503995980534e-05 {
+		t.Errorf("avg logprobs %v", m.GetExtended().AsMap()["gemini.avg_logprobs"])
+	}
+	// crewAI's first request: stop sequence and both declarations.
+	var sent1 struct {
+		Tools            json.RawMessage `json:"tools"`
+		GenerationConfig json.RawMessage `json:"generationConfig"`
+	}
+	if err := json.Unmarshal(srv.Last(t).Body, &sent1); err != nil {
+		t.Fatalf("sent request: %v", err)
+	}
+	if !jsonTextEqual(t, sent1.GenerationConfig, `{"stopSequences": ["\nObservation:"]}`) {
+		t.Errorf("generationConfig %s", sent1.GenerationConfig)
+	}
+	// crewAI wrote parameters_json_schema, the adapter parametersJsonSchema
+	// (the API takes both spellings); the declarations are otherwise the same.
+	var decls []struct {
+		FunctionDeclarations []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Schema      json.RawMessage `json:"parametersJsonSchema"`
+		} `json:"functionDeclarations"`
+	}
+	if err := json.Unmarshal(sent1.Tools, &decls); err != nil {
+		t.Fatalf("sent tools: %v", err)
+	}
+	if len(decls) != 1 || len(decls[0].FunctionDeclarations) != 2 {
+		t.Fatalf("tools %s", sent1.Tools)
+	}
+	for i, tool := range crewCalcRequest().Tools {
+		d := decls[0].FunctionDeclarations[i]
+		if d.Name != tool.GetName() || d.Description != tool.GetDescription() || !jsonTextEqual(t, d.Schema, tool.GetParameters()) {
+			t.Errorf("declaration %d: %s %q %s", i, d.Name, d.Description, d.Schema)
+		}
+	}
+	providertest.Golden(t, filepath.Join("testdata", first+".golden"), renderResult(t, res))
+	providertest.Golden(t, filepath.Join("testdata", first+".request.golden"), providertest.RequestGolden(srv.Last(t), requestHeaders...))
+
+	p2, srv2 := replay(t, "real_crew_gemini_agent_kickoff_structured_output_with_tools_2")
+	res2, err := p2.Generate(context.Background(), crewCalcRequest(res.Message,
+		msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(call.GetToolCall().GetCallId(), `{"result": 42}`))))
+	if err != nil {
+		t.Fatalf("Generate (follow-up): %v", err)
+	}
+	const respID2 = "0AV8ac_4Kr_yjMcPg_a4gA0"
+	out := toolCallPart(generatedID(respID2, 0, "", ""), "structured_output", `{"result":42,"operation":"Addition","explanation":"15 + 27 = 42"}`)
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, out); !proto.Equal(res2.Message, want) {
+		t.Errorf("follow-up message\n got %v\nwant %v", res2.Message, want)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 110, OutputTokens: 18, TotalTokens: 128}); !proto.Equal(res2.Meta.GetUsage(), want) {
+		t.Errorf("follow-up usage %v, want %v", res2.Meta.GetUsage(), want)
+	}
+	if res2.Meta.GetResponseId() != respID2 || res2.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || len(res2.Meta.GetWarnings()) != 0 {
+		t.Errorf("follow-up meta %v", res2.Meta)
+	}
+	// crewAI's second request's contents, as recorded: the call goes back
+	// without an id (the generated one is ours), the response as given.
+	const recorded = `[{"parts": [{"text": "\nCurrent Task: Calculate 15 + 27 using your add_numbers tool. Report the result."}], "role": "user"},` +
+		`{"parts": [{"functionCall": {"args": {"b": 27, "a": 15}, "name": "add_numbers"}}], "role": "model"},` +
+		`{"parts": [{"functionResponse": {"name": "add_numbers", "response": {"result": 42}}}], "role": "user"}]`
+	var sent2 struct {
+		Contents json.RawMessage `json:"contents"`
+	}
+	if err := json.Unmarshal(srv2.Last(t).Body, &sent2); err != nil {
+		t.Fatalf("sent request: %v", err)
+	}
+	if !jsonTextEqual(t, sent2.Contents, recorded) {
+		t.Errorf("contents\n got %s\nwant %s", sent2.Contents, recorded)
 	}
 }
