@@ -25,6 +25,7 @@ var crewRecordings = []string{
 	"real_crew_gemini_cached_prompt_tokens_1", "real_crew_google_streaming_returns_usage_metrics_error",
 	"real_crew_gemini_streaming_multiple_tool_calls_unique_ids", "real_crew_gemini_async_conversation",
 	"real_crew_gemini_agent_kickoff_structured_output_with_tools_1", "real_crew_gemini_agent_kickoff_structured_output_with_tools_2",
+	"real_crew_google_async_streaming_returns_usage_metrics",
 }
 
 func crewRequest(prompt string) *provider.Request {
@@ -354,4 +355,42 @@ func TestCrewCalcRoundTrip(t *testing.T) {
 	if !jsonTextEqual(t, sent2.Contents, recorded) {
 		t.Errorf("contents\n got %s\nwant %s", sent2.Contents, recorded)
 	}
+}
+
+// TestCrewStreamUsageRevised: gemini-2.0-flash-exp streaming two SSE
+// events; the first carries a provisional usage (165 prompt, no
+// candidates), the last the final one, whose prompt count is lower (163
+// in, 13 out, 176 total): the final usage is the last event's, not a sum
+// or a maximum. The text ends with crewAI's "Final Answer" line and a
+// newline; finishReason STOP.
+func TestCrewStreamUsageRevised(t *testing.T) {
+	t.Parallel()
+	const name = "real_crew_google_async_streaming_returns_usage_metrics"
+	p, srv := replay(t, name)
+	req := crewRequest("\nCurrent Task: What is the capital of Canada?")
+	req.Model = "gemini-2.0-flash-exp"
+	req.Options.Stop = []string{"\nObservation:"}
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	defer s.Close()
+	evs, end := drain(t, s)
+	if !errors.Is(end, io.EOF) {
+		t.Fatalf("stream ended with %v", end)
+	}
+	f := foldEvents(evs)
+	if want := "The capital of Canada is Ottawa.\nFinal Answer: Ottawa\n"; f.text != want || len(f.calls) != 0 {
+		t.Errorf("text %q, calls %v; want %q", f.text, f.calls, want)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 163, OutputTokens: 13, TotalTokens: 176}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+	m := f.meta
+	if m.GetResponseId() != "s-s5aZrOHoOvgLUPpteaqAQ" || m.GetResolvedModel() != "gemini-2.0-flash-exp" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderStream(t, evs, end))
+	providertest.Golden(t, filepath.Join("testdata", name+".request.golden"), providertest.RequestGolden(srv.Last(t), requestHeaders...))
 }
