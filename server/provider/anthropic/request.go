@@ -402,7 +402,7 @@ func convertTools(in []*llmrelayv1.Tool) ([]wireTool, error) {
 			}
 			schema = raw
 		}
-		out = append(out, wireTool{Name: t.GetName(), Description: t.GetDescription(), InputSchema: schema})
+		out = append(out, wireTool{Name: t.GetName(), Description: t.GetDescription(), InputSchema: schema, Strict: t.GetStrict()})
 	}
 	return out, nil
 }

@@ -64,6 +64,9 @@ type wireTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// Strict is strict tool use (the input is held to the schema); sent
+	// only when asked for, false being the API's default.
+	Strict bool `json:"strict,omitempty"`
 }
 
 type wireToolChoice struct {

@@ -137,6 +137,11 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 				return nil, nil, invalidRequest("tool %d has no name", i)
 			}
 			d := functionDeclaration{Name: t.GetName(), Description: t.GetDescription()}
+			if t.GetStrict() {
+				// A function declaration has no strict flag: the schema goes
+				// out and the model is asked, not held, to follow it.
+				warn("tools[%d] (%s): strict is not supported by Gemini; the schema is sent, not enforced", i, t.GetName())
+			}
 			if t.GetParameters() != "" {
 				raw, err := provider.SchemaJSON(t.GetParameters())
 				if err != nil {
