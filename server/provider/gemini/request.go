@@ -188,6 +188,10 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 
 // generationConfigFor maps the generation options; nil when none is set.
 func generationConfigFor(o *llmrelayv1.GenerationOptions, g *llmrelayv1.GeminiOptions, gemini3 bool) (*generationConfig, error) {
+	if o == nil {
+		// The gateway always merges options; a library caller may not.
+		o = &llmrelayv1.GenerationOptions{}
+	}
 	gc := &generationConfig{
 		Temperature:      o.Temperature,
 		TopP:             o.TopP,
