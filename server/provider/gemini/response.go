@@ -452,6 +452,28 @@ func responseMeta(meta *llmrelayv1.ResponseMeta, w *generateContentResponse) {
 	}
 }
 
+// firstCandidate returns the candidate with index 0 (an absent index is 0),
+// the one answer the contract has room for, and how many other candidates
+// the response carries: the adapter always asks for one, but a
+// generationConfig.candidateCount set through extra_body asks for more,
+// and their parts must neither be mixed into the answer (a stream sends
+// each candidate's chunks separately) nor dropped unsaid.
+func firstCandidate(cs []candidate) (c *candidate, others int) {
+	for i := range cs {
+		if c == nil && cs[i].Index == 0 {
+			c = &cs[i]
+		} else {
+			others++
+		}
+	}
+	return c, others
+}
+
+// extraCandidatesWarning reports the candidates firstCandidate left out.
+func extraCandidatesWarning(n int) string {
+	return fmt.Sprintf("gemini sent %d candidate(s) besides candidate 0 (generationConfig.candidateCount > 1): only candidate 0 is returned, the others are dropped", n)
+}
+
 // toResult converts a unary generateContent response.
 func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error) {
 	if w.Error != nil {
@@ -465,7 +487,13 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	}
 	meta := &llmrelayv1.ResponseMeta{}
 	responseMeta(meta, w)
-	c := &w.Candidates[0]
+	c, others := firstCandidate(w.Candidates)
+	if c == nil {
+		return nil, provider.BadResponse(providerName, "response has %d candidates, none with index 0", len(w.Candidates))
+	}
+	if others > 0 {
+		meta.Warnings = append(meta.Warnings, extraCandidatesWarning(others))
+	}
 	a := &answer{responseID: w.ResponseID}
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	var parts []respPart

@@ -52,6 +52,8 @@ type stream struct {
 	// held until something follows it or the finish reason says whether
 	// the token limit cut it.
 	heldEnd *provider.Event
+	// warnedCandidates: a candidate other than 0 was seen and reported.
+	warnedCandidates bool
 }
 
 // newStream reads resp; warnings (from encoding the request) are sent first.
@@ -168,9 +170,12 @@ func (s *stream) handle(w *generateContentResponse) {
 		s.err = blockedError(w)
 		return
 	}
-	var c *candidate
-	if len(w.Candidates) > 0 {
-		c = &w.Candidates[0]
+	c, others := firstCandidate(w.Candidates)
+	if others > 0 && !s.warnedCandidates {
+		// Reported once: each further candidate's chunks are skipped.
+		s.warnedCandidates = true
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{
+			Warnings: []string{"gemini sent more than one candidate (generationConfig.candidateCount > 1): only candidate 0 is streamed, the others are dropped"}}})
 	}
 	if c != nil && c.Content != nil {
 		first := s.ans.calls
