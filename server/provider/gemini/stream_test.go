@@ -525,6 +525,9 @@ func TestAllRecordingsUsed(t *testing.T) {
 	for _, n := range langchaingoRecordings {
 		used[n] = true
 	}
+	for _, n := range vxlangchaingoRecordings {
+		used[n] = true
+	}
 	for _, n := range crewRecordings {
 		used[n] = true
 	}

@@ -1,0 +1,301 @@
+package gemini
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// vxcontrol/langchaingo's httprr traces (testdata/README.md, "Real
+// recordings from vxcontrol/langchaingo's httprr traces"): the raw
+// responses of the live API with their real headers. The expectations are
+// read off the recordings by hand.
+
+// vxlangchaingoRecordings are the recordings the tests below replay.
+var vxlangchaingoRecordings = []string{
+	"real_vxlcg_google_candidate_count", "real_vxlcg_google_max_tokens_1",
+	"real_vxlcg_google_tools_1", "real_vxlcg_google_tools_2",
+}
+
+// vxlcgCandidateSig is the thoughtSignature on the text part of
+// real_vxlcg_google_candidate_count, whole.
+const vxlcgCandidateSig = "EqwECqkEAWkUfROQDyZ0hgRKzp/A307o/CI27aIHz3I2CxuCfAhrOJSp1dVlLuOCdyWDEoprO9RexY8yW6/HWXaArEha63w6WDsY/2jg6tTRSNIpFAPnwfc2fg9+DXHUct/5IHZVsTZ1DaUdMMg8EMww0QVUM4pgO8/p2vR3dd1Xye0s4QhL6hxWjMrbmtFcOPB4UGGCU2YTMpn8m8WFZB9gyKVWY5DP9G5u8sDzzWWIAuBqVqR1SD25i9pl7VjMO8lxUNb2nxuWVh0jUB3qikaYI9RhI+q+0mHairp4QGkPrQwmVOtjJnOW0olHUuR75GEuFLAxuCWBFAtxSe9PQNZcucBMi47n7wp2RCvEXLOGhmD7HO3FXgfMnrUqKkPJHwtpYZ/ovUHh04Lo6hUpSPMrbaDydFsIbipDK8HUkt5WO3g9BSdRu481s28hR313IDN9Axc5cFweAO7UcTJ1tRBkYooTY3c8yuXzccXH9PrPicBADbVef1q7FIX01HKZMQM1kPdgt9DTAn544JzU5Biut9/UJw7PquwGJ9PhZYrgK4b0BjVWeN7kXTq+YEGS52iAh9DsrI3zygJ/5fnYwpbFVfPHnOseQCdEa1P/71hMI9wODQ4bzZn7+PZOjCwlYXY3BcGp+0TMTUG5TV8bu1Q289a6KdROXvpsxz6+ihFQ1ZlGCXKBU7qEmuDmyZy+s+2E3YtECBEJ/jTY5E9Otgb94cWC3SXHBDirdx7Y2w=="
+
+const vxlcgAfrica = "Here are five countries in Africa:\n\n1. Nigeria\n2. Kenya\n3. Egypt\n4. South Africa\n5. Ghana"
+
+func vxlcgAfricaRequest() *provider.Request {
+	return &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemini-3.8-flash",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Name five countries in Africa"))},
+	}
+}
+
+// vxlcgSignedText is the message of an answer whose one text part carries a
+// thoughtSignature: the text, then the signature as a text-less reasoning.
+func vxlcgSignedText(s, sig string) *llmrelayv1.Message {
+	return msg(llmrelayv1.Role_ROLE_ASSISTANT, text(s),
+		&llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Signature: sig}}})
+}
+
+// TestVxlcgCandidateCount: gemini-3.8-flash asked with candidateCount 1
+// sends one candidate (index 0): its signed text whole, STOP, 6 in,
+// 28 + 117 thought tokens out, no warning.
+func TestVxlcgCandidateCount(t *testing.T) {
+	t.Parallel()
+	const name = "real_vxlcg_google_candidate_count"
+	p, _ := replay(t, name)
+	res, err := p.Generate(context.Background(), vxlcgAfricaRequest())
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+	if want := vxlcgSignedText(vxlcgAfrica, vxlcgCandidateSig); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "CLSzarn1CpfynsEPg8aW8A0" || m.GetResolvedModel() != "gemini-3.8-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" {
+		t.Errorf("meta %v", m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 6, OutputTokens: 28 + 117, TotalTokens: 151, ReasoningTokens: 117}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if len(m.GetWarnings()) != 0 {
+		t.Errorf("warnings %q", m.GetWarnings())
+	}
+}
+
+// TestVxlcgSecondCandidate: the same recording with a second candidate
+// (index 1) put before the first, as a candidateCount of 2 set through
+// extra_body brings. The answer is candidate 0's alone, and a warning says
+// the other was dropped; streamed, candidate 1's chunk (which comes first,
+// so it is the chunk's candidates[0]) is not mixed into the text. Before,
+// the unary answer dropped candidate 1 without a word and the stream took
+// whatever candidate came first in a chunk.
+func TestVxlcgSecondCandidate(t *testing.T) {
+	t.Parallel()
+	rec := providertest.Load(t, filepath.Join("testdata", "real_vxlcg_google_candidate_count.http"))
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(rec.Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	var cands []json.RawMessage
+	if err := json.Unmarshal(body["candidates"], &cands); err != nil || len(cands) != 1 {
+		t.Fatalf("candidates %s: %v", body["candidates"], err)
+	}
+	const other = `{"content": {"parts": [{"text": "Morocco, Ethiopia, Ghana, Senegal and Kenya."}], "role": "model"}, "finishReason": "STOP", "index": 1}`
+	two, err := json.Marshal([]json.RawMessage{json.RawMessage(other), cands[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body["candidates"] = two
+	unary := rec
+	if unary.Body, err = json.Marshal(body); err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(testKey, WithBaseURL(providertest.Replay(t, unary).URL+"/v1beta"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Generate(context.Background(), vxlcgAfricaRequest())
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	if want := vxlcgSignedText(vxlcgAfrica, vxlcgCandidateSig); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	if w := res.Meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "only candidate 0 is returned") {
+		t.Errorf("warnings %q, want one on the dropped candidate", w)
+	}
+
+	// Streamed: candidate 1's chunk, then candidate 0's.
+	delete(body, "candidates")
+	var sse bytes.Buffer
+	for _, c := range []json.RawMessage{json.RawMessage(other), cands[0]} {
+		body["candidates"] = json.RawMessage(`[` + string(c) + `]`)
+		chunk, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sse.WriteString("data: " + string(chunk) + "\r\n\r\n")
+	}
+	streamed := providertest.Recording{Status: 200, Header: rec.Header.Clone(), Body: sse.Bytes()}
+	streamed.Header.Set("Content-Type", "text/event-stream")
+	p, err = New(testKey, WithBaseURL(providertest.Replay(t, streamed).URL+"/v1beta"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Stream(context.Background(), vxlcgAfricaRequest())
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, end := drain(t, s)
+	if end != nil && end.Error() != "EOF" {
+		t.Fatalf("stream end %v", end)
+	}
+	var got strings.Builder
+	warnings := 0
+	for _, ev := range evs {
+		switch ev.Kind {
+		case provider.EventText:
+			got.WriteString(ev.Text)
+		case provider.EventMeta:
+			for _, w := range ev.Meta.GetWarnings() {
+				if strings.Contains(w, "only candidate 0 is streamed") {
+					warnings++
+				}
+			}
+		}
+	}
+	if got.String() != vxlcgAfrica || warnings != 1 {
+		t.Errorf("streamed text %q with %d candidate warnings, want candidate 0's text and one", got.String(), warnings)
+	}
+}
+
+// TestVxlcgMaxTokens: maxOutputTokens 24 all spent on thinking: the
+// candidate's content is an empty object, finishReason MAX_TOKENS, no
+// candidatesTokenCount. An empty answer with a LENGTH finish, 14 in and
+// 21 thought tokens out.
+func TestVxlcgMaxTokens(t *testing.T) {
+	t.Parallel()
+	const name = "real_vxlcg_google_max_tokens_1"
+	p, _ := replay(t, name)
+	maxTok := int32(24)
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemini-3.8-flash",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("I'm a pomeranian"), text("Describe my taxonomy, health and care"))},
+		Options:  &llmrelayv1.GenerationOptions{MaxTokens: &maxTok},
+	}
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+	if len(res.Message.GetParts()) != 0 || res.Message.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
+		t.Errorf("message %v, want an empty assistant message", res.Message)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "CrSzauu5IPjwnsEP-8Hj8Ao" || m.GetResolvedModel() != "gemini-3.8-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_LENGTH || m.GetProviderFinishReason() != "MAX_TOKENS" {
+		t.Errorf("meta %v", m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 14, OutputTokens: 21, TotalTokens: 35, ReasoningTokens: 21}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+}
+
+const vxlcgToolsSig = "EpMCCpACAWkUfROIbM6et02PJv+PlAIYFa9wX2wwZhwOfuCBBpe0DT+IlMRRtGZ3/U2gJxmwFuNbJXTLg2oyFc6ckzEKOACjJNj+UU9Y2hmFZx44PEWmbAop4kJyA9PdWPdIV3N7YWAWLn1WvDNqOrl0Vgq+9JSdTlgOLoRTPeUsnvk+bs0E7knErtM6w25/4F1qjndnvj68KPzkGsVmoEcyVIz7rd27GJ5pamzGKxRVnQ3O8Un5q/zMl/qfSaBeHryW3Ny0QzZ6DYiyLzwpD5Q+29CsrNE1GObGWodkI502zXP/NVR5pYvgl1AA7Pv2kQlHLQ7yDK4npTQ4jYnLsE80j+u3irQVxqiiDLXoBJOrkhPlHpo="
+
+const vxlcgToolsAnswerSig = "Es4BCssBAWkUfROsma55Q6z9/Tjvk+6zNHc2QPsAnDMgCzMPfQQkfgPErAoEu2S3DiZz2niJk/31O4ZVYzoTYu+C6Nj/6AvamoDc9dnDT3O5Lfvv8aNFJxLIT+sSaciIVRGgZuEvGrsOrhe7Zga9qF42Ezixi9fbuO/DjZbtZ4gFkbQpLD73jeEoLAoZtJ0C3jT5KpSGScCLuURKH3FD7uyURVMLOdhsm/yalprokWFWYzVHogo/aTj/0xUWRJEc0ridO2qeejFk/KHfJu7MHrc="
+
+func vxlcgWeatherRequest() *provider.Request {
+	return &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-3.8-flash",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("What is the weather like in Chicago?"))},
+		Tools: []*llmrelayv1.Tool{{
+			Name: "getCurrentWeather", Description: "Get the current weather in a given location",
+			Parameters: `{"type":"object","properties":{"location":{"type":"string","description":"The city and state, e.g. San Francisco, CA"}},"required":["location"]}`,
+		}},
+	}
+}
+
+// TestVxlcgToolsRoundTrip: gemini-3.8-flash calls getCurrentWeather with
+// a call id of the API's own ("call_670732"), signed, finishMessage; the
+// id is kept. Sent back with the result, the model turn must carry the
+// call as langchaingo's second request did (the live API answered it): the
+// id, the arguments and the signature; then the answer, whose one text
+// part (°) carries a signature.
+func TestVxlcgToolsRoundTrip(t *testing.T) {
+	t.Parallel()
+	const first = "real_vxlcg_google_tools_1"
+	p, _ := replay(t, first)
+	res, err := p.Generate(context.Background(), vxlcgWeatherRequest())
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, filepath.Join("testdata", first+".golden"), renderResult(t, res))
+	call := toolCallPart("call_670732", "getCurrentWeather", `{"location":"Chicago, IL"}`)
+	call.GetToolCall().Signature = vxlcgToolsSig
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, call); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "ZxzAaufaBLT5xN8P9dXLsQ0" || m.GetResolvedModel() != "gemini-3.8-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetProviderFinishReason() != "STOP" || m.GetToolCallCount() != 1 {
+		t.Errorf("meta %v", m)
+	}
+	if got, _ := m.GetExtended().AsMap()[extFinishMessage].(string); got != "Model generated function call(s)." {
+		t.Errorf("finish message %q", got)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 71, OutputTokens: 17 + 40, TotalTokens: 128, ReasoningTokens: 40}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if len(m.GetWarnings()) != 0 {
+		t.Errorf("warnings %q", m.GetWarnings())
+	}
+
+	const second = "real_vxlcg_google_tools_2"
+	req := vxlcgWeatherRequest()
+	req.Messages = append(req.Messages, res.Message, msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_670732", "64 and sunny")))
+	next, srv := replay(t, second)
+	res2, err := next.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, filepath.Join("testdata", second+".golden"), renderResult(t, res2))
+	if want := vxlcgSignedText("The current weather in Chicago is 64°F and sunny.", vxlcgToolsAnswerSig); !proto.Equal(res2.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res2.Message, want)
+	}
+	if m := res2.Meta; m.GetResponseId() != "aRzAauTHFoPS28oP7OawiA0" || m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP ||
+		!proto.Equal(m.GetUsage(), &llmrelayv1.Usage{InputTokens: 144, OutputTokens: 14 + 25, TotalTokens: 183, ReasoningTokens: 25}) {
+		t.Errorf("meta %v", m)
+	}
+	var sent struct {
+		Contents []struct {
+			Role  string            `json:"role"`
+			Parts []json.RawMessage `json:"parts"`
+		} `json:"contents"`
+	}
+	body := srv.Last(t).Body
+	if err := json.Unmarshal(body, &sent); err != nil {
+		t.Fatalf("request body: %v", err)
+	}
+	if len(sent.Contents) != 3 || sent.Contents[1].Role != "model" || sent.Contents[2].Role != "user" ||
+		len(sent.Contents[1].Parts) != 1 || len(sent.Contents[2].Parts) != 1 {
+		t.Fatalf("contents %s, want user, model and user with one part each", body)
+	}
+	// The model turn as langchaingo sent it (key order aside).
+	if want := `{"functionCall":{"args":{"location":"Chicago, IL"},"id":"call_670732","name":"getCurrentWeather"},"thoughtSignature":"` + vxlcgToolsSig + `"}`; !jsonTextEqual(t, sent.Contents[1].Parts[0], want) {
+		t.Errorf("model part: %s, want %s", sent.Contents[1].Parts[0], want)
+	}
+	var fr struct {
+		FunctionResponse *struct {
+			ID       string         `json:"id"`
+			Name     string         `json:"name"`
+			Response map[string]any `json:"response"`
+		} `json:"functionResponse"`
+	}
+	if err := json.Unmarshal(sent.Contents[2].Parts[0], &fr); err != nil || fr.FunctionResponse == nil ||
+		fr.FunctionResponse.Name != "getCurrentWeather" || len(fr.FunctionResponse.Response) != 1 {
+		t.Fatalf("user part: %s", sent.Contents[2].Parts[0])
+	}
+	for _, v := range fr.FunctionResponse.Response {
+		if v != "64 and sunny" {
+			t.Errorf("user part %s, want the result 64 and sunny", sent.Contents[2].Parts[0])
+		}
+	}
+	// langchaingo sent no id in the functionResponse; ours pairs it with the
+	// call by the API's own id, which the API takes (FunctionResponse.id).
+	if fr.FunctionResponse.ID != "call_670732" {
+		t.Errorf("functionResponse id %q, want the call's call_670732", fr.FunctionResponse.ID)
+	}
+}
