@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,6 +25,7 @@ import (
 var vxlangchaingoRecordings = []string{
 	"real_vxlcg_google_candidate_count", "real_vxlcg_google_max_tokens_1",
 	"real_vxlcg_google_tools_1", "real_vxlcg_google_tools_2",
+	"real_vxlcg_google_structured_output_streaming",
 }
 
 // vxlcgCandidateSig is the thoughtSignature on the text part of
@@ -139,7 +141,7 @@ func TestVxlcgSecondCandidate(t *testing.T) {
 		t.Fatalf("Stream: %v", err)
 	}
 	evs, end := drain(t, s)
-	if end != nil && end.Error() != "EOF" {
+	if end != io.EOF {
 		t.Fatalf("stream end %v", end)
 	}
 	var got strings.Builder
@@ -297,5 +299,80 @@ func TestVxlcgToolsRoundTrip(t *testing.T) {
 	// call by the API's own id, which the API takes (FunctionResponse.id).
 	if fr.FunctionResponse.ID != "call_670732" {
 		t.Errorf("functionResponse id %q, want the call's call_670732", fr.FunctionResponse.ID)
+	}
+}
+
+// TestVxlcgStructuredOutputStreaming: gemini-2.5-flash streamed with a
+// JSON schema: the whole object in one SSE event with STOP; 8 in, 12 + 58
+// thought tokens out. The request's generationConfig must carry the schema
+// as langchaingo's did, which the API honoured: responseMimeType
+// application/json and the schema as responseJsonSchema.
+func TestVxlcgStructuredOutputStreaming(t *testing.T) {
+	t.Parallel()
+	const name = "real_vxlcg_google_structured_output_streaming"
+	p, srv := replay(t, name)
+	const schema = `{"type":"object","properties":{"country":{"type":"string"},"capital":{"type":"string"}},"required":["country","capital"]}`
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemini-2.5-flash",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("What is the capital of Japan?"))},
+		Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{
+			Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, Schema: schema}},
+	}
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, end := drain(t, s)
+	if end != io.EOF {
+		t.Fatalf("stream end %v", end)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderStream(t, evs, end))
+	var got strings.Builder
+	var finish *llmrelayv1.ResponseMeta
+	var usage *llmrelayv1.Usage
+	ids := map[string]bool{}
+	for _, ev := range evs {
+		switch ev.Kind {
+		case provider.EventText:
+			got.WriteString(ev.Text)
+		case provider.EventUsage:
+			usage = ev.Usage
+		case provider.EventMeta:
+			if ev.Meta.GetResponseId() != "" {
+				ids[ev.Meta.GetResponseId()+" "+ev.Meta.GetResolvedModel()] = true
+			}
+			if ev.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED {
+				finish = ev.Meta
+			}
+			if len(ev.Meta.GetWarnings()) != 0 {
+				t.Errorf("warnings %q", ev.Meta.GetWarnings())
+			}
+		}
+	}
+	if got.String() != `{"capital": "Tokyo", "country": "Japan"}` {
+		t.Errorf("text %q", got.String())
+	}
+	if len(ids) != 1 || !ids["cxjAauvDE5WHxN8PtJ6x4Ak gemini-2.5-flash"] {
+		t.Errorf("response id and model %v", ids)
+	}
+	if finish.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || finish.GetProviderFinishReason() != "STOP" {
+		t.Errorf("finish %v", finish)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 8, OutputTokens: 12 + 58, TotalTokens: 78, ReasoningTokens: 58}); !proto.Equal(usage, want) {
+		t.Errorf("usage %v, want %v", usage, want)
+	}
+	c := srv.Last(t)
+	if !strings.HasSuffix(c.Path, "/models/gemini-2.5-flash:streamGenerateContent") || c.Query != "alt=sse" {
+		t.Errorf("request %s?%s, want streamGenerateContent?alt=sse", c.Path, c.Query)
+	}
+	var sent struct {
+		GenerationConfig map[string]json.RawMessage `json:"generationConfig"`
+	}
+	if err := json.Unmarshal(c.Body, &sent); err != nil {
+		t.Fatalf("request body: %v", err)
+	}
+	if !jsonTextEqual(t, sent.GenerationConfig["responseMimeType"], `"application/json"`) ||
+		!jsonTextEqual(t, sent.GenerationConfig["responseJsonSchema"], `{"properties":{"capital":{"type":"string"},"country":{"type":"string"}},"required":["country","capital"],"type":"object"}`) {
+		t.Errorf("generationConfig %s", c.Body)
 	}
 }
