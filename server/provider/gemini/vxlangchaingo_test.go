@@ -25,7 +25,7 @@ import (
 var vxlangchaingoRecordings = []string{
 	"real_vxlcg_google_candidate_count", "real_vxlcg_google_max_tokens_1",
 	"real_vxlcg_google_tools_1", "real_vxlcg_google_tools_2",
-	"real_vxlcg_google_structured_output_streaming",
+	"real_vxlcg_google_structured_output_streaming", "real_vxlcg_google_call_int_enums",
 }
 
 // vxlcgCandidateSig is the thoughtSignature on the text part of
@@ -374,5 +374,44 @@ func TestVxlcgStructuredOutputStreaming(t *testing.T) {
 	if !jsonTextEqual(t, sent.GenerationConfig["responseMimeType"], `"application/json"`) ||
 		!jsonTextEqual(t, sent.GenerationConfig["responseJsonSchema"], `{"properties":{"capital":{"type":"string"},"country":{"type":"string"}},"required":["country","capital"],"type":"object"}`) {
 		t.Errorf("generationConfig %s", c.Body)
+	}
+}
+
+// TestVxlcgCallIntEnums: gemini-2.0-flash answering the older genai-go
+// (0.19) with integer enums, a candidate without index: "finishReason": 1
+// is STOP, the answer is that candidate (an absent index is 0) with no
+// warning, the four numeric safety ratings and avgLogprobs are kept.
+func TestVxlcgCallIntEnums(t *testing.T) {
+	t.Parallel()
+	const name = "real_vxlcg_google_call_int_enums"
+	p, _ := replay(t, name)
+	temp, topP, topK, maxTok := 0.5, 0.95, int32(3), int32(2048)
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemini-2.0-flash",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("What is 2 + 2?"))},
+		Options:  &llmrelayv1.GenerationOptions{Temperature: &temp, TopP: &topP, TopK: &topK, MaxTokens: &maxTok},
+	}
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("2 + 2 = 4\n")); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "lTFXaK3YO4WT1dkP_cOosQU" || m.GetResolvedModel() != "gemini-2.0-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 8, OutputTokens: 8, TotalTokens: 16}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	ext := m.GetExtended().AsMap()
+	if got, _ := ext[extAvgLogprobs].(float64); got != -0.00014923886919859797 {
+		t.Errorf("avgLogprobs %v", ext[extAvgLogprobs])
+	}
+	if ratings, _ := ext[extSafetyRatings].([]any); len(ratings) != 4 {
+		t.Errorf("safety ratings %v, want the four recorded", ext[extSafetyRatings])
 	}
 }
