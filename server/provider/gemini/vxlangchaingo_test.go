@@ -26,6 +26,7 @@ var vxlangchaingoRecordings = []string{
 	"real_vxlcg_google_candidate_count", "real_vxlcg_google_max_tokens_1",
 	"real_vxlcg_google_tools_1", "real_vxlcg_google_tools_2",
 	"real_vxlcg_google_structured_output_streaming", "real_vxlcg_google_call_int_enums",
+	"real_vxlcg_google_system_message",
 }
 
 // vxlcgCandidateSig is the thoughtSignature on the text part of
@@ -413,5 +414,54 @@ func TestVxlcgCallIntEnums(t *testing.T) {
 	}
 	if ratings, _ := ext[extSafetyRatings].([]any); len(ratings) != 4 {
 		t.Errorf("safety ratings %v, want the four recorded", ext[extSafetyRatings])
+	}
+}
+
+// TestVxlcgSystemMessage: gemini-3.8-flash with a system instruction,
+// answering in Spanish (¡, ñ, accents, Markdown, two spaces before a line
+// break) in one signed text part; 18 in, 280 + 350 thought tokens. The
+// system message must go out as langchaingo's systemInstruction did (the
+// API followed it): its one text part, not a turn in contents.
+func TestVxlcgSystemMessage(t *testing.T) {
+	t.Parallel()
+	const name = "real_vxlcg_google_system_message"
+	p, srv := replay(t, name)
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemini-3.8-flash",
+		Messages: []*llmrelayv1.Message{
+			msg(llmrelayv1.Role_ROLE_SYSTEM, text("You are a Spanish teacher; answer in Spanish")),
+			msg(llmrelayv1.Role_ROLE_USER, text("Name the 5 most common fruits")),
+		},
+	}
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+	parts := res.Message.GetParts()
+	if len(parts) != 2 || !strings.HasPrefix(parts[0].GetText(), "¡Hola! Como tu profesor de español,") ||
+		!strings.Contains(parts[0].GetText(), "**Un pequeño consejo de gramática:**  \nFíjate") ||
+		!strings.HasSuffix(parts[0].GetText(), "(*¿Puedes responder en español?*)") ||
+		len(parts[1].GetReasoning().GetSignature()) != 1872 || parts[1].GetReasoning().GetText() != "" {
+		t.Errorf("message %v, want the text and its signature (1872 characters)", res.Message)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "PxzAaouNFdf4vdIP_4-K6Qw" || m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(m.GetWarnings()) != 0 ||
+		!proto.Equal(m.GetUsage(), &llmrelayv1.Usage{InputTokens: 18, OutputTokens: 280 + 350, TotalTokens: 648, ReasoningTokens: 350}) {
+		t.Errorf("meta %v", m)
+	}
+	var sent struct {
+		Contents          []json.RawMessage `json:"contents"`
+		SystemInstruction struct {
+			Parts []json.RawMessage `json:"parts"`
+		} `json:"systemInstruction"`
+	}
+	body := srv.Last(t).Body
+	if err := json.Unmarshal(body, &sent); err != nil {
+		t.Fatalf("request body: %v", err)
+	}
+	if len(sent.Contents) != 1 || !jsonTextEqual(t, sent.Contents[0], `{"parts":[{"text":"Name the 5 most common fruits"}],"role":"user"}`) ||
+		len(sent.SystemInstruction.Parts) != 1 || !jsonTextEqual(t, sent.SystemInstruction.Parts[0], `{"text":"You are a Spanish teacher; answer in Spanish"}`) {
+		t.Errorf("request %s", body)
 	}
 }
