@@ -26,7 +26,7 @@ var vxlangchaingoRecordings = []string{
 	"real_vxlcg_google_candidate_count", "real_vxlcg_google_max_tokens_1",
 	"real_vxlcg_google_tools_1", "real_vxlcg_google_tools_2",
 	"real_vxlcg_google_structured_output_streaming", "real_vxlcg_google_call_int_enums",
-	"real_vxlcg_google_system_message",
+	"real_vxlcg_google_system_message", "real_vxlcg_google_structured_output_array",
 }
 
 // vxlcgCandidateSig is the thoughtSignature on the text part of
@@ -463,5 +463,47 @@ func TestVxlcgSystemMessage(t *testing.T) {
 	if len(sent.Contents) != 1 || !jsonTextEqual(t, sent.Contents[0], `{"parts":[{"text":"Name the 5 most common fruits"}],"role":"user"}`) ||
 		len(sent.SystemInstruction.Parts) != 1 || !jsonTextEqual(t, sent.SystemInstruction.Parts[0], `{"text":"You are a Spanish teacher; answer in Spanish"}`) {
 		t.Errorf("request %s", body)
+	}
+}
+
+// TestVxlcgStructuredOutputArray: gemini-2.5-flash, unary, with a schema
+// whose one property is an array: the object as one text part, compact as
+// sent; 6 in, 9 + 60 thought tokens. The schema goes out as
+// responseJsonSchema, as langchaingo's did (the API honoured it).
+func TestVxlcgStructuredOutputArray(t *testing.T) {
+	t.Parallel()
+	const name = "real_vxlcg_google_structured_output_array"
+	p, srv := replay(t, name)
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemini-2.5-flash",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("List three primary colors."))},
+		Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{
+			Type:   llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+			Schema: `{"type":"object","properties":{"colors":{"type":"array","items":{"type":"string"}}},"required":["colors"]}`}},
+	}
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text(`{"colors":["red","yellow","blue"]}`)); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "cRjAaqDTEsyp28oPp8WsuQ0" || m.GetResolvedModel() != "gemini-2.5-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(m.GetWarnings()) != 0 ||
+		!proto.Equal(m.GetUsage(), &llmrelayv1.Usage{InputTokens: 6, OutputTokens: 9 + 60, TotalTokens: 75, ReasoningTokens: 60}) {
+		t.Errorf("meta %v", m)
+	}
+	var sent struct {
+		GenerationConfig map[string]json.RawMessage `json:"generationConfig"`
+	}
+	body := srv.Last(t).Body
+	if err := json.Unmarshal(body, &sent); err != nil {
+		t.Fatalf("request body: %v", err)
+	}
+	if !jsonTextEqual(t, sent.GenerationConfig["responseMimeType"], `"application/json"`) ||
+		!jsonTextEqual(t, sent.GenerationConfig["responseJsonSchema"], `{"properties":{"colors":{"items":{"type":"string"},"type":"array"}},"required":["colors"],"type":"object"}`) {
+		t.Errorf("generationConfig %s", body)
 	}
 }
