@@ -27,6 +27,7 @@ var vxlangchaingoRecordings = []string{
 	"real_vxlcg_google_tools_1", "real_vxlcg_google_tools_2",
 	"real_vxlcg_google_structured_output_streaming", "real_vxlcg_google_call_int_enums",
 	"real_vxlcg_google_system_message", "real_vxlcg_google_structured_output_array",
+	"real_vxlcg_google_chat_sequence",
 }
 
 // vxlcgCandidateSig is the thoughtSignature on the text part of
@@ -505,5 +506,60 @@ func TestVxlcgStructuredOutputArray(t *testing.T) {
 	if !jsonTextEqual(t, sent.GenerationConfig["responseMimeType"], `"application/json"`) ||
 		!jsonTextEqual(t, sent.GenerationConfig["responseJsonSchema"], `{"properties":{"colors":{"items":{"type":"string"},"type":"array"}},"required":["colors"],"type":"object"}`) {
 		t.Errorf("generationConfig %s", body)
+	}
+}
+
+// TestVxlcgChatSequence: gemini-3.8-flash asked after an earlier exchange
+// whose model turn is plain text without a signature (from elsewhere); the
+// answer (km², a Markdown list) in one signed text part; 15 in, 73 + 169
+// thought tokens. The three turns must go out as langchaingo's did, which
+// the API answered: the model turn's text alone, no signature made up.
+func TestVxlcgChatSequence(t *testing.T) {
+	t.Parallel()
+	const name = "real_vxlcg_google_chat_sequence"
+	p, srv := replay(t, name)
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemini-3.8-flash",
+		Messages: []*llmrelayv1.Message{
+			msg(llmrelayv1.Role_ROLE_USER, text("Name some countries")),
+			msg(llmrelayv1.Role_ROLE_ASSISTANT, text("Spain and Lesotho")),
+			msg(llmrelayv1.Role_ROLE_USER, text("Which if these is larger?")),
+		},
+	}
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+	parts := res.Message.GetParts()
+	const answer = "**Spain** is much larger. \n\n* **Spain:** ~505,990 km² (195,360 sq mi)\n* **Lesotho:** ~30,355 km² (11,720 sq mi)\n\nSpain is more than 16 times the size of Lesotho."
+	if len(parts) != 2 || parts[0].GetText() != answer || !strings.HasPrefix(parts[1].GetReasoning().GetSignature(), "EqMFCqAFAWkUfRPy") ||
+		!strings.HasSuffix(parts[1].GetReasoning().GetSignature(), "HU+40IYe/xkHztE+") {
+		t.Errorf("message %v", res.Message)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "PBzAar6wI6evxN8P0IKPiAk" || m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(m.GetWarnings()) != 0 ||
+		!proto.Equal(m.GetUsage(), &llmrelayv1.Usage{InputTokens: 15, OutputTokens: 73 + 169, TotalTokens: 257, ReasoningTokens: 169}) {
+		t.Errorf("meta %v", m)
+	}
+	var sent struct {
+		Contents []json.RawMessage `json:"contents"`
+	}
+	body := srv.Last(t).Body
+	if err := json.Unmarshal(body, &sent); err != nil {
+		t.Fatalf("request body: %v", err)
+	}
+	want := []string{
+		`{"parts":[{"text":"Name some countries"}],"role":"user"}`,
+		`{"parts":[{"text":"Spain and Lesotho"}],"role":"model"}`,
+		`{"parts":[{"text":"Which if these is larger?"}],"role":"user"}`,
+	}
+	if len(sent.Contents) != len(want) {
+		t.Fatalf("contents %s", body)
+	}
+	for i, w := range want {
+		if !jsonTextEqual(t, sent.Contents[i], w) {
+			t.Errorf("turn %d: %s, want %s", i, sent.Contents[i], w)
+		}
 	}
 }
