@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
-	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -24,6 +23,19 @@ const claudeFormat = "anthropic-claude-v1"
 const claudeSigStreamThinking = "The user is asking for weather information for Florence, Italy. I have access to a weather function that " +
 	"takes a location parameter. The location is clearly specified as \"Florence, Italy\". I have all the required " +
 	"parameters to make this function call."
+
+// gpt5StreamSummary is the summary the gpt-5 stream sends in 96
+// reasoning.summary details ("\\n" in the JSON: real newlines; two
+// U+2019 apostrophes beside ASCII ones, as recorded).
+const gpt5StreamSummary = "**Retrieving weather data**\n\nI need to get weather information using the functions.weather tool, " +
+	"which requires a location string. Since I only need one tool, I won't use multi_tool_use. So, I’ll call " +
+	"functions.weather with \"Florence, Italy.\" After the tool returns the data, I’ll present it to the user. " +
+	"However, since it's an API stub, the content might not be clearly defined. I'll ensure to use the commentary " +
+	"channel for the call. Let's get started!"
+
+// gpt5StreamEncrypted is the encrypted reasoning of the gpt-5 stream (its
+// reasoning.encrypted detail's data).
+const gpt5StreamEncrypted = "gAAAAABo1nTk-T-GslW4zHeU-cknhNcy0E3iwWgqPMKejKDAWZ6w4x5EzQip1jHntirA0IDYQhvVpKeVUoQBoJiMrwnEb5bhwqDAATxOkMU9p3uEcOKf3lYzc_GJ3g7fm_xSggFo0iOSu5Kb7OlYgnBpLL7OOvrklUF15wEbAcKYGndm6WL7vFLb-wKPrZ1HzMKm_5JPVv4Pb0mNg8dbhT8N075DzO5FOLhYaGkp8Ve5SmtVQx7DoHo54KnwoVTRuResA-VB-SVqtD_X5hUjGEWzqKfVO-qnZmTO01TtxsimNycguVkfJIAhsagm-iWuA7-yjuaBQsNf-vpkiPDe67nCBSulyMVZi4-8KSQvfJuV47p63zp5F0SoBFp-weABnDmO0ZCYLTN__aMvGeKyJJviPDtwtwNBt7bS7ST7aw7HucJBv8yHFy3Q0rL3FMPJfcT2HaqCfVZjiO72g8V0Pw7-m0FX-xLSbJp62FG4RLGoPsfOdGhPn-1xNLOmiD0v4pRduPrEA5frOxcB0fwwKpW947tmn1FQynjw0KCD_4eOZYxnrqvSuOhYLTDzyqdk9wywCymsJk6uXwvAcf8YzS04rvC1rpJArPmoiym9GqIpsc7J4l2sT7Vsm60idQlSPwnLgA7zJysKsCHx9drRMnFTb1PN62A0nsSUR7dkXfQ35KpVBUmqvubbVjJWCrGvY_UO-zjpwye2lrBX6txDviuXsUPQVTrLKfHOwEFNOVztHQK83HUvveMPuIgo0e3XdHelM5F2lNnThDAmWH6xdd3XD_GlMRqNpM1pU_CA60vpuhcGDWN8DFgQaRoGJ_SYvxIu0YBSK7vMHfpRI0q_yMHT9CboiS5z5wyBTkRS0KSjnRQR1MlSR7WN5cfNsBRYUX-G1dKPqELGU8zRSqgM8jEg2IiinngkEQv--FzjB_Zd8b8Rp_vfQ_Ec_sJefhdXzm6NplzaGo40YxJ73tJdHbMtgZFIKCIQanwfIpWp6z4Ux0CEZWalyzZClam24cEidRdD_nZ1EQtuG29Rm7-cHWfjI1gs6K7ndmFbox6fQs7KQ_YBgeRWfmlTcpeZiK9syOhjWcKWfteb1NiHJXopLSV408VnrH7nWKs2tmMHvTLGxMeoxWHYrIB3qnr4dtplgn_I-ohDuuL90lf-X4IdIMyHo-YXNLWRUuqaZ6NEzZ0uRgx24RHo9JGAkB00l_aj3o31okt5MtFrYZx7ktK5fgDmJJuxOw1P_RAQZUA5W4XSGkEYKWzVc8PhsfjZYR-yu4XGOQsfP20X6fCbiu_gE_AEk2fwMOl6_NJjsAomSXDmPdboufvfNyapcLDMIyPNKUjD7_wZE3f4WYXhVftQcWnU4auQd8_D6omvQszFJ3pXdqnOPoDWb0HVOpOzYr7-ZHtWqGgZ69R10DQ0DB-mlaXFDRB3TbR-3BXwebShUM2LMGVY2BjCl3Aegr1LMC0lO2sgdWDjAaBkkTC1Mg_gi7moygJHaupZLAlx29D1eZUjqiM_BzB4X50oc03jgOVz7QQ3VRGRVzYfLct8lzgrAB7dNo-_RJvmtVSamvGDgB-DzJ59Rx9xGKATn3XDVeOFFS3_lCzhJlsdukfE7p2IgAxAsdJxmGshKj3oKuxa4vF4UTxt84dKoZOwGQw9qkfci1S7La1PeZVuq1Ieu3BOi4QGKZgb15r_7Bc7DLsI37dd8s25yQvjJgk="
 
 // round11Streams: large real streams that earlier rounds left out for
 // their size (testdata/README.md, "Round 11"); every expectation below was
@@ -66,90 +78,145 @@ var round11Streams = []recordedStream{
 			t.Errorf("meta %v", f.Meta)
 		}
 	}},
+	// OpenRouter relaying openai/gpt-5 (effort medium), streamed: a first
+	// chunk with only the role, 96 reasoning.summary details at index 0
+	// (the same text in "reasoning"), then a reasoning.encrypted detail at
+	// index 0 too (the rs_ item's encrypted content, "reasoning": null);
+	// the call at tool_calls index 1 (OpenRouter keeps the Responses output
+	// index: the reasoning item was 0), opened with arguments "", then
+	// eight fragments; finish tool_calls with native_finish_reason
+	// "completed", the usage on a later chunk (128 of 150 output tokens
+	// reasoning, cost fields). One readable block (the summary, the
+	// encrypted content as its signature, the rs_ id), then the call by
+	// its id.
+	{"real_fantasy_openrouter_gpt_5_thinking_stream", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		r := parts[0].GetReasoning()
+		if r.GetText() != gpt5StreamSummary || r.GetSignature() != gpt5StreamEncrypted || r.GetFormat() != formatOpenAI ||
+			r.GetRedacted() || r.GetId() != "rs_68d674e034748194bcf7cf078a77d1b60f58f45b1ebf448a" {
+			t.Errorf("reasoning %v", r)
+		}
+		if tc := parts[1].GetToolCall(); tc.GetCallId() != "call_vJC9kToB18rlwJbUbSwDm5dl" || tc.GetName() != "weather" ||
+			tc.GetArguments() != `{"location":"Florence, Italy"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 66, OutputTokens: 150, TotalTokens: 216, ReasoningTokens: 128}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		want := map[string]any{"cost": 0.0015825, "cost_details.upstream_inference_prompt_cost": 0.0000825,
+			"cost_details.upstream_inference_completions_cost": 0.0015}
+		if d := f.Meta.GetExtended().GetFields()["usage_details"].GetStructValue().AsMap(); !reflect.DeepEqual(d, want) {
+			t.Errorf("usage_details %v, want %v", d, want)
+		}
+		if f.Meta.GetResponseId() != "gen-1758885087-EYdcapXqgW3ZFacZaz6L" || f.Meta.GetResolvedModel() != "openai/gpt-5" ||
+			f.Meta.GetToolCallCount() != 1 {
+			t.Errorf("meta %v", f.Meta)
+		}
+	}},
 }
 
 func TestRound11Streams(t *testing.T) { t.Parallel(); runRecordedStreams(t, round11Streams) }
 
-// TestRound11ClaudeSigStreamReplay: the cassette's second request is the
-// turn the live API accepted after this stream: the system prompt, the
-// question, the assistant's call (id, name and the arguments byte for
-// byte) and the tool's "40 C" by the call's id. fantasy sent it without
-// the thinking block; we send the block back as OpenRouter documents it
-// (reasoning_details, unchanged), which this test checks entry for entry
-// against the stream: one reasoning.text detail at index 0 with the whole
-// text, the signature and the format, as the unary cassette's accepted
-// follow-up (real_fantasy_openrouter_claude_sig_thinking) carries it.
+// TestRound11StreamReplay: each cassette's second request is the turn the
+// live API accepted after the stream: the system prompt, the question, the
+// assistant's call (id, name and the arguments byte for byte) and the
+// tool's "40 C" by the call's id. fantasy sent these without the reasoning;
+// we send it back as OpenRouter documents it (reasoning_details,
+// unchanged), which this test checks entry for entry against the stream:
+// Claude's block as one reasoning.text detail with the whole text, the
+// signature and the format (as the unary cassette's accepted follow-up,
+// real_fantasy_openrouter_claude_sig_thinking, carries it); gpt-5's summary
+// as one reasoning.summary detail and its encrypted reasoning as a
+// reasoning.encrypted detail with the rs_ id, both at index 0 as streamed.
 // Everything else in those messages must be what the live API accepted.
-func TestRound11ClaudeSigStreamReplay(t *testing.T) {
+func TestRound11StreamReplay(t *testing.T) {
 	t.Parallel()
-	srv := providertest.ReplayFile(t, td("real_fantasy_openrouter_claude_sig_thinking_stream.http"))
-	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)["tools_parallel"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	evs, _, err := collect(t, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	msg := accFold(t, evs).Message
-	for _, p := range msg.GetParts() {
-		if r := p.GetReasoning(); r != nil {
-			r.Provider = "openai" // as the gateway sets it
-		}
-	}
-	p, err := New(testKey, WithBaseURL("https://openrouter.ai/api/v1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, warnings, err := p.buildChatRequest(&provider.Request{Model: "anthropic/claude-sonnet-4", Messages: []*llmrelayv1.Message{
-		msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a helpful assistant")),
-		msgOf(llmrelayv1.Role_ROLE_USER, text("What's the weather in Florence, Italy?")),
-		msg,
-		msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "toolu_vrtx_01UHJryQUb53RxSkCgqC1gwD", Content: "40 C"}}}),
-	}, Options: &llmrelayv1.GenerationOptions{}}, true)
-	if err != nil || len(warnings) != 0 {
-		t.Fatalf("%v %q", err, warnings)
-	}
-	// The messages of the cassette's second request, as recorded.
-	const accepted = `[{"content":"You are a helpful assistant","role":"system"},{"content":"What's the weather in Florence, Italy?","role":"user"},{"tool_calls":[{"id":"toolu_vrtx_01UHJryQUb53RxSkCgqC1gwD","function":{"arguments":"{\"location\": \"Florence, Italy\"}","name":"weather"},"type":"function"}],"role":"assistant"},{"content":"40 C","tool_call_id":"toolu_vrtx_01UHJryQUb53RxSkCgqC1gwD","role":"tool"}]`
-	var want []map[string]any
-	if err := json.Unmarshal([]byte(accepted), &want); err != nil {
-		t.Fatal(err)
-	}
-	var req struct {
-		Messages []map[string]any `json:"messages"`
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		t.Fatal(err)
-	}
-	if len(req.Messages) != len(want) {
-		t.Fatalf("messages %v", req.Messages)
-	}
-	asst := req.Messages[2]
-	details, _ := json.Marshal(asst["reasoning_details"])
-	wantDetails, _ := json.Marshal([]outDetail{{Type: detailText, Text: claudeSigStreamThinking, Signature: claudeSigStreamSignature, Format: claudeFormat}})
-	var gotD, wantD []map[string]any
-	if err := json.Unmarshal(details, &gotD); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(wantDetails, &wantD); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(gotD, wantD) {
-		t.Errorf("reasoning_details\n%s\nwant\n%s", details, wantDetails)
-	}
-	delete(asst, "reasoning_details")
-	if c, ok := asst["content"]; ok && c != nil {
-		t.Errorf("assistant content %v", c)
-	}
-	delete(asst, "content") // null here, absent in fantasy's request: the same for the API
-	for i := range want {
-		if !reflect.DeepEqual(req.Messages[i], want[i]) {
-			t.Errorf("message %d\n%v\nwant (accepted)\n%v", i, req.Messages[i], want[i])
-		}
-	}
-	if !strings.Contains(string(body), `"arguments":"{\"location\": \"Florence, Italy\"}"`) {
-		t.Errorf("arguments not byte for byte: %s", body)
+	for _, tc := range []struct {
+		name, model, callID string
+		details             []outDetail
+		accepted            string // the messages of the cassette's second request, as recorded
+	}{
+		{"real_fantasy_openrouter_claude_sig_thinking_stream", "anthropic/claude-sonnet-4", "toolu_vrtx_01UHJryQUb53RxSkCgqC1gwD",
+			[]outDetail{{Type: detailText, Text: claudeSigStreamThinking, Signature: claudeSigStreamSignature, Format: claudeFormat}},
+			`[{"content":"You are a helpful assistant","role":"system"},{"content":"What's the weather in Florence, Italy?","role":"user"},{"tool_calls":[{"id":"toolu_vrtx_01UHJryQUb53RxSkCgqC1gwD","function":{"arguments":"{\"location\": \"Florence, Italy\"}","name":"weather"},"type":"function"}],"role":"assistant"},{"content":"40 C","tool_call_id":"toolu_vrtx_01UHJryQUb53RxSkCgqC1gwD","role":"tool"}]`},
+		{"real_fantasy_openrouter_gpt_5_thinking_stream", "openai/gpt-5", "call_vJC9kToB18rlwJbUbSwDm5dl",
+			[]outDetail{{Type: detailSummary, Summary: gpt5StreamSummary, Format: formatOpenAI},
+				{Type: detailEncrypted, Data: gpt5StreamEncrypted, ID: "rs_68d674e034748194bcf7cf078a77d1b60f58f45b1ebf448a", Format: formatOpenAI}},
+			`[{"content":"You are a helpful assistant","role":"system"},{"content":"What's the weather in Florence, Italy?","role":"user"},{"tool_calls":[{"id":"call_vJC9kToB18rlwJbUbSwDm5dl","function":{"arguments":"{\"location\":\"Florence, Italy\"}","name":"weather"},"type":"function"}],"role":"assistant"},{"content":"40 C","tool_call_id":"call_vJC9kToB18rlwJbUbSwDm5dl","role":"tool"}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)["tools_parallel"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs, _, err := collect(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := accFold(t, evs).Message
+			for _, p := range msg.GetParts() {
+				if r := p.GetReasoning(); r != nil {
+					r.Provider = "openai" // as the gateway sets it
+				}
+			}
+			p, err := New(testKey, WithBaseURL("https://openrouter.ai/api/v1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, warnings, err := p.buildChatRequest(&provider.Request{Model: tc.model, Messages: []*llmrelayv1.Message{
+				msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a helpful assistant")),
+				msgOf(llmrelayv1.Role_ROLE_USER, text("What's the weather in Florence, Italy?")),
+				msg,
+				msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: tc.callID, Content: "40 C"}}}),
+			}, Options: &llmrelayv1.GenerationOptions{}}, true)
+			if err != nil || len(warnings) != 0 {
+				t.Fatalf("%v %q", err, warnings)
+			}
+			var want []map[string]any
+			if err := json.Unmarshal([]byte(tc.accepted), &want); err != nil {
+				t.Fatal(err)
+			}
+			var req struct {
+				Messages []map[string]any `json:"messages"`
+			}
+			if err := json.Unmarshal(body, &req); err != nil {
+				t.Fatal(err)
+			}
+			if len(req.Messages) != len(want) {
+				t.Fatalf("messages %v", req.Messages)
+			}
+			asst := req.Messages[2]
+			var got []outDetail
+			raw, _ := json.Marshal(asst["reasoning_details"])
+			if err := json.Unmarshal(raw, &got); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tc.details) {
+				t.Fatalf("reasoning_details %+v", got)
+			}
+			for i, d := range got {
+				w := tc.details[i]
+				if d != w {
+					t.Errorf("reasoning_details[%d]\n%+v\nwant\n%+v", i, d, w)
+				}
+			}
+			delete(asst, "reasoning_details")
+			if c, ok := asst["content"]; ok && c != nil {
+				t.Errorf("assistant content %v", c)
+			}
+			delete(asst, "content") // null here, absent in fantasy's request: the same for the API
+			for i := range want {
+				if !reflect.DeepEqual(req.Messages[i], want[i]) {
+					t.Errorf("message %d\n%v\nwant (accepted)\n%v", i, req.Messages[i], want[i])
+				}
+			}
+		})
 	}
 }
