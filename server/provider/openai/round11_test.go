@@ -37,6 +37,10 @@ const gpt5StreamSummary = "**Retrieving weather data**\n\nI need to get weather 
 // reasoning.encrypted detail's data).
 const gpt5StreamEncrypted = "gAAAAABo1nTk-T-GslW4zHeU-cknhNcy0E3iwWgqPMKejKDAWZ6w4x5EzQip1jHntirA0IDYQhvVpKeVUoQBoJiMrwnEb5bhwqDAATxOkMU9p3uEcOKf3lYzc_GJ3g7fm_xSggFo0iOSu5Kb7OlYgnBpLL7OOvrklUF15wEbAcKYGndm6WL7vFLb-wKPrZ1HzMKm_5JPVv4Pb0mNg8dbhT8N075DzO5FOLhYaGkp8Ve5SmtVQx7DoHo54KnwoVTRuResA-VB-SVqtD_X5hUjGEWzqKfVO-qnZmTO01TtxsimNycguVkfJIAhsagm-iWuA7-yjuaBQsNf-vpkiPDe67nCBSulyMVZi4-8KSQvfJuV47p63zp5F0SoBFp-weABnDmO0ZCYLTN__aMvGeKyJJviPDtwtwNBt7bS7ST7aw7HucJBv8yHFy3Q0rL3FMPJfcT2HaqCfVZjiO72g8V0Pw7-m0FX-xLSbJp62FG4RLGoPsfOdGhPn-1xNLOmiD0v4pRduPrEA5frOxcB0fwwKpW947tmn1FQynjw0KCD_4eOZYxnrqvSuOhYLTDzyqdk9wywCymsJk6uXwvAcf8YzS04rvC1rpJArPmoiym9GqIpsc7J4l2sT7Vsm60idQlSPwnLgA7zJysKsCHx9drRMnFTb1PN62A0nsSUR7dkXfQ35KpVBUmqvubbVjJWCrGvY_UO-zjpwye2lrBX6txDviuXsUPQVTrLKfHOwEFNOVztHQK83HUvveMPuIgo0e3XdHelM5F2lNnThDAmWH6xdd3XD_GlMRqNpM1pU_CA60vpuhcGDWN8DFgQaRoGJ_SYvxIu0YBSK7vMHfpRI0q_yMHT9CboiS5z5wyBTkRS0KSjnRQR1MlSR7WN5cfNsBRYUX-G1dKPqELGU8zRSqgM8jEg2IiinngkEQv--FzjB_Zd8b8Rp_vfQ_Ec_sJefhdXzm6NplzaGo40YxJ73tJdHbMtgZFIKCIQanwfIpWp6z4Ux0CEZWalyzZClam24cEidRdD_nZ1EQtuG29Rm7-cHWfjI1gs6K7ndmFbox6fQs7KQ_YBgeRWfmlTcpeZiK9syOhjWcKWfteb1NiHJXopLSV408VnrH7nWKs2tmMHvTLGxMeoxWHYrIB3qnr4dtplgn_I-ohDuuL90lf-X4IdIMyHo-YXNLWRUuqaZ6NEzZ0uRgx24RHo9JGAkB00l_aj3o31okt5MtFrYZx7ktK5fgDmJJuxOw1P_RAQZUA5W4XSGkEYKWzVc8PhsfjZYR-yu4XGOQsfP20X6fCbiu_gE_AEk2fwMOl6_NJjsAomSXDmPdboufvfNyapcLDMIyPNKUjD7_wZE3f4WYXhVftQcWnU4auQd8_D6omvQszFJ3pXdqnOPoDWb0HVOpOzYr7-ZHtWqGgZ69R10DQ0DB-mlaXFDRB3TbR-3BXwebShUM2LMGVY2BjCl3Aegr1LMC0lO2sgdWDjAaBkkTC1Mg_gi7moygJHaupZLAlx29D1eZUjqiM_BzB4X50oc03jgOVz7QQ3VRGRVzYfLct8lzgrAB7dNo-_RJvmtVSamvGDgB-DzJ59Rx9xGKATn3XDVeOFFS3_lCzhJlsdukfE7p2IgAxAsdJxmGshKj3oKuxa4vF4UTxt84dKoZOwGQw9qkfci1S7La1PeZVuq1Ieu3BOi4QGKZgb15r_7Bc7DLsI37dd8s25yQvjJgk="
 
+const glmStreamThinking = "The user is asking for weather information for Florence, Italy. I have access to a weather function " +
+	"that takes a location parameter. The user has provided \"Florence, Italy\" as the location. I should use this exact " +
+	"value for the location parameter."
+
 // round11Streams: large real streams that earlier rounds left out for
 // their size (testdata/README.md, "Round 11"); every expectation below was
 // checked by hand against the recorded chunks.
@@ -117,6 +121,44 @@ var round11Streams = []recordedStream{
 			t.Errorf("meta %v", f.Meta)
 		}
 	}},
+	// OpenRouter relaying z-ai/glm-4.6 (served by Z.AI), streamed: a first
+	// chunk with content "\n" (before any reasoning), 50 reasoning.text
+	// details at index 0 with format "unknown" (the same text in
+	// "reasoning"), then the text in thirteen deltas opening with "\n"
+	// and closing with ".\n", the call whole in one delta, finish
+	// tool_calls on a chunk of its own, the usage on a later one (43 of
+	// 179 prompt tokens cached, 62 reasoning tokens). The "\n" before the
+	// reasoning stays a text part of its own, in stream order.
+	{"real_fantasy_openrouter_glm_4_6_thinking_stream", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 4 {
+			t.Fatalf("parts %v", parts)
+		}
+		if parts[0].GetText() != "\n" || parts[2].GetText() != "\nI'll check the weather in Florence, Italy for you.\n" {
+			t.Errorf("text parts %v, %v", parts[0], parts[2])
+		}
+		r := parts[1].GetReasoning()
+		if r.GetText() != glmStreamThinking || r.GetFormat() != "unknown" || r.GetSignature() != "" || r.GetRedacted() || r.GetId() != "" {
+			t.Errorf("reasoning %v", r)
+		}
+		if tc := parts[3].GetToolCall(); tc.GetCallId() != "call_e560a58eedb54b59834f438e" || tc.GetName() != "weather" ||
+			tc.GetArguments() != `{"location":"Florence, Italy"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 179, OutputTokens: 82, TotalTokens: 261, CachedInputTokens: 43, ReasoningTokens: 62}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		want := map[string]any{"cost": 0.00026673, "cost_details.upstream_inference_prompt_cost": 0.00008633,
+			"cost_details.upstream_inference_completions_cost": 0.0001804}
+		if d := f.Meta.GetExtended().GetFields()["usage_details"].GetStructValue().AsMap(); !reflect.DeepEqual(d, want) {
+			t.Errorf("usage_details %v, want %v", d, want)
+		}
+		if f.Meta.GetResponseId() != "gen-1760945400-u009MGVOfoKzifYS88xb" || f.Meta.GetResolvedModel() != "z-ai/glm-4.6" ||
+			f.Meta.GetToolCallCount() != 1 {
+			t.Errorf("meta %v", f.Meta)
+		}
+	}},
 }
 
 func TestRound11Streams(t *testing.T) { t.Parallel(); runRecordedStreams(t, round11Streams) }
@@ -131,7 +173,10 @@ func TestRound11Streams(t *testing.T) { t.Parallel(); runRecordedStreams(t, roun
 // signature and the format (as the unary cassette's accepted follow-up,
 // real_fantasy_openrouter_claude_sig_thinking, carries it); gpt-5's summary
 // as one reasoning.summary detail and its encrypted reasoning as a
-// reasoning.encrypted detail with the rs_ id, both at index 0 as streamed.
+// reasoning.encrypted detail with the rs_ id, both at index 0 as streamed;
+// GLM's thinking as one reasoning.text detail with OpenRouter's format
+// "unknown". GLM's answer has text on both sides of its reasoning: the
+// content sent back is both texts joined, as fantasy sent it.
 // Everything else in those messages must be what the live API accepted.
 func TestRound11StreamReplay(t *testing.T) {
 	t.Parallel()
@@ -147,6 +192,9 @@ func TestRound11StreamReplay(t *testing.T) {
 			[]outDetail{{Type: detailSummary, Summary: gpt5StreamSummary, Format: formatOpenAI},
 				{Type: detailEncrypted, Data: gpt5StreamEncrypted, ID: "rs_68d674e034748194bcf7cf078a77d1b60f58f45b1ebf448a", Format: formatOpenAI}},
 			`[{"content":"You are a helpful assistant","role":"system"},{"content":"What's the weather in Florence, Italy?","role":"user"},{"tool_calls":[{"id":"call_vJC9kToB18rlwJbUbSwDm5dl","function":{"arguments":"{\"location\":\"Florence, Italy\"}","name":"weather"},"type":"function"}],"role":"assistant"},{"content":"40 C","tool_call_id":"call_vJC9kToB18rlwJbUbSwDm5dl","role":"tool"}]`},
+		{"real_fantasy_openrouter_glm_4_6_thinking_stream", "z-ai/glm-4.6", "call_e560a58eedb54b59834f438e",
+			[]outDetail{{Type: detailText, Text: glmStreamThinking, Format: "unknown"}},
+			`[{"content":"You are a helpful assistant","role":"system"},{"content":"What's the weather in Florence, Italy?","role":"user"},{"content":"\n\nI'll check the weather in Florence, Italy for you.\n","tool_calls":[{"id":"call_e560a58eedb54b59834f438e","function":{"arguments":"{\"location\":\"Florence, Italy\"}","name":"weather"},"type":"function"}],"role":"assistant"},{"content":"40 C","tool_call_id":"call_e560a58eedb54b59834f438e","role":"tool"}]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -208,10 +256,12 @@ func TestRound11StreamReplay(t *testing.T) {
 				}
 			}
 			delete(asst, "reasoning_details")
-			if c, ok := asst["content"]; ok && c != nil {
-				t.Errorf("assistant content %v", c)
+			if _, ok := want[2]["content"]; !ok {
+				if c, ok := asst["content"]; ok && c != nil {
+					t.Errorf("assistant content %v", c)
+				}
+				delete(asst, "content") // null here, absent in fantasy's request: the same for the API
 			}
-			delete(asst, "content") // null here, absent in fantasy's request: the same for the API
 			for i := range want {
 				if !reflect.DeepEqual(req.Messages[i], want[i]) {
 					t.Errorf("message %d\n%v\nwant (accepted)\n%v", i, req.Messages[i], want[i])
