@@ -159,6 +159,28 @@ var round11Streams = []recordedStream{
 			t.Errorf("meta %v", f.Meta)
 		}
 	}},
+	// gpt-4.1 on api.openai.com, the second of two calls sharing a
+	// 1144-token prompt: the role chunk with "refusal": null, three text
+	// deltas, finish stop on an empty delta, the usage on a choices: []
+	// chunk (1024 cached), "usage": null and obfuscation on every chunk;
+	// crewAI's placeholder headers (the request id is the placeholder, the
+	// rate limits are no numbers), openai-processing-ms 296.
+	{"real_crew_openai_streaming_cached_prompt_tokens_2", "chat_plain", kOpenAI, func(t *testing.T, f folded) {
+		if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Farewell." {
+			t.Errorf("parts %v", parts)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		if want := (&llmrelayv1.Usage{InputTokens: 1144, OutputTokens: 3, TotalTokens: 1147, CachedInputTokens: 1024}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		if f.Meta.GetResponseId() != "chatcmpl-D7mVuqaadwp22jFsp2qAKiE1utU3K" || f.Meta.GetResolvedModel() != "gpt-4.1-2025-04-14" ||
+			f.Meta.GetProviderRequestId() != "X-REQUEST-ID-XXX" || f.Meta.GetServiceTier() != "default" || f.Meta.GetRateLimit() != nil {
+			t.Errorf("meta %v", f.Meta)
+		}
+		if ms := f.Meta.GetExtended().GetFields()["openai_processing_ms"].GetNumberValue(); ms != 296 {
+			t.Errorf("openai_processing_ms %v", ms)
+		}
+	}},
 }
 
 func TestRound11Streams(t *testing.T) { t.Parallel(); runRecordedStreams(t, round11Streams) }
