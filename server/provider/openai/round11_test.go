@@ -292,3 +292,31 @@ func TestRound11StreamReplay(t *testing.T) {
 		})
 	}
 }
+
+// round11Unary: real unary answers, checked by hand like round11Streams.
+var round11Unary = []recordedUnary{
+	// gpt-4.1 on api.openai.com, the second of two calls sharing a
+	// 1187-token prompt with one strict tool: a call with content and
+	// refusal null, "annotations": [], the usage with 1152 cached tokens;
+	// the body is OpenAI's indented JSON with its trailing newline.
+	{"real_crew_openai_cached_prompt_tokens_with_tools_2", "tools_parallel", kOpenAI, func(t *testing.T, res *provider.Result) {
+		parts := res.Message.GetParts()
+		if len(parts) != 1 {
+			t.Fatalf("parts %v", parts)
+		}
+		if tc := parts[0].GetToolCall(); tc.GetCallId() != "call_6PeUBlRPG8JcV2lspmLjJbnn" || tc.GetName() != "get_weather" ||
+			tc.GetArguments() != `{"location":"Paris"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 1187, OutputTokens: 14, TotalTokens: 1201, CachedInputTokens: 1152}); !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+		}
+		if res.Meta.GetResponseId() != "chatcmpl-D7mXR8k9vk8TlGvGXlrQSI7iNeAN1" || res.Meta.GetResolvedModel() != "gpt-4.1-2025-04-14" ||
+			res.Meta.GetProviderRequestId() != "X-REQUEST-ID-XXX" || res.Meta.GetServiceTier() != "default" || res.Meta.GetToolCallCount() != 1 {
+			t.Errorf("meta %v", res.Meta)
+		}
+	}},
+}
+
+func TestRound11Unary(t *testing.T) { t.Parallel(); runRecordedUnary(t, round11Unary) }
