@@ -320,3 +320,120 @@ var round11Unary = []recordedUnary{
 }
 
 func TestRound11Unary(t *testing.T) { t.Parallel(); runRecordedUnary(t, round11Unary) }
+
+// replayRound11ResponsesStream replays a Responses API stream through the
+// adapter (Azure's v1 route for kAzureV1Entra), checks its golden and the
+// stream invariants, and folds it as the server relays it.
+func replayRound11ResponsesStream(t *testing.T, name string, k kind) folded {
+	t.Helper()
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	s, err := newTestProvider(t, k, srv.URL).Stream(context.Background(), responsesRequests(t)["responses_tools_parallel"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRespStreamInvariants(t, evs)
+	return accFold(t, evs)
+}
+
+// azureStreamSummary is the summary of the Azure gpt-5-mini stream (88
+// reasoning_summary_text.delta events, one summary part).
+const azureStreamSummary = "**Checking the weather in Florence**\n\nThe user wants to know the weather in Florence, Italy. I have a " +
+	"function available for this, specifically designed to take the location as a string. Since there\u2019s only one tool " +
+	"needed here, I\u2019ll call the weather function with \"Florence, Italy\" as the location. I\u2019ll utilize the " +
+	"commentary channel for this call to ensure seamless execution. It\u2019s straightforward, and I\u2019m ready to fetch " +
+	"the information!"
+
+// azureStreamEncryptedDone is the reasoning item's encrypted_content in its
+// output_item.done event (output_item.added and response.completed carry
+// two other values, 825 and 1317 bytes, this one 1317).
+const azureStreamEncryptedDone = "gAAAAABpA5oKJk2zG0lDqeI0Evg60Jdbqsockm-Jl0d20EuuYhKSrLthw6S2LqORlLNbSOtRN62ZQIGaL48JNu_xkyF2hnfugZTXA7mIUphauuphV5DSLLpWO60McWy7SaRkkAmt1BVk1aQM_1HFCXiNu8eJHHnC3c6y77FqCkaa4-YQupPehJW8ssfD4Dvwg2Bmmrcc15PDBDgJCLGEVBocxmTmjJ9AG5lpaHL3LW1G3jXEA2K1rHJzFbgjnfXv0Mi3_9Lynp0-BT-SAcGBrbilBCQojBgzQkpBLL7-k4_TGacZZ-2LsEn6u5qBoH3hE1FUu-rUEPBn2Yj8o3t_7Q16nbfSQspWvKWYjG0M_wrDpekEWblBejitBuqrpjAhBlTRG_scI_SSoIFwfD4YX01YW9k44AKg0nN9zS3_nKXVuSlOjUSewEJMwXsP5wfzSCT3RLv7wAcE2Y08sNHbckdSuERAtAalUHNCmBne3WV6AvUTBYEbQWwf9JKhEr_R8P-TzTp1bQonEAG5zmSDhIqS4APcAzbAEsIYA3k1rhvQXEfX2y_0dLgaxor0ww5y8FOemVyxt7CrEJ7Hggp34XPxwpjkLb2QZnFHBNJdNY_YN2pxgQ42hz3yD9GVSdMTqAVbi2bLc341Li7xgrjJPvRcUnWolxmVos_kqOB2avQ7trVPR3xZ3P8aj7hGuYqOd4aWbeNWKupjvY7rDSTi8Dq8k_k9rQ_srRKDRk6U1b6asLSZYCBXWLn0s_J_iD5-Gw6kaKZ6DdMtpn8YuQiM_n6UJDGD8Sh69Mqn9cBGigczYgYoZ8l2XSEqhXeJK8u4Xv6YgctE7-Z8i53o4iYmy3aaweJtbrWeZOODPZZrjSxLCx-NDCNOUZMATzXbg3HTbC4sbwDyc-xskMykOg3Da4bf6C7Vxd0aQQ4Vy9X6nqLaJc-lQyCRi5HpaVnj3cBn-4Vf1vw_hUW28BiK8r_P6-jCc5AF0zjxps-jC8ZJ8tYjke0sJXOMao7I9UKPvMhXWtvE1KgPulMEeNgXvd7mZT3qEUSp1YasJqZFVIpsbxubiiAjRtREpeFGADfggHjTU09xHRLg75si6jyMpFolFSCyHhRGTjbEI0oIyeqwDFXqdfX_Jhl69t7lXe2Keg7mfwx41EYV6_PCCKXOTSEi5MWJpsstpfAYCDQT6GOjrxK27lBNzGmRuny8PFlkrndbzy4on3yWGk-1vc7UZuJ5eibptpZwyU7SUt8H154TQOLtsaSfUooZoEOE73GDgdBuk_FCsi1ZP4KT30yv164Ln_HsyPHLYW0Qfg=="
+
+// TestRound11AzureResponsesSummaryStream: Azure OpenAI's v1 Responses route,
+// gpt-5-mini (store false, effort high, summary auto, "detailed" in the
+// answer), streamed: a reasoning item whose encrypted_content differs in
+// output_item.added, output_item.done and response.completed, 88 summary
+// deltas with obfuscation (one empty), summary_text.done and
+// summary_part.done, then a function call at output index 1 in eight
+// argument deltas; "content_filters": null; service_tier auto, then
+// default in response.completed; 64 of 86 output tokens reasoning. One
+// block (the summary, the done event's encrypted content, the rs_ id),
+// then the call by its call_id.
+//
+// The cassette's second request is what the live API accepted after it:
+// the reasoning item (id, summary, an encrypted_content) and the call sent
+// back, then "40 C" by call_id. The turn we build from the folded stream
+// carries the same items: the reasoning item with its id, the summary as
+// one summary_text and the encrypted content (the output_item.done value;
+// fantasy sent output_item.added's, which the API accepted too), then the
+// call with its arguments as streamed (fantasy sent them JSON-encoded a
+// second time, a fantasy bug the API let through: not copied), then the
+// output.
+func TestRound11AzureResponsesSummaryStream(t *testing.T) {
+	t.Parallel()
+	f := replayRound11ResponsesStream(t, "real_fantasy_azure_responses_summary_thinking_stream", kAzureV1Entra)
+	parts := f.Message.GetParts()
+	if len(parts) != 2 {
+		t.Fatalf("parts %v", parts)
+	}
+	r := parts[0].GetReasoning()
+	if r.GetText() != azureStreamSummary || r.GetSignature() != azureStreamEncryptedDone || r.GetRedacted() ||
+		r.GetId() != "rs_0c9091ebd75b8c770169039a07341c8193ae5619f70d498e71" {
+		t.Errorf("reasoning %v", r)
+	}
+	if tc := parts[1].GetToolCall(); tc.GetCallId() != "call_2897d2a0YobhHQSGblq4C1iZ" || tc.GetName() != "weather" ||
+		tc.GetArguments() != `{"location":"Florence, Italy"}` || !tc.GetArgumentsValid() {
+		t.Errorf("call %v", tc)
+	}
+	wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 63, OutputTokens: 86, TotalTokens: 149, ReasoningTokens: 64}); !proto.Equal(f.Meta.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+	}
+	if f.Meta.GetResponseId() != "resp_0c9091ebd75b8c770169039a06b7f081939b87f99a680e70b5" || f.Meta.GetResolvedModel() != "gpt-5-mini" ||
+		f.Meta.GetServiceTier() != "default" || f.Meta.GetToolCallCount() != 1 || len(f.Meta.GetWarnings()) != 0 {
+		t.Errorf("meta %v", f.Meta)
+	}
+
+	for _, p := range parts {
+		if r := p.GetReasoning(); r != nil {
+			r.Provider = "openai" // as the gateway sets it
+		}
+	}
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, warnings, err := p.buildResponsesRequest(&provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-5-mini", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a helpful assistant")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("What's the weather in Florence, Italy?")),
+			f.Message,
+			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_2897d2a0YobhHQSGblq4C1iZ", "40 C")),
+		},
+	}, true)
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("%v %q", err, warnings)
+	}
+	items, _ := decodeBody(t, body)["input"].([]any)
+	if len(items) != 5 {
+		t.Fatalf("input %v", items)
+	}
+	want := []map[string]any{
+		{"type": "reasoning", "id": "rs_0c9091ebd75b8c770169039a07341c8193ae5619f70d498e71",
+			"summary":           []any{map[string]any{"type": "summary_text", "text": azureStreamSummary}},
+			"encrypted_content": azureStreamEncryptedDone},
+		{"type": "function_call", "call_id": "call_2897d2a0YobhHQSGblq4C1iZ", "name": "weather", "arguments": `{"location":"Florence, Italy"}`},
+		{"type": "function_call_output", "call_id": "call_2897d2a0YobhHQSGblq4C1iZ", "output": "40 C"},
+	}
+	for i, w := range want {
+		if !reflect.DeepEqual(items[i+2], w) {
+			t.Errorf("input[%d]\n%v\nwant\n%v", i+2, items[i+2], w)
+		}
+	}
+}
