@@ -38,6 +38,30 @@ var round12Unary = []recordedUnary{
 			t.Errorf("warnings %v", res.Meta.GetWarnings())
 		}
 	}},
+	// gpt-4o-mini cut by max_tokens 10 (the crewAI cassette's body is
+	// gzip, decoded): finish "length" after "**Title: The Last Ember of
+	// Eldoria**\n\n", usage details all zero; the headers are crewAI's
+	// placeholders, so the request id is X-REQUEST-ID-XXX and no rate-limit
+	// state is read.
+	{"real_crew_openai_async_with_max_tokens", "chat_plain", kOpenAI, func(t *testing.T, res *provider.Result) {
+		if parts := res.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "**Title: The Last Ember of Eldoria**\n\n" {
+			t.Fatalf("parts %v", parts)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length")
+		if want := (&llmrelayv1.Usage{InputTokens: 16, OutputTokens: 10, TotalTokens: 26}); !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+		}
+		if _, ok := res.Meta.GetExtended().GetFields()["usage_details"]; ok {
+			t.Errorf("usage_details %v", res.Meta.GetExtended().GetFields()["usage_details"])
+		}
+		if res.Meta.GetResponseId() != "chatcmpl-ChrU8RBawYyEMyrvlZTsV90yo7uCl" || res.Meta.GetResolvedModel() != "gpt-4o-mini-2024-07-18" ||
+			res.Meta.GetProviderRequestId() != "X-REQUEST-ID-XXX" || res.Meta.GetServiceTier() != "default" || res.Meta.GetRateLimit() != nil {
+			t.Errorf("meta %v", res.Meta)
+		}
+		if len(res.Meta.GetWarnings()) != 0 {
+			t.Errorf("warnings %v", res.Meta.GetWarnings())
+		}
+	}},
 }
 
 func TestRound12Unary(t *testing.T) { runRecordedUnary(t, round12Unary) }
