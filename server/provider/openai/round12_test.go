@@ -65,3 +65,37 @@ var round12Unary = []recordedUnary{
 }
 
 func TestRound12Unary(t *testing.T) { runRecordedUnary(t, round12Unary) }
+
+// round12Streams: Chat Completions streams not replayed before, checked by
+// hand as round12Unary is.
+var round12Streams = []recordedStream{
+	// gpt-4o-mini: the first chunk opens the call beside role, content null
+	// and refusal null, with arguments ""; the arguments follow in five
+	// fragments ({", country, ":", UK, "}), finish tool_calls on an empty
+	// delta, the usage on a choices: [] chunk, obfuscation on every chunk.
+	// The cassette's second request sends the call back with exactly
+	// {"country":"UK"}.
+	{"real_pyd_openai_run_stream_sync_streams_real_model_1", "multiturn_tools", kOpenAI, func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 1 {
+			t.Fatalf("parts %v", parts)
+		}
+		if tc := parts[0].GetToolCall(); tc.GetCallId() != "call_ZR5UUuTt3pf61kjwAJIYdVMj" || tc.GetName() != "get_capital" ||
+			tc.GetArguments() != `{"country":"UK"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %v", tc)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if want := (&llmrelayv1.Usage{InputTokens: 53, OutputTokens: 15, TotalTokens: 68}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+		if f.Meta.GetResponseId() != "chatcmpl-Dx0XpqH8w09uBXwq1zFGYdETjtnEl" || f.Meta.GetResolvedModel() != "gpt-4o-mini-2024-07-18" ||
+			f.Meta.GetServiceTier() != "default" || f.Meta.GetProviderRequestId() != "" || f.Meta.GetRateLimit() != nil {
+			t.Errorf("meta %v", f.Meta)
+		}
+		if len(f.Meta.GetWarnings()) != 0 {
+			t.Errorf("warnings %v", f.Meta.GetWarnings())
+		}
+	}},
+}
+
+func TestRound12Streams(t *testing.T) { runRecordedStreams(t, round12Streams) }
