@@ -62,6 +62,29 @@ var round12Unary = []recordedUnary{
 			t.Errorf("warnings %v", res.Meta.GetWarnings())
 		}
 	}},
+	// gpt-5.6-luna under verbosity low: "4", annotations [],
+	// "system_fingerprint": null, cache_write_tokens 0 beside cached_tokens
+	// 0 (no cache counter set, no usage_details, no fingerprint reported).
+	{"real_pyd_openai_text_verbosity_chat_completions_1", "chat_plain", kOpenAI, func(t *testing.T, res *provider.Result) {
+		if parts := res.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "4" {
+			t.Fatalf("parts %v", parts)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		if want := (&llmrelayv1.Usage{InputTokens: 13, OutputTokens: 4, TotalTokens: 17}); !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+		}
+		ext := res.Meta.GetExtended().GetFields()
+		if _, ok := ext["usage_details"]; ok {
+			t.Errorf("usage_details %v", ext["usage_details"])
+		}
+		if _, ok := ext["system_fingerprint"]; ok {
+			t.Errorf("system_fingerprint %v", ext["system_fingerprint"])
+		}
+		if res.Meta.GetResponseId() != "chatcmpl-EUdLNAdMtxCINLxt41tZdtpc5jxyq" || res.Meta.GetResolvedModel() != "gpt-5.6-luna" ||
+			res.Meta.GetServiceTier() != "default" || len(res.Meta.GetWarnings()) != 0 {
+			t.Errorf("meta %v", res.Meta)
+		}
+	}},
 }
 
 func TestRound12Unary(t *testing.T) { runRecordedUnary(t, round12Unary) }
