@@ -119,6 +119,23 @@ var round12Streams = []recordedStream{
 			t.Errorf("warnings %v", f.Meta.GetWarnings())
 		}
 	}},
+	// Hand-written fixture (testdata/README.md, "Fixtures written for one
+	// behaviour"; no real n>1 stream is among the sources): two choices
+	// interleaved chunk by chunk, choice 1 finishing with "length". Only
+	// choice 0 is the answer; choice 1 is dropped with one warning (it was
+	// warned once per chunk of choice 1: here three times).
+	{"chat_n2_stream", "multiturn_tools", kOpenAI, func(t *testing.T, f folded) {
+		if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Paris." {
+			t.Fatalf("parts %v", parts)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		if want := []string{"ignored choice 1 (only choice 0 is read)"}; !reflect.DeepEqual(f.Meta.GetWarnings(), want) {
+			t.Errorf("warnings %q, want %q", f.Meta.GetWarnings(), want)
+		}
+		if want := (&llmrelayv1.Usage{InputTokens: 14, OutputTokens: 4, TotalTokens: 18}); !proto.Equal(f.Meta.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+		}
+	}},
 }
 
 func TestRound12Streams(t *testing.T) { runRecordedStreams(t, round12Streams) }

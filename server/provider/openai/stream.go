@@ -81,6 +81,9 @@ type rareState struct {
 	annPending  bool
 	// reasoningText: the reasoning blocks (by index) that had text.
 	reasoningText map[int]bool
+	// ignoredChoices: the choices other than 0 already warned about (an
+	// n>1 stream sends each of them in many chunks; one warning each).
+	ignoredChoices map[int64]bool
 }
 
 // rareOf returns s.rare, made at the first use.
@@ -188,7 +191,13 @@ func (s *chatStream) handle(data []byte) {
 	var finishMeta *llmrelayv1.ResponseMeta
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {
-			meta.Warnings = append(meta.Warnings, fmt.Sprintf("ignored choice %d (only choice 0 is read)", ch.Index))
+			if r := s.rareOf(); !r.ignoredChoices[int64(ch.Index)] {
+				if r.ignoredChoices == nil {
+					r.ignoredChoices = make(map[int64]bool)
+				}
+				r.ignoredChoices[int64(ch.Index)] = true
+				meta.Warnings = append(meta.Warnings, fmt.Sprintf("ignored choice %d (only choice 0 is read)", ch.Index))
+			}
 			continue
 		}
 		if d := ch.Delta; d != nil {
