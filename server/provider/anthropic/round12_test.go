@@ -389,3 +389,116 @@ func TestRound12IncrementalCachingFollowUp(t *testing.T) {
 		t.Errorf("turn 2 usage %v", u)
 	}
 }
+
+// The thinking of real_lcg_incremental_caching_with_reasoning_1 and _2.
+const (
+	lcgIncrThinking1 = "The user wants to book a flight from New York to Paris for 2024-06-15. They've provided all the necessary passenger details.\n\n" +
+		"According to the workflow, I must:\nSTEP 1: First call get_weather and get_time for the destination (Paris)\n" +
+		"STEP 2: After receiving weather/time data, call check_flight_schedule\nSTEP 3: After receiving flight schedule, call book_flight with user details\n" +
+		"STEP 4: After booking confirmation, provide final summary\n\n" +
+		"Let me start with STEP 1 - getting weather and time for Paris. These two calls are independent of each other, so I can make them both in the same block."
+	lcgIncrSig1      = "EvcFCkYICxgCKkAJM70T/AFLQLN/tzNaJrmqS/KoADNFtbOi3Mhzo4J4CVpesX7aV8vs7V9aLOoN4Ps6MCF0nIXraGoyjIooK4FvEgy2atcW6E6kCpmJmXkaDMUMa19iugBOi9RtmiIw8lLPa40f5Mp762ZAtnu4lrHOCJLK7tjz6EYUBEx0b/RoTvueJQDT0/Ze/hHA+U1RKt4ELDQK0JmtP/ue5/Xpz410Cnh+d1AR+LPDDb6y9AmvRiIh/j7eV81vElFiyNuz3NCg4tOVknbgcXb8oFoi1pLSLj3vL9aIlIu7Hkz2Ef8sav7vCvFxrOE92Jt41mU/S3i4TS9MXnJNDAqriPVXFAF5fnRFY0I0KtqK+DGExU/Z5CdP2pzcQU/h9wGdCiuzlHgeVjJvnY1aPmmczisTA1rm+bFniA+D87IMxzoj8QqMIaNc5EOd4ngLnBfEw7iSNEK3204ICfzeh321HtBMaxzgwlACdhGCqoqbWrlxq6dKCk0PZ1mPPE9IgM+7iPRT2t1kb1bZr/BlpKfHCymUBfewqxCu7z/tbwenV7F+NKMu2l/1Ld5S0SUiJg2iEjkfss0Yig5k3STGrGfxBKgpXIqOLfYLxYiIgAvLjZm9q6GGdF+xSWaW2OcU1g04I7S5zfvhIHztnddVpMUZOsR5gpJ2oNC/pVVtehDZtzdQ6AKd2KMdi+q1JtFSEoX98El7/5kES2P8s2sNGsEL3B3RqvZoc262HSpk3aYHBq6rmgMCuf7F5JIP21bHsKQ7xaQaWCU9Yf61OOMgvwuwwaIbfcvHj0FlJ2pOvhRoHT5MpdlxdhIciqRRpH3bbg2KQAF8597/aRS0RUscjCQOxrJ4vGO1+jggfapYY9v2fqDAi+PcKG23RkoCB2/aEXFGOVoSnEj5rQslpNzW+vCppvZYm47vR3JN6BdfP5TpPIS66wU9kUB2tH92McZYAGihm1cejZkrGzt7mgrps5RqX5BDc/dWLCtpHxnHMdFFd2YIrhimGAE="
+	lcgIncrThinking2 = "Good! I've received the weather and time data for Paris. Now I need to proceed to STEP 2 and check the flight schedule.\n\n" +
+		"The user wants:\n- Origin: New York\n- Destination: Paris\n- Date: 2024-06-15\n- Class: economy"
+	lcgIncrSig2  = "Ev0CCkYICxgCKkBatyV/9Hl8eyya/+2krWt2K9XAqpeh8cWfnXx5gLcIP2m3J63i7JZ8pMUDcjWzacZ8TG6jE0cudml5XTMV2otkEgzzLyirX4AoEYjIkJcaDLdENRDClFTQCqBL3CIwiwe14kqPcbHC0JycIkKyBRZtWFES2VrvB9Xya3Z4/0bY3oajkXg7MabHEJHS2YfDKuQBlo3Ag7YGPh+7dWwT2JeUX60YHOIlC1lkj+bblD3rrxPp87OuCj18G4wFekY+KAwq57zcaBU4epSR4nz4hW4sj4ICi2TckcI0VnpSWvDJG7EdueqfNXfE9eRiBROn7m8j/xQQC8tLLLbXP6ltGutUKWPVZQvhfXpe6sXn63vdBxTdzatUubH5GvpZtxCgMU3bQfv9w24/oHfPCH+g+8alrNgH+6HvltQ3A88Z9fdIL+1vCc1by3LFkbWDmkhpfZsIS+f5XQE6eyUYQ3Hwc3sqeIRhEH4HQPm/QBl9OCwscjadQwfPGAE="
+	lcgIncrText1 = "I'll help you book a flight from New York to Paris. Let me execute the complete booking workflow.\n\n**STEP 1: Checking destination conditions...**"
+)
+
+// lcgIncrReasoningRequest is the with_reasoning variant: thinking with a
+// budget of 1024, temperature 1, the interleaved-thinking beta (the
+// trace's tools have another description prefix; they are not compared).
+func lcgIncrReasoningRequest(t *testing.T) *provider.Request {
+	req := lcgIncrementalRequest(t)
+	req.Options.Temperature = ptr(1.0)
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{
+		ThinkingBudgetTokens: ptr[int32](1024), Betas: []string{"interleaved-thinking-2025-05-14"},
+	}}}
+	return req
+}
+
+// TestRound12IncrementalCachingWithReasoning: the with_reasoning trace's
+// two turns. Each answer is a signed thinking block, text and tool calls;
+// turn 1 writes 1472 tokens to the 5-minute cache (10 uncached), turn 2
+// reads them back and writes 418 (14 uncached). The first answer sent back
+// with the two tool results must carry the thinking block first with its
+// text and signature unchanged, as in langchaingo's second request, which
+// the live API accepted (langchaingo put thinking and text in one assistant
+// message and each tool_use in another, each tool_result in its own user
+// message; we send one assistant turn and one user turn, the blocks in the
+// same order; its cache_control marks are not ours).
+func TestRound12IncrementalCachingWithReasoning(t *testing.T) {
+	t.Parallel()
+	first := providertest.ReplayFile(t, "testdata/real_lcg_incremental_caching_with_reasoning_1.http")
+	res, err := newTestProvider(t, first.URL).Generate(context.Background(), lcgIncrReasoningRequest(t))
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	checkLLMWant(t, "turn 1", res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: lcgIncrThinking1, Signature: lcgIncrSig1}),
+			text(lcgIncrText1),
+			toolCallValid("toolu_01PGAWFaPuDHQxfeEzx3YUpW", "get_weather", `{"city":"Paris","units":"celsius"}`),
+			toolCallValid("toolu_01Dvo626epFd8uE5aBrHhBvn", "get_time", `{"city":"Paris","format":"24h"}`),
+		},
+		responseID: "msg_01Fr8P8DCQ3tcrK2ydiGNzZ1", model: "claude-sonnet-4-5-20250929", requestID: "req_011CXZYfpKVMqnsvniNPUW4A",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:         usageOf(10, 315, 0, 1472, 0),
+		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 1, 28, 9, 34, 4, 0, time.UTC),
+		extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`,
+			"usage_details": `{"cache_creation.ephemeral_5m_input_tokens":1472}`},
+			"2000000", "1999000", "2026-01-28T09:34:04Z", "400000", "400000", "2026-01-28T09:34:07Z"),
+	})
+	sent1 := first.Last(t)
+	lcgSameFields(t, sent1.Body, `{"max_tokens":4096,"temperature":1,"thinking":{"type":"enabled","budget_tokens":1024}}`)
+	if b := sent1.Header.Get("Anthropic-Beta"); b != "interleaved-thinking-2025-05-14" {
+		t.Errorf("anthropic-beta %q", b)
+	}
+
+	next := providertest.ReplayFile(t, "testdata/real_lcg_incremental_caching_with_reasoning_2.http")
+	req := lcgIncrReasoningRequest(t)
+	req.Messages = append(req.Messages, res.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01PGAWFaPuDHQxfeEzx3YUpW", "Weather in Paris: Sunny, 18°C, humidity 65%, light breeze from west", false)),
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01Dvo626epFd8uE5aBrHhBvn", "Current time in Paris: 14:30 CET (UTC+1)", false)))
+	res2, err := newTestProvider(t, next.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate (follow-up): %v", err)
+	}
+	checkLLMWant(t, "turn 2", res2.Message, res2.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: lcgIncrThinking2, Signature: lcgIncrSig2}),
+			text("**STEP 2: Checking available flights...**"),
+			toolCallValid("toolu_01Pgun3pNZWz1XG5DUQDQGfF", "check_flight_schedule",
+				`{"origin":"New York","destination":"Paris","date":"2024-06-15","class":"economy"}`),
+		},
+		responseID: "msg_01VcPV5T544s7Tbi64phT9ot", model: "claude-sonnet-4-5-20250929", requestID: "req_011CXZYgEy4RBmRVmJAkt99T",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:         usageOf(14, 196, 1472, 418, 0),
+		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 1, 28, 9, 34, 9, 0, time.UTC),
+		extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`,
+			"usage_details": `{"cache_creation.ephemeral_5m_input_tokens":418}`},
+			"2000000", "2000000", "2026-01-28T09:34:09Z", "400000", "400000", "2026-01-28T09:34:12Z"),
+	})
+	user := lcgRecordedIncremental(t)["messages"].([]any)[0]
+	recorded := `[{"role":"assistant","content":[{"type":"thinking","thinking":` + jsonQuote(t, lcgIncrThinking1) + `,"signature":"` + lcgIncrSig1 + `"},` +
+		`{"type":"text","text":` + jsonQuote(t, lcgIncrText1) + `},` +
+		`{"type":"tool_use","id":"toolu_01PGAWFaPuDHQxfeEzx3YUpW","name":"get_weather","input":{"city":"Paris","units":"celsius"}},` +
+		`{"type":"tool_use","id":"toolu_01Dvo626epFd8uE5aBrHhBvn","name":"get_time","input":{"city":"Paris","format":"24h"}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01PGAWFaPuDHQxfeEzx3YUpW","content":"Weather in Paris: Sunny, 18°C, humidity 65%, light breeze from west"},` +
+		`{"type":"tool_result","tool_use_id":"toolu_01Dvo626epFd8uE5aBrHhBvn","content":"Current time in Paris: 14:30 CET (UTC+1)"}]}]`
+	var want []any
+	if err := json.Unmarshal([]byte(recorded), &want); err != nil {
+		t.Fatal(err)
+	}
+	want = append([]any{user}, want...)
+	var sent map[string]any
+	if err := json.Unmarshal(next.Last(t).Body, &sent); err != nil {
+		t.Fatalf("sent request: %v", err)
+	}
+	if !reflect.DeepEqual(sent["messages"], want) {
+		gb, _ := json.Marshal(sent["messages"])
+		wb, _ := json.Marshal(want)
+		t.Errorf("messages\n got %s\nwant %s", gb, wb)
+	}
+	providertest.Golden(t, "testdata/real_lcg_incremental_caching_with_reasoning_2.golden", renderResult(t, res2))
+	providertest.Golden(t, "testdata/real_lcg_incremental_caching_with_reasoning_2.request.golden", providertest.RequestGolden(next.Last(t), requestHeaders...))
+}
