@@ -502,3 +502,54 @@ func TestRound12IncrementalCachingWithReasoning(t *testing.T) {
 	providertest.Golden(t, "testdata/real_lcg_incremental_caching_with_reasoning_2.golden", renderResult(t, res2))
 	providertest.Golden(t, "testdata/real_lcg_incremental_caching_with_reasoning_2.request.golden", providertest.RequestGolden(next.Last(t), requestHeaders...))
 }
+
+// TestRound12IncrementalCachingStream: the first turn of the
+// with_reasoning_and_streaming trace, streamed: a thinking block in 33
+// thinking_delta events (a ping first, the last one empty) and one
+// signature_delta, text in 11 deltas, two tool calls whose arguments come
+// in pieces split inside keys and values (kept as sent, with the spaces
+// after ':' and ','), padded JSON. message_start has the 5m/1h split of the
+// 1468 written tokens; message_delta repeats the counts without it (the
+// split is kept) and raises output_tokens from 8 to 316.
+func TestRound12IncrementalCachingStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_lcg_incremental_caching_with_reasoning_and_streaming_1"
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), lcgIncrReasoningRequest(t))
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, err := collect(s)
+	if err != nil {
+		t.Fatalf("stream error: %v", err)
+	}
+	f := foldEvents(t, evs)
+	checkLLMWant(t, "stream", f.message, f.meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{
+				Text: "The user wants to book a flight from New York to Paris for tomorrow (2024-06-15). They've provided all the necessary passenger details.\n\n" +
+					"According to the workflow I must follow:\n1. STEP 1: First call get_weather and get_time for destination (Paris)\n" +
+					"2. STEP 2: After receiving weather/time data, call check_flight_schedule\n3. STEP 3: After receiving flight schedule, call book_flight with user details\n" +
+					"4. STEP 4: After booking confirmation, provide final summary\n\n" +
+					"Let me start with STEP 1 - getting weather and time for Paris. These two calls are independent, so I can make them together.",
+				Signature: "EvEFCkYICxgCKkB5e9Asb+WK+HwHURKgN8bBJ+DpKofn6E/n8ds0cg/3zokDwC2Jm7uQhWMWPmu02CSeC1cn59YX7bIUM/orlLMtEgxtrl+9ZGLZGacRLMIaDGylnnGPFb/FCUDfMyIwmfIoWKsZ3UNVguQKsqBarMmOiiPv/W0lQ9llG/mhi406uf0LzxlBML+2v4XNwwbaKtgERPHajwsb1ksMt8on2X6DbHOLBP2Hf7BanYa4LKNW5zf/CRGJcKiOKP9NDN53R9DBoUmxDRjrq+wBIkZfrRwVYY8MxHxuGqJeqprOFTwA+2Jz6MzX+4i/qwvz+hHxx8TMdGmsp49i+9Erov0aMc3t65Hpxnd3GfPEP99W8tyrGrsPpdcsrBBP/thE53pwIJFjUMw5Pew2O5e1C41CpYCh/7aFpFzPJ0lMA3DPHnk+2BdRELRttr4HwWEAwdeqKvSZnL4F0cAPGuEh6WT64WAtdNzIPPiaJ2D8oUewaE2kqAgSPIa1uT3eVxjMH9/JjrmWlsXs5pbilXq8N9vVi+TQ+dmZVu3tzaMBRAzVQdFN4aa3M+N1q3oX+CDTMD/Wv7t0ZuAE25PeakeRGgfuDwJEekykn6Co/PPOWrge5PzMmoBCpsYYAzZNt0g2ic5cfE3hnpZZyZkf/wKegHc13Yxr7+3Aos0vi+7twN78VIA0cKWWVYRnIkzrR74pXjsqiTkkLrgOVtCYrU5O1iMy5OvTN3IRwvw+BkOopS3NHqPDPczs0qmhdlXwHeWuMASjpxLf6EeykQhkmlgFWxuqw3GEO2GxJ8K1fS9+brKT6QnvNRfDakHAGW88DnfvB4hSjFrco05ev2+PWuzTNWfrYnaPB2HlViGJdtvZwy7nLVGfqkyC1e9vBwHM92Jt2Wq6/RWuVmz+9QOTT0juwbsOxYlErY32sW/Pf3r+hSfKRQnbx1Nusu6O2+lUcZrLdVCum7vw6gFD3xQjprXdzIrtox/wEsVPC5FuJcJtGAE=",
+			}),
+			text("I'll help you book a flight from New York to Paris. Let me execute the complete booking workflow.\n\n**STEP 1: Getting destination information (Paris)**"),
+			toolCallValid("toolu_01HfWxcJf1sAnJg493WnTcn4", "get_weather", `{"city": "Paris", "units": "celsius"}`),
+			toolCallValid("toolu_01TrDttRkGTUpRBh1cgbBLMD", "get_time", `{"city": "Paris", "format": "24h"}`),
+		},
+		responseID: "msg_01V89a4ZqBdcrDZ7Td2beDXf", model: "claude-sonnet-4-5-20250929", requestID: "req_011CXZYfpNxYc6qqBMLnzmQj",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:         usageOf(10, 316, 0, 1468, 0),
+		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 1, 28, 9, 34, 3, 0, time.UTC),
+		extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`,
+			"usage_details": `{"cache_creation.ephemeral_5m_input_tokens":1468}`},
+			"2000000", "1998000", "2026-01-28T09:34:03Z", "400000", "400000", "2026-01-28T09:34:03Z"),
+	})
+	if rl := f.meta.GetRateLimit(); rl.GetRequestsRemaining() != 3998 || rl.GetTokensRemaining() != 2398000 {
+		t.Errorf("remaining %v", rl)
+	}
+	sent := srv.Last(t)
+	lcgSameFields(t, sent.Body, `{"max_tokens":4096,"stream":true,"temperature":1,"thinking":{"type":"enabled","budget_tokens":1024}}`)
+	providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, nil))
+}
