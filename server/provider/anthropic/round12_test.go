@@ -553,3 +553,45 @@ func TestRound12IncrementalCachingStream(t *testing.T) {
 	lcgSameFields(t, sent.Body, `{"max_tokens":4096,"stream":true,"temperature":1,"thinking":{"type":"enabled","budget_tokens":1024}}`)
 	providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, nil))
 }
+
+// TestRound12StructuredArray: langchaingo's array_schema case, answered
+// natively (output_config.format json_schema with an array property):
+// the answer is the JSON text, unchanged, and our request is the recorded
+// one (model, message, max_tokens, output_config; no tools).
+func TestRound12StructuredArray(t *testing.T) {
+	t.Parallel()
+	const name = "real_lcg_structured_output_array_schema"
+	const schema = `{"type":"object","properties":{"planets":{"type":"array","items":{"type":"string"}}},"required":["planets"],"additionalProperties":false}`
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	req := &provider.Request{
+		Model: "claude-sonnet-4-5", NativeStructuredOutput: true,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("List the first three planets from the sun."))},
+		Options: &llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](256), ResponseFormat: &llmrelayv1.ResponseFormat{
+			Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, Schema: schema,
+		}},
+	}
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	checkLLMWant(t, "unary", res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text(`{"planets":["Mercury","Venus","Earth"]}`)},
+		responseID: "msg_011Cd6gdTyDo657eG6TMDsGd", model: "claude-sonnet-4-5-20250929", requestID: "req_011Cd6gdNN8Kh3SViGyNRSaw",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(173, 14, 0, 0, 0),
+		requestsLimit: 10000, tokensLimit: 12000000, tokensReset: time.Date(2026, 7, 17, 0, 29, 9, 0, time.UTC),
+		extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`, "usage_details": `{"inference_geo":"not_available"}`},
+			"10000000", "10000000", "2026-07-17T00:29:09Z", "2000000", "2000000", "2026-07-17T00:29:10Z"),
+	})
+	body := srv.Last(t).Body
+	lcgSameFields(t, body, `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[{"type":"text","text":"List the first three planets from the sun."}]}],`+
+		`"max_tokens":256,"output_config":{"format":{"type":"json_schema","schema":`+schema+`}}}`)
+	var got map[string]any
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got["tools"]; ok {
+		t.Errorf("tools sent with native structured output: %s", body)
+	}
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
