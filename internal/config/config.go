@@ -317,7 +317,7 @@ func Parse(raw []byte, source string) (*Config, error) {
 	if doc.Kind == 0 || len(doc.Content) == 0 || doc.Content[0].ShortTag() == "!!null" {
 		return nil, &located{source: source, msg: `the file is empty ("llmrelay config default" prints a complete configuration)`}
 	}
-	expandNode(&doc)
+	unset := expandNode(&doc)
 	c := Config{root: doc.Content[0], source: source}
 	// The shape check reports and prunes unknown keys and values of the
 	// wrong kind, so that the rest decodes and is validated too: every
@@ -328,6 +328,10 @@ func Parse(raw []byte, source string) (*Config, error) {
 	}
 	errs = append(errs, c.locateAll(c.validate())...)
 	if len(errs) > 0 {
+		for _, u := range unset {
+			errs = append(errs, &located{source: source, line: u.line, col: u.col,
+				msg: fmt.Sprintf("${%s} is unset or empty and has no default (${%s:-value} gives one)", u.name, u.name)})
+		}
 		return nil, errors.Join(errs...)
 	}
 	return &c, nil
@@ -342,18 +346,23 @@ func (c *Config) locateAll(errs []error) []error {
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
-// expand replaces ${VAR} and ${VAR:-default}.
-func expand(s string) string {
+// expand replaces ${VAR} and ${VAR:-default}, and names the variables
+// referenced without a default that are unset or empty.
+func expand(s string) (_ string, missing []string) {
 	if !strings.Contains(s, "${") {
-		return s
+		return s, nil
 	}
-	return envRef.ReplaceAllStringFunc(s, func(m string) string {
+	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
 		sub := envRef.FindStringSubmatch(m)
 		if v, ok := os.LookupEnv(sub[1]); ok && v != "" {
 			return v
 		}
+		if sub[2] == "" {
+			missing = append(missing, sub[1])
+		}
 		return sub[3]
 	})
+	return out, missing
 }
 
 // ProviderTypes are the known provider types.

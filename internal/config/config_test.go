@@ -344,3 +344,48 @@ func TestHTTPVersion(t *testing.T) {
 		t.Errorf("http_version 3: %v", err)
 	}
 }
+
+// TestUnsetVariablesNamed: a file with problems names the ${VAR}s that
+// were unset or empty (without a default), at their positions, so that a
+// missing key variable does not read as a missing key; a variable with a
+// default, or one that is set, is not named.
+func TestUnsetVariablesNamed(t *testing.T) {
+	t.Setenv("LLMRELAY_TEST_EMPTY", "")
+	t.Setenv("LLMRELAY_TEST_SET", "x")
+	_, err := Parse([]byte(`
+providers:
+  - name: oa
+    type: openai
+    api_key: ${LLMRELAY_TEST_UNSET_KEY}
+    base_url: "${LLMRELAY_TEST_UNSET_URL:-https://api.openai.com/v1}"
+    headers: {X-A: "${LLMRELAY_TEST_EMPTY}", X-B: "${LLMRELAY_TEST_SET}"}
+models:
+  - {name: m, provider: oa, capabilities: {chat: {}}}
+`), "t.yaml")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{
+		"t.yaml:3:5: providers[0] (oa): set api_key_env, api_key_file or api_key",
+		"t.yaml:5:14: ${LLMRELAY_TEST_UNSET_KEY} is unset or empty and has no default",
+		"t.yaml:7:20: ${LLMRELAY_TEST_EMPTY} is unset or empty",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+	for _, not := range []string{"LLMRELAY_TEST_UNSET_URL", "LLMRELAY_TEST_SET"} {
+		if strings.Contains(err.Error(), not) {
+			t.Errorf("%s named in:\n%v", not, err)
+		}
+	}
+	// A valid file with an unset optional variable loads.
+	if _, err := Parse([]byte(`
+providers:
+  - {name: local, type: builtin, headers: {X-A: "${LLMRELAY_TEST_UNSET_HDR}"}}
+models:
+  - {name: m, provider: local, capabilities: {chat: {format: builtin}}}
+`), "ok.yaml"); err != nil {
+		t.Errorf("valid file: %v", err)
+	}
+}

@@ -313,23 +313,38 @@ func (c *Config) position(path string) (line, col int) {
 
 // expandNode applies ${VAR} / ${VAR:-default} to every scalar value (not
 // keys). A plain scalar that changed is resolved again, so "${PORT}" can
-// be an integer; the document's structure cannot change.
-func expandNode(n *yaml.Node) {
+// be an integer; the document's structure cannot change. The references
+// to variables that are unset or empty and have no default are returned,
+// at their positions: when the file has problems, they are named with
+// them (an api_key "${OPENAI_API_KEY}" whose variable is missing reads as
+// a missing key otherwise).
+func expandNode(n *yaml.Node) (unset []unsetRef) {
 	switch n.Kind {
 	case yaml.DocumentNode, yaml.SequenceNode:
 		for _, c := range n.Content {
-			expandNode(c)
+			unset = append(unset, expandNode(c)...)
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			expandNode(n.Content[i+1])
+			unset = append(unset, expandNode(n.Content[i+1])...)
 		}
 	case yaml.ScalarNode:
-		if v := expand(n.Value); v != n.Value {
+		v, missing := expand(n.Value)
+		for _, name := range missing {
+			unset = append(unset, unsetRef{name: name, line: n.Line, col: n.Column})
+		}
+		if v != n.Value {
 			n.Value = v
 			if n.Style == 0 {
 				n.Tag = ""
 			}
 		}
 	}
+	return unset
+}
+
+// unsetRef is a ${VAR} without a default whose variable is unset or empty.
+type unsetRef struct {
+	name      string
+	line, col int
 }
