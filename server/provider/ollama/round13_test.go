@@ -554,3 +554,45 @@ func TestRound13OpeninferenceModelNotFound(t *testing.T) {
 	}
 	check("Stream", err)
 }
+
+// TestRound13OpenllmetryLlama3StreamQuotes: llama3 streamed again (May
+// 2024), 62 content lines where the quotes come as pieces of their own
+// (" \"", "\"", "\"...") between words, then the done line (17 in, 63
+// out).
+func TestRound13OpenllmetryLlama3StreamQuotes(t *testing.T) {
+	t.Parallel()
+	const name = "real_oll_stream_joke_quotes"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	st, err := newTestProvider(t, srv).Stream(context.Background(), llama3JokeRequest())
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, err := collect(st)
+	if err != nil {
+		t.Fatalf("stream ended with %v", err)
+	}
+	providertest.Golden(t, td(name+".golden"), renderEvents(t, evs, err))
+	var texts []string
+	for _, ev := range evs {
+		if ev.Kind == provider.EventText {
+			texts = append(texts, ev.Text)
+		}
+	}
+	if len(texts) != 62 || texts[21] != " \"" || texts[24] != "\"" || texts[53] != "\"..." || texts[61] != "?)" {
+		t.Errorf("%d text events %q", len(texts), texts)
+	}
+	f := foldEvents(t, evs)
+	const want = "Here's one:\n\nWhy did the OpenTelemetry collector go to therapy?\n\nBecause it was feeling a little \"instrumented\" " +
+		"and wanted to get to the \"root cause\" of its issues!\n\n(Sorry, I know it's a bit of a \"spanner\"...)\n\n(Do you want another one?)"
+	if parts := f.msg.GetParts(); len(parts) != 1 || parts[0].GetText() != want {
+		t.Fatalf("parts %v", parts)
+	}
+	m := f.meta
+	if m.GetResolvedModel() != "llama3" || m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	checkUsage(t, m.GetUsage(), 17, 63)
+	checkCounters(t, m, map[string]float64{extTotalDuration: 3722518334, extLoadDuration: 1534053125, extPromptEvalCount: 17,
+		extPromptEvalDuration: 179676000, extEvalCount: 63, extEvalDuration: 2006086000})
+	checkCreateTime(t, m, time.Date(2024, 5, 24, 20, 57, 45, 320606000, time.UTC))
+}
