@@ -231,7 +231,7 @@ func usage(m metrics) *llmrelayv1.Usage {
 // #2068, #3427) left prompt_eval_count out of the done answer when the
 // whole prompt came from its cache, so the input count is unknown; the
 // usage's 0 input tokens is not a count.
-const missingPromptCountWarning = "prompt_eval_count is missing (Ollama before 0.2 left it out when the whole prompt came from its cache): input tokens unknown, reported as 0"
+const missingPromptCountWarning = "prompt_eval_count is missing (Ollama before July 2024 left it out when the whole prompt came from its cache): input tokens unknown, reported as 0"
 
 // usageWarning says when a done answer counted its output but not its
 // prompt (see missingPromptCountWarning); "" otherwise.
