@@ -89,6 +89,9 @@ func parseChatResponse(body []byte, salt string) (*provider.Result, error) {
 	meta.ProviderFinishReason = r.DoneReason
 	meta.ToolCallCount = int32(calls)
 	meta.Usage = usage(r.metrics)
+	if w := usageWarning(r.metrics); w != "" && meta.Usage != nil {
+		meta.Warnings = append(meta.Warnings, w)
+	}
 	setMetrics(meta, r.metrics)
 	if ts, w := createTime(r.CreatedAt); ts != nil {
 		meta.CreateTime = ts
@@ -222,6 +225,21 @@ func usage(m metrics) *llmrelayv1.Usage {
 		InputTokens: in, OutputTokens: out, TotalTokens: in + out,
 		CachedInputTokens: provider.Count(m.PromptEvalCachedCount.Value),
 	}
+}
+
+// missingPromptCountWarning: Ollama before PR #5371 (July 2024; issues
+// #2068, #3427) left prompt_eval_count out of the done answer when the
+// whole prompt came from its cache, so the input count is unknown; the
+// usage's 0 input tokens is not a count.
+const missingPromptCountWarning = "prompt_eval_count is missing (Ollama before July 2024 left it out when the whole prompt came from its cache): input tokens unknown, reported as 0"
+
+// usageWarning says when a done answer counted its output but not its
+// prompt (see missingPromptCountWarning); "" otherwise.
+func usageWarning(m metrics) string {
+	if m.EvalCount.Present && !m.PromptEvalCount.Present {
+		return missingPromptCountWarning
+	}
+	return ""
 }
 
 // setMetrics stores the timings and counts Ollama reported in extended.

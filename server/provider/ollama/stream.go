@@ -238,13 +238,17 @@ func (s *stream) finish(c *chatResponse) {
 		ToolCallCount:        int32(s.calls),
 	}
 	setMetrics(meta, c.metrics)
+	u := usage(c.metrics)
+	if w := usageWarning(c.metrics); w != "" && u != nil {
+		meta.Warnings = append(meta.Warnings, w)
+	}
 	if ts, w := createTime(c.CreatedAt); ts != nil {
 		meta.CreateTime = ts
 	} else if w != "" {
 		meta.Warnings = append(meta.Warnings, w)
 	}
 	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
-	if u := usage(c.metrics); u != nil {
+	if u != nil {
 		s.push(&provider.Event{Kind: provider.EventUsage, Usage: u})
 	}
 }
