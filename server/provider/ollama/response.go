@@ -33,6 +33,10 @@ const (
 	extEvalDuration          = "eval_duration"
 )
 
+// errGenerateShaped is the error of an /api/generate answer where an
+// /api/chat one belongs.
+const errGenerateShaped = "the answer has a \"response\" field and no \"message\": an /api/generate answer, not /api/chat's (does a proxy at base_url rewrite the path?)"
+
 // parseChatResponse parses a unary /api/chat answer. salt is the
 // conversation hash used to derive tool call ids (see callID).
 func parseChatResponse(body []byte, salt string) (*provider.Result, error) {
@@ -46,6 +50,9 @@ func parseChatResponse(body []byte, salt string) (*provider.Result, error) {
 	}
 	if r.Message == nil && !r.Done {
 		return nil, provider.BadResponse(providerName, "chat response has neither message nor done")
+	}
+	if r.generateShaped() {
+		return nil, provider.BadResponse(providerName, errGenerateShaped)
 	}
 	meta := &llmrelayv1.ResponseMeta{ResolvedModel: r.Model}
 	if inBand != nil {

@@ -22,6 +22,10 @@ func TestParseChatResponseDefensive(t *testing.T) {
 		{"array", `[]`, provider.KindBadResponse, nil},
 		{"null", `null`, provider.KindBadResponse, nil},
 		{"in-band error", `{"error":"llama runner process no longer running: -1"}`, provider.KindUnavailable, nil},
+		// /api/generate's answer (a proxy rewriting the path): not an
+		// empty chat answer, even when its response is empty.
+		{"generate-shaped", `{"model":"llama3.2","created_at":"2024-09-12T21:20:03.41Z","response":"The sky is blue because of Rayleigh scattering.","done":true,"done_reason":"stop","context":[128006,882],"eval_count":11}`, provider.KindBadResponse, nil},
+		{"generate-shaped, empty response", `{"model":"llama3.2","created_at":"2024-09-12T21:20:03.41Z","response":"","done":true,"done_reason":"load"}`, provider.KindBadResponse, nil},
 		{"load: done without message", `{"model":"llama3.2","created_at":"2024-09-12T21:17:29.110811Z","done_reason":"load","done":true}`, 0,
 			func(t *testing.T, res *provider.Result) {
 				if len(res.Message.Parts) != 0 || res.Meta.FinishReason != llmrelayv1.FinishReason_FINISH_REASON_OTHER || res.Meta.Usage != nil {

@@ -170,6 +170,12 @@ func (s *stream) handleLine(line []byte) {
 		s.err = e
 		return
 	}
+	if c.generateShaped() {
+		e := provider.BadResponse(providerName, "stream line %d: %s", s.lineNo, errGenerateShaped)
+		e.RequestID = s.requestID
+		s.err = e
+		return
+	}
 	if !s.started {
 		s.started = true
 		s.model = c.Model

@@ -96,6 +96,7 @@ func TestStreamFailures(t *testing.T) {
 	}{
 		{"stream_error", provider.KindUnavailable, 200, "an error was encountered while running the model: unexpected EOF", 5},
 		{"stream_cut", provider.KindBadResponse, 0, "stream ended before the final done:true line", 9},
+		{"stream_generate_shaped", provider.KindBadResponse, 0, `stream line 1: the answer has a "response" field and no "message"`, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {

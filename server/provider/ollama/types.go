@@ -103,7 +103,17 @@ type chatResponse struct {
 	Done       bool            `json:"done"`
 	DoneReason string          `json:"done_reason"`
 	Error      json.RawMessage `json:"error"`
+	// Response is /api/generate's answer field: never in an /api/chat
+	// answer, so a body with it and no message is the wrong endpoint's
+	// (a proxy rewriting the path), not an empty answer.
+	Response json.RawMessage `json:"response"`
 	metrics
+}
+
+// generateShaped reports whether an answer without a message is
+// /api/generate's (a "response" field, even an empty string).
+func (r *chatResponse) generateShaped() bool {
+	return r.Message == nil && len(r.Response) > 0 && string(r.Response) != "null"
 }
 
 // metrics is api.Metrics: durations in nanoseconds and token counts.
