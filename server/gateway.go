@@ -44,6 +44,9 @@ type gateway struct {
 	// send go_away at their next round.
 	drain     chan struct{}
 	drainOnce sync.Once
+	// retryClock is the retry policy's clock (WithRetryClock), kept for
+	// the pipelines a reload builds.
+	retryClock pipeline.Clock
 }
 
 // startDrain tells the running agent loops that the server shuts down.

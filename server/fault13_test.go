@@ -1,0 +1,558 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server"
+)
+
+// Fault sequences through the real gateway and adapters: what a client
+// sees (status, details, meta) when the upstream misbehaves, for every
+// provider format. Retry delays are recorded by a clock whose Sleep returns
+// at once (server.WithRetryClock), so a provider's Retry-After of seconds
+// costs nothing.
+
+// f13Clock is the wall clock's Now with a Sleep that records the delay and
+// returns at once; with block it waits until the call's context ends
+// instead (a deadline reached while backing off).
+type f13Clock struct {
+	mu     sync.Mutex
+	sleeps []time.Duration
+	block  bool
+}
+
+func (c *f13Clock) Now() time.Time { return time.Now() }
+
+func (c *f13Clock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	c.sleeps = append(c.sleeps, d)
+	block := c.block
+	c.mu.Unlock()
+	if block {
+		<-ctx.Done()
+	}
+	return ctx.Err()
+}
+
+func (c *f13Clock) slept() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.sleeps...)
+}
+
+// f13Start serves yaml ({{URL}}: url) with the retry clock.
+func f13Start(t *testing.T, yaml, url string, clock *f13Clock) llmrelayv1.GatewayServiceClient {
+	t.Helper()
+	cfg, err := config.Parse([]byte(strings.ReplaceAll(yaml, "{{URL}}", url)), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), server.WithRetryClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return llmrelayv1.NewGatewayServiceClient(serveBufconn(t, srv))
+}
+
+// f13Step answers one upstream request.
+type f13Step func(w http.ResponseWriter, r *http.Request)
+
+// f13Upstream answers its requests with the steps in order (the last one
+// repeats) and counts them.
+type f13Upstream struct {
+	*httptest.Server
+	mu sync.Mutex
+	n  int
+}
+
+func (u *f13Upstream) requests() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.n
+}
+
+func f13Serve(t *testing.T, steps ...f13Step) *f13Upstream {
+	t.Helper()
+	u := &f13Upstream{}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		u.mu.Lock()
+		step := steps[min(u.n, len(steps)-1)]
+		u.n++
+		u.mu.Unlock()
+		step(w, r)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+// respond writes status, headers and body, flushed in pieces so that
+// events arrive in several reads.
+func respond(status int, h http.Header, body string) f13Step {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		for k, vs := range h {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(status)
+		fl, _ := w.(http.Flusher)
+		for b := body; len(b) > 0; {
+			k := min(64, len(b))
+			if _, err := io.WriteString(w, b[:k]); err != nil {
+				return
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+			b = b[k:]
+		}
+	}
+}
+
+// thenReset writes the head of a 200 answer and body, then resets the
+// connection (a TCP RST in the middle of the body).
+func thenReset(h http.Header, body string) f13Step {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		for k, vs := range h {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, body)
+		w.(http.Flusher).Flush()
+		c, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+		_ = c.Close()
+	}
+}
+
+// thenHang writes the head of a 200 answer and body, then says nothing
+// until the gateway goes away.
+func thenHang(h http.Header, body string) f13Step {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for k, vs := range h {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, body)
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}
+}
+
+func hdr(kv ...string) http.Header {
+	h := http.Header{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h.Add(kv[i], kv[i+1])
+	}
+	return h
+}
+
+func merged(hs ...http.Header) http.Header {
+	out := http.Header{}
+	for _, h := range hs {
+		for k, vs := range h {
+			out[k] = append(out[k], vs...)
+		}
+	}
+	return out
+}
+
+// f13Format is one provider format: its configuration and the shapes of
+// its answers, errors and streams.
+type f13Format struct {
+	name string
+	// yaml configures provider "up" and model "m" (chat), without the
+	// defaults section.
+	yaml string
+	// reqID is the header the adapter reads the provider request id from
+	// ("" for Gemini, which sends none).
+	reqID string
+	// rl are rate-limit headers for attempt n, and wantRL the state the
+	// meta then carries (nil: the format reads none from a success).
+	rl     func(n int) http.Header
+	wantRL func(n int) int64
+	// okBody is a complete unary answer saying okText.
+	okBody string
+	// errBody is the provider's error body for an HTTP status.
+	errBody func(status int) string
+	// contentType of its streams.
+	streamType string
+	// head: the events before the first content; text: one content
+	// event; tail: the end of a complete stream (finish, usage,
+	// terminator); errEvent: an in-stream error (overloaded, server error).
+	head     string
+	text     func(s string) string
+	tail     string
+	errEvent string
+	// errKind is what errEvent maps to.
+	errCode   codes.Code
+	errReason string
+}
+
+const okText = "The capital of France is Paris."
+
+const f13Key = "sk-e2e-test-key-000000000000"
+
+func openaiRL(n int) http.Header {
+	return hdr("x-ratelimit-limit-requests", "10000", "x-ratelimit-remaining-requests", strconv.Itoa(9000+n),
+		"x-ratelimit-reset-requests", "1m30s", "x-ratelimit-limit-tokens", "30000", "x-ratelimit-remaining-tokens", "29000", "x-ratelimit-reset-tokens", "6ms")
+}
+
+func anthropicRL(n int) http.Header {
+	return hdr("anthropic-ratelimit-requests-limit", "4000", "anthropic-ratelimit-requests-remaining", strconv.Itoa(3000+n),
+		"anthropic-ratelimit-requests-reset", "2025-10-14T09:30:00Z")
+}
+
+func openaiErr(status int) string {
+	typ := map[int]string{400: "invalid_request_error", 401: "invalid_request_error", 403: "invalid_request_error", 404: "invalid_request_error",
+		422: "invalid_request_error", 429: "requests", 500: "server_error", 503: "server_error"}[status]
+	if typ == "" {
+		typ = "server_error"
+	}
+	code := "null"
+	if status == 429 {
+		code = `"rate_limit_exceeded"`
+	}
+	return fmt.Sprintf(`{"error":{"message":"upstream said %d","type":%q,"param":null,"code":%s}}`, status, typ, code)
+}
+
+func openaiChunk(delta, finish string) string {
+	return `data: {"id":"chatcmpl-f13","object":"chat.completion.chunk","created":1760433201,"model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"delta":` +
+		delta + `,"logprobs":null,"finish_reason":` + finish + `}],"usage":null}` + "\n\n"
+}
+
+var openaiChat = f13Format{
+	name: "openai-chat",
+	yaml: `providers:
+  - name: up
+    type: openai
+    base_url: {{URL}}
+    api_key: ` + f13Key + `
+models:
+  - {name: m, provider: up, upstream_model: gpt-4o-mini, capabilities: {chat: {format: openai-chat}}}
+`,
+	reqID: "x-request-id", rl: openaiRL, wantRL: func(n int) int64 { return int64(9000 + n) },
+	okBody: `{"id":"chatcmpl-f13","object":"chat.completion","created":1760433164,"model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"message":{"role":"assistant","content":"` +
+		okText + `","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":24,"completion_tokens":8,"total_tokens":32}}`,
+	errBody:    openaiErr,
+	streamType: "text/event-stream",
+	head:       openaiChunk(`{"role":"assistant","content":"","refusal":null}`, "null"),
+	text:       func(s string) string { return openaiChunk(`{"content":`+strconv.Quote(s)+`}`, "null") },
+	tail: openaiChunk(`{}`, `"stop"`) +
+		`data: {"id":"chatcmpl-f13","object":"chat.completion.chunk","created":1760433201,"model":"gpt-4o-mini-2024-07-18","choices":[],"usage":{"prompt_tokens":24,"completion_tokens":8,"total_tokens":32}}` + "\n\n" +
+		"data: [DONE]\n\n",
+	errEvent:  `data: {"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}` + "\n\n",
+	errCode:   codes.Unavailable,
+	errReason: "UPSTREAM_UNAVAILABLE",
+}
+
+func responsesEvent(typ, body string) string {
+	return "event: " + typ + "\ndata: {\"type\":\"" + typ + "\"," + body + "}\n\n"
+}
+
+const responsesObj = `"id":"resp_f13","object":"response","created_at":1760433275,"model":"gpt-4.1-2025-04-14","output":[]`
+
+var openaiResponses = f13Format{
+	name: "openai-responses",
+	yaml: `providers:
+  - name: up
+    type: openai
+    base_url: {{URL}}
+    api_key: ` + f13Key + `
+models:
+  - {name: m, provider: up, upstream_model: gpt-4.1, capabilities: {chat: {format: openai-responses}}}
+`,
+	reqID: "x-request-id", rl: openaiRL, wantRL: func(n int) int64 { return int64(9000 + n) },
+	okBody: `{"id":"resp_f13","object":"response","created_at":1760433275,"status":"completed","model":"gpt-4.1-2025-04-14","output":[{"id":"msg_f13","type":"message","status":"completed","content":[{"type":"output_text","annotations":[],"text":"` +
+		okText + `"}],"role":"assistant"}],"usage":{"input_tokens":24,"input_tokens_details":{"cached_tokens":0},"output_tokens":8,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":32}}`,
+	errBody:    openaiErr,
+	streamType: "text/event-stream",
+	head: responsesEvent("response.created", `"sequence_number":0,"response":{`+responsesObj+`,"status":"in_progress","usage":null}`) +
+		responsesEvent("response.output_item.added", `"sequence_number":1,"output_index":0,"item":{"id":"msg_f13","type":"message","status":"in_progress","content":[],"role":"assistant"}`) +
+		responsesEvent("response.content_part.added", `"sequence_number":2,"item_id":"msg_f13","output_index":0,"content_index":0,"part":{"type":"output_text","annotations":[],"text":""}`),
+	text: func(s string) string {
+		return responsesEvent("response.output_text.delta", `"sequence_number":3,"item_id":"msg_f13","output_index":0,"content_index":0,"delta":`+strconv.Quote(s))
+	},
+	tail: responsesEvent("response.output_item.done", `"sequence_number":5,"output_index":0,"item":{"id":"msg_f13","type":"message","status":"completed","content":[{"type":"output_text","annotations":[],"text":"`+okText+`"}],"role":"assistant"}`) +
+		responsesEvent("response.completed", `"sequence_number":6,"response":{"id":"resp_f13","object":"response","created_at":1760433275,"model":"gpt-4.1-2025-04-14","status":"completed","output":[{"id":"msg_f13","type":"message","status":"completed","content":[{"type":"output_text","annotations":[],"text":"`+okText+`"}],"role":"assistant"}],"usage":{"input_tokens":24,"input_tokens_details":{"cached_tokens":0},"output_tokens":8,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":32}}`),
+	errEvent:  responsesEvent("response.failed", `"sequence_number":4,"response":{`+responsesObj+`,"status":"failed","error":{"code":"server_error","message":"The server had an error while processing your request. Sorry about that!"},"usage":null}`),
+	errCode:   codes.Unavailable,
+	errReason: "UPSTREAM_UNAVAILABLE",
+}
+
+func azureFormat() f13Format {
+	f := openaiChat
+	f.name = "azure"
+	f.yaml = `providers:
+  - name: up
+    type: azure
+    api_version: "2024-10-21"
+    base_url: {{URL}}
+    api_key: ` + f13Key + `
+models:
+  - {name: m, provider: up, upstream_model: gpt-4o-deployment, capabilities: {chat: {format: openai-chat}}}
+`
+	f.reqID = "apim-request-id"
+	return f
+}
+
+func anthropicErr(status int) string {
+	typ := map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error",
+		413: "request_too_large", 422: "invalid_request_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}[status]
+	if typ == "" {
+		typ = "api_error"
+	}
+	return fmt.Sprintf(`{"type":"error","error":{"type":%q,"message":"upstream said %d"}}`, typ, status)
+}
+
+func anthropicEvent(typ, body string) string {
+	return "event: " + typ + "\ndata: {\"type\":\"" + typ + "\"," + body + "}\n\n"
+}
+
+var anthropicFormat = f13Format{
+	name: "anthropic",
+	yaml: `providers:
+  - name: up
+    type: anthropic
+    base_url: {{URL}}
+    api_key: ` + f13Key + `
+models:
+  - {name: m, provider: up, upstream_model: claude-sonnet-4-5, capabilities: {chat: {format: anthropic-messages}}}
+`,
+	reqID: "request-id", rl: anthropicRL, wantRL: func(n int) int64 { return int64(3000 + n) },
+	okBody: `{"model":"claude-sonnet-4-5-20250929","id":"msg_f13","type":"message","role":"assistant","content":[{"type":"text","text":"` + okText +
+		`"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":21,"output_tokens":10}}`,
+	errBody:    anthropicErr,
+	streamType: "text/event-stream",
+	head: anthropicEvent("message_start", `"message":{"model":"claude-sonnet-4-5-20250929","id":"msg_f13","type":"message","role":"assistant","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":21,"output_tokens":1}}`) +
+		anthropicEvent("content_block_start", `"index":0,"content_block":{"type":"text","text":""}`),
+	text: func(s string) string {
+		return anthropicEvent("content_block_delta", `"index":0,"delta":{"type":"text_delta","text":`+strconv.Quote(s)+`}`)
+	},
+	tail: anthropicEvent("content_block_stop", `"index":0`) +
+		anthropicEvent("message_delta", `"delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":10}`) +
+		anthropicEvent("message_stop", `"x":0`),
+	errEvent:  anthropicEvent("error", `"error":{"type":"overloaded_error","message":"Overloaded"}`),
+	errCode:   codes.Unavailable,
+	errReason: "UPSTREAM_UNAVAILABLE",
+}
+
+func geminiErr(status int) string {
+	st := map[int]string{400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 408: "DEADLINE_EXCEEDED",
+		409: "ABORTED", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 502: "UNAVAILABLE", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}[status]
+	if st == "" {
+		st = "UNKNOWN"
+	}
+	return fmt.Sprintf(`{"error":{"code":%d,"message":"upstream said %d","status":%q}}`, status, status, st)
+}
+
+func geminiChunk(text, finish, usage string) string {
+	c := `{"content":{"parts":[{"text":` + strconv.Quote(text) + `}],"role":"model"},"index":0` + finish + `}`
+	return `data: {"candidates":[` + c + `],"usageMetadata":` + usage + `,"modelVersion":"gemini-2.5-flash","responseId":"gem_f13"}` + "\r\n\r\n"
+}
+
+var geminiFormat = f13Format{
+	name: "gemini",
+	yaml: `providers:
+  - name: up
+    type: gemini
+    base_url: {{URL}}
+    api_key: ` + f13Key + `
+models:
+  - {name: m, provider: up, upstream_model: gemini-2.5-flash, capabilities: {chat: {format: gemini}}}
+`,
+	rl:     func(int) http.Header { return http.Header{} },
+	okBody: `{"candidates":[{"content":{"parts":[{"text":"` + okText + `"}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":14,"candidatesTokenCount":7,"totalTokenCount":21},"modelVersion":"gemini-2.5-flash","responseId":"gem_f13"}`,
+	errBody:    geminiErr,
+	streamType: "text/event-stream",
+	text: func(s string) string {
+		return geminiChunk(s, "", `{"promptTokenCount":14,"totalTokenCount":14}`)
+	},
+	tail:      geminiChunk("", `,"finishReason":"STOP"`, `{"promptTokenCount":14,"candidatesTokenCount":7,"totalTokenCount":21}`),
+	errEvent:  `data: {"error": {"code": 503,"message": "The model is overloaded. Please try again later.","status": "UNAVAILABLE"}}` + "\r\n\r\n",
+	errCode:   codes.Unavailable,
+	errReason: "UPSTREAM_UNAVAILABLE",
+}
+
+func ollamaLine(content string, done bool) string {
+	if done {
+		return `{"model":"llama3.2","created_at":"2025-10-14T09:12:03.5Z","message":{"role":"assistant","content":""},"done_reason":"stop","done":true,"prompt_eval_count":31,"eval_count":29}` + "\n"
+	}
+	return `{"model":"llama3.2","created_at":"2025-10-14T09:12:02.1Z","message":{"role":"assistant","content":` + strconv.Quote(content) + `},"done":false}` + "\n"
+}
+
+var ollamaFormat = f13Format{
+	name: "ollama",
+	yaml: `providers:
+  - name: up
+    type: ollama
+    base_url: {{URL}}
+models:
+  - {name: m, provider: up, upstream_model: llama3.2, capabilities: {chat: {format: ollama}}}
+`,
+	reqID:      "x-request-id",
+	rl:         func(int) http.Header { return http.Header{} },
+	okBody:     `{"model":"llama3.2","created_at":"2025-10-14T09:12:03.5Z","message":{"role":"assistant","content":"` + okText + `"},"done_reason":"stop","done":true,"prompt_eval_count":31,"eval_count":29}`,
+	errBody:    func(status int) string { return fmt.Sprintf(`{"error":"upstream said %d"}`, status) },
+	streamType: "application/x-ndjson",
+	text:       func(s string) string { return ollamaLine(s, false) },
+	tail:       ollamaLine("", true),
+	errEvent:   `{"error":"an error was encountered while running the model: unexpected EOF"}` + "\n",
+	errCode:    codes.Unavailable,
+	errReason:  "UPSTREAM_UNAVAILABLE",
+}
+
+func f13Formats() []f13Format {
+	return []f13Format{openaiChat, openaiResponses, azureFormat(), anthropicFormat, geminiFormat, ollamaFormat}
+}
+
+// f13Defaults: three attempts, millisecond backoff (recorded, not slept).
+const f13Defaults = "defaults: {retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms, max_retry_after: 60s}}\n"
+
+// reqIDHeader is the format's request-id header for attempt n.
+func (f f13Format) reqIDHeader(n int) http.Header {
+	if f.reqID == "" {
+		return http.Header{}
+	}
+	return hdr(f.reqID, "req-f13-"+strconv.Itoa(n))
+}
+
+func (f f13Format) wantReqID(n int) string {
+	if f.reqID == "" {
+		return ""
+	}
+	return "req-f13-" + strconv.Itoa(n)
+}
+
+// okStep is a successful unary answer as attempt n (its request id and
+// rate-limit state).
+func (f f13Format) okStep(n int) f13Step {
+	return respond(200, merged(hdr("Content-Type", "application/json", "Date", time.Now().UTC().Format(http.TimeFormat)), f.reqIDHeader(n), f.rl(n)), f.okBody)
+}
+
+// errStep is an error answer as attempt n, with extra headers.
+func (f f13Format) errStep(n, status int, extra http.Header) f13Step {
+	return respond(status, merged(hdr("Content-Type", "application/json"), f.reqIDHeader(n), f.rl(n), extra), f.errBody(status))
+}
+
+func (f f13Format) streamHead(n int) http.Header {
+	return merged(hdr("Content-Type", f.streamType), f.reqIDHeader(n), f.rl(n))
+}
+
+func chatReq13() *llmrelayv1.ChatRequest {
+	return &llmrelayv1.ChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("What is the capital of France?")}}
+}
+
+func retryInfo(st *status.Status) *errdetails.RetryInfo {
+	for _, d := range st.Details() {
+		if r, ok := d.(*errdetails.RetryInfo); ok {
+			return r
+		}
+	}
+	return nil
+}
+
+// TestFault13RetryDelayThenSuccess: a 429 naming its delay (Retry-After in
+// seconds or as an HTTP date, retry-after-ms, Gemini's RetryInfo in the
+// body), then a 200: retried once after exactly that delay, attempts 2,
+// the 429 in retry_reasons with its delay; the meta is the successful
+// answer's (request id, rate-limit state), not the 429's. Reset headers
+// (x-ratelimit-reset-*, anthropic-ratelimit-*-reset) are rate-limit state,
+// not a retry instruction (the official SDKs ignore them for retries):
+// they leave the backoff to the policy.
+func TestFault13RetryDelayThenSuccess(t *testing.T) {
+	t.Parallel()
+	date := time.Now().UTC().Truncate(time.Second)
+	type delayCase struct {
+		name  string
+		extra http.Header
+		want  time.Duration // -1: the policy's jittered backoff (< max_delay)
+		only  string        // format name, "" for every one
+		body  string        // replaces the error body
+	}
+	cases := []delayCase{
+		{name: "retry-after seconds", extra: hdr("Retry-After", "2"), want: 2 * time.Second},
+		{name: "retry-after http-date", extra: hdr("Date", date.Format(http.TimeFormat), "Retry-After", date.Add(3*time.Second).Format(http.TimeFormat)), want: 3 * time.Second},
+		{name: "retry-after-ms", extra: hdr("retry-after-ms", "1500", "Retry-After", "9"), want: 1500 * time.Millisecond},
+		{name: "x-ratelimit-reset only", extra: hdr("x-ratelimit-reset-requests", "1m30s", "x-ratelimit-remaining-requests", "0"), want: -1},
+		{name: "anthropic reset only", extra: hdr("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", date.Add(time.Minute).Format(time.RFC3339)), want: -1, only: "anthropic"},
+		{name: "gemini RetryInfo", want: 37 * time.Second, only: "gemini",
+			body: `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}`},
+	}
+	for _, f := range f13Formats() {
+		for _, tc := range cases {
+			if tc.only != "" && tc.only != f.name {
+				continue
+			}
+			t.Run(f.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				fail := f.errStep(1, 429, tc.extra)
+				if tc.body != "" {
+					fail = respond(429, merged(hdr("Content-Type", "application/json"), tc.extra), tc.body)
+				}
+				up := f13Serve(t, fail, f.okStep(2))
+				clock := &f13Clock{}
+				c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+				resp, err := c.Chat(context.Background(), chatReq13())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := resp.GetMessage().GetParts()[0].GetText(); got != okText {
+					t.Errorf("text = %q", got)
+				}
+				m := resp.GetMeta()
+				if m.GetAttempts() != 2 || len(m.GetRetryReasons()) != 1 || up.requests() != 2 {
+					t.Fatalf("attempts %d, reasons %v, upstream requests %d", m.GetAttempts(), m.GetRetryReasons(), up.requests())
+				}
+				rr := m.GetRetryReasons()[0]
+				if rr.GetReason() != "http_429" || rr.GetUpstreamStatus() != 429 || rr.GetAttempt() != 1 || rr.GetDeployment() == "" {
+					t.Errorf("retry reason = %v", rr)
+				}
+				sleeps := clock.slept()
+				if len(sleeps) != 1 {
+					t.Fatalf("sleeps = %v", sleeps)
+				}
+				if tc.want >= 0 && (sleeps[0] != tc.want || rr.GetDelay().AsDuration() != tc.want) {
+					t.Errorf("slept %v (recorded delay %v), want the provider's %v", sleeps[0], rr.GetDelay().AsDuration(), tc.want)
+				}
+				if tc.want < 0 && (sleeps[0] >= 2*time.Millisecond || rr.GetDelay().AsDuration() != sleeps[0]) {
+					t.Errorf("slept %v (recorded delay %v), want the policy's backoff below max_delay", sleeps[0], rr.GetDelay().AsDuration())
+				}
+				if m.GetProviderRequestId() != f.wantReqID(2) {
+					t.Errorf("provider_request_id = %q, want the successful attempt's %q", m.GetProviderRequestId(), f.wantReqID(2))
+				}
+				if f.wantRL != nil {
+					if got := m.GetRateLimit().GetRequestsRemaining(); got != f.wantRL(2) {
+						t.Errorf("rate_limit = %v, want the successful answer's (remaining %d)", m.GetRateLimit(), f.wantRL(2))
+					}
+				} else if m.GetRateLimit() != nil {
+					t.Errorf("rate_limit = %v: the success reported none; the 429's state must not stay", m.GetRateLimit())
+				}
+			})
+		}
+	}
+}
