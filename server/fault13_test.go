@@ -385,8 +385,8 @@ var geminiFormat = f13Format{
 models:
   - {name: m, provider: up, upstream_model: gemini-2.5-flash, capabilities: {chat: {format: gemini}}}
 `,
-	rl:     func(int) http.Header { return http.Header{} },
-	okBody: `{"candidates":[{"content":{"parts":[{"text":"` + okText + `"}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":14,"candidatesTokenCount":7,"totalTokenCount":21},"modelVersion":"gemini-2.5-flash","responseId":"gem_f13"}`,
+	rl:         func(int) http.Header { return http.Header{} },
+	okBody:     `{"candidates":[{"content":{"parts":[{"text":"` + okText + `"}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":14,"candidatesTokenCount":7,"totalTokenCount":21},"modelVersion":"gemini-2.5-flash","responseId":"gem_f13"}`,
 	errBody:    geminiErr,
 	streamType: "text/event-stream",
 	text: func(s string) string {
