@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -221,6 +222,15 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			} else {
 				m = kindTable[provider.KindTimeout]
 			}
+		}
+		if pe.HTTPStatus == http.StatusConflict && pe.Kind == provider.KindInvalidRequest {
+			// A 409 the adapter did not refine (KindForStatus counts every
+			// other 4xx as an invalid request) is a conflict on the
+			// provider's side, a lock timeout in the OpenAI and Anthropic
+			// SDKs' words, which they and pipeline.Retryable retry: not
+			// the caller's bad input. Aborted is the canonical code of 409
+			// (google.rpc.Code).
+			m = kindMapping{codes.Aborted, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_UNAVAILABLE}
 		}
 		code = m.code
 		info.Reason = reasonString(m.reason)

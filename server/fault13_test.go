@@ -556,3 +556,172 @@ func TestFault13RetryDelayThenSuccess(t *testing.T) {
 		}
 	}
 }
+
+// f13Check asserts what every failed call's status carries: the code and
+// reason, ErrorInfo's domain and metadata (provider, model, upstream status
+// and request id of the last attempt), and a FailedCallMeta with the
+// attempts, one retry reason per failed attempt and the last attempt's
+// request id and rate-limit state.
+func f13Check(t *testing.T, f f13Format, err error, code codes.Code, reason string, attempts, upstreamStatus int) (*status.Status, *llmrelayv1.ResponseMeta) {
+	t.Helper()
+	st, info, _ := statusDetails(t, err)
+	if st.Code() != code || info.GetReason() != reason {
+		t.Fatalf("got %v %s (%s), want %v %s", st.Code(), info.GetReason(), st.Message(), code, reason)
+	}
+	md := info.GetMetadata()
+	if md["provider"] != "up" || md["model"] != "m" {
+		t.Errorf("ErrorInfo metadata = %v", md)
+	}
+	if upstreamStatus != 0 && md["upstreamStatus"] != strconv.Itoa(upstreamStatus) {
+		t.Errorf("upstreamStatus = %q, want %d", md["upstreamStatus"], upstreamStatus)
+	}
+	if md["upstreamRequestId"] != f.wantReqID(attempts) {
+		t.Errorf("upstreamRequestId = %q, want the last attempt's %q", md["upstreamRequestId"], f.wantReqID(attempts))
+	}
+	if !strings.HasPrefix(st.Message(), "up: ") {
+		t.Errorf("message %q does not name the provider", st.Message())
+	}
+	m := failedMeta(t, err)
+	if m.GetAttempts() != int32(attempts) || len(m.GetRetryReasons()) != attempts {
+		t.Errorf("attempts %d, retry reasons %v, want %d", m.GetAttempts(), m.GetRetryReasons(), attempts)
+	}
+	for i, rr := range m.GetRetryReasons() {
+		if rr.GetAttempt() != int32(i+1) || (upstreamStatus != 0 && rr.GetUpstreamStatus() != int32(upstreamStatus)) {
+			t.Errorf("retry reason %d = %v", i, rr)
+		}
+		if (i < attempts-1) != (rr.GetDelay() != nil) {
+			t.Errorf("retry reason %d: delay %v (only attempts followed by another wait)", i, rr.GetDelay())
+		}
+	}
+	if m.GetProviderRequestId() != f.wantReqID(attempts) {
+		t.Errorf("provider_request_id = %q, want the last attempt's %q", m.GetProviderRequestId(), f.wantReqID(attempts))
+	}
+	if m.GetProvider() != "up" || m.GetRequestedModel() != "m" || m.GetRequestId() == "" {
+		t.Errorf("meta = %v", m)
+	}
+	return st, m
+}
+
+// TestFault13HTTPStatuses: every status the retry policy and the error
+// table name, for every format: which are retried (connection-level 408,
+// 409, 429, 5xx but 501), which never are (400, 401, 403, 404, 422, 501),
+// x-should-retry overriding the status either way, and the code, reason
+// and details the client gets once the gateway gives up.
+func TestFault13HTTPStatuses(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		status   int
+		extra    http.Header
+		code     codes.Code
+		reason   string
+		attempts int
+	}{
+		{500, nil, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 3},
+		{502, nil, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 3},
+		{503, nil, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 3},
+		{529, nil, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 3},
+		{504, nil, codes.DeadlineExceeded, "UPSTREAM_TIMEOUT", 3},
+		{408, nil, codes.DeadlineExceeded, "UPSTREAM_TIMEOUT", 3},
+		{409, nil, codes.Aborted, "UPSTREAM_UNAVAILABLE", 3},
+		{501, nil, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 1},
+		{400, nil, codes.InvalidArgument, "INVALID_REQUEST", 1},
+		{401, nil, codes.Unauthenticated, "UPSTREAM_UNAUTHENTICATED", 1},
+		{403, nil, codes.PermissionDenied, "UPSTREAM_PERMISSION_DENIED", 1},
+		{404, nil, codes.NotFound, "MODEL_NOT_FOUND", 1},
+		{422, nil, codes.InvalidArgument, "INVALID_REQUEST", 1},
+		{400, hdr("x-should-retry", "true"), codes.InvalidArgument, "INVALID_REQUEST", 3},
+		{503, hdr("x-should-retry", "false"), codes.Unavailable, "UPSTREAM_UNAVAILABLE", 1},
+		{429, hdr("x-should-retry", "false"), codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1},
+		{529, hdr("x-should-retry", "maybe"), codes.Unavailable, "UPSTREAM_UNAVAILABLE", 3},
+	}
+	for _, f := range f13Formats() {
+		for _, tc := range cases {
+			name := f.name + "/" + strconv.Itoa(tc.status)
+			if v := tc.extra.Get("x-should-retry"); v != "" {
+				name += "/x-should-retry=" + v
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				up := f13Serve(t, f.errStep(1, tc.status, tc.extra), f.errStep(2, tc.status, tc.extra), f.errStep(3, tc.status, tc.extra), f.okStep(4))
+				clock := &f13Clock{}
+				c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+				_, err := c.Chat(context.Background(), chatReq13())
+				st, m := f13Check(t, f, err, tc.code, tc.reason, tc.attempts, tc.status)
+				if up.requests() != tc.attempts || len(clock.slept()) != tc.attempts-1 {
+					t.Errorf("upstream saw %d requests, %d backoffs; want %d attempts", up.requests(), len(clock.slept()), tc.attempts)
+				}
+				if ri := retryInfo(st); ri != nil {
+					t.Errorf("RetryInfo %v without a provider delay", ri)
+				}
+				if f.wantRL != nil && m.GetRateLimit().GetRequestsRemaining() != f.wantRL(tc.attempts) {
+					t.Errorf("rate_limit = %v, want the last attempt's (remaining %d)", m.GetRateLimit(), f.wantRL(tc.attempts))
+				}
+			})
+		}
+	}
+}
+
+// TestFault13RateLimitExhausted: 429 on every attempt, each with its own
+// Retry-After, request id and rate-limit state: ResourceExhausted with
+// RetryInfo, ErrorInfo and FailedCallMeta of the LAST attempt; a
+// Retry-After beyond max_retry_after or beyond the caller's deadline ends
+// the call at once, before the deadline, with the provider's delay.
+func TestFault13RateLimitExhausted(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		t.Run(f.name+"/every attempt", func(t *testing.T) {
+			t.Parallel()
+			var steps []f13Step
+			for n := 1; n <= 3; n++ {
+				steps = append(steps, f.errStep(n, 429, hdr("Retry-After", strconv.Itoa(n))))
+			}
+			up := f13Serve(t, append(steps, f.okStep(4))...)
+			clock := &f13Clock{}
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+			_, err := c.Chat(context.Background(), chatReq13())
+			st, m := f13Check(t, f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 3, 429)
+			if ri := retryInfo(st); ri.GetRetryDelay().AsDuration() != 3*time.Second {
+				t.Errorf("RetryInfo = %v, want the last attempt's 3s", ri)
+			}
+			if s := clock.slept(); len(s) != 2 || s[0] != time.Second || s[1] != 2*time.Second {
+				t.Errorf("sleeps = %v, want [1s 2s]", s)
+			}
+			if f.wantRL != nil && m.GetRateLimit().GetRequestsRemaining() != f.wantRL(3) {
+				t.Errorf("rate_limit = %v, want the last attempt's", m.GetRateLimit())
+			}
+			if up.requests() != 3 {
+				t.Errorf("upstream saw %d requests", up.requests())
+			}
+		})
+		t.Run(f.name+"/beyond max_retry_after", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, f.errStep(1, 429, hdr("Retry-After", "120")), f.okStep(2))
+			clock := &f13Clock{}
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+			_, err := c.Chat(context.Background(), chatReq13())
+			st, _ := f13Check(t, f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 429)
+			if ri := retryInfo(st); ri.GetRetryDelay().AsDuration() != 2*time.Minute {
+				t.Errorf("RetryInfo = %v, want 2m", ri)
+			}
+			if !strings.Contains(st.Message(), "max_retry_after") || len(clock.slept()) != 0 || up.requests() != 1 {
+				t.Errorf("message %q, sleeps %v, requests %d", st.Message(), clock.slept(), up.requests())
+			}
+		})
+		t.Run(f.name+"/beyond the deadline", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, f.errStep(1, 429, hdr("Retry-After", "30")), f.okStep(2))
+			clock := &f13Clock{}
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, err := c.Chat(ctx, chatReq13())
+			st, _ := f13Check(t, f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 429)
+			if ri := retryInfo(st); ri.GetRetryDelay().AsDuration() != 30*time.Second {
+				t.Errorf("RetryInfo = %v, want 30s", ri)
+			}
+			if !strings.Contains(st.Message(), "deadline") || len(clock.slept()) != 0 || up.requests() != 1 || ctx.Err() != nil {
+				t.Errorf("message %q, sleeps %v, requests %d, ctx %v", st.Message(), clock.slept(), up.requests(), ctx.Err())
+			}
+		})
+	}
+}
