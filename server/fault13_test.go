@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -723,5 +724,165 @@ func TestFault13RateLimitExhausted(t *testing.T) {
 				t.Errorf("message %q, sleeps %v, requests %d, ctx %v", st.Message(), clock.slept(), up.requests(), ctx.Err())
 			}
 		})
+	}
+}
+
+// f13Stream is what a StreamChat client saw.
+type f13Stream struct {
+	started bool
+	text    string
+	usage   *llmrelayv1.Usage
+	end     *llmrelayv1.StreamEnd
+	err     error
+}
+
+func readStream13(t *testing.T, c llmrelayv1.GatewayServiceClient) f13Stream {
+	t.Helper()
+	s, err := c.StreamChat(context.Background(), &llmrelayv1.StreamChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("What is the capital of France?")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out f13Stream
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			out.err = err
+			return out
+		}
+		if out.end != nil {
+			t.Fatalf("an event after end: %v", ev)
+		}
+		switch {
+		case ev.GetStart() != nil:
+			out.started = true
+		case ev.GetTextDelta() != nil:
+			if !out.started {
+				t.Error("a text delta before start")
+			}
+			out.text += ev.GetTextDelta().GetText()
+		case ev.GetUsage() != nil:
+			out.usage = ev.GetUsage()
+		case ev.GetEnd() != nil:
+			out.end = ev.GetEnd()
+		}
+	}
+}
+
+// complete is a whole stream saying okText in two deltas.
+func (f f13Format) complete() string {
+	return f.head + f.text("The capital of France") + f.text(" is Paris.") + f.tail
+}
+
+// TestFault13Streams: a stream fails before its first content event
+// (status, error event, cut, reset, silence): nothing reached the client,
+// so it is retried and the client gets one clean stream whose meta is the
+// second attempt's. It fails after content: never retried; the client
+// keeps the deltas it got, then the status with the partial meta (request
+// id, response id, usage seen so far) and no end event; a stream cut
+// without its terminator is never reported as a complete answer.
+func TestFault13Streams(t *testing.T) {
+	t.Parallel()
+	type streamCase struct {
+		name string
+		// first answers attempt 1; the second attempt gets the complete
+		// stream (retried cases) or nothing (the rest).
+		first  func(f f13Format) f13Step
+		retry  bool
+		reason string // the retry reason, or the failure's code/reason below
+		code   codes.Code
+		ereason string
+		skip    func(f f13Format) bool
+	}
+	early := func(f f13Format) bool { return f.head == "" }
+	cases := []streamCase{
+		{name: "503 before the first byte", first: func(f f13Format) f13Step { return f.errStep(1, 503, nil) }, retry: true, reason: "http_503"},
+		{name: "529 before the first byte", first: func(f f13Format) f13Step { return f.errStep(1, 529, nil) }, retry: true, reason: "http_529"},
+		{name: "error event before content", first: func(f f13Format) f13Step {
+			return respond(200, f.streamHead(1), f.head+f.errEvent)
+		}, retry: true},
+		{name: "cut before content", first: func(f f13Format) f13Step {
+			return respond(200, f.streamHead(1), f.head)
+		}, retry: true, reason: "stream_cut"},
+		{name: "reset before content", first: func(f f13Format) f13Step {
+			return thenReset(f.streamHead(1), f.head)
+		}, retry: true, skip: early},
+		{name: "idle before content", first: func(f f13Format) f13Step {
+			return thenHang(f.streamHead(1), f.head)
+		}, retry: true, reason: "timeout"},
+		{name: "error event after content", first: func(f f13Format) f13Step {
+			return respond(200, f.streamHead(1), f.head+f.text("The capital")+f.errEvent)
+		}, code: codes.Unavailable, ereason: "UPSTREAM_UNAVAILABLE"},
+		{name: "cut after content", first: func(f f13Format) f13Step {
+			return respond(200, f.streamHead(1), f.head+f.text("The capital"))
+		}, code: codes.Unavailable, ereason: "UPSTREAM_BAD_RESPONSE"},
+		{name: "reset after content", first: func(f f13Format) f13Step {
+			return thenReset(f.streamHead(1), f.head+f.text("The capital"))
+		}, code: codes.Unavailable, ereason: "UPSTREAM_UNAVAILABLE"},
+		{name: "idle after content", first: func(f f13Format) f13Step {
+			return thenHang(f.streamHead(1), f.head+f.text("The capital"))
+		}, code: codes.DeadlineExceeded, ereason: "UPSTREAM_TIMEOUT"},
+	}
+	for _, f := range f13Formats() {
+		for _, tc := range cases {
+			if tc.skip != nil && tc.skip(f) {
+				continue
+			}
+			t.Run(f.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				second := respond(200, f.streamHead(2), f.complete())
+				up := f13Serve(t, tc.first(f), second)
+				clock := &f13Clock{}
+				yaml := "defaults: {idle_timeout: 150ms, retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms}}\n" + f.yaml
+				c := f13Start(t, yaml, up.URL, clock)
+				got := readStream13(t, c)
+				if tc.retry {
+					if got.err != nil {
+						t.Fatalf("not retried: %v (after %q)", got.err, got.text)
+					}
+					if got.text != okText || got.end == nil {
+						t.Fatalf("text %q, end %v", got.text, got.end)
+					}
+					m := got.end.GetMeta()
+					if m.GetAttempts() != 2 || len(m.GetRetryReasons()) != 1 || up.requests() != 2 {
+						t.Fatalf("attempts %d, reasons %v, upstream %d", m.GetAttempts(), m.GetRetryReasons(), up.requests())
+					}
+					if tc.reason != "" && m.GetRetryReasons()[0].GetReason() != tc.reason {
+						t.Errorf("retry reason = %v, want %s", m.GetRetryReasons()[0], tc.reason)
+					}
+					if m.GetProviderRequestId() != f.wantReqID(2) || (f.wantRL != nil && m.GetRateLimit().GetRequestsRemaining() != f.wantRL(2)) {
+						t.Errorf("meta request id %q rate limit %v: want the second attempt's", m.GetProviderRequestId(), m.GetRateLimit())
+					}
+					if got.end.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetUsage().GetOutputTokens() == 0 {
+						t.Errorf("end = %v", got.end)
+					}
+					return
+				}
+				if got.end != nil || got.err == nil {
+					t.Fatalf("a failed stream ended with %v, err %v: it must not look complete", got.end, got.err)
+				}
+				if got.text != "The capital" || !got.started {
+					t.Errorf("the client got %q before the error, want the relayed delta", got.text)
+				}
+				if up.requests() != 1 {
+					t.Errorf("upstream saw %d requests: nothing is retried after content", up.requests())
+				}
+				_, m := f13Check(t, f, got.err, tc.code, tc.ereason, 1, 0)
+				if m.GetTimeToFirstToken() == nil {
+					t.Errorf("partial meta lost time_to_first_token: %v", m)
+				}
+				if f.wantRL != nil && m.GetRateLimit().GetRequestsRemaining() != f.wantRL(1) {
+					t.Errorf("partial meta rate limit = %v", m.GetRateLimit())
+				}
+				if f.name != "ollama" && m.GetResponseId() == "" {
+					t.Errorf("partial meta lost the response id: %v", m)
+				}
+				if (f.name == "anthropic" || f.name == "gemini") && m.GetUsage().GetInputTokens() == 0 {
+					t.Errorf("partial meta lost the usage seen so far: %v", m)
+				}
+			})
+		}
 	}
 }

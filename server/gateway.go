@@ -913,6 +913,13 @@ func (r *relay) fail(ctx context.Context, err error) error {
 		// reach it; report the send error as it is.
 		return r.sendErr
 	}
+	if pe := (*provider.Error)(nil); errors.As(err, &pe) {
+		// The attempt failed after Retry handed the stream over: it is a
+		// failed attempt like the ones Retry recorded (meta.retry_reasons
+		// has one entry per failed attempt), though none follows it.
+		rec := r.p.call.Record
+		r.p.call.RecordFailure(err, r.g.now().Sub(rec.AttemptStart))
+	}
 	if rep := reported(err); rep != nil {
 		// What the provider said with its failure (a failed response's
 		// usage, say) comes after what its events said.

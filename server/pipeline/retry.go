@@ -236,12 +236,7 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 // again records a failed attempt and waits before the next one; false
 // means give up and return err.
 func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Time, err error) bool {
-	reason, status, msg := ReasonFor(err)
-	rr := &llmrelayv1.RetryReason{
-		Attempt: c.Record.Attempts, Reason: reason, UpstreamStatus: status, Message: msg,
-		Duration: durationpb.New(r.clock.Now().Sub(start)), Deployment: c.Deployment,
-	}
-	c.Record.RetryReasons = append(c.Record.RetryReasons, rr)
+	rr := c.RecordFailure(err, r.clock.Now().Sub(start))
 	if attempt >= r.policy.MaxAttempts || !Retryable(err) || ctx.Err() != nil {
 		return false
 	}
@@ -264,6 +259,21 @@ func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Ti
 	}
 	rr.Delay = durationpb.New(delay)
 	return r.clock.Sleep(ctx, delay) == nil
+}
+
+// RecordFailure appends the call's last attempt, failed with err after d,
+// to Record.RetryReasons ("one entry per failed attempt") and returns the
+// entry. Retry records every attempt it sees fail; the server records a
+// stream that fails after Retry handed it over (mid-stream), which no
+// retry follows.
+func (c *Call) RecordFailure(err error, d time.Duration) *llmrelayv1.RetryReason {
+	reason, status, msg := ReasonFor(err)
+	rr := &llmrelayv1.RetryReason{
+		Attempt: c.Record.Attempts, Reason: reason, UpstreamStatus: status, Message: msg,
+		Duration: durationpb.New(d), Deployment: c.Deployment,
+	}
+	c.Record.RetryReasons = append(c.Record.RetryReasons, rr)
+	return rr
 }
 
 func (r *retrier) backoff(attempt int) time.Duration {
