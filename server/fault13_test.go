@@ -789,10 +789,10 @@ func TestFault13Streams(t *testing.T) {
 		name string
 		// first answers attempt 1; the second attempt gets the complete
 		// stream (retried cases) or nothing (the rest).
-		first  func(f f13Format) f13Step
-		retry  bool
-		reason string // the retry reason, or the failure's code/reason below
-		code   codes.Code
+		first   func(f f13Format) f13Step
+		retry   bool
+		reason  string // the retry reason, or the failure's code/reason below
+		code    codes.Code
 		ereason string
 		skip    func(f f13Format) bool
 	}
