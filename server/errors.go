@@ -216,7 +216,10 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		}
 		// Our own deadline or the caller's cancellation win over what the
 		// transport saw.
-		if ctx.Err() != nil && (pe.Kind == provider.KindTimeout || pe.Kind == provider.KindCanceled || pe.Kind == provider.KindConnection) {
+		// So do they when they ended the wait before a retry: the call
+		// ended for them, not for the attempt that failed before.
+		interrupted := errors.Is(pe, pipeline.ErrBackoffInterrupted)
+		if ctx.Err() != nil && (pe.Kind == provider.KindTimeout || pe.Kind == provider.KindCanceled || pe.Kind == provider.KindConnection || interrupted) {
 			if errors.Is(ctx.Err(), context.Canceled) {
 				m = kindTable[provider.KindCanceled]
 			} else {
@@ -248,6 +251,12 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		if cb := callBound(ctx); cb != nil && code == codes.DeadlineExceeded {
 			msg = name + ": " + cb.Error()
 			info.Metadata["maxCallDuration"] = cb.bound.String()
+		}
+		if interrupted && ctx.Err() != nil {
+			msg += " (the call ended while waiting to retry after: " + pe.Message + ")"
+			if cb := callBound(ctx); cb == nil || code != codes.DeadlineExceeded {
+				msg = name + ": the call ended while waiting to retry after: " + pe.Message
+			}
 		}
 		if pe.Code != "" {
 			info.Metadata["upstreamCode"] = clean(redact, pe.Code)

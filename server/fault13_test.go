@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/internal/config"
@@ -886,3 +888,82 @@ func TestFault13Streams(t *testing.T) {
 		}
 	}
 }
+
+// TestFault13DeadlineDuringBackoff: the call's deadline (the caller's
+// call.timeout, the gateway's max_call_duration, the client's own
+// deadline) ends while the gateway waits to retry a 503: DeadlineExceeded
+// UPSTREAM_TIMEOUT, no further attempt, and the 503 stays in the
+// FailedCallMeta as the failed attempt.
+func TestFault13DeadlineDuringBackoff(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		for _, how := range []string{"call.timeout", "max_call_duration", "client deadline"} {
+			t.Run(f.name+"/"+how, func(t *testing.T) {
+				t.Parallel()
+				up := f13Serve(t, f.errStep(1, 503, nil), f.okStep(2))
+				clock := &f13Clock{block: true}
+				defaults := "defaults: {retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms}"
+				if how == "max_call_duration" {
+					defaults += ", max_call_duration: 150ms"
+				}
+				c := f13Start(t, defaults+"}\n"+f.yaml, up.URL, clock)
+				req := chatReq13()
+				ctx := context.Background()
+				switch how {
+				case "call.timeout":
+					req.Call = &llmrelayv1.CallOptions{Timeout: durationpb.New(150 * time.Millisecond)}
+				case "client deadline":
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, 150*time.Millisecond)
+					defer cancel()
+				}
+				_, err := c.Chat(ctx, req)
+				if up.requests() != 1 || len(clock.slept()) != 1 {
+					t.Errorf("upstream saw %d requests after %d backoffs, want 1 and 1", up.requests(), len(clock.slept()))
+				}
+				if how == "client deadline" {
+					// The client's own deadline: its library ends the call.
+					if status.Code(err) != codes.DeadlineExceeded {
+						t.Fatalf("err = %v", err)
+					}
+					return
+				}
+				st, m := f13Check(t, f, err, codes.DeadlineExceeded, "UPSTREAM_TIMEOUT", 1, 503)
+				if how == "max_call_duration" {
+					if info := errorInfoOf(st); info.GetMetadata()["maxCallDuration"] != "150ms" || !strings.Contains(st.Message(), "max_call_duration") {
+						t.Errorf("status %q, ErrorInfo %v: want the bound named", st.Message(), info.GetMetadata())
+					}
+				}
+				if !strings.Contains(st.Message(), "waiting to retry after: upstream said 503") {
+					t.Errorf("message %q does not say the call ended while waiting to retry the 503", st.Message())
+				}
+				if rr := m.GetRetryReasons(); len(rr) != 1 || rr[0].GetReason() != "http_503" {
+					t.Errorf("retry reasons = %v", rr)
+				}
+			})
+		}
+	}
+}
+
+func errorInfoOf(st *status.Status) *errdetails.ErrorInfo {
+	for _, d := range st.Details() {
+		if i, ok := d.(*errdetails.ErrorInfo); ok {
+			return i
+		}
+	}
+	return nil
+}
+
+// f13Routed routes model m to deployments "first" ({{URL}}) and "second"
+// ({{URL2}}) of the format: the same provider type, two accounts.
+func f13Routed(f f13Format, attempts int) string {
+	i := strings.Index(f.yaml, "models:")
+	prov := strings.TrimPrefix(f.yaml[:i], "providers:\n")
+	first := strings.Replace(prov, "name: up", "name: first", 1)
+	second := strings.Replace(strings.Replace(prov, "name: up", "name: second", 1), "{{URL}}", "{{URL2}}", 1)
+	model := f13Deployments.ReplaceAllString(f.yaml[i:], "deployments: [{provider: first, upstream_model: $1}, {provider: second, upstream_model: $1}],")
+	return fmt.Sprintf("defaults: {retry: {max_attempts: %d, base_delay: 1ms, max_delay: 2ms, max_retry_after: 60s}}\nproviders:\n%s%s%s",
+		attempts, first, second, model)
+}
+
+var f13Deployments = regexp.MustCompile(`provider: up, upstream_model: ([^,]+),`)

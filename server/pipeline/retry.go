@@ -64,6 +64,11 @@ func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
 // in the caller's deadline.
 var ErrRetryAfterBeyondDeadline = errors.New("the provider's retry delay exceeds the deadline")
 
+// ErrBackoffInterrupted marks a failure whose retry was cut short: the
+// call's context ended during the backoff wait. The server reports the
+// context's end (DeadlineExceeded, Canceled) with this failure's details.
+var ErrBackoffInterrupted = errors.New("the call ended while waiting to retry")
+
 // ErrRetryAfterTooLong marks one given up on because the provider's
 // requested delay is longer than RetryPolicy.MaxRetryAfter.
 var ErrRetryAfterTooLong = errors.New("the provider's retry delay exceeds max_retry_after")
@@ -258,7 +263,17 @@ func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Ti
 		return false
 	}
 	rr.Delay = durationpb.New(delay)
-	return r.clock.Sleep(ctx, delay) == nil
+	if r.clock.Sleep(ctx, delay) != nil {
+		// The call ended (its deadline, the caller) while waiting: that,
+		// not this attempt's failure, is why no attempt follows; the
+		// last attempt has no delay.
+		rr.Delay = nil
+		if pe != nil {
+			pe.Err = errors.Join(pe.Err, ErrBackoffInterrupted)
+		}
+		return false
+	}
+	return true
 }
 
 // RecordFailure appends the call's last attempt, failed with err after d,
