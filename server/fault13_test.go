@@ -967,3 +967,123 @@ func f13Routed(f f13Format, attempts int) string {
 }
 
 var f13Deployments = regexp.MustCompile(`provider: up, upstream_model: ([^,]+),`)
+
+// f13StartRouted serves f13Routed with the two upstreams.
+func f13StartRouted(t *testing.T, f f13Format, attempts int, first, second *f13Upstream, clock *f13Clock) llmrelayv1.GatewayServiceClient {
+	t.Helper()
+	return f13Start(t, strings.ReplaceAll(f13Routed(f, attempts), "{{URL2}}", second.URL), first.URL, clock)
+}
+
+// TestFault13Fallback: a routed model's first deployment fails with a
+// fallback-worthy error (retries exhausted on a 503; at once on a
+// Retry-After beyond max_retry_after or a rejected key), the second
+// answers: the meta says which answered and which were tried, counts the
+// attempts of both and names each failed attempt's deployment. A 400 never
+// falls back; when both fail, the status is the last deployment's.
+func TestFault13Fallback(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		for _, tc := range []struct {
+			name     string
+			status   int
+			extra    http.Header
+			attempts int // of the first deployment
+		}{
+			{"503 retried then fallback", 503, nil, 3},
+			{"429 beyond max_retry_after", 429, hdr("Retry-After", "120"), 1},
+			{"401", 401, nil, 1},
+			{"404", 404, nil, 1},
+		} {
+			t.Run(f.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				first := f13Serve(t, f.errStep(1, tc.status, tc.extra), f.errStep(2, tc.status, tc.extra), f.errStep(3, tc.status, tc.extra))
+				second := f13Serve(t, f.okStep(11))
+				c := f13StartRouted(t, f, 3, first, second, &f13Clock{})
+				resp, err := c.Chat(context.Background(), chatReq13())
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := resp.GetMeta()
+				if r := m.GetRouting(); r.GetDeployment() == "" || len(r.GetTried()) != 1 || m.GetProvider() != "second" {
+					t.Errorf("routing = %v, provider %s", r, m.GetProvider())
+				}
+				if m.GetAttempts() != int32(tc.attempts+1) || len(m.GetRetryReasons()) != tc.attempts {
+					t.Fatalf("attempts %d, reasons %v", m.GetAttempts(), m.GetRetryReasons())
+				}
+				for i, rr := range m.GetRetryReasons() {
+					if rr.GetDeployment() != m.GetRouting().GetTried()[0] || rr.GetUpstreamStatus() != int32(tc.status) || rr.GetAttempt() != int32(i+1) {
+						t.Errorf("retry reason %d = %v", i, rr)
+					}
+				}
+				if m.GetProviderRequestId() != f.wantReqID(11) || (f.wantRL != nil && m.GetRateLimit().GetRequestsRemaining() != f.wantRL(11)) {
+					t.Errorf("request id %q, rate limit %v: want the second deployment's", m.GetProviderRequestId(), m.GetRateLimit())
+				}
+				if first.requests() != tc.attempts || second.requests() != 1 {
+					t.Errorf("first saw %d, second %d", first.requests(), second.requests())
+				}
+			})
+		}
+		t.Run(f.name+"/400 does not fall back", func(t *testing.T) {
+			t.Parallel()
+			first := f13Serve(t, f.errStep(1, 400, nil))
+			second := f13Serve(t, f.okStep(11))
+			c := f13StartRouted(t, f, 3, first, second, &f13Clock{})
+			_, err := c.Chat(context.Background(), chatReq13())
+			if status.Code(err) != codes.InvalidArgument || first.requests() != 1 || second.requests() != 0 {
+				t.Errorf("err %v, first %d, second %d", err, first.requests(), second.requests())
+			}
+		})
+		t.Run(f.name+"/both fail", func(t *testing.T) {
+			t.Parallel()
+			first := f13Serve(t, f.errStep(1, 503, nil), f.errStep(2, 503, nil))
+			second := f13Serve(t, f.errStep(11, 429, hdr("Retry-After", "1")), f.errStep(12, 429, hdr("Retry-After", "2")))
+			c := f13StartRouted(t, f, 2, first, second, &f13Clock{})
+			_, err := c.Chat(context.Background(), chatReq13())
+			st, info, _ := statusDetails(t, err)
+			if st.Code() != codes.ResourceExhausted || info.GetReason() != "UPSTREAM_RATE_LIMITED" || info.GetMetadata()["provider"] != "second" ||
+				info.GetMetadata()["upstreamRequestId"] != f.wantReqID(12) {
+				t.Fatalf("%v %s %v: %s", st.Code(), info.GetReason(), info.GetMetadata(), st.Message())
+			}
+			if ri := retryInfo(st); ri.GetRetryDelay().AsDuration() != 2*time.Second {
+				t.Errorf("RetryInfo = %v, want the last attempt's 2s", ri)
+			}
+			m := failedMeta(t, err)
+			var deps []string
+			for _, rr := range m.GetRetryReasons() {
+				deps = append(deps, rr.GetDeployment()+":"+rr.GetReason())
+			}
+			want := []string{"first:http_503", "first:http_503", "second:http_429", "second:http_429"}
+			if m.GetAttempts() != 4 || fmt.Sprint(deps) != fmt.Sprint(want) {
+				t.Errorf("attempts %d, reasons %v, want %v", m.GetAttempts(), deps, want)
+			}
+			if r := m.GetRouting(); len(r.GetTried()) != 1 || r.GetTried()[0] != "first" || m.GetProviderRequestId() != f.wantReqID(12) {
+				t.Errorf("routing %v, request id %q", r, m.GetProviderRequestId())
+			}
+		})
+		t.Run(f.name+"/stream error before content falls back", func(t *testing.T) {
+			t.Parallel()
+			first := f13Serve(t, respond(200, f.streamHead(1), f.head+f.errEvent))
+			second := f13Serve(t, respond(200, f.streamHead(11), f.complete()))
+			c := f13StartRouted(t, f, 1, first, second, &f13Clock{})
+			got := readStream13(t, c)
+			if got.err != nil || got.text != okText {
+				t.Fatalf("err %v, text %q", got.err, got.text)
+			}
+			m := got.end.GetMeta()
+			if m.GetAttempts() != 2 || len(m.GetRetryReasons()) != 1 || m.GetRouting().GetDeployment() == "" || len(m.GetRouting().GetTried()) != 1 ||
+				m.GetProvider() != "second" || m.GetProviderRequestId() != f.wantReqID(11) {
+				t.Errorf("meta = %v", m)
+			}
+		})
+		t.Run(f.name+"/stream error after content does not fall back", func(t *testing.T) {
+			t.Parallel()
+			first := f13Serve(t, respond(200, f.streamHead(1), f.head+f.text("The capital")+f.errEvent))
+			second := f13Serve(t, respond(200, f.streamHead(11), f.complete()))
+			c := f13StartRouted(t, f, 1, first, second, &f13Clock{})
+			got := readStream13(t, c)
+			if got.err == nil || got.text != "The capital" || second.requests() != 0 {
+				t.Fatalf("err %v, text %q, second saw %d", got.err, got.text, second.requests())
+			}
+		})
+	}
+}
