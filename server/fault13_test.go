@@ -1087,3 +1087,52 @@ func TestFault13Fallback(t *testing.T) {
 		})
 	}
 }
+
+// TestFault13TerminatorMissing: a stream whose finish arrived but whose
+// terminator did not (Anthropic's message_stop, the Responses API's
+// response.completed; on the chat format, the usage chunk and [DONE]
+// after the finish chunk) ended on a closed connection: it is not reported
+// as a complete answer. (A chat stream with its finish and its usage but
+// no [DONE] is complete: Cerebras ends that way, docs/decisions.md "A chat
+// stream may end without [DONE]".)
+func TestFault13TerminatorMissing(t *testing.T) {
+	t.Parallel()
+	chatTerm := openaiChat.tail[strings.Index(openaiChat.tail, "data: {\"id\":\"chatcmpl-f13\",\"object\":\"chat.completion.chunk\",\"created\":1760433201,\"model\":\"gpt-4o-mini-2024-07-18\",\"choices\":[],"):]
+	for _, tc := range []struct {
+		f    f13Format
+		term string
+	}{
+		{openaiChat, chatTerm},
+		{azureFormat(), chatTerm},
+		{anthropicFormat, anthropicEvent("message_stop", `"x":0`)},
+		{openaiResponses, openaiResponses.tail[strings.Index(openaiResponses.tail, "event: response.completed"):]},
+	} {
+		t.Run(tc.f.name, func(t *testing.T) {
+			t.Parallel()
+			body := strings.TrimSuffix(tc.f.complete(), tc.term)
+			if body == tc.f.complete() {
+				t.Fatal("the terminator is not at the end")
+			}
+			up := f13Serve(t, respond(200, tc.f.streamHead(1), body))
+			c := f13Start(t, "defaults: {retry: {max_attempts: 1}}\n"+tc.f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if got.end != nil || got.err == nil {
+				t.Fatalf("a stream without its terminator ended as complete: %v", got.end)
+			}
+			f13Check(t, tc.f, got.err, codes.Unavailable, "UPSTREAM_BAD_RESPONSE", 1, 0)
+		})
+	}
+}
+
+// TestFault13ChatStreamWithoutDone: the documented exception: a chat
+// stream that sent its finish and its usage and then ended cleanly is a
+// complete answer (Cerebras sends no [DONE]).
+func TestFault13ChatStreamWithoutDone(t *testing.T) {
+	t.Parallel()
+	up := f13Serve(t, respond(200, openaiChat.streamHead(1), strings.TrimSuffix(openaiChat.complete(), "data: [DONE]\n\n")))
+	c := f13Start(t, "defaults: {retry: {max_attempts: 1}}\n"+openaiChat.yaml, up.URL, &f13Clock{})
+	got := readStream13(t, c)
+	if got.err != nil || got.end == nil || got.text != okText || got.end.GetMeta().GetUsage().GetTotalTokens() != 32 {
+		t.Fatalf("err %v, end %v, text %q", got.err, got.end, got.text)
+	}
+}
