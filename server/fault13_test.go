@@ -1136,3 +1136,131 @@ func TestFault13ChatStreamWithoutDone(t *testing.T) {
 		t.Fatalf("err %v, end %v, text %q", got.err, got.end, got.text)
 	}
 }
+
+// thenHangBeforeHeaders says nothing at all until the gateway goes away.
+func hangBeforeHeaders(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// cutBody declares a longer body than it sends, then closes.
+func cutBody(h http.Header, body string) f13Step {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		for k, vs := range h {
+			w.Header()[k] = vs
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)+100))
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+// TestFault13UnaryTransport: transport faults of unary calls for every
+// format: a reset before the headers, a body cut short (declared length
+// not reached), silence before the headers (first_byte_timeout) or in
+// the body (idle_timeout) are retried, and end in the mapped status once
+// the attempts are used up; a complete 200 whose JSON does not parse is
+// not retried (it would only fail again).
+func TestFault13UnaryTransport(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		okHead := merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1), f.rl(1))
+		for _, tc := range []struct {
+			name     string
+			step     f13Step
+			code     codes.Code
+			reason   string
+			attempts int
+			retry    string
+		}{
+			{"reset before headers", func(w http.ResponseWriter, _ *http.Request) {
+				c, _, _ := w.(http.Hijacker).Hijack()
+				if tc, ok := c.(*net.TCPConn); ok {
+					_ = tc.SetLinger(0)
+				}
+				_ = c.Close()
+			}, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 2, "connection_error"},
+			{"body cut short", cutBody(okHead, f.okBody[:len(f.okBody)/2]), codes.Unavailable, "UPSTREAM_UNAVAILABLE", 2, ""},
+			{"reset mid-body", thenReset(okHead, f.okBody[:len(f.okBody)/2]), codes.Unavailable, "UPSTREAM_UNAVAILABLE", 2, ""},
+			{"silent before headers", hangBeforeHeaders, codes.DeadlineExceeded, "UPSTREAM_TIMEOUT", 2, "timeout"},
+			{"silent mid-body", thenHang(okHead, f.okBody[:len(f.okBody)/2]), codes.DeadlineExceeded, "UPSTREAM_TIMEOUT", 2, "timeout"},
+			{"truncated JSON", respond(200, okHead, f.okBody[:len(f.okBody)/2]), codes.Unavailable, "UPSTREAM_BAD_RESPONSE", 1, "bad_response"},
+		} {
+			t.Run(f.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				up := f13Serve(t, tc.step, tc.step, f.okStep(3))
+				yaml := "defaults: {first_byte_timeout: 150ms, idle_timeout: 150ms, retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}}\n" + f.yaml
+				c := f13Start(t, yaml, up.URL, &f13Clock{})
+				_, err := c.Chat(context.Background(), chatReq13())
+				st, info, _ := statusDetails(t, err)
+				if st.Code() != tc.code || info.GetReason() != tc.reason {
+					t.Fatalf("got %v %s (%s), want %v %s", st.Code(), info.GetReason(), st.Message(), tc.code, tc.reason)
+				}
+				m := failedMeta(t, err)
+				if m.GetAttempts() != int32(tc.attempts) || len(m.GetRetryReasons()) != tc.attempts || up.requests() != tc.attempts {
+					t.Fatalf("attempts %d, reasons %v, upstream %d", m.GetAttempts(), m.GetRetryReasons(), up.requests())
+				}
+				if tc.retry != "" && m.GetRetryReasons()[0].GetReason() != tc.retry {
+					t.Errorf("retry reason = %v, want %s", m.GetRetryReasons()[0], tc.retry)
+				}
+			})
+		}
+	}
+}
+
+// TestFault13StreamRateLimits: a stream refused with 429 on every
+// attempt carries the last attempt's RetryInfo, request id and rate-limit
+// state like a unary call; a rate-limit error event after content ends
+// the stream with ResourceExhausted (and RetryInfo when the event names a
+// delay), the deltas already sent kept.
+func TestFault13StreamRateLimits(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		t.Run(f.name+"/429 at open", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, f.errStep(1, 429, hdr("Retry-After", "1")), f.errStep(2, 429, hdr("Retry-After", "4")))
+			clock := &f13Clock{}
+			c := f13Start(t, "defaults: {retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}}\n"+f.yaml, up.URL, clock)
+			got := readStream13(t, c)
+			if got.started || got.err == nil {
+				t.Fatalf("started %v, err %v", got.started, got.err)
+			}
+			st, m := f13Check(t, f, got.err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 2, 429)
+			if ri := retryInfo(st); ri.GetRetryDelay().AsDuration() != 4*time.Second {
+				t.Errorf("RetryInfo = %v, want 4s", ri)
+			}
+			if f.wantRL != nil && m.GetRateLimit().GetRequestsRemaining() != f.wantRL(2) {
+				t.Errorf("rate limit = %v", m.GetRateLimit())
+			}
+			if s := clock.slept(); len(s) != 1 || s[0] != time.Second {
+				t.Errorf("sleeps = %v", s)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		f     f13Format
+		event string
+		delay time.Duration
+	}{
+		{openaiResponses, responsesEvent("response.failed", `"sequence_number":4,"response":{`+responsesObj+`,"status":"failed","error":{"code":"rate_limit_exceeded","message":"Rate limit reached for gpt-4.1 on tokens per min (TPM): Limit 30000, Used 29688, Requested 1040. Please try again in 218ms."},"usage":null}`), 218 * time.Millisecond},
+		{anthropicFormat, anthropicEvent("error", `"error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}`), 0},
+		{openaiChat, `data: {"error":{"message":"Rate limit reached for gpt-4o-mini. Please try again in 1.5s.","type":"requests","param":null,"code":"rate_limit_exceeded"}}` + "\n\n", 1500 * time.Millisecond},
+		{geminiFormat, `data: {"error": {"code": 429,"message": "Resource has been exhausted (e.g. check quota).","status": "RESOURCE_EXHAUSTED"}}` + "\r\n\r\n", 0},
+	} {
+		t.Run(tc.f.name+"/rate limit event after content", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, respond(200, tc.f.streamHead(1), tc.f.head+tc.f.text("The capital")+tc.event))
+			c := f13Start(t, f13Defaults+tc.f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if got.text != "The capital" || got.end != nil {
+				t.Fatalf("text %q, end %v", got.text, got.end)
+			}
+			st, _ := f13Check(t, tc.f, got.err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 0)
+			if ri := retryInfo(st); ri.GetRetryDelay().AsDuration() != tc.delay {
+				t.Errorf("RetryInfo = %v, want %v", ri, tc.delay)
+			}
+		})
+	}
+}
