@@ -1264,3 +1264,40 @@ func TestFault13StreamRateLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestFault13ErrorIn200: an error object in a 200 answer (OpenAI's
+// server_error and exhausted quota, Ollama's error line) is classified by
+// its content: a server error is retried, then Unavailable; an exhausted
+// quota is not retried (it would fail the same way) and is
+// ResourceExhausted.
+func TestFault13ErrorIn200(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		f        f13Format
+		body     string
+		code     codes.Code
+		reason   string
+		attempts int
+	}{
+		{openaiChat, `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 2},
+		{azureFormat(), `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 2},
+		{openaiChat, `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1},
+		{ollamaFormat, `{"error":"an error was encountered while running the model: unexpected EOF"}`, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 2},
+	} {
+		t.Run(tc.f.name+"/"+tc.reason, func(t *testing.T) {
+			t.Parallel()
+			h := merged(hdr("Content-Type", "application/json"), tc.f.rl(1))
+			var steps []f13Step
+			for n := 1; n <= 2; n++ {
+				steps = append(steps, respond(200, merged(h, tc.f.reqIDHeader(n)), tc.body))
+			}
+			up := f13Serve(t, steps...)
+			c := f13Start(t, "defaults: {retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}}\n"+tc.f.yaml, up.URL, &f13Clock{})
+			_, err := c.Chat(context.Background(), chatReq13())
+			f13Check(t, tc.f, err, tc.code, tc.reason, tc.attempts, 0)
+			if up.requests() != tc.attempts {
+				t.Errorf("upstream saw %d", up.requests())
+			}
+		})
+	}
+}
