@@ -1301,3 +1301,36 @@ func TestFault13ErrorIn200(t *testing.T) {
 		})
 	}
 }
+
+// TestFault13MidStreamFailureMetrics: a stream that fails after content
+// counts as a failed attempt (llmrelay_upstream_errors_total), not as a
+// retry: nothing followed it.
+func TestFault13MidStreamFailureMetrics(t *testing.T) {
+	t.Parallel()
+	f := anthropicFormat
+	up := f13Serve(t, f.errStep(1, 529, nil), respond(200, f.streamHead(2), f.head+f.text("The capital")+f.errEvent))
+	yaml := "telemetry:\n  metrics: {enabled: true, listen: \"127.0.0.1:0\"}\n" + f13Defaults + f.yaml
+	c, _, srv := startObserved(t, yaml, up.URL)
+	got := readStream13(t, c)
+	if got.err == nil || got.text != "The capital" {
+		t.Fatalf("err %v, text %q", got.err, got.text)
+	}
+	m := failedMeta(t, got.err)
+	if rr := m.GetRetryReasons(); m.GetAttempts() != 2 || len(rr) != 2 || rr[0].GetReason() != "http_529" || rr[1].GetReason() != "unavailable" ||
+		rr[1].GetAttempt() != 2 || rr[1].GetDelay() != nil || rr[1].GetDuration() == nil {
+		t.Fatalf("attempts %d, reasons %v", m.GetAttempts(), rr)
+	}
+	text := scrape(t, srv)
+	for _, want := range []string{
+		`llmrelay_upstream_errors_total{provider="up",status="529"} 1`,
+		`llmrelay_upstream_errors_total{provider="up",status="unavailable"} 1`,
+		`llmrelay_retries_total{provider="up",reason="http_529"} 1`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(text, `llmrelay_retries_total{provider="up",reason="unavailable"}`) {
+		t.Error("the mid-stream failure counted as a retry")
+	}
+}
