@@ -599,7 +599,8 @@ func f13Check(t *testing.T, f f13Format, err error, code codes.Code, reason stri
 	if m.GetProviderRequestId() != f.wantReqID(attempts) {
 		t.Errorf("provider_request_id = %q, want the last attempt's %q", m.GetProviderRequestId(), f.wantReqID(attempts))
 	}
-	if m.GetProvider() != "up" || m.GetRequestedModel() != "m" || m.GetRequestId() == "" {
+	if m.GetProvider() != "up" || m.GetRequestedModel() != "m" || m.GetRequestId() == "" || m.GetResolvedModel() == "" ||
+		m.GetRequestDuration() == nil || m.GetTotalDuration() == nil || m.GetTotalDuration().AsDuration() < m.GetRequestDuration().AsDuration() {
 		t.Errorf("meta = %v", m)
 	}
 	return st, m
@@ -1332,5 +1333,65 @@ func TestFault13MidStreamFailureMetrics(t *testing.T) {
 	}
 	if strings.Contains(text, `llmrelay_retries_total{provider="up",reason="unavailable"}`) {
 		t.Error("the mid-stream failure counted as a retry")
+	}
+}
+
+// TestFault13ToolCallCutMidway: a StreamTools stream fails while a tool
+// call's arguments are arriving: the client got the call's deltas, never
+// a tool_call_done for the unfinished call (a client runs done calls),
+// then the status.
+func TestFault13ToolCallCutMidway(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		f    f13Format
+		body string
+	}{
+		{openaiChat, openaiChat.head +
+			openaiChunk(`{"tool_calls":[{"index":0,"id":"call_f13","type":"function","function":{"name":"get_weather","arguments":""}}]}`, "null") +
+			openaiChunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\": \"Par"}}]}`, "null")},
+		{anthropicFormat, anthropicEvent("message_start", `"message":{"model":"claude-sonnet-4-5-20250929","id":"msg_f13","type":"message","role":"assistant","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":21,"output_tokens":1}}`) +
+			anthropicEvent("content_block_start", `"index":0,"content_block":{"type":"tool_use","id":"toolu_f13","name":"get_weather","input":{}}`) +
+			anthropicEvent("content_block_delta", `"index":0,"delta":{"type":"input_json_delta","partial_json":"{\"city\": \"Par"}`) +
+			anthropicFormat.errEvent},
+	} {
+		t.Run(tc.f.name, func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, respond(200, tc.f.streamHead(1), tc.body))
+			yaml := strings.Replace(tc.f.yaml, "capabilities: {chat:", "capabilities: {tools:", 1)
+			c := f13Start(t, f13Defaults+yaml, up.URL, &f13Clock{})
+			s, err := c.StreamTools(context.Background(), &llmrelayv1.StreamToolsRequest{Model: "m", Messages: []*llmrelayv1.Message{user("Paris?")}, Tools: weatherTools(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var deltas, done int
+			for {
+				ev, err := s.Recv()
+				if err == nil {
+					if ev.GetToolCallDelta() != nil {
+						if ev.GetToolCallDelta().GetCallId() == "" {
+							t.Error("a delta without its call_id")
+						}
+						deltas++
+					}
+					if ev.GetToolCallDone() != nil || ev.GetEnd() != nil {
+						done++
+					}
+					continue
+				}
+				if errors.Is(err, io.EOF) {
+					t.Fatal("the stream ended without an error")
+				}
+				if st := status.Convert(err); st.Code() != codes.Unavailable {
+					t.Errorf("status %v", st)
+				}
+				break
+			}
+			if deltas == 0 || done != 0 {
+				t.Errorf("%d deltas, %d done/end events: want the deltas and no done call", deltas, done)
+			}
+			if up.requests() != 1 {
+				t.Errorf("retried after a relayed delta: %d requests", up.requests())
+			}
+		})
 	}
 }
