@@ -1395,3 +1395,48 @@ func TestFault13ToolCallCutMidway(t *testing.T) {
 		})
 	}
 }
+
+// TestFault13ErrorEventKinds: in-stream error events before any content
+// are retried only when their kind is transient (overloaded, server
+// error, rate limit), and the rest end the call at once with their mapped
+// status.
+func TestFault13ErrorEventKinds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		f       f13Format
+		event   string
+		retried bool
+		code    codes.Code
+		reason  string
+	}{
+		{"responses error event", openaiResponses, responsesEvent("error", `"code":"server_error","message":"The server had an error while processing your request.","param":null,"sequence_number":1`), true, 0, ""},
+		{"responses failed invalid prompt", openaiResponses, responsesEvent("response.failed", `"sequence_number":4,"response":{`+responsesObj+`,"status":"failed","error":{"code":"invalid_prompt","message":"Invalid prompt: your prompt was flagged."},"usage":null}`), false, codes.InvalidArgument, ""},
+		{"responses failed rate limit", openaiResponses, responsesEvent("response.failed", `"sequence_number":4,"response":{`+responsesObj+`,"status":"failed","error":{"code":"rate_limit_exceeded","message":"Rate limit reached. Please try again in 5ms."},"usage":null}`), true, 0, ""},
+		{"anthropic api_error", anthropicFormat, anthropicEvent("error", `"error":{"type":"api_error","message":"Internal server error"}`), true, 0, ""},
+		{"anthropic invalid_request_error", anthropicFormat, anthropicEvent("error", `"error":{"type":"invalid_request_error","message":"bad"}`), false, codes.InvalidArgument, "INVALID_REQUEST"},
+		{"gemini 500", geminiFormat, `data: {"error": {"code": 500,"message": "An internal error has occurred.","status": "INTERNAL"}}` + "\r\n\r\n", true, 0, ""},
+		{"gemini 400", geminiFormat, `data: {"error": {"code": 400,"message": "Request contains an invalid argument.","status": "INVALID_ARGUMENT"}}` + "\r\n\r\n", false, codes.InvalidArgument, "INVALID_REQUEST"},
+		{"openai chat server_error", openaiChat, openaiChat.errEvent, true, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, respond(200, tc.f.streamHead(1), tc.f.head+tc.event), respond(200, tc.f.streamHead(2), tc.f.complete()))
+			c := f13Start(t, f13Defaults+tc.f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if tc.retried {
+				if got.err != nil || got.text != okText || got.end.GetMeta().GetAttempts() != 2 {
+					t.Fatalf("not retried: err %v, text %q, end %v", got.err, got.text, got.end)
+				}
+				return
+			}
+			if got.err == nil || got.started || up.requests() != 1 {
+				t.Fatalf("err %v, started %v, upstream %d: want one attempt and its status", got.err, got.started, up.requests())
+			}
+			st, info, _ := statusDetails(t, got.err)
+			if st.Code() != tc.code || (tc.reason != "" && info.GetReason() != tc.reason) {
+				t.Errorf("got %v %s: %s", st.Code(), info.GetReason(), st.Message())
+			}
+		})
+	}
+}
