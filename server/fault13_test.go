@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -457,9 +458,14 @@ func (f f13Format) okStep(n int) f13Step {
 	return respond(200, merged(hdr("Content-Type", "application/json", "Date", time.Now().UTC().Format(http.TimeFormat)), f.reqIDHeader(n), f.rl(n)), f.okBody)
 }
 
-// errStep is an error answer as attempt n, with extra headers.
+// errStep is an error answer as attempt n, with extra headers (replacing
+// the attempt's own of the same name).
 func (f f13Format) errStep(n, status int, extra http.Header) f13Step {
-	return respond(status, merged(hdr("Content-Type", "application/json"), f.reqIDHeader(n), f.rl(n), extra), f.errBody(status))
+	h := merged(hdr("Content-Type", "application/json"), f.reqIDHeader(n), f.rl(n))
+	for k, vs := range extra {
+		h[k] = vs
+	}
+	return respond(status, h, f.errBody(status))
 }
 
 func (f f13Format) streamHead(n int) http.Header {
@@ -493,29 +499,44 @@ func TestFault13RetryDelayThenSuccess(t *testing.T) {
 	type delayCase struct {
 		name  string
 		extra http.Header
-		want  time.Duration // -1: the policy's jittered backoff (< max_delay)
-		only  string        // format name, "" for every one
+		// want: the exact delay; -1: the policy's jittered backoff (<
+		// max_delay); -d: until a reset d after the response (d less the
+		// time since, at most 2s: reset times have second precision).
+		want time.Duration
+		only string // format names, "" for every one
+		// extraAt are headers made when the subtest runs (absolute times).
+		extraAt func(now time.Time) http.Header
 		body  string        // replaces the error body
 	}
 	cases := []delayCase{
 		{name: "retry-after seconds", extra: hdr("Retry-After", "2"), want: 2 * time.Second},
 		{name: "retry-after http-date", extra: hdr("Date", date.Format(http.TimeFormat), "Retry-After", date.Add(3*time.Second).Format(http.TimeFormat)), want: 3 * time.Second},
 		{name: "retry-after-ms", extra: hdr("retry-after-ms", "1500", "Retry-After", "9"), want: 1500 * time.Millisecond},
-		{name: "x-ratelimit-reset only", extra: hdr("x-ratelimit-reset-requests", "1m30s", "x-ratelimit-remaining-requests", "0"), want: -1},
-		{name: "anthropic reset only", extra: hdr("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", date.Add(time.Minute).Format(time.RFC3339)), want: -1, only: "anthropic"},
+		{name: "x-ratelimit reset of a limit not exhausted", extra: hdr("x-ratelimit-reset-requests", "1m30s", "x-ratelimit-remaining-requests", "5"), want: -1},
+		{name: "x-ratelimit reset of an exhausted limit", extra: hdr("x-ratelimit-reset-requests", "20s", "x-ratelimit-remaining-requests", "0"), want: -20 * time.Second, only: "openai-chat openai-responses azure ollama"},
+		{name: "x-ratelimit resets of two exhausted limits", extra: hdr("x-ratelimit-reset-requests", "20s", "x-ratelimit-remaining-requests", "0",
+			"x-ratelimit-reset-tokens", "25s", "x-ratelimit-remaining-tokens", "0"), want: -25 * time.Second, only: "openai-chat openai-responses azure ollama"},
+		{name: "anthropic reset of a limit not exhausted", extra: hdr("anthropic-ratelimit-requests-remaining", "7", "anthropic-ratelimit-requests-reset", date.Add(time.Minute).Format(time.RFC3339)), want: -1, only: "anthropic"},
+		{name: "anthropic reset of an exhausted limit", want: -20 * time.Second, only: "anthropic", extraAt: func(now time.Time) http.Header {
+			return hdr("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", now.Add(20*time.Second).Format(time.RFC3339))
+		}},
 		{name: "gemini RetryInfo", want: 37 * time.Second, only: "gemini",
 			body: `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}`},
 	}
 	for _, f := range f13Formats() {
 		for _, tc := range cases {
-			if tc.only != "" && tc.only != f.name {
+			if tc.only != "" && !slices.Contains(strings.Fields(tc.only), f.name) {
 				continue
 			}
 			t.Run(f.name+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
-				fail := f.errStep(1, 429, tc.extra)
+				extra := tc.extra
+				if tc.extraAt != nil {
+					extra = tc.extraAt(time.Now())
+				}
+				fail := f.errStep(1, 429, extra)
 				if tc.body != "" {
-					fail = respond(429, merged(hdr("Content-Type", "application/json"), tc.extra), tc.body)
+					fail = respond(429, merged(hdr("Content-Type", "application/json"), extra), tc.body)
 				}
 				up := f13Serve(t, fail, f.okStep(2))
 				clock := &f13Clock{}
@@ -542,8 +563,11 @@ func TestFault13RetryDelayThenSuccess(t *testing.T) {
 				if tc.want >= 0 && (sleeps[0] != tc.want || rr.GetDelay().AsDuration() != tc.want) {
 					t.Errorf("slept %v (recorded delay %v), want the provider's %v", sleeps[0], rr.GetDelay().AsDuration(), tc.want)
 				}
-				if tc.want < 0 && (sleeps[0] >= 2*time.Millisecond || rr.GetDelay().AsDuration() != sleeps[0]) {
+				if tc.want == -1 && (sleeps[0] >= 2*time.Millisecond || rr.GetDelay().AsDuration() != sleeps[0]) {
 					t.Errorf("slept %v (recorded delay %v), want the policy's backoff below max_delay", sleeps[0], rr.GetDelay().AsDuration())
+				}
+				if reset := -tc.want; tc.want < -1 && (sleeps[0] > reset || sleeps[0] < reset-2*time.Second || rr.GetDelay().AsDuration() != sleeps[0]) {
+					t.Errorf("slept %v (recorded delay %v), want until the exhausted limit's reset, %v after the 429", sleeps[0], rr.GetDelay().AsDuration(), reset)
 				}
 				if m.GetProviderRequestId() != f.wantReqID(2) {
 					t.Errorf("provider_request_id = %q, want the successful attempt's %q", m.GetProviderRequestId(), f.wantReqID(2))
@@ -711,6 +735,26 @@ func TestFault13RateLimitExhausted(t *testing.T) {
 				t.Errorf("message %q, sleeps %v, requests %d", st.Message(), clock.slept(), up.requests())
 			}
 		})
+		if f.name != "anthropic" && f.name != "gemini" {
+			t.Run(f.name+"/exhausted limit resets beyond max_retry_after", func(t *testing.T) {
+				t.Parallel()
+				reset := hdr("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1m30s")
+				up := f13Serve(t, f.errStep(1, 429, reset), f.okStep(2))
+				clock := &f13Clock{}
+				c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+				_, err := c.Chat(context.Background(), chatReq13())
+				st, m := f13Check(t, f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 429)
+				if d := retryInfo(st).GetRetryDelay().AsDuration(); d > 90*time.Second || d < 88*time.Second {
+					t.Errorf("RetryInfo = %v, want until the reset, ~90s", retryInfo(st))
+				}
+				if m.GetRateLimit().GetRequestsRemaining() != 0 || m.GetRateLimit().GetRequestsResetTime() == nil {
+					t.Errorf("rate limit = %v", m.GetRateLimit())
+				}
+				if len(clock.slept()) != 0 || up.requests() != 1 {
+					t.Errorf("sleeps %v, requests %d", clock.slept(), up.requests())
+				}
+			})
+		}
 		t.Run(f.name+"/beyond the deadline", func(t *testing.T) {
 			t.Parallel()
 			up := f13Serve(t, f.errStep(1, 429, hdr("Retry-After", "30")), f.okStep(2))

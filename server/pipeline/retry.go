@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -242,12 +243,16 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 // means give up and return err.
 func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Time, err error) bool {
 	rr := c.RecordFailure(err, r.clock.Now().Sub(start))
+	var pe *provider.Error
+	if errors.As(err, &pe) && pe.RetryAfter == 0 {
+		// Before the give-up checks: the client's RetryInfo needs it too.
+		pe.RetryAfter = exhaustedReset(pe, r.clock.Now())
+	}
 	if attempt >= r.policy.MaxAttempts || !Retryable(err) || ctx.Err() != nil {
 		return false
 	}
 	delay := r.backoff(attempt)
-	var pe *provider.Error
-	if errors.As(err, &pe) && pe.RetryAfter > 0 {
+	if pe != nil && pe.RetryAfter > 0 {
 		delay = pe.RetryAfter
 	}
 	if pe != nil && pe.RetryAfter > 0 && r.policy.MaxRetryAfter > 0 && pe.RetryAfter > r.policy.MaxRetryAfter {
@@ -289,6 +294,35 @@ func (c *Call) RecordFailure(err error, d time.Duration) *llmrelayv1.RetryReason
 	}
 	c.Record.RetryReasons = append(c.Record.RetryReasons, rr)
 	return rr
+}
+
+// exhaustedReset is the retry delay a rate-limit error without Retry-After
+// still states: its rate-limit state (x-ratelimit-*, anthropic-ratelimit-*
+// headers) shows a limit with nothing remaining and when it resets, and no
+// attempt can succeed before then. With several exhausted limits, the
+// latest reset; 0 when the error is not a rate limit, or shows no
+// exhausted limit with a future reset.
+func exhaustedReset(pe *provider.Error, now time.Time) time.Duration {
+	if pe.Kind != provider.KindRateLimited && pe.HTTPStatus != http.StatusTooManyRequests {
+		return 0
+	}
+	rl := pe.Meta.GetRateLimit()
+	if rl == nil {
+		return 0
+	}
+	var d time.Duration
+	for _, l := range []struct {
+		remaining *int64
+		reset     *timestamppb.Timestamp
+	}{{rl.RequestsRemaining, rl.GetRequestsResetTime()}, {rl.TokensRemaining, rl.GetTokensResetTime()}} {
+		if l.remaining == nil || *l.remaining > 0 || l.reset == nil {
+			continue
+		}
+		if x := l.reset.AsTime().Sub(now); x > d {
+			d = x
+		}
+	}
+	return d
 }
 
 func (r *retrier) backoff(attempt int) time.Duration {
