@@ -506,7 +506,7 @@ func TestFault13RetryDelayThenSuccess(t *testing.T) {
 		only string // format names, "" for every one
 		// extraAt are headers made when the subtest runs (absolute times).
 		extraAt func(now time.Time) http.Header
-		body  string        // replaces the error body
+		body    string // replaces the error body
 	}
 	cases := []delayCase{
 		{name: "retry-after seconds", extra: hdr("Retry-After", "2"), want: 2 * time.Second},
