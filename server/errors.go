@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -271,9 +272,9 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(pe.RetryAfter)})
 			switch {
 			case errors.Is(pe, pipeline.ErrRetryAfterBeyondDeadline):
-				msg += fmt.Sprintf(" (the provider asks to retry after %v, beyond the call's deadline)", pe.RetryAfter)
+				msg += fmt.Sprintf(" (the provider asks to retry after %v, beyond the call's deadline)", pe.RetryAfter.Round(time.Millisecond))
 			case errors.Is(pe, pipeline.ErrRetryAfterTooLong):
-				msg += fmt.Sprintf(" (the provider asks to retry after %v, longer than the gateway waits: max_retry_after)", pe.RetryAfter)
+				msg += fmt.Sprintf(" (the provider asks to retry after %v, longer than the gateway waits: max_retry_after)", pe.RetryAfter.Round(time.Millisecond))
 			}
 		}
 		if pe.Param != "" && code == codes.InvalidArgument {
