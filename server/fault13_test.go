@@ -1484,3 +1484,54 @@ func TestFault13ErrorEventKinds(t *testing.T) {
 		})
 	}
 }
+
+// TestFault13Embed: Embed goes through the same retry policy and error
+// mapping: a 503 then an answer is retried (attempts 2); 429 on every
+// attempt ends with the last attempt's RetryInfo, request id and
+// rate-limit state.
+func TestFault13Embed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		f          f13Format
+		embedFmt   string
+		okBody     string
+		wantVector int
+	}{
+		{openaiChat, "openai-embeddings", `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.0232,-0.0091]},{"object":"embedding","index":1,"embedding":[-0.0114,0.0262]}],"model":"text-embedding-3-small","usage":{"prompt_tokens":2,"total_tokens":2}}`, 2},
+		{ollamaFormat, "ollama-embeddings", `{"model":"nomic-embed-text","embeddings":[[0.01,-0.0017],[-0.0098,0.04]],"prompt_eval_count":8}`, 2},
+		{geminiFormat, "gemini-embeddings", `{"embeddings":[{"values":[0.013,-0.0087]},{"values":[-0.021,0.0029]}]}`, 2},
+	} {
+		yaml := regexp.MustCompile(`capabilities: \{chat: \{format: [a-z-]+\}\}`).ReplaceAllString(tc.f.yaml, "capabilities: {embeddings: {format: "+tc.embedFmt+"}}")
+		if yaml == tc.f.yaml {
+			t.Fatalf("%s: no chat capability to replace", tc.f.name)
+		}
+		req := &llmrelayv1.EmbedRequest{Model: "m", Inputs: []string{"a", "b"}}
+		t.Run(tc.f.name+"/503 then answer", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, tc.f.errStep(1, 503, nil), respond(200, merged(hdr("Content-Type", "application/json"), tc.f.reqIDHeader(2), tc.f.rl(2)), tc.okBody))
+			c := f13Start(t, f13Defaults+yaml, up.URL, &f13Clock{})
+			resp, err := c.Embed(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := resp.GetMeta()
+			if len(resp.GetEmbeddings()) != tc.wantVector || m.GetAttempts() != 2 || len(m.GetRetryReasons()) != 1 || m.GetRetryReasons()[0].GetReason() != "http_503" ||
+				m.GetProviderRequestId() != tc.f.wantReqID(2) {
+				t.Errorf("embeddings %d, meta %v", len(resp.GetEmbeddings()), m)
+			}
+		})
+		t.Run(tc.f.name+"/429 every attempt", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, tc.f.errStep(1, 429, hdr("Retry-After", "1")), tc.f.errStep(2, 429, hdr("Retry-After", "1")), tc.f.errStep(3, 429, hdr("Retry-After", "3")))
+			c := f13Start(t, f13Defaults+yaml, up.URL, &f13Clock{})
+			_, err := c.Embed(context.Background(), req)
+			st, m := f13Check(t, tc.f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 3, 429)
+			if retryInfo(st).GetRetryDelay().AsDuration() != 3*time.Second {
+				t.Errorf("RetryInfo = %v", retryInfo(st))
+			}
+			if tc.f.wantRL != nil && m.GetRateLimit().GetRequestsRemaining() != tc.f.wantRL(3) {
+				t.Errorf("rate limit = %v", m.GetRateLimit())
+			}
+		})
+	}
+}
