@@ -254,9 +254,11 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			info.Metadata["maxCallDuration"] = cb.bound.String()
 		}
 		if interrupted && ctx.Err() != nil {
-			msg += " (the call ended while waiting to retry after: " + pe.Message + ")"
-			if cb := callBound(ctx); cb == nil || code != codes.DeadlineExceeded {
-				msg = name + ": the call ended while waiting to retry after: " + pe.Message
+			why := "the call ended while waiting to retry after: " + pe.Message
+			if callBound(ctx) != nil && code == codes.DeadlineExceeded {
+				msg += " (" + why + ")" // after the bound's own words
+			} else {
+				msg = name + ": " + why
 			}
 		}
 		if pe.Code != "" {
