@@ -990,6 +990,46 @@ func TestFault13DeadlineDuringBackoff(t *testing.T) {
 	}
 }
 
+// TestFault13CancelDuringBackoff: the client cancels while the gateway
+// waits to retry a 503: no further attempt, and the call is logged (and
+// counted) as Canceled, not as the 503 it was about to retry.
+func TestFault13CancelDuringBackoff(t *testing.T) {
+	t.Parallel()
+	f := openaiChat
+	up := f13Serve(t, f.errStep(1, 503, nil), f.okStep(2))
+	clock := &f13Clock{block: true}
+	cfg, err := config.Parse([]byte(strings.ReplaceAll(f13Defaults+f.yaml, "{{URL}}", up.URL)), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	srv, err := server.New(cfg, slog.New(slog.NewTextHandler(logs, nil)), server.WithRetryClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := llmrelayv1.NewGatewayServiceClient(serveBufconn(t, srv))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for len(clock.slept()) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	if _, err := c.Chat(ctx, chatReq13()); status.Code(err) != codes.Canceled {
+		t.Fatalf("err = %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "msg=rpc") && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if l := logs.String(); !strings.Contains(l, "code=Canceled") {
+		t.Errorf("the server logged the call as: %s", l)
+	}
+	if up.requests() != 1 {
+		t.Errorf("upstream saw %d requests", up.requests())
+	}
+}
+
 func errorInfoOf(st *status.Status) *errdetails.ErrorInfo {
 	for _, d := range st.Details() {
 		if i, ok := d.(*errdetails.ErrorInfo); ok {
