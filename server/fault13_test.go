@@ -1575,3 +1575,36 @@ func TestFault13Embed(t *testing.T) {
 		})
 	}
 }
+
+// TestFault13StreamErrorEventEveryAttempt: every attempt's stream fails
+// with an error event before content: the client gets no event, then the
+// status with the last attempt's request id and rate-limit state (read
+// from its headers) and what its events reported before the error.
+func TestFault13StreamErrorEventEveryAttempt(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			var steps []f13Step
+			for n := 1; n <= 3; n++ {
+				steps = append(steps, respond(200, f.streamHead(n), f.head+f.errEvent))
+			}
+			up := f13Serve(t, steps...)
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if got.started || got.err == nil {
+				t.Fatalf("started %v, err %v", got.started, got.err)
+			}
+			_, m := f13Check(t, f, got.err, f.errCode, f.errReason, 3, 0)
+			if f.wantRL != nil && m.GetRateLimit().GetRequestsRemaining() != f.wantRL(3) {
+				t.Errorf("rate limit = %v, want the last attempt's", m.GetRateLimit())
+			}
+			if (f.name == "anthropic" || f.name == "openai-responses") && m.GetResponseId() == "" {
+				t.Errorf("the response id its events reported is lost: %v", m)
+			}
+			if up.requests() != 3 {
+				t.Errorf("upstream saw %d", up.requests())
+			}
+		})
+	}
+}
