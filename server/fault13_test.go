@@ -1060,8 +1060,9 @@ func f13StartRouted(t *testing.T, f f13Format, attempts int, first, second *f13U
 }
 
 // TestFault13Fallback: a routed model's first deployment fails with a
-// fallback-worthy error (retries exhausted on a 503; at once on a
-// Retry-After beyond max_retry_after or a rejected key), the second
+// fallback-worthy error (retries exhausted on a 503; at once on its own
+// faults: a rate limit, whatever delay it asks for, or a rejected key, as
+// the README's routing paragraph says), the second
 // answers: the meta says which answered and which were tried, counts the
 // attempts of both and names each failed attempt's deployment. A 400 never
 // falls back; when both fail, the status is the last deployment's.
@@ -1076,6 +1077,9 @@ func TestFault13Fallback(t *testing.T) {
 		}{
 			{"503 retried then fallback", 503, nil, 3},
 			{"429 beyond max_retry_after", 429, hdr("Retry-After", "120"), 1},
+			{"429 with a short Retry-After", 429, hdr("Retry-After", "1"), 1},
+			{"429 without a delay", 429, nil, 1},
+			{"429 with x-should-retry true", 429, hdr("x-should-retry", "true"), 1},
 			{"401", 401, nil, 1},
 			{"404", 404, nil, 1},
 		} {
@@ -1083,10 +1087,14 @@ func TestFault13Fallback(t *testing.T) {
 				t.Parallel()
 				first := f13Serve(t, f.errStep(1, tc.status, tc.extra), f.errStep(2, tc.status, tc.extra), f.errStep(3, tc.status, tc.extra))
 				second := f13Serve(t, f.okStep(11))
-				c := f13StartRouted(t, f, 3, first, second, &f13Clock{})
+				clock := &f13Clock{}
+				c := f13StartRouted(t, f, 3, first, second, clock)
 				resp, err := c.Chat(context.Background(), chatReq13())
 				if err != nil {
 					t.Fatal(err)
+				}
+				if n := len(clock.slept()); n != tc.attempts-1 {
+					t.Errorf("%d backoffs on the first deployment, want %d", n, tc.attempts-1)
 				}
 				m := resp.GetMeta()
 				if r := m.GetRouting(); r.GetDeployment() == "" || len(r.GetTried()) != 1 || m.GetProvider() != "second" {

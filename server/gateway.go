@@ -620,6 +620,7 @@ func (p *prepared) checkOutput(meta *llmrelayv1.ResponseMeta, msg *llmrelayv1.Me
 func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result, error) {
 	for i, d := range p.route {
 		p.use(d)
+		p.call.CanFallBack = i+1 < len(p.route)
 		res, err := d.Provider.Pipeline.Unary(ctx, p.call)
 		if err == nil || !p.fallback(ctx, i, err) {
 			return res, err
@@ -634,6 +635,7 @@ func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result
 func (g *gateway) streamRoute(ctx context.Context, p *prepared) (provider.Stream, error) {
 	for i, d := range p.route {
 		p.use(d)
+		p.call.CanFallBack = i+1 < len(p.route)
 		s, err := d.Provider.Pipeline.Stream(ctx, p.call)
 		if err == nil || !p.fallback(ctx, i, err) {
 			return s, err

@@ -112,3 +112,22 @@ func TestExhaustedReset(t *testing.T) {
 		t.Errorf("err %v (retry after %v), sleeps %v", err, pe.RetryAfter, clock.sleeps)
 	}
 }
+
+// TestRateLimitFallsBackAtOnce: with another deployment after this one, a
+// rate limit is not retried here, whatever delay it asks for; without
+// one, it is.
+func TestRateLimitFallsBackAtOnce(t *testing.T) {
+	t.Parallel()
+	for _, canFallBack := range []bool{true, false} {
+		clock := &fakeClock{now: time.Unix(0, 0)}
+		prov := &scripted{errs: []error{httpErr(429, time.Second)}}
+		c := &Call{Op: OpGenerate, Provider: prov, Deployment: "d1", Request: &provider.Request{}, CanFallBack: canFallBack}
+		_, err := newTestPipeline(clock, 3).Unary(context.Background(), c)
+		if canFallBack && (err == nil || prov.calls != 1 || len(clock.sleeps) != 0 || c.Record.RetryReasons[0].GetDelay() != nil) {
+			t.Errorf("with a fallback: err %v, calls %d, sleeps %v", err, prov.calls, clock.sleeps)
+		}
+		if !canFallBack && (err != nil || prov.calls != 2 || len(clock.sleeps) != 1) {
+			t.Errorf("without a fallback: err %v, calls %d, sleeps %v", err, prov.calls, clock.sleeps)
+		}
+	}
+}

@@ -251,6 +251,11 @@ func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Ti
 	if attempt >= r.policy.MaxAttempts || !Retryable(err) || ctx.Err() != nil {
 		return false
 	}
+	if c.CanFallBack && pe != nil && (pe.Kind == provider.KindRateLimited || pe.HTTPStatus == http.StatusTooManyRequests) {
+		// Another deployment (account, key, region) does not share this
+		// one's limit: the route moves on at once (FallbackWorthy).
+		return false
+	}
 	delay := r.backoff(attempt)
 	if pe != nil && pe.RetryAfter > 0 {
 		delay = pe.RetryAfter
