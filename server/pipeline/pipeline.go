@@ -32,8 +32,8 @@ type Call struct {
 	// a rate limit, this deployment's own fault, then goes to it at once
 	// instead of being retried (or waited out) here.
 	CanFallBack bool
-	Request  *provider.Request
-	Embed    *provider.EmbedRequest
+	Request     *provider.Request
+	Embed       *provider.EmbedRequest
 	// PreserveRaw asks for raw capture of this call.
 	PreserveRaw bool
 	// Record collects what the transport layer learns; never nil.
