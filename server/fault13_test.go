@@ -212,7 +212,7 @@ type f13Format struct {
 	text     func(s string) string
 	tail     string
 	errEvent string
-	// errKind is what errEvent maps to.
+	// errCode and errReason are what errEvent maps to.
 	errCode   codes.Code
 	errReason string
 }
@@ -489,10 +489,11 @@ func retryInfo(st *status.Status) *errdetails.RetryInfo {
 // seconds or as an HTTP date, retry-after-ms, Gemini's RetryInfo in the
 // body), then a 200: retried once after exactly that delay, attempts 2,
 // the 429 in retry_reasons with its delay; the meta is the successful
-// answer's (request id, rate-limit state), not the 429's. Reset headers
-// (x-ratelimit-reset-*, anthropic-ratelimit-*-reset) are rate-limit state,
-// not a retry instruction (the official SDKs ignore them for retries):
-// they leave the backoff to the policy.
+// answer's (request id, rate-limit state), not the 429's. Without a
+// delay, reset headers (x-ratelimit-reset-*, anthropic-ratelimit-*-reset)
+// give one only for a limit with nothing remaining (no attempt succeeds
+// before it resets); the reset of a limit with something left says nothing
+// about this 429, and the policy's backoff applies.
 func TestFault13RetryDelayThenSuccess(t *testing.T) {
 	t.Parallel()
 	date := time.Now().UTC().Truncate(time.Second)
@@ -631,10 +632,10 @@ func f13Check(t *testing.T, f f13Format, err error, code codes.Code, reason stri
 }
 
 // TestFault13HTTPStatuses: every status the retry policy and the error
-// table name, for every format: which are retried (connection-level 408,
-// 409, 429, 5xx but 501), which never are (400, 401, 403, 404, 422, 501),
-// x-should-retry overriding the status either way, and the code, reason
-// and details the client gets once the gateway gives up.
+// table name, for every format: which are retried (408, 409, 429 and 5xx
+// but 501), which never are (400, 401, 403, 404, 422, 501), x-should-retry
+// overriding the status either way, and the code, reason and details the
+// client gets once the gateway gives up.
 func TestFault13HTTPStatuses(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -1230,7 +1231,7 @@ func TestFault13ChatStreamWithoutDone(t *testing.T) {
 	}
 }
 
-// thenHangBeforeHeaders says nothing at all until the gateway goes away.
+// hangBeforeHeaders says nothing at all until the gateway goes away.
 func hangBeforeHeaders(w http.ResponseWriter, r *http.Request) {
 	select {
 	case <-r.Context().Done():
