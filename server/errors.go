@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -215,12 +217,24 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		}
 		// Our own deadline or the caller's cancellation win over what the
 		// transport saw.
-		if ctx.Err() != nil && (pe.Kind == provider.KindTimeout || pe.Kind == provider.KindCanceled || pe.Kind == provider.KindConnection) {
+		// So do they when they ended the wait before a retry: the call
+		// ended for them, not for the attempt that failed before.
+		interrupted := errors.Is(pe, pipeline.ErrBackoffInterrupted)
+		if ctx.Err() != nil && (pe.Kind == provider.KindTimeout || pe.Kind == provider.KindCanceled || pe.Kind == provider.KindConnection || interrupted) {
 			if errors.Is(ctx.Err(), context.Canceled) {
 				m = kindTable[provider.KindCanceled]
 			} else {
 				m = kindTable[provider.KindTimeout]
 			}
+		}
+		if pe.HTTPStatus == http.StatusConflict && pe.Kind == provider.KindInvalidRequest {
+			// A 409 the adapter did not refine (KindForStatus counts every
+			// other 4xx as an invalid request) is a conflict on the
+			// provider's side, a lock timeout in the OpenAI and Anthropic
+			// SDKs' words, which they and pipeline.Retryable retry: not
+			// the caller's bad input. Aborted is the canonical code of 409
+			// (google.rpc.Code).
+			m = kindMapping{codes.Aborted, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_UNAVAILABLE}
 		}
 		code = m.code
 		info.Reason = reasonString(m.reason)
@@ -239,6 +253,14 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			msg = name + ": " + cb.Error()
 			info.Metadata["maxCallDuration"] = cb.bound.String()
 		}
+		if interrupted && ctx.Err() != nil {
+			why := "the call ended while waiting to retry after: " + pe.Message
+			if callBound(ctx) != nil && code == codes.DeadlineExceeded {
+				msg += " (" + why + ")" // after the bound's own words
+			} else {
+				msg = name + ": " + why
+			}
+		}
 		if pe.Code != "" {
 			info.Metadata["upstreamCode"] = clean(redact, pe.Code)
 		}
@@ -252,9 +274,9 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(pe.RetryAfter)})
 			switch {
 			case errors.Is(pe, pipeline.ErrRetryAfterBeyondDeadline):
-				msg += fmt.Sprintf(" (the provider asks to retry after %v, beyond the call's deadline)", pe.RetryAfter)
+				msg += fmt.Sprintf(" (the provider asks to retry after %v, beyond the call's deadline)", pe.RetryAfter.Round(time.Millisecond))
 			case errors.Is(pe, pipeline.ErrRetryAfterTooLong):
-				msg += fmt.Sprintf(" (the provider asks to retry after %v, longer than the gateway waits: max_retry_after)", pe.RetryAfter)
+				msg += fmt.Sprintf(" (the provider asks to retry after %v, longer than the gateway waits: max_retry_after)", pe.RetryAfter.Round(time.Millisecond))
 			}
 		}
 		if pe.Param != "" && code == codes.InvalidArgument {

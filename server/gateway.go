@@ -44,6 +44,9 @@ type gateway struct {
 	// send go_away at their next round.
 	drain     chan struct{}
 	drainOnce sync.Once
+	// retryClock is the retry policy's clock (WithRetryClock), kept for
+	// the pipelines a reload builds.
+	retryClock pipeline.Clock
 }
 
 // startDrain tells the running agent loops that the server shuts down.
@@ -617,6 +620,7 @@ func (p *prepared) checkOutput(meta *llmrelayv1.ResponseMeta, msg *llmrelayv1.Me
 func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result, error) {
 	for i, d := range p.route {
 		p.use(d)
+		p.call.CanFallBack = i+1 < len(p.route)
 		res, err := d.Provider.Pipeline.Unary(ctx, p.call)
 		if err == nil || !p.fallback(ctx, i, err) {
 			return res, err
@@ -631,6 +635,7 @@ func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result
 func (g *gateway) streamRoute(ctx context.Context, p *prepared) (provider.Stream, error) {
 	for i, d := range p.route {
 		p.use(d)
+		p.call.CanFallBack = i+1 < len(p.route)
 		s, err := d.Provider.Pipeline.Stream(ctx, p.call)
 		if err == nil || !p.fallback(ctx, i, err) {
 			return s, err
@@ -909,6 +914,13 @@ func (r *relay) fail(ctx context.Context, err error) error {
 		// The client went away or the transport broke: nothing more can
 		// reach it; report the send error as it is.
 		return r.sendErr
+	}
+	if pe := (*provider.Error)(nil); errors.As(err, &pe) {
+		// The attempt failed after Retry handed the stream over: it is a
+		// failed attempt like the ones Retry recorded (meta.retry_reasons
+		// has one entry per failed attempt), though none follows it.
+		rec := r.p.call.Record
+		r.p.call.RecordFailure(err, r.g.now().Sub(rec.AttemptStart))
 	}
 	if rep := reported(err); rep != nil {
 		// What the provider said with its failure (a failed response's

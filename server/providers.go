@@ -23,7 +23,7 @@ import (
 // buildProviders constructs every configured provider with its own pooled
 // HTTP client and call pipeline. It returns the secrets it read so that
 // they can be redacted everywhere.
-func buildProviders(cfg *config.Config, tel *telemetry.Telemetry) (map[string]*catalog.Provider, []string, []*http.Client, error) {
+func buildProviders(cfg *config.Config, tel *telemetry.Telemetry, clock pipeline.Clock) (map[string]*catalog.Provider, []string, []*http.Client, error) {
 	out := map[string]*catalog.Provider{}
 	var secrets []string
 	var clients []*http.Client
@@ -49,7 +49,7 @@ func buildProviders(cfg *config.Config, tel *telemetry.Telemetry) (map[string]*c
 		}
 		out[pc.Name] = &catalog.Provider{
 			Name: pc.Name, Type: pc.Type, Impl: impl,
-			Pipeline:    newPipeline(t, tel, pc),
+			Pipeline:    newPipeline(t, tel, pc, clock),
 			PreserveRaw: t.PreserveRawData != nil && *t.PreserveRawData,
 		}
 	}
@@ -165,8 +165,8 @@ func rawLimit(t config.Transport) int {
 // tracing on, a client span per attempt, then timing per attempt, then raw
 // capture. With tracing off the span interceptor is not in the chain at
 // all.
-func newPipeline(t config.Transport, tel *telemetry.Telemetry, pc config.Provider) *pipeline.Pipeline {
-	retryU, retryS := pipeline.Retry(retryPolicy(t), pipeline.RealClock{})
+func newPipeline(t config.Transport, tel *telemetry.Telemetry, pc config.Provider, clock pipeline.Clock) *pipeline.Pipeline {
+	retryU, retryS := pipeline.Retry(retryPolicy(t), clock)
 	timeU, timeS := pipeline.Timing(pipeline.RealClock{}.Now)
 	rawU, rawS := pipeline.RawCapture(rawLimit(t))
 	unary := []pipeline.Interceptor{retryU}

@@ -55,12 +55,21 @@ type Option func(*options)
 
 type options struct {
 	telemetry []telemetry.Option
+	clock     pipeline.Clock
 }
 
 // WithTelemetryOptions passes options to the telemetry set-up (tests: an
 // in-memory span recorder).
 func WithTelemetryOptions(o ...telemetry.Option) Option {
 	return func(opts *options) { opts.telemetry = append(opts.telemetry, o...) }
+}
+
+// WithRetryClock replaces the clock the retry policy reads and sleeps on
+// (tests: a clock whose Sleep returns at once and records the delay, so a
+// provider's Retry-After of seconds is checked without waiting it out).
+// The deadline checks still compare its Now with the calls' deadlines.
+func WithRetryClock(c pipeline.Clock) Option {
+	return func(opts *options) { opts.clock = c }
 }
 
 // errShuttingDown ends the calls still running when the grace period is
@@ -95,8 +104,12 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 		return nil, err
 	}
 	limits := cfg.Limits.WithDefaults()
-	g := &gateway{log: log, now: time.Now, tel: tel, drain: make(chan struct{}), limits: limits, pool: provider.NewPool(limits.MaxBufferedBytes)}
-	st, err := buildState(cfg, tel, nil, log)
+	if o.clock == nil {
+		o.clock = pipeline.RealClock{}
+	}
+	g := &gateway{log: log, now: time.Now, tel: tel, drain: make(chan struct{}), limits: limits, pool: provider.NewPool(limits.MaxBufferedBytes),
+		retryClock: o.clock}
+	st, err := buildState(cfg, tel, nil, log, o.clock)
 	if err != nil {
 		return nil, err
 	}
@@ -147,8 +160,8 @@ func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
 
 // buildState builds what calls use from a configuration; prev is the state
 // it replaces (nil at start), whose callers' rate limits carry over.
-func buildState(cfg *config.Config, tel *telemetry.Telemetry, prev *state, log *slog.Logger) (*state, error) {
-	providers, secrets, clients, err := buildProviders(cfg, tel)
+func buildState(cfg *config.Config, tel *telemetry.Telemetry, prev *state, log *slog.Logger, clock pipeline.Clock) (*state, error) {
+	providers, secrets, clients, err := buildProviders(cfg, tel, clock)
 	if err != nil {
 		return nil, err
 	}
@@ -381,7 +394,7 @@ func (s *Server) Reload(cfg *config.Config) error {
 	if s.exposed && !cfg.Auth.Enabled() && !s.cfg.Server.AllowUnauthenticated && !s.cfg.Server.TLS.MutualTLS() {
 		return fmt.Errorf("reload rejected, keeping the current configuration: it has no auth.tokens, and the server listens on a non-loopback address without server.allow_unauthenticated")
 	}
-	st, err := buildState(cfg, s.tel, s.gateway.state.Load(), s.log)
+	st, err := buildState(cfg, s.tel, s.gateway.state.Load(), s.log, s.gateway.retryClock)
 	if err != nil {
 		return fmt.Errorf("reload rejected, keeping the current configuration: %w", err)
 	}

@@ -28,8 +28,12 @@ type Call struct {
 	Deployment string
 	// Fallback is set when an earlier deployment of the route failed.
 	Fallback bool
-	Request  *provider.Request
-	Embed    *provider.EmbedRequest
+	// CanFallBack is set when the route has a deployment after this one:
+	// a rate limit, this deployment's own fault, then goes to it at once
+	// instead of being retried (or waited out) here.
+	CanFallBack bool
+	Request     *provider.Request
+	Embed       *provider.EmbedRequest
 	// PreserveRaw asks for raw capture of this call.
 	PreserveRaw bool
 	// Record collects what the transport layer learns; never nil.

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -63,6 +64,11 @@ func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
 // given up on at once because the provider's requested delay does not fit
 // in the caller's deadline.
 var ErrRetryAfterBeyondDeadline = errors.New("the provider's retry delay exceeds the deadline")
+
+// ErrBackoffInterrupted marks a failure whose retry was cut short: the
+// call's context ended during the backoff wait. The server reports the
+// context's end (DeadlineExceeded, Canceled) with this failure's details.
+var ErrBackoffInterrupted = errors.New("the call ended while waiting to retry")
 
 // ErrRetryAfterTooLong marks one given up on because the provider's
 // requested delay is longer than RetryPolicy.MaxRetryAfter.
@@ -236,18 +242,22 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 // again records a failed attempt and waits before the next one; false
 // means give up and return err.
 func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Time, err error) bool {
-	reason, status, msg := ReasonFor(err)
-	rr := &llmrelayv1.RetryReason{
-		Attempt: c.Record.Attempts, Reason: reason, UpstreamStatus: status, Message: msg,
-		Duration: durationpb.New(r.clock.Now().Sub(start)), Deployment: c.Deployment,
+	rr := c.RecordFailure(err, r.clock.Now().Sub(start))
+	var pe *provider.Error
+	if errors.As(err, &pe) && pe.RetryAfter == 0 {
+		// Before the give-up checks: the client's RetryInfo needs it too.
+		pe.RetryAfter = exhaustedReset(pe, r.clock.Now())
 	}
-	c.Record.RetryReasons = append(c.Record.RetryReasons, rr)
 	if attempt >= r.policy.MaxAttempts || !Retryable(err) || ctx.Err() != nil {
 		return false
 	}
+	if c.CanFallBack && pe != nil && (pe.Kind == provider.KindRateLimited || pe.HTTPStatus == http.StatusTooManyRequests) {
+		// Another deployment (account, key, region) does not share this
+		// one's limit: the route moves on at once (FallbackWorthy).
+		return false
+	}
 	delay := r.backoff(attempt)
-	var pe *provider.Error
-	if errors.As(err, &pe) && pe.RetryAfter > 0 {
+	if pe != nil && pe.RetryAfter > 0 {
 		delay = pe.RetryAfter
 	}
 	if pe != nil && pe.RetryAfter > 0 && r.policy.MaxRetryAfter > 0 && pe.RetryAfter > r.policy.MaxRetryAfter {
@@ -263,7 +273,61 @@ func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Ti
 		return false
 	}
 	rr.Delay = durationpb.New(delay)
-	return r.clock.Sleep(ctx, delay) == nil
+	if r.clock.Sleep(ctx, delay) != nil {
+		// The call ended (its deadline, the caller) while waiting: that,
+		// not this attempt's failure, is why no attempt follows; the
+		// last attempt has no delay.
+		rr.Delay = nil
+		if pe != nil {
+			pe.Err = errors.Join(pe.Err, ErrBackoffInterrupted)
+		}
+		return false
+	}
+	return true
+}
+
+// RecordFailure appends the call's last attempt, failed with err after d,
+// to Record.RetryReasons ("one entry per failed attempt") and returns the
+// entry. Retry records every attempt it sees fail; the server records a
+// stream that fails after Retry handed it over (mid-stream), which no
+// retry follows.
+func (c *Call) RecordFailure(err error, d time.Duration) *llmrelayv1.RetryReason {
+	reason, status, msg := ReasonFor(err)
+	rr := &llmrelayv1.RetryReason{
+		Attempt: c.Record.Attempts, Reason: reason, UpstreamStatus: status, Message: msg,
+		Duration: durationpb.New(d), Deployment: c.Deployment,
+	}
+	c.Record.RetryReasons = append(c.Record.RetryReasons, rr)
+	return rr
+}
+
+// exhaustedReset is the retry delay a rate-limit error without Retry-After
+// still states: its rate-limit state (x-ratelimit-*, anthropic-ratelimit-*
+// headers) shows a limit with nothing remaining and when it resets, and no
+// attempt can succeed before then. With several exhausted limits, the
+// latest reset; 0 when the error is not a rate limit, or shows no
+// exhausted limit with a future reset.
+func exhaustedReset(pe *provider.Error, now time.Time) time.Duration {
+	if pe.Kind != provider.KindRateLimited && pe.HTTPStatus != http.StatusTooManyRequests {
+		return 0
+	}
+	rl := pe.Meta.GetRateLimit()
+	if rl == nil {
+		return 0
+	}
+	var d time.Duration
+	for _, l := range []struct {
+		remaining *int64
+		reset     *timestamppb.Timestamp
+	}{{rl.RequestsRemaining, rl.GetRequestsResetTime()}, {rl.TokensRemaining, rl.GetTokensResetTime()}} {
+		if l.remaining == nil || *l.remaining > 0 || l.reset == nil {
+			continue
+		}
+		if x := l.reset.AsTime().Sub(now); x > d {
+			d = x
+		}
+	}
+	return d
 }
 
 func (r *retrier) backoff(attempt int) time.Duration {
