@@ -35,6 +35,9 @@ var round13Recordings = []string{
 	"real_oi_google_genai_validate_token_counts", "real_oi_google_genai_validate_token_counts_stream",
 	"real_oi_google_adk_reasoning_content", "real_oi_google_adk_code_execution_token_counts",
 	"real_oi_google_adk_multi_tool_call_1", "real_oi_google_adk_multi_tool_call_2",
+	"real_oi_google_genai_response_stream_with_multiple_tool_calls", "real_oi_google_genai_multi_turn_conversation_1",
+	"real_oi_google_genai_multi_turn_conversation_2", "real_oi_google_genai_pydantic_response_schema",
+	"real_oi_google_genai_file_uri_image",
 }
 
 // r13Body is the body of a recording (after the blank line ending the
@@ -734,4 +737,187 @@ func TestRound13AdkMultiToolRoundTrip(t *testing.T) {
 	}
 	providertest.Golden(t, filepath.Join("testdata", second+".golden"), renderResult(t, res2))
 	providertest.Golden(t, filepath.Join("testdata", second+".request.golden"), providertest.RequestGolden(srv.Last(t), requestHeaders...))
+}
+
+// TestRound13OiStreamTwoCallsOneEvent: gemini-2.0-flash streaming both
+// get_weather calls (Boston, New Delhi) in one SSE event with STOP, no
+// ids, no serviceTier: two calls with ids of their own derived from the
+// response id, a tool-call finish, 64 in, 11 out, 75 total.
+func TestRound13OiStreamTwoCallsOneEvent(t *testing.T) {
+	t.Parallel()
+	const name = "real_oi_google_genai_response_stream_with_multiple_tool_calls"
+	const respID = "fhBYab7MAfbRjMoP8N2yqQU"
+	p, _ := replay(t, name)
+	s, err := p.Stream(context.Background(), oiToolRequest("gemini-2.0-flash", "What is the weather like in Boston & new Delhi?", true))
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	defer s.Close()
+	evs, end := drain(t, s)
+	if !errors.Is(end, io.EOF) {
+		t.Fatalf("stream ended with %v", end)
+	}
+	want := msg(llmrelayv1.Role_ROLE_ASSISTANT,
+		toolCallPart(generatedID(respID, 0, "", ""), "get_weather", `{"location":"Boston"}`),
+		toolCallPart(generatedID(respID, 1, "", ""), "get_weather", `{"location":"New Delhi"}`))
+	if got := foldMessage(t, evs); !proto.Equal(got, want) {
+		t.Errorf("message\n got %v\nwant %v", got, want)
+	}
+	f := foldEvents(evs)
+	r13Usage(t, f.usage, &llmrelayv1.Usage{InputTokens: 64, OutputTokens: 11, TotalTokens: 75})
+	m := f.meta
+	if m.GetResponseId() != respID || m.GetResolvedModel() != "gemini-2.0-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetProviderFinishReason() != "STOP" ||
+		m.GetToolCallCount() != 2 || m.GetServiceTier() != "" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderStream(t, evs, end))
+}
+
+// TestRound13OiMultiTurn: gemini-2.0-flash, unary, "What is the capital of
+// France?" answered "The capital of France is **Paris**.\n" (7 in, 9 out,
+// avgLogprobs). The cassette recorded the SDK's second request, which the
+// API answered: the three turns, the model's text sent back as it came
+// (final line break included, no signature to add), no generationConfig.
+// Ours is the same, byte for byte as JSON. The answer: one long Markdown
+// text part, 22 in, 266 out, 288 total.
+func TestRound13OiMultiTurn(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_oi_google_genai_multi_turn_conversation_1", "real_oi_google_genai_multi_turn_conversation_2"
+	p, _ := replay(t, first)
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemini-2.0-flash",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("What is the capital of France?"))},
+		Options:  &llmrelayv1.GenerationOptions{},
+	}
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("The capital of France is **Paris**.\n")); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "hpGfaY-WOYTgz7IP4oyt2Q4" || m.GetResolvedModel() != "gemini-2.0-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(m.GetWarnings()) != 0 ||
+		m.GetExtended().AsMap()[extAvgLogprobs] != -0.021913599636819627 {
+		t.Errorf("meta %v", m)
+	}
+	r13Usage(t, m.GetUsage(), &llmrelayv1.Usage{InputTokens: 7, OutputTokens: 9, TotalTokens: 16})
+	providertest.Golden(t, filepath.Join("testdata", first+".golden"), renderResult(t, res))
+
+	req.Messages = append(req.Messages, res.Message, msg(llmrelayv1.Role_ROLE_USER, text("Why is the sky blue?")))
+	next, srv := replay(t, second)
+	res2, err := next.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	texts := r13PartTexts(t, second)
+	if len(texts) != 1 || !strings.HasPrefix(texts[0], "The sky is blue due to a phenomenon called **Rayleigh scattering**.") {
+		t.Fatalf("recording texts %q", texts)
+	}
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text(texts[0])); !proto.Equal(res2.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res2.Message, want)
+	}
+	m2 := res2.Meta
+	if m2.GetResponseId() != "h5GfaYX9Jt_rz7IPjIvA4AM" || m2.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP ||
+		m2.GetExtended().AsMap()[extAvgLogprobs] != -0.22561236790248326 || len(m2.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m2)
+	}
+	r13Usage(t, m2.GetUsage(), &llmrelayv1.Usage{InputTokens: 22, OutputTokens: 266, TotalTokens: 288})
+	// The recorded request body, as google-genai sent it.
+	const recorded = `{"contents": [{"parts": [{"text": "What is the capital of France?"}], "role": "user"}, ` +
+		`{"parts": [{"text": "The capital of France is **Paris**.\n"}], "role": "model"}, {"parts": [{"text": "Why is the sky blue?"}], "role": "user"}]}`
+	if body := srv.Last(t).Body; !jsonTextEqual(t, body, recorded) {
+		t.Errorf("request\n got %s\nwant %s", body, recorded)
+	}
+	providertest.Golden(t, filepath.Join("testdata", second+".golden"), renderResult(t, res2))
+}
+
+// TestRound13OiPydanticSchema: gemini-2.0-flash-001 in JSON mode with a
+// schema (google-genai sent it as the OpenAPI responseSchema; ours goes as
+// responseJsonSchema, with responseMimeType application/json as recorded):
+// the object pretty-printed in one text part, avgLogprobs, 19 in, 11 out,
+// 30 total. The cassette kept the response headers and a gzip body.
+func TestRound13OiPydanticSchema(t *testing.T) {
+	t.Parallel()
+	const name = "real_oi_google_genai_pydantic_response_schema"
+	const schema = `{"type":"object","title":"Answer","properties":{"answer":{"type":"string","title":"Answer"}},"required":["answer"]}`
+	p, srv := replay(t, name)
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemini-2.0-flash-001",
+		Messages: []*llmrelayv1.Message{
+			msg(llmrelayv1.Role_ROLE_SYSTEM, text("You are a helpful assistant.")),
+			msg(llmrelayv1.Role_ROLE_USER, text("What is the capital of France?")),
+		},
+		Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{
+			Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, Schema: schema}},
+	}
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("{\n  \"answer\": \"Paris\"\n}")); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "p6Y4aOPxDMqF1dkPq8eZ2As" || m.GetResolvedModel() != "gemini-2.0-flash-001" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(m.GetWarnings()) != 0 ||
+		m.GetExtended().AsMap()[extAvgLogprobs] != -0.00029306526465172118 {
+		t.Errorf("meta %v", m)
+	}
+	r13Usage(t, m.GetUsage(), &llmrelayv1.Usage{InputTokens: 19, OutputTokens: 11, TotalTokens: 30})
+	sent, body := r13Request(t, srv)
+	if sent.SystemInstruction == nil || len(sent.SystemInstruction.Parts) != 1 || sent.SystemInstruction.Parts[0].Text != "You are a helpful assistant." ||
+		!jsonTextEqual(t, sent.GenerationConfig["responseMimeType"], `"application/json"`) ||
+		!jsonTextEqual(t, sent.GenerationConfig["responseJsonSchema"], schema) || len(sent.GenerationConfig) != 2 {
+		t.Errorf("request %s", body)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+}
+
+// TestRound13OiFileURIImage: gemini-2.5-flash describing an image given by
+// URL (fileData). The request carries the image as google-genai's did,
+// fileData with the URL whole (its query string included) and the mime
+// type the extension says; the recorded request is compared part by part.
+// The answer's usageMetadata has only candidatesTokenCount (18) and
+// thoughtsTokenCount (58): no promptTokenCount and no totalTokenCount,
+// which proto3 JSON leaves out when zero, so the API counted nothing for
+// the prompt here. Input 0 as the API said, 76 out, total 76 (the sum,
+// since the API's total of 0 is below it), 58 reasoning.
+func TestRound13OiFileURIImage(t *testing.T) {
+	t.Parallel()
+	const name = "real_oi_google_genai_file_uri_image"
+	const imageURL = "https://fastly.picsum.photos/id/237/200/300.jpg?hmac=TmmQSbShHz9CdQm0NkEjx1Dyh_Y984R9LpNrpvH2D_U"
+	p, srv := replay(t, name)
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemini-2.5-flash",
+		Messages: []*llmrelayv1.Message{
+			msg(llmrelayv1.Role_ROLE_SYSTEM, text("You are a helpful assistant that can describe images.")),
+			msg(llmrelayv1.Role_ROLE_USER, text("Describe this image in one sentence."),
+				&llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{Source: &llmrelayv1.Image_Url{Url: imageURL}}}}),
+		},
+		Options: &llmrelayv1.GenerationOptions{},
+	}
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	const answer = "A cute black Labrador puppy with glistening eyes looks up at the camera from a wooden surface."
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text(answer)); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "BTXZacmsFouhjuMPhoHg6As" || m.GetResolvedModel() != "gemini-2.5-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	r13Usage(t, m.GetUsage(), &llmrelayv1.Usage{OutputTokens: 18 + 58, TotalTokens: 76, ReasoningTokens: 58})
+	sent, body := r13Request(t, srv)
+	if len(sent.Contents) != 1 || sent.Contents[0].Role != "user" || len(sent.Contents[0].Parts) != 2 ||
+		!jsonTextEqual(t, sent.Contents[0].Parts[0], `{"text": "Describe this image in one sentence."}`) ||
+		!jsonTextEqual(t, sent.Contents[0].Parts[1], `{"fileData": {"fileUri": "`+imageURL+`", "mimeType": "image/jpeg"}}`) {
+		t.Errorf("request %s: want the recorded user turn", body)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
 }
