@@ -37,7 +37,7 @@ var round13Recordings = []string{
 	"real_oi_google_adk_multi_tool_call_1", "real_oi_google_adk_multi_tool_call_2",
 	"real_oi_google_genai_response_stream_with_multiple_tool_calls", "real_oi_google_genai_multi_turn_conversation_1",
 	"real_oi_google_genai_multi_turn_conversation_2", "real_oi_google_genai_pydantic_response_schema",
-	"real_oi_google_genai_file_uri_image",
+	"real_oi_google_genai_file_uri_image", "real_oi_langchain_gemini_token_counts",
 }
 
 // r13Body is the body of a recording (after the blank line ending the
@@ -918,6 +918,40 @@ func TestRound13OiFileURIImage(t *testing.T) {
 		!jsonTextEqual(t, sent.Contents[0].Parts[0], `{"text": "Describe this image in one sentence."}`) ||
 		!jsonTextEqual(t, sent.Contents[0].Parts[1], `{"fileData": {"fileUri": "`+imageURL+`", "mimeType": "image/jpeg"}}`) {
 		t.Errorf("request %s: want the recorded user turn", body)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+}
+
+// TestRound13OiLangchainIntEnums: Vertex AI gemini-2.5-flash answering
+// langchain-google-vertexai, which asked for $alt=json;enum-encoding=int:
+// "finishReason": 1 (STOP), "trafficType": 1 and numeric modalities,
+// createTime, avgLogprobs, no candidate index. The answer is the text, a
+// STOP finish; 11 in, 17 + 190 out, 218 total; the usage details kept as
+// sent (the number trafficType, the lists whose modalities are numbers).
+func TestRound13OiLangchainIntEnums(t *testing.T) {
+	t.Parallel()
+	const name = "real_oi_langchain_gemini_token_counts"
+	p, _ := replay(t, name)
+	res, err := p.Generate(context.Background(), crewRequest("Tell me a funny joke, a one-liner."))
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("I'm on a seafood diet. I see food, and I eat it.")); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "oONFafbBIrrygLUP36rmIA" || m.GetResolvedModel() != "gemini-2.5-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" ||
+		len(m.GetWarnings()) != 0 || m.GetServiceTier() != "" ||
+		m.GetCreateTime().AsTime().Format("2006-01-02T15:04:05.999999Z07:00") != "2025-12-19T23:45:36.565494Z" ||
+		m.GetExtended().AsMap()[extAvgLogprobs] != -4.1875125660615806 {
+		t.Errorf("meta %v", m)
+	}
+	r13Usage(t, m.GetUsage(), &llmrelayv1.Usage{InputTokens: 11, OutputTokens: 17 + 190, TotalTokens: 218, ReasoningTokens: 190})
+	d := r13Details(m)
+	prompt, _ := d["promptTokensDetails"].([]any)
+	if len(d) != 3 || d["trafficType"] != float64(1) || len(prompt) != 1 || d["candidatesTokensDetails"] == nil {
+		t.Errorf("usage_details %v", d)
 	}
 	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
 }
