@@ -38,6 +38,8 @@ var round13Recordings = []string{
 	"real_oi_google_genai_response_stream_with_multiple_tool_calls", "real_oi_google_genai_multi_turn_conversation_1",
 	"real_oi_google_genai_multi_turn_conversation_2", "real_oi_google_genai_pydantic_response_schema",
 	"real_oi_google_genai_file_uri_image", "real_oi_langchain_gemini_token_counts",
+	"real_jsgenai_ml_dev_retry_options_client", "real_jsgenai_ml_dev_per_request_retry_options",
+	"real_jsgenai_ml_dev_service_disabled_error",
 }
 
 // r13Body is the body of a recording (after the blank line ending the
@@ -954,4 +956,93 @@ func TestRound13OiLangchainIntEnums(t *testing.T) {
 		t.Errorf("usage_details %v", d)
 	}
 	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+}
+
+// TestRound13JsGenaiMaxTokens: googleapis/js-genai's system-test
+// recordings of gemini-2.5-flash asked with maxOutputTokens 200 and a
+// thinking budget of 50 (once per client, once per request): the text cut
+// mid-sentence, finishReason MAX_TOKENS (a LENGTH finish), 7 in; the
+// thinking took 41 and 51 tokens (the budget is not a hard cap), the text
+// the rest: 157 + 41 and 147 + 51 out, 205 total both. Our
+// generationConfig carries the two settings as the SDK's did (it also sent
+// candidateCount 1, the API's default, which we leave out).
+func TestRound13JsGenaiMaxTokens(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, id, prefix string
+		cands, thoughts  int32
+	}{
+		{"real_jsgenai_ml_dev_retry_options_client", "cS4WaZXcHp7nz7IPjcjT2Ao", "The sky appears blue because of something called **Rayleigh scattering**.", 157, 41},
+		{"real_jsgenai_ml_dev_per_request_retry_options", "ojQWad2SFf-gz7IPnpHRgAk", "The sky is blue primarily due to a phenomenon called **Rayleigh Scattering**.", 147, 51},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p, srv := replay(t, tc.name)
+			maxTok, budget := int32(200), int32(50)
+			req := crewRequest("why is the sky blue?")
+			req.Options.MaxTokens = &maxTok
+			req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Gemini{Gemini: &llmrelayv1.GeminiOptions{ThinkingBudget: &budget}}}
+			res, err := p.Generate(context.Background(), req)
+			if err != nil {
+				t.Fatalf("Generate: %v", err)
+			}
+			texts := r13PartTexts(t, tc.name)
+			if len(texts) != 1 || !strings.HasPrefix(texts[0], tc.prefix) {
+				t.Fatalf("recording texts %q", texts)
+			}
+			if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text(texts[0])); !proto.Equal(res.Message, want) {
+				t.Errorf("message\n got %v\nwant %v", res.Message, want)
+			}
+			m := res.Meta
+			if m.GetResponseId() != tc.id || m.GetResolvedModel() != "gemini-2.5-flash" ||
+				m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_LENGTH || m.GetProviderFinishReason() != "MAX_TOKENS" ||
+				len(m.GetWarnings()) != 0 || m.GetServiceTier() != "" {
+				t.Errorf("meta %v", m)
+			}
+			r13Usage(t, m.GetUsage(), &llmrelayv1.Usage{InputTokens: 7, OutputTokens: tc.cands + tc.thoughts, TotalTokens: 205, ReasoningTokens: tc.thoughts})
+			sent, body := r13Request(t, srv)
+			if !jsonTextEqual(t, sent.GenerationConfig["maxOutputTokens"], `200`) ||
+				!jsonTextEqual(t, sent.GenerationConfig["thinkingConfig"], `{"thinkingBudget": 50}`) || len(sent.GenerationConfig) != 2 {
+				t.Errorf("request %s: want maxOutputTokens 200 and thinkingBudget 50 as recorded", body)
+			}
+			providertest.Golden(t, filepath.Join("testdata", tc.name+".golden"), renderResult(t, res))
+		})
+	}
+}
+
+// TestRound13JsGenaiServiceDisabled: the live API's 403 to a key whose
+// project has the Generative Language API off: PERMISSION_DENIED with an
+// ErrorInfo (reason SERVICE_DISABLED, the activation URL in its
+// metadata), a LocalizedMessage and a Help link. A permission error, not
+// retried (the message's "then retry" is after enabling the API), the
+// reason in the code, the message whole; unary and streamed.
+func TestRound13JsGenaiServiceDisabled(t *testing.T) {
+	t.Parallel()
+	const message = "Generative Language API has not been used in project 506861237456 before or it is disabled. " +
+		"Enable it by visiting https://console.developers.google.com/apis/api/generativelanguage.googleapis.com/overview?project=506861237456 then retry. " +
+		"If you enabled this API recently, wait a few minutes for the action to propagate to our systems and retry."
+	for _, streaming := range []bool{false, true} {
+		p, _ := replay(t, "real_jsgenai_ml_dev_service_disabled_error")
+		req := crewRequest("Use the printer to print a simple word: hello in blue, and beep with the beeper")
+		var err error
+		if streaming {
+			var s provider.Stream
+			s, err = p.Stream(context.Background(), req)
+			if s != nil {
+				t.Fatal("Stream returned a stream with an error status")
+			}
+		} else {
+			_, err = p.Generate(context.Background(), req)
+		}
+		var pe *provider.Error
+		if !errors.As(err, &pe) {
+			t.Fatalf("stream=%v: err = %v, want *provider.Error", streaming, err)
+		}
+		if pe.Provider != "gemini" || pe.Kind != provider.KindPermissionDenied || pe.HTTPStatus != 403 ||
+			pe.Code != "PERMISSION_DENIED/SERVICE_DISABLED" || pe.Message != message || pe.RetryAfter != 0 ||
+			pe.ShouldRetry != provider.RetryUnsaid || pe.Param != "" || pe.Meta != nil {
+			t.Errorf("stream=%v: got %+v", streaming, pe)
+		}
+	}
 }
