@@ -40,6 +40,7 @@ var round13Recordings = []string{
 	"real_oi_google_genai_file_uri_image", "real_oi_langchain_gemini_token_counts",
 	"real_jsgenai_ml_dev_retry_options_client", "real_jsgenai_ml_dev_per_request_retry_options",
 	"real_jsgenai_ml_dev_service_disabled_error",
+	"real_oi_google_adk_multi_agent_1", "real_oi_google_adk_multi_agent_2", "real_oi_google_adk_multi_agent_3",
 }
 
 // r13Body is the body of a recording (after the blank line ending the
@@ -1044,5 +1045,102 @@ func TestRound13JsGenaiServiceDisabled(t *testing.T) {
 			pe.ShouldRetry != provider.RetryUnsaid || pe.Param != "" || pe.Meta != nil {
 			t.Errorf("stream=%v: got %+v", streaming, pe)
 		}
+	}
+}
+
+// TestRound13AdkMultiAgent: google-adk's multi-agent run, three
+// gemini-2.0-flash answers (unary, no ids, avgLogprobs). The root agent
+// calls transfer_to_agent({"agent_name":"weather_agent"}) (323 in, 11
+// out); the weather agent, given the first agent's turn rewritten by ADK
+// as two user turns of text ("For context:", ...), calls
+// get_weather({"city":"New York"}) (453 in, 6 out); given that call and its
+// result, it answers in text (487 in, 25 out). The cassette recorded the
+// second and third requests, which the API answered: the contents we build
+// for the same conversation are compared with them whole (the two
+// "For context:" turns each a user content of two text parts, the call
+// without id, the result by name without id, its object as the response).
+func TestRound13AdkMultiAgent(t *testing.T) {
+	t.Parallel()
+	ask := msg(llmrelayv1.Role_ROLE_USER, text("What is the weather in New York?"))
+	transfer := &llmrelayv1.Tool{Name: "transfer_to_agent", Description: "Transfer the question to another agent.",
+		Parameters: `{"type":"object","properties":{"agent_name":{"type":"string","enum":["addition_agent","weather_agent"]}},"required":["agent_name"]}`}
+	getWeather := &llmrelayv1.Tool{Name: "get_weather", Description: "Retrieves the current weather report for a specified city.",
+		Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`}
+	type step struct {
+		name, id        string
+		in, out         int32
+		logprobs        float64
+		recordedContent string // the recorded request's contents ("" for the first, not compared)
+	}
+	const ctx1 = `{"parts": [{"text": "For context:"}, {"text": "[root_agent] called tool ` + "`transfer_to_agent`" + ` with parameters: {'agent_name': 'weather_agent'}"}], "role": "user"}`
+	const ctx2 = `{"parts": [{"text": "For context:"}, {"text": "[root_agent] ` + "`transfer_to_agent`" + ` tool returned result: {'result': None}"}], "role": "user"}`
+	const askJSON = `{"parts": [{"text": "What is the weather in New York?"}], "role": "user"}`
+	const report = `{"status": "success", "report": "The weather in New York is sunny with a temperature of 25 degrees Celsius (77 degrees Fahrenheit)."}`
+	steps := []step{
+		{"real_oi_google_adk_multi_agent_1", "zXShacjcM8OJmNMPuv3C-A0", 323, 11, -0.00047007262368093836, ""},
+		{"real_oi_google_adk_multi_agent_2", "z3ShaY5T5aWDxQ-93o7xBw", 453, 6, -0.010176149507363638, "[" + askJSON + ", " + ctx1 + ", " + ctx2 + "]"},
+		{"real_oi_google_adk_multi_agent_3", "z3ShaanhOaqImNMPtaygiQI", 487, 25, -0.026397113800048829, "[" + askJSON + ", " + ctx1 + ", " + ctx2 +
+			`, {"parts": [{"functionCall": {"args": {"city": "New York"}, "name": "get_weather"}}], "role": "model"}` +
+			`, {"parts": [{"functionResponse": {"name": "get_weather", "response": ` + report + `}}], "role": "user"}]`},
+	}
+	requests := []*provider.Request{
+		{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.0-flash", Messages: []*llmrelayv1.Message{ask},
+			Tools: []*llmrelayv1.Tool{transfer}, Options: &llmrelayv1.GenerationOptions{}},
+		{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.0-flash", Messages: []*llmrelayv1.Message{ask,
+			msg(llmrelayv1.Role_ROLE_USER, text("For context:"), text("[root_agent] called tool `transfer_to_agent` with parameters: {'agent_name': 'weather_agent'}")),
+			msg(llmrelayv1.Role_ROLE_USER, text("For context:"), text("[root_agent] `transfer_to_agent` tool returned result: {'result': None}"))},
+			Tools: []*llmrelayv1.Tool{transfer, getWeather}, Options: &llmrelayv1.GenerationOptions{}},
+	}
+	var results []*provider.Result
+	for i, st := range steps {
+		req := requests[min(i, 1)]
+		if i == 2 {
+			call := results[1].Message
+			next := *requests[1]
+			req = &next
+			req.Messages = append(append([]*llmrelayv1.Message(nil), requests[1].Messages...), call,
+				msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(call.GetParts()[0].GetToolCall().GetCallId(), report)))
+		}
+		p, srv := replay(t, st.name)
+		res, err := p.Generate(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: Generate: %v", st.name, err)
+		}
+		results = append(results, res)
+		var want *llmrelayv1.Message
+		switch i {
+		case 0:
+			want = msg(llmrelayv1.Role_ROLE_ASSISTANT, toolCallPart(generatedID(st.id, 0, "", ""), "transfer_to_agent", `{"agent_name":"weather_agent"}`))
+		case 1:
+			want = msg(llmrelayv1.Role_ROLE_ASSISTANT, toolCallPart(generatedID(st.id, 0, "", ""), "get_weather", `{"city":"New York"}`))
+		default:
+			want = msg(llmrelayv1.Role_ROLE_ASSISTANT, text("OK. The weather in New York is sunny with a temperature of 25 degrees Celsius (77 degrees Fahrenheit).\n"))
+		}
+		if !proto.Equal(res.Message, want) {
+			t.Errorf("%s: message\n got %v\nwant %v", st.name, res.Message, want)
+		}
+		finish := llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
+		if i == 2 {
+			finish = llmrelayv1.FinishReason_FINISH_REASON_STOP
+		}
+		m := res.Meta
+		if m.GetResponseId() != st.id || m.GetResolvedModel() != "gemini-2.0-flash" || m.GetFinishReason() != finish ||
+			m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 || m.GetExtended().AsMap()[extAvgLogprobs] != st.logprobs {
+			t.Errorf("%s: meta %v", st.name, m)
+		}
+		r13Usage(t, m.GetUsage(), &llmrelayv1.Usage{InputTokens: st.in, OutputTokens: st.out, TotalTokens: st.in + st.out})
+		if st.recordedContent != "" {
+			var sent struct {
+				Contents json.RawMessage `json:"contents"`
+			}
+			body := srv.Last(t).Body
+			if err := json.Unmarshal(body, &sent); err != nil {
+				t.Fatal(err)
+			}
+			if !jsonTextEqual(t, sent.Contents, st.recordedContent) {
+				t.Errorf("%s: contents\n got %s\nwant %s", st.name, sent.Contents, st.recordedContent)
+			}
+		}
+		providertest.Golden(t, filepath.Join("testdata", st.name+".golden"), renderResult(t, res))
 	}
 }
