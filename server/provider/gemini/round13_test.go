@@ -964,9 +964,16 @@ func TestRound13OiLangchainIntEnums(t *testing.T) {
 // thinking budget of 50 (once per client, once per request): the text cut
 // mid-sentence, finishReason MAX_TOKENS (a LENGTH finish), 7 in; the
 // thinking took 41 and 51 tokens (the budget is not a hard cap), the text
-// the rest: 157 + 41 and 147 + 51 out, 205 total both. Our
-// generationConfig carries the two settings as the SDK's did (it also sent
-// candidateCount 1, the API's default, which we leave out).
+// the rest: 157 + 41 and 147 + 51 out, 205 total both. The SDK's
+// generationConfig, which the API answered, also had candidateCount 1, a
+// field the contract has no place for: asked through extra_body
+// (generationConfig.candidateCount), it goes out beside the two settings
+// and the whole generationConfig is the recorded one.
+//
+// Bug: extra_body's generationConfig replaced ours whole, so the one field
+// a caller added there dropped maxOutputTokens and the thinking budget
+// unsaid (Gemini keeps nearly every setting inside generationConfig). It
+// is now merged into ours, field by field, the caller's value winning.
 func TestRound13JsGenaiMaxTokens(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -983,7 +990,10 @@ func TestRound13JsGenaiMaxTokens(t *testing.T) {
 			maxTok, budget := int32(200), int32(50)
 			req := crewRequest("why is the sky blue?")
 			req.Options.MaxTokens = &maxTok
-			req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Gemini{Gemini: &llmrelayv1.GeminiOptions{ThinkingBudget: &budget}}}
+			req.ProviderOptions = &llmrelayv1.ProviderOptions{
+				Provider:  &llmrelayv1.ProviderOptions_Gemini{Gemini: &llmrelayv1.GeminiOptions{ThinkingBudget: &budget}},
+				ExtraBody: `{"generationConfig": {"candidateCount": 1}}`,
+			}
 			res, err := p.Generate(context.Background(), req)
 			if err != nil {
 				t.Fatalf("Generate: %v", err)
@@ -1003,9 +1013,13 @@ func TestRound13JsGenaiMaxTokens(t *testing.T) {
 			}
 			r13Usage(t, m.GetUsage(), &llmrelayv1.Usage{InputTokens: 7, OutputTokens: tc.cands + tc.thoughts, TotalTokens: 205, ReasoningTokens: tc.thoughts})
 			sent, body := r13Request(t, srv)
-			if !jsonTextEqual(t, sent.GenerationConfig["maxOutputTokens"], `200`) ||
-				!jsonTextEqual(t, sent.GenerationConfig["thinkingConfig"], `{"thinkingBudget": 50}`) || len(sent.GenerationConfig) != 2 {
-				t.Errorf("request %s: want maxOutputTokens 200 and thinkingBudget 50 as recorded", body)
+			gc, err := json.Marshal(sent.GenerationConfig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const recorded = `{"candidateCount": 1, "maxOutputTokens": 200, "thinkingConfig": {"thinkingBudget": 50}}`
+			if !jsonTextEqual(t, gc, recorded) {
+				t.Errorf("request %s: generationConfig %s, want the recorded %s", body, gc, recorded)
 			}
 			providertest.Golden(t, filepath.Join("testdata", tc.name+".golden"), renderResult(t, res))
 		})
@@ -1142,5 +1156,56 @@ func TestRound13AdkMultiAgent(t *testing.T) {
 			}
 		}
 		providertest.Golden(t, filepath.Join("testdata", st.name+".golden"), renderResult(t, res))
+	}
+}
+
+// TestExtraBodyMergesObjects: extra_body objects merge into the request's
+// objects of the same name (the regression of TestRound13JsGenaiMaxTokens),
+// field by field and at every depth, the caller's value winning; arrays,
+// null and other values replace; new fields follow in the caller's order;
+// fields extra_body does not name are left as the adapter wrote them.
+func TestExtraBodyMergesObjects(t *testing.T) {
+	t.Parallel()
+	temp, maxTok := 0.5, int32(64)
+	yes, budget := true, int32(128)
+	base := func(extra string) *provider.Request {
+		return &provider.Request{
+			Model:    "gemini-2.5-flash",
+			Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("hi"))},
+			Tools:    []*llmrelayv1.Tool{{Name: "f"}},
+			Options: &llmrelayv1.GenerationOptions{Temperature: &temp, MaxTokens: &maxTok,
+				ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}},
+			ProviderOptions: &llmrelayv1.ProviderOptions{
+				Provider:  &llmrelayv1.ProviderOptions_Gemini{Gemini: &llmrelayv1.GeminiOptions{IncludeThoughts: &yes, ThinkingBudget: &budget}},
+				ExtraBody: extra,
+			},
+		}
+	}
+	cases := []struct{ name, extra, want string }{
+		{"nested fields added and replaced",
+			`{"generationConfig": {"candidateCount": 1, "temperature": 0.9, "thinkingConfig": {"thinkingBudget": 256}}}`,
+			`"generationConfig":{"maxOutputTokens":64,"temperature":0.9,"thinkingConfig":{"includeThoughts":true,"thinkingBudget":256},"candidateCount":1}`},
+		{"toolConfig merged",
+			`{"toolConfig": {"functionCallingConfig": {"streamFunctionCallArguments": true}}}`,
+			`"toolConfig":{"functionCallingConfig":{"mode":"AUTO","streamFunctionCallArguments":true}}`},
+		{"null replaces", `{"generationConfig": {"thinkingConfig": null}}`,
+			`"generationConfig":{"maxOutputTokens":64,"temperature":0.5,"thinkingConfig":null}`},
+		{"arrays replace", `{"tools": [{"codeExecution": {}}]}`, `"tools":[{"codeExecution": {}}],"toolConfig"`},
+		{"a non-object replaces an object", `{"generationConfig": 5}`, `"generationConfig":5}`},
+		{"new fields appended", `{"cachedContent": "cachedContents/x"}`, `"cachedContent":"cachedContents/x"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body, err := encode(t, base(tc.extra))
+			if err != nil {
+				t.Fatalf("encode: %v", err)
+			}
+			if !strings.Contains(body, tc.want) {
+				t.Errorf("body %s\nwant it to contain %s", body, tc.want)
+			}
+		})
+	}
+	if _, err := encode(t, base(`{"generationConfig": {}, "generationConfig": {}}`)); err == nil {
+		t.Error("a duplicate extra_body field was accepted")
 	}
 }
