@@ -41,6 +41,7 @@ var round13Recordings = []string{
 	"real_jsgenai_ml_dev_retry_options_client", "real_jsgenai_ml_dev_per_request_retry_options",
 	"real_jsgenai_ml_dev_service_disabled_error",
 	"real_oi_google_adk_multi_agent_1", "real_oi_google_adk_multi_agent_2", "real_oi_google_adk_multi_agent_3",
+	"real_jsgenai_vertex_chats_function_calling_1", "real_jsgenai_vertex_chats_function_calling_2",
 }
 
 // r13Body is the body of a recording (after the blank line ending the
@@ -1207,5 +1208,72 @@ func TestExtraBodyMergesObjects(t *testing.T) {
 	}
 	if _, err := encode(t, base(`{"generationConfig": {}, "generationConfig": {}}`)); err == nil {
 		t.Error("a duplicate extra_body field was accepted")
+	}
+}
+
+// TestRound13JsGenaiChatCallWithoutResult: Vertex AI gemini-2.0-flash in
+// js-genai's chat test: asked "what is the result of 100/2" it calls
+// customDivide({"denominator":2,"numerator":100}) without an id (21 in, 6
+// out, avgLogprobs, createTime, trafficType); the chat then sends the next
+// user question without running the tool, and the API, given the call
+// followed by user text, calls again with 50 (38 in, 6 out). The second
+// recorded request is compared with ours whole: the model turn is the call
+// by name and args, no id (ours derived one, never sent), then the user's
+// text; no function response is made up for the call.
+func TestRound13JsGenaiChatCallWithoutResult(t *testing.T) {
+	t.Parallel()
+	divide := &llmrelayv1.Tool{Name: "customDivide", Description: "Custom divide function",
+		Parameters: `{"type":"object","properties":{"numerator":{"type":"number"},"denominator":{"type":"number"}}}`}
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.0-flash",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("what is the result of 100/2"))},
+		Tools:    []*llmrelayv1.Tool{divide}, Options: &llmrelayv1.GenerationOptions{},
+	}
+	cases := []struct {
+		name, id, created, args string
+		in                      int32
+		logprobs                float64
+	}{
+		{"real_jsgenai_vertex_chats_function_calling_1", "MZiNab-QJObJ-O4PutOLAQ", "2026-02-12T09:06:57.591935Z", `{"denominator":2,"numerator":100}`, 21, -0.0013620071113109589},
+		{"real_jsgenai_vertex_chats_function_calling_2", "MpiNaY-rGd3A7bEPzOGU2Q8", "2026-02-12T09:06:58.415119Z", `{"denominator":2,"numerator":50}`, 38, -0.0007953819197913011},
+	}
+	for i, tc := range cases {
+		if i == 1 {
+			req.Messages = append(req.Messages, msg(llmrelayv1.Role_ROLE_USER, text("what is the result of 50/2?")))
+		}
+		p, srv := replay(t, tc.name)
+		res, err := p.Generate(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: Generate: %v", tc.name, err)
+		}
+		if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, toolCallPart(generatedID(tc.id, 0, "", ""), "customDivide", tc.args)); !proto.Equal(res.Message, want) {
+			t.Errorf("%s: message\n got %v\nwant %v", tc.name, res.Message, want)
+		}
+		m := res.Meta
+		if m.GetResponseId() != tc.id || m.GetResolvedModel() != "gemini-2.0-flash" ||
+			m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetProviderFinishReason() != "STOP" ||
+			len(m.GetWarnings()) != 0 || m.GetExtended().AsMap()[extAvgLogprobs] != tc.logprobs ||
+			m.GetCreateTime().AsTime().Format("2006-01-02T15:04:05.999999Z07:00") != tc.created ||
+			r13Details(m)["trafficType"] != "ON_DEMAND" {
+			t.Errorf("%s: meta %v", tc.name, m)
+		}
+		r13Usage(t, m.GetUsage(), &llmrelayv1.Usage{InputTokens: tc.in, OutputTokens: 6, TotalTokens: tc.in + 6})
+		if i == 1 {
+			var sent struct {
+				Contents json.RawMessage `json:"contents"`
+			}
+			body := srv.Last(t).Body
+			if err := json.Unmarshal(body, &sent); err != nil {
+				t.Fatal(err)
+			}
+			const recorded = `[{"parts": [{"text": "what is the result of 100/2"}], "role": "user"},
+				{"parts": [{"functionCall": {"args": {"denominator": 2, "numerator": 100}, "name": "customDivide"}}], "role": "model"},
+				{"parts": [{"text": "what is the result of 50/2?"}], "role": "user"}]`
+			if !jsonTextEqual(t, sent.Contents, recorded) {
+				t.Errorf("contents\n got %s\nwant %s", sent.Contents, recorded)
+			}
+		}
+		req.Messages = append(req.Messages, res.Message)
+		providertest.Golden(t, filepath.Join("testdata", tc.name+".golden"), renderResult(t, res))
 	}
 }
