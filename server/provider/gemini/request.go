@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -125,10 +126,15 @@ func writeObject(fields []jsonField) json.RawMessage {
 	return b.Bytes()
 }
 
+// wholeValues are the fields whose value extra_body replaces whole even
+// when both are objects: a schema is one value, and the union of two
+// schemas' properties is neither the caller's nor the request's.
+var wholeValues = []string{"responseJsonSchema", "responseSchema", "_responseJsonSchema"}
+
 // mergeObjects merges over into base when both are JSON objects: base's
 // fields keep their place, a field both have takes over's value (the two
-// merged in turn when both are objects), the fields only over has follow
-// in its order. Otherwise over replaces base.
+// merged in turn when both are objects, schemas excepted), the fields only
+// over has follow in its order. Otherwise over replaces base.
 func mergeObjects(base, over json.RawMessage) json.RawMessage {
 	bf, ok := objectFieldsOf(base)
 	if !ok {
@@ -146,7 +152,11 @@ func mergeObjects(base, over json.RawMessage) json.RawMessage {
 	out := make([]jsonField, 0, len(bf)+len(of))
 	for _, f := range bf {
 		if i, both := at[f.key]; both {
-			f.value = mergeObjects(f.value, of[i].value)
+			if slices.Contains(wholeValues, f.key) {
+				f.value = of[i].value
+			} else {
+				f.value = mergeObjects(f.value, of[i].value)
+			}
 			used[i] = true
 		}
 		out = append(out, f)

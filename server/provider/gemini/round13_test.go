@@ -1195,6 +1195,14 @@ func TestExtraBodyMergesObjects(t *testing.T) {
 		{"a non-object replaces an object", `{"generationConfig": 5}`, `"generationConfig":5}`},
 		{"new fields appended", `{"cachedContent": "cachedContents/x"}`, `"cachedContent":"cachedContents/x"}`},
 	}
+	// A schema is replaced whole, not merged with the request's.
+	schemaReq := base(`{"generationConfig": {"responseJsonSchema": {"type": "object", "properties": {"b": {"type": "string"}}}}}`)
+	schemaReq.Options.ResponseFormat = &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+		Schema: `{"type":"object","properties":{"a":{"type":"string"}}}`}
+	if body, err := encode(t, schemaReq); err != nil || !strings.Contains(body, `"responseJsonSchema":{"type": "object", "properties": {"b": {"type": "string"}}}`) ||
+		strings.Contains(body, `"a"`) {
+		t.Errorf("schema merged or lost: %s (%v)", body, err)
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			body, err := encode(t, base(tc.extra))
