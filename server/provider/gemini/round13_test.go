@@ -42,6 +42,7 @@ var round13Recordings = []string{
 	"real_jsgenai_ml_dev_service_disabled_error",
 	"real_oi_google_adk_multi_agent_1", "real_oi_google_adk_multi_agent_2", "real_oi_google_adk_multi_agent_3",
 	"real_jsgenai_vertex_chats_function_calling_1", "real_jsgenai_vertex_chats_function_calling_2",
+	"real_oi_google_adk_image_artifacts_1", "real_oi_google_adk_image_artifacts_2", "real_oi_google_adk_image_artifacts_3",
 }
 
 // r13Body is the body of a recording (after the blank line ending the
@@ -1283,5 +1284,135 @@ func TestRound13JsGenaiChatCallWithoutResult(t *testing.T) {
 		}
 		req.Messages = append(req.Messages, res.Message)
 		providertest.Golden(t, filepath.Join("testdata", tc.name+".golden"), renderResult(t, res))
+	}
+}
+
+// adkPNG is the image google-adk sent inline in
+// real_oi_google_adk_image_artifacts (URL-safe base64, as the Python SDK
+// writes bytes).
+const adkPNG = "iVBORw0KGgoAAAANSUhEUgAAAAgAAAAIAQMAAAD-wSzIAAAABlBMVEX___-_v7-jQ3Y5AAAADklEQVQI12P4AIX8EAgALgAD_aNpbtEAAAAASUVORK5CYII="
+
+// TestRound13AdkImageArtifacts: gemini-2.0-flash through google-adk, three
+// unary answers without ids: load_remote_image({"file_path":"sample.png"})
+// (170 in, 11 out); after its text result, load_artifacts with an array
+// argument ({"artifact_names":["sample.png"]}, 262 in, 9 out); after that
+// result and a user turn with the image inline, a text answer starting with
+// a line break (544 in: 258 image and 286 text tokens, kept per modality;
+// 175 out). The cassette recorded the second and third requests, which the
+// API answered, and they are compared with ours whole: a text tool result
+// goes as {"result": <text>}, as ADK sent it; an object result as the
+// response itself; the user's image as inlineData in its own user turn after
+// the function response (ADK wrote the bytes URL-safe, we in standard
+// base64: the same bytes, compared decoded).
+func TestRound13AdkImageArtifacts(t *testing.T) {
+	t.Parallel()
+	png, err := base64.URLEncoding.DecodeString(adkPNG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ask = "Please process the image at 'sample.png', describe it."
+	const loaded = "Success! Image 'sample.png' is now available as an artifact."
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.0-flash",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text(ask))},
+		Tools: []*llmrelayv1.Tool{
+			{Name: "load_remote_image", Description: "Reads a local image file and registers it as an ADK artifact.",
+				Parameters: `{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}`},
+			{Name: "load_artifacts", Description: "Loads the artifacts and adds them to the session.",
+				Parameters: `{"type":"object","properties":{"artifact_names":{"type":"array","items":{"type":"string"}}}}`},
+		},
+		Options: &llmrelayv1.GenerationOptions{},
+	}
+	const turn1 = `{"parts": [{"text": "Please process the image at 'sample.png', describe it."}], "role": "user"}, ` +
+		`{"parts": [{"functionCall": {"args": {"file_path": "sample.png"}, "name": "load_remote_image"}}], "role": "model"}, ` +
+		`{"parts": [{"functionResponse": {"name": "load_remote_image", "response": {"result": "Success! Image 'sample.png' is now available as an artifact."}}}], "role": "user"}`
+	cases := []struct {
+		name, id string
+		in, out  int32
+		logprobs float64
+		recorded string
+	}{
+		{"real_oi_google_adk_image_artifacts_1", "muSdafecNfGwqtsP1-vS-Ak", 170, 11, -0.012036648663607511, ""},
+		{"real_oi_google_adk_image_artifacts_2", "m-Sdaab9MrC5qtsPveOXuAQ", 262, 9, -0.012593589723110199, "[" + turn1 + "]"},
+		{"real_oi_google_adk_image_artifacts_3", "nOSdabnlM5m1qtsP7K_egAg", 544, 175, -0.49613172258649552, "[" + turn1 + ", " +
+			`{"parts": [{"functionCall": {"args": {"artifact_names": ["sample.png"]}, "name": "load_artifacts"}}], "role": "model"}, ` +
+			`{"parts": [{"functionResponse": {"name": "load_artifacts", "response": {"artifact_names": ["sample.png"]}}}], "role": "user"}, ` +
+			`{"parts": [{"text": "Artifact sample.png is:"}, {"inlineData": {"data": "` + adkPNG + `", "mimeType": "image/png"}}], "role": "user"}]`},
+	}
+	for i, tc := range cases {
+		p, srv := replay(t, tc.name)
+		res, err := p.Generate(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: Generate: %v", tc.name, err)
+		}
+		var want *llmrelayv1.Message
+		switch i {
+		case 0:
+			want = msg(llmrelayv1.Role_ROLE_ASSISTANT, toolCallPart(generatedID(tc.id, 0, "", ""), "load_remote_image", `{"file_path":"sample.png"}`))
+		case 1:
+			want = msg(llmrelayv1.Role_ROLE_ASSISTANT, toolCallPart(generatedID(tc.id, 0, "", ""), "load_artifacts", `{"artifact_names":["sample.png"]}`))
+		default:
+			texts := r13PartTexts(t, tc.name)
+			if len(texts) != 1 || !strings.HasPrefix(texts[0], "\nThe image is divided into four quadrants.") {
+				t.Fatalf("recording texts %q", texts)
+			}
+			want = msg(llmrelayv1.Role_ROLE_ASSISTANT, text(texts[0]))
+		}
+		if !proto.Equal(res.Message, want) {
+			t.Errorf("%s: message\n got %v\nwant %v", tc.name, res.Message, want)
+		}
+		finish := llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
+		if i == 2 {
+			finish = llmrelayv1.FinishReason_FINISH_REASON_STOP
+		}
+		m := res.Meta
+		if m.GetResponseId() != tc.id || m.GetResolvedModel() != "gemini-2.0-flash" || m.GetFinishReason() != finish ||
+			len(m.GetWarnings()) != 0 || m.GetExtended().AsMap()[extAvgLogprobs] != tc.logprobs {
+			t.Errorf("%s: meta %v", tc.name, m)
+		}
+		r13Usage(t, m.GetUsage(), &llmrelayv1.Usage{InputTokens: tc.in, OutputTokens: tc.out, TotalTokens: tc.in + tc.out})
+		if i == 2 {
+			if d := r13Details(m); d["promptTokensDetails.IMAGE"] != float64(258) || d["promptTokensDetails.TEXT"] != float64(286) ||
+				d["candidatesTokensDetails.TEXT"] != float64(175) {
+				t.Errorf("usage_details %v", d)
+			}
+		}
+		if tc.recorded != "" {
+			var sent struct {
+				Contents []map[string]any `json:"contents"`
+			}
+			body := srv.Last(t).Body
+			if err := json.Unmarshal(body, &sent); err != nil {
+				t.Fatal(err)
+			}
+			if i == 2 {
+				// The image's bytes, then the recorded encoding of them for the
+				// comparison of the whole.
+				last := sent.Contents[len(sent.Contents)-1]["parts"].([]any)
+				inline, _ := last[len(last)-1].(map[string]any)["inlineData"].(map[string]any)
+				data, _ := inline["data"].(string)
+				if got, err := base64.StdEncoding.DecodeString(data); err != nil || !bytes.Equal(got, png) {
+					t.Fatalf("inline image %q (%v) is not the recorded bytes", data, err)
+				}
+				inline["data"] = adkPNG
+			}
+			got, err := json.Marshal(sent.Contents)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !jsonTextEqual(t, got, tc.recorded) {
+				t.Errorf("%s: contents\n got %s\nwant %s", tc.name, got, tc.recorded)
+			}
+		}
+		providertest.Golden(t, filepath.Join("testdata", tc.name+".golden"), renderResult(t, res))
+		call := res.Message.GetParts()[0].GetToolCall()
+		switch i {
+		case 0:
+			req.Messages = append(req.Messages, res.Message, msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(call.GetCallId(), loaded)))
+		case 1:
+			req.Messages = append(req.Messages, res.Message, msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(call.GetCallId(), `{"artifact_names": ["sample.png"]}`)),
+				msg(llmrelayv1.Role_ROLE_USER, text("Artifact sample.png is:"),
+					&llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: png}, MimeType: "image/png"}}}))
+		}
 	}
 }
