@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,11 +21,12 @@ import (
 )
 
 // Round 13: real answers from the VCR cassettes of two tracing projects
-// (testdata/README.md, "Round 13"): traceloop/openllmetry
-// (real_oll_*) and Arize-ai/openinference (real_oi_*). Every expectation
-// below is read off the cassette by hand; where the cassette also recorded
-// the follow-up request (the second turn of a tool loop), the request we
-// build from the first answer is compared with it.
+// (testdata/README.md, "Round 13"), traceloop/openllmetry (real_oll_*) and
+// Arize-ai/openinference (real_oi_*), and from the system-test recordings
+// of the official JavaScript SDK, googleapis/js-genai (real_jsgenai_*).
+// Every expectation below is read off the recording by hand; where the
+// recording also has the follow-up request (the next turn of a tool loop),
+// the request we build from the earlier answers is compared with it.
 
 // round13Recordings are the recordings the tests below replay.
 var round13Recordings = []string{
@@ -547,7 +549,7 @@ func TestRound13CodeExecution(t *testing.T) {
 				m.GetServiceTier() != tc.tier || m.GetToolCallCount() != 0 {
 				t.Errorf("meta %v", m)
 			}
-			if !equalStrings(m.GetWarnings(), codeExecWarnings) {
+			if !slices.Equal(m.GetWarnings(), codeExecWarnings) {
 				t.Errorf("warnings %q, want %q", m.GetWarnings(), codeExecWarnings)
 			}
 			r13Usage(t, usage, &llmrelayv1.Usage{InputTokens: tc.prompt + tc.tool, OutputTokens: tc.cands + tc.thought, TotalTokens: tc.total, ReasoningTokens: tc.thought})
@@ -560,18 +562,6 @@ func TestRound13CodeExecution(t *testing.T) {
 			providertest.Golden(t, filepath.Join("testdata", tc.name+".golden"), out)
 		})
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestRound13AdkReasoning: gemini-2.5-flash through google-adk with
