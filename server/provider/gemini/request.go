@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,17 +50,163 @@ func (p *Provider) encodeRequestWarn(req *provider.Request) ([]byte, []string, e
 
 // encodeBody marshals v and merges ProviderOptions.extra_body into it
 // (extra fields win; the model and the streaming mode are in the URL, so
-// no field is reserved).
+// no field is reserved). Gemini keeps nearly every setting inside objects
+// (generationConfig, its thinkingConfig, toolConfig): an extra_body object
+// is merged into the body's object of the same name, field by field, so
+// that a caller who adds generationConfig.candidateCount keeps the
+// maxOutputTokens, thinking and schema the request asked for (a field both
+// have takes the caller's value; arrays and other values are replaced).
 func encodeBody(v any, po *llmrelayv1.ProviderOptions) ([]byte, error) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return nil, invalidRequest("encoding request: %v", err)
 	}
-	body, _, err = provider.MergeExtraBody(body, po.GetExtraBody()) // nothing reserved: no warning
+	extra := mergeExtraObjects(body, po.GetExtraBody())
+	body, _, err = provider.MergeExtraBody(body, extra) // nothing reserved: no warning
 	if err != nil {
 		return nil, invalidRequest("%v", err)
 	}
 	return body, nil
+}
+
+// jsonField is one field of a JSON object, its value as written.
+type jsonField struct {
+	key   string
+	value json.RawMessage
+}
+
+// objectFieldsOf splits a JSON object into its fields, in order. ok is false
+// when raw is not one object or repeats a key (extra_body's own check,
+// provider.MergeExtraBody, then reports it).
+func objectFieldsOf(raw []byte) (fields []jsonField, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		key, isKey := tok.(string)
+		if !isKey || seen[key] {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		seen[key] = true
+		fields = append(fields, jsonField{key, v})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	return fields, true
+}
+
+// writeObject renders fields as a JSON object, in order.
+func writeObject(fields []jsonField) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.key) // a string always encodes
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(f.value)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// wholeValues are the fields whose value extra_body replaces whole even
+// when both are objects: a schema is one value, and the union of two
+// schemas' properties is neither the caller's nor the request's.
+var wholeValues = []string{"responseJsonSchema", "responseSchema", "_responseJsonSchema"}
+
+// mergeObjects merges over into base when both are JSON objects: base's
+// fields keep their place, a field both have takes over's value (the two
+// merged in turn when both are objects, schemas excepted), the fields only
+// over has follow in its order. Otherwise over replaces base.
+func mergeObjects(base, over json.RawMessage) json.RawMessage {
+	bf, ok := objectFieldsOf(base)
+	if !ok {
+		return over
+	}
+	of, ok := objectFieldsOf(over)
+	if !ok {
+		return over
+	}
+	at := make(map[string]int, len(of))
+	for i, f := range of {
+		at[f.key] = i
+	}
+	used := make([]bool, len(of))
+	out := make([]jsonField, 0, len(bf)+len(of))
+	for _, f := range bf {
+		if i, both := at[f.key]; both {
+			if slices.Contains(wholeValues, f.key) {
+				f.value = of[i].value
+			} else {
+				f.value = mergeObjects(f.value, of[i].value)
+			}
+			used[i] = true
+		}
+		out = append(out, f)
+	}
+	for i, f := range of {
+		if !used[i] {
+			out = append(out, f)
+		}
+	}
+	return writeObject(out)
+}
+
+// mergeExtraObjects returns extra_body with each top-level object the body
+// also has as an object merged into the body's (mergeObjects), for
+// provider.MergeExtraBody to set in its place. extra comes back unchanged
+// when nothing merges, or when it is not a well-formed object (which
+// MergeExtraBody then refuses).
+func mergeExtraObjects(body []byte, extra string) string {
+	if extra == "" {
+		return extra
+	}
+	ef, ok := objectFieldsOf([]byte(extra))
+	if !ok {
+		return extra
+	}
+	bf, ok := objectFieldsOf(body)
+	if !ok {
+		return extra
+	}
+	ours := make(map[string]json.RawMessage, len(bf))
+	for _, f := range bf {
+		ours[f.key] = f.value
+	}
+	merged := false
+	for i, f := range ef {
+		if b, has := ours[f.key]; has && isJSONObject(b) && isJSONObject(f.value) {
+			ef[i].value = mergeObjects(b, f.value)
+			merged = true
+		}
+	}
+	if !merged {
+		return extra
+	}
+	return string(writeObject(ef))
+}
+
+// isJSONObject reports whether raw is a JSON object (by its first byte).
+func isJSONObject(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '{'
 }
 
 // callInfo is what a tool result needs from the call it answers.

@@ -531,6 +531,9 @@ func TestAllRecordingsUsed(t *testing.T) {
 	for _, n := range crewRecordings {
 		used[n] = true
 	}
+	for _, n := range round13Recordings {
+		used[n] = true
+	}
 	for name := range fantasyStreams {
 		used[name] = true
 	}
