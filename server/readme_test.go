@@ -41,13 +41,26 @@ func TestREADMEErrorTable(t *testing.T) {
 	for k := range kindTable {
 		errs = append(errs, &provider.Error{Provider: "p", Kind: k, Message: "x"})
 	}
+	// An HTTP status as an adapter reports it: its kind and the status.
+	httpErr := func(n int) error {
+		return &provider.Error{Provider: "p", Kind: provider.KindForStatus(n), HTTPStatus: n, Message: "x"}
+	}
+	for n := 400; n < 600; n++ {
+		errs = append(errs, httpErr(n))
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	for _, e := range errs {
+	pairOf := func(e error) pair {
 		st := status.Convert(toStatus(context.Background(), e, nil, nil, log))
 		for _, d := range st.Details() {
 			if info, ok := d.(*errdetails.ErrorInfo); ok {
-				produced[pair{st.Code().String(), info.GetReason()}] = true
+				return pair{st.Code().String(), info.GetReason()}
 			}
+		}
+		return pair{st.Code().String(), ""}
+	}
+	for _, e := range errs {
+		if p := pairOf(e); p.reason != "" {
+			produced[p] = true
 		}
 	}
 
@@ -100,8 +113,7 @@ func TestREADMEErrorTable(t *testing.T) {
 		}
 		for _, s := range statuses {
 			n, _ := strconv.Atoi(s)
-			m := kindTable[provider.KindForStatus(n)]
-			if p := (pair{m.code.String(), reasonString(m.reason)}); !row[p] {
+			if p := pairOf(httpErr(n)); !row[p] {
 				t.Errorf("README row %q: HTTP %d is %s %s in the code", strings.TrimSpace(cols[0]), n, p.code, p.reason)
 			}
 		}
