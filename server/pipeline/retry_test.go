@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"testing"
 	"time"
@@ -278,6 +279,14 @@ func TestRetryAfterHeader(t *testing.T) {
 		{http.Header{"Retry-After": {now.Add(3 * time.Second).Format(http.TimeFormat)}}, 3 * time.Second},
 		{http.Header{"Retry-After": {"soon"}}, 0},
 		{http.Header{}, 0},
+		// Beyond a Duration: the longest one, not a wrapped negative
+		// value that read as no delay (jittered retries in milliseconds
+		// and no RetryInfo); NaN is no delay.
+		{http.Header{"Retry-After": {"99999999999"}}, time.Duration(math.MaxInt64)},
+		{http.Header{"Retry-After": {"Inf"}}, time.Duration(math.MaxInt64)},
+		{http.Header{"Retry-After": {"NaN"}}, 0},
+		{http.Header{"Retry-After-Ms": {"1e30"}}, time.Duration(math.MaxInt64)},
+		{http.Header{"Retry-After-Ms": {"NaN"}, "Retry-After": {"2"}}, 2 * time.Second},
 	}
 	for _, tc := range cases {
 		if got := provider.RetryAfter(tc.h, now); got != tc.want {

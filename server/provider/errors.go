@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -205,7 +206,7 @@ func NewHTTPError(providerName string, resp *http.Response, requestIDHeader stri
 func RetryAfter(h http.Header, now time.Time) time.Duration {
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
+			return scaled(ms, time.Millisecond)
 		}
 	}
 	v := strings.TrimSpace(h.Get("Retry-After"))
@@ -213,10 +214,10 @@ func RetryAfter(h http.Header, now time.Time) time.Duration {
 		return 0
 	}
 	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if secs <= 0 {
+		if !(secs > 0) { // NaN too
 			return 0
 		}
-		return time.Duration(secs * float64(time.Second))
+		return scaled(secs, time.Second)
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {
@@ -224,6 +225,17 @@ func RetryAfter(h http.Header, now time.Time) time.Duration {
 		}
 	}
 	return 0
+}
+
+// scaled is n units as a Duration, the longest Duration for a value
+// beyond it (a header of "99999999999" seconds or "Inf" converted
+// directly wraps to a negative Duration, which read as no delay at all).
+// n is positive.
+func scaled(n float64, unit time.Duration) time.Duration {
+	if d := n * float64(unit); d < float64(math.MaxInt64) {
+		return time.Duration(d)
+	}
+	return time.Duration(math.MaxInt64)
 }
 
 // TransportError classifies an error from http.Client.Do or from reading a
