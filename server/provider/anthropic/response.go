@@ -35,6 +35,7 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	cited := 0
+	var fallbacks []any
 	for i, b := range m.Content {
 		switch b.Type {
 		case "text":
@@ -55,12 +56,21 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 			meta.ToolCallCount++
 		case "thinking", "redacted_thinking":
 			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: reasoningOf(&b)}})
+		case "fallback":
+			fallbacks = append(fallbacks, fallbackRecord(&b))
+			if to := fallbackTo(&b); to != "" {
+				meta.ResolvedModel = to
+			}
+			meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: %s", i, fallbackWarning(&b)))
 		default:
 			meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: content block %s", i, unsupportedBlock(&b)))
 		}
 	}
 	if cited > 0 {
 		meta.Warnings = append(meta.Warnings, citationsWarning(cited))
+	}
+	if len(fallbacks) > 0 {
+		provider.SetExtended(meta, extFallback, fallbacks)
 	}
 	stop := ""
 	if m.StopReason != nil {

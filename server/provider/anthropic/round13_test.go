@@ -939,3 +939,96 @@ func TestRound13FixturesNamed(t *testing.T) {
 		}
 	}
 }
+
+// rec13FallbackExt is meta.extended.fallback for one refusal fallback from
+// claude-fable-5 to claude-opus-4-8.
+const rec13FallbackExt = `[{"from":{"model":"claude-fable-5"},"to":{"model":"claude-opus-4-8"},"trigger":{"category":"reasoning_extraction","type":"refusal"}}]`
+
+const rec13FallbackWarning = "server-side fallback: claude-fable-5 declined (refusal reasoning_extraction) and claude-opus-4-8 answered the rest"
+
+// TestRound13FallbackBlockStream: a fallback decided mid-answer
+// (testdata/fallback_block_stream.http, hand-built on the shape the
+// server-side fallback beta documents; openinference's
+// test_server_side_fallback fakes the same): message_start names the
+// requested claude-fable-5, which thinks, declines; a `fallback` block
+// hands over to claude-opus-4-8, which thinks and answers. The resolved
+// model is the one that answered (it was message_start's, the declining
+// one, before), the block is kept in meta.extended.fallback and a warning
+// says which part is whose; both thinking blocks stay, with their own
+// signatures; usage.iterations is kept as sent (the top level is the
+// request's: message_start's input, both iterations' output).
+func TestRound13FallbackBlockStream(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, "testdata/fallback_block_stream.http")
+	req := rec13User("claude-fable-5", rec13FallbackPrompt, 1024)
+	rec13Anthropic(req, &llmrelayv1.AnthropicOptions{Betas: []string{rec13FallbackBeta}}, `{"fallbacks":[{"model":"claude-opus-4-8"}]}`)
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, err := collect(s)
+	if err != nil {
+		t.Fatalf("stream error: %v", err)
+	}
+	f := foldEvents(t, evs)
+	checkLLMWant(t, "stream", f.message, f.meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: "The user asks for my hidden reasoning about 27 × 453.",
+				Signature: "bTVR3THL2S4fM9TYfaRlMb3gE2oq5ZjvbmN8G3YIe8HuaZLB+94YCN59N45dfiqrJP+8d86uUghD2GdiWvOAolOVFgIWI9eMRj2vwm+Ng/QTNAhw4w8BVndIrXljMc5nOLvyN3TH7kU0XOVdR/8FW9EBr39Wk2OoqAS+4COhMrM8N8aNZyQPovaSN7kLoVsL/6Jue16Y3vtMNsriwxZNh5BGM7kTupMmUs+x+CIEYbY4bgtz"}),
+			reasoningPart(&llmrelayv1.Reasoning{Text: "Compute 27 × 453 = 12231.",
+				Signature: "C65NiCGBk0Vk/m7JxIQ7LIfLAdTd/yIs33Hd1rnSLrxUWlWH7dLT59mXq/4zSDyMlgjRdrR8Uld7v74gV959qw+BlEymtrbVvcMT5eTwu/xOMrGjVuqZCnd8WEhmxvNZzY07SH9etaz/Am31nC5sFFbAX0REYKVIAU8si7BA/YWtn/KTKGgJnX8JvZV015FxQrSyGas8fCbN4eq4gLDvp52TYZdObbfVPTU2WlL9KGvWGfiY"}),
+			text("27 × 453 = 12,231 (20 × 453 = 9,060, plus 7 × 453 = 3,171)."),
+		},
+		responseID: "msg_010lR8acRYSi4MDF8kWCBX1K", model: "claude-opus-4-8", requestID: "req_011CLqeeHq1PkCJVuoYqLRqr",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(412, 134, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 7, 20, 10, 4, 12, 0, time.UTC),
+		extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`, "fallback": rec13FallbackExt,
+			"usage_details": `{"inference_geo":"global","iterations":[` +
+				`{"cache_creation":{"ephemeral_1h_input_tokens":0,"ephemeral_5m_input_tokens":0},"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"input_tokens":412,"model":"claude-fable-5","output_tokens":38,"type":"message"},` +
+				`{"cache_creation":{"ephemeral_1h_input_tokens":0,"ephemeral_5m_input_tokens":0},"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"input_tokens":430,"model":"claude-opus-4-8","output_tokens":96,"type":"fallback_message"}]}`},
+			"2000000", "2000000", "2026-07-20T10:04:12Z", "400000", "400000", "2026-07-20T10:04:12Z"),
+		warnings: []string{"content block 1: " + rec13FallbackWarning},
+	})
+	// The gateway's accumulator and relay see the same: the model, once
+	// the fallback block is in, is claude-opus-4-8.
+	if got := accumulate(t, evs); !proto.Equal(got, f.message) {
+		t.Errorf("accumulated message %v, want %v", got, f.message)
+	}
+	sent := srv.Last(t)
+	if b := sent.Header.Get("Anthropic-Beta"); b != rec13FallbackBeta {
+		t.Errorf("anthropic-beta %q", b)
+	}
+	lcgSameFields(t, sent.Body, `{"model":"claude-fable-5","fallbacks":[{"model":"claude-opus-4-8"}],"stream":true}`)
+	providertest.Golden(t, "testdata/fallback_block_stream.golden", renderEvents(t, evs, nil))
+}
+
+// TestRound13FallbackBlock: the same unary (testdata/fallback_block.http,
+// hand-built): the body names claude-opus-4-8 and starts with the fallback
+// block, which is kept in meta.extended.fallback with the same warning
+// (before: "content block type fallback not supported; ignored", which
+// hid that another model answered and why).
+func TestRound13FallbackBlock(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, "testdata/fallback_block.http")
+	req := rec13User("claude-fable-5", "Who invented the printing press?", 1024)
+	rec13Anthropic(req, &llmrelayv1.AnthropicOptions{Betas: []string{rec13FallbackBeta}}, `{"fallbacks":[{"model":"claude-opus-4-8"}]}`)
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	checkLLMWant(t, "unary", res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("The printing press was invented by Johannes Gutenberg around 1440.")},
+		responseID: "msg_01peZUaLJ4d8jOCs4bWYTI6w", model: "claude-opus-4-8", requestID: "req_011CxZKiGvbtcj7bsHXDYzEz",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(412, 264, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 7, 20, 10, 5, 40, 0, time.UTC),
+		extended: lcgRateLimit(map[string]string{"service_tier": `"standard"`, "fallback": rec13FallbackExt,
+			"usage_details": `{"inference_geo":"global","iterations":[` +
+				`{"cache_creation":{"ephemeral_1h_input_tokens":0,"ephemeral_5m_input_tokens":0},"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"input_tokens":408,"model":"claude-fable-5","output_tokens":0,"type":"message"},` +
+				`{"cache_creation":{"ephemeral_1h_input_tokens":0,"ephemeral_5m_input_tokens":0},"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"input_tokens":412,"model":"claude-opus-4-8","output_tokens":264,"type":"fallback_message"}]}`},
+			"2000000", "2000000", "2026-07-20T10:05:40Z", "400000", "400000", "2026-07-20T10:05:40Z"),
+		warnings: []string{"content[0]: " + rec13FallbackWarning},
+	})
+	providertest.Golden(t, "testdata/fallback_block.golden", renderResult(t, res))
+}
