@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"reflect"
@@ -249,6 +250,18 @@ func rec13Unary() []rec13Case {
 				requestsLimit: 4000, tokensLimit: 480000, tokensReset: time.Date(2025, 6, 23, 10, 26, 57, 0, time.UTC),
 				extended: rec13OllRL(true, "400000", "400000", "2025-06-23T10:26:57Z", "80000", "80000", "2025-06-23T10:26:59Z"),
 			}, requestsRemaining: 3999, tokensRemaining: 480000},
+		// openllmetry, message create (April 2024, claude-3-opus): a
+		// usage with only the two counts; an account limited to 5 requests
+		// and 10000 tokens a minute, no input/output token headers.
+		{name: "real_oll_message_create", req: func() *provider.Request {
+			return rec13User("claude-3-opus-20240229", "Tell me a joke about OpenTelemetry", 1024)
+		}, recorded: `{"max_tokens":1024,"messages":[{"role":"user","content":"Tell me a joke about OpenTelemetry"}],"model":"claude-3-opus-20240229"}`, text: true,
+			want: llmWant{
+				responseID: "msg_01YDbHG2k3ZsNLSb9eJeB8zJ", model: "claude-3-opus-20240229", requestID: "req_01AVFUDdTYgAJXBF1ijMQuSj",
+				finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+				usage:         usageOf(17, 182, 0, 0, 0),
+				requestsLimit: 5, tokensLimit: 10000, tokensReset: time.Date(2024, 4, 6, 5, 29, 0, 0, time.UTC),
+			}, requestsRemaining: 4, tokensRemaining: 10000},
 		// openinference cassettes keep no response headers: no request id,
 		// no rate limits. model_fallback: asked for claude-opus-5, answered
 		// by claude-opus-4-8 (the model the body names is the resolved
@@ -436,6 +449,20 @@ func rec13ImageRequest2() *provider.Request {
 		msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text(rec13ImageAnswer)),
 		msgOf(llmrelayv1.Role_ROLE_USER, text("What do you see?"),
 			&llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: rec13JPEG}, MimeType: "image/jpeg"}}}))
+	return req
+}
+
+// rec13PNG is openllmetry's 1×1 PNG, base64 as recorded.
+const rec13PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+func rec13Base64ImageRequest() *provider.Request {
+	png, err := base64.StdEncoding.DecodeString(rec13PNG)
+	if err != nil {
+		panic(err)
+	}
+	req := rec13User("claude-haiku-4-5-20251001", "What color is this? One word.", 100)
+	req.Messages[0].Parts = append([]*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{
+		Source: &llmrelayv1.Image_Data{Data: png}, MimeType: "image/png"}}}}, req.Messages[0].Parts...)
 	return req
 }
 
@@ -714,6 +741,57 @@ func rec13Streams() []rec13Case {
 				requestsLimit: 4000, tokensLimit: 480000, tokensReset: time.Date(2025, 7, 29, 15, 41, 24, 0, time.UTC),
 				extended: rec13OllRL(true, "400000", "400000", "2025-07-29T15:41:24Z", "80000", "80000", "2025-07-29T15:41:24Z"),
 			}, requestsRemaining: 3999, tokensRemaining: 480000},
+		// openllmetry, the same thinking question streamed again (another
+		// answer): its message_delta says output_tokens 216 with
+		// output_tokens_details.thinking_tokens 1024, more thinking than
+		// output (claude-3-7-sonnet reported no thinking count in March
+		// 2025; the cassette's later version has it). Reasoning tokens are
+		// capped at the output and a warning keeps the count sent.
+		{name: "real_oll_thinking_streaming_with_events", req: rec13ThinkingRequest,
+			recorded: `{"max_tokens":2048,"messages":[{"role":"user","content":[{"type":"text","text":"` + rec13StrawberryPrompt + `"}]}],` +
+				`"model":"claude-3-7-sonnet-20250219","stream":true,"thinking":{"type":"enabled","budget_tokens":1024}}`,
+			want: llmWant{
+				parts: []*llmrelayv1.Part{
+					reasoningPart(&llmrelayv1.Reasoning{
+						Text: "Let" + " me count the occurrences of the letter " + "'r' in the word \"strawberry\"." + "\n\nThe word \"strawberry\" is spelled: s-t-r" +
+							"-a-w-b-e-r" + "-r-y\n\nI'll go through each letter:" + "\ns - not an 'r'\nt - not an" + " 'r'\nr - this is an 'r'," +
+							" so count = 1\na - not an 'r" + "'\nw - not an 'r'" + "\nb - not an 'r'\ne - not an " + "'r'\nr - this is an 'r', so count" +
+							" = 2\nr - this is an 'r', so count" + " = 3\ny - not an '" + "r'\n\nSo the letter 'r" + "' appears 3 times in the word \"strawberry\".",
+						Signature: "ErUBCkYIARgCIkCepoF8CXqdCGI7O1AAkEcxvta5WeUn1g3tOabtne7C0veTgb4mBCBB/rl13SMG1wijfpaq06s2Tu8sf6J9CmeKEgw2ovIZoQGsrJ81ZIEaDEPNWl0TXzR0+AuTSiIw1rXwhHTbINnuGKC/Su7yTL+e28Njv5HYbyOBLG98oCsnMgeglPWWKlmhd9ik0TcXKh3wmkIqarugd7LuaWUDdtxyL9V0IJKnul7nuNx8Yg==",
+					}),
+					text("The letter 'r' appears 3 times in the word \"straw" + "berry\"."),
+				},
+				responseID: "msg_01SZKz6DEhWnfZcxPQDQz49Y", model: "claude-3-7-sonnet-20250219", requestID: "req_01VVUWcAUP5Q8x4z9dr6ktGD",
+				finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+				usage:         usageOf(52, 216, 0, 0, 216),
+				requestsLimit: 4000, tokensLimit: 280000, tokensReset: time.Date(2025, 3, 15, 12, 58, 13, 0, time.UTC),
+				extended: rec13OllRL(false, "200000", "126000", "2025-03-15T12:58:20Z", "80000", "59000", "2025-03-15T12:58:13Z"),
+				warnings: []string{"usage: output_tokens_details.thinking_tokens 1024 exceeds output_tokens 216; reasoning tokens capped at 216"},
+			}, requestsRemaining: 3999, tokensRemaining: 185000},
+		// openllmetry, a base64 PNG then text, streamed: written by
+		// openllmetry in the recorded shape (id msg_01TestStreamBase64, no
+		// padding, only content-type and cache-control headers). Our
+		// request carries the image first, its base64 as recorded.
+		{name: "real_oll_streaming_base64_image_token_count", req: rec13Base64ImageRequest,
+			recorded: `{"max_tokens":100,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + rec13PNG + `"}},` +
+				`{"type":"text","text":"What color is this? One word."}]}],"model":"claude-haiku-4-5-20251001","stream":true}`,
+			want: llmWant{
+				parts:      []*llmrelayv1.Part{text("Blue")},
+				responseID: "msg_01TestStreamBase64", model: "claude-haiku-4-5-20251001",
+				finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+				usage: usageOf(343, 1, 0, 0, 0),
+			}},
+		// openinference, stream_message (claude-3-opus-latest, not resolved
+		// to a dated model in the answer).
+		{name: "real_oi_stream_message", req: func() *provider.Request {
+			return rec13User("claude-3-opus-latest", "What's the capital of France?", 1024)
+		}, recorded: `{"max_tokens":1024,"messages":[{"role":"user","content":"What's the capital of France?"}],"model":"claude-3-opus-latest","stream":true}`,
+			want: llmWant{
+				parts:      []*llmrelayv1.Part{text("The capital of France" + " is Paris.")},
+				responseID: "msg_01EdTbzEsQHdxkVoFKSAFGUS", model: "claude-3-opus-latest",
+				finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+				usage: usageOf(14, 10, 0, 0, 0),
+			}},
 		// openinference, server-side fallback (test_server_side_fallback):
 		// claude-fable-5 asked with fallbacks [claude-opus-4-8] and the
 		// beta; the API routed the request to the fallback before
@@ -1031,4 +1109,24 @@ func TestRound13FallbackBlock(t *testing.T) {
 		warnings: []string{"content[0]: " + rec13FallbackWarning},
 	})
 	providertest.Golden(t, "testdata/fallback_block.golden", renderResult(t, res))
+}
+
+// TestRound13ThinkingExceedsOutputUnary: the counts of
+// real_oll_thinking_streaming_with_events in a unary answer give the same
+// capped reasoning tokens and warning as the stream.
+func TestRound13ThinkingExceedsOutputUnary(t *testing.T) {
+	t.Parallel()
+	body := `{"id":"msg_x","type":"message","role":"assistant","model":"claude-3-7-sonnet-20250219","content":[{"type":"text","text":"3"}],` +
+		`"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":52,"output_tokens":216,"output_tokens_details":{"thinking_tokens":1024}}}`
+	res, err := parseResponse([]byte(body), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := res.Meta.GetUsage(); u.GetReasoningTokens() != 216 || u.GetOutputTokens() != 216 {
+		t.Errorf("usage %v, want 216 reasoning of 216 output", u)
+	}
+	want := []string{"usage: output_tokens_details.thinking_tokens 1024 exceeds output_tokens 216; reasoning tokens capped at 216"}
+	if !reflect.DeepEqual(res.Meta.GetWarnings(), want) {
+		t.Errorf("warnings %q, want %q", res.Meta.GetWarnings(), want)
+	}
 }

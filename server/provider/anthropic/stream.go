@@ -204,6 +204,11 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		s.updateUsage(ev.Usage)
 	case "message_stop":
 		s.done = true
+		// The counts are final: an inconsistent thinking count is said
+		// once, here.
+		if w := s.usage.thinkingWarning(); w != "" {
+			s.warn("%s", w)
+		}
 	case "error":
 		return eventError(ev.Error, ev.RequestID, s.header)
 	default:
