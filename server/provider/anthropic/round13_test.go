@@ -721,6 +721,16 @@ func rec13Streams() []rec13Case {
 				requestsLimit: 4000, tokensLimit: 480000, tokensReset: time.Date(2025, 3, 15, 9, 38, 27, 0, time.UTC),
 				extended: rec13OllRL(false, "400000", "399000", "2025-03-15T09:38:27Z", "80000", "79000", "2025-03-15T09:38:28Z"),
 			}, requestsRemaining: 3999, tokensRemaining: 478000},
+		// Turn 2, the same request streamed: the 1165 tokens read from the
+		// cache, 4 uncached; 42 text deltas.
+		{name: "real_oll_prompt_caching_stream_2", req: rec13CachingRequest, recorded: rec13CachingRecorded(true), moved: []string{"cache_control"}, text: true,
+			want: llmWant{
+				responseID: "msg_01XQRA3bs4SB4yTBMwD3dbUi", model: "claude-3-5-sonnet-20240620", requestID: "req_011ZwbAjZK7Ld6vDn2Qu1tG6",
+				finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+				usage:         usageOf(4, 221, 1165, 0, 0),
+				requestsLimit: 4000, tokensLimit: 480000, tokensReset: time.Date(2025, 3, 15, 9, 38, 31, 0, time.UTC),
+				extended: rec13OllRL(false, "400000", "399000", "2025-03-15T09:38:31Z", "80000", "79000", "2025-03-15T09:38:32Z"),
+			}, requestsRemaining: 3999, tokensRemaining: 478000},
 		// openllmetry, tools streamed: text, then two calls whose arguments
 		// come in pieces split inside keys and values (kept as sent, with
 		// the spaces), each after an empty first input_json_delta.
