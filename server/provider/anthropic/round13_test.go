@@ -1140,3 +1140,58 @@ func TestRound13ThinkingExceedsOutputUnary(t *testing.T) {
 		t.Errorf("warnings %q, want %q", res.Meta.GetWarnings(), want)
 	}
 }
+
+// TestRound13ForcedAnswerToolNotStrict: openllmetry's joke schema answered
+// through the forced json_response tool (a model not configured for
+// native structured output) goes without "strict": strict tool use is part
+// of Anthropic's structured outputs, which only the models with native
+// structured output accept, and the tool path exists for the others. The
+// caller's own strict tool keeps its flag.
+func TestRound13ForcedAnswerToolNotStrict(t *testing.T) {
+	t.Parallel()
+	req := rec13StructuredRequest()
+	req.NativeStructuredOutput = false
+	strictTool := rec13Time()
+	strictTool.Strict = ptr(true)
+	req.Tools = []*llmrelayv1.Tool{strictTool}
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	m, _, _, err := build(t, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, _ := m["tools"].([]any)
+	if len(tools) != 2 {
+		t.Fatalf("tools %v, want the caller's and json_response", m["tools"])
+	}
+	for _, x := range tools {
+		tool := x.(map[string]any)
+		strict, has := tool["strict"]
+		switch tool["name"] {
+		case answerTool:
+			if has {
+				t.Errorf("json_response strict %v, want none", strict)
+			}
+			if !reflect.DeepEqual(tool["input_schema"], rec13Decode(t, rec13StructuredSchema)) {
+				t.Errorf("json_response schema %v", tool["input_schema"])
+			}
+		case "get_time":
+			if strict != true {
+				t.Errorf("caller's strict tool sent with strict %v", strict)
+			}
+		default:
+			t.Errorf("unexpected tool %v", tool["name"])
+		}
+	}
+	if _, ok := m["output_config"]; ok {
+		t.Errorf("output_config sent on the tool path: %v", m["output_config"])
+	}
+}
+
+func rec13Decode(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
