@@ -35,6 +35,7 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	cited := 0
+	var fallbacks []any
 	for i, b := range m.Content {
 		switch b.Type {
 		case "text":
@@ -55,12 +56,21 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 			meta.ToolCallCount++
 		case "thinking", "redacted_thinking":
 			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: reasoningOf(&b)}})
+		case "fallback":
+			fallbacks = append(fallbacks, fallbackRecord(&b))
+			if to := fallbackTo(&b); to != "" {
+				meta.ResolvedModel = to
+			}
+			meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: %s", i, fallbackWarning(&b)))
 		default:
 			meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: content block %s", i, unsupportedBlock(&b)))
 		}
 	}
 	if cited > 0 {
 		meta.Warnings = append(meta.Warnings, citationsWarning(cited))
+	}
+	if len(fallbacks) > 0 {
+		provider.SetExtended(meta, extFallback, fallbacks)
 	}
 	stop := ""
 	if m.StopReason != nil {
@@ -93,6 +103,9 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 			provider.SetExtended(meta, "service_tier", m.Usage.ServiceTier)
 		}
 		usageDetails(m.Usage).Set(meta)
+		if w := u.thinkingWarning(); w != "" {
+			meta.Warnings = append(meta.Warnings, w)
+		}
 	}
 	return &provider.Result{Message: msg, Meta: meta}, nil
 }
@@ -184,6 +197,19 @@ func (s *usageState) update(u *wireUsage) {
 		s.compaction = comp
 		s.seen = true
 	}
+}
+
+// thinkingWarning says that the reported thinking tokens exceed the output
+// tokens they are part of ("" when they do not): the reasoning tokens are
+// capped at the output tokens, and the warning keeps the count sent
+// (testdata/real_oll_thinking_streaming_with_events.http: 1024 thinking of
+// 216 output).
+func (s *usageState) thinkingWarning() string {
+	if s.thinking <= s.output {
+		return ""
+	}
+	return fmt.Sprintf("usage: output_tokens_details.thinking_tokens %d exceeds output_tokens %d; reasoning tokens capped at %d",
+		s.thinking, s.output, sat(s.output))
 }
 
 // compactionUsage is the sum of the compaction iterations' counts.

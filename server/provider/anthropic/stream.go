@@ -48,10 +48,12 @@ type stream struct {
 	// inputTransformations is set once meta.extended.input_transformations
 	// was emitted.
 	inputTransformations bool
-	usage                usageState
-	done                 bool
-	closed               bool
-	err                  *provider.Error
+	// fallbacks are the fallback blocks so far (meta.extended.fallback).
+	fallbacks []any
+	usage     usageState
+	done      bool
+	closed    bool
+	err       *provider.Error
 
 	// Reused by decodeTextDeltaFast between events.
 	fastIdx   int
@@ -202,6 +204,11 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		s.updateUsage(ev.Usage)
 	case "message_stop":
 		s.done = true
+		// The counts are final: an inconsistent thinking count is said
+		// once, here.
+		if w := s.usage.thinkingWarning(); w != "" {
+			s.warn("%s", w)
+		}
 	case "error":
 		return eventError(ev.Error, ev.RequestID, s.header)
 	default:
@@ -309,6 +316,16 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 		s.emit(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{
 			Index: b.reasoningIndex, Text: r.GetText(), Signature: r.GetSignature(), Redacted: r.GetRedacted(),
 		}})
+	case "fallback":
+		// The rest of the answer is the fallback model's: it becomes the
+		// resolved model (message_start named the one that declined).
+		s.fallbacks = append(s.fallbacks, fallbackRecord(cb))
+		meta := &llmrelayv1.ResponseMeta{
+			ResolvedModel: fallbackTo(cb),
+			Warnings:      []string{fmt.Sprintf("content block %d: %s", idx, fallbackWarning(cb))},
+		}
+		provider.SetExtended(meta, extFallback, s.fallbacks)
+		s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	default:
 		s.warn("content block %d: %s", idx, unsupportedBlock(cb))
 	}

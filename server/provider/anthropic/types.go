@@ -155,6 +155,17 @@ type contentBlock struct {
 	// Citations are a text block's sources (web search, documents): no
 	// place in the contract; their presence is warned about.
 	Citations json.RawMessage `json:"citations"`
+	// From, To and Trigger are a `fallback` block's (server-side
+	// fallback beta): the model that declined, the model the rest of the
+	// answer is from, and why (e.g. {type: refusal, category: …}).
+	From    *fallbackModel  `json:"from"`
+	To      *fallbackModel  `json:"to"`
+	Trigger json.RawMessage `json:"trigger"`
+}
+
+// fallbackModel is a `fallback` block's from or to.
+type fallbackModel struct {
+	Model string `json:"model"`
 }
 
 // hasCitations reports whether a text block carries at least one citation
