@@ -203,6 +203,31 @@ var round13Unary = []recordedUnary{
 			RequestsResetTime: ts("2024-06-06T16:58:27Z")})
 		wantWarnings(t, res.Meta)
 	}},
+	// Groq (llama3-8b-8192), unary (gzip body, decoded): Groq's timings
+	// (queue_time, prompt_time, completion_time, total_time) inside usage,
+	// reported in usage_details; x_groq.id the x-request-id again; resets
+	// like 10.332999999s.
+	{"real_oll_groq_chat_1", "chat_plain", kOpenAI, func(t *testing.T, res *provider.Result) {
+		if parts := res.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Here's a joke about OpenTelemetry:\n\n"+
+			"Why did OpenTelemetry go to the doctor?\n\nBecause it was feeling a little \"lost in the traces\"!\n\nI hope that brings a trace to your eye!" {
+			t.Fatalf("parts %v", parts)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		wantUsage(t, res.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 18, OutputTokens: 43, TotalTokens: 61})
+		want := map[string]any{"queue_time": 0.016676449, "prompt_time": 0.00178721, "completion_time": 0.035833333, "total_time": 0.037620543}
+		if d := res.Meta.GetExtended().GetFields()["usage_details"].GetStructValue().AsMap(); !reflect.DeepEqual(d, want) {
+			t.Errorf("usage_details %v, want %v", d, want)
+		}
+		if res.Meta.GetResponseId() != "chatcmpl-645691ff-34af-4d0f-a1c1-fe888f8685cc" || res.Meta.GetResolvedModel() != "llama3-8b-8192" ||
+			res.Meta.GetProviderRequestId() != "req_01j6y8yaypebqr66bn9r72s63h" ||
+			res.Meta.GetExtended().GetFields()["system_fingerprint"].GetStringValue() != "fp_af05557ca2" {
+			t.Errorf("meta %v", res.Meta)
+		}
+		wantRateLimit(t, res.Meta.GetRateLimit(), &llmrelayv1.RateLimit{
+			RequestsLimit: proto.Int64(14400), RequestsRemaining: proto.Int64(14398), RequestsResetTime: ts("2024-09-04T10:23:15.332999999Z"),
+			TokensLimit: proto.Int64(30000), TokensRemaining: proto.Int64(29987), TokensResetTime: ts("2024-09-04T10:23:05.026Z")})
+		wantWarnings(t, res.Meta)
+	}},
 }
 
 func TestRound13ChatUnary(t *testing.T) { t.Parallel(); runRecordedUnary(t, round13Unary) }
@@ -258,6 +283,44 @@ var round13Streams = []recordedStream{
 			RequestsLimit: proto.Int64(10000), RequestsRemaining: proto.Int64(9999), RequestsResetTime: ts("2026-03-31T13:26:29.006Z"),
 			TokensLimit: proto.Int64(50000000), TokensRemaining: proto.Int64(49999985), TokensResetTime: ts("2026-03-31T13:26:29Z")})
 		wantWarnings(t, f.Meta, topKWarning)
+	}},
+	// gpt-3.5-turbo-0125 in 2024: the first chunk carries role, content
+	// null and the call opened with arguments "" together; six fragments;
+	// no service_tier, no obfuscation, no usage.
+	{"real_oll_openai_chat_tools_streaming", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if want := (&llmrelayv1.ToolCall{CallId: "call_P9Ayqu3UQNYuTBVAg2sLimh9", Name: "get_current_weather", Arguments: `{"location":"San Francisco"}`,
+			ArgumentsValid: true}); len(parts) != 1 || !proto.Equal(parts[0].GetToolCall(), want) {
+			t.Fatalf("parts %v", parts)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		if f.Meta.GetUsage() != nil || f.Meta.GetServiceTier() != "" {
+			t.Errorf("usage %v, service tier %q", f.Meta.GetUsage(), f.Meta.GetServiceTier())
+		}
+		if f.Meta.GetResponseId() != "chatcmpl-9Xtj47S36iWNBARmBocBaifGBbjtw" || f.Meta.GetResolvedModel() != "gpt-3.5-turbo-0125" ||
+			f.Meta.GetProviderRequestId() != "req_15d9e525b4d4faa0f3d77eb3198a47c2" {
+			t.Errorf("meta %v", f.Meta)
+		}
+		wantRateLimit(t, f.Meta.GetRateLimit(), &llmrelayv1.RateLimit{
+			RequestsLimit: proto.Int64(5000), RequestsRemaining: proto.Int64(4999), RequestsResetTime: ts("2024-06-08T17:01:03.012Z"),
+			TokensLimit: proto.Int64(160000), TokensRemaining: proto.Int64(159972), TokensResetTime: ts("2024-06-08T17:01:03.010Z")})
+		wantWarnings(t, f.Meta, topKWarning)
+	}},
+	// api.mistral.ai in 2026 (mistral-small-latest), only Content-Type
+	// recorded: Mistral's "p" padding member on every chunk but the first
+	// (openinference's placeholders), the finish on a chunk with content ""
+	// and the usage (cached_tokens 0).
+	{"real_oi_mistral_stream", "chat_plain", kOpenAI, func(t *testing.T, f folded) {
+		if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "France won it all" {
+			t.Fatalf("parts %v", parts)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		wantUsage(t, f.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 26, OutputTokens: 5, TotalTokens: 31})
+		if f.Meta.GetResponseId() != "336e8f50f6de4e6cb33d27235c86fc87" || f.Meta.GetResolvedModel() != "mistral-small-latest" ||
+			f.Meta.GetProviderRequestId() != "" || f.Meta.GetRateLimit() != nil {
+			t.Errorf("meta %v", f.Meta)
+		}
+		wantWarnings(t, f.Meta)
 	}},
 }
 
