@@ -13,16 +13,24 @@ import (
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
-// rateLimitWindows are the windows of Cerebras's rate-limit headers,
-// shortest first: x-ratelimit-{limit,remaining}-{requests,tokens}-<window>
-// and x-ratelimit-reset-{requests,tokens}-<window> (seconds, a float).
-// Cerebras sends these instead of OpenAI's unsuffixed headers; its API
-// reference names the day window for requests and the minute window for
-// tokens, and api.cerebras.ai answers with all three windows for both
-// (crewAI's cassette, testdata/real_crew_cerebras_streaming_completion_3.http).
-var rateLimitWindows = [...]string{"minute", "hour", "day"}
+// rateLimitWindows are the windows of per-window rate-limit headers,
+// shortest first: x-ratelimit-{limit,remaining}-<what>-<window> and
+// x-ratelimit-reset-<what>-<window> (seconds, a float). Cerebras sends
+// these instead of OpenAI's unsuffixed headers; its API reference names the
+// day window for requests and the minute window for tokens, and
+// api.cerebras.ai answers with all three windows for both (crewAI's
+// cassette, testdata/real_crew_cerebras_streaming_completion_3.http).
+// api.mistral.ai (2025) answers with a 10-second request window and minute
+// and month token windows, naming requests "req"
+// (testdata/real_oll_mistral_chat.http).
+var rateLimitWindows = [...]string{"10-second", "minute", "hour", "day", "month"}
 
-// windowedRateLimit reads Cerebras's per-window rate-limit headers. The
+// rateLimitNames are the names the per-window headers give each budget:
+// Cerebras's "requests" and "tokens", Mistral's "req".
+var rateLimitNames = map[string][]string{"requests": {"requests", "req"}, "tokens": {"tokens"}}
+
+// windowedRateLimit reads per-window rate-limit headers (Cerebras's,
+// Mistral's). The
 // RateLimit message has one requests budget and one tokens budget; each
 // is the window with the fewest remaining (the one that throttles first;
 // on a tie, the shorter window), or, when no window has a remaining
@@ -65,23 +73,25 @@ func (w *rateWindow) reset(now time.Time) *timestamppb.Timestamp {
 
 func pickWindow(h http.Header, what string) *rateWindow {
 	var best *rateWindow
-	for _, win := range rateLimitWindows {
-		w := rateWindow{
-			limit:     headerInt(h, "x-ratelimit-limit-"+what+"-"+win),
-			remaining: headerInt(h, "x-ratelimit-remaining-"+what+"-"+win),
-			resetSecs: strings.TrimSpace(h.Get("x-ratelimit-reset-" + what + "-" + win)),
+	for _, name := range rateLimitNames[what] {
+		for _, win := range rateLimitWindows {
+			w := rateWindow{
+				limit:     headerInt(h, "x-ratelimit-limit-"+name+"-"+win),
+				remaining: headerInt(h, "x-ratelimit-remaining-"+name+"-"+win),
+				resetSecs: strings.TrimSpace(h.Get("x-ratelimit-reset-" + name + "-" + win)),
+			}
+			if w.limit == nil && w.remaining == nil {
+				continue
+			}
+			switch {
+			case best == nil:
+			case w.remaining == nil:
+				continue
+			case best.remaining != nil && *w.remaining >= *best.remaining:
+				continue
+			}
+			best = &w
 		}
-		if w.limit == nil && w.remaining == nil {
-			continue
-		}
-		switch {
-		case best == nil:
-		case w.remaining == nil:
-			continue
-		case best.remaining != nil && *w.remaining >= *best.remaining:
-			continue
-		}
-		best = &w
 	}
 	return best
 }

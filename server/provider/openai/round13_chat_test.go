@@ -228,6 +228,44 @@ var round13Unary = []recordedUnary{
 			TokensLimit: proto.Int64(30000), TokensRemaining: proto.Int64(29987), TokensResetTime: ts("2024-09-04T10:23:05.026Z")})
 		wantWarnings(t, res.Meta)
 	}},
+	// api.mistral.ai in 2025 (mistral-tiny), unary (gzip body, decoded):
+	// usage before choices, tool_calls null; mistral-correlation-id and
+	// x-kong-request-id the same id; the request budget only in a
+	// 10-second window named "req" (x-ratelimit-{limit,remaining}-req-
+	// 10-second, dropped before), the token budget in minute and month
+	// windows (the minute one has fewer remaining).
+	{"real_oll_mistral_chat", "chat_plain", kOpenAI, func(t *testing.T, res *provider.Result) {
+		if parts := res.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Why did OpenTelemetry join a band?\n\n"+
+			"Because it wanted to hit those performance metrics right on the beat!\n\n"+
+			"(Bonus: It also has a wide range of instrumentation options, making it a versatile addition to any musical ensemble.)" {
+			t.Fatalf("parts %v", parts)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		wantUsage(t, res.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 11, OutputTokens: 53, TotalTokens: 64})
+		if res.Meta.GetResponseId() != "864dc78a89b648cba3962647b8df4d3e" || res.Meta.GetResolvedModel() != "mistral-tiny" ||
+			res.Meta.GetProviderRequestId() != "019942a1-491f-7b74-aaf2-b92daa09de2a" {
+			t.Errorf("meta %v", res.Meta)
+		}
+		wantRateLimit(t, res.Meta.GetRateLimit(), &llmrelayv1.RateLimit{RequestsLimit: proto.Int64(60), RequestsRemaining: proto.Int64(58),
+			TokensLimit: proto.Int64(2000000), TokensRemaining: proto.Int64(1999829)})
+		wantWarnings(t, res.Meta)
+	}},
+	// gpt-4o-mini, the second call with one 1370-token prompt (headers not
+	// recorded): 1280 cached tokens.
+	{"real_oi_cached_tokens_2", "chat_plain", kOpenAI, func(t *testing.T, res *provider.Result) {
+		parts := res.Message.GetParts()
+		if len(parts) != 1 || !strings.HasPrefix(parts[0].GetText(), "Upon the morning dew, the world doth wake,  \nAs sunlight") ||
+			!strings.HasSuffix(parts[0].GetText(), "In every moment lies the heart's true dream.") {
+			t.Fatalf("parts %v", parts)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		wantUsage(t, res.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 1370, OutputTokens: 155, TotalTokens: 1525, CachedInputTokens: 1280})
+		if res.Meta.GetResponseId() != "chatcmpl-DD5NHIXBbJePohr1VHYM0pWiVWi11" || res.Meta.GetResolvedModel() != "gpt-4o-mini-2024-07-18" ||
+			res.Meta.GetServiceTier() != "default" || res.Meta.GetExtended().GetFields()["system_fingerprint"].GetStringValue() != "fp_444b8d4151" {
+			t.Errorf("meta %v", res.Meta)
+		}
+		wantWarnings(t, res.Meta)
+	}},
 }
 
 func TestRound13ChatUnary(t *testing.T) { t.Parallel(); runRecordedUnary(t, round13Unary) }
