@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/json"
 	"net/http"
 	"reflect"
 	"strings"
@@ -400,6 +401,90 @@ func TestBareRateLimit(t *testing.T) {
 		}
 		if got := bareRateLimit(rl, h); !proto.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestRound13OIToolCallsRequest: openinference's test_tool_calls cassette
+// recorded the request the live API accepted before answering with
+// real_oi_tool_calls: a history of two parallel calls (ids call_62136355
+// and call_62136356), their two tool results, the assistant's text and the
+// next question, with two tools. The request we build from the same
+// history must carry the same messages and tools.
+func TestRound13OIToolCallsRequest(t *testing.T) {
+	t.Parallel()
+	params := func(what string) string {
+		return `{"type": "object", "properties": {"city": {"type": "string", "description": "The city to find the ` + what +
+			` for, e.g. 'London'"}}, "required": ["city"]}`
+	}
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4o-mini", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_ASSISTANT, toolCallPart("call_62136355", "get_weather", `{"city": "New York"}`),
+				toolCallPart("call_62136356", "get_population", `{"city": "New York"}`)),
+			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_62136355", `{"city": "New York", "weather": "fine"}`),
+				toolResultPart("call_62136356", `{"city": "New York", "weather": "large"}`)),
+			msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("In New York the weather is fine and the population is large.")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("What's the weather and population in San Francisco?")),
+		},
+		Tools: []*llmrelayv1.Tool{
+			{Name: "get_weather", Description: "finds the weather for a given city", Parameters: params("weather")},
+			{Name: "get_population", Description: "finds the population for a given city", Parameters: params("population")},
+		},
+	}
+	body, _, err := newTestProvider(t, kOpenAI, "http://127.0.0.1").buildChatRequest(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	// The cassette's request body, as YAML reads it.
+	const recorded = `{"messages": [{"role": "assistant", "tool_calls": [{"id": "call_62136355", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"New York\"}"}}, {"id": "call_62136356", "type": "function", "function": {"name": "get_population", "arguments": "{\"city\": \"New York\"}"}}]}, {"role": "tool", "tool_call_id": "call_62136355", "content": "{\"city\": \"New York\", \"weather\": \"fine\"}"}, {"role": "tool", "tool_call_id": "call_62136356", "content": "{\"city\": \"New York\", \"weather\": \"large\"}"}, {"role": "assistant", "content": "In New York the weather is fine and the population is large."}, {"role": "user", "content": "What's the weather and population in San Francisco?"}], "model": "gpt-4o-mini", "tools": [{"type": "function", "function": {"name": "get_weather", "description": "finds the weather for a given city", "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "The city to find the weather for, e.g. 'London'"}}, "required": ["city"]}}}, {"type": "function", "function": {"name": "get_population", "description": "finds the population for a given city", "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "The city to find the population for, e.g. 'London'"}}, "required": ["city"]}}}]}`
+	var want map[string]any
+	if err := json.Unmarshal([]byte(recorded), &want); err != nil {
+		t.Fatal(err)
+	}
+	gm, _ := got["messages"].([]any)
+	wm := want["messages"].([]any)
+	if len(gm) != len(wm) {
+		t.Fatalf("messages %v, want %v", gm, wm)
+	}
+	for i := range wm {
+		g, _ := gm[i].(map[string]any)
+		w := wm[i].(map[string]any)
+		for k, v := range w {
+			if !reflect.DeepEqual(g[k], v) {
+				t.Errorf("message %d %s: %v, want %v", i, k, g[k], v)
+			}
+		}
+		for k, v := range g {
+			// A turn that is only calls: the recording has no content, we
+			// may send null (what the API documents for it).
+			if _, ok := w[k]; !ok && !(k == "content" && v == nil) {
+				t.Errorf("message %d: %s %v not in the recorded request", i, k, v)
+			}
+		}
+	}
+	if got["model"] != "gpt-4o-mini" {
+		t.Errorf("model %v", got["model"])
+	}
+	gt, _ := got["tools"].([]any)
+	wt := want["tools"].([]any)
+	if len(gt) != len(wt) {
+		t.Fatalf("tools %v", gt)
+	}
+	for i := range wt {
+		gf, _ := gt[i].(map[string]any)["function"].(map[string]any)
+		wf := wt[i].(map[string]any)["function"].(map[string]any)
+		for _, k := range []string{"name", "description", "parameters"} {
+			if !reflect.DeepEqual(gf[k], wf[k]) {
+				t.Errorf("tool %d %s: %v, want %v", i, k, gf[k], wf[k])
+			}
+		}
+		if gt[i].(map[string]any)["type"] != "function" {
+			t.Errorf("tool %d type %v", i, gt[i])
 		}
 	}
 }
