@@ -267,6 +267,25 @@ var round13Unary = []recordedUnary{
 		}
 		wantWarnings(t, res.Meta)
 	}},
+	// gpt-5 asked for service_tier priority (gzip body, decoded): the
+	// answer says "priority" (our test request asked for "default": the
+	// tier reported is the one the provider served), no logprobs key,
+	// system_fingerprint null.
+	{"real_oll_openai_chat_service_tier_priority_2", "chat_plain", kOpenAI, func(t *testing.T, res *provider.Result) {
+		if parts := res.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Hello!" {
+			t.Fatalf("parts %v", parts)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		wantUsage(t, res.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 8, OutputTokens: 11, TotalTokens: 19})
+		if res.Meta.GetResponseId() != "chatcmpl-DPTCNqnEe9fWddlgbKS37B2ycEKcL" || res.Meta.GetResolvedModel() != "gpt-5-2025-08-07" ||
+			res.Meta.GetServiceTier() != "priority" || res.Meta.GetProviderRequestId() != "req_fd73edca2e2d4210945138c2c023b539" {
+			t.Errorf("meta %v", res.Meta)
+		}
+		wantRateLimit(t, res.Meta.GetRateLimit(), &llmrelayv1.RateLimit{
+			RequestsLimit: proto.Int64(15000), RequestsRemaining: proto.Int64(14999), RequestsResetTime: ts("2026-03-31T13:13:32.004Z"),
+			TokensLimit: proto.Int64(40000000), TokensRemaining: proto.Int64(39999995), TokensResetTime: ts("2026-03-31T13:13:32Z")})
+		wantWarnings(t, res.Meta)
+	}},
 }
 
 func TestRound13ChatUnary(t *testing.T) { t.Parallel(); runRecordedUnary(t, round13Unary) }
