@@ -380,6 +380,21 @@ var round13Streams = []recordedStream{
 		}
 		wantWarnings(t, f.Meta)
 	}},
+	// gpt-3.5-turbo-0125 through langchain with stream_options
+	// include_usage (openinference's cassette keeps no header, so no
+	// Content-Type either): usage null on every chunk, then the usage on a
+	// choices: [] chunk after the finish.
+	{"real_oi_langchain_streaming_include_usage", "chat_plain", kOpenAI, func(t *testing.T, f folded) {
+		if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Why couldn't the bicycle stand up by itself? It was two tired." {
+			t.Fatalf("parts %v", parts)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		wantUsage(t, f.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 18, OutputTokens: 15, TotalTokens: 33})
+		if f.Meta.GetResponseId() != "chatcmpl-9rD4cbxcufhWUCMSJ0LP0ZNuora53" || f.Meta.GetResolvedModel() != "gpt-3.5-turbo-0125" {
+			t.Errorf("meta %v", f.Meta)
+		}
+		wantWarnings(t, f.Meta)
+	}},
 }
 
 func TestRound13ChatStreams(t *testing.T) { t.Parallel(); runRecordedStreams(t, round13Streams) }
