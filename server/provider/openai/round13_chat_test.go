@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // Round 13: Chat Completions recordings from traceloop/openllmetry
@@ -395,6 +397,27 @@ var round13Streams = []recordedStream{
 		}
 		wantWarnings(t, f.Meta)
 	}},
+	// Groq (llama3-8b-8192) through llama-index, no header recorded:
+	// x_groq.id in the first and the last chunk is the only request id
+	// (it was dropped), the usage only in x_groq.usage beside the finish,
+	// with Groq's timings reported in usage_details.
+	{"real_oi_llama_index_groq_astream", "chat_plain", kOpenAI, func(t *testing.T, f folded) {
+		if parts := f.Message.GetParts(); len(parts) != 1 ||
+			parts[0].GetText() != "Hello! It's nice to meet you. Is there something I can help you with, or would you like to chat?" {
+			t.Fatalf("parts %v", parts)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		wantUsage(t, f.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 12, OutputTokens: 26, TotalTokens: 38})
+		want := map[string]any{"queue_time": 0.004289418, "prompt_time": 0.001769862, "completion_time": 0.021666667, "total_time": 0.023436529}
+		if d := f.Meta.GetExtended().GetFields()["usage_details"].GetStructValue().AsMap(); !reflect.DeepEqual(d, want) {
+			t.Errorf("usage_details %v, want %v", d, want)
+		}
+		if f.Meta.GetResponseId() != "chatcmpl-3de22103-9266-4903-ba6b-a5ce224c638a" || f.Meta.GetResolvedModel() != "llama3-8b-8192" ||
+			f.Meta.GetProviderRequestId() != "req_01jf8nmy68fxxvgnfqz4m90h20" {
+			t.Errorf("meta %v", f.Meta)
+		}
+		wantWarnings(t, f.Meta)
+	}},
 }
 
 func TestRound13ChatStreams(t *testing.T) { t.Parallel(); runRecordedStreams(t, round13Streams) }
@@ -520,5 +543,31 @@ func TestRound13OIToolCallsRequest(t *testing.T) {
 		if gt[i].(map[string]any)["type"] != "function" {
 			t.Errorf("tool %d type %v", i, gt[i])
 		}
+	}
+}
+
+// TestRound13GroqBodyRequestID: a unary Groq answer recorded without
+// headers (pydantic-ai's cassette) reports x_groq.id as the request id,
+// and a header's id wins over it (real_oll_groq_chat_1 carries both, the
+// same id, so the header is given another here).
+func TestRound13GroqBodyRequestID(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("real_pyd_groq_tool_use_failed_error_1.http"))
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), chatRequests(t)["tools_parallel"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Meta.GetProviderRequestId(); got != "req_01kg6mhp2vetkbk1cep68t1t36" {
+		t.Errorf("request id %q", got)
+	}
+	rec := providertest.Load(t, td("real_oll_groq_chat_1.http"))
+	rec.Header.Set("X-Request-Id", "req_from_the_header")
+	srv2 := providertest.Replay(t, rec)
+	res2, err := newTestProvider(t, kOpenAI, srv2.URL).Generate(context.Background(), chatRequests(t)["chat_plain"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res2.Meta.GetProviderRequestId(); got != "req_from_the_header" {
+		t.Errorf("request id %q, want the header's", got)
 	}
 }
