@@ -418,6 +418,30 @@ var round13Streams = []recordedStream{
 		}
 		wantWarnings(t, f.Meta)
 	}},
+	// OpenRouter relaying openai/gpt-4o-mini (agno, include_usage): a
+	// processing comment, "pong" and "." with the role repeated in every
+	// delta, finish "stop" on an empty delta, then the same finish again
+	// on the chunk with the usage (cost, cost_details, cache_write_tokens
+	// 0, video_tokens 0); service_tier null; no request-id header (the
+	// x-generation-id header is the response id). The repeated finish is
+	// reported once (TestRound13RepeatedFinishOnce).
+	{"real_oi_agno_openrouter_cost_stream", "chat_plain", kOpenAI, func(t *testing.T, f folded) {
+		if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "pong." {
+			t.Fatalf("parts %v", parts)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		wantUsage(t, f.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 15, OutputTokens: 2, TotalTokens: 17})
+		want := map[string]any{"cost": 0.00000345, "cost_details.upstream_inference_cost": 0.00000345,
+			"cost_details.upstream_inference_prompt_cost": 0.00000225, "cost_details.upstream_inference_completions_cost": 0.0000012}
+		if d := f.Meta.GetExtended().GetFields()["usage_details"].GetStructValue().AsMap(); !reflect.DeepEqual(d, want) {
+			t.Errorf("usage_details %v, want %v", d, want)
+		}
+		if f.Meta.GetResponseId() != "gen-1788799043-tMKoIZLqNgmIeZRT4hKN" || f.Meta.GetResolvedModel() != "openai/gpt-4o-mini" ||
+			f.Meta.GetServiceTier() != "" || f.Meta.GetExtended().GetFields()["system_fingerprint"].GetStringValue() != "fp_54940053b1" {
+			t.Errorf("meta %v", f.Meta)
+		}
+		wantWarnings(t, f.Meta)
+	}},
 }
 
 func TestRound13ChatStreams(t *testing.T) { t.Parallel(); runRecordedStreams(t, round13Streams) }
@@ -569,5 +593,33 @@ func TestRound13GroqBodyRequestID(t *testing.T) {
 	}
 	if got := res2.Meta.GetProviderRequestId(); got != "req_from_the_header" {
 		t.Errorf("request id %q, want the header's", got)
+	}
+}
+
+// TestRound13RepeatedFinishOnce: OpenRouter (and Z.ai) send the same
+// finish_reason on two chunks, the second with the usage; the finish is
+// one meta event, not two.
+func TestRound13RepeatedFinishOnce(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"real_oi_agno_openrouter_cost_stream", "real_fantasy_zai_glm_4_5_thinking_stream"} {
+		srv := providertest.ReplayFile(t, td(name+".http"))
+		s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)["chat_plain"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, _, err := collect(t, s)
+		s.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		n := 0
+		for _, ev := range evs {
+			if ev.Kind == provider.EventMeta && ev.Meta.GetProviderFinishReason() != "" {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: %d finish metas, want 1", name, n)
+		}
 	}
 }

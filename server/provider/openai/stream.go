@@ -232,6 +232,13 @@ func (s *chatStream) handle(data []byte) {
 			}
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			if s.finishSeen && *ch.FinishReason == s.finish {
+				// The same finish again (OpenRouter repeats it on the
+				// chunk carrying the usage: testdata/
+				// real_oi_agno_openrouter_cost_stream.http) says nothing
+				// new; reported once.
+				continue
+			}
 			s.finish, s.finishSeen = *ch.FinishReason, true
 			finishMeta = &llmrelayv1.ResponseMeta{
 				ProviderFinishReason: s.finish,
