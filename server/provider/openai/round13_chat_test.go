@@ -288,6 +288,27 @@ var round13Unary = []recordedUnary{
 			TokensLimit: proto.Int64(40000000), TokensRemaining: proto.Int64(39999995), TokensResetTime: ts("2026-03-31T13:13:32Z")})
 		wantWarnings(t, res.Meta)
 	}},
+	// OpenRouter relaying openai/gpt-4o-mini, unary (gzip body, decoded:
+	// a newline and nine spaces and a newline of keep-alive before the
+	// JSON): "pong.", reasoning null, native_finish_reason, the cost in
+	// usage_details, service_tier null.
+	{"real_oi_agno_openrouter_cost", "chat_plain", kOpenAI, func(t *testing.T, res *provider.Result) {
+		if parts := res.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "pong." {
+			t.Fatalf("parts %v", parts)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		wantUsage(t, res.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 15, OutputTokens: 2, TotalTokens: 17})
+		want := map[string]any{"cost": 0.00000345, "cost_details.upstream_inference_cost": 0.00000345,
+			"cost_details.upstream_inference_prompt_cost": 0.00000225, "cost_details.upstream_inference_completions_cost": 0.0000012}
+		if d := res.Meta.GetExtended().GetFields()["usage_details"].GetStructValue().AsMap(); !reflect.DeepEqual(d, want) {
+			t.Errorf("usage_details %v, want %v", d, want)
+		}
+		if res.Meta.GetResponseId() != "gen-1788798484-i6SvcqQD6xVJMUt9Lwgc" || res.Meta.GetResolvedModel() != "openai/gpt-4o-mini" ||
+			res.Meta.GetServiceTier() != "" {
+			t.Errorf("meta %v", res.Meta)
+		}
+		wantWarnings(t, res.Meta)
+	}},
 }
 
 func TestRound13ChatUnary(t *testing.T) { t.Parallel(); runRecordedUnary(t, round13Unary) }
