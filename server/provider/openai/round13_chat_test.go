@@ -309,6 +309,25 @@ var round13Unary = []recordedUnary{
 		}
 		wantWarnings(t, res.Meta)
 	}},
+	// gpt-5-nano with reasoning_effort low on api.openai.com (gzip body,
+	// decoded; openllmetry replaced the organization, project and cookies
+	// with REDACTED): 192 of 228 output tokens reasoning, no logprobs key.
+	{"real_oll_openai_chat_reasoning", "chat_plain", kOpenAI, func(t *testing.T, res *provider.Result) {
+		if parts := res.Message.GetParts(); len(parts) != 1 ||
+			parts[0].GetText() != "3\n\nThere are three 'r' letters in \"strawberry\" (positions 3, 8, and 9)." {
+			t.Fatalf("parts %v", parts)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		wantUsage(t, res.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 11, OutputTokens: 228, TotalTokens: 239, ReasoningTokens: 192})
+		if res.Meta.GetResponseId() != "chatcmpl-C6DUm0Lah8z5kRsRhhtk97oh5ey0B" || res.Meta.GetResolvedModel() != "gpt-5-nano-2025-08-07" ||
+			res.Meta.GetServiceTier() != "default" || res.Meta.GetProviderRequestId() != "req_fb455d524b7f4775956fba99734cc8d9" {
+			t.Errorf("meta %v", res.Meta)
+		}
+		wantRateLimit(t, res.Meta.GetRateLimit(), &llmrelayv1.RateLimit{
+			RequestsLimit: proto.Int64(500), RequestsRemaining: proto.Int64(499), RequestsResetTime: ts("2025-08-19T10:04:43.120Z"),
+			TokensLimit: proto.Int64(200000), TokensRemaining: proto.Int64(199992), TokensResetTime: ts("2025-08-19T10:04:43.002Z")})
+		wantWarnings(t, res.Meta)
+	}},
 }
 
 func TestRound13ChatUnary(t *testing.T) { t.Parallel(); runRecordedUnary(t, round13Unary) }
