@@ -326,8 +326,11 @@ func (p *Provider) requestIDHeader() string {
 // x-ds-trace-id (api.deepseek.com answers with it and no x-request-id),
 // Moonshot's msh-request-id (api.moonshot.ai answers with it beside a
 // trace id, x-msh-trace-id, and no x-request-id: langchaingo's recording,
-// testdata/real_lcg_moonshot_multi_turn_reasoning_1.http).
-var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id", "x-ds-trace-id", "msh-request-id"}
+// testdata/real_lcg_moonshot_multi_turn_reasoning_1.http), and
+// x-kong-request-id, the id api.mistral.ai's gateway gave each request
+// before mistral-correlation-id existed (openinference's 2024 recording,
+// testdata/real_oi_mistral_tool_call_stream.http, has only that one).
+var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id", "x-ds-trace-id", "msh-request-id", "x-kong-request-id"}
 
 // requestID reads the provider's request id (Azure: apim-request-id, else
 // x-request-id, else a compatible server's own header).

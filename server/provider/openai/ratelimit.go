@@ -13,16 +13,24 @@ import (
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
-// rateLimitWindows are the windows of Cerebras's rate-limit headers,
-// shortest first: x-ratelimit-{limit,remaining}-{requests,tokens}-<window>
-// and x-ratelimit-reset-{requests,tokens}-<window> (seconds, a float).
-// Cerebras sends these instead of OpenAI's unsuffixed headers; its API
-// reference names the day window for requests and the minute window for
-// tokens, and api.cerebras.ai answers with all three windows for both
-// (crewAI's cassette, testdata/real_crew_cerebras_streaming_completion_3.http).
-var rateLimitWindows = [...]string{"minute", "hour", "day"}
+// rateLimitWindows are the windows of per-window rate-limit headers,
+// shortest first: x-ratelimit-{limit,remaining}-<what>-<window> and
+// x-ratelimit-reset-<what>-<window> (seconds, a float). Cerebras sends
+// these instead of OpenAI's unsuffixed headers; its API reference names the
+// day window for requests and the minute window for tokens, and
+// api.cerebras.ai answers with all three windows for both (crewAI's
+// cassette, testdata/real_crew_cerebras_streaming_completion_3.http).
+// api.mistral.ai (2025) answers with a 10-second request window and minute
+// and month token windows, naming requests "req"
+// (testdata/real_oll_mistral_chat.http).
+var rateLimitWindows = [...]string{"10-second", "minute", "hour", "day", "month"}
 
-// windowedRateLimit reads Cerebras's per-window rate-limit headers. The
+// rateLimitNames are the names the per-window headers give each budget:
+// Cerebras's "requests" and "tokens", Mistral's "req".
+var rateLimitNames = map[string][]string{"requests": {"requests", "req"}, "tokens": {"tokens"}}
+
+// windowedRateLimit reads per-window rate-limit headers (Cerebras's,
+// Mistral's). The
 // RateLimit message has one requests budget and one tokens budget; each
 // is the window with the fewest remaining (the one that throttles first;
 // on a tie, the shorter window), or, when no window has a remaining
@@ -65,23 +73,25 @@ func (w *rateWindow) reset(now time.Time) *timestamppb.Timestamp {
 
 func pickWindow(h http.Header, what string) *rateWindow {
 	var best *rateWindow
-	for _, win := range rateLimitWindows {
-		w := rateWindow{
-			limit:     headerInt(h, "x-ratelimit-limit-"+what+"-"+win),
-			remaining: headerInt(h, "x-ratelimit-remaining-"+what+"-"+win),
-			resetSecs: strings.TrimSpace(h.Get("x-ratelimit-reset-" + what + "-" + win)),
+	for _, name := range rateLimitNames[what] {
+		for _, win := range rateLimitWindows {
+			w := rateWindow{
+				limit:     headerInt(h, "x-ratelimit-limit-"+name+"-"+win),
+				remaining: headerInt(h, "x-ratelimit-remaining-"+name+"-"+win),
+				resetSecs: strings.TrimSpace(h.Get("x-ratelimit-reset-" + name + "-" + win)),
+			}
+			if w.limit == nil && w.remaining == nil {
+				continue
+			}
+			switch {
+			case best == nil:
+			case w.remaining == nil:
+				continue
+			case best.remaining != nil && *w.remaining >= *best.remaining:
+				continue
+			}
+			best = &w
 		}
-		if w.limit == nil && w.remaining == nil {
-			continue
-		}
-		switch {
-		case best == nil:
-		case w.remaining == nil:
-			continue
-		case best.remaining != nil && *w.remaining >= *best.remaining:
-			continue
-		}
-		best = &w
 	}
 	return best
 }
@@ -96,4 +106,80 @@ func headerInt(h http.Header, name string) *int64 {
 		return nil
 	}
 	return &n
+}
+
+// bareRateLimit completes rl (nil: none read yet) with the budgets of
+// servers that send a single unsuffixed triple instead of OpenAI's
+// -requests/-tokens pairs:
+//
+//   - x-ratelimit-{limit,remaining,reset}: a request budget. Together
+//     documents these as requests (limit, remaining, and the time until the
+//     request budget resets; testdata/real_oll_together_chat.http answers
+//     200, 199 and "2"); OpenRouter sends the same names.
+//   - ratelimitbysize-{limit,remaining,reset}: Mistral's token budget
+//     ("by size": tokens) for its binding window, beside per-window
+//     x-ratelimitbysize-*-{minute,month} (api.mistral.ai in 2024,
+//     testdata/real_oi_mistral_tool_call_stream.http: 500000, 342032 and
+//     60, the minute window's values).
+//
+// Each fills only a budget rl has no limit or remaining count for, so
+// OpenAI's own headers always win.
+func bareRateLimit(rl *llmrelayv1.RateLimit, h http.Header) *llmrelayv1.RateLimit {
+	if rl == nil || (rl.RequestsLimit == nil && rl.RequestsRemaining == nil) {
+		if w := bareWindow(h, "x-ratelimit-"); w != nil {
+			if rl == nil {
+				rl = &llmrelayv1.RateLimit{}
+			}
+			rl.RequestsLimit, rl.RequestsRemaining = w.limit, w.remaining
+			rl.RequestsResetTime = bareReset(h, w.resetSecs)
+		}
+	}
+	if rl == nil || (rl.TokensLimit == nil && rl.TokensRemaining == nil) {
+		if w := bareWindow(h, "ratelimitbysize-"); w != nil {
+			if rl == nil {
+				rl = &llmrelayv1.RateLimit{}
+			}
+			rl.TokensLimit, rl.TokensRemaining = w.limit, w.remaining
+			rl.TokensResetTime = bareReset(h, w.resetSecs)
+		}
+	}
+	return rl
+}
+
+func bareWindow(h http.Header, prefix string) *rateWindow {
+	w := rateWindow{
+		limit:     headerInt(h, prefix+"limit"),
+		remaining: headerInt(h, prefix+"remaining"),
+		resetSecs: strings.TrimSpace(h.Get(prefix + "reset")),
+	}
+	if w.limit == nil && w.remaining == nil {
+		return nil
+	}
+	return &w
+}
+
+// bareReset reads an unsuffixed reset value. Servers disagree on its unit:
+// Together and Mistral send seconds until the reset, OpenRouter the reset's
+// Unix time in milliseconds. A value below 1e9 (31 years) is taken as
+// seconds from the response's Date; one from 1e9 is a Unix time, in
+// milliseconds from 1e12 (September 2001 in milliseconds, year 33658 in
+// seconds), else in seconds.
+func bareReset(h http.Header, v string) *timestamppb.Timestamp {
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.ParseFloat(v, 64)
+	if err != nil || n < 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+		return nil
+	}
+	switch {
+	case n < 1e9:
+		return timestamppb.New(provider.ResponseDate(h).Add(time.Duration(n * float64(time.Second))))
+	case n < 1e12:
+		return timestamppb.New(time.Unix(int64(n), 0).UTC())
+	case n < 253402300800000: // year 10000 in milliseconds
+		return timestamppb.New(time.UnixMilli(int64(n)).UTC())
+	default:
+		return nil
+	}
 }

@@ -77,6 +77,11 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 	}
 	p.bodyMeta(meta, &w)
 	meta.ProviderRequestId = bodyRequestID(raw)
+	if meta.ProviderRequestId == "" && w.ChunkExtras != nil && w.XGroq != nil {
+		// Groq's x_groq.id, the same id as its x-request-id header (which
+		// wins when present: headerMeta runs after this).
+		meta.ProviderRequestId = strings.ToValidUTF8(w.XGroq.ID, "\uFFFD")
+	}
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	if len(w.Choices) == 0 {
 		meta.Warnings = append(meta.Warnings, "response has no choices")
@@ -254,6 +259,7 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	if meta.RateLimit == nil {
 		meta.RateLimit = windowedRateLimit(h)
 	}
+	meta.RateLimit = bareRateLimit(meta.RateLimit, h)
 	if v := strings.TrimSpace(h.Get("openai-processing-ms")); v != "" {
 		if n, err := strconv.ParseFloat(v, 64); err == nil {
 			provider.SetExtended(meta, extProcessingMS, n)

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"reflect"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -84,6 +85,9 @@ type rareState struct {
 	// ignoredChoices: the choices other than 0 already warned about (an
 	// n>1 stream sends each of them in many chunks; one warning each).
 	ignoredChoices map[int64]bool
+	// groqIDRead: a chunk's x_groq.id was looked at (Groq sends it in the
+	// first and last chunks).
+	groqIDRead bool
 }
 
 // rareOf returns s.rare, made at the first use.
@@ -183,6 +187,18 @@ func (s *chatStream) handle(data []byte) {
 		s.tier, s.topTier = c.ServiceTier, true
 		provider.SetExtended(meta, extServiceTier, c.ServiceTier)
 	}
+	if c.ChunkExtras != nil && c.XGroq != nil && c.XGroq.ID != "" {
+		// Groq's request id in the body: the provider request id when no
+		// header gave one (x-request-id holds the same id; a recording
+		// without headers has only this: testdata/
+		// real_oi_llama_index_groq_astream.http).
+		if r := s.rareOf(); !r.groqIDRead {
+			r.groqIDRead = true
+			if s.p.requestID(s.header) == "" {
+				meta.ProviderRequestId = strings.ToValidUTF8(c.XGroq.ID, "\uFFFD")
+			}
+		}
+	}
 	if isPresent(c.PromptFilterResults) && string(c.PromptFilterResults) != s.promptFilter {
 		s.promptFilter = string(c.PromptFilterResults)
 		setExtendedJSON(meta, extPromptFilterResults, c.PromptFilterResults)
@@ -216,6 +232,13 @@ func (s *chatStream) handle(data []byte) {
 			}
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			if s.finishSeen && *ch.FinishReason == s.finish {
+				// The same finish again (OpenRouter repeats it on the
+				// chunk carrying the usage: testdata/
+				// real_oi_agno_openrouter_cost_stream.http) says nothing
+				// new; reported once.
+				continue
+			}
 			s.finish, s.finishSeen = *ch.FinishReason, true
 			finishMeta = &llmrelayv1.ResponseMeta{
 				ProviderFinishReason: s.finish,
