@@ -41,6 +41,7 @@ type segment struct {
 	id        string
 	provider  string
 	format    string
+	phase     string // a text segment's phase (TextDelta.phase)
 }
 
 type callState struct {
@@ -60,7 +61,7 @@ func (a *Accumulator) AddChat(ev *llmrelayv1.StreamChatResponse) error {
 	case *llmrelayv1.StreamChatResponse_Start:
 		a.AddStart(e.Start)
 	case *llmrelayv1.StreamChatResponse_TextDelta:
-		a.AddText(e.TextDelta.GetText())
+		a.AddPhasedText(e.TextDelta.GetText(), e.TextDelta.GetPhase())
 	case *llmrelayv1.StreamChatResponse_RefusalDelta:
 		a.AddRefusal(e.RefusalDelta.GetText())
 	case *llmrelayv1.StreamChatResponse_Usage:
@@ -80,7 +81,7 @@ func (a *Accumulator) AddTools(ev *llmrelayv1.StreamToolsResponse) error {
 	case *llmrelayv1.StreamToolsResponse_Start:
 		a.AddStart(e.Start)
 	case *llmrelayv1.StreamToolsResponse_TextDelta:
-		a.AddText(e.TextDelta.GetText())
+		a.AddPhasedText(e.TextDelta.GetText(), e.TextDelta.GetPhase())
 	case *llmrelayv1.StreamToolsResponse_RefusalDelta:
 		a.AddRefusal(e.RefusalDelta.GetText())
 	case *llmrelayv1.StreamToolsResponse_ToolCallDelta:
@@ -100,22 +101,28 @@ func (a *Accumulator) AddTools(ev *llmrelayv1.StreamToolsResponse) error {
 // AddStart records the start event.
 func (a *Accumulator) AddStart(s *llmrelayv1.StreamStart) { a.start = s }
 
-// AddText appends a text delta.
+// AddText appends a text delta without a phase.
 func (a *Accumulator) AddText(s string) {
-	a.appendSegment(1, "", s)
+	a.appendSegment(1, "", "", s)
+}
+
+// AddPhasedText appends a text delta of the given phase (TextDelta.phase):
+// text of another phase than the text before it begins a new part.
+func (a *Accumulator) AddPhasedText(s, phase string) {
+	a.appendSegment(1, "", phase, s)
 }
 
 // AddRefusal appends a refusal delta.
 func (a *Accumulator) AddRefusal(s string) {
-	a.appendSegment(2, "", s)
+	a.appendSegment(2, "", "", s)
 }
 
-func (a *Accumulator) appendSegment(kind int, callID, s string) {
-	if n := len(a.segments); n > 0 && a.segments[n-1].kind == kind && kind != 3 {
+func (a *Accumulator) appendSegment(kind int, callID, phase, s string) {
+	if n := len(a.segments); n > 0 && a.segments[n-1].kind == kind && kind != 3 && a.segments[n-1].phase == phase {
 		a.segments[n-1].text.WriteString(s)
 		return
 	}
-	a.segments = append(a.segments, segment{kind: kind, callID: callID})
+	a.segments = append(a.segments, segment{kind: kind, callID: callID, phase: phase})
 	a.segments[len(a.segments)-1].text.WriteString(s)
 }
 
@@ -269,7 +276,7 @@ func (a *Accumulator) Message() *llmrelayv1.Message {
 		s := &a.segments[i]
 		switch s.kind {
 		case 1:
-			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: s.text.String()}})
+			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: s.text.String()}, Phase: s.phase})
 		case 2:
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: s.text.String()}})
 		case 3:

@@ -150,3 +150,36 @@ func TestCutCallStaysInvalid(t *testing.T) {
 		t.Errorf("cut call folded as valid: %v", a.ToolCalls()[0])
 	}
 }
+
+// TestTextPhases: text deltas of one phase fold into one part carrying it;
+// a delta of another phase (or none) begins a new part, so that an
+// assistant's commentary and its final answer stay apart, as the unary
+// answer has them.
+func TestTextPhases(t *testing.T) {
+	t.Parallel()
+	var a Accumulator
+	for _, ev := range []*llmrelayv1.StreamToolsResponse{
+		{Event: &llmrelayv1.StreamToolsResponse_TextDelta{TextDelta: &llmrelayv1.TextDelta{Text: "Checking ", Phase: "commentary"}}},
+		{Event: &llmrelayv1.StreamToolsResponse_TextDelta{TextDelta: &llmrelayv1.TextDelta{Text: "the tool.", Phase: "commentary"}}},
+		{Event: &llmrelayv1.StreamToolsResponse_TextDelta{TextDelta: &llmrelayv1.TextDelta{Text: "It is ", Phase: "final_answer"}}},
+		{Event: &llmrelayv1.StreamToolsResponse_TextDelta{TextDelta: &llmrelayv1.TextDelta{Text: "Paris.", Phase: "final_answer"}}},
+		{Event: &llmrelayv1.StreamToolsResponse_TextDelta{TextDelta: &llmrelayv1.TextDelta{Text: " Unlabelled."}}},
+	} {
+		if err := a.AddTools(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []struct{ text, phase string }{{"Checking the tool.", "commentary"}, {"It is Paris.", "final_answer"}, {" Unlabelled.", ""}}
+	parts := a.Message().GetParts()
+	if len(parts) != len(want) {
+		t.Fatalf("parts %v", parts)
+	}
+	for i, w := range want {
+		if parts[i].GetText() != w.text || parts[i].GetPhase() != w.phase {
+			t.Errorf("part %d: %v, want %q phase %q", i, parts[i], w.text, w.phase)
+		}
+	}
+	if a.Text() != "Checking the tool.It is Paris. Unlabelled." {
+		t.Errorf("text %q", a.Text())
+	}
+}

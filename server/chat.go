@@ -66,8 +66,8 @@ func (s *chatSink) start(e *llmrelayv1.StreamStart) error {
 	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_Start{Start: e}})
 }
 
-func (s *chatSink) text(t string) error {
-	s.textDelta.Text = t
+func (s *chatSink) text(t, phase string) error {
+	s.textDelta.Text, s.textDelta.Phase = t, phase
 	s.textEvent.TextDelta = &s.textDelta
 	s.textResp.Event = &s.textEvent
 	return s.send(&s.textResp)

@@ -648,7 +648,8 @@ func (g *gateway) streamRoute(ctx context.Context, p *prepared) (provider.Stream
 // eventSink sends normalized events on a StreamChat or StreamTools stream.
 type eventSink interface {
 	start(*llmrelayv1.StreamStart) error
-	text(string) error
+	// text sends a text delta and its phase (TextDelta.phase).
+	text(t, phase string) error
 	refusal(string) error
 	reasoning(*llmrelayv1.ReasoningDelta) error
 	// toolDelta and toolDone are only called by StreamTools.
@@ -775,8 +776,8 @@ func (r *relay) handle(ev *provider.Event) error {
 			return err
 		}
 		if ev.Kind == provider.EventText {
-			r.acc.text(ev.Text)
-			return r.send(r.sink.text(ev.Text))
+			r.acc.text(ev.Text, ev.Phase)
+			return r.send(r.sink.text(ev.Text, ev.Phase))
 		}
 		r.acc.refusal(ev.Text)
 		return r.send(r.sink.refusal(ev.Text))

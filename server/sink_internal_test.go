@@ -23,30 +23,31 @@ func (e *encodingStream) Send(m *llmrelayv1.StreamChatResponse) error {
 
 // TestSinkTextReusesMessages: a text chunk costs the relay no allocation
 // (the three messages are reused), and each chunk still goes out with its
-// own text.
+// own text and phase (a reused message keeps no phase of the chunk before).
 func TestSinkTextReusesMessages(t *testing.T) {
 	st := &encodingStream{}
 	s := &chatSink{ss: st}
-	for _, txt := range []string{"Hel", "lo", ""} {
-		if err := s.text(txt); err != nil {
+	chunks := []struct{ text, phase string }{{"Hel", "commentary"}, {"lo", ""}, {"", "final_answer"}}
+	for _, c := range chunks {
+		if err := s.text(c.text, c.phase); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for i, want := range []string{"Hel", "lo", ""} {
+	for i, want := range chunks {
 		var got llmrelayv1.StreamChatResponse
 		if err := got.UnmarshalVT(st.sent[i]); err != nil {
 			t.Fatal(err)
 		}
-		if got.GetTextDelta() == nil || got.GetTextDelta().GetText() != want {
-			t.Errorf("chunk %d: %v, want text %q", i, &got, want)
+		if got.GetTextDelta() == nil || got.GetTextDelta().GetText() != want.text || got.GetTextDelta().GetPhase() != want.phase {
+			t.Errorf("chunk %d: %v, want text %q phase %q", i, &got, want.text, want.phase)
 		}
 	}
 	noop := &chatSink{ss: nopChatStream{}}
-	if n := testing.AllocsPerRun(100, func() { _ = noop.text("chunk") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = noop.text("chunk", "commentary") }); n != 0 {
 		t.Errorf("%v allocations per text chunk", n)
 	}
 	tools := &toolsSink{ss: nopToolsSender{}}
-	if n := testing.AllocsPerRun(100, func() { _ = tools.text("chunk") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = tools.text("chunk", "commentary") }); n != 0 {
 		t.Errorf("%v allocations per tools text chunk", n)
 	}
 }

@@ -70,8 +70,8 @@ func (s *toolsSink) start(e *llmrelayv1.StreamStart) error {
 	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_Start{Start: e}})
 }
 
-func (s *toolsSink) text(t string) error {
-	s.textDelta.Text = t
+func (s *toolsSink) text(t, phase string) error {
+	s.textDelta.Text, s.textDelta.Phase = t, phase
 	s.textEvent.TextDelta = &s.textDelta
 	s.textResp.Event = &s.textEvent
 	return s.send(&s.textResp)

@@ -48,8 +48,11 @@ const (
 
 // Event is one normalized stream event.
 type Event struct {
-	Kind      EventKind
-	Text      string
+	Kind EventKind
+	Text string
+	// Phase is an EventText's phase (Part.phase): set on every piece of
+	// text the provider labelled.
+	Phase     string
 	ToolCall  ToolCallDelta
 	Reasoning ReasoningDelta
 	Usage     *llmrelayv1.Usage

@@ -97,7 +97,17 @@ type Part struct {
 	//	*Part_ToolResult
 	//	*Part_Refusal
 	//	*Part_Reasoning
-	Kind          isPart_Kind `protobuf_oneof:"kind"`
+	Kind isPart_Kind `protobuf_oneof:"kind"`
+	// The phase of an assistant text part, as the provider labelled the
+	// message it came in (OpenAI Responses `phase`: "commentary" for text the
+	// model wrote while working, e.g. before a tool call; "final_answer" for
+	// its answer); empty when the provider gives none. Provider-defined
+	// values, kept verbatim. Send it back unchanged: the OpenAI Responses
+	// format puts it back on the assistant message item (OpenAI: dropping it
+	// degrades gpt-5.3-codex and later models). Text parts with different
+	// phases are separate parts. Other providers and formats ignore it, as
+	// does every part that is not the text of an assistant message.
+	Phase         string `protobuf:"bytes,7,opt,name=phase,proto3" json:"phase,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -191,6 +201,13 @@ func (x *Part) GetReasoning() *Reasoning {
 		}
 	}
 	return nil
+}
+
+func (x *Part) GetPhase() string {
+	if x != nil {
+		return x.Phase
+	}
+	return ""
 }
 
 type isPart_Kind interface {
@@ -770,7 +787,7 @@ const file_llmrelay_v1_content_proto_rawDesc = "" +
 	"\aMessage\x12%\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x11.llmrelay.v1.RoleR\x04role\x12'\n" +
 	"\x05parts\x18\x02 \x03(\v2\x11.llmrelay.v1.PartR\x05parts\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name\"\x96\x02\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"\xac\x02\n" +
 	"\x04Part\x12\x14\n" +
 	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x12*\n" +
 	"\x05image\x18\x02 \x01(\v2\x12.llmrelay.v1.ImageH\x00R\x05image\x124\n" +
@@ -778,7 +795,8 @@ const file_llmrelay_v1_content_proto_rawDesc = "" +
 	"\vtool_result\x18\x04 \x01(\v2\x17.llmrelay.v1.ToolResultH\x00R\n" +
 	"toolResult\x12\x1a\n" +
 	"\arefusal\x18\x05 \x01(\tH\x00R\arefusal\x126\n" +
-	"\treasoning\x18\x06 \x01(\v2\x16.llmrelay.v1.ReasoningH\x00R\treasoningB\x06\n" +
+	"\treasoning\x18\x06 \x01(\v2\x16.llmrelay.v1.ReasoningH\x00R\treasoning\x12\x14\n" +
+	"\x05phase\x18\a \x01(\tR\x05phaseB\x06\n" +
 	"\x04kind\"\x9d\x01\n" +
 	"\tReasoning\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1c\n" +

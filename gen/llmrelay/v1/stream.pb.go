@@ -109,8 +109,12 @@ func (x *StreamStart) GetCreateTime() *timestamppb.Timestamp {
 
 // TextDelta is the next piece of the assistant's text.
 type TextDelta struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Text  string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// The phase of the text (see Part.phase), on every delta of text the
+	// provider labelled; a delta whose phase differs from the previous text
+	// delta's begins a new text part.
+	Phase         string `protobuf:"bytes,2,opt,name=phase,proto3" json:"phase,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -148,6 +152,13 @@ func (*TextDelta) Descriptor() ([]byte, []int) {
 func (x *TextDelta) GetText() string {
 	if x != nil {
 		return x.Text
+	}
+	return ""
+}
+
+func (x *TextDelta) GetPhase() string {
+	if x != nil {
+		return x.Phase
 	}
 	return ""
 }
@@ -509,9 +520,10 @@ const file_llmrelay_v1_stream_proto_rawDesc = "" +
 	"\vresponse_id\x18\x05 \x01(\tR\n" +
 	"responseId\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"\x1f\n" +
+	"createTime\"5\n" +
 	"\tTextDelta\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text\"\"\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x14\n" +
+	"\x05phase\x18\x02 \x01(\tR\x05phase\"\"\n" +
 	"\fRefusalDelta\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"\xb8\x01\n" +
 	"\x0eReasoningDelta\x12\x14\n" +
