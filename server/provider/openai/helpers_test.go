@@ -125,6 +125,9 @@ func renderEvent(t testing.TB, ev *provider.Event) string {
 	case provider.EventMeta:
 		return "meta " + protoCompact(t, ev.Meta)
 	case provider.EventText:
+		if ev.Phase != "" {
+			return fmt.Sprintf("text %q phase=%s", ev.Text, ev.Phase)
+		}
 		return fmt.Sprintf("text %q", ev.Text)
 	case provider.EventRefusal:
 		return fmt.Sprintf("refusal %q", ev.Text)

@@ -103,7 +103,7 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 		case "message":
 			segs, warns := messageItemContent(&it)
 			for _, sg := range segs {
-				parts.text(sg.text, sg.refusal)
+				parts.text(sg.text, it.Phase, sg.refusal)
 			}
 			meta.Warnings = append(meta.Warnings, warns...)
 			meta.Warnings = append(meta.Warnings, anns.add(&it)...)
@@ -193,13 +193,14 @@ func respFinish(w *respResponse, hasToolCalls bool) (string, llmrelayv1.FinishRe
 
 // respParts builds an assistant message's parts in model order, the way
 // the stream fold (package fold) builds them from the deltas: consecutive
-// text pieces merge into one text part (refusal pieces likewise); each tool
-// call and each reasoning item is a part of its own.
+// text pieces of one phase merge into one text part (refusal pieces
+// likewise); each tool call and each reasoning item is a part of its own.
 type respParts struct {
 	parts []*llmrelayv1.Part
 	// The trailing text or refusal run, not yet a part.
-	run     strings.Builder
-	runKind int // 0 none, 1 text, 2 refusal
+	run      strings.Builder
+	runKind  int    // 0 none, 1 text, 2 refusal
+	runPhase string // the text run's phase
 }
 
 // add appends a part of its own.
@@ -208,19 +209,20 @@ func (b *respParts) add(p *llmrelayv1.Part) {
 	b.parts = append(b.parts, p)
 }
 
-// text appends a text (or refusal) piece to the current run; empty pieces
-// add nothing.
-func (b *respParts) text(s string, refusal bool) {
+// text appends a text (or refusal) piece of a message item of the given
+// phase to the current run; empty pieces add nothing. Text of another
+// phase than the run's begins a new part (refusals carry no phase).
+func (b *respParts) text(s, phase string, refusal bool) {
 	if s == "" {
 		return
 	}
 	kind := 1
 	if refusal {
-		kind = 2
+		kind, phase = 2, ""
 	}
-	if b.runKind != kind {
+	if b.runKind != kind || b.runPhase != phase {
 		b.flush()
-		b.runKind = kind
+		b.runKind, b.runPhase = kind, phase
 	}
 	b.run.WriteString(s)
 }
@@ -228,12 +230,12 @@ func (b *respParts) text(s string, refusal bool) {
 func (b *respParts) flush() {
 	switch b.runKind {
 	case 1:
-		b.parts = append(b.parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: b.run.String()}})
+		b.parts = append(b.parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: b.run.String()}, Phase: b.runPhase})
 	case 2:
 		b.parts = append(b.parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: b.run.String()}})
 	}
 	b.run.Reset()
-	b.runKind = 0
+	b.runKind, b.runPhase = 0, ""
 }
 
 // done returns the parts.

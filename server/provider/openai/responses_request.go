@@ -259,7 +259,9 @@ func (p *Provider) encodeInputContent(parts []*llmrelayv1.Part, i int, images bo
 }
 
 // encodeAssistantItems encodes an assistant turn: runs of text and refusal
-// parts become a message item with output_text / refusal content, each tool
+// parts become a message item with output_text / refusal content (text
+// parts of another phase than the item's text begin a new item, which
+// carries their phase: Part.phase), each tool
 // call a function_call item, each reasoning part a reasoning item, in part
 // order. Reasoning the Responses API cannot resolve is left out with a
 // warning: a part without encrypted content (its signature) unless the
@@ -271,20 +273,27 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 	var (
 		out      []respInputItem
 		cur      []respInputContent
+		phase    string // the phase of cur's text
+		hasText  bool   // cur has text
 		warnings []string
 	)
 	flush := func() {
 		if len(cur) > 0 {
-			out = append(out, respInputItem{Type: "message", Role: "assistant", Content: cur})
+			out = append(out, respInputItem{Type: "message", Role: "assistant", Content: cur, Phase: phase})
 			cur = nil
 		}
+		phase, hasText = "", false
 	}
 	signaturesDropped := false
 	for j, part := range parts {
 		switch k := part.GetKind().(type) {
 		case *llmrelayv1.Part_Text:
+			if hasText && part.GetPhase() != phase {
+				flush()
+			}
 			t := k.Text
 			cur = append(cur, respInputContent{Type: "output_text", Text: &t})
+			phase, hasText = part.GetPhase(), true
 		case *llmrelayv1.Part_Refusal:
 			r := k.Refusal
 			cur = append(cur, respInputContent{Type: "refusal", Refusal: &r})

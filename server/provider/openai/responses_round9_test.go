@@ -207,12 +207,12 @@ func replayWarnedStream(t *testing.T, name string) folded {
 // TestRound9PhaseCommentary: gpt-5.5 narrating before its call
 // (pydantic-ai's phase_live cassette, unary): an encrypted reasoning item
 // without summary, a message with phase "commentary", then the call. The
-// narration is text before the call; the reasoning's encrypted_content its
-// signature. The cassette's second request, which the live API accepted,
-// sends the three items back before the tool's output; the request we
-// build has them in that order with the same values, without the
-// message's phase, status and item ids (the contract has no place for the
-// phase; the request is not stored).
+// narration is text before the call, with the message's phase; the
+// reasoning's encrypted_content its signature. The cassette's second
+// request, which the live API accepted, sends the three items back before
+// the tool's output; the request we build has them in that order with the
+// same values, the message's phase included, without its status and item
+// ids (the request is not stored).
 func TestRound9PhaseCommentary(t *testing.T) {
 	t.Parallel()
 	const name = "real_pyd_openai_responses_phase_live_1"
@@ -238,7 +238,7 @@ func TestRound9PhaseCommentary(t *testing.T) {
 		t.Errorf("reasoning %v", r)
 	}
 	const narration = `I'll check the capital lookup tool for "PotatoLand."`
-	if parts[1].GetText() != narration {
+	if parts[1].GetText() != narration || parts[1].GetPhase() != "commentary" {
 		t.Errorf("text %v", parts[1])
 	}
 	if tc := parts[2].GetToolCall(); tc.GetCallId() != "call_ALAJMWK9buNN7RXxxXbECcHa" || tc.GetName() != "get_capital" || tc.GetArguments() != `{"country":"PotatoLand"}` || !tc.GetArgumentsValid() {
@@ -276,7 +276,7 @@ func TestRound9PhaseCommentary(t *testing.T) {
 	}
 	want := []map[string]any{
 		{"type": "reasoning", "id": "rs_094ebefab06f6c100069efd58250cc8195b3b443e9b3d9bd84", "encrypted_content": enc, "summary": []any{}},
-		{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": narration}}},
+		{"type": "message", "role": "assistant", "phase": "commentary", "content": []any{map[string]any{"type": "output_text", "text": narration}}},
 		{"type": "function_call", "call_id": "call_ALAJMWK9buNN7RXxxXbECcHa", "name": "get_capital", "arguments": `{"country":"PotatoLand"}`},
 		{"type": "function_call_output", "call_id": "call_ALAJMWK9buNN7RXxxXbECcHa", "output": "Potato City"},
 	}

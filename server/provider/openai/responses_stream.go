@@ -75,6 +75,9 @@ type respCallState struct {
 
 type respTextState struct {
 	text, refusal int
+	// phase is the message item's phase (output_item.added, else the
+	// first item event that names one before any text), on its text.
+	phase string
 }
 
 // respReasoningState is what the stream said of one reasoning item.
@@ -274,7 +277,7 @@ func (s *responsesStream) textDelta(typ, itemID, d string) {
 	}
 	if typ == "response.output_text.delta" {
 		st.text += len(d)
-		s.push(&provider.Event{Kind: provider.EventText, Text: d})
+		s.push(&provider.Event{Kind: provider.EventText, Text: d, Phase: st.phase})
 	} else {
 		st.refusal += len(d)
 		s.push(&provider.Event{Kind: provider.EventRefusal, Text: d})
@@ -532,10 +535,13 @@ func (s *responsesStream) catchUpText(it *respOutputItem) {
 	if st == nil {
 		return
 	}
+	if st.phase == "" && st.text == 0 {
+		st.phase = it.Phase
+	}
 	if len(text) > st.text {
 		if rest := text[st.text:]; utf8.ValidString(rest) {
 			st.text = len(text)
-			s.push(&provider.Event{Kind: provider.EventText, Text: rest})
+			s.push(&provider.Event{Kind: provider.EventText, Text: rest, Phase: st.phase})
 		}
 	}
 	if len(refusal) > st.refusal {

@@ -438,7 +438,7 @@ func accFold(t testing.TB, evs []*provider.Event) folded {
 		var err error
 		switch ev.Kind {
 		case provider.EventText:
-			acc.AddText(ev.Text)
+			acc.AddPhasedText(ev.Text, ev.Phase)
 		case provider.EventRefusal:
 			acc.AddRefusal(ev.Text)
 		case provider.EventToolCall:

@@ -40,13 +40,16 @@ type respRequest struct {
 type respInputItem struct {
 	Type string `json:"type"`
 	// ID is a reasoning item's rs_... id (only reasoning items send one).
-	ID        string             `json:"id,omitempty"`
-	Role      string             `json:"role,omitempty"`
-	Content   []respInputContent `json:"content,omitempty"`
-	CallID    string             `json:"call_id,omitempty"`
-	Name      string             `json:"name,omitempty"`
-	Arguments *string            `json:"arguments,omitempty"`
-	Output    *string            `json:"output,omitempty"`
+	ID      string             `json:"id,omitempty"`
+	Role    string             `json:"role,omitempty"`
+	Content []respInputContent `json:"content,omitempty"`
+	// Phase is an assistant message's phase ("commentary",
+	// "final_answer"), sent back as the answer gave it (Part.phase).
+	Phase     string  `json:"phase,omitempty"`
+	CallID    string  `json:"call_id,omitempty"`
+	Name      string  `json:"name,omitempty"`
+	Arguments *string `json:"arguments,omitempty"`
+	Output    *string `json:"output,omitempty"`
 	// Summary is required on reasoning items (possibly empty: a pointer
 	// so that [] is sent and other items omit it).
 	Summary          *[]respSummaryPart `json:"summary,omitempty"`
@@ -141,6 +144,9 @@ type respOutputItem struct {
 	ID     string `json:"id"`
 	Status string `json:"status"`
 	Role   string `json:"role"`
+	// Phase labels a message item as the model's commentary or its
+	// final_answer (gpt-5.3-codex and later): Part.phase.
+	Phase string `json:"phase"`
 	// Content is an array of output_text / refusal parts.
 	Content json.RawMessage `json:"content"`
 	CallID  string          `json:"call_id"`
