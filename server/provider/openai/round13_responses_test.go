@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"reflect"
 	"strings"
@@ -270,6 +271,222 @@ func TestRound13PhaseIgnoredByChat(t *testing.T) {
 		t.Fatalf("%v %q", err, warnings)
 	}
 	if bytes.Contains(body, []byte("phase")) || !bytes.Contains(body, []byte(`"content":"Checking."`)) {
+		t.Errorf("body %s", body)
+	}
+}
+
+// TestRound13OpenllmetryUnary replays unary Responses answers recorded by
+// traceloop/openllmetry (testdata/README.md, "Round 13"), checked by hand
+// against the recorded bodies.
+func TestRound13OpenllmetryUnary(t *testing.T) {
+	t.Parallel()
+	type meta struct {
+		id, model, requestID, tier string
+		usage                      *llmrelayv1.Usage
+	}
+	cases := []struct {
+		name string
+		meta meta
+		// finish is the normalized finish reason ("completed" raw in all).
+		finish llmrelayv1.FinishReason
+		check  func(t *testing.T, res *provider.Result)
+	}{
+		// gpt-5-nano, effort low, stored: a reasoning item with only its
+		// id and summary [] (no encrypted content was asked for), then
+		// "3"; 320 of 327 output tokens reasoning; rate limits with resets
+		// of 120ms and 68ms.
+		{"real_oll_responses_reasoning", meta{"resp_68a4627a67d08197b48766a2208844fe0da1a7bf2012633f", "gpt-5-nano-2025-08-07", "req_f663a9d641c5ed48cd037da360350648", "default",
+			&llmrelayv1.Usage{InputTokens: 11, OutputTokens: 327, TotalTokens: 338, ReasoningTokens: 320}}, llmrelayv1.FinishReason_FINISH_REASON_STOP,
+			func(t *testing.T, res *provider.Result) {
+				parts := res.Message.GetParts()
+				if len(parts) != 2 || parts[1].GetText() != "3" || parts[1].GetPhase() != "" {
+					t.Fatalf("parts %v", parts)
+				}
+				if r := parts[0].GetReasoning(); r.GetId() != "rs_68a4627af1bc8197aae387797f277fa20da1a7bf2012633f" || r.GetText() != "" || r.GetSignature() != "" {
+					t.Errorf("reasoning %v", r)
+				}
+				rl := res.Meta.GetRateLimit()
+				if rl.GetRequestsLimit() != 500 || rl.GetRequestsRemaining() != 499 || rl.GetTokensLimit() != 200000 || rl.GetTokensRemaining() != 199772 ||
+					rl.GetRequestsResetTime() == nil || rl.GetTokensResetTime() == nil {
+					t.Errorf("rate limit %v", rl)
+				}
+			}},
+		// gpt-5-nano, effort medium, summary auto: one reasoning item
+		// with four summary_text parts (each a bold title, a blank line,
+		// a paragraph; U+2019 apostrophes, "∝ 1/λ^4"), joined by a blank
+		// line into one Reasoning text; then the answer; 832 of 1014
+		// output tokens reasoning.
+		{"real_oll_responses_reasoning_summary", meta{"resp_68b1b5d493e881a3bc414b08788a419d05d8b4c5de88d929", "gpt-5-nano-2025-08-07", "req_b7ecb107303db8e856f73c2b708f0cb2", "default",
+			&llmrelayv1.Usage{InputTokens: 12, OutputTokens: 1014, TotalTokens: 1026, ReasoningTokens: 832}}, llmrelayv1.FinishReason_FINISH_REASON_STOP,
+			func(t *testing.T, res *provider.Result) {
+				parts := res.Message.GetParts()
+				if len(parts) != 2 || !strings.HasPrefix(parts[1].GetText(), "The sky looks blue mainly because of Rayleigh scattering in Earth's atmosphere.\n\n- Sunlight") {
+					t.Fatalf("parts %v", parts)
+				}
+				r := parts[0].GetReasoning()
+				titles := []string{"**Explaining the blue sky**\n\nI need to address", "\n\n**Detailing sky color variations**\n\nI’m thinking",
+					"\n\n**Explaining why the sky is blue**\n\nI need to explain", "\n\n**Explaining the blue sky**\n\nLet’s break this down"}
+				rest := r.GetText()
+				for _, ti := range titles {
+					i := strings.Index(rest, ti)
+					if i < 0 || (ti != titles[0] && i == 0) || (ti == titles[0] && i != 0) {
+						t.Fatalf("summary part %q not found in order in %q", ti, rest)
+					}
+					rest = rest[i+len(ti):]
+				}
+				if r.GetId() != "rs_68b1b5d57b2c81a3ba59554edf9f87fb05d8b4c5de88d929" || r.GetSignature() != "" || !strings.Contains(r.GetText(), "1/λ^4") {
+					t.Errorf("reasoning %v", r)
+				}
+			}},
+		// gpt-4.1-nano asked for London's weather: two function_call
+		// items with the same arguments, told apart by their call_id
+		// (never the fc_ item id); no message item.
+		{"real_oll_responses_tool_calls_1", meta{"resp_685ff8928dc4819aac45e085ba66838101c537ddeff5c2a2", "gpt-4.1-nano-2025-04-14", "req_dbe8a56ea240e56937c38d915c148dfe", "default",
+			&llmrelayv1.Usage{InputTokens: 58, OutputTokens: 44, TotalTokens: 102}}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+			func(t *testing.T, res *provider.Result) {
+				wantCalls(t, res.Message, "call_tYDv1bhtioyX33juEGDY4D6H", "call_lC079UhGnLJngBlPQO0FS6sv")
+			}},
+		// The same, recorded again nine months later: billing,
+		// completed_at, verbosity and the server-added
+		// additionalProperties: false in the echoed tool.
+		{"real_oll_responses_tool_calls_2", meta{"resp_0f241063cf6416c80069cbcbe19f8c8199b8295e95a345f359", "gpt-4.1-nano-2025-04-14", "req_397abe496a7e4eb9bc82162a22e783c5", "default",
+			&llmrelayv1.Usage{InputTokens: 59, OutputTokens: 45, TotalTokens: 104}}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+			func(t *testing.T, res *provider.Result) {
+				wantCalls(t, res.Message, "call_grggfsR0ccRoMcXy17gsju6I", "call_jQ4vl5MZL0h55SoqPmlfYYyd")
+			}},
+		// gpt-5 with service_tier priority: the answer says "priority";
+		// a reasoning item with only its id though 0 reasoning tokens.
+		{"real_oll_responses_service_tier_priority", meta{"resp_047a2204a6021f5700692322b28f5c8196981c8c33b21bce35", "gpt-5-2025-08-07", "req_c7a7a91635ad4051892623b7a91f919f", "priority",
+			&llmrelayv1.Usage{InputTokens: 8, OutputTokens: 15, TotalTokens: 23}}, llmrelayv1.FinishReason_FINISH_REASON_STOP,
+			func(t *testing.T, res *provider.Result) {
+				parts := res.Message.GetParts()
+				if len(parts) != 2 || parts[0].GetReasoning().GetId() != "rs_047a2204a6021f5700692322b34a2481969fd8e098d7e6a87e" || parts[1].GetText() != "Hello! How can I help you today?" {
+					t.Errorf("parts %v", parts)
+				}
+			}},
+		// gpt-4.1-nano with max_output_tokens 100, temperature 0.7,
+		// top_p 0.9 (echoed in the answer).
+		{"real_oll_responses_request_params", meta{"resp_0577de0baba8022e006925d77e95c081958f98cf64d2be436d", "gpt-4.1-nano-2025-04-14", "req_500c9ae7e13b4845be386000962eb7fd", "default",
+			&llmrelayv1.Usage{InputTokens: 14, OutputTokens: 8, TotalTokens: 22}}, llmrelayv1.FinishReason_FINISH_REASON_STOP,
+			func(t *testing.T, res *provider.Result) {
+				if parts := res.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "The capital of France is Paris." {
+					t.Errorf("parts %v", parts)
+				}
+			}},
+		// gpt-4.1-nano with a strict json_schema text format (openai's
+		// responses.parse): the JSON as the message's output_text.
+		{"real_oll_responses_parse", meta{"resp_02f386d5a19c47c9006a184bde9ae08190ac00681814c21cb4", "gpt-4.1-nano-2025-04-14", "req_7b54d269740449c1a63e79934079420a", "default",
+			&llmrelayv1.Usage{InputTokens: 57, OutputTokens: 10, TotalTokens: 67}}, llmrelayv1.FinishReason_FINISH_REASON_STOP,
+			func(t *testing.T, res *provider.Result) {
+				if parts := res.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != `{"name":"Alice","age":30}` {
+					t.Errorf("parts %v", parts)
+				}
+			}},
+		// gpt-4.1-nano: "Luminous", then (input_history_2) the answer to
+		// the follow-up that sent it back.
+		{"real_oll_responses_input_history_1", meta{"resp_685ff928348881988285ce86ba701a14031fd91f205925a5", "gpt-4.1-nano-2025-04-14", "req_ad4966c5b398af65f129a8951d2252e3", "default",
+			&llmrelayv1.Usage{InputTokens: 21, OutputTokens: 3, TotalTokens: 24}}, llmrelayv1.FinishReason_FINISH_REASON_STOP,
+			func(t *testing.T, res *provider.Result) {
+				if parts := res.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Luminous" {
+					t.Errorf("parts %v", parts)
+				}
+			}},
+		{"real_oll_responses_input_history_2", meta{"resp_685ff928cce4819ba193532f7685c1440797713b0742c3ce", "gpt-4.1-nano-2025-04-14", "req_bb1139d26d5d59c4ab549bdf4c5f2dc8", "default",
+			&llmrelayv1.Usage{InputTokens: 40, OutputTokens: 61, TotalTokens: 101}}, llmrelayv1.FinishReason_FINISH_REASON_STOP,
+			func(t *testing.T, res *provider.Result) {
+				if parts := res.Message.GetParts(); len(parts) != 1 || !strings.HasPrefix(parts[0].GetText(), `Certainly! I chose the word "luminous" because`) {
+					t.Errorf("parts %v", parts)
+				}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res := replayRound13Unary(t, tc.name, responsesRequests(t)["responses_tools_parallel"])
+			wantFinish(t, res.Meta, tc.finish, "completed")
+			m := res.Meta
+			if !proto.Equal(m.GetUsage(), tc.meta.usage) {
+				t.Errorf("usage %v, want %v", m.GetUsage(), tc.meta.usage)
+			}
+			if m.GetResponseId() != tc.meta.id || m.GetResolvedModel() != tc.meta.model || m.GetProviderRequestId() != tc.meta.requestID ||
+				m.GetServiceTier() != tc.meta.tier || len(m.GetWarnings()) != 0 {
+				t.Errorf("meta %v", m)
+			}
+			tc.check(t, res)
+		})
+	}
+}
+
+// wantCalls checks that a message is exactly get_weather calls for
+// London with the given call ids, in order.
+func wantCalls(t *testing.T, m *llmrelayv1.Message, ids ...string) {
+	t.Helper()
+	parts := m.GetParts()
+	if len(parts) != len(ids) {
+		t.Fatalf("parts %v", parts)
+	}
+	for i, id := range ids {
+		if tc := parts[i].GetToolCall(); tc.GetCallId() != id || tc.GetName() != "get_weather" || tc.GetArguments() != `{"location":"London"}` || !tc.GetArgumentsValid() {
+			t.Errorf("call %d: %v, want %s", i, tc, id)
+		}
+	}
+}
+
+// TestRound13OpenllmetryRequests: the requests we build match what the
+// recorded ones (which the live API accepted) carry: the second turn of
+// input_history sends "Luminous" back as an assistant output_text message
+// (no phase: the answer had none); parse's strict json_schema text
+// format; request_params' max_output_tokens, temperature and top_p.
+func TestRound13OpenllmetryRequests(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := providertest.ReplayFile(t, td("real_oll_responses_input_history_1.http"))
+	first, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), responsesRequests(t)["responses_tools_parallel"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-4.1-nano", Format: formatResponses, Messages: []*llmrelayv1.Message{
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Come up with an adjective in English. Respond with just one word.")), first.Message,
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Can you explain why you chose that word?"))}}
+	body, warnings, err := p.buildResponsesRequest(req, false)
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("%v %q", err, warnings)
+	}
+	items := decodeBody(t, body)["input"].([]any)
+	if want := map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": "Luminous"}}}; len(items) != 3 || !reflect.DeepEqual(items[1], want) {
+		t.Errorf("input %v", items)
+	}
+
+	req = &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-4.1-nano", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Extract: Alice is 30 years old."))},
+		Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+			SchemaName: "Person", Strict: proto.Bool(true),
+			Schema: `{"properties":{"name":{"title":"Name","type":"string"},"age":{"title":"Age","type":"integer"}},"required":["name","age"],"title":"Person","type":"object","additionalProperties":false}`}}}
+	body, _, err = p.buildResponsesRequest(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const recordedFormat = `{"type":"json_schema","strict":true,"name":"Person","schema":{"properties":{"name":{"title":"Name","type":"string"},"age":{"title":"Age","type":"integer"}},"required":["name","age"],"title":"Person","type":"object","additionalProperties":false}}`
+	var want any
+	if err := json.Unmarshal([]byte(recordedFormat), &want); err != nil {
+		t.Fatal(err)
+	}
+	if got := decodeBody(t, body)["text"].(map[string]any)["format"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("text.format %v, want %v", got, want)
+	}
+
+	req = &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-4.1-nano", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is the capital of France?"))},
+		Options:  &llmrelayv1.GenerationOptions{MaxTokens: proto.Int32(100), Temperature: proto.Float64(0.7), TopP: proto.Float64(0.9)}}
+	body, _, err = p.buildResponsesRequest(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := decodeBody(t, body)
+	if m["max_output_tokens"] != 100.0 || m["temperature"] != 0.7 || m["top_p"] != 0.9 {
 		t.Errorf("body %s", body)
 	}
 }
