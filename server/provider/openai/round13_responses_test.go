@@ -398,6 +398,35 @@ func TestRound13OpenllmetryUnary(t *testing.T) {
 					t.Errorf("parts %v", parts)
 				}
 			}},
+		// The OpenAI Agents SDK (openllmetry's openai-agents cassettes):
+		// gpt-4.1 with instructions, max_output_tokens 1024, a
+		// prompt_cache_key and prompt_cache_retention "in_memory" (no
+		// cached tokens: the prompt is short).
+		{"real_oll_responses_agents_cache", meta{"resp_01558f7769c4b07e006a01f742c9808196ac71e6735bde8bfd", "gpt-4.1-2025-04-14", "req_1d5c114db93b4754ac565533fd909836", "default",
+			&llmrelayv1.Usage{InputTokens: 27, OutputTokens: 8, TotalTokens: 35}}, llmrelayv1.FinishReason_FINISH_REASON_STOP,
+			func(t *testing.T, res *provider.Result) {
+				if parts := res.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "The capital of France is Paris." {
+					t.Errorf("parts %v", parts)
+				}
+			}},
+		// gpt-4o calling get_city_info (call_id call_veL3…, item id
+		// fc_0a91…), then (agents_tool_call_2) its answer to the
+		// follow-up that sent the call and its output back.
+		{"real_oll_responses_agents_tool_call_1", meta{"resp_0a91d4a1b37538fc0068fdd3ab217c819591ff2ae8e7267945", "gpt-4o-2024-08-06", "req_5ed69a437c8b4cbcad032a22cc51a0b7", "default",
+			&llmrelayv1.Usage{InputTokens: 72, OutputTokens: 17, TotalTokens: 89}}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+			func(t *testing.T, res *provider.Result) {
+				parts := res.Message.GetParts()
+				if tc := parts[0].GetToolCall(); len(parts) != 1 || tc.GetCallId() != "call_veL3ZXS1QhDqzKYs3kbmi9e2" || tc.GetName() != "get_city_info" || tc.GetArguments() != `{"city_name":"London"}` {
+					t.Errorf("parts %v", parts)
+				}
+			}},
+		{"real_oll_responses_agents_tool_call_2", meta{"resp_0a91d4a1b37538fc0068fdd3adc7bc8195a7f9628abd015ade", "gpt-4o-2024-08-06", "req_c5651fc8646342c5ba4d39728749566d", "default",
+			&llmrelayv1.Usage{InputTokens: 121, OutputTokens: 36, TotalTokens: 157}}, llmrelayv1.FinishReason_FINISH_REASON_STOP,
+			func(t *testing.T, res *provider.Result) {
+				if parts := res.Message.GetParts(); len(parts) != 1 || !strings.HasPrefix(parts[0].GetText(), "London is the capital city of the United Kingdom, with a population of approximately 9 million.") {
+					t.Errorf("parts %v", parts)
+				}
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -488,5 +517,46 @@ func TestRound13OpenllmetryRequests(t *testing.T) {
 	m := decodeBody(t, body)
 	if m["max_output_tokens"] != 100.0 || m["temperature"] != 0.7 || m["top_p"] != 0.9 {
 		t.Errorf("body %s", body)
+	}
+}
+
+// TestRound13AgentsToolFollowUp: the cassette's third request (which the
+// live API accepted) sends the call back as a function_call item keyed by
+// its call_id (the Agents SDK adds the fc_ item id and status), then its
+// output; the request we build from the answer and the tool's result has
+// the same call and output (without the item id: the request is not
+// stored).
+func TestRound13AgentsToolFollowUp(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("real_oll_responses_agents_tool_call_1.http"))
+	first, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), responsesRequests(t)["responses_tools_parallel"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const output = "City: London, Population: 9000000, Country: United Kingdom, Description: Capital city with rich history"
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4o", Format: formatResponses, Messages: []*llmrelayv1.Message{
+		msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You help users get information about cities using the get_city_info tool.")),
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Tell me about London")), first.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_veL3ZXS1QhDqzKYs3kbmi9e2", output))}}
+	body, warnings, err := p.buildResponsesRequest(req, false)
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("%v %q", err, warnings)
+	}
+	items := decodeBody(t, body)["input"].([]any)
+	want := []map[string]any{
+		{"type": "function_call", "call_id": "call_veL3ZXS1QhDqzKYs3kbmi9e2", "name": "get_city_info", "arguments": `{"city_name":"London"}`},
+		{"type": "function_call_output", "call_id": "call_veL3ZXS1QhDqzKYs3kbmi9e2", "output": output},
+	}
+	if len(items) != 4 {
+		t.Fatalf("input %v", items)
+	}
+	for i, w := range want {
+		if !reflect.DeepEqual(items[i+2], w) {
+			t.Errorf("input[%d] %v, want %v", i+2, items[i+2], w)
+		}
 	}
 }
