@@ -560,3 +560,60 @@ func TestRound13AgentsToolFollowUp(t *testing.T) {
 		}
 	}
 }
+
+// TestRound13OpenInferenceCache replays Arize-ai/openinference's
+// Responses cache cassette (gpt-5.6-luna, the same 8,000-character
+// instructions twice): the first answer writes 5402 of its 5405 input
+// tokens to the cache, the second reads 5392 and writes 10; the second
+// also has an encrypted reasoning item (32 reasoning tokens). Both
+// messages are final_answer. The cassette kept no headers: no request
+// id, no rate limits.
+func TestRound13OpenInferenceCache(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, id string
+		usage    *llmrelayv1.Usage
+		text     string
+		rsID     string
+	}{
+		{"real_oi_responses_cache_write_then_read_1", "resp_0829a999c343a2ab006a776cd33c3481979718739c915a8ce1",
+			&llmrelayv1.Usage{InputTokens: 5405, OutputTokens: 20, TotalTokens: 5425, CacheCreationInputTokens: 5402},
+			"Morning mist rises  \nA sparrow greets the new light  \nDay unfolds softly", ""},
+		{"real_oi_responses_cache_write_then_read_2", "resp_0dd0436f00ef863f006a776cd494508195878bb8b04b9384ff",
+			&llmrelayv1.Usage{InputTokens: 5405, OutputTokens: 179, TotalTokens: 5584, CachedInputTokens: 5392, CacheCreationInputTokens: 10, ReasoningTokens: 32},
+			"When dusk unthreads the gold along the sky,", "rs_0dd0436f00ef863f006a776cd51520819586a9ddb8a84a7fa1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res := replayRound13Unary(t, tc.name, responsesRequests(t)["responses_tools_parallel"])
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+			if !proto.Equal(res.Meta.GetUsage(), tc.usage) {
+				t.Errorf("usage %v, want %v", res.Meta.GetUsage(), tc.usage)
+			}
+			m := res.Meta
+			if m.GetResponseId() != tc.id || m.GetResolvedModel() != "gpt-5.6-luna" || m.GetProviderRequestId() != "" || m.GetRateLimit() != nil ||
+				m.GetServiceTier() != "default" || len(m.GetWarnings()) != 0 {
+				t.Errorf("meta %v", m)
+			}
+			parts := res.Message.GetParts()
+			last := parts[len(parts)-1]
+			if !strings.HasPrefix(last.GetText(), tc.text) || last.GetPhase() != "final_answer" {
+				t.Errorf("text %v", last)
+			}
+			if tc.rsID == "" {
+				if len(parts) != 1 {
+					t.Errorf("parts %v", parts)
+				}
+				return
+			}
+			r := parts[0].GetReasoning()
+			if len(parts) != 2 || r.GetId() != tc.rsID || !strings.HasPrefix(r.GetSignature(), "gAAAAABqd2zXsREBF6SKUM9a") || !strings.HasSuffix(r.GetSignature(), "d6TfFc=") {
+				t.Errorf("parts %v", parts)
+			}
+			if !strings.HasSuffix(last.GetText(), "So let the world grow still, its burdens cease\u2014  \nYour memory turns the midnight into peace.") {
+				t.Errorf("text %q", last.GetText())
+			}
+		})
+	}
+}
