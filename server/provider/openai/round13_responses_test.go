@@ -617,3 +617,32 @@ func TestRound13OpenInferenceCache(t *testing.T) {
 		})
 	}
 }
+
+// TestRound13OpenllmetryStream: gpt-4.1-nano streamed (openllmetry's
+// streaming_with_content): "2 + 2 equals 4." in eight deltas (two of them a
+// lone space) with obfuscation; service_tier auto, then default in
+// response.completed; no phase (the model predates it).
+func TestRound13OpenllmetryStream(t *testing.T) {
+	t.Parallel()
+	f, evs := replayRound13Stream(t, "real_oll_responses_streaming_with_content", responsesRequests(t)["responses_tools_parallel"])
+	n := 0
+	for _, ev := range evs {
+		if ev.Kind == provider.EventText {
+			n++
+			if ev.Phase != "" {
+				t.Errorf("phase %q", ev.Phase)
+			}
+		}
+	}
+	if parts := f.Message.GetParts(); n != 8 || len(parts) != 1 || parts[0].GetText() != "2 + 2 equals 4." || parts[0].GetPhase() != "" {
+		t.Errorf("%d deltas, parts %v", n, parts)
+	}
+	wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 14, OutputTokens: 9, TotalTokens: 23}); !proto.Equal(f.Meta.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
+	}
+	if f.Meta.GetResponseId() != "resp_087a1bffb8180cc4006912065042e08196a1a6445d62480120" || f.Meta.GetResolvedModel() != "gpt-4.1-nano-2025-04-14" ||
+		f.Meta.GetProviderRequestId() != "req_9f7e3f41a2a14704a45eaa9ad864042f" || f.Meta.GetServiceTier() != "default" || len(f.Meta.GetWarnings()) != 0 {
+		t.Errorf("meta %v", f.Meta)
+	}
+}
