@@ -420,6 +420,17 @@ func TestRound13OpenllmetryUnary(t *testing.T) {
 					t.Errorf("parts %v", parts)
 				}
 			}},
+		// o3-mini through the Agents SDK (stored by default): a reasoning
+		// item with only its id, 64 of 181 output tokens reasoning.
+		{"real_oll_responses_agents_reasoning", meta{"resp_0e45c4c5616820e7006a01f74c10b481a1b18db75c6326045a", "o3-mini-2025-01-31", "req_1255e24fe435410eaf654cb07540c37f", "default",
+			&llmrelayv1.Usage{InputTokens: 24, OutputTokens: 181, TotalTokens: 205, ReasoningTokens: 64}}, llmrelayv1.FinishReason_FINISH_REASON_STOP,
+			func(t *testing.T, res *provider.Result) {
+				parts := res.Message.GetParts()
+				if len(parts) != 2 || parts[0].GetReasoning().GetId() != "rs_0e45c4c5616820e7006a01f74e09a081a1b6a386c734c36099" || parts[0].GetReasoning().GetSignature() != "" ||
+					parts[1].GetText() != "2 + 2 equals 4." {
+					t.Errorf("parts %v", parts)
+				}
+			}},
 		{"real_oll_responses_agents_tool_call_2", meta{"resp_0a91d4a1b37538fc0068fdd3adc7bc8195a7f9628abd015ade", "gpt-4o-2024-08-06", "req_c5651fc8646342c5ba4d39728749566d", "default",
 			&llmrelayv1.Usage{InputTokens: 121, OutputTokens: 36, TotalTokens: 157}}, llmrelayv1.FinishReason_FINISH_REASON_STOP,
 			func(t *testing.T, res *provider.Result) {
@@ -644,5 +655,44 @@ func TestRound13OpenllmetryStream(t *testing.T) {
 	if f.Meta.GetResponseId() != "resp_087a1bffb8180cc4006912065042e08196a1a6445d62480120" || f.Meta.GetResolvedModel() != "gpt-4.1-nano-2025-04-14" ||
 		f.Meta.GetProviderRequestId() != "req_9f7e3f41a2a14704a45eaa9ad864042f" || f.Meta.GetServiceTier() != "default" || len(f.Meta.GetWarnings()) != 0 {
 		t.Errorf("meta %v", f.Meta)
+	}
+}
+
+// TestRound13StoredReasoningByID: o3-mini's reasoning item came with its id
+// only (a stored response, no encrypted content). Sent back in a stored
+// request it goes as {type: reasoning, id, summary: []}, which the API
+// resolves by id; in an unstored one it cannot be resolved and is left out
+// with a warning (the text and the rest of the turn still go).
+func TestRound13StoredReasoningByID(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("real_oll_responses_agents_reasoning.http"))
+	first, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), responsesRequests(t)["responses_tools_parallel"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, store := range []bool{true, false} {
+		req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "o3-mini", Format: formatResponses, Reasoning: true,
+			Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is 2 + 2?")), first.Message, msgOf(llmrelayv1.Role_ROLE_USER, text("And 3 + 3?"))},
+			ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Store: proto.Bool(store)}}}}
+		body, warnings, err := p.buildResponsesRequest(req, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := decodeBody(t, body)["input"].([]any)
+		msg := map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": "2 + 2 equals 4."}}}
+		if store {
+			rs := map[string]any{"type": "reasoning", "id": "rs_0e45c4c5616820e7006a01f74e09a081a1b6a386c734c36099", "summary": []any{}}
+			if len(items) != 4 || !reflect.DeepEqual(items[1], rs) || !reflect.DeepEqual(items[2], msg) || len(warnings) != 0 {
+				t.Errorf("stored: input %v, warnings %q", items, warnings)
+			}
+			continue
+		}
+		if len(items) != 3 || !reflect.DeepEqual(items[1], msg) || len(warnings) != 1 || !strings.Contains(warnings[0], "reasoning without encrypted content") {
+			t.Errorf("unstored: input %v, warnings %q", items, warnings)
+		}
 	}
 }
