@@ -676,7 +676,7 @@ func TestRound13StoredReasoningByID(t *testing.T) {
 	}
 	for _, store := range []bool{true, false} {
 		req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "o3-mini", Format: formatResponses, Reasoning: true,
-			Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is 2 + 2?")), first.Message, msgOf(llmrelayv1.Role_ROLE_USER, text("And 3 + 3?"))},
+			Messages:        []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is 2 + 2?")), first.Message, msgOf(llmrelayv1.Role_ROLE_USER, text("And 3 + 3?"))},
 			ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Store: proto.Bool(store)}}}}
 		body, warnings, err := p.buildResponsesRequest(req, false)
 		if err != nil {
