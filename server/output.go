@@ -43,6 +43,10 @@ func newOutputCheck(o *llmrelayv1.GenerationOptions) (*outputCheck, error) {
 	}
 }
 
+// phaseFinalAnswer is the phase OpenAI's Responses API gives the message
+// holding the model's answer (Part.phase).
+const phaseFinalAnswer = "final_answer"
+
 // check validates a complete answer. It returns nil when the answer is not
 // a structured one: an answer that calls tools is a step of a tool loop,
 // and the structured answer comes at its end.
@@ -50,10 +54,23 @@ func (c *outputCheck) check(msg *llmrelayv1.Message, finish llmrelayv1.FinishRea
 	if c == nil || toolCalls > 0 {
 		return nil
 	}
+	// When the provider labels its final answer (OpenAI Responses phase),
+	// that is the JSON; what the model said while working (commentary)
+	// is not part of it.
+	final := false
+	for _, p := range msg.GetParts() {
+		if _, ok := p.GetKind().(*llmrelayv1.Part_Text); ok && p.GetPhase() == phaseFinalAnswer {
+			final = true
+			break
+		}
+	}
 	var text, refusal strings.Builder
 	for _, p := range msg.GetParts() {
 		switch k := p.GetKind().(type) {
 		case *llmrelayv1.Part_Text:
+			if final && p.GetPhase() != phaseFinalAnswer {
+				continue
+			}
 			text.WriteString(k.Text)
 		case *llmrelayv1.Part_Refusal:
 			refusal.WriteString(k.Refusal)

@@ -22,6 +22,13 @@ func TestOutputCheck(t *testing.T) {
 		}
 		return m
 	}
+	phased := func(phaseText ...string) *llmrelayv1.Message {
+		m := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
+		for i := 0; i+1 < len(phaseText); i += 2 {
+			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: phaseText[i+1]}, Phase: phaseText[i]})
+		}
+		return m
+	}
 	refusal := &llmrelayv1.Message{Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Refusal{Refusal: "I can't help with that."}}}}
 	stop, length := llmrelayv1.FinishReason_FINISH_REASON_STOP, llmrelayv1.FinishReason_FINISH_REASON_LENGTH
 	for _, tc := range []struct {
@@ -40,6 +47,11 @@ func TestOutputCheck(t *testing.T) {
 		{"empty", object, textMsg(), stop, 0, []string{"/: the answer has no text (empty instead of JSON)"}},
 		{"schema", withSchema, textMsg(`{"b": 1}`), stop, 0, []string{"/: missing property 'a'"}},
 		{"schema met", withSchema, textMsg(`{"a": null}`), stop, 0, nil},
+		// A model narrating before its answer (Responses phase): only the
+		// final answer is the JSON; without a final_answer label every
+		// text counts, as before.
+		{"commentary before the final answer", withSchema, phased("commentary", "Looking at the fields first.", "final_answer", `{"a":`, "final_answer", ` 2}`), stop, 0, nil},
+		{"commentary only", withSchema, phased("commentary", "Thinking about it.", "commentary", `{"a": 2}`), stop, 0, []string{"/: not valid JSON: invalid character 'T' looking for beginning of value"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
