@@ -30,10 +30,12 @@ type stream struct {
 	err    error
 	closed bool
 
-	ans       answer
-	metaSent  bool
-	finished  bool
-	lastUsage *llmrelayv1.Usage
+	ans      answer
+	metaSent bool
+	// promptSafetySent: promptFeedback.safetyRatings were delivered.
+	promptSafetySent bool
+	finished         bool
+	lastUsage        *llmrelayv1.Usage
 	// usageDetails are the usageMetadata fields no counter holds, so far.
 	usageDetails provider.UsageDetails
 	serviceTier  string         // usageMetadata.serviceTier, last sent
@@ -150,13 +152,24 @@ func (s *stream) handle(w *generateContentResponse) {
 	if s.ans.responseID == "" && s.ans.calls == 0 && w.ResponseID != "" {
 		s.ans.responseID = w.ResponseID
 	}
+	var meta *llmrelayv1.ResponseMeta
 	if !s.metaSent && (w.ResponseID != "" || w.ModelVersion != "" || w.CreateTime != "") {
 		s.metaSent = true
-		meta := &llmrelayv1.ResponseMeta{}
+		meta = &llmrelayv1.ResponseMeta{}
 		responseMeta(meta, w)
-		if w.PromptFeedback != nil && present(w.PromptFeedback.SafetyRatings) {
-			provider.SetExtended(meta, extPromptSafetyRatings, rawValue(w.PromptFeedback.SafetyRatings))
+	}
+	// The prompt's safety ratings come with the first chunk, which need
+	// not carry a responseId or modelVersion (the API before them, and
+	// semantic-kernel's sk_chat_stream): they are kept whichever chunk
+	// brings them, as the unary answer keeps them.
+	if !s.promptSafetySent && w.PromptFeedback != nil && present(w.PromptFeedback.SafetyRatings) {
+		s.promptSafetySent = true
+		if meta == nil {
+			meta = &llmrelayv1.ResponseMeta{}
 		}
+		provider.SetExtended(meta, extPromptSafetyRatings, rawValue(w.PromptFeedback.SafetyRatings))
+	}
+	if meta != nil {
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	}
 	if len(w.Candidates) == 0 && w.PromptFeedback != nil && w.PromptFeedback.BlockReason != "" {
