@@ -175,6 +175,11 @@ func (e *extractor) objectNode(n *node, depth int, role string) {
 	if consumed.all {
 		return
 	}
+	if t, _ := n.stringMember("type"); strings.HasPrefix(t, "response.") {
+		// An OpenAI Responses stream event: its "input" is a custom tool
+		// call's input (response.custom_tool_call_input.done), not a prompt.
+		consumed.keys = append(consumed.keys[:len(consumed.keys):len(consumed.keys)], "input")
+	}
 	for i, k := range n.keys {
 		if consumed.has(k) {
 			continue
@@ -207,10 +212,11 @@ func isReasoning(n *node) bool {
 // member visits the value v of member k of an object at depth.
 func (e *extractor) member(k string, v *node, depth int, role string) {
 	switch k {
-	case "annotations", "groundingMetadata", "grounding_metadata":
+	case "annotations", "groundingMetadata", "grounding_metadata", "search_results":
 		// Citation metadata quotes the answer (Gemini grounding segments)
-		// or its sources (OpenRouter url_citation content): not text of the
-		// payload's own.
+		// or its sources (OpenRouter url_citation content, the search
+		// results of Groq's server-side tools): not text of the payload's
+		// own.
 		return
 	}
 	switch v.kind {

@@ -305,15 +305,6 @@ func (w *want) chatMessage(m *jv) {
 				w.think(d.s("text"))
 				w.think(d.s("summary"))
 			}
-		case "executed_tools":
-			// Groq's server-side tools. Left as is (see the report of
-			// round 14): the contents of their search results are
-			// reported as text, and the executions as nothing else.
-			for _, x := range v.vals {
-				for _, res := range x.get("search_results").items("results") {
-					w.text(res.s("content"))
-				}
-			}
 		case "tool_calls":
 			for _, c := range v.vals {
 				f := c.get("function")
@@ -422,13 +413,6 @@ func (w *want) responsesEvent(ev *jv) {
 			w.responsesItem(m)
 		case "part":
 			w.responsesPart(m)
-		case "input":
-			// response.custom_tool_call_input.done: the call's input is a
-			// root "input" string, which the extractor reports as a
-			// prompt (left as is, see the report of round 14).
-			if m.kind == 's' {
-				w.text(m.str)
-			}
 		case "text":
 			if m.kind != 's' {
 				continue
@@ -829,6 +813,14 @@ func TestRealPayloadRegressions(t *testing.T) {
 			if len(r.GetToolUses()) != 1 || r.GetToolUses()[0].GetId() != "call_2GHkSm2Jm0n7vgXsQEryfGmL" {
 				t.Errorf("tool uses %v, want one keyed call_2GHkSm2Jm0n7vgXsQEryfGmL", r.GetToolUses())
 			}
+		},
+		// The input of a custom tool call, streamed, was a prompt text.
+		"openai_responses_custom_tool_call_input_done_chunk": func(t *testing.T, r *llmrelayv1.ExtractResponse) {
+			noTextUnder(t, r, "")
+		},
+		// The search results of Groq's server-side tools were text.
+		"openai_groq_executed_tools_chunk": func(t *testing.T, r *llmrelayv1.ExtractResponse) {
+			noTextUnder(t, r, "")
 		},
 		// Server tool results were not results (their content was walked
 		// for text instead), and their error content not an error.
