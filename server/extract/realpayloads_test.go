@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -156,15 +158,15 @@ func (v *jv) plain() any {
 }
 
 type wantUse struct {
-	id, name string
-	input    any    // the arguments as a JSON object (generic form)
-	raw      string // set instead when the arguments are a string that is not JSON
-	isRaw    bool
+	id, name, role string
+	input          any    // the arguments as a JSON object (generic form)
+	raw            string // set instead when the arguments are a string that is not JSON
+	isRaw          bool
 }
 
 type wantResult struct {
-	id, name string
-	isError  bool
+	id, name, role string
+	isError        bool
 }
 
 type wantDef struct {
@@ -174,7 +176,9 @@ type wantDef struct {
 
 // want is what a payload carries, in document order.
 type want struct {
+	role      string   // of the nearest enclosing object that has one
 	texts     []string // answer, prompt and instruction texts
+	roles     []string // of each text
 	reasoning []string // reasoning text: never reported as an unlabelled text
 	uses      []wantUse
 	results   []wantResult
@@ -184,7 +188,22 @@ type want struct {
 func (w *want) text(s string) {
 	if s != "" {
 		w.texts = append(w.texts, s)
+		w.roles = append(w.roles, w.role)
 	}
+}
+
+// enter makes v's role, if it has one, the current role until the returned
+// function restores the previous one.
+func (w *want) enter(v *jv) func() {
+	prev := w.role
+	if r := v.get("role"); r != nil && r.kind == 's' {
+		w.role = r.str
+	}
+	return func() { w.role = prev }
+}
+
+func (w *want) result(id, name string, isError bool) {
+	w.results = append(w.results, wantResult{id: id, name: name, role: w.role, isError: isError})
 }
 
 func (w *want) think(s string) {
@@ -195,7 +214,7 @@ func (w *want) think(s string) {
 
 // args normalizes arguments as docs/extract.md says, from the raw value.
 func (w *want) use(id, name string, args *jv) {
-	u := wantUse{id: id, name: name}
+	u := wantUse{id: id, name: name, role: w.role}
 	switch {
 	case args == nil || args.kind == 'z':
 		u.input = map[string]any{}
@@ -233,6 +252,7 @@ func (w *want) def(name string, schema *jv) {
 // --- OpenAI Chat Completions (and Ollama /api/chat, which shares it) ---
 
 func (w *want) chatRequestOrResponse(v *jv) {
+	defer w.enter(v)()
 	for i, k := range v.keys {
 		m := v.vals[i]
 		switch k {
@@ -274,9 +294,10 @@ func (w *want) chatRequestOrResponse(v *jv) {
 }
 
 func (w *want) chatMessage(m *jv) {
+	defer w.enter(m)()
 	if m.s("role") == "tool" || m.s("role") == "function" {
 		// The content of a result is passed on, not searched for text.
-		w.results = append(w.results, wantResult{id: m.s("tool_call_id"), name: m.s("name") + m.s("tool_name")})
+		w.result(m.s("tool_call_id"), m.s("name")+m.s("tool_name"), false)
 		return
 	}
 	for i, k := range m.keys {
@@ -325,6 +346,7 @@ func (w *want) chatMessage(m *jv) {
 // --- OpenAI Responses ---
 
 func (w *want) responsesBody(v *jv) {
+	defer w.enter(v)()
 	for i, k := range v.keys {
 		m := v.vals[i]
 		switch k {
@@ -358,6 +380,7 @@ func (w *want) responsesBody(v *jv) {
 }
 
 func (w *want) responsesItem(it *jv) {
+	defer w.enter(it)()
 	switch typ := it.s("type"); typ {
 	case "message", "":
 		if c := it.get("content"); c != nil && c.kind == 's' {
@@ -382,7 +405,7 @@ func (w *want) responsesItem(it *jv) {
 	case "mcp_call":
 		w.use(it.s("id"), it.s("name"), it.get("arguments"))
 	case "function_call_output", "custom_tool_call_output":
-		w.results = append(w.results, wantResult{id: it.s("call_id")})
+		w.result(it.s("call_id"), "", false)
 	case "mcp_list_tools":
 		for _, t := range it.items("tools") {
 			w.def(t.s("name"), t.get("input_schema"))
@@ -391,6 +414,7 @@ func (w *want) responsesItem(it *jv) {
 }
 
 func (w *want) responsesPart(p *jv) {
+	defer w.enter(p)()
 	switch p.s("type") {
 	case "output_text", "input_text", "text":
 		w.text(p.s("text"))
@@ -403,6 +427,7 @@ func (w *want) responsesPart(p *jv) {
 
 // responsesEvent decodes one Responses streaming event.
 func (w *want) responsesEvent(ev *jv) {
+	defer w.enter(ev)()
 	typ := ev.s("type")
 	for i, k := range ev.keys {
 		m := ev.vals[i]
@@ -429,6 +454,7 @@ func (w *want) responsesEvent(ev *jv) {
 // --- Anthropic Messages ---
 
 func (w *want) anthropicBody(v *jv) {
+	defer w.enter(v)()
 	for i, k := range v.keys {
 		m := v.vals[i]
 		switch k {
@@ -441,7 +467,9 @@ func (w *want) anthropicBody(v *jv) {
 			}
 		case "messages":
 			for _, msg := range m.vals {
+				restore := w.enter(msg)
 				w.anthropicContent(msg.get("content"))
+				restore()
 			}
 		case "content": // a response
 			w.anthropicContent(m)
@@ -482,6 +510,7 @@ func (w *want) anthropicContent(c *jv) {
 }
 
 func (w *want) anthropicBlock(b *jv) {
+	defer w.enter(b)()
 	switch typ := b.s("type"); {
 	case typ == "text":
 		w.text(b.s("text"))
@@ -497,13 +526,14 @@ func (w *want) anthropicBlock(b *jv) {
 		// Server tools (web_search_tool_result, mcp_tool_result, ...) give
 		// an error as a content object typed *_tool_result_error.
 		isErr := b.isTrue("is_error") || strings.HasSuffix(b.get("content").s("type"), "_tool_result_error")
-		w.results = append(w.results, wantResult{id: b.s("tool_use_id"), isError: isErr})
+		w.result(b.s("tool_use_id"), "", isErr)
 	}
 }
 
 // --- Gemini ---
 
 func (w *want) geminiBody(v *jv) {
+	defer w.enter(v)()
 	for i, k := range v.keys {
 		m := v.vals[i]
 		switch k {
@@ -538,6 +568,7 @@ func (w *want) geminiBody(v *jv) {
 }
 
 func (w *want) geminiContent(c *jv) {
+	defer w.enter(c)()
 	for _, p := range c.items("parts") {
 		switch {
 		case p.get("functionCall") != nil:
@@ -545,7 +576,7 @@ func (w *want) geminiContent(c *jv) {
 			w.use(f.s("id"), f.s("name"), f.get("args"))
 		case p.get("functionResponse") != nil:
 			f := p.get("functionResponse")
-			w.results = append(w.results, wantResult{id: f.s("id"), name: f.s("name")})
+			w.result(f.s("id"), f.s("name"), false)
 		case p.isTrue("thought"):
 			w.think(p.s("text"))
 		default:
@@ -585,14 +616,17 @@ func reasoningPath(p string) bool {
 
 func checkAgainst(t *testing.T, w *want, r *llmrelayv1.ExtractResponse) {
 	t.Helper()
-	var texts []string
+	var texts, roles []string
 	for _, x := range r.GetTexts() {
 		if !reasoningPath(x.GetPath()) {
 			texts = append(texts, x.GetText())
+			roles = append(roles, x.GetRole())
 		}
 	}
 	if !reflect.DeepEqual(texts, w.texts) {
 		t.Errorf("texts (without reasoning paths):\n got %q\nwant %q", texts, w.texts)
+	} else if !slices.Equal(roles, w.roles) {
+		t.Errorf("roles of the texts: got %q, want %q", roles, w.roles)
 	}
 	for _, s := range w.reasoning {
 		for _, x := range r.GetTexts() {
@@ -606,8 +640,8 @@ func checkAgainst(t *testing.T, w *want, r *llmrelayv1.ExtractResponse) {
 	}
 	for i := range min(len(r.GetToolUses()), len(w.uses)) {
 		got, want := r.GetToolUses()[i], w.uses[i]
-		if got.GetId() != want.id || got.GetName() != want.name {
-			t.Errorf("tool use %d: %q#%q, want %q#%q", i, got.GetName(), got.GetId(), want.name, want.id)
+		if got.GetId() != want.id || got.GetName() != want.name || got.GetRole() != want.role {
+			t.Errorf("tool use %d: %q#%q role %q, want %q#%q role %q", i, got.GetName(), got.GetId(), got.GetRole(), want.name, want.id, want.role)
 		}
 		switch {
 		case want.isRaw:
@@ -624,7 +658,7 @@ func checkAgainst(t *testing.T, w *want, r *llmrelayv1.ExtractResponse) {
 	}
 	var results []wantResult
 	for _, x := range r.GetToolResults() {
-		results = append(results, wantResult{id: x.GetId(), name: x.GetName(), isError: x.GetIsError()})
+		results = append(results, wantResult{id: x.GetId(), name: x.GetName(), role: x.GetRole(), isError: x.GetIsError()})
 	}
 	if !reflect.DeepEqual(results, w.results) {
 		t.Errorf("tool results:\n got %v\nwant %v", results, w.results)
@@ -729,6 +763,7 @@ func TestRealProviderPayloads(t *testing.T) {
 				t.Fatalf("Extract: %v", err)
 			}
 			checkInvariants(t, data, r)
+			sameAsValue(t, data, r)
 			w := expectFor(pkg, v)
 			checkAgainst(t, w, r)
 			total.texts = append(total.texts, w.texts...)
@@ -886,5 +921,22 @@ func wantResults(t *testing.T, r *llmrelayv1.ExtractResponse, id string, isErr b
 	t.Helper()
 	if len(r.GetToolResults()) != 1 || r.GetToolResults()[0].GetId() != id || r.GetToolResults()[0].GetIsError() != isErr {
 		t.Errorf("tool results %v, want one for %s with is_error %v", r.GetToolResults(), id, isErr)
+	}
+}
+
+// sameAsValue checks that the payload sent as a google.protobuf.Value gives
+// the same items as the JSON text (in key order instead of document order).
+func sameAsValue(t *testing.T, data []byte, fromJSON *llmrelayv1.ExtractResponse) {
+	t.Helper()
+	var v structpb.Value
+	if err := protojson.Unmarshal(data, &v); err != nil {
+		t.Fatalf("protojson: %v", err)
+	}
+	fromValue := ExtractValue(&v)
+	fromJSON = proto.Clone(fromJSON).(*llmrelayv1.ExtractResponse)
+	sortByPath(fromJSON)
+	sortByPath(fromValue)
+	if !proto.Equal(fromJSON, fromValue) {
+		t.Errorf("value payload differs:\n%s\nvs json payload:\n%s", protojson.Format(fromValue), protojson.Format(fromJSON))
 	}
 }
