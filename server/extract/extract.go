@@ -192,8 +192,9 @@ func (e *extractor) objectNode(n *node, depth int, role string) {
 
 // isReasoning reports whether the object is the model's reasoning, whose
 // text is not the answer: a Gemini part with "thought": true, a block typed
-// thinking / redacted_thinking (Anthropic, Mistral) or reasoning_text
-// (OpenAI Responses), or a Responses stream event about reasoning
+// thinking / redacted_thinking (Anthropic, Mistral), reasoning_text (OpenAI
+// Responses) or reasoning.text (OpenRouter reasoning_details), or a Responses
+// stream event about reasoning
 // (response.reasoning_text.done, response.reasoning_summary_part.done, ...).
 // Reasoning summary items inside a "summary" array are not objects of these
 // kinds: they are reported as text under their path.
@@ -202,7 +203,7 @@ func isReasoning(n *node) bool {
 		return true
 	}
 	switch typ, _ := n.stringMember("type"); typ {
-	case "thinking", "redacted_thinking", "reasoning_text":
+	case "thinking", "redacted_thinking", "reasoning_text", "reasoning.text":
 		return true
 	default:
 		return strings.HasPrefix(typ, "response.reasoning")

@@ -608,10 +608,11 @@ func expectFor(pkg string, v *jv) *want {
 	return w
 }
 
-// reasoningPath reports whether a text's path names it as reasoning
-// (docs/extract.md: reasoning summaries are reported as text with their path).
+// reasoningPath reports whether a text's path names it as reasoning: the
+// items of an OpenAI Responses reasoning summary (docs/extract.md: reasoning
+// summaries are reported as text with their path).
 func reasoningPath(p string) bool {
-	return strings.Contains(p, "/summary/") || strings.Contains(p, "/reasoning")
+	return strings.Contains(p, "/summary/")
 }
 
 func checkAgainst(t *testing.T, w *want, r *llmrelayv1.ExtractResponse) {
@@ -826,6 +827,10 @@ func TestRealPayloadRegressions(t *testing.T) {
 		// Mistral thinking blocks were reported as answer text.
 		"openai_mistral_thinking_block": func(t *testing.T, r *llmrelayv1.ExtractResponse) {
 			noTextUnder(t, r, "/choices/0/message/content/0/")
+		},
+		// OpenRouter's reasoning_details (reasoning.text) were answer text.
+		"openai_openrouter_reasoning_details": func(t *testing.T, r *llmrelayv1.ExtractResponse) {
+			noTextUnder(t, r, "/choices/0/message/reasoning_details/")
 		},
 		// OpenRouter's url_citation content (the cited pages) was text.
 		"openai_openrouter_url_citation_content": func(t *testing.T, r *llmrelayv1.ExtractResponse) {
