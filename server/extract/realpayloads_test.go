@@ -21,11 +21,15 @@ import (
 )
 
 // The provider packages hold real recordings (real_*.http, the provider's
-// response) and the requests the adapters built for them
-// (real_*.request.golden, in each provider's wire format). Every JSON body
-// among them, and every JSON chunk of their streams, is fed to Extract and
-// the result is compared with what the payload says, decoded here from each
-// provider's documented shape, independently of the extractor's patterns.
+// response) and the requests the adapters built (*.request.golden, for the
+// recordings and for the hand-written fixtures, in each provider's wire
+// format). Every JSON body among them, and every JSON chunk of their streams,
+// is fed to Extract and the result is compared with what the payload says,
+// decoded here from each provider's documented shape, independently of the
+// extractor's patterns: every text in order with its role (reasoning apart),
+// every tool call with its id, name, role and arguments, every result with
+// its id, name, role and error flag, every definition with its schema, and
+// nothing else.
 
 // jv is a JSON value decoded with member order kept.
 type jv struct {
@@ -212,7 +216,8 @@ func (w *want) think(s string) {
 	}
 }
 
-// args normalizes arguments as docs/extract.md says, from the raw value.
+// use records a tool call, its arguments (the raw value) normalized as
+// docs/extract.md says.
 func (w *want) use(id, name string, args *jv) {
 	u := wantUse{id: id, name: name, role: w.role}
 	switch {
@@ -315,13 +320,17 @@ func (w *want) chatMessage(m *jv) {
 					w.text(p.s("text"))
 				case p.s("type") == "refusal":
 					w.text(p.s("refusal"))
+				case p.s("type") == "thinking": // Mistral
+					for _, x := range p.items("thinking") {
+						w.think(x.s("text"))
+					}
 				}
 			}
 		case "reasoning_content", "reasoning", "thinking":
 			if v.kind == 's' {
 				w.think(v.str)
 			}
-		case "reasoning_details": // OpenRouter: reported only under its own path
+		case "reasoning_details": // OpenRouter
 			for _, d := range v.vals {
 				w.think(d.s("text"))
 				w.think(d.s("summary"))
@@ -792,17 +801,19 @@ func TestRealProviderPayloads(t *testing.T) {
 			run(name, pkg, c)
 		}
 	}
+	skipped := 0
 	for _, f := range reqs {
 		pkg := filepath.Base(filepath.Dir(filepath.Dir(f)))
 		body := requestBody(t, f)
 		if !json.Valid(body) {
-			continue // multipart or empty bodies carry no JSON payload
+			skipped++ // multipart or empty bodies carry no JSON payload
+			continue
 		}
 		bodies++
 		run(pkg+"/"+strings.TrimSuffix(filepath.Base(f), ".golden"), pkg, body)
 	}
-	t.Logf("%d bodies, %d stream chunks: %d texts, %d reasoning texts, %d tool uses, %d results, %d definitions",
-		bodies, chunks, len(total.texts), len(total.reasoning), len(total.uses), len(total.results), len(total.defs))
+	t.Logf("%d bodies, %d stream chunks (%d requests without a JSON body): %d texts, %d reasoning texts, %d tool uses, %d results, %d definitions",
+		bodies, chunks, skipped, len(total.texts), len(total.reasoning), len(total.uses), len(total.results), len(total.defs))
 	// The decoders above must keep finding what the recordings hold.
 	if len(total.texts) < 1000 || len(total.reasoning) < 500 || len(total.uses) < 300 || len(total.results) < 30 || len(total.defs) < 100 {
 		t.Errorf("the decoders found too little: the recordings or their shapes changed")
