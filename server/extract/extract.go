@@ -36,14 +36,14 @@ const (
 	PatternToolUseField      = "tool_use_field"      // {"tool_use": {...}}
 	PatternFunctionCallField = "function_call_field" // {"functionCall": {...}} (Gemini), {"function_call": {...}}
 	PatternOpenAIFunction    = "openai_function"     // {"id": ..., "function": {"name", "arguments"}}
-	PatternTypedToolUse      = "typed_tool_use"      // {"type": "tool_use"|"function"|"tool_call"|"function_call", "name": ...}
+	PatternTypedToolUse      = "typed_tool_use"      // {"type": "tool_use"|"function"|"tool_call"|"function_call"|"custom_tool_call", "name": ...}
 	PatternFlatToolUse       = "flat_tool_use"       // {"name": ..., "input"|"arguments"|"args"|"parameters": ...}
 
 	// Tool results.
 	PatternBedrockToolResult     = "bedrock_tool_result"     // {"toolResult": {...}}
 	PatternToolResultField       = "tool_result_field"       // {"tool_result": {...}}
 	PatternFunctionResponseField = "function_response_field" // {"functionResponse": {...}} (Gemini)
-	PatternTypedToolResult       = "typed_tool_result"       // {"type": "tool_result"|"function_call_output", ...}
+	PatternTypedToolResult       = "typed_tool_result"       // {"type": "tool_result"|"function_call_output"|"custom_tool_call_output"|"*_tool_result", ...}
 	PatternRoleTool              = "role_tool"               // {"role": "tool"|"function", "content": ...}
 	PatternToolCallIDField       = "tool_call_id_field"      // {"tool_call_id": ..., ...}
 
@@ -168,9 +168,17 @@ func (e *extractor) objectNode(n *node, depth int, role string) {
 	if r, ok := n.stringMember("role"); ok {
 		role = r
 	}
+	if isReasoning(n) {
+		return
+	}
 	consumed := e.match(n, role)
 	if consumed.all {
 		return
+	}
+	if t, _ := n.stringMember("type"); strings.HasPrefix(t, "response.") {
+		// An OpenAI Responses stream event: its "input" is a custom tool
+		// call's input (response.custom_tool_call_input.done), not a prompt.
+		consumed.keys = append(consumed.keys[:len(consumed.keys):len(consumed.keys)], "input")
 	}
 	for i, k := range n.keys {
 		if consumed.has(k) {
@@ -182,8 +190,36 @@ func (e *extractor) objectNode(n *node, depth int, role string) {
 	}
 }
 
+// isReasoning reports whether the object is the model's reasoning, whose
+// text is not the answer: a Gemini part with "thought": true, a block typed
+// thinking / redacted_thinking (Anthropic, Mistral), reasoning_text (OpenAI
+// Responses) or reasoning.text (OpenRouter reasoning_details), or a Responses
+// stream event about reasoning
+// (response.reasoning_text.done, response.reasoning_summary_part.done, ...).
+// Reasoning summary items inside a "summary" array are not objects of these
+// kinds: they are reported as text under their path.
+func isReasoning(n *node) bool {
+	if n.boolTrue("thought") {
+		return true
+	}
+	switch typ, _ := n.stringMember("type"); typ {
+	case "thinking", "redacted_thinking", "reasoning_text", "reasoning.text":
+		return true
+	default:
+		return strings.HasPrefix(typ, "response.reasoning")
+	}
+}
+
 // member visits the value v of member k of an object at depth.
 func (e *extractor) member(k string, v *node, depth int, role string) {
+	switch k {
+	case "annotations", "groundingMetadata", "grounding_metadata", "search_results":
+		// Citation metadata quotes the answer (Gemini grounding segments)
+		// or its sources (OpenRouter url_citation content, the search
+		// results of Groq's server-side tools): not text of the payload's
+		// own.
+		return
+	}
 	switch v.kind {
 	case kindString:
 		if v.str == "" {
@@ -354,12 +390,18 @@ func (e *extractor) match(n *node, role string) consumption {
 	typ, _ := n.stringMember("type")
 	name, hasName := n.stringMember("name")
 	switch typ {
-	case "tool_use", "function", "tool_call", "function_call":
+	case "tool_use", "function", "tool_call", "function_call", "custom_tool_call":
 		if hasName {
-			e.toolUse(n, n, PatternTypedToolUse, role, typ == "function_call")
+			e.toolUse(n, n, PatternTypedToolUse, role, typ == "function_call" || typ == "custom_tool_call")
 			return consume(argumentKeys...)
 		}
-	case "tool_result", "function_call_output":
+	case "tool_result", "function_call_output", "custom_tool_call_output":
+		e.toolResult(n, n, PatternTypedToolResult, role)
+		return consume(contentKeys...)
+	}
+	if strings.HasSuffix(typ, "_tool_result") {
+		// Anthropic server and MCP tool results: web_search_tool_result,
+		// code_execution_tool_result, mcp_tool_result, ...
 		e.toolResult(n, n, PatternTypedToolResult, role)
 		return consume(contentKeys...)
 	}
@@ -485,6 +527,11 @@ func (e *extractor) toolResult(outer, inner *node, pattern, role string) {
 	for _, k := range contentKeys {
 		if v := inner.get(k); v != nil {
 			r.Content = e.conv.value(v, 1)
+			// Anthropic server tools give an error as the content:
+			// {"type": "web_fetch_tool_result_error", "error_code": ...}.
+			if t, _ := v.stringMember("type"); strings.HasSuffix(t, "_tool_result_error") {
+				r.IsError = true
+			}
 			break
 		}
 	}

@@ -138,7 +138,11 @@ func addSeeds(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, p := range files {
+	regress, err := filepath.Glob("testdata/real/*.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, p := range append(files, regress...) {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
