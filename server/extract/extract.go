@@ -30,6 +30,8 @@ const (
 	PatternRefusalField       = "refusal_field"       // {"refusal": "..."} (OpenAI)
 	PatternInstructionsString = "instructions_string" // {"system": "..."}, {"instructions": "..."}
 	PatternPromptString       = "prompt_string"       // {"prompt": "..."}, {"input": "..."}
+	PatternDeltaField         = "delta_field"         // {"type": "response.output_text.delta", "delta": "..."} (OpenAI Responses stream)
+	PatternResponseString     = "response_string"     // {"response": "..."} (Ollama /api/generate, LlamaIndex)
 
 	// Tool uses.
 	PatternBedrockToolUse    = "bedrock_tool_use"    // {"toolUse": {...}}
@@ -179,6 +181,18 @@ func (e *extractor) objectNode(n *node, depth int, role string) {
 		// An OpenAI Responses stream event: its "input" is a custom tool
 		// call's input (response.custom_tool_call_input.done), not a prompt.
 		consumed.keys = append(consumed.keys[:len(consumed.keys):len(consumed.keys)], "input")
+		// Its text deltas carry their text in "delta": the answer (or the
+		// refusal) as it streams, like a Chat Completions delta's content.
+		if d, ok := n.stringMember("delta"); ok && d != "" && (t == "response.output_text.delta" || t == "response.refusal.delta") {
+			pattern := PatternDeltaField
+			if t == "response.refusal.delta" {
+				pattern = PatternRefusalField
+			}
+			e.pushKey("delta")
+			e.text(d, pattern, role)
+			e.pop()
+			consumed.keys = append(consumed.keys, "delta")
+		}
 	}
 	for i, k := range n.keys {
 		if consumed.has(k) {
@@ -236,6 +250,8 @@ func (e *extractor) member(k string, v *node, depth int, role string) {
 			e.text(v.str, PatternInstructionsString, role)
 		case "prompt", "input":
 			e.text(v.str, PatternPromptString, role)
+		case "response":
+			e.text(v.str, PatternResponseString, role)
 		}
 	case kindArray:
 		if e.deep(depth + 1) {

@@ -20,7 +20,7 @@ import (
 
 var knownPatterns = map[string]bool{
 	PatternTextField: true, PatternContentString: true, PatternContentStringItem: true, PatternRefusalField: true,
-	PatternInstructionsString: true, PatternPromptString: true,
+	PatternInstructionsString: true, PatternPromptString: true, PatternDeltaField: true, PatternResponseString: true,
 	PatternBedrockToolUse: true, PatternToolUseField: true, PatternFunctionCallField: true, PatternOpenAIFunction: true,
 	PatternTypedToolUse: true, PatternFlatToolUse: true,
 	PatternBedrockToolResult: true, PatternToolResultField: true, PatternFunctionResponseField: true,

@@ -456,6 +456,15 @@ func (w *want) responsesEvent(ev *jv) {
 			} else {
 				w.text(m.str)
 			}
+		case "delta":
+			// The answer's and the refusal's deltas are text; a reasoning
+			// delta is not, and a function call's arguments delta is a
+			// fragment of JSON, not text.
+			if m.kind == 's' && (typ == "response.output_text.delta" || typ == "response.refusal.delta") {
+				w.text(m.str)
+			} else if m.kind == 's' && strings.Contains(typ, "reasoning") {
+				w.think(m.str)
+			}
 		}
 	}
 }

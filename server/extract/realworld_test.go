@@ -107,6 +107,9 @@ func TestRealWorldBodies(t *testing.T) {
 		"ollama_chat_response": {
 			uses: []string{"get_weather#"},
 		},
+		"ollama_generate_response": {
+			texts: []string{"The sky looks blue because air scatters short blue wavelengths of sunlight more than red ones."},
+		},
 	}
 	files, err := filepath.Glob("testdata/*.json")
 	if err != nil {

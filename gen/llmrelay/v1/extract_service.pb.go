@@ -220,8 +220,9 @@ type ExtractedText struct {
 	// The text, verbatim.
 	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
 	// The pattern that matched: "text_field", "content_string",
-	// "content_string_item", "refusal_field", "instructions_string" or
-	// "prompt_string".
+	// "content_string_item", "refusal_field", "instructions_string",
+	// "prompt_string", "delta_field" (an OpenAI Responses stream's text
+	// delta) or "response_string" (Ollama /api/generate's answer).
 	Pattern string `protobuf:"bytes,2,opt,name=pattern,proto3" json:"pattern,omitempty"`
 	// JSON Pointer to the string, e.g. "/messages/0/content".
 	Path string `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
