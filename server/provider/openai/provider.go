@@ -329,8 +329,13 @@ func (p *Provider) requestIDHeader() string {
 // testdata/real_lcg_moonshot_multi_turn_reasoning_1.http), and
 // x-kong-request-id, the id api.mistral.ai's gateway gave each request
 // before mistral-correlation-id existed (openinference's 2024 recording,
-// testdata/real_oi_mistral_tool_call_stream.http, has only that one).
-var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id", "x-ds-trace-id", "msh-request-id", "x-kong-request-id"}
+// testdata/real_oi_mistral_tool_call_stream.http, has only that one),
+// request-id, which Anthropic's API (its OpenAI-compatible endpoint
+// included) sends on every answer and no x-request-id (its API overview),
+// and x-amzn-requestid, the request id of every AWS API, Bedrock's
+// OpenAI-compatible endpoint included.
+var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id", "x-ds-trace-id", "msh-request-id", "x-kong-request-id",
+	"request-id", "x-amzn-requestid"}
 
 // requestID reads the provider's request id (Azure: apim-request-id, else
 // x-request-id, else a compatible server's own header).

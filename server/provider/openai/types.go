@@ -164,6 +164,27 @@ type ChunkExtras struct {
 	XGroq *xGroq `json:"x_groq"`
 	// Timings is llama.cpp's server timing object, sent beside the usage.
 	Timings *llamaTimings `json:"timings"`
+	// BaseResp is MiniMax's status object: a status_code other than 0 is
+	// an error, which MiniMax sends with HTTP 200 (minimaxError).
+	BaseResp *baseResp `json:"base_resp"`
+	// ErrorType is text-generation-inference's classification beside a
+	// string error ({"error":"…","error_type":"validation"}).
+	ErrorType string `json:"error_type"`
+	// Citations (URLs) and SearchResults ({title,url,date,…}) are the
+	// sources of Perplexity's answers, top-level on the response and on
+	// every chunk; kept as sent in meta.extended.
+	Citations     json.RawMessage `json:"citations"`
+	SearchResults json.RawMessage `json:"search_results"`
+	// Images (return_images: search images, not generated ones) and
+	// RelatedQuestions (return_related_questions) are Perplexity's too.
+	Images           json.RawMessage `json:"images"`
+	RelatedQuestions json.RawMessage `json:"related_questions"`
+}
+
+// baseResp is MiniMax's {"status_code": n, "status_msg": "…"}.
+type baseResp struct {
+	StatusCode flexInt    `json:"status_code"`
+	StatusMsg  flexString `json:"status_msg"`
 }
 
 // llamaTimings is the part of llama.cpp's timings we read: cache_n, the
@@ -212,6 +233,11 @@ type chatChoice struct {
 	// Usage is Moonshot's: its streams send the usage inside the choice
 	// that carries the finish reason, with no top-level usage.
 	Usage *wireUsage `json:"usage"`
+	// StopReason (vLLM) and MatchedStop (SGLang) say what ended the
+	// answer: the stop string that matched, a stop token id (a number),
+	// or null (EOS, length).
+	StopReason  json.RawMessage `json:"stop_reason"`
+	MatchedStop json.RawMessage `json:"matched_stop"`
 }
 
 // respMessage is a response message or a stream delta.
@@ -278,6 +304,10 @@ type wireUsage struct {
 	// CachedTokens is Moonshot's cached prompt count, at the top of the
 	// usage object (no prompt_tokens_details).
 	CachedTokens *flexInt `json:"cached_tokens"`
+	// ReasoningTokens is SGLang's reasoning count, at the top of the
+	// usage object (no completion_tokens_details); part of
+	// completion_tokens.
+	ReasoningTokens *flexInt `json:"reasoning_tokens"`
 	// timingsCacheN is llama.cpp's timings.cache_n from beside the usage
 	// object (chatResponse.usage), its only cached prompt count.
 	timingsCacheN *flexInt
@@ -393,6 +423,10 @@ type wireError struct {
 	// (tool_use_failed: not a valid tool call), kept in the error's
 	// extended details.
 	FailedGeneration *string `json:"failed_generation"`
+	// HTTPStatusCode is the status text-generation-inference gives an
+	// error event inside a 200 stream ({"error":{"message":…,
+	// "http_status_code":422}}).
+	HTTPStatusCode flexInt `json:"http_status_code"`
 }
 
 // wireInnerError is Azure's innererror (content filter verdicts).
