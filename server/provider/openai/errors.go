@@ -60,6 +60,11 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 			sec.redactError(e)
 			return e
 		}
+		if e := p.problemError(env, resp, success); e != nil {
+			e.RequestID = p.requestID(resp.Header)
+			sec.redactError(e)
+			return e
+		}
 		// vLLM and others: {"object":"error","message":...,"type":...,"code":400}
 		if _, hasMsg := env["message"]; !hasMsg {
 			return nil
@@ -174,6 +179,34 @@ func applyErrorType(e *provider.Error, errType string, success bool) {
 	default: // generation, incomplete_generation: the generation broke
 		e.Kind = provider.KindUnavailable
 	}
+}
+
+// problemError reads an RFC 7807 problem body, {"status": 404, "title":
+// "Not Found", "detail": "Function '…': Not found for account '…'"}, which
+// NVIDIA's hosted API (integrate.api.nvidia.com) answers with: the detail
+// (else the title) is the message, the HTTP status classifies it. nil for
+// any other body, and inside 2xx (no such answer was seen).
+func (p *Provider) problemError(env map[string]json.RawMessage, resp *http.Response, success bool) *provider.Error {
+	if success {
+		return nil
+	}
+	var detail, title string
+	if json.Unmarshal(env["detail"], &detail) != nil || json.Unmarshal(env["title"], &title) != nil {
+		return nil // absent (null) or not strings: not a problem body
+	}
+	if _, ok := env["status"]; !ok {
+		return nil
+	}
+	e := provider.NewHTTPError(p.name, resp, p.requestIDHeader())
+	if m := strings.TrimSpace(detail); m != "" {
+		e.Message = m
+	} else if m := strings.TrimSpace(title); m != "" {
+		e.Message = m
+	}
+	if (resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusUnprocessableEntity) && looksLikeContextLength(e.Message) {
+		e.Kind = provider.KindContextLength
+	}
+	return e
 }
 
 // extMiniMaxStatus is the key of MiniMax's base_resp.status_code in an

@@ -332,10 +332,12 @@ func (p *Provider) requestIDHeader() string {
 // testdata/real_oi_mistral_tool_call_stream.http, has only that one),
 // request-id, which Anthropic's API (its OpenAI-compatible endpoint
 // included) sends on every answer and no x-request-id (its API overview),
-// and x-amzn-requestid, the request id of every AWS API, Bedrock's
-// OpenAI-compatible endpoint included.
+// x-amzn-requestid, the request id of every AWS API, Bedrock's
+// OpenAI-compatible endpoint included, and nvcf-reqid, the id NVIDIA's
+// hosted API (Cloud Functions behind integrate.api.nvidia.com) gives each
+// invocation (testdata/dialect_nvidia_err_404.http).
 var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id", "x-ds-trace-id", "msh-request-id", "x-kong-request-id",
-	"request-id", "x-amzn-requestid"}
+	"request-id", "x-amzn-requestid", "nvcf-reqid"}
 
 // requestID reads the provider's request id (Azure: apim-request-id, else
 // x-request-id, else a compatible server's own header).

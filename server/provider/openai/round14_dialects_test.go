@@ -186,6 +186,7 @@ type recordedFailure struct {
 	status int
 	code   string
 	msg    string
+	reqID  string
 	check  func(t *testing.T, e *provider.Error)
 }
 
@@ -213,6 +214,15 @@ var round14Failures = []recordedFailure{
 	// base_resp 1004, the key was refused.
 	{name: "dialect_minimax_base_resp_1004_stream", stream: true, kind: provider.KindUnauthenticated, status: http.StatusOK, code: "1004",
 		msg: "login fail: Please carry the API secret key in the 'Authorization' field of the request header"},
+	// NVIDIA's hosted API: RFC 7807 problem bodies. The detail was lost
+	// (the message was the status text and no request id); now the
+	// detail is the message and Nvcf-Reqid the request id. 404: the
+	// account may not invoke the model's function; 402: its credits
+	// expired (the retry policy reads the status).
+	{name: "dialect_nvidia_err_404", kind: provider.KindNotFound, status: http.StatusNotFound,
+		msg: "Function '23d4f03a-b8a6-4adb-a183-7daa083a09cc': Not found for account 'Qm9vA1tx7cPZ'", reqID: "8a70455b-9876-4c08-b648-f4be4702d9a1"},
+	{name: "dialect_nvidia_err_402", kind: provider.KindInvalidRequest, status: http.StatusPaymentRequired,
+		msg: "Account 'Qm9vA1tx7cPZ': Cloud credits expired - Please contact NVIDIA representatives", reqID: "8c97e780-e881-42b8-a44c-ece2502c2bdd"},
 }
 
 func TestRound14DialectFailures(t *testing.T) {
@@ -243,6 +253,9 @@ func TestRound14DialectFailures(t *testing.T) {
 			e := providerError(t, err)
 			if e.Kind != tc.kind || e.HTTPStatus != tc.status || e.Code != tc.code || e.Message != tc.msg {
 				t.Errorf("error kind=%v status=%d code=%q message=%q, want %v %d %q %q", e.Kind, e.HTTPStatus, e.Code, e.Message, tc.kind, tc.status, tc.code, tc.msg)
+			}
+			if e.RequestID != tc.reqID {
+				t.Errorf("request id %q, want %q", e.RequestID, tc.reqID)
 			}
 			if tc.check != nil {
 				tc.check(t, e)
