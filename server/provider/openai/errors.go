@@ -294,7 +294,7 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 	case code == "context_length_exceeded" || typ == "context_length_exceeded" ||
 		((status == 0 || status == http.StatusBadRequest || status == http.StatusUnprocessableEntity || status == http.StatusOK) && looksLikeContextLength(e.Message)):
 		e.Kind = provider.KindContextLength
-	case code == "content_filter" || (we.InnerError != nil && string(we.InnerError.Code) == "ResponsibleAIPolicyViolation"):
+	case code == "content_filter" || sensitiveCode(code) || (we.InnerError != nil && string(we.InnerError.Code) == "ResponsibleAIPolicyViolation"):
 		e.Kind = provider.KindContentFilter
 		if we.InnerError != nil && isPresent(we.InnerError.ContentFilterResult) {
 			var v any
@@ -314,9 +314,17 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 	}
 }
 
+// sensitiveCode reports Volcengine Ark's (Doubao's) content refusals:
+// SensitiveContentDetected and its Input…/Output… variants
+// (testdata/dialect_ark_err_sensitive.http).
+func sensitiveCode(code string) bool { return strings.HasSuffix(code, "SensitiveContentDetected") }
+
 // kindForCode classifies an error event inside a 2xx stream by its type or
 // code; unknown errors are KindUnavailable (the stream broke upstream).
 func kindForCode(typ, code string) provider.Kind {
+	if sensitiveCode(code) {
+		return provider.KindContentFilter
+	}
 	for _, s := range []string{code, typ} {
 		switch s {
 		case "context_length_exceeded":

@@ -214,6 +214,10 @@ var round14Failures = []recordedFailure{
 	// base_resp 1004, the key was refused.
 	{name: "dialect_minimax_base_resp_1004_stream", stream: true, kind: provider.KindUnauthenticated, status: http.StatusOK, code: "1004",
 		msg: "login fail: Please carry the API secret key in the 'Authorization' field of the request header"},
+	// Volcengine Ark (Doubao): a refused prompt is a 400 with code
+	// SensitiveContentDetected: was invalid_request, now content_filter.
+	{name: "dialect_ark_err_sensitive", kind: provider.KindContentFilter, status: http.StatusBadRequest, code: "SensitiveContentDetected",
+		msg: "The request failed because the input text may contain sensitive information."},
 	// NVIDIA's hosted API: RFC 7807 problem bodies. The detail was lost
 	// (the message was the status text and no request id); now the
 	// detail is the message and Nvcf-Reqid the request id. 404: the
