@@ -331,6 +331,9 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	if meta.RateLimit == nil {
 		meta.RateLimit = windowedRateLimit(h)
 	}
+	if meta.RateLimit == nil {
+		meta.RateLimit = anthropicRateLimit(h)
+	}
 	meta.RateLimit = bareRateLimit(meta.RateLimit, h)
 	if v := strings.TrimSpace(h.Get("openai-processing-ms")); v != "" {
 		if n, err := strconv.ParseFloat(v, 64); err == nil {

@@ -288,3 +288,44 @@ func TestRound14CompatRequestIDHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestRound14AnthropicCompatHeaders: Anthropic's OpenAI-compatible
+// endpoint answers with the headers of every Anthropic answer (here the
+// values of anthropic's testdata/real_clear_thinking_stream.http): the
+// request id in request-id and the budgets in anthropic-ratelimit-*, with
+// RFC 3339 resets. Both were dropped; they are read when no OpenAI or
+// per-window header is there.
+func TestRound14AnthropicCompatHeaders(t *testing.T) {
+	t.Parallel()
+	h := http.Header{}
+	for k, v := range map[string]string{
+		"Date":                                   "Tue, 14 Oct 2025 09:31:44 GMT",
+		"anthropic-ratelimit-requests-limit":     "4000",
+		"anthropic-ratelimit-requests-remaining": "3995",
+		"anthropic-ratelimit-requests-reset":     "2025-10-14T09:31:43Z",
+		"anthropic-ratelimit-tokens-limit":       "2400000",
+		"anthropic-ratelimit-tokens-remaining":   "2400000",
+		"anthropic-ratelimit-tokens-reset":       "2025-10-14T09:31:44Z",
+		"request-id":                             "req_011i2vpKJIeRZVCvPwa0aSu2",
+	} {
+		h.Set(k, v)
+	}
+	p := newTestProvider(t, kOpenAI, "http://localhost")
+	meta := &llmrelayv1.ResponseMeta{}
+	p.headerMeta(meta, h, "claude-sonnet-4-5")
+	if meta.GetProviderRequestId() != "req_011i2vpKJIeRZVCvPwa0aSu2" {
+		t.Errorf("request id %q", meta.GetProviderRequestId())
+	}
+	n := func(v int64) *int64 { return &v }
+	wantRateLimit(t, meta.GetRateLimit(), &llmrelayv1.RateLimit{
+		RequestsLimit: n(4000), RequestsRemaining: n(3995), RequestsResetTime: ts("2025-10-14T09:31:43Z"),
+		TokensLimit: n(2400000), TokensRemaining: n(2400000), TokensResetTime: ts("2025-10-14T09:31:44Z"),
+	})
+	// OpenAI's own headers win.
+	h.Set("x-ratelimit-limit-requests", "10")
+	meta = &llmrelayv1.ResponseMeta{}
+	p.headerMeta(meta, h, "")
+	if got := meta.GetRateLimit().GetRequestsLimit(); got != 10 {
+		t.Errorf("requests limit %d, want 10 (x-ratelimit-* first)", got)
+	}
+}
