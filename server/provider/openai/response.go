@@ -473,11 +473,11 @@ func fallbackCallID(i int) string { return "call_idx" + strconv.Itoa(i) }
 
 // toolCallFromWire converts one response tool call; i is its position.
 func toolCallFromWire(tc respToolCall, i int) (*llmrelayv1.ToolCall, string) {
-	call := &llmrelayv1.ToolCall{CallId: tc.ID, Signature: tc.ExtraContent.signature()}
+	call := &llmrelayv1.ToolCall{CallId: string(tc.ID), Signature: tc.ExtraContent.signature()}
 	switch {
 	case tc.Function != nil:
 		call.Name = tc.Function.Name
-		call.Arguments = argumentsText(tc.Function.Arguments)
+		call.Arguments = tc.Function.arguments()
 		call.ArgumentsValid = fold.ValidArguments(call.Arguments)
 	case tc.Custom != nil:
 		// Custom tools take free text input, not a JSON object.
@@ -499,7 +499,7 @@ func mapFinishReason(raw string) llmrelayv1.FinishReason {
 	switch raw {
 	case "":
 		return llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED
-	case "stop", "eos", "end_turn", "stop_sequence":
+	case "stop", "eos", "eos_token", "end_turn", "stop_sequence":
 		return llmrelayv1.FinishReason_FINISH_REASON_STOP
 	case "length", "max_tokens":
 		return llmrelayv1.FinishReason_FINISH_REASON_LENGTH

@@ -86,6 +86,29 @@ var round14Unary = []recordedUnary{
 		}
 		wantWarnings(t, res.Meta)
 	}},
+	// text-generation-inference 1.4.3's answer to a forced tool choice,
+	// as its guidance docs print it: tool_calls a lone object (not an
+	// array) with the id 0 (a number), the arguments under "parameters"
+	// (an object), the function named "tools", finish_reason eos_token.
+	// The call was dropped with a warning ("unexpected JSON object") and
+	// the finish was OTHER.
+	{"real_tgidocs_guidance_tool_call", "tools_parallel", kOpenAI, func(t *testing.T, res *provider.Result) {
+		want := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{
+			{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: "0", Name: "tools",
+				Arguments: `{"format":"celsius","location":"New York"}`, ArgumentsValid: true}}},
+		}}
+		if !proto.Equal(res.Message, want) {
+			t.Errorf("message %v, want %v", res.Message, want)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "eos_token")
+		wantUsage(t, res.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 157, OutputTokens: 19, TotalTokens: 176})
+		if res.Meta.GetResponseId() != "" || res.Meta.GetResolvedModel() != "HuggingFaceH4/zephyr-7b-beta" || res.Meta.GetToolCallCount() != 1 ||
+			res.Meta.GetCreateTime().GetSeconds() != 1709051640 {
+			t.Errorf("meta %v", res.Meta)
+		}
+		wantExtended(t, res.Meta, extSystemFingerprint, `"1.4.3-native"`)
+		wantWarnings(t, res.Meta, topKWarning)
+	}},
 }
 
 func TestRound14DialectUnary(t *testing.T) { t.Parallel(); runRecordedUnary(t, round14Unary) }

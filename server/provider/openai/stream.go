@@ -488,12 +488,13 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 			index = int(*tc.Index)
 		}
 		var st *callState
-		if index < 0 && tc.ID == "" && len(d.ToolCalls) > 1 && base >= 0 && !s.order[base+i].ended {
+		id := string(tc.ID)
+		if index < 0 && id == "" && len(d.ToolCalls) > 1 && base >= 0 && !s.order[base+i].ended {
 			st = s.order[base+i]
-		} else if st = s.call(index, tc.ID, meta); st == nil {
+		} else if st = s.call(index, id, meta); st == nil {
 			return // s.err is set
 		}
-		if index < 0 && tc.ID != "" {
+		if index < 0 && id != "" {
 			// A call named by id without an index takes its position in
 			// the delta as index, for later fragments that give one
 			// (testdata/real_moonshot_tool_calls_stream.http).
@@ -507,7 +508,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 		var name, args string
 		switch {
 		case tc.Function != nil:
-			name, args = tc.Function.Name, argumentsText(tc.Function.Arguments)
+			name, args = tc.Function.Name, tc.Function.arguments()
 		case tc.Custom != nil:
 			name, args = tc.Custom.Name, tc.Custom.Input
 		}

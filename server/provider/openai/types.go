@@ -248,7 +248,7 @@ type respMessage struct {
 	ExecutedTools json.RawMessage `json:"executed_tools"`
 	Content       json.RawMessage `json:"content"`
 	Refusal       *string         `json:"refusal"`
-	ToolCalls     []respToolCall  `json:"tool_calls"`
+	ToolCalls     toolCallList    `json:"tool_calls"`
 	FunctionCall  *respFunction   `json:"function_call"`
 	// The reasoning of OpenAI-compatible servers, read by reasoning.go:
 	// reasoning_content (DeepSeek, vLLM, Qwen), reasoning (Ollama's /v1,
@@ -267,10 +267,30 @@ type respMessage struct {
 	Images json.RawMessage `json:"images"`
 }
 
+// toolCallList is a message's or delta's tool_calls: an array, or the
+// lone call object text-generation-inference 1.4 sent in its place
+// (testdata/real_tgidocs_guidance_tool_call.http).
+type toolCallList []respToolCall
+
+// UnmarshalJSON reads an array of calls, or one call object as a list of
+// one.
+func (l *toolCallList) UnmarshalJSON(b []byte) error {
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' {
+		var one respToolCall
+		if err := json.Unmarshal(t, &one); err != nil {
+			return err
+		}
+		*l = toolCallList{one}
+		return nil
+	}
+	return json.Unmarshal(b, (*[]respToolCall)(l))
+}
+
 type respToolCall struct {
 	// Index keys stream deltas; nil when absent.
-	Index    *flexInt      `json:"index"`
-	ID       string        `json:"id"`
+	Index *flexInt `json:"index"`
+	// ID is a string; text-generation-inference sends a number (0).
+	ID       flexString    `json:"id"`
 	Type     string        `json:"type"`
 	Function *respFunction `json:"function"`
 	// Custom is the custom-tool call shape ({"name","input"}).
@@ -285,6 +305,18 @@ type respFunction struct {
 	// Arguments is a JSON string on OpenAI; some compatible servers send
 	// an object.
 	Arguments json.RawMessage `json:"arguments"`
+	// Parameters is where text-generation-inference 1.4 put the
+	// arguments (an object), with no arguments key.
+	Parameters json.RawMessage `json:"parameters"`
+}
+
+// arguments is the call's arguments text: arguments, else TGI 1.4's
+// parameters.
+func (f *respFunction) arguments() string {
+	if !isPresent(f.Arguments) && isPresent(f.Parameters) {
+		return argumentsText(f.Parameters)
+	}
+	return argumentsText(f.Arguments)
 }
 
 type respCustom struct {
