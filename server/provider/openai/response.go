@@ -505,7 +505,9 @@ func mapFinishReason(raw string) llmrelayv1.FinishReason {
 		return llmrelayv1.FinishReason_FINISH_REASON_LENGTH
 	case "tool_calls", "function_call":
 		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
-	case "content_filter":
+	case "content_filter", "sensitive":
+		// sensitive: Z.ai's (Zhipu's) output filter stopped the answer
+		// (testdata/dialect_zai_sensitive_stream.http).
 		return llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
 	default:
 		return llmrelayv1.FinishReason_FINISH_REASON_OTHER

@@ -171,6 +171,21 @@ var round14Streams = []recordedStream{
 		}
 		wantWarnings(t, f.Meta)
 	}},
+	// Z.ai (glm-4.5-air) in its stream shape (no object, the role in every
+	// delta): the output filter ends the answer with finish_reason
+	// "sensitive" on a chunk carrying the usage. It was OTHER; it is a
+	// content filter's stop.
+	{"dialect_zai_sensitive_stream", "chat_plain", kOpenAI, func(t *testing.T, f folded) {
+		if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "I cannot" {
+			t.Errorf("parts %v", parts)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, "sensitive")
+		wantUsage(t, f.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 21, OutputTokens: 3, TotalTokens: 24})
+		if f.Meta.GetResponseId() != "20251117172204e11b1471fbc2a6d3" || f.Meta.GetResolvedModel() != "glm-4.5-air" {
+			t.Errorf("meta %v", f.Meta)
+		}
+		wantWarnings(t, f.Meta)
+	}},
 }
 
 func TestRound14DialectStreams(t *testing.T) { t.Parallel(); runRecordedStreams(t, round14Streams) }
