@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -365,5 +367,52 @@ func TestRound14AnthropicCompatHeaders(t *testing.T) {
 	p.headerMeta(meta, h, "")
 	if got := meta.GetRateLimit().GetRequestsLimit(); got != 10 {
 		t.Errorf("requests limit %d, want 10 (x-ratelimit-* first)", got)
+	}
+}
+
+// TestRound14MiniMaxBaseRespChunks: inside a stream, a chunk whose
+// base_resp has a status other than 0 ends the stream with MiniMax's error
+// (1027: the output was found sensitive, a content filter); status 0, which
+// MiniMax sends beside a successful answer's last chunk, is no error.
+func TestRound14MiniMaxBaseRespChunks(t *testing.T) {
+	t.Parallel()
+	const head = `data: {"id":"0632c1d7e5a94f31b8e0d9a6c4f2b3e1","created":1763371500,"model":"MiniMax-M2","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Well","role":"assistant","name":"MiniMax AI","audio_content":""}}],"input_sensitive":false,"output_sensitive":false,"input_sensitive_type":0,"output_sensitive_type":0,"output_sensitive_int":0}` + "\n\n"
+	for _, tc := range []struct {
+		name, last string
+		kind       provider.Kind
+		code       string
+	}{
+		{"1027", `data: {"id":"0632c1d7e5a94f31b8e0d9a6c4f2b3e1","choices":null,"created":1763371500,"model":"MiniMax-M2","object":"chat.completion.chunk","output_sensitive":true,"base_resp":{"status_code":1027,"status_msg":"output new_sensitive"}}` + "\n\n",
+			provider.KindContentFilter, "1027"},
+		{"0", `data: {"id":"0632c1d7e5a94f31b8e0d9a6c4f2b3e1","choices":[{"finish_reason":"stop","index":0,"delta":{}}],"created":1763371500,"model":"MiniMax-M2","object":"chat.completion.chunk","usage":{"total_tokens":25,"prompt_tokens":24,"completion_tokens":1},"base_resp":{"status_code":0,"status_msg":""}}` + "\n\ndata: [DONE]\n\n",
+			provider.KindUnknown, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, head+tc.last)
+			}))
+			defer srv.Close()
+			s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)["chat_plain"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs, _, err := collect(t, s)
+			if tc.kind == provider.KindUnknown {
+				if err != nil {
+					t.Fatalf("status 0 is no error: %v", err)
+				}
+				if f := accFold(t, evs); f.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || f.Message.GetParts()[0].GetText() != "Well" {
+					t.Errorf("answer %v %v", f.Message, f.Meta)
+				}
+				return
+			}
+			e := providerError(t, err)
+			if e.Kind != tc.kind || e.Code != tc.code || e.Message != "output new_sensitive" {
+				t.Errorf("error %v %q %q", e.Kind, e.Code, e.Message)
+			}
+		})
 	}
 }
