@@ -294,7 +294,8 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 	case code == "context_length_exceeded" || typ == "context_length_exceeded" ||
 		((status == 0 || status == http.StatusBadRequest || status == http.StatusUnprocessableEntity || status == http.StatusOK) && looksLikeContextLength(e.Message)):
 		e.Kind = provider.KindContextLength
-	case code == "content_filter" || sensitiveCode(code) || (we.InnerError != nil && string(we.InnerError.Code) == "ResponsibleAIPolicyViolation"):
+	case code == "content_filter" || sensitiveCode(code) || contentRiskRE.MatchString(e.Message) ||
+		(we.InnerError != nil && string(we.InnerError.Code) == "ResponsibleAIPolicyViolation"):
 		e.Kind = provider.KindContentFilter
 		if we.InnerError != nil && isPresent(we.InnerError.ContentFilterResult) {
 			var v any
@@ -313,6 +314,12 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		e.Code = "insufficient_quota"
 	}
 }
+
+// contentRiskRE matches DeepSeek's refusal by its content filter, "Content
+// Exists Risk" (an invalid_request_error, as a 400 body or an error event in
+// a 200 stream: testdata/dialect_deepseek_stream_content_risk.http),
+// possibly followed by a request id in parentheses.
+var contentRiskRE = regexp.MustCompile(`(?i)^\s*content\s+exists\s+risk\s*(\(|$)`)
 
 // sensitiveCode reports Volcengine Ark's (Doubao's) content refusals:
 // SensitiveContentDetected and its Input…/Output… variants

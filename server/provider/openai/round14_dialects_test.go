@@ -258,6 +258,14 @@ var round14Failures = []recordedFailure{
 	// SensitiveContentDetected: was invalid_request, now content_filter.
 	{name: "dialect_ark_err_sensitive", kind: provider.KindContentFilter, status: http.StatusBadRequest, code: "SensitiveContentDetected",
 		msg: "The request failed because the input text may contain sensitive information."},
+	// DeepSeek's content filter: "Content Exists Risk", an
+	// invalid_request_error, mid-stream in a data line after some text,
+	// and as a 400 body. Both were invalid_request; now content_filter
+	// (the code stays DeepSeek's), with the x-ds-trace-id request id.
+	{name: "dialect_deepseek_stream_content_risk", stream: true, kind: provider.KindContentFilter, status: http.StatusOK,
+		code: "invalid_request_error", msg: "Content Exists Risk", reqID: "5a81e907191b44e50aef6594e2908e0f"},
+	{name: "dialect_deepseek_err_content_risk", kind: provider.KindContentFilter, status: http.StatusBadRequest,
+		code: "invalid_request_error", msg: "Content Exists Risk", reqID: "5522f026330817102b6cc378d8babe08"},
 	// NVIDIA's hosted API: RFC 7807 problem bodies. The detail was lost
 	// (the message was the status text and no request id); now the
 	// detail is the message and Nvcf-Reqid the request id. 404: the
