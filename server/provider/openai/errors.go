@@ -209,6 +209,10 @@ func (p *Provider) problemError(env map[string]json.RawMessage, resp *http.Respo
 	return e
 }
 
+// extModerationReasons is the key of OpenRouter's moderation reasons in an
+// error's extended details.
+const extModerationReasons = "moderation_reasons"
+
 // extMiniMaxStatus is the key of MiniMax's base_resp.status_code in an
 // error's extended details.
 const extMiniMaxStatus = "minimax_status_code"
@@ -308,6 +312,19 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 				e.Extended = map[string]any{extContentFilterResult: validUTF8(string(we.InnerError.ContentFilterResult))}
 			}
 		}
+	case len(we.moderationReasons()) > 0:
+		// OpenRouter's moderation flagged the input (a 403 with the
+		// reasons: testdata/dialect_openrouter_err_moderation.http); the
+		// flagged input itself is not kept.
+		e.Kind = provider.KindContentFilter
+		reasons := make([]any, 0, len(we.moderationReasons()))
+		for _, r := range we.moderationReasons() {
+			reasons = append(reasons, validUTF8(r))
+		}
+		if e.Extended == nil {
+			e.Extended = map[string]any{}
+		}
+		e.Extended[extModerationReasons] = reasons
 	case code == "insufficient_quota" || typ == "insufficient_quota":
 		// Not retryable, but still a 429: the retry policy reads Code.
 		e.Kind = provider.KindRateLimited

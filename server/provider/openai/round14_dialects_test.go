@@ -266,6 +266,16 @@ var round14Failures = []recordedFailure{
 		code: "invalid_request_error", msg: "Content Exists Risk", reqID: "5a81e907191b44e50aef6594e2908e0f"},
 	{name: "dialect_deepseek_err_content_risk", kind: provider.KindContentFilter, status: http.StatusBadRequest,
 		code: "invalid_request_error", msg: "Content Exists Risk", reqID: "5522f026330817102b6cc378d8babe08"},
+	// OpenRouter's moderation: a 403 whose metadata lists the reasons the
+	// input was flagged for. It was permission_denied (the status); now
+	// content_filter, the reasons kept (not the flagged input).
+	{name: "dialect_openrouter_err_moderation", kind: provider.KindContentFilter, status: http.StatusForbidden, code: "403",
+		msg: "openai/gpt-4o-mini requires moderation on OpenAI. Your input was flagged for \"harassment\". No credits were charged.",
+		check: func(t *testing.T, e *provider.Error) {
+			if r, _ := e.Extended[extModerationReasons].([]any); len(r) != 1 || r[0] != "harassment" || len(e.Extended) != 1 {
+				t.Errorf("extended %v", e.Extended)
+			}
+		}},
 	// NVIDIA's hosted API: RFC 7807 problem bodies. The detail was lost
 	// (the message was the status text and no request id); now the
 	// detail is the message and Nvcf-Reqid the request id. 404: the

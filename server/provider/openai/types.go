@@ -459,6 +459,24 @@ type wireError struct {
 	// error event inside a 200 stream ({"error":{"message":…,
 	// "http_status_code":422}}).
 	HTTPStatusCode flexInt `json:"http_status_code"`
+	// Metadata is OpenRouter's: for a flagged input (403) it holds the
+	// moderation's reasons, flagged_input, provider_name and model_slug.
+	Metadata json.RawMessage `json:"metadata"`
+}
+
+// moderationReasons are the reasons of OpenRouter's moderation metadata
+// ({"reasons": ["harassment"], …}); nil for other metadata.
+func (we *wireError) moderationReasons() []string {
+	if !isPresent(we.Metadata) {
+		return nil
+	}
+	var m struct {
+		Reasons []string `json:"reasons"`
+	}
+	if json.Unmarshal(we.Metadata, &m) != nil {
+		return nil
+	}
+	return m.Reasons
 }
 
 // wireInnerError is Azure's innererror (content filter verdicts).
