@@ -335,9 +335,11 @@ func (p *Provider) requestIDHeader() string {
 // x-amzn-requestid, the request id of every AWS API, Bedrock's
 // OpenAI-compatible endpoint included, and nvcf-reqid, the id NVIDIA's
 // hosted API (Cloud Functions behind integrate.api.nvidia.com) gives each
-// invocation (testdata/dialect_nvidia_err_404.http).
+// invocation (testdata/dialect_nvidia_err_404.http), and apim-request-id,
+// Azure's, for an Azure endpoint (AI Foundry's OpenAI-compatible v1 route)
+// configured as a plain OpenAI-compatible base URL.
 var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id", "x-ds-trace-id", "msh-request-id", "x-kong-request-id",
-	"request-id", "x-amzn-requestid", "nvcf-reqid"}
+	"request-id", "x-amzn-requestid", "nvcf-reqid", "apim-request-id"}
 
 // requestID reads the provider's request id (Azure: apim-request-id, else
 // x-request-id, else a compatible server's own header).

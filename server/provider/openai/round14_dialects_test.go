@@ -327,8 +327,9 @@ func TestRound14DialectFailures(t *testing.T) {
 }
 
 // TestRound14CompatRequestIDHeaders: the request ids of Anthropic's
-// OpenAI-compatible endpoint (request-id, as on every Anthropic answer)
-// and of Bedrock's (x-amzn-RequestId, as on every AWS answer) are read;
+// OpenAI-compatible endpoint (request-id, as on every Anthropic answer),
+// of Bedrock's (x-amzn-RequestId, as on every AWS answer) and of an Azure
+// endpoint used as a plain compatible server (apim-request-id) are read;
 // x-request-id still wins where a server sends both.
 func TestRound14CompatRequestIDHeaders(t *testing.T) {
 	t.Parallel()
@@ -340,6 +341,7 @@ func TestRound14CompatRequestIDHeaders(t *testing.T) {
 		{http.Header{"Request-Id": {"req_011CVP3g7k2pYfUq9Yv3mB8d"}}, "req_011CVP3g7k2pYfUq9Yv3mB8d"},
 		{http.Header{"X-Amzn-Requestid": {"4f0e6a8c-2d1b-4c55-9a7e-0b3c1f2d9e41"}}, "4f0e6a8c-2d1b-4c55-9a7e-0b3c1f2d9e41"},
 		{http.Header{"X-Request-Id": {"a"}, "Request-Id": {"b"}}, "a"},
+		{http.Header{"Apim-Request-Id": {"0c8e6f3a-5b7d-4e21-9f4a-2d6b8c1e7a90"}}, "0c8e6f3a-5b7d-4e21-9f4a-2d6b8c1e7a90"},
 	} {
 		if got := p.requestID(tc.h); got != tc.want {
 			t.Errorf("requestID(%v) = %q, want %q", tc.h, got, tc.want)
