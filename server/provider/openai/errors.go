@@ -52,8 +52,19 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 	if err := json.Unmarshal(raw, &env); err != nil || env == nil {
 		return nil
 	}
+	success := resp.StatusCode >= 200 && resp.StatusCode <= 299
 	errRaw, ok := env["error"]
 	if !ok || !isPresent(errRaw) {
+		if e := p.baseRespError(env["base_resp"], resp, success); e != nil {
+			e.RequestID = p.requestID(resp.Header)
+			sec.redactError(e)
+			return e
+		}
+		if e := p.problemError(env, resp, success); e != nil {
+			e.RequestID = p.requestID(resp.Header)
+			sec.redactError(e)
+			return e
+		}
 		// vLLM and others: {"object":"error","message":...,"type":...,"code":400}
 		if _, hasMsg := env["message"]; !hasMsg {
 			return nil
@@ -61,12 +72,17 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 		errRaw = raw
 	}
 	var e *provider.Error
-	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+	if success {
 		// An error object in a success response: classified by its code.
 		e = p.errorFromObject(errRaw, resp.StatusCode, model, nil)
 	} else {
 		e = p.errorFromObject(errRaw, resp.StatusCode, model, provider.NewHTTPError(p.name, resp, p.requestIDHeader()))
 	}
+	var errType string
+	if t, ok := env["error_type"]; ok && json.Unmarshal(t, &errType) != nil {
+		errType = ""
+	}
+	applyErrorType(e, errType, success)
 	e.RequestID = p.requestID(resp.Header)
 	sec.redactError(e)
 	return e
@@ -107,6 +123,17 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 	}
 	if base == nil {
 		e.Kind = kindForCode(string(we.Type), string(we.Code))
+		if we.Type == "" && we.Code == "" && we.HTTPStatusCode >= 400 && we.HTTPStatusCode <= 599 {
+			// text-generation-inference's error event names only the
+			// status the error would have had
+			// (testdata/dialect_tgi_stream_error_event.http).
+			e.Kind = provider.KindForStatus(int(we.HTTPStatusCode))
+			if we.HTTPStatusCode == http.StatusFailedDependency {
+				// TGI's status for an error of the generation itself.
+				e.Kind = provider.KindUnavailable
+			}
+			e.Code = strconv.FormatInt(int64(we.HTTPStatusCode), 10)
+		}
 	}
 	p.refineKind(e, &we, status)
 	if e.RetryAfter == 0 {
@@ -123,6 +150,128 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 			e.Extended = map[string]any{}
 		}
 		e.Extended[extFailedGeneration] = *fg
+	}
+	return e
+}
+
+// applyErrorType reads text-generation-inference's error_type, the
+// classification it sends beside a string error ({"error": "Input
+// validation error: …", "error_type": "validation"}), as the error's code;
+// inside a 2xx response (a stream's error event, where the status says
+// nothing) it also classifies the error, unless the message already did
+// (a context-length message).
+func applyErrorType(e *provider.Error, errType string, success bool) {
+	if errType == "" {
+		return
+	}
+	if e.Code == "" {
+		e.Code = errType
+	}
+	if !success || e.Kind == provider.KindContextLength {
+		return
+	}
+	switch errType {
+	case "validation", "tokenizer":
+		e.Kind = provider.KindInvalidRequest
+	case "overloaded":
+		// TGI answers a full queue with 429 when it can.
+		e.Kind = provider.KindRateLimited
+	default: // generation, incomplete_generation: the generation broke
+		e.Kind = provider.KindUnavailable
+	}
+}
+
+// problemError reads an RFC 7807 problem body, {"status": 404, "title":
+// "Not Found", "detail": "Function '…': Not found for account '…'"}, which
+// NVIDIA's hosted API (integrate.api.nvidia.com) answers with: the detail
+// (else the title) is the message, the HTTP status classifies it. nil for
+// any other body, and inside 2xx (no such answer was seen).
+func (p *Provider) problemError(env map[string]json.RawMessage, resp *http.Response, success bool) *provider.Error {
+	if success {
+		return nil
+	}
+	var detail, title string
+	if json.Unmarshal(env["detail"], &detail) != nil || json.Unmarshal(env["title"], &title) != nil {
+		return nil // absent (null) or not strings: not a problem body
+	}
+	if _, ok := env["status"]; !ok {
+		return nil
+	}
+	e := provider.NewHTTPError(p.name, resp, p.requestIDHeader())
+	if m := strings.TrimSpace(detail); m != "" {
+		e.Message = m
+	} else if m := strings.TrimSpace(title); m != "" {
+		e.Message = m
+	}
+	if (resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusUnprocessableEntity) && looksLikeContextLength(e.Message) {
+		e.Kind = provider.KindContextLength
+	}
+	return e
+}
+
+// extModerationReasons is the key of OpenRouter's moderation reasons in an
+// error's extended details.
+const extModerationReasons = "moderation_reasons"
+
+// extMiniMaxStatus is the key of MiniMax's base_resp.status_code in an
+// error's extended details.
+const extMiniMaxStatus = "minimax_status_code"
+
+// baseRespError is the error a body's MiniMax base_resp reports, nil when
+// there is none or its status_code is 0. Outside 2xx the HTTP status
+// classifies it; the status message and code come from base_resp.
+func (p *Provider) baseRespError(raw json.RawMessage, resp *http.Response, success bool) *provider.Error {
+	if !isPresent(raw) {
+		return nil
+	}
+	var b baseResp
+	if json.Unmarshal(raw, &b) != nil {
+		return nil
+	}
+	e := p.minimaxError(&b, resp.StatusCode)
+	if e == nil || success {
+		return e
+	}
+	h := provider.NewHTTPError(p.name, resp, p.requestIDHeader())
+	h.Message, h.Code, h.Extended = e.Message, e.Code, e.Extended
+	if e.Code == "insufficient_quota" {
+		h.Kind = provider.KindRateLimited
+	}
+	return h
+}
+
+// minimaxError converts MiniMax's base_resp ({"status_code": 1008,
+// "status_msg": "insufficient balance"}), which MiniMax sends with HTTP 200
+// on its OpenAI-compatible endpoint; nil when the status is 0 (success).
+// The kinds follow MiniMax's error code table
+// (platform.minimax.io/docs/api-reference/errorcode).
+func (p *Provider) minimaxError(b *baseResp, status int) *provider.Error {
+	if b == nil || b.StatusCode == 0 {
+		return nil
+	}
+	code := strconv.FormatInt(int64(b.StatusCode), 10)
+	e := &provider.Error{Provider: p.name, HTTPStatus: status, Code: code, Kind: provider.KindUnavailable,
+		Message:  strings.TrimSpace(string(b.StatusMsg)),
+		Extended: map[string]any{extMiniMaxStatus: float64(b.StatusCode)}}
+	if e.Message == "" {
+		e.Message = "MiniMax status " + code
+	}
+	switch b.StatusCode {
+	case 1001:
+		e.Kind = provider.KindTimeout
+	case 1002, 1039, 1041, 2045: // rate, token, connection and growth limits
+		e.Kind = provider.KindRateLimited
+	case 1008, 2056: // insufficient balance, plan usage limit: not retried
+		e.Kind, e.Code = provider.KindRateLimited, "insufficient_quota"
+	case 1004, 2049: // not authorized, invalid API key
+		e.Kind = provider.KindUnauthenticated
+	case 1026, 1027: // input, output sensitive
+		e.Kind = provider.KindContentFilter
+	case 2013: // invalid parameters
+		e.Kind = provider.KindInvalidRequest
+	}
+	if looksLikeContextLength(e.Message) {
+		e.Kind = provider.KindContextLength
 	}
 	return e
 }
@@ -147,9 +296,10 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 	code, typ := string(we.Code), string(we.Type)
 	switch {
 	case code == "context_length_exceeded" || typ == "context_length_exceeded" ||
-		((status == 0 || status == http.StatusBadRequest || status == http.StatusOK) && looksLikeContextLength(e.Message)):
+		((status == 0 || status == http.StatusBadRequest || status == http.StatusUnprocessableEntity || status == http.StatusOK) && looksLikeContextLength(e.Message)):
 		e.Kind = provider.KindContextLength
-	case code == "content_filter" || (we.InnerError != nil && string(we.InnerError.Code) == "ResponsibleAIPolicyViolation"):
+	case code == "content_filter" || sensitiveCode(code) || contentRiskRE.MatchString(e.Message) ||
+		(we.InnerError != nil && string(we.InnerError.Code) == "ResponsibleAIPolicyViolation"):
 		e.Kind = provider.KindContentFilter
 		if we.InnerError != nil && isPresent(we.InnerError.ContentFilterResult) {
 			var v any
@@ -162,6 +312,19 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 				e.Extended = map[string]any{extContentFilterResult: validUTF8(string(we.InnerError.ContentFilterResult))}
 			}
 		}
+	case len(we.moderationReasons()) > 0:
+		// OpenRouter's moderation flagged the input (a 403 with the
+		// reasons: testdata/dialect_openrouter_err_moderation.http); the
+		// flagged input itself is not kept.
+		e.Kind = provider.KindContentFilter
+		reasons := make([]any, 0, len(we.moderationReasons()))
+		for _, r := range we.moderationReasons() {
+			reasons = append(reasons, validUTF8(r))
+		}
+		if e.Extended == nil {
+			e.Extended = map[string]any{}
+		}
+		e.Extended[extModerationReasons] = reasons
 	case code == "insufficient_quota" || typ == "insufficient_quota":
 		// Not retryable, but still a 429: the retry policy reads Code.
 		e.Kind = provider.KindRateLimited
@@ -169,9 +332,23 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 	}
 }
 
+// contentRiskRE matches DeepSeek's refusal by its content filter, "Content
+// Exists Risk" (an invalid_request_error, as a 400 body or an error event in
+// a 200 stream: testdata/dialect_deepseek_stream_content_risk.http),
+// possibly followed by a request id in parentheses.
+var contentRiskRE = regexp.MustCompile(`(?i)^\s*content\s+exists\s+risk\s*(\(|$)`)
+
+// sensitiveCode reports Volcengine Ark's (Doubao's) content refusals:
+// SensitiveContentDetected and its Input…/Output… variants
+// (testdata/dialect_ark_err_sensitive.http).
+func sensitiveCode(code string) bool { return strings.HasSuffix(code, "SensitiveContentDetected") }
+
 // kindForCode classifies an error event inside a 2xx stream by its type or
 // code; unknown errors are KindUnavailable (the stream broke upstream).
 func kindForCode(typ, code string) provider.Kind {
+	if sensitiveCode(code) {
+		return provider.KindContentFilter
+	}
 	for _, s := range []string{code, typ} {
 		switch s {
 		case "context_length_exceeded":
@@ -197,7 +374,12 @@ func kindForCode(typ, code string) provider.Kind {
 	return provider.KindUnavailable
 }
 
-var contextLengthRE = regexp.MustCompile(`(?i)maximum context length|context length exceeded|context window|too many tokens|prompt is too long`)
+// contextLengthRE matches the messages of a prompt longer than the context:
+// OpenAI's and most compatible servers', and text-generation-inference's
+// validation errors ("`inputs` tokens + `max_new_tokens` must be <= 4096",
+// "`inputs` must have less than 4096 tokens").
+var contextLengthRE = regexp.MustCompile("(?i)maximum context length|context length exceeded|context window|too many tokens|prompt is too long|" +
+	"`inputs` tokens \\+ `max_new_tokens` must be <=|`inputs` must have less than \\d+ tokens")
 
 func looksLikeContextLength(msg string) bool { return contextLengthRE.MatchString(msg) }
 

@@ -393,8 +393,10 @@ func (d *fastDecoder) unknown(key []byte, known ...string) bool {
 
 // chunkTopKeys are the chunk fields the slow path decodes: a chunk with
 // one the fast path does not read (prompt_filter_results, error, x_groq,
-// timings) goes to encoding/json.
-var chunkTopKeys = []string{"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "prompt_filter_results", "error", "x_groq", "timings"}
+// timings, base_resp, error_type, Perplexity's sources) goes to
+// encoding/json.
+var chunkTopKeys = []string{"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "prompt_filter_results", "error", "x_groq", "timings",
+	"base_resp", "error_type", "citations", "search_results", "images", "related_questions"}
 
 func (c *chatResponse) topField(d *fastDecoder, key []byte) bool {
 	var ok bool
@@ -484,7 +486,7 @@ func (d *fastDecoder) choices(c *chatResponse) bool {
 	}
 }
 
-var chunkChoiceKeys = []string{"index", "message", "delta", "finish_reason", "logprobs", "content_filter_results", "content_filter_result", "usage"}
+var chunkChoiceKeys = []string{"index", "message", "delta", "finish_reason", "logprobs", "content_filter_results", "content_filter_result", "usage", "stop_reason", "matched_stop"}
 
 func (ch *chatChoice) field(d *fastDecoder, key []byte) bool {
 	switch string(key) {
@@ -534,12 +536,24 @@ func (ch *chatChoice) field(d *fastDecoder, key []byte) bool {
 		}
 		ch.Logprobs = json.RawMessage("null")
 		return true
+	case "stop_reason", "matched_stop":
+		// vLLM and SGLang send them null on every chunk; a value (on the
+		// finishing chunk) goes to encoding/json.
+		dst, bit := &ch.StopReason, uint32(1<<5)
+		if string(key) == "matched_stop" {
+			dst, bit = &ch.MatchedStop, 1<<6
+		}
+		if !d.mark(bit) || !d.null() {
+			return false
+		}
+		*dst = json.RawMessage("null")
+		return true
 	default:
 		return d.unknown(key, chunkChoiceKeys...)
 	}
 }
 
-var usageKeys = []string{"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details", "completion_tokens_details", "prompt_cache_hit_tokens", "cached_tokens"}
+var usageKeys = []string{"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details", "completion_tokens_details", "prompt_cache_hit_tokens", "cached_tokens", "reasoning_tokens"}
 
 func (u *wireUsage) field(d *fastDecoder, key []byte) bool {
 	var dst *flexInt
@@ -551,15 +565,20 @@ func (u *wireUsage) field(d *fastDecoder, key []byte) bool {
 		dst, bit = &u.CompletionTokens, 1<<1
 	case "total_tokens":
 		dst, bit = &u.TotalTokens, 1<<2
-	case "prompt_cache_hit_tokens":
-		if !d.mark(1 << 5) {
+	case "prompt_cache_hit_tokens", "reasoning_tokens":
+		// DeepSeek's cached count; SGLang's reasoning count.
+		dst, bit := &u.PromptCacheHitTokens, uint32(1<<5)
+		if string(key) == "reasoning_tokens" {
+			dst, bit = &u.ReasoningTokens, 1<<6
+		}
+		if !d.mark(bit) {
 			return false
 		}
 		if d.null() {
 			return true
 		}
 		n := new(flexInt)
-		u.PromptCacheHitTokens = n
+		*dst = n
 		return d.flexInt(n)
 	case "prompt_tokens_details":
 		if !d.mark(1 << 3) {

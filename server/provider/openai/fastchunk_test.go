@@ -45,13 +45,15 @@ func FuzzDecodeChunkFast(f *testing.F) {
 	for _, s := range fastChunkSeeds {
 		f.Add([]byte(s))
 	}
-	for _, name := range []string{"chat_plain.http", "chat_reasoning.http", "refusal.http", "tools_parallel.http", "azure_chat.http"} {
+	for _, name := range []string{"chat_plain.http", "chat_reasoning.http", "refusal.http", "tools_parallel.http", "azure_chat.http",
+		"dialect_sglang_matched_stop.http"} {
 		f.Add(providertest.Load(f, "testdata/"+name).Body)
 	}
 	f.Add([]byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1763000000,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!","refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":19,"completion_tokens":10,"total_tokens":29,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},"service_tier":"default","system_fingerprint":"fp_mock"}`))
 	f.Add([]byte(`{"x":[1,-2.5e+3,{"a":"\u00e9\n"},[],{}],"y":0.0,"z":"\q"}`))
 	for _, name := range []string{"chat_plain_stream.http", "tools_parallel_stream.http", "azure_chat_stream.http",
-		"deepseek_reasoning_stream.http", "ollama_v1_reasoning_stream.http", "openrouter_reasoning_stream.http"} {
+		"deepseek_reasoning_stream.http", "ollama_v1_reasoning_stream.http", "openrouter_reasoning_stream.http",
+		"dialect_sglang_stop_str_stream.http", "dialect_vllm_stop_reason_stream.http"} {
 		body := providertest.Load(f, "testdata/"+name).Body
 		for _, line := range bytes.Split(body, []byte("\n")) {
 			if d, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data: ")); ok {

@@ -329,8 +329,17 @@ func (p *Provider) requestIDHeader() string {
 // testdata/real_lcg_moonshot_multi_turn_reasoning_1.http), and
 // x-kong-request-id, the id api.mistral.ai's gateway gave each request
 // before mistral-correlation-id existed (openinference's 2024 recording,
-// testdata/real_oi_mistral_tool_call_stream.http, has only that one).
-var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id", "x-ds-trace-id", "msh-request-id", "x-kong-request-id"}
+// testdata/real_oi_mistral_tool_call_stream.http, has only that one),
+// request-id, which Anthropic's API (its OpenAI-compatible endpoint
+// included) sends on every answer and no x-request-id (its API overview),
+// x-amzn-requestid, the request id of every AWS API, Bedrock's
+// OpenAI-compatible endpoint included, and nvcf-reqid, the id NVIDIA's
+// hosted API (Cloud Functions behind integrate.api.nvidia.com) gives each
+// invocation (testdata/dialect_nvidia_err_404.http), and apim-request-id,
+// Azure's, for an Azure endpoint (AI Foundry's OpenAI-compatible v1 route)
+// configured as a plain OpenAI-compatible base URL.
+var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id", "x-ds-trace-id", "msh-request-id", "x-kong-request-id",
+	"request-id", "x-amzn-requestid", "nvcf-reqid", "apim-request-id"}
 
 // requestID reads the provider's request id (Azure: apim-request-id, else
 // x-request-id, else a compatible server's own header).

@@ -183,3 +183,37 @@ func bareReset(h http.Header, v string) *timestamppb.Timestamp {
 		return nil
 	}
 }
+
+// anthropicRateLimit reads the anthropic-ratelimit-{requests,tokens}-*
+// headers (limit, remaining, an RFC 3339 reset) that Anthropic's API sends
+// on every answer, its OpenAI-compatible endpoint's included (which follows
+// the Messages API's limits); nil when there are none.
+func anthropicRateLimit(h http.Header) *llmrelayv1.RateLimit {
+	var rl llmrelayv1.RateLimit
+	found := false
+	for _, b := range []struct {
+		what             string
+		limit, remaining **int64
+		reset            **timestamppb.Timestamp
+	}{
+		{"requests", &rl.RequestsLimit, &rl.RequestsRemaining, &rl.RequestsResetTime},
+		{"tokens", &rl.TokensLimit, &rl.TokensRemaining, &rl.TokensResetTime},
+	} {
+		prefix := "anthropic-ratelimit-" + b.what + "-"
+		if n := headerInt(h, prefix+"limit"); n != nil {
+			*b.limit, found = n, true
+		}
+		if n := headerInt(h, prefix+"remaining"); n != nil {
+			*b.remaining, found = n, true
+		}
+		if v := strings.TrimSpace(h.Get(prefix + "reset")); v != "" {
+			if t, err := time.Parse(time.RFC3339, v); err == nil {
+				*b.reset, found = timestamppb.New(t), true
+			}
+		}
+	}
+	if !found {
+		return nil
+	}
+	return &rl
+}

@@ -33,6 +33,16 @@ const (
 	extContentFilterResult  = "content_filter_result"
 	extLogprobs             = "logprobs"
 	extAnnotations          = "annotations"
+	// extStopSequence is the stop string vLLM (stop_reason) or SGLang
+	// (matched_stop) says ended the answer (also meta.stop_sequence);
+	// extStopTokenID the stop token id they give instead (a number).
+	extStopSequence = "stop_sequence"
+	extStopTokenID  = "stop_token_id"
+	// Perplexity's sources and extras, as sent.
+	extCitations        = "citations"
+	extSearchResults    = "search_results"
+	extSearchImages     = "search_images"
+	extRelatedQuestions = "related_questions"
 )
 
 // decodeLenient unmarshals JSON, tolerating fields of an unexpected type:
@@ -63,7 +73,18 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 	}
 	if len(w.Error) > 0 && string(w.Error) != "null" {
 		// An error object in a 2xx body (some compatible servers).
-		return nil, p.errorFromObject(w.Error, 0, "", nil)
+		e := p.errorFromObject(w.Error, 0, "", nil)
+		if w.ChunkExtras != nil {
+			applyErrorType(e, w.ErrorType, true)
+		}
+		return nil, e
+	}
+	if w.ChunkExtras != nil {
+		if e := p.minimaxError(w.BaseResp, 0); e != nil {
+			// MiniMax answers a failed call with HTTP 200 and a
+			// base_resp status (testdata/dialect_minimax_base_resp_1008.http).
+			return nil, e
+		}
 	}
 	if w.Choices == nil && w.ID == "" && w.Object == "" && w.Model == "" && w.usage() == nil {
 		// Not a chat completion at all (no choices key, no id, object,
@@ -77,6 +98,9 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 	}
 	p.bodyMeta(meta, &w)
 	meta.ProviderRequestId = bodyRequestID(raw)
+	if w.ChunkExtras != nil {
+		setSources(meta, w.ChunkExtras)
+	}
 	if meta.ProviderRequestId == "" && w.ChunkExtras != nil && w.XGroq != nil {
 		// Groq's x_groq.id, the same id as its x-request-id header (which
 		// wins when present: headerMeta runs after this).
@@ -152,6 +176,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		if isPresent(c.Logprobs) {
 			setExtendedJSON(meta, extLogprobs, c.Logprobs)
 		}
+		setStopMatch(meta, c.StopReason, c.MatchedStop)
 	}
 	meta.ProviderFinishReason = finish
 	meta.FinishReason = provider.ToolCallsFinish(mapFinishReason(finish), int(meta.ToolCallCount))
@@ -164,6 +189,53 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		}
 	}
 	return &provider.Result{Message: msg, Meta: meta}, nil
+}
+
+// setStopMatch reports what vLLM's stop_reason or SGLang's matched_stop
+// says ended the answer: a string is the stop sequence that matched
+// (meta.stop_sequence), a number the stop token id (meta.extended
+// stop_token_id: the contract has no field for it). Null says nothing.
+// It reports whether one was set.
+func setStopMatch(meta *llmrelayv1.ResponseMeta, raws ...json.RawMessage) bool {
+	for _, raw := range raws {
+		if !isPresent(raw) {
+			continue
+		}
+		t := bytes.TrimSpace(raw)
+		if t[0] == '"' {
+			var s string
+			if json.Unmarshal(t, &s) == nil && s != "" {
+				provider.SetExtended(meta, extStopSequence, validUTF8(s))
+				return true
+			}
+			continue
+		}
+		var n json.Number
+		if err := json.Unmarshal(t, &n); err != nil {
+			meta.Warnings = append(meta.Warnings, "stop_reason/matched_stop is neither a string nor a number; ignored")
+			continue
+		}
+		if id, err := n.Int64(); err == nil {
+			provider.SetExtended(meta, extStopTokenID, float64(id))
+			return true
+		}
+	}
+	return false
+}
+
+// setSources reports Perplexity's citations, search results, search
+// images and related questions in meta.extended, as sent (absent, null
+// and [] say nothing). The images are the search's, not generated ones:
+// search_images.
+func setSources(meta *llmrelayv1.ResponseMeta, x *ChunkExtras) {
+	for _, f := range []struct {
+		key string
+		raw json.RawMessage
+	}{{extCitations, x.Citations}, {extSearchResults, x.SearchResults}, {extSearchImages, x.Images}, {extRelatedQuestions, x.RelatedQuestions}} {
+		if isPresent(f.raw) && string(bytes.TrimSpace(f.raw)) != "[]" {
+			setExtendedJSON(meta, f.key, f.raw)
+		}
+	}
 }
 
 // usageServiceTier is the service tier Mistral reports inside its usage
@@ -258,6 +330,9 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	meta.RateLimit = provider.OpenAIRateLimit(h)
 	if meta.RateLimit == nil {
 		meta.RateLimit = windowedRateLimit(h)
+	}
+	if meta.RateLimit == nil {
+		meta.RateLimit = anthropicRateLimit(h)
 	}
 	meta.RateLimit = bareRateLimit(meta.RateLimit, h)
 	if v := strings.TrimSpace(h.Get("openai-processing-ms")); v != "" {
@@ -398,11 +473,11 @@ func fallbackCallID(i int) string { return "call_idx" + strconv.Itoa(i) }
 
 // toolCallFromWire converts one response tool call; i is its position.
 func toolCallFromWire(tc respToolCall, i int) (*llmrelayv1.ToolCall, string) {
-	call := &llmrelayv1.ToolCall{CallId: tc.ID, Signature: tc.ExtraContent.signature()}
+	call := &llmrelayv1.ToolCall{CallId: string(tc.ID), Signature: tc.ExtraContent.signature()}
 	switch {
 	case tc.Function != nil:
 		call.Name = tc.Function.Name
-		call.Arguments = argumentsText(tc.Function.Arguments)
+		call.Arguments = tc.Function.arguments()
 		call.ArgumentsValid = fold.ValidArguments(call.Arguments)
 	case tc.Custom != nil:
 		// Custom tools take free text input, not a JSON object.
@@ -424,13 +499,15 @@ func mapFinishReason(raw string) llmrelayv1.FinishReason {
 	switch raw {
 	case "":
 		return llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED
-	case "stop", "eos", "end_turn", "stop_sequence":
+	case "stop", "eos", "eos_token", "end_turn", "stop_sequence":
 		return llmrelayv1.FinishReason_FINISH_REASON_STOP
 	case "length", "max_tokens":
 		return llmrelayv1.FinishReason_FINISH_REASON_LENGTH
 	case "tool_calls", "function_call":
 		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
-	case "content_filter":
+	case "content_filter", "sensitive":
+		// sensitive: Z.ai's (Zhipu's) output filter stopped the answer
+		// (testdata/dialect_zai_sensitive_stream.http).
 		return llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
 	default:
 		return llmrelayv1.FinishReason_FINISH_REASON_OTHER
@@ -442,7 +519,7 @@ func mapFinishReason(raw string) llmrelayv1.FinishReason {
 // cached_tokens is Moonshot's.
 var chatUsagePaths = []string{"prompt_tokens", "completion_tokens", "total_tokens",
 	"prompt_tokens_details.cached_tokens", "prompt_tokens_details.cache_write_tokens", "completion_tokens_details.reasoning_tokens",
-	"prompt_cache_hit_tokens", "prompt_cache_miss_tokens", "cached_tokens"}
+	"prompt_cache_hit_tokens", "prompt_cache_miss_tokens", "cached_tokens", "reasoning_tokens"}
 
 // usageDetails are the usage fields no counter holds (audio and
 // prediction tokens, OpenRouter's cost, fields added later).
@@ -563,8 +640,13 @@ func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
 		// count above them is no such part, and is not read).
 		out.CachedInputTokens = provider.Count(int64(*u.timingsCacheN))
 	}
-	if u.CompletionTokensDetails != nil {
+	switch {
+	case u.CompletionTokensDetails != nil:
 		out.ReasoningTokens = provider.Count(int64(u.CompletionTokensDetails.ReasoningTokens))
+	case u.ReasoningTokens != nil:
+		// SGLang: reasoning_tokens at the top of the usage object, part
+		// of completion_tokens (testdata/dialect_sglang_matched_stop.http).
+		out.ReasoningTokens = provider.Count(int64(*u.ReasoningTokens))
 	}
 	if reasoningOutside(u) {
 		// xAI's grok models (on xAI's API and on Azure) count the

@@ -88,6 +88,8 @@ type rareState struct {
 	// groqIDRead: a chunk's x_groq.id was looked at (Groq sends it in the
 	// first and last chunks).
 	groqIDRead bool
+	// sources: Perplexity's sources last reported (their JSON texts).
+	sources string
 }
 
 // rareOf returns s.rare, made at the first use.
@@ -153,10 +155,24 @@ func (s *chatStream) handle(data []byte) {
 	}
 	if isPresent(c.Error) {
 		e := s.p.errorFromObject(c.Error, http.StatusOK, s.model, nil)
+		if c.ChunkExtras != nil {
+			// text-generation-inference's classification beside a string
+			// error (testdata/real_hfhub_tgi_stream_validation_error.http).
+			applyErrorType(e, c.ErrorType, true)
+		}
 		e.RequestID = s.p.requestID(s.header)
 		s.sec.redactError(e)
 		s.err = e
 		return
+	}
+	if c.ChunkExtras != nil {
+		if e := s.p.minimaxError(c.BaseResp, http.StatusOK); e != nil {
+			// MiniMax's failure status in a chunk of a 200 stream.
+			e.RequestID = s.p.requestID(s.header)
+			s.sec.redactError(e)
+			s.err = e
+			return
+		}
 	}
 	if s.meta == nil {
 		s.meta = &llmrelayv1.ResponseMeta{}
@@ -199,6 +215,15 @@ func (s *chatStream) handle(data []byte) {
 			}
 		}
 	}
+	if x := c.ChunkExtras; x != nil && (isPresent(x.Citations) || isPresent(x.SearchResults) || isPresent(x.Images) || isPresent(x.RelatedQuestions)) {
+		// Perplexity repeats its sources on every chunk: reported when
+		// they change.
+		key := string(x.Citations) + "\x00" + string(x.SearchResults) + "\x00" + string(x.Images) + "\x00" + string(x.RelatedQuestions)
+		if r := s.rareOf(); key != r.sources {
+			r.sources = key
+			setSources(meta, x)
+		}
+	}
 	if isPresent(c.PromptFilterResults) && string(c.PromptFilterResults) != s.promptFilter {
 		s.promptFilter = string(c.PromptFilterResults)
 		setExtendedJSON(meta, extPromptFilterResults, c.PromptFilterResults)
@@ -224,6 +249,11 @@ func (s *chatStream) handle(data []byte) {
 		}
 		if isPresent(ch.ContentFilterResults) {
 			s.mergeContentFilter(ch.ContentFilterResults, meta)
+		}
+		if isPresent(ch.StopReason) || isPresent(ch.MatchedStop) {
+			// What ended the answer (vLLM's stop_reason, SGLang's
+			// matched_stop), sent with the finish reason.
+			setStopMatch(meta, ch.StopReason, ch.MatchedStop)
 		}
 		if isPresent(ch.ContentFilterResult) {
 			if r := s.rareOf(); string(ch.ContentFilterResult) != r.filterResult {
@@ -458,12 +488,13 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 			index = int(*tc.Index)
 		}
 		var st *callState
-		if index < 0 && tc.ID == "" && len(d.ToolCalls) > 1 && base >= 0 && !s.order[base+i].ended {
+		id := string(tc.ID)
+		if index < 0 && id == "" && len(d.ToolCalls) > 1 && base >= 0 && !s.order[base+i].ended {
 			st = s.order[base+i]
-		} else if st = s.call(index, tc.ID, meta); st == nil {
+		} else if st = s.call(index, id, meta); st == nil {
 			return // s.err is set
 		}
-		if index < 0 && tc.ID != "" {
+		if index < 0 && id != "" {
 			// A call named by id without an index takes its position in
 			// the delta as index, for later fragments that give one
 			// (testdata/real_moonshot_tool_calls_stream.http).
@@ -477,7 +508,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 		var name, args string
 		switch {
 		case tc.Function != nil:
-			name, args = tc.Function.Name, argumentsText(tc.Function.Arguments)
+			name, args = tc.Function.Name, tc.Function.arguments()
 		case tc.Custom != nil:
 			name, args = tc.Custom.Name, tc.Custom.Input
 		}

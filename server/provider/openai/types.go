@@ -164,6 +164,27 @@ type ChunkExtras struct {
 	XGroq *xGroq `json:"x_groq"`
 	// Timings is llama.cpp's server timing object, sent beside the usage.
 	Timings *llamaTimings `json:"timings"`
+	// BaseResp is MiniMax's status object: a status_code other than 0 is
+	// an error, which MiniMax sends with HTTP 200 (minimaxError).
+	BaseResp *baseResp `json:"base_resp"`
+	// ErrorType is text-generation-inference's classification beside a
+	// string error ({"error":"…","error_type":"validation"}).
+	ErrorType string `json:"error_type"`
+	// Citations (URLs) and SearchResults ({title,url,date,…}) are the
+	// sources of Perplexity's answers, top-level on the response and on
+	// every chunk; kept as sent in meta.extended.
+	Citations     json.RawMessage `json:"citations"`
+	SearchResults json.RawMessage `json:"search_results"`
+	// Images (return_images: search images, not generated ones) and
+	// RelatedQuestions (return_related_questions) are Perplexity's too.
+	Images           json.RawMessage `json:"images"`
+	RelatedQuestions json.RawMessage `json:"related_questions"`
+}
+
+// baseResp is MiniMax's {"status_code": n, "status_msg": "…"}.
+type baseResp struct {
+	StatusCode flexInt    `json:"status_code"`
+	StatusMsg  flexString `json:"status_msg"`
 }
 
 // llamaTimings is the part of llama.cpp's timings we read: cache_n, the
@@ -212,6 +233,11 @@ type chatChoice struct {
 	// Usage is Moonshot's: its streams send the usage inside the choice
 	// that carries the finish reason, with no top-level usage.
 	Usage *wireUsage `json:"usage"`
+	// StopReason (vLLM) and MatchedStop (SGLang) say what ended the
+	// answer: the stop string that matched, a stop token id (a number),
+	// or null (EOS, length).
+	StopReason  json.RawMessage `json:"stop_reason"`
+	MatchedStop json.RawMessage `json:"matched_stop"`
 }
 
 // respMessage is a response message or a stream delta.
@@ -222,7 +248,7 @@ type respMessage struct {
 	ExecutedTools json.RawMessage `json:"executed_tools"`
 	Content       json.RawMessage `json:"content"`
 	Refusal       *string         `json:"refusal"`
-	ToolCalls     []respToolCall  `json:"tool_calls"`
+	ToolCalls     toolCallList    `json:"tool_calls"`
 	FunctionCall  *respFunction   `json:"function_call"`
 	// The reasoning of OpenAI-compatible servers, read by reasoning.go:
 	// reasoning_content (DeepSeek, vLLM, Qwen), reasoning (Ollama's /v1,
@@ -241,10 +267,30 @@ type respMessage struct {
 	Images json.RawMessage `json:"images"`
 }
 
+// toolCallList is a message's or delta's tool_calls: an array, or the
+// lone call object text-generation-inference 1.4 sent in its place
+// (testdata/real_tgidocs_guidance_tool_call.http).
+type toolCallList []respToolCall
+
+// UnmarshalJSON reads an array of calls, or one call object as a list of
+// one.
+func (l *toolCallList) UnmarshalJSON(b []byte) error {
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' {
+		var one respToolCall
+		if err := json.Unmarshal(t, &one); err != nil {
+			return err
+		}
+		*l = toolCallList{one}
+		return nil
+	}
+	return json.Unmarshal(b, (*[]respToolCall)(l))
+}
+
 type respToolCall struct {
 	// Index keys stream deltas; nil when absent.
-	Index    *flexInt      `json:"index"`
-	ID       string        `json:"id"`
+	Index *flexInt `json:"index"`
+	// ID is a string; text-generation-inference sends a number (0).
+	ID       flexString    `json:"id"`
 	Type     string        `json:"type"`
 	Function *respFunction `json:"function"`
 	// Custom is the custom-tool call shape ({"name","input"}).
@@ -259,6 +305,18 @@ type respFunction struct {
 	// Arguments is a JSON string on OpenAI; some compatible servers send
 	// an object.
 	Arguments json.RawMessage `json:"arguments"`
+	// Parameters is where text-generation-inference 1.4 put the
+	// arguments (an object), with no arguments key.
+	Parameters json.RawMessage `json:"parameters"`
+}
+
+// arguments is the call's arguments text: arguments, else TGI 1.4's
+// parameters.
+func (f *respFunction) arguments() string {
+	if !isPresent(f.Arguments) && isPresent(f.Parameters) {
+		return argumentsText(f.Parameters)
+	}
+	return argumentsText(f.Arguments)
 }
 
 type respCustom struct {
@@ -278,6 +336,10 @@ type wireUsage struct {
 	// CachedTokens is Moonshot's cached prompt count, at the top of the
 	// usage object (no prompt_tokens_details).
 	CachedTokens *flexInt `json:"cached_tokens"`
+	// ReasoningTokens is SGLang's reasoning count, at the top of the
+	// usage object (no completion_tokens_details); part of
+	// completion_tokens.
+	ReasoningTokens *flexInt `json:"reasoning_tokens"`
 	// timingsCacheN is llama.cpp's timings.cache_n from beside the usage
 	// object (chatResponse.usage), its only cached prompt count.
 	timingsCacheN *flexInt
@@ -393,6 +455,28 @@ type wireError struct {
 	// (tool_use_failed: not a valid tool call), kept in the error's
 	// extended details.
 	FailedGeneration *string `json:"failed_generation"`
+	// HTTPStatusCode is the status text-generation-inference gives an
+	// error event inside a 200 stream ({"error":{"message":…,
+	// "http_status_code":422}}).
+	HTTPStatusCode flexInt `json:"http_status_code"`
+	// Metadata is OpenRouter's: for a flagged input (403) it holds the
+	// moderation's reasons, flagged_input, provider_name and model_slug.
+	Metadata json.RawMessage `json:"metadata"`
+}
+
+// moderationReasons are the reasons of OpenRouter's moderation metadata
+// ({"reasons": ["harassment"], …}); nil for other metadata.
+func (we *wireError) moderationReasons() []string {
+	if !isPresent(we.Metadata) {
+		return nil
+	}
+	var m struct {
+		Reasons []string `json:"reasons"`
+	}
+	if json.Unmarshal(we.Metadata, &m) != nil {
+		return nil
+	}
+	return m.Reasons
 }
 
 // wireInnerError is Azure's innererror (content filter verdicts).
