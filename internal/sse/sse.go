@@ -121,6 +121,19 @@ func (r *Reader) Next() (Event, error) {
 			r.typ = append(r.typ[:0], value...)
 		case "id":
 			r.id = append(r.id[:0], value...)
+		case "error":
+			// Not an SSE field: llama.cpp's server writes a stream's error
+			// as "error: {json}" (server_sent_event(sink, "error", ...)).
+			// Ignoring it, as the spec says for unknown fields, would turn
+			// the server's message into a cut stream; it is dispatched as
+			// the data of an event of type "error".
+			if len(r.data)+len(value) > r.max {
+				return Event{}, fmt.Errorf("%w (over %d bytes)", ErrEventTooLarge, r.max)
+			}
+			r.keepView()
+			r.typ = append(r.typ[:0], "error"...)
+			r.data = append(r.data[:0], value...)
+			r.hasData = true
 		default:
 			// "retry" and unknown fields are ignored, as the spec says.
 		}

@@ -44,6 +44,9 @@ func TestReader(t *testing.T) {
 		{"no final blank line", "data: a\n\ndata: b", []ev{{"", "a", ""}, {"", "b", ""}}},
 		{"event without data", "event: x\n\ndata: y\n\n", []ev{{"", "y", ""}}},
 		{"empty data", "data:\n\n", []ev{{"", "", ""}}},
+		// llama.cpp's server: a stream's error as an "error:" line.
+		{"llama.cpp error field", "data: {\"a\":1}\n\nerror: {\"code\":400,\"message\":\"too long\"}\n\ndata: [DONE]\n\n",
+			[]ev{{"", `{"a":1}`, ""}, {"error", `{"code":400,"message":"too long"}`, ""}, {"", "[DONE]", ""}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -349,9 +349,16 @@ func kindForCode(typ, code string) provider.Kind {
 	if sensitiveCode(code) {
 		return provider.KindContentFilter
 	}
-	for _, s := range []string{code, typ} {
+	order := [2]string{code, typ}
+	if _, err := strconv.Atoi(code); err == nil {
+		// A numeric code is the HTTP status the error stands for
+		// (llama.cpp's {"code":400,"type":"exceed_context_size_error"}):
+		// the type says more.
+		order = [2]string{typ, code}
+	}
+	for _, s := range order {
 		switch s {
-		case "context_length_exceeded":
+		case "context_length_exceeded", "exceed_context_size_error": // OpenAI; llama.cpp's server
 			return provider.KindContextLength
 		case "content_filter":
 			return provider.KindContentFilter
@@ -367,7 +374,7 @@ func kindForCode(typ, code string) provider.Kind {
 			return provider.KindNotFound
 		case "timeout", "408":
 			return provider.KindTimeout
-		case "server_error", "overloaded_error", "service_unavailable", "internal_error":
+		case "server_error", "overloaded_error", "service_unavailable", "internal_error", "unavailable_error":
 			return provider.KindUnavailable
 		}
 	}

@@ -281,6 +281,13 @@ var round14Failures = []recordedFailure{
 	// detail is the message and Nvcf-Reqid the request id. 404: the
 	// account may not invoke the model's function; 402: its credits
 	// expired (the retry policy reads the status).
+	// llama.cpp's server: a stream's error as an "error:" line, not an
+	// SSE field (server_sent_event(sink, "error", ...)), then [DONE]. It
+	// was ignored, as the SSE spec says of unknown fields, and the stream
+	// read as complete and empty; now the server's error, a context-length
+	// one by its type.
+	{name: "dialect_llamacpp_stream_error_field", stream: true, kind: provider.KindContextLength, status: http.StatusOK, code: "400",
+		msg: "the request exceeds the available context size, try increasing it"},
 	{name: "dialect_nvidia_err_404", kind: provider.KindNotFound, status: http.StatusNotFound,
 		msg: "Function '23d4f03a-b8a6-4adb-a183-7daa083a09cc': Not found for account 'Qm9vA1tx7cPZ'", reqID: "8a70455b-9876-4c08-b648-f4be4702d9a1"},
 	{name: "dialect_nvidia_err_402", kind: provider.KindInvalidRequest, status: http.StatusPaymentRequired,

@@ -112,8 +112,38 @@ func (p *Provider) newStream(resp *http.Response, model string, warnings []strin
 	// The tool-call and content-filter maps are made when first needed:
 	// most streams have neither, and an open stream should hold little.
 	s := &chatStream{eventLoop: p.newEventLoop(resp, model, warnings, sec, "[DONE]")}
-	s.eventLoop.handle = func(_, data []byte) { s.handle(data) }
+	s.eventLoop.handle = func(typ, data []byte) {
+		if string(typ) == "error" {
+			s.handleErrorEvent(data)
+			return
+		}
+		s.handle(data)
+	}
 	return s
+}
+
+// handleErrorEvent handles an event of type "error": a chunk with an
+// "error" member (`event: error` then `data: {"error": ...}`) as any chunk,
+// and otherwise the data as the error object itself, as llama.cpp's
+// server sends it ("error: {"code":400,"message":...,"type":...}",
+// testdata/dialect_llamacpp_stream_error_field.http). An error event is
+// never an answer chunk.
+func (s *chatStream) handleErrorEvent(data []byte) {
+	t := bytes.TrimSpace(data)
+	var probe struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(t, &probe); err == nil && isPresent(probe.Error) {
+		s.handle(t)
+		return
+	}
+	e := s.p.errorFromObject(t, http.StatusOK, s.model, nil)
+	if e.Message == "" {
+		e.Message = "the server sent an error event: " + string(t)
+	}
+	e.RequestID = s.p.requestID(s.header)
+	s.sec.redactError(e)
+	s.err = e
 }
 
 // end ends the stream: what a splitter or an open call still holds is
