@@ -126,8 +126,13 @@ type generateContentResponse struct {
 	ModelVersion   string          `json:"modelVersion"`
 	ResponseID     string          `json:"responseId"`
 	// CreateTime is sent by Vertex AI only (RFC 3339).
-	CreateTime string       `json:"createTime"`
-	Error      *statusError `json:"error"`
+	CreateTime string `json:"createTime"`
+	// TurnToken identifies the model turn (v1_ + base64 of a message
+	// holding the responseId); sent by the Developer API on answers that
+	// take part in automatic continuation
+	// (testdata/continuation_header_tier_1.http). Kept as sent.
+	TurnToken string       `json:"turnToken"`
+	Error     *statusError `json:"error"`
 }
 
 type candidate struct {
@@ -147,7 +152,12 @@ type candidate struct {
 	// LogprobsResult the per-token ones asked with responseLogprobs.
 	AvgLogprobs    json.RawMessage `json:"avgLogprobs"`
 	LogprobsResult json.RawMessage `json:"logprobsResult"`
-	Index          int             `json:"index"`
+	// ContinuationToken is set when the answer stopped at the API's output
+	// cap per response (finishReason CONTINUATION, or no finishReason on a
+	// stream's checkpoint chunks): sent back as the request's top-level
+	// continuationToken, it makes the API go on where the answer stopped.
+	ContinuationToken string `json:"continuationToken"`
+	Index             int    `json:"index"`
 }
 
 type respContent struct {
