@@ -29,6 +29,7 @@ import (
 
 var round14GemRecordings = []string{
 	"continuation_header_tier_1", "continuation_header_tier_2", "stream_continuation", "stream_continuation_cut",
+	"real_image_gemini_3_1_flash_image",
 }
 
 // continuationPrompt is the prompt of the js-genai recording.
@@ -248,4 +249,42 @@ func TestRound14GemBodyTierWins(t *testing.T) {
 			t.Errorf("service tiers in order %q: want the header's first, then the body's, which wins", tiers)
 		}
 	})
+}
+
+// TestRound14GemImageOutput: gemini-3.1-flash-image answering with one
+// generated image (vercel/ai's live fixture, the image data and the
+// signature redacted by the SDK's authors): an inlineData part carrying a
+// thoughtSignature, STOP. The contract has no place for generated media:
+// the part is reported by a warning, not dropped unsaid, and its signature
+// is kept as a signature-only reasoning part (the package's rule for
+// signatures on unsupported parts); no text. Usage as recorded: 10 in,
+// 1392 out (1120 of them image tokens, kept per modality), 1402 total;
+// serviceTier standard.
+func TestRound14GemImageOutput(t *testing.T) {
+	t.Parallel()
+	const name = "real_image_gemini_3_1_flash_image"
+	p, _ := replay(t, name)
+	res, err := p.Generate(context.Background(), crewRequest("Generate an image of a cat"))
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	want := msg(llmrelayv1.Role_ROLE_ASSISTANT, reasoningPart(&llmrelayv1.Reasoning{Signature: "<redacted thought signature; length=597616>"}))
+	if !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "dTOras2iGqLc-sAPiO2BiAw" || m.GetResolvedModel() != "gemini-3.1-flash-image" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" ||
+		m.GetServiceTier() != "standard" || m.GetToolCallCount() != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if w := m.GetWarnings(); len(w) != 1 || w[0] != `response part of type "inlineData" not supported; ignored` {
+		t.Errorf("warnings %q", w)
+	}
+	r13Usage(t, m.GetUsage(), &llmrelayv1.Usage{InputTokens: 10, OutputTokens: 1392, TotalTokens: 1402})
+	if d := r13Details(m); len(d) != 3 || d["candidatesTokensDetails.IMAGE"] != float64(1120) ||
+		d["promptTokensDetails.TEXT"] != float64(10) || d["serviceTier"] != "standard" {
+		t.Errorf("usage_details %v", d)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
 }
