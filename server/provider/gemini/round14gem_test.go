@@ -29,7 +29,7 @@ import (
 
 var round14GemRecordings = []string{
 	"continuation_header_tier_1", "continuation_header_tier_2", "stream_continuation", "stream_continuation_cut",
-	"real_image_gemini_3_1_flash_image",
+	"real_image_gemini_3_1_flash_image", "real_jsgenai_vertex_stream_function_call_arguments",
 }
 
 // continuationPrompt is the prompt of the js-genai recording.
@@ -287,4 +287,86 @@ func TestRound14GemImageOutput(t *testing.T) {
 		t.Errorf("usage_details %v", d)
 	}
 	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+}
+
+// jsgenaiStreamArgsSig is the thoughtSignature of the streamed call in
+// real_jsgenai_vertex_stream_function_call_arguments.
+const jsgenaiStreamArgsSig = "CmAB4/H/XjMJHE7D6md5DkxjVQTcNUDFEWnlqRvmkBdT+dzXqtgz9VgkmYMinBkuxk+rm8+/RbfzqCxL28NOCYJJq2HooJ1vui5+48Z3AVAR70IM8ygSA99l+6k5yCnRYpQKigEB4/H/XuP2/GyB+RGsb7tb8NDEPYBWlDNgxCsxcZGw3rODmNr8gAbXObNqkhkmfF01iViQl5J9XZalgrnf+jhYy2d78Ds+8XSiJk2j4ph3GHN+q1UGLJHAW6bQ71Fh6SxpttkNTBlVKE1pH5W4u8yBzZ/2o/rTSmo6uzXGvM4Jlx+41SIcjqTISE4KcQHj8f9eGXzS7NFNr9KsCVeIQDdDZ+Ht+NMtJel78JVy5PTYSP1qPisJAcsYrOS7ThXVmOWyv0I1C+rg5IaepzwJneFCXjpRyHCBSfo1100HTGTJ02GtdgLtR3FtD7f+w7RnaDFrKFNn3iQ3zcfnzbMMCloB4/H/XoGKhymxaw4NrlRkFK8DNlbGblhcBYlaZwD2ruUuPcMspGKrUW+mKXJSsG7YiH+vJsPc7Baom0ZDoB2+UWDltIPn0x6E1GjF4yvkZK395W7qwjanX4gKTAHj8f9eG/lZN/6r3XRBm6wtrwHmGlURosfiPq/tD/jQDsWtRciJMB0WM1jS72iFe4pSdxk7Pad7EO0vHVZ7sp55jPcLQBl5SWuniGcKVQHj8f9eB6gPNlGo1TQB2jfn1SmYKG39D7Ls5oivph/Aazvv98LzBfOxtP0qvYD2djUNIAkZTu0CDX04ebyb+r0UmGN+KNQ+AGaVAKJhw89LQPlhj8UKewHj8f9eXj9xWJ+NV7I9Q9rbRvEwoW/eu4Q7r1Myp186XrZS30BAmtuyzNCrgPaJnVYPe4PR/38ePnXFAog3CUwOu8g9dQ5UHXG3CJijUsfFK4BenTDo/v6CoZBhs0cNuo3qM8+7Za3so+CFI+TLQSSaT2mnRULbj9CUYwp4AePx/17XoYwAIPMrVzlEH6u/G3muZRllYlNEctVF8axpd4sWZvH+d9ZfcG85qhn7wpqC+ZQFJ/icJG81afpA+aG96UYfd51DqyLNajVxoUt+V3see0IMvirXmoscYuOLEP6/Zmd5Aqjf55pIapPoeif84sVuXR3hCnAB4/H/XsYS3DDpnz+Bh92W74HgThdXTi0xcQ1xGtq1b721/3llWM2663jPoDwIADdUCiUZOFi9qePkPGSbdWQujoOAz7UiRvnNuSlTTqTZj7oTL4VMyzKanq+K5ZSGO3q7/OzeYKlP2xO5h0wwGOeTCm0B4/H/Xn9W9zTd9l9/BCUuY6d/6CuzJhZEZDRdH3G5WsD4IEtzLqBKvX9BmTVcEFl03iDd/ThlZpmvUe4ZJe7AwI/n/Jqh+ryBYj5ekSBx3ogQpV8QOZ/GK/qrxH007MxLRM80sIQlfXvv1lAGCkYB4/H/Xp/EeXQwpdA9vO7szPA/B+Ewy/+sWOmie7LmA1p35QjoppESmg94L4NtUt+sLyabfXNEBDLYeOIK0hwhw8sShmMd"
+
+// TestRound14GemJsgenaiStreamedArguments: js-genai's Vertex AI system test
+// of streamFunctionCallArguments (gemini-2.5-pro): the call starts with its
+// name, willContinue and the signature, each argument comes as a string
+// piece continued by an empty one, an empty functionCall with STOP closes
+// it. One whole call getCurrentWeather with the four arguments in the
+// order streamed, its id derived from the responseId, the signature whole;
+// a tool-call finish; the first chunk's count-less usage
+// (billablePromptUsage, trafficType) gives no usage event, the last one
+// 36 in, 29 + 193 out, 258 total. The request asks for streamed arguments
+// the way js-genai did (toolConfig.functionCallingConfig.
+// streamFunctionCallArguments, through extra_body): the adapter sets no
+// mode for the default tool choice, so the functionCallingConfig is the
+// recorded one.
+func TestRound14GemJsgenaiStreamedArguments(t *testing.T) {
+	t.Parallel()
+	const name = "real_jsgenai_vertex_stream_function_call_arguments"
+	p, srv := replay(t, name)
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.5-pro",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text(
+			"get the current weather in NewYorkCity in celsius, the country should be USA, the purpose is to know what to wear today."))},
+		Tools: []*llmrelayv1.Tool{{Name: "getCurrentWeather", Description: "Get the current weather in a city",
+			Parameters: `{"type":"object","properties":{"country":{"anyOf":[{"type":"string","description":"The country to get the weather for"},{"type":"null"}],"description":"The country to get the weather for"},` +
+				`"location":{"type":"string","description":"The location to get the weather for"},"purpose":{"type":"string","description":"Discribes the purpose of asking the weather"},` +
+				`"unit":{"type":"string","enum":["C","F"]}},"required":["location","unit","country"]}`}},
+		Options:         &llmrelayv1.GenerationOptions{},
+		ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: `{"toolConfig": {"functionCallingConfig": {"streamFunctionCallArguments": true}}}`},
+	}
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	defer s.Close()
+	evs, end := drain(t, s)
+	if !errors.Is(end, io.EOF) {
+		t.Fatalf("stream ended with %v", end)
+	}
+	f := foldEvents(evs)
+	id := generatedID("xD0VaberBfSanvgPoPLHkAU", 0, "", "")
+	want := []*llmrelayv1.ToolCall{{CallId: id, Name: "getCurrentWeather", ArgumentsValid: true, Signature: jsgenaiStreamArgsSig,
+		Arguments: `{"country":"USA","location":"NewYorkCity","purpose":"to know what to wear today","unit":"C"}`}}
+	if len(f.calls) != 1 || !proto.Equal(f.calls[0], want[0]) || f.text != "" {
+		t.Errorf("calls %v text %q, want %v", f.calls, f.text, want)
+	}
+	usages := 0
+	for _, ev := range evs {
+		if ev.Kind == provider.EventUsage {
+			usages++
+		}
+	}
+	if usages != 1 || !proto.Equal(f.usage, &llmrelayv1.Usage{InputTokens: 36, OutputTokens: 222, TotalTokens: 258, ReasoningTokens: 193}) {
+		t.Errorf("%d usage events, last %v", usages, f.usage)
+	}
+	m := f.meta
+	if m.GetResponseId() != "xD0VaberBfSanvgPoPLHkAU" || m.GetResolvedModel() != "gemini-2.5-pro" ||
+		m.GetCreateTime().AsTime().Format("2006-01-02T15:04:05.999999Z07:00") != "2025-11-13T02:09:08.087479Z" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetProviderFinishReason() != "STOP" ||
+		m.GetToolCallCount() != 1 || len(m.GetWarnings()) != 0 || m.GetServiceTier() != "" {
+		t.Errorf("meta %v", m)
+	}
+	if d := r13Details(m); len(d) != 4 || d["trafficType"] != "ON_DEMAND" || d["billablePromptUsage.textCount"] != float64(441) ||
+		d["promptTokensDetails.TEXT"] != float64(36) || d["candidatesTokensDetails.TEXT"] != float64(29) {
+		t.Errorf("usage_details %v", d)
+	}
+	var sent struct {
+		ToolConfig struct {
+			FunctionCallingConfig map[string]any `json:"functionCallingConfig"`
+		} `json:"toolConfig"`
+	}
+	if err := json.Unmarshal(srv.Last(t).Body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if fc := sent.ToolConfig.FunctionCallingConfig; len(fc) != 1 || fc["streamFunctionCallArguments"] != true {
+		t.Errorf("functionCallingConfig %v, want js-genai's recorded {\"streamFunctionCallArguments\": true}", fc)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderStream(t, evs, end))
 }
