@@ -30,6 +30,7 @@ import (
 var round14GemRecordings = []string{
 	"continuation_header_tier_1", "continuation_header_tier_2", "stream_continuation", "stream_continuation_cut",
 	"real_image_gemini_3_1_flash_image", "real_jsgenai_vertex_stream_function_call_arguments",
+	"int_enum_prohibited_content", "int_enum_prompt_blocklist",
 }
 
 // continuationPrompt is the prompt of the js-genai recording.
@@ -369,4 +370,47 @@ func TestRound14GemJsgenaiStreamedArguments(t *testing.T) {
 		t.Errorf("functionCallingConfig %v, want js-genai's recorded {\"streamFunctionCallArguments\": true}", fc)
 	}
 	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderStream(t, evs, end))
+}
+
+// TestRound14GemIntEnumFilters: answers in the API's numeric enum encoding
+// ($alt=json;enum-encoding=int, as the older Go SDK asked and a proxy may
+// relay), hand-built in the shape of real_vxlcg_google_call_int_enums with
+// numbers the enum tables did not hold: finishReason 8 is
+// PROHIBITED_CONTENT, a content filter (it was kept as "8", a finish of
+// OTHER), and blockReason 3 is BLOCKLIST (the error's code was "3").
+func TestRound14GemIntEnumFilters(t *testing.T) {
+	t.Parallel()
+	t.Run("finish", func(t *testing.T) {
+		t.Parallel()
+		p, _ := replay(t, "int_enum_prohibited_content")
+		res, err := p.Generate(context.Background(), crewRequest("x"))
+		if err != nil {
+			t.Fatalf("Generate: %v", err)
+		}
+		if len(res.Message.GetParts()) != 0 {
+			t.Errorf("message %v, want no parts", res.Message)
+		}
+		m := res.Meta
+		if m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER || m.GetProviderFinishReason() != "PROHIBITED_CONTENT" ||
+			m.GetResponseId() != "0pesXcxgfe2NXcN6UTqoc5w" || len(m.GetWarnings()) != 0 {
+			t.Errorf("meta %v", m)
+		}
+		r13Usage(t, m.GetUsage(), &llmrelayv1.Usage{InputTokens: 11, TotalTokens: 11})
+		if r, _ := r14Ext(m)[extSafetyRatings].([]any); len(r) != 4 {
+			t.Errorf("safety ratings %v", r14Ext(m)[extSafetyRatings])
+		}
+	})
+	t.Run("blocked", func(t *testing.T) {
+		t.Parallel()
+		p, _ := replay(t, "int_enum_prompt_blocklist")
+		_, err := p.Generate(context.Background(), crewRequest("x"))
+		var pe *provider.Error
+		if !errors.As(err, &pe) || pe.Kind != provider.KindContentFilter || pe.Code != "BLOCKLIST" ||
+			pe.Message != "prompt blocked by Gemini: BLOCKLIST" || pe.Extended[extBlockReason] != "BLOCKLIST" {
+			t.Fatalf("error %#v", err)
+		}
+		if pe.Meta.GetResponseId() != "URJCW3Nyy_K7LIokMvuNPZY" || !proto.Equal(pe.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 7, TotalTokens: 7}) {
+			t.Errorf("error meta %v", pe.Meta)
+		}
+	})
 }

@@ -332,11 +332,21 @@ type (
 	blockReasonName  string
 )
 
-// finishReasonNames are Candidate.FinishReason's values by number.
-var finishReasonNames = []string{"FINISH_REASON_UNSPECIFIED", "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER"}
+// finishReasonNames are Candidate.FinishReason's values by number, as
+// generative_service.proto (googleapis/googleapis @ bc7e3baa) numbers them:
+// LANGUAGE is 6 after OTHER's 5, and the values added since (7 to 17) are
+// numbered in the order they were added, not the order the proto lists
+// them in.
+var finishReasonNames = []string{
+	"FINISH_REASON_UNSPECIFIED", "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER", "LANGUAGE",
+	"BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL", "IMAGE_SAFETY",
+	"UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS", "IMAGE_PROHIBITED_CONTENT", "IMAGE_OTHER", "NO_IMAGE",
+	"IMAGE_RECITATION",
+}
 
-// blockReasonNames are PromptFeedback.BlockReason's values by number.
-var blockReasonNames = []string{"BLOCK_REASON_UNSPECIFIED", "SAFETY", "OTHER"}
+// blockReasonNames are PromptFeedback.BlockReason's values by number (the
+// same proto).
+var blockReasonNames = []string{"BLOCK_REASON_UNSPECIFIED", "SAFETY", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT", "IMAGE_SAFETY"}
 
 // UnmarshalJSON reads the name, or the number (see finishReasonName).
 func (f *finishReasonName) UnmarshalJSON(b []byte) error {
