@@ -470,19 +470,24 @@ func TestLangchaingoIntEnums(t *testing.T) {
 	}
 }
 
-// TestEnumNumbers: finishReason and blockReason as names or numbers; a
-// number the enum's definition does not name is kept as its text, a value
-// of another kind is an error.
+// TestEnumNumbers: finishReason and blockReason as names or numbers (as
+// generative_service.proto numbers them: LANGUAGE is 6, the later values
+// 7 to 17 in the order they were added; the table stopped at OTHER, so a
+// relayed "finishReason": 8 was a finish of OTHER instead of a content
+// filter); a number the enum's definition does not name is kept as its
+// text, a value of another kind is an error.
 func TestEnumNumbers(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{`"STOP"`: "STOP", `1`: "STOP", `2`: "MAX_TOKENS", `3`: "SAFETY", `5`: "OTHER", `0`: "FINISH_REASON_UNSPECIFIED",
-		`"MALFORMED_FUNCTION_CALL"`: "MALFORMED_FUNCTION_CALL", `10`: "10", `null`: ""} {
+		`"MALFORMED_FUNCTION_CALL"`: "MALFORMED_FUNCTION_CALL", `6`: "LANGUAGE", `8`: "PROHIBITED_CONTENT", `10`: "MALFORMED_FUNCTION_CALL",
+		`12`: "UNEXPECTED_TOOL_CALL", `13`: "TOO_MANY_TOOL_CALLS", `17`: "IMAGE_RECITATION", `18`: "18", `null`: ""} {
 		var c candidate
 		if err := json.Unmarshal([]byte(`{"finishReason":`+in+`}`), &c); err != nil || string(c.FinishReason) != want {
 			t.Errorf("finishReason %s: %q, %v; want %q", in, c.FinishReason, err, want)
 		}
 	}
-	for in, want := range map[string]string{`"PROHIBITED_CONTENT"`: "PROHIBITED_CONTENT", `1`: "SAFETY", `2`: "OTHER", `4`: "4"} {
+	for in, want := range map[string]string{`"PROHIBITED_CONTENT"`: "PROHIBITED_CONTENT", `1`: "SAFETY", `2`: "OTHER", `3`: "BLOCKLIST",
+		`4`: "PROHIBITED_CONTENT", `5`: "IMAGE_SAFETY", `6`: "6"} {
 		var pf promptFeedback
 		if err := json.Unmarshal([]byte(`{"blockReason":`+in+`}`), &pf); err != nil || string(pf.BlockReason) != want {
 			t.Errorf("blockReason %s: %q, %v; want %q", in, pf.BlockReason, err, want)
@@ -496,7 +501,7 @@ func TestEnumNumbers(t *testing.T) {
 	}
 	// A number the definition does not name: a finish of OTHER, the number
 	// as the provider's reason.
-	if finishReason("10") != llmrelayv1.FinishReason_FINISH_REASON_OTHER {
-		t.Errorf("finishReason(10) = %v", finishReason("10"))
+	if finishReason("18") != llmrelayv1.FinishReason_FINISH_REASON_OTHER {
+		t.Errorf("finishReason(18) = %v", finishReason("18"))
 	}
 }

@@ -153,8 +153,13 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	}
 	res, err := p.toResult(&wire)
 	if err != nil {
+		var pe *provider.Error
+		if errors.As(err, &pe) && pe.Meta != nil {
+			headerServiceTier(pe.Meta, resp.Header) // a blocked prompt's answer
+		}
 		return nil, err
 	}
+	headerServiceTier(res.Meta, resp.Header)
 	if len(warnings) > 0 {
 		res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +41,19 @@ const (
 	extToolUsePromptTokens = "gemini.tool_use_prompt_tokens"
 	extAvgLogprobs         = "gemini.avg_logprobs"
 	extLogprobsResult      = "gemini.logprobs_result"
+	// extContinuationToken is the candidate's continuationToken: the
+	// answer stopped at the API's output cap per response, and sending
+	// the token back as the request's top-level continuationToken
+	// (provider_options.extra_body) makes the API go on where it stopped.
+	extContinuationToken = "gemini.continuation_token"
+	// extTurnToken is the response's top-level turnToken, kept as sent.
+	extTurnToken = "gemini.turn_token"
 )
+
+// serviceTierHeader is the response header in which the Developer API
+// reports the tier that served the call ("standard", "priority", ...),
+// also when the body's usageMetadata has no serviceTier.
+const serviceTierHeader = "X-Gemini-Service-Tier"
 
 // warnNoResponseID is recorded when call ids had to be derived without a
 // responseId.
@@ -171,7 +184,11 @@ func finishReason(r string) llmrelayv1.FinishReason {
 		return llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED
 	case "STOP":
 		return llmrelayv1.FinishReason_FINISH_REASON_STOP
-	case "MAX_TOKENS":
+	case "MAX_TOKENS",
+		// The answer reached the API's output cap per response (32768
+		// candidate tokens in testdata/continuation_header_tier_1.http)
+		// and can be continued with the candidate's continuationToken.
+		"CONTINUATION":
 		return llmrelayv1.FinishReason_FINISH_REASON_LENGTH
 	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
 		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION",
@@ -439,12 +456,27 @@ func candidateMeta(meta *llmrelayv1.ResponseMeta, c *candidate) {
 	if present(c.LogprobsResult) {
 		provider.SetExtended(meta, extLogprobsResult, rawValue(c.LogprobsResult))
 	}
+	if c.ContinuationToken != "" {
+		provider.SetExtended(meta, extContinuationToken, c.ContinuationToken)
+	}
+}
+
+// headerServiceTier sets the service tier from the X-Gemini-Service-Tier
+// header when the body reported none: the body's usageMetadata.serviceTier
+// wins when both are there.
+func headerServiceTier(meta *llmrelayv1.ResponseMeta, h http.Header) {
+	if tier := strings.TrimSpace(h.Get(serviceTierHeader)); tier != "" && meta.GetServiceTier() == "" {
+		provider.SetExtended(meta, extServiceTier, tier)
+	}
 }
 
 // responseMeta sets the fields every response or chunk may carry.
 func responseMeta(meta *llmrelayv1.ResponseMeta, w *generateContentResponse) {
 	meta.ResponseId = w.ResponseID
 	meta.ResolvedModel = w.ModelVersion
+	if w.TurnToken != "" {
+		provider.SetExtended(meta, extTurnToken, w.TurnToken)
+	}
 	if w.CreateTime != "" {
 		if t, err := time.Parse(time.RFC3339Nano, w.CreateTime); err == nil {
 			meta.CreateTime = timestamppb.New(t)

@@ -56,13 +56,26 @@ type stream struct {
 	heldEnd *provider.Event
 	// warnedCandidates: a candidate other than 0 was seen and reported.
 	warnedCandidates bool
+	// turnToken is the last turnToken delivered.
+	turnToken string
+	// continuation is the last continuationToken received: delivered with
+	// the finish, or before the error when the stream is cut after a
+	// checkpoint chunk (a token with no finishReason), so that the client
+	// can still go on from there.
+	continuation string
 }
 
 // newStream reads resp; warnings (from encoding the request) are sent first.
 func (p *Provider) newStream(resp *http.Response, warnings ...string) *stream {
 	s := &stream{p: p, body: resp.Body, r: sse.NewReader(resp.Body)}
-	if len(warnings) > 0 {
-		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: warnings}})
+	meta := &llmrelayv1.ResponseMeta{Warnings: warnings}
+	// The tier the header names is known before any chunk; a serviceTier
+	// in the body, sent later, wins (pushUsageDetails sends it when it
+	// differs).
+	headerServiceTier(meta, resp.Header)
+	s.serviceTier = meta.GetServiceTier()
+	if len(warnings) > 0 || s.serviceTier != "" {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	}
 	return s
 }
@@ -114,6 +127,7 @@ func (s *stream) fail(err error) {
 		if s.finished {
 			s.err = io.EOF
 		} else {
+			s.pushContinuation()
 			s.err = provider.StreamCut(providerName, "stream ended before a finish reason")
 		}
 	case errors.Is(err, sse.ErrEventTooLarge):
@@ -126,6 +140,17 @@ func (s *stream) fail(err error) {
 }
 
 func (s *stream) push(ev *provider.Event) { s.queue = append(s.queue, ev) }
+
+// pushContinuation delivers the last continuationToken of a stream that
+// ends without a finish reason.
+func (s *stream) pushContinuation() {
+	if s.continuation == "" {
+		return
+	}
+	meta := &llmrelayv1.ResponseMeta{}
+	provider.SetExtended(meta, extContinuationToken, s.continuation)
+	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+}
 
 // releaseEnd queues the held call end, if any; cut marks the call as cut
 // by the token limit, with a warning.
@@ -157,6 +182,15 @@ func (s *stream) handle(w *generateContentResponse) {
 		s.metaSent = true
 		meta = &llmrelayv1.ResponseMeta{}
 		responseMeta(meta, w)
+		s.turnToken = w.TurnToken
+	}
+	if w.TurnToken != "" && w.TurnToken != s.turnToken {
+		// A turnToken on a later chunk than the first meta's.
+		s.turnToken = w.TurnToken
+		if meta == nil {
+			meta = &llmrelayv1.ResponseMeta{}
+		}
+		provider.SetExtended(meta, extTurnToken, w.TurnToken)
 	}
 	// The prompt's safety ratings come with the first chunk, which need
 	// not carry a responseId or modelVersion (the API before them, and
@@ -240,6 +274,9 @@ func (s *stream) handle(w *generateContentResponse) {
 		if grounded(c.URLContextMetadata) {
 			s.urlContext = append(s.urlContext[:0], c.URLContextMetadata...)
 		}
+		if c.ContinuationToken != "" {
+			s.continuation = c.ContinuationToken
+		}
 	}
 	// usageMetadata is cumulative on every chunk: each is the total, sent
 	// on when it changed. The same counts as the last chunk's convert to
@@ -285,6 +322,12 @@ func (s *stream) handle(w *generateContentResponse) {
 		}
 		if w.UsageMetadata != nil && w.UsageMetadata.ToolUsePromptTokenCount > 0 {
 			provider.SetExtended(meta, extToolUsePromptTokens, float64(w.UsageMetadata.ToolUsePromptTokenCount))
+		}
+		if s.continuation != "" && (c.ContinuationToken != "" || c.FinishReason == "CONTINUATION") {
+			// A checkpoint's token is stale once the answer ends another
+			// way (js-genai continues only after CONTINUATION or a
+			// checkpoint).
+			provider.SetExtended(meta, extContinuationToken, s.continuation)
 		}
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	}

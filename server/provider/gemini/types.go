@@ -126,8 +126,13 @@ type generateContentResponse struct {
 	ModelVersion   string          `json:"modelVersion"`
 	ResponseID     string          `json:"responseId"`
 	// CreateTime is sent by Vertex AI only (RFC 3339).
-	CreateTime string       `json:"createTime"`
-	Error      *statusError `json:"error"`
+	CreateTime string `json:"createTime"`
+	// TurnToken identifies the model turn (v1_ + base64 of a message
+	// holding the responseId); sent by the Developer API on answers that
+	// take part in automatic continuation
+	// (testdata/continuation_header_tier_1.http). Kept as sent.
+	TurnToken string       `json:"turnToken"`
+	Error     *statusError `json:"error"`
 }
 
 type candidate struct {
@@ -147,7 +152,12 @@ type candidate struct {
 	// LogprobsResult the per-token ones asked with responseLogprobs.
 	AvgLogprobs    json.RawMessage `json:"avgLogprobs"`
 	LogprobsResult json.RawMessage `json:"logprobsResult"`
-	Index          int             `json:"index"`
+	// ContinuationToken is set when the answer stopped at the API's output
+	// cap per response (finishReason CONTINUATION, or no finishReason on a
+	// stream's checkpoint chunks): sent back as the request's top-level
+	// continuationToken, it makes the API go on where the answer stopped.
+	ContinuationToken string `json:"continuationToken"`
+	Index             int    `json:"index"`
 }
 
 type respContent struct {
@@ -322,11 +332,21 @@ type (
 	blockReasonName  string
 )
 
-// finishReasonNames are Candidate.FinishReason's values by number.
-var finishReasonNames = []string{"FINISH_REASON_UNSPECIFIED", "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER"}
+// finishReasonNames are Candidate.FinishReason's values by number, as
+// generative_service.proto (googleapis/googleapis @ bc7e3baa) numbers them:
+// LANGUAGE is 6 after OTHER's 5, and the values added since (7 to 17) are
+// numbered in the order they were added, not the order the proto lists
+// them in.
+var finishReasonNames = []string{
+	"FINISH_REASON_UNSPECIFIED", "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER", "LANGUAGE",
+	"BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL", "IMAGE_SAFETY",
+	"UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS", "IMAGE_PROHIBITED_CONTENT", "IMAGE_OTHER", "NO_IMAGE",
+	"IMAGE_RECITATION",
+}
 
-// blockReasonNames are PromptFeedback.BlockReason's values by number.
-var blockReasonNames = []string{"BLOCK_REASON_UNSPECIFIED", "SAFETY", "OTHER"}
+// blockReasonNames are PromptFeedback.BlockReason's values by number (the
+// same proto).
+var blockReasonNames = []string{"BLOCK_REASON_UNSPECIFIED", "SAFETY", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT", "IMAGE_SAFETY"}
 
 // UnmarshalJSON reads the name, or the number (see finishReasonName).
 func (f *finishReasonName) UnmarshalJSON(b []byte) error {
