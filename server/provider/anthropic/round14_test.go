@@ -3,7 +3,10 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -98,4 +101,189 @@ func TestRound14SKToolLoop(t *testing.T) {
 		t.Errorf("text pieces %q", pieces)
 	}
 	providertest.Golden(t, "testdata/"+final+".golden", renderEvents(t, evs, nil))
+}
+
+// Round 14, second part: answers no real recording we found shows (see
+// testdata/README.md, "Round 14: stop reasons and errors no real recording
+// shows"). The fixtures are hand-built from the API reference, with ids of
+// their own; the expectations are what the contract asks for.
+
+// r14Stream replays a streamed fixture and returns its events and how the
+// stream ended.
+func r14Stream(t *testing.T, name string, req *provider.Request) ([]*provider.Event, error) {
+	t.Helper()
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	return collect(s)
+}
+
+// r14Generate replays a unary fixture.
+func r14Generate(t *testing.T, name string, req *provider.Request) *provider.Result {
+	t.Helper()
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	return res
+}
+
+// TestRound14PauseTurn: the API paused a server tool loop (web search) at
+// its iteration limit, stop_reason pause_turn, with a server_tool_use whose
+// result has not come yet. The answer is unfinished and is not a tool-call
+// answer: no server block may become a client tool call (the caller would
+// run a tool it does not have), each one is warned about, and the finish
+// reason is OTHER with pause_turn as the provider's word, never STOP (a
+// caller would take the partial text for the whole answer). The cited text
+// is kept and its citations warned about.
+func TestRound14PauseTurn(t *testing.T) {
+	t.Parallel()
+	t.Run("stream", func(t *testing.T) {
+		t.Parallel()
+		const name = "pause_turn_stream"
+		evs, err := r14Stream(t, name, plainRequest())
+		if err != nil {
+			t.Fatalf("stream error: %v", err)
+		}
+		for _, ev := range evs {
+			if ev.Kind == provider.EventToolCall || ev.Kind == provider.EventToolCallEnd {
+				t.Errorf("server tool block became a client tool call: %+v", ev.ToolCall)
+			}
+		}
+		f := foldEvents(t, evs)
+		if got := accumulate(t, evs); !proto.Equal(got, f.message) {
+			t.Errorf("accumulated %v, folded %v", got, f.message)
+		}
+		checkLLMWant(t, "stream", f.message, f.meta, llmWant{
+			parts:      []*llmrelayv1.Part{text("I'll look up the current release notes.Go 1.25 came out in August 2025.")},
+			responseID: "msg_01T9N7yz9BN1uJrzxsyMcylx", model: "claude-sonnet-4-5-20250929", requestID: "req_01AshMHVNAKJ1W3SBWbFQ4io",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_OTHER, providerStop: "pause_turn",
+			// message_delta raises the input from 2417 to 5903 (the search
+			// results read back), output 118.
+			usage:         usageOf(5903, 118, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 11, 24, 8, 21, 7, 0, time.UTC),
+			extended: map[string]string{"service_tier": `"standard"`},
+			warnings: []string{
+				`content block 1: type "server_tool_use" (tool "web_search", id srvtoolu_01aKyAXeSwiBkXYWkJG5bGMl`,
+				`content block 2: type "web_search_tool_result" (result of srvtoolu_01aKyAXeSwiBkXYWkJG5bGMl, a tool the provider ran itself)`,
+				"citations of text blocks not supported; dropped (the text is kept)",
+				`content block 4: type "server_tool_use" (tool "web_search", id srvtoolu_01TwRCRoWMzOczx3bS0DHtJP`,
+			},
+		})
+		if got := valueJSON(t, f.meta.GetExtended().GetFields()["usage_details"]); !strings.Contains(got, `"server_tool_use.web_search_requests":1`) {
+			t.Errorf("usage_details %s, want server_tool_use.web_search_requests 1", got)
+		}
+		providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, nil))
+	})
+	t.Run("unary", func(t *testing.T) {
+		t.Parallel()
+		const name = "pause_turn"
+		res := r14Generate(t, name, plainRequest())
+		checkLLMWant(t, "unary", res.Message, res.Meta, llmWant{
+			parts:      []*llmrelayv1.Part{text("PostgreSQL 18 was released on September 25, 2025.")},
+			responseID: "msg_01PgOW54ZJZIlDTjMV7c8O7a", model: "claude-sonnet-4-5-20250929", requestID: "req_01unor7xnnSAZKIc20b2Ha6B",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_OTHER, providerStop: "pause_turn",
+			usage:         usageOf(6121, 97, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 11, 24, 8, 22, 41, 0, time.UTC),
+			extended: map[string]string{"service_tier": `"standard"`},
+			warnings: []string{
+				`content[0]: content block type "server_tool_use" (tool "web_search", id srvtoolu_01FFKiYV8f4x0vwHpscFEa0K`,
+				`content[1]: content block type "web_search_tool_result" (result of srvtoolu_01FFKiYV8f4x0vwHpscFEa0K, a tool the provider ran itself)`,
+				`content[3]: content block type "server_tool_use" (tool "web_search", id srvtoolu_01IghZG3DbsbtHpUVHsA5Koz`,
+				"citations of 1 text block(s) not supported",
+			},
+		})
+		if res.Meta.GetToolCallCount() != 0 {
+			t.Errorf("tool_call_count %d, want 0 (server tools are not the caller's)", res.Meta.GetToolCallCount())
+		}
+		providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+	})
+}
+
+// TestRound14ContextWindowExceeded: stop_reason
+// model_context_window_exceeded (the input plus the answer reached the
+// model's context window, Claude 4.5 and later) is a cut answer like
+// max_tokens: FINISH_REASON_LENGTH. Unary, the tool_use last in the answer
+// is the call being written when the window filled: its input parses
+// ({"path":"summary.md"}) but is not the whole call, so it is flagged
+// invalid with a warning and the answer is not TOOL_CALLS. Streamed, the
+// text written so far is kept exactly.
+func TestRound14ContextWindowExceeded(t *testing.T) {
+	t.Parallel()
+	t.Run("unary", func(t *testing.T) {
+		t.Parallel()
+		const name = "context_window_exceeded"
+		res := r14Generate(t, name, toolsRequest(t))
+		checkLLMWant(t, "unary", res.Message, res.Meta, llmWant{
+			parts: []*llmrelayv1.Part{text("I'll write the summary to a file."),
+				{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+					CallId: "toolu_01cL03uq3kpfBB1e86IpM4MS", Name: "write_file", Arguments: `{"path":"summary.md"}`,
+				}}}},
+			responseID: "msg_01KlYgpQKJi5V15grgejbOGI", model: "claude-sonnet-4-5-20250929", requestID: "req_01wzL3ywI33aXHYDwQQf734I",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_LENGTH, providerStop: "model_context_window_exceeded",
+			usage:         usageOf(195688, 4312, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 11, 24, 8, 24, 2, 0, time.UTC),
+			warnings: []string{"tool call toolu_01cL03uq3kpfBB1e86IpM4MS was cut by the token limit; its arguments are partial"},
+		})
+		providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+	})
+	t.Run("stream", func(t *testing.T) {
+		t.Parallel()
+		const name = "context_window_exceeded_stream"
+		evs, err := r14Stream(t, name, plainRequest())
+		if err != nil {
+			t.Fatalf("stream error: %v", err)
+		}
+		f := foldEvents(t, evs)
+		checkLLMWant(t, "stream", f.message, f.meta, llmWant{
+			parts:      []*llmrelayv1.Part{text("The log shows three failures: the first at 02:14 UTC, when the")},
+			responseID: "msg_01hut3E75ipyrtMuvDP7toy6", model: "claude-sonnet-4-5-20250929", requestID: "req_01jNKWfEs6jwQah9EuiSstLz",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_LENGTH, providerStop: "model_context_window_exceeded",
+			usage:         usageOf(198402, 1598, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 11, 24, 8, 25, 13, 0, time.UTC),
+		})
+		providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, nil))
+	})
+}
+
+// TestRound14ErrorInToolCall: an `error` event in a 200 stream while a tool
+// call's arguments are being written, after a finished text block. The
+// shape of the event is the one a LiteLLM issue quotes from a live stream
+// (BerriAI/litellm#4562: `{"details":null,"type":"api_error","message":
+// "Internal server error"}`), with the request id the API adds. The stream
+// ends with that error, transient (KindUnavailable, code api_error, the
+// provider's message and request id), and everything before it was
+// delivered: the text, the call's id and name and the arguments written so
+// far; the call is never ended, so no caller can take it for a whole call.
+func TestRound14ErrorInToolCall(t *testing.T) {
+	t.Parallel()
+	const name = "stream_api_error_in_tool_call"
+	evs, err := r14Stream(t, name, toolsRequest(t))
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("stream ended with %v, want the error event", err)
+	}
+	if pe.Kind != provider.KindUnavailable || pe.Code != "api_error" || pe.Message != "Internal server error" ||
+		pe.RequestID != "req_01UXF3owRsQdcMVRe2yhpBGz" {
+		t.Errorf("error %+v", pe)
+	}
+	for _, ev := range evs {
+		if ev.Kind == provider.EventToolCallEnd {
+			t.Errorf("the interrupted call was ended: %+v", ev.ToolCall)
+		}
+	}
+	f := foldEvents(t, evs)
+	want := []*llmrelayv1.Part{text("Let me check the forecast."), {Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+		CallId: "toolu_01yIoCXznBMAUskYhUOQetpa", Name: "get_weather", Arguments: `{"location": "Par`,
+	}}}}
+	if !proto.Equal(f.message, &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: want}) {
+		t.Errorf("delivered before the error: %v", f.message)
+	}
+	if f.meta.GetResponseId() != "msg_01bcBDPjeqHqB51eBrF1nXiP" || f.meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED {
+		t.Errorf("meta %v", f.meta)
+	}
+	providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, err))
 }
