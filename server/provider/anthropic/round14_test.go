@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -286,4 +287,83 @@ func TestRound14ErrorInToolCall(t *testing.T) {
 		t.Errorf("meta %v", f.meta)
 	}
 	providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, err))
+}
+
+// TestRound14RedactedStreamRoundTrip: redacted thinking received in a
+// stream must go back unchanged. pydantic-ai's recording
+// (testdata/real_pyd_anthropic_model_thinking_part_redacted_stream.http)
+// streams two redacted_thinking blocks, each whole in its
+// content_block_start, then text. The gateway's accumulator builds the
+// assistant message from the events; given back in the next request, it is
+// the two redacted_thinking blocks with their data byte for byte, in order,
+// then the text: what the live API requires (langchaingo's unary recording,
+// checked in TestLangchaingoRedactedRoundTrip, shows it accepted).
+func TestRound14RedactedStreamRoundTrip(t *testing.T) {
+	t.Parallel()
+	const name = "testdata/real_pyd_anthropic_model_thinking_part_redacted_stream.http"
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The recorded blocks, read from the recording itself.
+	var want []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		data, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), "data:")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type         string `json:"type"`
+			ContentBlock struct {
+				Type string `json:"type"`
+				Data string `json:"data"`
+			} `json:"content_block"`
+		}
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatalf("recording: %v", err)
+		}
+		if ev.Type == "content_block_start" && ev.ContentBlock.Type == "redacted_thinking" {
+			want = append(want, ev.ContentBlock.Data)
+		}
+	}
+	if len(want) != 2 {
+		t.Fatalf("recording has %d redacted_thinking blocks, want 2", len(want))
+	}
+
+	req := thinkingRequest(t)
+	evs, err := r14Stream(t, "real_pyd_anthropic_model_thinking_part_redacted_stream", req)
+	if err != nil {
+		t.Fatalf("stream error: %v", err)
+	}
+	answer := accumulate(t, evs)
+	req.Messages = append(req.Messages, answer, msgOf(llmrelayv1.Role_ROLE_USER, text("Thanks. And tomorrow?")))
+	body, _, _, err := newTestProvider(t, "http://unused.invalid").buildRequest(req, false)
+	if err != nil {
+		t.Fatalf("buildRequest: %v", err)
+	}
+	var sent struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Type string  `json:"type"`
+				Data *string `json:"data"`
+				Text string  `json:"text"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if len(sent.Messages) != 3 || sent.Messages[1].Role != "assistant" {
+		t.Fatalf("messages %s", body)
+	}
+	blocks := sent.Messages[1].Content
+	if len(blocks) != 3 || blocks[2].Type != "text" || blocks[2].Text == "" {
+		t.Fatalf("assistant turn %+v, want two redacted_thinking blocks then the text", blocks)
+	}
+	for i, w := range want {
+		if blocks[i].Type != "redacted_thinking" || blocks[i].Data == nil || *blocks[i].Data != w {
+			t.Errorf("block %d: %s %v, want redacted_thinking with the recorded data (%d bytes)", i, blocks[i].Type, blocks[i].Data, len(w))
+		}
+	}
 }
