@@ -367,3 +367,38 @@ func TestRound14RedactedStreamRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestRound14MCPUnary: a real unary answer with an MCP server's tool (the
+// Vercel AI SDK's anthropic-mcp.1.json, testdata/real_mcp.http): an
+// mcp_tool_use (echo, {"message":"hello world"}, server "echo"), its
+// mcp_tool_result (is_error false: not a failure) and the answer's text,
+// end_turn, 1250 in, 88 out, server_tool_use and cache counts at 0. The API ran the
+// tool: neither block becomes a client tool call (a caller would run a
+// tool it does not have, and the answer would read TOOL_CALLS), each is
+// warned about, naming the call; the text is kept exactly (escaped quotes,
+// a blank line); zero counts add no usage_details.
+func TestRound14MCPUnary(t *testing.T) {
+	t.Parallel()
+	const name = "real_mcp"
+	res := r14Generate(t, name, plainRequest())
+	checkLLMWant(t, "unary", res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{text("The echo tool responded back with: **\"hello world\"**\n\n" +
+			"As expected, it simply echoes back the exact message that was sent to it!")},
+		responseID: "msg_01P81KJc28LkYyoDAYG1bWVb", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(1250, 88, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+		warnings: []string{
+			`content[0]: content block type "mcp_tool_use" (tool "echo", id mcptoolu_015oTj2fXVKLrDohFetJd5UL: a tool the provider ran itself)`,
+			`content[1]: content block type "mcp_tool_result" (result of mcptoolu_015oTj2fXVKLrDohFetJd5UL, a tool the provider ran itself) not supported`,
+		},
+	})
+	if res.Meta.GetToolCallCount() != 0 {
+		t.Errorf("tool_call_count %d, want 0", res.Meta.GetToolCallCount())
+	}
+	// Zero counts are nothing to report (provider.ReadUsageDetails).
+	if ud, ok := res.Meta.GetExtended().GetFields()["usage_details"]; ok {
+		t.Errorf("usage_details %v, want none (every count is 0)", ud)
+	}
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
