@@ -227,7 +227,7 @@ func TestRound14ContextWindowExceeded(t *testing.T) {
 			finish: llmrelayv1.FinishReason_FINISH_REASON_LENGTH, providerStop: "model_context_window_exceeded",
 			usage:         usageOf(195688, 4312, 0, 0, 0),
 			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 11, 24, 8, 24, 2, 0, time.UTC),
-			warnings: []string{"tool call toolu_01cL03uq3kpfBB1e86IpM4MS was cut by the token limit; its arguments are partial"},
+			warnings: []string{"tool call toolu_01cL03uq3kpfBB1e86IpM4MS was cut by the context window; its arguments are partial"},
 		})
 		providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
 	})
@@ -401,4 +401,60 @@ func TestRound14MCPUnary(t *testing.T) {
 		t.Errorf("usage_details %v, want none (every count is 0)", ud)
 	}
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
+
+// TestRound14RefusalInToolCall: a streaming classifier stopped the answer
+// while a tool call was being written (stop_reason refusal, stop_details
+// with category cyber and an explanation, the text written before it kept,
+// as the API reference's "streaming refusals" page shows with text). The
+// answer is CONTENT_FILTER, never TOOL_CALLS, and the call is not one to
+// run: unary, the API reports the input parsed so far ({"path":"scan.py"}),
+// which parses, so it was given as valid until this fix; it is now flagged
+// invalid with a warning, as for max_tokens. Streamed, the cut JSON text
+// does not parse. stop_details is kept in meta.extended either way.
+func TestRound14RefusalInToolCall(t *testing.T) {
+	t.Parallel()
+	const details = `{"category":"cyber","explanation":"This request was declined because it could enable cyber harm.","type":"refusal"}`
+	t.Run("unary", func(t *testing.T) {
+		t.Parallel()
+		const name = "refusal_in_tool_call"
+		res := r14Generate(t, name, toolsRequest(t))
+		checkLLMWant(t, "unary", res.Message, res.Meta, llmWant{
+			parts: []*llmrelayv1.Part{text("I'll save the scanner to a file."),
+				{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+					CallId: "toolu_015iHC8e7pDcgOhri17KcO4e", Name: "write_file", Arguments: `{"path":"scan.py"}`,
+				}}}},
+			responseID: "msg_01FxYzxrrqFUchyM4Zl1JALo", model: "claude-sonnet-4-5-20250929", requestID: "req_01NHaJ7kmgAfh3Ios3p3JA6c",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, providerStop: "refusal",
+			usage:         usageOf(731, 64, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 11, 24, 8, 31, 12, 0, time.UTC),
+			extended: map[string]string{"stop_details": details},
+			warnings: []string{"tool call toolu_015iHC8e7pDcgOhri17KcO4e was cut by a refusal; its arguments are partial"},
+		})
+		providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+	})
+	t.Run("stream", func(t *testing.T) {
+		t.Parallel()
+		const name = "refusal_in_tool_call_stream"
+		evs, err := r14Stream(t, name, toolsRequest(t))
+		if err != nil {
+			t.Fatalf("stream error: %v", err)
+		}
+		f := foldEvents(t, evs)
+		if got := accumulate(t, evs); !proto.Equal(got, f.message) {
+			t.Errorf("accumulated %v, folded %v", got, f.message)
+		}
+		checkLLMWant(t, "stream", f.message, f.meta, llmWant{
+			parts: []*llmrelayv1.Part{text("I'll save the scanner to a file."),
+				{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+					CallId: "toolu_01W4IrSOp9YxeOGFVbqL7AFr", Name: "write_file", Arguments: `{"path": "scan.py", "cont`,
+				}}}},
+			responseID: "msg_01UGSRMnbW0IWqv1YwKgCs9o", model: "claude-sonnet-4-5-20250929", requestID: "req_01CVGWy3OqaCvupMFbZ38s0x",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, providerStop: "refusal",
+			usage:         usageOf(731, 58, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 11, 24, 8, 32, 5, 0, time.UTC),
+			extended: map[string]string{"stop_details": details},
+		})
+		providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, nil))
+	})
 }
