@@ -411,7 +411,8 @@ func TestRound14MCPUnary(t *testing.T) {
 // run: unary, the API reports the input parsed so far ({"path":"scan.py"}),
 // which parses, so it was given as valid until this fix; it is now flagged
 // invalid with a warning, as for max_tokens. Streamed, the cut JSON text
-// does not parse. stop_details is kept in meta.extended either way.
+// does not parse, and the call's end is EventToolCallCut with the same
+// warning. stop_details is kept in meta.extended either way.
 func TestRound14RefusalInToolCall(t *testing.T) {
 	t.Parallel()
 	const details = `{"category":"cyber","explanation":"This request was declined because it could enable cyber harm.","type":"refusal"}`
@@ -454,7 +455,89 @@ func TestRound14RefusalInToolCall(t *testing.T) {
 			usage:         usageOf(731, 58, 0, 0, 0),
 			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 11, 24, 8, 32, 5, 0, time.UTC),
 			extended: map[string]string{"stop_details": details},
+			warnings: []string{"tool call toolu_01W4IrSOp9YxeOGFVbqL7AFr was cut by a refusal; its arguments are partial"},
 		})
+		if n := countKind(evs, provider.EventToolCallCut); n != 1 || countKind(evs, provider.EventToolCallEnd) != 0 {
+			t.Errorf("%d cut and %d ended calls, want the one call cut", n, countKind(evs, provider.EventToolCallEnd))
+		}
 		providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, nil))
+	})
+}
+
+func countKind(evs []*provider.Event, k provider.EventKind) int {
+	n := 0
+	for _, ev := range evs {
+		if ev.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRound14CutCallStream: a streamed answer whose last tool call's
+// arguments parse ({"path": "report.md"}) although max_tokens stopped the
+// answer inside it. Without eager input streaming the API buffers each
+// tool parameter until it is complete, so a value cut by max_tokens never
+// reaches the stream (anthropics/anthropic-sdk-python#794): the stream
+// can hold only the parameters before the cut, as the unary answer's input
+// does (TestRound14ContextWindowExceeded). The stream ended the call at
+// its content_block_stop, before the stop reason, so the gateway reported
+// it valid, unlike the same answer unary: the end is now held until the
+// next block or the stop reason, and a stop reason that cuts the answer
+// (max_tokens, model_context_window_exceeded, refusal) makes it
+// EventToolCallCut (arguments_valid false) with the unary warning. A call
+// followed by another block was whole: its end is released as before.
+func TestRound14CutCallStream(t *testing.T) {
+	t.Parallel()
+	t.Run("cut", func(t *testing.T) {
+		t.Parallel()
+		const name = "max_tokens_whole_args_stream"
+		evs, err := r14Stream(t, name, toolsRequest(t))
+		if err != nil {
+			t.Fatalf("stream error: %v", err)
+		}
+		f := foldEvents(t, evs)
+		if got := accumulate(t, evs); !proto.Equal(got, f.message) {
+			t.Errorf("accumulated %v, folded %v", got, f.message)
+		}
+		checkLLMWant(t, "stream", f.message, f.meta, llmWant{
+			parts: []*llmrelayv1.Part{text("Here is the report."),
+				{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+					CallId: "toolu_01dNGue8zgJs4JzOiRyzvCaB", Name: "write_file", Arguments: `{"path": "report.md"}`,
+				}}}},
+			responseID: "msg_019xfGRcSZUnInC6sHnCNtxq", model: "claude-sonnet-4-5-20250929", requestID: "req_012rP3wtpPxePoU1aq78B7c8",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_LENGTH, providerStop: "max_tokens",
+			usage:         usageOf(388, 256, 0, 0, 0),
+			requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 11, 24, 8, 34, 40, 0, time.UTC),
+			extended: map[string]string{"service_tier": `"standard"`},
+			warnings: []string{"tool call toolu_01dNGue8zgJs4JzOiRyzvCaB was cut by the token limit; its arguments are partial"},
+		})
+		if countKind(evs, provider.EventToolCallCut) != 1 || countKind(evs, provider.EventToolCallEnd) != 0 {
+			t.Errorf("events %s", renderEvents(t, evs, nil))
+		}
+		providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, nil))
+	})
+	t.Run("followed", func(t *testing.T) {
+		t.Parallel()
+		body := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01FollowedCallQm7Rt2Vx\",\"model\":\"m\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n" +
+			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_01FollowedCallWk3Jd8\",\"name\":\"f\",\"input\":{}}}\n\n" +
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\\\":1}\"}}\n\n" +
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"and th\"}}\n\n" +
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n" +
+			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\"},\"usage\":{\"output_tokens\":9}}\n\n" +
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+		evs, err := collect(streamFromBody([]byte(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if countKind(evs, provider.EventToolCallEnd) != 1 || countKind(evs, provider.EventToolCallCut) != 0 {
+			t.Errorf("the call followed by text was not ended whole: %s", renderEvents(t, evs, nil))
+		}
+		f := foldEvents(t, evs)
+		if tc := f.message.GetParts()[0].GetToolCall(); !tc.GetArgumentsValid() || len(f.meta.GetWarnings()) != 0 {
+			t.Errorf("call %v, warnings %q", tc, f.meta.GetWarnings())
+		}
 	})
 }
