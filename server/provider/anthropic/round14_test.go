@@ -104,10 +104,13 @@ func TestRound14SKToolLoop(t *testing.T) {
 	providertest.Golden(t, "testdata/"+final+".golden", renderEvents(t, evs, nil))
 }
 
-// Round 14, second part: answers no real recording we found shows (see
-// testdata/README.md, "Round 14: stop reasons and errors no real recording
-// shows"). The fixtures are hand-built from the API reference, with ids of
-// their own; the expectations are what the contract asks for.
+// Round 14, second part: stop reasons, errors and server tools. Where no
+// real recording shows an answer (pause_turn, model_context_window_exceeded,
+// a refusal or an error event inside a tool call; see testdata/README.md,
+// "Round 14: stop reasons and errors no real recording shows") the fixture
+// is hand-built from the API reference, with ids of its own; real
+// recordings where they exist (real_mcp, pydantic-ai's redacted thinking
+// stream). The expectations are what the contract asks for.
 
 // r14Stream replays a streamed fixture and returns its events and how the
 // stream ended.
