@@ -544,3 +544,46 @@ func TestRound14CutCallStream(t *testing.T) {
 		}
 	})
 }
+
+// TestRound14CodeExecutionUnary: a real unary answer with the code
+// execution tool (code_execution_20250825; the Vercel AI SDK's
+// anthropic-code-execution-20250825.1.json, testdata/
+// real_code_execution_20250825.http): text, a text_editor_code_execution
+// call writing a script and its result, text, a bash_code_execution call
+// running it and its result (stdout, return_code 0), the answer's text;
+// the container it ran in; end_turn, 7881 in, 608 out. The API ran both
+// tools: no client tool call (STOP, tool_call_count 0), a warning per
+// server block naming the call; the three text blocks are three text parts
+// in order, exactly as sent (the last one with a space before a blank line
+// and markdown); the container is kept for the next request to reuse.
+func TestRound14CodeExecutionUnary(t *testing.T) {
+	t.Parallel()
+	const name = "real_code_execution_20250825"
+	res := r14Generate(t, name, plainRequest())
+	checkLLMWant(t, "unary", res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			text("I'll create a Python script to calculate Fibonacci numbers and then execute it to find the 10th Fibonacci number."),
+			text("Now let me execute the script:"),
+			text("Perfect! The script has been created and executed successfully. \n\n**Result: The 10th Fibonacci number is 55**\n\n" +
+				"The script uses an iterative approach to calculate Fibonacci numbers efficiently, which is better than a recursive approach " +
+				"for larger values of n (avoiding exponential time complexity). The Fibonacci sequence shown is: 1, 1, 2, 3, 5, 8, 13, 21, 34, 55..."),
+		},
+		responseID: "msg_01Wx5dv3Qisv7pjTdanFgc9Q", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(7881, 608, 0, 0, 0),
+		extended: map[string]string{
+			"service_tier": `"standard"`,
+			"container":    `{"expires_at":"2025-10-14T10:28:40.590791Z","id":"container_011CU6rVteVhydYXRyNs6G1M"}`,
+		},
+		warnings: []string{
+			`content[1]: content block type "server_tool_use" (tool "text_editor_code_execution", id srvtoolu_012LCpyzxGBy44bCW4zCxmH2: a tool the provider ran itself)`,
+			`content[2]: content block type "text_editor_code_execution_tool_result" (result of srvtoolu_012LCpyzxGBy44bCW4zCxmH2, a tool the provider ran itself) not supported`,
+			`content[4]: content block type "server_tool_use" (tool "bash_code_execution", id srvtoolu_01KqzcSjepCqNjqeUVqnmEjj: a tool the provider ran itself)`,
+			`content[5]: content block type "bash_code_execution_tool_result" (result of srvtoolu_01KqzcSjepCqNjqeUVqnmEjj, a tool the provider ran itself) not supported`,
+		},
+	})
+	if res.Meta.GetToolCallCount() != 0 {
+		t.Errorf("tool_call_count %d, want 0", res.Meta.GetToolCallCount())
+	}
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
