@@ -365,6 +365,7 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 				return provider.BadResponse(providerName, "more than %d content blocks", maxBlocks)
 			}
 			s.blocks[idx] = &blockState{typ: "text"}
+			s.releaseEnd("") // a block follows the held call
 			s.warn("text_delta for content block %d, which was never started; kept as text", idx)
 		}
 		if ev.Delta.Text != "" {
