@@ -78,14 +78,17 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	}
 	meta.ProviderFinishReason = stop
 	meta.FinishReason = provider.ToolCallsFinish(finishReason(stop), int(meta.ToolCallCount))
-	if n := len(msg.Parts); n > 0 && meta.FinishReason == llmrelayv1.FinishReason_FINISH_REASON_LENGTH {
-		// A tool_use block last in an answer cut by the token limit is
-		// the call being written when the limit hit: the API reports
-		// the input parsed so far, an object that may parse but is not
-		// the whole call (the stream shows the cut JSON text).
+	if n := len(msg.Parts); n > 0 {
+		// A tool_use block last in an answer cut short (the token limit,
+		// the context window, a streaming classifier's refusal) is the
+		// call being written when the answer stopped: the API reports the
+		// input parsed so far, an object that may parse but is not the
+		// whole call (the stream shows the cut JSON text).
 		if tc := msg.Parts[n-1].GetToolCall(); tc != nil && tc.ArgumentsValid {
-			tc.ArgumentsValid = false
-			meta.Warnings = append(meta.Warnings, fmt.Sprintf("tool call %s was cut by the token limit; its arguments are partial", tc.CallId))
+			if cut := cutBy(stop); cut != "" {
+				tc.ArgumentsValid = false
+				meta.Warnings = append(meta.Warnings, fmt.Sprintf("tool call %s was cut by %s; its arguments are partial", tc.CallId, cut))
+			}
 		}
 	}
 	if m.StopSequence != nil && *m.StopSequence != "" {
@@ -138,6 +141,22 @@ func finishReason(stop string) llmrelayv1.FinishReason {
 	default: // pause_turn and reasons added later
 		return llmrelayv1.FinishReason_FINISH_REASON_OTHER
 	}
+}
+
+// cutBy names what cut an answer short for the stop reasons that end it
+// mid-output ("" for the others): max_tokens, model_context_window_exceeded
+// and refusal (a streaming classifier stops the answer where it is, text or
+// tool call; testdata/refusal_in_tool_call.http).
+func cutBy(stop string) string {
+	switch stop {
+	case "max_tokens":
+		return "the token limit"
+	case "model_context_window_exceeded":
+		return "the context window"
+	case "refusal":
+		return "a refusal"
+	}
+	return ""
 }
 
 // usagePaths are the usage fields usageState and the service_tier meta

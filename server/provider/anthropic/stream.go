@@ -50,10 +50,14 @@ type stream struct {
 	inputTransformations bool
 	// fallbacks are the fallback blocks so far (meta.extended.fallback).
 	fallbacks []any
-	usage     usageState
-	done      bool
-	closed    bool
-	err       *provider.Error
+	// heldEnd is the end of the last tool_use block stopped so far, held
+	// until the next block or the stop reason says whether the answer was
+	// cut inside it (releaseEnd).
+	heldEnd *provider.Event
+	usage   usageState
+	done    bool
+	closed  bool
+	err     *provider.Error
 
 	// Reused by decodeTextDeltaFast between events.
 	fastIdx   int
@@ -103,12 +107,16 @@ func (s *stream) Recv() (*provider.Event, error) {
 				s.err = provider.TransportError(providerName, err)
 			}
 			s.err.RequestID = provider.HeaderValue(s.header, requestIDHeader)
+			// The stream broke after the call's block stopped: the call
+			// was whole.
+			s.releaseEnd("")
 			continue
 		}
 		if err := s.handle(string(ev.Type), ev.Data); err != nil {
 			if err.RequestID == "" {
 				err.RequestID = provider.HeaderValue(s.header, requestIDHeader)
 			}
+			s.releaseEnd("")
 			s.err = err
 		}
 	}
@@ -204,6 +212,9 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		s.updateUsage(ev.Usage)
 	case "message_stop":
 		s.done = true
+		// No stop reason came (or it came before the block): the call
+		// stands as it stopped.
+		s.releaseEnd("")
 		// The counts are final: an inconsistent thinking count is said
 		// once, here.
 		if w := s.usage.thinkingWarning(); w != "" {
@@ -220,6 +231,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 // finish emits the finish reason (with the stop sequence and details, and
 // message_delta's container).
 func (s *stream) finish(stop string, seq *string, details, container json.RawMessage) {
+	s.releaseEnd(stop)
 	meta := &llmrelayv1.ResponseMeta{
 		ProviderFinishReason: stop,
 		FinishReason:         provider.ToolCallsFinish(finishReason(stop), s.tools),
@@ -277,6 +289,9 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 	if _, dup := s.blocks[idx]; dup {
 		return provider.BadResponse(providerName, "content block %d started twice", idx)
 	}
+	// Another block follows the held call: it was not the one being
+	// written when the answer stopped.
+	s.releaseEnd("")
 	if len(s.blocks) >= maxBlocks {
 		return provider.BadResponse(providerName, "more than %d content blocks", maxBlocks)
 	}
@@ -350,6 +365,7 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 				return provider.BadResponse(providerName, "more than %d content blocks", maxBlocks)
 			}
 			s.blocks[idx] = &blockState{typ: "text"}
+			s.releaseEnd("") // a block follows the held call
 			s.warn("text_delta for content block %d, which was never started; kept as text", idx)
 		}
 		if ev.Delta.Text != "" {
@@ -415,8 +431,31 @@ func (s *stream) blockStop(ev streamEvent) *provider.Error {
 			CallID: b.callID, Index: b.toolIndex, Arguments: "{}",
 		}})
 	}
-	s.emit(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{
+	// The end is held: if the stop reason that follows cut the answer
+	// (max_tokens, the context window, a refusal), this call is the one
+	// being written, and its arguments are partial even when they parse
+	// (the API's parsed-so-far input; response.go flags the unary call the
+	// same way).
+	s.releaseEnd("")
+	s.heldEnd = &provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{
 		CallID: b.callID, Index: b.toolIndex,
-	}})
+	}}
 	return nil
+}
+
+// releaseEnd emits the held tool call end. stop is the answer's stop
+// reason when it is known ("" when something else followed the call): a
+// reason that cuts the answer (cutBy) makes it EventToolCallCut, with the
+// unary answer's warning.
+func (s *stream) releaseEnd(stop string) {
+	ev := s.heldEnd
+	if ev == nil {
+		return
+	}
+	s.heldEnd = nil
+	if cut := cutBy(stop); cut != "" {
+		ev.Kind = provider.EventToolCallCut
+		s.warn("tool call %s was cut by %s; its arguments are partial", ev.ToolCall.CallID, cut)
+	}
+	s.emit(ev)
 }

@@ -62,6 +62,8 @@ func renderEvents(t *testing.T, evs []*provider.Event, err error) []byte {
 			fmt.Fprintf(&b, "tool_call id=%s index=%d name=%q args=%s\n", ev.ToolCall.CallID, ev.ToolCall.Index, ev.ToolCall.Name, strconv.Quote(ev.ToolCall.Arguments))
 		case provider.EventToolCallEnd:
 			fmt.Fprintf(&b, "tool_call_end id=%s index=%d\n", ev.ToolCall.CallID, ev.ToolCall.Index)
+		case provider.EventToolCallCut:
+			fmt.Fprintf(&b, "tool_call_cut id=%s index=%d\n", ev.ToolCall.CallID, ev.ToolCall.Index)
 		case provider.EventUsage:
 			fmt.Fprintf(&b, "usage %s\n", compactJSON(t, providertest.ProtoJSON(t, ev.Usage)))
 		case provider.EventReasoning:
@@ -104,6 +106,7 @@ func foldEvents(t *testing.T, evs []*provider.Event) folded {
 	type call struct {
 		name, args, sig string
 		index           int
+		cut             bool
 	}
 	type reasoning struct {
 		text, sig strings.Builder
@@ -170,10 +173,14 @@ func foldEvents(t *testing.T, evs []*provider.Event) folded {
 			}
 			c.args += d.Arguments
 			c.sig += d.Signature
-		case provider.EventToolCallEnd:
-			if _, ok := calls[ev.ToolCall.CallID]; !ok {
+		case provider.EventToolCallEnd, provider.EventToolCallCut:
+			c, ok := calls[ev.ToolCall.CallID]
+			if !ok {
 				t.Errorf("end of unknown call %q", ev.ToolCall.CallID)
+				continue
 			}
+			// The gateway reports a cut call with arguments_valid false.
+			c.cut = ev.Kind == provider.EventToolCallCut
 		case provider.EventUsage:
 			meta.Usage = ev.Usage
 		}
@@ -189,7 +196,7 @@ func foldEvents(t *testing.T, evs []*provider.Event) folded {
 		default:
 			c := calls[sg.callID]
 			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
-				CallId: sg.callID, Name: c.name, Arguments: c.args, ArgumentsValid: providertest.IsJSONObject(c.args), Signature: c.sig,
+				CallId: sg.callID, Name: c.name, Arguments: c.args, ArgumentsValid: !c.cut && providertest.IsJSONObject(c.args), Signature: c.sig,
 			}}})
 		}
 	}
@@ -218,6 +225,15 @@ func accumulate(t *testing.T, evs []*provider.Event) *llmrelayv1.Message {
 		case provider.EventToolCall:
 			d := ev.ToolCall
 			err = acc.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: d.CallID, Index: int32(d.Index), Name: d.Name, ArgumentsDelta: d.Arguments, Signature: d.Signature})
+		case provider.EventToolCallEnd, provider.EventToolCallCut:
+			// The done event the client receives: a cut call's arguments
+			// are not valid, whatever their syntax.
+			if tc, idx := acc.ToolCall(ev.ToolCall.CallID); tc != nil {
+				if ev.Kind == provider.EventToolCallCut {
+					tc.ArgumentsValid = false
+				}
+				err = acc.AddToolCallDone(&llmrelayv1.ToolCallDone{Index: idx, ToolCall: tc})
+			}
 		}
 		if err != nil {
 			t.Fatalf("accumulator: %v", err)
