@@ -18,10 +18,17 @@ func (f *foldState) refusal(s string)     { f.acc.AddRefusal(s) }
 func (f *foldState) toolDelta(d *llmrelayv1.ToolCallDelta) error { return f.acc.AddToolCallDelta(d) }
 
 // doneCall completes the call; nil when it is unknown or already complete.
-func (f *foldState) doneCall(id string) (*llmrelayv1.ToolCallDone, error) {
+// cut: the answer stopped inside the call (the token limit, the context
+// window, a refusal), so its arguments are not valid even when they parse;
+// the server's own message (structured-output validation reads it) says so
+// as the client's does.
+func (f *foldState) doneCall(id string, cut bool) (*llmrelayv1.ToolCallDone, error) {
 	tc, idx := f.acc.ToolCall(id)
 	if tc == nil || f.done[id] {
 		return nil, nil
+	}
+	if cut {
+		tc.ArgumentsValid = false
 	}
 	d := &llmrelayv1.ToolCallDone{Index: idx, ToolCall: tc}
 	if err := f.acc.AddToolCallDone(d); err != nil {

@@ -845,15 +845,12 @@ func (r *relay) broken(err error) error {
 // (provider.EventToolCallCut), so its arguments are not valid even when
 // they parse.
 func (r *relay) completeCall(id string, cut bool) error {
-	done, err := r.acc.doneCall(id)
+	done, err := r.acc.doneCall(id, cut)
 	if err != nil {
 		return r.broken(err)
 	}
 	if done == nil || !r.sink.tools() {
 		return nil
-	}
-	if cut {
-		done.ToolCall.ArgumentsValid = false
 	}
 	return r.send(r.sink.toolDone(done))
 }
