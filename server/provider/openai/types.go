@@ -315,16 +315,21 @@ type embedRequest struct {
 }
 
 type embedResponse struct {
-	Object string          `json:"object"`
-	Data   []embedData     `json:"data"`
-	Model  string          `json:"model"`
-	Usage  *wireUsage      `json:"usage"`
-	Error  json.RawMessage `json:"error"`
+	// ID and Created: Mistral, vLLM and other compatible servers send
+	// them (OpenAI does not).
+	ID      string          `json:"id"`
+	Created flexInt         `json:"created"`
+	Object  string          `json:"object"`
+	Data    []embedData     `json:"data"`
+	Model   string          `json:"model"`
+	Usage   *wireUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
 }
 
 type embedData struct {
-	Object string  `json:"object"`
-	Index  flexInt `json:"index"`
+	Object string `json:"object"`
+	// Index is nil when the entry has none.
+	Index *flexInt `json:"index"`
 	// Embedding is an array of numbers (encoding_format float) or a
 	// base64 string of little-endian float32 (encoding_format base64).
 	Embedding json.RawMessage `json:"embedding"`
