@@ -56,9 +56,17 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 	if !ok || !isPresent(errRaw) {
 		// vLLM and others: {"object":"error","message":...,"type":...,"code":400}
 		if _, hasMsg := env["message"]; !hasMsg {
-			return nil
+			// FastAPI servers (Voyage's /v1/embeddings, pydantic-ai's
+			// recording): {"detail":"..."}, or for a request that fails
+			// validation {"detail":[{"loc":[...],"msg":"..."}]}.
+			d := fastAPIDetail(env["detail"])
+			if d == "" {
+				return nil
+			}
+			errRaw = mustJSON(d)
+		} else {
+			errRaw = raw
 		}
-		errRaw = raw
 	}
 	var e *provider.Error
 	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
@@ -70,6 +78,39 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 	e.RequestID = p.requestID(resp.Header)
 	sec.redactError(e)
 	return e
+}
+
+// fastAPIDetail is the text of a FastAPI error's "detail": the string, or
+// the "loc: msg" of each validation failure joined with "; "; "" when it
+// is neither.
+func fastAPIDetail(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return strings.TrimSpace(s)
+	}
+	var items []struct {
+		Loc []any  `json:"loc"`
+		Msg string `json:"msg"`
+	}
+	if json.Unmarshal(raw, &items) != nil {
+		return ""
+	}
+	var parts []string
+	for _, it := range items {
+		if it.Msg == "" {
+			continue
+		}
+		loc := make([]string, 0, len(it.Loc))
+		for _, l := range it.Loc {
+			loc = append(loc, fmt.Sprint(l))
+		}
+		if len(loc) > 0 {
+			parts = append(parts, strings.Join(loc, ".")+": "+it.Msg)
+		} else {
+			parts = append(parts, it.Msg)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // errorFromObject builds an error from an "error" value: an object

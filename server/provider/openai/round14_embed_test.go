@@ -263,3 +263,37 @@ func TestRound14EmbedDimensionsIgnored(t *testing.T) {
 		t.Errorf("sent %v", sent)
 	}
 }
+
+// TestRound14EmbedErrors: error answers to /embeddings keep the
+// provider's words, status, code and kind.
+func TestRound14EmbedErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		kind    provider.Kind
+		status  int
+		code    string
+		message string
+		reqID   string
+	}{
+		// OpenAI, an unknown model (pydantic-ai's recording).
+		{"real_pyd_embed_openai_model_not_found", provider.KindNotFound, 404, "model_not_found", "The model `nonexistent` does not exist or you do not have access to it.", ""},
+		// Voyage answers FastAPI's {"detail": "..."}: the text was lost
+		// (the message was the status text, "Bad Request").
+		{"real_pyd_embed_voyage_model_not_supported", provider.KindInvalidRequest, 400, "", "Model nonexistent is not supported. Supported models are ['g2-20250421-0156pm-voyage-2-series-preloading', 'voyage-large-2-instruct', 'voyage-law-2', 'voyage-code-2', 'voyage-02', 'voyage-2', 'voyage-01', 'voyage-lite-01', 'voyage-lite-01-instruct', 'voyage-lite-02-instruct', 'voyage-multilingual-2', 'voyage-large-2'].", ""},
+		// FastAPI's validation failure: each location and message.
+		{"embed_error_422_detail", provider.KindInvalidRequest, 422, "", "body.input: Field required; body.dimensions: Input should be a valid integer", "req_embed_422"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			p := newTestProvider(t, kOpenAI, srv.URL)
+			_, err := p.Embed(context.Background(), &provider.EmbedRequest{Model: "nonexistent", Inputs: []string{"Hello, world!"}})
+			pe := providerError(t, err)
+			if pe.Kind != tc.kind || pe.HTTPStatus != tc.status || pe.Code != tc.code || pe.Message != tc.message || pe.RequestID != tc.reqID {
+				t.Errorf("got kind %v status %d code %q message %q request id %q", pe.Kind, pe.HTTPStatus, pe.Code, pe.Message, pe.RequestID)
+			}
+		})
+	}
+}
