@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
@@ -259,7 +260,7 @@ func TestRound14EmbedDimensionsIgnored(t *testing.T) {
 	if err := json.Unmarshal(srv.Last(t).Body, &sent); err != nil {
 		t.Fatal(err)
 	}
-	if sent["dimensions"] != float64(256) || sent["encoding_format"] != "float" {
+	if _, ok := sent["encoding_format"]; sent["dimensions"] != float64(256) || ok {
 		t.Errorf("sent %v", sent)
 	}
 }
@@ -295,5 +296,47 @@ func TestRound14EmbedErrors(t *testing.T) {
 				t.Errorf("got kind %v status %d code %q message %q request id %q", pe.Kind, pe.HTTPStatus, pe.Code, pe.Message, pe.RequestID)
 			}
 		})
+	}
+}
+
+// TestRound14EmbedRequestVoyage: no encoding_format (Voyage answers 400 to
+// "float": labring/FastGPT#6744, cocoindex-io/cocoindex-code#148), and
+// dimensions as Voyage names them, output_dimension, on api.voyageai.com
+// only; elsewhere "dimensions", and extra_body may still ask for base64.
+func TestRound14EmbedRequestVoyage(t *testing.T) {
+	t.Parallel()
+	req := &provider.EmbedRequest{Model: "voyage-4", Inputs: []string{"a"}, Dimensions: proto.Int32(512)}
+	cases := []struct {
+		base string
+		want string
+	}{
+		{"https://api.voyageai.com/v1", `{"model":"voyage-4","input":["a"],"output_dimension":512}`},
+		{"https://api.openai.com/v1", `{"model":"voyage-4","input":["a"],"dimensions":512}`},
+		{"https://voyageai.example.com/v1", `{"model":"voyage-4","input":["a"],"dimensions":512}`},
+	}
+	for _, tc := range cases {
+		p, err := New(testKey, WithBaseURL(tc.base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := p.buildEmbedRequest(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(body) != tc.want {
+			t.Errorf("%s: %s, want %s", tc.base, body, tc.want)
+		}
+	}
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := p.buildEmbedRequest(&provider.EmbedRequest{Model: "m", Inputs: []string{"a"},
+		ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: `{"encoding_format":"base64"}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"model":"m","input":["a"],"encoding_format":"base64"}`; string(body) != want {
+		t.Errorf("extra_body: %s, want %s", body, want)
 	}
 }

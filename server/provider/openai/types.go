@@ -307,11 +307,12 @@ type complDetails struct {
 
 // embedRequest is the body of POST /embeddings.
 type embedRequest struct {
-	Model          string   `json:"model"`
-	Input          []string `json:"input"`
-	Dimensions     *int32   `json:"dimensions,omitempty"`
-	EncodingFormat string   `json:"encoding_format"`
-	User           string   `json:"user,omitempty"`
+	Model      string   `json:"model"`
+	Input      []string `json:"input"`
+	Dimensions *int32   `json:"dimensions,omitempty"`
+	// OutputDimension is Voyage's name for dimensions.
+	OutputDimension *int32 `json:"output_dimension,omitempty"`
+	User            string `json:"user,omitempty"`
 }
 
 type embedResponse struct {
