@@ -276,20 +276,28 @@ func TestRound14EmbedErrors(t *testing.T) {
 		code    string
 		message string
 		reqID   string
+		azure   bool
 	}{
+		// Azure OpenAI's 401 for a bad key on the deployment's
+		// /embeddings route (openllmetry's recording): apim-request-id.
+		{"real_oll_embed_azure_401", provider.KindUnauthenticated, 401, "401", "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.", "a12b8d1c-ec44-4f47-836c-af5095ede296", true},
 		// OpenAI, an unknown model (pydantic-ai's recording).
-		{"real_pyd_embed_openai_model_not_found", provider.KindNotFound, 404, "model_not_found", "The model `nonexistent` does not exist or you do not have access to it.", ""},
+		{"real_pyd_embed_openai_model_not_found", provider.KindNotFound, 404, "model_not_found", "The model `nonexistent` does not exist or you do not have access to it.", "", false},
 		// Voyage answers FastAPI's {"detail": "..."}: the text was lost
 		// (the message was the status text, "Bad Request").
-		{"real_pyd_embed_voyage_model_not_supported", provider.KindInvalidRequest, 400, "", "Model nonexistent is not supported. Supported models are ['g2-20250421-0156pm-voyage-2-series-preloading', 'voyage-large-2-instruct', 'voyage-law-2', 'voyage-code-2', 'voyage-02', 'voyage-2', 'voyage-01', 'voyage-lite-01', 'voyage-lite-01-instruct', 'voyage-lite-02-instruct', 'voyage-multilingual-2', 'voyage-large-2'].", ""},
+		{"real_pyd_embed_voyage_model_not_supported", provider.KindInvalidRequest, 400, "", "Model nonexistent is not supported. Supported models are ['g2-20250421-0156pm-voyage-2-series-preloading', 'voyage-large-2-instruct', 'voyage-law-2', 'voyage-code-2', 'voyage-02', 'voyage-2', 'voyage-01', 'voyage-lite-01', 'voyage-lite-01-instruct', 'voyage-lite-02-instruct', 'voyage-multilingual-2', 'voyage-large-2'].", "", false},
 		// FastAPI's validation failure: each location and message.
-		{"embed_error_422_detail", provider.KindInvalidRequest, 422, "", "body.input: Field required; body.dimensions: Input should be a valid integer", "req_embed_422"},
+		{"embed_error_422_detail", provider.KindInvalidRequest, 422, "", "body.input: Field required; body.dimensions: Input should be a valid integer", "req_embed_422", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := providertest.ReplayFile(t, td(tc.name+".http"))
-			p := newTestProvider(t, kOpenAI, srv.URL)
+			k := kOpenAI
+			if tc.azure {
+				k = kAzure
+			}
+			p := newTestProvider(t, k, srv.URL)
 			_, err := p.Embed(context.Background(), &provider.EmbedRequest{Model: "nonexistent", Inputs: []string{"Hello, world!"}})
 			pe := providerError(t, err)
 			if pe.Kind != tc.kind || pe.HTTPStatus != tc.status || pe.Code != tc.code || pe.Message != tc.message || pe.RequestID != tc.reqID {
