@@ -190,6 +190,11 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 	case code == "context_length_exceeded" || typ == "context_length_exceeded" ||
 		((status == 0 || status == http.StatusBadRequest || status == http.StatusOK) && looksLikeContextLength(e.Message)):
 		e.Kind = provider.KindContextLength
+	case inputTooLongRE.MatchString(e.Message):
+		// An embedding input longer than the server takes, under a status
+		// of its own: TEI's 413, llama.cpp's 500 (the same input fails
+		// every time; not a server fault to retry).
+		e.Kind = provider.KindContextLength
 	case code == "content_filter" || (we.InnerError != nil && string(we.InnerError.Code) == "ResponsibleAIPolicyViolation"):
 		e.Kind = provider.KindContentFilter
 		if we.InnerError != nil && isPresent(we.InnerError.ContentFilterResult) {
@@ -241,6 +246,12 @@ func kindForCode(typ, code string) provider.Kind {
 var contextLengthRE = regexp.MustCompile(`(?i)maximum context length|context length exceeded|context window|too many tokens|prompt is too long`)
 
 func looksLikeContextLength(msg string) bool { return contextLengthRE.MatchString(msg) }
+
+// inputTooLongRE: TEI's "Input validation error: `inputs` must have less
+// than 512 tokens. Given: 516" (413; or "characters") and llama.cpp's "input is too large
+// to process. increase the physical batch size", later "input (992
+// tokens) is too large to process" (500).
+var inputTooLongRE = regexp.MustCompile("(?i)`?inputs`? must have less than \\d+ (tokens|characters)|\\binput (\\(\\d+ tokens\\) )?is too large to process")
 
 var (
 	// "Please try again in 1.5s." / "in 222ms" / "in 6m0s" (OpenAI).

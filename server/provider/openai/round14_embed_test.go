@@ -286,6 +286,14 @@ func TestRound14EmbedErrors(t *testing.T) {
 		// Voyage answers FastAPI's {"detail": "..."}: the text was lost
 		// (the message was the status text, "Bad Request").
 		{"real_pyd_embed_voyage_model_not_supported", provider.KindInvalidRequest, 400, "", "Model nonexistent is not supported. Supported models are ['g2-20250421-0156pm-voyage-2-series-preloading', 'voyage-large-2-instruct', 'voyage-law-2', 'voyage-code-2', 'voyage-02', 'voyage-2', 'voyage-01', 'voyage-lite-01', 'voyage-lite-01-instruct', 'voyage-lite-02-instruct', 'voyage-multilingual-2', 'voyage-large-2'].", "", false},
+		// An input longer than the server takes: TEI's OpenAI route
+		// answers 413 (was invalid_request), llama.cpp 500 (was
+		// unavailable, retried as a server fault), vLLM 400.
+		{"embed_error_tei_413_tokens", provider.KindContextLength, 413, "413", "Input validation error: inputs must have less than 512 tokens. Given: 516", "", false},
+		{"embed_error_llamacpp_500_too_large", provider.KindContextLength, 500, "500", "input is too large to process. increase the physical batch size", "", false},
+		{"embed_error_vllm_400_context", provider.KindContextLength, 400, "400", "This model's maximum context length is 512 tokens. However, you requested 600 tokens in the input for embedding generation. Please reduce the length of the input.", "", false},
+		// Too many inputs for TEI's batch: a bad request, not a long input.
+		{"embed_error_tei_413_batch", provider.KindInvalidRequest, 413, "413", "batch size 64 > maximum allowed batch size 32", "", false},
 		// FastAPI's validation failure: each location and message.
 		{"embed_error_422_detail", provider.KindInvalidRequest, 422, "", "body.input: Field required; body.dimensions: Input should be a valid integer", "req_embed_422", false},
 	}
@@ -346,5 +354,22 @@ func TestRound14EmbedRequestVoyage(t *testing.T) {
 	}
 	if want := `{"model":"m","input":["a"],"encoding_format":"base64"}`; string(body) != want {
 		t.Errorf("extra_body: %s, want %s", body, want)
+	}
+}
+
+// TestRound14InputTooLongWording: the wordings the input-too-long rule
+// knows, and neighbours it must leave alone.
+func TestRound14InputTooLongWording(t *testing.T) {
+	t.Parallel()
+	for msg, want := range map[string]bool{
+		"input is too large to process. increase the physical batch size":                                  true,
+		"input (992 tokens) is too large to process. increase the physical batch size (current batch size": true, // lemonade-sdk/lemonade#3591
+		"Input validation error: `inputs` must have less than 8192 tokens. Given: 9718":                    true, // huggingface/text-embeddings-inference#406
+		"batch size 64 > maximum allowed batch size 32":                                                    false,
+		"Input validation error: `inputs` must have less than 32000 characters. Given: 67337":              true, // huggingface/text-embeddings-inference#394
+	} {
+		if got := inputTooLongRE.MatchString(msg); got != want {
+			t.Errorf("%q: %v, want %v", msg, got, want)
+		}
 	}
 }
