@@ -605,7 +605,7 @@ func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, e
 	if isPresent(w.Error) {
 		return nil, p.errorFromObject(w.Error, 0, "", nil)
 	}
-	meta := &llmrelayv1.ResponseMeta{ResponseId: w.ID, ResolvedModel: w.Model}
+	meta := &llmrelayv1.ResponseMeta{ResponseId: w.ID, ResolvedModel: w.Model, ProviderRequestId: w.RequestID}
 	setCreated(meta, w.Created)
 	if warn != "" {
 		meta.Warnings = append(meta.Warnings, warn)

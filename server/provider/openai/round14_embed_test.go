@@ -157,6 +157,7 @@ func TestRound14EmbedShapes(t *testing.T) {
 		{"embed_no_index", two, ""},
 		{"embed_zero_usage", two, ""},
 		{"embed_id_created", []string{"a"}, ""},
+		{"embed_body_request_id", two, ""},
 		{"embed_duplicate_index", two, "index 0 given twice"},
 		{"embed_index_gap", two, "index 2 out of range"},
 		{"embed_count_short", two, "1 embeddings for 2 inputs"},
@@ -237,6 +238,16 @@ func TestRound14EmbedUsageAndIDs(t *testing.T) {
 	}
 	if u := res.Meta.GetUsage(); u.GetInputTokens() != 3 || u.GetTotalTokens() != 3 {
 		t.Errorf("usage %v", u)
+	}
+	// Together's request_id in the body, no request-id header, no usage.
+	srv = providertest.ReplayFile(t, td("embed_body_request_id.http"))
+	p = newTestProvider(t, kOpenAI, srv.URL)
+	res, err = p.Embed(context.Background(), &provider.EmbedRequest{Model: "togethercomputer/m2-bert-80M-8k-retrieval", Inputs: []string{"a", "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Meta.GetProviderRequestId() != "9a3f0c2b7d1e4a5f-SJC" || res.Meta.Usage != nil {
+		t.Errorf("meta %v", res.Meta)
 	}
 }
 

@@ -318,13 +318,16 @@ type embedRequest struct {
 type embedResponse struct {
 	// ID and Created: Mistral, vLLM and other compatible servers send
 	// them (OpenAI does not).
-	ID      string          `json:"id"`
-	Created flexInt         `json:"created"`
-	Object  string          `json:"object"`
-	Data    []embedData     `json:"data"`
-	Model   string          `json:"model"`
-	Usage   *wireUsage      `json:"usage"`
-	Error   json.RawMessage `json:"error"`
+	ID      string  `json:"id"`
+	Created flexInt `json:"created"`
+	// RequestID: Together's answers carry it in the body; a request-id
+	// header wins over it.
+	RequestID string          `json:"request_id"`
+	Object    string          `json:"object"`
+	Data      []embedData     `json:"data"`
+	Model     string          `json:"model"`
+	Usage     *wireUsage      `json:"usage"`
+	Error     json.RawMessage `json:"error"`
 }
 
 type embedData struct {
