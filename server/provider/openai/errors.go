@@ -247,11 +247,13 @@ var contextLengthRE = regexp.MustCompile(`(?i)maximum context length|context len
 
 func looksLikeContextLength(msg string) bool { return contextLengthRE.MatchString(msg) }
 
-// inputTooLongRE: TEI's "Input validation error: `inputs` must have less
-// than 512 tokens. Given: 516" (413; or "characters") and llama.cpp's "input is too large
-// to process. increase the physical batch size", later "input (992
-// tokens) is too large to process" (500).
-var inputTooLongRE = regexp.MustCompile("(?i)`?inputs`? must have less than \\d+ (tokens|characters)|\\binput (\\(\\d+ tokens\\) )?is too large to process")
+// inputTooLongRE: an embedding input longer than the server takes.
+// OpenAI's "Invalid 'input[0]': maximum input length is 8192 tokens."
+// (400, no code), TEI's "Input validation error: `inputs` must have less
+// than 512 tokens. Given: 516" (413; or "characters") and llama.cpp's
+// "input is too large to process. increase the physical batch size",
+// later "input (992 tokens) is too large to process" (500).
+var inputTooLongRE = regexp.MustCompile("(?i)maximum input length is \\d+ tokens|`?inputs`? must have less than \\d+ (tokens|characters)|\\binput (\\(\\d+ tokens\\) )?is too large to process")
 
 var (
 	// "Please try again in 1.5s." / "in 222ms" / "in 6m0s" (OpenAI).

@@ -297,6 +297,10 @@ func TestRound14EmbedErrors(t *testing.T) {
 		// Voyage answers FastAPI's {"detail": "..."}: the text was lost
 		// (the message was the status text, "Bad Request").
 		{"real_pyd_embed_voyage_model_not_supported", provider.KindInvalidRequest, 400, "", "Model nonexistent is not supported. Supported models are ['g2-20250421-0156pm-voyage-2-series-preloading', 'voyage-large-2-instruct', 'voyage-law-2', 'voyage-code-2', 'voyage-02', 'voyage-2', 'voyage-01', 'voyage-lite-01', 'voyage-lite-01-instruct', 'voyage-lite-02-instruct', 'voyage-multilingual-2', 'voyage-large-2'].", "", false},
+		// OpenAI's wording for an input over 8192 tokens since 2024 (the
+		// older "maximum context length" one was matched; this one was
+		// invalid_request).
+		{"embed_error_openai_400_input_length", provider.KindContextLength, 400, "invalid_request_error", "Invalid 'input[0]': maximum input length is 8192 tokens.", "req_embed_input_length", false},
 		// An input longer than the server takes: TEI's OpenAI route
 		// answers 413 (was invalid_request), llama.cpp 500 (was
 		// unavailable, retried as a server fault), vLLM 400.
