@@ -390,8 +390,9 @@ func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, error)
 		inputs = []string{}
 	}
 	w := embedRequest{Model: req.Model, Input: inputs, Dimensions: req.Dimensions}
-	if voyageHost(p.baseURL) {
-		// Voyage rejects "dimensions"; its name is output_dimension.
+	if outputDimensionHost(p.baseURL) {
+		// Voyage rejects "dimensions"; its name, and Mistral's
+		// (codestral-embed), is output_dimension.
 		w.Dimensions, w.OutputDimension = nil, req.Dimensions
 	}
 	if oo := req.ProviderOptions.GetOpenai(); oo != nil {
@@ -408,14 +409,21 @@ func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, error)
 	return body, nil
 }
 
-// voyageHost reports whether baseURL is Voyage AI's API (api.voyageai.com).
-func voyageHost(baseURL string) bool {
+// outputDimensionHost reports whether baseURL is an API that names the
+// embedding dimensions output_dimension: Voyage AI's (api.voyageai.com)
+// and Mistral's (api.mistral.ai).
+func outputDimensionHost(baseURL string) bool {
 	u, err := url.Parse(baseURL)
 	if err != nil {
 		return false
 	}
 	h := strings.ToLower(u.Hostname())
-	return h == "voyageai.com" || strings.HasSuffix(h, ".voyageai.com")
+	for _, d := range []string{"voyageai.com", "mistral.ai"} {
+		if h == d || strings.HasSuffix(h, "."+d) {
+			return true
+		}
+	}
+	return false
 }
 
 // toolParameters is a tool's JSON Schema as sent (both formats).

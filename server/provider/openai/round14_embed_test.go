@@ -332,8 +332,9 @@ func TestRound14EmbedErrors(t *testing.T) {
 
 // TestRound14EmbedRequestVoyage: no encoding_format (Voyage answers 400 to
 // "float": labring/FastGPT#6744, cocoindex-io/cocoindex-code#148), and
-// dimensions as Voyage names them, output_dimension, on api.voyageai.com
-// only; elsewhere "dimensions", and extra_body may still ask for base64.
+// dimensions as Voyage and Mistral name them, output_dimension, on their
+// hosts only; elsewhere "dimensions", and extra_body may still ask for
+// base64.
 func TestRound14EmbedRequestVoyage(t *testing.T) {
 	t.Parallel()
 	req := &provider.EmbedRequest{Model: "voyage-4", Inputs: []string{"a"}, Dimensions: proto.Int32(512)}
@@ -344,6 +345,7 @@ func TestRound14EmbedRequestVoyage(t *testing.T) {
 		{"https://api.voyageai.com/v1", `{"model":"voyage-4","input":["a"],"output_dimension":512}`},
 		{"https://api.openai.com/v1", `{"model":"voyage-4","input":["a"],"dimensions":512}`},
 		{"https://voyageai.example.com/v1", `{"model":"voyage-4","input":["a"],"dimensions":512}`},
+		{"https://api.mistral.ai/v1", `{"model":"voyage-4","input":["a"],"output_dimension":512}`},
 	}
 	for _, tc := range cases {
 		p, err := New(testKey, WithBaseURL(tc.base))

@@ -310,7 +310,7 @@ type embedRequest struct {
 	Model      string   `json:"model"`
 	Input      []string `json:"input"`
 	Dimensions *int32   `json:"dimensions,omitempty"`
-	// OutputDimension is Voyage's name for dimensions.
+	// OutputDimension is Voyage's and Mistral's name for dimensions.
 	OutputDimension *int32 `json:"output_dimension,omitempty"`
 	User            string `json:"user,omitempty"`
 }
