@@ -654,8 +654,8 @@ func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, e
 		// always answer so): no text embeds in zero tokens.
 		meta.Usage = normalizeUsage(u)
 		if meta.Usage.InputTokens == 0 && meta.Usage.OutputTokens == 0 {
-			// Voyage counts total_tokens only: every
-			// token of an embedding request is an input token.
+			// Voyage counts total_tokens only: every token of an
+			// embedding request is an input token.
 			meta.Usage.InputTokens = meta.Usage.TotalTokens
 		}
 		usageDetails(u).Set(meta)
