@@ -149,6 +149,11 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 	}
 	res.Meta.ProviderRequestId = provider.HeaderValue(resp.Header, requestIDHeader)
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
+	if d := req.Dimensions; d != nil && len(res.Embeddings[0].Values) != int(*d) {
+		// An Ollama that does not know "dimensions", or a model that
+		// cannot shorten, answers with the model's own length.
+		res.Meta.Warnings = append(res.Meta.Warnings, fmt.Sprintf("asked for %d dimensions, got %d", *d, len(res.Embeddings[0].Values)))
+	}
 	return res, nil
 }
 

@@ -310,6 +310,9 @@ func parseEmbedResponse(body []byte, n int) (*provider.Result, error) {
 		if len(v) == 0 {
 			return nil, provider.BadResponse(providerName, "embed response: embedding %d is empty", i)
 		}
+		if i > 0 && len(v) != len(r.Embeddings[0]) {
+			return nil, provider.BadResponse(providerName, "embed response: embedding %d has %d values where the first has %d", i, len(v), len(r.Embeddings[0]))
+		}
 		res.Embeddings = append(res.Embeddings, &llmrelayv1.Embedding{Index: int32(i), Values: v})
 	}
 	if r.PromptEvalCount.Present {

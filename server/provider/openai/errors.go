@@ -67,9 +67,17 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 		}
 		// vLLM and others: {"object":"error","message":...,"type":...,"code":400}
 		if _, hasMsg := env["message"]; !hasMsg {
-			return nil
+			// FastAPI servers (Voyage's /v1/embeddings, pydantic-ai's
+			// recording): {"detail":"..."}, or for a request that fails
+			// validation {"detail":[{"loc":[...],"msg":"..."}]}.
+			d := fastAPIDetail(env["detail"])
+			if d == "" {
+				return nil
+			}
+			errRaw = mustJSON(d)
+		} else {
+			errRaw = raw
 		}
-		errRaw = raw
 	}
 	var e *provider.Error
 	if success {
@@ -86,6 +94,39 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 	e.RequestID = p.requestID(resp.Header)
 	sec.redactError(e)
 	return e
+}
+
+// fastAPIDetail is the text of a FastAPI error's "detail": the string, or
+// the "loc: msg" of each validation failure joined with "; "; "" when it
+// is neither.
+func fastAPIDetail(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return strings.TrimSpace(s)
+	}
+	var items []struct {
+		Loc []any  `json:"loc"`
+		Msg string `json:"msg"`
+	}
+	if json.Unmarshal(raw, &items) != nil {
+		return ""
+	}
+	var parts []string
+	for _, it := range items {
+		if it.Msg == "" {
+			continue
+		}
+		loc := make([]string, 0, len(it.Loc))
+		for _, l := range it.Loc {
+			loc = append(loc, fmt.Sprint(l))
+		}
+		if len(loc) > 0 {
+			parts = append(parts, strings.Join(loc, ".")+": "+it.Msg)
+		} else {
+			parts = append(parts, it.Msg)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // errorFromObject builds an error from an "error" value: an object
@@ -298,6 +339,11 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 	case code == "context_length_exceeded" || typ == "context_length_exceeded" ||
 		((status == 0 || status == http.StatusBadRequest || status == http.StatusUnprocessableEntity || status == http.StatusOK) && looksLikeContextLength(e.Message)):
 		e.Kind = provider.KindContextLength
+	case inputTooLongRE.MatchString(e.Message):
+		// An embedding input longer than the server takes, under a status
+		// of its own: TEI's 413, llama.cpp's 500 (the same input fails
+		// every time; not a server fault to retry).
+		e.Kind = provider.KindContextLength
 	case code == "content_filter" || sensitiveCode(code) || contentRiskRE.MatchString(e.Message) ||
 		(we.InnerError != nil && string(we.InnerError.Code) == "ResponsibleAIPolicyViolation"):
 		e.Kind = provider.KindContentFilter
@@ -389,6 +435,14 @@ var contextLengthRE = regexp.MustCompile("(?i)maximum context length|context len
 	"`inputs` tokens \\+ `max_new_tokens` must be <=|`inputs` must have less than \\d+ tokens")
 
 func looksLikeContextLength(msg string) bool { return contextLengthRE.MatchString(msg) }
+
+// inputTooLongRE: an embedding input longer than the server takes.
+// OpenAI's "Invalid 'input[0]': maximum input length is 8192 tokens."
+// (400, no code), TEI's "Input validation error: `inputs` must have less
+// than 512 tokens. Given: 516" (413; or "characters") and llama.cpp's
+// "input is too large to process. increase the physical batch size",
+// later "input (992 tokens) is too large to process" (500).
+var inputTooLongRE = regexp.MustCompile("(?i)maximum input length is \\d+ tokens|`?inputs`? must have less than \\d+ (tokens|characters)|\\binput (\\(\\d+ tokens\\) )?is too large to process")
 
 var (
 	// "Please try again in 1.5s." / "in 222ms" / "in 6m0s" (OpenAI).

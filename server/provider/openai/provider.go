@@ -587,6 +587,12 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 	if err != nil {
 		return nil, p.annotate(err, resp, req.Model, sec)
 	}
+	if d := req.Dimensions; d != nil && len(res.Embeddings) > 0 && len(res.Embeddings[0].Values) != int(*d) {
+		// A server that cannot shorten the vectors may ignore
+		// "dimensions": they are the model's own, and cutting them would
+		// not make a shortened embedding.
+		res.Meta.Warnings = append(res.Meta.Warnings, fmt.Sprintf("asked for %d dimensions, got %d", *d, len(res.Embeddings[0].Values)))
+	}
 	p.headerMeta(res.Meta, resp.Header, req.Model)
 	return res, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -376,7 +377,10 @@ func mustJSON(s string) json.RawMessage {
 	return b
 }
 
-// buildEmbedRequest encodes an embeddings request.
+// buildEmbedRequest encodes an embeddings request. encoding_format is not
+// sent: float is every server's default, and Voyage answers 400 to
+// "float" (it takes only base64 or nothing). A base64 answer, asked for
+// through extra_body, is read as well.
 func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, error) {
 	if req == nil {
 		return nil, p.invalid("nil request")
@@ -385,7 +389,12 @@ func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, error)
 	if inputs == nil {
 		inputs = []string{}
 	}
-	w := embedRequest{Model: req.Model, Input: inputs, Dimensions: req.Dimensions, EncodingFormat: "float"}
+	w := embedRequest{Model: req.Model, Input: inputs, Dimensions: req.Dimensions}
+	if outputDimensionHost(p.baseURL) {
+		// Voyage rejects "dimensions"; its name, and Mistral's
+		// (codestral-embed), is output_dimension.
+		w.Dimensions, w.OutputDimension = nil, req.Dimensions
+	}
 	if oo := req.ProviderOptions.GetOpenai(); oo != nil {
 		w.User = oo.GetUser()
 	}
@@ -398,6 +407,23 @@ func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, error)
 		return nil, p.invalid("%v", err)
 	}
 	return body, nil
+}
+
+// outputDimensionHost reports whether baseURL is an API that names the
+// embedding dimensions output_dimension: Voyage AI's (api.voyageai.com)
+// and Mistral's (api.mistral.ai).
+func outputDimensionHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	for _, d := range []string{"voyageai.com", "mistral.ai"} {
+		if h == d || strings.HasSuffix(h, "."+d) {
+			return true
+		}
+	}
+	return false
 }
 
 // toolParameters is a tool's JSON Schema as sent (both formats).

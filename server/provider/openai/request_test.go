@@ -217,7 +217,7 @@ func TestEmbedRequestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"model":"text-embedding-3-small","input":[],"encoding_format":"float"}`; string(body) != want {
+	if want := `{"model":"text-embedding-3-small","input":[]}`; string(body) != want {
 		t.Errorf("got %s, want %s", body, want)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -673,7 +672,12 @@ func reasoningOutside(u *wireUsage) bool {
 }
 
 // parseEmbedResponse converts an embeddings list; want is the number of
-// inputs.
+// inputs. The result holds one vector per input in input order, or the
+// answer is refused: the data entries are put in order by their index
+// (servers may send them in any order), and an index out of range, given
+// twice or missing, a count other than want, an empty vector or vectors of
+// different lengths are bad responses, never a silently shifted list. Where
+// no entry has an index, the list order is the input order.
 func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, error) {
 	var w embedResponse
 	warn, err := decodeLenient(raw, &w)
@@ -683,30 +687,60 @@ func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, e
 	if isPresent(w.Error) {
 		return nil, p.errorFromObject(w.Error, 0, "", nil)
 	}
-	meta := &llmrelayv1.ResponseMeta{ResolvedModel: w.Model}
+	meta := &llmrelayv1.ResponseMeta{ResponseId: w.ID, ResolvedModel: w.Model, ProviderRequestId: w.RequestID}
+	setCreated(meta, w.Created)
 	if warn != "" {
 		meta.Warnings = append(meta.Warnings, warn)
 	}
-	data := append([]embedData(nil), w.Data...)
-	sort.SliceStable(data, func(i, j int) bool { return data[i].Index < data[j].Index })
-	out := make([]*llmrelayv1.Embedding, 0, len(data))
-	for i, d := range data {
+	if len(w.Data) != want {
+		return nil, provider.BadResponse(p.name, "%d embeddings for %d inputs", len(w.Data), want)
+	}
+	withIndex := 0
+	for _, d := range w.Data {
+		if d.Index != nil {
+			withIndex++
+		}
+	}
+	if withIndex != 0 && withIndex != len(w.Data) {
+		return nil, provider.BadResponse(p.name, "%d of %d embeddings have no index", len(w.Data)-withIndex, len(w.Data))
+	}
+	out := make([]*llmrelayv1.Embedding, len(w.Data))
+	dims := -1
+	for pos, d := range w.Data {
+		i := pos
+		if d.Index != nil {
+			if *d.Index < 0 || int64(*d.Index) >= int64(len(out)) {
+				return nil, provider.BadResponse(p.name, "embedding index %d out of range for %d inputs", int64(*d.Index), want)
+			}
+			i = int(*d.Index)
+			if out[i] != nil {
+				return nil, provider.BadResponse(p.name, "embedding index %d given twice", i)
+			}
+		}
 		vals, err := embeddingValues(d.Embedding)
 		if err != nil {
-			return nil, provider.BadResponse(p.name, "embedding %d: %v", d.Index, err)
+			return nil, provider.BadResponse(p.name, "embedding %d: %v", i, err)
 		}
-		if int(d.Index) != i {
-			meta.Warnings = append(meta.Warnings, fmt.Sprintf("embedding at position %d has index %d", i, d.Index))
+		switch {
+		case len(vals) == 0:
+			return nil, provider.BadResponse(p.name, "embedding %d is empty", i)
+		case dims >= 0 && len(vals) != dims:
+			return nil, provider.BadResponse(p.name, "embedding %d has %d values where the others have %d", i, len(vals), dims)
 		}
-		out = append(out, &llmrelayv1.Embedding{Index: provider.Count(int64(d.Index)), Values: vals})
-	}
-	if len(out) != want {
-		meta.Warnings = append(meta.Warnings, fmt.Sprintf("%d embeddings for %d inputs", len(out), want))
+		dims = len(vals)
+		out[i] = &llmrelayv1.Embedding{Index: int32(i), Values: vals}
 	}
 	meta.EmbeddingsCount = int32(len(out))
-	if w.Usage != nil {
-		meta.Usage = normalizeUsage(w.Usage)
-		usageDetails(w.Usage).Set(meta)
+	if u := w.Usage; u != nil && (u.PromptTokens != 0 || u.TotalTokens != 0 || u.CompletionTokens != 0) {
+		// All zeros is no count (LM Studio and early llama.cpp servers
+		// always answer so): no text embeds in zero tokens.
+		meta.Usage = normalizeUsage(u)
+		if meta.Usage.InputTokens == 0 && meta.Usage.OutputTokens == 0 {
+			// Voyage counts total_tokens only: every token of an
+			// embedding request is an input token.
+			meta.Usage.InputTokens = meta.Usage.TotalTokens
+		}
+		usageDetails(u).Set(meta)
 	}
 	return &provider.Result{Embeddings: out, Meta: meta}, nil
 }
@@ -735,6 +769,13 @@ func embeddingValues(raw json.RawMessage) ([]float32, error) {
 	}
 	var vals []float32
 	if err := json.Unmarshal(t, &vals); err != nil {
+		var nested [][]float32
+		if json.Unmarshal(t, &nested) == nil {
+			// llama-cpp-python (and llama.cpp's own /embedding) answer so
+			// for a model whose embeddings are not pooled: one vector per
+			// token, not one per input.
+			return nil, fmt.Errorf("a list of %d vectors (one per token: the server did not pool them), not one vector", len(nested))
+		}
 		return nil, fmt.Errorf("embedding values: %w", err)
 	}
 	return vals, nil

@@ -369,24 +369,33 @@ type complDetails struct {
 
 // embedRequest is the body of POST /embeddings.
 type embedRequest struct {
-	Model          string   `json:"model"`
-	Input          []string `json:"input"`
-	Dimensions     *int32   `json:"dimensions,omitempty"`
-	EncodingFormat string   `json:"encoding_format"`
-	User           string   `json:"user,omitempty"`
+	Model      string   `json:"model"`
+	Input      []string `json:"input"`
+	Dimensions *int32   `json:"dimensions,omitempty"`
+	// OutputDimension is Voyage's and Mistral's name for dimensions.
+	OutputDimension *int32 `json:"output_dimension,omitempty"`
+	User            string `json:"user,omitempty"`
 }
 
 type embedResponse struct {
-	Object string          `json:"object"`
-	Data   []embedData     `json:"data"`
-	Model  string          `json:"model"`
-	Usage  *wireUsage      `json:"usage"`
-	Error  json.RawMessage `json:"error"`
+	// ID and Created: Mistral, vLLM and other compatible servers send
+	// them (OpenAI does not).
+	ID      string  `json:"id"`
+	Created flexInt `json:"created"`
+	// RequestID: Together's answers carry it in the body; a request-id
+	// header wins over it.
+	RequestID string          `json:"request_id"`
+	Object    string          `json:"object"`
+	Data      []embedData     `json:"data"`
+	Model     string          `json:"model"`
+	Usage     *wireUsage      `json:"usage"`
+	Error     json.RawMessage `json:"error"`
 }
 
 type embedData struct {
-	Object string  `json:"object"`
-	Index  flexInt `json:"index"`
+	Object string `json:"object"`
+	// Index is nil when the entry has none.
+	Index *flexInt `json:"index"`
 	// Embedding is an array of numbers (encoding_format float) or a
 	// base64 string of little-endian float32 (encoding_format base64).
 	Embedding json.RawMessage `json:"embedding"`
