@@ -217,8 +217,22 @@ func TestEmbedRequestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"model":"text-embedding-3-small","input":[]}`; string(body) != want {
-		t.Errorf("got %s, want %s", body, want)
+	// OpenAI's own API is asked for base64, as its SDKs ask (exact
+	// float32, a quarter of the bytes); a compatible server is not asked
+	// anything (float is every server's default; not all speak base64).
+	if want := `{"model":"text-embedding-3-small","input":[],"encoding_format":"base64"}`; string(body) != want {
+		t.Errorf("api.openai.com: got %s, want %s", body, want)
+	}
+	compat, err := New(testKey, WithBaseURL("http://localhost:8000/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err = compat.buildEmbedRequest(&provider.EmbedRequest{Model: "BAAI/bge-m3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"model":"BAAI/bge-m3","input":[]}`; string(body) != want {
+		t.Errorf("compatible server: got %s, want %s", body, want)
 	}
 }
 

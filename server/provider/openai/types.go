@@ -374,7 +374,11 @@ type embedRequest struct {
 	Dimensions *int32   `json:"dimensions,omitempty"`
 	// OutputDimension is Voyage's and Mistral's name for dimensions.
 	OutputDimension *int32 `json:"output_dimension,omitempty"`
-	User            string `json:"user,omitempty"`
+	// EncodingFormat is "base64" for OpenAI's and Azure's own APIs, as
+	// their SDKs ask: float32 bytes are exact and about a quarter of the
+	// float JSON; unset elsewhere (float is every server's default).
+	EncodingFormat string `json:"encoding_format,omitempty"`
+	User           string `json:"user,omitempty"`
 }
 
 type embedResponse struct {
