@@ -114,10 +114,16 @@ func (s *Session) Tools(ctx context.Context) ([]*llmrelayv1.Tool, error) {
 
 // Result is a tool call's outcome.
 type Result struct {
-	// Content is the text given to the model: the text contents joined, or
-	// the structured content as JSON when there is no text.
-	Content  string
-	IsError  bool
+	// Content is the text given to the model: the text contents, the
+	// text of embedded text resources and resource links (as their MCP
+	// JSON) joined by newlines, or the structured content as JSON when
+	// there is none of those; then a note for each content the model
+	// cannot receive (images, audio, binary resources).
+	Content string
+	IsError bool
+	// Omitted describes the contents left out of Content (kind, MIME
+	// type, size), for the caller's warnings.
+	Omitted  []string
 	Duration time.Duration
 }
 
@@ -142,19 +148,53 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 	if err != nil {
 		return Result{Duration: d}, fmt.Errorf("mcp server %s: call %s: %w", s.server.Name, name, err)
 	}
-	var parts []string
+	var parts, omitted []string
 	for _, c := range res.Content {
-		if t, ok := c.(*sdk.TextContent); ok {
-			parts = append(parts, t.Text)
+		switch x := c.(type) {
+		case *sdk.TextContent:
+			parts = append(parts, x.Text)
+		case *sdk.EmbeddedResource:
+			if r := x.Resource; r != nil && r.Blob == nil {
+				parts = append(parts, r.Text)
+			} else if r != nil {
+				omitted = append(omitted, fmt.Sprintf("resource %s (%s, %d bytes)", r.URI, orUnknown(r.MIMEType), len(r.Blob)))
+			}
+		case *sdk.ResourceLink:
+			b, err := json.Marshal(x)
+			if err != nil {
+				return Result{Duration: d}, fmt.Errorf("mcp server %s: call %s: resource link: %w", s.server.Name, name, err)
+			}
+			parts = append(parts, string(b))
+		case *sdk.ImageContent:
+			omitted = append(omitted, fmt.Sprintf("image (%s, %d bytes)", orUnknown(x.MIMEType), len(x.Data)))
+		case *sdk.AudioContent:
+			omitted = append(omitted, fmt.Sprintf("audio (%s, %d bytes)", orUnknown(x.MIMEType), len(x.Data)))
+		default:
+			omitted = append(omitted, fmt.Sprintf("content of type %T", c))
 		}
 	}
 	content := strings.Join(parts, "\n")
-	if content == "" && res.StructuredContent != nil {
+	if len(parts) == 0 && res.StructuredContent != nil {
 		b, err := json.Marshal(res.StructuredContent)
 		if err != nil {
 			return Result{Duration: d}, fmt.Errorf("mcp server %s: call %s: structured content: %w", s.server.Name, name, err)
 		}
 		content = string(b)
 	}
-	return Result{Content: content, IsError: res.IsError, Duration: d}, nil
+	// The model is told what it does not see, rather than handed an empty
+	// result it would take for "nothing found".
+	for _, o := range omitted {
+		if content != "" {
+			content += "\n"
+		}
+		content += "[" + o + " omitted: tool results reach the model as text]"
+	}
+	return Result{Content: content, IsError: res.IsError, Omitted: omitted, Duration: d}, nil
+}
+
+func orUnknown(mime string) string {
+	if mime == "" {
+		return "unknown type"
+	}
+	return mime
 }

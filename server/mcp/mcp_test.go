@@ -136,3 +136,50 @@ func TestConnectErrors(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestCallContents: every content kind of a tool result reaches the model
+// as text or as a note saying what was left out (with Omitted listing it):
+// text and embedded text resources as their text, resource links as their
+// MCP JSON, images, audio and binary resources as notes; the structured
+// content stands in only when nothing textual came.
+func TestCallContents(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "t", Version: "test"}, nil)
+	obj := json.RawMessage(`{"type":"object"}`)
+	s.AddTool(&sdk.Tool{Name: "mixed", InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{
+			&sdk.TextContent{Text: "chart:"},
+			&sdk.ImageContent{Data: []byte("PNG"), MIMEType: "image/png"},
+			&sdk.AudioContent{Data: []byte("WAVE"), MIMEType: "audio/wav"},
+			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///a.bin", Blob: []byte{1, 2}}},
+			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///a.txt", MIMEType: "text/plain", Text: "alpha"}},
+		}, StructuredContent: map[string]any{"ignored": true}}, nil
+	})
+	s.AddTool(&sdk.Tool{Name: "image_and_data", InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.ImageContent{Data: []byte("PNG"), MIMEType: "image/png"}},
+			StructuredContent: map[string]any{"count": 3}}, nil
+	})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	defer srv.Close()
+	sess, err := mcp.Connect(context.Background(), mcp.Server{Name: "t", URL: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	res, err := sess.Call(context.Background(), "mixed", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "chart:\nalpha\n[image (image/png, 3 bytes) omitted: tool results reach the model as text]\n" +
+		"[audio (audio/wav, 4 bytes) omitted: tool results reach the model as text]\n" +
+		"[resource file:///a.bin (unknown type, 2 bytes) omitted: tool results reach the model as text]"
+	if res.Content != want || len(res.Omitted) != 3 || res.IsError {
+		t.Errorf("content %q, omitted %q", res.Content, res.Omitted)
+	}
+	res, err = sess.Call(context.Background(), "image_and_data", "{}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"count":3}` + "\n[image (image/png, 3 bytes) omitted: tool results reach the model as text]"; res.Content != want {
+		t.Errorf("content %q, want %q", res.Content, want)
+	}
+}
