@@ -133,3 +133,38 @@ func TestAgentCommandFailure(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestAgentCommandToolTimeoutResult: with --on-tool-timeout error-result a
+// command past --tool-timeout is killed when the server withdraws its call
+// (stderr says so), the model gets an error result and the run ends
+// normally.
+func TestAgentCommandToolTimeoutResult(t *testing.T) {
+	addr := startTestServer(t)
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(tools, []byte(`[{"name": "get_weather", "parameters": {"type": "object"}}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	start := time.Now()
+	err := runAgent(context.Background(), []string{"agent", "-addr", addr, "-tools", tools, "-exec", "sleep 30; echo late",
+		"-tool-timeout", "100ms", "-on-tool-timeout", "error-result", "Oslo"}, &out, &errOut)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	// Not a timing measurement: the command is killed when its call is
+	// withdrawn, not waited out.
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the CLI waited %v for a withdrawn tool command", d)
+	}
+	if !strings.Contains(errOut.String(), "[round 1] cancelled call_builtin_") || !strings.Contains(errOut.String(), "(tool_timeout)") ||
+		!strings.Contains(errOut.String(), "FINISH_REASON_STOP: 2 model calls, 1 tool rounds") {
+		t.Errorf("stderr %q", errOut.String())
+	}
+	if !strings.Contains(out.String(), "the tool did not answer within 100ms") || strings.Contains(out.String(), "late") {
+		t.Errorf("output %q", out.String())
+	}
+	if err := runAgent(context.Background(), []string{"agent", "-addr", addr, "-on-tool-timeout", "retry", "Oslo"}, &out, &errOut); err == nil ||
+		!strings.Contains(err.Error(), "--on-tool-timeout") {
+		t.Errorf("error %v", err)
+	}
+}
