@@ -547,3 +547,212 @@ func TestAgentMaxRoundsContinue(t *testing.T) {
 		t.Fatalf("continued run %v", end)
 	}
 }
+
+// TestAgentResultsAcrossRounds: over three rounds (openai-chat replays), a
+// result for a call withdrawn in round 1 (tool_timeout, ERROR_RESULT) that
+// arrives in round 2 is ignored (it crossed the cancellation) and the run
+// completes; a result sent again in round 2 for a call answered in round 1
+// is InvalidArgument ("already answered"), with the failure event carrying
+// round 1 whole.
+func TestAgentResultsAcrossRounds(t *testing.T) {
+	t.Parallel()
+	rounds := func() *providertest.Server {
+		return providertest.Replay(t,
+			chatStream("chatcmpl-Across1", "", []chatCall{{"call_a", "get_weather", `{"city":"Lyon"}`}, {"call_b", "get_time", `{"city":"Lyon"}`}}, 40, 10),
+			chatStream("chatcmpl-Across2", "", []chatCall{{"call_c", "get_weather", `{"city":"Paris"}`}}, 60, 5),
+			chatStream("chatcmpl-Across3", "Done.", nil, 80, 2))
+	}
+	up := rounds()
+	c, _ := startWith(t, pricedChatYAML("http://127.0.0.1:1"), up.URL)
+	setup := &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("Lyon, then Paris")}, Tools: agentTools(t),
+		ToolTimeout: durationpb.New(100 * time.Millisecond), OnToolTimeout: llmrelayv1.ToolTimeoutAction_TOOL_TIMEOUT_ACTION_ERROR_RESULT}
+	s, err := c.Agent(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(setupReq(setup)); err != nil {
+		t.Fatal(err)
+	}
+	var end *llmrelayv1.AgentEnd
+	for end == nil {
+		ev, err := s.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res []*llmrelayv1.ToolResult
+		switch {
+		case ev.GetToolCallRequest().GetCallId() == "call_a":
+			res = append(res, &llmrelayv1.ToolResult{CallId: "call_a", Content: "sunny"}) // call_b: no answer in time
+		case ev.GetToolCallCancellation() != nil:
+			if ids := ev.GetToolCallCancellation().GetCallIds(); len(ids) != 1 || ids[0] != "call_b" {
+				t.Fatalf("cancellation %v", ev.GetToolCallCancellation())
+			}
+			res = append(res, &llmrelayv1.ToolResult{CallId: "call_b", Content: "14:05, late"})
+		case ev.GetToolCallRequest().GetCallId() == "call_c":
+			res = append(res, &llmrelayv1.ToolResult{CallId: "call_c", Content: "rainy"})
+		}
+		for _, r := range res {
+			if err := s.Send(resultReq(r)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		end = ev.GetEnd()
+	}
+	msgs := end.GetMessages()
+	if end.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(msgs) != 6 || end.GetMeta().GetToolRounds() != 2 {
+		t.Fatalf("end %v", end)
+	}
+	if r := msgs[2].GetParts()[1].GetToolResult(); r.GetCallId() != "call_b" || !r.GetIsError() || strings.Contains(r.GetContent(), "late") {
+		t.Errorf("withdrawn call's result %v", r)
+	}
+	if r := msgs[4].GetParts()[0].GetToolResult(); r.GetCallId() != "call_c" || r.GetContent() != "rainy" {
+		t.Errorf("round 2 result %v", r)
+	}
+
+	up = rounds()
+	c, _ = startWith(t, pricedChatYAML("http://127.0.0.1:1"), up.URL)
+	setup.ToolTimeout, setup.OnToolTimeout = nil, llmrelayv1.ToolTimeoutAction_TOOL_TIMEOUT_ACTION_UNSPECIFIED
+	evs, err := agentRun(context.Background(), t, c, setup, func(r *llmrelayv1.AgentToolCallRequest) *llmrelayv1.ToolResult {
+		if r.GetCallId() == "call_c" {
+			return &llmrelayv1.ToolResult{CallId: "call_a", Content: "sunny again"} // round 1's call
+		}
+		return &llmrelayv1.ToolResult{CallId: r.GetCallId(), Content: "ok"}
+	})
+	wantCode(t, err, codes.InvalidArgument, "tool_result.call_id")
+	if !strings.Contains(err.Error(), `"call_a" was already answered`) {
+		t.Errorf("error %v", err)
+	}
+	if f := evs[len(evs)-1].GetFailure(); f.GetRound() != 2 || len(f.GetMessages()) != 3 || f.GetMeta().GetToolRounds() != 1 {
+		t.Errorf("failure %v", f)
+	}
+}
+
+// TestAgentHalfCloseAfterResults: a client that sends its results and then
+// closes its side (all it will ever send) gets the whole run when the later
+// rounds need nothing more from it.
+func TestAgentHalfCloseAfterResults(t *testing.T) {
+	t.Parallel()
+	c := startBuiltinAgent(t, "http://127.0.0.1:1")
+	s, err := c.Agent(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(setupReq(echoSetup(t))); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		ev, err := s.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := ev.GetToolCallRequest(); r != nil {
+			if err := s.Send(resultReq(answerAll(r))); err != nil {
+				t.Fatal(err)
+			}
+			if n++; n == 2 {
+				if err := s.CloseSend(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if end := ev.GetEnd(); end != nil {
+			if end.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(end.GetMessages()) != 4 {
+				t.Fatalf("end %v", end)
+			}
+			break
+		}
+	}
+	if _, err := s.Recv(); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the end: %v", err)
+	}
+}
+
+// blockingMCP is an MCP server whose one tool, wait_here, reports its start
+// and then its cancellation.
+func blockingMCP(t *testing.T, started, cancelled chan<- struct{}) *httptest.Server {
+	t.Helper()
+	release := make(chan struct{})
+	s := sdk.NewServer(&sdk.Implementation{Name: "block", Version: "test"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "wait_here"}, func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			cancelled <- struct{}{}
+		case <-release:
+		}
+		return nil, nil, ctx.Err()
+	})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // first: a tool never cancelled must not keep srv.Close waiting
+	return srv
+}
+
+// TestAgentCancelMidMCPTool: a cancel message while an MCP tool runs ends
+// the RPC with Canceled, without a failure event, and cancels the MCP call
+// (the MCP server sees its request's context end). The gRPC deadline
+// passing while the same tool runs ends the RPC with DeadlineExceeded and
+// cancels the call too.
+func TestAgentCancelMidMCPTool(t *testing.T) {
+	t.Parallel()
+	started, cancelled := make(chan struct{}, 4), make(chan struct{}, 4)
+	c := startBuiltinAgent(t, blockingMCP(t, started, cancelled).URL)
+	setup := &llmrelayv1.AgentSetup{Model: "echo", Messages: []*llmrelayv1.Message{user("Lyon")},
+		McpServers: []*llmrelayv1.AgentMcpServer{{Name: "pop"}}}
+	wait := func(ch <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the MCP tool was not %s", what)
+		}
+	}
+	s, err := c.Agent(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(setupReq(setup)); err != nil {
+		t.Fatal(err)
+	}
+	wait(started, "called")
+	if err := s.Send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_Cancel{Cancel: &llmrelayv1.AgentCancel{Reason: "enough"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := s.Recv()
+		if err != nil {
+			wantCode(t, err, codes.Canceled, "")
+			break
+		}
+		if ev.GetFailure() != nil || ev.GetEnd() != nil {
+			t.Fatalf("event after the cancel: %v", ev)
+		}
+	}
+	wait(cancelled, "cancelled by the cancel message")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = agentRun(ctx, t, c, setup, nil)
+	if grpcstatus.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("error %v", err)
+	}
+	wait(started, "called")
+	wait(cancelled, "cancelled at the deadline")
+}
+
+// TestAgentMCPCollisions: two MCP servers offering the same tool name (here
+// the same server twice) are InvalidArgument naming the second, before any
+// event.
+func TestAgentMCPCollisions(t *testing.T) {
+	t.Parallel()
+	srv := mcpServer(t, 0)
+	c := startBuiltinAgent(t, srv.URL)
+	setup := echoSetup(t)
+	setup.McpServers = []*llmrelayv1.AgentMcpServer{{Name: "pop"}, {Url: srv.URL + "/allowed"}}
+	evs, err := recvAll(t, c, setupReq(setup))
+	wantCode(t, err, codes.InvalidArgument, "setup.mcp_servers[1]")
+	if !strings.Contains(err.Error(), `"lookup_population"`) || len(evs) != 0 {
+		t.Errorf("error %v, events %v", err, evs)
+	}
+}

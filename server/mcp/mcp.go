@@ -5,11 +5,14 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,19 +43,93 @@ type Server struct {
 type Session struct {
 	server  Server
 	session *sdk.ClientSession
+	cancels *cancelTracker
+}
+
+// cancelWait bounds how long Close waits for the cancellations of abandoned
+// calls to go out (the SDK gives each 5 s).
+const cancelWait = 2 * time.Second
+
+// cancelTracker counts the calls abandoned by their context, whose
+// notifications/cancelled the SDK sends from a goroutine of its own after
+// the call returned, and those notifications as they go out: a session
+// closed before would drop them, and the server would run the cancelled
+// tools to their end.
+type cancelTracker struct {
+	mu      sync.Mutex
+	owed    int
+	sent    int
+	changed chan struct{}
+}
+
+func newCancelTracker() *cancelTracker { return &cancelTracker{changed: make(chan struct{})} }
+
+func (t *cancelTracker) owe() {
+	t.mu.Lock()
+	t.owed++
+	t.mu.Unlock()
+}
+
+func (t *cancelTracker) markSent() {
+	t.mu.Lock()
+	t.sent++
+	close(t.changed)
+	t.changed = make(chan struct{})
+	t.mu.Unlock()
+}
+
+// wait returns once every owed cancellation went out, or after d.
+func (t *cancelTracker) wait(d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		t.mu.Lock()
+		done, changed := t.sent >= t.owed, t.changed
+		t.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return
+		}
+	}
 }
 
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	cancels *cancelTracker
 }
+
+var cancelledMethod = []byte(`"notifications/cancelled"`)
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	for k, v := range t.headers {
 		r.Header.Set(k, v)
 	}
-	return t.base.RoundTrip(r)
+	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+		return t.base.RoundTrip(r)
+	}
+	// A JSON-RPC message (small): read to see whether it is a
+	// cancellation, then sent as it was.
+	body, err := io.ReadAll(r.Body)
+	if cerr := r.Body.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	r.ContentLength = int64(len(body))
+	res, err := t.base.RoundTrip(r)
+	if bytes.Contains(body, cancelledMethod) {
+		t.cancels.markSent() // delivered or failed: nothing more to wait for
+	}
+	return res, err
 }
 
 // Connect opens a session; ctx bounds the handshake only.
@@ -60,7 +137,8 @@ func Connect(ctx context.Context, s Server, base http.RoundTripper) (*Session, e
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	hc := &http.Client{Transport: headerTransport{base: base, headers: s.Headers}}
+	cancels := newCancelTracker()
+	hc := &http.Client{Transport: headerTransport{base: base, headers: s.Headers, cancels: cancels}}
 	var t sdk.Transport
 	switch s.Transport {
 	case "", Streamable:
@@ -75,11 +153,15 @@ func Connect(ctx context.Context, s Server, base http.RoundTripper) (*Session, e
 	if err != nil {
 		return nil, fmt.Errorf("mcp server %s: connect: %w", s.Name, err)
 	}
-	return &Session{server: s, session: cs}, nil
+	return &Session{server: s, session: cs, cancels: cancels}, nil
 }
 
-// Close ends the session.
-func (s *Session) Close() error { return s.session.Close() }
+// Close ends the session, once the cancellations of the calls abandoned by
+// their context went out (at most cancelWait).
+func (s *Session) Close() error {
+	s.cancels.wait(cancelWait)
+	return s.session.Close()
+}
 
 // Name is the server's name.
 func (s *Session) Name() string { return s.server.Name }
@@ -145,6 +227,9 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 	}
 	res, err := s.session.CallTool(ctx, p)
 	d := time.Since(start)
+	if err != nil && ctx.Err() != nil {
+		s.cancels.owe() // the SDK tells the server, after this returns
+	}
 	if err != nil {
 		return Result{Duration: d}, fmt.Errorf("mcp server %s: call %s: %w", s.server.Name, name, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -181,5 +182,45 @@ func TestCallContents(t *testing.T) {
 	}
 	if want := `{"count":3}` + "\n[image (image/png, 3 bytes) omitted: tool results reach the model as text]"; res.Content != want {
 		t.Errorf("content %q, want %q", res.Content, want)
+	}
+}
+
+// TestCloseAfterCancelledCall: a call abandoned by its context is
+// cancelled on the server (notifications/cancelled) even when the session
+// is closed right after: Close waits for the SDK to send it.
+func TestCloseAfterCancelledCall(t *testing.T) {
+	started, cancelled, release := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{})
+	s := sdk.NewServer(&sdk.Implementation{Name: "t", Version: "test"}, nil)
+	s.AddTool(&sdk.Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			cancelled <- struct{}{}
+		case <-release:
+		}
+		return nil, ctx.Err()
+	})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	defer srv.Close()
+	defer close(release) // a tool never cancelled must not keep srv.Close waiting
+	sess, err := mcp.Connect(context.Background(), mcp.Server{Name: "t", URL: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-started
+		cancel()
+	}()
+	if _, err := sess.Call(ctx, "slow", "{}"); err == nil {
+		t.Fatal("a cancelled call succeeded")
+	}
+	if err := sess.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server's tool was not cancelled")
 	}
 }
