@@ -127,8 +127,12 @@ func agent(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(stderr, "[round %d] cancelled %s (%s): the model gets an error result\n", x.GetRound(), strings.Join(x.GetCallIds(), ", "), x.GetReason())
 		case ev.GetMcpToolExecution() != nil:
 			x := ev.GetMcpToolExecution()
-			fmt.Fprintf(stderr, "[round %d] mcp %s/%s %s -> error=%v (%v)\n", x.GetRound(), x.GetServer(), x.GetCall().GetName(),
-				x.GetCall().GetArguments(), x.GetResult().GetIsError(), x.GetDuration().AsDuration())
+			why := ""
+			if x.GetError() != "" {
+				why = ": " + x.GetError() // the transport's or protocol's: the result says no more
+			}
+			fmt.Fprintf(stderr, "[round %d] mcp %s/%s %s -> error=%v (%v)%s\n", x.GetRound(), x.GetServer(), x.GetCall().GetName(),
+				x.GetCall().GetArguments(), x.GetResult().GetIsError(), x.GetDuration().AsDuration(), why)
 		}
 	}}
 	res, err := a.Run(ctx, setup)

@@ -7,11 +7,16 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmrelay/llmrelay/internal/config"
 	"github.com/llmrelay/llmrelay/server"
@@ -166,5 +171,83 @@ func TestAgentCommandToolTimeoutResult(t *testing.T) {
 	if err := runAgent(context.Background(), []string{"agent", "-addr", addr, "-on-tool-timeout", "retry", "Oslo"}, &out, &errOut); err == nil ||
 		!strings.Contains(err.Error(), "--on-tool-timeout") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestAgentCommandMCP: -mcp names configured servers; each MCP execution
+// is a stderr line, with the transport error when the server failed (here
+// it is gone by the time of the call).
+func TestAgentCommandMCP(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "pop", Version: "test"}, nil)
+	s.AddTool(&sdk.Tool{Name: "lookup_population", InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: `{"population":522000}`}}}, nil
+		})
+	mcpSrv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	defer mcpSrv.Close()
+	// Once armed, the endpoint fails every tools/call: the server is gone
+	// by the time of the call, after the setup's handshake and listing.
+	var armed atomic.Bool
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if armed.Load() && bytes.Contains(body, []byte(`"tools/call"`)) {
+			http.Error(w, "gone", http.StatusBadGateway)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		mcpSrv.Config.Handler.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	cfg, err := config.Parse([]byte(`
+providers:
+  - {name: builtin, type: builtin}
+models:
+  - name: echo
+    provider: builtin
+    upstream_model: echo
+    capabilities: {tools: {format: builtin}}
+mcp_servers:
+  - {name: pop, url: "`+front.URL+`"}
+`), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, []net.Listener{lis}) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	var out, errOut bytes.Buffer
+	if err := runAgent(context.Background(), []string{"agent", "-addr", lis.Addr().String(), "-model", "echo", "-mcp", "pop", "Lyon"}, &out, &errOut); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), `[round 1] mcp pop/lookup_population {"city":"Lyon"} -> error=false (`) ||
+		!strings.Contains(out.String(), `{"population":522000}`) {
+		t.Errorf("stdout %q, stderr %q", out.String(), errOut.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	armed.Store(true)
+	if err := runAgent(context.Background(), []string{"agent", "-addr", lis.Addr().String(), "-model", "echo", "-mcp", "pop", "Lyon"}, &out, &errOut); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "-> error=true (") || !strings.Contains(errOut.String(), "): mcp server pop: call lookup_population: ") {
+		t.Errorf("stderr %q", errOut.String())
 	}
 }
