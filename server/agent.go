@@ -574,6 +574,11 @@ func (a *agentRun) execute(ctx context.Context, round int, calls []*llmrelayv1.T
 	for _, c := range calls {
 		if a.clientTools[c.GetName()] {
 			a.pending[c.GetCallId()] = c.GetName()
+			// A provider may use an id again in a later round (ids made
+			// from the name, arguments and position, or a plain "call_0"):
+			// it is this round's call now, not an answered or withdrawn one.
+			delete(a.answered, c.GetCallId())
+			delete(a.expired, c.GetCallId())
 		}
 	}
 	err := a.claimEarly()

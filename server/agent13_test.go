@@ -756,3 +756,46 @@ func TestAgentMCPCollisions(t *testing.T) {
 		t.Errorf("error %v, events %v", err, evs)
 	}
 }
+
+// TestAgentCallIDReusedAcrossRounds: a provider that uses a call id again
+// in a later round (here "call_0" in both) gets each round's call answered:
+// the round-2 result is not "already answered", nor ignored as the late
+// answer of a withdrawn call.
+func TestAgentCallIDReusedAcrossRounds(t *testing.T) {
+	t.Parallel()
+	for _, withdrawn := range []bool{false, true} {
+		t.Run(fmt.Sprintf("withdrawn=%v", withdrawn), func(t *testing.T) {
+			t.Parallel()
+			up := providertest.Replay(t,
+				chatStream("chatcmpl-Reuse1", "", []chatCall{{"call_0", "get_weather", `{"city":"Lyon"}`}}, 30, 5),
+				chatStream("chatcmpl-Reuse2", "", []chatCall{{"call_0", "get_weather", `{"city":"Paris"}`}}, 50, 5),
+				chatStream("chatcmpl-Reuse3", "Lyon and Paris are sunny.", nil, 70, 6))
+			c, _ := startWith(t, pricedChatYAML("http://127.0.0.1:1"), up.URL)
+			setup := &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("Lyon and Paris")}, Tools: agentTools(t)}
+			if withdrawn {
+				setup.ToolTimeout = durationpb.New(100 * time.Millisecond)
+				setup.OnToolTimeout = llmrelayv1.ToolTimeoutAction_TOOL_TIMEOUT_ACTION_ERROR_RESULT
+			}
+			evs, err := agentRun(context.Background(), t, c, setup, func(r *llmrelayv1.AgentToolCallRequest) *llmrelayv1.ToolResult {
+				if withdrawn && r.GetRound() == 1 {
+					return nil // round 1's call_0 is withdrawn at tool_timeout
+				}
+				return &llmrelayv1.ToolResult{CallId: r.GetCallId(), Content: "sunny in " + r.GetArguments()}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			end := evs[len(evs)-1].GetEnd()
+			msgs := end.GetMessages()
+			if end.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(msgs) != 6 {
+				t.Fatalf("end %v", end)
+			}
+			if r := msgs[4].GetParts()[0].GetToolResult(); r.GetCallId() != "call_0" || r.GetContent() != `sunny in {"city":"Paris"}` {
+				t.Errorf("round 2 result %v", r)
+			}
+			if r := msgs[2].GetParts()[0].GetToolResult(); r.GetIsError() != withdrawn {
+				t.Errorf("round 1 result %v", r)
+			}
+		})
+	}
+}
