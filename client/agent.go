@@ -85,7 +85,7 @@ func (a *Agent) Run(ctx context.Context, setup *llmrelayv1.AgentSetup, opts ...g
 		// Each running handler's cancel, by call id: a
 		// tool_call_cancellation stops the handlers it names.
 		callsMu sync.Mutex
-		calls   = map[string]context.CancelCauseFunc{}
+		calls   = map[string]*context.CancelCauseFunc{}
 	)
 	// Cancel, then wait: a handler still running when the run ends sees a
 	// cancelled context and returns (deferred separately, wg.Wait would run
@@ -124,15 +124,18 @@ func (a *Agent) Run(ctx context.Context, setup *llmrelayv1.AgentSetup, opts ...g
 		case *llmrelayv1.AgentResponse_ToolCallRequest:
 			r := e.ToolCallRequest
 			callCtx, callCancel := context.WithCancelCause(context.WithValue(ctx, callIDKey{}, r.GetCallId()))
+			entry := &callCancel
 			callsMu.Lock()
-			calls[r.GetCallId()] = callCancel
+			calls[r.GetCallId()] = entry // a provider may use an id again in a later round: the newest call has it
 			callsMu.Unlock()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				defer func() {
 					callsMu.Lock()
-					delete(calls, r.GetCallId())
+					if calls[r.GetCallId()] == entry {
+						delete(calls, r.GetCallId())
+					}
 					callsMu.Unlock()
 					callCancel(nil)
 				}()
@@ -157,7 +160,7 @@ func (a *Agent) Run(ctx context.Context, setup *llmrelayv1.AgentSetup, opts ...g
 			callsMu.Lock()
 			for _, id := range e.ToolCallCancellation.GetCallIds() {
 				if c := calls[id]; c != nil {
-					c(cause)
+					(*c)(cause)
 				}
 			}
 			callsMu.Unlock()

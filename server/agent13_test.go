@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/llmrelay/llmrelay/client"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
@@ -797,5 +798,43 @@ func TestAgentCallIDReusedAcrossRounds(t *testing.T) {
 				t.Errorf("round 1 result %v", r)
 			}
 		})
+	}
+}
+
+// TestClientAgentReusedIDWithdrawn: client.Agent stops the handler of a
+// withdrawn call even when the provider used its id in an earlier round
+// whose handler (deaf to its own withdrawal) ended in between: the older
+// handler's end does not forget the newer call.
+func TestClientAgentReusedIDWithdrawn(t *testing.T) {
+	t.Parallel()
+	up := providertest.Replay(t,
+		chatStream("chatcmpl-ReuseW1", "", []chatCall{{"call_0", "get_time", `{"city":"Lyon"}`}}, 30, 5),
+		chatStream("chatcmpl-ReuseW2", "", []chatCall{{"call_0", "get_time", `{"city":"Paris"}`}}, 50, 5),
+		chatStream("chatcmpl-ReuseW3", "No time.", nil, 70, 2))
+	c, _ := startWith(t, pricedChatYAML("http://127.0.0.1:1"), up.URL)
+	round2 := make(chan struct{})
+	cause := make(chan error, 1)
+	a := client.Agent{Client: &client.Client{Gateway: c}, Tools: map[string]client.ToolFunc{
+		"get_time": func(ctx context.Context, args string) (string, error) {
+			if strings.Contains(args, "Lyon") {
+				<-round2 // ignores its withdrawal, ends once round 2's call runs
+				return "late", nil
+			}
+			close(round2)
+			<-ctx.Done()
+			cause <- context.Cause(ctx)
+			return "", ctx.Err()
+		}}}
+	setup := &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("time?")}, Tools: agentTools(t)[1:],
+		ToolTimeout: durationpb.New(100 * time.Millisecond), OnToolTimeout: llmrelayv1.ToolTimeoutAction_TOOL_TIMEOUT_ACTION_ERROR_RESULT}
+	res, err := a.Run(context.Background(), setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-cause; !errors.Is(err, client.ErrToolCallCancelled) {
+		t.Errorf("round 2 handler's cause %v, want its withdrawal", err)
+	}
+	if res.FinishReason != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(res.Messages) != 6 {
+		t.Fatalf("result %v", res)
 	}
 }
