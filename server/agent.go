@@ -272,7 +272,7 @@ func (st *state) mcpServer(req *llmrelayv1.AgentMcpServer, field string) (mcp.Se
 	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
 		return mcp.Server{}, false, invalidField(field+".url", "must be an http(s) URL")
 	}
-	if !st.allowMCPURL(u) {
+	if !st.allowMCPURL(u, parsed) {
 		return mcp.Server{}, false, &requestError{code: codes.PermissionDenied, reason: llmrelayv1.ErrorReason_ERROR_REASON_PERMISSION_DENIED,
 			field: field + ".url", msg: field + ".url: the configuration does not allow this MCP server URL (agent.allow_request_mcp_urls)"}
 	}
@@ -283,10 +283,18 @@ func (st *state) mcpServer(req *llmrelayv1.AgentMcpServer, field string) (mcp.Se
 }
 
 // allowMCPURL reports whether a request may name this MCP server URL: it must
-// start with one of the configured prefixes.
-func (st *state) allowMCPURL(u string) bool {
+// start with one of the configured prefixes and, compared as URLs, have the
+// prefix's scheme and host exactly, no user info and no dot segments. A
+// plain string prefix let "https://mcp.example.com@169.254.169.254/" and
+// "https://mcp.example.com.evil.net/" through a prefix written without its
+// trailing slash, and "/allowed/../admin" out of an allowed path.
+func (st *state) allowMCPURL(raw string, u *url.URL) bool {
+	if u.User != nil || slices.ContainsFunc(strings.Split(u.Path, "/"), func(seg string) bool { return seg == "." || seg == ".." }) {
+		return false
+	}
 	for _, p := range st.allowMCPURLs {
-		if strings.HasPrefix(u, p) {
+		pu, err := url.Parse(p) // checked when the configuration was loaded
+		if err == nil && strings.HasPrefix(raw, p) && strings.EqualFold(pu.Scheme, u.Scheme) && strings.EqualFold(pu.Host, u.Host) {
 			return true
 		}
 	}

@@ -104,7 +104,10 @@ func richMCP(t *testing.T) *httptest.Server {
 // final error (nil after a clean end).
 func recvAll(t *testing.T, c llmrelayv1.GatewayServiceClient, msgs ...*llmrelayv1.AgentRequest) ([]*llmrelayv1.AgentResponse, error) {
 	t.Helper()
-	s, err := c.Agent(context.Background())
+	// A run that waits for results nobody sends ends at this deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	s, err := c.Agent(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -836,5 +839,42 @@ func TestClientAgentReusedIDWithdrawn(t *testing.T) {
 	}
 	if res.FinishReason != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(res.Messages) != 6 {
 		t.Fatalf("result %v", res)
+	}
+}
+
+// TestAgentRequestMCPURLPrefix: an allowed prefix is compared as a URL, not
+// as a string: with a prefix written without a trailing slash, a URL whose
+// user info or longer host or port starts like it is PermissionDenied (not
+// a connection to another host), and so is a path climbing out of an
+// allowed path with dot segments, even percent-encoded.
+func TestAgentRequestMCPURLPrefix(t *testing.T) {
+	t.Parallel()
+	srv := mcpServer(t, 0)
+	yaml := strings.ReplaceAll(builtinAgentYAML, "{{MCP}}", srv.URL)
+	yaml = strings.Replace(yaml, `allow_request_mcp_urls: ["`+srv.URL+`/allowed"]`, `allow_request_mcp_urls: ["`+srv.URL+`/allowed", "http://127.0.0.1:1", "http://localhost"]`, 1)
+	c, _ := startWith(t, yaml, "")
+	for _, u := range []string{
+		"http://127.0.0.1:1@" + strings.TrimPrefix(srv.URL, "http://") + "/mcp", // user info: the host is the test server's
+		"http://127.0.0.1:10/mcp",      // a longer port
+		"http://localhost.invalid/mcp", // a longer host
+		srv.URL + "/allowed/../mcp",
+		srv.URL + "/allowed/%2e%2e/mcp",
+		srv.URL + "/allowedX/../allowed/./mcp",
+	} {
+		setup := echoSetup(t)
+		setup.McpServers = []*llmrelayv1.AgentMcpServer{{Url: u}}
+		evs, err := recvAll(t, c, setupReq(setup))
+		wantCode(t, err, codes.PermissionDenied, "setup.mcp_servers[0].url")
+		if len(evs) != 0 {
+			t.Errorf("%s: events %v", u, evs)
+		}
+	}
+	// Under the prefix, the server is used.
+	setup := echoSetup(t)
+	setup.Tools = setup.Tools[:1]
+	setup.McpServers = []*llmrelayv1.AgentMcpServer{{Url: srv.URL + "/allowed/mcp"}}
+	evs, err := agentRun(context.Background(), t, c, setup, answerAll)
+	if err != nil || evs[0].GetSetupComplete() == nil || len(evs[0].GetSetupComplete().GetTools()) != 2 {
+		t.Fatalf("allowed URL: %v, first event %v", err, evs[0])
 	}
 }
