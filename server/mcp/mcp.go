@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -138,7 +139,7 @@ func Connect(ctx context.Context, s Server, base http.RoundTripper) (*Session, e
 		base = http.DefaultTransport
 	}
 	cancels := newCancelTracker()
-	hc := &http.Client{Transport: headerTransport{base: base, headers: s.Headers, cancels: cancels}}
+	hc := &http.Client{Transport: headerTransport{base: base, headers: s.Headers, cancels: cancels}, CheckRedirect: sameOrigin}
 	var t sdk.Transport
 	switch s.Transport {
 	case "", Streamable:
@@ -154,6 +155,21 @@ func Connect(ctx context.Context, s Server, base http.RoundTripper) (*Session, e
 		return nil, fmt.Errorf("mcp server %s: connect: %w", s.Name, err)
 	}
 	return &Session{server: s, session: cs, cancels: cancels}, nil
+}
+
+// sameOrigin follows a redirect only to the same scheme and host. The
+// transport adds the server's headers (credentials) to every request, so a
+// redirect elsewhere would hand them to another host, and a request URL
+// allowed by prefix must not lead the gateway to one that is not.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if !strings.EqualFold(req.URL.Scheme, first.Scheme) || !strings.EqualFold(req.URL.Host, first.Host) {
+		return fmt.Errorf("redirected to %s://%s: not followed (MCP redirects stay on %s://%s)", req.URL.Scheme, req.URL.Host, first.Scheme, first.Host)
+	}
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
 }
 
 // Close ends the session, once the cancellations of the calls abandoned by

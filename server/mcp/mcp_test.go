@@ -224,3 +224,31 @@ func TestCloseAfterCancelledCall(t *testing.T) {
 		t.Fatal("the server's tool was not cancelled")
 	}
 }
+
+// TestRedirectElsewhere: an MCP endpoint that redirects to another host is
+// not followed there: the configured headers (credentials), which the
+// transport adds to every request, never reach the other host.
+func TestRedirectElsewhere(t *testing.T) {
+	var leaked []string
+	var mu sync.Mutex
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		leaked = append(leaked, r.Header.Get("Authorization"))
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	defer other.Close()
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	defer redirect.Close()
+	_, err := mcp.Connect(context.Background(), mcp.Server{Name: "r", URL: redirect.URL, Headers: map[string]string{"Authorization": "Bearer mcp-secret"}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "not followed") {
+		t.Fatalf("error %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(leaked) != 0 {
+		t.Errorf("the other host was called with %q", leaked)
+	}
+}
