@@ -166,7 +166,7 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 	return a, nil
 }
 
-// checkAnswered refuses a conversation with a tool call no later tool
+// checkAnswered refuses a conversation with a tool call no tool
 // message answers, such as the one a run that ended with
 // FINISH_REASON_MAX_ROUNDS returns: the providers refuse it (OpenAI and
 // Anthropic with a 400 once the model call is made), and the run would not
