@@ -878,3 +878,36 @@ func TestAgentRequestMCPURLPrefix(t *testing.T) {
 		t.Fatalf("allowed URL: %v, first event %v", err, evs[0])
 	}
 }
+
+// TestAgentMCPOverSSE: an MCP server reached over the SSE transport (a
+// request URL with transport sse) executes its tools in the run; its event
+// stream used to die with the setup's connect timeout, so every call was
+// an EOF error result.
+func TestAgentMCPOverSSE(t *testing.T) {
+	t.Parallel()
+	s := sdk.NewServer(&sdk.Implementation{Name: "population", Version: "test"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "lookup_population"}, func(context.Context, *sdk.CallToolRequest, struct {
+		City string `json:"city"`
+	}) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: `{"population":522000}`}}}, nil, nil
+	})
+	srv := httptest.NewServer(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	c := startBuiltinAgent(t, srv.URL)
+	setup := &llmrelayv1.AgentSetup{Model: "echo", Messages: []*llmrelayv1.Message{user("Lyon")}, Tools: agentTools(t)[:1],
+		McpServers: []*llmrelayv1.AgentMcpServer{{Url: srv.URL + "/allowed", Transport: "sse"}}}
+	evs, err := agentRun(context.Background(), t, c, setup, answerAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exec *llmrelayv1.AgentMcpToolExecution
+	for _, ev := range evs {
+		if x := ev.GetMcpToolExecution(); x != nil {
+			exec = x
+		}
+	}
+	if exec.GetError() != "" || exec.GetResult().GetIsError() || exec.GetResult().GetContent() != `{"population":522000}` ||
+		exec.GetServer() != strings.TrimPrefix(srv.URL, "http://") {
+		t.Fatalf("execution %v", exec)
+	}
+}

@@ -45,6 +45,8 @@ type Session struct {
 	server  Server
 	session *sdk.ClientSession
 	cancels *cancelTracker
+	// cancel ends the session's context (the SSE event stream).
+	cancel context.CancelFunc
 }
 
 // cancelWait bounds how long Close waits for the cancellations of abandoned
@@ -133,7 +135,8 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return res, err
 }
 
-// Connect opens a session; ctx bounds the handshake only.
+// Connect opens a session; ctx bounds the handshake only, not the session
+// (Close ends it).
 func Connect(ctx context.Context, s Server, base http.RoundTripper) (*Session, error) {
 	if base == nil {
 		base = http.DefaultTransport
@@ -150,11 +153,22 @@ func Connect(ctx context.Context, s Server, base http.RoundTripper) (*Session, e
 		return nil, fmt.Errorf("mcp server %s: unknown transport %q (streamable or sse)", s.Name, s.Transport)
 	}
 	c := sdk.NewClient(&sdk.Implementation{Name: "llmrelay", Version: "v1"}, nil)
-	cs, err := c.Connect(ctx, t, nil)
+	// The SSE transport's event stream lives in the context it is
+	// connected with: ctx ending after the handshake would cut it (every
+	// later call failed with EOF). The session gets a context of its own,
+	// ended by ctx during the handshake only, and by Close.
+	sessCtx, sessCancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, sessCancel)
+	cs, err := c.Connect(sessCtx, t, nil)
+	if !stop() && err == nil {
+		// ctx ended as the handshake finished: the stream is cut.
+		err = errors.Join(ctx.Err(), cs.Close())
+	}
 	if err != nil {
+		sessCancel()
 		return nil, fmt.Errorf("mcp server %s: connect: %w", s.Name, err)
 	}
-	return &Session{server: s, session: cs, cancels: cancels}, nil
+	return &Session{server: s, session: cs, cancels: cancels, cancel: sessCancel}, nil
 }
 
 // sameOrigin follows a redirect only to the same scheme and host. The
@@ -176,6 +190,7 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 // their context went out (at most cancelWait).
 func (s *Session) Close() error {
 	s.cancels.wait(cancelWait)
+	defer s.cancel()
 	return s.session.Close()
 }
 

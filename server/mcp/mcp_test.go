@@ -252,3 +252,37 @@ func TestRedirectElsewhere(t *testing.T) {
 		t.Errorf("the other host was called with %q", leaked)
 	}
 }
+
+// TestSessionOutlivesConnectContext: over both transports, a session stays
+// usable after the context it was connected with ends (the agent bounds
+// the handshake with a timeout it cancels right after); over SSE, the event
+// stream lived in that context and every later call failed with EOF.
+func TestSessionOutlivesConnectContext(t *testing.T) {
+	s := testServer()
+	for _, transport := range []string{mcp.Streamable, mcp.SSE} {
+		t.Run(transport, func(t *testing.T) {
+			var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+			if transport == mcp.SSE {
+				h = sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s }, nil)
+			}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			sess, err := mcp.Connect(ctx, mcp.Server{Name: "t", URL: srv.URL, Transport: transport}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sess.Tools(ctx); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+			res, err := sess.Call(context.Background(), "echo", `{"q":"after"}`)
+			if err != nil || res.Content != "echo: after" {
+				t.Fatalf("call after the connect context ended: %v, %v", res, err)
+			}
+			if err := sess.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
