@@ -911,3 +911,32 @@ func TestAgentMCPOverSSE(t *testing.T) {
 		t.Fatalf("execution %v", exec)
 	}
 }
+
+// TestAgentRetriedRound: a round whose model call was retried (a 503, then
+// the stream) reports its attempts and retry reason in its meta, and the
+// run's api_calls counts every HTTP request while model_calls counts rounds.
+func TestAgentRetriedRound(t *testing.T) {
+	t.Parallel()
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	unavailable := providertest.Recording{Status: 503, Header: h,
+		Body: []byte(`{"error":{"message":"The server is overloaded","type":"server_error","param":null,"code":null}}`)}
+	up := providertest.Replay(t, unavailable,
+		chatStream("chatcmpl-Retry1", "", []chatCall{{"call_w", "get_weather", `{"city":"Lyon"}`}}, 30, 5),
+		chatStream("chatcmpl-Retry2", "Sunny.", nil, 50, 2))
+	yaml := "defaults:\n  retry: {max_attempts: 3, base_delay: 1ms, max_delay: 5ms}\n" + pricedChatYAML("http://127.0.0.1:1")
+	c, _ := startWith(t, yaml, up.URL)
+	evs, err := agentRun(context.Background(), t, c, &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("Lyon?")},
+		Tools: agentTools(t)}, answerAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := evs[len(evs)-1].GetEnd().GetMeta()
+	r1 := m.GetRounds()[0].GetMeta()
+	if r1.GetAttempts() != 2 || len(r1.GetRetryReasons()) != 1 || r1.GetRetryReasons()[0].GetUpstreamStatus() != 503 {
+		t.Errorf("round 1 meta: attempts %d, retry reasons %v", r1.GetAttempts(), r1.GetRetryReasons())
+	}
+	if m.GetApiCalls() != 3 || m.GetModelCalls() != 2 || m.GetRounds()[1].GetMeta().GetAttempts() != 1 || len(up.Requests()) != 3 {
+		t.Errorf("meta: api_calls %d, model_calls %d; %d upstream requests", m.GetApiCalls(), m.GetModelCalls(), len(up.Requests()))
+	}
+}
