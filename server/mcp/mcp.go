@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +39,34 @@ type Server struct {
 	Headers map[string]string
 	// AllowedTools limits the tools offered (all when empty).
 	AllowedTools []string
+}
+
+// scrubbed is an error whose text no longer shows the server URL's query.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// scrub takes the server URL's query out of an error's text (net/http
+// quotes the whole URL): hosted MCP services put keys there, and the text
+// reaches callers (statuses, MCP execution events) and logs. Go already
+// masks a password in the URL.
+func (s Server) scrub(err error) error {
+	u, perr := url.Parse(s.URL)
+	if err == nil || perr != nil || u.RawQuery == "" {
+		return err
+	}
+	safe := *u
+	safe.RawQuery = "REDACTED"
+	msg := err.Error()
+	for _, v := range []string{s.URL, u.Redacted(), u.String()} {
+		msg = strings.ReplaceAll(msg, v, safe.Redacted())
+	}
+	msg = strings.ReplaceAll(msg, u.RawQuery, "REDACTED") // wherever else it was quoted
+	return &scrubbed{msg: msg, err: err}
 }
 
 // Session is a connected MCP server.
@@ -166,7 +195,7 @@ func Connect(ctx context.Context, s Server, base http.RoundTripper) (*Session, e
 	}
 	if err != nil {
 		sessCancel()
-		return nil, fmt.Errorf("mcp server %s: connect: %w", s.Name, err)
+		return nil, s.scrub(fmt.Errorf("mcp server %s: connect: %w", s.Name, err))
 	}
 	return &Session{server: s, session: cs, cancels: cancels, cancel: sessCancel}, nil
 }
@@ -191,7 +220,7 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 func (s *Session) Close() error {
 	s.cancels.wait(cancelWait)
 	defer s.cancel()
-	return s.session.Close()
+	return s.server.scrub(s.session.Close())
 }
 
 // Name is the server's name.
@@ -207,7 +236,7 @@ func (s *Session) Tools(ctx context.Context) ([]*llmrelayv1.Tool, error) {
 	var out []*llmrelayv1.Tool
 	for t, err := range s.session.Tools(ctx, nil) {
 		if err != nil {
-			return nil, fmt.Errorf("mcp server %s: list tools: %w", s.server.Name, err)
+			return nil, s.server.scrub(fmt.Errorf("mcp server %s: list tools: %w", s.server.Name, err))
 		}
 		if len(allowed) > 0 && !allowed[t.Name] {
 			continue
@@ -262,7 +291,7 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 		s.cancels.owe() // the SDK tells the server, after this returns
 	}
 	if err != nil {
-		return Result{Duration: d}, fmt.Errorf("mcp server %s: call %s: %w", s.server.Name, name, err)
+		return Result{Duration: d}, s.server.scrub(fmt.Errorf("mcp server %s: call %s: %w", s.server.Name, name, err))
 	}
 	var parts, omitted []string
 	for _, c := range res.Content {

@@ -286,3 +286,47 @@ func TestSessionOutlivesConnectContext(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorsHideURLQuery: a server URL's query (hosted MCP services put
+// keys there) is not in the errors of a failed connect or call, whose text
+// reaches callers and logs.
+func TestErrorsHideURLQuery(t *testing.T) {
+	for _, transport := range []string{mcp.Streamable, mcp.SSE} {
+		_, err := mcp.Connect(context.Background(), mcp.Server{Name: "h", URL: "http://127.0.0.1:1/mcp?key=sk-mcp-7Qx2Lm9&team=a", Transport: transport}, nil)
+		if err == nil || strings.Contains(err.Error(), "sk-mcp-7Qx2Lm9") || !strings.Contains(err.Error(), "http://127.0.0.1:1/mcp?REDACTED") {
+			t.Errorf("%s: error %v", transport, err)
+		}
+	}
+	s := testServer()
+	var closed bool
+	var mu sync.Mutex
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		c := closed
+		mu.Unlock()
+		if c {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	sess, err := mcp.Connect(context.Background(), mcp.Server{Name: "h", URL: srv.URL + "/mcp?key=sk-mcp-7Qx2Lm9"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	closed = true
+	mu.Unlock()
+	_, err = sess.Call(context.Background(), "echo", `{"q":"x"}`)
+	if err == nil || strings.Contains(err.Error(), "sk-mcp-7Qx2Lm9") || !strings.Contains(err.Error(), "/mcp?REDACTED") {
+		t.Errorf("call error %v", err)
+	}
+	if err := sess.Close(); err != nil && strings.Contains(err.Error(), "sk-mcp-7Qx2Lm9") { // the server is gone: an error
+		t.Errorf("close error %v", err)
+	}
+}
