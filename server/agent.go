@@ -206,6 +206,7 @@ func (a *agentRun) connectMCP() error {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(a.ctx, mcpConnectTimeout)
+		srv.MaxResponseBytes = a.g.limits.MaxResponseBytes
 		s, err := mcp.Connect(ctx, srv, nil)
 		if err == nil {
 			a.sessions = append(a.sessions, s)

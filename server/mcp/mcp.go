@@ -39,6 +39,9 @@ type Server struct {
 	Headers map[string]string
 	// AllowedTools limits the tools offered (all when empty).
 	AllowedTools []string
+	// MaxResponseBytes bounds each HTTP response body the server sends
+	// (an SSE event stream is one); 0: no bound.
+	MaxResponseBytes int64
 }
 
 // scrubbed is an error whose text no longer shows the server URL's query.
@@ -133,6 +136,40 @@ type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
 	cancels *cancelTracker
+	max     int64
+}
+
+// limitedBody fails a read past max bytes instead of buffering whatever an
+// MCP server sends.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+	max  int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		if n, err := b.ReadCloser.Read(one[:]); n == 0 {
+			return 0, err // the end (or a read error) right at the bound
+		}
+		return 0, fmt.Errorf("the response is larger than %d bytes (limits.max_response_bytes)", b.max)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// roundTrip sends r and bounds the response body.
+func (t headerTransport) roundTrip(r *http.Request) (*http.Response, error) {
+	res, err := t.base.RoundTrip(r)
+	if err == nil && t.max > 0 {
+		res.Body = &limitedBody{ReadCloser: res.Body, left: t.max, max: t.max}
+	}
+	return res, err
 }
 
 var cancelledMethod = []byte(`"notifications/cancelled"`)
@@ -143,7 +180,7 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set(k, v)
 	}
 	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
-		return t.base.RoundTrip(r)
+		return t.roundTrip(r)
 	}
 	// A JSON-RPC message (small): read to see whether it is a
 	// cancellation, then sent as it was.
@@ -157,7 +194,7 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	r.ContentLength = int64(len(body))
-	res, err := t.base.RoundTrip(r)
+	res, err := t.roundTrip(r)
 	if bytes.Contains(body, cancelledMethod) {
 		t.cancels.markSent() // delivered or failed: nothing more to wait for
 	}
@@ -171,7 +208,7 @@ func Connect(ctx context.Context, s Server, base http.RoundTripper) (*Session, e
 		base = http.DefaultTransport
 	}
 	cancels := newCancelTracker()
-	hc := &http.Client{Transport: headerTransport{base: base, headers: s.Headers, cancels: cancels}, CheckRedirect: sameOrigin}
+	hc := &http.Client{Transport: headerTransport{base: base, headers: s.Headers, cancels: cancels, max: s.MaxResponseBytes}, CheckRedirect: sameOrigin}
 	var t sdk.Transport
 	switch s.Transport {
 	case "", Streamable:

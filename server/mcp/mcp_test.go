@@ -330,3 +330,31 @@ func TestErrorsHideURLQuery(t *testing.T) {
 		t.Errorf("close error %v", err)
 	}
 }
+
+// TestMaxResponseBytes: a tool answer larger than the bound fails the call
+// (an error the agent turns into an error result) instead of being read
+// whole; one within it is read as usual.
+func TestMaxResponseBytes(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "t", Version: "test"}, nil)
+	s.AddTool(&sdk.Tool{Name: "big", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)},
+		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var args struct{ N int }
+			if err := json.Unmarshal(r.Params.Arguments, &args); err != nil {
+				return nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("x", args.N)}}}, nil
+		})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{JSONResponse: true}))
+	defer srv.Close()
+	sess, err := mcp.Connect(context.Background(), mcp.Server{Name: "t", URL: srv.URL, MaxResponseBytes: 64 << 10}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if res, err := sess.Call(context.Background(), "big", `{"n":1000}`); err != nil || len(res.Content) != 1000 {
+		t.Fatalf("small answer: %d bytes, %v", len(res.Content), err)
+	}
+	if _, err := sess.Call(context.Background(), "big", `{"n":1000000}`); err == nil || !strings.Contains(err.Error(), "larger than 65536 bytes") {
+		t.Fatalf("large answer: %v", err)
+	}
+}
