@@ -251,3 +251,21 @@ mcp_servers:
 		t.Errorf("stderr %q", errOut.String())
 	}
 }
+
+// TestAgentCommandRefusedSetup: a setup the server refuses (an unknown
+// model) is the error alone: no "the run failed" line, no failure JSON.
+func TestAgentCommandRefusedSetup(t *testing.T) {
+	addr := startTestServer(t)
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(tools, []byte(`[{"name": "get_weather", "result": "sunny"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	err := runAgent(context.Background(), []string{"agent", "-addr", addr, "-model", "nope", "-tools", tools, "-json", "Oslo"}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), `"nope" is not configured`) {
+		t.Fatalf("error %v", err)
+	}
+	if out.Len() != 0 || strings.Contains(errOut.String(), "the run failed") {
+		t.Errorf("stdout %q, stderr %q", out.String(), errOut.String())
+	}
+}
