@@ -19,6 +19,11 @@ type ToolFunc func(ctx context.Context, args string) (string, error)
 
 type callIDKey struct{}
 
+// ErrToolCallCancelled is the cause (context.Cause) of a ToolFunc's context
+// when the server withdrew its call (tool_call_cancellation): the model got
+// an error result in its place and the handler's result is not sent.
+var ErrToolCallCancelled = errors.New("llmrelay agent: the server cancelled the tool call")
+
 // ToolCallID is the call_id of the call a ToolFunc is answering (from its
 // context), for handlers that log or correlate; "" elsewhere.
 func ToolCallID(ctx context.Context) string {
@@ -31,7 +36,9 @@ type Agent struct {
 	// Client is the connection to use.
 	Client *Client
 	// Tools are the handlers of the setup's client tools, by name. Each
-	// call runs in its own goroutine; parallel calls run concurrently.
+	// call runs in its own goroutine; parallel calls run concurrently. A
+	// handler's context ends with the run, and with its call when the
+	// server withdraws it (cause ErrToolCallCancelled).
 	Tools map[string]ToolFunc
 	// OnEvent, when set, sees every server event as it comes (model deltas,
 	// tool requests, MCP executions, round ends). It runs on the receiving
@@ -75,6 +82,10 @@ func (a *Agent) Run(ctx context.Context, setup *llmrelayv1.AgentSetup, opts ...g
 	var (
 		sendMu sync.Mutex
 		wg     sync.WaitGroup
+		// Each running handler's cancel, by call id: a
+		// tool_call_cancellation stops the handlers it names.
+		callsMu sync.Mutex
+		calls   = map[string]*context.CancelCauseFunc{}
 	)
 	// Cancel, then wait: a handler still running when the run ends sees a
 	// cancelled context and returns (deferred separately, wg.Wait would run
@@ -112,23 +123,47 @@ func (a *Agent) Run(ctx context.Context, setup *llmrelayv1.AgentSetup, opts ...g
 		switch e := ev.GetEvent().(type) {
 		case *llmrelayv1.AgentResponse_ToolCallRequest:
 			r := e.ToolCallRequest
+			callCtx, callCancel := context.WithCancelCause(context.WithValue(ctx, callIDKey{}, r.GetCallId()))
+			entry := &callCancel
+			callsMu.Lock()
+			calls[r.GetCallId()] = entry // a provider may use an id again in a later round: the newest call has it
+			callsMu.Unlock()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer func() {
+					callsMu.Lock()
+					if calls[r.GetCallId()] == entry {
+						delete(calls, r.GetCallId())
+					}
+					callsMu.Unlock()
+					callCancel(nil)
+				}()
 				out := &llmrelayv1.ToolResult{CallId: r.GetCallId(), Name: r.GetName()}
 				if f := a.Tools[r.GetName()]; f == nil {
 					out.Content, out.IsError = "no handler for tool "+r.GetName(), true
-				} else if content, err := f(context.WithValue(ctx, callIDKey{}, r.GetCallId()), r.GetArguments()); err != nil {
+				} else if content, err := f(callCtx, r.GetArguments()); err != nil {
 					out.Content, out.IsError = err.Error(), true
 				} else {
 					out.Content = content
 				}
-				if ctx.Err() != nil {
-					return // the run is over; nobody waits for this result
+				if callCtx.Err() != nil {
+					return // the run is over or the call withdrawn; nobody waits for this result
 				}
 				// A failed send ends the stream; Recv reports why.
 				_ = send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_ToolResult{ToolResult: out}})
 			}()
+		case *llmrelayv1.AgentResponse_ToolCallCancellation:
+			// The server gave up on these calls (tool_timeout with
+			// TOOL_TIMEOUT_ACTION_ERROR_RESULT): their handlers stop.
+			cause := fmt.Errorf("%w: %s", ErrToolCallCancelled, e.ToolCallCancellation.GetReason())
+			callsMu.Lock()
+			for _, id := range e.ToolCallCancellation.GetCallIds() {
+				if c := calls[id]; c != nil {
+					(*c)(cause)
+				}
+			}
+			callsMu.Unlock()
 		case *llmrelayv1.AgentResponse_GoAway:
 			res.GoAway, res.Messages, res.Meta = e.GoAway, e.GoAway.GetMessages(), e.GoAway.GetMeta()
 		case *llmrelayv1.AgentResponse_Failure:

@@ -99,3 +99,44 @@ func TestAgentFailure(t *testing.T) {
 		t.Fatalf("result %v", res)
 	}
 }
+
+// TestAgentToolCallCancellation: when the server gives up on a call
+// (tool_timeout with ERROR_RESULT) and says so, the handler's context ends
+// with ErrToolCallCancelled while the run goes on, and the model has the
+// server's error result, not a late one from the handler.
+func TestAgentToolCallCancellation(t *testing.T) {
+	addr, stop := startServer()
+	defer stop()
+	c, err := client.New(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cause := make(chan error, 1)
+	a := client.Agent{Client: c, Tools: map[string]client.ToolFunc{
+		"get_weather": func(context.Context, string) (string, error) { return "sunny", nil },
+		"get_time": func(ctx context.Context, _ string) (string, error) {
+			<-ctx.Done()
+			cause <- context.Cause(ctx)
+			return "too late", nil
+		},
+	}}
+	setup := agentSetup()
+	setup.ToolTimeout = durationpb.New(50 * time.Millisecond)
+	setup.OnToolTimeout = llmrelayv1.ToolTimeoutAction_TOOL_TIMEOUT_ACTION_ERROR_RESULT
+	res, err := a.Run(context.Background(), setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-cause; !errors.Is(err, client.ErrToolCallCancelled) || !strings.Contains(err.Error(), "tool_timeout") {
+		t.Errorf("handler context cause %v", err)
+	}
+	if res.FinishReason != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(res.Messages) != 4 {
+		t.Fatalf("result %v", res)
+	}
+	for _, p := range res.Messages[2].GetParts() {
+		if r := p.GetToolResult(); r.GetName() == "get_time" && (!r.GetIsError() || strings.Contains(r.GetContent(), "too late")) {
+			t.Errorf("get_time result %v", r)
+		}
+	}
+}

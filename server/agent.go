@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
@@ -91,6 +92,10 @@ type agentRun struct {
 	complete int
 	current  int
 	ended    bool
+	// accepted is set once setup_complete went out: a setup refused before
+	// (unknown model, bad tools or options) ends with its status alone, no
+	// failure event: there was no run to continue.
+	accepted bool
 
 	// Client results, checked by the reader against pending. results is
 	// made per round (under mu) with room for every pending call, so the
@@ -98,9 +103,9 @@ type agentRun struct {
 	halfClosed chan struct{}
 	mu         sync.Mutex
 	results    chan *llmrelayv1.ToolResult
-	pending    map[string]bool // asked, not answered
-	answered   map[string]bool // answered (a second result is a duplicate)
-	expired    map[string]bool // given up on (tool_timeout): a late result is ignored
+	pending    map[string]string // asked, not answered: call_id to the call's tool name
+	answered   map[string]bool   // answered (a second result is a duplicate)
+	expired    map[string]bool   // given up on (tool_timeout): a late result is ignored
 	// modelPhase is set while a model call runs: a result for a call not
 	// asked for yet is kept in early until the round's calls are known (a
 	// client may answer calls whose ids it knows before they are requested,
@@ -137,11 +142,14 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 	if _, ok := llmrelayv1.ToolTimeoutAction_name[int32(setup.GetOnToolTimeout())]; !ok {
 		return nil, invalidField("setup.on_tool_timeout", "unknown value %d", setup.GetOnToolTimeout())
 	}
+	if err := checkAnswered(setup.GetMessages()); err != nil {
+		return nil, err
+	}
 	a := &agentRun{
 		g: g, st: st, ss: ss, setup: setup, start: g.startTime(ctx), maxRounds: maxRounds,
 		clientTools: map[string]bool{}, mcpTools: map[string]*mcp.Session{},
 		halfClosed: make(chan struct{}), modelPhase: true,
-		pending: map[string]bool{}, answered: map[string]bool{}, expired: map[string]bool{},
+		pending: map[string]string{}, answered: map[string]bool{}, expired: map[string]bool{},
 		msgs: slices.Clone(setup.GetMessages()),
 		meta: &llmrelayv1.AgentMeta{RequestId: requestIDOf(ctx), RequestedModel: setup.GetModel(), Usage: &llmrelayv1.Usage{}},
 	}
@@ -158,6 +166,32 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 	return a, nil
 }
 
+// checkAnswered refuses a conversation with a tool call no tool
+// message answers, such as the one a run that ended with
+// FINISH_REASON_MAX_ROUNDS returns: the providers refuse it (OpenAI and
+// Anthropic with a 400 once the model call is made), and the run would not
+// know to ask for the results. The client appends them first.
+func checkAnswered(msgs []*llmrelayv1.Message) error {
+	answered := map[string]bool{}
+	for _, m := range msgs {
+		for _, p := range m.GetParts() {
+			if r := p.GetToolResult(); r != nil {
+				answered[r.GetCallId()] = true
+			}
+		}
+	}
+	for i, m := range msgs {
+		for j, p := range m.GetParts() {
+			if c := p.GetToolCall(); c != nil && c.GetCallId() != "" && !answered[c.GetCallId()] {
+				return invalidField(fmt.Sprintf("setup.messages[%d].parts[%d].tool_call", i, j),
+					"call %q (%s) has no result: append a ROLE_TOOL message with its tool_result (a run that ended with FINISH_REASON_MAX_ROUNDS left its last calls unanswered)",
+					c.GetCallId(), c.GetName())
+			}
+		}
+	}
+	return nil
+}
+
 // connectMCP resolves the requested MCP servers, connects to the gateway-
 // executed ones and lists their tools.
 func (a *agentRun) connectMCP() error {
@@ -172,6 +206,7 @@ func (a *agentRun) connectMCP() error {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(a.ctx, mcpConnectTimeout)
+		srv.MaxResponseBytes = a.g.limits.MaxResponseBytes
 		s, err := mcp.Connect(ctx, srv, nil)
 		if err == nil {
 			a.sessions = append(a.sessions, s)
@@ -238,7 +273,7 @@ func (st *state) mcpServer(req *llmrelayv1.AgentMcpServer, field string) (mcp.Se
 	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
 		return mcp.Server{}, false, invalidField(field+".url", "must be an http(s) URL")
 	}
-	if !st.allowMCPURL(u) {
+	if !st.allowMCPURL(u, parsed) {
 		return mcp.Server{}, false, &requestError{code: codes.PermissionDenied, reason: llmrelayv1.ErrorReason_ERROR_REASON_PERMISSION_DENIED,
 			field: field + ".url", msg: field + ".url: the configuration does not allow this MCP server URL (agent.allow_request_mcp_urls)"}
 	}
@@ -249,10 +284,18 @@ func (st *state) mcpServer(req *llmrelayv1.AgentMcpServer, field string) (mcp.Se
 }
 
 // allowMCPURL reports whether a request may name this MCP server URL: it must
-// start with one of the configured prefixes.
-func (st *state) allowMCPURL(u string) bool {
+// start with one of the configured prefixes and, compared as URLs, have the
+// prefix's scheme and host exactly, no user info and no dot segments. A
+// plain string prefix let "https://mcp.example.com@169.254.169.254/" and
+// "https://mcp.example.com.evil.net/" through a prefix written without its
+// trailing slash, and "/allowed/../admin" out of an allowed path.
+func (st *state) allowMCPURL(raw string, u *url.URL) bool {
+	if u.User != nil || slices.ContainsFunc(strings.Split(u.Path, "/"), func(seg string) bool { return seg == "." || seg == ".." }) {
+		return false
+	}
 	for _, p := range st.allowMCPURLs {
-		if strings.HasPrefix(u, p) {
+		pu, err := url.Parse(p) // checked when the configuration was loaded
+		if err == nil && strings.HasPrefix(raw, p) && strings.EqualFold(pu.Scheme, u.Scheme) && strings.EqualFold(pu.Host, u.Host) {
 			return true
 		}
 	}
@@ -316,7 +359,7 @@ func (a *agentRun) accept(r *llmrelayv1.ToolResult) error {
 		return nil // too late: the model already has an error result for it
 	case a.answered[id]:
 		return invalidField("tool_result.call_id", "%q was already answered", id)
-	case !a.pending[id] && a.modelPhase:
+	case a.pending[id] == "" && a.modelPhase:
 		if a.early[id] != nil {
 			return invalidField("tool_result.call_id", "%q was already answered", id)
 		}
@@ -328,8 +371,11 @@ func (a *agentRun) accept(r *llmrelayv1.ToolResult) error {
 		}
 		a.early[id] = r
 		return nil
-	case !a.pending[id]:
+	case a.pending[id] == "":
 		return invalidField("tool_result.call_id", "%q is not a call the server asked for", id)
+	}
+	if err := checkResultName(r, a.pending[id]); err != nil {
+		return err
 	}
 	delete(a.pending, id)
 	a.answered[id] = true
@@ -341,10 +387,6 @@ func (a *agentRun) accept(r *llmrelayv1.ToolResult) error {
 // (a round) and the execution of its tool calls.
 func (a *agentRun) run() error {
 	go a.read()
-	if err := a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_SetupComplete{SetupComplete: &llmrelayv1.AgentSetupComplete{
-		RequestId: a.meta.RequestId, Tools: a.tools, MaxRounds: int32(a.maxRounds)}}}); err != nil {
-		return err
-	}
 	for round := 1; ; round++ {
 		a.current = round
 		if round > 1 && a.g.draining() {
@@ -429,6 +471,17 @@ func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.Tool
 	if err != nil {
 		return nil, nil, setupField(err)
 	}
+	if round == 1 {
+		// The setup is accepted once the first model call is ready to
+		// go: its model, messages, tools and options passed the checks a
+		// StreamTools call gets, so a refused setup is a status alone.
+		if err := a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_SetupComplete{SetupComplete: &llmrelayv1.AgentSetupComplete{
+			RequestId: a.meta.RequestId, Tools: a.tools, MaxRounds: int32(a.maxRounds)}}}); err != nil {
+			p.cancel()
+			return nil, nil, err
+		}
+		a.accepted = true
+	}
 	p.start = a.g.now()
 	sink := &agentSink{ss: a.ss}
 	if err := a.g.runStream(ctx, p, &toolsSink{ss: sink}); err != nil {
@@ -436,9 +489,17 @@ func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.Tool
 	}
 	msg := sink.acc.Message()
 	meta := sink.acc.Meta()
-	a.msgs = append(a.msgs, msg)
 	rec := &llmrelayv1.AgentRound{Round: int32(round), Meta: meta, ToolCalls: meta.GetToolCallCount()}
 	a.account(rec)
+	if len(msg.GetParts()) == 0 {
+		// An empty answer (no text, no calls, no reasoning) is no turn: a
+		// message without parts would make the returned conversation one
+		// that no setup accepts.
+		a.meta.Warnings = append(a.meta.Warnings, "round "+strconv.Itoa(round)+": the model answered with nothing (finish reason "+
+			meta.GetFinishReason().String()+"); the conversation has no assistant turn for it")
+	} else {
+		a.msgs = append(a.msgs, msg)
+	}
 	return sink.acc.ToolCalls(), rec, nil
 }
 
@@ -521,7 +582,12 @@ func (a *agentRun) execute(ctx context.Context, round int, calls []*llmrelayv1.T
 	a.results = results
 	for _, c := range calls {
 		if a.clientTools[c.GetName()] {
-			a.pending[c.GetCallId()] = true
+			a.pending[c.GetCallId()] = c.GetName()
+			// A provider may use an id again in a later round (ids made
+			// from the name, arguments and position, or a plain "call_0"):
+			// it is this round's call now, not an answered or withdrawn one.
+			delete(a.answered, c.GetCallId())
+			delete(a.expired, c.GetCallId())
 		}
 	}
 	err := a.claimEarly()
@@ -626,12 +692,25 @@ func (a *agentRun) claimEarly() error {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		if !a.pending[id] {
+		if a.pending[id] == "" {
 			return invalidField("tool_result.call_id", "%q is not a call the server asked for", id)
+		}
+		if err := checkResultName(early[id], a.pending[id]); err != nil {
+			return err
 		}
 		delete(a.pending, id)
 		a.answered[id] = true
 		a.results <- early[id] // room for every call pending this round
+	}
+	return nil
+}
+
+// checkResultName refuses a result that names another tool than its call:
+// providers that key results by name (Gemini) would hand it to the wrong
+// function. An empty name is the call's.
+func checkResultName(r *llmrelayv1.ToolResult, name string) error {
+	if n := r.GetName(); n != "" && n != name {
+		return invalidField("tool_result.name", "%q: call %q is a call of %q", n, r.GetCallId(), name)
 	}
 	return nil
 }
@@ -703,6 +782,10 @@ func (a *agentRun) mcpResult(round int, o mcpOutcome) (*llmrelayv1.ToolResult, e
 		msg := clean(a.st.redact, o.err.Error())
 		r.IsError, r.Content, ev.Error = true, msg, msg
 	}
+	for _, om := range o.res.Omitted {
+		a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: MCP server %s, tool %s (call %s): %s omitted from the result: tool results reach the model as text",
+			round, o.session.Name(), o.call.GetName(), o.call.GetCallId(), om))
+	}
 	return r, a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_McpToolExecution{McpToolExecution: ev}})
 }
 
@@ -731,10 +814,10 @@ func (a *agentRun) goAway() error {
 
 // fail sends the failure event for a run that ended with err: the
 // conversation up to the last whole round, so the client can retry from
-// there. Nothing is sent once end or go_away went out, nor to a client that
-// cancelled or is gone.
+// there. Nothing is sent for a setup refused before setup_complete, once end
+// or go_away went out, nor to a client that cancelled or is gone.
 func (a *agentRun) fail(err error) {
-	if a.ended || a.ss.Context().Err() != nil || errors.Is(err, errClientCancel) || status.Code(err) == codes.Canceled {
+	if !a.accepted || a.ended || a.ss.Context().Err() != nil || errors.Is(err, errClientCancel) || status.Code(err) == codes.Canceled {
 		return
 	}
 	ev := &llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_Failure{Failure: &llmrelayv1.AgentFailure{

@@ -48,6 +48,7 @@ func agent(ctx context.Context, e *env, args []string) error {
 	maxRounds := fs.Int("max-rounds", 0, "model calls at most (0: the server's default)")
 	jsonOut := fs.Bool("json", false, "print the final AgentEnd as JSON instead of the text")
 	toolTimeout := fs.Duration("tool-timeout", 0, "how long the server waits for each tool result (0: no limit besides the deadline); a missed one fails the run")
+	onToolTimeout := fs.String("on-tool-timeout", "fail", "what a missed --tool-timeout does: fail (the run) or error-result (the model gets an error result, the command is killed)")
 	pos, err := parse(e, fs, "PROMPT...", agentSummary, args)
 	if err != nil {
 		return err
@@ -66,6 +67,13 @@ func agent(ctx context.Context, e *env, args []string) error {
 		Messages: []*llmrelayv1.Message{{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: prompt}}}}}}
 	if *toolTimeout > 0 {
 		setup.ToolTimeout = durationpb.New(*toolTimeout)
+	}
+	switch *onToolTimeout {
+	case "fail":
+	case "error-result":
+		setup.OnToolTimeout = llmrelayv1.ToolTimeoutAction_TOOL_TIMEOUT_ACTION_ERROR_RESULT
+	default:
+		return usageErrorf("--on-tool-timeout %q: want fail or error-result", *onToolTimeout)
 	}
 	for _, n := range strings.Split(*mcpNames, ",") {
 		if n = strings.TrimSpace(n); n != "" {
@@ -113,10 +121,18 @@ func agent(ctx context.Context, e *env, args []string) error {
 		case ev.GetToolCallRequest() != nil:
 			r := ev.GetToolCallRequest()
 			fmt.Fprintf(stderr, "[round %d] %s %s (%s)\n", r.GetRound(), r.GetName(), r.GetArguments(), r.GetCallId())
+		case ev.GetToolCallCancellation() != nil:
+			// The command answering these calls is killed with its context.
+			x := ev.GetToolCallCancellation()
+			fmt.Fprintf(stderr, "[round %d] cancelled %s (%s): the model gets an error result\n", x.GetRound(), strings.Join(x.GetCallIds(), ", "), x.GetReason())
 		case ev.GetMcpToolExecution() != nil:
 			x := ev.GetMcpToolExecution()
-			fmt.Fprintf(stderr, "[round %d] mcp %s/%s %s -> error=%v (%v)\n", x.GetRound(), x.GetServer(), x.GetCall().GetName(),
-				x.GetCall().GetArguments(), x.GetResult().GetIsError(), x.GetDuration().AsDuration())
+			why := ""
+			if x.GetError() != "" {
+				why = ": " + x.GetError() // the transport's or protocol's: the result says no more
+			}
+			fmt.Fprintf(stderr, "[round %d] mcp %s/%s %s -> error=%v (%v)%s\n", x.GetRound(), x.GetServer(), x.GetCall().GetName(),
+				x.GetCall().GetArguments(), x.GetResult().GetIsError(), x.GetDuration().AsDuration(), why)
 		}
 	}}
 	res, err := a.Run(ctx, setup)

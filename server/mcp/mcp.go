@@ -5,11 +5,16 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,33 +39,176 @@ type Server struct {
 	Headers map[string]string
 	// AllowedTools limits the tools offered (all when empty).
 	AllowedTools []string
+	// MaxResponseBytes bounds each HTTP response body the server sends
+	// (an SSE event stream is one); 0: no bound.
+	MaxResponseBytes int64
+}
+
+// scrubbed is an error whose text no longer shows the server URL's query.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// scrub takes the server URL's query out of an error's text (net/http
+// quotes the whole URL): hosted MCP services put keys there, and the text
+// reaches callers (statuses, MCP execution events) and logs. Go already
+// masks a password in the URL.
+func (s Server) scrub(err error) error {
+	u, perr := url.Parse(s.URL)
+	if err == nil || perr != nil || u.RawQuery == "" {
+		return err
+	}
+	safe := *u
+	safe.RawQuery = "REDACTED"
+	msg := err.Error()
+	for _, v := range []string{s.URL, u.Redacted(), u.String()} {
+		msg = strings.ReplaceAll(msg, v, safe.Redacted())
+	}
+	msg = strings.ReplaceAll(msg, u.RawQuery, "REDACTED") // wherever else it was quoted
+	return &scrubbed{msg: msg, err: err}
 }
 
 // Session is a connected MCP server.
 type Session struct {
 	server  Server
 	session *sdk.ClientSession
+	cancels *cancelTracker
+	// cancel ends the session's context (the SSE event stream).
+	cancel context.CancelFunc
+}
+
+// cancelWait bounds how long Close waits for the cancellations of abandoned
+// calls to go out (the SDK gives each 5 s).
+const cancelWait = 2 * time.Second
+
+// cancelTracker counts the calls abandoned by their context, whose
+// notifications/cancelled the SDK sends from a goroutine of its own after
+// the call returned, and those notifications as they go out: a session
+// closed before would drop them, and the server would run the cancelled
+// tools to their end.
+type cancelTracker struct {
+	mu      sync.Mutex
+	owed    int
+	sent    int
+	changed chan struct{}
+}
+
+func newCancelTracker() *cancelTracker { return &cancelTracker{changed: make(chan struct{})} }
+
+func (t *cancelTracker) owe() {
+	t.mu.Lock()
+	t.owed++
+	t.mu.Unlock()
+}
+
+func (t *cancelTracker) markSent() {
+	t.mu.Lock()
+	t.sent++
+	close(t.changed)
+	t.changed = make(chan struct{})
+	t.mu.Unlock()
+}
+
+// wait returns once every owed cancellation went out, or after d.
+func (t *cancelTracker) wait(d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		t.mu.Lock()
+		done, changed := t.sent >= t.owed, t.changed
+		t.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return
+		}
+	}
 }
 
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	cancels *cancelTracker
+	max     int64
 }
+
+// limitedBody fails a read past max bytes instead of buffering whatever an
+// MCP server sends.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+	max  int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		if n, err := b.ReadCloser.Read(one[:]); n == 0 {
+			return 0, err // the end (or a read error) right at the bound
+		}
+		return 0, fmt.Errorf("the response is larger than %d bytes (limits.max_response_bytes)", b.max)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// roundTrip sends r and bounds the response body.
+func (t headerTransport) roundTrip(r *http.Request) (*http.Response, error) {
+	res, err := t.base.RoundTrip(r)
+	if err == nil && t.max > 0 {
+		res.Body = &limitedBody{ReadCloser: res.Body, left: t.max, max: t.max}
+	}
+	return res, err
+}
+
+var cancelledMethod = []byte(`"notifications/cancelled"`)
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	for k, v := range t.headers {
 		r.Header.Set(k, v)
 	}
-	return t.base.RoundTrip(r)
+	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+		return t.roundTrip(r)
+	}
+	// A JSON-RPC message (small): read to see whether it is a
+	// cancellation, then sent as it was.
+	body, err := io.ReadAll(r.Body)
+	if cerr := r.Body.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	r.ContentLength = int64(len(body))
+	res, err := t.roundTrip(r)
+	if bytes.Contains(body, cancelledMethod) {
+		t.cancels.markSent() // delivered or failed: nothing more to wait for
+	}
+	return res, err
 }
 
-// Connect opens a session; ctx bounds the handshake only.
+// Connect opens a session; ctx bounds the handshake only, not the session
+// (Close ends it).
 func Connect(ctx context.Context, s Server, base http.RoundTripper) (*Session, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	hc := &http.Client{Transport: headerTransport{base: base, headers: s.Headers}}
+	cancels := newCancelTracker()
+	hc := &http.Client{Transport: headerTransport{base: base, headers: s.Headers, cancels: cancels, max: s.MaxResponseBytes}, CheckRedirect: sameOrigin}
 	var t sdk.Transport
 	switch s.Transport {
 	case "", Streamable:
@@ -71,15 +219,46 @@ func Connect(ctx context.Context, s Server, base http.RoundTripper) (*Session, e
 		return nil, fmt.Errorf("mcp server %s: unknown transport %q (streamable or sse)", s.Name, s.Transport)
 	}
 	c := sdk.NewClient(&sdk.Implementation{Name: "llmrelay", Version: "v1"}, nil)
-	cs, err := c.Connect(ctx, t, nil)
-	if err != nil {
-		return nil, fmt.Errorf("mcp server %s: connect: %w", s.Name, err)
+	// The SSE transport's event stream lives in the context it is
+	// connected with: ctx ending after the handshake would cut it (every
+	// later call failed with EOF). The session gets a context of its own,
+	// ended by ctx during the handshake only, and by Close.
+	sessCtx, sessCancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, sessCancel)
+	cs, err := c.Connect(sessCtx, t, nil)
+	if !stop() && err == nil {
+		// ctx ended as the handshake finished: the stream is cut.
+		err = errors.Join(ctx.Err(), cs.Close())
 	}
-	return &Session{server: s, session: cs}, nil
+	if err != nil {
+		sessCancel()
+		return nil, s.scrub(fmt.Errorf("mcp server %s: connect: %w", s.Name, err))
+	}
+	return &Session{server: s, session: cs, cancels: cancels, cancel: sessCancel}, nil
 }
 
-// Close ends the session.
-func (s *Session) Close() error { return s.session.Close() }
+// sameOrigin follows a redirect only to the same scheme and host. The
+// transport adds the server's headers (credentials) to every request, so a
+// redirect elsewhere would hand them to another host, and a request URL
+// allowed by prefix must not lead the gateway to one that is not.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if !strings.EqualFold(req.URL.Scheme, first.Scheme) || !strings.EqualFold(req.URL.Host, first.Host) {
+		return fmt.Errorf("redirected to %s://%s: not followed (MCP redirects stay on %s://%s)", req.URL.Scheme, req.URL.Host, first.Scheme, first.Host)
+	}
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
+}
+
+// Close ends the session, once the cancellations of the calls abandoned by
+// their context went out (at most cancelWait).
+func (s *Session) Close() error {
+	s.cancels.wait(cancelWait)
+	defer s.cancel()
+	return s.server.scrub(s.session.Close())
+}
 
 // Name is the server's name.
 func (s *Session) Name() string { return s.server.Name }
@@ -94,7 +273,7 @@ func (s *Session) Tools(ctx context.Context) ([]*llmrelayv1.Tool, error) {
 	var out []*llmrelayv1.Tool
 	for t, err := range s.session.Tools(ctx, nil) {
 		if err != nil {
-			return nil, fmt.Errorf("mcp server %s: list tools: %w", s.server.Name, err)
+			return nil, s.server.scrub(fmt.Errorf("mcp server %s: list tools: %w", s.server.Name, err))
 		}
 		if len(allowed) > 0 && !allowed[t.Name] {
 			continue
@@ -114,10 +293,16 @@ func (s *Session) Tools(ctx context.Context) ([]*llmrelayv1.Tool, error) {
 
 // Result is a tool call's outcome.
 type Result struct {
-	// Content is the text given to the model: the text contents joined, or
-	// the structured content as JSON when there is no text.
-	Content  string
-	IsError  bool
+	// Content is the text given to the model: the text contents, the
+	// text of embedded text resources and resource links (as their MCP
+	// JSON) joined by newlines, or the structured content as JSON when
+	// there is none of those; then a note for each content the model
+	// cannot receive (images, audio, binary resources).
+	Content string
+	IsError bool
+	// Omitted describes the contents left out of Content (kind, MIME
+	// type, size), for the caller's warnings.
+	Omitted  []string
 	Duration time.Duration
 }
 
@@ -139,22 +324,59 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 	}
 	res, err := s.session.CallTool(ctx, p)
 	d := time.Since(start)
-	if err != nil {
-		return Result{Duration: d}, fmt.Errorf("mcp server %s: call %s: %w", s.server.Name, name, err)
+	if err != nil && ctx.Err() != nil {
+		s.cancels.owe() // the SDK tells the server, after this returns
 	}
-	var parts []string
+	if err != nil {
+		return Result{Duration: d}, s.server.scrub(fmt.Errorf("mcp server %s: call %s: %w", s.server.Name, name, err))
+	}
+	var parts, omitted []string
 	for _, c := range res.Content {
-		if t, ok := c.(*sdk.TextContent); ok {
-			parts = append(parts, t.Text)
+		switch x := c.(type) {
+		case *sdk.TextContent:
+			parts = append(parts, x.Text)
+		case *sdk.EmbeddedResource:
+			if r := x.Resource; r != nil && r.Blob == nil {
+				parts = append(parts, r.Text)
+			} else if r != nil {
+				omitted = append(omitted, fmt.Sprintf("resource %s (%s, %d bytes)", r.URI, orUnknown(r.MIMEType), len(r.Blob)))
+			}
+		case *sdk.ResourceLink:
+			b, err := json.Marshal(x)
+			if err != nil {
+				return Result{Duration: d}, fmt.Errorf("mcp server %s: call %s: resource link: %w", s.server.Name, name, err)
+			}
+			parts = append(parts, string(b))
+		case *sdk.ImageContent:
+			omitted = append(omitted, fmt.Sprintf("image (%s, %d bytes)", orUnknown(x.MIMEType), len(x.Data)))
+		case *sdk.AudioContent:
+			omitted = append(omitted, fmt.Sprintf("audio (%s, %d bytes)", orUnknown(x.MIMEType), len(x.Data)))
+		default:
+			omitted = append(omitted, fmt.Sprintf("content of type %T", c))
 		}
 	}
 	content := strings.Join(parts, "\n")
-	if content == "" && res.StructuredContent != nil {
+	if len(parts) == 0 && res.StructuredContent != nil {
 		b, err := json.Marshal(res.StructuredContent)
 		if err != nil {
 			return Result{Duration: d}, fmt.Errorf("mcp server %s: call %s: structured content: %w", s.server.Name, name, err)
 		}
 		content = string(b)
 	}
-	return Result{Content: content, IsError: res.IsError, Duration: d}, nil
+	// The model is told what it does not see, rather than handed an empty
+	// result it would take for "nothing found".
+	for _, o := range omitted {
+		if content != "" {
+			content += "\n"
+		}
+		content += "[" + o + " omitted: tool results reach the model as text]"
+	}
+	return Result{Content: content, IsError: res.IsError, Omitted: omitted, Duration: d}, nil
+}
+
+func orUnknown(mime string) string {
+	if mime == "" {
+		return "unknown type"
+	}
+	return mime
 }
