@@ -457,7 +457,11 @@ func definitionShaped(n *node) bool {
 	if n.has("input_schema") || n.has("inputSchema") || n.has("parametersJsonSchema") || n.has("parameters_json_schema") {
 		return true
 	}
-	return n.has("description") && n.has("parameters")
+	// A definition's description is text; a call with "description": null
+	// beside its parameters is text-generation-inference 1.4's tool call
+	// (testdata/real/openai_tgi_tool_call_object.json).
+	d := n.get("description")
+	return d != nil && d.kind != kindNull && n.has("parameters")
 }
 
 // nestedUse reports the tool use held in member key of outer.

@@ -336,13 +336,26 @@ func (w *want) chatMessage(m *jv) {
 				w.think(d.s("summary"))
 			}
 		case "tool_calls":
-			for _, c := range v.vals {
+			calls := v.vals
+			if v.kind == 'o' {
+				// text-generation-inference 1.4: one call object, not a
+				// list, its id a number and its arguments "parameters".
+				calls = []*jv{v}
+			}
+			for _, c := range calls {
 				f := c.get("function")
 				id := c.s("id")
+				if n := c.get("id"); id == "" && n != nil && n.kind == 'n' {
+					id = n.str
+				}
 				if id == "" {
 					id = f.s("id")
 				}
-				w.use(id, f.s("name"), f.get("arguments"))
+				args := f.get("arguments")
+				if args == nil {
+					args = f.get("parameters")
+				}
+				w.use(id, f.s("name"), args)
 			}
 		case "function_call":
 			if v.kind == 'o' {
@@ -889,6 +902,14 @@ func TestRealPayloadRegressions(t *testing.T) {
 		},
 		"anthropic_tool_search_tool_result": func(t *testing.T, r *llmrelayv1.ExtractResponse) {
 			wantResults(t, r, "srvtoolu_0176qgHeeBpSygYAnUzKHCfh", false)
+		},
+		// text-generation-inference 1.4's call (one object under
+		// tool_calls, "description": null beside "parameters") was read as
+		// a tool definition.
+		"openai_tgi_tool_call_object": func(t *testing.T, r *llmrelayv1.ExtractResponse) {
+			if len(r.GetToolUses()) != 1 || r.GetToolUses()[0].GetName() != "tools" || len(r.GetToolDefinitions()) != 0 {
+				t.Errorf("tool uses %v, definitions %v; want the call, no definition", r.GetToolUses(), r.GetToolDefinitions())
+			}
 		},
 		"anthropic_mcp_tool_result_chunk": func(t *testing.T, r *llmrelayv1.ExtractResponse) {
 			wantResults(t, r, "mcptoolu_01PbkkWTpLrWH9wKk6kbgE4K", false)
