@@ -34,13 +34,13 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	meta.ResolvedModel = m.Model
 
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
-	cited := 0
+	var cites unaryCitations
 	var fallbacks []any
 	for i, b := range m.Content {
 		switch b.Type {
 		case "text":
-			if b.hasCitations() {
-				cited++
+			if w := cites.add(i, &b); w != "" {
+				meta.Warnings = append(meta.Warnings, w)
 			}
 			if b.Text != "" {
 				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: b.Text}})
@@ -66,9 +66,7 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 			meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: content block %s", i, unsupportedBlock(&b)))
 		}
 	}
-	if cited > 0 {
-		meta.Warnings = append(meta.Warnings, citationsWarning(cited))
-	}
+	cites.set(meta)
 	if len(fallbacks) > 0 {
 		provider.SetExtended(meta, extFallback, fallbacks)
 	}
@@ -406,11 +404,6 @@ func setInputTransformations(meta *llmrelayv1.ResponseMeta, raw json.RawMessage,
 	}
 	provider.SetExtended(meta, "input_transformations", v)
 	return true
-}
-
-// citationsWarning says that n text blocks' citations were dropped.
-func citationsWarning(n int) string {
-	return fmt.Sprintf("citations of %d text block(s) not supported; dropped (the text is kept)", n)
 }
 
 // unsupportedBlock describes a content block type the contract has no

@@ -142,7 +142,7 @@ func r14Generate(t *testing.T, name string, req *provider.Request) *provider.Res
 // run a tool it does not have), each one is warned about, and the finish
 // reason is OTHER with pause_turn as the provider's word, never STOP (a
 // caller would take the partial text for the whole answer). The cited text
-// is kept and its citations warned about.
+// is kept, and its citations in meta.extended.citations.
 func TestRound14PauseTurn(t *testing.T) {
 	t.Parallel()
 	t.Run("stream", func(t *testing.T) {
@@ -173,9 +173,11 @@ func TestRound14PauseTurn(t *testing.T) {
 			warnings: []string{
 				`content block 1: type "server_tool_use" (tool "web_search", id srvtoolu_01aKyAXeSwiBkXYWkJG5bGMl`,
 				`content block 2: type "web_search_tool_result" (result of srvtoolu_01aKyAXeSwiBkXYWkJG5bGMl, a tool the provider ran itself)`,
-				"citations of text blocks not supported; dropped (the text is kept)",
 				`content block 4: type "server_tool_use" (tool "web_search", id srvtoolu_01TwRCRoWMzOczx3bS0DHtJP`,
 			},
+			// Block 3: citations [] on start, one citations_delta, then its text.
+			cited: []citedWant{{"Go 1.25 came out in August 2025.", []citeWant{{"web_search_result_location",
+				"Go 1.25 is released in August 2025, six months after Go 1.24.", "https://go.dev/doc/go1.25"}}}},
 		})
 		if got := valueJSON(t, f.meta.GetExtended().GetFields()["usage_details"]); !strings.Contains(got, `"server_tool_use.web_search_requests":1`) {
 			t.Errorf("usage_details %s, want server_tool_use.web_search_requests 1", got)
@@ -197,8 +199,9 @@ func TestRound14PauseTurn(t *testing.T) {
 				`content[0]: content block type "server_tool_use" (tool "web_search", id srvtoolu_01FFKiYV8f4x0vwHpscFEa0K`,
 				`content[1]: content block type "web_search_tool_result" (result of srvtoolu_01FFKiYV8f4x0vwHpscFEa0K, a tool the provider ran itself)`,
 				`content[3]: content block type "server_tool_use" (tool "web_search", id srvtoolu_01IghZG3DbsbtHpUVHsA5Koz`,
-				"citations of 1 text block(s) not supported",
 			},
+			cited: []citedWant{{"PostgreSQL 18 was released on September 25, 2025.", []citeWant{{"web_search_result_location",
+				"The PostgreSQL Global Development Group today announced the release of PostgreSQL 18", "https://www.postgresql.org/about/news/postgresql-18-released-3142/"}}}},
 		})
 		if res.Meta.GetToolCallCount() != 0 {
 			t.Errorf("tool_call_count %d, want 0 (server tools are not the caller's)", res.Meta.GetToolCallCount())

@@ -37,6 +37,9 @@ type llmWant struct {
 	extended map[string]string
 	// warnings are substrings, one per expected warning, in order.
 	warnings []string
+	// cited is meta.extended.citations (none when nil): each cited text
+	// block's text and its citations.
+	cited []citedWant
 }
 
 func checkLLMWant(t *testing.T, what string, msg *llmrelayv1.Message, m *llmrelayv1.ResponseMeta, w llmWant) {
@@ -68,6 +71,7 @@ func checkLLMWant(t *testing.T, what string, msg *llmrelayv1.Message, m *llmrela
 			t.Errorf("%s: extended[%s] = %s, want %s", what, k, got, v)
 		}
 	}
+	checkCited(t, what, m, w.cited)
 	if len(m.GetWarnings()) != len(w.warnings) {
 		t.Errorf("%s: warnings %q, want %d matching %q", what, m.GetWarnings(), len(w.warnings), w.warnings)
 	} else {
@@ -92,6 +96,10 @@ func toolCallValid(id, name, args string) *llmrelayv1.Part {
 		CallId: id, Name: name, Arguments: args, ArgumentsValid: true,
 	}}}
 }
+
+// sfChronicle is the article most of real_llm_test_web_search's citations
+// point to.
+const sfChronicle = "https://www.sfchronicle.com/weather-forecast/article/california-heat-wave-may-2025-20345059.php"
 
 func TestSimonwStream(t *testing.T) {
 	t.Parallel()
@@ -261,7 +269,7 @@ func TestSimonwStream(t *testing.T) {
 			// A web search run by the API, then an answer in eleven text
 			// blocks, five of them with citations: the text is the blocks'
 			// text joined, the server tool and its result are warned about,
-			// and the dropped citations once.
+			// and the citations are kept with their blocks' text.
 			parts: []*llmrelayv1.Part{text("Let me search for the current weather in San Francisco." + // block 0
 				"\n\nBased on the search results, here is the current weather in San Francisco:\n\n" + // 3
 				"It is currently 59°F and partly sunny" + // 4 (cited)
@@ -287,7 +295,24 @@ func TestSimonwStream(t *testing.T) {
 			warnings: []string{
 				`content block 1: type "server_tool_use" (tool "web_search", id srvtoolu_017uoh4CSsQkL5sFYuUUUUzp:`,
 				`content block 2: type "web_search_tool_result" (result of srvtoolu_017uoh4CSsQkL5sFYuUUUUzp,`,
-				`citations of text blocks not supported; dropped (the text is kept)`,
+			},
+			// The five cited blocks (4, 6, 8, 10, 12), each with its
+			// citations_delta events (two for block 12).
+			cited: []citedWant{
+				{"It is currently 59°F and partly sunny", []citeWant{{"web_search_result_location",
+					"Currently: 59 °F. Partly sunny. ", "https://www.timeanddate.com/weather/usa/san-francisco/historic"}}},
+				{"It's cool and breezy with winds gusting 25 to 35 mph through the Golden Gate, making it feel even chillier", []citeWant{{"web_search_result_location",
+					"It will stay cool and breezy, with highs in the upper 50s at the beach and low 60s elsewhere. Winds gusting 25 to 35 mph through the Golden Gate will ...", sfChronicle}}},
+				{"The Mission and Potrero Hill might see some sun by afternoon, though the west side stays cloudy", []citeWant{{"web_search_result_location",
+					"The Mission and Potrero Hill might see some sun by afternoon, but the west side stays cloudy. ", sfChronicle}}},
+				{"Tonight will stay breezy and overcast with lows near 50°F. Tomorrow will bring quicker clearing and a slight warmup, " +
+					"with highs in the low to mid-60s, though it will still feel brisk near the coast", []citeWant{{"web_search_result_location",
+					"Monday night stays breezy and overcast, with lows near 50. Tuesday brings quicker clearing and a slight warmup, with highs in the low to mid-60s, but ...", sfChronicle}}},
+				{"while inland California is set to experience a heat wave with temperatures surging into the 90s and triple digits this week, " +
+					"coastal areas like San Francisco will stay much cooler in the 60s and 70s, thanks to a persistent marine layer", []citeWant{
+					{"web_search_result_location", "Coastal areas will stay much cooler in the 60s and 70s, with San Francisco and much of the shoreline pinned under a shallow but persistent marine laye...", sfChronicle},
+					{"web_search_result_location", "Temperatures across inland California are set to surge into the 90s and triple digits this week, kicking off the state’s first major heat stretch of t...", sfChronicle},
+				}},
 			},
 		}},
 		{"real_llm_test_mcp_server_side_tool", func(*testing.T) *provider.Request { return plainRequest() }, llmWant{
@@ -469,63 +494,6 @@ func TestSimonwGenerate(t *testing.T) {
 			providertest.Golden(t, "testdata/"+tc.name+".golden", renderResult(t, res))
 			providertest.Golden(t, "testdata/"+tc.name+".request.golden", providertest.RequestGolden(srv.Last(t), requestHeaders...))
 		})
-	}
-}
-
-// TestCitationsWarned: citations (web search, documents) have no place in
-// the contract; a text block carrying them keeps its text exactly, and the
-// answer says once that they were dropped, unary and streamed. No citation
-// ([] or null) warns nothing. (The shapes are the API's: `citations` on a
-// text block, `citations_delta` events; hand-built, ids of their own.)
-func TestCitationsWarned(t *testing.T) {
-	t.Parallel()
-	const cite = `{"type":"web_search_result_location","cited_text":"Sunny, 18 C.","url":"https://example.com/sf","title":"SF weather","encrypted_index":"Eo8BCioIAhgBIiQ"}`
-	unary := func(c1, c2 string) *provider.Result {
-		t.Helper()
-		res, err := parseResponse([]byte(`{"id":"msg_01CitationsUnaryWq4Tz","type":"message","role":"assistant","model":"m","content":[`+
-			`{"type":"text","text":"It is ","citations":`+c1+`},{"type":"text","text":"sunny and 18 C.","citations":`+c2+`}],`+
-			`"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":5}}`), http.Header{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	res := unary(`null`, `[`+cite+`,`+cite+`]`)
-	if got := res.Message.GetParts(); len(got) != 2 || got[0].GetText() != "It is " || got[1].GetText() != "sunny and 18 C." {
-		t.Errorf("unary parts %v", got)
-	}
-	if w := res.Meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "citations of 1 text block(s) not supported") {
-		t.Errorf("unary warnings %q", w)
-	}
-	if w := unary(`[]`, `null`).Meta.GetWarnings(); len(w) != 0 {
-		t.Errorf("unary without citations: warnings %q", w)
-	}
-
-	stream := func(deltas string) folded {
-		t.Helper()
-		body := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01CitationsStreamHn8Rb\",\"model\":\"m\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n" +
-			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\",\"citations\":[]}}\n\n" +
-			deltas +
-			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"sunny and 18 C.\"}}\n\n" +
-			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
-			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":5}}\n\n" +
-			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
-		evs, err := collect(streamFromBody([]byte(body)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return foldEvents(t, evs)
-	}
-	delta := "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"citations_delta\",\"citation\":" + cite + "}}\n\n"
-	f := stream(delta + delta)
-	if got := f.message.GetParts(); len(got) != 1 || got[0].GetText() != "sunny and 18 C." {
-		t.Errorf("streamed parts %v", got)
-	}
-	if w := f.meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "citations of text blocks not supported") {
-		t.Errorf("streamed warnings %q", w)
-	}
-	if w := stream("").meta.GetWarnings(); len(w) != 0 {
-		t.Errorf("streamed without citations: warnings %q", w)
 	}
 }
 

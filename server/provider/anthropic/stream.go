@@ -26,6 +26,15 @@ type blockState struct {
 	// gotArgs is set once an argument fragment was emitted.
 	gotArgs bool
 	ended   bool
+	// text is a text block's text so far, kept while the block is open
+	// (a citation may come after the text it cites) and, once the block
+	// is cited, until the end; index is the block's, cites its citations
+	// as sent, citesDropped set when they were past the bound
+	// (streamCitations).
+	text         []byte
+	index        int
+	cites        []any
+	citesDropped bool
 }
 
 // stream reads an Anthropic SSE stream: message_start,
@@ -43,8 +52,8 @@ type stream struct {
 	tools        int
 	// reasonings counts thinking and redacted_thinking blocks.
 	reasonings int
-	// cited is set once the citations warning was given.
-	cited bool
+	// cites are the cited text blocks (meta.extended.citations).
+	cites streamCitations
 	// inputTransformations is set once meta.extended.input_transformations
 	// was emitted.
 	inputTransformations bool
@@ -110,6 +119,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 			// The stream broke after the call's block stopped: the call
 			// was whole.
 			s.releaseEnd("")
+			s.flushCitations()
 			continue
 		}
 		if err := s.handle(string(ev.Type), ev.Data); err != nil {
@@ -117,6 +127,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 				err.RequestID = provider.HeaderValue(s.header, requestIDHeader)
 			}
 			s.releaseEnd("")
+			s.flushCitations()
 			s.err = err
 		}
 	}
@@ -215,6 +226,8 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		// No stop reason came (or it came before the block): the call
 		// stands as it stopped.
 		s.releaseEnd("")
+		// Citations that came after the stop reason (or without one).
+		s.flushCitations()
 		// The counts are final: an inconsistent thinking count is said
 		// once, here.
 		if w := s.usage.thinkingWarning(); w != "" {
@@ -232,6 +245,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 // message_delta's container).
 func (s *stream) finish(stop string, seq *string, details, container json.RawMessage) {
 	s.releaseEnd(stop)
+	s.flushCitations()
 	meta := &llmrelayv1.ResponseMeta{
 		ProviderFinishReason: stop,
 		FinishReason:         provider.ToolCallsFinish(finishReason(stop), s.tools),
@@ -272,12 +286,29 @@ func (s *stream) warn(format string, args ...any) {
 	}})
 }
 
-// citations warns, once per stream, that text blocks' citations are
-// dropped.
-func (s *stream) citations() {
-	if !s.cited {
-		s.cited = true
-		s.warn("citations of text blocks not supported; dropped (the text is kept)")
+// flushCitations reports meta.extended.citations when it changed since
+// last reported.
+func (s *stream) flushCitations() {
+	if meta := s.cites.flush(); meta != nil {
+		s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+	}
+}
+
+// addCitations adds citations to text block b (at idx).
+func (s *stream) addCitations(b *blockState, idx int, list ...any) {
+	if w := s.cites.add(b, idx, list...); w != "" {
+		s.warn("%s", w)
+	}
+}
+
+// appendText buffers a text block's text (see blockState.text).
+func (s *stream) appendText(b *blockState, text string) {
+	if text == "" || b.citesDropped {
+		return
+	}
+	b.text = append(b.text, text...)
+	if b.cites != nil {
+		s.cites.dirty = true
 	}
 }
 
@@ -303,8 +334,11 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 		if cb.Text != "" {
 			s.emit(&provider.Event{Kind: provider.EventText, Text: cb.Text})
 		}
-		if cb.hasCitations() {
-			s.citations()
+		s.appendText(b, cb.Text)
+		if list, ok := citationList(cb.Citations); !ok {
+			s.warn("content block %d: text block citations are not a list; dropped (the text is kept)", idx)
+		} else {
+			s.addCitations(b, idx, list...)
 		}
 	case "tool_use":
 		if cb.ID == "" {
@@ -364,12 +398,16 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 			if len(s.blocks) >= maxBlocks {
 				return provider.BadResponse(providerName, "more than %d content blocks", maxBlocks)
 			}
-			s.blocks[idx] = &blockState{typ: "text"}
+			b = &blockState{typ: "text"}
+			s.blocks[idx] = b
 			s.releaseEnd("") // a block follows the held call
 			s.warn("text_delta for content block %d, which was never started; kept as text", idx)
 		}
 		if ev.Delta.Text != "" {
 			s.emit(&provider.Event{Kind: provider.EventText, Text: ev.Delta.Text})
+			if !b.ended || b.cites != nil {
+				s.appendText(b, ev.Delta.Text)
+			}
 		}
 	case "input_json_delta":
 		if b != nil && b.typ != "tool_use" && b.typ != "text" && b.typ != "thinking" && b.typ != "redacted_thinking" {
@@ -403,10 +441,29 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 			}})
 		}
 	case "citations_delta":
-		// A citation of a text block (web search, documents): no place
-		// in the contract; warned about once, the text is kept.
-		if b != nil && b.typ == "text" {
-			s.citations()
+		// A citation of a text block (web search, documents): kept as
+		// sent in meta.extended.citations with the block's text.
+		c := citation(ev.Delta.Citation)
+		switch {
+		case c == nil || (b != nil && b.typ != "text"):
+			// Nothing cited, or not a text block's (no block type but
+			// text has citations).
+		case b == nil:
+			// A block the provider never started: kept as a text block,
+			// as text_delta does, with the text that follows.
+			if len(s.blocks) >= maxBlocks {
+				return provider.BadResponse(providerName, "more than %d content blocks", maxBlocks)
+			}
+			b = &blockState{typ: "text"}
+			s.blocks[idx] = b
+			s.releaseEnd("") // a block follows the held call
+			s.warn("citations_delta for content block %d, which was never started; kept with the text that follows", idx)
+			s.addCitations(b, idx, c)
+		case b.ended && b.cites == nil:
+			// Its text was let go at content_block_stop.
+			s.warn("citations_delta after content_block_stop of content block %d; dropped", idx)
+		default:
+			s.addCitations(b, idx, c)
 		}
 	default:
 		// New delta types carry nothing the normalized stream holds.
@@ -423,6 +480,10 @@ func (s *stream) blockStop(ev streamEvent) *provider.Error {
 		return nil
 	}
 	b.ended = true
+	if b.cites == nil {
+		// An uncited block's text is not needed any more.
+		b.text = nil
+	}
 	if b.typ != "tool_use" {
 		return nil
 	}

@@ -152,8 +152,8 @@ type contentBlock struct {
 	Thinking  string `json:"thinking"`
 	Signature string `json:"signature"`
 	Data      string `json:"data"`
-	// Citations are a text block's sources (web search, documents): no
-	// place in the contract; their presence is warned about.
+	// Citations are a text block's sources (web search, documents): kept
+	// as sent in meta.extended.citations (citations.go).
 	Citations json.RawMessage `json:"citations"`
 	// From, To and Trigger are a `fallback` block's (server-side
 	// fallback beta): the model that declined, the model the rest of the
@@ -166,13 +166,6 @@ type contentBlock struct {
 // fallbackModel is a `fallback` block's from or to.
 type fallbackModel struct {
 	Model string `json:"model"`
-}
-
-// hasCitations reports whether a text block carries at least one citation
-// (null, absent and [] are none).
-func (b *contentBlock) hasCitations() bool {
-	var list []json.RawMessage
-	return json.Unmarshal(b.Citations, &list) == nil && len(list) > 0
 }
 
 // blockList decodes `content` leniently: an array of blocks, a bare string
@@ -292,4 +285,6 @@ type streamDelta struct {
 	// Container is message_delta's code-execution container ({id,
 	// expires_at}), null when none was used.
 	Container json.RawMessage `json:"container"`
+	// Citation is a citations_delta's citation of its text block.
+	Citation json.RawMessage `json:"citation"`
 }
