@@ -65,3 +65,78 @@ func TestThinkSplitterAgreesWithUnary(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitThinkBlocks: Bedrock's gpt-oss markup, one or more leading
+// <reasoning> blocks (a <think> block too), whitespace between them
+// dropped, the text after the last one unchanged; a tag later in the
+// text, or an unknown one, is text.
+func TestSplitThinkBlocks(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		content, reasoning, text string
+		ok                       bool
+	}{
+		{"<reasoning>The user says hi.</reasoning>Hello!", "The user says hi.", "Hello!", true},
+		{"<reasoning>a</reasoning><reasoning>b</reasoning>\n\nHi", "ab", "\n\nHi", true},
+		{"\n<reasoning>a</reasoning>\n <reasoning>b</reasoning>Hi", "ab", "Hi", true},
+		{"<reasoning>a</reasoning><think>b</think>Hi", "ab", "Hi", true},
+		{"<think>a</think><reasoning>b</reasoning>", "ab", "", true},
+		{"<reasoning>cut </reason", "cut </reason", "", true},
+		{"<reasoning>a</reasoning>Hi <reasoning>b</reasoning>", "a", "Hi <reasoning>b</reasoning>", true},
+		{"Use <reasoning>…</reasoning> tags.", "", "Use <reasoning>…</reasoning> tags.", false},
+		{"<reasoningx>a</reasoningx>", "", "<reasoningx>a</reasoningx>", false},
+		{"<reas", "", "<reas", false},
+		{"", "", "", false},
+	} {
+		r, txt, ok := SplitThinkDialect(tc.content, ThinkBlocks)
+		if r != tc.reasoning || txt != tc.text || ok != tc.ok {
+			t.Errorf("SplitThinkDialect(%q) = %q, %q, %v; want %q, %q, %v", tc.content, r, txt, ok, tc.reasoning, tc.text, tc.ok)
+		}
+	}
+	// The default dialect does not know <reasoning>, nor a second block.
+	for _, c := range []string{"<reasoning>a</reasoning>Hi", "<think>a</think><think>b</think>"} {
+		want := map[string]string{"<reasoning>a</reasoning>Hi": "<reasoning>a</reasoning>Hi", "<think>a</think><think>b</think>": "<think>b</think>"}[c]
+		if _, txt, _ := SplitThink(c); txt != want {
+			t.Errorf("SplitThink(%q) text %q, want %q", c, txt, want)
+		}
+	}
+}
+
+// TestThinkBlocksSplitterAgreesWithUnary: the streamed form of ThinkBlocks
+// releases what SplitThinkDialect finds in the whole, however the content
+// is cut (tags split across deltas included).
+func TestThinkBlocksSplitterAgreesWithUnary(t *testing.T) {
+	t.Parallel()
+	for _, content := range []string{
+		"<reasoning>a </reasoning\n</reasoning>\n<reasoning>b</reasoning>\n\nHi </reasoning> x",
+		" <reasoning>x<</reasoning><think>y</think>z",
+		"<reasoning>never closed </reas",
+		"<reasoning>a</reasoning>\n",
+		"<reas",
+		"<rea plain",
+		"plain <reasoning>x</reasoning>",
+		"<reasoning></reasoning><reasoning></reasoning>",
+	} {
+		wantR, wantT, _ := SplitThinkDialect(content, ThinkBlocks)
+		for cut1 := 0; cut1 <= len(content); cut1++ {
+			for cut2 := cut1; cut2 <= len(content); cut2++ {
+				sp := NewThinkSplitter(ThinkBlocks)
+				var r, txt strings.Builder
+				for _, d := range []string{content[:cut1], content[cut1:cut2], content[cut2:]} {
+					if d == "" {
+						continue
+					}
+					a, b := sp.Content(d)
+					r.WriteString(a)
+					txt.WriteString(b)
+				}
+				a, b := sp.Flush()
+				r.WriteString(a)
+				txt.WriteString(b)
+				if r.String() != wantR || txt.String() != wantT {
+					t.Fatalf("%q cut at %d,%d: %q, %q; want %q, %q", content, cut1, cut2, r.String(), txt.String(), wantR, wantT)
+				}
+			}
+		}
+	}
+}

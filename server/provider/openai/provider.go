@@ -57,6 +57,10 @@ type Provider struct {
 	// googleCompat: the base URL is Google's (Gemini's OpenAI-compatible
 	// endpoint), which takes thought signatures back on tool calls.
 	googleCompat bool
+	// think is the inline reasoning markup of the content: gpt-oss's
+	// <reasoning> blocks on AWS Bedrock's hosts (bedrockHost), a leading
+	// <think> block elsewhere.
+	think provider.ThinkDialect
 	entra        func(context.Context) (string, error)
 	// sec and auth are made once (by prepare): the credentials redacted
 	// from error texts, and the auth header's value.
@@ -186,6 +190,25 @@ func googleHost(baseURL string) bool {
 	return h == "googleapis.com" || strings.HasSuffix(h, ".googleapis.com")
 }
 
+// bedrockHost reports whether baseURL is AWS Bedrock's OpenAI-compatible
+// endpoint (bedrock-runtime.<region>.amazonaws.com/openai/v1, its FIPS and
+// China hosts, or bedrock-mantle.<region>...), where gpt-oss's reasoning
+// comes in the content as <reasoning> blocks.
+func bedrockHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	switch {
+	case strings.HasPrefix(h, "bedrock-mantle."):
+		return true
+	case strings.HasPrefix(h, "bedrock-runtime.") || strings.HasPrefix(h, "bedrock-runtime-fips."):
+		return strings.HasSuffix(h, ".amazonaws.com") || strings.HasSuffix(h, ".amazonaws.com.cn")
+	}
+	return false
+}
+
 // WithAzureAPIVersion sets the api-version query parameter (Azure only).
 // Classic deployment routes default to DefaultAzureAPIVersion; v1 routes
 // send none unless this option is given (e.g. "preview").
@@ -234,6 +257,9 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 		p.replay = replayByHost(p.baseURL)
 	}
 	p.googleCompat = googleHost(p.baseURL)
+	if bedrockHost(p.baseURL) {
+		p.think = provider.ThinkBlocks
+	}
 	p.prepare()
 	return p, nil
 }

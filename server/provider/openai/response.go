@@ -145,7 +145,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			if m.Refusal != nil {
 				refusal += *m.Refusal
 			}
-			msg.Parts = append(msg.Parts, provider.ThinkParts(text)...)
+			msg.Parts = append(msg.Parts, provider.ThinkPartsDialect(text, p.think)...)
 			if refusal != "" {
 				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: refusal}})
 			}
@@ -187,7 +187,32 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			provider.SetExtended(meta, extServiceTier, t)
 		}
 	}
+	if e := p.interrupted(finish); e != nil {
+		// The server broke the answer off: what it said so far is no
+		// answer (docs/decisions.md); its id, model and usage go with the
+		// error.
+		e.Meta = meta
+		return nil, e
+	}
 	return &provider.Result{Message: msg, Meta: meta}, nil
+}
+
+// finishInsufficientResource is DeepSeek's finish_reason for an answer its
+// inference system broke off ("the request is interrupted due to
+// insufficient resource of the inference system", DeepSeek's API docs).
+const finishInsufficientResource = "insufficient_system_resource"
+
+// interrupted is the error of a finish reason that says the server, not
+// the model, ended the answer: kind unavailable, retried while nothing has
+// been relayed (testdata/dialect_deepseek_insufficient_resource*.http).
+// It is nil for every other finish reason.
+func (p *Provider) interrupted(finish string) *provider.Error {
+	if finish != finishInsufficientResource {
+		return nil
+	}
+	return &provider.Error{Provider: p.name, Kind: provider.KindUnavailable, HTTPStatus: http.StatusOK,
+		Code:    finishInsufficientResource,
+		Message: "the provider interrupted the answer: its inference system ran out of resources (finish_reason " + finishInsufficientResource + ")"}
 }
 
 // setStopMatch reports what vLLM's stop_reason or SGLang's matched_stop

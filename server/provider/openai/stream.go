@@ -39,7 +39,7 @@ type chatStream struct {
 	// object's (Mistral's) does not override.
 	topTier bool
 
-	// think splits a leading <think> block off the content (provider.ThinkSplitter).
+	// think splits leading reasoning blocks off the content (provider.ThinkSplitter, p.think's dialect).
 	think provider.ThinkSplitter
 
 	// Tool calls: byIndex maps the wire index to the call currently at
@@ -111,7 +111,7 @@ type callState struct {
 func (p *Provider) newStream(resp *http.Response, model string, warnings []string, sec secrets) *chatStream {
 	// The tool-call and content-filter maps are made when first needed:
 	// most streams have neither, and an open stream should hold little.
-	s := &chatStream{eventLoop: p.newEventLoop(resp, model, warnings, sec, "[DONE]")}
+	s := &chatStream{eventLoop: p.newEventLoop(resp, model, warnings, sec, "[DONE]"), think: provider.NewThinkSplitter(p.think)}
 	s.eventLoop.handle = func(typ, data []byte) {
 		if string(typ) == "error" {
 			s.handleErrorEvent(data)
@@ -260,6 +260,7 @@ func (s *chatStream) handle(data []byte) {
 	}
 	metaAt := len(s.queue)
 	var finishMeta *llmrelayv1.ResponseMeta
+	var cut *provider.Error
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {
 			if r := s.rareOf(); !r.ignoredChoices[int64(ch.Index)] {
@@ -300,6 +301,13 @@ func (s *chatStream) handle(data []byte) {
 				continue
 			}
 			s.finish, s.finishSeen = *ch.FinishReason, true
+			if e := s.p.interrupted(s.finish); e != nil {
+				// The server broke the answer off: the stream fails after
+				// what this chunk carries (its usage included).
+				e.RequestID = s.p.requestID(s.header)
+				cut = e
+				continue
+			}
 			finishMeta = &llmrelayv1.ResponseMeta{
 				ProviderFinishReason: s.finish,
 				FinishReason:         provider.ToolCallsFinish(mapFinishReason(s.finish), len(s.order)),
@@ -349,6 +357,9 @@ func (s *chatStream) handle(data []byte) {
 		if proto.Size(m) > 0 {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: m})
 		}
+	}
+	if cut != nil {
+		s.err = cut
 	}
 }
 
