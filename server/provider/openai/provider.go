@@ -61,7 +61,7 @@ type Provider struct {
 	// <reasoning> blocks on AWS Bedrock's hosts (bedrockHost), a leading
 	// <think> block elsewhere.
 	think provider.ThinkDialect
-	entra        func(context.Context) (string, error)
+	entra func(context.Context) (string, error)
 	// sec and auth are made once (by prepare): the credentials redacted
 	// from error texts, and the auth header's value.
 	sec       secrets
