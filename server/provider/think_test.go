@@ -94,8 +94,10 @@ func TestSplitThinkBlocks(t *testing.T) {
 		}
 	}
 	// The default dialect does not know <reasoning>, nor a second block.
-	for _, c := range []string{"<reasoning>a</reasoning>Hi", "<think>a</think><think>b</think>"} {
-		want := map[string]string{"<reasoning>a</reasoning>Hi": "<reasoning>a</reasoning>Hi", "<think>a</think><think>b</think>": "<think>b</think>"}[c]
+	for c, want := range map[string]string{
+		"<reasoning>a</reasoning>Hi":       "<reasoning>a</reasoning>Hi",
+		"<think>a</think><think>b</think>": "<think>b</think>",
+	} {
 		if _, txt, _ := SplitThink(c); txt != want {
 			t.Errorf("SplitThink(%q) text %q, want %q", c, txt, want)
 		}

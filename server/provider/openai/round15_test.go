@@ -1,7 +1,9 @@
 package openai
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -137,6 +139,65 @@ func TestRound15BedrockReasoningStream(t *testing.T) {
 	if f.Meta.GetProviderRequestId() != "c2d94e17-5a08-4b3f-a6e1-8f70b3c5d922" || f.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP ||
 		f.Meta.GetResponseId() != "chatcmpl-a81e37c2-64f0-4b9d-9c55-0e2d7b4f1a68" {
 		t.Errorf("meta %v", f.Meta)
+	}
+}
+
+// TestRound15BedrockReasoningStreamCut: the recorded stream with every
+// content delta cut into pieces of n bytes, so that the tags fall across
+// chunks: the same reasoning and text come out.
+func TestRound15BedrockReasoningStreamCut(t *testing.T) {
+	t.Parallel()
+	rec := providertest.Load(t, td("dialect_bedrock_gptoss_reasoning_stream.http"))
+	for _, n := range []int{1, 3, 7} {
+		var body bytes.Buffer
+		for _, line := range strings.Split(string(rec.Body), "\n\n") {
+			data, ok := strings.CutPrefix(line, "data: ")
+			if !ok {
+				continue
+			}
+			var c map[string]any
+			if json.Unmarshal([]byte(data), &c) != nil {
+				body.WriteString(line + "\n\n") // [DONE]
+				continue
+			}
+			delta := c["choices"].([]any)[0].(map[string]any)["delta"].(map[string]any)
+			content, _ := delta["content"].(string)
+			if content == "" {
+				body.WriteString(line + "\n\n")
+				continue
+			}
+			for i := 0; i < len(content); i += n {
+				delta["content"] = content[i:min(i+n, len(content))]
+				b, err := json.Marshal(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body.WriteString("data: " + string(b) + "\n\n")
+			}
+		}
+		srv := providertest.Replay(t, providertest.Recording{Status: rec.Status, Header: rec.Header, Body: body.Bytes()})
+		s, err := newHostProvider(t, bedrockBaseURL, srv.URL).Stream(context.Background(), chatRequests(t)["chat_plain"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, _, err := collect(t, s)
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkStreamInvariants(t, evs)
+		var r, txt strings.Builder
+		for _, ev := range evs {
+			switch ev.Kind {
+			case provider.EventReasoning:
+				r.WriteString(ev.Reasoning.Text)
+			case provider.EventText:
+				txt.WriteString(ev.Text)
+			}
+		}
+		if r.String() != bedrockReasoning || txt.String() != bedrockText {
+			t.Errorf("pieces of %d: reasoning %q, text %q", n, r.String(), txt.String())
+		}
 	}
 }
 

@@ -359,6 +359,7 @@ func (s *chatStream) handle(data []byte) {
 		}
 	}
 	if cut != nil {
+		s.pushThink(s.think.Flush()) // what was said before the cut is relayed
 		s.err = cut
 	}
 }
