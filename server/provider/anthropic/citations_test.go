@@ -145,7 +145,7 @@ func recordedCitations(t *testing.T, name string) []any {
 // and no longer warns about them.
 func TestCitationsAsRecorded(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"real_llm_test_web_search", "pause_turn_stream", "pause_turn"} {
+	for _, name := range []string{"real_llm_test_web_search", "pause_turn_stream", "pause_turn", "real_vercel_web_search_tool", "real_vercel_web_search_tool_stream"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			var meta *llmrelayv1.ResponseMeta
