@@ -15,7 +15,12 @@ import (
 // startBoundedAgent is startBuiltinAgent with agent.max_tool_timeout set.
 func startBoundedAgent(t *testing.T, maxToolTimeout string) llmrelayv1.GatewayServiceClient {
 	t.Helper()
-	yaml := strings.ReplaceAll(builtinAgentYAML, "{{MCP}}", "http://127.0.0.1:1") + "  max_tool_timeout: " + maxToolTimeout + "\n"
+	return startBoundedAgentMCP(t, "http://127.0.0.1:1", maxToolTimeout)
+}
+
+func startBoundedAgentMCP(t *testing.T, mcpURL, maxToolTimeout string) llmrelayv1.GatewayServiceClient {
+	t.Helper()
+	yaml := strings.ReplaceAll(builtinAgentYAML, "{{MCP}}", mcpURL) + "  max_tool_timeout: " + maxToolTimeout + "\n"
 	c, logs := startWith(t, yaml, "")
 	t.Cleanup(func() { t.Log(logs.String()) })
 	return c
@@ -145,5 +150,39 @@ func TestAgentToolTimeoutCapped(t *testing.T) {
 	wantCode(t, err, codes.DeadlineExceeded, "tool_result")
 	if !strings.Contains(err.Error(), "no result within tool_timeout 50ms") || hasWarning(runFailure(t, evs).GetMeta().GetWarnings(), "capped") {
 		t.Errorf("error %v, events %v", err, evs[len(evs)-1])
+	}
+}
+
+// TestAgentMaxToolTimeoutBoundsMCP: a gateway-executed MCP call without a
+// setup tool_timeout is bounded by agent.max_tool_timeout too: the call is
+// cancelled and the model gets the error result, as with tool_timeout.
+func TestAgentMaxToolTimeoutBoundsMCP(t *testing.T) {
+	t.Parallel()
+	started, cancelled := make(chan struct{}, 4), make(chan struct{}, 4)
+	c := startBoundedAgentMCP(t, blockingMCP(t, started, cancelled).URL, "80ms")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	setup := &llmrelayv1.AgentSetup{Model: "echo", Messages: []*llmrelayv1.Message{user("Lyon")},
+		McpServers: []*llmrelayv1.AgentMcpServer{{Name: "pop"}}}
+	evs, err := agentRun(ctx, t, c, setup, nil)
+	if err != nil {
+		t.Fatalf("error %v (events %v)", err, evs)
+	}
+	var ex *llmrelayv1.AgentMcpToolExecution
+	for _, ev := range evs {
+		if x := ev.GetMcpToolExecution(); x != nil {
+			ex = x
+		}
+	}
+	if want := "mcp server pop: call wait_here: no answer within agent.max_tool_timeout"; ex == nil || ex.GetError() != want || !ex.GetResult().GetIsError() {
+		t.Fatalf("MCP execution %v, want error %q", ex, want)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the MCP call was not cancelled at the bound")
+	}
+	if evs[len(evs)-1].GetEnd() == nil {
+		t.Errorf("last event %v", evs[len(evs)-1])
 	}
 }
