@@ -77,7 +77,14 @@ type agentRun struct {
 	cancel context.CancelCauseFunc
 	start  time.Time
 
-	maxRounds   int
+	maxRounds int
+
+	// toolTimeout is how long a round waits for its tool results: the
+	// setup's tool_timeout capped by agent.max_tool_timeout, or that
+	// bound when the setup gives none; toolTimeoutKey names its source.
+	toolTimeout    time.Duration
+	toolTimeoutKey string
+
 	tools       []*llmrelayv1.Tool
 	clientTools map[string]bool
 	mcpTools    map[string]*mcp.Session
@@ -152,6 +159,15 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 		pending: map[string]string{}, answered: map[string]bool{}, expired: map[string]bool{},
 		msgs: slices.Clone(setup.GetMessages()),
 		meta: &llmrelayv1.AgentMeta{RequestId: requestIDOf(ctx), RequestedModel: setup.GetModel(), Usage: &llmrelayv1.Usage{}},
+	}
+	a.toolTimeout, a.toolTimeoutKey = st.maxToolTimeout, "agent.max_tool_timeout"
+	if d := setup.GetToolTimeout(); d != nil {
+		if d.AsDuration() <= a.toolTimeout {
+			a.toolTimeout, a.toolTimeoutKey = d.AsDuration(), "tool_timeout"
+		} else {
+			a.meta.Warnings = append(a.meta.Warnings, "setup.tool_timeout "+d.AsDuration().String()+" capped to "+
+				a.toolTimeout.String()+" (the server's agent.max_tool_timeout)")
+		}
 	}
 	a.complete = len(a.msgs)
 	a.ctx, a.cancel = context.WithCancelCause(ctx)
@@ -617,8 +633,8 @@ func (a *agentRun) execute(ctx context.Context, round int, calls []*llmrelayv1.T
 		}
 	}
 	var timeout <-chan time.Time
-	if d := a.setup.GetToolTimeout(); d != nil && clientCalls > 0 {
-		t := time.NewTimer(d.AsDuration())
+	if clientCalls > 0 {
+		t := time.NewTimer(a.toolTimeout)
 		defer t.Stop()
 		timeout = t.C
 	}
@@ -649,11 +665,11 @@ func (a *agentRun) execute(ctx context.Context, round int, calls []*llmrelayv1.T
 			}
 			if a.setup.GetOnToolTimeout() != llmrelayv1.ToolTimeoutAction_TOOL_TIMEOUT_ACTION_ERROR_RESULT {
 				return nil, &requestError{code: codes.DeadlineExceeded, reason: llmrelayv1.ErrorReason_ERROR_REASON_TOOL_TIMEOUT, field: "tool_result",
-					msg: "tool_result: no result within tool_timeout " + a.setup.GetToolTimeout().AsDuration().String() + " for call ids " + strings.Join(missing, ", ")}
+					msg: "tool_result: no result within " + a.toolTimeoutKey + " " + a.toolTimeout.String() + " for call ids " + strings.Join(missing, ", ")}
 			}
 			for _, id := range missing {
 				endSpan(id, "timeout")
-				got[id] = &llmrelayv1.ToolResult{CallId: id, IsError: true, Content: "the tool did not answer within " + a.setup.GetToolTimeout().AsDuration().String()}
+				got[id] = &llmrelayv1.ToolResult{CallId: id, IsError: true, Content: "the tool did not answer within " + a.toolTimeout.String()}
 			}
 			if err := a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_ToolCallCancellation{ToolCallCancellation: &llmrelayv1.AgentToolCallCancellation{
 				Round: int32(round), CallIds: missing, Reason: "tool_timeout"}}}); err != nil {
@@ -748,21 +764,19 @@ func (a *agentRun) expire() []string {
 	return ids
 }
 
-// callMCP executes one MCP call; tool_timeout bounds it as it bounds the
-// client's tools.
+// callMCP executes one MCP call; the run's tool timeout (tool_timeout,
+// capped by agent.max_tool_timeout) bounds it as it bounds the client's
+// tools.
 func (a *agentRun) callMCP(ctx context.Context, s *mcp.Session, c *llmrelayv1.ToolCall, done chan<- mcpOutcome) {
 	defer a.wg.Done()
 	ctx, span := a.g.tel.StartToolExecution(ctx, c.GetName(), c.GetCallId())
-	if d := a.setup.GetToolTimeout(); d != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d.AsDuration())
-		defer cancel()
-	}
+	ctx, cancel := context.WithTimeout(ctx, a.toolTimeout)
+	defer cancel()
 	res, err := s.Call(ctx, c.GetName(), c.GetArguments())
 	errType := ""
 	switch {
 	case err != nil && ctx.Err() != nil && a.ctx.Err() == nil:
-		err = errors.New("mcp server " + s.Name() + ": call " + c.GetName() + ": no answer within tool_timeout")
+		err = errors.New("mcp server " + s.Name() + ": call " + c.GetName() + ": no answer within " + a.toolTimeoutKey)
 		errType = "timeout"
 	case err != nil:
 		errType = "mcp_error"

@@ -76,6 +76,9 @@ type state struct {
 	// prefixes a request may name itself.
 	mcp          map[string]configuredMCP
 	allowMCPURLs []string
+	// maxToolTimeout is agent.max_tool_timeout: the longest an agent run
+	// waits for a round's tool results.
+	maxToolTimeout time.Duration
 }
 
 // closeIdle closes the idle upstream connections of the state's clients.

@@ -187,7 +187,8 @@ func buildState(cfg *config.Config, tel *telemetry.Telemetry, prev *state, log *
 		}
 	}
 	return &state{catalog: cat, redact: pipeline.NewRedactor(append(secrets, mcpSecrets...)...), auth: callers, clients: clients,
-		mcp: servers, allowMCPURLs: cfg.Agent.AllowRequestMCPURLs, callBound: cfg.Defaults.CallBound()}, nil
+		mcp: servers, allowMCPURLs: cfg.Agent.AllowRequestMCPURLs, callBound: cfg.Defaults.CallBound(),
+		maxToolTimeout: cfg.Agent.ToolTimeoutBound()}, nil
 }
 
 // buildMCP resolves the configured MCP servers' headers; their values are

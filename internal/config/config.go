@@ -95,6 +95,26 @@ type Agent struct {
 	// AllowRequestMCPURLs are URL prefixes a request may name as MCP servers
 	// itself; without one, a request-supplied URL is refused (no SSRF).
 	AllowRequestMCPURLs []string `yaml:"allow_request_mcp_urls"`
+	// MaxToolTimeout bounds how long a run waits for a round's client
+	// tool results (and MCP calls): a setup's tool_timeout above it is
+	// capped, and it applies when the setup gives none. Unset:
+	// DefaultMaxToolTimeout; it must be positive (a waiting run holds a
+	// stream slot and its upstream state, so there is no "unbounded").
+	MaxToolTimeout *Duration `yaml:"max_tool_timeout"`
+}
+
+// DefaultMaxToolTimeout is agent.max_tool_timeout where the configuration
+// sets none: defaults.max_call_duration's default, so that a client that
+// stays connected without answering holds a stream no longer than one
+// model call may take.
+const DefaultMaxToolTimeout = 10 * time.Minute
+
+// ToolTimeoutBound is agent.max_tool_timeout or its default.
+func (a Agent) ToolTimeoutBound() time.Duration {
+	if a.MaxToolTimeout != nil {
+		return a.MaxToolTimeout.Duration
+	}
+	return DefaultMaxToolTimeout
 }
 
 // Server are the listener and process settings.
@@ -480,6 +500,9 @@ func (c *Config) validate() []error {
 		if u, err := url.Parse(p); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			add("agent.allow_request_mcp_urls[%d]: %q is not an http(s) URL prefix", i, p)
 		}
+	}
+	if d := c.Agent.MaxToolTimeout; d != nil && d.Duration <= 0 {
+		add("agent.max_tool_timeout: must be positive (unset: %v), got %v", DefaultMaxToolTimeout, d.Duration)
 	}
 	models := map[string]bool{}
 	for i, m := range c.Models {
