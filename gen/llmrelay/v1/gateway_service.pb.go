@@ -1427,7 +1427,8 @@ type AgentSetup struct {
 	// one still asks for tools the run ends with FINISH_REASON_MAX_ROUNDS.
 	MaxRounds int32 `protobuf:"varint,8,opt,name=max_rounds,json=maxRounds,proto3" json:"max_rounds,omitempty"`
 	// How long the server waits for a client tool's result, from the moment
-	// it asked for it. Unset: no limit besides the gRPC deadline.
+	// it asked for it. Unset: the server's agent.max_tool_timeout (default
+	// 10m); a longer value is capped by it, with a run warning.
 	ToolTimeout *durationpb.Duration `protobuf:"bytes,9,opt,name=tool_timeout,json=toolTimeout,proto3" json:"tool_timeout,omitempty"`
 	// What a missed tool_timeout does (default: fail the run).
 	OnToolTimeout ToolTimeoutAction `protobuf:"varint,10,opt,name=on_tool_timeout,json=onToolTimeout,proto3,enum=llmrelay.v1.ToolTimeoutAction" json:"on_tool_timeout,omitempty"`
