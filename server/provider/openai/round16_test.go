@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
@@ -82,4 +83,59 @@ func TestRound16ZaiNetworkError(t *testing.T) {
 			t.Errorf("usage %v", usage)
 		}
 	})
+}
+
+// TestRound16PaymentRequired: a 402 says the account's credits are spent
+// (OpenRouter's documented "insufficient credits"; NVIDIA's expired cloud
+// credits). It was an invalid request (the client saw InvalidArgument);
+// now an exhausted quota, kind rate_limited with code
+// insufficient_quota, as OpenAI's quota 429: not retried, given up for the
+// next deployment.
+func TestRound16PaymentRequired(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, msg, reqID string }{
+		{"dialect_openrouter_err_402", "Insufficient credits. Add more using https://openrouter.ai/credits", ""},
+		{"dialect_nvidia_err_402", "Account 'Qm9vA1tx7cPZ': Cloud credits expired - Please contact NVIDIA representatives", "8c97e780-e881-42b8-a44c-ece2502c2bdd"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), chatRequests(t)["chat_plain"])
+			if tc.name == "dialect_openrouter_err_402" { // the NVIDIA golden is TestRound14DialectFailures'
+				providertest.Golden(t, td(tc.name+".golden"), []byte(renderErr(err)+"\n"))
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			e := providerError(t, err)
+			if e.Kind != provider.KindRateLimited || e.HTTPStatus != http.StatusPaymentRequired || e.Code != "insufficient_quota" ||
+				e.Message != tc.msg || e.RequestID != tc.reqID {
+				t.Errorf("error %+v", e)
+			}
+			if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
+				t.Errorf("retryable %v, fallback-worthy %v: want false, true", pipeline.Retryable(err), pipeline.FallbackWorthy(err))
+			}
+		})
+	}
+}
+
+// TestRound16PaymentRequiredKeepsOwnCode: only a 402 read as an invalid
+// request is changed, and a code of the provider's own is kept.
+func TestRound16PaymentRequiredKeepsOwnCode(t *testing.T) {
+	t.Parallel()
+	e := &provider.Error{Kind: provider.KindInvalidRequest, HTTPStatus: http.StatusPaymentRequired, Code: "credits_expired"}
+	paymentRequired(e)
+	if e.Kind != provider.KindRateLimited || e.Code != "credits_expired" {
+		t.Errorf("402 with a code: %+v", e)
+	}
+	e = &provider.Error{Kind: provider.KindInvalidRequest, HTTPStatus: http.StatusBadRequest}
+	paymentRequired(e)
+	if e.Kind != provider.KindInvalidRequest || e.Code != "" {
+		t.Errorf("400: %+v", e)
+	}
+	e = &provider.Error{Kind: provider.KindContentFilter, HTTPStatus: http.StatusPaymentRequired, Code: "402"}
+	paymentRequired(e)
+	if e.Kind != provider.KindContentFilter || e.Code != "402" {
+		t.Errorf("402 refined otherwise: %+v", e)
+	}
 }
