@@ -32,6 +32,10 @@ const (
 	extContentFilterResult  = "content_filter_result"
 	extLogprobs             = "logprobs"
 	extAnnotations          = "annotations"
+	// extUpstreamProvider is the upstream that served a routed call:
+	// OpenRouter's "provider" body field, Hugging Face's router's
+	// x-inference-provider header.
+	extUpstreamProvider = "upstream_provider"
 	// extStopSequence is the stop string vLLM (stop_reason) or SGLang
 	// (matched_stop) says ended the answer (also meta.stop_sequence);
 	// extStopTokenID the stop token id they give instead (a number).
@@ -352,6 +356,9 @@ func (p *Provider) bodyMeta(meta *llmrelayv1.ResponseMeta, w *chatResponse) {
 	if isPresent(w.PromptFilterResults) {
 		setExtendedJSON(meta, extPromptFilterResults, w.PromptFilterResults)
 	}
+	if w.Provider != "" {
+		provider.SetExtended(meta, extUpstreamProvider, validUTF8(string(w.Provider)))
+	}
 }
 
 // setCreated sets create_time from a Unix "created" value (0: unknown).
@@ -384,6 +391,10 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	}
 	if p.azure && model != "" {
 		provider.SetExtended(meta, extAzureDeployment, model)
+	}
+	if v := strings.TrimSpace(h.Get("x-inference-provider")); v != "" {
+		// Hugging Face's router names the provider that served the call.
+		provider.SetExtended(meta, extUpstreamProvider, validUTF8(v))
 	}
 }
 

@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -137,5 +138,95 @@ func TestRound16PaymentRequiredKeepsOwnCode(t *testing.T) {
 	paymentRequired(e)
 	if e.Kind != provider.KindContentFilter || e.Code != "402" {
 		t.Errorf("402 refined otherwise: %+v", e)
+	}
+}
+
+// upstreamOf is the upstream provider a meta reports ("" when none).
+func upstreamOf(m *llmrelayv1.ResponseMeta) string {
+	return m.GetExtended().GetFields()[extUpstreamProvider].GetStringValue()
+}
+
+// TestRound16UpstreamProvider: which upstream served a routed call, in
+// meta.extended upstream_provider: OpenRouter's "provider" body field (on
+// the answer and on every chunk: a stream reports it once) and Hugging
+// Face's router's x-inference-provider header. It was dropped.
+func TestRound16UpstreamProvider(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		file, want string
+		chunks     int // chunks naming the upstream (streams)
+	}{
+		{"real_fantasy_openrouter_gpt_5_thinking", "OpenAI", 0},
+		{"real_pyd_openrouter_kimi_k2_5", "Moonshot AI", 0},
+		{"dialect_hf_router_provider", "cerebras", 0},
+		{"real_fantasy_openrouter_gpt_5_thinking_stream", "OpenAI", 109},
+		{"real_fantasy_openrouter_glm_4_6_thinking_stream", "Z.AI", 67},
+		{"dialect_hf_router_provider_stream", "cerebras", 0},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			raw, err := os.ReadFile(td(tc.file + ".http"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(raw), `"provider":"`+tc.want+`"`); n != tc.chunks && tc.chunks > 0 {
+				t.Fatalf("the recording names %q %d times, want %d", tc.want, n, tc.chunks)
+			}
+			srv := providertest.ReplayFile(t, td(tc.file+".http"))
+			p := newTestProvider(t, kOpenAI, srv.URL)
+			if !strings.HasSuffix(tc.file, "_stream") {
+				res, err := p.Generate(context.Background(), chatRequests(t)["chat_plain"])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := upstreamOf(res.Meta); got != tc.want {
+					t.Errorf("upstream_provider %q, want %q", got, tc.want)
+				}
+				if tc.file == "dialect_hf_router_provider" {
+					providertest.Golden(t, td(tc.file+".golden"), []byte(protoCompact(t, res.Meta)+"\n"))
+				}
+				return
+			}
+			s, err := p.Stream(context.Background(), chatRequests(t)["chat_plain"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs, rendered, err := collect(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.file == "dialect_hf_router_provider_stream" {
+				providertest.Golden(t, td(tc.file+".golden"), rendered)
+			}
+			var said []string
+			for _, ev := range evs {
+				if ev.Kind == provider.EventMeta {
+					if u := upstreamOf(ev.Meta); u != "" {
+						said = append(said, u)
+					}
+				}
+			}
+			if len(said) != 1 || said[0] != tc.want {
+				t.Errorf("upstream_provider reported %q, want once %q", said, tc.want)
+			}
+		})
+	}
+}
+
+// TestRound16UpstreamNotAString: a "provider" that is not a string (not
+// OpenRouter's name) is none, with no warning, on both decoding paths.
+func TestRound16UpstreamNotAString(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.parseChatResponse([]byte(`{"id":"c1","object":"chat.completion","model":"m","provider":{"name":"x"},"choices":[{"index":0,"message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := upstreamOf(res.Meta); u != "" || len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("upstream %q, warnings %q", u, res.Meta.GetWarnings())
 	}
 }
