@@ -33,7 +33,27 @@ func (p *Provider) httpError(resp *http.Response, model string, sec secrets) *pr
 		e.Err = fmt.Errorf("reading error body: %w", rerr)
 	}
 	e.Meta = p.errorMeta(resp.Header, model)
+	paymentRequired(e)
 	return e
+}
+
+// paymentRequired reads a 402 as what it says, the account's credits or
+// balance spent (OpenRouter's "insufficient credits", NVIDIA's expired
+// cloud credits: testdata/dialect_openrouter_err_402.http,
+// dialect_nvidia_err_402.http): an exhausted quota, as OpenAI's
+// insufficient_quota 429 and MiniMax's insufficient balance are, not an
+// invalid request. The retry policy does not retry it (the status, and
+// the code inside a 2xx) and falls back. A code of the provider's own is
+// kept; none, or the status repeated (OpenRouter's "code": 402), becomes
+// insufficient_quota.
+func paymentRequired(e *provider.Error) {
+	if e.HTTPStatus != http.StatusPaymentRequired || e.Kind != provider.KindInvalidRequest {
+		return
+	}
+	e.Kind = provider.KindRateLimited
+	if e.Code == "" || e.Code == "402" {
+		e.Code = "insufficient_quota"
+	}
 }
 
 // errorMeta is what the headers of an answer that is an error report: the

@@ -395,7 +395,7 @@ func (d *fastDecoder) unknown(key []byte, known ...string) bool {
 // one the fast path does not read (prompt_filter_results, error, x_groq,
 // timings, base_resp, error_type, Perplexity's sources) goes to
 // encoding/json.
-var chunkTopKeys = []string{"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "prompt_filter_results", "error", "x_groq", "timings",
+var chunkTopKeys = []string{"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "provider", "prompt_filter_results", "error", "x_groq", "timings",
 	"base_resp", "error_type", "citations", "search_results", "images", "related_questions"}
 
 func (c *chatResponse) topField(d *fastDecoder, key []byte) bool {
@@ -433,6 +433,15 @@ func (c *chatResponse) topField(d *fastDecoder, key []byte) bool {
 			return false
 		}
 		c.ServiceTier, ok = d.optString(d.prev.ServiceTier)
+	case "provider":
+		// OpenRouter's upstream, on every chunk. Not a string: the slow
+		// path ignores it.
+		if !d.mark(1 << 8) {
+			return false
+		}
+		var s string
+		s, ok = d.optString("")
+		c.Provider = upstreamName(s)
 	case "usage":
 		if !d.mark(1 << 6) {
 			return false

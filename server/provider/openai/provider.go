@@ -497,6 +497,11 @@ func (p *Provider) annotate(err error, resp *http.Response, model string, sec se
 		return err
 	}
 	pe.RequestID = p.requestID(resp.Header)
+	if pe.RequestID == "" {
+		// Z.ai names the request in the body only (request_id): an
+		// answer broken off keeps it (testdata/dialect_zai_network_error.http).
+		pe.RequestID = pe.Meta.GetProviderRequestId()
+	}
 	// What the body said (a failed response's id, model, usage) stays
 	// over what the headers say.
 	_ = provider.AnswerFailed(pe, "", p.errorMeta(resp.Header, model))

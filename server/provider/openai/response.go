@@ -32,6 +32,10 @@ const (
 	extContentFilterResult  = "content_filter_result"
 	extLogprobs             = "logprobs"
 	extAnnotations          = "annotations"
+	// extUpstreamProvider is the upstream that served a routed call:
+	// OpenRouter's "provider" body field, Hugging Face's router's
+	// x-inference-provider header.
+	extUpstreamProvider = "upstream_provider"
 	// extStopSequence is the stop string vLLM (stop_reason) or SGLang
 	// (matched_stop) says ended the answer (also meta.stop_sequence);
 	// extStopTokenID the stop token id they give instead (a number).
@@ -202,17 +206,33 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 // insufficient resource of the inference system", DeepSeek's API docs).
 const finishInsufficientResource = "insufficient_system_resource"
 
+// finishNetworkError is Z.ai's (Zhipu's) finish_reason for an answer whose
+// inference failed on the server ("'network_error' 表示模型推理异常": the
+// model's inference went wrong, docs.bigmodel.cn, chat completion and
+// async-result references).
+const finishNetworkError = "network_error"
+
+// interruptions are the finish reasons that say the server, not the model,
+// ended the answer, with what the error says of each.
+var interruptions = map[string]string{
+	finishInsufficientResource: "its inference system ran out of resources",
+	finishNetworkError:         "its model inference failed",
+}
+
 // interrupted is the error of a finish reason that says the server, not
-// the model, ended the answer: kind unavailable, retried while nothing has
-// been relayed (testdata/dialect_deepseek_insufficient_resource*.http).
-// It is nil for every other finish reason.
+// the model, ended the answer: kind unavailable, code the finish reason,
+// retried while nothing has been relayed
+// (testdata/dialect_deepseek_insufficient_resource*.http,
+// dialect_zai_network_error*.http). It is nil for every other finish
+// reason.
 func (p *Provider) interrupted(finish string) *provider.Error {
-	if finish != finishInsufficientResource {
+	why, ok := interruptions[finish]
+	if !ok {
 		return nil
 	}
 	return &provider.Error{Provider: p.name, Kind: provider.KindUnavailable, HTTPStatus: http.StatusOK,
-		Code:    finishInsufficientResource,
-		Message: "the provider interrupted the answer: its inference system ran out of resources (finish_reason " + finishInsufficientResource + ")"}
+		Code:    finish,
+		Message: "the provider interrupted the answer: " + why + " (finish_reason " + finish + ")"}
 }
 
 // setStopMatch reports what vLLM's stop_reason or SGLang's matched_stop
@@ -336,6 +356,9 @@ func (p *Provider) bodyMeta(meta *llmrelayv1.ResponseMeta, w *chatResponse) {
 	if isPresent(w.PromptFilterResults) {
 		setExtendedJSON(meta, extPromptFilterResults, w.PromptFilterResults)
 	}
+	if w.Provider != "" {
+		provider.SetExtended(meta, extUpstreamProvider, validUTF8(string(w.Provider)))
+	}
 }
 
 // setCreated sets create_time from a Unix "created" value (0: unknown).
@@ -368,6 +391,10 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	}
 	if p.azure && model != "" {
 		provider.SetExtended(meta, extAzureDeployment, model)
+	}
+	if v := strings.TrimSpace(h.Get("x-inference-provider")); v != "" {
+		// Hugging Face's router names the provider that served the call.
+		provider.SetExtended(meta, extUpstreamProvider, validUTF8(v))
 	}
 }
 

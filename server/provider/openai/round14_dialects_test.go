@@ -280,7 +280,7 @@ var round14Failures = []recordedFailure{
 	// (the message was the status text and no request id); now the
 	// detail is the message and Nvcf-Reqid the request id. 404: the
 	// account may not invoke the model's function; 402: its credits
-	// expired (the retry policy reads the status).
+	// expired: an exhausted quota since Round 16 (round16_test.go).
 	// llama.cpp's server: a stream's error as an "error:" line, not an
 	// SSE field (server_sent_event(sink, "error", ...)), then [DONE]. It
 	// was ignored, as the SSE spec says of unknown fields, and the stream
@@ -290,7 +290,7 @@ var round14Failures = []recordedFailure{
 		msg: "the request exceeds the available context size, try increasing it"},
 	{name: "dialect_nvidia_err_404", kind: provider.KindNotFound, status: http.StatusNotFound,
 		msg: "Function '23d4f03a-b8a6-4adb-a183-7daa083a09cc': Not found for account 'Qm9vA1tx7cPZ'", reqID: "8a70455b-9876-4c08-b648-f4be4702d9a1"},
-	{name: "dialect_nvidia_err_402", kind: provider.KindInvalidRequest, status: http.StatusPaymentRequired,
+	{name: "dialect_nvidia_err_402", kind: provider.KindRateLimited, status: http.StatusPaymentRequired, code: "insufficient_quota",
 		msg: "Account 'Qm9vA1tx7cPZ': Cloud credits expired - Please contact NVIDIA representatives", reqID: "8c97e780-e881-42b8-a44c-ece2502c2bdd"},
 }
 

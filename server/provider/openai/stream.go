@@ -51,7 +51,6 @@ type chatStream struct {
 	// What the meta events already said.
 	id, resolvedModel, fingerprint, tier string
 	created                              int64
-	promptFilter                         string
 	// rare holds what few streams have (content filter verdicts,
 	// annotations), made when the first arrives: the struct stays in its
 	// size class (TestStreamHoldsLittle).
@@ -72,6 +71,11 @@ type chatStream struct {
 
 // rareState is the part of a chat stream's state that few streams need.
 type rareState struct {
+	// upstream: the upstream provider last reported (OpenRouter's
+	// "provider").
+	upstream string
+	// promptFilter: Azure's prompt_filter_results last reported.
+	promptFilter string
 	// filter: Azure's content filter verdicts so far, by category.
 	filter map[string]json.RawMessage
 	// filterResult: the last content_filter_result (singular) reported.
@@ -229,6 +233,14 @@ func (s *chatStream) handle(data []byte) {
 		s.fingerprint = c.SystemFingerprint
 		provider.SetExtended(meta, extSystemFingerprint, c.SystemFingerprint)
 	}
+	if c.Provider != "" {
+		// OpenRouter names its upstream on every chunk: reported when it
+		// changes, so once.
+		if r := s.rareOf(); string(c.Provider) != r.upstream {
+			r.upstream = string(c.Provider)
+			provider.SetExtended(meta, extUpstreamProvider, validUTF8(r.upstream))
+		}
+	}
 	if c.ServiceTier != "" && (c.ServiceTier != s.tier || !s.topTier) {
 		s.tier, s.topTier = c.ServiceTier, true
 		provider.SetExtended(meta, extServiceTier, c.ServiceTier)
@@ -254,8 +266,8 @@ func (s *chatStream) handle(data []byte) {
 			setSources(meta, x)
 		}
 	}
-	if isPresent(c.PromptFilterResults) && string(c.PromptFilterResults) != s.promptFilter {
-		s.promptFilter = string(c.PromptFilterResults)
+	if isPresent(c.PromptFilterResults) && string(c.PromptFilterResults) != s.rareOf().promptFilter {
+		s.rare.promptFilter = string(c.PromptFilterResults)
 		setExtendedJSON(meta, extPromptFilterResults, c.PromptFilterResults)
 	}
 	metaAt := len(s.queue)

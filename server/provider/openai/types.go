@@ -148,6 +148,9 @@ type chatResponse struct {
 	SystemFingerprint   string          `json:"system_fingerprint"`
 	ServiceTier         string          `json:"service_tier"`
 	PromptFilterResults json.RawMessage `json:"prompt_filter_results"`
+	// Provider is OpenRouter's name of the upstream that served the call
+	// ("OpenAI", "Anthropic", …), on the answer and on every chunk.
+	Provider upstreamName `json:"provider"`
 	// Error is set on an error event inside a stream.
 	Error json.RawMessage `json:"error"`
 	// ChunkExtras holds the objects of one server each, made only when a
@@ -155,6 +158,19 @@ type chatResponse struct {
 	// (TestStreamHoldsLittle). Exported for encoding/json, which sets an
 	// embedded pointer only to an exported type.
 	*ChunkExtras
+}
+
+// upstreamName is a string; any other JSON value (a server whose
+// "provider" is not OpenRouter's name) is none, without a warning.
+type upstreamName string
+
+func (u *upstreamName) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) != nil {
+		s = ""
+	}
+	*u = upstreamName(s)
+	return nil
 }
 
 // ChunkExtras are top-level objects of one server each.
