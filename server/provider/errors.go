@@ -146,7 +146,11 @@ func KindForStatus(status int) Kind {
 		return KindNotFound
 	case status == http.StatusRequestTimeout, status == http.StatusGatewayTimeout:
 		return KindTimeout
-	case status == http.StatusTooManyRequests:
+	case status == http.StatusTooManyRequests, status == http.StatusPaymentRequired:
+		// 402: the account's credits or balance are spent (OpenRouter,
+		// NVIDIA): an exhausted quota, as OpenAI's insufficient_quota 429
+		// is, not an invalid request. The retry policy does not retry it
+		// (by status) and falls back.
 		return KindRateLimited
 	case status >= 500:
 		// 500, 502, 503, 529 (Anthropic overloaded) and the rest.

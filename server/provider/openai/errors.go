@@ -47,7 +47,7 @@ func (p *Provider) httpError(resp *http.Response, model string, sec secrets) *pr
 // kept; none, or the status repeated (OpenRouter's "code": 402), becomes
 // insufficient_quota.
 func paymentRequired(e *provider.Error) {
-	if e.HTTPStatus != http.StatusPaymentRequired || e.Kind != provider.KindInvalidRequest {
+	if e.HTTPStatus != http.StatusPaymentRequired || (e.Kind != provider.KindInvalidRequest && e.Kind != provider.KindRateLimited) {
 		return
 	}
 	e.Kind = provider.KindRateLimited
