@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +77,9 @@ var kindTable = map[provider.Kind]kindMapping{
 	provider.KindUnsupported:      {codes.Unimplemented, llmrelayv1.ErrorReason_ERROR_REASON_UNSUPPORTED_OPERATION},
 	provider.KindCanceled:         {codes.Canceled, llmrelayv1.ErrorReason_ERROR_REASON_CANCELLED},
 	provider.KindUnknown:          {codes.Unavailable, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_UNAVAILABLE},
+	// A 409 still there after the retries: Aborted, the canonical code of
+	// HTTP 409 (google.rpc.Code).
+	provider.KindConflict: {codes.Aborted, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_UNAVAILABLE},
 }
 
 // toStatus is the only place errors become gRPC statuses. meta, when not
@@ -226,15 +228,6 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			} else {
 				m = kindTable[provider.KindTimeout]
 			}
-		}
-		if pe.HTTPStatus == http.StatusConflict && pe.Kind == provider.KindInvalidRequest {
-			// A 409 the adapter did not refine (KindForStatus counts every
-			// other 4xx as an invalid request) is a conflict on the
-			// provider's side, a lock timeout in the OpenAI and Anthropic
-			// SDKs' words, which they and pipeline.Retryable retry: not
-			// the caller's bad input. Aborted is the canonical code of 409
-			// (google.rpc.Code).
-			m = kindMapping{codes.Aborted, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_UNAVAILABLE}
 		}
 		code = m.code
 		info.Reason = reasonString(m.reason)

@@ -55,6 +55,10 @@ const (
 	// KindResourceExhausted: a gateway limit (response size, memory
 	// budget) stopped the call; not retried.
 	KindResourceExhausted
+	// KindConflict: 409, a conflict on the provider's side (a lock
+	// timeout, in the OpenAI and Anthropic SDKs' words), which they and
+	// the retry policy retry: not the caller's bad input.
+	KindConflict
 )
 
 var kindNames = map[Kind]string{
@@ -63,6 +67,7 @@ var kindNames = map[Kind]string{
 	KindRateLimited: "rate_limited", KindUnavailable: "unavailable", KindTimeout: "timeout",
 	KindContentFilter: "content_filter", KindBadResponse: "bad_response", KindUnsupported: "unsupported",
 	KindCanceled: "canceled", KindConnection: "connection_error", KindResourceExhausted: "resource_exhausted",
+	KindConflict: "conflict",
 }
 
 func (k Kind) String() string {
@@ -146,6 +151,8 @@ func KindForStatus(status int) Kind {
 		return KindNotFound
 	case status == http.StatusRequestTimeout, status == http.StatusGatewayTimeout:
 		return KindTimeout
+	case status == http.StatusConflict:
+		return KindConflict
 	case status == http.StatusTooManyRequests, status == http.StatusPaymentRequired:
 		// 402: the account's credits or balance are spent (OpenRouter,
 		// NVIDIA): an exhausted quota, as OpenAI's insufficient_quota 429
