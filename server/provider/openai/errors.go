@@ -37,20 +37,17 @@ func (p *Provider) httpError(resp *http.Response, model string, sec secrets) *pr
 	return e
 }
 
-// paymentRequired reads a 402 as what it says, the account's credits or
+// paymentRequired codes a 402 as what it says, the account's credits or
 // balance spent (OpenRouter's "insufficient credits", NVIDIA's expired
 // cloud credits: testdata/dialect_openrouter_err_402.http,
-// dialect_nvidia_err_402.http): an exhausted quota, as OpenAI's
-// insufficient_quota 429 and MiniMax's insufficient balance are, not an
-// invalid request. The retry policy does not retry it (the status, and
-// the code inside a 2xx) and falls back. A code of the provider's own is
-// kept; none, or the status repeated (OpenRouter's "code": 402), becomes
-// insufficient_quota.
+// dialect_nvidia_err_402.http): provider.KindForStatus already reads it
+// as an exhausted quota; the code says so as OpenAI's insufficient_quota
+// 429 does. A code of the provider's own is kept; none, or the status
+// repeated (OpenRouter's "code": 402), becomes insufficient_quota.
 func paymentRequired(e *provider.Error) {
-	if e.HTTPStatus != http.StatusPaymentRequired || (e.Kind != provider.KindInvalidRequest && e.Kind != provider.KindRateLimited) {
+	if e.HTTPStatus != http.StatusPaymentRequired || e.Kind != provider.KindRateLimited {
 		return
 	}
-	e.Kind = provider.KindRateLimited
 	if e.Code == "" || e.Code == "402" {
 		e.Code = "insufficient_quota"
 	}
