@@ -120,14 +120,23 @@ func TestRound16PaymentRequired(t *testing.T) {
 	}
 }
 
-// TestRound16PaymentRequiredKeepsOwnCode: only a 402 read as an invalid
-// request is changed, and a code of the provider's own is kept.
+// TestRound16PaymentRequiredKeepsOwnCode: a 402 is a quota by its status
+// (provider.KindForStatus); only a 402 read so is coded, and a code of the
+// provider's own is kept.
 func TestRound16PaymentRequiredKeepsOwnCode(t *testing.T) {
 	t.Parallel()
-	e := &provider.Error{Kind: provider.KindInvalidRequest, HTTPStatus: http.StatusPaymentRequired, Code: "credits_expired"}
+	if k := provider.KindForStatus(http.StatusPaymentRequired); k != provider.KindRateLimited {
+		t.Fatalf("KindForStatus(402) = %v", k)
+	}
+	e := &provider.Error{Kind: provider.KindRateLimited, HTTPStatus: http.StatusPaymentRequired, Code: "credits_expired"}
 	paymentRequired(e)
 	if e.Kind != provider.KindRateLimited || e.Code != "credits_expired" {
 		t.Errorf("402 with a code: %+v", e)
+	}
+	e = &provider.Error{Kind: provider.KindRateLimited, HTTPStatus: http.StatusPaymentRequired, Code: "402"}
+	paymentRequired(e)
+	if e.Code != "insufficient_quota" {
+		t.Errorf("402 coded with its status: %+v", e)
 	}
 	e = &provider.Error{Kind: provider.KindInvalidRequest, HTTPStatus: http.StatusBadRequest}
 	paymentRequired(e)
