@@ -37,6 +37,15 @@ func (p *Provider) httpError(resp *http.Response) *provider.Error {
 	} else if msg := strings.TrimSpace(string(body)); msg != "" && !looksLikeHTML(msg) {
 		e.Message = p.redact(truncate(msg, 1024))
 	}
+	// The Developer API names the service tier on its refusals too
+	// (X-Gemini-Service-Tier on a 400): the tier the failed call was
+	// under, as on a success.
+	if tier := strings.TrimSpace(resp.Header.Get(serviceTierHeader)); tier != "" {
+		if e.Meta == nil {
+			e.Meta = &llmrelayv1.ResponseMeta{}
+		}
+		headerServiceTier(e.Meta, resp.Header)
+	}
 	return e
 }
 

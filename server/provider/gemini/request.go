@@ -368,6 +368,15 @@ func generationConfigFor(o *llmrelayv1.GenerationOptions, g *llmrelayv1.GeminiOp
 	}
 	var tc thinkingConfig
 	if g != nil && g.ThinkingBudget != nil {
+		if gemini3 && g.GetThinkingBudget() == 0 {
+			// Gemini 3 models cannot switch thinking off: the API answers a
+			// zero budget with a bare 400 "Request contains an invalid
+			// argument." that names no field (pydantic/logfire's live
+			// recording, gemini-3.5-flash-lite).
+			return nil, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest,
+				Param:   "provider_options.gemini.thinking_budget",
+				Message: "Gemini 3 models cannot switch thinking off (thinking_budget 0); use reasoning_effort minimal, or a budget of -1 (dynamic) or above 0"}
+		}
 		tc.ThinkingBudget = g.ThinkingBudget
 	} else if e := o.GetReasoningEffort(); e != llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED {
 		if gemini3 {

@@ -540,6 +540,9 @@ func TestAllRecordingsUsed(t *testing.T) {
 	for _, n := range round14GemRecordings {
 		used[n] = true
 	}
+	for _, n := range round17Recordings {
+		used[n] = true
+	}
 	for name := range fantasyStreams {
 		used[name] = true
 	}
