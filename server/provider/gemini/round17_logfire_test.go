@@ -28,6 +28,7 @@ var round17Recordings = []string{
 	"real_logfire_adk_penalty_error", "real_logfire_adk_renamed_tool_1", "real_logfire_adk_renamed_tool_2",
 	"real_logfire_genai_response_schema",
 	"real_mirascope_google_audio", "real_mirascope_google_thinking_stream_1", "real_mirascope_google_thinking_stream_2",
+	"real_mirascope_google_parallel_tools_stream_1", "real_mirascope_google_parallel_tools_stream_2",
 }
 
 // r17Camel renames the snake_case keys the Python SDK wrote

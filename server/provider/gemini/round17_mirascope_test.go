@@ -1,7 +1,9 @@
 package gemini
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"io"
 	"path/filepath"
@@ -177,6 +179,136 @@ func TestRound17MirascopeThinkingStream(t *testing.T) {
 		t.Errorf("answer %q, meta %v", f2.text, f2.meta)
 	}
 	if want := (&llmrelayv1.Usage{InputTokens: 517, OutputTokens: 6, TotalTokens: 523}); !proto.Equal(f2.usage, want) {
+		t.Errorf("usage %v, want %v", f2.usage, want)
+	}
+}
+
+// Mirascope's parallel tool calls (test_call_with_tools, stream.yaml).
+const (
+	r17MiraToolSig = "CikB0e2Kbw5tJ9dwYB9m1I9W28H1Pvbhg7iFnlQJMZT9ndxhy/OJBT3V9QptAdHtim+b6IrcZhtF6O6xQkkPMDhjrvwL3icXkpwLLWkm7JJ3R234Bd2U3pZ5l5u4roaEWO893S7XXaCgzKHLjxhFjN2sHgLLE/Hsi8UryVlawsmJhHEry727TP6p3fXGfoHF4P3+NwX0aRVDaQrOAQHR7YpvcZTnUyY/7cZcudNT4WukK1q1cnMx8pjpKbBWrByVhsOkQ9acocfYVirn1/iCK2QINNmt6lwFfDqQOr4KVY1cj1YwDRUeRN6QawgKKk0+IfpgCintbyvglLQVvA0K+FrW8l7OEqDU/ROKkwMm4g4uEHsoA2BgR0CAHd9Tnx1SsmdXOdPvXOM1FdrZGq1JQpE8r7fSBCEbhN2wHHHjAHR11O2iex12if4qjFmaxk0WD6e32VVE/ocsvy+BTeSxsfFo6v4VRanbbnKg"
+	// The follow-up Mirascope sent, which the API answered (stream _2).
+	r17MiraToolRequest2 = `{"contents": [{"parts": [{"text": "Please retrieve the secrets associated with each of these passwords: mellon,radiance"}], "role": "user"}, {"parts": [{"thoughtSignature": "CikB0e2Kbw5tJ9dwYB9m1I9W28H1Pvbhg7iFnlQJMZT9ndxhy_OJBT3V9QptAdHtim-b6IrcZhtF6O6xQkkPMDhjrvwL3icXkpwLLWkm7JJ3R234Bd2U3pZ5l5u4roaEWO893S7XXaCgzKHLjxhFjN2sHgLLE_Hsi8UryVlawsmJhHEry727TP6p3fXGfoHF4P3-NwX0aRVDaQrOAQHR7YpvcZTnUyY_7cZcudNT4WukK1q1cnMx8pjpKbBWrByVhsOkQ9acocfYVirn1_iCK2QINNmt6lwFfDqQOr4KVY1cj1YwDRUeRN6QawgKKk0-IfpgCintbyvglLQVvA0K-FrW8l7OEqDU_ROKkwMm4g4uEHsoA2BgR0CAHd9Tnx1SsmdXOdPvXOM1FdrZGq1JQpE8r7fSBCEbhN2wHHHjAHR11O2iex12if4qjFmaxk0WD6e32VVE_ocsvy-BTeSxsfFo6v4VRanbbnKg", "functionCall": {"args": {"password": "mellon"}, "name": "secret_retrieval_tool"}}, {"functionCall": {"args": {"password": "radiance"}, "name": "secret_retrieval_tool"}}], "role": "model"}, {"parts": [{"functionResponse": {"name": "secret_retrieval_tool", "response": {"output": "Welcome to Moria!"}}}, {"functionResponse": {"name": "secret_retrieval_tool", "response": {"output": "Life before Death"}}}], "role": "user"}], "systemInstruction": {"parts": [{"text": "Use parallel tool calling."}], "role": "user"}, "tools": [{"functionDeclarations": [{"description": "A tool that requires a password to retrieve a secret.", "name": "secret_retrieval_tool", "parameters": {"properties": {"password": {"title": "Password", "type": "STRING"}}, "required": ["password"], "type": "OBJECT"}}]}], "generationConfig": {}}`
+)
+
+// TestRound17MirascopeParallelToolsStream: gemini-2.5-flash (a Gemini 2
+// model, yet signing) streams two calls of one tool in one chunk, without
+// ids, the thoughtSignature on the first only, finishReason STOP with
+// finishMessage: a tool-call finish, two calls with ids of their own
+// derived from the responseId, the signature on the first; 70 in,
+// 40 + 61 thought tokens out, 171 total.
+//
+// Mirascope sent both calls back with the two results and the API
+// answered (stream _2). Ours sends the same model turn, the signature
+// on the first call only, byte for byte the same (Mirascope re-encoded it
+// as URL-safe base64, which the API's bytes field takes as well), and the
+// two results in one user turn, by name, in the calls' order (ours under
+// "result" where Mirascope wrote "output": the API takes any object).
+func TestRound17MirascopeParallelToolsStream(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_mirascope_google_parallel_tools_stream_1", "real_mirascope_google_parallel_tools_stream_2"
+	const respID = "G5nyaJuGE-yrqtsPmJHUoAs"
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.5-flash",
+		Messages: []*llmrelayv1.Message{
+			msg(llmrelayv1.Role_ROLE_SYSTEM, text("Use parallel tool calling.")),
+			msg(llmrelayv1.Role_ROLE_USER, text("Please retrieve the secrets associated with each of these passwords: mellon,radiance")),
+		},
+		Tools: []*llmrelayv1.Tool{{Name: "secret_retrieval_tool", Description: "A tool that requires a password to retrieve a secret.",
+			Parameters: `{"properties":{"password":{"title":"Password","type":"string"}},"required":["password"],"type":"object"}`}},
+	}
+	p, _ := replay(t, first)
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, end := drain(t, s)
+	if !errors.Is(end, io.EOF) {
+		t.Fatalf("stream ended with %v", end)
+	}
+	providertest.Golden(t, filepath.Join("testdata", first+".golden"), renderStream(t, evs, end))
+	answer := foldMessage(t, evs)
+	mellon := toolCallPart(generatedID(respID, 0, "", ""), "secret_retrieval_tool", `{"password":"mellon"}`)
+	mellon.GetToolCall().Signature = r17MiraToolSig
+	radiance := toolCallPart(generatedID(respID, 1, "", ""), "secret_retrieval_tool", `{"password":"radiance"}`)
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, mellon, radiance); !proto.Equal(answer, want) {
+		t.Errorf("message\n got %v\nwant %v", answer, want)
+	}
+	f := foldEvents(evs)
+	if want := (&llmrelayv1.Usage{InputTokens: 70, OutputTokens: 40 + 61, TotalTokens: 171, ReasoningTokens: 61}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+	m := f.meta
+	if m.GetResponseId() != respID || m.GetResolvedModel() != "gemini-2.5-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if got, _ := r17Ext(m)[extFinishMessage].(string); got != "Model generated function call(s)." {
+		t.Errorf("finish message %q", got)
+	}
+
+	// The follow-up.
+	req.Messages = append(req.Messages, answer, msg(llmrelayv1.Role_ROLE_TOOL,
+		toolResultPart(mellon.GetToolCall().GetCallId(), "Welcome to Moria!"),
+		toolResultPart(radiance.GetToolCall().GetCallId(), "Life before Death")))
+	next, srv := replay(t, second)
+	s2, err := next.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs2, end2 := drain(t, s2)
+	if !errors.Is(end2, io.EOF) {
+		t.Fatalf("stream ended with %v", end2)
+	}
+	providertest.Golden(t, filepath.Join("testdata", second+".golden"), renderStream(t, evs2, end2))
+	got := r17JSON(t, srv.Last(t).Body)
+	want := r17JSON(t, []byte(r17MiraToolRequest2))
+	gc, wc := got["contents"].([]any), want["contents"].([]any)
+	if len(gc) != 3 || !jsonEqual(gc[0], wc[0]) {
+		t.Fatalf("contents %v, want three turns opening with %v", gc, wc[0])
+	}
+	// The model turn: the signature's bytes, then the rest as recorded.
+	gm, wm := gc[1].(map[string]any), wc[1].(map[string]any)
+	gp, wp := gm["parts"].([]any), wm["parts"].([]any)
+	if len(gp) != 2 {
+		t.Fatalf("model turn %v, want two parts", gm)
+	}
+	gs, _ := gp[0].(map[string]any)["thoughtSignature"].(string)
+	ws, _ := wp[0].(map[string]any)["thoughtSignature"].(string)
+	gb, err1 := base64.StdEncoding.DecodeString(gs)
+	wb, err2 := base64.RawURLEncoding.DecodeString(strings.TrimRight(ws, "="))
+	if err1 != nil || err2 != nil || !bytes.Equal(gb, wb) || gs != r17MiraToolSig {
+		t.Errorf("signature %q (%v), want the bytes of %q (%v)", gs, err1, ws, err2)
+	}
+	delete(gp[0].(map[string]any), "thoughtSignature")
+	delete(wp[0].(map[string]any), "thoughtSignature")
+	if !jsonEqual(gm, wm) {
+		t.Errorf("model turn\n got %v\nwant %v", gm, wm)
+	}
+	// The results, by name, in order.
+	gu, wu := gc[2].(map[string]any), wc[2].(map[string]any)
+	gr, wr := gu["parts"].([]any), wu["parts"].([]any)
+	if gu["role"] != "user" || len(gr) != len(wr) {
+		t.Fatalf("results turn %v, want %v", gu, wu)
+	}
+	for i := range wr {
+		g := gr[i].(map[string]any)["functionResponse"].(map[string]any)
+		w := wr[i].(map[string]any)["functionResponse"].(map[string]any)
+		gv, _ := g["response"].(map[string]any)
+		if g["name"] != w["name"] || len(gv) != 1 || gv["result"] != w["response"].(map[string]any)["output"] || g["id"] != nil {
+			t.Errorf("result %d: %v, want %v", i, g, w)
+		}
+	}
+	if si, _ := got["systemInstruction"].(map[string]any); !jsonEqual(si["parts"], want["systemInstruction"].(map[string]any)["parts"]) {
+		t.Errorf("systemInstruction %v", si)
+	}
+
+	f2 := foldEvents(evs2)
+	if f2.text != `The secrets associated with the passwords "mellon" and "radiance" are "Welcome to Moria!" and "Life before Death" respectively.` ||
+		f2.meta.GetResponseId() != "HJnyaMGYMrKyqtsPvNjS0AY" || f2.meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP ||
+		len(f2.calls) != 0 || len(f2.meta.GetWarnings()) != 0 {
+		t.Errorf("answer %q, meta %v", f2.text, f2.meta)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 211, OutputTokens: 30, TotalTokens: 241}); !proto.Equal(f2.usage, want) {
 		t.Errorf("usage %v, want %v", f2.usage, want)
 	}
 }
