@@ -26,7 +26,7 @@ var round17Recordings = []string{
 	"real_logfire_adk_thinking_budget_gemini_2", "real_logfire_adk_thinking_level_gemini_3",
 	"real_logfire_adk_gemini_2_refuses_level_error", "real_logfire_adk_gemini_3_refuses_zero_budget_error",
 	"real_logfire_adk_penalty_error", "real_logfire_adk_renamed_tool_1", "real_logfire_adk_renamed_tool_2",
-	"real_logfire_genai_response_schema",
+	"real_logfire_genai_response_schema", "real_logfire_adk_every_setting",
 	"real_mirascope_google_audio", "real_mirascope_google_thinking_stream_1", "real_mirascope_google_thinking_stream_2",
 	"real_mirascope_google_parallel_tools_stream_1", "real_mirascope_google_parallel_tools_stream_2",
 }
@@ -190,6 +190,47 @@ func TestRound17ThinkingPerGeneration(t *testing.T) {
 				t.Errorf("usage details %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// r17AdkEverySettingRequest is the request of
+// test_every_setting_the_gemini_row_claims_is_accepted_by_the_api, which
+// the API answered with a 200.
+const r17AdkEverySettingRequest = `{"contents": [{"parts": [{"text": "Say hello."}], "role": "user"}], "systemInstruction": {"parts": [{"text": "Answer in one word.\n\nYou are an agent. Your internal name is \"checkout\"."}], "role": "user"}, "generationConfig": {"temperature": 0.2, "topP": 0.9, "topK": 20, "maxOutputTokens": 256, "stopSequences": ["NEVERMIND"], "seed": 7, "thinkingConfig": {"thinking_budget": 0}}}`
+
+// TestRound17EverySetting: every sampling setting adk sent
+// gemini-2.5-flash-lite at once (temperature, topP, topK,
+// maxOutputTokens, stopSequences, seed, and no thinking as a zero budget)
+// was accepted; ours builds the same generationConfig from the same
+// options and reasoning_effort NONE. The answer is "Hello." (2 tokens
+// after 23, STOP), response id PuuhaqvPF_fQz7IPqPLjmQI.
+func TestRound17EverySetting(t *testing.T) {
+	t.Parallel()
+	const name = "real_logfire_adk_every_setting"
+	temp, topP, topK, maxTok, seed := 0.2, 0.9, int32(20), int32(256), int64(7)
+	req := r17SayHello("gemini-2.5-flash-lite")
+	req.Options = &llmrelayv1.GenerationOptions{Temperature: &temp, TopP: &topP, TopK: &topK, MaxTokens: &maxTok,
+		Stop: []string{"NEVERMIND"}, Seed: &seed, ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE}
+	p, srv := replay(t, name)
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+	sent := srv.Last(t).Body
+	r17CompareRequest(t, sent, r17AdkEverySettingRequest)
+	want := r17Camel(r17JSON(t, []byte(r17AdkEverySettingRequest))).(map[string]any)["generationConfig"]
+	if got := r17JSON(t, sent)["generationConfig"]; !jsonEqual(got, want) {
+		t.Errorf("generationConfig\n got %v\nwant %v", got, want)
+	}
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("Hello.")); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "PuuhaqvPF_fQz7IPqPLjmQI" || m.GetResolvedModel() != "gemini-2.5-flash-lite" || m.GetServiceTier() != "standard" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(m.GetWarnings()) != 0 ||
+		!proto.Equal(m.GetUsage(), &llmrelayv1.Usage{InputTokens: 23, OutputTokens: 2, TotalTokens: 25}) {
+		t.Errorf("meta %v", m)
 	}
 }
 
