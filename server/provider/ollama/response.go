@@ -38,8 +38,9 @@ const (
 const errGenerateShaped = "the answer has a \"response\" field and no \"message\": an /api/generate answer, not /api/chat's (does a proxy at base_url rewrite the path?)"
 
 // parseChatResponse parses a unary /api/chat answer. salt is the
-// conversation hash used to derive tool call ids (see callID).
-func parseChatResponse(body []byte, salt string) (*provider.Result, error) {
+// conversation hash used to derive tool call ids (see callID); win is the
+// request's context window, which the counts are checked against.
+func parseChatResponse(body []byte, salt string, win window) (*provider.Result, error) {
 	var r chatResponse
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, provider.BadResponse(providerName, "chat response is not valid JSON: %v", err)
@@ -99,6 +100,7 @@ func parseChatResponse(body []byte, salt string) (*provider.Result, error) {
 	if w := usageWarning(r.metrics); w != "" && meta.Usage != nil {
 		meta.Warnings = append(meta.Warnings, w)
 	}
+	meta.Warnings = append(meta.Warnings, win.warnings(r.metrics, r.DoneReason)...)
 	setMetrics(meta, r.metrics)
 	if ts, w := createTime(r.CreatedAt); ts != nil {
 		meta.CreateTime = ts

@@ -28,6 +28,7 @@ type stream struct {
 	status    int
 	requestID string
 	salt      string
+	win       window
 	warnings  []string // request warnings, sent with the first meta
 
 	queue []*provider.Event
@@ -54,11 +55,11 @@ type stream struct {
 
 var _ provider.Stream = (*stream)(nil)
 
-func newStream(resp *http.Response, salt string, warnings []string) *stream {
+func newStream(resp *http.Response, salt string, win window, warnings []string) *stream {
 	return &stream{
 		// 4 KiB holds a typical line; readLine assembles longer ones.
 		body: resp.Body, r: bufio.NewReaderSize(resp.Body, 4<<10), status: resp.StatusCode,
-		requestID: provider.HeaderValue(resp.Header, requestIDHeader), salt: salt, warnings: warnings, seen: map[string]bool{},
+		requestID: provider.HeaderValue(resp.Header, requestIDHeader), salt: salt, win: win, warnings: warnings, seen: map[string]bool{},
 	}
 }
 
@@ -248,6 +249,7 @@ func (s *stream) finish(c *chatResponse) {
 	if w := usageWarning(c.metrics); w != "" && u != nil {
 		meta.Warnings = append(meta.Warnings, w)
 	}
+	meta.Warnings = append(meta.Warnings, s.win.warnings(c.metrics, c.DoneReason)...)
 	if ts, w := createTime(c.CreatedAt); ts != nil {
 		meta.CreateTime = ts
 	} else if w != "" {

@@ -24,6 +24,10 @@ type chatRequest struct {
 	KeepAlive string `json:"keep_alive,omitempty"`
 	// Think is true/false or "low"/"medium"/"high".
 	Think json.RawMessage `json:"think,omitempty"`
+	// Truncate and Shift are sent false (see noSilentCut); older Ollama
+	// versions ignore them.
+	Truncate *bool `json:"truncate,omitempty"`
+	Shift    *bool `json:"shift,omitempty"`
 }
 
 // wireMessage is api.Message.
@@ -87,11 +91,14 @@ func (o *wireOptions) empty() bool {
 
 // embedRequest is the body of POST /api/embed.
 type embedRequest struct {
-	Model      string       `json:"model"`
-	Input      []string     `json:"input"`
-	Dimensions int32        `json:"dimensions,omitempty"`
-	KeepAlive  string       `json:"keep_alive,omitempty"`
-	Options    *wireOptions `json:"options,omitempty"`
+	Model      string   `json:"model"`
+	Input      []string `json:"input"`
+	Dimensions int32    `json:"dimensions,omitempty"`
+	KeepAlive  string   `json:"keep_alive,omitempty"`
+	// Truncate is sent false (see noSilentCut): Ollama's default cuts an
+	// over-long input to the context window without a word.
+	Truncate *bool        `json:"truncate,omitempty"`
+	Options  *wireOptions `json:"options,omitempty"`
 }
 
 // chatResponse is api.ChatResponse: the unary answer, and each line of a
