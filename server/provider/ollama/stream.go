@@ -51,6 +51,9 @@ type stream struct {
 	// and the content is then text as sent.
 	think    provider.ThinkSplitter
 	thinking bool
+
+	// logprobs are the lines' logprobs entries, reported with the finish.
+	logprobs []any
 }
 
 var _ provider.Stream = (*stream)(nil)
@@ -220,6 +223,11 @@ func (s *stream) handleLine(line []byte) {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: warnings}})
 		}
 	}
+	if lp, w := logprobEntries(c.Logprobs, s.lineNo); lp != nil {
+		s.logprobs = append(s.logprobs, lp...)
+	} else if w != "" {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{w}}})
+	}
 	if c.Done {
 		s.done = true
 		s.pushThink(s.think.Flush())
@@ -245,11 +253,17 @@ func (s *stream) finish(c *chatResponse) {
 		ToolCallCount:        int32(s.calls),
 	}
 	setMetrics(meta, c.metrics)
+	if s.logprobs != nil {
+		provider.SetExtended(meta, extLogprobs, s.logprobs)
+	}
 	u := usage(c.metrics)
 	if w := usageWarning(c.metrics); w != "" && u != nil {
 		meta.Warnings = append(meta.Warnings, w)
 	}
 	meta.Warnings = append(meta.Warnings, s.win.warnings(c.metrics, c.DoneReason)...)
+	if w := doneWarning(c.DoneReason); w != "" {
+		meta.Warnings = append(meta.Warnings, w)
+	}
 	if ts, w := createTime(c.CreatedAt); ts != nil {
 		meta.CreateTime = ts
 	} else if w != "" {

@@ -110,6 +110,10 @@ type chatResponse struct {
 	Done       bool            `json:"done"`
 	DoneReason string          `json:"done_reason"`
 	Error      json.RawMessage `json:"error"`
+	// Logprobs is the generated tokens' log probabilities (Ollama 0.12.11
+	// and later, when the request sets "logprobs"): a list of
+	// {token, logprob, bytes, top_logprobs}, per line in a stream.
+	Logprobs json.RawMessage `json:"logprobs"`
 	// Response is /api/generate's answer field: never in an /api/chat
 	// answer, so a body with it and no message is the wrong endpoint's
 	// (a proxy rewriting the path), not an empty answer.
