@@ -31,12 +31,27 @@ const (
 	extPromptEvalDuration    = "prompt_eval_duration"
 	extEvalCount             = "eval_count"
 	extEvalDuration          = "eval_duration"
+	// extRemoteModel and extRemoteHost are the upstream model and Ollama
+	// host that answered for a local alias of a remote model (Ollama's
+	// remote_model and remote_host), as sent.
+	extRemoteModel = "remote_model"
+	extRemoteHost  = "remote_host"
 	// extLogprobs is the answer's logprobs list as Ollama sent it (a
 	// stream's lines joined in order), asked for with extra_body
 	// {"logprobs": true, "top_logprobs": n}; the key the OpenAI adapter
 	// uses for choices[].logprobs.
 	extLogprobs = "logprobs"
 )
+
+// setRemote keeps remote_model and remote_host when the answer has them.
+func setRemote(meta *llmrelayv1.ResponseMeta, r *chatResponse) {
+	if r.RemoteModel != "" {
+		provider.SetExtended(meta, extRemoteModel, r.RemoteModel)
+	}
+	if r.RemoteHost != "" {
+		provider.SetExtended(meta, extRemoteHost, r.RemoteHost)
+	}
+}
 
 // doneWarning explains a done_reason under which nothing was generated:
 // Ollama's "load" (the model was loaded: /api/chat with no messages) and
@@ -139,6 +154,7 @@ func parseChatResponse(body []byte, salt string, win window) (*provider.Result, 
 		meta.Warnings = append(meta.Warnings, w)
 	}
 	setMetrics(meta, r.metrics)
+	setRemote(meta, &r)
 	if lp, w := logprobEntries(r.Logprobs, 0); lp != nil {
 		provider.SetExtended(meta, extLogprobs, lp)
 	} else if w != "" {

@@ -174,3 +174,29 @@ func TestRound17LoadUnload(t *testing.T) {
 		}
 	}
 }
+
+// TestRound17RemoteModel: a local alias of a remote model (a ":cloud"
+// model proxied to ollama.com) answers with remote_model and remote_host
+// (api.ChatResponse); they are kept in extended, unary and streamed. The
+// body is written by hand in that shape.
+func TestRound17RemoteModel(t *testing.T) {
+	t.Parallel()
+	const line = `{"model":"gpt-oss:120b-cloud","remote_model":"gpt-oss:120b","remote_host":"https://ollama.com:443","created_at":"2026-11-20T10:09:41.77Z","message":{"role":"assistant","content":"4"},"done_reason":"stop","done":true,"prompt_eval_count":70,"eval_count":12}`
+	check := func(what string, m *llmrelayv1.ResponseMeta) {
+		t.Helper()
+		ext := m.GetExtended().AsMap()
+		if m.GetResolvedModel() != "gpt-oss:120b-cloud" || ext[extRemoteModel] != "gpt-oss:120b" || ext[extRemoteHost] != "https://ollama.com:443" {
+			t.Errorf("%s: model %q extended %v", what, m.GetResolvedModel(), ext)
+		}
+	}
+	res, err := parseChatResponse([]byte(line), "salt", window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("unary", res.Meta)
+	evs, err := collect(fakeStream(strings.NewReader(line + "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("stream", foldEvents(t, evs).meta)
+}

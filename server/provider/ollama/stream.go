@@ -184,7 +184,8 @@ func (s *stream) handleLine(line []byte) {
 		s.started = true
 		s.model = c.Model
 		meta := &llmrelayv1.ResponseMeta{ResolvedModel: c.Model, ProviderRequestId: s.requestID, Warnings: s.warnings}
-		if meta.ResolvedModel != "" || meta.ProviderRequestId != "" || len(meta.Warnings) > 0 {
+		setRemote(meta, &c)
+		if meta.ResolvedModel != "" || meta.ProviderRequestId != "" || len(meta.Warnings) > 0 || meta.Extended != nil {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 		}
 	}

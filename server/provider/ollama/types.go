@@ -104,12 +104,17 @@ type embedRequest struct {
 // chatResponse is api.ChatResponse: the unary answer, and each line of a
 // stream.
 type chatResponse struct {
-	Model      string          `json:"model"`
-	CreatedAt  string          `json:"created_at"`
-	Message    *respMessage    `json:"message"`
-	Done       bool            `json:"done"`
-	DoneReason string          `json:"done_reason"`
-	Error      json.RawMessage `json:"error"`
+	Model string `json:"model"`
+	// RemoteModel and RemoteHost name the upstream model and Ollama host
+	// that answered when model is a local alias of a remote one (a
+	// ":cloud" model proxied to ollama.com).
+	RemoteModel string          `json:"remote_model"`
+	RemoteHost  string          `json:"remote_host"`
+	CreatedAt   string          `json:"created_at"`
+	Message     *respMessage    `json:"message"`
+	Done        bool            `json:"done"`
+	DoneReason  string          `json:"done_reason"`
+	Error       json.RawMessage `json:"error"`
 	// Logprobs is the generated tokens' log probabilities (Ollama 0.12.11
 	// and later, when the request sets "logprobs"): a list of
 	// {token, logprob, bytes, top_logprobs}, per line in a stream.
