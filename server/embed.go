@@ -2,12 +2,200 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+
+	"google.golang.org/protobuf/types/known/structpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server/catalog"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
+
+// extProviderRequestIDs is the meta.extended key listing the provider
+// request ids of every upstream request of a split embeddings call, in
+// input order (provider_request_id is the first's).
+const extProviderRequestIDs = "provider_request_ids"
+
+// embedBatchLimiter is an adapter that knows the most inputs its API takes
+// in one embeddings request (the OpenAI adapter on Voyage AI's host: 1000).
+type embedBatchLimiter interface{ MaxEmbedInputs() int }
+
+// embedInputLimit is a provider's most inputs per upstream embeddings
+// request: the configured max_embedding_inputs, else what the adapter
+// knows of its API, else 0 (no limit below the gateway's own).
+func embedInputLimit(pc config.Provider, impl provider.Provider) int {
+	if pc.MaxEmbeddingInputs > 0 {
+		return pc.MaxEmbeddingInputs
+	}
+	if l, ok := impl.(embedBatchLimiter); ok {
+		return max(l.MaxEmbedInputs(), 0)
+	}
+	return 0
+}
+
+// embedRoute is unaryRoute for embeddings: on each deployment the inputs go
+// in as many upstream requests as its provider's limit needs (embedSplit).
+// A deployment that fails gives way to the next one, which starts over:
+// the parts of one answer come from one deployment (one model, one vector
+// space).
+func (g *gateway) embedRoute(ctx context.Context, p *prepared) (*provider.Result, error) {
+	for i, d := range p.route {
+		p.use(d)
+		p.call.CanFallBack = i+1 < len(p.route)
+		res, err := g.embedSplit(ctx, p, d)
+		if err == nil || !p.fallback(ctx, i, err) {
+			return res, err
+		}
+		g.tel.Metrics().Fallback(p.model.Name, d.Name)
+	}
+	return nil, errors.New("model has no deployment")
+}
+
+// embedSplit embeds the call's inputs on deployment d: in one request when
+// they fit its provider's limit, else in parts of nearly equal size (none
+// over the limit), requested one after the other through the pipeline (each
+// part retried on its own; attempts, retry reasons and request time add up
+// in the call's record). The answer is the parts' embeddings in input
+// order, their usage summed, numeric extended values summed (Ollama's
+// durations and counts), the first part's response id, model and
+// provider_request_id and every part's request id in
+// extended.provider_request_ids. A failed part fails the deployment; the
+// usage of the parts embedded before it is added to the error's meta (it
+// was spent).
+func (g *gateway) embedSplit(ctx context.Context, p *prepared, d *catalog.Deployment) (*provider.Result, error) {
+	whole := p.call.Embed
+	limit := d.Provider.MaxEmbedInputs
+	if limit <= 0 || len(whole.Inputs) <= limit {
+		return d.Provider.Pipeline.Unary(ctx, p.call)
+	}
+	defer func() { p.call.Embed = whole }()
+	n := len(whole.Inputs)
+	parts := (n + limit - 1) / limit
+	size := (n + parts - 1) / parts
+	var (
+		out  = &provider.Result{Embeddings: make([]*llmrelayv1.Embedding, 0, n), Meta: &llmrelayv1.ResponseMeta{}}
+		ids  []any
+		dims = -1
+	)
+	for k, start := 0, 0; start < n; k, start = k+1, start+size {
+		end := min(start+size, n)
+		part := *whole
+		part.Inputs = whole.Inputs[start:end]
+		p.call.Embed = &part
+		res, err := d.Provider.Pipeline.Unary(ctx, p.call)
+		if err != nil {
+			return nil, partFailed(err, out.Meta.GetUsage(), k, parts, start, end)
+		}
+		if len(res.Embeddings) != end-start {
+			return nil, provider.BadResponse(d.Provider.Type, "request %d of %d (inputs %d to %d): %d embeddings for %d inputs", k+1, parts, start, end-1, len(res.Embeddings), end-start)
+		}
+		for _, e := range res.Embeddings {
+			if dims < 0 {
+				dims = len(e.GetValues())
+			} else if len(e.GetValues()) != dims {
+				return nil, provider.BadResponse(d.Provider.Type, "request %d of %d (inputs %d to %d): embeddings of %d values where the first request's have %d", k+1, parts, start, end-1, len(e.GetValues()), dims)
+			}
+			e.Index += int32(start)
+			out.Embeddings = append(out.Embeddings, e)
+		}
+		ids = append(ids, res.Meta.GetProviderRequestId())
+		joinEmbedMeta(out.Meta, res.Meta, k == 0)
+	}
+	out.Meta.EmbeddingsCount = int32(len(out.Embeddings))
+	provider.SetExtended(out.Meta, extProviderRequestIDs, ids)
+	if p.call.PreserveRaw {
+		out.Meta.Warnings = append(out.Meta.Warnings, fmt.Sprintf("raw data is the last of the %d requests", parts))
+	}
+	return out, nil
+}
+
+// joinEmbedMeta adds one part's meta to the sum of the parts before it.
+func joinEmbedMeta(sum, part *llmrelayv1.ResponseMeta, first bool) {
+	if first {
+		sum.ResponseId, sum.CreateTime, sum.ResolvedModel = part.GetResponseId(), part.GetCreateTime(), part.GetResolvedModel()
+		sum.ProviderRequestId = part.GetProviderRequestId()
+	}
+	if u := part.GetUsage(); u != nil {
+		sum.Usage = addUsage(sum.Usage, u)
+	}
+	if rl := part.GetRateLimit(); rl != nil {
+		sum.RateLimit = rl // the latest state
+	}
+	if t := part.GetServiceTier(); t != "" {
+		sum.ServiceTier = t
+	}
+	for _, w := range part.GetWarnings() {
+		if !slices.Contains(sum.Warnings, w) { // each part says the same of the same model
+			sum.Warnings = append(sum.Warnings, w)
+		}
+	}
+	if ext := part.GetExtended(); ext != nil {
+		if sum.Extended == nil {
+			sum.Extended = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+		}
+		addValues(sum.Extended.Fields, ext.GetFields())
+	}
+}
+
+// addUsage returns sum + u (sum may be nil).
+func addUsage(sum, u *llmrelayv1.Usage) *llmrelayv1.Usage {
+	if sum == nil {
+		sum = &llmrelayv1.Usage{}
+	}
+	sum.InputTokens += u.GetInputTokens()
+	sum.OutputTokens += u.GetOutputTokens()
+	sum.TotalTokens += u.GetTotalTokens()
+	sum.CachedInputTokens += u.GetCachedInputTokens()
+	sum.ReasoningTokens += u.GetReasoningTokens()
+	sum.CacheCreationInputTokens += u.GetCacheCreationInputTokens()
+	return sum
+}
+
+// addValues adds one part's extended values into sum: numbers are added
+// (counts and durations of requests made one after the other), objects
+// merged the same way, anything else is the latest part's.
+func addValues(sum, part map[string]*structpb.Value) {
+	for k, v := range part {
+		prev, ok := sum[k]
+		switch {
+		case !ok:
+			sum[k] = v
+		case isNumber(prev) && isNumber(v):
+			sum[k] = structpb.NewNumberValue(prev.GetNumberValue() + v.GetNumberValue())
+		case prev.GetStructValue() != nil && v.GetStructValue() != nil:
+			addValues(prev.GetStructValue().Fields, v.GetStructValue().GetFields())
+		default:
+			sum[k] = v
+		}
+	}
+}
+
+func isNumber(v *structpb.Value) bool {
+	_, ok := v.GetKind().(*structpb.Value_NumberValue)
+	return ok
+}
+
+// partFailed is the error of a split call's failed request: the usage of
+// the parts embedded before it is added to its meta (spent, and billed by
+// the provider), with a warning saying which part failed.
+func partFailed(err error, spent *llmrelayv1.Usage, k, parts, start, end int) error {
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	if pe.Meta == nil {
+		pe.Meta = &llmrelayv1.ResponseMeta{}
+	}
+	if spent != nil {
+		pe.Meta.Usage = addUsage(pe.Meta.Usage, spent)
+	}
+	pe.Meta.Warnings = append(pe.Meta.Warnings, fmt.Sprintf("request %d of %d (inputs %d to %d) failed; the %d before it were embedded", k+1, parts, start, end-1, k))
+	return err
+}
 
 // Embed returns one embedding per input.
 func (g *gateway) Embed(ctx context.Context, req *llmrelayv1.EmbedRequest) (*llmrelayv1.EmbedResponse, error) {
@@ -17,7 +205,7 @@ func (g *gateway) Embed(ctx context.Context, req *llmrelayv1.EmbedRequest) (*llm
 		return nil, toStatus(ctx, err, nil, st.redact, g.log)
 	}
 	defer p.cancel()
-	res, err := g.unaryRoute(ctx, p)
+	res, err := g.embedRoute(ctx, p)
 	if err != nil {
 		meta := g.finishMeta(p, reported(err))
 		return nil, g.account(ctx, p, meta, toStatus(ctx, err, meta, st.redact, g.log))

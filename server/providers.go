@@ -49,8 +49,9 @@ func buildProviders(cfg *config.Config, tel *telemetry.Telemetry, clock pipeline
 		}
 		out[pc.Name] = &catalog.Provider{
 			Name: pc.Name, Type: pc.Type, Impl: impl,
-			Pipeline:    newPipeline(t, tel, pc, clock),
-			PreserveRaw: t.PreserveRawData != nil && *t.PreserveRawData,
+			Pipeline:       newPipeline(t, tel, pc, clock),
+			PreserveRaw:    t.PreserveRawData != nil && *t.PreserveRawData,
+			MaxEmbedInputs: embedInputLimit(pc, impl),
 		}
 	}
 	return out, secrets, clients, nil

@@ -223,9 +223,14 @@ type Provider struct {
 	// (OpenRouter: the blocks it gave, with their format).
 	ReasoningReplay string `yaml:"reasoning_replay"`
 	// DefaultMaxTokens: Anthropic's required max_tokens when a call sets none.
-	DefaultMaxTokens int               `yaml:"default_max_tokens"`
-	Headers          map[string]string `yaml:"headers"`
-	Transport        Transport         `yaml:"transport"`
+	DefaultMaxTokens int `yaml:"default_max_tokens"`
+	// MaxEmbeddingInputs is the most inputs one upstream embeddings
+	// request carries (0: what the adapter knows of the API, e.g. Voyage
+	// AI's 1000, else no limit below the gateway's 2048). A call with more
+	// is sent as several requests and their embeddings joined in order.
+	MaxEmbeddingInputs int               `yaml:"max_embedding_inputs"`
+	Headers            map[string]string `yaml:"headers"`
+	Transport          Transport         `yaml:"transport"`
 }
 
 // Model is one model clients can name.
@@ -461,6 +466,9 @@ func (c *Config) validate() []error {
 			}
 		default:
 			add("%s (%s).reasoning_replay: %q is not auto, none, reasoning_content or reasoning_details", where, p.Name, p.ReasoningReplay)
+		}
+		if p.MaxEmbeddingInputs < 0 {
+			add("%s (%s).max_embedding_inputs: must be at least 1 (0 or unset: the adapter's default)", where, p.Name)
 		}
 		errs = append(errs, p.Transport.validate(where+".transport")...)
 		if p.Transport.MaxCallDuration != nil {

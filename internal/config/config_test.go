@@ -235,7 +235,7 @@ models:
 		`bad.yaml:3:3: server.log_format: "xml" is not text or json`,
 		`bad.yaml:7:39: providers[0] (a).transport.retry.max_attempts: want an integer, got "lots"`,
 		`bad.yaml:7:60: providers[0] (a).transport.idle_timeout: invalid duration "soon"`,
-		`bad.yaml:8:5: providers[0] (a): unknown key "colour" (the keys here are api_key, api_key_env, api_key_file, api_version, auth, azure_api, base_url, default_max_tokens, headers, name, organization, project, reasoning_replay, transport, type)`,
+		`bad.yaml:8:5: providers[0] (a): unknown key "colour" (the keys here are api_key, api_key_env, api_key_file, api_version, auth, azure_api, base_url, default_max_tokens, headers, max_embedding_inputs, name, organization, project, reasoning_replay, transport, type)`,
 		`bad.yaml:5:5: providers[0] (a): set api_key_env, api_key_file or api_key`,
 		`bad.yaml:12:19: models[0] (m).capabilities: want a mapping (key: value lines), got a list`,
 		`bad.yaml:11:5: models[0] (m).provider: "ghost" is not a configured provider`,

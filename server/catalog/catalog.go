@@ -26,6 +26,10 @@ type Provider struct {
 	Pipeline *pipeline.Pipeline
 	// PreserveRaw is the configured default for raw capture.
 	PreserveRaw bool
+	// MaxEmbedInputs is the most inputs one upstream embeddings request
+	// carries (0: no limit below the gateway's); the server splits a call
+	// with more.
+	MaxEmbedInputs int
 }
 
 // Model is a configured model.

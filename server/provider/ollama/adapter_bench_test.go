@@ -49,7 +49,7 @@ func BenchmarkParseChatResponse(b *testing.B) {
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := parseChatResponse(raw, "bench"); err != nil {
+		if _, err := parseChatResponse(raw, "bench", window{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -31,6 +31,11 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 	}
 	e.Code, e.Param = code, param
 	e.Kind = refineKind(e.Kind, msg)
+	if e.Kind == provider.KindContextLength {
+		// Older Ollama versions answer an over-long input with a 500: the
+		// same input fails every time, not a server fault to retry.
+		e.ShouldRetry = provider.RetryDiscouraged
+	}
 	if e.Kind == provider.KindRateLimited && e.Code == "" && usageLimit(msg) {
 		// ollama.com's plan limit: retrying seconds later meets the same
 		// limit, so it is a quota, as OpenAI's insufficient_quota (not
@@ -130,7 +135,10 @@ func refineKind(k provider.Kind, msg string) provider.Kind {
 	switch {
 	case k == provider.KindUnauthenticated, k == provider.KindPermissionDenied, k == provider.KindNotFound, k == provider.KindRateLimited:
 		return k
-	case strings.Contains(m, "context length"), strings.Contains(m, "context window"), strings.Contains(m, "maximum context"):
+	case strings.Contains(m, "context length"), strings.Contains(m, "context window"), strings.Contains(m, "maximum context"),
+		// The runner's answer when truncate is on and num_keep leaves
+		// nothing of the prompt (runner/ollamarunner NewSequence).
+		strings.Contains(m, "entire prompt removed by truncation"):
 		return provider.KindContextLength
 	case strings.Contains(m, "content filter"), strings.Contains(m, "content policy"):
 		return provider.KindContentFilter

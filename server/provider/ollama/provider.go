@@ -105,7 +105,7 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	if err != nil {
 		return nil, answerFailed(err, resp)
 	}
-	res, err := parseChatResponse(body, built.salt)
+	res, err := parseChatResponse(body, built.salt, built.window)
 	if err != nil {
 		return nil, answerFailed(err, resp)
 	}
@@ -125,7 +125,7 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	if err != nil {
 		return nil, err
 	}
-	return newStream(resp, built.salt, built.warnings), nil
+	return newStream(resp, built.salt, built.window, built.warnings), nil
 }
 
 // Embed calls POST /api/embed.

@@ -24,6 +24,60 @@ type builtRequest struct {
 	salt string
 	// warnings are request options Ollama cannot honour, for the meta.
 	warnings []string
+	// window is what the answer's counts are checked against.
+	window window
+}
+
+// noSilentCut is the value of /api/chat's "truncate" and "shift" and
+// /api/embed's "truncate" unless the caller sets them in extra_body. Both
+// default to true in Ollama: "truncate" drops the oldest messages, then
+// the middle of the prompt, until it fits num_ctx (/api/embed: the end of
+// each input), and "shift" discards half of the context when the answer
+// fills it and goes on generating; the answer looks normal either way. Sent
+// false, an over-long prompt is a 400 "the input length exceeds the
+// context length" (a context-length error) and an answer that fills the
+// window ends with done_reason "length". Ollama versions without the
+// fields ignore them (and still cut: window's checks then warn).
+func noSilentCut() *bool { f := false; return &f }
+
+// window is what the request told Ollama about the context window, read
+// from the body sent (so that extra_body's options count too).
+type window struct {
+	numCtx     int64 // 0: the model's default, unknown here
+	numPredict int64 // 0 or negative: unbounded (Ollama's default -1)
+}
+
+// readWindow reads num_ctx and num_predict from a /api/chat body.
+func readWindow(body []byte) window {
+	var b struct {
+		Options struct {
+			NumCtx     flexInt `json:"num_ctx"`
+			NumPredict flexInt `json:"num_predict"`
+		} `json:"options"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return window{}
+	}
+	return window{numCtx: b.Options.NumCtx.Value, numPredict: b.Options.NumPredict.Value}
+}
+
+// warnings says where an answer's counts show the context window cut it:
+// a prompt of num_ctx tokens (Ollama kept num_ctx of a longer one: an
+// Ollama without "truncate", or truncate asked for), and a "length" end
+// that max_tokens did not cause (the window filled: shift false).
+func (w window) warnings(m metrics, doneReason string) []string {
+	var out []string
+	if w.numCtx > 0 && m.PromptEvalCount.Present && m.PromptEvalCount.Value >= w.numCtx {
+		out = append(out, fmt.Sprintf("the prompt took %d tokens, all of num_ctx %d: Ollama most likely cut it to fit the context window", m.PromptEvalCount.Value, w.numCtx))
+	}
+	if doneReason == "length" && (w.numPredict <= 0 || (m.EvalCount.Present && m.EvalCount.Value < w.numPredict)) {
+		msg := "the answer ended at the context window, not at max_tokens"
+		if w.numCtx > 0 {
+			msg += fmt.Sprintf(" (num_ctx %d)", w.numCtx)
+		}
+		out = append(out, msg+": raise num_ctx for a longer answer")
+	}
+	return out
 }
 
 func invalidRequest(param, format string, args ...any) *provider.Error {
@@ -68,6 +122,7 @@ func buildChatRequest(req *provider.Request, stream bool) (*builtRequest, error)
 		return nil, err
 	}
 	out.Think = thinkFromEffort(opts.ReasoningEffort)
+	out.Truncate, out.Shift = noSilentCut(), noSilentCut()
 
 	var extra string
 	if po := req.ProviderOptions; po != nil {
@@ -96,12 +151,22 @@ func buildChatRequest(req *provider.Request, stream bool) (*builtRequest, error)
 	if err != nil {
 		return nil, invalidRequest("", "encode request: %v", err)
 	}
-	body, w, err = mergeExtraBody(body, extra)
-	if err != nil {
-		return nil, err
+	win := window{}
+	if wo.NumCtx != nil {
+		win.numCtx = int64(*wo.NumCtx)
 	}
-	warnings = append(warnings, w...)
-	return &builtRequest{body: body, salt: hex.EncodeToString(sum[:8]), warnings: warnings}, nil
+	if wo.NumPredict != nil {
+		win.numPredict = int64(*wo.NumPredict)
+	}
+	if extra != "" {
+		body, w, err = mergeExtraBody(body, extra)
+		if err != nil {
+			return nil, err
+		}
+		warnings = append(warnings, w...)
+		win = readWindow(body)
+	}
+	return &builtRequest{body: body, salt: hex.EncodeToString(sum[:8]), warnings: warnings, window: win}, nil
 }
 
 // buildMessages maps the conversation. Text and refusal parts become the
@@ -431,7 +496,7 @@ func buildEmbedRequest(req *provider.EmbedRequest) ([]byte, []string, error) {
 	if len(req.Inputs) == 0 {
 		return nil, nil, invalidRequest("inputs", "at least one input is required")
 	}
-	out := embedRequest{Model: req.Model, Input: req.Inputs}
+	out := embedRequest{Model: req.Model, Input: req.Inputs, Truncate: noSilentCut()}
 	if req.Dimensions != nil {
 		if *req.Dimensions <= 0 {
 			return nil, nil, invalidRequest("dimensions", "dimensions must be positive")

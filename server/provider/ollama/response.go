@@ -31,15 +31,65 @@ const (
 	extPromptEvalDuration    = "prompt_eval_duration"
 	extEvalCount             = "eval_count"
 	extEvalDuration          = "eval_duration"
+	// extRemoteModel and extRemoteHost are the upstream model and Ollama
+	// host that answered for a local alias of a remote model (Ollama's
+	// remote_model and remote_host), as sent.
+	extRemoteModel = "remote_model"
+	extRemoteHost  = "remote_host"
+	// extLogprobs is the answer's logprobs list as Ollama sent it (a
+	// stream's lines joined in order), asked for with extra_body
+	// {"logprobs": true, "top_logprobs": n}; the key the OpenAI adapter
+	// uses for choices[].logprobs.
+	extLogprobs = "logprobs"
 )
+
+// setRemote keeps remote_model and remote_host when the answer has them.
+func setRemote(meta *llmrelayv1.ResponseMeta, r *chatResponse) {
+	if r.RemoteModel != "" {
+		provider.SetExtended(meta, extRemoteModel, r.RemoteModel)
+	}
+	if r.RemoteHost != "" {
+		provider.SetExtended(meta, extRemoteHost, r.RemoteHost)
+	}
+}
+
+// doneWarning explains a done_reason under which nothing was generated:
+// Ollama's "load" (the model was loaded: /api/chat with no messages) and
+// "unload" (keep_alive 0 with no messages). "" otherwise.
+func doneWarning(reason string) string {
+	if reason == "load" || reason == "unload" {
+		return fmt.Sprintf("done_reason %q: Ollama %sed the model and generated nothing", reason, reason)
+	}
+	return ""
+}
+
+// logprobEntries decodes a logprobs value: its entries, or a warning when
+// it is not a list. nil for an absent, null or empty value. line is the
+// stream line it came from (0: a unary answer), named in the warning.
+func logprobEntries(raw json.RawMessage, line int) ([]any, string) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, ""
+	}
+	var entries []any
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		where := "the answer's"
+		if line > 0 {
+			where = fmt.Sprintf("line %d", line)
+		}
+		return nil, fmt.Sprintf("%s logprobs is not a list (%s); dropped", where, truncate(string(raw), 64))
+	}
+	return entries, ""
+}
 
 // errGenerateShaped is the error of an /api/generate answer where an
 // /api/chat one belongs.
 const errGenerateShaped = "the answer has a \"response\" field and no \"message\": an /api/generate answer, not /api/chat's (does a proxy at base_url rewrite the path?)"
 
 // parseChatResponse parses a unary /api/chat answer. salt is the
-// conversation hash used to derive tool call ids (see callID).
-func parseChatResponse(body []byte, salt string) (*provider.Result, error) {
+// conversation hash used to derive tool call ids (see callID); win is the
+// request's context window, which the counts are checked against.
+func parseChatResponse(body []byte, salt string, win window) (*provider.Result, error) {
 	var r chatResponse
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, provider.BadResponse(providerName, "chat response is not valid JSON: %v", err)
@@ -99,7 +149,17 @@ func parseChatResponse(body []byte, salt string) (*provider.Result, error) {
 	if w := usageWarning(r.metrics); w != "" && meta.Usage != nil {
 		meta.Warnings = append(meta.Warnings, w)
 	}
+	meta.Warnings = append(meta.Warnings, win.warnings(r.metrics, r.DoneReason)...)
+	if w := doneWarning(r.DoneReason); w != "" {
+		meta.Warnings = append(meta.Warnings, w)
+	}
 	setMetrics(meta, r.metrics)
+	setRemote(meta, &r)
+	if lp, w := logprobEntries(r.Logprobs, 0); lp != nil {
+		provider.SetExtended(meta, extLogprobs, lp)
+	} else if w != "" {
+		meta.Warnings = append(meta.Warnings, w)
+	}
 	if ts, w := createTime(r.CreatedAt); ts != nil {
 		meta.CreateTime = ts
 	} else if w != "" {

@@ -120,7 +120,7 @@ func TestParseChatResponseDefensive(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res, err := parseChatResponse([]byte(tc.body), "salt")
+			res, err := parseChatResponse([]byte(tc.body), "salt", window{})
 			if tc.kind != 0 {
 				var pe *provider.Error
 				if !errors.As(err, &pe) || pe.Kind != tc.kind {
@@ -191,7 +191,7 @@ func FuzzParseChatResponse(f *testing.F) {
 	}
 	f.Add([]byte(`{"message":{"content":[1,{"text":null}],"tool_calls":[{"id":"x","function":{"arguments":"{}"}},{"id":"x"}]},"done":true}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		res, err := parseChatResponse(body, "salt")
+		res, err := parseChatResponse(body, "salt", window{})
 		if err != nil {
 			var pe *provider.Error
 			if !errors.As(err, &pe) || pe.Provider != "ollama" {

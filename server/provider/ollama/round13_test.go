@@ -113,10 +113,12 @@ func TestRound13OpenllmetryLlama3Chat(t *testing.T) {
 	checkCreateTime(t, m, time.Date(2024, 5, 24, 20, 1, 31, 15580000, time.UTC))
 	// The recorded request (ollama-python 0.2.0) sent format "", options {}
 	// and keep_alive null besides; we send none of them, which Ollama takes
-	// alike.
+	// alike. We add truncate and shift false (no silent cut of the prompt),
+	// which an Ollama of May 2024 ignores.
 	sent := sentBody(t, srv)
 	if string(sent["model"]) != `"llama3"` || string(sent["stream"]) != "false" ||
-		string(sent["messages"]) != `[{"role":"user","content":"Tell me a joke about OpenTelemetry"}]` || len(sent) != 3 {
+		string(sent["messages"]) != `[{"role":"user","content":"Tell me a joke about OpenTelemetry"}]` ||
+		string(sent["truncate"]) != "false" || string(sent["shift"]) != "false" || len(sent) != 5 {
 		t.Errorf("sent %s", srv.Last(t).Body)
 	}
 }

@@ -144,7 +144,11 @@ func TestRound9CloudJSONMode(t *testing.T) {
 // TestRound9TruncatedPromptStream: a local Ollama (January 2026), gemma3:1b
 // with num_ctx 128 and truncate true: the long prompt cut to the window
 // (prompt_eval_count 128), then eight content lines "2 + 2 = 4\n" and the
-// done line with all six counters; chunked, de-chunked here.
+// done line with all six counters; chunked, de-chunked here. The caller
+// asks for truncate through extra_body, as the recorded request did (the
+// adapter sends truncate false otherwise); the answer is passed on with a
+// warning that the prompt filled num_ctx (it was an answer to a cut prompt
+// that looked like any other).
 func TestRound9TruncatedPromptStream(t *testing.T) {
 	t.Parallel()
 	const name = "real_lcg_truncate_stream"
@@ -154,7 +158,7 @@ func TestRound9TruncatedPromptStream(t *testing.T) {
 		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemma3:1b",
 		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text(prompt))},
 		Options:  &llmrelayv1.GenerationOptions{Temperature: ptr(0.0)},
-		ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Ollama{Ollama: &llmrelayv1.OllamaOptions{
+		ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: `{"truncate":true}`, Provider: &llmrelayv1.ProviderOptions_Ollama{Ollama: &llmrelayv1.OllamaOptions{
 			NumCtx: ptr(int32(128)),
 		}}},
 	}
@@ -200,19 +204,23 @@ func TestRound9TruncatedPromptStream(t *testing.T) {
 	if ct := m.GetCreateTime(); ct.GetSeconds() != 1769625256 || ct.GetNanos() != 177747459 {
 		t.Errorf("create time %v", ct)
 	}
-	if len(m.GetWarnings()) != 0 {
-		t.Errorf("warnings %q", m.GetWarnings())
+	if w := m.GetWarnings(); len(w) != 1 || w[0] != "the prompt took 128 tokens, all of num_ctx 128: Ollama most likely cut it to fit the context window" {
+		t.Errorf("warnings %q", w)
 	}
-	// The recorded request's options ({"num_ctx":128,"temperature":0}).
+	// The recorded request's options ({"num_ctx":128,"temperature":0}) and
+	// truncate true; shift stays false.
 	var sent struct {
-		Stream  bool           `json:"stream"`
-		Options map[string]any `json:"options"`
+		Stream   bool           `json:"stream"`
+		Options  map[string]any `json:"options"`
+		Truncate *bool          `json:"truncate"`
+		Shift    *bool          `json:"shift"`
 	}
 	if err := json.Unmarshal(srv.Last(t).Body, &sent); err != nil {
 		t.Fatal(err)
 	}
-	if !sent.Stream || len(sent.Options) != 2 || sent.Options["num_ctx"] != float64(128) || sent.Options["temperature"] != float64(0) {
-		t.Errorf("sent stream %v options %v", sent.Stream, sent.Options)
+	if !sent.Stream || len(sent.Options) != 2 || sent.Options["num_ctx"] != float64(128) || sent.Options["temperature"] != float64(0) ||
+		sent.Truncate == nil || !*sent.Truncate || sent.Shift == nil || *sent.Shift {
+		t.Errorf("sent %s", srv.Last(t).Body)
 	}
 }
 

@@ -28,6 +28,7 @@ type stream struct {
 	status    int
 	requestID string
 	salt      string
+	win       window
 	warnings  []string // request warnings, sent with the first meta
 
 	queue []*provider.Event
@@ -50,15 +51,18 @@ type stream struct {
 	// and the content is then text as sent.
 	think    provider.ThinkSplitter
 	thinking bool
+
+	// logprobs are the lines' logprobs entries, reported with the finish.
+	logprobs []any
 }
 
 var _ provider.Stream = (*stream)(nil)
 
-func newStream(resp *http.Response, salt string, warnings []string) *stream {
+func newStream(resp *http.Response, salt string, win window, warnings []string) *stream {
 	return &stream{
 		// 4 KiB holds a typical line; readLine assembles longer ones.
 		body: resp.Body, r: bufio.NewReaderSize(resp.Body, 4<<10), status: resp.StatusCode,
-		requestID: provider.HeaderValue(resp.Header, requestIDHeader), salt: salt, warnings: warnings, seen: map[string]bool{},
+		requestID: provider.HeaderValue(resp.Header, requestIDHeader), salt: salt, win: win, warnings: warnings, seen: map[string]bool{},
 	}
 }
 
@@ -180,7 +184,8 @@ func (s *stream) handleLine(line []byte) {
 		s.started = true
 		s.model = c.Model
 		meta := &llmrelayv1.ResponseMeta{ResolvedModel: c.Model, ProviderRequestId: s.requestID, Warnings: s.warnings}
-		if meta.ResolvedModel != "" || meta.ProviderRequestId != "" || len(meta.Warnings) > 0 {
+		setRemote(meta, &c)
+		if meta.ResolvedModel != "" || meta.ProviderRequestId != "" || len(meta.Warnings) > 0 || meta.Extended != nil {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 		}
 	}
@@ -219,6 +224,11 @@ func (s *stream) handleLine(line []byte) {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: warnings}})
 		}
 	}
+	if lp, w := logprobEntries(c.Logprobs, s.lineNo); lp != nil {
+		s.logprobs = append(s.logprobs, lp...)
+	} else if w != "" {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{w}}})
+	}
 	if c.Done {
 		s.done = true
 		s.pushThink(s.think.Flush())
@@ -244,8 +254,15 @@ func (s *stream) finish(c *chatResponse) {
 		ToolCallCount:        int32(s.calls),
 	}
 	setMetrics(meta, c.metrics)
+	if s.logprobs != nil {
+		provider.SetExtended(meta, extLogprobs, s.logprobs)
+	}
 	u := usage(c.metrics)
 	if w := usageWarning(c.metrics); w != "" && u != nil {
+		meta.Warnings = append(meta.Warnings, w)
+	}
+	meta.Warnings = append(meta.Warnings, s.win.warnings(c.metrics, c.DoneReason)...)
+	if w := doneWarning(c.DoneReason); w != "" {
 		meta.Warnings = append(meta.Warnings, w)
 	}
 	if ts, w := createTime(c.CreatedAt); ts != nil {

@@ -146,7 +146,7 @@ func TestStreamHTTPError(t *testing.T) {
 
 // fakeStream is a stream over a body, without HTTP.
 func fakeStream(body io.Reader) *stream {
-	return newStream(&http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(body)}, "salt", nil)
+	return newStream(&http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(body)}, "salt", window{}, nil)
 }
 
 func TestStreamLongLine(t *testing.T) {

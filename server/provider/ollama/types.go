@@ -24,6 +24,10 @@ type chatRequest struct {
 	KeepAlive string `json:"keep_alive,omitempty"`
 	// Think is true/false or "low"/"medium"/"high".
 	Think json.RawMessage `json:"think,omitempty"`
+	// Truncate and Shift are sent false (see noSilentCut); older Ollama
+	// versions ignore them.
+	Truncate *bool `json:"truncate,omitempty"`
+	Shift    *bool `json:"shift,omitempty"`
 }
 
 // wireMessage is api.Message.
@@ -87,22 +91,34 @@ func (o *wireOptions) empty() bool {
 
 // embedRequest is the body of POST /api/embed.
 type embedRequest struct {
-	Model      string       `json:"model"`
-	Input      []string     `json:"input"`
-	Dimensions int32        `json:"dimensions,omitempty"`
-	KeepAlive  string       `json:"keep_alive,omitempty"`
-	Options    *wireOptions `json:"options,omitempty"`
+	Model      string   `json:"model"`
+	Input      []string `json:"input"`
+	Dimensions int32    `json:"dimensions,omitempty"`
+	KeepAlive  string   `json:"keep_alive,omitempty"`
+	// Truncate is sent false (see noSilentCut): Ollama's default cuts an
+	// over-long input to the context window without a word.
+	Truncate *bool        `json:"truncate,omitempty"`
+	Options  *wireOptions `json:"options,omitempty"`
 }
 
 // chatResponse is api.ChatResponse: the unary answer, and each line of a
 // stream.
 type chatResponse struct {
-	Model      string          `json:"model"`
-	CreatedAt  string          `json:"created_at"`
-	Message    *respMessage    `json:"message"`
-	Done       bool            `json:"done"`
-	DoneReason string          `json:"done_reason"`
-	Error      json.RawMessage `json:"error"`
+	Model string `json:"model"`
+	// RemoteModel and RemoteHost name the upstream model and Ollama host
+	// that answered when model is a local alias of a remote one (a
+	// ":cloud" model proxied to ollama.com).
+	RemoteModel string          `json:"remote_model"`
+	RemoteHost  string          `json:"remote_host"`
+	CreatedAt   string          `json:"created_at"`
+	Message     *respMessage    `json:"message"`
+	Done        bool            `json:"done"`
+	DoneReason  string          `json:"done_reason"`
+	Error       json.RawMessage `json:"error"`
+	// Logprobs is the generated tokens' log probabilities (Ollama 0.12.11
+	// and later, when the request sets "logprobs"): a list of
+	// {token, logprob, bytes, top_logprobs}, per line in a stream.
+	Logprobs json.RawMessage `json:"logprobs"`
 	// Response is /api/generate's answer field: never in an /api/chat
 	// answer, so a body with it and no message is the wrong endpoint's
 	// (a proxy rewriting the path), not an empty answer.
