@@ -191,8 +191,8 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
 		res, err := t.roundTrip(r)
-		if err == nil && r.Method == http.MethodGet {
-			err = t.wire.response(nil, res) // an event stream (SSE transport, resumption)
+		if err == nil {
+			err = t.wire.response(r, nil, res) // GET: an event stream (SSE transport, resumption)
 		}
 		if err != nil {
 			return nil, err
@@ -219,7 +219,7 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := t.wire.response(id, res); err != nil {
+	if err := t.wire.response(r, id, res); err != nil {
 		return nil, err
 	}
 	return res, nil

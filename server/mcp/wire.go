@@ -95,9 +95,22 @@ func (w *wire) takeResults() []json.RawMessage {
 	return r
 }
 
-// response checks and taps the answer to a POST whose body was a call
-// with this id (nil for notifications and responses).
-func (w *wire) response(id json.RawMessage, res *http.Response) error {
+// response checks and taps the answer to a request (a POST whose body was
+// a call with this id; nil for notifications, responses and GETs).
+func (w *wire) response(req *http.Request, id json.RawMessage, res *http.Response) error {
+	if res.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
+		// The server no longer knows the session; the spec has the client
+		// start a new one. The SDK reads a 404 that carries a JSON-RPC
+		// error (the typescript-sdk server sends -32001 "Session not
+		// found") as an ordinary failed call and only a bare 404 as the
+		// session's end (ErrSessionMissing): the body goes.
+		_, err := io.Copy(io.Discard, res.Body)
+		if cerr := res.Body.Close(); err == nil {
+			err = cerr
+		}
+		res.Body = http.NoBody
+		return err
+	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		return nil
 	}

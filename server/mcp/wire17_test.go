@@ -306,15 +306,17 @@ func TestWireSSEInterleaved(t *testing.T) {
 
 // TestWireSSEPolling: a 2025-11-25 server closes a call's event stream
 // after its priming event (id and retry, no data) and sends the result on
-// the stream the client resumes with GET and Last-Event-ID (SEP-1699).
+// the stream the client resumes with GET and Last-Event-ID after the retry
+// delay (SEP-1699; the conformance suite's sse-retry scenario).
 func TestWireSSEPolling(t *testing.T) {
 	var callID json.RawMessage
+	var closed time.Time
 	var mu sync.Mutex
 	ws := newWireServer(t, "2025-11-25", func(w http.ResponseWriter, r *http.Request, m rpc) {
+		startSSE(w).event("id: call-1", "retry: 300", "data: ")
 		mu.Lock()
-		callID = m.ID
+		callID, closed = m.ID, time.Now()
 		mu.Unlock()
-		startSSE(w).event("id: call-1", "retry: 20", "data: ")
 	})
 	ws.get = func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Last-Event-ID") != "call-1" {
@@ -322,8 +324,11 @@ func TestWireSSEPolling(t *testing.T) {
 			return
 		}
 		mu.Lock()
-		id := callID
+		id, waited := callID, time.Since(closed)
 		mu.Unlock()
+		if waited < 250*time.Millisecond {
+			t.Errorf("resumed after %v, not the 300ms retry", waited)
+		}
 		startSSE(w).event("id: call-2", fmt.Sprintf(`data: {"jsonrpc":"2.0","id":%s,"result":%s}`, id, textResult))
 	}
 	s := connectWire(t, ws)
@@ -386,48 +391,69 @@ func TestWireIDMismatch(t *testing.T) {
 
 // TestWireSessionExpired: a 404 for the session (the server forgot it)
 // starts a new session once (initialize without the old id) and sends the
-// call again; a second 404 right after is an error, not a loop.
+// call again; a second 404 right after is an error, not a loop. The 404
+// comes bare, with the typescript-sdk server's body (JSON-RPC error
+// -32001, id null, no Content-Type) or with the conformance suite's
+// (session-renegotiation-404: the request's id, application/json): the
+// SDK read a 404 with a JSON-RPC error as an ordinary failed call.
 func TestWireSessionExpired(t *testing.T) {
-	var expire func(session string) bool
-	ws := newWireServer(t, "2025-06-18", func(w http.ResponseWriter, r *http.Request, m rpc) {
-		if expire(r.Header.Get("Mcp-Session-Id")) {
-			http.Error(w, "session not found", http.StatusNotFound)
-			return
-		}
-		writeJSON(w, m.ID, textResult)
-	})
-	expire = func(session string) bool { return session == "sess-1" }
-	s := connectWire(t, ws)
-	defer s.Close()
-	res, err := s.Call(callCtx(t), "weather", `{}`)
-	if err != nil || res.Content != "sunny" {
-		t.Fatalf("call: %+v, %v (requests %v)", res, err, ws.methods())
-	}
-	var inits []seen
-	for _, r := range ws.seen() {
-		if r.msg.Method == "initialize" {
-			inits = append(inits, r)
-		}
-	}
-	if len(inits) != 2 || inits[1].session != "" {
-		t.Fatalf("initializations %+v", inits)
-	}
-	// The new session works for later calls too.
-	if res, err := s.Call(callCtx(t), "weather", `{}`); err != nil || res.Content != "sunny" {
-		t.Fatalf("later call: %+v, %v", res, err)
-	}
-	expire = func(string) bool { return true }
-	if _, err := s.Call(callCtx(t), "weather", `{}`); err == nil {
-		t.Fatal("a server that forgets every session: no error")
-	}
-	n := 0
-	for _, r := range ws.seen() {
-		if r.msg.Method == "initialize" {
-			n++
-		}
-	}
-	if n != 3 {
-		t.Errorf("%d initializations, want 3 (one renewal per expiry)", n)
+	for name, body := range map[string]func(id json.RawMessage) (string, string){
+		"bare": func(json.RawMessage) (string, string) { return "", "" },
+		"typescript": func(json.RawMessage) (string, string) {
+			return "", `{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}`
+		},
+		"conformance": func(id json.RawMessage) (string, string) {
+			return "application/json", `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32001,"message":"Session not found"}}`
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var expire func(session string) bool
+			ws := newWireServer(t, "2025-11-25", func(w http.ResponseWriter, r *http.Request, m rpc) {
+				if expire(r.Header.Get("Mcp-Session-Id")) {
+					ct, b := body(m.ID)
+					if ct != "" {
+						w.Header().Set("Content-Type", ct)
+					}
+					w.WriteHeader(http.StatusNotFound)
+					io.WriteString(w, b)
+					return
+				}
+				writeJSON(w, m.ID, textResult)
+			})
+			expire = func(session string) bool { return session == "sess-1" }
+			s := connectWire(t, ws)
+			defer s.Close()
+			res, err := s.Call(callCtx(t), "weather", `{}`)
+			if err != nil || res.Content != "sunny" {
+				t.Fatalf("call: %+v, %v (requests %v)", res, err, ws.methods())
+			}
+			var inits []seen
+			for _, r := range ws.seen() {
+				if r.msg.Method == "initialize" {
+					inits = append(inits, r)
+				}
+			}
+			if len(inits) != 2 || inits[1].session != "" {
+				t.Fatalf("initializations %+v", inits)
+			}
+			// The new session works for later calls too.
+			if res, err := s.Call(callCtx(t), "weather", `{}`); err != nil || res.Content != "sunny" {
+				t.Fatalf("later call: %+v, %v", res, err)
+			}
+			expire = func(string) bool { return true }
+			if _, err := s.Call(callCtx(t), "weather", `{}`); err == nil {
+				t.Fatal("a server that forgets every session: no error")
+			}
+			n := 0
+			for _, r := range ws.seen() {
+				if r.msg.Method == "initialize" {
+					n++
+				}
+			}
+			if n != 3 {
+				t.Errorf("%d initializations, want 3 (one renewal per expiry)", n)
+			}
+		})
 	}
 }
 
