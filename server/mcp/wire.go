@@ -86,12 +86,15 @@ func (w *wire) received(data []byte) {
 	}
 }
 
-// takeResults returns the tools/list results received since the last take.
+// takeResults returns the tools/list results received since the last take
+// and stops waiting for the others (a request that failed): the messages
+// that follow are not looked into.
 func (w *wire) takeResults() []json.RawMessage {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r := w.results
 	w.results = nil
+	clear(w.lists)
 	return r
 }
 

@@ -592,26 +592,80 @@ func TestWireToolPagesBounded(t *testing.T) {
 	}
 }
 
-// TestToolSchemaOverSSETransport: over the SSE transport the tools/list
-// result comes on the long-lived event stream; its schema is kept exactly
-// there too.
-func TestToolSchemaOverSSETransport(t *testing.T) {
+// TestToolSchemaSDKServer: against the Go SDK's own server (which speaks
+// 2026-07-28 over streamable HTTP: server/discover, no session), and over
+// the SSE transport, where the tools/list result comes on the long-lived
+// event stream, the schema is kept exactly too.
+func TestToolSchemaSDKServer(t *testing.T) {
 	s := sdk.NewServer(&sdk.Implementation{Name: "t", Version: "test"}, nil)
 	s.AddTool(&sdk.Tool{Name: "zulu", InputSchema: json.RawMessage(schemaZ)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
 	})
-	srv := httptest.NewServer(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	for _, transport := range []string{mcp.Streamable, mcp.SSE} {
+		t.Run(transport, func(t *testing.T) {
+			var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+			if transport == mcp.SSE {
+				h = sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s }, nil)
+			}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			sess, err := mcp.Connect(callCtx(t), mcp.Server{Name: "t", URL: srv.URL, Transport: transport}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			tools, err := sess.Tools(callCtx(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tools) != 1 || tools[0].GetParameters() != compact(t, schemaZ) {
+				t.Fatalf("tools %v", tools)
+			}
+		})
+	}
+}
+
+// TestWireInitializeOverSSE: a server answering initialize as an event
+// stream (a priming event, then the result as "event: message" with an id,
+// the stream left open a while: the conformance suite's sse-retry server)
+// and notifications with 200 and an empty JSON body instead of 202 is
+// still usable.
+func TestWireInitializeOverSSE(t *testing.T) {
+	ws := newWireServer(t, "2025-06-18", func(w http.ResponseWriter, r *http.Request, m rpc) {
+		writeJSON(w, m.ID, textResult)
+	})
+	plain := http.Handler(ws)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var m rpc
+		json.Unmarshal(body, &m)
+		switch {
+		case m.Method == "initialize":
+			w.Header().Set("Mcp-Session-Id", "sse-init")
+			s := startSSE(w)
+			s.event("id: event-1", "retry: 2000", "data: ")
+			s.event("event: message", "id: event-2", fmt.Sprintf(`data: {"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"sse-retry-test-server","version":"1.0.0"},"capabilities":{}}}`, m.ID))
+			time.Sleep(100 * time.Millisecond)
+		case m.Method == "notifications/initialized":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+		default:
+			plain.ServeHTTP(w, r)
+		}
+	}))
 	defer srv.Close()
-	sess, err := mcp.Connect(callCtx(t), mcp.Server{Name: "t", URL: srv.URL, Transport: mcp.SSE}, nil)
+	s, err := mcp.Connect(callCtx(t), mcp.Server{Name: "wire", URL: srv.URL}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sess.Close()
-	tools, err := sess.Tools(callCtx(t))
-	if err != nil {
-		t.Fatal(err)
+	defer s.Close()
+	if res, err := s.Call(callCtx(t), "weather", `{}`); err != nil || res.Content != "sunny" {
+		t.Fatalf("call: %+v, %v", res, err)
 	}
-	if len(tools) != 1 || tools[0].GetParameters() != compact(t, schemaZ) {
-		t.Fatalf("tools %v", tools)
+	for _, r := range ws.seen() {
+		if r.msg.Method == "tools/call" && (r.session != "sse-init" || r.version != "2025-06-18") {
+			t.Errorf("call sent with session %q, version %q", r.session, r.version)
+		}
 	}
 }
