@@ -66,17 +66,24 @@ func (w *wire) sent(body []byte) (id json.RawMessage) {
 }
 
 // received looks at one message from the server and keeps the result of
-// a tools/list.
-func (w *wire) received(data []byte) {
+// a tools/list. On a call's own stream (call: its id), a response for
+// another id is an error.
+func (w *wire) received(data []byte, call json.RawMessage) error {
 	w.mu.Lock()
 	watching := len(w.lists) > 0
 	w.mu.Unlock()
-	if !watching {
-		return
+	if !watching && call == nil {
+		return nil
 	}
 	var m envelope
-	if json.Unmarshal(data, &m) != nil || m.Method != "" || len(m.Result) == 0 {
-		return
+	if json.Unmarshal(data, &m) != nil || m.Method != "" || len(m.ID) == 0 {
+		return nil
+	}
+	if call != nil && idKey(m.ID) != idKey(call) {
+		return fmt.Errorf("the server answered request %s with a response for id %s", idKey(call), idKey(m.ID))
+	}
+	if len(m.Result) == 0 {
+		return nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -84,6 +91,7 @@ func (w *wire) received(data []byte) {
 		delete(w.lists, k)
 		w.results = append(w.results, m.Result)
 	}
+	return nil
 }
 
 // takeResults returns the tools/list results received since the last take
@@ -120,7 +128,7 @@ func (w *wire) response(req *http.Request, id json.RawMessage, res *http.Respons
 	ct, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
 	switch ct {
 	case "text/event-stream":
-		res.Body = &sseTap{ReadCloser: res.Body, w: w}
+		res.Body = &sseTap{ReadCloser: res.Body, w: w, call: id}
 	case "application/json":
 		if id == nil {
 			return nil
@@ -133,20 +141,20 @@ func (w *wire) response(req *http.Request, id json.RawMessage, res *http.Respons
 			return err
 		}
 		res.Body = io.NopCloser(bytes.NewReader(body))
-		var m envelope
-		if json.Unmarshal(body, &m) == nil && m.Method == "" && len(m.ID) > 0 && idKey(m.ID) != idKey(id) {
-			return fmt.Errorf("the server answered request %s with a response for id %s", idKey(id), idKey(m.ID))
-		}
-		w.received(body)
+		return w.received(body, id)
 	}
 	return nil
 }
 
 // sseTap passes an event stream through unchanged and shows each event's
-// data to the wire.
+// data to the wire. On a call's stream, a response for another id ends the
+// stream with an error (the SDK then fails the call, rather than let it
+// wait for a response the server sent elsewhere).
 type sseTap struct {
 	io.ReadCloser
 	w    *wire
+	call json.RawMessage
+	err  error
 	line []byte
 	data []byte
 	typ  []byte
@@ -158,6 +166,9 @@ type sseTap struct {
 }
 
 func (t *sseTap) Read(p []byte) (int, error) {
+	if t.err != nil {
+		return 0, t.err
+	}
 	n, err := t.ReadCloser.Read(p)
 	if !t.off {
 		t.feed(p[:n])
@@ -200,8 +211,8 @@ func (t *sseTap) feed(b []byte) {
 func (t *sseTap) endLine() {
 	line := t.line
 	if len(line) == 0 {
-		if t.has && (len(t.typ) == 0 || string(t.typ) == "message") {
-			t.w.received(t.data)
+		if t.has && (len(t.typ) == 0 || string(t.typ) == "message") && t.err == nil {
+			t.err = t.w.received(t.data, t.call)
 		}
 		t.data, t.typ, t.has = t.data[:0], t.typ[:0], false
 		return

@@ -363,18 +363,22 @@ func TestWireJSONRPCError(t *testing.T) {
 	}
 }
 
-// TestWireIDMismatch: a result whose id is not the call's (as JSON or on
-// the call's event stream) fails the call at once instead of leaving it
-// waiting for an answer that will not come.
+// TestWireIDMismatch: a result whose id is not the call's (as JSON, or on
+// the call's event stream, ended or left open) fails the call at once
+// instead of leaving it waiting for an answer that will not come.
 func TestWireIDMismatch(t *testing.T) {
-	for _, sse := range []bool{false, true} {
-		t.Run(map[bool]string{false: "json", true: "sse"}[sse], func(t *testing.T) {
+	for _, mode := range []string{"json", "sse", "sse-open"} {
+		t.Run(mode, func(t *testing.T) {
 			ws := newWireServer(t, "2025-06-18", func(w http.ResponseWriter, r *http.Request, m rpc) {
-				if sse {
+				switch mode {
+				case "json":
+					writeJSON(w, json.RawMessage("987654"), textResult)
+				case "sse":
 					startSSE(w).event(`data: {"jsonrpc":"2.0","id":987654,"result":` + textResult + `}`)
-					return
+				default:
+					startSSE(w).event(`data: {"jsonrpc":"2.0","id":987654,"result":` + textResult + `}`)
+					<-r.Context().Done()
 				}
-				writeJSON(w, json.RawMessage("987654"), textResult)
 			})
 			s := connectWire(t, ws)
 			defer s.Close()
