@@ -673,3 +673,47 @@ func TestWireInitializeOverSSE(t *testing.T) {
 		}
 	}
 }
+
+// TestWireSessionExpiredParallel: calls running together when the server
+// forgets the session renew it once between them, and each is answered.
+func TestWireSessionExpiredParallel(t *testing.T) {
+	ws := newWireServer(t, "2025-06-18", func(w http.ResponseWriter, r *http.Request, m rpc) {
+		if r.Header.Get("Mcp-Session-Id") == "sess-1" {
+			time.Sleep(20 * time.Millisecond) // all three in flight before the first 404
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+		writeJSON(w, m.ID, textResult)
+	})
+	s := connectWire(t, ws)
+	defer s.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := s.Call(callCtx(t), "weather", `{}`)
+			if err == nil && res.Content != "sunny" {
+				err = fmt.Errorf("content %q", res.Content)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	n := 0
+	for _, r := range ws.seen() {
+		if r.msg.Method == "initialize" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d initializations, want 2 (%v)", n, ws.methods())
+	}
+}
