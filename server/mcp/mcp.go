@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -75,10 +76,18 @@ func (s Server) scrub(err error) error {
 // Session is a connected MCP server.
 type Session struct {
 	server  Server
-	session *sdk.ClientSession
+	hc      *http.Client
 	cancels *cancelTracker
-	// cancel ends the session's context (the SSE event stream).
-	cancel context.CancelFunc
+	wire    *wire
+
+	mu sync.Mutex
+	// session is the current SDK session: a new one replaces it when the
+	// server forgot the old one (404 for its Mcp-Session-Id).
+	session *sdk.ClientSession
+	// ends end the sessions' contexts (the SSE event stream).
+	ends []context.CancelFunc
+	// closeErrs are the errors of closing the sessions replaced.
+	closeErrs []error
 }
 
 // cancelWait bounds how long Close waits for the cancellations of abandoned
@@ -136,6 +145,7 @@ type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
 	cancels *cancelTracker
+	wire    *wire
 	max     int64
 }
 
@@ -180,7 +190,14 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set(k, v)
 	}
 	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
-		return t.roundTrip(r)
+		res, err := t.roundTrip(r)
+		if err == nil {
+			err = t.wire.response(r, nil, res) // GET: an event stream (SSE transport, resumption)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
 	}
 	// A JSON-RPC message (small): read to see whether it is a
 	// cancellation, then sent as it was.
@@ -194,12 +211,25 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	r.ContentLength = int64(len(body))
+	id := t.wire.sent(body)
 	res, err := t.roundTrip(r)
 	if bytes.Contains(body, cancelledMethod) {
 		t.cancels.markSent() // delivered or failed: nothing more to wait for
 	}
-	return res, err
+	if err != nil {
+		return nil, err
+	}
+	if err := t.wire.response(r, id, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
+
+// sseResumes is how many times in a row a call's event stream is resumed
+// (GET with Last-Event-ID) without a new event: a 2025-11-25 server may
+// close the stream after an event id and a retry delay and send the result
+// on the resumed one (SEP-1699); the call's own deadline bounds the rest.
+const sseResumes = 5
 
 // Connect opens a session; ctx bounds the handshake only, not the session
 // (Close ends it).
@@ -207,34 +237,111 @@ func Connect(ctx context.Context, s Server, base http.RoundTripper) (*Session, e
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	cancels := newCancelTracker()
-	hc := &http.Client{Transport: headerTransport{base: base, headers: s.Headers, cancels: cancels, max: s.MaxResponseBytes}, CheckRedirect: sameOrigin}
-	var t sdk.Transport
 	switch s.Transport {
-	case "", Streamable:
-		t = &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
-	case SSE:
-		t = &sdk.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
+	case "", Streamable, SSE:
 	default:
 		return nil, fmt.Errorf("mcp server %s: unknown transport %q (streamable or sse)", s.Name, s.Transport)
 	}
-	c := sdk.NewClient(&sdk.Implementation{Name: "llmrelay", Version: "v1"}, nil)
+	cancels, w := newCancelTracker(), &wire{}
+	hc := &http.Client{Transport: headerTransport{base: base, headers: s.Headers, cancels: cancels, wire: w, max: s.MaxResponseBytes}, CheckRedirect: sameOrigin}
+	sess := &Session{server: s, hc: hc, cancels: cancels, wire: w}
+	cs, end, err := sess.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sess.session, sess.ends = cs, []context.CancelFunc{end}
+	return sess, nil
+}
+
+// dial opens and initializes one SDK session; end ends its context.
+func (s *Session) dial(ctx context.Context) (cs *sdk.ClientSession, end context.CancelFunc, err error) {
+	var t sdk.Transport
+	if s.server.Transport == SSE {
+		t = &sdk.SSEClientTransport{Endpoint: s.server.URL, HTTPClient: s.hc}
+	} else {
+		t = &sdk.StreamableClientTransport{Endpoint: s.server.URL, HTTPClient: s.hc, MaxRetries: sseResumes, DisableStandaloneSSE: true}
+	}
+	// The gateway has no roots, no model to lend and no user to ask: it
+	// declares no capability (the SDK's default claimed roots with
+	// listChanged) and refuses roots/list (method not found, as the SDK
+	// refuses sampling and elicitation) rather than answer a server that
+	// ignored the capabilities with an empty list it could take for "no
+	// access anywhere".
+	c := sdk.NewClient(&sdk.Implementation{Name: "llmrelay", Version: "v1"},
+		&sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
+	c.AddReceivingMiddleware(refuseRoots)
 	// The SSE transport's event stream lives in the context it is
 	// connected with: ctx ending after the handshake would cut it (every
 	// later call failed with EOF). The session gets a context of its own,
 	// ended by ctx during the handshake only, and by Close.
 	sessCtx, sessCancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, sessCancel)
-	cs, err := c.Connect(sessCtx, t, nil)
+	cs, err = c.Connect(sessCtx, t, nil)
 	if !stop() && err == nil {
 		// ctx ended as the handshake finished: the stream is cut.
 		err = errors.Join(ctx.Err(), cs.Close())
 	}
 	if err != nil {
 		sessCancel()
-		return nil, s.scrub(fmt.Errorf("mcp server %s: connect: %w", s.Name, err))
+		return nil, nil, s.server.scrub(fmt.Errorf("mcp server %s: connect: %w", s.server.Name, err))
 	}
-	return &Session{server: s, session: cs, cancels: cancels, cancel: sessCancel}, nil
+	return cs, sessCancel, nil
+}
+
+// refuseRoots answers roots/list with "method not found".
+func refuseRoots(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method == "roots/list" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "roots are not supported by this client"}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// current is the session in use.
+func (s *Session) current() *sdk.ClientSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.session
+}
+
+// renew replaces a session the server forgot with a new one (once for all
+// the calls that found it gone) and returns the session to use. The lock
+// is held while the new session is made: the other calls wait for it.
+func (s *Session) renew(ctx context.Context, gone *sdk.ClientSession) (*sdk.ClientSession, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.session != gone {
+		return s.session, nil // renewed by another call
+	}
+	// The server has no session left to DELETE: Close ends ours only. Its
+	// error, if any, is reported by Close.
+	if err := gone.Close(); err != nil && !errors.Is(err, sdk.ErrSessionMissing) {
+		s.closeErrs = append(s.closeErrs, err)
+	}
+	cs, end, err := s.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.session, s.ends = cs, append(s.ends, end)
+	return cs, nil
+}
+
+// do runs op on the current session and, when the server answers that it
+// no longer knows the session (HTTP 404 for its Mcp-Session-Id: the spec
+// has the client start a new one), once more on a new session. The server
+// did not run a request it answered so.
+func (s *Session) do(ctx context.Context, op func(*sdk.ClientSession) error) error {
+	cs := s.current()
+	err := op(cs)
+	if err == nil || !errors.Is(err, sdk.ErrSessionMissing) {
+		return err
+	}
+	cs, rerr := s.renew(ctx, cs)
+	if rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return op(cs)
 }
 
 // sameOrigin follows a redirect only to the same scheme and host. The
@@ -256,39 +363,105 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 // their context went out (at most cancelWait).
 func (s *Session) Close() error {
 	s.cancels.wait(cancelWait)
-	defer s.cancel()
-	return s.server.scrub(s.session.Close())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer func() {
+		for _, end := range s.ends {
+			end()
+		}
+	}()
+	return s.server.scrub(errors.Join(append(s.closeErrs, s.session.Close())...))
 }
 
 // Name is the server's name.
 func (s *Session) Name() string { return s.server.Name }
 
-// Tools lists the server's tools, filtered by AllowedTools, with their input
-// schemas as JSON text.
+// maxToolPages bounds a tools/list walk: a server whose cursors never end
+// (or come round again) is an error, not a loop.
+const maxToolPages = 100
+
+// Tools lists the server's tools (every page), filtered by AllowedTools,
+// with their input schemas as JSON text exactly as the server sent them
+// (key order and numbers kept; whitespace between tokens removed).
 func (s *Session) Tools(ctx context.Context) ([]*llmrelayv1.Tool, error) {
 	allowed := map[string]bool{}
 	for _, n := range s.server.AllowedTools {
 		allowed[n] = true
 	}
 	var out []*llmrelayv1.Tool
-	for t, err := range s.session.Tools(ctx, nil) {
+	cursors := map[string]bool{}
+	params := &sdk.ListToolsParams{}
+	for page := 1; ; page++ {
+		s.wire.takeResults() // nothing older can answer this page
+		var res *sdk.ListToolsResult
+		err := s.do(ctx, func(cs *sdk.ClientSession) (err error) {
+			res, err = cs.ListTools(ctx, params)
+			return err
+		})
 		if err != nil {
 			return nil, s.server.scrub(fmt.Errorf("mcp server %s: list tools: %w", s.server.Name, err))
 		}
-		if len(allowed) > 0 && !allowed[t.Name] {
+		schemas := rawSchemas(res.Tools, s.wire.takeResults())
+		for i, t := range res.Tools {
+			if len(allowed) > 0 && !allowed[t.Name] {
+				continue
+			}
+			schema := schemas[i]
+			if schema == "" && t.InputSchema != nil {
+				b, err := json.Marshal(t.InputSchema)
+				if err != nil {
+					return nil, fmt.Errorf("mcp server %s: tool %s: input schema: %w", s.server.Name, t.Name, err)
+				}
+				schema = string(b)
+			}
+			out = append(out, &llmrelayv1.Tool{Name: t.Name, Description: t.Description, Parameters: schema})
+		}
+		next := res.NextCursor
+		switch {
+		case next == "":
+			return out, nil
+		case cursors[next]:
+			return nil, fmt.Errorf("mcp server %s: list tools: page %d gives cursor %q again", s.server.Name, page, next)
+		case page == maxToolPages:
+			return nil, fmt.Errorf("mcp server %s: list tools: more than %d pages", s.server.Name, maxToolPages)
+		}
+		cursors[next] = true
+		params = &sdk.ListToolsParams{Cursor: next}
+	}
+}
+
+// rawSchemas finds, among the raw tools/list results the wire kept, the
+// one that holds these tools (the same names in the same order) and
+// returns each tool's inputSchema as sent, compacted; "" where none was
+// found (the SDK's decoded schema is used then).
+func rawSchemas(tools []*sdk.Tool, raws []json.RawMessage) []string {
+	out := make([]string, len(tools))
+	for _, raw := range raws {
+		var page struct {
+			Tools []struct {
+				Name        string          `json:"name"`
+				InputSchema json.RawMessage `json:"inputSchema"`
+			} `json:"tools"`
+		}
+		if json.Unmarshal(raw, &page) != nil || len(page.Tools) != len(tools) {
 			continue
 		}
-		var params string
-		if t.InputSchema != nil {
-			b, err := json.Marshal(t.InputSchema)
-			if err != nil {
-				return nil, fmt.Errorf("mcp server %s: tool %s: input schema: %w", s.server.Name, t.Name, err)
-			}
-			params = string(b)
+		match := true
+		for i, t := range page.Tools {
+			match = match && t.Name == tools[i].Name
 		}
-		out = append(out, &llmrelayv1.Tool{Name: t.Name, Description: t.Description, Parameters: params})
+		if !match {
+			continue
+		}
+		for i, t := range page.Tools {
+			var b bytes.Buffer
+			if len(t.InputSchema) > 0 && string(t.InputSchema) != "null" && json.Compact(&b, t.InputSchema) == nil {
+				out[i] = b.String()
+			}
+		}
+		return out
 	}
-	return out, nil
+	return out
 }
 
 // Result is a tool call's outcome.
@@ -322,7 +495,11 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 	if args != nil {
 		p.Arguments = args
 	}
-	res, err := s.session.CallTool(ctx, p)
+	var res *sdk.CallToolResult
+	err := s.do(ctx, func(cs *sdk.ClientSession) (err error) {
+		res, err = cs.CallTool(ctx, p)
+		return err
+	})
 	d := time.Since(start)
 	if err != nil && ctx.Err() != nil {
 		s.cancels.owe() // the SDK tells the server, after this returns
