@@ -186,11 +186,11 @@ func TestRound17ErrorFieldPath(t *testing.T) {
 	}
 	for msg, want := range map[string]string{
 		"max_tokens: 64001 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-5-20250929": "max_tokens",
-		"messages: text content blocks must be non-empty":                                                               "messages",
-		"prompt is too long: 215000 tokens > 200000 maximum":                                                            "",
-		"Error: something":                                                                                              "",
-		"messages.0: ":                                                                                                  "messages.0",
-		"a.b:c":                                                                                                         "",
+		"messages: text content blocks must be non-empty":                                                                "messages",
+		"prompt is too long: 215000 tokens > 200000 maximum":                                                             "",
+		"Error: something": "",
+		"messages.0: ":     "messages.0",
+		"a.b:c":            "",
 	} {
 		if got := errorField(msg); got != want {
 			t.Errorf("errorField(%q) = %q, want %q", msg, got, want)
