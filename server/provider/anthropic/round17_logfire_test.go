@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -254,4 +256,107 @@ func TestRound17LogfireToolLoop(t *testing.T) {
 	})
 	providertest.Golden(t, "testdata/"+second+".golden", renderResult(t, res2))
 	providertest.Golden(t, "testdata/"+second+".request.golden", providertest.RequestGolden(next.Last(t), requestHeaders...))
+}
+
+// livekitRequest is livekit-agents' streamed request in logfire's livekit
+// cassette: a system prompt, the question, max_tokens 1024, the stop
+// sequence NEVERMIND and one strict tool whose description ends in a
+// newline.
+func livekitRequest() *provider.Request {
+	return &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS,
+		Model:    "claude-haiku-4-5",
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a weather assistant. Use your tools.")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("What is the weather in Paris?")),
+		},
+		Tools: []*llmrelayv1.Tool{{Name: "fetch_forecast", Description: "Get the current weather for a city.\n", Strict: ptr(true),
+			Parameters: `{"properties":{"city":{"description":"The city to look up.","type":"string"}},"required":["city"],"type":"object","additionalProperties":false}`}},
+		Options: &llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](1024), Stop: []string{"NEVERMIND"}},
+	}
+}
+
+// livekitTools is the recorded tools field of both requests.
+const livekitTools = `"tools":[{"name":"fetch_forecast","description":"Get the current weather for a city.\n","input_schema":{"properties":{"city":{"description":"The city to look up.","type":"string"}},"required":["city"],"type":"object","additionalProperties":false},"strict":true}]`
+
+// TestRound17LivekitStreamToolLoop: logfire's livekit cassette, streamed
+// through the Python SDK against claude-haiku-4-5 (the alias; the answer
+// names claude-haiku-4-5-20251001), gzip-encoded SSE. First answer: a
+// tool_use with caller {type: direct}, its arguments in an empty piece then
+// two ("{\"city\": \"" and "Paris\"}", kept as sent, with the space), a ping
+// inside the block, message_delta repeating input_tokens with stop_details
+// and container null. Our first request is the recorded one (system as a
+// string, the turn's text block, stop_sequences, the strict tool with its
+// description's newline); the follow-up from the accumulated answer and the
+// result "weather(get_weather, Paris)" holds the recorded messages (is_error
+// false left out as the default), with tool_choice auto as recorded. The
+// second answer is text in 45 pieces with apostrophes and newlines, 668 in,
+// 120 out (message_delta's count, up from message_start's 4).
+func TestRound17LivekitStreamToolLoop(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_logfire_livekit_stream_1", "real_logfire_livekit_stream_2"
+	srv := providertest.ReplayFile(t, "testdata/"+first+".http")
+	req := livekitRequest()
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, err := collect(s)
+	if err != nil {
+		t.Fatalf("stream error: %v", err)
+	}
+	f := foldEvents(t, evs)
+	answer := accumulate(t, evs)
+	if !proto.Equal(answer, f.message) {
+		t.Errorf("accumulated %v, folded %v", answer, f.message)
+	}
+	checkLLMWant(t, first, f.message, f.meta, llmWant{
+		parts:      []*llmrelayv1.Part{toolCallPart("toolu_01VnKhqfarXcSUciMPzRg3TG", "fetch_forecast", `{"city": "Paris"}`)},
+		responseID: "msg_011CetjoVwZNsgQeGy7wHVKJ", model: "claude-haiku-4-5-20251001", requestID: "req_011CetjoUMKEnW8d3LF4kzCm",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:         usageOf(595, 54, 0, 0, 0),
+		requestsLimit: 20000, tokensLimit: 12000000, tokensReset: time.Date(2026, 9, 9, 23, 32, 32, 0, time.UTC),
+		extended: map[string]string{"service_tier": `"standard"`, provider.ExtUsageDetails: `{"inference_geo":"not_available"}`},
+	})
+	sent := srv.Last(t).Body
+	lcgSameFields(t, sent, `{"max_tokens":1024,"messages":[{"role":"user","content":[{"text":"What is the weather in Paris?","type":"text"}]}],`+
+		`"model":"claude-haiku-4-5","stop_sequences":["NEVERMIND"],"stream":true,"system":"You are a weather assistant. Use your tools.",`+livekitTools+`}`)
+	providertest.Golden(t, "testdata/"+first+".golden", renderEvents(t, evs, nil))
+	providertest.Golden(t, "testdata/"+first+".request.golden", providertest.RequestGolden(srv.Last(t), requestHeaders...))
+
+	next := providertest.ReplayFile(t, "testdata/"+second+".http")
+	req.Messages = append(req.Messages, answer,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01VnKhqfarXcSUciMPzRg3TG", "weather(get_weather, Paris)", false)))
+	req.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}
+	s2, err := newTestProvider(t, next.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream (follow-up): %v", err)
+	}
+	evs2, err := collect(s2)
+	if err != nil {
+		t.Fatalf("follow-up stream error: %v", err)
+	}
+	sent2 := next.Last(t).Body
+	lcgSameMessages(t, "follow-up", sent2, `[{"role":"user","content":[{"text":"What is the weather in Paris?","type":"text"}]},`+
+		`{"role":"assistant","content":[{"id":"toolu_01VnKhqfarXcSUciMPzRg3TG","type":"tool_use","name":"fetch_forecast","input":{"city":"Paris"}}]},`+
+		`{"role":"user","content":[{"tool_use_id":"toolu_01VnKhqfarXcSUciMPzRg3TG","type":"tool_result","content":"weather(get_weather, Paris)"}]}]`)
+	lcgSameFields(t, sent2, `{"max_tokens":1024,"model":"claude-haiku-4-5","stop_sequences":["NEVERMIND"],"stream":true,`+
+		`"system":"You are a weather assistant. Use your tools.","tool_choice":{"type":"auto"},`+livekitTools+`}`)
+	f2 := foldEvents(t, evs2)
+	checkLLMWant(t, second, f2.message, f2.meta, llmWant{
+		parts: []*llmrelayv1.Part{text("I've retrieved the weather information for Paris. However, the response didn't include specific details. " +
+			"Let me provide you with what I can tell you:\n\nThe weather forecast has been retrieved for Paris. Unfortunately, the detailed " +
+			"weather information wasn't fully returned in this instance. Typically, this would include:\n- Current temperature\n" +
+			"- Weather conditions (sunny, cloudy, rainy, etc.)\n- Humidity levels\n- Wind speed\n- Forecast for coming days\n\n" +
+			"Could you try asking again, or would you like me to check the weather for a different city?")},
+		responseID: "msg_011Cetjoeiu9gVKGJwiiSPWk", model: "claude-haiku-4-5-20251001", requestID: "req_011Cetjoe4DMrqEgyHTJCyrq",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(668, 120, 0, 0, 0),
+		requestsLimit: 20000, tokensLimit: 12000000, tokensReset: time.Date(2026, 9, 9, 23, 32, 35, 0, time.UTC),
+		extended: map[string]string{"service_tier": `"standard"`, provider.ExtUsageDetails: `{"inference_geo":"not_available"}`},
+	})
+	if n := countKind(evs2, provider.EventText); n != 45 {
+		t.Errorf("%d text deltas, want the recording's 45", n)
+	}
+	providertest.Golden(t, "testdata/"+second+".golden", renderEvents(t, evs2, nil))
 }
