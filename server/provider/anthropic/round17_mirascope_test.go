@@ -113,3 +113,73 @@ func TestRound17MirascopeMaxTokensStream(t *testing.T) {
 	lcgSameFields(t, srv.Last(t).Body, `{"max_tokens":50,"messages":[{"role":"user","content":[{"type":"text","text":"List all U.S. states."}]}],"model":"claude-sonnet-4-0","stream":true}`)
 	providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, nil))
 }
+
+// TestRound17MirascopeParallelToolLoop: claude-sonnet-4-0 (September
+// 2025), unary: text then two parallel calls of the same tool (passwords
+// "mellon" and "radiance"), 410 in, 109 out, cache_creation zeros; after
+// both results, a markdown answer quoting them (596 in, 42 out). The live
+// API accepted mirascope's second request, which is the first answer whole
+// in one assistant turn and both tool_result blocks in one user turn: ours
+// from the first answer and the two results is the same messages (the
+// first turn as one text block where mirascope sent a string), tools and
+// max_tokens.
+func TestRound17MirascopeParallelToolLoop(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_mirascope_call_with_tools_1", "real_mirascope_call_with_tools_2"
+	const prompt = "Please retrieve the secrets associated with each of these passwords: mellon,radiance"
+	const tools = `"tools":[{"name":"secret_retrieval_tool","description":"A tool that requires a password to retrieve a secret.",` +
+		`"input_schema":{"properties":{"password":{"title":"Password","type":"string"}},"required":["password"],"additionalProperties":false,"type":"object"}}]`
+	req := mirascopeRequest(prompt, 1024)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{{Name: "secret_retrieval_tool", Description: "A tool that requires a password to retrieve a secret.",
+		Parameters: `{"properties":{"password":{"title":"Password","type":"string"}},"required":["password"],"additionalProperties":false,"type":"object"}`}}
+	srv := providertest.ReplayFile(t, "testdata/"+first+".http")
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	checkLLMWant(t, first, res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			text("I'll retrieve the secrets for both passwords you provided."),
+			toolCallPart("toolu_01CeTQJNTjiT4HL9tmJDNmzz", "secret_retrieval_tool", `{"password":"mellon"}`),
+			toolCallPart("toolu_012VGQd2jGxW2itWj5Th7UUg", "secret_retrieval_tool", `{"password":"radiance"}`),
+		},
+		responseID: "msg_016NAKqhgkqGqdGg87KZ5YWP", model: "claude-sonnet-4-20250514", requestID: "req_011CTBKxpJz637u7HxvnxEKW",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:         usageOf(410, 109, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2025, 9, 16, 2, 56, 31, 0, time.UTC),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	if n := res.Meta.GetToolCallCount(); n != 2 {
+		t.Errorf("tool_call_count %d, want 2", n)
+	}
+	lcgSameFields(t, srv.Last(t).Body, `{"max_tokens":1024,"messages":[{"role":"user","content":[{"type":"text","text":"`+prompt+`"}]}],"model":"claude-sonnet-4-0",`+tools+`}`)
+	providertest.Golden(t, "testdata/"+first+".golden", renderResult(t, res))
+
+	next := providertest.ReplayFile(t, "testdata/"+second+".http")
+	req.Messages = append(req.Messages, res.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01CeTQJNTjiT4HL9tmJDNmzz", "Welcome to Moria!", false)),
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_012VGQd2jGxW2itWj5Th7UUg", "Life before Death", false)))
+	res2, err := newTestProvider(t, next.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate (follow-up): %v", err)
+	}
+	body := next.Last(t).Body
+	lcgSameMessages(t, "follow-up", body, `[{"role":"user","content":[{"type":"text","text":"`+prompt+`"}]},`+
+		`{"role":"assistant","content":[{"type":"text","text":"I'll retrieve the secrets for both passwords you provided."},`+
+		`{"type":"tool_use","id":"toolu_01CeTQJNTjiT4HL9tmJDNmzz","name":"secret_retrieval_tool","input":{"password":"mellon"}},`+
+		`{"type":"tool_use","id":"toolu_012VGQd2jGxW2itWj5Th7UUg","name":"secret_retrieval_tool","input":{"password":"radiance"}}]},`+
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01CeTQJNTjiT4HL9tmJDNmzz","content":"Welcome to Moria!"},`+
+		`{"type":"tool_result","tool_use_id":"toolu_012VGQd2jGxW2itWj5Th7UUg","content":"Life before Death"}]}]`)
+	lcgSameFields(t, body, `{"max_tokens":1024,"model":"claude-sonnet-4-0",`+tools+`}`)
+	checkLLMWant(t, second, res2.Message, res2.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("Here are the secrets retrieved for each password:\n\n- **Password \"mellon\"**: \"Welcome to Moria!\"\n- **Password \"radiance\"**: \"Life before Death\"")},
+		responseID: "msg_01Qe4htHoFDoaJV6X1CC4cTR", model: "claude-sonnet-4-20250514", requestID: "req_011CTBKxzJW4EQRPBKSJTtUQ",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(596, 42, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2025, 9, 16, 2, 56, 35, 0, time.UTC),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	providertest.Golden(t, "testdata/"+second+".golden", renderResult(t, res2))
+	providertest.Golden(t, "testdata/"+second+".request.golden", providertest.RequestGolden(next.Last(t), requestHeaders...))
+}
