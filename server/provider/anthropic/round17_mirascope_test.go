@@ -2,7 +2,10 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,6 +181,124 @@ func TestRound17MirascopeParallelToolLoop(t *testing.T) {
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
 		usage:         usageOf(596, 42, 0, 0, 0),
 		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2025, 9, 16, 2, 56, 35, 0, time.UTC),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	providertest.Golden(t, "testdata/"+second+".golden", renderResult(t, res2))
+	providertest.Golden(t, "testdata/"+second+".request.golden", providertest.RequestGolden(next.Last(t), requestHeaders...))
+}
+
+const mirascopePrimesPrompt = "How many primes below 400 contain 79 as a substring? Answer ONLY with the number, not sharing which primes they are."
+
+// mirascopeThinking is a recording's thinking block, read from its body
+// independently of the adapter.
+func mirascopeThinking(t *testing.T, file string) *llmrelayv1.Reasoning {
+	t.Helper()
+	var m struct {
+		Content []struct{ Type, Thinking, Signature string } `json:"content"`
+	}
+	if err := json.Unmarshal(rec13Body(t, file), &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Content) == 0 || m.Content[0].Type != "thinking" || m.Content[0].Signature == "" {
+		t.Fatalf("%s: no signed thinking block first", file)
+	}
+	return &llmrelayv1.Reasoning{Text: m.Content[0].Thinking, Signature: m.Content[0].Signature}
+}
+
+// TestRound17MirascopeThinkingRoundTrip: mirascope's thinking cassette,
+// claude-sonnet-4-0 (January 2026), unary. Turn 1, thinking budget 6400: a
+// signed thinking block (quotes, ≥, √, ≈, ÷, an em dash, a blank line) and
+// the text "3", 67 in, 964 out (no thinking-token detail); the output and
+// total token remainders 1000 below their limits. Turn 2 sends the answer
+// back with thinking budget 1024 and a cache breakpoint on the new user
+// block; the live API accepted it (its body is
+// real_mirascope_call_with_thinking_2.recorded_request.json, 5562 bytes,
+// the recorded content-length, its thinking and signature equal to turn 1's
+// answer). Ours from the first answer is the recorded request: the thinking
+// block first with its text and signature unchanged, then the text (without
+// mirascope's citations null), the new question; the breakpoint is the
+// automatic one (top-level cache_control through extra_body), which the API
+// puts on that same last block, since the contract has no per-block mark.
+// Turn 2's answer: thinking and "The primes were: 79, 179, and 379.", 97 in,
+// 391 out, nothing written to the cache (the prompt is below the minimum).
+func TestRound17MirascopeThinkingRoundTrip(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_mirascope_call_with_thinking_1", "real_mirascope_call_with_thinking_2"
+	thinking := func(budget int32, extraBody string) *llmrelayv1.ProviderOptions {
+		return &llmrelayv1.ProviderOptions{ExtraBody: extraBody, Provider: &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{
+			ThinkingBudgetTokens: ptr(budget)}}}
+	}
+	req := mirascopeRequest(mirascopePrimesPrompt, 16000)
+	req.ProviderOptions = thinking(6400, "")
+	srv := providertest.ReplayFile(t, "testdata/"+first+".http")
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	r1 := mirascopeThinking(t, first)
+	if !strings.HasPrefix(r1.GetText(), `I need to find all primes below 400 that contain "79" as a substring.`) ||
+		!strings.HasSuffix(r1.GetText(), "379—three primes total.") || !strings.HasPrefix(r1.GetSignature(), "EuURCkYICxgCKkALKYkU00hEuGrQR") {
+		t.Fatalf("recorded thinking %q", r1)
+	}
+	checkLLMWant(t, first, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{reasoningPart(r1), text("3")},
+		responseID: "msg_01HrjdvbLntMUdxX5XHQunMA", model: "claude-sonnet-4-20250514", requestID: "req_011CWvtcdF5yMQNQWgDa9dhV",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(67, 964, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 1, 9, 0, 53, 37, 0, time.UTC),
+		extended: map[string]string{"service_tier": `"standard"`, "ratelimit_output_tokens_remaining": "399000"},
+	})
+	if rl := res.Meta.GetRateLimit(); rl.GetTokensRemaining() != 2399000 {
+		t.Errorf("tokens remaining %d, want 2399000", rl.GetTokensRemaining())
+	}
+	rec13SameRequest(t, srv.Last(t).Body, `{"max_tokens":16000,"messages":[{"role":"user","content":"`+mirascopePrimesPrompt+`"}],"model":"claude-sonnet-4-0","thinking":{"type":"enabled","budget_tokens":6400}}`, nil)
+	providertest.Golden(t, "testdata/"+first+".golden", renderResult(t, res))
+
+	const again = "If you remember what the primes were, then share them, or say 'I don't remember.'"
+	next := providertest.ReplayFile(t, "testdata/"+second+".http")
+	req.Messages = append(req.Messages, res.Message, msgOf(llmrelayv1.Role_ROLE_USER, text(again)))
+	req.ProviderOptions = thinking(1024, `{"cache_control":{"type":"ephemeral"}}`)
+	res2, err := newTestProvider(t, next.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate (follow-up): %v", err)
+	}
+	recorded, err := os.ReadFile("testdata/" + second + ".recorded_request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recorded) != 5562 {
+		t.Fatalf("recorded request is %d bytes, want the recorded content-length 5562", len(recorded))
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(recorded, &rec); err != nil {
+		t.Fatal(err)
+	}
+	// mirascope sends back the text block's citations: null (none), which
+	// we leave out.
+	for _, m := range rec["messages"].([]any) {
+		if c, ok := m.(map[string]any)["content"].([]any); ok {
+			for _, b := range c {
+				if v, ok := b.(map[string]any)["citations"]; ok && v == nil {
+					delete(b.(map[string]any), "citations")
+				}
+			}
+		}
+	}
+	recJSON, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rec13SameRequest(t, next.Last(t).Body, string(recJSON), []string{"cache_control"}, "cache_control")
+	if cc, _ := json.Marshal(got["cache_control"]); string(cc) != `{"type":"ephemeral"}` {
+		t.Errorf("top-level cache_control %s, want the automatic ephemeral breakpoint", cc)
+	}
+	r2 := mirascopeThinking(t, second)
+	checkLLMWant(t, second, res2.Message, res2.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{reasoningPart(r2), text("The primes were: 79, 179, and 379.")},
+		responseID: "msg_01DyuMuwbF99Q1iiPXqpF6wj", model: "claude-sonnet-4-20250514", requestID: "req_011CWvtdcjrgoKpHMRSaHJCN",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(97, 391, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: time.Date(2026, 1, 9, 0, 53, 51, 0, time.UTC),
 		extended: map[string]string{"service_tier": `"standard"`},
 	})
 	providertest.Golden(t, "testdata/"+second+".golden", renderResult(t, res2))
