@@ -360,3 +360,37 @@ func TestRound17LivekitStreamToolLoop(t *testing.T) {
 	}
 	providertest.Golden(t, "testdata/"+second+".golden", renderEvents(t, evs2, nil))
 }
+
+// TestRound17LogfireAdaptiveEffort: langchain-anthropic asking
+// claude-fable-5-1 for adaptive thinking at low effort ("thinking reaches a
+// model that takes it"), the request our reasoning_effort LOW builds: the
+// whole request is the recorded one (thinking {type: adaptive, display:
+// summarized}, output_config {effort: low}; the system and the turn as
+// langchain spelled them, normalized). The model chose not to think: the
+// text "OK" and no thinking block, thinking_tokens 0 (reasoning tokens 0), stop_details null, inference_geo global;
+// the token rate limits of a larger tier (4000000 input, 800000 output).
+func TestRound17LogfireAdaptiveEffort(t *testing.T) {
+	t.Parallel()
+	const name = "real_logfire_thinking_adaptive_effort"
+	req := logfireRequest("Say OK.", logfireGetWeather())
+	req.Model = "claude-fable-5-1"
+	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	rec13SameRequest(t, srv.Last(t).Body, `{"max_tokens":2048,"messages":[{"role":"user","content":"Say OK."}],"model":"claude-fable-5-1","output_config":{"effort":"low"},`+
+		`"system":[{"type":"text","text":"`+logfireWeatherSystem+`"}],"thinking":{"type":"adaptive","display":"summarized"},`+
+		`"tools":[{"name":"get_weather","input_schema":{"properties":{"city":{"description":"The city to look up.","type":"string"}},"required":["city"],"type":"object"},"description":"Get the current weather for a city."}]}`, nil)
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("OK")},
+		responseID: "msg_011CetmUX5jA9hKnaiPbqnuh", model: "claude-fable-5-1", requestID: "req_011CetmUVfPuPvGtBmWhMrx4",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(402, 4, 0, 0, 0),
+		requestsLimit: 20000, tokensLimit: 4800000, tokensReset: time.Date(2026, 9, 9, 23, 54, 31, 0, time.UTC),
+		extended: map[string]string{"service_tier": `"standard"`, provider.ExtUsageDetails: `{"inference_geo":"global"}`,
+			"ratelimit_input_tokens_limit": "4000000", "ratelimit_output_tokens_limit": "800000"},
+	})
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
