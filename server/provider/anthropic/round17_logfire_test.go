@@ -394,3 +394,36 @@ func TestRound17LogfireAdaptiveEffort(t *testing.T) {
 	})
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
 }
+
+// TestRound17LogfireEverySetting: langchain-anthropic sending every
+// sampling setting claude-haiku-4-5 accepts (temperature, top_k, a stop
+// sequence, max_tokens 256, tool_choice auto with parallel calls off) and
+// the API answering "OK." (377 in, 5 out). Ours with the same options is the
+// recorded request whole: parallel_tool_calls false is tool_choice {type:
+// auto, disable_parallel_tool_use: true}, top_k and stop_sequences as sent.
+func TestRound17LogfireEverySetting(t *testing.T) {
+	t.Parallel()
+	const name = "real_logfire_every_setting"
+	req := logfireRequest("Say OK.", logfireGetWeather())
+	req.Options = &llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](256), Temperature: ptr(0.4), TopK: ptr[int32](5),
+		Stop: []string{"NEVERMIND"}, ParallelToolCalls: ptr(false),
+		ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}}
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	rec13SameRequest(t, srv.Last(t).Body, `{"max_tokens":256,"messages":[{"role":"user","content":"Say OK."}],"model":"claude-haiku-4-5-20251001","stop_sequences":["NEVERMIND"],`+
+		`"system":[{"type":"text","text":"`+logfireWeatherSystem+`"}],"tool_choice":{"type":"auto","disable_parallel_tool_use":true},`+
+		`"tools":[{"name":"get_weather","input_schema":{"properties":{"city":{"description":"The city to look up.","type":"string"}},"required":["city"],"type":"object"},"description":"Get the current weather for a city."}],`+
+		`"top_k":5,"temperature":0.4}`, nil)
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("OK.")},
+		responseID: "msg_011CetmUNjRoWdRVtXaT79c3", model: "claude-haiku-4-5-20251001", requestID: "req_011CetmUNBC21F1GUV8EhePa",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(377, 5, 0, 0, 0),
+		requestsLimit: 20000, tokensLimit: 12000000, tokensReset: time.Date(2026, 9, 9, 23, 54, 27, 0, time.UTC),
+		extended: map[string]string{"service_tier": `"standard"`, provider.ExtUsageDetails: `{"inference_geo":"not_available"}`},
+	})
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
