@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -426,4 +428,37 @@ func TestRound17LogfireEverySetting(t *testing.T) {
 		extended: map[string]string{"service_tier": `"standard"`, provider.ExtUsageDetails: `{"inference_geo":"not_available"}`},
 	})
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
+
+// TestRound17FixturesNamed: every Round 17 recording is in
+// testdata/README.md, by its name or in the `_1`, `_2` form of a pair.
+func TestRound17FixturesNamed(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("testdata/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, prefix := range []string{"real_logfire_", "real_magentic_", "real_mirascope_"} {
+		files, err := filepath.Glob("testdata/" + prefix + "*.http")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			name := strings.TrimSuffix(filepath.Base(f), ".http")
+			named := "`" + name + "`"
+			if base, ok := strings.CutSuffix(name, "_1"); ok {
+				named = "`" + base + "_1`, `_2`"
+			} else if base, ok := strings.CutSuffix(name, "_2"); ok {
+				named = "`" + base + "_1`, `_2`"
+			}
+			if !strings.Contains(string(readme), named) {
+				t.Errorf("%s is not in testdata/README.md", name)
+			}
+			n++
+		}
+	}
+	if n != 16 {
+		t.Errorf("%d Round 17 recordings, want 16", n)
+	}
 }
