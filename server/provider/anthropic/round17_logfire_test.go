@@ -174,6 +174,9 @@ func TestRound17ErrorFieldPath(t *testing.T) {
 		{"real_issue_12504_orphaned_caller_error", ""},
 		{"real_logfire_temperature_and_top_p_error", ""},
 		{"error_context_length", ""},
+		// Hand-built, with the API's messages for these failures.
+		{"error_400", "max_tokens"},
+		{"error_404", "model"},
 	} {
 		srv := providertest.ReplayFile(t, "testdata/"+tc.file+".http")
 		_, err := newTestProvider(t, srv.URL).Generate(context.Background(), plainRequest())
