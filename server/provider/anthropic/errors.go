@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -44,6 +45,25 @@ func fillFromBody(e *provider.Error, d *wireErrorDetail, requestID string) {
 	if e.RequestID == "" {
 		e.RequestID = requestID
 	}
+	if e.Param == "" {
+		e.Param = errorField(e.Message)
+	}
+}
+
+// errorLocation is the location Anthropic's request validation writes
+// before its message: a request field path ("max_tokens", "messages.1.content.0",
+// "tools.0.custom.input_schema.type") and ": ". Prose that merely starts with
+// words ("prompt is too long: …") has spaces before its colon; a capital
+// ("Error: …") is not a field of the Messages API.
+var errorLocation = regexp.MustCompile(`^([a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)*): `)
+
+// errorField is the request field an error message blames by its
+// location prefix, "" when it names none that way.
+func errorField(msg string) string {
+	if m := errorLocation.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // refineKind recognizes failures a status code cannot tell apart.
