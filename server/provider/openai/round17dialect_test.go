@@ -251,3 +251,71 @@ func TestRound17DialectTogetherToolTurn(t *testing.T) {
 	wantRateLimit(t, res2.Meta.GetRateLimit(), togetherRateLimit("2025-12-12T12:46:39Z"))
 	wantWarnings(t, res2.Meta)
 }
+
+// TestRound17DialectBedrockGptOss replays Mirascope's recordings of AWS
+// Bedrock's OpenAI-compatible endpoint (bedrock-runtime.us-east-1,
+// openai.gpt-oss-20b-1:0, January 2026), the first real ones of the shape
+// Round 15 built by hand from issue reports: the reasoning inline in the
+// content as <reasoning> blocks. Unary: one block, then the answer, whose
+// spaces are U+202F (sent as UTF-8: the body is the 459 bytes of its
+// Content-Length). Streamed: each of two blocks whole in one delta (the
+// second opening with a space), the answer in one delta, the finish on an
+// empty delta, the usage on a "choices": [] chunk; "obfuscation" on every
+// choice. X-Request-ID and x-amzn-RequestId carry the same id.
+func TestRound17DialectBedrockGptOss(t *testing.T) {
+	t.Parallel()
+	const base = "https://bedrock-runtime.us-east-1.amazonaws.com/openai/v1"
+	t.Run("unary", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.ReplayFile(t, td("real_mscope_bedrock_gpt_oss.http"))
+		res, err := newHostProvider(t, base, srv.URL).Generate(context.Background(), chatRequests(t)["chat_plain"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkResultInvariants(t, res)
+		providertest.Golden(t, td("real_mscope_bedrock_gpt_oss.golden"), renderResult(t, res))
+		reasoning, txt, kinds := messageParts(res.Message)
+		if reasoning != "We need to answer sum. 4200+42=4242. Probably just answer." || txt != "4200\u202f+\u202f42\u202f=\u202f4242." ||
+			!reflect.DeepEqual(kinds, []string{"reasoning", "text"}) {
+			t.Errorf("reasoning %q, text %q, kinds %v", reasoning, txt, kinds)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		wantUsage(t, res.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 78, OutputTokens: 41, TotalTokens: 119})
+		if res.Meta.GetResponseId() != "chatcmpl-b4cd8721-b80b-4a8c-a2da-da6858f12a0d" || res.Meta.GetProviderRequestId() != "0e5804a4-97e8-4c71-83cc-e0cc24b95b4e" ||
+			res.Meta.GetResolvedModel() != "openai.gpt-oss-20b-1:0" || res.Meta.GetServiceTier() != "default" ||
+			!proto.Equal(res.Meta.GetCreateTime(), ts("2026-01-23T16:29:38Z")) || res.Meta.GetRateLimit() != nil {
+			t.Errorf("meta %v", res.Meta)
+		}
+		wantWarnings(t, res.Meta)
+	})
+	t.Run("stream", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.ReplayFile(t, td("real_mscope_bedrock_gpt_oss_stream.http"))
+		s, err := newHostProvider(t, base, srv.URL).Stream(context.Background(), chatRequests(t)["chat_plain"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		evs, rendered, err := collect(t, s)
+		providertest.Golden(t, td("real_mscope_bedrock_gpt_oss_stream.golden"), rendered)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkStreamInvariants(t, evs)
+		f := accFold(t, evs)
+		reasoning, txt, kinds := messageParts(f.Message)
+		if reasoning != "The user asks \"What is 4200 + 42?\" We just need to give the sum: 4242. It's trivial. In addition, check if any mention of policies like privacy or no."+
+			" It's straightforward. Provide the answer and maybe a bit of explanation." ||
+			txt != "4200\u202f+\u202f42\u202f=\u202f**4242**." || !reflect.DeepEqual(kinds, []string{"reasoning", "text"}) {
+			t.Errorf("reasoning %q, text %q, kinds %v", reasoning, txt, kinds)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		wantUsage(t, f.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 78, OutputTokens: 79, TotalTokens: 157})
+		if f.Meta.GetResponseId() != "chatcmpl-6c60a842-d37a-47a9-9bbe-3c981a790bba" || f.Meta.GetProviderRequestId() != "f3682e3f-132b-43c3-9348-3f5e2f7b26d1" ||
+			f.Meta.GetResolvedModel() != "openai.gpt-oss-20b-1:0" || f.Meta.GetServiceTier() != "default" ||
+			!proto.Equal(f.Meta.GetCreateTime(), ts("2026-01-23T16:30:06Z")) {
+			t.Errorf("meta %v", f.Meta)
+		}
+		wantWarnings(t, f.Meta)
+	})
+}
