@@ -256,66 +256,94 @@ func TestRound17DialectTogetherToolTurn(t *testing.T) {
 // Bedrock's OpenAI-compatible endpoint (bedrock-runtime.us-east-1,
 // openai.gpt-oss-20b-1:0, January 2026), the first real ones of the shape
 // Round 15 built by hand from issue reports: the reasoning inline in the
-// content as <reasoning> blocks. Unary: one block, then the answer, whose
-// spaces are U+202F (sent as UTF-8: the body is the 459 bytes of its
-// Content-Length). Streamed: each of two blocks whole in one delta (the
-// second opening with a space), the answer in one delta, the finish on an
-// empty delta, the usage on a "choices": [] chunk; "obfuscation" on every
-// choice. X-Request-ID and x-amzn-RequestId carry the same id.
+// content as <reasoning> blocks. X-Request-ID and x-amzn-RequestId carry
+// the same id; "service_tier": "default" on every answer and chunk;
+// "obfuscation" on every streamed choice.
 func TestRound17DialectBedrockGptOss(t *testing.T) {
 	t.Parallel()
 	const base = "https://bedrock-runtime.us-east-1.amazonaws.com/openai/v1"
-	t.Run("unary", func(t *testing.T) {
-		t.Parallel()
-		srv := providertest.ReplayFile(t, td("real_mscope_bedrock_gpt_oss.http"))
-		res, err := newHostProvider(t, base, srv.URL).Generate(context.Background(), chatRequests(t)["chat_plain"])
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkResultInvariants(t, res)
-		providertest.Golden(t, td("real_mscope_bedrock_gpt_oss.golden"), renderResult(t, res))
-		reasoning, txt, kinds := messageParts(res.Message)
-		if reasoning != "We need to answer sum. 4200+42=4242. Probably just answer." || txt != "4200\u202f+\u202f42\u202f=\u202f4242." ||
-			!reflect.DeepEqual(kinds, []string{"reasoning", "text"}) {
-			t.Errorf("reasoning %q, text %q, kinds %v", reasoning, txt, kinds)
-		}
-		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
-		wantUsage(t, res.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 78, OutputTokens: 41, TotalTokens: 119})
-		if res.Meta.GetResponseId() != "chatcmpl-b4cd8721-b80b-4a8c-a2da-da6858f12a0d" || res.Meta.GetProviderRequestId() != "0e5804a4-97e8-4c71-83cc-e0cc24b95b4e" ||
-			res.Meta.GetResolvedModel() != "openai.gpt-oss-20b-1:0" || res.Meta.GetServiceTier() != "default" ||
-			!proto.Equal(res.Meta.GetCreateTime(), ts("2026-01-23T16:29:38Z")) || res.Meta.GetRateLimit() != nil {
-			t.Errorf("meta %v", res.Meta)
-		}
-		wantWarnings(t, res.Meta)
-	})
-	t.Run("stream", func(t *testing.T) {
-		t.Parallel()
-		srv := providertest.ReplayFile(t, td("real_mscope_bedrock_gpt_oss_stream.http"))
-		s, err := newHostProvider(t, base, srv.URL).Stream(context.Background(), chatRequests(t)["chat_plain"])
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		evs, rendered, err := collect(t, s)
-		providertest.Golden(t, td("real_mscope_bedrock_gpt_oss_stream.golden"), rendered)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkStreamInvariants(t, evs)
-		f := accFold(t, evs)
-		reasoning, txt, kinds := messageParts(f.Message)
-		if reasoning != "The user asks \"What is 4200 + 42?\" We just need to give the sum: 4242. It's trivial. In addition, check if any mention of policies like privacy or no."+
-			" It's straightforward. Provide the answer and maybe a bit of explanation." ||
-			txt != "4200\u202f+\u202f42\u202f=\u202f**4242**." || !reflect.DeepEqual(kinds, []string{"reasoning", "text"}) {
-			t.Errorf("reasoning %q, text %q, kinds %v", reasoning, txt, kinds)
-		}
-		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
-		wantUsage(t, f.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 78, OutputTokens: 79, TotalTokens: 157})
-		if f.Meta.GetResponseId() != "chatcmpl-6c60a842-d37a-47a9-9bbe-3c981a790bba" || f.Meta.GetProviderRequestId() != "f3682e3f-132b-43c3-9348-3f5e2f7b26d1" ||
-			f.Meta.GetResolvedModel() != "openai.gpt-oss-20b-1:0" || f.Meta.GetServiceTier() != "default" ||
-			!proto.Equal(f.Meta.GetCreateTime(), ts("2026-01-23T16:30:06Z")) {
-			t.Errorf("meta %v", f.Meta)
-		}
-		wantWarnings(t, f.Meta)
-	})
+	for _, tc := range []struct {
+		name               string
+		stream             bool
+		reasoning, text    string
+		kinds              []string
+		finish             llmrelayv1.FinishReason
+		rawFinish          string
+		usage              *llmrelayv1.Usage
+		id, reqID, created string
+	}{
+		// One block, then the answer, whose spaces are U+202F (sent as
+		// UTF-8: the body is the 459 bytes of its Content-Length).
+		{name: "real_mscope_bedrock_gpt_oss",
+			reasoning: "We need to answer sum. 4200+42=4242. Probably just answer.", text: "4200\u202f+\u202f42\u202f=\u202f4242.",
+			kinds: []string{"reasoning", "text"}, finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, rawFinish: "stop",
+			usage: &llmrelayv1.Usage{InputTokens: 78, OutputTokens: 41, TotalTokens: 119},
+			id:    "chatcmpl-b4cd8721-b80b-4a8c-a2da-da6858f12a0d", reqID: "0e5804a4-97e8-4c71-83cc-e0cc24b95b4e", created: "2026-01-23T16:29:38Z"},
+		// Two blocks, each whole in one delta (the second opening with a
+		// space), the answer in one delta, the finish on an empty delta,
+		// the usage on a "choices": [] chunk.
+		{name: "real_mscope_bedrock_gpt_oss_stream", stream: true,
+			reasoning: "The user asks \"What is 4200 + 42?\" We just need to give the sum: 4242. It's trivial. In addition, check if any mention of policies like privacy or no." +
+				" It's straightforward. Provide the answer and maybe a bit of explanation.",
+			text: "4200\u202f+\u202f42\u202f=\u202f**4242**.", kinds: []string{"reasoning", "text"},
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, rawFinish: "stop",
+			usage: &llmrelayv1.Usage{InputTokens: 78, OutputTokens: 79, TotalTokens: 157},
+			id:    "chatcmpl-6c60a842-d37a-47a9-9bbe-3c981a790bba", reqID: "f3682e3f-132b-43c3-9348-3f5e2f7b26d1", created: "2026-01-23T16:30:06Z"},
+		// max_completion_tokens 50: the 50 tokens all reasoning, the block
+		// closed by Bedrock all the same, no answer text, finish length.
+		{name: "real_mscope_bedrock_gpt_oss_max_tokens",
+			reasoning: "User wants a list of all US states. Provide a list. Should be accurate: 50 states. Provide in alphabetical order or typical listing. Perhaps include state abbreviations. No extra content? Should be concise. Provide answer.",
+			kinds:     []string{"reasoning"}, finish: llmrelayv1.FinishReason_FINISH_REASON_LENGTH, rawFinish: "length",
+			usage: &llmrelayv1.Usage{InputTokens: 76, OutputTokens: 50, TotalTokens: 126},
+			id:    "chatcmpl-9619ade6-d9f9-446f-a95d-e80f5f03c162", reqID: "ed62bf67-984a-40e8-90fd-5a1df5b03ac3", created: "2026-01-23T16:31:45Z"},
+		// The same streamed: the closed block and finish length in one
+		// chunk; the usage chunk reads 48 of the 76 prompt tokens cached.
+		{name: "real_mscope_bedrock_gpt_oss_max_tokens_stream", stream: true,
+			reasoning: "We need to list all US states. The user asked for a list of all states. We'll provide a list. Probably alphabetically. Include the 50 states. We should ensure we include all. Also mention that DC is not a",
+			kinds:     []string{"reasoning"}, finish: llmrelayv1.FinishReason_FINISH_REASON_LENGTH, rawFinish: "length",
+			usage: &llmrelayv1.Usage{InputTokens: 76, OutputTokens: 50, TotalTokens: 126, CachedInputTokens: 48},
+			id:    "chatcmpl-a09d8603-8bff-48fa-af7b-fa4aaa8d8059", reqID: "d771f56b-0287-4907-8627-d157b1cb156f", created: "2026-01-23T16:31:48Z"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			p := newHostProvider(t, base, srv.URL)
+			var msg *llmrelayv1.Message
+			var meta *llmrelayv1.ResponseMeta
+			if tc.stream {
+				s, err := p.Stream(context.Background(), chatRequests(t)["chat_plain"])
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				evs, rendered, err := collect(t, s)
+				providertest.Golden(t, td(tc.name+".golden"), rendered)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkStreamInvariants(t, evs)
+				f := accFold(t, evs)
+				msg, meta = f.Message, f.Meta
+			} else {
+				res, err := p.Generate(context.Background(), chatRequests(t)["chat_plain"])
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkResultInvariants(t, res)
+				providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
+				msg, meta = res.Message, res.Meta
+			}
+			reasoning, txt, kinds := messageParts(msg)
+			if reasoning != tc.reasoning || txt != tc.text || !reflect.DeepEqual(kinds, tc.kinds) {
+				t.Errorf("reasoning %q, text %q, kinds %v", reasoning, txt, kinds)
+			}
+			wantFinish(t, meta, tc.finish, tc.rawFinish)
+			wantUsage(t, meta.GetUsage(), tc.usage)
+			if meta.GetResponseId() != tc.id || meta.GetProviderRequestId() != tc.reqID || meta.GetResolvedModel() != "openai.gpt-oss-20b-1:0" ||
+				meta.GetServiceTier() != "default" || !proto.Equal(meta.GetCreateTime(), ts(tc.created)) || meta.GetRateLimit() != nil {
+				t.Errorf("meta %v", meta)
+			}
+			wantWarnings(t, meta)
+		})
+	}
 }
