@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"reflect"
 	"testing"
 
@@ -345,5 +346,56 @@ func TestRound17DialectBedrockGptOss(t *testing.T) {
 			}
 			wantWarnings(t, meta)
 		})
+	}
+}
+
+// TestRound17DialectAnthropicCompat replays Mirascope's recording of
+// Anthropic's OpenAI-compatible endpoint (api.anthropic.com/v1, model
+// claude-sonnet-4-5, December 2025; the body gzip-decoded). The answer
+// carries x-request-id (not Anthropic's request-id) and no
+// anthropic-ratelimit-* headers: OpenAI's x-ratelimit-remaining-* and
+// x-ratelimit-reset-* ("0s"), with the limits under names of Anthropic's own,
+// x-ratelimit-requests 4000 and x-ratelimit-tokens 2400000. The limits were
+// dropped; they are read now (unprefixedLimits).
+func TestRound17DialectAnthropicCompat(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("real_mscope_anthropic_compat.http"))
+	res, err := newHostProvider(t, "https://api.anthropic.com/v1", srv.URL).Generate(context.Background(), chatRequests(t)["chat_plain"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	providertest.Golden(t, td("real_mscope_anthropic_compat.golden"), renderResult(t, res))
+	if p := res.Message.GetParts(); len(p) != 1 || p[0].GetText() != "4200 + 42 = 4242" {
+		t.Fatalf("parts %v", p)
+	}
+	wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	wantUsage(t, res.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 17, OutputTokens: 15, TotalTokens: 32})
+	if res.Meta.GetResponseId() != "msg_01TjidVpssfsjFuHpHXJuRnP" || res.Meta.GetProviderRequestId() != "req_011CW3ah7R53hgLc1q7i6qhf" ||
+		res.Meta.GetResolvedModel() != "claude-sonnet-4-5-20250929" || !proto.Equal(res.Meta.GetCreateTime(), ts("2025-12-12T22:28:19Z")) {
+		t.Errorf("meta %v", res.Meta)
+	}
+	wantRateLimit(t, res.Meta.GetRateLimit(), &llmrelayv1.RateLimit{
+		RequestsLimit: proto.Int64(4000), RequestsRemaining: proto.Int64(3999), RequestsResetTime: ts("2025-12-12T22:28:20Z"),
+		TokensLimit: proto.Int64(2400000), TokensRemaining: proto.Int64(2400000), TokensResetTime: ts("2025-12-12T22:28:20Z")})
+	wantWarnings(t, res.Meta)
+}
+
+// TestRound17DialectUnprefixedLimits: the limit names of Anthropic's
+// endpoint fill only a budget's missing limit; OpenAI's x-ratelimit-limit-*
+// win, and alone they make a budget.
+func TestRound17DialectUnprefixedLimits(t *testing.T) {
+	t.Parallel()
+	h := http.Header{}
+	h.Set("x-ratelimit-limit-requests", "500")
+	h.Set("x-ratelimit-requests", "4000")
+	h.Set("x-ratelimit-tokens", "2400000")
+	got := unprefixedLimits(&llmrelayv1.RateLimit{RequestsLimit: proto.Int64(500)}, h)
+	wantRateLimit(t, got, &llmrelayv1.RateLimit{RequestsLimit: proto.Int64(500), TokensLimit: proto.Int64(2400000)})
+	h = http.Header{}
+	h.Set("x-ratelimit-tokens", "2400000")
+	wantRateLimit(t, unprefixedLimits(nil, h), &llmrelayv1.RateLimit{TokensLimit: proto.Int64(2400000)})
+	if rl := unprefixedLimits(nil, http.Header{"X-Ratelimit-Tokens": {"many"}}); rl != nil {
+		t.Errorf("a limit that is no number: %v", rl)
 	}
 }
