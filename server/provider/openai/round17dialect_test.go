@@ -100,6 +100,67 @@ var round17DialectStreams = []recordedStream{
 		wantRateLimit(t, f.Meta.GetRateLimit(), togetherRateLimit("2025-12-12T12:46:44Z"))
 		wantWarnings(t, f.Meta, topKWarning)
 	}},
+	// Ollama's OpenAI-compatible /v1 (llama3.1, November 2024), a forced
+	// call: the call whole in the first delta, without an index, beside
+	// the role and content ""; then finish "stop" (not "tool_calls") on a
+	// delta repeating the role; no usage although the request asked for
+	// it (stream_options), no request-id header. The arguments are what
+	// the model wrote (the list as a string).
+	{"real_mag_ollama_v1_tool_call_stream", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
+		r17dWantCalls(t, f.Message.GetParts(),
+			&llmrelayv1.ToolCall{CallId: "call_ygc23skr", Name: "return_list_of_int", Arguments: `{"value":"[1, 2, 3, 4, 5]"}`, ArgumentsValid: true})
+		if txt := r17dText(f.Message.GetParts()); txt != "" {
+			t.Errorf("text %q", txt)
+		}
+		// A call was made: the answer's finish is the call, the raw "stop"
+		// kept beside it.
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "stop")
+		if f.Meta.GetUsage() != nil {
+			t.Errorf("usage %v", f.Meta.GetUsage())
+		}
+		if f.Meta.GetResponseId() != "chatcmpl-168" || f.Meta.GetResolvedModel() != "llama3.1" || f.Meta.GetProviderRequestId() != "" ||
+			!proto.Equal(f.Meta.GetCreateTime(), ts("2024-11-29T21:28:00Z")) ||
+			f.Meta.GetExtended().GetFields()["system_fingerprint"].GetStringValue() != "fp_ollama" {
+			t.Errorf("meta %v", f.Meta)
+		}
+		wantWarnings(t, f.Meta, topKWarning)
+	}},
+	// api.x.ai (grok-2-1212, March 2025), a forced call: one chunk holding
+	// the whole call (index and type after the function), finish
+	// "tool_calls", the usage with xAI's text/audio/image prompt details,
+	// system_fingerprint after the usage; a UUID id, no request-id header.
+	{"real_mag_xai_grok2_tool_call_stream", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
+		r17dWantCalls(t, f.Message.GetParts(),
+			&llmrelayv1.ToolCall{CallId: "call_54325129", Name: "return_list_of_int", Arguments: `{"value":[1,2,3,4,5]}`, ArgumentsValid: true})
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		wantUsage(t, f.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 153, OutputTokens: 1, TotalTokens: 154})
+		if f.Meta.GetResponseId() != "74121d40-d3db-44e7-971a-556c5420ab1d" || f.Meta.GetResolvedModel() != "grok-2-1212" ||
+			f.Meta.GetProviderRequestId() != "" || !proto.Equal(f.Meta.GetCreateTime(), ts("2025-03-02T05:15:12Z")) ||
+			f.Meta.GetExtended().GetFields()["system_fingerprint"].GetStringValue() != "fp_5c0c5bd9d9" {
+			t.Errorf("meta %v", f.Meta)
+		}
+		// text_tokens is the only non-zero detail without a place of its own.
+		if d := f.Meta.GetExtended().GetFields()["usage_details"].GetStructValue().GetFields(); len(d) != 1 ||
+			d["prompt_tokens_details.text_tokens"].GetNumberValue() != 153 {
+			t.Errorf("usage details %v", d)
+		}
+		wantWarnings(t, f.Meta, topKWarning)
+	}},
+	// Gemini's OpenAI-compatible endpoint (gemini-2.0-flash, March 2025,
+	// gzip body decoded): one chunk with no "id" at all, the call with
+	// "id": "" and no index, finish "stop", the usage. The call is keyed
+	// call_idx0 with a warning saying so.
+	{"real_mag_gemini_compat_tool_call_stream", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
+		r17dWantCalls(t, f.Message.GetParts(),
+			&llmrelayv1.ToolCall{CallId: "call_idx0", Name: "return_list_of_int", Arguments: `{"value":[1,2,3,4,5]}`, ArgumentsValid: true})
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "stop")
+		wantUsage(t, f.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 25, OutputTokens: 8, TotalTokens: 33})
+		if f.Meta.GetResponseId() != "" || f.Meta.GetResolvedModel() != "gemini-2.0-flash" ||
+			!proto.Equal(f.Meta.GetCreateTime(), ts("2025-03-02T05:50:42Z")) {
+			t.Errorf("meta %v", f.Meta)
+		}
+		wantWarnings(t, f.Meta, topKWarning, "tool call 0 has no id; keyed as call_idx0")
+	}},
 }
 
 var round17DialectUnary = []recordedUnary{
