@@ -146,6 +146,23 @@ var round17DialectStreams = []recordedStream{
 		}
 		wantWarnings(t, f.Meta, topKWarning)
 	}},
+	// api.x.ai (grok-2-1212, March 2025), text: every chunk carries the
+	// running usage (completion_tokens 1 to 10) and repeats the role; the
+	// "created" second moves from 1740892510 to 1740892511 mid-stream (the
+	// first chunk's is the answer's); the finish on a delta with the role
+	// alone, whose usage (9 + 10 = 19) is the answer's.
+	{"real_mag_xai_grok2_text_stream", "chat_plain", kOpenAI, func(t *testing.T, f folded) {
+		if p := f.Message.GetParts(); len(p) != 1 || p[0].GetText() != "Hello! How can I assist you today?" {
+			t.Fatalf("parts %v", p)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		wantUsage(t, f.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 9, OutputTokens: 10, TotalTokens: 19})
+		if f.Meta.GetResponseId() != "5b557a04-bda5-4a2e-aadc-9ad1fd707f65" || f.Meta.GetResolvedModel() != "grok-2-1212" ||
+			!proto.Equal(f.Meta.GetCreateTime(), ts("2025-03-02T05:15:10Z")) {
+			t.Errorf("meta %v", f.Meta)
+		}
+		wantWarnings(t, f.Meta)
+	}},
 	// Gemini's OpenAI-compatible endpoint (gemini-2.0-flash, March 2025,
 	// gzip body decoded): one chunk with no "id" at all, the call with
 	// "id": "" and no index, finish "stop", the usage. The call is keyed
