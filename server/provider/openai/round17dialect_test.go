@@ -200,6 +200,24 @@ var round17DialectUnary = []recordedUnary{
 		wantRateLimit(t, res.Meta.GetRateLimit(), togetherRateLimit("2025-12-12T12:44:36Z"))
 		wantWarnings(t, res.Meta)
 	}},
+	// The same model asked with max_tokens 50: the text cut mid-word,
+	// finish "length"; x-ratelimit-remaining-tokens 2901 of 3000.
+	{"real_mscope_together_llama4_max_tokens", "chat_plain", kOpenAI, func(t *testing.T, res *provider.Result) {
+		const want = "Here are all 50 U.S. states, listed in alphabetical order:\n\n1. Alabama (AL)\n2. Alaska (AK)\n3. Arizona (AZ)\n4. Arkansas (AR)\n5. California (CA)\n6. Colorado (CO"
+		if p := res.Message.GetParts(); len(p) != 1 || p[0].GetText() != want {
+			t.Fatalf("parts %v", p)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length")
+		wantUsage(t, res.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 18, OutputTokens: 50, TotalTokens: 68})
+		if res.Meta.GetResponseId() != "oNv33k8-28Eivz-9acd5186ddebe1a3" || res.Meta.GetProviderRequestId() != "oNv33k8-28Eivz-9acd5186ddebe1a3" ||
+			!proto.Equal(res.Meta.GetCreateTime(), ts("2025-12-12T12:45:23Z")) {
+			t.Errorf("meta %v", res.Meta)
+		}
+		rl := togetherRateLimit("2025-12-12T12:45:25Z")
+		rl.TokensRemaining = proto.Int64(2901)
+		wantRateLimit(t, res.Meta.GetRateLimit(), rl)
+		wantWarnings(t, res.Meta)
+	}},
 }
 
 func TestRound17DialectStreams(t *testing.T) {
