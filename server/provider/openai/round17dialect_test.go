@@ -163,6 +163,31 @@ var round17DialectStreams = []recordedStream{
 		}
 		wantWarnings(t, f.Meta)
 	}},
+	// OpenRouter relaying deepseek-chat-v3-0324 on Novita (May 2025), a
+	// forced call: three ": OPENROUTER PROCESSING" comments, the call
+	// opened with a name and no "arguments" key at all, continued by
+	// fragments with "id": "" and "type": "" (an empty id continues the
+	// call at its index, it opens none); system_fingerprint ""; the usage
+	// (with OpenRouter's cost) on a chunk after the finish.
+	{"real_mag_openrouter_novita_tool_call_stream", "tools_parallel", kOpenAI, func(t *testing.T, f folded) {
+		r17dWantCalls(t, f.Message.GetParts(),
+			&llmrelayv1.ToolCall{CallId: "call_kxwkwj79cb2ypa8t2l753gdm", Name: "return_test", Arguments: `{"value":42}`, ArgumentsValid: true})
+		if txt := r17dText(f.Message.GetParts()); txt != "" {
+			t.Errorf("text %q", txt)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		wantUsage(t, f.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 92, OutputTokens: 18, TotalTokens: 110})
+		ext := f.Meta.GetExtended().GetFields()
+		if f.Meta.GetResponseId() != "gen-1748453708-O34wvE3GXA1v1GcS1OoE" || f.Meta.GetResolvedModel() != "deepseek/deepseek-chat-v3-0324" ||
+			!proto.Equal(f.Meta.GetCreateTime(), ts("2025-05-28T17:35:08Z")) || ext["upstream_provider"].GetStringValue() != "Novita" ||
+			ext["usage_details"].GetStructValue().GetFields()["cost"].GetNumberValue() != 0.00005376 {
+			t.Errorf("meta %v", f.Meta)
+		}
+		if _, ok := ext["system_fingerprint"]; ok {
+			t.Errorf("empty system_fingerprint reported: %v", ext["system_fingerprint"])
+		}
+		wantWarnings(t, f.Meta, topKWarning)
+	}},
 	// Gemini's OpenAI-compatible endpoint (gemini-2.0-flash, March 2025,
 	// gzip body decoded): one chunk with no "id" at all, the call with
 	// "id": "" and no index, finish "stop", the usage. The call is keyed
