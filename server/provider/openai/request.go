@@ -106,9 +106,15 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 			w.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: js}
 		}
 	}
-	if req.Reasoning {
+	switch {
+	case req.Reasoning && mistralHost(p.baseURL):
+		// Mistral's reasoning models (magistral) take max_tokens; its
+		// validator refuses max_completion_tokens with a 422
+		// ("extra_forbidden": testdata/dialect_mistral_err_422_extra_forbidden.http).
+		w.MaxTokens = o.MaxTokens
+	case req.Reasoning:
 		w.MaxCompletionTokens = o.MaxTokens
-	} else {
+	default:
 		w.Temperature = o.Temperature
 		w.TopP = o.TopP
 		w.MaxTokens = o.MaxTokens
@@ -419,6 +425,12 @@ func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, error)
 func openAIHost(baseURL string) bool {
 	u, err := url.Parse(baseURL)
 	return err == nil && strings.EqualFold(u.Hostname(), "api.openai.com")
+}
+
+// mistralHost reports whether baseURL is Mistral's API (api.mistral.ai).
+func mistralHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.mistral.ai")
 }
 
 // outputDimensionHost reports whether baseURL is an API that names the
