@@ -107,7 +107,7 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 		}
 	}
 	switch {
-	case req.Reasoning && mistralHost(p.baseURL):
+	case req.Reasoning && p.mistral:
 		// Mistral's reasoning models (magistral) take max_tokens; its
 		// validator refuses max_completion_tokens with a 422
 		// ("extra_forbidden": testdata/dialect_mistral_err_422_extra_forbidden.http).
@@ -150,9 +150,44 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	}
 	if stream {
 		w.Stream = true
-		w.StreamOptions = &streamOptions{IncludeUsage: true}
+		if !p.mistral {
+			w.StreamOptions = &streamOptions{IncludeUsage: true}
+		}
+	}
+	if p.mistral {
+		warnings = mistralRequest(w, warnings)
 	}
 	return w, warnings, nil
+}
+
+// mistralRequest fits a request to api.mistral.ai, whose validator answers
+// 422 "extra_forbidden" for a field it does not know (the bodies issue
+// threads quote: max_completion_tokens, editor-code-assistant/eca#231;
+// stream_options.include_usage, avante-corp/avante.nvim#2347 and
+// openai/openai-agents-python#442; a user message's name,
+// Gage-Technologies/mistral-go#2). Its streams end with the usage
+// unasked (testdata/real_mag_mistral_parallel_function_call_stream.http was
+// asked without stream_options), so chatRequest sends none there; the
+// reasoning limit goes as max_tokens (chatRequest). Here: Mistral's roles
+// are system, user, assistant and tool, so the developer role a reasoning
+// request gives the system prompt is sent as system; a name on a system,
+// user or assistant message is not sent, with a warning.
+func mistralRequest(w *chatRequest, warnings []string) []string {
+	names := 0
+	for i := range w.Messages {
+		m := &w.Messages[i]
+		if m.Role == "developer" {
+			m.Role = "system"
+		}
+		if m.Name != "" && m.Role != "tool" {
+			m.Name = ""
+			names++
+		}
+	}
+	if names > 0 {
+		warnings = append(warnings, fmt.Sprintf("the name of %d message(s) was not sent: api.mistral.ai refuses it", names))
+	}
+	return warnings
 }
 
 func (p *Provider) invalid(format string, args ...any) *provider.Error {

@@ -605,3 +605,83 @@ func TestRound17DialectMistralReasoningMaxTokens(t *testing.T) {
 		t.Errorf("reasoning %q, text %q, kinds %v", reasoning, txt, kinds)
 	}
 }
+
+// TestRound17DialectMistralRequest: what goes to api.mistral.ai, whose
+// validator refuses fields it does not know (mistralRequest). A stream is
+// asked without stream_options (Mistral answers 422 to include_usage, and
+// ends its streams with the usage unasked: the replayed recording was asked
+// without it and carries it); a name on a user message is not sent (a
+// warning says so); a reasoning request's system prompt goes as system,
+// not developer, and its limit as max_tokens. Elsewhere nothing changes.
+func TestRound17DialectMistralRequest(t *testing.T) {
+	t.Parallel()
+	t.Run("stream", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.ReplayFile(t, td("real_mag_mistral_parallel_function_call_stream.http"))
+		s, err := newHostProvider(t, "https://api.mistral.ai/v1", srv.URL).Stream(context.Background(), chatRequests(t)["tools_parallel"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		evs, _, err := collect(t, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := accFold(t, evs)
+		wantUsage(t, f.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 187, OutputTokens: 45, TotalTokens: 232})
+		var body map[string]any
+		if err := json.Unmarshal(srv.Last(t).Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := body["stream_options"]; ok || body["stream"] != true {
+			t.Errorf("stream %v, stream_options %v", body["stream"], body["stream_options"])
+		}
+	})
+	build := func(t *testing.T, base, name string) (map[string]any, []string) {
+		t.Helper()
+		p, err := New(testKey, WithBaseURL(base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, warnings, err := p.buildChatRequest(chatRequests(t)[name], true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]any
+		if err := json.Unmarshal(raw, &body); err != nil {
+			t.Fatal(err)
+		}
+		return body, warnings
+	}
+	msg := func(body map[string]any, i int) map[string]any {
+		return body["messages"].([]any)[i].(map[string]any)
+	}
+	t.Run("name", func(t *testing.T) {
+		t.Parallel()
+		body, warnings := build(t, "https://api.mistral.ai/v1", "chat_plain")
+		if _, ok := msg(body, 1)["name"]; ok {
+			t.Errorf("user message %v", msg(body, 1))
+		}
+		if _, ok := body["stream_options"]; ok {
+			t.Errorf("stream_options %v", body["stream_options"])
+		}
+		if !reflect.DeepEqual(warnings, []string{"the name of 1 message(s) was not sent: api.mistral.ai refuses it"}) {
+			t.Errorf("warnings %q", warnings)
+		}
+		body, warnings = build(t, "https://api.openai.com/v1", "chat_plain")
+		if msg(body, 1)["name"] != "alice" || body["stream_options"] == nil || len(warnings) != 0 {
+			t.Errorf("elsewhere: user message %v, stream_options %v, warnings %q", msg(body, 1), body["stream_options"], warnings)
+		}
+	})
+	t.Run("reasoning", func(t *testing.T) {
+		t.Parallel()
+		body, _ := build(t, "https://api.mistral.ai/v1", "chat_reasoning")
+		if msg(body, 0)["role"] != "system" || body["max_tokens"] != 2048.0 || body["max_completion_tokens"] != nil {
+			t.Errorf("system %v, max_tokens %v, max_completion_tokens %v", msg(body, 0), body["max_tokens"], body["max_completion_tokens"])
+		}
+		body, _ = build(t, "https://api.openai.com/v1", "chat_reasoning")
+		if msg(body, 0)["role"] != "developer" || body["max_completion_tokens"] != 2048.0 {
+			t.Errorf("elsewhere: system %v, max_completion_tokens %v", msg(body, 0), body["max_completion_tokens"])
+		}
+	})
+}
