@@ -266,18 +266,7 @@ func TestRound17DialectUnary(t *testing.T) {
 // format and we send neither.
 func TestRound17DialectTogetherToolTurn(t *testing.T) {
 	t.Parallel()
-	tool := &llmrelayv1.Tool{Name: "secret_retrieval_tool", Description: "A tool that requires a password to retrieve a secret.",
-		Parameters: `{"properties":{"password":{"title":"Password","type":"string"}},"required":["password"],"additionalProperties":false,"type":"object"}`}
-	req := func(msgs ...*llmrelayv1.Message) *provider.Request {
-		return &provider.Request{
-			Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "deepseek-ai/DeepSeek-V3.1", Format: "openai-chat",
-			Messages: append([]*llmrelayv1.Message{
-				msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Use parallel tool calling.")),
-				msgOf(llmrelayv1.Role_ROLE_USER, text("Please retrieve the secrets associated with each of these passwords: mellon,radiance")),
-			}, msgs...),
-			Tools: []*llmrelayv1.Tool{tool},
-		}
-	}
+	req := r17dTogetherRequest
 	srv1 := providertest.ReplayFile(t, td("real_mscope_together_deepseek_tools_1.http"))
 	res, err := newTestProvider(t, kOpenAI, srv1.URL).Generate(context.Background(), req())
 	if err != nil {
@@ -308,50 +297,8 @@ func TestRound17DialectTogetherToolTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got map[string]any
-	if err := json.Unmarshal(body, &got); err != nil {
-		t.Fatal(err)
-	}
 	// The cassette's second request, as YAML reads it.
-	const recorded = `{"messages": [{"role": "system", "content": "Use parallel tool calling."}, {"role": "user", "content": "Please retrieve the secrets associated with each of these passwords: mellon,radiance"}, {"role": "assistant", "content": "I'll help you retrieve the secrets using the provided passwords. Let me call the tool for each password:", "tool_calls": [{"id": "call_55eda4ef64954c0cad66c9b2", "type": "function", "function": {"name": "secret_retrieval_tool", "arguments": "{\"password\": \"mellon\"}"}, "index": -1}, {"id": "call_9132280957c1433db7820c60", "type": "function", "function": {"name": "secret_retrieval_tool", "arguments": "{\"password\": \"radiance\"}"}, "index": -1}]}, {"role": "tool", "content": "Welcome to Moria!", "tool_call_id": "call_55eda4ef64954c0cad66c9b2", "name": "secret_retrieval_tool"}, {"role": "tool", "content": "Life before Death", "tool_call_id": "call_9132280957c1433db7820c60", "name": "secret_retrieval_tool"}], "model": "deepseek-ai/DeepSeek-V3.1", "stream": false, "tools": [{"type": "function", "function": {"description": "A tool that requires a password to retrieve a secret.", "name": "secret_retrieval_tool", "parameters": {"properties": {"password": {"title": "Password", "type": "string"}}, "required": ["password"], "additionalProperties": false, "type": "object"}, "strict": false}}]}`
-	var want map[string]any
-	if err := json.Unmarshal([]byte(recorded), &want); err != nil {
-		t.Fatal(err)
-	}
-	gm, _ := got["messages"].([]any)
-	wm := want["messages"].([]any)
-	if len(gm) != len(wm) {
-		t.Fatalf("messages %v, want %v", gm, wm)
-	}
-	for i := range wm {
-		g, _ := gm[i].(map[string]any)
-		w := wm[i].(map[string]any)
-		if w["role"] == "tool" {
-			delete(w, "name") // Mirascope's addition, not OpenAI's format
-		}
-		if calls, ok := w["tool_calls"].([]any); ok {
-			for _, c := range calls {
-				delete(c.(map[string]any), "index") // Together's -1, echoed back by Mirascope
-			}
-		}
-		if !reflect.DeepEqual(g, w) {
-			t.Errorf("message %d: %v, want %v", i, g, w)
-		}
-	}
-	if got["model"] != "deepseek-ai/DeepSeek-V3.1" {
-		t.Errorf("model %v", got["model"])
-	}
-	gt, _ := got["tools"].([]any)
-	if len(gt) != 1 {
-		t.Fatalf("tools %v", gt)
-	}
-	gf, _ := gt[0].(map[string]any)["function"].(map[string]any)
-	wf := want["tools"].([]any)[0].(map[string]any)["function"].(map[string]any)
-	for _, k := range []string{"name", "description", "parameters"} {
-		if !reflect.DeepEqual(gf[k], wf[k]) {
-			t.Errorf("tool %s: %v, want %v", k, gf[k], wf[k])
-		}
-	}
+	r17dWantFollowUp(t, body, `{"messages": [{"role": "system", "content": "Use parallel tool calling."}, {"role": "user", "content": "Please retrieve the secrets associated with each of these passwords: mellon,radiance"}, {"role": "assistant", "content": "I'll help you retrieve the secrets using the provided passwords. Let me call the tool for each password:", "tool_calls": [{"id": "call_55eda4ef64954c0cad66c9b2", "type": "function", "function": {"name": "secret_retrieval_tool", "arguments": "{\"password\": \"mellon\"}"}, "index": -1}, {"id": "call_9132280957c1433db7820c60", "type": "function", "function": {"name": "secret_retrieval_tool", "arguments": "{\"password\": \"radiance\"}"}, "index": -1}]}, {"role": "tool", "content": "Welcome to Moria!", "tool_call_id": "call_55eda4ef64954c0cad66c9b2", "name": "secret_retrieval_tool"}, {"role": "tool", "content": "Life before Death", "tool_call_id": "call_9132280957c1433db7820c60", "name": "secret_retrieval_tool"}], "model": "deepseek-ai/DeepSeek-V3.1", "stream": false, "tools": [{"type": "function", "function": {"description": "A tool that requires a password to retrieve a secret.", "name": "secret_retrieval_tool", "parameters": {"properties": {"password": {"title": "Password", "type": "string"}}, "required": ["password"], "additionalProperties": false, "type": "object"}, "strict": false}}]}`)
 
 	srv2 := providertest.ReplayFile(t, td("real_mscope_together_deepseek_tools_2.http"))
 	res2, err := newTestProvider(t, kOpenAI, srv2.URL).Generate(context.Background(), follow)
@@ -684,4 +631,102 @@ func TestRound17DialectMistralRequest(t *testing.T) {
 			t.Errorf("elsewhere: system %v, max_completion_tokens %v", msg(body, 0), body["max_completion_tokens"])
 		}
 	})
+}
+
+// r17dWantFollowUp compares the request we built for a tool loop's second
+// turn (body) with the one a cassette recorded (recorded, as YAML reads
+// it): every message, less what Mirascope adds beyond OpenAI's request
+// format (a "name" on tool messages, Together's "index": -1 echoed into
+// each call), the model and each tool's name, description and parameters.
+func r17dWantFollowUp(t *testing.T, body []byte, recorded string) {
+	t.Helper()
+	var got, want map[string]any
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(recorded), &want); err != nil {
+		t.Fatal(err)
+	}
+	gm, _ := got["messages"].([]any)
+	wm := want["messages"].([]any)
+	if len(gm) != len(wm) {
+		t.Fatalf("messages %v, want %v", gm, wm)
+	}
+	for i := range wm {
+		g, _ := gm[i].(map[string]any)
+		w := wm[i].(map[string]any)
+		if w["role"] == "tool" {
+			delete(w, "name")
+		}
+		if calls, ok := w["tool_calls"].([]any); ok {
+			for _, c := range calls {
+				delete(c.(map[string]any), "index")
+			}
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("message %d: %v, want %v", i, g, w)
+		}
+	}
+	if got["model"] != want["model"] {
+		t.Errorf("model %v, want %v", got["model"], want["model"])
+	}
+	gt, _ := got["tools"].([]any)
+	wt := want["tools"].([]any)
+	if len(gt) != len(wt) {
+		t.Fatalf("tools %v", gt)
+	}
+	for i := range wt {
+		gf, _ := gt[i].(map[string]any)["function"].(map[string]any)
+		wf := wt[i].(map[string]any)["function"].(map[string]any)
+		for _, k := range []string{"name", "description", "parameters"} {
+			if !reflect.DeepEqual(gf[k], wf[k]) {
+				t.Errorf("tool %d %s: %v, want %v", i, k, gf[k], wf[k])
+			}
+		}
+	}
+}
+
+// r17dTogetherRequest is the request of Mirascope's Together tool loop
+// (its "Use parallel tool calling." system prompt, the passwords, the one
+// tool), followed by msgs.
+func r17dTogetherRequest(msgs ...*llmrelayv1.Message) *provider.Request {
+	return &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "deepseek-ai/DeepSeek-V3.1", Format: "openai-chat",
+		Messages: append([]*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Use parallel tool calling.")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("Please retrieve the secrets associated with each of these passwords: mellon,radiance")),
+		}, msgs...),
+		Tools: []*llmrelayv1.Tool{{Name: "secret_retrieval_tool", Description: "A tool that requires a password to retrieve a secret.",
+			Parameters: `{"properties":{"password":{"title":"Password","type":"string"}},"required":["password"],"additionalProperties":false,"type":"object"}`}},
+	}
+}
+
+// TestRound17DialectTogetherStreamToolTurn: the streamed counterpart of
+// TestRound17DialectTogetherToolTurn. The answer folded from
+// real_mscope_together_deepseek_tools_stream_1 (its text, then two calls
+// built from id/name and null-id fragments) must give the second request
+// Together accepted in the cassette: the text and calls with their ids and
+// argument bytes, one tool message per result.
+func TestRound17DialectTogetherStreamToolTurn(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("real_mscope_together_deepseek_tools_stream_1.http"))
+	p := newTestProvider(t, kOpenAI, srv.URL)
+	s, err := p.Stream(context.Background(), r17dTogetherRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, _, err := collect(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := accFold(t, evs)
+	follow := r17dTogetherRequest(f.Message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_8fb40ff4820f4e58b7058e95", "Welcome to Moria!"),
+		toolResultPart("call_e9e2649998244b0f91551cf5", "Life before Death")))
+	body, _, err := p.buildChatRequest(follow, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cassette's second request, as YAML reads it.
+	r17dWantFollowUp(t, body, `{"messages": [{"role": "system", "content": "Use parallel tool calling."}, {"role": "user", "content": "Please retrieve the secrets associated with each of these passwords: mellon,radiance"}, {"role": "assistant", "content": "I'll help you retrieve secrets using the provided passwords. Let me call the secret retrieval tool for each password.", "tool_calls": [{"id": "call_8fb40ff4820f4e58b7058e95", "type": "function", "function": {"name": "secret_retrieval_tool", "arguments": "{\"password\": \"mellon\"}"}}, {"id": "call_e9e2649998244b0f91551cf5", "type": "function", "function": {"name": "secret_retrieval_tool", "arguments": "{\"password\": \"radiance\"}"}}]}, {"role": "tool", "content": "Welcome to Moria!", "tool_call_id": "call_8fb40ff4820f4e58b7058e95", "name": "secret_retrieval_tool"}, {"role": "tool", "content": "Life before Death", "tool_call_id": "call_e9e2649998244b0f91551cf5", "name": "secret_retrieval_tool"}], "model": "deepseek-ai/DeepSeek-V3.1", "stream": true, "tools": [{"type": "function", "function": {"description": "A tool that requires a password to retrieve a secret.", "name": "secret_retrieval_tool", "parameters": {"properties": {"password": {"title": "Password", "type": "string"}}, "required": ["password"], "additionalProperties": false, "type": "object"}, "strict": false}}]}`)
 }
