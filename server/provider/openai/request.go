@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -172,8 +173,15 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 // are system, user, assistant and tool, so the developer role a reasoning
 // request gives the system prompt is sent as system; a name on a system,
 // user or assistant message is not sent, with a warning.
+//
+// Mistral also refuses a tool call id that is not 9 letters or digits (400
+// "Tool call id was … but must be a-z, A-Z, 0-9, with a length of 9",
+// code 3280: testdata/dialect_mistral_err_400_tool_call_id.http), which
+// every id another provider gave (OpenAI's call_…, a failover's history)
+// is: such an id goes as mistralCallID's digest of it, the same for the
+// call and its result, with a warning. Mistral's own ids go unchanged.
 func mistralRequest(w *chatRequest, warnings []string) []string {
-	names := 0
+	names, ids := 0, map[string]bool{}
 	for i := range w.Messages {
 		m := &w.Messages[i]
 		if m.Role == "developer" {
@@ -183,11 +191,54 @@ func mistralRequest(w *chatRequest, warnings []string) []string {
 			m.Name = ""
 			names++
 		}
+		for j := range m.ToolCalls {
+			if id, ok := mistralCallID(m.ToolCalls[j].ID); ok {
+				ids[m.ToolCalls[j].ID] = true
+				m.ToolCalls[j].ID = id
+			}
+		}
+		if id, ok := mistralCallID(m.ToolCallID); ok {
+			ids[m.ToolCallID] = true
+			m.ToolCallID = id
+		}
 	}
 	if names > 0 {
 		warnings = append(warnings, fmt.Sprintf("the name of %d message(s) was not sent: api.mistral.ai refuses it", names))
 	}
+	if len(ids) > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d tool call id(s) sent in the 9-character form api.mistral.ai requires", len(ids)))
+	}
 	return warnings
+}
+
+// mistralCallID is the id Mistral takes for a tool call id it refuses: 9
+// letters and digits drawn from the SHA-256 of the id (the same id always
+// gives the same one, so a call and its result still match), and true;
+// an id Mistral takes (9 letters or digits, or none) is kept, false.
+func mistralCallID(id string) (string, bool) {
+	if id == "" || isMistralCallID(id) {
+		return id, false
+	}
+	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	sum := sha256.Sum256([]byte(id))
+	var out [9]byte
+	for i := range out {
+		out[i] = alphabet[int(sum[i])%len(alphabet)]
+	}
+	return string(out[:]), true
+}
+
+func isMistralCallID(id string) bool {
+	if len(id) != 9 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Provider) invalid(format string, args ...any) *provider.Error {

@@ -730,3 +730,94 @@ func TestRound17DialectTogetherStreamToolTurn(t *testing.T) {
 	// The cassette's second request, as YAML reads it.
 	r17dWantFollowUp(t, body, `{"messages": [{"role": "system", "content": "Use parallel tool calling."}, {"role": "user", "content": "Please retrieve the secrets associated with each of these passwords: mellon,radiance"}, {"role": "assistant", "content": "I'll help you retrieve secrets using the provided passwords. Let me call the secret retrieval tool for each password.", "tool_calls": [{"id": "call_8fb40ff4820f4e58b7058e95", "type": "function", "function": {"name": "secret_retrieval_tool", "arguments": "{\"password\": \"mellon\"}"}}, {"id": "call_e9e2649998244b0f91551cf5", "type": "function", "function": {"name": "secret_retrieval_tool", "arguments": "{\"password\": \"radiance\"}"}}]}, {"role": "tool", "content": "Welcome to Moria!", "tool_call_id": "call_8fb40ff4820f4e58b7058e95", "name": "secret_retrieval_tool"}, {"role": "tool", "content": "Life before Death", "tool_call_id": "call_e9e2649998244b0f91551cf5", "name": "secret_retrieval_tool"}], "model": "deepseek-ai/DeepSeek-V3.1", "stream": true, "tools": [{"type": "function", "function": {"description": "A tool that requires a password to retrieve a secret.", "name": "secret_retrieval_tool", "parameters": {"properties": {"password": {"title": "Password", "type": "string"}}, "required": ["password"], "additionalProperties": false, "type": "object"}, "strict": false}}]}`)
 }
+
+// TestRound17DialectMistralToolCallIDs: api.mistral.ai refuses a tool call
+// id that is not 9 letters or digits (400, type invalid_function_call, code
+// 3280: the body and headers karthink/gptel#1203 and
+// editor-code-assistant/eca#233 quote), so a history holding another
+// provider's calls (OpenAI's call_…, as after a failover) could not go
+// there. Such ids go as a digest of 9 letters and digits now, the same for
+// a call and its result; Mistral's own ids are kept; elsewhere nothing
+// changes.
+func TestRound17DialectMistralToolCallIDs(t *testing.T) {
+	t.Parallel()
+	t.Run("error", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.ReplayFile(t, td("dialect_mistral_err_400_tool_call_id.http"))
+		_, err := newHostProvider(t, "https://api.mistral.ai/v1", srv.URL).Generate(context.Background(), chatRequests(t)["chat_plain"])
+		providertest.Golden(t, td("dialect_mistral_err_400_tool_call_id.golden"), []byte(renderErr(err)+"\n"))
+		if err == nil {
+			t.Fatal("no error")
+		}
+		e := providerError(t, err)
+		if e.Kind != provider.KindInvalidRequest || e.HTTPStatus != http.StatusBadRequest || e.Code != "3280" ||
+			e.Message != "Tool call id was call_Vt6pRk2NsWq9LbX4cHm7ZyJd but must be a-z, A-Z, 0-9, with a length of 9." ||
+			e.RequestID != "019b9939-d767-77d7-bf15-c90cff465ee7" {
+			t.Errorf("error %+v", e)
+		}
+	})
+	build := func(t *testing.T, base string, req *provider.Request) ([]any, []string) {
+		t.Helper()
+		p, err := New(testKey, WithBaseURL(base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, warnings, err := p.buildChatRequest(req, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct{ Messages []any }
+		if err := json.Unmarshal(raw, &body); err != nil {
+			t.Fatal(err)
+		}
+		return body.Messages, warnings
+	}
+	field := func(msgs []any, i int, k string) any { return msgs[i].(map[string]any)[k] }
+	callID := func(msgs []any, i, j int) string {
+		return field(msgs, i, "tool_calls").([]any)[j].(map[string]any)["id"].(string)
+	}
+	t.Run("rewritten", func(t *testing.T) {
+		t.Parallel()
+		msgs, warnings := build(t, "https://api.mistral.ai/v1", chatRequests(t)["multiturn_tools"])
+		// system, user, assistant (two calls), tool, tool
+		a, b := callID(msgs, 2, 0), callID(msgs, 2, 1)
+		for _, id := range []string{a, b} {
+			if !isMistralCallID(id) {
+				t.Errorf("id %q", id)
+			}
+		}
+		if a == b || field(msgs, 3, "tool_call_id") != a || field(msgs, 4, "tool_call_id") != b {
+			t.Errorf("calls %s %s, results %v %v", a, b, field(msgs, 3, "tool_call_id"), field(msgs, 4, "tool_call_id"))
+		}
+		if again, _ := mistralCallID("call_Vt6pRk2NsWq9LbX4cHm7ZyJd"); again != a {
+			t.Errorf("not deterministic: %s, %s", again, a)
+		}
+		if !reflect.DeepEqual(warnings, []string{"2 tool call id(s) sent in the 9-character form api.mistral.ai requires"}) {
+			t.Errorf("warnings %q", warnings)
+		}
+		msgs, warnings = build(t, "https://api.openai.com/v1", chatRequests(t)["multiturn_tools"])
+		if callID(msgs, 2, 0) != "call_Vt6pRk2NsWq9LbX4cHm7ZyJd" || field(msgs, 4, "tool_call_id") != "call_Jq3mZt8Xw2VbN6pL0sRdYh4K" || len(warnings) != 0 {
+			t.Errorf("elsewhere: %v, warnings %q", msgs, warnings)
+		}
+	})
+	t.Run("kept", func(t *testing.T) {
+		t.Parallel()
+		// The turn of real_mag_mistral_parallel_function_call_stream, sent
+		// back: Mistral's own ids go unchanged, no warning.
+		req := &provider.Request{
+			Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "mistral-large-latest", Format: "openai-chat",
+			Messages: []*llmrelayv1.Message{
+				msgOf(llmrelayv1.Role_ROLE_USER, text("Use the plus tool to sum 1 and 2. Use the minus tool to subtract 1 from 2. Make sure to use both tools at once.")),
+				msgOf(llmrelayv1.Role_ROLE_ASSISTANT,
+					&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: "nqjf8Hqe1", Name: "plus", Arguments: `{"a": 1, "b": 2}`}}},
+					&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: "ATcpCKul3", Name: "minus", Arguments: `{"a": 2, "b": 1}`}}}),
+				msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("nqjf8Hqe1", "3"), toolResultPart("ATcpCKul3", "1")),
+			},
+		}
+		msgs, warnings := build(t, "https://api.mistral.ai/v1", req)
+		if callID(msgs, 1, 0) != "nqjf8Hqe1" || callID(msgs, 1, 1) != "ATcpCKul3" || field(msgs, 2, "tool_call_id") != "nqjf8Hqe1" ||
+			field(msgs, 3, "tool_call_id") != "ATcpCKul3" || len(warnings) != 0 {
+			t.Errorf("%v, warnings %q", msgs, warnings)
+		}
+	})
+}
