@@ -163,6 +163,22 @@ var round17DialectStreams = []recordedStream{
 		}
 		wantWarnings(t, f.Meta)
 	}},
+	// The same endpoint, text (March 2025, gzip body decoded): no "id", the
+	// usage on both chunks and not a running count (prompt 4, completion
+	// 0, then prompt 3, completion 11, total 14): the last one is the
+	// answer's; the finish in the chunk carrying the rest of the text.
+	{"real_mag_gemini_compat_text_stream", "chat_plain", kOpenAI, func(t *testing.T, f folded) {
+		if p := f.Message.GetParts(); len(p) != 1 || p[0].GetText() != "Hello there! How can I help you today?\n" {
+			t.Fatalf("parts %v", p)
+		}
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		wantUsage(t, f.Meta.GetUsage(), &llmrelayv1.Usage{InputTokens: 3, OutputTokens: 11, TotalTokens: 14})
+		if f.Meta.GetResponseId() != "" || f.Meta.GetResolvedModel() != "gemini-2.0-flash" ||
+			!proto.Equal(f.Meta.GetCreateTime(), ts("2025-03-02T05:50:41Z")) {
+			t.Errorf("meta %v", f.Meta)
+		}
+		wantWarnings(t, f.Meta)
+	}},
 	// OpenRouter relaying deepseek-chat-v3-0324 on Novita (May 2025), a
 	// forced call: three ": OPENROUTER PROCESSING" comments, the call
 	// opened with a name and no "arguments" key at all, continued by
