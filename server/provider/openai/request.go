@@ -158,7 +158,29 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	if p.mistral {
 		warnings = mistralRequest(w, warnings)
 	}
+	if p.xai {
+		warnings = xaiRequest(w, warnings)
+	}
 	return w, warnings, nil
+}
+
+// xaiRequest fits a request to api.x.ai, which answers 400 to a name on a
+// message that is not the user's ({"code": "Client specified an invalid
+// argument", "error": "Only messages of role 'user' can have a name."}, as
+// BerriAI/litellm#9720 and pipecat-ai/pipecat#2274 quote it): such a name
+// is not sent, with a warning.
+func xaiRequest(w *chatRequest, warnings []string) []string {
+	names := 0
+	for i := range w.Messages {
+		if m := &w.Messages[i]; m.Name != "" && m.Role != "user" {
+			m.Name = ""
+			names++
+		}
+	}
+	if names > 0 {
+		warnings = append(warnings, fmt.Sprintf("the name of %d non-user message(s) was not sent: api.x.ai takes a name on user messages only", names))
+	}
+	return warnings
 }
 
 // mistralRequest fits a request to api.mistral.ai, whose validator answers
@@ -511,6 +533,12 @@ func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, error)
 func openAIHost(baseURL string) bool {
 	u, err := url.Parse(baseURL)
 	return err == nil && strings.EqualFold(u.Hostname(), "api.openai.com")
+}
+
+// xaiHost reports whether baseURL is xAI's API (api.x.ai).
+func xaiHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.x.ai")
 }
 
 // mistralHost reports whether baseURL is Mistral's API (api.mistral.ai).

@@ -837,3 +837,62 @@ func TestRound17DialectMistralToolCallIDs(t *testing.T) {
 		}
 	})
 }
+
+// TestRound17DialectXAINames: api.x.ai answers 400 to a name on a message
+// that is not the user's (its error shape: a "code" sentence beside an
+// "error" string, both as BerriAI/litellm#9720 quotes them). Such a name
+// is not sent there now, with a warning; a user's name is; elsewhere every
+// name goes.
+func TestRound17DialectXAINames(t *testing.T) {
+	t.Parallel()
+	t.Run("error", func(t *testing.T) {
+		t.Parallel()
+		srv := providertest.ReplayFile(t, td("dialect_xai_err_400_name.http"))
+		_, err := newHostProvider(t, "https://api.x.ai/v1", srv.URL).Generate(context.Background(), chatRequests(t)["chat_plain"])
+		providertest.Golden(t, td("dialect_xai_err_400_name.golden"), []byte(renderErr(err)+"\n"))
+		if err == nil {
+			t.Fatal("no error")
+		}
+		if e := providerError(t, err); e.Kind != provider.KindInvalidRequest || e.HTTPStatus != http.StatusBadRequest ||
+			e.Message != "Only messages of role 'user' can have a name." {
+			t.Errorf("error %+v", e)
+		}
+	})
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "grok-4", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{
+			{Role: llmrelayv1.Role_ROLE_SYSTEM, Parts: []*llmrelayv1.Part{text("*I press the green button*")}, Name: "example_user"},
+			{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{text("Hello")}, Name: "alice"},
+			{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{text("Hi")}, Name: "bot"},
+			{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{text("What is 2+2?")}},
+		},
+	}
+	for _, tc := range []struct {
+		base     string
+		names    []any
+		warnings []string
+	}{
+		{"https://api.x.ai/v1", []any{nil, "alice", nil, nil}, []string{"the name of 2 non-user message(s) was not sent: api.x.ai takes a name on user messages only"}},
+		{"https://api.openai.com/v1", []any{"example_user", "alice", "bot", nil}, nil},
+	} {
+		p, err := New(testKey, WithBaseURL(tc.base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, warnings, err := p.buildChatRequest(req, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct{ Messages []map[string]any }
+		if err := json.Unmarshal(raw, &body); err != nil {
+			t.Fatal(err)
+		}
+		var names []any
+		for _, m := range body.Messages {
+			names = append(names, m["name"])
+		}
+		if !reflect.DeepEqual(names, tc.names) || !reflect.DeepEqual(warnings, tc.warnings) {
+			t.Errorf("%s: names %v, warnings %q", tc.base, names, warnings)
+		}
+	}
+}
