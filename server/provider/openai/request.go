@@ -541,10 +541,15 @@ func xaiHost(baseURL string) bool {
 	return err == nil && strings.EqualFold(u.Hostname(), "api.x.ai")
 }
 
-// mistralHost reports whether baseURL is Mistral's API (api.mistral.ai).
+// mistralHost reports whether baseURL is Mistral's API: api.mistral.ai, or
+// another host of mistral.ai (codestral.mistral.ai serves the same API).
 func mistralHost(baseURL string) bool {
 	u, err := url.Parse(baseURL)
-	return err == nil && strings.EqualFold(u.Hostname(), "api.mistral.ai")
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	return h == "mistral.ai" || strings.HasSuffix(h, ".mistral.ai")
 }
 
 // outputDimensionHost reports whether baseURL is an API that names the

@@ -896,3 +896,27 @@ func TestRound17DialectXAINames(t *testing.T) {
 		}
 	}
 }
+
+func TestRound17DialectHosts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		base         string
+		mistral, xai bool
+	}{
+		{"https://api.mistral.ai/v1", true, false},
+		{"https://codestral.mistral.ai/v1", true, false},
+		{"https://API.MISTRAL.AI/v1", true, false},
+		{"https://mistral.ai.example.com/v1", false, false},
+		{"https://notmistral.ai/v1", false, false},
+		{"https://api.x.ai/v1", false, true},
+		{"https://api.x.ai.example.com/v1", false, false},
+		{"https://api.openai.com/v1", false, false},
+	} {
+		if got := mistralHost(tc.base); got != tc.mistral {
+			t.Errorf("mistralHost(%s) = %v", tc.base, got)
+		}
+		if got := xaiHost(tc.base); got != tc.xai {
+			t.Errorf("xaiHost(%s) = %v", tc.base, got)
+		}
+	}
+}
