@@ -146,6 +146,26 @@ func fastAPIDetail(raw json.RawMessage) string {
 	return strings.Join(parts, "; ")
 }
 
+// messageDetail reads a "message" that is an object holding a FastAPI
+// validation failure, as api.mistral.ai's 422 answers give it
+// ({"object":"error","message":{"detail":[{"type":"extra_forbidden",
+// "loc":["body","max_completion_tokens"],"msg":"Extra inputs are not
+// permitted",…}]},…}, testdata/dialect_mistral_err_422_extra_forbidden.http):
+// the "loc: msg" of each failure, as fastAPIDetail writes them; "" for any
+// other message.
+func messageDetail(m string) string {
+	if !strings.HasPrefix(m, "{") {
+		return ""
+	}
+	var obj struct {
+		Detail json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal([]byte(m), &obj) != nil || !isPresent(obj.Detail) {
+		return ""
+	}
+	return fastAPIDetail(obj.Detail)
+}
+
 // errorFromObject builds an error from an "error" value: an object
 // {message,type,param,code[,innererror]} or a bare string. base, when
 // non-nil, carries the status-derived fields; otherwise this is an error
@@ -173,6 +193,9 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 	}
 	if m := strings.TrimSpace(string(we.Message)); m != "" {
 		e.Message = m
+		if d := messageDetail(m); d != "" {
+			e.Message = d
+		}
 	}
 	e.Param = string(we.Param)
 	e.Code = string(we.Code)

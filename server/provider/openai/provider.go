@@ -57,6 +57,12 @@ type Provider struct {
 	// googleCompat: the base URL is Google's (Gemini's OpenAI-compatible
 	// endpoint), which takes thought signatures back on tool calls.
 	googleCompat bool
+	// mistral: the base URL is Mistral's API (api.mistral.ai), whose
+	// validator refuses fields it does not know (request.go, mistralRequest).
+	mistral bool
+	// xai: the base URL is xAI's API (api.x.ai), which takes a name on
+	// user messages only (request.go, xaiRequest).
+	xai bool
 	// think is the inline reasoning markup of the content: gpt-oss's
 	// <reasoning> blocks on AWS Bedrock's hosts (bedrockHost), a leading
 	// <think> block elsewhere.
@@ -257,6 +263,8 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 		p.replay = replayByHost(p.baseURL)
 	}
 	p.googleCompat = googleHost(p.baseURL)
+	p.mistral = mistralHost(p.baseURL)
+	p.xai = xaiHost(p.baseURL)
 	if bedrockHost(p.baseURL) {
 		p.think = provider.ThinkBlocks
 	}

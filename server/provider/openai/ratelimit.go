@@ -108,6 +108,34 @@ func headerInt(h http.Header, name string) *int64 {
 	return &n
 }
 
+// unprefixedLimits completes rl with the limits Anthropic's OpenAI-compatible
+// endpoint (api.anthropic.com/v1/chat/completions) sends under names of its
+// own, x-ratelimit-requests and x-ratelimit-tokens, beside OpenAI's
+// x-ratelimit-remaining-* and x-ratelimit-reset-* and without OpenAI's
+// x-ratelimit-limit-* (testdata/real_mscope_anthropic_compat.http: 4000
+// and 2400000, December 2025). Each fills only a limit rl has none for.
+func unprefixedLimits(rl *llmrelayv1.RateLimit, h http.Header) *llmrelayv1.RateLimit {
+	for _, b := range []struct {
+		name string
+		get  func(*llmrelayv1.RateLimit) **int64
+	}{
+		{"x-ratelimit-requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsLimit }},
+		{"x-ratelimit-tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensLimit }},
+	} {
+		n := headerInt(h, b.name)
+		if n == nil {
+			continue
+		}
+		if rl == nil {
+			rl = &llmrelayv1.RateLimit{}
+		}
+		if f := b.get(rl); *f == nil {
+			*f = n
+		}
+	}
+	return rl
+}
+
 // bareRateLimit completes rl (nil: none read yet) with the budgets of
 // servers that send a single unsuffixed triple instead of OpenAI's
 // -requests/-tokens pairs:

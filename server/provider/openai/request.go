@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -106,9 +107,15 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 			w.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: js}
 		}
 	}
-	if req.Reasoning {
+	switch {
+	case req.Reasoning && p.mistral:
+		// Mistral's reasoning models (magistral) take max_tokens; its
+		// validator refuses max_completion_tokens with a 422
+		// ("extra_forbidden": testdata/dialect_mistral_err_422_extra_forbidden.http).
+		w.MaxTokens = o.MaxTokens
+	case req.Reasoning:
 		w.MaxCompletionTokens = o.MaxTokens
-	} else {
+	default:
 		w.Temperature = o.Temperature
 		w.TopP = o.TopP
 		w.MaxTokens = o.MaxTokens
@@ -144,9 +151,116 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	}
 	if stream {
 		w.Stream = true
-		w.StreamOptions = &streamOptions{IncludeUsage: true}
+		if !p.mistral {
+			w.StreamOptions = &streamOptions{IncludeUsage: true}
+		}
+	}
+	if p.mistral {
+		warnings = mistralRequest(w, warnings)
+	}
+	if p.xai {
+		warnings = xaiRequest(w, warnings)
 	}
 	return w, warnings, nil
+}
+
+// xaiRequest fits a request to api.x.ai, which answers 400 to a name on a
+// message that is not the user's ({"code": "Client specified an invalid
+// argument", "error": "Only messages of role 'user' can have a name."}, as
+// BerriAI/litellm#9720 and pipecat-ai/pipecat#2274 quote it): such a name
+// is not sent, with a warning.
+func xaiRequest(w *chatRequest, warnings []string) []string {
+	names := 0
+	for i := range w.Messages {
+		if m := &w.Messages[i]; m.Name != "" && m.Role != "user" {
+			m.Name = ""
+			names++
+		}
+	}
+	if names > 0 {
+		warnings = append(warnings, fmt.Sprintf("the name of %d non-user message(s) was not sent: api.x.ai takes a name on user messages only", names))
+	}
+	return warnings
+}
+
+// mistralRequest fits a request to api.mistral.ai, whose validator answers
+// 422 "extra_forbidden" for a field it does not know (the bodies issue
+// threads quote: max_completion_tokens, editor-code-assistant/eca#231;
+// stream_options.include_usage, avante-corp/avante.nvim#2347 and
+// openai/openai-agents-python#442; a user message's name,
+// Gage-Technologies/mistral-go#2). Its streams end with the usage
+// unasked (testdata/real_mag_mistral_parallel_function_call_stream.http was
+// asked without stream_options), so chatRequest sends none there; the
+// reasoning limit goes as max_tokens (chatRequest). Here: Mistral's roles
+// are system, user, assistant and tool, so the developer role a reasoning
+// request gives the system prompt is sent as system; a name on a system,
+// user or assistant message is not sent, with a warning.
+//
+// Mistral also refuses a tool call id that is not 9 letters or digits (400
+// "Tool call id was … but must be a-z, A-Z, 0-9, with a length of 9",
+// code 3280: testdata/dialect_mistral_err_400_tool_call_id.http), which
+// every id another provider gave (OpenAI's call_…, a failover's history)
+// is: such an id goes as mistralCallID's digest of it, the same for the
+// call and its result, with a warning. Mistral's own ids go unchanged.
+func mistralRequest(w *chatRequest, warnings []string) []string {
+	names, ids := 0, map[string]bool{}
+	for i := range w.Messages {
+		m := &w.Messages[i]
+		if m.Role == "developer" {
+			m.Role = "system"
+		}
+		if m.Name != "" && m.Role != "tool" {
+			m.Name = ""
+			names++
+		}
+		for j := range m.ToolCalls {
+			if id, ok := mistralCallID(m.ToolCalls[j].ID); ok {
+				ids[m.ToolCalls[j].ID] = true
+				m.ToolCalls[j].ID = id
+			}
+		}
+		if id, ok := mistralCallID(m.ToolCallID); ok {
+			ids[m.ToolCallID] = true
+			m.ToolCallID = id
+		}
+	}
+	if names > 0 {
+		warnings = append(warnings, fmt.Sprintf("the name of %d message(s) was not sent: api.mistral.ai refuses it", names))
+	}
+	if len(ids) > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d tool call id(s) sent in the 9-character form api.mistral.ai requires", len(ids)))
+	}
+	return warnings
+}
+
+// mistralCallID is the id Mistral takes for a tool call id it refuses: 9
+// letters and digits drawn from the SHA-256 of the id (the same id always
+// gives the same one, so a call and its result still match), and true;
+// an id Mistral takes (9 letters or digits, or none) is kept, false.
+func mistralCallID(id string) (string, bool) {
+	if id == "" || isMistralCallID(id) {
+		return id, false
+	}
+	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	sum := sha256.Sum256([]byte(id))
+	var out [9]byte
+	for i := range out {
+		out[i] = alphabet[int(sum[i])%len(alphabet)]
+	}
+	return string(out[:]), true
+}
+
+func isMistralCallID(id string) bool {
+	if len(id) != 9 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Provider) invalid(format string, args ...any) *provider.Error {
@@ -419,6 +533,23 @@ func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, error)
 func openAIHost(baseURL string) bool {
 	u, err := url.Parse(baseURL)
 	return err == nil && strings.EqualFold(u.Hostname(), "api.openai.com")
+}
+
+// xaiHost reports whether baseURL is xAI's API (api.x.ai).
+func xaiHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.x.ai")
+}
+
+// mistralHost reports whether baseURL is Mistral's API: api.mistral.ai, or
+// another host of mistral.ai (codestral.mistral.ai serves the same API).
+func mistralHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	return h == "mistral.ai" || strings.HasSuffix(h, ".mistral.ai")
 }
 
 // outputDimensionHost reports whether baseURL is an API that names the

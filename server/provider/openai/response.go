@@ -381,6 +381,7 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	if meta.RateLimit == nil {
 		meta.RateLimit = anthropicRateLimit(h)
 	}
+	meta.RateLimit = unprefixedLimits(meta.RateLimit, h)
 	meta.RateLimit = bareRateLimit(meta.RateLimit, h)
 	if v := strings.TrimSpace(h.Get("openai-processing-ms")); v != "" {
 		if n, err := strconv.ParseFloat(v, 64); err == nil {
