@@ -159,6 +159,44 @@ func TestAzsdkRecordedUnary(t *testing.T) {
 			}
 			wantWarnings(t, m, "legacy function_call without an id; keyed as call_idx0")
 		}},
+		// The Java SDK's record keeps the body as a string: Azure's bytes
+		// (April 2023, api-version 2023-03-15-preview): no filter
+		// annotations at all, and retry-after: 0 on a 200.
+		{"real_azsdk_java_chat_completions", func(testing.TB) *provider.Request {
+			return &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-35-turbo", Format: "openai-chat",
+				Messages: []*llmrelayv1.Message{
+					msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a helpful assistant. You will talk like a pirate.")),
+					msgOf(llmrelayv1.Role_ROLE_USER, text("Can you help me?")),
+					msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("Of course, me hearty! What can I do for ye?")),
+					msgOf(llmrelayv1.Role_ROLE_USER, text("What's the best way to train a parrot?")),
+				}, Options: &llmrelayv1.GenerationOptions{}}
+		}, func(t *testing.T, res *provider.Result) {
+			m := res.Meta
+			if m.GetResponseId() != "chatcmpl-7AMMHwd64TiSwbLf4XaV5UnvK0gtJ" || m.GetResolvedModel() != "gpt-35-turbo" ||
+				m.GetCreateTime().GetSeconds() != 1682703581 || m.GetProviderRequestId() != "37559ab0-00d4-40e7-823c-026e5767a2cc" {
+				t.Errorf("meta %v", m)
+			}
+			if !proto.Equal(m.GetUsage(), &llmrelayv1.Usage{InputTokens: 65, OutputTokens: 224, TotalTokens: 289}) {
+				t.Errorf("usage %v, want 65 + 224 = 289", m.GetUsage())
+			}
+			if m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "stop" {
+				t.Errorf("finish %v %q", m.GetFinishReason(), m.GetProviderFinishReason())
+			}
+			for _, k := range []string{extPromptFilterResults, extContentFilterResults, extContentFilterResult} {
+				if got := extJSON(t, m, k); got != "" {
+					t.Errorf("%s %s: the answer had none", k, got)
+				}
+			}
+			if m.GetRateLimit() != nil {
+				t.Errorf("rate limit %v from a retry-after: 0 on a 200", m.GetRateLimit())
+			}
+			text := res.Message.GetParts()[0].GetText()
+			if len(res.Message.GetParts()) != 1 || len(text) != 989 || !strings.HasPrefix(text, "Arrrr, training a parrot") ||
+				!containsAll(text, "parrot's cage", `"step up" or "come here"`, "wonderful things!") {
+				t.Errorf("parts %v", res.Message.GetParts())
+			}
+			wantWarnings(t, m)
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
