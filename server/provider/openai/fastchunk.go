@@ -392,10 +392,11 @@ func (d *fastDecoder) unknown(key []byte, known ...string) bool {
 }
 
 // chunkTopKeys are the chunk fields the slow path decodes: a chunk with
-// one the fast path does not read (prompt_filter_results, error, x_groq,
+// one the fast path does not read (prompt_filter_results and its older
+// name prompt_annotations, error, x_groq,
 // timings, base_resp, error_type, Perplexity's sources) goes to
 // encoding/json.
-var chunkTopKeys = []string{"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "provider", "prompt_filter_results", "error", "x_groq", "timings",
+var chunkTopKeys = []string{"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "provider", "prompt_filter_results", "prompt_annotations", "error", "x_groq", "timings",
 	"base_resp", "error_type", "citations", "search_results", "images", "related_questions"}
 
 func (c *chatResponse) topField(d *fastDecoder, key []byte) bool {

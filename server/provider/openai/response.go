@@ -353,8 +353,8 @@ func (p *Provider) bodyMeta(meta *llmrelayv1.ResponseMeta, w *chatResponse) {
 	if w.ServiceTier != "" {
 		provider.SetExtended(meta, extServiceTier, w.ServiceTier)
 	}
-	if isPresent(w.PromptFilterResults) {
-		setExtendedJSON(meta, extPromptFilterResults, w.PromptFilterResults)
+	if pf := w.promptFilter(); pf != nil {
+		setExtendedJSON(meta, extPromptFilterResults, pf)
 	}
 	if w.Provider != "" {
 		provider.SetExtended(meta, extUpstreamProvider, validUTF8(string(w.Provider)))

@@ -94,6 +94,8 @@ type rareState struct {
 	groqIDRead bool
 	// sources: Perplexity's sources last reported (their JSON texts).
 	sources string
+	// legacyCall: the call of legacy function_call deltas.
+	legacyCall *callState
 }
 
 // rareOf returns s.rare, made at the first use.
@@ -266,9 +268,9 @@ func (s *chatStream) handle(data []byte) {
 			setSources(meta, x)
 		}
 	}
-	if isPresent(c.PromptFilterResults) && string(c.PromptFilterResults) != s.rareOf().promptFilter {
-		s.rare.promptFilter = string(c.PromptFilterResults)
-		setExtendedJSON(meta, extPromptFilterResults, c.PromptFilterResults)
+	if pf := c.promptFilter(); pf != nil && string(pf) != s.rareOf().promptFilter {
+		s.rare.promptFilter = string(pf)
+		setExtendedJSON(meta, extPromptFilterResults, pf)
 	}
 	metaAt := len(s.queue)
 	var finishMeta *llmrelayv1.ResponseMeta
@@ -575,6 +577,40 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 		}
 		s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: ev})
 	}
+	if d.FunctionCall != nil {
+		s.functionCall(d.FunctionCall, meta)
+	}
+}
+
+// functionCall queues a legacy function_call delta, the answer to a
+// request with "functions" (Azure's 2023 API versions stream it:
+// testdata/real_azsdk_streaming_function_call.http): one call without an
+// id, named in its first delta, its arguments in fragments. It is keyed
+// as the unary answer keys it.
+func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMeta) {
+	r := s.rareOf()
+	st := r.legacyCall
+	if st == nil {
+		if len(s.order) >= maxStreamToolCalls {
+			s.err = s.bad("more than %d tool calls in one response", maxStreamToolCalls)
+			return
+		}
+		// Content held back came before the call: it goes first.
+		s.pushThink(s.think.Flush())
+		st = &callState{pos: len(s.order), fallback: true}
+		st.id = fallbackCallID(st.pos)
+		meta.Warnings = append(meta.Warnings, "legacy function_call without an id; keyed as "+st.id)
+		s.order = append(s.order, st)
+		r.legacyCall = st
+	}
+	ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: fc.arguments()}
+	if !st.named && fc.Name != "" {
+		ev.Name, st.named = fc.Name, true
+	}
+	if ev.Name == "" && ev.Arguments == "" {
+		return
+	}
+	s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: ev})
 }
 
 // call finds or opens the call of a tool-call delta. index is -1 when the

@@ -195,6 +195,23 @@ type ChunkExtras struct {
 	// RelatedQuestions (return_related_questions) are Perplexity's too.
 	Images           json.RawMessage `json:"images"`
 	RelatedQuestions json.RawMessage `json:"related_questions"`
+	// PromptAnnotations is the name Azure's 2023 preview API versions
+	// gave prompt_filter_results (the prompt's content filter verdicts
+	// by prompt_index; testdata/real_azsdk_chat_content_filter_categories.http):
+	// reported as prompt_filter_results.
+	PromptAnnotations json.RawMessage `json:"prompt_annotations"`
+}
+
+// promptFilter is Azure's prompt_filter_results, or its older name
+// prompt_annotations; nil when the response has neither.
+func (c *chatResponse) promptFilter() json.RawMessage {
+	if isPresent(c.PromptFilterResults) {
+		return c.PromptFilterResults
+	}
+	if c.ChunkExtras != nil && isPresent(c.PromptAnnotations) {
+		return c.PromptAnnotations
+	}
+	return nil
 }
 
 // baseResp is MiniMax's {"status_code": n, "status_msg": "…"}.
