@@ -66,7 +66,27 @@ func NewHTTPClient(cfg TransportConfig, redact *Redactor) *http.Client {
 		// Providers compress; Go's transparent gzip is kept.
 	}
 	split := newSplitTransport(cfg, base, dialer.DialContext)
-	return &http.Client{Transport: &roundTripper{base: split, idle: cfg.IdleTimeout, redact: redact, prop: cfg.Propagator}}
+	return &http.Client{Transport: &roundTripper{base: split, idle: cfg.IdleTimeout, redact: redact, prop: cfg.Propagator},
+		CheckRedirect: sameOrigin}
+}
+
+// sameOrigin follows a provider's redirect only to the scheme and host of
+// the configured URL; the redirect answer itself is the response
+// otherwise. net/http drops Authorization on a redirect to another
+// domain, but not the providers' own key headers (x-api-key, api-key,
+// x-goog-api-key) nor a key in the query of a 307 to a URL the provider
+// built, and another host is not what the configuration names. The
+// adapter reports the 3xx as an error of its status
+// (provider.NewHTTPError), which is not retried.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if !strings.EqualFold(req.URL.Scheme, first.Scheme) || !strings.EqualFold(req.URL.Host, first.Host) {
+		return http.ErrUseLastResponse
+	}
+	if len(via) >= 10 {
+		return http.ErrUseLastResponse
+	}
+	return nil
 }
 
 // newSplitTransport pairs std with the project's own HTTP/1.1 transport,
