@@ -203,12 +203,46 @@ func NewHTTPError(providerName string, resp *http.Response, requestIDHeader stri
 		HTTPStatus:  resp.StatusCode,
 		RetryAfter:  RetryAfter(resp.Header, ResponseDate(resp.Header)),
 		ShouldRetry: retryAdvice(resp.Header),
-		Message:     http.StatusText(resp.StatusCode), // the adapter's body parsing refines it
+		Message:     statusMessage(resp), // the adapter's body parsing refines it
 	}
 	if requestIDHeader != "" {
 		e.RequestID = HeaderValue(resp.Header, requestIDHeader)
 	}
 	return e
+}
+
+// statusMessage is the message of an error answer whose body says
+// nothing usable: the status's text, "HTTP 529" for a status without one
+// (Anthropic's overloaded, a proxy's 520-524), and for a redirect (which
+// the gateway follows only on the configured host) where it led.
+func statusMessage(resp *http.Response) string {
+	msg := http.StatusText(resp.StatusCode)
+	if msg == "" {
+		msg = "HTTP " + strconv.Itoa(resp.StatusCode)
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		if loc, err := resp.Location(); err == nil {
+			// Scheme and host only: a query can carry a key.
+			msg += fmt.Sprintf(": redirected to %s://%s, not followed (the gateway follows redirects only on the configured base_url's host)", loc.Scheme, loc.Host)
+		}
+	}
+	return msg
+}
+
+// IsMarkup reports whether an error body is a markup page (HTML or XML:
+// a proxy's or load balancer's error page in front of the provider)
+// rather than the provider's own words. Adapters leave such a body out of
+// the message, which keeps the status's text (statusMessage): the page
+// says nothing the status does not, and would fill the client's status
+// and every retry reason with tags.
+func IsMarkup(body []byte) bool {
+	for len(body) > 0 && (body[0] == ' ' || body[0] == '\t' || body[0] == '\r' || body[0] == '\n') {
+		body = body[1:]
+	}
+	if len(body) >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF { // UTF-8 BOM
+		body = body[3:]
+	}
+	return len(body) > 0 && body[0] == '<'
 }
 
 // RetryAfter reads the delay a provider asked for: retry-after-ms
