@@ -1,0 +1,381 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// Fault sequences of session 17 (see fault13_test.go for the harness).
+
+// f17Retried3 is the defaults for three attempts with recorded backoff.
+const f17Defaults = "defaults: {first_byte_timeout: 300ms, idle_timeout: 300ms, retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms, max_retry_after: 60s}}\n"
+
+// TestFault17RateLimitEventBeforeContent: a rate-limit error event inside
+// a 200 stream before any content is retried like an HTTP 429 (nothing was
+// relayed), recorded as a failed attempt; on every attempt the client gets
+// ResourceExhausted, and RetryInfo when the event named a delay.
+func TestFault17RateLimitEventBeforeContent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		f     f13Format
+		event string
+		delay time.Duration
+	}{
+		{"code rate_limit_exceeded", openaiChat, `data: {"error":{"message":"Rate limit reached for gpt-4o-mini. Please try again in 1.5s.","type":"requests","param":null,"code":"rate_limit_exceeded"}}` + "\n\n", 1500 * time.Millisecond},
+		{"code rate_limit_exceeded", azureFormat(), `data: {"error":{"message":"Rate limit reached. Please try again in 2s.","type":"requests","param":null,"code":"rate_limit_exceeded"}}` + "\n\n", 2 * time.Second},
+		{"numeric code 429", openaiChat, `data: {"error":{"code":429,"message":"Rate limit exceeded: free-models-per-min."}}` + "\n\n", 0},
+		{"error event rate_limit_exceeded", openaiResponses, responsesEvent("error", `"code":"rate_limit_exceeded","message":"Rate limit reached. Please try again in 20ms.","param":null,"sequence_number":1`), 20 * time.Millisecond},
+		{"response.failed rate_limit_exceeded", openaiResponses, responsesEvent("response.failed", `"sequence_number":4,"response":{`+responsesObj+`,"status":"failed","error":{"code":"rate_limit_exceeded","message":"Rate limit reached. Please try again in 5ms."},"usage":null}`), 5 * time.Millisecond},
+		{"rate_limit_error", anthropicFormat, anthropicEvent("error", `"error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}`), 0},
+		{"RESOURCE_EXHAUSTED", geminiFormat, `data: {"error": {"code": 429,"message": "Resource has been exhausted (e.g. check quota).","status": "RESOURCE_EXHAUSTED"}}` + "\r\n\r\n", 0},
+	} {
+		t.Run(tc.f.name+"/"+tc.name+"/then success", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, respond(200, tc.f.streamHead(1), tc.f.head+tc.event), respond(200, tc.f.streamHead(2), tc.f.complete()))
+			clock := &f13Clock{}
+			c := f13Start(t, f17Defaults+tc.f.yaml, up.URL, clock)
+			got := readStream13(t, c)
+			if got.err != nil || got.text != okText || got.end == nil {
+				t.Fatalf("not retried: err %v, text %q", got.err, got.text)
+			}
+			m := got.end.GetMeta()
+			if m.GetAttempts() != 2 || len(m.GetRetryReasons()) != 1 || m.GetRetryReasons()[0].GetReason() != "rate_limited" {
+				t.Errorf("attempts %d, reasons %v", m.GetAttempts(), m.GetRetryReasons())
+			}
+			if s := clock.slept(); len(s) != 1 || (tc.delay > 0 && s[0] != tc.delay) {
+				t.Errorf("sleeps %v, want the event's delay %v", s, tc.delay)
+			}
+		})
+		t.Run(tc.f.name+"/"+tc.name+"/every attempt", func(t *testing.T) {
+			t.Parallel()
+			var steps []f13Step
+			for n := 1; n <= 3; n++ {
+				steps = append(steps, respond(200, tc.f.streamHead(n), tc.f.head+tc.event))
+			}
+			up := f13Serve(t, steps...)
+			c := f13Start(t, f17Defaults+tc.f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if got.started || got.err == nil {
+				t.Fatalf("started %v err %v", got.started, got.err)
+			}
+			st, m := f13Check(t, tc.f, got.err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 3, 0)
+			if ri := retryInfo(st); ri.GetRetryDelay().AsDuration() != tc.delay {
+				t.Errorf("RetryInfo = %v, want %v", ri, tc.delay)
+			}
+			for _, rr := range m.GetRetryReasons() {
+				if rr.GetReason() != "rate_limited" {
+					t.Errorf("retry reason %v", rr)
+				}
+			}
+		})
+	}
+}
+
+// TestFault17QuotaEventBeforeContent: an exhausted quota (OpenAI's
+// insufficient_quota, an OpenAI-compatible 402) inside a 200 stream is
+// not retried: it would fail the same way.
+func TestFault17QuotaEventBeforeContent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		f     f13Format
+		event string
+	}{
+		{"insufficient_quota", openaiChat, `data: {"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}` + "\n\n"},
+		{"insufficient_quota", azureFormat(), `data: {"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}` + "\n\n"},
+		{"numeric code 402", openaiChat, `data: {"error":{"code":402,"message":"Insufficient credits. Add more using https://openrouter.ai/settings/credits"}}` + "\n\n"},
+		{"response.failed insufficient_quota", openaiResponses, responsesEvent("response.failed", `"sequence_number":4,"response":{`+responsesObj+`,"status":"failed","error":{"code":"insufficient_quota","message":"You exceeded your current quota, please check your plan and billing details."},"usage":null}`)},
+		{"error event insufficient_quota", openaiResponses, responsesEvent("error", `"code":"insufficient_quota","message":"You exceeded your current quota.","param":null,"sequence_number":1`)},
+	} {
+		t.Run(tc.f.name+"/"+tc.name, func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, respond(200, tc.f.streamHead(1), tc.f.head+tc.event), respond(200, tc.f.streamHead(2), tc.f.complete()))
+			c := f13Start(t, f17Defaults+tc.f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if got.started || got.err == nil {
+				t.Fatalf("started %v err %v, text %q", got.started, got.err, got.text)
+			}
+			f13Check(t, tc.f, got.err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 0)
+			if up.requests() != 1 {
+				t.Errorf("upstream saw %d requests", up.requests())
+			}
+		})
+	}
+}
+
+// TestFault17Quota429: a 429 whose body says the quota is spent is not
+// retried.
+func TestFault17Quota429(t *testing.T) {
+	t.Parallel()
+	body := `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`
+	for _, f := range []f13Format{openaiChat, openaiResponses, azureFormat()} {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			h := merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1), f.rl(1))
+			up := f13Serve(t, respond(429, h, body), f.okStep(2))
+			c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+			_, err := c.Chat(context.Background(), chatReq13())
+			f13Check(t, f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 429)
+		})
+	}
+}
+
+const nginx502 = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+
+// TestFault17HTMLErrorBodies: a proxy's HTML error page in front of the
+// provider: retried by status, the message does not dump the HTML, the
+// status stays in the metadata.
+func TestFault17HTMLErrorBodies(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		for _, tc := range []struct {
+			status int
+			ctype  string
+			body   string
+			code   codes.Code
+			reason string
+		}{
+			{500, "text/html", "<!DOCTYPE html><html><head><title>500 Internal Server Error</title></head><body><h1>Internal Server Error</h1><p>The server encountered an internal error.</p></body></html>", codes.Unavailable, "UPSTREAM_UNAVAILABLE"},
+			{502, "text/html", nginx502, codes.Unavailable, "UPSTREAM_UNAVAILABLE"},
+			{503, "text/html; charset=UTF-8", "<html><body><h1>503 Service Temporarily Unavailable</h1></body></html>", codes.Unavailable, "UPSTREAM_UNAVAILABLE"},
+			{504, "text/html", "<html><head><title>504 Gateway Time-out</title></head><body><center><h1>504 Gateway Time-out</h1></center></body></html>", codes.DeadlineExceeded, "UPSTREAM_TIMEOUT"},
+			{529, "text/html", "<html><body>Site overloaded</body></html>", codes.Unavailable, "UPSTREAM_UNAVAILABLE"},
+			{503, "", "", codes.Unavailable, "UPSTREAM_UNAVAILABLE"},
+			{502, "text/plain", "upstream connect error or disconnect/reset before headers. reset reason: connection termination", codes.Unavailable, "UPSTREAM_UNAVAILABLE"},
+		} {
+			t.Run(f.name+"/"+http.StatusText(tc.status)+"/"+tc.ctype, func(t *testing.T) {
+				t.Parallel()
+				var steps []f13Step
+				for n := 1; n <= 3; n++ {
+					h := merged(f.reqIDHeader(n), f.rl(n))
+					if tc.ctype != "" {
+						h.Set("Content-Type", tc.ctype)
+					}
+					steps = append(steps, respond(tc.status, h, tc.body))
+				}
+				up := f13Serve(t, steps...)
+				c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+				_, err := c.Chat(context.Background(), chatReq13())
+				st, m := f13Check(t, f, err, tc.code, tc.reason, 3, tc.status)
+				if strings.ContainsAny(st.Message(), "<>") || strings.Contains(st.Message(), "\n") {
+					t.Errorf("message dumps the page: %q", st.Message())
+				}
+				for _, rr := range m.GetRetryReasons() {
+					if strings.ContainsAny(rr.GetMessage(), "<>") {
+						t.Errorf("retry reason message dumps the page: %q", rr.GetMessage())
+					}
+				}
+				if strings.TrimSpace(strings.TrimPrefix(st.Message(), "up:")) == "" {
+					t.Errorf("message %q says nothing (want at least the status)", st.Message())
+				}
+			})
+		}
+	}
+}
+
+// TestFault17OKNotJSON: a 200 whose body is an HTML page (a captive
+// portal, a proxy's login page) is a bad response, not an answer; the
+// message does not dump the page.
+func TestFault17OKNotJSON(t *testing.T) {
+	t.Parallel()
+	page := "<!DOCTYPE html><html><head><title>Sign in</title></head><body><form>...</form></body></html>"
+	for _, f := range f13Formats() {
+		t.Run(f.name+"/unary", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, respond(200, merged(hdr("Content-Type", "text/html"), f.reqIDHeader(1)), page))
+			c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+			_, err := c.Chat(context.Background(), chatReq13())
+			st, _ := f13Check(t, f, err, codes.Unavailable, "UPSTREAM_BAD_RESPONSE", 1, 0)
+			if strings.Contains(st.Message(), "<html") || strings.Contains(st.Message(), "DOCTYPE") {
+				t.Errorf("message dumps the page: %q", st.Message())
+			}
+			t.Logf("message %q", st.Message())
+		})
+		t.Run(f.name+"/stream", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, respond(200, merged(hdr("Content-Type", "text/html"), f.reqIDHeader(1)), page))
+			c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if got.end != nil || got.err == nil {
+				t.Fatalf("end %v err %v", got.end, got.err)
+			}
+			st, info, _ := statusDetails(t, got.err)
+			if st.Code() != codes.Unavailable || info.GetReason() != "UPSTREAM_BAD_RESPONSE" || strings.Contains(st.Message(), "<html") || strings.Contains(st.Message(), "DOCTYPE") {
+				t.Errorf("%v %s %q", st.Code(), info.GetReason(), st.Message())
+			}
+			t.Logf("message %q attempts %d", st.Message(), up.requests())
+		})
+	}
+}
+
+// TestFault17ClosedAfterHeaders: the connection closes right after a 200's
+// headers, no body byte: a cut answer, retried (nothing was relayed).
+func TestFault17ClosedAfterHeaders(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		t.Run(f.name+"/stream", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, thenReset(f.streamHead(1), ""), respond(200, f.streamHead(2), f.complete()))
+			c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if got.err != nil || got.text != okText {
+				t.Fatalf("err %v text %q", got.err, got.text)
+			}
+			if m := got.end.GetMeta(); m.GetAttempts() != 2 || len(m.GetRetryReasons()) != 1 {
+				t.Errorf("meta %v", m)
+			}
+		})
+		t.Run(f.name+"/stream empty body", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, respond(200, f.streamHead(1), ""), respond(200, f.streamHead(2), f.complete()))
+			c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if got.err != nil || got.text != okText {
+				t.Fatalf("err %v text %q", got.err, got.text)
+			}
+			if m := got.end.GetMeta(); m.GetAttempts() != 2 || len(m.GetRetryReasons()) != 1 || m.GetRetryReasons()[0].GetReason() != "stream_cut" {
+				t.Errorf("meta %v", m)
+			}
+		})
+		t.Run(f.name+"/unary", func(t *testing.T) {
+			t.Parallel()
+			okHead := merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1), f.rl(1))
+			up := f13Serve(t, thenReset(okHead, ""), f.okStep(2))
+			c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+			resp, err := c.Chat(context.Background(), chatReq13())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := resp.GetMeta(); m.GetAttempts() != 2 {
+				t.Errorf("meta %v", m)
+			}
+		})
+	}
+}
+
+// TestFault17RedirectAcrossHosts: a 3xx to another host is not followed:
+// the provider's key must not reach a host the configuration does not name.
+func TestFault17RedirectAcrossHosts(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		for _, code := range []int{301, 302, 307, 308} {
+			t.Run(f.name+"/"+http.StatusText(code), func(t *testing.T) {
+				t.Parallel()
+				other := f13Serve(t, f.okStep(9))
+				up := f13Serve(t, func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Location", other.URL+r.URL.RequestURI())
+					w.WriteHeader(code)
+				})
+				c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+				_, err := c.Chat(context.Background(), chatReq13())
+				if other.requests() != 0 {
+					t.Fatalf("followed the redirect to another host (%d requests)", other.requests())
+				}
+				st, info, _ := statusDetails(t, err)
+				if st.Code() != codes.Unavailable || info.GetMetadata()["upstreamStatus"] != strconv.Itoa(code) ||
+					!strings.Contains(st.Message(), "redirected to http://"+strings.TrimPrefix(other.URL, "http://")+", not followed") {
+					t.Errorf("%v %v %q", st.Code(), info.GetMetadata(), st.Message())
+				}
+				if up.requests() != 1 {
+					t.Errorf("a redirect was retried: %d requests", up.requests())
+				}
+			})
+		}
+		t.Run(f.name+"/same host is followed", func(t *testing.T) {
+			t.Parallel()
+			var up *f13Upstream
+			up = f13Serve(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Location", up.URL+r.URL.RequestURI())
+				w.WriteHeader(http.StatusTemporaryRedirect)
+			}, f.okStep(2))
+			c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+			resp, err := c.Chat(context.Background(), chatReq13())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.GetMessage().GetParts()[0].GetText() != okText || up.requests() != 2 || resp.GetMeta().GetAttempts() != 1 {
+				t.Errorf("requests %d, meta %v", up.requests(), resp.GetMeta())
+			}
+		})
+	}
+}
+
+// TestFault17DeadlineWaitingForHeaders: the caller's deadline ends while
+// the provider has not answered: DeadlineExceeded UPSTREAM_TIMEOUT, the
+// attempt in the meta.
+func TestFault17DeadlineWaitingForHeaders(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		t.Run(f.name+"/unary", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, hangBeforeHeaders)
+			c := f13Start(t, "defaults: {retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms}}\n"+f.yaml, up.URL, &f13Clock{})
+			req := chatReq13()
+			req.Call = &llmrelayv1.CallOptions{Timeout: durationpb.New(200 * time.Millisecond)}
+			_, err := c.Chat(context.Background(), req)
+			st, info, _ := statusDetails(t, err)
+			if st.Code() != codes.DeadlineExceeded || info.GetReason() != "UPSTREAM_TIMEOUT" {
+				t.Fatalf("%v %s %q", st.Code(), info.GetReason(), st.Message())
+			}
+			m := failedMeta(t, err)
+			if m.GetAttempts() != 1 || len(m.GetRetryReasons()) != 1 || up.requests() != 1 {
+				t.Errorf("attempts %d reasons %v upstream %d", m.GetAttempts(), m.GetRetryReasons(), up.requests())
+			}
+			t.Logf("%q reasons %v", st.Message(), m.GetRetryReasons())
+		})
+		t.Run(f.name+"/stream after content", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, thenHang(f.streamHead(1), f.head+f.text("The capital")))
+			c := f13Start(t, "defaults: {retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms}}\n"+f.yaml, up.URL, &f13Clock{})
+			s, err := c.StreamChat(context.Background(), &llmrelayv1.StreamChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("x")},
+				Call: &llmrelayv1.CallOptions{Timeout: durationpb.New(300 * time.Millisecond)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, err := streamErr(t, s.Recv)
+			if text != "The capital" {
+				t.Errorf("text %q", text)
+			}
+			st, m := f13Check(t, f, err, codes.DeadlineExceeded, "UPSTREAM_TIMEOUT", 1, 0)
+			t.Logf("%q reasons %v", st.Message(), m.GetRetryReasons())
+		})
+	}
+}
+
+// TestFault17MaxAttemptsLastReason: attempts fail differently; the status
+// is the last attempt's, the meta has all of them in order.
+func TestFault17MaxAttemptsLastReason(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, f.errStep(1, 503, nil), f.errStep(2, 429, hdr("Retry-After", "1")), f.errStep(3, 500, nil))
+			c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+			_, err := c.Chat(context.Background(), chatReq13())
+			st, m := f13Check(t, f, err, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 3, 0)
+			var got []string
+			for _, rr := range m.GetRetryReasons() {
+				got = append(got, rr.GetReason())
+			}
+			if strings.Join(got, ",") != "http_503,http_429,http_500" {
+				t.Errorf("reasons %v", got)
+			}
+			if ri := retryInfo(st); ri != nil {
+				t.Errorf("RetryInfo %v of an earlier attempt", ri)
+			}
+			if info := errorInfoOf(st); info.GetMetadata()["upstreamStatus"] != "500" {
+				t.Errorf("metadata %v", info.GetMetadata())
+			}
+		})
+	}
+}
