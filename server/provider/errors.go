@@ -285,8 +285,16 @@ func scaled(n float64, unit time.Duration) time.Duration {
 
 // TransportError classifies an error from http.Client.Do or from reading a
 // response body: the caller's cancellation, a deadline or timeout, an
-// answer cut short, or a connection failure.
+// answer cut short, or a connection failure. An *Error the transport
+// returned (pipeline's htmlAnswer) is returned as it is.
 func TransportError(providerName string, err error) *Error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		// The transport's own verdict on what it read (an HTML page
+		// instead of an answer): as it is, the adapter's name on it.
+		pe.Provider = providerName
+		return pe
+	}
 	e := &Error{Provider: providerName, Err: err}
 	var ne net.Error
 	var le *LimitError
