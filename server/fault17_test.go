@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"net"
 	"net/http"
@@ -513,5 +515,47 @@ func TestFault17StreamOpenFailures(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+func gzipped(s string) string {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	_, _ = zw.Write([]byte(s))
+	_ = zw.Close()
+	return b.String()
+}
+
+// TestFault17GzipBodies: a gzip-encoded body (a proxy compressing its
+// answers whether asked or not) reads as its content: the error's message
+// and kind, the answer.
+func TestFault17GzipBodies(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		t.Run(f.name+"/429", func(t *testing.T) {
+			t.Parallel()
+			var steps []f13Step
+			for n := 1; n <= 3; n++ {
+				h := merged(hdr("Content-Type", "application/json", "Content-Encoding", "gzip", "Retry-After", "1"), f.reqIDHeader(n), f.rl(n))
+				steps = append(steps, respond(429, h, gzipped(f.errBody(429))))
+			}
+			up := f13Serve(t, steps...)
+			c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+			_, err := c.Chat(context.Background(), chatReq13())
+			st, _ := f13Check(t, f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 3, 429)
+			if st.Message() != "up: upstream said 429" {
+				t.Errorf("message %q, want the body's", st.Message())
+			}
+		})
+		t.Run(f.name+"/200", func(t *testing.T) {
+			t.Parallel()
+			h := merged(hdr("Content-Type", "application/json", "Content-Encoding", "gzip"), f.reqIDHeader(1), f.rl(1))
+			up := f13Serve(t, respond(200, h, gzipped(f.okBody)))
+			c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+			resp, err := c.Chat(context.Background(), chatReq13())
+			if err != nil || resp.GetMessage().GetParts()[0].GetText() != okText {
+				t.Fatalf("err %v", err)
+			}
+		})
 	}
 }
