@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -558,4 +560,64 @@ func TestFault17GzipBodies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFault17KeyNeverLeaks: a provider that echoes the gateway's key in
+// its error (body message, code, param, request id header) or in the
+// stream's error event: the key reaches the client nowhere (message,
+// ErrorInfo, BadRequest, retry reasons, meta).
+func TestFault17KeyNeverLeaks(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		if f.name == "ollama" {
+			// ollama.com takes a key; the format's setup has none.
+			f.yaml = strings.Replace(f.yaml, "type: ollama\n", "type: ollama\n    api_key: "+f13Key+"\n", 1)
+		}
+		for _, status := range []int{400, 401, 429, 503} {
+			t.Run(f.name+"/"+strconv.Itoa(status), func(t *testing.T) {
+				t.Parallel()
+				body := strings.ReplaceAll(f.errBody(status), "upstream said "+strconv.Itoa(status), "Incorrect API key provided: "+f13Key+". You can find your API key at https://example.com/?key="+f13Key)
+				h := merged(hdr("Content-Type", "application/json"), f.rl(1))
+				if f.reqID != "" {
+					h.Set(f.reqID, "req-"+f13Key)
+				}
+				up := f13Serve(t, respond(status, h, body))
+				c := f13Start(t, "defaults: {retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}}\n"+f.yaml, up.URL, &f13Clock{})
+				_, err := c.Chat(context.Background(), chatReq13())
+				st := status17(t, err)
+				if strings.Contains(fmt.Sprint(st.Proto()), f13Key[3:]) {
+					t.Errorf("the key leaks: %v", st.Proto())
+				}
+				if !strings.Contains(st.Message(), "Incorrect API key provided") {
+					t.Errorf("message %q lost the provider's words", st.Message())
+				}
+			})
+		}
+		t.Run(f.name+"/stream event", func(t *testing.T) {
+			t.Parallel()
+			ev := strings.ReplaceAll(f.errEvent, "The server had an error while processing your request. Sorry about that!", "bad key "+f13Key)
+			ev = strings.ReplaceAll(ev, "Overloaded", "bad key "+f13Key)
+			ev = strings.ReplaceAll(ev, "The model is overloaded. Please try again later.", "bad key "+f13Key)
+			ev = strings.ReplaceAll(ev, "unexpected EOF", "bad key "+f13Key)
+			if !strings.Contains(ev, f13Key) {
+				t.Fatalf("no key in %q", ev)
+			}
+			up := f13Serve(t, respond(200, f.streamHead(1), f.head+f.text("The capital")+ev))
+			c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			st := status17(t, got.err)
+			if strings.Contains(fmt.Sprint(st.Proto()), f13Key[3:]) {
+				t.Errorf("the key leaks: %v", st.Proto())
+			}
+		})
+	}
+}
+
+func status17(t *testing.T, err error) *status.Status {
+	t.Helper()
+	st, ok := status.FromError(err)
+	if !ok || st.Code() == codes.OK {
+		t.Fatalf("not a status: %v", err)
+	}
+	return st
 }
