@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -17,6 +19,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server"
 )
 
 // Fault sequences of session 17 (see fault13_test.go for the harness).
@@ -620,4 +624,87 @@ func status17(t *testing.T, err error) *status.Status {
 		t.Fatalf("not a status: %v", err)
 	}
 	return st
+}
+
+// TestFault17ClientCancel: the client goes away while the provider has
+// not answered, and while a stream is open after content: the upstream
+// request ends at once (its connection closed, nothing left generating
+// for nobody), no retry follows, and the call is logged as Canceled.
+func TestFault17ClientCancel(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		for _, when := range []string{"before headers", "mid-stream"} {
+			t.Run(f.name+"/"+when, func(t *testing.T) {
+				t.Parallel()
+				ended := make(chan struct{})
+				step := func(w http.ResponseWriter, r *http.Request) {
+					defer close(ended)
+					if when == "mid-stream" {
+						for k, vs := range f.streamHead(1) {
+							w.Header()[k] = vs
+						}
+						w.WriteHeader(200)
+						_, _ = io.WriteString(w, f.head+f.text("The capital"))
+						w.(http.Flusher).Flush()
+					}
+					select {
+					case <-r.Context().Done():
+					case <-time.After(5 * time.Second):
+					}
+				}
+				up := f13Serve(t, step)
+				cfg, err := config.Parse([]byte(strings.ReplaceAll(f17Defaults+f.yaml, "{{URL}}", up.URL)), "test")
+				if err != nil {
+					t.Fatal(err)
+				}
+				logs := &syncBuffer{}
+				srv, err := server.New(cfg, slog.New(slog.NewTextHandler(logs, nil)), server.WithRetryClock(&f13Clock{}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := llmrelayv1.NewGatewayServiceClient(serveBufconn(t, srv))
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				s, err := c.StreamChat(ctx, &llmrelayv1.StreamChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("x")}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if when == "mid-stream" {
+					for {
+						ev, err := s.Recv()
+						if err != nil {
+							t.Fatalf("no delta: %v", err)
+						}
+						if ev.GetTextDelta() != nil {
+							break
+						}
+					}
+				} else {
+					for up.requests() == 0 {
+						time.Sleep(time.Millisecond)
+					}
+				}
+				start := time.Now()
+				cancel()
+				select {
+				case <-ended:
+				case <-time.After(3 * time.Second):
+					t.Fatal("the upstream request outlived the client")
+				}
+				if d := time.Since(start); d > time.Second {
+					t.Errorf("the upstream request ended %v after the client", d)
+				}
+				deadline := time.Now().Add(3 * time.Second)
+				for !strings.Contains(logs.String(), "msg=rpc") && time.Now().Before(deadline) {
+					time.Sleep(time.Millisecond)
+				}
+				if l := logs.String(); !strings.Contains(l, "code=Canceled") {
+					t.Errorf("logged as: %s", l)
+				}
+				if up.requests() != 1 {
+					t.Errorf("upstream saw %d requests", up.requests())
+				}
+			})
+		}
+	}
 }
