@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -707,4 +708,104 @@ func TestFault17ClientCancel(t *testing.T) {
 			})
 		}
 	}
+}
+
+func quotaFailure(st *status.Status) *errdetails.QuotaFailure {
+	for _, d := range st.Details() {
+		if q, ok := d.(*errdetails.QuotaFailure); ok {
+			return q
+		}
+	}
+	return nil
+}
+
+// TestFault17QuotaFailure: every ResourceExhausted status carries a
+// QuotaFailure naming whose quota ran out: the provider's, with each
+// limit its rate-limit headers show exhausted (metric and value), or its
+// code and message when they show none; the caller's own limit.
+func TestFault17QuotaFailure(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		t.Run(f.name+"/429", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, f.errStep(1, 429, nil))
+			c := f13Start(t, "defaults: {retry: {max_attempts: 1}}\n"+f.yaml, up.URL, &f13Clock{})
+			_, err := c.Chat(context.Background(), chatReq13())
+			st, _ := f13Check(t, f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 429)
+			q := quotaFailure(st)
+			if len(q.GetViolations()) != 1 {
+				t.Fatalf("QuotaFailure = %v", q)
+			}
+			v := q.GetViolations()[0]
+			if v.GetSubject() != "provider:up" || v.GetDescription() != "upstream said 429" || v.GetQuotaMetric() != "" {
+				t.Errorf("violation = %v", v)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		f       f13Format
+		extra   http.Header
+		metrics string
+	}{
+		{openaiChat, hdr("x-ratelimit-remaining-tokens", "0", "x-ratelimit-limit-tokens", "30000"), "tokens:30000"},
+		{azureFormat(), hdr("x-ratelimit-remaining-requests", "0", "x-ratelimit-remaining-tokens", "0"), "requests:10000 tokens:30000"},
+		{anthropicFormat, hdr("anthropic-ratelimit-requests-remaining", "0"), "requests:4000"},
+	} {
+		t.Run(tc.f.name+"/exhausted limits", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, tc.f.errStep(1, 429, merged(tc.extra, hdr("Retry-After", "3"))))
+			c := f13Start(t, "defaults: {retry: {max_attempts: 1}}\n"+tc.f.yaml, up.URL, &f13Clock{})
+			_, err := c.Chat(context.Background(), chatReq13())
+			st, _ := f13Check(t, tc.f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 429)
+			var got []string
+			for _, v := range quotaFailure(st).GetViolations() {
+				if v.GetSubject() != "provider:up" || v.GetDescription() != "upstream said 429" {
+					t.Errorf("violation = %v", v)
+				}
+				got = append(got, v.GetQuotaMetric()+":"+strconv.FormatInt(v.GetQuotaValue(), 10))
+			}
+			if strings.Join(got, " ") != tc.metrics {
+				t.Errorf("violations %v, want %s", got, tc.metrics)
+			}
+		})
+	}
+	t.Run("stream quota event", func(t *testing.T) {
+		t.Parallel()
+		f := openaiChat
+		up := f13Serve(t, respond(200, f.streamHead(1), f.head+`data: {"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`+"\n\n"))
+		c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+		got := readStream13(t, c)
+		st, _ := f13Check(t, f, got.err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 0)
+		if v := quotaFailure(st).GetViolations(); len(v) != 1 || v[0].GetQuotaId() != "insufficient_quota" || v[0].GetSubject() != "provider:up" {
+			t.Errorf("violations %v", v)
+		}
+	})
+	t.Run("not for other codes", func(t *testing.T) {
+		t.Parallel()
+		f := openaiChat
+		up := f13Serve(t, f.errStep(1, 503, nil))
+		c := f13Start(t, "defaults: {retry: {max_attempts: 1}}\n"+f.yaml, up.URL, &f13Clock{})
+		_, err := c.Chat(context.Background(), chatReq13())
+		if q := quotaFailure(status.Convert(err)); q != nil {
+			t.Errorf("QuotaFailure on %v: %v", status.Code(err), q)
+		}
+	})
+	t.Run("caller limit", func(t *testing.T) {
+		t.Parallel()
+		c, _ := startWith(t, string(config.DefaultYAML())+`
+auth:
+  tokens:
+    - {name: echo, sha256: `+sha(echoToken)+`, requests_per_minute: 1}
+`, "")
+		req := &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("hi")}}
+		if _, err := c.Chat(bearer(echoToken), req); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.Chat(bearer(echoToken), req)
+		st := status.Convert(err)
+		v := quotaFailure(st).GetViolations()
+		if st.Code() != codes.ResourceExhausted || len(v) != 1 || v[0].GetSubject() != "caller:echo" || v[0].GetQuotaId() != "requests_per_minute" || v[0].GetDescription() == "" {
+			t.Errorf("%v: violations %v", st.Code(), v)
+		}
+	})
 }
