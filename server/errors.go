@@ -316,7 +316,13 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		if pe.Code != "" {
 			info.Metadata["upstreamCode"] = clean(redact, pe.Code)
 		}
-		if pe.HTTPStatus != 0 {
+		if pe.HTTPStatus >= 300 {
+			// The status of an error answer. An error inside a 2xx
+			// answer (a stream's error event, an error object in a 200,
+			// a page instead of JSON) has none: the openai and ollama
+			// adapters record the 200, the anthropic and gemini ones do
+			// not, and "200" beside an error code reads as a success;
+			// RetryReason.upstream_status says 0 for it too.
 			info.Metadata["upstreamStatus"] = strconv.Itoa(pe.HTTPStatus)
 		}
 		if pe.RequestID != "" {

@@ -809,3 +809,26 @@ auth:
 		}
 	})
 }
+
+// TestFault17InBandErrorStatus: an error inside a 200 (an error event
+// before or after content) has no upstream status in the ErrorInfo, for
+// every format alike, as its retry reason has none: "200" beside an error
+// code reads as a success (the openai and ollama formats said "200", the
+// others nothing).
+func TestFault17InBandErrorStatus(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		for _, body := range []string{f.head + f.errEvent, f.head + f.text("The capital") + f.errEvent} {
+			t.Run(f.name, func(t *testing.T) {
+				t.Parallel()
+				up := f13Serve(t, respond(200, f.streamHead(1), body))
+				c := f13Start(t, "defaults: {retry: {max_attempts: 1}}\n"+f.yaml, up.URL, &f13Clock{})
+				got := readStream13(t, c)
+				st, m := f13Check(t, f, got.err, f.errCode, f.errReason, 1, 0)
+				if s, ok := errorInfoOf(st).GetMetadata()["upstreamStatus"]; ok || m.GetRetryReasons()[0].GetUpstreamStatus() != 0 {
+					t.Errorf("upstreamStatus %q, retry reason %v", s, m.GetRetryReasons()[0])
+				}
+			})
+		}
+	}
+}
