@@ -226,7 +226,8 @@ func (h *htmlAnswer) Read(p []byte) (int, error) {
 		return n, err
 	}
 	data := p[:n]
-	for len(data) > 0 && (data[0] == ' ' || data[0] == '\t' || data[0] == '\r' || data[0] == '\n') {
+	for len(data) > 0 && (data[0] == ' ' || data[0] == '\t' || data[0] == '\r' || data[0] == '\n' ||
+		data[0] == 0xEF || data[0] == 0xBB || data[0] == 0xBF) { // blanks, a UTF-8 BOM
 		data = data[1:]
 	}
 	if len(data) == 0 {
