@@ -123,20 +123,40 @@ func TestFault17QuotaEventBeforeContent(t *testing.T) {
 	}
 }
 
-// TestFault17Quota429: a 429 whose body says the quota is spent is not
-// retried.
+// TestFault17Quota429: a 429 whose body says the quota is spent or the
+// account's billing is not active is not retried (the same answer comes
+// back; billing_not_active was retried as a rate limit), in a stream's
+// error event neither.
 func TestFault17Quota429(t *testing.T) {
 	t.Parallel()
-	body := `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`
-	for _, f := range []f13Format{openaiChat, openaiResponses, azureFormat()} {
-		t.Run(f.name, func(t *testing.T) {
-			t.Parallel()
-			h := merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1), f.rl(1))
-			up := f13Serve(t, respond(429, h, body), f.okStep(2))
-			c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
-			_, err := c.Chat(context.Background(), chatReq13())
-			f13Check(t, f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 429)
-		})
+	for i, body := range []string{
+		`{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`,
+		`{"error":{"message":"Your account is not active, please check your billing details on our website.","type":"billing_not_active","param":null,"code":"billing_not_active"}}`,
+		`{"error":{"message":"Your account is not active, please check your billing details on our website.","type":"billing_not_active","param":null,"code":null}}`,
+	} {
+		name := []string{"insufficient_quota", "billing_not_active", "billing_not_active type only"}[i]
+		for _, f := range []f13Format{openaiChat, openaiResponses, azureFormat()} {
+			t.Run(f.name+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				h := merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1), f.rl(1))
+				up := f13Serve(t, respond(429, h, body), f.okStep(2))
+				c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+				_, err := c.Chat(context.Background(), chatReq13())
+				st, _ := f13Check(t, f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 429)
+				if code := errorInfoOf(st).GetMetadata()["upstreamCode"]; !strings.Contains(body, `"`+code+`"`) || code == "" {
+					t.Errorf("upstreamCode %q", code)
+				}
+			})
+		}
+		if f := openaiChat; true {
+			t.Run(f.name+"/stream event/"+name, func(t *testing.T) {
+				t.Parallel()
+				up := f13Serve(t, respond(200, f.streamHead(1), f.head+"data: "+body+"\n\n"), respond(200, f.streamHead(2), f.complete()))
+				c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+				got := readStream13(t, c)
+				f13Check(t, f, got.err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 0)
+			})
+		}
 	}
 }
 

@@ -103,7 +103,7 @@ func Retryable(err error) bool {
 	}
 	switch {
 	case status == http.StatusTooManyRequests:
-		return pe.Code != "insufficient_quota"
+		return !provider.QuotaSpent(pe.Code)
 	case status == http.StatusRequestTimeout, status == http.StatusConflict:
 		return true
 	case status == http.StatusNotImplemented, status == http.StatusHTTPVersionNotSupported:
@@ -125,7 +125,7 @@ func Retryable(err error) bool {
 			// An error event at the start of a stream (e.g. overloaded).
 			return true
 		case provider.KindRateLimited:
-			return pe.Code != "insufficient_quota"
+			return !provider.QuotaSpent(pe.Code)
 		case provider.KindBadResponse:
 			// A stream cut before its final event is transient; output
 			// that does not parse would only fail again.

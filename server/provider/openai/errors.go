@@ -398,6 +398,12 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// Not retryable, but still a 429: the retry policy reads Code.
 		e.Kind = provider.KindRateLimited
 		e.Code = "insufficient_quota"
+	case code == "billing_not_active" || typ == "billing_not_active":
+		// "Your account is not active, please check your billing
+		// details": a 429 (code sometimes null, the type saying it) that
+		// no retry gets past (provider.QuotaSpent).
+		e.Kind = provider.KindRateLimited
+		e.Code = "billing_not_active"
 	}
 }
 
