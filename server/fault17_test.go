@@ -92,8 +92,9 @@ func TestFault17RateLimitEventBeforeContent(t *testing.T) {
 }
 
 // TestFault17QuotaEventBeforeContent: an exhausted quota (OpenAI's
-// insufficient_quota, an OpenAI-compatible 402) inside a 200 stream is
-// not retried: it would fail the same way.
+// insufficient_quota, an OpenAI-compatible 402, Anthropic's billing_error,
+// which was PermissionDenied) inside a 200 stream is not retried: it would
+// fail the same way.
 func TestFault17QuotaEventBeforeContent(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -106,6 +107,7 @@ func TestFault17QuotaEventBeforeContent(t *testing.T) {
 		{"numeric code 402", openaiChat, `data: {"error":{"code":402,"message":"Insufficient credits. Add more using https://openrouter.ai/settings/credits"}}` + "\n\n"},
 		{"response.failed insufficient_quota", openaiResponses, responsesEvent("response.failed", `"sequence_number":4,"response":{`+responsesObj+`,"status":"failed","error":{"code":"insufficient_quota","message":"You exceeded your current quota, please check your plan and billing details."},"usage":null}`)},
 		{"error event insufficient_quota", openaiResponses, responsesEvent("error", `"code":"insufficient_quota","message":"You exceeded your current quota.","param":null,"sequence_number":1`)},
+		{"billing_error", anthropicFormat, anthropicEvent("error", `"error":{"type":"billing_error","message":"Your credit balance is too low to access the Anthropic API."}`)},
 	} {
 		t.Run(tc.f.name+"/"+tc.name, func(t *testing.T) {
 			t.Parallel()

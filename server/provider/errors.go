@@ -173,10 +173,11 @@ func KindForStatus(status int) Kind {
 // served at all until someone acts (credits bought, billing fixed), not
 // that it is sending too fast: OpenAI's insufficient_quota (also what
 // the adapters code a 402 and other providers' spent balances as) and
-// billing_not_active, both 429s. The retry policy does not retry them: the
-// same answer would come back, however long it waited.
+// billing_not_active, both 429s, and Anthropic's billing_error (its 402's
+// type, in a stream's error event too). The retry policy does not retry
+// them: the same answer would come back, however long it waited.
 func QuotaSpent(code string) bool {
-	return code == "insufficient_quota" || code == "billing_not_active"
+	return code == "insufficient_quota" || code == "billing_not_active" || code == "billing_error"
 }
 
 // RetryAdvice is a provider's x-should-retry header.
