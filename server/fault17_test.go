@@ -854,3 +854,34 @@ func TestFault17InBandErrorStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestFault17ResetDurations: OpenAI's reset values in Go duration form
+// with fractions ("1m30.5s") give the delay of an exhausted limit's 429;
+// one beyond max_retry_after ends the call at once with it as RetryInfo.
+func TestFault17ResetDurations(t *testing.T) {
+	t.Parallel()
+	for _, f := range []f13Format{openaiChat, openaiResponses, azureFormat()} {
+		for _, tc := range []struct {
+			reset    string
+			want     time.Duration
+			attempts int
+		}{{"1m30.5s", 90500 * time.Millisecond, 2}, {"6m0s", 6 * time.Minute, 1}, {"850ms", 850 * time.Millisecond, 2}} {
+			t.Run(f.name+"/"+tc.reset, func(t *testing.T) {
+				t.Parallel()
+				extra := hdr("x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", tc.reset, "Date", time.Now().UTC().Format(http.TimeFormat))
+				up := f13Serve(t, f.errStep(1, 429, extra), f.errStep(2, 429, extra))
+				clock := &f13Clock{}
+				c := f13Start(t, "defaults: {retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms, max_retry_after: 100s}}\n"+f.yaml, up.URL, clock)
+				_, err := c.Chat(context.Background(), chatReq13())
+				st, _ := f13Check(t, f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", tc.attempts, 429)
+				ri := retryInfo(st).GetRetryDelay().AsDuration()
+				if ri > tc.want || ri < tc.want-2*time.Second {
+					t.Errorf("RetryInfo %v, want about %v", ri, tc.want)
+				}
+				if s := clock.slept(); len(s) != tc.attempts-1 || (len(s) == 1 && (s[0] > tc.want || s[0] < tc.want-2*time.Second)) {
+					t.Errorf("sleeps %v", s)
+				}
+			})
+		}
+	}
+}
