@@ -885,3 +885,40 @@ func TestFault17ResetDurations(t *testing.T) {
 		}
 	}
 }
+
+// TestFault17ConnectionRefused: nothing listens at the provider's
+// address: every attempt fails before a response (connection_error),
+// Unavailable at the end, and the message does not hold the key (nor a
+// request URL's query, where Gemini's can be).
+func TestFault17ConnectionRefused(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			url := "http://" + l.Addr().String()
+			_ = l.Close()
+			c := f13Start(t, f17Defaults+f.yaml, url, &f13Clock{})
+			_, err = c.Chat(context.Background(), chatReq13())
+			st, info, _ := statusDetails(t, err)
+			if st.Code() != codes.Unavailable || info.GetReason() != "UPSTREAM_UNAVAILABLE" || strings.Contains(st.Message(), f13Key) || strings.Contains(st.Message(), "key=") {
+				t.Errorf("%v %s %q", st.Code(), info.GetReason(), st.Message())
+			}
+			m := failedMeta(t, err)
+			if m.GetAttempts() != 3 || len(m.GetRetryReasons()) != 3 {
+				t.Fatalf("meta %v", m)
+			}
+			for _, rr := range m.GetRetryReasons() {
+				if rr.GetReason() != "connection_error" || rr.GetUpstreamStatus() != 0 {
+					t.Errorf("retry reason %v", rr)
+				}
+			}
+			if _, ok := info.GetMetadata()["upstreamStatus"]; ok {
+				t.Errorf("metadata %v", info.GetMetadata())
+			}
+		})
+	}
+}
