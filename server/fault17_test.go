@@ -922,3 +922,35 @@ func TestFault17ConnectionRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestFault17ErrorIn200Unary: an error object as the whole body of a 200
+// unary answer, on the formats fault13 left out: classified by its
+// content (retried when transient, ResourceExhausted for a rate limit).
+func TestFault17ErrorIn200Unary(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		f        f13Format
+		body     string
+		code     codes.Code
+		reason   string
+		attempts int
+	}{
+		{anthropicFormat, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 2},
+		{anthropicFormat, `{"type":"error","error":{"type":"rate_limit_error","message":"Too many requests"}}`, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 2},
+		{geminiFormat, `{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 2},
+		{geminiFormat, `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}`, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 2},
+		{openaiResponses, `{"error":{"message":"Rate limit reached. Please try again in 1s.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 2},
+	} {
+		t.Run(tc.f.name+"/"+tc.reason, func(t *testing.T) {
+			t.Parallel()
+			var steps []f13Step
+			for n := 1; n <= 2; n++ {
+				steps = append(steps, respond(200, merged(hdr("Content-Type", "application/json"), tc.f.reqIDHeader(n), tc.f.rl(n)), tc.body))
+			}
+			up := f13Serve(t, steps...)
+			c := f13Start(t, "defaults: {retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}}\n"+tc.f.yaml, up.URL, &f13Clock{})
+			_, err := c.Chat(context.Background(), chatReq13())
+			f13Check(t, tc.f, err, tc.code, tc.reason, tc.attempts, 0)
+		})
+	}
+}
