@@ -954,3 +954,63 @@ func TestFault17ErrorIn200Unary(t *testing.T) {
 		})
 	}
 }
+
+// TestFault17FallbackOnMisdirection: a routed model's first deployment
+// answers with a web page or a redirect elsewhere (its base_url is
+// wrong, or a proxy before it): never the request's fault, so the next
+// deployment answers; the first is tried once.
+func TestFault17FallbackOnMisdirection(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		for _, tc := range []struct {
+			name   string
+			reason string
+			step   func(other string) f13Step
+		}{
+			{"html page", "bad_response", func(string) f13Step {
+				return respond(200, merged(hdr("Content-Type", "text/html"), f.reqIDHeader(1)), "<!doctype html><html><body>Open WebUI</body></html>")
+			}},
+			{"redirect elsewhere", "http_302", func(other string) f13Step {
+				return func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Location", other+r.URL.RequestURI())
+					w.WriteHeader(http.StatusFound)
+				}
+			}},
+		} {
+			for _, stream := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/stream=%v", f.name, tc.name, stream), func(t *testing.T) {
+					t.Parallel()
+					elsewhere := f13Serve(t, f.okStep(99))
+					first := f13Serve(t, tc.step(elsewhere.URL))
+					answer := f.okStep(11)
+					if stream {
+						answer = respond(200, f.streamHead(11), f.complete())
+					}
+					second := f13Serve(t, answer)
+					c := f13StartRouted(t, f, 3, first, second, &f13Clock{})
+					var m *llmrelayv1.ResponseMeta
+					if stream {
+						got := readStream13(t, c)
+						if got.err != nil || got.text != okText {
+							t.Fatalf("err %v text %q", got.err, got.text)
+						}
+						m = got.end.GetMeta()
+					} else {
+						resp, err := c.Chat(context.Background(), chatReq13())
+						if err != nil {
+							t.Fatal(err)
+						}
+						m = resp.GetMeta()
+					}
+					if m.GetProvider() != "second" || m.GetAttempts() != 2 || len(m.GetRetryReasons()) != 1 || m.GetRetryReasons()[0].GetReason() != tc.reason ||
+						m.GetRetryReasons()[0].GetDeployment() != "first" {
+						t.Errorf("meta %v", m)
+					}
+					if first.requests() != 1 || elsewhere.requests() != 0 {
+						t.Errorf("first saw %d, elsewhere %d", first.requests(), elsewhere.requests())
+					}
+				})
+			}
+		}
+	}
+}

@@ -235,7 +235,7 @@ func (h *htmlAnswer) Read(p []byte) (int, error) {
 	}
 	h.checked = true
 	if provider.IsMarkup(data) {
-		h.err = &provider.Error{Kind: provider.KindBadResponse, HTTPStatus: h.status,
+		h.err = &provider.Error{Kind: provider.KindBadResponse, HTTPStatus: h.status, Err: provider.ErrNotAnAnswer,
 			Message: fmt.Sprintf("the provider answered %d with an HTML page (Content-Type text/html), not an API answer: does base_url point at the API?", h.status)}
 		return 0, h.err
 	}

@@ -374,6 +374,11 @@ func AnswerFailed(err error, requestID string, meta *llmrelayv1.ResponseMeta) er
 	return err
 }
 
+// ErrNotAnAnswer marks (in Error.Err) a 2xx answer that is a web page,
+// not the API's answer (the pipeline's transport tells): the deployment's
+// base_url or what stands in front of it is at fault, never the request.
+var ErrNotAnAnswer = errors.New("the answer is a web page, not the API's")
+
 // ErrStreamCut marks (in Error.Err) a stream that ended before the
 // provider's final event: the connection closed, or the body ended, mid
 // answer. Unlike output that does not parse, a cut is transient, so the
