@@ -1014,3 +1014,51 @@ func TestFault17FallbackOnMisdirection(t *testing.T) {
 		}
 	}
 }
+
+// TestFault17BareJSONErrorInStream: the provider's error written into a
+// 200 event stream as a bare JSON object (no "data:"; Gemini's streamed
+// errors come so, pretty-printed, and google-genai reads them by counting
+// braces), before any content: read as the error it is (retried when
+// transient, ResourceExhausted for a rate limit), not as a stream cut.
+func TestFault17BareJSONErrorInStream(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		f        f13Format
+		body     string
+		code     codes.Code
+		reason   string
+		attempts int
+	}{
+		{geminiFormat, "{\n  \"error\": {\n    \"code\": 429,\n    \"message\": \"Resource has been exhausted (e.g. check quota).\",\n    \"status\": \"RESOURCE_EXHAUSTED\"\n  }\n}\n", codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 3},
+		{geminiFormat, "{\n  \"error\": {\n    \"code\": 503,\n    \"message\": \"The model is overloaded. Please try again later.\",\n    \"status\": \"UNAVAILABLE\"\n  }\n}\n", codes.Unavailable, "UPSTREAM_UNAVAILABLE", 3},
+		{geminiFormat, `{"error": {"code": 400, "message": "Request contains an invalid argument.", "status": "INVALID_ARGUMENT"}}` + "\n", codes.InvalidArgument, "INVALID_REQUEST", 1},
+		{openaiChat, `{"error":{"message":"Rate limit reached. Please try again in 1s.","type":"requests","param":null,"code":"rate_limit_exceeded"}}` + "\n\n", codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 3},
+		{azureFormat(), `{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}` + "\n\n", codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1},
+		{anthropicFormat, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}` + "\n\n", codes.Unavailable, "UPSTREAM_UNAVAILABLE", 3},
+	} {
+		t.Run(tc.f.name+"/"+tc.reason, func(t *testing.T) {
+			t.Parallel()
+			var steps []f13Step
+			for n := 1; n <= 3; n++ {
+				steps = append(steps, respond(200, tc.f.streamHead(n), tc.f.head+tc.body))
+			}
+			up := f13Serve(t, steps...)
+			c := f13Start(t, f17Defaults+tc.f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if got.started || got.err == nil {
+				t.Fatalf("started %v err %v", got.started, got.err)
+			}
+			f13Check(t, tc.f, got.err, tc.code, tc.reason, tc.attempts, 0)
+		})
+		t.Run(tc.f.name+"/"+tc.reason+"/after content", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, respond(200, tc.f.streamHead(1), tc.f.head+tc.f.text("The capital")+tc.body))
+			c := f13Start(t, f17Defaults+tc.f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if got.text != "The capital" || got.end != nil {
+				t.Fatalf("text %q end %v", got.text, got.end)
+			}
+			f13Check(t, tc.f, got.err, tc.code, tc.reason, 1, 0)
+		})
+	}
+}
