@@ -434,9 +434,9 @@ func TestFault17MaxAttemptsLastReason(t *testing.T) {
 // TestFault17JSONErrorForStream: a stream request answered 200 with a
 // plain JSON error body (no SSE framing; a proxy, or a compatible server
 // that reports its errors so): classified by its content like the same
-// error in an event, not as a cut stream. (The Anthropic and Gemini
-// adapters read such a body as a stream without events, a cut stream:
-// left to their owners, see the session report.)
+// error in an event, not as a cut stream (the Anthropic and Gemini
+// adapters read it as an event stream, where it now is a bare JSON
+// object's event: internal/sse).
 func TestFault17JSONErrorForStream(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -450,6 +450,9 @@ func TestFault17JSONErrorForStream(t *testing.T) {
 		{openaiChat, `{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1},
 		{openaiResponses, `{"error":{"message":"Rate limit reached. Please try again in 1s.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 3},
 		{azureFormat(), `{"error":{"message":"The server had an error.","type":"server_error","param":null,"code":null}}`, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 3},
+		{anthropicFormat, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 3},
+		{anthropicFormat, `{"type":"error","error":{"type":"rate_limit_error","message":"Too many requests"}}`, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 3},
+		{geminiFormat, `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}`, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 3},
 		{ollamaFormat, `{"error":"model is overloaded, please try again later"}`, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 3},
 	} {
 		t.Run(tc.f.name+"/"+tc.body[:30], func(t *testing.T) {
