@@ -270,7 +270,10 @@ func TestFault17OKNotJSON(t *testing.T) {
 }
 
 // TestFault17ClosedAfterHeaders: the connection closes right after a 200's
-// headers, no body byte: a cut answer, retried (nothing was relayed).
+// headers, no body byte: a cut answer, retried (nothing was relayed);
+// likewise an empty body, whether the close delimits it or a
+// Content-Length of 0 (a unary one read as JSON that does not parse and
+// was not retried).
 func TestFault17ClosedAfterHeaders(t *testing.T) {
 	t.Parallel()
 	for _, f := range f13Formats() {
@@ -298,6 +301,32 @@ func TestFault17ClosedAfterHeaders(t *testing.T) {
 				t.Errorf("meta %v", m)
 			}
 		})
+		for name, step := range map[string]f13Step{
+			"close-delimited": func(w http.ResponseWriter, _ *http.Request) {
+				c, bw, err := w.(http.Hijacker).Hijack()
+				if err != nil {
+					return
+				}
+				_, _ = bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n")
+				_ = bw.Flush()
+				_ = c.Close()
+			},
+			"content-length 0": respond(200, hdr("Content-Type", "application/json"), ""),
+		} {
+			t.Run(f.name+"/unary empty body/"+name, func(t *testing.T) {
+				t.Parallel()
+				up := f13Serve(t, step, step, f.okStep(3))
+				c := f13Start(t, "defaults: {retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}}\n"+f.yaml, up.URL, &f13Clock{})
+				_, err := c.Chat(context.Background(), chatReq13())
+				st, info, _ := statusDetails(t, err)
+				if st.Code() != codes.Unavailable || info.GetReason() != "UPSTREAM_UNAVAILABLE" || !strings.Contains(st.Message(), "no answer") {
+					t.Errorf("%v %s %q", st.Code(), info.GetReason(), st.Message())
+				}
+				if m := failedMeta(t, err); m.GetAttempts() != 2 || up.requests() != 2 {
+					t.Errorf("attempts %d, upstream %d: an empty answer is retried", m.GetAttempts(), up.requests())
+				}
+			})
+		}
 		t.Run(f.name+"/unary", func(t *testing.T) {
 			t.Parallel()
 			okHead := merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1), f.rl(1))

@@ -425,7 +425,8 @@ func BaseURL(raw string) (string, error) {
 }
 
 // ReadBody reads a success body of at most limit bytes: a TransportError
-// when reading fails, a BadResponse when the body is larger. A body whose
+// when reading fails or the body is empty, a BadResponse when the body is
+// larger. A body whose
 // length the provider declared is read into one buffer of that size.
 func ReadBody(providerName string, resp *http.Response, limit int64) ([]byte, *Error) {
 	var (
@@ -463,6 +464,15 @@ func ReadBody(providerName string, resp *http.Response, limit int64) ([]byte, *E
 	}
 	if int64(len(body)) > limit {
 		return nil, BadResponse(providerName, "response body larger than %d bytes", limit)
+	}
+	if len(body) == 0 {
+		// No API answers a call with nothing: the connection closed
+		// after the head (a body delimited by the close, or a proxy's
+		// Content-Length: 0). Transient like a body cut short (and like
+		// an empty stream, a cut), not output that failed to parse.
+		e := TransportError(providerName, io.ErrUnexpectedEOF)
+		e.Message = "the provider sent no answer after its headers (empty body)"
+		return nil, e
 	}
 	return body, nil
 }
