@@ -89,3 +89,21 @@ func TestSameOrigin(t *testing.T) {
 		t.Errorf("after ten redirects: %v", err)
 	}
 }
+
+type reserving struct {
+	io.ReadCloser
+	reserved int64
+}
+
+func (r *reserving) Reserve(n int64) error { r.reserved += n; return nil }
+
+// TestHTMLAnswerReserves: the wrapper keeps the memory budget's
+// reservation of the body it wraps.
+func TestHTMLAnswerReserves(t *testing.T) {
+	inner := &reserving{ReadCloser: io.NopCloser(strings.NewReader("{}"))}
+	var body io.ReadCloser = &htmlAnswer{ReadCloser: inner, status: 200}
+	r, ok := body.(provider.Reserver)
+	if !ok || r.Reserve(42) != nil || inner.reserved != 42 {
+		t.Fatalf("reservation not passed on: %v %d", ok, inner.reserved)
+	}
+}

@@ -217,6 +217,15 @@ type htmlAnswer struct {
 	err     error
 }
 
+// Reserve passes a reservation on to the watched body (the memory
+// budget), which the wrapper would otherwise hide from provider.ReadBody.
+func (h *htmlAnswer) Reserve(n int64) error {
+	if r, ok := h.ReadCloser.(provider.Reserver); ok {
+		return r.Reserve(n)
+	}
+	return nil
+}
+
 func (h *htmlAnswer) Read(p []byte) (int, error) {
 	if h.err != nil {
 		return 0, h.err
