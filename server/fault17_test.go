@@ -1094,3 +1094,30 @@ func TestFault17BareJSONErrorInStream(t *testing.T) {
 		})
 	}
 }
+
+// TestFault17StreamMaxAttemptsLastReason: a stream's attempts fail
+// differently before any content (a 503, a cut, an error event): the
+// status is the last attempt's, the meta lists the three in order, and
+// the client got no event.
+func TestFault17StreamMaxAttemptsLastReason(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, f.errStep(1, 503, nil), respond(200, f.streamHead(2), f.head), respond(200, f.streamHead(3), f.head+f.errEvent))
+			c := f13Start(t, f17Defaults+f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if got.started || got.err == nil {
+				t.Fatalf("started %v err %v", got.started, got.err)
+			}
+			_, m := f13Check(t, f, got.err, f.errCode, f.errReason, 3, 0)
+			var reasons []string
+			for _, rr := range m.GetRetryReasons() {
+				reasons = append(reasons, rr.GetReason())
+			}
+			if strings.Join(reasons, ",") != "http_503,stream_cut,unavailable" {
+				t.Errorf("reasons %v", reasons)
+			}
+		})
+	}
+}
