@@ -234,7 +234,7 @@ func statusMessage(resp *http.Response) string {
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		if loc, err := resp.Location(); err == nil {
 			// Scheme and host only: a query can carry a key.
-			msg += fmt.Sprintf(": redirected to %s://%s, not followed (the gateway follows redirects only on the configured base_url's host)", loc.Scheme, loc.Host)
+			msg += fmt.Sprintf(": redirected to %s://%s, not followed (the gateway follows redirects only on the configured base_url's host, ten at most)", loc.Scheme, loc.Host)
 		}
 	}
 	return msg
