@@ -82,6 +82,58 @@ var kindTable = map[provider.Kind]kindMapping{
 	provider.KindConflict: {codes.Aborted, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_UNAVAILABLE},
 }
 
+// gatewayQuota is the QuotaFailure of one of the gateway's own limits:
+// subject is whose limit it is ("caller:<name>", "gateway"), limit its
+// key (ErrorInfo.metadata.limit).
+func gatewayQuota(subject, limit, msg string) *errdetails.QuotaFailure {
+	if subject == "caller:" {
+		subject = "gateway"
+	}
+	return &errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{
+		Subject: subject, QuotaId: limit, Description: msg, ApiService: ErrorDomain,
+	}}}
+}
+
+// upstreamQuota is the QuotaFailure of a provider's rate limit or spent
+// quota (every ResourceExhausted status carries one, as google.rpc's
+// guidance for RESOURCE_EXHAUSTED asks): the subject is the provider
+// (deployment) whose quota it is; each limit its rate-limit state shows
+// exhausted (nothing remaining) is a violation with its metric and
+// value; without one, a violation with the provider's code and message.
+func upstreamQuota(pe *provider.Error, meta *llmrelayv1.ResponseMeta, redact *pipeline.Redactor) *errdetails.QuotaFailure {
+	name := pe.Provider
+	if meta.GetProvider() != "" {
+		name = meta.GetProvider()
+	}
+	subject := "provider:" + name
+	rl := meta.GetRateLimit()
+	if rl == nil {
+		rl = pe.Meta.GetRateLimit()
+	}
+	msg := clean(redact, pe.Message)
+	q := &errdetails.QuotaFailure{}
+	if rl == nil {
+		rl = &llmrelayv1.RateLimit{}
+	}
+	for _, l := range []struct {
+		metric           string
+		limit, remaining *int64
+	}{{"requests", rl.RequestsLimit, rl.RequestsRemaining}, {"tokens", rl.TokensLimit, rl.TokensRemaining}} {
+		if l.remaining == nil || *l.remaining > 0 {
+			continue
+		}
+		v := &errdetails.QuotaFailure_Violation{Subject: subject, QuotaMetric: l.metric, Description: msg}
+		if l.limit != nil {
+			v.QuotaValue = *l.limit
+		}
+		q.Violations = append(q.Violations, v)
+	}
+	if len(q.Violations) == 0 {
+		q.Violations = append(q.Violations, &errdetails.QuotaFailure_Violation{Subject: subject, QuotaId: clean(redact, pe.Code), Description: msg})
+	}
+	return q
+}
+
 // toStatus is the only place errors become gRPC statuses. meta, when not
 // nil, is the failed call's meta (attached as FailedCallMeta); redact
 // removes secrets from messages; log receives internal errors.
@@ -145,6 +197,9 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_INVALID_REQUEST)
 		}
 		info.Metadata["limit"] = le.limit
+		if le.code == codes.ResourceExhausted {
+			details = append(details, gatewayQuota("gateway", le.limit, le.msg))
+		}
 		if le.field != "" {
 			details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: le.field, Description: le.msg}}})
 		}
@@ -164,6 +219,7 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			if ae.RetryAfter > 0 {
 				details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(ae.RetryAfter)})
 			}
+			details = append(details, gatewayQuota("caller:"+ae.Caller, ae.Limit, ae.Msg))
 		case auth.LimiterUnavailable:
 			code, info.Reason = codes.Unavailable, reasonLimiterUnavailable
 		default:
@@ -236,6 +292,9 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			// A limit of the gateway stopped reading the answer.
 			code, info.Reason = codes.ResourceExhausted, reasonResourceExhausted
 			info.Metadata["limit"] = le.Limit
+			details = append(details, gatewayQuota("gateway", le.Limit, le.Msg))
+		} else if code == codes.ResourceExhausted {
+			details = append(details, upstreamQuota(pe, meta, redact))
 		}
 		name := pe.Provider
 		if meta != nil && meta.GetProvider() != "" {
@@ -257,7 +316,13 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		if pe.Code != "" {
 			info.Metadata["upstreamCode"] = clean(redact, pe.Code)
 		}
-		if pe.HTTPStatus != 0 {
+		if pe.HTTPStatus >= 300 {
+			// The status of an error answer. An error inside a 2xx
+			// answer (a stream's error event, an error object in a 200,
+			// a page instead of JSON) has none: the openai and ollama
+			// adapters record the 200, the anthropic and gemini ones do
+			// not, and "200" beside an error code reads as a success;
+			// RetryReason.upstream_status says 0 for it too.
 			info.Metadata["upstreamStatus"] = strconv.Itoa(pe.HTTPStatus)
 		}
 		if pe.RequestID != "" {

@@ -48,6 +48,11 @@ type Reader struct {
 	// skipLF is set after a lone CR so that a following LF (CRLF split
 	// across reads) is not read as an empty line.
 	skipLF bool
+	// bare is the state of a bare JSON object being read (bareJSON):
+	// the depth of its braces (0: none), inside a string, after a
+	// backslash in one.
+	bare             int
+	bareStr, bareEsc bool
 }
 
 // NewReader returns a Reader with the default event size limit.
@@ -77,10 +82,20 @@ func (r *Reader) Next() (Event, error) {
 	for {
 		line, err := r.readLine()
 		if err != nil {
-			if errors.Is(err, io.EOF) && r.hasData {
+			if errors.Is(err, io.EOF) && r.hasData && r.bare == 0 {
 				return Event{Type: r.typ, Data: r.eventData(), ID: r.id}, nil
 			}
+			// A bare JSON object the stream ended inside of is a cut,
+			// like any event not finished.
 			return Event{}, err
+		}
+		if r.bare > 0 || (!r.hasData && len(line) > 0 && line[0] == '{') {
+			if done, err := r.bareJSON(line); err != nil {
+				return Event{}, err
+			} else if done {
+				return Event{Type: r.typ, Data: r.data, ID: r.id}, nil
+			}
+			continue
 		}
 		if len(line) == 0 {
 			if r.hasData {
@@ -138,6 +153,45 @@ func (r *Reader) Next() (Event, error) {
 			// "retry" and unknown fields are ignored, as the spec says.
 		}
 	}
+}
+
+// bareJSON reads a line of a JSON object written into the stream without
+// any field (not "data: {...}" but "{...}", over one or more lines): no
+// SSE field starts with "{", so the spec would ignore every line of it,
+// and a provider's error written so (Gemini's streamed errors, which the
+// google-genai SDKs read by counting braces; a proxy's JSON error) would
+// read as a stream that ended without its final event. The object is
+// dispatched as the data of an event, as if it had come as "data:" lines;
+// done reports that its last brace closed it.
+func (r *Reader) bareJSON(line []byte) (done bool, err error) {
+	if r.bare > 0 {
+		r.data = append(r.data, '\n')
+	}
+	if len(r.data)+len(line) > r.max {
+		return false, fmt.Errorf("%w (over %d bytes)", ErrEventTooLarge, r.max)
+	}
+	r.data = append(r.data, line...)
+	r.hasData = true
+	for _, c := range line {
+		switch {
+		case r.bareEsc:
+			r.bareEsc = false
+		case r.bareStr:
+			r.bareStr, r.bareEsc = c != '"', c == '\\'
+		case c == '"':
+			r.bareStr = true
+		case c == '{':
+			r.bare++
+		case c == '}':
+			r.bare--
+		}
+	}
+	r.bareStr, r.bareEsc = false, false // a string does not span lines
+	if r.bare <= 0 {
+		r.bare = 0
+		return true, nil
+	}
+	return false, nil
 }
 
 // readLine returns the next line without its terminator (LF, CRLF or CR).

@@ -169,7 +169,12 @@ func (t *h1Transport) roundTrip(req *http.Request, localOnly bool) (*http.Respon
 		}
 		resp, err := c.roundTrip(req)
 		if err == nil {
-			if gzipped {
+			if gzipped || askGzip(req) {
+				// Over cleartext gzip is not asked for (local servers,
+				// nothing to save), but a proxy may compress anyway: the
+				// caller, who asked for no encoding of its own, cannot
+				// use the compressed bytes (an error body would reach
+				// the client as binary).
 				ungzip(resp)
 			}
 			return resp, nil

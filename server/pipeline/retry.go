@@ -103,7 +103,7 @@ func Retryable(err error) bool {
 	}
 	switch {
 	case status == http.StatusTooManyRequests:
-		return pe.Code != "insufficient_quota"
+		return !provider.QuotaSpent(pe.Code)
 	case status == http.StatusRequestTimeout, status == http.StatusConflict:
 		return true
 	case status == http.StatusNotImplemented, status == http.StatusHTTPVersionNotSupported:
@@ -125,7 +125,7 @@ func Retryable(err error) bool {
 			// An error event at the start of a stream (e.g. overloaded).
 			return true
 		case provider.KindRateLimited:
-			return pe.Code != "insufficient_quota"
+			return !provider.QuotaSpent(pe.Code)
 		case provider.KindBadResponse:
 			// A stream cut before its final event is transient; output
 			// that does not parse would only fail again.
@@ -142,8 +142,9 @@ func Retryable(err error) bool {
 // may not share: a rate limit or exhausted quota (429, in the body too),
 // 402 (payment required, e.g. OpenRouter credits), 401 and 403 (this
 // deployment's key), 404 (its model), by status or by the kind the
-// adapter read from the body, and a 5xx or 429 whose x-should-retry said
-// not to retry here. Never an invalid request, a
+// adapter read from the body, a 5xx or 429 whose x-should-retry said
+// not to retry here, a redirect not followed and a web page instead of
+// an answer (its base_url). Never an invalid request, a
 // cancellation or our own deadline.
 func FallbackWorthy(err error) bool {
 	if Retryable(err) {
@@ -159,9 +160,16 @@ func FallbackWorthy(err error) bool {
 		// API_KEY_INVALID, OpenAI an exhausted quota in a 200's body.
 		return true
 	}
+	if errors.Is(pe, provider.ErrNotAnAnswer) {
+		return true // a web page where the API should be: this deployment's setup
+	}
 	switch s := pe.HTTPStatus; {
 	case s == http.StatusTooManyRequests, s == http.StatusPaymentRequired, s == http.StatusUnauthorized,
 		s == http.StatusForbidden, s == http.StatusNotFound:
+		return true
+	case s >= 300 && s < 400:
+		// A redirect the transport did not follow (to another host):
+		// where this deployment's base_url leads, not the request.
 		return true
 	case s >= 500:
 		return pe.ShouldRetry == provider.RetryDiscouraged // what Retryable refused only for the header

@@ -66,7 +66,27 @@ func NewHTTPClient(cfg TransportConfig, redact *Redactor) *http.Client {
 		// Providers compress; Go's transparent gzip is kept.
 	}
 	split := newSplitTransport(cfg, base, dialer.DialContext)
-	return &http.Client{Transport: &roundTripper{base: split, idle: cfg.IdleTimeout, redact: redact, prop: cfg.Propagator}}
+	return &http.Client{Transport: &roundTripper{base: split, idle: cfg.IdleTimeout, redact: redact, prop: cfg.Propagator},
+		CheckRedirect: sameOrigin}
+}
+
+// sameOrigin follows a provider's redirect only to the scheme and host of
+// the configured URL; the redirect answer itself is the response
+// otherwise. net/http drops Authorization on a redirect to another
+// domain, but not the providers' own key headers (x-api-key, api-key,
+// x-goog-api-key) nor a key in the query of a 307 to a URL the provider
+// built, and another host is not what the configuration names. The
+// adapter reports the 3xx as an error of its status
+// (provider.NewHTTPError), which is not retried.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if !strings.EqualFold(req.URL.Scheme, first.Scheme) || !strings.EqualFold(req.URL.Host, first.Host) {
+		return http.ErrUseLastResponse
+	}
+	if len(via) >= 10 {
+		return http.ErrUseLastResponse
+	}
+	return nil
 }
 
 // newSplitTransport pairs std with the project's own HTTP/1.1 transport,
@@ -166,7 +186,69 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	rt.watch(req, resp, capture)
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 && isHTML(resp.Header.Get("Content-Type")) {
+		resp.Body = &htmlAnswer{ReadCloser: resp.Body, status: resp.StatusCode}
+	}
 	return resp, nil
+}
+
+// isHTML reports whether a Content-Type is text/html.
+func isHTML(ct string) bool {
+	ct = strings.TrimSpace(ct)
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = strings.TrimSpace(ct[:i])
+	}
+	return strings.EqualFold(ct, "text/html")
+}
+
+// htmlAnswer is the body of a 2xx answer labelled text/html: no provider
+// API answers so, but a web page does (a base_url that points at a web UI
+// answering every path with its index page, a captive portal, a proxy's
+// sign-in page). Its first read fails when the body is markup indeed
+// (provider.IsMarkup; a JSON or event-stream body merely mislabelled reads
+// as it is), with a KindBadResponse provider.Error that says so, which
+// provider.TransportError hands on: the adapter's "not valid JSON" or "stream
+// ended before [DONE]" would hide what happened, and the cut stream was
+// retried as if transient.
+type htmlAnswer struct {
+	io.ReadCloser
+	status  int
+	checked bool
+	err     error
+}
+
+// Reserve passes a reservation on to the watched body (the memory
+// budget), which the wrapper would otherwise hide from provider.ReadBody.
+func (h *htmlAnswer) Reserve(n int64) error {
+	if r, ok := h.ReadCloser.(provider.Reserver); ok {
+		return r.Reserve(n)
+	}
+	return nil
+}
+
+func (h *htmlAnswer) Read(p []byte) (int, error) {
+	if h.err != nil {
+		return 0, h.err
+	}
+	n, err := h.ReadCloser.Read(p)
+	if h.checked {
+		return n, err
+	}
+	data := p[:n]
+	for len(data) > 0 && (data[0] == ' ' || data[0] == '\t' || data[0] == '\r' || data[0] == '\n' ||
+		data[0] == 0xEF || data[0] == 0xBB || data[0] == 0xBF) { // blanks, a UTF-8 BOM
+		data = data[1:]
+	}
+	if len(data) == 0 {
+		return n, err // only blanks so far: the next read decides
+	}
+	h.checked = true
+	if provider.IsMarkup(data) {
+		h.err = &provider.Error{Kind: provider.KindBadResponse, HTTPStatus: h.status, Err: provider.ErrNotAnAnswer,
+			Message: fmt.Sprintf("the provider answered %d with an HTML page (Content-Type text/html), not an API answer: does base_url point at the API?", h.status)}
+		return 0, h.err
+	}
+	return n, err
 }
 
 // propagate, captureRequest and watch are apart from RoundTrip, which keeps a small

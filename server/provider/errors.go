@@ -169,6 +169,17 @@ func KindForStatus(status int) Kind {
 	}
 }
 
+// QuotaSpent reports whether an error code says the account cannot be
+// served at all until someone acts (credits bought, billing fixed), not
+// that it is sending too fast: OpenAI's insufficient_quota (also what
+// the adapters code a 402 and other providers' spent balances as) and
+// billing_not_active, both 429s, and Anthropic's billing_error (its 402's
+// type, in a stream's error event too). The retry policy does not retry
+// them: the same answer would come back, however long it waited.
+func QuotaSpent(code string) bool {
+	return code == "insufficient_quota" || code == "billing_not_active" || code == "billing_error"
+}
+
 // RetryAdvice is a provider's x-should-retry header.
 type RetryAdvice uint8
 
@@ -203,12 +214,46 @@ func NewHTTPError(providerName string, resp *http.Response, requestIDHeader stri
 		HTTPStatus:  resp.StatusCode,
 		RetryAfter:  RetryAfter(resp.Header, ResponseDate(resp.Header)),
 		ShouldRetry: retryAdvice(resp.Header),
-		Message:     http.StatusText(resp.StatusCode), // the adapter's body parsing refines it
+		Message:     statusMessage(resp), // the adapter's body parsing refines it
 	}
 	if requestIDHeader != "" {
 		e.RequestID = HeaderValue(resp.Header, requestIDHeader)
 	}
 	return e
+}
+
+// statusMessage is the message of an error answer whose body says
+// nothing usable: the status's text, "HTTP 529" for a status without one
+// (Anthropic's overloaded, a proxy's 520-524), and for a redirect (which
+// the gateway follows only on the configured host) where it led.
+func statusMessage(resp *http.Response) string {
+	msg := http.StatusText(resp.StatusCode)
+	if msg == "" {
+		msg = "HTTP " + strconv.Itoa(resp.StatusCode)
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		if loc, err := resp.Location(); err == nil {
+			// Scheme and host only: a query can carry a key.
+			msg += fmt.Sprintf(": redirected to %s://%s, not followed (the gateway follows redirects only on the configured base_url's host, ten at most)", loc.Scheme, loc.Host)
+		}
+	}
+	return msg
+}
+
+// IsMarkup reports whether an error body is a markup page (HTML or XML:
+// a proxy's or load balancer's error page in front of the provider)
+// rather than the provider's own words. Adapters leave such a body out of
+// the message, which keeps the status's text (statusMessage): the page
+// says nothing the status does not, and would fill the client's status
+// and every retry reason with tags.
+func IsMarkup(body []byte) bool {
+	for len(body) > 0 && (body[0] == ' ' || body[0] == '\t' || body[0] == '\r' || body[0] == '\n') {
+		body = body[1:]
+	}
+	if len(body) >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF { // UTF-8 BOM
+		body = body[3:]
+	}
+	return len(body) > 0 && body[0] == '<'
 }
 
 // RetryAfter reads the delay a provider asked for: retry-after-ms
@@ -251,8 +296,16 @@ func scaled(n float64, unit time.Duration) time.Duration {
 
 // TransportError classifies an error from http.Client.Do or from reading a
 // response body: the caller's cancellation, a deadline or timeout, an
-// answer cut short, or a connection failure.
+// answer cut short, or a connection failure. An *Error the transport
+// returned (pipeline's htmlAnswer) is returned as it is.
 func TransportError(providerName string, err error) *Error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		// The transport's own verdict on what it read (an HTML page
+		// instead of an answer): as it is, the adapter's name on it.
+		pe.Provider = providerName
+		return pe
+	}
 	e := &Error{Provider: providerName, Err: err}
 	var ne net.Error
 	var le *LimitError
@@ -321,6 +374,11 @@ func AnswerFailed(err error, requestID string, meta *llmrelayv1.ResponseMeta) er
 	return err
 }
 
+// ErrNotAnAnswer marks (in Error.Err) a 2xx answer that is a web page,
+// not the API's answer (the pipeline's transport tells): the deployment's
+// base_url or what stands in front of it is at fault, never the request.
+var ErrNotAnAnswer = errors.New("the answer is a web page, not the API's")
+
 // ErrStreamCut marks (in Error.Err) a stream that ended before the
 // provider's final event: the connection closed, or the body ended, mid
 // answer. Unlike output that does not parse, a cut is transient, so the
@@ -367,7 +425,8 @@ func BaseURL(raw string) (string, error) {
 }
 
 // ReadBody reads a success body of at most limit bytes: a TransportError
-// when reading fails, a BadResponse when the body is larger. A body whose
+// when reading fails or the body is empty, a BadResponse when the body is
+// larger. A body whose
 // length the provider declared is read into one buffer of that size.
 func ReadBody(providerName string, resp *http.Response, limit int64) ([]byte, *Error) {
 	var (
@@ -405,6 +464,15 @@ func ReadBody(providerName string, resp *http.Response, limit int64) ([]byte, *E
 	}
 	if int64(len(body)) > limit {
 		return nil, BadResponse(providerName, "response body larger than %d bytes", limit)
+	}
+	if len(body) == 0 {
+		// No API answers a call with nothing: the connection closed
+		// after the head (a body delimited by the close, or a proxy's
+		// Content-Length: 0). Transient like a body cut short (and like
+		// an empty stream, a cut), not output that failed to parse.
+		e := TransportError(providerName, io.ErrUnexpectedEOF)
+		e.Message = "the provider sent no answer after its headers (empty body)"
+		return nil, e
 	}
 	return body, nil
 }

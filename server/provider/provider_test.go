@@ -139,7 +139,8 @@ func TestReadBody(t *testing.T) {
 	}{
 		{"declared", resp(`{"a":1}`, 7), `{"a":1}`, KindUnknown},
 		{"undeclared", resp(`{"a":1}`, -1), `{"a":1}`, KindUnknown},
-		{"empty", resp(``, 0), ``, KindUnknown},
+		{"empty", resp(``, 0), ``, KindUnavailable},
+		{"empty, undeclared", resp(``, -1), ``, KindUnavailable},
 		{"declared over the limit", resp(`0123456789a`, 11), ``, KindBadResponse},
 		{"undeclared over the limit", resp(`0123456789a`, -1), ``, KindBadResponse},
 		{"shorter than declared", resp(`{"a"`, 7), ``, KindUnavailable},

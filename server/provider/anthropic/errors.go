@@ -92,8 +92,13 @@ func kindForErrorType(t string) provider.Kind {
 		return provider.KindInvalidRequest
 	case "authentication_error":
 		return provider.KindUnauthenticated
-	case "permission_error", "billing_error":
+	case "permission_error":
 		return provider.KindPermissionDenied
+	case "billing_error":
+		// Anthropic's type for its 402 (billing or payment): a spent
+		// quota, as a 402 is for every adapter (provider.KindForStatus,
+		// provider.QuotaSpent), not a permission.
+		return provider.KindRateLimited
 	case "not_found_error":
 		return provider.KindNotFound
 	case "rate_limit_error":

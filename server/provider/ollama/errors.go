@@ -68,6 +68,9 @@ func errorDetails(body []byte) (msg, code, param string) {
 		}
 		return "", "", ""
 	}
+	if provider.IsMarkup(body) {
+		return "", "", "" // a proxy's HTML page: the status says it
+	}
 	return plainText(body), "", ""
 }
 

@@ -215,6 +215,12 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 			}
 			e.Code = strconv.FormatInt(int64(we.HTTPStatusCode), 10)
 		}
+		if e.Code == "402" && e.Kind == provider.KindRateLimited {
+			// The status a 402 would have had, inside a 200 (OpenRouter's
+			// {"error":{"code":402,...}} event): credits spent, coded as
+			// paymentRequired codes the HTTP 402, so it is not retried.
+			e.Code = "insufficient_quota"
+		}
 	}
 	p.refineKind(e, &we, status)
 	if e.RetryAfter == 0 {
@@ -415,6 +421,12 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// Not retryable, but still a 429: the retry policy reads Code.
 		e.Kind = provider.KindRateLimited
 		e.Code = "insufficient_quota"
+	case code == "billing_not_active" || typ == "billing_not_active":
+		// "Your account is not active, please check your billing
+		// details": a 429 (code sometimes null, the type saying it) that
+		// no retry gets past (provider.QuotaSpent).
+		e.Kind = provider.KindRateLimited
+		e.Code = "billing_not_active"
 	}
 }
 
@@ -448,7 +460,7 @@ func kindForCode(typ, code string) provider.Kind {
 			return provider.KindContextLength
 		case "content_filter":
 			return provider.KindContentFilter
-		case "rate_limit_exceeded", "rate_limit_error", "tokens", "requests", "insufficient_quota", "429":
+		case "rate_limit_exceeded", "rate_limit_error", "tokens", "requests", "insufficient_quota", "429", "402":
 			return provider.KindRateLimited
 		case "invalid_request_error", "invalid_value", "unsupported_parameter", "400":
 			return provider.KindInvalidRequest
