@@ -104,6 +104,12 @@ func (e *extractor) pushKey(k string) { e.path = append(e.path, segment{key: k, 
 func (e *extractor) pushIndex(i int)  { e.path = append(e.path, segment{index: i}) }
 func (e *extractor) pop()             { e.path = e.path[:len(e.path)-1] }
 
+// inKey reports whether the node being matched is the value of member k.
+func (e *extractor) inKey(k string) bool {
+	last := len(e.path) - 1
+	return last >= 0 && e.path[last].isKey && e.path[last].key == k
+}
+
 // pointer renders the current path as an RFC 6901 JSON Pointer.
 func (e *extractor) pointer() string {
 	if len(e.path) == 0 {
@@ -194,8 +200,12 @@ func (e *extractor) objectNode(n *node, depth int, role string) {
 			consumed.keys = append(consumed.keys, "delta")
 		}
 	}
+	// A chat choice carrying a delta or a message: some servers (Together,
+	// vLLM's legacy mirror) repeat the delta's text in the choice's "text",
+	// which is the same text, not more of it.
+	mirror := n.object("delta") != nil || n.object("message") != nil
 	for i, k := range n.keys {
-		if consumed.has(k) {
+		if consumed.has(k) || (mirror && k == "text" && n.elems[i].kind == kindString) {
 			continue
 		}
 		e.pushKey(k)
@@ -379,7 +389,11 @@ func (e *extractor) match(n *node, role string) consumption {
 	if in := n.object("functionCall"); in != nil {
 		return e.nestedUse(n, in, "functionCall", PatternFunctionCallField, role)
 	}
-	if in := n.object("function_call"); in != nil && (in.has("arguments") || in.has("args")) {
+	// A legacy function_call with its arguments is a call; with a name
+	// only it is a request's forced function (the legacy tool_choice),
+	// except in a stream delta, whose first fragment names the call before
+	// its arguments follow (Azure's 2023 streams).
+	if in := n.object("function_call"); in != nil && (in.has("arguments") || in.has("args") || (in.has("name") && e.inKey("delta"))) {
 		return e.nestedUse(n, in, "function_call", PatternFunctionCallField, role)
 	}
 	if in := n.object("function"); in != nil {
