@@ -27,6 +27,7 @@ const (
 	extServiceTier          = "service_tier"
 	extProcessingMS         = "openai_processing_ms"
 	extAzureDeployment      = "azure_deployment"
+	extAzureRegion          = "azure_region"
 	extPromptFilterResults  = "prompt_filter_results"
 	extContentFilterResults = "content_filter_results"
 	extContentFilterResult  = "content_filter_result"
@@ -392,6 +393,14 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	}
 	if p.azure && model != "" {
 		provider.SetExtended(meta, extAzureDeployment, model)
+	}
+	if p.azure {
+		// The Azure region that served the call (x-ms-region: "East US"):
+		// which of a resource's regions answered, for data-zone and
+		// global deployments the one the platform chose.
+		if v := strings.TrimSpace(h.Get("x-ms-region")); v != "" {
+			provider.SetExtended(meta, extAzureRegion, validUTF8(v))
+		}
 	}
 	if v := strings.TrimSpace(h.Get("x-inference-provider")); v != "" {
 		// Hugging Face's router names the provider that served the call.
