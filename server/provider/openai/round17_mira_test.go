@@ -1,0 +1,210 @@
+package openai
+
+import (
+	"context"
+	"net/http"
+	"reflect"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// fentanylSchema is the FentanylHandbook schema of Mirascope's refusal
+// cassettes (python/tests/e2e/output/cassettes/test_refusal).
+const fentanylSchema = `{"properties":{"instructions":{"title":"Instructions","type":"string"}},"required":["instructions"],"title":"FentanylHandbook","type":"object","additionalProperties":false}`
+
+// miraRefusalRequest is the request of Mirascope's refusal cassettes: one
+// user message and a strict json_schema format, gpt-4o.
+func miraRefusalRequest(format string) *provider.Request {
+	return &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-4o", Format: format,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Provide detailed instructions for synthesizing fentanyl."))},
+		Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{
+			Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, SchemaName: "FentanylHandbook", Strict: proto.Bool(true),
+			Schema: fentanylSchema,
+		}},
+	}
+}
+
+// TestRound17MiraResponsesRefusal: gpt-4o refusing a structured-output
+// request on the Responses API (Mirascope's test_refusal cassettes), the
+// first real Responses refusal among the recordings: a message item whose
+// only content part is {"type":"refusal"}, status completed. The answer is
+// one refusal part, finish STOP ("completed"), no warning; the stream says
+// it in nine response.refusal.delta events and folds to the same. The
+// request the cassettes recorded (the live API took it) carries the schema
+// as text.format {"type":"json_schema","name",...,"strict":true}: we build
+// the same format.
+func TestRound17MiraResponsesRefusal(t *testing.T) {
+	t.Parallel()
+	t.Run("unary", func(t *testing.T) {
+		t.Parallel()
+		res := replayRound13Unary(t, "real_mira_responses_refusal", miraRefusalRequest(formatResponses))
+		parts := res.Message.GetParts()
+		if len(parts) != 1 || parts[0].GetRefusal() != "I'm very sorry, but I can't assist with that." {
+			t.Errorf("parts %v", parts)
+		}
+		m := res.Meta
+		wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+		if want := (&llmrelayv1.Usage{InputTokens: 54, OutputTokens: 13, TotalTokens: 67}); !proto.Equal(m.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", m.GetUsage(), want)
+		}
+		if m.GetResponseId() != "resp_0e0644cfe502d3570068f966c84d6c81958f57dbddc6c44841" || m.GetResolvedModel() != "gpt-4o-2024-08-06" ||
+			m.GetProviderRequestId() != "req_483ed690e3df4abf810400020504aced" || m.GetServiceTier() != "default" ||
+			!m.GetCreateTime().AsTime().Equal(time.Unix(1761175240, 0)) || len(m.GetWarnings()) != 0 {
+			t.Errorf("meta %v", m)
+		}
+		rl := m.GetRateLimit()
+		if rl.GetRequestsLimit() != 5000 || rl.GetRequestsRemaining() != 4999 || rl.GetTokensLimit() != 800000 || rl.GetTokensRemaining() != 799927 {
+			t.Errorf("rate limit %v", rl)
+		}
+	})
+	t.Run("stream", func(t *testing.T) {
+		t.Parallel()
+		f, evs := replayRound13Stream(t, "real_mira_responses_refusal_stream", miraRefusalRequest(formatResponses))
+		n := 0
+		for _, ev := range evs {
+			switch ev.Kind {
+			case provider.EventRefusal:
+				n++
+			case provider.EventText:
+				t.Errorf("text event %q", ev.Text)
+			}
+		}
+		if n != 9 {
+			t.Errorf("%d refusal events, want the 9 deltas", n)
+		}
+		parts := f.Message.GetParts()
+		if len(parts) != 1 || parts[0].GetRefusal() != "I'm sorry, I can't assist with that." {
+			t.Errorf("parts %v", parts)
+		}
+		m := f.Meta
+		wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+		if want := (&llmrelayv1.Usage{InputTokens: 54, OutputTokens: 11, TotalTokens: 65}); !proto.Equal(m.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", m.GetUsage(), want)
+		}
+		// service_tier is "auto" in response.created, "default" (the tier
+		// that served it) in response.completed.
+		if m.GetResponseId() != "resp_05f46fd4032c869b0068f966cb89248197969af833ea7a7e33" || m.GetResolvedModel() != "gpt-4o-2024-08-06" ||
+			m.GetProviderRequestId() != "req_7f2b9ac7157c4e47b83f97a63c8e7c35" || m.GetServiceTier() != "default" || len(m.GetWarnings()) != 0 {
+			t.Errorf("meta %v", m)
+		}
+	})
+	t.Run("request", func(t *testing.T) {
+		t.Parallel()
+		p, err := New(testKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, warnings, err := p.buildResponsesRequest(miraRefusalRequest(formatResponses), true)
+		if err != nil || len(warnings) != 0 {
+			t.Fatalf("%v %q", err, warnings)
+		}
+		got := decodeBody(t, body)
+		want := decodeBody(t, []byte(`{"type":"json_schema","name":"FentanylHandbook","schema":`+fentanylSchema+`,"strict":true}`))
+		if f := got["text"].(map[string]any)["format"]; !reflect.DeepEqual(f, map[string]any(want)) {
+			t.Errorf("text.format %v, want %v", f, want)
+		}
+		if in := got["input"].([]any); len(in) != 1 || in[0].(map[string]any)["role"] != "user" {
+			t.Errorf("input %v", in)
+		}
+	})
+}
+
+// TestRound17MiraChatRefusalStream: the same refusal on Chat Completions,
+// streamed (Mirascope's openai_gpt_4o_completions cassette): the first
+// chunk opens the message with "content": null and "refusal": "", twelve
+// refusal deltas follow, the finish "stop" comes on an empty delta, the
+// usage on a "choices": [] chunk, each chunk with its obfuscation padding.
+// It folds to one refusal part and no text.
+func TestRound17MiraChatRefusalStream(t *testing.T) {
+	t.Parallel()
+	runRecordedStreams(t, []recordedStream{{name: "real_mira_chat_refusal_stream", req: "refusal", check: func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 1 || parts[0].GetRefusal() != "I'm very sorry, but I can't assist with that request." {
+			t.Errorf("parts %v", parts)
+		}
+		m := f.Meta
+		wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		if want := (&llmrelayv1.Usage{InputTokens: 64, OutputTokens: 13, TotalTokens: 77}); !proto.Equal(m.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", m.GetUsage(), want)
+		}
+		if m.GetResponseId() != "chatcmpl-CoDWxLsl1kVbpr74j0IN577ELqIIt" || m.GetResolvedModel() != "gpt-4o-2024-08-06" ||
+			m.GetProviderRequestId() != "req_398e22f6842b4ac6b8bad5dcdde0c1db" || m.GetServiceTier() != "default" || len(m.GetWarnings()) != 0 {
+			t.Errorf("meta %v", m)
+		}
+	}}})
+}
+
+// logfireErrorCases are the real 400s of pydantic/logfire's agent_control
+// live cassettes: what OpenAI answered when a reasoning model was sent a
+// setting it refuses. None kept an x-request-id (logfire's cassettes drop
+// it), so none has a request id; the Chat ones kept the x-ratelimit-*
+// headers, which the error's meta reports.
+var logfireErrorCases = []struct {
+	name, format, code, param, msg string
+	rateLimited                    bool
+}{
+	{"real_logfire_chat_stop_unsupported", "openai-chat", "unsupported_parameter", "stop",
+		"Unsupported parameter: 'stop' is not supported with this model.", true},
+	{"real_logfire_chat_tools_reasoning_effort", "openai-chat", "invalid_request_error", "reasoning_effort",
+		"Function tools with reasoning_effort are not supported for gpt-5.4-nano in /v1/chat/completions. To use function tools, use /v1/responses or set reasoning_effort to 'none'.", true},
+	{"real_logfire_responses_temperature_unsupported", formatResponses, "invalid_request_error", "temperature",
+		"Unsupported parameter: 'temperature' is not supported with this model.", false},
+}
+
+// TestRound17LogfireProviderErrors: each 400 is an invalid request
+// (InvalidArgument, reason INVALID_REQUEST, upstreamStatus 400 in the
+// server's ErrorInfo), its code OpenAI's own (unsupported_parameter) or,
+// when "code" is null, the type; the param the API blamed kept as the
+// error's Param (the BadRequest field violation the server adds) and the
+// message as said; not retried.
+func TestRound17LogfireProviderErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range logfireErrorCases {
+		for _, streaming := range []bool{false, true} {
+			name := tc.name
+			if streaming {
+				name += "/stream"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				srv := providertest.ReplayFile(t, td(tc.name+".http"))
+				req := simpleRequest("gpt-5.4-nano")
+				req.Format = tc.format
+				p := newTestProvider(t, kOpenAI, srv.URL)
+				var err error
+				if streaming {
+					var s provider.Stream
+					s, err = p.Stream(context.Background(), req)
+					if s != nil {
+						t.Fatal("stream returned with an error status")
+					}
+				} else {
+					_, err = p.Generate(context.Background(), req)
+					providertest.Golden(t, td(tc.name+".golden"), []byte(renderErr(err)+"\n"))
+				}
+				if err == nil {
+					t.Fatal("no error")
+				}
+				e := providerError(t, err)
+				if e.Kind != provider.KindInvalidRequest || e.HTTPStatus != http.StatusBadRequest || e.Code != tc.code ||
+					e.Param != tc.param || e.Message != tc.msg || e.RequestID != "" || e.RetryAfter != 0 {
+					t.Errorf("error %+v", e)
+				}
+				rl := e.Meta.GetRateLimit()
+				if tc.rateLimited != (rl != nil) {
+					t.Fatalf("rate limit %v", rl)
+				}
+				if tc.rateLimited && (rl.GetRequestsLimit() != 30000 || rl.GetRequestsRemaining() != 29999 || rl.GetTokensLimit() != 180000000) {
+					t.Errorf("rate limit %v", rl)
+				}
+			})
+		}
+	}
+}
