@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -206,5 +207,121 @@ func TestRound17LogfireProviderErrors(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// miraThinkingQuestion is the question of Mirascope's
+// test_call_with_thinking cassettes.
+const miraThinkingQuestion = "How many primes below 400 contain 79 as a substring? Answer ONLY with the number, not sharing which primes they are."
+
+// miraThinkingRequest is the first request of the cassette: gpt-5,
+// effort medium, summary auto, stored (the cassette's request left store
+// to the API's default, true: its reasoning items carry no
+// encrypted_content and go back by their ids).
+func miraThinkingRequest(msgs ...*llmrelayv1.Message) *provider.Request {
+	return &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-5", Format: formatResponses, Reasoning: true,
+		Messages: append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text(miraThinkingQuestion))}, msgs...),
+		Options:  &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM},
+		ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{
+			Openai: &llmrelayv1.OpenAIOptions{ReasoningSummary: "auto", Store: proto.Bool(true)}}},
+	}
+}
+
+// TestRound17MiraResponsesThinking: gpt-5 with a detailed reasoning
+// summary, unary (Mirascope's test_call_with_thinking sync cassette): a
+// reasoning item (no encrypted_content: the request was stored) whose
+// summary has five summary_text parts, then the message "3"; 1088 of 1095
+// output tokens reasoning. The five parts are one Reasoning part, their
+// texts joined by a blank line, with the item's id. The cassette's second
+// request, which the live API took, sends the reasoning item back by its
+// id with the five summary parts, the message, and a new user turn; ours
+// sends the item by its id too (a stored request resolves it so), the
+// message and the turn.
+func TestRound17MiraResponsesThinking(t *testing.T) {
+	t.Parallel()
+	res := replayRound13Unary(t, "real_mira_responses_thinking_1", miraThinkingRequest())
+	parts := res.Message.GetParts()
+	if len(parts) != 2 {
+		t.Fatalf("parts %v", parts)
+	}
+	r := parts[0].GetReasoning()
+	if r.GetId() != "rs_0c6fe76bfb6817d700696afa0fdfb48197aa1316339d7ef345" || r.GetSignature() != "" {
+		t.Errorf("reasoning %v", r)
+	}
+	for _, s := range []string{
+		"**Counting prime numbers with \"79\"**\n\nI need to find all prime numbers below 400",
+		"isn\u2019t contiguous there.\n\n**Checking candidates for primality**\n\n",
+		"doesn\u2019t qualify either.\n\n**Confirming the count of primes with \"79\"**\n\n",
+		"Final answer: 3.\n\n**Delivering the final answer**\n\n",
+	} {
+		if !strings.Contains(r.GetText(), s) {
+			t.Errorf("reasoning text lacks %q", s)
+		}
+	}
+	if !strings.HasSuffix(r.GetText(), "Alright, here it goes: 3.") {
+		t.Errorf("reasoning text ends %q", r.GetText()[len(r.GetText())-40:])
+	}
+	if parts[1].GetText() != "3" {
+		t.Errorf("text %v", parts[1])
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 32, OutputTokens: 1095, TotalTokens: 1127, ReasoningTokens: 1088}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_0c6fe76bfb6817d700696afa0f756081978271df9eccc5602a" || m.GetResolvedModel() != "gpt-5-2025-08-07" ||
+		m.GetProviderRequestId() != "req_2496128e48fd4ef7b93518b15a2f4bf3" || m.GetServiceTier() != "default" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+
+	// The second request: the answer sent back, then the new question
+	// (effort minimal, no summary asked, as the cassette's).
+	const again = "If you remember what the primes were, then share them, or say 'I don't remember.'"
+	req2 := miraThinkingRequest(res.Message, msgOf(llmrelayv1.Role_ROLE_USER, text(again)))
+	req2.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL
+	req2.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Store: proto.Bool(true)}}}
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, warnings, err := p.buildResponsesRequest(req2, false)
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("%v %q", err, warnings)
+	}
+	got := decodeBody(t, body)
+	items, _ := got["input"].([]any)
+	if len(items) != 4 {
+		t.Fatalf("input %v", items)
+	}
+	// The recorded request sends the five summary parts as received; the
+	// contract has one text per Reasoning part, so ours sends the joined
+	// text as one summary_text part (the summary is not what resolves a
+	// stored item: its id is).
+	wantRS := map[string]any{"type": "reasoning", "id": "rs_0c6fe76bfb6817d700696afa0fdfb48197aa1316339d7ef345",
+		"summary": []any{map[string]any{"type": "summary_text", "text": r.GetText()}}}
+	if !reflect.DeepEqual(items[1], wantRS) {
+		t.Errorf("input[1] %v, want %v", items[1], wantRS)
+	}
+	wantMsg := map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": "3"}}}
+	if !reflect.DeepEqual(items[2], wantMsg) {
+		t.Errorf("input[2] %v, want %v", items[2], wantMsg)
+	}
+	if it := items[3].(map[string]any); it["role"] != "user" {
+		t.Errorf("input[3] %v", it)
+	}
+	if got["reasoning"].(map[string]any)["effort"] != "minimal" {
+		t.Errorf("reasoning %v", got["reasoning"])
+	}
+
+	// The answer to it: an empty-summary reasoning item, then the text.
+	res2 := replayRound13Unary(t, "real_mira_responses_thinking_2", req2)
+	p2 := res2.Message.GetParts()
+	if len(p2) != 2 || p2[0].GetReasoning().GetId() != "rs_0c6fe76bfb6817d700696afa2274948197b94d9f86f30a6422" || p2[0].GetReasoning().GetText() != "" ||
+		p2[1].GetText() != "I don\u2019t remember." {
+		t.Errorf("parts %v", p2)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 62, OutputTokens: 11, TotalTokens: 73}); !proto.Equal(res2.Meta.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", res2.Meta.GetUsage(), want)
 	}
 }
