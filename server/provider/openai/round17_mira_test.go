@@ -325,3 +325,103 @@ func TestRound17MiraResponsesThinking(t *testing.T) {
 		t.Errorf("usage %v, want %v", res2.Meta.GetUsage(), want)
 	}
 }
+
+// miraSecretTool is the secret_retrieval_tool of Mirascope's
+// test_call_with_tools cassettes (strict false).
+func miraSecretTool() *llmrelayv1.Tool {
+	return &llmrelayv1.Tool{Name: "secret_retrieval_tool", Description: "A tool that requires a password to retrieve a secret.",
+		Parameters: `{"properties":{"password":{"title":"Password","type":"string"}},"required":["password"],"additionalProperties":false,"type":"object"}`,
+		Strict:     proto.Bool(false)}
+}
+
+// miraToolsRequest is the cassette's request: a developer instruction, the
+// question, the tool; stored (the cassette left store to the API's
+// default).
+func miraToolsRequest(msgs ...*llmrelayv1.Message) *provider.Request {
+	return &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-5-mini", Format: formatResponses, Reasoning: true,
+		Messages: append([]*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Use parallel tool calling.")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("Please retrieve the secrets associated with each of these passwords: mellon,radiance")),
+		}, msgs...),
+		Tools: []*llmrelayv1.Tool{miraSecretTool()},
+		ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{
+			Openai: &llmrelayv1.OpenAIOptions{Store: proto.Bool(true)}}},
+	}
+}
+
+// TestRound17MiraResponsesParallelTools: gpt-5-mini calling one tool twice
+// in one answer (Mirascope's test_call_with_tools sync cassette): a
+// reasoning item with summary [] and no encrypted_content (stored), then
+// two function_call items, each with its fc_ item id and call_ id; 128 of
+// 187 output tokens reasoning. The answer is a reasoning part holding only
+// the item's id, then the two calls in order, finish TOOL_CALLS. The
+// cassette's second request (accepted by the live API) sends back the
+// reasoning item by its id with summary [], the two calls (with their fc_
+// ids and status), then the two outputs; ours sends the same items in the
+// same order, the calls without their fc_ ids (the contract keeps no item
+// id for a call). The second answer calls the tool twice again.
+func TestRound17MiraResponsesParallelTools(t *testing.T) {
+	t.Parallel()
+	res := replayRound13Unary(t, "real_mira_responses_parallel_tools_1", miraToolsRequest())
+	parts := res.Message.GetParts()
+	if len(parts) != 3 {
+		t.Fatalf("parts %v", parts)
+	}
+	if r := parts[0].GetReasoning(); r.GetId() != "rs_081d9dfc404f353f0069492df7dbc081908cde95733c427937" || r.GetText() != "" || r.GetSignature() != "" {
+		t.Errorf("reasoning %v", r)
+	}
+	calls := []struct{ id, args string }{{"call_wYuoRZQG6MbpVXEVpUzBPCqj", `{"password":"mellon"}`}, {"call_7z8b3CsYGHXyiMH5fekHUt4o", `{"password":"radiance"}`}}
+	for i, c := range calls {
+		tc := parts[i+1].GetToolCall()
+		if tc.GetCallId() != c.id || tc.GetName() != "secret_retrieval_tool" || tc.GetArguments() != c.args || !tc.GetArgumentsValid() {
+			t.Errorf("call %d: %v", i, tc)
+		}
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 39, OutputTokens: 187, TotalTokens: 226, ReasoningTokens: 128}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_081d9dfc404f353f0069492df77ed081908ad47f13e1d10880" || m.GetResolvedModel() != "gpt-5-mini-2025-08-07" ||
+		m.GetProviderRequestId() != "req_d5b23339ab2b453180e92b491ec232a5" || m.GetToolCallCount() != 2 || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+
+	req2 := miraToolsRequest(res.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_wYuoRZQG6MbpVXEVpUzBPCqj", "Welcome to Moria!")),
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_7z8b3CsYGHXyiMH5fekHUt4o", "Life before Death")))
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, warnings, err := p.buildResponsesRequest(req2, false)
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("%v %q", err, warnings)
+	}
+	items, _ := decodeBody(t, body)["input"].([]any)
+	want := []map[string]any{
+		{"type": "reasoning", "id": "rs_081d9dfc404f353f0069492df7dbc081908cde95733c427937", "summary": []any{}},
+		{"type": "function_call", "call_id": "call_wYuoRZQG6MbpVXEVpUzBPCqj", "name": "secret_retrieval_tool", "arguments": `{"password":"mellon"}`},
+		{"type": "function_call", "call_id": "call_7z8b3CsYGHXyiMH5fekHUt4o", "name": "secret_retrieval_tool", "arguments": `{"password":"radiance"}`},
+		{"type": "function_call_output", "call_id": "call_wYuoRZQG6MbpVXEVpUzBPCqj", "output": "Welcome to Moria!"},
+		{"type": "function_call_output", "call_id": "call_7z8b3CsYGHXyiMH5fekHUt4o", "output": "Life before Death"},
+	}
+	if len(items) != 2+len(want) {
+		t.Fatalf("input %v", items)
+	}
+	for i, w := range want {
+		if !reflect.DeepEqual(items[i+2], w) {
+			t.Errorf("input[%d] %v, want %v", i+2, items[i+2], w)
+		}
+	}
+
+	res2 := replayRound13Unary(t, "real_mira_responses_parallel_tools_2", req2)
+	p2 := res2.Message.GetParts()
+	if len(p2) != 3 || p2[1].GetToolCall().GetCallId() != "call_lEYCK7jSglxwn3Hdy99UdGXj" || p2[2].GetToolCall().GetCallId() != "call_Jm1h5fS4zDS2zRDMNNnPgDN4" {
+		t.Errorf("parts %v", p2)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 152, OutputTokens: 378, TotalTokens: 530, ReasoningTokens: 320}); !proto.Equal(res2.Meta.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", res2.Meta.GetUsage(), want)
+	}
+}
