@@ -425,3 +425,92 @@ func TestRound17MiraResponsesParallelTools(t *testing.T) {
 		t.Errorf("usage %v, want %v", res2.Meta.GetUsage(), want)
 	}
 }
+
+// TestRound17MiraAzureResponsesContentFilter: Azure OpenAI's Responses API
+// (the api-version route) answering the refusal prompt for gpt-4o-mini,
+// streamed (Mirascope's azure-openai_responses cassette): the message
+// item is "incomplete" from output_item.added on, its text (not a refusal
+// part) comes in one delta, and the stream ends with response.incomplete,
+// incomplete_details.reason "content_filter", "content_filters": null and
+// a usage of zeros. The text relayed stays; the finish is CONTENT_FILTER.
+// The usage of zeros was relayed as a usage event counting 0 tokens; it
+// counts nothing and is now left out with a warning.
+//
+// The recording was answered at {endpoint}/openai/responses?api-version=
+// 2025-03-01-preview, a classic (not v1) route: the adapter refused
+// every Responses request on a classic-route Azure provider, saying Azure
+// serves the API on its v1 routes only. It now sends it there, the
+// deployment in the body, when the provider's api-version serves it
+// (2025-03-01 or later); the request golden is what we send, the
+// cassette's request (input, model, stream, text.format) with our
+// stateless defaults (store false).
+func TestRound17MiraAzureResponsesContentFilter(t *testing.T) {
+	t.Parallel()
+	const name = "real_mira_azure_responses_content_filter_stream"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	req := miraRefusalRequest(formatResponses)
+	req.Model = "gpt-4o-mini"
+	s, err := newTestProvider(t, kAzure, srv.URL, WithAzureAPIVersion("2025-03-01-preview")).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := srv.Last(t)
+	providertest.Golden(t, td(name+".request.golden"), providertest.RequestGolden(c, authHeaders...))
+	if c.Path != "/openai/responses" || c.Query != "api-version=2025-03-01-preview" {
+		t.Errorf("sent to %s?%s", c.Path, c.Query)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRespStreamInvariants(t, evs)
+	f := accFold(t, evs)
+	parts := f.Message.GetParts()
+	if len(parts) != 1 || parts[0].GetText() != "I'm sorry, but I cannot assist with that request." {
+		t.Errorf("parts %v", parts)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, "incomplete/content_filter")
+	// Azure's usage of zeros (beside the text it sent) counts nothing: no
+	// usage, a warning (it was a usage event of zeros).
+	if m.GetUsage() != nil || len(m.GetWarnings()) != 1 || m.GetWarnings()[0] != warnZeroUsage {
+		t.Errorf("usage %v, warnings %q", m.GetUsage(), m.GetWarnings())
+	}
+	if m.GetResponseId() != "resp_08b66ad004bbed2200690c21b4f418819695f911fe4ece6e7f" || m.GetResolvedModel() != "gpt-4o-mini" ||
+		m.GetProviderRequestId() != "3ea3233b-1b2c-4015-8041-67a68c24acf6" {
+		t.Errorf("meta %v", m)
+	}
+}
+
+// TestRound17AzureClassicResponsesVersion: a classic-route Azure provider
+// refuses a Responses request, before sending it, when its api-version
+// does not serve the API (none set: the default 2024-10-21; a dated one
+// before 2025-03-01) and sends it with a later dated or undated one.
+func TestRound17AzureClassicResponsesVersion(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		version string
+		sent    bool
+	}{{"", false}, {"2024-10-21", false}, {"2025-02-01-preview", false}, {"2025-03-01-preview", true}, {"2025-04-01-preview", true}, {"preview", true}} {
+		t.Run(tc.version, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td("real_mira_azure_responses_content_filter_stream.http"))
+			var opts []Option
+			if tc.version != "" {
+				opts = append(opts, WithAzureAPIVersion(tc.version))
+			}
+			req := miraRefusalRequest(formatResponses)
+			_, err := newTestProvider(t, kAzure, srv.URL, opts...).Generate(context.Background(), req)
+			if sent := len(srv.Requests()) > 0; sent != tc.sent {
+				t.Fatalf("sent %v, want %v (%v)", sent, tc.sent, err)
+			}
+			if !tc.sent {
+				if e := providerError(t, err); e.Kind != provider.KindInvalidRequest || !strings.Contains(e.Message, "2025-03-01-preview or later") {
+					t.Errorf("error %+v", e)
+				}
+			}
+		})
+	}
+}
