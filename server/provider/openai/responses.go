@@ -39,7 +39,7 @@ func (p *Provider) checkResponsesRoute() error {
 	v := p.apiVer
 	dated := len(v) >= len(azureResponsesMinVersion) && isDate(v[:len(azureResponsesMinVersion)])
 	if !p.apiVerSet || (dated && v[:len(azureResponsesMinVersion)] < azureResponsesMinVersion) {
-		return p.invalid("the OpenAI Responses API is served on Azure's v1 routes ({endpoint}/openai/v1/responses) or, on the classic routes, " +
+		return p.invalid("the OpenAI Responses API is served on Azure's v1 routes ({endpoint}/openai/v1/responses) or, on the classic routes, "+
 			"at {endpoint}/openai/responses with api-version 2025-03-01-preview or later (api-version %q does not serve it); "+
 			"configure the Azure provider with v1 routes (WithAzureV1Routes) or such an api-version (WithAzureAPIVersion), or use the openai-chat format", v)
 	}
