@@ -514,3 +514,39 @@ func TestRound17AzureClassicResponsesVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestRound17MiraAzureResponsesPromptFiltered: the same prompt unary on
+// the classic Responses route (Mirascope's azure-openai_responses sync
+// cassette): Azure's 400 with code content_filter, param prompt and no
+// innererror (the Responses route sends no filter verdicts with it): a
+// content_filter error (InvalidArgument, reason CONTENT_FILTERED), the
+// message as said (its U+2019 kept), the apim-request-id as the request
+// id, the deployment in the error's extended details.
+func TestRound17MiraAzureResponsesPromptFiltered(t *testing.T) {
+	t.Parallel()
+	const name = "real_mira_azure_responses_content_filter"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	req := miraRefusalRequest(formatResponses)
+	req.Model = "gpt-4o-mini"
+	_, err := newTestProvider(t, kAzure, srv.URL, WithAzureAPIVersion("2025-03-01-preview")).Generate(context.Background(), req)
+	providertest.Golden(t, td(name+".golden"), []byte(renderErr(err)+"\n"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if c := srv.Last(t); c.Path != "/openai/responses" || c.Query != "api-version=2025-03-01-preview" {
+		t.Errorf("sent to %s?%s", c.Path, c.Query)
+	}
+	e := providerError(t, err)
+	const msg = "The response was filtered due to the prompt triggering Azure OpenAI\u2019s content management policy. Please modify your prompt and retry. " +
+		"To learn more about our content filtering policies please read our documentation: https://go.microsoft.com/fwlink/?linkid=2198766"
+	if e.Kind != provider.KindContentFilter || e.HTTPStatus != http.StatusBadRequest || e.Code != "content_filter" || e.Param != "prompt" ||
+		e.Message != msg || e.RequestID != "1aa46a6c-e87a-415d-9775-aed14d5b5bdf" {
+		t.Errorf("error %+v", e)
+	}
+	if e.Extended[extAzureDeployment] != "gpt-4o-mini" {
+		t.Errorf("extended %v", e.Extended)
+	}
+	if rl := e.Meta.GetRateLimit(); rl.GetRequestsLimit() != 300 || rl.GetRequestsRemaining() != 284 {
+		t.Errorf("rate limit %v", rl)
+	}
+}
