@@ -550,3 +550,32 @@ func TestRound17MiraAzureResponsesPromptFiltered(t *testing.T) {
 		t.Errorf("rate limit %v", rl)
 	}
 }
+
+// TestRound17MiraResponsesMaxTokensReasoningOnly: gpt-5-mini given 50
+// output tokens (Mirascope's test_max_tokens stream cassette): the answer
+// is a reasoning item with summary [] and nothing else, the stream ends
+// with response.incomplete (max_output_tokens), and the usage counts 13
+// input and 0 output tokens (0 reasoning) as sent. The answer is one
+// reasoning part with the item's id, no text; finish LENGTH; the usage as
+// counted.
+func TestRound17MiraResponsesMaxTokensReasoningOnly(t *testing.T) {
+	t.Parallel()
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-5-mini", Format: formatResponses, Reasoning: true,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("List all U.S. states."))},
+		Options:  &llmrelayv1.GenerationOptions{MaxTokens: proto.Int32(50)}}
+	f, _ := replayRound13Stream(t, "real_mira_responses_max_tokens_reasoning_only_stream", req)
+	parts := f.Message.GetParts()
+	if len(parts) != 1 || parts[0].GetReasoning().GetId() != "rs_073882a3776b82a40069492e1ebde08197a98e6d0647a1af01" ||
+		parts[0].GetReasoning().GetText() != "" || parts[0].GetReasoning().GetSignature() != "" {
+		t.Errorf("parts %v", parts)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "incomplete/max_output_tokens")
+	if want := (&llmrelayv1.Usage{InputTokens: 13, TotalTokens: 13}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_073882a3776b82a40069492e1e714c8197bc5b10bd03b25157" || m.GetResolvedModel() != "gpt-5-mini-2025-08-07" ||
+		m.GetProviderRequestId() != "req_9e8c67a68bd747959de5c83c4480b311" || m.GetServiceTier() != "default" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
