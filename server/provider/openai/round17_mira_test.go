@@ -579,3 +579,47 @@ func TestRound17MiraResponsesMaxTokensReasoningOnly(t *testing.T) {
 		t.Errorf("meta %v", m)
 	}
 }
+
+// TestRound17LogfireOpenRouterGeminiReasoning: OpenRouter relaying
+// google/gemini-2.5-flash with reasoning effort low, streamed (Logfire's
+// test_openrouter_streaming_reasoning cassette): 22 ": OPENROUTER
+// PROCESSING" comments, four chunks carrying a whole reasoning paragraph
+// both in "reasoning" and in a reasoning_details reasoning.text block with
+// no index, no signature and "provider": "google-vertex", then the text in
+// three chunks, the finish "stop" (native "STOP"), and the usage on a last
+// chunk whose finish is null (no reasoning_tokens: the 1003 completion
+// tokens include the reasoning). The four paragraphs are one reasoning
+// block, in order; the upstream is Google.
+func TestRound17LogfireOpenRouterGeminiReasoning(t *testing.T) {
+	t.Parallel()
+	runRecordedStreams(t, []recordedStream{{name: "real_logfire_openrouter_gemini_reasoning_stream", req: "chat_reasoning", check: func(t *testing.T, f folded) {
+		parts := f.Message.GetParts()
+		if len(parts) != 2 {
+			t.Fatalf("parts %v", parts)
+		}
+		r := parts[0].GetReasoning()
+		heads := []string{"**Interpreting User Intent**", "**Deconstructing the \"Trick\"**", "**Formulating the Perfect Response**", "**Optimizing Response Structure**"}
+		last := -1
+		for _, h := range heads {
+			i := strings.Index(r.GetText(), h)
+			if i <= last {
+				t.Errorf("reasoning paragraph %q at %d (after %d)", h, i, last)
+			}
+			last = i
+		}
+		if !strings.HasPrefix(r.GetText(), heads[0]) || !strings.HasSuffix(r.GetText(), "aiming for maximum clarity and user satisfaction.\n\n\n") || r.GetSignature() != "" {
+			t.Errorf("reasoning %q", r.GetText())
+		}
+		if !strings.HasPrefix(parts[1].GetText(), "That's a clever way to put it!") || !strings.HasSuffix(parts[1].GetText(), "how are *you* doing today, and what can I help you with?") {
+			t.Errorf("text %q", parts[1].GetText())
+		}
+		m := f.Meta
+		wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		if want := (&llmrelayv1.Usage{InputTokens: 13, OutputTokens: 1003, TotalTokens: 1016}); !proto.Equal(m.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", m.GetUsage(), want)
+		}
+		if m.GetResponseId() != "gen-1751918758-SZqPQwzFgmd8JdDUxRuL" || m.GetResolvedModel() != "google/gemini-2.5-flash" || upstreamOf(m) != "Google" || len(m.GetWarnings()) != 0 {
+			t.Errorf("meta %v", m)
+		}
+	}}})
+}
