@@ -623,3 +623,83 @@ func TestRound17LogfireOpenRouterGeminiReasoning(t *testing.T) {
 		}
 	}}})
 }
+
+// logfireWeatherTool is the get_weather tool of Logfire's
+// test_responses_api cassette (not strict: the cassette's request names
+// no strict, and the answer reports none).
+func logfireWeatherTool() *llmrelayv1.Tool {
+	return &llmrelayv1.Tool{Name: "get_weather", Description: "Get current temperature for a given location.",
+		Parameters: `{"type":"object","properties":{"location":{"type":"string","description":"City and country e.g. Bogotá, Colombia"}},"required":["location"],"additionalProperties":false}`}
+}
+
+// TestRound17LogfireResponsesToolLoop: gpt-4.1 on the Responses API,
+// unary, instructions "Be nice" (Logfire's test_responses_api cassette, of
+// May 2025: no completed_at, billing or verbosity yet): the first answer
+// is one function_call (an fc_ item id, a call_ id, arguments
+// {"location":"Paris, France"}) and no message; the cassette's second
+// request, which the live API took, sends the question, the call (with
+// its fc_ id and status) and its output "Rainy", with neither the
+// instructions nor the tools; ours, built from the first answer with the
+// same messages, sends the same three items (the call without its item
+// id). The second answer is the text.
+func TestRound17LogfireResponsesToolLoop(t *testing.T) {
+	t.Parallel()
+	const question = "What is the weather like in Paris today?"
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4.1", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Be nice")), msgOf(llmrelayv1.Role_ROLE_USER, text(question))},
+		Tools:    []*llmrelayv1.Tool{logfireWeatherTool()}}
+	res := replayRound13Unary(t, "real_logfire_responses_tool_call_1", req)
+	parts := res.Message.GetParts()
+	if len(parts) != 1 {
+		t.Fatalf("parts %v", parts)
+	}
+	tc := parts[0].GetToolCall()
+	if tc.GetCallId() != "call_92k1J8QkHaqVZFGoZU1aLvR7" || tc.GetName() != "get_weather" || tc.GetArguments() != `{"location":"Paris, France"}` {
+		t.Errorf("call %v", tc)
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 65, OutputTokens: 17, TotalTokens: 82}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_68371fce35fc8191b76f39de017b36d300f07a8eccfc39ca" || m.GetResolvedModel() != "gpt-4.1-2025-04-14" ||
+		m.GetProviderRequestId() != "req_82a8e571d6bacbdca1f76e0acf26f1bf" || m.GetToolCallCount() != 1 || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+
+	req2 := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4.1", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text(question)), res.Message,
+			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_92k1J8QkHaqVZFGoZU1aLvR7", "Rainy"))}}
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, warnings, err := p.buildResponsesRequest(req2, false)
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("%v %q", err, warnings)
+	}
+	items, _ := decodeBody(t, body)["input"].([]any)
+	want := []map[string]any{
+		{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": question}}},
+		{"type": "function_call", "call_id": "call_92k1J8QkHaqVZFGoZU1aLvR7", "name": "get_weather", "arguments": `{"location":"Paris, France"}`},
+		{"type": "function_call_output", "call_id": "call_92k1J8QkHaqVZFGoZU1aLvR7", "output": "Rainy"},
+	}
+	if len(items) != len(want) {
+		t.Fatalf("input %v", items)
+	}
+	for i, w := range want {
+		if !reflect.DeepEqual(items[i], w) {
+			t.Errorf("input[%d] %v, want %v", i, items[i], w)
+		}
+	}
+
+	res2 := replayRound13Unary(t, "real_logfire_responses_tool_call_2", req2)
+	const answer = "The weather in Paris today is rainy. If you\u2019re planning to go out, don\u2019t forget your umbrella! Let me know if you need more details or the forecast for the next few days."
+	if p2 := res2.Message.GetParts(); len(p2) != 1 || p2[0].GetText() != answer {
+		t.Errorf("parts %v", p2)
+	}
+	wantFinish(t, res2.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 43, OutputTokens: 40, TotalTokens: 83}); !proto.Equal(res2.Meta.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", res2.Meta.GetUsage(), want)
+	}
+}
