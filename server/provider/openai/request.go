@@ -108,6 +108,9 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	}
 	if req.Reasoning {
 		w.MaxCompletionTokens = o.MaxTokens
+		if o.Temperature != nil || o.TopP != nil {
+			warnings = append(warnings, warnReasoningSampling)
+		}
 	} else {
 		w.Temperature = o.Temperature
 		w.TopP = o.TopP
@@ -126,6 +129,14 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 		w.ReasoningEffort = "high"
 	}
 	w.Stop = o.GetStop()
+	if req.Reasoning && len(w.Stop) > 0 && !p.azure && openAIHost(p.baseURL) {
+		// OpenAI's reasoning models (o3, o4-mini, gpt-5*) answer stop with
+		// a 400 unsupported_parameter (testdata/real_logfire_chat_stop_unsupported.http);
+		// other servers' reasoning models (DeepSeek's, vLLM's) take it.
+		// Azure is left as it is: no answer of its to stop was seen.
+		w.Stop = nil
+		warnings = append(warnings, warnReasoningStop)
+	}
 	w.Seed = o.Seed
 	w.PresencePenalty = o.PresencePenalty
 	w.FrequencyPenalty = o.FrequencyPenalty
@@ -148,6 +159,13 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	}
 	return w, warnings, nil
 }
+
+// Warnings of the options a reasoning model's Chat Completions request
+// leaves out.
+const (
+	warnReasoningSampling = "temperature and top_p are not supported by reasoning models and were not sent"
+	warnReasoningStop     = "stop is not supported by OpenAI's reasoning models and was not sent"
+)
 
 func (p *Provider) invalid(format string, args ...any) *provider.Error {
 	return &provider.Error{Provider: p.name, Kind: provider.KindInvalidRequest, Message: fmt.Sprintf(format, args...)}

@@ -592,7 +592,24 @@ func TestRound17MiraResponsesMaxTokensReasoningOnly(t *testing.T) {
 // block, in order; the upstream is Google.
 func TestRound17LogfireOpenRouterGeminiReasoning(t *testing.T) {
 	t.Parallel()
-	runRecordedStreams(t, []recordedStream{{name: "real_logfire_openrouter_gemini_reasoning_stream", req: "chat_reasoning", check: func(t *testing.T, f folded) {
+	// The cassette's request: the question, reasoning effort low.
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "google/gemini-2.5-flash", Format: "openai-chat", Reasoning: true,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Hello, how are you? (This is a trick question)"))},
+		Options:  &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW}}
+	const name = "real_logfire_openrouter_gemini_reasoning_stream"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	func(t *testing.T, f folded) {
 		parts := f.Message.GetParts()
 		if len(parts) != 2 {
 			t.Fatalf("parts %v", parts)
@@ -621,7 +638,7 @@ func TestRound17LogfireOpenRouterGeminiReasoning(t *testing.T) {
 		if m.GetResponseId() != "gen-1751918758-SZqPQwzFgmd8JdDUxRuL" || m.GetResolvedModel() != "google/gemini-2.5-flash" || upstreamOf(m) != "Google" || len(m.GetWarnings()) != 0 {
 			t.Errorf("meta %v", m)
 		}
-	}}})
+	}(t, accFold(t, evs))
 }
 
 // logfireWeatherTool is the get_weather tool of Logfire's
@@ -701,5 +718,59 @@ func TestRound17LogfireResponsesToolLoop(t *testing.T) {
 	wantFinish(t, res2.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
 	if want := (&llmrelayv1.Usage{InputTokens: 43, OutputTokens: 40, TotalTokens: 83}); !proto.Equal(res2.Meta.GetUsage(), want) {
 		t.Errorf("usage %v, want %v", res2.Meta.GetUsage(), want)
+	}
+}
+
+// TestRound17ReasoningChatDropsStop: Logfire's recording of OpenAI
+// refusing "stop" for gpt-5.4-nano on Chat Completions (a 400
+// unsupported_parameter, as o3, o4-mini and the gpt-5 family answer it):
+// the request the cassette recorded (a system message, the question,
+// max_completion_tokens 2048, stop ["NEVERMIND"], one tool) is, built by
+// us for a reasoning model on OpenAI's API, sent without stop and
+// with a warning; temperature and top_p, which were already left out, now
+// say so too. On another server (DeepSeek's reasoner takes stop) stop is
+// sent; on Azure too (no recording of Azure's answer to it).
+func TestRound17ReasoningChatDropsStop(t *testing.T) {
+	t.Parallel()
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-5.4-nano", Format: "openai-chat", Reasoning: true,
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a weather assistant. Always use your tools to answer.")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("Say OK.")),
+		},
+		Tools: []*llmrelayv1.Tool{{Name: "get_weather", Description: "Get the current weather for a city.",
+			Parameters: `{"properties":{"city":{"description":"The city to look up.","type":"string"}},"required":["city"],"type":"object"}`}},
+		Options: &llmrelayv1.GenerationOptions{MaxTokens: proto.Int32(2048), Stop: []string{"NEVERMIND"}, Temperature: proto.Float64(0.4)},
+	}
+	for _, tc := range []struct {
+		name     string
+		p        func() (*Provider, error)
+		stop     bool
+		warnings []string
+	}{
+		{"openai", func() (*Provider, error) { return New(testKey) }, false, []string{warnReasoningSampling, warnReasoningStop}},
+		{"azure", func() (*Provider, error) { return NewAzure(testKey, WithBaseURL("https://example.openai.azure.com")) }, true, []string{warnReasoningSampling}},
+		{"deepseek", func() (*Provider, error) { return New(testKey, WithBaseURL("https://api.deepseek.com/v1")) }, true, []string{warnReasoningSampling}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p, err := tc.p()
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, warnings, err := p.buildChatRequest(req, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(warnings, tc.warnings) {
+				t.Errorf("warnings %q, want %q", warnings, tc.warnings)
+			}
+			got := decodeBody(t, body)
+			if _, ok := got["stop"]; ok != tc.stop {
+				t.Errorf("stop sent %v, want %v: %s", ok, tc.stop, body)
+			}
+			if _, ok := got["temperature"]; ok || got["max_completion_tokens"] != 2048.0 {
+				t.Errorf("body %s", body)
+			}
+		})
 	}
 }
