@@ -108,13 +108,16 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	}
 	if req.Reasoning {
 		w.MaxCompletionTokens = o.MaxTokens
+	} else {
+		w.MaxTokens = o.MaxTokens
+	}
+	if samplingDropped(req, o) {
 		if o.Temperature != nil || o.TopP != nil {
 			warnings = append(warnings, warnReasoningSampling)
 		}
 	} else {
 		w.Temperature = o.Temperature
 		w.TopP = o.TopP
-		w.MaxTokens = o.MaxTokens
 	}
 	switch o.GetReasoningEffort() {
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
@@ -166,6 +169,17 @@ const (
 	warnReasoningSampling = "temperature and top_p are not supported by reasoning models and were not sent"
 	warnReasoningStop     = "stop is not supported by OpenAI's reasoning models and was not sent"
 )
+
+// samplingDropped reports whether a request leaves temperature and top_p
+// out: a reasoning model's, unless it asks for no reasoning (effort
+// none), with which OpenAI's gpt-5.1 and later take both (Logfire's
+// recording testdata/real_logfire_responses_effort_none_sampling.http:
+// gpt-5.4-nano answered temperature 0.4 and top_p 0.9 with effort none,
+// and refused temperature with effort low,
+// real_logfire_responses_temperature_unsupported.http).
+func samplingDropped(req *provider.Request, o *llmrelayv1.GenerationOptions) bool {
+	return req.Reasoning && o.GetReasoningEffort() != llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE
+}
 
 func (p *Provider) invalid(format string, args ...any) *provider.Error {
 	return &provider.Error{Provider: p.name, Kind: provider.KindInvalidRequest, Message: fmt.Sprintf(format, args...)}

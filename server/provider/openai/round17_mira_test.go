@@ -774,3 +774,81 @@ func TestRound17ReasoningChatDropsStop(t *testing.T) {
 		})
 	}
 }
+
+// TestRound17LogfireEffortNoneSampling: Logfire's openai_agents
+// settings cassette: gpt-5.4-nano on the Responses API with reasoning
+// effort none, temperature 0.4 and top_p 0.9 (and max_output_tokens 2048,
+// parallel_tool_calls, a strict tool, instructions), which the live API
+// took and echoed, answering "Paris" (a message item with phase
+// final_answer; reasoning.context and reasoning.mode, tool_usage,
+// moderation and prompt_cache_retention "24h" in the response object).
+// The adapter left temperature and top_p out of every reasoning model's
+// request; with effort none it now sends them, as the recorded request
+// did. With effort low the same model refused temperature
+// (real_logfire_responses_temperature_unsupported): they stay out then.
+func TestRound17LogfireEffortNoneSampling(t *testing.T) {
+	t.Parallel()
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-5.4-nano", Format: formatResponses, Reasoning: true,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Answer in one word.")), msgOf(llmrelayv1.Role_ROLE_USER, text("What is the capital of France?"))},
+		Tools: []*llmrelayv1.Tool{{Name: "get_weather", Description: "Get the current weather for a city.", Strict: proto.Bool(true),
+			Parameters: `{"properties":{"city":{"description":"City to look up.","title":"City","type":"string"}},"required":["city"],"title":"get_weather_args","type":"object","additionalProperties":false}`}},
+		Options: &llmrelayv1.GenerationOptions{MaxTokens: proto.Int32(2048), ParallelToolCalls: proto.Bool(true), Temperature: proto.Float64(0.4), TopP: proto.Float64(0.9),
+			ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE},
+	}
+	srv := providertest.ReplayFile(t, td("real_logfire_responses_effort_none_sampling.http"))
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	providertest.Golden(t, td("real_logfire_responses_effort_none_sampling.golden"), renderResult(t, res))
+	sent := decodeBody(t, srv.Last(t).Body)
+	for k, v := range map[string]any{"temperature": 0.4, "top_p": 0.9, "max_output_tokens": 2048.0, "parallel_tool_calls": true} {
+		if sent[k] != v {
+			t.Errorf("%s sent as %v, want %v", k, sent[k], v)
+		}
+	}
+	if r, _ := sent["reasoning"].(map[string]any); r["effort"] != "none" {
+		t.Errorf("reasoning %v", sent["reasoning"])
+	}
+	if p := res.Message.GetParts(); len(p) != 1 || p[0].GetText() != "Paris" || p[0].GetPhase() != "final_answer" {
+		t.Errorf("parts %v", p)
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 74, OutputTokens: 5, TotalTokens: 79}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_07537ae0096064bc006aa1e94c0bc087d1b83339d4bd4ca448" || m.GetResolvedModel() != "gpt-5.4-nano-2026-03-17" ||
+		m.GetProviderRequestId() != "" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+
+	// Effort low: left out, with the warning.
+	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, warnings, err := p.buildResponsesRequest(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := decodeBody(t, body); b["temperature"] != nil || b["top_p"] != nil || len(warnings) != 1 || warnings[0] != warnReasoningSampling {
+		t.Errorf("effort low: %s %q", body, warnings)
+	}
+
+	// Chat Completions follows the same rule.
+	req.Format = "openai-chat"
+	for effort, sent := range map[llmrelayv1.ReasoningEffort]bool{llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE: true, llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW: false} {
+		req.Options.ReasoningEffort = effort
+		body, _, err := p.buildChatRequest(req, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := decodeBody(t, body)
+		if (b["temperature"] == 0.4 && b["top_p"] == 0.9) != sent || b["max_completion_tokens"] != 2048.0 {
+			t.Errorf("chat, effort %v: %s", effort, body)
+		}
+	}
+}
