@@ -852,3 +852,80 @@ func TestRound17LogfireEffortNoneSampling(t *testing.T) {
 		}
 	}
 }
+
+// TestRound17LogfireChatSamplingToolLoop: gpt-5.4-nano on Chat
+// Completions with temperature, top_p, both penalties, a seed,
+// max_completion_tokens 256 and parallel_tool_calls false, which the live
+// API took (Logfire's langchain settings cassette; the request named no
+// reasoning_effort, the model's default being none): a call with content
+// null, then, after the tool's answer, "OK.". We build the same settings
+// for a reasoning model asked for effort none (without an effort they
+// would be left out: the adapter cannot know a model's default effort),
+// and, from the first answer, the same follow-up messages (the recorded
+// assistant message carries LangChain's "name": "checkout" and arguments
+// re-serialized with a space; ours the arguments as the model wrote
+// them).
+func TestRound17LogfireChatSamplingToolLoop(t *testing.T) {
+	t.Parallel()
+	msgs := []*llmrelayv1.Message{
+		msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a weather assistant. Always use your tools to answer.")),
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Say OK.")),
+	}
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-5.4-nano", Format: "openai-chat", Reasoning: true, Messages: msgs,
+		Tools: []*llmrelayv1.Tool{{Name: "get_weather", Description: "Get the current weather for a city.",
+			Parameters: `{"properties":{"city":{"description":"The city to look up.","type":"string"}},"required":["city"],"type":"object"}`}},
+		Options: &llmrelayv1.GenerationOptions{FrequencyPenalty: proto.Float64(0.2), MaxTokens: proto.Int32(256), ParallelToolCalls: proto.Bool(false),
+			PresencePenalty: proto.Float64(0.1), Seed: proto.Int64(7), Temperature: proto.Float64(0.4), TopP: proto.Float64(0.9),
+			ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE}}
+	srv := providertest.ReplayFile(t, td("real_logfire_chat_sampling_tool_call_1.http"))
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	providertest.Golden(t, td("real_logfire_chat_sampling_tool_call_1.golden"), renderResult(t, res))
+	sent := decodeBody(t, srv.Last(t).Body)
+	for k, v := range map[string]any{"frequency_penalty": 0.2, "max_completion_tokens": 256.0, "parallel_tool_calls": false, "presence_penalty": 0.1,
+		"seed": 7.0, "temperature": 0.4, "top_p": 0.9, "reasoning_effort": "none"} {
+		if sent[k] != v {
+			t.Errorf("%s sent as %v, want %v", k, sent[k], v)
+		}
+	}
+	parts := res.Message.GetParts()
+	if len(parts) != 1 || parts[0].GetToolCall().GetCallId() != "call_G5b7J5bIOZGPtrzoz721J4w2" || parts[0].GetToolCall().GetArguments() != `{"city":"London"}` {
+		t.Fatalf("parts %v", parts)
+	}
+	wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	if want := (&llmrelayv1.Usage{InputTokens: 152, OutputTokens: 17, TotalTokens: 169}); !proto.Equal(res.Meta.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", res.Meta.GetUsage(), want)
+	}
+	if m := res.Meta; m.GetResponseId() != "chatcmpl-EMMPSzIFNynimC2L44bI1mpnPj8ud" || m.GetResolvedModel() != "gpt-5.4-nano-2026-03-17" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+
+	next := *req
+	next.Messages = append(append([]*llmrelayv1.Message(nil), msgs...), res.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_G5b7J5bIOZGPtrzoz721J4w2", "sunny in London")))
+	srv2 := providertest.ReplayFile(t, td("real_logfire_chat_sampling_tool_call_2.http"))
+	res2, err := newTestProvider(t, kOpenAI, srv2.URL).Generate(context.Background(), &next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	providertest.Golden(t, td("real_logfire_chat_sampling_tool_call_2.golden"), renderResult(t, res2))
+	sentMsgs, _ := decodeBody(t, srv2.Last(t).Body)["messages"].([]any)
+	if len(sentMsgs) != 4 {
+		t.Fatalf("messages %v", sentMsgs)
+	}
+	wantAssistant := map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": "call_G5b7J5bIOZGPtrzoz721J4w2", "type": "function",
+		"function": map[string]any{"name": "get_weather", "arguments": `{"city":"London"}`}}}}
+	wantTool := map[string]any{"role": "tool", "tool_call_id": "call_G5b7J5bIOZGPtrzoz721J4w2", "content": "sunny in London"}
+	if !reflect.DeepEqual(sentMsgs[2], wantAssistant) || !reflect.DeepEqual(sentMsgs[3], wantTool) {
+		t.Errorf("messages[2:] %v, want %v, %v", sentMsgs[2:], wantAssistant, wantTool)
+	}
+	if p := res2.Message.GetParts(); len(p) != 1 || p[0].GetText() != "OK." {
+		t.Errorf("parts %v", p)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 186, OutputTokens: 5, TotalTokens: 191}); !proto.Equal(res2.Meta.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", res2.Meta.GetUsage(), want)
+	}
+}
