@@ -929,3 +929,31 @@ func TestRound17LogfireChatSamplingToolLoop(t *testing.T) {
 		t.Errorf("usage %v, want %v", res2.Meta.GetUsage(), want)
 	}
 }
+
+// TestRound17MiraAzureV1AudioRejected: Azure OpenAI's v1 Chat Completions
+// route refusing an input_audio part for gpt-5-mini (Mirascope's
+// test_call_with_audio input cassette): a 400 invalid_value on param
+// "messages[0]" ("Content blocks are expected to be either text or
+// image_url type."), with apim-request-id, a UUID x-request-id,
+// x-ms-rai-invoked and request and token rate limits (limits, remaining,
+// no resets). An invalid request naming the field, the apim-request-id
+// as the request id, the limits in the error's meta.
+func TestRound17MiraAzureV1AudioRejected(t *testing.T) {
+	t.Parallel()
+	const name = "real_mira_azure_v1_chat_audio_rejected"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	_, err := newTestProvider(t, kAzureV1Entra, srv.URL).Generate(context.Background(), simpleRequest("gpt-5-mini"))
+	providertest.Golden(t, td(name+".golden"), []byte(renderErr(err)+"\n"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	e := providerError(t, err)
+	if e.Kind != provider.KindInvalidRequest || e.HTTPStatus != http.StatusBadRequest || e.Code != "invalid_value" || e.Param != "messages[0]" ||
+		e.Message != "Invalid 'messages[0]'. Content blocks are expected to be either text or image_url type." ||
+		e.RequestID != "f303e7c3-81d9-46eb-96f2-5553bc33b2b9" || e.RetryAfter != 0 {
+		t.Errorf("error %+v", e)
+	}
+	if rl := e.Meta.GetRateLimit(); rl.GetRequestsLimit() != 100 || rl.GetRequestsRemaining() != 99 || rl.GetTokensLimit() != 100000 || rl.GetTokensRemaining() != 99992 {
+		t.Errorf("rate limit %v", rl)
+	}
+}
