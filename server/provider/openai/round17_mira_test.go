@@ -957,3 +957,45 @@ func TestRound17MiraAzureV1AudioRejected(t *testing.T) {
 		t.Errorf("rate limit %v", rl)
 	}
 }
+
+// TestRound17MiraChatMaxTokensAllReasoning: gpt-5-mini on Chat
+// Completions with max_completion_tokens 50 (Mirascope's test_max_tokens
+// cassette): the role chunk with content "" and refusal null, the finish
+// "length" on an empty delta, then the usage: all 50 completion tokens
+// reasoning. No text (the empty content is not a part), finish LENGTH,
+// the reasoning tokens counted.
+func TestRound17MiraChatMaxTokensAllReasoning(t *testing.T) {
+	t.Parallel()
+	const name = "real_mira_chat_max_tokens_all_reasoning_stream"
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-5-mini", Format: "openai-chat", Reasoning: true,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("List all U.S. states."))},
+		Options:  &llmrelayv1.GenerationOptions{MaxTokens: proto.Int32(50)}}
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	if b := decodeBody(t, srv.Last(t).Body); b["max_completion_tokens"] != 50.0 || b["max_tokens"] != nil {
+		t.Errorf("sent %v", b)
+	}
+	f := accFold(t, evs)
+	if p := f.Message.GetParts(); len(p) != 0 {
+		t.Errorf("parts %v", p)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length")
+	if want := (&llmrelayv1.Usage{InputTokens: 13, OutputTokens: 50, TotalTokens: 63, ReasoningTokens: 50}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-CpaLKsZmiiFPwrb0Ocw5FOVrMV89U" || m.GetResolvedModel() != "gpt-5-mini-2025-08-07" ||
+		m.GetProviderRequestId() != "req_32f2cc1b653e448486542c5f267cf80c" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
