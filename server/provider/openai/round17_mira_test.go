@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
@@ -997,5 +998,54 @@ func TestRound17MiraChatMaxTokensAllReasoning(t *testing.T) {
 	if m.GetResponseId() != "chatcmpl-CpaLKsZmiiFPwrb0Ocw5FOVrMV89U" || m.GetResolvedModel() != "gpt-5-mini-2025-08-07" ||
 		m.GetProviderRequestId() != "req_32f2cc1b653e448486542c5f267cf80c" || len(m.GetWarnings()) != 0 {
 		t.Errorf("meta %v", m)
+	}
+}
+
+// TestRound17MiraInvalidAPIKey: OpenAI's 401 for a wrong key
+// (Mirascope's test_authentication_error cassettes, whose key was the fake
+// "invalid-…2345", masked by OpenAI in the message): on Chat Completions
+// the body indented by four spaces with a trailing newline, on the
+// Responses API (streamed: the 401 comes before any event) by two,
+// with www-authenticate. Unauthenticated (gRPC Unauthenticated, reason
+// UPSTREAM_UNAUTHENTICATED), code invalid_api_key, no param ("param":
+// null), the message as said, the x-request-id kept; not retried.
+func TestRound17MiraInvalidAPIKey(t *testing.T) {
+	t.Parallel()
+	const msg = "Incorrect API key provided: invalid-*****2345. You can find your API key at https://platform.openai.com/account/api-keys."
+	for _, tc := range []struct {
+		name, format, reqID string
+		stream              bool
+	}{
+		{"real_mira_chat_invalid_api_key", "openai-chat", "req_1963efc19b3b4865af98403581d580af", false},
+		{"real_mira_responses_invalid_api_key_stream", formatResponses, "req_31f5616fbb0d4dd888a6980225b0dd68", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			req := simpleRequest("gpt-4o")
+			req.Format = tc.format
+			p := newTestProvider(t, kOpenAI, srv.URL)
+			var err error
+			if tc.stream {
+				var s provider.Stream
+				if s, err = p.Stream(context.Background(), req); s != nil {
+					t.Fatal("stream returned with an error status")
+				}
+			} else {
+				_, err = p.Generate(context.Background(), req)
+			}
+			providertest.Golden(t, td(tc.name+".golden"), []byte(renderErr(err)+"\n"))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			e := providerError(t, err)
+			if e.Kind != provider.KindUnauthenticated || e.HTTPStatus != http.StatusUnauthorized || e.Code != "invalid_api_key" || e.Param != "" ||
+				e.Message != msg || e.RequestID != tc.reqID {
+				t.Errorf("error %+v", e)
+			}
+			if pipeline.Retryable(err) {
+				t.Error("a wrong key is retried")
+			}
+		})
 	}
 }
