@@ -108,6 +108,25 @@ func headerInt(h http.Header, name string) *int64 {
 	return &n
 }
 
+// limitOnlyNames completes rl (nil: none read yet) with the limits
+// Anthropic's OpenAI-compatible endpoint names x-ratelimit-requests and
+// x-ratelimit-tokens beside OpenAI's x-ratelimit-remaining-* and
+// x-ratelimit-reset-* (testdata/real_mira_anthropic_compat_chat.http:
+// 4000 and 2400000, no x-ratelimit-limit-*): a budget with a remaining
+// count but no limit takes them; OpenAI's own x-ratelimit-limit-* win.
+func limitOnlyNames(rl *llmrelayv1.RateLimit, h http.Header) *llmrelayv1.RateLimit {
+	if rl == nil {
+		return nil
+	}
+	if rl.RequestsLimit == nil && rl.RequestsRemaining != nil {
+		rl.RequestsLimit = headerInt(h, "x-ratelimit-requests")
+	}
+	if rl.TokensLimit == nil && rl.TokensRemaining != nil {
+		rl.TokensLimit = headerInt(h, "x-ratelimit-tokens")
+	}
+	return rl
+}
+
 // bareRateLimit completes rl (nil: none read yet) with the budgets of
 // servers that send a single unsuffixed triple instead of OpenAI's
 // -requests/-tokens pairs:

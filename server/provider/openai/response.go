@@ -374,7 +374,7 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	if id := p.requestID(h); id != "" {
 		meta.ProviderRequestId = id
 	}
-	meta.RateLimit = provider.OpenAIRateLimit(h)
+	meta.RateLimit = limitOnlyNames(provider.OpenAIRateLimit(h), h)
 	if meta.RateLimit == nil {
 		meta.RateLimit = windowedRateLimit(h)
 	}

@@ -1049,3 +1049,60 @@ func TestRound17MiraInvalidAPIKey(t *testing.T) {
 		})
 	}
 }
+
+// TestRound17MiraAnthropicCompat: Anthropic's OpenAI-compatible Chat
+// endpoint (api.anthropic.com/v1/chat/completions) answering
+// claude-sonnet-4-5 through the OpenAI SDK (Mirascope's
+// test_call_non_openai_models_through_openai cassette): a compact body
+// with a msg_ id and no system_fingerprint or service_tier; its headers
+// are OpenAI's names, not Anthropic's (x-request-id, no request-id or
+// anthropic-ratelimit-*), but the limits are x-ratelimit-requests and
+// x-ratelimit-tokens, beside x-ratelimit-remaining-* and
+// x-ratelimit-reset-* (0s). The limits were dropped (a rate limit with
+// remaining counts only); they are now read.
+func TestRound17MiraAnthropicCompat(t *testing.T) {
+	t.Parallel()
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "claude-sonnet-4-5", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is 4200 + 42?"))}}
+	res := replayRound13Unary(t, "real_mira_anthropic_compat_chat", req)
+	if p := res.Message.GetParts(); len(p) != 1 || p[0].GetText() != "4200 + 42 = 4242" {
+		t.Errorf("parts %v", p)
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 17, OutputTokens: 15, TotalTokens: 32}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "msg_01TjidVpssfsjFuHpHXJuRnP" || m.GetResolvedModel() != "claude-sonnet-4-5-20250929" ||
+		m.GetProviderRequestId() != "req_011CW3ah7R53hgLc1q7i6qhf" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	date := time.Date(2025, 12, 12, 22, 28, 20, 0, time.UTC)
+	rl := m.GetRateLimit()
+	if rl.GetRequestsLimit() != 4000 || rl.GetRequestsRemaining() != 3999 || rl.GetTokensLimit() != 2400000 || rl.GetTokensRemaining() != 2400000 ||
+		!rl.GetRequestsResetTime().AsTime().Equal(date) || !rl.GetTokensResetTime().AsTime().Equal(date) {
+		t.Errorf("rate limit %v", rl)
+	}
+}
+
+// TestRound17LimitOnlyNamesLoseToOpenAIs: x-ratelimit-requests and
+// x-ratelimit-tokens fill only a limit OpenAI's x-ratelimit-limit-* left
+// empty, and make no rate limit where no remaining count was read.
+func TestRound17LimitOnlyNamesLoseToOpenAIs(t *testing.T) {
+	t.Parallel()
+	h := http.Header{}
+	h.Set("x-ratelimit-limit-requests", "10")
+	h.Set("x-ratelimit-remaining-requests", "9")
+	h.Set("x-ratelimit-requests", "4000")
+	h.Set("x-ratelimit-remaining-tokens", "70")
+	h.Set("x-ratelimit-tokens", "80")
+	rl := limitOnlyNames(provider.OpenAIRateLimit(h), h)
+	if rl.GetRequestsLimit() != 10 || rl.GetTokensLimit() != 80 || rl.GetTokensRemaining() != 70 {
+		t.Errorf("rate limit %v", rl)
+	}
+	only := http.Header{}
+	only.Set("x-ratelimit-requests", "4000")
+	if rl := limitOnlyNames(provider.OpenAIRateLimit(only), only); rl != nil {
+		t.Errorf("rate limit %v from a limit alone", rl)
+	}
+}
