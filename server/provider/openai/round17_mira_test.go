@@ -1106,3 +1106,80 @@ func TestRound17LimitOnlyNamesLoseToOpenAIs(t *testing.T) {
 		t.Errorf("rate limit %v from a limit alone", rl)
 	}
 }
+
+// TestRound17MiraBedrockGptOss: Bedrock's OpenAI-compatible endpoint
+// serving openai.gpt-oss-20b-1:0, unary (Mirascope's test_call cassette):
+// the reasoning inline as one <reasoning>…</reasoning> block opening
+// content, then "4200 + 42 = 4242." with U+202F narrow no-break spaces
+// (sent as UTF-8: the recorded Content-Length, 459, is the body's), a
+// chatcmpl-<uuid> id, both X-Request-ID and x-amzn-RequestId (the same
+// UUID), no rate-limit headers. The hand-built Round 15 recording's shape
+// holds: one reasoning part, then the text.
+func TestRound17MiraBedrockGptOss(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("real_mira_bedrock_gpt_oss_chat.http"))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "openai.gpt-oss-20b-1:0", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is 4200 + 42?"))}}
+	res, err := newHostProvider(t, bedrockBaseURL, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	providertest.Golden(t, td("real_mira_bedrock_gpt_oss_chat.golden"), renderResult(t, res))
+	parts := res.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != "We need to answer sum. 4200+42=4242. Probably just answer." ||
+		parts[1].GetText() != "4200\u202f+\u202f42\u202f=\u202f4242." {
+		t.Errorf("parts %v", parts)
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 78, OutputTokens: 41, TotalTokens: 119}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-b4cd8721-b80b-4a8c-a2da-da6858f12a0d" || m.GetResolvedModel() != "openai.gpt-oss-20b-1:0" ||
+		m.GetProviderRequestId() != "0e5804a4-97e8-4c71-83cc-e0cc24b95b4e" || m.GetServiceTier() != "default" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
+
+// TestRound17MiraBedrockGptOssStream: the same endpoint streamed
+// (Mirascope's test_call stream cassette): the role chunk with content "",
+// two whole <reasoning>…</reasoning> blocks in deltas of their own (the
+// second's text opening with a space), the answer in one delta, the
+// finish on an empty delta, the usage on a "choices": [] chunk, [DONE];
+// Bedrock puts its obfuscation padding inside the choice, not beside it.
+// One reasoning block (the two texts joined unchanged, as the unary
+// answer's blocks are), then the text.
+func TestRound17MiraBedrockGptOssStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_mira_bedrock_gpt_oss_chat_stream"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "openai.gpt-oss-20b-1:0", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is 4200 + 42?"))}}
+	s, err := newHostProvider(t, bedrockBaseURL, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	f := accFold(t, evs)
+	parts := f.Message.GetParts()
+	const reasoning = "The user asks \"What is 4200 + 42?\" We just need to give the sum: 4242. It's trivial. In addition, check if any mention of policies like privacy or no." +
+		" It's straightforward. Provide the answer and maybe a bit of explanation."
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != reasoning || parts[1].GetText() != "4200\u202f+\u202f42\u202f=\u202f**4242**." {
+		t.Errorf("parts %v", parts)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 78, OutputTokens: 79, TotalTokens: 157}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-6c60a842-d37a-47a9-9bbe-3c981a790bba" || m.GetProviderRequestId() != "f3682e3f-132b-43c3-9348-3f5e2f7b26d1" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
