@@ -1183,3 +1183,86 @@ func TestRound17MiraBedrockGptOssStream(t *testing.T) {
 		t.Errorf("meta %v", m)
 	}
 }
+
+// TestRound17MiraTogetherParallelTools: DeepSeek-V3.1 on Together,
+// streamed, asked for parallel calls (Mirascope's test_call_with_tools
+// cassette, Together's own SDK): text first, then two calls, each opened
+// by a chunk with its id, index and name and empty arguments, then
+// fragments with "id": null and "name": null ({"password": "mellon"}, a
+// space after the colon, split in three); every delta repeats the role,
+// "token_id": null and "reasoning": null, every choice a completions-style
+// "text"; the usage with "prompt_tokens_details": null and a top-level
+// "reasoning_tokens": 0 on a "choices": [] chunk. Headers: the response
+// id as x-request-id, Together's bare x-ratelimit-limit (10) below its
+// x-ratelimit-remaining (19), token limits, and a Retry-After of 2 on a
+// 200. The cassette's second request, which Together took, sends the
+// text and both calls back as one assistant message, then a tool message
+// per call; ours sends the same (without the tool messages' "name").
+func TestRound17MiraTogetherParallelTools(t *testing.T) {
+	t.Parallel()
+	const name = "real_mira_together_deepseek_parallel_tools_stream"
+	msgs := []*llmrelayv1.Message{
+		msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Use parallel tool calling.")),
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Please retrieve the secrets associated with each of these passwords: mellon,radiance")),
+	}
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "deepseek-ai/DeepSeek-V3.1", Format: "openai-chat",
+		Messages: msgs, Tools: []*llmrelayv1.Tool{miraSecretTool()}}
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	f := accFold(t, evs)
+	const said = "I'll help you retrieve secrets using the provided passwords. Let me call the secret retrieval tool for each password."
+	parts := f.Message.GetParts()
+	if len(parts) != 3 || parts[0].GetText() != said {
+		t.Fatalf("parts %v", parts)
+	}
+	for i, c := range []struct{ id, args string }{{"call_8fb40ff4820f4e58b7058e95", `{"password": "mellon"}`}, {"call_e9e2649998244b0f91551cf5", `{"password": "radiance"}`}} {
+		if tc := parts[i+1].GetToolCall(); tc.GetCallId() != c.id || tc.GetName() != "secret_retrieval_tool" || tc.GetArguments() != c.args {
+			t.Errorf("call %d: %v", i, tc)
+		}
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	if want := (&llmrelayv1.Usage{InputTokens: 191, OutputTokens: 60, TotalTokens: 251}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	rl := m.GetRateLimit()
+	if m.GetResponseId() != "oNv3T7X-28Eivz-9acd53734b7de3bb" || m.GetProviderRequestId() != "oNv3T7X-28Eivz-9acd53734b7de3bb" || len(m.GetWarnings()) != 0 ||
+		rl.GetRequestsLimit() != 10 || rl.GetRequestsRemaining() != 19 || rl.GetTokensLimit() != 3000 || rl.GetTokensRemaining() != 3000 {
+		t.Errorf("meta %v", m)
+	}
+
+	next := *req
+	next.Messages = append(append([]*llmrelayv1.Message(nil), msgs...), f.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_8fb40ff4820f4e58b7058e95", "Welcome to Moria!")),
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_e9e2649998244b0f91551cf5", "Life before Death")))
+	p, err := New(testKey, WithBaseURL("https://api.together.xyz/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _, err := p.buildChatRequest(&next, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, _ := decodeBody(t, body)["messages"].([]any)
+	want := []any{
+		map[string]any{"role": "assistant", "content": said, "tool_calls": []any{
+			map[string]any{"id": "call_8fb40ff4820f4e58b7058e95", "type": "function", "function": map[string]any{"name": "secret_retrieval_tool", "arguments": `{"password": "mellon"}`}},
+			map[string]any{"id": "call_e9e2649998244b0f91551cf5", "type": "function", "function": map[string]any{"name": "secret_retrieval_tool", "arguments": `{"password": "radiance"}`}},
+		}},
+		map[string]any{"role": "tool", "tool_call_id": "call_8fb40ff4820f4e58b7058e95", "content": "Welcome to Moria!"},
+		map[string]any{"role": "tool", "tool_call_id": "call_e9e2649998244b0f91551cf5", "content": "Life before Death"},
+	}
+	if len(sent) != 5 || !reflect.DeepEqual(sent[2:], want) {
+		t.Errorf("messages %v, want [.. ..] + %v", sent, want)
+	}
+}
