@@ -1266,3 +1266,82 @@ func TestRound17MiraTogetherParallelTools(t *testing.T) {
 		t.Errorf("messages %v, want [.. ..] + %v", sent, want)
 	}
 }
+
+// TestRound17MiraAzureResponsesParallelTools: Azure OpenAI's classic
+// Responses route (api-version 2025-03-01-preview), gpt-4o-mini, unary,
+// asked for parallel calls (Mirascope's azure-openai_responses
+// test_call_with_tools cassette): an indented body with "content_filters":
+// null, two function_call items, no reasoning. The cassette's second
+// request, which Azure took, sends the calls back without their fc_ item
+// ids (no reasoning item is there to pair them with) and tool_choice
+// "none"; ours, to the same route, sends the same items.
+func TestRound17MiraAzureResponsesParallelTools(t *testing.T) {
+	t.Parallel()
+	req := miraToolsRequest()
+	req.Model, req.Reasoning, req.ProviderOptions = "gpt-4o-mini", false, nil
+	srv := providertest.ReplayFile(t, td("real_mira_azure_responses_parallel_tools_1.http"))
+	p := newTestProvider(t, kAzure, srv.URL, WithAzureAPIVersion("2025-03-01-preview"))
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	providertest.Golden(t, td("real_mira_azure_responses_parallel_tools_1.golden"), renderResult(t, res))
+	if c := srv.Last(t); c.Path != "/openai/responses" || c.Query != "api-version=2025-03-01-preview" {
+		t.Errorf("sent to %s?%s", c.Path, c.Query)
+	}
+	parts := res.Message.GetParts()
+	calls := []struct{ id, args string }{{"call_ItUb0ok6QKqLmF3waT7Wi7Du", `{"password":"mellon"}`}, {"call_kOPG7p73gWiOqGWGRpEAaVqP", `{"password":"radiance"}`}}
+	if len(parts) != 2 {
+		t.Fatalf("parts %v", parts)
+	}
+	for i, c := range calls {
+		if tc := parts[i].GetToolCall(); tc.GetCallId() != c.id || tc.GetArguments() != c.args {
+			t.Errorf("call %d: %v", i, tc)
+		}
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 36, OutputTokens: 54, TotalTokens: 90}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_09bcedb16f2020fb00690c218179688196ad2e0497400ef68d" || m.GetProviderRequestId() != "753c96a0-152c-47ee-9f22-0279e3bbff07" ||
+		m.GetRateLimit().GetTokensRemaining() != 26164 || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+
+	next := *req
+	next.Messages = append(append([]*llmrelayv1.Message(nil), req.Messages...), res.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(calls[0].id, "Welcome to Moria!")),
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(calls[1].id, "Life before Death")))
+	next.Options = &llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE}}}
+	srv2 := providertest.ReplayFile(t, td("real_mira_azure_responses_parallel_tools_2.http"))
+	res2, err := newTestProvider(t, kAzure, srv2.URL, WithAzureAPIVersion("2025-03-01-preview")).Generate(context.Background(), &next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	providertest.Golden(t, td("real_mira_azure_responses_parallel_tools_2.golden"), renderResult(t, res2))
+	sent := decodeBody(t, srv2.Last(t).Body)
+	items, _ := sent["input"].([]any)
+	want := []map[string]any{
+		{"type": "function_call", "call_id": calls[0].id, "name": "secret_retrieval_tool", "arguments": calls[0].args},
+		{"type": "function_call", "call_id": calls[1].id, "name": "secret_retrieval_tool", "arguments": calls[1].args},
+		{"type": "function_call_output", "call_id": calls[0].id, "output": "Welcome to Moria!"},
+		{"type": "function_call_output", "call_id": calls[1].id, "output": "Life before Death"},
+	}
+	if len(items) != 6 || sent["tool_choice"] != "none" {
+		t.Fatalf("input %v, tool_choice %v", items, sent["tool_choice"])
+	}
+	for i, w := range want {
+		if !reflect.DeepEqual(items[i+2], w) {
+			t.Errorf("input[%d] %v, want %v", i+2, items[i+2], w)
+		}
+	}
+	const answer = "Here are the secrets associated with the provided passwords:\n\n- For **mellon**: \"Welcome to Moria!\"\n- For **radiance**: \"Life before Death.\""
+	if p := res2.Message.GetParts(); len(p) != 1 || p[0].GetText() != answer {
+		t.Errorf("parts %v", p)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 137, OutputTokens: 37, TotalTokens: 174}); !proto.Equal(res2.Meta.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", res2.Meta.GetUsage(), want)
+	}
+}
