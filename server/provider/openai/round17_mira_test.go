@@ -1345,3 +1345,34 @@ func TestRound17MiraAzureResponsesParallelTools(t *testing.T) {
 		t.Errorf("usage %v, want %v", res2.Meta.GetUsage(), want)
 	}
 }
+
+// TestRound17ZeroUsageUnary: a unary Response whose usage counts nothing
+// (Azure's content-filtered answer, as its stream shows in
+// real_mira_azure_responses_content_filter_stream) has no usage and the
+// warning; one usage counter above zero keeps the usage, zeros included.
+func TestRound17ZeroUsageUnary(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := func(usage string) []byte {
+		return []byte(`{"id":"resp_1","object":"response","status":"incomplete","incomplete_details":{"reason":"content_filter"},"model":"gpt-4o-mini",` +
+			`"output":[{"id":"msg_1","type":"message","status":"incomplete","role":"assistant","content":[{"type":"output_text","text":"I'm sorry."}]}],"usage":` + usage + `}`)
+	}
+	res, err := p.parseResponsesResponse(body(`{"input_tokens":0,"input_tokens_details":{"cached_tokens":0},"output_tokens":0,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":0}`), "gpt-4o-mini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Meta.GetUsage() != nil || len(res.Meta.GetWarnings()) != 1 || res.Meta.GetWarnings()[0] != warnZeroUsage {
+		t.Errorf("zeros: usage %v, warnings %q", res.Meta.GetUsage(), res.Meta.GetWarnings())
+	}
+	wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER, "incomplete/content_filter")
+	res, err = p.parseResponsesResponse(body(`{"input_tokens":12,"output_tokens":0,"total_tokens":12}`), "gpt-4o-mini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := res.Meta.GetUsage(); u.GetInputTokens() != 12 || u.GetTotalTokens() != 12 || len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("counted: usage %v, warnings %q", u, res.Meta.GetWarnings())
+	}
+}
