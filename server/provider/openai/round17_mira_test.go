@@ -1376,3 +1376,32 @@ func TestRound17ZeroUsageUnary(t *testing.T) {
 		t.Errorf("counted: usage %v, warnings %q", u, res.Meta.GetWarnings())
 	}
 }
+
+// TestRound17LogfireChatAudioInput: gpt-4o-audio-preview answering about
+// a wav input_audio part (Logfire's test_chat_completions_with_audio_input
+// cassette; the contract has no audio part, so the request is not ours
+// to build): "Hello", 2 audio and 19 text prompt tokens, 0 image tokens,
+// 1 text completion token. The audio and text counts go to
+// meta.extended.usage_details (zeros are left out), beside the usage.
+func TestRound17LogfireChatAudioInput(t *testing.T) {
+	t.Parallel()
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-4o-audio-preview", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text(`Respond with just the word "hello".`))}}
+	res := replayRound13Unary(t, "real_logfire_chat_audio_input", req)
+	if p := res.Message.GetParts(); len(p) != 1 || p[0].GetText() != "Hello" {
+		t.Errorf("parts %v", p)
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 21, OutputTokens: 1, TotalTokens: 22}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	d := m.GetExtended().GetFields()[provider.ExtUsageDetails].GetStructValue().AsMap()
+	want := map[string]any{"prompt_tokens_details.audio_tokens": 2.0, "prompt_tokens_details.text_tokens": 19.0, "completion_tokens_details.text_tokens": 1.0}
+	if !reflect.DeepEqual(d, want) {
+		t.Errorf("usage_details %v, want %v", d, want)
+	}
+	if m.GetResponseId() != "chatcmpl-D5caSDR31gOd1Qpyucf0b5VvVy9zY" || m.GetResolvedModel() != "gpt-4o-audio-preview-2025-06-03" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
