@@ -30,15 +30,16 @@ const azureResponsesMinVersion = "2025-03-01"
 // {endpoint}/openai/responses?api-version=<a 2025-03-01-preview or later
 // version> (model in the body), and on the v1 routes. Without an
 // api-version set for the provider (the default, 2024-10-21, predates
-// it) or with a dated one before 2025-03-01, the request is refused here
-// rather than sent to a route that cannot answer it.
+// it), with one before 2025-03-01, or with an undated one (the v1
+// routes' "preview" and "latest"), the request is refused here rather
+// than sent to a route that cannot answer it.
 func (p *Provider) checkResponsesRoute() error {
 	if !p.azure || p.azureV1 {
 		return nil
 	}
 	v := p.apiVer
 	dated := len(v) >= len(azureResponsesMinVersion) && isDate(v[:len(azureResponsesMinVersion)])
-	if !p.apiVerSet || (dated && v[:len(azureResponsesMinVersion)] < azureResponsesMinVersion) {
+	if !p.apiVerSet || !dated || v[:len(azureResponsesMinVersion)] < azureResponsesMinVersion {
 		return p.invalid("the OpenAI Responses API is served on Azure's v1 routes ({endpoint}/openai/v1/responses) or, on the classic routes, "+
 			"at {endpoint}/openai/responses with api-version 2025-03-01-preview or later (api-version %q does not serve it); "+
 			"configure the Azure provider with v1 routes (WithAzureV1Routes) or such an api-version (WithAzureAPIVersion), or use the openai-chat format", v)

@@ -488,13 +488,14 @@ func TestRound17MiraAzureResponsesContentFilter(t *testing.T) {
 // TestRound17AzureClassicResponsesVersion: a classic-route Azure provider
 // refuses a Responses request, before sending it, when its api-version
 // does not serve the API (none set: the default 2024-10-21; a dated one
-// before 2025-03-01) and sends it with a later dated or undated one.
+// before 2025-03-01; an undated one, which names a v1-route version) and
+// sends it with a later dated one.
 func TestRound17AzureClassicResponsesVersion(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		version string
 		sent    bool
-	}{{"", false}, {"2024-10-21", false}, {"2025-02-01-preview", false}, {"2025-03-01-preview", true}, {"2025-04-01-preview", true}, {"preview", true}} {
+	}{{"", false}, {"2024-10-21", false}, {"2025-02-01-preview", false}, {"2025-03-01-preview", true}, {"2025-04-01-preview", true}, {"preview", false}, {"latest", false}} {
 		t.Run(tc.version, func(t *testing.T) {
 			t.Parallel()
 			srv := providertest.ReplayFile(t, td("real_mira_azure_responses_content_filter_stream.http"))
