@@ -1406,3 +1406,44 @@ func TestRound17LogfireChatAudioInput(t *testing.T) {
 		t.Errorf("meta %v", m)
 	}
 }
+
+// TestRound17MiraResponsesParallelToolsStream: the parallel calls of
+// real_mira_responses_parallel_tools_1 streamed (Mirascope's
+// test_call_with_tools stream cassette, its first interaction): a
+// reasoning item with summary [] added and done with nothing streamed,
+// then two function_call items one after the other, each added with
+// empty arguments and streamed in seven and six deltas, done with the whole
+// arguments. The folded answer is the unary one's shape (the reasoning
+// item's id, two calls keyed by their call_ ids in order), finish
+// TOOL_CALLS, 128 of 186 output tokens reasoning.
+func TestRound17MiraResponsesParallelToolsStream(t *testing.T) {
+	t.Parallel()
+	f, evs := replayRound13Stream(t, "real_mira_responses_parallel_tools_stream", miraToolsRequest())
+	deltas := 0
+	for _, ev := range evs {
+		if ev.Kind == provider.EventToolCall && ev.ToolCall.Arguments != "" {
+			deltas++
+		}
+	}
+	if deltas != 13 {
+		t.Errorf("%d argument deltas, want the 13 sent", deltas)
+	}
+	parts := f.Message.GetParts()
+	if len(parts) != 3 || parts[0].GetReasoning().GetId() != "rs_0de9de8974c181a00069492e0975bc8197bba6e6a7cee785ac" {
+		t.Fatalf("parts %v", parts)
+	}
+	for i, c := range []struct{ id, args string }{{"call_yNjBMcK6OeERutRkOCjACGnB", `{"password":"mellon"}`}, {"call_mKDN3h0IACjeWNhSjiHtAQSz", `{"password":"radiance"}`}} {
+		if tc := parts[i+1].GetToolCall(); tc.GetCallId() != c.id || tc.GetName() != "secret_retrieval_tool" || tc.GetArguments() != c.args {
+			t.Errorf("call %d: %v", i, tc)
+		}
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 39, OutputTokens: 186, TotalTokens: 225, ReasoningTokens: 128}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_0de9de8974c181a00069492e08b3708197a9bbb6e56f4244ee" || m.GetProviderRequestId() != "req_7f4fa33cd599483da9cee118f6879874" ||
+		m.GetServiceTier() != "default" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
