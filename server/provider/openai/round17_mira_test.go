@@ -123,24 +123,44 @@ func TestRound17MiraResponsesRefusal(t *testing.T) {
 // chunk opens the message with "content": null and "refusal": "", twelve
 // refusal deltas follow, the finish "stop" comes on an empty delta, the
 // usage on a "choices": [] chunk, each chunk with its obfuscation padding.
-// It folds to one refusal part and no text.
+// It folds to one refusal part and no text; the cassette's request
+// (response_format json_schema, stream_options include_usage) is the one
+// we send.
 func TestRound17MiraChatRefusalStream(t *testing.T) {
 	t.Parallel()
-	runRecordedStreams(t, []recordedStream{{name: "real_mira_chat_refusal_stream", req: "refusal", check: func(t *testing.T, f folded) {
-		parts := f.Message.GetParts()
-		if len(parts) != 1 || parts[0].GetRefusal() != "I'm very sorry, but I can't assist with that request." {
-			t.Errorf("parts %v", parts)
-		}
-		m := f.Meta
-		wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
-		if want := (&llmrelayv1.Usage{InputTokens: 64, OutputTokens: 13, TotalTokens: 77}); !proto.Equal(m.GetUsage(), want) {
-			t.Errorf("usage %v, want %v", m.GetUsage(), want)
-		}
-		if m.GetResponseId() != "chatcmpl-CoDWxLsl1kVbpr74j0IN577ELqIIt" || m.GetResolvedModel() != "gpt-4o-2024-08-06" ||
-			m.GetProviderRequestId() != "req_398e22f6842b4ac6b8bad5dcdde0c1db" || m.GetServiceTier() != "default" || len(m.GetWarnings()) != 0 {
-			t.Errorf("meta %v", m)
-		}
-	}}})
+	const name = "real_mira_chat_refusal_stream"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), miraRefusalRequest("openai-chat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	// The recorded request's response_format and stream_options are ours.
+	sent := decodeBody(t, srv.Last(t).Body)
+	wantRF := decodeBody(t, []byte(`{"type":"json_schema","json_schema":{"name":"FentanylHandbook","schema":`+fentanylSchema+`,"strict":true}}`))
+	if !reflect.DeepEqual(sent["response_format"], map[string]any(wantRF)) || !reflect.DeepEqual(sent["stream_options"], map[string]any{"include_usage": true}) {
+		t.Errorf("response_format %v, stream_options %v", sent["response_format"], sent["stream_options"])
+	}
+	f := accFold(t, evs)
+	parts := f.Message.GetParts()
+	if len(parts) != 1 || parts[0].GetRefusal() != "I'm very sorry, but I can't assist with that request." {
+		t.Errorf("parts %v", parts)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 64, OutputTokens: 13, TotalTokens: 77}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-CoDWxLsl1kVbpr74j0IN577ELqIIt" || m.GetResolvedModel() != "gpt-4o-2024-08-06" ||
+		m.GetProviderRequestId() != "req_398e22f6842b4ac6b8bad5dcdde0c1db" || m.GetServiceTier() != "default" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
 }
 
 // logfireErrorCases are the real 400s of pydantic/logfire's agent_control
