@@ -739,8 +739,10 @@ func TestAdaptiveThinkingRequest(t *testing.T) {
 		}
 	}
 
-	// Native structured output and an effort share output_config.
+	// Native structured output and an effort share output_config (on a
+	// model that takes an effort: Sonnet 4.5 thinks with a budget).
 	r := lcgStructuredRequest()
+	r.Model = "claude-opus-4-6"
 	r.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW
 	m, _, _, err := build(t, r)
 	if err != nil {
