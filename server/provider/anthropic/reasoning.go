@@ -187,7 +187,8 @@ func effortName(e llmrelayv1.ReasoningEffort) string {
 // budget from reasoning_effort takes at most half of it (at least the
 // API's 1024), and a max_tokens that cannot hold 1024 and an answer
 // refuses reasoning_effort. Without one, max_tokens is the budget plus the
-// default (the answer's room), within the model's output limit.
+// default (the answer's room), within the model's output limit; adaptive
+// thinking gets the same room (adaptiveRoom).
 func (p *Provider) applyReasoning(w *messagesRequest, req *provider.Request, o *llmrelayv1.GenerationOptions) ([]string, error) {
 	var warnings []string
 	effort := o.GetReasoningEffort()
@@ -215,6 +216,7 @@ func (p *Provider) applyReasoning(w *messagesRequest, req *provider.Request, o *
 		}
 		w.Thinking = &wireThinking{Type: "adaptive", Display: "summarized"}
 		w.OutputConfig = &wireOutputConfig{Effort: "low"}
+		adaptiveRoom(w, o, llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW)
 		warnings = append(warnings, fmt.Sprintf("reasoning_effort NONE: %s cannot switch thinking off; sent adaptive thinking at effort low, its least", req.Model))
 		return warnings, checkThinking(w, o, mode)
 	}
@@ -224,6 +226,7 @@ func (p *Provider) applyReasoning(w *messagesRequest, req *provider.Request, o *
 	case thinkAdaptive:
 		w.Thinking = &wireThinking{Type: "adaptive", Display: "summarized"}
 		w.OutputConfig = &wireOutputConfig{Effort: adaptiveEffort(effort)}
+		adaptiveRoom(w, o, effort)
 		return nil, checkThinking(w, o, mode)
 	}
 	// A fixed budget; no output_config.effort, which these models refuse.
@@ -243,6 +246,17 @@ func (p *Provider) applyReasoning(w *messagesRequest, req *provider.Request, o *
 	}
 	w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: budget}
 	return warnings, checkThinking(w, o, mode)
+}
+
+// adaptiveRoom: adaptive thinking also counts against max_tokens, and has
+// no budget. Without a caller's max_tokens, it gets at least the room a
+// fixed budget at that effort would (effortBudget plus DefaultMaxTokens,
+// 5120 to 20480, under every adaptive model's output limit); a larger
+// configured default is kept.
+func adaptiveRoom(w *messagesRequest, o *llmrelayv1.GenerationOptions, e llmrelayv1.ReasoningEffort) {
+	if o.MaxTokens == nil {
+		w.MaxTokens = max(w.MaxTokens, effortBudget(e)+DefaultMaxTokens)
+	}
 }
 
 // withinLimit is n capped at limit (0: none).

@@ -62,7 +62,8 @@ func reasoning17Render(t *testing.T, p *Provider, req *provider.Request) string 
 //     with 1024 (MINIMAL, LOW), 8192, 16384 tokens, max_tokens that plus
 //     4096, no output_config.effort (which Haiku and Sonnet 4.5 refuse);
 //   - Claude 4.6 and later, ids with no version and ids we do not know:
-//     adaptive thinking at effort low (MINIMAL, LOW), medium, high;
+//     adaptive thinking at effort low (MINIMAL, LOW), medium, high, with
+//     the same max_tokens a budget would get (thinking counts against it);
 //   - Fable and Mythos models cannot stop thinking: NONE is effort low with
 //     a warning.
 func TestReasoning17Golden(t *testing.T) {
@@ -224,6 +225,8 @@ func TestReasoning17MaxTokens(t *testing.T) {
 		{name: "caller's small", model: "claude-haiku-4-5", effort: low, maxTokens: ptr[int32](1500), wantMax: 1500, wantBudget: 1024},
 		{name: "caller's too small", model: "claude-haiku-4-5", effort: low, maxTokens: ptr[int32](1024), errParam: "reasoning_effort"},
 		{name: "adaptive keeps the caller's", model: "claude-opus-4-6", effort: high, maxTokens: ptr[int32](512), wantMax: 512},
+		{name: "adaptive room", model: "claude-opus-4-6", effort: high, wantMax: 16384 + 4096},
+		{name: "adaptive keeps a larger default", model: "claude-opus-4-6", effort: high, defaultMax: 64000, wantMax: 64000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var opts []Option
