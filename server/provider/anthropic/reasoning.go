@@ -25,8 +25,13 @@ import (
 //     adaptive is also what an id we do not know gets (newer models).
 //   - Claude 3.5, 3 and older models do not think.
 //
-// Mythos and Fable models always think (thinking: disabled is a 400, no
-// thinking field still thinks): NONE gets them their least, effort low.
+// NONE (noneMode): the models before Claude 5 do not think unless asked.
+// Claude 5 (Opus 5, Sonnet 5) and Haiku 5.5 think unless sent thinking
+// {type: disabled} (the API took it from claude-sonnet-5 and claude-opus-5:
+// real_lcg_reasoning_disabled, real_lcg_opus5_explicit_disable). Sonnet 5.5
+// refuses disabled; its least is {type: between_tools} (no up-front
+// thinking). Opus 5.5, Fable and Mythos models always think (disabled is a
+// 400): NONE gets them adaptive thinking at effort low. Both with a warning.
 type thinkingKind int
 
 const (
@@ -123,8 +128,35 @@ func (m claudeModel) thinking() thinkingKind {
 	return thinkAdaptive
 }
 
-// alwaysThinks: Mythos and Fable models cannot switch thinking off.
-func (m claudeModel) alwaysThinks() bool { return m.family == "mythos" || m.family == "fable" }
+// noneMode is how a model takes reasoning_effort NONE.
+type noneMode int
+
+const (
+	noneOmit         noneMode = iota // no thinking unless asked: send nothing
+	noneDisabled                     // thinking {type: disabled}
+	noneBetweenTools                 // thinking {type: between_tools}, its least
+	noneLeast                        // cannot stop: adaptive at effort low
+)
+
+func (m claudeModel) none() noneMode {
+	switch {
+	case m.family == "fable" || m.family == "mythos":
+		return noneLeast
+	case m.thinking() != thinkAdaptive || m.major < 5:
+		// Claude 4.8 and older, and ids we cannot place (no version):
+		// sending nothing is what every one of them takes.
+		return noneOmit
+	case m.major == 5 && m.minor == 0:
+		return noneDisabled
+	case m.major == 5 && m.minor == 5 && m.family == "haiku":
+		return noneDisabled
+	case m.major == 5 && m.minor == 5 && m.family == "sonnet":
+		return noneBetweenTools
+	}
+	// Opus 5.5 and the versions after those known: the newest models
+	// think always or by default, and all take adaptive thinking.
+	return noneLeast
+}
 
 // maxOutput is a budget model's output limit (Opus 4 and 4.1: 32000, the
 // others 64000); 0 for the rest (not needed, not guessed).
@@ -210,15 +242,20 @@ func (p *Provider) applyReasoning(w *messagesRequest, req *provider.Request, o *
 	name := effortName(effort)
 	mode := "reasoning_effort " + name
 	if effort == llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE {
-		if !m.alwaysThinks() {
-			// No thinking is the default of every model that can stop.
-			return nil, nil
+		switch m.none() {
+		case noneDisabled:
+			w.Thinking = &wireThinking{Type: "disabled"}
+		case noneBetweenTools:
+			w.Thinking = &wireThinking{Type: "between_tools"}
+			warnings = append(warnings, fmt.Sprintf("reasoning_effort NONE: %s cannot switch thinking off; sent thinking between_tools, its least (no thinking before the answer, short notes between tool calls)", req.Model))
+		case noneLeast:
+			w.Thinking = &wireThinking{Type: "adaptive", Display: "summarized"}
+			w.OutputConfig = &wireOutputConfig{Effort: "low"}
+			adaptiveRoom(w, o, llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW)
+			warnings = append(warnings, fmt.Sprintf("reasoning_effort NONE: %s cannot switch thinking off; sent adaptive thinking at effort low, its least", req.Model))
+			return warnings, checkThinking(w, o, mode)
 		}
-		w.Thinking = &wireThinking{Type: "adaptive", Display: "summarized"}
-		w.OutputConfig = &wireOutputConfig{Effort: "low"}
-		adaptiveRoom(w, o, llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW)
-		warnings = append(warnings, fmt.Sprintf("reasoning_effort NONE: %s cannot switch thinking off; sent adaptive thinking at effort low, its least", req.Model))
-		return warnings, checkThinking(w, o, mode)
+		return warnings, nil
 	}
 	switch m.thinking() {
 	case thinkNone:

@@ -64,8 +64,10 @@ func reasoning17Render(t *testing.T, p *Provider, req *provider.Request) string 
 //   - Claude 4.6 and later, ids with no version and ids we do not know:
 //     adaptive thinking at effort low (MINIMAL, LOW), medium, high, with
 //     the same max_tokens a budget would get (thinking counts against it);
-//   - Fable and Mythos models cannot stop thinking: NONE is effort low with
-//     a warning.
+//   - NONE: nothing before Claude 5 (no thinking unless asked); thinking
+//     disabled on Opus 5 (which thinks by default); between_tools, its
+//     least, on Sonnet 5.5 and effort low on Opus 5.5, Fable and Mythos
+//     (which cannot stop thinking), each with a warning.
 func TestReasoning17Golden(t *testing.T) {
 	t.Parallel()
 	p := newTestProvider(t, "http://unused.invalid")
@@ -80,6 +82,9 @@ func TestReasoning17Golden(t *testing.T) {
 		{"claude_opus_4_7", "claude-opus-4-7"},
 		{"claude_fable_5_1", "claude-fable-5-1"},
 		{"claude_mythos_preview", "claude-mythos-preview"},
+		{"claude_opus_5", "claude-opus-5"},
+		{"claude_sonnet_5_5", "claude-sonnet-5-5"},
+		{"claude_opus_5_5", "claude-opus-5-5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -184,9 +189,15 @@ func TestReasoning17ParseModel(t *testing.T) {
 			t.Errorf("%s: %v (%+v), want %v", id, got, parseClaude(id), want)
 		}
 	}
-	for id, want := range map[string]bool{"claude-fable-5": true, "claude-mythos-5-1": true, "claude-mythos-preview": true, "claude-opus-5": false, "claude-sonnet-4-5": false} {
-		if got := parseClaude(id).alwaysThinks(); got != want {
-			t.Errorf("%s always thinks: %v, want %v", id, got, want)
+	for id, want := range map[string]noneMode{
+		"claude-fable-5": noneLeast, "claude-mythos-5-1": noneLeast, "claude-mythos-preview": noneLeast, "claude-opus-5-5": noneLeast,
+		"claude-opus-6": noneLeast, "claude-sonnet-5-5": noneBetweenTools, "claude-haiku-5-5": noneDisabled,
+		"claude-opus-5": noneDisabled, "claude-sonnet-5-20260601": noneDisabled,
+		"claude-opus-4-8": noneOmit, "claude-opus-4-6": noneOmit, "claude-sonnet-4-5": noneOmit, "claude-3-5-haiku-latest": noneOmit,
+		"my-claude-deployment": noneOmit,
+	} {
+		if got := parseClaude(id).none(); got != want {
+			t.Errorf("%s NONE: %v, want %v", id, got, want)
 		}
 	}
 	for id, want := range map[string]int32{"claude-opus-4-1-20250805": 32000, "claude-opus-4": 32000, "claude-opus-4-5": 64000, "claude-3-7-sonnet-latest": 64000, "claude-opus-4-6": 0} {
