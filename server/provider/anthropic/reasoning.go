@@ -296,6 +296,10 @@ func adaptiveRoom(w *messagesRequest, o *llmrelayv1.GenerationOptions, e llmrela
 	}
 }
 
+// active: thinking is set and not {type: disabled} (reasoning_effort NONE
+// on Claude 5), which lifts thinking's restrictions.
+func (t *wireThinking) active() bool { return t != nil && t.Type != "disabled" }
+
 // withinLimit is n capped at limit (0: none).
 func withinLimit(n, limit int32) int32 {
 	if limit > 0 && n > limit {

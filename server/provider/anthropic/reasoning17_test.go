@@ -372,3 +372,26 @@ func TestReasoning17ExplicitBudgetWins(t *testing.T) {
 		}
 	}
 }
+
+// TestReasoning17DisabledThinkingIsNoThinking: NONE on Claude 5 sends
+// thinking {type: disabled}, which restricts nothing: a response_format
+// answered through a forced tool and a temperature go out with it.
+func TestReasoning17DisabledThinkingIsNoThinking(t *testing.T) {
+	t.Parallel()
+	p := newTestProvider(t, "http://unused.invalid")
+	req := reasoning17Request("claude-opus-5", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE)
+	req.Options.Temperature = ptr(0.3)
+	req.Options.ResponseFormat = &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+		Schema: `{"type":"object","properties":{"prime":{"type":"boolean"}},"required":["prime"]}`}
+	body, _, warnings, err := p.buildRequest(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent messagesRequest
+	if err := json.Unmarshal(body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if sent.Thinking == nil || sent.Thinking.Type != "disabled" || sent.ToolChoice == nil || sent.ToolChoice.Type != "tool" || sent.Temperature == nil || len(warnings) != 0 {
+		t.Errorf("request %s, warnings %q", body, warnings)
+	}
+}
