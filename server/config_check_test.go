@@ -62,7 +62,7 @@ models:
 		// Configured options that every call would carry and fail on.
 		path + ":16:45: models[1] (chat-model).capabilities.chat.options.reasoning_effort: only supported by reasoning models, and chat-model is not a reasoning model",
 		path + ":17:47: models[1] (chat-model).capabilities.tools.options.temperature: 3 is outside [0, 2], the range format openai-tools accepts",
-		path + ":21:45: models[2] (o3).capabilities.chat.options.temperature: not supported by reasoning models, and o3 is a reasoning model",
+		path + ":21:45: models[2] (o3).capabilities.chat.options.temperature: not supported by reasoning models unless reasoning_effort is NONE, and o3 is a reasoning model",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in:\n%v", want, err)

@@ -228,7 +228,7 @@ models:
 	_, err := c.Chat(ctx, req)
 	st, info, br := statusDetails(t, err)
 	if st.Code() != codes.InvalidArgument || info.GetReason() != "INVALID_OPTION" || br.GetFieldViolations()[0].GetField() != "options.temperature" ||
-		st.Message() != `model "o4-mini": option temperature: not supported by reasoning models` {
+		st.Message() != `model "o4-mini": option temperature: not supported by reasoning models unless reasoning_effort is NONE` {
 		t.Fatalf("got %v %s %v: %q", st.Code(), info.GetReason(), br, st.Message())
 	}
 	if len(up.Requests()) != 0 {

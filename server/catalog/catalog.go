@@ -257,7 +257,8 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 			}
 			cwhere := fmt.Sprintf("%s.capabilities.%s.options", where, key)
 			for _, name := range SetOptions(capab.Options) {
-				if r := optionReason(name, capab.Format, m.Reasoning, true); r != "" && capab.Format.Options[name] {
+				thinking := capab.Options.GetReasoningEffort() != llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE
+				if r := optionReason(name, capab.Format, m.Reasoning, true, thinking); r != "" && capab.Format.Options[name] {
 					errs = append(errs, fmt.Errorf("%s.%s: %s, and %s is %s", cwhere, name, r, m.Name, kindWords(m.Reasoning)))
 				}
 			}

@@ -103,7 +103,7 @@ var Formats = map[string]*Format{
 			"response_format", "presence_penalty", "frequency_penalty", "reasoning_effort")},
 	"openai-reasoning": {Name: "openai-reasoning", ProviderTypes: []string{"openai", "azure"}, Protocols: chatProtocols, Reasoning: true,
 		ReasoningRules: true, Ranges: openAIRanges,
-		Options: set("max_tokens", "stop", "tool_choice", "parallel_tool_calls", "seed", "response_format", "reasoning_effort")},
+		Options: set("temperature", "top_p", "max_tokens", "stop", "tool_choice", "parallel_tool_calls", "seed", "response_format", "reasoning_effort")},
 	"openai-responses": {Name: "openai-responses", ProviderTypes: []string{"openai", "azure"}, Protocols: chatProtocols,
 		ReasoningRules: true, Ranges: openAIRanges,
 		Options: set("temperature", "top_p", "max_tokens", "tool_choice", "parallel_tool_calls", "response_format", "reasoning_effort")},

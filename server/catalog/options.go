@@ -207,13 +207,18 @@ func SetOptions(o *llmrelayv1.GenerationOptions) []string {
 }
 
 // optionReason says why a set option is invalid for the format, the
-// model's kind and the call (tools: a call that offers tools); "" if valid.
-func optionReason(name string, f *Format, reasoning, tools bool) string {
+// model's kind and the call (tools: a call that offers tools; thinking:
+// the options do not set reasoning_effort NONE); "" if valid.
+// OpenAI's reasoning models take temperature and top_p only with
+// reasoning_effort none (gpt-5.1 and later: gpt-5.4-nano answered 0.4 and
+// 0.9 with effort none and refused temperature with effort low, the
+// openai adapter's real_logfire_responses_* recordings).
+func optionReason(name string, f *Format, reasoning, tools, thinking bool) string {
 	switch {
 	case !tools && (name == "tool_choice" || name == "parallel_tool_calls"):
 		return "only for Tools calls, which offer tools"
-	case f.ReasoningRules && reasoning && (name == "temperature" || name == "top_p"):
-		return "not supported by reasoning models"
+	case f.ReasoningRules && reasoning && thinking && (name == "temperature" || name == "top_p"):
+		return "not supported by reasoning models unless reasoning_effort is NONE"
 	case f.ReasoningRules && !reasoning && name == "reasoning_effort":
 		return "only supported by reasoning models"
 	case !f.Options[name]:
@@ -231,7 +236,7 @@ func Validate(model string, f *Format, reasoning, tools bool, o *llmrelayv1.Gene
 	m := o.ProtoReflect()
 	fields := m.Descriptor().Fields()
 	for _, name := range SetOptions(o) {
-		reason := optionReason(name, f, reasoning, tools)
+		reason := optionReason(name, f, reasoning, tools, o.GetReasoningEffort() != llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE)
 		if reason == "" {
 			continue
 		}
@@ -286,7 +291,7 @@ const minThinkingBudget = 1024
 // generation options, after the merge: a provider option that would
 // silently override reasoning_effort (Gemini's thinking_budget, Ollama's
 // think, Anthropic's thinking_budget_tokens) is an error, and Anthropic's
-// thinking (a fixed budget, or adaptive by reasoning_effort on the
+// thinking (a fixed budget, or reasoning_effort mapped per model generation on the
 // anthropic-messages format) takes no temperature but 1, no top_k, top_p
 // only from 0.95 and no forced tool choice. format is the capability's.
 func ValidateProviderOptions(model, format string, o *llmrelayv1.GenerationOptions, po *llmrelayv1.ProviderOptions) error {
@@ -310,9 +315,9 @@ func ValidateProviderOptions(model, format string, o *llmrelayv1.GenerationOptio
 	budgetSet := a != nil && a.ThinkingBudgetTokens != nil
 	adaptive := format == "anthropic-messages" && effort && o.GetReasoningEffort() != llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE
 	if budgetSet && effort {
-		return bad("reasoning_effort", "set either reasoning_effort (adaptive thinking) or provider_options.anthropic.thinking_budget_tokens (a fixed budget), not both")
+		return bad("reasoning_effort", "set either reasoning_effort (thinking mapped per model generation) or provider_options.anthropic.thinking_budget_tokens (a fixed budget), not both")
 	}
-	mode := "adaptive thinking (reasoning_effort)"
+	mode := "thinking by reasoning_effort"
 	if budgetSet {
 		const budget = "provider_options.anthropic.thinking_budget_tokens"
 		b := a.GetThinkingBudgetTokens()

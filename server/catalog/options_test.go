@@ -57,6 +57,8 @@ func TestValidate(t *testing.T) {
 		wantDropped []string
 	}{
 		{"temperature on reasoning model", reasoning, true, false, &llmrelayv1.GenerationOptions{Temperature: f64(0.2)}, false, "temperature", nil},
+		{"temperature on reasoning model with effort none", reasoning, true, false, &llmrelayv1.GenerationOptions{Temperature: f64(0.4), TopP: f64(0.9), ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE}, false, "", nil},
+		{"temperature on reasoning model with effort low", reasoning, true, false, &llmrelayv1.GenerationOptions{Temperature: f64(0.4), ReasoningEffort: low}, false, "temperature", nil},
 		{"temperature dropped with ignore", reasoning, true, false, &llmrelayv1.GenerationOptions{Temperature: f64(0.2), TopP: f64(0.5), MaxTokens: i32(10)}, true, "", []string{"temperature", "top_p"}},
 		{"reasoning effort on chat model", chat, false, false, &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW}, false, "reasoning_effort", nil},
 		{"reasoning effort dropped", chat, false, false, &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW}, true, "", []string{"reasoning_effort"}},
