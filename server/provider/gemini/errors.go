@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -65,10 +66,12 @@ func quotaRateLimit(st *statusError, now time.Time, retry time.Duration) *llmrel
 			continue
 		}
 		for _, v := range d.Violations {
-			limit, err := strconv.ParseInt(strings.TrimSpace(v.QuotaValue), 10, 64)
-			if err != nil {
+			if !v.QuotaValue.Set {
+				// No limit given (or 0, which proto3 JSON leaves out
+				// alike): the RateLimit says nothing it cannot know.
 				continue
 			}
+			limit := v.QuotaValue.Value
 			id := strings.ToLower(v.QuotaID + " " + v.QuotaMetric)
 			var lim, rem **int64
 			var reset **timestamppb.Timestamp
@@ -122,7 +125,10 @@ func parseStatusBody(body []byte) *statusError {
 	return env.Error
 }
 
-// applyStatus fills e from a google.rpc.Status and refines its Kind.
+// applyStatus fills e from a google.rpc.Status and refines its Kind: the
+// message, the status (and ErrorInfo reason) as code, the RetryInfo delay,
+// the BadRequest field, the QuotaFailure's violations as they are (Quota)
+// and the Help links.
 func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 	// Field errors come as "* Request.field: problem\n": the line end is
 	// not part of the message.
@@ -134,9 +140,22 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 		// An error inside a 200 stream: classify by its own code.
 		e.Kind = kindForStatusCode(st.Code, st.Status)
 	}
-	var reason string
+	var (
+		reason    string
+		rateLimit map[string]string // a RATE_LIMIT_EXCEEDED ErrorInfo's metadata
+	)
 	for _, d := range st.Details {
 		switch {
+		case strings.HasSuffix(d.Type, "google.rpc.QuotaFailure"):
+			for i := range d.Violations {
+				e.Quota = append(e.Quota, d.Violations[i].Proto(p.redact))
+			}
+		case strings.HasSuffix(d.Type, "google.rpc.Help"):
+			for _, l := range d.Links {
+				if l.URL != "" || l.Description != "" {
+					e.Help = append(e.Help, &errdetails.Help_Link{Description: p.redact(l.Description), Url: p.redact(l.URL)})
+				}
+			}
 		case strings.HasSuffix(d.Type, "google.rpc.RetryInfo"):
 			if rd := parseDuration(d.RetryDelay); rd > 0 {
 				e.RetryAfter = rd
@@ -144,6 +163,9 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 		case strings.HasSuffix(d.Type, "google.rpc.ErrorInfo"):
 			if reason == "" {
 				reason = d.Reason
+			}
+			if d.Reason == "RATE_LIMIT_EXCEEDED" && rateLimit == nil {
+				rateLimit = d.Metadata
 			}
 		case strings.HasSuffix(d.Type, "google.rpc.BadRequest"):
 			for _, fv := range d.FieldViolations {
@@ -157,6 +179,11 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 	if reason != "" {
 		e.Code = st.Status + "/" + reason
 	}
+	if len(e.Quota) == 0 {
+		if v := errorInfoQuota(rateLimit, p.redact); v != nil {
+			e.Quota = append(e.Quota, v)
+		}
+	}
 	switch {
 	case reason == "API_KEY_INVALID" || reason == "API_KEY_EXPIRED" || st.Status == "UNAUTHENTICATED":
 		e.Kind = provider.KindUnauthenticated
@@ -169,6 +196,30 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 	case st.Status == "DEADLINE_EXCEEDED":
 		e.Kind = provider.KindTimeout
 	}
+}
+
+// errorInfoQuota is the violation a RATE_LIMIT_EXCEEDED ErrorInfo names
+// when no QuotaFailure came with it, as Google's API front end writes a
+// quota's refusal ({"reason": "RATE_LIMIT_EXCEEDED", "metadata":
+// {"quota_metric": …, "quota_limit": "ApiRequestsPerMinutePerProjectPerRegion",
+// "quota_limit_value": "0", "quota_location": "us-south1", "service": …}}):
+// the metric, the limit's id and value, the service and the location as
+// QuotaFailure's fields and location dimension (the name Gemini's own
+// violations give it). nil when the metadata names no quota.
+func errorInfoQuota(md map[string]string, clean func(string) string) *errdetails.QuotaFailure_Violation {
+	if md["quota_metric"] == "" && md["quota_limit"] == "" {
+		return nil
+	}
+	v := &errdetails.QuotaFailure_Violation{
+		ApiService: clean(md["service"]), QuotaMetric: clean(md["quota_metric"]), QuotaId: clean(md["quota_limit"]),
+	}
+	if n, err := strconv.ParseInt(strings.TrimSpace(md["quota_limit_value"]), 10, 64); err == nil {
+		v.QuotaValue = n
+	}
+	if loc := md["quota_location"]; loc != "" {
+		v.QuotaDimensions = map[string]string{"location": clean(loc)}
+	}
+	return v
 }
 
 // kindForStatusCode classifies an error object that came without an HTTP

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // Wire types of the Gemini API (generativelanguage.googleapis.com v1beta),
@@ -295,23 +297,16 @@ type statusError struct {
 }
 
 // errorDetail is one google.rpc detail; fields of the kinds the adapter
-// reads (RetryInfo, ErrorInfo, BadRequest, QuotaFailure).
+// reads (RetryInfo, ErrorInfo, BadRequest, QuotaFailure, Help).
 type errorDetail struct {
-	Type            string            `json:"@type"`
-	RetryDelay      string            `json:"retryDelay"`
-	Reason          string            `json:"reason"`
-	Domain          string            `json:"domain"`
-	Metadata        map[string]string `json:"metadata"`
-	FieldViolations []fieldViolation  `json:"fieldViolations"`
-	Violations      []quotaViolation  `json:"violations"`
-}
-
-// quotaViolation is one google.rpc.QuotaFailure violation. quotaValue is an
-// int64, so a JSON string.
-type quotaViolation struct {
-	QuotaMetric string `json:"quotaMetric"`
-	QuotaID     string `json:"quotaId"`
-	QuotaValue  string `json:"quotaValue"`
+	Type            string                          `json:"@type"`
+	RetryDelay      string                          `json:"retryDelay"`
+	Reason          string                          `json:"reason"`
+	Domain          string                          `json:"domain"`
+	Metadata        map[string]string               `json:"metadata"`
+	FieldViolations []fieldViolation                `json:"fieldViolations"`
+	Violations      []provider.GoogleQuotaViolation `json:"violations"`
+	Links           []provider.GoogleHelpLink       `json:"links"`
 }
 
 type fieldViolation struct {
