@@ -417,6 +417,17 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 			e.Extended = map[string]any{}
 		}
 		e.Extended[extModerationReasons] = reasons
+	case code == "billing_hard_limit_reached":
+		// "Billing hard limit has been reached": the spending limit the
+		// organization set is spent. OpenAI answers it with 400 and the
+		// type invalid_request_error (dfinke/PowerShellAI#127,
+		// all-in-aigc/aiwallpaper#2), image_generation_user_error or
+		// insufficient_quota (whose case would code it so: the code is
+		// the more precise), but no request is at fault: an exhausted
+		// quota like insufficient_quota, not retried (provider.QuotaSpent),
+		// and another deployment may serve the call.
+		e.Kind = provider.KindRateLimited
+		e.Code = "billing_hard_limit_reached"
 	case code == "insufficient_quota" || typ == "insufficient_quota":
 		// Not retryable, but still a 429: the retry policy reads Code.
 		e.Kind = provider.KindRateLimited
