@@ -199,6 +199,109 @@ func QuotaSpent(code string) bool {
 	return false
 }
 
+// GoogleStatus is a google.rpc.Status as Google's JSON APIs write it
+// (Gemini, Vertex AI, their OpenAI-compatible endpoints): {"code": 429,
+// "message": …, "status": "RESOURCE_EXHAUSTED", "details": […]}.
+type GoogleStatus struct {
+	Code    int            `json:"code"`
+	Message string         `json:"message"`
+	Status  string         `json:"status"`
+	Details []GoogleDetail `json:"details"`
+}
+
+// GoogleDetail is one of a GoogleStatus's details: the fields of the kinds
+// read (RetryInfo, ErrorInfo, BadRequest, QuotaFailure, Help), by "@type".
+type GoogleDetail struct {
+	Type            string                 `json:"@type"`
+	RetryDelay      string                 `json:"retryDelay"`
+	Reason          string                 `json:"reason"`
+	Domain          string                 `json:"domain"`
+	Metadata        map[string]string      `json:"metadata"`
+	FieldViolations []GoogleFieldViolation `json:"fieldViolations"`
+	Violations      []GoogleQuotaViolation `json:"violations"`
+	Links           []GoogleHelpLink       `json:"links"`
+}
+
+// GoogleFieldViolation is one google.rpc.BadRequest field violation.
+type GoogleFieldViolation struct {
+	Field       string `json:"field"`
+	Description string `json:"description"`
+}
+
+// ApplyGoogleDetails puts what a google.rpc.Status's details say on e:
+// the RetryInfo delay (RetryAfter), the first BadRequest field (Param),
+// the QuotaFailure's violations as sent (Quota; without one, the quota a
+// RATE_LIMIT_EXCEEDED ErrorInfo's metadata names), the Help links. Text
+// goes through clean (the adapter's redaction). It returns the first
+// ErrorInfo's reason ("API_KEY_INVALID", "RATE_LIMIT_EXCEEDED"), "" when
+// there is none.
+func ApplyGoogleDetails(e *Error, details []GoogleDetail, clean func(string) string) (reason string) {
+	var rateLimit map[string]string // a RATE_LIMIT_EXCEEDED ErrorInfo's metadata
+	paramSet := false
+	for _, d := range details {
+		switch {
+		case strings.HasSuffix(d.Type, "google.rpc.QuotaFailure"):
+			for i := range d.Violations {
+				e.Quota = append(e.Quota, d.Violations[i].Proto(clean))
+			}
+		case strings.HasSuffix(d.Type, "google.rpc.Help"):
+			for _, l := range d.Links {
+				if l.URL != "" || l.Description != "" {
+					e.Help = append(e.Help, &errdetails.Help_Link{Description: clean(l.Description), Url: clean(l.URL)})
+				}
+			}
+		case strings.HasSuffix(d.Type, "google.rpc.RetryInfo"):
+			// A google.protobuf.Duration in JSON: "34s", "0.5s".
+			if rd, err := time.ParseDuration(strings.TrimSpace(d.RetryDelay)); err == nil && rd > 0 {
+				e.RetryAfter = rd
+			}
+		case strings.HasSuffix(d.Type, "google.rpc.ErrorInfo"):
+			if reason == "" {
+				reason = d.Reason
+			}
+			if d.Reason == "RATE_LIMIT_EXCEEDED" && rateLimit == nil {
+				rateLimit = d.Metadata
+			}
+		case strings.HasSuffix(d.Type, "google.rpc.BadRequest"):
+			for _, fv := range d.FieldViolations {
+				if fv.Field != "" && !paramSet {
+					e.Param, paramSet = fv.Field, true
+				}
+			}
+		}
+	}
+	if len(e.Quota) == 0 {
+		if v := errorInfoQuota(rateLimit, clean); v != nil {
+			e.Quota = append(e.Quota, v)
+		}
+	}
+	return reason
+}
+
+// errorInfoQuota is the violation a RATE_LIMIT_EXCEEDED ErrorInfo names
+// when no QuotaFailure came with it, as Google's API front end writes a
+// quota's refusal ({"reason": "RATE_LIMIT_EXCEEDED", "metadata":
+// {"quota_metric": …, "quota_limit": "ApiRequestsPerMinutePerProjectPerRegion",
+// "quota_limit_value": "0", "quota_location": "us-south1", "service": …}}):
+// the metric, the limit's id and value, the service and the location as
+// QuotaFailure's fields and location dimension (the name Gemini's own
+// violations give it). nil when the metadata names no quota.
+func errorInfoQuota(md map[string]string, clean func(string) string) *errdetails.QuotaFailure_Violation {
+	if md["quota_metric"] == "" && md["quota_limit"] == "" {
+		return nil
+	}
+	v := &errdetails.QuotaFailure_Violation{
+		ApiService: clean(md["service"]), QuotaMetric: clean(md["quota_metric"]), QuotaId: clean(md["quota_limit"]),
+	}
+	if n, err := strconv.ParseInt(strings.TrimSpace(md["quota_limit_value"]), 10, 64); err == nil {
+		v.QuotaValue = n
+	}
+	if loc := md["quota_location"]; loc != "" {
+		v.QuotaDimensions = map[string]string{"location": clean(loc)}
+	}
+	return v
+}
+
 // GoogleQuotaViolation is one google.rpc.QuotaFailure violation as
 // Google's JSON APIs write it (Gemini, Vertex AI): every field of the
 // message, int64 values as JSON strings ("quotaValue": "250000"), a value

@@ -6,11 +6,9 @@ import (
 	"io"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -140,49 +138,9 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 		// An error inside a 200 stream: classify by its own code.
 		e.Kind = kindForStatusCode(st.Code, st.Status)
 	}
-	var (
-		reason    string
-		rateLimit map[string]string // a RATE_LIMIT_EXCEEDED ErrorInfo's metadata
-	)
-	for _, d := range st.Details {
-		switch {
-		case strings.HasSuffix(d.Type, "google.rpc.QuotaFailure"):
-			for i := range d.Violations {
-				e.Quota = append(e.Quota, d.Violations[i].Proto(p.redact))
-			}
-		case strings.HasSuffix(d.Type, "google.rpc.Help"):
-			for _, l := range d.Links {
-				if l.URL != "" || l.Description != "" {
-					e.Help = append(e.Help, &errdetails.Help_Link{Description: p.redact(l.Description), Url: p.redact(l.URL)})
-				}
-			}
-		case strings.HasSuffix(d.Type, "google.rpc.RetryInfo"):
-			if rd := parseDuration(d.RetryDelay); rd > 0 {
-				e.RetryAfter = rd
-			}
-		case strings.HasSuffix(d.Type, "google.rpc.ErrorInfo"):
-			if reason == "" {
-				reason = d.Reason
-			}
-			if d.Reason == "RATE_LIMIT_EXCEEDED" && rateLimit == nil {
-				rateLimit = d.Metadata
-			}
-		case strings.HasSuffix(d.Type, "google.rpc.BadRequest"):
-			for _, fv := range d.FieldViolations {
-				if fv.Field != "" {
-					e.Param = fv.Field
-					break
-				}
-			}
-		}
-	}
+	reason := provider.ApplyGoogleDetails(e, st.Details, p.redact)
 	if reason != "" {
 		e.Code = st.Status + "/" + reason
-	}
-	if len(e.Quota) == 0 {
-		if v := errorInfoQuota(rateLimit, p.redact); v != nil {
-			e.Quota = append(e.Quota, v)
-		}
 	}
 	switch {
 	case reason == "API_KEY_INVALID" || reason == "API_KEY_EXPIRED" || st.Status == "UNAUTHENTICATED":
@@ -196,30 +154,6 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 	case st.Status == "DEADLINE_EXCEEDED":
 		e.Kind = provider.KindTimeout
 	}
-}
-
-// errorInfoQuota is the violation a RATE_LIMIT_EXCEEDED ErrorInfo names
-// when no QuotaFailure came with it, as Google's API front end writes a
-// quota's refusal ({"reason": "RATE_LIMIT_EXCEEDED", "metadata":
-// {"quota_metric": …, "quota_limit": "ApiRequestsPerMinutePerProjectPerRegion",
-// "quota_limit_value": "0", "quota_location": "us-south1", "service": …}}):
-// the metric, the limit's id and value, the service and the location as
-// QuotaFailure's fields and location dimension (the name Gemini's own
-// violations give it). nil when the metadata names no quota.
-func errorInfoQuota(md map[string]string, clean func(string) string) *errdetails.QuotaFailure_Violation {
-	if md["quota_metric"] == "" && md["quota_limit"] == "" {
-		return nil
-	}
-	v := &errdetails.QuotaFailure_Violation{
-		ApiService: clean(md["service"]), QuotaMetric: clean(md["quota_metric"]), QuotaId: clean(md["quota_limit"]),
-	}
-	if n, err := strconv.ParseInt(strings.TrimSpace(md["quota_limit_value"]), 10, 64); err == nil {
-		v.QuotaValue = n
-	}
-	if loc := md["quota_location"]; loc != "" {
-		v.QuotaDimensions = map[string]string{"location": clean(loc)}
-	}
-	return v
 }
 
 // kindForStatusCode classifies an error object that came without an HTTP
@@ -248,20 +182,6 @@ func isContextLength(msg string) bool {
 	return strings.Contains(m, "exceeds the maximum number of tokens") ||
 		(strings.Contains(m, "input token count") && strings.Contains(m, "exceed")) ||
 		strings.Contains(m, "context window") && strings.Contains(m, "exceed")
-}
-
-// parseDuration reads a google.protobuf.Duration in its JSON form
-// ("34s", "0.5s", "1.000340012s").
-func parseDuration(s string) time.Duration {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0
-	}
-	return d
 }
 
 // apiKeyInText matches key material Google echoes in messages

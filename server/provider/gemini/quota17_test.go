@@ -201,21 +201,3 @@ func TestQuota17ViolationFields(t *testing.T) {
 		t.Errorf("message %q", e.Message)
 	}
 }
-
-// TestQuota17ErrorInfoQuota: the quota a RATE_LIMIT_EXCEEDED ErrorInfo's
-// metadata names, in the keys Google's API front end writes (quota_limit,
-// quota_limit_value, quota_location, quota_unit, service): a limit of 0
-// is a value (the quota is none at all), the location its dimension.
-func TestQuota17ErrorInfoQuota(t *testing.T) {
-	t.Parallel()
-	got := errorInfoQuota(map[string]string{"quota_location": "us-south1", "quota_limit_value": "0", "quota_unit": "1/min/{project}/{region}",
-		"quota_limit": "ApiRequestsPerMinutePerProjectPerRegion", "service": "generativelanguage.googleapis.com"}, func(s string) string { return s })
-	want := &errdetails.QuotaFailure_Violation{ApiService: "generativelanguage.googleapis.com",
-		QuotaId: "ApiRequestsPerMinutePerProjectPerRegion", QuotaDimensions: map[string]string{"location": "us-south1"}}
-	if !proto.Equal(got, want) {
-		t.Errorf("violation %v, want %v", got, want)
-	}
-	if v := errorInfoQuota(map[string]string{"service": "generativelanguage.googleapis.com", "consumer": "projects/1"}, func(s string) string { return s }); v != nil {
-		t.Errorf("no quota named, violation %v", v)
-	}
-}
