@@ -202,3 +202,31 @@ func TestQuota17BillingHardLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestQuota17GeminiCompat: Gemini behind its OpenAI-compatible endpoint (an
+// openai provider) answers a quota's 429 with the same google.rpc.Status in
+// an array: the client's status carries its violation, delay and link as
+// for the gemini provider (it carried the gateway's violation of an empty
+// code, "Too Many Requests", and no delay).
+func TestQuota17GeminiCompat(t *testing.T) {
+	t.Parallel()
+	rec := providertest.Load(t, "provider/gemini/testdata/error_429.http")
+	body := "[" + strings.TrimSpace(string(rec.Body)) + "\n]"
+	f := openaiChat
+	up := f13Serve(t, respond(429, merged(hdr("Content-Type", "application/json; charset=UTF-8"), f.reqIDHeader(1)), body))
+	c := f13Start(t, "defaults: {retry: {max_attempts: 1}}\n"+f.yaml, up.URL, &f13Clock{})
+	_, err := c.Chat(context.Background(), chatReq13())
+	st, _ := f13Check(t, f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 429)
+	v := quotaFailure(st).GetViolations()
+	if len(v) != 1 || v[0].GetSubject() != "provider:up" || v[0].GetQuotaId() != "GenerateRequestsPerMinutePerProjectPerModel-FreeTier" || v[0].GetQuotaValue() != 10 ||
+		v[0].GetQuotaDimensions()["model"] != "gemini-2.5-flash" {
+		t.Errorf("violations %v", v)
+	}
+	if r := retryInfo(st); r.GetRetryDelay().AsDuration() != 34*time.Second {
+		t.Errorf("RetryInfo %v", r)
+	}
+	if len(helpOf(st).GetLinks()) != 1 || errorInfoOf(st).GetMetadata()["upstreamCode"] != "RESOURCE_EXHAUSTED" ||
+		!strings.HasPrefix(st.Message(), "up: You exceeded your current quota") {
+		t.Errorf("Help %v, ErrorInfo %v, message %q", helpOf(st), errorInfoOf(st), st.Message())
+	}
+}
