@@ -20,8 +20,9 @@ const maxErrorBody = 64 << 10
 
 // httpError turns a non-2xx response into a *provider.Error: Kind from the
 // status, then the google.rpc.Status body (message, status, ErrorInfo
-// reason, BadRequest field, RetryInfo delay) refines it. The body is read
-// up to maxErrorBody; secrets are redacted from the message.
+// reason, BadRequest field, RetryInfo delay, QuotaFailure violations, Help
+// links) refines it. The body is read up to maxErrorBody; secrets are
+// redacted from the message and the details.
 func (p *Provider) httpError(resp *http.Response) *provider.Error {
 	e := provider.NewHTTPError(providerName, resp, requestIDHeader)
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
