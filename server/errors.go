@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -12,8 +13,10 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/auth"
@@ -97,41 +100,105 @@ func gatewayQuota(subject, limit, msg string) *errdetails.QuotaFailure {
 // upstreamQuota is the QuotaFailure of a provider's rate limit or spent
 // quota (every ResourceExhausted status carries one, as google.rpc's
 // guidance for RESOURCE_EXHAUSTED asks): the subject is the provider
-// (deployment) whose quota it is; each limit its rate-limit state shows
+// (deployment) whose quota it is. The provider's own violations (Gemini's
+// QuotaFailure) are carried as it sent them, under that subject when they
+// name none. Without them, each limit its rate-limit state shows
 // exhausted (nothing remaining) is a violation with its metric and
-// value; without one, a violation with the provider's code and message.
+// value: requests and tokens, and the further limits an adapter keeps
+// in meta.extended as ratelimit_<metric>_limit/_remaining (Anthropic's
+// input_tokens and output_tokens, whose exhaustion the tokens headers,
+// the most restrictive of the two, only repeat); without one, a
+// violation with the provider's code and message.
 func upstreamQuota(pe *provider.Error, meta *llmrelayv1.ResponseMeta, redact *pipeline.Redactor) *errdetails.QuotaFailure {
 	name := pe.Provider
 	if meta.GetProvider() != "" {
 		name = meta.GetProvider()
 	}
 	subject := "provider:" + name
+	q := &errdetails.QuotaFailure{}
+	for _, pv := range pe.Quota {
+		v := proto.Clone(pv).(*errdetails.QuotaFailure_Violation)
+		if v.Subject == "" {
+			v.Subject = subject
+		}
+		v.Subject, v.Description, v.ApiService = clean(redact, v.Subject), clean(redact, v.Description), clean(redact, v.ApiService)
+		v.QuotaMetric, v.QuotaId = clean(redact, v.QuotaMetric), clean(redact, v.QuotaId)
+		if len(v.QuotaDimensions) > 0 {
+			dims := make(map[string]string, len(v.QuotaDimensions))
+			for k, d := range v.QuotaDimensions {
+				dims[clean(redact, k)] = clean(redact, d)
+			}
+			v.QuotaDimensions = dims
+		}
+		q.Violations = append(q.Violations, v)
+	}
+	if len(q.Violations) > 0 {
+		return q
+	}
 	rl := meta.GetRateLimit()
 	if rl == nil {
 		rl = pe.Meta.GetRateLimit()
 	}
 	msg := clean(redact, pe.Message)
-	q := &errdetails.QuotaFailure{}
 	if rl == nil {
 		rl = &llmrelayv1.RateLimit{}
 	}
-	for _, l := range []struct {
-		metric           string
-		limit, remaining *int64
-	}{{"requests", rl.RequestsLimit, rl.RequestsRemaining}, {"tokens", rl.TokensLimit, rl.TokensRemaining}} {
-		if l.remaining == nil || *l.remaining > 0 {
-			continue
+	exhausted := func(metric string, limit, remaining *int64) {
+		if remaining == nil || *remaining > 0 {
+			return
 		}
-		v := &errdetails.QuotaFailure_Violation{Subject: subject, QuotaMetric: l.metric, Description: msg}
-		if l.limit != nil {
-			v.QuotaValue = *l.limit
+		v := &errdetails.QuotaFailure_Violation{Subject: subject, QuotaMetric: metric, Description: msg}
+		if limit != nil {
+			v.QuotaValue = *limit
 		}
 		q.Violations = append(q.Violations, v)
+	}
+	exhausted("requests", rl.RequestsLimit, rl.RequestsRemaining)
+	split := len(q.Violations)
+	for _, metric := range []string{"input_tokens", "output_tokens"} {
+		limit, remaining := "ratelimit_"+metric+"_limit", "ratelimit_"+metric+"_remaining"
+		exhausted(metric, extendedInt(limit, meta, pe.Meta), extendedInt(remaining, meta, pe.Meta))
+	}
+	if len(q.Violations) == split {
+		// No input or output limit exhausted: the tokens limit itself.
+		exhausted("tokens", rl.TokensLimit, rl.TokensRemaining)
 	}
 	if len(q.Violations) == 0 {
 		q.Violations = append(q.Violations, &errdetails.QuotaFailure_Violation{Subject: subject, QuotaId: clean(redact, pe.Code), Description: msg})
 	}
 	return q
+}
+
+// extendedInt is the integer the first of metas holding key in its
+// extended has there, nil when none holds it (or holds a value that is
+// not a whole number).
+func extendedInt(key string, metas ...*llmrelayv1.ResponseMeta) *int64 {
+	for _, m := range metas {
+		v, ok := m.GetExtended().GetFields()[key]
+		if !ok {
+			continue
+		}
+		f, isNum := v.GetKind().(*structpb.Value_NumberValue)
+		if !isNum || f.NumberValue != math.Trunc(f.NumberValue) || math.Abs(f.NumberValue) > 1<<53 {
+			return nil
+		}
+		n := int64(f.NumberValue)
+		return &n
+	}
+	return nil
+}
+
+// upstreamHelp is the provider's links about a failure (google.rpc.Help),
+// nil when it gave none.
+func upstreamHelp(pe *provider.Error, redact *pipeline.Redactor) *errdetails.Help {
+	if len(pe.Help) == 0 {
+		return nil
+	}
+	h := &errdetails.Help{}
+	for _, l := range pe.Help {
+		h.Links = append(h.Links, &errdetails.Help_Link{Description: clean(redact, l.GetDescription()), Url: clean(redact, l.GetUrl())})
+	}
+	return h
 }
 
 // toStatus is the only place errors become gRPC statuses. meta, when not
@@ -336,6 +403,9 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			case errors.Is(pe, pipeline.ErrRetryAfterTooLong):
 				msg += fmt.Sprintf(" (the provider asks to retry after %v, longer than the gateway waits: max_retry_after)", pe.RetryAfter.Round(time.Millisecond))
 			}
+		}
+		if h := upstreamHelp(pe, redact); h != nil {
+			details = append(details, h)
 		}
 		if pe.Param != "" && code == codes.InvalidArgument {
 			details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: clean(redact, pe.Param), Description: clean(redact, pe.Message)}}})

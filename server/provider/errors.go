@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -103,6 +105,16 @@ type Error struct {
 	// RetryDiscouraged override the status's default; RetryUnsaid when
 	// the answer did not say.
 	ShouldRetry RetryAdvice
+	// Quota is the provider's own account of the quotas it found
+	// exhausted (the google.rpc.QuotaFailure violations Gemini and Vertex
+	// AI send, GoogleQuotaViolation.Proto), as it gave them; nil when it
+	// gave none. The server's QuotaFailure carries them instead of the
+	// violations it would build from the rate-limit state.
+	Quota []*errdetails.QuotaFailure_Violation
+	// Help is the provider's links about the failure (google.rpc.Help: a
+	// quota's documentation, the console page that enables an API); the
+	// server's status carries them.
+	Help []*errdetails.Help_Link
 	// Extended holds provider-specific details (e.g. Azure content filter
 	// results) for the failure's meta; may be nil.
 	Extended map[string]any
@@ -173,11 +185,190 @@ func KindForStatus(status int) Kind {
 // served at all until someone acts (credits bought, billing fixed), not
 // that it is sending too fast: OpenAI's insufficient_quota (also what
 // the adapters code a 402 and other providers' spent balances as) and
-// billing_not_active, both 429s, and Anthropic's billing_error (its 402's
-// type, in a stream's error event too). The retry policy does not retry
-// them: the same answer would come back, however long it waited.
+// billing_not_active, both 429s, its billing_hard_limit_reached (the
+// spending limit the organization set is reached: a 400, which the
+// adapter reads as the spent quota it is, "Billing hard limit has been
+// reached"), and Anthropic's billing_error (its 402's type, in a stream's
+// error event too). The retry policy does not retry them: the same answer
+// would come back, however long it waited.
 func QuotaSpent(code string) bool {
-	return code == "insufficient_quota" || code == "billing_not_active" || code == "billing_error"
+	switch code {
+	case "insufficient_quota", "billing_not_active", "billing_hard_limit_reached", "billing_error":
+		return true
+	}
+	return false
+}
+
+// GoogleStatus is a google.rpc.Status as Google's JSON APIs write it
+// (Gemini, Vertex AI, their OpenAI-compatible endpoints): {"code": 429,
+// "message": …, "status": "RESOURCE_EXHAUSTED", "details": […]}.
+type GoogleStatus struct {
+	Code    int            `json:"code"`
+	Message string         `json:"message"`
+	Status  string         `json:"status"`
+	Details []GoogleDetail `json:"details"`
+}
+
+// GoogleDetail is one of a GoogleStatus's details: the fields of the kinds
+// read (RetryInfo, ErrorInfo, BadRequest, QuotaFailure, Help), by "@type".
+type GoogleDetail struct {
+	Type            string                 `json:"@type"`
+	RetryDelay      string                 `json:"retryDelay"`
+	Reason          string                 `json:"reason"`
+	Domain          string                 `json:"domain"`
+	Metadata        map[string]string      `json:"metadata"`
+	FieldViolations []GoogleFieldViolation `json:"fieldViolations"`
+	Violations      []GoogleQuotaViolation `json:"violations"`
+	Links           []GoogleHelpLink       `json:"links"`
+}
+
+// GoogleFieldViolation is one google.rpc.BadRequest field violation.
+type GoogleFieldViolation struct {
+	Field       string `json:"field"`
+	Description string `json:"description"`
+}
+
+// ApplyGoogleDetails puts what a google.rpc.Status's details say on e:
+// the RetryInfo delay (RetryAfter), the first BadRequest field (Param),
+// the QuotaFailure's violations as sent (Quota; without one, the quota a
+// RATE_LIMIT_EXCEEDED ErrorInfo's metadata names), the Help links. Text
+// goes through clean (the adapter's redaction). It returns the first
+// ErrorInfo's reason ("API_KEY_INVALID", "RATE_LIMIT_EXCEEDED"), "" when
+// there is none.
+func ApplyGoogleDetails(e *Error, details []GoogleDetail, clean func(string) string) (reason string) {
+	var rateLimit map[string]string // a RATE_LIMIT_EXCEEDED ErrorInfo's metadata
+	paramSet := false
+	for _, d := range details {
+		switch {
+		case strings.HasSuffix(d.Type, "google.rpc.QuotaFailure"):
+			for i := range d.Violations {
+				e.Quota = append(e.Quota, d.Violations[i].Proto(clean))
+			}
+		case strings.HasSuffix(d.Type, "google.rpc.Help"):
+			for _, l := range d.Links {
+				if l.URL != "" || l.Description != "" {
+					e.Help = append(e.Help, &errdetails.Help_Link{Description: clean(l.Description), Url: clean(l.URL)})
+				}
+			}
+		case strings.HasSuffix(d.Type, "google.rpc.RetryInfo"):
+			// A google.protobuf.Duration in JSON: "34s", "0.5s".
+			if rd, err := time.ParseDuration(strings.TrimSpace(d.RetryDelay)); err == nil && rd > 0 {
+				e.RetryAfter = rd
+			}
+		case strings.HasSuffix(d.Type, "google.rpc.ErrorInfo"):
+			if reason == "" {
+				reason = d.Reason
+			}
+			if d.Reason == "RATE_LIMIT_EXCEEDED" && rateLimit == nil {
+				rateLimit = d.Metadata
+			}
+		case strings.HasSuffix(d.Type, "google.rpc.BadRequest"):
+			for _, fv := range d.FieldViolations {
+				if fv.Field != "" && !paramSet {
+					e.Param, paramSet = fv.Field, true
+				}
+			}
+		}
+	}
+	if len(e.Quota) == 0 {
+		if v := errorInfoQuota(rateLimit, clean); v != nil {
+			e.Quota = append(e.Quota, v)
+		}
+	}
+	return reason
+}
+
+// errorInfoQuota is the violation a RATE_LIMIT_EXCEEDED ErrorInfo names
+// when no QuotaFailure came with it, as Google's API front end writes a
+// quota's refusal ({"reason": "RATE_LIMIT_EXCEEDED", "metadata":
+// {"quota_metric": …, "quota_limit": "ApiRequestsPerMinutePerProjectPerRegion",
+// "quota_limit_value": "0", "quota_location": "us-south1", "service": …}}):
+// the metric, the limit's id and value, the service and the location as
+// QuotaFailure's fields and location dimension (the name Gemini's own
+// violations give it). nil when the metadata names no quota.
+func errorInfoQuota(md map[string]string, clean func(string) string) *errdetails.QuotaFailure_Violation {
+	if md["quota_metric"] == "" && md["quota_limit"] == "" {
+		return nil
+	}
+	v := &errdetails.QuotaFailure_Violation{
+		ApiService: clean(md["service"]), QuotaMetric: clean(md["quota_metric"]), QuotaId: clean(md["quota_limit"]),
+	}
+	if n, err := strconv.ParseInt(strings.TrimSpace(md["quota_limit_value"]), 10, 64); err == nil {
+		v.QuotaValue = n
+	}
+	if loc := md["quota_location"]; loc != "" {
+		v.QuotaDimensions = map[string]string{"location": clean(loc)}
+	}
+	return v
+}
+
+// GoogleQuotaViolation is one google.rpc.QuotaFailure violation as
+// Google's JSON APIs write it (Gemini, Vertex AI): every field of the
+// message, int64 values as JSON strings ("quotaValue": "250000"), a value
+// of 0 left out (proto3 JSON omits defaults: "limit: 0" in the message, no
+// quotaValue in the violation).
+type GoogleQuotaViolation struct {
+	Subject          string            `json:"subject"`
+	Description      string            `json:"description"`
+	APIService       string            `json:"apiService"`
+	QuotaMetric      string            `json:"quotaMetric"`
+	QuotaID          string            `json:"quotaId"`
+	QuotaDimensions  map[string]string `json:"quotaDimensions"`
+	QuotaValue       JSONInt64         `json:"quotaValue"`
+	FutureQuotaValue JSONInt64         `json:"futureQuotaValue"`
+}
+
+// Proto is the violation as google.rpc.QuotaFailure.Violation, every
+// field as sent, text passed through clean (the adapter's redaction of
+// its key); an absent quotaValue is 0, as proto3 reads it, an absent
+// futureQuotaValue unset (the field has presence).
+func (v *GoogleQuotaViolation) Proto(clean func(string) string) *errdetails.QuotaFailure_Violation {
+	out := &errdetails.QuotaFailure_Violation{
+		Subject: clean(v.Subject), Description: clean(v.Description), ApiService: clean(v.APIService),
+		QuotaMetric: clean(v.QuotaMetric), QuotaId: clean(v.QuotaID), QuotaValue: v.QuotaValue.Value,
+	}
+	if len(v.QuotaDimensions) > 0 {
+		out.QuotaDimensions = make(map[string]string, len(v.QuotaDimensions))
+		for k, d := range v.QuotaDimensions {
+			out.QuotaDimensions[clean(k)] = clean(d)
+		}
+	}
+	if v.FutureQuotaValue.Set {
+		n := v.FutureQuotaValue.Value
+		out.FutureQuotaValue = &n
+	}
+	return out
+}
+
+// GoogleHelpLink is one google.rpc.Help link as Google's JSON APIs write it.
+type GoogleHelpLink struct {
+	Description string `json:"description"`
+	URL         string `json:"url"`
+}
+
+// JSONInt64 is a protobuf int64 in JSON: a decimal string or a number.
+// Set is false when it is absent, null or not an integer; reading it
+// never fails, so one odd value does not lose the rest of an error body.
+type JSONInt64 struct {
+	Value int64
+	Set   bool
+}
+
+// UnmarshalJSON reads a string or a number; anything else leaves n unset.
+func (n *JSONInt64) UnmarshalJSON(b []byte) error {
+	*n = JSONInt64{}
+	s := strings.TrimSpace(string(b))
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		var str string
+		if json.Unmarshal(b, &str) != nil {
+			return nil
+		}
+		s = strings.TrimSpace(str)
+	}
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		n.Value, n.Set = v, true
+	}
+	return nil
 }
 
 // RetryAdvice is a provider's x-should-retry header.

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,8 +20,9 @@ const maxErrorBody = 64 << 10
 
 // httpError turns a non-2xx response into a *provider.Error: Kind from the
 // status, then the google.rpc.Status body (message, status, ErrorInfo
-// reason, BadRequest field, RetryInfo delay) refines it. The body is read
-// up to maxErrorBody; secrets are redacted from the message.
+// reason, BadRequest field, RetryInfo delay, QuotaFailure violations, Help
+// links) refines it. The body is read up to maxErrorBody; secrets are
+// redacted from the message and the details.
 func (p *Provider) httpError(resp *http.Response) *provider.Error {
 	e := provider.NewHTTPError(providerName, resp, requestIDHeader)
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
@@ -65,10 +65,12 @@ func quotaRateLimit(st *statusError, now time.Time, retry time.Duration) *llmrel
 			continue
 		}
 		for _, v := range d.Violations {
-			limit, err := strconv.ParseInt(strings.TrimSpace(v.QuotaValue), 10, 64)
-			if err != nil {
+			if !v.QuotaValue.Set {
+				// No limit given (or 0, which proto3 JSON leaves out
+				// alike): the RateLimit says nothing it cannot know.
 				continue
 			}
+			limit := v.QuotaValue.Value
 			id := strings.ToLower(v.QuotaID + " " + v.QuotaMetric)
 			var lim, rem **int64
 			var reset **timestamppb.Timestamp
@@ -122,7 +124,10 @@ func parseStatusBody(body []byte) *statusError {
 	return env.Error
 }
 
-// applyStatus fills e from a google.rpc.Status and refines its Kind.
+// applyStatus fills e from a google.rpc.Status and refines its Kind: the
+// message, the status (and ErrorInfo reason) as code, the RetryInfo delay,
+// the BadRequest field, the QuotaFailure's violations as they are (Quota)
+// and the Help links.
 func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 	// Field errors come as "* Request.field: problem\n": the line end is
 	// not part of the message.
@@ -134,26 +139,7 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 		// An error inside a 200 stream: classify by its own code.
 		e.Kind = kindForStatusCode(st.Code, st.Status)
 	}
-	var reason string
-	for _, d := range st.Details {
-		switch {
-		case strings.HasSuffix(d.Type, "google.rpc.RetryInfo"):
-			if rd := parseDuration(d.RetryDelay); rd > 0 {
-				e.RetryAfter = rd
-			}
-		case strings.HasSuffix(d.Type, "google.rpc.ErrorInfo"):
-			if reason == "" {
-				reason = d.Reason
-			}
-		case strings.HasSuffix(d.Type, "google.rpc.BadRequest"):
-			for _, fv := range d.FieldViolations {
-				if fv.Field != "" {
-					e.Param = fv.Field
-					break
-				}
-			}
-		}
-	}
+	reason := provider.ApplyGoogleDetails(e, st.Details, p.redact)
 	if reason != "" {
 		e.Code = st.Status + "/" + reason
 	}
@@ -197,20 +183,6 @@ func isContextLength(msg string) bool {
 	return strings.Contains(m, "exceeds the maximum number of tokens") ||
 		(strings.Contains(m, "input token count") && strings.Contains(m, "exceed")) ||
 		strings.Contains(m, "context window") && strings.Contains(m, "exceed")
-}
-
-// parseDuration reads a google.protobuf.Duration in its JSON form
-// ("34s", "0.5s", "1.000340012s").
-func parseDuration(s string) time.Duration {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0
-	}
-	return d
 }
 
 // apiKeyInText matches key material Google echoes in messages

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // Wire types of the Gemini API (generativelanguage.googleapis.com v1beta),
@@ -287,37 +289,10 @@ type errorEnvelope struct {
 	Error *statusError `json:"error"`
 }
 
-type statusError struct {
-	Code    int           `json:"code"`
-	Message string        `json:"message"`
-	Status  string        `json:"status"`
-	Details []errorDetail `json:"details"`
-}
-
-// errorDetail is one google.rpc detail; fields of the kinds the adapter
-// reads (RetryInfo, ErrorInfo, BadRequest, QuotaFailure).
-type errorDetail struct {
-	Type            string            `json:"@type"`
-	RetryDelay      string            `json:"retryDelay"`
-	Reason          string            `json:"reason"`
-	Domain          string            `json:"domain"`
-	Metadata        map[string]string `json:"metadata"`
-	FieldViolations []fieldViolation  `json:"fieldViolations"`
-	Violations      []quotaViolation  `json:"violations"`
-}
-
-// quotaViolation is one google.rpc.QuotaFailure violation. quotaValue is an
-// int64, so a JSON string.
-type quotaViolation struct {
-	QuotaMetric string `json:"quotaMetric"`
-	QuotaID     string `json:"quotaId"`
-	QuotaValue  string `json:"quotaValue"`
-}
-
-type fieldViolation struct {
-	Field       string `json:"field"`
-	Description string `json:"description"`
-}
+// statusError is a google.rpc.Status, its details as the provider
+// package reads them for every Google API (Vertex AI's OpenAI-compatible
+// endpoint too).
+type statusError = provider.GoogleStatus
 
 // finishReasonName and blockReasonName are the API's enum values as names.
 // The API writes enums as their names unless the request asked for numbers

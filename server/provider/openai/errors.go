@@ -65,6 +65,11 @@ func (p *Provider) errorMeta(h http.Header, model string) *llmrelayv1.ResponseMe
 // bodyError parses an error body of resp. It returns nil when the body
 // holds no error object.
 func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec secrets) *provider.Error {
+	if e := p.googleStatusError(raw, resp, sec); e != nil {
+		e.RequestID = p.requestID(resp.Header)
+		sec.redactError(e)
+		return e
+	}
 	var env map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &env); err != nil || env == nil {
 		return nil
@@ -111,6 +116,93 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 	e.RequestID = p.requestID(resp.Header)
 	sec.redactError(e)
 	return e
+}
+
+// googleStatusError reads the error answer of a Google API behind its
+// OpenAI-compatible endpoint (Gemini's generativelanguage.googleapis.com
+// /v1beta/openai, Vertex AI's): a google.rpc.Status, alone in an array
+// ([{"error": {"code": 429, "message": …, "status": "RESOURCE_EXHAUSTED",
+// "details": […]}}], as n4ze3m/page-assist#406 and docbrain-ai/docbrain#22
+// quote Gemini's) or not. Its message, its status (and ErrorInfo reason)
+// as the code, and its details as the gemini adapter reads them
+// (provider.ApplyGoogleDetails: RetryInfo, QuotaFailure, Help, BadRequest);
+// the kind from the status, refined as Gemini's. The array was no error
+// object at all, which left the status's text as the message and lost
+// every detail. nil for any other body, and inside 2xx.
+func (p *Provider) googleStatusError(raw []byte, resp *http.Response, sec secrets) *provider.Error {
+	t := bytes.TrimSpace(raw)
+	if resp.StatusCode < 300 || len(t) == 0 {
+		return nil
+	}
+	var st *provider.GoogleStatus
+	switch t[0] {
+	case '[':
+		var arr []struct {
+			Error *provider.GoogleStatus `json:"error"`
+		}
+		if json.Unmarshal(t, &arr) != nil || len(arr) == 0 {
+			return nil
+		}
+		st = arr[0].Error
+	case '{':
+		// A google.rpc.Status has a numeric code and a status name, which
+		// no OpenAI-style error object has.
+		var probe struct {
+			Error struct {
+				Code   *int    `json:"code"`
+				Status *string `json:"status"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(t, &probe) != nil || probe.Error.Code == nil || probe.Error.Status == nil || !isStatusName(*probe.Error.Status) {
+			return nil
+		}
+		var env struct {
+			Error *provider.GoogleStatus `json:"error"`
+		}
+		if json.Unmarshal(t, &env) != nil {
+			return nil
+		}
+		st = env.Error
+	default:
+		return nil
+	}
+	if st == nil || (strings.TrimSpace(st.Message) == "" && st.Status == "") {
+		return nil
+	}
+	e := provider.NewHTTPError(p.name, resp, p.requestIDHeader())
+	if m := strings.TrimSpace(st.Message); m != "" {
+		e.Message = m
+	}
+	e.Code = st.Status
+	reason := provider.ApplyGoogleDetails(e, st.Details, sec.redact)
+	if reason != "" {
+		e.Code = st.Status + "/" + reason
+	}
+	switch {
+	case reason == "API_KEY_INVALID" || reason == "API_KEY_EXPIRED" || st.Status == "UNAUTHENTICATED":
+		e.Kind = provider.KindUnauthenticated
+	case st.Status == "INVALID_ARGUMENT" && (looksLikeContextLength(e.Message) || strings.Contains(strings.ToLower(e.Message), "exceeds the maximum number of tokens")):
+		e.Kind = provider.KindContextLength
+	case st.Status == "PERMISSION_DENIED":
+		e.Kind = provider.KindPermissionDenied
+	case st.Status == "RESOURCE_EXHAUSTED":
+		e.Kind = provider.KindRateLimited
+	}
+	return e
+}
+
+// isStatusName reports whether s reads as a google.rpc.Code name
+// ("RESOURCE_EXHAUSTED", "INVALID_ARGUMENT"): capitals and underscores.
+func isStatusName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'A' || r > 'Z') && r != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // fastAPIDetail is the text of a FastAPI error's "detail": the string, or
@@ -417,6 +509,17 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 			e.Extended = map[string]any{}
 		}
 		e.Extended[extModerationReasons] = reasons
+	case code == "billing_hard_limit_reached":
+		// "Billing hard limit has been reached": the spending limit the
+		// organization set is spent. OpenAI answers it with 400 and the
+		// type invalid_request_error (dfinke/PowerShellAI#127,
+		// all-in-aigc/aiwallpaper#2), image_generation_user_error or
+		// insufficient_quota (whose case would code it so: the code is
+		// the more precise), but no request is at fault: an exhausted
+		// quota like insufficient_quota, not retried (provider.QuotaSpent),
+		// and another deployment may serve the call.
+		e.Kind = provider.KindRateLimited
+		e.Code = "billing_hard_limit_reached"
 	case code == "insufficient_quota" || typ == "insufficient_quota":
 		// Not retryable, but still a 429: the retry policy reads Code.
 		e.Kind = provider.KindRateLimited
