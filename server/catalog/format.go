@@ -75,7 +75,7 @@ var (
 )
 
 var (
-	chatProtocols  = []llmrelayv1.Protocol{llmrelayv1.Protocol_PROTOCOL_CHAT, llmrelayv1.Protocol_PROTOCOL_VISION, llmrelayv1.Protocol_PROTOCOL_TOOLS}
+	chatProtocols = []llmrelayv1.Protocol{llmrelayv1.Protocol_PROTOCOL_CHAT, llmrelayv1.Protocol_PROTOCOL_VISION, llmrelayv1.Protocol_PROTOCOL_TOOLS}
 	// The formats with file input: documents (PDF, text) everywhere but
 	// Ollama; audio on Chat Completions (input_audio) and Gemini only (the
 	// Responses API and Anthropic take no audio).
