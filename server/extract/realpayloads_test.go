@@ -469,6 +469,12 @@ func (w *want) responsesEvent(ev *jv) {
 			} else {
 				w.text(m.str)
 			}
+		case "refusal":
+			// response.refusal.done: the whole refusal, as
+			// response.output_text.done's "text" is the whole answer.
+			if m.kind == 's' {
+				w.text(m.str)
+			}
 		case "delta":
 			// The answer's and the refusal's deltas are text; a reasoning
 			// delta is not, and a function call's arguments delta is a

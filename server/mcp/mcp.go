@@ -334,7 +334,18 @@ func (s *Session) renew(ctx context.Context, gone *sdk.ClientSession) (*sdk.Clie
 func (s *Session) do(ctx context.Context, op func(*sdk.ClientSession) error) error {
 	cs := s.current()
 	err := op(cs)
-	if err == nil || !errors.Is(err, sdk.ErrSessionMissing) {
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, sdk.ErrSessionMissing) {
+		// Another call found the session gone and replaced it while this
+		// one was on it: closing the old session ended this call ("client
+		// is closing") before its own 404 was read. The server had
+		// forgotten that session, so it did not run the call: once more
+		// on the new one.
+		if next := s.current(); next != cs && ctx.Err() == nil {
+			return op(next)
+		}
 		return err
 	}
 	cs, rerr := s.renew(ctx, cs)

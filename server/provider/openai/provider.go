@@ -335,6 +335,11 @@ func (p *Provider) endpoint(op, model string) string {
 		if p.apiVerSet {
 			q.Set("api-version", p.apiVer)
 		}
+	} else if op == opResponses {
+		// The classic Responses route names no deployment: the model
+		// (deployment) goes in the body (checkResponsesRoute).
+		u = p.baseURL + "/openai/" + op
+		q.Set("api-version", p.apiVer)
 	} else {
 		u = p.baseURL + "/openai/deployments/" + url.PathEscape(model) + "/" + op
 		q.Set("api-version", p.apiVer)

@@ -116,9 +116,15 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	case req.Reasoning:
 		w.MaxCompletionTokens = o.MaxTokens
 	default:
+		w.MaxTokens = o.MaxTokens
+	}
+	if samplingDropped(req, o) {
+		if o.Temperature != nil || o.TopP != nil {
+			warnings = append(warnings, warnReasoningSampling)
+		}
+	} else {
 		w.Temperature = o.Temperature
 		w.TopP = o.TopP
-		w.MaxTokens = o.MaxTokens
 	}
 	switch o.GetReasoningEffort() {
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
@@ -133,6 +139,14 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 		w.ReasoningEffort = "high"
 	}
 	w.Stop = o.GetStop()
+	if req.Reasoning && len(w.Stop) > 0 && !p.azure && openAIHost(p.baseURL) {
+		// OpenAI's reasoning models (o3, o4-mini, gpt-5*) answer stop with
+		// a 400 unsupported_parameter (testdata/real_logfire_chat_stop_unsupported.http);
+		// other servers' reasoning models (DeepSeek's, vLLM's) take it.
+		// Azure is left as it is: no answer of its to stop was seen.
+		w.Stop = nil
+		warnings = append(warnings, warnReasoningStop)
+	}
 	w.Seed = o.Seed
 	w.PresencePenalty = o.PresencePenalty
 	w.FrequencyPenalty = o.FrequencyPenalty
@@ -261,6 +275,24 @@ func isMistralCallID(id string) bool {
 		}
 	}
 	return true
+}
+
+// Warnings of the options a reasoning model's Chat Completions request
+// leaves out.
+const (
+	warnReasoningSampling = "temperature and top_p are not supported by reasoning models and were not sent"
+	warnReasoningStop     = "stop is not supported by OpenAI's reasoning models and was not sent"
+)
+
+// samplingDropped reports whether a request leaves temperature and top_p
+// out: a reasoning model's, unless it asks for no reasoning (effort
+// none), with which OpenAI's gpt-5.1 and later take both (Logfire's
+// recording testdata/real_logfire_responses_effort_none_sampling.http:
+// gpt-5.4-nano answered temperature 0.4 and top_p 0.9 with effort none,
+// and refused temperature with effort low,
+// real_logfire_responses_temperature_unsupported.http).
+func samplingDropped(req *provider.Request, o *llmrelayv1.GenerationOptions) bool {
+	return req.Reasoning && o.GetReasoningEffort() != llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE
 }
 
 func (p *Provider) invalid(format string, args ...any) *provider.Error {

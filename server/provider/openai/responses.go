@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -16,13 +17,40 @@ import (
 // opResponses is the Responses API operation path.
 const opResponses = "responses"
 
-// checkResponsesRoute rejects Azure's classic deployment routes, which do
-// not serve the Responses API (it lives under {endpoint}/openai/v1/).
+// azureResponsesMinVersion is the first api-version Azure's classic
+// route serves the Responses API with ({endpoint}/openai/responses,
+// Microsoft's preview of March 2025; Mirascope's recording
+// testdata/real_mira_azure_responses_content_filter_stream.http was
+// answered there with it).
+const azureResponsesMinVersion = "2025-03-01"
+
+// checkResponsesRoute rejects an Azure provider on the classic routes
+// whose api-version does not serve the Responses API: the classic
+// deployment routes have no Responses operation; Azure serves it at
+// {endpoint}/openai/responses?api-version=<a 2025-03-01-preview or later
+// version> (model in the body), and on the v1 routes. Without an
+// api-version set for the provider (the default, 2024-10-21, predates
+// it), with one before 2025-03-01, or with an undated one (the v1
+// routes' "preview" and "latest"), the request is refused here rather
+// than sent to a route that cannot answer it.
 func (p *Provider) checkResponsesRoute() error {
-	if p.azure && !p.azureV1 {
-		return p.invalid("the OpenAI Responses API is served on Azure's v1 routes only ({endpoint}/openai/v1/responses); configure the Azure provider with v1 routes (WithAzureV1Routes) or use the openai-chat format")
+	if !p.azure || p.azureV1 {
+		return nil
+	}
+	v := p.apiVer
+	dated := len(v) >= len(azureResponsesMinVersion) && isDate(v[:len(azureResponsesMinVersion)])
+	if !p.apiVerSet || !dated || v[:len(azureResponsesMinVersion)] < azureResponsesMinVersion {
+		return p.invalid("the OpenAI Responses API is served on Azure's v1 routes ({endpoint}/openai/v1/responses) or, on the classic routes, "+
+			"at {endpoint}/openai/responses with api-version 2025-03-01-preview or later (api-version %q does not serve it); "+
+			"configure the Azure provider with v1 routes (WithAzureV1Routes) or such an api-version (WithAzureAPIVersion), or use the openai-chat format", v)
 	}
 	return nil
+}
+
+// isDate reports whether s is a YYYY-MM-DD date.
+func isDate(s string) bool {
+	_, err := time.Parse("2006-01-02", s)
+	return err == nil
 }
 
 // generateResponses calls POST /responses.
@@ -129,9 +157,11 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 		meta.Warnings = append(meta.Warnings, "response has no output items")
 	}
 	meta.ProviderFinishReason, meta.FinishReason = respFinish(&w, calls > 0)
-	if w.Usage != nil {
+	if w.Usage.counted() {
 		meta.Usage = normalizeRespUsage(w.Usage)
 		respUsageDetails(w.Usage).Set(meta)
+	} else if w.Usage != nil {
+		meta.Warnings = append(meta.Warnings, warnZeroUsage)
 	}
 	return &provider.Result{Message: msg, Meta: meta}, nil
 }
@@ -493,6 +523,18 @@ func respUsageDetails(u *respUsage) provider.UsageDetails {
 	return provider.ReadUsageDetails(u.Raw, respUsagePaths...)
 }
 
+// warnZeroUsage says why a usage object of zeros was not reported.
+const warnZeroUsage = "the provider's usage counts no tokens at all (input, output and total 0); it is not reported as the answer's usage"
+
+// counted reports whether a usage object counts anything. Azure answers a
+// request its content filter stopped with input, output and total 0
+// beside the text it sent (testdata/real_mira_azure_responses_content_filter_stream.http):
+// zeros that count nothing are no usage, as an embeddings answer's
+// (embed_zero_usage), not a count of zero tokens.
+func (u *respUsage) counted() bool {
+	return u != nil && (u.InputTokens != 0 || u.OutputTokens != 0 || u.TotalTokens != 0)
+}
+
 // normalizeRespUsage converts Responses API usage: input_tokens already
 // include cached tokens and output_tokens include reasoning tokens.
 func normalizeRespUsage(u *respUsage) *llmrelayv1.Usage {
@@ -529,7 +571,7 @@ func (p *Provider) responseFailure(w *respResponse, model string) *provider.Erro
 	}
 	meta := &llmrelayv1.ResponseMeta{}
 	respBodyMeta(meta, w)
-	if w.Usage != nil {
+	if w.Usage.counted() {
 		meta.Usage = normalizeRespUsage(w.Usage)
 	}
 	e.Meta = meta

@@ -64,9 +64,9 @@ func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]
 		}
 	}
 	w.ParallelToolCalls = o.ParallelToolCalls
-	if req.Reasoning {
+	if samplingDropped(req, o) {
 		if o.Temperature != nil || o.TopP != nil {
-			warnings = append(warnings, "temperature and top_p are not supported by reasoning models and were not sent")
+			warnings = append(warnings, warnReasoningSampling)
 		}
 	} else {
 		w.Temperature = o.Temperature

@@ -619,11 +619,13 @@ func (s *responsesStream) finish(w *respResponse) {
 		provider.SetExtended(meta, extServiceTier, w.ServiceTier)
 	}
 	setRespContentFilters(meta, w)
-	if w.Usage != nil {
+	if w.Usage.counted() {
 		respUsageDetails(w.Usage).Set(meta)
+	} else if w.Usage != nil {
+		meta.Warnings = append(meta.Warnings, warnZeroUsage)
 	}
 	s.responseMeta(w, meta)
-	if w.Usage != nil {
+	if w.Usage.counted() {
 		s.push(&provider.Event{Kind: provider.EventUsage, Usage: normalizeRespUsage(w.Usage)})
 	}
 	s.done = true
