@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -151,6 +152,44 @@ func TestFileInputsRecorded(t *testing.T) {
 			}
 			providertest.Golden(t, td(tc.golden+".request.golden"), providertest.RequestGolden(last, authHeaders...))
 		})
+	}
+}
+
+// Logfire's audio-input cassette kept its whole request: a 0.2 s silent
+// wav (a 44-byte PCM header, 16 kHz mono 16-bit, then 6400 zero bytes:
+// 8792 bytes of JSON, the recorded Content-Length). The request built from
+// a File of that wav is the recorded one, every field (the recording is
+// also replayed, with a text request, in round17_mira_test.go).
+func TestFileInputAudioWavIsTheRecordedRequest(t *testing.T) {
+	t.Parallel()
+	wav := append([]byte("RIFF\x24\x19\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x80\x3e\x00\x00\x00\x7d\x00\x00\x02\x00\x10\x00data\x00\x19\x00\x00"), make([]byte, 6400)...)
+	srv := providertest.ReplayFile(t, td("real_logfire_chat_audio_input.http"))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_AUDIO, Model: "gpt-4o-audio-preview", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{text(`Respond with just the word "hello".`),
+			{Kind: &llmrelayv1.Part_File{File: &llmrelayv1.File{Source: &llmrelayv1.File_Data{Data: wav}, MimeType: "audio/wav"}}}}}},
+		Options: &llmrelayv1.GenerationOptions{}}
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Message.GetParts(); len(p) != 1 || p[0].GetText() != "Hello" {
+		t.Errorf("parts %v", p)
+	}
+	body := srv.Last(t).Body
+	recorded := `{"messages":[{"role":"user","content":[{"type":"text","text":"Respond with just the word \"hello\"."},` +
+		`{"type":"input_audio","input_audio":{"data":"` + base64.StdEncoding.EncodeToString(wav) + `","format":"wav"}}]}],"model":"gpt-4o-audio-preview"}`
+	if len(recorded) != 8792 {
+		t.Fatalf("the recorded request is 8792 bytes, this one %d", len(recorded))
+	}
+	var got, want any
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(recorded), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("request %.300s\nwant    %.300s", body, recorded)
 	}
 }
 
