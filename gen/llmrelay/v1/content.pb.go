@@ -588,7 +588,9 @@ type File_Url struct {
 }
 
 type File_Data struct {
-	// Raw file bytes; mime_type is then required.
+	// Raw file bytes; mime_type is then required. The whole request is
+	// bounded by the server's limits.max_recv_message_bytes (4 MiB by
+	// default): send larger files by url or file_id.
 	Data []byte `protobuf:"bytes,2,opt,name=data,proto3,oneof"`
 }
 
