@@ -686,7 +686,8 @@ func TestLangchaingoStructuredRequest(t *testing.T) {
 // for adaptive thinking at that effort, with its summary shown, as the
 // request langchaingo recorded against claude-opus-5, which the live API
 // answered (real_lcg_opus5_adaptive_reasoning); minimal maps to low, NONE
-// sends no thinking, and native structured output shares output_config.
+// disables thinking (on by default from Claude 5), and native structured
+// output shares output_config.
 func TestAdaptiveThinkingRequest(t *testing.T) {
 	t.Parallel()
 	srv := providertest.ReplayFile(t, "testdata/real_lcg_opus5_adaptive_reasoning.http")
@@ -729,7 +730,8 @@ func TestAdaptiveThinkingRequest(t *testing.T) {
 		}
 		body, _ := json.Marshal(m)
 		if want == "" {
-			if strings.Contains(string(body), "thinking") || strings.Contains(string(body), "output_config") {
+			// Claude 5 thinks by default: NONE disables it.
+			if !strings.Contains(string(body), `"thinking":{"type":"disabled"}`) || strings.Contains(string(body), "output_config") {
 				t.Errorf("%v: %s", effort, body)
 			}
 			continue
@@ -739,8 +741,10 @@ func TestAdaptiveThinkingRequest(t *testing.T) {
 		}
 	}
 
-	// Native structured output and an effort share output_config.
+	// Native structured output and an effort share output_config (on a
+	// model that takes an effort: Sonnet 4.5 thinks with a budget).
 	r := lcgStructuredRequest()
+	r.Model = "claude-opus-4-6"
 	r.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW
 	m, _, _, err := build(t, r)
 	if err != nil {

@@ -68,9 +68,6 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 	var betas []string
 	if po := req.ProviderOptions; po != nil {
 		if a := po.GetAnthropic(); a != nil {
-			if a.ThinkingBudgetTokens != nil {
-				w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: a.GetThinkingBudgetTokens()}
-			}
 			if a.GetUserId() != "" {
 				w.Metadata = &wireMetadata{UserID: a.GetUserId()}
 			}
@@ -81,6 +78,12 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 	if usesFileIDs(req.Messages) {
 		betas = append(betas, filesBeta)
 	}
+	thinkWarns, err := p.applyReasoning(w, req, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	warnings = append(warnings, thinkWarns...)
+
 	if err := applyResponseFormat(w, req); err != nil {
 		return nil, nil, nil, err
 	}
@@ -118,25 +121,8 @@ func applyOptions(w *messagesRequest, o *llmrelayv1.GenerationOptions) error {
 	case o.FrequencyPenalty != nil:
 		return invalid("frequency_penalty", "anthropic does not support frequency_penalty")
 	}
-	// reasoning_effort is adaptive thinking (Claude 4.6 and later; Opus 4.7
-	// and the Claude 5 models think no other way) at that effort, its
-	// summary shown; older models take a fixed budget instead
-	// (provider_options.anthropic.thinking_budget_tokens) and answer an
-	// effort with a 400. NONE sends nothing: no thinking is the default.
-	var effort string
-	switch o.GetReasoningEffort() {
-	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL, llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW:
-		effort = "low"
-	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM:
-		effort = "medium"
-	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH:
-		effort = "high"
-	}
-	if effort != "" {
-		w.Thinking = &wireThinking{Type: "adaptive", Display: "summarized"}
-		w.OutputConfig = &wireOutputConfig{Effort: effort}
-	}
-	// response_format: applyResponseFormat, once tools and thinking are set.
+	// reasoning_effort: applyReasoning, by the model's generation, once
+	// tools are set; response_format: applyResponseFormat, after thinking.
 	return nil
 }
 

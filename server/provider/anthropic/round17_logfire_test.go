@@ -56,7 +56,7 @@ func logfireRecordedTail(setting string) string {
 		setting + `}`
 }
 
-// TestRound17LogfireRefusedSettings: claude-haiku-4-5 refusing two settings,
+// TestRound17LogfireRefusedSettings: claude-haiku-4-5 refusing settings,
 // as the live API answered them: 400 invalid_request_error with the request
 // id in the request-id header and the body, x-should-retry: false, no
 // rate-limit header. Each is an invalid request (the server's kind table
@@ -68,8 +68,9 @@ func logfireRecordedTail(setting string) string {
 // field path, so no field is blamed: the API names the fields only in its
 // prose (two of them in the first), which the message carries. Unary and
 // streamed alike (an error status returns no stream). Our requests are the
-// recorded ones (the effort one with the adaptive thinking reasoning_effort
-// always comes with, which the recording did not send: see the case).
+// recorded ones. The model's refusal of output_config.effort
+// (real_logfire_effort_unsupported_error) is TestReasoning17HaikuEffort's:
+// reasoning_effort no longer sends it to this generation.
 func TestRound17LogfireRefusedSettings(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -86,17 +87,6 @@ func TestRound17LogfireRefusedSettings(t *testing.T) {
 				r.Options.Temperature, r.Options.TopP = ptr(0.4), ptr(0.9)
 			},
 			recorded: logfireRecordedTail(`"top_p":0.9,"temperature":0.4`),
-		},
-		{
-			file: "real_logfire_effort_unsupported_error", requestID: "req_011CetmUpC7tdsPNKq3FHFK1",
-			message: "This model does not support the effort parameter.",
-			set: func(r *provider.Request) {
-				r.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW
-			},
-			recorded: logfireRecordedTail(`"output_config":{"effort":"low"}`),
-			// reasoning_effort is adaptive thinking at that effort: we send
-			// the thinking field too (request.go, applyOptions).
-			extra: map[string]string{"thinking": `{"display":"summarized","type":"adaptive"}`},
 		},
 	}
 	for _, tc := range cases {

@@ -445,6 +445,8 @@ func TestLangchaingoIntEnums(t *testing.T) {
 	p, _ := replay(t, name)
 	req := generateCases(t)["plain"]
 	req.Model = "gemini-2.0-flash"
+	// gemini-2.0-flash does not think: it refuses a thinkingConfig.
+	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED
 	res, err := p.Generate(context.Background(), req)
 	if err != nil {
 		t.Fatalf("Generate: %v", err)

@@ -326,16 +326,19 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 		out.SafetySettings = append(out.SafetySettings, safetySetting{Category: s.GetCategory(), Threshold: s.GetThreshold()})
 	}
 
-	gc, err := generationConfigFor(opts, gemOpts, gemini3)
+	gc, thinkWarns, err := generationConfigFor(opts, gemOpts, req.Model)
 	if err != nil {
 		return nil, nil, err
 	}
+	warnings = append(warnings, thinkWarns...)
 	out.GenerationConfig = gc
 	return out, warnings, nil
 }
 
-// generationConfigFor maps the generation options; nil when none is set.
-func generationConfigFor(o *llmrelayv1.GenerationOptions, g *llmrelayv1.GeminiOptions, gemini3 bool) (*generationConfig, error) {
+// generationConfigFor maps the generation options, the thinking by
+// model's generation (thinking.go); nil when none is set. The warnings say
+// where a reasoning_effort got the nearest level the model takes.
+func generationConfigFor(o *llmrelayv1.GenerationOptions, g *llmrelayv1.GeminiOptions, model string) (*generationConfig, []string, error) {
 	if o == nil {
 		// The gateway always merges options; a library caller may not.
 		o = &llmrelayv1.GenerationOptions{}
@@ -357,33 +360,35 @@ func generationConfigFor(o *llmrelayv1.GenerationOptions, g *llmrelayv1.GeminiOp
 		case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA:
 			gc.ResponseMimeType = "application/json"
 			if rf.GetSchema() == "" {
-				return nil, invalidRequest("response_format json_schema needs a schema")
+				return nil, nil, invalidRequest("response_format json_schema needs a schema")
 			}
 			raw, err := provider.SchemaJSON(rf.GetSchema())
 			if err != nil {
-				return nil, invalidRequest("response_format schema: %v", err)
+				return nil, nil, invalidRequest("response_format schema: %v", err)
 			}
 			gc.ResponseJSONSchema = raw
 		}
 	}
-	var tc thinkingConfig
+	var (
+		tc       thinkingConfig
+		warnings []string
+	)
 	if g != nil && g.ThinkingBudget != nil {
-		if gemini3 && g.GetThinkingBudget() == 0 {
-			// Gemini 3 models cannot switch thinking off: the API answers a
-			// zero budget with a bare 400 "Request contains an invalid
-			// argument." that names no field (pydantic/logfire's live
-			// recording, gemini-3.5-flash-lite).
-			return nil, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest,
+		if g.GetThinkingBudget() == 0 && !parseGemini(model).canStopThinking() {
+			// Gemini 3 models and 2.5 Pro cannot switch thinking off: the
+			// API answers a zero budget with a 400, for Gemini 3 a bare
+			// "Request contains an invalid argument." that names no field
+			// (pydantic/logfire's live recording, gemini-3.5-flash-lite).
+			return nil, nil, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest,
 				Param:   "provider_options.gemini.thinking_budget",
-				Message: "Gemini 3 models cannot switch thinking off (thinking_budget 0); use reasoning_effort minimal, or a budget of -1 (dynamic) or above 0"}
+				Message: model + " cannot switch thinking off (thinking_budget 0); use reasoning_effort minimal, or a budget of -1 (dynamic) or above 0"}
 		}
 		tc.ThinkingBudget = g.ThinkingBudget
 	} else if e := o.GetReasoningEffort(); e != llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED {
-		if gemini3 {
-			tc.ThinkingLevel = thinkingLevel(e)
-		} else {
-			b := thinkingBudget(e)
-			tc.ThinkingBudget = &b
+		var err error
+		tc, warnings, err = effortThinking(model, e)
+		if err != nil {
+			return nil, nil, err
 		}
 	}
 	if g != nil && g.IncludeThoughts != nil {
@@ -395,9 +400,9 @@ func generationConfigFor(o *llmrelayv1.GenerationOptions, g *llmrelayv1.GeminiOp
 	if gc.Temperature == nil && gc.TopP == nil && gc.TopK == nil && gc.MaxOutputTokens == nil && gc.Seed == nil &&
 		gc.PresencePenalty == nil && gc.FrequencyPenalty == nil && len(gc.StopSequences) == 0 &&
 		gc.ResponseMimeType == "" && gc.ThinkingConfig == nil {
-		return nil, nil
+		return nil, warnings, nil
 	}
-	return gc, nil
+	return gc, warnings, nil
 }
 
 // thinkingLevel maps a reasoning effort to Gemini 3's thinkingLevel. Gemini

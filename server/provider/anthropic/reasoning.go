@@ -1,0 +1,327 @@
+package anthropic
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// Thinking by model generation (Anthropic's extended thinking, adaptive
+// thinking and effort pages, the Claude Fable 5 migration guide):
+//
+//   - Claude 3.7 Sonnet and the Claude 4 to 4.5 models (Opus 4, 4.1, 4.5,
+//     Sonnet 4, 4.5, Haiku 4.5) think only with a fixed budget,
+//     thinking {type: enabled, budget_tokens}; Sonnet 4.5 and Haiku 4.5
+//     answer output_config.effort with a 400 ("This model does not support
+//     the effort parameter.", testdata/real_logfire_effort_unsupported_error).
+//     Opus 4.5 took effort only behind a beta header: it gets the budget
+//     like its generation.
+//   - Claude 4.6 and later (Opus 4.6, Sonnet 4.6, Opus 4.7, 4.8, Mythos
+//     Preview, the Claude 5 models) take adaptive thinking at an
+//     output_config.effort; from Opus 4.7 on the budget form is a 400, so
+//     adaptive is also what an id we do not know gets (newer models).
+//   - Claude 3.5, 3 and older models do not think.
+//
+// NONE (noneMode): the models before Claude 5 do not think unless asked.
+// Claude 5 (Opus 5, Sonnet 5) and Haiku 5.5 think unless sent thinking
+// {type: disabled} (the API took it from claude-sonnet-5 and claude-opus-5:
+// real_lcg_reasoning_disabled, real_lcg_opus5_explicit_disable). Sonnet 5.5
+// refuses disabled; its least is {type: between_tools} (no up-front
+// thinking). Opus 5.5, Fable and Mythos models always think (disabled is a
+// 400): NONE gets them adaptive thinking at effort low. Both with a warning.
+type thinkingKind int
+
+const (
+	thinkAdaptive thinkingKind = iota
+	thinkBudget
+	thinkNone
+)
+
+// claudeModel is a model id as the thinking mapping reads it.
+type claudeModel struct {
+	family string // opus, sonnet, haiku, fable, mythos, instant; "" unknown
+	// major and minor are the version (claude-sonnet-4-5, claude-3-7-sonnet:
+	// 4.5, 3.7; claude-opus-4: 4.0); major is -1 when the id has none
+	// (claude-mythos-preview).
+	major, minor int
+}
+
+var claudeFamilies = map[string]bool{"opus": true, "sonnet": true, "haiku": true, "fable": true, "mythos": true, "instant": true}
+
+// parseClaude reads a model id as users and platforms write them:
+// claude-sonnet-4-5, claude-sonnet-4-5-20250929, claude-3-7-sonnet-latest,
+// Bedrock's anthropic.claude-sonnet-4-5-20250929-v1:0 and its inference
+// profiles (us.anthropic.…, ARNs ending in one), Vertex's
+// claude-sonnet-4-5@20250929, gateways' anthropic/claude-sonnet-4.5. The
+// version is the first one or two numbers of one or two digits (an 8-digit
+// date, v1, latest are not).
+func parseClaude(id string) claudeModel {
+	m := claudeModel{major: -1}
+	s := strings.ToLower(id)
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		s = s[i+1:]
+	}
+	i := strings.Index(s, "claude")
+	if i < 0 {
+		return m
+	}
+	s = s[i:]
+	if j := strings.IndexAny(s, "@:"); j >= 0 {
+		s = s[:j]
+	}
+	var nums []int
+	tokens := strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == '.' || r == '_' })
+	for _, t := range tokens[1:] {
+		switch {
+		case claudeFamilies[t]:
+			if m.family == "" {
+				m.family = t
+			}
+		case len(t) <= 2 && isDigits(t):
+			if len(nums) < 2 {
+				n, _ := strconv.Atoi(t)
+				nums = append(nums, n)
+			}
+		case len(nums) == 0 && m.family == "" && len(t) > 1 && t[0] == 'v' && isDigits(t[1:]):
+			// claude-v2, anthropic.claude-v2:1 (Claude 2 on Bedrock).
+			n, _ := strconv.Atoi(t[1:])
+			nums = append(nums, n)
+		}
+	}
+	if len(nums) > 0 {
+		m.major = nums[0]
+	}
+	if len(nums) > 1 {
+		m.minor = nums[1]
+	}
+	return m
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func (m claudeModel) thinking() thinkingKind {
+	switch {
+	case m.family == "instant":
+		return thinkNone
+	case m.major < 0:
+		return thinkAdaptive
+	case m.major <= 2:
+		return thinkNone
+	case m.major == 3:
+		if m.minor == 7 {
+			return thinkBudget
+		}
+		return thinkNone
+	case m.major == 4 && m.minor <= 5:
+		return thinkBudget
+	}
+	return thinkAdaptive
+}
+
+// noneMode is how a model takes reasoning_effort NONE.
+type noneMode int
+
+const (
+	noneOmit         noneMode = iota // no thinking unless asked: send nothing
+	noneDisabled                     // thinking {type: disabled}
+	noneBetweenTools                 // thinking {type: between_tools}, its least
+	noneLeast                        // cannot stop: adaptive at effort low
+)
+
+func (m claudeModel) none() noneMode {
+	switch {
+	case m.family == "fable" || m.family == "mythos":
+		return noneLeast
+	case m.thinking() != thinkAdaptive || m.major < 5:
+		// Claude 4.8 and older, and ids we cannot place (no version):
+		// sending nothing is what every one of them takes.
+		return noneOmit
+	case m.major == 5 && m.minor == 0:
+		return noneDisabled
+	case m.major == 5 && m.minor == 5 && m.family == "haiku":
+		return noneDisabled
+	case m.major == 5 && m.minor == 5 && m.family == "sonnet":
+		return noneBetweenTools
+	}
+	// Opus 5.5 and the versions after those known: the newest models
+	// think always or by default, and all take adaptive thinking.
+	return noneLeast
+}
+
+// maxOutput is a budget model's output limit (Opus 4 and 4.1: 32000, the
+// others 64000); 0 for the rest (not needed, not guessed).
+func (m claudeModel) maxOutput() int32 {
+	if m.thinking() != thinkBudget {
+		return 0
+	}
+	if m.family == "opus" && m.major == 4 && m.minor <= 1 {
+		return 32000
+	}
+	return 64000
+}
+
+// minThinkingBudget is the API's least budget_tokens.
+const minThinkingBudget = 1024
+
+// effortBudget is the fixed thinking budget a reasoning effort gets on a
+// model without adaptive thinking. MINIMAL and LOW are the API's minimum
+// (Anthropic: start at the minimum and raise it; adaptive thinking has no
+// level below low either); MEDIUM 8192, the same as on Gemini 2.5; HIGH
+// 16384, the most that, with the default 4096 for the answer (20480), stays
+// under Opus 4's 32000 output limit and under the 21333 max_tokens above
+// which Anthropic's SDKs refuse a request that is not streamed.
+func effortBudget(e llmrelayv1.ReasoningEffort) int32 {
+	switch e {
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL, llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW:
+		return minThinkingBudget
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM:
+		return 8192
+	default:
+		return 16384
+	}
+}
+
+// adaptiveEffort is output_config.effort for a reasoning effort: Anthropic
+// has no level below low.
+func adaptiveEffort(e llmrelayv1.ReasoningEffort) string {
+	switch e {
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM:
+		return "medium"
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH:
+		return "high"
+	default:
+		return "low"
+	}
+}
+
+func effortName(e llmrelayv1.ReasoningEffort) string {
+	return strings.TrimPrefix(e.String(), "REASONING_EFFORT_")
+}
+
+// applyReasoning sets thinking (and output_config.effort) from
+// provider_options.anthropic.thinking_budget_tokens, which wins, or
+// reasoning_effort, mapped by the generation of the model id sent (the
+// deployment's, after the gateway resolved any alias), then checks what
+// thinking forbids. Once tools and tool_choice are converted.
+//
+// max_tokens is the whole output, thinking included (as the contract's
+// max_tokens, and on Claude 4 the API's). A caller's max_tokens is kept: a
+// budget from reasoning_effort takes at most half of it (at least the
+// API's 1024), and a max_tokens that cannot hold 1024 and an answer
+// refuses reasoning_effort. Without one, max_tokens is the budget plus the
+// default (the answer's room), within the model's output limit; adaptive
+// thinking gets the same room (adaptiveRoom).
+func (p *Provider) applyReasoning(w *messagesRequest, req *provider.Request, o *llmrelayv1.GenerationOptions) ([]string, error) {
+	var warnings []string
+	effort := o.GetReasoningEffort()
+	m := parseClaude(req.Model)
+	if a := req.ProviderOptions.GetAnthropic(); a != nil && a.ThinkingBudgetTokens != nil {
+		b := a.GetThinkingBudgetTokens()
+		w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: b}
+		if effort != llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED {
+			warnings = append(warnings, fmt.Sprintf("reasoning_effort %s not sent: provider_options.anthropic.thinking_budget_tokens (%d) sets the thinking", effortName(effort), b))
+		}
+		if o.MaxTokens == nil && w.MaxTokens <= b {
+			w.MaxTokens = withinLimit(b+p.defaultMaxTokens, m.maxOutput())
+		}
+		return warnings, checkThinking(w, o, "provider_options.anthropic.thinking_budget_tokens")
+	}
+	if effort == llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED {
+		return nil, nil
+	}
+	name := effortName(effort)
+	mode := "reasoning_effort " + name
+	if effort == llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE {
+		switch m.none() {
+		case noneDisabled:
+			w.Thinking = &wireThinking{Type: "disabled"}
+		case noneBetweenTools:
+			w.Thinking = &wireThinking{Type: "between_tools"}
+			warnings = append(warnings, fmt.Sprintf("reasoning_effort NONE: %s cannot switch thinking off; sent thinking between_tools, its least (no thinking before the answer, short notes between tool calls)", req.Model))
+		case noneLeast:
+			w.Thinking = &wireThinking{Type: "adaptive", Display: "summarized"}
+			w.OutputConfig = &wireOutputConfig{Effort: "low"}
+			adaptiveRoom(w, o, llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW)
+			warnings = append(warnings, fmt.Sprintf("reasoning_effort NONE: %s cannot switch thinking off; sent adaptive thinking at effort low, its least", req.Model))
+			return warnings, checkThinking(w, o, mode)
+		}
+		return warnings, nil
+	}
+	switch m.thinking() {
+	case thinkNone:
+		return nil, invalid("reasoning_effort", "%s does not think (extended thinking starts with Claude 3.7 Sonnet and the Claude 4 models); drop reasoning_effort %s", req.Model, name)
+	case thinkAdaptive:
+		w.Thinking = &wireThinking{Type: "adaptive", Display: "summarized"}
+		w.OutputConfig = &wireOutputConfig{Effort: adaptiveEffort(effort)}
+		adaptiveRoom(w, o, effort)
+		return nil, checkThinking(w, o, mode)
+	}
+	// A fixed budget; no output_config.effort, which these models refuse.
+	budget := effortBudget(effort)
+	if o.MaxTokens != nil {
+		limit := o.GetMaxTokens()
+		if limit <= minThinkingBudget {
+			return nil, invalid("reasoning_effort", "reasoning_effort %s on %s thinks with a budget of at least %d tokens, which must be less than max_tokens (%d): raise max_tokens or drop reasoning_effort",
+				name, req.Model, minThinkingBudget, limit)
+		}
+		if half := max(limit/2, minThinkingBudget); budget > half {
+			warnings = append(warnings, fmt.Sprintf("reasoning_effort %s: thinking budget %d tokens instead of %d, to leave the answer part of max_tokens (%d)", name, half, budget, limit))
+			budget = half
+		}
+	} else {
+		w.MaxTokens = withinLimit(budget+p.defaultMaxTokens, m.maxOutput())
+	}
+	w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: budget}
+	return warnings, checkThinking(w, o, mode)
+}
+
+// adaptiveRoom: adaptive thinking also counts against max_tokens, and has
+// no budget. Without a caller's max_tokens, it gets at least the room a
+// fixed budget at that effort would (effortBudget plus DefaultMaxTokens,
+// 5120 to 20480, under every adaptive model's output limit); a larger
+// configured default is kept.
+func adaptiveRoom(w *messagesRequest, o *llmrelayv1.GenerationOptions, e llmrelayv1.ReasoningEffort) {
+	if o.MaxTokens == nil {
+		w.MaxTokens = max(w.MaxTokens, effortBudget(e)+DefaultMaxTokens)
+	}
+}
+
+// active: thinking is set and not {type: disabled} (reasoning_effort NONE
+// on Claude 5), which lifts thinking's restrictions.
+func (t *wireThinking) active() bool { return t != nil && t.Type != "disabled" }
+
+// withinLimit is n capped at limit (0: none).
+func withinLimit(n, limit int32) int32 {
+	if limit > 0 && n > limit {
+		return limit
+	}
+	return n
+}
+
+// checkThinking refuses, naming the option, what the API refuses with
+// thinking on: a temperature other than 1, top_k, a top_p under 0.95, a
+// forced tool (Anthropic's extended thinking page, "Feature
+// compatibility"). mode says what turned thinking on.
+func checkThinking(w *messagesRequest, o *llmrelayv1.GenerationOptions, mode string) error {
+	switch {
+	case o.Temperature != nil && o.GetTemperature() != 1:
+		return invalid("temperature", "anthropic takes no temperature but 1 with thinking (%s), got %v", mode, o.GetTemperature())
+	case o.TopK != nil:
+		return invalid("top_k", "anthropic takes no top_k with thinking (%s)", mode)
+	case o.TopP != nil && o.GetTopP() < 0.95:
+		return invalid("top_p", "anthropic takes top_p only from 0.95 to 1 with thinking (%s), got %v", mode, o.GetTopP())
+	case w.ToolChoice != nil && (w.ToolChoice.Type == "any" || w.ToolChoice.Type == "tool"):
+		return invalid("tool_choice", "anthropic cannot force tool use with thinking (%s)", mode)
+	}
+	return nil
+}
