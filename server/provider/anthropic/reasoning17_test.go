@@ -93,7 +93,7 @@ func TestReasoning17Golden(t *testing.T) {
 				fmt.Fprintf(&b, "== %s %s\n", tc.model, effortName(e))
 				b.WriteString(reasoning17Render(t, p, reasoning17Request(tc.model, e)))
 			}
-			providertest.Golden(t, "testdata/reasoning17_"+tc.name+".request.golden", b.Bytes())
+			providertest.Golden(t, "testdata/reasoning17_"+tc.name+".requests.golden", b.Bytes())
 		})
 	}
 }

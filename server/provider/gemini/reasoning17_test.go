@@ -102,7 +102,7 @@ func TestReasoning17Golden(t *testing.T) {
 					b.WriteString("warning: " + w + "\n")
 				}
 			}
-			providertest.Golden(t, "testdata/reasoning17_"+tc.name+".request.golden", b.Bytes())
+			providertest.Golden(t, "testdata/reasoning17_"+tc.name+".requests.golden", b.Bytes())
 		})
 	}
 }
