@@ -54,6 +54,12 @@ out=$(grpcurl -plaintext -d '{"model": "builtin/echo", "messages": [{"role": "RO
 grep -q 'Code: FailedPrecondition' <<<"$out" && grep -q 'OUTPUT_VALIDATION_FAILED' <<<"$out" && grep -q 'cut at max_tokens' <<<"$out" ||
   fail "invalid structured output: $out"
 
+# A document part (the README's example): bytes base64 in the JSON, echoed as type and size.
+out=$(grpcurl -plaintext -d '{"model": "builtin/echo", "messages": [{"role": "ROLE_USER", "parts": [
+  {"text": "summarise"}, {"file": {"data": "aGVsbG8gZmlsZQ==", "mime_type": "text/plain", "filename": "notes.txt"}}]}]}' \
+  "$addr" llmrelay.v1.GatewayService/Chat)
+grep -q '"text": "You said: summarise \[file text/plain, 10 bytes\]"' <<<"$out" || fail "file part: $out"
+
 out=$(grpcurl -plaintext -d '{"model":"builtin/embed","inputs":["a","b"]}' "$addr" llmrelay.v1.GatewayService/Embed)
 grep -q '"embeddingsCount": 2' <<<"$out" || fail "embed: $out"
 

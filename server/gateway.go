@@ -239,26 +239,46 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 	if err := validateCall(in.call); err != nil {
 		return ctx, nil, err
 	}
-	images, err := validateMessages(in.messages)
+	kinds, err := validateMessages(in.messages)
 	if err != nil {
 		return ctx, nil, err
 	}
 	protocol, capKey := llmrelayv1.Protocol_PROTOCOL_CHAT, "chat"
-	if in.wantTools {
+	switch {
+	case in.wantTools:
 		if err := validateTools(in.tools); err != nil {
 			return ctx, nil, err
 		}
 		protocol, capKey = llmrelayv1.Protocol_PROTOCOL_TOOLS, "tools"
-	} else if images {
+	case kinds.audio:
+		protocol, capKey = llmrelayv1.Protocol_PROTOCOL_AUDIO, "audio"
+	case kinds.documents:
+		protocol, capKey = llmrelayv1.Protocol_PROTOCOL_DOCUMENTS, "documents"
+	case kinds.images:
 		protocol, capKey = llmrelayv1.Protocol_PROTOCOL_VISION, "vision"
 	}
 	m, capab, err := g.resolve(ctx, st, in.model, protocol, capKey)
 	if err != nil {
 		return ctx, nil, err
 	}
-	if in.wantTools && images {
-		if _, ok := m.Capabilities[llmrelayv1.Protocol_PROTOCOL_VISION]; !ok {
-			return ctx, nil, missingCapability(m.Name, "vision")
+	// Every other kind of input needs its capability too; the capability
+	// chosen above decides the format.
+	for _, need := range [...]struct {
+		has   bool
+		proto llmrelayv1.Protocol
+		key   string
+	}{
+		{kinds.images, llmrelayv1.Protocol_PROTOCOL_VISION, "vision"},
+		{kinds.documents, llmrelayv1.Protocol_PROTOCOL_DOCUMENTS, "documents"},
+		{kinds.audio, llmrelayv1.Protocol_PROTOCOL_AUDIO, "audio"},
+	} {
+		if _, ok := m.Capabilities[need.proto]; need.has && !ok {
+			return ctx, nil, missingCapability(m.Name, need.key)
+		}
+	}
+	if kinds.documents || kinds.audio {
+		if err := checkFiles(in.messages, capab.Format.Name); err != nil {
+			return ctx, nil, err
 		}
 	}
 	opts := catalog.Merge(capab.Options, in.options)

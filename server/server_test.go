@@ -466,8 +466,8 @@ func TestListModelsAndHealth(t *testing.T) {
 	if len(resp.GetModels()) != 1 || resp.GetNextPageToken() == "" || resp.GetModels()[0].GetName() != "builtin/echo" {
 		t.Fatalf("page 1 = %v", resp)
 	}
-	if n := len(resp.GetModels()[0].GetCapabilities()); n != 3 {
-		t.Errorf("builtin/echo capabilities = %d, want 3", n)
+	if n := len(resp.GetModels()[0].GetCapabilities()); n != 5 {
+		t.Errorf("builtin/echo capabilities = %d, want 5 (chat, vision, tools, documents, audio)", n)
 	}
 	resp, err = c.ListModels(ctx, &llmrelayv1.ListModelsRequest{PageSize: 1, PageToken: resp.GetNextPageToken()})
 	if err != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"mime"
 	"net/url"
 	"regexp"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/schema"
 )
 
@@ -27,26 +29,32 @@ var toolName = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
 // providers do not send it).
 var schemaName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
+// inputKinds are the non-text inputs of a conversation, each needing its
+// capability: images vision, document files documents, audio files audio.
+type inputKinds struct {
+	images, documents, audio bool
+}
+
 // validateMessages checks the conversation; it reports the first problem
 // with its field path.
-func validateMessages(msgs []*llmrelayv1.Message) (images bool, err error) {
+func validateMessages(msgs []*llmrelayv1.Message) (kinds inputKinds, err error) {
 	if len(msgs) == 0 {
-		return false, invalidField("messages", "at least one message is required")
+		return kinds, invalidField("messages", "at least one message is required")
 	}
 	if len(msgs) > maxMessages {
-		return false, invalidField("messages", "at most %d messages, got %d", maxMessages, len(msgs))
+		return kinds, invalidField("messages", "at most %d messages, got %d", maxMessages, len(msgs))
 	}
 	for i, m := range msgs {
 		// Field paths are built only for the error: this runs on every call.
 		f := func() string { return fmt.Sprintf("messages[%d]", i) }
 		if m.GetRole() == llmrelayv1.Role_ROLE_UNSPECIFIED {
-			return false, invalidField(f()+".role", "role is required (ROLE_SYSTEM, ROLE_USER, ROLE_ASSISTANT or ROLE_TOOL)")
+			return kinds, invalidField(f()+".role", "role is required (ROLE_SYSTEM, ROLE_USER, ROLE_ASSISTANT or ROLE_TOOL)")
 		}
 		if _, known := llmrelayv1.Role_name[int32(m.GetRole())]; !known {
-			return false, invalidField(f()+".role", "unknown role %d", m.GetRole())
+			return kinds, invalidField(f()+".role", "unknown role %d", m.GetRole())
 		}
 		if len(m.GetParts()) == 0 {
-			return false, invalidField(f()+".parts", "a message needs at least one part")
+			return kinds, invalidField(f()+".parts", "a message needs at least one part")
 		}
 		for j, p := range m.GetParts() {
 			pf := func() string { return fmt.Sprintf("messages[%d].parts[%d]", i, j) }
@@ -54,39 +62,51 @@ func validateMessages(msgs []*llmrelayv1.Message) (images bool, err error) {
 			case *llmrelayv1.Part_Text, *llmrelayv1.Part_Refusal:
 			case *llmrelayv1.Part_Reasoning:
 				if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
-					return false, invalidField(pf()+".reasoning", "reasoning belongs in assistant messages")
+					return kinds, invalidField(pf()+".reasoning", "reasoning belongs in assistant messages")
 				}
 			case *llmrelayv1.Part_Image:
 				if err := validateImage(pf, k.Image); err != nil {
-					return false, err
+					return kinds, err
 				}
 				if m.GetRole() != llmrelayv1.Role_ROLE_USER {
-					return false, invalidField(pf()+".image", "images are only accepted in user messages")
+					return kinds, invalidField(pf()+".image", "images are only accepted in user messages")
 				}
-				images = true
+				kinds.images = true
+			case *llmrelayv1.Part_File:
+				if err := validateFile(pf, k.File); err != nil {
+					return kinds, err
+				}
+				if m.GetRole() != llmrelayv1.Role_ROLE_USER {
+					return kinds, invalidField(pf()+".file", "files are only accepted in user messages")
+				}
+				if provider.IsAudio(k.File) {
+					kinds.audio = true
+				} else {
+					kinds.documents = true
+				}
 			case *llmrelayv1.Part_ToolCall:
 				if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
-					return false, invalidField(pf()+".tool_call", "tool calls belong in assistant messages")
+					return kinds, invalidField(pf()+".tool_call", "tool calls belong in assistant messages")
 				}
 				if k.ToolCall.GetCallId() == "" {
-					return false, invalidField(pf()+".tool_call.call_id", "required")
+					return kinds, invalidField(pf()+".tool_call.call_id", "required")
 				}
 				if k.ToolCall.GetName() == "" {
-					return false, invalidField(pf()+".tool_call.name", "required")
+					return kinds, invalidField(pf()+".tool_call.name", "required")
 				}
 			case *llmrelayv1.Part_ToolResult:
 				if m.GetRole() != llmrelayv1.Role_ROLE_TOOL {
-					return false, invalidField(pf()+".tool_result", "tool results belong in tool messages")
+					return kinds, invalidField(pf()+".tool_result", "tool results belong in tool messages")
 				}
 				if k.ToolResult.GetCallId() == "" {
-					return false, invalidField(pf()+".tool_result.call_id", "required: the call_id of the tool call this answers")
+					return kinds, invalidField(pf()+".tool_result.call_id", "required: the call_id of the tool call this answers")
 				}
 			default:
-				return false, invalidField(pf(), "a part needs one of text, image, tool_call, tool_result, refusal, reasoning")
+				return kinds, invalidField(pf(), "a part needs one of text, image, file, tool_call, tool_result, refusal, reasoning")
 			}
 		}
 	}
-	return images, nil
+	return kinds, nil
 }
 
 func validateImage(part func() string, img *llmrelayv1.Image) error {
@@ -109,6 +129,62 @@ func validateImage(part func() string, img *llmrelayv1.Image) error {
 		}
 	default:
 		return invalidField(f(), "an image needs a url or data")
+	}
+	return nil
+}
+
+// validateFile checks a file part's source and media type; whether the
+// target format takes the type and the source is the adapter's to say.
+func validateFile(part func() string, file *llmrelayv1.File) error {
+	f := func() string { return part() + ".file" }
+	switch src := file.GetSource().(type) {
+	case *llmrelayv1.File_Url:
+		u, err := url.Parse(src.Url)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "gs") || u.Host == "" {
+			return invalidField(f()+".url", "must be an http(s) URL (or a gs:// URI for Gemini); send inline bytes as data")
+		}
+	case *llmrelayv1.File_Data:
+		if len(src.Data) == 0 {
+			return invalidField(f()+".data", "empty file")
+		}
+		if file.GetMimeType() == "" {
+			return invalidField(f()+".mime_type", "required with inline data (e.g. application/pdf, text/plain, audio/wav)")
+		}
+	case *llmrelayv1.File_FileId:
+		if strings.TrimSpace(src.FileId) == "" {
+			return invalidField(f()+".file_id", "empty file id")
+		}
+	default:
+		return invalidField(f(), "a file needs a url, data or file_id")
+	}
+	if mt := file.GetMimeType(); mt != "" {
+		if _, _, err := mime.ParseMediaType(mt); err != nil || !strings.Contains(mt, "/") {
+			return invalidField(f()+".mime_type", "%q is not a media type (e.g. application/pdf)", mt)
+		}
+	}
+	if strings.ContainsAny(file.GetFilename(), "\x00\r\n") {
+		return invalidField(f()+".filename", "control characters are not allowed")
+	}
+	return nil
+}
+
+// checkFiles refuses the file parts the target format cannot send, naming
+// the field: a file is never dropped.
+func checkFiles(msgs []*llmrelayv1.Message, format string) error {
+	for i, m := range msgs {
+		for j, p := range m.GetParts() {
+			f := p.GetFile()
+			if f == nil {
+				continue
+			}
+			if field, reason := provider.CheckFile(format, f); reason != "" {
+				path := fmt.Sprintf("messages[%d].parts[%d].file", i, j)
+				if field != "" {
+					path += "." + field
+				}
+				return invalidField(path, "%s", reason)
+			}
+		}
 	}
 	return nil
 }

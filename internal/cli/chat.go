@@ -26,6 +26,7 @@ type genFlags struct {
 	model    string
 	system   string
 	images   listFlag
+	files    listFlag
 	options  listFlag
 	jsonOut  bool
 	metaLine bool
@@ -38,6 +39,7 @@ func (g *genFlags) register(fsName string) *flag.FlagSet {
 	fs.StringVar(&g.model, "m", "", "shorthand for --model")
 	fs.StringVar(&g.system, "system", "", "system prompt")
 	fs.Var(&g.images, "image", "image `FILE` to attach to the prompt, repeatable (needs the vision capability)")
+	fs.Var(&g.files, "file", "document or audio `FILE` to attach (PDF, text, wav, mp3, ...), repeatable; the type from the extension, else the content (needs the documents or audio capability)")
 	fs.Var(&g.options, "o", optionsHelp())
 	fs.BoolVar(&g.jsonOut, "json", false, "print the whole response with its metadata as JSON (no streaming)")
 	fs.BoolVar(&g.metaLine, "meta", false, "after the answer, print a one-line summary to stderr: tokens, timings, attempts, provider request id, cost")
@@ -46,7 +48,7 @@ func (g *genFlags) register(fsName string) *flag.FlagSet {
 
 // messages builds the conversation: the system prompt, then the user's
 // prompt (the arguments, or stdin when there are none or the only one is
-// "-") with the images.
+// "-") with the images and files.
 func (g *genFlags) messages(e *env, pos []string) ([]*llmrelayv1.Message, error) {
 	if g.model == "" {
 		return nil, usageErrorf("-m MODEL is required (\"llmrelay models\" lists them)")
@@ -62,7 +64,7 @@ func (g *genFlags) messages(e *env, pos []string) ([]*llmrelayv1.Message, error)
 		}
 		prompt = strings.TrimRight(string(raw), "\n")
 	}
-	if strings.TrimSpace(prompt) == "" && len(g.images) == 0 {
+	if strings.TrimSpace(prompt) == "" && len(g.images) == 0 && len(g.files) == 0 {
 		return nil, usageErrorf("no prompt: give it as arguments or on stdin")
 	}
 	var msgs []*llmrelayv1.Message
@@ -79,6 +81,13 @@ func (g *genFlags) messages(e *env, pos []string) ([]*llmrelayv1.Message, error)
 			return nil, err
 		}
 		user.Parts = append(user.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: img}})
+	}
+	for _, path := range g.files {
+		f, err := readFile(path)
+		if err != nil {
+			return nil, err
+		}
+		user.Parts = append(user.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_File{File: f}})
 	}
 	return append(msgs, user), nil
 }
@@ -114,6 +123,27 @@ func readImage(path string) (*llmrelayv1.Image, error) {
 		mt = mt[:i]
 	}
 	return &llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: data}, MimeType: mt}, nil
+}
+
+// readFile reads a --file: its bytes, its media type from the extension
+// (mime.TypeByExtension) or else from its content (http.DetectContentType),
+// without parameters, and its base name.
+func readFile(path string) (*llmrelayv1.File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageErrorf("--file: %v", err)
+	}
+	if len(data) == 0 {
+		return nil, usageErrorf("--file %s: empty file", path)
+	}
+	mt := mime.TypeByExtension(strings.ToLower(filepath.Ext(path)))
+	if mt == "" {
+		mt = http.DetectContentType(data)
+	}
+	if parsed, _, err := mime.ParseMediaType(mt); err == nil {
+		mt = parsed
+	}
+	return &llmrelayv1.File{Source: &llmrelayv1.File_Data{Data: data}, MimeType: mt, Filename: filepath.Base(path)}, nil
 }
 
 func (g *genFlags) requestOptions() (*llmrelayv1.GenerationOptions, *llmrelayv1.CallOptions, error) {

@@ -89,7 +89,7 @@ func TestHelpOnEveryCommand(t *testing.T) {
 		}
 	}
 	chat := runCLI(t, "", "chat", "--help")
-	for _, flag := range []string{"-model", "-m ", "-system", "-image", "-o ", "-json", "-meta", "-addr", "-local", "-timeout"} {
+	for _, flag := range []string{"-model", "-m ", "-system", "-image", "-file", "-o ", "-json", "-meta", "-addr", "-local", "-timeout"} {
 		if !strings.Contains(chat.stdout, flag) {
 			t.Errorf("chat --help lacks %s:\n%s", flag, chat.stdout)
 		}
@@ -228,6 +228,58 @@ func TestChatImage(t *testing.T) {
 	r = runCLI(t, "", "chat", "--local", "-m", "builtin/echo", "--image", "/nonexistent.png", "look")
 	if r.code != ExitUsage || !strings.Contains(r.stderr, "--image") {
 		t.Errorf("missing image: %+v", r)
+	}
+}
+
+// --file attaches documents and audio: the type from the extension, else
+// sniffed from the content (a wav without extension), sent as File parts
+// the echo model describes.
+func TestChatFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pdf := filepath.Join(dir, "report.pdf")
+	wav := filepath.Join(dir, "voice")
+	for path, data := range map[string]string{pdf: "%PDF-1.4 tiny", wav: "RIFF\x24\x00\x00\x00WAVEfmt "} {
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runCLI(t, "", "chat", "--local", "-m", "builtin/echo", "--file", pdf, "--file", wav, "summarise")
+	if want := "You said: summarise [file application/pdf, 13 bytes] [file audio/wave, 16 bytes]"; r.code != ExitOK || !strings.Contains(r.stdout, want) {
+		t.Errorf("want %q: %+v", want, r)
+	}
+	// Files alone are a prompt too.
+	r = runCLI(t, "", "chat", "--local", "-m", "builtin/echo", "--file", pdf)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "[file application/pdf, 13 bytes]") {
+		t.Errorf("file without text: %+v", r)
+	}
+	r = runCLI(t, "", "chat", "--local", "-m", "builtin/echo", "--file", filepath.Join(dir, "missing.pdf"), "x")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--file") {
+		t.Errorf("missing file: %+v", r)
+	}
+}
+
+func TestReadFileMediaType(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, c := range map[string]struct{ data, want string }{
+		"a.txt":   {"hello", "text/plain"},
+		"a.PDF":   {"%PDF-1.7", "application/pdf"},
+		"noext":   {"%PDF-1.7", "application/pdf"},
+		"song":    {"ID3\x03\x00\x00\x00", "audio/mpeg"},
+		"unknown": {"\x00\x01\x02", "application/octet-stream"},
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(c.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := readFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.GetMimeType() != c.want || f.GetFilename() != name || string(f.GetData()) != c.data {
+			t.Errorf("%s: %v, want type %s", name, f, c.want)
+		}
 	}
 }
 

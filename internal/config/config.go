@@ -259,7 +259,7 @@ type Model struct {
 	// models that support structured outputs).
 	StructuredOutput string `yaml:"structured_output"`
 	// Capabilities: one entry per protocol (chat, vision, tools,
-	// embeddings); the model supports exactly these.
+	// embeddings, documents, audio); the model supports exactly these.
 	Capabilities map[string]Capability `yaml:"capabilities"`
 	// PreserveRawData overrides the providers' raw capture default for
 	// this model (call.preserve_raw overrides both).
@@ -394,7 +394,7 @@ func expand(s string) (_ string, missing []string) {
 var ProviderTypes = []string{"builtin", "openai", "azure", "anthropic", "gemini", "ollama"}
 
 // Protocols are the capability keys.
-var Protocols = []string{"chat", "vision", "tools", "embeddings"}
+var Protocols = []string{"chat", "vision", "tools", "embeddings", "documents", "audio"}
 
 func (c *Config) validate() []error {
 	var errs []error

@@ -240,7 +240,7 @@ models:
 		`bad.yaml:12:19: models[0] (m).capabilities: want a mapping (key: value lines), got a list`,
 		`bad.yaml:11:5: models[0] (m).provider: "ghost" is not a configured provider`,
 		`bad.yaml:13:5: models[1].name: duplicate model "m"`,
-		`bad.yaml:15:20: models[1] (m).capabilities.chatt: unknown protocol (use chat, vision, tools, embeddings)`,
+		`bad.yaml:15:20: models[1] (m).capabilities.chatt: unknown protocol (use chat, vision, tools, embeddings, documents, audio)`,
 	}
 	for _, w := range want {
 		if !strings.Contains(err.Error(), w) {

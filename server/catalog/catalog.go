@@ -118,6 +118,7 @@ type Catalog struct {
 var protocolByKey = map[string]llmrelayv1.Protocol{
 	"chat": llmrelayv1.Protocol_PROTOCOL_CHAT, "vision": llmrelayv1.Protocol_PROTOCOL_VISION,
 	"tools": llmrelayv1.Protocol_PROTOCOL_TOOLS, "embeddings": llmrelayv1.Protocol_PROTOCOL_EMBEDDINGS,
+	"documents": llmrelayv1.Protocol_PROTOCOL_DOCUMENTS, "audio": llmrelayv1.Protocol_PROTOCOL_AUDIO,
 }
 
 // ReasoningPrefixes are the model-name prefixes treated as reasoning

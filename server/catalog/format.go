@@ -75,7 +75,12 @@ var (
 )
 
 var (
-	chatProtocols  = []llmrelayv1.Protocol{llmrelayv1.Protocol_PROTOCOL_CHAT, llmrelayv1.Protocol_PROTOCOL_VISION, llmrelayv1.Protocol_PROTOCOL_TOOLS}
+	chatProtocols = []llmrelayv1.Protocol{llmrelayv1.Protocol_PROTOCOL_CHAT, llmrelayv1.Protocol_PROTOCOL_VISION, llmrelayv1.Protocol_PROTOCOL_TOOLS}
+	// The formats with file input: documents (PDF, text) everywhere but
+	// Ollama; audio on Chat Completions (input_audio) and Gemini only (the
+	// Responses API and Anthropic take no audio).
+	docProtocols   = append(append([]llmrelayv1.Protocol{}, chatProtocols...), llmrelayv1.Protocol_PROTOCOL_DOCUMENTS)
+	audioProtocols = append(append([]llmrelayv1.Protocol{}, docProtocols...), llmrelayv1.Protocol_PROTOCOL_AUDIO)
 	embedProtocols = []llmrelayv1.Protocol{llmrelayv1.Protocol_PROTOCOL_EMBEDDINGS}
 )
 
@@ -90,30 +95,30 @@ func set(names ...string) map[string]bool {
 // Formats are the known formats by name.
 var Formats = map[string]*Format{
 	"builtin": {Name: "builtin", ProviderTypes: []string{"builtin"},
-		Protocols: append(append([]llmrelayv1.Protocol{}, chatProtocols...), embedProtocols...),
+		Protocols: append(append([]llmrelayv1.Protocol{}, audioProtocols...), embedProtocols...),
 		Options: set("temperature", "top_p", "max_tokens", "stop", "tool_choice", "parallel_tool_calls", "seed",
 			"response_format", "dimensions"), Ranges: builtinRanges},
-	"openai-chat": {Name: "openai-chat", ProviderTypes: []string{"openai", "azure"}, Protocols: chatProtocols,
+	"openai-chat": {Name: "openai-chat", ProviderTypes: []string{"openai", "azure"}, Protocols: audioProtocols,
 		ReasoningRules: true, Ranges: openAIRanges,
 		Options: set("temperature", "top_p", "max_tokens", "stop", "tool_choice", "parallel_tool_calls", "seed",
 			"response_format", "presence_penalty", "frequency_penalty", "reasoning_effort")},
-	"openai-tools": {Name: "openai-tools", ProviderTypes: []string{"openai", "azure"}, Protocols: chatProtocols,
+	"openai-tools": {Name: "openai-tools", ProviderTypes: []string{"openai", "azure"}, Protocols: audioProtocols,
 		ReasoningRules: true, Ranges: openAIRanges,
 		Options: set("temperature", "top_p", "max_tokens", "stop", "tool_choice", "parallel_tool_calls", "seed",
 			"response_format", "presence_penalty", "frequency_penalty", "reasoning_effort")},
-	"openai-reasoning": {Name: "openai-reasoning", ProviderTypes: []string{"openai", "azure"}, Protocols: chatProtocols, Reasoning: true,
+	"openai-reasoning": {Name: "openai-reasoning", ProviderTypes: []string{"openai", "azure"}, Protocols: audioProtocols, Reasoning: true,
 		ReasoningRules: true, Ranges: openAIRanges,
 		Options: set("temperature", "top_p", "max_tokens", "stop", "tool_choice", "parallel_tool_calls", "seed", "response_format", "reasoning_effort")},
-	"openai-responses": {Name: "openai-responses", ProviderTypes: []string{"openai", "azure"}, Protocols: chatProtocols,
+	"openai-responses": {Name: "openai-responses", ProviderTypes: []string{"openai", "azure"}, Protocols: docProtocols,
 		ReasoningRules: true, Ranges: openAIRanges,
 		Options: set("temperature", "top_p", "max_tokens", "tool_choice", "parallel_tool_calls", "response_format", "reasoning_effort")},
 	"openai-embeddings": {Name: "openai-embeddings", ProviderTypes: []string{"openai", "azure"}, Protocols: embedProtocols,
 		Options: set("dimensions")},
-	"anthropic-messages": {Name: "anthropic-messages", ProviderTypes: []string{"anthropic"}, Protocols: chatProtocols,
+	"anthropic-messages": {Name: "anthropic-messages", ProviderTypes: []string{"anthropic"}, Protocols: docProtocols,
 		Options: set("temperature", "top_p", "top_k", "max_tokens", "stop", "tool_choice", "parallel_tool_calls", "response_format",
 			"reasoning_effort"),
 		Ranges: anthropicRanges},
-	"gemini": {Name: "gemini", ProviderTypes: []string{"gemini"}, Protocols: chatProtocols,
+	"gemini": {Name: "gemini", ProviderTypes: []string{"gemini"}, Protocols: audioProtocols,
 		Options: set("temperature", "top_p", "top_k", "max_tokens", "stop", "seed", "tool_choice", "response_format",
 			"presence_penalty", "frequency_penalty", "reasoning_effort"),
 		Ranges: geminiRanges},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -321,7 +323,7 @@ func messagesJSON(msgs []*llmrelayv1.Message) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		raw, err := protojson.Marshal(m)
+		raw, err := protojson.Marshal(withoutFileBytes(m))
 		if err != nil {
 			// Not expected for a message the gateway holds; the span says
 			// so instead of carrying half a conversation.
@@ -331,6 +333,33 @@ func messagesJSON(msgs []*llmrelayv1.Message) string {
 	}
 	b.WriteByte(']')
 	return b.String()
+}
+
+// withoutFileBytes is m with the bytes of its inline files left out (a
+// span carries the conversation, never a document or a recording): each
+// such file keeps its mime type and name, and its filename says how many
+// bytes it had. m itself is not changed.
+func withoutFileBytes(m *llmrelayv1.Message) *llmrelayv1.Message {
+	var out *llmrelayv1.Message
+	for i, p := range m.GetParts() {
+		f := p.GetFile()
+		if len(f.GetData()) == 0 {
+			continue
+		}
+		if out == nil {
+			out = &llmrelayv1.Message{Role: m.GetRole(), Name: m.GetName(), Parts: slices.Clone(m.GetParts())}
+		}
+		name := f.GetFilename()
+		if name != "" {
+			name += " "
+		}
+		out.Parts[i] = &llmrelayv1.Part{Kind: &llmrelayv1.Part_File{File: &llmrelayv1.File{
+			MimeType: f.GetMimeType(), Filename: name + "(" + strconv.Itoa(len(f.GetData())) + " bytes, not recorded)"}}}
+	}
+	if out == nil {
+		return m
+	}
+	return out
 }
 
 // tracedStream ends the attempt's span when the stream ends: EOF, an

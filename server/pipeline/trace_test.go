@@ -393,3 +393,36 @@ func TestTraceSampledOut(t *testing.T) {
 		}
 	}
 }
+
+// A recorded span carries a file's mime type and size, never its bytes,
+// and the request's own message is left as it was.
+func TestTraceContentLeavesFileBytesOut(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	c := streamCall(singleStream{&listStream{events: []*provider.Event{{Kind: provider.EventText, Text: "ok"}}}})
+	secret := []byte("%PDF-1.4 confidential contract text")
+	file := &llmrelayv1.File{Source: &llmrelayv1.File_Data{Data: secret}, MimeType: "application/pdf", Filename: "c.pdf"}
+	c.Request.Messages[0].Parts = append(c.Request.Messages[0].Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_File{File: file}})
+	s, err := tracedPipeline(rec, true).Stream(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := s.Recv(); err != nil {
+			break
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	in := spanAttrs(rec.Ended()[0])[telemetry.InputMessages]
+	if strings.Contains(in, "confidential") || strings.Contains(in, "JVBERi") {
+		t.Errorf("file bytes on the span: %s", in)
+	}
+	if !strings.Contains(in, "application/pdf") || !strings.Contains(in, "c.pdf (35 bytes, not recorded)") || !strings.Contains(in, "secret question") {
+		t.Errorf("input messages = %s", in)
+	}
+	if string(file.GetData()) != string(secret) {
+		t.Error("the request's file was changed")
+	}
+}

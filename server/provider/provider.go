@@ -30,7 +30,8 @@ type Embedder interface {
 // Request is one normalized generation request, after the server merged and
 // validated the options. Adapters must not modify it.
 type Request struct {
-	// PROTOCOL_CHAT, PROTOCOL_VISION or PROTOCOL_TOOLS.
+	// PROTOCOL_CHAT, PROTOCOL_VISION, PROTOCOL_DOCUMENTS, PROTOCOL_AUDIO or
+	// PROTOCOL_TOOLS.
 	Protocol llmrelayv1.Protocol
 	// The provider's model id (or Azure deployment name).
 	Model string

@@ -97,6 +97,7 @@ type Part struct {
 	//	*Part_ToolResult
 	//	*Part_Refusal
 	//	*Part_Reasoning
+	//	*Part_File
 	Kind isPart_Kind `protobuf_oneof:"kind"`
 	// The phase of an assistant text part, as the provider labelled the
 	// message it came in (OpenAI Responses `phase`: "commentary" for text the
@@ -203,6 +204,15 @@ func (x *Part) GetReasoning() *Reasoning {
 	return nil
 }
 
+func (x *Part) GetFile() *File {
+	if x != nil {
+		if x, ok := x.Kind.(*Part_File); ok {
+			return x.File
+		}
+	}
+	return nil
+}
+
 func (x *Part) GetPhase() string {
 	if x != nil {
 		return x.Phase
@@ -245,6 +255,13 @@ type Part_Reasoning struct {
 	Reasoning *Reasoning `protobuf:"bytes,6,opt,name=reasoning,proto3,oneof"`
 }
 
+type Part_File struct {
+	// A document (PDF, plain text) or audio input, in user messages. Document
+	// parts need the model's `documents` capability, audio parts (an
+	// `audio/*` mime_type) its `audio` capability.
+	File *File `protobuf:"bytes,8,opt,name=file,proto3,oneof"`
+}
+
 func (*Part_Text) isPart_Kind() {}
 
 func (*Part_Image) isPart_Kind() {}
@@ -256,6 +273,8 @@ func (*Part_ToolResult) isPart_Kind() {}
 func (*Part_Refusal) isPart_Kind() {}
 
 func (*Part_Reasoning) isPart_Kind() {}
+
+func (*Part_File) isPart_Kind() {}
 
 // Reasoning is the model's thinking, as far as the provider exposes it.
 type Reasoning struct {
@@ -459,6 +478,135 @@ func (*Image_Url) isImage_Source() {}
 
 func (*Image_Data) isImage_Source() {}
 
+// File is a document or audio input: by URL, inline bytes, or a provider's
+// uploaded file id. The target format must support the mime type and the
+// source (InvalidArgument naming the field otherwise; never dropped).
+type File struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Source:
+	//
+	//	*File_Url
+	//	*File_Data
+	//	*File_FileId
+	Source isFile_Source `protobuf_oneof:"source"`
+	// The media type, e.g. "application/pdf", "text/plain", "audio/wav",
+	// "audio/mpeg". Required with data.
+	MimeType string `protobuf:"bytes,4,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	// The file name, optional. OpenAI Chat Completions needs one with inline
+	// data: by default `file.<ext>` from the mime type.
+	Filename      string `protobuf:"bytes,5,opt,name=filename,proto3" json:"filename,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *File) Reset() {
+	*x = File{}
+	mi := &file_llmrelay_v1_content_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *File) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*File) ProtoMessage() {}
+
+func (x *File) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_content_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use File.ProtoReflect.Descriptor instead.
+func (*File) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *File) GetSource() isFile_Source {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
+func (x *File) GetUrl() string {
+	if x != nil {
+		if x, ok := x.Source.(*File_Url); ok {
+			return x.Url
+		}
+	}
+	return ""
+}
+
+func (x *File) GetData() []byte {
+	if x != nil {
+		if x, ok := x.Source.(*File_Data); ok {
+			return x.Data
+		}
+	}
+	return nil
+}
+
+func (x *File) GetFileId() string {
+	if x != nil {
+		if x, ok := x.Source.(*File_FileId); ok {
+			return x.FileId
+		}
+	}
+	return ""
+}
+
+func (x *File) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *File) GetFilename() string {
+	if x != nil {
+		return x.Filename
+	}
+	return ""
+}
+
+type isFile_Source interface {
+	isFile_Source()
+}
+
+type File_Url struct {
+	// An http(s) URL (Gemini also takes a `gs://` URI); mime_type is then
+	// required for Gemini.
+	Url string `protobuf:"bytes,1,opt,name=url,proto3,oneof"`
+}
+
+type File_Data struct {
+	// Raw file bytes; mime_type is then required. The whole request is
+	// bounded by the server's limits.max_recv_message_bytes (4 MiB by
+	// default): send larger files by url or file_id.
+	Data []byte `protobuf:"bytes,2,opt,name=data,proto3,oneof"`
+}
+
+type File_FileId struct {
+	// A file the caller uploaded to the provider, passed unchanged: an
+	// OpenAI `file-...` id, an Anthropic `file_...` id, a Gemini file URI
+	// (`https://generativelanguage.googleapis.com/v1beta/files/...`).
+	FileId string `protobuf:"bytes,3,opt,name=file_id,json=fileId,proto3,oneof"`
+}
+
+func (*File_Url) isFile_Source() {}
+
+func (*File_Data) isFile_Source() {}
+
+func (*File_FileId) isFile_Source() {}
+
 // ToolCall is a function call requested by the model.
 type ToolCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -481,7 +629,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_llmrelay_v1_content_proto_msgTypes[4]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -493,7 +641,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_content_proto_msgTypes[4]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -506,7 +654,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{4}
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ToolCall) GetCallId() string {
@@ -562,7 +710,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_llmrelay_v1_content_proto_msgTypes[5]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -574,7 +722,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_content_proto_msgTypes[5]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -587,7 +735,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{5}
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ToolResult) GetCallId() string {
@@ -639,7 +787,7 @@ type Tool struct {
 
 func (x *Tool) Reset() {
 	*x = Tool{}
-	mi := &file_llmrelay_v1_content_proto_msgTypes[6]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -651,7 +799,7 @@ func (x *Tool) String() string {
 func (*Tool) ProtoMessage() {}
 
 func (x *Tool) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_content_proto_msgTypes[6]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -664,7 +812,7 @@ func (x *Tool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tool.ProtoReflect.Descriptor instead.
 func (*Tool) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{6}
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Tool) GetName() string {
@@ -709,7 +857,7 @@ type ToolChoice struct {
 
 func (x *ToolChoice) Reset() {
 	*x = ToolChoice{}
-	mi := &file_llmrelay_v1_content_proto_msgTypes[7]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -721,7 +869,7 @@ func (x *ToolChoice) String() string {
 func (*ToolChoice) ProtoMessage() {}
 
 func (x *ToolChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_content_proto_msgTypes[7]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -734,7 +882,7 @@ func (x *ToolChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolChoice.ProtoReflect.Descriptor instead.
 func (*ToolChoice) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{7}
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ToolChoice) GetChoice() isToolChoice_Choice {
@@ -787,7 +935,7 @@ const file_llmrelay_v1_content_proto_rawDesc = "" +
 	"\aMessage\x12%\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x11.llmrelay.v1.RoleR\x04role\x12'\n" +
 	"\x05parts\x18\x02 \x03(\v2\x11.llmrelay.v1.PartR\x05parts\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name\"\xac\x02\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"\xd5\x02\n" +
 	"\x04Part\x12\x14\n" +
 	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x12*\n" +
 	"\x05image\x18\x02 \x01(\v2\x12.llmrelay.v1.ImageH\x00R\x05image\x124\n" +
@@ -795,7 +943,8 @@ const file_llmrelay_v1_content_proto_rawDesc = "" +
 	"\vtool_result\x18\x04 \x01(\v2\x17.llmrelay.v1.ToolResultH\x00R\n" +
 	"toolResult\x12\x1a\n" +
 	"\arefusal\x18\x05 \x01(\tH\x00R\arefusal\x126\n" +
-	"\treasoning\x18\x06 \x01(\v2\x16.llmrelay.v1.ReasoningH\x00R\treasoning\x12\x14\n" +
+	"\treasoning\x18\x06 \x01(\v2\x16.llmrelay.v1.ReasoningH\x00R\treasoning\x12'\n" +
+	"\x04file\x18\b \x01(\v2\x11.llmrelay.v1.FileH\x00R\x04file\x12\x14\n" +
 	"\x05phase\x18\a \x01(\tR\x05phaseB\x06\n" +
 	"\x04kind\"\x9d\x01\n" +
 	"\tReasoning\x12\x12\n" +
@@ -810,6 +959,13 @@ const file_llmrelay_v1_content_proto_rawDesc = "" +
 	"\x04data\x18\x02 \x01(\fH\x00R\x04data\x12\x1b\n" +
 	"\tmime_type\x18\x03 \x01(\tR\bmimeType\x120\n" +
 	"\x06detail\x18\x04 \x01(\x0e2\x18.llmrelay.v1.ImageDetailR\x06detailB\b\n" +
+	"\x06source\"\x8e\x01\n" +
+	"\x04File\x12\x12\n" +
+	"\x03url\x18\x01 \x01(\tH\x00R\x03url\x12\x14\n" +
+	"\x04data\x18\x02 \x01(\fH\x00R\x04data\x12\x19\n" +
+	"\afile_id\x18\x03 \x01(\tH\x00R\x06fileId\x12\x1b\n" +
+	"\tmime_type\x18\x04 \x01(\tR\bmimeType\x12\x1a\n" +
+	"\bfilename\x18\x05 \x01(\tR\bfilenameB\b\n" +
 	"\x06source\"\xa1\x01\n" +
 	"\bToolCall\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
@@ -850,34 +1006,36 @@ func file_llmrelay_v1_content_proto_rawDescGZIP() []byte {
 	return file_llmrelay_v1_content_proto_rawDescData
 }
 
-var file_llmrelay_v1_content_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_llmrelay_v1_content_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_llmrelay_v1_content_proto_goTypes = []any{
 	(*Message)(nil),     // 0: llmrelay.v1.Message
 	(*Part)(nil),        // 1: llmrelay.v1.Part
 	(*Reasoning)(nil),   // 2: llmrelay.v1.Reasoning
 	(*Image)(nil),       // 3: llmrelay.v1.Image
-	(*ToolCall)(nil),    // 4: llmrelay.v1.ToolCall
-	(*ToolResult)(nil),  // 5: llmrelay.v1.ToolResult
-	(*Tool)(nil),        // 6: llmrelay.v1.Tool
-	(*ToolChoice)(nil),  // 7: llmrelay.v1.ToolChoice
-	(Role)(0),           // 8: llmrelay.v1.Role
-	(ImageDetail)(0),    // 9: llmrelay.v1.ImageDetail
-	(ToolChoiceMode)(0), // 10: llmrelay.v1.ToolChoiceMode
+	(*File)(nil),        // 4: llmrelay.v1.File
+	(*ToolCall)(nil),    // 5: llmrelay.v1.ToolCall
+	(*ToolResult)(nil),  // 6: llmrelay.v1.ToolResult
+	(*Tool)(nil),        // 7: llmrelay.v1.Tool
+	(*ToolChoice)(nil),  // 8: llmrelay.v1.ToolChoice
+	(Role)(0),           // 9: llmrelay.v1.Role
+	(ImageDetail)(0),    // 10: llmrelay.v1.ImageDetail
+	(ToolChoiceMode)(0), // 11: llmrelay.v1.ToolChoiceMode
 }
 var file_llmrelay_v1_content_proto_depIdxs = []int32{
-	8,  // 0: llmrelay.v1.Message.role:type_name -> llmrelay.v1.Role
+	9,  // 0: llmrelay.v1.Message.role:type_name -> llmrelay.v1.Role
 	1,  // 1: llmrelay.v1.Message.parts:type_name -> llmrelay.v1.Part
 	3,  // 2: llmrelay.v1.Part.image:type_name -> llmrelay.v1.Image
-	4,  // 3: llmrelay.v1.Part.tool_call:type_name -> llmrelay.v1.ToolCall
-	5,  // 4: llmrelay.v1.Part.tool_result:type_name -> llmrelay.v1.ToolResult
+	5,  // 3: llmrelay.v1.Part.tool_call:type_name -> llmrelay.v1.ToolCall
+	6,  // 4: llmrelay.v1.Part.tool_result:type_name -> llmrelay.v1.ToolResult
 	2,  // 5: llmrelay.v1.Part.reasoning:type_name -> llmrelay.v1.Reasoning
-	9,  // 6: llmrelay.v1.Image.detail:type_name -> llmrelay.v1.ImageDetail
-	10, // 7: llmrelay.v1.ToolChoice.mode:type_name -> llmrelay.v1.ToolChoiceMode
-	8,  // [8:8] is the sub-list for method output_type
-	8,  // [8:8] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	4,  // 6: llmrelay.v1.Part.file:type_name -> llmrelay.v1.File
+	10, // 7: llmrelay.v1.Image.detail:type_name -> llmrelay.v1.ImageDetail
+	11, // 8: llmrelay.v1.ToolChoice.mode:type_name -> llmrelay.v1.ToolChoiceMode
+	9,  // [9:9] is the sub-list for method output_type
+	9,  // [9:9] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_llmrelay_v1_content_proto_init() }
@@ -893,13 +1051,19 @@ func file_llmrelay_v1_content_proto_init() {
 		(*Part_ToolResult)(nil),
 		(*Part_Refusal)(nil),
 		(*Part_Reasoning)(nil),
+		(*Part_File)(nil),
 	}
 	file_llmrelay_v1_content_proto_msgTypes[3].OneofWrappers = []any{
 		(*Image_Url)(nil),
 		(*Image_Data)(nil),
 	}
-	file_llmrelay_v1_content_proto_msgTypes[6].OneofWrappers = []any{}
-	file_llmrelay_v1_content_proto_msgTypes[7].OneofWrappers = []any{
+	file_llmrelay_v1_content_proto_msgTypes[4].OneofWrappers = []any{
+		(*File_Url)(nil),
+		(*File_Data)(nil),
+		(*File_FileId)(nil),
+	}
+	file_llmrelay_v1_content_proto_msgTypes[7].OneofWrappers = []any{}
+	file_llmrelay_v1_content_proto_msgTypes[8].OneofWrappers = []any{
 		(*ToolChoice_Mode)(nil),
 		(*ToolChoice_FunctionName)(nil),
 	}
@@ -909,7 +1073,7 @@ func file_llmrelay_v1_content_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmrelay_v1_content_proto_rawDesc), len(file_llmrelay_v1_content_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -91,6 +91,10 @@ const (
 	Protocol_PROTOCOL_VISION     Protocol = 2
 	Protocol_PROTOCOL_TOOLS      Protocol = 3
 	Protocol_PROTOCOL_EMBEDDINGS Protocol = 4
+	// Chat with document file parts (PDF, plain text).
+	Protocol_PROTOCOL_DOCUMENTS Protocol = 5
+	// Chat with audio file parts (an `audio/*` mime type).
+	Protocol_PROTOCOL_AUDIO Protocol = 6
 )
 
 // Enum value maps for Protocol.
@@ -101,6 +105,8 @@ var (
 		2: "PROTOCOL_VISION",
 		3: "PROTOCOL_TOOLS",
 		4: "PROTOCOL_EMBEDDINGS",
+		5: "PROTOCOL_DOCUMENTS",
+		6: "PROTOCOL_AUDIO",
 	}
 	Protocol_value = map[string]int32{
 		"PROTOCOL_UNSPECIFIED": 0,
@@ -108,6 +114,8 @@ var (
 		"PROTOCOL_VISION":      2,
 		"PROTOCOL_TOOLS":       3,
 		"PROTOCOL_EMBEDDINGS":  4,
+		"PROTOCOL_DOCUMENTS":   5,
+		"PROTOCOL_AUDIO":       6,
 	}
 )
 
@@ -491,13 +499,15 @@ const file_llmrelay_v1_enums_proto_rawDesc = "" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
 	"\tROLE_USER\x10\x02\x12\x12\n" +
 	"\x0eROLE_ASSISTANT\x10\x03\x12\r\n" +
-	"\tROLE_TOOL\x10\x04*y\n" +
+	"\tROLE_TOOL\x10\x04*\xa5\x01\n" +
 	"\bProtocol\x12\x18\n" +
 	"\x14PROTOCOL_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rPROTOCOL_CHAT\x10\x01\x12\x13\n" +
 	"\x0fPROTOCOL_VISION\x10\x02\x12\x12\n" +
 	"\x0ePROTOCOL_TOOLS\x10\x03\x12\x17\n" +
-	"\x13PROTOCOL_EMBEDDINGS\x10\x04*\xd6\x01\n" +
+	"\x13PROTOCOL_EMBEDDINGS\x10\x04\x12\x16\n" +
+	"\x12PROTOCOL_DOCUMENTS\x10\x05\x12\x12\n" +
+	"\x0ePROTOCOL_AUDIO\x10\x06*\xd6\x01\n" +
 	"\fFinishReason\x12\x1d\n" +
 	"\x19FINISH_REASON_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12FINISH_REASON_STOP\x10\x01\x12\x18\n" +

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -74,6 +75,9 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 		}
 	}
 
+	if usesFileIDs(req.Messages) {
+		betas = append(betas, filesBeta)
+	}
 	thinkWarns, err := p.applyReasoning(w, req, opts)
 	if err != nil {
 		return nil, nil, nil, err
@@ -226,6 +230,15 @@ func convertParts(i int, m *llmrelayv1.Message) ([]contentBlockParam, []string, 
 				return nil, nil, err
 			}
 			blocks = append(blocks, b)
+		case *llmrelayv1.Part_File:
+			if m.GetRole() != llmrelayv1.Role_ROLE_USER {
+				return nil, nil, invalid(param+".file", "files belong in user messages")
+			}
+			b, err := convertFile(param+".file", k.File)
+			if err != nil {
+				return nil, nil, err
+			}
+			blocks = append(blocks, b)
 		case *llmrelayv1.Part_ToolCall:
 			if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
 				return nil, nil, invalid(param, "tool calls belong in assistant messages")
@@ -345,6 +358,54 @@ func convertImage(param string, img *llmrelayv1.Image) (contentBlockParam, error
 	default:
 		return contentBlockParam{}, invalid(param, "image has neither url nor data")
 	}
+}
+
+// filesBeta is the anthropic-beta value a document by file_id needs.
+const filesBeta = "files-api-2025-04-14"
+
+// convertFile builds a document block: a PDF as base64, by URL or by
+// uploaded file id; plain text as a text source (the text itself) or by
+// file id. Audio and other types are refused: Anthropic has no block for
+// them.
+func convertFile(param string, f *llmrelayv1.File) (contentBlockParam, error) {
+	if field, reason := provider.CheckFile("anthropic-messages", f); reason != "" {
+		if field != "" {
+			param += "." + field
+		}
+		return contentBlockParam{}, invalid(param, "%s", reason)
+	}
+	var src imageSource
+	switch s := f.GetSource().(type) {
+	case *llmrelayv1.File_Data:
+		if provider.MediaType(f) == "text/plain" {
+			if !utf8.Valid(s.Data) {
+				return contentBlockParam{}, invalid(param+".data", "text/plain data is not UTF-8 text")
+			}
+			src = imageSource{Type: "text", MediaType: "text/plain", Data: string(s.Data)}
+		} else {
+			src = imageSource{Type: "base64", MediaType: "application/pdf", Data: base64.StdEncoding.EncodeToString(s.Data)}
+		}
+	case *llmrelayv1.File_Url:
+		src = imageSource{Type: "url", URL: s.Url}
+	case *llmrelayv1.File_FileId:
+		src = imageSource{Type: "file", FileID: s.FileId}
+	default:
+		return contentBlockParam{}, invalid(param, "a file needs a url, data or file_id")
+	}
+	return contentBlockParam{Type: "document", Source: &src}, nil
+}
+
+// usesFileIDs reports whether a message sends a file by id (the Files API
+// beta header is then required).
+func usesFileIDs(msgs []*llmrelayv1.Message) bool {
+	for _, m := range msgs {
+		for _, p := range m.GetParts() {
+			if _, ok := p.GetFile().GetSource().(*llmrelayv1.File_FileId); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // parseDataURL splits data:<media type>;base64,<data>. Anthropic takes

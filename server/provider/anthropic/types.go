@@ -52,12 +52,16 @@ type contentBlockParam struct {
 	IsError   bool            `json:"is_error,omitempty"`
 }
 
-// imageSource is {type: base64, media_type, data} or {type: url, url}.
+// imageSource is the source of an image or document block: {type: base64,
+// media_type, data}, {type: url, url}, {type: text, media_type: text/plain,
+// data} (a plain text document, data being the text) or {type: file,
+// file_id} (Files API beta).
 type imageSource struct {
 	Type      string `json:"type"`
 	MediaType string `json:"media_type,omitempty"`
 	Data      string `json:"data,omitempty"`
 	URL       string `json:"url,omitempty"`
+	FileID    string `json:"file_id,omitempty"`
 }
 
 type wireTool struct {

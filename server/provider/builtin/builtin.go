@@ -5,8 +5,10 @@
 //
 // Behaviour (also in the README):
 //   - Chat: replies "You said: <text of the last user message>" (plus
-//     "[N image(s)]" when images were sent). Tokens are whitespace-separated
-//     words: input counts the words of all messages, output the reply's.
+//     "[N image(s)]" when images were sent, and "[file <mime type>, <N>
+//     bytes]" (or "url <url>", "id <file id>") for each file of the user
+//     messages). Tokens are whitespace-separated words: input counts the
+//     words of all messages and of text/* files, output the reply's.
 //     max_tokens cuts the reply to that many words (finish reason length).
 //   - Tools: when the last message holds tool results, replies with a text
 //     summary of them. Otherwise it calls the named function (tool_choice),
@@ -155,6 +157,7 @@ func protoList[T proto.Message](list []T) []json.RawMessage {
 
 func (p *Provider) answer(req *provider.Request) answer {
 	lastUser, images, inWords := "", 0, 0
+	var files []string
 	for _, m := range req.Messages {
 		inWords++ // one per message, like the role markers of real tokenizers
 		for _, part := range m.GetParts() {
@@ -167,6 +170,13 @@ func (p *Provider) answer(req *provider.Request) answer {
 			case *llmrelayv1.Part_Image:
 				if m.GetRole() == llmrelayv1.Role_ROLE_USER {
 					images++
+				}
+			case *llmrelayv1.Part_File:
+				if m.GetRole() == llmrelayv1.Role_ROLE_USER {
+					files = append(files, describeFile(k.File))
+				}
+				if strings.HasPrefix(provider.MediaType(k.File), "text/") {
+					inWords += len(strings.Fields(string(k.File.GetData())))
 				}
 			case *llmrelayv1.Part_ToolResult:
 				inWords += len(strings.Fields(k.ToolResult.GetContent()))
@@ -233,6 +243,9 @@ func (p *Provider) answer(req *provider.Request) answer {
 		a.text = "You said: " + lastUser
 		if images > 0 {
 			a.text += fmt.Sprintf(" [%d image(s)]", images)
+		}
+		for _, f := range files {
+			a.text += " " + f
 		}
 	}
 	if max := req.Options.GetMaxTokens(); req.Options != nil && req.Options.MaxTokens != nil && a.text != "" {
@@ -434,4 +447,20 @@ func vector(in string, dims int) []float32 {
 		}
 	}
 	return out
+}
+
+// describeFile is the echo of a file part: its type and size, URL or id,
+// never its content.
+func describeFile(f *llmrelayv1.File) string {
+	mt := f.GetMimeType()
+	if mt == "" {
+		mt = "unknown"
+	}
+	switch src := f.GetSource().(type) {
+	case *llmrelayv1.File_Url:
+		return fmt.Sprintf("[file %s, url %s]", mt, src.Url)
+	case *llmrelayv1.File_FileId:
+		return fmt.Sprintf("[file %s, id %s]", mt, src.FileId)
+	}
+	return fmt.Sprintf("[file %s, %d bytes]", mt, len(f.GetData()))
 }

@@ -468,6 +468,15 @@ func userParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo) ([]part
 				return nil, invalidRequest("message %d part %d: %s", mi, pi, err.Error())
 			}
 			out = append(out, ip)
+		case *llmrelayv1.Part_File:
+			if m.GetRole() != llmrelayv1.Role_ROLE_USER {
+				return nil, invalidRequest("message %d part %d: files belong in user messages", mi, pi)
+			}
+			fp, err := filePart(mi, pi, k.File)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, fp)
 		case *llmrelayv1.Part_ToolResult:
 			fr, err := functionResponseFor(k.ToolResult, calls)
 			if err != nil {
@@ -634,6 +643,28 @@ func functionResponseFor(tr *llmrelayv1.ToolResult, calls map[string]callInfo) (
 
 // imagePart maps an image: bytes and data: URLs inline, http(s) URLs as
 // fileData (mime type from the image, else guessed from the extension).
+// filePart maps a document, audio or video file: inline bytes as
+// inlineData, a URL or an uploaded file's URI as fileData.
+func filePart(mi, pi int, f *llmrelayv1.File) (part, error) {
+	param := fmt.Sprintf("messages[%d].parts[%d].file", mi, pi)
+	if field, reason := provider.CheckFile("gemini", f); reason != "" {
+		if field != "" {
+			param += "." + field
+		}
+		return part{}, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Param: param, Message: param + ": " + reason}
+	}
+	mt := provider.MediaType(f)
+	switch src := f.GetSource().(type) {
+	case *llmrelayv1.File_Data:
+		return part{InlineData: &blob{MimeType: mt, Data: base64.StdEncoding.EncodeToString(src.Data)}}, nil
+	case *llmrelayv1.File_Url:
+		return part{FileData: &fileData{MimeType: mt, FileURI: src.Url}}, nil
+	case *llmrelayv1.File_FileId:
+		return part{FileData: &fileData{MimeType: mt, FileURI: src.FileId}}, nil
+	}
+	return part{}, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Param: param, Message: param + ": a file needs a url, data or file_id"}
+}
+
 func imagePart(img *llmrelayv1.Image) (part, error) {
 	if img == nil {
 		return part{}, fmt.Errorf("empty image")

@@ -547,6 +547,7 @@ func TestAllRecordingsUsed(t *testing.T) {
 		used[name] = true
 	}
 	used[fantasyUnary] = true
+	used[fileRecording] = true
 	used[fantasyUnaryParallel] = true
 	used[fantasyVertexUnaryParallel] = true
 	for _, n := range []string{"stream_text", "stream_tools", "stream_blocked", "stream_cut", "stream_error",

@@ -50,8 +50,10 @@ type blob struct {
 	Data string `json:"data"`
 }
 
+// fileData is a file by URI: a Files API file, a gs:// object or an
+// http(s) URL. mimeType is optional for Files API files (their own type).
 type fileData struct {
-	MimeType string `json:"mimeType"`
+	MimeType string `json:"mimeType,omitempty"`
 	FileURI  string `json:"fileUri"`
 }
 

@@ -210,6 +210,10 @@ func buildMessages(in []*llmrelayv1.Message) ([]wireMessage, []string, error) {
 					return nil, nil, err
 				}
 				msg.Images = append(msg.Images, b64)
+			case *llmrelayv1.Part_File:
+				// The server refuses file parts first (no ollama format has the
+				// documents or audio capability); never dropped here either.
+				return nil, nil, invalidRequest(where+".file", "%s: Ollama's chat API takes no document or audio input", where)
 			case *llmrelayv1.Part_ToolCall:
 				if m.Role != llmrelayv1.Role_ROLE_ASSISTANT {
 					return nil, nil, invalidRequest(where, "%s: tool calls are only allowed in assistant messages", where)

@@ -38,6 +38,11 @@ func TestBuildChatRequestInvalid(t *testing.T) {
 		{"empty image data", &provider.Request{Model: "llava", Messages: user(
 			imagePart(&llmrelayv1.Image{Source: &llmrelayv1.Image_Data{}}))},
 			"messages[0].parts[0].image.data", "empty image data"},
+		// The server refuses files first (no ollama format has the documents
+		// or audio capability); the adapter refuses them too, never drops.
+		{"pdf file", &provider.Request{Model: "llava", Messages: user(text("x"), &llmrelayv1.Part{Kind: &llmrelayv1.Part_File{
+			File: &llmrelayv1.File{Source: &llmrelayv1.File_Data{Data: []byte("%PDF")}, MimeType: "application/pdf"}}})},
+			"messages[0].parts[1].file", "takes no document or audio input"},
 		{"no model", &provider.Request{Messages: user(text("x"))}, "model", "model is required"},
 		{"no role", &provider.Request{Model: "m", Messages: []*llmrelayv1.Message{{Parts: []*llmrelayv1.Part{text("x")}}}}, "messages[0].role", "no supported role"},
 		{"tool call in user message", &provider.Request{Model: "m", Messages: user(&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{Name: "f"}}})},

@@ -456,7 +456,7 @@ func (p *Provider) encodeContent(parts []*llmrelayv1.Part, i int, images bool) (
 		return mustJSON(""), nil
 	}
 	arr := make([]contentPart, 0, len(parts))
-	for _, part := range parts {
+	for j, part := range parts {
 		switch k := part.GetKind().(type) {
 		case *llmrelayv1.Part_Text:
 			text := k.Text
@@ -470,6 +470,15 @@ func (p *Provider) encodeContent(parts []*llmrelayv1.Part, i int, images bool) (
 				return nil, err
 			}
 			arr = append(arr, contentPart{Type: "image_url", ImageURL: iu})
+		case *llmrelayv1.Part_File:
+			if !images {
+				return nil, p.invalid("messages[%d]: files are allowed in user messages only", i)
+			}
+			cp, err := p.encodeFile(k.File, i, j)
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, cp)
 		default:
 			return nil, p.invalid("messages[%d]: unsupported part %T in this role", i, part.GetKind())
 		}
@@ -479,6 +488,39 @@ func (p *Provider) encodeContent(parts []*llmrelayv1.Part, i int, images bool) (
 		return nil, p.invalid("messages[%d]: %v", i, err)
 	}
 	return b, nil
+}
+
+// encodeFile builds a Chat Completions file part: a document as a file
+// (inline data as a data: URL with a file name, or an uploaded file_id),
+// audio as input_audio (base64 wav or mp3). What Chat Completions cannot
+// take (files by URL, documents other than PDF inline, other audio) is
+// InvalidArgument naming the field, never dropped.
+func (p *Provider) encodeFile(f *llmrelayv1.File, i, j int) (contentPart, error) {
+	if field, reason := provider.CheckFile("openai-chat", f); reason != "" {
+		return contentPart{}, p.invalidFile(i, j, field, reason)
+	}
+	if provider.IsAudio(f) {
+		return contentPart{Type: "input_audio", InputAudio: &inputAudio{
+			Data: base64.StdEncoding.EncodeToString(f.GetData()), Format: provider.OpenAIAudioFormat(provider.MediaType(f))}}, nil
+	}
+	switch src := f.GetSource().(type) {
+	case *llmrelayv1.File_Data:
+		return contentPart{Type: "file", File: &chatFile{
+			FileData: "data:" + provider.MediaType(f) + ";base64," + base64.StdEncoding.EncodeToString(src.Data),
+			Filename: provider.Filename(f)}}, nil
+	case *llmrelayv1.File_FileId:
+		return contentPart{Type: "file", File: &chatFile{FileID: src.FileId, Filename: f.GetFilename()}}, nil
+	}
+	return contentPart{}, p.invalidFile(i, j, "", "a file needs data or a file_id")
+}
+
+// invalidFile refuses the file of messages[i].parts[j], naming its field.
+func (p *Provider) invalidFile(i, j int, field, reason string) *provider.Error {
+	param := fmt.Sprintf("messages[%d].parts[%d].file", i, j)
+	if field != "" {
+		param += "." + field
+	}
+	return &provider.Error{Provider: p.name, Kind: provider.KindInvalidRequest, Param: param, Message: param + ": " + reason}
 }
 
 // encodeImage builds an image_url: the URL as given, or a data: URL from

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -232,11 +233,20 @@ func (p *Provider) encodeInputContent(parts []*llmrelayv1.Part, i int, images bo
 		return []respInputContent{{Type: "input_text", Text: &empty}}, nil
 	}
 	out := make([]respInputContent, 0, len(parts))
-	for _, part := range parts {
+	for j, part := range parts {
 		switch k := part.GetKind().(type) {
 		case *llmrelayv1.Part_Text:
 			t := k.Text
 			out = append(out, respInputContent{Type: "input_text", Text: &t})
+		case *llmrelayv1.Part_File:
+			if !images {
+				return nil, p.invalid("messages[%d]: files are allowed in user messages only", i)
+			}
+			c, err := p.encodeInputFile(k.File, i, j)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, c)
 		case *llmrelayv1.Part_Image:
 			if !images {
 				return nil, p.invalid("messages[%d]: images are allowed in user messages only", i)
@@ -256,6 +266,25 @@ func (p *Provider) encodeInputContent(parts []*llmrelayv1.Part, i int, images bo
 		}
 	}
 	return out, nil
+}
+
+// encodeInputFile builds an input_file: inline data as a data: URL with a
+// file name, an uploaded file_id, or a file_url. Audio is refused: the
+// Responses API's input content is text, image and file only.
+func (p *Provider) encodeInputFile(f *llmrelayv1.File, i, j int) (respInputContent, error) {
+	if field, reason := provider.CheckFile(formatResponses, f); reason != "" {
+		return respInputContent{}, p.invalidFile(i, j, field, reason)
+	}
+	switch src := f.GetSource().(type) {
+	case *llmrelayv1.File_Data:
+		return respInputContent{Type: "input_file", Filename: provider.Filename(f),
+			FileData: "data:" + provider.MediaType(f) + ";base64," + base64.StdEncoding.EncodeToString(src.Data)}, nil
+	case *llmrelayv1.File_FileId:
+		return respInputContent{Type: "input_file", FileID: src.FileId, Filename: f.GetFilename()}, nil
+	case *llmrelayv1.File_Url:
+		return respInputContent{Type: "input_file", FileURL: src.Url, Filename: f.GetFilename()}, nil
+	}
+	return respInputContent{}, p.invalidFile(i, j, "", "a file needs a url, data or file_id")
 }
 
 // encodeAssistantItems encodes an assistant turn: runs of text and refusal

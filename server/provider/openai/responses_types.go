@@ -63,13 +63,20 @@ type respSummaryPart struct {
 }
 
 // respInputContent is a content part of an input message: input_text,
-// input_image (user/system), output_text or refusal (assistant history).
+// input_image, input_file (user/system), output_text or refusal (assistant
+// history).
 type respInputContent struct {
 	Type     string  `json:"type"`
 	Text     *string `json:"text,omitempty"`
 	ImageURL string  `json:"image_url,omitempty"`
 	Detail   string  `json:"detail,omitempty"`
 	Refusal  *string `json:"refusal,omitempty"`
+	// input_file: one of file_data (a data: URL, with filename), file_id,
+	// file_url.
+	FileData string `json:"file_data,omitempty"`
+	FileID   string `json:"file_id,omitempty"`
+	FileURL  string `json:"file_url,omitempty"`
+	Filename string `json:"filename,omitempty"`
 }
 
 // respTool is a function tool; unlike Chat Completions the function's

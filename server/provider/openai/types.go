@@ -66,9 +66,25 @@ type chatMessage struct {
 // contentPart is a request content part: {"type":"text","text":...} or
 // {"type":"image_url","image_url":{"url":...,"detail":...}}.
 type contentPart struct {
-	Type     string    `json:"type"`
-	Text     *string   `json:"text,omitempty"`
-	ImageURL *imageURL `json:"image_url,omitempty"`
+	Type       string      `json:"type"`
+	Text       *string     `json:"text,omitempty"`
+	ImageURL   *imageURL   `json:"image_url,omitempty"`
+	File       *chatFile   `json:"file,omitempty"`
+	InputAudio *inputAudio `json:"input_audio,omitempty"`
+}
+
+// chatFile is a Chat Completions file part: inline data (a data: URL) with
+// its name, or an uploaded file's id.
+type chatFile struct {
+	FileData string `json:"file_data,omitempty"`
+	FileID   string `json:"file_id,omitempty"`
+	Filename string `json:"filename,omitempty"`
+}
+
+// inputAudio is a Chat Completions input_audio part: base64 wav or mp3.
+type inputAudio struct {
+	Data   string `json:"data"`
+	Format string `json:"format"`
 }
 
 type imageURL struct {

@@ -1,0 +1,193 @@
+package provider
+
+import (
+	"mime"
+	"strings"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// File parts: which request format takes which media type from which
+// source. The server checks every file part against its target format
+// before calling (InvalidArgument naming the field); the adapters check
+// again, defensively, and never drop a file they cannot send.
+
+// Request formats that take file parts (catalog names).
+const (
+	formatBuiltin   = "builtin"
+	formatResponses = "openai-responses"
+	formatAnthropic = "anthropic-messages"
+	formatGemini    = "gemini"
+)
+
+// chatCompletionsFormats are the formats sent to OpenAI Chat Completions.
+var chatCompletionsFormats = map[string]bool{"openai-chat": true, "openai-tools": true, "openai-reasoning": true}
+
+// MediaType is the file's mime type, lowercased and without parameters
+// ("text/plain; charset=utf-8" is "text/plain"); empty when unset or not
+// a media type.
+func MediaType(f *llmrelayv1.File) string {
+	mt := f.GetMimeType()
+	if mt == "" {
+		return ""
+	}
+	parsed, _, err := mime.ParseMediaType(mt)
+	if err != nil {
+		return ""
+	}
+	return parsed
+}
+
+// IsAudio reports whether the file is audio (an audio/* mime type): audio
+// parts need the audio capability, every other file the documents one.
+func IsAudio(f *llmrelayv1.File) bool {
+	return strings.HasPrefix(MediaType(f), "audio/")
+}
+
+// extensions are the file name extensions of the common types, where
+// mime.ExtensionsByType depends on the system's tables or lists several.
+var extensions = map[string]string{
+	"application/pdf": ".pdf", "text/plain": ".txt", "text/markdown": ".md", "text/csv": ".csv",
+	"text/html": ".html", "application/json": ".json", "audio/wav": ".wav", "audio/x-wav": ".wav",
+	"audio/wave": ".wav", "audio/mpeg": ".mp3", "audio/mp3": ".mp3",
+}
+
+// Filename is the file's name, or "file.<ext>" from its mime type (just
+// "file" when the type has no known extension): OpenAI Chat Completions
+// needs a name with inline data and reads the type from its extension.
+func Filename(f *llmrelayv1.File) string {
+	if f.GetFilename() != "" {
+		return f.GetFilename()
+	}
+	mt := MediaType(f)
+	if ext, ok := extensions[mt]; ok {
+		return "file" + ext
+	}
+	if exts, err := mime.ExtensionsByType(mt); err == nil && len(exts) > 0 {
+		return "file" + exts[0]
+	}
+	return "file"
+}
+
+// OpenAIAudioFormat is the Chat Completions input_audio format of an audio
+// media type: "wav" or "mp3", the only two it takes; empty otherwise.
+func OpenAIAudioFormat(mediaType string) string {
+	switch mediaType {
+	case "audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave":
+		return "wav"
+	case "audio/mpeg", "audio/mp3":
+		return "mp3"
+	}
+	return ""
+}
+
+// responsesDocuments are the document types the Responses API's input_file
+// takes inline (besides text/*): PDF, JSON/XML and the office formats its
+// file inputs guide lists.
+var responsesDocuments = map[string]bool{
+	"application/pdf": true, "application/json": true, "application/xml": true, "application/rtf": true,
+	"application/msword": true, "application/vnd.openxmlformats-officedocument.wordprocessingml.document": true,
+	"application/vnd.ms-powerpoint": true, "application/vnd.openxmlformats-officedocument.presentationml.presentation": true,
+	"application/vnd.ms-excel": true, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": true,
+	"application/vnd.oasis.opendocument.text": true,
+}
+
+// CheckFile says whether a request format can send the file part: ok, or
+// the field of the File to blame ("mime_type", "url", "file_id", "data")
+// and why. Formats without file input (ollama, embeddings) take none.
+func CheckFile(format string, f *llmrelayv1.File) (field, reason string) {
+	mt := MediaType(f)
+	audio := strings.HasPrefix(mt, "audio/")
+	src := f.GetSource()
+	switch {
+	case format == formatBuiltin:
+		return "", ""
+	case chatCompletionsFormats[format]:
+		if audio {
+			if _, ok := src.(*llmrelayv1.File_Data); !ok {
+				return sourceField(src), "OpenAI Chat Completions takes audio as inline data only (input_audio)"
+			}
+			if OpenAIAudioFormat(mt) == "" {
+				return "mime_type", "OpenAI Chat Completions takes wav (audio/wav) or mp3 (audio/mpeg) audio only, not " + mt
+			}
+			return "", ""
+		}
+		switch src.(type) {
+		case *llmrelayv1.File_Url:
+			return "url", "OpenAI Chat Completions takes files as inline data or an uploaded file_id, not by URL"
+		case *llmrelayv1.File_Data:
+			if mt != "application/pdf" {
+				return "mime_type", "OpenAI Chat Completions takes PDF files (application/pdf) as inline data, not " + orNone(mt) + "; upload others and send the file_id"
+			}
+		}
+		return "", ""
+	case format == formatResponses:
+		if audio {
+			return "mime_type", "the OpenAI Responses API takes no audio input; use an openai-chat format (Chat Completions input_audio)"
+		}
+		if _, ok := src.(*llmrelayv1.File_Data); ok && !strings.HasPrefix(mt, "text/") && !responsesDocuments[mt] {
+			return "mime_type", "the OpenAI Responses API does not take " + orNone(mt) + " files (PDF, text, JSON, XML and office documents)"
+		}
+		if u, ok := src.(*llmrelayv1.File_Url); ok && !strings.HasPrefix(u.Url, "http") {
+			return "url", "the OpenAI Responses API takes http(s) file URLs only"
+		}
+		return "", ""
+	case format == formatAnthropic:
+		if audio {
+			return "mime_type", "Anthropic takes no audio input"
+		}
+		switch s := src.(type) {
+		case *llmrelayv1.File_Url:
+			if mt != "" && mt != "application/pdf" {
+				return "mime_type", "Anthropic takes URLs of PDF documents only, not " + mt
+			}
+			if !strings.HasPrefix(s.Url, "http") {
+				return "url", "Anthropic takes http(s) document URLs only"
+			}
+		case *llmrelayv1.File_Data:
+			if mt != "application/pdf" && mt != "text/plain" {
+				return "mime_type", "Anthropic takes PDF (application/pdf) and plain text (text/plain) documents, not " + orNone(mt)
+			}
+		case *llmrelayv1.File_FileId:
+			if mt != "" && mt != "application/pdf" && mt != "text/plain" {
+				return "mime_type", "Anthropic takes uploaded PDF and plain text documents, not " + mt
+			}
+		}
+		return "", ""
+	case format == formatGemini:
+		if _, isURL := src.(*llmrelayv1.File_Url); isURL && mt == "" {
+			return "mime_type", "required for Gemini with a url (fileData.mimeType)"
+		}
+		if mt != "" && !geminiType(mt) {
+			return "mime_type", "Gemini takes PDF, text, audio, video and image files, not " + mt
+		}
+		return "", ""
+	}
+	return "", "format " + format + " takes no file input"
+}
+
+func geminiType(mt string) bool {
+	for _, p := range []string{"text/", "audio/", "video/", "image/"} {
+		if strings.HasPrefix(mt, p) {
+			return true
+		}
+	}
+	return mt == "application/pdf" || mt == "application/json" || mt == "application/x-javascript" || mt == "application/x-python"
+}
+
+func sourceField(src any) string {
+	switch src.(type) {
+	case *llmrelayv1.File_Url:
+		return "url"
+	case *llmrelayv1.File_FileId:
+		return "file_id"
+	}
+	return "data"
+}
+
+func orNone(mt string) string {
+	if mt == "" {
+		return "files without a mime_type"
+	}
+	return mt
+}
