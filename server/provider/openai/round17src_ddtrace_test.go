@@ -167,3 +167,46 @@ func TestRound17DDTraceGPT56Cache(t *testing.T) {
 		}
 	})
 }
+
+// TestRound17DDTraceDeepSeekV4ProReasoningStream: DeepSeek's
+// deepseek-v4-pro (May 2026, thinking enabled, reasoning_effort high)
+// streamed on api.deepseek.com: the first chunk opens with role, content
+// null and reasoning_content ""; 35 reasoning_content deltas (content
+// null beside each) then 12 content deltas (reasoning_content null beside
+// each); the finish "stop" and the usage on one last chunk whose content
+// is "" (no separate choices: [] chunk), then [DONE]. The answer is one
+// reasoning part and one text part, the usage 17 in, 47 out of which 34
+// reasoning, no cached tokens (prompt_cache_hit_tokens 0); the provider
+// request id is x-ds-trace-id (DeepSeek sends no x-request-id), the
+// response id the chunks' UUID, no rate-limit state.
+func TestRound17DDTraceDeepSeekV4ProReasoningStream(t *testing.T) {
+	t.Parallel()
+	req := ddUser("openai-chat", "deepseek-v4-pro", "What is 17 * 23?")
+	f, evs := replayRound13Stream(t, "real_ddtrace_deepseek_v4_pro_reasoning_stream", req)
+	var reasoningDeltas, textDeltas int
+	for _, ev := range evs {
+		switch ev.Kind {
+		case provider.EventReasoning:
+			reasoningDeltas++
+		case provider.EventText:
+			textDeltas++
+		}
+	}
+	parts := f.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != `We are asked: "What is 17 * 23?" This is a simple multiplication. 17 * 23 = 391. I'll provide the answer.` ||
+		parts[1].GetText() != "The product of 17 and 23 is 391." {
+		t.Fatalf("parts %v", parts)
+	}
+	if reasoningDeltas != 35 || textDeltas != 12 {
+		t.Errorf("%d reasoning and %d text events, want one a delta: 35 and 12 (the opening \"\" and the closing \"\" are none)", reasoningDeltas, textDeltas)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 17, OutputTokens: 47, TotalTokens: 64, ReasoningTokens: 34}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "66e83c57-5cb1-4eb9-b727-28651c2220c7" || m.GetResolvedModel() != "deepseek-v4-pro" ||
+		m.GetProviderRequestId() != "941fd38e84fd48b9698bc3ec2305d395" || m.GetRateLimit() != nil || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
