@@ -171,7 +171,7 @@ func TestRound17DDTraceGPT56Cache(t *testing.T) {
 // TestRound17DDTraceDeepSeekV4ProReasoningStream: DeepSeek's
 // deepseek-v4-pro (May 2026, thinking enabled, reasoning_effort high)
 // streamed on api.deepseek.com: the first chunk opens with role, content
-// null and reasoning_content ""; 35 reasoning_content deltas (content
+// null and reasoning_content ""; 34 reasoning_content deltas (content
 // null beside each) then 12 content deltas (reasoning_content null beside
 // each); the finish "stop" and the usage on one last chunk whose content
 // is "" (no separate choices: [] chunk), then [DONE]. The answer is one
@@ -197,8 +197,8 @@ func TestRound17DDTraceDeepSeekV4ProReasoningStream(t *testing.T) {
 		parts[1].GetText() != "The product of 17 and 23 is 391." {
 		t.Fatalf("parts %v", parts)
 	}
-	if reasoningDeltas != 35 || textDeltas != 12 {
-		t.Errorf("%d reasoning and %d text events, want one a delta: 35 and 12 (the opening \"\" and the closing \"\" are none)", reasoningDeltas, textDeltas)
+	if reasoningDeltas != 34 || textDeltas != 12 {
+		t.Errorf("%d reasoning and %d text events, want one a delta: 34 and 12 (the opening \"\" and the closing \"\" are none)", reasoningDeltas, textDeltas)
 	}
 	m := f.Meta
 	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
