@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -207,6 +208,40 @@ func TestRound17DDTraceDeepSeekV4ProReasoningStream(t *testing.T) {
 	}
 	if m.GetResponseId() != "66e83c57-5cb1-4eb9-b727-28651c2220c7" || m.GetResolvedModel() != "deepseek-v4-pro" ||
 		m.GetProviderRequestId() != "941fd38e84fd48b9698bc3ec2305d395" || m.GetRateLimit() != nil || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
+
+// TestRound17DDTraceResponsesStreamIncomplete: gpt-4o (July 2025) on the
+// Responses API, streamed, cut by max_output_tokens 16: sixteen text
+// deltas, the message item done with status "incomplete", then
+// response.incomplete (incomplete_details max_output_tokens) whose usage
+// is all zeros although sixteen tokens were streamed: the answer is the
+// text as streamed, finish LENGTH, and no usage (a count of nothing is
+// not the answer's usage) with a warning that says so; service_tier "auto" in response.created, "default" (the tier
+// that served it) at the end.
+func TestRound17DDTraceResponsesStreamIncomplete(t *testing.T) {
+	t.Parallel()
+	req := ddUser(formatResponses, "gpt-4o", "Give me a multi paragraph narrative on the life of a car")
+	req.Options = &llmrelayv1.GenerationOptions{MaxTokens: proto.Int32(16), Temperature: proto.Float64(0.1)}
+	f, evs := replayRound13Stream(t, "real_ddtrace_responses_stream_incomplete", req)
+	n := 0
+	for _, ev := range evs {
+		if ev.Kind == provider.EventText {
+			n++
+		}
+	}
+	parts := f.Message.GetParts()
+	if len(parts) != 1 || parts[0].GetText() != "In the bustling city of Detroit, a sleek, metallic blue sedan rolled off the" || n != 16 {
+		t.Fatalf("parts %v, %d text events", parts, n)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "incomplete/max_output_tokens")
+	if m.GetUsage() != nil || len(m.GetWarnings()) != 1 || !strings.Contains(m.GetWarnings()[0], "usage counts no tokens at all") {
+		t.Errorf("usage %v, warnings %q: want no usage and the warning that says why", m.GetUsage(), m.GetWarnings())
+	}
+	if m.GetResponseId() != "resp_6866d2dec420819c92534dcf75e475120847a84b87aad89c" || m.GetResolvedModel() != "gpt-4o-2024-08-06" ||
+		m.GetProviderRequestId() != "req_e5f20714325d29dc7b7e40b8a587ff3d" || m.GetServiceTier() != "default" || m.GetRateLimit() != nil {
 		t.Errorf("meta %v", m)
 	}
 }
