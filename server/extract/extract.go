@@ -37,7 +37,7 @@ const (
 	PatternBedrockToolUse    = "bedrock_tool_use"    // {"toolUse": {...}}
 	PatternToolUseField      = "tool_use_field"      // {"tool_use": {...}}
 	PatternFunctionCallField = "function_call_field" // {"functionCall": {...}} (Gemini), {"function_call": {...}}
-	PatternOpenAIFunction    = "openai_function"     // {"id": ..., "function": {"name", "arguments"}}
+	PatternOpenAIFunction    = "openai_function"     // {"id": ..., "function": {"name", "arguments"}} or "custom": {"name", "input"}
 	PatternTypedToolUse      = "typed_tool_use"      // {"type": "tool_use"|"function"|"tool_call"|"function_call"|"custom_tool_call", "name": ...}
 	PatternFlatToolUse       = "flat_tool_use"       // {"name": ..., "input"|"arguments"|"args"|"parameters": ...}
 
@@ -401,6 +401,11 @@ func (e *extractor) match(n *node, role string) consumption {
 			return consume("function")
 		}
 		return e.nestedUse(n, in, "function", PatternOpenAIFunction, role)
+	}
+	if in := n.object("custom"); in != nil && in.has("input") {
+		// A Chat Completions custom (free-form) tool call: {"id",
+		// "type": "custom", "custom": {"name", "input"}}, its input text.
+		return e.nestedUse(n, in, "custom", PatternOpenAIFunction, role)
 	}
 	if in := n.object("toolSpec"); in != nil && e.definition(in, PatternDefinitionBedrockToolSpec) {
 		return consume("toolSpec")

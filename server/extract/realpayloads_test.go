@@ -343,6 +343,11 @@ func (w *want) chatMessage(m *jv) {
 				calls = []*jv{v}
 			}
 			for _, c := range calls {
+				if cu := c.get("custom"); cu != nil {
+					// A custom (free-form) tool call: its input is text.
+					w.use(c.s("id"), cu.s("name"), cu.get("input"))
+					continue
+				}
 				f := c.get("function")
 				id := c.s("id")
 				if n := c.get("id"); id == "" && n != nil && n.kind == 'n' {
