@@ -264,7 +264,8 @@ func (st *state) mcpServer(req *llmrelayv1.AgentMcpServer, field string) (mcp.Se
 		}
 		c, ok := st.mcp[req.GetName()]
 		if !ok {
-			return mcp.Server{}, false, invalidField(field+".name", "no configured MCP server %q", req.GetName())
+			return mcp.Server{}, false, &requestError{code: codes.NotFound, reason: llmrelayv1.ErrorReason_ERROR_REASON_MCP_SERVER_NOT_FOUND,
+				field: field + ".name", msg: fmt.Sprintf("%s.name: no configured MCP server %q", field, req.GetName())}
 		}
 		s := c.server
 		if len(req.GetAllowedTools()) > 0 {

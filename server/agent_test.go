@@ -657,7 +657,10 @@ func TestAgentRequestMCPURL(t *testing.T) {
 
 	setup.McpServers = []*llmrelayv1.AgentMcpServer{{Name: "nope"}}
 	_, err = agentRun(context.Background(), t, c, setup, answerAll)
-	wantCode(t, err, codes.InvalidArgument, "setup.mcp_servers[0].name")
+	wantCode(t, err, codes.NotFound, "setup.mcp_servers[0].name")
+	if _, info, _ := statusDetails(t, err); info.GetReason() != "MCP_SERVER_NOT_FOUND" {
+		t.Errorf("reason %s, want MCP_SERVER_NOT_FOUND", info.GetReason())
+	}
 }
 
 // TestAgentSetupErrors: the first message must be a setup; setup fields are

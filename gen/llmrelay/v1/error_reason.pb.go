@@ -82,6 +82,9 @@ const (
 	// The shared rate-limit store (Redis) cannot be reached and the
 	// configuration says to refuse calls then (Unavailable).
 	ErrorReason_ERROR_REASON_RATE_LIMITER_UNAVAILABLE ErrorReason = 23
+	// Agent: a requested MCP server name is not in the configuration
+	// (NotFound), as an unknown model is MODEL_NOT_FOUND.
+	ErrorReason_ERROR_REASON_MCP_SERVER_NOT_FOUND ErrorReason = 24
 )
 
 // Enum value maps for ErrorReason.
@@ -111,6 +114,7 @@ var (
 		21: "ERROR_REASON_TOOL_TIMEOUT",
 		22: "ERROR_REASON_MCP_SERVER_UNAVAILABLE",
 		23: "ERROR_REASON_RATE_LIMITER_UNAVAILABLE",
+		24: "ERROR_REASON_MCP_SERVER_NOT_FOUND",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                0,
@@ -137,6 +141,7 @@ var (
 		"ERROR_REASON_TOOL_TIMEOUT":               21,
 		"ERROR_REASON_MCP_SERVER_UNAVAILABLE":     22,
 		"ERROR_REASON_RATE_LIMITER_UNAVAILABLE":   23,
+		"ERROR_REASON_MCP_SERVER_NOT_FOUND":       24,
 	}
 )
 
@@ -171,7 +176,7 @@ var File_llmrelay_v1_error_reason_proto protoreflect.FileDescriptor
 
 const file_llmrelay_v1_error_reason_proto_rawDesc = "" +
 	"\n" +
-	"\x1ellmrelay/v1/error_reason.proto\x12\vllmrelay.v1*\x82\a\n" +
+	"\x1ellmrelay/v1/error_reason.proto\x12\vllmrelay.v1*\xa9\a\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cERROR_REASON_INVALID_REQUEST\x10\x01\x12(\n" +
@@ -197,7 +202,8 @@ const file_llmrelay_v1_error_reason_proto_rawDesc = "" +
 	"\x1aERROR_REASON_SHUTTING_DOWN\x10\x14\x12\x1d\n" +
 	"\x19ERROR_REASON_TOOL_TIMEOUT\x10\x15\x12'\n" +
 	"#ERROR_REASON_MCP_SERVER_UNAVAILABLE\x10\x16\x12)\n" +
-	"%ERROR_REASON_RATE_LIMITER_UNAVAILABLE\x10\x17B\xa9\x01\n" +
+	"%ERROR_REASON_RATE_LIMITER_UNAVAILABLE\x10\x17\x12%\n" +
+	"!ERROR_REASON_MCP_SERVER_NOT_FOUND\x10\x18B\xa9\x01\n" +
 	"\x0fcom.llmrelay.v1B\x10ErrorReasonProtoP\x01Z7github.com/llmrelay/llmrelay/gen/llmrelay/v1;llmrelayv1\xa2\x02\x03LXX\xaa\x02\vLlmrelay.V1\xca\x02\vLlmrelay\\V1\xe2\x02\x17Llmrelay\\V1\\GPBMetadata\xea\x02\fLlmrelay::V1b\x06proto3"
 
 var (
