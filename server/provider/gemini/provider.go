@@ -151,6 +151,10 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	if err := json.Unmarshal(raw, &wire); err != nil {
 		return nil, provider.BadResponse(providerName, "decoding generateContent response: %v", err)
 	}
+	if wire.Error != nil {
+		// An error object in the 200 body.
+		return nil, p.streamError(wire.Error, provider.ResponseDate(resp.Header))
+	}
 	res, err := p.toResult(&wire)
 	if err != nil {
 		var pe *provider.Error
