@@ -101,8 +101,10 @@ func gatewayQuota(subject, limit, msg string) *errdetails.QuotaFailure {
 // quota (every ResourceExhausted status carries one, as google.rpc's
 // guidance for RESOURCE_EXHAUSTED asks): the subject is the provider
 // (deployment) whose quota it is. The provider's own violations (Gemini's
-// QuotaFailure) are carried as it sent them, under that subject when they
-// name none. Without them, each limit its rate-limit state shows
+// QuotaFailure, the limit OpenAI's error type and message name) are
+// carried as it sent them, under that subject when they name none, with
+// the rate-limit state's requests or tokens limit when one names its
+// metric alone. Without them, each limit its rate-limit state shows
 // exhausted (nothing remaining) is a violation with its metric and
 // value: requests and tokens, and the further limits an adapter keeps
 // in meta.extended as ratelimit_<metric>_limit/_remaining (Anthropic's
@@ -115,11 +117,26 @@ func upstreamQuota(pe *provider.Error, meta *llmrelayv1.ResponseMeta, redact *pi
 		name = meta.GetProvider()
 	}
 	subject := "provider:" + name
+	rl := meta.GetRateLimit()
+	if rl == nil {
+		rl = pe.Meta.GetRateLimit()
+	}
 	q := &errdetails.QuotaFailure{}
 	for _, pv := range pe.Quota {
 		v := proto.Clone(pv).(*errdetails.QuotaFailure_Violation)
 		if v.Subject == "" {
 			v.Subject = subject
+		}
+		if v.QuotaValue == 0 && v.QuotaId == "" {
+			// A limit named without its value (OpenAI's error type
+			// alone): the rate-limit state's, which is of the per-minute
+			// limits (a violation with a QuotaId names its window).
+			switch v.QuotaMetric {
+			case "requests":
+				v.QuotaValue = rl.GetRequestsLimit()
+			case "tokens":
+				v.QuotaValue = rl.GetTokensLimit()
+			}
 		}
 		v.Subject, v.Description, v.ApiService = clean(redact, v.Subject), clean(redact, v.Description), clean(redact, v.ApiService)
 		v.QuotaMetric, v.QuotaId = clean(redact, v.QuotaMetric), clean(redact, v.QuotaId)
@@ -134,10 +151,6 @@ func upstreamQuota(pe *provider.Error, meta *llmrelayv1.ResponseMeta, redact *pi
 	}
 	if len(q.Violations) > 0 {
 		return q
-	}
-	rl := meta.GetRateLimit()
-	if rl == nil {
-		rl = pe.Meta.GetRateLimit()
 	}
 	msg := clean(redact, pe.Message)
 	if rl == nil {

@@ -774,9 +774,11 @@ func quotaFailure(st *status.Status) *errdetails.QuotaFailure {
 }
 
 // TestFault17QuotaFailure: every ResourceExhausted status carries a
-// QuotaFailure naming whose quota ran out: the provider's, with each
-// limit its rate-limit headers show exhausted (metric and value), or its
-// code and message when they show none; the caller's own limit.
+// QuotaFailure naming whose quota ran out: the provider's, with the limit
+// its error names (OpenAI's type, "requests" in these bodies, with the
+// headers' value of it), else each limit its rate-limit headers show
+// exhausted (metric and value), or its code and message when they show
+// none; the caller's own limit.
 func TestFault17QuotaFailure(t *testing.T) {
 	t.Parallel()
 	for _, f := range f13Formats() {
@@ -791,18 +793,31 @@ func TestFault17QuotaFailure(t *testing.T) {
 				t.Fatalf("QuotaFailure = %v", q)
 			}
 			v := q.GetViolations()[0]
-			if v.GetSubject() != "provider:up" || v.GetDescription() != "upstream said 429" || v.GetQuotaMetric() != "" {
+			metric, value := "", int64(0)
+			if strings.Contains(f.errBody(429), `"type":"requests"`) {
+				metric, value = "requests", 10000 // openaiRL's limit
+			}
+			if v.GetSubject() != "provider:up" || v.GetDescription() != "upstream said 429" || v.GetQuotaMetric() != metric || v.GetQuotaValue() != value {
 				t.Errorf("violation = %v", v)
 			}
 		})
 	}
+	// The bodies are each provider's for these headers: OpenAI types a
+	// 429 by the limit that refused it (tokens, when the headers show
+	// those spent; the shared openaiErr says "requests", which these
+	// headers contradict); Azure's names none.
+	openaiTokens, azure429 := openaiChat, azureFormat()
+	openaiTokens.errBody = func(int) string {
+		return `{"error":{"message":"upstream said 429","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`
+	}
+	azure429.errBody = func(int) string { return `{"error":{"code":"429","message":"upstream said 429"}}` }
 	for _, tc := range []struct {
 		f       f13Format
 		extra   http.Header
 		metrics string
 	}{
-		{openaiChat, hdr("x-ratelimit-remaining-tokens", "0", "x-ratelimit-limit-tokens", "30000"), "tokens:30000"},
-		{azureFormat(), hdr("x-ratelimit-remaining-requests", "0", "x-ratelimit-remaining-tokens", "0"), "requests:10000 tokens:30000"},
+		{openaiTokens, hdr("x-ratelimit-remaining-tokens", "0", "x-ratelimit-limit-tokens", "30000"), "tokens:30000"},
+		{azure429, hdr("x-ratelimit-remaining-requests", "0", "x-ratelimit-remaining-tokens", "0"), "requests:10000 tokens:30000"},
 		{anthropicFormat, hdr("anthropic-ratelimit-requests-remaining", "0"), "requests:4000"},
 	} {
 		t.Run(tc.f.name+"/exhausted limits", func(t *testing.T) {

@@ -79,7 +79,9 @@ var ErrRetryAfterTooLong = errors.New("the provider's retry delay exceeds max_re
 // their final event, and the HTTP statuses the official OpenAI and
 // Anthropic SDKs retry: 408, 409 (a lock timeout), 429 and 5xx, but for
 // 501 and 505, which say the same to every attempt. A provider's
-// x-should-retry header overrides the status, as in those SDKs. Never a
+// x-should-retry header overrides the status, as in those SDKs; an
+// adapter's RetryDiscouraged read from the body does too, inside a 2xx
+// answer as well. Never a
 // cancellation or our own deadline, never an exhausted quota (unless the
 // provider says to retry).
 func Retryable(err error) bool {
@@ -93,13 +95,14 @@ func Retryable(err error) bool {
 		// error events, Ollama's): its kind says what it is.
 		status = 0
 	}
-	if status != 0 {
-		switch pe.ShouldRetry {
-		case provider.RetryAdvised:
-			return true
-		case provider.RetryDiscouraged:
-			return false
-		}
+	if pe.ShouldRetry == provider.RetryDiscouraged {
+		// The header's verdict, or the adapter's own from the body (a
+		// request too large for the whole rate limit, OpenAI's, in a
+		// 429 or a stream's error event alike): no attempt can succeed.
+		return false
+	}
+	if status != 0 && pe.ShouldRetry == provider.RetryAdvised {
+		return true
 	}
 	switch {
 	case status == http.StatusTooManyRequests:
@@ -252,8 +255,10 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Time, err error) bool {
 	rr := c.RecordFailure(err, r.clock.Now().Sub(start))
 	var pe *provider.Error
-	if errors.As(err, &pe) && pe.RetryAfter == 0 {
+	if errors.As(err, &pe) && pe.RetryAfter == 0 && pe.ShouldRetry != provider.RetryDiscouraged {
 		// Before the give-up checks: the client's RetryInfo needs it too.
+		// Not when the provider (or the adapter, from the body) says no
+		// attempt can succeed: a delay would say that waiting helps.
 		pe.RetryAfter = exhaustedReset(pe, r.clock.Now())
 	}
 	if attempt >= r.policy.MaxAttempts || !Retryable(err) || ctx.Err() != nil {

@@ -338,6 +338,11 @@ func TestRetryable(t *testing.T) {
 		{"400 should-retry true", advised(pe(400, provider.KindInvalidRequest, ""), provider.RetryAdvised), true, "http_400"},
 		{"429 quota should-retry true", advised(pe(429, provider.KindRateLimited, "insufficient_quota"), provider.RetryAdvised), true, "http_429"},
 		{"429 should-retry false", advised(pe(429, provider.KindRateLimited, "rate_limit_exceeded"), provider.RetryDiscouraged), false, "http_429"},
+		// The adapter's verdict from the body holds inside a 2xx too
+		// (OpenAI's request too large in a stream's response.failed);
+		// a 200's own header does not advise retrying its error event.
+		{"stream event discouraged", advised(pe(200, provider.KindRateLimited, "rate_limit_exceeded"), provider.RetryDiscouraged), false, "rate_limited"},
+		{"stream event advised", advised(pe(200, provider.KindInvalidRequest, "invalid_request_error"), provider.RetryAdvised), false, "invalid_request"},
 	} {
 		if got := Retryable(c.err); got != c.want {
 			t.Errorf("%s: Retryable = %v, want %v", c.name, got, c.want)

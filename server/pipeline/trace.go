@@ -335,31 +335,75 @@ func messagesJSON(msgs []*llmrelayv1.Message) string {
 	return b.String()
 }
 
-// withoutFileBytes is m with the bytes of its inline files left out (a
-// span carries the conversation, never a document or a recording): each
-// such file keeps its mime type and name, and its filename says how many
-// bytes it had. m itself is not changed.
+// withoutFileBytes is m with the bytes of its inline files and images left
+// out (a span carries the conversation, never a document, a recording or
+// megabytes of base64): each such file keeps its mime type and name, and
+// its filename says how many bytes it had; each inline image (bytes or a
+// data: URL) keeps its mime type and detail, and its url says how many
+// bytes it had. Images by http(s) URL stay as they are. m itself is not
+// changed.
 func withoutFileBytes(m *llmrelayv1.Message) *llmrelayv1.Message {
 	var out *llmrelayv1.Message
+	replace := func(i int, p *llmrelayv1.Part) {
+		if out == nil {
+			out = &llmrelayv1.Message{Role: m.GetRole(), Name: m.GetName(), Parts: slices.Clone(m.GetParts())}
+		}
+		out.Parts[i] = p
+	}
 	for i, p := range m.GetParts() {
+		if img := p.GetImage(); img != nil {
+			if n, mime, inline := inlineImage(img); inline {
+				replace(i, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{
+					Source:   &llmrelayv1.Image_Url{Url: notRecorded(n)},
+					MimeType: mime, Detail: img.GetDetail()}}})
+			}
+			continue
+		}
 		f := p.GetFile()
 		if len(f.GetData()) == 0 {
 			continue
-		}
-		if out == nil {
-			out = &llmrelayv1.Message{Role: m.GetRole(), Name: m.GetName(), Parts: slices.Clone(m.GetParts())}
 		}
 		name := f.GetFilename()
 		if name != "" {
 			name += " "
 		}
-		out.Parts[i] = &llmrelayv1.Part{Kind: &llmrelayv1.Part_File{File: &llmrelayv1.File{
-			MimeType: f.GetMimeType(), Filename: name + "(" + strconv.Itoa(len(f.GetData())) + " bytes, not recorded)"}}}
+		replace(i, &llmrelayv1.Part{Kind: &llmrelayv1.Part_File{File: &llmrelayv1.File{
+			MimeType: f.GetMimeType(), Filename: name + notRecorded(len(f.GetData()))}}})
 	}
 	if out == nil {
 		return m
 	}
 	return out
+}
+
+// notRecorded stands for n bytes left off a span.
+func notRecorded(n int) string { return "(" + strconv.Itoa(n) + " bytes, not recorded)" }
+
+// inlineImage reports whether img carries its bytes (data, or a data: URL)
+// and then their size and the mime type (the image's, else the data URL's
+// media type). A data URL's size is its base64's decoded length.
+func inlineImage(img *llmrelayv1.Image) (n int, mime string, inline bool) {
+	mime = img.GetMimeType()
+	if d := img.GetData(); len(d) > 0 {
+		return len(d), mime, true
+	}
+	u := img.GetUrl()
+	if len(u) < 5 || !strings.EqualFold(u[:5], "data:") {
+		return 0, mime, false
+	}
+	meta, payload, ok := strings.Cut(u[5:], ",")
+	if !ok {
+		return len(u), mime, true // not a well-formed data URL: still not recorded
+	}
+	media, _, _ := strings.Cut(meta, ";")
+	if mime == "" {
+		mime = media
+	}
+	if strings.HasSuffix(strings.ToLower(meta), ";base64") {
+		payload = strings.TrimRight(payload, "=")
+		return len(payload) * 3 / 4, mime, true
+	}
+	return len(payload), mime, true
 }
 
 // tracedStream ends the attempt's span when the stream ends: EOF, an

@@ -325,3 +325,71 @@ func checkThinking(w *messagesRequest, o *llmrelayv1.GenerationOptions, mode str
 	}
 	return nil
 }
+
+// fixedSampling: the models whose sampling is fixed, thinking or not
+// (the "Sampling parameters" list of Anthropic's thinking pages: Opus 4.7
+// and 4.8, the Claude 5 models, Fable, Mythos and Mythos Preview; Opus
+// 4.7 answers a temperature of 0.7 with 400 "`temperature` is deprecated
+// for this model.", Comfy-Org/ComfyUI#13923). They refuse a temperature
+// other than 1, any top_k, a top_p other than its default 0.99, and
+// temperature with top_p even at those defaults. Versions after those
+// known are taken to keep the rule, as for adaptive thinking.
+func (m claudeModel) fixedSampling() bool {
+	switch {
+	case m.family == "fable" || m.family == "mythos":
+		return true
+	case m.major >= 5:
+		return true
+	}
+	return m.family == "opus" && m.major == 4 && m.minor >= 7
+}
+
+// noForcedTool: the models that refuse a forced tool (tool_choice any or
+// tool) whatever the thinking: Sonnet 5.5 and Opus 5.5 ("Forced tool use
+// returns an error", their "What's new" pages, which say the same of
+// Fable 5.1; Mythos 5.1 is the same model behind access approval), and
+// the versions after them.
+func (m claudeModel) noForcedTool() bool {
+	switch m.family {
+	case "fable", "mythos":
+		return m.major > 5 || (m.major == 5 && m.minor >= 1)
+	case "haiku":
+		return m.major > 5
+	}
+	return m.major > 5 || (m.major == 5 && m.minor >= 5)
+}
+
+// defaultTopP is top_p's default on the models with fixed sampling.
+const defaultTopP = 0.99
+
+// checkModelSampling refuses, naming the option, what the model refuses
+// on every request (fixedSampling, noForcedTool), as checkThinking does
+// thinking's restrictions: before the call, rather than the provider's
+// 400. Once tool_choice is converted.
+func checkModelSampling(w *messagesRequest, o *llmrelayv1.GenerationOptions, model string) error {
+	m := parseClaude(model)
+	if m.fixedSampling() {
+		switch {
+		case o.Temperature != nil && o.GetTemperature() != 1:
+			return invalid("temperature", "%s takes no temperature but 1 (its default: Anthropic fixes this model's sampling), got %v", model, o.GetTemperature())
+		case o.TopK != nil:
+			return invalid("top_k", "%s takes no top_k (Anthropic fixes this model's sampling)", model)
+		case o.TopP != nil && o.GetTopP() != defaultTopP:
+			return invalid("top_p", "%s takes no top_p but %v (its default: Anthropic fixes this model's sampling), got %v", model, defaultTopP, o.GetTopP())
+		case o.TopP != nil && o.Temperature != nil:
+			return invalid("top_p", "%s takes temperature or top_p, not both, even at their defaults", model)
+		}
+	}
+	if m.noForcedTool() && w.ToolChoice != nil && (w.ToolChoice.Type == "any" || w.ToolChoice.Type == "tool") {
+		return invalid("tool_choice", "%s cannot be forced to use a tool (tool_choice %s): use auto and say in the prompt which tool to call", model, forcedName(w.ToolChoice))
+	}
+	return nil
+}
+
+// forcedName names a forced tool_choice as the contract does.
+func forcedName(tc *wireToolChoice) string {
+	if tc.Type == "tool" {
+		return "function " + strconv.Quote(tc.Name)
+	}
+	return "REQUIRED"
+}

@@ -286,7 +286,9 @@ func TestReasoning17MaxTokens(t *testing.T) {
 func TestReasoning17ThinkingRestrictions(t *testing.T) {
 	t.Parallel()
 	p := newTestProvider(t, "http://unused.invalid")
-	for _, model := range []string{"claude-sonnet-4-5", "claude-opus-4-7"} {
+	// Claude Opus 4.6 for adaptive thinking: Opus 4.7 and later fix their
+	// sampling with thinking or without (TestModelSamplingRefused).
+	for _, model := range []string{"claude-sonnet-4-5", "claude-opus-4-6"} {
 		for _, tc := range []struct {
 			name     string
 			set      func(*provider.Request)
@@ -374,13 +376,15 @@ func TestReasoning17ExplicitBudgetWins(t *testing.T) {
 }
 
 // TestReasoning17DisabledThinkingIsNoThinking: NONE on Claude 5 sends
-// thinking {type: disabled}, which restricts nothing: a response_format
-// answered through a forced tool and a temperature go out with it.
+// thinking {type: disabled}, which restricts nothing of thinking's: a
+// response_format answered through a forced tool goes out with it, and a
+// temperature of 1 (Claude 5 fixes its sampling, thinking or not: the
+// test sent 0.3, which the API refuses on this model).
 func TestReasoning17DisabledThinkingIsNoThinking(t *testing.T) {
 	t.Parallel()
 	p := newTestProvider(t, "http://unused.invalid")
 	req := reasoning17Request("claude-opus-5", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE)
-	req.Options.Temperature = ptr(0.3)
+	req.Options.Temperature = ptr(1.0)
 	req.Options.ResponseFormat = &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
 		Schema: `{"type":"object","properties":{"prime":{"type":"boolean"}},"required":["prime"]}`}
 	body, _, warnings, err := p.buildRequest(req, false)

@@ -78,6 +78,9 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 	if usesFileIDs(req.Messages) {
 		betas = append(betas, filesBeta)
 	}
+	if err := checkModelSampling(w, opts, req.Model); err != nil {
+		return nil, nil, nil, err
+	}
 	thinkWarns, err := p.applyReasoning(w, req, opts)
 	if err != nil {
 		return nil, nil, nil, err

@@ -79,6 +79,10 @@ func applyResponseFormat(w *messagesRequest, req *provider.Request) error {
 	default:
 		return invalid("response_format.type", "unknown response format type %d", rf.GetType())
 	}
+	if parseClaude(req.Model).noForcedTool() {
+		return invalid("response_format", "%s refuses a forced tool, and this model answers %s through one: "+
+			"configure the model with structured_output: native (JSON schemas only), as this model supports Anthropic's structured outputs", req.Model, rf.GetType())
+	}
 	if w.Thinking.active() {
 		return invalid("response_format", "anthropic does not allow a forced tool with extended thinking, and this model answers %s through one: "+
 			"drop thinking_budget_tokens and reasoning_effort, or configure the model with structured_output: native (JSON schemas only) if it supports structured outputs", rf.GetType())

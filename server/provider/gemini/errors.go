@@ -30,10 +30,7 @@ func (p *Provider) httpError(resp *http.Response) *provider.Error {
 		e.Err = err
 	}
 	if st := parseStatusBody(body); st != nil {
-		p.applyStatus(e, st)
-		if rl := quotaRateLimit(st, provider.ResponseDate(resp.Header), e.RetryAfter); rl != nil {
-			e.Meta = &llmrelayv1.ResponseMeta{RateLimit: rl}
-		}
+		p.applyStatusMeta(e, st, provider.ResponseDate(resp.Header))
 	} else if msg := strings.TrimSpace(string(body)); msg != "" && !looksLikeHTML(msg) {
 		e.Message = p.redact(truncate(msg, 1024))
 	}
@@ -47,6 +44,21 @@ func (p *Provider) httpError(resp *http.Response) *provider.Error {
 		headerServiceTier(e.Meta, resp.Header)
 	}
 	return e
+}
+
+// applyStatusMeta fills e from a google.rpc.Status (applyStatus) and
+// puts the rate-limit state its QuotaFailure reports into e.Meta, its
+// resets counted from now (the answer's Date): the one reading of an
+// error status, whether it came as an error answer or inside a 200
+// (a stream's chunk, a unary body), which left the rate limit out.
+func (p *Provider) applyStatusMeta(e *provider.Error, st *statusError, now time.Time) {
+	p.applyStatus(e, st)
+	if rl := quotaRateLimit(st, now, e.RetryAfter); rl != nil {
+		if e.Meta == nil {
+			e.Meta = &llmrelayv1.ResponseMeta{}
+		}
+		e.Meta.RateLimit = rl
+	}
 }
 
 // quotaRateLimit is the rate-limit state a RESOURCE_EXHAUSTED error reports.

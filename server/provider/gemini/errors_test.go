@@ -49,12 +49,12 @@ func TestStreamErrorKinds(t *testing.T) {
 		"UNAVAILABLE": provider.KindUnavailable, "INTERNAL": provider.KindUnavailable, "RESOURCE_EXHAUSTED": provider.KindRateLimited,
 		"INVALID_ARGUMENT": provider.KindInvalidRequest, "DEADLINE_EXCEEDED": provider.KindTimeout, "PERMISSION_DENIED": provider.KindPermissionDenied,
 	} {
-		e := p.streamError(&statusError{Code: 0, Status: status, Message: "m"})
+		e := p.streamError(&statusError{Code: 0, Status: status, Message: "m"}, time.Now())
 		if e.Kind != want {
 			t.Errorf("%s: kind %s, want %s", status, e.Kind, want)
 		}
 	}
-	if e := p.streamError(&statusError{Code: 404}); e.Kind != provider.KindNotFound {
+	if e := p.streamError(&statusError{Code: 404}, time.Now()); e.Kind != provider.KindNotFound {
 		t.Errorf("code 404: %s", e.Kind)
 	}
 }

@@ -151,6 +151,19 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	if err := json.Unmarshal(raw, &wire); err != nil {
 		return nil, provider.BadResponse(providerName, "decoding generateContent response: %v", err)
 	}
+	if wire.Error != nil {
+		// An error object in the 200 body, read as an error answer is
+		// (its rate-limit state counted from the answer's Date, the
+		// tier the header names).
+		pe := p.streamError(wire.Error, provider.ResponseDate(resp.Header))
+		if strings.TrimSpace(resp.Header.Get(serviceTierHeader)) != "" {
+			if pe.Meta == nil {
+				pe.Meta = &llmrelayv1.ResponseMeta{}
+			}
+			headerServiceTier(pe.Meta, resp.Header)
+		}
+		return nil, pe
+	}
 	res, err := p.toResult(&wire)
 	if err != nil {
 		var pe *provider.Error

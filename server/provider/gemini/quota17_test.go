@@ -120,12 +120,17 @@ func TestQuota17GoogleDetails(t *testing.T) {
 	for _, tc := range quota17Bodies {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			resp := &http.Response{StatusCode: 429, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(tc.body))}
+			const date = "Tue, 14 Oct 2025 09:12:31 GMT"
+			resp := &http.Response{StatusCode: 429, Header: http.Header{"Date": {date}}, Body: io.NopCloser(strings.NewReader(tc.body))}
 			st := parseStatusBody([]byte(tc.body))
 			if st == nil {
 				t.Fatal("body does not parse")
 			}
-			for name, e := range map[string]*provider.Error{"http": p.httpError(resp), "stream": p.streamError(st)} {
+			errs := map[string]*provider.Error{"http": p.httpError(resp), "stream": p.streamError(st, provider.ResponseDate(resp.Header))}
+			if rl := errs["http"].Meta.GetRateLimit(); !proto.Equal(errs["stream"].Meta.GetRateLimit(), rl) {
+				t.Errorf("stream rate limit %v, want the answer's %v", errs["stream"].Meta.GetRateLimit(), rl)
+			}
+			for name, e := range errs {
 				if e.Kind != provider.KindRateLimited || !strings.HasPrefix(e.Code, "RESOURCE_EXHAUSTED") {
 					t.Errorf("%s: kind %s, code %q", name, e.Kind, e.Code)
 				}

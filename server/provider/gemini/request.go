@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/llmrelay/llmrelay/fold"
@@ -438,20 +437,11 @@ func thinkingBudget(e llmrelayv1.ReasoningEffort) int32 {
 }
 
 // isGemini3Plus reports whether model is a Gemini 3 or later model
-// ("gemini-3-pro-preview", "gemini-3.1-flash"), which take thinkingLevel
-// and need thought signatures on replayed function calls.
-func isGemini3Plus(model string) bool {
-	m := strings.TrimPrefix(strings.TrimPrefix(model, "models/"), "gemini-")
-	if m == strings.TrimPrefix(model, "models/") {
-		return false
-	}
-	end := 0
-	for end < len(m) && m[end] >= '0' && m[end] <= '9' {
-		end++
-	}
-	major, err := strconv.Atoi(m[:end])
-	return err == nil && major >= 3
-}
+// ("gemini-3-pro-preview", "gemini-3.1-flash", and the -latest aliases,
+// which point at Gemini 3 models), which take thinkingLevel and need
+// thought signatures on replayed function calls: the generation the
+// thinking mapping reads (parseGemini), so the two cannot disagree.
+func isGemini3Plus(model string) bool { return parseGemini(model).gemini3Plus() }
 
 func textPart(s string) part { return part{Text: &s} }
 

@@ -171,14 +171,23 @@ func TestRequestErrors(t *testing.T) {
 	}
 }
 
+// TestIsGemini3Plus: the generation that decides the thought-signature
+// placeholder is the one the thinking mapping reads: the -latest aliases
+// (Gemini 3 models today) were pre-3 here and 3+ there.
 func TestIsGemini3Plus(t *testing.T) {
 	t.Parallel()
 	for model, want := range map[string]bool{
 		"gemini-3-pro-preview": true, "models/gemini-3.1-flash": true, "gemini-10-ultra": true,
-		"gemini-2.5-flash": false, "gemini-flash-latest": false, "gemma-3-27b-it": false, "": false, "gemini-": false,
+		"gemini-flash-latest": true, "gemini-pro-latest": true, "gemini-flash-lite-latest": true, "models/gemini-flash-latest": true,
+		"publishers/google/models/gemini-3-flash-preview@default": true, "gemini-live-3.1-flash-preview": true,
+		"gemini-2.5-flash": false, "gemini-2.0-flash-lite": false, "gemini-exp-1206": false, "gemma-3-27b-it": false,
+		"tunedModels/my-model-3": false, "": false, "gemini-": false,
 	} {
 		if got := isGemini3Plus(model); got != want {
 			t.Errorf("isGemini3Plus(%q) = %v", model, got)
+		}
+		if levels := parseGemini(model).thinking() == thinkLevel; levels != isGemini3Plus(model) {
+			t.Errorf("%q: thinkingLevel %v, but Gemini 3+ %v", model, levels, isGemini3Plus(model))
 		}
 	}
 }
@@ -243,6 +252,16 @@ func TestReasoningRequest(t *testing.T) {
 			`[{"functionCall":{"id":"c1","name":"f","args":{}},"thoughtSignature":"skip_thought_signature_validator"},{"functionCall":{"id":"c2","name":"f","args":{}},"thoughtSignature":"D"}]`, nil},
 		{"gemini 2.5: no placeholder", "gemini-2.5-flash", []*llmrelayv1.Part{call("c1", "")},
 			`[{"functionCall":{"id":"c1","name":"f","args":{}}}]`, nil},
+		// The -latest aliases point at Gemini 3 models: they need the
+		// placeholder as the versioned ids do (they got none).
+		{"gemini-flash-latest: placeholder", "gemini-flash-latest", []*llmrelayv1.Part{call("c1", "")},
+			`[{"functionCall":{"id":"c1","name":"f","args":{}},"thoughtSignature":"skip_thought_signature_validator"}]`, nil},
+		{"models/gemini-pro-latest: placeholder", "models/gemini-pro-latest", []*llmrelayv1.Part{call("c1", "")},
+			`[{"functionCall":{"id":"c1","name":"f","args":{}},"thoughtSignature":"skip_thought_signature_validator"}]`, nil},
+		{"gemini-flash-lite-latest: placeholder", "gemini-flash-lite-latest", []*llmrelayv1.Part{call("c1", "")},
+			`[{"functionCall":{"id":"c1","name":"f","args":{}},"thoughtSignature":"skip_thought_signature_validator"}]`, nil},
+		{"vertex publisher path: placeholder", "publishers/google/models/gemini-3-flash-preview@default", []*llmrelayv1.Part{call("c1", "")},
+			`[{"functionCall":{"id":"c1","name":"f","args":{}},"thoughtSignature":"skip_thought_signature_validator"}]`, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

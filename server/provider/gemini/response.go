@@ -254,10 +254,11 @@ func blockedError(w *generateContentResponse) *provider.Error {
 	return e
 }
 
-// streamError converts an error object found in a 200 body.
-func (p *Provider) streamError(st *statusError) *provider.Error {
+// streamError converts an error object found in a 200 body, as httpError
+// reads one (applyStatusMeta); date is the answer's.
+func (p *Provider) streamError(st *statusError, date time.Time) *provider.Error {
 	e := &provider.Error{Provider: providerName, Kind: provider.KindUnavailable, Message: "error in response"}
-	p.applyStatus(e, st)
+	p.applyStatusMeta(e, st, date)
 	return e
 }
 
@@ -509,7 +510,8 @@ func extraCandidatesWarning(n int) string {
 // toResult converts a unary generateContent response.
 func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error) {
 	if w.Error != nil {
-		return nil, p.streamError(w.Error)
+		// Generate reads an error body with its answer's Date first.
+		return nil, p.streamError(w.Error, time.Now())
 	}
 	if len(w.Candidates) == 0 {
 		if w.PromptFeedback != nil && w.PromptFeedback.BlockReason != "" {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -21,6 +22,9 @@ type stream struct {
 	p    *Provider
 	body io.ReadCloser
 	r    *sse.Reader
+	// date is the answer's Date, from which an error chunk's quota
+	// resets are counted.
+	date time.Time
 
 	// queue holds the events of the current chunk (bounded by one chunk)
 	// from qpos on; its array is reused by the next chunk.
@@ -67,7 +71,7 @@ type stream struct {
 
 // newStream reads resp; warnings (from encoding the request) are sent first.
 func (p *Provider) newStream(resp *http.Response, warnings ...string) *stream {
-	s := &stream{p: p, body: resp.Body, r: sse.NewReader(resp.Body)}
+	s := &stream{p: p, body: resp.Body, r: sse.NewReader(resp.Body), date: provider.ResponseDate(resp.Header)}
 	meta := &llmrelayv1.ResponseMeta{Warnings: warnings}
 	// The tier the header names is known before any chunk; a serviceTier
 	// in the body, sent later, wins (pushUsageDetails sends it when it
@@ -171,7 +175,7 @@ func (s *stream) releaseEnd(cut bool) {
 func (s *stream) handle(w *generateContentResponse) {
 	if w.Error != nil {
 		s.releaseEnd(false)
-		s.err = s.p.streamError(w.Error)
+		s.err = s.p.streamError(w.Error, s.date)
 		return
 	}
 	if s.ans.responseID == "" && s.ans.calls == 0 && w.ResponseID != "" {

@@ -102,11 +102,19 @@ func parseVersion(t string) (int, int) {
 	return major, minor
 }
 
+// gemini3Plus: a Gemini 3 or later model. The -latest aliases are:
+// Google's models page lists only Gemini 3 models as current (2.0 and
+// 2.5 are shut down or superseded), gemini-pro-latest has named 3.1 Pro
+// since 6 March 2026 (Google's notice, quoted in
+// google-gemini/gemini-cli#20588), gemini-flash-latest a 3.x Flash and
+// gemini-flash-lite-latest a 3.x Flash-Lite.
+func (m geminiModel) gemini3Plus() bool { return m.gemini && (m.latest || m.major >= 3) }
+
 func (m geminiModel) thinking() thinkingKind {
 	switch {
 	case !m.gemini:
 		return thinkBudget
-	case m.latest || m.major >= 3:
+	case m.gemini3Plus():
 		return thinkLevel
 	case m.major < 0:
 		return thinkBudget

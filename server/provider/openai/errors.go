@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -318,6 +320,7 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 	if e.RetryAfter == 0 {
 		e.RetryAfter = retryDelayFromMessage(e.Message)
 	}
+	rateLimitQuota(e, string(we.Type))
 	if p.azure && model != "" {
 		if e.Extended == nil {
 			e.Extended = map[string]any{}
@@ -647,4 +650,74 @@ func filterVerdict(v any) string {
 	}
 	sort.Strings(out)
 	return strings.Join(out, ", ")
+}
+
+// limitTypes are the error types with which OpenAI (and Groq, which
+// copies it) names the limit that refused a rate-limited request: its
+// 429 bodies say {"type": "tokens", "code": "rate_limit_exceeded"} or
+// "requests" (testdata/err_429_rate_limit.http, compat_err_429.http);
+// older answers said "tokens_usage_based", the tokens limit under an
+// earlier name. The value is the QuotaFailure metric.
+var limitTypes = map[string]string{
+	"tokens": "tokens", "tokens_usage_based": "tokens", "requests": "requests",
+	"input_tokens": "input_tokens", "output_tokens": "output_tokens",
+}
+
+var (
+	// limitRE reads the limit a rate-limit message names: "on tokens per
+	// min (TPM): Limit 30000, Requested 31538", "on requests per day
+	// (RPD): Limit 10000, Used 10000, Requested 1", Groq's "on tokens per
+	// minute (TPM): Limit 6000, …", the older "on tokens_usage_based per
+	// min: Limit 300000, …": the metric, the window's abbreviation when
+	// given, and the limit.
+	limitRE = regexp.MustCompile(`(?i)\bon (tokens|requests|tokens_usage_based) per \w+(?: \(([A-Z]{3})\))?:? Limit:? ([\d,]+)`)
+	// tooLargeRE: OpenAI's answer to a request larger than the whole
+	// per-minute limit, "Request too large for gpt-4o in organization
+	// org-… on tokens per min (TPM): Limit 30000, Requested 31538. The
+	// input or output tokens must be reduced in order to run
+	// successfully." (a 429 rate_limit_exceeded of type tokens:
+	// TheR1D/shell_gpt#653, Aider-AI/aider#1880; in a Responses stream's
+	// response.failed: testdata/real_responses_failed_only_stream.http).
+	tooLargeRE = regexp.MustCompile(`(?i)^\s*request too large for\b|tokens must be reduced in order to run successfully`)
+)
+
+// rateLimitQuota puts on a rate-limited e the limit that refused it, as
+// the provider's own QuotaFailure violation: the metric its type names
+// (else its message), the limit and window (QuotaId: TPM, RPD…) its
+// message states. The rate-limit headers cannot say it: the request's
+// tokens were never taken (a request too large leaves them all
+// remaining), and they show only the per-minute limits, not the daily
+// ones a message can name; the server fills in the headers' limit only
+// when the message gives none. The code stays the provider's
+// (rate_limit_exceeded), which does not say which limit refused.
+//
+// A request too large for the whole per-minute limit can never succeed
+// there, however long the caller waits: it is not retried
+// (RetryDiscouraged, as the x-should-retry header would say) and has no
+// retry delay, but remains an exhausted quota that another deployment
+// (a higher tier) may not share, so the route falls back.
+func rateLimitQuota(e *provider.Error, typ string) {
+	if e.Kind != provider.KindRateLimited || provider.QuotaSpent(e.Code) {
+		return
+	}
+	metric := limitTypes[typ]
+	m := limitRE.FindStringSubmatch(e.Message)
+	if metric == "" && m != nil {
+		metric = limitTypes[strings.ToLower(m[1])]
+	}
+	if metric == "" {
+		return
+	}
+	v := &errdetails.QuotaFailure_Violation{QuotaMetric: metric, Description: e.Message}
+	if m != nil && limitTypes[strings.ToLower(m[1])] == metric {
+		v.QuotaId = strings.ToUpper(m[2])
+		if n, err := strconv.ParseInt(strings.ReplaceAll(m[3], ",", ""), 10, 64); err == nil {
+			v.QuotaValue = n
+		}
+	}
+	e.Quota = append(e.Quota, v)
+	if tooLargeRE.MatchString(e.Message) {
+		e.ShouldRetry = provider.RetryDiscouraged
+		e.RetryAfter = 0
+	}
 }
