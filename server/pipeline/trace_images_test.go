@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -53,7 +55,8 @@ func TestTraceContentLeavesImageBytesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	attrs := spanAttrs(rec.Ended()[0])
-	in, out := attrs[telemetry.InputMessages], attrs[telemetry.OutputMessages]
+	// protojson varies its whitespace on purpose: compare compacted.
+	in, out := compactJSON(t, attrs[telemetry.InputMessages]), compactJSON(t, attrs[telemetry.OutputMessages])
 	for name, s := range map[string]string{"input": in, "output": out} {
 		for _, leak := range []string{base64.StdEncoding.EncodeToString(png)[:12], base64.StdEncoding.EncodeToString(jpeg)[:12], "private"} {
 			if strings.Contains(s, leak) {
@@ -80,4 +83,14 @@ func TestTraceContentLeavesImageBytesOut(t *testing.T) {
 	if string(res.Message.GetParts()[1].GetImage().GetData()) != string(png) {
 		t.Error("the answer's image was changed")
 	}
+}
+
+// compactJSON is s without the whitespace between its tokens.
+func compactJSON(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		t.Fatalf("%v: %s", err, s)
+	}
+	return b.String()
 }
