@@ -468,6 +468,10 @@ func (s secrets) redactError(e *provider.Error) {
 	e.Message = s.redact(e.Message)
 	e.Param = s.redact(e.Param)
 	e.Code = s.redact(e.Code)
+	for _, v := range e.Quota {
+		// rateLimitQuota's description is the message, as it was read.
+		v.Description, v.QuotaId, v.QuotaMetric = s.redact(v.Description), s.redact(v.QuotaId), s.redact(v.QuotaMetric)
+	}
 	if fg, ok := e.Extended[extFailedGeneration].(string); ok {
 		e.Extended[extFailedGeneration] = s.redact(fg)
 	}

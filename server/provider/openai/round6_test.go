@@ -369,3 +369,24 @@ func TestFailedGenerationRedacted(t *testing.T) {
 		t.Errorf("failed_generation %q", fg)
 	}
 }
+
+// TestQuotaViolationRedacted: the QuotaFailure violation a rate-limit
+// message gives (rateLimitQuota copies the message into its description)
+// is redacted like the message: the call's credentials (an Entra ID
+// token the gateway's own redactor does not know) must not reach the
+// client through it.
+func TestQuotaViolationRedacted(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := p.errorFromObject([]byte(`{"message":"Rate limit reached for key `+testKey+` on tokens per min (TPM): Limit 30000, Requested 31538.","type":"tokens","code":"rate_limit_exceeded"}`), 429, "m", nil)
+	secrets{testKey}.redactError(e)
+	if len(e.Quota) != 1 || e.Quota[0].GetQuotaValue() != 30000 {
+		t.Fatalf("quota %v", e.Quota)
+	}
+	if d := e.Quota[0].GetDescription(); d == "" || strings.Contains(d, testKey) {
+		t.Errorf("violation description %q", d)
+	}
+}
