@@ -88,6 +88,10 @@ type Session struct {
 	ends []context.CancelFunc
 	// closeErrs are the errors of closing the sessions replaced.
 	closeErrs []error
+	// closed is the session renew closed and could not replace (its new
+	// session failed to connect): still s.session, and renewed by the
+	// next call.
+	closed *sdk.ClientSession
 }
 
 // cancelWait bounds how long Close waits for the cancellations of abandoned
@@ -316,15 +320,27 @@ func (s *Session) renew(ctx context.Context, gone *sdk.ClientSession) (*sdk.Clie
 	}
 	// The server has no session left to DELETE: Close ends ours only. Its
 	// error, if any, is reported by Close.
-	if err := gone.Close(); err != nil && !errors.Is(err, sdk.ErrSessionMissing) {
-		s.closeErrs = append(s.closeErrs, err)
+	if s.closed != gone {
+		if err := gone.Close(); err != nil && !errors.Is(err, sdk.ErrSessionMissing) {
+			s.closeErrs = append(s.closeErrs, err)
+		}
+		s.closed = gone
 	}
 	cs, end, err := s.dial(ctx)
 	if err != nil {
+		// gone stays, closed: the next call renews it (closedSession).
 		return nil, err
 	}
-	s.session, s.ends = cs, append(s.ends, end)
+	s.session, s.ends, s.closed = cs, append(s.ends, end), nil
 	return cs, nil
+}
+
+// closedSession reports whether cs is a session renew closed without
+// replacing it: a call on it fails ("client is closing") and renews it.
+func (s *Session) closedSession(cs *sdk.ClientSession) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed == cs
 }
 
 // do runs op on the current session and, when the server answers that it
@@ -337,7 +353,7 @@ func (s *Session) do(ctx context.Context, op func(*sdk.ClientSession) error) err
 	if err == nil {
 		return nil
 	}
-	if !errors.Is(err, sdk.ErrSessionMissing) {
+	if !errors.Is(err, sdk.ErrSessionMissing) && !s.closedSession(cs) {
 		// Another call found the session gone and replaced it while this
 		// one was on it: closing the old session ended this call ("client
 		// is closing") before its own 404 was read. The server had
@@ -381,7 +397,11 @@ func (s *Session) Close() error {
 			end()
 		}
 	}()
-	return s.server.scrub(errors.Join(append(s.closeErrs, s.session.Close())...))
+	errs := s.closeErrs
+	if s.session != s.closed {
+		errs = append(errs, s.session.Close())
+	}
+	return s.server.scrub(errors.Join(errs...))
 }
 
 // Name is the server's name.
