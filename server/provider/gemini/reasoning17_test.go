@@ -224,3 +224,26 @@ func TestReasoning17ParseModel(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionedLatestAlias: a -latest alias that names its version
+// (gemini-1.5-pro-latest, gemini-1.5-flash-latest: Google's aliases of the
+// Gemini 1.5 era) is that version, not "the newest models": it takes no
+// thinking configuration and needs no thought signatures. Only the
+// unversioned aliases (gemini-flash-latest) are read as Gemini 3.
+func TestVersionedLatestAlias(t *testing.T) {
+	t.Parallel()
+	for id, want := range map[string]thinkingKind{
+		"gemini-1.5-pro-latest": thinkNone, "models/gemini-1.5-flash-latest": thinkNone, "gemini-2.5-flash-latest": thinkBudget,
+		"gemini-flash-latest": thinkLevel, "gemini-3-flash-latest": thinkLevel,
+	} {
+		if got := parseGemini(id).thinking(); got != want {
+			t.Errorf("%s: %v (%+v), want %v", id, got, parseGemini(id), want)
+		}
+		if got := isGemini3Plus(id); got != (want == thinkLevel) {
+			t.Errorf("%s: Gemini 3+ %v", id, got)
+		}
+	}
+	if _, _, err := effortThinking("gemini-1.5-pro-latest", llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH); err == nil {
+		t.Error("gemini-1.5-pro-latest took reasoning_effort HIGH: sent a thinkingLevel Gemini 1.5 refuses")
+	}
+}

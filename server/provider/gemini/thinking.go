@@ -42,7 +42,7 @@ const (
 type geminiModel struct {
 	gemini       bool // a gemini-… id
 	major, minor int  // -1 when the id has no version
-	latest       bool // gemini-flash-latest, gemini-pro-latest, …
+	latest       bool // gemini-flash-latest, gemini-pro-latest, … (no version)
 	variant      string
 }
 
@@ -80,6 +80,11 @@ func parseGemini(id string) geminiModel {
 				m.major, m.minor = parseVersion(t)
 			}
 		}
+	}
+	if m.major >= 0 {
+		// gemini-1.5-pro-latest: the newest of that version, which the
+		// version says; only an alias without one names the newest models.
+		m.latest = false
 	}
 	return m
 }
