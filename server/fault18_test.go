@@ -37,7 +37,7 @@ func (f f13Format) f18Finish() string {
 
 // TestFault18SSEFraming: a whole stream written with each framing a
 // provider or a proxy may use (CRLF or CR line endings, comments between
-// events, "data:" without its space, event types nobody knows, a delta
+// events, a leading byte order mark, "data:" without its space, event types nobody knows, a delta
 // line far over the read buffer, multi-byte characters split across
 // writes) is one clean answer in every format.
 func TestFault18SSEFraming(t *testing.T) {
@@ -56,6 +56,9 @@ func TestFault18SSEFraming(t *testing.T) {
 			{"comments", true, func() string {
 				return ": keep-alive\n\n" + strings.ReplaceAll(f.complete(), "\n\n", "\n\n: keep-alive\n\n") + ": OPENROUTER PROCESSING\n\n"
 			}, okText},
+			// The SSE spec ignores one leading byte order mark; read as part
+			// of the first field name, it lost Gemini's first chunk.
+			{"leading BOM", true, func() string { return "\ufeff" + f.complete() }, okText},
 			{"data without space", true, func() string { return strings.ReplaceAll(f.complete(), "data: ", "data:") }, okText},
 			{"unknown events", true, func() string {
 				ev := "event: vendor.heartbeat\ndata: {\"type\":\"vendor.heartbeat\",\"n\":1}\n\n"
@@ -621,5 +624,105 @@ func TestFault18AgentHalfCloseDuringModelCall(t *testing.T) {
 	}
 	if _, err := s.Recv(); !errors.Is(err, io.EOF) {
 		t.Fatalf("after the end: %v", err)
+	}
+}
+
+// f18ToolRound is a complete stream of the format asking for
+// get_weather(city: Lyon) as call_w (Ollama's calls have no id: the
+// gateway makes one).
+func f18ToolRound(f f13Format) string {
+	switch f.name {
+	case "openai-chat", "azure":
+		return f.head + openaiChunk(`{"tool_calls":[{"index":0,"id":"call_w","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Lyon\"}"}}]}`, "null") +
+			openaiChunk(`{}`, `"tool_calls"`) +
+			`data: {"id":"chatcmpl-f13","object":"chat.completion.chunk","created":1760433201,"model":"gpt-4o-mini-2024-07-18","choices":[],"usage":{"prompt_tokens":24,"completion_tokens":8,"total_tokens":32}}` + "\n\n" +
+			"data: [DONE]\n\n"
+	case "openai-responses":
+		item := `{"id":"fc_w","type":"function_call","status":"completed","arguments":"{\"city\":\"Lyon\"}","call_id":"call_w","name":"get_weather"}`
+		return responsesEvent("response.created", `"sequence_number":0,"response":{`+responsesObj+`,"status":"in_progress","usage":null}`) +
+			responsesEvent("response.output_item.added", `"sequence_number":1,"output_index":0,"item":{"id":"fc_w","type":"function_call","status":"in_progress","arguments":"","call_id":"call_w","name":"get_weather"}`) +
+			responsesEvent("response.function_call_arguments.delta", `"sequence_number":2,"item_id":"fc_w","output_index":0,"delta":"{\"city\":\"Lyon\"}"`) +
+			responsesEvent("response.function_call_arguments.done", `"sequence_number":3,"item_id":"fc_w","output_index":0,"arguments":"{\"city\":\"Lyon\"}"`) +
+			responsesEvent("response.output_item.done", `"sequence_number":4,"output_index":0,"item":`+item) +
+			responsesEvent("response.completed", `"sequence_number":5,"response":{"id":"resp_f13","object":"response","created_at":1760433275,"model":"gpt-4.1-2025-04-14","status":"completed","output":[`+item+`],"usage":{"input_tokens":24,"input_tokens_details":{"cached_tokens":0},"output_tokens":8,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":32}}`)
+	case "anthropic":
+		return anthropicEvent("message_start", `"message":{"model":"claude-sonnet-4-5-20250929","id":"msg_f18w","type":"message","role":"assistant","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":21,"output_tokens":1}}`) +
+			anthropicEvent("content_block_start", `"index":0,"content_block":{"type":"tool_use","id":"call_w","name":"get_weather","input":{}}`) +
+			anthropicEvent("content_block_delta", `"index":0,"delta":{"type":"input_json_delta","partial_json":"{\"city\":\"Lyon\"}"}`) +
+			anthropicEvent("content_block_stop", `"index":0`) +
+			anthropicEvent("message_delta", `"delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":10}`) +
+			anthropicEvent("message_stop", `"x":0`)
+	case "gemini":
+		return `data: {"candidates":[{"content":{"parts":[{"functionCall":{"id":"call_w","name":"get_weather","args":{"city":"Lyon"}}}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":14,"candidatesTokenCount":7,"totalTokenCount":21},"modelVersion":"gemini-2.5-flash","responseId":"gem_f18w"}` + "\r\n\r\n"
+	}
+	return `{"model":"llama3.2","created_at":"2025-10-14T09:12:02.1Z","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"get_weather","arguments":{"city":"Lyon"}}}]},"done":false}` + "\n" +
+		ollamaLine("", true)
+}
+
+// TestFault18AgentCutEveryFormat: in every format, round 1 asks for a
+// tool, the client answers, and round 2's stream fails after its first
+// text (cut, reset, silence, an error event): the failure event names
+// round 2 with round 1's conversation and meta, the status carries round
+// 2's FailedCallMeta (one attempt, its request id, the usage known so
+// far), round 2's text was relayed and never ended, nothing was retried.
+func TestFault18AgentCutEveryFormat(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		for _, how := range []string{"EOF", "reset", "idle", "error event"} {
+			t.Run(f.name+"/"+how, func(t *testing.T) {
+				t.Parallel()
+				body := f.head + f.text("Sun")
+				round2 := map[string]f13Step{"EOF": respond(200, f.streamHead(2), body), "reset": thenReset(f.streamHead(2), body),
+					"idle": thenHang(f.streamHead(2), body), "error event": respond(200, f.streamHead(2), body+f.errEvent)}[how]
+				up := f13Serve(t, respond(200, f.streamHead(1), f18ToolRound(f)), round2, f.okStep(3))
+				yaml := strings.Replace(f.yaml, "capabilities: {chat:", "capabilities: {tools:", 1)
+				c := f13Start(t, "defaults: {idle_timeout: 150ms, retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms}}\n"+yaml, up.URL, &f13Clock{})
+				var calls int
+				evs, err := agentRun(context.Background(), t, c, &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("Lyon?")}, Tools: agentTools(t)},
+					func(r *llmrelayv1.AgentToolCallRequest) *llmrelayv1.ToolResult {
+						calls++
+						if r.GetName() != "get_weather" || r.GetArguments() != `{"city":"Lyon"}` {
+							t.Errorf("call %v", r)
+						}
+						return answerAll(r)
+					})
+				want := map[string]codes.Code{"EOF": codes.Unavailable, "reset": codes.Unavailable, "idle": codes.DeadlineExceeded, "error event": f.errCode}[how]
+				if status.Code(err) != want {
+					t.Fatalf("status %v, want %v", err, want)
+				}
+				m := failedMeta(t, err)
+				if m.GetAttempts() != 1 || len(m.GetRetryReasons()) != 1 || m.GetProviderRequestId() != f.wantReqID(2) || m.GetTimeToFirstToken() == nil {
+					t.Errorf("round 2 FailedCallMeta %v", m)
+				}
+				if (f.name == "anthropic" || f.name == "gemini") && m.GetUsage().GetInputTokens() == 0 {
+					t.Errorf("round 2 FailedCallMeta lost the usage known: %v", m)
+				}
+				fl := runFailure(t, evs)
+				if fl.GetRound() != 2 || len(fl.GetMessages()) != 3 || calls != 1 {
+					t.Fatalf("failure round %d, %d messages, %d calls", fl.GetRound(), len(fl.GetMessages()), calls)
+				}
+				am := fl.GetMeta()
+				if am.GetModelCalls() != 1 || am.GetToolRounds() != 1 || am.GetApiCalls() != 1 || am.GetUsage().GetTotalTokens() == 0 {
+					t.Errorf("failure meta %v", am)
+				}
+				var text string
+				starts := 0
+				for _, ev := range evs {
+					me := ev.GetModel()
+					if me.GetStart() != nil {
+						starts++
+					}
+					if starts == 2 {
+						text += me.GetTextDelta().GetText()
+						if me.GetEnd() != nil || me.GetToolCallDone() != nil {
+							t.Errorf("round 2 sent %v", me)
+						}
+					}
+				}
+				if text != "Sun" || up.requests() != 2 {
+					t.Errorf("round 2 relayed %q; upstream %d requests", text, up.requests())
+				}
+			})
+		}
 	}
 }
