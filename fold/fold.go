@@ -242,10 +242,14 @@ func (a *Accumulator) ToolCalls() []*llmrelayv1.ToolCall {
 	return out
 }
 
+// toolCall is the call as folded so far. A call without its done event is
+// never valid, even when its arguments so far parse: the stream may have
+// failed inside it (`{"city": "Paris"}` can be the start of
+// `{"city": "Paris", "days": 3}`), and a client must not run it.
 func (a *Accumulator) toolCall(id string) *llmrelayv1.ToolCall {
 	c := a.calls[id]
 	args := c.args.String()
-	return &llmrelayv1.ToolCall{CallId: id, Name: c.name, Arguments: args, ArgumentsValid: !c.cut && ValidArguments(args), Signature: c.signature.String()}
+	return &llmrelayv1.ToolCall{CallId: id, Name: c.name, Arguments: args, ArgumentsValid: c.done && !c.cut && ValidArguments(args), Signature: c.signature.String()}
 }
 
 // Open returns the calls that have deltas but no done event yet.

@@ -140,14 +140,42 @@ func TestCutCallStaysInvalid(t *testing.T) {
 	if err := a.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: "gcall_cut1", Name: "search", ArgumentsDelta: `{"q":"par"}`}); err != nil {
 		t.Fatal(err)
 	}
-	if !a.ToolCalls()[0].GetArgumentsValid() {
-		t.Fatal("an open call with parseable arguments reads invalid")
+	if a.ToolCalls()[0].GetArgumentsValid() {
+		t.Fatal("an open call reads valid: no done event said it is whole")
 	}
 	if err := a.AddToolCallDone(&llmrelayv1.ToolCallDone{ToolCall: &llmrelayv1.ToolCall{CallId: "gcall_cut1", Name: "search", Arguments: `{"q":"par"}`}}); err != nil {
 		t.Fatal(err)
 	}
 	if a.ToolCalls()[0].GetArgumentsValid() || a.Message().GetParts()[0].GetToolCall().GetArgumentsValid() {
 		t.Errorf("cut call folded as valid: %v", a.ToolCalls()[0])
+	}
+}
+
+// TestOpenCallNotValid: a call whose done event never came (the stream
+// failed inside its arguments) is not valid in the fold, even when its
+// arguments so far parse: `{"city": "Paris"}` may be the start of
+// `{"city": "Paris", "days": 3}`, and a client reading the partial
+// message after the error must not run it. Its done event makes it valid.
+func TestOpenCallNotValid(t *testing.T) {
+	t.Parallel()
+	var a Accumulator
+	for _, d := range []string{`{"city": `, `"Paris"}`} {
+		if err := a.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: "call_1", Name: "get_weather", ArgumentsDelta: d}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tc, _ := a.ToolCall("call_1")
+	if tc.GetArgumentsValid() || a.ToolCalls()[0].GetArgumentsValid() || a.Message().GetParts()[0].GetToolCall().GetArgumentsValid() {
+		t.Fatalf("open call folded as valid: %v", tc)
+	}
+	if got := a.Open(); len(got) != 1 || got[0] != "call_1" {
+		t.Errorf("open = %v", got)
+	}
+	if err := a.AddToolCallDone(&llmrelayv1.ToolCallDone{ToolCall: &llmrelayv1.ToolCall{CallId: "call_1", Name: "get_weather", Arguments: `{"city": "Paris"}`, ArgumentsValid: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if !a.ToolCalls()[0].GetArgumentsValid() {
+		t.Errorf("done call folded as invalid: %v", a.ToolCalls()[0])
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/llmrelay/llmrelay/client"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
@@ -724,5 +725,41 @@ func TestFault18AgentCutEveryFormat(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFault18CutCallNotValidInClientFold: a stream cut after a tool
+// call's arguments parse but before the call is done (`{"city": "Paris"}`
+// whose `, "days": 3}` never came): the client's fold (client.ToolsStream
+// Acc), read after the error, holds the call as open and not valid, in
+// every format that streams arguments.
+func TestFault18CutCallNotValidInClientFold(t *testing.T) {
+	t.Parallel()
+	for _, f := range []f13Format{openaiChat, azureFormat(), openaiResponses, anthropicFormat} {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			body := f18ToolStart(f)
+			body = strings.ReplaceAll(body, `{\"city\": \"Par"`, `{\"city\": \"Paris\"}"`)
+			if !strings.Contains(body, `Paris\"}`) {
+				t.Fatal("fixture not rewritten")
+			}
+			up := f13Serve(t, respond(200, f.streamHead(1), body))
+			yaml := strings.Replace(f.yaml, "capabilities: {chat:", "capabilities: {tools:", 1)
+			c := f13Start(t, "defaults: {retry: {max_attempts: 1}}\n"+yaml, up.URL, &f13Clock{})
+			s, err := (&client.Client{Gateway: c}).StreamTools(context.Background(), &llmrelayv1.StreamToolsRequest{Model: "m", Messages: []*llmrelayv1.Message{user("Paris?")}, Tools: weatherTools(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := s.Wait(); status.Code(err) != codes.Unavailable {
+				t.Fatalf("err %v", err)
+			}
+			calls := s.Acc.ToolCalls()
+			if len(calls) != 1 || calls[0].GetArguments() != `{"city": "Paris"}` || calls[0].GetArgumentsValid() {
+				t.Errorf("folded calls %v: want the one call, not valid", calls)
+			}
+			if open := s.Acc.Open(); len(open) != 1 || open[0] != "call_f18" {
+				t.Errorf("open calls %v", open)
+			}
+		})
 	}
 }
