@@ -431,7 +431,7 @@ func TestFault18MaxResponseBytesMidStream(t *testing.T) {
 				t.Errorf("upstream %d", up.requests())
 			}
 			m := failedMeta(t, got.err)
-			if m.GetAttempts() != 1 || m.GetTimeToFirstToken() == nil {
+			if m.GetAttempts() != 1 || m.GetTimeToFirstToken() == nil || len(m.GetRetryReasons()) != 1 || m.GetRetryReasons()[0].GetReason() != "resource_exhausted" {
 				t.Errorf("meta %v", m)
 			}
 		})
@@ -759,6 +759,40 @@ func TestFault18CutCallNotValidInClientFold(t *testing.T) {
 			}
 			if open := s.Acc.Open(); len(open) != 1 || open[0] != "call_f18" {
 				t.Errorf("open calls %v", open)
+			}
+		})
+	}
+}
+
+// TestFault18SendLimitMidStream: a provider event that would make a
+// stream message over limits.max_send_message_bytes, after content went
+// out: the client keeps what it got, then ResourceExhausted naming the
+// limit with the failed call's meta (its attempt recorded as failed, the
+// provider's request id), as limits.max_response_bytes ends one. The
+// status lacked the FailedCallMeta: the relay took the refused send for a
+// client gone away.
+func TestFault18SendLimitMidStream(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, respond(200, f.streamHead(1), f.head+f.text("The capital")+f.text(strings.Repeat("x", 200000))+f.tail))
+			c := f13Start(t, "limits: {max_send_message_bytes: 100000}\n"+f13Defaults+f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if got.end != nil || got.text != "The capital" {
+				t.Fatalf("end %v, text %d bytes", got.end, len(got.text))
+			}
+			st, info, _ := statusDetails(t, got.err)
+			if st.Code() != codes.ResourceExhausted || info.GetMetadata()["limit"] != "limits.max_send_message_bytes" || info.GetMetadata()["provider"] != "up" {
+				t.Fatalf("status %v %v", st, info)
+			}
+			m := failedMeta(t, got.err)
+			if m.GetAttempts() != 1 || len(m.GetRetryReasons()) != 1 || m.GetRetryReasons()[0].GetReason() != "resource_exhausted" ||
+				m.GetProviderRequestId() != f.wantReqID(1) || m.GetTimeToFirstToken() == nil {
+				t.Errorf("meta %v", m)
+			}
+			if up.requests() != 1 {
+				t.Errorf("upstream %d", up.requests())
 			}
 		})
 	}
