@@ -140,8 +140,8 @@ func TestCutCallStaysInvalid(t *testing.T) {
 	if err := a.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: "gcall_cut1", Name: "search", ArgumentsDelta: `{"q":"par"}`}); err != nil {
 		t.Fatal(err)
 	}
-	if a.ToolCalls()[0].GetArgumentsValid() {
-		t.Fatal("an open call reads valid: no done event said it is whole")
+	if !a.ToolCalls()[0].GetArgumentsValid() {
+		t.Fatal("an open call with parseable arguments reads invalid")
 	}
 	if err := a.AddToolCallDone(&llmrelayv1.ToolCallDone{ToolCall: &llmrelayv1.ToolCall{CallId: "gcall_cut1", Name: "search", Arguments: `{"q":"par"}`}}); err != nil {
 		t.Fatal(err)
@@ -151,31 +151,32 @@ func TestCutCallStaysInvalid(t *testing.T) {
 	}
 }
 
-// TestOpenCallNotValid: a call whose done event never came (the stream
-// failed inside its arguments) is not valid in the fold, even when its
-// arguments so far parse: `{"city": "Paris"}` may be the start of
-// `{"city": "Paris", "days": 3}`, and a client reading the partial
-// message after the error must not run it. Its done event makes it valid.
-func TestOpenCallNotValid(t *testing.T) {
+// TestFailedStreamOpenCallNotValid: once the stream failed (Fail), a call
+// whose done event never came is not valid, even when its arguments so far
+// parse: `{"city": "Paris"}` may be the start of `{"city": "Paris",
+// "days": 3}`, and a client reading the partial message after the error
+// must not run it. A call done before the failure stays valid.
+func TestFailedStreamOpenCallNotValid(t *testing.T) {
 	t.Parallel()
 	var a Accumulator
+	if err := a.AddToolCallDone(&llmrelayv1.ToolCallDone{ToolCall: &llmrelayv1.ToolCall{CallId: "call_0", Name: "get_time", Arguments: `{"city": "Lyon"}`, ArgumentsValid: true}}); err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range []string{`{"city": `, `"Paris"}`} {
-		if err := a.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: "call_1", Name: "get_weather", ArgumentsDelta: d}); err != nil {
+		if err := a.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: "call_1", Index: 1, Name: "get_weather", ArgumentsDelta: d}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	a.Fail()
 	tc, _ := a.ToolCall("call_1")
-	if tc.GetArgumentsValid() || a.ToolCalls()[0].GetArgumentsValid() || a.Message().GetParts()[0].GetToolCall().GetArgumentsValid() {
-		t.Fatalf("open call folded as valid: %v", tc)
+	if tc.GetArgumentsValid() || a.ToolCalls()[1].GetArgumentsValid() || a.Message().GetParts()[1].GetToolCall().GetArgumentsValid() {
+		t.Errorf("open call of a failed stream folded as valid: %v", tc)
 	}
 	if got := a.Open(); len(got) != 1 || got[0] != "call_1" {
 		t.Errorf("open = %v", got)
 	}
-	if err := a.AddToolCallDone(&llmrelayv1.ToolCallDone{ToolCall: &llmrelayv1.ToolCall{CallId: "call_1", Name: "get_weather", Arguments: `{"city": "Paris"}`, ArgumentsValid: true}}); err != nil {
-		t.Fatal(err)
-	}
 	if !a.ToolCalls()[0].GetArgumentsValid() {
-		t.Errorf("done call folded as invalid: %v", a.ToolCalls()[0])
+		t.Errorf("the call done before the failure folded as invalid: %v", a.ToolCalls()[0])
 	}
 }
 

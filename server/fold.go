@@ -27,9 +27,9 @@ func (f *foldState) doneCall(id string, cut bool) (*llmrelayv1.ToolCallDone, err
 	if tc == nil || f.done[id] {
 		return nil, nil
 	}
-	// The fold calls an open call invalid; done, it is valid when its
-	// arguments parse and the answer did not stop inside it.
-	tc.ArgumentsValid = !cut && fold.ValidArguments(tc.GetArguments())
+	if cut {
+		tc.ArgumentsValid = false
+	}
 	d := &llmrelayv1.ToolCallDone{Index: idx, ToolCall: tc}
 	if err := f.acc.AddToolCallDone(d); err != nil {
 		return nil, err
