@@ -446,9 +446,12 @@ func f18Rec(r providertest.Recording) f13Step {
 // TestFault18AgentRoundTwoFails: round 1 asks for a tool and succeeds;
 // round 2's model call fails (every attempt 503; a stream cut, reset or
 // silent after its first text). The run ends with a failure event for
-// round 2 holding the conversation of round 1 and round 1's meta (cost,
-// usage), then the round-2 call's status with its FailedCallMeta; what
+// round 2 holding the conversation of round 1 and the meta of both model
+// calls (round 1's cost and usage; the failed call last, its requests in
+// api_calls), then the round-2 call's status with its FailedCallMeta; what
 // round 2 relayed stays relayed and is never followed by a model end.
+// The failed call was left out of the run's meta, which undercounted its
+// api_calls and the usage the caller was charged for.
 func TestFault18AgentRoundTwoFails(t *testing.T) {
 	t.Parallel()
 	r1 := chatStream("chatcmpl-F18r1", "", []chatCall{{"call_w", "get_weather", `{"city":"Lyon"}`}}, 30, 5)
@@ -485,9 +488,17 @@ func TestFault18AgentRoundTwoFails(t *testing.T) {
 			if f.GetRound() != 2 || len(f.GetMessages()) != 3 {
 				t.Fatalf("failure round %d, %d messages", f.GetRound(), len(f.GetMessages()))
 			}
+			// Both model calls are the run's: round 1's, and round 2's
+			// failed one (its meta the FailedCallMeta), its requests
+			// counted in api_calls.
 			am := f.GetMeta()
-			if am.GetModelCalls() != 1 || am.GetToolRounds() != 1 || len(am.GetRounds()) != 1 || am.GetUsage().GetTotalTokens() != 35 {
+			if am.GetModelCalls() != 2 || am.GetToolRounds() != 1 || len(am.GetRounds()) != 2 || am.GetUsage().GetTotalTokens() != 35 ||
+				am.GetApiCalls() != int32(1+tc.attempts) {
 				t.Errorf("failure meta %v", am)
+			}
+			if r2 := am.GetRounds()[len(am.GetRounds())-1]; r2.GetRound() != 2 || r2.GetMeta().GetAttempts() != int32(tc.attempts) ||
+				r2.GetMeta().GetProviderRequestId() != m.GetProviderRequestId() || r2.GetToolCalls() != 0 {
+				t.Errorf("round 2 record %v", r2)
 			}
 			if am.GetCost().GetAmountNanos() != 7500 {
 				t.Errorf("failure meta lost round 1's cost: %v", am)
@@ -663,7 +674,8 @@ func f18ToolRound(f f13Format) string {
 // TestFault18AgentCutEveryFormat: in every format, round 1 asks for a
 // tool, the client answers, and round 2's stream fails after its first
 // text (cut, reset, silence, an error event): the failure event names
-// round 2 with round 1's conversation and meta, the status carries round
+// round 2 with round 1's conversation and both calls' meta (round 2's
+// usage so far in the run's total), the status carries round
 // 2's FailedCallMeta (one attempt, its request id, the usage known so
 // far), round 2's text was relayed and never ended, nothing was retried.
 func TestFault18AgentCutEveryFormat(t *testing.T) {
@@ -703,8 +715,14 @@ func TestFault18AgentCutEveryFormat(t *testing.T) {
 					t.Fatalf("failure round %d, %d messages, %d calls", fl.GetRound(), len(fl.GetMessages()), calls)
 				}
 				am := fl.GetMeta()
-				if am.GetModelCalls() != 1 || am.GetToolRounds() != 1 || am.GetApiCalls() != 1 || am.GetUsage().GetTotalTokens() == 0 {
+				if am.GetModelCalls() != 2 || am.GetToolRounds() != 1 || am.GetApiCalls() != 2 || len(am.GetRounds()) != 2 || am.GetUsage().GetTotalTokens() == 0 {
 					t.Errorf("failure meta %v", am)
+				}
+				// Round 2's usage so far is the run's too (charged to the
+				// caller): the run's total is round 1's plus it.
+				r1, r2 := am.GetRounds()[0].GetMeta().GetUsage(), am.GetRounds()[1].GetMeta().GetUsage()
+				if r2.GetInputTokens() != m.GetUsage().GetInputTokens() || am.GetUsage().GetInputTokens() != r1.GetInputTokens()+r2.GetInputTokens() {
+					t.Errorf("run usage %v, rounds %v and %v", am.GetUsage(), r1, r2)
 				}
 				var text string
 				starts := 0
