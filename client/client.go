@@ -112,6 +112,9 @@ func (c *Client) StreamChat(ctx context.Context, req *llmrelayv1.StreamChatReque
 func (s *ChatStream) Recv() (*llmrelayv1.StreamChatResponse, error) {
 	ev, err := s.s.Recv()
 	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			s.Acc.Fail() // an open call is not valid: the stream failed inside it
+		}
 		return nil, err
 	}
 	if err := s.Acc.AddChat(ev); err != nil {
@@ -152,6 +155,9 @@ func (c *Client) StreamTools(ctx context.Context, req *llmrelayv1.StreamToolsReq
 func (s *ToolsStream) Recv() (*llmrelayv1.StreamToolsResponse, error) {
 	ev, err := s.s.Recv()
 	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			s.Acc.Fail() // an open call is not valid: the stream failed inside it
+		}
 		return nil, err
 	}
 	if err := s.Acc.AddTools(ev); err != nil {

@@ -30,6 +30,8 @@ type Accumulator struct {
 	segments []segment
 	// reasoning maps a reasoning block index to its segment.
 	reasoning map[int32]int
+	// failed is set by Fail: the stream ended with an error status.
+	failed bool
 }
 
 type segment struct {
@@ -245,8 +247,17 @@ func (a *Accumulator) ToolCalls() []*llmrelayv1.ToolCall {
 func (a *Accumulator) toolCall(id string) *llmrelayv1.ToolCall {
 	c := a.calls[id]
 	args := c.args.String()
-	return &llmrelayv1.ToolCall{CallId: id, Name: c.name, Arguments: args, ArgumentsValid: !c.cut && ValidArguments(args), Signature: c.signature.String()}
+	valid := !c.cut && (c.done || !a.failed) && ValidArguments(args)
+	return &llmrelayv1.ToolCall{CallId: id, Name: c.name, Arguments: args, ArgumentsValid: valid, Signature: c.signature.String()}
 }
+
+// Fail records that the stream ended with an error status instead of its
+// end event. A call still open then is not valid, even when its arguments
+// so far parse: the stream may have failed inside them (`{"city": "Paris"}`
+// can be the start of `{"city": "Paris", "days": 3}`), and a client
+// reading the folded message after the error must not run it. The client
+// streams (package client) call it when Recv returns an error.
+func (a *Accumulator) Fail() { a.failed = true }
 
 // Open returns the calls that have deltas but no done event yet.
 func (a *Accumulator) Open() []string {

@@ -151,6 +151,35 @@ func TestCutCallStaysInvalid(t *testing.T) {
 	}
 }
 
+// TestFailedStreamOpenCallNotValid: once the stream failed (Fail), a call
+// whose done event never came is not valid, even when its arguments so far
+// parse: `{"city": "Paris"}` may be the start of `{"city": "Paris",
+// "days": 3}`, and a client reading the partial message after the error
+// must not run it. A call done before the failure stays valid.
+func TestFailedStreamOpenCallNotValid(t *testing.T) {
+	t.Parallel()
+	var a Accumulator
+	if err := a.AddToolCallDone(&llmrelayv1.ToolCallDone{ToolCall: &llmrelayv1.ToolCall{CallId: "call_0", Name: "get_time", Arguments: `{"city": "Lyon"}`, ArgumentsValid: true}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{`{"city": `, `"Paris"}`} {
+		if err := a.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: "call_1", Index: 1, Name: "get_weather", ArgumentsDelta: d}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Fail()
+	tc, _ := a.ToolCall("call_1")
+	if tc.GetArgumentsValid() || a.ToolCalls()[1].GetArgumentsValid() || a.Message().GetParts()[1].GetToolCall().GetArgumentsValid() {
+		t.Errorf("open call of a failed stream folded as valid: %v", tc)
+	}
+	if got := a.Open(); len(got) != 1 || got[0] != "call_1" {
+		t.Errorf("open = %v", got)
+	}
+	if !a.ToolCalls()[0].GetArgumentsValid() {
+		t.Errorf("the call done before the failure folded as invalid: %v", a.ToolCalls()[0])
+	}
+}
+
 // TestTextPhases: text deltas of one phase fold into one part carrying it;
 // a delta of another phase (or none) begins a new part, so that an
 // assistant's commentary and its final answer stay apart, as the unary

@@ -502,6 +502,12 @@ func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.Tool
 	p.start = a.g.now()
 	sink := &agentSink{ss: a.ss}
 	if err := a.g.runStream(ctx, p, &toolsSink{ss: sink}); err != nil {
+		if m := failedCallMeta(err); m != nil {
+			// The failed call was made: its requests, its usage so far
+			// and their cost (charged to the caller's budget) are the
+			// run's as well; it is the run's last round.
+			a.account(&llmrelayv1.AgentRound{Round: int32(round), Meta: m})
+		}
 		return nil, nil, err
 	}
 	msg := sink.acc.Message()
@@ -518,6 +524,17 @@ func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.Tool
 		a.msgs = append(a.msgs, msg)
 	}
 	return sink.acc.ToolCalls(), rec, nil
+}
+
+// failedCallMeta is the FailedCallMeta of a call's status, nil when the
+// call failed before it reached a provider.
+func failedCallMeta(err error) *llmrelayv1.ResponseMeta {
+	for _, d := range status.Convert(err).Details() {
+		if f, ok := d.(*llmrelayv1.FailedCallMeta); ok {
+			return f.GetMeta()
+		}
+	}
+	return nil
 }
 
 // account adds a round's meta to the run's.

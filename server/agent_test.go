@@ -1000,7 +1000,10 @@ func TestAgentFailureKeepsConversation(t *testing.T) {
 	if n := len(f.GetMessages()[1].GetParts()); n != 3 || len(f.GetMessages()[2].GetParts()) != 3 {
 		t.Errorf("round 1: %d calls, %d results", n, len(f.GetMessages()[2].GetParts()))
 	}
-	if m := f.GetMeta(); m.GetModelCalls() != 1 || m.GetToolRounds() != 1 || len(m.GetRounds()) != 1 || m.GetUsage().GetTotalTokens() == 0 {
+	// The failed model call of round 2 is the run's last round (its meta
+	// the status's FailedCallMeta): made, so counted.
+	if m := f.GetMeta(); m.GetModelCalls() != 2 || m.GetToolRounds() != 1 || len(m.GetRounds()) != 2 || m.GetUsage().GetTotalTokens() == 0 ||
+		m.GetRounds()[1].GetRound() != 2 || m.GetRounds()[1].GetMeta().GetProviderRequestId() != failed.GetMeta().GetProviderRequestId() {
 		t.Errorf("failure meta %v", m)
 	}
 

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -736,8 +738,10 @@ type relay struct {
 	acc     foldState
 	usage   *llmrelayv1.Usage
 	sendErr error
-	// final is the meta of the finished stream, once built.
-	final *llmrelayv1.ResponseMeta
+	// final is the meta of the finished stream, once built; accounted is
+	// set once the call was accounted as a success (its end event next).
+	final     *llmrelayv1.ResponseMeta
+	accounted bool
 	// tagged marks the reasoning blocks whose first delta went out.
 	tagged map[int32]bool
 }
@@ -925,6 +929,7 @@ func (r *relay) finish() error {
 		}
 	}
 	r.g.account(r.ctx, r.p, meta, nil)
+	r.accounted = true
 	return r.send(r.sink.end(&llmrelayv1.StreamEnd{FinishReason: meta.FinishReason, Meta: meta}))
 }
 
@@ -932,9 +937,28 @@ func (r *relay) finish() error {
 // already sent stay valid.
 func (r *relay) fail(ctx context.Context, err error) error {
 	if r.sendErr != nil {
-		// The client went away or the transport broke: nothing more can
-		// reach it; report the send error as it is.
-		return r.sendErr
+		var le *limitError
+		if !errors.As(r.sendErr, &le) {
+			// The client went away or the transport broke: nothing more
+			// can reach it; report the send error as it is.
+			return r.sendErr
+		}
+		// An event over limits.max_send_message_bytes: the client is
+		// still there and gets the limit's status with the call's meta
+		// (attempts, ids, the usage so far), like any failure after the
+		// first byte.
+		if r.accounted {
+			// The end event was too large: the call was accounted as a
+			// success just before it; only its status changes.
+			return r.limitStatus(ctx, le, r.final)
+		}
+		// The gateway ended the attempt: a failed attempt, as one ended
+		// by limits.max_response_bytes is.
+		rec := r.p.call.Record
+		r.p.call.RecordFailure(&provider.Error{Provider: r.p.providerType, Kind: provider.KindResourceExhausted, Message: le.msg},
+			r.g.now().Sub(rec.AttemptStart))
+		meta := r.finalMeta()
+		return r.g.account(ctx, r.p, meta, r.limitStatus(ctx, le, meta))
 	}
 	if pe := (*provider.Error)(nil); errors.As(err, &pe) {
 		// The attempt failed after Retry handed the stream over: it is a
@@ -954,6 +978,23 @@ func (r *relay) fail(ctx context.Context, err error) error {
 	}
 	meta := r.finalMeta()
 	return r.g.account(ctx, r.p, meta, toStatus(ctx, err, meta, r.p.st.redact, r.g.log))
+}
+
+// limitStatus is the status of an event refused for
+// limits.max_send_message_bytes mid-stream: the limit's status (toStatus
+// leaves a limit's meta out: the other limits refuse a call before it
+// reaches a provider) with the failed call's meta, as every failure after
+// a provider call has it.
+func (r *relay) limitStatus(ctx context.Context, le *limitError, meta *llmrelayv1.ResponseMeta) error {
+	err := toStatus(ctx, le, meta, r.p.st.redact, r.g.log)
+	withMeta, derr := status.Convert(err).WithDetails(protoadapt.MessageV1Of(&llmrelayv1.FailedCallMeta{Meta: meta}))
+	if derr != nil {
+		// Cannot happen (the meta marshals: it went out in events); the
+		// limit's status still says what happened.
+		r.g.log.WarnContext(ctx, "failed call meta not attached", slog.String("error", derr.Error()))
+		return err
+	}
+	return withMeta.Err()
 }
 
 func firstNonEmpty(a, b string) string {

@@ -135,10 +135,29 @@ func (f *fittedStream) Context() context.Context { return f.ctx }
 func (f *fittedStream) SendMsg(m any) error {
 	if pm, ok := m.(proto.Message); ok {
 		if err := f.s.fitResponse(pm); err != nil {
-			return f.s.limitStatus(f.Context(), err)
+			le, _ := err.(*limitError)
+			return &sendLimitError{st: f.s.limitStatus(f.Context(), err), limit: le}
 		}
 	}
 	return f.ServerStream.SendMsg(m)
+}
+
+// sendLimitError is a message SendMsg refused for limits.max_send_message_bytes:
+// its status for whoever returns it as is, and (Unwrap) the limit, so that
+// a stream relay tells it from a client gone away: the client is still
+// there and gets the call's status with the failed call's meta.
+type sendLimitError struct {
+	st    error
+	limit *limitError
+}
+
+func (e *sendLimitError) Error() string              { return e.st.Error() }
+func (e *sendLimitError) GRPCStatus() *status.Status { return status.Convert(e.st) }
+func (e *sendLimitError) Unwrap() error {
+	if e.limit == nil {
+		return nil
+	}
+	return e.limit
 }
 
 // metaOf finds the meta of a response or of a stream's end event.

@@ -48,6 +48,9 @@ type Reader struct {
 	// skipLF is set after a lone CR so that a following LF (CRLF split
 	// across reads) is not read as an empty line.
 	skipLF bool
+	// lines counts the lines read: the first one loses a leading byte
+	// order mark.
+	lines int
 	// bare is the state of a bare JSON object being read (bareJSON):
 	// the depth of its braces (0: none), inside a string, after a
 	// backslash in one.
@@ -206,7 +209,7 @@ func (r *Reader) readLine() ([]byte, error) {
 			if _, err := r.r.Peek(1); err != nil {
 				if errors.Is(err, io.EOF) && len(r.line) > 0 {
 					// A last line without terminator still counts.
-					return r.line, nil
+					return r.firstLine(r.line), nil
 				}
 				return nil, err
 			}
@@ -248,11 +251,31 @@ func (r *Reader) readLine() ([]byte, error) {
 		if len(r.line) == 0 {
 			// Discard does not overwrite the buffer: the slice stays valid
 			// until the next read.
-			return buf[:i], nil
+			return r.firstLine(buf[:i]), nil
 		}
 		r.line = append(r.line, buf[:i]...)
-		return r.line, nil
+		return r.firstLine(r.line), nil
 	}
+}
+
+// bom is UTF-8's byte order mark.
+var bom = []byte("\xEF\xBB\xBF")
+
+// firstLine drops a byte order mark from the stream's first line: the
+// spec ignores one leading BOM, and without that the first line's field
+// name would start with it, so the stream's first event (a Gemini answer's
+// first text) would be dropped as an unknown field. A line assembled in
+// r.line is moved down in place, so that lineCopied still knows it.
+func (r *Reader) firstLine(line []byte) []byte {
+	r.lines++
+	if r.lines > 1 || !bytes.HasPrefix(line, bom) {
+		return line
+	}
+	if r.lineCopied(line) {
+		r.line = append(r.line[:0], r.line[len(bom):]...)
+		return r.line
+	}
+	return line[len(bom):]
 }
 
 // eventData is the data of the event being dispatched.

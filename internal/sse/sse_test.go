@@ -44,6 +44,12 @@ func TestReader(t *testing.T) {
 		{"no final blank line", "data: a\n\ndata: b", []ev{{"", "a", ""}, {"", "b", ""}}},
 		{"event without data", "event: x\n\ndata: y\n\n", []ev{{"", "y", ""}}},
 		{"empty data", "data:\n\n", []ev{{"", "", ""}}},
+		// The spec ignores one leading byte order mark (only there).
+		{"leading BOM", "\ufeffdata: a\n\ndata: b\n\n", []ev{{"", "a", ""}, {"", "b", ""}}},
+		{"BOM before a field", "\ufeffevent: x\ndata: a\n\n", []ev{{"x", "a", ""}}},
+		{"BOM before a bare object", "\ufeff{\"error\":{\"code\":503}}\n", []ev{{"", `{"error":{"code":503}}`, ""}}},
+		{"BOM before a long line", "\ufeffdata: " + strings.Repeat("x", 3000) + "\n\ndata: b\n\n", []ev{{"", strings.Repeat("x", 3000), ""}, {"", "b", ""}}},
+		{"BOM only first", "data: a\n\n\ufeffdata: b\n\ndata: c\n\n", []ev{{"", "a", ""}, {"", "c", ""}}},
 		// llama.cpp's server: a stream's error as an "error:" line.
 		{"llama.cpp error field", "data: {\"a\":1}\n\nerror: {\"code\":400,\"message\":\"too long\"}\n\ndata: [DONE]\n\n",
 			[]ev{{"", `{"a":1}`, ""}, {"error", `{"code":400,"message":"too long"}`, ""}, {"", "[DONE]", ""}}},
