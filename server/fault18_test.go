@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/llmrelay/llmrelay/client"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
@@ -811,6 +813,35 @@ func TestFault18SendLimitMidStream(t *testing.T) {
 			}
 			if up.requests() != 1 {
 				t.Errorf("upstream %d", up.requests())
+			}
+		})
+	}
+}
+
+// TestFault18CompleteThenSilence: a whole answer (its finish and usage)
+// whose connection the provider leaves open without a terminator: Gemini,
+// which has none, or an OpenAI-compatible server that sends no [DONE].
+// It is complete: the client gets the answer and its end, with a warning
+// that the idle timeout ended it, not a DeadlineExceeded after the whole
+// text was relayed. Formats whose terminator came end at it, as before.
+func TestFault18CompleteThenSilence(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			body := strings.Replace(f.complete(), "data: [DONE]\n\n", "", 1)
+			up := f13Serve(t, thenHang(f.streamHead(1), body))
+			c := f13Start(t, "defaults: {idle_timeout: 150ms, retry: {max_attempts: 1}}\n"+f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if got.err != nil || got.end == nil {
+				t.Fatalf("err %v, end %v: a complete answer left open is complete", got.err, got.end)
+			}
+			if got.text != okText || got.end.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || got.end.GetMeta().GetUsage().GetOutputTokens() == 0 {
+				t.Errorf("text %q, end %v", got.text, got.end)
+			}
+			idle := slices.Contains(got.end.GetMeta().GetWarnings(), provider.IdleAfterEndWarning)
+			if wantIdle := f.name == "gemini" || strings.Contains(f.complete(), "[DONE]"); idle != wantIdle {
+				t.Errorf("idle warning %v, want %v: %q", idle, wantIdle, got.end.GetMeta().GetWarnings())
 			}
 		})
 	}

@@ -314,7 +314,7 @@ func (rt *roundTripper) watch(req *http.Request, resp *http.Response, capture *p
 
 // ErrIdleTimeout is returned by a response body that stayed silent longer
 // than the idle timeout.
-var ErrIdleTimeout = errors.New("provider sent no data within the idle timeout")
+var ErrIdleTimeout = provider.ErrIdleTimeout
 
 // idleTimeoutError is a net.Error so that provider.TransportError classifies
 // it as a timeout.

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"errors"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
 
@@ -95,6 +96,19 @@ type ToolCallDelta struct {
 
 // ErrStreamClosed is what Recv returns after Close: the caller's own doing,
 // so KindCanceled (a fresh error each time: callers may annotate it).
+
+// ErrIdleTimeout is the error a response body returns when the provider
+// sent nothing within the idle timeout (the pipeline's watched body).
+// An adapter whose stream had already delivered a complete answer (its
+// finish, and its usage where the format sends one) ends the stream as
+// complete on it, with IdleAfterEndWarning: the provider kept the
+// connection open after its last event, which is not a cut answer.
+var ErrIdleTimeout = errors.New("provider sent no data within the idle timeout")
+
+// IdleAfterEndWarning is the warning of a complete stream ended by the
+// idle timeout.
+const IdleAfterEndWarning = "the provider kept the stream open after its last event; it was ended by the idle timeout (the answer is complete)"
+
 func ErrStreamClosed(providerName string) *Error {
 	return &Error{Provider: providerName, Kind: KindCanceled, Message: "stream closed"}
 }

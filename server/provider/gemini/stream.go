@@ -127,6 +127,11 @@ func (s *stream) Recv() (*provider.Event, error) {
 func (s *stream) fail(err error) {
 	s.releaseEnd(false)
 	switch {
+	case s.finished && errors.Is(err, provider.ErrIdleTimeout):
+		// The last chunk (its finishReason) came; the connection stayed
+		// open: a complete answer, not a cut one.
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{provider.IdleAfterEndWarning}}})
+		s.err = io.EOF
 	case errors.Is(err, io.EOF):
 		if s.finished {
 			s.err = io.EOF

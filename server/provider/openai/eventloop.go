@@ -81,6 +81,14 @@ func (s *eventLoop) Recv() (*provider.Event, error) {
 				s.handle(nil, []byte(s.final))
 				continue
 			}
+			if errors.Is(err, provider.ErrIdleTimeout) && s.completeAtEOF {
+				// A complete answer (finish and usage) without its
+				// terminator, the connection left open: complete, as at EOF.
+				s.completeAtEOF = false
+				s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{provider.IdleAfterEndWarning}}})
+				s.handle(nil, []byte(s.final))
+				continue
+			}
 			s.err = s.readError(err)
 			continue
 		}
