@@ -359,7 +359,9 @@ func (s *Session) do(ctx context.Context, op func(*sdk.ClientSession) error) err
 		// is closing") before its own 404 was read. The server had
 		// forgotten that session, so it did not run the call: once more
 		// on the new one.
-		if next := s.current(); next != cs && ctx.Err() == nil {
+		// Only that error: another one (the call's own failure) may come
+		// from a server that ran the call.
+		if next := s.current(); next != cs && ctx.Err() == nil && errors.Is(err, sdk.ErrConnectionClosed) {
 			return op(next)
 		}
 		return err
