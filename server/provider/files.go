@@ -128,7 +128,7 @@ func CheckFile(format string, f *llmrelayv1.File) (field, reason string) {
 		if _, ok := src.(*llmrelayv1.File_Data); ok && !strings.HasPrefix(mt, "text/") && !responsesDocuments[mt] {
 			return "mime_type", "the OpenAI Responses API does not take " + orNone(mt) + " files (PDF, text, JSON, XML and office documents)"
 		}
-		if u, ok := src.(*llmrelayv1.File_Url); ok && !strings.HasPrefix(u.Url, "http") {
+		if u, ok := src.(*llmrelayv1.File_Url); ok && !isHTTPURL(u.Url) {
 			return "url", "the OpenAI Responses API takes http(s) file URLs only"
 		}
 		return "", ""
@@ -141,7 +141,7 @@ func CheckFile(format string, f *llmrelayv1.File) (field, reason string) {
 			if mt != "" && mt != "application/pdf" {
 				return "mime_type", "Anthropic takes URLs of PDF documents only, not " + mt
 			}
-			if !strings.HasPrefix(s.Url, "http") {
+			if !isHTTPURL(s.Url) {
 				return "url", "Anthropic takes http(s) document URLs only"
 			}
 		case *llmrelayv1.File_Data:
@@ -190,4 +190,11 @@ func orNone(mt string) string {
 		return "files without a mime_type"
 	}
 	return mt
+}
+
+// isHTTPURL reports whether u is an http(s) URL, its scheme in any case
+// (URL schemes are case-insensitive: validation accepts HTTPS://).
+func isHTTPURL(u string) bool {
+	scheme, _, ok := strings.Cut(u, "://")
+	return ok && (strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https"))
 }

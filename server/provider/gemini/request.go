@@ -631,10 +631,11 @@ func functionResponseFor(tr *llmrelayv1.ToolResult, calls map[string]callInfo) (
 	return fr, nil
 }
 
-// imagePart maps an image: bytes and data: URLs inline, http(s) URLs as
-// fileData (mime type from the image, else guessed from the extension).
 // filePart maps a document, audio or video file: inline bytes as
-// inlineData, a URL or an uploaded file's URI as fileData.
+// inlineData, a URL or an uploaded file's URI as fileData. A Files API
+// name as the SDKs print it ("files/abc123") is sent as the file's URI,
+// which fileData takes (https://generativelanguage.googleapis.com/v1beta/files/abc123,
+// the `uri` the upload returns).
 func filePart(mi, pi int, f *llmrelayv1.File) (part, error) {
 	param := fmt.Sprintf("messages[%d].parts[%d].file", mi, pi)
 	if field, reason := provider.CheckFile("gemini", f); reason != "" {
@@ -650,11 +651,22 @@ func filePart(mi, pi int, f *llmrelayv1.File) (part, error) {
 	case *llmrelayv1.File_Url:
 		return part{FileData: &fileData{MimeType: mt, FileURI: src.Url}}, nil
 	case *llmrelayv1.File_FileId:
-		return part{FileData: &fileData{MimeType: mt, FileURI: src.FileId}}, nil
+		return part{FileData: &fileData{MimeType: mt, FileURI: filesAPIURI(src.FileId)}}, nil
 	}
 	return part{}, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Param: param, Message: param + ": a file needs a url, data or file_id"}
 }
 
+// filesAPIURI is the URI of an uploaded file named by its Files API name
+// ("files/abc123"); anything else (a full URI) is sent as it is.
+func filesAPIURI(id string) string {
+	if strings.HasPrefix(id, "files/") && !strings.Contains(id, "://") {
+		return "https://generativelanguage.googleapis.com/v1beta/" + id
+	}
+	return id
+}
+
+// imagePart maps an image: bytes and data: URLs inline, http(s) URLs as
+// fileData (mime type from the image, else guessed from the extension).
 func imagePart(img *llmrelayv1.Image) (part, error) {
 	if img == nil {
 		return part{}, fmt.Errorf("empty image")
