@@ -157,6 +157,11 @@ func (s *stream) push(ev *provider.Event) { s.queue = append(s.queue, ev) }
 // handleLine turns one NDJSON line into events.
 func (s *stream) handleLine(line []byte) {
 	line = bytes.TrimSpace(line)
+	if s.lineNo == 0 {
+		// A byte order mark before the first line (a proxy re-encoding
+		// the body) is not part of the JSON.
+		line = bytes.TrimPrefix(line, []byte("\ufeff"))
+	}
 	if len(line) == 0 {
 		return
 	}
