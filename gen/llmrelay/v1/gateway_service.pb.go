@@ -2363,8 +2363,9 @@ type AgentFailure struct {
 	// failed round's assistant turn is not in it): send it in a new setup to
 	// retry from there.
 	Messages []*Message `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
-	// The rounds done so far (the failed model call's meta is the status's
-	// FailedCallMeta).
+	// The rounds so far, the failed model call last when it reached the
+	// provider (its meta is also the status's FailedCallMeta); usage and
+	// cost include what that call spent.
 	Meta          *AgentMeta `protobuf:"bytes,3,opt,name=meta,proto3" json:"meta,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
