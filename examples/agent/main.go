@@ -17,7 +17,11 @@ import (
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:50051", "llmrelay server")
+	defaultAddr := os.Getenv("LLMRELAY_ADDR") // as the CLI and examples/go: host:port or unix:///path/to.sock
+	if defaultAddr == "" {
+		defaultAddr = "127.0.0.1:50051"
+	}
+	addr := flag.String("addr", defaultAddr, "llmrelay server: host:port or unix:///path/to.sock ($LLMRELAY_ADDR)")
 	model := flag.String("model", "builtin/echo", "model name (ListModels)")
 	flag.Parse()
 	if err := run(*addr, *model, strings.Join(flag.Args(), " ")); err != nil {
