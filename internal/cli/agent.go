@@ -47,7 +47,7 @@ func agent(ctx context.Context, e *env, args []string) error {
 	mcpNames := fs.String("mcp", "", "configured MCP servers to use, comma-separated")
 	maxRounds := fs.Int("max-rounds", 0, "model calls at most (0: the server's default)")
 	jsonOut := fs.Bool("json", false, "print the final AgentEnd as JSON instead of the text")
-	toolTimeout := fs.Duration("tool-timeout", 0, "how long the server waits for each tool result (0: no limit besides the deadline); a missed one fails the run")
+	toolTimeout := fs.Duration("tool-timeout", 0, "how long the server waits for each round's tool results (0: the server's agent.max_tool_timeout, 10m by default, which also caps it); what a miss does is --on-tool-timeout's")
 	onToolTimeout := fs.String("on-tool-timeout", "fail", "what a missed --tool-timeout does: fail (the run) or error-result (the model gets an error result, the command is killed)")
 	pos, err := parse(e, fs, "PROMPT...", agentSummary, args)
 	if err != nil {

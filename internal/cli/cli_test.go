@@ -386,7 +386,8 @@ func TestDescribeEveryDetail(t *testing.T) {
 	st, err := status.New(codes.ResourceExhausted, "rate limited by openai").WithDetails(
 		&errdetails.ErrorInfo{Reason: "UPSTREAM_RATE_LIMITED", Domain: "llmrelay.dev", Metadata: map[string]string{"provider": "oai", "model": "gpt"}},
 		&errdetails.RetryInfo{RetryDelay: durationpb.New(7 * time.Second)},
-		&errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: "messages", Description: "at least one"}}},
+		&errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: "messages", Description: "at least one"},
+			{Field: "tools[1].parameters", Description: "tools[1].parameters: not a valid JSON Schema"}}},
 		&llmrelayv1.FailedCallMeta{Meta: &llmrelayv1.ResponseMeta{Attempts: 2, RequestId: "r1", RetryReasons: []*llmrelayv1.RetryReason{
 			{Attempt: 1, Reason: "http_429", Message: "slow down", Deployment: "azure"}}}},
 	)
@@ -400,6 +401,7 @@ func TestDescribeEveryDetail(t *testing.T) {
   provider: oai
   retry after: 7s
   invalid field messages: at least one
+  invalid field tools[1].parameters: not a valid JSON Schema
   request id: r1
   attempts: 2
   attempt 1 on azure failed (http_429): slow down`

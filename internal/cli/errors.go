@@ -76,7 +76,9 @@ func describe(err error) string {
 			}
 		case *errdetails.BadRequest:
 			for _, v := range d.GetFieldViolations() {
-				line("invalid field %s: %s", v.GetField(), v.GetDescription())
+				// The server's descriptions often start with the field
+				// itself ("messages: at least one ..."): name it once.
+				line("invalid field %s: %s", v.GetField(), strings.TrimPrefix(v.GetDescription(), v.GetField()+": "))
 			}
 		case *errdetails.RetryInfo:
 			line("retry after: %s", d.GetRetryDelay().AsDuration())
