@@ -7,6 +7,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"reflect"
@@ -408,6 +409,12 @@ func (c *Config) validate() []error {
 	case "", "text", "json":
 	default:
 		add("server.log_format: %q is not text or json", c.Server.LogFormat)
+	}
+	if l := c.Server.Listen; l != nil && *l != "" {
+		// The server would fail to listen on it; config check says so first.
+		if _, _, err := net.SplitHostPort(*l); err != nil {
+			add("server.listen: %q is not host:port (\"\" with unix_socket set: no TCP listener)", *l)
+		}
 	}
 	errs = append(errs, c.Server.validateSecurity()...)
 	errs = append(errs, c.Server.TLS.validate()...)

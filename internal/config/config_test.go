@@ -214,6 +214,7 @@ func TestEveryErrorLocatedAndWorded(t *testing.T) {
 	_, err := Parse([]byte(`server:
   log_levle: debug
   log_format: xml
+  listen: "50051"
 providers:
   - name: a
     type: openai
@@ -233,14 +234,15 @@ models:
 	want := []string{
 		`bad.yaml:2:3: server: unknown key "log_levle"; did you mean "log_level"?`,
 		`bad.yaml:3:3: server.log_format: "xml" is not text or json`,
-		`bad.yaml:7:39: providers[0] (a).transport.retry.max_attempts: want an integer, got "lots"`,
-		`bad.yaml:7:60: providers[0] (a).transport.idle_timeout: invalid duration "soon"`,
-		`bad.yaml:8:5: providers[0] (a): unknown key "colour" (the keys here are api_key, api_key_env, api_key_file, api_version, auth, azure_api, base_url, default_max_tokens, headers, max_embedding_inputs, name, organization, project, reasoning_replay, transport, type)`,
-		`bad.yaml:5:5: providers[0] (a): set api_key_env, api_key_file or api_key`,
-		`bad.yaml:12:19: models[0] (m).capabilities: want a mapping (key: value lines), got a list`,
-		`bad.yaml:11:5: models[0] (m).provider: "ghost" is not a configured provider`,
-		`bad.yaml:13:5: models[1].name: duplicate model "m"`,
-		`bad.yaml:15:20: models[1] (m).capabilities.chatt: unknown protocol (use chat, vision, tools, embeddings, documents, audio)`,
+		`bad.yaml:4:3: server.listen: "50051" is not host:port ("" with unix_socket set: no TCP listener)`,
+		`bad.yaml:8:39: providers[0] (a).transport.retry.max_attempts: want an integer, got "lots"`,
+		`bad.yaml:8:60: providers[0] (a).transport.idle_timeout: invalid duration "soon"`,
+		`bad.yaml:9:5: providers[0] (a): unknown key "colour" (the keys here are api_key, api_key_env, api_key_file, api_version, auth, azure_api, base_url, default_max_tokens, headers, max_embedding_inputs, name, organization, project, reasoning_replay, transport, type)`,
+		`bad.yaml:6:5: providers[0] (a): set api_key_env, api_key_file or api_key`,
+		`bad.yaml:13:19: models[0] (m).capabilities: want a mapping (key: value lines), got a list`,
+		`bad.yaml:12:5: models[0] (m).provider: "ghost" is not a configured provider`,
+		`bad.yaml:14:5: models[1].name: duplicate model "m"`,
+		`bad.yaml:16:20: models[1] (m).capabilities.chatt: unknown protocol (use chat, vision, tools, embeddings, documents, audio)`,
 	}
 	for _, w := range want {
 		if !strings.Contains(err.Error(), w) {
