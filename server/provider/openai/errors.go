@@ -484,6 +484,15 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 	case code == "context_length_exceeded" || typ == "context_length_exceeded" ||
 		((status == 0 || status == http.StatusBadRequest || status == http.StatusUnprocessableEntity || status == http.StatusOK) && looksLikeContextLength(e.Message)):
 		e.Kind = provider.KindContextLength
+	case status == http.StatusRequestEntityTooLarge && code == "rate_limit_exceeded":
+		// Groq answers a request larger than a whole per-minute or
+		// per-day limit with 413, type tokens, code rate_limit_exceeded
+		// ("Request too large for model … on tokens per minute (TPM):
+		// Limit 6000, Requested 12089, please reduce your message size",
+		// testdata/dialect_groq_err_413_request_too_large.http): an
+		// exhausted quota that waiting cannot fix, like OpenAI's 429 of
+		// the same words (rateLimitQuota), not a malformed request.
+		e.Kind = provider.KindRateLimited
 	case inputTooLongRE.MatchString(e.Message):
 		// An embedding input longer than the server takes, under a status
 		// of its own: TEI's 413, llama.cpp's 500 (the same input fails
@@ -665,6 +674,8 @@ func filterVerdict(v any) string {
 var limitTypes = map[string]string{
 	"tokens": "tokens", "tokens_usage_based": "tokens", "requests": "requests",
 	"input_tokens": "input_tokens", "output_tokens": "output_tokens",
+	// Groq's messages: "on input tokens per minute (ITPM)".
+	"input tokens": "input_tokens", "output tokens": "output_tokens",
 }
 
 var (
@@ -674,7 +685,7 @@ var (
 	// minute (TPM): Limit 6000, …", the older "on tokens_usage_based per
 	// min: Limit 300000, …": the metric, the window's abbreviation when
 	// given, and the limit.
-	limitRE = regexp.MustCompile(`(?i)\bon (tokens|requests|tokens_usage_based) per \w+(?: \(([A-Z]{3})\))?:? Limit:? ([\d,]+)`)
+	limitRE = regexp.MustCompile(`(?i)\bon (input tokens|output tokens|tokens|requests|tokens_usage_based) per \w+(?: \(([A-Z]{3,4})\))?:? Limit:? ([\d,]+)`)
 	// tooLargeRE: OpenAI's answer to a request larger than the whole
 	// per-minute limit, "Request too large for gpt-4o in organization
 	// org-… on tokens per min (TPM): Limit 30000, Requested 31538. The
@@ -706,8 +717,14 @@ func rateLimitQuota(e *provider.Error, typ string) {
 	}
 	metric := limitTypes[typ]
 	m := limitRE.FindStringSubmatch(e.Message)
-	if metric == "" && m != nil {
-		metric = limitTypes[strings.ToLower(m[1])]
+	if m != nil {
+		named := limitTypes[strings.ToLower(m[1])]
+		// The message may be more precise than the type: Groq types an
+		// input-token limit "tokens" and names it "input tokens per
+		// minute (ITPM)".
+		if metric == "" || (metric == "tokens" && (named == "input_tokens" || named == "output_tokens")) {
+			metric = named
+		}
 	}
 	if metric == "" {
 		return
