@@ -27,6 +27,17 @@ func TestReaderBareJSON(t *testing.T) {
 		{"crlf", strings.ReplaceAll(pretty, "\n", "\r\n"), []ev{{"", strings.TrimSuffix(pretty, "\n"), ""}}},
 		{"cut inside", "data: a\n\n{\n  \"error\": {\n", []ev{{"", "a", ""}}},
 		{"inside an event", "data: a\n{\"x\":1}\n\n", []ev{{"", "a", ""}}},
+		// A "{" line that never balances is a line that is not a field:
+		// ignored, and the events after it are read.
+		{"unbalanced, then data", "{\"error\": {\ndata: a\n\ndata: b\n\n", []ev{{"", "a", ""}, {"", "b", ""}}},
+		{"unbalanced, then event", "{broken\nevent: x\ndata: a\n\n", []ev{{"x", "a", ""}}},
+		{"unbalanced, blank, object", "{broken\n\n" + pretty, []ev{{"", strings.TrimSuffix(pretty, "\n"), ""}}},
+		{"unbalanced, comment, data", "{\"a\":\n: keep-alive\ndata: a\n\n", []ev{{"", "a", ""}}},
+		{"continuation literals", "{\"a\":\n  [true,\nfalse, null,\n -1]\n}\n", []ev{{"", "{\"a\":\n  [true,\nfalse, null,\n -1]\n}", ""}}},
+		// Two objects on one line are two events, as on two lines.
+		{"two on a line", `{"a":1}{"b":{"c":2}}` + "\n", []ev{{"", `{"a":1}`, ""}, {"", `{"b":{"c":2}}`, ""}}},
+		{"three on a line", `{"a":1} {"b":2}` + "\t" + `{"c":"}{"}` + "\ndata: d\n\n", []ev{{"", `{"a":1}`, ""}, {"", `{"b":2}`, ""}, {"", `{"c":"}{"}`, ""}, {"", "d", ""}}},
+		{"trailing text stays", `{"a":1} x` + "\n", []ev{{"", `{"a":1} x`, ""}}},
 	} {
 		for _, oneByte := range []bool{false, true} {
 			var r io.Reader = strings.NewReader(tc.in)

@@ -56,6 +56,10 @@ type Reader struct {
 	// backslash in one.
 	bare             int
 	bareStr, bareEsc bool
+	// pending is the rest of a line after a bare JSON object that closed
+	// before the line's end, when a second object starts there: the
+	// next event's first line.
+	pending []byte
 }
 
 // NewReader returns a Reader with the default event size limit.
@@ -83,7 +87,16 @@ func (r *Reader) SetMaxEventSize(n int) { r.max = n }
 func (r *Reader) Next() (Event, error) {
 	r.typ, r.data, r.view, r.id, r.hasData = r.typ[:0], r.data[:0], nil, r.id[:0], false
 	for {
-		line, err := r.readLine()
+		var line []byte
+		var err error
+		if r.pending != nil {
+			// Copied out of pending: bareJSON may store a third object's
+			// start there.
+			line, r.pending = append(r.line[:0], r.pending...), nil
+			r.line = line
+		} else {
+			line, err = r.readLine()
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) && r.hasData && r.bare == 0 {
 				return Event{Type: r.typ, Data: r.eventData(), ID: r.id}, nil
@@ -91,6 +104,15 @@ func (r *Reader) Next() (Event, error) {
 			// A bare JSON object the stream ended inside of is a cut,
 			// like any event not finished.
 			return Event{}, err
+		}
+		if r.bare > 0 && !jsonContinues(line) {
+			// The object collected so far cannot go on with this line (an
+			// SSE field, a blank line): it was a line that is not a field,
+			// which the spec ignores, and so is it; the line is read as
+			// what it is. Without that, a "{" line that never balances
+			// would swallow the valid events after it.
+			r.bare, r.bareStr, r.bareEsc = 0, false, false
+			r.data, r.hasData = r.data[:0], false
 		}
 		if r.bare > 0 || (!r.hasData && len(line) > 0 && line[0] == '{') {
 			if done, err := r.bareJSON(line); err != nil {
@@ -170,12 +192,8 @@ func (r *Reader) bareJSON(line []byte) (done bool, err error) {
 	if r.bare > 0 {
 		r.data = append(r.data, '\n')
 	}
-	if len(r.data)+len(line) > r.max {
-		return false, fmt.Errorf("%w (over %d bytes)", ErrEventTooLarge, r.max)
-	}
-	r.data = append(r.data, line...)
-	r.hasData = true
-	for _, c := range line {
+	end := len(line)
+	for i, c := range line {
 		switch {
 		case r.bareEsc:
 			r.bareEsc = false
@@ -188,13 +206,56 @@ func (r *Reader) bareJSON(line []byte) (done bool, err error) {
 		case c == '}':
 			r.bare--
 		}
+		if r.bare <= 0 {
+			// Closed (or more closing braces than opening ones). A second
+			// object on the same line ("{...}{...}", "{...} {...}") is an
+			// event of its own, as it would be on a line of its own;
+			// anything else after it stays in this one, which then is not
+			// a JSON object and fails as such.
+			if rest := bytes.TrimLeft(line[i+1:], " \t"); len(rest) > 0 && rest[0] == '{' {
+				end = i + 1
+				r.pending = append(r.pending[:0], rest...)
+			}
+			break
+		}
 	}
+	if len(r.data)+end > r.max {
+		return false, fmt.Errorf("%w (over %d bytes)", ErrEventTooLarge, r.max)
+	}
+	r.data = append(r.data, line[:end]...)
+	r.hasData = true
 	r.bareStr, r.bareEsc = false, false // a string does not span lines
 	if r.bare <= 0 {
 		r.bare = 0
 		return true, nil
 	}
 	return false, nil
+}
+
+// jsonContinues reports whether line can be the next line of a JSON
+// object: it starts (after blanks) with what a JSON value, member or
+// separator starts with. A blank line cannot (JSON encoders write none
+// inside an object, and in SSE it ends an event), and neither can an SSE
+// field ("data: ...", "event: ...", "id: ...", "retry: ...").
+func jsonContinues(line []byte) bool {
+	t := bytes.TrimLeft(line, " \t")
+	if len(line) == 0 {
+		return false
+	}
+	if len(t) == 0 {
+		return true // blanks only: JSON whitespace, not an SSE blank line
+	}
+	switch c := t[0]; {
+	case bytes.IndexByte([]byte(`{}[]",:-0123456789`), c) >= 0:
+		return true
+	case c == 't':
+		return bytes.HasPrefix(t, []byte("true"))
+	case c == 'f':
+		return bytes.HasPrefix(t, []byte("false"))
+	case c == 'n':
+		return bytes.HasPrefix(t, []byte("null"))
+	}
+	return false
 }
 
 // readLine returns the next line without its terminator (LF, CRLF or CR).

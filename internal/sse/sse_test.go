@@ -100,6 +100,7 @@ func TestReaderReadError(t *testing.T) {
 func FuzzReader(f *testing.F) {
 	f.Add("data: a\r\n\r\nevent: x\ndata: b\n\n: c\n")
 	f.Add("data:\r\rdata")
+	f.Add("{\"a\":\n{b\n: c\ndata: x\n\n{\"a\":1} {\"b\":\"}{\"}\n{\n}")
 	f.Fuzz(func(t *testing.T, in string) {
 		whole, err1 := readAll(t, strings.NewReader(in))
 		split, err2 := readAll(t, iotest.OneByteReader(strings.NewReader(in)))
