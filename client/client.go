@@ -112,12 +112,15 @@ func (c *Client) StreamChat(ctx context.Context, req *llmrelayv1.StreamChatReque
 func (s *ChatStream) Recv() (*llmrelayv1.StreamChatResponse, error) {
 	ev, err := s.s.Recv()
 	if err != nil {
-		if !errors.Is(err, io.EOF) {
-			s.Acc.Fail() // an open call is not valid: the stream failed inside it
+		if !errors.Is(err, io.EOF) || s.Acc.End() == nil {
+			// An open call is not valid: the stream failed inside it (or
+			// ended without its end event).
+			s.Acc.Fail()
 		}
 		return nil, err
 	}
 	if err := s.Acc.AddChat(ev); err != nil {
+		s.Acc.Fail() // the rest of the stream is not read
 		return nil, err
 	}
 	return ev, nil
@@ -155,12 +158,15 @@ func (c *Client) StreamTools(ctx context.Context, req *llmrelayv1.StreamToolsReq
 func (s *ToolsStream) Recv() (*llmrelayv1.StreamToolsResponse, error) {
 	ev, err := s.s.Recv()
 	if err != nil {
-		if !errors.Is(err, io.EOF) {
-			s.Acc.Fail() // an open call is not valid: the stream failed inside it
+		if !errors.Is(err, io.EOF) || s.Acc.End() == nil {
+			// An open call is not valid: the stream failed inside it (or
+			// ended without its end event).
+			s.Acc.Fail()
 		}
 		return nil, err
 	}
 	if err := s.Acc.AddTools(ev); err != nil {
+		s.Acc.Fail() // the rest of the stream is not read
 		return nil, err
 	}
 	return ev, nil
