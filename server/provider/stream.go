@@ -2,6 +2,7 @@ package provider
 
 import (
 	"errors"
+
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
 
@@ -94,9 +95,6 @@ type ToolCallDelta struct {
 	Signature string
 }
 
-// ErrStreamClosed is what Recv returns after Close: the caller's own doing,
-// so KindCanceled (a fresh error each time: callers may annotate it).
-
 // ErrIdleTimeout is the error a response body returns when the provider
 // sent nothing within the idle timeout (the pipeline's watched body).
 // An adapter whose stream had already delivered a complete answer (its
@@ -109,6 +107,8 @@ var ErrIdleTimeout = errors.New("provider sent no data within the idle timeout")
 // idle timeout.
 const IdleAfterEndWarning = "the provider kept the stream open after its last event; it was ended by the idle timeout (the answer is complete)"
 
+// ErrStreamClosed is what Recv returns after Close: the caller's own doing,
+// so KindCanceled (a fresh error each time: callers may annotate it).
 func ErrStreamClosed(providerName string) *Error {
 	return &Error{Provider: providerName, Kind: KindCanceled, Message: "stream closed"}
 }
