@@ -57,3 +57,21 @@ func TestReaderBareJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzBareLineBeforeEvent: whatever one line starting with "{" holds
+// (balanced or not, one object or several), the event after it is read.
+func FuzzBareLineBeforeEvent(f *testing.F) {
+	f.Add(`{"error": {`)
+	f.Add(`{"a":1}{"b":`)
+	f.Add(`{"a":"}\"{"} x {`)
+	f.Fuzz(func(t *testing.T, line string) {
+		if strings.ContainsAny(line, "\r\n") {
+			return
+		}
+		in := "{" + line + "\ndata: x\n\n"
+		got, err := readAll(t, strings.NewReader(in))
+		if err != nil || len(got) == 0 || got[len(got)-1] != (ev{"", "x", ""}) {
+			t.Fatalf("%q: %q, %v", in, got, err)
+		}
+	})
+}
