@@ -772,7 +772,9 @@ func (r *relay) ensureStarted() error {
 		CreateTime: r.meta.CreateTime,
 	}
 	redactProto(r.p.st.redact, start) // the provider's id and model name
-	return r.sink.start(start)
+	// Through send like every event: a refusal by the send limit or a
+	// client gone away is then told from the provider's failure (fail).
+	return r.send(r.sink.start(start))
 }
 
 func (r *relay) firstToken() {
