@@ -480,6 +480,9 @@ func checkProviderOptions(m *catalog.Model, po *llmrelayv1.ProviderOptions, igno
 	if err := validateHeaderValues(po); err != nil {
 		return nil, nil, err
 	}
+	if err := provider.CheckExtraBody(po.GetExtraBody()); err != nil {
+		return nil, nil, invalidField("provider_options.extra_body", "%v", err)
+	}
 	var given string
 	switch po.GetProvider().(type) {
 	case *llmrelayv1.ProviderOptions_Openai:

@@ -59,7 +59,13 @@ func validateMessages(msgs []*llmrelayv1.Message) (kinds inputKinds, err error) 
 		for j, p := range m.GetParts() {
 			pf := func() string { return fmt.Sprintf("messages[%d].parts[%d]", i, j) }
 			switch k := p.GetKind().(type) {
-			case *llmrelayv1.Part_Text, *llmrelayv1.Part_Refusal:
+			case *llmrelayv1.Part_Text:
+			case *llmrelayv1.Part_Refusal:
+				// A refusal is the model's: the OpenAI formats have no
+				// place for one in another role.
+				if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
+					return kinds, invalidField(pf()+".refusal", "refusals belong in assistant messages")
+				}
 			case *llmrelayv1.Part_Reasoning:
 				if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
 					return kinds, invalidField(pf()+".reasoning", "reasoning belongs in assistant messages")
