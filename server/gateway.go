@@ -283,6 +283,9 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 			return ctx, nil, err
 		}
 	}
+	if err := checkToolMessages(in.messages, capab.Format.Name); err != nil {
+		return ctx, nil, err
+	}
 	opts := catalog.Merge(capab.Options, in.options)
 	dropped, err := catalog.Validate(m.Name, capab.Format, m.Reasoning, in.wantTools, opts, in.call.GetIgnoreInvalidOptions())
 	if err != nil {

@@ -602,10 +602,15 @@ func rfJSONStrings(v any, out *strings.Builder) {
 // checkSent: what an accepted request says reached the upstream: every
 // non-empty text, every stop sequence and every tool name is one of the
 // strings of the body (or in one of them).
-func checkSent(t *testing.T, what string, req *llmrelayv1.ToolsRequest, tools bool, bodies [][]byte) {
+func checkSent(t *testing.T, what string, req *llmrelayv1.ToolsRequest, tools bool, bodies [][]byte, meta *llmrelayv1.ResponseMeta) {
 	t.Helper()
 	if len(bodies) != 1 {
 		t.Fatalf("%s: accepted, the upstream got %d requests", what, len(bodies))
+	}
+	if req.GetProviderOptions().GetExtraBody() != "" {
+		// extra_body replaces the body's fields it names, by design
+		// (provider.MergeExtraBody): {"messages":[]} sends none.
+		return
 	}
 	var v any
 	if err := json.Unmarshal(bodies[0], &v); err != nil {
@@ -621,8 +626,48 @@ func checkSent(t *testing.T, what string, req *llmrelayv1.ToolsRequest, tools bo
 	}
 	for i, m := range req.GetMessages() {
 		for j, p := range m.GetParts() {
-			want("messages["+strconv.Itoa(i)+"].parts["+strconv.Itoa(j)+"].text", strings.TrimSpace(p.GetText()))
-			want("messages["+strconv.Itoa(i)+"].parts["+strconv.Itoa(j)+"].tool_result.content", strings.TrimSpace(p.GetToolResult().GetContent()))
+			f := "messages[" + strconv.Itoa(i) + "].parts[" + strconv.Itoa(j) + "]."
+			want(f+"text", strings.TrimSpace(p.GetText()))
+			want(f+"refusal", strings.TrimSpace(p.GetRefusal()))
+			want(f+"tool_result.content", strings.TrimSpace(p.GetToolResult().GetContent()))
+			want(f+"tool_result.call_id", p.GetToolResult().GetCallId())
+			want(f+"tool_call.call_id", p.GetToolCall().GetCallId())
+			want(f+"tool_call.name", p.GetToolCall().GetName())
+			want(f+"image.url", p.GetImage().GetUrl())
+			want(f+"file.url", p.GetFile().GetUrl())
+			want(f+"file.file_id", p.GetFile().GetFileId())
+		}
+	}
+	// The numeric options are in the body with their values, unless
+	// ignore_invalid_options dropped them (and the meta says so).
+	dropped := map[string]bool{}
+	for _, d := range meta.GetDroppedOptions() {
+		dropped[d.GetOption()] = true
+	}
+	top, _ := v.(map[string]any)
+	num := func(option, key string, set bool, val float64) {
+		if !set || dropped[option] {
+			return
+		}
+		got, ok := top[key].(float64)
+		if !ok || got != val {
+			t.Fatalf("%s: options.%s %v accepted, the upstream got %s=%v: %.600s", what, option, val, key, top[key], bodies[0])
+		}
+	}
+	o := req.GetOptions()
+	if o == nil {
+		o = &llmrelayv1.GenerationOptions{}
+	}
+	num("temperature", "temperature", o.Temperature != nil, o.GetTemperature())
+	num("top_p", "top_p", o.TopP != nil, o.GetTopP())
+	num("seed", "seed", o.Seed != nil && top["seed"] != nil, float64(o.GetSeed())) // Anthropic has no seed: refused or dropped
+	if o.MaxTokens != nil && !dropped["max_tokens"] {
+		got := top["max_tokens"]
+		if got == nil {
+			got = top["max_completion_tokens"]
+		}
+		if g, ok := got.(float64); !ok || g != float64(o.GetMaxTokens()) {
+			t.Fatalf("%s: options.max_tokens %d accepted, the upstream got %v: %.600s", what, o.GetMaxTokens(), got, bodies[0])
 		}
 	}
 	for i, s := range req.GetOptions().GetStop() {
@@ -633,6 +678,27 @@ func checkSent(t *testing.T, what string, req *llmrelayv1.ToolsRequest, tools bo
 			want("tools["+strconv.Itoa(i)+"].name", tl.GetName())
 		}
 	}
+}
+
+// rfMeta is the meta of a call's responses (a stream's, from its end).
+func rfMeta(resps []proto.Message) *llmrelayv1.ResponseMeta {
+	for _, r := range resps {
+		switch x := r.(type) {
+		case *llmrelayv1.ChatResponse:
+			return x.GetMeta()
+		case *llmrelayv1.ToolsResponse:
+			return x.GetMeta()
+		case *llmrelayv1.StreamChatResponse:
+			if e := x.GetEnd(); e != nil {
+				return e.GetMeta()
+			}
+		case *llmrelayv1.StreamToolsResponse:
+			if e := x.GetEnd(); e != nil {
+				return e.GetMeta()
+			}
+		}
+	}
+	return nil
 }
 
 func FuzzChatRequest(f *testing.F) {
@@ -686,7 +752,7 @@ func FuzzChatRequest(f *testing.F) {
 		for k, m := range rfMethods[:5] {
 			h.up.take()
 			wire := rfWire(t, wires[k])
-			_, err := h.call(m.name, m.stream, wire, m.out)
+			resps, err := h.call(m.name, m.stream, wire, m.out)
 			sent := h.up.take()
 			if err != nil {
 				checkStatus(t, m.name, false, tiny, err)
@@ -696,7 +762,7 @@ func FuzzChatRequest(f *testing.F) {
 				t.Fatalf("%s: invalid UTF-8 accepted", m.name)
 			}
 			if k < 4 && (req.Model == "oai" || req.Model == "claude" || req.Model == "textonly") {
-				checkSent(t, m.name, req, k >= 2, sent)
+				checkSent(t, m.name, req, k >= 2, sent, rfMeta(resps))
 			}
 		}
 	})
@@ -791,4 +857,31 @@ func checkExtraRefused(t *testing.T, what string, err error) {
 	if st.Code() != codes.InvalidArgument || br == nil || br.GetFieldViolations()[0].GetField() != "provider_options.extra_body" {
 		t.Errorf("%s: %v %v", what, st, br)
 	}
+}
+
+// TestToolMessageTextNamesPart: text beside a tool result in a tool
+// message is refused for the OpenAI formats, naming the part (the adapter
+// refused it without a field), and sent to Anthropic, whose tool messages
+// are user turns that take it.
+func TestToolMessageTextNamesPart(t *testing.T) {
+	t.Parallel()
+	h := newRFHarness(t)
+	c := llmrelayv1.NewGatewayServiceClient(h.std)
+	req := rfBase("oai")
+	tool := req.Messages[3]
+	tool.Parts = append(tool.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: "and a note"}})
+	_, err := c.Tools(context.Background(), req)
+	st, _, br := statusDetails(t, err)
+	if st.Code() != codes.InvalidArgument || br == nil || br.GetFieldViolations()[0].GetField() != "messages[3].parts[1]" {
+		t.Fatalf("oai: %v %v", st, br)
+	}
+	if b := h.up.take(); len(b) != 0 {
+		t.Fatalf("the upstream was called: %s", b)
+	}
+	req.Model = "claude"
+	resp, err := c.Tools(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSent(t, "claude", req, true, h.up.take(), resp.GetMeta())
 }

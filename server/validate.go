@@ -195,6 +195,26 @@ func checkFiles(msgs []*llmrelayv1.Message, format string) error {
 	return nil
 }
 
+// checkToolMessages refuses, for a format whose tool messages hold
+// tool_result parts only, any other part in a tool message, naming it.
+func checkToolMessages(msgs []*llmrelayv1.Message, format string) error {
+	if !provider.ToolResultsOnly(format) {
+		return nil
+	}
+	for i, m := range msgs {
+		if m.GetRole() != llmrelayv1.Role_ROLE_TOOL {
+			continue
+		}
+		for j, p := range m.GetParts() {
+			if p.GetToolResult() == nil {
+				return invalidField(fmt.Sprintf("messages[%d].parts[%d]", i, j),
+					"the %s format takes tool_result parts only in tool messages: send the text as the tool result's content", format)
+			}
+		}
+	}
+	return nil
+}
+
 func validateTools(tools []*llmrelayv1.Tool) error {
 	if len(tools) == 0 {
 		return invalidField("tools", "at least one tool is required (use Chat for calls without tools)")

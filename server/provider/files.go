@@ -23,6 +23,14 @@ const (
 // chatCompletionsFormats are the formats sent to OpenAI Chat Completions.
 var chatCompletionsFormats = map[string]bool{"openai-chat": true, "openai-tools": true, "openai-reasoning": true}
 
+// ToolResultsOnly reports whether format's tool messages can hold
+// tool_result parts only: the OpenAI formats send each result as a message
+// or input item of its own, with no place for text beside it (Anthropic
+// sends a tool message as a user turn, where text may follow the results).
+func ToolResultsOnly(format string) bool {
+	return chatCompletionsFormats[format] || format == formatResponses
+}
+
 // MediaType is the file's mime type, lowercased and without parameters
 // ("text/plain; charset=utf-8" is "text/plain"); empty when unset or not
 // a media type.
