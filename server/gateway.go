@@ -283,7 +283,7 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 			return ctx, nil, err
 		}
 	}
-	if err := checkToolMessages(in.messages, capab.Format.Name); err != nil {
+	if err := checkToolParts(in.messages, capab.Format.Name); err != nil {
 		return ctx, nil, err
 	}
 	opts := catalog.Merge(capab.Options, in.options)

@@ -48,6 +48,7 @@ providers:
   - {name: builtin, type: builtin}
   - {name: oai, type: openai, base_url: "{{URL}}/v1", api_key: sk-test-reqfuzz-0000}
   - {name: ant, type: anthropic, base_url: "{{URL}}", api_key: sk-ant-test-reqfuzz-0000, default_max_tokens: 64}
+  - {name: goog, type: gemini, base_url: "{{URL}}", api_key: AIzaSyTEST-reqfuzz-0000000000000000000}
 models:
   - name: echo
     provider: builtin
@@ -86,6 +87,15 @@ models:
       tools: {format: anthropic-messages}
       vision: {format: anthropic-messages}
       documents: {format: anthropic-messages}
+  - name: flash
+    provider: goog
+    upstream_model: gemini-2.5-flash
+    capabilities:
+      chat: {format: gemini}
+      tools: {format: gemini}
+      vision: {format: gemini}
+      documents: {format: gemini}
+      audio: {format: gemini}
 `
 
 const (
@@ -100,6 +110,7 @@ const (
 		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
 		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":1}}\n\n" +
 		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	rfGemJSON = `{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":1,"totalTokenCount":4},"modelVersion":"gemini-2.5-flash","responseId":"rf"}`
 )
 
 // rfUpstream answers every chat, message and embedding request and keeps
@@ -151,6 +162,12 @@ func (u *rfUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sb.WriteString(`],"usage":{"prompt_tokens":1,"total_tokens":1}}`)
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, sb.String())
+	case strings.HasSuffix(r.URL.Path, ":streamGenerateContent"):
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: "+rfGemJSON+"\r\n\r\n")
+	case strings.HasSuffix(r.URL.Path, ":generateContent"):
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, rfGemJSON)
 	case strings.HasSuffix(r.URL.Path, "/messages") && head.Stream:
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, rfMsgSSE)
@@ -400,11 +417,21 @@ func rfBase(model string) *llmrelayv1.ToolsRequest {
 
 var rfModels = []string{"echo", "oai", "claude", "textonly", "embed", "nope", "", rfInvalid}
 
+// rfModel picks a model; the Gemini one came last, on the top bytes, so
+// that the corpus's inputs keep their models.
+func rfModel(r *rfBytes) string {
+	b := r.next()
+	if b >= 240 {
+		return "flash"
+	}
+	return rfModels[int(b)%len(rfModels)]
+}
+
 // rfMutate builds a request from the fuzz bytes: a valid one, then one
 // mutation per byte pair.
 func rfMutate(data []byte) (*llmrelayv1.ToolsRequest, *llmrelayv1.EmbedRequest) {
 	r := &rfBytes{b: data}
-	req := rfBase(rfModels[r.pick(len(rfModels))])
+	req := rfBase(rfModel(r))
 	emb := &llmrelayv1.EmbedRequest{Model: []string{"embed", "oai", "echo", "nope"}[r.pick(4)], Inputs: []string{"hello", "world"}}
 	opts := func() *llmrelayv1.GenerationOptions {
 		if req.Options == nil {
@@ -543,7 +570,7 @@ func rfMutate(data []byte) (*llmrelayv1.ToolsRequest, *llmrelayv1.EmbedRequest) 
 				Labels:               map[string]string{s(): s()},
 			}
 		case 18:
-			req.Model = rfModels[r.pick(len(rfModels))]
+			req.Model = rfModel(r)
 		case 19:
 			emb.Inputs = append(emb.Inputs, s())
 		case 20:
@@ -645,6 +672,10 @@ func checkSent(t *testing.T, what string, req *llmrelayv1.ToolsRequest, tools bo
 		dropped[d.GetOption()] = true
 	}
 	top, _ := v.(map[string]any)
+	gem, _ := top["generationConfig"].(map[string]any) // Gemini's options
+	if gem != nil {
+		top = map[string]any{"temperature": gem["temperature"], "top_p": gem["topP"], "seed": gem["seed"], "max_tokens": gem["maxOutputTokens"]}
+	}
 	num := func(option, key string, set bool, val float64) {
 		if !set || dropped[option] {
 			return
@@ -717,7 +748,8 @@ func FuzzChatRequest(f *testing.F) {
 	}
 	f.Add(true, []byte{0xff, 0xff, 0xff, 0xff, 0x0f, 0x01})
 	for _, d := range [][]byte{
-		{0}, {1}, {2}, {3}, // the base request to echo, oai, claude, textonly
+		{0}, {1}, {2}, {3}, {240}, // the base request to echo, oai, claude, textonly, flash
+		{240, 0, 5, 0, 3, 7, 2},  // flash, temperature -1, ten stop sequences
 		{1, 0, 5, 0, 0},          // oai, NaN temperature
 		{1, 0, 7, 1},             // oai, 5000 empty stop strings
 		{2, 0, 12, 0},            // claude, a duplicate tool
@@ -761,7 +793,7 @@ func FuzzChatRequest(f *testing.F) {
 			if bytes.Contains(wire, []byte{0xff, 0xfe, 0xfd}) {
 				t.Fatalf("%s: invalid UTF-8 accepted", m.name)
 			}
-			if k < 4 && (req.Model == "oai" || req.Model == "claude" || req.Model == "textonly") {
+			if k < 4 && (req.Model == "oai" || req.Model == "claude" || req.Model == "textonly" || req.Model == "flash") {
 				checkSent(t, m.name, req, k >= 2, sent, rfMeta(resps))
 			}
 		}

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/schema"
@@ -195,20 +196,37 @@ func checkFiles(msgs []*llmrelayv1.Message, format string) error {
 	return nil
 }
 
-// checkToolMessages refuses, for a format whose tool messages hold
-// tool_result parts only, any other part in a tool message, naming it.
-func checkToolMessages(msgs []*llmrelayv1.Message, format string) error {
-	if !provider.ToolResultsOnly(format) {
+// checkToolParts refuses what the format cannot send of the tool calls
+// and results in the conversation, naming the field, before the adapter
+// (which would refuse it naming none): text beside tool results where a
+// tool message holds results only, a result whose function the format
+// must name but cannot find, arguments that are no JSON object where the
+// format takes objects only.
+func checkToolParts(msgs []*llmrelayv1.Message, format string) error {
+	resultsOnly, names, objects := provider.ToolResultsOnly(format), provider.ToolResultNames(format), provider.ObjectArguments(format)
+	if !resultsOnly && !names && !objects {
 		return nil
 	}
+	called := map[string]bool{}
 	for i, m := range msgs {
-		if m.GetRole() != llmrelayv1.Role_ROLE_TOOL {
-			continue
-		}
 		for j, p := range m.GetParts() {
-			if p.GetToolResult() == nil {
-				return invalidField(fmt.Sprintf("messages[%d].parts[%d]", i, j),
-					"the %s format takes tool_result parts only in tool messages: send the text as the tool result's content", format)
+			pf := func() string { return fmt.Sprintf("messages[%d].parts[%d]", i, j) }
+			if tc := p.GetToolCall(); tc != nil {
+				called[tc.GetCallId()] = true
+				if objects && strings.TrimSpace(tc.GetArguments()) != "" && !fold.ValidArguments(tc.GetArguments()) {
+					return invalidField(pf()+".tool_call.arguments", "the %s format takes arguments as a JSON object only", format)
+				}
+			}
+			if m.GetRole() != llmrelayv1.Role_ROLE_TOOL {
+				continue
+			}
+			tr := p.GetToolResult()
+			switch {
+			case tr == nil && resultsOnly:
+				return invalidField(pf(), "the %s format takes tool_result parts only in tool messages: send the text as the tool result's content", format)
+			case tr != nil && names && tr.GetName() == "" && !called[tr.GetCallId()]:
+				return invalidField(pf()+".tool_result.name",
+					"required by the %s format when no earlier tool call has call_id %q", format, tr.GetCallId())
 			}
 		}
 	}
