@@ -335,7 +335,7 @@ func (r *rfBytes) pick(n int) int { return int(r.next()) % n }
 
 var rfStrings = []string{"", " ", "x", rfInvalid, "a" + rfInvalid + "b", strings.Repeat("long ", 40000), "\x00", "日本語", "{", "null", "[]", "1"}
 
-var rfFloats = []float64{math.NaN(), math.Inf(1), math.Inf(-1), -1, 0, 0.5, 1.5, 3, 1e308, -0.0, math.SmallestNonzeroFloat64}
+var rfFloats = []float64{math.NaN(), math.Inf(1), math.Inf(-1), -1, 0, 0.5, 1.5, 3, 1e308, math.Copysign(0, -1), math.SmallestNonzeroFloat64}
 
 var rfInts = []int32{-1, 0, 1, 64, math.MaxInt32, math.MinInt32}
 
