@@ -283,6 +283,9 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 			return ctx, nil, err
 		}
 	}
+	if err := checkToolParts(in.messages, capab.Format.Name); err != nil {
+		return ctx, nil, err
+	}
 	opts := catalog.Merge(capab.Options, in.options)
 	dropped, err := catalog.Validate(m.Name, capab.Format, m.Reasoning, in.wantTools, opts, in.call.GetIgnoreInvalidOptions())
 	if err != nil {
@@ -479,6 +482,9 @@ func checkProviderOptions(m *catalog.Model, po *llmrelayv1.ProviderOptions, igno
 	}
 	if err := validateHeaderValues(po); err != nil {
 		return nil, nil, err
+	}
+	if err := provider.CheckExtraBody(po.GetExtraBody()); err != nil {
+		return nil, nil, invalidField("provider_options.extra_body", "%v", err)
 	}
 	var given string
 	switch po.GetProvider().(type) {

@@ -33,7 +33,7 @@ func TestREADMEErrorTable(t *testing.T) {
 	// What the code produces, one error of each kind through toStatus.
 	produced := map[pair]bool{}
 	errs := []error{
-		invalidField("messages", "x"), notFoundModel("m"), missingCapability("m", "tools"), undecodable(errors.New("x")),
+		invalidField("messages", "x"), notFoundModel("m"), missingCapability("m", "tools"), undecodable(errors.New("x"), ""),
 		&catalog.OptionError{Model: "m", Option: "temperature", Reason: "x"},
 		context.Canceled, context.DeadlineExceeded, errors.New("a bug"),
 		&outputError{errors: []string{"/answer: missing property"}},

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/schema"
@@ -59,7 +60,13 @@ func validateMessages(msgs []*llmrelayv1.Message) (kinds inputKinds, err error) 
 		for j, p := range m.GetParts() {
 			pf := func() string { return fmt.Sprintf("messages[%d].parts[%d]", i, j) }
 			switch k := p.GetKind().(type) {
-			case *llmrelayv1.Part_Text, *llmrelayv1.Part_Refusal:
+			case *llmrelayv1.Part_Text:
+			case *llmrelayv1.Part_Refusal:
+				// A refusal is the model's: the OpenAI formats have no
+				// place for one in another role.
+				if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
+					return kinds, invalidField(pf()+".refusal", "refusals belong in assistant messages")
+				}
 			case *llmrelayv1.Part_Reasoning:
 				if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
 					return kinds, invalidField(pf()+".reasoning", "reasoning belongs in assistant messages")
@@ -183,6 +190,43 @@ func checkFiles(msgs []*llmrelayv1.Message, format string) error {
 					path += "." + field
 				}
 				return invalidField(path, "%s", reason)
+			}
+		}
+	}
+	return nil
+}
+
+// checkToolParts refuses what the format cannot send of the tool calls
+// and results in the conversation, naming the field, before the adapter
+// (which would refuse it naming none): text beside tool results where a
+// tool message holds results only, a result whose function the format
+// must name but cannot find, arguments that are no JSON object where the
+// format takes objects only.
+func checkToolParts(msgs []*llmrelayv1.Message, format string) error {
+	resultsOnly, names, objects := provider.ToolResultsOnly(format), provider.ToolResultNames(format), provider.ObjectArguments(format)
+	if !resultsOnly && !names && !objects {
+		return nil
+	}
+	called := map[string]bool{}
+	for i, m := range msgs {
+		for j, p := range m.GetParts() {
+			pf := func() string { return fmt.Sprintf("messages[%d].parts[%d]", i, j) }
+			if tc := p.GetToolCall(); tc != nil {
+				called[tc.GetCallId()] = true
+				if objects && strings.TrimSpace(tc.GetArguments()) != "" && !fold.ValidArguments(tc.GetArguments()) {
+					return invalidField(pf()+".tool_call.arguments", "the %s format takes arguments as a JSON object only", format)
+				}
+			}
+			if m.GetRole() != llmrelayv1.Role_ROLE_TOOL {
+				continue
+			}
+			tr := p.GetToolResult()
+			switch {
+			case tr == nil && resultsOnly:
+				return invalidField(pf(), "the %s format takes tool_result parts only in tool messages: send the text as the tool result's content", format)
+			case tr != nil && names && tr.GetName() == "" && !called[tr.GetCallId()]:
+				return invalidField(pf()+".tool_result.name",
+					"required by the %s format when no earlier tool call has call_id %q", format, tr.GetCallId())
 			}
 		}
 	}

@@ -78,6 +78,17 @@ func MergeExtraBody(body []byte, extra string, reserved ...string) ([]byte, []st
 	return out.Bytes(), warnings, nil
 }
 
+// CheckExtraBody reports what is wrong with an extra_body text (not a JSON
+// object, a duplicate key, text after the object), as MergeExtraBody would;
+// nil for an empty one. The server checks it before any adapter runs.
+func CheckExtraBody(extra string) error {
+	if extra == "" {
+		return nil
+	}
+	_, err := objectFields(extra)
+	return err
+}
+
 type field struct {
 	key   string
 	value json.RawMessage

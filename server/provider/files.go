@@ -23,6 +23,23 @@ const (
 // chatCompletionsFormats are the formats sent to OpenAI Chat Completions.
 var chatCompletionsFormats = map[string]bool{"openai-chat": true, "openai-tools": true, "openai-reasoning": true}
 
+// ToolResultsOnly reports whether format's tool messages can hold
+// tool_result parts only: the OpenAI formats send each result as a message
+// or input item of its own, with no place for text beside it (Anthropic
+// sends a tool message as a user turn, where text may follow the results).
+func ToolResultsOnly(format string) bool {
+	return chatCompletionsFormats[format] || format == formatResponses
+}
+
+// ToolResultNames reports whether format must name each tool result's
+// function (Gemini's functionResponse has a name, no call id): a result
+// without a name takes the name of the earlier tool call with its call_id.
+func ToolResultNames(format string) bool { return format == formatGemini }
+
+// ObjectArguments reports whether format takes tool-call arguments only as
+// a JSON object (Gemini's args is a Struct).
+func ObjectArguments(format string) bool { return format == formatGemini }
+
 // MediaType is the file's mime type, lowercased and without parameters
 // ("text/plain; charset=utf-8" is "text/plain"); empty when unset or not
 // a media type.

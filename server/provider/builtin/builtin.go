@@ -40,6 +40,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -341,6 +342,9 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 		for i, c := range a.calls {
 			args := c.GetArguments()
 			cut := len(args) / 2
+			for cut > 0 && !utf8.RuneStart(args[cut]) {
+				cut-- // each fragment is UTF-8: a proto string must be
+			}
 			d := provider.ToolCallDelta{CallID: c.GetCallId(), Index: i}
 			if half == 0 {
 				d.Name, d.Arguments = c.GetName(), args[:cut]
