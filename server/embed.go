@@ -37,24 +37,6 @@ func embedInputLimit(pc config.Provider, impl provider.Provider) int {
 	return 0
 }
 
-// embedRoute is unaryRoute for embeddings: on each deployment the inputs go
-// in as many upstream requests as its provider's limit needs (embedSplit).
-// A deployment that fails gives way to the next one, which starts over:
-// the parts of one answer come from one deployment (one model, one vector
-// space).
-func (g *gateway) embedRoute(ctx context.Context, p *prepared) (*provider.Result, error) {
-	for i, d := range p.route {
-		p.use(d)
-		p.call.CanFallBack = i+1 < len(p.route)
-		res, err := g.embedSplit(ctx, p, d)
-		if err == nil || !p.fallback(ctx, i, err) {
-			return res, err
-		}
-		g.tel.Metrics().Fallback(p.model.Name, d.Name)
-	}
-	return nil, errors.New("model has no deployment")
-}
-
 // embedSplit embeds the call's inputs on deployment d: in one request when
 // they fit its provider's limit, else in parts of nearly equal size (none
 // over the limit), requested one after the other through the pipeline (each
@@ -205,7 +187,7 @@ func (g *gateway) Embed(ctx context.Context, req *llmrelayv1.EmbedRequest) (*llm
 		return nil, toStatus(ctx, err, nil, st.redact, g.log)
 	}
 	defer p.cancel()
-	res, err := g.embedRoute(ctx, p)
+	res, err := g.unaryRoute(ctx, p)
 	if err != nil {
 		meta := g.finishMeta(p, reported(err))
 		return nil, g.account(ctx, p, meta, toStatus(ctx, err, meta, st.redact, g.log))

@@ -652,7 +652,18 @@ func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result
 	for i, d := range p.route {
 		p.use(d)
 		p.call.CanFallBack = i+1 < len(p.route)
-		res, err := d.Provider.Pipeline.Unary(ctx, p.call)
+		var (
+			res *provider.Result
+			err error
+		)
+		if p.call.Embed != nil {
+			// Embeddings go in as many requests as the provider's
+			// per-request limit needs, all on this deployment (one model,
+			// one vector space); a fallback starts over.
+			res, err = g.embedSplit(ctx, p, d)
+		} else {
+			res, err = d.Provider.Pipeline.Unary(ctx, p.call)
+		}
 		if err == nil || !p.fallback(ctx, i, err) {
 			return res, err
 		}
