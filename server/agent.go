@@ -560,13 +560,7 @@ func (a *agentRun) account(rec *llmrelayv1.AgentRound) {
 		m.TraceId = id
 	}
 	if u := meta.GetUsage(); u != nil {
-		s := m.Usage
-		s.InputTokens += u.GetInputTokens()
-		s.OutputTokens += u.GetOutputTokens()
-		s.TotalTokens += u.GetTotalTokens()
-		s.CachedInputTokens += u.GetCachedInputTokens()
-		s.ReasoningTokens += u.GetReasoningTokens()
-		s.CacheCreationInputTokens += u.GetCacheCreationInputTokens()
+		m.Usage = addUsage(m.Usage, u)
 	}
 }
 

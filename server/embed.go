@@ -123,7 +123,8 @@ func joinEmbedMeta(sum, part *llmrelayv1.ResponseMeta, first bool) {
 	}
 }
 
-// addUsage returns sum + u (sum may be nil).
+// addUsage returns sum + u (sum may be nil): the parts of a split
+// embeddings call, the model calls of an Agent run.
 func addUsage(sum, u *llmrelayv1.Usage) *llmrelayv1.Usage {
 	if sum == nil {
 		sum = &llmrelayv1.Usage{}
