@@ -151,6 +151,11 @@ func (t *h1Transport) roundTrip(req *http.Request, localOnly bool) (*http.Respon
 		return nil, err
 	}
 	p := t.pool(req)
+	// Whether the caller left the encoding to us, decided once: the first
+	// pass puts Accept-Encoding on the request, which a replay below must
+	// not take for the caller's own (its gzip answer would reach the
+	// caller compressed).
+	ask := askGzip(req)
 	for {
 		c, err := p.get(ctx, localOnly)
 		if errors.Is(err, errPublicUpstream) {
@@ -160,7 +165,7 @@ func (t *h1Transport) roundTrip(req *http.Request, localOnly bool) (*http.Respon
 			closeRequestBody(req)
 			return nil, err
 		}
-		gzipped := p.tls && askGzip(req)
+		gzipped := p.tls && ask
 		if gzipped {
 			r2 := *req
 			r2.Header = req.Header.Clone()
@@ -169,7 +174,7 @@ func (t *h1Transport) roundTrip(req *http.Request, localOnly bool) (*http.Respon
 		}
 		resp, err := c.roundTrip(req)
 		if err == nil {
-			if gzipped || askGzip(req) {
+			if ask {
 				// Over cleartext gzip is not asked for (local servers,
 				// nothing to save), but a proxy may compress anyway: the
 				// caller, who asked for no encoding of its own, cannot
