@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -72,14 +73,24 @@ func (g *gateway) embedSplit(ctx context.Context, p *prepared, d *catalog.Deploy
 		if err != nil {
 			return nil, partFailed(err, out.Meta.GetUsage(), k, parts, start, end)
 		}
+		// An answer refused here was billed, as were the parts before it.
+		spent := func() *llmrelayv1.Usage {
+			u := proto.Clone(out.Meta.GetUsage()).(*llmrelayv1.Usage)
+			if pu := res.Meta.GetUsage(); pu != nil {
+				u = addUsage(u, pu)
+			}
+			return u
+		}
 		if len(res.Embeddings) != end-start {
-			return nil, provider.BadResponse(d.Provider.Type, "request %d of %d (inputs %d to %d): %d embeddings for %d inputs", k+1, parts, start, end-1, len(res.Embeddings), end-start)
+			return nil, partFailed(provider.BadResponse(d.Provider.Type, "request %d of %d (inputs %d to %d): %d embeddings for %d inputs", k+1, parts, start, end-1, len(res.Embeddings), end-start),
+				spent(), k, parts, start, end)
 		}
 		for _, e := range res.Embeddings {
 			if dims < 0 {
 				dims = len(e.GetValues())
 			} else if len(e.GetValues()) != dims {
-				return nil, provider.BadResponse(d.Provider.Type, "request %d of %d (inputs %d to %d): embeddings of %d values where the first request's have %d", k+1, parts, start, end-1, len(e.GetValues()), dims)
+				return nil, partFailed(provider.BadResponse(d.Provider.Type, "request %d of %d (inputs %d to %d): embeddings of %d values where the first request's have %d", k+1, parts, start, end-1, len(e.GetValues()), dims),
+					spent(), k, parts, start, end)
 			}
 			e.Index += int32(start)
 			out.Embeddings = append(out.Embeddings, e)
