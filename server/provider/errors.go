@@ -438,13 +438,17 @@ func statusMessage(resp *http.Response) string {
 // says nothing the status does not, and would fill the client's status
 // and every retry reason with tags.
 func IsMarkup(body []byte) bool {
-	for len(body) > 0 && (body[0] == ' ' || body[0] == '\t' || body[0] == '\r' || body[0] == '\n') {
-		body = body[1:]
+	for len(body) > 0 {
+		switch {
+		case body[0] == ' ' || body[0] == '\t' || body[0] == '\r' || body[0] == '\n':
+			body = body[1:]
+		case len(body) >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF: // a UTF-8 BOM, before or after blanks
+			body = body[3:]
+		default:
+			return body[0] == '<'
+		}
 	}
-	if len(body) >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF { // UTF-8 BOM
-		body = body[3:]
-	}
-	return len(body) > 0 && body[0] == '<'
+	return false
 }
 
 // RetryAfter reads the delay a provider asked for: retry-after-ms
