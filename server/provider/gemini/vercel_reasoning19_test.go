@@ -122,4 +122,3 @@ func TestReasoning19Gemini3TextSignatureStream(t *testing.T) {
 	// signed text part (the signature signs the turn's text so far).
 	wantSentBack(t, m, `[{"text":`+jsonString(t, answer)+`,"thoughtSignature":"`+reasoning19StreamSig+`"}]`)
 }
-
