@@ -148,8 +148,8 @@ const (
 // tool-call turns) with their format; "none" never sends it (OpenAI
 // rejects fields it does not know; DeepSeek's older deepseek-reasoner
 // rejected reasoning_content); "auto" (the default) is reasoning_content
-// for api.deepseek.com and api.moonshot.ai/.cn, reasoning_details for
-// openrouter.ai, none elsewhere.
+// for api.deepseek.com, api.moonshot.ai/.cn, api.z.ai and
+// open.bigmodel.cn, reasoning_details for openrouter.ai, none elsewhere.
 func WithReasoningReplay(mode string) Option {
 	return func(p *Provider) error {
 		switch mode {
@@ -177,6 +177,12 @@ func replayByHost(baseURL string) replayMode {
 	}
 	switch h := strings.ToLower(u.Hostname()); {
 	case h == "api.deepseek.com", h == "api.moonshot.ai", h == "api.moonshot.cn":
+		return replayReasoningContent
+	case h == "api.z.ai", h == "open.bigmodel.cn":
+		// Z.ai's (Zhipu's) GLM thinks between tool calls and asks for
+		// that reasoning back with the tool results ("必须显式保留
+		// Reasoning content，并在返回工具结果时一并返回": docs.bigmodel.cn,
+		// guide/capabilities/thinking-mode; docs.z.ai says "should").
 		return replayReasoningContent
 	case h == "openrouter.ai", strings.HasSuffix(h, ".openrouter.ai"):
 		return replayReasoningDetails

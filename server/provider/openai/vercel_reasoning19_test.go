@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -167,3 +168,80 @@ const alibabaReasoning19Answer = "The word **\"strawberry\"** contains **3** ins
 
 // The reasoning_content of testdata/real_reasoning19_alibaba_reasoning.http.
 const alibabaReasoning19Thought = "We are asked: \"How many 'r's are in the word 'strawberry'?\" This is a straightforward letter counting question. However, sometimes people get tricked by double letters. Let's write out the word: s t r a w b e r r y. Now count the occurrences of the letter 'r' (case-insensitive, but the word is given in lowercase in the question? The word is written as \"strawberry\" in quotes, so we consider the lowercase version). Let's list each character:\n\n1. s\n2. t\n3. r  -> first r\n4. a\n5. w\n6. b\n7. e\n8. r  -> second r\n9. r  -> third r? Wait, let's check: after 'e' is 'r', then another 'r'? Actually, the spelling is s-t-r-a-w-b-e-r-r-y. So positions:\n- index 0: s\n- index 1: t\n- index 2: r (1st r)\n- index 3: a\n- index 4: w\n- index 5: b\n- index 6: e\n- index 7: r (2nd r)\n- index 8: r (3rd r?) Wait, no: after index 7 is r, then index 8 is r? Let me spell carefully: \n\"strawberry\" has 10 letters? Let's count total letters: s(1), t(2), r(3), a(4), w(5), b(6), e(7), r(8), r(9), y(10). Yes, 10 letters. So the letters at positions 3rd (if starting count at 1) is r, then 8th is r, 9th is r? Wait, position numbering:\n1: s\n2: t\n3: r  -> first r\n4: a\n5: w\n6: b\n7: e\n8: r  -> second r\n9: r  -> third r? But that would be two r's in a row at the end part. However, I think I made a mistake: the correct spelling of \"strawberry\" is s-t-r-a-w-b-e-r-r-y. So after 'e' (7th letter), the 8th letter is 'r', the 9th letter is 'r', and the 10th is 'y'. So there are two consecutive r's. Therefore, total r's: the one at position 3, and the two at positions 8 and 9? Wait, position 3 is the first r, then positions 8 and 9 are both r's? That would be three r's. But that doesn't sound right. Let me verify with actual knowledge: I know that \"strawberry\" has double r after the b and e? Wait, let's think: strawberry -> straw + berry. \"Berry\" has two r's? Actually, \"berry\" is b-e-r-r-y, which has two r's. And \"straw\" has one r. So total r's: in \"straw\": one r (the third letter), in \"berry\": two r's (the third and fourth letters of \"berry\", but when combined, the full word is s-t-r-a-w-b-e-r-r-y. So the r in \"straw\" is at position 3, then in \"berry\" part, after b and e, there are two r's. So that makes 1 + 2 = 3 r's? But wait, is there an r in \"straw\"? Yes: s-t-r-a-w -> the third letter is r. Then \"berry\": b-e-r-r-y -> the third and fourth letters of \"berry\" are r and r. However, when concatenated, the full word has the letters: s, t, r, a, w, b, e, r, r, y. So indeed there are three r's: one at index 2 (0-based), one at index 7, and one at index 8. But I have a doubt because I recall a common trick question: \"How many r's are in the word strawberry?\" and the answer is often said to be 3, but some people might think it's 2 because they overlook the first r. However, let me double-check the spelling. I can look it up mentally: S-T-R-A-W-B-E-R-R-Y. Count the R's: \n- After T, there is R (1)\n- After E, there is R (2)\n- After that R, there is another R (3)\nYes, three. But wait, is the letter after E actually two R's? Yes, \"rr\" is a double r. So total of three R's. However, I have seen this question before and sometimes the answer is 3. But let me confirm with a reliable source: I know that in the word \"strawberry\", there are 3 instances of the letter 'r'. For example, if you type it out and count: s (no), t (no), r (yes, count=1), a (no), w (no), b (no), e (no), r (yes, count=2), r (yes, count=3), y (no). So answer should be 3.\n\nBut wait, I recall a similar trick question: \"How many r's are in the word 'strawberry'?\" and some people answer 2 because they think of the double r as one sound, but the question asks for the letter \"r\", so we count each occurrence. So it's 3.\n\nHowever, let me make sure there isn't a common misspelling. The standard English spelling is with double r in the berry part and one r in the straw part. Yes.\n\nTherefore, the answer is 3.\n\nBut I've also seen a meme where the question is \"how many r's in the word strawberry\" and the answer is \"three\" but people often say two. So I think it's 3.\n\nLet me write a quick code in mind: \nword = \"strawberry\"\ncount = 0\nfor char in word:\n    if char == 'r':\n        count += 1\nprint(count) -> this would output 3.\n\nYes.\n\nSo final answer: 3."
+
+// TestReasoning19ZaiReplay: Z.ai's GLM thinks between tool calls and its
+// docs ask for that reasoning back with the tool results (docs.bigmodel.cn,
+// thinking mode: "必须显式保留 Reasoning content，并在返回工具结果时一并返回",
+// must keep the reasoning content and return it with the tool results).
+// The adapter sent it to DeepSeek and Moonshot only: a tool loop through
+// api.z.ai lost GLM's interleaved reasoning at every round. The first turn
+// is the real answer of testdata/real_fantasy_zai_glm_4_6v_thinking.http
+// (reasoning_content, text and one call); the next request built from it
+// must carry that reasoning_content on the assistant turn, for api.z.ai
+// and Zhipu's open.bigmodel.cn, and not when the operator says none.
+func TestReasoning19ZaiReplay(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("real_fantasy_zai_glm_4_6v_thinking.http"))
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("glm-4.6v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Choices []struct {
+			Message struct {
+				ReasoningContent string `json:"reasoning_content"`
+				ToolCalls        []struct {
+					ID string `json:"id"`
+				} `json:"tool_calls"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(providertest.Load(t, td("real_fantasy_zai_glm_4_6v_thinking.http")).Body, &rec); err != nil ||
+		len(rec.Choices) != 1 || rec.Choices[0].Message.ReasoningContent == "" || len(rec.Choices[0].Message.ToolCalls) != 1 {
+		t.Fatalf("recording: %v %+v", err, rec)
+	}
+	want := rec.Choices[0].Message
+	history := []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What's the weather in Florence, Italy?")), res.Message,
+		{Role: llmrelayv1.Role_ROLE_TOOL, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: want.ToolCalls[0].ID, Content: "40 C"}}}}}}
+	for _, tc := range []struct {
+		baseURL string
+		opts    []Option
+		replay  bool
+	}{
+		{"https://api.z.ai/api/paas/v4", nil, true},
+		{"https://api.z.ai/api/coding/paas/v4", nil, true},
+		{"https://open.bigmodel.cn/api/paas/v4", nil, true},
+		{"https://api.z.ai/api/paas/v4", []Option{WithReasoningReplay("none")}, false},
+	} {
+		p, err := New(testKey, append([]Option{WithBaseURL(tc.baseURL)}, tc.opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _, err := p.buildChatRequest(&provider.Request{Model: "glm-4.6v", Messages: history, Options: &llmrelayv1.GenerationOptions{}}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent struct {
+			Messages []struct {
+				Role             string  `json:"role"`
+				ReasoningContent *string `json:"reasoning_content"`
+				ToolCalls        []struct {
+					ID string `json:"id"`
+				} `json:"tool_calls"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(body, &sent); err != nil || len(sent.Messages) != 3 {
+			t.Fatalf("%s: %v %s", tc.baseURL, err, body)
+		}
+		a := sent.Messages[1]
+		if a.Role != "assistant" || len(a.ToolCalls) != 1 || a.ToolCalls[0].ID != want.ToolCalls[0].ID {
+			t.Errorf("%s: assistant turn %+v", tc.baseURL, a)
+		}
+		switch {
+		case tc.replay && (a.ReasoningContent == nil || *a.ReasoningContent != want.ReasoningContent):
+			t.Errorf("%s: reasoning_content %v, want the recorded %q", tc.baseURL, a.ReasoningContent, want.ReasoningContent)
+		case !tc.replay && a.ReasoningContent != nil:
+			t.Errorf("%s: reasoning_content sent with replay none", tc.baseURL)
+		}
+	}
+}
