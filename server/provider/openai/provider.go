@@ -137,6 +137,7 @@ const (
 	replayNone             replayMode = iota // not sent (Chat Completions has no field)
 	replayReasoningContent                   // reasoning_content on tool-call turns (DeepSeek, Moonshot)
 	replayReasoningDetails                   // reasoning_details, as received (OpenRouter)
+	replayThinkTags                          // <think> blocks back in content, where they came from (MiniMax)
 )
 
 // WithReasoningReplay says how earlier assistant turns' reasoning goes
@@ -149,7 +150,9 @@ const (
 // rejects fields it does not know; DeepSeek's older deepseek-reasoner
 // rejected reasoning_content); "auto" (the default) is reasoning_content
 // for api.deepseek.com, api.moonshot.ai/.cn, api.z.ai and
-// open.bigmodel.cn, reasoning_details for openrouter.ai, none elsewhere.
+// open.bigmodel.cn, reasoning_details for openrouter.ai, <think> blocks
+// back in the content for MiniMax (api.minimax.io, api.minimaxi.com),
+// none elsewhere.
 func WithReasoningReplay(mode string) Option {
 	return func(p *Provider) error {
 		switch mode {
@@ -186,6 +189,12 @@ func replayByHost(baseURL string) replayMode {
 		return replayReasoningContent
 	case h == "openrouter.ai", strings.HasSuffix(h, ".openrouter.ai"):
 		return replayReasoningDetails
+	case h == "api.minimax.io", h == "api.minimaxi.com":
+		// MiniMax-M2's answers open their content with a <think> block
+		// (split off as reasoning), which "must be preserved completely"
+		// in the history (platform.minimax.io, OpenAI API compatibility,
+		// "Important Note"): it goes back inline, as it came.
+		return replayThinkTags
 	}
 	return replayNone
 }

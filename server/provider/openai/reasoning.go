@@ -39,6 +39,14 @@ type reasoningDetail struct {
 	Index     *flexInt `json:"index"`
 }
 
+// The inline reasoning markup a server's content opens with (the
+// provider package's ThinkDefault dialect), for sending a think block back
+// where it came from (replayThinkTags).
+const (
+	thinkOpen  = "<think>"
+	thinkClose = "</think>"
+)
+
 // maxReasoningIndex bounds a provider's reasoning block index.
 const maxReasoningIndex = 1023
 

@@ -398,7 +398,13 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 			if !k.Reasoning.GetRedacted() {
 				reasoning.WriteString(k.Reasoning.GetText())
 			}
-			if p.replay == replayReasoningDetails && k.Reasoning.GetFormat() != "" {
+			if p.replay == replayThinkTags && !k.Reasoning.GetRedacted() && k.Reasoning.GetText() != "" {
+				// In its place in the content: the splitter kept the
+				// bytes between the tags and after them unchanged, so
+				// this is the content as the server sent it.
+				text.WriteString(thinkOpen + k.Reasoning.GetText() + thinkClose)
+				hasText = true
+			} else if p.replay == replayReasoningDetails && k.Reasoning.GetFormat() != "" {
 				cm.ReasoningDetails = appendDetails(cm.ReasoningDetails, k.Reasoning, block-1)
 			} else {
 				reasonings++ // not sent (unless reasoning_content below)

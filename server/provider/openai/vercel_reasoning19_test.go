@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -242,6 +243,102 @@ func TestReasoning19ZaiReplay(t *testing.T) {
 			t.Errorf("%s: reasoning_content %v, want the recorded %q", tc.baseURL, a.ReasoningContent, want.ReasoningContent)
 		case !tc.replay && a.ReasoningContent != nil:
 			t.Errorf("%s: reasoning_content sent with replay none", tc.baseURL)
+		}
+	}
+}
+
+// TestReasoning19MiniMaxThinkReplay: MiniMax-M2 on its OpenAI-compatible
+// API opens its content with a <think> block, and its docs ask for that
+// content back unchanged: "the content field will contain <think> tag
+// content, which must be preserved completely" (platform.minimax.io,
+// OpenAI API compatibility, "Important Note"). The adapter splits the
+// block off as a Reasoning part and sent the next turn's content without
+// it, so a tool loop through MiniMax lost the model's interleaved
+// thinking. For api.minimax.io and api.minimaxi.com the block now goes
+// back in place: the content sent is the content received, byte for byte.
+// testdata/dialect_reasoning19_minimax_think_tool.http is hand-written in
+// the shape of MiniMax's documented answer (README, session 19).
+func TestReasoning19MiniMaxThinkReplay(t *testing.T) {
+	t.Parallel()
+	const name = "dialect_reasoning19_minimax_think_tool"
+	res := replayReasoning19(t, name, "MiniMax-M2")
+	var rec struct {
+		Choices []struct {
+			Message struct {
+				Content   string `json:"content"`
+				ToolCalls []struct {
+					ID       string `json:"id"`
+					Function struct {
+						Name, Arguments string
+					} `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(providertest.Load(t, td(name+".http")).Body, &rec); err != nil || len(rec.Choices) != 1 {
+		t.Fatal(err)
+	}
+	want := rec.Choices[0].Message
+	parts := res.Message.GetParts()
+	if len(parts) != 3 || parts[0].GetReasoning().GetText() != "\nThe user wants the weather in Florence. I should call get_weather with the city.\n" ||
+		parts[1].GetText() != "\n\nI'll look up the weather in Florence." || parts[2].GetToolCall().GetCallId() != want.ToolCalls[0].ID {
+		t.Fatalf("parts %v", parts)
+	}
+	if u := res.Meta.GetUsage(); u.GetReasoningTokens() != 31 || u.GetOutputTokens() != 89 {
+		t.Errorf("usage %v", u)
+	}
+	history := []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Weather in Florence?")), res.Message,
+		{Role: llmrelayv1.Role_ROLE_TOOL, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: want.ToolCalls[0].ID, Content: "31 C"}}}}}}
+	for _, tc := range []struct {
+		baseURL string
+		opts    []Option
+		content string
+	}{
+		{"https://api.minimax.io/v1", nil, want.Content},
+		{"https://api.minimaxi.com/v1", nil, want.Content},
+		// Elsewhere (and with replay none) the text alone, as before.
+		{"https://api.minimax.io/v1", []Option{WithReasoningReplay("none")}, "\n\nI'll look up the weather in Florence."},
+		{"https://api.openai.com/v1", nil, "\n\nI'll look up the weather in Florence."},
+	} {
+		p, err := New(testKey, append([]Option{WithBaseURL(tc.baseURL)}, tc.opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, warnings, err := p.buildChatRequest(&provider.Request{Model: "MiniMax-M2", Messages: history, Options: &llmrelayv1.GenerationOptions{}}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent struct {
+			Messages []struct {
+				Role             string  `json:"role"`
+				Content          *string `json:"content"`
+				ReasoningContent *string `json:"reasoning_content"`
+				ToolCalls        []struct {
+					ID       string `json:"id"`
+					Function struct {
+						Name, Arguments string
+					} `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(body, &sent); err != nil || len(sent.Messages) != 3 {
+			t.Fatalf("%s: %v %s", tc.baseURL, err, body)
+		}
+		a := sent.Messages[1]
+		if a.Content == nil || *a.Content != tc.content {
+			t.Errorf("%s %d: content %q, want %q", tc.baseURL, len(tc.opts), deref(a.Content), tc.content)
+		}
+		if a.ReasoningContent != nil || len(a.ToolCalls) != 1 || a.ToolCalls[0].ID != want.ToolCalls[0].ID ||
+			a.ToolCalls[0].Function != want.ToolCalls[0].Function {
+			t.Errorf("%s: assistant turn %+v", tc.baseURL, a)
+		}
+		// The reasoning is accounted for: sent in place, or named as dropped.
+		dropped := false
+		for _, w := range warnings {
+			dropped = dropped || strings.Contains(w, "reasoning part(s) of earlier assistant turns not sent")
+		}
+		if dropped != (tc.content != want.Content) {
+			t.Errorf("%s: warnings %q", tc.baseURL, warnings)
 		}
 	}
 }
