@@ -138,6 +138,7 @@ const (
 	replayReasoningContent                   // reasoning_content on tool-call turns (DeepSeek, Moonshot)
 	replayReasoningDetails                   // reasoning_details, as received (OpenRouter)
 	replayThinkTags                          // <think> blocks back in content, where they came from (MiniMax)
+	replayThinkingChunks                     // thinking chunks in a content array, as received (Mistral)
 )
 
 // WithReasoningReplay says how earlier assistant turns' reasoning goes
@@ -152,7 +153,8 @@ const (
 // for api.deepseek.com, api.moonshot.ai/.cn, api.z.ai and
 // open.bigmodel.cn, reasoning_details for openrouter.ai, <think> blocks
 // back in the content for MiniMax (api.minimax.io, api.minimaxi.com),
-// none elsewhere.
+// thinking chunks in a content array for Mistral (*.mistral.ai), none
+// elsewhere.
 func WithReasoningReplay(mode string) Option {
 	return func(p *Provider) error {
 		switch mode {
@@ -189,6 +191,13 @@ func replayByHost(baseURL string) replayMode {
 		return replayReasoningContent
 	case h == "openrouter.ai", strings.HasSuffix(h, ".openrouter.ai"):
 		return replayReasoningDetails
+	case mistralHost(baseURL):
+		// Mistral's reasoning models answer with thinking chunks in a
+		// content array; the assistant turn takes the same array back
+		// (vercel/ai's Mistral provider sends it so since "preserve
+		// reasoning in multi-turn conversations", and its live fixture
+		// mistral-reasoning-history-live is Mistral's answer to one).
+		return replayThinkingChunks
 	case h == "api.minimax.io", h == "api.minimaxi.com":
 		// MiniMax-M2's answers open their content with a <think> block
 		// (split off as reasoning), which "must be preserved completely"

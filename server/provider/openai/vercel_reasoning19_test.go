@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -338,6 +339,76 @@ func TestReasoning19MiniMaxThinkReplay(t *testing.T) {
 			dropped = dropped || strings.Contains(w, "reasoning part(s) of earlier assistant turns not sent")
 		}
 		if dropped != (tc.content != want.Content) {
+			t.Errorf("%s: warnings %q", tc.baseURL, warnings)
+		}
+	}
+}
+
+// TestReasoning19MistralThinkingReplay: Mistral's reasoning answers hold a
+// content array of thinking and text chunks; the next turn now sends the
+// assistant turn back as that array (the AI SDK's Mistral provider does
+// so since "preserve reasoning in multi-turn conversations", and its live
+// fixture, testdata/real_reasoning19_mistral_reasoning_history.http, is
+// Mistral's answer to such a request). The reasoning was dropped with a
+// warning. What we send is the recorded content array, chunk for chunk.
+func TestReasoning19MistralThinkingReplay(t *testing.T) {
+	t.Parallel()
+	const name = "real_reasoning19_mistral_reasoning_history"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("mistral-small-latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Choices []struct {
+			Message struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(providertest.Load(t, td(name+".http")).Body, &rec); err != nil || len(rec.Choices) != 1 {
+		t.Fatal(err)
+	}
+	var wantContent bytes.Buffer
+	if err := json.Compact(&wantContent, rec.Choices[0].Message.Content); err != nil {
+		t.Fatal(err)
+	}
+	history := []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is 17 times 23?")), res.Message,
+		msgOf(llmrelayv1.Role_ROLE_USER, text("And 17 times 24?"))}
+	for _, tc := range []struct {
+		baseURL string
+		opts    []Option
+		want    string
+	}{
+		{"https://api.mistral.ai/v1", nil, wantContent.String()},
+		{"https://api.mistral.ai/v1", []Option{WithReasoningReplay("none")}, `"391"`},
+		{"https://api.openai.com/v1", nil, `"391"`},
+	} {
+		p, err := New(testKey, append([]Option{WithBaseURL(tc.baseURL)}, tc.opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, warnings, err := p.buildChatRequest(&provider.Request{Model: "mistral-small-latest", Messages: history, Options: &llmrelayv1.GenerationOptions{}}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent struct {
+			Messages []struct {
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(body, &sent); err != nil || len(sent.Messages) != 3 || sent.Messages[1].Role != "assistant" {
+			t.Fatalf("%s: %v %s", tc.baseURL, err, body)
+		}
+		if got := string(sent.Messages[1].Content); got != tc.want {
+			t.Errorf("%s %d: content\n%s\nwant\n%s", tc.baseURL, len(tc.opts), got, tc.want)
+		}
+		dropped := false
+		for _, w := range warnings {
+			dropped = dropped || strings.Contains(w, "reasoning part(s) of earlier assistant turns not sent")
+		}
+		if dropped != (tc.want == `"391"`) {
 			t.Errorf("%s: warnings %q", tc.baseURL, warnings)
 		}
 	}
