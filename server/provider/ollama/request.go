@@ -121,7 +121,8 @@ func buildChatRequest(req *provider.Request, stream bool) (*builtRequest, error)
 	if out.Format, err = buildFormat(opts.ResponseFormat); err != nil {
 		return nil, err
 	}
-	out.Think = thinkFromEffort(opts.ReasoningEffort)
+	var thinkWarn string
+	out.Think, thinkWarn = thinkFromEffort(opts.ReasoningEffort, req.Model)
 	out.Truncate, out.Shift = noSilentCut(), noSilentCut()
 
 	var extra string
@@ -134,9 +135,15 @@ func buildChatRequest(req *provider.Request, stream bool) (*builtRequest, error)
 				return nil, err
 			}
 			if oo.Think != nil {
-				out.Think = json.RawMessage(fmt.Sprint(*oo.Think))
+				out.Think, thinkWarn = json.RawMessage(fmt.Sprint(*oo.Think)), ""
+				if !*oo.Think && levelThinker(req.Model) {
+					thinkWarn = "provider_options.ollama.think=false: Ollama ignores it for gpt-oss, which always thinks (set reasoning_effort low for the least)"
+				}
 			}
 		}
+	}
+	if thinkWarn != "" {
+		warnings = append(warnings, thinkWarn)
 	}
 	if !wo.empty() {
 		out.Options = wo
@@ -441,22 +448,46 @@ func buildFormat(rf *llmrelayv1.ResponseFormat) (json.RawMessage, error) {
 	}
 }
 
-// thinkFromEffort maps reasoning_effort to think: none disables thinking,
-// the levels are passed as Ollama's "low"/"medium"/"high" (minimal as
-// "low"). OllamaOptions.think, when set, wins.
-func thinkFromEffort(e llmrelayv1.ReasoningEffort) json.RawMessage {
+// thinkFromEffort maps reasoning_effort to think. Ollama documents the
+// levels "low"/"medium"/"high" for gpt-oss only, which ignores true and
+// false ("GPT-OSS requires think to be set to low, medium, or high.
+// Passing true/false is ignored for that model": docs.ollama.com,
+// capabilities/thinking): there the levels go as named (minimal as "low",
+// none as "low" too, with a warning: gpt-oss cannot stop thinking). Other
+// thinking models take a bool; Ollamas before commit 122c68c answer 400
+// "think value \"low\" is not supported for this model" to a level and
+// later ones read any level as true, so a level goes as true with a
+// warning, and none as false. OllamaOptions.think, when set, wins.
+func thinkFromEffort(e llmrelayv1.ReasoningEffort, model string) (json.RawMessage, string) {
+	var level string
 	switch e {
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED:
+		return nil, ""
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
-		return json.RawMessage("false")
+		if levelThinker(model) {
+			return json.RawMessage(`"low"`), "reasoning_effort none: gpt-oss cannot turn thinking off on Ollama; sent think \"low\", the least"
+		}
+		return json.RawMessage("false"), ""
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL, llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW:
-		return json.RawMessage(`"low"`)
+		level = "low"
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM:
-		return json.RawMessage(`"medium"`)
+		level = "medium"
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH:
-		return json.RawMessage(`"high"`)
+		level = "high"
 	default:
-		return nil
+		return nil, fmt.Sprintf("reasoning_effort %v is not supported by Ollama; ignored", e)
 	}
+	if levelThinker(model) {
+		return json.RawMessage(`"` + level + `"`), ""
+	}
+	return json.RawMessage("true"), fmt.Sprintf("reasoning_effort %s: Ollama takes thinking levels for gpt-oss only; sent think true", level)
+}
+
+// levelThinker reports whether model is gpt-oss (any tag or namespace:
+// gpt-oss:20b, gpt-oss:120b-cloud, library/gpt-oss), the model family
+// whose thinking Ollama sets by level.
+func levelThinker(model string) bool {
+	return strings.Contains(strings.ToLower(model), "gpt-oss")
 }
 
 // formatKeepAlive renders a duration the way Ollama documents it ("5m",

@@ -137,6 +137,8 @@ const (
 	replayNone             replayMode = iota // not sent (Chat Completions has no field)
 	replayReasoningContent                   // reasoning_content on tool-call turns (DeepSeek, Moonshot)
 	replayReasoningDetails                   // reasoning_details, as received (OpenRouter)
+	replayThinkTags                          // <think> blocks back in content, where they came from (MiniMax)
+	replayThinkingChunks                     // thinking chunks in a content array, as received (Mistral)
 )
 
 // WithReasoningReplay says how earlier assistant turns' reasoning goes
@@ -148,8 +150,11 @@ const (
 // tool-call turns) with their format; "none" never sends it (OpenAI
 // rejects fields it does not know; DeepSeek's older deepseek-reasoner
 // rejected reasoning_content); "auto" (the default) is reasoning_content
-// for api.deepseek.com and api.moonshot.ai/.cn, reasoning_details for
-// openrouter.ai, none elsewhere.
+// for api.deepseek.com, api.moonshot.ai/.cn, api.z.ai and
+// open.bigmodel.cn, reasoning_details for openrouter.ai, <think> blocks
+// back in the content for MiniMax (api.minimax.io, api.minimaxi.com),
+// thinking chunks in a content array for Mistral (*.mistral.ai), none
+// elsewhere.
 func WithReasoningReplay(mode string) Option {
 	return func(p *Provider) error {
 		switch mode {
@@ -178,8 +183,27 @@ func replayByHost(baseURL string) replayMode {
 	switch h := strings.ToLower(u.Hostname()); {
 	case h == "api.deepseek.com", h == "api.moonshot.ai", h == "api.moonshot.cn":
 		return replayReasoningContent
+	case h == "api.z.ai", h == "open.bigmodel.cn":
+		// Z.ai's (Zhipu's) GLM thinks between tool calls and asks for
+		// that reasoning back with the tool results ("必须显式保留
+		// Reasoning content，并在返回工具结果时一并返回": docs.bigmodel.cn,
+		// guide/capabilities/thinking-mode; docs.z.ai says "should").
+		return replayReasoningContent
 	case h == "openrouter.ai", strings.HasSuffix(h, ".openrouter.ai"):
 		return replayReasoningDetails
+	case mistralHost(baseURL):
+		// Mistral's reasoning models answer with thinking chunks in a
+		// content array; the assistant turn takes the same array back
+		// (vercel/ai's Mistral provider sends it so since "preserve
+		// reasoning in multi-turn conversations", and its live fixture
+		// mistral-reasoning-history-live is Mistral's answer to one).
+		return replayThinkingChunks
+	case h == "api.minimax.io", h == "api.minimaxi.com":
+		// MiniMax-M2's answers open their content with a <think> block
+		// (split off as reasoning), which "must be preserved completely"
+		// in the history (platform.minimax.io, OpenAI API compatibility,
+		// "Important Note"): it goes back inline, as it came.
+		return replayThinkTags
 	}
 	return replayNone
 }

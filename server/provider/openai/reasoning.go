@@ -39,6 +39,29 @@ type reasoningDetail struct {
 	Index     *flexInt `json:"index"`
 }
 
+// The inline reasoning markup a server's content opens with (the
+// provider package's ThinkDefault dialect), for sending a think block back
+// where it came from (replayThinkTags).
+const (
+	thinkOpen  = "<think>"
+	thinkClose = "</think>"
+)
+
+// textChunk and thinkingChunk are Mistral's content chunks of an assistant
+// turn sent back with its reasoning (replayThinkingChunks): the shape its
+// answers have ({"type":"thinking","thinking":[{"type":"text","text":…}],
+// "closed":true}, read by thinkingText).
+type textChunk struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type thinkingChunk struct {
+	Type     string      `json:"type"`
+	Thinking []textChunk `json:"thinking"`
+	Closed   bool        `json:"closed"`
+}
+
 // maxReasoningIndex bounds a provider's reasoning block index.
 const maxReasoningIndex = 1023
 

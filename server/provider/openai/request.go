@@ -386,11 +386,16 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 	cm.Role, cm.Name = "assistant", m.GetName()
 	var text, reasoning strings.Builder
 	hasText, reasonings, block := false, 0, 0
+	var chunks []any // replayThinkingChunks: the content as Mistral's chunks, in order
+	thinking := false
 	for _, part := range m.GetParts() {
 		switch k := part.GetKind().(type) {
 		case *llmrelayv1.Part_Text:
 			text.WriteString(k.Text)
 			hasText = true
+			if p.replay == replayThinkingChunks {
+				chunks = append(chunks, textChunk{Type: "text", Text: k.Text})
+			}
 		case *llmrelayv1.Part_Refusal:
 			cm.Refusal += k.Refusal
 		case *llmrelayv1.Part_Reasoning:
@@ -398,7 +403,16 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 			if !k.Reasoning.GetRedacted() {
 				reasoning.WriteString(k.Reasoning.GetText())
 			}
-			if p.replay == replayReasoningDetails && k.Reasoning.GetFormat() != "" {
+			if p.replay == replayThinkTags && !k.Reasoning.GetRedacted() && k.Reasoning.GetText() != "" {
+				// In its place in the content: the splitter kept the
+				// bytes between the tags and after them unchanged, so
+				// this is the content as the server sent it.
+				text.WriteString(thinkOpen + k.Reasoning.GetText() + thinkClose)
+				hasText = true
+			} else if p.replay == replayThinkingChunks && !k.Reasoning.GetRedacted() && k.Reasoning.GetText() != "" {
+				chunks = append(chunks, thinkingChunk{Type: "thinking", Thinking: []textChunk{{Type: "text", Text: k.Reasoning.GetText()}}, Closed: true})
+				thinking = true
+			} else if p.replay == replayReasoningDetails && k.Reasoning.GetFormat() != "" {
 				cm.ReasoningDetails = appendDetails(cm.ReasoningDetails, k.Reasoning, block-1)
 			} else {
 				reasonings++ // not sent (unless reasoning_content below)
@@ -426,6 +440,12 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 		}
 	}
 	switch {
+	case thinking:
+		b, err := json.Marshal(chunks)
+		if err != nil {
+			return 0, p.invalid("messages[%d]: encode thinking chunks: %v", i, err)
+		}
+		cm.Content = b
 	case hasText:
 		cm.Content = mustJSON(text.String())
 	case len(cm.ToolCalls) > 0 || cm.Refusal != "":
