@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -232,7 +233,7 @@ func (p *Provider) applyReasoning(w *messagesRequest, req *provider.Request, o *
 			warnings = append(warnings, fmt.Sprintf("reasoning_effort %s not sent: provider_options.anthropic.thinking_budget_tokens (%d) sets the thinking", effortName(effort), b))
 		}
 		if o.MaxTokens == nil && w.MaxTokens <= b {
-			w.MaxTokens = withinLimit(b+p.defaultMaxTokens, m.maxOutput())
+			w.MaxTokens = withinLimit(addTokens(b, p.defaultMaxTokens), m.maxOutput())
 		}
 		return warnings, checkThinking(w, o, "provider_options.anthropic.thinking_budget_tokens")
 	}
@@ -279,7 +280,7 @@ func (p *Provider) applyReasoning(w *messagesRequest, req *provider.Request, o *
 			budget = half
 		}
 	} else {
-		w.MaxTokens = withinLimit(budget+p.defaultMaxTokens, m.maxOutput())
+		w.MaxTokens = withinLimit(addTokens(budget, p.defaultMaxTokens), m.maxOutput())
 	}
 	w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: budget}
 	return warnings, checkThinking(w, o, mode)
@@ -301,6 +302,14 @@ func adaptiveRoom(w *messagesRequest, o *llmrelayv1.GenerationOptions, e llmrela
 func (t *wireThinking) active() bool { return t != nil && t.Type != "disabled" }
 
 // withinLimit is n capped at limit (0: none).
+// addTokens adds two token counts, saturating at the int32 range: a
+// thinking budget near 2^31 plus the default room must not wrap to a
+// negative max_tokens (the API would refuse it with a message about a
+// value the caller never sent).
+func addTokens(a, b int32) int32 {
+	return int32(min(int64(a)+int64(b), math.MaxInt32))
+}
+
 func withinLimit(n, limit int32) int32 {
 	if limit > 0 && n > limit {
 		return limit
