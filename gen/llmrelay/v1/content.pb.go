@@ -493,7 +493,10 @@ type File struct {
 	// "audio/mpeg". Required with data.
 	MimeType string `protobuf:"bytes,4,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
 	// The file name, optional. OpenAI Chat Completions needs one with inline
-	// data: by default `file.<ext>` from the mime type.
+	// data: by default `file.<ext>` from the mime type. Sent where the format
+	// has a place for it: OpenAI `file.filename` / `input_file.filename`,
+	// Anthropic the document's `title`; Gemini and Chat Completions audio
+	// (`input_audio`) have none, and it is not sent there.
 	Filename      string `protobuf:"bytes,5,opt,name=filename,proto3" json:"filename,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

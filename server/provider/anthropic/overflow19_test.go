@@ -39,3 +39,36 @@ func TestThinkingBudgetNearInt32Max(t *testing.T) {
 		}
 	}
 }
+
+// TestDocumentTitleFromFilename: a File's filename is the document block's
+// title (it was dropped without a word).
+func TestDocumentTitleFromFilename(t *testing.T) {
+	p := newTestProvider(t, "http://unused.invalid")
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT,
+		Model:    "claude-sonnet-4-5",
+		Messages: []*llmrelayv1.Message{{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{
+			{Kind: &llmrelayv1.Part_File{File: &llmrelayv1.File{Source: &llmrelayv1.File_Url{Url: "https://example.com/q3.pdf"}, MimeType: "application/pdf", Filename: "q3-report.pdf"}}},
+			text("Summarize."),
+		}}},
+		Options: &llmrelayv1.GenerationOptions{},
+	}
+	body, _, _, err := p.buildRequest(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w struct {
+		Messages []struct {
+			Content []struct {
+				Type  string `json:"type"`
+				Title string `json:"title"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Messages[0].Content[0]; got.Type != "document" || got.Title != "q3-report.pdf" {
+		t.Errorf("first block %+v, want a document titled q3-report.pdf", got)
+	}
+}

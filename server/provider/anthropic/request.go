@@ -395,7 +395,9 @@ func convertFile(param string, f *llmrelayv1.File) (contentBlockParam, error) {
 	default:
 		return contentBlockParam{}, invalid(param, "a file needs a url, data or file_id")
 	}
-	return contentBlockParam{Type: "document", Source: &src}, nil
+	// The filename is the document's title, which the model reads and
+	// citations name (document_title), as the AI SDK sends it.
+	return contentBlockParam{Type: "document", Source: &src, Title: f.GetFilename()}, nil
 }
 
 // usesFileIDs reports whether a message sends a file by id (the Files API

@@ -40,10 +40,12 @@ type contentBlockParam struct {
 	Text string `json:"text,omitempty"`
 	// Thinking is set (possibly to "") on thinking blocks only: the API
 	// requires the field there.
-	Thinking  *string         `json:"thinking,omitempty"`
-	Signature string          `json:"signature,omitempty"`
-	Data      string          `json:"data,omitempty"`
-	Source    *imageSource    `json:"source,omitempty"`
+	Thinking  *string      `json:"thinking,omitempty"`
+	Signature string       `json:"signature,omitempty"`
+	Data      string       `json:"data,omitempty"`
+	Source    *imageSource `json:"source,omitempty"`
+	// Title is a document block's title (the File's filename).
+	Title     string          `json:"title,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
