@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -63,4 +64,61 @@ func TestRound19LangsmithMaxTokensStream(t *testing.T) {
 	}
 	lcgSameFields(t, srv.Last(t).Body, `{"max_tokens": 3, "messages": [{"role": "user", "content": [{"type": "text", "text": "Say 'foo'"}]}], "model": "claude-3-5-haiku-latest", "temperature": 0, "stream": true}`)
 	providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, nil))
+}
+
+// TestRound19LangsmithGatewayForbidden: the cassette of langsmith's
+// beta.messages.parse test recorded LangSmith's own gateway
+// (gateway.smith.langchain.com) in front of api.anthropic.com refusing the
+// call: 403 with {"error":"Forbidden"} and no request-id header (a
+// x-datadog-trace-id, which is the gateway's trace, not a request id).
+// Permission denied, not retryable, no code; the message is the body's
+// bare string (before, a body not in Anthropic's shape was ignored and
+// only the status text was left: here the same word, see
+// TestRound19BareErrorMessage for the reading itself), unary and streamed.
+func TestRound19LangsmithGatewayForbidden(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, "testdata/real_langsmith_gateway_403_forbidden.http")
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "claude-haiku-4-5-20251001",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Alice and Bob are going to a science fair on Friday."))}}
+	for _, streaming := range []bool{false, true} {
+		var err error
+		if streaming {
+			var s provider.Stream
+			if s, err = newTestProvider(t, srv.URL).Stream(context.Background(), req); s != nil {
+				t.Fatal("a stream for a 403")
+			}
+		} else {
+			_, err = newTestProvider(t, srv.URL).Generate(context.Background(), req)
+		}
+		var pe *provider.Error
+		if !errors.As(err, &pe) {
+			t.Fatalf("streaming=%v: %v is not a *provider.Error", streaming, err)
+		}
+		if pe.Kind != provider.KindPermissionDenied || pe.HTTPStatus != 403 || pe.Code != "" || pe.Message != "Forbidden" ||
+			pe.RequestID != "" || pe.RetryAfter != 0 || pe.Param != "" || pe.Err != nil {
+			t.Errorf("streaming=%v: %+v", streaming, pe)
+		}
+		if pe.Meta.GetProviderRequestId() != "" || pe.Meta.GetRateLimit() != nil {
+			t.Errorf("streaming=%v: meta %v", streaming, pe.Meta)
+		}
+	}
+}
+
+// TestRound19BareErrorMessage: the text of {"error": "..."} is the
+// message; Anthropic's own shape and other bodies give none here (the
+// caller reads those, or keeps the status text).
+func TestRound19BareErrorMessage(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{
+		"{\"error\":\"Forbidden\"}\n":                         "Forbidden",
+		`{"error": " Invalid gateway key "}`:                  "Invalid gateway key",
+		`{"type":"error","error":{"type":"x","message":"y"}}`: "",
+		`{"error":null}`:                                      "",
+		`upstream error`:                                      "",
+		`{"message":"x"}`:                                     "",
+	} {
+		if got := bareErrorMessage([]byte(body)); got != want {
+			t.Errorf("%q: %q, want %q", body, got, want)
+		}
+	}
 }
