@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -166,4 +167,108 @@ func r19Decode(t *testing.T, s string) any {
 		t.Fatal(err)
 	}
 	return v
+}
+
+func init() {
+	round17Recordings = append(round17Recordings, "real_adkgo_solver_validation_retry_1", "real_adkgo_solver_validation_retry_2")
+}
+
+// The solver of adk-go's TestDelegation_07_ChatToTaskValidationRetry.
+const (
+	r19SolverSystem = "You answer one arithmetic question. On your FIRST\nfinish_task call, intentionally pass a wrong field name (\"wrong_field\"\n" +
+		"instead of \"answer\") so the validation fails. On your SECOND call,\ncorrect it and pass {\"answer\": <integer>}. Never give up; the\n" +
+		"validation error message will tell you what to fix.\n\nYou are an agent. Your internal name is \"solver\". The description about you is " +
+		"\"Returns the integer answer to a simple arithmetic question.\".\n\n\n\n\nDo NOT call 'finish_task' prematurely. Use your available tools to\n" +
+		"fully complete every aspect of the delegated task first. If the\ntask is unclear, ask the user for clarification before proceeding.\n" +
+		"Once the task is fully complete, call 'finish_task' by itself with\nno accompanying text output.\n"
+	r19SolverUser = `{"request":"What is 21 plus 21?"}`
+	// adk-go's tool error, as its follow-up sent it back.
+	r19SolverToolError = "Invoking `finish_task()` failed due to validation errors:\noutput arg: '\"wrong_field\"' does not exist in schema properties\n" +
+		"You could retry calling this tool, but it is IMPORTANT for you to provide all the mandatory parameters with correct types."
+)
+
+// TestRound19AdkGoToolErrorRetry: gemini-3.5-flash as adk-go's solver
+// sub-agent, told to fail its first finish_task call: the call carries
+// {"wrong_field": 42} (an argument the schema lacks: relayed as sent),
+// id "dmyvsg54", signed; 353 in, 17 + 330 out. adk-go answered with the
+// validation failure as the functionResponse's {"error": …} by id and name,
+// and the API took it (_2): finish_task again with {"answer": 42}, a new id
+// "uf0amaey", 765 in, 15 + 32 out. Ours sends the failure, a tool result
+// marked as an error, the same way: contents JSON-equal to the recorded
+// follow-up's (the signature as the first answer gave it).
+func TestRound19AdkGoToolErrorRetry(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_adkgo_solver_validation_retry_1", "real_adkgo_solver_validation_retry_2"
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-3.5-flash",
+		Messages: []*llmrelayv1.Message{
+			msg(llmrelayv1.Role_ROLE_SYSTEM, text(r19SolverSystem)),
+			msg(llmrelayv1.Role_ROLE_USER, text(r19SolverUser)),
+		},
+		Tools: []*llmrelayv1.Tool{
+			{Name: "transfer_to_agent",
+				Description: "Transfer the question to another agent.\nThis tool hands off control to another agent when it's more suitable to answer the user's question according to the agent's description.",
+				Parameters:  `{"properties":{"agent_name":{"description":"the agent name to transfer to","enum":["coordinator"],"type":"string"}},"required":["agent_name"],"type":"object"}`},
+			{Name: "finish_task",
+				Description: "Signal that this agent has completed its delegated task. Call this when you have finished your delegated task. Pass the required output data in the parameters.",
+				Parameters:  `{"properties":{"answer":{"description":"The numeric answer.","type":"integer"}},"required":["answer"],"type":"object"}`},
+		},
+	}
+	p, _ := replay(t, first)
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, filepath.Join("testdata", first+".golden"), renderResult(t, res))
+	parts := res.Message.GetParts()
+	if len(parts) != 1 {
+		t.Fatalf("message %v, want one call", res.Message)
+	}
+	call := parts[0].GetToolCall()
+	sig := call.GetSignature()
+	if call.GetCallId() != "dmyvsg54" || call.GetName() != "finish_task" || call.GetArguments() != `{"wrong_field":42}` || !call.GetArgumentsValid() ||
+		len(sig) != 1676 || !strings.HasPrefix(sig, "EuQJCuEJAQw51seA") || !strings.HasSuffix(sig, "ZMZ3wA==") {
+		t.Errorf("call %v", call)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "Y30yaqSYOIXNnsEP9se9wAo" || m.GetServiceTier() != "standard" || m.GetToolCallCount() != 1 ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 353, OutputTokens: 17 + 330, TotalTokens: 700, ReasoningTokens: 330}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+
+	// The retry.
+	failure := &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "dmyvsg54", Content: r19SolverToolError, IsError: true}}}
+	req.Messages = append(req.Messages, res.Message, msg(llmrelayv1.Role_ROLE_TOOL, failure))
+	next, srv := replay(t, second)
+	res2, err := next.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, filepath.Join("testdata", second+".golden"), renderResult(t, res2))
+	errJSON, err := json.Marshal(r19SolverToolError)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"parts":[{"text":"{\"request\":\"What is 21 plus 21?\"}"}],"role":"user"},` +
+		`{"parts":[{"functionCall":{"args":{"wrong_field":42},"id":"dmyvsg54","name":"finish_task"},"thoughtSignature":"` + sig + `"}],"role":"model"},` +
+		`{"parts":[{"functionResponse":{"id":"dmyvsg54","name":"finish_task","response":{"error":` + string(errJSON) + `}}}],"role":"user"}]`
+	if got := r17JSON(t, srv.Last(t).Body)["contents"]; !jsonEqual(got, r19Decode(t, want)) {
+		t.Errorf("contents\n got %v\nwant %s", got, want)
+	}
+	retry := toolCallPart("uf0amaey", "finish_task", `{"answer":42}`)
+	retry.GetToolCall().Signature = "Eq8BCqwBAQw51sfO++lX0lSLM4Uip/sdzB+0KzRyYmScT54SImwbis9Uxk8hJyVZ7JqGaZQeIjT3pGA9zJHxDu29smJTkvere6DRkaf9tJi7jideJiq/X5qfMr52q9C7nGIoBUYudLv1bfciYKXHhaTr0mXBJZAmJdQaoTd8mIHWyjPbhHzVm7ojneQNvxjcC7C83bLDkwb+wP6xDjj9SauISlCjVX4oyG474IDklE4E1A=="
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, retry); !proto.Equal(res2.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res2.Message, want)
+	}
+	m2 := res2.Meta
+	if m2.GetResponseId() != "Zn0yavaxIq-nkdUP5NarqAo" || m2.GetToolCallCount() != 1 ||
+		m2.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || len(m2.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m2)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 765, OutputTokens: 15 + 32, TotalTokens: 812, ReasoningTokens: 32}); !proto.Equal(m2.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m2.GetUsage(), want)
+	}
 }
