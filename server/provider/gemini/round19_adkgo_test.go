@@ -3,6 +3,8 @@ package gemini
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -270,5 +272,54 @@ func TestRound19AdkGoToolErrorRetry(t *testing.T) {
 	}
 	if want := (&llmrelayv1.Usage{InputTokens: 765, OutputTokens: 15 + 32, TotalTokens: 812, ReasoningTokens: 32}); !proto.Equal(m2.GetUsage(), want) {
 		t.Errorf("usage %v, want %v", m2.GetUsage(), want)
+	}
+}
+
+func init() {
+	round17Recordings = append(round17Recordings, "real_adkgo_flash2_stream_prompt_count_drops")
+}
+
+// TestRound19AdkGoPromptCountDrops: gemini-2.0-flash streamed (June 2025,
+// adk-go's TestNewGeminiModel; events separated by CRLF CRLF). The first two
+// chunks count 8 prompt tokens and no candidates (total 8); the last, with
+// STOP, 7 prompt and 8 candidate tokens (total 15): the prompt count goes
+// down. Each usage event replaces the one before, so the answer's usage is
+// the last chunk's, 7 in, not the largest count seen; no index on the
+// candidates, no thought tokens.
+func TestRound19AdkGoPromptCountDrops(t *testing.T) {
+	t.Parallel()
+	const name = "real_adkgo_flash2_stream_prompt_count_drops"
+	p, srv := replay(t, name)
+	s, err := p.Stream(context.Background(), &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemini-2.0-flash",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("What is the capital of France?"))}})
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, end := drain(t, s)
+	if !errors.Is(end, io.EOF) {
+		t.Fatalf("stream ended with %v", end)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderStream(t, evs, end))
+	if c := srv.Last(t); c.Path != "/v1beta/models/gemini-2.0-flash:streamGenerateContent" || c.Query != "alt=sse" {
+		t.Errorf("request to %s?%s", c.Path, c.Query)
+	}
+	var usages []*llmrelayv1.Usage
+	for _, ev := range evs {
+		if ev.Kind == provider.EventUsage {
+			usages = append(usages, ev.Usage)
+		}
+	}
+	want := []*llmrelayv1.Usage{{InputTokens: 8, TotalTokens: 8}, {InputTokens: 7, OutputTokens: 8, TotalTokens: 15}}
+	if len(usages) != len(want) || !proto.Equal(usages[0], want[0]) || !proto.Equal(usages[1], want[1]) {
+		t.Errorf("usage events %v, want %v", usages, want)
+	}
+	f := foldEvents(evs)
+	if f.text != "The capital of France is Paris.\n" || !proto.Equal(f.usage, want[1]) {
+		t.Errorf("text %q usage %v", f.text, f.usage)
+	}
+	m := f.meta
+	if m.GetResponseId() != "ictQaOn0MeeDmNAP8OOwqA0" || m.GetResolvedModel() != "gemini-2.0-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
 	}
 }
