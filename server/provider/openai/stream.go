@@ -157,7 +157,7 @@ func (s *chatStream) handleErrorEvent(data []byte) {
 func (s *chatStream) end() {
 	s.done = true
 	s.pushThink(s.think.Flush())
-	s.endCalls()
+	s.endCalls(cutBy(s.finish))
 	s.flushAnnotations()
 }
 
@@ -339,7 +339,7 @@ func (s *chatStream) handle(data []byte) {
 		s.pushThink(s.think.Flush())
 		s.flushAnnotations()
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: finishMeta})
-		s.endCalls()
+		s.endCalls(cutBy(s.finish))
 	}
 	if u := c.usage(); u != nil {
 		s.push(&provider.Event{Kind: provider.EventUsage, Usage: normalizeUsage(u)})
@@ -660,12 +660,22 @@ func (s *chatStream) call(index int, id string, meta *llmrelayv1.ResponseMeta) *
 	return st
 }
 
-// endCalls completes the calls still open.
-func (s *chatStream) endCalls() {
-	for _, c := range s.order {
-		if !c.ended {
-			c.ended = true
-			s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos}})
+// endCalls completes the calls still open. cut is what ended the answer
+// when it stopped mid-output (cutBy): the answer's last call is the one
+// being written then, so it ends as EventToolCallCut, its arguments
+// partial even when they parse, with a warning (the unary answer flags it
+// the same way: cutLastCall).
+func (s *chatStream) endCalls(cut string) {
+	for i, c := range s.order {
+		if c.ended {
+			continue
 		}
+		c.ended = true
+		kind := provider.EventToolCallEnd
+		if cut != "" && i == len(s.order)-1 {
+			kind = provider.EventToolCallCut
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{cutCallWarning(c.id, cut)}}})
+		}
+		s.push(&provider.Event{Kind: kind, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos}})
 	}
 }
