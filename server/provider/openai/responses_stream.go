@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
@@ -70,7 +71,10 @@ type respCallState struct {
 	named    bool
 	emitted  bool
 	ended    bool
-	argBytes int
+	// args is the arguments text streamed so far: the complete text of
+	// output_item.done or function_call_arguments.done is checked
+	// against it.
+	args strings.Builder
 }
 
 type respTextState struct {
@@ -198,7 +202,7 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 			}
 		}
 		s.catchUpArgs(c, argumentsText(ev.Arguments))
-		s.endCall(c)
+		s.endCall(c, "")
 	case "response.output_item.done":
 		if ev.Item != nil {
 			s.itemDone(ev.Item, ev.OutputIndex)
@@ -410,29 +414,40 @@ func (s *responsesStream) emitArgs(c *respCallState, name, args string) {
 		return
 	}
 	c.emitted = true
-	c.argBytes += len(args)
+	c.args.WriteString(args)
 	s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: d})
 }
 
 // catchUpArgs emits the part of the complete arguments that the deltas did
-// not carry (servers that send no deltas, or fewer than the whole).
+// not carry (servers that send no deltas, or fewer than the whole). The
+// streamed fragments are already relayed and the call's arguments are
+// their concatenation: complete arguments that do not continue them (the
+// server rewrote them) are reported and the streamed ones kept, never
+// spliced onto them. An empty complete text says nothing (a done event
+// without its arguments).
 func (s *responsesStream) catchUpArgs(c *respCallState, full string) {
-	if c.ended || len(full) <= c.argBytes {
+	streamed := c.args.String()
+	if c.ended || full == "" || full == streamed {
 		if !c.emitted {
 			s.emitArgs(c, "", "")
 		}
 		return
 	}
-	rest := full[c.argBytes:]
-	if !utf8.ValidString(rest) {
+	if !strings.HasPrefix(full, streamed) {
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
 			fmt.Sprintf("tool call %s: complete arguments do not continue the streamed ones; kept the streamed ones", c.callID)}}})
+		if !c.emitted {
+			s.emitArgs(c, "", "")
+		}
 		return
 	}
-	s.emitArgs(c, "", rest)
+	s.emitArgs(c, "", full[len(streamed):])
 }
 
-func (s *responsesStream) endCall(c *respCallState) {
+// endCall completes the call; cut says what stopped the response in it
+// ("" when it ended whole): it ends as EventToolCallCut, its arguments
+// partial even when they parse, with a warning.
+func (s *responsesStream) endCall(c *respCallState, cut string) {
 	if c.ended {
 		return
 	}
@@ -440,7 +455,12 @@ func (s *responsesStream) endCall(c *respCallState) {
 		s.emitArgs(c, "", "")
 	}
 	c.ended = true
-	s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: c.callID, Index: c.pos}})
+	kind := provider.EventToolCallEnd
+	if cut != "" {
+		kind = provider.EventToolCallCut
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{cutCallWarning(c.callID, cut)}}})
+	}
+	s.push(&provider.Event{Kind: kind, ToolCall: provider.ToolCallDelta{CallID: c.callID, Index: c.pos}})
 }
 
 // itemAdded handles response.output_item.added: a function call is opened
@@ -498,7 +518,7 @@ func (s *responsesStream) itemDone(it *respOutputItem, outputIndex *flexInt) {
 			}
 			s.catchUpArgs(c, args)
 		}
-		s.endCall(c)
+		s.endCall(c, itemCut(it))
 	case "message":
 		s.catchUpText(it)
 		if warns := s.anns.add(it); len(warns) > 0 {
@@ -606,8 +626,14 @@ func (s *responsesStream) finish(w *respResponse) {
 			return
 		}
 	}
-	for _, c := range s.calls {
-		s.endCall(c)
+	for i, c := range s.calls {
+		// The response's last call, still open when the response ended
+		// incomplete, is the one being written then.
+		cut := ""
+		if i == len(s.calls)-1 {
+			cut = respCut(w)
+		}
+		s.endCall(c, cut)
 	}
 	for _, st := range s.reasoning {
 		s.reasoningDone(st, nil)

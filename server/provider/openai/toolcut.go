@@ -41,3 +41,28 @@ func cutLastCall(msg *llmrelayv1.Message, cut string) string {
 	tc.ArgumentsValid = false
 	return cutCallWarning(tc.CallId, cut)
 }
+
+// incompleteCut is what cut a Responses call whose item or response is
+// incomplete for a reason other than the token limit.
+const incompleteCut = "an incomplete response"
+
+// itemCut is what cut a function_call item ("" when it is whole): an item
+// with status "incomplete" was being written when the response stopped.
+func itemCut(it *respOutputItem) string {
+	if it.Status == "incomplete" {
+		return incompleteCut
+	}
+	return ""
+}
+
+// respCut is what stopped a response mid-output ("" when it is not
+// incomplete): its last call, if still open, is cut.
+func respCut(w *respResponse) string {
+	if w.Status != "incomplete" {
+		return ""
+	}
+	if w.IncompleteDetails != nil && w.IncompleteDetails.Reason == "max_output_tokens" {
+		return "the token limit"
+	}
+	return incompleteCut
+}
