@@ -65,12 +65,12 @@ type responsesStream struct {
 }
 
 type respCallState struct {
-	callID   string
-	itemID   string
-	pos      int
-	named    bool
-	emitted  bool
-	ended    bool
+	callID  string
+	itemID  string
+	pos     int
+	named   bool
+	emitted bool
+	ended   bool
 	// args is the arguments text streamed so far: the complete text of
 	// output_item.done or function_call_arguments.done is checked
 	// against it.
