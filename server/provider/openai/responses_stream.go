@@ -427,13 +427,15 @@ func (s *responsesStream) emitArgs(c *respCallState, name, args string) {
 // without its arguments).
 func (s *responsesStream) catchUpArgs(c *respCallState, full string) {
 	streamed := c.args.String()
-	if c.ended || full == "" || full == streamed {
+	if full == "" || full == streamed {
 		if !c.emitted {
 			s.emitArgs(c, "", "")
 		}
 		return
 	}
-	if !strings.HasPrefix(full, streamed) {
+	if c.ended || !strings.HasPrefix(full, streamed) {
+		// After the call's end (function_call_arguments.done, then an
+		// output_item.done saying otherwise) nothing more is relayed.
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
 			fmt.Sprintf("tool call %s: complete arguments do not continue the streamed ones; kept the streamed ones", c.callID)}}})
 		if !c.emitted {
