@@ -112,6 +112,9 @@ type callState struct {
 	fallback bool // id made up by the adapter
 	named    bool
 	ended    bool
+	// high is the escape of a high surrogate that ended the last
+	// fragment, held for the low half (surrogate.go).
+	high string
 }
 
 func (p *Provider) newStream(resp *http.Response, model string, warnings []string, sec secrets) *chatStream {
@@ -564,7 +567,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 		var name, args string
 		switch {
 		case tc.Function != nil:
-			name, args = tc.Function.Name, tc.Function.arguments()
+			name, args = tc.Function.Name, st.arguments(tc.Function)
 		case tc.Custom != nil:
 			name, args = tc.Custom.Name, tc.Custom.Input
 		}
@@ -603,7 +606,7 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 		s.order = append(s.order, st)
 		r.legacyCall = st
 	}
-	ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: fc.arguments()}
+	ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: st.arguments(fc)}
 	if !st.named && fc.Name != "" {
 		ev.Name, st.named = fc.Name, true
 	}
@@ -638,6 +641,7 @@ func (s *chatStream) call(index int, id string, meta *llmrelayv1.ResponseMeta) *
 	}
 	if cur != nil && !cur.ended {
 		cur.ended = true
+		s.flushHigh(cur)
 		s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: cur.id, Index: cur.pos}})
 	}
 	st := &callState{id: id, pos: len(s.order)}
@@ -671,6 +675,7 @@ func (s *chatStream) endCalls(cut string) {
 			continue
 		}
 		c.ended = true
+		s.flushHigh(c)
 		kind := provider.EventToolCallEnd
 		if cut != "" && i == len(s.order)-1 {
 			kind = provider.EventToolCallCut
@@ -678,4 +683,30 @@ func (s *chatStream) endCalls(cut string) {
 		}
 		s.push(&provider.Event{Kind: kind, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos}})
 	}
+}
+
+// arguments is the text of a fragment's arguments, a high surrogate that
+// ends it held back for the next fragment and one held before prepended
+// (surrogate.go).
+func (st *callState) arguments(f *respFunction) string {
+	raw := f.Arguments
+	if len(raw) == 0 || raw[0] != '"' {
+		if st.high != "" && isPresent(raw) {
+			st.high = ""
+			return "\uFFFD" + f.arguments()
+		}
+		return f.arguments()
+	}
+	raw, st.high = cutHighSurrogate(withHighSurrogate(st.high, raw))
+	return argumentsText(raw)
+}
+
+// flushHigh sends what a high surrogate still held at the call's end
+// decodes to alone: U+FFFD.
+func (s *chatStream) flushHigh(c *callState) {
+	if c.high == "" {
+		return
+	}
+	c.high = ""
+	s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos, Arguments: "\uFFFD"}})
 }

@@ -161,6 +161,16 @@ func TestToolCallStreamsTools19(t *testing.T) {
 			{"call_t19_obj", "get_weather", `{"city":"Lima","days":3}`, true, "end"},
 			{"call_t19_noarg", "now", ``, false, "end"},
 		}, finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, raw: "tool_calls"},
+		// A UTF-16 server cuts between the halves of a surrogate pair,
+		// each JSON-escaped on its own: the pair is one character; an
+		// escaped backslash before "ud83d" is text; a high half followed
+		// by no low half (in the next fragment, or at the call's end) is
+		// U+FFFD, as it decodes alone.
+		{name: "tools19_js_surrogate_split_stream", calls: []wantCall{
+			{"call_t19_sur_a", "react", `{"emoji":"😀","path":"C:\\ud83d"}`, true, "end"},
+			{"call_t19_sur_b", "react", "{\"emoji\":\"x\uFFFD\"}", true, "end"},
+			{"call_t19_sur_c", "react", "{\"emoji\":\"\uFFFD", false, "end"},
+		}, finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, raw: "tool_calls"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
