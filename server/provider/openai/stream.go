@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -115,6 +116,21 @@ type callState struct {
 	// high is the escape of a high surrogate that ended the last
 	// fragment, held for the low half (surrogate.go).
 	high string
+	// args is the arguments text so far of a call without an id (made
+	// only for those): a named fragment without id after it is whole is
+	// another call (startsAnother).
+	args *strings.Builder
+}
+
+// startsAnother reports whether a fragment without id that names a
+// function, which would continue st by its index or position, is the
+// start of another call: st has no id of its own, is named already and
+// its arguments are a whole JSON object. Servers that send whole calls
+// without ids at one index (or without index) would otherwise have their
+// calls joined into one (`{"a":1}{"b":2}`); a server repeating the name
+// on every fragment still continues a call whose arguments are partial.
+func (st *callState) startsAnother(name string) bool {
+	return name != "" && st.fallback && st.named && st.args != nil && fold.ValidArguments(st.args.String())
 }
 
 func (p *Provider) newStream(resp *http.Response, model string, warnings []string, sec secrets) *chatStream {
@@ -553,6 +569,11 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 		} else if st = s.call(index, id, meta); st == nil {
 			return // s.err is set
 		}
+		if id == "" && st.startsAnother(fragmentName(&tc)) {
+			if st = s.open(st, index, "", meta); st == nil {
+				return // s.err is set
+			}
+		}
 		if index < 0 && id != "" {
 			// A call named by id without an index takes its position in
 			// the delta as index, for later fragments that give one
@@ -570,6 +591,9 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 			name, args = tc.Function.Name, st.arguments(tc.Function)
 		case tc.Custom != nil:
 			name, args = tc.Custom.Name, tc.Custom.Input
+		}
+		if st.args != nil {
+			st.args.WriteString(args)
 		}
 		ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: args, Signature: tc.ExtraContent.signature()}
 		if !st.named && name != "" {
@@ -634,7 +658,12 @@ func (s *chatStream) call(index int, id string, meta *llmrelayv1.ResponseMeta) *
 	if cur != nil && (id == "" || id == cur.id || cur.fallback) {
 		return cur
 	}
-	// A new call: a new index, or a new id at a reused index.
+	return s.open(cur, index, id, meta)
+}
+
+// open opens a new call at index (-1: none) with id ("": one is made),
+// ending cur, the call it follows at that index.
+func (s *chatStream) open(cur *callState, index int, id string, meta *llmrelayv1.ResponseMeta) *callState {
 	if len(s.order) >= maxStreamToolCalls {
 		s.err = s.bad("more than %d tool calls in one response", maxStreamToolCalls)
 		return nil
@@ -647,6 +676,7 @@ func (s *chatStream) call(index int, id string, meta *llmrelayv1.ResponseMeta) *
 	st := &callState{id: id, pos: len(s.order)}
 	if st.id == "" {
 		st.id, st.fallback = fallbackCallID(st.pos), true
+		st.args = &strings.Builder{}
 		meta.Warnings = append(meta.Warnings, fmt.Sprintf("tool call %d has no id; keyed as %s", st.pos, st.id))
 	}
 	s.order = append(s.order, st)
@@ -709,4 +739,15 @@ func (s *chatStream) flushHigh(c *callState) {
 	}
 	c.high = ""
 	s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos, Arguments: "\uFFFD"}})
+}
+
+// fragmentName is the function name a tool-call fragment carries.
+func fragmentName(tc *respToolCall) string {
+	switch {
+	case tc.Function != nil:
+		return tc.Function.Name
+	case tc.Custom != nil:
+		return tc.Custom.Name
+	}
+	return ""
 }

@@ -171,6 +171,18 @@ func TestToolCallStreamsTools19(t *testing.T) {
 			{"call_t19_sur_b", "react", "{\"emoji\":\"x\uFFFD\"}", true, "end"},
 			{"call_t19_sur_c", "react", "{\"emoji\":\"\uFFFD", false, "end"},
 		}, finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, raw: "tool_calls"},
+		// Calls with neither id nor index: two whole calls in one delta,
+		// a third whole in the next (same name as the first), then a call
+		// whose name comes with each fragment. A named fragment after a
+		// whole call is another call; one after partial arguments
+		// continues it. Ids made from the position, with warnings.
+		{name: "tools19_idless_whole_calls_stream", calls: []wantCall{
+			{"call_idx0", "get_weather", `{"city":"Oslo"}`, true, "end"},
+			{"call_idx1", "get_time", `{"tz":"CET"}`, true, "end"},
+			{"call_idx2", "get_weather", `{"city":"Bergen"}`, true, "end"},
+			{"call_idx3", "get_weather", `{"city":"Tromsø"}`, true, "end"},
+		}, finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, raw: "tool_calls",
+			warns: []string{"tool call 0 has no id; keyed as call_idx0", "tool call 3 has no id; keyed as call_idx3"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
