@@ -119,6 +119,18 @@ func TestToolCallStreamsTools19(t *testing.T) {
 					t.Errorf("meta %v", f.Meta)
 				}
 			}},
+		// Ollama's /v1 (qwen2.5-coder, April 2025, ask-openai.nvim's
+		// capture): each call whole in its own chunk, ids call_… made by
+		// Ollama, index 0 then 1, role and empty content repeated.
+		{name: "real_asknvim_ollama_v1_parallel_tools_stream", calls: []wantCall{
+			{"call_wteop8bt", "run_command", `{"command":"ls"}`, true, "end"},
+			{"call_rk2xye1l", "run_command", `{"command":"ls -l"}`, true, "end"},
+		}, finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, raw: "tool_calls",
+			check: func(t *testing.T, f folded) {
+				if f.Meta.GetResponseId() != "chatcmpl-18" || f.Meta.GetResolvedModel() != "qwen2.5-coder:7b-instruct-q8_0" {
+					t.Errorf("meta %v", f.Meta)
+				}
+			}},
 		// The id (and type) on every fragment, arguments split inside a
 		// \u escape, a \" escape and a surrogate pair's escapes: joined
 		// as sent, one call.
