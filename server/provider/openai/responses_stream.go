@@ -75,6 +75,20 @@ type respCallState struct {
 	// output_item.done or function_call_arguments.done is checked
 	// against it.
 	args strings.Builder
+	// high is the escape of a high surrogate that ended the last delta,
+	// held for the low half (surrogate.go).
+	high string
+}
+
+// deltaArgs is the text of an arguments delta, a high surrogate that ends
+// it held back for the next delta and one held before prepended
+// (surrogate.go).
+func (c *respCallState) deltaArgs(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return deltaText(raw)
+	}
+	raw, c.high = cutHighSurrogate(withHighSurrogate(c.high, raw))
+	return deltaText(raw)
 }
 
 type respTextState struct {
@@ -192,7 +206,7 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 				return
 			}
 		}
-		s.emitArgs(c, "", deltaText(ev.Delta))
+		s.emitArgs(c, "", c.deltaArgs(ev.Delta))
 	case "response.function_call_arguments.done":
 		c := s.findCall(ev.ItemID, "", ev.OutputIndex)
 		if c == nil {
@@ -426,6 +440,10 @@ func (s *responsesStream) emitArgs(c *respCallState, name, args string) {
 // spliced onto them. An empty complete text says nothing (a done event
 // without its arguments).
 func (s *responsesStream) catchUpArgs(c *respCallState, full string) {
+	if full != "" {
+		c.high = "" // the complete text carries the held half's character
+	}
+	s.flushHigh(c)
 	streamed := c.args.String()
 	if full == "" || full == streamed {
 		if !c.emitted {
@@ -453,6 +471,7 @@ func (s *responsesStream) endCall(c *respCallState, cut string) {
 	if c.ended {
 		return
 	}
+	s.flushHigh(c)
 	if !c.emitted {
 		s.emitArgs(c, "", "")
 	}
@@ -774,4 +793,15 @@ func (s *responsesStream) reasoningDone(st *respReasoningState, it *respOutputIt
 		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: st.index, Signature: st.encrypted}})
 		st.encrypted = ""
 	}
+}
+
+// flushHigh sends what a high surrogate still held decodes to alone:
+// U+FFFD (the complete arguments that follow, or the call's end, say no
+// low half is coming).
+func (s *responsesStream) flushHigh(c *respCallState) {
+	if c.high == "" {
+		return
+	}
+	c.high = ""
+	s.emitArgs(c, "", "\uFFFD")
 }

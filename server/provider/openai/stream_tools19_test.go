@@ -251,6 +251,11 @@ func TestResponsesToolCallStreamsTools19(t *testing.T) {
 			{"call_t19differs01", "get_weather", `{"city":"Paris"}`, true, "end"},
 		}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed",
 			[]string{"tool call call_t19differs01: complete arguments do not continue the streamed ones; kept the streamed ones"}},
+		// Deltas cut between the halves of a surrogate pair: one
+		// character, the done events' text equal to the deltas'.
+		{"tools19_responses_surrogate_split_stream", []wantCall{
+			{"call_t19sur01", "react", `{"emoji":"😀","note":"ok"}`, true, "end"},
+		}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed", nil},
 		// output_item.done carries the rest of what the deltas began.
 		{"tools19_responses_done_rest_stream", []wantCall{
 			{"call_t19rest01", "get_weather", `{"city":"Rome"}`, true, "end"},
