@@ -300,3 +300,76 @@ func TestResponsesToolCallStreamsTools19(t *testing.T) {
 		})
 	}
 }
+
+// TestUnaryCutCallsTools19: the unary answers flag the call the token
+// limit stopped in as the streams do: the last call, not valid even when
+// its arguments parse, with the warning; the calls before it stay valid.
+func TestUnaryCutCallsTools19(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type call struct {
+		id, args string
+		valid    bool
+	}
+	cases := []struct {
+		name, body string
+		responses  bool
+		want       []call
+		warning    string
+	}{
+		{"chat length after arguments that parse",
+			`{"id":"chatcmpl-t19u1","choices":[{"index":0,"message":{"role":"assistant","tool_calls":[` +
+				`{"id":"call_t19u_a","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}},` +
+				`{"id":"call_t19u_b","type":"function","function":{"name":"f","arguments":"{\"a\":2}"}}]},"finish_reason":"length"}]}`,
+			false, []call{{"call_t19u_a", `{"a":1}`, true}, {"call_t19u_b", `{"a":2}`, false}},
+			"tool call call_t19u_b was cut by the token limit; its arguments are partial"},
+		{"chat tool_calls finish: whole",
+			`{"id":"chatcmpl-t19u2","choices":[{"index":0,"message":{"role":"assistant","tool_calls":[` +
+				`{"id":"call_t19u_c","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls"}]}`,
+			false, []call{{"call_t19u_c", `{"a":1}`, true}}, ""},
+		{"responses incomplete with the last call in progress",
+			`{"id":"resp_t19u3","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[` +
+				`{"type":"function_call","id":"fc_1","call_id":"call_t19u_d","name":"f","arguments":"{\"a\":1}","status":"completed"},` +
+				`{"type":"function_call","id":"fc_2","call_id":"call_t19u_e","name":"f","arguments":"{\"a\":2}","status":"in_progress"}]}`,
+			true, []call{{"call_t19u_d", `{"a":1}`, true}, {"call_t19u_e", `{"a":2}`, false}},
+			"tool call call_t19u_e was cut by the token limit; its arguments are partial"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var res *provider.Result
+			var err error
+			if tc.responses {
+				res, err = p.parseResponsesResponse([]byte(tc.body), "m")
+			} else {
+				res, err = p.parseChatResponse([]byte(tc.body))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []call
+			for _, pt := range res.Message.GetParts() {
+				if c := pt.GetToolCall(); c != nil {
+					got = append(got, call{c.GetCallId(), c.GetArguments(), c.GetArgumentsValid()})
+				}
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("calls %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("call %d: %+v, want %+v", i, got[i], tc.want[i])
+				}
+			}
+			if tc.warning != "" && !hasWarning(res.Meta, tc.warning) {
+				t.Errorf("warnings %q, want %q", res.Meta.GetWarnings(), tc.warning)
+			}
+			if tc.warning == "" && len(res.Meta.GetWarnings()) > 0 {
+				t.Errorf("warnings %q", res.Meta.GetWarnings())
+			}
+		})
+	}
+}
