@@ -78,6 +78,16 @@ type respCallState struct {
 	// high is the escape of a high surrogate that ended the last delta,
 	// held for the low half (surrogate.go).
 	high string
+	// pending: the call was opened by an event that names only its item
+	// (arguments before output_item.added, as some servers send them):
+	// its call_id is not known yet, so what it says is held (the name in
+	// heldName, the arguments in args, its end in endHeld/heldCut) and
+	// relayed keyed by the call_id once an item event gives it
+	// (resolve).
+	pending  bool
+	endHeld  bool
+	heldName string
+	heldCut  string
 }
 
 // deltaArgs is the text of an arguments delta, a high surrogate that ends
@@ -201,7 +211,7 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
 		c := s.findCall(ev.ItemID, "", ev.OutputIndex)
 		if c == nil {
-			c = s.openCall(&respOutputItem{ID: ev.ItemID}, ev.OutputIndex)
+			c = s.openByItem(ev.ItemID, ev.OutputIndex)
 			if c == nil {
 				return
 			}
@@ -210,7 +220,7 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 	case "response.function_call_arguments.done":
 		c := s.findCall(ev.ItemID, "", ev.OutputIndex)
 		if c == nil {
-			c = s.openCall(&respOutputItem{ID: ev.ItemID}, ev.OutputIndex)
+			c = s.openByItem(ev.ItemID, ev.OutputIndex)
 			if c == nil {
 				return
 			}
@@ -410,9 +420,61 @@ func (s *responsesStream) openCall(it *respOutputItem, outputIndex *flexInt) *re
 	return c
 }
 
+// openByItem opens a call named only by its item id (an arguments event
+// before the item's output_item.added): pending until an item event gives
+// its call_id. Without an item id it is keyed at once (openCall).
+func (s *responsesStream) openByItem(itemID string, outputIndex *flexInt) *respCallState {
+	if itemID == "" {
+		return s.openCall(&respOutputItem{}, outputIndex)
+	}
+	if len(s.calls) >= maxStreamToolCalls {
+		s.err = s.bad("more than %d tool calls in one response", maxStreamToolCalls)
+		return nil
+	}
+	c := &respCallState{itemID: itemID, pos: len(s.calls), pending: true}
+	s.calls = append(s.calls, c)
+	s.byItem[itemID] = c
+	if outputIndex != nil {
+		s.byOutput[int64(*outputIndex)] = c
+	}
+	return c
+}
+
+// resolve keys a pending call by the call_id of its item (it: an item
+// event's, or the final response's, item; without a call_id, by its item
+// id with the warning) and relays what was held: the name and arguments
+// in one fragment, then the end if it came.
+func (s *responsesStream) resolve(c *respCallState, it *respOutputItem) {
+	if !c.pending {
+		return
+	}
+	id, warning := respCallID(it.CallID, c.itemID, c.pos)
+	c.callID, c.pending = id, false
+	if warning != "" {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{warning}}})
+	}
+	name := c.heldName
+	if name == "" {
+		name = it.Name
+	}
+	held := c.args.String()
+	c.args.Reset()
+	s.emitArgs(c, name, held)
+	if c.endHeld {
+		s.endCall(c, c.heldCut)
+	}
+}
+
 // emitArgs queues a tool-call fragment. The name goes on the first
 // fragment that knows it.
 func (s *responsesStream) emitArgs(c *respCallState, name, args string) {
+	if c.pending {
+		if c.heldName == "" {
+			c.heldName = name
+		}
+		c.args.WriteString(args)
+		return
+	}
 	if c.ended {
 		if args != "" {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
@@ -471,6 +533,10 @@ func (s *responsesStream) endCall(c *respCallState, cut string) {
 	if c.ended {
 		return
 	}
+	if c.pending {
+		c.endHeld, c.heldCut = true, cut
+		return
+	}
 	s.flushHigh(c)
 	if !c.emitted {
 		s.emitArgs(c, "", "")
@@ -496,9 +562,16 @@ func (s *responsesStream) itemAdded(it *respOutputItem, outputIndex *flexInt) {
 				return
 			}
 		}
+		s.resolve(c, it)
 		args := argumentsText(it.Arguments)
 		if it.Type == "custom_tool_call" && it.Input != nil {
 			args = *it.Input
+		}
+		if c.emitted && args != "" {
+			// The arguments came before the item (held, now relayed):
+			// the item's own are checked against them.
+			s.catchUpArgs(c, args)
+			return
 		}
 		s.emitArgs(c, it.Name, args)
 	case "message":
@@ -527,6 +600,7 @@ func (s *responsesStream) itemDone(it *respOutputItem, outputIndex *flexInt) {
 				return
 			}
 		}
+		s.resolve(c, it)
 		args := argumentsText(it.Arguments)
 		if it.Type == "custom_tool_call" && it.Input != nil {
 			args = *it.Input
@@ -609,6 +683,9 @@ func (s *responsesStream) finish(w *respResponse) {
 		switch it.Type {
 		case "function_call", "custom_tool_call":
 			hasCalls = true
+			if c := s.findCall(it.ID, "", nil); c != nil {
+				s.resolve(c, &it) // its call_id, if no item event gave it
+			}
 		case "reasoning":
 			// A reasoning item the stream opened but did not end
 			// (no output_item.done) is completed from the final one.
@@ -646,6 +723,10 @@ func (s *responsesStream) finish(w *respResponse) {
 		if s.err != nil {
 			return
 		}
+	}
+	for _, c := range s.calls {
+		// Never given a call_id: keyed by its item id.
+		s.resolve(c, &respOutputItem{})
 	}
 	for i, c := range s.calls {
 		// The response's last call, still open when the response ended

@@ -256,6 +256,13 @@ func TestResponsesToolCallStreamsTools19(t *testing.T) {
 		{"tools19_responses_surrogate_split_stream", []wantCall{
 			{"call_t19sur01", "react", `{"emoji":"😀","note":"ok"}`, true, "end"},
 		}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed", nil},
+		// Arguments before the item's output_item.added, and a call whose
+		// only item is in the final response: both keyed by their
+		// call_id, never by the fc_ item id.
+		{"tools19_responses_args_before_item_stream", []wantCall{
+			{"call_t19first_a", "get_weather", `{"city":"Oslo"}`, true, "end"},
+			{"call_t19first_b", "get_weather", `{"city":"Rome"}`, true, "end"},
+		}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed", nil},
 		// output_item.done carries the rest of what the deltas began.
 		{"tools19_responses_done_rest_stream", []wantCall{
 			{"call_t19rest01", "get_weather", `{"city":"Rome"}`, true, "end"},
@@ -292,6 +299,9 @@ func TestResponsesToolCallStreamsTools19(t *testing.T) {
 			msg, f, ended := gatewayFold(t, evs)
 			checkCalls(t, msg, ended, tc.calls)
 			wantFinish(t, f.Meta, tc.finish, tc.raw)
+			if tc.warns == nil && len(f.Meta.GetWarnings()) > 0 {
+				t.Errorf("warnings %q, want none", f.Meta.GetWarnings())
+			}
 			for _, w := range tc.warns {
 				if !hasWarning(f.Meta, w) {
 					t.Errorf("no warning %q in %q", w, f.Meta.GetWarnings())
