@@ -116,6 +116,10 @@ type callState struct {
 	// high is the escape of a high surrogate that ended the last
 	// fragment, held for the low half (surrogate.go).
 	high string
+	// textAfter: content came after the call's last fragment, so the
+	// call is not the one an answer cut by the token limit stopped in
+	// (endCalls; the unary answer's last part is that text).
+	textAfter bool
 	// args is the arguments text so far of a call without an id (made
 	// only for those): a named fragment without id after it is whole is
 	// another call (startsAnother).
@@ -540,6 +544,9 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 	}
 	if text != "" {
 		s.pushThink(s.think.Content(text))
+		if n := len(s.order); n > 0 {
+			s.order[n-1].textAfter = true
+		}
 	}
 	if d.Refusal != nil {
 		refusal += *d.Refusal
@@ -595,6 +602,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 		if st.args != nil {
 			st.args.WriteString(args)
 		}
+		st.textAfter = false
 		ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: args, Signature: tc.ExtraContent.signature()}
 		if !st.named && name != "" {
 			ev.Name, st.named = name, true
@@ -707,7 +715,7 @@ func (s *chatStream) endCalls(cut string) {
 		c.ended = true
 		s.flushHigh(c)
 		kind := provider.EventToolCallEnd
-		if cut != "" && i == len(s.order)-1 {
+		if cut != "" && i == len(s.order)-1 && !c.textAfter {
 			kind = provider.EventToolCallCut
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{cutCallWarning(c.id, cut)}}})
 		}

@@ -165,6 +165,12 @@ func TestToolCallStreamsTools19(t *testing.T) {
 			{"call_t19_len_c", "get_weather", `{"city": "Oslo"}`, false, "cut"},
 		}, finish: llmrelayv1.FinishReason_FINISH_REASON_LENGTH, raw: "length",
 			warns: []string{"tool call call_t19_len_c was cut by the token limit; its arguments are partial"}},
+		// A whole call, then text that the token limit stops: the call
+		// was not being written when the limit hit, it stays whole (the
+		// unary answer's last part is the text: not cut either).
+		{name: "tools19_length_after_text_stream", text: "While that runs, here is", calls: []wantCall{
+			{"call_t19_len_d", "get_weather", `{"city": "Oslo"}`, true, "end"},
+		}, finish: llmrelayv1.FinishReason_FINISH_REASON_LENGTH, raw: "length"},
 		// Two calls in one delta without index or type, the first's
 		// arguments an object (kept as compact JSON text, key order
 		// kept), the second a no-argument tool's "" (kept verbatim, not
@@ -213,7 +219,11 @@ func TestToolCallStreamsTools19(t *testing.T) {
 			checkStreamInvariants(t, evs)
 			msg, f, ended := gatewayFold(t, evs)
 			checkCalls(t, msg, ended, tc.calls)
-			if got := msg.GetParts()[0].GetText(); got != tc.text {
+			var got string
+			for _, pt := range msg.GetParts() {
+				got += pt.GetText()
+			}
+			if got != tc.text {
 				t.Errorf("text %q, want %q", got, tc.text)
 			}
 			wantFinish(t, f.Meta, tc.finish, tc.raw)
