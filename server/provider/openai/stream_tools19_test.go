@@ -145,6 +145,13 @@ func TestToolCallStreamsTools19(t *testing.T) {
 			{"call_t19_weather_rome", "get_weather", `{"city":"Rome"}`, true, "end"},
 		}, finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, raw: "stop",
 			usage: &llmrelayv1.Usage{InputTokens: 40, OutputTokens: 22, TotalTokens: 62}},
+		// Mistral's shape: two whole calls in the delta that finishes,
+		// both at index 0, told apart by their ids.
+		{name: "tools19_mistral_same_index_one_delta_stream", calls: []wantCall{
+			{"T19aB3cD5", "get_weather", `{"city": "Paris"}`, true, "end"},
+			{"T19eF7gH9", "get_weather", `{"city": "Rome"}`, true, "end"},
+		}, finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, raw: "tool_calls",
+			usage: &llmrelayv1.Usage{InputTokens: 90, OutputTokens: 40, TotalTokens: 130}},
 		// Text, then two calls whose fragments interleave (two in one
 		// delta at the end).
 		{name: "tools19_interleaved_after_text_stream", text: "Checking both.", calls: []wantCall{
