@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/internal/sse"
@@ -245,6 +246,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 // message_delta's container).
 func (s *stream) finish(stop string, seq *string, details, container json.RawMessage) {
 	s.releaseEnd(stop)
+	s.cutOpenCalls(stop)
 	s.flushCitations()
 	meta := &llmrelayv1.ResponseMeta{
 		ProviderFinishReason: stop,
@@ -519,4 +521,28 @@ func (s *stream) releaseEnd(stop string) {
 		s.warn("tool call %s was cut by %s; its arguments are partial", ev.ToolCall.CallID, cut)
 	}
 	s.emit(ev)
+}
+
+// cutOpenCalls ends the tool_use blocks still open (no content_block_stop)
+// when the stop reason cut the answer (cutBy): they were being written, so
+// they end as EventToolCallCut with the warning, never as whole calls
+// (the gateway would complete an open call at the end as valid when its
+// partial arguments parse). In call order.
+func (s *stream) cutOpenCalls(stop string) {
+	cut := cutBy(stop)
+	if cut == "" {
+		return
+	}
+	var open []*blockState
+	for _, b := range s.blocks {
+		if b.typ == "tool_use" && !b.ended {
+			open = append(open, b)
+		}
+	}
+	slices.SortFunc(open, func(a, b *blockState) int { return a.toolIndex - b.toolIndex })
+	for _, b := range open {
+		b.ended = true
+		s.warn("tool call %s was cut by %s; its arguments are partial", b.callID, cut)
+		s.emit(&provider.Event{Kind: provider.EventToolCallCut, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex}})
+	}
 }

@@ -543,6 +543,9 @@ func TestAllRecordingsUsed(t *testing.T) {
 	for _, n := range round17Recordings {
 		used[n] = true
 	}
+	for _, n := range tools19Recordings {
+		used[n] = true
+	}
 	for name := range fantasyStreams {
 		used[name] = true
 	}

@@ -135,6 +135,8 @@ func renderEvent(t testing.TB, ev *provider.Event) string {
 		return fmt.Sprintf("tool_call id=%s index=%d name=%q args=%q", ev.ToolCall.CallID, ev.ToolCall.Index, ev.ToolCall.Name, ev.ToolCall.Arguments)
 	case provider.EventToolCallEnd:
 		return fmt.Sprintf("tool_call_end id=%s index=%d", ev.ToolCall.CallID, ev.ToolCall.Index)
+	case provider.EventToolCallCut:
+		return fmt.Sprintf("tool_call_cut id=%s index=%d", ev.ToolCall.CallID, ev.ToolCall.Index)
 	case provider.EventUsage:
 		return "usage " + protoCompact(t, ev.Usage)
 	default:

@@ -184,6 +184,9 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 	}
 	meta.ProviderFinishReason = finish
 	meta.FinishReason = provider.ToolCallsFinish(mapFinishReason(finish), int(meta.ToolCallCount))
+	if cw := cutLastCall(msg, cutBy(finish)); cw != "" {
+		meta.Warnings = append(meta.Warnings, cw)
+	}
 	if u := w.usage(); u != nil {
 		meta.Usage = normalizeUsage(u)
 		d := usageDetails(u)

@@ -140,6 +140,10 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 			if warning != "" {
 				meta.Warnings = append(meta.Warnings, warning)
 			}
+			if cut := itemCut(&it); cut != "" {
+				call.ArgumentsValid = false
+				meta.Warnings = append(meta.Warnings, cutCallWarning(call.CallId, cut))
+			}
 			parts.add(&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: call}})
 			calls++
 		case "reasoning":
@@ -152,6 +156,13 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 	}
 	anns.set(meta)
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: parts.done()}
+	if n := len(w.Output); n > 0 && itemCut(&w.Output[n-1]) == "" {
+		// An incomplete response stopped in its last call (the stream
+		// cuts it the same way: responsesStream.finish).
+		if cw := cutLastCall(msg, respCut(&w)); cw != "" {
+			meta.Warnings = append(meta.Warnings, cw)
+		}
+	}
 	meta.ToolCallCount = int32(calls)
 	if len(w.Output) == 0 {
 		meta.Warnings = append(meta.Warnings, "response has no output items")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
@@ -64,13 +65,40 @@ type responsesStream struct {
 }
 
 type respCallState struct {
-	callID   string
-	itemID   string
-	pos      int
-	named    bool
-	emitted  bool
-	ended    bool
-	argBytes int
+	callID  string
+	itemID  string
+	pos     int
+	named   bool
+	emitted bool
+	ended   bool
+	// args is the arguments text streamed so far: the complete text of
+	// output_item.done or function_call_arguments.done is checked
+	// against it.
+	args strings.Builder
+	// high is the escape of a high surrogate that ended the last delta,
+	// held for the low half (surrogate.go).
+	high string
+	// pending: the call was opened by an event that names only its item
+	// (arguments before output_item.added, as some servers send them):
+	// its call_id is not known yet, so what it says is held (the name in
+	// heldName, the arguments in args, its end in endHeld/heldCut) and
+	// relayed keyed by the call_id once an item event gives it
+	// (resolve).
+	pending  bool
+	endHeld  bool
+	heldName string
+	heldCut  string
+}
+
+// deltaArgs is the text of an arguments delta, a high surrogate that ends
+// it held back for the next delta and one held before prepended
+// (surrogate.go).
+func (c *respCallState) deltaArgs(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return deltaText(raw)
+	}
+	raw, c.high = cutHighSurrogate(withHighSurrogate(c.high, raw))
+	return deltaText(raw)
 }
 
 type respTextState struct {
@@ -183,22 +211,22 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
 		c := s.findCall(ev.ItemID, "", ev.OutputIndex)
 		if c == nil {
-			c = s.openCall(&respOutputItem{ID: ev.ItemID}, ev.OutputIndex)
+			c = s.openByItem(ev.ItemID, ev.OutputIndex)
 			if c == nil {
 				return
 			}
 		}
-		s.emitArgs(c, "", deltaText(ev.Delta))
+		s.emitArgs(c, "", c.deltaArgs(ev.Delta))
 	case "response.function_call_arguments.done":
 		c := s.findCall(ev.ItemID, "", ev.OutputIndex)
 		if c == nil {
-			c = s.openCall(&respOutputItem{ID: ev.ItemID}, ev.OutputIndex)
+			c = s.openByItem(ev.ItemID, ev.OutputIndex)
 			if c == nil {
 				return
 			}
 		}
 		s.catchUpArgs(c, argumentsText(ev.Arguments))
-		s.endCall(c)
+		s.endCall(c, "")
 	case "response.output_item.done":
 		if ev.Item != nil {
 			s.itemDone(ev.Item, ev.OutputIndex)
@@ -392,9 +420,61 @@ func (s *responsesStream) openCall(it *respOutputItem, outputIndex *flexInt) *re
 	return c
 }
 
+// openByItem opens a call named only by its item id (an arguments event
+// before the item's output_item.added): pending until an item event gives
+// its call_id. Without an item id it is keyed at once (openCall).
+func (s *responsesStream) openByItem(itemID string, outputIndex *flexInt) *respCallState {
+	if itemID == "" {
+		return s.openCall(&respOutputItem{}, outputIndex)
+	}
+	if len(s.calls) >= maxStreamToolCalls {
+		s.err = s.bad("more than %d tool calls in one response", maxStreamToolCalls)
+		return nil
+	}
+	c := &respCallState{itemID: itemID, pos: len(s.calls), pending: true}
+	s.calls = append(s.calls, c)
+	s.byItem[itemID] = c
+	if outputIndex != nil {
+		s.byOutput[int64(*outputIndex)] = c
+	}
+	return c
+}
+
+// resolve keys a pending call by the call_id of its item (it: an item
+// event's, or the final response's, item; without a call_id, by its item
+// id with the warning) and relays what was held: the name and arguments
+// in one fragment, then the end if it came.
+func (s *responsesStream) resolve(c *respCallState, it *respOutputItem) {
+	if !c.pending {
+		return
+	}
+	id, warning := respCallID(it.CallID, c.itemID, c.pos)
+	c.callID, c.pending = id, false
+	if warning != "" {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{warning}}})
+	}
+	name := c.heldName
+	if name == "" {
+		name = it.Name
+	}
+	held := c.args.String()
+	c.args.Reset()
+	s.emitArgs(c, name, held)
+	if c.endHeld {
+		s.endCall(c, c.heldCut)
+	}
+}
+
 // emitArgs queues a tool-call fragment. The name goes on the first
 // fragment that knows it.
 func (s *responsesStream) emitArgs(c *respCallState, name, args string) {
+	if c.pending {
+		if c.heldName == "" {
+			c.heldName = name
+		}
+		c.args.WriteString(args)
+		return
+	}
 	if c.ended {
 		if args != "" {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
@@ -410,37 +490,64 @@ func (s *responsesStream) emitArgs(c *respCallState, name, args string) {
 		return
 	}
 	c.emitted = true
-	c.argBytes += len(args)
+	c.args.WriteString(args)
 	s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: d})
 }
 
 // catchUpArgs emits the part of the complete arguments that the deltas did
-// not carry (servers that send no deltas, or fewer than the whole).
+// not carry (servers that send no deltas, or fewer than the whole). The
+// streamed fragments are already relayed and the call's arguments are
+// their concatenation: complete arguments that do not continue them (the
+// server rewrote them) are reported and the streamed ones kept, never
+// spliced onto them. An empty complete text says nothing (a done event
+// without its arguments).
 func (s *responsesStream) catchUpArgs(c *respCallState, full string) {
-	if c.ended || len(full) <= c.argBytes {
+	if full != "" {
+		c.high = "" // the complete text carries the held half's character
+	}
+	s.flushHigh(c)
+	streamed := c.args.String()
+	if full == "" || full == streamed {
 		if !c.emitted {
 			s.emitArgs(c, "", "")
 		}
 		return
 	}
-	rest := full[c.argBytes:]
-	if !utf8.ValidString(rest) {
+	if c.ended || !strings.HasPrefix(full, streamed) {
+		// After the call's end (function_call_arguments.done, then an
+		// output_item.done saying otherwise) nothing more is relayed.
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
 			fmt.Sprintf("tool call %s: complete arguments do not continue the streamed ones; kept the streamed ones", c.callID)}}})
+		if !c.emitted {
+			s.emitArgs(c, "", "")
+		}
 		return
 	}
-	s.emitArgs(c, "", rest)
+	s.emitArgs(c, "", full[len(streamed):])
 }
 
-func (s *responsesStream) endCall(c *respCallState) {
+// endCall completes the call; cut says what stopped the response in it
+// ("" when it ended whole): it ends as EventToolCallCut, its arguments
+// partial even when they parse, with a warning.
+func (s *responsesStream) endCall(c *respCallState, cut string) {
 	if c.ended {
 		return
 	}
+	if c.pending {
+		c.endHeld, c.heldCut = true, cut
+		return
+	}
+	s.flushHigh(c)
 	if !c.emitted {
 		s.emitArgs(c, "", "")
 	}
 	c.ended = true
-	s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: c.callID, Index: c.pos}})
+	kind := provider.EventToolCallEnd
+	if cut != "" {
+		kind = provider.EventToolCallCut
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{cutCallWarning(c.callID, cut)}}})
+	}
+	s.push(&provider.Event{Kind: kind, ToolCall: provider.ToolCallDelta{CallID: c.callID, Index: c.pos}})
 }
 
 // itemAdded handles response.output_item.added: a function call is opened
@@ -455,9 +562,16 @@ func (s *responsesStream) itemAdded(it *respOutputItem, outputIndex *flexInt) {
 				return
 			}
 		}
+		s.resolve(c, it)
 		args := argumentsText(it.Arguments)
 		if it.Type == "custom_tool_call" && it.Input != nil {
 			args = *it.Input
+		}
+		if c.emitted && args != "" {
+			// The arguments came before the item (held, now relayed):
+			// the item's own are checked against them.
+			s.catchUpArgs(c, args)
+			return
 		}
 		s.emitArgs(c, it.Name, args)
 	case "message":
@@ -486,6 +600,7 @@ func (s *responsesStream) itemDone(it *respOutputItem, outputIndex *flexInt) {
 				return
 			}
 		}
+		s.resolve(c, it)
 		args := argumentsText(it.Arguments)
 		if it.Type == "custom_tool_call" && it.Input != nil {
 			args = *it.Input
@@ -498,7 +613,7 @@ func (s *responsesStream) itemDone(it *respOutputItem, outputIndex *flexInt) {
 			}
 			s.catchUpArgs(c, args)
 		}
-		s.endCall(c)
+		s.endCall(c, itemCut(it))
 	case "message":
 		s.catchUpText(it)
 		if warns := s.anns.add(it); len(warns) > 0 {
@@ -568,6 +683,9 @@ func (s *responsesStream) finish(w *respResponse) {
 		switch it.Type {
 		case "function_call", "custom_tool_call":
 			hasCalls = true
+			if c := s.findCall(it.ID, "", nil); c != nil {
+				s.resolve(c, &it) // its call_id, if no item event gave it
+			}
 		case "reasoning":
 			// A reasoning item the stream opened but did not end
 			// (no output_item.done) is completed from the final one.
@@ -607,7 +725,17 @@ func (s *responsesStream) finish(w *respResponse) {
 		}
 	}
 	for _, c := range s.calls {
-		s.endCall(c)
+		// Never given a call_id: keyed by its item id.
+		s.resolve(c, &respOutputItem{})
+	}
+	for i, c := range s.calls {
+		// The response's last call, still open when the response ended
+		// incomplete, is the one being written then.
+		cut := ""
+		if i == len(s.calls)-1 {
+			cut = respCut(w)
+		}
+		s.endCall(c, cut)
 	}
 	for _, st := range s.reasoning {
 		s.reasoningDone(st, nil)
@@ -746,4 +874,15 @@ func (s *responsesStream) reasoningDone(st *respReasoningState, it *respOutputIt
 		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: st.index, Signature: st.encrypted}})
 		st.encrypted = ""
 	}
+}
+
+// flushHigh sends what a high surrogate still held decodes to alone:
+// U+FFFD (the complete arguments that follow, or the call's end, say no
+// low half is coming).
+func (s *responsesStream) flushHigh(c *respCallState) {
+	if c.high == "" {
+		return
+	}
+	c.high = ""
+	s.emitArgs(c, "", "\uFFFD")
 }

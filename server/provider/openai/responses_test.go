@@ -377,7 +377,7 @@ func TestParseResponsesShapes(t *testing.T) {
 			`reasoning  "plain" sig={"k":1} | reasoning rs_2 "" sig= | reasoning rs_3 "" sig= | STOP/completed | warnings=[ignored summary part of type "summary_image" in reasoning item "rs_2"; reasoning item "rs_3" has a summary of an unrecognized shape; ignored]`},
 		{"malformed arguments kept verbatim",
 			`{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"a\":"}]}`,
-			`call call_1 f {"a": valid=false | LENGTH/incomplete/max_output_tokens | warnings=[]`},
+			`call call_1 f {"a": valid=false | LENGTH/incomplete/max_output_tokens | warnings=[tool call call_1 was cut by the token limit; its arguments are partial]`},
 		{"content filter",
 			`{"status":"incomplete","incomplete_details":{"reason":"content_filter"},"output":[]}`,
 			`CONTENT_FILTER/incomplete/content_filter | warnings=[response has no output items]`},

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -112,6 +113,28 @@ type callState struct {
 	fallback bool // id made up by the adapter
 	named    bool
 	ended    bool
+	// high is the escape of a high surrogate that ended the last
+	// fragment, held for the low half (surrogate.go).
+	high string
+	// textAfter: content came after the call's last fragment, so the
+	// call is not the one an answer cut by the token limit stopped in
+	// (endCalls; the unary answer's last part is that text).
+	textAfter bool
+	// args is the arguments text so far of a call without an id (made
+	// only for those): a named fragment without id after it is whole is
+	// another call (startsAnother).
+	args *strings.Builder
+}
+
+// startsAnother reports whether a fragment without id that names a
+// function, which would continue st by its index or position, is the
+// start of another call: st has no id of its own, is named already and
+// its arguments are a whole JSON object. Servers that send whole calls
+// without ids at one index (or without index) would otherwise have their
+// calls joined into one (`{"a":1}{"b":2}`); a server repeating the name
+// on every fragment still continues a call whose arguments are partial.
+func (st *callState) startsAnother(name string) bool {
+	return name != "" && st.fallback && st.named && st.args != nil && fold.ValidArguments(st.args.String())
 }
 
 func (p *Provider) newStream(resp *http.Response, model string, warnings []string, sec secrets) *chatStream {
@@ -157,7 +180,7 @@ func (s *chatStream) handleErrorEvent(data []byte) {
 func (s *chatStream) end() {
 	s.done = true
 	s.pushThink(s.think.Flush())
-	s.endCalls()
+	s.endCalls(cutBy(s.finish))
 	s.flushAnnotations()
 }
 
@@ -339,7 +362,7 @@ func (s *chatStream) handle(data []byte) {
 		s.pushThink(s.think.Flush())
 		s.flushAnnotations()
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: finishMeta})
-		s.endCalls()
+		s.endCalls(cutBy(s.finish))
 	}
 	if u := c.usage(); u != nil {
 		s.push(&provider.Event{Kind: provider.EventUsage, Usage: normalizeUsage(u)})
@@ -521,6 +544,9 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 	}
 	if text != "" {
 		s.pushThink(s.think.Content(text))
+		if n := len(s.order); n > 0 {
+			s.order[n-1].textAfter = true
+		}
 	}
 	if d.Refusal != nil {
 		refusal += *d.Refusal
@@ -550,6 +576,11 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 		} else if st = s.call(index, id, meta); st == nil {
 			return // s.err is set
 		}
+		if id == "" && st.startsAnother(fragmentName(&tc)) {
+			if st = s.open(st, index, "", meta); st == nil {
+				return // s.err is set
+			}
+		}
 		if index < 0 && id != "" {
 			// A call named by id without an index takes its position in
 			// the delta as index, for later fragments that give one
@@ -564,10 +595,14 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 		var name, args string
 		switch {
 		case tc.Function != nil:
-			name, args = tc.Function.Name, tc.Function.arguments()
+			name, args = tc.Function.Name, st.arguments(tc.Function)
 		case tc.Custom != nil:
 			name, args = tc.Custom.Name, tc.Custom.Input
 		}
+		if st.args != nil {
+			st.args.WriteString(args)
+		}
+		st.textAfter = false
 		ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: args, Signature: tc.ExtraContent.signature()}
 		if !st.named && name != "" {
 			ev.Name, st.named = name, true
@@ -603,7 +638,7 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 		s.order = append(s.order, st)
 		r.legacyCall = st
 	}
-	ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: fc.arguments()}
+	ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: st.arguments(fc)}
 	if !st.named && fc.Name != "" {
 		ev.Name, st.named = fc.Name, true
 	}
@@ -631,18 +666,25 @@ func (s *chatStream) call(index int, id string, meta *llmrelayv1.ResponseMeta) *
 	if cur != nil && (id == "" || id == cur.id || cur.fallback) {
 		return cur
 	}
-	// A new call: a new index, or a new id at a reused index.
+	return s.open(cur, index, id, meta)
+}
+
+// open opens a new call at index (-1: none) with id ("": one is made),
+// ending cur, the call it follows at that index.
+func (s *chatStream) open(cur *callState, index int, id string, meta *llmrelayv1.ResponseMeta) *callState {
 	if len(s.order) >= maxStreamToolCalls {
 		s.err = s.bad("more than %d tool calls in one response", maxStreamToolCalls)
 		return nil
 	}
 	if cur != nil && !cur.ended {
 		cur.ended = true
+		s.flushHigh(cur)
 		s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: cur.id, Index: cur.pos}})
 	}
 	st := &callState{id: id, pos: len(s.order)}
 	if st.id == "" {
 		st.id, st.fallback = fallbackCallID(st.pos), true
+		st.args = &strings.Builder{}
 		meta.Warnings = append(meta.Warnings, fmt.Sprintf("tool call %d has no id; keyed as %s", st.pos, st.id))
 	}
 	s.order = append(s.order, st)
@@ -660,12 +702,60 @@ func (s *chatStream) call(index int, id string, meta *llmrelayv1.ResponseMeta) *
 	return st
 }
 
-// endCalls completes the calls still open.
-func (s *chatStream) endCalls() {
-	for _, c := range s.order {
-		if !c.ended {
-			c.ended = true
-			s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos}})
+// endCalls completes the calls still open. cut is what ended the answer
+// when it stopped mid-output (cutBy): the answer's last call is the one
+// being written then, so it ends as EventToolCallCut, its arguments
+// partial even when they parse, with a warning (the unary answer flags it
+// the same way: cutLastCall).
+func (s *chatStream) endCalls(cut string) {
+	for i, c := range s.order {
+		if c.ended {
+			continue
 		}
+		c.ended = true
+		s.flushHigh(c)
+		kind := provider.EventToolCallEnd
+		if cut != "" && i == len(s.order)-1 && !c.textAfter {
+			kind = provider.EventToolCallCut
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{cutCallWarning(c.id, cut)}}})
+		}
+		s.push(&provider.Event{Kind: kind, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos}})
 	}
+}
+
+// arguments is the text of a fragment's arguments, a high surrogate that
+// ends it held back for the next fragment and one held before prepended
+// (surrogate.go).
+func (st *callState) arguments(f *respFunction) string {
+	raw := f.Arguments
+	if len(raw) == 0 || raw[0] != '"' {
+		if st.high != "" && isPresent(raw) {
+			st.high = ""
+			return "\uFFFD" + f.arguments()
+		}
+		return f.arguments()
+	}
+	raw, st.high = cutHighSurrogate(withHighSurrogate(st.high, raw))
+	return argumentsText(raw)
+}
+
+// flushHigh sends what a high surrogate still held at the call's end
+// decodes to alone: U+FFFD.
+func (s *chatStream) flushHigh(c *callState) {
+	if c.high == "" {
+		return
+	}
+	c.high = ""
+	s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos, Arguments: "\uFFFD"}})
+}
+
+// fragmentName is the function name a tool-call fragment carries.
+func fragmentName(tc *respToolCall) string {
+	switch {
+	case tc.Function != nil:
+		return tc.Function.Name
+	case tc.Custom != nil:
+		return tc.Custom.Name
+	}
+	return ""
 }

@@ -139,7 +139,7 @@ func checkStreamInvariants(t testing.TB, evs []*provider.Event) {
 	ids := map[int]string{}
 	for _, ev := range evs {
 		switch ev.Kind {
-		case provider.EventToolCall, provider.EventToolCallEnd:
+		case provider.EventToolCall, provider.EventToolCallEnd, provider.EventToolCallCut:
 			if ev.ToolCall.CallID == "" || ev.ToolCall.Index < 0 {
 				t.Errorf("tool call event without CallID or with bad index: %+v", ev.ToolCall)
 			}
@@ -273,7 +273,8 @@ func TestStreamEdgeCases(t *testing.T) {
 			"data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\n" +
 				"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_len_c\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\"}}]}}]}\n\ndata: [DONE]\n\n",
 			[]string{`meta {"finish_reason":"FINISH_REASON_LENGTH","provider_finish_reason":"length"}`, `tool_call id=call_len_c index=0 name="f" args="{\"a"`,
-				`tool_call_end id=call_len_c index=0`, "eof"}},
+				`meta {"warnings":["tool call call_len_c was cut by the token limit; its arguments are partial"]}`,
+				`tool_call_cut id=call_len_c index=0`, "eof"}},
 		{"reasoning_details: encrypted, summary and unknown blocks",
 			"data: {\"choices\":[{\"delta\":{\"reasoning\":\"dup\",\"reasoning_details\":[{\"type\":\"reasoning.encrypted\",\"data\":\"gAAAAenc\",\"id\":\"rs_det_01\",\"format\":\"openai-responses-v1\",\"index\":0},{\"type\":\"reasoning.summary\",\"summary\":\"Plan.\",\"index\":1},{\"type\":\"reasoning.future\",\"index\":2}]}}]}\n\n" +
 				"data: {\"choices\":[{\"delta\":{\"reasoning_details\":{\"type\":\"reasoning.text\"},\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",

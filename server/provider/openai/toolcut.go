@@ -1,0 +1,68 @@
+package openai
+
+import (
+	"fmt"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// cutBy says what stopped an answer mid-output, from its finish reason
+// ("" when the answer ended on its own): the token limit (length,
+// max_tokens). A tool call the answer stopped in has partial arguments
+// even when they parse (a cut after a complete value: `{"a":1}` of
+// `{"a":1,"b":2}`). A content_filter finish is not a cut: the filter
+// judges the output, and a call it let through whole ({}) stays valid.
+func cutBy(finish string) string {
+	if mapFinishReason(finish) == llmrelayv1.FinishReason_FINISH_REASON_LENGTH {
+		return "the token limit"
+	}
+	return ""
+}
+
+// cutCallWarning is the warning of a call whose arguments the answer's end
+// cut.
+func cutCallWarning(id, cut string) string {
+	return fmt.Sprintf("tool call %s was cut by %s; its arguments are partial", id, cut)
+}
+
+// cutLastCall flags the last part of a unary answer cut by cut (cutBy)
+// when it is a tool call: the call being written when the answer stopped,
+// arguments_valid false even when its arguments parse, as the stream
+// reports it (chatStream.endCalls). It returns the warning, "" when
+// nothing was flagged.
+func cutLastCall(msg *llmrelayv1.Message, cut string) string {
+	if cut == "" || msg == nil || len(msg.Parts) == 0 {
+		return ""
+	}
+	tc := msg.Parts[len(msg.Parts)-1].GetToolCall()
+	if tc == nil {
+		return ""
+	}
+	tc.ArgumentsValid = false
+	return cutCallWarning(tc.CallId, cut)
+}
+
+// incompleteCut is what cut a Responses call whose item or response is
+// incomplete for a reason other than the token limit.
+const incompleteCut = "an incomplete response"
+
+// itemCut is what cut a function_call item ("" when it is whole): an item
+// with status "incomplete" was being written when the response stopped.
+func itemCut(it *respOutputItem) string {
+	if it.Status == "incomplete" {
+		return incompleteCut
+	}
+	return ""
+}
+
+// respCut is what stopped a response mid-output ("" when it is not
+// incomplete): its last call, if still open, is cut.
+func respCut(w *respResponse) string {
+	if w.Status != "incomplete" {
+		return ""
+	}
+	if w.IncompleteDetails != nil && w.IncompleteDetails.Reason == "max_output_tokens" {
+		return "the token limit"
+	}
+	return incompleteCut
+}
