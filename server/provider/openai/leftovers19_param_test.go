@@ -2,8 +2,12 @@ package openai
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 
+	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
@@ -59,6 +63,35 @@ func TestLeftovers19ParamWithoutParam(t *testing.T) {
 	} {
 		if got := paramFromMessage(msg); got != want {
 			t.Errorf("paramFromMessage(%q) = %q, want %q", msg, got, want)
+		}
+	}
+}
+
+// TestLeftovers19ContextOverflowAnyStatus: an input too long for the
+// context is one answer whatever the status a server gives it: Ollama's
+// words behind its OpenAI-compatible endpoint (400 or, from older
+// versions, 500), llama.cpp's typed 400 (exceed_context_size_error, as
+// its stream's error event is read) and its 500 for an embedding input
+// over the batch (embed_error_llamacpp_500_too_large): a context-length
+// error, and a 500 of one is not retried.
+func TestLeftovers19ContextOverflowAnyStatus(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		status int
+		body   string
+	}{
+		{400, `{"error":{"message":"the input length exceeds the context length","type":"invalid_request_error","param":null,"code":null}}`},
+		{500, `{"error":{"message":"the input length exceeds the context length","type":"api_error","param":null,"code":null}}`},
+		{500, `{"error":{"message":"input after truncation exceeds maximum context length","type":"api_error","param":null,"code":null}}`},
+		{500, `{"error":{"message":"entire prompt removed by truncation","type":"api_error","param":null,"code":null}}`},
+		{400, `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":4391,"n_ctx":4096}}`},
+		{500, string(providertest.Load(t, td("embed_error_llamacpp_500_too_large.http")).Body)},
+	}
+	for _, tc := range cases {
+		resp := &http.Response{StatusCode: tc.status, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(tc.body))}
+		e := newTestProvider(t, kOpenAI, "http://127.0.0.1:1").httpError(resp, "m", secrets{})
+		if e.Kind != provider.KindContextLength || pipeline.Retryable(e) {
+			t.Errorf("%d %s: kind %v, retryable %v", tc.status, tc.body, e.Kind, pipeline.Retryable(e))
 		}
 	}
 }
