@@ -283,6 +283,23 @@ func ApplyGoogleDetails(e *Error, details []GoogleDetail, clean func(string) str
 	return reason
 }
 
+// ollamaContextRE matches Ollama's refusals of an input that does not fit
+// its context, as its source words them: the runner's errorInputTooLong
+// ("the input length exceeds the context length", truncate false), the
+// embed handler's when truncating cannot help ("input exceeds maximum
+// context length and cannot be truncated further", "input after
+// truncation exceeds maximum context length") and the runner's when
+// num_keep leaves nothing of the prompt ("entire prompt removed by
+// truncation").
+var ollamaContextRE = regexp.MustCompile(`(?i)\binput length exceeds the context length|\binput (after truncation )?exceeds maximum context length|entire prompt removed by truncation`)
+
+// OllamaContextOverflow reports whether msg is Ollama's refusal of an
+// input longer than its context. Its compatible endpoints (OpenAI's
+// /v1/chat/completions, Anthropic's /v1/messages) pass the words on under
+// a type the status decides (a 400's invalid_request_error, an older
+// version's 500 api_error): precise enough to classify at any status.
+func OllamaContextOverflow(msg string) bool { return ollamaContextRE.MatchString(msg) }
+
 // googleFieldLine is the line Google's request validation writes for a
 // refused field when no BadRequest detail comes with it: "* " , the
 // request message's name, the field's path, ": " and the problem

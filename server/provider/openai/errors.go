@@ -526,7 +526,7 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 	case code == "context_length_exceeded" || typ == "context_length_exceeded" || typ == "exceed_context_size_error" ||
 		((status == 0 || status == http.StatusBadRequest || status == http.StatusUnprocessableEntity || status == http.StatusOK) && looksLikeContextLength(e.Message)):
 		e.Kind = provider.KindContextLength
-	case ollamaContextRE.MatchString(e.Message):
+	case provider.OllamaContextOverflow(e.Message):
 		// Ollama's own words for an input that does not fit, behind its
 		// OpenAI-compatible endpoint: 400 invalid_request_error from the
 		// versions that tell it apart, 500 api_error from older ones
@@ -656,16 +656,6 @@ var contextLengthRE = regexp.MustCompile("(?i)maximum context length|context len
 	"`inputs` tokens \\+ `max_new_tokens` must be <=|`inputs` must have less than \\d+ tokens")
 
 func looksLikeContextLength(msg string) bool { return contextLengthRE.MatchString(msg) }
-
-// ollamaContextRE matches Ollama's refusals of an input that does not fit
-// its context, as its source words them: the runner's errorInputTooLong
-// ("the input length exceeds the context length", truncate false), the
-// embed handler's when truncating cannot help ("input exceeds maximum
-// context length and cannot be truncated further", "input after
-// truncation exceeds maximum context length") and the runner's when
-// num_keep leaves nothing of the prompt ("entire prompt removed by
-// truncation"). Precise enough to classify at any status.
-var ollamaContextRE = regexp.MustCompile(`(?i)\binput length exceeds the context length|\binput (after truncation )?exceeds maximum context length|entire prompt removed by truncation`)
 
 // inputTooLongRE: an embedding input longer than the server takes.
 // OpenAI's "Invalid 'input[0]': maximum input length is 8192 tokens."
