@@ -3,8 +3,10 @@ package gemini
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
@@ -39,5 +41,49 @@ func TestLeftovers19FieldFromMessage(t *testing.T) {
 				t.Errorf("param %q, want %q (%v)", pe.Param, tc.param, pe)
 			}
 		})
+	}
+}
+
+// TestLeftovers19ExtraBodyReplacedWarned: extra_body objects merge into
+// the request's field by field (TestExtraBodyMergesObjects); a value the
+// request gave that extra_body replaces with another is warned by its
+// path, at any depth, a schema replaced whole and a top-level value too.
+// Added fields and a repeated value are not. All were silent.
+func TestLeftovers19ExtraBodyReplacedWarned(t *testing.T) {
+	t.Parallel()
+	temp, maxTok, budget := 0.5, int32(64), int32(128)
+	req := func(extra string) *provider.Request {
+		return &provider.Request{
+			Model:    "gemini-2.5-flash",
+			Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("hi"))},
+			Options: &llmrelayv1.GenerationOptions{Temperature: &temp, MaxTokens: &maxTok,
+				ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, Schema: `{"type":"object"}`}},
+			ProviderOptions: &llmrelayv1.ProviderOptions{
+				Provider:  &llmrelayv1.ProviderOptions_Gemini{Gemini: &llmrelayv1.GeminiOptions{ThinkingBudget: &budget}},
+				ExtraBody: extra,
+			},
+		}
+	}
+	for _, tc := range []struct {
+		extra string
+		want  []string
+	}{
+		{`{"generationConfig": {"candidateCount": 1, "maxOutputTokens": 64}, "cachedContent": "cachedContents/x"}`, nil},
+		{`{"generationConfig": {"temperature": 0.9, "thinkingConfig": {"thinkingBudget": 256}, "responseJsonSchema": {"type": "string"}}}`,
+			[]string{"generationConfig.responseJsonSchema", "generationConfig.temperature", "generationConfig.thinkingConfig.thinkingBudget"}}, // in the body's order
+		{`{"generationConfig": {"thinkingConfig": null}}`, []string{"generationConfig.thinkingConfig"}},
+		{`{"contents": []}`, []string{"contents"}},
+	} {
+		_, warnings, err := (&Provider{apiKey: testKey}).encodeRequestWarn(req(tc.extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, p := range tc.want {
+			want = append(want, provider.ReplacedWarning(p))
+		}
+		if strings.Join(warnings, "|") != strings.Join(want, "|") {
+			t.Errorf("%s: warnings %q, want %q", tc.extra, warnings, want)
+		}
 	}
 }

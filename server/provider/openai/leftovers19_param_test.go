@@ -4,9 +4,13 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -93,5 +97,47 @@ func TestLeftovers19ContextOverflowAnyStatus(t *testing.T) {
 		if e.Kind != provider.KindContextLength || pipeline.Retryable(e) {
 			t.Errorf("%d %s: kind %v, retryable %v", tc.status, tc.body, e.Kind, pipeline.Retryable(e))
 		}
+	}
+}
+
+// TestLeftovers19ExtraBodyReplacedWarned: extra_body replacing a value the
+// request gave (Chat's and Responses' temperature) with another is done as
+// asked, with a warning naming the field; the same value, a new field and
+// the adapter's own encoding_format (embeddings) are not warned. The
+// replacement was silent.
+func TestLeftovers19ExtraBodyReplacedWarned(t *testing.T) {
+	t.Parallel()
+	p := newTestProvider(t, kOpenAI, "https://api.openai.com/v1")
+	warned := provider.ReplacedWarning("temperature")
+	for _, tc := range []struct {
+		extra string
+		warn  bool
+	}{
+		{`{"temperature": 0.9}`, true},
+		{`{"temperature": 0.2, "prediction": {"type": "content", "content": "Paris"}}`, false},
+	} {
+		req := simpleRequest("gpt-4o-mini")
+		req.Options = &llmrelayv1.GenerationOptions{Temperature: proto.Float64(0.2)}
+		req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: tc.extra}
+		_, chat, err := p.buildChatRequest(req, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Format = formatResponses
+		_, resp, err := p.buildResponsesRequest(req, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(chat, warned) != tc.warn || slices.Contains(resp, warned) != tc.warn {
+			t.Errorf("%s: chat warnings %q, responses %q; want warned %v", tc.extra, chat, resp, tc.warn)
+		}
+	}
+	_, warnings, err := p.buildEmbedRequest(&provider.EmbedRequest{Model: "text-embedding-3-small", Inputs: []string{"a"},
+		ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: `{"encoding_format": "float", "model": "text-embedding-3-large"}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{provider.ReplacedWarning("model")}; !slices.Equal(warnings, want) {
+		t.Errorf("embeddings warnings %q, want %q", warnings, want)
 	}
 }
