@@ -959,7 +959,14 @@ func (r *relay) fail(ctx context.Context, err error) error {
 		var le *limitError
 		if !errors.As(r.sendErr, &le) {
 			// The client went away or the transport broke: nothing more
-			// can reach it; report the send error as it is.
+			// can reach it; report the send error as it is. The call is
+			// still accounted, as any other end: the provider produced
+			// (and bills) the tokens it reported so far, which count
+			// against the caller's budget, in the metrics and the cost.
+			// Its attempt did not fail: the gateway stopped reading.
+			if !r.accounted {
+				r.g.account(ctx, r.p, r.finalMeta(), r.sendErr)
+			}
 			return r.sendErr
 		}
 		// An event over limits.max_send_message_bytes: the client is

@@ -60,6 +60,12 @@ type Reader struct {
 	// before the line's end, when a second object starts there: the
 	// next event's first line.
 	pending []byte
+	// cutAtLineStart is set when a read failed between two lines (no
+	// part of a line read): the lines before it were whole.
+	cutAtLineStart bool
+	// err is the read error that came after an event dispatched at it:
+	// the next call returns it.
+	err error
 }
 
 // NewReader returns a Reader with the default event size limit.
@@ -82,9 +88,15 @@ func (r *Reader) SetMaxEventSize(n int) { r.max = n }
 
 // Next returns the next event. At the end of the stream it returns io.EOF;
 // an event whose data lines were not yet followed by a blank line is still
-// dispatched first, since some servers omit the final blank line. Any other
-// read error is returned as is.
+// dispatched first, since some servers omit the final blank line. So is it
+// when another read error ends the input (a connection reset, a chunked
+// body cut: io.ErrUnexpectedEOF) after its last line was whole; the error
+// comes on the next call, and every call after. A line the error cut
+// (no terminator read) is not dispatched: its data may be incomplete.
 func (r *Reader) Next() (Event, error) {
+	if r.err != nil {
+		return Event{}, r.err
+	}
 	r.typ, r.data, r.view, r.id, r.hasData = r.typ[:0], r.data[:0], nil, r.id[:0], false
 	for {
 		var line []byte
@@ -98,7 +110,10 @@ func (r *Reader) Next() (Event, error) {
 			line, err = r.readLine()
 		}
 		if err != nil {
-			if errors.Is(err, io.EOF) && r.hasData && r.bare == 0 {
+			if r.hasData && r.bare == 0 && (errors.Is(err, io.EOF) || r.cutAtLineStart) {
+				if !errors.Is(err, io.EOF) {
+					r.err = err
+				}
 				return Event{Type: r.typ, Data: r.eventData(), ID: r.id}, nil
 			}
 			// A bare JSON object the stream ended inside of is a cut,
@@ -272,6 +287,7 @@ func (r *Reader) readLine() ([]byte, error) {
 					// A last line without terminator still counts.
 					return r.firstLine(r.line), nil
 				}
+				r.cutAtLineStart = len(r.line) == 0
 				return nil, err
 			}
 			n = r.r.Buffered()

@@ -190,3 +190,54 @@ func TestReaderDataView(t *testing.T) {
 		}
 	}
 }
+
+// TestReaderReadErrorAfterWholeLine: a read error after an event's last
+// line was whole (its terminator read, its blank line not) dispatches the
+// event first, as the end of the stream does, then returns the error on
+// every later call: a connection cut between an event's data line and its
+// blank line (a chunked body cut is io.ErrUnexpectedEOF, not io.EOF) lost
+// the event, which could be the one with the answer's usage. A line the
+// error cut, or a bare JSON object not closed, is not dispatched.
+func TestReaderReadErrorAfterWholeLine(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("boom")
+	cases := []struct {
+		name string
+		in   string
+		err  error
+		want []string
+	}{
+		{"LF", "data: a\n\nevent: e\ndata: b\n", boom, []string{"a", "b"}},
+		{"CRLF", "data: a\r\n\r\ndata: b\r\n", io.ErrUnexpectedEOF, []string{"a", "b"}},
+		{"CR", "data: a\r\rdata: b\r", boom, []string{"a", "b"}},
+		{"two data lines", "data: a\ndata: b\n", boom, []string{"a\nb"}},
+		{"line cut", "data: a\n\ndata: b", boom, []string{"a"}},
+		{"line cut after a whole one", "data: a\ndata: b", boom, nil},
+		{"event type only", "data: a\n\nevent: e\n", boom, []string{"a"}},
+		{"bare JSON open", "data: a\n\n{\"error\":\n", boom, []string{"a"}},
+	}
+	for _, tc := range cases {
+		for _, chunked := range []bool{false, true} {
+			var src io.Reader = strings.NewReader(tc.in)
+			if chunked {
+				src = iotest.OneByteReader(src)
+			}
+			sr := NewReader(io.MultiReader(src, iotest.ErrReader(tc.err)))
+			var got []string
+			var err error
+			for {
+				var e Event
+				if e, err = sr.Next(); err != nil {
+					break
+				}
+				got = append(got, string(e.Data))
+			}
+			if !errors.Is(err, tc.err) || strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("%s (one byte a read: %v): events %q, err %v; want %q, %v", tc.name, chunked, got, err, tc.want, tc.err)
+			}
+			if _, again := sr.Next(); !errors.Is(again, tc.err) {
+				t.Errorf("%s: next call %v, want the error again", tc.name, again)
+			}
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -229,8 +230,9 @@ type GoogleFieldViolation struct {
 }
 
 // ApplyGoogleDetails puts what a google.rpc.Status's details say on e:
-// the RetryInfo delay (RetryAfter), the first BadRequest field (Param),
-// the QuotaFailure's violations as sent (Quota; without one, the quota a
+// the RetryInfo delay (RetryAfter), the first BadRequest field (Param;
+// without one, the field e.Message's validation line names: set the
+// message first), the QuotaFailure's violations as sent (Quota; without one, the quota a
 // RATE_LIMIT_EXCEEDED ErrorInfo's metadata names), the Help links. Text
 // goes through clean (the adapter's redaction). It returns the first
 // ErrorInfo's reason ("API_KEY_INVALID", "RATE_LIMIT_EXCEEDED"), "" when
@@ -265,10 +267,13 @@ func ApplyGoogleDetails(e *Error, details []GoogleDetail, clean func(string) str
 		case strings.HasSuffix(d.Type, "google.rpc.BadRequest"):
 			for _, fv := range d.FieldViolations {
 				if fv.Field != "" && !paramSet {
-					e.Param, paramSet = fv.Field, true
+					e.Param, paramSet = clean(fv.Field), true
 				}
 			}
 		}
+	}
+	if !paramSet && e.Param == "" {
+		e.Param = clean(googleMessageField(e.Message))
 	}
 	if len(e.Quota) == 0 {
 		if v := errorInfoQuota(rateLimit, clean); v != nil {
@@ -276,6 +281,41 @@ func ApplyGoogleDetails(e *Error, details []GoogleDetail, clean func(string) str
 		}
 	}
 	return reason
+}
+
+// ollamaContextRE matches Ollama's refusals of an input that does not fit
+// its context, as its source words them: the runner's errorInputTooLong
+// ("the input length exceeds the context length", truncate false), the
+// embed handler's when truncating cannot help ("input exceeds maximum
+// context length and cannot be truncated further", "input after
+// truncation exceeds maximum context length") and the runner's when
+// num_keep leaves nothing of the prompt ("entire prompt removed by
+// truncation").
+var ollamaContextRE = regexp.MustCompile(`(?i)\binput length exceeds the context length|\binput (after truncation )?exceeds maximum context length|entire prompt removed by truncation`)
+
+// OllamaContextOverflow reports whether msg is Ollama's refusal of an
+// input longer than its context. Its compatible endpoints (OpenAI's
+// /v1/chat/completions, Anthropic's /v1/messages) pass the words on under
+// a type the status decides (a 400's invalid_request_error, an older
+// version's 500 api_error): precise enough to classify at any status.
+func OllamaContextOverflow(msg string) bool { return ollamaContextRE.MatchString(msg) }
+
+// googleFieldLine is the line Google's request validation writes for a
+// refused field when no BadRequest detail comes with it: "* " , the
+// request message's name, the field's path, ": " and the problem
+// ("* BatchEmbedContentsRequest.requests: at most 100 requests can be in
+// one batch", "* GenerateContentRequest.contents[8].parts[0].data:
+// required oneof field 'data' must have one initialized field").
+var googleFieldLine = regexp.MustCompile(`^\* [A-Z][A-Za-z0-9]*\.([^\s:]+): `)
+
+// googleMessageField is the field path the first line of a Google error
+// message names as googleFieldLine reads it ("requests",
+// "contents[8].parts[0].data"); "" when it names none that way.
+func googleMessageField(msg string) string {
+	if m := googleFieldLine.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // errorInfoQuota is the violation a RATE_LIMIT_EXCEEDED ErrorInfo names

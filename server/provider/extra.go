@@ -13,8 +13,55 @@ import (
 // has is replaced in place, a new one is appended in extra's order, and the
 // body's key order is kept. reserved fields are the adapter's own (stream,
 // stream_options, model...): overriding them would break how the answer is
-// read, so they are left alone with a warning.
+// read, so they are left alone with a warning. A field the body has with
+// another value is replaced with a warning (ExtraFields).
 func MergeExtraBody(body []byte, extra string, reserved ...string) ([]byte, []string, error) {
+	return MergeExtra(body, extra, ExtraFields{Reserved: reserved})
+}
+
+// ExtraFields says how MergeExtra treats extra_body's fields that the
+// body the adapter built already has.
+//
+// extra_body is the caller's way to send what the contract has no place
+// for, and to override what the adapter chose on its own; it is not meant
+// to undo the request. So a field the adapter built from the request
+// (messages, temperature, tools, an Ollama "options" object holding
+// num_predict...) that extra_body replaces with another value is replaced
+// as asked, with a warning naming it (meta.warnings): the typed field
+// said one thing, the request sent another. A field the adapter set on
+// its own (Defaults: Ollama's truncate and shift, Anthropic's max_tokens
+// when the request has none) is the caller's to override: no warning.
+// Reserved fields are never overridden.
+type ExtraFields struct {
+	// Reserved are the fields the answer's reading depends on (model,
+	// stream, stream_options...): extra_body's value is ignored, with a
+	// warning.
+	Reserved []string
+	// Defaults are the fields the adapter set without the request asking
+	// (its defaults): extra_body replaces them silently.
+	Defaults []string
+}
+
+// ReplacedWarning is the warning for extra_body.<path> replacing a value
+// the gateway built from the request.
+func ReplacedWarning(path string) string {
+	return fmt.Sprintf("extra_body.%s replaced the value the gateway built from the request", path)
+}
+
+// SameJSON reports whether a and b are the same JSON text but for
+// insignificant white space (a caller repeating the value the request
+// already gives replaces nothing).
+func SameJSON(a, b json.RawMessage) bool {
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return false
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
+// MergeExtra is MergeExtraBody with the adapter's reserved and default
+// fields (ExtraFields).
+func MergeExtra(body []byte, extra string, f ExtraFields) ([]byte, []string, error) {
 	if extra == "" {
 		return body, nil, nil
 	}
@@ -25,13 +72,13 @@ func MergeExtraBody(body []byte, extra string, reserved ...string) ([]byte, []st
 	var warnings []string
 	set := map[string]json.RawMessage{}
 	var order []string
-	for _, f := range fields {
-		if slices.Contains(reserved, f.key) {
-			warnings = append(warnings, fmt.Sprintf("extra_body.%s ignored: the gateway sets it", f.key))
+	for _, fl := range fields {
+		if slices.Contains(f.Reserved, fl.key) {
+			warnings = append(warnings, fmt.Sprintf("extra_body.%s ignored: the gateway sets it", fl.key))
 			continue
 		}
-		set[f.key] = f.value
-		order = append(order, f.key)
+		set[fl.key] = fl.value
+		order = append(order, fl.key)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -64,6 +111,9 @@ func MergeExtraBody(body []byte, extra string, reserved ...string) ([]byte, []st
 			return nil, nil, fmt.Errorf("extra_body: %w", err)
 		}
 		if ev, ok := set[key]; ok {
+			if !slices.Contains(f.Defaults, key) && !SameJSON(v, ev) {
+				warnings = append(warnings, ReplacedWarning(key))
+			}
 			v = ev
 			delete(set, key)
 		}

@@ -65,3 +65,33 @@ func TestQuota17JSONInt64(t *testing.T) {
 		}
 	}
 }
+
+// TestLeftovers19GoogleMessageField: the field path of the first
+// validation line of a Google error message, the request message's name
+// left out; prose names none.
+func TestLeftovers19GoogleMessageField(t *testing.T) {
+	t.Parallel()
+	for msg, want := range map[string]string{
+		"* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch":                                                                        "requests",
+		"* GenerateContentRequest.contents: contents is not specified\n":                                                                                        "contents",
+		"* GenerateContentRequest.tools[0].function_declarations[0].parameters.properties: should be non-empty for OBJECT type\n":                               "tools[0].function_declarations[0].parameters.properties",
+		"* GenerateContentRequest.contents[8].parts[0].data: required oneof field 'data' must have one initialized field\n* GenerateContentRequest.contents: x": "contents[8].parts[0].data",
+		"Penalty is not enabled for models/gemini-2.5-flash":                                                                                                    "",
+		"Request contains an invalid argument.":                                                                                                                 "",
+	} {
+		if got := googleMessageField(msg); got != want {
+			t.Errorf("googleMessageField(%q) = %q, want %q", msg, got, want)
+		}
+	}
+	// A BadRequest detail's field wins over the message's.
+	e := &Error{Message: "* GenerateContentRequest.contents: contents is not specified"}
+	ApplyGoogleDetails(e, []GoogleDetail{{Type: "type.googleapis.com/google.rpc.BadRequest", FieldViolations: []GoogleFieldViolation{{Field: "generation_config"}}}}, same)
+	if e.Param != "generation_config" {
+		t.Errorf("param %q", e.Param)
+	}
+	e = &Error{Message: "* GenerateContentRequest.contents: contents is not specified"}
+	ApplyGoogleDetails(e, nil, same)
+	if e.Param != "contents" {
+		t.Errorf("param %q", e.Param)
+	}
+}

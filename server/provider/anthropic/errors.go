@@ -93,8 +93,15 @@ func refineKind(e *provider.Error) {
 	switch {
 	case strings.Contains(msg, "prompt is too long"),
 		strings.Contains(msg, "exceed context limit"),
-		strings.Contains(msg, "context window"):
+		strings.Contains(msg, "context window"),
+		// Ollama's Anthropic-compatible /v1/messages passes its own words
+		// on, typed by status (a 400, or an older version's 500).
+		provider.OllamaContextOverflow(msg):
 		e.Kind = provider.KindContextLength
+		if e.HTTPStatus >= 500 {
+			// The same input fails every time: not a fault to retry.
+			e.ShouldRetry = provider.RetryDiscouraged
+		}
 	case strings.Contains(msg, "content filtering policy"):
 		e.Kind = provider.KindContentFilter
 	case strings.Contains(msg, "credit balance is too low"):

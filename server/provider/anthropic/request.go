@@ -95,7 +95,13 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 	if err != nil {
 		return nil, nil, nil, invalid("", "encode request: %v", err)
 	}
-	body, extraWarnings, err := provider.MergeExtraBody(body, req.ProviderOptions.GetExtraBody(), "model", "stream")
+	extra := provider.ExtraFields{Reserved: []string{"model", "stream"}}
+	if opts.MaxTokens == nil {
+		// The configured default_max_tokens (the API requires a value),
+		// not the request's: extra_body may set its own.
+		extra.Defaults = []string{"max_tokens"}
+	}
+	body, extraWarnings, err := provider.MergeExtra(body, req.ProviderOptions.GetExtraBody(), extra)
 	if err != nil {
 		return nil, nil, nil, invalid("extra_body", "%v", err)
 	}

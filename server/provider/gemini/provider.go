@@ -278,7 +278,7 @@ func (p *Provider) embed(ctx context.Context, req *provider.EmbedRequest, inputs
 		}
 		method, wire = "batchEmbedContents", b
 	}
-	body, err := encodeBody(wire, req.ProviderOptions)
+	body, warnings, err := encodeBody(wire, req.ProviderOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +294,7 @@ func (p *Provider) embed(ctx context.Context, req *provider.EmbedRequest, inputs
 	if err != nil {
 		return nil, err
 	}
-	meta := &llmrelayv1.ResponseMeta{EmbeddingsCount: int32(len(embs)), Usage: embedUsage(usage)}
+	meta := &llmrelayv1.ResponseMeta{EmbeddingsCount: int32(len(embs)), Usage: embedUsage(usage), Warnings: warnings}
 	setUsageDetails(meta, usageDetails(usage))
 	return &provider.Result{Embeddings: embs, Meta: meta}, nil
 }

@@ -40,11 +40,11 @@ func (p *Provider) encodeRequestWarn(req *provider.Request) ([]byte, []string, e
 	if err != nil {
 		return nil, nil, err
 	}
-	body, err := encodeBody(wire, req.ProviderOptions)
+	body, extraWarnings, err := encodeBody(wire, req.ProviderOptions)
 	if err != nil {
 		return nil, nil, err
 	}
-	return body, warnings, nil
+	return body, append(warnings, extraWarnings...), nil
 }
 
 // encodeBody marshals v and merges ProviderOptions.extra_body into it
@@ -55,17 +55,23 @@ func (p *Provider) encodeRequestWarn(req *provider.Request) ([]byte, []string, e
 // that a caller who adds generationConfig.candidateCount keeps the
 // maxOutputTokens, thinking and schema the request asked for (a field both
 // have takes the caller's value; arrays and other values are replaced).
-func encodeBody(v any, po *llmrelayv1.ProviderOptions) ([]byte, error) {
+// The warnings name each value the request gave that extra_body replaced
+// with another (generationConfig.temperature, a whole schema), as
+// provider.MergeExtra reports the top-level ones.
+func encodeBody(v any, po *llmrelayv1.ProviderOptions) ([]byte, []string, error) {
 	body, err := json.Marshal(v)
 	if err != nil {
-		return nil, invalidRequest("encoding request: %v", err)
+		return nil, nil, invalidRequest("encoding request: %v", err)
 	}
-	extra := mergeExtraObjects(body, po.GetExtraBody())
-	body, _, err = provider.MergeExtraBody(body, extra) // nothing reserved: no warning
+	extra, merged, warnings := mergeExtraObjects(body, po.GetExtraBody())
+	// The objects merged were checked field by field above: at the top
+	// level they are not replacements. Nothing is reserved: the model
+	// and the streaming mode are in the URL.
+	body, top, err := provider.MergeExtra(body, extra, provider.ExtraFields{Defaults: merged})
 	if err != nil {
-		return nil, invalidRequest("%v", err)
+		return nil, nil, invalidRequest("%v", err)
 	}
-	return body, nil
+	return body, append(warnings, top...), nil
 }
 
 // jsonField is one field of a JSON object, its value as written.
@@ -133,14 +139,18 @@ var wholeValues = []string{"responseJsonSchema", "responseSchema", "_responseJso
 // mergeObjects merges over into base when both are JSON objects: base's
 // fields keep their place, a field both have takes over's value (the two
 // merged in turn when both are objects, schemas excepted), the fields only
-// over has follow in its order. Otherwise over replaces base.
-func mergeObjects(base, over json.RawMessage) json.RawMessage {
+// over has follow in its order. Otherwise over replaces base. path is
+// base's place in the body ("generationConfig"); each value of base that
+// over replaced with another adds a warning (provider.ReplacedWarning).
+func mergeObjects(base, over json.RawMessage, path string, warnings *[]string) json.RawMessage {
 	bf, ok := objectFieldsOf(base)
 	if !ok {
+		replaced(base, over, path, warnings)
 		return over
 	}
 	of, ok := objectFieldsOf(over)
 	if !ok {
+		replaced(base, over, path, warnings)
 		return over
 	}
 	at := make(map[string]int, len(of))
@@ -152,9 +162,10 @@ func mergeObjects(base, over json.RawMessage) json.RawMessage {
 	for _, f := range bf {
 		if i, both := at[f.key]; both {
 			if slices.Contains(wholeValues, f.key) {
+				replaced(f.value, of[i].value, path+"."+f.key, warnings)
 				f.value = of[i].value
 			} else {
-				f.value = mergeObjects(f.value, of[i].value)
+				f.value = mergeObjects(f.value, of[i].value, path+"."+f.key, warnings)
 			}
 			used[i] = true
 		}
@@ -168,38 +179,46 @@ func mergeObjects(base, over json.RawMessage) json.RawMessage {
 	return writeObject(out)
 }
 
+// replaced adds the warning for the request's value at path that
+// extra_body replaced with another.
+func replaced(base, over json.RawMessage, path string, warnings *[]string) {
+	if !provider.SameJSON(base, over) {
+		*warnings = append(*warnings, provider.ReplacedWarning(path))
+	}
+}
+
 // mergeExtraObjects returns extra_body with each top-level object the body
 // also has as an object merged into the body's (mergeObjects), for
-// provider.MergeExtraBody to set in its place. extra comes back unchanged
-// when nothing merges, or when it is not a well-formed object (which
-// MergeExtraBody then refuses).
-func mergeExtraObjects(body []byte, extra string) string {
+// provider.MergeExtra to set in its place, the names of those objects and
+// the warnings for the values the merge replaced. extra comes back
+// unchanged when nothing merges, or when it is not a well-formed object
+// (which MergeExtra then refuses).
+func mergeExtraObjects(body []byte, extra string) (merged string, objects, warnings []string) {
 	if extra == "" {
-		return extra
+		return extra, nil, nil
 	}
 	ef, ok := objectFieldsOf([]byte(extra))
 	if !ok {
-		return extra
+		return extra, nil, nil
 	}
 	bf, ok := objectFieldsOf(body)
 	if !ok {
-		return extra
+		return extra, nil, nil
 	}
 	ours := make(map[string]json.RawMessage, len(bf))
 	for _, f := range bf {
 		ours[f.key] = f.value
 	}
-	merged := false
 	for i, f := range ef {
 		if b, has := ours[f.key]; has && isJSONObject(b) && isJSONObject(f.value) {
-			ef[i].value = mergeObjects(b, f.value)
-			merged = true
+			ef[i].value = mergeObjects(b, f.value, f.key, &warnings)
+			objects = append(objects, f.key)
 		}
 	}
-	if !merged {
-		return extra
+	if len(objects) == 0 {
+		return extra, nil, nil
 	}
-	return string(writeObject(ef))
+	return string(writeObject(ef)), objects, warnings
 }
 
 // isJSONObject reports whether raw is a JSON object (by its first byte).

@@ -509,10 +509,13 @@ func formatKeepAlive(d *durationpb.Duration) (string, error) {
 	return s, nil
 }
 
-// mergeExtraBody is provider.MergeExtraBody with the fields the adapter
-// sets itself reserved ("stream": the answer's parsing depends on it).
+// mergeExtraBody is provider.MergeExtra with the fields the adapter
+// sets itself reserved ("stream": the answer's parsing depends on it) and
+// its own defaults free to override: "truncate" and "shift" (noSilentCut)
+// are the gateway's choice, not the request's, and extra_body is how a
+// caller opts back in to Ollama's cutting.
 func mergeExtraBody(body []byte, extra string) ([]byte, []string, error) {
-	out, warnings, err := provider.MergeExtraBody(body, extra, "model", "stream")
+	out, warnings, err := provider.MergeExtra(body, extra, provider.ExtraFields{Reserved: []string{"model", "stream"}, Defaults: []string{"truncate", "shift"}})
 	if err != nil {
 		return nil, nil, invalidRequest("extra_body", "%v", err)
 	}

@@ -80,7 +80,7 @@ func BenchmarkEncodeEmbedRequest(b *testing.B) {
 	req := &provider.EmbedRequest{Model: "text-embedding-3-small", Inputs: []string{"The food was delicious.", "The waiter was friendly."}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := p.buildEmbedRequest(req); err != nil {
+		if _, _, err := p.buildEmbedRequest(req); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -77,6 +77,7 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 		return nil
 	}
 	success := resp.StatusCode >= 200 && resp.StatusCode <= 299
+	detailField := "" // the field a FastAPI "detail" names
 	errRaw, ok := env["error"]
 	if !ok || !isPresent(errRaw) {
 		if e := p.baseRespError(env["base_resp"], resp, success); e != nil {
@@ -94,7 +95,8 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 			// FastAPI servers (Voyage's /v1/embeddings, pydantic-ai's
 			// recording): {"detail":"..."}, or for a request that fails
 			// validation {"detail":[{"loc":[...],"msg":"..."}]}.
-			d := fastAPIDetail(env["detail"])
+			var d string
+			d, detailField = fastAPIDetail(env["detail"])
 			if d == "" {
 				return nil
 			}
@@ -115,6 +117,9 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 		errType = ""
 	}
 	applyErrorType(e, errType, success)
+	if e.Param == "" {
+		e.Param = detailField
+	}
 	e.RequestID = p.requestID(resp.Header)
 	sec.redactError(e)
 	return e
@@ -209,18 +214,22 @@ func isStatusName(s string) bool {
 
 // fastAPIDetail is the text of a FastAPI error's "detail": the string, or
 // the "loc: msg" of each validation failure joined with "; "; "" when it
-// is neither.
-func fastAPIDetail(raw json.RawMessage) string {
+// is neither. field is the request body field the first failure names
+// (its loc after "body": ["body","max_completion_tokens"] is
+// max_completion_tokens, ["body","messages",0,"content"] is
+// messages.0.content), the BadRequest field violation as OpenAI's
+// "param" gives it; "" when no failure is in the body.
+func fastAPIDetail(raw json.RawMessage) (text, field string) {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return strings.TrimSpace(s)
+		return strings.TrimSpace(s), ""
 	}
 	var items []struct {
 		Loc []any  `json:"loc"`
 		Msg string `json:"msg"`
 	}
 	if json.Unmarshal(raw, &items) != nil {
-		return ""
+		return "", ""
 	}
 	var parts []string
 	for _, it := range items {
@@ -236,8 +245,11 @@ func fastAPIDetail(raw json.RawMessage) string {
 		} else {
 			parts = append(parts, it.Msg)
 		}
+		if field == "" && len(loc) > 1 && loc[0] == "body" {
+			field = strings.Join(loc[1:], ".")
+		}
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, "; "), field
 }
 
 // messageDetail reads a "message" that is an object holding a FastAPI
@@ -245,19 +257,36 @@ func fastAPIDetail(raw json.RawMessage) string {
 // ({"object":"error","message":{"detail":[{"type":"extra_forbidden",
 // "loc":["body","max_completion_tokens"],"msg":"Extra inputs are not
 // permitted",…}]},…}, testdata/dialect_mistral_err_422_extra_forbidden.http):
-// the "loc: msg" of each failure, as fastAPIDetail writes them; "" for any
-// other message.
-func messageDetail(m string) string {
+// the "loc: msg" of each failure and the field of the first, as
+// fastAPIDetail writes them; "" for any other message.
+func messageDetail(m string) (text, field string) {
 	if !strings.HasPrefix(m, "{") {
-		return ""
+		return "", ""
 	}
 	var obj struct {
 		Detail json.RawMessage `json:"detail"`
 	}
 	if json.Unmarshal([]byte(m), &obj) != nil || !isPresent(obj.Detail) {
-		return ""
+		return "", ""
 	}
 	return fastAPIDetail(obj.Detail)
+}
+
+// messageParam matches the field OpenAI's own validation messages quote
+// first ("Invalid 'input[0]': maximum input length is 8192 tokens.",
+// "Invalid type for 'messages[0].content': …", "Missing required
+// parameter: 'tools[0].function'."), which its "param" usually repeats
+// but not always (testdata/embed_error_openai_400_input_length.http has
+// "param": null).
+var messageParam = regexp.MustCompile(`^(?:Invalid|Invalid (?:type|value) for|Missing required parameter:|Unsupported parameter:|Unknown parameter:) '([^'\s]+)'`)
+
+// paramFromMessage is the field a message quotes as messageParam reads
+// it; "" when it quotes none that way.
+func paramFromMessage(msg string) string {
+	if m := messageParam.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // errorFromObject builds an error from an "error" value: an object
@@ -285,13 +314,21 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 			return e
 		}
 	}
+	e.Param = string(we.Param)
 	if m := strings.TrimSpace(string(we.Message)); m != "" {
 		e.Message = m
-		if d := messageDetail(m); d != "" {
+		if d, field := messageDetail(m); d != "" {
 			e.Message = d
+			if e.Param == "" {
+				e.Param = field
+			}
 		}
 	}
-	e.Param = string(we.Param)
+	if e.Param == "" {
+		// The field the message blames, where "param" is null: the
+		// BadRequest field violation the gRPC status carries.
+		e.Param = paramFromMessage(e.Message)
+	}
 	e.Code = string(we.Code)
 	if e.Code == "" {
 		e.Code = string(we.Type)
@@ -317,6 +354,11 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 		}
 	}
 	p.refineKind(e, &we, status)
+	if e.Kind == provider.KindContextLength && status >= 500 {
+		// The same input fails every time (Ollama's and llama.cpp's 500s
+		// for an input too long): not a server fault to retry.
+		e.ShouldRetry = provider.RetryDiscouraged
+	}
 	if e.RetryAfter == 0 {
 		e.RetryAfter = retryDelayFromMessage(e.Message)
 	}
@@ -481,8 +523,16 @@ func (s secrets) redactError(e *provider.Error) {
 func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 	code, typ := string(we.Code), string(we.Type)
 	switch {
-	case code == "context_length_exceeded" || typ == "context_length_exceeded" ||
+	case code == "context_length_exceeded" || typ == "context_length_exceeded" || typ == "exceed_context_size_error" ||
 		((status == 0 || status == http.StatusBadRequest || status == http.StatusUnprocessableEntity || status == http.StatusOK) && looksLikeContextLength(e.Message)):
+		e.Kind = provider.KindContextLength
+	case provider.OllamaContextOverflow(e.Message):
+		// Ollama's own words for an input that does not fit, behind its
+		// OpenAI-compatible endpoint: 400 invalid_request_error from the
+		// versions that tell it apart, 500 api_error from older ones
+		// (openai.NewError types by status). The native adapter reads
+		// them as context-length errors whatever the status; so does
+		// this one now, not a 500 to retry.
 		e.Kind = provider.KindContextLength
 	case status == http.StatusRequestEntityTooLarge && code == "rate_limit_exceeded":
 		// Groq answers a request larger than a whole per-minute or

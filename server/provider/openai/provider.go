@@ -638,7 +638,7 @@ func (p *Provider) jsonInsteadOfStream(resp *http.Response, model string, sec se
 
 // Embed calls POST /embeddings.
 func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*provider.Result, error) {
-	body, err := p.buildEmbedRequest(req)
+	body, warnings, err := p.buildEmbedRequest(req)
 	if err != nil {
 		return nil, err
 	}
@@ -661,6 +661,7 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 		// not make a shortened embedding.
 		res.Meta.Warnings = append(res.Meta.Warnings, fmt.Sprintf("asked for %d dimensions, got %d", *d, len(res.Embeddings[0].Values)))
 	}
+	res.Meta.Warnings = append(res.Meta.Warnings, warnings...)
 	p.headerMeta(res.Meta, resp.Header, req.Model)
 	return res, nil
 }

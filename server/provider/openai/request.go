@@ -592,9 +592,12 @@ func mustJSON(s string) json.RawMessage {
 // JSON, over the response limit). Elsewhere it is not sent: float is every
 // server's default, not every compatible server speaks base64, and Voyage
 // answers 400 to "float". Either answer is read.
-func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, error) {
+//
+// The warnings are extra_body's replacements of what the request asked
+// (encoding_format is the adapter's own choice: extra_body may set it).
+func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, []string, error) {
 	if req == nil {
-		return nil, p.invalid("nil request")
+		return nil, nil, p.invalid("nil request")
 	}
 	inputs := req.Inputs
 	if inputs == nil {
@@ -614,13 +617,13 @@ func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, error)
 	}
 	body, err := json.Marshal(w)
 	if err != nil {
-		return nil, p.invalid("encode request: %v", err)
+		return nil, nil, p.invalid("encode request: %v", err)
 	}
-	body, _, err = provider.MergeExtraBody(body, req.ProviderOptions.GetExtraBody()) // no reserved field: no warning
+	body, warnings, err := provider.MergeExtra(body, req.ProviderOptions.GetExtraBody(), provider.ExtraFields{Defaults: []string{"encoding_format"}})
 	if err != nil {
-		return nil, p.invalid("%v", err)
+		return nil, nil, p.invalid("%v", err)
 	}
-	return body, nil
+	return body, warnings, nil
 }
 
 // openAIHost reports whether baseURL is OpenAI's own API.

@@ -61,7 +61,7 @@ func chatRequests(t testing.TB) map[string]*provider.Request {
 				{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{text("What is the capital of France?")}, Name: "alice"},
 			},
 			Options: &llmrelayv1.GenerationOptions{
-				Temperature: proto.Float64(0.2), TopP: proto.Float64(0.9), MaxTokens: proto.Int32(64),
+				Temperature: proto.Float64(0), TopP: proto.Float64(0.9), MaxTokens: proto.Int32(64),
 				Stop: []string{"\n\n"}, Seed: proto.Int64(42), PresencePenalty: proto.Float64(0.1), FrequencyPenalty: proto.Float64(0.3),
 			},
 			ProviderOptions: &llmrelayv1.ProviderOptions{
@@ -213,7 +213,7 @@ func TestEmbedRequestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := p.buildEmbedRequest(&provider.EmbedRequest{Model: "text-embedding-3-small"})
+	body, _, err := p.buildEmbedRequest(&provider.EmbedRequest{Model: "text-embedding-3-small"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestEmbedRequestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err = compat.buildEmbedRequest(&provider.EmbedRequest{Model: "BAAI/bge-m3"})
+	body, _, err = compat.buildEmbedRequest(&provider.EmbedRequest{Model: "BAAI/bge-m3"})
 	if err != nil {
 		t.Fatal(err)
 	}

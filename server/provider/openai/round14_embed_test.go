@@ -352,7 +352,7 @@ func TestRound14EmbedRequestVoyage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, err := p.buildEmbedRequest(req)
+		body, _, err := p.buildEmbedRequest(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -364,7 +364,7 @@ func TestRound14EmbedRequestVoyage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := p.buildEmbedRequest(&provider.EmbedRequest{Model: "m", Inputs: []string{"a"},
+	body, _, err := p.buildEmbedRequest(&provider.EmbedRequest{Model: "m", Inputs: []string{"a"},
 		ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: `{"encoding_format":"base64"}`}})
 	if err != nil {
 		t.Fatal(err)

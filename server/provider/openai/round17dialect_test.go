@@ -509,7 +509,7 @@ func TestRound17DialectMistralValidationError(t *testing.T) {
 		{`{"reason":"x"}`, ""},
 		{"plain text", ""},
 	} {
-		if got := messageDetail(tc.in); got != tc.want {
+		if got, _ := messageDetail(tc.in); got != tc.want {
 			t.Errorf("messageDetail(%s) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
