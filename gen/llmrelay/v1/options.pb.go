@@ -316,9 +316,13 @@ type ProviderOptions struct {
 	//	*ProviderOptions_Ollama
 	Provider isProviderOptions_Provider `protobuf_oneof:"provider"`
 	// Escape hatch: a JSON object (as text, key order kept) whose top-level
-	// fields are merged into the provider's request body as given (they win
-	// over fields the gateway set, except the ones it must own: model, stream,
-	// ...; those are ignored with a warning).
+	// fields are merged into the provider's request body as given (Gemini's
+	// objects field by field). They win over fields the gateway set, except
+	// the ones it must own (model, stream, ...: ignored with a warning);
+	// replacing a value built from this request (a message, an option) is
+	// done but warned in `meta.warnings`, naming the field, while the
+	// adapter's own defaults (Ollama `truncate`, Anthropic `max_tokens`
+	// without one in the request, ...) are the caller's to change silently.
 	ExtraBody     string `protobuf:"bytes,11,opt,name=extra_body,json=extraBody,proto3" json:"extra_body,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
