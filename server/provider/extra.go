@@ -195,3 +195,151 @@ func SchemaJSON(text string) (json.RawMessage, error) {
 	}
 	return json.RawMessage(text), nil
 }
+
+// jsonField is one field of a JSON object, its value as written.
+type jsonField struct {
+	key   string
+	value json.RawMessage
+}
+
+// objectFieldsOf splits a JSON object into its fields, in order. ok is false
+// when raw is not one object or repeats a key (extra_body's own check,
+// MergeExtra then reports it).
+func objectFieldsOf(raw []byte) (fields []jsonField, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		key, isKey := tok.(string)
+		if !isKey || seen[key] {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		seen[key] = true
+		fields = append(fields, jsonField{key, v})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	return fields, true
+}
+
+// writeObject renders fields as a JSON object, in order.
+func writeObject(fields []jsonField) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.key) // a string always encodes
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(f.value)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// mergeObjects merges over into base when both are JSON objects: base's
+// fields keep their place, a field both have takes over's value (the two
+// merged in turn when both are objects, except the fields named in whole), the fields only
+// over has follow in its order. Otherwise over replaces base. path is
+// base's place in the body ("generationConfig"); each value of base that
+// over replaced with another adds a warning (ReplacedWarning).
+func mergeObjects(base, over json.RawMessage, path string, whole []string, warnings *[]string) json.RawMessage {
+	bf, ok := objectFieldsOf(base)
+	if !ok {
+		replaced(base, over, path, warnings)
+		return over
+	}
+	of, ok := objectFieldsOf(over)
+	if !ok {
+		replaced(base, over, path, warnings)
+		return over
+	}
+	at := make(map[string]int, len(of))
+	for i, f := range of {
+		at[f.key] = i
+	}
+	used := make([]bool, len(of))
+	out := make([]jsonField, 0, len(bf)+len(of))
+	for _, f := range bf {
+		if i, both := at[f.key]; both {
+			if slices.Contains(whole, f.key) {
+				replaced(f.value, of[i].value, path+"."+f.key, warnings)
+				f.value = of[i].value
+			} else {
+				f.value = mergeObjects(f.value, of[i].value, path+"."+f.key, whole, warnings)
+			}
+			used[i] = true
+		}
+		out = append(out, f)
+	}
+	for i, f := range of {
+		if !used[i] {
+			out = append(out, f)
+		}
+	}
+	return writeObject(out)
+}
+
+// replaced adds the warning for the request's value at path that
+// extra_body replaced with another.
+func replaced(base, over json.RawMessage, path string, warnings *[]string) {
+	if !SameJSON(base, over) {
+		*warnings = append(*warnings, ReplacedWarning(path))
+	}
+}
+
+// mergeExtraObjects returns extra_body with each top-level object the body
+// also has as an object merged into the body's (mergeObjects), for
+// MergeExtra to set in its place, the names of those objects and
+// the warnings for the values the merge replaced. extra comes back
+// unchanged when nothing merges, or when it is not a well-formed object
+// (which MergeExtra then refuses).
+func MergeExtraObjects(body []byte, extra string, merge func(key string) bool, whole []string) (merged string, objects, warnings []string) {
+	if extra == "" {
+		return extra, nil, nil
+	}
+	ef, ok := objectFieldsOf([]byte(extra))
+	if !ok {
+		return extra, nil, nil
+	}
+	bf, ok := objectFieldsOf(body)
+	if !ok {
+		return extra, nil, nil
+	}
+	ours := make(map[string]json.RawMessage, len(bf))
+	for _, f := range bf {
+		ours[f.key] = f.value
+	}
+	for i, f := range ef {
+		if b, has := ours[f.key]; has && (merge == nil || merge(f.key)) && isJSONObject(b) && isJSONObject(f.value) {
+			ef[i].value = mergeObjects(b, f.value, f.key, whole, &warnings)
+			objects = append(objects, f.key)
+		}
+	}
+	if len(objects) == 0 {
+		return extra, nil, nil
+	}
+	return string(writeObject(ef)), objects, warnings
+}
+
+// isJSONObject reports whether raw is a JSON object (by its first byte).
+func isJSONObject(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '{'
+}

@@ -12,7 +12,7 @@ import (
 // adapter's defaults (false: no silent cut), which extra_body sets back
 // to Ollama's own without a warning (testdata/real_lcg_truncate_stream
 // asks so); a field built from the request that extra_body replaces is
-// warned (its "options" object, the embeddings' input).
+// warned (a field of its "options" object, the embeddings' input).
 func TestLeftovers19ExtraBodyDefaults(t *testing.T) {
 	t.Parallel()
 	chat := func(extra string) []string {
@@ -28,8 +28,13 @@ func TestLeftovers19ExtraBodyDefaults(t *testing.T) {
 	if w := chat(`{"truncate": true, "shift": true}`); len(w) != 0 {
 		t.Errorf("opting in to Ollama's cutting: warnings %q", w)
 	}
-	if w := chat(`{"options": {"num_ctx": 8192}}`); !slices.Equal(w, []string{provider.ReplacedWarning("options")}) {
-		t.Errorf("options replaced: warnings %q", w)
+	// options merge field by field (extra19_test.go): adding num_ctx
+	// replaces nothing, changing the temperature is warned.
+	if w := chat(`{"options": {"num_ctx": 8192}}`); len(w) != 0 {
+		t.Errorf("options added to: warnings %q", w)
+	}
+	if w := chat(`{"options": {"temperature": 0.9}}`); !slices.Equal(w, []string{provider.ReplacedWarning("options.temperature")}) {
+		t.Errorf("options.temperature replaced: warnings %q", w)
 	}
 	embed := func(extra string) []string {
 		_, w, err := buildEmbedRequest(&provider.EmbedRequest{Model: "nomic-embed-text", Inputs: []string{"a"},

@@ -513,13 +513,18 @@ func formatKeepAlive(d *durationpb.Duration) (string, error) {
 // sets itself reserved ("stream": the answer's parsing depends on it) and
 // its own defaults free to override: "truncate" and "shift" (noSilentCut)
 // are the gateway's choice, not the request's, and extra_body is how a
-// caller opts back in to Ollama's cutting.
+// caller opts back in to Ollama's cutting. extra_body's "options" is
+// merged into the request's field by field: a caller adding num_ctx or
+// mirostat keeps the temperature and num_predict the request asked for
+// (a field both have takes extra_body's value, with a warning when it
+// differs).
 func mergeExtraBody(body []byte, extra string) ([]byte, []string, error) {
-	out, warnings, err := provider.MergeExtra(body, extra, provider.ExtraFields{Reserved: []string{"model", "stream"}, Defaults: []string{"truncate", "shift"}})
+	extra, objects, warnings := provider.MergeExtraObjects(body, extra, func(k string) bool { return k == "options" }, nil)
+	out, top, err := provider.MergeExtra(body, extra, provider.ExtraFields{Reserved: []string{"model", "stream"}, Defaults: append([]string{"truncate", "shift"}, objects...)})
 	if err != nil {
 		return nil, nil, invalidRequest("extra_body", "%v", err)
 	}
-	return out, warnings, nil
+	return out, append(warnings, top...), nil
 }
 
 // buildEmbedRequest translates an embeddings request into an /api/embed
