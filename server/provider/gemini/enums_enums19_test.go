@@ -222,3 +222,29 @@ func TestEnums19BlockReasons(t *testing.T) {
 		}
 	}
 }
+
+// TestEnums19ToolUsePromptAfterFinish: a stream whose usage comes in a
+// chunk after the finish chunk (as the usage-only chunk of
+// testdata/real_stream_usage_only_chunk.http) keeps
+// toolUsePromptTokenCount as gemini.tool_use_prompt_tokens, as the unary
+// answer does; it was only read from the finish chunk's usage.
+func TestEnums19ToolUsePromptAfterFinish(t *testing.T) {
+	t.Parallel()
+	stream := `data: {"candidates":[{"index":0,"content":{"role":"model","parts":[{"text":"hi"}]},"finishReason":"STOP"}],` +
+		`"modelVersion":"gemini-2.5-flash","responseId":"e19late"}` + "\r\n\r\n" +
+		`data: {"usageMetadata":{"promptTokenCount":1000,"candidatesTokenCount":200,"toolUsePromptTokenCount":40,"totalTokenCount":1240},` +
+		`"modelVersion":"gemini-2.5-flash","responseId":"e19late"}` + "\r\n\r\n" +
+		`data: {"usageMetadata":` + e19Usage + `,"modelVersion":"gemini-2.5-flash","responseId":"e19late"}` + "\r\n\r\n"
+	u, s := e19Both(t, e19Unary("late", `"STOP"`, e19Text, e19Usage), stream)
+	for what, a := range map[string]e19Answer{"unary": u, "stream": s} {
+		if a.err != nil {
+			t.Fatalf("%s: %v", what, a.err)
+		}
+		if got := a.meta.GetExtended().GetFields()[extToolUsePromptTokens].GetNumberValue(); got != 50 {
+			t.Errorf("%s %s %v, want 50", what, extToolUsePromptTokens, got)
+		}
+		if got := a.meta.GetUsage().GetInputTokens(); got != 1050 {
+			t.Errorf("%s input tokens %d", what, got)
+		}
+	}
+}

@@ -43,6 +43,9 @@ type stream struct {
 	// usageDetails are the usageMetadata fields no counter holds, so far.
 	usageDetails provider.UsageDetails
 	serviceTier  string         // usageMetadata.serviceTier, last sent
+	// toolUsePrompt is the toolUsePromptTokenCount last sent as
+	// extended.gemini.tool_use_prompt_tokens.
+	toolUsePrompt int64
 	lastWire     *usageMetadata // the counts lastUsage was converted from
 	safety       json.RawMessage
 	citations    json.RawMessage
@@ -329,9 +332,6 @@ func (s *stream) handle(w *generateContentResponse) {
 		if s.logprobs != nil {
 			provider.SetExtended(meta, extLogprobsResult, rawValue(s.logprobs))
 		}
-		if w.UsageMetadata != nil && w.UsageMetadata.ToolUsePromptTokenCount > 0 {
-			provider.SetExtended(meta, extToolUsePromptTokens, float64(w.UsageMetadata.ToolUsePromptTokenCount))
-		}
 		if s.continuation != "" && (c.ContinuationToken != "" || c.FinishReason == "CONTINUATION") {
 			// A checkpoint's token is stale once the answer ends another
 			// way (js-genai continues only after CONTINUATION or a
@@ -343,14 +343,17 @@ func (s *stream) handle(w *generateContentResponse) {
 }
 
 // pushUsageDetails sends the usageMetadata fields no counter holds when
-// they changed: the service tier (setUsageDetails) and usage_details, all
-// of them so far.
+// they changed: the service tier (setUsageDetails), usage_details, all of
+// them so far, and toolUsePromptTokenCount as gemini.tool_use_prompt_tokens
+// (from whichever chunk brings it, as the unary answer has it: a usage
+// that comes after the finish chunk, or grows after it, is not lost).
 func (s *stream) pushUsageDetails(um *usageMetadata) {
 	d := usageDetails(um)
 	tier := serviceTierOf(d)
 	changed := s.usageDetails.Merge(d)
 	newTier := tier != "" && tier != s.serviceTier
-	if !changed && !newTier {
+	toolUse := um != nil && um.ToolUsePromptTokenCount > 0 && um.ToolUsePromptTokenCount != s.toolUsePrompt
+	if !changed && !newTier && !toolUse {
 		return
 	}
 	meta := &llmrelayv1.ResponseMeta{}
@@ -360,6 +363,10 @@ func (s *stream) pushUsageDetails(um *usageMetadata) {
 	if newTier {
 		s.serviceTier = tier
 		provider.SetExtended(meta, extServiceTier, tier)
+	}
+	if toolUse {
+		s.toolUsePrompt = um.ToolUsePromptTokenCount
+		provider.SetExtended(meta, extToolUsePromptTokens, float64(um.ToolUsePromptTokenCount))
 	}
 	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 }
