@@ -42,13 +42,13 @@ type stream struct {
 	lastUsage        *llmrelayv1.Usage
 	// usageDetails are the usageMetadata fields no counter holds, so far.
 	usageDetails provider.UsageDetails
-	serviceTier  string         // usageMetadata.serviceTier, last sent
+	serviceTier  string // usageMetadata.serviceTier, last sent
 	// toolUsePrompt is the toolUsePromptTokenCount last sent as
 	// extended.gemini.tool_use_prompt_tokens.
 	toolUsePrompt int64
-	lastWire     *usageMetadata // the counts lastUsage was converted from
-	safety       json.RawMessage
-	citations    json.RawMessage
+	lastWire      *usageMetadata // the counts lastUsage was converted from
+	safety        json.RawMessage
+	citations     json.RawMessage
 	// avgLogprobs, logprobs: the last chunk's candidate avgLogprobs and
 	// logprobsResult, reported with the finish.
 	avgLogprobs json.RawMessage
