@@ -42,13 +42,10 @@ type stream struct {
 	lastUsage        *llmrelayv1.Usage
 	// usageDetails are the usageMetadata fields no counter holds, so far.
 	usageDetails provider.UsageDetails
-	serviceTier  string // usageMetadata.serviceTier, last sent
-	// toolUsePrompt is the toolUsePromptTokenCount last sent as
-	// extended.gemini.tool_use_prompt_tokens.
-	toolUsePrompt int64
-	lastWire      *usageMetadata // the counts lastUsage was converted from
-	safety        json.RawMessage
-	citations     json.RawMessage
+	serviceTier  string         // usageMetadata.serviceTier, last sent
+	lastWire     *usageMetadata // the counts lastUsage was converted from
+	safety       json.RawMessage
+	citations    json.RawMessage
 	// avgLogprobs, logprobs: the last chunk's candidate avgLogprobs and
 	// logprobsResult, reported with the finish.
 	avgLogprobs json.RawMessage
@@ -70,6 +67,10 @@ type stream struct {
 	// checkpoint chunk (a token with no finishReason), so that the client
 	// can still go on from there.
 	continuation string
+
+	// toolUsePrompt is the toolUsePromptTokenCount last sent as
+	// extended.gemini.tool_use_prompt_tokens.
+	toolUsePrompt int64
 }
 
 // newStream reads resp; warnings (from encoding the request) are sent first.
