@@ -180,3 +180,23 @@ func TestEnums19DeltaUsageInputCounts(t *testing.T) {
 		t.Errorf("usage %v, want %v", s.meta.GetUsage(), want)
 	}
 }
+
+// TestEnums19ServiceTierInDelta: the stream reads service_tier from every
+// usage object as the unary answer reads it from its one; it was read
+// from message_start's only, so a tier that a message_delta's usage
+// carries (or changes) was lost.
+func TestEnums19ServiceTierInDelta(t *testing.T) {
+	t.Parallel()
+	for _, start := range []string{`{"input_tokens":3,"output_tokens":1}`, `{"input_tokens":3,"output_tokens":1,"service_tier":"standard"}`} {
+		u, s := e19Both(t, e19Unary("Tier", `"end_turn"`, "null", e19Text, `{"input_tokens":3,"output_tokens":5,"service_tier":"priority"}`),
+			e19Stream("Tier", `"end_turn"`, "null", false, start, `{"output_tokens":5,"service_tier":"priority"}`))
+		for what, a := range map[string]e19Answer{"unary": u, "stream": s} {
+			if a.err != nil {
+				t.Fatalf("%s: %v", what, a.err)
+			}
+			if a.meta.GetServiceTier() != "priority" || a.meta.GetExtended().GetFields()["service_tier"].GetStringValue() != "priority" {
+				t.Errorf("start %s, %s: service_tier %q, extended %v", start, what, a.meta.GetServiceTier(), a.meta.GetExtended().GetFields()["service_tier"])
+			}
+		}
+	}
+}

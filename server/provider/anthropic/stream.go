@@ -72,6 +72,9 @@ type stream struct {
 	fastIdx   int
 	fastDelta streamDelta
 	scratch   []byte
+
+	// serviceTier is the usage's service_tier last sent.
+	serviceTier string
 }
 
 func newStream(resp *http.Response, warnings []string) *stream {
@@ -171,6 +174,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		}
 		meta := &llmrelayv1.ResponseMeta{ResponseId: ev.Message.ID, ResolvedModel: ev.Message.Model}
 		if u := ev.Message.Usage; u != nil && u.ServiceTier != "" {
+			s.serviceTier = u.ServiceTier
 			provider.SetExtended(meta, "service_tier", u.ServiceTier)
 		}
 		s.inputTransformations = setInputTransformations(meta, ev.Message.InputTransformations, false)
@@ -273,9 +277,21 @@ func (s *stream) updateUsage(u *wireUsage) {
 	if s.usage.seen {
 		s.emit(&provider.Event{Kind: provider.EventUsage, Usage: s.usage.normalized()})
 	}
-	if s.usageDetails.Merge(usageDetails(u)) {
+	changed := s.usageDetails.Merge(usageDetails(u))
+	// service_tier is read from every usage object, as the unary answer
+	// reads it from its one: message_start's (sent with its meta), and a
+	// message_delta's should it carry another (the later replaces the
+	// earlier).
+	tier := u.ServiceTier != "" && u.ServiceTier != s.serviceTier
+	if changed || tier {
 		meta := &llmrelayv1.ResponseMeta{}
-		s.usageDetails.Set(meta)
+		if changed {
+			s.usageDetails.Set(meta)
+		}
+		if tier {
+			s.serviceTier = u.ServiceTier
+			provider.SetExtended(meta, "service_tier", u.ServiceTier)
+		}
 		s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	}
 }
