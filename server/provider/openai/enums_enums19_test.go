@@ -191,7 +191,8 @@ func e19RespStream(id, status, incomplete string) string {
 // types/responses/response.py (completed, incomplete with each
 // incomplete_details.reason, cancelled, queued, in_progress; failed is an
 // error) and a future one, unary and (where a stream can end with it)
-// streamed. The raw value is "status" or "incomplete/<reason>".
+// streamed. The raw value is "status" or "incomplete/<reason>"; queued and
+// in_progress (a background response, not finished) come with a warning.
 func TestEnums19ResponsesStatus(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -216,6 +217,15 @@ func TestEnums19ResponsesStatus(t *testing.T) {
 		}
 		u, s := e19Both(t, formatResponses, e19Resp(id, c.status, c.incomplete), stream)
 		e19Check(t, c.raw+" unary", u, c.raw, c.want)
+		// A background response not finished yet says so.
+		unfinished := c.status == "queued" || c.status == "in_progress"
+		said := false
+		for _, w := range u.meta.GetWarnings() {
+			said = said || strings.Contains(w, "the response is not finished")
+		}
+		if said != unfinished {
+			t.Errorf("%s unary: warnings %q", c.raw, u.meta.GetWarnings())
+		}
 		if c.stream {
 			e19Check(t, c.raw+" stream", s, c.raw, c.want)
 		}

@@ -157,6 +157,9 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 		meta.Warnings = append(meta.Warnings, "response has no output items")
 	}
 	meta.ProviderFinishReason, meta.FinishReason = respFinish(&w, calls > 0)
+	if warn := unfinishedWarning(w.Status); warn != "" {
+		meta.Warnings = append(meta.Warnings, warn)
+	}
 	if w.Usage.counted() {
 		meta.Usage = normalizeRespUsage(w.Usage)
 		respUsageDetails(w.Usage).Set(meta)
@@ -219,6 +222,17 @@ func respFinish(w *respResponse, hasToolCalls bool) (string, llmrelayv1.FinishRe
 		fr = provider.ToolCallsFinish(fr, 1)
 	}
 	return raw, fr
+}
+
+// unfinishedWarning explains a status under which the response is not
+// done yet: "queued" and "in_progress", which a background response
+// (background: true) is created with; its output and usage come later,
+// from GET /responses/{id}. "" for the other statuses.
+func unfinishedWarning(status string) string {
+	if status == "queued" || status == "in_progress" {
+		return fmt.Sprintf("response status %q: the response is not finished (a background response); its output and usage are not there yet", status)
+	}
+	return ""
 }
 
 // respParts builds an assistant message's parts in model order, the way
