@@ -232,15 +232,22 @@ func TestEnums19ResponsesStatus(t *testing.T) {
 	}
 }
 
-// TestEnums19ResponsesFailed: status failed is an error in both forms,
-// whose meta keeps the usage of what was processed.
+// TestEnums19ResponsesFailed: status failed (response.failed in a stream)
+// is an error in both forms, whose meta keeps the response id and the
+// usage of what was processed.
 func TestEnums19ResponsesFailed(t *testing.T) {
 	t.Parallel()
 	failed := strings.Replace(e19Resp("failed", "failed", "null"), `"error":null`, `"error":{"code":"server_error","message":"The model failed."}`, 1)
-	u, _ := e19Both(t, formatResponses, failed, "")
-	e := providerError(t, u.err)
-	if e.Meta.GetUsage().GetInputTokens() != 2000 || e.Meta.GetResponseId() != "resp_e19failed" {
-		t.Errorf("failed meta %v", e.Meta)
+	stream := strings.Replace(e19RespStream("failed", "completed", "null"), "event: response.completed\ndata: {\"type\":\"response.completed\"",
+		"event: response.failed\ndata: {\"type\":\"response.failed\"", 1)
+	stream = strings.Replace(stream, `"status":"completed","incomplete_details":null,"error":null`,
+		`"status":"failed","incomplete_details":null,"error":{"code":"server_error","message":"The model failed."}`, 1)
+	u, s := e19Both(t, formatResponses, failed, stream)
+	for what, a := range map[string]e19Answer{"unary": u, "stream": s} {
+		e := providerError(t, a.err)
+		if e.Code != "server_error" || e.Meta.GetUsage().GetInputTokens() != 2000 || !strings.HasPrefix(e.Meta.GetResponseId(), "resp_e19") {
+			t.Errorf("%s: failed code %q meta %v", what, e.Code, e.Meta)
+		}
 	}
 }
 
