@@ -248,3 +248,32 @@ func TestEnums19ToolUsePromptAfterFinish(t *testing.T) {
 		}
 	}
 }
+
+// TestEnums19OddShapes: a finishReason or a usage count of another JSON
+// type fails no answer, unary or streamed. A count re-encoded by a proxy
+// ("1000", 200.0) is read; one that is no count is left out of Usage,
+// kept in usage_details as sent and said in a warning; a finishReason of
+// another kind is kept as its JSON text, a finish of OTHER. Both failed
+// the whole answer (bad_response) before.
+func TestEnums19OddShapes(t *testing.T) {
+	t.Parallel()
+	const usage = `{"promptTokenCount":"1000","candidatesTokenCount":200.0,"thoughtsTokenCount":{"n":1},"totalTokenCount":1200}`
+	const finish = `{"reason": "STOP"}`
+	u, s := e19Both(t, e19Unary("odd", finish, e19Text, usage), e19Stream("odd", finish, e19Text, usage))
+	want := &llmrelayv1.Usage{InputTokens: 1000, OutputTokens: 200, TotalTokens: 1200}
+	for what, a := range map[string]e19Answer{"unary": u, "stream": s} {
+		e19Check(t, what, a, `{"reason":"STOP"}`, llmrelayv1.FinishReason_FINISH_REASON_OTHER)
+		if a.err != nil {
+			continue
+		}
+		if !proto.Equal(a.meta.GetUsage(), want) {
+			t.Errorf("%s usage %v, want %v", what, a.meta.GetUsage(), want)
+		}
+		if got := compactProto(t, a.meta.GetExtended().GetFields()[provider.ExtUsageDetails]); got != `{"thoughtsTokenCount.n":1}` {
+			t.Errorf("%s usage_details %s", what, got)
+		}
+		if w := a.meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], `"usageMetadata.thoughtsTokenCount" is not a count`) {
+			t.Errorf("%s warnings %q", what, w)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -71,6 +72,8 @@ type stream struct {
 	// toolUsePrompt is the toolUsePromptTokenCount last sent as
 	// extended.gemini.tool_use_prompt_tokens.
 	toolUsePrompt int64
+	// oddUsage are the usageMetadata counts already said to hold no count.
+	oddUsage []string
 }
 
 // newStream reads resp; warnings (from encoding the request) are sent first.
@@ -354,10 +357,19 @@ func (s *stream) pushUsageDetails(um *usageMetadata) {
 	changed := s.usageDetails.Merge(d)
 	newTier := tier != "" && tier != s.serviceTier
 	toolUse := um != nil && um.ToolUsePromptTokenCount > 0 && um.ToolUsePromptTokenCount != s.toolUsePrompt
-	if !changed && !newTier && !toolUse {
+	var odd []string
+	if um != nil {
+		for _, k := range um.Odd {
+			if !slices.Contains(s.oddUsage, k) {
+				s.oddUsage = append(s.oddUsage, k)
+				odd = append(odd, provider.OddUsageWarning("usageMetadata."+k))
+			}
+		}
+	}
+	if !changed && !newTier && !toolUse && odd == nil {
 		return
 	}
-	meta := &llmrelayv1.ResponseMeta{}
+	meta := &llmrelayv1.ResponseMeta{Warnings: odd}
 	if changed {
 		s.usageDetails.Set(meta)
 	}
