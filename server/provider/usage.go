@@ -466,12 +466,13 @@ func ReadCount(raw json.RawMessage) (n int64, ok bool) {
 	return int64(f), true
 }
 
-// OddUsageWarning is the warning for a usage field an adapter reads into a
-// counter but which held no count it could read (ReadCount): the adapter
-// leaves it out of the counter and keeps it, as sent, in
-// meta.extended.usage_details under its path.
+// OddUsageWarning is the warning for a usage field an adapter reads (a
+// count, a service tier) which held no value of its kind (a count
+// ReadCount cannot read, a tier that is no string): the adapter leaves it
+// out and keeps it, as sent, in meta.extended.usage_details under its
+// path.
 func OddUsageWarning(path string) string {
-	return fmt.Sprintf("usage field %q is not a count; kept as sent in extended.%s", path, ExtUsageDetails)
+	return fmt.Sprintf("usage field %q holds a value of an unexpected type; kept as sent in extended.%s", path, ExtUsageDetails)
 }
 
 // MappedExcept is mapped without the paths in odd: the paths an adapter read,

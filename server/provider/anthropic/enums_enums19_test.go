@@ -200,3 +200,42 @@ func TestEnums19ServiceTierInDelta(t *testing.T) {
 		}
 	}
 }
+
+// TestEnums19OddShapes: a stop_reason or a usage field of another JSON
+// type fails no answer, unary or streamed (both were a bad_response for
+// the whole answer). The stop reason is kept as its JSON text, a finish
+// of OTHER; a count a proxy re-encoded ("12", 40.0) is read; a field that
+// holds no value of its own (thinking_tokens "many", service_tier 7) is
+// left out, kept in usage_details as sent and said in a warning.
+func TestEnums19OddShapes(t *testing.T) {
+	t.Parallel()
+	const usage = `{"input_tokens":"12","output_tokens":40.0,"cache_read_input_tokens":"4096","output_tokens_details":{"thinking_tokens":"many"},"service_tier":7}`
+	const stop = `{"type": "end_turn"}`
+	u, s := e19Both(t, e19Unary("Odd", stop, "null", e19Text, usage),
+		e19Stream("Odd", stop, "null", false, `{"input_tokens":"12","output_tokens":1}`, usage))
+	want := &llmrelayv1.Usage{InputTokens: 12 + 4096, OutputTokens: 40, TotalTokens: 12 + 4096 + 40, CachedInputTokens: 4096}
+	for what, a := range map[string]e19Answer{"unary": u, "stream": s} {
+		e19Check(t, what, a, `{"type":"end_turn"}`, llmrelayv1.FinishReason_FINISH_REASON_OTHER)
+		if a.err != nil {
+			continue
+		}
+		if !proto.Equal(a.meta.GetUsage(), want) {
+			t.Errorf("%s usage %v, want %v", what, a.meta.GetUsage(), want)
+		}
+		if got := valueJSON(t, a.meta.GetExtended().GetFields()[provider.ExtUsageDetails]); got != `{"output_tokens_details.thinking_tokens":"many","service_tier":7}` {
+			t.Errorf("%s usage_details %s", what, got)
+		}
+		var odd []string
+		for _, w := range a.meta.GetWarnings() {
+			if strings.Contains(w, "holds a value of an unexpected type") {
+				odd = append(odd, w)
+			}
+		}
+		if len(odd) != 2 || !strings.Contains(odd[0], `"output_tokens_details.thinking_tokens"`) || !strings.Contains(odd[1], `"service_tier"`) {
+			t.Errorf("%s warnings %q", what, a.meta.GetWarnings())
+		}
+		if a.meta.GetServiceTier() != "" {
+			t.Errorf("%s service_tier %q", what, a.meta.GetServiceTier())
+		}
+	}
+}

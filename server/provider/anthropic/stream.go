@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/internal/sse"
@@ -75,6 +76,8 @@ type stream struct {
 
 	// serviceTier is the usage's service_tier last sent.
 	serviceTier string
+	// oddUsage are the usage fields already said to hold no value of theirs.
+	oddUsage []string
 }
 
 func newStream(resp *http.Response, warnings []string) *stream {
@@ -196,7 +199,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 			}
 		}
 		if ev.Message.StopReason != nil {
-			s.finish(*ev.Message.StopReason, ev.Message.StopSequence, ev.Message.StopDetails, nil)
+			s.finish(string(*ev.Message.StopReason), ev.Message.StopSequence, ev.Message.StopDetails, nil)
 		}
 	case "content_block_start":
 		return s.blockStart(ev)
@@ -219,7 +222,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		}
 		if d := ev.Delta; d != nil {
 			if d.StopReason != nil {
-				s.finish(*d.StopReason, d.StopSequence, d.StopDetails, d.Container)
+				s.finish(string(*d.StopReason), d.StopSequence, d.StopDetails, d.Container)
 			} else if meta := (&llmrelayv1.ResponseMeta{}); setContainer(meta, d.Container) {
 				s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 			}
@@ -283,8 +286,15 @@ func (s *stream) updateUsage(u *wireUsage) {
 	// message_delta's should it carry another (the later replaces the
 	// earlier).
 	tier := u.ServiceTier != "" && u.ServiceTier != s.serviceTier
-	if changed || tier {
-		meta := &llmrelayv1.ResponseMeta{}
+	var odd []string
+	for _, k := range u.Odd {
+		if !slices.Contains(s.oddUsage, k) {
+			s.oddUsage = append(s.oddUsage, k)
+			odd = append(odd, provider.OddUsageWarning(k))
+		}
+	}
+	if changed || tier || odd != nil {
+		meta := &llmrelayv1.ResponseMeta{Warnings: odd}
 		if changed {
 			s.usageDetails.Set(meta)
 		}

@@ -272,7 +272,7 @@ func TestEnums19OddShapes(t *testing.T) {
 		if got := compactProto(t, a.meta.GetExtended().GetFields()[provider.ExtUsageDetails]); got != `{"thoughtsTokenCount.n":1}` {
 			t.Errorf("%s usage_details %s", what, got)
 		}
-		if w := a.meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], `"usageMetadata.thoughtsTokenCount" is not a count`) {
+		if w := a.meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], `"usageMetadata.thoughtsTokenCount" holds a value of an unexpected type`) {
 			t.Errorf("%s warnings %q", what, w)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -374,7 +373,7 @@ func (r *blockReasonName) UnmarshalJSON(b []byte) error {
 // enumName reads an enum value written as its name (a JSON string) or its
 // number; names maps numbers to names. A value that is neither (an object,
 // a bool, a fraction: a shape the API may adopt later, or a proxy's) is
-// kept as its JSON text, cut at maxOddEnum bytes, instead of failing the
+// kept as its JSON text (provider.OddEnumText) instead of failing the
 // whole answer: the provider's finish reason shows it as sent and it maps
 // to OTHER, as any unknown name does.
 func enumName(b []byte, names []string) (string, error) {
@@ -388,29 +387,10 @@ func enumName(b []byte, names []string) (string, error) {
 	}
 	var n int64
 	if err := json.Unmarshal(b, &n); err != nil {
-		return oddEnumText(b), nil
+		return provider.OddEnumText(b), nil
 	}
 	if n >= 0 && n < int64(len(names)) {
 		return names[n], nil
 	}
 	return strconv.FormatInt(n, 10), nil
-}
-
-// maxOddEnum bounds the JSON text kept for an enum value of an unexpected
-// shape.
-const maxOddEnum = 64
-
-// oddEnumText is an enum value of an unexpected shape as compact JSON
-// text (valid UTF-8, at most maxOddEnum bytes and an ellipsis).
-func oddEnumText(b []byte) string {
-	var c bytes.Buffer
-	if json.Compact(&c, b) != nil {
-		c.Reset()
-		c.Write(b)
-	}
-	t := strings.ToValidUTF8(c.String(), "\uFFFD")
-	if len(t) > maxOddEnum {
-		t = strings.ToValidUTF8(t[:maxOddEnum], "") + "…"
-	}
-	return t
 }
