@@ -157,3 +157,38 @@ func TestEnums19Metrics(t *testing.T) {
 		}
 	}
 }
+
+// TestEnums19OddShapes: a done_reason that is no string fails no answer
+// (it was a bad_response, unary and streamed): it is kept as its JSON
+// text, a finish of OTHER. A metric that holds no number is no longer
+// dropped without a word: it is kept in extended as sent, with a warning.
+func TestEnums19OddShapes(t *testing.T) {
+	t.Parallel()
+	odd := func(s string) string {
+		s = strings.Replace(s, `"done_reason":"stop"`, `"done_reason":{"why": "stop"}`, 1)
+		return strings.Replace(s, `"eval_duration":4799921000`, `"eval_duration":{"ns":4799921000}`, 1)
+	}
+	u, s := e19Both(t, odd(e19Final("stop", `"content":"hi"`)), odd(e19Stream("stop", `"content":"hi"`)))
+	for what, a := range map[string]e19Answer{"unary": u, "stream": s} {
+		if a.err != nil {
+			t.Errorf("%s: %v", what, a.err)
+			continue
+		}
+		if a.meta.GetProviderFinishReason() != `{"why":"stop"}` || a.meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_OTHER {
+			t.Errorf("%s: finish %v (%q)", what, a.meta.GetFinishReason(), a.meta.GetProviderFinishReason())
+		}
+		if got := a.meta.GetExtended().GetFields()[extEvalDuration].GetStructValue().GetFields()["ns"].GetNumberValue(); got != 4799921000 {
+			t.Errorf("%s: extended.%s %v", what, extEvalDuration, a.meta.GetExtended().GetFields()[extEvalDuration])
+		}
+		found := false
+		for _, w := range a.meta.GetWarnings() {
+			found = found || strings.Contains(w, "eval_duration holds a value of an unexpected type")
+		}
+		if !found {
+			t.Errorf("%s: warnings %q", what, a.meta.GetWarnings())
+		}
+		if a.meta.GetUsage().GetOutputTokens() != 298 {
+			t.Errorf("%s: usage %v", what, a.meta.GetUsage())
+		}
+	}
+}
