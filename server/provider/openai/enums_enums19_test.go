@@ -272,3 +272,53 @@ func TestEnums19ResponsesUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestEnums19OddCounts: a counter's field that holds no count (an
+// object, a bool, a word) was read as 0 and, being a counter's, left out
+// of usage_details: lost without a word. It is now kept in usage_details
+// as sent, with a warning (once per stream), chat and Responses, unary and
+// streamed; a count a proxy re-encoded ("1200", 300.0) is still read.
+func TestEnums19OddCounts(t *testing.T) {
+	t.Parallel()
+	const chatUsage = `{"prompt_tokens":"1200","completion_tokens":300.0,"total_tokens":1500,` +
+		`"prompt_tokens_details":{"cached_tokens":{"n":1024}},"completion_tokens_details":{"reasoning_tokens":"many"}}`
+	chat := func(s string) string { return strings.ReplaceAll(s, e19ChatUsage, chatUsage) }
+	u, s := e19Both(t, "openai-chat", chat(e19ChatUnary("odd", `"stop"`, `,"content":"hi"`)), chat(e19ChatStream("odd", `"stop"`, `,"content":"hi"`)))
+	const respUsage = `{"input_tokens":2000,"input_tokens_details":{"cached_tokens":true},"output_tokens":"500","output_tokens_details":{"reasoning_tokens":320},"total_tokens":2500}`
+	resp := func(s string) string { return strings.ReplaceAll(s, e19RespUsage, respUsage) }
+	ru, rs := e19Both(t, formatResponses, resp(e19Resp("odd", "completed", "null")), resp(e19RespStream("odd", "completed", "null")))
+	for _, c := range []struct {
+		what    string
+		a       e19Answer
+		usage   *llmrelayv1.Usage
+		details string
+		paths   []string
+	}{
+		{"chat unary", u, &llmrelayv1.Usage{InputTokens: 1200, OutputTokens: 300, TotalTokens: 1500}, `{"completion_tokens_details.reasoning_tokens":"many","prompt_tokens_details.cached_tokens.n":1024}`,
+			[]string{"prompt_tokens_details.cached_tokens", "completion_tokens_details.reasoning_tokens"}},
+		{"chat stream", s, &llmrelayv1.Usage{InputTokens: 1200, OutputTokens: 300, TotalTokens: 1500}, `{"completion_tokens_details.reasoning_tokens":"many","prompt_tokens_details.cached_tokens.n":1024}`,
+			[]string{"prompt_tokens_details.cached_tokens", "completion_tokens_details.reasoning_tokens"}},
+		{"responses unary", ru, &llmrelayv1.Usage{InputTokens: 2000, OutputTokens: 500, TotalTokens: 2500, ReasoningTokens: 320}, `{"input_tokens_details.cached_tokens":true}`,
+			[]string{"input_tokens_details.cached_tokens"}},
+		{"responses stream", rs, &llmrelayv1.Usage{InputTokens: 2000, OutputTokens: 500, TotalTokens: 2500, ReasoningTokens: 320}, `{"input_tokens_details.cached_tokens":true}`,
+			[]string{"input_tokens_details.cached_tokens"}},
+	} {
+		if c.a.err != nil {
+			t.Errorf("%s: %v", c.what, c.a.err)
+			continue
+		}
+		if got, w := protoCompact(t, c.a.meta.GetUsage()), protoCompact(t, c.usage); got != w {
+			t.Errorf("%s usage %s, want %s", c.what, got, w)
+		}
+		if got := protoCompact(t, c.a.meta.GetExtended().GetFields()[provider.ExtUsageDetails]); got != c.details {
+			t.Errorf("%s usage_details %s, want %s", c.what, got, c.details)
+		}
+		var want []string
+		for _, p := range c.paths {
+			want = append(want, provider.OddUsageWarning(p))
+		}
+		if got := c.a.meta.GetWarnings(); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s warnings %q, want %q", c.what, got, want)
+		}
+	}
+}

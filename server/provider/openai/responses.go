@@ -162,7 +162,9 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 	}
 	if w.Usage.counted() {
 		meta.Usage = normalizeRespUsage(w.Usage)
-		respUsageDetails(w.Usage).Set(meta)
+		d, odd := respUsageDetails(w.Usage)
+		d.Set(meta)
+		meta.Warnings = append(meta.Warnings, odd...)
 	} else if w.Usage != nil {
 		meta.Warnings = append(meta.Warnings, warnZeroUsage)
 	}
@@ -532,9 +534,12 @@ func respCallID(callID, itemID string, pos int) (string, string) {
 var respUsagePaths = []string{"input_tokens", "output_tokens", "total_tokens",
 	"input_tokens_details.cached_tokens", "input_tokens_details.cache_write_tokens", "output_tokens_details.reasoning_tokens"}
 
-// respUsageDetails are the Responses usage fields no counter holds.
-func respUsageDetails(u *respUsage) provider.UsageDetails {
-	return provider.ReadUsageDetails(u.Raw, respUsagePaths...)
+// respUsageDetails are the Responses usage fields no counter holds, and
+// the counters' fields that held no count, kept as sent; odd are the
+// warnings for the latter (see usageDetails).
+func respUsageDetails(u *respUsage) (d provider.UsageDetails, odd []string) {
+	paths := oddCounts(u.Raw, respUsagePaths)
+	return provider.ReadUsageDetails(u.Raw, provider.MappedExcept(respUsagePaths, paths)...), oddWarnings(paths)
 }
 
 // warnZeroUsage says why a usage object of zeros was not reported.
