@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"net/http"
 	"strconv"
@@ -161,4 +163,26 @@ func ToolCallsFinish(fr llmrelayv1.FinishReason, toolCalls int) llmrelayv1.Finis
 		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
 	}
 	return fr
+}
+
+// maxOddEnum bounds the JSON text OddEnumText keeps.
+const maxOddEnum = 64
+
+// OddEnumText is an enum value (a finish or stop reason) of an unexpected
+// JSON shape (an object, a bool, a fraction: a shape the provider may adopt
+// later, or a proxy's) as the text adapters keep instead of failing the
+// answer: the compact JSON, valid UTF-8, cut at 64 bytes with an ellipsis.
+// The provider's finish reason shows it as sent and it maps to
+// FINISH_REASON_OTHER, as any unknown value does.
+func OddEnumText(raw []byte) string {
+	var c bytes.Buffer
+	if json.Compact(&c, raw) != nil {
+		c.Reset()
+		c.Write(bytes.TrimSpace(raw))
+	}
+	t := strings.ToValidUTF8(c.String(), "\uFFFD")
+	if len(t) > maxOddEnum {
+		t = strings.ToValidUTF8(t[:maxOddEnum], "") + "…"
+	}
+	return t
 }

@@ -1,9 +1,14 @@
 package provider
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
@@ -435,4 +440,53 @@ func (u *usageScan) anyString() bool {
 		}
 	}
 	return false
+}
+
+// ReadCount reads a token count as a provider, or a proxy re-encoding its
+// answer, may write it: a JSON integer, an integral number written with a
+// fraction or an exponent (7.0, 1e3), or either in a string ("7"). ok is
+// false for null and for anything else (a fraction, a negative or
+// out-of-range number, another kind of value); see OddUsageWarning.
+func ReadCount(raw json.RawMessage) (n int64, ok bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) > 0 && t[0] == '"' {
+		var s string
+		if json.Unmarshal(t, &s) != nil {
+			return 0, false
+		}
+		t = []byte(strings.TrimSpace(s))
+	}
+	if n, err := strconv.ParseInt(string(t), 10, 64); err == nil {
+		return n, n >= 0
+	}
+	f, err := strconv.ParseFloat(string(t), 64)
+	if err != nil || f != math.Trunc(f) || f < 0 || f > math.MaxInt64/2 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// OddUsageWarning is the warning for a usage field an adapter reads (a
+// count, a service tier) which held no value of its kind (a count
+// ReadCount cannot read, a tier that is no string): the adapter leaves it
+// out and keeps it, as sent, in meta.extended.usage_details under its
+// path.
+func OddUsageWarning(path string) string {
+	return fmt.Sprintf("usage field %q holds a value of an unexpected type; kept as sent in extended.%s", path, ExtUsageDetails)
+}
+
+// MappedExcept is mapped without the paths in odd: the paths an adapter read,
+// less those whose values it could not read (ReadUsageDetails keeps
+// those).
+func MappedExcept(mapped, odd []string) []string {
+	if len(odd) == 0 {
+		return mapped
+	}
+	out := make([]string, 0, len(mapped))
+	for _, m := range mapped {
+		if !slices.Contains(odd, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }

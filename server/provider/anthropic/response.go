@@ -72,7 +72,7 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	}
 	stop := ""
 	if m.StopReason != nil {
-		stop = *m.StopReason
+		stop = string(*m.StopReason)
 	}
 	meta.ProviderFinishReason = stop
 	meta.FinishReason = provider.ToolCallsFinish(finishReason(stop), int(meta.ToolCallCount))
@@ -104,6 +104,7 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 			provider.SetExtended(meta, "service_tier", m.Usage.ServiceTier)
 		}
 		usageDetails(m.Usage).Set(meta)
+		meta.Warnings = append(meta.Warnings, oddUsageWarnings(m.Usage)...)
 		if w := u.thinkingWarning(); w != "" {
 			meta.Warnings = append(meta.Warnings, w)
 		}
@@ -162,9 +163,19 @@ func cutBy(stop string) string {
 var usagePaths = []string{"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
 	"output_tokens_details.thinking_tokens", "service_tier"}
 
-// usageDetails are the usage fields no counter holds.
+// usageDetails are the usage fields no counter holds, and those that held
+// no value a counter could take (wireUsage.Odd), as sent.
 func usageDetails(u *wireUsage) provider.UsageDetails {
-	return provider.ReadUsageDetails(u.Raw, usagePaths...)
+	return provider.ReadUsageDetails(u.Raw, provider.MappedExcept(usagePaths, u.Odd)...)
+}
+
+// oddUsageWarnings are the warnings for u's odd fields.
+func oddUsageWarnings(u *wireUsage) []string {
+	var w []string
+	for _, k := range u.Odd {
+		w = append(w, provider.OddUsageWarning(k))
+	}
+	return w
 }
 
 // usageState holds Anthropic's usage counts as last reported. Each count in

@@ -73,6 +73,11 @@ type stream struct {
 	fastIdx   int
 	fastDelta streamDelta
 	scratch   []byte
+
+	// serviceTier is the usage's service_tier last sent.
+	serviceTier string
+	// oddUsage are the usage fields already said to hold no value of theirs.
+	oddUsage []string
 }
 
 func newStream(resp *http.Response, warnings []string) *stream {
@@ -172,6 +177,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		}
 		meta := &llmrelayv1.ResponseMeta{ResponseId: ev.Message.ID, ResolvedModel: ev.Message.Model}
 		if u := ev.Message.Usage; u != nil && u.ServiceTier != "" {
+			s.serviceTier = u.ServiceTier
 			provider.SetExtended(meta, "service_tier", u.ServiceTier)
 		}
 		s.inputTransformations = setInputTransformations(meta, ev.Message.InputTransformations, false)
@@ -193,7 +199,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 			}
 		}
 		if ev.Message.StopReason != nil {
-			s.finish(*ev.Message.StopReason, ev.Message.StopSequence, ev.Message.StopDetails, nil)
+			s.finish(string(*ev.Message.StopReason), ev.Message.StopSequence, ev.Message.StopDetails, nil)
 		}
 	case "content_block_start":
 		return s.blockStart(ev)
@@ -216,7 +222,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		}
 		if d := ev.Delta; d != nil {
 			if d.StopReason != nil {
-				s.finish(*d.StopReason, d.StopSequence, d.StopDetails, d.Container)
+				s.finish(string(*d.StopReason), d.StopSequence, d.StopDetails, d.Container)
 			} else if meta := (&llmrelayv1.ResponseMeta{}); setContainer(meta, d.Container) {
 				s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 			}
@@ -275,9 +281,28 @@ func (s *stream) updateUsage(u *wireUsage) {
 	if s.usage.seen {
 		s.emit(&provider.Event{Kind: provider.EventUsage, Usage: s.usage.normalized()})
 	}
-	if s.usageDetails.Merge(usageDetails(u)) {
-		meta := &llmrelayv1.ResponseMeta{}
-		s.usageDetails.Set(meta)
+	changed := s.usageDetails.Merge(usageDetails(u))
+	// service_tier is read from every usage object, as the unary answer
+	// reads it from its one: message_start's (sent with its meta), and a
+	// message_delta's should it carry another (the later replaces the
+	// earlier).
+	tier := u.ServiceTier != "" && u.ServiceTier != s.serviceTier
+	var odd []string
+	for _, k := range u.Odd {
+		if !slices.Contains(s.oddUsage, k) {
+			s.oddUsage = append(s.oddUsage, k)
+			odd = append(odd, provider.OddUsageWarning(k))
+		}
+	}
+	if changed || tier || odd != nil {
+		meta := &llmrelayv1.ResponseMeta{Warnings: odd}
+		if changed {
+			s.usageDetails.Set(meta)
+		}
+		if tier {
+			s.serviceTier = u.ServiceTier
+			provider.SetExtended(meta, "service_tier", u.ServiceTier)
+		}
 		s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	}
 }

@@ -3,6 +3,10 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // Wire types of the Anthropic Messages API (POST /v1/messages), request and
@@ -115,7 +119,7 @@ type messageResponse struct {
 	Role         string           `json:"role"`
 	Model        string           `json:"model"`
 	Content      blockList        `json:"content"`
-	StopReason   *string          `json:"stop_reason"`
+	StopReason   *stopReason      `json:"stop_reason"`
 	StopSequence *string          `json:"stop_sequence"`
 	StopDetails  json.RawMessage  `json:"stop_details"`
 	Usage        *wireUsage       `json:"usage"`
@@ -224,6 +228,9 @@ type wireUsage struct {
 	// (cache_creation's 5m/1h split, server_tool_use, fields added later)
 	// are read from it into meta.extended.
 	Raw json.RawMessage `json:"-"`
+	// Odd are the paths of the fields read into a counter that held no
+	// value of theirs (see UnmarshalJSON).
+	Odd []string `json:"-"`
 }
 
 // wireIteration is one entry of usage.iterations.
@@ -235,12 +242,87 @@ type wireIteration struct {
 	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
 }
 
-// UnmarshalJSON decodes the counts and keeps the object's bytes.
+// UnmarshalJSON decodes the counts and keeps the object's bytes. A field
+// of another JSON type fails no answer: a count a proxy re-encoded ("7",
+// 7.0) is read (provider.ReadCount); a count that is none, or a
+// service_tier that is no string, is odd (left out, kept in usage_details
+// as sent, said in a warning); iterations that do not decode are odd too
+// (kept in usage_details, not added to the counts).
 func (u *wireUsage) UnmarshalJSON(b []byte) error {
 	type plain wireUsage
 	err := json.Unmarshal(b, (*plain)(u)) // a type error still decodes the rest
 	u.Raw = append(json.RawMessage(nil), b...)
-	return err
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return err
+	}
+	present := func(key string) (json.RawMessage, bool) {
+		raw, ok := fields[key]
+		return raw, ok && string(bytes.TrimSpace(raw)) != "null"
+	}
+	count := func(path string, raw json.RawMessage, dst **int64) {
+		if n, ok := provider.ReadCount(raw); ok {
+			*dst = &n
+		} else {
+			*dst = nil
+			u.Odd = append(u.Odd, path)
+		}
+	}
+	for _, c := range []struct {
+		key string
+		dst **int64
+	}{{"input_tokens", &u.InputTokens}, {"output_tokens", &u.OutputTokens},
+		{"cache_creation_input_tokens", &u.CacheCreationInputTokens}, {"cache_read_input_tokens", &u.CacheReadInputTokens}} {
+		if raw, ok := present(c.key); ok {
+			count(c.key, raw, c.dst)
+		}
+	}
+	u.OutputTokensDetails = nil
+	if raw, ok := present("output_tokens_details"); ok {
+		var d map[string]json.RawMessage
+		if json.Unmarshal(raw, &d) == nil {
+			if t, ok := d["thinking_tokens"]; ok && string(bytes.TrimSpace(t)) != "null" {
+				u.OutputTokensDetails = &struct {
+					ThinkingTokens *int64 `json:"thinking_tokens"`
+				}{}
+				count("output_tokens_details.thinking_tokens", t, &u.OutputTokensDetails.ThinkingTokens)
+			}
+		}
+	}
+	u.ServiceTier = ""
+	if raw, ok := present("service_tier"); ok {
+		if json.Unmarshal(raw, &u.ServiceTier) != nil {
+			u.Odd = append(u.Odd, "service_tier")
+		}
+	}
+	u.Iterations = nil
+	if raw, ok := present("iterations"); ok && json.Unmarshal(raw, &u.Iterations) != nil {
+		u.Iterations = nil
+		u.Odd = append(u.Odd, "iterations")
+	}
+	return nil
+}
+
+// stopReason is stop_reason. A value that is no string (a shape the API
+// may adopt later) is kept as its JSON text (provider.OddEnumText), a
+// finish of OTHER, instead of failing the answer.
+type stopReason string
+
+func (r *stopReason) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*r = stopReason(s)
+		return nil
+	}
+	if !json.Valid(b) {
+		return fmt.Errorf("stop_reason: invalid JSON")
+	}
+	*r = stopReason(provider.OddEnumText(b))
+	return nil
 }
 
 // errorBody is an error response: {"type":"error","error":{...},"request_id"}.
@@ -278,13 +360,13 @@ type streamEvent struct {
 // input_json_delta, thinking_delta, signature_delta, ...) and of
 // message_delta (StopReason set).
 type streamDelta struct {
-	Type         string  `json:"type"`
-	Text         string  `json:"text"`
-	PartialJSON  string  `json:"partial_json"`
-	Thinking     string  `json:"thinking"`
-	Signature    string  `json:"signature"`
-	StopReason   *string `json:"stop_reason"`
-	StopSequence *string `json:"stop_sequence"`
+	Type         string      `json:"type"`
+	Text         string      `json:"text"`
+	PartialJSON  string      `json:"partial_json"`
+	Thinking     string      `json:"thinking"`
+	Signature    string      `json:"signature"`
+	StopReason   *stopReason `json:"stop_reason"`
+	StopSequence *string     `json:"stop_sequence"`
 	// StopDetails explains some stop reasons (refusal: category,
 	// explanation, recommended_model); null otherwise.
 	StopDetails json.RawMessage `json:"stop_details"`

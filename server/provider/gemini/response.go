@@ -99,6 +99,18 @@ var usagePaths = []string{"promptTokenCount", "candidatesTokenCount", "thoughtsT
 // typed meta.service_tier from it.
 const extServiceTier = "service_tier"
 
+// oddUsageWarnings are the warnings for u's counts that held no count.
+func oddUsageWarnings(u *usageMetadata) []string {
+	if u == nil {
+		return nil
+	}
+	var w []string
+	for _, k := range u.Odd {
+		w = append(w, provider.OddUsageWarning("usageMetadata."+k))
+	}
+	return w
+}
+
 // setUsageDetails stores the usageMetadata fields no counter holds in
 // meta.extended.usage_details, and serviceTier ("standard", ...) also as
 // the service tier, like OpenAI's and Anthropic's (it stays among the
@@ -124,7 +136,7 @@ func usageDetails(u *usageMetadata) provider.UsageDetails {
 	if u == nil {
 		return nil
 	}
-	d := provider.ReadUsageDetails(u.Raw, usagePaths...)
+	d := provider.ReadUsageDetails(u.Raw, provider.MappedExcept(usagePaths, u.Odd)...)
 	for k, v := range d {
 		list, ok := v.([]any)
 		if !ok {
@@ -251,6 +263,7 @@ func blockedError(w *generateContentResponse) *provider.Error {
 	e.Meta = &llmrelayv1.ResponseMeta{Usage: toUsage(w.UsageMetadata)}
 	responseMeta(e.Meta, w)
 	setUsageDetails(e.Meta, usageDetails(w.UsageMetadata))
+	e.Meta.Warnings = append(e.Meta.Warnings, oddUsageWarnings(w.UsageMetadata)...)
 	return e
 }
 
@@ -579,6 +592,7 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	meta.ToolCallCount = int32(a.calls)
 	meta.Usage = toUsage(w.UsageMetadata)
 	setUsageDetails(meta, usageDetails(w.UsageMetadata))
+	meta.Warnings = append(meta.Warnings, oddUsageWarnings(w.UsageMetadata)...)
 	if w.UsageMetadata != nil && w.UsageMetadata.ToolUsePromptTokenCount > 0 {
 		provider.SetExtended(meta, extToolUsePromptTokens, float64(w.UsageMetadata.ToolUsePromptTokenCount))
 	}

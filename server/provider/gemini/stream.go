@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -67,6 +68,12 @@ type stream struct {
 	// checkpoint chunk (a token with no finishReason), so that the client
 	// can still go on from there.
 	continuation string
+
+	// toolUsePrompt is the toolUsePromptTokenCount last sent as
+	// extended.gemini.tool_use_prompt_tokens.
+	toolUsePrompt int64
+	// oddUsage are the usageMetadata counts already said to hold no count.
+	oddUsage []string
 }
 
 // newStream reads resp; warnings (from encoding the request) are sent first.
@@ -329,9 +336,6 @@ func (s *stream) handle(w *generateContentResponse) {
 		if s.logprobs != nil {
 			provider.SetExtended(meta, extLogprobsResult, rawValue(s.logprobs))
 		}
-		if w.UsageMetadata != nil && w.UsageMetadata.ToolUsePromptTokenCount > 0 {
-			provider.SetExtended(meta, extToolUsePromptTokens, float64(w.UsageMetadata.ToolUsePromptTokenCount))
-		}
 		if s.continuation != "" && (c.ContinuationToken != "" || c.FinishReason == "CONTINUATION") {
 			// A checkpoint's token is stale once the answer ends another
 			// way (js-genai continues only after CONTINUATION or a
@@ -343,23 +347,39 @@ func (s *stream) handle(w *generateContentResponse) {
 }
 
 // pushUsageDetails sends the usageMetadata fields no counter holds when
-// they changed: the service tier (setUsageDetails) and usage_details, all
-// of them so far.
+// they changed: the service tier (setUsageDetails), usage_details, all of
+// them so far, and toolUsePromptTokenCount as gemini.tool_use_prompt_tokens
+// (from whichever chunk brings it, as the unary answer has it: a usage
+// that comes after the finish chunk, or grows after it, is not lost).
 func (s *stream) pushUsageDetails(um *usageMetadata) {
 	d := usageDetails(um)
 	tier := serviceTierOf(d)
 	changed := s.usageDetails.Merge(d)
 	newTier := tier != "" && tier != s.serviceTier
-	if !changed && !newTier {
+	toolUse := um != nil && um.ToolUsePromptTokenCount > 0 && um.ToolUsePromptTokenCount != s.toolUsePrompt
+	var odd []string
+	if um != nil {
+		for _, k := range um.Odd {
+			if !slices.Contains(s.oddUsage, k) {
+				s.oddUsage = append(s.oddUsage, k)
+				odd = append(odd, provider.OddUsageWarning("usageMetadata."+k))
+			}
+		}
+	}
+	if !changed && !newTier && !toolUse && odd == nil {
 		return
 	}
-	meta := &llmrelayv1.ResponseMeta{}
+	meta := &llmrelayv1.ResponseMeta{Warnings: odd}
 	if changed {
 		s.usageDetails.Set(meta)
 	}
 	if newTier {
 		s.serviceTier = tier
 		provider.SetExtended(meta, extServiceTier, tier)
+	}
+	if toolUse {
+		s.toolUsePrompt = um.ToolUsePromptTokenCount
+		provider.SetExtended(meta, extToolUsePromptTokens, float64(um.ToolUsePromptTokenCount))
 	}
 	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 }

@@ -1,8 +1,9 @@
 package gemini
 
 import (
+	"bytes"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"strconv"
 
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -247,14 +248,44 @@ type usageMetadata struct {
 	// per-modality *TokensDetails, trafficType, fields added later) are
 	// read from it into meta.extended.
 	Raw json.RawMessage `json:"-"`
+	// Odd are the counts that held no count (provider.ReadCount): left
+	// at 0, kept in usage_details as sent, and said in a warning.
+	Odd []string `json:"-"`
 }
 
-// UnmarshalJSON decodes the counts and keeps the object's bytes.
+// UnmarshalJSON decodes the counts and keeps the object's bytes. A count
+// of another JSON type fails no answer: one a proxy re-encoded ("7", 7.0)
+// is read, anything else is odd.
 func (u *usageMetadata) UnmarshalJSON(b []byte) error {
 	type plain usageMetadata
 	err := json.Unmarshal(b, (*plain)(u)) // a type error still decodes the rest
 	u.Raw = append(json.RawMessage(nil), b...)
-	return err
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return err
+	}
+	for _, c := range []struct {
+		key string
+		dst *int64
+	}{{"promptTokenCount", &u.PromptTokenCount}, {"candidatesTokenCount", &u.CandidatesTokenCount},
+		{"thoughtsTokenCount", &u.ThoughtsTokenCount}, {"cachedContentTokenCount", &u.CachedContentTokenCount},
+		{"toolUsePromptTokenCount", &u.ToolUsePromptTokenCount}, {"totalTokenCount", &u.TotalTokenCount}} {
+		raw, ok := fields[c.key]
+		if !ok || string(bytes.TrimSpace(raw)) == "null" {
+			continue
+		}
+		if n, ok := provider.ReadCount(raw); ok {
+			*c.dst = n
+		} else {
+			*c.dst = 0
+			u.Odd = append(u.Odd, c.key)
+		}
+	}
+	return nil
 }
 
 // Embeddings.
@@ -340,7 +371,11 @@ func (r *blockReasonName) UnmarshalJSON(b []byte) error {
 }
 
 // enumName reads an enum value written as its name (a JSON string) or its
-// number; names maps numbers to names.
+// number; names maps numbers to names. A value that is neither (an object,
+// a bool, a fraction: a shape the API may adopt later, or a proxy's) is
+// kept as its JSON text (provider.OddEnumText) instead of failing the
+// whole answer: the provider's finish reason shows it as sent and it maps
+// to OTHER, as any unknown name does.
 func enumName(b []byte, names []string) (string, error) {
 	if len(b) > 0 && b[0] == '"' {
 		var s string
@@ -352,7 +387,7 @@ func enumName(b []byte, names []string) (string, error) {
 	}
 	var n int64
 	if err := json.Unmarshal(b, &n); err != nil {
-		return "", fmt.Errorf("enum value %.40s is neither a name nor a number", b)
+		return provider.OddEnumText(b), nil
 	}
 	if n >= 0 && n < int64(len(names)) {
 		return names[n], nil

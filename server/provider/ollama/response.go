@@ -142,15 +142,15 @@ func parseChatResponse(body []byte, salt string, win window) (*provider.Result, 
 	if !r.Done {
 		meta.Warnings = append(meta.Warnings, "response is not marked done")
 	}
-	meta.FinishReason = provider.ToolCallsFinish(finishReason(r.DoneReason), calls)
-	meta.ProviderFinishReason = r.DoneReason
+	meta.FinishReason = provider.ToolCallsFinish(finishReason(string(r.DoneReason)), calls)
+	meta.ProviderFinishReason = string(r.DoneReason)
 	meta.ToolCallCount = int32(calls)
 	meta.Usage = usage(r.metrics)
 	if w := usageWarning(r.metrics); w != "" && meta.Usage != nil {
 		meta.Warnings = append(meta.Warnings, w)
 	}
-	meta.Warnings = append(meta.Warnings, win.warnings(r.metrics, r.DoneReason)...)
-	if w := doneWarning(r.DoneReason); w != "" {
+	meta.Warnings = append(meta.Warnings, win.warnings(r.metrics, string(r.DoneReason))...)
+	if w := doneWarning(string(r.DoneReason)); w != "" {
 		meta.Warnings = append(meta.Warnings, w)
 	}
 	setMetrics(meta, r.metrics)
@@ -320,8 +320,17 @@ func setMetrics(meta *llmrelayv1.ResponseMeta, m metrics) {
 		{extPromptEvalDuration, m.PromptEvalDuration},
 		{extEvalCount, m.EvalCount}, {extEvalDuration, m.EvalDuration},
 	} {
-		if kv.v.Present {
+		switch {
+		case kv.v.Present:
 			provider.SetExtended(meta, kv.key, kv.v.Value)
+		case kv.v.Odd != nil:
+			// Not a number: kept as sent, and said.
+			var v any
+			if json.Unmarshal(kv.v.Odd, &v) != nil {
+				v = string(kv.v.Odd)
+			}
+			provider.SetExtended(meta, kv.key, v)
+			meta.Warnings = append(meta.Warnings, fmt.Sprintf("%s holds a value of an unexpected type; kept as sent in extended.%s", kv.key, kv.key))
 		}
 	}
 }

@@ -254,8 +254,8 @@ func (s *stream) pushThink(reasoning, text string) {
 // finish emits the meta and usage of the done line.
 func (s *stream) finish(c *chatResponse) {
 	meta := &llmrelayv1.ResponseMeta{
-		FinishReason:         provider.ToolCallsFinish(finishReason(c.DoneReason), s.calls),
-		ProviderFinishReason: c.DoneReason,
+		FinishReason:         provider.ToolCallsFinish(finishReason(string(c.DoneReason)), s.calls),
+		ProviderFinishReason: string(c.DoneReason),
 		ToolCallCount:        int32(s.calls),
 	}
 	setMetrics(meta, c.metrics)
@@ -266,8 +266,8 @@ func (s *stream) finish(c *chatResponse) {
 	if w := usageWarning(c.metrics); w != "" && u != nil {
 		meta.Warnings = append(meta.Warnings, w)
 	}
-	meta.Warnings = append(meta.Warnings, s.win.warnings(c.metrics, c.DoneReason)...)
-	if w := doneWarning(c.DoneReason); w != "" {
+	meta.Warnings = append(meta.Warnings, s.win.warnings(c.metrics, string(c.DoneReason))...)
+	if w := doneWarning(string(c.DoneReason)); w != "" {
 		meta.Warnings = append(meta.Warnings, w)
 	}
 	if ts, w := createTime(c.CreatedAt); ts != nil {

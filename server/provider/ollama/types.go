@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // Wire types of Ollama's native API (ollama/ollama api/types.go). Request
@@ -113,7 +115,7 @@ type chatResponse struct {
 	CreatedAt   string          `json:"created_at"`
 	Message     *respMessage    `json:"message"`
 	Done        bool            `json:"done"`
-	DoneReason  string          `json:"done_reason"`
+	DoneReason  doneReason      `json:"done_reason"`
 	Error       json.RawMessage `json:"error"`
 	// Logprobs is the generated tokens' log probabilities (Ollama 0.12.11
 	// and later, when the request sets "logprobs"): a list of
@@ -181,10 +183,13 @@ type errorBody struct {
 
 // flexInt is an integer that tolerates floats, numeric strings and null,
 // so that a proxy's reformatting of a count never fails the whole answer.
-// Present is false when the field was absent or null.
+// Present is false when the field was absent or null, or held no number;
+// Odd is then the value it held instead (nil for absent or null), which
+// setMetrics keeps in extended as sent, with a warning.
 type flexInt struct {
 	Value   int64
 	Present bool
+	Odd     json.RawMessage
 }
 
 func (f *flexInt) UnmarshalJSON(b []byte) error {
@@ -197,7 +202,8 @@ func (f *flexInt) UnmarshalJSON(b []byte) error {
 	if b[0] == '"' {
 		var str string
 		if err := json.Unmarshal(b, &str); err != nil {
-			return nil // not representable: treat as absent
+			f.Odd = append(json.RawMessage(nil), b...) // not representable
+			return nil
 		}
 		s = str
 	}
@@ -208,6 +214,25 @@ func (f *flexInt) UnmarshalJSON(b []byte) error {
 	if x, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(x) && !math.IsInf(x, 0) &&
 		x > -9e18 && x < 9e18 {
 		*f = flexInt{Value: int64(x), Present: true}
+		return nil
+	}
+	f.Odd = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+// doneReason is done_reason. A value that is no string is kept as its
+// JSON text (provider.OddEnumText), a finish of OTHER, instead of failing
+// the answer.
+type doneReason string
+
+func (r *doneReason) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*r = doneReason(s)
+		return nil
+	}
+	if string(bytes.TrimSpace(b)) != "null" {
+		*r = doneReason(provider.OddEnumText(b))
 	}
 	return nil
 }

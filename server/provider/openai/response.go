@@ -189,8 +189,9 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 	}
 	if u := w.usage(); u != nil {
 		meta.Usage = normalizeUsage(u)
-		d := usageDetails(u)
+		d, odd := usageDetailsAndOdd(u)
 		d.Set(meta)
+		meta.Warnings = append(meta.Warnings, odd...)
 		if t := usageServiceTier(d); t != "" && w.ServiceTier == "" {
 			provider.SetExtended(meta, extServiceTier, t)
 		}
@@ -585,13 +586,80 @@ var chatUsagePaths = []string{"prompt_tokens", "completion_tokens", "total_token
 	"prompt_tokens_details.cached_tokens", "prompt_tokens_details.cache_write_tokens", "completion_tokens_details.reasoning_tokens",
 	"prompt_cache_hit_tokens", "prompt_cache_miss_tokens", "cached_tokens", "reasoning_tokens"}
 
-// usageDetails are the usage fields no counter holds (audio and
-// prediction tokens, OpenRouter's cost, fields added later).
+// usageDetails are the usage fields no counter holds (see
+// usageDetailsAndOdd).
 func usageDetails(u *wireUsage) provider.UsageDetails {
+	d, _ := usageDetailsAndOdd(u)
+	return d
+}
+
+// usageDetailsAndOdd are the usage fields no counter holds (audio and
+// prediction tokens, OpenRouter's cost, fields added later), and the
+// counters' fields that held no count (flexInt read them as 0: an object,
+// a bool, a string that is no number), kept as sent; odd are the warnings
+// for the latter.
+func usageDetailsAndOdd(u *wireUsage) (d provider.UsageDetails, odd []string) {
 	if noUsageDetails(u.Raw) {
-		return nil // the common case, without decoding the object into maps
+		return nil, nil // the common case, without decoding the object into maps
 	}
-	return provider.ReadUsageDetails(u.Raw, chatUsagePaths...)
+	paths := oddCounts(u.Raw, chatUsagePaths)
+	return provider.ReadUsageDetails(u.Raw, provider.MappedExcept(chatUsagePaths, paths)...), oddWarnings(paths)
+}
+
+// oddCounts are those of paths whose values in the usage object raw are
+// no count flexInt reads (it reads them as 0).
+func oddCounts(raw []byte, paths []string) []string {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return nil
+	}
+	var odd []string
+	for _, p := range paths {
+		o, v := obj, json.RawMessage(nil)
+		for key := range strings.SplitSeq(p, ".") {
+			if o == nil {
+				v = nil
+				break
+			}
+			v = o[key]
+			o = nil
+			_ = json.Unmarshal(v, &o) // not an object: the path ends here
+		}
+		if v != nil && !flexCount(v) {
+			odd = append(odd, p)
+		}
+	}
+	return odd
+}
+
+// flexCount reports whether flexInt reads v as a count (null and "" as
+// nothing said, which is no odd value either).
+func flexCount(v []byte) bool {
+	t := bytes.TrimSpace(v)
+	if string(t) == "null" || string(t) == `""` {
+		return true
+	}
+	if len(t) > 0 && t[0] == '"' {
+		var s string
+		if json.Unmarshal(t, &s) != nil {
+			return false
+		}
+		t = []byte(s)
+	}
+	if _, err := strconv.ParseInt(string(t), 10, 64); err == nil {
+		return true
+	}
+	f, err := strconv.ParseFloat(string(t), 64)
+	return err == nil && f >= -1<<62 && f <= 1<<62
+}
+
+// oddWarnings are the warnings for the usage fields oddCounts found.
+func oddWarnings(paths []string) []string {
+	var w []string
+	for _, p := range paths {
+		w = append(w, provider.OddUsageWarning(p))
+	}
+	return w
 }
 
 // noUsageDetails reports that provider.ReadUsageDetails(raw,
@@ -641,7 +709,10 @@ func (d *fastDecoder) noDetails(prefix []byte, depth int) bool {
 		d.ws()
 		switch {
 		case mapped:
-			ok = d.skip(0)
+			// A counter's field: a plain integer (the common case) says
+			// nothing more; any other value may hold no count (oddCounts
+			// decides).
+			ok = d.plainInt()
 		case d.i < len(d.b) && d.b[d.i] == '{':
 			if depth < maxUsageNesting {
 				ok = d.noDetails(append(path, '.'), depth+1)
@@ -659,6 +730,34 @@ func (d *fastDecoder) noDetails(prefix []byte, depth int) bool {
 		}
 		return d.consume('}')
 	}
+}
+
+// plainInt reads an integer written as JSON digits (optionally negative,
+// up to 18 digits: no overflow) or null.
+func (d *fastDecoder) plainInt() bool {
+	d.ws()
+	if bytes.HasPrefix(d.b[d.i:], []byte("null")) {
+		d.i += 4
+		return true
+	}
+	if d.i < len(d.b) && d.b[d.i] == '-' {
+		d.i++
+	}
+	start := d.i
+	for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
+		d.i++
+	}
+	n := d.i - start
+	if n == 0 || n > 18 {
+		return false
+	}
+	if d.i < len(d.b) {
+		switch d.b[d.i] {
+		case '.', 'e', 'E':
+			return false
+		}
+	}
+	return true
 }
 
 // emptyValue reads a scalar or array that ReadUsageDetails drops as empty:
@@ -805,7 +904,9 @@ func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, e
 			// embedding request is an input token.
 			meta.Usage.InputTokens = meta.Usage.TotalTokens
 		}
-		usageDetails(u).Set(meta)
+		d, odd := usageDetailsAndOdd(u)
+		d.Set(meta)
+		meta.Warnings = append(meta.Warnings, odd...)
 	}
 	return &provider.Result{Embeddings: out, Meta: meta}, nil
 }

@@ -168,9 +168,14 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 		meta.Warnings = append(meta.Warnings, "response has no output items")
 	}
 	meta.ProviderFinishReason, meta.FinishReason = respFinish(&w, calls > 0)
+	if warn := unfinishedWarning(w.Status); warn != "" {
+		meta.Warnings = append(meta.Warnings, warn)
+	}
 	if w.Usage.counted() {
 		meta.Usage = normalizeRespUsage(w.Usage)
-		respUsageDetails(w.Usage).Set(meta)
+		d, odd := respUsageDetails(w.Usage)
+		d.Set(meta)
+		meta.Warnings = append(meta.Warnings, odd...)
 	} else if w.Usage != nil {
 		meta.Warnings = append(meta.Warnings, warnZeroUsage)
 	}
@@ -230,6 +235,17 @@ func respFinish(w *respResponse, hasToolCalls bool) (string, llmrelayv1.FinishRe
 		fr = provider.ToolCallsFinish(fr, 1)
 	}
 	return raw, fr
+}
+
+// unfinishedWarning explains a status under which the response is not
+// done yet: "queued" and "in_progress", which a background response
+// (background: true) is created with; its output and usage come later,
+// from GET /responses/{id}. "" for the other statuses.
+func unfinishedWarning(status string) string {
+	if status == "queued" || status == "in_progress" {
+		return fmt.Sprintf("response status %q: the response is not finished (a background response); its output and usage are not there yet", status)
+	}
+	return ""
 }
 
 // respParts builds an assistant message's parts in model order, the way
@@ -529,9 +545,12 @@ func respCallID(callID, itemID string, pos int) (string, string) {
 var respUsagePaths = []string{"input_tokens", "output_tokens", "total_tokens",
 	"input_tokens_details.cached_tokens", "input_tokens_details.cache_write_tokens", "output_tokens_details.reasoning_tokens"}
 
-// respUsageDetails are the Responses usage fields no counter holds.
-func respUsageDetails(u *respUsage) provider.UsageDetails {
-	return provider.ReadUsageDetails(u.Raw, respUsagePaths...)
+// respUsageDetails are the Responses usage fields no counter holds, and
+// the counters' fields that held no count, kept as sent; odd are the
+// warnings for the latter (see usageDetails).
+func respUsageDetails(u *respUsage) (d provider.UsageDetails, odd []string) {
+	paths := oddCounts(u.Raw, respUsagePaths)
+	return provider.ReadUsageDetails(u.Raw, provider.MappedExcept(respUsagePaths, paths)...), oddWarnings(paths)
 }
 
 // warnZeroUsage says why a usage object of zeros was not reported.

@@ -748,7 +748,9 @@ func (s *responsesStream) finish(w *respResponse) {
 	}
 	setRespContentFilters(meta, w)
 	if w.Usage.counted() {
-		respUsageDetails(w.Usage).Set(meta)
+		d, odd := respUsageDetails(w.Usage)
+		d.Set(meta)
+		meta.Warnings = append(meta.Warnings, odd...)
 	} else if w.Usage != nil {
 		meta.Warnings = append(meta.Warnings, warnZeroUsage)
 	}

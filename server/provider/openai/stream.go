@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -97,6 +98,9 @@ type rareState struct {
 	sources string
 	// legacyCall: the call of legacy function_call deltas.
 	legacyCall *callState
+	// oddUsage: the warnings already sent for usage fields that held no
+	// count.
+	oddUsage []string
 }
 
 // rareOf returns s.rare, made at the first use.
@@ -378,7 +382,13 @@ func (s *chatStream) handle(data []byte) {
 		// sent whole, and an object with no details clears the earlier
 		// ones with an empty usage_details.
 		m := &llmrelayv1.ResponseMeta{}
-		d := usageDetails(u)
+		d, odd := usageDetailsAndOdd(u)
+		for _, w := range odd {
+			if r := s.rareOf(); !slices.Contains(r.oddUsage, w) {
+				r.oddUsage = append(r.oddUsage, w)
+				m.Warnings = append(m.Warnings, w)
+			}
+		}
 		if !maps.EqualFunc(d, s.usageDetails, reflect.DeepEqual) {
 			if len(d) == 0 {
 				provider.SetExtended(m, provider.ExtUsageDetails, map[string]any{})
