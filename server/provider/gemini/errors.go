@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -31,8 +32,10 @@ func (p *Provider) httpError(resp *http.Response) *provider.Error {
 	}
 	if st := parseStatusBody(body); st != nil {
 		p.applyStatusMeta(e, st, provider.ResponseDate(resp.Header))
-	} else if msg := strings.TrimSpace(string(body)); msg != "" && !looksLikeHTML(msg) {
-		e.Message = p.redact(truncate(msg, 1024))
+	} else if msg := strings.TrimSpace(strings.TrimPrefix(string(body), "\uFEFF")); msg != "" && !provider.IsMarkup(body) {
+		// Redacted before it is cut: a key cut at the limit would leave
+		// a piece too short for the pattern to know.
+		e.Message = truncate(p.redact(msg), 1024)
 	}
 	// The Developer API names the service tier on its refusals too
 	// (X-Gemini-Service-Tier on a 400): the tier the failed call was
@@ -215,13 +218,13 @@ func (p *Provider) redact(s string) string {
 	})
 }
 
-func looksLikeHTML(s string) bool {
-	return strings.HasPrefix(s, "<") && strings.Contains(strings.ToLower(s[:min(len(s), 256)]), "html")
-}
-
+// truncate cuts s to at most n bytes at a character boundary.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "..."
 }
