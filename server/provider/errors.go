@@ -148,6 +148,17 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// StatusProviderCancelled is HTTP 499, google.rpc's CANCELLED: Gemini and
+// Vertex AI answer it when their backend gave up on the operation
+// ({"code": 499, "message": "The operation was cancelled.", "status":
+// "CANCELLED"}, reason backendError, under load: gemini-cli#20309). The
+// gateway never reads the answer to a request it cancelled itself (its
+// context ends the read first), so a 499 it reads is the provider's own
+// failure: transient, retried like a 5xx (gemini-cli retries it since
+// #20432, google-genai is asked to in python-genai#2506), never the
+// caller's invalid request nor its cancellation.
+const StatusProviderCancelled = 499
+
 // KindForStatus is the default classification of an HTTP error status.
 // Adapters refine it from the body (context length, content filter).
 func KindForStatus(status int) Kind {
@@ -165,6 +176,8 @@ func KindForStatus(status int) Kind {
 		return KindTimeout
 	case status == http.StatusConflict:
 		return KindConflict
+	case status == StatusProviderCancelled:
+		return KindUnavailable
 	case status == http.StatusTooManyRequests, status == http.StatusPaymentRequired:
 		// 402: the account's credits or balance are spent (OpenRouter,
 		// NVIDIA): an exhausted quota, as OpenAI's insufficient_quota 429

@@ -180,7 +180,11 @@ func kindForStatusCode(code int, status string) provider.Kind {
 	case "NOT_FOUND":
 		return provider.KindNotFound
 	case "CANCELLED":
-		return provider.KindCanceled
+		// The backend gave up on the operation (the gateway's own
+		// cancellation ends the read before any chunk): transient, as
+		// an HTTP 499 is (provider.StatusProviderCancelled), not the
+		// caller's cancellation.
+		return provider.KindUnavailable
 	}
 	if k := provider.KindForStatus(code); k != provider.KindUnknown {
 		return k

@@ -1,0 +1,124 @@
+package server_test
+
+import (
+	"context"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+)
+
+// Fault sequences of session 19 (see fault13_test.go for the harness).
+
+// gemini499 is Gemini's answer when its backend gave up on the operation
+// under load, as gemini-cli printed it (google-gemini/gemini-cli#20309):
+// a google.rpc.Status in an array, with the legacy "errors" list.
+const gemini499 = `[{
+  "error": {
+    "code": 499,
+    "message": "The operation was cancelled.",
+    "errors": [
+      {
+        "message": "The operation was cancelled.",
+        "domain": "global",
+        "reason": "backendError"
+      }
+    ],
+    "status": "CANCELLED"
+  }
+}
+]`
+
+// TestFault19ProviderCancelled: an HTTP 499 (Gemini's CANCELLED, its
+// backend giving up under load) is the provider's transient failure, not
+// the caller's invalid request (it was InvalidArgument INVALID_REQUEST,
+// never retried) nor its cancellation: retried like a 5xx (gemini-cli
+// retries it, python-genai#2506 asks google-genai to), Unavailable once
+// the attempts are spent. Gemini's OpenAI-compatible endpoint sends the
+// same array; every format reads the status alike.
+func TestFault19ProviderCancelled(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		body := f.errBody(499)
+		if f.name == "gemini" || f.name == "openai-chat" {
+			body = gemini499
+		}
+		step := func(n int) f13Step {
+			return respond(499, merged(hdr("Content-Type", "application/json"), f.reqIDHeader(n), f.rl(n)), body)
+		}
+		t.Run(f.name+"/then success", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, step(1), f.okStep(2))
+			clock := &f13Clock{}
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+			resp, err := c.Chat(context.Background(), chatReq13())
+			if err != nil {
+				t.Fatalf("not retried: %v", err)
+			}
+			m := resp.GetMeta()
+			if m.GetAttempts() != 2 || len(m.GetRetryReasons()) != 1 || up.requests() != 2 || len(clock.slept()) != 1 {
+				t.Fatalf("attempts %d, reasons %v, upstream %d, sleeps %v", m.GetAttempts(), m.GetRetryReasons(), up.requests(), clock.slept())
+			}
+			if rr := m.GetRetryReasons()[0]; rr.GetReason() != "http_499" || rr.GetUpstreamStatus() != 499 {
+				t.Errorf("retry reason %v", rr)
+			}
+			if m.GetProviderRequestId() != f.wantReqID(2) {
+				t.Errorf("provider_request_id %q", m.GetProviderRequestId())
+			}
+		})
+		t.Run(f.name+"/every attempt", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, step(1), step(2), step(3), f.okStep(4))
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+			_, err := c.Chat(context.Background(), chatReq13())
+			st, _ := f13Check(t, f, err, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 3, 499)
+			if f.name == "gemini" && (st.Message() != "up: The operation was cancelled." || errorInfoOf(st).GetMetadata()["upstreamCode"] != "CANCELLED") {
+				t.Errorf("status %q, ErrorInfo %v", st.Message(), errorInfoOf(st).GetMetadata())
+			}
+		})
+		t.Run(f.name+"/stream", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, step(1), respond(200, f.streamHead(2), f.complete()))
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if got.err != nil || got.text != okText || got.end.GetMeta().GetAttempts() != 2 {
+				t.Fatalf("err %v, text %q, end %v", got.err, got.text, got.end)
+			}
+		})
+	}
+}
+
+// TestFault19GeminiCancelledEvent: Gemini's CANCELLED inside a 200
+// stream is its backend giving up too: before any content it is retried
+// (it was the caller's Canceled, never retried), after content it ends
+// the stream Unavailable (not Canceled: the client cancelled nothing),
+// with the text relayed and no retry.
+func TestFault19GeminiCancelledEvent(t *testing.T) {
+	t.Parallel()
+	f := geminiFormat
+	ev := `data: {"error": {"code": 499,"message": "The operation was cancelled.","status": "CANCELLED"}}` + "\r\n\r\n"
+	t.Run("before content", func(t *testing.T) {
+		t.Parallel()
+		up := f13Serve(t, respond(200, f.streamHead(1), ev), respond(200, f.streamHead(2), f.complete()))
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+		got := readStream13(t, c)
+		if got.err != nil || got.text != okText || got.end == nil {
+			t.Fatalf("not retried: err %v, text %q", got.err, got.text)
+		}
+		if m := got.end.GetMeta(); m.GetAttempts() != 2 || len(m.GetRetryReasons()) != 1 || m.GetRetryReasons()[0].GetReason() != "unavailable" {
+			t.Errorf("meta %v", m)
+		}
+	})
+	t.Run("after content", func(t *testing.T) {
+		t.Parallel()
+		up := f13Serve(t, respond(200, f.streamHead(1), f.text("The capital")+ev), respond(200, f.streamHead(2), f.complete()))
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+		got := readStream13(t, c)
+		if got.end != nil || got.text != "The capital" || up.requests() != 1 {
+			t.Fatalf("end %v, text %q, upstream %d", got.end, got.text, up.requests())
+		}
+		st, _ := f13Check(t, f, got.err, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 1, 0)
+		if errorInfoOf(st).GetMetadata()["upstreamCode"] != "CANCELLED" {
+			t.Errorf("ErrorInfo %v", errorInfoOf(st).GetMetadata())
+		}
+	})
+}
