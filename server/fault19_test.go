@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"context"
+	"net/http"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 )
@@ -121,4 +123,74 @@ func TestFault19GeminiCancelledEvent(t *testing.T) {
 			t.Errorf("ErrorInfo %v", errorInfoOf(st).GetMetadata())
 		}
 	})
+}
+
+// untrackedTokens are the headers Azure answers with for a budget it does
+// not track (its Responses API's tokens since November 2025, as
+// openai/openai-dotnet#838 quotes them): -1 for limit and remaining, a
+// reset of 0.
+func untrackedTokens() http.Header {
+	return hdr("x-ratelimit-limit-tokens", "-1", "x-ratelimit-remaining-tokens", "-1", "x-ratelimit-reset-tokens", "0")
+}
+
+// TestFault19UntrackedBudget: a rate-limit budget reported as -1 is not
+// reported: the meta leaves it unset (it said a limit of -1 with -1
+// remaining, resetting now), and a 429's QuotaFailure does not name it as
+// an exhausted limit of -1 (it did, beside the requests limit that was
+// exhausted, or instead of the provider's code when none was); the
+// budgets that were reported are kept.
+func TestFault19UntrackedBudget(t *testing.T) {
+	t.Parallel()
+	for _, f := range []f13Format{openaiChat, openaiResponses, azureFormat()} {
+		t.Run(f.name+"/200", func(t *testing.T) {
+			t.Parallel()
+			h := merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1), openaiRL(1))
+			for k, vs := range untrackedTokens() {
+				h[k] = vs // in place of openaiRL's tokens budget
+			}
+			up := f13Serve(t, respond(200, h, f.okBody))
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+			resp, err := c.Chat(context.Background(), chatReq13())
+			if err != nil {
+				t.Fatal(err)
+			}
+			rl := resp.GetMeta().GetRateLimit()
+			if rl.TokensLimit != nil || rl.TokensRemaining != nil || rl.TokensResetTime != nil {
+				t.Errorf("rate limit %v: the untracked tokens budget must stay unset", rl)
+			}
+			if rl.GetRequestsLimit() != 10000 || rl.GetRequestsRemaining() != 9001 || rl.GetRequestsResetTime() == nil {
+				t.Errorf("rate limit %v lost the requests budget", rl)
+			}
+		})
+		for _, tc := range []struct {
+			name   string
+			extra  http.Header
+			metric string // the one violation's metric, "" for the provider's code
+		}{
+			{"requests exhausted", merged(untrackedTokens(), hdr("x-ratelimit-remaining-requests", "0", "Retry-After", "2")), "requests"},
+			{"nothing else exhausted", merged(untrackedTokens(), hdr("Retry-After", "2")), ""},
+		} {
+			t.Run(f.name+"/429/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				up := f13Serve(t, f.errStep(1, 429, tc.extra))
+				c := f13Start(t, "defaults: {retry: {max_attempts: 1}}\n"+f.yaml, up.URL, &f13Clock{})
+				_, err := c.Chat(context.Background(), chatReq13())
+				st, m := f13Check(t, f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 429)
+				if rl := m.GetRateLimit(); rl.TokensLimit != nil || rl.TokensRemaining != nil || rl.TokensResetTime != nil || rl.GetRequestsLimit() != 10000 {
+					t.Errorf("rate limit %v", rl)
+				}
+				q := quotaFailure(st).GetViolations()
+				if len(q) != 1 {
+					t.Fatalf("violations %v", q)
+				}
+				// openaiErr types its 429 "requests": the requests limit.
+				if q[0].GetQuotaMetric() != "requests" || q[0].GetQuotaValue() != 10000 || q[0].GetSubject() != "provider:up" {
+					t.Errorf("violation %v", q[0])
+				}
+				if ri := retryInfo(st); ri.GetRetryDelay().AsDuration() != 2*time.Second {
+					t.Errorf("RetryInfo %v", ri)
+				}
+			})
+		}
+	}
 }
