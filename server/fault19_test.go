@@ -2,11 +2,17 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // Fault sequences of session 19 (see fault13_test.go for the harness).
@@ -189,6 +195,67 @@ func TestFault19UntrackedBudget(t *testing.T) {
 				}
 				if ri := retryInfo(st); ri.GetRetryDelay().AsDuration() != 2*time.Second {
 					t.Errorf("RetryInfo %v", ri)
+				}
+			})
+		}
+	}
+}
+
+// f19ChunkedCut answers 200 with body as one HTTP/1.1 chunk and closes
+// the connection without the last (zero-length) chunk: a body that does
+// not end cleanly, as a proxy closing early leaves it.
+func f19ChunkedCut(h http.Header, body string) f13Step {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		c, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			panic(err)
+		}
+		defer c.Close()
+		var head strings.Builder
+		head.WriteString("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n")
+		for k, vs := range h {
+			for _, v := range vs {
+				head.WriteString(k + ": " + v + "\r\n")
+			}
+		}
+		_, _ = fmt.Fprintf(c, "%s\r\n%x\r\n%s\r\n", head.String(), len(body), body)
+	}
+}
+
+// TestFault19CompleteThenBroken: a whole answer in a format whose end is
+// the end of the body (Gemini; a chat stream with its finish and usage
+// but no [DONE], as Cerebras sends it), then a connection that breaks
+// instead of closing cleanly (a chunked body without its last chunk, a
+// reset): the answer is complete, its end and usage reach the client with
+// a warning, as when the connection stays open (TestFault18Complete
+// ThenSilence). The client had the whole text and then got Unavailable
+// with no end and no usage, and nothing was retried. Formats with a
+// terminator of their own were complete at it already.
+func TestFault19CompleteThenBroken(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		body := strings.Replace(f.complete(), "data: [DONE]\n\n", "", 1)
+		for _, how := range []string{"chunked cut", "reset"} {
+			t.Run(f.name+"/"+how, func(t *testing.T) {
+				t.Parallel()
+				step := thenReset(f.streamHead(1), body)
+				if how == "chunked cut" {
+					step = f19ChunkedCut(f.streamHead(1), body)
+				}
+				up := f13Serve(t, step, respond(200, f.streamHead(2), f.complete()))
+				c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+				got := readStream13(t, c)
+				if got.err != nil || got.end == nil {
+					t.Fatalf("err %v, end %v: a complete answer whose connection broke is complete", got.err, got.end)
+				}
+				m := got.end.GetMeta()
+				if got.text != okText || got.end.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetUsage().GetOutputTokens() == 0 ||
+					m.GetAttempts() != 1 || up.requests() != 1 || m.GetProviderRequestId() != f.wantReqID(1) {
+					t.Errorf("text %q, end %v, upstream %d", got.text, got.end, up.requests())
+				}
+				warned := slices.Contains(m.GetWarnings(), provider.CutAfterEndWarning)
+				if want := f.name == "gemini" || strings.Contains(f.complete(), "[DONE]"); warned != want {
+					t.Errorf("warning %v, want %v: %q", warned, want, m.GetWarnings())
 				}
 			})
 		}
