@@ -296,3 +296,94 @@ func TestFault19WholeAnswerForStream(t *testing.T) {
 		})
 	}
 }
+
+// geminiDaily is Gemini's 429 for a model without a free tier, as
+// googleapis/python-genai#2044 logged it: per-day and per-minute quotas
+// of limit 0 (no quotaValue) and a RetryInfo of seconds.
+const geminiDaily = `{"error": {"code": 429, "message": "You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.", "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.Help", "links": [{"description": "Learn more about Gemini API quotas", "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]}, {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests", "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier", "quotaDimensions": {"location": "global", "model": "gemini-2.0-flash"}}, {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests", "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "quotaDimensions": {"location": "global", "model": "gemini-2.0-flash"}}, {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_input_token_count", "quotaId": "GenerateContentInputTokensPerModelPerMinute-FreeTier", "quotaDimensions": {"location": "global", "model": "gemini-2.0-flash"}}]}, {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "47s"}]}}`
+
+// TestFault19DailyQuota: a 429 whose QuotaFailure (or RATE_LIMIT_EXCEEDED
+// ErrorInfo) names a per-day quota is a spent quota: not retried, whatever
+// seconds its RetryInfo names (it was retried after them, 47 s each,
+// to fail the same way), no RetryInfo to the client, the violations as
+// sent; a route falls back at once. The same status as a stream's
+// chunk, and through Gemini's OpenAI-compatible endpoint (its array
+// form). A per-minute quota alone is waited out as before.
+func TestFault19DailyQuota(t *testing.T) {
+	t.Parallel()
+	array := "[" + geminiDaily + "]"
+	errorInfoDaily := `{"error": {"code": 429, "message": "Quota exceeded for quota metric 'Gemini 2.5 Pro Requests' and limit 'Gemini 2.5 Pro Requests per day per user per tier' of service 'cloudcode-pa.googleapis.com' for consumer 'project_number:681255809395'.", "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "RATE_LIMIT_EXCEEDED", "domain": "googleapis.com", "metadata": {"quota_metric": "cloudcode-pa.googleapis.com/gemini_2_5_pro_requests", "quota_limit": "Gemini25ProRequestsPerDay"}}, {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "12s"}]}}`
+	for _, tc := range []struct {
+		name   string
+		f      f13Format
+		step   f13Step
+		quotas int
+	}{
+		{"gemini/QuotaFailure", geminiFormat, respond(429, hdr("Content-Type", "application/json"), geminiDaily), 3},
+		{"gemini/ErrorInfo", geminiFormat, respond(429, hdr("Content-Type", "application/json"), errorInfoDaily), 1},
+		{"gemini/stream chunk", geminiFormat, respond(200, geminiFormat.streamHead(1), "data: "+geminiDaily+"\r\n\r\n"), 3},
+		{"openai-chat/Gemini's compatible endpoint", openaiChat, respond(429, merged(hdr("Content-Type", "application/json"), openaiChat.reqIDHeader(1)), array), 3},
+	} {
+		stream := strings.HasSuffix(tc.name, "stream chunk")
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, tc.step, tc.f.okStep(2))
+			clock := &f13Clock{}
+			c := f13Start(t, f13Defaults+tc.f.yaml, up.URL, clock)
+			var err error
+			if stream {
+				err = readStream13(t, c).err
+			} else {
+				_, err = c.Chat(context.Background(), chatReq13())
+			}
+			status := 429
+			if stream {
+				status = 0
+			}
+			st, _ := f13Check(t, tc.f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, status)
+			if up.requests() != 1 || len(clock.slept()) != 0 {
+				t.Errorf("upstream %d, sleeps %v: a spent daily quota is not waited for", up.requests(), clock.slept())
+			}
+			if ri := retryInfo(st); ri != nil {
+				t.Errorf("RetryInfo %v: waiting does not help", ri)
+			}
+			q := quotaFailure(st).GetViolations()
+			if len(q) != tc.quotas || !strings.Contains(q[0].GetQuotaId(), "PerDay") {
+				t.Errorf("violations %v", q)
+			}
+		})
+	}
+	t.Run("gemini/fallback", func(t *testing.T) {
+		t.Parallel()
+		f := geminiFormat
+		first := f13Serve(t, respond(429, hdr("Content-Type", "application/json"), geminiDaily))
+		second := f13Serve(t, f.okStep(2))
+		clock := &f13Clock{}
+		c := f13StartRouted(t, f, 3, first, second, clock)
+		resp, err := c.Chat(context.Background(), chatReq13())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := resp.GetMeta(); m.GetProvider() != "second" || m.GetAttempts() != 2 || first.requests() != 1 || len(clock.slept()) != 0 {
+			t.Errorf("meta %v, first %d, sleeps %v", m, first.requests(), clock.slept())
+		}
+	})
+	t.Run("gemini/per-minute only", func(t *testing.T) {
+		t.Parallel()
+		f := geminiFormat
+		minute := strings.Replace(geminiDaily, `{"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests", "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier", "quotaDimensions": {"location": "global", "model": "gemini-2.0-flash"}}, `, "", 1)
+		if minute == geminiDaily {
+			t.Fatal("fixture not rewritten")
+		}
+		up := f13Serve(t, respond(429, hdr("Content-Type", "application/json"), minute), f.okStep(2))
+		clock := &f13Clock{}
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+		resp, err := c.Chat(context.Background(), chatReq13())
+		if err != nil || resp.GetMeta().GetAttempts() != 2 {
+			t.Fatalf("err %v, meta %v", err, resp.GetMeta())
+		}
+		if s := clock.slept(); len(s) != 1 || s[0] != 47*time.Second {
+			t.Errorf("sleeps %v, want the RetryInfo's 47s", s)
+		}
+	})
+}

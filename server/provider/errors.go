@@ -288,7 +288,30 @@ func ApplyGoogleDetails(e *Error, details []GoogleDetail, clean func(string) str
 			e.Quota = append(e.Quota, v)
 		}
 	}
+	if dailyQuota(e.Quota) {
+		// A daily quota is spent: no attempt succeeds before the day
+		// is over, whatever RetryInfo says (Gemini sends one of
+		// seconds beside it: python-genai#2044's "47s"; gemini-cli
+		// makes such a 429 terminal). Not retried, with no delay that
+		// would say waiting helps; still an exhausted quota another
+		// deployment may not share, so a route falls back.
+		e.ShouldRetry = RetryDiscouraged
+		e.RetryAfter = 0
+	}
 	return reason
+}
+
+// dailyQuota reports whether one of the violations is of a per-day
+// quota, by Google's quota ids ("GenerateRequestsPerDayPerProjectPerModel-
+// FreeTier", "Gemini25ProRequestsPerDay"; gemini-cli's test:
+// "PerDay" or "Daily" in the id).
+func dailyQuota(vs []*errdetails.QuotaFailure_Violation) bool {
+	for _, v := range vs {
+		if id := v.GetQuotaId(); strings.Contains(id, "PerDay") || strings.Contains(id, "Daily") {
+			return true
+		}
+	}
+	return false
 }
 
 // errorInfoQuota is the violation a RATE_LIMIT_EXCEEDED ErrorInfo names
