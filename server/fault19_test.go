@@ -387,3 +387,50 @@ func TestFault19DailyQuota(t *testing.T) {
 		}
 	})
 }
+
+// invalidPrompt is OpenAI's refusal of a prompt its usage policy filter
+// flagged (reasoning models; as alan-turing-institute/t0-1#69 and
+// BeehiveInnovations/pal-mcp-server#178 quote it).
+const invalidPrompt = `{"error":{"message":"Invalid prompt: your prompt was flagged as potentially violating our usage policy. Please try again with a different prompt: https://platform.openai.com/docs/guides/reasoning#advice-on-prompting","type":"invalid_request_error","param":null,"code":"invalid_prompt"}}`
+
+// TestFault19PolicyFlaggedPrompt: OpenAI's invalid_prompt of a prompt
+// flagged by its usage policy is CONTENT_FILTERED (it was INVALID_REQUEST,
+// as for a malformed request), as a 400 and inside a Responses stream
+// (response.failed) alike; never retried. An invalid_prompt that names no
+// policy stays an invalid request.
+func TestFault19PolicyFlaggedPrompt(t *testing.T) {
+	t.Parallel()
+	failed := func(body string) string {
+		obj := body[len(`{"error":`) : len(body)-1]
+		return responsesEvent("response.created", `"sequence_number":0,"response":{`+responsesObj+`,"status":"in_progress","usage":null}`) +
+			responsesEvent("response.failed", `"sequence_number":1,"response":{`+responsesObj+`,"status":"failed","error":`+obj+`,"usage":null}`)
+	}
+	other := strings.Replace(invalidPrompt, "your prompt was flagged as potentially violating our usage policy. Please try again with a different prompt: https://platform.openai.com/docs/guides/reasoning#advice-on-prompting", "the messages do not follow the expected format.", 1)
+	for _, f := range []f13Format{openaiChat, openaiResponses, azureFormat()} {
+		for _, tc := range []struct {
+			name, body, reason string
+		}{{"flagged", invalidPrompt, "CONTENT_FILTERED"}, {"other", other, "INVALID_REQUEST"}} {
+			t.Run(f.name+"/400/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				up := f13Serve(t, respond(400, merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1), f.rl(1)), tc.body), f.okStep(2))
+				c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+				_, err := c.Chat(context.Background(), chatReq13())
+				st, _ := f13Check(t, f, err, codes.InvalidArgument, tc.reason, 1, 400)
+				if errorInfoOf(st).GetMetadata()["upstreamCode"] != "invalid_prompt" || up.requests() != 1 {
+					t.Errorf("ErrorInfo %v, upstream %d", errorInfoOf(st).GetMetadata(), up.requests())
+				}
+			})
+		}
+	}
+	t.Run("openai-responses/response.failed", func(t *testing.T) {
+		t.Parallel()
+		f := openaiResponses
+		up := f13Serve(t, respond(200, f.streamHead(1), failed(invalidPrompt)), respond(200, f.streamHead(2), f.complete()))
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+		got := readStream13(t, c)
+		f13Check(t, f, got.err, codes.InvalidArgument, "CONTENT_FILTERED", 1, 0)
+		if up.requests() != 1 {
+			t.Errorf("upstream %d", up.requests())
+		}
+	})
+}
