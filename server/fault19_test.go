@@ -434,3 +434,57 @@ func TestFault19PolicyFlaggedPrompt(t *testing.T) {
 		}
 	})
 }
+
+// TestFault19AnthropicSpendLimit: Anthropic's 400 invalid_request_error
+// "You have reached your specified API usage limits" (the organization's
+// spend limit; anthropics/claude-code#38035 quotes it) is a spent quota,
+// ResourceExhausted (it was an invalid request) and a reason to fall back;
+// it and "credit balance is too low" inside a stream's error event are
+// not retried (the credit balance's was, three times, as a rate limit).
+func TestFault19AnthropicSpendLimit(t *testing.T) {
+	t.Parallel()
+	f := anthropicFormat
+	limits := `{"type":"error","error":{"type":"invalid_request_error","message":"You have reached your specified API usage limits. You will regain access on 2026-04-01 at 00:00 UTC."},"request_id":"req_011CZLrUfBVkVHn5T6EqQaf7"}`
+	credit := `{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."},"request_id":"req_011CZLrUfBVkVHn5T6EqQaf8"}`
+	t.Run("400", func(t *testing.T) {
+		t.Parallel()
+		up := f13Serve(t, respond(400, merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1), f.rl(1)), limits), f.okStep(2))
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+		_, err := c.Chat(context.Background(), chatReq13())
+		st, _ := f13Check(t, f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 400)
+		if q := quotaFailure(st).GetViolations(); len(q) != 1 || q[0].GetSubject() != "provider:up" || !strings.Contains(q[0].GetDescription(), "usage limits") {
+			t.Errorf("QuotaFailure %v", q)
+		}
+		if retryInfo(st) != nil || up.requests() != 1 {
+			t.Errorf("RetryInfo %v, upstream %d", retryInfo(st), up.requests())
+		}
+	})
+	for name, body := range map[string]string{"usage limits": limits, "credit balance": credit} {
+		t.Run("stream event/"+name, func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, respond(200, f.streamHead(1), f.head+anthropicEvent("error", body[len(`{"type":"error",`):strings.Index(body, `,"request_id"`)])), respond(200, f.streamHead(2), f.complete()))
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+			got := readStream13(t, c)
+			if got.started {
+				t.Errorf("started")
+			}
+			f13Check(t, f, got.err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 0)
+			if up.requests() != 1 {
+				t.Errorf("upstream %d: a spent quota is not retried", up.requests())
+			}
+		})
+	}
+	t.Run("fallback", func(t *testing.T) {
+		t.Parallel()
+		first := f13Serve(t, respond(400, hdr("Content-Type", "application/json"), limits))
+		second := f13Serve(t, f.okStep(2))
+		c := f13StartRouted(t, f, 3, first, second, &f13Clock{})
+		resp, err := c.Chat(context.Background(), chatReq13())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := resp.GetMeta(); m.GetProvider() != "second" || m.GetAttempts() != 2 || m.GetRetryReasons()[0].GetReason() != "http_400" || first.requests() != 1 {
+			t.Errorf("meta %v", m)
+		}
+	})
+}
