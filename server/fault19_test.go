@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -487,4 +488,71 @@ func TestFault19AnthropicSpendLimit(t *testing.T) {
 			t.Errorf("meta %v", m)
 		}
 	})
+}
+
+// TestFault19GeminiLocationRefused: Gemini's 400 FAILED_PRECONDITION for
+// a deployment that may not call it (the gateway's location, as
+// gemini-api-php/client#32 quotes it; the free tier unavailable in the
+// country without billing, as the Gemini API's error table words it) is
+// PermissionDenied and falls back to the next deployment (it was the
+// caller's InvalidArgument, and the route gave up); not retried. Through
+// Gemini's OpenAI-compatible endpoint alike. Another FAILED_PRECONDITION
+// stays an invalid request.
+func TestFault19GeminiLocationRefused(t *testing.T) {
+	t.Parallel()
+	location := `{"error": {"code": 400, "message": "User location is not supported for the API use.", "status": "FAILED_PRECONDITION"}}`
+	freeTier := `{"error": {"code": 400, "message": "Gemini API free tier is not available in your country. Please enable billing on your project in Google AI Studio.", "status": "FAILED_PRECONDITION"}}`
+	other := `{"error": {"code": 400, "message": "Precondition check failed.", "status": "FAILED_PRECONDITION"}}`
+	for _, tc := range []struct {
+		name, body     string
+		f              f13Format
+		code           codes.Code
+		reason         string
+		fallsBack      bool
+		wrapInArray    bool
+		upstreamReqIDs bool
+	}{
+		{"gemini/location", location, geminiFormat, codes.PermissionDenied, "UPSTREAM_PERMISSION_DENIED", true, false, false},
+		{"gemini/free tier", freeTier, geminiFormat, codes.PermissionDenied, "UPSTREAM_PERMISSION_DENIED", true, false, false},
+		{"gemini/other", other, geminiFormat, codes.InvalidArgument, "INVALID_REQUEST", false, false, false},
+		{"openai-chat/compatible endpoint", location, openaiChat, codes.PermissionDenied, "UPSTREAM_PERMISSION_DENIED", true, true, true},
+	} {
+		body := tc.body
+		if tc.wrapInArray {
+			body = "[" + body + "]"
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := hdr("Content-Type", "application/json")
+			if tc.upstreamReqIDs {
+				h = merged(h, tc.f.reqIDHeader(1))
+			}
+			up := f13Serve(t, respond(400, h, body), tc.f.okStep(2))
+			c := f13Start(t, f13Defaults+tc.f.yaml, up.URL, &f13Clock{})
+			_, err := c.Chat(context.Background(), chatReq13())
+			st, _ := f13Check(t, tc.f, err, tc.code, tc.reason, 1, 400)
+			if errorInfoOf(st).GetMetadata()["upstreamCode"] != "FAILED_PRECONDITION" || up.requests() != 1 {
+				t.Errorf("ErrorInfo %v, upstream %d", errorInfoOf(st).GetMetadata(), up.requests())
+			}
+		})
+		t.Run(tc.name+"/routed", func(t *testing.T) {
+			t.Parallel()
+			first := f13Serve(t, respond(400, hdr("Content-Type", "application/json"), body))
+			second := f13Serve(t, tc.f.okStep(2))
+			c := f13StartRouted(t, tc.f, 3, first, second, &f13Clock{})
+			resp, err := c.Chat(context.Background(), chatReq13())
+			if !tc.fallsBack {
+				if status.Code(err) != codes.InvalidArgument || second.requests() != 0 {
+					t.Errorf("err %v, second %d: an invalid request does not fall back", err, second.requests())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := resp.GetMeta(); m.GetProvider() != "second" || m.GetAttempts() != 2 || first.requests() != 1 {
+				t.Errorf("meta %v, first %d", m, first.requests())
+			}
+		})
+	}
 }

@@ -314,6 +314,24 @@ func dailyQuota(vs []*errdetails.QuotaFailure_Violation) bool {
 	return false
 }
 
+// GoogleDeploymentRefused reports a Google FAILED_PRECONDITION that
+// refuses the deployment rather than the request, as the Gemini API's
+// error table documents its 400 FAILED_PRECONDITION: "Gemini API free
+// tier is not available in your country. Please enable billing on your
+// project in Google AI Studio.", and "User location is not supported for
+// the API use." (the gateway's egress location). The request is valid;
+// this project, key or location may not send it: PermissionDenied, which
+// another deployment (Vertex AI, another account) does not share, not the
+// caller's invalid argument.
+func GoogleDeploymentRefused(status, msg string) bool {
+	if status != "FAILED_PRECONDITION" {
+		return false
+	}
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "location is not supported") || strings.Contains(m, "not available in your country") ||
+		strings.Contains(m, "enable billing")
+}
+
 // errorInfoQuota is the violation a RATE_LIMIT_EXCEEDED ErrorInfo names
 // when no QuotaFailure came with it, as Google's API front end writes a
 // quota's refusal ({"reason": "RATE_LIMIT_EXCEEDED", "metadata":

@@ -160,7 +160,7 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 		e.Kind = provider.KindUnauthenticated
 	case isContextLength(st.Message):
 		e.Kind = provider.KindContextLength
-	case st.Status == "PERMISSION_DENIED":
+	case st.Status == "PERMISSION_DENIED", provider.GoogleDeploymentRefused(st.Status, st.Message):
 		e.Kind = provider.KindPermissionDenied
 	case st.Status == "RESOURCE_EXHAUSTED":
 		e.Kind = provider.KindRateLimited

@@ -185,7 +185,7 @@ func (p *Provider) googleStatusError(raw []byte, resp *http.Response, sec secret
 		e.Kind = provider.KindUnauthenticated
 	case st.Status == "INVALID_ARGUMENT" && (looksLikeContextLength(e.Message) || strings.Contains(strings.ToLower(e.Message), "exceeds the maximum number of tokens")):
 		e.Kind = provider.KindContextLength
-	case st.Status == "PERMISSION_DENIED":
+	case st.Status == "PERMISSION_DENIED", provider.GoogleDeploymentRefused(st.Status, e.Message):
 		e.Kind = provider.KindPermissionDenied
 	case st.Status == "RESOURCE_EXHAUSTED":
 		e.Kind = provider.KindRateLimited
