@@ -78,7 +78,8 @@ var ErrRetryAfterTooLong = errors.New("the provider's retry delay exceeds max_re
 // errors before any response byte, transport timeouts, streams cut before
 // their final event, and the HTTP statuses the official OpenAI and
 // Anthropic SDKs retry: 408, 409 (a lock timeout), 429 and 5xx, but for
-// 501 and 505, which say the same to every attempt. A provider's
+// 501 and 505, which say the same to every attempt; and 499, Gemini's
+// CANCELLED (provider.StatusProviderCancelled). A provider's
 // x-should-retry header overrides the status, as in those SDKs; an
 // adapter's RetryDiscouraged read from the body does too, inside a 2xx
 // answer as well. Never a
@@ -108,6 +109,9 @@ func Retryable(err error) bool {
 	case status == http.StatusTooManyRequests:
 		return !provider.QuotaSpent(pe.Code)
 	case status == http.StatusRequestTimeout, status == http.StatusConflict:
+		return true
+	case status == provider.StatusProviderCancelled:
+		// Gemini's CANCELLED: its backend gave up, not the gateway.
 		return true
 	case status == http.StatusNotImplemented, status == http.StatusHTTPVersionNotSupported:
 		return false

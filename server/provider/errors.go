@@ -149,6 +149,17 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// StatusProviderCancelled is HTTP 499, google.rpc's CANCELLED: Gemini and
+// Vertex AI answer it when their backend gave up on the operation
+// ({"code": 499, "message": "The operation was cancelled.", "status":
+// "CANCELLED"}, reason backendError, under load: gemini-cli#20309). The
+// gateway never reads the answer to a request it cancelled itself (its
+// context ends the read first), so a 499 it reads is the provider's own
+// failure: transient, retried like a 5xx (gemini-cli retries it since
+// #20432, google-genai is asked to in python-genai#2506), never the
+// caller's invalid request nor its cancellation.
+const StatusProviderCancelled = 499
+
 // KindForStatus is the default classification of an HTTP error status.
 // Adapters refine it from the body (context length, content filter).
 func KindForStatus(status int) Kind {
@@ -166,6 +177,8 @@ func KindForStatus(status int) Kind {
 		return KindTimeout
 	case status == http.StatusConflict:
 		return KindConflict
+	case status == StatusProviderCancelled:
+		return KindUnavailable
 	case status == http.StatusTooManyRequests, status == http.StatusPaymentRequired:
 		// 402: the account's credits or balance are spent (OpenRouter,
 		// NVIDIA): an exhausted quota, as OpenAI's insufficient_quota 429
@@ -280,6 +293,16 @@ func ApplyGoogleDetails(e *Error, details []GoogleDetail, clean func(string) str
 			e.Quota = append(e.Quota, v)
 		}
 	}
+	if dailyQuota(e.Quota) {
+		// A daily quota is spent: no attempt succeeds before the day
+		// is over, whatever RetryInfo says (Gemini sends one of
+		// seconds beside it: python-genai#2044's "47s"; gemini-cli
+		// makes such a 429 terminal). Not retried, with no delay that
+		// would say waiting helps; still an exhausted quota another
+		// deployment may not share, so a route falls back.
+		e.ShouldRetry = RetryDiscouraged
+		e.RetryAfter = 0
+	}
 	return reason
 }
 
@@ -316,6 +339,37 @@ func googleMessageField(msg string) string {
 		return m[1]
 	}
 	return ""
+}
+
+// dailyQuota reports whether one of the violations is of a per-day
+// quota, by Google's quota ids ("GenerateRequestsPerDayPerProjectPerModel-
+// FreeTier", "Gemini25ProRequestsPerDay"; gemini-cli's test:
+// "PerDay" or "Daily" in the id).
+func dailyQuota(vs []*errdetails.QuotaFailure_Violation) bool {
+	for _, v := range vs {
+		if id := v.GetQuotaId(); strings.Contains(id, "PerDay") || strings.Contains(id, "Daily") {
+			return true
+		}
+	}
+	return false
+}
+
+// GoogleDeploymentRefused reports a Google FAILED_PRECONDITION that
+// refuses the deployment rather than the request, as the Gemini API's
+// error table documents its 400 FAILED_PRECONDITION: "Gemini API free
+// tier is not available in your country. Please enable billing on your
+// project in Google AI Studio.", and "User location is not supported for
+// the API use." (the gateway's egress location). The request is valid;
+// this project, key or location may not send it: PermissionDenied, which
+// another deployment (Vertex AI, another account) does not share, not the
+// caller's invalid argument.
+func GoogleDeploymentRefused(status, msg string) bool {
+	if status != "FAILED_PRECONDITION" {
+		return false
+	}
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "location is not supported") || strings.Contains(m, "not available in your country") ||
+		strings.Contains(m, "enable billing")
 }
 
 // errorInfoQuota is the violation a RATE_LIMIT_EXCEEDED ErrorInfo names

@@ -67,18 +67,28 @@ func ResponseDate(h http.Header) time.Time {
 
 // OpenAIRateLimit reads the x-ratelimit-* headers of OpenAI and Azure
 // (limit and remaining as integers, reset as a duration like "6m0s", "1s",
-// "20ms"). nil when none is present.
+// "20ms"). nil when none is present. A negative count is no count: Azure
+// answers a budget it does not track (the Responses API's tokens, since
+// November 2025: openai/openai-dotnet#838) with limit and remaining -1
+// and a reset of 0, which read as numbers made an exhausted limit that
+// resets now (a QuotaFailure naming a tokens limit of -1 on a 429 for
+// requests); that budget is left unset, its reset too, as the contract
+// leaves what was not reported.
 func OpenAIRateLimit(h http.Header) *llmrelayv1.RateLimit {
 	var rl llmrelayv1.RateLimit
 	found := false
 	now := ResponseDate(h)
-	setInt := func(name string, dst **int64) {
+	setInt := func(name string, dst **int64) (untracked bool) {
 		if v := h.Get(name); v != "" {
 			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+				if n < 0 {
+					return true
+				}
 				*dst = &n
 				found = true
 			}
 		}
+		return false
 	}
 	setReset := func(name string, dst **timestamppb.Timestamp) {
 		if v := h.Get(name); v != "" {
@@ -88,12 +98,20 @@ func OpenAIRateLimit(h http.Header) *llmrelayv1.RateLimit {
 			}
 		}
 	}
-	setInt("X-Ratelimit-Limit-Requests", &rl.RequestsLimit)
-	setInt("X-Ratelimit-Remaining-Requests", &rl.RequestsRemaining)
-	setReset("X-Ratelimit-Reset-Requests", &rl.RequestsResetTime)
-	setInt("X-Ratelimit-Limit-Tokens", &rl.TokensLimit)
-	setInt("X-Ratelimit-Remaining-Tokens", &rl.TokensRemaining)
-	setReset("X-Ratelimit-Reset-Tokens", &rl.TokensResetTime)
+	for _, b := range []struct {
+		what             string
+		limit, remaining **int64
+		reset            **timestamppb.Timestamp
+	}{
+		{"Requests", &rl.RequestsLimit, &rl.RequestsRemaining, &rl.RequestsResetTime},
+		{"Tokens", &rl.TokensLimit, &rl.TokensRemaining, &rl.TokensResetTime},
+	} {
+		untracked := setInt("X-Ratelimit-Limit-"+b.what, b.limit)
+		if setInt("X-Ratelimit-Remaining-"+b.what, b.remaining) || untracked {
+			continue
+		}
+		setReset("X-Ratelimit-Reset-"+b.what, b.reset)
+	}
 	if !found {
 		return nil
 	}

@@ -1,7 +1,9 @@
 package provider
 
 import (
+	"context"
 	"errors"
+	"io"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
@@ -106,6 +108,32 @@ var ErrIdleTimeout = errors.New("provider sent no data within the idle timeout")
 // IdleAfterEndWarning is the warning of a complete stream ended by the
 // idle timeout.
 const IdleAfterEndWarning = "the provider kept the stream open after its last event; it was ended by the idle timeout (the answer is complete)"
+
+// CutAfterEndWarning is the warning of a complete stream whose connection
+// then closed uncleanly.
+const CutAfterEndWarning = "the connection broke after the provider's last event (the body did not end cleanly); the answer is complete"
+
+// CutAfterEnd reports whether err, read from the body of a stream that had
+// already delivered a complete answer in a format without a terminator of
+// its own (Gemini's last chunk with its finishReason; a chat stream's
+// finish and usage without [DONE]), is the connection breaking: a chunked
+// body closed without its last chunk, a reset. For those formats the end
+// of the body is the end of the answer, and a close that was not clean
+// (a proxy's, a load balancer's) loses nothing of it: the adapter ends
+// the stream as complete with CutAfterEndWarning, as it does when the
+// connection stays open (IdleAfterEndWarning), instead of failing an
+// answer the client has whole. Not a clean end (io.EOF), the caller's
+// cancellation or deadline, a timeout, nor a limit of the gateway.
+func CutAfterEnd(err error) bool {
+	var pe *Error
+	var le *LimitError
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, ErrIdleTimeout) || errors.As(err, &le) || errors.As(err, &pe) {
+		return false
+	}
+	k := TransportError("", err).Kind
+	return k == KindUnavailable || k == KindConnection
+}
 
 // ErrStreamClosed is what Recv returns after Close: the caller's own doing,
 // so KindCanceled (a fresh error each time: callers may annotate it).

@@ -104,11 +104,18 @@ func refineKind(e *provider.Error) {
 		}
 	case strings.Contains(msg, "content filtering policy"):
 		e.Kind = provider.KindContentFilter
-	case strings.Contains(msg, "credit balance is too low"):
+	case strings.Contains(msg, "credit balance is too low"),
+		// The spend limit the organization set is reached, a 400
+		// invalid_request_error too: "You have reached your specified
+		// API usage limits. You will regain access on 2026-04-01 at
+		// 00:00 UTC." (anthropics/claude-code#2127, #38035).
+		strings.Contains(msg, "reached your specified api usage limits"):
 		// A 400 invalid_request_error, but the account's quota, as
-		// OpenAI's insufficient_quota: not retried, a reason to fall
-		// back to another deployment.
+		// OpenAI's insufficient_quota: not retried (in a stream's
+		// error event either, where no status says so), a reason to
+		// fall back to another deployment.
 		e.Kind = provider.KindRateLimited
+		e.ShouldRetry = provider.RetryDiscouraged
 	}
 }
 

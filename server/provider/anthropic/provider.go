@@ -19,10 +19,13 @@
 package anthropic
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -180,10 +183,79 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	if err != nil {
 		return nil, err
 	}
+	if err := messageInsteadOfStream(resp); err != nil {
+		return nil, err
+	}
 	if tool := answerToolFor(req); tool != "" {
 		return &answerStream{Stream: newStream(resp, warnings), tool: tool, otherCalls: map[string]bool{}}, nil
 	}
 	return newStream(resp, warnings), nil
+}
+
+// messageInsteadOfStream reads the body of a stream request's answer
+// labelled application/json: a whole Message there (a proxy or
+// compatible server that ignored "stream") is a bad response, not
+// retried, as the openai adapter reads a chat completion instead of its
+// stream; read as an event stream it had no events, "ended before
+// message_stop", and was retried as a cut stream: the same answer paid
+// for on every attempt. Any other body (an error object, which the
+// stream reads as the error it is; events mislabelled) is put back for
+// the stream to read. nil when the answer is not such a Message.
+func messageInsteadOfStream(resp *http.Response) error {
+	if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Type"))), "application/json") {
+		return nil
+	}
+	br := bufio.NewReader(resp.Body)
+	if !startsWithBrace(br) {
+		// Events, mislabelled: streamed as they come.
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{br, resp.Body}
+		return nil
+	}
+	raw, rerr := io.ReadAll(io.LimitReader(br, maxBodySize))
+	var probe struct {
+		Type string `json:"type"`
+	}
+	if rerr == nil && json.Unmarshal(raw, &probe) == nil && probe.Type == "message" {
+		_ = resp.Body.Close() // read whole; its close error adds nothing
+		e := provider.BadResponse(providerName, "expected an event stream, got application/json (a whole message: the server ignored \"stream\")")
+		return provider.AnswerFailed(e, provider.HeaderValue(resp.Header, requestIDHeader), headerMeta(resp.Header))
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(raw), readErr{rerr}), resp.Body}
+	return nil
+}
+
+// startsWithBrace reports whether the first byte of br after white space
+// is '{' (a JSON object), reading nothing but that white space.
+func startsWithBrace(br *bufio.Reader) bool {
+	for {
+		b, err := br.Peek(1)
+		if err != nil {
+			return false
+		}
+		switch b[0] {
+		case ' ', '\t', '\r', '\n':
+			_, _ = br.ReadByte()
+		default:
+			return b[0] == '{'
+		}
+	}
+}
+
+// readErr is a reader that fails with err (io.EOF for nil): what reading
+// on after a failed read gives.
+type readErr struct{ err error }
+
+func (r readErr) Read([]byte) (int, error) {
+	if r.err == nil {
+		return 0, io.EOF
+	}
+	return 0, r.err
 }
 
 // Embed always fails: Anthropic has no embeddings API.

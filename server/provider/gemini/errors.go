@@ -163,7 +163,7 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 		e.Kind = provider.KindUnauthenticated
 	case isContextLength(st.Message):
 		e.Kind = provider.KindContextLength
-	case st.Status == "PERMISSION_DENIED":
+	case st.Status == "PERMISSION_DENIED", provider.GoogleDeploymentRefused(st.Status, st.Message):
 		e.Kind = provider.KindPermissionDenied
 	case st.Status == "RESOURCE_EXHAUSTED":
 		e.Kind = provider.KindRateLimited
@@ -183,7 +183,11 @@ func kindForStatusCode(code int, status string) provider.Kind {
 	case "NOT_FOUND":
 		return provider.KindNotFound
 	case "CANCELLED":
-		return provider.KindCanceled
+		// The backend gave up on the operation (the gateway's own
+		// cancellation ends the read before any chunk): transient, as
+		// an HTTP 499 is (provider.StatusProviderCancelled), not the
+		// caller's cancellation.
+		return provider.KindUnavailable
 	}
 	if k := provider.KindForStatus(code); k != provider.KindUnknown {
 		return k

@@ -139,6 +139,11 @@ func (s *stream) fail(err error) {
 		// open: a complete answer, not a cut one.
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{provider.IdleAfterEndWarning}}})
 		s.err = io.EOF
+	case s.finished && provider.CutAfterEnd(err):
+		// The last chunk came; the connection then broke instead of
+		// ending cleanly: the answer is whole all the same.
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{provider.CutAfterEndWarning}}})
+		s.err = io.EOF
 	case errors.Is(err, io.EOF):
 		if s.finished {
 			s.err = io.EOF

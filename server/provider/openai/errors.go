@@ -190,7 +190,7 @@ func (p *Provider) googleStatusError(raw []byte, resp *http.Response, sec secret
 		e.Kind = provider.KindUnauthenticated
 	case st.Status == "INVALID_ARGUMENT" && (looksLikeContextLength(e.Message) || strings.Contains(strings.ToLower(e.Message), "exceeds the maximum number of tokens")):
 		e.Kind = provider.KindContextLength
-	case st.Status == "PERMISSION_DENIED":
+	case st.Status == "PERMISSION_DENIED", provider.GoogleDeploymentRefused(st.Status, e.Message):
 		e.Kind = provider.KindPermissionDenied
 	case st.Status == "RESOURCE_EXHAUSTED":
 		e.Kind = provider.KindRateLimited
@@ -548,7 +548,7 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// of its own: TEI's 413, llama.cpp's 500 (the same input fails
 		// every time; not a server fault to retry).
 		e.Kind = provider.KindContextLength
-	case code == "content_filter" || sensitiveCode(code) || contentRiskRE.MatchString(e.Message) ||
+	case code == "content_filter" || sensitiveCode(code) || contentRiskRE.MatchString(e.Message) || policyFlagged(code, e.Message) ||
 		(we.InnerError != nil && string(we.InnerError.Code) == "ResponsibleAIPolicyViolation"):
 		e.Kind = provider.KindContentFilter
 		if we.InnerError != nil && isPresent(we.InnerError.ContentFilterResult) {
@@ -604,6 +604,22 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 // a 200 stream: testdata/dialect_deepseek_stream_content_risk.http),
 // possibly followed by a request id in parentheses.
 var contentRiskRE = regexp.MustCompile(`(?i)^\s*content\s+exists\s+risk\s*(\(|$)`)
+
+// policyFlaggedRE matches the words of OpenAI's invalid_prompt refusals:
+// "Invalid prompt: your prompt was flagged as potentially violating our
+// usage policy." (reasoning models, a 400 or a Responses stream's
+// response.failed), "Invalid prompt: we've limited access to this
+// content for safety reasons."
+var policyFlaggedRE = regexp.MustCompile(`(?i)flagged as potentially violating|usage polic|for safety reasons`)
+
+// policyFlagged reports OpenAI's invalid_prompt of a prompt its usage
+// policy filter refused: a content filter's verdict on the input (the
+// caller must change the prompt, as for Azure's content_filter 400), not
+// a malformed request. An invalid_prompt naming anything else stays an
+// invalid request.
+func policyFlagged(code, msg string) bool {
+	return code == "invalid_prompt" && policyFlaggedRE.MatchString(msg)
+}
 
 // sensitiveCode reports Volcengine Ark's (Doubao's) content refusals:
 // SensitiveContentDetected and its Input…/Output… variants

@@ -89,6 +89,14 @@ func (s *eventLoop) Recv() (*provider.Event, error) {
 				s.handle(nil, []byte(s.final))
 				continue
 			}
+			if s.completeAtEOF && provider.CutAfterEnd(err) {
+				// The same answer, the connection broken instead of
+				// closed cleanly: complete.
+				s.completeAtEOF = false
+				s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{provider.CutAfterEndWarning}}})
+				s.handle(nil, []byte(s.final))
+				continue
+			}
 			s.err = s.readError(err)
 			continue
 		}

@@ -102,7 +102,9 @@ func headerInt(h http.Header, name string) *int64 {
 		return nil
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
+	if err != nil || n < 0 {
+		// A negative count is no count (Azure's -1 for a budget it
+		// does not track: provider.OpenAIRateLimit).
 		return nil
 	}
 	return &n
