@@ -338,19 +338,24 @@ func Parse(raw []byte, source string) (*Config, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		// A syntax error: the YAML parser stops at the first one.
-		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, yamlError(source, err, raw)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 || doc.Content[0].ShortTag() == "!!null" {
 		return nil, &located{source: source, msg: `the file is empty ("llmrelay config default" prints a complete configuration)`}
 	}
-	unset := expandNode(&doc)
+	unset, malformed := expandNode(&doc)
 	c := Config{root: doc.Content[0], source: source}
 	// The shape check reports and prunes unknown keys and values of the
 	// wrong kind, so that the rest decodes and is validated too: every
 	// problem of the file at once.
-	errs := checkShape(source, doc.Content[0], reflect.TypeFor[Config](), "")
+	var errs []error
+	for _, m := range malformed {
+		errs = append(errs, &located{source: source, line: m.line, col: m.col,
+			msg: fmt.Sprintf("%q is not a ${VAR} or ${VAR:-default} reference (a \"}\" missing, a name other than letters, digits and _, or a shell form such as ${VAR:=x}, ${VAR-x} or a nested reference, which are not supported)", m.name)})
+	}
+	errs = append(errs, checkShape(source, doc.Content[0], reflect.TypeFor[Config](), "")...)
 	if err := doc.Decode(&c); err != nil {
-		return nil, fmt.Errorf("%s: %w", source, err)
+		return nil, yamlError(source, err, nil)
 	}
 	errs = append(errs, c.locateAll(c.validate())...)
 	if len(errs) > 0 {
@@ -363,6 +368,51 @@ func Parse(raw []byte, source string) (*Config, error) {
 	return &c, nil
 }
 
+var (
+	yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+	// flowRef is a ${VAR} unquoted in a flow mapping ({key: ${VAR}}),
+	// whose "}" ends the mapping.
+	flowRef = regexp.MustCompile(`\{[^"'#\n]*:[ \t]*\$\{`)
+)
+
+// yamlError words an error of the YAML parser or decoder as the others:
+// "source:line: problem", one line per problem. With raw (a syntax
+// error), an unquoted ${VAR} in a flow mapping, the usual cause, is named.
+func yamlError(source string, err error, raw []byte) error {
+	msgs := []string{strings.TrimPrefix(err.Error(), "yaml: ")}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	}
+	errs := make([]error, 0, len(msgs)+1)
+	for _, m := range msgs {
+		m = strings.TrimSpace(m)
+		if g := yamlLine.FindStringSubmatch(m); g != nil {
+			line, _ := strconv.Atoi(g[1])
+			if l := lines(raw); line >= 1 && line <= len(l) && strings.HasPrefix(l[line-1], "\t") {
+				g[2] += " (YAML indents with spaces, not tabs)"
+			}
+			errs = append(errs, fmt.Errorf("%s:%d: %s", source, line, g[2]))
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s: %s", source, m))
+	}
+	for i, l := range lines(raw) {
+		if flowRef.MatchString(l) {
+			errs = append(errs, fmt.Errorf(`%s:%d: a ${VAR} in a {...} mapping must be quoted ("${VAR}"): its "}" ends the mapping`, source, i+1))
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func lines(raw []byte) []string {
+	if len(raw) == 0 {
+		return nil
+	}
+	return strings.Split(string(raw), "\n")
+}
+
 func (c *Config) locateAll(errs []error) []error {
 	for i, e := range errs {
 		errs[i] = c.Locate(e)
@@ -372,23 +422,60 @@ func (c *Config) locateAll(errs []error) []error {
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
-// expand replaces ${VAR} and ${VAR:-default}, and names the variables
-// referenced without a default that are unset or empty.
-func expand(s string) (_ string, missing []string) {
+// expand replaces ${VAR} and ${VAR:-default}, names the variables
+// referenced without a default that are unset or empty, and returns each
+// "${" that starts no such reference (a missing "}", a name that is not
+// letters, digits and _, a shell form such as ${VAR:=x} or ${VAR-x}, a
+// reference nested in a default): left as it is, it would reach the
+// provider as literal text.
+func expand(s string) (_ string, missing, malformed []string) {
 	if !strings.Contains(s, "${") {
-		return s, nil
+		return s, nil, nil
 	}
-	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
-		sub := envRef.FindStringSubmatch(m)
-		if v, ok := os.LookupEnv(sub[1]); ok && v != "" {
-			return v
+	var b strings.Builder
+	for rest := s; ; {
+		i := strings.Index(rest, "${")
+		if i < 0 {
+			b.WriteString(rest)
+			break
 		}
-		if sub[2] == "" {
-			missing = append(missing, sub[1])
+		b.WriteString(rest[:i])
+		rest = rest[i:]
+		loc := envRef.FindStringSubmatchIndex(rest)
+		if loc == nil || loc[0] != 0 || (loc[6] >= 0 && strings.Contains(rest[loc[6]:loc[7]], "${")) {
+			malformed = append(malformed, fragment(rest))
+			b.WriteString("${")
+			rest = rest[2:]
+			continue
 		}
-		return sub[3]
-	})
-	return out, missing
+		name := rest[loc[2]:loc[3]]
+		switch v, ok := os.LookupEnv(name); {
+		case ok && v != "":
+			b.WriteString(v)
+		case loc[4] >= 0:
+			b.WriteString(rest[loc[6]:loc[7]])
+		default:
+			missing = append(missing, name)
+		}
+		rest = rest[loc[1]:]
+	}
+	return b.String(), missing, malformed
+}
+
+// fragment is the start of a malformed reference, for its error: up to
+// its "}" or the first space, at most 40 bytes.
+func fragment(s string) string {
+	end := len(s)
+	if i := strings.IndexAny(s, "} \t\n"); i >= 0 {
+		end = i
+		if s[i] == '}' {
+			end++
+		}
+	}
+	if end > 40 {
+		return s[:40] + "..."
+	}
+	return s[:end]
 }
 
 // ProviderTypes are the known provider types.
