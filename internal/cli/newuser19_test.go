@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,5 +41,57 @@ func TestConfigCheckExposure(t *testing.T) {
 	r = runCLI(t, "", "config", "check", loopback)
 	if r.code != ExitFailure || !strings.Contains(r.stderr, loopback+`: LLMRELAY_LISTEN: ":50051" is not a loopback address`) {
 		t.Errorf("config check with LLMRELAY_LISTEN: %+v", r)
+	}
+}
+
+// TestToolsFileErrors: a --tools file's problems are named at their line
+// and column without Go type names ("cannot unmarshal object into Go value
+// of type []cli.toolSpec"), trailing data is not ignored, and the agent's
+// file is as strict as the tools command's (a misspelt "resutl" or
+// "paramters" was dropped in silence).
+func TestToolsFileErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for i, tc := range []struct{ body, want string }{
+		{`{"name": "x"}`, "line 1, column 2: want an array, got object"},
+		{`[{"name": "x", "parameters": {"type": "object"`, "the JSON ends early (a bracket or quote not closed)"},
+		{"[{\"name\": \"a\",\n  \"description\": 5}]", "line 2, column 19: description: want a string, got number"},
+		{"[{\"name\": \"a\",\n  \"description\": x}]", "line 2, column 19: invalid character 'x' looking for beginning of value"},
+		{`[{"nam": "x"}]`, `line 1, column 15: unknown key "nam"`},
+		{`[{"name": "a"}] [1]`, "line 1, column 18: more after the end of the JSON value"},
+		{``, "the file is empty"},
+	} {
+		path := filepath.Join(dir, fmt.Sprintf("t%d.json", i))
+		if err := os.WriteFile(path, []byte(tc.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range []string{"tools", "agent"} {
+			r := runCLI(t, "", cmd, "--local", "-m", "builtin/echo", "--tools", path, "hi")
+			if r.code != ExitUsage || !strings.Contains(r.stderr, "--tools "+path+": want a JSON array of {name, description, parameters, ") ||
+				!strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "Go value") {
+				t.Errorf("%s %q: %+v", cmd, tc.body, r)
+			}
+		}
+	}
+	path := filepath.Join(dir, "agent.json")
+	for body, want := range map[string]string{
+		`[{"name": "a", "resutl": "x"}]`: `unknown key "resutl"`,
+		`[]`:                             "no tools",
+		`[{"result": "x"}]`:              "tool 0 has no name",
+		`[{"name": "a", "parameters": [1], "result": ""}]`: "tool a: parameters: want a JSON Schema object",
+	} {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if r := runCLI(t, "", "agent", "--local", "--tools", path, "hi"); r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+			t.Errorf("agent %s: %+v", body, r)
+		}
+	}
+	// Parameters as an object or as JSON text, as for the tools command.
+	if err := os.WriteFile(path, []byte(`[{"name": "get_weather", "parameters": "{\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\"}}}", "result": "sunny"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(t, "", "agent", "--local", "--tools", path, "Paris"); r.code != ExitOK || !strings.Contains(r.stderr, `get_weather {"city":"Paris"}`) {
+		t.Errorf("agent with JSON-text parameters: %+v", r)
 	}
 }
