@@ -78,8 +78,8 @@ func topUsage() string {
 	b.WriteString(`
 "llmrelay <command> --help" lists a command's flags (one or two dashes).
 The client commands talk to --addr (host:port or unix:///path/to.sock; default
-$LLMRELAY_ADDR, else 127.0.0.1:50051), or with --local to the embedded default
-configuration run in process.
+$LLMRELAY_ADDR, else the server's $LLMRELAY_LISTEN, else 127.0.0.1:50051), or
+with --local to the embedded default configuration run in process.
 
 `)
 	b.WriteString(exitCodesHelp)

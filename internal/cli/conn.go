@@ -43,7 +43,7 @@ func defaultAddr() string {
 }
 
 func (c *connFlags) register(fs *flag.FlagSet, timeout time.Duration) {
-	fs.StringVar(&c.addr, "addr", defaultAddr(), "server address: host:port or unix:///path/to.sock ($LLMRELAY_ADDR)")
+	fs.StringVar(&c.addr, "addr", defaultAddr(), "server address: host:port or unix:///path/to.sock ($LLMRELAY_ADDR, else $LLMRELAY_LISTEN)")
 	fs.BoolVar(&c.local, "local", false, "run the embedded default configuration in process instead of calling a server")
 	fs.StringVar(&c.config, "config", "", "with --local: run this configuration file instead of the embedded default")
 	fs.DurationVar(&c.timeout, "timeout", timeout, "deadline of the call (0: none)")
