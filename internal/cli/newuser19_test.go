@@ -95,3 +95,23 @@ func TestToolsFileErrors(t *testing.T) {
 		t.Errorf("agent with JSON-text parameters: %+v", r)
 	}
 }
+
+// TestServeNamesEveryUnreadableKey: serve names each provider key it
+// cannot read at its line before starting (the server stopped at the
+// first, "key.yaml: provider o: api_key_file: ...", with no position).
+func TestServeNamesEveryUnreadableKey(t *testing.T) {
+	t.Setenv("LLMRELAY_TEST_UNSET_KEY_19", "")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "key.yaml")
+	body := "providers:\n  - {name: o, type: openai, api_key_file: " + filepath.Join(dir, "nope") + "}\n" +
+		"  - {name: p, type: openai, api_key_env: LLMRELAY_TEST_UNSET_KEY_19}\n" +
+		"models: [{name: m, provider: o, capabilities: {chat: {format: openai-chat}}}]\n"
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "serve", "-config", path, "-listen", "127.0.0.1:0")
+	if r.code != ExitFailure || !strings.Contains(r.stderr, path+":2:29: providers[0] (o).api_key_file: open ") ||
+		!strings.Contains(r.stderr, path+":3:29: providers[1] (p).api_key_env: the environment variable LLMRELAY_TEST_UNSET_KEY_19 is unset or empty") {
+		t.Errorf("serve: %+v", r)
+	}
+}

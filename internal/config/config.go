@@ -722,6 +722,30 @@ func (p Provider) APIKeyValue() (string, error) {
 	}
 }
 
+// CredentialErrors reads every provider's key as the server does at start
+// and names each that cannot be read (an unset variable, a missing,
+// unreadable or empty file; an Entra token file may start empty) at its
+// line, all at once: the server stops at the first, without a position.
+func (c *Config) CredentialErrors() error {
+	var errs []error
+	for i, p := range c.Providers {
+		if p.Type == "builtin" || (p.APIKeyEnv == "" && p.APIKeyFile == "") {
+			continue
+		}
+		where := fmt.Sprintf("providers[%d] (%s)", i, p.Name)
+		k, err := p.APIKeyValue()
+		switch {
+		case p.APIKeyEnv != "" && (err != nil || k == ""):
+			errs = append(errs, fmt.Errorf("%s.api_key_env: the environment variable %s is unset or empty", where, p.APIKeyEnv))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s.api_key_file: %w", where, errors.Unwrap(err)))
+		case k == "" && p.Auth != "entra": // an Entra token file is read again when it changes
+			errs = append(errs, fmt.Errorf("%s.api_key_file: %s is empty", where, p.APIKeyFile))
+		}
+	}
+	return c.Locate(errors.Join(errs...))
+}
+
 // Merge returns t with the fields set in over replacing its own.
 func (t Transport) Merge(over Transport) Transport {
 	out := t

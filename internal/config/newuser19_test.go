@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -131,5 +133,44 @@ func TestExposureError(t *testing.T) {
 	}
 	if open.Server.ListenAddr() != DefaultListen {
 		t.Errorf("ListenAddr = %q", open.Server.ListenAddr())
+	}
+}
+
+// TestCredentialErrors: serve names every key it cannot read at its line,
+// not only the first without a position; an empty key file is one (its
+// empty key went to the provider).
+func TestCredentialErrors(t *testing.T) {
+	t.Setenv("LLMRELAY_TEST_EMPTY_KEY", "")
+	t.Setenv("LLMRELAY_TEST_GOOD_KEY", "sk-x")
+	dir := t.TempDir()
+	empty, good := filepath.Join(dir, "empty"), filepath.Join(dir, "good")
+	for p, body := range map[string]string{empty: "\n", good: "sk-y\n"} {
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := Parse([]byte(`providers:
+  - {name: a, type: openai, api_key_file: `+filepath.Join(dir, "missing")+`}
+  - {name: b, type: openai, api_key_env: LLMRELAY_TEST_EMPTY_KEY}
+  - {name: c, type: openai, api_key_file: `+dir+`}
+  - {name: d, type: openai, api_key_file: `+empty+`}
+  - {name: e, type: openai, api_key_file: `+good+`}
+  - {name: f, type: openai, api_key_env: LLMRELAY_TEST_GOOD_KEY}
+  - {name: g, type: openai, api_key: inline}
+  - {name: h, type: azure, base_url: "https://r.openai.azure.com", auth: entra, api_key_file: `+empty+`}
+  - {name: i, type: builtin}
+`), "k.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(c.CredentialErrors().Error(), "\n")
+	want := []string{
+		"k.yaml:2:29: providers[0] (a).api_key_file: open " + filepath.Join(dir, "missing") + ": no such file or directory",
+		"k.yaml:3:29: providers[1] (b).api_key_env: the environment variable LLMRELAY_TEST_EMPTY_KEY is unset or empty",
+		"k.yaml:4:29: providers[2] (c).api_key_file: read " + dir + ": is a directory",
+		"k.yaml:5:29: providers[3] (d).api_key_file: " + empty + " is empty",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
