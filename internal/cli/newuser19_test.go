@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,5 +114,19 @@ func TestServeNamesEveryUnreadableKey(t *testing.T) {
 	if r.code != ExitFailure || !strings.Contains(r.stderr, path+":2:29: providers[0] (o).api_key_file: open ") ||
 		!strings.Contains(r.stderr, path+":3:29: providers[1] (p).api_key_env: the environment variable LLMRELAY_TEST_UNSET_KEY_19 is unset or empty") {
 		t.Errorf("serve: %+v", r)
+	}
+}
+
+// TestServeAddressInUse: a busy port says how to choose another one.
+func TestServeAddressInUse(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	r := runCLI(t, "", "serve", "-listen", l.Addr().String())
+	if r.code != ExitFailure || !strings.Contains(r.stderr, "address already in use (another server on it? choose another address with -listen or LLMRELAY_LISTEN)") {
+		t.Errorf("serve on a busy port: %+v", r)
 	}
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -47,6 +49,9 @@ func serve(ctx context.Context, e *env, args []string) error {
 		return &failure{msg: cfg.Locate(err).Error()}
 	}
 	lis, err := srv.Listeners()
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%w (another server on it? choose another address with -listen or LLMRELAY_LISTEN)", err)
+	}
 	if err != nil {
 		return err
 	}
