@@ -641,6 +641,8 @@ func (c *Config) validate() []error {
 				}
 				seen[n] = true
 			}
+		case m.Provider == "":
+			add("%s.provider: required (a name from providers, or deployments to route over several)", where)
 		case !names[m.Provider]:
 			add("%s.provider: %q is not a configured provider", where, m.Provider)
 		}

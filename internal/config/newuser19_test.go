@@ -174,3 +174,14 @@ func TestCredentialErrors(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestModelWithoutProvider: a model naming no provider is told that it
+// needs one, not that "" is not a configured provider.
+func TestModelWithoutProvider(t *testing.T) {
+	t.Parallel()
+	_, err := Parse([]byte("providers: [{name: b, type: builtin}]\nmodels:\n  - {name: m, capabilities: {chat: {format: builtin}}}\n"), "p.yaml")
+	want := "p.yaml:3:5: models[0] (m).provider: required (a name from providers, or deployments to route over several)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
