@@ -153,9 +153,18 @@ func (c *connFlags) dial(ctx context.Context) (context.Context, *client.Client, 
 	}, nil
 }
 
+// loadConfig reads the configuration a server (serve, or --local) runs,
+// with every provider key it cannot read named at its line.
 func loadConfig(path string) (*config.Config, error) {
 	if path == "" {
 		return config.Default()
 	}
-	return config.Load(path)
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.CredentialErrors(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }

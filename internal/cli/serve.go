@@ -33,9 +33,6 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &failure{msg: err.Error()}
 	}
-	if err := cfg.CredentialErrors(); err != nil {
-		return &failure{msg: err.Error()}
-	}
 	if *listen != "" {
 		cfg.Server.Listen = listen
 	}
