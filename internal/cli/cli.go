@@ -114,6 +114,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		name, args = args[0], args[1:]
 	} else if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 		name, args = "help", nil
+	} else if len(args) == 1 && (args[0] == "-version" || args[0] == "--version") {
+		name, args = "version", nil
 	}
 	if name == "help" {
 		if len(args) == 0 {

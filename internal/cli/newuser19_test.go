@@ -130,3 +130,14 @@ func TestServeAddressInUse(t *testing.T) {
 		t.Errorf("serve on a busy port: %+v", r)
 	}
 }
+
+// TestVersionFlag: "llmrelay --version" prints the version, as most tools
+// do, instead of "serve: flag provided but not defined: -version".
+func TestVersionFlag(t *testing.T) {
+	t.Parallel()
+	for _, arg := range []string{"--version", "-version"} {
+		if r := runCLI(t, "", arg); r.code != ExitOK || !strings.HasPrefix(r.stdout, "llmrelay ") || r.stderr != "" {
+			t.Errorf("%s: %+v", arg, r)
+		}
+	}
+}
