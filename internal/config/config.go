@@ -357,7 +357,7 @@ func Parse(raw []byte, source string) (*Config, error) {
 	if err := doc.Decode(&c); err != nil {
 		return nil, yamlError(source, err, nil)
 	}
-	errs = append(errs, c.locateAll(c.validate())...)
+	errs = append(errs, c.locateAll(notPruned(errs, c.validate()))...)
 	if len(errs) > 0 {
 		for _, u := range unset {
 			errs = append(errs, &located{source: source, line: u.line, col: u.col,
@@ -411,6 +411,37 @@ func lines(raw []byte) []string {
 		return nil
 	}
 	return strings.Split(string(raw), "\n")
+}
+
+// notPruned drops the validation errors about a value the shape check
+// already reported and pruned: "amount "abc": want a decimal number"
+// need not be followed by "required" for the same key.
+func notPruned(shape, errs []error) []error {
+	pruned := map[string]bool{}
+	for _, e := range shape {
+		var l *located
+		if errors.As(e, &l) {
+			// An unknown key is dropped, not its parent: the parent's
+			// own problems stand.
+			if p := pathPrefix.FindString(l.msg); p != "" && strings.HasPrefix(l.msg[len(p):], ": ") &&
+				!strings.HasPrefix(l.msg[len(p):], ": unknown key ") {
+				pruned[p] = true
+			}
+		}
+	}
+	out := errs[:0:0]
+next:
+	for _, e := range errs {
+		p := pathPrefix.FindString(e.Error())
+		for pr := range pruned {
+			// The pruned value itself, or a part of it.
+			if p == pr || strings.HasPrefix(p, pr+".") || strings.HasPrefix(p, pr+"[") {
+				continue next
+			}
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 func (c *Config) locateAll(errs []error) []error {

@@ -185,3 +185,24 @@ func TestModelWithoutProvider(t *testing.T) {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
+
+// TestPrunedValueReportedOnce: a value of the wrong kind is reported once;
+// it was followed by "required" for the same key, which the user had set.
+func TestPrunedValueReportedOnce(t *testing.T) {
+	t.Parallel()
+	_, err := Parse([]byte(`auth:
+  tokens:
+    - {name: a, token_env: X, spend: {limit: "abc", currency: USD, per: day}}
+providers:
+  - {name: b, type: builtin}
+models:
+  - {name: m, provider: b, capabilities: {chat: {format: builtin}}, prices: {input: -1, output: 1}}
+`), "p.yaml")
+	want := []string{
+		`p.yaml:3:46: auth.tokens[0] (a).spend.limit: amount "abc": want a non-negative decimal number like 2.50`,
+		`p.yaml:7:85: models[0] (m).prices.input: price "-1": want a non-negative decimal number like 2.50`,
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Errorf("got\n%v\nwant\n%s", err, strings.Join(want, "\n"))
+	}
+}
