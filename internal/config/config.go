@@ -389,8 +389,13 @@ func yamlError(source string, err error, raw []byte) error {
 		m = strings.TrimSpace(m)
 		if g := yamlLine.FindStringSubmatch(m); g != nil {
 			line, _ := strconv.Atoi(g[1])
-			if l := lines(raw); line >= 1 && line <= len(l) && strings.HasPrefix(l[line-1], "\t") {
-				g[2] += " (YAML indents with spaces, not tabs)"
+			if l := lines(raw); line >= 1 && line <= len(l) {
+				switch t := strings.TrimSpace(l[line-1]); {
+				case strings.HasPrefix(l[line-1], "\t"):
+					g[2] += " (YAML indents with spaces, not tabs)"
+				case strings.HasPrefix(t, "//"), strings.HasPrefix(t, "/*"):
+					g[2] += " (JSON has no comments; YAML's start with #)"
+				}
 			}
 			errs = append(errs, fmt.Errorf("%s:%d: %s", source, line, g[2]))
 			continue

@@ -65,6 +65,8 @@ func TestYAMLErrorsLocated(t *testing.T) {
 			`f.yaml:3: mapping key "server" already defined at line 1`}},
 		{"server:\n\tlisten: a:1\n", []string{
 			"f.yaml:2: found character that cannot start any token (YAML indents with spaces, not tabs)"}},
+		{"{\n  // the server\n  \"server\": {}\n}\n", []string{
+			"f.yaml:2: did not find expected ',' or '}' (JSON has no comments; YAML's start with #)"}},
 	} {
 		_, err := Parse([]byte(tc.raw), "f.yaml")
 		if err == nil {
