@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -224,9 +225,10 @@ const configSummary = `"config check FILE..." validates configuration files as t
 start-up (without credentials) and prints every error of every file with its
 line and column. "config default" prints the embedded default configuration.`
 
-// checkExposure finds what the server refuses only when it starts: a
-// non-loopback listen address (the file's, or LLMRELAY_LISTEN, which
-// overrides it as in serve) without caller authentication.
+// checkExposure finds what the server refuses only when it starts: no
+// listener at all, or a non-loopback listen address (the file's, or
+// LLMRELAY_LISTEN, which overrides it as in serve) without caller
+// authentication.
 func checkExposure(path string) error {
 	cfg, err := config.Load(path)
 	if err != nil {
@@ -237,6 +239,9 @@ func checkExposure(path string) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		return nil
+	}
+	if cfg.Server.ListenAddr() == "" && cfg.Server.UnixSocket == "" {
+		return cfg.Locate(errors.New(`server.listen: "" without server.unix_socket leaves the server no listener, so it refuses to start`))
 	}
 	return cfg.Locate(cfg.ExposureError(cfg.Server.ListenAddr(), "server.listen"))
 }

@@ -38,6 +38,20 @@ func TestConfigCheckExposure(t *testing.T) {
 		t.Errorf("serve: %+v", r)
 	}
 
+	// No listener at all: refused at start too, unless LLMRELAY_LISTEN gives one.
+	none := write("none.yaml", "server: {listen: \"\"}\n"+models)
+	r = runCLI(t, "", "config", "check", none)
+	if r.code != ExitFailure || !strings.Contains(r.stderr, none+`:1:10: server.listen: "" without server.unix_socket leaves the server no listener`) {
+		t.Errorf("config check without a listener: %+v", r)
+	}
+	if r := runCLI(t, "", "serve", "-config", none); r.code != ExitFailure || !strings.Contains(r.stderr, "no listener") {
+		t.Errorf("serve without a listener: %+v", r)
+	}
+	t.Setenv("LLMRELAY_LISTEN", "127.0.0.1:50051")
+	if r := runCLI(t, "", "config", "check", none); r.code != ExitOK {
+		t.Errorf("config check without a listener but LLMRELAY_LISTEN: %+v", r)
+	}
+
 	t.Setenv("LLMRELAY_LISTEN", ":50051")
 	r = runCLI(t, "", "config", "check", loopback)
 	if r.code != ExitFailure || !strings.Contains(r.stderr, loopback+`: LLMRELAY_LISTEN: ":50051" is not a loopback address`) {
