@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestConfigCheckExposure: config check finds the non-loopback listener
@@ -153,5 +156,25 @@ func TestVersionFlag(t *testing.T) {
 		if r := runCLI(t, "", arg); r.code != ExitOK || !strings.HasPrefix(r.stdout, "llmrelay ") || r.stderr != "" {
 			t.Errorf("%s: %+v", arg, r)
 		}
+	}
+}
+
+// TestServeWarnsOfUnsetVariables: serve logs each ${VAR} without a default
+// that gave its value "" (a forgotten export read as a setting left out).
+func TestServeWarnsOfUnsetVariables(t *testing.T) {
+	t.Setenv("LLMRELAY_TEST_UNSET_URL_19", "")
+	path := filepath.Join(t.TempDir(), "u.yaml")
+	if err := os.WriteFile(path, []byte("providers:\n  - {name: o, type: openai, api_key: k, base_url: \"${LLMRELAY_TEST_UNSET_URL_19}\"}\n"+
+		"models: [{name: m, provider: o, capabilities: {chat: {format: openai-chat}}}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	if code := Run(ctx, []string{"serve", "-config", path, "-listen", "127.0.0.1:0"}, strings.NewReader(""), &out, &errOut); code != ExitOK {
+		t.Fatalf("serve: %d %s", code, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "level=WARN msg=\""+path+":2:51: ${LLMRELAY_TEST_UNSET_URL_19} is unset or empty and has no default") {
+		t.Errorf("log:\n%s", errOut.String())
 	}
 }

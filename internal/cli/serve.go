@@ -37,6 +37,9 @@ func serve(ctx context.Context, e *env, args []string) error {
 		cfg.Server.Listen = listen
 	}
 	log := newLogger(cfg, e.stderr)
+	for _, w := range cfg.UnsetVariables() {
+		log.Warn(w)
+	}
 	if err := startPprof(*pprofAddr, log); err != nil {
 		return err
 	}

@@ -45,6 +45,22 @@ type Config struct {
 	// root and source locate errors (Locate).
 	root   *yaml.Node
 	source string
+	// unset are the ${VAR}s without a default whose variables were unset
+	// or empty (UnsetVariables).
+	unset []unsetRef
+}
+
+// UnsetVariables names, at their positions, the ${VAR}s without a default
+// whose variables were unset or empty when the file was read. A valid file
+// may have them (an optional header), but each gave its value "" in
+// silence, and a forgotten export reads as a setting left out: serve logs
+// them as warnings.
+func (c *Config) UnsetVariables() []string {
+	out := make([]string, 0, len(c.unset))
+	for _, u := range c.unset {
+		out = append(out, fmt.Sprintf("%s:%d:%d: ${%s} is unset or empty and has no default, so \"\" stands in its place (${%s:-value} gives a default)", c.source, u.line, u.col, u.name, u.name))
+	}
+	return out
 }
 
 // MCPServer is one MCP server agent runs may use by name.
@@ -365,6 +381,7 @@ func Parse(raw []byte, source string) (*Config, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
+	c.unset = unset
 	return &c, nil
 }
 

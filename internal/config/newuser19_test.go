@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -206,5 +207,24 @@ models:
 	}
 	if err == nil || err.Error() != strings.Join(want, "\n") {
 		t.Errorf("got\n%v\nwant\n%s", err, strings.Join(want, "\n"))
+	}
+}
+
+// TestUnsetVariablesOfAValidFile: a valid file's ${VAR}s without a
+// default whose variables are unset are named for serve's warnings.
+func TestUnsetVariablesOfAValidFile(t *testing.T) {
+	t.Setenv("LLMRELAY_TEST_SET", "x")
+	c, err := Parse([]byte(`providers:
+  - {name: b, type: builtin, headers: {X-A: "${LLMRELAY_TEST_UNSET_19}", X-B: "${LLMRELAY_TEST_SET}${LLMRELAY_TEST_UNSET_19:-d}"}}
+`), "u.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`u.yaml:2:45: ${LLMRELAY_TEST_UNSET_19} is unset or empty and has no default, so "" stands in its place (${LLMRELAY_TEST_UNSET_19:-value} gives a default)`}
+	if got := c.UnsetVariables(); !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if d, err := Default(); err != nil || len(d.UnsetVariables()) != 0 {
+		t.Errorf("the default: %v %v", d.UnsetVariables(), err)
 	}
 }
