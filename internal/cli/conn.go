@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -97,6 +98,31 @@ func (c *connFlags) clientOptions() ([]client.Option, error) {
 	return append(opts, client.WithTransportSecurity(), client.WithDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(cfg)))), nil
 }
 
+// checkAddr refuses the --addr values that grpc would dial somewhere else
+// than meant: a URL (http://host:port: "too many colons"), or a host
+// without a port (dialled on 443). unix: targets and grpc's own resolver
+// schemes (dns:///, passthrough:///) pass.
+func checkAddr(addr string) error {
+	if strings.HasPrefix(addr, "unix:") {
+		return nil
+	}
+	if scheme, rest, ok := strings.Cut(addr, "://"); ok {
+		switch scheme {
+		case "http", "https", "grpc", "grpcs", "tcp":
+			hint := ""
+			if scheme == "https" || scheme == "grpcs" {
+				hint = ", with --tls"
+			}
+			return usageErrorf("--addr %q: want host:port or unix:///path/to.sock, not a URL (--addr %s%s)", addr, strings.TrimSuffix(rest, "/"), hint)
+		}
+		return nil
+	}
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+		return usageErrorf("--addr %q: want host:port (the server listens on 127.0.0.1:50051 by default) or unix:///path/to.sock", addr)
+	}
+	return nil
+}
+
 // dial connects to the server, or with --local starts one in process over
 // an in-memory listener. The returned function closes both.
 func (c *connFlags) dial(ctx context.Context) (context.Context, *client.Client, func(), error) {
@@ -108,6 +134,10 @@ func (c *connFlags) dial(ctx context.Context) (context.Context, *client.Client, 
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 	}
 	if !c.local {
+		if err := checkAddr(c.addr); err != nil {
+			cancel()
+			return nil, nil, nil, err
+		}
 		opts, err := c.clientOptions()
 		if err != nil {
 			cancel()

@@ -178,3 +178,26 @@ func TestServeWarnsOfUnsetVariables(t *testing.T) {
 		t.Errorf("log:\n%s", errOut.String())
 	}
 }
+
+// TestAddrChecked: an --addr grpc would dial somewhere else than meant is
+// a usage error (a URL failed as Unavailable "too many colons"; a host
+// without a port was dialled on 443).
+func TestAddrChecked(t *testing.T) {
+	t.Parallel()
+	for addr, want := range map[string]string{
+		"http://127.0.0.1:50051":      `want host:port or unix:///path/to.sock, not a URL (--addr 127.0.0.1:50051)`,
+		"https://gw.example.com:443/": `not a URL (--addr gw.example.com:443, with --tls)`,
+		"127.0.0.1":                   `want host:port (the server listens on 127.0.0.1:50051 by default)`,
+		"gateway:":                    `want host:port`,
+	} {
+		r := runCLI(t, "", "models", "--addr", addr)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+			t.Errorf("%s: %+v", addr, r)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:1", "[::1]:1", "unix:///nonexistent/llmrelay.sock", "dns:///127.0.0.1:1"} {
+		if r := runCLI(t, "", "models", "--addr", addr, "--timeout", "2s"); r.code != ExitUnavailable {
+			t.Errorf("%s: %+v", addr, r)
+		}
+	}
+}
