@@ -80,6 +80,9 @@ func agent(ctx context.Context, e *env, args []string) error {
 			setup.McpServers = append(setup.McpServers, &llmrelayv1.AgentMcpServer{Name: n})
 		}
 	}
+	if *toolsPath == "" && len(setup.McpServers) == 0 {
+		return usageErrorf("--tools FILE or --mcp NAMES is required: an agent needs tools (llmrelay chat answers without)")
+	}
 	handlers := map[string]client.ToolFunc{}
 	if *toolsPath != "" {
 		raw, err := os.ReadFile(*toolsPath)

@@ -201,3 +201,13 @@ func TestAddrChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentNeedsTools: an agent run without --tools or --mcp is a usage
+// error of the command, not the server's "setup.tools: at least one tool".
+func TestAgentNeedsTools(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "", "agent", "--local", "-m", "builtin/echo", "--mcp", " , ", "Paris")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--tools FILE or --mcp NAMES is required") {
+		t.Errorf("%+v", r)
+	}
+}
