@@ -177,6 +177,10 @@ func TestServeWarnsOfUnsetVariables(t *testing.T) {
 	if !strings.Contains(errOut.String(), "level=WARN msg=\""+path+":2:51: ${LLMRELAY_TEST_UNSET_URL_19} is unset or empty and has no default") {
 		t.Errorf("log:\n%s", errOut.String())
 	}
+	// Which configuration runs is the first thing the log says.
+	if !strings.Contains(errOut.String(), "level=INFO msg=configuration file="+path+" models=1\n") {
+		t.Errorf("log:\n%s", errOut.String())
+	}
 }
 
 // TestAddrChecked: an --addr grpc would dial somewhere else than meant is

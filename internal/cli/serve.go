@@ -48,6 +48,11 @@ func serve(ctx context.Context, e *env, args []string) error {
 		// Model and provider errors at their line and column.
 		return &failure{msg: cfg.Locate(err).Error()}
 	}
+	source := *cfgPath
+	if source == "" {
+		source = "the embedded default (llmrelay config default)"
+	}
+	log.Info("configuration", slog.String("file", source), slog.Int("models", len(cfg.Models)))
 	lis, err := srv.Listeners()
 	if errors.Is(err, syscall.EADDRINUSE) {
 		return fmt.Errorf("%w (another server on it? choose another address with -listen or LLMRELAY_LISTEN)", err)
