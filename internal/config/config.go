@@ -480,7 +480,7 @@ var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 // "${" that starts no such reference (a missing "}", a name that is not
 // letters, digits and _, a shell form such as ${VAR:=x} or ${VAR-x}, a
 // reference nested in a default): left as it is, it would reach the
-// provider as literal text.
+// provider as literal text. "$${" is a literal "${".
 func expand(s string) (_ string, missing, malformed []string) {
 	if !strings.Contains(s, "${") {
 		return s, nil, nil
@@ -491,6 +491,13 @@ func expand(s string) (_ string, missing, malformed []string) {
 		if i < 0 {
 			b.WriteString(rest)
 			break
+		}
+		if i > 0 && rest[i-1] == '$' {
+			// "$${" is a literal "${" (prompt text, templates).
+			b.WriteString(rest[:i-1])
+			b.WriteString("${")
+			rest = rest[i+2:]
+			continue
 		}
 		b.WriteString(rest[:i])
 		rest = rest[i:]

@@ -33,19 +33,20 @@ func TestMalformedEnvReferences(t *testing.T) {
 			t.Errorf("%s: want %q, got %v", tc.value, want, err)
 		}
 	}
-	// Well-formed references are untouched, an empty default included.
+	// Well-formed references are expanded, an empty default included;
+	// "$${" is a literal "${".
 	c, err := Parse([]byte(`
 providers:
   - name: b
     type: builtin
-    headers: {X-A: "a${LLMRELAY_TEST_SET}b${LLMRELAY_TEST_UNSET_EVER:-}c${LLMRELAY_TEST_UNSET_EVER:-d:e}", X-B: "$HOME {x} $"}
+    headers: {X-A: "a${LLMRELAY_TEST_SET}b${LLMRELAY_TEST_UNSET_EVER:-}c${LLMRELAY_TEST_UNSET_EVER:-d:e}", X-B: "$HOME {x} $", X-C: "$${LLMRELAY_TEST_SET} $${ x $$${LLMRELAY_TEST_SET}"}
 models:
   - {name: m, provider: b, capabilities: {chat: {format: builtin}}}
 `), "ok.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := c.Providers[0].Headers; h["X-A"] != "axbcd:e" || h["X-B"] != "$HOME {x} $" {
+	if h := c.Providers[0].Headers; h["X-A"] != "axbcd:e" || h["X-B"] != "$HOME {x} $" || h["X-C"] != "${LLMRELAY_TEST_SET} ${ x $${LLMRELAY_TEST_SET}" {
 		t.Errorf("headers = %q", h)
 	}
 }
