@@ -215,3 +215,20 @@ func TestAgentNeedsTools(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+// TestServeLocatesListenerSettings: a TLS file that cannot be loaded is
+// named at its line, as the other problems of the file.
+func TestServeLocatesListenerSettings(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tls.yaml")
+	crt := filepath.Join(dir, "missing.crt")
+	if err := os.WriteFile(path, []byte("server:\n  listen: 127.0.0.1:0\n  tls: {cert_file: "+crt+", key_file: "+crt+"}\n"+
+		"providers: [{name: b, type: builtin}]\nmodels: [{name: m, provider: b, capabilities: {chat: {format: builtin}}}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "serve", "-config", path)
+	if r.code != ExitFailure || !strings.Contains(r.stderr, "llmrelay serve: "+path+":3:3: server.tls: ") || !strings.Contains(r.stderr, crt) {
+		t.Errorf("%+v", r)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/llmrelay/llmrelay/internal/config"
@@ -56,6 +57,9 @@ func serve(ctx context.Context, e *env, args []string) error {
 	lis, err := srv.Listeners()
 	if errors.Is(err, syscall.EADDRINUSE) {
 		return fmt.Errorf("%w (another server on it? choose another address with -listen or LLMRELAY_LISTEN)", err)
+	}
+	if err != nil && strings.HasPrefix(err.Error(), "server.") {
+		return &failure{msg: cfg.Locate(err).Error()} // server.tls: at its line
 	}
 	if err != nil {
 		return err
