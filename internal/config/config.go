@@ -784,10 +784,11 @@ func (p Provider) APIKeyValue() (string, error) {
 	}
 }
 
-// CredentialErrors reads every provider's key as the server does at start
-// and names each that cannot be read (an unset variable, a missing,
-// unreadable or empty file; an Entra token file may start empty) at its
-// line, all at once: the server stops at the first, without a position.
+// CredentialErrors reads every provider's key and every caller's token as
+// the server does at start and names each that cannot be read (an unset
+// variable, a missing, unreadable or empty file; an Entra token file may
+// start empty; a token too short) at its line, all at once: the server
+// stops at the first, without a position.
 func (c *Config) CredentialErrors() error {
 	var errs []error
 	for i, p := range c.Providers {
@@ -803,6 +804,23 @@ func (c *Config) CredentialErrors() error {
 			errs = append(errs, fmt.Errorf("%s.api_key_file: %w", where, errors.Unwrap(err)))
 		case k == "" && p.Auth != "entra": // an Entra token file is read again when it changes
 			errs = append(errs, fmt.Errorf("%s.api_key_file: %s is empty", where, p.APIKeyFile))
+		}
+	}
+	for i, t := range c.Auth.Tokens {
+		field := ""
+		switch {
+		case t.SHA256 != "":
+			continue // checked by the validation
+		case t.TokenFile != "":
+			field = "token_file"
+		case t.TokenEnv != "":
+			field = "token_env"
+		default:
+			continue
+		}
+		if _, err := t.Hash(); err != nil {
+			msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "auth token "+t.Name+": "), "token_file: ")
+			errs = append(errs, fmt.Errorf("auth.tokens[%d] (%s).%s: %s", i, t.Name, field, msg))
 		}
 	}
 	return c.Locate(errors.Join(errs...))

@@ -146,6 +146,7 @@ func TestExposureError(t *testing.T) {
 func TestCredentialErrors(t *testing.T) {
 	t.Setenv("LLMRELAY_TEST_EMPTY_KEY", "")
 	t.Setenv("LLMRELAY_TEST_GOOD_KEY", "sk-x")
+	t.Setenv("LLMRELAY_TEST_LONG_TOKEN", "a-token-of-twenty-chars")
 	dir := t.TempDir()
 	empty, good := filepath.Join(dir, "empty"), filepath.Join(dir, "good")
 	for p, body := range map[string]string{empty: "\n", good: "sk-y\n"} {
@@ -163,6 +164,13 @@ func TestCredentialErrors(t *testing.T) {
   - {name: g, type: openai, api_key: inline}
   - {name: h, type: azure, base_url: "https://r.openai.azure.com", auth: entra, api_key_file: `+empty+`}
   - {name: i, type: builtin}
+auth:
+  tokens:
+    - {name: ta, token_file: `+filepath.Join(dir, "missing")+`}
+    - {name: tb, token_env: LLMRELAY_TEST_EMPTY_KEY}
+    - {name: tc, token_file: `+good+`}
+    - {name: td, sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08}
+    - {name: te, token_env: LLMRELAY_TEST_LONG_TOKEN}
 `), "k.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -173,6 +181,9 @@ func TestCredentialErrors(t *testing.T) {
 		"k.yaml:3:29: providers[1] (b).api_key_env: the environment variable LLMRELAY_TEST_EMPTY_KEY is unset or empty",
 		"k.yaml:4:29: providers[2] (c).api_key_file: read " + dir + ": is a directory",
 		"k.yaml:5:29: providers[3] (d).api_key_file: " + empty + " is empty",
+		"k.yaml:13:18: auth.tokens[0] (ta).token_file: open " + filepath.Join(dir, "missing") + ": no such file or directory",
+		"k.yaml:14:18: auth.tokens[1] (tb).token_env: environment variable LLMRELAY_TEST_EMPTY_KEY is not set",
+		"k.yaml:15:18: auth.tokens[2] (tc).token_file: the token is shorter than 16 characters",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
