@@ -12,6 +12,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -787,8 +788,8 @@ func (p Provider) APIKeyValue() (string, error) {
 // CredentialErrors reads every provider's key and every caller's token as
 // the server does at start and names each that cannot be read (an unset
 // variable, a missing, unreadable or empty file; an Entra token file may
-// start empty; a token too short) at its line, all at once: the server
-// stops at the first, without a position.
+// start empty; a token too short), and every MCP server header, at its
+// line, all at once: the server stops at the first, without a position.
 func (c *Config) CredentialErrors() error {
 	var errs []error
 	for i, p := range c.Providers {
@@ -821,6 +822,26 @@ func (c *Config) CredentialErrors() error {
 		if _, err := t.Hash(); err != nil {
 			msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "auth token "+t.Name+": "), "token_file: ")
 			errs = append(errs, fmt.Errorf("auth.tokens[%d] (%s).%s: %s", i, t.Name, field, msg))
+		}
+	}
+	for i, m := range c.MCPServers {
+		names := make([]string, 0, len(m.Headers))
+		for h := range m.Headers {
+			names = append(names, h)
+		}
+		slices.Sort(names)
+		for _, h := range names {
+			v := m.Headers[h]
+			field := "value"
+			switch {
+			case v.Env != "":
+				field = "env"
+			case v.File != "":
+				field = "file"
+			}
+			if _, err := v.Resolve(); err != nil {
+				errs = append(errs, fmt.Errorf("mcp_servers[%d] (%s).headers.%s.%s: %s", i, m.Name, h, field, strings.TrimPrefix(err.Error(), "file: ")))
+			}
 		}
 	}
 	return c.Locate(errors.Join(errs...))

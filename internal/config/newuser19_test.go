@@ -171,6 +171,13 @@ auth:
     - {name: tc, token_file: `+good+`}
     - {name: td, sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08}
     - {name: te, token_env: LLMRELAY_TEST_LONG_TOKEN}
+mcp_servers:
+  - name: docs
+    url: http://127.0.0.1:1/mcp
+    headers:
+      Authorization: {env: LLMRELAY_TEST_EMPTY_KEY}
+      X-File: {file: `+filepath.Join(dir, "missing")+`}
+      X-Good: {env: LLMRELAY_TEST_GOOD_KEY}
 `), "k.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +191,8 @@ auth:
 		"k.yaml:13:18: auth.tokens[0] (ta).token_file: open " + filepath.Join(dir, "missing") + ": no such file or directory",
 		"k.yaml:14:18: auth.tokens[1] (tb).token_env: environment variable LLMRELAY_TEST_EMPTY_KEY is not set",
 		"k.yaml:15:18: auth.tokens[2] (tc).token_file: the token is shorter than 16 characters",
+		"k.yaml:22:23: mcp_servers[0] (docs).headers.Authorization.env: environment variable LLMRELAY_TEST_EMPTY_KEY is not set",
+		"k.yaml:23:16: mcp_servers[0] (docs).headers.X-File.file: open " + filepath.Join(dir, "missing") + ": no such file or directory",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
