@@ -80,6 +80,9 @@ func agent(ctx context.Context, e *env, args []string) error {
 			setup.McpServers = append(setup.McpServers, &llmrelayv1.AgentMcpServer{Name: n})
 		}
 	}
+	if *toolsPath == "" && len(setup.McpServers) == 0 {
+		return usageErrorf("--tools FILE or --mcp NAMES is required: an agent needs tools (llmrelay chat answers without)")
+	}
 	handlers := map[string]client.ToolFunc{}
 	if *toolsPath != "" {
 		raw, err := os.ReadFile(*toolsPath)
@@ -87,14 +90,21 @@ func agent(ctx context.Context, e *env, args []string) error {
 			return usageErrorf("--tools: %v", err)
 		}
 		var specs []agentToolSpec
-		if err := json.Unmarshal(raw, &specs); err != nil {
-			return usageErrorf("--tools %s: %v", *toolsPath, err)
+		if err := decodeJSONFile(raw, &specs); err != nil {
+			return usageErrorf("--tools %s: want a JSON array of {name, description, parameters, result}: %v", *toolsPath, err)
 		}
-		for _, sp := range specs {
-			params := string(sp.Parameters)
-			var s string
-			if json.Unmarshal(sp.Parameters, &s) == nil {
-				params = s // already JSON text
+		if len(specs) == 0 {
+			return usageErrorf("--tools %s: no tools", *toolsPath)
+		}
+		for i, sp := range specs {
+			if sp.Name == "" {
+				return usageErrorf("--tools %s: tool %d has no name", *toolsPath, i)
+			}
+			var params string
+			if len(sp.Parameters) > 0 {
+				if params, err = toolParameters(sp.Parameters); err != nil {
+					return usageErrorf("--tools %s: tool %s: parameters: %v", *toolsPath, sp.Name, err)
+				}
 			}
 			setup.Tools = append(setup.Tools, &llmrelayv1.Tool{Name: sp.Name, Description: sp.Description, Parameters: params})
 			switch {

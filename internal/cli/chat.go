@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -268,10 +270,8 @@ func readTools(path string) ([]*llmrelayv1.Tool, error) {
 	if err != nil {
 		return nil, usageErrorf("--tools: %v", err)
 	}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
 	var specs []toolSpec
-	if err := dec.Decode(&specs); err != nil {
+	if err := decodeJSONFile(raw, &specs); err != nil {
 		return nil, usageErrorf("--tools %s: want a JSON array of {name, description, parameters, strict}: %v", path, err)
 	}
 	if len(specs) == 0 {
@@ -293,6 +293,70 @@ func readTools(path string) ([]*llmrelayv1.Tool, error) {
 		tools = append(tools, t)
 	}
 	return tools, nil
+}
+
+// decodeJSONFile decodes a whole JSON file into v: unknown keys and
+// anything after the first value are errors, and each problem is worded
+// for the file's author, at its line and column, without Go type names.
+func decodeJSONFile(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, tokErr := dec.Token(); tokErr != io.EOF {
+			return fmt.Errorf("%s: more after the end of the JSON value", lineCol(raw, dec.InputOffset()))
+		}
+		return nil
+	}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return errors.New("the file is empty")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("the JSON ends early (a bracket or quote not closed)")
+	case errors.As(err, &syn):
+		return fmt.Errorf("%s: %s", lineCol(raw, syn.Offset), strings.TrimPrefix(syn.Error(), "json: "))
+	case errors.As(err, &typ):
+		where := lineCol(raw, typ.Offset)
+		if typ.Field != "" {
+			where += ": " + typ.Field
+		}
+		return fmt.Errorf("%s: want %s, got %s", where, jsonWords(typ.Type), typ.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return fmt.Errorf("%s: unknown key %s", lineCol(raw, dec.InputOffset()), strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	return err
+}
+
+// lineCol is the 1-based line and column of a byte offset.
+func lineCol(raw []byte, off int64) string {
+	off = min(max(off, 0), int64(len(raw)))
+	before := raw[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("line %d, column %d", line, col)
+}
+
+// jsonWords names the JSON a Go type decodes from.
+func jsonWords(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == reflect.TypeFor[json.RawMessage]():
+		return "any JSON value"
+	case t.Kind() == reflect.Slice:
+		return "an array"
+	case t.Kind() == reflect.Struct, t.Kind() == reflect.Map:
+		return "an object"
+	case t.Kind() == reflect.String:
+		return "a string"
+	case t.Kind() == reflect.Bool:
+		return "true or false"
+	default:
+		return "a number"
+	}
 }
 
 // toolParameters is a tool's JSON Schema as the JSON text the contract

@@ -78,8 +78,8 @@ func topUsage() string {
 	b.WriteString(`
 "llmrelay <command> --help" lists a command's flags (one or two dashes).
 The client commands talk to --addr (host:port or unix:///path/to.sock; default
-$LLMRELAY_ADDR, else 127.0.0.1:50051), or with --local to the embedded default
-configuration run in process.
+$LLMRELAY_ADDR, else the server's $LLMRELAY_LISTEN, else 127.0.0.1:50051), or
+with --local to the embedded default configuration run in process.
 
 `)
 	b.WriteString(exitCodesHelp)
@@ -114,6 +114,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		name, args = args[0], args[1:]
 	} else if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 		name, args = "help", nil
+	} else if len(args) == 1 && (args[0] == "-version" || args[0] == "--version") {
+		name, args = "version", nil
 	}
 	if name == "help" {
 		if len(args) == 0 {

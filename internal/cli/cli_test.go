@@ -357,7 +357,7 @@ models:
 		{"invalid option", []string{"chat", "--local", "-m", "builtin/echo", "-o", "top_k=-4", "hi"}, ExitInvalidRequest,
 			[]string{"InvalidArgument: ", "reason: INVALID_OPTION"}},
 		{"no server", []string{"chat", "--addr", "127.0.0.1:1", "--timeout", "2s", "-m", "builtin/echo", "hi"}, ExitUnavailable,
-			[]string{"Unavailable: "}},
+			[]string{"Unavailable: ", "\n  no server answered: start one (llmrelay serve), name its address with --addr or $LLMRELAY_ADDR, or run the call in process with --local"}},
 		{"provider refuses the key", []string{"chat", "--local", "--config", cfg, "-m", "gpt", "hi"}, ExitProvider,
 			[]string{"Unauthenticated: ", "reason: UPSTREAM_UNAUTHENTICATED", "upstreamStatus: 401", "provider request id: req-upstream-1", "attempts: 1"}},
 		{"health of nothing", []string{"health", "--addr", "127.0.0.1:1", "--timeout", "300ms"}, ExitUnavailable, []string{"health: "}},

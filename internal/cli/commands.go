@@ -3,7 +3,9 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -223,6 +225,27 @@ const configSummary = `"config check FILE..." validates configuration files as t
 start-up (without credentials) and prints every error of every file with its
 line and column. "config default" prints the embedded default configuration.`
 
+// checkExposure finds what the server refuses only when it starts: no
+// listener at all, or a non-loopback listen address (the file's, or
+// LLMRELAY_LISTEN, which overrides it as in serve) without caller
+// authentication.
+func checkExposure(path string) error {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return err
+	}
+	if l := os.Getenv("LLMRELAY_LISTEN"); l != "" {
+		if err := cfg.ExposureError(l, "LLMRELAY_LISTEN"); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return nil
+	}
+	if cfg.Server.ListenAddr() == "" && cfg.Server.UnixSocket == "" {
+		return cfg.Locate(errors.New(`server.listen: "" without server.unix_socket leaves the server no listener, so it refuses to start`))
+	}
+	return cfg.Locate(cfg.ExposureError(cfg.Server.ListenAddr(), "server.listen"))
+}
+
 func configCmd(_ context.Context, e *env, args []string) error {
 	fs := newFlags("config")
 	pos, err := parse(e, fs, "check FILE... | default", configSummary, args)
@@ -248,6 +271,11 @@ func configCmd(_ context.Context, e *env, args []string) error {
 		var failed []string
 		for _, path := range pos[1:] {
 			if err := server.CheckConfig(path); err != nil {
+				fmt.Fprintln(e.stderr, err)
+				failed = append(failed, path)
+				continue
+			}
+			if err := checkExposure(path); err != nil {
 				fmt.Fprintln(e.stderr, err)
 				failed = append(failed, path)
 				continue

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -43,7 +44,7 @@ func defaultAddr() string {
 }
 
 func (c *connFlags) register(fs *flag.FlagSet, timeout time.Duration) {
-	fs.StringVar(&c.addr, "addr", defaultAddr(), "server address: host:port or unix:///path/to.sock ($LLMRELAY_ADDR)")
+	fs.StringVar(&c.addr, "addr", defaultAddr(), "server address: host:port or unix:///path/to.sock ($LLMRELAY_ADDR, else $LLMRELAY_LISTEN)")
 	fs.BoolVar(&c.local, "local", false, "run the embedded default configuration in process instead of calling a server")
 	fs.StringVar(&c.config, "config", "", "with --local: run this configuration file instead of the embedded default")
 	fs.DurationVar(&c.timeout, "timeout", timeout, "deadline of the call (0: none)")
@@ -97,6 +98,31 @@ func (c *connFlags) clientOptions() ([]client.Option, error) {
 	return append(opts, client.WithTransportSecurity(), client.WithDialOptions(grpc.WithTransportCredentials(credentials.NewTLS(cfg)))), nil
 }
 
+// checkAddr refuses the --addr values that grpc would dial somewhere else
+// than meant: a URL (http://host:port: "too many colons"), or a host
+// without a port (dialled on 443). unix: targets and grpc's own resolver
+// schemes (dns:///, passthrough:///) pass.
+func checkAddr(addr string) error {
+	if strings.HasPrefix(addr, "unix:") {
+		return nil
+	}
+	if scheme, rest, ok := strings.Cut(addr, "://"); ok {
+		switch scheme {
+		case "http", "https", "grpc", "grpcs", "tcp":
+			hint := ""
+			if scheme == "https" || scheme == "grpcs" {
+				hint = ", with --tls"
+			}
+			return usageErrorf("--addr %q: want host:port or unix:///path/to.sock, not a URL (--addr %s%s)", addr, strings.TrimSuffix(rest, "/"), hint)
+		}
+		return nil
+	}
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+		return usageErrorf("--addr %q: want host:port (the server listens on 127.0.0.1:50051 by default) or unix:///path/to.sock", addr)
+	}
+	return nil
+}
+
 // dial connects to the server, or with --local starts one in process over
 // an in-memory listener. The returned function closes both.
 func (c *connFlags) dial(ctx context.Context) (context.Context, *client.Client, func(), error) {
@@ -108,6 +134,10 @@ func (c *connFlags) dial(ctx context.Context) (context.Context, *client.Client, 
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 	}
 	if !c.local {
+		if err := checkAddr(c.addr); err != nil {
+			cancel()
+			return nil, nil, nil, err
+		}
 		opts, err := c.clientOptions()
 		if err != nil {
 			cancel()
@@ -153,9 +183,18 @@ func (c *connFlags) dial(ctx context.Context) (context.Context, *client.Client, 
 	}, nil
 }
 
+// loadConfig reads the configuration a server (serve, or --local) runs,
+// with every provider key it cannot read named at its line.
 func loadConfig(path string) (*config.Config, error) {
 	if path == "" {
 		return config.Default()
 	}
-	return config.Load(path)
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.CredentialErrors(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }

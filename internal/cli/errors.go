@@ -62,6 +62,10 @@ func describe(err error) string {
 		b.WriteString("\n  ")
 		fmt.Fprintf(&b, format, args...)
 	}
+	if st.Code() == codes.Unavailable && len(st.Details()) == 0 && strings.Contains(st.Message(), "while dialing") {
+		// grpc-go's own status: nothing listens at --addr.
+		line("no server answered: start one (llmrelay serve), name its address with --addr or $LLMRELAY_ADDR, or run the call in process with --local")
+	}
 	for _, d := range st.Details() {
 		switch d := d.(type) {
 		case *errdetails.ErrorInfo:

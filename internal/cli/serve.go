@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/llmrelay/llmrelay/internal/config"
@@ -35,6 +38,9 @@ func serve(ctx context.Context, e *env, args []string) error {
 		cfg.Server.Listen = listen
 	}
 	log := newLogger(cfg, e.stderr)
+	for _, w := range cfg.UnsetVariables() {
+		log.Warn(w)
+	}
 	if err := startPprof(*pprofAddr, log); err != nil {
 		return err
 	}
@@ -43,7 +49,18 @@ func serve(ctx context.Context, e *env, args []string) error {
 		// Model and provider errors at their line and column.
 		return &failure{msg: cfg.Locate(err).Error()}
 	}
+	source := *cfgPath
+	if source == "" {
+		source = "the embedded default (llmrelay config default)"
+	}
+	log.Info("configuration", slog.String("file", source), slog.Int("models", len(cfg.Models)))
 	lis, err := srv.Listeners()
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%w (another server on it? choose another address with -listen or LLMRELAY_LISTEN)", err)
+	}
+	if err != nil && strings.HasPrefix(err.Error(), "server.") {
+		return &failure{msg: cfg.Locate(err).Error()} // server.tls: at its line
+	}
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -285,4 +286,41 @@ func (s Server) validateSecurity() []error {
 		}
 	}
 	return errs
+}
+
+// ExposureError is the refusal the server gives at start when it would
+// listen on listen (host:port, from the setting named by from; "" is no
+// TCP listener) without caller
+// authentication, so that "config check" finds it too: a non-loopback
+// address needs auth.tokens, mutual TLS or server.allow_unauthenticated.
+// Only what the address says is judged: an empty host (every interface)
+// or an IP address; a host name other than localhost resolves at start.
+func (c *Config) ExposureError(listen, from string) error {
+	if listen == "" || c.Auth.Enabled() || c.Server.TLS.MutualTLS() || c.Server.AllowUnauthenticated {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil // named by the validation of server.listen
+	}
+	if host != "" {
+		ip := net.ParseIP(host)
+		if ip == nil || ip.IsLoopback() {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: %q is not a loopback address and callers are not authenticated, so the server refuses to start: "+
+		"configure auth.tokens (or mutual TLS), listen on 127.0.0.1, or set server.allow_unauthenticated: true if the network is trusted", from, listen)
+}
+
+// DefaultListen is the TCP listen address without server.listen.
+const DefaultListen = "127.0.0.1:50051"
+
+// ListenAddr is the TCP listen address: server.listen, else the default
+// 127.0.0.1:50051; "" is no TCP listener.
+func (s Server) ListenAddr() string {
+	if s.Listen != nil {
+		return *s.Listen
+	}
+	return DefaultListen
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,22 @@ type Config struct {
 	// root and source locate errors (Locate).
 	root   *yaml.Node
 	source string
+	// unset are the ${VAR}s without a default whose variables were unset
+	// or empty (UnsetVariables).
+	unset []unsetRef
+}
+
+// UnsetVariables names, at their positions, the ${VAR}s without a default
+// whose variables were unset or empty when the file was read. A valid file
+// may have them (an optional header), but each gave its value "" in
+// silence, and a forgotten export reads as a setting left out: serve logs
+// them as warnings.
+func (c *Config) UnsetVariables() []string {
+	out := make([]string, 0, len(c.unset))
+	for _, u := range c.unset {
+		out = append(out, fmt.Sprintf("%s:%d:%d: ${%s} is unset or empty and has no default, so \"\" stands in its place (${%s:-value} gives a default)", c.source, u.line, u.col, u.name, u.name))
+	}
+	return out
 }
 
 // MCPServer is one MCP server agent runs may use by name.
@@ -338,21 +355,26 @@ func Parse(raw []byte, source string) (*Config, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		// A syntax error: the YAML parser stops at the first one.
-		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, yamlError(source, err, raw)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 || doc.Content[0].ShortTag() == "!!null" {
 		return nil, &located{source: source, msg: `the file is empty ("llmrelay config default" prints a complete configuration)`}
 	}
-	unset := expandNode(&doc)
+	unset, malformed := expandNode(&doc)
 	c := Config{root: doc.Content[0], source: source}
 	// The shape check reports and prunes unknown keys and values of the
 	// wrong kind, so that the rest decodes and is validated too: every
 	// problem of the file at once.
-	errs := checkShape(source, doc.Content[0], reflect.TypeFor[Config](), "")
-	if err := doc.Decode(&c); err != nil {
-		return nil, fmt.Errorf("%s: %w", source, err)
+	var errs []error
+	for _, m := range malformed {
+		errs = append(errs, &located{source: source, line: m.line, col: m.col,
+			msg: fmt.Sprintf("%q is not a ${VAR} or ${VAR:-default} reference (a \"}\" missing, a name other than letters, digits and _, or a shell form such as ${VAR:=x}, ${VAR-x} or a nested reference, which are not supported)", m.name)})
 	}
-	errs = append(errs, c.locateAll(c.validate())...)
+	errs = append(errs, checkShape(source, doc.Content[0], reflect.TypeFor[Config](), "")...)
+	if err := doc.Decode(&c); err != nil {
+		return nil, yamlError(source, err, nil)
+	}
+	errs = append(errs, c.locateAll(notPruned(errs, c.validate()))...)
 	if len(errs) > 0 {
 		for _, u := range unset {
 			errs = append(errs, &located{source: source, line: u.line, col: u.col,
@@ -360,7 +382,89 @@ func Parse(raw []byte, source string) (*Config, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
+	c.unset = unset
 	return &c, nil
+}
+
+var (
+	yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+	// flowRef is a ${VAR} unquoted in a flow mapping ({key: ${VAR}}),
+	// whose "}" ends the mapping.
+	flowRef = regexp.MustCompile(`\{[^"'#\n]*:[ \t]*\$\{`)
+)
+
+// yamlError words an error of the YAML parser or decoder as the others:
+// "source:line: problem", one line per problem. With raw (a syntax
+// error), an unquoted ${VAR} in a flow mapping, the usual cause, is named.
+func yamlError(source string, err error, raw []byte) error {
+	msgs := []string{strings.TrimPrefix(err.Error(), "yaml: ")}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	}
+	errs := make([]error, 0, len(msgs)+1)
+	for _, m := range msgs {
+		m = strings.TrimSpace(m)
+		if g := yamlLine.FindStringSubmatch(m); g != nil {
+			line, _ := strconv.Atoi(g[1])
+			if l := lines(raw); line >= 1 && line <= len(l) {
+				switch t := strings.TrimSpace(l[line-1]); {
+				case strings.HasPrefix(l[line-1], "\t"):
+					g[2] += " (YAML indents with spaces, not tabs)"
+				case strings.HasPrefix(t, "//"), strings.HasPrefix(t, "/*"):
+					g[2] += " (JSON has no comments; YAML's start with #)"
+				}
+			}
+			errs = append(errs, fmt.Errorf("%s:%d: %s", source, line, g[2]))
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s: %s", source, m))
+	}
+	for i, l := range lines(raw) {
+		if flowRef.MatchString(l) {
+			errs = append(errs, fmt.Errorf(`%s:%d: a ${VAR} in a {...} mapping must be quoted ("${VAR}"): its "}" ends the mapping`, source, i+1))
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func lines(raw []byte) []string {
+	if len(raw) == 0 {
+		return nil
+	}
+	return strings.Split(string(raw), "\n")
+}
+
+// notPruned drops the validation errors about a value the shape check
+// already reported and pruned: "amount "abc": want a decimal number"
+// need not be followed by "required" for the same key.
+func notPruned(shape, errs []error) []error {
+	pruned := map[string]bool{}
+	for _, e := range shape {
+		var l *located
+		if errors.As(e, &l) {
+			// An unknown key is dropped, not its parent: the parent's
+			// own problems stand.
+			if p := pathPrefix.FindString(l.msg); p != "" && strings.HasPrefix(l.msg[len(p):], ": ") &&
+				!strings.HasPrefix(l.msg[len(p):], ": unknown key ") {
+				pruned[p] = true
+			}
+		}
+	}
+	out := errs[:0:0]
+next:
+	for _, e := range errs {
+		p := pathPrefix.FindString(e.Error())
+		for pr := range pruned {
+			// The pruned value itself, or a part of it.
+			if p == pr || strings.HasPrefix(p, pr+".") || strings.HasPrefix(p, pr+"[") {
+				continue next
+			}
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 func (c *Config) locateAll(errs []error) []error {
@@ -372,23 +476,67 @@ func (c *Config) locateAll(errs []error) []error {
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
-// expand replaces ${VAR} and ${VAR:-default}, and names the variables
-// referenced without a default that are unset or empty.
-func expand(s string) (_ string, missing []string) {
+// expand replaces ${VAR} and ${VAR:-default}, names the variables
+// referenced without a default that are unset or empty, and returns each
+// "${" that starts no such reference (a missing "}", a name that is not
+// letters, digits and _, a shell form such as ${VAR:=x} or ${VAR-x}, a
+// reference nested in a default): left as it is, it would reach the
+// provider as literal text. "$${" is a literal "${".
+func expand(s string) (_ string, missing, malformed []string) {
 	if !strings.Contains(s, "${") {
-		return s, nil
+		return s, nil, nil
 	}
-	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
-		sub := envRef.FindStringSubmatch(m)
-		if v, ok := os.LookupEnv(sub[1]); ok && v != "" {
-			return v
+	var b strings.Builder
+	for rest := s; ; {
+		i := strings.Index(rest, "${")
+		if i < 0 {
+			b.WriteString(rest)
+			break
 		}
-		if sub[2] == "" {
-			missing = append(missing, sub[1])
+		if i > 0 && rest[i-1] == '$' {
+			// "$${" is a literal "${" (prompt text, templates).
+			b.WriteString(rest[:i-1])
+			b.WriteString("${")
+			rest = rest[i+2:]
+			continue
 		}
-		return sub[3]
-	})
-	return out, missing
+		b.WriteString(rest[:i])
+		rest = rest[i:]
+		loc := envRef.FindStringSubmatchIndex(rest)
+		if loc == nil || loc[0] != 0 || (loc[6] >= 0 && strings.Contains(rest[loc[6]:loc[7]], "${")) {
+			malformed = append(malformed, fragment(rest))
+			b.WriteString("${")
+			rest = rest[2:]
+			continue
+		}
+		name := rest[loc[2]:loc[3]]
+		switch v, ok := os.LookupEnv(name); {
+		case ok && v != "":
+			b.WriteString(v)
+		case loc[4] >= 0:
+			b.WriteString(rest[loc[6]:loc[7]])
+		default:
+			missing = append(missing, name)
+		}
+		rest = rest[loc[1]:]
+	}
+	return b.String(), missing, malformed
+}
+
+// fragment is the start of a malformed reference, for its error: up to
+// its "}" or the first space, at most 40 bytes.
+func fragment(s string) string {
+	end := len(s)
+	if i := strings.IndexAny(s, "} \t\n"); i >= 0 {
+		end = i
+		if s[i] == '}' {
+			end++
+		}
+	}
+	if end > 40 {
+		return s[:40] + "..."
+	}
+	return s[:end]
 }
 
 // ProviderTypes are the known provider types.
@@ -554,6 +702,8 @@ func (c *Config) validate() []error {
 				}
 				seen[n] = true
 			}
+		case m.Provider == "":
+			add("%s.provider: required (a name from providers, or deployments to route over several)", where)
 		case !names[m.Provider]:
 			add("%s.provider: %q is not a configured provider", where, m.Provider)
 		}
@@ -633,6 +783,68 @@ func (p Provider) APIKeyValue() (string, error) {
 	default:
 		return p.APIKey, nil
 	}
+}
+
+// CredentialErrors reads every provider's key and every caller's token as
+// the server does at start and names each that cannot be read (an unset
+// variable, a missing, unreadable or empty file; an Entra token file may
+// start empty; a token too short), and every MCP server header, at its
+// line, all at once: the server stops at the first, without a position.
+func (c *Config) CredentialErrors() error {
+	var errs []error
+	for i, p := range c.Providers {
+		if p.Type == "builtin" || (p.APIKeyEnv == "" && p.APIKeyFile == "") {
+			continue
+		}
+		where := fmt.Sprintf("providers[%d] (%s)", i, p.Name)
+		k, err := p.APIKeyValue()
+		switch {
+		case p.APIKeyEnv != "" && (err != nil || k == ""):
+			errs = append(errs, fmt.Errorf("%s.api_key_env: the environment variable %s is unset or empty", where, p.APIKeyEnv))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s.api_key_file: %w", where, errors.Unwrap(err)))
+		case k == "" && p.Auth != "entra": // an Entra token file is read again when it changes
+			errs = append(errs, fmt.Errorf("%s.api_key_file: %s is empty", where, p.APIKeyFile))
+		}
+	}
+	for i, t := range c.Auth.Tokens {
+		field := ""
+		switch {
+		case t.SHA256 != "":
+			continue // checked by the validation
+		case t.TokenFile != "":
+			field = "token_file"
+		case t.TokenEnv != "":
+			field = "token_env"
+		default:
+			continue
+		}
+		if _, err := t.Hash(); err != nil {
+			msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "auth token "+t.Name+": "), "token_file: ")
+			errs = append(errs, fmt.Errorf("auth.tokens[%d] (%s).%s: %s", i, t.Name, field, msg))
+		}
+	}
+	for i, m := range c.MCPServers {
+		names := make([]string, 0, len(m.Headers))
+		for h := range m.Headers {
+			names = append(names, h)
+		}
+		slices.Sort(names)
+		for _, h := range names {
+			v := m.Headers[h]
+			field := "value"
+			switch {
+			case v.Env != "":
+				field = "env"
+			case v.File != "":
+				field = "file"
+			}
+			if _, err := v.Resolve(); err != nil {
+				errs = append(errs, fmt.Errorf("mcp_servers[%d] (%s).headers.%s.%s: %s", i, m.Name, h, field, strings.TrimPrefix(err.Error(), "file: ")))
+			}
+		}
+	}
+	return c.Locate(errors.Join(errs...))
 }
 
 // Merge returns t with the fields set in over replacing its own.

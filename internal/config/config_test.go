@@ -263,7 +263,7 @@ func TestEmptyAndBrokenFiles(t *testing.T) {
 		}
 	}
 	_, err := Parse([]byte("server:\n  listen: [\n"), "s.yaml")
-	if err == nil || !strings.HasPrefix(err.Error(), "s.yaml: line ") {
+	if err == nil || err.Error() != "s.yaml:2: did not find expected node content" {
 		t.Errorf("syntax error: %v", err)
 	}
 	_, err = Parse([]byte("- a\n- b\n"), "l.yaml")

@@ -317,33 +317,50 @@ func (c *Config) position(path string) (line, col int) {
 // to variables that are unset or empty and have no default are returned,
 // at their positions: when the file has problems, they are named with
 // them (an api_key "${OPENAI_API_KEY}" whose variable is missing reads as
-// a missing key otherwise).
-func expandNode(n *yaml.Node) (unset []unsetRef) {
+// a missing key otherwise). The malformed references ("${" starting none)
+// are returned too: they are errors whatever else the file holds.
+func expandNode(n *yaml.Node) (unset, malformed []unsetRef) {
 	switch n.Kind {
 	case yaml.DocumentNode, yaml.SequenceNode:
 		for _, c := range n.Content {
-			unset = append(unset, expandNode(c)...)
+			u, m := expandNode(c)
+			unset, malformed = append(unset, u...), append(malformed, m...)
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			unset = append(unset, expandNode(n.Content[i+1])...)
+			u, m := expandNode(n.Content[i+1])
+			unset, malformed = append(unset, u...), append(malformed, m...)
 		}
 	case yaml.ScalarNode:
-		v, missing := expand(n.Value)
+		v, missing, bad := expand(n.Value)
 		for _, name := range missing {
 			unset = append(unset, unsetRef{name: name, line: n.Line, col: n.Column})
 		}
+		for _, frag := range bad {
+			malformed = append(malformed, unsetRef{name: frag, line: n.Line, col: n.Column})
+		}
 		if v != n.Value {
 			n.Value = v
-			if n.Style == 0 {
+			switch {
+			case n.Style == 0:
 				n.Tag = ""
+			case n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 && n.Style&yaml.TaggedStyle == 0:
+				// A quoted reference, which a flow mapping needs
+				// ({max_attempts: "${N}"}), may give a number or a
+				// boolean as a plain one does.
+				probe := yaml.Node{Kind: yaml.ScalarNode, Value: v}
+				switch probe.ShortTag() {
+				case "!!int", "!!float", "!!bool":
+					n.Style, n.Tag = 0, ""
+				}
 			}
 		}
 	}
-	return unset
+	return unset, malformed
 }
 
-// unsetRef is a ${VAR} without a default whose variable is unset or empty.
+// unsetRef is a ${VAR} without a default whose variable is unset or empty
+// (name is VAR), or a malformed reference (name is its text).
 type unsetRef struct {
 	name      string
 	line, col int
