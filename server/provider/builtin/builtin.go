@@ -9,11 +9,14 @@
 //     bytes]" (or "url <url>", "id <file id>") for each file of the user
 //     messages). Tokens are whitespace-separated words: input counts the
 //     words of all messages and of text/* files, output the reply's.
-//     max_tokens cuts the reply to that many words (finish reason length).
+//     max_tokens cuts the reply to that many words (finish reason length);
+//     a stop sequence ends it before the sequence (meta.stop_sequence
+//     names it). seed is accepted: every answer is deterministic.
 //   - Tools: when the last message holds tool results, replies with a text
 //     summary of them. Otherwise it calls the named function (tool_choice),
 //     or the first two offered tools in parallel (the first one if only one
-//     is offered); tool_choice none gives a text reply. Arguments fill the
+//     is offered, or with parallel_tool_calls false); tool_choice none
+//     gives a text reply. Arguments fill the
 //     schema's required properties (all properties if none is required):
 //     strings with the last user text, numbers 1, booleans true, arrays [],
 //     objects {}, enums their first value.
@@ -88,6 +91,23 @@ type answer struct {
 	raw    string
 	usage  *llmrelayv1.Usage
 	id     string
+	// stopSequence is the stop sequence that ended the reply.
+	stopSequence string
+}
+
+// firstStop is where the earliest of the stop sequences starts in text,
+// and which one it is ("" when none occurs).
+func firstStop(text string, stops []string) (int, string) {
+	at, seq := -1, ""
+	for _, s := range stops {
+		if s == "" {
+			continue
+		}
+		if i := strings.Index(text, s); i >= 0 && (at < 0 || i < at) {
+			at, seq = i, s
+		}
+	}
+	return at, seq
 }
 
 // Generate answers deterministically.
@@ -119,6 +139,7 @@ func (p *Provider) meta(a answer, model string) *llmrelayv1.ResponseMeta {
 		ProviderFinishReason: a.raw,
 		ProviderRequestId:    "builtin-req-" + a.id[len("builtin-"):],
 		ToolCallCount:        int32(len(a.calls)),
+		StopSequence:         a.stopSequence,
 	}
 }
 
@@ -228,6 +249,9 @@ func (p *Provider) answer(req *provider.Request) answer {
 		if len(picked) == 0 {
 			picked = req.Tools[:min(2, len(req.Tools))]
 		}
+		if req.Options != nil && req.Options.ParallelToolCalls != nil && !req.Options.GetParallelToolCalls() {
+			picked = picked[:1]
+		}
 		for i, t := range picked {
 			args := argumentsFor(t, lastUser)
 			a.calls = append(a.calls, &llmrelayv1.ToolCall{
@@ -248,6 +272,11 @@ func (p *Provider) answer(req *provider.Request) answer {
 		for _, f := range files {
 			a.text += " " + f
 		}
+	}
+	// A stop sequence ends the reply before it (as OpenAI's do, the
+	// sequence itself not included); the earliest one found wins.
+	if cut, seq := firstStop(a.text, req.Options.GetStop()); seq != "" && len(a.calls) == 0 {
+		a.text, a.stopSequence = a.text[:cut], seq
 	}
 	if max := req.Options.GetMaxTokens(); req.Options != nil && req.Options.MaxTokens != nil && a.text != "" {
 		words := strings.SplitAfter(a.text, " ")
@@ -329,8 +358,8 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	}
 	a := p.answer(req)
 	meta := p.meta(a, req.Model)
-	finish := &llmrelayv1.ResponseMeta{FinishReason: meta.FinishReason, ProviderFinishReason: meta.ProviderFinishReason}
-	meta.FinishReason, meta.ProviderFinishReason, meta.Usage, meta.ToolCallCount = 0, "", nil, 0
+	finish := &llmrelayv1.ResponseMeta{FinishReason: meta.FinishReason, ProviderFinishReason: meta.ProviderFinishReason, StopSequence: meta.StopSequence}
+	meta.FinishReason, meta.ProviderFinishReason, meta.Usage, meta.ToolCallCount, meta.StopSequence = 0, "", nil, 0, ""
 	events := []*provider.Event{{Kind: provider.EventMeta, Meta: meta}}
 	for _, w := range strings.SplitAfter(a.text, " ") {
 		if w != "" {
