@@ -67,6 +67,11 @@ func TestInvalidSchemasRejected(t *testing.T) {
 		{"tool params wrong keyword type", `{"type":"object","properties":{"a":{"type":12}}}`, "", "tools[1].parameters", "not a valid JSON Schema"},
 		{"tool params an array", `[{"type":"object"}]`, "", "tools[1].parameters", "a JSON Schema is an object"},
 		{"tool params external ref", `{"$ref":"file:///etc/passwd"}`, "", "tools[1].parameters", "not allowed"},
+		// Function parameters are an object of named arguments on every
+		// provider; these compiled as schemas and reached the provider.
+		{"tool params a string schema", `{"type":"string"}`, "", "tools[1].parameters", `"type" is "string", want "object"`},
+		{"tool params a boolean schema", `true`, "", "tools[1].parameters", "not a boolean schema"},
+		{"tool params types without object", `{"type":["string","null"]}`, "", "tools[1].parameters", `does not allow "object"`},
 		{"response schema not JSON", "", `{"type":`, "options.response_format.schema", "not valid JSON"},
 		{"response schema bad pattern", "", `{"type":"string","pattern":"("}`, "options.response_format.schema", "not a valid JSON Schema"},
 	} {

@@ -254,6 +254,9 @@ func validateTools(tools []*llmrelayv1.Tool) error {
 			if _, err := schema.Compile(p); err != nil {
 				return invalidField("tools["+strconv.Itoa(i)+"].parameters", "%v", err)
 			}
+			if err := schema.CheckObjectRoot(p); err != nil {
+				return invalidField("tools["+strconv.Itoa(i)+"].parameters", "%v", err)
+			}
 		}
 	}
 	return nil

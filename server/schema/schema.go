@@ -8,6 +8,7 @@ package schema
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -186,4 +187,39 @@ func (c *schemaCache) put(text string, s *Schema) {
 	}
 	c.m[text] = s
 	c.mu.Unlock()
+}
+
+// CheckObjectRoot refuses a schema whose root cannot describe a JSON
+// object: a boolean schema, or a "type" that does not allow "object".
+// Function parameters are an object of named arguments on every provider
+// (OpenAI: "schema must be a JSON Schema of 'type: \"object\"'",
+// Anthropic: input_schema.type must be "object"); a schema without a
+// "type" is left for the provider to judge. text has compiled already.
+func CheckObjectRoot(text string) error {
+	var root any
+	if err := json.Unmarshal([]byte(text), &root); err != nil {
+		return fmt.Errorf("not valid JSON: %v", err)
+	}
+	obj, ok := root.(map[string]any)
+	if !ok {
+		return errors.New(`a function's parameters are an object schema ({"type": "object", "properties": {...}}), not a boolean schema`)
+	}
+	switch t := obj["type"].(type) {
+	case nil:
+		return nil
+	case string:
+		if t == "object" {
+			return nil
+		}
+		return fmt.Errorf(`a function's parameters are an object schema: "type" is %q, want "object"`, t)
+	case []any:
+		for _, v := range t {
+			if v == "object" {
+				return nil
+			}
+		}
+		return errors.New(`a function's parameters are an object schema: "type" does not allow "object"`)
+	default:
+		return errors.New(`"type" is neither a string nor a list of strings`)
+	}
 }

@@ -779,8 +779,9 @@ type Tool struct {
 	// `{"type":"object","properties":{"city":{"type":"string"}}}`. Sent to the
 	// provider byte for byte (key order kept), after the rewrites a provider
 	// needs (Gemini's schema subset). The server checks that it is a valid JSON
-	// Schema (InvalidArgument naming `tools[i].parameters` otherwise). Empty:
-	// a function without arguments.
+	// Schema whose root can describe an object (no boolean schema, no "type"
+	// without "object"): InvalidArgument naming `tools[i].parameters`
+	// otherwise. Empty: a function without arguments.
 	Parameters string `protobuf:"bytes,5,opt,name=parameters,proto3" json:"parameters,omitempty"`
 	// Ask for strict schema adherence where the provider supports it.
 	Strict        *bool `protobuf:"varint,4,opt,name=strict,proto3,oneof" json:"strict,omitempty"`
