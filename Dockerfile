@@ -16,6 +16,7 @@ USER nonroot:nonroot
 # Keep the grown stacks of gRPC worker goroutines (see docs/decisions.md).
 ENV GODEBUG=gcshrinkstackoff=1
 EXPOSE 50051
-HEALTHCHECK --interval=10s --timeout=3s --retries=3 CMD ["/llmrelay", "health", "-addr", "127.0.0.1:50051"]
+# health dials $LLMRELAY_LISTEN when set (else the default address), so the check follows the listener.
+HEALTHCHECK --interval=10s --timeout=3s --retries=3 CMD ["/llmrelay", "health"]
 ENTRYPOINT ["/llmrelay"]
 CMD ["serve"]

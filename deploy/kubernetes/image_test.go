@@ -38,8 +38,17 @@ func TestImageListensWhereDocumented(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^EXPOSE ` + port + `$`).MatchString(docker) {
 		t.Errorf("EXPOSE is not %s", port)
 	}
-	if !strings.Contains(docker, `"`+listen+`"`) {
-		t.Errorf("the HEALTHCHECK does not ask %s", listen)
+	// The check must follow LLMRELAY_LISTEN (a container run with another
+	// port was marked unhealthy): no address of its own, or the image's.
+	hc := regexp.MustCompile(`(?m)^HEALTHCHECK .*CMD (.*)$`).FindStringSubmatch(docker)
+	if hc == nil || !strings.Contains(hc[1], `"health"`) {
+		t.Fatalf("no HEALTHCHECK running llmrelay health")
+	}
+	if strings.Contains(hc[1], `"-addr"`) && !strings.Contains(hc[1], `"`+listen+`"`) {
+		t.Errorf("the HEALTHCHECK asks another address than %s", listen)
+	}
+	if strings.Contains(hc[1], `"-addr"`) {
+		t.Errorf("the HEALTHCHECK pins -addr: a container run with LLMRELAY_LISTEN on another port is marked unhealthy")
 	}
 	for _, want := range []string{"on `" + listen + "` inside the container", "-p 127.0.0.1:" + port + ":" + port, "LLMRELAY_LISTEN=0.0.0.0:" + port, "auth.tokens"} {
 		if !strings.Contains(readme, want) {

@@ -149,7 +149,7 @@ func health(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("health")
 	conn.register(fs, 3*time.Second)
 	service := fs.String("service", "", "the service to check (empty: the whole server)")
-	pos, err := parse(e, fs, "", "Ask the server's gRPC health service; exit 0 if it reports SERVING, 1 if not, 3 if it does not answer.", args)
+	pos, err := parse(e, fs, "", "Ask the server's gRPC health service (at $LLMRELAY_ADDR, else $LLMRELAY_LISTEN, else 127.0.0.1:50051); exit 0 if it reports SERVING, 1 if not, 3 if it does not answer, 4 if it does not know -service.", args)
 	if err != nil {
 		return err
 	}
