@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The client examples in other languages (examples/python, examples/node)
 # and the Go one, against a server on the built-in provider: each makes a
-# Chat, a StreamTools, an Embed, and decodes an error's details; Python and
+# Chat, a StreamTools and decodes an error's details (Python and Node an
+# Embed too, the Go example none); Python and
 # Node also run an Agent loop with one client tool and send a key-ordered
 # tool schema whose arrival at the provider is checked. Installs
 # what they need: Debian's protoc, gRPC Python plugin, grpcio and protobuf
