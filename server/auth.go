@@ -63,7 +63,7 @@ func (s *Server) authUnary(next grpc.UnaryServerInterceptor) grpc.UnaryServerInt
 // checkExposure refuses a TCP listener on a non-loopback address without
 // caller authentication, unless the configuration allows it explicitly;
 // then it says so in the log.
-func (s *Server) checkExposure(l net.Listener) error {
+func (s *Server) checkExposure(l net.Listener, configured string) error {
 	a, ok := l.Addr().(*net.TCPAddr)
 	if !ok || a.IP.IsLoopback() {
 		return nil
@@ -77,7 +77,9 @@ func (s *Server) checkExposure(l net.Listener) error {
 			slog.String("addr", a.String()))
 		return nil
 	default:
+		// The address as configured (0.0.0.0:50051), not as bound
+		// ([::]:50051): the one the operator looks for.
 		return fmt.Errorf("listen %s: refusing to serve a non-loopback address without caller authentication: "+
-			"configure auth.tokens, listen on 127.0.0.1, or set server.allow_unauthenticated: true if the network is trusted", a)
+			"configure auth.tokens, listen on 127.0.0.1, or set server.allow_unauthenticated: true if the network is trusted", configured)
 	}
 }

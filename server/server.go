@@ -243,7 +243,7 @@ func (s *Server) Listeners() ([]net.Listener, error) {
 		if err != nil {
 			return nil, fmt.Errorf("listen %s: %w", addr, err)
 		}
-		if err := s.checkExposure(l); err != nil {
+		if err := s.checkExposure(l, addr); err != nil {
 			_ = l.Close() // refusing to start
 			return nil, err
 		}
