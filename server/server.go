@@ -423,6 +423,14 @@ func (s *Server) ReloadOnSignal(ctx context.Context, sig <-chan os.Signal, path 
 			}
 			cfg, err := config.Load(path)
 			if err == nil {
+				// As at start: every unreadable key, token and MCP
+				// header at its line, and each unset variable said.
+				err = cfg.CredentialErrors()
+			}
+			if err == nil {
+				for _, w := range cfg.UnsetVariables() {
+					s.log.Warn(w)
+				}
 				err = s.Reload(cfg)
 			}
 			if err != nil {

@@ -1,0 +1,58 @@
+package server_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server"
+)
+
+// TestReloadOnSignalNamesEveryCredential: a reload reads the keys as serve
+// does at start: every unreadable one at its line, all at once (it stopped
+// at the first, without a position), and the configuration in use stays.
+func TestReloadOnSignalNamesEveryCredential(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "llmrelay.yaml")
+	good := "models:\n  - name: echo\n    provider: builtin\n    capabilities: {chat: {format: builtin}}\nproviders:\n  - {name: builtin, type: builtin}\n"
+	if err := os.WriteFile(path, []byte(good), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	srv, err := server.New(cfg, slog.New(slog.NewTextHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := good + "  - {name: a, type: openai, api_key_file: " + filepath.Join(dir, "missing-a") + "}\n" +
+		"  - {name: b, type: anthropic, api_key_file: " + filepath.Join(dir, "missing-b") + "}\n"
+	if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sig := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	go func() { srv.ReloadOnSignal(ctx, sig, path); close(done) }()
+	sig <- os.Interrupt
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "configuration reload failed") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	out := logs.String()
+	for _, want := range []string{"configuration reload failed", "missing-a", "missing-b", "llmrelay.yaml:7:", "llmrelay.yaml:8:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("reload log lacks %q:\n%s", want, out)
+		}
+	}
+}
