@@ -63,7 +63,7 @@ func TestRound19bChatlasToolStream(t *testing.T) {
 	providertest.Golden(t, filepath.Join("testdata", first+".golden"), renderStream(t, evs, end))
 	sent := r17JSON(t, srv.Last(t).Body)
 	for k, want := range map[string]string{
-		"contents":          `[{"parts":[{"text":"What's the current date in YYYY-MM-DD format?"}],"role":"user"}]`,
+		"contents": `[{"parts":[{"text":"What's the current date in YYYY-MM-DD format?"}],"role":"user"}]`,
 		// chatlas's systemInstruction also said "role": "user", which
 		// the API does not read there; we send none.
 		"systemInstruction": `{"parts":[{"text":"Be very terse, not even punctuation."}]}`,
