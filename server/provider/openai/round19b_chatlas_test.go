@@ -1,0 +1,151 @@
+package openai
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// Round 19b: posit-dev/chatlas's VCR cassettes of the Responses API
+// (testdata/README.md, "Round 19b"). The expectations are read off the
+// recordings by hand.
+
+// TestRound19bChatlasResponsesText: gpt-5.4 (served as
+// gpt-5.4-2026-03-05, May 2026), streamed, with reasoning effort "none":
+// no reasoning item; one message item in phase "final_answer" with the
+// text "2" in one delta; service_tier "auto" while in progress, "default"
+// in response.completed (the tier that served it); 26 in, 5 out, no cached
+// or reasoning tokens. No x-request-id header was kept by the cassette;
+// the x-ratelimit-* headers give 15000 requests and 40000000 tokens,
+// 14999 and 39999811 remaining.
+func TestRound19bChatlasResponsesText(t *testing.T) {
+	t.Parallel()
+	const name = "real_chatlas_responses_simple_stream"
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-5.4", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Be as terse as possible; no punctuation")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("What is 1 + 1?")),
+		}}
+	f, srv := r19bStream(t, name, req)
+	evs := srv.evs
+	for _, ev := range evs {
+		if ev.Kind == provider.EventText && ev.Phase != "final_answer" {
+			t.Errorf("text delta %q with phase %q", ev.Text, ev.Phase)
+		}
+	}
+	if p := f.Message.GetParts(); len(p) != 1 || p[0].GetText() != "2" || p[0].GetPhase() != "final_answer" {
+		t.Errorf("parts %v", p)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 26, OutputTokens: 5, TotalTokens: 31}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_0eed2ae3ca8a65a10169fb7c3ab85481a093542ba9c3973a75" || m.GetResolvedModel() != "gpt-5.4-2026-03-05" ||
+		m.GetServiceTier() != "default" || m.GetProviderRequestId() != "" || m.GetToolCallCount() != 0 || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	r19bRateLimit(t, m, 14999, 39999811, time.Date(2026, 5, 6, 17, 36, 58, 0, time.UTC))
+}
+
+// r19bRateLimit checks the x-ratelimit-* headers of chatlas's OpenAI
+// recordings: 15000 requests and 40000000 tokens a minute.
+// The resets (4ms and 0s) count from the response's Date.
+func r19bRateLimit(t *testing.T, m *llmrelayv1.ResponseMeta, reqLeft, tokLeft int64, date time.Time) {
+	t.Helper()
+	rl := m.GetRateLimit()
+	if rl.GetRequestsLimit() != 15000 || rl.GetRequestsRemaining() != reqLeft || rl.GetTokensLimit() != 40000000 || rl.GetTokensRemaining() != tokLeft {
+		t.Errorf("rate limit %v", rl)
+	}
+	if !rl.GetRequestsResetTime().AsTime().Equal(date.Add(4*time.Millisecond)) || !rl.GetTokensResetTime().AsTime().Equal(date) {
+		t.Errorf("rate limit resets %v %v (Date %v)", rl.GetRequestsResetTime().AsTime(), rl.GetTokensResetTime().AsTime(), date)
+	}
+}
+
+// TestRound19bChatlasResponsesToolCall: gpt-5.4 (July 2026), streamed,
+// effort "none", one strict parameterless tool: a function_call item
+// (call_id call_9eTP7x0CjN1Cd1zk7U2GDxAq, item id fc_…) whose arguments
+// "{}" come in one delta; no message, no reasoning item; a tool-call
+// finish on "completed"; 66 in (cache_write_tokens 0 and cached_tokens 0
+// in the details), 14 out, 80 total. The in-progress events carry fields
+// new to us (reasoning.context and .mode, tool_usage, prompt_cache_retention
+// "24h", a tool's output_schema), which change nothing we relay. Our
+// request: the same tool (strict, its parameters), the system text and the
+// question as chatlas's input had them.
+func TestRound19bChatlasResponsesToolCall(t *testing.T) {
+	t.Parallel()
+	const name = "real_chatlas_responses_tool_call_stream"
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-5.4", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Always use a tool to help you answer. Reply with 'It is ____.'.")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("What's the current date in YYYY-MM-DD format?")),
+		},
+		Tools: []*llmrelayv1.Tool{{Name: "get_date", Description: "Gets the current date",
+			Parameters: `{"properties": {}, "type": "object", "additionalProperties": false, "required": []}`, Strict: proto.Bool(true)}},
+	}
+	f, srv := r19bStream(t, name, req)
+	parts := f.Message.GetParts()
+	if len(parts) != 1 {
+		t.Fatalf("parts %v", parts)
+	}
+	if tc := parts[0].GetToolCall(); tc.GetCallId() != "call_9eTP7x0CjN1Cd1zk7U2GDxAq" || tc.GetName() != "get_date" || tc.GetArguments() != "{}" || !tc.GetArgumentsValid() {
+		t.Errorf("call %v", tc)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 66, OutputTokens: 14, TotalTokens: 80}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_075ddfa016e58c6b016a6bc6d272288195837c203a2e083401" || m.GetResolvedModel() != "gpt-5.4-2026-03-05" ||
+		m.GetServiceTier() != "default" || m.GetToolCallCount() != 1 || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	r19bRateLimit(t, m, 14999, 39999479, time.Date(2026, 7, 30, 21, 49, 6, 0, time.UTC))
+	// chatlas's request, less its include of reasoning.encrypted_content
+	// (we ask for it with reasoning only): the same input items, tool,
+	// store and stream.
+	const recorded = `{"input": [{"type": "message", "role": "system", "content": [{"type": "input_text", "text": "Always use a tool to help you answer. Reply with 'It is ____.'."}]}, ` +
+		`{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "What's the current date in YYYY-MM-DD format?"}]}], ` +
+		`"model": "gpt-5.4", "store": false, "stream": true, "tools": [{"type": "function", "name": "get_date", "description": "Gets the current date", ` +
+		`"parameters": {"properties": {}, "type": "object", "additionalProperties": false, "required": []}, "strict": true}]}`
+	body, want := decodeBody(t, srv.Last(t).Body), decodeBody(t, []byte(recorded))
+	for k, w := range want {
+		if !jsonEqualAny(body[k], w) {
+			t.Errorf("request %s: %v, want %v", k, body[k], w)
+		}
+	}
+	if _, ok := body["include"]; ok {
+		t.Errorf("include %v", body["include"])
+	}
+}
+
+// r19bReplay is a replayed stream: its events and the replay server.
+type r19bReplay struct {
+	*providertest.Server
+	evs []*provider.Event
+}
+
+// r19bStream replays a streamed recording, checks its golden and the
+// Responses stream invariants, and returns the folded answer.
+func r19bStream(t *testing.T, name string, req *provider.Request) (folded, r19bReplay) {
+	t.Helper()
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRespStreamInvariants(t, evs)
+	return accFold(t, evs), r19bReplay{srv, evs}
+}
