@@ -36,6 +36,16 @@ func r19bBody(t *testing.T, name string) map[string]any {
 	return m
 }
 
+// r19bJSON decodes a request body.
+func r19bJSON(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return m
+}
+
 // r19bBlock is the i-th content block of a decoded answer.
 func r19bBlock(t *testing.T, m map[string]any, i int) map[string]any {
 	t.Helper()
