@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,4 +149,77 @@ func r19bStream(t *testing.T, name string, req *provider.Request) (folded, r19bR
 	}
 	checkRespStreamInvariants(t, evs)
 	return accFold(t, evs), r19bReplay{srv, evs}
+}
+
+// TestRound19bChatlasAzureResponsesReasoning: gpt-5-nano on Azure's
+// classic Responses route (api-version 2025-03-01-preview, December 2025),
+// streamed with reasoning.encrypted_content included: a reasoning item
+// (rs_…, an empty summary) whose encrypted_content differs in
+// output_item.added, output_item.done and response.completed, then a
+// message "2" (no phase: Azure's events carry none); "content_filters":
+// null; 26 in, 135 out of which 128 reasoning, 161 total; service_tier
+// "default" on completion. The apim-request-id header is the request id,
+// x-ms-region the region that answered. The reasoning we relay is the
+// item as output_item.done gave it (the same rule as for OpenAI), and the
+// request is chatlas's (its input, model, store false, stream, include),
+// the system text sent as a developer message.
+func TestRound19bChatlasAzureResponsesReasoning(t *testing.T) {
+	t.Parallel()
+	const name = "real_chatlas_azure_responses_reasoning_stream"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-5-nano", Format: formatResponses, Reasoning: true,
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Be as terse as possible; no punctuation")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("What is 1 + 1?")),
+		}}
+	s, err := newTestProvider(t, kAzure, srv.URL, WithAzureAPIVersion("2025-03-01-preview")).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRespStreamInvariants(t, evs)
+	c := srv.Last(t)
+	if c.Path != "/openai/responses" || c.Query != "api-version=2025-03-01-preview" {
+		t.Errorf("sent to %s?%s", c.Path, c.Query)
+	}
+	const recorded = `{"include": ["reasoning.encrypted_content"], "input": [{"type": "message", "role": "system", "content": [{"type": "input_text", "text": "Be as terse as possible; no punctuation"}]}, ` +
+		`{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "What is 1 + 1?"}]}], "model": "gpt-5-nano", "store": false, "stream": true}`
+	// With reasoning asked for we send the system text as a developer
+	// message (what a reasoning model reads it as); chatlas said system.
+	body, want := decodeBody(t, c.Body), decodeBody(t, []byte(strings.Replace(recorded, `"role": "system"`, `"role": "developer"`, 1)))
+	for k, w := range want {
+		if !jsonEqualAny(body[k], w) {
+			t.Errorf("request %s: %v, want %v", k, body[k], w)
+		}
+	}
+	f := accFold(t, evs)
+	parts := f.Message.GetParts()
+	if len(parts) != 2 {
+		t.Fatalf("parts %v", parts)
+	}
+	const encDone = "gAAAAABpVYkldzkn5jH-EFfV8bzC50nsOAcR6CtwgOF0OE0a_gRjOfXjOQ7Bq_o0KAsb57MW99iOwpCxE4Ynbd4MrpkughEnE0I-zOFbII9QH1jIWhZMNpgIahC0HRzwqLv8k1oEtATTx3VGsFPj8CAjxSv9LnnzowzzCjdum8holpYnHwNOlqIrIk_IclAcyuinSp4s0do"
+	if r := parts[0].GetReasoning(); r.GetId() != "rs_02f969f744182c5c0169558925505c8197b16daf28c07d2549" || r.GetText() != "" ||
+		len(r.GetSignature()) < len(encDone) || r.GetSignature()[:len(encDone)] != encDone || !strings.HasSuffix(r.GetSignature(), "_xMAUA6rKDDn9") {
+		t.Errorf("reasoning %v", r)
+	}
+	if parts[1].GetText() != "2" || parts[1].GetPhase() != "" {
+		t.Errorf("text %v", parts[1])
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 26, OutputTokens: 135, TotalTokens: 161, ReasoningTokens: 128}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_02f969f744182c5c0169558924f0a8819793d519e89bf465a1" || m.GetResolvedModel() != "gpt-5-nano" ||
+		m.GetServiceTier() != "default" || m.GetProviderRequestId() != "985e0c9d-e801-43de-a0c6-2e14619e50d7" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if got := m.GetExtended().AsMap()[extAzureRegion]; got != "East US 2" {
+		t.Errorf("region %v (%v)", got, m.GetExtended().AsMap())
+	}
 }
