@@ -18,7 +18,8 @@ import (
 // "Round 19b"). The expectations are read off the recordings by hand.
 
 func init() {
-	round17Recordings = append(round17Recordings, "real_chatlas_google_tools_stream_1", "real_chatlas_google_tools_stream_2")
+	round17Recordings = append(round17Recordings, "real_chatlas_google_tools_stream_1", "real_chatlas_google_tools_stream_2",
+		"real_chatlas_google_parallel_tools_stream_1", "real_chatlas_google_parallel_tools_stream_2")
 }
 
 // r19bChatlasSig is the thoughtSignature of the call in
@@ -139,4 +140,111 @@ func TestRound19bChatlasToolStream(t *testing.T) {
 		len(f2.calls) != 0 || len(m2.GetWarnings()) != 0 {
 		t.Errorf("meta %v, calls %v", m2, f2.calls)
 	}
+}
+
+// r19bStream replays a streamed recording, checks its golden, and returns
+// the events and the request sent.
+func r19bStream(t *testing.T, name string, req *provider.Request) ([]*provider.Event, []byte) {
+	t.Helper()
+	p, srv := replay(t, name)
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("%s: Stream: %v", name, err)
+	}
+	evs, end := drain(t, s)
+	if !errors.Is(end, io.EOF) {
+		t.Fatalf("%s: stream ended with %v", name, end)
+	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderStream(t, evs, end))
+	return evs, srv.Last(t).Body
+}
+
+// TestRound19bChatlasParallelToolsStream: gemini-2.5-flash (December
+// 2025), streamed (chatlas's test_tools_parallel): one event with two
+// calls of the same function, favorite_color({"_person":"Joe"}) with the
+// thoughtSignature and favorite_color({"_person":"Hadley"}) without one,
+// STOP with finishMessage (a tool-call finish), 80 in, 31 + 59 thought
+// tokens out, 170 total. The API gave the calls no ids: ours are derived
+// and distinct.
+//
+// chatlas sent both calls back and both results, in the calls' order and
+// by name only ({"result": "sage green"}, {"result": "red"}); the API
+// answered (_2) "Joe: sage green, Hadley: red" in one text part that
+// carries a thoughtSignature of its own (kept as a text-less reasoning
+// part after the text), STOP, 140 in, 8 + 106 out, 254 total. Ours sends
+// chatlas's contents with the signature on the first call: each result
+// goes back under its call's name, in the calls' order.
+func TestRound19bChatlasParallelToolsStream(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_chatlas_google_parallel_tools_stream_1", "real_chatlas_google_parallel_tools_stream_2"
+	const question = `\n        What are Joe and Hadley's favourite colours?\n        Answer like name1: colour1, name2: colour2\n    ` // as JSON escapes
+	const sig1 = "CiQBcsjafEcxf/2DYJh2KLN0ZyvZXL8qb4eVwpfO1vMCbc+FiI4KdQFyyNp83WPKtw1VCcGDQEHMo5P3ZwwuQVnRgXLHuVpY6pIuISKWq2ahOuhS+R5bmNhTgWLnQZVizSzuoHQvYB+UKBpzHivSACk+/3ev+DdTh/yX3bDryuehMGmfRobrHcHgF14KX9WuMstDN2U8jDu667vWxwrLAQFyyNp8DHJkkPOE6BNUMI5kKtPnOrgc2WbCgjNj4NtwnieDVCXEWRhs8UvvI4bs6T20AHzhyvbVM/iZVcJ3pOWUxTy4vQlrVWQXXpkhMPdHUGNheP3AGhdqQWa7vF8AeR48TUhztTYntyMOwI4ZIkB0C5iqukbIOjGFwM820OpQoy/jfIgGpN0lWzEAek4i/mRiU2xyks5hnaq8OZ1Hb81rIPMFMrkhNp+ubM5H1ba6vpRv7TH3Lt53HsNJDLIqqvFvLxq+JtnjUGLT"
+	const sig2 = "CikBcsjafCFKwPhN+Wb7TRnVQm+ElR/oCeo2mzKEHS8+Td1xBPeskYdN9wp4AXLI2nxAYZCYcFksv72VZHK353YTaGKoZfPlEVRaIl7KUdIqjX5Fqp+roMh19jtTWOB9d3xXMjUas0i/gsWY2ViciwJa7btqli/mgp+Zq3Ew71pE9rJTjbI8R0lmZUhlVdNmh/c0WHOZ4Y6iJD1Zh3vJUq18D8M/CsoBAXLI2nwURNZLgw9xpPFG1JpY3HguQ6cf3vxQl+iwZ9bfJi7uCeXwIDUqRx3w7IDyl+Aa/arTIXU92vjedDK+ZstyokFtJ7pmVFaxPdq1LWTR9+/zFRB3sAUuthVUIal2LqILasEavLiWAS7cTKEHhccQ6kbqAi+L+RncuxWROgu2WHiE4ztR8PRIot8L/QWihzpVVrlV1W9iNKvx7hbT+533O8QvGQLYKQw1gpx/iGR6ZFquBIoivI74TROvLjv8PYfNoIcjeSbDZAqWAQFyyNp83amdQAwXMpsoAZYNgIdKqQTPe+mfG9h5uO0r37dTdcP1ThRHiX2Y1zjOHMm+Bmp24DuR07bzqVDjEaA7odnSQ1M8w3tkI3kvdzIMLNlFBZS52eeXiMzX43Z3CyY25K1UE+oYa4/dliVLvE7onCloSzNCN1Tqwvxueh9GiAhNb6H8dP/vKo4uLR7iEItQmFOxOw=="
+	zero := 0.0
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.5-flash",
+		Messages: []*llmrelayv1.Message{
+			msg(llmrelayv1.Role_ROLE_SYSTEM, text("Be very terse, not even punctuation.")),
+			msg(llmrelayv1.Role_ROLE_USER, text(r19bUnquote(t, question))),
+		},
+		Tools: []*llmrelayv1.Tool{{Name: "favorite_color", Description: "Returns a person's favourite colour",
+			Parameters: `{"properties": {"_person": {"type": "string"}}, "required": ["_person"], "type": "object"}`}},
+		Options: &llmrelayv1.GenerationOptions{Temperature: &zero},
+	}
+	evs, sent := r19bStream(t, first, req)
+	if got := r17JSON(t, sent)["contents"]; !jsonEqual(got, r19Decode(t, `[{"parts":[{"text":"`+question+`"}],"role":"user"}]`)) {
+		t.Errorf("contents %v", got)
+	}
+	f := foldEvents(evs)
+	if len(f.calls) != 2 {
+		t.Fatalf("calls %v", f.calls)
+	}
+	joe, hadley := f.calls[0], f.calls[1]
+	if joe.Name != "favorite_color" || joe.Arguments != `{"_person":"Joe"}` || joe.Signature != sig1 || !joe.ArgumentsValid ||
+		hadley.Name != "favorite_color" || hadley.Arguments != `{"_person":"Hadley"}` || hadley.Signature != "" || !hadley.ArgumentsValid ||
+		joe.CallId == "" || joe.CallId == hadley.CallId {
+		t.Errorf("calls %v", f.calls)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 80, OutputTokens: 31 + 59, TotalTokens: 170, ReasoningTokens: 59}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+	if m := f.meta; m.GetResponseId() != "cLBVabe2A8vO_uMP5cWO6As" || m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS ||
+		m.GetProviderFinishReason() != "STOP" || m.GetToolCallCount() != 2 || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+
+	// The follow-up: the results in the calls' order.
+	req.Messages = append(req.Messages, foldMessage(t, evs), msg(llmrelayv1.Role_ROLE_TOOL,
+		toolResultPart(joe.CallId, "sage green"), toolResultPart(hadley.CallId, "red")))
+	evs2, sent2 := r19bStream(t, second, req)
+	want := `[{"parts":[{"text":"` + question + `"}],"role":"user"},` +
+		`{"parts":[{"functionCall":{"args":{"_person":"Joe"},"name":"favorite_color"},"thoughtSignature":"` + sig1 + `"},` +
+		`{"functionCall":{"args":{"_person":"Hadley"},"name":"favorite_color"}}],"role":"model"},` +
+		`{"parts":[{"functionResponse":{"name":"favorite_color","response":{"result":"sage green"}}},` +
+		`{"functionResponse":{"name":"favorite_color","response":{"result":"red"}}}],"role":"user"}]`
+	if got := r17JSON(t, sent2)["contents"]; !jsonEqual(got, r19Decode(t, want)) {
+		t.Errorf("contents\n got %v\nwant %s", got, want)
+	}
+	sigPart := &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Signature: sig2}}}
+	if got, want := foldMessage(t, evs2), msg(llmrelayv1.Role_ROLE_ASSISTANT, text("Joe: sage green, Hadley: red"), sigPart); !proto.Equal(got, want) {
+		t.Errorf("message\n got %v\nwant %v", got, want)
+	}
+	f2 := foldEvents(evs2)
+	if want := (&llmrelayv1.Usage{InputTokens: 140, OutputTokens: 8 + 106, TotalTokens: 254, ReasoningTokens: 106}); !proto.Equal(f2.usage, want) {
+		t.Errorf("usage %v, want %v", f2.usage, want)
+	}
+	if m := f2.meta; m.GetResponseId() != "cbBVafhco-H-4w_Uvp2JDA" || m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP ||
+		m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
+
+// r19bUnquote decodes the body of a JSON string literal.
+func r19bUnquote(t *testing.T, s string) string {
+	t.Helper()
+	v, ok := r19Decode(t, `"`+s+`"`).(string)
+	if !ok {
+		t.Fatalf("%q is not a string", s)
+	}
+	return v
 }
