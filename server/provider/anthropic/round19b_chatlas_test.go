@@ -230,4 +230,3 @@ func TestRound19bChatlasRAGStream(t *testing.T) {
 		}
 	}
 }
-
