@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -19,7 +20,7 @@ import (
 
 func init() {
 	round17Recordings = append(round17Recordings, "real_chatlas_google_tools_stream_1", "real_chatlas_google_tools_stream_2",
-		"real_chatlas_google_parallel_tools_stream_1", "real_chatlas_google_parallel_tools_stream_2")
+		"real_chatlas_google_parallel_tools_stream_1", "real_chatlas_google_parallel_tools_stream_2", "real_crush_vertex_title_stream")
 }
 
 // r19bChatlasSig is the thoughtSignature of the call in
@@ -247,4 +248,43 @@ func r19bUnquote(t *testing.T, s string) string {
 		t.Fatalf("%q is not a string", s)
 	}
 	return v
+}
+
+// TestRound19bCrushVertexTitle: charmbracelet/crush's title request to
+// gemini-2.0-flash-exp on Vertex AI (January 2026, go-vcr): "Hello" in a
+// first chunk whose usageMetadata holds only trafficType ON_DEMAND (no
+// counts: no usage event for it), then "\n" with STOP and the counts (122
+// in, 2 out, 124 total); createTime and responseId on both chunks. The
+// cassette kept only the Content-Type header.
+func TestRound19bCrushVertexTitle(t *testing.T) {
+	t.Parallel()
+	const name = "real_crush_vertex_title_stream"
+	maxTok := int32(40)
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemini-2.0-flash-exp",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Generate a concise title for the following content:\n\nHello\n <think>\n\n</think>"))},
+		Options:  &llmrelayv1.GenerationOptions{MaxTokens: &maxTok},
+	}
+	evs, sent := r19bStream(t, name, req)
+	if gc, _ := r17JSON(t, sent)["generationConfig"].(map[string]any); gc["maxOutputTokens"] != 40.0 {
+		t.Errorf("generationConfig %v", gc)
+	}
+	var usages []*llmrelayv1.Usage
+	for _, ev := range evs {
+		if ev.Kind == provider.EventUsage {
+			usages = append(usages, ev.Usage)
+		}
+	}
+	if len(usages) != 1 || !proto.Equal(usages[0], &llmrelayv1.Usage{InputTokens: 122, OutputTokens: 2, TotalTokens: 124}) {
+		t.Errorf("usage events %v", usages)
+	}
+	f := foldEvents(evs)
+	m := f.meta
+	if f.text != "Hello\n" || m.GetResponseId() != "QqBmadvFO86OvNkP6qCDsQ8" || m.GetResolvedModel() != "gemini-2.0-flash-exp" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("text %q, meta %v", f.text, m)
+	}
+	if got := m.GetCreateTime().AsTime(); !got.Equal(time.Date(2026, 1, 13, 19, 42, 58, 975579000, time.UTC)) {
+		t.Errorf("create time %v", got)
+	}
 }
