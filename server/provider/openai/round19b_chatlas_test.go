@@ -223,3 +223,73 @@ func TestRound19bChatlasAzureResponsesReasoning(t *testing.T) {
 		t.Errorf("region %v (%v)", got, m.GetExtended().AsMap())
 	}
 }
+
+// TestRound19bEllmerResponsesPriority: tidyverse/ellmer's
+// openai-v2-service-tier cassette (August 2026): gpt-4.1-nano on the
+// Responses API, unary, asked for service_tier "priority" at temperature
+// 0, answers the joke served on the priority tier ("service_tier":
+// "priority" in the body); "billing": {"payer": "developer"} beside it;
+// 18 in, 18 out. The x-request-id header is the request id; the
+// x-ratelimit-* headers give 500 requests and 200000 tokens, 499 and
+// 199963 left, resets in 120ms and 11ms from the Date. Our request
+// carries the tier, the temperature and the input as ellmer's did.
+func TestRound19bEllmerResponsesPriority(t *testing.T) {
+	t.Parallel()
+	const name = "real_ellmer_responses_priority_tier"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	temp := 0.0
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-4.1-nano", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Be terse.")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("Tell me a joke")),
+		},
+		Options:         &llmrelayv1.GenerationOptions{Temperature: &temp},
+		ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{ServiceTier: "priority"}}},
+	}
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	providertest.Golden(t, td(name+".golden"), renderResult(t, res))
+	const recorded = `{"input":[{"role":"system","content":[{"type":"input_text","text":"Be terse."}]},{"role":"user","content":[{"type":"input_text","text":"Tell me a joke"}]}],` +
+		`"model":"gpt-4.1-nano","temperature":0,"stream":false,"store":false,"service_tier":"priority"}`
+	body, want := decodeBody(t, srv.Last(t).Body), decodeBody(t, []byte(recorded))
+	for k, w := range want {
+		if k == "input" || k == "stream" {
+			continue // below; stream false is the default we leave out
+		}
+		if !jsonEqualAny(body[k], w) {
+			t.Errorf("request %s: %v, want %v", k, body[k], w)
+		}
+	}
+	in, _ := body["input"].([]any)
+	if len(in) != 2 {
+		t.Fatalf("input %v", body["input"])
+	}
+	for i, item := range in {
+		m, _ := item.(map[string]any)
+		w := want["input"].([]any)[i].(map[string]any)
+		if m["role"] != w["role"] || !jsonEqualAny(m["content"], w["content"]) {
+			t.Errorf("input[%d] %v, want %v", i, m, w)
+		}
+	}
+	if p := res.Message.GetParts(); len(p) != 1 || p[0].GetText() != "Why did the scarecrow win an award? Because he was outstanding in his field." {
+		t.Errorf("parts %v", p)
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 18, OutputTokens: 18, TotalTokens: 36}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_0cc4179d06f1c1ad016a6fc6d3d3908195b41b6af4dd890896" || m.GetResolvedModel() != "gpt-4.1-nano-2025-04-14" ||
+		m.GetServiceTier() != "priority" || m.GetProviderRequestId() != "req_b49e5db66aa5429fa0b0df945b4c212c" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	rl := m.GetRateLimit()
+	date := time.Date(2026, 8, 2, 22, 38, 12, 0, time.UTC)
+	if rl.GetRequestsLimit() != 500 || rl.GetRequestsRemaining() != 499 || rl.GetTokensLimit() != 200000 || rl.GetTokensRemaining() != 199963 ||
+		!rl.GetRequestsResetTime().AsTime().Equal(date.Add(120*time.Millisecond)) || !rl.GetTokensResetTime().AsTime().Equal(date.Add(11*time.Millisecond)) {
+		t.Errorf("rate limit %v", rl)
+	}
+}
