@@ -293,3 +293,99 @@ func TestRound19bEllmerResponsesPriority(t *testing.T) {
 		t.Errorf("rate limit %v", rl)
 	}
 }
+
+// TestRound19bEllmerResponsesToolLoop: ellmer's openai-v2-tool cassette
+// (October 2025), its first two interactions: gpt-4.1-nano on the
+// Responses API, unary, one strict parameterless tool. _1: a function_call
+// item (call_id call_WO9yrltzA0P4JxhivAPDPk3N, item id fc_…) with
+// arguments "{}", 59 in, 11 out; _2, after the result: "It is
+// 2024-01-01.", 81 in, 12 out. Both carry x-request-id and the rate-limit
+// headers (30000 requests, 150000000 tokens).
+//
+// ellmer's follow-up sent the call and its output under the item id
+// ("call_id": "fc_0d2a…"), not the call's call_id, and the API took it;
+// ours sends the call_id the API gave (as its reference says), the same
+// arguments and the output, after the same system and user input.
+func TestRound19bEllmerResponsesToolLoop(t *testing.T) {
+	t.Parallel()
+	temp := 0.0
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4.1-nano", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Always use a tool to answer. Reply with 'It is ____.'.")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("What's the current date in Y-M-D format?")),
+		},
+		Tools: []*llmrelayv1.Tool{{Name: "current_date", Description: "Return the current date", Strict: proto.Bool(true),
+			Parameters: `{"type":"object","description":"","properties":{},"required":[],"additionalProperties":false}`}},
+		Options: &llmrelayv1.GenerationOptions{Temperature: &temp},
+	}
+	const recordedTools = `[{"type":"function","name":"current_date","description":"Return the current date","strict":true,` +
+		`"parameters":{"type":"object","description":"","properties":{},"required":[],"additionalProperties":false}}]`
+	for i, tc := range []struct {
+		name, respID, reqID string
+		in, out             int32
+		tokLeft             int64
+		date                time.Time
+	}{
+		{"real_ellmer_responses_tool_1", "resp_0d2aa7193db670490168f249cd2f7c819083ff67b327379e29", "req_df231e8026074bfdabaed5f3cc65abfd", 59, 11, 149999722,
+			time.Date(2025, 10, 17, 13, 51, 9, 0, time.UTC)},
+		{"real_ellmer_responses_tool_2", "resp_0cca59a5d21ed5560168f249ce36e081958687985ded3be958", "req_8256bfe231fd4316bdd3dd2f88ad53d4", 81, 12, 149999702,
+			time.Date(2025, 10, 17, 13, 51, 10, 0, time.UTC)},
+	} {
+		srv := providertest.ReplayFile(t, td(tc.name+".http"))
+		res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		checkResultInvariants(t, res)
+		providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
+		body := decodeBody(t, srv.Last(t).Body)
+		if !jsonEqualAny(body["tools"], decodeBody(t, []byte(`{"t":`+recordedTools+`}`))["t"]) || body["temperature"] != 0.0 || body["store"] != false {
+			t.Errorf("%s: request %s", tc.name, srv.Last(t).Body)
+		}
+		in, _ := body["input"].([]any)
+		m := res.Meta
+		if i == 0 {
+			if len(in) != 2 {
+				t.Errorf("%s: input %v", tc.name, in)
+			}
+			p := res.Message.GetParts()
+			if len(p) != 1 || p[0].GetToolCall().GetCallId() != "call_WO9yrltzA0P4JxhivAPDPk3N" || p[0].GetToolCall().GetName() != "current_date" ||
+				p[0].GetToolCall().GetArguments() != "{}" || !p[0].GetToolCall().GetArgumentsValid() {
+				t.Errorf("%s: parts %v", tc.name, p)
+			}
+			wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+		} else {
+			if len(in) != 4 {
+				t.Fatalf("%s: input %v", tc.name, in)
+			}
+			want := []map[string]any{
+				{"type": "function_call", "call_id": "call_WO9yrltzA0P4JxhivAPDPk3N", "name": "current_date", "arguments": "{}"},
+				{"type": "function_call_output", "call_id": "call_WO9yrltzA0P4JxhivAPDPk3N", "output": "2024-01-01"},
+			}
+			for j, w := range want {
+				if !jsonEqualAny(in[2+j], w) {
+					t.Errorf("%s: input[%d] %v, want %v", tc.name, 2+j, in[2+j], w)
+				}
+			}
+			if p := res.Message.GetParts(); len(p) != 1 || p[0].GetText() != "It is 2024-01-01." {
+				t.Errorf("%s: parts %v", tc.name, p)
+			}
+			wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+		}
+		if want := (&llmrelayv1.Usage{InputTokens: tc.in, OutputTokens: tc.out, TotalTokens: tc.in + tc.out}); !proto.Equal(m.GetUsage(), want) {
+			t.Errorf("%s: usage %v, want %v", tc.name, m.GetUsage(), want)
+		}
+		if m.GetResponseId() != tc.respID || m.GetProviderRequestId() != tc.reqID || m.GetResolvedModel() != "gpt-4.1-nano-2025-04-14" ||
+			m.GetServiceTier() != "default" || len(m.GetWarnings()) != 0 {
+			t.Errorf("%s: meta %v", tc.name, m)
+		}
+		if rl := m.GetRateLimit(); rl.GetRequestsLimit() != 30000 || rl.GetTokensLimit() != 150000000 || rl.GetTokensRemaining() != tc.tokLeft ||
+			!rl.GetRequestsResetTime().AsTime().Equal(tc.date.Add(2*time.Millisecond)) {
+			t.Errorf("%s: rate limit %v", tc.name, rl)
+		}
+		req.Messages = append(req.Messages, res.Message)
+		if i == 0 {
+			req.Messages = append(req.Messages, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_WO9yrltzA0P4JxhivAPDPk3N", "2024-01-01")))
+		}
+	}
+}
