@@ -365,6 +365,12 @@ func (s *chatStream) handle(data []byte) {
 	if finishMeta != nil {
 		s.pushThink(s.think.Flush())
 		s.flushAnnotations()
+		if cut := cutBy(s.finish); cut != "" {
+			// The relay completes the calls still open when a finish
+			// reason arrives, as whole: the call the token limit cut
+			// ends (as cut) before it.
+			s.endCalls(cut)
+		}
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: finishMeta})
 		s.endCalls(cutBy(s.finish))
 	}
