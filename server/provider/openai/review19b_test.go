@@ -2,11 +2,15 @@ package openai
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
@@ -69,4 +73,46 @@ func TestResponsesStreamIncompleteAfterCompletedCallReview19b(t *testing.T) {
 	}
 	msg, _, ended := gatewayFold(t, evs)
 	checkCalls(t, msg, ended, []wantCall{{"call_r19b_b", "get_weather", `{"city":"Oslo"}`, true, "end"}})
+}
+
+// TestIdlessCallNamedEveryFragmentLinearReview19b: a call without id
+// whose every fragment repeats the name (the shape startsAnother checks
+// for a second call) is read in time linear in its size. Parsing the
+// whole arguments so far at each fragment took 17 s for 160 KB sent in
+// 4-byte fragments.
+func TestIdlessCallNamedEveryFragmentLinearReview19b(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	frag := func(args string) {
+		b.WriteString(`data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"write","arguments":` + args + `}}]}}]}` + "\n\n")
+	}
+	const n = 30000
+	frag(`"{\"content\":\""`)
+	for range n {
+		frag(`"abcd"`)
+	}
+	frag(`"\"}"`)
+	b.WriteString(`data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n")
+	s := streamFrom(p, b.String())
+	start := time.Now()
+	var evs []*provider.Event
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("%d fragments read in %v", n+2, d)
+	}
+	msg, _, ended := gatewayFold(t, evs)
+	checkCalls(t, msg, ended, []wantCall{{"call_idx0", "write", `{"content":"` + strings.Repeat("abcd", n) + `"}`, true, "end"}})
 }
