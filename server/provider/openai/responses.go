@@ -156,9 +156,11 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 	}
 	anns.set(meta)
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: parts.done()}
-	if n := len(w.Output); n > 0 && itemCut(&w.Output[n-1]) == "" {
+	if n := len(w.Output); n > 0 && itemCut(&w.Output[n-1]) == "" && w.Output[n-1].Status != "completed" {
 		// An incomplete response stopped in its last call (the stream
-		// cuts it the same way: responsesStream.finish).
+		// cuts it the same way: responsesStream.finish), unless the
+		// server says the call was written whole (the limit hit after
+		// it).
 		if cw := cutLastCall(msg, respCut(&w)); cw != "" {
 			meta.Warnings = append(meta.Warnings, cw)
 		}

@@ -676,6 +676,7 @@ func (s *responsesStream) finish(w *respResponse) {
 		return
 	}
 	hasCalls := len(s.calls) > 0
+	var whole map[*respCallState]bool // calls the final response says were completed
 	for i, it := range w.Output {
 		if first, ok := s.itemAt[int64(i)]; ok && it.ID != "" {
 			it.ID = first // the id the stream used for this item
@@ -685,6 +686,12 @@ func (s *responsesStream) finish(w *respResponse) {
 			hasCalls = true
 			if c := s.findCall(it.ID, "", nil); c != nil {
 				s.resolve(c, &it) // its call_id, if no item event gave it
+				if it.Status == "completed" {
+					if whole == nil {
+						whole = map[*respCallState]bool{}
+					}
+					whole[c] = true
+				}
 			}
 		case "reasoning":
 			// A reasoning item the stream opened but did not end
@@ -732,7 +739,7 @@ func (s *responsesStream) finish(w *respResponse) {
 		// The response's last call, still open when the response ended
 		// incomplete, is the one being written then.
 		cut := ""
-		if i == len(s.calls)-1 {
+		if i == len(s.calls)-1 && !whole[c] {
 			cut = respCut(w)
 		}
 		s.endCall(c, cut)
