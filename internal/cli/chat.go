@@ -431,7 +431,13 @@ func tools(ctx context.Context, e *env, args []string) error {
 		case *llmrelayv1.StreamToolsResponse_ToolCallDone:
 			tc := ev.ToolCallDone.GetToolCall()
 			out.endLine()
-			out.write(fmt.Sprintf("tool call %s [%s]: %s\n", tc.GetName(), tc.GetCallId(), tc.GetArguments()))
+			// A call the token limit cut, or whose arguments are no
+			// JSON object, is marked: it must not look runnable.
+			mark := ""
+			if !tc.GetArgumentsValid() {
+				mark = " (arguments incomplete or not a JSON object: do not run)"
+			}
+			out.write(fmt.Sprintf("tool call %s [%s]%s: %s\n", tc.GetName(), tc.GetCallId(), mark, tc.GetArguments()))
 		}
 	}
 	out.endLine()

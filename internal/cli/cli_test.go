@@ -294,6 +294,12 @@ func TestTools(t *testing.T) {
 	if r.code != ExitOK || !regexpMatch(`^tool call get_weather \[\S+\]: \{"city":\s*"Paris"\}\n$`, r.stdout) {
 		t.Errorf("%+v", r)
 	}
+	// A call the token limit cut is marked, not shown as runnable (the
+	// built-in provider cuts calls at max_tokens as a model would).
+	r = runCLI(t, "", "tools", "--local", "-m", "builtin/echo", "--tools", file, "-o", "max_tokens=1", "Paris")
+	if r.code != ExitOK || !regexpMatch(`^tool call get_weather \[\S+\] \(arguments incomplete or not a JSON object: do not run\): \{"city":\n$`, r.stdout) {
+		t.Errorf("cut call: %+v", r)
+	}
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	if err := os.WriteFile(bad, []byte(`[{"name": "x", "parameters": [1]}]`), 0o600); err != nil {
 		t.Fatal(err)

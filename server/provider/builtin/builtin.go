@@ -9,7 +9,10 @@
 //     bytes]" (or "url <url>", "id <file id>") for each file of the user
 //     messages). Tokens are whitespace-separated words: input counts the
 //     words of all messages and of text/* files, output the reply's.
-//     max_tokens cuts the reply to that many words (finish reason length);
+//     max_tokens cuts the reply to that many words (finish reason length),
+//     and tool calls too: those that fit (a word for the name, the
+//     arguments' words) stay whole, the next is cut to half its
+//     arguments (arguments_valid false; a stream ends it as cut);
 //     a stop sequence ends it before the sequence (meta.stop_sequence
 //     names it). seed is accepted: every answer is deterministic.
 //   - Tools: when the last message holds tool results, replies with a text
@@ -93,6 +96,8 @@ type answer struct {
 	id     string
 	// stopSequence is the stop sequence that ended the reply.
 	stopSequence string
+	// cut is the call id of the tool call max_tokens cut.
+	cut string
 }
 
 // firstStop is where the earliest of the stop sequences starts in text,
@@ -285,6 +290,30 @@ func (p *Provider) answer(req *provider.Request) answer {
 			a.finish, a.raw = llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length"
 		}
 	}
+	// max_tokens cuts tool calls too, as it cuts a model's: the calls
+	// that fit (a word for the name, the arguments' words) stay whole,
+	// the first that does not is cut to half its arguments (no longer
+	// valid) and the rest are not made.
+	if req.Options != nil && req.Options.MaxTokens != nil && len(a.calls) > 0 {
+		budget := int(req.Options.GetMaxTokens())
+		for i, c := range a.calls {
+			cost := 1 + len(strings.Fields(c.GetArguments()))
+			if cost <= budget {
+				budget -= cost
+				continue
+			}
+			args := c.GetArguments()
+			cut := len(args) / 2
+			for cut > 0 && !utf8.RuneStart(args[cut]) {
+				cut--
+			}
+			c.Arguments, c.ArgumentsValid = args[:cut], false
+			a.calls = a.calls[:i+1]
+			a.cut = c.GetCallId()
+			a.finish, a.raw = llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length"
+			break
+		}
+	}
 	out := len(strings.Fields(a.text))
 	for _, c := range a.calls {
 		out += 1 + len(strings.Fields(c.GetArguments()))
@@ -384,7 +413,11 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 		}
 	}
 	for _, c := range a.calls {
-		events = append(events, &provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: c.GetCallId()}})
+		kind := provider.EventToolCallEnd
+		if c.GetCallId() == a.cut {
+			kind = provider.EventToolCallCut
+		}
+		events = append(events, &provider.Event{Kind: kind, ToolCall: provider.ToolCallDelta{CallID: c.GetCallId()}})
 	}
 	events = append(events,
 		&provider.Event{Kind: provider.EventUsage, Usage: a.usage},

@@ -72,3 +72,49 @@ func TestParallelToolCallsFalse(t *testing.T) {
 		t.Errorf("%d calls with parallel_tool_calls false, want 1", n)
 	}
 }
+
+// TestMaxTokensCutsToolCalls: max_tokens cuts a tool call as a model's
+// limit would: the call that does not fit is cut (arguments_valid false,
+// finish LENGTH), ended as cut in a stream, and later calls are not made.
+func TestMaxTokensCutsToolCalls(t *testing.T) {
+	t.Parallel()
+	p := New()
+	one := int32(3)
+	req := &provider.Request{Model: "echo", Messages: []*llmrelayv1.Message{user("weather in Paris")},
+		Tools: []*llmrelayv1.Tool{
+			tool(t, "a", map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}),
+			tool(t, "b", map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}),
+		},
+		Options: &llmrelayv1.GenerationOptions{MaxTokens: &one}}
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := res.Message.GetParts()
+	if len(parts) != 1 || parts[0].GetToolCall().GetArgumentsValid() || res.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_LENGTH {
+		t.Fatalf("parts %v, finish %v: want one cut call, LENGTH", parts, res.Meta.GetFinishReason())
+	}
+	if got := parts[0].GetToolCall().GetArguments(); got != `{"q":"weathe` {
+		t.Errorf("cut arguments %q", got)
+	}
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []provider.EventKind
+	for {
+		ev, err := s.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == provider.EventToolCallEnd || ev.Kind == provider.EventToolCallCut {
+			kinds = append(kinds, ev.Kind)
+		}
+	}
+	if len(kinds) != 1 || kinds[0] != provider.EventToolCallCut {
+		t.Errorf("stream call ends %v, want one cut", kinds)
+	}
+}
