@@ -76,7 +76,7 @@ type respCallState struct {
 	// against it.
 	args strings.Builder
 	// high is the escape of a high surrogate that ended the last delta,
-	// held for the low half (surrogate.go).
+	// held for the low half (provider/surrogate.go).
 	high string
 	// pending: the call was opened by an event that names only its item
 	// (arguments before output_item.added, as some servers send them):
@@ -92,12 +92,12 @@ type respCallState struct {
 
 // deltaArgs is the text of an arguments delta, a high surrogate that ends
 // it held back for the next delta and one held before prepended
-// (surrogate.go).
+// (provider/surrogate.go).
 func (c *respCallState) deltaArgs(raw json.RawMessage) string {
 	if len(raw) == 0 || raw[0] != '"' {
 		return deltaText(raw)
 	}
-	raw, c.high = cutHighSurrogate(withHighSurrogate(c.high, raw))
+	raw, c.high = provider.CutHighSurrogate(provider.WithHighSurrogate(c.high, raw))
 	return deltaText(raw)
 }
 

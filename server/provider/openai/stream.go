@@ -118,7 +118,7 @@ type callState struct {
 	named    bool
 	ended    bool
 	// high is the escape of a high surrogate that ended the last
-	// fragment, held for the low half (surrogate.go).
+	// fragment, held for the low half (provider/surrogate.go).
 	high string
 	// textAfter: content came after the call's last fragment, so the
 	// call is not the one an answer cut by the token limit stopped in
@@ -735,7 +735,7 @@ func (s *chatStream) endCalls(cut string) {
 
 // arguments is the text of a fragment's arguments, a high surrogate that
 // ends it held back for the next fragment and one held before prepended
-// (surrogate.go).
+// (provider/surrogate.go).
 func (st *callState) arguments(f *respFunction) string {
 	raw := f.Arguments
 	if len(raw) == 0 || raw[0] != '"' {
@@ -745,7 +745,7 @@ func (st *callState) arguments(f *respFunction) string {
 		}
 		return f.arguments()
 	}
-	raw, st.high = cutHighSurrogate(withHighSurrogate(st.high, raw))
+	raw, st.high = provider.CutHighSurrogate(provider.WithHighSurrogate(st.high, raw))
 	return argumentsText(raw)
 }
 
