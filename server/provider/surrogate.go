@@ -112,12 +112,13 @@ func (j *SurrogateJoin) Held() bool { return j.high != "" }
 // Text is the text of the next string delta of the text. decoded is the
 // delta as decoded; raw is its quoted JSON token, or nil when the chunk
 // had no surrogate escape (HasSurrogateEscape) or the token is not at
-// hand (a fast decoder, which refuses \u escapes, decoded it). With raw,
-// a high half held before is put before it, and a high half that ends it
-// is held back from the text returned; without it, a held half is U+FFFD
-// before decoded.
+// hand (a fast decoder, which refuses \u escapes, decoded it). With a raw
+// token that has a surrogate escape, a high half held before is put
+// before it, and a high half that ends it is held back from the text
+// returned; otherwise (an empty string too) a held half is U+FFFD before
+// decoded.
 func (j *SurrogateJoin) Text(decoded string, raw []byte) string {
-	if len(raw) < 2 || raw[0] != '"' {
+	if len(raw) < 2 || raw[0] != '"' || !HasSurrogateEscape(raw) {
 		return j.Flush() + decoded
 	}
 	held := j.high != ""

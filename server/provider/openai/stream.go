@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -101,6 +102,23 @@ type rareState struct {
 	// oddUsage: the warnings already sent for usage fields that held no
 	// count.
 	oddUsage []string
+	// textJoin and reasonJoin hold the high half of a surrogate pair a
+	// UTF-16 server cut off the end of a content or reasoning delta, for
+	// the next delta (provider.SurrogateJoin); rawReasoning is the
+	// current chunk's reasoning tokens, read only when the chunk has a
+	// surrogate escape (reasoningTokens).
+	textJoin, reasonJoin provider.SurrogateJoin
+	rawReasoning         []rawReasoning
+}
+
+// rawReasoning is the quoted tokens of a choice delta's reasoning strings
+// (the fast decoder refuses their escapes, encoding/json decodes them with
+// a cut pair's halves as U+FFFD).
+type rawReasoning struct {
+	Delta *struct {
+		ReasoningContent json.RawMessage `json:"reasoning_content"`
+		Reasoning        json.RawMessage `json:"reasoning"`
+	} `json:"delta"`
 }
 
 // rareOf returns s.rare, made at the first use.
@@ -183,6 +201,7 @@ func (s *chatStream) handleErrorEvent(data []byte) {
 // reported.
 func (s *chatStream) end() {
 	s.done = true
+	s.flushHeld()
 	s.pushThink(s.think.Flush())
 	s.endCalls(cutBy(s.finish))
 	s.flushAnnotations()
@@ -215,6 +234,13 @@ func (s *chatStream) handle(data []byte) {
 			s.err = s.bad("invalid stream chunk: %v", err)
 			return
 		}
+	}
+	if s.rare != nil {
+		clear(s.rare.rawReasoning)
+		s.rare.rawReasoning = s.rare.rawReasoning[:0]
+	}
+	if provider.HasSurrogateEscape(t) {
+		s.reasoningTokens(t)
 	}
 	if isPresent(c.Error) {
 		e := s.p.errorFromObject(c.Error, http.StatusOK, s.model, nil)
@@ -302,7 +328,7 @@ func (s *chatStream) handle(data []byte) {
 	metaAt := len(s.queue)
 	var finishMeta *llmrelayv1.ResponseMeta
 	var cut *provider.Error
-	for _, ch := range c.Choices {
+	for i, ch := range c.Choices {
 		if ch.Index != 0 {
 			if r := s.rareOf(); !r.ignoredChoices[int64(ch.Index)] {
 				if r.ignoredChoices == nil {
@@ -314,7 +340,7 @@ func (s *chatStream) handle(data []byte) {
 			continue
 		}
 		if d := ch.Delta; d != nil {
-			s.delta(d, meta)
+			s.delta(d, meta, s.rawReasoningAt(i))
 			if s.err != nil {
 				return
 			}
@@ -363,6 +389,7 @@ func (s *chatStream) handle(data []byte) {
 		s.queue[metaAt] = &provider.Event{Kind: provider.EventMeta, Meta: meta}
 	}
 	if finishMeta != nil {
+		s.flushHeld()
 		s.pushThink(s.think.Flush())
 		s.flushAnnotations()
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: finishMeta})
@@ -406,6 +433,7 @@ func (s *chatStream) handle(data []byte) {
 		}
 	}
 	if cut != nil {
+		s.flushHeld()
 		s.pushThink(s.think.Flush()) // what was said before the cut is relayed
 		s.err = cut
 	}
@@ -521,8 +549,21 @@ func (s *chatStream) markReasoning(p *provider.ReasoningDelta) {
 	}
 }
 
-// delta queues the events of one choice delta.
-func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
+// delta queues the events of one choice delta; raw holds the quoted
+// tokens of its reasoning strings when the chunk had a surrogate escape.
+func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *rawReasoning) {
+	if r := s.rare; r != nil {
+		// A half held from the previous delta that this one does not
+		// continue with a string is what it decodes to alone, before
+		// what this delta says.
+		if (d.ReasoningContent == nil && d.Reasoning == nil) || isPresent(d.ReasoningDetails) {
+			s.flushReasoning()
+		}
+		if len(d.Content) == 0 || d.Content[0] != '"' {
+			s.flushText()
+		}
+	}
+	s.joinReasoning(d, raw)
 	if isPresent(d.ExecutedTools) && !s.executedWarned {
 		s.executedWarned = true
 		meta.Warnings = append(meta.Warnings, warnExecutedTools)
@@ -551,6 +592,9 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 	text, refusal, ok := contentText(d.Content)
 	if !ok {
 		meta.Warnings = append(meta.Warnings, "delta content has an unrecognized shape; kept as JSON text")
+	}
+	if len(d.Content) > 0 && d.Content[0] == '"' && (s.rare != nil || provider.HasSurrogateEscape(d.Content)) {
+		text = s.rareOf().textJoin.Text(text, d.Content)
 	}
 	if text != "" {
 		s.pushThink(s.think.Content(text))
@@ -768,4 +812,88 @@ func fragmentName(tc *respToolCall) string {
 		return tc.Custom.Name
 	}
 	return ""
+}
+
+// reasoningTokens reads the quoted tokens of the choices' reasoning
+// strings of chunk t, which has a surrogate escape: encoding/json keeps
+// them as sent in rawReasoning. A chunk encoding/json cannot read has
+// none (its decode failed already); a field of an unexpected type
+// elsewhere (decodeLenient's warning) leaves the rest read.
+func (s *chatStream) reasoningTokens(t []byte) {
+	r := s.rareOf()
+	var v struct {
+		Choices []rawReasoning `json:"choices"`
+	}
+	var te *json.UnmarshalTypeError
+	if err := json.Unmarshal(t, &v); err != nil && !errors.As(err, &te) {
+		return
+	}
+	r.rawReasoning = append(r.rawReasoning[:0], v.Choices...)
+}
+
+// rawReasoningAt is the reasoning tokens of the chunk's choice i, nil when
+// the chunk had no surrogate escape.
+func (s *chatStream) rawReasoningAt(i int) *rawReasoning {
+	if s.rare == nil || i >= len(s.rare.rawReasoning) {
+		return nil
+	}
+	return &s.rare.rawReasoning[i]
+}
+
+// joinReasoning joins a surrogate pair cut between the reasoning string
+// of the previous delta and this one's (provider.SurrogateJoin): the
+// field reasoningPieces reads (reasoning_content, else reasoning) gets the
+// joined text, a high half ending it held back. Typed reasoning_details
+// win over both and are left as they are.
+func (s *chatStream) joinReasoning(d *respMessage, raw *rawReasoning) {
+	if isPresent(d.ReasoningDetails) || (d.ReasoningContent == nil && d.Reasoning == nil) {
+		return
+	}
+	var rc, r json.RawMessage
+	if raw != nil && raw.Delta != nil {
+		rc, r = raw.Delta.ReasoningContent, raw.Delta.Reasoning
+	}
+	dst, tok := d.ReasoningContent, rc
+	if deref(dst) == "" && d.Reasoning != nil {
+		dst, tok = d.Reasoning, r
+	}
+	if dst == nil || (s.rare == nil && tok == nil) {
+		return
+	}
+	text := s.rareOf().reasonJoin.Text(*dst, tok)
+	*dst = text
+	if text == "" && d.ReasoningContent != nil && dst == d.ReasoningContent && d.Reasoning != nil {
+		// Only a held half: the same text in reasoning (newer vLLM
+		// sends both) is not read in its place.
+		*d.Reasoning = ""
+	}
+}
+
+// flushHeld releases the halves still held at the end of the answer.
+func (s *chatStream) flushHeld() {
+	if s.rare == nil {
+		return
+	}
+	s.flushReasoning()
+	s.flushText()
+}
+
+// flushReasoning releases a held reasoning half as U+FFFD.
+func (s *chatStream) flushReasoning() {
+	if t := s.rare.reasonJoin.Flush(); t != "" {
+		s.pushThink(s.think.Flush())
+		p := provider.ReasoningDelta{Text: t}
+		s.markReasoning(&p)
+		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: p})
+	}
+}
+
+// flushText releases a held content half as U+FFFD.
+func (s *chatStream) flushText() {
+	if t := s.rare.textJoin.Flush(); t != "" {
+		s.pushThink(s.think.Content(t))
+		if n := len(s.order); n > 0 {
+			s.order[n-1].textAfter = true
+		}
+	}
 }
