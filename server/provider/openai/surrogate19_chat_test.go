@@ -1,9 +1,11 @@
 package openai
 
 import (
+	"context"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // A UTF-16 (JavaScript) server cuts text and reasoning deltas between the
@@ -21,4 +23,44 @@ func TestChatSurrogateSplitSurrogate19(t *testing.T) {
 			t.Errorf("meta %v", f.Meta)
 		}
 	}}})
+}
+
+// The Responses API's text and reasoning summary deltas cut the same way
+// (testdata/surrogate19_responses_split_stream.http, hand-written): pairs
+// joined, the fast decoder's plain delta after a held half gets U+FFFD
+// before it, a held half before a done event is released in its own text;
+// the done events' text (a lone half, U+FFFD) then matches the deltas', so
+// nothing is caught up twice.
+func TestResponsesSurrogateSplitSurrogate19(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("surrogate19_responses_split_stream.http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), responsesRequests(t)["responses_plain"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td("surrogate19_responses_split_stream.golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	f := accFold(t, evs)
+	var got []string
+	for _, p := range f.Message.GetParts() {
+		if r := p.GetReasoning(); r != nil {
+			got = append(got, "r:"+r.GetText()+" id="+r.GetId())
+		} else {
+			got = append(got, "t:"+p.GetText())
+		}
+	}
+	want := []string{"r:Pondering 🤔 done \uFFFD id=rs_s19sur01", "t:Hi 😀 there. Lone \uFFFD x Pair 😁 end \uFFFD"}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("parts %q, want %q", got, want)
+	}
+	wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+	// The request's stop and seed are reported as not sent; nothing else.
+	if len(f.Meta.GetWarnings()) != 2 || f.Meta.GetResponseId() != "resp_s19surrogate0001" || f.Meta.GetUsage().GetReasoningTokens() != 9 {
+		t.Errorf("meta %v", f.Meta)
+	}
 }
