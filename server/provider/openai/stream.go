@@ -360,14 +360,14 @@ func (s *chatStream) handle(data []byte) {
 			}
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			if s.finishSeen && *ch.FinishReason == s.finish {
+			if s.finishSeen && string(*ch.FinishReason) == s.finish {
 				// The same finish again (OpenRouter repeats it on the
 				// chunk carrying the usage: testdata/
 				// real_oi_agno_openrouter_cost_stream.http) says nothing
 				// new; reported once.
 				continue
 			}
-			s.finish, s.finishSeen = *ch.FinishReason, true
+			s.finish, s.finishSeen = string(*ch.FinishReason), true
 			if e := s.p.interrupted(s.finish); e != nil {
 				// The server broke the answer off: the stream fails after
 				// what this chunk carries (its usage included).
