@@ -2,9 +2,15 @@ package ollama
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
@@ -41,5 +47,41 @@ func TestSurrogateSplitSurrogate19(t *testing.T) {
 	}
 	if f.meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || f.meta.GetResolvedModel() != "qwen3:8b" {
 		t.Errorf("meta %v", f.meta)
+	}
+}
+
+// The fast decoder and encoding/json agree: the fixture with every event
+// forced onto the encoding/json path (a key the fast decoder does not
+// take) gives the same text and reasoning events.
+func TestSurrogateFastSlowAgreeSurrogate19(t *testing.T) {
+	t.Parallel()
+	body := string(providertest.Load(t, td("surrogate19_split_stream.http")).Body)
+	slow := strings.ReplaceAll(body, `"done":false}`, `"done":false,"x_slow":1}`)
+	if slow == body {
+		t.Fatal("no event changed")
+	}
+	events := func(b string) []string {
+		var out []string
+		s := fakeStream(strings.NewReader(b))
+		defer s.Close()
+		for {
+			ev, err := s.Recv()
+			if errors.Is(err, io.EOF) {
+				return out
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch ev.Kind {
+			case provider.EventText:
+				out = append(out, "t:"+ev.Text)
+			case provider.EventReasoning:
+				out = append(out, fmt.Sprintf("r%d:%s", ev.Reasoning.Index, ev.Reasoning.Text))
+			}
+		}
+	}
+	fast, want := events(body), events(slow)
+	if !slices.Equal(fast, want) || len(fast) == 0 {
+		t.Errorf("fast path %q, encoding/json %q", fast, want)
 	}
 }

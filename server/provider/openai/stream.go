@@ -239,7 +239,7 @@ func (s *chatStream) handle(data []byte) {
 		clear(s.rare.rawReasoning)
 		s.rare.rawReasoning = s.rare.rawReasoning[:0]
 	}
-	if provider.HasSurrogateEscape(t) {
+	if hasReasoningString(c) && provider.HasSurrogateEscape(t) {
 		s.reasoningTokens(t)
 	}
 	if isPresent(c.Error) {
@@ -829,6 +829,17 @@ func (s *chatStream) reasoningTokens(t []byte) {
 		return
 	}
 	r.rawReasoning = append(r.rawReasoning[:0], v.Choices...)
+}
+
+// hasReasoningString reports whether a choice delta of c has a
+// reasoning_content or reasoning string (the tokens reasoningTokens reads).
+func hasReasoningString(c *chatResponse) bool {
+	for _, ch := range c.Choices {
+		if d := ch.Delta; d != nil && (d.ReasoningContent != nil || d.Reasoning != nil) {
+			return true
+		}
+	}
+	return false
 }
 
 // rawReasoningAt is the reasoning tokens of the chunk's choice i, nil when

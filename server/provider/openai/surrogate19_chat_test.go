@@ -2,9 +2,15 @@ package openai
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
@@ -62,5 +68,58 @@ func TestResponsesSurrogateSplitSurrogate19(t *testing.T) {
 	// The request's stop and seed are reported as not sent; nothing else.
 	if len(f.Meta.GetWarnings()) != 2 || f.Meta.GetResponseId() != "resp_s19surrogate0001" || f.Meta.GetUsage().GetReasoningTokens() != 9 {
 		t.Errorf("meta %v", f.Meta)
+	}
+}
+
+// textEvents are a stream's text, reasoning and refusal events, in order.
+func textEvents(t *testing.T, s provider.Stream) []string {
+	t.Helper()
+	defer s.Close()
+	var out []string
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Kind {
+		case provider.EventText:
+			out = append(out, "t:"+ev.Text)
+		case provider.EventRefusal:
+			out = append(out, "f:"+ev.Text)
+		case provider.EventReasoning:
+			out = append(out, fmt.Sprintf("r%d:%s", ev.Reasoning.Index, ev.Reasoning.Text))
+		}
+	}
+}
+
+// The fast decoders and encoding/json agree: the fixtures with every
+// chunk forced onto the encoding/json path (a key the fast decoder does
+// not take) give the same text and reasoning events.
+func TestSurrogateFastSlowAgreeSurrogate19(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat := string(providertest.Load(t, td("surrogate19_chat_split_stream.http")).Body)
+	slow := strings.ReplaceAll(chat, `,"finish_reason":`, `,"logprobs":{"content":[]},"finish_reason":`)
+	if slow == chat {
+		t.Fatal("no chunk changed")
+	}
+	fast, want := textEvents(t, streamFrom(p, chat)), textEvents(t, streamFrom(p, slow))
+	if !slices.Equal(fast, want) {
+		t.Errorf("chat: fast path %q, encoding/json %q", fast, want)
+	}
+	resp := string(providertest.Load(t, td("surrogate19_responses_split_stream.http")).Body)
+	slow = strings.ReplaceAll(resp, `"logprobs":[]`, `"logprobs":[],"x_slow":1`)
+	if slow == resp {
+		t.Fatal("no event changed")
+	}
+	fast, want = textEvents(t, respStreamFrom(p, resp)), textEvents(t, respStreamFrom(p, slow))
+	if !slices.Equal(fast, want) {
+		t.Errorf("responses: fast path %q, encoding/json %q", fast, want)
 	}
 }
