@@ -102,22 +102,24 @@ type rareState struct {
 	// oddUsage: the warnings already sent for usage fields that held no
 	// count.
 	oddUsage []string
-	// textJoin and reasonJoin hold the high half of a surrogate pair a
-	// UTF-16 server cut off the end of a content or reasoning delta, for
-	// the next delta (provider.SurrogateJoin); rawReasoning is the
-	// current chunk's reasoning tokens, read only when the chunk has a
+	// textJoin, reasonJoin and refusalJoin hold the high half of a
+	// surrogate pair a UTF-16 server cut off the end of a content,
+	// reasoning or refusal delta, for the next delta
+	// (provider.SurrogateJoin); rawReasoning is the current chunk's
+	// reasoning and refusal tokens, read only when the chunk has a
 	// surrogate escape (reasoningTokens).
-	textJoin, reasonJoin provider.SurrogateJoin
-	rawReasoning         []rawReasoning
+	textJoin, reasonJoin, refusalJoin provider.SurrogateJoin
+	rawReasoning                      []rawReasoning
 }
 
-// rawReasoning is the quoted tokens of a choice delta's reasoning strings
-// (the fast decoder refuses their escapes, encoding/json decodes them with
-// a cut pair's halves as U+FFFD).
+// rawReasoning is the quoted tokens of a choice delta's reasoning and
+// refusal strings (the fast decoder refuses their escapes, encoding/json
+// decodes them with a cut pair's halves as U+FFFD).
 type rawReasoning struct {
 	Delta *struct {
 		ReasoningContent json.RawMessage `json:"reasoning_content"`
 		Reasoning        json.RawMessage `json:"reasoning"`
+		Refusal          json.RawMessage `json:"refusal"`
 	} `json:"delta"`
 }
 
@@ -562,6 +564,9 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		if len(d.Content) == 0 || d.Content[0] != '"' {
 			s.flushText()
 		}
+		if d.Refusal == nil {
+			s.flushRefusal()
+		}
 	}
 	s.joinReasoning(d, raw)
 	if isPresent(d.ExecutedTools) && !s.executedWarned {
@@ -603,7 +608,15 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		}
 	}
 	if d.Refusal != nil {
-		refusal += *d.Refusal
+		var tok json.RawMessage
+		if raw != nil && raw.Delta != nil {
+			tok = raw.Delta.Refusal
+		}
+		if s.rare != nil || tok != nil {
+			refusal += s.rareOf().refusalJoin.Text(*d.Refusal, tok)
+		} else {
+			refusal += *d.Refusal
+		}
 	}
 	if refusal != "" {
 		s.push(&provider.Event{Kind: provider.EventRefusal, Text: refusal})
@@ -832,10 +845,11 @@ func (s *chatStream) reasoningTokens(t []byte) {
 }
 
 // hasReasoningString reports whether a choice delta of c has a
-// reasoning_content or reasoning string (the tokens reasoningTokens reads).
+// reasoning_content, reasoning or refusal string (the tokens
+// reasoningTokens reads).
 func hasReasoningString(c *chatResponse) bool {
 	for _, ch := range c.Choices {
-		if d := ch.Delta; d != nil && (d.ReasoningContent != nil || d.Reasoning != nil) {
+		if d := ch.Delta; d != nil && (d.ReasoningContent != nil || d.Reasoning != nil || d.Refusal != nil) {
 			return true
 		}
 	}
@@ -887,6 +901,14 @@ func (s *chatStream) flushHeld() {
 	}
 	s.flushReasoning()
 	s.flushText()
+	s.flushRefusal()
+}
+
+// flushRefusal releases a held refusal half as U+FFFD.
+func (s *chatStream) flushRefusal() {
+	if t := s.rare.refusalJoin.Flush(); t != "" {
+		s.push(&provider.Event{Kind: provider.EventRefusal, Text: t})
+	}
 }
 
 // flushReasoning releases a held reasoning half as U+FFFD.

@@ -123,3 +123,23 @@ func TestSurrogateFastSlowAgreeSurrogate19(t *testing.T) {
 		t.Errorf("responses: fast path %q, encoding/json %q", fast, want)
 	}
 }
+
+// Refusal deltas are joined the same way: a pair cut between two is one
+// character, a high half before the finish is U+FFFD.
+func TestChatRefusalSplitSurrogate19(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := func(delta, finish string) string {
+		return `data: {"id":"c1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + finish + `}]}` + "\n\n"
+	}
+	body := chunk(`{"role":"assistant","refusal":"No \ud83d"}`, "null") + chunk(`{"refusal":"\ude45 sorry \ud83d"}`, "null") +
+		chunk(`{}`, `"stop"`) + "data: [DONE]\n\n"
+	got := textEvents(t, streamFrom(p, body))
+	want := []string{"f:No ", "f:🙅 sorry ", "f:\uFFFD"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
