@@ -143,3 +143,23 @@ func TestChatRefusalSplitSurrogate19(t *testing.T) {
 		t.Errorf("events %q, want %q", got, want)
 	}
 }
+
+// A Responses API text delta's held half is its content part's: a delta
+// of another content part, or a reasoning delta, does not continue it.
+func TestResponsesSurrogatePartsSurrogate19(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delta := func(part int, d string) string {
+		return sseEvent("response.output_text.delta", fmt.Sprintf(`{"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"content_index":%d,"delta":"%s"}`, part, d))
+	}
+	body := sseEvent("response.reasoning_text.delta", `{"type":"response.reasoning_text.delta","item_id":"rs_1","output_index":0,"content_index":0,"delta":"a\ud83d"}`) +
+		delta(0, `\ude00b\ud83d`) + delta(1, `\ude00c\ud83d`) + delta(1, `\ude00`) + sseEvent("response.completed", respCompleted)
+	got := textEvents(t, respStreamFrom(p, body))
+	want := []string{"r0:", "r0:a", "r0:\uFFFD", "t:\uFFFDb", "t:\uFFFD", "t:\uFFFDc", "t:😀"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
