@@ -47,7 +47,7 @@ func TestDecodeTextDeltaFast(t *testing.T) {
 // FuzzDecodeTextDeltaFast: whatever the fast path accepts, encoding/json
 // decodes to the same event.
 func FuzzDecodeTextDeltaFast(f *testing.F) {
-	for _, name := range []string{"plain_stream.http", "tools_stream.http", "thinking_stream.http"} {
+	for _, name := range []string{"plain_stream.http", "tools_stream.http", "thinking_stream.http", "surrogate19_split_stream.http"} {
 		for _, line := range bytes.Split(providertest.Load(f, "testdata/"+name).Body, []byte("\n")) {
 			if d, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data: ")); ok {
 				f.Add(d)

@@ -69,6 +69,16 @@ type stream struct {
 	closed  bool
 	err     *provider.Error
 
+	// held is the high half of a surrogate pair held back from the end of
+	// a text or thinking delta of block heldBlock (at heldIdx) for the
+	// next delta (provider.SurrogateJoin); rawText and rawThinking are
+	// the current event's delta strings as sent, read only when it has a
+	// surrogate escape.
+	held                 provider.SurrogateJoin
+	heldBlock            *blockState
+	heldIdx              int
+	rawText, rawThinking json.RawMessage
+
 	// Reused by decodeTextDeltaFast between events.
 	fastIdx   int
 	fastDelta streamDelta
@@ -124,6 +134,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 			s.err.RequestID = provider.HeaderValue(s.header, requestIDHeader)
 			// The stream broke after the call's block stopped: the call
 			// was whole.
+			s.flushHeld()
 			s.releaseEnd("")
 			s.flushCitations()
 			continue
@@ -132,6 +143,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 			if err.RequestID == "" {
 				err.RequestID = provider.HeaderValue(s.header, requestIDHeader)
 			}
+			s.flushHeld()
 			s.releaseEnd("")
 			s.flushCitations()
 			s.err = err
@@ -154,6 +166,7 @@ func (s *stream) emit(ev *provider.Event) { s.pending = append(s.pending, ev) }
 // handle decodes one SSE event and queues the events it yields.
 func (s *stream) handle(sseType string, data []byte) *provider.Error {
 	var ev streamEvent
+	s.rawText, s.rawThinking = nil, nil
 	if decodeTextDeltaFast(data, &ev, &s.fastIdx, &s.fastDelta, &s.scratch) {
 		return s.blockDelta(ev)
 	}
@@ -168,6 +181,12 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 	typ := ev.Type
 	if typ == "" {
 		typ = sseType
+	}
+	if typ != "content_block_delta" {
+		// Only the next delta of the same block continues a held half.
+		s.flushHeld()
+	} else if provider.HasSurrogateEscape(data) {
+		s.deltaTokens(data)
 	}
 	switch typ {
 	case "ping":
@@ -414,6 +433,9 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 	}
 	idx := *ev.Index
 	b := s.blocks[idx]
+	if s.heldBlock != nil && (idx != s.heldIdx || b != s.heldBlock || (ev.Delta.Type != "text_delta" && ev.Delta.Type != "thinking_delta")) {
+		s.flushHeld()
+	}
 	switch ev.Delta.Type {
 	case "text_delta":
 		if b != nil && b.typ != "text" {
@@ -430,11 +452,8 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 			s.releaseEnd("") // a block follows the held call
 			s.warn("text_delta for content block %d, which was never started; kept as text", idx)
 		}
-		if ev.Delta.Text != "" {
-			s.emit(&provider.Event{Kind: provider.EventText, Text: ev.Delta.Text})
-			if !b.ended || b.cites != nil {
-				s.appendText(b, ev.Delta.Text)
-			}
+		if text := s.join(b, idx, ev.Delta.Text, s.rawText); text != "" {
+			s.emitText(b, text)
 		}
 	case "input_json_delta":
 		if b != nil && b.typ != "tool_use" && b.typ != "text" && b.typ != "thinking" && b.typ != "redacted_thinking" {
@@ -462,9 +481,13 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 		if b.ended {
 			return provider.BadResponse(providerName, "%s after content_block_stop of block %d", ev.Delta.Type, idx)
 		}
-		if ev.Delta.Thinking != "" || ev.Delta.Signature != "" {
+		thinking := ev.Delta.Thinking
+		if ev.Delta.Type == "thinking_delta" {
+			thinking = s.join(b, idx, thinking, s.rawThinking)
+		}
+		if thinking != "" || ev.Delta.Signature != "" {
 			s.emit(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{
-				Index: b.reasoningIndex, Text: ev.Delta.Thinking, Signature: ev.Delta.Signature,
+				Index: b.reasoningIndex, Text: thinking, Signature: ev.Delta.Signature,
 			}})
 		}
 	case "citations_delta":
@@ -570,4 +593,58 @@ func (s *stream) cutOpenCalls(stop string) {
 		s.warn("tool call %s was cut by %s; its arguments are partial", b.callID, cut)
 		s.emit(&provider.Event{Kind: provider.EventToolCallCut, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex}})
 	}
+}
+
+// emitText emits a text block's text and keeps it for its citations.
+func (s *stream) emitText(b *blockState, text string) {
+	s.emit(&provider.Event{Kind: provider.EventText, Text: text})
+	if !b.ended || b.cites != nil {
+		s.appendText(b, text)
+	}
+}
+
+// deltaTokens reads the quoted tokens of a content_block_delta's text and
+// thinking (data has a surrogate escape: the fast decoder refused it, and
+// encoding/json decoded a cut pair's halves as U+FFFD).
+func (s *stream) deltaTokens(data []byte) {
+	var v struct {
+		Delta *struct {
+			Text     json.RawMessage `json:"text"`
+			Thinking json.RawMessage `json:"thinking"`
+		} `json:"delta"`
+	}
+	if json.Unmarshal(data, &v) == nil && v.Delta != nil {
+		s.rawText, s.rawThinking = v.Delta.Text, v.Delta.Thinking
+	}
+}
+
+// join is the text of a text or thinking delta of block b (at idx), d as
+// decoded and raw its quoted token (nil when the event had no surrogate
+// escape), with a surrogate pair cut between it and the block's previous
+// delta joined; a high half ending raw is held for the next delta.
+func (s *stream) join(b *blockState, idx int, d string, raw json.RawMessage) string {
+	d = s.held.Text(d, raw)
+	if s.held.Held() {
+		s.heldBlock, s.heldIdx = b, idx
+	} else {
+		s.heldBlock = nil
+	}
+	return d
+}
+
+// flushHeld releases a held half as U+FFFD, what it decodes to alone, in
+// its block: the block stopped, another delta or event came, or the
+// stream ended.
+func (s *stream) flushHeld() {
+	b := s.heldBlock
+	t := s.held.Flush()
+	s.heldBlock = nil
+	if t == "" || b == nil {
+		return
+	}
+	if b.typ == "thinking" {
+		s.emit(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: b.reasoningIndex, Text: t}})
+		return
+	}
+	s.emitText(b, t)
 }

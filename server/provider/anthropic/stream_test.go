@@ -519,7 +519,7 @@ func TestStreamUnknownEventsSkipped(t *testing.T) {
 // must end with EOF or a *provider.Error, and every tool-call event must
 // carry a CallID.
 func FuzzStream(f *testing.F) {
-	for _, name := range []string{"plain_stream", "tools_stream", "noargs_stream", "malformed_args_stream", "thinking_stream", "stream_overloaded", "stream_cut"} {
+	for _, name := range []string{"plain_stream", "tools_stream", "noargs_stream", "malformed_args_stream", "thinking_stream", "stream_overloaded", "stream_cut", "surrogate19_split_stream"} {
 		rec := providertest.Load(f, "testdata/"+name+".http")
 		f.Add(rec.Body)
 	}

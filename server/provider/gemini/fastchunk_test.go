@@ -15,7 +15,7 @@ import (
 // stream's state (a usage, a version and id, a text, scratch bytes).
 func FuzzDecodeChunkFast(f *testing.F) {
 	var seeds [][]byte
-	for _, name := range []string{"stream_text.http", "stream_thinking_text.http", "stream_blocked.http"} {
+	for _, name := range []string{"stream_text.http", "stream_thinking_text.http", "stream_blocked.http", "surrogate19_split_stream.http"} {
 		for _, line := range bytes.Split(providertest.Load(f, "testdata/"+name).Body, []byte("\n")) {
 			if d, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data: ")); ok {
 				seeds = append(seeds, d)

@@ -74,6 +74,15 @@ type stream struct {
 	toolUsePrompt int64
 	// oddUsage are the usageMetadata counts already said to hold no count.
 	oddUsage []string
+
+	// held is the high half of a surrogate pair held back from the end of
+	// a text or (heldThought) thought part for the next part
+	// (provider.SurrogateJoin); rawText is the current chunk's parts'
+	// texts as sent, per candidate, read only when the chunk has a
+	// surrogate escape.
+	held        provider.SurrogateJoin
+	heldThought bool
+	rawText     [][]json.RawMessage
 }
 
 // newStream reads resp; warnings (from encoding the request) are sent first.
@@ -118,6 +127,10 @@ func (s *stream) Recv() (*provider.Event, error) {
 			continue
 		}
 		w, ok := decodeChunkFast(data, &s.fast)
+		s.rawText = s.rawText[:0]
+		if !ok && provider.HasSurrogateEscape(data) {
+			s.textTokens(data)
+		}
 		if !ok {
 			w = new(generateContentResponse)
 			if err := json.Unmarshal(data, w); err != nil {
@@ -132,6 +145,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 
 // fail records the end of the byte stream.
 func (s *stream) fail(err error) {
+	s.flushHeld()
 	s.releaseEnd(false)
 	switch {
 	case s.finished && errors.Is(err, provider.ErrIdleTimeout):
@@ -191,6 +205,7 @@ func (s *stream) releaseEnd(cut bool) {
 // handle converts one chunk into events.
 func (s *stream) handle(w *generateContentResponse) {
 	if w.Error != nil {
+		s.flushHeld()
 		s.releaseEnd(false)
 		s.err = s.p.streamError(w.Error, s.date)
 		return
@@ -234,6 +249,7 @@ func (s *stream) handle(w *generateContentResponse) {
 			s.push(&provider.Event{Kind: provider.EventUsage, Usage: u})
 		}
 		s.pushUsageDetails(w.UsageMetadata)
+		s.flushHeld()
 		s.releaseEnd(false)
 		s.err = blockedError(w)
 		return
@@ -245,9 +261,14 @@ func (s *stream) handle(w *generateContentResponse) {
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{
 			Warnings: []string{"gemini sent more than one candidate (generationConfig.candidateCount > 1): only candidate 0 is streamed, the others are dropped"}}})
 	}
+	if c == nil || c.Content == nil {
+		// No part continues a held half.
+		s.flushHeld()
+	}
 	if c != nil && c.Content != nil {
 		first := s.ans.calls
-		items := s.ans.convert(s.items[:0], c.Content.Parts, c.FinishReason != "", func(msg string) {
+		parts := s.joinParts(c.Content.Parts, s.rawTextOf(w, c), c.FinishReason != "")
+		items := s.ans.convert(s.items[:0], parts, c.FinishReason != "", func(msg string) {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{msg}}})
 		})
 		idx := first
@@ -412,4 +433,103 @@ func sameUsage(a, b *usageMetadata) bool {
 		a.ThoughtsTokenCount == b.ThoughtsTokenCount && a.CachedContentTokenCount == b.CachedContentTokenCount &&
 		a.ToolUsePromptTokenCount == b.ToolUsePromptTokenCount && a.TotalTokenCount == b.TotalTokenCount &&
 		bytes.Equal(a.Raw, b.Raw)
+}
+
+// textTokens reads the quoted tokens of the candidates' parts' texts of
+// chunk data, which has a surrogate escape (the fast decoder refused it,
+// and encoding/json decoded a cut pair's halves as U+FFFD).
+func (s *stream) textTokens(data []byte) {
+	var v struct {
+		Candidates []struct {
+			Content *struct {
+				Parts []struct {
+					Text json.RawMessage `json:"text"`
+				} `json:"parts"`
+			} `json:"content"`
+		} `json:"candidates"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return
+	}
+	for _, c := range v.Candidates {
+		var texts []json.RawMessage
+		if c.Content != nil {
+			for _, pt := range c.Content.Parts {
+				texts = append(texts, pt.Text)
+			}
+		}
+		s.rawText = append(s.rawText, texts)
+	}
+}
+
+// rawTextOf is the parts' text tokens of candidate c of w (nil when the
+// chunk had no surrogate escape).
+func (s *stream) rawTextOf(w *generateContentResponse, c *candidate) []json.RawMessage {
+	for i := range w.Candidates {
+		if &w.Candidates[i] == c && i < len(s.rawText) {
+			return s.rawText[i]
+		}
+	}
+	return nil
+}
+
+// joinParts joins the surrogate pairs a UTF-16 server cut between the text
+// (or thought) parts of consecutive chunks (provider.SurrogateJoin): a
+// text part's high half that ends it is held back for the next part, and
+// the next part of the same kind begins with it (its low half makes the
+// character; anything else is U+FFFD). Before a part of another kind, and
+// at the finish (final), a held half becomes a U+FFFD part of its own
+// kind, so that convert puts it in its block. A signed part (its
+// signature closes the block) holds nothing. raw are the parts' text
+// tokens, nil when the chunk had no surrogate escape. parts is not
+// modified: a part whose text changes, or a U+FFFD part, makes a copy.
+func (s *stream) joinParts(parts []respPart, raw []json.RawMessage, final bool) []respPart {
+	if !s.held.Held() && raw == nil {
+		return parts
+	}
+	out := make([]respPart, 0, len(parts)+1)
+	for i, pt := range parts {
+		isText := pt.FunctionCall == nil && pt.Text != nil && unsupportedPartKind(&pt) == ""
+		if s.held.Held() && (!isText || pt.Thought != s.heldThought) {
+			out = append(out, s.heldPart())
+		}
+		if isText {
+			var tok json.RawMessage
+			if i < len(raw) {
+				tok = raw[i]
+			}
+			t := s.held.Text(*pt.Text, tok)
+			if pt.ThoughtSignature != "" {
+				t += s.held.Flush()
+			}
+			s.heldThought = pt.Thought
+			pt.Text = &t
+		}
+		out = append(out, pt)
+	}
+	if final && s.held.Held() {
+		out = append(out, s.heldPart())
+	}
+	return out
+}
+
+// heldPart is the part a held half becomes alone: U+FFFD, of its kind.
+func (s *stream) heldPart() respPart {
+	t := s.held.Flush()
+	return respPart{Text: &t, Thought: s.heldThought}
+}
+
+// flushHeld releases a held half as U+FFFD when no part follows it: in the
+// text, or in the last thought block (a held thought part was unsigned,
+// so its block is the last one).
+func (s *stream) flushHeld() {
+	t := s.held.Flush()
+	if t == "" {
+		return
+	}
+	if s.heldThought && s.ans.reasoning > 0 {
+		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: s.ans.reasoning - 1, Text: t}})
+		return
+	}
+	s.push(&provider.Event{Kind: provider.EventText, Text: t})
 }

@@ -446,7 +446,8 @@ func TestStreamEdgeCases(t *testing.T) {
 func FuzzStreamChunk(f *testing.F) {
 	for _, name := range []string{"stream_text", "stream_tools", "stream_blocked", "stream_cut", "stream_error",
 		"stream_thinking_text", "stream_thinking_tools", "stream_max_tokens_call",
-		"real_stream_tool_call_partial_args", "real_stream_tool_call_array_args_no_terminal"} {
+		"real_stream_tool_call_partial_args", "real_stream_tool_call_array_args_no_terminal",
+		"surrogate19_split_stream", "surrogate19_split_call_stream"} {
 		rec := providertest.Load(f, filepath.Join("testdata", name+".http"))
 		f.Add(rec.Body)
 	}
@@ -541,6 +542,9 @@ func TestAllRecordingsUsed(t *testing.T) {
 		used[n] = true
 	}
 	for _, n := range round17Recordings {
+		used[n] = true
+	}
+	for _, n := range surrogate19Recordings {
 		used[n] = true
 	}
 	for _, n := range tools19Recordings {

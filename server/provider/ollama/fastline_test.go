@@ -12,7 +12,7 @@ import (
 // FuzzDecodeLineFast: whatever the fast path accepts, encoding/json
 // decodes to the same line.
 func FuzzDecodeLineFast(f *testing.F) {
-	for _, name := range []string{"stream_text.http", "stream_tools.http", "stream_thinking.http"} {
+	for _, name := range []string{"stream_text.http", "stream_tools.http", "stream_thinking.http", "surrogate19_split_stream.http"} {
 		for _, line := range bytes.Split(providertest.Load(f, "testdata/"+name).Body, []byte("\n")) {
 			f.Add(bytes.TrimSpace(line))
 		}

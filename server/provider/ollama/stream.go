@@ -54,6 +54,10 @@ type stream struct {
 
 	// logprobs are the lines' logprobs entries, reported with the finish.
 	logprobs []any
+	// thinkJoin and textJoin hold the high half of a surrogate pair that
+	// a UTF-16 proxy cut off the end of a line's thinking or content, for
+	// the next line (provider.SurrogateJoin).
+	thinkJoin, textJoin provider.SurrogateJoin
 }
 
 var _ provider.Stream = (*stream)(nil)
@@ -90,6 +94,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 		line, err := s.readLine()
 		if err != nil {
 			s.err = s.readError(err)
+			s.flushHeld()
 			s.pushThink(s.think.Flush()) // what the cut answer said, before its error
 			continue
 		}
@@ -194,25 +199,34 @@ func (s *stream) handleLine(line []byte) {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 		}
 	}
-	if m := c.Message; m != nil {
+	if m := c.Message; m == nil {
+		s.flushHeld()
+	} else {
 		var warnings []string
+		// A half held from the previous line that this one does not
+		// continue with a string is what it decodes to alone, first.
+		if !isString(m.Thinking) {
+			s.flushThinking()
+		}
+		if !isString(m.Content) {
+			s.flushText()
+		}
 		// Thinking before content, as in the unary answer's part order.
 		thinking, w := contentText(m.Thinking, s.lineNo, "message.thinking")
 		warnings = append(warnings, w...)
+		if isString(m.Thinking) {
+			thinking = s.thinkJoin.Text(thinking, m.Thinking)
+		}
 		if thinking != "" {
 			s.thinking = true
 			s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: 0, Text: thinking}})
 		}
 		text, w := contentText(m.Content, s.lineNo, "message.content")
 		warnings = append(warnings, w...)
-		switch {
-		case text == "":
-		case s.thinking:
-			s.pushThink(s.think.Flush()) // held back before the thinking came: text
-			s.push(&provider.Event{Kind: provider.EventText, Text: text})
-		default:
-			s.pushThink(s.think.Content(text))
+		if isString(m.Content) {
+			text = s.textJoin.Text(text, m.Content)
 		}
+		s.pushText(text)
 		for _, tc := range m.ToolCalls {
 			call, w := toolCall(tc, s.calls, s.model, s.salt, s.seen)
 			if w != "" {
@@ -236,6 +250,7 @@ func (s *stream) handleLine(line []byte) {
 	}
 	if c.Done {
 		s.done = true
+		s.flushHeld()
 		s.pushThink(s.think.Flush())
 		s.finish(&c)
 	}
@@ -279,4 +294,41 @@ func (s *stream) finish(c *chatResponse) {
 	if u != nil {
 		s.push(&provider.Event{Kind: provider.EventUsage, Usage: u})
 	}
+}
+
+// pushText queues a content piece: text as sent once thinking came, else
+// through the think splitter.
+func (s *stream) pushText(text string) {
+	switch {
+	case text == "":
+	case s.thinking:
+		s.pushThink(s.think.Flush()) // held back before the thinking came: text
+		s.push(&provider.Event{Kind: provider.EventText, Text: text})
+	default:
+		s.pushThink(s.think.Content(text))
+	}
+}
+
+// isString reports whether raw is a JSON string.
+func isString(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '"'
+}
+
+// flushHeld releases the halves still held (the answer ended, or a line
+// without a message came) as U+FFFD, what each decodes to alone.
+func (s *stream) flushHeld() {
+	s.flushThinking()
+	s.flushText()
+}
+
+func (s *stream) flushThinking() {
+	if t := s.thinkJoin.Flush(); t != "" {
+		s.thinking = true
+		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: 0, Text: t}})
+	}
+}
+
+func (s *stream) flushText() {
+	s.pushText(s.textJoin.Flush())
 }

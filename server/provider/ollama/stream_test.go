@@ -409,7 +409,7 @@ func TestUnaryStreamEquivalence(t *testing.T) {
 // FuzzStream feeds arbitrary bytes as a stream body: no panic, the stream
 // ends, EOF only after a done line, every tool call delta has an id.
 func FuzzStream(f *testing.F) {
-	for _, name := range []string{"stream_text", "stream_tools", "stream_thinking", "stream_thinking_tools", "stream_error", "stream_cut", "stream_inline_think"} {
+	for _, name := range []string{"stream_text", "stream_tools", "stream_thinking", "stream_thinking_tools", "stream_error", "stream_cut", "stream_inline_think", "surrogate19_split_stream"} {
 		f.Add(providertest.Load(f, td(name+".http")).Body)
 	}
 	f.Add([]byte(`{"done":true,"message":{"tool_calls":[{"function":{"arguments":[1,2]}},{}]}}`))

@@ -536,7 +536,7 @@ func (ch *chatChoice) field(d *fastDecoder, key []byte) bool {
 			return true
 		}
 		s, _, ok := d.str()
-		v := string(s)
+		v := finishReason(s)
 		ch.FinishReason = &v
 		return ok
 	case "logprobs":

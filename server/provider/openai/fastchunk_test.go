@@ -53,7 +53,7 @@ func FuzzDecodeChunkFast(f *testing.F) {
 	f.Add([]byte(`{"x":[1,-2.5e+3,{"a":"\u00e9\n"},[],{}],"y":0.0,"z":"\q"}`))
 	for _, name := range []string{"chat_plain_stream.http", "tools_parallel_stream.http", "azure_chat_stream.http",
 		"deepseek_reasoning_stream.http", "ollama_v1_reasoning_stream.http", "openrouter_reasoning_stream.http",
-		"dialect_sglang_stop_str_stream.http", "dialect_vllm_stop_reason_stream.http"} {
+		"dialect_sglang_stop_str_stream.http", "dialect_vllm_stop_reason_stream.http", "surrogate19_chat_split_stream.http"} {
 		body := providertest.Load(f, "testdata/"+name).Body
 		for _, line := range bytes.Split(body, []byte("\n")) {
 			if d, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data: ")); ok {

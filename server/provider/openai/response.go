@@ -121,7 +121,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 	if len(w.Choices) > 0 {
 		c := w.Choices[0]
 		if c.FinishReason != nil {
-			finish = *c.FinishReason
+			finish = string(*c.FinishReason)
 		}
 		m := c.Message
 		if m == nil {

@@ -13,7 +13,7 @@ import (
 // decodeLenient decodes to the same event, without a warning, and the
 // text is deltaText's.
 func FuzzDecodeRespTextDeltaFast(f *testing.F) {
-	for _, name := range []string{"responses_plain_stream.http", "responses_reasoning_tools_stream.http"} {
+	for _, name := range []string{"responses_plain_stream.http", "responses_reasoning_tools_stream.http", "surrogate19_responses_split_stream.http"} {
 		for _, line := range bytes.Split(providertest.Load(f, "testdata/"+name).Body, []byte("\n")) {
 			if d, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data: ")); ok {
 				f.Add(d)

@@ -62,6 +62,24 @@ type responsesStream struct {
 	// events were lost, reported once.
 	lastSeq   int64
 	seqWarned bool
+
+	// held is the high half of a surrogate pair held back from the end
+	// of a text, refusal or reasoning delta for the next delta.
+	held respHeld
+}
+
+// respHeld is the high half of a surrogate pair that a UTF-16 server cut
+// off the end of a delta (provider.SurrogateJoin), and the text it
+// belongs to: the delta type, the message item's (text) or reasoning
+// item's (rs) record, and the content or summary part. Only the next
+// delta of the same text continues it; any other event releases it as
+// U+FFFD, in that text, first.
+type respHeld struct {
+	join provider.SurrogateJoin
+	typ  string
+	text *respTextState
+	rs   *respReasoningState
+	part int64
 }
 
 type respCallState struct {
@@ -76,7 +94,7 @@ type respCallState struct {
 	// against it.
 	args strings.Builder
 	// high is the escape of a high surrogate that ended the last delta,
-	// held for the low half (surrogate.go).
+	// held for the low half (provider/surrogate.go).
 	high string
 	// pending: the call was opened by an event that names only its item
 	// (arguments before output_item.added, as some servers send them):
@@ -92,12 +110,12 @@ type respCallState struct {
 
 // deltaArgs is the text of an arguments delta, a high surrogate that ends
 // it held back for the next delta and one held before prepended
-// (surrogate.go).
+// (provider/surrogate.go).
 func (c *respCallState) deltaArgs(raw json.RawMessage) string {
 	if len(raw) == 0 || raw[0] != '"' {
 		return deltaText(raw)
 	}
-	raw, c.high = cutHighSurrogate(withHighSurrogate(c.high, raw))
+	raw, c.high = provider.CutHighSurrogate(provider.WithHighSurrogate(c.high, raw))
 	return deltaText(raw)
 }
 
@@ -160,7 +178,7 @@ func (s *responsesStream) handle(sseType, data []byte) {
 		// What handleEvent does with this event, without a respEvent.
 		s.sequence(int64(s.fast.seq))
 		s.sawOutput(int64(s.fast.output))
-		s.textDelta("response.output_text.delta", s.canonItem(s.fast.itemID, int64(s.fast.output)), text)
+		s.textDelta("response.output_text.delta", s.canonItem(s.fast.itemID, int64(s.fast.output)), text, s.fast.delta, int64(s.fast.content))
 		return
 	}
 	s.handleEvent(sseType, t)
@@ -190,6 +208,12 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 	if typ == "" {
 		typ = string(sseType)
 	}
+	switch typ {
+	case "response.output_text.delta", "response.refusal.delta", "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		// joinDelta releases a held half the delta does not continue.
+	default:
+		s.flushHeld()
+	}
 	if ev.OutputIndex != nil {
 		s.sawOutput(int64(*ev.OutputIndex))
 		ev.ItemID = s.canonItem(ev.ItemID, int64(*ev.OutputIndex))
@@ -207,7 +231,7 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 			s.itemAdded(ev.Item, ev.OutputIndex)
 		}
 	case "response.output_text.delta", "response.refusal.delta":
-		s.textDelta(typ, ev.ItemID, deltaText(ev.Delta))
+		s.textDelta(typ, ev.ItemID, deltaText(ev.Delta), ev.Delta, partIndex(ev.ContentIndex))
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
 		c := s.findCall(ev.ItemID, "", ev.OutputIndex)
 		if c == nil {
@@ -232,11 +256,11 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 			s.itemDone(ev.Item, ev.OutputIndex)
 		}
 	case "response.reasoning_summary_text.delta":
-		s.reasoningDelta(ev.ItemID, ev.OutputIndex, ev.SummaryIndex, deltaText(ev.Delta), false)
+		s.reasoningDelta(ev.ItemID, ev.OutputIndex, ev.SummaryIndex, deltaText(ev.Delta), ev.Delta, false)
 	case "response.reasoning_text.delta":
 		// The raw chain of thought (open-weight models), the text of a
 		// reasoning item without a summary (reasoningSummaryText).
-		s.reasoningDelta(ev.ItemID, ev.OutputIndex, ev.ContentIndex, deltaText(ev.Delta), true)
+		s.reasoningDelta(ev.ItemID, ev.OutputIndex, ev.ContentIndex, deltaText(ev.Delta), ev.Delta, true)
 	case "response.completed", "response.incomplete":
 		if ev.Response == nil {
 			s.err = s.bad("%s event without a response", typ)
@@ -294,13 +318,17 @@ func (s *responsesStream) sawOutput(i int64) {
 	}
 }
 
-// textDelta queues a text (output_text) or refusal delta d of item itemID.
-func (s *responsesStream) textDelta(typ, itemID, d string) {
-	if d == "" {
+// textDelta queues a text (output_text) or refusal delta d of item itemID;
+// raw is its quoted token, part its content_index (-1: none).
+func (s *responsesStream) textDelta(typ, itemID, d string, raw json.RawMessage, part int64) {
+	if d == "" && !s.held.join.Held() {
 		return
 	}
 	st := s.textState(itemID)
 	if st == nil {
+		return
+	}
+	if d = s.joinDelta(typ, st, nil, part, d, raw); d == "" {
 		return
 	}
 	if typ == "response.output_text.delta" {
@@ -806,36 +834,48 @@ func (s *responsesStream) openReasoning(itemID string, outputIndex *flexInt) *re
 // unary texts are joined. An item's text is its summary, or its raw text
 // when it has no summary: raw deltas after summary text are dropped, and
 // summary deltas replace nothing already sent (a warning says so).
-func (s *responsesStream) reasoningDelta(itemID string, outputIndex, summaryIndex *flexInt, delta string, raw bool) {
+func (s *responsesStream) reasoningDelta(itemID string, outputIndex, summaryIndex *flexInt, delta string, tok json.RawMessage, raw bool) {
 	st := s.findReasoning(itemID, outputIndex)
 	if st == nil {
 		if st = s.openReasoning(itemID, outputIndex); st == nil {
 			return
 		}
 	}
-	if delta == "" {
+	if delta == "" && !s.held.join.Held() {
 		return
 	}
 	if st.ended {
+		s.flushHeld()
+		if delta == "" {
+			return
+		}
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
 			fmt.Sprintf("reasoning item %d: summary text after the item's end was ignored", st.index)}}})
 		return
 	}
 	if st.textBytes > 0 && st.raw != raw {
-		if !raw && !st.mixWarned {
+		s.flushHeld()
+		if !raw && !st.mixWarned && delta != "" {
 			st.mixWarned = true
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
 				fmt.Sprintf("reasoning item %d: summary text after its raw reasoning text was ignored", st.index)}}})
 		}
 		return
 	}
-	st.raw = raw
 	part := st.summary
 	if summaryIndex != nil {
 		part = int(*summaryIndex)
 	} else if part < 0 {
 		part = 0
 	}
+	typ := "response.reasoning_summary_text.delta"
+	if raw {
+		typ = "response.reasoning_text.delta"
+	}
+	if delta = s.joinDelta(typ, nil, st, int64(part), delta, tok); delta == "" {
+		return
+	}
+	st.raw = raw
 	if part != st.summary && st.textBytes > 0 {
 		delta = reasoningSeparator + delta
 	}
@@ -894,4 +934,51 @@ func (s *responsesStream) flushHigh(c *respCallState) {
 	}
 	c.high = ""
 	s.emitArgs(c, "", "\uFFFD")
+}
+
+// partIndex is a delta's content_index, -1 when it has none.
+func partIndex(i *flexInt) int64 {
+	if i == nil {
+		return -1
+	}
+	return int64(*i)
+}
+
+// joinDelta is the text of a text, refusal or reasoning delta (d as
+// decoded, raw its quoted token) with a surrogate pair cut between it and
+// the previous delta of the same text joined (provider.SurrogateJoin): a
+// half held for another text is released there first, a high half ending
+// raw is held back.
+func (s *responsesStream) joinDelta(typ string, text *respTextState, rs *respReasoningState, part int64, d string, raw json.RawMessage) string {
+	h := &s.held
+	if h.join.Held() && (h.typ != typ || h.text != text || h.rs != rs || h.part != part) {
+		s.flushHeld()
+	}
+	d = h.join.Text(d, raw)
+	if h.join.Held() {
+		h.typ, h.text, h.rs, h.part = typ, text, rs, part
+	}
+	return d
+}
+
+// flushHeld releases a held half as U+FFFD, what it decodes to alone, in
+// the text it belongs to.
+func (s *responsesStream) flushHeld() {
+	h := &s.held
+	t := h.join.Flush()
+	if t == "" {
+		return
+	}
+	switch {
+	case h.rs != nil:
+		h.rs.textBytes += len(t)
+		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: h.rs.index, Text: t}})
+	case h.typ == "response.output_text.delta":
+		h.text.text += len(t)
+		s.push(&provider.Event{Kind: provider.EventText, Text: t, Phase: h.text.phase})
+	default:
+		h.text.refusal += len(t)
+		s.push(&provider.Event{Kind: provider.EventRefusal, Text: t})
+	}
+	*h = respHeld{}
 }

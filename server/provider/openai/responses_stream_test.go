@@ -687,6 +687,7 @@ func FuzzResponsesStream(f *testing.F) {
 	for _, name := range respStreamCases {
 		f.Add(providertest.Load(f, td(name+".http")).Body)
 	}
+	f.Add(providertest.Load(f, td("surrogate19_responses_split_stream.http")).Body)
 	f.Add([]byte(sseEvent("response.function_call_arguments.delta", `{"output_index":2,"delta":{"x":1}}`) +
 		sseEvent("response.output_item.done", `{"type":"response.output_item.done","item":{"type":"function_call","arguments":"{\"é"}}`) +
 		sseEvent("response.completed", `{"type":"response.completed","response":{"status":"completed","output":[{"type":"custom_tool_call","input":"x"},{"type":"message","content":"y"}]}}`)))

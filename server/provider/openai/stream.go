@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -101,6 +102,25 @@ type rareState struct {
 	// oddUsage: the warnings already sent for usage fields that held no
 	// count.
 	oddUsage []string
+	// textJoin, reasonJoin and refusalJoin hold the high half of a
+	// surrogate pair a UTF-16 server cut off the end of a content,
+	// reasoning or refusal delta, for the next delta
+	// (provider.SurrogateJoin); rawReasoning is the current chunk's
+	// reasoning and refusal tokens, read only when the chunk has a
+	// surrogate escape (reasoningTokens).
+	textJoin, reasonJoin, refusalJoin provider.SurrogateJoin
+	rawReasoning                      []rawReasoning
+}
+
+// rawReasoning is the quoted tokens of a choice delta's reasoning and
+// refusal strings (the fast decoder refuses their escapes, encoding/json
+// decodes them with a cut pair's halves as U+FFFD).
+type rawReasoning struct {
+	Delta *struct {
+		ReasoningContent json.RawMessage `json:"reasoning_content"`
+		Reasoning        json.RawMessage `json:"reasoning"`
+		Refusal          json.RawMessage `json:"refusal"`
+	} `json:"delta"`
 }
 
 // rareOf returns s.rare, made at the first use.
@@ -118,7 +138,7 @@ type callState struct {
 	named    bool
 	ended    bool
 	// high is the escape of a high surrogate that ended the last
-	// fragment, held for the low half (surrogate.go).
+	// fragment, held for the low half (provider/surrogate.go).
 	high string
 	// textAfter: content came after the call's last fragment, so the
 	// call is not the one an answer cut by the token limit stopped in
@@ -192,6 +212,7 @@ func (s *chatStream) handleErrorEvent(data []byte) {
 // reported.
 func (s *chatStream) end() {
 	s.done = true
+	s.flushHeld()
 	s.pushThink(s.think.Flush())
 	s.endCalls(cutBy(s.finish))
 	s.flushAnnotations()
@@ -224,6 +245,13 @@ func (s *chatStream) handle(data []byte) {
 			s.err = s.bad("invalid stream chunk: %v", err)
 			return
 		}
+	}
+	if s.rare != nil {
+		clear(s.rare.rawReasoning)
+		s.rare.rawReasoning = s.rare.rawReasoning[:0]
+	}
+	if hasReasoningString(c) && provider.HasSurrogateEscape(t) {
+		s.reasoningTokens(t)
 	}
 	if isPresent(c.Error) {
 		e := s.p.errorFromObject(c.Error, http.StatusOK, s.model, nil)
@@ -311,7 +339,7 @@ func (s *chatStream) handle(data []byte) {
 	metaAt := len(s.queue)
 	var finishMeta *llmrelayv1.ResponseMeta
 	var cut *provider.Error
-	for _, ch := range c.Choices {
+	for i, ch := range c.Choices {
 		if ch.Index != 0 {
 			if r := s.rareOf(); !r.ignoredChoices[int64(ch.Index)] {
 				if r.ignoredChoices == nil {
@@ -323,7 +351,7 @@ func (s *chatStream) handle(data []byte) {
 			continue
 		}
 		if d := ch.Delta; d != nil {
-			s.delta(d, meta)
+			s.delta(d, meta, s.rawReasoningAt(i))
 			if s.err != nil {
 				return
 			}
@@ -343,14 +371,14 @@ func (s *chatStream) handle(data []byte) {
 			}
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			if s.finishSeen && *ch.FinishReason == s.finish {
+			if s.finishSeen && string(*ch.FinishReason) == s.finish {
 				// The same finish again (OpenRouter repeats it on the
 				// chunk carrying the usage: testdata/
 				// real_oi_agno_openrouter_cost_stream.http) says nothing
 				// new; reported once.
 				continue
 			}
-			s.finish, s.finishSeen = *ch.FinishReason, true
+			s.finish, s.finishSeen = string(*ch.FinishReason), true
 			if e := s.p.interrupted(s.finish); e != nil {
 				// The server broke the answer off: the stream fails after
 				// what this chunk carries (its usage included).
@@ -372,6 +400,7 @@ func (s *chatStream) handle(data []byte) {
 		s.queue[metaAt] = &provider.Event{Kind: provider.EventMeta, Meta: meta}
 	}
 	if finishMeta != nil {
+		s.flushHeld()
 		s.pushThink(s.think.Flush())
 		s.flushAnnotations()
 		if cut := cutBy(s.finish); cut != "" {
@@ -421,6 +450,7 @@ func (s *chatStream) handle(data []byte) {
 		}
 	}
 	if cut != nil {
+		s.flushHeld()
 		s.pushThink(s.think.Flush()) // what was said before the cut is relayed
 		s.err = cut
 	}
@@ -536,8 +566,24 @@ func (s *chatStream) markReasoning(p *provider.ReasoningDelta) {
 	}
 }
 
-// delta queues the events of one choice delta.
-func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
+// delta queues the events of one choice delta; raw holds the quoted
+// tokens of its reasoning strings when the chunk had a surrogate escape.
+func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *rawReasoning) {
+	if r := s.rare; r != nil {
+		// A half held from the previous delta that this one does not
+		// continue with a string is what it decodes to alone, before
+		// what this delta says.
+		if (d.ReasoningContent == nil && d.Reasoning == nil) || isPresent(d.ReasoningDetails) {
+			s.flushReasoning()
+		}
+		if len(d.Content) == 0 || d.Content[0] != '"' {
+			s.flushText()
+		}
+		if d.Refusal == nil {
+			s.flushRefusal()
+		}
+	}
+	s.joinReasoning(d, raw)
 	if isPresent(d.ExecutedTools) && !s.executedWarned {
 		s.executedWarned = true
 		meta.Warnings = append(meta.Warnings, warnExecutedTools)
@@ -567,6 +613,9 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 	if !ok {
 		meta.Warnings = append(meta.Warnings, "delta content has an unrecognized shape; kept as JSON text")
 	}
+	if len(d.Content) > 0 && d.Content[0] == '"' && (s.rare != nil || provider.HasSurrogateEscape(d.Content)) {
+		text = s.rareOf().textJoin.Text(text, d.Content)
+	}
 	if text != "" {
 		s.pushThink(s.think.Content(text))
 		if n := len(s.order); n > 0 {
@@ -574,7 +623,15 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 		}
 	}
 	if d.Refusal != nil {
-		refusal += *d.Refusal
+		var tok json.RawMessage
+		if raw != nil && raw.Delta != nil {
+			tok = raw.Delta.Refusal
+		}
+		if s.rare != nil || tok != nil {
+			refusal += s.rareOf().refusalJoin.Text(*d.Refusal, tok)
+		} else {
+			refusal += *d.Refusal
+		}
 	}
 	if refusal != "" {
 		s.push(&provider.Event{Kind: provider.EventRefusal, Text: refusal})
@@ -750,7 +807,7 @@ func (s *chatStream) endCalls(cut string) {
 
 // arguments is the text of a fragment's arguments, a high surrogate that
 // ends it held back for the next fragment and one held before prepended
-// (surrogate.go).
+// (provider/surrogate.go).
 func (st *callState) arguments(f *respFunction) string {
 	raw := f.Arguments
 	if len(raw) == 0 || raw[0] != '"' {
@@ -760,7 +817,7 @@ func (st *callState) arguments(f *respFunction) string {
 		}
 		return f.arguments()
 	}
-	raw, st.high = cutHighSurrogate(withHighSurrogate(st.high, raw))
+	raw, st.high = provider.CutHighSurrogate(provider.WithHighSurrogate(st.high, raw))
 	return argumentsText(raw)
 }
 
@@ -783,4 +840,108 @@ func fragmentName(tc *respToolCall) string {
 		return tc.Custom.Name
 	}
 	return ""
+}
+
+// reasoningTokens reads the quoted tokens of the choices' reasoning
+// strings of chunk t, which has a surrogate escape: encoding/json keeps
+// them as sent in rawReasoning. A chunk encoding/json cannot read has
+// none (its decode failed already); a field of an unexpected type
+// elsewhere (decodeLenient's warning) leaves the rest read.
+func (s *chatStream) reasoningTokens(t []byte) {
+	r := s.rareOf()
+	var v struct {
+		Choices []rawReasoning `json:"choices"`
+	}
+	var te *json.UnmarshalTypeError
+	if err := json.Unmarshal(t, &v); err != nil && !errors.As(err, &te) {
+		return
+	}
+	r.rawReasoning = append(r.rawReasoning[:0], v.Choices...)
+}
+
+// hasReasoningString reports whether a choice delta of c has a
+// reasoning_content, reasoning or refusal string (the tokens
+// reasoningTokens reads).
+func hasReasoningString(c *chatResponse) bool {
+	for _, ch := range c.Choices {
+		if d := ch.Delta; d != nil && (d.ReasoningContent != nil || d.Reasoning != nil || d.Refusal != nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// rawReasoningAt is the reasoning tokens of the chunk's choice i, nil when
+// the chunk had no surrogate escape.
+func (s *chatStream) rawReasoningAt(i int) *rawReasoning {
+	if s.rare == nil || i >= len(s.rare.rawReasoning) {
+		return nil
+	}
+	return &s.rare.rawReasoning[i]
+}
+
+// joinReasoning joins a surrogate pair cut between the reasoning string
+// of the previous delta and this one's (provider.SurrogateJoin): the
+// field reasoningPieces reads (reasoning_content, else reasoning) gets the
+// joined text, a high half ending it held back. Typed reasoning_details
+// win over both and are left as they are.
+func (s *chatStream) joinReasoning(d *respMessage, raw *rawReasoning) {
+	if isPresent(d.ReasoningDetails) || (d.ReasoningContent == nil && d.Reasoning == nil) {
+		return
+	}
+	var rc, r json.RawMessage
+	if raw != nil && raw.Delta != nil {
+		rc, r = raw.Delta.ReasoningContent, raw.Delta.Reasoning
+	}
+	dst, tok := d.ReasoningContent, rc
+	if deref(dst) == "" && d.Reasoning != nil {
+		dst, tok = d.Reasoning, r
+	}
+	if dst == nil || (s.rare == nil && tok == nil) {
+		return
+	}
+	text := s.rareOf().reasonJoin.Text(*dst, tok)
+	*dst = text
+	if text == "" && d.ReasoningContent != nil && dst == d.ReasoningContent && d.Reasoning != nil {
+		// Only a held half: the same text in reasoning (newer vLLM
+		// sends both) is not read in its place.
+		*d.Reasoning = ""
+	}
+}
+
+// flushHeld releases the halves still held at the end of the answer.
+func (s *chatStream) flushHeld() {
+	if s.rare == nil {
+		return
+	}
+	s.flushReasoning()
+	s.flushText()
+	s.flushRefusal()
+}
+
+// flushRefusal releases a held refusal half as U+FFFD.
+func (s *chatStream) flushRefusal() {
+	if t := s.rare.refusalJoin.Flush(); t != "" {
+		s.push(&provider.Event{Kind: provider.EventRefusal, Text: t})
+	}
+}
+
+// flushReasoning releases a held reasoning half as U+FFFD.
+func (s *chatStream) flushReasoning() {
+	if t := s.rare.reasonJoin.Flush(); t != "" {
+		s.pushThink(s.think.Flush())
+		p := provider.ReasoningDelta{Text: t}
+		s.markReasoning(&p)
+		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: p})
+	}
+}
+
+// flushText releases a held content half as U+FFFD.
+func (s *chatStream) flushText() {
+	if t := s.rare.textJoin.Flush(); t != "" {
+		s.pushThink(s.think.Content(t))
+		if n := len(s.order); n > 0 {
+			s.order[n-1].textAfter = true
+		}
+	}
 }

@@ -367,7 +367,8 @@ func TestStreamJSONErrorBody(t *testing.T) {
 // FuzzStream: arbitrary stream bodies never panic; tool-call events always
 // carry a CallID; the stream always terminates with EOF or an error.
 func FuzzStream(f *testing.F) {
-	for _, name := range []string{"chat_plain_stream", "tools_parallel_stream", "azure_chat_stream", "stream_error_event", "stream_cut"} {
+	for _, name := range []string{"chat_plain_stream", "tools_parallel_stream", "azure_chat_stream", "stream_error_event", "stream_cut",
+		"surrogate19_chat_split_stream"} {
 		f.Add(providertest.Load(f, td(name+".http")).Body)
 	}
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":\"{\"}},{\"index\":3,\"id\":\"x\"}]}}]}\n\ndata: [DONE]\n\n"))

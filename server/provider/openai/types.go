@@ -3,7 +3,10 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
+
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // Wire types of the OpenAI Chat Completions and Embeddings APIs (and Azure
@@ -267,11 +270,30 @@ func (c *chatResponse) usage() *wireUsage {
 	return u
 }
 
+// finishReason is a choice's finish_reason. A value that is no string (a
+// shape a compatible server or proxy may send) is kept as its JSON text
+// (provider.OddEnumText), a finish of OTHER, as the other adapters keep
+// theirs, instead of being dropped with a warning.
+type finishReason string
+
+func (r *finishReason) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*r = finishReason(s)
+		return nil
+	}
+	if !json.Valid(b) {
+		return errors.New("finish_reason: invalid JSON")
+	}
+	*r = finishReason(provider.OddEnumText(b))
+	return nil
+}
+
 type chatChoice struct {
 	Index                flexInt         `json:"index"`
 	Message              *respMessage    `json:"message"`
 	Delta                *respMessage    `json:"delta"`
-	FinishReason         *string         `json:"finish_reason"`
+	FinishReason         *finishReason   `json:"finish_reason"`
 	Logprobs             json.RawMessage `json:"logprobs"`
 	ContentFilterResults json.RawMessage `json:"content_filter_results"`
 	// ContentFilterResult (singular) is what Azure sends instead of, or
