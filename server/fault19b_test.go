@@ -65,5 +65,60 @@ func TestFault19bUnaryCompleteThenBroken(t *testing.T) {
 	}
 }
 
-var _ = strings.Contains
-var _ = codes.OK
+// openrouterErrorFinish is the chunk OpenRouter ends a stream with when
+// generation failed upstream: finish_reason "error" (native_finish_reason
+// beside it), here without an error object, and the usage so far.
+const openrouterErrorFinish = `data: {"id":"chatcmpl-f13","object":"chat.completion.chunk","created":1760433201,"model":"gpt-4o-mini-2024-07-18","provider":"OpenAI","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":"error","native_finish_reason":"error"}],"usage":{"prompt_tokens":24,"completion_tokens":3,"total_tokens":27}}` + "\n\n"
+
+// TestFault19bOpenRouterFinishError: OpenRouter's finish_reason "error"
+// ("the model finishes the request with an error") without an error
+// object is an upstream failure: after content, the stream ends
+// Unavailable with the text relayed and the usage and response id in the
+// failure's meta, not retried; before content it is retried; a unary
+// answer that finished so is retried like any upstream failure. It ended
+// as a success with FINISH_REASON_OTHER, the partial text passed off as
+// the answer.
+func TestFault19bOpenRouterFinishError(t *testing.T) {
+	t.Parallel()
+	f := openaiChat
+	t.Run("stream after content", func(t *testing.T) {
+		t.Parallel()
+		up := f13Serve(t, respond(200, f.streamHead(1), f.head+f.text("The capital")+openrouterErrorFinish+"data: [DONE]\n\n"),
+			respond(200, f.streamHead(2), f.complete()))
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+		got := readStream13(t, c)
+		if got.end != nil || got.text != "The capital" || up.requests() != 1 {
+			t.Fatalf("end %v, text %q, upstream %d", got.end, got.text, up.requests())
+		}
+		st, m := f13Check(t, f, got.err, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 1, 0)
+		if !strings.Contains(st.Message(), "finish_reason error") || errorInfoOf(st).GetMetadata()["upstreamCode"] != "error" {
+			t.Errorf("status %q, ErrorInfo %v", st.Message(), errorInfoOf(st).GetMetadata())
+		}
+		if m.GetUsage().GetOutputTokens() != 3 || m.GetResponseId() != "chatcmpl-f13" {
+			t.Errorf("partial meta %v", m)
+		}
+	})
+	t.Run("stream before content", func(t *testing.T) {
+		t.Parallel()
+		up := f13Serve(t, respond(200, f.streamHead(1), f.head+openrouterErrorFinish+"data: [DONE]\n\n"),
+			respond(200, f.streamHead(2), f.complete()))
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+		got := readStream13(t, c)
+		if got.err != nil || got.text != okText || got.end.GetMeta().GetAttempts() != 2 {
+			t.Fatalf("err %v, text %q, end %v", got.err, got.text, got.end)
+		}
+	})
+	t.Run("unary", func(t *testing.T) {
+		t.Parallel()
+		body := strings.Replace(f.okBody, `"finish_reason":"stop"`, `"finish_reason":"error","native_finish_reason":"error"`, 1)
+		up := f13Serve(t, respond(200, merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1), f.rl(1)), body), f.okStep(2))
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+		resp, err := c.Chat(context.Background(), chatReq13())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := resp.GetMeta(); m.GetAttempts() != 2 || m.GetProviderFinishReason() != "stop" || m.GetRetryReasons()[0].GetReason() != "unavailable" {
+			t.Errorf("meta %v", m)
+		}
+	})
+}
