@@ -122,3 +122,81 @@ func TestFault19bOpenRouterFinishError(t *testing.T) {
 		}
 	})
 }
+
+// geminiCreditsSpent is the Gemini API's refusal once a project's prepaid
+// credits are spent, as its clients quote it (dyad-sh/dyad#3626 and
+// others): RESOURCE_EXHAUSTED with code 429, the message alone saying
+// that the account, not the pace, is at fault.
+const geminiCreditsSpent = `{"error": {"code": 429, "message": "Your prepayment credits are depleted. Please go to AI Studio at https://ai.studio/projects to manage your project and billing.", "status": "RESOURCE_EXHAUSTED"}}`
+
+// TestFault19bGeminiCreditsSpent: Gemini's RESOURCE_EXHAUSTED for spent
+// prepaid credits (its message, or a 402 code inside the status) is a
+// spent quota like an HTTP 402: not retried, ResourceExhausted with no
+// RetryInfo, a route falls back at once; as a 429, as a stream's error
+// chunk (it was retried there as a pace limit, three times), and through
+// Gemini's OpenAI-compatible endpoint. A RESOURCE_EXHAUSTED that says
+// neither is still retried.
+func TestFault19bGeminiCreditsSpent(t *testing.T) {
+	t.Parallel()
+	code402 := strings.Replace(geminiCreditsSpent, `"code": 429`, `"code": 402`, 1)
+	code402 = strings.Replace(code402, "Your prepayment credits are depleted.", "Payment required.", 1)
+	for _, tc := range []struct {
+		name   string
+		f      f13Format
+		step   f13Step
+		status int
+	}{
+		{"gemini/429", geminiFormat, respond(429, hdr("Content-Type", "application/json"), geminiCreditsSpent), 429},
+		{"gemini/stream chunk", geminiFormat, respond(200, geminiFormat.streamHead(1), "data: "+geminiCreditsSpent+"\r\n\r\n"), 0},
+		{"gemini/stream chunk, code 402", geminiFormat, respond(200, geminiFormat.streamHead(1), "data: "+code402+"\r\n\r\n"), 0},
+		{"gemini/stream chunk after content", geminiFormat, respond(200, geminiFormat.streamHead(1), geminiFormat.text("The capital")+"data: "+geminiCreditsSpent+"\r\n\r\n"), 0},
+		{"openai-chat/Gemini's compatible endpoint", openaiChat, respond(429, merged(hdr("Content-Type", "application/json"), openaiChat.reqIDHeader(1)), "["+geminiCreditsSpent+"]"), 429},
+	} {
+		stream := strings.Contains(tc.name, "stream")
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, tc.step, tc.f.okStep(2))
+			clock := &f13Clock{}
+			c := f13Start(t, f13Defaults+tc.f.yaml, up.URL, clock)
+			var err error
+			if stream {
+				err = readStream13(t, c).err
+			} else {
+				_, err = c.Chat(context.Background(), chatReq13())
+			}
+			st, _ := f13Check(t, tc.f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, tc.status)
+			if up.requests() != 1 || len(clock.slept()) != 0 || retryInfo(st) != nil {
+				t.Errorf("upstream %d, sleeps %v, RetryInfo %v: spent credits are not waited for", up.requests(), clock.slept(), retryInfo(st))
+			}
+			if errorInfoOf(st).GetMetadata()["upstreamCode"] != "RESOURCE_EXHAUSTED" {
+				t.Errorf("ErrorInfo %v", errorInfoOf(st).GetMetadata())
+			}
+		})
+	}
+	t.Run("gemini/fallback", func(t *testing.T) {
+		t.Parallel()
+		f := geminiFormat
+		first := f13Serve(t, respond(429, hdr("Content-Type", "application/json"), geminiCreditsSpent))
+		second := f13Serve(t, f.okStep(2))
+		clock := &f13Clock{}
+		c := f13StartRouted(t, f, 3, first, second, clock)
+		resp, err := c.Chat(context.Background(), chatReq13())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := resp.GetMeta(); m.GetProvider() != "second" || m.GetAttempts() != 2 || first.requests() != 1 || len(clock.slept()) != 0 {
+			t.Errorf("meta %v, first %d, sleeps %v", m, first.requests(), clock.slept())
+		}
+	})
+	t.Run("gemini/pace limit", func(t *testing.T) {
+		t.Parallel()
+		f := geminiFormat
+		pace := `{"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).", "status": "RESOURCE_EXHAUSTED"}}`
+		up := f13Serve(t, respond(200, f.streamHead(1), "data: "+pace+"\r\n\r\n"), respond(200, f.streamHead(2), f.complete()))
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+		got := readStream13(t, c)
+		if got.err != nil || got.text != okText || got.end.GetMeta().GetAttempts() != 2 {
+			t.Fatalf("err %v, text %q, end %v", got.err, got.text, got.end)
+		}
+	})
+}

@@ -355,6 +355,23 @@ func dailyQuota(vs []*errdetails.QuotaFailure_Violation) bool {
 	return false
 }
 
+// GoogleCreditsSpent reports a Google RESOURCE_EXHAUSTED that says the
+// project's prepaid credits are spent, not that it sends too fast: the
+// Gemini API's "Your prepayment credits are depleted. Please go to AI
+// Studio at https://ai.studio/projects to manage your project and
+// billing." (a 429, as the clients that meet it quote it; some see a
+// 402), or its code 402 inside the status. An HTTP 402 is not retried by
+// its status; this one came as a 429 or inside a 200 stream, and was
+// retried to fail the same way (python clients, dyad-sh/dyad#3626, make
+// it terminal). The caller marks it RetryDiscouraged: a spent quota that
+// another deployment may not share, so a route falls back.
+func GoogleCreditsSpent(status string, code int, msg string) bool {
+	if status != "RESOURCE_EXHAUSTED" {
+		return false
+	}
+	return code == http.StatusPaymentRequired || strings.Contains(strings.ToLower(msg), "credits are depleted")
+}
+
 // GoogleDeploymentRefused reports a Google FAILED_PRECONDITION that
 // refuses the deployment rather than the request, as the Gemini API's
 // error table documents its 400 FAILED_PRECONDITION: "Gemini API free

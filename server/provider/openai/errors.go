@@ -194,6 +194,10 @@ func (p *Provider) googleStatusError(raw []byte, resp *http.Response, sec secret
 		e.Kind = provider.KindPermissionDenied
 	case st.Status == "RESOURCE_EXHAUSTED":
 		e.Kind = provider.KindRateLimited
+		if provider.GoogleCreditsSpent(st.Status, st.Code, st.Message) {
+			e.ShouldRetry = provider.RetryDiscouraged
+			e.RetryAfter = 0
+		}
 	}
 	return e
 }
