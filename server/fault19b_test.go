@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -199,4 +200,58 @@ func TestFault19bGeminiCreditsSpent(t *testing.T) {
 			t.Fatalf("err %v, text %q, end %v", got.err, got.text, got.end)
 		}
 	})
+}
+
+// TestFault19bInBandStatus: an error inside a 200 (a stream's error event,
+// a unary body) whose numeric code is an HTTP status, as OpenAI-compatible
+// servers send it, is retried by the same table as that status: an
+// in-band 501 (the server cannot do this) or 422 is not retried (they
+// were, as any error event is), 409 and 503 are; the code is that
+// status's (422 InvalidArgument, 501 Unavailable).
+func TestFault19bInBandStatus(t *testing.T) {
+	t.Parallel()
+	f := openaiChat
+	for _, tc := range []struct {
+		status  int
+		retried bool
+		code    codes.Code
+		reason  string
+	}{
+		{501, false, codes.Unavailable, "UPSTREAM_UNAVAILABLE"},
+		{505, false, codes.Unavailable, "UPSTREAM_UNAVAILABLE"},
+		{422, false, codes.InvalidArgument, "INVALID_REQUEST"},
+		{409, true, 0, ""},
+		{503, true, 0, ""},
+	} {
+		errObj := fmt.Sprintf(`{"error":{"code":%d,"message":"upstream said %d"}}`, tc.status, tc.status)
+		for _, how := range []string{"stream event", "unary body"} {
+			t.Run(fmt.Sprintf("%d/%s", tc.status, how), func(t *testing.T) {
+				t.Parallel()
+				first := respond(200, f.streamHead(1), f.head+"data: "+errObj+"\n\n")
+				second := respond(200, f.streamHead(2), f.complete())
+				if how == "unary body" {
+					first = respond(200, merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1)), errObj)
+					second = f.okStep(2)
+				}
+				up := f13Serve(t, first, second)
+				c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+				var err error
+				if how == "stream event" {
+					err = readStream13(t, c).err
+				} else {
+					_, err = c.Chat(context.Background(), chatReq13())
+				}
+				if tc.retried {
+					if err != nil || up.requests() != 2 {
+						t.Fatalf("err %v, upstream %d: retried as HTTP %d is", err, up.requests(), tc.status)
+					}
+					return
+				}
+				f13Check(t, f, err, tc.code, tc.reason, 1, 0)
+				if up.requests() != 1 {
+					t.Errorf("upstream %d: not retried, as HTTP %d is not", up.requests(), tc.status)
+				}
+			})
+		}
+	}
 }

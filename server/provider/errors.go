@@ -196,6 +196,26 @@ func KindForStatus(status int) Kind {
 	}
 }
 
+// InBandStatus is the HTTP status an error inside a 2xx answer names as
+// its code, as OpenAI-compatible servers write one in a 200 stream or
+// body ({"error":{"code":501,"message":…}}: OpenRouter, vLLM,
+// llama.cpp, text-generation-inference's error event): the status the
+// error would have had as an answer of its own, 400 to 599. 0 for an
+// error answer (its own status says it), for a code that is not such a
+// number, and when e is nil. The retry policy reads it as it reads an
+// answer's status, so an in-band 501 is not retried as an HTTP 501 is
+// not.
+func InBandStatus(e *Error) int {
+	if e == nil || e.HTTPStatus >= 300 || len(e.Code) != 3 {
+		return 0
+	}
+	n, err := strconv.Atoi(e.Code)
+	if err != nil || n < 400 || n > 599 {
+		return 0
+	}
+	return n
+}
+
 // QuotaSpent reports whether an error code says the account cannot be
 // served at all until someone acts (credits bought, billing fixed), not
 // that it is sending too fast: OpenAI's insufficient_quota (also what

@@ -665,6 +665,12 @@ func kindForCode(typ, code string) provider.Kind {
 			return provider.KindUnavailable
 		}
 	}
+	if n, err := strconv.Atoi(code); err == nil && n >= 400 && n <= 599 {
+		// Another status (an in-band 409, 413, 422, 501): what that
+		// status would be as an answer's (the retry policy reads it
+		// alike: provider.InBandStatus).
+		return provider.KindForStatus(n)
+	}
 	return provider.KindUnavailable
 }
 
