@@ -6,9 +6,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
@@ -254,4 +258,64 @@ func TestFault19bInBandStatus(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestFault19bCallTimeoutNamed: a call ended by the request's
+// call.timeout says so, as one ended by max_call_duration does: the
+// status names call.timeout and its value, ErrorInfo carries it
+// (callTimeout), for a unary call waiting for headers and a stream
+// after content (both said only "deadline exceeded", which reads as the
+// client's own deadline or the provider's).
+func TestFault19bCallTimeoutNamed(t *testing.T) {
+	t.Parallel()
+	const want = "up: the gateway ended the call at the request's call.timeout (300ms)"
+	for _, f := range f13Formats() {
+		t.Run(f.name+"/unary", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, hangBeforeHeaders)
+			c := f13Start(t, "defaults: {retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms}}\n"+f.yaml, up.URL, &f13Clock{})
+			req := chatReq13()
+			req.Call = &llmrelayv1.CallOptions{Timeout: durationpb.New(300 * time.Millisecond)}
+			_, err := c.Chat(context.Background(), req)
+			st, info, _ := statusDetails(t, err) // no answer, so no request id: not f13Check
+			if st.Code() != codes.DeadlineExceeded || info.GetReason() != "UPSTREAM_TIMEOUT" || up.requests() != 1 {
+				t.Errorf("%v %s, upstream %d", st.Code(), info.GetReason(), up.requests())
+			}
+			if st.Message() != want || errorInfoOf(st).GetMetadata()["callTimeout"] != "300ms" {
+				t.Errorf("status %q, ErrorInfo %v", st.Message(), errorInfoOf(st).GetMetadata())
+			}
+		})
+		t.Run(f.name+"/stream after content", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, thenHang(f.streamHead(1), f.head+f.text("The capital")))
+			c := f13Start(t, "defaults: {idle_timeout: 5s, retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms}}\n"+f.yaml, up.URL, &f13Clock{})
+			s, err := c.StreamChat(context.Background(), &llmrelayv1.StreamChatRequest{Model: "m", Messages: []*llmrelayv1.Message{user("x")},
+				Call: &llmrelayv1.CallOptions{Timeout: durationpb.New(300 * time.Millisecond)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, err := streamErr(t, s.Recv)
+			if text != "The capital" {
+				t.Errorf("text %q", text)
+			}
+			st, _ := f13Check(t, f, err, codes.DeadlineExceeded, "UPSTREAM_TIMEOUT", 1, 0)
+			if st.Message() != want || errorInfoOf(st).GetMetadata()["callTimeout"] != "300ms" {
+				t.Errorf("status %q, ErrorInfo %v", st.Message(), errorInfoOf(st).GetMetadata())
+			}
+		})
+	}
+	t.Run("client deadline first", func(t *testing.T) {
+		t.Parallel()
+		f := openaiChat
+		up := f13Serve(t, hangBeforeHeaders)
+		c := f13Start(t, "defaults: {retry: {max_attempts: 1}}\n"+f.yaml, up.URL, &f13Clock{})
+		req := chatReq13()
+		req.Call = &llmrelayv1.CallOptions{Timeout: durationpb.New(5 * time.Second)}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		_, err := c.Chat(ctx, req)
+		if st, _ := status.FromError(err); st.Code() != codes.DeadlineExceeded || strings.Contains(st.Message(), "call.timeout") {
+			t.Errorf("status %v: the client's own deadline ended the call", st)
+		}
+	})
 }
