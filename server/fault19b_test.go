@@ -319,3 +319,33 @@ func TestFault19bCallTimeoutNamed(t *testing.T) {
 		}
 	})
 }
+
+// TestFault19bZeroLimitWithRemaining: Azure's x-ratelimit-limit-* of 0
+// beside a remaining count above 0 (weaviate/weaviate#5035: the limit
+// left out as 0) is no limit: the meta leaves that limit unset (it said
+// a limit of 0 with 99 remaining), keeping the remaining count and the
+// reset; a limit of 0 with nothing remaining is a limit of 0, kept.
+func TestFault19bZeroLimitWithRemaining(t *testing.T) {
+	t.Parallel()
+	for _, f := range []f13Format{azureFormat(), openaiChat} {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			h := merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1),
+				hdr("x-ratelimit-limit-requests", "0", "x-ratelimit-remaining-requests", "99", "x-ratelimit-reset-requests", "1s",
+					"x-ratelimit-limit-tokens", "0", "x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "6ms"))
+			up := f13Serve(t, respond(200, h, f.okBody))
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+			resp, err := c.Chat(context.Background(), chatReq13())
+			if err != nil {
+				t.Fatal(err)
+			}
+			rl := resp.GetMeta().GetRateLimit()
+			if rl.RequestsLimit != nil || rl.GetRequestsRemaining() != 99 || rl.GetRequestsResetTime() == nil {
+				t.Errorf("rate limit %v: a limit of 0 with 99 remaining is no limit", rl)
+			}
+			if rl.TokensLimit == nil || rl.GetTokensLimit() != 0 || rl.TokensRemaining == nil || rl.GetTokensRemaining() != 0 {
+				t.Errorf("rate limit %v: a limit of 0 with nothing remaining is kept", rl)
+			}
+		})
+	}
+}
