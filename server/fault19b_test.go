@@ -349,3 +349,84 @@ func TestFault19bZeroLimitWithRemaining(t *testing.T) {
 		})
 	}
 }
+
+// anthropicLongContext is Anthropic's refusal of a long-context request
+// from an account without extra usage, as anthropics/claude-code#42616
+// and Wei-Shaw/sub2api#572 quote it: a 429 typed rate_limit_error.
+const anthropicLongContext = `{"type":"error","error":{"type":"rate_limit_error","message":"Extra usage is required for long context requests."},"request_id":"req_011CZf8TJf84hAUziB6LuRoc"}`
+
+// TestFault19bAnthropicLongContextEntitlement: Anthropic's 429 "Extra
+// usage is required for long context requests" refuses the account, not
+// its pace: PermissionDenied (it was ResourceExhausted, retried after
+// each Retry-After to be refused again), not retried, no RetryInfo, and
+// a route falls back to a deployment that may be entitled; inside a
+// stream's error event alike. "You're out of extra usage" is a spent
+// quota: ResourceExhausted, not retried.
+func TestFault19bAnthropicLongContextEntitlement(t *testing.T) {
+	t.Parallel()
+	f := anthropicFormat
+	event := func(body string) string {
+		return f.head + anthropicEvent("error", body[len(`{"type":"error",`):strings.Index(body, `,"request_id"`)])
+	}
+	outOf := strings.Replace(anthropicLongContext, "Extra usage is required for long context requests.", "You're out of extra usage. Add more at claude.ai/settings/usage", 1) // as quoted, cut there
+	for _, tc := range []struct {
+		name   string
+		body   string
+		stream bool
+		code   codes.Code
+		reason string
+	}{
+		{"429", anthropicLongContext, false, codes.PermissionDenied, "UPSTREAM_PERMISSION_DENIED"},
+		{"stream event", anthropicLongContext, true, codes.PermissionDenied, "UPSTREAM_PERMISSION_DENIED"},
+		{"out of extra usage/429", outOf, false, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED"},
+		{"out of extra usage/stream event", outOf, true, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			first := respond(429, merged(hdr("Content-Type", "application/json", "Retry-After", "2"), f.reqIDHeader(1), f.rl(1)), tc.body)
+			second := f.okStep(2)
+			if tc.stream {
+				first = respond(200, f.streamHead(1), event(tc.body))
+				second = respond(200, f.streamHead(2), f.complete())
+			}
+			up := f13Serve(t, first, second)
+			clock := &f13Clock{}
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+			var err error
+			if tc.stream {
+				got := readStream13(t, c)
+				if got.started {
+					t.Error("started")
+				}
+				err = got.err
+			} else {
+				_, err = c.Chat(context.Background(), chatReq13())
+			}
+			status := 429
+			if tc.stream {
+				status = 0
+			}
+			st, _ := f13Check(t, f, err, tc.code, tc.reason, 1, status)
+			if up.requests() != 1 || len(clock.slept()) != 0 || retryInfo(st) != nil {
+				t.Errorf("upstream %d, sleeps %v, RetryInfo %v: waiting does not help", up.requests(), clock.slept(), retryInfo(st))
+			}
+			if errorInfoOf(st).GetMetadata()["upstreamCode"] != "rate_limit_error" {
+				t.Errorf("ErrorInfo %v", errorInfoOf(st).GetMetadata())
+			}
+		})
+	}
+	t.Run("fallback", func(t *testing.T) {
+		t.Parallel()
+		first := f13Serve(t, respond(429, hdr("Content-Type", "application/json", "Retry-After", "2"), anthropicLongContext))
+		second := f13Serve(t, f.okStep(2))
+		clock := &f13Clock{}
+		c := f13StartRouted(t, f, 3, first, second, clock)
+		resp, err := c.Chat(context.Background(), chatReq13())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := resp.GetMeta(); m.GetProvider() != "second" || m.GetAttempts() != 2 || first.requests() != 1 || len(clock.slept()) != 0 {
+			t.Errorf("meta %v, first %d, sleeps %v", m, first.requests(), clock.slept())
+		}
+	})
+}
