@@ -21,23 +21,27 @@ import (
 
 // TestFault19bUnaryCompleteThenBroken: a unary answer whose whole JSON
 // body arrived, then a connection that broke instead of ending the body
-// cleanly (a chunked body without its last chunk, a reset): the answer is
-// complete and is the call's answer, with a warning that says what
-// happened. It was discarded as a cut body and asked for again: paid
+// cleanly (a chunked body without its last chunk, a reset) or a body
+// left open until the idle timeout: the answer is complete and is the
+// call's answer, with a warning that says what happened. It was
+// discarded as a cut body (or a timeout) and asked for again: paid
 // twice. A body cut inside its JSON is still a cut, retried.
 func TestFault19bUnaryCompleteThenBroken(t *testing.T) {
 	t.Parallel()
 	for _, f := range f13Formats() {
 		head := merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1), f.rl(1))
-		for _, how := range []string{"chunked cut", "reset"} {
+		for _, how := range []string{"chunked cut", "reset", "idle"} {
 			t.Run(f.name+"/"+how, func(t *testing.T) {
 				t.Parallel()
-				step := thenReset(head, f.okBody)
-				if how == "chunked cut" {
+				step, warning := thenReset(head, f.okBody), provider.BodyCutAfterEndWarning
+				switch how {
+				case "chunked cut":
 					step = f19ChunkedCut(head, f.okBody)
+				case "idle":
+					step, warning = thenHang(head, f.okBody), provider.BodyIdleAfterEndWarning
 				}
 				up := f13Serve(t, step, f.okStep(2))
-				c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+				c := f13Start(t, "defaults: {idle_timeout: 150ms, retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms}}\n"+f.yaml, up.URL, &f13Clock{})
 				resp, err := c.Chat(context.Background(), chatReq13())
 				if err != nil {
 					t.Fatalf("err %v: a complete answer whose framing broke is the answer", err)
@@ -49,7 +53,7 @@ func TestFault19bUnaryCompleteThenBroken(t *testing.T) {
 				if got := resp.GetMessage().GetParts()[0].GetText(); got != okText {
 					t.Errorf("text %q", got)
 				}
-				if !slices.Contains(m.GetWarnings(), provider.BodyCutAfterEndWarning) {
+				if !slices.Contains(m.GetWarnings(), warning) {
 					t.Errorf("warnings %q", m.GetWarnings())
 				}
 			})

@@ -756,6 +756,11 @@ func BaseURL(raw string) (string, error) {
 // (ReadBody).
 const BodyCutAfterEndWarning = "the connection broke after the provider's complete answer (the body did not end cleanly); the answer is complete"
 
+// BodyIdleAfterEndWarning is the warning of a unary answer whose body
+// held one whole JSON value but did not end: the idle timeout ended it
+// (ReadBody).
+const BodyIdleAfterEndWarning = "the provider kept the body open after its complete answer; it was ended by the idle timeout (the answer is complete)"
+
 // ReadBody reads a success body of at most limit bytes: a TransportError
 // when reading fails or the body is empty, a BadResponse when the body is
 // larger. A body whose
@@ -766,8 +771,10 @@ const BodyCutAfterEndWarning = "the connection broke after the provider's comple
 // than declared: the framing, not the answer) is the answer: it is
 // returned with BodyCutAfterEndWarning, which the adapter puts in the
 // answer's warnings, as a stream complete before its connection broke
-// is (CutAfterEnd). Retried, it would be paid for twice. A body cut
-// inside its JSON still fails as before (transient, retried).
+// is (CutAfterEnd). Retried, it would be paid for twice. So is one
+// whose body stayed open after it until the idle timeout ended the read
+// (BodyIdleAfterEndWarning, as a stream's IdleAfterEndWarning). A body
+// cut inside its JSON still fails as before (transient, retried).
 func ReadBody(providerName string, resp *http.Response, limit int64) (body []byte, warning string, e *Error) {
 	var err error
 	if n := resp.ContentLength; n > limit {
@@ -800,10 +807,14 @@ func ReadBody(providerName string, resp *http.Response, limit int64) (body []byt
 		body, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	}
 	if err != nil {
-		if int64(len(body)) > limit || !CutAfterEnd(err) || !wholeJSON(body) {
+		idle := errors.Is(err, ErrIdleTimeout)
+		if int64(len(body)) > limit || !(idle || CutAfterEnd(err)) || !wholeJSON(body) {
 			return nil, "", TransportError(providerName, err)
 		}
 		warning = BodyCutAfterEndWarning
+		if idle {
+			warning = BodyIdleAfterEndWarning
+		}
 	}
 	if int64(len(body)) > limit {
 		return nil, "", BadResponse(providerName, "response body larger than %d bytes", limit)

@@ -1,7 +1,9 @@
 package provider
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -30,7 +32,8 @@ func TestReadBodyCompleteThenBroken(t *testing.T) {
 		{"cut inside", broken(`{"a":1`, -1, io.ErrUnexpectedEOF), ""},
 		{"a number", broken(`12`, -1, io.ErrUnexpectedEOF), ""},
 		{"two values", broken(`{"a":1}{"b":2}`, -1, io.ErrUnexpectedEOF), ""},
-		{"timeout", broken(`{"a":1}`, -1, ErrIdleTimeout), ""},
+		{"a deadline", broken(`{"a":1}`, -1, context.DeadlineExceeded), ""},
+		{"idle, cut inside", broken(`{"a":`, -1, ErrIdleTimeout), ""},
 		{"longer than declared", &http.Response{Body: io.NopCloser(strings.NewReader(`{"a":1}xx`)), ContentLength: 7}, ""},
 	} {
 		body, warning, err := ReadBody("p", c.resp, 100)
@@ -43,6 +46,10 @@ func TestReadBodyCompleteThenBroken(t *testing.T) {
 		if err != nil || string(body) != c.want || warning != BodyCutAfterEndWarning {
 			t.Errorf("%s: %q, %q, %v", c.name, body, warning, err)
 		}
+	}
+	body, warning, err := ReadBody("p", broken(`{"a":1}`, -1, fmt.Errorf("wrapped: %w", ErrIdleTimeout)), 100)
+	if err != nil || string(body) != `{"a":1}` || warning != BodyIdleAfterEndWarning {
+		t.Errorf("idle after a whole body: %q, %q, %v", body, warning, err)
 	}
 	if _, warning, err := ReadBody("p", &http.Response{Body: io.NopCloser(strings.NewReader(`{"a":1}`)), ContentLength: -1}, 100); err != nil || warning != "" {
 		t.Errorf("a clean body: %q, %v", warning, err)
