@@ -143,8 +143,9 @@ const geminiCreditsSpent = `{"error": {"code": 429, "message": "Your prepayment 
 // spent quota like an HTTP 402: not retried, ResourceExhausted with no
 // RetryInfo, a route falls back at once; as a 429, as a stream's error
 // chunk (it was retried there as a pace limit, three times), and through
-// Gemini's OpenAI-compatible endpoint. A RESOURCE_EXHAUSTED that says
-// neither is still retried.
+// Gemini's OpenAI-compatible endpoint (its error answer, and the status
+// as a stream's error chunk, whose code the openai adapter keeps). A
+// RESOURCE_EXHAUSTED that says neither is still retried.
 func TestFault19bGeminiCreditsSpent(t *testing.T) {
 	t.Parallel()
 	code402 := strings.Replace(geminiCreditsSpent, `"code": 429`, `"code": 402`, 1)
@@ -160,6 +161,7 @@ func TestFault19bGeminiCreditsSpent(t *testing.T) {
 		{"gemini/stream chunk, code 402", geminiFormat, respond(200, geminiFormat.streamHead(1), "data: "+code402+"\r\n\r\n"), 0},
 		{"gemini/stream chunk after content", geminiFormat, respond(200, geminiFormat.streamHead(1), geminiFormat.text("The capital")+"data: "+geminiCreditsSpent+"\r\n\r\n"), 0},
 		{"openai-chat/Gemini's compatible endpoint", openaiChat, respond(429, merged(hdr("Content-Type", "application/json"), openaiChat.reqIDHeader(1)), "["+geminiCreditsSpent+"]"), 429},
+		{"openai-chat/Gemini's compatible endpoint, stream chunk", openaiChat, respond(200, openaiChat.streamHead(1), "data: "+geminiCreditsSpent+"\n\n"), 0},
 	} {
 		stream := strings.Contains(tc.name, "stream")
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,7 +179,7 @@ func TestFault19bGeminiCreditsSpent(t *testing.T) {
 			if up.requests() != 1 || len(clock.slept()) != 0 || retryInfo(st) != nil {
 				t.Errorf("upstream %d, sleeps %v, RetryInfo %v: spent credits are not waited for", up.requests(), clock.slept(), retryInfo(st))
 			}
-			if errorInfoOf(st).GetMetadata()["upstreamCode"] != "RESOURCE_EXHAUSTED" {
+			if want := map[bool]string{true: "429", false: "RESOURCE_EXHAUSTED"}[tc.f.name == "openai-chat" && stream]; errorInfoOf(st).GetMetadata()["upstreamCode"] != want {
 				t.Errorf("ErrorInfo %v", errorInfoOf(st).GetMetadata())
 			}
 		})

@@ -202,6 +202,28 @@ func (p *Provider) googleStatusError(raw []byte, resp *http.Response, sec secret
 	return e
 }
 
+// googleCreditsSpent marks a google.rpc.Status error object read as an
+// OpenAI one (Gemini's OpenAI-compatible endpoint inside a 200 stream:
+// {"error":{"code":429,"message":"Your prepayment credits are
+// depleted…","status":"RESOURCE_EXHAUSTED"}}) that says the prepaid
+// credits are spent: a spent quota, not retried, as googleStatusError
+// reads the same status in an error answer (provider.GoogleCreditsSpent).
+func googleCreditsSpent(e *provider.Error, obj []byte) {
+	if len(obj) == 0 || obj[0] != '{' || !bytes.Contains(obj, []byte("RESOURCE_EXHAUSTED")) {
+		return
+	}
+	var st struct {
+		Code   flexInt `json:"code"`
+		Status string  `json:"status"`
+	}
+	if json.Unmarshal(obj, &st) != nil || !provider.GoogleCreditsSpent(st.Status, int(st.Code), e.Message) {
+		return
+	}
+	e.Kind = provider.KindRateLimited
+	e.ShouldRetry = provider.RetryDiscouraged
+	e.RetryAfter = 0
+}
+
 // isStatusName reports whether s reads as a google.rpc.Code name
 // ("RESOURCE_EXHAUSTED", "INVALID_ARGUMENT"): capitals and underscores.
 func isStatusName(s string) bool {
@@ -358,6 +380,7 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 		}
 	}
 	p.refineKind(e, &we, status)
+	googleCreditsSpent(e, t)
 	if e.Kind == provider.KindContextLength && status >= 500 {
 		// The same input fails every time (Ollama's and llama.cpp's 500s
 		// for an input too long): not a server fault to retry.
