@@ -383,7 +383,7 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		msg = name + ": " + pe.Message
 		if cb := callBound(ctx); cb != nil && code == codes.DeadlineExceeded {
 			msg = name + ": " + cb.Error()
-			info.Metadata["maxCallDuration"] = cb.bound.String()
+			info.Metadata[cb.metadataKey()] = cb.bound.String()
 		}
 		if interrupted && ctx.Err() != nil {
 			why := "the call ended while waiting to retry after: " + pe.Message
@@ -434,7 +434,7 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_TIMEOUT)
 		if cb := callBound(ctx); cb != nil {
 			msg = cb.Error()
-			info.Metadata["maxCallDuration"] = cb.bound.String()
+			info.Metadata[cb.metadataKey()] = cb.bound.String()
 		}
 	default:
 		if st, ok := status.FromError(err); ok {

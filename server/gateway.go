@@ -439,12 +439,28 @@ func (g *gateway) callContext(ctx context.Context, call *llmrelayv1.CallOptions,
 	return provider.WithBudget(ctx, b), func() { cancel(); b.Release() }
 }
 
-// callBoundError is the cause of a call's context when the gateway's
-// max_call_duration, not the caller, ended it.
-type callBoundError struct{ bound time.Duration }
+// callBoundError is the cause of a call's context when one of the
+// gateway's bounds ended it: its max_call_duration, or the request's
+// call.timeout (callTimeout set), which the gateway enforces; not the
+// caller's own deadline, which the caller knows.
+type callBoundError struct {
+	bound       time.Duration
+	callTimeout bool
+}
 
 func (e *callBoundError) Error() string {
+	if e.callTimeout {
+		return fmt.Sprintf("the gateway ended the call at the request's call.timeout (%v)", e.bound)
+	}
 	return fmt.Sprintf("the gateway ended the call at its max_call_duration (%v)", e.bound)
+}
+
+// metadataKey is the ErrorInfo metadata key that carries the bound.
+func (e *callBoundError) metadataKey() string {
+	if e.callTimeout {
+		return "callTimeout"
+	}
+	return "maxCallDuration"
 }
 
 func (e *callBoundError) Is(target error) bool { return target == context.DeadlineExceeded }
@@ -454,7 +470,10 @@ func (e *callBoundError) Is(target error) bool { return target == context.Deadli
 // own deadline stays in force.
 func withCallTimeout(ctx context.Context, call *llmrelayv1.CallOptions, bound time.Duration) (context.Context, context.CancelFunc) {
 	if d := call.GetTimeout(); d != nil && d.AsDuration() > 0 && (bound <= 0 || d.AsDuration() < bound) {
-		return context.WithTimeout(ctx, d.AsDuration())
+		// Its cause names it: the status says which limit ended the
+		// call, as for max_call_duration (a caller's earlier deadline
+		// ends the call with its own cause).
+		return context.WithTimeoutCause(ctx, d.AsDuration(), &callBoundError{bound: d.AsDuration(), callTimeout: true})
 	}
 	if bound <= 0 {
 		return ctx, func() {}

@@ -79,7 +79,9 @@ var ErrRetryAfterTooLong = errors.New("the provider's retry delay exceeds max_re
 // their final event, and the HTTP statuses the official OpenAI and
 // Anthropic SDKs retry: 408, 409 (a lock timeout), 429 and 5xx, but for
 // 501 and 505, which say the same to every attempt; and 499, Gemini's
-// CANCELLED (provider.StatusProviderCancelled). A provider's
+// CANCELLED (provider.StatusProviderCancelled). An error inside a 2xx
+// answer whose code is such a status (provider.InBandStatus) is read by
+// the same table. A provider's
 // x-should-retry header overrides the status, as in those SDKs; an
 // adapter's RetryDiscouraged read from the body does too, inside a 2xx
 // answer as well. Never a
@@ -93,8 +95,10 @@ func Retryable(err error) bool {
 	status := pe.HTTPStatus
 	if status < 300 {
 		// An error inside a 2xx answer (OpenAI's in-body and stream
-		// error events, Ollama's): its kind says what it is.
-		status = 0
+		// error events, Ollama's): the status its code names, read as
+		// an answer's status is (an in-band 501 is not retried, as an
+		// HTTP 501 is not); without one, its kind says what it is.
+		status = provider.InBandStatus(pe)
 	}
 	if pe.ShouldRetry == provider.RetryDiscouraged {
 		// The header's verdict, or the adapter's own from the body (a

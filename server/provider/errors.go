@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -195,6 +196,26 @@ func KindForStatus(status int) Kind {
 	}
 }
 
+// InBandStatus is the HTTP status an error inside a 2xx answer names as
+// its code, as OpenAI-compatible servers write one in a 200 stream or
+// body ({"error":{"code":501,"message":…}}: OpenRouter, vLLM,
+// llama.cpp, text-generation-inference's error event): the status the
+// error would have had as an answer of its own, 400 to 599. 0 for an
+// error answer (its own status says it), for a code that is not such a
+// number, and when e is nil. The retry policy reads it as it reads an
+// answer's status, so an in-band 501 is not retried as an HTTP 501 is
+// not.
+func InBandStatus(e *Error) int {
+	if e == nil || e.HTTPStatus >= 300 || len(e.Code) != 3 {
+		return 0
+	}
+	n, err := strconv.Atoi(e.Code)
+	if err != nil || n < 400 || n > 599 {
+		return 0
+	}
+	return n
+}
+
 // QuotaSpent reports whether an error code says the account cannot be
 // served at all until someone acts (credits bought, billing fixed), not
 // that it is sending too fast: OpenAI's insufficient_quota (also what
@@ -352,6 +373,23 @@ func dailyQuota(vs []*errdetails.QuotaFailure_Violation) bool {
 		}
 	}
 	return false
+}
+
+// GoogleCreditsSpent reports a Google RESOURCE_EXHAUSTED that says the
+// project's prepaid credits are spent, not that it sends too fast: the
+// Gemini API's "Your prepayment credits are depleted. Please go to AI
+// Studio at https://ai.studio/projects to manage your project and
+// billing." (a 429, as the clients that meet it quote it; some see a
+// 402), or its code 402 inside the status. An HTTP 402 is not retried by
+// its status; this one came as a 429 or inside a 200 stream, and was
+// retried to fail the same way (python clients, dyad-sh/dyad#3626, make
+// it terminal). The caller marks it RetryDiscouraged: a spent quota that
+// another deployment may not share, so a route falls back.
+func GoogleCreditsSpent(status string, code int, msg string) bool {
+	if status != "RESOURCE_EXHAUSTED" {
+		return false
+	}
+	return code == http.StatusPaymentRequired || strings.Contains(strings.ToLower(msg), "credits are depleted")
 }
 
 // GoogleDeploymentRefused reports a Google FAILED_PRECONDITION that
@@ -713,46 +751,73 @@ func BaseURL(raw string) (string, error) {
 	return u.String(), nil
 }
 
+// BodyCutAfterEndWarning is the warning of a unary answer whose body
+// held one whole JSON value but whose framing broke after it
+// (ReadBody).
+const BodyCutAfterEndWarning = "the connection broke after the provider's complete answer (the body did not end cleanly); the answer is complete"
+
+// BodyIdleAfterEndWarning is the warning of a unary answer whose body
+// held one whole JSON value but did not end: the idle timeout ended it
+// (ReadBody).
+const BodyIdleAfterEndWarning = "the provider kept the body open after its complete answer; it was ended by the idle timeout (the answer is complete)"
+
 // ReadBody reads a success body of at most limit bytes: a TransportError
 // when reading fails or the body is empty, a BadResponse when the body is
 // larger. A body whose
 // length the provider declared is read into one buffer of that size.
-func ReadBody(providerName string, resp *http.Response, limit int64) ([]byte, *Error) {
-	var (
-		body []byte
-		err  error
-	)
+//
+// A body that is one complete JSON object or array when the connection
+// broke (a chunked body without its last chunk, a reset, fewer bytes
+// than declared: the framing, not the answer) is the answer: it is
+// returned with BodyCutAfterEndWarning, which the adapter puts in the
+// answer's warnings, as a stream complete before its connection broke
+// is (CutAfterEnd). Retried, it would be paid for twice. So is one
+// whose body stayed open after it until the idle timeout ended the read
+// (BodyIdleAfterEndWarning, as a stream's IdleAfterEndWarning). A body
+// cut inside its JSON still fails as before (transient, retried).
+func ReadBody(providerName string, resp *http.Response, limit int64) (body []byte, warning string, e *Error) {
+	var err error
 	if n := resp.ContentLength; n > limit {
-		return nil, BadResponse(providerName, "response body larger than %d bytes (Content-Length %d)", limit, n)
+		return nil, "", BadResponse(providerName, "response body larger than %d bytes (Content-Length %d)", limit, n)
 	} else if n >= 0 {
 		if r, ok := resp.Body.(Reserver); ok {
 			// Charged before the buffer exists: four large answers at
 			// once must fail, not take the memory first.
 			if err := r.Reserve(n); err != nil {
-				return nil, TransportError(providerName, err)
+				return nil, "", TransportError(providerName, err)
 			}
 		}
 		body = make([]byte, n)
-		_, err = io.ReadFull(resp.Body, body)
+		var m int
+		m, err = io.ReadFull(resp.Body, body)
 		if err == nil {
 			// The declared length is all there is: the next read must
 			// say EOF (a body longer than declared is not possible on
 			// HTTP/1.1 and HTTP/2, but a RoundTripper could lie).
 			var one [1]byte
-			if m, rerr := resp.Body.Read(one[:]); m > 0 {
-				err = fmt.Errorf("response body longer than its Content-Length %d", n)
+			if k, rerr := resp.Body.Read(one[:]); k > 0 {
+				return nil, "", TransportError(providerName, fmt.Errorf("response body longer than its Content-Length %d", n))
 			} else if rerr != nil && rerr != io.EOF {
 				err = rerr
 			}
+		} else {
+			body = body[:m]
 		}
 	} else {
 		body, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	}
 	if err != nil {
-		return nil, TransportError(providerName, err)
+		idle := errors.Is(err, ErrIdleTimeout)
+		if int64(len(body)) > limit || !(idle || CutAfterEnd(err)) || !wholeJSON(body) {
+			return nil, "", TransportError(providerName, err)
+		}
+		warning = BodyCutAfterEndWarning
+		if idle {
+			warning = BodyIdleAfterEndWarning
+		}
 	}
 	if int64(len(body)) > limit {
-		return nil, BadResponse(providerName, "response body larger than %d bytes", limit)
+		return nil, "", BadResponse(providerName, "response body larger than %d bytes", limit)
 	}
 	if len(body) == 0 {
 		// No API answers a call with nothing: the connection closed
@@ -761,7 +826,15 @@ func ReadBody(providerName string, resp *http.Response, limit int64) ([]byte, *E
 		// an empty stream, a cut), not output that failed to parse.
 		e := TransportError(providerName, io.ErrUnexpectedEOF)
 		e.Message = "the provider sent no answer after its headers (empty body)"
-		return nil, e
+		return nil, "", e
 	}
-	return body, nil
+	return body, warning, nil
+}
+
+// wholeJSON reports whether b is one complete JSON object or array
+// (blanks around it allowed): no prefix of a longer answer is (its
+// brackets would still be open), unlike a number or a literal.
+func wholeJSON(b []byte) bool {
+	t := bytes.TrimSpace(b)
+	return len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(t)
 }

@@ -73,7 +73,13 @@ func ResponseDate(h http.Header) time.Time {
 // and a reset of 0, which read as numbers made an exhausted limit that
 // resets now (a QuotaFailure naming a tokens limit of -1 on a 429 for
 // requests); that budget is left unset, its reset too, as the contract
-// leaves what was not reported.
+// leaves what was not reported. A limit below what remains of it is no
+// limit either: Azure answers some deployments with a limit of 0 beside
+// the requests or tokens that remain (weaviate/weaviate#5035: "it misses
+// the totalLimit for requests/tokens and just sends 0 instead"), which
+// read as a limit of 0 (a QuotaFailure on a 429 would name it, a client
+// would see a budget of nothing); that limit is left unset, the
+// remaining count and reset, which are real, kept.
 func OpenAIRateLimit(h http.Header) *llmrelayv1.RateLimit {
 	var rl llmrelayv1.RateLimit
 	found := false
@@ -109,6 +115,9 @@ func OpenAIRateLimit(h http.Header) *llmrelayv1.RateLimit {
 		untracked := setInt("X-Ratelimit-Limit-"+b.what, b.limit)
 		if setInt("X-Ratelimit-Remaining-"+b.what, b.remaining) || untracked {
 			continue
+		}
+		if *b.limit != nil && *b.remaining != nil && **b.remaining > **b.limit {
+			*b.limit = nil // not the limit (Azure's 0)
 		}
 		setReset("X-Ratelimit-Reset-"+b.what, b.reset)
 	}

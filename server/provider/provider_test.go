@@ -147,7 +147,7 @@ func TestReadBody(t *testing.T) {
 		{"longer than declared", resp(`{"a":1}xx`, 7), ``, KindConnection},
 		{"read error", &http.Response{Body: io.NopCloser(iotest.ErrReader(errors.New("reset"))), ContentLength: -1}, ``, KindConnection},
 	} {
-		body, err := ReadBody("p", c.resp, 10)
+		body, _, err := ReadBody("p", c.resp, 10)
 		if c.wantKind == KindUnknown {
 			if err != nil || string(body) != c.want {
 				t.Errorf("%s: %q, %v", c.name, body, err)

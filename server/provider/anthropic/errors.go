@@ -116,6 +116,27 @@ func refineKind(e *provider.Error) {
 		// fall back to another deployment.
 		e.Kind = provider.KindRateLimited
 		e.ShouldRetry = provider.RetryDiscouraged
+	case strings.Contains(msg, "extra usage is required for"):
+		// "Extra usage is required for long context requests." (a 429
+		// rate_limit_error: anthropics/claude-code#42616, #50784,
+		// Wei-Shaw/sub2api#572): the account is not entitled to the
+		// long context (the 1M-token window) without extra usage, not
+		// sending too fast. Retrying gets the same refusal (it was
+		// retried, after the 429's Retry-After, as a rate limit);
+		// another deployment (another plan, key or provider) may be
+		// entitled: PermissionDenied, not retried, no retry delay, a
+		// route falls back (pipeline.FallbackWorthy).
+		e.Kind = provider.KindPermissionDenied
+		e.ShouldRetry = provider.RetryDiscouraged
+		e.RetryAfter = 0
+	case strings.Contains(msg, "out of extra usage"):
+		// "You're out of extra usage. Add more at
+		// claude.ai/settings/usage" (a 429: griffinmartin/
+		// opencode-claude-auth#209): the extra usage is spent, a quota
+		// no wait restores, as the credit balance above.
+		e.Kind = provider.KindRateLimited
+		e.ShouldRetry = provider.RetryDiscouraged
+		e.RetryAfter = 0
 	}
 }
 

@@ -160,7 +160,7 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, rerr := provider.ReadBody(providerName, resp, maxBodySize)
+	raw, cut, rerr := provider.ReadBody(providerName, resp, maxBodySize)
 	if rerr != nil {
 		return nil, provider.AnswerFailed(rerr, provider.HeaderValue(resp.Header, requestIDHeader), headerMeta(resp.Header))
 	}
@@ -169,6 +169,9 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 		return nil, provider.AnswerFailed(err, provider.HeaderValue(resp.Header, requestIDHeader), headerMeta(resp.Header))
 	}
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
+	if cut != "" {
+		res.Meta.Warnings = append(res.Meta.Warnings, cut)
+	}
 	answerFromTool(res, answerToolFor(req))
 	return res, nil
 }

@@ -167,6 +167,12 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 		e.Kind = provider.KindPermissionDenied
 	case st.Status == "RESOURCE_EXHAUSTED":
 		e.Kind = provider.KindRateLimited
+		if provider.GoogleCreditsSpent(st.Status, st.Code, st.Message) {
+			// Prepaid credits spent: no wait helps (an HTTP 402 is not
+			// retried by its status; this comes as a 429 or in a stream).
+			e.ShouldRetry = provider.RetryDiscouraged
+			e.RetryAfter = 0
+		}
 	case st.Status == "DEADLINE_EXCEEDED":
 		e.Kind = provider.KindTimeout
 	}

@@ -122,15 +122,16 @@ func (p *Provider) post(ctx context.Context, model, method, query string, body [
 	return resp, nil
 }
 
-// readBody reads a success body with a size cap.
-func (p *Provider) readBody(resp *http.Response) ([]byte, error) {
+// readBody reads a success body with a size cap, and the warning of a
+// complete body whose framing broke (provider.ReadBody).
+func (p *Provider) readBody(resp *http.Response) ([]byte, string, error) {
 	defer resp.Body.Close()
-	body, err := provider.ReadBody(providerName, resp, maxResponseBody)
+	body, warning, err := provider.ReadBody(providerName, resp, maxResponseBody)
 	if err != nil {
 		err.Message = p.redact(err.Message)
-		return nil, err
+		return nil, "", err
 	}
-	return body, nil
+	return body, warning, nil
 }
 
 // Generate calls models/{model}:generateContent.
@@ -143,7 +144,7 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	if err != nil {
 		return nil, err
 	}
-	raw, err := p.readBody(resp)
+	raw, cut, err := p.readBody(resp)
 	if err != nil {
 		return nil, err
 	}
@@ -175,6 +176,9 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	headerServiceTier(res.Meta, resp.Header)
 	if len(warnings) > 0 {
 		res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
+	}
+	if cut != "" {
+		res.Meta.Warnings = append(res.Meta.Warnings, cut)
 	}
 	return res, nil
 }
@@ -286,9 +290,12 @@ func (p *Provider) embed(ctx context.Context, req *provider.EmbedRequest, inputs
 	if err != nil {
 		return nil, err
 	}
-	raw, err := p.readBody(resp)
+	raw, cut, err := p.readBody(resp)
 	if err != nil {
 		return nil, err
+	}
+	if cut != "" {
+		warnings = append(warnings, cut)
 	}
 	embs, usage, err := parseEmbeddings(raw, len(inputs))
 	if err != nil {

@@ -101,7 +101,7 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := readBody(resp, maxBody)
+	body, cut, err := readBody(resp, maxBody)
 	if err != nil {
 		return nil, answerFailed(err, resp)
 	}
@@ -111,6 +111,9 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	}
 	res.Meta.ProviderRequestId = provider.HeaderValue(resp.Header, requestIDHeader)
 	res.Meta.Warnings = append(built.warnings, res.Meta.Warnings...)
+	if cut != "" {
+		res.Meta.Warnings = append(res.Meta.Warnings, cut)
+	}
 	return res, nil
 }
 
@@ -139,7 +142,7 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := readBody(resp, maxBody)
+	raw, cut, err := readBody(resp, maxBody)
 	if err != nil {
 		return nil, answerFailed(err, resp)
 	}
@@ -149,6 +152,9 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 	}
 	res.Meta.ProviderRequestId = provider.HeaderValue(resp.Header, requestIDHeader)
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
+	if cut != "" {
+		res.Meta.Warnings = append(res.Meta.Warnings, cut)
+	}
 	if d := req.Dimensions; d != nil && len(res.Embeddings[0].Values) != int(*d) {
 		// An Ollama that does not know "dimensions", or a model that
 		// cannot shorten, answers with the model's own length.
@@ -203,13 +209,14 @@ func (p *Provider) transportError(err error) *provider.Error {
 	return e
 }
 
-// readBody reads a success body up to limit bytes.
-func readBody(resp *http.Response, limit int64) ([]byte, error) {
-	b, err := provider.ReadBody(providerName, resp, limit)
+// readBody reads a success body up to limit bytes, and the warning of a
+// complete body whose framing broke (provider.ReadBody).
+func readBody(resp *http.Response, limit int64) ([]byte, string, error) {
+	b, warning, err := provider.ReadBody(providerName, resp, limit)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return b, nil
+	return b, warning, nil
 }
 
 // marshal encodes v without HTML escaping (tool schemas and prompts may

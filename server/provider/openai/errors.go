@@ -194,8 +194,34 @@ func (p *Provider) googleStatusError(raw []byte, resp *http.Response, sec secret
 		e.Kind = provider.KindPermissionDenied
 	case st.Status == "RESOURCE_EXHAUSTED":
 		e.Kind = provider.KindRateLimited
+		if provider.GoogleCreditsSpent(st.Status, st.Code, st.Message) {
+			e.ShouldRetry = provider.RetryDiscouraged
+			e.RetryAfter = 0
+		}
 	}
 	return e
+}
+
+// googleCreditsSpent marks a google.rpc.Status error object read as an
+// OpenAI one (Gemini's OpenAI-compatible endpoint inside a 200 stream:
+// {"error":{"code":429,"message":"Your prepayment credits are
+// depleted…","status":"RESOURCE_EXHAUSTED"}}) that says the prepaid
+// credits are spent: a spent quota, not retried, as googleStatusError
+// reads the same status in an error answer (provider.GoogleCreditsSpent).
+func googleCreditsSpent(e *provider.Error, obj []byte) {
+	if len(obj) == 0 || obj[0] != '{' || !bytes.Contains(obj, []byte("RESOURCE_EXHAUSTED")) {
+		return
+	}
+	var st struct {
+		Code   flexInt `json:"code"`
+		Status string  `json:"status"`
+	}
+	if json.Unmarshal(obj, &st) != nil || !provider.GoogleCreditsSpent(st.Status, int(st.Code), e.Message) {
+		return
+	}
+	e.Kind = provider.KindRateLimited
+	e.ShouldRetry = provider.RetryDiscouraged
+	e.RetryAfter = 0
 }
 
 // isStatusName reports whether s reads as a google.rpc.Code name
@@ -354,6 +380,7 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 		}
 	}
 	p.refineKind(e, &we, status)
+	googleCreditsSpent(e, t)
 	if e.Kind == provider.KindContextLength && status >= 500 {
 		// The same input fails every time (Ollama's and llama.cpp's 500s
 		// for an input too long): not a server fault to retry.
@@ -660,6 +687,12 @@ func kindForCode(typ, code string) provider.Kind {
 		case "server_error", "overloaded_error", "service_unavailable", "internal_error", "unavailable_error":
 			return provider.KindUnavailable
 		}
+	}
+	if n, err := strconv.Atoi(code); err == nil && n >= 400 && n <= 599 {
+		// Another status (an in-band 409, 413, 422, 501): what that
+		// status would be as an answer's (the retry policy reads it
+		// alike: provider.InBandStatus).
+		return provider.KindForStatus(n)
 	}
 	return provider.KindUnavailable
 }

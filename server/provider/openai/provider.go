@@ -516,13 +516,14 @@ func (p *Provider) failed(resp *http.Response, model string, sec secrets) error 
 	return p.httpError(resp, model, sec)
 }
 
-// readBody reads a success body up to maxBodyBytes.
-func (p *Provider) readBody(resp *http.Response) ([]byte, error) {
-	body, err := provider.ReadBody(p.name, resp, maxBodyBytes)
+// readBody reads a success body up to maxBodyBytes, and the warning of a
+// complete body whose framing broke (provider.ReadBody).
+func (p *Provider) readBody(resp *http.Response) ([]byte, string, error) {
+	body, warning, err := provider.ReadBody(p.name, resp, maxBodyBytes)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return body, nil
+	return body, warning, nil
 }
 
 // annotate adds what the response headers know to an error found in a 2xx
@@ -580,7 +581,7 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 //go:noinline
 func (p *Provider) chatResult(resp *http.Response, model string, warnings []string, sec secrets) (*provider.Result, error) {
 	defer resp.Body.Close()
-	raw, err := p.readBody(resp)
+	raw, cut, err := p.readBody(resp)
 	if err != nil {
 		return nil, provider.AnswerFailed(err, p.requestID(resp.Header), p.errorMeta(resp.Header, model))
 	}
@@ -590,6 +591,9 @@ func (p *Provider) chatResult(resp *http.Response, model string, warnings []stri
 	}
 	p.headerMeta(res.Meta, resp.Header, model)
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
+	if cut != "" {
+		res.Meta.Warnings = append(res.Meta.Warnings, cut)
+	}
 	return res, nil
 }
 
@@ -647,9 +651,12 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := p.readBody(resp)
+	raw, cut, err := p.readBody(resp)
 	if err != nil {
 		return nil, provider.AnswerFailed(err, p.requestID(resp.Header), p.errorMeta(resp.Header, req.Model))
+	}
+	if cut != "" {
+		warnings = append(warnings, cut)
 	}
 	res, err := p.parseEmbedResponse(raw, len(req.Inputs))
 	if err != nil {

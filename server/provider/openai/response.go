@@ -217,11 +217,21 @@ const finishInsufficientResource = "insufficient_system_resource"
 // async-result references).
 const finishNetworkError = "network_error"
 
+// finishError is OpenRouter's finish_reason for an answer that ended
+// with an error ("error if the model finishes the request with an
+// error", its finish reasons; native_finish_reason keeps the upstream's
+// own): a mid-stream error comes as a chunk with finish_reason "error",
+// with or without a top-level error object. Without one, the answer read
+// as complete (FINISH_REASON_OTHER), what was generated before the error
+// passed off as the whole answer.
+const finishError = "error"
+
 // interruptions are the finish reasons that say the server, not the model,
 // ended the answer, with what the error says of each.
 var interruptions = map[string]string{
 	finishInsufficientResource: "its inference system ran out of resources",
 	finishNetworkError:         "its model inference failed",
+	finishError:                "it failed while generating",
 }
 
 // interrupted is the error of a finish reason that says the server, not

@@ -67,7 +67,7 @@ func (p *Provider) generateResponses(ctx context.Context, req *provider.Request)
 		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := p.readBody(resp)
+	raw, cut, err := p.readBody(resp)
 	if err != nil {
 		return nil, provider.AnswerFailed(err, p.requestID(resp.Header), p.errorMeta(resp.Header, req.Model))
 	}
@@ -77,6 +77,9 @@ func (p *Provider) generateResponses(ctx context.Context, req *provider.Request)
 	}
 	p.headerMeta(res.Meta, resp.Header, req.Model)
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
+	if cut != "" {
+		res.Meta.Warnings = append(res.Meta.Warnings, cut)
+	}
 	return res, nil
 }
 
