@@ -649,6 +649,7 @@ func (p *prepared) checkOutput(meta *llmrelayv1.ResponseMeta, msg *llmrelayv1.Me
 
 // unaryRoute calls the route's deployments in turn until one answers.
 func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result, error) {
+	var spent embedSpent // the usage of the deployments an embeddings call left
 	for i, d := range p.route {
 		p.use(d)
 		p.call.CanFallBack = i+1 < len(p.route)
@@ -661,6 +662,7 @@ func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result
 			// per-request limit needs, all on this deployment (one model,
 			// one vector space); a fallback starts over.
 			res, err = g.embedSplit(ctx, p, d)
+			res, err = spent.carry(p.call.Deployment, res, err)
 		} else {
 			res, err = d.Provider.Pipeline.Unary(ctx, p.call)
 		}
