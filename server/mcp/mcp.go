@@ -432,7 +432,7 @@ func (s *Session) Tools(ctx context.Context) ([]*llmrelayv1.Tool, error) {
 			return err
 		})
 		if err != nil {
-			return nil, s.server.scrub(fmt.Errorf("mcp server %s: list tools: %w", s.server.Name, err))
+			return nil, s.server.scrub(fmt.Errorf("mcp server %s: list tools: %w%s", s.server.Name, err, rpcCode(err)))
 		}
 		schemas := rawSchemas(res.Tools, s.wire.takeResults())
 		for i, t := range res.Tools {
@@ -538,7 +538,7 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 		s.cancels.owe() // the SDK tells the server, after this returns
 	}
 	if err != nil {
-		return Result{Duration: d}, s.server.scrub(fmt.Errorf("mcp server %s: call %s: %w", s.server.Name, name, err))
+		return Result{Duration: d}, s.server.scrub(fmt.Errorf("mcp server %s: call %s: %w%s", s.server.Name, name, err, rpcCode(err)))
 	}
 	var parts, omitted []string
 	for _, c := range res.Content {
@@ -582,6 +582,17 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 		content += "[" + o + " omitted: tool results reach the model as text]"
 	}
 	return Result{Content: content, IsError: res.IsError, Omitted: omitted, Duration: d}, nil
+}
+
+// rpcCode names the JSON-RPC error code of a server's error answer, which
+// the SDK's error text leaves out (it is the message alone); "" for other
+// errors.
+func rpcCode(err error) string {
+	var re *jsonrpc.Error
+	if !errors.As(err, &re) {
+		return ""
+	}
+	return fmt.Sprintf(" (JSON-RPC error %d)", re.Code)
 }
 
 func orUnknown(mime string) string {
