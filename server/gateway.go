@@ -1012,10 +1012,12 @@ func (r *relay) fail(ctx context.Context, err error) error {
 // limits.max_send_message_bytes mid-stream: the limit's status (toStatus
 // leaves a limit's meta out: the other limits refuse a call before it
 // reaches a provider) with the failed call's meta, as every failure after
-// a provider call has it.
+// a provider call has it. The meta is bounded as every FailedCallMeta is
+// (failedDetail): when the end event was the one refused, its meta is
+// what was too large, and the trailer must not carry it whole.
 func (r *relay) limitStatus(ctx context.Context, le *limitError, meta *llmrelayv1.ResponseMeta) error {
 	err := toStatus(ctx, le, meta, r.p.st.redact, r.g.log)
-	withMeta, derr := status.Convert(err).WithDetails(protoadapt.MessageV1Of(&llmrelayv1.FailedCallMeta{Meta: meta}))
+	withMeta, derr := status.Convert(err).WithDetails(protoadapt.MessageV1Of(failedDetail(meta, nil)))
 	if derr != nil {
 		// Cannot happen (the meta marshals: it went out in events); the
 		// limit's status still says what happened.
