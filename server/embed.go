@@ -129,16 +129,18 @@ func (s *embedSpent) carry(deployment string, res *provider.Result, err error) (
 		if !errors.As(err, &pe) {
 			return nil, err
 		}
-		if own := pe.Meta.GetUsage(); own != nil && proto.Size(own) > 0 {
-			s.from = append(s.from, deployment) // billed there
-		}
+		billed := proto.Size(pe.Meta.GetUsage()) > 0 // on this deployment
 		if s.usage != nil {
 			if pe.Meta == nil {
 				pe.Meta = &llmrelayv1.ResponseMeta{}
 			}
 			pe.Meta.Usage = addUsage(pe.Meta.Usage, s.usage)
+			pe.Meta.Warnings = append(pe.Meta.Warnings, s.said())
 		}
-		if pe.Meta.GetUsage() != nil {
+		if billed {
+			s.from = append(s.from, deployment)
+		}
+		if proto.Size(pe.Meta.GetUsage()) > 0 {
 			s.usage = proto.CloneOf(pe.Meta.Usage) // carried on if the route falls back
 		}
 		return nil, err
@@ -150,9 +152,14 @@ func (s *embedSpent) carry(deployment string, res *provider.Result, err error) (
 		res.Meta = &llmrelayv1.ResponseMeta{}
 	}
 	res.Meta.Usage = addUsage(res.Meta.Usage, s.usage)
-	res.Meta.Warnings = append(res.Meta.Warnings, fmt.Sprintf("usage includes %d tokens spent on %s before it failed (a fallback embeds every input again)",
-		s.usage.GetTotalTokens(), strings.Join(s.from, ", ")))
+	res.Meta.Warnings = append(res.Meta.Warnings, s.said())
 	return res, nil
+}
+
+// said is the warning of a meta whose usage includes the spent usage.
+func (s *embedSpent) said() string {
+	return fmt.Sprintf("usage includes %d tokens spent on %s before it failed (a fallback embeds every input again)",
+		s.usage.GetTotalTokens(), strings.Join(s.from, ", "))
 }
 
 // joinEmbedMeta adds one part's meta to the sum of the parts before it.

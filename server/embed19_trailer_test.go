@@ -60,7 +60,8 @@ func TestEmbed19FallbackKeepsSpentUsage(t *testing.T) {
 }
 
 // TestEmbed19BothDeploymentsFail: both deployments fail partway; the
-// status's meta counts every part embedded on either.
+// status's meta counts every part embedded on either, and says how much
+// came from the first.
 func TestEmbed19BothDeploymentsFail(t *testing.T) {
 	t.Parallel()
 	first := newEmbedUpstream(t, 4, false, map[int]int{3: 503})
@@ -70,5 +71,8 @@ func TestEmbed19BothDeploymentsFail(t *testing.T) {
 	m := failedMeta(t, err)
 	if u := m.GetUsage(); u.GetInputTokens() != 36 {
 		t.Errorf("usage %v, want 24 (first) + 12 (second)", u)
+	}
+	if !slices.Contains(m.GetWarnings(), "usage includes 24 tokens spent on first before it failed (a fallback embeds every input again)") {
+		t.Errorf("warnings %q", m.GetWarnings())
 	}
 }
