@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -104,6 +105,61 @@ func (g *gateway) embedSplit(ctx context.Context, p *prepared, d *catalog.Deploy
 		out.Meta.Warnings = append(out.Meta.Warnings, fmt.Sprintf("raw data is the last of the %d requests", parts))
 	}
 	return out, nil
+}
+
+// embedSpent is the usage spent on the deployments an embeddings call
+// fell back from: a split call's parts embedded before one failed were
+// billed though their vectors are dropped (a fallback starts over). It is
+// added to the usage of whatever ends the call, as the Agent adds a failed
+// round's usage to the run's (docs/decisions.md, "A failed Agent round is
+// in the run's meta"): the caller's budget and cost count what the
+// providers bill.
+type embedSpent struct {
+	usage *llmrelayv1.Usage
+	from  []string // the deployments it was spent on
+}
+
+// carry adds the usage spent before to a deployment's outcome: to the
+// answer's meta, with a warning saying how much of it came from which
+// deployments, or to the error's meta, where it is then carried on to
+// the next deployment if the route falls back.
+func (s *embedSpent) carry(deployment string, res *provider.Result, err error) (*provider.Result, error) {
+	if err != nil {
+		var pe *provider.Error
+		if !errors.As(err, &pe) {
+			return nil, err
+		}
+		billed := proto.Size(pe.Meta.GetUsage()) > 0 // on this deployment
+		if s.usage != nil {
+			if pe.Meta == nil {
+				pe.Meta = &llmrelayv1.ResponseMeta{}
+			}
+			pe.Meta.Usage = addUsage(pe.Meta.Usage, s.usage)
+			pe.Meta.Warnings = append(pe.Meta.Warnings, s.said())
+		}
+		if billed {
+			s.from = append(s.from, deployment)
+		}
+		if proto.Size(pe.Meta.GetUsage()) > 0 {
+			s.usage = proto.CloneOf(pe.Meta.Usage) // carried on if the route falls back
+		}
+		return nil, err
+	}
+	if s.usage == nil || res == nil {
+		return res, nil
+	}
+	if res.Meta == nil {
+		res.Meta = &llmrelayv1.ResponseMeta{}
+	}
+	res.Meta.Usage = addUsage(res.Meta.Usage, s.usage)
+	res.Meta.Warnings = append(res.Meta.Warnings, s.said())
+	return res, nil
+}
+
+// said is the warning of a meta whose usage includes the spent usage.
+func (s *embedSpent) said() string {
+	return fmt.Sprintf("usage includes %d tokens spent on %s before it failed (a fallback embeds every input again)",
+		s.usage.GetTotalTokens(), strings.Join(s.from, ", "))
 }
 
 // joinEmbedMeta adds one part's meta to the sum of the parts before it.

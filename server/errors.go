@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -138,7 +139,7 @@ func upstreamQuota(pe *provider.Error, meta *llmrelayv1.ResponseMeta, redact *pi
 				v.QuotaValue = rl.GetTokensLimit()
 			}
 		}
-		v.Subject, v.Description, v.ApiService = clean(redact, v.Subject), clean(redact, v.Description), clean(redact, v.ApiService)
+		v.Subject, v.Description, v.ApiService = clean(redact, v.Subject), cleanShort(redact, v.Description), clean(redact, v.ApiService)
 		v.QuotaMetric, v.QuotaId = clean(redact, v.QuotaMetric), clean(redact, v.QuotaId)
 		if len(v.QuotaDimensions) > 0 {
 			dims := make(map[string]string, len(v.QuotaDimensions))
@@ -152,7 +153,7 @@ func upstreamQuota(pe *provider.Error, meta *llmrelayv1.ResponseMeta, redact *pi
 	if len(q.Violations) > 0 {
 		return q
 	}
-	msg := clean(redact, pe.Message)
+	msg := cleanShort(redact, pe.Message)
 	if rl == nil {
 		rl = &llmrelayv1.RateLimit{}
 	}
@@ -209,7 +210,7 @@ func upstreamHelp(pe *provider.Error, redact *pipeline.Redactor) *errdetails.Hel
 	}
 	h := &errdetails.Help{}
 	for _, l := range pe.Help {
-		h.Links = append(h.Links, &errdetails.Help_Link{Description: clean(redact, l.GetDescription()), Url: clean(redact, l.GetUrl())})
+		h.Links = append(h.Links, &errdetails.Help_Link{Description: cleanShort(redact, l.GetDescription()), Url: clean(redact, l.GetUrl())})
 	}
 	return h
 }
@@ -421,7 +422,7 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			details = append(details, h)
 		}
 		if pe.Param != "" && code == codes.InvalidArgument {
-			details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: clean(redact, pe.Param), Description: clean(redact, pe.Message)}}})
+			details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: cleanShort(redact, pe.Param), Description: cleanShort(redact, pe.Message)}}})
 		}
 		if meta != nil && meta.ProviderRequestId == "" {
 			meta.ProviderRequestId = clean(redact, pe.RequestID)
@@ -444,10 +445,11 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		code, msg = codes.Internal, "internal error"
 		info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_INTERNAL)
 	}
-	st := status.New(code, clean(redact, msg))
+	msg, _ = cutAt(clean(redact, msg), maxStatusMessageBytes) // the trailer's bound (failedDetail)
+	st := status.New(code, msg)
 	details = append([]protoadapt.MessageV1{info}, details...)
 	if meta != nil {
-		details = append(details, protoadapt.MessageV1Of(&llmrelayv1.FailedCallMeta{Meta: meta, Message: answer}))
+		details = append(details, protoadapt.MessageV1Of(failedDetail(meta, answer))) // bounded: it travels in the trailer
 	}
 	withDetails, derr := st.WithDetails(details...)
 	if derr != nil {
@@ -455,4 +457,135 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		return st.Err()
 	}
 	return withDetails.Err()
+}
+
+// A failed call's meta travels in the status, in the RPC's trailer
+// (grpc-status-details-bin, base64), and clients and proxies bound their
+// metadata: grpc-java 8 KiB by default, Envoy 60 KiB; a status over the
+// bound is lost entirely (the caller sees a transport error instead of
+// the call's code and reason). The FailedCallMeta detail is kept within
+// maxFailedMetaBytes and the status message within maxStatusMessageBytes
+// (provider texts in the other details within keptTextBytes), so that the
+// whole status stays under grpc-java's default: the message goes twice
+// (grpc-message, and inside grpc-status-details-bin), the details in
+// base64 (a third more): 1 + 4/3 KiB for the message, 4 KiB for this
+// detail, what is left for ErrorInfo and the others. meta.proto's
+// FailedCallMeta comment is the contract of what goes first.
+const (
+	maxFailedMetaBytes    = 3 << 10
+	maxStatusMessageBytes = 1 << 10
+	// keptEntries is how many entries of a list a bounded meta keeps.
+	keptEntries = 8
+	// keptTextBytes is how much of a text a bounded meta keeps.
+	keptTextBytes = 256
+)
+
+// failedDetail is the FailedCallMeta of a failed call, within
+// maxFailedMetaBytes. meta and answer are not changed: the call's
+// accounting, logs and traces use the whole meta.
+func failedDetail(meta *llmrelayv1.ResponseMeta, answer *llmrelayv1.Message) *llmrelayv1.FailedCallMeta {
+	f := &llmrelayv1.FailedCallMeta{Meta: meta, Message: answer}
+	if proto.Size(f) <= maxFailedMetaBytes {
+		return f
+	}
+	m := proto.CloneOf(meta)
+	f = &llmrelayv1.FailedCallMeta{Meta: m, Message: answer}
+	fits := func() bool { return proto.Size(f) <= maxFailedMetaBytes }
+	if m.Raw != nil {
+		m.Raw = nil
+		f.Omitted = append(f.Omitted, "meta.raw")
+		if fits() {
+			return f
+		}
+	}
+	if m.Extended != nil {
+		m.Extended = nil
+		f.Omitted = append(f.Omitted, "meta.extended")
+		if fits() {
+			return f
+		}
+	}
+	if len(m.Warnings) > keptEntries {
+		m.Warnings = m.Warnings[:keptEntries]
+		f.Omitted = append(f.Omitted, "meta.warnings")
+	}
+	if ov := m.GetOutputValidation(); len(ov.GetErrors()) > keptEntries {
+		ov.Errors = ov.Errors[:keptEntries]
+		f.Omitted = append(f.Omitted, "meta.output_validation.errors")
+	}
+	if len(m.DroppedOptions) > keptEntries {
+		m.DroppedOptions = m.DroppedOptions[:keptEntries]
+		f.Omitted = append(f.Omitted, "meta.dropped_options")
+	}
+	if r := m.GetRouting(); len(r.GetTried()) > keptEntries {
+		r.Tried = r.Tried[:keptEntries]
+		f.Omitted = append(f.Omitted, "meta.routing.tried")
+	}
+	cut := false
+	for _, rr := range m.RetryReasons {
+		if s, c := cutText(rr.Message); c {
+			rr.Message, cut = s, true
+		}
+	}
+	if cut {
+		f.Omitted = append(f.Omitted, "meta.retry_reasons.message")
+	}
+	if fits() {
+		return f
+	}
+	if f.Message != nil {
+		f.Message = nil
+		f.Omitted = append(f.Omitted, "message")
+		if fits() {
+			return f
+		}
+	}
+	f.Meta = coreMeta(m)
+	f.Omitted = append(f.Omitted, "meta")
+	return f
+}
+
+// coreMeta is what a meta too large for the status keeps: its ids, model
+// names, times, counts, usage and cost, texts cut at keptTextBytes (a
+// provider's id or model name is its own to choose).
+func coreMeta(m *llmrelayv1.ResponseMeta) *llmrelayv1.ResponseMeta {
+	t := func(s string) string { c, _ := cutText(s); return c }
+	core := &llmrelayv1.ResponseMeta{
+		RequestId: t(m.RequestId), ProviderRequestId: t(m.ProviderRequestId), Provider: t(m.Provider), Protocol: m.Protocol,
+		RequestedModel: t(m.RequestedModel), ResolvedModel: t(m.ResolvedModel), ResponseId: t(m.ResponseId), CreateTime: m.CreateTime,
+		TotalDuration: m.TotalDuration, RequestDuration: m.RequestDuration, TimeToFirstToken: m.TimeToFirstToken, Attempts: m.Attempts,
+		Usage: m.Usage, FinishReason: m.FinishReason, ProviderFinishReason: t(m.ProviderFinishReason), Format: t(m.Format),
+		ToolCallCount: m.ToolCallCount, EmbeddingsCount: m.EmbeddingsCount, TraceId: t(m.TraceId), Cost: m.Cost, Caller: t(m.Caller),
+		ServiceTier: t(m.ServiceTier),
+	}
+	if d := m.GetRouting().GetDeployment(); d != "" {
+		core.Routing = &llmrelayv1.Routing{Deployment: t(d)}
+	}
+	return core
+}
+
+// cutText is s cut at keptTextBytes (on a rune boundary, "…" said), and
+// whether it was.
+func cutText(s string) (string, bool) {
+	return cutAt(s, keptTextBytes)
+}
+
+// cutAt is s cut at max bytes (on a rune boundary, "…" said), and whether
+// it was.
+func cutAt(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…", true
+}
+
+// cleanShort is clean for a provider's text in a status detail: cut at
+// keptTextBytes (the status message has it whole, up to its own bound).
+func cleanShort(redact *pipeline.Redactor, s string) string {
+	c, _ := cutText(clean(redact, s))
+	return c
 }

@@ -668,6 +668,7 @@ func (p *prepared) checkOutput(meta *llmrelayv1.ResponseMeta, msg *llmrelayv1.Me
 
 // unaryRoute calls the route's deployments in turn until one answers.
 func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result, error) {
+	var spent embedSpent // the usage of the deployments an embeddings call left
 	for i, d := range p.route {
 		p.use(d)
 		p.call.CanFallBack = i+1 < len(p.route)
@@ -680,6 +681,7 @@ func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result
 			// per-request limit needs, all on this deployment (one model,
 			// one vector space); a fallback starts over.
 			res, err = g.embedSplit(ctx, p, d)
+			res, err = spent.carry(p.call.Deployment, res, err)
 		} else {
 			res, err = d.Provider.Pipeline.Unary(ctx, p.call)
 		}
@@ -1029,10 +1031,12 @@ func (r *relay) fail(ctx context.Context, err error) error {
 // limits.max_send_message_bytes mid-stream: the limit's status (toStatus
 // leaves a limit's meta out: the other limits refuse a call before it
 // reaches a provider) with the failed call's meta, as every failure after
-// a provider call has it.
+// a provider call has it. The meta is bounded as every FailedCallMeta is
+// (failedDetail): when the end event was the one refused, its meta is
+// what was too large, and the trailer must not carry it whole.
 func (r *relay) limitStatus(ctx context.Context, le *limitError, meta *llmrelayv1.ResponseMeta) error {
 	err := toStatus(ctx, le, meta, r.p.st.redact, r.g.log)
-	withMeta, derr := status.Convert(err).WithDetails(protoadapt.MessageV1Of(&llmrelayv1.FailedCallMeta{Meta: meta}))
+	withMeta, derr := status.Convert(err).WithDetails(protoadapt.MessageV1Of(failedDetail(meta, nil)))
 	if derr != nil {
 		// Cannot happen (the meta marshals: it went out in events); the
 		// limit's status still says what happened.

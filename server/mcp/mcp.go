@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -220,6 +221,9 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if bytes.Contains(body, cancelledMethod) {
 		t.cancels.markSent() // delivered or failed: nothing more to wait for
 	}
+	if sl, _ := r.Context().Value(sendLogKey{}).(*sendLog); sl != nil && id != nil {
+		sl.note(r, res, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -343,34 +347,87 @@ func (s *Session) closedSession(cs *sdk.ClientSession) bool {
 	return s.closed == cs
 }
 
-// do runs op on the current session and, when the server answers that it
-// no longer knows the session (HTTP 404 for its Mcp-Session-Id: the spec
-// has the client start a new one), once more on a new session. The server
-// did not run a request it answered so.
-func (s *Session) do(ctx context.Context, op func(*sdk.ClientSession) error) error {
+// sendLog records whether a request of one attempt may have reached the
+// server: the transport notes each request (a JSON-RPC call, not a
+// notification) sent with a context carrying it.
+type sendLog struct {
+	mu      sync.Mutex
+	reached bool
+}
+
+type sendLogKey struct{}
+
+// note records one HTTP exchange of a call. The server did not have the
+// call when the connection was never made (a dial error: refused, no such
+// host) or when it answered 404 for the session (it no longer knows it,
+// and the spec has it refuse the request); any other answer or error
+// (the request may have been written before the connection broke) may
+// come from a server that has it.
+func (l *sendLog) note(r *http.Request, res *http.Response, err error) {
+	var oe *net.OpError
+	switch {
+	case err != nil && errors.As(err, &oe) && oe.Op == "dial":
+		return
+	case err == nil && res.StatusCode == http.StatusNotFound && r.Header.Get("Mcp-Session-Id") != "":
+		return
+	}
+	l.mu.Lock()
+	l.reached = true
+	l.mu.Unlock()
+}
+
+func (l *sendLog) mayHaveReached() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.reached
+}
+
+// errNotResent is the failure of a call that is not sent again on a new
+// session because the server may have run it.
+type errNotResent struct{ err error }
+
+func (e *errNotResent) Error() string {
+	return "the session ended while the server had the call (" + e.err.Error() +
+		"); not sent again on a new session: the server may already have run it"
+}
+func (e *errNotResent) Unwrap() error { return e.err }
+
+// do runs op on the current session and, when the session is gone, once
+// more on a new one: when the server answers that it no longer knows the
+// session (HTTP 404 for its Mcp-Session-Id: the spec has the client start
+// a new one), on this call's request or on the resumption of its event
+// stream, or when another call found the session gone and replaced it
+// while this one was on it (closing the old session ended this call:
+// "client is closing"). once: op has effects (tools/call) and runs again
+// only if its request is known not to have reached the server (never
+// connected, or refused with the 404); otherwise it fails with
+// errNotResent (the session is still renewed for the next calls). Other
+// requests (tools/list) change nothing and are sent again.
+func (s *Session) do(ctx context.Context, once bool, op func(context.Context, *sdk.ClientSession) error) error {
 	cs := s.current()
-	err := op(cs)
+	sl := &sendLog{}
+	err := op(context.WithValue(ctx, sendLogKey{}, sl), cs)
 	if err == nil {
 		return nil
 	}
+	var next *sdk.ClientSession
 	if !errors.Is(err, sdk.ErrSessionMissing) && !s.closedSession(cs) {
-		// Another call found the session gone and replaced it while this
-		// one was on it: closing the old session ended this call ("client
-		// is closing") before its own 404 was read. The server had
-		// forgotten that session, so it did not run the call: once more
-		// on the new one.
-		// Only that error: another one (the call's own failure) may come
-		// from a server that ran the call.
-		if next := s.current(); next != cs && ctx.Err() == nil && errors.Is(err, sdk.ErrConnectionClosed) {
-			return op(next)
+		// Only "connection closed" after a renewal: another error (the
+		// call's own failure) is the call's outcome.
+		next = s.current()
+		if next == cs || ctx.Err() != nil || !errors.Is(err, sdk.ErrConnectionClosed) {
+			return err
 		}
-		return err
+	} else {
+		var rerr error
+		if next, rerr = s.renew(ctx, cs); rerr != nil {
+			return errors.Join(err, rerr)
+		}
 	}
-	cs, rerr := s.renew(ctx, cs)
-	if rerr != nil {
-		return errors.Join(err, rerr)
+	if once && sl.mayHaveReached() {
+		return &errNotResent{err: err}
 	}
-	return op(cs)
+	return op(ctx, next)
 }
 
 // sameOrigin follows a redirect only to the same scheme and host. The
@@ -427,12 +484,12 @@ func (s *Session) Tools(ctx context.Context) ([]*llmrelayv1.Tool, error) {
 	for page := 1; ; page++ {
 		s.wire.takeResults() // nothing older can answer this page
 		var res *sdk.ListToolsResult
-		err := s.do(ctx, func(cs *sdk.ClientSession) (err error) {
+		err := s.do(ctx, false, func(ctx context.Context, cs *sdk.ClientSession) (err error) {
 			res, err = cs.ListTools(ctx, params)
 			return err
 		})
 		if err != nil {
-			return nil, s.server.scrub(fmt.Errorf("mcp server %s: list tools: %w", s.server.Name, err))
+			return nil, s.server.scrub(fmt.Errorf("mcp server %s: list tools: %w%s", s.server.Name, err, rpcCode(err)))
 		}
 		schemas := rawSchemas(res.Tools, s.wire.takeResults())
 		for i, t := range res.Tools {
@@ -529,7 +586,7 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 		p.Arguments = args
 	}
 	var res *sdk.CallToolResult
-	err := s.do(ctx, func(cs *sdk.ClientSession) (err error) {
+	err := s.do(ctx, true, func(ctx context.Context, cs *sdk.ClientSession) (err error) {
 		res, err = cs.CallTool(ctx, p)
 		return err
 	})
@@ -538,7 +595,7 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 		s.cancels.owe() // the SDK tells the server, after this returns
 	}
 	if err != nil {
-		return Result{Duration: d}, s.server.scrub(fmt.Errorf("mcp server %s: call %s: %w", s.server.Name, name, err))
+		return Result{Duration: d}, s.server.scrub(fmt.Errorf("mcp server %s: call %s: %w%s", s.server.Name, name, err, rpcCode(err)))
 	}
 	var parts, omitted []string
 	for _, c := range res.Content {
@@ -582,6 +639,17 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 		content += "[" + o + " omitted: tool results reach the model as text]"
 	}
 	return Result{Content: content, IsError: res.IsError, Omitted: omitted, Duration: d}, nil
+}
+
+// rpcCode names the JSON-RPC error code of a server's error answer, which
+// the SDK's error text leaves out (it is the message alone); "" for other
+// errors.
+func rpcCode(err error) string {
+	var re *jsonrpc.Error
+	if !errors.As(err, &re) {
+		return ""
+	}
+	return fmt.Sprintf(" (JSON-RPC error %d)", re.Code)
 }
 
 func orUnknown(mime string) string {

@@ -18,7 +18,11 @@ import (
 //     (and the spelling of numbers) that the contract promises to pass on
 //     byte for byte;
 //   - a call answered (as JSON) with another id than its own, which the
-//     SDK would drop, leaving the call waiting until its deadline.
+//     SDK would drop, leaving the call waiting until its deadline;
+//   - a call answered with a JSON-RPC error whose id is null, which the
+//     SDK cannot decode (on an event stream it ended the session over
+//     it): it is handed on with the call's id, so the call fails with
+//     the server's code and message.
 type wire struct {
 	mu sync.Mutex
 	// lists holds the ids (JSON text) of the tools/list requests sent and
@@ -29,13 +33,16 @@ type wire struct {
 }
 
 // maxTap bounds what the wire keeps of one message while it looks for a
-// tools/list result: a larger event is passed on untouched, not recorded.
+// tools/list result: a larger event is passed on untouched, not recorded
+// (a tools/list result that large gets the SDK's decoded schemas), and
+// the events after it are looked at again.
 const maxTap = 8 << 20
 
 type envelope struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
 }
 
 // idKey is an id's JSON text without insignificant whitespace.
@@ -67,23 +74,39 @@ func (w *wire) sent(body []byte) (id json.RawMessage) {
 
 // received looks at one message from the server and keeps the result of
 // a tools/list. On a call's own stream (call: its id), a response for
-// another id is an error.
-func (w *wire) received(data []byte, call json.RawMessage) error {
+// another id is an error, and an error response with id null (JSON-RPC's
+// answer to a request whose id the server could not read; some servers
+// send it for every error) is the call's: replace is the message to hand
+// on instead, the same error with the call's id (the SDK would take it
+// for an invalid message, and end the whole session over it on an event
+// stream).
+func (w *wire) received(data []byte, call json.RawMessage) (replace []byte, err error) {
 	w.mu.Lock()
 	watching := len(w.lists) > 0
 	w.mu.Unlock()
 	if !watching && call == nil {
-		return nil
+		return nil, nil
 	}
 	var m envelope
 	if json.Unmarshal(data, &m) != nil || m.Method != "" || len(m.ID) == 0 {
-		return nil
+		return nil, nil
+	}
+	if call != nil && idKey(m.ID) == "null" && len(m.Error) > 0 && string(m.Error) != "null" {
+		b, err := json.Marshal(struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   json.RawMessage `json:"error"`
+		}{"2.0", call, m.Error})
+		if err != nil {
+			return nil, fmt.Errorf("the server answered request %s with an error without an id: %s", idKey(call), m.Error)
+		}
+		return b, nil
 	}
 	if call != nil && idKey(m.ID) != idKey(call) {
-		return fmt.Errorf("the server answered request %s with a response for id %s", idKey(call), idKey(m.ID))
+		return nil, fmt.Errorf("the server answered request %s with a response for id %s", idKey(call), idKey(m.ID))
 	}
 	if len(m.Result) == 0 {
-		return nil
+		return nil, nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -91,7 +114,7 @@ func (w *wire) received(data []byte, call json.RawMessage) error {
 		delete(w.lists, k)
 		w.results = append(w.results, m.Result)
 	}
-	return nil
+	return nil, nil
 }
 
 // takeResults returns the tools/list results received since the last take
@@ -140,56 +163,108 @@ func (w *wire) response(req *http.Request, id json.RawMessage, res *http.Respons
 		if err != nil {
 			return err
 		}
+		replace, err := w.received(body, id)
+		if replace != nil {
+			body = replace
+			res.ContentLength = int64(len(body))
+			res.Header.Del("Content-Length")
+		}
 		res.Body = io.NopCloser(bytes.NewReader(body))
-		return w.received(body, id)
+		return err
 	}
 	return nil
 }
 
-// sseTap passes an event stream through unchanged and shows each event's
-// data to the wire. On a call's stream, a response for another id ends the
-// stream with an error (the SDK then fails the call, rather than let it
-// wait for a response the server sent elsewhere).
+// sseTap passes an event stream through and shows each event's data to
+// the wire. It hands each event on once it has read all of it (the blank
+// line that ends it), so that an event can be replaced (an error answered
+// with id null, given the call's id); an event larger than maxTap goes on
+// as it is read, unlooked at. On a call's stream, a response for another
+// id ends the stream with an error (the SDK then fails the call, rather
+// than let it wait for a response the server sent elsewhere).
 type sseTap struct {
 	io.ReadCloser
 	w    *wire
 	call json.RawMessage
 	err  error
-	line []byte
-	data []byte
-	typ  []byte
-	has  bool
+	// held is the raw bytes of the event being read; out the bytes ready
+	// to hand on; srcErr the source's error (io.EOF), once out is empty.
+	held   []byte
+	out    []byte
+	srcErr error
+	buf    []byte
+	line   []byte
+	data   []byte
+	typ    []byte
+	id     []byte
+	hasID  bool
+	has    bool
 	// skipLF is set after a CR ending a read: a LF opening the next one
 	// belongs to it.
 	skipLF bool
-	off    bool // an event outgrew maxTap: the rest is not looked at
+	// lineHas: the line being read is not empty (its bytes may not be
+	// kept: skip).
+	lineHas bool
+	// skip: the event being read outgrew maxTap; it is handed on as read
+	// and not looked at, and the tap starts again with the next event
+	// (after the blank line that ends this one).
+	skip bool
 }
 
 func (t *sseTap) Read(p []byte) (int, error) {
-	if t.err != nil {
-		return 0, t.err
+	for {
+		if t.err != nil {
+			return 0, t.err
+		}
+		if len(t.out) > 0 {
+			n := copy(p, t.out)
+			t.out = t.out[n:]
+			return n, nil
+		}
+		if t.srcErr != nil {
+			return 0, t.srcErr
+		}
+		if t.buf == nil {
+			t.buf = make([]byte, 32<<10)
+		}
+		n, err := t.ReadCloser.Read(t.buf)
+		t.feed(t.buf[:n])
+		if err != nil {
+			// The end (or a broken stream): what is held goes on as it
+			// is, an event cut short included.
+			t.out = append(t.out, t.held...)
+			t.held = t.held[:0]
+			t.srcErr = err
+		}
 	}
-	n, err := t.ReadCloser.Read(p)
-	if !t.off {
-		t.feed(p[:n])
+}
+
+// hold keeps raw bytes of the event being read, or hands them on when it
+// is skipped.
+func (t *sseTap) hold(b []byte) {
+	if t.skip {
+		t.out = append(t.out, b...)
+		return
 	}
-	return n, err
+	t.held = append(t.held, b...)
 }
 
 func (t *sseTap) feed(b []byte) {
 	if t.skipLF && len(b) > 0 {
 		t.skipLF = false
 		if b[0] == '\n' {
+			t.hold(b[:1])
 			b = b[1:]
 		}
 	}
 	for len(b) > 0 {
 		i := bytes.IndexAny(b, "\r\n")
 		if i < 0 {
-			t.line = append(t.line, b...)
+			t.add(b)
+			t.hold(b)
 			break
 		}
-		t.line = append(t.line, b[:i]...)
+		t.add(b[:i])
 		if b[i] == '\r' {
 			if i+1 == len(b) {
 				t.skipLF = true // a LF opening the next read ends nothing
@@ -197,12 +272,29 @@ func (t *sseTap) feed(b []byte) {
 				i++
 			}
 		}
+		t.hold(b[:i+1])
 		b = b[i+1:]
 		t.endLine()
-		t.line = t.line[:0]
+		t.line, t.lineHas = t.line[:0], false
 	}
+}
+
+// add appends b to the line being read, unless the event is skipped;
+// past maxTap it starts skipping the event, handing on what it held.
+func (t *sseTap) add(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	t.lineHas = true
+	if t.skip {
+		return
+	}
+	t.line = append(t.line, b...)
 	if len(t.line)+len(t.data) > maxTap {
-		t.off = true
+		t.skip = true
+		t.line, t.data = t.line[:0], t.data[:0]
+		t.out = append(t.out, t.held...)
+		t.held = t.held[:0]
 	}
 }
 
@@ -210,11 +302,11 @@ func (t *sseTap) feed(b []byte) {
 // line; an empty line dispatches the event).
 func (t *sseTap) endLine() {
 	line := t.line
-	if len(line) == 0 {
-		if t.has && (len(t.typ) == 0 || string(t.typ) == "message") && t.err == nil {
-			t.err = t.w.received(t.data, t.call)
-		}
-		t.data, t.typ, t.has = t.data[:0], t.typ[:0], false
+	if !t.lineHas {
+		t.dispatch()
+		return
+	}
+	if t.skip {
 		return
 	}
 	field, value, _ := bytes.Cut(line, []byte(":"))
@@ -228,5 +320,33 @@ func (t *sseTap) endLine() {
 		t.has = true
 	case "event":
 		t.typ = append(t.typ[:0], value...)
+	case "id":
+		t.id, t.hasID = append(t.id[:0], value...), true
 	}
+}
+
+// dispatch ends the event: looked at (unless skipped) and handed on, or
+// its replacement.
+func (t *sseTap) dispatch() {
+	ev := t.held
+	if !t.skip && t.has && (len(t.typ) == 0 || string(t.typ) == "message") && t.err == nil {
+		replace, err := t.w.received(t.data, t.call)
+		t.err = err
+		if replace != nil {
+			var b bytes.Buffer
+			if t.hasID {
+				b.WriteString("id: ")
+				b.Write(t.id)
+				b.WriteString("\n")
+			}
+			b.WriteString("data: ")
+			b.Write(replace)
+			b.WriteString("\n\n")
+			ev = b.Bytes()
+		}
+	}
+	t.out = append(t.out, ev...)
+	t.held = t.held[:0]
+	t.skip = false
+	t.data, t.typ, t.id, t.has, t.hasID = t.data[:0], t.typ[:0], t.id[:0], false, false
 }

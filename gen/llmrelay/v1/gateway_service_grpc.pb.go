@@ -38,7 +38,10 @@ const (
 // "llmrelay.dev", reason from ErrorReason, metadata provider, model,
 // upstreamStatus, upstreamRequestId), RetryInfo when a retry delay is known,
 // BadRequest naming the field for invalid input, and FailedCallMeta once a
-// provider was called.
+// provider was called. A status travels in the RPC's trailer, which clients
+// and proxies bound (grpc-java 8 KiB of metadata by default): its message is
+// cut at 1 KiB, a provider's texts in the other details at 256 bytes, and
+// FailedCallMeta is bounded as its comment says.
 type GatewayServiceClient interface {
 	// Chat generates an assistant message. Image parts need the vision capability.
 	Chat(ctx context.Context, in *ChatRequest, opts ...grpc.CallOption) (*ChatResponse, error)
@@ -169,7 +172,10 @@ type GatewayService_AgentClient = grpc.BidiStreamingClient[AgentRequest, AgentRe
 // "llmrelay.dev", reason from ErrorReason, metadata provider, model,
 // upstreamStatus, upstreamRequestId), RetryInfo when a retry delay is known,
 // BadRequest naming the field for invalid input, and FailedCallMeta once a
-// provider was called.
+// provider was called. A status travels in the RPC's trailer, which clients
+// and proxies bound (grpc-java 8 KiB of metadata by default): its message is
+// cut at 1 KiB, a provider's texts in the other details at 256 bytes, and
+// FailedCallMeta is bounded as its comment says.
 type GatewayServiceServer interface {
 	// Chat generates an assistant message. Image parts need the vision capability.
 	Chat(context.Context, *ChatRequest) (*ChatResponse, error)

@@ -962,13 +962,32 @@ func (x *Routing) GetTried() []string {
 // FailedCallMeta is a google.rpc.Status detail on every error that reached a
 // provider: the meta of the failed call (attempts, retry reasons, timings,
 // provider request id, partial usage of a broken stream).
+//
+// The status travels in the RPC's trailer (grpc-status-details-bin, base64),
+// and clients and proxies bound their metadata (grpc-java 8 KiB by default,
+// Envoy 60 KiB; a status over the bound is lost entirely), so this detail is
+// kept within 3 KiB encoded. When the whole is larger, the server leaves out,
+// in this order and only until it fits: meta.raw; meta.extended; the entries
+// of meta.warnings, meta.output_validation.errors, meta.dropped_options and
+// meta.routing.tried beyond the first 8, and the text of each retry reason's
+// message beyond 256 bytes; message; then everything of meta but its ids,
+// model names, protocol, format, times and durations, attempts, usage, cost,
+// finish reasons, counts, service tier, caller, trace id and deployment.
+// omitted names what was left out. The call's full meta is in the server's
+// logs and traces, and a successful call's meta is not bounded.
 type FailedCallMeta struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Meta  *ResponseMeta          `protobuf:"bytes,1,opt,name=meta,proto3" json:"meta,omitempty"`
 	// What the model produced before the call failed, when anything: the
 	// answer that failed output validation, or the part of a broken stream
 	// that was received.
-	Message       *Message `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Message *Message `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// The fields left out (or cut short) to keep this detail within its
+	// bound, as paths from this message: "meta.raw", "meta.extended",
+	// "meta.warnings", "meta.output_validation.errors", "meta.dropped_options",
+	// "meta.routing.tried", "meta.retry_reasons.message", "message", "meta"
+	// (only the fields named above kept). Empty when nothing was.
+	Omitted       []string `protobuf:"bytes,3,rep,name=omitted,proto3" json:"omitted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1013,6 +1032,13 @@ func (x *FailedCallMeta) GetMeta() *ResponseMeta {
 func (x *FailedCallMeta) GetMessage() *Message {
 	if x != nil {
 		return x.Message
+	}
+	return nil
+}
+
+func (x *FailedCallMeta) GetOmitted() []string {
+	if x != nil {
+		return x.Omitted
 	}
 	return nil
 }
@@ -1117,10 +1143,11 @@ const file_llmrelay_v1_meta_proto_rawDesc = "" +
 	"\n" +
 	"deployment\x18\x01 \x01(\tR\n" +
 	"deployment\x12\x14\n" +
-	"\x05tried\x18\x02 \x03(\tR\x05tried\"o\n" +
+	"\x05tried\x18\x02 \x03(\tR\x05tried\"\x89\x01\n" +
 	"\x0eFailedCallMeta\x12-\n" +
 	"\x04meta\x18\x01 \x01(\v2\x19.llmrelay.v1.ResponseMetaR\x04meta\x12.\n" +
-	"\amessage\x18\x02 \x01(\v2\x14.llmrelay.v1.MessageR\amessageB\xa2\x01\n" +
+	"\amessage\x18\x02 \x01(\v2\x14.llmrelay.v1.MessageR\amessage\x12\x18\n" +
+	"\aomitted\x18\x03 \x03(\tR\aomittedB\xa2\x01\n" +
 	"\x0fcom.llmrelay.v1B\tMetaProtoP\x01Z7github.com/llmrelay/llmrelay/gen/llmrelay/v1;llmrelayv1\xa2\x02\x03LXX\xaa\x02\vLlmrelay.V1\xca\x02\vLlmrelay\\V1\xe2\x02\x17Llmrelay\\V1\\GPBMetadata\xea\x02\fLlmrelay::V1b\x06proto3"
 
 var (

@@ -908,6 +908,15 @@ func (m *FailedCallMeta) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if len(m.Omitted) > 0 {
+		for iNdEx := len(m.Omitted) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.Omitted[iNdEx])
+			copy(dAtA[i:], m.Omitted[iNdEx])
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.Omitted[iNdEx])))
+			i--
+			dAtA[i] = 0x1a
+		}
+	}
 	if m.Message != nil {
 		size, err := m.Message.MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
@@ -1298,6 +1307,12 @@ func (m *FailedCallMeta) SizeVT() (n int) {
 	if m.Message != nil {
 		l = m.Message.SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if len(m.Omitted) > 0 {
+		for _, s := range m.Omitted {
+			l = len(s)
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
 	}
 	n += len(m.unknownFields)
 	return n
@@ -3985,6 +4000,38 @@ func (m *FailedCallMeta) UnmarshalVT(dAtA []byte) error {
 			if err := m.Message.UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
+			iNdEx = postIndex
+		case 3:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Omitted", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Omitted = append(m.Omitted, string(dAtA[iNdEx:postIndex]))
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex

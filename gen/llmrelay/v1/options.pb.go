@@ -30,7 +30,9 @@ const (
 	// As OUTPUT_VALIDATION_MODE_ERROR.
 	OutputValidationMode_OUTPUT_VALIDATION_MODE_UNSPECIFIED OutputValidationMode = 0
 	// The call fails with FailedPrecondition (reason OUTPUT_VALIDATION_FAILED);
-	// FailedCallMeta carries the answer and meta.output_validation the errors.
+	// FailedCallMeta carries the answer and meta.output_validation the errors,
+	// within the detail's bound (an answer too large for it is left out: REPORT
+	// returns it whatever its size).
 	OutputValidationMode_OUTPUT_VALIDATION_MODE_ERROR OutputValidationMode = 1
 	// The answer is returned; meta.output_validation reports the errors.
 	OutputValidationMode_OUTPUT_VALIDATION_MODE_REPORT OutputValidationMode = 2
