@@ -445,7 +445,12 @@ func (a *agentRun) round(ctx context.Context, round int) (done bool, err error) 
 	if err != nil {
 		return true, err
 	}
-	if len(calls) == 0 || round == a.maxRounds {
+	// A turn the output token limit cut ends the run with LENGTH: its
+	// last call is incomplete (a tool must never run on partial
+	// arguments), and a model continuing from a cut turn writes it again
+	// into the same limit.
+	cut := cutCall(calls, rec.GetMeta().GetFinishReason())
+	if len(calls) == 0 || cut != nil || round == a.maxRounds {
 		// No tools run: a result sent ahead answers nothing.
 		a.mu.Lock()
 		a.results = make(chan *llmrelayv1.ToolResult, len(a.early))
@@ -457,6 +462,11 @@ func (a *agentRun) round(ctx context.Context, round int) (done bool, err error) 
 	}
 	if len(calls) == 0 {
 		return true, a.end(rec.GetMeta().GetFinishReason())
+	}
+	if cut != nil {
+		a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: tool call %s (%s) was cut by the output token limit; the round's %d call(s) were not run: raise max_tokens",
+			round, cut.GetCallId(), cut.GetName(), len(calls)))
+		return true, a.end(llmrelayv1.FinishReason_FINISH_REASON_LENGTH)
 	}
 	if round == a.maxRounds {
 		return true, a.end(llmrelayv1.FinishReason_FINISH_REASON_MAX_ROUNDS)
@@ -471,6 +481,22 @@ func (a *agentRun) round(ctx context.Context, round int) (done bool, err error) 
 	rec.ToolsDuration = durationpb.New(a.g.now().Sub(toolsStart))
 	a.meta.ToolRounds++
 	return false, a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_RoundEnd{RoundEnd: &llmrelayv1.AgentRoundEnd{Round: rec}}})
+}
+
+// cutCall is the call a turn's output token limit cut: one whose arguments
+// are not whole in a turn that finished at the limit (nil otherwise). An
+// invalid call in a turn that finished otherwise (a model writing "" for
+// a tool without arguments) is the tool's to judge, and runs.
+func cutCall(calls []*llmrelayv1.ToolCall, finish llmrelayv1.FinishReason) *llmrelayv1.ToolCall {
+	if finish != llmrelayv1.FinishReason_FINISH_REASON_LENGTH {
+		return nil
+	}
+	for _, c := range calls {
+		if !c.GetArgumentsValid() {
+			return c
+		}
+	}
+	return nil
 }
 
 // modelCall is one round's model call, exactly a StreamTools call whose

@@ -2425,7 +2425,10 @@ func (x *AgentFailure) GetMeta() *AgentMeta {
 // AgentEnd is the last event of a successful run.
 type AgentEnd struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The last model call's finish reason, or FINISH_REASON_MAX_ROUNDS.
+	// The last model call's finish reason, or FINISH_REASON_MAX_ROUNDS. A
+	// model call whose tool call the output token limit cut ends the run with
+	// FINISH_REASON_LENGTH and a warning, none of its calls run (a tool never
+	// runs on partial arguments).
 	FinishReason FinishReason `protobuf:"varint,1,opt,name=finish_reason,json=finishReason,proto3,enum=llmrelay.v1.FinishReason" json:"finish_reason,omitempty"`
 	// The whole conversation: the setup's messages (after the model's prompt
 	// context), then every assistant turn and tool result, so the client can
