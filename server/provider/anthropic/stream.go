@@ -231,8 +231,10 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 	case "message_stop":
 		s.done = true
 		// No stop reason came (or it came before the block): the call
-		// stands as it stopped.
+		// stands as it stopped, and so do calls whose
+		// content_block_stop never came.
 		s.releaseEnd("")
+		s.endOpenCalls()
 		// Citations that came after the stop reason (or without one).
 		s.flushCitations()
 		// The counts are final: an inconsistent thinking count is said
@@ -546,6 +548,27 @@ func (s *stream) releaseEnd(stop string) {
 		s.warn("tool call %s was cut by %s; its arguments are partial", ev.ToolCall.CallID, cut)
 	}
 	s.emit(ev)
+}
+
+// endOpenCalls ends the tool_use blocks still open at message_stop
+// (their content_block_stop never came) as content_block_stop would,
+// with the empty object for a call that had no arguments (the unary
+// answer's input {}), in call order.
+func (s *stream) endOpenCalls() {
+	var open []*blockState
+	for _, b := range s.blocks {
+		if b.typ == "tool_use" && !b.ended {
+			open = append(open, b)
+		}
+	}
+	slices.SortFunc(open, func(a, b *blockState) int { return a.toolIndex - b.toolIndex })
+	for _, b := range open {
+		b.ended = true
+		if !b.gotArgs {
+			s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex, Arguments: "{}"}})
+		}
+		s.emit(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex}})
+	}
 }
 
 // cutOpenCalls ends the tool_use blocks still open (no content_block_stop)

@@ -164,7 +164,7 @@ func FuzzStream(f *testing.F) {
 				t.Fatalf("error %T is not a *provider.Error", err)
 			}
 		}
-		calls := providertest.CheckEvents(t, evs, providertest.EventCheck{Complete: complete})
+		calls := providertest.CheckEvents(t, evs, providertest.EventCheck{Complete: complete, EndEveryCall: true})
 		// reasoning is the number of reasoning blocks seen: each event's
 		// index is an earlier block's or the next one.
 		reasoning := 0

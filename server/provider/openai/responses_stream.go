@@ -389,12 +389,43 @@ func (s *responsesStream) findCall(itemID, callID string, outputIndex *flexInt) 
 			}
 		}
 	}
-	if outputIndex != nil && itemID == "" {
-		if c, ok := s.byOutput[int64(*outputIndex)]; ok {
+	if outputIndex != nil {
+		if c, ok := s.byOutput[int64(*outputIndex)]; ok && (itemID == "" || c.itemID == "") {
+			if itemID != "" {
+				// The item at this output index came without an id: an
+				// event naming one there names that item.
+				c.itemID = itemID
+				s.byItem[itemID] = c
+			}
 			return c
 		}
 	}
 	return nil
+}
+
+// callKey is the id a call is keyed by (respCallID), unless another call
+// of the response already has it: calls are keyed by their id (the
+// fragments, the gateway's fold), and two with one id would become one.
+// A repeated call_id is replaced by the item id, else by a made id, with
+// a warning.
+func (s *responsesStream) callKey(c *respCallState, callID string) (string, string) {
+	id, warning := respCallID(callID, c.itemID, c.pos)
+	taken := func(id string) bool {
+		for _, o := range s.calls {
+			if o != c && o.callID == id {
+				return true
+			}
+		}
+		return false
+	}
+	if !taken(id) {
+		return id, warning
+	}
+	alt := c.itemID
+	if alt == "" || taken(alt) {
+		alt = fallbackCallID(c.pos)
+	}
+	return alt, fmt.Sprintf("function_call %d repeats the id %s of an earlier call; keyed as %s", c.pos, id, alt)
 }
 
 // openCall registers a new call. It is keyed by the item's call_id, else
@@ -405,7 +436,7 @@ func (s *responsesStream) openCall(it *respOutputItem, outputIndex *flexInt) *re
 		return nil
 	}
 	c := &respCallState{itemID: it.ID, pos: len(s.calls)}
-	id, warning := respCallID(it.CallID, it.ID, c.pos)
+	id, warning := s.callKey(c, it.CallID)
 	c.callID = id
 	if warning != "" {
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{warning}}})
@@ -448,7 +479,7 @@ func (s *responsesStream) resolve(c *respCallState, it *respOutputItem) {
 	if !c.pending {
 		return
 	}
-	id, warning := respCallID(it.CallID, c.itemID, c.pos)
+	id, warning := s.callKey(c, it.CallID)
 	c.callID, c.pending = id, false
 	if warning != "" {
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{warning}}})
