@@ -590,6 +590,10 @@ func (s *stream) cutOpenCalls(stop string) {
 	slices.SortFunc(open, func(a, b *blockState) int { return a.toolIndex - b.toolIndex })
 	for _, b := range open {
 		b.ended = true
+		if !b.gotArgs {
+			// The input parsed so far is {}, as the unary answer has it.
+			s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex, Arguments: "{}"}})
+		}
 		s.warn("tool call %s was cut by %s; its arguments are partial", b.callID, cut)
 		s.emit(&provider.Event{Kind: provider.EventToolCallCut, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex}})
 	}
