@@ -373,6 +373,14 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 		if cb.ID == "" {
 			return provider.BadResponse(providerName, "tool_use block %d without an id", idx)
 		}
+		for i, o := range s.blocks {
+			if o.typ == "tool_use" && o.callID == cb.ID && i != idx {
+				// Calls are keyed by their id (the fragments, the
+				// gateway's fold): two blocks with one id would become
+				// one call with both inputs run together.
+				return provider.BadResponse(providerName, "tool_use blocks %d and %d have the same id %s", i, idx, cb.ID)
+			}
+		}
 		b.callID = cb.ID
 		b.toolIndex = s.tools
 		s.tools++

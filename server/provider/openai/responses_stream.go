@@ -34,6 +34,8 @@ type responsesStream struct {
 	byItem   map[string]*respCallState
 	byOutput map[int64]*respCallState
 	calls    []*respCallState
+	// relayed counts the calls relayed so far (their indexes).
+	relayed int
 	// Bytes of text and refusal streamed per message item, so that an item
 	// or final response carrying more than its deltas can be caught up.
 	texts map[string]*respTextState
@@ -65,12 +67,15 @@ type responsesStream struct {
 }
 
 type respCallState struct {
-	callID  string
-	itemID  string
-	pos     int
-	named   bool
-	emitted bool
-	ended   bool
+	callID string
+	itemID string
+	// pos is the call's place among the calls the stream named (its
+	// made id's number); index its place among those relayed, set at its
+	// first fragment (emitArgs).
+	pos, index int
+	named      bool
+	emitted    bool
+	ended      bool
 	// args is the arguments text streamed so far: the complete text of
 	// output_item.done or function_call_arguments.done is checked
 	// against it.
@@ -513,7 +518,14 @@ func (s *responsesStream) emitArgs(c *respCallState, name, args string) {
 		}
 		return
 	}
-	d := provider.ToolCallDelta{CallID: c.callID, Index: c.pos, Arguments: args}
+	if !c.emitted {
+		// The call's index is its place among the calls relayed: a call
+		// held until its call_id is known (pending) can be relayed after
+		// one that came later.
+		c.index = s.relayed
+		s.relayed++
+	}
+	d := provider.ToolCallDelta{CallID: c.callID, Index: c.index, Arguments: args}
 	if !c.named && name != "" {
 		d.Name, c.named = name, true
 	}
@@ -578,7 +590,7 @@ func (s *responsesStream) endCall(c *respCallState, cut string) {
 		kind = provider.EventToolCallCut
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{cutCallWarning(c.callID, cut)}}})
 	}
-	s.push(&provider.Event{Kind: kind, ToolCall: provider.ToolCallDelta{CallID: c.callID, Index: c.pos}})
+	s.push(&provider.Event{Kind: kind, ToolCall: provider.ToolCallDelta{CallID: c.callID, Index: c.index}})
 }
 
 // itemAdded handles response.output_item.added: a function call is opened
