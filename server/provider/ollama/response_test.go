@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -201,6 +203,12 @@ func FuzzParseChatResponse(f *testing.F) {
 			return
 		}
 		checkResultInvariants(t, res)
+		// The gateway sends both as protobuf: their strings must be UTF-8.
+		for _, m := range []proto.Message{res.Message, res.Meta} {
+			if _, err := proto.Marshal(m); err != nil {
+				t.Fatalf("does not marshal: %v", err)
+			}
+		}
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,6 +38,7 @@ var chatStreamSeeds = []string{
 type refChatStream struct {
 	text, refusal string
 	args          strings.Builder
+	calls         refCalls
 	// textSure: every content was a string or null (no content arrays,
 	// which carry reasoning and refusals too).
 	textSure, sure bool
@@ -60,8 +62,49 @@ type refFunction struct {
 }
 
 type refToolCall struct {
+	Index    json.RawMessage `json:"index"`
+	ID       json.RawMessage `json:"id"`
 	Function json.RawMessage `json:"function"`
 	Custom   json.RawMessage `json:"custom"`
+}
+
+// refCalls assembles the calls of a stream whose every tool-call
+// fragment has an index, as OpenAI sends them: a fragment continues the
+// call at its index unless it names another id (a new call there); each
+// call's first fragment names its id. ok is false for any other stream.
+type refCalls struct {
+	ok      bool
+	byIndex map[string]string // the index's JSON → the id of its call
+	args    map[string]*strings.Builder
+	order   []string
+}
+
+func (r *refCalls) add(tc *refToolCall, args string) {
+	if !r.ok {
+		return
+	}
+	id, ok := refString(tc.ID)
+	var n int
+	if isNull(tc.Index) || json.Unmarshal(tc.Index, &n) != nil || n < 0 || !ok {
+		r.ok = false
+		return
+	}
+	key := strconv.Itoa(n)
+	cur, open := r.byIndex[key]
+	switch {
+	case id == "" && !open:
+		r.ok = false // a call without id: keyed by the adapter's rules
+		return
+	case id != "" && id != cur:
+		if _, dup := r.args[id]; dup {
+			r.ok = false // an id again at another index
+			return
+		}
+		r.byIndex[key], cur = id, id
+		r.args[id] = &strings.Builder{}
+		r.order = append(r.order, id)
+	}
+	r.args[cur].WriteString(args)
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -97,7 +140,7 @@ func refArgs(raw json.RawMessage) (string, bool) {
 }
 
 func readRefChatStream(body []byte) refChatStream {
-	ref := refChatStream{textSure: true}
+	ref := refChatStream{textSure: true, calls: refCalls{ok: true, byIndex: map[string]string{}, args: map[string]*strings.Builder{}}}
 	var text, refusal strings.Builder
 	rd := sse.NewReader(bytes.NewReader(body))
 	for {
@@ -161,6 +204,7 @@ func readRefChatStream(body []byte) refChatStream {
 							return ref
 						}
 						ref.args.WriteString(a)
+						ref.calls.add(&tc, a)
 					case !isNull(tc.Custom):
 						var cu struct {
 							Input json.RawMessage `json:"input"`
@@ -173,6 +217,9 @@ func readRefChatStream(body []byte) refChatStream {
 							return ref
 						}
 						ref.args.WriteString(in)
+						ref.calls.add(&tc, in)
+					default:
+						ref.calls.add(&tc, "")
 					}
 				}
 			}
@@ -182,6 +229,7 @@ func readRefChatStream(body []byte) refChatStream {
 					return ref
 				}
 				ref.args.WriteString(a)
+				ref.calls.ok = false
 			}
 		}
 	}
@@ -212,12 +260,21 @@ func checkAgainstReference(t *testing.T, body []byte, evs []*provider.Event, cal
 	if (gs != ws || gw != ww) && !warnedLate(evs) {
 		t.Errorf("arguments relayed %q (weight %d), sent %q (weight %d)", gs, gw, ws, ww)
 	}
-	var perCall strings.Builder
-	for _, c := range calls {
-		perCall.WriteString(c.Arguments.String())
-	}
-	if ps, pw := providertest.SplitInsensitive(perCall.String()); len(ps) != len(gs) || pw != gw {
-		t.Errorf("the calls' arguments %q are not the fragments relayed %q", ps, gs)
+	if rc := ref.calls; rc.ok && !warnedLate(evs) {
+		// Per call, for streams keyed as OpenAI keys them.
+		if len(calls) != len(rc.order) {
+			t.Errorf("%d calls relayed, %d sent (%v)", len(calls), len(rc.order), rc.order)
+		}
+		for i, c := range calls {
+			if i >= len(rc.order) {
+				break
+			}
+			gs, gw := providertest.SplitInsensitive(c.Arguments.String())
+			ws, ww := providertest.SplitInsensitive(rc.args[rc.order[i]].String())
+			if c.ID != rc.order[i] || gs != ws || gw != ww {
+				t.Errorf("call %d: %s %q (weight %d), sent %s %q (weight %d)", i, c.ID, gs, gw, rc.order[i], ws, ww)
+			}
+		}
 	}
 	var refusal strings.Builder
 	for _, ev := range evs {
