@@ -89,10 +89,13 @@ type respCallState struct {
 	// heldName, the arguments in args, its end in endHeld/heldCut) and
 	// relayed keyed by the call_id once an item event gives it
 	// (resolve).
-	pending  bool
-	endHeld  bool
-	heldName string
-	heldCut  string
+	// diffWarned: complete arguments that do not continue the streamed
+	// ones were reported.
+	diffWarned bool
+	pending    bool
+	endHeld    bool
+	heldName   string
+	heldCut    string
 }
 
 // deltaArgs is the text of an arguments delta, a high surrogate that ends
@@ -559,8 +562,13 @@ func (s *responsesStream) catchUpArgs(c *respCallState, full string) {
 	if c.ended || !strings.HasPrefix(full, streamed) {
 		// After the call's end (function_call_arguments.done, then an
 		// output_item.done saying otherwise) nothing more is relayed.
-		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
-			fmt.Sprintf("tool call %s: complete arguments do not continue the streamed ones; kept the streamed ones", c.callID)}}})
+		// Said once per call (output_item.done and the final response
+		// carry the same text).
+		if !c.diffWarned {
+			c.diffWarned = true
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
+				fmt.Sprintf("tool call %s: complete arguments do not continue the streamed ones; kept the streamed ones", c.callID)}}})
+		}
 		if !c.emitted {
 			s.emitArgs(c, "", "")
 		}
@@ -728,6 +736,15 @@ func (s *responsesStream) finish(w *respResponse) {
 			hasCalls = true
 			if c := s.findCall(it.ID, "", nil); c != nil {
 				s.resolve(c, &it) // its call_id, if no item event gave it
+				// Its complete arguments, as output_item.done's are
+				// checked: what the deltas did not carry is caught up,
+				// and arguments that do not continue them are reported
+				// (a stream without output_item.done).
+				args := argumentsText(it.Arguments)
+				if it.Type == "custom_tool_call" && it.Input != nil {
+					args = *it.Input
+				}
+				s.catchUpArgs(c, args)
 			}
 		case "reasoning":
 			// A reasoning item the stream opened but did not end

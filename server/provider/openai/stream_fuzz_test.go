@@ -446,3 +446,45 @@ func warnedLate(evs []*provider.Event) bool {
 	}
 	return false
 }
+
+// TestResponsesFinalArgumentsCaughtUp: a stream without output_item.done
+// (its arguments.done lost too) has the final response's complete
+// arguments checked as output_item.done's are: the rest the deltas did
+// not carry is relayed; arguments that do not continue them are reported
+// (FuzzResponsesStream found the second kept silently).
+func TestResponsesFinalArgumentsCaughtUp(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","arguments":"","call_id":"call_1","name":"f"}}`)
+	delta := sseEvent("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{\"a\""}`)
+	completed := func(args string) string {
+		return sseEvent("response.completed", `{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[{"id":"fc_1","type":"function_call","status":"completed","call_id":"call_1","name":"f","arguments":`+args+`}]}}`)
+	}
+	for _, tc := range []struct {
+		final, want, warning string
+	}{
+		{`"{\"a\":1}"`, `{"a":1}`, ""},
+		{`"{\"b\":1}"`, `{"a"`, "tool call call_1: complete arguments do not continue the streamed ones; kept the streamed ones"},
+	} {
+		evs, _, err := collect(t, respStreamFrom(p, added+delta+completed(tc.final)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := providertest.CheckEvents(t, evs, providertest.EventCheck{Complete: true, EndEveryCall: true})
+		if len(calls) != 1 || calls[0].Arguments.String() != tc.want {
+			t.Errorf("final %s: calls %+v, want arguments %s", tc.final, calls, tc.want)
+		}
+		var warnings []string
+		for _, ev := range evs {
+			if ev.Kind == provider.EventMeta {
+				warnings = append(warnings, ev.Meta.GetWarnings()...)
+			}
+		}
+		if got := strings.Join(warnings, "|"); got != tc.warning {
+			t.Errorf("final %s: warnings %q, want %q", tc.final, got, tc.warning)
+		}
+	}
+}
