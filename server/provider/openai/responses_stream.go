@@ -94,8 +94,11 @@ type respCallState struct {
 	diffWarned bool
 	pending    bool
 	endHeld    bool
-	heldName   string
-	heldCut    string
+	// heldFull: complete arguments that came while the call was
+	// pending, checked when it is resolved.
+	heldFull string
+	heldName string
+	heldCut  string
 }
 
 // deltaArgs is the text of an arguments delta, a high surrogate that ends
@@ -499,6 +502,10 @@ func (s *responsesStream) resolve(c *respCallState, it *respOutputItem) {
 	held := c.args.String()
 	c.args.Reset()
 	s.emitArgs(c, name, held)
+	if full := c.heldFull; full != "" {
+		c.heldFull = ""
+		s.catchUpArgs(c, full)
+	}
 	if c.endHeld {
 		s.endCall(c, c.heldCut)
 	}
@@ -548,6 +555,14 @@ func (s *responsesStream) emitArgs(c *respCallState, name, args string) {
 // spliced onto them. An empty complete text says nothing (a done event
 // without its arguments).
 func (s *responsesStream) catchUpArgs(c *respCallState, full string) {
+	if c.pending {
+		// Its call_id is not known yet: the text is checked when it is
+		// (resolve), so that what is relayed or said names the call.
+		if full != "" {
+			c.heldFull = full
+		}
+		return
+	}
 	if full != "" {
 		c.high = "" // the complete text carries the held half's character
 	}
