@@ -324,13 +324,19 @@ func checkRespFinalArguments(t *testing.T, body []byte, evs []*provider.Event, c
 		}
 		m[k][v] = true
 	}
-	item := func(it *refRespItem, final bool) {
+	// streamed: the call_ids item events named; a call_id only the final
+	// response gives comes after the call was relayed keyed otherwise.
+	streamed := map[string]bool{}
+	item := func(it *refRespItem, final, completed bool) {
 		if it.Type != "function_call" && it.Type != "custom_tool_call" {
 			return
 		}
 		note(itemsOfCall, it.CallID, it.ID)
 		note(callsOfItem, it.ID, it.CallID)
-		if !final || it.CallID == "" {
+		if !completed {
+			streamed[it.CallID] = true
+		}
+		if !final || it.CallID == "" || (completed && !streamed[it.CallID]) {
 			return
 		}
 		args := provider.ArgumentsText(it.Arguments, "")
@@ -379,12 +385,12 @@ func checkRespFinalArguments(t *testing.T, body []byte, evs []*provider.Event, c
 		switch e.Type {
 		case "response.output_item.added", "response.output_item.done":
 			if e.Item != nil {
-				item(e.Item, e.Type == "response.output_item.done")
+				item(e.Item, e.Type == "response.output_item.done", false)
 			}
 		case "response.completed", "response.incomplete":
 			if e.Response != nil {
 				for i := range e.Response.Output {
-					item(&e.Response.Output[i], true)
+					item(&e.Response.Output[i], true, true)
 				}
 			}
 		}
