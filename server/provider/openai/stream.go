@@ -117,8 +117,6 @@ type callState struct {
 	fallback bool // id made up by the adapter
 	named    bool
 	ended    bool
-	// lateWarned: arguments after the call's end were reported.
-	lateWarned bool
 	// high is the escape of a high surrogate that ended the last
 	// fragment, held for the low half (surrogate.go).
 	high string
@@ -611,13 +609,6 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta) {
 		case tc.Custom != nil:
 			name, args = tc.Custom.Name, tc.Custom.Input
 		}
-		if st.ended {
-			// A fragment of a call already ended (by the finish reason, or
-			// by another call at its index): relayed, it would follow the
-			// call's end, which the gateway has reported complete.
-			s.lateFragment(st, args, meta)
-			continue
-		}
 		if st.args != nil {
 			st.args.WriteString(args)
 		}
@@ -657,10 +648,6 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 		s.order = append(s.order, st)
 		r.legacyCall = st
 	}
-	if st.ended {
-		s.lateFragment(st, st.arguments(fc), meta)
-		return
-	}
 	ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: st.arguments(fc)}
 	if !st.named && fc.Name != "" {
 		ev.Name, st.named = fc.Name, true
@@ -669,16 +656,6 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 		return
 	}
 	s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: ev})
-}
-
-// lateFragment reports the arguments of a fragment that came after its
-// call's end (ignored), once per call.
-func (s *chatStream) lateFragment(st *callState, args string, meta *llmrelayv1.ResponseMeta) {
-	if args == "" || st.lateWarned {
-		return
-	}
-	st.lateWarned = true
-	meta.Warnings = append(meta.Warnings, fmt.Sprintf("tool call %s: arguments after the call's end were ignored", st.id))
 }
 
 // call finds or opens the call of a tool-call delta. index is -1 when the
