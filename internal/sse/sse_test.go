@@ -101,6 +101,10 @@ func FuzzReader(f *testing.F) {
 	f.Add("data: a\r\n\r\nevent: x\ndata: b\n\n: c\n")
 	f.Add("data:\r\rdata")
 	f.Add("{\"a\":\n{b\n: c\ndata: x\n\n{\"a\":1} {\"b\":\"}{\"}\n{\n}")
+	// Round 19: an event whose blank line a read error replaced.
+	f.Add("data: a\n\nevent: x\ndata: b\n")
+	f.Add("data: a\r\ndata: b\r")
+	f.Add("data: a\n\n{\"a\":1}{\"b\":2}\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		whole, err1 := readAll(t, strings.NewReader(in))
 		split, err2 := readAll(t, iotest.OneByteReader(strings.NewReader(in)))
@@ -111,6 +115,39 @@ func FuzzReader(f *testing.F) {
 			if whole[i] != split[i] {
 				t.Fatalf("event %d differs: %+v vs %+v", i, whole[i], split[i])
 			}
+		}
+		// The same input ended by a read error instead of io.EOF (a
+		// connection cut): the events before the error are the same, in
+		// order; when the input's last line was whole (it ends with a
+		// terminator), so is the event it ended, which is dispatched
+		// before the error. The error then comes on every call.
+		sr := NewReader(io.MultiReader(strings.NewReader(in), iotest.ErrReader(io.ErrUnexpectedEOF)))
+		var cut []ev
+		var errc error
+		for {
+			e, err := sr.Next()
+			if err != nil {
+				errc = err
+				break
+			}
+			cut = append(cut, ev{string(e.Type), string(e.Data), string(e.ID)})
+		}
+		if err1 == nil && !errors.Is(errc, io.ErrUnexpectedEOF) {
+			t.Fatalf("read error %v, want io.ErrUnexpectedEOF", errc)
+		}
+		if _, again := sr.Next(); again != errc {
+			t.Fatalf("after the error %v, Next gives %v", errc, again)
+		}
+		if len(cut) > len(whole) {
+			t.Fatalf("%d events before the read error, %d before io.EOF", len(cut), len(whole))
+		}
+		for i := range cut {
+			if cut[i] != whole[i] {
+				t.Fatalf("event %d before the read error %+v, before io.EOF %+v", i, cut[i], whole[i])
+			}
+		}
+		if err1 == nil && (in == "" || strings.HasSuffix(in, "\n") || strings.HasSuffix(in, "\r")) && len(cut) != len(whole) {
+			t.Fatalf("last line whole: %d events before the read error, %d before io.EOF (%q)", len(cut), len(whole), whole[len(cut):])
 		}
 	})
 }

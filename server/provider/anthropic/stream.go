@@ -250,8 +250,10 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 	case "message_stop":
 		s.done = true
 		// No stop reason came (or it came before the block): the call
-		// stands as it stopped.
+		// stands as it stopped, and so do calls whose
+		// content_block_stop never came.
 		s.releaseEnd("")
+		s.endOpenCalls()
 		// Citations that came after the stop reason (or without one).
 		s.flushCitations()
 		// The counts are final: an inconsistent thinking count is said
@@ -389,6 +391,14 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 	case "tool_use":
 		if cb.ID == "" {
 			return provider.BadResponse(providerName, "tool_use block %d without an id", idx)
+		}
+		for i, o := range s.blocks {
+			if o.typ == "tool_use" && o.callID == cb.ID && i != idx {
+				// Calls are keyed by their id (the fragments, the
+				// gateway's fold): two blocks with one id would become
+				// one call with both inputs run together.
+				return provider.BadResponse(providerName, "tool_use blocks %d and %d have the same id %s", i, idx, cb.ID)
+			}
 		}
 		b.callID = cb.ID
 		b.toolIndex = s.tools
@@ -571,6 +581,27 @@ func (s *stream) releaseEnd(stop string) {
 	s.emit(ev)
 }
 
+// endOpenCalls ends the tool_use blocks still open at message_stop
+// (their content_block_stop never came) as content_block_stop would,
+// with the empty object for a call that had no arguments (the unary
+// answer's input {}), in call order.
+func (s *stream) endOpenCalls() {
+	var open []*blockState
+	for _, b := range s.blocks {
+		if b.typ == "tool_use" && !b.ended {
+			open = append(open, b)
+		}
+	}
+	slices.SortFunc(open, func(a, b *blockState) int { return a.toolIndex - b.toolIndex })
+	for _, b := range open {
+		b.ended = true
+		if !b.gotArgs {
+			s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex, Arguments: "{}"}})
+		}
+		s.emit(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex}})
+	}
+}
+
 // cutOpenCalls ends the tool_use blocks still open (no content_block_stop)
 // when the stop reason cut the answer (cutBy): they were being written, so
 // they end as EventToolCallCut with the warning, never as whole calls
@@ -590,6 +621,10 @@ func (s *stream) cutOpenCalls(stop string) {
 	slices.SortFunc(open, func(a, b *blockState) int { return a.toolIndex - b.toolIndex })
 	for _, b := range open {
 		b.ended = true
+		if !b.gotArgs {
+			// The input parsed so far is {}, as the unary answer has it.
+			s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex, Arguments: "{}"}})
+		}
 		s.warn("tool call %s was cut by %s; its arguments are partial", b.callID, cut)
 		s.emit(&provider.Event{Kind: provider.EventToolCallCut, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex}})
 	}

@@ -515,67 +515,6 @@ func TestStreamUnknownEventsSkipped(t *testing.T) {
 	}
 }
 
-// FuzzStream feeds arbitrary bytes to the stream parser: it must not panic,
-// must end with EOF or a *provider.Error, and every tool-call event must
-// carry a CallID.
-func FuzzStream(f *testing.F) {
-	for _, name := range []string{"plain_stream", "tools_stream", "noargs_stream", "malformed_args_stream", "thinking_stream", "stream_overloaded", "stream_cut", "surrogate19_split_stream"} {
-		rec := providertest.Load(f, "testdata/"+name+".http")
-		f.Add(rec.Body)
-	}
-	f.Add([]byte("data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":null},\"usage\":{\"output_tokens\":-5}}\n\n"))
-	f.Add([]byte("data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"redacted_thinking\",\"data\":null}}\n\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"x\"}}\n\n"))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		s := streamFromBody(body)
-		n := 0
-		// reasoning is the number of reasoning blocks seen: each event's
-		// index is an earlier block's or the next one.
-		reasoning := 0
-		for {
-			ev, err := s.Recv()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				var pe *provider.Error
-				if !errors.As(err, &pe) {
-					t.Fatalf("error %T is not a *provider.Error", err)
-				}
-				break
-			}
-			if ev == nil {
-				t.Fatal("nil event without error")
-			}
-			if (ev.Kind == provider.EventToolCall || ev.Kind == provider.EventToolCallEnd) && ev.ToolCall.CallID == "" {
-				t.Fatal("tool call event without CallID")
-			}
-			if ev.Kind == provider.EventReasoning {
-				switch idx := ev.Reasoning.Index; {
-				case idx == reasoning:
-					reasoning++
-				case idx < 0 || idx > reasoning:
-					t.Fatalf("reasoning index %d with %d blocks seen", idx, reasoning)
-				}
-			}
-			if ev.Kind == provider.EventUsage {
-				u := ev.Usage
-				if u.InputTokens < 0 || u.OutputTokens < 0 || u.TotalTokens != u.InputTokens+u.OutputTokens && u.TotalTokens != 1<<31-1 {
-					t.Fatalf("bad usage %v", u)
-				}
-			}
-			if n++; n > len(body)+8 {
-				t.Fatal("more events than input bytes")
-			}
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Recv(); err == nil {
-			t.Fatal("Recv after Close succeeded")
-		}
-	})
-}
-
 // TestServerToolStream: a real stream where the model runs a server tool
 // (tool search) before calling a client tool
 // (testdata/real_server_tool_stream.http). The server_tool_use block's

@@ -291,6 +291,8 @@ type answer struct {
 	warnedKinds []string
 	// pending is the call whose arguments are being streamed, if any.
 	pending *streamedCall
+	// ids are the ids of the answer's calls so far (callID).
+	ids []string
 }
 
 // itemKind says which field of an item is set.
@@ -369,14 +371,7 @@ func (a *answer) convert(out []item, parts []respPart, final bool, warn func(str
 		case pt.FunctionCall != nil:
 			args := provider.ArgumentsText(pt.FunctionCall.Args, "{}")
 			valid := fold.ValidArguments(args)
-			id := pt.FunctionCall.ID
-			if id == "" {
-				if a.responseID == "" && !a.warnedID {
-					a.warnedID = true
-					warn(warnNoResponseID)
-				}
-				id = generatedID(a.responseID, a.calls, pt.FunctionCall.Name, args)
-			}
+			id := a.callID(pt.FunctionCall.ID, pt.FunctionCall.Name, args, warn)
 			a.calls++
 			a.openThought = false
 			out = append(out, item{kind: itemCall, call: &llmrelayv1.ToolCall{
@@ -427,19 +422,36 @@ func (a *answer) closeCall(out []item, warn func(string)) []item {
 	}
 	a.pending = nil
 	args := c.args.text()
-	id := c.id
-	if id == "" {
-		if a.responseID == "" && !a.warnedID {
-			a.warnedID = true
-			warn(warnNoResponseID)
-		}
-		id = generatedID(a.responseID, a.calls, c.name, args)
-	}
+	id := a.callID(c.id, c.name, args, warn)
 	a.calls++
 	return append(out, item{kind: itemCall, call: &llmrelayv1.ToolCall{
 		CallId: id, Name: c.name, Arguments: args, ArgumentsValid: fold.ValidArguments(args),
 		Signature: c.signature,
 	}})
+}
+
+// callID is the id of the answer's next call: Gemini's id, else one
+// made (generatedID). An id Gemini already gave an earlier call of the
+// answer is made anew too, with a warning: calls are keyed by their id
+// (the stream's fragments, the gateway's fold), so two calls sharing one
+// would become one call with both argument texts run together. A made
+// id is never sent back to Gemini (the next turn's call and result go
+// without one).
+func (a *answer) callID(id, name, args string, warn func(string)) string {
+	if id != "" && slices.Contains(a.ids, id) {
+		made := generatedID(a.responseID, a.calls, name, args)
+		warn(fmt.Sprintf("tool call %d repeats the id %q of an earlier call; keyed as %s", a.calls, id, made))
+		id = made
+	}
+	if id == "" {
+		if a.responseID == "" && !a.warnedID {
+			a.warnedID = true
+			warn(warnNoResponseID)
+		}
+		id = generatedID(a.responseID, a.calls, name, args)
+	}
+	a.ids = append(a.ids, id)
+	return id
 }
 
 // cutCallWarning says that the token limit cut the call id.

@@ -246,11 +246,16 @@ func TestReasoningParts(t *testing.T) {
 // that matches; a failure is a *provider.Error.
 func FuzzResponse(f *testing.F) {
 	for _, name := range []string{"plain", "tools_parallel", "malformed_call", "vision", "multiturn", "blocked",
-		"thinking_text", "thinking_tools", "multiturn_reasoning", "max_tokens_call"} {
+		"thinking_text", "thinking_tools", "multiturn_reasoning", "max_tokens_call",
+		// Round 19's recordings: parallel calls with API ids, a tool
+		// validation retry, text signatures.
+		"real_adkgo_coordinator_parallel_calls_1", "real_adkgo_solver_validation_retry_1", "real_adkgo_translator_es",
+		"real_langsmith_adk_weather_tool_1", "real_reasoning19_gemini3_text_signature"} {
 		f.Add(providertest.Load(f, filepath.Join("testdata", name+".http")).Body)
 	}
 	f.Add([]byte(`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":[1]}},{"text":null}]}}]}`))
 	f.Add([]byte(`{"candidates":[null,{}],"usageMetadata":null}`))
+	f.Add([]byte(`{"candidates":[{"content":{"parts":[{"functionCall":{"id":"a","name":"f","args":{}}},{"functionCall":{"id":"a","name":"f","args":{}}}]},"finishReason":{"x":1}}],"usageMetadata":{"promptTokenCount":"7","candidatesTokenCount":true}}`))
 	p := &Provider{apiKey: testKey}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var w generateContentResponse
@@ -296,12 +301,13 @@ func FuzzResponse(f *testing.F) {
 				t.Fatal("empty reasoning part")
 			}
 		}
-		// The same body streamed as one chunk folds to the same message
-		// (unless Gemini repeated a call id: the accumulator keys calls by
-		// id, so two calls with one id fold into one).
+		// Call ids are unique (an id Gemini repeats is made anew: the
+		// accumulator keys calls by id, and two calls with one id would
+		// fold into one).
 		if len(ids) != calls {
-			return
+			t.Fatalf("%d calls, %d ids", calls, len(ids))
 		}
+		// The same body streamed as one chunk folds to the same message.
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, body); err != nil {
 			t.Fatal(err)

@@ -447,12 +447,18 @@ func FuzzStreamChunk(f *testing.F) {
 	for _, name := range []string{"stream_text", "stream_tools", "stream_blocked", "stream_cut", "stream_error",
 		"stream_thinking_text", "stream_thinking_tools", "stream_max_tokens_call",
 		"real_stream_tool_call_partial_args", "real_stream_tool_call_array_args_no_terminal",
+		// Round 19: a partialArgs call cut by MAX_TOKENS, text signatures,
+		// a prompt count that drops in the last chunk.
+		"tools19_stream_partial_args_max_tokens", "real_reasoning19_gemini3_text_signature_stream",
+		"real_adkgo_flash2_stream_prompt_count_drops",
 		"surrogate19_split_stream", "surrogate19_split_call_stream"} {
 		rec := providertest.Load(f, filepath.Join("testdata", name+".http"))
 		f.Add(rec.Body)
 	}
 	f.Add([]byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"f\",\"args\":\"x\"}}]},\"finishReason\":\"STOP\"}]}\n\n"))
 	f.Add([]byte("data: [{\"error\":{}}]\n\n"))
+	// Odd-typed finishReason and usage counts (provider.OddEnumText, ReadCount), and a repeated call id.
+	f.Add([]byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"id\":\"a\",\"name\":\"f\",\"args\":{}}},{\"functionCall\":{\"id\":\"a\",\"name\":\"g\",\"args\":{\"x\":1}}}]},\"finishReason\":7}],\"usageMetadata\":{\"promptTokenCount\":\"12\",\"candidatesTokenCount\":-3,\"totalTokenCount\":1e400}}\n\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		p := &Provider{apiKey: testKey}
 		s := p.newStream(&http.Response{Body: io.NopCloser(bytes.NewReader(body))})
@@ -497,7 +503,13 @@ func FuzzStreamChunk(f *testing.F) {
 				}
 			}
 		}
-		// The events always fold into a message with the accumulator.
+		// The invariants of every adapter (call ids unique, one end per
+		// call, nothing after it, no negative usage), and the events
+		// always fold into a message with the accumulator.
+		providertest.CheckEvents(t, evs, providertest.EventCheck{})
+		if _, err := s.Recv(); err == nil {
+			t.Error("an event after the stream's end")
+		}
 		foldMessage(t, evs)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)

@@ -217,11 +217,13 @@ func contentText(raw json.RawMessage, line int, field string) (string, []string)
 				continue
 			}
 			warnings = append(warnings, fmt.Sprintf("%s: unrecognized content item kept as JSON text", field))
-			b.Write(it)
+			// JSON text may hold bytes that are not UTF-8, which a proto
+			// string may not.
+			b.WriteString(strings.ToValidUTF8(string(it), "\uFFFD"))
 		}
 		return b.String(), warnings
 	}
-	return string(raw), []string{fmt.Sprintf("%s is not a string; kept as JSON text", field)}
+	return strings.ToValidUTF8(string(raw), "\uFFFD"), []string{fmt.Sprintf("%s is not a string; kept as JSON text", field)}
 }
 
 // toolCall normalizes one of Ollama's tool calls. index is the call's

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -186,10 +188,11 @@ func checkResultInvariants(t *testing.T, res *provider.Result) {
 
 func FuzzParseChatResponse(f *testing.F) {
 	for _, name := range []string{"chat_text", "chat_tools_parallel", "chat_tools_malformed", "chat_vision", "chat_tool_results", "chat_thinking",
-		"chat_thinking_tools", "chat_thinking_followup", "error_404"} {
+		"chat_thinking_tools", "chat_thinking_followup", "error_404", "tools19_chat_same_name_calls"} {
 		f.Add(providertest.Load(f, td(name+".http")).Body)
 	}
 	f.Add([]byte(`{"message":{"content":[1,{"text":null}],"tool_calls":[{"id":"x","function":{"arguments":"{}"}},{"id":"x"}]},"done":true}`))
+	f.Add([]byte(`{"message":{"content":"a"},"done":true,"done_reason":["length"],"prompt_eval_count":true,"eval_count":"x"}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		res, err := parseChatResponse(body, "salt", window{})
 		if err != nil {
@@ -200,6 +203,12 @@ func FuzzParseChatResponse(f *testing.F) {
 			return
 		}
 		checkResultInvariants(t, res)
+		// The gateway sends both as protobuf: their strings must be UTF-8.
+		for _, m := range []proto.Message{res.Message, res.Meta} {
+			if _, err := proto.Marshal(m); err != nil {
+				t.Fatalf("does not marshal: %v", err)
+			}
+		}
 	})
 }
 

@@ -3,6 +3,7 @@ package ollama
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -407,11 +408,19 @@ func TestUnaryStreamEquivalence(t *testing.T) {
 }
 
 // FuzzStream feeds arbitrary bytes as a stream body: no panic, the stream
-// ends, EOF only after a done line, every tool call delta has an id.
+// ends, EOF only after a done line, every tool call delta has an id, the
+// events keep the invariants of every adapter (providertest.CheckEvents:
+// call ids unique, each call ended once, no negative usage, nothing after
+// the end), and a complete stream's text is the content its lines sent
+// (refOllamaText), when none could hold think markup.
 func FuzzStream(f *testing.F) {
-	for _, name := range []string{"stream_text", "stream_tools", "stream_thinking", "stream_thinking_tools", "stream_error", "stream_cut", "stream_inline_think", "surrogate19_split_stream"} {
+	for _, name := range []string{"stream_text", "stream_tools", "stream_thinking", "stream_thinking_tools", "stream_error", "stream_cut", "stream_inline_think",
+		"tools19_stream_same_name_calls", "real_lcg_truncate_stream", "real_tdx_llama3_stream_signed", "surrogate19_split_stream"} {
 		f.Add(providertest.Load(f, td(name+".http")).Body)
 	}
+	// done_reason and metrics of other JSON types (round 19).
+	f.Add([]byte(`{"message":{"content":"a"},"done":false}` + "\n" + `{"message":{"content":""},"done":true,"done_reason":{"why":"length"},"prompt_eval_count":"3","eval_count":-2}` + "\n"))
+	f.Add([]byte(`{"message":{"content":"a"},"done":true,"done_reason":7,"eval_count":1e99}`))
 	f.Add([]byte(`{"done":true,"message":{"tool_calls":[{"function":{"arguments":[1,2]}},{}]}}`))
 	f.Add([]byte(`{"message":{"content":null,"thinking":{"x":1}},"eval_count":"7","done":true}`))
 	f.Add([]byte(`{"message":{"content":"a","thinking":["b",{"text":"c"}]}}` + "\n" + `{"message":{"thinking":"d","tool_calls":[{"function":{"name":"f"}}]},"done":true}`))
@@ -464,10 +473,58 @@ func FuzzStream(f *testing.F) {
 				}
 			}
 		}
+		if _, err := st.Recv(); err == nil {
+			t.Fatal("an event after the stream's end")
+		}
 		if err := st.Close(); err != nil {
 			t.Fatal(err)
 		}
+		// The same body again, whole, for the shared invariants.
+		evs, complete, _ := providertest.Drain(t, fakeStream(bytes.NewReader(body)), len(body)*8+16)
+		providertest.CheckEvents(t, evs, providertest.EventCheck{Complete: complete, EndEveryCall: true})
+		if text, ok := refOllamaText(body); complete && ok && !strings.Contains(text, "<") {
+			if got := providertest.Text(evs); !providertest.SameSplitText(got, text) {
+				t.Errorf("text %q, sent %q", got, text)
+			}
+		}
 	})
+}
+
+// refOllamaText is a reference decoder's reading of an NDJSON stream's
+// content: the message.content strings of its lines up to the done line,
+// decoded by encoding/json alone. ok is false when a line is not read
+// whole so or a content is not a string.
+func refOllamaText(body []byte) (string, bool) {
+	var b strings.Builder
+	for i, line := range bytes.Split(body, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if i == 0 {
+			line = bytes.TrimPrefix(line, []byte("\ufeff"))
+		}
+		if len(line) == 0 {
+			continue
+		}
+		var c struct {
+			Message *struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+			Done bool `json:"done"`
+		}
+		if json.Unmarshal(line, &c) != nil {
+			return "", false
+		}
+		if c.Message != nil && len(c.Message.Content) > 0 && string(c.Message.Content) != "null" {
+			var s string
+			if json.Unmarshal(c.Message.Content, &s) != nil {
+				return "", false
+			}
+			b.WriteString(s)
+		}
+		if c.Done {
+			return b.String(), true
+		}
+	}
+	return "", false
 }
 
 // TestStreamCutKeepsRequestID: a cut stream is a provider.ErrStreamCut (the

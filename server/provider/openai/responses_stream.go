@@ -34,6 +34,8 @@ type responsesStream struct {
 	byItem   map[string]*respCallState
 	byOutput map[int64]*respCallState
 	calls    []*respCallState
+	// relayed counts the calls relayed so far (their indexes).
+	relayed int
 	// Bytes of text and refusal streamed per message item, so that an item
 	// or final response carrying more than its deltas can be caught up.
 	texts map[string]*respTextState
@@ -83,12 +85,15 @@ type respHeld struct {
 }
 
 type respCallState struct {
-	callID  string
-	itemID  string
-	pos     int
-	named   bool
-	emitted bool
-	ended   bool
+	callID string
+	itemID string
+	// pos is the call's place among the calls the stream named (its
+	// made id's number); index its place among those relayed, set at its
+	// first fragment (emitArgs).
+	pos, index int
+	named      bool
+	emitted    bool
+	ended      bool
 	// args is the arguments text streamed so far: the complete text of
 	// output_item.done or function_call_arguments.done is checked
 	// against it.
@@ -102,8 +107,14 @@ type respCallState struct {
 	// heldName, the arguments in args, its end in endHeld/heldCut) and
 	// relayed keyed by the call_id once an item event gives it
 	// (resolve).
-	pending  bool
-	endHeld  bool
+	// diffWarned: complete arguments that do not continue the streamed
+	// ones were reported.
+	diffWarned bool
+	pending    bool
+	endHeld    bool
+	// heldFull: complete arguments that came while the call was
+	// pending, checked when it is resolved.
+	heldFull string
 	heldName string
 	heldCut  string
 }
@@ -417,12 +428,43 @@ func (s *responsesStream) findCall(itemID, callID string, outputIndex *flexInt) 
 			}
 		}
 	}
-	if outputIndex != nil && itemID == "" {
-		if c, ok := s.byOutput[int64(*outputIndex)]; ok {
+	if outputIndex != nil {
+		if c, ok := s.byOutput[int64(*outputIndex)]; ok && (itemID == "" || c.itemID == "") {
+			if itemID != "" {
+				// The item at this output index came without an id: an
+				// event naming one there names that item.
+				c.itemID = itemID
+				s.byItem[itemID] = c
+			}
 			return c
 		}
 	}
 	return nil
+}
+
+// callKey is the id a call is keyed by (respCallID), unless another call
+// of the response already has it: calls are keyed by their id (the
+// fragments, the gateway's fold), and two with one id would become one.
+// A repeated call_id is replaced by the item id, else by a made id, with
+// a warning.
+func (s *responsesStream) callKey(c *respCallState, callID string) (string, string) {
+	id, warning := respCallID(callID, c.itemID, c.pos)
+	taken := func(id string) bool {
+		for _, o := range s.calls {
+			if o != c && o.callID == id {
+				return true
+			}
+		}
+		return false
+	}
+	if !taken(id) {
+		return id, warning
+	}
+	alt := c.itemID
+	if alt == "" || taken(alt) {
+		alt = fallbackCallID(c.pos)
+	}
+	return alt, fmt.Sprintf("function_call %d repeats the id %s of an earlier call; keyed as %s", c.pos, id, alt)
 }
 
 // openCall registers a new call. It is keyed by the item's call_id, else
@@ -433,7 +475,7 @@ func (s *responsesStream) openCall(it *respOutputItem, outputIndex *flexInt) *re
 		return nil
 	}
 	c := &respCallState{itemID: it.ID, pos: len(s.calls)}
-	id, warning := respCallID(it.CallID, it.ID, c.pos)
+	id, warning := s.callKey(c, it.CallID)
 	c.callID = id
 	if warning != "" {
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{warning}}})
@@ -476,7 +518,7 @@ func (s *responsesStream) resolve(c *respCallState, it *respOutputItem) {
 	if !c.pending {
 		return
 	}
-	id, warning := respCallID(it.CallID, c.itemID, c.pos)
+	id, warning := s.callKey(c, it.CallID)
 	c.callID, c.pending = id, false
 	if warning != "" {
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{warning}}})
@@ -488,6 +530,10 @@ func (s *responsesStream) resolve(c *respCallState, it *respOutputItem) {
 	held := c.args.String()
 	c.args.Reset()
 	s.emitArgs(c, name, held)
+	if full := c.heldFull; full != "" {
+		c.heldFull = ""
+		s.catchUpArgs(c, full)
+	}
 	if c.endHeld {
 		s.endCall(c, c.heldCut)
 	}
@@ -510,7 +556,14 @@ func (s *responsesStream) emitArgs(c *respCallState, name, args string) {
 		}
 		return
 	}
-	d := provider.ToolCallDelta{CallID: c.callID, Index: c.pos, Arguments: args}
+	if !c.emitted {
+		// The call's index is its place among the calls relayed: a call
+		// held until its call_id is known (pending) can be relayed after
+		// one that came later.
+		c.index = s.relayed
+		s.relayed++
+	}
+	d := provider.ToolCallDelta{CallID: c.callID, Index: c.index, Arguments: args}
 	if !c.named && name != "" {
 		d.Name, c.named = name, true
 	}
@@ -530,6 +583,14 @@ func (s *responsesStream) emitArgs(c *respCallState, name, args string) {
 // spliced onto them. An empty complete text says nothing (a done event
 // without its arguments).
 func (s *responsesStream) catchUpArgs(c *respCallState, full string) {
+	if c.pending {
+		// Its call_id is not known yet: the text is checked when it is
+		// (resolve), so that what is relayed or said names the call.
+		if full != "" {
+			c.heldFull = full
+		}
+		return
+	}
 	if full != "" {
 		c.high = "" // the complete text carries the held half's character
 	}
@@ -544,8 +605,13 @@ func (s *responsesStream) catchUpArgs(c *respCallState, full string) {
 	if c.ended || !strings.HasPrefix(full, streamed) {
 		// After the call's end (function_call_arguments.done, then an
 		// output_item.done saying otherwise) nothing more is relayed.
-		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
-			fmt.Sprintf("tool call %s: complete arguments do not continue the streamed ones; kept the streamed ones", c.callID)}}})
+		// Said once per call (output_item.done and the final response
+		// carry the same text).
+		if !c.diffWarned {
+			c.diffWarned = true
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
+				fmt.Sprintf("tool call %s: complete arguments do not continue the streamed ones; kept the streamed ones", c.callID)}}})
+		}
 		if !c.emitted {
 			s.emitArgs(c, "", "")
 		}
@@ -575,7 +641,7 @@ func (s *responsesStream) endCall(c *respCallState, cut string) {
 		kind = provider.EventToolCallCut
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{cutCallWarning(c.callID, cut)}}})
 	}
-	s.push(&provider.Event{Kind: kind, ToolCall: provider.ToolCallDelta{CallID: c.callID, Index: c.pos}})
+	s.push(&provider.Event{Kind: kind, ToolCall: provider.ToolCallDelta{CallID: c.callID, Index: c.index}})
 }
 
 // itemAdded handles response.output_item.added: a function call is opened
@@ -720,6 +786,15 @@ func (s *responsesStream) finish(w *respResponse) {
 					}
 					whole[c] = true
 				}
+				// Its complete arguments, as output_item.done's are
+				// checked: what the deltas did not carry is caught up,
+				// and arguments that do not continue them are reported
+				// (a stream without output_item.done).
+				args := argumentsText(it.Arguments)
+				if it.Type == "custom_tool_call" && it.Input != nil {
+					args = *it.Input
+				}
+				s.catchUpArgs(c, args)
 			}
 		case "reasoning":
 			// A reasoning item the stream opened but did not end

@@ -680,14 +680,23 @@ func TestResponsesStreamCloseAndLimits(t *testing.T) {
 	}
 }
 
-// FuzzResponsesStream: arbitrary event streams never panic; tool-call
-// events always carry a CallID and a stable index; the stream always ends
-// with EOF or a *provider.Error.
+// FuzzResponsesStream: whatever the event stream, the events keep the
+// invariants of every adapter (providertest.CheckEvents) and the stream
+// ends with EOF or a *provider.Error; a complete stream's calls carry
+// the complete arguments their items state, or a warning says why not
+// (checkRespFinalArguments).
 func FuzzResponsesStream(f *testing.F) {
 	for _, name := range respStreamCases {
 		f.Add(providertest.Load(f, td(name+".http")).Body)
 	}
 	f.Add(providertest.Load(f, td("surrogate19_responses_split_stream.http")).Body)
+	// Round 19: arguments before their item, incomplete items, differing
+	// complete arguments, surrogate pairs split across deltas.
+	for _, name := range []string{"tools19_responses_args_before_item_stream", "tools19_responses_done_differs_stream",
+		"tools19_responses_done_rest_stream", "tools19_responses_incomplete_item_stream", "tools19_responses_incomplete_open_stream",
+		"tools19_responses_surrogate_split_stream", "real_langsmith_responses_gpt5nano_stream"} {
+		f.Add(providertest.Load(f, td(name+".http")).Body)
+	}
 	f.Add([]byte(sseEvent("response.function_call_arguments.delta", `{"output_index":2,"delta":{"x":1}}`) +
 		sseEvent("response.output_item.done", `{"type":"response.output_item.done","item":{"type":"function_call","arguments":"{\"é"}}`) +
 		sseEvent("response.completed", `{"type":"response.completed","response":{"status":"completed","output":[{"type":"custom_tool_call","input":"x"},{"type":"message","content":"y"}]}}`)))
@@ -702,19 +711,13 @@ func FuzzResponsesStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		s := respStreamFrom(p, string(body))
 		defer s.Close()
-		var evs []*provider.Event
-		for i := 0; ; i++ {
-			if i > 3*len(body)+10 {
-				t.Fatal("more events than input bytes")
-			}
-			ev, err := s.Recv()
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					providerError(t, err)
-				}
-				break
-			}
-			evs = append(evs, ev)
+		evs, complete, err := providertest.Drain(t, s, 3*len(body)+10)
+		if err != nil {
+			providerError(t, err)
+		}
+		calls := providertest.CheckEvents(t, evs, providertest.EventCheck{Complete: complete, EndEveryCall: true})
+		if complete {
+			checkRespFinalArguments(t, body, evs, calls)
 		}
 		checkRespStreamInvariants(t, evs)
 		ended := map[string]bool{}

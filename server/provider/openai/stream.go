@@ -748,6 +748,22 @@ func (s *chatStream) call(index int, id string, meta *llmrelayv1.ResponseMeta) *
 	if cur != nil && (id == "" || id == cur.id || cur.fallback) {
 		return cur
 	}
+	if id != "" && index >= 0 {
+		// The id is the call's key: a fragment that names a known call
+		// by its id at another index (first sent without index, at a
+		// position in its delta that another call's index takes later)
+		// continues that call, which takes this index, instead of
+		// opening a second call with the same id.
+		for _, c := range s.order {
+			if c.id == id {
+				if s.byIndex == nil {
+					s.byIndex = make(map[int]*callState)
+				}
+				s.byIndex[index] = c
+				return c
+			}
+		}
+	}
 	return s.open(cur, index, id, meta)
 }
 

@@ -257,6 +257,12 @@ func TestStreamEdgeCases(t *testing.T) {
 			"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n" +
 				"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_b\",\"function\":{\"name\":\"g\",\"arguments\":{\"x\":1}}}]}}]}\n\ndata: [DONE]\n\n",
 			[]string{`tool_call id=call_a index=0 name="f" args="{}"`, `tool_call_end id=call_a index=0`, `tool_call id=call_b index=1 name="g" args="{\"x\":1}"`, `tool_call_end id=call_b index=1`, "eof"}},
+		{"a call's id at another index continues it (found by FuzzStream)",
+			"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"call_x\",\"function\":{\"name\":\"f\"}}]}}]}\n\n" +
+				"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"call_y\",\"function\":{\"name\":\"g\"}}]}}]}\n\n" +
+				"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_y\",\"function\":{\"arguments\":\"{}\"}}]}}]}\n\ndata: [DONE]\n\n",
+			[]string{`tool_call id=call_x index=0 name="f" args=""`, `tool_call id=call_y index=1 name="g" args=""`, `tool_call id=call_y index=1 name="" args="{}"`,
+				`tool_call_end id=call_x index=0`, `tool_call_end id=call_y index=1`, "eof"}},
 		{"finish stop with tool calls becomes TOOL_CALLS",
 			"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
 			[]string{`tool_call id=call_a index=0 name="f" args=""`, `meta {"finish_reason":"FINISH_REASON_TOOL_CALLS","provider_finish_reason":"stop"}`, `tool_call_end id=call_a index=0`, "eof"}},
@@ -364,11 +370,14 @@ func TestStreamJSONErrorBody(t *testing.T) {
 	}
 }
 
-// FuzzStream: arbitrary stream bodies never panic; tool-call events always
-// carry a CallID; the stream always terminates with EOF or an error.
+// FuzzStream: whatever the stream body, the events keep the invariants
+// of every adapter (providertest.CheckEvents: call ids unique, each call
+// ended once and nothing after its end, no negative usage, nothing after
+// the stream's end) and, when the stream completes, carry the argument
+// text, content and refusal that a reference decoder reads in the same
+// body, nothing lost, added or repeated (checkAgainstReference).
 func FuzzStream(f *testing.F) {
-	for _, name := range []string{"chat_plain_stream", "tools_parallel_stream", "azure_chat_stream", "stream_error_event", "stream_cut",
-		"surrogate19_chat_split_stream"} {
+	for _, name := range chatStreamSeeds {
 		f.Add(providertest.Load(f, td(name+".http")).Body)
 	}
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":\"{\"}},{\"index\":3,\"id\":\"x\"}]}}]}\n\ndata: [DONE]\n\n"))
@@ -381,21 +390,15 @@ func FuzzStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		s := streamFrom(p, string(body))
 		defer s.Close()
-		var evs []*provider.Event
-		for i := 0; ; i++ {
-			if i > len(body)+10 {
-				t.Fatal("more events than input bytes")
-			}
-			ev, err := s.Recv()
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					providerError(t, err)
-				}
-				break
-			}
-			evs = append(evs, ev)
+		evs, complete, err := providertest.Drain(t, s, len(body)+10)
+		if err != nil {
+			providerError(t, err)
 		}
 		checkStreamInvariants(t, evs)
+		calls := providertest.CheckEvents(t, evs, providertest.EventCheck{Complete: complete, EndEveryCall: true, LateFragments: true})
+		if complete {
+			checkAgainstReference(t, body, evs, calls)
+		}
 	})
 }
 

@@ -1,0 +1,493 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/llmrelay/llmrelay/internal/sse"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// chatStreamSeeds are the chat-completion stream recordings FuzzStream
+// starts from: round 19's tool-call assembly cases (calls without ids,
+// reused indexes, surrogate pairs split across fragments, calls cut by
+// finish_reason length) and its new real recordings among them.
+var chatStreamSeeds = []string{
+	"chat_plain_stream", "tools_parallel_stream", "azure_chat_stream", "stream_error_event", "stream_cut",
+	"tools19_idless_whole_calls_stream", "tools19_interleaved_after_text_stream", "tools19_js_surrogate_split_stream",
+	"tools19_length_after_text_stream", "tools19_length_mid_args_stream", "tools19_length_parsing_args_stream",
+	"tools19_mistral_same_index_one_delta_stream", "tools19_object_args_noindex_stream", "tools19_reused_index_stream",
+	"tools19_vllm_id_every_chunk_stream", "surrogate19_chat_split_stream",
+	"real_reasoning19_mistral_reasoning_stream", "real_asknvim_ollama_v1_parallel_tools_stream",
+	"real_elastic_azure_stream_include_usage", "real_openaipy_parallel_tools_stream",
+	"real_moonshot_indexless_tool_calls_stream", "real_azsdk_streaming_function_call",
+}
+
+// refChatStream is what a reference decoder reads of a chat stream: the
+// choice-0 content and refusal text, and the argument fragments of its
+// tool calls in the order sent. It reads the SSE events as the adapter's
+// reader frames them, decodes each chunk with encoding/json alone (no
+// fast path, no call assembly), and gives up (sure false) on any shape
+// it would have to guess about.
+type refChatStream struct {
+	text, refusal string
+	args          strings.Builder
+	calls         refCalls
+	// textSure: every content was a string or null (no content arrays,
+	// which carry reasoning and refusals too).
+	textSure, sure bool
+}
+
+type refChunk struct {
+	Choices []struct {
+		Index json.RawMessage `json:"index"`
+		Delta *struct {
+			Content      json.RawMessage `json:"content"`
+			Refusal      json.RawMessage `json:"refusal"`
+			ToolCalls    json.RawMessage `json:"tool_calls"`
+			FunctionCall json.RawMessage `json:"function_call"`
+		} `json:"delta"`
+	} `json:"choices"`
+}
+
+type refFunction struct {
+	Arguments  json.RawMessage `json:"arguments"`
+	Parameters json.RawMessage `json:"parameters"`
+}
+
+type refToolCall struct {
+	Index    json.RawMessage `json:"index"`
+	ID       json.RawMessage `json:"id"`
+	Function json.RawMessage `json:"function"`
+	Custom   json.RawMessage `json:"custom"`
+}
+
+// refCalls assembles the calls of a stream whose every tool-call
+// fragment has an index, as OpenAI sends them: a fragment continues the
+// call at its index unless it names another id (a new call there); each
+// call's first fragment names its id. ok is false for any other stream.
+type refCalls struct {
+	ok      bool
+	byIndex map[string]string // the index's JSON → the id of its call
+	args    map[string]*strings.Builder
+	order   []string
+}
+
+func (r *refCalls) add(tc *refToolCall, args string) {
+	if !r.ok {
+		return
+	}
+	id, ok := refString(tc.ID)
+	var n int
+	if isNull(tc.Index) || json.Unmarshal(tc.Index, &n) != nil || n < 0 || !ok {
+		r.ok = false
+		return
+	}
+	key := strconv.Itoa(n)
+	cur, open := r.byIndex[key]
+	switch {
+	case id == "" && !open:
+		r.ok = false // a call without id: keyed by the adapter's rules
+		return
+	case id != "" && id != cur:
+		if _, dup := r.args[id]; dup {
+			r.ok = false // an id again at another index
+			return
+		}
+		r.byIndex[key], cur = id, id
+		r.args[id] = &strings.Builder{}
+		r.order = append(r.order, id)
+	}
+	r.args[cur].WriteString(args)
+}
+
+func isNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
+}
+
+// refString decodes a JSON string, or null/absent as "".
+func refString(raw json.RawMessage) (string, bool) {
+	if isNull(raw) {
+		return "", true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// refArgs is a function object's arguments text.
+func refArgs(raw json.RawMessage) (string, bool) {
+	if isNull(raw) {
+		return "", true
+	}
+	var f refFunction
+	if t := bytes.TrimSpace(raw); t[0] != '{' || json.Unmarshal(t, &f) != nil {
+		return "", false
+	}
+	if isNull(f.Arguments) && !isNull(f.Parameters) {
+		return provider.ArgumentsText(f.Parameters, ""), true
+	}
+	return provider.ArgumentsText(f.Arguments, ""), true
+}
+
+func readRefChatStream(body []byte) refChatStream {
+	ref := refChatStream{textSure: true, calls: refCalls{ok: true, byIndex: map[string]string{}, args: map[string]*strings.Builder{}}}
+	var text, refusal strings.Builder
+	rd := sse.NewReader(bytes.NewReader(body))
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			ref.sure = errors.Is(err, io.EOF)
+			break
+		}
+		data := bytes.TrimSpace(ev.Data)
+		if string(data) == "[DONE]" {
+			ref.sure = true
+			break
+		}
+		if len(data) == 0 || string(ev.Type) == "error" {
+			continue
+		}
+		var c refChunk
+		if json.Unmarshal(data, &c) != nil {
+			return ref
+		}
+		for _, ch := range c.Choices {
+			if !isNull(ch.Index) {
+				var n float64
+				if json.Unmarshal(ch.Index, &n) != nil {
+					return ref
+				}
+				if n != 0 {
+					continue
+				}
+			}
+			d := ch.Delta
+			if d == nil {
+				continue
+			}
+			if t := bytes.TrimSpace(d.Content); len(t) > 0 && t[0] != '"' && string(t) != "null" {
+				ref.textSure = false
+			} else if s, ok := refString(d.Content); ok {
+				text.WriteString(s)
+			}
+			s, ok := refString(d.Refusal)
+			if !ok {
+				return ref
+			}
+			refusal.WriteString(s)
+			if !isNull(d.ToolCalls) {
+				var calls []refToolCall
+				t := bytes.TrimSpace(d.ToolCalls)
+				if t[0] == '{' {
+					calls = make([]refToolCall, 1)
+					if json.Unmarshal(t, &calls[0]) != nil {
+						return ref
+					}
+				} else if json.Unmarshal(t, &calls) != nil {
+					return ref
+				}
+				for _, tc := range calls {
+					switch {
+					case !isNull(tc.Function):
+						a, ok := refArgs(tc.Function)
+						if !ok {
+							return ref
+						}
+						ref.args.WriteString(a)
+						ref.calls.add(&tc, a)
+					case !isNull(tc.Custom):
+						var cu struct {
+							Input json.RawMessage `json:"input"`
+						}
+						if json.Unmarshal(tc.Custom, &cu) != nil {
+							return ref
+						}
+						in, ok := refString(cu.Input)
+						if !ok {
+							return ref
+						}
+						ref.args.WriteString(in)
+						ref.calls.add(&tc, in)
+					default:
+						ref.calls.add(&tc, "")
+					}
+				}
+			}
+			if !isNull(d.FunctionCall) {
+				a, ok := refArgs(d.FunctionCall)
+				if !ok {
+					return ref
+				}
+				ref.args.WriteString(a)
+				ref.calls.ok = false
+			}
+		}
+	}
+	ref.text, ref.refusal = text.String(), refusal.String()
+	return ref
+}
+
+// checkAgainstReference compares a complete stream's events with what
+// the reference decoder read of the same body: nothing of the argument
+// text is lost, added or repeated (in order, up to how a surrogate pair
+// split across fragments decodes: SplitInsensitive), and the text and
+// refusal are the content and refusal sent, when no content could hold
+// reasoning markup.
+func checkAgainstReference(t *testing.T, body []byte, evs []*provider.Event, calls []*providertest.CallLog) {
+	t.Helper()
+	ref := readRefChatStream(body)
+	if !ref.sure {
+		return
+	}
+	var got strings.Builder
+	for _, ev := range evs {
+		if ev.Kind == provider.EventToolCall {
+			got.WriteString(ev.ToolCall.Arguments)
+		}
+	}
+	gs, gw := providertest.SplitInsensitive(got.String())
+	ws, ww := providertest.SplitInsensitive(ref.args.String())
+	if (gs != ws || gw != ww) && !late(calls) {
+		t.Errorf("arguments relayed %q (weight %d), sent %q (weight %d)", gs, gw, ws, ww)
+	}
+	if rc := ref.calls; rc.ok && !late(calls) {
+		// Per call, for streams keyed as OpenAI keys them.
+		if len(calls) != len(rc.order) {
+			t.Errorf("%d calls relayed, %d sent (%v)", len(calls), len(rc.order), rc.order)
+		}
+		for i, c := range calls {
+			if i >= len(rc.order) {
+				break
+			}
+			gs, gw := providertest.SplitInsensitive(c.Arguments.String())
+			ws, ww := providertest.SplitInsensitive(rc.args[rc.order[i]].String())
+			if c.ID != rc.order[i] || gs != ws || gw != ww {
+				t.Errorf("call %d: %s %q (weight %d), sent %s %q (weight %d)", i, c.ID, gs, gw, rc.order[i], ws, ww)
+			}
+		}
+	}
+	var refusal strings.Builder
+	for _, ev := range evs {
+		if ev.Kind == provider.EventRefusal {
+			refusal.WriteString(ev.Text)
+		}
+	}
+	if ref.textSure && !providertest.SameSplitText(refusal.String(), ref.refusal) {
+		t.Errorf("refusal %q, sent %q", refusal.String(), ref.refusal)
+	}
+	if ref.textSure && !strings.Contains(ref.text, "<") {
+		if got := providertest.Text(evs); !providertest.SameSplitText(got, ref.text) {
+			t.Errorf("text %q, sent %q", got, ref.text)
+		}
+	}
+}
+
+// refRespItem is what the reference reads of a Responses stream's
+// function or custom tool call item.
+type refRespItem struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	CallID    string          `json:"call_id"`
+	Arguments json.RawMessage `json:"arguments"`
+	Input     json.RawMessage `json:"input"`
+}
+
+// checkRespFinalArguments checks a complete Responses stream against the
+// complete arguments its items state (output_item.done, and the final
+// response's output): a call's relayed fragments concatenate to them, or
+// a warning names the call (they do not continue what was streamed, or
+// came after its end). Only calls the body names unambiguously are
+// checked: one item id per call_id and per output index, one call_id per
+// item id.
+func checkRespFinalArguments(t *testing.T, body []byte, evs []*provider.Event, calls []*providertest.CallLog) {
+	t.Helper()
+	type finalArgs struct {
+		callID, args string
+	}
+	var finals []finalArgs
+	itemsOfCall := map[string]map[string]bool{}
+	callsOfItem := map[string]map[string]bool{}
+	itemsAt := map[string]map[string]bool{}
+	note := func(m map[string]map[string]bool, k, v string) {
+		if m[k] == nil {
+			m[k] = map[string]bool{}
+		}
+		m[k][v] = true
+	}
+	// streamed: the call_ids item events named; a call_id only the final
+	// response gives comes after the call was relayed keyed otherwise.
+	streamed := map[string]bool{}
+	item := func(it *refRespItem, final, completed bool) {
+		if it.Type != "function_call" && it.Type != "custom_tool_call" {
+			return
+		}
+		note(itemsOfCall, it.CallID, it.ID)
+		note(callsOfItem, it.ID, it.CallID)
+		if !completed {
+			streamed[it.CallID] = true
+		}
+		if !final || it.CallID == "" || (completed && !streamed[it.CallID]) {
+			return
+		}
+		args := provider.ArgumentsText(it.Arguments, "")
+		if it.Type == "custom_tool_call" && !isNull(it.Input) {
+			var in string
+			if json.Unmarshal(it.Input, &in) != nil {
+				return
+			}
+			args = in
+		}
+		if args != "" {
+			finals = append(finals, finalArgs{it.CallID, args})
+		}
+	}
+	rd := sse.NewReader(bytes.NewReader(body))
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			break
+		}
+		var e struct {
+			Type        string          `json:"type"`
+			OutputIndex json.RawMessage `json:"output_index"`
+			ItemID      string          `json:"item_id"`
+			Item        *refRespItem    `json:"item"`
+			Response    *struct {
+				Output []refRespItem `json:"output"`
+			} `json:"response"`
+		}
+		if json.Unmarshal(bytes.TrimSpace(ev.Data), &e) != nil {
+			return // the adapter read it leniently: not checked
+		}
+		if e.Type == "" {
+			e.Type = string(ev.Type)
+		}
+		if !isNull(e.OutputIndex) {
+			id := e.ItemID
+			if e.Item != nil {
+				id = e.Item.ID
+			}
+			note(itemsAt, string(bytes.TrimSpace(e.OutputIndex)), id)
+		}
+		if e.ItemID != "" {
+			note(callsOfItem, e.ItemID, "?") // a delta names no call_id: ambiguous unless an item does
+		}
+		switch e.Type {
+		case "response.output_item.added", "response.output_item.done":
+			if e.Item != nil {
+				item(e.Item, e.Type == "response.output_item.done", false)
+			}
+		case "response.completed", "response.incomplete":
+			if e.Response != nil {
+				for i := range e.Response.Output {
+					item(&e.Response.Output[i], true, true)
+				}
+			}
+		}
+	}
+	for _, ids := range itemsAt {
+		if len(ids) > 1 {
+			return // the adapter maps rotated ids by output index (canonItem)
+		}
+	}
+	byID := map[string]*providertest.CallLog{}
+	for _, c := range calls {
+		byID[c.ID] = c
+	}
+	warned := func(id string) bool {
+		for _, ev := range evs {
+			if ev.Kind == provider.EventMeta {
+				for _, w := range ev.Meta.GetWarnings() {
+					if strings.HasPrefix(w, "tool call "+id+": ") {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	for _, f := range finals {
+		items := itemsOfCall[f.callID]
+		if len(items) != 1 {
+			continue
+		}
+		var itemID string
+		for itemID = range items {
+		}
+		if n := len(callsOfItem[itemID]); itemID != "" && (n > 2 || (n == 2 && !callsOfItem[itemID]["?"])) {
+			continue
+		}
+		c := byID[f.callID]
+		if c == nil {
+			t.Errorf("call %s (complete arguments %q) was not relayed", f.callID, f.args)
+			continue
+		}
+		if got := c.Arguments.String(); got != f.args && !warned(f.callID) {
+			t.Errorf("call %s: relayed arguments %q, complete arguments %q, and no warning", f.callID, got, f.args)
+		}
+	}
+}
+
+// TestResponsesFinalArgumentsCaughtUp: a stream without output_item.done
+// (its arguments.done lost too) has the final response's complete
+// arguments checked as output_item.done's are: the rest the deltas did
+// not carry is relayed; arguments that do not continue them are reported
+// (FuzzResponsesStream found the second kept silently).
+func TestResponsesFinalArgumentsCaughtUp(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","arguments":"","call_id":"call_1","name":"f"}}`)
+	delta := sseEvent("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{\"a\""}`)
+	completed := func(args string) string {
+		return sseEvent("response.completed", `{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[{"id":"fc_1","type":"function_call","status":"completed","call_id":"call_1","name":"f","arguments":`+args+`}]}}`)
+	}
+	for _, tc := range []struct {
+		final, want, warning string
+	}{
+		{`"{\"a\":1}"`, `{"a":1}`, ""},
+		{`"{\"b\":1}"`, `{"a"`, "tool call call_1: complete arguments do not continue the streamed ones; kept the streamed ones"},
+	} {
+		evs, _, err := collect(t, respStreamFrom(p, added+delta+completed(tc.final)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := providertest.CheckEvents(t, evs, providertest.EventCheck{Complete: true, EndEveryCall: true})
+		if len(calls) != 1 || calls[0].Arguments.String() != tc.want {
+			t.Errorf("final %s: calls %+v, want arguments %s", tc.final, calls, tc.want)
+		}
+		var warnings []string
+		for _, ev := range evs {
+			if ev.Kind == provider.EventMeta {
+				warnings = append(warnings, ev.Meta.GetWarnings()...)
+			}
+		}
+		if got := strings.Join(warnings, "|"); got != tc.warning {
+			t.Errorf("final %s: warnings %q, want %q", tc.final, got, tc.warning)
+		}
+	}
+}
+
+// late reports a fragment relayed after its call's end: the gateway's
+// fold fails the stream there (UPSTREAM_BAD_RESPONSE,
+// TestProtocolBreakIsBadResponse), so what follows is not compared.
+func late(calls []*providertest.CallLog) bool {
+	for _, c := range calls {
+		if c.Late {
+			return true
+		}
+	}
+	return false
+}
