@@ -496,7 +496,7 @@ func (d *fastDecoder) choices(c *chatResponse) bool {
 	}
 }
 
-var chunkChoiceKeys = []string{"index", "message", "delta", "finish_reason", "logprobs", "content_filter_results", "content_filter_result", "usage", "stop_reason", "matched_stop"}
+var chunkChoiceKeys = []string{"index", "message", "delta", "finish_reason", "logprobs", "content_filter_results", "content_filter_result", "usage", "stop_reason", "matched_stop", "error"}
 
 func (ch *chatChoice) field(d *fastDecoder, key []byte) bool {
 	switch string(key) {

@@ -196,7 +196,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			provider.SetExtended(meta, extServiceTier, t)
 		}
 	}
-	if e := p.interrupted(finish); e != nil {
+	if e := p.interrupted(finish, choiceError(w.Choices)); e != nil {
 		// The server broke the answer off: what it said so far is no
 		// answer (docs/decisions.md); its id, model and usage go with the
 		// error.
@@ -240,14 +240,40 @@ var interruptions = map[string]string{
 // (testdata/dialect_deepseek_insufficient_resource*.http,
 // dialect_zai_network_error*.http). It is nil for every other finish
 // reason.
-func (p *Provider) interrupted(finish string) *provider.Error {
+//
+// choiceErr is the choice's own error object (OpenRouter's choices[].error,
+// {code, message}), when it sent one: the error is then read from it as
+// an error inside a 2xx answer is (its code an HTTP status read as that
+// status: a 429 rate limited, a 502 unavailable), its message the
+// provider's.
+func (p *Provider) interrupted(finish string, choiceErr json.RawMessage) *provider.Error {
 	why, ok := interruptions[finish]
 	if !ok {
 		return nil
 	}
+	if isPresent(choiceErr) {
+		e := p.errorFromObject(choiceErr, http.StatusOK, "", nil)
+		if e.Err == nil && e.Message != "" {
+			if e.Code == "" {
+				e.Code = finish
+			}
+			e.Message = "the provider interrupted the answer (finish_reason " + finish + "): " + e.Message
+			return e
+		}
+	}
 	return &provider.Error{Provider: p.name, Kind: provider.KindUnavailable, HTTPStatus: http.StatusOK,
 		Code:    finish,
 		Message: "the provider interrupted the answer: " + why + " (finish_reason " + finish + ")"}
+}
+
+// choiceError is the first choice's error object, nil when it has none.
+func choiceError(choices []chatChoice) json.RawMessage {
+	for _, c := range choices {
+		if c.Index == 0 && isPresent(c.Error) {
+			return c.Error
+		}
+	}
+	return nil
 }
 
 // setStopMatch reports what vLLM's stop_reason or SGLang's matched_stop

@@ -379,7 +379,7 @@ func (s *chatStream) handle(data []byte) {
 				continue
 			}
 			s.finish, s.finishSeen = string(*ch.FinishReason), true
-			if e := s.p.interrupted(s.finish); e != nil {
+			if e := s.p.interrupted(s.finish, ch.Error); e != nil {
 				// The server broke the answer off: the stream fails after
 				// what this chunk carries (its usage included).
 				e.RequestID = s.p.requestID(s.header)

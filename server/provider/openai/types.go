@@ -309,6 +309,10 @@ type chatChoice struct {
 	// or null (EOS, length).
 	StopReason  json.RawMessage `json:"stop_reason"`
 	MatchedStop json.RawMessage `json:"matched_stop"`
+	// Error is OpenRouter's choice-level error ({code, message,
+	// metadata}: its response schema's ErrorResponse), sent beside
+	// finish_reason "error" when the upstream failed mid-answer.
+	Error json.RawMessage `json:"error"`
 }
 
 // respMessage is a response message or a stream delta.
