@@ -211,9 +211,11 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 				errs = append(errs, fmt.Errorf("%s.format: %s does not serve %s", cwhere, f.Name, key))
 				continue
 			}
-			opts, dims, err := optionsFromConfig(cc.Options, f)
-			if err != nil {
+			opts, dims, oerrs := optionsFromConfigAll(cc.Options, f)
+			for _, err := range oerrs {
 				errs = append(errs, fmt.Errorf("%s.%w", cwhere, err))
+			}
+			if len(oerrs) > 0 {
 				continue
 			}
 			for _, name := range append(SetOptions(opts), dimsName(dims)...) {
@@ -230,6 +232,7 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 			}
 			var shown *structpb.Struct
 			if len(cc.Options) > 0 {
+				var err error
 				if shown, err = structpb.NewStruct(normalize(cc.Options)); err != nil {
 					errs = append(errs, fmt.Errorf("%s.options: %w", cwhere, err))
 					continue

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -28,6 +29,14 @@ func (e *OptionError) Error() string {
 // optionsFromConfig converts configured options to typed ones. Dimensions
 // is returned apart (it is an embeddings option).
 func optionsFromConfig(raw map[string]any, f *Format) (*llmrelayv1.GenerationOptions, *int32, error) {
+	o, dims, errs := optionsFromConfigAll(raw, f)
+	return o, dims, errors.Join(errs...)
+}
+
+// optionsFromConfigAll is optionsFromConfig with every bad option's error
+// (a configuration check names them all, not the first).
+func optionsFromConfigAll(raw map[string]any, f *Format) (*llmrelayv1.GenerationOptions, *int32, []error) {
+	var errs []error
 	o := &llmrelayv1.GenerationOptions{}
 	var dims *int32
 	keys := make([]string, 0, len(raw))
@@ -35,6 +44,7 @@ func optionsFromConfig(raw map[string]any, f *Format) (*llmrelayv1.GenerationOpt
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+options:
 	for _, k := range keys {
 		v := raw[k]
 		bad := func(want string) error { return fmt.Errorf("options.%s: want %s, got %s", k, want, valueWords(v)) }
@@ -42,7 +52,8 @@ func optionsFromConfig(raw map[string]any, f *Format) (*llmrelayv1.GenerationOpt
 		case "temperature", "top_p", "presence_penalty", "frequency_penalty":
 			f, ok := toFloat(v)
 			if !ok {
-				return nil, nil, bad("a number")
+				errs = append(errs, bad("a number"))
+				continue options
 			}
 			switch k {
 			case "temperature":
@@ -57,7 +68,8 @@ func optionsFromConfig(raw map[string]any, f *Format) (*llmrelayv1.GenerationOpt
 		case "max_tokens", "top_k", "dimensions":
 			n, ok := toInt32(v)
 			if !ok {
-				return nil, nil, bad("an integer")
+				errs = append(errs, bad("an integer"))
+				continue options
 			}
 			switch k {
 			case "max_tokens":
@@ -70,14 +82,16 @@ func optionsFromConfig(raw map[string]any, f *Format) (*llmrelayv1.GenerationOpt
 		case "seed":
 			f, ok := toFloat(v)
 			if !ok || f != math.Trunc(f) {
-				return nil, nil, bad("an integer")
+				errs = append(errs, bad("an integer"))
+				continue options
 			}
 			s := int64(f)
 			o.Seed = &s
 		case "parallel_tool_calls":
 			b, ok := v.(bool)
 			if !ok {
-				return nil, nil, bad("true or false")
+				errs = append(errs, bad("true or false"))
+				continue options
 			}
 			o.ParallelToolCalls = &b
 		case "stop":
@@ -88,24 +102,28 @@ func optionsFromConfig(raw map[string]any, f *Format) (*llmrelayv1.GenerationOpt
 				for _, s := range x {
 					str, ok := s.(string)
 					if !ok {
-						return nil, nil, bad("a string or a list of strings")
+						errs = append(errs, bad("a string or a list of strings"))
+						continue options
 					}
 					o.Stop = append(o.Stop, str)
 				}
 			default:
-				return nil, nil, bad("a string or a list of strings")
+				errs = append(errs, bad("a string or a list of strings"))
+				continue options
 			}
 		case "reasoning_effort":
 			s, ok := v.(string)
 			e, known := llmrelayv1.ReasoningEffort_value["REASONING_EFFORT_"+strings.ToUpper(s)]
 			if !ok || !known || e == 0 {
-				return nil, nil, bad("none, minimal, low, medium or high")
+				errs = append(errs, bad("none, minimal, low, medium or high"))
+				continue options
 			}
 			o.ReasoningEffort = llmrelayv1.ReasoningEffort(e)
 		case "tool_choice":
 			s, ok := v.(string)
 			if !ok || s == "" {
-				return nil, nil, bad("auto, none, required or a function name")
+				errs = append(errs, bad("auto, none, required or a function name"))
+				continue options
 			}
 			if m, known := llmrelayv1.ToolChoiceMode_value["TOOL_CHOICE_MODE_"+strings.ToUpper(s)]; known && m != 0 {
 				o.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode(m)}}
@@ -122,8 +140,11 @@ func optionsFromConfig(raw map[string]any, f *Format) (*llmrelayv1.GenerationOpt
 			if near := config.Suggest(k, known); near != "" {
 				hint = fmt.Sprintf("; did you mean %s?", near)
 			}
-			return nil, nil, fmt.Errorf("options.%s: unknown option%s (format %s knows %s)", k, hint, f.Name, strings.Join(known, ", "))
+			errs = append(errs, fmt.Errorf("options.%s: unknown option%s (format %s knows %s)", k, hint, f.Name, strings.Join(known, ", ")))
 		}
+	}
+	if len(errs) > 0 {
+		return nil, nil, errs
 	}
 	return o, dims, nil
 }
