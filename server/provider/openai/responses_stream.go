@@ -448,7 +448,6 @@ func (s *responsesStream) findCall(itemID, callID string, outputIndex *flexInt) 
 // A repeated call_id is replaced by the item id, else by a made id, with
 // a warning.
 func (s *responsesStream) callKey(c *respCallState, callID string) (string, string) {
-	id, warning := respCallID(callID, c.itemID, c.pos)
 	taken := func(id string) bool {
 		for _, o := range s.calls {
 			if o != c && o.callID == id {
@@ -457,12 +456,19 @@ func (s *responsesStream) callKey(c *respCallState, callID string) (string, stri
 		}
 		return false
 	}
+	if callID == "" && c.itemID == "" {
+		// A made id is none an earlier call has (madeCallID); a later
+		// call sent with it is the one re-keyed.
+		id := madeCallID(c.pos, taken)
+		return id, fmt.Sprintf("function_call %d has neither call_id nor item id; keyed as %s", c.pos, id)
+	}
+	id, warning := respCallID(callID, c.itemID, c.pos)
 	if !taken(id) {
 		return id, warning
 	}
 	alt := c.itemID
 	if alt == "" || taken(alt) {
-		alt = fallbackCallID(c.pos)
+		alt = madeCallID(c.pos, taken)
 	}
 	return alt, fmt.Sprintf("function_call %d repeats the id %s of an earlier call; keyed as %s", c.pos, id, alt)
 }
