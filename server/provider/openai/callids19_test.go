@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // callList renders a message's tool calls as "id name args" lines.
@@ -91,5 +93,95 @@ func TestUnaryRepeatedCallIDsCallids19(t *testing.T) {
 		if got := strings.Join(res.Meta.GetWarnings(), "; "); got != tc.warnings {
 			t.Errorf("responses %s: warnings %q, want %q", tc.name, got, tc.warnings)
 		}
+	}
+}
+
+// chatChunk is an SSE chunk of one delta's tool_calls.
+func chatChunk(calls string) string {
+	return `data: {"id":"chatcmpl-c19","model":"m","choices":[{"index":0,"delta":{"tool_calls":[` + calls + `]}}]}` + "\n\n"
+}
+
+// streamCalls runs a stream over body and returns its calls and warnings
+// folded, after the event invariants are checked.
+func streamCalls(t *testing.T, s provider.Stream) (string, string) {
+	t.Helper()
+	evs, _, err := collect(t, s)
+	if err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	providertest.CheckEvents(t, evs, providertest.EventCheck{Complete: true, EndEveryCall: true})
+	f := foldEvents(t, evs)
+	return callList(f.Message), strings.Join(f.Meta.GetWarnings(), "; ")
+}
+
+// TestChatStreamRepeatedCallIDsCallids19: two whole calls sent with one
+// id at different indexes are two calls (the later re-keyed, with a
+// warning, as the unary answer keys them), not one with `{"a":1}{"b":2}`;
+// a fragment naming the call by id at another index while its arguments
+// are partial still continues it. A made id is never one the server sent
+// before it, and a server id equal to an id made earlier is re-keyed.
+func TestChatStreamRepeatedCallIDsCallids19(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, body, want, warnings string }{
+		{"two whole calls, one id, two indexes",
+			chatChunk(`{"index":0,"id":"call_dup","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}`) +
+				chatChunk(`{"index":1,"id":"call_dup","type":"function","function":{"name":"g","arguments":"{\"b\":2}"}}`),
+			`call_dup f {"a":1}|call_idx1 g {"b":2}`,
+			"tool call 1 repeats the id call_dup of an earlier call; keyed as call_idx1"},
+		{"partial call continued by id at another index",
+			chatChunk(`{"index":0,"id":"call_p","type":"function","function":{"name":"f","arguments":"{\"a\":"}}`) +
+				chatChunk(`{"index":1,"id":"call_p","type":"function","function":{"name":"f","arguments":"1}"}}`),
+			`call_p f {"a":1}`, ""},
+		{"made id, then the server sends it",
+			chatChunk(`{"index":0,"type":"function","function":{"name":"f","arguments":"{}"}}`) +
+				chatChunk(`{"index":1,"id":"call_idx0","type":"function","function":{"name":"g","arguments":"{}"}}`),
+			`call_idx0 f {}|call_idx1 g {}`,
+			"tool call 0 has no id; keyed as call_idx0; tool call 1 repeats the id call_idx0 of an earlier call; keyed as call_idx1"},
+		{"server id, then one made with its value",
+			chatChunk(`{"index":0,"id":"call_idx1","type":"function","function":{"name":"f","arguments":"{}"}}`) +
+				chatChunk(`{"index":1,"type":"function","function":{"name":"g","arguments":"{}"}}`),
+			`call_idx1 f {}|call_idx1_2 g {}`,
+			"tool call 1 has no id; keyed as call_idx1_2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := streamFrom(p, tc.body+`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`+"\n\ndata: [DONE]\n\n")
+			calls, warnings := streamCalls(t, s)
+			if calls != tc.want || warnings != tc.warnings {
+				t.Errorf("calls %s, warnings %q; want %s, %q", calls, warnings, tc.want, tc.warnings)
+			}
+		})
+	}
+}
+
+// TestResponsesStreamMadeCallIDCallids19: a call without call_id or item
+// id gets a made id none of the earlier calls has (it was call_idx1,
+// which the first call's call_id is, joining the two).
+func TestResponsesStreamMadeCallIDCallids19(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := func(s string) string { return "data: " + s + "\n\n" }
+	body := ev(`{"type":"response.created","response":{"id":"resp_c19","status":"in_progress","model":"m"}}`) +
+		ev(`{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_a","call_id":"call_idx1","name":"f","arguments":""}}`) +
+		ev(`{"type":"response.function_call_arguments.delta","output_index":0,"item_id":"fc_a","delta":"{}"}`) +
+		ev(`{"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","id":"fc_a","call_id":"call_idx1","name":"f","arguments":"{}","status":"completed"}}`) +
+		ev(`{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","name":"g","arguments":""}}`) +
+		ev(`{"type":"response.function_call_arguments.delta","output_index":1,"delta":"{}"}`) +
+		ev(`{"type":"response.output_item.done","output_index":1,"item":{"type":"function_call","name":"g","arguments":"{}","status":"completed"}}`) +
+		ev(`{"type":"response.completed","response":{"id":"resp_c19","status":"completed","model":"m","output":[]}}`)
+	calls, warnings := streamCalls(t, respStreamFrom(p, body))
+	if want := `call_idx1 f {}|call_idx1_2 g {}`; calls != want {
+		t.Errorf("calls %s, want %s", calls, want)
+	}
+	if want := "function_call 1 has neither call_id nor item id; keyed as call_idx1_2"; warnings != want {
+		t.Errorf("warnings %q, want %q", warnings, want)
 	}
 }
