@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -183,5 +184,53 @@ func TestResponsesStreamMadeCallIDCallids19(t *testing.T) {
 	}
 	if want := "function_call 1 has neither call_id nor item id; keyed as call_idx1_2"; warnings != want {
 		t.Errorf("warnings %q, want %q", warnings, want)
+	}
+}
+
+// TestResponsesStreamPendingOnFailureCallids19: arguments held for a call
+// whose call_id has not come (deltas before the item's
+// output_item.added) are relayed before the stream's error, keyed by the
+// item id, and the call ends as cut by the failure, with warnings: the
+// client sees what was generated (they were dropped).
+func TestResponsesStreamPendingOnFailureCallids19(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := func(s string) string { return "data: " + s + "\n\n" }
+	start := ev(`{"type":"response.created","response":{"id":"resp_c19p","status":"in_progress","model":"m"}}`) +
+		ev(`{"type":"response.function_call_arguments.delta","output_index":0,"item_id":"fc_p","delta":"{\"city\":\"Par"}`)
+	cases := []struct {
+		name, end string
+		cut       bool
+	}{
+		{"response.failed", ev(`{"type":"response.failed","response":{"id":"resp_c19p","status":"failed","model":"m","error":{"code":"server_error","message":"boom"}}}`), false},
+		{"error event", ev(`{"type":"error","code":"server_error","message":"boom"}`), false},
+		{"cut", "", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			evs, _, err := collect(t, respStreamFrom(p, start+tc.end))
+			if err == nil {
+				t.Fatal("stream did not fail")
+			}
+			if pe := providerError(t, err); errors.Is(pe, provider.ErrStreamCut) != tc.cut || (!tc.cut && !strings.Contains(pe.Message, "boom")) {
+				t.Errorf("error %v", pe)
+			}
+			calls := providertest.CheckEvents(t, evs, providertest.EventCheck{})
+			f := foldEvents(t, evs)
+			if got, want := callList(f.Message), `fc_p  {"city":"Par`; got != want {
+				t.Errorf("calls %q, want %q", got, want)
+			}
+			if len(calls) != 1 || evs[len(evs)-1].Kind != provider.EventToolCallCut {
+				t.Errorf("calls %d, last event %v", len(calls), evs[len(evs)-1].Kind)
+			}
+			want := "function_call item fc_p has no call_id; keyed by its item id; tool call fc_p was cut by the stream's failure; its arguments are partial"
+			if got := strings.Join(f.Meta.GetWarnings(), "; "); got != want {
+				t.Errorf("warnings %q, want %q", got, want)
+			}
+		})
 	}
 }
