@@ -234,3 +234,22 @@ func TestResponsesStreamPendingOnFailureCallids19(t *testing.T) {
 		})
 	}
 }
+
+// TestUnaryObjectCallIDValidUTF8Callids19: a call id sent as an object
+// holding invalid UTF-8 is kept as its JSON text made valid (the proto
+// string cannot carry the bytes; FuzzStream found it in the stream).
+func TestUnaryObjectCallIDValidUTF8Callids19(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.parseChatResponse([]byte("{\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"tool_calls\":[" +
+		"{\"id\":{\"k\":\"\xd2\"},\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := callList(res.Message), "{\"k\":\"\uFFFD\"} f {}"; got != want {
+		t.Errorf("calls %q, want %q", got, want)
+	}
+}
