@@ -36,6 +36,7 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	var cites unaryCitations
 	var fallbacks []any
+	toolIDs := map[string]int{} // tool_use id -> its content index
 	for i, b := range m.Content {
 		switch b.Type {
 		case "text":
@@ -48,6 +49,15 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 		case "tool_use":
 			if b.ID == "" {
 				meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: tool_use block without an id", i))
+			} else if j, ok := toolIDs[b.ID]; ok {
+				// Calls are keyed by their id: two blocks with one id
+				// would be one call to the gateway and in the next
+				// request. The stream refuses them as well (Anthropic
+				// never sends them; re-keying would invent an id the
+				// API never issued, sent back with the tool result).
+				return nil, provider.BadResponse(providerName, "tool_use blocks %d and %d have the same id %s", j, i, b.ID)
+			} else {
+				toolIDs[b.ID] = i
 			}
 			args := provider.ArgumentsText(b.Input, "{}")
 			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{

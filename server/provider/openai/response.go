@@ -154,8 +154,12 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			if refusal != "" {
 				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: refusal}})
 			}
+			ids := newUnaryCallIDs()
+			for _, tc := range m.ToolCalls {
+				ids.sent[string(tc.ID)] = tc.ID != ""
+			}
 			for i, tc := range m.ToolCalls {
-				call, w := toolCallFromWire(tc, i)
+				call, w := toolCallFromWire(tc, i, ids)
 				if w != "" {
 					meta.Warnings = append(meta.Warnings, w)
 				}
@@ -163,7 +167,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 				meta.ToolCallCount++
 			}
 			if fc := m.FunctionCall; fc != nil {
-				id := fallbackCallID(len(m.ToolCalls))
+				id := ids.made(len(m.ToolCalls))
 				meta.Warnings = append(meta.Warnings, "legacy function_call without an id; keyed as "+id)
 				args := argumentsText(fc.Arguments)
 				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
@@ -572,8 +576,60 @@ func argumentsText(raw json.RawMessage) string { return provider.ArgumentsText(r
 
 func fallbackCallID(i int) string { return "call_idx" + strconv.Itoa(i) }
 
-// toolCallFromWire converts one response tool call; i is its position.
-func toolCallFromWire(tc respToolCall, i int) (*llmrelayv1.ToolCall, string) {
+// madeCallID is the id made for call i: fallbackCallID(i), unless an id
+// of the answer (taken) has that value, then the first of its "_2", "_3"
+// ... that none has. A made id equal to one the server sent would make
+// two calls one (calls are keyed by id).
+func madeCallID(i int, taken func(string) bool) string {
+	id := fallbackCallID(i)
+	for n := 2; taken(id); n++ {
+		id = fallbackCallID(i) + "_" + strconv.Itoa(n)
+	}
+	return id
+}
+
+// unaryCallIDs keys the calls of a unary answer as the streams key them:
+// a call without id, or repeating the id of an earlier call, gets a made
+// id, never one the answer's other calls have (sent holds every id the
+// server sent in the answer).
+type unaryCallIDs struct {
+	sent map[string]bool
+	used map[string]bool
+}
+
+func newUnaryCallIDs(sent ...string) *unaryCallIDs {
+	k := &unaryCallIDs{sent: map[string]bool{}, used: map[string]bool{}}
+	for _, id := range sent {
+		if id != "" {
+			k.sent[id] = true
+		}
+	}
+	return k
+}
+
+func (k *unaryCallIDs) taken(id string) bool { return k.sent[id] || k.used[id] }
+
+// made is a made id for call i, marked used.
+func (k *unaryCallIDs) made(i int) string {
+	id := madeCallID(i, k.taken)
+	k.used[id] = true
+	return id
+}
+
+// use marks id used and reports whether an earlier call had it.
+func (k *unaryCallIDs) use(id string) bool {
+	if k.used[id] {
+		return true
+	}
+	k.used[id] = true
+	return false
+}
+
+// toolCallFromWire converts one response tool call; i is its position. A
+// call without id, or repeating an earlier call's (two calls, each with
+// its name and arguments: the stream separates them too), is keyed by a
+// made id, with a warning.
+func toolCallFromWire(tc respToolCall, i int, ids *unaryCallIDs) (*llmrelayv1.ToolCall, string) {
 	call := &llmrelayv1.ToolCall{CallId: string(tc.ID), Signature: tc.ExtraContent.signature()}
 	switch {
 	case tc.Function != nil:
@@ -587,9 +643,14 @@ func toolCallFromWire(tc respToolCall, i int) (*llmrelayv1.ToolCall, string) {
 		call.ArgumentsValid = fold.ValidArguments(call.Arguments)
 	}
 	var warning string
-	if call.CallId == "" {
-		call.CallId = fallbackCallID(i)
+	switch {
+	case call.CallId == "":
+		call.CallId = ids.made(i)
 		warning = fmt.Sprintf("tool call %d has no id; keyed as %s", i, call.CallId)
+	case ids.use(call.CallId):
+		sent := call.CallId
+		call.CallId = ids.made(i)
+		warning = fmt.Sprintf("tool call %d repeats the id %s of an earlier call; keyed as %s", i, sent, call.CallId)
 	}
 	return call, warning
 }

@@ -129,6 +129,13 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 		calls int
 		anns  annotationSet
 	)
+	ids := newUnaryCallIDs()
+	for _, it := range w.Output {
+		if it.Type == "function_call" || it.Type == "custom_tool_call" {
+			ids.sent[it.CallID] = it.CallID != ""
+			ids.sent[it.ID] = ids.sent[it.ID] || it.ID != ""
+		}
+	}
 	for _, it := range w.Output {
 		switch it.Type {
 		case "message":
@@ -139,7 +146,7 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 			meta.Warnings = append(meta.Warnings, warns...)
 			meta.Warnings = append(meta.Warnings, anns.add(&it)...)
 		case "function_call", "custom_tool_call":
-			call, warning := callFromItem(&it, calls)
+			call, warning := callFromItem(&it, calls, ids)
 			if warning != "" {
 				meta.Warnings = append(meta.Warnings, warning)
 			}
@@ -518,8 +525,10 @@ func encryptedContent(it *respOutputItem) string {
 
 // callFromItem converts a function_call (or custom_tool_call) item; pos is
 // the call's position. The call is keyed by call_id; without one, by the
-// item id (with a warning), and without either by a made-up id.
-func callFromItem(it *respOutputItem, pos int) (*llmrelayv1.ToolCall, string) {
+// item id (with a warning), and without either by a made-up id. A
+// call_id an earlier call has is replaced by the item id, else by a made
+// id, with a warning, as the stream does (responsesStream.callKey).
+func callFromItem(it *respOutputItem, pos int, ids *unaryCallIDs) (*llmrelayv1.ToolCall, string) {
 	call := &llmrelayv1.ToolCall{Name: it.Name}
 	if it.Input != nil && it.Type == "custom_tool_call" {
 		call.Arguments = *it.Input
@@ -527,7 +536,21 @@ func callFromItem(it *respOutputItem, pos int) (*llmrelayv1.ToolCall, string) {
 		call.Arguments = argumentsText(it.Arguments)
 	}
 	call.ArgumentsValid = fold.ValidArguments(call.Arguments)
+	if it.CallID == "" && it.ID == "" {
+		call.CallId = ids.made(pos)
+		return call, fmt.Sprintf("function_call %d has neither call_id nor item id; keyed as %s", pos, call.CallId)
+	}
 	id, warning := respCallID(it.CallID, it.ID, pos)
+	if ids.use(id) {
+		alt := it.ID
+		if alt == "" || ids.used[alt] {
+			alt = ids.made(pos)
+		} else {
+			ids.use(alt)
+		}
+		warning = fmt.Sprintf("function_call %d repeats the id %s of an earlier call; keyed as %s", pos, id, alt)
+		id = alt
+	}
 	call.CallId = id
 	return call, warning
 }

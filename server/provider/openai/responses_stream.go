@@ -164,6 +164,49 @@ func (p *Provider) newResponsesStream(resp *http.Response, model string, warning
 	return s
 }
 
+// Recv is the event loop's, the calls still pending relayed before an
+// error (relayPending).
+func (s *responsesStream) Recv() (*provider.Event, error) {
+	ev, err := s.eventLoop.Recv()
+	if err != nil && !s.closed && !errors.Is(err, io.EOF) && s.relayPending() {
+		return s.eventLoop.Recv()
+	}
+	return ev, err
+}
+
+// relayPending relays, before the stream's error, the calls still held
+// for a call_id that never came (pending: arguments before their item's
+// output_item.added, then the response failed, an error event came, or
+// the body was cut): keyed by their item id (callKey, with its warning),
+// then ended as cut by the failure, unless their arguments had ended
+// (function_call_arguments.done). Dropped, the client would never see
+// what was generated. It reports whether it relayed any.
+func (s *responsesStream) relayPending() bool {
+	relayed := false
+	for _, c := range s.calls {
+		if !c.pending {
+			continue
+		}
+		relayed = true
+		id, warning := s.callKey(c, "")
+		c.callID, c.pending = id, false
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{warning}}})
+		held := c.args.String()
+		c.args.Reset()
+		s.emitArgs(c, c.heldName, held)
+		if full := c.heldFull; full != "" {
+			c.heldFull = ""
+			s.catchUpArgs(c, full)
+		}
+		if c.endHeld {
+			s.endCall(c, c.heldCut)
+		} else {
+			s.endCall(c, "the stream's failure")
+		}
+	}
+	return relayed
+}
+
 // fail records an error reported inside the 200 stream.
 func (s *responsesStream) fail(e *provider.Error) {
 	s.p.refineResponsesKind(e)
@@ -448,7 +491,6 @@ func (s *responsesStream) findCall(itemID, callID string, outputIndex *flexInt) 
 // A repeated call_id is replaced by the item id, else by a made id, with
 // a warning.
 func (s *responsesStream) callKey(c *respCallState, callID string) (string, string) {
-	id, warning := respCallID(callID, c.itemID, c.pos)
 	taken := func(id string) bool {
 		for _, o := range s.calls {
 			if o != c && o.callID == id {
@@ -457,12 +499,19 @@ func (s *responsesStream) callKey(c *respCallState, callID string) (string, stri
 		}
 		return false
 	}
+	if callID == "" && c.itemID == "" {
+		// A made id is none an earlier call has (madeCallID); a later
+		// call sent with it is the one re-keyed.
+		id := madeCallID(c.pos, taken)
+		return id, fmt.Sprintf("function_call %d has neither call_id nor item id; keyed as %s", c.pos, id)
+	}
+	id, warning := respCallID(callID, c.itemID, c.pos)
 	if !taken(id) {
 		return id, warning
 	}
 	alt := c.itemID
 	if alt == "" || taken(alt) {
-		alt = fallbackCallID(c.pos)
+		alt = madeCallID(c.pos, taken)
 	}
 	return alt, fmt.Sprintf("function_call %d repeats the id %s of an earlier call; keyed as %s", c.pos, id, alt)
 }

@@ -132,7 +132,10 @@ func (s *chatStream) rareOf() *rareState {
 }
 
 type callState struct {
-	id       string
+	id string
+	// sent is the id the server sent for the call ("" if none): the
+	// call's key unless another call had it (open).
+	sent     string
 	pos      int
 	fallback bool // id made up by the adapter
 	named    bool
@@ -144,9 +147,8 @@ type callState struct {
 	// call is not the one an answer cut by the token limit stopped in
 	// (endCalls; the unary answer's last part is that text).
 	textAfter bool
-	// args is the arguments text so far of a call without an id (made
-	// only for those): a named fragment without id after it is whole is
-	// another call (startsAnother).
+	// args is the arguments text so far: a named fragment after it is
+	// whole is another call (startsAnother, whole).
 	args *strings.Builder
 }
 
@@ -163,7 +165,17 @@ type callState struct {
 // text parsed again at each fragment (quadratic: 17 s for 160 KB sent in
 // 4-byte fragments).
 func (st *callState) startsAnother(name string) bool {
-	if name == "" || !st.fallback || !st.named || st.args == nil {
+	return st.fallback && st.whole(name)
+}
+
+// whole reports whether a fragment naming a function (name) after st's
+// fragments is another call: st is named already and its arguments are a
+// whole JSON object. A fragment naming a known call by id at another index
+// continues it unless so (call): two whole calls sent with one id are two
+// calls, not one with `{"a":1}{"b":2}` (the later is re-keyed, as the
+// unary answer re-keys it).
+func (st *callState) whole(name string) bool {
+	if name == "" || !st.named || st.args == nil {
 		return false
 	}
 	args := strings.TrimRight(st.args.String(), " \t\r\n")
@@ -655,7 +667,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		id := string(tc.ID)
 		if index < 0 && id == "" && len(d.ToolCalls) > 1 && base >= 0 && !s.order[base+i].ended {
 			st = s.order[base+i]
-		} else if st = s.call(index, id, meta); st == nil {
+		} else if st = s.call(index, id, fragmentName(&tc), meta); st == nil {
 			return // s.err is set
 		}
 		if id == "" && st.startsAnother(fragmentName(&tc)) {
@@ -715,7 +727,7 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 		// Content held back came before the call: it goes first.
 		s.pushThink(s.think.Flush())
 		st = &callState{pos: len(s.order), fallback: true}
-		st.id = fallbackCallID(st.pos)
+		st.id = madeCallID(st.pos, s.idTaken)
 		meta.Warnings = append(meta.Warnings, "legacy function_call without an id; keyed as "+st.id)
 		s.order = append(s.order, st)
 		r.legacyCall = st
@@ -731,21 +743,19 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 }
 
 // call finds or opens the call of a tool-call delta. index is -1 when the
-// delta has none.
-func (s *chatStream) call(index int, id string, meta *llmrelayv1.ResponseMeta) *callState {
+// delta has none; name is the function the fragment names ("": none).
+func (s *chatStream) call(index int, id, name string, meta *llmrelayv1.ResponseMeta) *callState {
 	var cur *callState
 	if index >= 0 {
 		cur = s.byIndex[index]
 	} else if id != "" {
-		for _, c := range s.order {
-			if c.id == id {
-				return c
-			}
+		if c := s.bySent(id); c != nil && !c.whole(name) {
+			return c
 		}
 	} else if len(s.order) > 0 {
 		cur = s.order[len(s.order)-1]
 	}
-	if cur != nil && (id == "" || id == cur.id || cur.fallback) {
+	if cur != nil && (id == "" || id == cur.sent || cur.fallback) {
 		return cur
 	}
 	if id != "" && index >= 0 {
@@ -754,17 +764,37 @@ func (s *chatStream) call(index int, id string, meta *llmrelayv1.ResponseMeta) *
 		// position in its delta that another call's index takes later)
 		// continues that call, which takes this index, instead of
 		// opening a second call with the same id.
-		for _, c := range s.order {
-			if c.id == id {
-				if s.byIndex == nil {
-					s.byIndex = make(map[int]*callState)
-				}
-				s.byIndex[index] = c
-				return c
+		// A fragment naming a function after that call's arguments are
+		// whole starts another call with the same id (whole).
+		if c := s.bySent(id); c != nil && !c.whole(name) {
+			if s.byIndex == nil {
+				s.byIndex = make(map[int]*callState)
 			}
+			s.byIndex[index] = c
+			return c
 		}
 	}
 	return s.open(cur, index, id, meta)
+}
+
+// bySent is the first call the server sent with id.
+func (s *chatStream) bySent(id string) *callState {
+	for _, c := range s.order {
+		if c.sent == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// idTaken reports whether a call of the stream is keyed by id.
+func (s *chatStream) idTaken(id string) bool {
+	for _, c := range s.order {
+		if c.id == id {
+			return true
+		}
+	}
+	return false
 }
 
 // open opens a new call at index (-1: none) with id ("": one is made),
@@ -779,11 +809,17 @@ func (s *chatStream) open(cur *callState, index int, id string, meta *llmrelayv1
 		s.flushHigh(cur)
 		s.push(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: cur.id, Index: cur.pos}})
 	}
-	st := &callState{id: id, pos: len(s.order)}
-	if st.id == "" {
-		st.id, st.fallback = fallbackCallID(st.pos), true
-		st.args = &strings.Builder{}
+	st := &callState{id: id, sent: id, pos: len(s.order), args: &strings.Builder{}}
+	switch {
+	case id == "":
+		st.id, st.fallback = madeCallID(st.pos, s.idTaken), true
 		meta.Warnings = append(meta.Warnings, fmt.Sprintf("tool call %d has no id; keyed as %s", st.pos, st.id))
+	case s.idTaken(id):
+		// Another call has the id (sent with it, or made): calls are
+		// keyed by id, so this one gets a made id, as in the unary
+		// answer (toolCallFromWire).
+		st.id = madeCallID(st.pos, s.idTaken)
+		meta.Warnings = append(meta.Warnings, fmt.Sprintf("tool call %d repeats the id %s of an earlier call; keyed as %s", st.pos, id, st.id))
 	}
 	s.order = append(s.order, st)
 	if index >= 0 {

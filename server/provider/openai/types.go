@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -507,7 +508,7 @@ func (n *flexInt) UnmarshalJSON(b []byte) error {
 }
 
 // flexString accepts a JSON string, number, bool or null; other values are
-// kept as compact JSON text. Error codes are strings on OpenAI but numbers
+// kept as compact JSON text (valid UTF-8). Error codes are strings on OpenAI but numbers
 // on some compatible servers.
 type flexString string
 
@@ -527,7 +528,10 @@ func (s *flexString) UnmarshalJSON(b []byte) error {
 		if err := json.Compact(&c, b); err != nil {
 			return err
 		}
-		*s = flexString(c.String())
+		// Compact keeps the bytes of strings as sent: invalid UTF-8
+		// (a call id sent as an object, found by FuzzStream) could not
+		// go into a proto string.
+		*s = flexString(strings.ToValidUTF8(c.String(), "\uFFFD"))
 	}
 	return nil
 }
