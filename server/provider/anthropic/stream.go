@@ -70,14 +70,14 @@ type stream struct {
 	err     *provider.Error
 
 	// held is the high half of a surrogate pair held back from the end of
-	// a text or thinking delta of block heldBlock (at heldIdx) for the
-	// next delta (provider.SurrogateJoin); rawText and rawThinking are
-	// the current event's delta strings as sent, read only when it has a
-	// surrogate escape.
-	held                 provider.SurrogateJoin
-	heldBlock            *blockState
-	heldIdx              int
-	rawText, rawThinking json.RawMessage
+	// a text, thinking or input_json delta of block heldBlock (at
+	// heldIdx) for the next delta (provider.SurrogateJoin); rawText,
+	// rawThinking and rawPartialJSON are the current event's delta
+	// strings as sent, read only when it has a surrogate escape.
+	held                                 provider.SurrogateJoin
+	heldBlock                            *blockState
+	heldIdx                              int
+	rawText, rawThinking, rawPartialJSON json.RawMessage
 
 	// Reused by decodeTextDeltaFast between events.
 	fastIdx   int
@@ -166,7 +166,7 @@ func (s *stream) emit(ev *provider.Event) { s.pending = append(s.pending, ev) }
 // handle decodes one SSE event and queues the events it yields.
 func (s *stream) handle(sseType string, data []byte) *provider.Error {
 	var ev streamEvent
-	s.rawText, s.rawThinking = nil, nil
+	s.rawText, s.rawThinking, s.rawPartialJSON = nil, nil, nil
 	if decodeTextDeltaFast(data, &ev, &s.fastIdx, &s.fastDelta, &s.scratch) {
 		return s.blockDelta(ev)
 	}
@@ -443,7 +443,7 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 	}
 	idx := *ev.Index
 	b := s.blocks[idx]
-	if s.heldBlock != nil && (idx != s.heldIdx || b != s.heldBlock || (ev.Delta.Type != "text_delta" && ev.Delta.Type != "thinking_delta")) {
+	if s.heldBlock != nil && (idx != s.heldIdx || b != s.heldBlock || (ev.Delta.Type != "text_delta" && ev.Delta.Type != "thinking_delta" && ev.Delta.Type != "input_json_delta")) {
 		s.flushHeld()
 	}
 	switch ev.Delta.Type {
@@ -478,11 +478,15 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 		if b.ended {
 			return provider.BadResponse(providerName, "input_json_delta after content_block_stop of block %d", idx)
 		}
-		if ev.Delta.PartialJSON != "" {
-			b.gotArgs = true
-			s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{
-				CallID: b.callID, Index: b.toolIndex, Arguments: ev.Delta.PartialJSON,
-			}})
+		// partial_json is a piece of the input's JSON text, itself
+		// JSON-encoded: an escape inside the input's strings arrives as
+		// text ("\\ud83d") and stays as sent, a valid pair once the
+		// pieces are concatenated. A UTF-16 proxy cutting the text
+		// between the halves of a character sends each half as an
+		// escape of the piece's own string ("\ud83d"), which decodes to
+		// U+FFFD alone: it is held for the block's next piece.
+		if args := s.join(b, idx, ev.Delta.PartialJSON, s.rawPartialJSON); args != "" {
+			s.emitArgs(b, args)
 		}
 	case "thinking_delta", "signature_delta":
 		if b == nil || b.typ != "thinking" {
@@ -638,18 +642,19 @@ func (s *stream) emitText(b *blockState, text string) {
 	}
 }
 
-// deltaTokens reads the quoted tokens of a content_block_delta's text and
-// thinking (data has a surrogate escape: the fast decoder refused it, and
+// deltaTokens reads the quoted tokens of a content_block_delta's text,
+// thinking and partial_json (data has a surrogate escape: the fast decoder refused it, and
 // encoding/json decoded a cut pair's halves as U+FFFD).
 func (s *stream) deltaTokens(data []byte) {
 	var v struct {
 		Delta *struct {
-			Text     json.RawMessage `json:"text"`
-			Thinking json.RawMessage `json:"thinking"`
+			Text        json.RawMessage `json:"text"`
+			Thinking    json.RawMessage `json:"thinking"`
+			PartialJSON json.RawMessage `json:"partial_json"`
 		} `json:"delta"`
 	}
 	if json.Unmarshal(data, &v) == nil && v.Delta != nil {
-		s.rawText, s.rawThinking = v.Delta.Text, v.Delta.Thinking
+		s.rawText, s.rawThinking, s.rawPartialJSON = v.Delta.Text, v.Delta.Thinking, v.Delta.PartialJSON
 	}
 }
 
@@ -677,9 +682,20 @@ func (s *stream) flushHeld() {
 	if t == "" || b == nil {
 		return
 	}
-	if b.typ == "thinking" {
+	switch b.typ {
+	case "thinking":
 		s.emit(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: b.reasoningIndex, Text: t}})
-		return
+	case "tool_use":
+		s.emitArgs(b, t)
+	default:
+		s.emitText(b, t)
 	}
-	s.emitText(b, t)
+}
+
+// emitArgs queues a piece of tool_use block b's input text.
+func (s *stream) emitArgs(b *blockState, args string) {
+	b.gotArgs = true
+	s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{
+		CallID: b.callID, Index: b.toolIndex, Arguments: args,
+	}})
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // streamedCall is a function call whose arguments Gemini streams as
@@ -14,6 +16,37 @@ import (
 type streamedCall struct {
 	id, name, signature string
 	args                argNode
+	held                heldHalf
+}
+
+// heldHalf is the high half of a surrogate pair a UTF-16 server cut off
+// the end of a string piece (its escape, provider.SurrogateJoin), held for
+// the next piece, and the leaf it belongs to. The next piece joins it when
+// it continues the same string with the low half; any other piece, or the
+// call's end, releases it into its string as U+FFFD.
+type heldHalf struct {
+	leaf *argNode
+	join provider.SurrogateJoin
+}
+
+// flush releases a held half into its string as U+FFFD.
+func (h *heldHalf) flush() {
+	if t := h.join.Flush(); t != "" && h.leaf != nil && h.leaf.str != nil {
+		h.leaf.str.WriteString(t)
+	}
+	h.leaf = nil
+}
+
+// add applies one partialArgs piece to the call's arguments.
+func (c *streamedCall) add(pa partialArg) error {
+	return c.args.apply(pa, &c.held)
+}
+
+// text returns the call's assembled arguments, a half still held released
+// as U+FFFD.
+func (c *streamedCall) text() string {
+	c.held.flush()
+	return c.args.text()
 }
 
 // argNode is a node of the arguments being assembled: an object (keys in
@@ -82,18 +115,16 @@ func parseArgPath(p string) ([]pathStep, error) {
 	return steps, nil
 }
 
-// apply sets (or, for a string, extends) the value at the piece's path.
-func (n *argNode) apply(pa partialArg) error {
-	steps, err := parseArgPath(pa.JSONPath)
+// apply sets (or, for a string, extends) the value at the piece's path. h
+// (nil: none) holds a high half cut off the end of a string piece for the
+// next piece: only a string piece at the same path continues it.
+func (n *argNode) apply(pa partialArg, h *heldHalf) error {
+	cur, err := n.at(pa.JSONPath)
+	if h != nil && (err != nil || pa.StringValue == nil || cur != h.leaf) {
+		h.flush()
+	}
 	if err != nil {
 		return err
-	}
-	cur := n
-	for _, st := range steps {
-		cur, err = cur.child(st, pa.JSONPath)
-		if err != nil {
-			return err
-		}
 	}
 	switch {
 	case pa.StringValue != nil:
@@ -103,7 +134,15 @@ func (n *argNode) apply(pa partialArg) error {
 			}
 			cur.str = &strings.Builder{}
 		}
-		cur.str.WriteString(*pa.StringValue)
+		text := *pa.StringValue
+		if h != nil {
+			text = h.join.Text(text, pa.rawString)
+			h.leaf = nil
+			if h.join.Held() {
+				h.leaf = cur
+			}
+		}
+		cur.str.WriteString(text)
 	case present(pa.NumberValue):
 		cur.raw = pa.NumberValue
 	case present(pa.BoolValue):
@@ -114,6 +153,22 @@ func (n *argNode) apply(pa partialArg) error {
 		return fmt.Errorf("partial argument path %q has no value", pa.JSONPath)
 	}
 	return nil
+}
+
+// at returns the node at path, creating the nodes on the way.
+func (n *argNode) at(path string) (*argNode, error) {
+	steps, err := parseArgPath(path)
+	if err != nil {
+		return nil, err
+	}
+	cur := n
+	for _, st := range steps {
+		cur, err = cur.child(st, path)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return cur, nil
 }
 
 // child returns the node one step below n, creating it (and making n an

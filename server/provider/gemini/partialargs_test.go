@@ -16,7 +16,7 @@ func TestStreamedArguments(t *testing.T) {
 		{JSONPath: "$.days[1]['ok']", BoolValue: json.RawMessage("true")},
 		{JSONPath: "$.note", NullValue: json.RawMessage(`"NULL_VALUE"`)},
 	} {
-		if err := n.apply(pa); err != nil {
+		if err := n.apply(pa, nil); err != nil {
 			t.Fatalf("apply %+v: %v", pa, err)
 		}
 	}
@@ -35,7 +35,7 @@ func TestStreamedArguments(t *testing.T) {
 		{JSONPath: "$.days", StringValue: s("x")},
 		{JSONPath: "$.other"},
 	} {
-		if err := n.apply(pa); err == nil {
+		if err := n.apply(pa, nil); err == nil {
 			t.Errorf("apply %+v: no error", pa)
 		}
 	}

@@ -347,7 +347,7 @@ func (a *answer) convert(out []item, parts []respPart, final bool, warn func(str
 				a.pending.signature = pt.ThoughtSignature
 			}
 			for _, pa := range fc.PartialArgs {
-				if err := a.pending.args.apply(pa); err != nil {
+				if err := a.pending.add(pa); err != nil {
 					warn(err.Error() + "; ignored")
 				}
 			}
@@ -421,7 +421,7 @@ func (a *answer) closeCall(out []item, warn func(string)) []item {
 		return out
 	}
 	a.pending = nil
-	args := c.args.text()
+	args := c.text()
 	id := a.callID(c.id, c.name, args, warn)
 	a.calls++
 	return append(out, item{kind: itemCall, call: &llmrelayv1.ToolCall{

@@ -451,7 +451,7 @@ func FuzzStreamChunk(f *testing.F) {
 		// a prompt count that drops in the last chunk.
 		"tools19_stream_partial_args_max_tokens", "real_reasoning19_gemini3_text_signature_stream",
 		"real_adkgo_flash2_stream_prompt_count_drops",
-		"surrogate19_split_stream", "surrogate19_split_call_stream"} {
+		"surrogate19_split_stream", "surrogate19_split_call_stream", "surr19b_partial_args_stream"} {
 		rec := providertest.Load(f, filepath.Join("testdata", name+".http"))
 		f.Add(rec.Body)
 	}
@@ -557,6 +557,9 @@ func TestAllRecordingsUsed(t *testing.T) {
 		used[n] = true
 	}
 	for _, n := range surrogate19Recordings {
+		used[n] = true
+	}
+	for _, n := range surr19bRecordings {
 		used[n] = true
 	}
 	for _, n := range tools19Recordings {

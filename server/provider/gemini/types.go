@@ -229,6 +229,29 @@ type partialArg struct {
 	BoolValue    json.RawMessage `json:"boolValue"`
 	NullValue    json.RawMessage `json:"nullValue"`
 	WillContinue bool            `json:"willContinue"`
+	// rawString is stringValue's quoted token as sent, read only when
+	// the piece has a surrogate escape (a cut pair's half decodes to
+	// U+FFFD alone: streamedCall joins it with the next piece's).
+	rawString json.RawMessage
+}
+
+// UnmarshalJSON decodes a piece, keeping stringValue's token when it may
+// hold half of a surrogate pair.
+func (pa *partialArg) UnmarshalJSON(b []byte) error {
+	type plain partialArg
+	if err := json.Unmarshal(b, (*plain)(pa)); err != nil {
+		return err
+	}
+	pa.rawString = nil
+	if provider.HasSurrogateEscape(b) {
+		var raw struct {
+			StringValue json.RawMessage `json:"stringValue"`
+		}
+		if json.Unmarshal(b, &raw) == nil && len(raw.StringValue) > 0 && raw.StringValue[0] == '"' {
+			pa.rawString = raw.StringValue
+		}
+	}
+	return nil
 }
 
 type promptFeedback struct {

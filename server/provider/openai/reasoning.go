@@ -72,6 +72,20 @@ const maxReasoningIndex = 1023
 // (Ollama's /v1, newer vLLM, which may send both with the same text) is
 // one unsigned block, index 0. Empty pieces are left out.
 func reasoningPieces(m *respMessage) (pieces []provider.ReasoningDelta, warnings []string) {
+	pieces, _, warnings = reasoningPiecesFrom(m)
+	return pieces, warnings
+}
+
+// Where a reasoning piece's text came from (reasoningPiecesFrom), besides
+// a reasoning_details entry's position.
+const (
+	fromField    = -1 // reasoning_content or reasoning
+	fromThinking = -2 // Mistral's thinking parts of content
+)
+
+// reasoningPiecesFrom is reasoningPieces, with where each piece came from:
+// the position of its reasoning_details entry, fromField or fromThinking.
+func reasoningPiecesFrom(m *respMessage) (pieces []provider.ReasoningDelta, from []int, warnings []string) {
 	if isPresent(m.ReasoningDetails) {
 		var details []reasoningDetail
 		if err := json.Unmarshal(m.ReasoningDetails, &details); err != nil {
@@ -99,22 +113,24 @@ func reasoningPieces(m *respMessage) (pieces []provider.ReasoningDelta, warnings
 				}
 				if p.Text != "" || p.Signature != "" || p.ID != "" || p.Redacted {
 					pieces = append(pieces, p)
+					from = append(from, i)
 				}
 			}
-			return pieces, warnings
+			return pieces, from, warnings
 		}
 	}
-	text := deref(m.ReasoningContent)
+	text, src := deref(m.ReasoningContent), fromField
 	if text == "" {
 		text = deref(m.Reasoning)
 	}
 	if text == "" {
-		text = thinkingText(m.Content)
+		text, src = thinkingText(m.Content), fromThinking
 	}
 	if text != "" {
 		pieces = append(pieces, provider.ReasoningDelta{Text: text})
+		from = append(from, src)
 	}
-	return pieces, warnings
+	return pieces, from, warnings
 }
 
 func deref(s *string) string {
@@ -197,4 +213,96 @@ func thinkingText(content json.RawMessage) string {
 func isContentArray(content json.RawMessage) bool {
 	t := bytes.TrimSpace(content)
 	return len(t) > 0 && t[0] == '['
+}
+
+// joinedToken is the quoted JSON string whose text is the texts of the
+// quoted tokens toks one after another (each token's escapes are whole, so
+// the inner parts concatenate to a valid string, and a surrogate pair cut
+// between two of them is one pair again); nil when none of them has a
+// surrogate escape (provider.SurrogateJoin then takes the decoded text).
+func joinedToken(toks []json.RawMessage) []byte {
+	var out []byte
+	for _, t := range toks {
+		if len(t) >= 2 && t[0] == '"' && provider.HasSurrogateEscape(t) {
+			out = []byte{'"'}
+			break
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	for _, t := range toks {
+		if len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' {
+			out = append(out, t[1:len(t)-1]...)
+		}
+	}
+	return append(out, '"')
+}
+
+// contentTokens is the quoted token of a content array's text (what
+// contentText reads: its parts' text strings, in order) and of its
+// thinking text (what thinkingText reads), each nil when it has no
+// surrogate escape or content is not an array.
+func contentTokens(content json.RawMessage) (text, thinking []byte) {
+	if !isContentArray(content) || !provider.HasSurrogateEscape(content) {
+		return nil, nil
+	}
+	var parts []struct {
+		Type     string          `json:"type"`
+		Text     json.RawMessage `json:"text"`
+		Refusal  json.RawMessage `json:"refusal"`
+		Thinking json.RawMessage `json:"thinking"`
+	}
+	if json.Unmarshal(content, &parts) != nil {
+		return nil, nil
+	}
+	var texts, thoughts []json.RawMessage
+	for _, p := range parts {
+		switch {
+		case len(p.Text) > 0 && string(p.Text) != "null":
+			texts = append(texts, p.Text)
+		case len(p.Refusal) > 0 && string(p.Refusal) != "null":
+		case p.Type == "thinking":
+			if len(p.Thinking) > 0 && p.Thinking[0] == '"' {
+				thoughts = append(thoughts, p.Thinking)
+				continue
+			}
+			var chunks []struct {
+				Text json.RawMessage `json:"text"`
+			}
+			if json.Unmarshal(p.Thinking, &chunks) == nil {
+				for _, c := range chunks {
+					thoughts = append(thoughts, c.Text)
+				}
+			}
+		}
+	}
+	return joinedToken(texts), joinedToken(thoughts)
+}
+
+// detailTokens is the quoted tokens of the text (or summary) of each
+// reasoning_details entry, by position; nil when it has no surrogate
+// escape.
+func detailTokens(details json.RawMessage) []json.RawMessage {
+	if !provider.HasSurrogateEscape(details) {
+		return nil
+	}
+	var v []struct {
+		Type    string          `json:"type"`
+		Text    json.RawMessage `json:"text"`
+		Summary json.RawMessage `json:"summary"`
+	}
+	if json.Unmarshal(details, &v) != nil {
+		return nil
+	}
+	out := make([]json.RawMessage, len(v))
+	for i, d := range v {
+		switch d.Type {
+		case detailText:
+			out[i] = d.Text
+		case detailSummary:
+			out[i] = d.Summary
+		}
+	}
+	return out
 }

@@ -110,6 +110,12 @@ type rareState struct {
 	// surrogate escape (reasoningTokens).
 	textJoin, reasonJoin, refusalJoin provider.SurrogateJoin
 	rawReasoning                      []rawReasoning
+	// thinkJoin holds a high half cut off the end of Mistral's thinking
+	// text in a content array, detailJoin one cut off the end of a
+	// reasoning_details entry's text (block detailIdx), for the next
+	// delta's.
+	thinkJoin, detailJoin provider.SurrogateJoin
+	detailIdx             int
 }
 
 // rawReasoning is the quoted tokens of a choice delta's reasoning and
@@ -588,7 +594,17 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		if (d.ReasoningContent == nil && d.Reasoning == nil) || isPresent(d.ReasoningDetails) {
 			s.flushReasoning()
 		}
-		if len(d.Content) == 0 || d.Content[0] != '"' {
+		if !isPresent(d.ReasoningDetails) {
+			s.flushDetail()
+		}
+		thinking := isContentArray(d.Content) && bytes.Contains(d.Content, []byte(`"thinking"`))
+		if !thinking {
+			s.flushThinking()
+		}
+		if len(d.Content) == 0 || (d.Content[0] != '"' && (!isContentArray(d.Content) || thinking)) {
+			// A content array continues the text only with its text
+			// parts alone (a thinking part's reasoning would come
+			// before the released half).
 			s.flushText()
 		}
 		if d.Refusal == nil {
@@ -607,8 +623,11 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		meta.Warnings = append(meta.Warnings, w)
 	}
 	if d.ReasoningContent != nil || d.Reasoning != nil || d.ReasoningDetails != nil || isContentArray(d.Content) {
-		pieces, warns := reasoningPieces(d)
+		pieces, from, warns := reasoningPiecesFrom(d)
 		meta.Warnings = append(meta.Warnings, warns...)
+		if s.rare != nil || provider.HasSurrogateEscape(d.ReasoningDetails) || (isContentArray(d.Content) && provider.HasSurrogateEscape(d.Content)) {
+			pieces = s.joinPieces(d, pieces, from)
+		}
 		if len(pieces) > 0 {
 			// Content held back (whitespace that might open a <think>
 			// block) came before this reasoning: it goes first, in the
@@ -627,6 +646,9 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	}
 	if len(d.Content) > 0 && d.Content[0] == '"' && (s.rare != nil || provider.HasSurrogateEscape(d.Content)) {
 		text = s.rareOf().textJoin.Text(text, d.Content)
+	} else if isContentArray(d.Content) && (s.rare != nil || provider.HasSurrogateEscape(d.Content)) {
+		tok, _ := contentTokens(d.Content)
+		text = s.rareOf().textJoin.Text(text, tok)
 	}
 	if text != "" {
 		s.pushThink(s.think.Content(text))
@@ -967,8 +989,84 @@ func (s *chatStream) flushHeld() {
 		return
 	}
 	s.flushReasoning()
+	s.flushDetail()
+	s.flushThinking()
 	s.flushText()
 	s.flushRefusal()
+}
+
+// joinPieces joins the surrogate pairs cut between the reasoning texts of
+// the previous delta and this one's pieces (from: where each came from,
+// reasoningPiecesFrom): a reasoning_details entry's text continues the
+// last entry's of the same block, Mistral's thinking text the last
+// thinking text. A half held before that this delta does not continue is
+// a U+FFFD piece of its own block, before what comes after it.
+func (s *chatStream) joinPieces(d *respMessage, pieces []provider.ReasoningDelta, from []int) []provider.ReasoningDelta {
+	r := s.rareOf()
+	var toks []json.RawMessage
+	if isPresent(d.ReasoningDetails) {
+		toks = detailTokens(d.ReasoningDetails)
+	}
+	_, thinkTok := contentTokens(d.Content)
+	out := make([]provider.ReasoningDelta, 0, len(pieces)+1)
+	releaseDetail := func() {
+		if t := r.detailJoin.Flush(); t != "" {
+			out = append(out, provider.ReasoningDelta{Index: r.detailIdx, Text: t})
+		}
+	}
+	var thought, detail bool
+	for i, p := range pieces {
+		switch src := from[i]; {
+		case src >= 0:
+			if p.Redacted || (r.detailJoin.Held() && r.detailIdx != p.Index) {
+				releaseDetail()
+			}
+			if !p.Redacted {
+				var tok json.RawMessage
+				if src < len(toks) {
+					tok = toks[src]
+				}
+				p.Text = r.detailJoin.Text(p.Text, tok)
+				r.detailIdx, detail = p.Index, true
+			}
+		case src == fromThinking:
+			thought = true
+			p.Text = r.thinkJoin.Text(p.Text, thinkTok)
+		}
+		if p.Text != "" || p.Signature != "" || p.ID != "" || p.Redacted {
+			out = append(out, p)
+		}
+	}
+	if !detail {
+		releaseDetail()
+	}
+	if !thought {
+		if t := r.thinkJoin.Flush(); t != "" {
+			out = append(out, provider.ReasoningDelta{Text: t})
+		}
+	}
+	return out
+}
+
+// flushDetail releases a held reasoning_details half as U+FFFD in its
+// block.
+func (s *chatStream) flushDetail() {
+	if t := s.rare.detailJoin.Flush(); t != "" {
+		s.pushThink(s.think.Flush())
+		p := provider.ReasoningDelta{Index: s.rare.detailIdx, Text: t}
+		s.markReasoning(&p)
+		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: p})
+	}
+}
+
+// flushThinking releases a held half of Mistral's thinking text as U+FFFD.
+func (s *chatStream) flushThinking() {
+	if t := s.rare.thinkJoin.Flush(); t != "" {
+		s.pushThink(s.think.Flush())
+		p := provider.ReasoningDelta{Text: t}
+		s.markReasoning(&p)
+		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: p})
+	}
 }
 
 // flushRefusal releases a held refusal half as U+FFFD.

@@ -24,6 +24,7 @@ var chatStreamSeeds = []string{
 	"tools19_length_after_text_stream", "tools19_length_mid_args_stream", "tools19_length_parsing_args_stream",
 	"tools19_mistral_same_index_one_delta_stream", "tools19_object_args_noindex_stream", "tools19_reused_index_stream",
 	"tools19_vllm_id_every_chunk_stream", "surrogate19_chat_split_stream",
+	"surr19b_openrouter_details_stream", "surr19b_mistral_thinking_stream",
 	"real_reasoning19_mistral_reasoning_stream", "real_asknvim_ollama_v1_parallel_tools_stream",
 	"real_elastic_azure_stream_include_usage", "real_openaipy_parallel_tools_stream",
 	"real_moonshot_indexless_tool_calls_stream", "real_azsdk_streaming_function_call",
