@@ -590,6 +590,15 @@ func (s *stream) releaseEnd(stop string) {
 // with the empty object for a call that had no arguments (the unary
 // answer's input {}), in call order.
 func (s *stream) endOpenCalls() {
+	s.closeOpenCalls(func(b *blockState) {
+		s.emit(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex}})
+	})
+}
+
+// closeOpenCalls marks each tool_use block still open ended, in call
+// order, sends {} for one that had no arguments (the input parsed so far,
+// as the unary answer has it), then calls end with it.
+func (s *stream) closeOpenCalls(end func(*blockState)) {
 	var open []*blockState
 	for _, b := range s.blocks {
 		if b.typ == "tool_use" && !b.ended {
@@ -602,7 +611,7 @@ func (s *stream) endOpenCalls() {
 		if !b.gotArgs {
 			s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex, Arguments: "{}"}})
 		}
-		s.emit(&provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex}})
+		end(b)
 	}
 }
 
@@ -616,22 +625,10 @@ func (s *stream) cutOpenCalls(stop string) {
 	if cut == "" {
 		return
 	}
-	var open []*blockState
-	for _, b := range s.blocks {
-		if b.typ == "tool_use" && !b.ended {
-			open = append(open, b)
-		}
-	}
-	slices.SortFunc(open, func(a, b *blockState) int { return a.toolIndex - b.toolIndex })
-	for _, b := range open {
-		b.ended = true
-		if !b.gotArgs {
-			// The input parsed so far is {}, as the unary answer has it.
-			s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex, Arguments: "{}"}})
-		}
+	s.closeOpenCalls(func(b *blockState) {
 		s.warn("tool call %s was cut by %s; its arguments are partial", b.callID, cut)
 		s.emit(&provider.Event{Kind: provider.EventToolCallCut, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex}})
-	}
+	})
 }
 
 // emitText emits a text block's text and keeps it for its citations.

@@ -1051,23 +1051,23 @@ func (s *chatStream) joinPieces(d *respMessage, pieces []provider.ReasoningDelta
 // flushDetail releases a held reasoning_details half as U+FFFD in its
 // block.
 func (s *chatStream) flushDetail() {
-	if t := s.rare.detailJoin.Flush(); t != "" {
+	s.releaseReasoning(&s.rare.detailJoin, s.rare.detailIdx)
+}
+
+// releaseReasoning sends what a reasoning joiner still holds (a high half:
+// U+FFFD) as reasoning of block index, after the think splitter's held
+// text.
+func (s *chatStream) releaseReasoning(j *provider.SurrogateJoin, index int) {
+	if t := j.Flush(); t != "" {
 		s.pushThink(s.think.Flush())
-		p := provider.ReasoningDelta{Index: s.rare.detailIdx, Text: t}
+		p := provider.ReasoningDelta{Index: index, Text: t}
 		s.markReasoning(&p)
 		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: p})
 	}
 }
 
 // flushThinking releases a held half of Mistral's thinking text as U+FFFD.
-func (s *chatStream) flushThinking() {
-	if t := s.rare.thinkJoin.Flush(); t != "" {
-		s.pushThink(s.think.Flush())
-		p := provider.ReasoningDelta{Text: t}
-		s.markReasoning(&p)
-		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: p})
-	}
-}
+func (s *chatStream) flushThinking() { s.releaseReasoning(&s.rare.thinkJoin, 0) }
 
 // flushRefusal releases a held refusal half as U+FFFD.
 func (s *chatStream) flushRefusal() {
@@ -1077,14 +1077,7 @@ func (s *chatStream) flushRefusal() {
 }
 
 // flushReasoning releases a held reasoning half as U+FFFD.
-func (s *chatStream) flushReasoning() {
-	if t := s.rare.reasonJoin.Flush(); t != "" {
-		s.pushThink(s.think.Flush())
-		p := provider.ReasoningDelta{Text: t}
-		s.markReasoning(&p)
-		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: p})
-	}
-}
+func (s *chatStream) flushReasoning() { s.releaseReasoning(&s.rare.reasonJoin, 0) }
 
 // flushText releases a held content half as U+FFFD.
 func (s *chatStream) flushText() {
