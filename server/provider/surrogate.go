@@ -81,17 +81,21 @@ func hex4(b []byte) (rune, bool) {
 // decode, only for such chunks).
 func HasSurrogateEscape(b []byte) bool {
 	for {
-		i := bytes.Index(b, []byte(`\u`))
+		// A backslash first (one vectorized byte search: most deltas have
+		// none, and this runs on every streamed delta), then its "u".
+		i := bytes.IndexByte(b, '\\')
 		if i < 0 || i+3 >= len(b) {
 			return false
 		}
-		if c := b[i+2] | 0x20; c == 'd' {
-			switch b[i+3] | 0x20 {
-			case '8', '9', 'a', 'b', 'c', 'd', 'e', 'f':
-				return true
+		if b[i+1] == 'u' {
+			if c := b[i+2] | 0x20; c == 'd' {
+				switch b[i+3] | 0x20 {
+				case '8', '9', 'a', 'b', 'c', 'd', 'e', 'f':
+					return true
+				}
 			}
 		}
-		b = b[i+2:]
+		b = b[i+1:]
 	}
 }
 

@@ -13,6 +13,8 @@ func TestHasSurrogateEscapeSurrogate19(t *testing.T) {
 	for in, want := range map[string]bool{
 		`"\ud83d"`: true, `"\uDE00"`: true, `"\uD7FF"`: false, `"\u00e9"`: false,
 		`"x\u"`: false, `"\ud"`: false, `"plain"`: false, `"a\\ud83d"`: true, // a false positive costs a second decode only
+		// Other escapes before it (the scan goes from backslash to backslash).
+		`"a\nb\u00e9\udbff"`: true, `"\n\t\"u"`: false, `"\\"`: false,
 	} {
 		if got := HasSurrogateEscape([]byte(in)); got != want {
 			t.Errorf("HasSurrogateEscape(%s) = %v, want %v", in, got, want)

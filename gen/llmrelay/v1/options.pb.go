@@ -319,7 +319,7 @@ type ProviderOptions struct {
 	Provider isProviderOptions_Provider `protobuf_oneof:"provider"`
 	// Escape hatch: a JSON object (as text, key order kept) whose top-level
 	// fields are merged into the provider's request body as given (Gemini's
-	// objects field by field). They win over fields the gateway set, except
+	// objects and Ollama's `options` field by field). They win over fields the gateway set, except
 	// the ones it must own (model, stream, ...: ignored with a warning);
 	// replacing a value built from this request (a message, an option) is
 	// done but warned in `meta.warnings`, naming the field, while the
