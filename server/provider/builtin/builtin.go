@@ -100,6 +100,16 @@ type answer struct {
 	cut string
 }
 
+// middle is the character boundary at or before the middle of s: each
+// half is UTF-8, as a proto string must be.
+func middle(s string) int {
+	cut := len(s) / 2
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return cut
+}
+
 // firstStop is where the earliest of the stop sequences starts in text,
 // and which one it is ("" when none occurs).
 func firstStop(text string, stops []string) (int, string) {
@@ -302,12 +312,7 @@ func (p *Provider) answer(req *provider.Request) answer {
 				budget -= cost
 				continue
 			}
-			args := c.GetArguments()
-			cut := len(args) / 2
-			for cut > 0 && !utf8.RuneStart(args[cut]) {
-				cut--
-			}
-			c.Arguments, c.ArgumentsValid = args[:cut], false
+			c.Arguments, c.ArgumentsValid = c.GetArguments()[:middle(c.GetArguments())], false
 			a.calls = a.calls[:i+1]
 			a.cut = c.GetCallId()
 			a.finish, a.raw = llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length"
@@ -399,10 +404,7 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	for half := 0; half < 2; half++ {
 		for i, c := range a.calls {
 			args := c.GetArguments()
-			cut := len(args) / 2
-			for cut > 0 && !utf8.RuneStart(args[cut]) {
-				cut-- // each fragment is UTF-8: a proto string must be
-			}
+			cut := middle(args)
 			d := provider.ToolCallDelta{CallID: c.GetCallId(), Index: i}
 			if half == 0 {
 				d.Name, d.Arguments = c.GetName(), args[:cut]
