@@ -662,8 +662,8 @@ func checkSent(t *testing.T, what string, req *llmrelayv1.ToolsRequest, tools bo
 			want(f+"tool_result.call_id", p.GetToolResult().GetCallId())
 			want(f+"tool_call.call_id", p.GetToolCall().GetCallId())
 			want(f+"tool_call.name", p.GetToolCall().GetName())
-			want(f+"image.url", p.GetImage().GetUrl())
-			want(f+"file.url", p.GetFile().GetUrl())
+			want(f+"image.url", rfURLPayload(p.GetImage().GetUrl()))
+			want(f+"file.url", rfURLPayload(p.GetFile().GetUrl()))
 			want(f+"file.file_id", p.GetFile().GetFileId())
 		}
 	}
@@ -711,6 +711,19 @@ func checkSent(t *testing.T, what string, req *llmrelayv1.ToolsRequest, tools bo
 			want("tools["+strconv.Itoa(i)+"].name", tl.GetName())
 		}
 	}
+}
+
+// rfURLPayload is what of a URL reaches the upstream verbatim: a data URL
+// is sent as its base64 payload by the formats with a source object
+// (Anthropic's base64 source, Gemini's inlineData, Ollama's images), so
+// only the payload is looked for; any other URL whole.
+func rfURLPayload(u string) string {
+	if strings.HasPrefix(u, "data:") {
+		if i := strings.IndexByte(u, ','); i >= 0 {
+			return u[i+1:]
+		}
+	}
+	return u
 }
 
 // rfMeta is the meta of a call's responses (a stream's, from its end).
