@@ -133,3 +133,27 @@ func TestFileRefused(t *testing.T) {
 		})
 	}
 }
+
+// An image URL Gemini cannot take (not http(s), not a data URL) is refused
+// before the call naming the part's image field, so the gRPC status has a
+// BadRequest violation for it (the request fuzzer found it without one).
+func TestImageURLRefusedNamesField(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"ftp://x/y", "%zz", "javascript:alert(1)", "http://"} {
+		t.Run(u, func(t *testing.T) {
+			t.Parallel()
+			p, srv := replay(t, fileRecording)
+			_, err := p.Generate(context.Background(), &provider.Request{Model: "gemini-2.5-flash", Format: "gemini",
+				Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("x"),
+					&llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{Source: &llmrelayv1.Image_Url{Url: u}}}})},
+				Options: &llmrelayv1.GenerationOptions{}})
+			var pe *provider.Error
+			if !errors.As(err, &pe) || pe.Kind != provider.KindInvalidRequest || pe.Param != "messages[0].parts[1].image" {
+				t.Fatalf("err = %#v, want InvalidRequest on messages[0].parts[1].image", err)
+			}
+			if n := len(srv.Requests()); n != 0 {
+				t.Errorf("%d requests sent", n)
+			}
+		})
+	}
+}

@@ -25,6 +25,17 @@ func invalidRequest(format string, args ...any) *provider.Error {
 	return &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Message: fmt.Sprintf(format, args...)}
 }
 
+// invalidPart is invalidRequest for part pi of message mi, naming the
+// field (messages[mi].parts[pi], then sub if set) so the gRPC status carries
+// a BadRequest violation for it.
+func invalidPart(mi, pi int, sub, format string, args ...any) *provider.Error {
+	param := fmt.Sprintf("messages[%d].parts[%d]", mi, pi)
+	if sub != "" {
+		param += "." + sub
+	}
+	return &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Param: param, Message: param + ": " + fmt.Sprintf(format, args...)}
+}
+
 // encodeRequest renders the generateContent body for req.
 func (p *Provider) encodeRequest(req *provider.Request) ([]byte, error) {
 	body, _, err := p.encodeRequestWarn(req)
@@ -102,10 +113,10 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 			if out.SystemInstruction == nil {
 				out.SystemInstruction = &content{}
 			}
-			for _, pt := range m.GetParts() {
+			for pi, pt := range m.GetParts() {
 				t, ok := pt.GetKind().(*llmrelayv1.Part_Text)
 				if !ok {
-					return nil, nil, invalidRequest("message %d: system messages may only contain text", mi)
+					return nil, nil, invalidPart(mi, pi, "", "system messages may only contain text")
 				}
 				out.SystemInstruction.Parts = append(out.SystemInstruction.Parts, textPart(t.Text))
 			}
@@ -139,7 +150,7 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 			out.Contents = append(out.Contents, content{Role: "model", Parts: parts})
 			lastFromTool = false
 		default:
-			return nil, nil, invalidRequest("message %d: unsupported role %s", mi, m.GetRole())
+			return nil, nil, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Param: fmt.Sprintf("messages[%d].role", mi), Message: fmt.Sprintf("messages[%d].role: unsupported role %s", mi, m.GetRole())}
 		}
 	}
 	if out.SystemInstruction != nil && len(out.SystemInstruction.Parts) == 0 {
@@ -324,12 +335,12 @@ func userParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo) ([]part
 		case *llmrelayv1.Part_Image:
 			ip, err := imagePart(k.Image)
 			if err != nil {
-				return nil, invalidRequest("message %d part %d: %s", mi, pi, err.Error())
+				return nil, invalidPart(mi, pi, "image", "%s", err.Error())
 			}
 			out = append(out, ip)
 		case *llmrelayv1.Part_File:
 			if m.GetRole() != llmrelayv1.Role_ROLE_USER {
-				return nil, invalidRequest("message %d part %d: files belong in user messages", mi, pi)
+				return nil, invalidPart(mi, pi, "file", "files belong in user messages")
 			}
 			fp, err := filePart(mi, pi, k.File)
 			if err != nil {
@@ -339,13 +350,13 @@ func userParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo) ([]part
 		case *llmrelayv1.Part_ToolResult:
 			fr, err := functionResponseFor(k.ToolResult, calls)
 			if err != nil {
-				return nil, invalidRequest("message %d part %d: %s", mi, pi, err.Error())
+				return nil, invalidPart(mi, pi, "tool_result", "%s", err.Error())
 			}
 			out = append(out, part{FunctionResponse: fr})
 		case *llmrelayv1.Part_Refusal:
 			out = append(out, textPart(k.Refusal))
 		default:
-			return nil, invalidRequest("message %d part %d: %T not allowed in a %s message", mi, pi, pt.GetKind(), m.GetRole())
+			return nil, invalidPart(mi, pi, "", "%T not allowed in a %s message", pt.GetKind(), m.GetRole())
 		}
 	}
 	return out, nil
@@ -369,7 +380,7 @@ func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini
 		case *llmrelayv1.Part_Image:
 			ip, err := imagePart(k.Image)
 			if err != nil {
-				return nil, invalidRequest("message %d part %d: %s", mi, pi, err.Error())
+				return nil, invalidPart(mi, pi, "image", "%s", err.Error())
 			}
 			out = append(out, ip)
 		case *llmrelayv1.Part_Reasoning:
@@ -396,11 +407,11 @@ func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini
 		case *llmrelayv1.Part_ToolCall:
 			tc := k.ToolCall
 			if tc.GetName() == "" {
-				return nil, invalidRequest("message %d part %d: tool call without a name", mi, pi)
+				return nil, invalidPart(mi, pi, "tool_call.name", "tool call without a name")
 			}
 			args, err := argsObject(tc.GetArguments())
 			if err != nil {
-				return nil, invalidRequest("message %d part %d: tool call %q: %s", mi, pi, tc.GetName(), err.Error())
+				return nil, invalidPart(mi, pi, "tool_call.arguments", "tool call %q: %s", tc.GetName(), err.Error())
 			}
 			info := callInfo{name: tc.GetName()}
 			if id := tc.GetCallId(); id != "" && !isGeneratedID(id) {
@@ -418,7 +429,7 @@ func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini
 			firstCall = false
 			out = append(out, p)
 		default:
-			return nil, invalidRequest("message %d part %d: %T not allowed in an assistant message", mi, pi, pt.GetKind())
+			return nil, invalidPart(mi, pi, "", "%T not allowed in an assistant message", pt.GetKind())
 		}
 	}
 	return out, nil
