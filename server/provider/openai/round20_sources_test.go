@@ -1,0 +1,406 @@
+package openai
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// Round 20: envoyproxy/ai-gateway's go-vcr cassettes of api.openai.com and
+// Helicone/helicone's captured Groq and DeepSeek bodies (testdata/README.md,
+// "Round 20").
+
+// r20Bouvet is the question envoy's chat cassettes ask.
+const r20Bouvet = "Answer in up to 3 words: Which ocean contains Bouvet Island?"
+
+// r20Request decodes the request a cassette recorded, for comparing with
+// the one the adapter built.
+func r20Request(t *testing.T, body []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("request %s: %v", body, err)
+	}
+	return m
+}
+
+// r20WantRateLimit checks OpenAI's six x-ratelimit-* headers as read: the
+// resets are durations from the response's Date.
+func r20WantRateLimit(t *testing.T, rl *llmrelayv1.RateLimit, date string, reqLimit, reqLeft, tokLimit, tokLeft int64, reqReset, tokReset time.Duration) {
+	t.Helper()
+	at, err := time.Parse(time.RFC1123, date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rl.GetRequestsLimit() != reqLimit || rl.GetRequestsRemaining() != reqLeft || rl.GetTokensLimit() != tokLimit ||
+		rl.GetTokensRemaining() != tokLeft || rl.RequestsLimit == nil || rl.TokensRemaining == nil {
+		t.Errorf("rate limit %v", rl)
+	}
+	if got := rl.GetRequestsResetTime().AsTime(); !got.Equal(at.Add(reqReset)) {
+		t.Errorf("requests reset %v, want %v", got, at.Add(reqReset))
+	}
+	if got := rl.GetTokensResetTime().AsTime(); !got.Equal(at.Add(tokReset)) {
+		t.Errorf("tokens reset %v, want %v", got, at.Add(tokReset))
+	}
+}
+
+// TestRound20EnvoyChatStreaming: gpt-4o-mini streamed with include_usage
+// (July 2025): "South Atlantic Ocean." in four deltas, "stop" in a chunk of
+// its own, then the usage chunk without choices (22 in, 4 out, zero cached
+// and reasoning counts). The request id is x-request-id; the rate limits
+// are OpenAI's six headers (10000 requests, 9994 left, reset in 46.152 s;
+// 200000 tokens, 199982 left, reset in 5 ms); service_tier "default" is on
+// every chunk. The request the cassette recorded (the question,
+// stream_options.include_usage) is the one the adapter sends.
+func TestRound20EnvoyChatStreaming(t *testing.T) {
+	t.Parallel()
+	const name = "real_envoy_chat_streaming_stream"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-4o-mini", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text(r20Bouvet))}}
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	f := accFold(t, evs)
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("South Atlantic Ocean.")); !proto.Equal(f.Message, want) {
+		t.Errorf("message %v", f.Message)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 22, OutputTokens: 4, TotalTokens: 26}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-BupIE1Yst8aJrvBW2GrvLDTlUtyCB" || m.GetResolvedModel() != "gpt-4o-mini-2024-07-18" ||
+		m.GetProviderRequestId() != "req_07269717bf948969b889ef3439ec4480" ||
+		!m.GetCreateTime().AsTime().Equal(time.Unix(1752883238, 0)) || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if ext := m.GetExtended().AsMap(); ext[extServiceTier] != "default" {
+		t.Errorf("extended %v", ext)
+	}
+	r20WantRateLimit(t, m.GetRateLimit(), "Sat, 19 Jul 2025 00:00:39 GMT", 10000, 9994, 200000, 199982, 46152*time.Millisecond, 5*time.Millisecond)
+
+	body := r20Request(t, srv.Last(t).Body)
+	msgs, _ := body["messages"].([]any)
+	if len(msgs) != 1 || body["model"] != "gpt-4o-mini" || body["stream"] != true {
+		t.Fatalf("request %v", body)
+	}
+	if m0, _ := msgs[0].(map[string]any); m0["role"] != "user" || m0["content"] != r20Bouvet {
+		t.Errorf("message %v", msgs[0])
+	}
+	if so, _ := body["stream_options"].(map[string]any); so["include_usage"] != true {
+		t.Errorf("stream_options %v", body["stream_options"])
+	}
+}
+
+// TestRound20EnvoyChatTools: gpt-4.1-nano asked the weather in Boston with
+// one tool (July 2025) calls it twice with the same arguments,
+// {"location": "Boston, MA"} (a space after the colon: the model's text,
+// kept as sent), under two call ids; finish "tool_calls", 81 in and 50
+// out. Both calls are kept, keyed by their ids, in order; the request the
+// cassette recorded (the tool's schema, tool_choice "auto") is the one
+// the adapter sends.
+func TestRound20EnvoyChatTools(t *testing.T) {
+	t.Parallel()
+	const name = "real_envoy_chat_tools"
+	params := `{"properties":{"location":{"description":"The city and state, e.g. San Francisco, CA","type":"string"},"unit":{"enum":["celsius","fahrenheit"],"type":"string"}},"required":["location"],"type":"object"}`
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4.1-nano", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is the weather like in Boston today?"))},
+		Tools:    []*llmrelayv1.Tool{{Name: "get_current_weather", Description: "Get the current weather in a given location", Parameters: params}},
+		Options: &llmrelayv1.GenerationOptions{
+			ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}},
+		}}
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	providertest.Golden(t, td(name+".golden"), renderResult(t, res))
+	var calls []*llmrelayv1.ToolCall
+	for _, p := range res.Message.GetParts() {
+		if tc := p.GetToolCall(); tc != nil {
+			calls = append(calls, tc)
+		} else {
+			t.Errorf("part %v", p)
+		}
+	}
+	wantIDs := []string{"call_D3F3FgeNpo7YYla1fW7I0cu4", "call_bEF70X0NXwdKE3UPd0DKMBsO"}
+	if len(calls) != 2 {
+		t.Fatalf("calls %v", calls)
+	}
+	for i, c := range calls {
+		if c.GetCallId() != wantIDs[i] || c.GetName() != "get_current_weather" || c.GetArguments() != `{"location": "Boston, MA"}` {
+			t.Errorf("call %d: %v", i, c)
+		}
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	if want := (&llmrelayv1.Usage{InputTokens: 81, OutputTokens: 50, TotalTokens: 131}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-Bvz1dGgYteqrsbxUHK04G7k238oG1" || m.GetResolvedModel() != "gpt-4.1-nano-2025-04-14" ||
+		m.GetProviderRequestId() != "req_0d0f5f9002c8156be800cf7a2b6ce91c" || m.GetToolCallCount() != 2 ||
+		!m.GetCreateTime().AsTime().Equal(time.Unix(1753158977, 0)) || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	r20WantRateLimit(t, m.GetRateLimit(), "Tue, 22 Jul 2025 04:36:19 GMT", 500, 499, 200000, 199987, 120*time.Millisecond, 3*time.Millisecond)
+
+	body := r20Request(t, srv.Last(t).Body)
+	if body["tool_choice"] != "auto" || body["model"] != "gpt-4.1-nano" {
+		t.Errorf("request %v", body)
+	}
+	tools, _ := body["tools"].([]any)
+	if len(tools) != 1 {
+		t.Fatalf("tools %v", body["tools"])
+	}
+	fn, _ := tools[0].(map[string]any)["function"].(map[string]any)
+	if fn["name"] != "get_current_weather" || fn["description"] != "Get the current weather in a given location" ||
+		!jsonEqualAny(fn["parameters"], r19Decode(t, params)) {
+		t.Errorf("tool %v", tools[0])
+	}
+}
+
+// TestRound20EnvoyImageToText: gpt-5-nano asked about a 16x16 PNG sent as a
+// data URL (August 2025) answers "A tiny blue cartoon character." after 704
+// reasoning tokens (719 out of 741). OpenAI counted the image against an
+// input-images budget as well (x-ratelimit-*-input-images: 50000, 49999
+// left, reset in 1 ms), which the rate-limit message has no place for;
+// the requests and tokens budgets are read. The image reaches OpenAI as
+// the cassette's data URL, byte for byte.
+func TestRound20EnvoyImageToText(t *testing.T) {
+	t.Parallel()
+	const name = "real_envoy_chat_image_to_text"
+	const png = "iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAYAAAAf8/9hAAAAXElEQVR42mNgoAkofv8fBVOkmQyD/sPwn1UlYAzlE6cZpgGmGZlPkgHYDCHKCcia0AwgHlCm+c+f/9gwabajG0CsK+DOxmIA8YZQ6gXkhISG6W8ALj7RtuMTgwMA0WTdqiU1ensAAAAASUVORK5CYII="
+	data, err := base64.StdEncoding.DecodeString(png)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_VISION, Model: "gpt-5-nano", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Answer in up to 5 words: What's in this image?"),
+			&llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: data}, MimeType: "image/png"}}})}}
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	providertest.Golden(t, td(name+".golden"), renderResult(t, res))
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("A tiny blue cartoon character.")); !proto.Equal(res.Message, want) {
+		t.Errorf("message %v", res.Message)
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 22, OutputTokens: 719, TotalTokens: 741, ReasoningTokens: 704}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-C4Gmj9b5BeLuDR5fgSeYUQobtSGV3" || m.GetResolvedModel() != "gpt-5-nano-2025-08-07" ||
+		m.GetProviderRequestId() != "req_479962c042ac4c4587f7990f51a6b447" ||
+		!m.GetCreateTime().AsTime().Equal(time.Unix(1755133869, 0)) || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	r20WantRateLimit(t, m.GetRateLimit(), "Thu, 14 Aug 2025 01:11:13 GMT", 500, 499, 200000, 199221, 120*time.Millisecond, 233*time.Millisecond)
+
+	body := r20Request(t, srv.Last(t).Body)
+	msgs, _ := body["messages"].([]any)
+	if len(msgs) != 1 {
+		t.Fatalf("request %v", body)
+	}
+	parts, _ := msgs[0].(map[string]any)["content"].([]any)
+	if len(parts) != 2 {
+		t.Fatalf("content %v", msgs[0])
+	}
+	img, _ := parts[1].(map[string]any)["image_url"].(map[string]any)
+	if img["url"] != "data:image/png;base64,"+png {
+		t.Errorf("image %v", parts[1])
+	}
+	if p0, _ := parts[0].(map[string]any); p0["type"] != "text" || p0["text"] != "Answer in up to 5 words: What's in this image?" {
+		t.Errorf("text part %v", parts[0])
+	}
+}
+
+// TestRound20EnvoyErrors: three refusals of api.openai.com as envoy
+// recorded them.
+//
+//   - chat_bad_model: 404 model_not_found for "invalid-model-xyz" (July
+//     2025), OpenAI's four-space-indented body; not found, no rate-limit
+//     headers (OpenAI sends none with this answer).
+//   - chat_bad_request: 400 integer_below_min_value with param max_tokens
+//     for max_tokens 0; an invalid request naming its parameter, and the
+//     rate-limit headers sent with it in the failure's meta (the request
+//     was counted: 499 of 500 left).
+//   - embed_bad_request: 400 for dimensions -1 on /embeddings (August
+//     2025): code and param null; the type is the code kept, no param
+//     (the message names 'dimensions', the body does not).
+//
+// Each keeps x-request-id as its request id.
+func TestRound20EnvoyErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name        string
+		embed       bool
+		kind        provider.Kind
+		status      int
+		code, param string
+		msg         string
+		requestID   string
+		rateLimit   bool
+	}{
+		{"real_envoy_chat_bad_model", false, provider.KindNotFound, 404, "model_not_found", "",
+			"The model `invalid-model-xyz` does not exist or you do not have access to it.", "req_d55efcb5f50d4c8a1e80028149587011", false},
+		{"real_envoy_chat_bad_request", false, provider.KindInvalidRequest, 400, "integer_below_min_value", "max_tokens",
+			"Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got 0 instead.", "req_d8febc7674db13aeeb70908b24c4aebd", true},
+		{"real_envoy_embed_bad_request", true, provider.KindInvalidRequest, 400, "invalid_request_error", "",
+			"-1 is less than the minimum of 1 - 'dimensions'", "req_062af047cd0840219b342a94ab0a5bad", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			p := newTestProvider(t, kOpenAI, srv.URL)
+			var err error
+			if tc.embed {
+				_, err = p.Embed(context.Background(), &provider.EmbedRequest{Model: "text-embedding-3-small", Inputs: []string{"x"}})
+			} else {
+				_, err = p.Generate(context.Background(), simpleRequest("gpt-4.1-nano"))
+			}
+			pe := providerError(t, err)
+			if pe.Kind != tc.kind || pe.HTTPStatus != tc.status || pe.Code != tc.code || pe.Param != tc.param || pe.Message != tc.msg ||
+				pe.RequestID != tc.requestID || pe.RetryAfter != 0 {
+				t.Errorf("%s", renderErr(err))
+			}
+			if pe.Meta.GetProviderRequestId() != tc.requestID {
+				t.Errorf("meta request id %q", pe.Meta.GetProviderRequestId())
+			}
+			if rl := pe.Meta.GetRateLimit(); (rl != nil) != tc.rateLimit {
+				t.Errorf("rate limit %v, want one: %v", rl, tc.rateLimit)
+			} else if tc.rateLimit && (rl.GetRequestsRemaining() != rl.GetRequestsLimit()-1 || rl.RequestsLimit == nil) {
+				t.Errorf("rate limit %v", rl)
+			}
+		})
+	}
+}
+
+// TestRound20HeliconeGroq: Groq's llama-3.3-70b-versatile (September 2025)
+// as Helicone's cost tests keep its bodies, without headers.
+//
+// Unary: "Hello! How can I assist you today?", usage with Groq's timings
+// beside the counts (50 in, 10 out); its x_groq.id is the request id (no
+// header gave one). Streamed, a second call: "Hello! How can I help you
+// today?" in nine deltas, x_groq.id on
+// the first chunk and with the usage on the last (47 in, 10 out), which is
+// Groq's only usage (no top-level one); "stop".
+func TestRound20HeliconeGroq(t *testing.T) {
+	t.Parallel()
+	t.Run("unary", func(t *testing.T) {
+		t.Parallel()
+		const name = "real_helicone_groq"
+		srv := providertest.ReplayFile(t, td(name+".http"))
+		res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("llama-3.3-70b-versatile"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkResultInvariants(t, res)
+		providertest.Golden(t, td(name+".golden"), renderResult(t, res))
+		if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("Hello! How can I assist you today?")); !proto.Equal(res.Message, want) {
+			t.Errorf("message %v", res.Message)
+		}
+		m := res.Meta
+		wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		if want := (&llmrelayv1.Usage{InputTokens: 50, OutputTokens: 10, TotalTokens: 60}); !proto.Equal(m.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", m.GetUsage(), want)
+		}
+		if m.GetResponseId() != "chatcmpl-28cc358a-29a7-4232-a57c-256b42cfac70" || m.GetResolvedModel() != "llama-3.3-70b-versatile" ||
+			m.GetProviderRequestId() != "req_01k5877dmeekzsfntqtrjx49hq" ||
+			!m.GetCreateTime().AsTime().Equal(time.Unix(1757991384, 0)) || len(m.GetWarnings()) != 0 || m.GetRateLimit() != nil {
+			t.Errorf("meta %v", m)
+		}
+	})
+	t.Run("stream", func(t *testing.T) {
+		t.Parallel()
+		const name = "real_helicone_groq_stream"
+		srv := providertest.ReplayFile(t, td(name+".http"))
+		s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), simpleRequest("llama-3.3-70b-versatile"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		evs, rendered, err := collect(t, s)
+		providertest.Golden(t, td(name+".golden"), rendered)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkStreamInvariants(t, evs)
+		f := accFold(t, evs)
+		if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("Hello! How can I help you today?")); !proto.Equal(f.Message, want) {
+			t.Errorf("message %v", f.Message)
+		}
+		m := f.Meta
+		wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+		if want := (&llmrelayv1.Usage{InputTokens: 47, OutputTokens: 10, TotalTokens: 57}); !proto.Equal(m.GetUsage(), want) {
+			t.Errorf("usage %v, want %v", m.GetUsage(), want)
+		}
+		if m.GetResponseId() != "chatcmpl-0f7162ac-0484-466d-a5cc-f7c0d2fe3f2e" || m.GetResolvedModel() != "llama-3.3-70b-versatile" ||
+			m.GetProviderRequestId() != "req_01k5877dv7ekzvbxfeemqxgfc7" ||
+			!m.GetCreateTime().AsTime().Equal(time.Unix(1757991385, 0)) || len(m.GetWarnings()) != 0 {
+			t.Errorf("meta %v", m)
+		}
+	})
+}
+
+// TestRound20HeliconeDeepSeekLength: deepseek-chat streamed (September
+// 2025) and cut by a 10-token limit: "Of course. \"Testing PTB\" could
+// refer" (quotes escaped in the deltas), then an empty delta with finish
+// "length" and, in the same chunk, the usage: 13 in, 10 out, DeepSeek's
+// prompt_cache_hit_tokens 0 beside OpenAI's cached_tokens 0. The UUID is
+// the response id; no header, so no request id.
+func TestRound20HeliconeDeepSeekLength(t *testing.T) {
+	t.Parallel()
+	const name = "real_helicone_deepseek_length_stream"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	req := simpleRequest("deepseek-chat")
+	req.Options.MaxTokens = proto.Int32(10)
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	f := accFold(t, evs)
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text(`Of course. "Testing PTB" could refer`)); !proto.Equal(f.Message, want) {
+		t.Errorf("message %v", f.Message)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length")
+	if want := (&llmrelayv1.Usage{InputTokens: 13, OutputTokens: 10, TotalTokens: 23}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "de5fbbcb-5b4b-4dfd-82fc-f24cb9d7d67b" || m.GetResolvedModel() != "deepseek-chat" ||
+		m.GetProviderRequestId() != "" || !m.GetCreateTime().AsTime().Equal(time.Unix(1758080434, 0)) || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if ext := m.GetExtended().AsMap(); ext["system_fingerprint"] != "fp_08f168e49b_prod0820_fp8_kvcache" || len(ext) != 1 {
+		t.Errorf("extended %v", ext)
+	}
+}
