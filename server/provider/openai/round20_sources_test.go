@@ -181,9 +181,10 @@ func TestRound20EnvoyChatTools(t *testing.T) {
 // data URL (August 2025) answers "A tiny blue cartoon character." after 704
 // reasoning tokens (719 out of 741). OpenAI counted the image against an
 // input-images budget as well (x-ratelimit-*-input-images: 50000, 49999
-// left, reset in 1 ms), which the rate-limit message has no place for;
-// the requests and tokens budgets are read. The image reaches OpenAI as
-// the cassette's data URL, byte for byte.
+// left, reset in 1 ms), which the rate-limit message has no place for: it
+// is kept in meta.extended as sent (it was dropped); the requests and
+// tokens budgets are read. The image reaches OpenAI as the cassette's data
+// URL, byte for byte.
 func TestRound20EnvoyImageToText(t *testing.T) {
 	t.Parallel()
 	const name = "real_envoy_chat_image_to_text"
@@ -216,6 +217,13 @@ func TestRound20EnvoyImageToText(t *testing.T) {
 		t.Errorf("meta %v", m)
 	}
 	r20WantRateLimit(t, m.GetRateLimit(), "Thu, 14 Aug 2025 01:11:13 GMT", 500, 499, 200000, 199221, 120*time.Millisecond, 233*time.Millisecond)
+	ext := m.GetExtended().AsMap()
+	if want := map[string]any{"limit": 50000.0, "remaining": 49999.0, "reset": "1ms"}; !jsonEqualAny(ext[extInputImagesLimit], want) {
+		t.Errorf("input images budget %v, want %v", ext[extInputImagesLimit], want)
+	}
+	if ext[extProcessingMS] != 3439.0 || ext[extServiceTier] != "default" || len(ext) != 3 {
+		t.Errorf("extended %v", ext)
+	}
 
 	body := r20Request(t, srv.Last(t).Body)
 	msgs, _ := body["messages"].([]any)
