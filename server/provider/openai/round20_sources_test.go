@@ -412,3 +412,78 @@ func TestRound20HeliconeDeepSeekLength(t *testing.T) {
 		t.Errorf("extended %v", ext)
 	}
 }
+
+// TestRound20PhoenixToolHistory: Arize-ai/phoenix's playground replayed a
+// tool-call history to gpt-4 (October 2024): the user's question, an
+// assistant turn with one call whose arguments are not an object but a
+// JSON string holding one ("\"{\n    \"city\": ...}\""), and the tool's
+// answer "sunny". api.openai.com accepted it and answered "The weather in
+// San Francisco is sunny." (44 in, 8 out). The adapter sends that history
+// as the live API took it: the call's id, name and arguments byte for
+// byte (not parsed, not rewritten), the tool message keyed by the call id
+// with its text. The live request's assistant content was "" where ours
+// is null (the API takes both beside tool calls). Phoenix kept no headers.
+func TestRound20PhoenixToolHistory(t *testing.T) {
+	t.Parallel()
+	const name = "real_phoenix_tool_history_stream"
+	const callID = "call_zz1hkqH3IakqnHfVhrrUemlQ"
+	const args = "\"{\\n    \\\"city\\\": \\\"San Francisco\\\"\\n}\""
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_USER, text("How's the weather in San Francisco?")),
+			msgOf(llmrelayv1.Role_ROLE_ASSISTANT,
+				&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: callID, Name: "get_weather", Arguments: args}}}),
+			msgOf(llmrelayv1.Role_ROLE_TOOL,
+				&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: callID, Content: "sunny"}}}),
+		}}
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	f := accFold(t, evs)
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("The weather in San Francisco is sunny.")); !proto.Equal(f.Message, want) {
+		t.Errorf("message %v", f.Message)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 44, OutputTokens: 8, TotalTokens: 52}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-ALFgwGQgTu4Fk2jq6vKDHOsVXJMjs" || m.GetResolvedModel() != "gpt-4-0613" || m.GetProviderRequestId() != "" ||
+		!m.GetCreateTime().AsTime().Equal(time.Unix(1729628570, 0)) || len(m.GetWarnings()) != 0 || m.GetRateLimit() != nil {
+		t.Errorf("meta %v", m)
+	}
+
+	body := r20Request(t, srv.Last(t).Body)
+	msgs, _ := body["messages"].([]any)
+	if len(msgs) != 3 {
+		t.Fatalf("messages %v", body["messages"])
+	}
+	if m0, _ := msgs[0].(map[string]any); m0["role"] != "user" || m0["content"] != "How's the weather in San Francisco?" {
+		t.Errorf("user %v", msgs[0])
+	}
+	m1, _ := msgs[1].(map[string]any)
+	calls, _ := m1["tool_calls"].([]any)
+	if m1["role"] != "assistant" || m1["content"] != nil || len(calls) != 1 {
+		t.Fatalf("assistant %v", msgs[1])
+	}
+	c0, _ := calls[0].(map[string]any)
+	fn, _ := c0["function"].(map[string]any)
+	if c0["id"] != callID || c0["type"] != "function" || fn["name"] != "get_weather" || fn["arguments"] != args {
+		t.Errorf("call %v", calls[0])
+	}
+	if m2, _ := msgs[2].(map[string]any); m2["role"] != "tool" || m2["tool_call_id"] != callID || m2["content"] != "sunny" {
+		t.Errorf("tool %v", msgs[2])
+	}
+	if body["model"] != "gpt-4" || body["stream"] != true {
+		t.Errorf("request %v", body)
+	}
+}
