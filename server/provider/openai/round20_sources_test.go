@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -485,5 +486,46 @@ func TestRound20PhoenixToolHistory(t *testing.T) {
 	}
 	if body["model"] != "gpt-4" || body["stream"] != true {
 		t.Errorf("request %v", body)
+	}
+}
+
+// TestRound20LangtraceGroq: Groq's llama3-8b-8192 (June 2024), unary, with
+// the headers Scale3-Labs/langtrace-python-sdk recorded: a 539-token
+// answer ending "stop", Groq's timings beside the counts (20 in, 539 out),
+// its x_groq.id the same id as x-request-id (the header is the request id),
+// and Groq's rate limits in OpenAI's names: 14400 requests (14399 left,
+// reset in 6 s) and 30000 tokens (29985 left, reset in 30 ms).
+func TestRound20LangtraceGroq(t *testing.T) {
+	t.Parallel()
+	const name = "real_langtrace_groq"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "llama3-8b-8192", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Explain the importance of low latency LLMs"))}}
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	providertest.Golden(t, td(name+".golden"), renderResult(t, res))
+	parts := res.Message.GetParts()
+	if len(parts) != 1 || !strings.HasPrefix(parts[0].GetText(), "Low latency Large Language Models (LLMs) are a crucial development") ||
+		!strings.HasSuffix(parts[0].GetText(), "the need for low latency LLMs will only continue to increase.") {
+		t.Errorf("message %v", res.Message)
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 20, OutputTokens: 539, TotalTokens: 559}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-46785f31-4156-4e5d-8dc3-1fe593879e28" || m.GetResolvedModel() != "llama3-8b-8192" ||
+		m.GetProviderRequestId() != "req_01j1cndp8bffc9fdts22w87w7g" ||
+		!m.GetCreateTime().AsTime().Equal(time.Unix(1719485782, 0)) || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	r20WantRateLimit(t, m.GetRateLimit(), "Thu, 27 Jun 2024 10:56:22 GMT", 14400, 14399, 30000, 29985, 6*time.Second, 30*time.Millisecond)
+	ext := m.GetExtended().AsMap()
+	want := map[string]any{"prompt_time": 0.00381804, "completion_time": 0.434926639, "total_time": 0.438744679}
+	if ext["system_fingerprint"] != "fp_a97cfe35ae" || !jsonEqualAny(ext["usage_details"], want) {
+		t.Errorf("extended %v", ext)
 	}
 }
