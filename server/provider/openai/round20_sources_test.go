@@ -529,3 +529,41 @@ func TestRound20LangtraceGroq(t *testing.T) {
 		t.Errorf("extended %v", ext)
 	}
 }
+
+// TestRound20AgentOpsOpenRouterDeepSeek: OpenRouter relaying
+// deepseek/deepseek-chat (January 2025), unary, as AgentOps-AI/agentops
+// recorded it through litellm: fifteen whitespace keep-alive lines before
+// the JSON, "provider": "DeepSeek", the answer "Hello! How can I assist you
+// today? 😊" beside "refusal": "" (an empty refusal is no refusal: no
+// refusal part), 14 in and 11 out. The upstream is kept as
+// upstream_provider; OpenRouter sent no request-id header (its CF-RAY was
+// redacted by the recorder).
+func TestRound20AgentOpsOpenRouterDeepSeek(t *testing.T) {
+	t.Parallel()
+	const name = "real_agentops_openrouter_deepseek"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "deepseek/deepseek-chat", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a helpful assistant.")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("Write a short greeting."))}}
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	providertest.Golden(t, td(name+".golden"), renderResult(t, res))
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("Hello! How can I assist you today? 😊")); !proto.Equal(res.Message, want) {
+		t.Errorf("message %v", res.Message)
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 14, OutputTokens: 11, TotalTokens: 25}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "gen-1736892109-Bw6T8Zz8t3IlUpRWImy8" || m.GetResolvedModel() != "deepseek/deepseek-chat" || m.GetProviderRequestId() != "" ||
+		!m.GetCreateTime().AsTime().Equal(time.Unix(1736892109, 0)) || len(m.GetWarnings()) != 0 || m.GetRateLimit() != nil {
+		t.Errorf("meta %v", m)
+	}
+	if ext := m.GetExtended().AsMap(); ext[extUpstreamProvider] != "DeepSeek" || ext["system_fingerprint"] != "fp_3a5770e1b4" {
+		t.Errorf("extended %v", ext)
+	}
+}
