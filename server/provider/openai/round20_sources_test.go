@@ -567,3 +567,39 @@ func TestRound20AgentOpsOpenRouterDeepSeek(t *testing.T) {
 		t.Errorf("extended %v", ext)
 	}
 }
+
+// TestRound20AgentOpsAI21: AI21's OpenAI-compatible chat endpoint
+// (api.ai21.com/studio/v1, jamba-1.5-mini, January 2025), unary. AI21's
+// answer has an id, choices and usage only: no object, no created, no
+// model: no create time, and no resolved model from the adapter (the
+// server falls back to the requested one, gateway.go). The text keeps its LaTeX backslashes and the "\n\n" AI21 put
+// after each $$…$$; "stop", 30 in and 162 out; its request-id header (the
+// id without "chatcmpl-") is the request id.
+func TestRound20AgentOpsAI21(t *testing.T) {
+	t.Parallel()
+	const name = "real_agentops_ai21_jamba"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "jamba-1.5-mini", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are an expert mathematician.")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("Write a summary of 5 lines on the Shockley diode equation."))}}
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	providertest.Golden(t, td(name+".golden"), renderResult(t, res))
+	parts := res.Message.GetParts()
+	if len(parts) != 1 || !strings.HasPrefix(parts[0].GetText(), `The Shockley diode equation, also known as the diode law, describes the current-voltage characteristics of a diode. It is given by $$I = I_S \left( e^{\frac{V}{n V_T}} - 1 \right)$$`+"\n\n, where $$I$$\n\n is") ||
+		!strings.HasSuffix(parts[0].GetText(), "This model is fundamental in understanding semiconductor diode operation in circuits.") {
+		t.Errorf("message %v", res.Message)
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 30, OutputTokens: 162, TotalTokens: 192}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-549f4199-3264-729e-a529-cda4502f0f48" || m.GetProviderRequestId() != "549f4199-3264-729e-a529-cda4502f0f48" ||
+		m.GetCreateTime() != nil || m.GetResolvedModel() != "" || len(m.GetWarnings()) != 0 || m.GetRateLimit() != nil || m.GetExtended() != nil {
+		t.Errorf("meta %v", m)
+	}
+}
