@@ -603,3 +603,57 @@ func TestRound20AgentOpsAI21(t *testing.T) {
 		t.Errorf("meta %v", m)
 	}
 }
+
+// TestRound20AgentOpsAI21Stream: the same AI21 request streamed. AI21
+// frames each event with CRLF ("data: …\r\n\r\n", [DONE] too), writes its
+// chunks with a space after each colon and comma, and sends no object,
+// created or model; the first delta has only the role, the last an empty
+// content with "stop" and the usage (30 in, 184 out). 183 deltas make the
+// text, LaTeX backslashes and "\n\n" after each $$…$$ included; the
+// request-id header is the request id.
+func TestRound20AgentOpsAI21Stream(t *testing.T) {
+	t.Parallel()
+	const name = "real_agentops_ai21_jamba_stream"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "jamba-1.5-mini", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are an expert mathematician.")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("Write a summary of 5 lines on the Shockley diode equation."))}}
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	deltas := 0
+	for _, ev := range evs {
+		if ev.Kind == provider.EventText {
+			deltas++
+		}
+	}
+	if deltas != 183 {
+		t.Errorf("%d text deltas, want 183", deltas)
+	}
+	f := accFold(t, evs)
+	want := `The Shockley diode equation, also known as the diode law, describes the current-voltage characteristic of a diode. It is given by $$I = I_S \left( e^{\frac{V}{n V_T}} - 1 \right)$$` + "\n\n" +
+		`, where $$I$$` + "\n\n" + ` is the diode current, $$I_S$$` + "\n\n" + ` is the reverse saturation current, $$V$$` + "\n\n" +
+		` is the voltage across the diode, $$n$$` + "\n\n" + ` is the ideality factor, and $$V_T$$` + "\n\n" +
+		` is the thermal voltage. The equation accounts for the exponential increase in current with increasing forward voltage, while the term $$e^{\frac{V}{n V_T}} - 1$$` + "\n\n" +
+		` ensures the current is very small for reverse voltages. This model, developed by William Shockley, is fundamental in understanding and analyzing diode behavior in electronic circuits.`
+	if !proto.Equal(f.Message, msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text(want))) {
+		t.Errorf("message %v", f.Message)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 30, OutputTokens: 184, TotalTokens: 214}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-fb9ce6f7-20dc-d385-5fb2-90e86a364bc9" || m.GetProviderRequestId() != "fb9ce6f7-20dc-d385-5fb2-90e86a364bc9" ||
+		m.GetResolvedModel() != "" || m.GetCreateTime() != nil || len(m.GetWarnings()) != 0 || m.GetRateLimit() != nil {
+		t.Errorf("meta %v", m)
+	}
+}
