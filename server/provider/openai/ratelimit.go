@@ -96,6 +96,33 @@ func pickWindow(h http.Header, what string) *rateWindow {
 	return best
 }
 
+// inputImagesLimit reads OpenAI's third budget, the input images a model
+// that reads images may take per minute, sent beside the requests and
+// tokens budgets as x-ratelimit-{limit,remaining,reset}-input-images
+// (testdata/real_envoy_chat_image_to_text.http: 50000, 49999 and "1ms").
+// The RateLimit message has a requests and a tokens budget only, so it is
+// kept in meta.extended as {"limit", "remaining", "reset"} with what was
+// sent of each (the reset as sent, a duration from the response's Date);
+// nil when neither count was sent.
+func inputImagesLimit(h http.Header) map[string]any {
+	limit := headerInt(h, "x-ratelimit-limit-input-images")
+	remaining := headerInt(h, "x-ratelimit-remaining-input-images")
+	if limit == nil && remaining == nil {
+		return nil
+	}
+	b := make(map[string]any, 3)
+	if limit != nil {
+		b["limit"] = *limit
+	}
+	if remaining != nil {
+		b["remaining"] = *remaining
+	}
+	if v := strings.TrimSpace(h.Get("x-ratelimit-reset-input-images")); v != "" {
+		b["reset"] = validUTF8(v)
+	}
+	return b
+}
+
 func headerInt(h http.Header, name string) *int64 {
 	v := strings.TrimSpace(h.Get(name))
 	if v == "" {

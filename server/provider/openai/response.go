@@ -47,6 +47,9 @@ const (
 	extSearchResults    = "search_results"
 	extSearchImages     = "search_images"
 	extRelatedQuestions = "related_questions"
+	// extInputImagesLimit is OpenAI's input-images budget
+	// (inputImagesLimit), which the RateLimit message has no place for.
+	extInputImagesLimit = "rate_limit_input_images"
 )
 
 // decodeLenient unmarshals JSON, tolerating fields of an unexpected type:
@@ -428,6 +431,9 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	}
 	meta.RateLimit = unprefixedLimits(meta.RateLimit, h)
 	meta.RateLimit = bareRateLimit(meta.RateLimit, h)
+	if b := inputImagesLimit(h); b != nil {
+		provider.SetExtended(meta, extInputImagesLimit, b)
+	}
 	if v := strings.TrimSpace(h.Get("openai-processing-ms")); v != "" {
 		if n, err := strconv.ParseFloat(v, 64); err == nil {
 			provider.SetExtended(meta, extProcessingMS, n)
