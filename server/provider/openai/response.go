@@ -37,6 +37,11 @@ const (
 	// OpenRouter's "provider" body field, Hugging Face's router's
 	// x-inference-provider header.
 	extUpstreamProvider = "upstream_provider"
+	// extNativeFinishReason is the upstream model's own finish reason an
+	// aggregator gives beside its normalized one (OpenRouter's
+	// native_finish_reason: "STOP", "end_turn", "MAX_TOKENS", …);
+	// provider_finish_reason keeps the finish_reason the answer has.
+	extNativeFinishReason = "native_finish_reason"
 	// extStopSequence is the stop string vLLM (stop_reason) or SGLang
 	// (matched_stop) says ended the answer (also meta.stop_sequence);
 	// extStopTokenID the stop token id they give instead (a number).
@@ -122,6 +127,9 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		c := w.Choices[0]
 		if c.FinishReason != nil {
 			finish = string(*c.FinishReason)
+		}
+		if c.NativeFinishReason != nil && *c.NativeFinishReason != "" {
+			provider.SetExtended(meta, extNativeFinishReason, validUTF8(string(*c.NativeFinishReason)))
 		}
 		m := c.Message
 		if m == nil {

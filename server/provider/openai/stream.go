@@ -75,8 +75,9 @@ type chatStream struct {
 // rareState is the part of a chat stream's state that few streams need.
 type rareState struct {
 	// upstream: the upstream provider last reported (OpenRouter's
-	// "provider").
-	upstream string
+	// "provider"); native: the upstream's own finish reason last
+	// reported (its native_finish_reason).
+	upstream, native string
 	// promptFilter: Azure's prompt_filter_results last reported.
 	promptFilter string
 	// filter: Azure's content filter verdicts so far, by category.
@@ -357,6 +358,7 @@ func (s *chatStream) handle(data []byte) {
 	metaAt := len(s.queue)
 	var finishMeta *llmrelayv1.ResponseMeta
 	var cut *provider.Error
+	native := ""
 	for i, ch := range c.Choices {
 		if ch.Index != 0 {
 			if r := s.rareOf(); !r.ignoredChoices[int64(ch.Index)] {
@@ -388,6 +390,12 @@ func (s *chatStream) handle(data []byte) {
 				setContentFilterResult(meta, ch.ContentFilterResult)
 			}
 		}
+		if n := ch.NativeFinishReason; n != nil && *n != "" && string(*n) != s.rareOf().native {
+			// OpenRouter's upstream finish reason, with the finish
+			// reason (and again on the chunk carrying the usage):
+			// reported when it changes, so once.
+			s.rare.native, native = string(*n), string(*n)
+		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			if s.finishSeen && string(*ch.FinishReason) == s.finish {
 				// The same finish again (OpenRouter repeats it on the
@@ -409,6 +417,15 @@ func (s *chatStream) handle(data []byte) {
 				FinishReason:         provider.ToolCallsFinish(mapFinishReason(s.finish), len(s.order)),
 			}
 		}
+	}
+	if native != "" {
+		// With the finish reason it came with; alone (an interrupted
+		// answer: no finish event) in the chunk's meta.
+		m := finishMeta
+		if m == nil {
+			m = meta
+		}
+		provider.SetExtended(m, extNativeFinishReason, validUTF8(native))
 	}
 	if proto.Size(meta) > 0 {
 		s.meta = nil // handed over with the event
