@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -126,5 +127,70 @@ func TestOpenRouterNativeFinishWithErrorLeftovers20(t *testing.T) {
 	}
 	if got := nativeFinish(providerError(t, err).Meta); got != "MALFORMED_FUNCTION_CALL" {
 		t.Errorf("unary: native_finish_reason %q", got)
+	}
+}
+
+// TestLengthCutStreamUnaryTwinsLeftovers20: a Chat Completions answer
+// that the token limit stops after text that followed a call says the
+// same in its stream and in its unary twin: the call was whole when its
+// arguments parse (the text is what the limit stopped), cut when they do
+// not. The unary answer read its last part, the call (its content comes
+// first), as the one being written: it flagged a whole call cut while the
+// stream ended it whole.
+func TestLengthCutStreamUnaryTwinsLeftovers20(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		stream, unary, text string
+		call                wantCall
+		warn                string
+	}{
+		{"tools19_length_after_text_stream", "leftovers20_length_after_text", "While that runs, here is",
+			wantCall{"call_t19_len_d", "get_weather", `{"city": "Oslo"}`, true, "end"}, ""},
+		{"leftovers20_length_open_args_text_stream", "leftovers20_length_open_args_text", " and",
+			wantCall{"call_l20_len_e", "get_weather", `{"city": "Ber`, false, "cut"},
+			"tool call call_l20_len_e was cut by the token limit; its arguments are partial"},
+	} {
+		t.Run(tc.stream, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.stream+".http"))
+			s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)["tools_parallel"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs, rendered, err := collect(t, s)
+			providertest.Golden(t, td(tc.stream+".golden"), rendered)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkStreamInvariants(t, evs)
+			msg, f, ended := gatewayFold(t, evs)
+			checkCalls(t, msg, ended, []wantCall{tc.call})
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length")
+
+			usrv := providertest.ReplayFile(t, td(tc.unary+".http"))
+			res, err := newTestProvider(t, kOpenAI, usrv.URL).Generate(context.Background(), chatRequests(t)["tools_parallel"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResultInvariants(t, res)
+			providertest.Golden(t, td(tc.unary+".golden"), renderResult(t, res))
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length")
+			uended := map[string]string{tc.call.id: tc.call.end} // a unary call has no end event
+			checkCalls(t, res.Message, uended, []wantCall{tc.call})
+			if got := res.Message.GetParts()[0].GetText(); got != tc.text {
+				t.Errorf("unary text %q, want %q", got, tc.text)
+			}
+			for _, m := range []*llmrelayv1.ResponseMeta{f.Meta, res.Meta} {
+				if tc.warn != "" && !hasWarning(m, tc.warn) {
+					t.Errorf("no warning %q in %q", tc.warn, m.GetWarnings())
+				}
+				for _, w := range m.GetWarnings() {
+					if tc.warn == "" && strings.Contains(w, "was cut by") {
+						t.Errorf("warning %q for a whole call", w)
+					}
+				}
+			}
+		})
 	}
 }

@@ -123,6 +123,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		meta.Warnings = append(meta.Warnings, fmt.Sprintf("response has %d choices; only the first is used", len(w.Choices)))
 	}
 	finish := ""
+	hasText := false
 	if len(w.Choices) > 0 {
 		c := w.Choices[0]
 		if c.FinishReason != nil {
@@ -158,6 +159,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			if m.Refusal != nil {
 				refusal += *m.Refusal
 			}
+			hasText = text != ""
 			msg.Parts = append(msg.Parts, provider.ThinkPartsDialect(text, p.think)...)
 			if refusal != "" {
 				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: refusal}})
@@ -196,7 +198,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 	}
 	meta.ProviderFinishReason = finish
 	meta.FinishReason = provider.ToolCallsFinish(mapFinishReason(finish), int(meta.ToolCallCount))
-	if cw := cutLastCall(msg, cutBy(finish)); cw != "" {
+	if cw := cutChatLastCall(msg, cutBy(finish), hasText); cw != "" {
 		meta.Warnings = append(meta.Warnings, cw)
 	}
 	if u := w.usage(); u != nil {

@@ -151,8 +151,9 @@ type callState struct {
 	// fragment, held for the low half (provider/surrogate.go).
 	high string
 	// textAfter: content came after the call's last fragment, so the
-	// call is not the one an answer cut by the token limit stopped in
-	// (endCalls; the unary answer's last part is that text).
+	// call, if its arguments parse, is not the one an answer cut by the
+	// token limit stopped in (endCalls; the unary answer reads its
+	// content so: cutChatLastCall).
 	textAfter bool
 	// args is the arguments text so far: a named fragment after it is
 	// whole is another call (startsAnother, whole).
@@ -765,13 +766,15 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 		}
 		// Content held back came before the call: it goes first.
 		s.pushThink(s.think.Flush())
-		st = &callState{pos: len(s.order), fallback: true}
+		st = &callState{pos: len(s.order), fallback: true, args: &strings.Builder{}}
 		st.id = madeCallID(st.pos, s.idTaken)
 		meta.Warnings = append(meta.Warnings, "legacy function_call without an id; keyed as "+st.id)
 		s.order = append(s.order, st)
 		r.legacyCall = st
 	}
 	ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: st.arguments(fc)}
+	st.args.WriteString(ev.Arguments)
+	st.textAfter = false
 	if !st.named && fc.Name != "" {
 		ev.Name, st.named = fc.Name, true
 	}
@@ -878,8 +881,9 @@ func (s *chatStream) open(cur *callState, index int, id string, meta *llmrelayv1
 // endCalls completes the calls still open. cut is what ended the answer
 // when it stopped mid-output (cutBy): the answer's last call is the one
 // being written then, so it ends as EventToolCallCut, its arguments
-// partial even when they parse, with a warning (the unary answer flags it
-// the same way: cutLastCall).
+// partial even when they parse, with a warning; unless text followed it
+// and its arguments parse, when the text is what the limit stopped (the
+// unary answer flags it the same way: cutChatLastCall).
 func (s *chatStream) endCalls(cut string) {
 	for i, c := range s.order {
 		if c.ended {
@@ -888,7 +892,7 @@ func (s *chatStream) endCalls(cut string) {
 		c.ended = true
 		s.flushHigh(c)
 		kind := provider.EventToolCallEnd
-		if cut != "" && i == len(s.order)-1 && !c.textAfter {
+		if cut != "" && i == len(s.order)-1 && !(c.textAfter && c.args != nil && fold.ValidArguments(c.args.String())) {
 			kind = provider.EventToolCallCut
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{cutCallWarning(c.id, cut)}}})
 		}
