@@ -584,20 +584,6 @@ func validUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 // argumentsText: OpenAI sends the arguments as a JSON string; absent is "".
 func argumentsText(raw json.RawMessage) string { return provider.ArgumentsText(raw, "") }
 
-func fallbackCallID(i int) string { return "call_idx" + strconv.Itoa(i) }
-
-// madeCallID is the id made for call i: fallbackCallID(i), unless an id
-// of the answer (taken) has that value, then the first of its "_2", "_3"
-// ... that none has. A made id equal to one the server sent would make
-// two calls one (calls are keyed by id).
-func madeCallID(i int, taken func(string) bool) string {
-	id := fallbackCallID(i)
-	for n := 2; taken(id); n++ {
-		id = fallbackCallID(i) + "_" + strconv.Itoa(n)
-	}
-	return id
-}
-
 // unaryCallIDs keys the calls of a unary answer as the streams key them:
 // a call without id, or repeating the id of an earlier call, gets a made
 // id, never one the answer's other calls have (sent holds every id the
@@ -621,7 +607,7 @@ func (k *unaryCallIDs) taken(id string) bool { return k.sent[id] || k.used[id] }
 
 // made is a made id for call i, marked used.
 func (k *unaryCallIDs) made(i int) string {
-	id := madeCallID(i, k.taken)
+	id := provider.MadeCallID(i, k.taken)
 	k.used[id] = true
 	return id
 }

@@ -767,7 +767,7 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 		// Content held back came before the call: it goes first.
 		s.pushThink(s.think.Flush())
 		st = &callState{pos: len(s.order), fallback: true, args: &strings.Builder{}}
-		st.id = madeCallID(st.pos, s.idTaken)
+		st.id = provider.MadeCallID(st.pos, s.idTaken)
 		meta.Warnings = append(meta.Warnings, "legacy function_call without an id; keyed as "+st.id)
 		s.order = append(s.order, st)
 		r.legacyCall = st
@@ -854,13 +854,13 @@ func (s *chatStream) open(cur *callState, index int, id string, meta *llmrelayv1
 	st := &callState{id: id, sent: id, pos: len(s.order), args: &strings.Builder{}}
 	switch {
 	case id == "":
-		st.id, st.fallback = madeCallID(st.pos, s.idTaken), true
+		st.id, st.fallback = provider.MadeCallID(st.pos, s.idTaken), true
 		meta.Warnings = append(meta.Warnings, fmt.Sprintf("tool call %d has no id; keyed as %s", st.pos, st.id))
 	case s.idTaken(id):
 		// Another call has the id (sent with it, or made): calls are
 		// keyed by id, so this one gets a made id, as in the unary
 		// answer (toolCallFromWire).
-		st.id = madeCallID(st.pos, s.idTaken)
+		st.id = provider.MadeCallID(st.pos, s.idTaken)
 		meta.Warnings = append(meta.Warnings, fmt.Sprintf("tool call %d repeats the id %s of an earlier call; keyed as %s", st.pos, id, st.id))
 	}
 	s.order = append(s.order, st)
