@@ -194,3 +194,76 @@ func TestLengthCutStreamUnaryTwinsLeftovers20(t *testing.T) {
 		})
 	}
 }
+
+// TestRepeatedCallIDLeftovers20: a call sent again with its id after its
+// arguments are whole. The same name and the same whole arguments (the
+// same JSON, white space aside) is the call again, as proxies send a
+// streamed call whole at its end (BerriAI/litellm#20480): dropped, with a
+// warning. Other arguments are a second call that reused the id: re-keyed
+// with a made id, as the unary answer keys it. The id and name again with
+// no arguments add nothing. Both were joined into one call
+// (`{"city": "Paris"}{"city":"Paris"}`). Each stream has its unary twin.
+func TestRepeatedCallIDLeftovers20(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		stream, unar []wantCall
+		sWarn, uWarn string
+	}{
+		{"leftovers20_repeat_whole_call",
+			[]wantCall{{"call_l20_rep_a", "get_weather", `{"city": "Paris"}`, true, "end"}},
+			[]wantCall{{"call_l20_rep_b", "get_weather", `{"city": "Paris"}`, true, "end"}},
+			"tool call call_l20_rep_a was sent again whole; the repeat was dropped",
+			"tool call call_l20_rep_b was sent again whole; the repeat was dropped"},
+		{"leftovers20_reused_id_same_index",
+			[]wantCall{{"call_l20_reuse_a", "get_weather", `{"city": "Paris"}`, true, "end"}, {"call_idx1", "get_weather", `{"city": "Rome"}`, true, "end"}},
+			[]wantCall{{"call_l20_reuse_b", "get_weather", `{"city": "Paris"}`, true, "end"}, {"call_idx1", "get_weather", `{"city": "Rome"}`, true, "end"}},
+			"tool call 1 repeats the id call_l20_reuse_a of an earlier call; keyed as call_idx1",
+			"tool call 1 repeats the id call_l20_reuse_b of an earlier call; keyed as call_idx1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+"_stream.http"))
+			s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), chatRequests(t)["tools_parallel"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs, rendered, err := collect(t, s)
+			providertest.Golden(t, td(tc.name+"_stream.golden"), rendered)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkStreamInvariants(t, evs)
+			msg, f, ended := gatewayFold(t, evs)
+			checkCalls(t, msg, ended, tc.stream)
+			wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+			if !hasWarning(f.Meta, tc.sWarn) {
+				t.Errorf("stream: no warning %q in %q", tc.sWarn, f.Meta.GetWarnings())
+			}
+			if f.Meta.GetToolCallCount() != int32(len(tc.stream)) {
+				t.Errorf("stream: %d calls", f.Meta.GetToolCallCount())
+			}
+
+			usrv := providertest.ReplayFile(t, td(tc.name+".http"))
+			res, err := newTestProvider(t, kOpenAI, usrv.URL).Generate(context.Background(), chatRequests(t)["tools_parallel"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResultInvariants(t, res)
+			providertest.Golden(t, td(tc.name+".golden"), renderResult(t, res))
+			uended := map[string]string{}
+			for _, c := range tc.unar {
+				uended[c.id] = c.end
+			}
+			checkCalls(t, res.Message, uended, tc.unar)
+			wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+			if !hasWarning(res.Meta, tc.uWarn) {
+				t.Errorf("unary: no warning %q in %q", tc.uWarn, res.Meta.GetWarnings())
+			}
+			if res.Meta.GetToolCallCount() != int32(len(tc.unar)) {
+				t.Errorf("unary: %d calls", res.Meta.GetToolCallCount())
+			}
+		})
+	}
+}

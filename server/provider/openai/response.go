@@ -168,8 +168,18 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			for _, tc := range m.ToolCalls {
 				ids.sent[string(tc.ID)] = tc.ID != ""
 			}
+			keyed := make([]string, len(m.ToolCalls)) // the id each call is keyed by
+			dropped, repeats := 0, callRepeats{}
 			for i, tc := range m.ToolCalls {
-				call, w := toolCallFromWire(tc, i, ids)
+				if j := repeats.of(m.ToolCalls, i); j >= 0 {
+					// The same call (id, name and whole arguments) again:
+					// one call, as the stream relays it (repeatOf).
+					meta.Warnings = append(meta.Warnings, repeatWarning(keyed[j]))
+					dropped++
+					continue
+				}
+				call, w := toolCallFromWire(tc, i-dropped, ids)
+				keyed[i] = call.CallId
 				if w != "" {
 					meta.Warnings = append(meta.Warnings, w)
 				}
@@ -619,6 +629,39 @@ func (k *unaryCallIDs) use(id string) bool {
 	}
 	k.used[id] = true
 	return false
+}
+
+// callRepeats finds the calls of a unary answer that repeat an earlier
+// one whole: sent with its id, naming its function, with the same whole
+// arguments (the same JSON but for white space). The stream drops such a
+// repeat (chatStream.repeatOf); a call with the id and other arguments or
+// another name is a second call, re-keyed (toolCallFromWire).
+type callRepeats map[string]int
+
+// of is the position of the call calls[i] repeats, -1 when none; a call
+// that can be repeated is noted.
+func (r callRepeats) of(calls []respToolCall, i int) int {
+	c := &calls[i]
+	if c.ID == "" || c.Function == nil || c.Function.Name == "" {
+		return -1
+	}
+	args := c.Function.arguments()
+	var compact bytes.Buffer
+	if !strings.HasSuffix(strings.TrimRight(args, " \t\r\n"), "}") || !fold.ValidArguments(args) || json.Compact(&compact, []byte(args)) != nil {
+		return -1
+	}
+	key := string(c.ID) + "\x00" + c.Function.Name + "\x00" + compact.String()
+	if j, ok := r[key]; ok {
+		return j
+	}
+	r[key] = i
+	return -1
+}
+
+// repeatWarning is the warning for a call sent again whole, dropped; id
+// is the id the call is keyed by.
+func repeatWarning(id string) string {
+	return fmt.Sprintf("tool call %s was sent again whole; the repeat was dropped", id)
 }
 
 // toolCallFromWire converts one response tool call; i is its position. A

@@ -146,7 +146,9 @@ type callState struct {
 	pos      int
 	fallback bool // id made up by the adapter
 	named    bool
-	ended    bool
+	// name is the function the call names (once named).
+	name  string
+	ended bool
 	// high is the escape of a high surrogate that ended the last
 	// fragment, held for the low half (provider/surrogate.go).
 	high string
@@ -705,9 +707,24 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		}
 		var st *callState
 		id := string(tc.ID)
+		// named: the function a fragment with an id names, when it has
+		// arguments: only such a fragment after a call's arguments are
+		// whole can be another call (whole); one that repeats the id and
+		// name with no arguments adds nothing to its call.
+		named := ""
+		if name := fragmentName(&tc); id != "" && name != "" {
+			args := fragmentArgs(&tc)
+			if c := s.repeatOf(&tc, id, name, args); c != nil {
+				meta.Warnings = append(meta.Warnings, repeatWarning(c.id))
+				continue
+			}
+			if args != "" {
+				named = name
+			}
+		}
 		if index < 0 && id == "" && len(d.ToolCalls) > 1 && base >= 0 && !s.order[base+i].ended {
 			st = s.order[base+i]
-		} else if st = s.call(index, id, fragmentName(&tc), meta); st == nil {
+		} else if st = s.call(index, id, named, meta); st == nil {
 			return // s.err is set
 		}
 		if id == "" && st.startsAnother(fragmentName(&tc)) {
@@ -739,7 +756,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		st.textAfter = false
 		ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: args, Signature: tc.ExtraContent.signature()}
 		if !st.named && name != "" {
-			ev.Name, st.named = name, true
+			ev.Name, st.named, st.name = name, true, name
 		}
 		if ev.Name == "" && ev.Arguments == "" && ev.Signature == "" && st.named {
 			continue
@@ -784,8 +801,45 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 	s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: ev})
 }
 
+// repeatOf is the call a fragment sends again whole: a call the server
+// sent with the fragment's id, named name, whose arguments are whole and
+// the same JSON as the fragment's (args). Some servers send a streamed
+// call whole again, at its index or at another (LiteLLM's proxy appends a
+// summary chunk, BerriAI/litellm#20480; LocalAI repeats a call at other
+// indexes, mudler/LocalAI#9722): the repeat is no second call, which
+// could not be answered apart from the first (a tool result names its
+// call by id). Anything else sent with a known id after its call is
+// whole (another name, other arguments) is a second call, re-keyed
+// (call). nil when the fragment repeats no call.
+func (s *chatStream) repeatOf(tc *respToolCall, id, name, args string) *callState {
+	if args == "" || tc.Function == nil {
+		return nil
+	}
+	for _, c := range s.order {
+		if c.sent != id || c.name != name || !c.whole(name) {
+			continue
+		}
+		if prev := c.args.String(); args == prev || provider.SameJSON([]byte(args), []byte(prev)) {
+			return c
+		}
+	}
+	return nil
+}
+
+// fragmentArgs is the arguments text a tool-call fragment carries.
+func fragmentArgs(tc *respToolCall) string {
+	switch {
+	case tc.Function != nil:
+		return tc.Function.arguments()
+	case tc.Custom != nil:
+		return tc.Custom.Input
+	}
+	return ""
+}
+
 // call finds or opens the call of a tool-call delta. index is -1 when the
-// delta has none; name is the function the fragment names ("": none).
+// delta has none; name is the function the fragment names ("": none, or
+// a fragment without arguments).
 func (s *chatStream) call(index int, id, name string, meta *llmrelayv1.ResponseMeta) *callState {
 	var cur *callState
 	if index >= 0 {
@@ -798,6 +852,14 @@ func (s *chatStream) call(index int, id, name string, meta *llmrelayv1.ResponseM
 		cur = s.order[len(s.order)-1]
 	}
 	if cur != nil && (id == "" || id == cur.sent || cur.fallback) {
+		if id != "" && id == cur.sent && cur.whole(name) {
+			// Another call sent with the id of the call at its index,
+			// after that call's arguments were whole (not a repeat of
+			// it: repeatOf): a second call, re-keyed (open), as the
+			// unary answer re-keys it, not joined into one with
+			// `{"a":1}{"b":2}`.
+			return s.open(cur, index, id, meta)
+		}
 		return cur
 	}
 	if id != "" && index >= 0 {
