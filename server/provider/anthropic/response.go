@@ -36,7 +36,9 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	var cites unaryCitations
 	var fallbacks []any
-	toolIDs := map[string]int{} // tool_use id -> its content index
+	toolIDs := map[string]int{} // tool_use id (as keyed) -> its content index
+	made := map[string]bool{}   // the ids made for blocks without one
+	taken := func(id string) bool { _, ok := toolIDs[id]; return ok }
 	for i, b := range m.Content {
 		switch b.Type {
 		case "text":
@@ -47,16 +49,33 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: b.Text}})
 			}
 		case "tool_use":
-			if b.ID == "" {
-				meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: tool_use block without an id", i))
-			} else if j, ok := toolIDs[b.ID]; ok {
+			switch j, ok := toolIDs[b.ID]; {
+			case b.ID == "":
+				// A call without an id cannot be answered (the tool
+				// result names its call by id): it is keyed by a made
+				// id, none of an earlier call, as the stream keys it
+				// and the other adapters key theirs.
+				b.ID = provider.MadeCallID(int(meta.ToolCallCount), taken)
+				made[b.ID] = true
+				toolIDs[b.ID] = i
+				meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: tool_use block without an id; keyed as %s", i, b.ID))
+			case ok && made[b.ID]:
+				// Sent with the id made for an earlier block: keyed by
+				// another made id, as the stream (which cannot know the
+				// later ids when it makes one) keys it.
+				sentID := b.ID
+				b.ID = provider.MadeCallID(int(meta.ToolCallCount), taken)
+				made[b.ID] = true
+				toolIDs[b.ID] = i
+				meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: tool_use block repeats the id %s made for block %d; keyed as %s", i, sentID, j, b.ID))
+			case ok:
 				// Calls are keyed by their id: two blocks with one id
 				// would be one call to the gateway and in the next
 				// request. The stream refuses them as well (Anthropic
 				// never sends them; re-keying would invent an id the
 				// API never issued, sent back with the tool result).
 				return nil, provider.BadResponse(providerName, "tool_use blocks %d and %d have the same id %s", j, i, b.ID)
-			} else {
+			default:
 				toolIDs[b.ID] = i
 			}
 			args := provider.ArgumentsText(b.Input, "{}")

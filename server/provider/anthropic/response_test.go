@@ -55,9 +55,14 @@ func TestParseResponseDefensive(t *testing.T) {
 				t.Errorf("tool call = %v", tc)
 			}
 		}},
-		{"tool without id warns", `{"content":[{"type":"tool_use","name":"f","input":{}}]}`, 1, func(t *testing.T, res *provider.Result) {
-			if len(res.Meta.GetWarnings()) != 1 {
-				t.Errorf("warnings = %v", res.Meta.GetWarnings())
+		{"tool without id keyed by a made id", `{"content":[{"type":"tool_use","name":"f","input":{}}]}`, 1, func(t *testing.T, res *provider.Result) {
+			// An empty call id could not be answered with a tool result:
+			// the call is keyed as the stream keys it.
+			if tc := res.Message.GetParts()[0].GetToolCall(); tc.GetCallId() != "call_idx0" || tc.GetArguments() != "{}" || !tc.GetArgumentsValid() {
+				t.Errorf("tool call = %v", tc)
+			}
+			if w := res.Meta.GetWarnings(); len(w) != 1 || w[0] != "content[0]: tool_use block without an id; keyed as call_idx0" {
+				t.Errorf("warnings = %q", w)
 			}
 		}},
 		{"thinking fields null", `{"content":[{"type":"thinking","thinking":null,"signature":null},{"type":"redacted_thinking","data":null}]}`, 2, func(t *testing.T, res *provider.Result) {

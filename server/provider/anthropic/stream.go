@@ -21,6 +21,8 @@ type blockState struct {
 	typ       string
 	callID    string
 	toolIndex int
+	// madeID: the block came without an id; callID is a made one.
+	madeID bool
 	// reasoningIndex is a thinking or redacted_thinking block's position
 	// among the reasoning blocks.
 	reasoningIndex int
@@ -328,6 +330,17 @@ func (s *stream) updateUsage(u *wireUsage) {
 	}
 }
 
+// callIDTaken reports whether a tool_use block of the stream is keyed by
+// id.
+func (s *stream) callIDTaken(id string) bool {
+	for _, o := range s.blocks {
+		if o.typ == "tool_use" && o.callID == id {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *stream) warn(format string, args ...any) {
 	s.emit(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{
 		Warnings: []string{fmt.Sprintf(format, args...)},
@@ -389,21 +402,33 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 			s.addCitations(b, idx, list...)
 		}
 	case "tool_use":
-		if cb.ID == "" {
-			return provider.BadResponse(providerName, "tool_use block %d without an id", idx)
-		}
+		id := cb.ID
 		for i, o := range s.blocks {
-			if o.typ == "tool_use" && o.callID == cb.ID && i != idx {
+			if id != "" && o.typ == "tool_use" && o.callID == id && i != idx {
+				if o.madeID {
+					// The id made for an earlier block without one: this
+					// block, sent with it, is keyed by another made id.
+					id, b.madeID = provider.MadeCallID(s.tools, s.callIDTaken), true
+					s.warn("content[%d]: tool_use block repeats the id %s made for block %d; keyed as %s", idx, cb.ID, i, id)
+					break
+				}
 				// Calls are keyed by their id (the fragments, the
 				// gateway's fold): two blocks with one id would become
 				// one call with both inputs run together.
 				return provider.BadResponse(providerName, "tool_use blocks %d and %d have the same id %s", i, idx, cb.ID)
 			}
 		}
-		b.callID = cb.ID
+		if id == "" {
+			// A call without an id cannot be answered (the tool result
+			// names its call by id): it is keyed by a made id, as the
+			// unary answer keys it and the other adapters key theirs.
+			id, b.madeID = provider.MadeCallID(s.tools, s.callIDTaken), true
+			s.warn("content[%d]: tool_use block without an id; keyed as %s", idx, id)
+		}
+		b.callID = id
 		b.toolIndex = s.tools
 		s.tools++
-		delta := provider.ToolCallDelta{CallID: cb.ID, Index: b.toolIndex, Name: cb.Name}
+		delta := provider.ToolCallDelta{CallID: id, Index: b.toolIndex, Name: cb.Name}
 		// The input is {} at the start; anything else is the start of the
 		// arguments and is kept.
 		if args := provider.ArgumentsText(cb.Input, "{}"); args != "{}" {

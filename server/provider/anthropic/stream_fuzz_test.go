@@ -28,7 +28,8 @@ var streamSeeds = []string{
 // refStream is what a reference decoder reads of a Messages stream: the
 // text of its text blocks, and each client tool_use block's arguments
 // (its start input when not the empty {}, then its partial_json, "{}"
-// when it had none), by call id.
+// when it had none), by call id (a made one for a block without an id,
+// provider.MadeCallID).
 type refStream struct {
 	text string
 	args map[string]string
@@ -53,17 +54,31 @@ func readRefStream(body []byte) refStream {
 	}
 	var calls []*call
 	byIndex := map[int]*call{}
+	made := map[string]bool{}
 	start := func(idx int, b *refBlock) bool {
 		switch b.Type {
 		case "text":
 			text.WriteString(b.Text)
 		case "tool_use":
-			for _, c := range calls {
-				if c.id == b.ID {
-					return false
+			taken := func(id string) bool {
+				for _, c := range calls {
+					if c.id == id {
+						return true
+					}
 				}
+				return false
 			}
-			c := &call{id: b.ID}
+			id := b.ID
+			switch {
+			case id == "" || made[id]:
+				// Keyed by a made id (a block without one, or sent with
+				// the one made for an earlier block).
+				id = provider.MadeCallID(len(calls), taken)
+				made[id] = true
+			case taken(id):
+				return false
+			}
+			c := &call{id: id}
 			if a := provider.ArgumentsText(b.Input, "{}"); a != "{}" {
 				c.args.WriteString(a)
 				c.got = true

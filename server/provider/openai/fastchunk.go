@@ -496,7 +496,7 @@ func (d *fastDecoder) choices(c *chatResponse) bool {
 	}
 }
 
-var chunkChoiceKeys = []string{"index", "message", "delta", "finish_reason", "logprobs", "content_filter_results", "content_filter_result", "usage", "stop_reason", "matched_stop", "error"}
+var chunkChoiceKeys = []string{"index", "message", "delta", "finish_reason", "native_finish_reason", "logprobs", "content_filter_results", "content_filter_result", "usage", "stop_reason", "matched_stop", "error"}
 
 func (ch *chatChoice) field(d *fastDecoder, key []byte) bool {
 	switch string(key) {
@@ -538,6 +538,19 @@ func (ch *chatChoice) field(d *fastDecoder, key []byte) bool {
 		s, _, ok := d.str()
 		v := finishReason(s)
 		ch.FinishReason = &v
+		return ok
+	case "native_finish_reason":
+		// OpenRouter's, null on every chunk but the finishing one; a
+		// value that is no string goes to encoding/json.
+		if !d.mark(1 << 7) {
+			return false
+		}
+		if d.null() {
+			return true
+		}
+		s, _, ok := d.str()
+		v := finishReason(s)
+		ch.NativeFinishReason = &v
 		return ok
 	case "logprobs":
 		// Only null; json.Unmarshal keeps it as the raw text "null".

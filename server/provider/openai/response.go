@@ -37,6 +37,11 @@ const (
 	// OpenRouter's "provider" body field, Hugging Face's router's
 	// x-inference-provider header.
 	extUpstreamProvider = "upstream_provider"
+	// extNativeFinishReason is the upstream model's own finish reason an
+	// aggregator gives beside its normalized one (OpenRouter's
+	// native_finish_reason: "STOP", "end_turn", "MAX_TOKENS", …);
+	// provider_finish_reason keeps the finish_reason the answer has.
+	extNativeFinishReason = "native_finish_reason"
 	// extStopSequence is the stop string vLLM (stop_reason) or SGLang
 	// (matched_stop) says ended the answer (also meta.stop_sequence);
 	// extStopTokenID the stop token id they give instead (a number).
@@ -121,10 +126,14 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		meta.Warnings = append(meta.Warnings, fmt.Sprintf("response has %d choices; only the first is used", len(w.Choices)))
 	}
 	finish := ""
+	hasText := false
 	if len(w.Choices) > 0 {
 		c := w.Choices[0]
 		if c.FinishReason != nil {
 			finish = string(*c.FinishReason)
+		}
+		if c.NativeFinishReason != nil && *c.NativeFinishReason != "" {
+			provider.SetExtended(meta, extNativeFinishReason, validUTF8(string(*c.NativeFinishReason)))
 		}
 		m := c.Message
 		if m == nil {
@@ -153,6 +162,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			if m.Refusal != nil {
 				refusal += *m.Refusal
 			}
+			hasText = text != ""
 			msg.Parts = append(msg.Parts, provider.ThinkPartsDialect(text, p.think)...)
 			if refusal != "" {
 				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: refusal}})
@@ -161,8 +171,18 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			for _, tc := range m.ToolCalls {
 				ids.sent[string(tc.ID)] = tc.ID != ""
 			}
+			keyed := make([]string, len(m.ToolCalls)) // the id each call is keyed by
+			dropped, repeats := 0, callRepeats{}
 			for i, tc := range m.ToolCalls {
-				call, w := toolCallFromWire(tc, i, ids)
+				if j := repeats.of(m.ToolCalls, i); j >= 0 {
+					// The same call (id, name and whole arguments) again:
+					// one call, as the stream relays it (repeatOf).
+					meta.Warnings = append(meta.Warnings, repeatWarning(keyed[j]))
+					dropped++
+					continue
+				}
+				call, w := toolCallFromWire(tc, i-dropped, ids)
+				keyed[i] = call.CallId
 				if w != "" {
 					meta.Warnings = append(meta.Warnings, w)
 				}
@@ -191,7 +211,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 	}
 	meta.ProviderFinishReason = finish
 	meta.FinishReason = provider.ToolCallsFinish(mapFinishReason(finish), int(meta.ToolCallCount))
-	if cw := cutLastCall(msg, cutBy(finish)); cw != "" {
+	if cw := cutChatLastCall(msg, cutBy(finish), hasText); cw != "" {
 		meta.Warnings = append(meta.Warnings, cw)
 	}
 	if u := w.usage(); u != nil {
@@ -580,20 +600,6 @@ func validUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 // argumentsText: OpenAI sends the arguments as a JSON string; absent is "".
 func argumentsText(raw json.RawMessage) string { return provider.ArgumentsText(raw, "") }
 
-func fallbackCallID(i int) string { return "call_idx" + strconv.Itoa(i) }
-
-// madeCallID is the id made for call i: fallbackCallID(i), unless an id
-// of the answer (taken) has that value, then the first of its "_2", "_3"
-// ... that none has. A made id equal to one the server sent would make
-// two calls one (calls are keyed by id).
-func madeCallID(i int, taken func(string) bool) string {
-	id := fallbackCallID(i)
-	for n := 2; taken(id); n++ {
-		id = fallbackCallID(i) + "_" + strconv.Itoa(n)
-	}
-	return id
-}
-
 // unaryCallIDs keys the calls of a unary answer as the streams key them:
 // a call without id, or repeating the id of an earlier call, gets a made
 // id, never one the answer's other calls have (sent holds every id the
@@ -617,7 +623,7 @@ func (k *unaryCallIDs) taken(id string) bool { return k.sent[id] || k.used[id] }
 
 // made is a made id for call i, marked used.
 func (k *unaryCallIDs) made(i int) string {
-	id := madeCallID(i, k.taken)
+	id := provider.MadeCallID(i, k.taken)
 	k.used[id] = true
 	return id
 }
@@ -629,6 +635,39 @@ func (k *unaryCallIDs) use(id string) bool {
 	}
 	k.used[id] = true
 	return false
+}
+
+// callRepeats finds the calls of a unary answer that repeat an earlier
+// one whole: sent with its id, naming its function, with the same whole
+// arguments (the same JSON but for white space). The stream drops such a
+// repeat (chatStream.repeatOf); a call with the id and other arguments or
+// another name is a second call, re-keyed (toolCallFromWire).
+type callRepeats map[string]int
+
+// of is the position of the call calls[i] repeats, -1 when none; a call
+// that can be repeated is noted.
+func (r callRepeats) of(calls []respToolCall, i int) int {
+	c := &calls[i]
+	if c.ID == "" || c.Function == nil || c.Function.Name == "" {
+		return -1
+	}
+	args := c.Function.arguments()
+	var compact bytes.Buffer
+	if !strings.HasSuffix(strings.TrimRight(args, " \t\r\n"), "}") || !fold.ValidArguments(args) || json.Compact(&compact, []byte(args)) != nil {
+		return -1
+	}
+	key := string(c.ID) + "\x00" + c.Function.Name + "\x00" + compact.String()
+	if j, ok := r[key]; ok {
+		return j
+	}
+	r[key] = i
+	return -1
+}
+
+// repeatWarning is the warning for a call sent again whole, dropped; id
+// is the id the call is keyed by.
+func repeatWarning(id string) string {
+	return fmt.Sprintf("tool call %s was sent again whole; the repeat was dropped", id)
 }
 
 // toolCallFromWire converts one response tool call; i is its position. A

@@ -564,7 +564,7 @@ func respCallID(callID, itemID string, pos int) (string, string) {
 	case itemID != "":
 		return itemID, fmt.Sprintf("function_call item %s has no call_id; keyed by its item id", itemID)
 	default:
-		id := fallbackCallID(pos)
+		id := provider.FallbackCallID(pos)
 		return id, fmt.Sprintf("function_call %d has neither call_id nor item id; keyed as %s", pos, id)
 	}
 }

@@ -500,9 +500,9 @@ func (s *responsesStream) callKey(c *respCallState, callID string) (string, stri
 		return false
 	}
 	if callID == "" && c.itemID == "" {
-		// A made id is none an earlier call has (madeCallID); a later
+		// A made id is none an earlier call has (provider.MadeCallID); a later
 		// call sent with it is the one re-keyed.
-		id := madeCallID(c.pos, taken)
+		id := provider.MadeCallID(c.pos, taken)
 		return id, fmt.Sprintf("function_call %d has neither call_id nor item id; keyed as %s", c.pos, id)
 	}
 	id, warning := respCallID(callID, c.itemID, c.pos)
@@ -511,7 +511,7 @@ func (s *responsesStream) callKey(c *respCallState, callID string) (string, stri
 	}
 	alt := c.itemID
 	if alt == "" || taken(alt) {
-		alt = madeCallID(c.pos, taken)
+		alt = provider.MadeCallID(c.pos, taken)
 	}
 	return alt, fmt.Sprintf("function_call %d repeats the id %s of an earlier call; keyed as %s", c.pos, id, alt)
 }

@@ -75,8 +75,9 @@ type chatStream struct {
 // rareState is the part of a chat stream's state that few streams need.
 type rareState struct {
 	// upstream: the upstream provider last reported (OpenRouter's
-	// "provider").
-	upstream string
+	// "provider"); native: the upstream's own finish reason last
+	// reported (its native_finish_reason).
+	upstream, native string
 	// promptFilter: Azure's prompt_filter_results last reported.
 	promptFilter string
 	// filter: Azure's content filter verdicts so far, by category.
@@ -145,13 +146,16 @@ type callState struct {
 	pos      int
 	fallback bool // id made up by the adapter
 	named    bool
-	ended    bool
+	// name is the function the call names (once named).
+	name  string
+	ended bool
 	// high is the escape of a high surrogate that ended the last
 	// fragment, held for the low half (provider/surrogate.go).
 	high string
 	// textAfter: content came after the call's last fragment, so the
-	// call is not the one an answer cut by the token limit stopped in
-	// (endCalls; the unary answer's last part is that text).
+	// call, if its arguments parse, is not the one an answer cut by the
+	// token limit stopped in (endCalls; the unary answer reads its
+	// content so: cutChatLastCall).
 	textAfter bool
 	// args is the arguments text so far: a named fragment after it is
 	// whole is another call (startsAnother, whole).
@@ -357,6 +361,7 @@ func (s *chatStream) handle(data []byte) {
 	metaAt := len(s.queue)
 	var finishMeta *llmrelayv1.ResponseMeta
 	var cut *provider.Error
+	native := ""
 	for i, ch := range c.Choices {
 		if ch.Index != 0 {
 			if r := s.rareOf(); !r.ignoredChoices[int64(ch.Index)] {
@@ -388,6 +393,12 @@ func (s *chatStream) handle(data []byte) {
 				setContentFilterResult(meta, ch.ContentFilterResult)
 			}
 		}
+		if n := ch.NativeFinishReason; n != nil && *n != "" && string(*n) != s.rareOf().native {
+			// OpenRouter's upstream finish reason, with the finish
+			// reason (and again on the chunk carrying the usage):
+			// reported when it changes, so once.
+			s.rare.native, native = string(*n), string(*n)
+		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			if s.finishSeen && string(*ch.FinishReason) == s.finish {
 				// The same finish again (OpenRouter repeats it on the
@@ -409,6 +420,15 @@ func (s *chatStream) handle(data []byte) {
 				FinishReason:         provider.ToolCallsFinish(mapFinishReason(s.finish), len(s.order)),
 			}
 		}
+	}
+	if native != "" {
+		// With the finish reason it came with; alone (an interrupted
+		// answer: no finish event) in the chunk's meta.
+		m := finishMeta
+		if m == nil {
+			m = meta
+		}
+		provider.SetExtended(m, extNativeFinishReason, validUTF8(native))
 	}
 	if proto.Size(meta) > 0 {
 		s.meta = nil // handed over with the event
@@ -687,9 +707,24 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		}
 		var st *callState
 		id := string(tc.ID)
+		// named: the function a fragment with an id names, when it has
+		// arguments: only such a fragment after a call's arguments are
+		// whole can be another call (whole); one that repeats the id and
+		// name with no arguments adds nothing to its call.
+		named := ""
+		if name := fragmentName(&tc); id != "" && name != "" {
+			args := fragmentArgs(&tc)
+			if c := s.repeatOf(&tc, id, name, args); c != nil {
+				meta.Warnings = append(meta.Warnings, repeatWarning(c.id))
+				continue
+			}
+			if args != "" {
+				named = name
+			}
+		}
 		if index < 0 && id == "" && len(d.ToolCalls) > 1 && base >= 0 && !s.order[base+i].ended {
 			st = s.order[base+i]
-		} else if st = s.call(index, id, fragmentName(&tc), meta); st == nil {
+		} else if st = s.call(index, id, named, meta); st == nil {
 			return // s.err is set
 		}
 		if id == "" && st.startsAnother(fragmentName(&tc)) {
@@ -721,7 +756,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		st.textAfter = false
 		ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: args, Signature: tc.ExtraContent.signature()}
 		if !st.named && name != "" {
-			ev.Name, st.named = name, true
+			ev.Name, st.named, st.name = name, true, name
 		}
 		if ev.Name == "" && ev.Arguments == "" && ev.Signature == "" && st.named {
 			continue
@@ -748,13 +783,15 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 		}
 		// Content held back came before the call: it goes first.
 		s.pushThink(s.think.Flush())
-		st = &callState{pos: len(s.order), fallback: true}
-		st.id = madeCallID(st.pos, s.idTaken)
+		st = &callState{pos: len(s.order), fallback: true, args: &strings.Builder{}}
+		st.id = provider.MadeCallID(st.pos, s.idTaken)
 		meta.Warnings = append(meta.Warnings, "legacy function_call without an id; keyed as "+st.id)
 		s.order = append(s.order, st)
 		r.legacyCall = st
 	}
 	ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: st.arguments(fc)}
+	st.args.WriteString(ev.Arguments)
+	st.textAfter = false
 	if !st.named && fc.Name != "" {
 		ev.Name, st.named = fc.Name, true
 	}
@@ -764,8 +801,45 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 	s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: ev})
 }
 
+// repeatOf is the call a fragment sends again whole: a call the server
+// sent with the fragment's id, named name, whose arguments are whole and
+// the same JSON as the fragment's (args). Some servers send a streamed
+// call whole again, at its index or at another (LiteLLM's proxy appends a
+// summary chunk, BerriAI/litellm#20480; LocalAI repeats a call at other
+// indexes, mudler/LocalAI#9722): the repeat is no second call, which
+// could not be answered apart from the first (a tool result names its
+// call by id). Anything else sent with a known id after its call is
+// whole (another name, other arguments) is a second call, re-keyed
+// (call). nil when the fragment repeats no call.
+func (s *chatStream) repeatOf(tc *respToolCall, id, name, args string) *callState {
+	if args == "" || tc.Function == nil {
+		return nil
+	}
+	for _, c := range s.order {
+		if c.sent != id || c.name != name || !c.whole(name) {
+			continue
+		}
+		if prev := c.args.String(); args == prev || provider.SameJSON([]byte(args), []byte(prev)) {
+			return c
+		}
+	}
+	return nil
+}
+
+// fragmentArgs is the arguments text a tool-call fragment carries.
+func fragmentArgs(tc *respToolCall) string {
+	switch {
+	case tc.Function != nil:
+		return tc.Function.arguments()
+	case tc.Custom != nil:
+		return tc.Custom.Input
+	}
+	return ""
+}
+
 // call finds or opens the call of a tool-call delta. index is -1 when the
-// delta has none; name is the function the fragment names ("": none).
+// delta has none; name is the function the fragment names ("": none, or
+// a fragment without arguments).
 func (s *chatStream) call(index int, id, name string, meta *llmrelayv1.ResponseMeta) *callState {
 	var cur *callState
 	if index >= 0 {
@@ -778,6 +852,14 @@ func (s *chatStream) call(index int, id, name string, meta *llmrelayv1.ResponseM
 		cur = s.order[len(s.order)-1]
 	}
 	if cur != nil && (id == "" || id == cur.sent || cur.fallback) {
+		if id != "" && id == cur.sent && cur.whole(name) {
+			// Another call sent with the id of the call at its index,
+			// after that call's arguments were whole (not a repeat of
+			// it: repeatOf): a second call, re-keyed (open), as the
+			// unary answer re-keys it, not joined into one with
+			// `{"a":1}{"b":2}`.
+			return s.open(cur, index, id, meta)
+		}
 		return cur
 	}
 	if id != "" && index >= 0 {
@@ -834,13 +916,13 @@ func (s *chatStream) open(cur *callState, index int, id string, meta *llmrelayv1
 	st := &callState{id: id, sent: id, pos: len(s.order), args: &strings.Builder{}}
 	switch {
 	case id == "":
-		st.id, st.fallback = madeCallID(st.pos, s.idTaken), true
+		st.id, st.fallback = provider.MadeCallID(st.pos, s.idTaken), true
 		meta.Warnings = append(meta.Warnings, fmt.Sprintf("tool call %d has no id; keyed as %s", st.pos, st.id))
 	case s.idTaken(id):
 		// Another call has the id (sent with it, or made): calls are
 		// keyed by id, so this one gets a made id, as in the unary
 		// answer (toolCallFromWire).
-		st.id = madeCallID(st.pos, s.idTaken)
+		st.id = provider.MadeCallID(st.pos, s.idTaken)
 		meta.Warnings = append(meta.Warnings, fmt.Sprintf("tool call %d repeats the id %s of an earlier call; keyed as %s", st.pos, id, st.id))
 	}
 	s.order = append(s.order, st)
@@ -861,8 +943,9 @@ func (s *chatStream) open(cur *callState, index int, id string, meta *llmrelayv1
 // endCalls completes the calls still open. cut is what ended the answer
 // when it stopped mid-output (cutBy): the answer's last call is the one
 // being written then, so it ends as EventToolCallCut, its arguments
-// partial even when they parse, with a warning (the unary answer flags it
-// the same way: cutLastCall).
+// partial even when they parse, with a warning; unless text followed it
+// and its arguments parse, when the text is what the limit stopped (the
+// unary answer flags it the same way: cutChatLastCall).
 func (s *chatStream) endCalls(cut string) {
 	for i, c := range s.order {
 		if c.ended {
@@ -871,7 +954,7 @@ func (s *chatStream) endCalls(cut string) {
 		c.ended = true
 		s.flushHigh(c)
 		kind := provider.EventToolCallEnd
-		if cut != "" && i == len(s.order)-1 && !c.textAfter {
+		if cut != "" && i == len(s.order)-1 && !(c.textAfter && c.args != nil && fold.ValidArguments(c.args.String())) {
 			kind = provider.EventToolCallCut
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{cutCallWarning(c.id, cut)}}})
 		}

@@ -173,8 +173,8 @@ func TestToolCallStreamsTools19(t *testing.T) {
 		}, finish: llmrelayv1.FinishReason_FINISH_REASON_LENGTH, raw: "length",
 			warns: []string{"tool call call_t19_len_c was cut by the token limit; its arguments are partial"}},
 		// A whole call, then text that the token limit stops: the call
-		// was not being written when the limit hit, it stays whole (the
-		// unary answer's last part is the text: not cut either).
+		// was not being written when the limit hit, it stays whole (its
+		// unary twin too: TestLengthCutStreamUnaryTwinsLeftovers20).
 		{name: "tools19_length_after_text_stream", text: "While that runs, here is", calls: []wantCall{
 			{"call_t19_len_d", "get_weather", `{"city": "Oslo"}`, true, "end"},
 		}, finish: llmrelayv1.FinishReason_FINISH_REASON_LENGTH, raw: "length"},

@@ -42,6 +42,23 @@ func cutLastCall(msg *llmrelayv1.Message, cut string) string {
 	return cutCallWarning(tc.CallId, cut)
 }
 
+// cutChatLastCall flags the last call of a Chat Completions answer cut by
+// cut (cutBy) unless text followed it: a call followed by text was
+// whole when its arguments parse, and the text is what the limit stopped
+// (only the call still open at the cut is cut). The stream knows whether
+// content came after the call (callState.textAfter); the unary answer,
+// whose content and tool_calls are separate fields, only whether it has
+// content (hasText), which servers that parse calls out of the generated
+// text give whole, what came after a call included. A call whose
+// arguments do not parse is cut either way. It returns the warning, ""
+// when nothing was flagged.
+func cutChatLastCall(msg *llmrelayv1.Message, cut string, hasText bool) string {
+	if n := len(msg.GetParts()); hasText && n > 0 && msg.Parts[n-1].GetToolCall().GetArgumentsValid() {
+		return ""
+	}
+	return cutLastCall(msg, cut)
+}
+
 // incompleteCut is what cut a Responses call whose item or response is
 // incomplete for a reason other than the token limit.
 const incompleteCut = "an incomplete response"

@@ -291,10 +291,14 @@ func (r *finishReason) UnmarshalJSON(b []byte) error {
 }
 
 type chatChoice struct {
-	Index                flexInt         `json:"index"`
-	Message              *respMessage    `json:"message"`
-	Delta                *respMessage    `json:"delta"`
-	FinishReason         *finishReason   `json:"finish_reason"`
+	Index        flexInt       `json:"index"`
+	Message      *respMessage  `json:"message"`
+	Delta        *respMessage  `json:"delta"`
+	FinishReason *finishReason `json:"finish_reason"`
+	// NativeFinishReason is OpenRouter's: the upstream model's own finish
+	// reason ("STOP", "end_turn", "MAX_TOKENS", …) beside its normalized
+	// finish_reason; null until the finishing chunk.
+	NativeFinishReason   *finishReason   `json:"native_finish_reason"`
 	Logprobs             json.RawMessage `json:"logprobs"`
 	ContentFilterResults json.RawMessage `json:"content_filter_results"`
 	// ContentFilterResult (singular) is what Azure sends instead of, or
