@@ -237,3 +237,315 @@ func TestRound20OljsLogprobs(t *testing.T) {
 		oljsSent(t, srv.Last(t).Body, oljsLogprobsReq, "messages", "model", "logprobs", "stream")
 	})
 }
+
+const oljsTwoCities = "What's the weather today in Boston and what will the weather be tomorrow in Chicago?"
+
+// oljsRecordedTools is the tools list openllmetry-js sent in its weather
+// tests (the live APIs accepted it).
+const oljsRecordedTools = `{"tools":[{"type":"function","function":{"name":"get_current_weather","description":"Get the current weather in a given location","parameters":{"type":"object","properties":{"location":{"type":"string","description":"The city and state, e.g. San Francisco, CA"},"unit":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["location"]}}},` +
+	`{"type":"function","function":{"name":"get_tomorrow_weather","description":"Get tomorrow's weather in a given location","parameters":{"type":"object","properties":{"location":{"type":"string","description":"The city and state, e.g. San Francisco, CA"},"unit":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["location"]}}}],` +
+	`"messages":[{"role":"user","content":"What's the weather today in Boston and what will the weather be tomorrow in Chicago?"}],"stream":true}`
+
+// TestRound20OljsToolsParallelStream: the same two-city question with the
+// same two tools, streamed by OpenAI and by Together.
+//
+// OpenAI (gpt-4o-mini-2024-07-18, August 2025): the role chunk with
+// content null, then get_current_weather opened with arguments "" and six
+// fragments, then get_tomorrow_weather the same way; one finish
+// "tool_calls" on an empty delta, no usage.
+//
+// Together (meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo, February 2025):
+// each call opened the same way, its arguments in 16 fragments, and the
+// call's last fragment carries finish_reason "tool_calls": the finish
+// comes once per call, the second call starting after the first finish.
+// The finish is reported once, at the first, which ends the first call;
+// the second call still arrives whole, ends at [DONE], and the answer has
+// both (the fold checks each call's fragments keep their id and index).
+// Together sends no request id header (its response id is the CF-RAY's
+// prefix), and an unsuffixed request budget: x-ratelimit-limit 30,
+// x-ratelimit-remaining 59, x-ratelimit-reset 2 (seconds), beside the
+// token budget 3000 and 3000 without a reset, reported as sent.
+func TestRound20OljsToolsParallelStream(t *testing.T) {
+	t.Parallel()
+	weather := oljsWeatherTool("get_current_weather", "Get the current weather in a given location")
+	tomorrow := oljsWeatherTool("get_tomorrow_weather", "Get tomorrow's weather in a given location")
+	cases := []struct {
+		name, model      string
+		ids              [2]string
+		args             [2]string
+		id, resolved, rq string
+		created          int64
+		check            func(t *testing.T, m *llmrelayv1.ResponseMeta)
+	}{
+		{"real_oljs_openai_tools_parallel_stream", "gpt-4o-mini",
+			[2]string{"call_SHtIMpPE5ainCyw3LLf32VcZ", "call_HvockKv2nSWQzdTmCv0p2IZD"},
+			[2]string{`{"location": "Boston, MA"}`, `{"location": "Chicago, IL"}`},
+			"chatcmpl-C4TWPQMkkmZCU9sl9aFxRq4A2Uy7R", "gpt-4o-mini-2024-07-18", "req_fe1aa89b1e014452b103cf6d79319085", 1755182829,
+			func(t *testing.T, m *llmrelayv1.ResponseMeta) {
+				if m.GetServiceTier() != "default" || m.GetExtended().AsMap()["system_fingerprint"] != "fp_34a54ae93c" {
+					t.Errorf("meta %v", m)
+				}
+				oljsOpenAIRateLimit(t, m, 30000, 29999, 150000000, 149999975, 2*time.Millisecond, time.Date(2025, 8, 14, 14, 47, 10, 0, time.UTC))
+			}},
+		{"real_oljs_together_tools_parallel_stream", "meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo",
+			[2]string{"call_gy9cscnhxyt8k7eakmsfk6ou", "call_s4jlq0l9gmmna048buag7nc3"},
+			[2]string{`{"location": "Boston, MA", "unit": "fahrenheit"}`, `{"location": "Chicago, IL", "unit": "fahrenheit"}`},
+			"914c5cf0988ccfbc", "meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo", "", 1740032136,
+			func(t *testing.T, m *llmrelayv1.ResponseMeta) {
+				if m.GetServiceTier() != "" {
+					t.Errorf("service tier %q", m.GetServiceTier())
+				}
+				rl := m.GetRateLimit()
+				date := time.Date(2025, 2, 20, 6, 15, 36, 0, time.UTC)
+				if rl.GetRequestsLimit() != 30 || rl.GetRequestsRemaining() != 59 || !rl.GetRequestsResetTime().AsTime().Equal(date.Add(2*time.Second)) ||
+					rl.GetTokensLimit() != 3000 || rl.GetTokensRemaining() != 3000 || rl.GetTokensResetTime() != nil {
+					t.Errorf("rate limit %v", rl)
+				}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			evs, f, srv := oljsStream(t, tc.name, kOpenAI, oljsReq(tc.model, llmrelayv1.Protocol_PROTOCOL_TOOLS, oljsTwoCities, weather, tomorrow))
+			names := [2]string{"get_current_weather", "get_tomorrow_weather"}
+			parts := f.Message.GetParts()
+			if len(parts) != 2 {
+				t.Fatalf("parts %v", parts)
+			}
+			for i, p := range parts {
+				if c := p.GetToolCall(); c.GetCallId() != tc.ids[i] || c.GetName() != names[i] || c.GetArguments() != tc.args[i] || !c.GetArgumentsValid() {
+					t.Errorf("call %d: %v", i, c)
+				}
+			}
+			var finishes, ends int
+			for _, ev := range evs {
+				if ev.Kind == provider.EventMeta && ev.Meta.GetProviderFinishReason() != "" {
+					finishes++
+				}
+				if ev.Kind == provider.EventToolCallEnd {
+					ends++
+				}
+			}
+			if finishes != 1 || ends != 2 {
+				t.Errorf("%d finish reports and %d call ends, want 1 and 2", finishes, ends)
+			}
+			m := f.Meta
+			wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+			if m.GetUsage() != nil || m.GetResponseId() != tc.id || m.GetResolvedModel() != tc.resolved || m.GetProviderRequestId() != tc.rq ||
+				!m.GetCreateTime().AsTime().Equal(time.Unix(tc.created, 0)) || m.GetToolCallCount() != 2 || len(m.GetWarnings()) != 0 {
+				t.Errorf("meta %v", m)
+			}
+			tc.check(t, m)
+			oljsSent(t, srv.Last(t).Body, oljsRecordedTools, "tools", "messages", "stream")
+			if body := decodeBody(t, srv.Last(t).Body); body["model"] != tc.model {
+				t.Errorf("model %v", body["model"])
+			}
+		})
+	}
+}
+
+// TestRound20OljsUnary: unary answers of openllmetry-js's chat tests.
+//
+//   - functions: gpt-4 (gpt-4-0613, August 2025) under the legacy
+//     functions API (openllmetry-js sent functions and function_call
+//     "auto"; we send the function as a tool): message.function_call
+//     without an id beside refusal null and annotations [], finish
+//     "function_call"; the call keyed call_idx0 with a warning, its
+//     arguments as sent ("{\n  \"location\": \"Boston\"\n}").
+//   - tools: the same question under tools: one call
+//     call_m0dpaUwYpBdHG63EvxJH3FZU with pretty-printed arguments, kept
+//     byte for byte; 82 in, 18 out; the tools list as recorded.
+//   - responses: gpt-4o-mini on the Responses API (May 2026): a message
+//     item with output_text, logprobs [] and annotations []; 14 in (0
+//     cached), 26 out (0 reasoning); "completed"; billing, completed_at and
+//     prompt_cache_retention "in_memory", which change nothing we relay.
+//   - azure: Azure OpenAI gpt-35-turbo (deployment openllmetry-testing,
+//     api-version 2023-12-01-preview, February 2024): prompt_filter_results
+//     beside the choice's content_filter_results, all "safe"; the request id
+//     is apim-request-id (x-request-id, another id, is the upstream's), the
+//     region x-ms-region; only the remaining counts of the rate limits.
+//   - cerebras: api.cerebras.ai (llama3.1-8b, April 2025): time_info beside
+//     the usage (no field for it: dropped, as in the crewAI and fantasy
+//     recordings of Cerebras), x-request-id the CF-RAY value, the request
+//     budget per day and the token budget per minute with resets in
+//     fractional seconds.
+func TestRound20OljsUnary(t *testing.T) {
+	t.Parallel()
+	weather := oljsWeatherTool("get_current_weather", "Get the current weather in a given location")
+	const boston = "What's the weather like in Boston?"
+	type want struct {
+		id, model, rq string
+		created       int64
+		usage         *llmrelayv1.Usage
+		finish        llmrelayv1.FinishReason
+		raw           string
+		warnings      []string
+	}
+	cerebras := oljsReq("llama-3.1-8b", llmrelayv1.Protocol_PROTOCOL_CHAT, oljsJoke)
+	cerebras.Options = &llmrelayv1.GenerationOptions{MaxTokens: proto.Int32(1024)}
+	responses := oljsReq("gpt-4o-mini", llmrelayv1.Protocol_PROTOCOL_CHAT, oljsJoke)
+	responses.Format = formatResponses
+	cases := []struct {
+		name  string
+		k     kind
+		opts  []Option
+		req   *provider.Request
+		parts []*llmrelayv1.Part
+		want  want
+		check func(t *testing.T, m *llmrelayv1.ResponseMeta, sent providertest.Captured)
+	}{
+		{"real_oljs_openai_functions", kOpenAI, nil, oljsReq("gpt-4", llmrelayv1.Protocol_PROTOCOL_TOOLS, boston, weather),
+			[]*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: "call_idx0", Name: "get_current_weather",
+				Arguments: "{\n  \"location\": \"Boston\"\n}", ArgumentsValid: true}}}},
+			want{"chatcmpl-C4TVLZK1TXKDi9mLo1qeYSndEJPl0", "gpt-4-0613", "req_beb0e0bee7124d929755e84452fd12c5", 1755182763,
+				&llmrelayv1.Usage{InputTokens: 82, OutputTokens: 16, TotalTokens: 98}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "function_call",
+				[]string{"legacy function_call without an id; keyed as call_idx0"}},
+			func(t *testing.T, m *llmrelayv1.ResponseMeta, sent providertest.Captured) {
+				oljsOpenAIRateLimit(t, m, 10000, 9999, 1000000, 999989, 6*time.Millisecond, time.Date(2025, 8, 14, 14, 46, 4, 0, time.UTC))
+				// openllmetry-js's functions list, sent by us as tools.
+				var body struct {
+					Tools []struct {
+						Type     string          `json:"type"`
+						Function json.RawMessage `json:"function"`
+					} `json:"tools"`
+				}
+				if err := json.Unmarshal(sent.Body, &body); err != nil || len(body.Tools) != 1 || body.Tools[0].Type != "function" {
+					t.Fatalf("tools in %s (%v)", sent.Body, err)
+				}
+				const fn = `{"name":"get_current_weather","description":"Get the current weather in a given location","parameters":{"type":"object","properties":{"location":{"type":"string","description":"The city and state, e.g. San Francisco, CA"},"unit":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["location"]}}`
+				if !jsonEqualAny(r19Decode(t, string(body.Tools[0].Function)), r19Decode(t, fn)) {
+					t.Errorf("function %s", body.Tools[0].Function)
+				}
+			}},
+		{"real_oljs_openai_tools", kOpenAI, nil, oljsReq("gpt-4", llmrelayv1.Protocol_PROTOCOL_TOOLS, boston, weather),
+			[]*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: "call_m0dpaUwYpBdHG63EvxJH3FZU", Name: "get_current_weather",
+				Arguments: "{\n  \"location\": \"Boston, MA\"\n}", ArgumentsValid: true}}}},
+			want{"chatcmpl-C4TWG89vFTxVf4FSkolnFF2INIhW6", "gpt-4-0613", "req_2610788eb8d248d2a5cde8753c010f72", 1755182820,
+				&llmrelayv1.Usage{InputTokens: 82, OutputTokens: 18, TotalTokens: 100}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls", nil},
+			func(t *testing.T, m *llmrelayv1.ResponseMeta, sent providertest.Captured) {
+				oljsOpenAIRateLimit(t, m, 10000, 9999, 1000000, 999989, 6*time.Millisecond, time.Date(2025, 8, 14, 14, 47, 1, 0, time.UTC))
+				const recorded = `{"model":"gpt-4","messages":[{"role":"user","content":"What's the weather like in Boston?"}],"tools":[{"type":"function","function":{"name":"get_current_weather","description":"Get the current weather in a given location","parameters":{"type":"object","properties":{"location":{"type":"string","description":"The city and state, e.g. San Francisco, CA"},"unit":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["location"]}}}]}`
+				oljsSent(t, sent.Body, recorded, "model", "messages", "tools")
+			}},
+		{"real_oljs_openai_responses", kOpenAI, nil, responses,
+			[]*llmrelayv1.Part{text("Why did the OpenTelemetry developer break up with their application?\n\nBecause it just couldn't handle the \"trace\" of their love!")},
+			want{"resp_098a86033e882e31006a1818d103048192889c7541e8827731", "gpt-4o-mini-2024-07-18", "req_d316447754b2412ea3db6327c8d438b3", 1779964113,
+				&llmrelayv1.Usage{InputTokens: 14, OutputTokens: 26, TotalTokens: 40}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", nil},
+			func(t *testing.T, m *llmrelayv1.ResponseMeta, sent providertest.Captured) {
+				oljsOpenAIRateLimit(t, m, 30000, 29999, 150000000, 149999965, 2*time.Millisecond, time.Date(2026, 5, 28, 10, 28, 34, 0, time.UTC))
+				if sent.Path != "/v1/responses" {
+					t.Errorf("sent to %s", sent.Path)
+				}
+				// openllmetry-js sent the input as a string; we send it as
+				// one user message item.
+				body := decodeBody(t, sent.Body)
+				want := r19Decode(t, `[{"type":"message","role":"user","content":[{"type":"input_text","text":"Tell me a joke about OpenTelemetry"}]}]`)
+				if body["model"] != "gpt-4o-mini" || !jsonEqualAny(body["input"], want) {
+					t.Errorf("request %s", sent.Body)
+				}
+			}},
+		{"real_oljs_azure_chat", kAzure, []Option{WithAzureAPIVersion("2023-12-01-preview")}, oljsReq("openllmetry-testing", llmrelayv1.Protocol_PROTOCOL_CHAT, oljsJoke),
+			[]*llmrelayv1.Part{text("Why did the OpenTelemetry developer bring a ladder to the coding competition? \n\nBecause they wanted to trace their way to the top!")},
+			want{"chatcmpl-8v0NhnxTftnYdxU5HIzAb1c8BZB7o", "gpt-35-turbo", "88484435-9eae-4d69-b6dc-89a93262ef9d", 1708596853,
+				&llmrelayv1.Usage{InputTokens: 15, OutputTokens: 27, TotalTokens: 42}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop", nil},
+			func(t *testing.T, m *llmrelayv1.ResponseMeta, sent providertest.Captured) {
+				rl := m.GetRateLimit()
+				if rl.GetRequestsRemaining() != 119 || rl.GetTokensRemaining() != 119968 || rl.RequestsLimit != nil || rl.TokensLimit != nil ||
+					rl.GetRequestsResetTime() != nil || rl.GetTokensResetTime() != nil {
+					t.Errorf("rate limit %v", rl)
+				}
+				ext := m.GetExtended().AsMap()
+				safe := `{"hate":{"filtered":false,"severity":"safe"},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}}`
+				if ext[extAzureRegion] != "East US 2" || ext[extAzureDeployment] != "openllmetry-testing" ||
+					!jsonEqualAny(ext["content_filter_results"], r19Decode(t, safe)) ||
+					!jsonEqualAny(ext["prompt_filter_results"], r19Decode(t, `[{"prompt_index":0,"content_filter_results":`+safe+`}]`)) {
+					t.Errorf("extended %v", ext)
+				}
+				if sent.Path != "/openai/deployments/openllmetry-testing/chat/completions" || sent.Query != "api-version=2023-12-01-preview" {
+					t.Errorf("sent to %s?%s", sent.Path, sent.Query)
+				}
+				oljsSent(t, sent.Body, `{"messages":[{"role":"user","content":"Tell me a joke about OpenTelemetry"}]}`, "messages")
+			}},
+		{"real_oljs_cerebras", kOpenAI, nil, cerebras,
+			[]*llmrelayv1.Part{text("Why did the OpenTelemetry trace go to therapy? \n\nBecause it was struggling to get a handle on its spans.")},
+			want{"chatcmpl-da2aee2e-8bc6-4f46-82fe-460f0c19f483", "llama3.1-8b", "9328ae4f7cb297d2-EWR", 1745026690,
+				&llmrelayv1.Usage{InputTokens: 43, OutputTokens: 25, TotalTokens: 68}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop", nil},
+			func(t *testing.T, m *llmrelayv1.ResponseMeta, sent providertest.Captured) {
+				oljsCerebrasRateLimit(t, m, 99997, 80509437566518*time.Nanosecond, 49437566518*time.Nanosecond, time.Date(2025, 4, 19, 1, 38, 10, 0, time.UTC))
+				oljsSent(t, sent.Body, oljsCerebrasReq, "max_tokens", "messages", "model")
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res, srv := oljsUnary(t, tc.name, tc.k, tc.req, tc.opts...)
+			if want := (&llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: tc.parts}); !proto.Equal(res.Message, want) {
+				t.Errorf("message %v", res.Message)
+			}
+			m, w := res.Meta, tc.want
+			wantFinish(t, m, w.finish, w.raw)
+			if !proto.Equal(m.GetUsage(), w.usage) {
+				t.Errorf("usage %v, want %v", m.GetUsage(), w.usage)
+			}
+			if m.GetResponseId() != w.id || m.GetResolvedModel() != w.model || m.GetProviderRequestId() != w.rq ||
+				!m.GetCreateTime().AsTime().Equal(time.Unix(w.created, 0)) || strings.Join(m.GetWarnings(), "|") != strings.Join(w.warnings, "|") {
+				t.Errorf("meta %v", m)
+			}
+			tc.check(t, m, srv.Last(t))
+		})
+	}
+}
+
+const oljsCerebrasReq = `{"max_tokens": 1024, "messages": [{"role": "user", "content": "Tell me a joke about OpenTelemetry"}], "model": "llama-3.1-8b"}`
+
+// oljsCerebrasRateLimit checks Cerebras's day and minute budgets
+// (100000 requests a day, 300000 tokens a minute, all tokens left): the
+// resets are fractional seconds from the response's Date.
+func oljsCerebrasRateLimit(t *testing.T, m *llmrelayv1.ResponseMeta, reqLeft int64, reqReset, tokReset time.Duration, date time.Time) {
+	t.Helper()
+	rl := m.GetRateLimit()
+	if rl.GetRequestsLimit() != 100000 || rl.GetRequestsRemaining() != reqLeft || rl.GetTokensLimit() != 300000 || rl.GetTokensRemaining() != 300000 {
+		t.Errorf("rate limit %v", rl)
+	}
+	if !rl.GetRequestsResetTime().AsTime().Equal(date.Add(reqReset)) || !rl.GetTokensResetTime().AsTime().Equal(date.Add(tokReset)) {
+		t.Errorf("rate limit resets %v %v (Date %v)", rl.GetRequestsResetTime().AsTime(), rl.GetTokensResetTime().AsTime(), date)
+	}
+}
+
+// TestRound20OljsCerebrasStream: the Cerebras answer streamed (another
+// answer): the role alone in the first chunk, 39 content chunks (quotes
+// and "?\n\n" among them), a chunk with an empty delta and no finish, then
+// the finish "stop" with the usage (43 in, 39 out) and time_info in one
+// chunk, then [DONE]. x-request-id is the CF-RAY value; the budgets as in
+// the unary answer, 99993 requests left.
+func TestRound20OljsCerebrasStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_oljs_cerebras_stream"
+	req := oljsReq("llama-3.1-8b", llmrelayv1.Protocol_PROTOCOL_CHAT, oljsJoke)
+	req.Options = &llmrelayv1.GenerationOptions{MaxTokens: proto.Int32(1024)}
+	_, f, srv := oljsStream(t, name, kOpenAI, req)
+	var said strings.Builder
+	for _, c := range oljsChunks(t, name) {
+		if s, ok := c["choices"].([]any)[0].(map[string]any)["delta"].(map[string]any)["content"].(string); ok {
+			said.WriteString(s)
+		}
+	}
+	if said.String() != "Why did the OpenTelemetry spans go to therapist?\n\nBecause they were feeling a little \"lost in the propagation\" and had a \"tracing\" feeling of anxiety! (get it?)" {
+		t.Fatalf("the recording says %q", said.String())
+	}
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text(said.String())); !proto.Equal(f.Message, want) {
+		t.Errorf("message %v", f.Message)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 43, OutputTokens: 39, TotalTokens: 82}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-2bdfcc48-ffa7-479d-8283-00d284d34754" || m.GetResolvedModel() != "llama3.1-8b" ||
+		m.GetProviderRequestId() != "9328c6c17d32f834-EWR" || !m.GetCreateTime().AsTime().Equal(time.Unix(1745027689, 0)) ||
+		m.GetExtended().AsMap()["system_fingerprint"] != "fp_6ca4989590d512bb18d1" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	oljsCerebrasRateLimit(t, m, 99993, 79508079460620*time.Nanosecond, 8079460620*time.Nanosecond, time.Date(2025, 4, 19, 1, 54, 51, 0, time.UTC))
+	oljsSent(t, srv.Last(t).Body, strings.TrimSuffix(oljsCerebrasReq, "}")+`, "stream": true}`, "max_tokens", "messages", "model", "stream")
+}
