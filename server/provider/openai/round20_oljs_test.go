@@ -549,3 +549,149 @@ func TestRound20OljsCerebrasStream(t *testing.T) {
 	oljsCerebrasRateLimit(t, m, 99993, 79508079460620*time.Nanosecond, 8079460620*time.Nanosecond, time.Date(2025, 4, 19, 1, 54, 51, 0, time.UTC))
 	oljsSent(t, srv.Last(t).Body, strings.TrimSuffix(oljsCerebrasReq, "}")+`, "stream": true}`, "max_tokens", "messages", "model", "stream")
 }
+
+const (
+	oljsCalculator = `{"type":"object","properties":{"input":{"type":"string"}},"additionalProperties":false,"$schema":"http://json-schema.org/draft-07/schema#"}`
+	// oljsAgentTurn2 is the second request of langchain.js's agent loop,
+	// as the live API accepted it.
+	oljsAgentTurn2 = `{"model":"gpt-3.5-turbo","temperature":1,"top_p":1,"frequency_penalty":0,"presence_penalty":0,"n":1,"stream":false,"tools":[{"type":"function","function":{"name":"calculator","description":"Useful for getting the result of a math expression. The input to this tool should be a valid mathematical expression that could be executed by a simple calculator.","parameters":` + oljsCalculator + `}}],` +
+		`"messages":[{"role":"system","content":"You are a helpful assistant"},{"role":"user","content":"Solve ` + "`5 * (10 + 2)`" + `"},{"role":"assistant","content":"","tool_calls":[{"id":"call_nZzQesLucu5XWJ1ShnupVMyi","type":"function","function":{"name":"calculator","arguments":"{\n  \"input\": \"5 * (10 + 2)\"\n}"}}]},{"role":"tool","content":"60","tool_call_id":"call_nZzQesLucu5XWJ1ShnupVMyi"}]}`
+)
+
+// TestRound20OljsLangchainAgentLoop: langchain.js's agent through the
+// OpenAI SDK (gpt-3.5-turbo-0613, February 2024), two turns.
+//
+// Turn 1: one call call_nZzQesLucu5XWJ1ShnupVMyi to calculator with the
+// pretty-printed arguments {"input": "5 * (10 + 2)"}, content null,
+// finish tool_calls; 85 in, 21 out; openai-model and the x-ratelimit-*
+// headers of 2024 (5000 requests, 160000 tokens, resets 12ms and 11ms).
+//
+// Turn 2 is built from turn 1's answer and the tool's result "60": the
+// request the live API accepted has the assistant's call with the same id
+// and argument bytes, then one tool message; ours has the same messages,
+// but for the assistant's content, which langchain.js sent as "" and we
+// send as null beside the calls (as in the agno loop of round 13). The
+// answer: "The solution to `5 * (10 + 2)` is `60`.", 114 in, 17 out.
+// The options langchain.js set (temperature 1, top_p 1, both penalties 0)
+// are sent the same; n 1 and stream false are defaults we leave out.
+func TestRound20OljsLangchainAgentLoop(t *testing.T) {
+	t.Parallel()
+	tool := &llmrelayv1.Tool{Name: "calculator", Description: "Useful for getting the result of a math expression. The input to this tool should be a valid mathematical expression that could be executed by a simple calculator.",
+		Parameters: oljsCalculator}
+	opts := &llmrelayv1.GenerationOptions{Temperature: proto.Float64(1), TopP: proto.Float64(1), FrequencyPenalty: proto.Float64(0), PresencePenalty: proto.Float64(0)}
+	msgs := []*llmrelayv1.Message{
+		msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a helpful assistant")),
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Solve `5 * (10 + 2)`")),
+	}
+	req1 := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-3.5-turbo", Format: "openai-chat", Messages: msgs, Tools: []*llmrelayv1.Tool{tool}, Options: opts}
+	res1, srv1 := oljsUnary(t, "real_oljs_langchain_agent_1", kOpenAI, req1)
+	const callID, args = "call_nZzQesLucu5XWJ1ShnupVMyi", "{\n  \"input\": \"5 * (10 + 2)\"\n}"
+	want1 := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+		CallId: callID, Name: "calculator", Arguments: args, ArgumentsValid: true}}}}}
+	if !proto.Equal(res1.Message, want1) {
+		t.Fatalf("turn 1 message %v", res1.Message)
+	}
+	m := res1.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	if want := (&llmrelayv1.Usage{InputTokens: 85, OutputTokens: 21, TotalTokens: 106}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-8rZW4FhWSVtoHpNuSm4tx04Q1V2w4" || m.GetResolvedModel() != "gpt-3.5-turbo-0613" ||
+		m.GetProviderRequestId() != "req_7b9accd9d3c316bbc8c7c0034340ecd9" || !m.GetCreateTime().AsTime().Equal(time.Unix(1707778600, 0)) ||
+		m.GetToolCallCount() != 1 || len(m.GetWarnings()) != 0 {
+		t.Errorf("turn 1 meta %v", m)
+	}
+	date := time.Date(2024, 2, 12, 22, 56, 40, 0, time.UTC)
+	if rl := m.GetRateLimit(); rl.GetRequestsLimit() != 5000 || rl.GetRequestsRemaining() != 4999 || rl.GetTokensLimit() != 160000 || rl.GetTokensRemaining() != 159970 ||
+		!rl.GetRequestsResetTime().AsTime().Equal(date.Add(12*time.Millisecond)) || !rl.GetTokensResetTime().AsTime().Equal(date.Add(11*time.Millisecond)) {
+		t.Errorf("turn 1 rate limit %v", rl)
+	}
+	const turn1 = `{"model":"gpt-3.5-turbo","temperature":1,"top_p":1,"frequency_penalty":0,"presence_penalty":0,"tools":[{"type":"function","function":{"name":"calculator","description":"Useful for getting the result of a math expression. The input to this tool should be a valid mathematical expression that could be executed by a simple calculator.","parameters":` + oljsCalculator + `}}],` +
+		`"messages":[{"role":"system","content":"You are a helpful assistant"},{"role":"user","content":"Solve ` + "`5 * (10 + 2)`" + `"}]}`
+	oljsSent(t, srv1.Last(t).Body, turn1, "model", "temperature", "top_p", "frequency_penalty", "presence_penalty", "tools", "messages")
+
+	req2 := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-3.5-turbo", Format: "openai-chat", Tools: []*llmrelayv1.Tool{tool}, Options: opts,
+		Messages: append(append([]*llmrelayv1.Message{}, msgs...), res1.Message, msgOf(llmrelayv1.Role_ROLE_TOOL,
+			&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: callID, Name: "calculator", Content: "60"}}}))}
+	res2, srv2 := oljsUnary(t, "real_oljs_langchain_agent_2", kOpenAI, req2)
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("The solution to `5 * (10 + 2)` is `60`.")); !proto.Equal(res2.Message, want) {
+		t.Errorf("turn 2 message %v", res2.Message)
+	}
+	m = res2.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 114, OutputTokens: 17, TotalTokens: 131}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-8rZW5cKBO23qEZCd4MTf1pwQeoql1" || m.GetProviderRequestId() != "req_ab71139810d2be710ac447a711464e96" ||
+		!m.GetCreateTime().AsTime().Equal(time.Unix(1707778601, 0)) || len(m.GetWarnings()) != 0 {
+		t.Errorf("turn 2 meta %v", m)
+	}
+	// The accepted follow-up, less the assistant's content "" (ours is
+	// null), is the one we send.
+	sent := decodeBody(t, srv2.Last(t).Body)
+	recorded := decodeBody(t, []byte(oljsAgentTurn2))
+	ours, _ := sent["messages"].([]any)
+	theirs := recorded["messages"].([]any)
+	if len(ours) != 4 {
+		t.Fatalf("sent %d messages: %s", len(ours), srv2.Last(t).Body)
+	}
+	a, _ := ours[2].(map[string]any)
+	if a == nil || a["content"] != nil {
+		t.Fatalf("assistant message %v, want content null or absent", ours[2])
+	}
+	delete(a, "content")
+	delete(theirs[2].(map[string]any), "content")
+	if !jsonEqualAny(ours, theirs) {
+		t.Errorf("turn 2 messages %v, want %v", ours, theirs)
+	}
+	oljsSent(t, srv2.Last(t).Body, oljsAgentTurn2, "model", "temperature", "top_p", "frequency_penalty", "presence_penalty", "tools")
+}
+
+// TestRound20OljsAISDKResponsesToolCall: the Vercel AI SDK's OpenAI
+// provider on the Responses API (gpt-4o-mini, November 2025), unary, one
+// non-strict tool: a function_call item (call_id
+// call_SebJXbaRXHEV4MBI8sUrXIQ4, item id fc_…) with compact arguments;
+// 79 in, 22 out; "completed" with a call is a tool-call finish. The
+// request the live API accepted had the tool with "strict": false and the
+// JSON Schema's $schema key; ours, for a tool without strict, has the same
+// name, description and parameters as given.
+func TestRound20OljsAISDKResponsesToolCall(t *testing.T) {
+	t.Parallel()
+	const name = "real_oljs_aisdk_responses_tool_call"
+	const params = `{"type":"object","properties":{"operation":{"type":"string","enum":["add","subtract","multiply","divide"],"description":"The mathematical operation to perform"},"a":{"type":"number","description":"First number"},"b":{"type":"number","description":"Second number"}},"required":["operation","a","b"],"additionalProperties":false,"$schema":"http://json-schema.org/draft-07/schema#"}`
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4o-mini", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Calculate 5 + 3 using the calculator tool"))},
+		Tools:    []*llmrelayv1.Tool{{Name: "calculate", Description: "Perform basic mathematical calculations", Parameters: params}},
+		Options:  &llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}},
+	}
+	res, srv := oljsUnary(t, name, kOpenAI, req)
+	want := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+		CallId: "call_SebJXbaRXHEV4MBI8sUrXIQ4", Name: "calculate", Arguments: `{"operation":"add","a":5,"b":3}`, ArgumentsValid: true}}}}}
+	if !proto.Equal(res.Message, want) {
+		t.Errorf("message %v", res.Message)
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 79, OutputTokens: 22, TotalTokens: 101}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_0e754fd2dd3ca4a000692453dad96881a2b18b96c11135ab3f" || m.GetResolvedModel() != "gpt-4o-mini-2024-07-18" ||
+		m.GetProviderRequestId() != "req_72a75431374546598089e1714e871c10" || m.GetServiceTier() != "default" ||
+		!m.GetCreateTime().AsTime().Equal(time.Unix(1763988442, 0)) || m.GetToolCallCount() != 1 || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	oljsOpenAIRateLimit(t, m, 30000, 29999, 150000000, 149999702, 2*time.Millisecond, time.Date(2025, 11, 24, 12, 47, 25, 0, time.UTC))
+	body := decodeBody(t, srv.Last(t).Body)
+	tools, _ := body["tools"].([]any)
+	if len(tools) != 1 {
+		t.Fatalf("tools %v", body["tools"])
+	}
+	tl := tools[0].(map[string]any)
+	if tl["type"] != "function" || tl["name"] != "calculate" || tl["description"] != "Perform basic mathematical calculations" ||
+		!jsonEqualAny(tl["parameters"], r19Decode(t, params)) {
+		t.Errorf("tool %v", tl)
+	}
+	if body["tool_choice"] != "auto" || !jsonEqualAny(body["input"], r19Decode(t, `[{"type":"message","role":"user","content":[{"type":"input_text","text":"Calculate 5 + 3 using the calculator tool"}]}]`)) {
+		t.Errorf("request %s", srv.Last(t).Body)
+	}
+}
