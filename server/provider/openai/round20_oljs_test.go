@@ -695,3 +695,50 @@ func TestRound20OljsAISDKResponsesToolCall(t *testing.T) {
 		t.Errorf("request %s", srv.Last(t).Body)
 	}
 }
+
+// TestRound20OljsTogetherStream: api.together.xyz relaying
+// Qwen/Qwen2.5-72B-Instruct-Turbo (February 2025), streamed, Together's
+// own chunk shape: each choice has "text" beside the delta (the same
+// piece), "seed": null, and the delta a token_id (null on the last text
+// piece) and "tool_calls": null; "usage": null on every chunk but the
+// last, which has the finish "eos" (a stop), an empty text, the seed that
+// was used (15092511270073158000, beyond int64: read by nobody, and no
+// reason to fail the stream) and the usage (37 in, 53 out). No request id
+// header; Together's request budget (limit 10, remaining 19, reset 2s) and
+// token budget (3000, 2910 left, no reset) as sent.
+func TestRound20OljsTogetherStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_oljs_together_stream"
+	_, f, srv := oljsStream(t, name, kOpenAI, oljsReq("Qwen/Qwen2.5-72B-Instruct-Turbo", llmrelayv1.Protocol_PROTOCOL_CHAT, oljsJoke))
+	var said strings.Builder
+	for _, c := range oljsChunks(t, name) {
+		ch := c["choices"].([]any)[0].(map[string]any)
+		if ch["text"] != ch["delta"].(map[string]any)["content"] {
+			t.Fatalf("text %v and content %v differ", ch["text"], ch["delta"])
+		}
+		said.WriteString(ch["text"].(string))
+	}
+	if !strings.HasPrefix(said.String(), "Sure, here's a light-hearted joke for you:\n\nWhy did the developer decide to use OpenTelemetry?\n\n") ||
+		!strings.HasSuffix(said.String(), " without losing his sanity!") {
+		t.Fatalf("the recording says %q", said.String())
+	}
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text(said.String())); !proto.Equal(f.Message, want) {
+		t.Errorf("message %v", f.Message)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "eos")
+	if want := (&llmrelayv1.Usage{InputTokens: 37, OutputTokens: 53, TotalTokens: 90}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "914b8585daa915a0" || m.GetResolvedModel() != "Qwen/Qwen2.5-72B-Instruct-Turbo" || m.GetProviderRequestId() != "" ||
+		!m.GetCreateTime().AsTime().Equal(time.Unix(1740023312, 0)) || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	date := time.Date(2025, 2, 20, 3, 48, 33, 0, time.UTC)
+	if rl := m.GetRateLimit(); rl.GetRequestsLimit() != 10 || rl.GetRequestsRemaining() != 19 || !rl.GetRequestsResetTime().AsTime().Equal(date.Add(2*time.Second)) ||
+		rl.GetTokensLimit() != 3000 || rl.GetTokensRemaining() != 2910 || rl.GetTokensResetTime() != nil {
+		t.Errorf("rate limit %v", rl)
+	}
+	oljsSent(t, srv.Last(t).Body, `{"messages":[{"role":"user","content":"Tell me a joke about OpenTelemetry"}],"model":"Qwen/Qwen2.5-72B-Instruct-Turbo","stream":true}`,
+		"messages", "model", "stream")
+}
