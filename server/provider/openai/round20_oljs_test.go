@@ -742,3 +742,45 @@ func TestRound20OljsTogetherStream(t *testing.T) {
 	oljsSent(t, srv.Last(t).Body, `{"messages":[{"role":"user","content":"Tell me a joke about OpenTelemetry"}],"model":"Qwen/Qwen2.5-72B-Instruct-Turbo","stream":true}`,
 		"messages", "model", "stream")
 }
+
+// TestRound20OljsAISDKResponsesObject: the AI SDK's generateObject on the
+// Responses API (gpt-4o-mini, November 2025): text.format json_schema
+// named "response", strict false, the schema with its $schema key; the
+// answer is one output_text holding the object
+// {"name":"Alex Johnson","age":28,"occupation":"Software Engineer"},
+// which the schema validates; 51 in, 16 out. Our request carries the same
+// text.format (name, strict, schema) as the one the API accepted.
+func TestRound20OljsAISDKResponsesObject(t *testing.T) {
+	t.Parallel()
+	const name = "real_oljs_aisdk_responses_object"
+	const schema = `{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"number"},"occupation":{"type":"string"}},"required":["name","age","occupation"],"additionalProperties":false,"$schema":"http://json-schema.org/draft-07/schema#"}`
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-4o-mini", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Generate a person profile for a software engineer"))},
+		Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+			SchemaName: "response", Schema: schema, Strict: proto.Bool(false)}},
+	}
+	res, srv := oljsUnary(t, name, kOpenAI, req)
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text(`{"name":"Alex Johnson","age":28,"occupation":"Software Engineer"}`)); !proto.Equal(res.Message, want) {
+		t.Errorf("message %v", res.Message)
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 51, OutputTokens: 16, TotalTokens: 67}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_030d786ecc31d52600692c43d0d4988194a8c9bbed99692281" || m.GetResolvedModel() != "gpt-4o-mini-2024-07-18" ||
+		m.GetProviderRequestId() != "req_b6987b54bf2745e0af879c7b945fead2" || m.GetServiceTier() != "default" ||
+		!m.GetCreateTime().AsTime().Equal(time.Unix(1764508624, 0)) || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	oljsOpenAIRateLimit(t, m, 30000, 29999, 150000000, 149999930, 2*time.Millisecond, time.Date(2025, 11, 30, 13, 17, 7, 0, time.UTC))
+	const recorded = `{"model":"gpt-4o-mini","input":[{"role":"user","content":[{"type":"input_text","text":"Generate a person profile for a software engineer"}]}],"text":{"format":{"type":"json_schema","strict":false,"name":"response","schema":` + schema + `}}}`
+	body := decodeBody(t, srv.Last(t).Body)
+	format, _ := body["text"].(map[string]any)["format"].(map[string]any)
+	want := decodeBody(t, []byte(recorded))["text"].(map[string]any)["format"].(map[string]any)
+	for _, k := range []string{"type", "strict", "name", "schema"} {
+		if !jsonEqualAny(format[k], want[k]) {
+			t.Errorf("text.format.%s %v, want %v (sent %s)", k, format[k], want[k], srv.Last(t).Body)
+		}
+	}
+}
