@@ -784,3 +784,69 @@ func TestRound20OljsAISDKResponsesObject(t *testing.T) {
 		}
 	}
 }
+
+// TestRound20OljsUntypedToolSchema: the AI SDK sent a parameterless tool
+// as {"properties":{},"additionalProperties":false} (no "type") to the
+// Responses API (gpt-3.5-turbo, November 2025), and OpenAI refused it:
+// 400 invalid_request_error, code invalid_function_parameters, param
+// tools[0].parameters, "Invalid schema for function 'getWeather': schema
+// must be a JSON Schema of 'type: \"object\"', got 'type: \"None\"'.",
+// request id req_c0ae39d5aee64f8fa5adfdb80b019370. The same tool through
+// us now reaches OpenAI with "type":"object" first and the rest of the
+// schema byte for byte (both formats), which is what the API asks for; the
+// refusal, replayed, still maps to an invalid request with the code, param
+// and request id.
+func TestRound20OljsUntypedToolSchema(t *testing.T) {
+	t.Parallel()
+	const name = "real_oljs_aisdk_responses_err_400_tool_schema"
+	const untyped = `{"properties":{},"additionalProperties":false}`
+	for _, format := range []string{formatResponses, "openai-chat"} {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(name+".http"))
+			req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-3.5-turbo", Format: format,
+				Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Say you'll check weather"))},
+				Tools:    []*llmrelayv1.Tool{{Name: "getWeather", Description: "Get the current weather for a location", Parameters: untyped}},
+				Options:  &llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}},
+			}
+			_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+			pe := providerError(t, err)
+			if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 400 || pe.Code != "invalid_function_parameters" || pe.Param != "tools[0].parameters" ||
+				pe.RequestID != "req_c0ae39d5aee64f8fa5adfdb80b019370" || pe.RetryAfter != 0 ||
+				pe.Message != `Invalid schema for function 'getWeather': schema must be a JSON Schema of 'type: "object"', got 'type: "None"'.` {
+				t.Errorf("%s", renderErr(err))
+			}
+			body := srv.Last(t).Body
+			want := `"parameters":{"type":"object","properties":{},"additionalProperties":false}`
+			if !bytes.Contains(body, []byte(want)) {
+				t.Errorf("sent %s, want the parameters %s", body, want)
+			}
+		})
+	}
+}
+
+// TestTypedObject: the type is added to a schema object without one, and
+// nothing else changes.
+func TestTypedObject(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		`{"properties":{},"additionalProperties":false}`: `{"type":"object","properties":{},"additionalProperties":false}`,
+		`{}`:                        `{"type":"object"}`,
+		" { } ":                     `{"type":"object"}`,
+		"{\n  \"properties\": {}\n}": "{\"type\":\"object\",\"properties\": {}\n}",
+		`{"type":"object"}`:         `{"type":"object"}`,
+		`{"type":["object","null"],"properties":{}}`: `{"type":["object","null"],"properties":{}}`,
+		`{"anyOf":[{"type":"object"}]}`:              `{"type":"object","anyOf":[{"type":"object"}]}`,
+		`{"properties":{"type":{"type":"string"}}}`:  `{"type":"object","properties":{"type":{"type":"string"}}}`,
+		`true`: `true`,
+		``:     ``,
+	} {
+		got := string(typedObject(json.RawMessage(in)))
+		if got != want {
+			t.Errorf("typedObject(%q) = %q, want %q", in, got, want)
+		}
+		if in != "" && !json.Valid([]byte(got)) {
+			t.Errorf("typedObject(%q) = %q, not JSON", in, got)
+		}
+	}
+}
