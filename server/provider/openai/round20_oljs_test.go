@@ -831,10 +831,10 @@ func TestTypedObject(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
 		`{"properties":{},"additionalProperties":false}`: `{"type":"object","properties":{},"additionalProperties":false}`,
-		`{}`:                        `{"type":"object"}`,
-		" { } ":                     `{"type":"object"}`,
+		`{}`:                         `{"type":"object"}`,
+		" { } ":                      `{"type":"object"}`,
 		"{\n  \"properties\": {}\n}": "{\"type\":\"object\",\"properties\": {}\n}",
-		`{"type":"object"}`:         `{"type":"object"}`,
+		`{"type":"object"}`:          `{"type":"object"}`,
 		`{"type":["object","null"],"properties":{}}`: `{"type":["object","null"],"properties":{}}`,
 		`{"anyOf":[{"type":"object"}]}`:              `{"type":"object","anyOf":[{"type":"object"}]}`,
 		`{"properties":{"type":{"type":"string"}}}`:  `{"type":"object","properties":{"type":{"type":"string"}}}`,
