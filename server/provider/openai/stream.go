@@ -27,6 +27,9 @@ const (
 	maxFilterCategories = 64
 	// maxAnnotations bounds the annotations (citations) kept of a stream.
 	maxAnnotations = 256
+	// maxStreamLogprobBytes bounds the token logprobs kept of a stream
+	// (the unary body they would come in is capped at maxBodyBytes).
+	maxStreamLogprobBytes = 16 << 20
 )
 
 // chatStream reads a chat.completion.chunk SSE stream.
@@ -117,6 +120,8 @@ type rareState struct {
 	// delta's.
 	thinkJoin, detailJoin provider.SurrogateJoin
 	detailIdx             int
+	// logprobs: choice 0's token logprobs so far (streamLogprobs).
+	logprobs streamLogprobs
 }
 
 // rawReasoning is the quoted tokens of a choice delta's reasoning and
@@ -238,6 +243,7 @@ func (s *chatStream) end() {
 	s.pushThink(s.think.Flush())
 	s.endCalls(cutBy(s.finish))
 	s.flushAnnotations()
+	s.flushLogprobs()
 }
 
 // handle converts one SSE data payload into queued events.
@@ -382,6 +388,9 @@ func (s *chatStream) handle(data []byte) {
 		if isPresent(ch.ContentFilterResults) {
 			s.mergeContentFilter(ch.ContentFilterResults, meta)
 		}
+		if isPresent(ch.Logprobs) {
+			s.rareOf().logprobs.merge(ch.Logprobs, meta)
+		}
 		if isPresent(ch.StopReason) || isPresent(ch.MatchedStop) {
 			// What ended the answer (vLLM's stop_reason, SGLang's
 			// matched_stop), sent with the finish reason.
@@ -441,6 +450,7 @@ func (s *chatStream) handle(data []byte) {
 		s.flushHeld()
 		s.pushThink(s.think.Flush())
 		s.flushAnnotations()
+		s.flushLogprobs()
 		if cut := cutBy(s.finish); cut != "" {
 			// The relay completes the calls still open when a finish
 			// reason arrives, as whole: the call the token limit cut
@@ -581,6 +591,114 @@ func (s *chatStream) flushAnnotations() {
 	} else {
 		setExtendedJSON(meta, extAnnotations, merged)
 	}
+	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+}
+
+// streamLogprobs gathers a stream's token logprobs: each chunk's choice
+// carries those of its own tokens ({"content": [...], "refusal": [...]},
+// either null), and a unary answer carries all of them in one object of
+// the same shape, which meta.extended["logprobs"] relays. The stream's
+// lists are joined and reported whole, as that one object, at the finish
+// and at the end (testdata/real_oljs_openai_logprobs_stream.http); before
+// this, streamed logprobs were read and dropped.
+type streamLogprobs struct {
+	content, refusal []json.RawMessage
+	// sawContent, sawRefusal: a chunk had the key (null or a list);
+	// listContent, listRefusal: a list (maybe empty) was received.
+	sawContent, sawRefusal   bool
+	listContent, listRefusal bool
+	pending, warned          bool
+	size                     int
+}
+
+// merge adds one chunk's logprobs to the lists. Another shape (a key
+// other than content and refusal, a value neither a list nor null) is
+// dropped with one warning.
+func (l *streamLogprobs) merge(raw json.RawMessage, meta *llmrelayv1.ResponseMeta) {
+	var obj map[string]json.RawMessage
+	bad := json.Unmarshal(raw, &obj) != nil || obj == nil
+	for k, v := range obj {
+		var list []json.RawMessage
+		if (k != "content" && k != "refusal") || json.Unmarshal(v, &list) != nil {
+			bad = true
+			break
+		}
+	}
+	if !bad {
+		for _, k := range [...]string{"content", "refusal"} {
+			v, ok := obj[k]
+			if !ok {
+				continue
+			}
+			dst, saw, has := &l.content, &l.sawContent, &l.listContent
+			if k == "refusal" {
+				dst, saw, has = &l.refusal, &l.sawRefusal, &l.listRefusal
+			}
+			if !*saw {
+				*saw, l.pending = true, true
+			}
+			if !isPresent(v) {
+				continue
+			}
+			var list []json.RawMessage
+			_ = json.Unmarshal(v, &list) // checked above
+			*has, l.pending = true, true
+			for _, e := range list {
+				if l.size += len(e); l.size > maxStreamLogprobBytes {
+					l.warn(meta, fmt.Sprintf("streamed logprobs beyond %d bytes dropped", maxStreamLogprobBytes))
+					return
+				}
+				*dst = append(*dst, append(json.RawMessage(nil), e...))
+			}
+		}
+		return
+	}
+	l.warn(meta, "streamed logprobs in a shape other than {content, refusal} lists dropped")
+}
+
+func (l *streamLogprobs) warn(meta *llmrelayv1.ResponseMeta, w string) {
+	if !l.warned {
+		l.warned = true
+		meta.Warnings = append(meta.Warnings, w)
+	}
+}
+
+// flushLogprobs reports the logprobs received so far, whole, when some
+// were not reported yet.
+func (s *chatStream) flushLogprobs() {
+	if s.rare == nil || !s.rare.logprobs.pending {
+		return
+	}
+	l := &s.rare.logprobs
+	l.pending = false
+	var b bytes.Buffer
+	b.WriteByte('{')
+	list := func(key string, saw, has bool, entries []json.RawMessage) {
+		if !saw {
+			return
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString(key)
+		if !has {
+			b.WriteString("null")
+			return
+		}
+		b.WriteByte('[')
+		for i, e := range entries {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(e)
+		}
+		b.WriteByte(']')
+	}
+	list(`"content":`, l.sawContent, l.listContent, l.content)
+	list(`"refusal":`, l.sawRefusal, l.listRefusal, l.refusal)
+	b.WriteByte('}')
+	meta := &llmrelayv1.ResponseMeta{}
+	setExtendedJSON(meta, extLogprobs, b.Bytes())
 	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 }
 

@@ -25,7 +25,7 @@ var chatStreamSeeds = []string{
 	"tools19_length_after_text_stream", "tools19_length_mid_args_stream", "tools19_length_parsing_args_stream",
 	"tools19_mistral_same_index_one_delta_stream", "tools19_object_args_noindex_stream", "tools19_reused_index_stream",
 	"tools19_vllm_id_every_chunk_stream", "surrogate19_chat_split_stream", "leftovers20_length_open_args_text_stream",
-	"leftovers20_repeat_whole_call_stream", "leftovers20_reused_id_same_index_stream",
+	"leftovers20_repeat_whole_call_stream", "leftovers20_reused_id_same_index_stream", "real_oljs_openai_logprobs_stream",
 	"surr19b_openrouter_details_stream", "surr19b_mistral_thinking_stream",
 	"real_reasoning19_mistral_reasoning_stream", "real_asknvim_ollama_v1_parallel_tools_stream",
 	"real_elastic_azure_stream_include_usage", "real_openaipy_parallel_tools_stream",
