@@ -196,6 +196,36 @@ func SchemaJSON(text string) (json.RawMessage, error) {
 	return json.RawMessage(text), nil
 }
 
+// TypedObjectSchema gives a tool schema object without a root "type" the
+// type "object", as its first key, the rest byte for byte. OpenAI refuses a
+// function whose parameters have no type ("schema must be a JSON Schema of
+// 'type: \"object\"', got 'type: \"None\"'": the Vercel AI SDK's
+// parameterless tool, openai/testdata/real_oljs_aisdk_responses_err_400_tool_schema.http)
+// and Anthropic requires input_schema.type "object"; a function's arguments
+// are always one object, so the type says nothing the call did not. A
+// schema with a type (the server refuses one without "object") or that is
+// not an object is left as it is.
+func TypedObjectSchema(schema json.RawMessage) json.RawMessage {
+	trimmed := bytes.TrimSpace(schema)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return schema
+	}
+	var root map[string]json.RawMessage
+	if json.Unmarshal(trimmed, &root) != nil {
+		return schema
+	}
+	if _, ok := root["type"]; ok {
+		return schema
+	}
+	rest := bytes.TrimSpace(trimmed[1:])
+	out := make(json.RawMessage, 0, len(rest)+18)
+	out = append(out, `{"type":"object"`...)
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
+}
+
 // jsonField is one field of a JSON object, its value as written.
 type jsonField struct {
 	key   string

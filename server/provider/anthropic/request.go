@@ -458,7 +458,7 @@ func convertTools(in []*llmrelayv1.Tool) ([]wireTool, error) {
 			if err != nil {
 				return nil, invalid(fmt.Sprintf("tools[%d].parameters", i), "schema: %v", err)
 			}
-			schema = raw
+			schema = provider.TypedObjectSchema(raw)
 		}
 		out = append(out, wireTool{Name: t.GetName(), Description: t.GetDescription(), InputSchema: schema, Strict: t.GetStrict()})
 	}

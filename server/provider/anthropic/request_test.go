@@ -321,3 +321,23 @@ func TestExtraBodyCannotTurnStreamingOff(t *testing.T) {
 		t.Errorf("warnings %q", warnings)
 	}
 }
+
+// A tool schema without a root type gets "type":"object" first (Anthropic
+// requires input_schema.type), the rest kept byte for byte; one with a
+// type is sent as written.
+func TestTypelessToolSchemaGetsObjectType(t *testing.T) {
+	t.Parallel()
+	got, err := convertTools([]*llmrelayv1.Tool{
+		{Name: "now", Parameters: `{"properties":{},"additionalProperties":false}`},
+		{Name: "add", Parameters: `{"properties":{"a":{"type":"integer"}},"type":"object"}`},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(got[0].InputSchema); s != `{"type":"object","properties":{},"additionalProperties":false}` {
+		t.Errorf("typeless schema sent as %s", s)
+	}
+	if s := string(got[1].InputSchema); s != `{"properties":{"a":{"type":"integer"}},"type":"object"}` {
+		t.Errorf("typed schema sent as %s", s)
+	}
+}

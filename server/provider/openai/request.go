@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -673,36 +672,7 @@ func (p *Provider) toolParameters(t *llmrelayv1.Tool) (json.RawMessage, error) {
 	if err != nil {
 		return nil, p.invalid("tool %q parameters: %v", t.GetName(), err)
 	}
-	return typedObject(params), nil
-}
-
-// typedObject gives a schema object without a root "type" the type
-// "object", its first key, the rest byte for byte. OpenAI refuses a
-// function whose parameters have no type ("schema must be a JSON Schema of
-// 'type: \"object\"', got 'type: \"None\"'": the Vercel AI SDK's
-// parameterless tool, testdata/real_oljs_aisdk_responses_err_400_tool_schema.http),
-// and a function's arguments are always one object, so the type says
-// nothing the call did not. A schema with a type (the server refuses
-// one without "object") or that is not an object is left as it is.
-func typedObject(schema json.RawMessage) json.RawMessage {
-	trimmed := bytes.TrimSpace(schema)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return schema
-	}
-	var root map[string]json.RawMessage
-	if json.Unmarshal(trimmed, &root) != nil {
-		return schema
-	}
-	if _, ok := root["type"]; ok {
-		return schema
-	}
-	rest := bytes.TrimSpace(trimmed[1:])
-	out := make(json.RawMessage, 0, len(rest)+18)
-	out = append(out, `{"type":"object"`...)
-	if len(rest) > 0 && rest[0] != '}' {
-		out = append(out, ',')
-	}
-	return append(out, rest...)
+	return provider.TypedObjectSchema(params), nil
 }
 
 // toolChoiceMode is the wire value of a tool choice mode; "" when unset.
