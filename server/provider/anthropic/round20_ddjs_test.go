@@ -177,7 +177,7 @@ func TestRound20DDToolResultAnswer(t *testing.T) {
 		t.Fatalf("Generate: %v", err)
 	}
 	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
-		parts: []*llmrelayv1.Part{text("The weather in San Francisco, CA is currently **73°F**. It's a pleasant temperature! Is there anything else you'd like to know about the weather?")},
+		parts:      []*llmrelayv1.Part{text("The weather in San Francisco, CA is currently **73°F**. It's a pleasant temperature! Is there anything else you'd like to know about the weather?")},
 		responseID: "msg_01WVon93r4JGuPX8HFhNdoSj", model: "claude-haiku-4-5-20251001", requestID: "req_011CaUcFw4ERPATpHkHkDWsQ",
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
 		usage:         usageOf(737, 37, 0, 0, 0),
