@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -307,4 +308,79 @@ func TestRound20DDWebSearchUnused(t *testing.T) {
 	})
 	r20SameFields(t, srv.Last(t).Body, `{"model": "claude-haiku-4-5-20251001", "messages": [{"role": "user", "content": "What is 2 + 2? Do not search the web."}], "max_tokens": 1024, "tools": `+tools+`}`)
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
+
+// The system prompt of the Claude Agent SDK's session-title request, in
+// its three text blocks.
+var r20TitleSystem = []string{
+	"x-anthropic-billing-header: cc_version=2.1.113.92d; cc_entrypoint=sdk-ts; cch=732f3;",
+	"You are a Claude agent, built on Anthropic's Claude Agent SDK.",
+	"Generate a concise, sentence-case title (3-7 words) that captures the main topic or goal of this coding session. The title should be clear enough that the user recognizes the session in a list. " +
+		"Use sentence case: capitalize only the first word and proper nouns.\n\nReturn JSON with a single \"title\" field.\n\nGood examples:\n" +
+		"{\"title\": \"Fix login button on mobile\"}\n{\"title\": \"Add OAuth authentication\"}\n{\"title\": \"Debug failing CI tests\"}\n{\"title\": \"Refactor API client error handling\"}\n\n" +
+		"Bad (too vague): {\"title\": \"Code changes\"}\nBad (too long): {\"title\": \"Investigate and fix the issue where the login button does not respond on mobile devices\"}\n" +
+		"Bad (wrong case): {\"title\": \"Fix Login Button On Mobile\"}",
+}
+
+// TestRound20DDStructuredTitleStream: the Claude Agent SDK (claude-cli
+// 2.1.113, July 2026) asking claude-haiku-4-5-20251001 for a session
+// title with native structured output (output_config.format json_schema,
+// {"title": string}, additionalProperties false), streamed: the JSON in two
+// text deltas ({"title": "Get + the rest), end_turn, 379 in, 15 out;
+// message_delta with usage.iterations and an empty context_management.
+// Ours, from a system message of three text parts, the user's text, a JSON
+// schema response format on a model configured for native structured
+// output, temperature 1 and max_tokens 32000, sends the recorded
+// output_config, temperature, max_tokens, stream, messages and system (the
+// three text blocks), the SDK's metadata.user_id and empty tools list
+// aside.
+func TestRound20DDStructuredTitleStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_ddjs_haiku45_structured_title_stream"
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	const schema = `{"type":"object","properties":{"title":{"type":"string"}},"required":["title"],"additionalProperties":false}`
+	const user = "Spawn a subagent to get the weather in New York. After that subagent, do it again but for California, not in a subagent. Both should be in fahrenheit."
+	sys := msgOf(llmrelayv1.Role_ROLE_SYSTEM)
+	for _, s := range r20TitleSystem {
+		sys.Parts = append(sys.Parts, text(s))
+	}
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "claude-haiku-4-5-20251001", NativeStructuredOutput: true,
+		Messages: []*llmrelayv1.Message{sys, msgOf(llmrelayv1.Role_ROLE_USER, text(user))},
+		Options: &llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](32000), Temperature: ptr[float64](1),
+			ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, Schema: schema}},
+	}
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, err := collect(s)
+	if err != nil {
+		t.Fatalf("stream error: %v", err)
+	}
+	f := foldEvents(t, evs)
+	if got := accumulate(t, evs); !proto.Equal(got, f.message) {
+		t.Errorf("accumulated %v, folded %v", got, f.message)
+	}
+	checkLLMWant(t, name, f.message, f.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text(`{"title": "Get weather for New York and California"}`)},
+		responseID: "msg_01YK3iNQfcn4BqMzw5Ni8bhg", model: "claude-haiku-4-5-20251001", requestID: "req_011CcdfXhr1j5L4Jivb1Dpvq",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(379, 15, 0, 0, 0),
+		requestsLimit: 20000, tokensLimit: 38900000, tokensReset: time.Date(2026, 7, 2, 17, 58, 41, 0, time.UTC),
+	})
+	sent := srv.Last(t).Body
+	r20SameFields(t, sent, `{"model":"claude-haiku-4-5-20251001","messages":[{"role":"user","content":[{"type":"text","text":"`+user+`"}]}],`+
+		`"max_tokens":32000,"temperature":1,"output_config":{"format":{"type":"json_schema","schema":`+schema+`}},"stream":true}`)
+	// The system prompt: the recorded three text blocks, in order.
+	blocks := make([]map[string]string, len(r20TitleSystem))
+	for i, s := range r20TitleSystem {
+		blocks[i] = map[string]string{"type": "text", "text": s}
+	}
+	recorded, err := json.Marshal(map[string]any{"system": blocks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lcgSameFields(t, sent, string(recorded))
+	providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, nil))
 }
