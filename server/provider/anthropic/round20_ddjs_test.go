@@ -384,3 +384,51 @@ func TestRound20DDStructuredTitleStream(t *testing.T) {
 	lcgSameFields(t, sent, string(recorded))
 	providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, nil))
 }
+
+// TestRound20DDAgentToolStream: the Claude Agent SDK's main loop
+// (claude-sonnet-4-6, July 2026, adaptive thinking with effort medium, no
+// thinking block in this answer) after a subagent's result: a text block
+// ("The" + " subagent reported **72°F in New York**. …"), then tool_use
+// toolu_01DxCjSCq4yv7a79WdNCJBYn mcp__local__fetch_weather with "caller":
+// {"type": "direct"}, its input in six input_json_delta pieces (the first
+// empty) making {"location": "CA", "units": "fahrenheit"}; tool_use. Usage
+// 1 uncached + 334 written to the 5-minute cache + 22349 read, 100 out;
+// message_delta adds output_tokens_details.thinking_tokens 0 (no reasoning
+// tokens) and one "message" iteration with the same counts. The request is
+// the SDK's (96 KB of Claude Code's prompt and tools), not one we build.
+func TestRound20DDAgentToolStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_ddjs_sonnet46_agent_tool_stream"
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "claude-sonnet-4-6",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Get the weather in California in fahrenheit."))},
+		Tools: []*llmrelayv1.Tool{{Name: "mcp__local__fetch_weather", Description: "Fetches the current weather for a given US state.",
+			Parameters: `{"type":"object","properties":{"location":{"description":"The state by 2-letter code, e.g CA or NY","type":"string"},` +
+				`"units":{"description":"The temperature unit to return","type":"string","enum":["celsius","fahrenheit"]}},"required":["location"]}`}},
+		Options: &llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](32000)},
+	}
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, err := collect(s)
+	if err != nil {
+		t.Fatalf("stream error: %v", err)
+	}
+	f := foldEvents(t, evs)
+	if got := accumulate(t, evs); !proto.Equal(got, f.message) {
+		t.Errorf("accumulated %v, folded %v", got, f.message)
+	}
+	checkLLMWant(t, name, f.message, f.meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			text("The subagent reported **72°F in New York**. Now let me fetch California's weather directly:"),
+			toolCallPart("toolu_01DxCjSCq4yv7a79WdNCJBYn", "mcp__local__fetch_weather", `{"location": "CA", "units": "fahrenheit"}`),
+		},
+		responseID: "msg_016F1XcsCt793qYHjwux6ES6", model: "claude-sonnet-4-6", requestID: "req_011CcdUYV5YxRJe2MTfMw9gw",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:         usageOf(1, 100, 22349, 334, 0),
+		requestsLimit: 20000, tokensLimit: 46000000, tokensReset: time.Date(2026, 7, 2, 15, 34, 37, 0, time.UTC),
+	})
+	providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, nil))
+}
