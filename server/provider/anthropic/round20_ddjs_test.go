@@ -144,35 +144,55 @@ func TestRound20DDThinkingStream(t *testing.T) {
 // get_weather call in dd-trace-js's tool test.
 const r20WeatherSig = "EuMDCmMIDRgCKkB1eZPfjnRcxmoW99Z/xbm1VoyN/DG2j3co+z8ejNAX+rytMIb+mOihutgieDmQZF6muqFX3OHwU50Np8Cr8NtwMhljbGF1ZGUtaGFpa3UtNC01LTIwMjUxMDAxOAASDI+B85bdC8s0ki0MKhoMvdsAnGEXZzGWnTvfIjCJ/ljseZV9DMHxeNbO4lXJFpU+EKh7HWWZjNAgjOcezWkAM9ez6ID6iuzMGej71jUqrQKUJuXvh1+gfEpAT84LsY/IeIlGBcEyaW7ppHXVHHXZWhe3et3RYyyXRy2jXEcDvwkh4U2bhLe8GYr5OQyJegWW2fLoUwAyyN3t8eP5ocM8uc0iKhyVXe8isnC02K4uWdNbNow/jlDLTidMTqbvAycuK1APXmocjya5B6LiZiGYUjPiItshzaXZZUQsmwmjYMLDVfUBuE/pZgP5J5BO8J27Oss/UknBEDBaOvmP6w7YXOkgR+h+7m4dYpT/NqS0O9JV/LTwptXYbxcFTHhp7eCCXmwgR8+sHoshyBSp/j2D9aB/xwyUZ/OAS1N2S+kXPCmxyaAaVIy56lzeSdzm0vsASs1oVfITQIzSGIQiJRshjc/3HFeTZXZACMKVi4J+ePGMrEYEpG7pyZbvjvOpGAE="
 
-// TestRound20DDToolResultAnswer: the second request of dd-trace-js's
-// thinking-with-tools test (April 2026) and its answer. The recorded
-// request sends back the assistant turn as the API gave it (a signed
-// thinking block, then tool_use toolu_0167cqjALro6i5FhTB65QgnR
-// get_weather {"location": "San Francisco, CA"} with "caller": {"type":
-// "direct"}) and the result as a text block list; the API accepted it and
-// answered "… **73°F** …", end_turn, 737 in, 37 out. Ours, from the same
-// turns in the contract, carries the same thinking block (text and
-// signature byte for byte), the same tool_use (id, name, input; without
-// "caller", which is the API's report and not required back), the same
-// tool_result id and text, and the same tools, thinking, temperature and
-// max_tokens.
+// TestRound20DDToolResultAnswer: dd-trace-js's thinking-with-tools test
+// (April 2026), both turns. The first answer (_thinking_tool_call): a
+// signed thinking block, then tool_use toolu_0167cqjALro6i5FhTB65QgnR
+// get_weather {"location":"San Francisco, CA"} with "caller": {"type":
+// "direct"}; tool_use; 592 in, 127 out. dd-trace-js sent that assistant
+// turn back as the API gave it (caller included) with the result as a text
+// block list, and the API answered (_tool_result_answer) "… **73°F** …",
+// end_turn, 737 in, 37 out. The follow-up we build from our first answer
+// carries the same thinking block (text and signature byte for byte), the
+// same tool_use (id, name, input; without "caller", the API's report,
+// which it does not require back), the same tool_result id and text, and
+// the same tools, thinking, temperature and max_tokens.
 func TestRound20DDToolResultAnswer(t *testing.T) {
 	t.Parallel()
 	const name = "real_ddjs_haiku45_tool_result_answer"
 	const thinking = "The user is asking for the weather in San Francisco, CA. I have a tool called `get_weather` that can retrieve weather information for a specific location. I have all the information I need - the location is \"San Francisco, CA\".\n\nLet me call the get_weather function with this location."
 	const callID = "toolu_0167cqjALro6i5FhTB65QgnR"
-	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	const first = "real_ddjs_haiku45_thinking_tool_call"
 	req := r20ThinkingRequest()
 	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
-	req.Messages = []*llmrelayv1.Message{
-		msgOf(llmrelayv1.Role_ROLE_USER, text("What is the weather in San Francisco, CA?")),
-		msgOf(llmrelayv1.Role_ROLE_ASSISTANT,
-			reasoningPart(&llmrelayv1.Reasoning{Text: thinking, Signature: r20WeatherSig}),
-			toolCallPart(callID, "get_weather", `{"location": "San Francisco, CA"}`)),
-		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(callID, "The weather is 73f", false)),
-	}
+	req.Messages = []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is the weather in San Francisco, CA?"))}
 	req.Tools = []*llmrelayv1.Tool{{Name: "get_weather", Description: "Get the weather for a specific location",
 		Parameters: `{"type": "object", "properties": {"location": {"type": "string"}}}`}}
+	const tools = `"tools": [{"name": "get_weather", "description": "Get the weather for a specific location", "input_schema": {"type": "object", "properties": {"location": {"type": "string"}}}}]`
+
+	srv1 := providertest.ReplayFile(t, "testdata/"+first+".http")
+	res1, err := newTestProvider(t, srv1.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	checkLLMWant(t, first, res1.Message, res1.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: thinking, Signature: r20WeatherSig}),
+			toolCallPart(callID, "get_weather", `{"location":"San Francisco, CA"}`),
+		},
+		responseID: "msg_012TA7W4rMApicPsUipgxkZW", model: "claude-haiku-4-5-20251001", requestID: "req_011CaUcFpAkERmBTHLjZW9zA",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:         usageOf(592, 127, 0, 0, 0),
+		requestsLimit: 20000, tokensLimit: 4800000, tokensReset: time.Date(2026, 4, 27, 16, 41, 30, 0, time.UTC),
+	})
+	if res1.Meta.GetToolCallCount() != 1 {
+		t.Errorf("%s: tool call count %d", first, res1.Meta.GetToolCallCount())
+	}
+	r20SameFields(t, srv1.Last(t).Body, `{"model": "claude-haiku-4-5-20251001", "messages": [{"role": "user", "content": "What is the weather in San Francisco, CA?"}], `+
+		`"max_tokens": 16000, "temperature": 1, "thinking": {"type": "enabled", "budget_tokens": 1024}, `+tools+`}`)
+	providertest.Golden(t, "testdata/"+first+".golden", renderResult(t, res1))
+
+	req.Messages = append(req.Messages, res1.Message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(callID, "The weather is 73f", false)))
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
 	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
@@ -188,8 +208,7 @@ func TestRound20DDToolResultAnswer(t *testing.T) {
 	// The recorded request without the fields that are the API's report
 	// or a shorthand: "caller" (left out), the result's text block list
 	// (ours is the string it stands for).
-	r20SameFields(t, sent, `{"model": "claude-haiku-4-5-20251001", "max_tokens": 16000, "temperature": 1, "thinking": {"type": "enabled", "budget_tokens": 1024}, `+
-		`"tools": [{"name": "get_weather", "description": "Get the weather for a specific location", "input_schema": {"type": "object", "properties": {"location": {"type": "string"}}}}]}`)
+	r20SameFields(t, sent, `{"model": "claude-haiku-4-5-20251001", "max_tokens": 16000, "temperature": 1, "thinking": {"type": "enabled", "budget_tokens": 1024}, `+tools+`}`)
 	msgs, _ := r19bJSON(t, sent)["messages"].([]any)
 	if len(msgs) != 3 {
 		t.Fatalf("sent %d messages, recorded 3", len(msgs))
@@ -431,4 +450,39 @@ func TestRound20DDAgentToolStream(t *testing.T) {
 		requestsLimit: 20000, tokensLimit: 46000000, tokensReset: time.Date(2026, 7, 2, 15, 34, 37, 0, time.UTC),
 	})
 	providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, nil))
+}
+
+// TestRound20DDPirateSystem: claude-haiku-4-5-20251001 (April 2026) with a
+// string system prompt ("talk like a pirate"), temperature 0.5 and
+// max_tokens 100: an answer that opens with the pirate flag 🏴‍☠️ (black
+// flag, zero-width joiner, skull and crossbones, variation selector: four
+// code points, 13 bytes) and ends with ⚓; end_turn at 99 of 100 tokens, 16
+// in. The recorded request is ours, system as the string.
+func TestRound20DDPirateSystem(t *testing.T) {
+	t.Parallel()
+	const name = "real_ddjs_haiku45_pirate_system"
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "claude-haiku-4-5-20251001",
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("talk like a pirate")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("Hello, world!")),
+		},
+		Options: &llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](100), Temperature: ptr[float64](0.5)},
+	}
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	const answer = "Ahoy, matey! \U0001F3F4\u200D\u2620\uFE0F\n\nShiver me timbers, 'tis a fine day on the seven seas! Welcome aboard, ye scallywag! \n\n" +
+		"What brings ye to these waters, eh? Be ye lookin' fer treasure, adventure, or perhaps some wisdom from an old sea dog like meself? \n\nSpeak up now, and don't be shy! \u2693"
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text(answer)},
+		responseID: "msg_01DQvvsACySRRMzscQyhw4GY", model: "claude-haiku-4-5-20251001", requestID: "req_011CaUTmk2FLvdWM43HMZLmE",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(16, 99, 0, 0, 0),
+		requestsLimit: 20000, tokensLimit: 4800000, tokensReset: time.Date(2026, 4, 27, 14, 50, 15, 0, time.UTC),
+	})
+	r20SameFields(t, srv.Last(t).Body, `{"model": "claude-haiku-4-5-20251001", "messages": [{"role": "user", "content": "Hello, world!"}], "max_tokens": 100, "temperature": 0.5, "system": "talk like a pirate"}`)
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
 }
