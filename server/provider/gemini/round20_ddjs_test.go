@@ -20,7 +20,7 @@ import (
 
 func init() {
 	round17Recordings = append(round17Recordings, "real_oljs_gemini15_flash", "real_ddjs_gemini25_flash_stream",
-		"real_ddjs_gemini20_flash_stream", "real_ddjs_gemini25_flash_tool_unused")
+		"real_ddjs_gemini20_flash_stream", "real_ddjs_gemini25_flash_tool_unused", "real_ddjs_gemini20_flash")
 }
 
 func r20Hello(model string) *provider.Request {
@@ -154,5 +154,36 @@ func TestRound20DDGemini25ToolUnused(t *testing.T) {
 	if !jsonEqual(sent["tools"], r19Decode(t, tools)) {
 		t.Errorf("tools %v, recorded %s", sent["tools"], tools)
 	}
+	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
+}
+
+// TestRound20DDGemini20Unary: the streamed recording's question asked
+// unary in the same second (December 2025, its own responseId): the same
+// text, STOP, avgLogprobs -0.014444851062514565, and the usage the stream's
+// last event gave: 4 prompt, 11 candidate, 15 total (not the 5 prompt
+// tokens of the stream's first event).
+func TestRound20DDGemini20Unary(t *testing.T) {
+	t.Parallel()
+	const name = "real_ddjs_gemini20_flash"
+	p, srv := replay(t, name)
+	res, err := p.Generate(context.Background(), r20Hello("gemini-2.0-flash"))
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("Hello there! How can I help you today?\n")); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	if m.GetResponseId() != "Xpcwab__A73f_uMPs9qB0A0" || m.GetResolvedModel() != "gemini-2.0-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 4, OutputTokens: 11, TotalTokens: 15}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if got, _ := m.GetExtended().AsMap()[extAvgLogprobs].(float64); got != -0.014444851062514565 {
+		t.Errorf("avg logprobs %v", m.GetExtended().AsMap()[extAvgLogprobs])
+	}
+	r20Sent(t, srv, "/v1beta/models/gemini-2.0-flash:generateContent", r20HelloContents)
 	providertest.Golden(t, filepath.Join("testdata", name+".golden"), renderResult(t, res))
 }
