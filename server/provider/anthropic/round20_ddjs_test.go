@@ -414,7 +414,8 @@ func TestRound20DDStructuredTitleStream(t *testing.T) {
 // 1 uncached + 334 written to the 5-minute cache + 22349 read, 100 out;
 // message_delta adds output_tokens_details.thinking_tokens 0 (no reasoning
 // tokens) and one "message" iteration with the same counts. The request is
-// the SDK's (96 KB of Claude Code's prompt and tools), not one we build.
+// the SDK's (96 KB of Claude Code's prompt and tools), not one we build
+// whole; its thinking and effort are compared with ours.
 func TestRound20DDAgentToolStream(t *testing.T) {
 	t.Parallel()
 	const name = "real_ddjs_sonnet46_agent_tool_stream"
@@ -425,7 +426,7 @@ func TestRound20DDAgentToolStream(t *testing.T) {
 		Tools: []*llmrelayv1.Tool{{Name: "mcp__local__fetch_weather", Description: "Fetches the current weather for a given US state.",
 			Parameters: `{"type":"object","properties":{"location":{"description":"The state by 2-letter code, e.g CA or NY","type":"string"},` +
 				`"units":{"description":"The temperature unit to return","type":"string","enum":["celsius","fahrenheit"]}},"required":["location"]}`}},
-		Options: &llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](32000)},
+		Options: &llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](32000), ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM},
 	}
 	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), req)
 	if err != nil {
@@ -435,6 +436,14 @@ func TestRound20DDAgentToolStream(t *testing.T) {
 	if err != nil {
 		t.Fatalf("stream error: %v", err)
 	}
+	// The SDK's effort medium on claude-sonnet-4-6 went out as adaptive
+	// thinking with output_config.effort, which the API accepted: ours is
+	// the same (plus display "summarized", ours to ask for).
+	sent := r19bJSON(t, srv.Last(t).Body)
+	if th, _ := sent["thinking"].(map[string]any); th["type"] != "adaptive" {
+		t.Errorf("thinking %v, recorded {\"type\":\"adaptive\"}", sent["thinking"])
+	}
+	lcgSameFields(t, srv.Last(t).Body, `{"output_config":{"effort":"medium"},"max_tokens":32000,"stream":true}`)
 	f := foldEvents(t, evs)
 	if got := accumulate(t, evs); !proto.Equal(got, f.message) {
 		t.Errorf("accumulated %v, folded %v", got, f.message)
