@@ -495,3 +495,79 @@ func TestRound20DDPirateSystem(t *testing.T) {
 	r20SameFields(t, srv.Last(t).Body, `{"model": "claude-haiku-4-5-20251001", "messages": [{"role": "user", "content": "Hello, world!"}], "max_tokens": 100, "temperature": 0.5, "system": "talk like a pirate"}`)
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
 }
+
+// TestRound20DDOct2026Stream: the Claude Agent SDK (claude-cli 2.1.113)
+// asking claude-sonnet-4-6 "Say hi in three words." (October 2026, effort
+// medium): message_start's message now carries "container": null,
+// "diagnostics": null and "context_management": null, and message_delta's
+// delta "container": null beside the stop reason; "Hi" + " there" + "," +
+// " friend" + "!", end_turn; 127 in, 8 out, output_tokens_details
+// .thinking_tokens 0 and no iterations; context_management
+// {"applied_edits": []}. None of the nulls is a fact to keep or a warning
+// to give. Our request, from the same system and user texts, has the
+// recorded messages and system blocks (without the SDK's cache_control
+// marks, which the contract does not set), adaptive thinking,
+// output_config.effort medium, max_tokens and stream.
+func TestRound20DDOct2026Stream(t *testing.T) {
+	t.Parallel()
+	const name = "real_ddjs_sonnet46_oct2026_stream"
+	const reminder = "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# currentDate\nToday's date is 2026-10-09.\n\n" +
+		"      IMPORTANT: this context may or may not be relevant to your tasks. You should not respond to this context unless it is highly relevant to your task.\n</system-reminder>\n\n"
+	system := []string{"x-anthropic-billing-header: cc_version=2.1.113.bcd; cc_entrypoint=sdk-ts; cch=87c56;",
+		"You are a Claude agent, built on Anthropic's Claude Agent SDK.", "Follow instructions\n\n__SYSTEM_PROMPT_DYNAMIC_BOUNDARY__\n\nReply briefly"}
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	sys := msgOf(llmrelayv1.Role_ROLE_SYSTEM)
+	for _, s := range system {
+		sys.Parts = append(sys.Parts, text(s))
+	}
+	req := &provider.Request{
+		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "claude-sonnet-4-6",
+		Messages: []*llmrelayv1.Message{sys, msgOf(llmrelayv1.Role_ROLE_USER, text(reminder), text("Say hi in three words."))},
+		Options:  &llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](32000), ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM},
+	}
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, err := collect(s)
+	if err != nil {
+		t.Fatalf("stream error: %v", err)
+	}
+	f := foldEvents(t, evs)
+	if got := accumulate(t, evs); !proto.Equal(got, f.message) {
+		t.Errorf("accumulated %v, folded %v", got, f.message)
+	}
+	checkLLMWant(t, name, f.message, f.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("Hi there, friend!")},
+		responseID: "msg_011CfsAz5dkdPrCiBgFHjF1n", model: "claude-sonnet-4-6", requestID: "req_011CfsAz5Qcy74qxPog2Dk4d",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(127, 8, 0, 0, 0),
+		requestsLimit: 20000, tokensLimit: 46000000, tokensReset: time.Date(2026, 10, 9, 18, 56, 3, 0, time.UTC),
+	})
+	for _, k := range []string{"context_management", "container", "diagnostics"} {
+		if v, ok := f.meta.GetExtended().GetFields()[k]; ok {
+			t.Errorf("extended[%s] = %v, the recording has nothing there", k, v)
+		}
+	}
+	blocks := func(texts ...string) []map[string]string {
+		out := make([]map[string]string, len(texts))
+		for i, s := range texts {
+			out[i] = map[string]string{"type": "text", "text": s}
+		}
+		return out
+	}
+	recorded, err := json.Marshal(map[string]any{
+		"model":    "claude-sonnet-4-6",
+		"messages": []map[string]any{{"role": "user", "content": blocks(reminder, "Say hi in three words.")}},
+		"system":   blocks(system...), "max_tokens": 32000, "output_config": map[string]string{"effort": "medium"}, "stream": true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := srv.Last(t).Body
+	lcgSameFields(t, body, string(recorded))
+	if th, _ := r19bJSON(t, body)["thinking"].(map[string]any); th["type"] != "adaptive" {
+		t.Errorf("thinking %v, recorded {\"type\":\"adaptive\"}", th)
+	}
+	providertest.Golden(t, "testdata/"+name+".golden", renderEvents(t, evs, nil))
+}
