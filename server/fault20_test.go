@@ -586,3 +586,42 @@ func TestFault20SpentQuotaFallsBack(t *testing.T) {
 		})
 	}
 }
+
+// TestFault20GatewayJSONBodies: an error answer from what stands in front
+// of the provider, in JSON of its own shape (Kong's rate limiting,
+// {"message":"API rate limit exceeded"}, Kong/kong#7211; AWS API
+// Gateway's {"message":"Internal server error"}; a FastAPI proxy's
+// {"detail":…}; hand-built): its words are the message in every format
+// (the anthropic and ollama adapters kept the status's text, the gemini
+// one the raw JSON), the status classifies it as usual.
+func TestFault20GatewayJSONBodies(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		for _, tc := range []struct {
+			status int
+			body   string
+			code   codes.Code
+			want   string
+		}{
+			{429, `{"message":"API rate limit exceeded"}`, codes.ResourceExhausted, "up: API rate limit exceeded"},
+			{502, `{"message": "Internal server error"}`, codes.Unavailable, "up: Internal server error"},
+			{503, `{"detail":"Upstream is warming up, retry shortly"}`, codes.Unavailable, "up: Upstream is warming up, retry shortly"},
+			{429, `{"code":429,"msg":"slow down"}`, codes.ResourceExhausted, "up: Too Many Requests"},
+		} {
+			t.Run(f.name+"/"+strconv.Itoa(tc.status)+"/"+tc.body, func(t *testing.T) {
+				t.Parallel()
+				step := respond(tc.status, merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1)), tc.body)
+				up := f13Serve(t, step)
+				c := f13Start(t, "defaults: {retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}}\n"+f.yaml, up.URL, &f13Clock{})
+				_, err := c.Chat(context.Background(), chatReq13())
+				st, info, _ := statusDetails(t, err)
+				if st.Code() != tc.code || st.Message() != tc.want || info.GetMetadata()["upstreamStatus"] != strconv.Itoa(tc.status) {
+					t.Errorf("%v %q %v, want %v %q", st.Code(), st.Message(), info.GetMetadata(), tc.code, tc.want)
+				}
+				if m := failedMeta(t, err); m.GetAttempts() != 2 || strings.Contains(m.GetRetryReasons()[0].GetMessage(), "{") {
+					t.Errorf("attempts %d, reasons %v", m.GetAttempts(), m.GetRetryReasons())
+				}
+			})
+		}
+	}
+}

@@ -578,6 +578,34 @@ func statusMessage(resp *http.Response) string {
 	return msg
 }
 
+// ProxyMessage is the text of a JSON error body written by what stands in
+// front of a provider rather than by the provider: a top-level string
+// "message" (Kong's rate limiting, {"message":"API rate limit exceeded"};
+// AWS API Gateway's {"message":"Too Many Requests"}), "detail" (a FastAPI
+// server's) or "error" ({"error":"Forbidden"}), the first present,
+// trimmed and valid UTF-8. "" for any other body, which adapters then
+// leave to the status's text (not the raw JSON).
+func ProxyMessage(body []byte) string {
+	var b struct {
+		Message json.RawMessage `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+		Error   json.RawMessage `json:"error"`
+	}
+	t := bytes.TrimSpace(body)
+	if len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &b) != nil {
+		return ""
+	}
+	for _, raw := range []json.RawMessage{b.Message, b.Detail, b.Error} {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			if s = strings.TrimSpace(s); s != "" {
+				return strings.ToValidUTF8(s, "\uFFFD")
+			}
+		}
+	}
+	return ""
+}
+
 // cloudflareStatus names the statuses Cloudflare answers with itself
 // when the origin behind it (a provider, or the proxy in front of one)
 // fails, by the titles of its own error pages ("example.com | 522:

@@ -27,7 +27,11 @@ func httpError(resp *http.Response) *provider.Error {
 	}
 	var body errorBody
 	if json.Unmarshal(raw, &body) != nil || body.Error == nil {
-		if msg := bareErrorMessage(raw); msg != "" {
+		// Not Anthropic's shape: a gateway's in front of it, {"error":
+		// "Forbidden"} (LangSmith's,
+		// testdata/real_langsmith_gateway_403_forbidden.http) or
+		// {"message":"API rate limit exceeded"}.
+		if msg := provider.ProxyMessage(raw); msg != "" {
 			e.Message = msg
 		}
 		return e
@@ -37,24 +41,6 @@ func httpError(resp *http.Response) *provider.Error {
 	// tell (context length, content filtering).
 	refineKind(e)
 	return e
-}
-
-// bareErrorMessage is the text of an error body whose "error" is a bare
-// string, {"error":"Forbidden"}: not Anthropic's own shape but a gateway's
-// in front of it (LangSmith's, testdata/real_langsmith_gateway_403_forbidden.http;
-// the OpenAI adapter reads the same shape). "" for any other body.
-func bareErrorMessage(raw []byte) string {
-	var b struct {
-		Error json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(raw, &b) != nil {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(b.Error, &s) != nil {
-		return ""
-	}
-	return strings.TrimSpace(s)
 }
 
 // fillFromBody copies the provider's error details into e.

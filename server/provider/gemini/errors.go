@@ -33,9 +33,17 @@ func (p *Provider) httpError(resp *http.Response) *provider.Error {
 	if st := parseStatusBody(body); st != nil {
 		p.applyStatusMeta(e, st, provider.ResponseDate(resp.Header))
 	} else if msg := strings.TrimSpace(strings.TrimPrefix(string(body), "\uFEFF")); msg != "" && !provider.IsMarkup(body) {
-		// Redacted before it is cut: a key cut at the limit would leave
-		// a piece too short for the pattern to know.
-		e.Message = truncate(p.redact(msg), 1024)
+		if strings.HasPrefix(msg, "{") {
+			// JSON of another shape (a gateway's in front of Gemini,
+			// {"message":"API rate limit exceeded"}): its words, not the
+			// JSON; none, the status's text.
+			msg = provider.ProxyMessage([]byte(msg))
+		}
+		if msg != "" {
+			// Redacted before it is cut: a key cut at the limit would
+			// leave a piece too short for the pattern to know.
+			e.Message = truncate(p.redact(msg), 1024)
+		}
 	}
 	// The Developer API names the service tier on its refusals too
 	// (X-Gemini-Service-Tier on a 400): the tier the failed call was
