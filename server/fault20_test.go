@@ -625,3 +625,73 @@ func TestFault20GatewayJSONBodies(t *testing.T) {
 		}
 	}
 }
+
+// TestFault20FallbackAcrossProviderTypes: a route from an Azure
+// deployment to an OpenAI one (the same chat format, another provider
+// type, account and request-id header): Azure's 503s use up its attempts,
+// then OpenAI answers; the meta is OpenAI's answer's (its x-request-id,
+// its rate-limit state) with every attempt listed under its deployment,
+// and when OpenAI fails too (the last deployment, its 429 retried there)
+// the status is its last failure, with its request id and delay.
+func TestFault20FallbackAcrossProviderTypes(t *testing.T) {
+	t.Parallel()
+	az, oa := azureFormat(), openaiChat
+	yaml := `defaults: {retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms, max_retry_after: 60s}}
+providers:
+  - name: east
+    type: azure
+    api_version: "2024-10-21"
+    base_url: {{URL}}
+    api_key: ` + f13Key + `
+  - name: backup
+    type: openai
+    base_url: {{URL2}}
+    api_key: ` + f13Key + `
+models:
+  - {name: m, deployments: [{provider: east, upstream_model: gpt-4o-deployment}, {provider: backup, upstream_model: gpt-4o-mini}], capabilities: {chat: {format: openai-chat}}}
+`
+	reasons := func(m *llmrelayv1.ResponseMeta) []string {
+		var out []string
+		for _, rr := range m.GetRetryReasons() {
+			out = append(out, rr.GetDeployment()+":"+rr.GetReason())
+		}
+		return out
+	}
+	t.Run("second answers", func(t *testing.T) {
+		t.Parallel()
+		first := f13Serve(t, az.errStep(1, 503, nil), az.errStep(2, 503, nil))
+		second := f13Serve(t, oa.okStep(11))
+		c := f13Start(t, strings.ReplaceAll(yaml, "{{URL2}}", second.URL), first.URL, &f13Clock{})
+		resp, err := c.Chat(context.Background(), chatReq13())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := resp.GetMeta()
+		if got, want := reasons(m), []string{"east:http_503", "east:http_503"}; !slices.Equal(got, want) || m.GetAttempts() != 3 {
+			t.Errorf("attempts %d, reasons %v, want %v", m.GetAttempts(), got, want)
+		}
+		if m.GetProvider() != "backup" || m.GetRouting().GetDeployment() != "backup" || !slices.Equal(m.GetRouting().GetTried(), []string{"east"}) ||
+			m.GetProviderRequestId() != oa.wantReqID(11) || m.GetRateLimit().GetRequestsRemaining() != oa.wantRL(11) {
+			t.Errorf("meta %v", m)
+		}
+	})
+	t.Run("both fail", func(t *testing.T) {
+		t.Parallel()
+		first := f13Serve(t, az.errStep(1, 503, nil), az.errStep(2, 503, nil))
+		second := f13Serve(t, oa.errStep(11, 429, hdr("Retry-After", "1")), oa.errStep(12, 429, hdr("Retry-After", "4")))
+		c := f13Start(t, strings.ReplaceAll(yaml, "{{URL2}}", second.URL), first.URL, &f13Clock{})
+		_, err := c.Chat(context.Background(), chatReq13())
+		st, info, _ := statusDetails(t, err)
+		if st.Code() != codes.ResourceExhausted || info.GetMetadata()["provider"] != "backup" || info.GetMetadata()["upstreamRequestId"] != oa.wantReqID(12) {
+			t.Fatalf("%v %v %q", st.Code(), info.GetMetadata(), st.Message())
+		}
+		if ri := retryInfo(st); ri.GetRetryDelay().AsDuration() != 4*time.Second {
+			t.Errorf("RetryInfo %v, want backup's last 4s", ri)
+		}
+		m := failedMeta(t, err)
+		if got, want := reasons(m), []string{"east:http_503", "east:http_503", "backup:http_429", "backup:http_429"}; !slices.Equal(got, want) || m.GetAttempts() != 4 ||
+			m.GetProviderRequestId() != oa.wantReqID(12) {
+			t.Errorf("attempts %d, reasons %v, want %v", m.GetAttempts(), got, want)
+		}
+	})
+}
