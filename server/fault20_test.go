@@ -695,3 +695,41 @@ models:
 		}
 	})
 }
+
+// TestFault20DelayBeyondCallBound: the gateway's max_call_duration bounds
+// the call as the caller's deadline does: a Retry-After beyond what is
+// left of it ends the call at once with the delay as RetryInfo (not a
+// wait that ends in DeadlineExceeded); one within it is waited out.
+func TestFault20DelayBeyondCallBound(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		for _, tc := range []struct {
+			after    string
+			attempts int
+		}{{"30", 1}, {"2", 2}} {
+			t.Run(f.name+"/Retry-After "+tc.after, func(t *testing.T) {
+				t.Parallel()
+				up := f13Serve(t, f.errStep(1, 429, hdr("Retry-After", tc.after)), f.okStep(2))
+				clock := &f13Clock{}
+				c := f13Start(t, "defaults: {max_call_duration: 10s, retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms, max_retry_after: 60s}}\n"+f.yaml, up.URL, clock)
+				resp, err := c.Chat(context.Background(), chatReq13())
+				if tc.attempts == 2 {
+					if err != nil || resp.GetMeta().GetAttempts() != 2 {
+						t.Fatalf("err %v, meta %v", err, resp.GetMeta())
+					}
+					if s := clock.slept(); len(s) != 1 || s[0] != 2*time.Second {
+						t.Errorf("sleeps %v", s)
+					}
+					return
+				}
+				st, _ := f13Check(t, f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 429)
+				if ri := retryInfo(st); ri.GetRetryDelay().AsDuration() != 30*time.Second || !strings.Contains(st.Message(), "beyond the call's deadline") {
+					t.Errorf("RetryInfo %v, message %q", ri, st.Message())
+				}
+				if len(clock.slept()) != 0 || up.requests() != 1 {
+					t.Errorf("sleeps %v, requests %d", clock.slept(), up.requests())
+				}
+			})
+		}
+	}
+}
