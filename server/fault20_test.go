@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // Fault sequences of session 20 (see fault13_test.go for the harness):
@@ -731,5 +732,100 @@ func TestFault20DelayBeyondCallBound(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// f20Recorded is the error answer stored in an adapter package's
+// testdata as a step (its framing headers left to the test server).
+func f20Recorded(t *testing.T, path string) f13Step {
+	t.Helper()
+	r := providertest.Load(t, path)
+	h := r.Header.Clone()
+	h.Del("Transfer-Encoding")
+	h.Del("Content-Length")
+	h.Del("Connection")
+	return respond(r.Status, h, string(r.Body))
+}
+
+// TestFault20StoredErrorAnswers: the error answers the adapter packages
+// keep in their testdata, replayed through the whole gateway: each
+// detail the status has a place for carries what the answer said (the
+// BadRequest field a 400 blames, RetryInfo from retry-after-ms or
+// retry-after, the request id of the provider's own header, its error
+// code, the limit an Anthropic 429's message names as the QuotaFailure's
+// violation: it was only the error type, the headers showing nothing
+// exhausted), and the retries follow the status.
+func TestFault20StoredErrorAnswers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		f        f13Format
+		path     string
+		code     codes.Code
+		reason   string
+		attempts int
+		reqID    string
+		upCode   string
+		field    string        // the BadRequest field, "" for none
+		delay    time.Duration // RetryInfo, 0 for none
+		quota    string        // the first violation: metric:value:id
+	}{
+		{"anthropic 429", anthropicFormat, "provider/anthropic/testdata/error_429.http", codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 3,
+			"req_011NHpbs0Bs5Fy0Fa5Ky6Gg1", "rate_limit_error", "", 24 * time.Second, "input_tokens:400000:ITPM"},
+		{"anthropic 400", anthropicFormat, "provider/anthropic/testdata/error_400.http", codes.InvalidArgument, "INVALID_REQUEST", 1,
+			"", "invalid_request_error", "max_tokens", 0, ""},
+		{"anthropic 529", anthropicFormat, "provider/anthropic/testdata/error_529.http", codes.Unavailable, "UPSTREAM_UNAVAILABLE", 3,
+			"req_013OVqjx2Kq9Sz4Hw2Gc3Hm2", "overloaded_error", "", 0, ""},
+		{"gemini 400", geminiFormat, "provider/gemini/testdata/error_400.http", codes.InvalidArgument, "INVALID_REQUEST", 1,
+			"", "INVALID_ARGUMENT", "generation_config", 0, ""},
+		{"openai 400", openaiChat, "provider/openai/testdata/err_400.http", codes.InvalidArgument, "INVALID_REQUEST", 1,
+			"req_3e47348caf0289ddf8bbd35dfe7c1421", "unsupported_parameter", "max_tokens", 0, ""},
+		{"openai context length", openaiChat, "provider/openai/testdata/err_context_length.http", codes.InvalidArgument, "CONTEXT_LENGTH_EXCEEDED", 1,
+			"req_1c14c15e7e4a04a34f1baa3280728e72", "context_length_exceeded", "messages", 0, ""},
+		{"azure 429", azureFormat(), "provider/openai/testdata/azure_err_429.http", codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 3,
+			"d1ffe3cc-3540-4eae-81c9-3c29d1c8f317", "429", "", 6 * time.Second, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			step := f20Recorded(t, tc.path)
+			up := f13Serve(t, step)
+			clock := &f13Clock{}
+			c := f13Start(t, f13Defaults+tc.f.yaml, up.URL, clock)
+			_, err := c.Chat(context.Background(), chatReq13())
+			st, info, br := statusDetails(t, err)
+			if st.Code() != tc.code || info.GetReason() != tc.reason {
+				t.Fatalf("%v %s %q, want %v %s", st.Code(), info.GetReason(), st.Message(), tc.code, tc.reason)
+			}
+			md := info.GetMetadata()
+			if tc.reqID != "" && md["upstreamRequestId"] != tc.reqID || md["upstreamCode"] != tc.upCode {
+				t.Errorf("metadata %v", md)
+			}
+			if m := failedMeta(t, err); m.GetAttempts() != int32(tc.attempts) || up.requests() != tc.attempts {
+				t.Errorf("attempts %d, requests %d, want %d", m.GetAttempts(), up.requests(), tc.attempts)
+			}
+			var field string
+			if v := br.GetFieldViolations(); len(v) > 0 {
+				field = v[0].GetField()
+			}
+			if field != tc.field {
+				t.Errorf("BadRequest %v, want field %q", br, tc.field)
+			}
+			ri := retryInfo(st)
+			if (tc.delay == 0) != (ri == nil) || (ri != nil && ri.GetRetryDelay().AsDuration() != tc.delay) {
+				t.Errorf("RetryInfo %v, want %v", ri, tc.delay)
+			}
+			if tc.delay != 0 {
+				if s := clock.slept(); len(s) != tc.attempts-1 || s[0] != tc.delay {
+					t.Errorf("sleeps %v", s)
+				}
+			}
+			if tc.quota != "" {
+				v := quotaFailure(st).GetViolations()
+				if len(v) != 1 || v[0].GetQuotaMetric()+":"+strconv.FormatInt(v[0].GetQuotaValue(), 10)+":"+v[0].GetQuotaId() != tc.quota ||
+					v[0].GetSubject() != "provider:up" || !strings.Contains(v[0].GetDescription(), "exceed the rate limit") {
+					t.Errorf("violations %v, want %s", v, tc.quota)
+				}
+			}
+		})
 	}
 }
