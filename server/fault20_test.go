@@ -829,3 +829,62 @@ func TestFault20StoredErrorAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestFault20GeminiMessageDelay: a Gemini RESOURCE_EXHAUSTED without
+// RetryInfo whose message states the delay ("Please retry in
+// 1.5s.", as its recorded 429's message does beside the RetryInfo;
+// hand-modified: the RetryInfo left out, the delay shortened) is waited
+// out for that delay, as an error answer and as a stream's chunk; a
+// per-day quota's message is not (no wait helps).
+func TestFault20GeminiMessageDelay(t *testing.T) {
+	t.Parallel()
+	f := geminiFormat
+	body := geminiQuota429(t)
+	i := strings.Index(body, `,
+      {
+        "@type": "type.googleapis.com/google.rpc.RetryInfo"`)
+	if i < 0 || !strings.Contains(body, "Please retry in 34.237795071s.") {
+		t.Fatalf("unexpected fixture: %s", body)
+	}
+	noInfo := strings.Replace(body[:i], "Please retry in 34.237795071s.", "Please retry in 1.5s.", 1) + "\n    ]\n  }\n}\n"
+	daily := strings.Replace(noInfo, "GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "GenerateRequestsPerDayPerProjectPerModel-FreeTier", 1)
+	for _, tc := range []struct {
+		name string
+		step f13Step
+		want time.Duration
+	}{
+		{"error answer", respond(429, hdr("Content-Type", "application/json; charset=UTF-8"), noInfo), 1500 * time.Millisecond},
+		{"stream chunk", respond(200, f.streamHead(1), "data: "+strings.ReplaceAll(noInfo, "\n", "")+"\r\n\r\n"), 1500 * time.Millisecond},
+		{"per-day quota", respond(429, hdr("Content-Type", "application/json; charset=UTF-8"), daily), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, tc.step, tc.step, tc.step)
+			clock := &f13Clock{}
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+			var err error
+			if tc.name == "stream chunk" {
+				err = readStream13(t, c).err
+			} else {
+				_, err = c.Chat(context.Background(), chatReq13())
+			}
+			st, info, _ := statusDetails(t, err)
+			if st.Code() != codes.ResourceExhausted || info.GetReason() != "UPSTREAM_RATE_LIMITED" {
+				t.Fatalf("%v %s %q", st.Code(), info.GetReason(), st.Message())
+			}
+			ri := retryInfo(st)
+			if tc.want == 0 {
+				if ri != nil || len(clock.slept()) != 0 || up.requests() != 1 {
+					t.Errorf("RetryInfo %v, sleeps %v, requests %d: a spent daily quota is not waited for", ri, clock.slept(), up.requests())
+				}
+				return
+			}
+			if s := clock.slept(); len(s) != 2 || s[0] != tc.want || s[1] != tc.want || up.requests() != 3 {
+				t.Errorf("sleeps %v, requests %d", s, up.requests())
+			}
+			if ri.GetRetryDelay().AsDuration() != tc.want {
+				t.Errorf("RetryInfo %v, want %v", ri, tc.want)
+			}
+		})
+	}
+}

@@ -166,6 +166,11 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 	if reason != "" {
 		e.Code = st.Status + "/" + reason
 	}
+	if e.RetryAfter == 0 && e.ShouldRetry != provider.RetryDiscouraged && st.Status == "RESOURCE_EXHAUSTED" {
+		// No RetryInfo (a stream's chunk, a proxy that kept the message
+		// alone): the delay the message states.
+		e.RetryAfter = messageRetryDelay(st.Message)
+	}
 	switch {
 	case reason == "API_KEY_INVALID" || reason == "API_KEY_EXPIRED" || st.Status == "UNAUTHENTICATED":
 		e.Kind = provider.KindUnauthenticated
@@ -184,6 +189,22 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 	case st.Status == "DEADLINE_EXCEEDED":
 		e.Kind = provider.KindTimeout
 	}
+}
+
+// retryInRE reads the delay a RESOURCE_EXHAUSTED message states, as the
+// Gemini API words it beside its RetryInfo: "Please retry in
+// 34.237795071s." (testdata/error_429.http), "Please retry in 850ms.".
+var retryInRE = regexp.MustCompile(`(?i)\bplease retry in (\d+(?:\.\d+)?(?:ms|s))\b`)
+
+// messageRetryDelay is the delay msg states (retryInRE), 0 when it
+// states none.
+func messageRetryDelay(msg string) time.Duration {
+	if m := retryInRE.FindStringSubmatch(msg); m != nil {
+		if d, err := time.ParseDuration(strings.ToLower(m[1])); err == nil && d > 0 {
+			return d
+		}
+	}
+	return 0
 }
 
 // kindForStatusCode classifies an error object that came without an HTTP
