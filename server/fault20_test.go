@@ -834,8 +834,9 @@ func TestFault20StoredErrorAnswers(t *testing.T) {
 // RetryInfo whose message states the delay ("Please retry in
 // 1.5s.", as its recorded 429's message does beside the RetryInfo;
 // hand-modified: the RetryInfo left out, the delay shortened) is waited
-// out for that delay, as an error answer and as a stream's chunk; a
-// per-day quota's message is not (no wait helps).
+// out for that delay, as an error answer, as a stream's chunk and through
+// Gemini's OpenAI-compatible endpoint; a per-day quota's message is not
+// (no wait helps).
 func TestFault20GeminiMessageDelay(t *testing.T) {
 	t.Parallel()
 	f := geminiFormat
@@ -850,18 +851,21 @@ func TestFault20GeminiMessageDelay(t *testing.T) {
 	daily := strings.Replace(noInfo, "GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "GenerateRequestsPerDayPerProjectPerModel-FreeTier", 1)
 	for _, tc := range []struct {
 		name string
+		f    f13Format
 		step f13Step
 		want time.Duration
 	}{
-		{"error answer", respond(429, hdr("Content-Type", "application/json; charset=UTF-8"), noInfo), 1500 * time.Millisecond},
-		{"stream chunk", respond(200, f.streamHead(1), "data: "+strings.ReplaceAll(noInfo, "\n", "")+"\r\n\r\n"), 1500 * time.Millisecond},
-		{"per-day quota", respond(429, hdr("Content-Type", "application/json; charset=UTF-8"), daily), 0},
+		{"error answer", f, respond(429, hdr("Content-Type", "application/json; charset=UTF-8"), noInfo), 1500 * time.Millisecond},
+		{"stream chunk", f, respond(200, f.streamHead(1), "data: "+strings.ReplaceAll(noInfo, "\n", "")+"\r\n\r\n"), 1500 * time.Millisecond},
+		{"per-day quota", f, respond(429, hdr("Content-Type", "application/json; charset=UTF-8"), daily), 0},
+		// Gemini's OpenAI-compatible endpoint: the status in an array.
+		{"openai-compatible endpoint", openaiChat, respond(429, hdr("Content-Type", "application/json"), "["+noInfo+"]"), 1500 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			up := f13Serve(t, tc.step, tc.step, tc.step)
 			clock := &f13Clock{}
-			c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+			c := f13Start(t, f13Defaults+tc.f.yaml, up.URL, clock)
 			var err error
 			if tc.name == "stream chunk" {
 				err = readStream13(t, c).err
