@@ -409,7 +409,13 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		if pe.RequestID != "" {
 			info.Metadata["upstreamRequestId"] = clean(redact, pe.RequestID)
 		}
-		if pe.RetryAfter > 0 {
+		if pe.RetryAfter > 0 && pipeline.Retryable(pe) {
+			// RetryInfo says that the same call may succeed after the
+			// delay: only for a failure the retry policy would retry. A
+			// Retry-After (or an exhausted limit's reset) beside a spent
+			// quota (insufficient_quota), a refused request (400) or the
+			// provider's x-should-retry: false would tell the caller to
+			// wait for an answer that cannot change.
 			details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(pe.RetryAfter)})
 			switch {
 			case errors.Is(pe, pipeline.ErrRetryAfterBeyondDeadline):

@@ -327,10 +327,16 @@ func (c *Call) RecordFailure(err error, d time.Duration) *llmrelayv1.RetryReason
 // headers) shows a limit with nothing remaining and when it resets, and no
 // attempt can succeed before then. With several exhausted limits, the
 // latest reset; 0 when the error is not a rate limit, or shows no
-// exhausted limit with a future reset.
+// exhausted limit with a future reset. The delay is counted from the
+// provider's clock when it answered (pe.Date, the base of its relative
+// resets: "6m0s" is six minutes exactly), from now when the error has
+// none (an error event inside a stream).
 func exhaustedReset(pe *provider.Error, now time.Time) time.Duration {
 	if pe.Kind != provider.KindRateLimited && pe.HTTPStatus != http.StatusTooManyRequests {
 		return 0
+	}
+	if !pe.Date.IsZero() {
+		now = pe.Date
 	}
 	rl := pe.Meta.GetRateLimit()
 	if rl == nil {

@@ -102,6 +102,16 @@ type Error struct {
 	RetryAfter time.Duration
 	// RequestID is the provider's request id for the failed request.
 	RequestID string
+	// Date is the provider's clock when it answered with the error: its
+	// Date header, else when the answer was read (ResponseDate); zero
+	// for an error not read from an error answer's head. The relative
+	// reset times of its rate-limit state (OpenAI's "6m0s", "20ms") are
+	// counted from it, so the retry policy measures an exhausted limit's
+	// delay from it too: the provider's duration exactly (the header's
+	// second precision cost up to a second of it, all of a "20ms"), and
+	// an absolute reset (Anthropic's RFC 3339) as the provider's clock
+	// counts it, whatever the gateway's says.
+	Date time.Time
 	// ShouldRetry is the provider's own verdict on retrying, from its
 	// x-should-retry header (OpenAI, Anthropic): RetryAdvised or
 	// RetryDiscouraged override the status's default; RetryUnsaid when
@@ -531,11 +541,13 @@ func retryAdvice(h http.Header) RetryAdvice {
 // fills Code, Message and Param from the body and may refine Kind and
 // RetryAfter.
 func NewHTTPError(providerName string, resp *http.Response, requestIDHeader string) *Error {
+	date := ResponseDate(resp.Header)
 	e := &Error{
 		Provider:    providerName,
 		Kind:        KindForStatus(resp.StatusCode),
 		HTTPStatus:  resp.StatusCode,
-		RetryAfter:  RetryAfter(resp.Header, ResponseDate(resp.Header)),
+		RetryAfter:  RetryAfter(resp.Header, date),
+		Date:        date,
 		ShouldRetry: retryAdvice(resp.Header),
 		Message:     statusMessage(resp), // the adapter's body parsing refines it
 	}
@@ -553,6 +565,9 @@ func statusMessage(resp *http.Response) string {
 	msg := http.StatusText(resp.StatusCode)
 	if msg == "" {
 		msg = "HTTP " + strconv.Itoa(resp.StatusCode)
+		if cf := cloudflareStatus[resp.StatusCode]; cf != "" {
+			msg += " (" + cf + ")"
+		}
 	}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		if loc, err := resp.Location(); err == nil {
@@ -561,6 +576,50 @@ func statusMessage(resp *http.Response) string {
 		}
 	}
 	return msg
+}
+
+// ProxyMessage is the text of a JSON error body written by what stands in
+// front of a provider rather than by the provider: a top-level string
+// "message" (Kong's rate limiting, {"message":"API rate limit exceeded"};
+// AWS API Gateway's {"message":"Too Many Requests"}), "detail" (a FastAPI
+// server's) or "error" ({"error":"Forbidden"}), the first present,
+// trimmed and valid UTF-8. "" for any other body, which adapters then
+// leave to the status's text (not the raw JSON).
+func ProxyMessage(body []byte) string {
+	var b struct {
+		Message json.RawMessage `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+		Error   json.RawMessage `json:"error"`
+	}
+	t := bytes.TrimSpace(body)
+	if len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &b) != nil {
+		return ""
+	}
+	for _, raw := range []json.RawMessage{b.Message, b.Detail, b.Error} {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			if s = strings.TrimSpace(s); s != "" {
+				return strings.ToValidUTF8(s, "\uFFFD")
+			}
+		}
+	}
+	return ""
+}
+
+// cloudflareStatus names the statuses Cloudflare answers with itself
+// when the origin behind it (a provider, or the proxy in front of one)
+// fails, by the titles of its own error pages ("example.com | 522:
+// Connection timed out"); no standard text exists for them, and "HTTP
+// 522" alone does not say that Cloudflare, not the provider, answered.
+// The kind stays the status's (a 5xx: retried, Unavailable).
+var cloudflareStatus = map[int]string{
+	520: "Cloudflare: Web server is returning an unknown error",
+	521: "Cloudflare: Web server is down",
+	522: "Cloudflare: Connection timed out",
+	523: "Cloudflare: Origin is unreachable",
+	524: "Cloudflare: A timeout occurred",
+	525: "Cloudflare: SSL handshake failed",
+	526: "Cloudflare: Invalid SSL certificate",
 }
 
 // IsMarkup reports whether an error body is a markup page (HTML or XML:
@@ -584,12 +643,19 @@ func IsMarkup(body []byte) bool {
 }
 
 // RetryAfter reads the delay a provider asked for: retry-after-ms
-// (milliseconds, OpenAI and Azure), else retry-after in seconds or as an
-// HTTP date (relative to now). 0 when there is none or it is unparseable.
+// (milliseconds, OpenAI and Azure), else x-ms-retry-after-ms (Azure's
+// services, milliseconds: the Azure SDKs' throttling policy reads
+// "retry-after-ms", "x-ms-retry-after-ms" and "Retry-After" in that
+// order), else retry-after in seconds or as an HTTP date (relative to
+// now, the answer's Date). A value that does not parse, is not positive
+// or is a date already past gives way to the next header; 0 when none
+// gives a delay.
 func RetryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return scaled(ms, time.Millisecond)
+	for _, name := range [...]string{"Retry-After-Ms", "X-Ms-Retry-After-Ms"} {
+		if v := strings.TrimSpace(h.Get(name)); v != "" {
+			if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+				return scaled(ms, time.Millisecond)
+			}
 		}
 	}
 	v := strings.TrimSpace(h.Get("Retry-After"))

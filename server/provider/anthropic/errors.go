@@ -5,7 +5,10 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -27,7 +30,11 @@ func httpError(resp *http.Response) *provider.Error {
 	}
 	var body errorBody
 	if json.Unmarshal(raw, &body) != nil || body.Error == nil {
-		if msg := bareErrorMessage(raw); msg != "" {
+		// Not Anthropic's shape: a gateway's in front of it, {"error":
+		// "Forbidden"} (LangSmith's,
+		// testdata/real_langsmith_gateway_403_forbidden.http) or
+		// {"message":"API rate limit exceeded"}.
+		if msg := provider.ProxyMessage(raw); msg != "" {
 			e.Message = msg
 		}
 		return e
@@ -36,25 +43,45 @@ func httpError(resp *http.Response) *provider.Error {
 	// Status decides the kind; the body only refines what a status cannot
 	// tell (context length, content filtering).
 	refineKind(e)
+	limitQuota(e)
 	return e
 }
 
-// bareErrorMessage is the text of an error body whose "error" is a bare
-// string, {"error":"Forbidden"}: not Anthropic's own shape but a gateway's
-// in front of it (LangSmith's, testdata/real_langsmith_gateway_403_forbidden.http;
-// the OpenAI adapter reads the same shape). "" for any other body.
-func bareErrorMessage(raw []byte) string {
-	var b struct {
-		Error json.RawMessage `json:"error"`
+// limitRE reads the limit Anthropic's rate_limit_error names: "This
+// request would exceed the rate limit for your organization (<id>) of
+// 50,000 input tokens per minute." (as its clients quote it; "8,000
+// output tokens per minute", "50 requests per minute" alike): the
+// limit's value, its metric and its window.
+var limitRE = regexp.MustCompile(`(?i)\bof ([\d,]+) (input tokens|output tokens|tokens|requests) per (minute|day)\b`)
+
+// limitIDs are Anthropic's abbreviations of its limits (its rate-limit
+// documentation's RPM, ITPM, OTPM), by metric and window.
+var limitIDs = map[string]string{
+	"requests minute": "RPM", "input_tokens minute": "ITPM", "output_tokens minute": "OTPM", "tokens minute": "TPM",
+	"requests day": "RPD", "input_tokens day": "ITPD", "output_tokens day": "OTPD", "tokens day": "TPD",
+}
+
+// limitQuota puts on a rate-limited e the limit its message names, as
+// the provider's own QuotaFailure violation (metric, value, window; the
+// message as description): the headers cannot say which limit refused
+// the request (a request too large for the input-tokens limit leaves it
+// all remaining), the message does. Nothing when it names none.
+func limitQuota(e *provider.Error) {
+	if e.Kind != provider.KindRateLimited || len(e.Quota) > 0 {
+		return
 	}
-	if json.Unmarshal(raw, &b) != nil {
-		return ""
+	m := limitRE.FindStringSubmatch(e.Message)
+	if m == nil {
+		return
 	}
-	var s string
-	if json.Unmarshal(b.Error, &s) != nil {
-		return ""
+	n, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
+	if err != nil {
+		return
 	}
-	return strings.TrimSpace(s)
+	metric := strings.ReplaceAll(strings.ToLower(m[2]), " ", "_")
+	e.Quota = append(e.Quota, &errdetails.QuotaFailure_Violation{
+		QuotaMetric: metric, QuotaValue: n, QuotaId: limitIDs[metric+" "+strings.ToLower(m[3])], Description: e.Message,
+	})
 }
 
 // fillFromBody copies the provider's error details into e.
@@ -180,5 +207,6 @@ func eventError(d *wireErrorDetail, requestID string, h http.Header) *provider.E
 	e.Message = "error event without a message"
 	fillFromBody(e, d, requestID)
 	refineKind(e)
+	limitQuota(e)
 	return e
 }

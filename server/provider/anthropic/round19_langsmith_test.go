@@ -104,9 +104,10 @@ func TestRound19LangsmithGatewayForbidden(t *testing.T) {
 	}
 }
 
-// TestRound19BareErrorMessage: the text of {"error": "..."} is the
-// message; Anthropic's own shape and other bodies give none here (the
-// caller reads those, or keeps the status text).
+// TestRound19BareErrorMessage: the text of {"error": "..."} (or a
+// gateway's top-level "message") is the message; Anthropic's own shape and
+// other bodies give none here (the caller reads those, or keeps the status
+// text).
 func TestRound19BareErrorMessage(t *testing.T) {
 	t.Parallel()
 	for body, want := range map[string]string{
@@ -115,9 +116,9 @@ func TestRound19BareErrorMessage(t *testing.T) {
 		`{"type":"error","error":{"type":"x","message":"y"}}`: "",
 		`{"error":null}`:                                      "",
 		`upstream error`:                                      "",
-		`{"message":"x"}`:                                     "",
+		`{"message":"x"}`:                                     "x",
 	} {
-		if got := bareErrorMessage([]byte(body)); got != want {
+		if got := provider.ProxyMessage([]byte(body)); got != want {
 			t.Errorf("%q: %q, want %q", body, got, want)
 		}
 	}

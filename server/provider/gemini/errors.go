@@ -33,9 +33,17 @@ func (p *Provider) httpError(resp *http.Response) *provider.Error {
 	if st := parseStatusBody(body); st != nil {
 		p.applyStatusMeta(e, st, provider.ResponseDate(resp.Header))
 	} else if msg := strings.TrimSpace(strings.TrimPrefix(string(body), "\uFEFF")); msg != "" && !provider.IsMarkup(body) {
-		// Redacted before it is cut: a key cut at the limit would leave
-		// a piece too short for the pattern to know.
-		e.Message = truncate(p.redact(msg), 1024)
+		if strings.HasPrefix(msg, "{") {
+			// JSON of another shape (a gateway's in front of Gemini,
+			// {"message":"API rate limit exceeded"}): its words, not the
+			// JSON; none, the status's text.
+			msg = provider.ProxyMessage([]byte(msg))
+		}
+		if msg != "" {
+			// Redacted before it is cut: a key cut at the limit would
+			// leave a piece too short for the pattern to know.
+			e.Message = truncate(p.redact(msg), 1024)
+		}
 	}
 	// The Developer API names the service tier on its refusals too
 	// (X-Gemini-Service-Tier on a 400): the tier the failed call was
@@ -158,6 +166,11 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 	if reason != "" {
 		e.Code = st.Status + "/" + reason
 	}
+	if e.RetryAfter == 0 && e.ShouldRetry != provider.RetryDiscouraged && st.Status == "RESOURCE_EXHAUSTED" {
+		// No RetryInfo (a stream's chunk, a proxy that kept the message
+		// alone): the delay the message states.
+		e.RetryAfter = messageRetryDelay(st.Message)
+	}
 	switch {
 	case reason == "API_KEY_INVALID" || reason == "API_KEY_EXPIRED" || st.Status == "UNAUTHENTICATED":
 		e.Kind = provider.KindUnauthenticated
@@ -176,6 +189,22 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 	case st.Status == "DEADLINE_EXCEEDED":
 		e.Kind = provider.KindTimeout
 	}
+}
+
+// retryInRE reads the delay a RESOURCE_EXHAUSTED message states, as the
+// Gemini API words it beside its RetryInfo: "Please retry in
+// 34.237795071s." (testdata/error_429.http), "Please retry in 850ms.".
+var retryInRE = regexp.MustCompile(`(?i)\bplease retry in (\d+(?:\.\d+)?(?:ms|s))\b`)
+
+// messageRetryDelay is the delay msg states (retryInRE), 0 when it
+// states none.
+func messageRetryDelay(msg string) time.Duration {
+	if m := retryInRE.FindStringSubmatch(msg); m != nil {
+		if d, err := time.ParseDuration(strings.ToLower(m[1])); err == nil && d > 0 {
+			return d
+		}
+	}
+	return 0
 }
 
 // kindForStatusCode classifies an error object that came without an HTTP

@@ -66,7 +66,9 @@ func errorDetails(body []byte) (msg, code, param string) {
 		if m, c, p, ok := errorValue(eb.Error); ok {
 			return m, c, p
 		}
-		return "", "", ""
+		// A gateway's JSON in front of Ollama ({"message":"API rate
+		// limit exceeded"}): its words; none, the status's text.
+		return provider.ProxyMessage(body), "", ""
 	}
 	if provider.IsMarkup(body) {
 		return "", "", "" // a proxy's HTML page: the status says it

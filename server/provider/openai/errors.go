@@ -185,6 +185,11 @@ func (p *Provider) googleStatusError(raw []byte, resp *http.Response, sec secret
 	if reason != "" {
 		e.Code = st.Status + "/" + reason
 	}
+	if e.RetryAfter == 0 && e.ShouldRetry != provider.RetryDiscouraged && st.Status == "RESOURCE_EXHAUSTED" {
+		// No RetryInfo: the delay the message states ("Please retry in
+		// 34.237795071s.", the Gemini API's words beside it).
+		e.RetryAfter = retryDelayFromMessage(e.Message)
+	}
 	switch {
 	case reason == "API_KEY_INVALID" || reason == "API_KEY_EXPIRED" || st.Status == "UNAUTHENTICATED":
 		e.Kind = provider.KindUnauthenticated
@@ -715,8 +720,9 @@ func looksLikeContextLength(msg string) bool { return contextLengthRE.MatchStrin
 var inputTooLongRE = regexp.MustCompile("(?i)maximum input length is \\d+ tokens|`?inputs`? must have less than \\d+ (tokens|characters)|\\binput (\\(\\d+ tokens\\) )?is too large to process")
 
 var (
-	// "Please try again in 1.5s." / "in 222ms" / "in 6m0s" (OpenAI).
-	tryAgainRE = regexp.MustCompile(`(?i)try again in ((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)`)
+	// "Please try again in 1.5s." / "in 222ms" / "in 6m0s" (OpenAI);
+	// "Please retry in 34.237795071s." (Google's RESOURCE_EXHAUSTED).
+	tryAgainRE = regexp.MustCompile(`(?i)(?:try again|\bretry) in ((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)`)
 	// "Please retry after 6 seconds." (Azure).
 	retryAfterRE = regexp.MustCompile(`(?i)retry after (\d+(?:\.\d+)?) seconds?`)
 )
