@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -787,8 +788,45 @@ func StreamCut(providerName string, format string, args ...any) *Error {
 }
 
 // BadResponse is the Error for provider output that could not be parsed.
+// A JSON type mismatch among args is said in the wire's words (which field
+// held what), not encoding/json's, which names the adapter's Go types
+// ("cannot unmarshal array into Go value of type gemini.generateContentResponse").
 func BadResponse(providerName string, format string, args ...any) *Error {
+	for i, a := range args {
+		var te *json.UnmarshalTypeError
+		if err, ok := a.(error); ok && errors.As(err, &te) {
+			args[i] = jsonTypeMismatch(te)
+		}
+	}
 	return &Error{Provider: providerName, Kind: KindBadResponse, Message: fmt.Sprintf(format, args...)}
+}
+
+// jsonTypeMismatch says what a JSON type error found and where, without the
+// Go type names: "content is a JSON string where an array belongs".
+func jsonTypeMismatch(te *json.UnmarshalTypeError) string {
+	where := "the body"
+	if te.Field != "" {
+		where = te.Field
+	}
+	want := "another type"
+	if te.Type != nil {
+		switch te.Type.Kind() {
+		case reflect.Struct, reflect.Map:
+			want = "an object"
+		case reflect.Slice, reflect.Array:
+			want = "an array"
+		case reflect.String:
+			want = "a string"
+		case reflect.Bool:
+			want = "a boolean"
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			want = "an integer"
+		case reflect.Float32, reflect.Float64:
+			want = "a number"
+		}
+	}
+	return fmt.Sprintf("%s is a JSON %s where %s belongs", where, te.Value, want)
 }
 
 // BaseURL validates a provider base URL (http or https, a host, no query

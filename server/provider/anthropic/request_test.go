@@ -341,3 +341,21 @@ func TestTypelessToolSchemaGetsObjectType(t *testing.T) {
 		t.Errorf("typed schema sent as %s", s)
 	}
 }
+
+// A 200 body that is no message at all is a bad response, not an empty
+// answer; a body that is a message, however bare, is read.
+func TestParseResponseNotAMessage(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{`{}`, `null`, `{"error":null}`, ` { } `} {
+		_, err := parseResponse([]byte(raw), http.Header{})
+		var pe *provider.Error
+		if !errors.As(err, &pe) || pe.Kind != provider.KindBadResponse {
+			t.Errorf("%s: err = %v, want a bad response", raw, err)
+		}
+	}
+	for _, raw := range []string{`{"type":"message","content":[]}`, `{"id":"msg_01NotAMessageTest"}`, `{"content":[{"type":"text","text":"hi"}]}`} {
+		if _, err := parseResponse([]byte(raw), http.Header{}); err != nil {
+			t.Errorf("%s: %v", raw, err)
+		}
+	}
+}

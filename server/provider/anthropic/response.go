@@ -29,6 +29,11 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	if m.Type != "" && m.Type != "message" {
 		return nil, provider.BadResponse(providerName, "unexpected response type %q", m.Type)
 	}
+	if m.Type == "" && m.ID == "" && m.Content == nil && m.StopReason == nil && m.Usage == nil {
+		// Not a message at all ({}, null, {"error":null}): an answer the
+		// caller cannot use, not an empty one (the openai adapter's rule).
+		return nil, provider.BadResponse(providerName, "the response is not a message: it has no type, id, content, stop_reason or usage")
+	}
 	meta := headerMeta(h)
 	meta.ResponseId = m.ID
 	meta.ResolvedModel = m.Model
