@@ -467,6 +467,29 @@ next:
 	return out
 }
 
+// providerHasKey reports whether the file's providers[i] mapping has key.
+func (c *Config) providerHasKey(i int, key string) bool {
+	if c.root == nil || c.root.Kind != yaml.MappingNode {
+		return false
+	}
+	for j := 0; j+1 < len(c.root.Content); j += 2 {
+		if c.root.Content[j].Value != "providers" {
+			continue
+		}
+		seq := c.root.Content[j+1]
+		if seq.Kind != yaml.SequenceNode || i >= len(seq.Content) || seq.Content[i].Kind != yaml.MappingNode {
+			return false
+		}
+		m := seq.Content[i].Content
+		for k := 0; k+1 < len(m); k += 2 {
+			if m[k].Value == key {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (c *Config) locateAll(errs []error) []error {
 	for i, e := range errs {
 		errs[i] = c.Locate(e)
@@ -595,7 +618,13 @@ func (c *Config) validate() []error {
 			add("%s (%s).base_url: required for azure (https://<resource>.openai.azure.com)", where, p.Name)
 		}
 		if p.Type != "builtin" && p.Type != "ollama" && p.APIKey == "" && p.APIKeyEnv == "" && p.APIKeyFile == "" {
-			add("%s (%s): set api_key_env, api_key_file or api_key", where, p.Name)
+			if c.providerHasKey(i, "api_key") {
+				// Written, but empty: a ${VAR} that is unset (named with
+				// the errors) or "".
+				add("%s (%s).api_key: empty (use api_key_env or api_key_file for a key kept outside the file)", where, p.Name)
+			} else {
+				add("%s (%s): set api_key_env, api_key_file or api_key", where, p.Name)
+			}
 		}
 		switch p.Auth {
 		case "", "api-key":

@@ -368,7 +368,9 @@ models:
 		t.Fatal("no error")
 	}
 	for _, want := range []string{
-		"t.yaml:3:5: providers[0] (oa): set api_key_env, api_key_file or api_key",
+		// The key is written: not "set api_key_env, api_key_file or
+		// api_key", which read as if it were missing.
+		"t.yaml:5:5: providers[0] (oa).api_key: empty",
 		"t.yaml:5:14: ${LLMRELAY_TEST_UNSET_KEY} is unset or empty and has no default",
 		"t.yaml:7:20: ${LLMRELAY_TEST_EMPTY} is unset or empty",
 	} {
