@@ -178,6 +178,9 @@ func agent(ctx context.Context, e *env, args []string) error {
 	if _, err := fmt.Fprintf(stdout, "\n"); err != nil {
 		return fmt.Errorf("write the answer: %w", err)
 	}
+	for _, w := range m.GetWarnings() {
+		fmt.Fprintf(stderr, "llmrelay agent: warning: %s\n", w)
+	}
 	fmt.Fprintf(stderr, "%v: %d model calls, %d tool rounds, %d tokens\n", res.FinishReason, m.GetModelCalls(), m.GetToolRounds(), m.GetUsage().GetTotalTokens())
 	return nil
 }

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNoticesOnStderr: what the streamed answer does not show is said on
+// stderr: an answer cut by the token limit (it printed "You said:" and
+// exited 0 as if complete), options that ignore_invalid_options dropped
+// (in silence), for chat, tools and the -json mode's absence of notes.
+func TestNoticesOnStderr(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "", "chat", "--local", "-m", "builtin/echo", "-o", "max_tokens=2", "hello", "there", "world")
+	if r.code != ExitOK || strings.TrimSpace(r.stdout) != "You said:" ||
+		r.stderr != "llmrelay chat: the answer was cut at the output token limit (finish reason LENGTH; -o max_tokens=N raises it)\n" {
+		t.Errorf("cut answer: %+v", r)
+	}
+	r = runCLI(t, "", "chat", "--local", "-m", "builtin/echo", "-o", "ignore_invalid_options=true", "-o", "reasoning_effort=high", "hi")
+	if r.code != ExitOK || r.stdout != "You said: hi\n" ||
+		r.stderr != "llmrelay chat: option reasoning_effort dropped (ignore_invalid_options): not supported by format builtin\n" {
+		t.Errorf("dropped option: %+v", r)
+	}
+	// A complete answer says nothing more.
+	if r := runCLI(t, "", "chat", "--local", "-m", "builtin/echo", "hi"); r.code != ExitOK || r.stderr != "" {
+		t.Errorf("plain answer: %+v", r)
+	}
+	// -json shows the finish reason in the response: no note.
+	if r := runCLI(t, "", "chat", "--local", "--json", "-m", "builtin/echo", "-o", "max_tokens=2", "a b c"); r.code != ExitOK || r.stderr != "" ||
+		!strings.Contains(r.stdout, "FINISH_REASON_LENGTH") {
+		t.Errorf("-json: %+v", r)
+	}
+	path := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(path, []byte(`[{"name": "a", "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "", "tools", "--local", "-m", "builtin/echo", "--tools", path, "-o", "max_tokens=1", "some words")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "(arguments incomplete or not a JSON object: do not run)") ||
+		!strings.Contains(r.stderr, "llmrelay tools: the answer was cut at the output token limit (finish reason LENGTH") {
+		t.Errorf("tools, a cut call: %+v", r)
+	}
+}
+
+// TestConfigCheckNotes: a valid file whose key variable is unset here
+// passes config check (which validates without credentials, as CI can) but
+// says what serve will refuse; a ${VAR} that gives "" is named as serve
+// logs it. Both are notes: exit 0, "ok" on stdout.
+func TestConfigCheckNotes(t *testing.T) {
+	t.Setenv("LLMRELAY_TEST_UNSET_KEY_20", "")
+	t.Setenv("LLMRELAY_TEST_UNSET_HDR_20", "")
+	path := filepath.Join(t.TempDir(), "n.yaml")
+	body := "providers:\n  - {name: an, type: anthropic, api_key_env: LLMRELAY_TEST_UNSET_KEY_20, headers: {X-Team: \"${LLMRELAY_TEST_UNSET_HDR_20}\"}}\n" +
+		"models: [{name: m, provider: an, capabilities: {chat: {format: anthropic-messages}}}]\n"
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "config", "check", path)
+	if r.code != ExitOK || r.stdout != path+": ok\n" ||
+		!strings.Contains(r.stderr, path+":2:33: providers[0] (an).api_key_env: the environment variable LLMRELAY_TEST_UNSET_KEY_20 is unset or empty (a note: not needed by config check, but serve and --local refuse to start without it)\n") ||
+		!strings.Contains(r.stderr, path+":2:92: ${LLMRELAY_TEST_UNSET_HDR_20} is unset or empty and has no default") {
+		t.Errorf("config check: %+v", r)
+	}
+	// What the note announces.
+	if r := runCLI(t, "", "serve", "-config", path, "-listen", "127.0.0.1:0"); r.code != ExitFailure || !strings.Contains(r.stderr, "LLMRELAY_TEST_UNSET_KEY_20 is unset or empty") {
+		t.Errorf("serve: %+v", r)
+	}
+	t.Setenv("LLMRELAY_TEST_UNSET_KEY_20", "sk-ant-test")
+	t.Setenv("LLMRELAY_TEST_UNSET_HDR_20", "a")
+	if r := runCLI(t, "", "config", "check", path); r.code != ExitOK || r.stderr != "" {
+		t.Errorf("config check with the variables set: %+v", r)
+	}
+}
+
+// TestConfigErrorsSayTheFix: configuration mistakes name what would be
+// right: the formats a provider type takes for the protocol (not only "is
+// not spoken" / "does not serve"), a floor-only range as a floor (not
+// "outside [0, +Inf]"), and an api_key whose ${VAR} expanded to nothing as
+// empty (not "set api_key_env, api_key_file or api_key", which it was).
+func TestConfigErrorsSayTheFix(t *testing.T) {
+	t.Setenv("LLMRELAY_TEST_UNSET_KEY_20B", "")
+	dir := t.TempDir()
+	// The catalog's checks run on a file the configuration's own checks
+	// pass, so the two kinds of mistakes are in two files.
+	formats := filepath.Join(dir, "formats.yaml")
+	key := filepath.Join(dir, "key.yaml")
+	for path, body := range map[string]string{
+		formats: `providers:
+  - {name: ol, type: ollama}
+models:
+  - name: o
+    provider: ol
+    capabilities: {chat: {format: openai-chat}, embeddings: {format: ollama}}
+  - name: p
+    provider: ol
+    capabilities: {chat: {format: ollama, options: {temperature: -1}}}
+`,
+		key: `providers:
+  - {name: gm, type: gemini, api_key: "${LLMRELAY_TEST_UNSET_KEY_20B}"}
+models: [{name: g, provider: gm, capabilities: {chat: {format: gemini}}}]
+`,
+	} {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runCLI(t, "", "config", "check", formats, key)
+	for _, want := range []string{
+		formats + ":6:27: models[0] (o).capabilities.chat.format: openai-chat is not spoken by provider ol (type ollama); for chat a provider of type ollama takes ollama\n",
+		formats + ":6:62: models[0] (o).capabilities.embeddings.format: ollama does not serve embeddings; for embeddings a provider of type ollama takes ollama-embeddings\n",
+		formats + ":9:53: models[1] (p).capabilities.chat.options.temperature: -1 is below 0, the least format ollama accepts\n",
+		key + ":2:30: providers[0] (gm).api_key: empty (use api_key_env or api_key_file for a key kept outside the file)\n",
+		key + ":2:39: ${LLMRELAY_TEST_UNSET_KEY_20B} is unset or empty and has no default",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("missing %q in:\n%s", want, r.stderr)
+		}
+	}
+	if r.code != ExitFailure || strings.Contains(r.stderr, "set api_key_env, api_key_file or api_key") || strings.Contains(r.stderr, "Inf") {
+		t.Errorf("config check: %+v", r)
+	}
+}
