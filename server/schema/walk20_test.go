@@ -12,8 +12,8 @@ import (
 func TestCompileErrorsReadable(t *testing.T) {
 	for schema, want := range map[string]string{
 		`{"type": "object", "properties": {"x": {"type": "strin"}}}`: "not a valid JSON Schema: /properties/x/type: value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'",
-		`{"type": "objekt"}`:                                          "not a valid JSON Schema: /type: value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'",
-		`{"$ref": "http://example.com/x"}`:                            `not a valid JSON Schema: external $ref "http://example.com/x" is not allowed: inline it or use $defs`,
+		`{"type": "objekt"}`:               "not a valid JSON Schema: /type: value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'",
+		`{"$ref": "http://example.com/x"}`: `not a valid JSON Schema: external $ref "http://example.com/x" is not allowed: inline it or use $defs`,
 		// Other meta-schema problems keep their message.
 		`{"type": "object", "required": "x"}`: "not a valid JSON Schema: /required: got string, want array",
 	} {
