@@ -121,3 +121,37 @@ models: [{name: g, provider: gm, capabilities: {chat: {format: gemini}}}]
 		t.Errorf("config check: %+v", r)
 	}
 }
+
+// TestConfigErrorsInFileOrder: every error of a file is listed top to
+// bottom (they came in the order of the checks: line 2, 6, 7, then 4),
+// and an unknown provider type is not also told to set a key.
+func TestConfigErrorsInFileOrder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "o.yaml")
+	body := `server:
+  listn: 127.0.0.1:50051
+  shutdown_grace: 15s
+  log_level: verbose
+defaults:
+  connect_timeout: 10 seconds
+  retry: {max_attempts: "three"}
+providers:
+  - {name: oa, type: opena}
+models:
+  - {name: m, provider: oa, capabilities: {chat: {format: openai-chat}}}
+  - {name: m, provider: oa, capabilities: {chat: {format: openai-chat}}}
+`
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "config", "check", path)
+	want := path + `:2:3: server: unknown key "listn"; did you mean "listen"?
+` + path + `:4:3: server.log_level: "verbose" is not one of debug, info, warn, error
+` + path + `:6:20: defaults.connect_timeout: invalid duration "10 seconds" (use e.g. "30s", "1m30s" or seconds)
+` + path + `:7:25: defaults.retry.max_attempts: want an integer, got "three"
+` + path + `:9:16: providers[0] (oa).type: "opena" is not one of builtin, openai, azure, anthropic, gemini, ollama
+` + path + `:12:6: models[1].name: duplicate model "m"
+llmrelay config: invalid: ` + path + "\n"
+	if r.code != ExitFailure || r.stderr != want {
+		t.Errorf("config check:\n%s\nwant:\n%s", r.stderr, want)
+	}
+}

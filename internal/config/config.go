@@ -380,6 +380,7 @@ func Parse(raw []byte, source string) (*Config, error) {
 			errs = append(errs, &located{source: source, line: u.line, col: u.col,
 				msg: fmt.Sprintf("${%s} is unset or empty and has no default (${%s:-value} gives one)", u.name, u.name)})
 		}
+		sortByPosition(errs)
 		return nil, errors.Join(errs...)
 	}
 	c.unset = unset
@@ -465,6 +466,27 @@ next:
 		out = append(out, e)
 	}
 	return out
+}
+
+// sortByPosition orders located errors as the file reads, top to bottom
+// (the checks find them key by key, in another order); the stable sort
+// keeps errors at one position, and those without one first, as found.
+func sortByPosition(errs []error) {
+	pos := func(err error) (int, int) {
+		var l *located
+		if errors.As(err, &l) {
+			return l.line, l.col
+		}
+		return 0, 0
+	}
+	slices.SortStableFunc(errs, func(a, b error) int {
+		al, ac := pos(a)
+		bl, bc := pos(b)
+		if al != bl {
+			return al - bl
+		}
+		return ac - bc
+	})
 }
 
 // providerHasKey reports whether the file's providers[i] mapping has key.
@@ -617,7 +639,9 @@ func (c *Config) validate() []error {
 		if p.Type == "azure" && p.BaseURL == "" {
 			add("%s (%s).base_url: required for azure (https://<resource>.openai.azure.com)", where, p.Name)
 		}
-		if p.Type != "builtin" && p.Type != "ollama" && p.APIKey == "" && p.APIKeyEnv == "" && p.APIKeyFile == "" {
+		// An unknown type is named above; whether it needs a key is not
+		// known.
+		if contains(ProviderTypes, p.Type) && p.Type != "builtin" && p.Type != "ollama" && p.APIKey == "" && p.APIKeyEnv == "" && p.APIKeyFile == "" {
 			if c.providerHasKey(i, "api_key") {
 				// Written, but empty: a ${VAR} that is unset (named with
 				// the errors) or "".
