@@ -155,3 +155,24 @@ llmrelay config: invalid: ` + path + "\n"
 		t.Errorf("config check:\n%s\nwant:\n%s", r.stderr, want)
 	}
 }
+
+// TestServeNamesTheEnvironment: a wrong LLMRELAY_LISTEN or LLMRELAY_CONFIG
+// is named as the variable it came from ("listen garbage: listen tcp:
+// address garbage: missing port in address" and "config: open
+// /nonexistent" did not say where the value came from).
+func TestServeNamesTheEnvironment(t *testing.T) {
+	t.Setenv("LLMRELAY_CONFIG", "")
+	t.Setenv("LLMRELAY_LISTEN", "garbage")
+	if r := runCLI(t, "", "serve"); r.code != ExitFailure || r.stderr != "llmrelay serve: LLMRELAY_LISTEN: \"garbage\" is not host:port (e.g. 127.0.0.1:50051)\n" {
+		t.Errorf("LLMRELAY_LISTEN: %+v", r)
+	}
+	if r := runCLI(t, "", "serve", "-listen", "garbage"); r.code != ExitFailure || r.stderr != "llmrelay serve: -listen: \"garbage\" is not host:port (e.g. 127.0.0.1:50051)\n" {
+		t.Errorf("-listen: %+v", r)
+	}
+	t.Setenv("LLMRELAY_LISTEN", "")
+	missing := filepath.Join(t.TempDir(), "nope.yaml")
+	t.Setenv("LLMRELAY_CONFIG", missing)
+	if r := runCLI(t, "", "serve"); r.code != ExitFailure || !strings.HasPrefix(r.stderr, "llmrelay serve: LLMRELAY_CONFIG="+missing+": open "+missing+": no such file") {
+		t.Errorf("LLMRELAY_CONFIG: %+v", r)
+	}
+}
