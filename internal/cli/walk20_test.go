@@ -176,3 +176,23 @@ func TestServeNamesTheEnvironment(t *testing.T) {
 		t.Errorf("LLMRELAY_CONFIG: %+v", r)
 	}
 }
+
+// TestAgentExecFailureSaid: a failing --exec command is an error result
+// for the model, and says so on stderr (the run ended with exit 0 and
+// only the model's answer told of it).
+func TestAgentExecFailureSaid(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(path, []byte(`[{"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "agent", "--local", "--tools", path, "--exec", "echo boom >&2; exit 3", "Paris")
+	if r.code != ExitOK || !strings.Contains(r.stderr, "[tool get_weather (call_builtin_") ||
+		!strings.Contains(r.stderr, ")] --exec failed (exit status 3): the model gets an error result: boom\n") {
+		t.Errorf("agent: %+v", r)
+	}
+	// A command that succeeds says nothing of the kind.
+	if r := runCLI(t, "", "agent", "--local", "--tools", path, "--exec", "echo sunny", "Paris"); r.code != ExitOK || strings.Contains(r.stderr, "--exec failed") {
+		t.Errorf("agent: %+v", r)
+	}
+}
