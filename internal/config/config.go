@@ -609,6 +609,15 @@ func (c *Config) validate() []error {
 			add("server.listen: %q is not host:port (\"\" with unix_socket set: no TCP listener)", *l)
 		}
 	}
+	// drain_delay is a part of the grace: a longer one was cut to the
+	// grace in silence, leaving nothing to finish the calls in flight.
+	grace := c.Server.ShutdownGrace.Duration
+	if grace <= 0 {
+		grace = 15 * time.Second
+	}
+	if d := c.Server.DrainDelay.Duration; d >= grace {
+		add("server.drain_delay: %v is not shorter than server.shutdown_grace (%v), of which it is the first part: the calls in flight would have no time left to finish", d, grace)
+	}
 	errs = append(errs, c.Server.validateSecurity()...)
 	errs = append(errs, c.Server.TLS.validate()...)
 	errs = append(errs, c.Auth.validate()...)

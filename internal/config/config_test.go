@@ -393,3 +393,21 @@ models:
 		t.Errorf("valid file: %v", err)
 	}
 }
+
+// TestDrainDelayWithinGrace: a drain_delay as long as the grace (default
+// 15s) is refused; it was cut to the grace in silence, leaving the calls in
+// flight no time.
+func TestDrainDelayWithinGrace(t *testing.T) {
+	models := "providers: [{name: b, type: builtin}]\nmodels: [{name: m, provider: b, capabilities: {chat: {format: builtin}}}]\n"
+	for body, want := range map[string]string{
+		"server: {drain_delay: 30s}\n":                     "t.yaml:1:10: server.drain_delay: 30s is not shorter than server.shutdown_grace (15s)",
+		"server: {shutdown_grace: 5s, drain_delay: 5s}\n":  "t.yaml:1:30: server.drain_delay: 5s is not shorter than server.shutdown_grace (5s)",
+		"server: {shutdown_grace: 20s, drain_delay: 2s}\n": "",
+		"server: {drain_delay: 14s}\n":                     "",
+	} {
+		_, err := Parse([]byte(body+models), "t.yaml")
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}
