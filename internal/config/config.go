@@ -810,6 +810,11 @@ func (t Transport) validate(where string) []error {
 	if t.Retry != nil && t.Retry.MaxAttempts != nil && (*t.Retry.MaxAttempts < 1 || *t.Retry.MaxAttempts > 10) {
 		errs = append(errs, fmt.Errorf("%s.retry.max_attempts: must be 1..10", where))
 	}
+	// Each wait is base_delay doubled per attempt up to max_delay: a base
+	// above the maximum made every wait the maximum, in silence.
+	if r := t.Retry; r != nil && r.BaseDelay != nil && r.MaxDelay != nil && r.MaxDelay.Duration > 0 && r.BaseDelay.Duration > r.MaxDelay.Duration {
+		errs = append(errs, fmt.Errorf("%s.retry.base_delay: %v is longer than max_delay (%v), which bounds every wait", where, r.BaseDelay.Duration, r.MaxDelay.Duration))
+	}
 	if t.HTTPVersion != nil && !contains(HTTPVersions, *t.HTTPVersion) {
 		errs = append(errs, fmt.Errorf("%s.http_version: %q is not one of %s", where, *t.HTTPVersion, strings.Join(HTTPVersions, ", ")))
 	}

@@ -411,3 +411,20 @@ func TestDrainDelayWithinGrace(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryBaseWithinMax: a retry base_delay above max_delay is refused
+// (every wait was max_delay, in silence), under defaults and a provider's
+// transport alike.
+func TestRetryBaseWithinMax(t *testing.T) {
+	for body, want := range map[string]string{
+		"defaults: {retry: {base_delay: 10s, max_delay: 1s}}\nproviders: [{name: b, type: builtin}]\n":                      "t.yaml:1:20: defaults.retry.base_delay: 10s is longer than max_delay (1s), which bounds every wait",
+		"providers: [{name: b, type: builtin, transport: {retry: {base_delay: 3s, max_delay: 2s}}}]\n":                      "providers[0].transport.retry.base_delay: 3s is longer than max_delay (2s)",
+		"defaults: {retry: {base_delay: 1s, max_delay: 1s}}\nproviders: [{name: b, type: builtin}]\n":                       "",
+		"defaults: {retry: {max_delay: 8s}}\nproviders: [{name: b, type: builtin, transport: {retry: {base_delay: 2s}}}]\n": "",
+	} {
+		_, err := Parse([]byte(body+"models: [{name: m, provider: b, capabilities: {chat: {format: builtin}}}]\n"), "t.yaml")
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}
