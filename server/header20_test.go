@@ -1,0 +1,41 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// TestMetadataBounded: a request's metadata is bounded by
+// limits.max_header_list_bytes (64 KiB by default), announced in the
+// HTTP/2 settings so that a grpc-go client refuses to send more with a
+// message naming the bound; grpc's own default let one request's headers
+// take 16 MiB (four times a request message), and past that the
+// connection was reset (Unavailable, which clients retry).
+func TestMetadataBounded(t *testing.T) {
+	t.Parallel()
+	call := func(c llmrelayv1.GatewayServiceClient, n int) error {
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "x-big", strings.Repeat("x", n))
+		_, err := c.ListModels(ctx, &llmrelayv1.ListModelsRequest{})
+		return err
+	}
+	c, _ := startWith(t, geminiYAML, "http://127.0.0.1:1")
+	if err := call(c, 32<<10); err != nil {
+		t.Errorf("32 KiB of metadata: %v", err)
+	}
+	err := call(c, 100<<10)
+	if st := status.Convert(err); st.Code() != codes.Internal || !strings.Contains(st.Message(), "violates the maximum size (65536 bytes) set by server") {
+		t.Errorf("100 KiB of metadata: %v", err)
+	}
+	// The bound is the configuration's.
+	c, _ = startWith(t, geminiYAML+"limits: {max_header_list_bytes: 262144}\n", "http://127.0.0.1:1")
+	if err := call(c, 100<<10); err != nil {
+		t.Errorf("100 KiB of metadata under a 256 KiB bound: %v", err)
+	}
+}
