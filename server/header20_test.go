@@ -39,3 +39,24 @@ func TestMetadataBounded(t *testing.T) {
 		t.Errorf("100 KiB of metadata under a 256 KiB bound: %v", err)
 	}
 }
+
+// TestExtraBodyErrorNamedOnce: an extra_body that is not a JSON object, or
+// has a duplicate key, is named by its field path once (it was
+// "provider_options.extra_body: extra_body: not a JSON object").
+func TestExtraBodyErrorNamedOnce(t *testing.T) {
+	t.Parallel()
+	c, _ := startWith(t, geminiYAML, "http://127.0.0.1:1")
+	for extra, want := range map[string]string{
+		`[1]`:                "provider_options.extra_body: not a JSON object",
+		`{"a": 1, "a": 2}`:   `provider_options.extra_body: duplicate field "a"`,
+		`{"a": 1} {"b": 2}`:  "provider_options.extra_body: ",
+		`{"a": 1, "b": tru}`: "provider_options.extra_body: b: invalid character",
+	} {
+		_, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "flash", Messages: []*llmrelayv1.Message{user("hi")},
+			ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: extra}})
+		st := status.Convert(err)
+		if st.Code() != codes.InvalidArgument || !strings.HasPrefix(st.Message(), want) || strings.Count(st.Message(), "extra_body") != 1 {
+			t.Errorf("%s: %v", extra, err)
+		}
+	}
+}
