@@ -196,3 +196,21 @@ func TestAgentExecFailureSaid(t *testing.T) {
 		t.Errorf("agent: %+v", r)
 	}
 }
+
+// TestHealthUnknownServiceNamesTheKnown: "health -service" with a name the
+// server does not report says which it does (grpc's "unknown service"
+// alone left the reader guessing).
+func TestHealthUnknownServiceNamesTheKnown(t *testing.T) {
+	t.Parallel()
+	addr, _ := startServer(t)
+	r := runCLI(t, "", "health", "--addr", addr, "-service", "GatewayService")
+	if r.code != ExitInvalidRequest || r.stderr != "llmrelay health: NotFound: unknown service\n"+
+		"  the server reports health for \"\" (the whole server, the default), llmrelay.v1.GatewayService and llmrelay.v1.ExtractService\n" {
+		t.Errorf("health: %+v", r)
+	}
+	for _, svc := range []string{"llmrelay.v1.GatewayService", "llmrelay.v1.ExtractService"} {
+		if r := runCLI(t, "", "health", "--addr", addr, "-service", svc); r.code != ExitOK {
+			t.Errorf("health -service %s: %+v", svc, r)
+		}
+	}
+}
