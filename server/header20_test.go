@@ -60,3 +60,35 @@ func TestExtraBodyErrorNamedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateCallIDInOneTurn: two tool calls of one assistant message
+// with one call_id are refused naming the second (they were sent on; no
+// result could answer both). The same id in two turns stays allowed:
+// providers reuse ids across rounds.
+func TestDuplicateCallIDInOneTurn(t *testing.T) {
+	t.Parallel()
+	c, _ := startWith(t, geminiYAML, "http://127.0.0.1:1")
+	call := func(id string) *llmrelayv1.Part {
+		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: id, Name: "get_weather", Arguments: "{}"}}}
+	}
+	result := func(id string) *llmrelayv1.Message {
+		return &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_TOOL, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: id, Content: "x"}}}}}
+	}
+	msgs := []*llmrelayv1.Message{user("hi"),
+		{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{call("c1"), {Kind: &llmrelayv1.Part_Text{Text: "and"}}, call("c1")}},
+		result("c1")}
+	_, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "flash", Messages: msgs})
+	st, _, br := statusDetails(t, err)
+	if st.Code() != codes.InvalidArgument || br.GetFieldViolations()[0].GetField() != "messages[1].parts[2].tool_call.call_id" ||
+		st.Message() != `messages[1].parts[2].tool_call.call_id: "c1" is the id of an earlier call of this message: each call needs its own` {
+		t.Errorf("duplicate call id: %v", err)
+	}
+	turn := func(id string) *llmrelayv1.Message {
+		return &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{call(id)}}
+	}
+	_, err = c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "flash",
+		Messages: []*llmrelayv1.Message{user("hi"), turn("c1"), result("c1"), turn("c1"), result("c1")}})
+	if status.Code(err) == codes.InvalidArgument {
+		t.Errorf("one id in two turns: %v", err) // the upstream is unreachable: Unavailable
+	}
+}
