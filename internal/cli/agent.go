@@ -185,6 +185,20 @@ func agent(ctx context.Context, e *env, args []string) error {
 	for _, w := range m.GetWarnings() {
 		fmt.Fprintf(stderr, "llmrelay agent: warning: %s\n", w)
 	}
+	if res.FinishReason == llmrelayv1.FinishReason_FINISH_REASON_MAX_ROUNDS {
+		// The last model call still asked for tools, and no answer came:
+		// say which calls were left, or the run reads as an empty answer.
+		var left []string
+		if n := len(res.Messages); n > 0 {
+			for _, p := range res.Messages[n-1].GetParts() {
+				if tc := p.GetToolCall(); tc != nil {
+					left = append(left, fmt.Sprintf("%s %s (%s)", tc.GetName(), tc.GetArguments(), tc.GetCallId()))
+				}
+			}
+		}
+		fmt.Fprintf(stderr, "llmrelay agent: the run stopped after %d model calls with the model still calling tools, unanswered: %s (--max-rounds raises the bound)\n",
+			m.GetModelCalls(), strings.Join(left, ", "))
+	}
 	fmt.Fprintf(stderr, "%v: %d model calls, %d tool rounds, %d tokens\n", res.FinishReason, m.GetModelCalls(), m.GetToolRounds(), m.GetUsage().GetTotalTokens())
 	return nil
 }

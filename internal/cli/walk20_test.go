@@ -214,3 +214,22 @@ func TestHealthUnknownServiceNamesTheKnown(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentMaxRoundsSaid: a run that stops at --max-rounds with the model
+// still calling tools names the unanswered calls (it printed an empty
+// answer and exited 0 with only "FINISH_REASON_MAX_ROUNDS" to tell).
+func TestAgentMaxRoundsSaid(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(path, []byte(`[{"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}, "result": "sunny"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "agent", "--local", "--tools", path, "--max-rounds", "1", "Paris")
+	if r.code != ExitOK || !strings.Contains(r.stderr, "llmrelay agent: the run stopped after 1 model calls with the model still calling tools, unanswered: get_weather {\"city\":\"Paris\"} (call_builtin_") ||
+		!strings.Contains(r.stderr, "FINISH_REASON_MAX_ROUNDS: 1 model calls, 0 tool rounds") {
+		t.Errorf("agent --max-rounds 1: %+v", r)
+	}
+	if r := runCLI(t, "", "agent", "--local", "--tools", path, "Paris"); r.code != ExitOK || strings.Contains(r.stderr, "unanswered") {
+		t.Errorf("agent: %+v", r)
+	}
+}
