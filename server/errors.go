@@ -340,7 +340,7 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 	case errors.As(err, &ie):
 		code, msg = codes.InvalidArgument, ie.Error()
 		info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_INVALID_REQUEST)
-		details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: ie.Field, Description: ie.Msg}}})
+		details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: ie.Field, Description: ie.Error()}}})
 		meta = nil
 	case errors.As(err, &out):
 		// The provider worked; the answer is not what response_format asked

@@ -503,7 +503,9 @@ func checkProviderOptions(m *catalog.Model, po *llmrelayv1.ProviderOptions, igno
 		return nil, nil, err
 	}
 	if err := provider.CheckExtraBody(po.GetExtraBody()); err != nil {
-		return nil, nil, invalidField("provider_options.extra_body", "%v", err)
+		// The field path names it: not "provider_options.extra_body:
+		// extra_body: ...".
+		return nil, nil, invalidField("provider_options.extra_body", "%s", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "extra_body: "), "extra_body."))
 	}
 	var given string
 	switch po.GetProvider().(type) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -131,6 +132,8 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 			limitStream,
 		),
 		grpc.MaxRecvMsgSize(limits.MaxRecvMessageBytes),
+		// Metadata too: grpc's default lets one request's headers take 16 MiB.
+		grpc.MaxHeaderListSize(uint32(min(limits.MaxHeaderListBytes, math.MaxUint32))),
 		// A backstop: fitResponse already keeps responses within the limit.
 		grpc.MaxSendMsgSize(limits.MaxSendMessageBytes),
 		grpc.StatsHandler(recvLimitLog{log: log, max: limits.MaxRecvMessageBytes}),

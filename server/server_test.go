@@ -523,8 +523,12 @@ func TestExtractOverGRPC(t *testing.T) {
 		t.Errorf("syntax error = %v %v %v", st, info, br)
 	}
 	_, err = c.Extract(ctx, &llmrelayv1.ExtractRequest{})
-	if st, _, br := statusDetails(t, err); st.Code() != codes.InvalidArgument || br == nil {
-		t.Errorf("missing payload = %v", st)
+	// "<field>: <problem>" as every other request error, in the message
+	// and the violation (it was "invalid payload: is required: ...").
+	const wantMissing = "payload: required: set json (JSON text) or value (a JSON value)"
+	if st, _, br := statusDetails(t, err); st.Code() != codes.InvalidArgument || st.Message() != wantMissing ||
+		br.GetFieldViolations()[0].GetField() != "payload" || br.GetFieldViolations()[0].GetDescription() != wantMissing {
+		t.Errorf("missing payload = %v %v", st, br)
 	}
 }
 

@@ -101,6 +101,14 @@ func validateMessages(msgs []*llmrelayv1.Message) (kinds inputKinds, err error) 
 				if k.ToolCall.GetName() == "" {
 					return kinds, invalidField(pf()+".tool_call.name", "required")
 				}
+				// One turn's calls are answered by call_id: two with one id
+				// cannot both be answered (Anthropic refuses the turn;
+				// others would pair both with the first result).
+				for _, q := range m.GetParts()[:j] {
+					if q.GetToolCall().GetCallId() == k.ToolCall.GetCallId() {
+						return kinds, invalidField(pf()+".tool_call.call_id", "%q is the id of an earlier call of this message: each call needs its own", k.ToolCall.GetCallId())
+					}
+				}
 			case *llmrelayv1.Part_ToolResult:
 				if m.GetRole() != llmrelayv1.Role_ROLE_TOOL {
 					return kinds, invalidField(pf()+".tool_result", "tool results belong in tool messages")

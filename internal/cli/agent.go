@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -83,6 +85,8 @@ func agent(ctx context.Context, e *env, args []string) error {
 	if *toolsPath == "" && len(setup.McpServers) == 0 {
 		return usageErrorf("--tools FILE or --mcp NAMES is required: an agent needs tools (llmrelay chat answers without)")
 	}
+	// Handlers run concurrently with the event callback.
+	stderr := &lockedWriter{w: e.stderr}
 	handlers := map[string]client.ToolFunc{}
 	if *toolsPath != "" {
 		raw, err := os.ReadFile(*toolsPath)
@@ -112,7 +116,7 @@ func agent(ctx context.Context, e *env, args []string) error {
 				result := *sp.Result
 				handlers[sp.Name] = func(context.Context, string) (string, error) { return result, nil }
 			case *command != "":
-				handlers[sp.Name] = commandTool(*command, sp.Name)
+				handlers[sp.Name] = commandTool(*command, sp.Name, stderr)
 			default:
 				return usageErrorf("tool %s has no result and no --exec command answers it", sp.Name)
 			}
@@ -123,7 +127,7 @@ func agent(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeConn()
-	stdout, stderr := e.stdout, e.stderr
+	stdout := e.stdout
 	a := client.Agent{Client: c, Tools: handlers, OnEvent: func(ev *llmrelayv1.AgentResponse) {
 		switch {
 		case ev.GetModel().GetTextDelta() != nil && !*jsonOut:
@@ -178,14 +182,32 @@ func agent(ctx context.Context, e *env, args []string) error {
 	if _, err := fmt.Fprintf(stdout, "\n"); err != nil {
 		return fmt.Errorf("write the answer: %w", err)
 	}
+	for _, w := range m.GetWarnings() {
+		fmt.Fprintf(stderr, "llmrelay agent: warning: %s\n", w)
+	}
+	if res.FinishReason == llmrelayv1.FinishReason_FINISH_REASON_MAX_ROUNDS {
+		// The last model call still asked for tools, and no answer came:
+		// say which calls were left, or the run reads as an empty answer.
+		var left []string
+		if n := len(res.Messages); n > 0 {
+			for _, p := range res.Messages[n-1].GetParts() {
+				if tc := p.GetToolCall(); tc != nil {
+					left = append(left, fmt.Sprintf("%s %s (%s)", tc.GetName(), tc.GetArguments(), tc.GetCallId()))
+				}
+			}
+		}
+		fmt.Fprintf(stderr, "llmrelay agent: the run stopped after %d model calls with the model still calling tools, unanswered: %s (--max-rounds raises the bound)\n",
+			m.GetModelCalls(), strings.Join(left, ", "))
+	}
 	fmt.Fprintf(stderr, "%v: %d model calls, %d tool rounds, %d tokens\n", res.FinishReason, m.GetModelCalls(), m.GetToolRounds(), m.GetUsage().GetTotalTokens())
 	return nil
 }
 
 // commandTool runs command for a call: the arguments on stdin, the tool's
 // name and call id in the environment; stdout is the result. A failing
-// command is an error result with its stderr.
-func commandTool(command, name string) client.ToolFunc {
+// command is an error result with its stderr, and says so on log (the run
+// went on to exit 0 with nothing but the model's answer to tell of it).
+func commandTool(command, name string, log io.Writer) client.ToolFunc {
 	return func(ctx context.Context, args string) (string, error) {
 		cmd := exec.CommandContext(ctx, "sh", "-c", command)
 		// A run that ends (failed, cancelled) cancels ctx: the command and
@@ -202,8 +224,24 @@ func commandTool(command, name string) client.ToolFunc {
 			if msg == "" {
 				msg = err.Error()
 			}
+			if ctx.Err() == nil { // not a withdrawn call or an ended run: those are said already
+				fmt.Fprintf(log, "[tool %s (%s)] --exec failed (%v): the model gets an error result: %s\n", name, client.ToolCallID(ctx), err, msg)
+			}
 			return "", errors.New(msg)
 		}
 		return strings.TrimRight(out.String(), "\n"), nil
 	}
+}
+
+// lockedWriter serializes the writes of concurrent tool handlers and the
+// agent's event callback.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -57,8 +57,13 @@ func TestCallerToken(t *testing.T) {
 	sum := sha256.Sum256([]byte(token))
 	addr := serveConfig(t, fmt.Sprintf("server: {listen: \"127.0.0.1:0\"}\nauth: {tokens: [{name: cli, sha256: %s}]}\n%s", hex.EncodeToString(sum[:]), builtinModels))
 	r := runCLI(t, "", "chat", "--addr", addr, "-m", "builtin/echo", "hi")
-	if r.code != ExitInvalidRequest || !strings.Contains(r.stderr, "Unauthenticated: ") || !strings.Contains(r.stderr, "reason: UNAUTHENTICATED") {
+	if r.code != ExitInvalidRequest || !strings.Contains(r.stderr, "Unauthenticated: ") || !strings.Contains(r.stderr, "reason: UNAUTHENTICATED") ||
+		!strings.Contains(r.stderr, "\n  the server wants a caller token: --token TOKEN or $LLMRELAY_TOKEN\n") {
 		t.Errorf("without a token: %+v", r)
+	}
+	// A wrong token says the same way out.
+	if r := runCLI(t, "", "models", "--addr", addr, "--token", "wrong"); r.code != ExitInvalidRequest || !strings.Contains(r.stderr, "--token TOKEN or $LLMRELAY_TOKEN") {
+		t.Errorf("a wrong token: %+v", r)
 	}
 	r = runCLI(t, "", "chat", "--addr", addr, "--token", token, "-m", "builtin/echo", "hi")
 	if r.code != ExitOK || r.stdout != "You said: hi\n" {

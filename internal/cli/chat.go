@@ -211,6 +211,7 @@ func chat(ctx context.Context, e *env, args []string) error {
 	if out.err != nil {
 		return fmt.Errorf("write the answer: %w", out.err)
 	}
+	notices(e.stderr, "chat", s.Acc.Meta())
 	if g.metaLine {
 		fmt.Fprintln(e.stderr, metaSummary(s.Acc.Meta()))
 	}
@@ -444,6 +445,7 @@ func tools(ctx context.Context, e *env, args []string) error {
 	if out.err != nil {
 		return fmt.Errorf("write the answer: %w", out.err)
 	}
+	notices(e.stderr, "tools", s.Acc.Meta())
 	if g.metaLine {
 		fmt.Fprintln(e.stderr, metaSummary(s.Acc.Meta()))
 	}

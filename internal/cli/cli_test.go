@@ -380,6 +380,9 @@ models:
 					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
 				}
 			}
+			if strings.Contains(r.stderr, "--token TOKEN") && tc.name == "provider refuses the key" {
+				t.Errorf("a provider's rejected key is not the caller's token:\n%s", r.stderr)
+			}
 			if strings.Contains(r.stderr+r.stdout, "sk-cli-test-secret") {
 				t.Errorf("the key is shown:\n%s", r.stderr)
 			}

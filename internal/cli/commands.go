@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -92,6 +93,7 @@ func embed(ctx context.Context, e *env, args []string) error {
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("write the embeddings: %w", err)
 	}
+	notices(e.stderr, "embed", resp.GetMeta())
 	if *metaLine {
 		fmt.Fprintln(e.stderr, metaSummary(resp.GetMeta()))
 	}
@@ -246,6 +248,26 @@ func checkExposure(path string) error {
 	return cfg.Locate(cfg.ExposureError(cfg.Server.ListenAddr(), "server.listen"))
 }
 
+// credentialNotes tells, for a valid file, what serve would still refuse
+// or take as "" here: keys and tokens that cannot be read in this
+// environment (config check validates without credentials, as CI can),
+// and ${VAR}s without a default that are unset. Notes, not errors: the
+// file may be right for the environment it is deployed to.
+func credentialNotes(w io.Writer, path string) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return // reported by the checks before
+	}
+	if err := cfg.CredentialErrors(); err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(w, "%s (a note: not needed by config check, but serve and --local refuse to start without it)\n", line)
+		}
+	}
+	for _, u := range cfg.UnsetVariables() {
+		fmt.Fprintf(w, "%s (a note)\n", u)
+	}
+}
+
 func configCmd(_ context.Context, e *env, args []string) error {
 	fs := newFlags("config")
 	pos, err := parse(e, fs, "check FILE... | default", configSummary, args)
@@ -281,6 +303,7 @@ func configCmd(_ context.Context, e *env, args []string) error {
 				continue
 			}
 			fmt.Fprintf(e.stdout, "%s: ok\n", path)
+			credentialNotes(e.stderr, path)
 		}
 		if len(failed) > 0 {
 			return &failure{msg: "invalid: " + strings.Join(failed, ", ")}

@@ -66,6 +66,15 @@ func describe(err error) string {
 		// grpc-go's own status: nothing listens at --addr.
 		line("no server answered: start one (llmrelay serve), name its address with --addr or $LLMRELAY_ADDR, or run the call in process with --local")
 	}
+	// The gateway's own (a provider's rejected key is UPSTREAM_UNAUTHENTICATED).
+	if info := errorInfo(st); st.Code() == codes.Unauthenticated && info.GetReason() == "UNAUTHENTICATED" {
+		line("the server wants a caller token: --token TOKEN or $LLMRELAY_TOKEN")
+	}
+	if st.Code() == codes.NotFound && st.Message() == "unknown service" && len(st.Details()) == 0 {
+		// grpc's health service, which does not say which it knows.
+		line("the server reports health for \"\" (the whole server, the default), %s and %s",
+			llmrelayv1.GatewayService_ServiceDesc.ServiceName, llmrelayv1.ExtractService_ServiceDesc.ServiceName)
+	}
 	for _, d := range st.Details() {
 		switch d := d.(type) {
 		case *errdetails.ErrorInfo:

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -62,4 +63,23 @@ func formatNanos(n int64) string {
 		s += "." + frac
 	}
 	return s
+}
+
+// notices writes to w what a reader of the streamed answer would otherwise
+// not learn: the options ignore_invalid_options dropped, the warnings of
+// the call, and an answer that the token limit cut or a content filter
+// stopped. (-json shows them in the response; --meta adds the summary.)
+func notices(w io.Writer, cmd string, m *llmrelayv1.ResponseMeta) {
+	for _, d := range m.GetDroppedOptions() {
+		fmt.Fprintf(w, "llmrelay %s: option %s dropped (ignore_invalid_options): %s\n", cmd, d.GetOption(), d.GetReason())
+	}
+	for _, warning := range m.GetWarnings() {
+		fmt.Fprintf(w, "llmrelay %s: warning: %s\n", cmd, warning)
+	}
+	switch m.GetFinishReason() {
+	case llmrelayv1.FinishReason_FINISH_REASON_LENGTH:
+		fmt.Fprintf(w, "llmrelay %s: the answer was cut at the output token limit (finish reason LENGTH; -o max_tokens=N raises it)\n", cmd)
+	case llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER:
+		fmt.Fprintf(w, "llmrelay %s: the provider's content filter stopped the answer (finish reason CONTENT_FILTER, provider's reason %q)\n", cmd, m.GetProviderFinishReason())
+	}
 }

@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -30,11 +32,25 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if err := noArgs(pos); err != nil {
 		return err
 	}
+	// A value from the environment is named as such when it is wrong: the
+	// variable may have been exported long ago, or by someone else.
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	cfg, err := loadConfig(*cfgPath)
 	if err != nil {
+		if !set["config"] && *cfgPath != "" && strings.HasPrefix(err.Error(), "config: ") {
+			return &failure{msg: "LLMRELAY_CONFIG=" + *cfgPath + ": " + strings.TrimPrefix(err.Error(), "config: ")}
+		}
 		return &failure{msg: err.Error()}
 	}
 	if *listen != "" {
+		if _, _, err := net.SplitHostPort(*listen); err != nil {
+			from := "-listen"
+			if !set["listen"] {
+				from = "LLMRELAY_LISTEN"
+			}
+			return &failure{msg: fmt.Sprintf("%s: %q is not host:port (e.g. 127.0.0.1:50051)", from, *listen)}
+		}
 		cfg.Server.Listen = listen
 	}
 	log := newLogger(cfg, e.stderr)

@@ -380,6 +380,7 @@ func Parse(raw []byte, source string) (*Config, error) {
 			errs = append(errs, &located{source: source, line: u.line, col: u.col,
 				msg: fmt.Sprintf("${%s} is unset or empty and has no default (${%s:-value} gives one)", u.name, u.name)})
 		}
+		sortByPosition(errs)
 		return nil, errors.Join(errs...)
 	}
 	c.unset = unset
@@ -465,6 +466,50 @@ next:
 		out = append(out, e)
 	}
 	return out
+}
+
+// sortByPosition orders located errors as the file reads, top to bottom
+// (the checks find them key by key, in another order); the stable sort
+// keeps errors at one position, and those without one first, as found.
+func sortByPosition(errs []error) {
+	pos := func(err error) (int, int) {
+		var l *located
+		if errors.As(err, &l) {
+			return l.line, l.col
+		}
+		return 0, 0
+	}
+	slices.SortStableFunc(errs, func(a, b error) int {
+		al, ac := pos(a)
+		bl, bc := pos(b)
+		if al != bl {
+			return al - bl
+		}
+		return ac - bc
+	})
+}
+
+// providerHasKey reports whether the file's providers[i] mapping has key.
+func (c *Config) providerHasKey(i int, key string) bool {
+	if c.root == nil || c.root.Kind != yaml.MappingNode {
+		return false
+	}
+	for j := 0; j+1 < len(c.root.Content); j += 2 {
+		if c.root.Content[j].Value != "providers" {
+			continue
+		}
+		seq := c.root.Content[j+1]
+		if seq.Kind != yaml.SequenceNode || i >= len(seq.Content) || seq.Content[i].Kind != yaml.MappingNode {
+			return false
+		}
+		m := seq.Content[i].Content
+		for k := 0; k+1 < len(m); k += 2 {
+			if m[k].Value == key {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (c *Config) locateAll(errs []error) []error {
@@ -564,6 +609,15 @@ func (c *Config) validate() []error {
 			add("server.listen: %q is not host:port (\"\" with unix_socket set: no TCP listener)", *l)
 		}
 	}
+	// drain_delay is a part of the grace: a longer one was cut to the
+	// grace in silence, leaving nothing to finish the calls in flight.
+	grace := c.Server.ShutdownGrace.Duration
+	if grace <= 0 {
+		grace = 15 * time.Second
+	}
+	if d := c.Server.DrainDelay.Duration; d >= grace {
+		add("server.drain_delay: %v is not shorter than server.shutdown_grace (%v), of which it is the first part: the calls in flight would have no time left to finish", d, grace)
+	}
 	errs = append(errs, c.Server.validateSecurity()...)
 	errs = append(errs, c.Server.TLS.validate()...)
 	errs = append(errs, c.Auth.validate()...)
@@ -594,8 +648,16 @@ func (c *Config) validate() []error {
 		if p.Type == "azure" && p.BaseURL == "" {
 			add("%s (%s).base_url: required for azure (https://<resource>.openai.azure.com)", where, p.Name)
 		}
-		if p.Type != "builtin" && p.Type != "ollama" && p.APIKey == "" && p.APIKeyEnv == "" && p.APIKeyFile == "" {
-			add("%s (%s): set api_key_env, api_key_file or api_key", where, p.Name)
+		// An unknown type is named above; whether it needs a key is not
+		// known.
+		if contains(ProviderTypes, p.Type) && p.Type != "builtin" && p.Type != "ollama" && p.APIKey == "" && p.APIKeyEnv == "" && p.APIKeyFile == "" {
+			if c.providerHasKey(i, "api_key") {
+				// Written, but empty: a ${VAR} that is unset (named with
+				// the errors) or "".
+				add("%s (%s).api_key: empty (use api_key_env or api_key_file for a key kept outside the file)", where, p.Name)
+			} else {
+				add("%s (%s): set api_key_env, api_key_file or api_key", where, p.Name)
+			}
 		}
 		switch p.Auth {
 		case "", "api-key":
@@ -747,6 +809,11 @@ func (t Transport) validate(where string) []error {
 	}
 	if t.Retry != nil && t.Retry.MaxAttempts != nil && (*t.Retry.MaxAttempts < 1 || *t.Retry.MaxAttempts > 10) {
 		errs = append(errs, fmt.Errorf("%s.retry.max_attempts: must be 1..10", where))
+	}
+	// Each wait is base_delay doubled per attempt up to max_delay: a base
+	// above the maximum made every wait the maximum, in silence.
+	if r := t.Retry; r != nil && r.BaseDelay != nil && r.MaxDelay != nil && r.MaxDelay.Duration > 0 && r.BaseDelay.Duration > r.MaxDelay.Duration {
+		errs = append(errs, fmt.Errorf("%s.retry.base_delay: %v is longer than max_delay (%v), which bounds every wait", where, r.BaseDelay.Duration, r.MaxDelay.Duration))
 	}
 	if t.HTTPVersion != nil && !contains(HTTPVersions, *t.HTTPVersion) {
 		errs = append(errs, fmt.Errorf("%s.http_version: %q is not one of %s", where, *t.HTTPVersion, strings.Join(HTTPVersions, ", ")))

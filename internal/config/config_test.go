@@ -368,7 +368,9 @@ models:
 		t.Fatal("no error")
 	}
 	for _, want := range []string{
-		"t.yaml:3:5: providers[0] (oa): set api_key_env, api_key_file or api_key",
+		// The key is written: not "set api_key_env, api_key_file or
+		// api_key", which read as if it were missing.
+		"t.yaml:5:5: providers[0] (oa).api_key: empty",
 		"t.yaml:5:14: ${LLMRELAY_TEST_UNSET_KEY} is unset or empty and has no default",
 		"t.yaml:7:20: ${LLMRELAY_TEST_EMPTY} is unset or empty",
 	} {
@@ -389,5 +391,40 @@ models:
   - {name: m, provider: local, capabilities: {chat: {format: builtin}}}
 `), "ok.yaml"); err != nil {
 		t.Errorf("valid file: %v", err)
+	}
+}
+
+// TestDrainDelayWithinGrace: a drain_delay as long as the grace (default
+// 15s) is refused; it was cut to the grace in silence, leaving the calls in
+// flight no time.
+func TestDrainDelayWithinGrace(t *testing.T) {
+	models := "providers: [{name: b, type: builtin}]\nmodels: [{name: m, provider: b, capabilities: {chat: {format: builtin}}}]\n"
+	for body, want := range map[string]string{
+		"server: {drain_delay: 30s}\n":                     "t.yaml:1:10: server.drain_delay: 30s is not shorter than server.shutdown_grace (15s)",
+		"server: {shutdown_grace: 5s, drain_delay: 5s}\n":  "t.yaml:1:30: server.drain_delay: 5s is not shorter than server.shutdown_grace (5s)",
+		"server: {shutdown_grace: 20s, drain_delay: 2s}\n": "",
+		"server: {drain_delay: 14s}\n":                     "",
+	} {
+		_, err := Parse([]byte(body+models), "t.yaml")
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}
+
+// TestRetryBaseWithinMax: a retry base_delay above max_delay is refused
+// (every wait was max_delay, in silence), under defaults and a provider's
+// transport alike.
+func TestRetryBaseWithinMax(t *testing.T) {
+	for body, want := range map[string]string{
+		"defaults: {retry: {base_delay: 10s, max_delay: 1s}}\nproviders: [{name: b, type: builtin}]\n":                      "t.yaml:1:20: defaults.retry.base_delay: 10s is longer than max_delay (1s), which bounds every wait",
+		"providers: [{name: b, type: builtin, transport: {retry: {base_delay: 3s, max_delay: 2s}}}]\n":                      "providers[0].transport.retry.base_delay: 3s is longer than max_delay (2s)",
+		"defaults: {retry: {base_delay: 1s, max_delay: 1s}}\nproviders: [{name: b, type: builtin}]\n":                       "",
+		"defaults: {retry: {max_delay: 8s}}\nproviders: [{name: b, type: builtin, transport: {retry: {base_delay: 2s}}}]\n": "",
+	} {
+		_, err := Parse([]byte(body+"models: [{name: m, provider: b, capabilities: {chat: {format: builtin}}}]\n"), "t.yaml")
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
 	}
 }

@@ -30,6 +30,11 @@ type Limits struct {
 	// length of each key and value (defaults 64 and 256).
 	MaxLabels     int `yaml:"max_labels"`
 	MaxLabelBytes int `yaml:"max_label_bytes"`
+	// MaxHeaderListBytes bounds a request's metadata, as HTTP/2 counts it
+	// (default 64 KiB; grpc's own default, 16 MiB, let metadata take
+	// four times what a request message may). Announced to clients in
+	// the HTTP/2 settings: grpc-go clients refuse to send more.
+	MaxHeaderListBytes int `yaml:"max_header_list_bytes"`
 }
 
 // The defaults of Limits.
@@ -42,6 +47,7 @@ const (
 	DefaultMaxBufferedBytes     = 256 << 20
 	DefaultMaxLabels            = 64
 	DefaultMaxLabelBytes        = 256
+	DefaultMaxHeaderListBytes   = 64 << 10
 )
 
 func orDefault[T int | int64](v, def T) T {
@@ -62,6 +68,7 @@ func (l Limits) WithDefaults() Limits {
 	l.MaxBufferedBytes = orDefault(l.MaxBufferedBytes, DefaultMaxBufferedBytes)
 	l.MaxLabels = orDefault(l.MaxLabels, DefaultMaxLabels)
 	l.MaxLabelBytes = orDefault(l.MaxLabelBytes, DefaultMaxLabelBytes)
+	l.MaxHeaderListBytes = orDefault(l.MaxHeaderListBytes, DefaultMaxHeaderListBytes)
 	return l
 }
 
@@ -72,6 +79,7 @@ func (l Limits) validate() []error {
 		"max_concurrent_calls": int64(l.MaxConcurrentCalls), "max_concurrent_streams": int64(l.MaxConcurrentStreams),
 		"max_connections": int64(l.MaxConnections), "max_response_bytes": l.MaxResponseBytes,
 		"max_buffered_bytes": l.MaxBufferedBytes, "max_labels": int64(l.MaxLabels), "max_label_bytes": int64(l.MaxLabelBytes),
+		"max_header_list_bytes": int64(l.MaxHeaderListBytes),
 	} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("limits.%s: must be >= 0 (0: the default)", name))

@@ -200,7 +200,8 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 			spoken := true
 			for _, d := range m.Deployments {
 				if !containsString(f.ProviderTypes, d.Provider.Type) {
-					errs = append(errs, fmt.Errorf("%s.format: %s is not spoken by provider %s (type %s)", cwhere, f.Name, d.Provider.Name, d.Provider.Type))
+					errs = append(errs, fmt.Errorf("%s.format: %s is not spoken by provider %s (type %s)%s", cwhere, f.Name, d.Provider.Name, d.Provider.Type,
+						formatsHint(d.Provider.Type, proto, key)))
 					spoken = false
 				}
 			}
@@ -208,7 +209,11 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 				continue
 			}
 			if !containsProtocol(f.Protocols, proto) {
-				errs = append(errs, fmt.Errorf("%s.format: %s does not serve %s", cwhere, f.Name, key))
+				hint := ""
+				if len(m.Deployments) > 0 {
+					hint = formatsHint(m.Deployments[0].Provider.Type, proto, key)
+				}
+				errs = append(errs, fmt.Errorf("%s.format: %s does not serve %s%s", cwhere, f.Name, key, hint))
 				continue
 			}
 			opts, dims, oerrs := optionsFromConfigAll(cc.Options, f)
@@ -317,6 +322,23 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// formatsHint names the formats a provider type speaks for a protocol, for
+// a configuration error about a format that does not fit ("; for chat a
+// provider of type ollama takes ollama").
+func formatsHint(providerType string, p llmrelayv1.Protocol, key string) string {
+	var fit []string
+	for _, name := range FormatNames() {
+		f := Formats[name]
+		if containsString(f.ProviderTypes, providerType) && containsProtocol(f.Protocols, p) {
+			fit = append(fit, name)
+		}
+	}
+	if len(fit) == 0 {
+		return fmt.Sprintf("; a provider of type %s serves no %s", providerType, key)
+	}
+	return fmt.Sprintf("; for %s a provider of type %s takes %s", key, providerType, strings.Join(fit, ", "))
 }
 
 func containsProtocol(list []llmrelayv1.Protocol, p llmrelayv1.Protocol) bool {

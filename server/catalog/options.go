@@ -290,6 +290,9 @@ func checkNumbers(f *Format, o *llmrelayv1.GenerationOptions) (string, string) {
 			return name, fmt.Sprintf("must be a finite number, got %v", *v)
 		}
 		if r, ok := f.Ranges[name]; ok && !r.Contains(*v) {
+			if math.IsInf(r.Max, 1) { // a floor only: "outside [0, +Inf]" reads as a formula
+				return name, fmt.Sprintf("%v is below %v, the least format %s accepts", *v, r.Min, f.Name)
+			}
 			return name, fmt.Sprintf("%v is outside %v, the range format %s accepts", *v, r, f.Name)
 		}
 	}

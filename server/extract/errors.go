@@ -26,6 +26,8 @@ type InputError struct {
 	Msg string
 }
 
+// Error is "<field>: <problem>", as the gateway's other request errors
+// ("invalid payload: is required: ..." read as two errors).
 func (e *InputError) Error() string {
-	return fmt.Sprintf("invalid %s: %s", e.Field, e.Msg)
+	return fmt.Sprintf("%s: %s", e.Field, e.Msg)
 }

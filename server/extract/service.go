@@ -29,6 +29,6 @@ func (service) Extract(_ context.Context, req *llmrelayv1.ExtractRequest) (*llmr
 		}
 		return ExtractValue(p.Value), nil
 	default:
-		return nil, &InputError{Field: "payload", Msg: "is required: set json (JSON text) or value (a JSON value)"}
+		return nil, &InputError{Field: "payload", Msg: "required: set json (JSON text) or value (a JSON value)"}
 	}
 }

@@ -11,11 +11,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -76,8 +78,14 @@ func compileMessage(err error) string {
 	if errors.As(err, &sve) {
 		var ve *jsonschema.ValidationError
 		if errors.As(sve.Err, &ve) {
-			return strings.Join(violations(ve), "; ")
+			return strings.Join(violationsOf(ve, true), "; ")
 		}
+	}
+	// A refused $ref: the loader's reason, without the library's
+	// "failing loading" wrapping.
+	var lue *jsonschema.LoadURLError
+	if errors.As(err, &lue) && lue.Err != nil {
+		return lue.Err.Error()
 	}
 	return strings.ReplaceAll(err.Error(), resource, "schema")
 }
@@ -115,10 +123,32 @@ func ParseJSON(text string) (any, error) {
 // one per leaf cause (the parents only say "allOf failed"), sorted and
 // deduplicated, at most MaxErrors.
 func violations(ve *jsonschema.ValidationError) []string {
+	return violationsOf(ve, false)
+}
+
+// violationsOf is violations; with preferEnum, an anyOf whose branches
+// failed at the same place and one of which lists the allowed values
+// reports that branch only: the meta-schema's "type" is a type name or an
+// array of them, and {"type": "strin"} said "/type: got string, want
+// array; /type: value must be one of 'array', ..." where the second
+// alone is the answer.
+func violationsOf(ve *jsonschema.ValidationError, preferEnum bool) []string {
 	seen := map[string]bool{}
 	var list []string
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
+		if _, anyOf := e.ErrorKind.(*kind.AnyOf); anyOf && preferEnum {
+			for _, c := range e.Causes {
+				// The branch may be a $ref to the list ("simpleTypes").
+				for _, ref := c.ErrorKind.(*kind.Reference); ref && len(c.Causes) == 1; _, ref = c.ErrorKind.(*kind.Reference) {
+					c = c.Causes[0]
+				}
+				if _, enum := c.ErrorKind.(*kind.Enum); enum && len(c.Causes) == 0 && slices.Equal(c.InstanceLocation, e.InstanceLocation) {
+					walk(c)
+					return
+				}
+			}
+		}
 		if len(e.Causes) > 0 {
 			for _, c := range e.Causes {
 				walk(c)
