@@ -139,9 +139,20 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 		msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: c}})
 	}
 	meta := p.meta(a, req.Model)
+	meta.Warnings = extraBodyWarning(req.ProviderOptions)
 	res := &provider.Result{Message: msg, Meta: meta}
 	capture(ctx, req, res)
 	return res, nil
+}
+
+// extraBodyWarning says that extra_body was not sent: the builtin
+// provider has no request body to merge it into (every other adapter
+// merges it), and a caller testing against it must not think it applied.
+func extraBodyWarning(po *llmrelayv1.ProviderOptions) []string {
+	if po.GetExtraBody() == "" {
+		return nil
+	}
+	return []string{"provider_options.extra_body ignored: the builtin provider has no request body"}
 }
 
 func (p *Provider) meta(a answer, model string) *llmrelayv1.ResponseMeta {
@@ -392,6 +403,7 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	}
 	a := p.answer(req)
 	meta := p.meta(a, req.Model)
+	meta.Warnings = extraBodyWarning(req.ProviderOptions)
 	finish := &llmrelayv1.ResponseMeta{FinishReason: meta.FinishReason, ProviderFinishReason: meta.ProviderFinishReason, StopSequence: meta.StopSequence}
 	meta.FinishReason, meta.ProviderFinishReason, meta.Usage, meta.ToolCallCount, meta.StopSequence = 0, "", nil, 0, ""
 	events := []*provider.Event{{Kind: provider.EventMeta, Meta: meta}}
@@ -461,10 +473,11 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 		dims = int(*req.Dimensions)
 	}
 	if dims < 1 || dims > MaxDimensions {
-		return nil, &provider.Error{Provider: "builtin", Kind: provider.KindInvalidRequest, HTTPStatus: 400, Param: "dimensions",
+		return nil, &provider.Error{Provider: "builtin", Kind: provider.KindInvalidRequest, Param: "dimensions",
 			Message: fmt.Sprintf("dimensions must be between 1 and %d, got %d", MaxDimensions, dims)}
 	}
-	res := &provider.Result{Meta: &llmrelayv1.ResponseMeta{ResolvedModel: req.Model, CreateTime: timestamppb.New(p.now().Truncate(time.Second))}}
+	res := &provider.Result{Meta: &llmrelayv1.ResponseMeta{ResolvedModel: req.Model, CreateTime: timestamppb.New(p.now().Truncate(time.Second)),
+		Warnings: extraBodyWarning(req.ProviderOptions)}}
 	words := 0
 	h := sha256.New()
 	for i, in := range req.Inputs {

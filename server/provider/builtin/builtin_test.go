@@ -161,3 +161,44 @@ func TestEmbed(t *testing.T) {
 		}
 	}
 }
+
+// extra_body cannot reach the builtin provider (it has no request body):
+// said in the warnings of a unary answer, a stream's first meta and an
+// embedding, never applied silently.
+func TestExtraBodyWarned(t *testing.T) {
+	t.Parallel()
+	p := New(WithClock(fixed))
+	po := &llmrelayv1.ProviderOptions{ExtraBody: `{"logit_bias":{"50256":-100}}`}
+	const want = "provider_options.extra_body ignored: the builtin provider has no request body"
+	req := &provider.Request{Model: "echo", Messages: []*llmrelayv1.Message{user("hi")}, Options: &llmrelayv1.GenerationOptions{}, ProviderOptions: po}
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := res.Meta.GetWarnings(); len(w) != 1 || w[0] != want {
+		t.Errorf("unary warnings %q", w)
+	}
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ev, err := s.Recv()
+	if err != nil || ev.Kind != provider.EventMeta {
+		t.Fatalf("first event %v, %v", ev, err)
+	}
+	if w := ev.Meta.GetWarnings(); len(w) != 1 || w[0] != want {
+		t.Errorf("stream warnings %q", w)
+	}
+	emb, err := p.Embed(context.Background(), &provider.EmbedRequest{Model: "embed", Inputs: []string{"a"}, ProviderOptions: po})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := emb.Meta.GetWarnings(); len(w) != 1 || w[0] != want {
+		t.Errorf("embed warnings %q", w)
+	}
+	plain, _ := p.Generate(context.Background(), &provider.Request{Model: "echo", Messages: []*llmrelayv1.Message{user("hi")}, Options: &llmrelayv1.GenerationOptions{}})
+	if w := plain.Meta.GetWarnings(); len(w) != 0 {
+		t.Errorf("warnings without extra_body: %q", w)
+	}
+}
