@@ -122,3 +122,59 @@ func TestEmbed20VoyageInputTooLong(t *testing.T) {
 		t.Errorf("got kind %v param %q status %d request id %q message %q", pe.Kind, pe.Param, pe.HTTPStatus, pe.RequestID, pe.Message)
 	}
 }
+
+// embed20Voyage is pydantic-ai's TestVoyageAI.test_query_with_truncate
+// answer: voyage-3.5 asked for base64 with truncation on.
+const embed20Voyage = "real_pyd_embed_voyage_base64"
+
+// TestEmbed20RealVoyageBase64 replays Voyage's base64 answer (1024
+// float32 in 5464 base64 characters; the compact body is 5586 bytes, the
+// recorded content-length, and the vector has unit length): every value
+// is the recorded one bit for bit, usage is total_tokens as input, the
+// model lands, nothing else is invented. The request pydantic-ai sent
+// (encoding_format base64, input_type query, truncation true, the API
+// answered 200) is what the adapter builds for Voyage's host from the
+// same extra_body: the caller's truncation replaces the adapter's false
+// without a warning.
+func TestEmbed20RealVoyageBase64(t *testing.T) {
+	t.Parallel()
+	extra := &llmrelayv1.ProviderOptions{ExtraBody: `{"encoding_format":"base64","input_type":"query","truncation":true}`}
+	req := &provider.EmbedRequest{Model: "voyage-3.5", Inputs: []string{"Hello, world!"}, ProviderOptions: extra}
+
+	voyage, err := New(testKey, WithBaseURL("https://api.voyageai.com/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, warnings, err := voyage.buildEmbedRequest(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"model":"voyage-3.5","input":["Hello, world!"],"truncation":true,"encoding_format":"base64","input_type":"query"}`; string(body) != want || len(warnings) != 0 {
+		t.Errorf("Voyage request %s %q, want %s", body, warnings, want)
+	}
+
+	rec := providertest.Load(t, td(embed20Voyage+".http"))
+	srv := providertest.Replay(t, rec)
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Embed(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := recordedVectors(t, rec.Body)[0]
+	got := res.Embeddings[0].GetValues()
+	if len(res.Embeddings) != 1 || len(got) != 1024 || len(want) != 1024 || math.Float32bits(got[0]) != 0xbb8f8f01 {
+		t.Fatalf("%d embeddings, %d values, first %#x", len(res.Embeddings), len(got), math.Float32bits(got[0]))
+	}
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("value %d: %v, recorded %v", i, got[i], want[i])
+		}
+	}
+	m := res.Meta
+	if u := m.GetUsage(); u.GetInputTokens() != 3 || u.GetTotalTokens() != 3 || u.GetOutputTokens() != 0 {
+		t.Errorf("usage %v", u)
+	}
+	if m.GetResolvedModel() != "voyage-3.5" || m.GetResponseId() != "" || m.GetProviderRequestId() != "" || m.GetEmbeddingsCount() != 1 || len(m.GetWarnings()) != 0 || m.GetRateLimit() != nil {
+		t.Errorf("meta %v", m)
+	}
+	providertest.Golden(t, td(embed20Voyage+".golden"), renderResult(t, res))
+}
