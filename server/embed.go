@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -231,7 +233,8 @@ func isNumber(v *structpb.Value) bool {
 
 // partFailed is the error of a split call's failed request: the usage of
 // the parts embedded before it is added to its meta (spent, and billed by
-// the provider), with a warning saying which part failed.
+// the provider), with a warning saying which part failed; a param naming
+// an input of that request (input[N]) names it in the whole call.
 func partFailed(err error, spent *llmrelayv1.Usage, k, parts, start, end int) error {
 	var pe *provider.Error
 	if !errors.As(err, &pe) {
@@ -243,9 +246,24 @@ func partFailed(err error, spent *llmrelayv1.Usage, k, parts, start, end int) er
 	if spent != nil {
 		pe.Meta.Usage = addUsage(pe.Meta.Usage, spent)
 	}
-	pe.Meta.Warnings = append(pe.Meta.Warnings, fmt.Sprintf("request %d of %d (inputs %d to %d) failed; the %d before it were embedded", k+1, parts, start, end-1, k))
+	w := fmt.Sprintf("request %d of %d (inputs %d to %d) failed; the %d before it were embedded", k+1, parts, start, end-1, k)
+	if m := inputParamRE.FindStringSubmatch(pe.Param); m != nil {
+		// The provider counts the inputs of its own request: input[1]
+		// of the second part of two is the call's input[start+1], the
+		// one the caller must shorten.
+		if i, perr := strconv.Atoi(m[1]); perr == nil && i < end-start {
+			pe.Param = "input[" + strconv.Itoa(start+i) + "]" + m[2]
+			w += fmt.Sprintf("; the provider's input[%d] is the call's input[%d]", i, start+i)
+		}
+	}
+	pe.Meta.Warnings = append(pe.Meta.Warnings, w)
 	return err
 }
+
+// inputParamRE matches a provider error's param naming one input of its
+// embeddings request: OpenAI's input[N] (from "Invalid 'input[N]': …"),
+// Voyage's as the OpenAI adapter names it.
+var inputParamRE = regexp.MustCompile(`^input\[(\d{1,9})\](.*)$`)
 
 // Embed returns one embedding per input.
 func (g *gateway) Embed(ctx context.Context, req *llmrelayv1.EmbedRequest) (*llmrelayv1.EmbedResponse, error) {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -193,8 +194,9 @@ const maxBatchEmbed = 100
 // :batchEmbedContents for several. More than maxBatchEmbed inputs go in
 // batches of nearly equal size (so none has a single input, which would
 // read as embedContent's answer), requested one after the other; the answer
-// is their embeddings in input order, their usage summed. A failed request
-// fails the call.
+// is their embeddings in input order, their usage summed, each batch's
+// warnings once. A failed request fails the call, as do batches whose
+// vectors differ in length (one model answers all of them alike).
 func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*provider.Result, error) {
 	if len(req.Inputs) == 0 {
 		return nil, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Message: "no inputs to embed"}
@@ -204,16 +206,21 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 	}
 	res := &provider.Result{Embeddings: make([]*llmrelayv1.Embedding, 0, len(req.Inputs))}
 	var (
-		usage   *llmrelayv1.Usage
-		details provider.UsageDetails
-		tier    string
+		usage    *llmrelayv1.Usage
+		details  provider.UsageDetails
+		tier     string
+		warnings []string
 	)
 	batches := (len(req.Inputs) + maxBatchEmbed - 1) / maxBatchEmbed
 	size := (len(req.Inputs) + batches - 1) / batches
 	for start := 0; start < len(req.Inputs); start += size {
-		part, err := p.embed(ctx, req, req.Inputs[start:min(start+size, len(req.Inputs))], true)
+		end := min(start+size, len(req.Inputs))
+		part, err := p.embed(ctx, req, req.Inputs[start:end], true)
 		if err != nil {
 			return nil, err
+		}
+		if n, first := len(part.Embeddings[0].Values), len(res.Embeddings); first > 0 && n != len(res.Embeddings[0].Values) {
+			return nil, provider.BadResponse(providerName, "inputs %d to %d: embeddings of %d values where the first batch's have %d", start, end-1, n, len(res.Embeddings[0].Values))
 		}
 		for _, e := range part.Embeddings {
 			e.Index += int32(start)
@@ -232,8 +239,13 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 		if t := part.Meta.GetServiceTier(); t != "" {
 			tier = t
 		}
+		for _, w := range part.Meta.GetWarnings() {
+			if !slices.Contains(warnings, w) {
+				warnings = append(warnings, w)
+			}
+		}
 	}
-	res.Meta = &llmrelayv1.ResponseMeta{EmbeddingsCount: int32(len(res.Embeddings)), Usage: usage}
+	res.Meta = &llmrelayv1.ResponseMeta{EmbeddingsCount: int32(len(res.Embeddings)), Usage: usage, Warnings: warnings}
 	details.Set(res.Meta)
 	if tier != "" {
 		provider.SetExtended(res.Meta, extServiceTier, tier)
@@ -261,28 +273,11 @@ func addDetails(sum provider.UsageDetails, d map[string]any) provider.UsageDetai
 // embed makes one embedContent (batch false, one input) or
 // batchEmbedContents request; the embeddings are indexed from 0.
 func (p *Provider) embed(ctx context.Context, req *provider.EmbedRequest, inputs []string, batch bool) (*provider.Result, error) {
-	model := strings.TrimPrefix(req.Model, "models/")
-	one := func(text string, withModel bool) embedContentRequest {
-		r := embedContentRequest{Content: content{Parts: []part{{Text: &text}}}, OutputDimensionality: req.Dimensions}
-		if withModel {
-			r.Model = "models/" + model
-		}
-		return r
+	method := "embedContent"
+	if batch {
+		method = "batchEmbedContents"
 	}
-	var (
-		method string
-		wire   any
-	)
-	if !batch {
-		method, wire = "embedContent", one(inputs[0], false)
-	} else {
-		b := batchEmbedContentsRequest{Requests: make([]embedContentRequest, len(inputs))}
-		for i, in := range inputs {
-			b.Requests[i] = one(in, true)
-		}
-		method, wire = "batchEmbedContents", b
-	}
-	body, warnings, err := encodeBody(wire, req.ProviderOptions)
+	body, warnings, err := embedBody(req, inputs, batch)
 	if err != nil {
 		return nil, err
 	}
@@ -297,13 +292,78 @@ func (p *Provider) embed(ctx context.Context, req *provider.EmbedRequest, inputs
 	if cut != "" {
 		warnings = append(warnings, cut)
 	}
+	if st := embedErrorBody(raw); st != nil {
+		// An error object in the 200 body is the error it names, as
+		// generateContent's is (it was "0 embeddings for n inputs").
+		pe := p.streamError(st, provider.ResponseDate(resp.Header))
+		if strings.TrimSpace(resp.Header.Get(serviceTierHeader)) != "" {
+			if pe.Meta == nil {
+				pe.Meta = &llmrelayv1.ResponseMeta{}
+			}
+			headerServiceTier(pe.Meta, resp.Header)
+		}
+		return nil, pe
+	}
 	embs, usage, err := parseEmbeddings(raw, len(inputs))
 	if err != nil {
 		return nil, err
 	}
 	meta := &llmrelayv1.ResponseMeta{EmbeddingsCount: int32(len(embs)), Usage: embedUsage(usage), Warnings: warnings}
+	meta.Warnings = append(meta.Warnings, oddUsageWarnings(usage)...)
 	setUsageDetails(meta, usageDetails(usage))
+	headerServiceTier(meta, resp.Header)
+	if d := req.Dimensions; d != nil && len(embs[0].Values) != int(*d) {
+		// A model that cannot shorten its vectors (embedding-001) may
+		// answer with its own length: passed on whole, as the other
+		// adapters do (cutting them would not make a shorter embedding).
+		meta.Warnings = append(meta.Warnings, fmt.Sprintf("asked for %d dimensions, got %d", *d, len(embs[0].Values)))
+	}
 	return &provider.Result{Embeddings: embs, Meta: meta}, nil
+}
+
+// embedBody encodes an embedContent request (one input) or a
+// batchEmbedContents request. extra_body goes into each
+// EmbedContentRequest, as it goes into embedContent's body: taskType,
+// title and outputDimensionality are fields of EmbedContentRequest, and a
+// batch's body has nothing but "requests", where extra_body's fields were
+// an unknown name to the API (a 400) and a "requests" of its own replaced
+// the inputs. One extra_body ({"taskType": "RETRIEVAL_QUERY"}) now works
+// for any number of inputs; each request's warnings are the same, given
+// once.
+func embedBody(req *provider.EmbedRequest, inputs []string, batch bool) ([]byte, []string, error) {
+	model := strings.TrimPrefix(req.Model, "models/")
+	one := func(text string) ([]byte, []string, error) {
+		r := embedContentRequest{Content: content{Parts: []part{{Text: &text}}}, OutputDimensionality: req.Dimensions}
+		if batch {
+			r.Model = "models/" + model
+		}
+		return encodeBody(r, req.ProviderOptions)
+	}
+	if !batch {
+		return one(inputs[0])
+	}
+	var (
+		b        bytes.Buffer
+		warnings []string
+	)
+	b.WriteString(`{"requests":[`)
+	for i, in := range inputs {
+		body, w, err := one(in)
+		if err != nil {
+			return nil, nil, err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(body)
+		for _, x := range w {
+			if !slices.Contains(warnings, x) {
+				warnings = append(warnings, x)
+			}
+		}
+	}
+	b.WriteString("]}")
+	return b.Bytes(), warnings, nil
 }
 
 // Stream calls models/{model}:streamGenerateContent?alt=sse.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -616,7 +617,10 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 }
 
 // parseEmbeddings reads an embedContent (one input) or batchEmbedContents
-// response and checks the count.
+// response and checks it: one vector per input, none empty, all of one
+// length, every value a finite float32 (the API writes float32s; a value
+// out of their range became ±Inf in the conversion and would be passed on
+// as a vector no index can use).
 func parseEmbeddings(raw []byte, n int) ([]*llmrelayv1.Embedding, *usageMetadata, error) {
 	var (
 		vecs  []*contentEmbedding
@@ -646,13 +650,34 @@ func parseEmbeddings(raw []byte, n int) ([]*llmrelayv1.Embedding, *usageMetadata
 		if v == nil || len(v.Values) == 0 {
 			return nil, nil, provider.BadResponse(providerName, "embedding %d has no values", i)
 		}
+		if i > 0 && len(v.Values) != len(vecs[0].Values) {
+			return nil, nil, provider.BadResponse(providerName, "embedding %d has %d values where the first has %d", i, len(v.Values), len(vecs[0].Values))
+		}
 		vals := make([]float32, len(v.Values))
 		for j, f := range v.Values {
 			vals[j] = float32(f)
+			if math.IsInf(float64(vals[j]), 0) {
+				return nil, nil, provider.BadResponse(providerName, "embedding %d: value %d (%g) is not a float32", i, j, f)
+			}
 		}
 		out[i] = &llmrelayv1.Embedding{Index: int32(i), Values: vals}
 	}
 	return out, usage, nil
+}
+
+// embedErrorBody is the error object of an embedding answer that has one
+// ({"error": {...}} under a 2xx status), nil otherwise.
+func embedErrorBody(raw []byte) *statusError {
+	if !bytes.Contains(raw, []byte(`"error"`)) {
+		return nil
+	}
+	var w struct {
+		Error *statusError `json:"error"`
+	}
+	if json.Unmarshal(raw, &w) != nil {
+		return nil
+	}
+	return w.Error
 }
 
 // embedUsage is an embedding response's usageMetadata as Usage: its

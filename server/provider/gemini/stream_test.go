@@ -569,6 +569,7 @@ func TestAllRecordingsUsed(t *testing.T) {
 		used[name] = true
 	}
 	used[fantasyUnary] = true
+	used[embed20NotFound] = true
 	used[fileRecording] = true
 	used[fantasyUnaryParallel] = true
 	used[fantasyVertexUnaryParallel] = true

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -139,7 +140,7 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 	}
 	resp, err := p.post(ctx, "/api/embed", body, "application/json")
 	if err != nil {
-		return nil, err
+		return nil, noEmbedRoute(err)
 	}
 	defer resp.Body.Close()
 	raw, cut, err := readBody(resp, maxBody)
@@ -161,6 +162,19 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 		res.Meta.Warnings = append(res.Meta.Warnings, fmt.Sprintf("asked for %d dimensions, got %d", *d, len(res.Embeddings[0].Values)))
 	}
 	return res, nil
+}
+
+// noEmbedRoute says why /api/embed answered the router's plain "404 page
+// not found": the server predates the endpoint (Ollama added it in 2024,
+// superseding /api/embeddings, which the adapter does not speak). An
+// unknown model is a 404 too, with Ollama's JSON error ("model \"x\" not
+// found, try pulling it first"), and keeps its message.
+func noEmbedRoute(err error) error {
+	var pe *provider.Error
+	if errors.As(err, &pe) && pe.HTTPStatus == http.StatusNotFound && strings.TrimSpace(pe.Message) == "404 page not found" {
+		pe.Message += " (POST /api/embed: the server has no such route; an Ollama older than the endpoint (2024) has only /api/embeddings, which the gateway does not call: upgrade Ollama)"
+	}
+	return err
 }
 
 // answerFailed adds the request id a proxy in front of Ollama gave a 2xx

@@ -594,7 +594,8 @@ func mustJSON(s string) json.RawMessage {
 // answers 400 to "float". Either answer is read.
 //
 // The warnings are extra_body's replacements of what the request asked
-// (encoding_format is the adapter's own choice: extra_body may set it).
+// (encoding_format, and Voyage's truncation, are the adapter's own
+// choices: extra_body may set them).
 func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, []string, error) {
 	if req == nil {
 		return nil, nil, p.invalid("nil request")
@@ -612,6 +613,14 @@ func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, []stri
 	if p.azure || openAIHost(p.baseURL) {
 		w.EncodingFormat = "base64"
 	}
+	if voyageHost(p.baseURL) {
+		// Voyage cuts an input longer than the model's context without
+		// a word unless truncation is false (its default is true): the
+		// vector would be of part of the text. Off, as Ollama's
+		// truncate is: the input is refused and named instead.
+		off := false
+		w.Truncation = &off
+	}
 	if oo := req.ProviderOptions.GetOpenai(); oo != nil {
 		w.User = oo.GetUser()
 	}
@@ -619,7 +628,7 @@ func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, []stri
 	if err != nil {
 		return nil, nil, p.invalid("encode request: %v", err)
 	}
-	body, warnings, err := provider.MergeExtra(body, req.ProviderOptions.GetExtraBody(), provider.ExtraFields{Defaults: []string{"encoding_format"}})
+	body, warnings, err := provider.MergeExtra(body, req.ProviderOptions.GetExtraBody(), provider.ExtraFields{Defaults: []string{"encoding_format", "truncation"}})
 	if err != nil {
 		return nil, nil, p.invalid("%v", err)
 	}

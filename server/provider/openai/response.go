@@ -1054,7 +1054,7 @@ func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, e
 }
 
 // embeddingValues reads an embedding as a number array or as base64 of
-// little-endian float32 values.
+// little-endian float32 values; a NaN or infinite value is an error.
 func embeddingValues(raw json.RawMessage) ([]float32, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) > 0 && t[0] == '"' {
@@ -1072,6 +1072,11 @@ func embeddingValues(raw json.RawMessage) ([]float32, error) {
 		vals := make([]float32, len(b)/4)
 		for i := range vals {
 			vals[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[i*4:]))
+			if f := float64(vals[i]); math.IsNaN(f) || math.IsInf(f, 0) {
+				// Float JSON cannot carry these; base64 can, and a
+				// vector with one is no use to any index.
+				return nil, fmt.Errorf("value %d of the base64 embedding is %v", i, vals[i])
+			}
 		}
 		return vals, nil
 	}

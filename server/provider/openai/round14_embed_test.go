@@ -342,7 +342,7 @@ func TestRound14EmbedRequestVoyage(t *testing.T) {
 		base string
 		want string
 	}{
-		{"https://api.voyageai.com/v1", `{"model":"voyage-4","input":["a"],"output_dimension":512}`},
+		{"https://api.voyageai.com/v1", `{"model":"voyage-4","input":["a"],"output_dimension":512,"truncation":false}`},
 		{"https://api.openai.com/v1", `{"model":"voyage-4","input":["a"],"dimensions":512,"encoding_format":"base64"}`},
 		{"https://voyageai.example.com/v1", `{"model":"voyage-4","input":["a"],"dimensions":512}`},
 		{"https://api.mistral.ai/v1", `{"model":"voyage-4","input":["a"],"output_dimension":512}`},

@@ -459,6 +459,9 @@ type embedRequest struct {
 	// float JSON; unset elsewhere (float is every server's default).
 	EncodingFormat string `json:"encoding_format,omitempty"`
 	User           string `json:"user,omitempty"`
+	// Truncation is sent false to Voyage AI (its default true cuts an
+	// over-long input silently); unset elsewhere.
+	Truncation *bool `json:"truncation,omitempty"`
 }
 
 type embedResponse struct {
