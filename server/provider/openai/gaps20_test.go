@@ -3,10 +3,13 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
+	"google.golang.org/protobuf/proto"
 )
 
 // gaps20Meta replays a recording, unary or streamed, and returns the
@@ -122,5 +125,162 @@ func TestGaps20MistralSizeLimit(t *testing.T) {
 				t.Errorf("rate limit %v", m.GetRateLimit())
 			}
 		})
+	}
+}
+
+// gaps20LogprobsFull and gaps20LogprobsRounded are the token logprobs of
+// the gaps20_responses_logprobs recordings: the stream's
+// response.output_text.delta carries them at full precision, the items
+// (output_item.done, the final response, the unary answer) rounded to six
+// decimals, as OpenAI sends them.
+const (
+	gaps20LogprobsFull    = `[[{"bytes":[78],"logprob":-2.9266366958618164,"token":"N","top_logprobs":[{"bytes":[80,108,101,97,115,101],"logprob":-0.5516367554664612,"token":"Please"},{"bytes":[89],"logprob":-1.0516366958618164,"token":"Y"},{"bytes":[78],"logprob":-2.9266366958618164,"token":"N"},{"bytes":[83,117,114,101],"logprob":-4.551636695861816,"token":"Sure"},{"bytes":[67,111,117,108,100],"logprob":-5.176636695861816,"token":"Could"}]}]]`
+	gaps20LogprobsRounded = `[[{"bytes":[78],"logprob":-2.926637,"token":"N","top_logprobs":[{"bytes":[80,108,101,97,115,101],"logprob":-0.551637,"token":"Please"},{"bytes":[89],"logprob":-1.051637,"token":"Y"},{"bytes":[78],"logprob":-2.926637,"token":"N"},{"bytes":[83,117,114,101],"logprob":-4.551637,"token":"Sure"},{"bytes":[67,111,117,108,100],"logprob":-5.176637,"token":"Could"}]}]]`
+)
+
+// TestGaps20ResponsesLogprobs: the Responses API's token logprobs
+// (asked with include "message.output_text.logprobs") were never
+// relayed; they are kept in meta.extended["logprobs"], a list with one
+// entry per output_text part (the part's list as sent), unary and
+// streamed alike.
+func TestGaps20ResponsesLogprobs(t *testing.T) {
+	t.Parallel()
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-4.1-nano", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Hello"))}}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{
+		Openai: &llmrelayv1.OpenAIOptions{Logprobs: proto.Bool(true), TopLogprobs: proto.Int32(5)}}}
+	for _, tc := range []struct {
+		name   string
+		stream bool
+		want   string
+	}{
+		{"gaps20_responses_logprobs", false, gaps20LogprobsRounded},
+		{"gaps20_responses_logprobs_stream", true, gaps20LogprobsFull},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			p := newTestProvider(t, kOpenAI, srv.URL)
+			var m *llmrelayv1.ResponseMeta
+			if tc.stream {
+				s, err := p.Stream(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				evs, _, err := collect(t, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkRespStreamInvariants(t, evs)
+				f := accFold(t, evs)
+				if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("N")); !proto.Equal(f.Message, want) {
+					t.Errorf("message %v", f.Message)
+				}
+				m = f.Meta
+			} else {
+				res, err := p.Generate(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m = res.Meta
+			}
+			if got := extendedJSON(t, m, extLogprobs); got != tc.want {
+				t.Errorf("logprobs\n%s\nwant\n%s", got, tc.want)
+			}
+			if len(m.GetWarnings()) != 0 || m.GetResponseId() != "resp_689cec4cf608819583c56813ccb0f5040f92af1765dd5aad" {
+				t.Errorf("meta %v", m)
+			}
+			var body struct {
+				Include     []string `json:"include"`
+				TopLogprobs int      `json:"top_logprobs"`
+			}
+			if err := json.Unmarshal(srv.Last(t).Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			if len(body.Include) != 1 || body.Include[0] != includeLogprobs || body.TopLogprobs != 5 {
+				t.Errorf("sent include %v, top_logprobs %d", body.Include, body.TopLogprobs)
+			}
+		})
+	}
+}
+
+// TestGaps20ResponsesLogprobsPlaces: with several output_text parts,
+// each has its place in the list (output index, then content index; []
+// for a part without logprobs), whichever event of the stream carried
+// them: deltas (joined), else the done event, else output_item.done,
+// else the final response; the unary answer of the same final response
+// has the same shape. Without any logprobs nothing is set, and logprobs
+// that are not an array are dropped with one warning.
+func TestGaps20ResponsesLogprobsPlaces(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := func(tok string) string { return `{"token":"` + tok + `","logprob":-1,"bytes":[],"top_logprobs":[]}` }
+	part := func(txt, lps string) string {
+		return `{"type":"output_text","annotations":[],"logprobs":[` + lps + `],"text":"` + txt + `"}`
+	}
+	msg := func(id string, parts ...string) string {
+		return `{"id":"` + id + `","type":"message","status":"completed","role":"assistant","content":[` + strings.Join(parts, ",") + `]}`
+	}
+	final := `{"id":"resp_1","status":"completed","output":[` +
+		msg("msg_a", part("ab", lp("a")+","+lp("b")), part("c", lp("c")), part("d", "")) + "," +
+		`{"id":"rs_1","type":"reasoning","summary":[]},` +
+		msg("msg_b", `{"type":"refusal","refusal":"no"}`, part("e", lp("e"))) + `]}`
+	body := `data: {"type":"response.output_text.delta","item_id":"msg_a","output_index":0,"content_index":0,"delta":"a","logprobs":[` + lp("a") + `]}` + "\n\n" +
+		`data: {"type":"response.output_text.delta","item_id":"msg_a","output_index":0,"content_index":0,"delta":"b","logprobs":[` + lp("b") + `]}` + "\n\n" +
+		`data: {"type":"response.output_text.done","item_id":"msg_a","output_index":0,"content_index":0,"text":"ab","logprobs":[` + lp("x") + `]}` + "\n\n" +
+		`data: {"type":"response.output_text.delta","item_id":"msg_a","output_index":0,"content_index":1,"delta":"c","logprobs":[]}` + "\n\n" +
+		`data: {"type":"response.output_text.done","item_id":"msg_a","output_index":0,"content_index":1,"text":"c","logprobs":[` + lp("c") + `]}` + "\n\n" +
+		`data: {"type":"response.output_text.delta","item_id":"msg_a","output_index":0,"content_index":2,"delta":"d","logprobs":[]}` + "\n\n" +
+		`data: {"type":"response.output_item.done","output_index":0,"item":` + msg("msg_a", part("ab", ""), part("c", ""), part("d", "")) + `}` + "\n\n" +
+		`data: {"type":"response.completed","response":` + final + `}` + "\n\n"
+	want := `[[` + lp("a") + `,` + lp("b") + `],[` + lp("c") + `],[],[` + lp("e") + `]]`
+	var wantV any
+	if err := json.Unmarshal([]byte(want), &wantV); err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, _ := json.Marshal(wantV)
+
+	evs, _, err := collect(t, respStreamFrom(p, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := extendedJSON(t, accFold(t, evs).Meta, extLogprobs); got != string(wantJSON) {
+		t.Errorf("stream logprobs\n%s\nwant\n%s", got, wantJSON)
+	}
+	res, err := p.parseResponsesResponse([]byte(final), "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := extendedJSON(t, res.Meta, extLogprobs); got != string(wantJSON) {
+		t.Errorf("unary logprobs\n%s\nwant\n%s", got, wantJSON)
+	}
+
+	none := strings.ReplaceAll(final, lp("a")+","+lp("b"), "")
+	none = strings.ReplaceAll(strings.ReplaceAll(none, lp("c"), ""), lp("e"), "")
+	res, err = p.parseResponsesResponse([]byte(none), "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := res.Meta.GetExtended().GetFields()[extLogprobs]; ok {
+		t.Errorf("logprobs set without any: %v", res.Meta.GetExtended())
+	}
+
+	odd := `data: {"type":"response.output_text.delta","item_id":"msg_a","output_index":0,"content_index":0,"delta":"a","logprobs":{"x":1}}` + "\n\n" +
+		`data: {"type":"response.output_text.done","item_id":"msg_a","output_index":0,"content_index":0,"text":"a","logprobs":7}` + "\n\n" +
+		`data: ` + respCompleted + "\n\n"
+	evs, _, err = collect(t, respStreamFrom(p, odd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := accFold(t, evs).Meta
+	if len(m.GetWarnings()) != 1 || !strings.Contains(m.GetWarnings()[0], "not an array") {
+		t.Errorf("warnings %q", m.GetWarnings())
+	}
+	if _, ok := m.GetExtended().GetFields()[extLogprobs]; ok {
+		t.Errorf("logprobs set: %v", m.GetExtended())
 	}
 }

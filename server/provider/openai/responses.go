@@ -165,6 +165,11 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 		}
 	}
 	anns.set(meta)
+	var lp respLogprobs
+	for i := range w.Output {
+		lp.item(int64(i), &w.Output[i], meta)
+	}
+	lp.set(meta)
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: parts.done()}
 	if n := len(w.Output); n > 0 && itemCut(&w.Output[n-1]) == "" && w.Output[n-1].Status != "completed" {
 		// An incomplete response stopped in its last call (the stream
