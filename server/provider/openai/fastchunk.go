@@ -397,7 +397,7 @@ func (d *fastDecoder) unknown(key []byte, known ...string) bool {
 // timings, base_resp, error_type, Perplexity's sources) goes to
 // encoding/json.
 var chunkTopKeys = []string{"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "provider", "prompt_filter_results", "prompt_annotations", "error", "x_groq", "timings",
-	"base_resp", "error_type", "citations", "search_results", "images", "related_questions", "time_info"}
+	"base_resp", "error_type", "citations", "search_results", "images", "related_questions", "time_info", "moderation"}
 
 func (c *chatResponse) topField(d *fastDecoder, key []byte) bool {
 	var ok bool

@@ -284,3 +284,64 @@ func TestGaps20ResponsesLogprobsPlaces(t *testing.T) {
 		t.Errorf("logprobs set: %v", m.GetExtended())
 	}
 }
+
+// TestGaps20Moderation: OpenAI's moderation results (asked with the
+// request's moderation option), in a last chunk without choices, were
+// dropped; they are kept as sent in meta.extended["moderation"].
+func TestGaps20Moderation(t *testing.T) {
+	t.Parallel()
+	m := gaps20Meta(t, "real_pyd_openai_moderation_stream", true)
+	mod, _ := m.GetExtended().AsMap()[extModeration].(map[string]any)
+	in, _ := mod["input"].(map[string]any)
+	out, _ := mod["output"].(map[string]any)
+	if in["model"] != "omni-moderation-latest" || in["type"] != "moderation_results" || out == nil {
+		t.Errorf("moderation %v", mod)
+	}
+}
+
+// TestGaps20ResponsesExtras: a Response object's moderation (when not
+// null) and its hosted tools' usage (when it counts anything) are kept in
+// meta.extended, unary and streamed alike; the all-zero tool_usage OpenAI
+// sends on every answer (testdata/real_chatlas_responses_tool_call_stream.http)
+// is not.
+func TestGaps20ResponsesExtras(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := `{"image_gen":{"input_tokens":0,"input_tokens_details":{"image_tokens":0,"text_tokens":0},"output_tokens":0,"total_tokens":0},"web_search":{"num_requests":0}}`
+	used := `{"image_gen":{"input_tokens":0,"output_tokens":0,"total_tokens":0},"web_search":{"num_requests":2}}`
+	mod := `{"input":{"type":"moderation_results","flagged":false}}`
+	for _, tc := range []struct {
+		name, extra, wantTools, wantMod string
+	}{
+		{"zero tool usage, null moderation", `"tool_usage":` + zero + `,"moderation":null`, "", ""},
+		{"tool usage and moderation", `"tool_usage":` + used + `,"moderation":` + mod, used, mod},
+	} {
+		final := `{"id":"resp_1","status":"completed","output":[{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"output_text","text":"hi","annotations":[]}]}],` + tc.extra + `}`
+		res, err := p.parseResponsesResponse([]byte(final), "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, _, err := collect(t, respStreamFrom(p, `data: {"type":"response.completed","response":`+final+`}`+"\n\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for how, m := range map[string]*llmrelayv1.ResponseMeta{"unary": res.Meta, "stream": accFold(t, evs).Meta} {
+			for key, want := range map[string]string{extToolUsage: tc.wantTools, extModeration: tc.wantMod} {
+				if want != "" {
+					var v any
+					if err := json.Unmarshal([]byte(want), &v); err != nil {
+						t.Fatal(err)
+					}
+					b, _ := json.Marshal(v)
+					want = string(b)
+				}
+				if got := extendedJSON(t, m, key); got != want {
+					t.Errorf("%s, %s: %s %s, want %s", tc.name, how, key, got, want)
+				}
+			}
+		}
+	}
+}

@@ -58,6 +58,12 @@ const (
 	// extSizeLimit is Mistral's token budget beyond RateLimit's
 	// (sizeLimitExtras).
 	extSizeLimit = "rate_limit_by_size"
+	// extModeration is OpenAI's moderation results (Chat Completions and
+	// Responses), as sent.
+	extModeration = "moderation"
+	// extToolUsage is the Responses API's usage of hosted tools
+	// (tool_usage: image_gen tokens, web_search calls, …), as sent.
+	extToolUsage = "tool_usage"
 	// extTimeInfo is Cerebras's time_info object, as sent.
 	extTimeInfo = "time_info"
 	// extSeed is the sampling seed the server says it used (Together's
@@ -123,6 +129,9 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		setSources(meta, w.ChunkExtras)
 		if isPresent(w.TimeInfo) {
 			setExtendedJSON(meta, extTimeInfo, w.TimeInfo)
+		}
+		if isPresent(w.Moderation) {
+			setExtendedJSON(meta, extModeration, w.Moderation)
 		}
 		if w.XGroq != nil {
 			setSeed(meta, w.XGroq.Seed)

@@ -943,6 +943,7 @@ func (s *responsesStream) finish(w *respResponse) {
 		provider.SetExtended(meta, extServiceTier, w.ServiceTier)
 	}
 	setRespContentFilters(meta, w)
+	setRespExtras(meta, w)
 	if w.Usage.counted() {
 		d, odd := respUsageDetails(w.Usage)
 		d.Set(meta)

@@ -137,6 +137,11 @@ type respResponse struct {
 	// ContentFilters is Azure OpenAI's list of content filter verdicts
 	// (one entry per source_type: prompt, completion), kept as sent.
 	ContentFilters json.RawMessage `json:"content_filters"`
+	// Moderation (OpenAI's moderation results, null unless asked) and
+	// ToolUsage (the hosted tools' usage: image_gen tokens, web_search
+	// calls) are kept in meta.extended (setRespExtras).
+	Moderation json.RawMessage `json:"moderation"`
+	ToolUsage  json.RawMessage `json:"tool_usage"`
 }
 
 type respIncomplete struct {

@@ -101,8 +101,9 @@ type rareState struct {
 	groqIDRead bool
 	// sources: Perplexity's sources last reported (their JSON texts).
 	sources string
-	// timeInfo, seed: Cerebras's time_info and the seed last reported.
-	timeInfo, seed string
+	// timeInfo, seed, moderation: Cerebras's time_info, the seed and
+	// OpenAI's moderation results last reported.
+	timeInfo, seed, moderation string
 	// legacyCall: the call of legacy function_call deltas.
 	legacyCall *callState
 	// oddUsage: the warnings already sent for usage fields that held no
@@ -372,6 +373,12 @@ func (s *chatStream) handle(data []byte) {
 	}
 	if x := c.ChunkExtras; x != nil && x.XGroq != nil {
 		s.noteSeed(meta, x.XGroq.Seed)
+	}
+	if x := c.ChunkExtras; x != nil && isPresent(x.Moderation) {
+		if r := s.rareOf(); string(x.Moderation) != r.moderation {
+			r.moderation = string(x.Moderation)
+			setExtendedJSON(meta, extModeration, x.Moderation)
+		}
 	}
 	if pf := c.promptFilter(); pf != nil && string(pf) != s.rareOf().promptFilter {
 		s.rare.promptFilter = string(pf)

@@ -225,6 +225,11 @@ type ChunkExtras struct {
 	// on the answer and on a stream's last chunk; kept as sent in
 	// meta.extended["time_info"].
 	TimeInfo json.RawMessage `json:"time_info"`
+	// Moderation is OpenAI's moderation of the input and output, asked
+	// with the request's moderation option (a last chunk without choices
+	// on a stream: testdata/real_pyd_openai_moderation_stream.http); kept
+	// as sent in meta.extended["moderation"].
+	Moderation json.RawMessage `json:"moderation"`
 }
 
 // promptFilter is Azure's prompt_filter_results, or its older name
