@@ -397,7 +397,7 @@ func (d *fastDecoder) unknown(key []byte, known ...string) bool {
 // timings, base_resp, error_type, Perplexity's sources) goes to
 // encoding/json.
 var chunkTopKeys = []string{"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "provider", "prompt_filter_results", "prompt_annotations", "error", "x_groq", "timings",
-	"base_resp", "error_type", "citations", "search_results", "images", "related_questions"}
+	"base_resp", "error_type", "citations", "search_results", "images", "related_questions", "time_info", "moderation"}
 
 func (c *chatResponse) topField(d *fastDecoder, key []byte) bool {
 	var ok bool
@@ -496,7 +496,7 @@ func (d *fastDecoder) choices(c *chatResponse) bool {
 	}
 }
 
-var chunkChoiceKeys = []string{"index", "message", "delta", "finish_reason", "native_finish_reason", "logprobs", "content_filter_results", "content_filter_result", "usage", "stop_reason", "matched_stop", "error"}
+var chunkChoiceKeys = []string{"index", "message", "delta", "finish_reason", "native_finish_reason", "logprobs", "content_filter_results", "content_filter_result", "usage", "stop_reason", "matched_stop", "error", "seed"}
 
 func (ch *chatChoice) field(d *fastDecoder, key []byte) bool {
 	switch string(key) {
@@ -559,12 +559,15 @@ func (ch *chatChoice) field(d *fastDecoder, key []byte) bool {
 		}
 		ch.Logprobs = json.RawMessage("null")
 		return true
-	case "stop_reason", "matched_stop":
-		// vLLM and SGLang send them null on every chunk; a value (on the
-		// finishing chunk) goes to encoding/json.
+	case "stop_reason", "matched_stop", "seed":
+		// vLLM and SGLang send them null on every chunk, Together its
+		// seed; a value (on the finishing chunk) goes to encoding/json.
 		dst, bit := &ch.StopReason, uint32(1<<5)
-		if string(key) == "matched_stop" {
+		switch string(key) {
+		case "matched_stop":
 			dst, bit = &ch.MatchedStop, 1<<6
+		case "seed":
+			dst, bit = &ch.Seed, 1<<8
 		}
 		if !d.mark(bit) || !d.null() {
 			return false

@@ -123,6 +123,47 @@ func inputImagesLimit(h http.Header) map[string]any {
 	return b
 }
 
+// sizeLimitExtras are Mistral's token-budget headers the RateLimit
+// message has no place for (testdata/real_oi_mistral_tool_call_stream.http,
+// testdata/real_mag_mistral_parallel_function_call_stream.http): the
+// tokens the call cost (ratelimitbysize-query-cost) and the budget of
+// each window (x-ratelimitbysize-{limit,remaining}-{minute,month}), of
+// which RateLimit holds only the binding one (ratelimitbysize-*,
+// bareRateLimit). Returned as {"query_cost": n, "<window>": {"limit": n,
+// "remaining": n}}; nil when there are none.
+func sizeLimitExtras(h http.Header) map[string]any {
+	var b map[string]any
+	set := func(k string, v any) {
+		if b == nil {
+			b = map[string]any{}
+		}
+		b[k] = v
+	}
+	if n := headerInt(h, "ratelimitbysize-query-cost"); n != nil {
+		set("query_cost", *n)
+	}
+	for name := range h {
+		lower := strings.ToLower(name)
+		for _, f := range [...]string{"limit", "remaining"} {
+			window, ok := strings.CutPrefix(lower, "x-ratelimitbysize-"+f+"-")
+			if !ok || window == "" {
+				continue
+			}
+			n := headerInt(h, name)
+			if n == nil {
+				continue
+			}
+			w, _ := b[window].(map[string]any)
+			if w == nil {
+				w = map[string]any{}
+				set(window, w)
+			}
+			w[f] = *n
+		}
+	}
+	return b
+}
+
 func headerInt(h http.Header, name string) *int64 {
 	v := strings.TrimSpace(h.Get(name))
 	if v == "" {

@@ -55,6 +55,21 @@ const (
 	// extInputImagesLimit is OpenAI's input-images budget
 	// (inputImagesLimit), which the RateLimit message has no place for.
 	extInputImagesLimit = "rate_limit_input_images"
+	// extSizeLimit is Mistral's token budget beyond RateLimit's
+	// (sizeLimitExtras).
+	extSizeLimit = "rate_limit_by_size"
+	// extModeration is OpenAI's moderation results (Chat Completions and
+	// Responses), as sent.
+	extModeration = "moderation"
+	// extToolUsage is the Responses API's usage of hosted tools
+	// (tool_usage: image_gen tokens, web_search calls, …), as sent.
+	extToolUsage = "tool_usage"
+	// extTimeInfo is Cerebras's time_info object, as sent.
+	extTimeInfo = "time_info"
+	// extSeed is the sampling seed the server says it used (Together's
+	// choice seed, Groq's x_groq.seed): the JSON number's text, a string
+	// (seedText).
+	extSeed = "seed"
 )
 
 // decodeLenient unmarshals JSON, tolerating fields of an unexpected type:
@@ -112,6 +127,15 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 	meta.ProviderRequestId = bodyRequestID(raw)
 	if w.ChunkExtras != nil {
 		setSources(meta, w.ChunkExtras)
+		if isPresent(w.TimeInfo) {
+			setExtendedJSON(meta, extTimeInfo, w.TimeInfo)
+		}
+		if isPresent(w.Moderation) {
+			setExtendedJSON(meta, extModeration, w.Moderation)
+		}
+		if w.XGroq != nil {
+			setSeed(meta, w.XGroq.Seed)
+		}
 	}
 	if meta.ProviderRequestId == "" && w.ChunkExtras != nil && w.XGroq != nil {
 		// Groq's x_groq.id, the same id as its x-request-id header (which
@@ -135,6 +159,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		if c.NativeFinishReason != nil && *c.NativeFinishReason != "" {
 			provider.SetExtended(meta, extNativeFinishReason, validUTF8(string(*c.NativeFinishReason)))
 		}
+		setSeed(meta, c.Seed)
 		m := c.Message
 		if m == nil {
 			m = c.Delta // tolerate servers that answer with a delta
@@ -350,6 +375,30 @@ func setSources(meta *llmrelayv1.ResponseMeta, x *ChunkExtras) {
 	}
 }
 
+// seedText is a seed's JSON number text ("" for absent, null or another
+// JSON value). Seeds are unsigned 64-bit numbers on some servers
+// (Together's 15092511270073158000 in
+// testdata/real_oljs_together_stream.http is beyond int64, and a float64
+// holds it only to within 2048), so the text is kept, not a number.
+func seedText(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || (t[0] != '-' && (t[0] < '0' || t[0] > '9')) {
+		return ""
+	}
+	var n json.Number
+	if json.Unmarshal(t, &n) != nil {
+		return ""
+	}
+	return n.String()
+}
+
+// setSeed keeps a seed in meta.extended["seed"] (seedText).
+func setSeed(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) {
+	if s := seedText(raw); s != "" {
+		provider.SetExtended(meta, extSeed, s)
+	}
+}
+
 // usageServiceTier is the service tier Mistral reports inside its usage
 // object ("service_tier": "standard"; no top-level service_tier): the
 // response's tier when the response names none itself. It stays among the
@@ -453,6 +502,9 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	meta.RateLimit = bareRateLimit(meta.RateLimit, h)
 	if b := inputImagesLimit(h); b != nil {
 		provider.SetExtended(meta, extInputImagesLimit, b)
+	}
+	if b := sizeLimitExtras(h); b != nil {
+		provider.SetExtended(meta, extSizeLimit, b)
 	}
 	if v := strings.TrimSpace(h.Get("openai-processing-ms")); v != "" {
 		if n, err := strconv.ParseFloat(v, 64); err == nil {

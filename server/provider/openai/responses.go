@@ -165,6 +165,11 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 		}
 	}
 	anns.set(meta)
+	var lp respLogprobs
+	for i := range w.Output {
+		lp.item(int64(i), &w.Output[i], meta)
+	}
+	lp.set(meta)
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: parts.done()}
 	if n := len(w.Output); n > 0 && itemCut(&w.Output[n-1]) == "" && w.Output[n-1].Status != "completed" {
 		// An incomplete response stopped in its last call (the stream
@@ -203,6 +208,38 @@ func respBodyMeta(meta *llmrelayv1.ResponseMeta, w *respResponse) {
 		provider.SetExtended(meta, extServiceTier, w.ServiceTier)
 	}
 	setRespContentFilters(meta, w)
+	setRespExtras(meta, w)
+}
+
+// setRespExtras keeps a Response object's moderation results (when not
+// null) and its hosted tools' usage (when it counts anything: OpenAI
+// sends tool_usage with every count 0 on answers that ran no hosted tool,
+// which says nothing) in meta.extended.
+func setRespExtras(meta *llmrelayv1.ResponseMeta, w *respResponse) {
+	if isPresent(w.Moderation) {
+		setExtendedJSON(meta, extModeration, w.Moderation)
+	}
+	if isPresent(w.ToolUsage) && countsSomething(w.ToolUsage) {
+		setExtendedJSON(meta, extToolUsage, w.ToolUsage)
+	}
+}
+
+// countsSomething reports whether a JSON value holds a number other than
+// 0, at any depth.
+func countsSomething(raw json.RawMessage) bool {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if n, ok := tok.(json.Number); ok {
+			if f, err := n.Float64(); err != nil || f != 0 {
+				return true
+			}
+		}
+	}
 }
 
 // extContentFilters is the meta.extended key of Azure's Responses API

@@ -11,7 +11,9 @@ import (
 
 // FuzzDecodeRespTextDeltaFast: whatever the fast path accepts,
 // decodeLenient decodes to the same event, without a warning, and the
-// text is deltaText's.
+// text is deltaText's. The fast path accepts only an empty logprobs list,
+// which the stream reads as none (respLogprobs.delta): the event's
+// logprobs are checked to be one and left out of the comparison.
 func FuzzDecodeRespTextDeltaFast(f *testing.F) {
 	for _, name := range []string{"responses_plain_stream.http", "responses_reasoning_tools_stream.http", "surrogate19_responses_split_stream.http"} {
 		for _, line := range bytes.Split(providertest.Load(f, "testdata/"+name).Body, []byte("\n")) {
@@ -34,6 +36,11 @@ func FuzzDecodeRespTextDeltaFast(f *testing.F) {
 		if err != nil || warn != "" {
 			t.Fatalf("fast path accepted %q, encoding/json: %v %q", raw, err, warn)
 		}
+		var lps []json.RawMessage
+		if json.Unmarshal(slow.Logprobs, &lps) != nil || lps == nil || len(lps) != 0 {
+			t.Fatalf("fast path accepted %q with logprobs %q", raw, slow.Logprobs)
+		}
+		slow.Logprobs = nil
 		if !reflect.DeepEqual(fast, slow) {
 			t.Fatalf("%q:\nfast %+v\njson %+v", raw, fast, slow)
 		}

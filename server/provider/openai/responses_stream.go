@@ -59,6 +59,9 @@ type responsesStream struct {
 
 	// anns: the message items' annotations, reported with the finish.
 	anns annotationSet
+	// lp: the output_text parts' token logprobs, reported with the
+	// finish (respLogprobs).
+	lp respLogprobs
 
 	// lastSeq is the last sequence_number (-1: none yet); a gap means
 	// events were lost, reported once.
@@ -286,6 +289,13 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 		}
 	case "response.output_text.delta", "response.refusal.delta":
 		s.textDelta(typ, ev.ItemID, deltaText(ev.Delta), ev.Delta, partIndex(ev.ContentIndex))
+		if typ == "response.output_text.delta" && isPresent(ev.Logprobs) {
+			s.logprobs(&ev, s.lp.delta)
+		}
+	case "response.output_text.done":
+		if isPresent(ev.Logprobs) {
+			s.logprobs(&ev, s.lp.whole)
+		}
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
 		c := s.findCall(ev.ItemID, "", ev.OutputIndex)
 		if c == nil {
@@ -391,6 +401,21 @@ func (s *responsesStream) textDelta(typ, itemID, d string, raw json.RawMessage, 
 	} else {
 		st.refusal += len(d)
 		s.push(&provider.Event{Kind: provider.EventRefusal, Text: d})
+	}
+}
+
+// logprobs hands an output_text delta or done event's logprobs to add
+// (respLogprobs.delta or .whole), keyed by the event's output and
+// content indexes (-1 for one it lacks); a warning it gives is queued.
+func (s *responsesStream) logprobs(ev *respEvent, add func(respPartKey, json.RawMessage, *llmrelayv1.ResponseMeta)) {
+	k := respPartKey{-1, partIndex(ev.ContentIndex)}
+	if ev.OutputIndex != nil {
+		k.output = int64(*ev.OutputIndex)
+	}
+	meta := &llmrelayv1.ResponseMeta{}
+	add(k, ev.Logprobs, meta)
+	if len(meta.Warnings) > 0 {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	}
 }
 
@@ -762,6 +787,13 @@ func (s *responsesStream) itemDone(it *respOutputItem, outputIndex *flexInt) {
 		if warns := s.anns.add(it); len(warns) > 0 {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: warns}})
 		}
+		if outputIndex != nil {
+			meta := &llmrelayv1.ResponseMeta{}
+			s.lp.item(int64(*outputIndex), it, meta)
+			if len(meta.Warnings) > 0 {
+				s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+			}
+		}
 	case "reasoning":
 		st := s.findReasoning(it.ID, outputIndex)
 		if st == nil {
@@ -819,6 +851,11 @@ func (s *responsesStream) finish(w *respResponse) {
 		return
 	}
 	hasCalls := len(s.calls) > 0
+	meta := &llmrelayv1.ResponseMeta{}
+	for i := range w.Output {
+		// The logprobs of parts the stream's events did not carry.
+		s.lp.item(int64(i), &w.Output[i], meta)
+	}
 	var whole map[*respCallState]bool // calls the final response says were completed
 	for i, it := range w.Output {
 		if first, ok := s.itemAt[int64(i)]; ok && it.ID != "" {
@@ -899,13 +936,14 @@ func (s *responsesStream) finish(w *respResponse) {
 	for _, st := range s.reasoning {
 		s.reasoningDone(st, nil)
 	}
-	meta := &llmrelayv1.ResponseMeta{}
 	s.anns.set(meta)
+	s.lp.set(meta)
 	meta.ProviderFinishReason, meta.FinishReason = respFinish(w, hasCalls)
 	if w.ServiceTier != "" {
 		provider.SetExtended(meta, extServiceTier, w.ServiceTier)
 	}
 	setRespContentFilters(meta, w)
+	setRespExtras(meta, w)
 	if w.Usage.counted() {
 		d, odd := respUsageDetails(w.Usage)
 		d.Set(meta)

@@ -137,6 +137,11 @@ type respResponse struct {
 	// ContentFilters is Azure OpenAI's list of content filter verdicts
 	// (one entry per source_type: prompt, completion), kept as sent.
 	ContentFilters json.RawMessage `json:"content_filters"`
+	// Moderation (OpenAI's moderation results, null unless asked) and
+	// ToolUsage (the hosted tools' usage: image_gen tokens, web_search
+	// calls) are kept in meta.extended (setRespExtras).
+	Moderation json.RawMessage `json:"moderation"`
+	ToolUsage  json.RawMessage `json:"tool_usage"`
 }
 
 type respIncomplete struct {
@@ -179,6 +184,9 @@ type respContentPart struct {
 	// Annotations are an output_text part's citations (url_citation,
 	// file_citation...), kept as sent in meta.extended["annotations"].
 	Annotations json.RawMessage `json:"annotations"`
+	// Logprobs is an output_text part's token logprobs (asked with
+	// include "message.output_text.logprobs"; respLogprobs).
+	Logprobs json.RawMessage `json:"logprobs"`
 }
 
 type respUsage struct {
@@ -217,7 +225,10 @@ type respEvent struct {
 	ItemID         string          `json:"item_id"`
 	Item           *respOutputItem `json:"item"`
 	Delta          json.RawMessage `json:"delta"`
-	Arguments      json.RawMessage `json:"arguments"`
+	// Logprobs are an output_text delta's (or done event's) token
+	// logprobs (respLogprobs).
+	Logprobs  json.RawMessage `json:"logprobs"`
+	Arguments json.RawMessage `json:"arguments"`
 	// SummaryIndex is the summary part a reasoning summary delta belongs to.
 	SummaryIndex *flexInt `json:"summary_index"`
 	// ContentIndex is the content part a delta belongs to (the

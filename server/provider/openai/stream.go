@@ -101,6 +101,9 @@ type rareState struct {
 	groqIDRead bool
 	// sources: Perplexity's sources last reported (their JSON texts).
 	sources string
+	// timeInfo, seed, moderation: Cerebras's time_info, the seed and
+	// OpenAI's moderation results last reported.
+	timeInfo, seed, moderation string
 	// legacyCall: the call of legacy function_call deltas.
 	legacyCall *callState
 	// oddUsage: the warnings already sent for usage fields that held no
@@ -360,6 +363,23 @@ func (s *chatStream) handle(data []byte) {
 			setSources(meta, x)
 		}
 	}
+	if x := c.ChunkExtras; x != nil && isPresent(x.TimeInfo) {
+		// Cerebras's timings, on the last chunk: reported when they
+		// change.
+		if r := s.rareOf(); string(x.TimeInfo) != r.timeInfo {
+			r.timeInfo = string(x.TimeInfo)
+			setExtendedJSON(meta, extTimeInfo, x.TimeInfo)
+		}
+	}
+	if x := c.ChunkExtras; x != nil && x.XGroq != nil {
+		s.noteSeed(meta, x.XGroq.Seed)
+	}
+	if x := c.ChunkExtras; x != nil && isPresent(x.Moderation) {
+		if r := s.rareOf(); string(x.Moderation) != r.moderation {
+			r.moderation = string(x.Moderation)
+			setExtendedJSON(meta, extModeration, x.Moderation)
+		}
+	}
 	if pf := c.promptFilter(); pf != nil && string(pf) != s.rareOf().promptFilter {
 		s.rare.promptFilter = string(pf)
 		setExtendedJSON(meta, extPromptFilterResults, pf)
@@ -396,6 +416,7 @@ func (s *chatStream) handle(data []byte) {
 			// matched_stop), sent with the finish reason.
 			setStopMatch(meta, ch.StopReason, ch.MatchedStop)
 		}
+		s.noteSeed(meta, ch.Seed)
 		if isPresent(ch.ContentFilterResult) {
 			if r := s.rareOf(); string(ch.ContentFilterResult) != r.filterResult {
 				r.filterResult = string(ch.ContentFilterResult)
@@ -592,6 +613,17 @@ func (s *chatStream) flushAnnotations() {
 		setExtendedJSON(meta, extAnnotations, merged)
 	}
 	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+}
+
+// noteSeed reports a seed (seedText) when it differs from the last one.
+func (s *chatStream) noteSeed(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) {
+	if !isPresent(raw) {
+		return
+	}
+	if t := seedText(raw); t != "" && t != s.rareOf().seed {
+		s.rare.seed = t
+		provider.SetExtended(meta, extSeed, t)
+	}
 }
 
 // streamLogprobs gathers a stream's token logprobs: each chunk's choice

@@ -220,6 +220,16 @@ type ChunkExtras struct {
 	// by prompt_index; testdata/real_azsdk_chat_content_filter_categories.http):
 	// reported as prompt_filter_results.
 	PromptAnnotations json.RawMessage `json:"prompt_annotations"`
+	// TimeInfo is Cerebras's timing object ({queue_time, prompt_time,
+	// completion_time, total_time, created}: seconds, and a Unix time),
+	// on the answer and on a stream's last chunk; kept as sent in
+	// meta.extended["time_info"].
+	TimeInfo json.RawMessage `json:"time_info"`
+	// Moderation is OpenAI's moderation of the input and output, asked
+	// with the request's moderation option (a last chunk without choices
+	// on a stream: testdata/real_pyd_openai_moderation_stream.http); kept
+	// as sent in meta.extended["moderation"].
+	Moderation json.RawMessage `json:"moderation"`
 }
 
 // promptFilter is Azure's prompt_filter_results, or its older name
@@ -251,6 +261,9 @@ type llamaTimings struct {
 type xGroq struct {
 	ID    string     `json:"id"`
 	Usage *wireUsage `json:"usage"`
+	// Seed is the sampling seed Groq used (x_groq.seed), kept in
+	// meta.extended["seed"] (seedText).
+	Seed json.RawMessage `json:"seed"`
 }
 
 // usage is the response's usage: the standard field, else Groq's
@@ -318,6 +331,10 @@ type chatChoice struct {
 	// metadata}: its response schema's ErrorResponse), sent beside
 	// finish_reason "error" when the upstream failed mid-answer.
 	Error json.RawMessage `json:"error"`
+	// Seed is the sampling seed Together used, in the choice (null on a
+	// stream's chunks but the last); kept in meta.extended["seed"]
+	// (seedText).
+	Seed json.RawMessage `json:"seed"`
 }
 
 // respMessage is a response message or a stream delta.
