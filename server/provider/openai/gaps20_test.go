@@ -153,9 +153,10 @@ func TestGaps20ResponsesLogprobs(t *testing.T) {
 		name   string
 		stream bool
 		want   string
+		id     string
 	}{
-		{"gaps20_responses_logprobs", false, gaps20LogprobsRounded},
-		{"gaps20_responses_logprobs_stream", true, gaps20LogprobsFull},
+		{"gaps20_responses_logprobs", false, gaps20LogprobsRounded, "resp_661edec95108e13815d50866e71790e64344c3a6c5cbfb50"},
+		{"gaps20_responses_logprobs_stream", true, gaps20LogprobsFull, "resp_689cec4cf608819583c56813ccb0f5040f92af1765dd5aad"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -188,7 +189,7 @@ func TestGaps20ResponsesLogprobs(t *testing.T) {
 			if got := extendedJSON(t, m, extLogprobs); got != tc.want {
 				t.Errorf("logprobs\n%s\nwant\n%s", got, tc.want)
 			}
-			if len(m.GetWarnings()) != 0 || m.GetResponseId() != "resp_689cec4cf608819583c56813ccb0f5040f92af1765dd5aad" {
+			if len(m.GetWarnings()) != 0 || m.GetResponseId() != tc.id {
 				t.Errorf("meta %v", m)
 			}
 			var body struct {
