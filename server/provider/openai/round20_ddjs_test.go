@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,16 @@ const ddjsCharacterSchema = `{"type":"object","properties":{"name":{"type":"stri
 const ddjsForcedSent = `{"model":"gpt-4o-mini","temperature":0,"messages":[{"role":"user","content":"Invent a character for a video game"}],"tool_choice":{"type":"function","function":{"name":"json"}},"tools":[{"type":"function","function":{"name":"json","description":"Respond with a JSON object.","parameters":` +
 	ddjsCharacterSchema + `}}],"stream":true,"stream_options":{"include_usage":true}}`
 
+// ddjsForcedRequest is generateObject's call in the contract: the forced
+// "json" tool, temperature 0.
+func ddjsForcedRequest() *provider.Request {
+	return &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4o-mini", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Invent a character for a video game"))},
+		Tools:    []*llmrelayv1.Tool{{Name: "json", Description: "Respond with a JSON object.", Parameters: ddjsCharacterSchema}},
+		Options: &llmrelayv1.GenerationOptions{Temperature: proto.Float64(0),
+			ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "json"}}}}
+}
+
 // TestRound20DDForcedJSONToolStream: the AI SDK's generateObject through
 // a forced tool (tool_choice {"type":"function","function":{"name":"json"}}),
 // gpt-4o-mini-2024-07-18, streamed (August 2025). The call
@@ -41,12 +52,7 @@ const ddjsForcedSent = `{"model":"gpt-4o-mini","temperature":0,"messages":[{"rol
 func TestRound20DDForcedJSONToolStream(t *testing.T) {
 	t.Parallel()
 	const name = "real_ddjs_forced_json_tool_stream"
-	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4o-mini", Format: "openai-chat",
-		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Invent a character for a video game"))},
-		Tools:    []*llmrelayv1.Tool{{Name: "json", Description: "Respond with a JSON object.", Parameters: ddjsCharacterSchema}},
-		Options: &llmrelayv1.GenerationOptions{Temperature: proto.Float64(0),
-			ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "json"}}}}
-	evs, f, srv := oljsStream(t, name, kOpenAI, req)
+	evs, f, srv := oljsStream(t, name, kOpenAI, ddjsForcedRequest())
 
 	// What the chunks say, read independently of the adapter.
 	var args strings.Builder
@@ -98,6 +104,57 @@ func TestRound20DDForcedJSONToolStream(t *testing.T) {
 	}
 	oljsOpenAIRateLimit(t, m, 30000, 29999, 150000000, 149999990, 2*time.Millisecond, time.Date(2025, 8, 4, 14, 10, 29, 0, time.UTC))
 	oljsSent(t, srv.Last(t).Body, ddjsForcedSent, "model", "temperature", "messages", "tool_choice", "tools", "stream", "stream_options")
+}
+
+// TestRound20DDForcedJSONTool: the same generateObject call unary, a
+// moment earlier (August 2025): the same object in one call
+// call_Rr2BYEYbMQchLteRxri3EIwN (content null, refusal null), finish "stop"
+// beside the call, reported as tool calls with "stop" as the provider's
+// word; 65 in, 19 out. Our request has the recorded messages, tools,
+// tool_choice and temperature.
+func TestRound20DDForcedJSONTool(t *testing.T) {
+	t.Parallel()
+	const name = "real_ddjs_forced_json_tool"
+	res, srv := oljsUnary(t, name, kOpenAI, ddjsForcedRequest())
+	const wantArgs = `{"name":"Zara Nightshade","age":28,"height":"5'7\""}`
+	var body struct {
+		Choices []struct {
+			Message struct {
+				ToolCalls []struct {
+					Function struct {
+						Arguments string `json:"arguments"`
+					} `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(oljsBody(t, name), &body); err != nil || len(body.Choices) != 1 || len(body.Choices[0].Message.ToolCalls) != 1 ||
+		body.Choices[0].Message.ToolCalls[0].Function.Arguments != wantArgs || body.Choices[0].FinishReason != "stop" {
+		t.Fatalf("recorded body %+v (%v)", body, err)
+	}
+	want := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+		CallId: "call_Rr2BYEYbMQchLteRxri3EIwN", Name: "json", Arguments: wantArgs, ArgumentsValid: true}}}}}
+	if !proto.Equal(res.Message, want) {
+		t.Errorf("message %v", res.Message)
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 65, OutputTokens: 19, TotalTokens: 84}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-C0qBOZC1r3Ruk20Dvg8J2JOQpw7gQ" || m.GetResolvedModel() != "gpt-4o-mini-2024-07-18" ||
+		m.GetProviderRequestId() != "req_3dafe73314d74d04a2b7ccac41e31691" || m.GetServiceTier() != "default" ||
+		m.GetExtended().AsMap()["system_fingerprint"] != "fp_34a54ae93c" || m.GetToolCallCount() != 1 ||
+		!m.GetCreateTime().AsTime().Equal(time.Unix(1754316626, 0)) || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	oljsOpenAIRateLimit(t, m, 30000, 29999, 150000000, 149999990, 2*time.Millisecond, time.Date(2025, 8, 4, 14, 10, 27, 0, time.UTC))
+	oljsSent(t, srv.Last(t).Body, strings.Replace(ddjsForcedSent, `,"stream":true,"stream_options":{"include_usage":true}`, "", 1),
+		"model", "temperature", "messages", "tool_choice", "tools")
+	if b := decodeBody(t, srv.Last(t).Body); b["stream"] != nil || b["stream_options"] != nil {
+		t.Errorf("a unary request with stream %v, stream_options %v", b["stream"], b["stream_options"])
+	}
 }
 
 // ddjsWeatherSchema is the weather tool's schema in the tool loop below.
