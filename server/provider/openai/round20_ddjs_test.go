@@ -279,3 +279,98 @@ func TestRound20DDAzureChatRoute404(t *testing.T) {
 		}
 	}
 }
+
+// ddjsTool0Schema is the schema of the AI SDK's weather tool, which it
+// named "0" (its tools were given as an array).
+const ddjsTool0Schema = `{"type":"object","properties":{"location":{"type":"string","description":"The location to get the weather for"}},"required":["location"],"additionalProperties":false,"$schema":"http://json-schema.org/draft-07/schema#"}`
+
+// ddjsTool0Turn1 and ddjsTool0Turn2 are the requests the live API
+// accepted in the loop below.
+const (
+	ddjsTool0Turn1 = `{"model":"gpt-4o-mini","temperature":0,"messages":[{"role":"system","content":"You are a helpful assistant"},{"role":"user","content":"What is the weather in Tokyo?"}],` +
+		`"tools":[{"type":"function","function":{"name":"0","description":"Get the weather in a given location","parameters":` + ddjsTool0Schema + `}}],"tool_choice":"auto","stream":true,"stream_options":{"include_usage":true}}`
+	ddjsTool0Turn2 = `{"model":"gpt-4o-mini","temperature":0,"messages":[{"role":"system","content":"You are a helpful assistant"},{"role":"user","content":"What is the weather in Tokyo?"},` +
+		`{"role":"assistant","content":"","tool_calls":[{"id":"call_qWVBE6zsPQgbIjLGGsYoNit7","type":"function","function":{"name":"0","arguments":"{\"location\":\"Tokyo\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"call_qWVBE6zsPQgbIjLGGsYoNit7","content":"{\"location\":\"Tokyo\",\"temperature\":72}"}],` +
+		`"tools":[{"type":"function","function":{"name":"0","description":"Get the weather in a given location","parameters":` + ddjsTool0Schema + `}}],"tool_choice":"auto","stream":true,"stream_options":{"include_usage":true}}`
+)
+
+// TestRound20DDToolZeroLoopStream: the AI SDK's streamText tool loop,
+// both turns streamed (gpt-4o-mini-2024-07-18, August 2025), with a tool
+// named "0".
+//
+// Turn 1: the call call_qWVBE6zsPQgbIjLGGsYoNit7 to "0", opened with
+// arguments "" then four pieces, {"location":"Tokyo"}; finish tool_calls
+// on an empty delta; 67 in, 14 out.
+//
+// Turn 2 is built from turn 1's answer and the tool's result
+// {"location":"Tokyo","temperature":72}: the request the API accepted has
+// the call with the same id, name and argument bytes, then one tool
+// message; ours is the same but for the assistant's content ("" there,
+// null in ours). The answer: "The current weather in Tokyo is 72°F." (the
+// cassette's YAML wrote ° as \xB0), 97 in, 11 out.
+func TestRound20DDToolZeroLoopStream(t *testing.T) {
+	t.Parallel()
+	const callID = "call_qWVBE6zsPQgbIjLGGsYoNit7"
+	tool := &llmrelayv1.Tool{Name: "0", Description: "Get the weather in a given location", Parameters: ddjsTool0Schema}
+	opts := &llmrelayv1.GenerationOptions{Temperature: proto.Float64(0),
+		ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}}
+	msgs := []*llmrelayv1.Message{
+		msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a helpful assistant")),
+		msgOf(llmrelayv1.Role_ROLE_USER, text("What is the weather in Tokyo?")),
+	}
+	req1 := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4o-mini", Format: "openai-chat", Messages: msgs, Tools: []*llmrelayv1.Tool{tool}, Options: opts}
+	_, f1, srv1 := oljsStream(t, "real_ddjs_tool0_loop_stream_1", kOpenAI, req1)
+	want1 := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+		CallId: callID, Name: "0", Arguments: `{"location":"Tokyo"}`, ArgumentsValid: true}}}}}
+	if !proto.Equal(f1.Message, want1) {
+		t.Fatalf("turn 1 message %v", f1.Message)
+	}
+	m := f1.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	if want := (&llmrelayv1.Usage{InputTokens: 67, OutputTokens: 14, TotalTokens: 81}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("turn 1 usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-C0qCMgtaUrexT6PAAGByzxzZ3ntYf" || m.GetResolvedModel() != "gpt-4o-mini-2024-07-18" ||
+		m.GetProviderRequestId() != "req_99dab26267e94a829ef8ef8ec3b8d1b9" || m.GetServiceTier() != "default" ||
+		!m.GetCreateTime().AsTime().Equal(time.Unix(1754316686, 0)) || len(m.GetWarnings()) != 0 {
+		t.Errorf("turn 1 meta %v", m)
+	}
+	oljsOpenAIRateLimit(t, m, 30000, 29999, 150000000, 149999982, 2*time.Millisecond, time.Date(2025, 8, 4, 14, 11, 26, 0, time.UTC))
+	oljsSent(t, srv1.Last(t).Body, ddjsTool0Turn1, "model", "temperature", "messages", "tools", "tool_choice", "stream", "stream_options")
+
+	req2 := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-4o-mini", Format: "openai-chat", Tools: []*llmrelayv1.Tool{tool}, Options: opts,
+		Messages: append(append([]*llmrelayv1.Message{}, msgs...), f1.Message, msgOf(llmrelayv1.Role_ROLE_TOOL,
+			&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: callID, Name: "0", Content: `{"location":"Tokyo","temperature":72}`}}}))}
+	_, f2, srv2 := oljsStream(t, "real_ddjs_tool0_loop_stream_2", kOpenAI, req2)
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("The current weather in Tokyo is 72°F.")); !proto.Equal(f2.Message, want) {
+		t.Errorf("turn 2 message %v", f2.Message)
+	}
+	m = f2.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if want := (&llmrelayv1.Usage{InputTokens: 97, OutputTokens: 11, TotalTokens: 108}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("turn 2 usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "chatcmpl-C0qCM2g4dnk7uNCBDEGG8ve51Db5a" || m.GetProviderRequestId() != "req_a9120596b63fd92bfef961db61f754e8" ||
+		!m.GetCreateTime().AsTime().Equal(time.Unix(1754316686, 0)) || len(m.GetWarnings()) != 0 {
+		t.Errorf("turn 2 meta %v", m)
+	}
+	oljsOpenAIRateLimit(t, m, 30000, 29999, 150000000, 149999970, 2*time.Millisecond, time.Date(2025, 8, 4, 14, 11, 27, 0, time.UTC))
+	sent := decodeBody(t, srv2.Last(t).Body)
+	recorded := decodeBody(t, []byte(ddjsTool0Turn2))
+	ours, _ := sent["messages"].([]any)
+	theirs := recorded["messages"].([]any)
+	if len(ours) != 4 {
+		t.Fatalf("sent %d messages: %s", len(ours), srv2.Last(t).Body)
+	}
+	a, _ := ours[2].(map[string]any)
+	if a == nil || a["content"] != nil {
+		t.Fatalf("assistant message %v, want content null or absent", ours[2])
+	}
+	delete(a, "content")
+	delete(theirs[2].(map[string]any), "content")
+	if !jsonEqualAny(ours, theirs) {
+		t.Errorf("turn 2 messages %v, want %v", ours, theirs)
+	}
+	oljsSent(t, srv2.Last(t).Body, ddjsTool0Turn2, "model", "temperature", "tools", "tool_choice", "stream", "stream_options")
+}
