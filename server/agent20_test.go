@@ -228,6 +228,20 @@ func TestAgentResultRightAfterRound(t *testing.T) {
 					if tc.wantErr {
 						t.Fatal("the run ended normally")
 					}
+					// Each round's stream names its own calls in its deltas.
+					var deltas []string
+					round := 0
+					for _, ev := range evs {
+						if ev.GetModel().GetStart() != nil {
+							round++
+						}
+						if d := ev.GetModel().GetToolCallDelta(); d != nil {
+							deltas = append(deltas, strconv.Itoa(round)+":"+d.GetCallId())
+						}
+					}
+					if strings.Join(deltas, ",") != "1:call_a,2:call_c" {
+						t.Errorf("tool call deltas by round %v", deltas)
+					}
 					if r := end.GetMessages()[4].GetParts()[0].GetToolResult(); end.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP ||
 						r.GetCallId() != "call_c" || r.GetContent() != "sunny too" {
 						t.Fatalf("end %v", end)
