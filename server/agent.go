@@ -113,12 +113,16 @@ type agentRun struct {
 	pending    map[string]string // asked, not answered: call_id to the call's tool name
 	answered   map[string]bool   // answered (a second result is a duplicate)
 	expired    map[string]bool   // given up on (tool_timeout): a late result is ignored
-	// modelPhase is set while a model call runs: a result for a call not
-	// asked for yet is kept in early until the round's calls are known (a
-	// client may answer calls whose ids it knows before they are requested,
-	// e.g. grpcurl -d @ with a file).
-	modelPhase bool
-	early      map[string]*llmrelayv1.ToolResult
+	// While no client result is awaited (pending is empty: a model call
+	// runs, MCP tools run, or the round's client results are all in), a
+	// result for a call not asked for yet is kept in early until the next
+	// round's calls are known (a client may answer calls whose ids it knows
+	// before they are requested, e.g. grpcurl -d @ with a file). Keyed to
+	// pending rather than to the loop's phase, the verdict on a result
+	// follows from the order of the client's messages alone: a result
+	// sent right after the round's last one no longer depended on whether
+	// the loop had started the next model call yet.
+	early map[string]*llmrelayv1.ToolResult
 
 	wg sync.WaitGroup
 }
@@ -152,11 +156,18 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 	if err := checkAnswered(setup.GetMessages()); err != nil {
 		return nil, err
 	}
+	// The model before the MCP servers: an unknown model (or one the
+	// caller may not use, or without tools) is the setup's first fault,
+	// and connecting to the servers (up to mcpConnectTimeout each) would
+	// only delay it, or hide it behind an unreachable server's
+	// Unavailable. The first model call checks the rest.
+	if _, _, err := g.resolve(ctx, st, setup.GetModel(), llmrelayv1.Protocol_PROTOCOL_TOOLS, "tools"); err != nil {
+		return nil, setupField(err)
+	}
 	a := &agentRun{
 		g: g, st: st, ss: ss, setup: setup, start: g.startTime(ctx), maxRounds: maxRounds,
 		clientTools: map[string]bool{}, mcpTools: map[string]*mcp.Session{},
-		halfClosed: make(chan struct{}), modelPhase: true,
-		pending: map[string]string{}, answered: map[string]bool{}, expired: map[string]bool{},
+		halfClosed: make(chan struct{}), pending: map[string]string{}, answered: map[string]bool{}, expired: map[string]bool{},
 		msgs: slices.Clone(setup.GetMessages()),
 		meta: &llmrelayv1.AgentMeta{RequestId: requestIDOf(ctx), RequestedModel: setup.GetModel(), Usage: &llmrelayv1.Usage{}},
 	}
@@ -223,6 +234,12 @@ func (a *agentRun) connectMCP() error {
 		}
 		ctx, cancel := context.WithTimeout(a.ctx, mcpConnectTimeout)
 		srv.MaxResponseBytes = a.g.limits.MaxResponseBytes
+		// A result as large as limits.max_send_message_bytes could not
+		// reach the client in its mcp_tool_execution event (nor in the
+		// conversation of end): the run failed with ResourceExhausted for
+		// what is the tool's answer. A quarter of it leaves room for the
+		// rest of the events and the round's other results.
+		srv.MaxResultBytes = a.g.limits.MaxSendMessageBytes / 4
 		s, err := mcp.Connect(ctx, srv, nil)
 		if err == nil {
 			a.sessions = append(a.sessions, s)
@@ -376,7 +393,7 @@ func (a *agentRun) accept(r *llmrelayv1.ToolResult) error {
 		return nil // too late: the model already has an error result for it
 	case a.answered[id]:
 		return invalidField("tool_result.call_id", "%q was already answered", id)
-	case a.pending[id] == "" && a.modelPhase:
+	case a.pending[id] == "" && len(a.pending) == 0:
 		if a.early[id] != nil {
 			return invalidField("tool_result.call_id", "%q was already answered", id)
 		}
@@ -438,9 +455,6 @@ func (a *agentRun) round(ctx context.Context, round int) (done bool, err error) 
 			}
 		}
 	}
-	a.mu.Lock()
-	a.modelPhase = true
-	a.mu.Unlock()
 	calls, rec, err := a.modelCall(ctx, round)
 	if err != nil {
 		return true, err
@@ -451,11 +465,26 @@ func (a *agentRun) round(ctx context.Context, round int) (done bool, err error) 
 	// into the same limit.
 	cut := cutCall(calls, rec.GetMeta().GetFinishReason())
 	if len(calls) == 0 || cut != nil || round == a.maxRounds {
-		// No tools run: a result sent ahead answers nothing.
+		// No tools run: a result sent ahead answers nothing. One for a
+		// call of this turn (a client answering from tool_call_done, or
+		// from a file) is the model's call all the same: it is left out
+		// with a warning, not taken for an unknown call_id that would
+		// fail a run about to end with its conversation.
 		a.mu.Lock()
+		var unused []string
+		for _, c := range calls {
+			if id := c.GetCallId(); a.early[id] != nil {
+				unused = append(unused, id)
+				delete(a.early, id)
+			}
+		}
 		a.results = make(chan *llmrelayv1.ToolResult, len(a.early))
 		err := a.claimEarly()
 		a.mu.Unlock()
+		if len(unused) > 0 {
+			a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: results sent for calls %s were not used: the round's calls were not run",
+				round, strings.Join(unused, ", ")))
+		}
 		if err != nil {
 			return true, err
 		}
@@ -665,9 +694,13 @@ func (a *agentRun) execute(ctx context.Context, round int, calls []*llmrelayv1.T
 			a.wg.Add(1)
 			go a.callMCP(ctx, s, c, mcpDone)
 		default:
-			// The model called a tool nobody offered: it learns so.
+			// The model called a tool nobody offered: it learns so, and
+			// so does the client (no request or execution event shows
+			// that call otherwise).
 			got[c.GetCallId()] = &llmrelayv1.ToolResult{CallId: c.GetCallId(), Name: c.GetName(), IsError: true,
 				Content: "unknown tool " + strconv.Quote(c.GetName())}
+			a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: the model called %q (call %s), which is neither a client tool nor an MCP tool of the run: it got an error result",
+				round, c.GetName(), c.GetCallId()))
 		}
 	}
 	var timeout <-chan time.Time
@@ -733,11 +766,10 @@ func (a *agentRun) execute(ctx context.Context, round int, calls []*llmrelayv1.T
 	return parts, nil
 }
 
-// claimEarly ends the model phase: results sent ahead of their calls
-// answer the calls just made pending; any other is an unknown call_id.
+// claimEarly judges the results sent ahead once a round's calls are known:
+// they answer the calls just made pending; any other is an unknown call_id.
 // Called with mu held.
 func (a *agentRun) claimEarly() error {
-	a.modelPhase = false
 	early := a.early
 	a.early = nil
 	ids := make([]string, 0, len(early))
@@ -837,6 +869,10 @@ func (a *agentRun) mcpResult(round int, o mcpOutcome) (*llmrelayv1.ToolResult, e
 	for _, om := range o.res.Omitted {
 		a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: MCP server %s, tool %s (call %s): %s omitted from the result: tool results reach the model as text",
 			round, o.session.Name(), o.call.GetName(), o.call.GetCallId(), om))
+	}
+	if o.res.CutBytes > 0 {
+		a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: MCP server %s, tool %s (call %s): result of %d bytes cut to its first %d (a quarter of limits.max_send_message_bytes)",
+			round, o.session.Name(), o.call.GetName(), o.call.GetCallId(), o.res.TextBytes, o.res.TextBytes-o.res.CutBytes))
 	}
 	return r, a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_McpToolExecution{McpToolExecution: ev}})
 }

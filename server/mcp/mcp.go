@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,6 +45,10 @@ type Server struct {
 	// MaxResponseBytes bounds each HTTP response body the server sends
 	// (an SSE event stream is one); 0: no bound.
 	MaxResponseBytes int64
+	// MaxResultBytes bounds a call's result text (Result.Content before
+	// its notes): a longer one is cut at a rune boundary, with a note
+	// saying so (Result.CutBytes); 0: no bound.
+	MaxResultBytes int
 }
 
 // scrubbed is an error whose text no longer shows the server URL's query.
@@ -565,8 +570,11 @@ type Result struct {
 	IsError bool
 	// Omitted describes the contents left out of Content (kind, MIME
 	// type, size), for the caller's warnings.
-	Omitted  []string
-	Duration time.Duration
+	Omitted []string
+	// CutBytes is how much of the result text Server.MaxResultBytes cut
+	// (0: none), of TextBytes.
+	CutBytes, TextBytes int
+	Duration            time.Duration
 }
 
 // Call calls a tool with the model's arguments (JSON text; empty means no
@@ -630,6 +638,15 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 		}
 		content = string(b)
 	}
+	// A text longer than the bound is cut (the rest would have to reach
+	// the model, and the client in the gateway's events, whole); the
+	// model is told, before the notes below, which stay whole.
+	textBytes, cut := len(content), 0
+	if bound := s.server.MaxResultBytes; bound > 0 && len(content) > bound {
+		kept := cutUTF8(content, bound)
+		cut = len(content) - len(kept)
+		content = kept + fmt.Sprintf("\n[result cut: %d of %d bytes omitted]", cut, textBytes)
+	}
 	// The model is told what it does not see, rather than handed an empty
 	// result it would take for "nothing found".
 	for _, o := range omitted {
@@ -638,7 +655,19 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 		}
 		content += "[" + o + " omitted: tool results reach the model as text]"
 	}
-	return Result{Content: content, IsError: res.IsError, Omitted: omitted, Duration: d}, nil
+	return Result{Content: content, IsError: res.IsError, Omitted: omitted, CutBytes: cut, TextBytes: textBytes, Duration: d}, nil
+}
+
+// cutUTF8 is the longest prefix of s of at most n bytes that does not
+// split a UTF-8 sequence.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // rpcCode names the JSON-RPC error code of a server's error answer, which
