@@ -950,17 +950,17 @@ func TestFault13DeadlineDuringBackoff(t *testing.T) {
 				clock := &f13Clock{block: true}
 				defaults := "defaults: {retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms}"
 				if how == "max_call_duration" {
-					defaults += ", max_call_duration: 2s"
+					defaults += ", max_call_duration: 1s"
 				}
 				c := f13Start(t, defaults+"}\n"+f.yaml, up.URL, clock)
 				req := chatReq13()
 				ctx := context.Background()
 				switch how {
 				case "call.timeout":
-					req.Call = &llmrelayv1.CallOptions{Timeout: durationpb.New(2 * time.Second)}
+					req.Call = &llmrelayv1.CallOptions{Timeout: durationpb.New(time.Second)}
 				case "client deadline":
 					var cancel context.CancelFunc
-					ctx, cancel = context.WithTimeout(ctx, 2*time.Second)
+					ctx, cancel = context.WithTimeout(ctx, time.Second)
 					defer cancel()
 				}
 				_, err := c.Chat(ctx, req)
@@ -976,7 +976,7 @@ func TestFault13DeadlineDuringBackoff(t *testing.T) {
 				}
 				st, m := f13Check(t, f, err, codes.DeadlineExceeded, "UPSTREAM_TIMEOUT", 1, 503)
 				if how == "max_call_duration" {
-					if info := errorInfoOf(st); info.GetMetadata()["maxCallDuration"] != "2s" || !strings.Contains(st.Message(), "max_call_duration") {
+					if info := errorInfoOf(st); info.GetMetadata()["maxCallDuration"] != "1s" || !strings.Contains(st.Message(), "max_call_duration") {
 						t.Errorf("status %q, ErrorInfo %v: want the bound named", st.Message(), info.GetMetadata())
 					}
 				}
