@@ -857,10 +857,12 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		}
 		var st *callState
 		id := string(tc.ID)
-		// named: the function a fragment with an id names, when it has
-		// arguments: only such a fragment after a call's arguments are
-		// whole can be another call (whole); one that repeats the id and
-		// name with no arguments adds nothing to its call.
+		// named: the function a fragment with an id names, unless it only
+		// restates its own call's id and name (no arguments but white
+		// space, at that call's index: restates): only a naming fragment
+		// after a call's arguments are whole can be another call (whole).
+		// A call opened with a reused id at another index names its
+		// function with empty arguments as any first fragment does.
 		named := ""
 		if name := fragmentName(&tc); id != "" && name != "" {
 			args := fragmentArgs(&tc)
@@ -868,7 +870,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 				meta.Warnings = append(meta.Warnings, repeatWarning(c.id))
 				continue
 			}
-			if args != "" {
+			if strings.TrimSpace(args) != "" || !s.restates(index, id, name) {
 				named = name
 			}
 		}
@@ -974,6 +976,22 @@ func (s *chatStream) repeatOf(tc *respToolCall, id, name, args string) *callStat
 		}
 	}
 	return nil
+}
+
+// restates reports whether a fragment with id naming name, at index (-1:
+// none), is at a call sent with that id and named so: the call at the
+// index, or without one the first sent with the id. Such a fragment
+// without arguments adds nothing to the call (vLLM repeats the id on
+// every fragment: testdata/tools19_vllm_id_every_chunk_stream.http; a
+// server may repeat the name too); at another index it opens a call.
+func (s *chatStream) restates(index int, id, name string) bool {
+	var c *callState
+	if index >= 0 {
+		c = s.byIndex[index]
+	} else {
+		c = s.bySent(id)
+	}
+	return c != nil && c.sent == id && c.name == name
 }
 
 // fragmentArgs is the arguments text a tool-call fragment carries.
