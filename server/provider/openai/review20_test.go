@@ -1,9 +1,11 @@
 package openai
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -88,5 +90,74 @@ func TestRestatedCallFragmentsReview20(t *testing.T) {
 			msg, _, ended := gatewayFold(t, review20Events(t, tc.body))
 			checkCalls(t, msg, ended, tc.want)
 		})
+	}
+}
+
+// TestResponsesLogprobsDeltaWithoutOutputIndexReview20: output_text
+// deltas that name their item but give no output_index carry the part's
+// logprobs once: they were kept under output index -1 and the same
+// part's list from the item and the final response (at index 0) was
+// added beside them, so every token's logprobs were relayed twice.
+func TestResponsesLogprobsDeltaWithoutOutputIndexReview20(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := func(tok string) string { return `{"token":"` + tok + `","logprob":-1,"bytes":[],"top_logprobs":[]}` }
+	item := `{"id":"msg_a","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","annotations":[],"logprobs":[` + lp("a") + `,` + lp("b") + `],"text":"ab"}]}`
+	body := `data: {"type":"response.output_item.added","output_index":0,"item":{"id":"msg_a","type":"message","status":"in_progress","role":"assistant","content":[]}}` + "\n\n" +
+		`data: {"type":"response.output_text.delta","item_id":"msg_a","content_index":0,"delta":"a","logprobs":[` + lp("a") + `]}` + "\n\n" +
+		`data: {"type":"response.output_text.delta","item_id":"msg_a","content_index":0,"delta":"b","logprobs":[` + lp("b") + `]}` + "\n\n" +
+		`data: {"type":"response.output_item.done","output_index":0,"item":` + item + `}` + "\n\n" +
+		`data: {"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[` + item + `]}}` + "\n\n"
+	evs, _, err := collect(t, respStreamFrom(p, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[[` + lp("a") + `,` + lp("b") + `]]`
+	var v any
+	if err := json.Unmarshal([]byte(want), &v); err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, _ := json.Marshal(v)
+	if got := extendedJSON(t, accFold(t, evs).Meta, extLogprobs); got != string(wantJSON) {
+		t.Errorf("logprobs\n%s\nwant\n%s", got, wantJSON)
+	}
+}
+
+// TestChatStreamLogprobsJoinedReview20: choice 0's logprobs lists are
+// joined across chunks (a chunk in another shape dropped with one
+// warning, choice 1's ignored) and reported whole, in the unary answer's
+// shape, with the finish.
+func TestChatStreamLogprobsJoinedReview20(t *testing.T) {
+	t.Parallel()
+	lp := func(tok string) string { return `{"token":"` + tok + `","logprob":-0.5,"bytes":[1],"top_logprobs":[]}` }
+	chunk := func(choices string) string {
+		return `data: {"id":"chatcmpl-r20","object":"chat.completion.chunk","choices":[` + choices + `]}` + "\n\n"
+	}
+	body := chunk(`{"index":0,"delta":{"content":"a"},"logprobs":{"content":[`+lp("a")+`]},"finish_reason":null},{"index":1,"delta":{"content":"z"},"logprobs":{"content":[`+lp("z")+`]},"finish_reason":null}`) +
+		chunk(`{"index":0,"delta":{"content":"?"},"logprobs":{"tokens":["?"]},"finish_reason":null}`) +
+		chunk(`{"index":0,"delta":{"content":"b"},"logprobs":{"content":[ `+lp("b")+` ],"refusal":null},"finish_reason":null}`) +
+		chunk(`{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}`) + "data: [DONE]\n\n"
+	evs := review20Events(t, body)
+	m := accFold(t, evs).Meta
+	want := `{"content":[` + lp("a") + `,` + lp("b") + `],"refusal":null}`
+	var v any
+	if err := json.Unmarshal([]byte(want), &v); err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, _ := json.Marshal(v)
+	if got := extendedJSON(t, m, extLogprobs); got != string(wantJSON) {
+		t.Errorf("logprobs\n%s\nwant\n%s", got, wantJSON)
+	}
+	n := 0
+	for _, w := range m.GetWarnings() {
+		if strings.Contains(w, "logprobs") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("warnings %q, want one about the logprobs shape", m.GetWarnings())
 	}
 }

@@ -634,64 +634,56 @@ func (s *chatStream) noteSeed(meta *llmrelayv1.ResponseMeta, raw json.RawMessage
 // and at the end (testdata/real_oljs_openai_logprobs_stream.http); before
 // this, streamed logprobs were read and dropped.
 type streamLogprobs struct {
-	content, refusal []json.RawMessage
-	// sawContent, sawRefusal: a chunk had the key (null or a list);
-	// listContent, listRefusal: a list (maybe empty) was received.
-	sawContent, sawRefusal   bool
-	listContent, listRefusal bool
-	pending, warned          bool
-	size                     int
+	// entries: the content and refusal lists' entries so far, joined
+	// (logprobBudget.joinEntries); saw: a chunk had the key (null or a
+	// list); list: a list (maybe empty) was received.
+	entries   [2]bytes.Buffer
+	saw, list [2]bool
+	pending   bool
+	logprobBudget
 }
+
+// logprobKeys are the keys of a chat logprobs object, in the order of
+// streamLogprobs' lists.
+var logprobKeys = [2]string{"content", "refusal"}
 
 // merge adds one chunk's logprobs to the lists. Another shape (a key
 // other than content and refusal, a value neither a list nor null) is
 // dropped with one warning.
 func (l *streamLogprobs) merge(raw json.RawMessage, meta *llmrelayv1.ResponseMeta) {
 	var obj map[string]json.RawMessage
-	bad := json.Unmarshal(raw, &obj) != nil || obj == nil
+	var lists [2][]json.RawMessage
+	var sent, null [2]bool
+	ok := json.Unmarshal(raw, &obj) == nil && obj != nil
 	for k, v := range obj {
-		var list []json.RawMessage
-		if (k != "content" && k != "refusal") || json.Unmarshal(v, &list) != nil {
-			bad = true
+		i := 0
+		if k == logprobKeys[1] {
+			i = 1
+		}
+		if k != logprobKeys[i] || json.Unmarshal(v, &lists[i]) != nil {
+			ok = false
 			break
 		}
+		sent[i], null[i] = true, !isPresent(v)
 	}
-	if !bad {
-		for _, k := range [...]string{"content", "refusal"} {
-			v, ok := obj[k]
-			if !ok {
-				continue
-			}
-			dst, saw, has := &l.content, &l.sawContent, &l.listContent
-			if k == "refusal" {
-				dst, saw, has = &l.refusal, &l.sawRefusal, &l.listRefusal
-			}
-			if !*saw {
-				*saw, l.pending = true, true
-			}
-			if !isPresent(v) {
-				continue
-			}
-			var list []json.RawMessage
-			_ = json.Unmarshal(v, &list) // checked above
-			*has, l.pending = true, true
-			for _, e := range list {
-				if l.size += len(e); l.size > maxStreamLogprobBytes {
-					l.warn(meta, fmt.Sprintf("streamed logprobs beyond %d bytes dropped", maxStreamLogprobBytes))
-					return
-				}
-				*dst = append(*dst, append(json.RawMessage(nil), e...))
-			}
-		}
+	if !ok {
+		l.warn(meta, "streamed logprobs in a shape other than {content, refusal} lists dropped")
 		return
 	}
-	l.warn(meta, "streamed logprobs in a shape other than {content, refusal} lists dropped")
-}
-
-func (l *streamLogprobs) warn(meta *llmrelayv1.ResponseMeta, w string) {
-	if !l.warned {
-		l.warned = true
-		meta.Warnings = append(meta.Warnings, w)
+	for i := range lists {
+		if !sent[i] {
+			continue
+		}
+		if !l.saw[i] {
+			l.saw[i], l.pending = true, true
+		}
+		if null[i] {
+			continue
+		}
+		l.list[i], l.pending = true, true
+		if !l.joinEntries(&l.entries[i], lists[i], meta) {
+			return
+		}
 	}
 }
 
@@ -705,29 +697,20 @@ func (s *chatStream) flushLogprobs() {
 	l.pending = false
 	var b bytes.Buffer
 	b.WriteByte('{')
-	list := func(key string, saw, has bool, entries []json.RawMessage) {
-		if !saw {
-			return
+	for i, key := range logprobKeys {
+		if !l.saw[i] {
+			continue
 		}
 		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
-		b.WriteString(key)
-		if !has {
+		b.WriteString(`"` + key + `":`)
+		if !l.list[i] {
 			b.WriteString("null")
-			return
+			continue
 		}
-		b.WriteByte('[')
-		for i, e := range entries {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.Write(e)
-		}
-		b.WriteByte(']')
+		writeList(&b, &l.entries[i])
 	}
-	list(`"content":`, l.sawContent, l.listContent, l.content)
-	list(`"refusal":`, l.sawRefusal, l.listRefusal, l.refusal)
 	b.WriteByte('}')
 	meta := &llmrelayv1.ResponseMeta{}
 	setExtendedJSON(meta, extLogprobs, b.Bytes())
