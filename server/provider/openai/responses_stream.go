@@ -289,7 +289,9 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 		}
 	case "response.output_text.delta", "response.refusal.delta":
 		s.textDelta(typ, ev.ItemID, deltaText(ev.Delta), ev.Delta, partIndex(ev.ContentIndex))
-		if typ == "response.output_text.delta" && isPresent(ev.Logprobs) {
+		if typ == "response.output_text.delta" && isPresent(ev.Logprobs) && string(bytes.TrimSpace(ev.Logprobs)) != "[]" {
+			// OpenAI sends "logprobs": [] on every delta when none were
+			// asked: nothing to read.
 			s.logprobs(&ev, s.lp.delta)
 		}
 	case "response.output_text.done":
