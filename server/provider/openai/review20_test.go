@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrelay/llmrelay/fold"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
@@ -160,4 +161,106 @@ func TestChatStreamLogprobsJoinedReview20(t *testing.T) {
 	if n != 1 {
 		t.Errorf("warnings %q, want one about the logprobs shape", m.GetWarnings())
 	}
+}
+
+// namedEveryFragmentBody is a stream of one call sent with its id and
+// name on every fragment, its arguments n objects of a list, each
+// fragment ending in "}".
+func namedEveryFragmentBody(n int) string {
+	var sb strings.Builder
+	frag := func(args string) {
+		sb.WriteString(`data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"write","arguments":` + strconv.Quote(args) + `}}]}}]}` + "\n\n")
+	}
+	frag(`{"items":[{"a":0}`)
+	for i := 1; i < n; i++ {
+		frag(`,{"a":` + strconv.Itoa(i) + `}`)
+	}
+	frag(`]}`)
+	sb.WriteString(`data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n")
+	return sb.String()
+}
+
+// BenchmarkNamedEveryFragmentReview20: ns per fragment of a call whose
+// every fragment repeats its id and name and ends in "}", at two sizes:
+// flat when reading is linear.
+func BenchmarkNamedEveryFragmentReview20(b *testing.B) {
+	p, err := New(testKey)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1000, 10000} {
+		body := namedEveryFragmentBody(n)
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				s := streamFrom(p, body)
+				for {
+					if _, err := s.Recv(); err != nil {
+						if !errors.Is(err, io.EOF) {
+							b.Fatal(err)
+						}
+						break
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/fragment")
+		})
+	}
+}
+
+// TestNamedEveryFragmentLinearReview20: a call whose every fragment
+// names its id and function and ends in "}" has its arguments parsed
+// (callState.whole) only once they are closed, not at every fragment:
+// round 20's repeat handling asked whole at each such fragment, twice,
+// and reading 10,000 of them (100 KB) took 4.6 s.
+func TestNamedEveryFragmentLinearReview20(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 2000
+	s := streamFrom(p, namedEveryFragmentBody(n))
+	var evs []*provider.Event
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	var items []string
+	for i := range n {
+		items = append(items, `{"a":`+strconv.Itoa(i)+`}`)
+	}
+	msg, _, ended := gatewayFold(t, evs)
+	checkCalls(t, msg, ended, []wantCall{{"call_1", "write", `{"items":[` + strings.Join(items, ",") + `]}`, true, "end"}})
+	if len(s.order) != 1 || s.order[0].parses > 2 {
+		t.Errorf("arguments parsed %d times for %d fragments", s.order[0].parses, n)
+	}
+}
+
+// FuzzArgsScanReview20: argsScan only filters: every text that parses as
+// a JSON object is closed, fed whole or in two pieces alike.
+func FuzzArgsScanReview20(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `{"a":"}"}`, `{"a":"\"}"}`, `{"a":[{"b":"\\"}]}`, ` {} `, `{"a":1}}`, `]{}`, `{"é":"日本"}`} {
+		f.Add(s, len(s)/2)
+	}
+	f.Fuzz(func(t *testing.T, s string, cut int) {
+		var whole, split argsScan
+		whole.feed(s)
+		if cut < 0 || cut > len(s) {
+			cut = len(s)
+		}
+		split.feed(s[:cut])
+		split.feed(s[cut:])
+		if whole != split {
+			t.Fatalf("%q fed whole %+v, in two at %d %+v", s, whole, cut, split)
+		}
+		if fold.ValidArguments(s) && !whole.closed() {
+			t.Fatalf("%q parses but is not closed: %+v", s, whole)
+		}
+	})
 }
