@@ -28,18 +28,11 @@ func review20Events(t *testing.T, body string) []*provider.Event {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := streamFrom(p, body)
-	var evs []*provider.Event
-	for {
-		ev, err := s.Recv()
-		if errors.Is(err, io.EOF) {
-			return evs
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, ev)
+	evs, _, err := collect(t, streamFrom(p, body))
+	if err != nil {
+		t.Fatal(err)
 	}
+	return evs
 }
 
 // TestRestatedCallFragmentsReview20: a fragment naming its function
@@ -220,16 +213,9 @@ func TestNamedEveryFragmentLinearReview20(t *testing.T) {
 	}
 	const n = 2000
 	s := streamFrom(p, namedEveryFragmentBody(n))
-	var evs []*provider.Event
-	for {
-		ev, err := s.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, ev)
+	evs, _, err := collect(t, s)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var items []string
 	for i := range n {
