@@ -346,7 +346,7 @@ func (s *chatStream) handle(data []byte) {
 	if hasReasoningString(c) && provider.HasSurrogateEscape(t) {
 		s.reasoningTokens(t)
 	}
-	if isPresent(c.Error) {
+	if sent(c.Error) {
 		e := s.p.errorFromObject(c.Error, http.StatusOK, s.model, nil)
 		if c.ChunkExtras != nil {
 			// text-generation-inference's classification beside a string
@@ -450,7 +450,8 @@ func (s *chatStream) handle(data []byte) {
 	var finishMeta *llmrelayv1.ResponseMeta
 	var cut *provider.Error
 	native := ""
-	for i, ch := range c.Choices {
+	for i := range c.Choices {
+		ch := &c.Choices[i]
 		if ch.Index != 0 {
 			if r := s.rareOf(); !r.ignoredChoices[int64(ch.Index)] {
 				if r.ignoredChoices == nil {
@@ -467,19 +468,21 @@ func (s *chatStream) handle(data []byte) {
 				return
 			}
 		}
-		if isPresent(ch.ContentFilterResults) {
+		if sent(ch.ContentFilterResults) {
 			s.mergeContentFilter(ch.ContentFilterResults, meta)
 		}
-		if isPresent(ch.Logprobs) {
+		if sent(ch.Logprobs) {
 			s.rareOf().logprobs.merge(ch.Logprobs, meta)
 		}
-		if isPresent(ch.StopReason) || isPresent(ch.MatchedStop) {
+		if sent(ch.StopReason) || sent(ch.MatchedStop) {
 			// What ended the answer (vLLM's stop_reason, SGLang's
 			// matched_stop), sent with the finish reason.
 			setStopMatch(meta, ch.StopReason, ch.MatchedStop)
 		}
-		s.noteSeed(meta, ch.Seed)
-		if isPresent(ch.ContentFilterResult) {
+		if sent(ch.Seed) {
+			s.noteSeed(meta, ch.Seed)
+		}
+		if sent(ch.ContentFilterResult) {
 			if r := s.rareOf(); string(ch.ContentFilterResult) != r.filterResult {
 				r.filterResult = string(ch.ContentFilterResult)
 				setContentFilterResult(meta, ch.ContentFilterResult)
