@@ -536,9 +536,9 @@ func isPresent(raw json.RawMessage) bool {
 	return len(t) > 0 && string(t) != "null"
 }
 
-// sent is isPresent, inlined for what a chunk's fields hold most often
-// (absent, or the "null" the fast decoder keeps): the stream loop asks
-// it of every chunk's choice.
+// sent is isPresent, deciding what a chunk's fields hold most often
+// (absent, or the "null" the fast decoder keeps) without trimming: the
+// stream loop asks it of every chunk's choice.
 func sent(raw json.RawMessage) bool {
 	return len(raw) != 0 && string(raw) != "null" && isPresent(raw)
 }

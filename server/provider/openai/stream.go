@@ -718,7 +718,7 @@ var logprobKeys = [2]string{"content", "refusal"}
 func (l *streamLogprobs) merge(raw json.RawMessage, meta *llmrelayv1.ResponseMeta) {
 	var obj map[string]json.RawMessage
 	var lists [2][]json.RawMessage
-	var sent, null [2]bool
+	var has, null [2]bool
 	ok := json.Unmarshal(raw, &obj) == nil && obj != nil
 	for k, v := range obj {
 		i := 0
@@ -729,14 +729,14 @@ func (l *streamLogprobs) merge(raw json.RawMessage, meta *llmrelayv1.ResponseMet
 			ok = false
 			break
 		}
-		sent[i], null[i] = true, !isPresent(v)
+		has[i], null[i] = true, !isPresent(v)
 	}
 	if !ok {
 		l.warn(meta, "streamed logprobs in a shape other than {content, refusal} lists dropped")
 		return
 	}
 	for i := range lists {
-		if !sent[i] {
+		if !has[i] {
 			continue
 		}
 		if !l.saw[i] {
