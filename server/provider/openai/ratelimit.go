@@ -105,8 +105,10 @@ func pickWindow(h http.Header, what string) *rateWindow {
 // sent of each (the reset as sent, a duration from the response's Date);
 // nil when neither count was sent.
 func inputImagesLimit(h http.Header) map[string]any {
-	limit := headerInt(h, "x-ratelimit-limit-input-images")
-	remaining := headerInt(h, "x-ratelimit-remaining-input-images")
+	// Canonical names: h.Get allocates to canonicalize any other (this
+	// runs on every answer).
+	limit := headerInt(h, "X-Ratelimit-Limit-Input-Images")
+	remaining := headerInt(h, "X-Ratelimit-Remaining-Input-Images")
 	if limit == nil && remaining == nil {
 		return nil
 	}
@@ -117,7 +119,7 @@ func inputImagesLimit(h http.Header) map[string]any {
 	if remaining != nil {
 		b["remaining"] = *remaining
 	}
-	if v := strings.TrimSpace(h.Get("x-ratelimit-reset-input-images")); v != "" {
+	if v := strings.TrimSpace(h.Get("X-Ratelimit-Reset-Input-Images")); v != "" {
 		b["reset"] = validUTF8(v)
 	}
 	return b
@@ -139,13 +141,19 @@ func sizeLimitExtras(h http.Header) map[string]any {
 		}
 		b[k] = v
 	}
-	if n := headerInt(h, "ratelimitbysize-query-cost"); n != nil {
+	if n := headerInt(h, "Ratelimitbysize-Query-Cost"); n != nil {
 		set("query_cost", *n)
 	}
+	const prefix = "x-ratelimitbysize-"
 	for name := range h {
-		lower := strings.ToLower(name)
-		for _, f := range [...]string{"limit", "remaining"} {
-			window, ok := strings.CutPrefix(lower, "x-ratelimitbysize-"+f+"-")
+		// Every answer's headers are scanned: only the names with the
+		// prefix are lowered (an allocation each).
+		if len(name) <= len(prefix) || !strings.EqualFold(name[:len(prefix)], prefix) {
+			continue
+		}
+		rest := strings.ToLower(name[len(prefix):])
+		for _, f := range [...]string{"limit-", "remaining-"} {
+			window, ok := strings.CutPrefix(rest, f)
 			if !ok || window == "" {
 				continue
 			}
@@ -158,7 +166,7 @@ func sizeLimitExtras(h http.Header) map[string]any {
 				w = map[string]any{}
 				set(window, w)
 			}
-			w[f] = *n
+			w[strings.TrimSuffix(f, "-")] = *n
 		}
 	}
 	return b

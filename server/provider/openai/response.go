@@ -536,6 +536,13 @@ func isPresent(raw json.RawMessage) bool {
 	return len(t) > 0 && string(t) != "null"
 }
 
+// sent is isPresent, deciding what a chunk's fields hold most often
+// (absent, or the "null" the fast decoder keeps) without trimming: the
+// stream loop asks it of every chunk's choice.
+func sent(raw json.RawMessage) bool {
+	return len(raw) != 0 && string(raw) != "null" && isPresent(raw)
+}
+
 // setContentFilterResult reports a choice's Azure content_filter_result
 // (singular) in meta.extended, and warns when it says the completion
 // filter failed: the text was not screened, which a caller relying on

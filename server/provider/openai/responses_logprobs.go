@@ -3,7 +3,6 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"sort"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -27,8 +26,8 @@ import (
 type respLogprobs struct {
 	parts map[respPartKey]*respLogprobPart
 	// any: some part has a non-empty list.
-	any, warned bool
-	size        int
+	any bool
+	logprobBudget
 }
 
 // respPartKey is an output_text part's place: its item's output index
@@ -38,8 +37,9 @@ type respPartKey struct{ output, content int64 }
 type respLogprobPart struct {
 	// deltas: the entries of the part's delta events; whole: the part's
 	// complete list from a done event, an item or the final response,
-	// used when no delta carried any.
-	deltas, whole []json.RawMessage
+	// used when no delta carried any; each joined
+	// (logprobBudget.joinEntries).
+	deltas, whole bytes.Buffer
 }
 
 // part returns the record of the part at k, made at the first use; nil
@@ -59,7 +59,7 @@ func (l *respLogprobs) part(k respPartKey) *respLogprobPart {
 	return p
 }
 
-// list reads a logprobs value: its entries, and a warning when it is
+// logprobList reads a logprobs value: its entries, and a warning when it is
 // present but not an array.
 func logprobList(raw json.RawMessage) ([]json.RawMessage, string) {
 	if !isPresent(raw) {
@@ -72,25 +72,11 @@ func logprobList(raw json.RawMessage) ([]json.RawMessage, string) {
 	return list, ""
 }
 
-// keep copies entries into dst within the size bound; false (with the
-// bound's warning in meta) when the bound was passed.
-func (l *respLogprobs) keep(dst *[]json.RawMessage, entries []json.RawMessage, meta *llmrelayv1.ResponseMeta) bool {
-	for _, e := range entries {
-		if l.size += len(e); l.size > maxStreamLogprobBytes {
-			l.warn(meta, fmt.Sprintf("logprobs beyond %d bytes dropped", maxStreamLogprobBytes))
-			return false
-		}
-		*dst = append(*dst, append(json.RawMessage(nil), bytes.TrimSpace(e)...))
-		l.any = true
-	}
-	return true
-}
-
-func (l *respLogprobs) warn(meta *llmrelayv1.ResponseMeta, w string) {
-	if !l.warned {
-		l.warned = true
-		meta.Warnings = append(meta.Warnings, w)
-	}
+// keep joins entries into dst within the budget (joinEntries).
+func (l *respLogprobs) keep(dst *bytes.Buffer, entries []json.RawMessage, meta *llmrelayv1.ResponseMeta) {
+	n := dst.Len()
+	l.joinEntries(dst, entries, meta)
+	l.any = l.any || dst.Len() > n
 }
 
 // delta adds a delta event's logprobs to the part at k.
@@ -117,7 +103,7 @@ func (l *respLogprobs) whole(k respPartKey, raw json.RawMessage, meta *llmrelayv
 		l.warn(meta, warn)
 	}
 	p := l.part(k)
-	if p == nil || len(p.deltas) > 0 || len(p.whole) > 0 {
+	if p == nil || p.deltas.Len() > 0 || p.whole.Len() > 0 {
 		return
 	}
 	l.keep(&p.whole, list, meta)
@@ -166,18 +152,11 @@ func (l *respLogprobs) set(meta *llmrelayv1.ResponseMeta) {
 			b.WriteByte(',')
 		}
 		p := l.parts[k]
-		entries := p.deltas
-		if len(entries) == 0 {
-			entries = p.whole
+		entries := &p.deltas
+		if entries.Len() == 0 {
+			entries = &p.whole
 		}
-		b.WriteByte('[')
-		for j, e := range entries {
-			if j > 0 {
-				b.WriteByte(',')
-			}
-			b.Write(e)
-		}
-		b.WriteByte(']')
+		writeList(&b, entries)
 	}
 	b.WriteByte(']')
 	setExtendedJSON(meta, extLogprobs, b.Bytes())

@@ -289,7 +289,9 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 		}
 	case "response.output_text.delta", "response.refusal.delta":
 		s.textDelta(typ, ev.ItemID, deltaText(ev.Delta), ev.Delta, partIndex(ev.ContentIndex))
-		if typ == "response.output_text.delta" && isPresent(ev.Logprobs) {
+		if typ == "response.output_text.delta" && isPresent(ev.Logprobs) && string(bytes.TrimSpace(ev.Logprobs)) != "[]" {
+			// OpenAI sends "logprobs": [] on every delta when none were
+			// asked: nothing to read.
 			s.logprobs(&ev, s.lp.delta)
 		}
 	case "response.output_text.done":
@@ -406,11 +408,21 @@ func (s *responsesStream) textDelta(typ, itemID, d string, raw json.RawMessage, 
 
 // logprobs hands an output_text delta or done event's logprobs to add
 // (respLogprobs.delta or .whole), keyed by the event's output and
-// content indexes (-1 for one it lacks); a warning it gives is queued.
+// content indexes: an event without output_index takes its item's (the
+// index an earlier event gave the item id), else -1; the part's list
+// from the item and the final response, keyed by their index, would be
+// relayed again beside it. A warning add gives is queued.
 func (s *responsesStream) logprobs(ev *respEvent, add func(respPartKey, json.RawMessage, *llmrelayv1.ResponseMeta)) {
 	k := respPartKey{-1, partIndex(ev.ContentIndex)}
 	if ev.OutputIndex != nil {
 		k.output = int64(*ev.OutputIndex)
+	} else if ev.ItemID != "" {
+		for i, id := range s.itemAt {
+			if id == ev.ItemID {
+				k.output = i
+				break
+			}
+		}
 	}
 	meta := &llmrelayv1.ResponseMeta{}
 	add(k, ev.Logprobs, meta)

@@ -168,6 +168,11 @@ type callState struct {
 	// args is the arguments text so far: a named fragment after it is
 	// whole is another call (startsAnother, whole).
 	args *strings.Builder
+	// scan follows args' nesting (argsScan): whole parses args only
+	// when they are closed; parses counts the times it did (a test holds
+	// them few).
+	scan   argsScan
+	parses int
 }
 
 // startsAnother reports whether a fragment without id that names a
@@ -193,12 +198,69 @@ func (st *callState) startsAnother(name string) bool {
 // calls, not one with `{"a":1}{"b":2}` (the later is re-keyed, as the
 // unary answer re-keys it).
 func (st *callState) whole(name string) bool {
-	if name == "" || !st.named || st.args == nil {
+	if name == "" || !st.named || st.args == nil || !st.scan.closed() {
 		return false
 	}
 	args := strings.TrimRight(st.args.String(), " \t\r\n")
-	return strings.HasSuffix(args, "}") && fold.ValidArguments(args)
+	if !strings.HasSuffix(args, "}") {
+		return false
+	}
+	st.parses++
+	return fold.ValidArguments(args)
 }
+
+// addArgs appends arguments text to the call's.
+func (st *callState) addArgs(a string) {
+	st.args.WriteString(a)
+	st.scan.feed(a)
+}
+
+// argsScan follows the nesting of a call's arguments text as it grows:
+// the brackets outside strings. A whole JSON object is closed (opened,
+// back to depth 0, not in a string), so whole parses only closed text:
+// once per call as a server sends it. Without it, a call whose every
+// fragment names its id and function (repeatOf and call ask whole at
+// each) and ends in "}" had its text parsed again at each fragment
+// (quadratic: 4.6 s for 10,000 fragments, 100 KB).
+type argsScan struct {
+	depth              int
+	opened, inStr, esc bool
+	// broken: a closing bracket without its opening; no text that
+	// continues it is a JSON object.
+	broken bool
+}
+
+func (a *argsScan) feed(s string) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if a.inStr {
+			switch {
+			case a.esc:
+				a.esc = false
+			case c == '\\':
+				a.esc = true
+			case c == '"':
+				a.inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			a.inStr = true
+		case '{', '[':
+			a.depth++
+			a.opened = true
+		case '}', ']':
+			if a.depth--; a.depth < 0 {
+				a.broken = true
+			}
+		}
+	}
+}
+
+// closed reports whether the text could be a whole JSON value: it opened
+// a bracket, closed every one it opened and ends outside a string.
+func (a *argsScan) closed() bool { return a.opened && a.depth == 0 && !a.inStr && !a.broken }
 
 func (p *Provider) newStream(resp *http.Response, model string, warnings []string, sec secrets) *chatStream {
 	// The tool-call and content-filter maps are made when first needed:
@@ -284,7 +346,7 @@ func (s *chatStream) handle(data []byte) {
 	if hasReasoningString(c) && provider.HasSurrogateEscape(t) {
 		s.reasoningTokens(t)
 	}
-	if isPresent(c.Error) {
+	if sent(c.Error) {
 		e := s.p.errorFromObject(c.Error, http.StatusOK, s.model, nil)
 		if c.ChunkExtras != nil {
 			// text-generation-inference's classification beside a string
@@ -388,7 +450,8 @@ func (s *chatStream) handle(data []byte) {
 	var finishMeta *llmrelayv1.ResponseMeta
 	var cut *provider.Error
 	native := ""
-	for i, ch := range c.Choices {
+	for i := range c.Choices {
+		ch := &c.Choices[i]
 		if ch.Index != 0 {
 			if r := s.rareOf(); !r.ignoredChoices[int64(ch.Index)] {
 				if r.ignoredChoices == nil {
@@ -405,19 +468,21 @@ func (s *chatStream) handle(data []byte) {
 				return
 			}
 		}
-		if isPresent(ch.ContentFilterResults) {
+		if sent(ch.ContentFilterResults) {
 			s.mergeContentFilter(ch.ContentFilterResults, meta)
 		}
-		if isPresent(ch.Logprobs) {
+		if sent(ch.Logprobs) {
 			s.rareOf().logprobs.merge(ch.Logprobs, meta)
 		}
-		if isPresent(ch.StopReason) || isPresent(ch.MatchedStop) {
+		if sent(ch.StopReason) || sent(ch.MatchedStop) {
 			// What ended the answer (vLLM's stop_reason, SGLang's
 			// matched_stop), sent with the finish reason.
 			setStopMatch(meta, ch.StopReason, ch.MatchedStop)
 		}
-		s.noteSeed(meta, ch.Seed)
-		if isPresent(ch.ContentFilterResult) {
+		if sent(ch.Seed) {
+			s.noteSeed(meta, ch.Seed)
+		}
+		if sent(ch.ContentFilterResult) {
 			if r := s.rareOf(); string(ch.ContentFilterResult) != r.filterResult {
 				r.filterResult = string(ch.ContentFilterResult)
 				setContentFilterResult(meta, ch.ContentFilterResult)
@@ -634,64 +699,56 @@ func (s *chatStream) noteSeed(meta *llmrelayv1.ResponseMeta, raw json.RawMessage
 // and at the end (testdata/real_oljs_openai_logprobs_stream.http); before
 // this, streamed logprobs were read and dropped.
 type streamLogprobs struct {
-	content, refusal []json.RawMessage
-	// sawContent, sawRefusal: a chunk had the key (null or a list);
-	// listContent, listRefusal: a list (maybe empty) was received.
-	sawContent, sawRefusal   bool
-	listContent, listRefusal bool
-	pending, warned          bool
-	size                     int
+	// entries: the content and refusal lists' entries so far, joined
+	// (logprobBudget.joinEntries); saw: a chunk had the key (null or a
+	// list); list: a list (maybe empty) was received.
+	entries   [2]bytes.Buffer
+	saw, list [2]bool
+	pending   bool
+	logprobBudget
 }
+
+// logprobKeys are the keys of a chat logprobs object, in the order of
+// streamLogprobs' lists.
+var logprobKeys = [2]string{"content", "refusal"}
 
 // merge adds one chunk's logprobs to the lists. Another shape (a key
 // other than content and refusal, a value neither a list nor null) is
 // dropped with one warning.
 func (l *streamLogprobs) merge(raw json.RawMessage, meta *llmrelayv1.ResponseMeta) {
 	var obj map[string]json.RawMessage
-	bad := json.Unmarshal(raw, &obj) != nil || obj == nil
+	var lists [2][]json.RawMessage
+	var has, null [2]bool
+	ok := json.Unmarshal(raw, &obj) == nil && obj != nil
 	for k, v := range obj {
-		var list []json.RawMessage
-		if (k != "content" && k != "refusal") || json.Unmarshal(v, &list) != nil {
-			bad = true
+		i := 0
+		if k == logprobKeys[1] {
+			i = 1
+		}
+		if k != logprobKeys[i] || json.Unmarshal(v, &lists[i]) != nil {
+			ok = false
 			break
 		}
+		has[i], null[i] = true, !isPresent(v)
 	}
-	if !bad {
-		for _, k := range [...]string{"content", "refusal"} {
-			v, ok := obj[k]
-			if !ok {
-				continue
-			}
-			dst, saw, has := &l.content, &l.sawContent, &l.listContent
-			if k == "refusal" {
-				dst, saw, has = &l.refusal, &l.sawRefusal, &l.listRefusal
-			}
-			if !*saw {
-				*saw, l.pending = true, true
-			}
-			if !isPresent(v) {
-				continue
-			}
-			var list []json.RawMessage
-			_ = json.Unmarshal(v, &list) // checked above
-			*has, l.pending = true, true
-			for _, e := range list {
-				if l.size += len(e); l.size > maxStreamLogprobBytes {
-					l.warn(meta, fmt.Sprintf("streamed logprobs beyond %d bytes dropped", maxStreamLogprobBytes))
-					return
-				}
-				*dst = append(*dst, append(json.RawMessage(nil), e...))
-			}
-		}
+	if !ok {
+		l.warn(meta, "streamed logprobs in a shape other than {content, refusal} lists dropped")
 		return
 	}
-	l.warn(meta, "streamed logprobs in a shape other than {content, refusal} lists dropped")
-}
-
-func (l *streamLogprobs) warn(meta *llmrelayv1.ResponseMeta, w string) {
-	if !l.warned {
-		l.warned = true
-		meta.Warnings = append(meta.Warnings, w)
+	for i := range lists {
+		if !has[i] {
+			continue
+		}
+		if !l.saw[i] {
+			l.saw[i], l.pending = true, true
+		}
+		if null[i] {
+			continue
+		}
+		l.list[i], l.pending = true, true
+		if !l.joinEntries(&l.entries[i], lists[i], meta) {
+			return
+		}
 	}
 }
 
@@ -705,29 +762,20 @@ func (s *chatStream) flushLogprobs() {
 	l.pending = false
 	var b bytes.Buffer
 	b.WriteByte('{')
-	list := func(key string, saw, has bool, entries []json.RawMessage) {
-		if !saw {
-			return
+	for i, key := range logprobKeys {
+		if !l.saw[i] {
+			continue
 		}
 		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
-		b.WriteString(key)
-		if !has {
+		b.WriteString(`"` + key + `":`)
+		if !l.list[i] {
 			b.WriteString("null")
-			return
+			continue
 		}
-		b.WriteByte('[')
-		for i, e := range entries {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.Write(e)
-		}
-		b.WriteByte(']')
+		writeList(&b, &l.entries[i])
 	}
-	list(`"content":`, l.sawContent, l.listContent, l.content)
-	list(`"refusal":`, l.sawRefusal, l.listRefusal, l.refusal)
 	b.WriteByte('}')
 	meta := &llmrelayv1.ResponseMeta{}
 	setExtendedJSON(meta, extLogprobs, b.Bytes())
@@ -857,10 +905,12 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		}
 		var st *callState
 		id := string(tc.ID)
-		// named: the function a fragment with an id names, when it has
-		// arguments: only such a fragment after a call's arguments are
-		// whole can be another call (whole); one that repeats the id and
-		// name with no arguments adds nothing to its call.
+		// named: the function a fragment with an id names, unless it only
+		// restates its own call's id and name (no arguments but white
+		// space, at that call's index: restates): only a naming fragment
+		// after a call's arguments are whole can be another call (whole).
+		// A call opened with a reused id at another index names its
+		// function with empty arguments as any first fragment does.
 		named := ""
 		if name := fragmentName(&tc); id != "" && name != "" {
 			args := fragmentArgs(&tc)
@@ -868,7 +918,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 				meta.Warnings = append(meta.Warnings, repeatWarning(c.id))
 				continue
 			}
-			if args != "" {
+			if strings.TrimSpace(args) != "" || !s.restates(index, id, name) {
 				named = name
 			}
 		}
@@ -901,7 +951,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 			name, args = tc.Custom.Name, tc.Custom.Input
 		}
 		if st.args != nil {
-			st.args.WriteString(args)
+			st.addArgs(args)
 		}
 		st.textAfter = false
 		ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: args, Signature: tc.ExtraContent.signature()}
@@ -940,7 +990,7 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 		r.legacyCall = st
 	}
 	ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: st.arguments(fc)}
-	st.args.WriteString(ev.Arguments)
+	st.addArgs(ev.Arguments)
 	st.textAfter = false
 	if !st.named && fc.Name != "" {
 		ev.Name, st.named = fc.Name, true
@@ -976,6 +1026,22 @@ func (s *chatStream) repeatOf(tc *respToolCall, id, name, args string) *callStat
 	return nil
 }
 
+// restates reports whether a fragment with id naming name, at index (-1:
+// none), is at a call sent with that id and named so: the call at the
+// index, or without one the first sent with the id. Such a fragment
+// without arguments adds nothing to the call (vLLM repeats the id on
+// every fragment: testdata/tools19_vllm_id_every_chunk_stream.http; a
+// server may repeat the name too); at another index it opens a call.
+func (s *chatStream) restates(index int, id, name string) bool {
+	var c *callState
+	if index >= 0 {
+		c = s.byIndex[index]
+	} else {
+		c = s.bySent(id)
+	}
+	return c != nil && c.sent == id && c.name == name
+}
+
 // fragmentArgs is the arguments text a tool-call fragment carries.
 func fragmentArgs(tc *respToolCall) string {
 	switch {
@@ -989,7 +1055,7 @@ func fragmentArgs(tc *respToolCall) string {
 
 // call finds or opens the call of a tool-call delta. index is -1 when the
 // delta has none; name is the function the fragment names ("": none, or
-// a fragment without arguments).
+// one restating its call's id and name without arguments: restates).
 func (s *chatStream) call(index int, id, name string, meta *llmrelayv1.ResponseMeta) *callState {
 	var cur *callState
 	if index >= 0 {

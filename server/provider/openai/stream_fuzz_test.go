@@ -77,7 +77,7 @@ type refToolCall struct {
 // call at its index unless it names another id (a new call there); each
 // call's first fragment names its id. A fragment with the id of a call
 // whose arguments are whole, naming a function, with arguments of its
-// own, is that call again when it names its function with the same JSON
+// own (or naming another function), is that call again when it names its function with the same JSON
 // arguments (dropped: not relayed), otherwise a second call at that
 // index, keyed by a made id (provider.MadeCallID). ok is false for any
 // other stream; unsure is set when a fragment the reference did not
@@ -99,7 +99,8 @@ type refCall struct {
 // whether it repeats a call whole (its arguments are not relayed).
 func (r *refCalls) add(tc *refToolCall, fn bool, name, args string) (repeat bool) {
 	id, okID := refString(tc.ID)
-	named := okID && id != "" && name != "" && args != ""
+	hasArgs := strings.TrimSpace(args) != ""
+	named := okID && id != "" && name != "" && hasArgs
 	defer func() {
 		if okID && id != "" {
 			r.seen[id] = true
@@ -151,8 +152,11 @@ func (r *refCalls) add(tc *refToolCall, fn bool, name, args string) (repeat bool
 		cur = &refCall{sent: id, key: id}
 		r.byIndex[key] = cur
 		r.order = append(r.order, cur)
-	case id != "" && named && cur.name != "" && fold.ValidArguments(cur.args.String()):
-		// A second call with the id of the whole call at its index.
+	case id != "" && name != "" && (hasArgs || name != cur.name) && cur.name != "" && fold.ValidArguments(cur.args.String()):
+		// A second call with the id of the whole call at its index: a
+		// fragment naming a function with arguments, or naming another
+		// function (one restating the call's name with no arguments but
+		// white space adds nothing to it).
 		cur = &refCall{sent: id, key: provider.MadeCallID(len(r.order), taken)}
 		r.byIndex[key] = cur
 		r.order = append(r.order, cur)
