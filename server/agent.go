@@ -158,7 +158,7 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 	}
 	// The model before the MCP servers: an unknown model (or one the
 	// caller may not use, or without tools) is the setup's first fault,
-	// and connecting to the servers (up to mcpConnectTimeout each) would
+	// and connecting to the servers (up to mcpConnectTimeout) would
 	// only delay it, or hide it behind an unreachable server's
 	// Unavailable. The first model call checks the rest.
 	if _, _, err := g.resolve(ctx, st, setup.GetModel(), llmrelayv1.Protocol_PROTOCOL_TOOLS, "tools"); err != nil {
