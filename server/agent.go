@@ -158,7 +158,7 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 	}
 	// The model before the MCP servers: an unknown model (or one the
 	// caller may not use, or without tools) is the setup's first fault,
-	// and connecting to the servers (up to mcpConnectTimeout each) would
+	// and connecting to the servers (up to mcpConnectTimeout) would
 	// only delay it, or hide it behind an unreachable server's
 	// Unavailable. The first model call checks the rest.
 	if _, _, err := g.resolve(ctx, st, setup.GetModel(), llmrelayv1.Protocol_PROTOCOL_TOOLS, "tools"); err != nil {
@@ -219,56 +219,169 @@ func checkAnswered(msgs []*llmrelayv1.Message) error {
 	return nil
 }
 
+// maxMCPConnects bounds how many MCP servers one setup connects to at once:
+// nothing else bounds how many a setup names (a configured name may be
+// repeated, and request URLs under an allowed prefix are many).
+const maxMCPConnects = 8
+
+// mcpConn is one requested MCP server on its way to the run.
+type mcpConn struct {
+	field  string
+	srv    mcp.Server
+	hosted bool
+	// err refuses the request (mcpServer): reported as it is.
+	err error
+	// session, tools and connErr are the connection's outcome (connErr:
+	// connect or list); invalid is the tools' fault (validateTools).
+	session *mcp.Session
+	tools   []*llmrelayv1.Tool
+	connErr error
+	invalid error
+}
+
 // connectMCP resolves the requested MCP servers, connects to the gateway-
-// executed ones and lists their tools.
+// executed ones and lists their tools. The servers are connected at once
+// (at most maxMCPConnects at a time, each within mcpConnectTimeout), then
+// judged in the setup's order, as if one after another: the first fault in
+// that order is the error (a server refused, unreachable, with invalid or
+// colliding tools), and the tools are offered in that order. A server that
+// fails stops the servers after it (their outcome can no longer matter);
+// every session opened is the run's, closed with it.
 func (a *agentRun) connectMCP() error {
-	for i, req := range a.setup.GetMcpServers() {
-		field := "setup.mcp_servers[" + strconv.Itoa(i) + "]"
-		srv, hosted, err := a.st.mcpServer(req, field)
-		if err != nil {
-			return err
+	reqs := a.setup.GetMcpServers()
+	conns := make([]mcpConn, 0, len(reqs))
+	for i, req := range reqs {
+		c := mcpConn{field: "setup.mcp_servers[" + strconv.Itoa(i) + "]"}
+		c.srv, c.hosted, c.err = a.st.mcpServer(req, c.field)
+		conns = append(conns, c)
+		if c.err != nil {
+			break // the servers after a refused one are not connected
 		}
-		if hosted {
-			a.hosted = append(a.hosted, srv)
+	}
+	a.dialMCP(conns)
+	for _, c := range conns {
+		if c.session != nil {
+			a.sessions = append(a.sessions, c.session)
+		}
+	}
+	for _, c := range conns {
+		switch {
+		case c.err != nil:
+			return c.err
+		case c.hosted:
+			a.hosted = append(a.hosted, c.srv)
 			continue
+		case c.connErr != nil:
+			return &requestError{code: codes.Unavailable, reason: llmrelayv1.ErrorReason_ERROR_REASON_MCP_SERVER_UNAVAILABLE, field: c.field,
+				msg: c.field + ": " + clean(a.st.redact, c.connErr.Error())}
+		case c.invalid != nil:
+			// The server's tools are checked like the client's, but the
+			// error names the server: the client did not write them.
+			return invalidField(c.field, "MCP server %s: %s", c.srv.Name, c.invalid.Error())
 		}
-		ctx, cancel := context.WithTimeout(a.ctx, mcpConnectTimeout)
-		srv.MaxResponseBytes = a.g.limits.MaxResponseBytes
-		// A result as large as limits.max_send_message_bytes could not
-		// reach the client in its mcp_tool_execution event (nor in the
-		// conversation of end): the run failed with ResourceExhausted for
-		// what is the tool's answer. A quarter of it leaves room for the
-		// rest of the events and the round's other results.
-		srv.MaxResultBytes = a.g.limits.MaxSendMessageBytes / 4
-		s, err := mcp.Connect(ctx, srv, nil)
-		if err == nil {
-			a.sessions = append(a.sessions, s)
-			var tools []*llmrelayv1.Tool
-			tools, err = s.Tools(ctx)
-			if err == nil {
-				// The server's tools are checked like the client's, but the
-				// error names the server: the client did not write them.
-				if verr := validateTools(tools); verr != nil {
-					cancel()
-					return invalidField(field, "MCP server %s: %s", srv.Name, verr.Error())
-				}
+		for _, t := range c.tools {
+			if a.clientTools[t.GetName()] || a.mcpTools[t.GetName()] != nil {
+				return invalidField(c.field, "tool %q of MCP server %s collides with another tool of the same name", t.GetName(), c.srv.Name)
 			}
-			for _, t := range tools {
-				if a.clientTools[t.GetName()] || a.mcpTools[t.GetName()] != nil {
-					cancel()
-					return invalidField(field, "tool %q of MCP server %s collides with another tool of the same name", t.GetName(), srv.Name)
-				}
-				a.mcpTools[t.GetName()] = s
-				a.tools = append(a.tools, t)
-			}
-		}
-		cancel()
-		if err != nil {
-			return &requestError{code: codes.Unavailable, reason: llmrelayv1.ErrorReason_ERROR_REASON_MCP_SERVER_UNAVAILABLE, field: field,
-				msg: field + ": " + clean(a.st.redact, err.Error())}
+			a.mcpTools[t.GetName()] = c.session
+			a.tools = append(a.tools, t)
 		}
 	}
 	return nil
+}
+
+// dialMCP connects the gateway-executed servers of conns and lists their
+// tools, concurrently, and returns once every attempt ended. The run's
+// context (the client's) ends them all; a failure ends those after it in
+// the setup's order, and the servers after it not started yet are not
+// tried.
+func (a *agentRun) dialMCP(conns []mcpConn) {
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		cancels = make([]context.CancelFunc, len(conns))
+		failed  = len(conns) // the first failure in the setup's order
+	)
+	sem := make(chan struct{}, maxMCPConnects)
+	fail := func(i int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if i >= failed {
+			return
+		}
+		failed = i
+		for _, cancel := range cancels[i+1:] {
+			if cancel != nil {
+				cancel()
+			}
+		}
+	}
+	for i := range conns {
+		c := &conns[i]
+		if c.err != nil || c.hosted {
+			continue
+		}
+		acquired := false
+		select {
+		case sem <- struct{}{}:
+			acquired = true
+		case <-a.ctx.Done():
+		}
+		mu.Lock()
+		skip := failed < i || a.ctx.Err() != nil
+		var (
+			ctx    context.Context
+			cancel context.CancelFunc
+		)
+		if !skip {
+			ctx, cancel = context.WithTimeout(a.ctx, mcpConnectTimeout)
+			cancels[i] = cancel
+		}
+		mu.Unlock()
+		if skip {
+			// Never reported: an earlier server's failure, or the run's
+			// end, decides the outcome.
+			if a.ctx.Err() != nil {
+				c.connErr = fmt.Errorf("mcp server %s: connect: not tried: %w", c.srv.Name, context.Cause(a.ctx))
+			} else {
+				c.connErr = fmt.Errorf("mcp server %s: connect: not tried (an earlier MCP server failed)", c.srv.Name)
+			}
+			if acquired {
+				<-sem
+			}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			defer cancel()
+			a.dialOne(ctx, c)
+			if c.connErr != nil || c.invalid != nil {
+				fail(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// dialOne connects to one server and lists its tools within ctx.
+func (a *agentRun) dialOne(ctx context.Context, c *mcpConn) {
+	c.srv.MaxResponseBytes = a.g.limits.MaxResponseBytes
+	// A result as large as limits.max_send_message_bytes could not
+	// reach the client in its mcp_tool_execution event (nor in the
+	// conversation of end): the run failed with ResourceExhausted for
+	// what is the tool's answer. A quarter of it leaves room for the
+	// rest of the events and the round's other results.
+	c.srv.MaxResultBytes = a.g.limits.MaxSendMessageBytes / 4
+	c.session, c.connErr = mcp.Connect(ctx, c.srv, nil)
+	if c.connErr != nil {
+		return
+	}
+	c.tools, c.connErr = c.session.Tools(ctx)
+	if c.connErr == nil {
+		c.invalid = validateTools(c.tools)
+	}
 }
 
 // mcpServer resolves a requested MCP server: a configured one by name, or a
