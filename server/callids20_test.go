@@ -8,6 +8,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/internal/config"
+	"github.com/llmrelay/llmrelay/server/pipeline"
 )
 
 // TestDuplicateCallIDs: the duplicate call_id check finds a repeated id
@@ -58,5 +60,14 @@ func TestDuplicateCallIDs(t *testing.T) {
 	// The same id in two messages is two turns, not a duplicate.
 	if _, err := validateMessages(append(assistant(call("a")), &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{call("a")}})); err != nil {
 		t.Errorf("one id in two messages: %v", err)
+	}
+}
+
+// TestRetryDefaultsAgree: the configuration checks base_delay against the
+// built-in max_delay it names; the retry policy must use the same values.
+func TestRetryDefaultsAgree(t *testing.T) {
+	t.Parallel()
+	if p := pipeline.DefaultRetryPolicy; p.BaseDelay != config.DefaultRetryBaseDelay || p.MaxDelay != config.DefaultRetryMaxDelay {
+		t.Errorf("pipeline.DefaultRetryPolicy %v/%v, config's defaults %v/%v", p.BaseDelay, p.MaxDelay, config.DefaultRetryBaseDelay, config.DefaultRetryMaxDelay)
 	}
 }
