@@ -133,7 +133,9 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 		),
 		grpc.MaxRecvMsgSize(limits.MaxRecvMessageBytes),
 		// Metadata too: grpc's default lets one request's headers take 16 MiB.
-		grpc.MaxHeaderListSize(uint32(min(limits.MaxHeaderListBytes, math.MaxUint32))),
+		// (int64: math.MaxUint32 overflows a 32-bit int, which failed
+		// GOARCH=386 and arm builds.)
+		grpc.MaxHeaderListSize(uint32(min(int64(limits.MaxHeaderListBytes), math.MaxUint32))),
 		// A backstop: fitResponse already keeps responses within the limit.
 		grpc.MaxSendMsgSize(limits.MaxSendMessageBytes),
 		grpc.StatsHandler(recvLimitLog{log: log, max: limits.MaxRecvMessageBytes}),

@@ -629,6 +629,9 @@ func (c *Config) validate() []error {
 	errs = append(errs, c.spendErrors()...)
 	errs = append(errs, c.Limits.validate()...)
 	errs = append(errs, c.Defaults.validate("defaults")...)
+	if r := c.Defaults.Retry; r != nil && (r.BaseDelay != nil || r.MaxDelay != nil) {
+		errs = append(errs, c.Defaults.retryDelayError("defaults", r.BaseDelay != nil)...)
+	}
 	if d := c.Defaults.MaxCallDuration; d != nil && d.Duration <= 0 {
 		add("defaults.max_call_duration: must be positive, got %v", d.Duration)
 	}
@@ -688,6 +691,9 @@ func (c *Config) validate() []error {
 			add("%s (%s).max_embedding_inputs: must be at least 1 (0 or unset: the adapter's default)", where, p.Name)
 		}
 		errs = append(errs, p.Transport.validate(where+".transport")...)
+		if r := p.Transport.Retry; r != nil && (r.BaseDelay != nil || r.MaxDelay != nil) {
+			errs = append(errs, c.Defaults.Merge(p.Transport).retryDelayError(where+".transport", r.BaseDelay != nil)...)
+		}
 		if p.Transport.MaxCallDuration != nil {
 			add("%s (%s).transport.max_call_duration: only under defaults (a call may move between providers)", where, p.Name)
 		}
@@ -802,6 +808,38 @@ func (c *Config) validate() []error {
 	return errs
 }
 
+// The retry backoff where the configuration sets none (the values of
+// pipeline.DefaultRetryPolicy).
+const (
+	DefaultRetryBaseDelay = 500 * time.Millisecond
+	DefaultRetryMaxDelay  = 8 * time.Second
+)
+
+// retryDelayError refuses a base_delay longer than the max_delay in
+// effect, t's (a section merged over the defaults) or the built-in one:
+// each wait is base_delay doubled per attempt up to max_delay, so every
+// wait was the maximum, in silence. A base_delay of 20s alone was taken,
+// the check comparing two values of one section only. Named at where's
+// base_delay when the section sets it (ownBase), else at its max_delay.
+func (t Transport) retryDelayError(where string, ownBase bool) []error {
+	base, limit := DefaultRetryBaseDelay, DefaultRetryMaxDelay
+	if r := t.Retry; r != nil {
+		if r.BaseDelay != nil {
+			base = r.BaseDelay.Duration
+		}
+		if r.MaxDelay != nil {
+			limit = r.MaxDelay.Duration
+		}
+	}
+	if limit <= 0 || base <= limit {
+		return nil // a max_delay of 0: no waits at all
+	}
+	if ownBase {
+		return []error{fmt.Errorf("%s.retry.base_delay: %v is longer than the max_delay in effect (%v), which bounds every wait", where, base, limit)}
+	}
+	return []error{fmt.Errorf("%s.retry.max_delay: %v is shorter than the base_delay in effect (%v): every wait would be the maximum", where, limit, base)}
+}
+
 func (t Transport) validate(where string) []error {
 	var errs []error
 	if t.RawCaptureLimit != nil && *t.RawCaptureLimit < 0 {
@@ -809,11 +847,6 @@ func (t Transport) validate(where string) []error {
 	}
 	if t.Retry != nil && t.Retry.MaxAttempts != nil && (*t.Retry.MaxAttempts < 1 || *t.Retry.MaxAttempts > 10) {
 		errs = append(errs, fmt.Errorf("%s.retry.max_attempts: must be 1..10", where))
-	}
-	// Each wait is base_delay doubled per attempt up to max_delay: a base
-	// above the maximum made every wait the maximum, in silence.
-	if r := t.Retry; r != nil && r.BaseDelay != nil && r.MaxDelay != nil && r.MaxDelay.Duration > 0 && r.BaseDelay.Duration > r.MaxDelay.Duration {
-		errs = append(errs, fmt.Errorf("%s.retry.base_delay: %v is longer than max_delay (%v), which bounds every wait", where, r.BaseDelay.Duration, r.MaxDelay.Duration))
 	}
 	if t.HTTPVersion != nil && !contains(HTTPVersions, *t.HTTPVersion) {
 		errs = append(errs, fmt.Errorf("%s.http_version: %q is not one of %s", where, *t.HTTPVersion, strings.Join(HTTPVersions, ", ")))

@@ -417,10 +417,18 @@ func TestDrainDelayWithinGrace(t *testing.T) {
 // transport alike.
 func TestRetryBaseWithinMax(t *testing.T) {
 	for body, want := range map[string]string{
-		"defaults: {retry: {base_delay: 10s, max_delay: 1s}}\nproviders: [{name: b, type: builtin}]\n":                      "t.yaml:1:20: defaults.retry.base_delay: 10s is longer than max_delay (1s), which bounds every wait",
-		"providers: [{name: b, type: builtin, transport: {retry: {base_delay: 3s, max_delay: 2s}}}]\n":                      "providers[0].transport.retry.base_delay: 3s is longer than max_delay (2s)",
+		"defaults: {retry: {base_delay: 10s, max_delay: 1s}}\nproviders: [{name: b, type: builtin}]\n":                      "t.yaml:1:20: defaults.retry.base_delay: 10s is longer than the max_delay in effect (1s), which bounds every wait",
+		"providers: [{name: b, type: builtin, transport: {retry: {base_delay: 3s, max_delay: 2s}}}]\n":                      "providers[0].transport.retry.base_delay: 3s is longer than the max_delay in effect (2s)",
 		"defaults: {retry: {base_delay: 1s, max_delay: 1s}}\nproviders: [{name: b, type: builtin}]\n":                       "",
 		"defaults: {retry: {max_delay: 8s}}\nproviders: [{name: b, type: builtin, transport: {retry: {base_delay: 2s}}}]\n": "",
+		// Against the max_delay in effect, not only the section's own:
+		// the built-in 8s, or the defaults' under a provider.
+		"defaults: {retry: {base_delay: 20s}}\nproviders: [{name: b, type: builtin}]\n":                                     "t.yaml:1:20: defaults.retry.base_delay: 20s is longer than the max_delay in effect (8s)",
+		"providers: [{name: b, type: builtin, transport: {retry: {base_delay: 9s}}}]\n":                                     "providers[0].transport.retry.base_delay: 9s is longer than the max_delay in effect (8s)",
+		"defaults: {retry: {max_delay: 2s}}\nproviders: [{name: b, type: builtin, transport: {retry: {base_delay: 3s}}}]\n": "providers[0].transport.retry.base_delay: 3s is longer than the max_delay in effect (2s)",
+		"defaults: {retry: {base_delay: 3s}}\nproviders: [{name: b, type: builtin, transport: {retry: {max_delay: 2s}}}]\n": "providers[0].transport.retry.max_delay: 2s is shorter than the base_delay in effect (3s)",
+		"defaults: {retry: {base_delay: 10s, max_delay: 20s}}\nproviders: [{name: b, type: builtin}]\n":                     "",
+		"defaults: {retry: {base_delay: 1s, max_delay: 0s}}\nproviders: [{name: b, type: builtin}]\n":                       "",
 	} {
 		_, err := Parse([]byte(body+"models: [{name: m, provider: b, capabilities: {chat: {format: builtin}}}]\n"), "t.yaml")
 		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {

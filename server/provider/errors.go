@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -790,19 +791,31 @@ func StreamCut(providerName string, format string, args ...any) *Error {
 // BadResponse is the Error for provider output that could not be parsed.
 // A JSON type mismatch among args is said in the wire's words (which field
 // held what), not encoding/json's, which names the adapter's Go types
-// ("cannot unmarshal array into Go value of type gemini.generateContentResponse").
+// ("cannot unmarshal array into Go value of type gemini.generateContentResponse");
+// what an error wrapping it says around it is kept.
 func BadResponse(providerName string, format string, args ...any) *Error {
+	cloned := false
 	for i, a := range args {
 		var te *json.UnmarshalTypeError
 		if err, ok := a.(error); ok && errors.As(err, &te) {
-			args[i] = jsonTypeMismatch(te)
+			if !cloned { // the caller's slice (args...) stays as it was
+				args, cloned = slices.Clone(args), true
+			}
+			words := jsonTypeMismatch(te)
+			if s, raw := err.Error(), te.Error(); s != raw && strings.Contains(s, raw) {
+				words = strings.Replace(s, raw, words, 1)
+			}
+			args[i] = words
 		}
 	}
 	return &Error{Provider: providerName, Kind: KindBadResponse, Message: fmt.Sprintf(format, args...)}
 }
 
 // jsonTypeMismatch says what a JSON type error found and where, without the
-// Go type names: "content is a JSON string where an array belongs".
+// Go type names: "content is a JSON string where an array belongs"; for a
+// number that does not fit the field's type (a fraction or too large for
+// an integer, a negative count, beyond a float's range) "n is a JSON
+// number 1.5, not a 64-bit integer".
 func jsonTypeMismatch(te *json.UnmarshalTypeError) string {
 	where := "the body"
 	if te.Field != "" {
@@ -810,7 +823,7 @@ func jsonTypeMismatch(te *json.UnmarshalTypeError) string {
 	}
 	want := "another type"
 	if te.Type != nil {
-		switch te.Type.Kind() {
+		switch k := te.Type.Kind(); k {
 		case reflect.Struct, reflect.Map:
 			want = "an object"
 		case reflect.Slice, reflect.Array:
@@ -820,13 +833,30 @@ func jsonTypeMismatch(te *json.UnmarshalTypeError) string {
 		case reflect.Bool:
 			want = "a boolean"
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			want = "an integer"
-		case reflect.Float32, reflect.Float64:
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+			reflect.Float32, reflect.Float64:
+			if strings.HasPrefix(te.Value, "number") {
+				// A number, but not one the field holds.
+				return fmt.Sprintf("%s is a JSON %s, not %s", where, te.Value, numberType(te.Type))
+			}
 			want = "a number"
+			if k < reflect.Float32 {
+				want = "an integer"
+			}
 		}
 	}
 	return fmt.Sprintf("%s is a JSON %s where %s belongs", where, te.Value, want)
+}
+
+// numberType names a numeric Go type in JSON's terms: "a 64-bit integer".
+func numberType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return fmt.Sprintf("a %d-bit floating-point number", t.Bits())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return fmt.Sprintf("a %d-bit unsigned integer", t.Bits())
+	}
+	return fmt.Sprintf("a %d-bit integer", t.Bits())
 }
 
 // BaseURL validates a provider base URL (http or https, a host, no query

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"regexp"
 	"strings"
@@ -192,19 +193,26 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 }
 
 // retryInRE reads the delay a RESOURCE_EXHAUSTED message states, as the
-// Gemini API words it beside its RetryInfo: "Please retry in
-// 34.237795071s." (testdata/error_429.http), "Please retry in 850ms.".
-var retryInRE = regexp.MustCompile(`(?i)\bplease retry in (\d+(?:\.\d+)?(?:ms|s))\b`)
+// Gemini API words it beside its RetryInfo: a Go duration, "Please retry
+// in 34.237795071s." (testdata/error_429.http), "850ms", and past a
+// minute "1m5s", past an hour "9h10m57.29s" (a daily quota, as clients
+// quote it).
+var retryInRE = regexp.MustCompile(`(?i)\bplease retry in ((?:\d+(?:\.\d+)?(?:ns|us|µs|ms|h|m|s))+)\b`)
 
 // messageRetryDelay is the delay msg states (retryInRE), 0 when it
-// states none.
+// states none; one beyond a Duration is the longest (as a Retry-After
+// header's), which the retry policy does not wait for.
 func messageRetryDelay(msg string) time.Duration {
-	if m := retryInRE.FindStringSubmatch(msg); m != nil {
-		if d, err := time.ParseDuration(strings.ToLower(m[1])); err == nil && d > 0 {
-			return d
-		}
+	m := retryInRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
 	}
-	return 0
+	d, err := time.ParseDuration(strings.ToLower(m[1]))
+	if err != nil {
+		// The pattern admits only a duration's syntax: too long for one.
+		return time.Duration(math.MaxInt64)
+	}
+	return max(d, 0)
 }
 
 // kindForStatusCode classifies an error object that came without an HTTP
