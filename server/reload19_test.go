@@ -56,3 +56,45 @@ func TestReloadOnSignalNamesEveryCredential(t *testing.T) {
 		}
 	}
 }
+
+// TestReloadWarnsStartOnlySections: a reload that changes limits, the
+// server section or telemetry keeps them (they are read at start only)
+// and says so, naming each; the models it changes apply.
+func TestReloadWarnsStartOnlySections(t *testing.T) {
+	base := "models:\n  - name: echo\n    provider: builtin\n    capabilities: {chat: {format: builtin}}\nproviders:\n  - {name: builtin, type: builtin}\n"
+	cfg, err := config.Parse([]byte(base), "start.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	srv, err := server.New(cfg, slog.New(slog.NewTextHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := config.Parse([]byte(base+"  - {name: other, type: builtin}\n"), "same.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Reload(same); err != nil {
+		t.Fatal(err)
+	}
+	if out := logs.String(); strings.Contains(out, "read at start only") {
+		t.Errorf("a reload changing only providers warned:\n%s", out)
+	}
+	next, err := config.Parse([]byte(base+"limits: {max_recv_message_bytes: 1048576}\nserver: {log_level: debug}\n"), "next.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Reload(next); err != nil {
+		t.Fatal(err)
+	}
+	out := logs.String()
+	for _, want := range []string{"reload: limits changed, but it is read at start only", "reload: server changed, but it is read at start only"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("reload log lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "reload: telemetry changed") {
+		t.Errorf("telemetry did not change:\n%s", out)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"reflect"
 	"runtime"
 	"time"
 
@@ -395,7 +396,8 @@ func CheckConfig(path string) error {
 // Reload swaps in the providers and models of a new configuration for new
 // calls; calls in flight finish on the state they started with. An invalid
 // configuration is rejected and the current one stays. The server section
-// (listeners, logging) is read only at start.
+// (listeners, logging), limits and telemetry are read only at start; a
+// change to one is logged as a warning.
 func (s *Server) Reload(cfg *config.Config) error {
 	if s.exposed && !cfg.Auth.Enabled() && !s.cfg.Server.AllowUnauthenticated && !s.cfg.Server.TLS.MutualTLS() {
 		return fmt.Errorf("reload rejected, keeping the current configuration: it has no auth.tokens, and the server listens on a non-loopback address without server.allow_unauthenticated")
@@ -404,6 +406,9 @@ func (s *Server) Reload(cfg *config.Config) error {
 	if err != nil {
 		return fmt.Errorf("reload rejected, keeping the current configuration: %w", err)
 	}
+	for _, section := range startOnlyChanges(s.cfg, cfg) {
+		s.log.Warn("reload: " + section + " changed, but it is read at start only: restart to apply it")
+	}
 	old := s.gateway.state.Swap(st)
 	old.closeIdle() // calls still running on it keep their connections
 	if err := old.auth.Close(st.auth); err != nil {
@@ -411,6 +416,24 @@ func (s *Server) Reload(cfg *config.Config) error {
 	}
 	s.log.Info("configuration reloaded", slog.Int("models", len(st.catalog.Names())))
 	return nil
+}
+
+// startOnlyChanges names the sections read only at start (server, limits,
+// telemetry) that differ between the configuration the server started
+// with and next: a reload keeps them, and an operator who edited one must
+// be told, not left to think it applied.
+func startOnlyChanges(started, next *config.Config) []string {
+	var out []string
+	if !reflect.DeepEqual(started.Server, next.Server) {
+		out = append(out, "server")
+	}
+	if !reflect.DeepEqual(started.Limits, next.Limits) {
+		out = append(out, "limits")
+	}
+	if !reflect.DeepEqual(started.Telemetry, next.Telemetry) {
+		out = append(out, "telemetry")
+	}
+	return out
 }
 
 // ReloadOnSignal reloads the configuration file at path whenever a value
