@@ -452,11 +452,20 @@ func (st *state) allowMCPURL(raw string, u *url.URL) bool {
 func (a *agentRun) close() {
 	a.cancel(nil)
 	a.wg.Wait()
+	// The sessions close at once: each close sends a DELETE the SDK bounds
+	// at 5 s, and one after another, unresponsive servers would hold the
+	// run's status back by that much each.
+	var closing sync.WaitGroup
 	for _, s := range a.sessions {
-		if err := s.Close(); err != nil {
-			a.g.log.Debug("mcp session close", slog.String("server", s.Name()), slog.String("error", a.st.redact.String(err.Error())))
-		}
+		closing.Add(1)
+		go func() {
+			defer closing.Done()
+			if err := s.Close(); err != nil {
+				a.g.log.Debug("mcp session close", slog.String("server", s.Name()), slog.String("error", a.st.redact.String(err.Error())))
+			}
+		}()
 	}
+	closing.Wait()
 }
 
 func (a *agentRun) send(ev *llmrelayv1.AgentResponse) error { return a.ss.Send(ev) }

@@ -66,7 +66,9 @@ type connMCP struct {
 	// onInit runs before initialize is answered: false answers 503.
 	onInit func(r *http.Request) bool
 	// onList runs before tools/list is answered.
-	onList        func(r *http.Request)
+	onList func(r *http.Request)
+	// onDelete runs before a DELETE (a session's close) is answered.
+	onDelete      func(r *http.Request)
 	sessions      atomic.Int32
 	deletes       atomic.Int32
 	listed        chan struct{}
@@ -102,6 +104,9 @@ func (m *connMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodDelete:
 		m.deletes.Add(1)
+		if m.onDelete != nil {
+			m.onDelete(r)
+		}
 	case bytes.Contains(body, []byte(`"method":"initialize"`)):
 		if m.onInit != nil && !m.onInit(r) {
 			if r.Context().Err() != nil {
@@ -396,5 +401,33 @@ func TestAgentMCPConnectBounded(t *testing.T) {
 	defer mu.Unlock()
 	if most != bound {
 		t.Errorf("%d initializes in flight at most, want %d", most, bound)
+	}
+}
+
+// TestAgentMCPSessionsCloseConcurrently: at the run's end the MCP sessions
+// are closed at once (each server's DELETE waits until all of them were
+// reached, which closes one after another never do).
+func TestAgentMCPSessionsCloseConcurrently(t *testing.T) {
+	t.Parallel()
+	b := newBarrier(3)
+	ms := []*connMCP{newConnMCP(t, "t0"), newConnMCP(t, "t1"), newConnMCP(t, "t2")}
+	for _, m := range ms {
+		m.onDelete = func(r *http.Request) { b.wait(r) }
+	}
+	c, setup := connAgent(t, ms...)
+	if _, err := setupComplete(t, c, setup); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(fallback)
+	for time.Now().Before(deadline) && (ms[0].deletes.Load() == 0 || ms[1].deletes.Load() == 0 || ms[2].deletes.Load() == 0) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for i, m := range ms {
+		if m.deletes.Load() != 1 {
+			t.Errorf("s%d: %d DELETEs, want 1", i, m.deletes.Load())
+		}
+	}
+	if b.missed.Load() {
+		t.Error("a session's DELETE came before the others were reached: the sessions were not closed concurrently")
 	}
 }
