@@ -1,6 +1,8 @@
 package openai
 
 import (
+	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -8,6 +10,7 @@ import (
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // Round 20: elastic/elastic-otel-node's nock recordings of its OpenAI
@@ -126,4 +129,83 @@ func TestRound20EONToolCalls(t *testing.T) {
 		t.Errorf("rate limit %v", rl)
 	}
 	oljsSent(t, srv.Last(t).Body, eonToolCallsReq, "model", "messages", "tools")
+}
+
+// The request body nock kept for embeddings.json.
+const eonEmbeddingsReq = `{"model":"text-embedding-3-small","input":["One fish","two fish","red fish","blue fish"],"encoding_format":"float"}`
+
+// OpenAI's /embeddings answer to four inputs in JSON floats (the other
+// real OpenAI answer here is one base64 vector): the recording was gzip;
+// the fixture holds the decoded bytes (gzip's CRC and length checked on
+// decoding), Content-Encoding dropped. Every value is compared bit for bit
+// with the recording parsed apart from the adapter; the golden keeps the
+// meta (the vectors would repeat the fixture's 130 KB).
+func TestRound20EONEmbeddingsFloat(t *testing.T) {
+	t.Parallel()
+	const name = "real_eon_embeddings_float4"
+	inputs := []string{"One fish", "two fish", "red fish", "blue fish"}
+	rec := providertest.Load(t, td(name+".http"))
+	srv := providertest.Replay(t, rec)
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Embed(context.Background(), &provider.EmbedRequest{Model: "text-embedding-3-small", Inputs: inputs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := recordedVectors(t, rec.Body)
+	if len(want) != 4 || len(res.Embeddings) != 4 || res.Meta.GetEmbeddingsCount() != 4 {
+		t.Fatalf("%d embeddings (count %d), recording %d", len(res.Embeddings), res.Meta.GetEmbeddingsCount(), len(want))
+	}
+	for i, e := range res.Embeddings {
+		if e.GetIndex() != int32(i) || len(e.GetValues()) != 1536 || len(want[i]) != 1536 {
+			t.Fatalf("embedding %d: index %d, %d values, recording %d", i, e.GetIndex(), len(e.GetValues()), len(want[i]))
+		}
+		for j, v := range e.GetValues() {
+			if math.Float32bits(v) != math.Float32bits(want[i][j]) {
+				t.Fatalf("embedding %d value %d: %v, recorded %v", i, j, v, want[i][j])
+			}
+		}
+	}
+	// Read off the recording by hand: the first and last value of each
+	// vector, and the one value OpenAI wrote with an exponent.
+	ends := [4][2]float32{{-0.00005145201, 0.062089086}, {-0.001107669, 0.039040882}, {0.00046114964, 0.010911968}, {0.005816806, 0.018737871}}
+	for i, e := range res.Embeddings {
+		v := e.GetValues()
+		if v[0] != ends[i][0] || v[1535] != ends[i][1] {
+			t.Errorf("embedding %d: first %v last %v, want %v", i, v[0], v[1535], ends[i])
+		}
+	}
+	var exp int
+	for _, v := range res.Embeddings[0].GetValues() {
+		if v == 9.937685e-7 {
+			exp++
+		}
+	}
+	if exp != 1 {
+		t.Errorf("9.937685e-7 found %d times in embedding 0", exp)
+	}
+
+	m := res.Meta
+	if m.GetProviderRequestId() != "req_db57591e8aa295ab7ddba9fa7dd642bd" || m.GetResolvedModel() != "text-embedding-3-small" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if u := m.GetUsage(); u.GetInputTokens() != 8 || u.GetTotalTokens() != 8 || u.GetOutputTokens() != 0 {
+		t.Errorf("usage %v", u)
+	}
+	// Request limits only (this account's embeddings answer had no token
+	// headers): 3000/2999, reset 20ms after the Date.
+	rl := m.GetRateLimit()
+	date := time.Date(2024, 12, 17, 23, 33, 59, 0, time.UTC)
+	if rl.GetRequestsLimit() != 3000 || rl.GetRequestsRemaining() != 2999 || !rl.GetRequestsResetTime().AsTime().Equal(date.Add(20*time.Millisecond)) ||
+		rl.GetTokensLimit() != 0 || rl.GetTokensRemaining() != 0 || rl.GetTokensResetTime() != nil {
+		t.Errorf("rate limit %v", rl)
+	}
+	providertest.Golden(t, td(name+".golden"), renderResult(t, &provider.Result{Meta: m}))
+	providertest.Golden(t, td(name+".request.golden"), providertest.RequestGolden(srv.Last(t), authHeaders...))
+
+	// The live API took the same model and inputs; we send no
+	// encoding_format (float is the default; see the Round 14 notes).
+	sent := srv.Last(t).Body
+	oljsSent(t, sent, eonEmbeddingsReq, "model", "input")
+	if _, ok := decodeBody(t, sent)["encoding_format"]; ok {
+		t.Errorf("encoding_format sent: %s", sent)
+	}
 }
