@@ -33,6 +33,10 @@ const (
 	maxMaxRounds     = 100
 	// mcpConnectTimeout bounds connecting to and listing an MCP server.
 	mcpConnectTimeout = 10 * time.Second
+	// maxSetupMCPServers bounds the MCP servers one setup may name: a
+	// configured name may be repeated and URLs under an allowed prefix
+	// are many, and each is a connection and a session for the run.
+	maxSetupMCPServers = 32
 )
 
 // Agent runs the stateless tool loop: each round is one StreamTools call
@@ -143,6 +147,9 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 		return nil, invalidField("setup.max_rounds", "must be between 0 (default %d) and %d", defaultMaxRounds, maxMaxRounds)
 	case maxRounds == 0:
 		maxRounds = defaultMaxRounds
+	}
+	if n := len(setup.GetMcpServers()); n > maxSetupMCPServers {
+		return nil, invalidField("setup.mcp_servers", "at most %d MCP servers, got %d", maxSetupMCPServers, n)
 	}
 	if d := setup.GetToolTimeout(); d != nil && (d.CheckValid() != nil || d.AsDuration() <= 0) {
 		return nil, invalidField("setup.tool_timeout", "must be a valid, positive duration")

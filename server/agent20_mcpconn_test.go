@@ -431,3 +431,27 @@ func TestAgentMCPSessionsCloseConcurrently(t *testing.T) {
 		t.Error("a session's DELETE came before the others were reached: the sessions were not closed concurrently")
 	}
 }
+
+// TestAgentSetupMCPServersBounded: a setup naming more MCP servers than
+// the bound is InvalidArgument naming setup.mcp_servers, before any server
+// is contacted.
+func TestAgentSetupMCPServersBounded(t *testing.T) {
+	t.Parallel()
+	m := newConnMCP(t, "t0")
+	c, setup := connAgent(t, m)
+	for len(setup.McpServers) <= 32 {
+		setup.McpServers = append(setup.McpServers, &llmrelayv1.AgentMcpServer{Name: "s0"})
+	}
+	_, err := setupComplete(t, c, setup)
+	wantCode(t, err, codes.InvalidArgument, "setup.mcp_servers")
+	if !strings.Contains(err.Error(), "at most 32 MCP servers, got 33") {
+		t.Errorf("error %v", err)
+	}
+	if n := m.sessions.Load(); n != 0 {
+		t.Errorf("%d sessions opened", n)
+	}
+	setup.McpServers = setup.McpServers[:32]
+	if _, err := setupComplete(t, c, setup); err != nil && strings.Contains(err.Error(), "at most") {
+		t.Errorf("32 servers refused: %v", err)
+	}
+}
