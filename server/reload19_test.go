@@ -98,3 +98,42 @@ func TestReloadWarnsStartOnlySections(t *testing.T) {
 		t.Errorf("telemetry did not change:\n%s", out)
 	}
 }
+
+// TestReloadListenOverride: with the listen address set from outside the
+// file (-listen, LLMRELAY_LISTEN), a reload of the unchanged file is not
+// told that server changed (the file's listen never applies); without the
+// override, a changed listen is.
+func TestReloadListenOverride(t *testing.T) {
+	file := "server: {listen: \"127.0.0.1:50051\"}\nmodels:\n  - name: echo\n    provider: builtin\n    capabilities: {chat: {format: builtin}}\nproviders:\n  - {name: builtin, type: builtin}\n"
+	for _, override := range []bool{true, false} {
+		cfg, err := config.Parse([]byte(file), "start.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var opts []server.Option
+		if override {
+			addr := "127.0.0.1:6000"
+			cfg.Server.Listen = &addr
+			opts = append(opts, server.WithListenOverride())
+		}
+		logs := &syncBuffer{}
+		srv, err := server.New(cfg, slog.New(slog.NewTextHandler(logs, nil)), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := file
+		if !override {
+			next = strings.Replace(file, "50051", "50052", 1)
+		}
+		again, err := config.Parse([]byte(next), "again.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Reload(again); err != nil {
+			t.Fatal(err)
+		}
+		if warned := strings.Contains(logs.String(), "reload: server changed"); warned == override {
+			t.Errorf("override %v: warned %v:\n%s", override, warned, logs.String())
+		}
+	}
+}

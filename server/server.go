@@ -44,8 +44,11 @@ type Server struct {
 	gateway *gateway
 	tel     *telemetry.Telemetry
 	// exposed: a TCP listener is on a non-loopback address.
-	exposed   bool
-	admission *admission
+	exposed bool
+	// listenOverride: server.listen came from outside the file
+	// (WithListenOverride).
+	listenOverride bool
+	admission      *admission
 	// live are the calls endable linked to the end of the grace period:
 	// ended with errShuttingDown then, every call still running ends with
 	// a status saying so.
@@ -56,8 +59,17 @@ type Server struct {
 type Option func(*options)
 
 type options struct {
-	telemetry []telemetry.Option
-	clock     pipeline.Clock
+	telemetry      []telemetry.Option
+	clock          pipeline.Clock
+	listenOverride bool
+}
+
+// WithListenOverride says the configuration's server.listen was set from
+// outside the file (serve's -listen or LLMRELAY_LISTEN): a reload then
+// does not compare the file's listen, which never applies while the
+// override stands, with the running one.
+func WithListenOverride() Option {
+	return func(opts *options) { opts.listenOverride = true }
 }
 
 // WithTelemetryOptions passes options to the telemetry set-up (tests: an
@@ -116,7 +128,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) (*Server, error) 
 		return nil, err
 	}
 	g.state.Store(st)
-	s := &Server{cfg: cfg, log: log, gateway: g, health: health.NewServer(), tel: tel, admission: &admission{limits: limits}}
+	s := &Server{cfg: cfg, log: log, gateway: g, health: health.NewServer(), tel: tel, admission: &admission{limits: limits}, listenOverride: o.listenOverride}
 	authStream := s.authStreamInterceptor()
 	limitUnary, limitStream := s.limitInterceptors()
 	// Telemetry first: its metrics interceptors are the outermost.
@@ -406,7 +418,7 @@ func (s *Server) Reload(cfg *config.Config) error {
 	if err != nil {
 		return fmt.Errorf("reload rejected, keeping the current configuration: %w", err)
 	}
-	for _, section := range startOnlyChanges(s.cfg, cfg) {
+	for _, section := range startOnlyChanges(s.cfg, cfg, s.listenOverride) {
 		s.log.Warn("reload: " + section + " changed, but it is read at start only: restart to apply it")
 	}
 	old := s.gateway.state.Swap(st)
@@ -422,9 +434,13 @@ func (s *Server) Reload(cfg *config.Config) error {
 // telemetry) that differ between the configuration the server started
 // with and next: a reload keeps them, and an operator who edited one must
 // be told, not left to think it applied.
-func startOnlyChanges(started, next *config.Config) []string {
+func startOnlyChanges(started, next *config.Config, listenOverride bool) []string {
 	var out []string
-	if !reflect.DeepEqual(started.Server, next.Server) {
+	nextServer := next.Server
+	if listenOverride {
+		nextServer.Listen = started.Server.Listen // the override stands over the file's
+	}
+	if !reflect.DeepEqual(started.Server, nextServer) {
 		out = append(out, "server")
 	}
 	if !reflect.DeepEqual(started.Limits, next.Limits) {

@@ -60,7 +60,11 @@ func serve(ctx context.Context, e *env, args []string) error {
 	if err := startPprof(*pprofAddr, log); err != nil {
 		return err
 	}
-	srv, err := server.New(cfg, log)
+	var opts []server.Option
+	if *listen != "" {
+		opts = append(opts, server.WithListenOverride())
+	}
+	srv, err := server.New(cfg, log, opts...)
 	if err != nil {
 		// Model and provider errors at their line and column.
 		return &failure{msg: cfg.Locate(err).Error()}
