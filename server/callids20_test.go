@@ -13,10 +13,7 @@ import (
 )
 
 // TestDuplicateCallIDs: the duplicate call_id check finds a repeated id
-// wherever it is in the message (not only the first call's), and keeps
-// linear cost: a request the size of the default message limit made of
-// small distinct calls was n²/2 string comparisons (800 KB of calls took
-// 41 s of CPU to validate, 4 MiB some 17 minutes).
+// wherever it is in the message (not only the first call's).
 func TestDuplicateCallIDs(t *testing.T) {
 	t.Parallel()
 	call := func(id string) *llmrelayv1.Part {
@@ -45,16 +42,12 @@ func TestDuplicateCallIDs(t *testing.T) {
 		}
 	}
 
-	// A message of distinct calls as large as a request may be.
+	// Many distinct calls are valid (their cost is BenchmarkValidateManyCalls's).
 	var parts []*llmrelayv1.Part
-	for i := 0; i < 300_000; i++ {
+	for i := 0; i < 1000; i++ {
 		parts = append(parts, call("c"+strconv.Itoa(i)))
 	}
-	msgs := assistant(parts...)
-	if n := proto.Size(&llmrelayv1.ChatRequest{Messages: msgs}); n < 4<<20 {
-		t.Fatalf("the request is %d bytes: not the size of the default limit", n)
-	}
-	if _, err := validateMessages(msgs); err != nil {
+	if _, err := validateMessages(assistant(parts...)); err != nil {
 		t.Fatal(err)
 	}
 	// The same id in two messages is two turns, not a duplicate.
@@ -69,5 +62,27 @@ func TestRetryDefaultsAgree(t *testing.T) {
 	t.Parallel()
 	if p := pipeline.DefaultRetryPolicy; p.BaseDelay != config.DefaultRetryBaseDelay || p.MaxDelay != config.DefaultRetryMaxDelay {
 		t.Errorf("pipeline.DefaultRetryPolicy %v/%v, config's defaults %v/%v", p.BaseDelay, p.MaxDelay, config.DefaultRetryBaseDelay, config.DefaultRetryMaxDelay)
+	}
+}
+
+// BenchmarkValidateManyCalls: validating an assistant message of small
+// distinct calls as large as the default message limit (4 MiB, 300,000
+// calls) stays linear; the first duplicate check was n²/2 string
+// comparisons (800 KB of calls took 41 s of CPU, 4 MiB some 17 minutes).
+func BenchmarkValidateManyCalls(b *testing.B) {
+	user := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: "hi"}}}}
+	parts := make([]*llmrelayv1.Part, 0, 300_000)
+	for i := 0; i < 300_000; i++ {
+		parts = append(parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: "c" + strconv.Itoa(i), Name: "f"}}})
+	}
+	msgs := []*llmrelayv1.Message{user, {Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: parts}}
+	if n := proto.Size(&llmrelayv1.ChatRequest{Messages: msgs}); n < 4<<20 {
+		b.Fatalf("the request is %d bytes: not the size of the default limit", n)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := validateMessages(msgs); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
