@@ -44,6 +44,7 @@ type segment struct {
 	provider  string
 	format    string
 	phase     string // a text segment's phase (TextDelta.phase)
+	itemID    string // a text or refusal segment's message item id
 }
 
 type callState struct {
@@ -63,9 +64,9 @@ func (a *Accumulator) AddChat(ev *llmrelayv1.StreamChatResponse) error {
 	case *llmrelayv1.StreamChatResponse_Start:
 		a.AddStart(e.Start)
 	case *llmrelayv1.StreamChatResponse_TextDelta:
-		a.AddPhasedText(e.TextDelta.GetText(), e.TextDelta.GetPhase())
+		a.AddTextDelta(e.TextDelta)
 	case *llmrelayv1.StreamChatResponse_RefusalDelta:
-		a.AddRefusal(e.RefusalDelta.GetText())
+		a.AddRefusalDelta(e.RefusalDelta)
 	case *llmrelayv1.StreamChatResponse_Usage:
 		a.AddUsage(e.Usage)
 	case *llmrelayv1.StreamChatResponse_End:
@@ -83,9 +84,9 @@ func (a *Accumulator) AddTools(ev *llmrelayv1.StreamToolsResponse) error {
 	case *llmrelayv1.StreamToolsResponse_Start:
 		a.AddStart(e.Start)
 	case *llmrelayv1.StreamToolsResponse_TextDelta:
-		a.AddPhasedText(e.TextDelta.GetText(), e.TextDelta.GetPhase())
+		a.AddTextDelta(e.TextDelta)
 	case *llmrelayv1.StreamToolsResponse_RefusalDelta:
-		a.AddRefusal(e.RefusalDelta.GetText())
+		a.AddRefusalDelta(e.RefusalDelta)
 	case *llmrelayv1.StreamToolsResponse_ToolCallDelta:
 		return a.AddToolCallDelta(e.ToolCallDelta)
 	case *llmrelayv1.StreamToolsResponse_ToolCallDone:
@@ -111,7 +112,19 @@ func (a *Accumulator) AddText(s string) {
 // AddPhasedText appends a text delta of the given phase (TextDelta.phase):
 // text of another phase than the text before it begins a new part.
 func (a *Accumulator) AddPhasedText(s, phase string) {
-	a.appendSegment(1, "", phase, s)
+	a.appendSegment(1, phase, "", s)
+}
+
+// AddTextDelta appends a text delta: text of another phase than the text
+// before it begins a new part, as does text of another message item (an
+// item_id set and different from the current part's).
+func (a *Accumulator) AddTextDelta(d *llmrelayv1.TextDelta) {
+	a.AddItemText(d.GetText(), d.GetPhase(), d.GetItemId())
+}
+
+// AddItemText is AddTextDelta for a delta's fields.
+func (a *Accumulator) AddItemText(s, phase, itemID string) {
+	a.appendSegment(1, phase, itemID, s)
 }
 
 // AddRefusal appends a refusal delta.
@@ -119,12 +132,27 @@ func (a *Accumulator) AddRefusal(s string) {
 	a.appendSegment(2, "", "", s)
 }
 
-func (a *Accumulator) appendSegment(kind int, callID, phase, s string) {
-	if n := len(a.segments); n > 0 && a.segments[n-1].kind == kind && kind != 3 && a.segments[n-1].phase == phase {
-		a.segments[n-1].text.WriteString(s)
-		return
+// AddRefusalDelta appends a refusal delta; one of another message item
+// begins a new part, as in AddTextDelta.
+func (a *Accumulator) AddRefusalDelta(d *llmrelayv1.RefusalDelta) {
+	a.AddItemRefusal(d.GetText(), d.GetItemId())
+}
+
+// AddItemRefusal is AddRefusalDelta for a delta's fields.
+func (a *Accumulator) AddItemRefusal(s, itemID string) {
+	a.appendSegment(2, "", itemID, s)
+}
+
+// appendSegment appends a text (kind 1) or refusal (2) piece.
+func (a *Accumulator) appendSegment(kind int, phase, itemID, s string) {
+	if n := len(a.segments); n > 0 {
+		last := &a.segments[n-1]
+		if last.kind == kind && last.phase == phase && (itemID == "" || itemID == last.itemID) {
+			last.text.WriteString(s)
+			return
+		}
 	}
-	a.segments = append(a.segments, segment{kind: kind, callID: callID, phase: phase})
+	a.segments = append(a.segments, segment{kind: kind, phase: phase, itemID: itemID})
 	a.segments[len(a.segments)-1].text.WriteString(s)
 }
 
@@ -287,9 +315,9 @@ func (a *Accumulator) Message() *llmrelayv1.Message {
 		s := &a.segments[i]
 		switch s.kind {
 		case 1:
-			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: s.text.String()}, Phase: s.phase})
+			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: s.text.String()}, Phase: s.phase, ItemId: s.itemID})
 		case 2:
-			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: s.text.String()}})
+			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: s.text.String()}, ItemId: s.itemID})
 		case 3:
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: a.toolCall(s.callID)}})
 		case 4:

@@ -66,15 +66,15 @@ func (s *chatSink) start(e *llmrelayv1.StreamStart) error {
 	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_Start{Start: e}})
 }
 
-func (s *chatSink) text(t, phase string) error {
-	s.textDelta.Text, s.textDelta.Phase = t, phase
+func (s *chatSink) text(t, phase, item string) error {
+	s.textDelta.Text, s.textDelta.Phase, s.textDelta.ItemId = t, phase, item
 	s.textEvent.TextDelta = &s.textDelta
 	s.textResp.Event = &s.textEvent
 	return s.send(&s.textResp)
 }
 
-func (s *chatSink) refusal(t string) error {
-	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_RefusalDelta{RefusalDelta: &llmrelayv1.RefusalDelta{Text: t}}})
+func (s *chatSink) refusal(t, item string) error {
+	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_RefusalDelta{RefusalDelta: &llmrelayv1.RefusalDelta{Text: t, ItemId: item}}})
 }
 
 func (*chatSink) toolDelta(*llmrelayv1.ToolCallDelta) error { return nil }

@@ -12,8 +12,8 @@ type foldState struct {
 	done map[string]bool
 }
 
-func (f *foldState) text(s, phase string) { f.acc.AddPhasedText(s, phase) }
-func (f *foldState) refusal(s string)     { f.acc.AddRefusal(s) }
+func (f *foldState) text(s, phase, item string) { f.acc.AddItemText(s, phase, item) }
+func (f *foldState) refusal(s, item string)     { f.acc.AddItemRefusal(s, item) }
 
 func (f *foldState) toolDelta(d *llmrelayv1.ToolCallDelta) error { return f.acc.AddToolCallDelta(d) }
 

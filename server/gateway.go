@@ -714,8 +714,8 @@ func (g *gateway) streamRoute(ctx context.Context, p *prepared) (provider.Stream
 type eventSink interface {
 	start(*llmrelayv1.StreamStart) error
 	// text sends a text delta and its phase (TextDelta.phase).
-	text(t, phase string) error
-	refusal(string) error
+	text(t, phase, item string) error
+	refusal(t, item string) error
 	reasoning(*llmrelayv1.ReasoningDelta) error
 	// toolDelta and toolDone are only called by StreamTools.
 	toolDelta(*llmrelayv1.ToolCallDelta) error
@@ -784,6 +784,12 @@ type relay struct {
 	accounted bool
 	// tagged marks the reasoning blocks whose first delta went out.
 	tagged map[int32]bool
+	// pieceKind and pieceItem are the kind (EventText, EventRefusal; 0
+	// after any other content) and message item id of the last text or
+	// refusal delta sent: a delta's item_id goes out only when it begins
+	// a new part (TextDelta.item_id).
+	pieceKind provider.EventKind
+	pieceItem string
 }
 
 func (r *relay) run(s provider.Stream) error {
@@ -844,13 +850,19 @@ func (r *relay) handle(ev *provider.Event) error {
 		if err := r.ensureStarted(); err != nil {
 			return err
 		}
-		if ev.Kind == provider.EventText {
-			r.acc.text(ev.Text, ev.Phase)
-			return r.send(r.sink.text(ev.Text, ev.Phase))
+		item := ""
+		if ev.ItemID != "" && (ev.Kind != r.pieceKind || ev.ItemID != r.pieceItem) {
+			item = ev.ItemID
 		}
-		r.acc.refusal(ev.Text)
-		return r.send(r.sink.refusal(ev.Text))
+		r.pieceKind, r.pieceItem = ev.Kind, ev.ItemID
+		if ev.Kind == provider.EventText {
+			r.acc.text(ev.Text, ev.Phase, item)
+			return r.send(r.sink.text(ev.Text, ev.Phase, item))
+		}
+		r.acc.refusal(ev.Text, item)
+		return r.send(r.sink.refusal(ev.Text, item))
 	case provider.EventReasoning:
+		r.pieceKind = 0
 		r.firstToken()
 		if err := r.ensureStarted(); err != nil {
 			return err
@@ -869,6 +881,7 @@ func (r *relay) handle(ev *provider.Event) error {
 		}
 		return r.send(r.sink.reasoning(d))
 	case provider.EventToolCall:
+		r.pieceKind = 0
 		r.firstToken()
 		if err := r.ensureStarted(); err != nil {
 			return err

@@ -65,9 +65,14 @@ models:
 	if len(deltas) != 13 {
 		t.Errorf("%d text deltas, want 13", len(deltas))
 	}
-	for _, d := range deltas {
+	for i, d := range deltas {
 		if d.GetPhase() != "commentary" {
 			t.Errorf("delta %v without the item's phase", d)
+		}
+		// The item id on the message's first delta only: it begins the
+		// part, the others continue it.
+		if want := map[bool]string{true: "msg_0fabc13af1ee0049006a691dfebdc881a1ae18d027c313d8ce"}[i == 0]; d.GetItemId() != want {
+			t.Errorf("delta %d: item id %q, want %q", i, d.GetItemId(), want)
 		}
 	}
 	answer := acc.Message()
@@ -92,8 +97,18 @@ models:
 	if p := acc2.Message().GetParts(); len(p) != 1 || p[0].GetPhase() != "final_answer" {
 		t.Errorf("second answer %v", p)
 	}
-	if body := oai.Last(t).Body; !bytes.Contains(body, []byte(`"role":"assistant","content":[{"type":"output_text","text":"I’ll check the capital lookup tool for “PotatoLand.”"}],"phase":"commentary"`)) {
+	if body := oai.Last(t).Body; !bytes.Contains(body, []byte(`"role":"assistant","content":[{"type":"output_text","text":"I’ll check the capital lookup tool for “PotatoLand.”","annotations":[]}],"phase":"commentary"`)) {
 		t.Errorf("request without the message's phase: %s", body)
+	}
+	// And its item id (streamed on the message's first text delta, folded
+	// by the client into the part), which pairs it with the reasoning
+	// item before it, sent with its id.
+	if body := oai.Last(t).Body; !bytes.Contains(body, []byte(`{"type":"message","id":"msg_0fabc13af1ee0049006a691dfebdc881a1ae18d027c313d8ce","status":"completed"`)) ||
+		!bytes.Contains(body, []byte(`{"type":"reasoning","id":"rs_0fabc13af1ee0049006a691dfe60b081a1baa444d3cf19afba"`)) {
+		t.Errorf("request without the message's item id: %s", body)
+	}
+	if text.GetItemId() != "msg_0fabc13af1ee0049006a691dfebdc881a1ae18d027c313d8ce" {
+		t.Errorf("folded text part %v", text)
 	}
 
 	// On Anthropic the text goes, the phase does not, and nothing warns.

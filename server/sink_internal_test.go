@@ -23,13 +23,14 @@ func (e *encodingStream) Send(m *llmrelayv1.StreamChatResponse) error {
 
 // TestSinkTextReusesMessages: a text chunk costs the relay no allocation
 // (the three messages are reused), and each chunk still goes out with its
-// own text and phase (a reused message keeps no phase of the chunk before).
+// own text, phase and item id (a reused message keeps none of the chunk
+// before's).
 func TestSinkTextReusesMessages(t *testing.T) {
 	st := &encodingStream{}
 	s := &chatSink{ss: st}
-	chunks := []struct{ text, phase string }{{"Hel", "commentary"}, {"lo", ""}, {"", "final_answer"}}
+	chunks := []struct{ text, phase, item string }{{"Hel", "commentary", "msg_a"}, {"lo", "", ""}, {"", "final_answer", "msg_b"}}
 	for _, c := range chunks {
-		if err := s.text(c.text, c.phase); err != nil {
+		if err := s.text(c.text, c.phase, c.item); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -38,16 +39,16 @@ func TestSinkTextReusesMessages(t *testing.T) {
 		if err := got.UnmarshalVT(st.sent[i]); err != nil {
 			t.Fatal(err)
 		}
-		if got.GetTextDelta() == nil || got.GetTextDelta().GetText() != want.text || got.GetTextDelta().GetPhase() != want.phase {
-			t.Errorf("chunk %d: %v, want text %q phase %q", i, &got, want.text, want.phase)
+		if d := got.GetTextDelta(); d == nil || d.GetText() != want.text || d.GetPhase() != want.phase || d.GetItemId() != want.item {
+			t.Errorf("chunk %d: %v, want text %q phase %q item %q", i, &got, want.text, want.phase, want.item)
 		}
 	}
 	noop := &chatSink{ss: nopChatStream{}}
-	if n := testing.AllocsPerRun(100, func() { _ = noop.text("chunk", "commentary") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = noop.text("chunk", "commentary", "") }); n != 0 {
 		t.Errorf("%v allocations per text chunk", n)
 	}
 	tools := &toolsSink{ss: nopToolsSender{}}
-	if n := testing.AllocsPerRun(100, func() { _ = tools.text("chunk", "commentary") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = tools.text("chunk", "commentary", "") }); n != 0 {
 		t.Errorf("%v allocations per tools text chunk", n)
 	}
 }

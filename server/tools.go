@@ -70,15 +70,15 @@ func (s *toolsSink) start(e *llmrelayv1.StreamStart) error {
 	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_Start{Start: e}})
 }
 
-func (s *toolsSink) text(t, phase string) error {
-	s.textDelta.Text, s.textDelta.Phase = t, phase
+func (s *toolsSink) text(t, phase, item string) error {
+	s.textDelta.Text, s.textDelta.Phase, s.textDelta.ItemId = t, phase, item
 	s.textEvent.TextDelta = &s.textDelta
 	s.textResp.Event = &s.textEvent
 	return s.send(&s.textResp)
 }
 
-func (s *toolsSink) refusal(t string) error {
-	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_RefusalDelta{RefusalDelta: &llmrelayv1.RefusalDelta{Text: t}}})
+func (s *toolsSink) refusal(t, item string) error {
+	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_RefusalDelta{RefusalDelta: &llmrelayv1.RefusalDelta{Text: t, ItemId: item}}})
 }
 
 func (s *toolsSink) toolDelta(d *llmrelayv1.ToolCallDelta) error {

@@ -56,7 +56,11 @@ type Event struct {
 	Text string
 	// Phase is an EventText's phase (Part.phase): set on every piece of
 	// text the provider labelled.
-	Phase     string
+	Phase string
+	// ItemID is an EventText's or EventRefusal's output message id
+	// (Part.item_id, OpenAI Responses msg_...): set on every piece of a
+	// message the provider gave an id; the relay sends it on the first.
+	ItemID    string
 	ToolCall  ToolCallDelta
 	Reasoning ReasoningDelta
 	Usage     *llmrelayv1.Usage

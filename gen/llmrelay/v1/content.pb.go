@@ -108,7 +108,16 @@ type Part struct {
 	// degrades gpt-5.3-codex and later models). Text parts with different
 	// phases are separate parts. Other providers and formats ignore it, as
 	// does every part that is not the text of an assistant message.
-	Phase         string `protobuf:"bytes,7,opt,name=phase,proto3" json:"phase,omitempty"`
+	Phase string `protobuf:"bytes,7,opt,name=phase,proto3" json:"phase,omitempty"`
+	// The provider's id of the output message a text or refusal part of an
+	// assistant message came in (OpenAI Responses `msg_...`); empty when the
+	// provider gives none. Send it back unchanged: the OpenAI Responses format
+	// puts it back on the assistant message item, and the Responses API
+	// refuses a reasoning item sent with its id unless the message that
+	// followed it in the answer comes with its id too. Text parts with
+	// different item ids are separate parts. Other providers and formats
+	// ignore it.
+	ItemId        string `protobuf:"bytes,9,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -216,6 +225,13 @@ func (x *Part) GetFile() *File {
 func (x *Part) GetPhase() string {
 	if x != nil {
 		return x.Phase
+	}
+	return ""
+}
+
+func (x *Part) GetItemId() string {
+	if x != nil {
+		return x.ItemId
 	}
 	return ""
 }
@@ -939,7 +955,7 @@ const file_llmrelay_v1_content_proto_rawDesc = "" +
 	"\aMessage\x12%\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x11.llmrelay.v1.RoleR\x04role\x12'\n" +
 	"\x05parts\x18\x02 \x03(\v2\x11.llmrelay.v1.PartR\x05parts\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name\"\xd5\x02\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"\xee\x02\n" +
 	"\x04Part\x12\x14\n" +
 	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x12*\n" +
 	"\x05image\x18\x02 \x01(\v2\x12.llmrelay.v1.ImageH\x00R\x05image\x124\n" +
@@ -949,7 +965,8 @@ const file_llmrelay_v1_content_proto_rawDesc = "" +
 	"\arefusal\x18\x05 \x01(\tH\x00R\arefusal\x126\n" +
 	"\treasoning\x18\x06 \x01(\v2\x16.llmrelay.v1.ReasoningH\x00R\treasoning\x12'\n" +
 	"\x04file\x18\b \x01(\v2\x11.llmrelay.v1.FileH\x00R\x04file\x12\x14\n" +
-	"\x05phase\x18\a \x01(\tR\x05phaseB\x06\n" +
+	"\x05phase\x18\a \x01(\tR\x05phase\x12\x17\n" +
+	"\aitem_id\x18\t \x01(\tR\x06itemIdB\x06\n" +
 	"\x04kind\"\x9d\x01\n" +
 	"\tReasoning\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1c\n" +

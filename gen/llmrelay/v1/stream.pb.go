@@ -114,7 +114,11 @@ type TextDelta struct {
 	// The phase of the text (see Part.phase), on every delta of text the
 	// provider labelled; a delta whose phase differs from the previous text
 	// delta's begins a new text part.
-	Phase         string `protobuf:"bytes,2,opt,name=phase,proto3" json:"phase,omitempty"`
+	Phase string `protobuf:"bytes,2,opt,name=phase,proto3" json:"phase,omitempty"`
+	// The provider's id of the output message the text came in (see
+	// Part.item_id), on the first delta of each message; a delta whose
+	// item_id differs from the current text part's begins a new text part.
+	ItemId        string `protobuf:"bytes,3,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -163,10 +167,21 @@ func (x *TextDelta) GetPhase() string {
 	return ""
 }
 
+func (x *TextDelta) GetItemId() string {
+	if x != nil {
+		return x.ItemId
+	}
+	return ""
+}
+
 // RefusalDelta is the next piece of a refusal (OpenAI `refusal`).
 type RefusalDelta struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Text  string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// The provider's id of the output message the refusal came in (see
+	// Part.item_id), on the first delta of each message; a delta whose
+	// item_id differs from the current refusal part's begins a new part.
+	ItemId        string `protobuf:"bytes,2,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -204,6 +219,13 @@ func (*RefusalDelta) Descriptor() ([]byte, []int) {
 func (x *RefusalDelta) GetText() string {
 	if x != nil {
 		return x.Text
+	}
+	return ""
+}
+
+func (x *RefusalDelta) GetItemId() string {
+	if x != nil {
+		return x.ItemId
 	}
 	return ""
 }
@@ -520,12 +542,14 @@ const file_llmrelay_v1_stream_proto_rawDesc = "" +
 	"\vresponse_id\x18\x05 \x01(\tR\n" +
 	"responseId\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"5\n" +
+	"createTime\"N\n" +
 	"\tTextDelta\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x14\n" +
-	"\x05phase\x18\x02 \x01(\tR\x05phase\"\"\n" +
+	"\x05phase\x18\x02 \x01(\tR\x05phase\x12\x17\n" +
+	"\aitem_id\x18\x03 \x01(\tR\x06itemId\";\n" +
 	"\fRefusalDelta\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text\"\xb8\x01\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x17\n" +
+	"\aitem_id\x18\x02 \x01(\tR\x06itemId\"\xb8\x01\n" +
 	"\x0eReasoningDelta\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1c\n" +

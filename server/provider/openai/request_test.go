@@ -16,6 +16,11 @@ import (
 
 func text(s string) *llmrelayv1.Part { return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: s}} }
 
+// textIn is a text part of the output message item id.
+func textIn(s, id string) *llmrelayv1.Part {
+	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: s}, ItemId: id}
+}
+
 func msgOf(role llmrelayv1.Role, parts ...*llmrelayv1.Part) *llmrelayv1.Message {
 	return &llmrelayv1.Message{Role: role, Parts: parts}
 }

@@ -141,7 +141,7 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 		case "message":
 			segs, warns := messageItemContent(&it)
 			for _, sg := range segs {
-				parts.text(sg.text, it.Phase, sg.refusal)
+				parts.text(sg.text, it.Phase, it.ID, sg.refusal)
 			}
 			meta.Warnings = append(meta.Warnings, warns...)
 			meta.Warnings = append(meta.Warnings, anns.add(&it)...)
@@ -307,6 +307,7 @@ type respParts struct {
 	run      strings.Builder
 	runKind  int    // 0 none, 1 text, 2 refusal
 	runPhase string // the text run's phase
+	runItem  string // the run's message item id (Part.item_id)
 }
 
 // add appends a part of its own.
@@ -315,10 +316,12 @@ func (b *respParts) add(p *llmrelayv1.Part) {
 	b.parts = append(b.parts, p)
 }
 
-// text appends a text (or refusal) piece of a message item of the given
-// phase to the current run; empty pieces add nothing. Text of another
-// phase than the run's begins a new part (refusals carry no phase).
-func (b *respParts) text(s, phase string, refusal bool) {
+// text appends a text (or refusal) piece of a message item (id item) of
+// the given phase to the current run; empty pieces add nothing. Text of
+// another phase than the run's begins a new part (refusals carry no
+// phase), as does a piece of another item (one with an id other than the
+// run's: the stream's fold rule, fold.Accumulator).
+func (b *respParts) text(s, phase, item string, refusal bool) {
 	if s == "" {
 		return
 	}
@@ -326,9 +329,9 @@ func (b *respParts) text(s, phase string, refusal bool) {
 	if refusal {
 		kind, phase = 2, ""
 	}
-	if b.runKind != kind || b.runPhase != phase {
+	if b.runKind != kind || b.runPhase != phase || (item != "" && item != b.runItem) {
 		b.flush()
-		b.runKind, b.runPhase = kind, phase
+		b.runKind, b.runPhase, b.runItem = kind, phase, item
 	}
 	b.run.WriteString(s)
 }
@@ -336,12 +339,12 @@ func (b *respParts) text(s, phase string, refusal bool) {
 func (b *respParts) flush() {
 	switch b.runKind {
 	case 1:
-		b.parts = append(b.parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: b.run.String()}, Phase: b.runPhase})
+		b.parts = append(b.parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: b.run.String()}, Phase: b.runPhase, ItemId: b.runItem})
 	case 2:
-		b.parts = append(b.parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: b.run.String()}})
+		b.parts = append(b.parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: b.run.String()}, ItemId: b.runItem})
 	}
 	b.run.Reset()
-	b.runKind, b.runPhase = 0, ""
+	b.runKind, b.runPhase, b.runItem = 0, "", ""
 }
 
 // done returns the parts.

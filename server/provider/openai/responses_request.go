@@ -304,14 +304,36 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 		cur      []respInputContent
 		phase    string // the phase of cur's text
 		hasText  bool   // cur has text
+		item     string // cur's message item id (Part.item_id)
 		warnings []string
 	)
 	flush := func() {
 		if len(cur) > 0 {
-			out = append(out, respInputItem{Type: "message", Role: "assistant", Content: cur, Phase: phase})
+			m := respInputItem{Type: "message", Role: "assistant", Content: cur, Phase: phase}
+			if item != "" {
+				// The output message it came from, by its id: the
+				// Responses API pairs a reasoning item with it.
+				m.ID, m.Status = item, "completed"
+				for c := range cur {
+					if cur[c].Type == "output_text" {
+						cur[c].Annotations = &[]struct{}{}
+					}
+				}
+			}
+			out = append(out, m)
 			cur = nil
 		}
-		phase, hasText = "", false
+		phase, hasText, item = "", false, ""
+	}
+	// newItem flushes cur when the part is of another message item than
+	// cur's (an item id set and different).
+	newItem := func(p *llmrelayv1.Part) {
+		if id := p.GetItemId(); id != "" {
+			if id != item && len(cur) > 0 {
+				flush()
+			}
+			item = id
+		}
 	}
 	signaturesDropped := false
 	for j, part := range parts {
@@ -320,10 +342,12 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 			if hasText && part.GetPhase() != phase {
 				flush()
 			}
+			newItem(part)
 			t := k.Text
 			cur = append(cur, respInputContent{Type: "output_text", Text: &t})
 			phase, hasText = part.GetPhase(), true
 		case *llmrelayv1.Part_Refusal:
+			newItem(part)
 			r := k.Refusal
 			cur = append(cur, respInputContent{Type: "refusal", Refusal: &r})
 		case *llmrelayv1.Part_ToolCall:
@@ -355,11 +379,62 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 		}
 	}
 	flush()
+	out, warnings = pairReasoning(out, warnings, i)
 	if len(out) == 0 {
 		empty := ""
 		out = append(out, respInputItem{Type: "message", Role: "assistant", Content: []respInputContent{{Type: "output_text", Text: &empty}}})
 	}
 	return out, warnings, nil
+}
+
+// pairReasoning keeps a reasoning item's id only where the Responses API
+// can pair it: the API refuses a reasoning item sent with its id ("Item
+// 'rs_…' of type 'reasoning' was provided without its required following
+// item") unless the item that followed it in the answer comes right after
+// it, a message by its own id (Part.item_id), a function call (paired by
+// call_id) or another reasoning item. Otherwise (the message has no item
+// id: a history written by hand or by another gateway; nothing follows: an
+// answer cut after its reasoning) the item goes without its id when it has
+// encrypted content, which carries it alone, and is left out with a
+// warning when the id is all it has (a stored request's reference).
+func pairReasoning(items []respInputItem, warnings []string, i int) ([]respInputItem, []string) {
+	// From the end, so that each item is judged by the item that will
+	// really follow it (a reasoning item before one left out).
+	keep := make([]bool, len(items))
+	next := -1 // the kept item after k
+	for k := len(items) - 1; k >= 0; k-- {
+		it := &items[k]
+		keep[k] = true
+		if it.Type == "reasoning" && it.ID != "" {
+			paired := false
+			if next >= 0 {
+				switch n := &items[next]; n.Type {
+				case "function_call", "reasoning":
+					paired = true
+				case "message":
+					paired = n.ID != ""
+				}
+			}
+			switch {
+			case paired:
+			case it.EncryptedContent != "":
+				it.ID = ""
+			default:
+				warnings = append(warnings, fmt.Sprintf("messages[%d]: reasoning item %s was not sent: the Responses API refuses a reasoning item "+
+					"sent by its id without the item that followed it in the answer, and that item (a message with its item_id) is not next", i, it.ID))
+				keep[k] = false
+				continue
+			}
+		}
+		next = k
+	}
+	out := items[:0]
+	for k := range items {
+		if keep[k] {
+			out = append(out, items[k])
+		}
+	}
+	return out, warnings
 }
 
 // reasoningInputItem encodes a Reasoning part (messages[i].parts[j]) as a

@@ -385,14 +385,16 @@ func TestResponsesReasoningInput(t *testing.T) {
 		want     string
 		warnings []string
 	}{
+		// rs_1 goes without its id: the message after it has no item id
+		// (TestResponsesReasoningPairing).
 		{"unstored", false,
-			`[{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"**Plan**\n\nThink."}],"encrypted_content":"gAAAA1"},` +
+			`[{"type":"reasoning","summary":[{"type":"summary_text","text":"**Plan**\n\nThink."}],"encrypted_content":"gAAAA1"},` +
 				`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Let me look."}]},` +
 				`{"type":"reasoning","summary":[],"encrypted_content":"gAAAA2"},` +
 				`{"type":"function_call","call_id":"call_a","name":"f","arguments":"{}"}]`,
 			[]string{"messages[0].parts[3]: reasoning without encrypted content", "messages[0].parts[4]: redacted reasoning", "messages[0]: tool call signatures"}},
 		{"stored: an id alone resolves", true,
-			`[{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"**Plan**\n\nThink."}],"encrypted_content":"gAAAA1"},` +
+			`[{"type":"reasoning","summary":[{"type":"summary_text","text":"**Plan**\n\nThink."}],"encrypted_content":"gAAAA1"},` +
 				`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Let me look."}]},` +
 				`{"type":"reasoning","summary":[],"encrypted_content":"gAAAA2"},` +
 				`{"type":"reasoning","id":"rs_3","summary":[{"type":"summary_text","text":"summary only"}]},` +
@@ -454,5 +456,92 @@ func TestHostedMCPTool(t *testing.T) {
 	}
 	if got.Store == nil || *got.Store || strings.Contains(string(body), "previous_response_id") {
 		t.Errorf("not stateless: %s", body)
+	}
+}
+
+// TestResponsesReasoningPairing: the Responses API refuses a reasoning item
+// sent with its id unless the item that followed it in the answer comes
+// right after it by its own id ("Item 'rs_…' of type 'reasoning' was
+// provided without its required following item"). A message goes back with
+// its item id (and the output message's status and annotations, as
+// pydantic-ai's recorded second request sent it and the API accepted:
+// TestRound9PhaseCommentary); a reasoning item keeps its id only before
+// such a message, a function call or another reasoning item; otherwise it
+// goes without it (its encrypted content carries it) or, with only an id,
+// is left out with a warning.
+func TestResponsesReasoningPairing(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasoning := func(id, enc string) *llmrelayv1.Part {
+		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Id: id, Signature: enc}}}
+	}
+	itemText := func(s, item, phase string) *llmrelayv1.Part {
+		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: s}, ItemId: item, Phase: phase}
+	}
+	refusal := &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: "No."}, ItemId: "msg_p5"}
+	cases := []struct {
+		name    string
+		store   bool
+		parts   []*llmrelayv1.Part
+		want    string
+		warning string
+	}{
+		{"encrypted, then a message with its id", false,
+			[]*llmrelayv1.Part{reasoning("rs_p1", "gAAAAp1"), itemText("Hi.", "msg_p1", "final_answer")},
+			`[{"type":"reasoning","id":"rs_p1","summary":[],"encrypted_content":"gAAAAp1"},` +
+				`{"type":"message","id":"msg_p1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hi.","annotations":[]}],"phase":"final_answer"}]`, ""},
+		{"stored by id, then a message with its id", true,
+			[]*llmrelayv1.Part{reasoning("rs_p2", ""), itemText("Hi.", "msg_p2", "")},
+			`[{"type":"reasoning","id":"rs_p2","summary":[]},` +
+				`{"type":"message","id":"msg_p2","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hi.","annotations":[]}]}]`, ""},
+		{"stored by id, then a message without one", true,
+			[]*llmrelayv1.Part{reasoning("rs_p3", ""), text("Hi.")},
+			`[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hi."}]}]`,
+			"messages[0]: reasoning item rs_p3 was not sent"},
+		{"encrypted, last", false,
+			[]*llmrelayv1.Part{itemText("Hi.", "msg_p4", ""), reasoning("rs_p4", "gAAAAp4")},
+			`[{"type":"message","id":"msg_p4","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hi.","annotations":[]}]},` +
+				`{"type":"reasoning","summary":[],"encrypted_content":"gAAAAp4"}]`, ""},
+		{"before a reasoning item left out, judged by what follows that", true,
+			[]*llmrelayv1.Part{reasoning("rs_p5", "gAAAAp5"), reasoning("rs_p6", ""), text("Hi.")},
+			`[{"type":"reasoning","summary":[],"encrypted_content":"gAAAAp5"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hi."}]}]`,
+			"messages[0]: reasoning item rs_p6 was not sent"},
+		{"two messages of one phase stay two items; a refusal joins its message", false,
+			[]*llmrelayv1.Part{itemText("A.", "msg_p6", ""), itemText("B.", "msg_p5", ""), refusal},
+			`[{"type":"message","id":"msg_p6","status":"completed","role":"assistant","content":[{"type":"output_text","text":"A.","annotations":[]}]},` +
+				`{"type":"message","id":"msg_p5","status":"completed","role":"assistant","content":[{"type":"output_text","text":"B.","annotations":[]},{"type":"refusal","refusal":"No."}]}]`, ""},
+		{"a function call pairs by call_id", true,
+			[]*llmrelayv1.Part{reasoning("rs_p7", ""), toolCallPart("call_p7", "f", `{}`)},
+			`[{"type":"reasoning","id":"rs_p7","summary":[]},{"type":"function_call","call_id":"call_p7","name":"f","arguments":"{}"}]`, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := &provider.Request{Model: "o4-mini", Format: formatResponses, Reasoning: true,
+				Messages:        []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_ASSISTANT, tc.parts...)},
+				ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Store: proto.Bool(tc.store)}}}}
+			body, warnings, err := p.buildResponsesRequest(r, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m struct {
+				Input json.RawMessage `json:"input"`
+			}
+			if err := json.Unmarshal(body, &m); err != nil {
+				t.Fatal(err)
+			}
+			if string(m.Input) != tc.want {
+				t.Errorf("input\n%s\nwant\n%s", m.Input, tc.want)
+			}
+			switch {
+			case tc.warning == "" && len(warnings) != 0:
+				t.Errorf("warnings %q", warnings)
+			case tc.warning != "" && (len(warnings) != 1 || !strings.HasPrefix(warnings[0], tc.warning)):
+				t.Errorf("warnings %q, want one beginning %q", warnings, tc.warning)
+			}
+		})
 	}
 }

@@ -238,7 +238,7 @@ func TestRound9PhaseCommentary(t *testing.T) {
 		t.Errorf("reasoning %v", r)
 	}
 	const narration = `I'll check the capital lookup tool for "PotatoLand."`
-	if parts[1].GetText() != narration || parts[1].GetPhase() != "commentary" {
+	if parts[1].GetText() != narration || parts[1].GetPhase() != "commentary" || parts[1].GetItemId() != "msg_094ebefab06f6c100069efd58302b4819587854b18d82b5690" {
 		t.Errorf("text %v", parts[1])
 	}
 	if tc := parts[2].GetToolCall(); tc.GetCallId() != "call_ALAJMWK9buNN7RXxxXbECcHa" || tc.GetName() != "get_capital" || tc.GetArguments() != `{"country":"PotatoLand"}` || !tc.GetArgumentsValid() {
@@ -276,7 +276,12 @@ func TestRound9PhaseCommentary(t *testing.T) {
 	}
 	want := []map[string]any{
 		{"type": "reasoning", "id": "rs_094ebefab06f6c100069efd58250cc8195b3b443e9b3d9bd84", "encrypted_content": enc, "summary": []any{}},
-		{"type": "message", "role": "assistant", "phase": "commentary", "content": []any{map[string]any{"type": "output_text", "text": narration}}},
+		// As the cassette's second request sent it (id, status and empty
+		// annotations: the output message), which the API accepted; the
+		// function call goes without its fc_ item id (the contract keeps
+		// none: it pairs by call_id).
+		{"type": "message", "id": "msg_094ebefab06f6c100069efd58302b4819587854b18d82b5690", "status": "completed", "role": "assistant", "phase": "commentary",
+			"content": []any{map[string]any{"type": "output_text", "text": narration, "annotations": []any{}}}},
 		{"type": "function_call", "call_id": "call_ALAJMWK9buNN7RXxxXbECcHa", "name": "get_capital", "arguments": `{"country":"PotatoLand"}`},
 		{"type": "function_call_output", "call_id": "call_ALAJMWK9buNN7RXxxXbECcHa", "output": "Potato City"},
 	}

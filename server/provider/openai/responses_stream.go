@@ -138,6 +138,9 @@ type respTextState struct {
 	// phase is the message item's phase (output_item.added, else the
 	// first item event that names one before any text), on its text.
 	phase string
+	// id is the message item's id (Part.item_id), on its text and
+	// refusal.
+	id string
 }
 
 // respReasoningState is what the stream said of one reasoning item.
@@ -399,10 +402,10 @@ func (s *responsesStream) textDelta(typ, itemID, d string, raw json.RawMessage, 
 	}
 	if typ == "response.output_text.delta" {
 		st.text += len(d)
-		s.push(&provider.Event{Kind: provider.EventText, Text: d, Phase: st.phase})
+		s.push(&provider.Event{Kind: provider.EventText, Text: d, Phase: st.phase, ItemID: st.id})
 	} else {
 		st.refusal += len(d)
-		s.push(&provider.Event{Kind: provider.EventRefusal, Text: d})
+		s.push(&provider.Event{Kind: provider.EventRefusal, Text: d, ItemID: st.id})
 	}
 }
 
@@ -489,7 +492,7 @@ func (s *responsesStream) textState(itemID string) *respTextState {
 		s.err = s.bad("more than %d output items in one response", maxStreamItems)
 		return nil
 	}
-	st := &respTextState{}
+	st := &respTextState{id: itemID}
 	s.texts[itemID] = st
 	return st
 }
@@ -843,13 +846,13 @@ func (s *responsesStream) catchUpText(it *respOutputItem) {
 	if len(text) > st.text {
 		if rest := text[st.text:]; utf8.ValidString(rest) {
 			st.text = len(text)
-			s.push(&provider.Event{Kind: provider.EventText, Text: rest, Phase: st.phase})
+			s.push(&provider.Event{Kind: provider.EventText, Text: rest, Phase: st.phase, ItemID: st.id})
 		}
 	}
 	if len(refusal) > st.refusal {
 		if rest := refusal[st.refusal:]; utf8.ValidString(rest) {
 			st.refusal = len(refusal)
-			s.push(&provider.Event{Kind: provider.EventRefusal, Text: rest})
+			s.push(&provider.Event{Kind: provider.EventRefusal, Text: rest, ItemID: st.id})
 		}
 	}
 }
@@ -1149,10 +1152,10 @@ func (s *responsesStream) flushHeld() {
 		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: h.rs.index, Text: t}})
 	case h.typ == "response.output_text.delta":
 		h.text.text += len(t)
-		s.push(&provider.Event{Kind: provider.EventText, Text: t, Phase: h.text.phase})
+		s.push(&provider.Event{Kind: provider.EventText, Text: t, Phase: h.text.phase, ItemID: h.text.id})
 	default:
 		h.text.refusal += len(t)
-		s.push(&provider.Event{Kind: provider.EventRefusal, Text: t})
+		s.push(&provider.Event{Kind: provider.EventRefusal, Text: t, ItemID: h.text.id})
 	}
 	*h = respHeld{}
 }

@@ -353,7 +353,7 @@ func TestResponsesUnaryStreamEquivalence(t *testing.T) {
 			f := accFold(t, evs)
 			// The recordings are two calls: ids (and encrypted reasoning)
 			// differ, the answer does not.
-			f.Message = withReasoningIDs(t, withCallIDs(f.Message, res.Message), res.Message)
+			f.Message = withItemIDs(t, withReasoningIDs(t, withCallIDs(f.Message, res.Message), res.Message), res.Message)
 			if !proto.Equal(f.Message, res.Message) {
 				t.Errorf("message:\nstream %v\nunary  %v", f.Message, res.Message)
 			}
@@ -428,6 +428,33 @@ func withReasoningIDs(t testing.TB, got, want *llmrelayv1.Message) *llmrelayv1.M
 	return got
 }
 
+// withItemIDs gives got's text and refusal parts the message item ids of
+// want's, in order, after checking that each part has one exactly when the
+// other does, of the same kind (prefix): the recordings are two calls.
+func withItemIDs(t testing.TB, got, want *llmrelayv1.Message) *llmrelayv1.Message {
+	t.Helper()
+	var wantIDs []string
+	for _, p := range want.GetParts() {
+		if p.GetText() != "" || p.GetRefusal() != "" {
+			wantIDs = append(wantIDs, p.GetItemId())
+		}
+	}
+	i := 0
+	for _, p := range got.GetParts() {
+		if (p.GetText() == "" && p.GetRefusal() == "") || i >= len(wantIDs) {
+			continue
+		}
+		w := wantIDs[i]
+		i++
+		if (p.ItemId == "") != (w == "") || prefix(p.ItemId) != prefix(w) {
+			t.Errorf("part %d: stream item id %q, unary %q", i-1, p.ItemId, w)
+			continue
+		}
+		p.ItemId = w
+	}
+	return got
+}
+
 // accFold folds stream events the way the server does: the message by the
 // accumulator of package fold (which the server relays to clients), the
 // meta, usage and tool-call count by fold.
@@ -438,9 +465,9 @@ func accFold(t testing.TB, evs []*provider.Event) folded {
 		var err error
 		switch ev.Kind {
 		case provider.EventText:
-			acc.AddPhasedText(ev.Text, ev.Phase)
+			acc.AddItemText(ev.Text, ev.Phase, ev.ItemID)
 		case provider.EventRefusal:
-			acc.AddRefusal(ev.Text)
+			acc.AddItemRefusal(ev.Text, ev.ItemID)
 		case provider.EventToolCall:
 			d := ev.ToolCall
 			err = acc.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: d.CallID, Index: int32(d.Index), Name: d.Name,

@@ -39,8 +39,11 @@ type respRequest struct {
 // summary, encrypted_content}).
 type respInputItem struct {
 	Type string `json:"type"`
-	// ID is a reasoning item's rs_... id (only reasoning items send one).
+	// ID is a reasoning item's rs_... id or an assistant message's msg_...
+	// id (Part.item_id); Status goes with a message's id ("completed", as
+	// the output message it came from).
 	ID      string             `json:"id,omitempty"`
+	Status  string             `json:"status,omitempty"`
 	Role    string             `json:"role,omitempty"`
 	Content []respInputContent `json:"content,omitempty"`
 	// Phase is an assistant message's phase ("commentary",
@@ -71,6 +74,9 @@ type respInputContent struct {
 	ImageURL string  `json:"image_url,omitempty"`
 	Detail   string  `json:"detail,omitempty"`
 	Refusal  *string `json:"refusal,omitempty"`
+	// Annotations is output_text's list, sent empty ([]) in a message
+	// sent back with its id (the output message's shape).
+	Annotations *[]struct{} `json:"annotations,omitempty"`
 	// input_file: one of file_data (a data: URL, with filename), file_id,
 	// file_url.
 	FileData string `json:"file_data,omitempty"`

@@ -324,7 +324,8 @@ func TestRound17MiraResponsesThinking(t *testing.T) {
 	if !reflect.DeepEqual(items[1], wantRS) {
 		t.Errorf("input[1] %v, want %v", items[1], wantRS)
 	}
-	wantMsg := map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": "3"}}}
+	wantMsg := map[string]any{"type": "message", "id": "msg_0c6fe76bfb6817d700696afa218dd88197962b4ac041b6ef86", "status": "completed", "role": "assistant",
+		"content": []any{map[string]any{"type": "output_text", "text": "3", "annotations": []any{}}}}
 	if !reflect.DeepEqual(items[2], wantMsg) {
 		t.Errorf("input[2] %v, want %v", items[2], wantMsg)
 	}

@@ -55,7 +55,7 @@ func TestRound19LangsmithResponsesReasoningStream(t *testing.T) {
 	checkRespStreamInvariants(t, evs)
 	f := accFold(t, evs)
 	reasoning := &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Id: "rs_01bd7fe641405dc3006909473f501c819698f257c33e2d8b83"}}}
-	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, reasoning, text("foo")); !proto.Equal(f.Message, want) {
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, reasoning, textIn("foo", "msg_01bd7fe641405dc300690947406fe481969150ca9d1b76ebcd")); !proto.Equal(f.Message, want) {
 		t.Errorf("message\n got %v\nwant %v", f.Message, want)
 	}
 	m := f.Meta
@@ -181,7 +181,7 @@ func TestRound19LangsmithAgentsHandoff(t *testing.T) {
 	if r19JSONField(t, body, "tools") != nil {
 		t.Errorf("tools sent: %s", body)
 	}
-	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("2 + 2 = 4")); !proto.Equal(res2.Message, want) {
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, textIn("2 + 2 = 4", "msg_08c4dc3be695bfd40069d83d790f5881a3972d29bb20f98a71")); !proto.Equal(res2.Message, want) {
 		t.Errorf("message\n got %v\nwant %v", res2.Message, want)
 	}
 	m2 := res2.Meta

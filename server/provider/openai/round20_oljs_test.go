@@ -428,7 +428,7 @@ func TestRound20OljsUnary(t *testing.T) {
 				oljsSent(t, sent.Body, recorded, "model", "messages", "tools")
 			}},
 		{"real_oljs_openai_responses", kOpenAI, nil, responses,
-			[]*llmrelayv1.Part{text("Why did the OpenTelemetry developer break up with their application?\n\nBecause it just couldn't handle the \"trace\" of their love!")},
+			[]*llmrelayv1.Part{textIn("Why did the OpenTelemetry developer break up with their application?\n\nBecause it just couldn't handle the \"trace\" of their love!", "msg_098a86033e882e31006a1818d26ed0819293ee4aae68f9cecf")},
 			want{"resp_098a86033e882e31006a1818d103048192889c7541e8827731", "gpt-4o-mini-2024-07-18", "req_d316447754b2412ea3db6327c8d438b3", 1779964113,
 				&llmrelayv1.Usage{InputTokens: 14, OutputTokens: 26, TotalTokens: 40}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", nil},
 			func(t *testing.T, m *llmrelayv1.ResponseMeta, sent providertest.Captured) {
@@ -760,7 +760,7 @@ func TestRound20OljsAISDKResponsesObject(t *testing.T) {
 			SchemaName: "response", Schema: schema, Strict: proto.Bool(false)}},
 	}
 	res, srv := oljsUnary(t, name, kOpenAI, req)
-	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text(`{"name":"Alex Johnson","age":28,"occupation":"Software Engineer"}`)); !proto.Equal(res.Message, want) {
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, textIn(`{"name":"Alex Johnson","age":28,"occupation":"Software Engineer"}`, "msg_030d786ecc31d52600692c43d158e88194b979cfafb8672aac")); !proto.Equal(res.Message, want) {
 		t.Errorf("message %v", res.Message)
 	}
 	m := res.Meta
