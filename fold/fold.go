@@ -27,7 +27,10 @@ type Accumulator struct {
 	end   *llmrelayv1.StreamEnd
 	// parts keeps text and tool calls in the order they started, so the
 	// folded message has the same part order a unary answer has.
-	segments []segment
+	// Pointers: a segment holds strings.Builders, which must not be
+	// copied once written (a reasoning block's signature can arrive after
+	// later segments grew the slice).
+	segments []*segment
 	// reasoning maps a reasoning block index to its segment.
 	reasoning map[int32]int
 	// failed is set by Fail: the stream ended with an error status.
@@ -146,13 +149,13 @@ func (a *Accumulator) AddItemRefusal(s, itemID string) {
 // appendSegment appends a text (kind 1) or refusal (2) piece.
 func (a *Accumulator) appendSegment(kind int, phase, itemID, s string) {
 	if n := len(a.segments); n > 0 {
-		last := &a.segments[n-1]
+		last := a.segments[n-1]
 		if last.kind == kind && last.phase == phase && (itemID == "" || itemID == last.itemID) {
 			last.text.WriteString(s)
 			return
 		}
 	}
-	a.segments = append(a.segments, segment{kind: kind, phase: phase, itemID: itemID})
+	a.segments = append(a.segments, &segment{kind: kind, phase: phase, itemID: itemID})
 	a.segments[len(a.segments)-1].text.WriteString(s)
 }
 
@@ -169,11 +172,11 @@ func (a *Accumulator) AddReasoning(d *llmrelayv1.ReasoningDelta) error {
 		if a.reasoning == nil {
 			a.reasoning = map[int32]int{}
 		}
-		a.segments = append(a.segments, segment{kind: 4})
+		a.segments = append(a.segments, &segment{kind: 4})
 		pos = len(a.segments) - 1
 		a.reasoning[d.GetIndex()] = pos
 	}
-	s := &a.segments[pos]
+	s := a.segments[pos]
 	s.text.WriteString(d.GetText())
 	s.signature.WriteString(d.GetSignature())
 	s.redacted = s.redacted || d.GetRedacted()
@@ -206,7 +209,7 @@ func (a *Accumulator) AddToolCallDelta(d *llmrelayv1.ToolCallDelta) error {
 		c = &callState{index: d.GetIndex()}
 		a.calls[id] = c
 		a.order = append(a.order, id)
-		a.segments = append(a.segments, segment{kind: 3, callID: id})
+		a.segments = append(a.segments, &segment{kind: 3, callID: id})
 	}
 	if c.done {
 		return fmt.Errorf("fold: delta for completed tool call %q", id)
@@ -312,7 +315,7 @@ func (a *Accumulator) ToolCall(id string) (*llmrelayv1.ToolCall, int32) {
 func (a *Accumulator) Message() *llmrelayv1.Message {
 	m := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	for i := range a.segments {
-		s := &a.segments[i]
+		s := a.segments[i]
 		switch s.kind {
 		case 1:
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: s.text.String()}, Phase: s.phase, ItemId: s.itemID})

@@ -38,3 +38,30 @@ func TestItemIDBeginsAPart(t *testing.T) {
 		t.Errorf("folded\n%v\nwant\n%v", got, want)
 	}
 }
+
+// TestLateReasoningSignature: a reasoning block's signature (or id) can
+// arrive after later parts began (Azure OpenAI's encrypted content only in
+// response.completed; OpenRouter's reasoning_details signature after the
+// text). Folding it into the block once the segments had grown used to
+// write to a copied strings.Builder, which panics; it joins its block.
+func TestLateReasoningSignature(t *testing.T) {
+	var a Accumulator
+	steps := []*llmrelayv1.StreamToolsResponse{
+		{Event: &llmrelayv1.StreamToolsResponse_ReasoningDelta{ReasoningDelta: &llmrelayv1.ReasoningDelta{Index: 0, Text: "Thinking.", Id: "rs_late1"}}},
+		{Event: &llmrelayv1.StreamToolsResponse_TextDelta{TextDelta: &llmrelayv1.TextDelta{Text: "Four."}}},
+		{Event: &llmrelayv1.StreamToolsResponse_ToolCallDelta{ToolCallDelta: &llmrelayv1.ToolCallDelta{CallId: "call_late1", Name: "f", ArgumentsDelta: "{}"}}},
+		{Event: &llmrelayv1.StreamToolsResponse_ReasoningDelta{ReasoningDelta: &llmrelayv1.ReasoningDelta{Index: 1, Text: "More."}}},
+		{Event: &llmrelayv1.StreamToolsResponse_ReasoningDelta{ReasoningDelta: &llmrelayv1.ReasoningDelta{Index: 0, Signature: "sig-late-0"}}},
+		{Event: &llmrelayv1.StreamToolsResponse_ReasoningDelta{ReasoningDelta: &llmrelayv1.ReasoningDelta{Index: 1, Signature: "sig-late-1"}}},
+	}
+	for _, ev := range steps {
+		if err := a.AddTools(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parts := a.Message().GetParts()
+	if len(parts) != 4 || parts[0].GetReasoning().GetSignature() != "sig-late-0" || parts[0].GetReasoning().GetText() != "Thinking." ||
+		parts[3].GetReasoning().GetSignature() != "sig-late-1" || parts[1].GetText() != "Four." || parts[2].GetToolCall().GetCallId() != "call_late1" {
+		t.Errorf("folded %v", parts)
+	}
+}
