@@ -1090,6 +1090,12 @@ func (s *responsesStream) reasoningDone(st *respReasoningState, it *respOutputIt
 				s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: st.index, Text: rest}})
 			}
 		}
+	}
+	if it != nil && !st.signed {
+		// Also from the final response for an item output_item.done
+		// ended without it: Azure OpenAI deployments send the encrypted
+		// content only in response.completed's output, and a reasoning
+		// part without it cannot go back in an unstored request.
 		if enc := encryptedContent(it); enc != "" {
 			st.encrypted = enc
 		}
