@@ -239,7 +239,9 @@ func TestRound13PhasesKeptApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	items := decodeBody(t, b)["input"].([]any)
-	out := func(s string) []any { return []any{map[string]any{"type": "output_text", "text": s, "annotations": []any{}}} }
+	out := func(s string) []any {
+		return []any{map[string]any{"type": "output_text", "text": s, "annotations": []any{}}}
+	}
 	wantItems := []map[string]any{
 		{"type": "message", "id": "msg_a", "status": "completed", "role": "assistant", "phase": "commentary", "content": out("Looking. Still looking.")},
 		{"type": "message", "id": "msg_b", "status": "completed", "role": "assistant", "phase": "final_answer", "content": out("Found it.")},
