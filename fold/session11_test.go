@@ -1,6 +1,8 @@
 package fold
 
 import (
+	"strings"
+
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -64,4 +66,59 @@ func TestLateReasoningSignature(t *testing.T) {
 		parts[3].GetReasoning().GetSignature() != "sig-late-1" || parts[1].GetText() != "Four." || parts[2].GetToolCall().GetCallId() != "call_late1" {
 		t.Errorf("folded %v", parts)
 	}
+}
+
+// FuzzAccumulator folds arbitrary sequences of text, refusal, reasoning
+// and tool-call events (the order a broken or unusual upstream could
+// produce): folding never panics, the text is the text deltas joined, and
+// each reasoning block index is one part.
+func FuzzAccumulator(f *testing.F) {
+	f.Add([]byte{3, 0, 0, 1, 3, 0, 5, 2})
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5})
+	f.Add([]byte{4, 1, 4, 1, 5, 1, 3, 2, 0, 0, 3, 2})
+	words := []string{"", "a", "é", "{\"x\":", "1}"}
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		var a Accumulator
+		var text strings.Builder
+		blocks := map[int32]bool{}
+		for i := 0; i+1 < len(ops); i += 2 {
+			arg := ops[i+1]
+			w := words[int(arg)%len(words)]
+			var err error
+			switch ops[i] % 6 {
+			case 0:
+				text.WriteString(w)
+				err = a.AddTools(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_TextDelta{TextDelta: &llmrelayv1.TextDelta{
+					Text: w, Phase: []string{"", "commentary"}[arg%2], ItemId: []string{"", "msg_z1", "msg_z2"}[arg%3]}}})
+			case 1:
+				err = a.AddTools(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_RefusalDelta{RefusalDelta: &llmrelayv1.RefusalDelta{Text: w, ItemId: []string{"", "msg_z1"}[arg%2]}}})
+			case 2, 3:
+				idx := int32(arg % 3)
+				blocks[idx] = true
+				err = a.AddTools(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_ReasoningDelta{ReasoningDelta: &llmrelayv1.ReasoningDelta{
+					Index: idx, Text: w, Signature: []string{"", "sig"}[arg%2]}}})
+			case 4:
+				err = a.AddTools(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_ToolCallDelta{ToolCallDelta: &llmrelayv1.ToolCallDelta{
+					CallId: []string{"call_z1", "call_z2", ""}[arg%3], Name: "f", ArgumentsDelta: w}}})
+			case 5:
+				tc, idx := a.ToolCall([]string{"call_z1", "call_z2"}[arg%2])
+				if tc != nil {
+					err = a.AddToolCallDone(&llmrelayv1.ToolCallDone{Index: idx, ToolCall: tc})
+				}
+			}
+			_ = err // refused events (a delta without call_id, one for a completed call) are the accumulator's answer, not a failure
+		}
+		if a.Text() != text.String() {
+			t.Errorf("text %q, want %q", a.Text(), text.String())
+		}
+		n := 0
+		for _, p := range a.Message().GetParts() {
+			if p.GetReasoning() != nil {
+				n++
+			}
+		}
+		if n != len(blocks) {
+			t.Errorf("%d reasoning parts for %d blocks", n, len(blocks))
+		}
+	})
 }
