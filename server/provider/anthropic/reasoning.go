@@ -402,3 +402,70 @@ func forcedName(tc *wireToolChoice) string {
 	}
 	return "REQUIRED"
 }
+
+// thinkingForTurn is applyReasoning, unless the request continues a tool
+// loop whose assistant turn began without a thinking block: with thinking
+// on, Anthropic refuses it ("Expected `thinking` or `redacted_thinking`,
+// but found `tool_use`. When `thinking` is enabled, a final `assistant`
+// message must start with a thinking block (preceeding the lastmost set of
+// `tool_use` and `tool_result` blocks)"). That turn came from another
+// provider (a fallback in the middle of a tool loop: its reasoning is not
+// Anthropic's to send) or from a client that did not keep the reasoning
+// part. The request then goes without thinking, as the error itself
+// advises, with a warning, and thinking's refusals (temperature, top_k,
+// forced tools) do not apply.
+func (p *Provider) thinkingForTurn(w *messagesRequest, req *provider.Request, o *llmrelayv1.GenerationOptions) ([]string, error) {
+	thinking, config, maxTokens := w.Thinking, w.OutputConfig, w.MaxTokens
+	warnings, err := p.applyReasoning(w, req, o)
+	if !w.Thinking.active() {
+		return warnings, err
+	}
+	at := turnWithoutThinking(w.Messages)
+	if at < 0 {
+		return warnings, err
+	}
+	w.Thinking, w.OutputConfig, w.MaxTokens = thinking, config, maxTokens
+	return []string{fmt.Sprintf("thinking not enabled: the request continues a tool loop whose assistant turn (message %d as sent) does not begin with "+
+		"an anthropic thinking block (its reasoning came from another provider or was not kept), which anthropic requires with thinking on", at)}, nil
+}
+
+// turnWithoutThinking returns the index of the assistant message that
+// began the current tool loop when it does not begin with a thinking or
+// redacted_thinking block, or -1. The request continues a tool loop when
+// its last message is a user message holding tool results; the loop's
+// turn begins after the last user message without any (the question), and
+// Anthropic requires thinking at the start of the turn's first assistant
+// message (the later steps of one turn carry none without interleaved
+// thinking, and the API takes them).
+func turnWithoutThinking(msgs []wireMessage) int {
+	n := len(msgs)
+	if n == 0 || msgs[n-1].Role != "user" || !hasToolResult(msgs[n-1]) {
+		return -1
+	}
+	start := 0
+	for i := n - 2; i >= 0; i-- {
+		if msgs[i].Role == "user" && !hasToolResult(msgs[i]) {
+			start = i + 1
+			break
+		}
+	}
+	for i := start; i < n; i++ {
+		if msgs[i].Role != "assistant" {
+			continue
+		}
+		if c := msgs[i].Content; len(c) > 0 && (c[0].Type == "thinking" || c[0].Type == "redacted_thinking") {
+			return -1
+		}
+		return i
+	}
+	return -1
+}
+
+func hasToolResult(m wireMessage) bool {
+	for _, b := range m.Content {
+		if b.Type == "tool_result" {
+			return true
+		}
+	}
+	return false
+}

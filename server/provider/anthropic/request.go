@@ -81,7 +81,7 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 	if err := checkModelSampling(w, opts, req.Model); err != nil {
 		return nil, nil, nil, err
 	}
-	thinkWarns, err := p.applyReasoning(w, req, opts)
+	thinkWarns, err := p.thinkingForTurn(w, req, opts)
 	if err != nil {
 		return nil, nil, nil, err
 	}

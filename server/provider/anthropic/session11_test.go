@@ -1,0 +1,74 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// TestThinkingForTurn: with thinking on, Anthropic refuses a request that
+// continues a tool loop whose assistant turn began without a thinking
+// block ("a final `assistant` message must start with a thinking block");
+// such a turn came from another provider (a fallback mid-loop) or lost its
+// reasoning. The request goes without thinking, with a warning, and
+// thinking's refusals (a temperature other than 1) no longer apply. A turn
+// that began with signed thinking keeps it, later steps of the turn
+// without it included, and a new question needs none.
+func TestThinkingForTurn(t *testing.T) {
+	p := newTestProvider(t, "http://unused.invalid")
+	signed := &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: "Weather first.", Signature: "EqQBCkYIBxgCKkC-turn", Provider: "anthropic"}}}
+	foreign := &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Id: "rs_turn1", Signature: "gAAAA-turn", Provider: "openai"}}}
+	user := func(s string) *llmrelayv1.Message { return msgOf(llmrelayv1.Role_ROLE_USER, text(s)) }
+	asst := func(parts ...*llmrelayv1.Part) *llmrelayv1.Message { return msgOf(llmrelayv1.Role_ROLE_ASSISTANT, parts...) }
+	result := func(id string) *llmrelayv1.Message {
+		return msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(id, "18 °C", false))
+	}
+	cases := []struct {
+		name     string
+		msgs     []*llmrelayv1.Message
+		thinking bool
+	}{
+		{"a turn from another provider", []*llmrelayv1.Message{user("Weather in Paris?"), asst(foreign, toolCallPart("call_t1", "get_weather", `{"city":"Paris"}`)), result("call_t1")}, false},
+		{"a turn without its reasoning", []*llmrelayv1.Message{user("Weather in Paris?"), asst(text("Checking."), toolCallPart("toolu_t2", "get_weather", `{"city":"Paris"}`)), result("toolu_t2")}, false},
+		{"a turn that began with signed thinking", []*llmrelayv1.Message{user("Weather in Paris?"), asst(signed, toolCallPart("toolu_t3", "get_weather", `{"city":"Paris"}`)), result("toolu_t3")}, true},
+		{"a later step of a turn that began with it", []*llmrelayv1.Message{user("Weather in Paris and Rome?"),
+			asst(signed, toolCallPart("toolu_t4", "get_weather", `{"city":"Paris"}`)), result("toolu_t4"),
+			asst(toolCallPart("toolu_t5", "get_weather", `{"city":"Rome"}`)), result("toolu_t5")}, true},
+		{"a new question after a turn without thinking", []*llmrelayv1.Message{user("Weather in Paris?"),
+			asst(toolCallPart("toolu_t6", "get_weather", `{"city":"Paris"}`)), result("toolu_t6"), asst(text("18 °C.")), user("And Rome?")}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			temp := 0.2
+			if tc.thinking {
+				temp = 1
+			}
+			req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "claude-sonnet-4-5", Messages: tc.msgs, Tools: []*llmrelayv1.Tool{weatherTool(t)},
+				Options: &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM, Temperature: &temp}}
+			body, _, warnings, err := p.buildRequest(req, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var w struct {
+				Thinking  json.RawMessage `json:"thinking"`
+				MaxTokens int32           `json:"max_tokens"`
+			}
+			if err := json.Unmarshal(body, &w); err != nil {
+				t.Fatal(err)
+			}
+			warned := false
+			for _, s := range warnings {
+				warned = warned || strings.HasPrefix(s, "thinking not enabled: the request continues a tool loop")
+			}
+			if got := w.Thinking != nil; got != tc.thinking || warned == tc.thinking {
+				t.Errorf("thinking %s, warnings %q", w.Thinking, warnings)
+			}
+			if !tc.thinking && w.MaxTokens != p.defaultMaxTokens {
+				t.Errorf("max_tokens %d, want the default %d (no thinking budget added)", w.MaxTokens, p.defaultMaxTokens)
+			}
+		})
+	}
+}
