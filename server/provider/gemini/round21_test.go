@@ -21,7 +21,8 @@ import (
 func init() {
 	round17Recordings = append(round17Recordings, "real_pyd_google_gemini_web_search_citations_1",
 		"real_pyd_google_gemini_web_search_citations_2", "real_pyd_google_model_web_fetch_tool_false",
-		"real_pyd_google_model_code_execution_tool_1")
+		"real_pyd_google_model_code_execution_tool_1", "real_pyd_google_model_file_search_tool_stream",
+		"real_omniroute_gemini_malformed_function_call_stream")
 }
 
 // r21Unary replays a unary recording and writes its golden.
@@ -241,4 +242,118 @@ func TestRound21CodeExecution(t *testing.T) {
 	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-pro:generateContent",
 		`{"contents":[{"parts":[{"text":"What day is today in Utrecht?"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"]},`+
 			`"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]},"tools":[{"codeExecution":{}}]}`)
+}
+
+// TestRound21FileSearchStream: gemini-2.5-pro (November 2025) with
+// fileSearch, streamed, five events of one responseId. The first holds an
+// executableCode part marked thought (the file_search.query call), the
+// second the same call unmarked with finishReason STOP and a
+// groundingMetadata of one retrievedContext chunk (the stored document's
+// text and store name); the answer's text then comes in three events, the
+// last with STOP again and the grounding with two supports (both pointing
+// at chunk index 1, as sent). A STOP mid-stream does not end it: every
+// text event is kept. The code parts are warned about once (one warning a
+// kind). The usage grows: 238 then 526 tool-use prompt tokens; the last is
+// 15 + 526 = 541 in, 53 + 211 thought tokens = 264 out, 805 total. The
+// request's contents and system instruction are the recorded ones (the
+// fileSearch tool is set through extra_body).
+func TestRound21FileSearchStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_google_model_file_search_tool_stream"
+	req := r21User("gemini-2.5-pro", "You are a helpful assistant.", msg(llmrelayv1.Role_ROLE_USER, text("What is the capital of France?")))
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tools":[{"fileSearch":{"file_search_store_names":["fileSearchStores/testfilesearchstream-df5lsen5e6i5"]}}],"generationConfig":{"responseModalities":["TEXT"]}}`}
+	evs, srv := r20Stream(t, name, req)
+	f := foldEvents(evs)
+	if f.text != "The capital of France is Paris. A famous landmark in Paris is the Eiffel Tower." || len(f.calls) != 0 {
+		t.Errorf("text %q, calls %v", f.text, f.calls)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 541, OutputTokens: 264, TotalTokens: 805, ReasoningTokens: 211}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+	m := f.meta
+	if m.GetResponseId() != "RaYfafPuAc63qtsP-bOCyQw" || m.GetResolvedModel() != "gemini-2.5-pro" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" {
+		t.Errorf("meta %v", m)
+	}
+	if w := m.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], `"executableCode" not supported`) {
+		t.Errorf("warnings %q", w)
+	}
+	if got := r21Ext(t, m, extToolUsePromptTokens); got != "526" {
+		t.Errorf("tool-use prompt tokens %s, last recorded 526", got)
+	}
+	const doc = `{"fileSearchStore":"fileSearchStores/testfilesearchstream-df5lsen5e6i5","text":"Paris is the capital of France. The Eiffel Tower is a famous landmark in Paris."}`
+	if got, want := r21Ext(t, m, extGroundingMetadata), `{"groundingChunks":[{"retrievedContext":`+doc+`}],"groundingSupports":[`+
+		`{"groundingChunkIndices":[1],"segment":{"endIndex":31,"text":"The capital of France is Paris."}},`+
+		`{"groundingChunkIndices":[1],"segment":{"endIndex":79,"startIndex":32,"text":"A famous landmark in Paris is the Eiffel Tower."}}]}`; got != want {
+		t.Errorf("grounding %s\nrecorded last %s", got, want)
+	}
+	// The text events come after the first STOP.
+	stops, textAfter := 0, false
+	for _, ev := range evs {
+		if ev.Kind == provider.EventMeta && ev.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED {
+			stops++
+		}
+		if ev.Kind == provider.EventText && stops == 1 {
+			textAfter = true
+		}
+	}
+	if stops != 2 || !textAfter {
+		t.Errorf("%d finish metas, text after the first: %v", stops, textAfter)
+	}
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-pro:streamGenerateContent",
+		`{"contents":[{"parts":[{"text":"What is the capital of France?"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"]},`+
+			`"systemInstruction":{"parts":[{"text":"You are a helpful assistant."}]},"tools":[{"fileSearch":{"file_search_store_names":["fileSearchStores/testfilesearchstream-df5lsen5e6i5"]}}]}`)
+}
+
+// TestRound21MalformedFunctionCallStream: gemini-3.1-flash-lite (July
+// 2026), streamed, six events captured by OmniRoute from a live incident
+// (sanitized by its authors: paths, URLs, the responseId and the
+// signature replaced). Three thought parts (one reasoning block), an empty
+// text with a usage of 167 candidate and 1059 thought tokens, an empty
+// text carrying the thoughtSignature (reasoning with the signature only,
+// as real_stream_empty_text_signature) and the first
+// cachedContentTokenCount (19504), then finishReason
+// MALFORMED_FUNCTION_CALL with an empty text and a finishMessage naming
+// the call the model could not write. The finish is OTHER with the
+// provider's word kept and the finishMessage whole in
+// meta.extended["gemini.finish_message"]; no tool call is made up. Usage:
+// 24512 in (19504 of them cached), 167 + 1059 = 1226 out, 25738 total.
+func TestRound21MalformedFunctionCallStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_omniroute_gemini_malformed_function_call_stream"
+	evs, _ := r20Stream(t, name, r21User("gemini-3.1-flash-lite", "", msg(llmrelayv1.Role_ROLE_USER, text("Run the search workflow."))))
+	f := foldEvents(evs)
+	if f.text != "" || len(f.calls) != 0 {
+		t.Errorf("text %q, calls %v", f.text, f.calls)
+	}
+	var reasoning, sig strings.Builder
+	blocks := map[int]bool{}
+	for _, ev := range evs {
+		if ev.Kind == provider.EventReasoning {
+			reasoning.WriteString(ev.Reasoning.Text)
+			sig.WriteString(ev.Reasoning.Signature)
+			blocks[ev.Reasoning.Index] = true
+		}
+	}
+	if !strings.HasPrefix(reasoning.String(), "**Initiating the Workflow**\n\n") || !strings.Contains(reasoning.String(), "\n\n\n**Expanding the Search Parameters**") ||
+		!strings.HasSuffix(reasoning.String(), "update the search state, and log the results.\n\n\n") || len(blocks) != 2 {
+		t.Errorf("reasoning %q in %d blocks", reasoning.String(), len(blocks))
+	}
+	if !strings.HasPrefix(sig.String(), "FIXTURE_PLACEHOLDER_THOUGHT_SIGNATURE") {
+		t.Errorf("signature %q", sig.String())
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 24512, OutputTokens: 1226, TotalTokens: 25738, CachedInputTokens: 19504, ReasoningTokens: 1059}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+	m := f.meta
+	if m.GetResponseId() != "resp-fixture-malformed-001" || m.GetResolvedModel() != "gemini-3.1-flash-lite" || m.GetServiceTier() != "standard" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_OTHER || m.GetProviderFinishReason() != "MALFORMED_FUNCTION_CALL" ||
+		m.GetToolCallCount() != 0 || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	msgText, _ := m.GetExtended().AsMap()[extFinishMessage].(string)
+	if !strings.HasPrefix(msgText, "Malformed function call: call:default_api:exec{command: cd /home/user/workspace && venv/bin/python run_search.py ,") ||
+		!strings.HasSuffix(msgText, "running the scraper and fetching the target sites. }") {
+		t.Errorf("finish message %q", msgText)
+	}
 }
