@@ -2,6 +2,8 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -174,4 +176,110 @@ func TestRound21CodeExecution(t *testing.T) {
 	r20SameFields(t, srv.Last(t).Body, `{"model":"claude-sonnet-4-0","max_tokens":4096,"system":"Always use the code execution tool for math.",`+
 		`"thinking":{"type":"enabled","budget_tokens":3000},"messages":[{"role":"user","content":[{"type":"text","text":"How much is 3 * 12390?"}]}]}`)
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
+
+// TestRound21CodeExecutionFileOutputs: claude-sonnet-4-6 (March 2026),
+// unary, code_execution_20250522: a server_tool_use (with caller direct)
+// whose Python writes output.csv, its code_execution_tool_result whose
+// content lists the file the sandbox produced (code_execution_output,
+// file_011CZ7Pqy5uTyY2Kj86yXfCK) beside the stdout and abort_reason null,
+// then the text. The file id has no place in the contract, and the file is
+// reachable only through the Files API: the result's warning names it (it
+// used to say only that the result was ignored, and the caller lost the
+// file it asked for). Usage 2170 in, 262 out; the container.
+func TestRound21CodeExecutionFileOutputs(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_code_execution_file_outputs"
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	const prompt = "Create a CSV file with 3 rows of sample data (name, age) and save it as output.csv"
+	const system = "Always use code execution. Create a small CSV file and save it. Keep responses brief."
+	req := r21Request("claude-sonnet-4-6", prompt, 4096, 0)
+	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text(system))}, req.Messages...)
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	body := r19bBody(t, name)
+	result, _ := r19bBlock(t, body, 1)["content"].(map[string]any)
+	if files, _ := result["content"].([]any); len(files) != 1 || files[0].(map[string]any)["file_id"] != "file_011CZ7Pqy5uTyY2Kj86yXfCK" {
+		t.Fatalf("recorded result %v", result)
+	}
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{text("The file **output.csv** has been created and saved! Here's a summary of its contents:\n\n| name    | age |\n|---------|-----|\n" +
+			"| Alice   | 28  |\n| Bob     | 34  |\n| Charlie | 22  |\n\nThe CSV includes:\n- **2 columns:** `name` and `age`\n- **3 rows** of sample data")},
+		responseID: "msg_01NsMuQXDt1YrY5HcJT15FRH", model: "claude-sonnet-4-6",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(2170, 262, 0, 0, 0),
+		extended: map[string]string{
+			"container":     `{"expires_at":"2026-03-16T21:31:48.115351Z","id":"container_011CZ7PqUnZg5WnavEVpYfJh"}`,
+			"service_tier":  `"standard"`,
+			"usage_details": `{"inference_geo":"global"}`,
+		},
+		warnings: []string{
+			`content[0]: content block type "server_tool_use" (tool "code_execution", id srvtoolu_01MPynSy3MSoN6WDASu5FAod`,
+			`content[1]: content block type "code_execution_tool_result" (result of srvtoolu_01MPynSy3MSoN6WDASu5FAod, a tool the provider ran itself, which wrote the file "file_011CZ7Pqy5uTyY2Kj86yXfCK")`,
+		},
+	})
+	r20SameFields(t, srv.Last(t).Body, `{"model":"claude-sonnet-4-6","max_tokens":4096,"system":"`+system+`",`+
+		`"messages":[{"role":"user","content":[{"type":"text","text":"`+prompt+`"}]}]}`)
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
+
+// TestRound21CodeExecutionFileOutputsStream: the same request streamed
+// (March 2026): a server_tool_use code_execution (caller direct) whose
+// code streams in 29 input_json_delta pieces (escaped quotes and "\\n"
+// split across them), the code_execution_tool_result whose content names
+// the file written (file_011CZ7SgG7RLgvurLjs8GEpV), then 30 text deltas.
+// The result's warning names the file, as the unary answer's does;
+// message_delta raises input_tokens 971 → 2171, 265 out, the container.
+func TestRound21CodeExecutionFileOutputsStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_code_execution_file_outputs_stream"
+	const prompt = "Create a CSV file with 3 rows of sample data (name, age) and save it as output.csv"
+	const system = "Always use code execution. Create a small CSV file and save it. Keep responses brief."
+	req := r21Request("claude-sonnet-4-6", prompt, 4096, 0)
+	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text(system))}, req.Messages...)
+	_, f, srv := r21Stream(t, name, req)
+	checkLLMWant(t, name, f.message, f.meta, llmWant{
+		parts: []*llmrelayv1.Part{text("The file **output.csv** has been created and saved! Here's a summary of its contents:\n\n| name    | age |\n|---------|-----|\n" +
+			"| Alice   | 28  |\n| Bob     | 34  |\n| Charlie | 22  |\n\nIt contains 2 columns (`name`, `age`) and 3 rows of sample data. Let me know if you'd like any changes!")},
+		responseID: "msg_0167SfmgddVUyTt2fCxnSm3s", model: "claude-sonnet-4-6",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(2171, 265, 0, 0, 0),
+		extended: map[string]string{
+			"container":     `{"expires_at":"2026-03-16T22:08:56.908049Z","id":"container_011CZ7Sfnq618zZMP4X843ky"}`,
+			"service_tier":  `"standard"`,
+			"usage_details": `{"inference_geo":"global"}`,
+		},
+		warnings: []string{
+			`content block 0: type "server_tool_use" (tool "code_execution", id srvtoolu_01Saqbt8742cmRao9JJZoSWW`,
+			`content block 1: type "code_execution_tool_result" (result of srvtoolu_01Saqbt8742cmRao9JJZoSWW, a tool the provider ran itself, which wrote the file "file_011CZ7SgG7RLgvurLjs8GEpV")`,
+		},
+	})
+	r20SameFields(t, srv.Last(t).Body, `{"model":"claude-sonnet-4-6","max_tokens":4096,"stream":true,"system":"`+system+`",`+
+		`"messages":[{"role":"user","content":[{"type":"text","text":"`+prompt+`"}]}]}`)
+}
+
+// TestRound21ServerToolFiles: the files a code-execution result names,
+// as its warning lists them: none, one, several, and past the bound.
+func TestRound21ServerToolFiles(t *testing.T) {
+	t.Parallel()
+	many := make([]string, maxNamedFiles+2)
+	for i := range many {
+		many[i] = fmt.Sprintf(`{"type":"bash_code_execution_output","file_id":"file_%02d"}`, i)
+	}
+	for _, tc := range []struct{ content, want string }{
+		{`{"type":"code_execution_result","stdout":"","content":[]}`, ""},
+		{`[{"type":"web_search_result","url":"https://example.com"}]`, ""},
+		{`{"type":"web_fetch_tool_result_error","error_code":"unavailable"}`, ""},
+		{`{"type":"code_execution_result","content":[{"type":"code_execution_output","file_id":"file_a"}]}`, `the file "file_a"`},
+		{`{"type":"bash_code_execution_result","content":[{"type":"bash_code_execution_output","file_id":"file_a"},{"type":"bash_code_execution_output","file_id":"file_b"}]}`,
+			`the files "file_a", "file_b"`},
+		{`{"content":[` + strings.Join(many, ",") + `]}`, `the files "file_00", "file_01", "file_02", "file_03", "file_04", "file_05", "file_06", "file_07", ` +
+			`"file_08", "file_09", "file_10", "file_11", "file_12", "file_13", "file_14", "file_15" and 2 more`},
+	} {
+		if got := serverToolFiles(&contentBlock{Type: "code_execution_tool_result", Content: json.RawMessage(tc.content)}); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.content, got, tc.want)
+		}
+	}
 }
