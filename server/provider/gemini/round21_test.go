@@ -22,7 +22,7 @@ func init() {
 	round17Recordings = append(round17Recordings, "real_pyd_google_gemini_web_search_citations_1",
 		"real_pyd_google_gemini_web_search_citations_2", "real_pyd_google_model_web_fetch_tool_false",
 		"real_pyd_google_model_code_execution_tool_1", "real_pyd_google_model_file_search_tool_stream",
-		"real_omniroute_gemini_malformed_function_call_stream")
+		"real_omniroute_gemini_malformed_function_call_stream", "real_pyd_google_model_youtube_video_url_input")
 }
 
 // r21Unary replays a unary recording and writes its golden.
@@ -356,4 +356,39 @@ func TestRound21MalformedFunctionCallStream(t *testing.T) {
 		!strings.HasSuffix(msgText, "running the scraper and fetching the target sites. }") {
 		t.Errorf("finish message %q", msgText)
 	}
+}
+
+// TestRound21YouTubeVideo: gemini-2.5-flash (February 2026), unary, asked
+// about a YouTube URL sent as fileData (video/mp4): one text part, STOP;
+// the prompt's 17713 tokens by modality (16 TEXT, 15780 VIDEO, 1917 AUDIO:
+// the video's sound track is counted apart), 100 + 1176 thought tokens
+// out, 18989 total. The split reaches usage_details whole. The request (a
+// text part, then the fileData part with the URL and MIME type as given)
+// is the recorded one.
+func TestRound21YouTubeVideo(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_google_model_youtube_video_url_input"
+	req := r21User("gemini-2.5-flash", "You are a helpful chatbot.", msg(llmrelayv1.Role_ROLE_USER, text("Explain me this video in a few sentences"),
+		fileOf(&llmrelayv1.File{Source: &llmrelayv1.File_Url{Url: "https://youtu.be/lCdaVNyHtjU"}, MimeType: "video/mp4"})))
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]}}`}
+	res, srv := r21Unary(t, name, req)
+	const answer = "This video demonstrates using an AI agent to analyze recent 404 HTTP responses from a service. The user asks the agent, \"Logfire,\" " +
+		"to identify patterns in these errors. The agent then queries a Logfire database, extracts relevant information like URL paths, HTTP methods, " +
+		"and timestamps, and presents a detailed analysis covering common error-prone endpoints, request patterns, timeline-related issues, and potential " +
+		"configuration or authentication problems. Finally, it offers a list of actionable recommendations to address these issues."
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text(answer)); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	r21Meta(t, m, "nA-BaaeuIMSfz7IPlMvnkQU", "gemini-2.5-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 17713, OutputTokens: 1276, TotalTokens: 18989, ReasoningTokens: 1176})
+	if len(m.GetWarnings()) != 0 {
+		t.Errorf("warnings %q", m.GetWarnings())
+	}
+	if got, want := r21Ext(t, m, "usage_details"), `{"promptTokensDetails.AUDIO":1917,"promptTokensDetails.TEXT":16,"promptTokensDetails.VIDEO":15780}`; got != want {
+		t.Errorf("usage details %s, recorded %s", got, want)
+	}
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-flash:generateContent",
+		`{"contents":[{"parts":[{"text":"Explain me this video in a few sentences"},{"fileData":{"fileUri":"https://youtu.be/lCdaVNyHtjU","mimeType":"video/mp4"}}],"role":"user"}],`+
+			`"generationConfig":{"responseModalities":["TEXT"]},"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]}}`)
 }
