@@ -283,3 +283,92 @@ func TestRound21ServerToolFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestRound21Opus5AdaptiveXHigh: claude-opus-5 (2026), unary, adaptive
+// thinking with display summarized at effort xhigh: a signed summarized
+// thinking block and the answer; 13 in, 44 out of which 33 thinking
+// tokens (output_tokens_details), inference_geo global. The contract's
+// reasoning_effort stops at HIGH: xhigh goes through extra_body, which
+// replaces the output_config the gateway built (with the warning that
+// says so), and the request is then the recorded one.
+func TestRound21Opus5AdaptiveXHigh(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_opus_5_features"
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	req := r21Request("claude-opus-5", "What is 2+2?", 4096, 0)
+	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"output_config":{"effort":"xhigh"}}`}
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	th := r19bBlock(t, r19bBody(t, name), 0)
+	if !strings.HasPrefix(th["signature"].(string), "CAISzQIKhwEIEBgCKkA6UEt5") {
+		t.Fatalf("recorded signature %q", th["signature"])
+	}
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: "This is a straightforward arithmetic problem, so I'll just provide the answer directly.", Signature: th["signature"].(string)}),
+			text("2 + 2 = 4"),
+		},
+		responseID: "msg_011CdMGQkaWBowzKjDD9nzPh", model: "claude-opus-5",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(13, 44, 0, 0, 33),
+		extended: map[string]string{"service_tier": `"standard"`, "usage_details": `{"inference_geo":"global"}`},
+		warnings: []string{"extra_body.output_config replaced the value the gateway built from the request"},
+	})
+	const recorded = `{"max_tokens":4096,"messages":[{"content":[{"text":"What is 2+2?","type":"text"}],"role":"user"}],"model":"claude-opus-5",` +
+		`"output_config":{"effort":"xhigh"},"thinking":{"display":"summarized","type":"adaptive"}}`
+	if !sameJSON(t, string(srv.Last(t).Body), recorded) {
+		t.Errorf("request %s, recorded %s", srv.Last(t).Body, recorded)
+	}
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
+
+// TestRound21AdvisorTool: claude-sonnet-5 (2026), unary, with the advisor
+// tool (claude-opus-4-8): a thinking block with an empty text and only a
+// signature (kept: it goes back with the turn), a text, the
+// server_tool_use advisor and its advisor_tool_result (the advisor's
+// "4. ..." answer; warned about), then the answer text. usage.iterations
+// has two message samplings (1128 + 1262 = 2390 in, 110 + 11 = 121 out,
+// the top-level counts) and the advisor's own (2518 in, 22 out, another
+// model): the usage is the top level, the iterations stay in
+// usage_details; 28 thinking tokens.
+func TestRound21AdvisorTool(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_advisor_tool"
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	const tools = `[{"max_tokens":1024,"model":"claude-opus-4-8","name":"advisor","type":"advisor_20260301"}]`
+	req := r21Request("claude-sonnet-5", "What's 2+2? Consult your advisor first.", 4096, 0)
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tools":` + tools + `}`}
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	th := r19bBlock(t, r19bBody(t, name), 0)
+	if th["thinking"] != "" || !strings.HasPrefix(th["signature"].(string), "EsECCokBCA8YAipA9szu") {
+		t.Fatalf("recorded thinking %v", th)
+	}
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Signature: th["signature"].(string)}),
+			text("Task: answer \"What's 2+2?\" and I'm told to consult advisor first. My initial read: this is trivially 4, but instructions require calling advisor before answering."),
+			text("2 + 2 = 4"),
+		},
+		responseID: "msg_011CdD8kCHePDwkWhKt6aCDv", model: "claude-sonnet-5",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(2390, 121, 0, 0, 28),
+		extended: map[string]string{"service_tier": `"standard"`},
+		warnings: []string{
+			`content[2]: content block type "server_tool_use" (tool "advisor", id srvtoolu_01HjzmxWnLPCkNoLmrowWNBc`,
+			`content[3]: content block type "advisor_tool_result" (result of srvtoolu_01HjzmxWnLPCkNoLmrowWNBc, a tool the provider ran itself)`,
+		},
+	})
+	details, _ := res.Meta.GetExtended().AsMap()["usage_details"].(map[string]any)
+	if its, _ := details["iterations"].([]any); len(its) != 3 || its[1].(map[string]any)["model"] != "claude-opus-4-8" || its[1].(map[string]any)["input_tokens"] != float64(2518) {
+		t.Errorf("usage details %v", details)
+	}
+	r20SameFields(t, srv.Last(t).Body, `{"model":"claude-sonnet-5","max_tokens":4096,"tools":`+tools+`,`+
+		`"messages":[{"role":"user","content":[{"type":"text","text":"What's 2+2? Consult your advisor first."}]}]}`)
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
