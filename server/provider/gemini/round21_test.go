@@ -22,7 +22,8 @@ func init() {
 	round17Recordings = append(round17Recordings, "real_pyd_google_gemini_web_search_citations_1",
 		"real_pyd_google_gemini_web_search_citations_2", "real_pyd_google_model_web_fetch_tool_false",
 		"real_pyd_google_model_code_execution_tool_1", "real_pyd_google_model_file_search_tool_stream",
-		"real_omniroute_gemini_malformed_function_call_stream", "real_pyd_google_model_youtube_video_url_input")
+		"real_omniroute_gemini_malformed_function_call_stream", "real_pyd_google_model_youtube_video_url_input",
+		"real_pyd_google_auto_native_structured_stream_gemini_3")
 }
 
 // r21Unary replays a unary recording and writes its golden.
@@ -391,4 +392,51 @@ func TestRound21YouTubeVideo(t *testing.T) {
 	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-flash:generateContent",
 		`{"contents":[{"parts":[{"text":"Explain me this video in a few sentences"},{"fileData":{"fileUri":"https://youtu.be/lCdaVNyHtjU","mimeType":"video/mp4"}}],"role":"user"}],`+
 			`"generationConfig":{"responseModalities":["TEXT"]},"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]}}`)
+}
+
+// TestRound21StructuredStreamGemini3: gemini-3-flash-preview (February
+// 2026), streamed with a response JSON schema (CityLocation): the JSON
+// answer in one event with no finish, then an empty text carrying the
+// thoughtSignature (1512 base64 characters; its protobuf length prefix,
+// 1131, is the rest of the 1134 decoded bytes, so the transcription is
+// whole) with STOP. The text is the JSON as sent; the signature becomes a
+// reasoning part with no text (real_stream_empty_text_signature's rule);
+// 9 in, 10 + 261 thought tokens out, 280 total. The request (the schema
+// with its title, as responseJsonSchema, and the JSON MIME type) is the
+// recorded one.
+func TestRound21StructuredStreamGemini3(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_google_auto_native_structured_stream_gemini_3"
+	const schema = `{"properties":{"city":{"type":"string"},"country":{"type":"string"}},"required":["city","country"],"title":"CityLocation","type":"object"}`
+	req := r21User("gemini-3-flash-preview", "", msg(llmrelayv1.Role_ROLE_USER, text("What is the largest city in Mexico?")))
+	req.Options = &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, Schema: schema}}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]}}`}
+	evs, srv := r20Stream(t, name, req)
+	f := foldEvents(evs)
+	if f.text != `{"city":"Mexico City","country":"Mexico"}` || len(f.calls) != 0 {
+		t.Errorf("text %q, calls %v", f.text, f.calls)
+	}
+	var sig strings.Builder
+	for _, ev := range evs {
+		if ev.Kind == provider.EventReasoning {
+			if ev.Reasoning.Text != "" {
+				t.Errorf("reasoning text %q", ev.Reasoning.Text)
+			}
+			sig.WriteString(ev.Reasoning.Signature)
+		}
+	}
+	if s := sig.String(); len(s) != 1512 || !strings.HasPrefix(s, "EusICugIAb4+9vvTPy2U") || !strings.HasSuffix(s, "tO0ohM5spWTSfHEs") {
+		t.Errorf("signature %d characters: %q", len(s), s)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 9, OutputTokens: 271, TotalTokens: 280, ReasoningTokens: 261}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+	m := f.meta
+	if m.GetResponseId() != "HrGQaZONJZjHvdIPrvyJuAk" || m.GetResolvedModel() != "gemini-3-flash-preview" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	r21SameRequest(t, srv, "/v1beta/models/gemini-3-flash-preview:streamGenerateContent",
+		`{"contents":[{"parts":[{"text":"What is the largest city in Mexico?"}],"role":"user"}],"generationConfig":{"responseJsonSchema":`+schema+
+			`,"responseMimeType":"application/json","responseModalities":["TEXT"]}}`)
 }
