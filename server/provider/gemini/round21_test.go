@@ -1,7 +1,9 @@
 package gemini
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -23,7 +25,8 @@ func init() {
 		"real_pyd_google_gemini_web_search_citations_2", "real_pyd_google_model_web_fetch_tool_false",
 		"real_pyd_google_model_code_execution_tool_1", "real_pyd_google_model_file_search_tool_stream",
 		"real_omniroute_gemini_malformed_function_call_stream", "real_pyd_google_model_youtube_video_url_input",
-		"real_pyd_google_auto_native_structured_stream_gemini_3")
+		"real_pyd_google_auto_native_structured_stream_gemini_3", "real_pyd_google_model_retry_1", "real_pyd_google_model_retry_2",
+		"real_pyd_google_model_retry_3")
 }
 
 // r21Unary replays a unary recording and writes its golden.
@@ -439,4 +442,113 @@ func TestRound21StructuredStreamGemini3(t *testing.T) {
 	r21SameRequest(t, srv, "/v1beta/models/gemini-3-flash-preview:streamGenerateContent",
 		`{"contents":[{"parts":[{"text":"What is the largest city in Mexico?"}],"role":"user"}],"generationConfig":{"responseJsonSchema":`+schema+
 			`,"responseMimeType":"application/json","responseModalities":["TEXT"]}}`)
+}
+
+// r21CapitalTool is pydantic-ai's get_capital declaration.
+const r21CapitalSchema = `{"additionalProperties":false,"properties":{"country":{"description":"The country name.","type":"string"}},"required":["country"],"type":"object"}`
+
+// r21CapitalRequest is the request of pydantic-ai's retry test, with
+// messages after the question.
+func r21CapitalRequest(more ...*llmrelayv1.Message) *provider.Request {
+	req := r21User("gemini-2.5-pro", "You are a helpful chatbot.", append([]*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("What is the capital of France?"))}, more...)...)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{{Name: "get_capital", Description: "Get the capital of a country.", Parameters: r21CapitalSchema}}
+	zero := 0.0
+	req.Options = &llmrelayv1.GenerationOptions{Temperature: &zero}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]}}`}
+	return req
+}
+
+// r21SameSignature checks that two base64 spellings (standard, URL-safe)
+// hold the same bytes.
+func r21SameSignature(t *testing.T, got, recorded string) {
+	t.Helper()
+	a, err1 := base64.StdEncoding.DecodeString(got)
+	b, err2 := base64.URLEncoding.DecodeString(recorded)
+	if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+		t.Errorf("signature %q is not the recorded %q (%v, %v)", got, recorded, err1, err2)
+	}
+}
+
+// TestRound21ToolRetryLoop: gemini-2.5-pro (January 2026), unary, three
+// turns of a tool loop at temperature 0. Each call comes without an id
+// (keyed by an id made from the response id) and with a thoughtSignature
+// on the functionCall part (482 and 728 bytes once decoded, their
+// protobuf length prefixes whole); finishMessage "Model generated function
+// call(s)." with STOP, a tool-call finish. The first call asks
+// get_capital("France"), the tool's error result makes the model retry
+// with "La France", whose result "Paris" gives the final text, which
+// carries a signature of its own. The requests pydantic-ai sent were
+// accepted by the API; ours hold the same turns (the call parts with
+// their signatures, the error as {"error": ...}) with three differences
+// the API takes either way: no functionCall/functionResponse id (the API
+// gave none; pydantic-ai made its own), the signatures in standard
+// base64 as received (pydantic-ai re-encoded them URL-safe: the same
+// bytes), and a plain result as {"result": ...} (pydantic-ai writes
+// "return_value").
+func TestRound21ToolRetryLoop(t *testing.T) {
+	t.Parallel()
+	res1, srv := r21Unary(t, "real_pyd_google_model_retry_1", r21CapitalRequest())
+	const sig1 = "Ct8DAXLI2nzyZB3noFDSNOb6UxXhwYEZNwj0eyNt8xD_C3YOxs2KMqvO6uA1ux65clnUkIdRVv2IqT2xF5L1I5E_N3o7RgM_2GmM_LrTfzYOM7ydWxaBAmgyecJtWmDBz9tTabdIYzktJqMoXWpMZdZuMGp8mwW-uOrzMTrvv-rPvaxuNX2Rm8Zzk82bnoBfbWCoxV5UfWbUTVuM9H8wEGyD2s2XKUnoUd26GBMLCNOqVrTJK_J2ONjAY9jllPCbAhelziGDAsuuwEQVdlvmE_H6PvaNBP5GTxfI0y0BG_IYOQUgepHsU65Ok63dXD1cmS0bDM8unjnGD0apctRNOQS93I48j3MpLkbTnjoGidBAonI0UpClMxGU8ND7J4lurr_K-7-0hkOT1vyo0d6wJ5-9FRIXaR7_HZFVQVFB5gHZbtimeG-JtC5Ebs1o7BHa4ANRCA7NQyDSYGiL2ejKd5wFb-6LEpvDkxAxysKayMAddAZaQ81S_7J8f5pGRusCI-3rrxJo-QlAMF9ere-4ZnTEsZErenYjXQhsZjbomw7Ak_DwVOJgb2TcQd-hsYyPQ0kEpAgTJBClXgyTn0e9tWzc3zH-kiwlIud41V_iAHpleWZF4OQga0WGsjPVCE7VwVA="
+	const sig2 = "CtUFAXLI2nxgt22EiUCfSwcU1wo3pJK6Bowq5Xk__KMUvV1rQrJVEucURHd7XVEAAxoGXfbMjNzrrAzSftCyBS7351SA9_xu5_odnjjFizPSn5gWYVMgON_qobXE7CXBvHwI5e8fR-BApvZKQsQC-70AmLFdAHgoV6aX2lo7wU7zxaAee0zTRDh9QjSKngUZ1_-H7a_8MxFSsnpoJ3uHwsE6ogbZE_C5Guk_S_5CqeozTJ4ZbWz6HuFgBHhLy8etMH2QAHpdd8MWnoIOHuLTiQ4-8c0op0fI8OQZfoix21MWjjSEAwqta5eKEd-qHMCgI2zodld57b7DaSdht_b2Q43fFriTsEJ15aIXlkCPMrA6ed4abDtUuLYl26aGnWmUYZqDkGR78vcJccThxYgEwM4Y8OlKg_kPuNstt5gMnENKpjXrBQaLQ_tAnXhNyJUSHJw9GvcVv9sus2MOL8TdWOhleKs8vu270fU_jGv3cVkK_SLzkXMlvjKvoDrXXJ5FaXLJBuE6J8cWexIamV02tE3DBYXcN5gNCHb5Rf532uBR_na1m_cHNerxOSxOpDdXy0lcPhyyWGVVB5Vdu1d7skVcRWN4Z37Yy6nXnFiixbPcUH61l2OxErWXWYNwfdQF-nKquJYEIroDAEbVof9luS6ITwH-ffe6bV1zY6NeUyilKwCqu1X6ioE-qO7RwRvQJT936BQqIsDDzdHF-GSQ2qwUOsHxbDZagmJHDwzqQEwdDK43srgxRXfi5JvfU6G_IExnlBaemR18fcqTuLCBo5ov5mvGyoexuxetJMm-3b_RYlju1xx81Sxz0l47wFTkLLhr8EtXEa6E0w0XioTRYaHsz-oLKsjdVYIMo5x6wTpoNxDq_-si4p-iNd0WwxgmBMEKvmFxr-WzAqb3QG1OcjgwfxC634THId_dqU_A9f6YLXZfE5gSgi4PGcAFC8cVXXgkS_gff60="
+	call1 := r21OneCall(t, res1.Message, "get_capital", `{"country":"France"}`)
+	r21SameSignature(t, call1.GetSignature(), sig1)
+	r21Meta(t, res1.Meta, "SVd8aaP0E4etz7IPqonx0A8", "gemini-2.5-pro", "STOP", llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+		&llmrelayv1.Usage{InputTokens: 57, OutputTokens: 126, TotalTokens: 183, ReasoningTokens: 111})
+	if got := r21Ext(t, res1.Meta, extFinishMessage); got != `"Model generated function call(s)."` {
+		t.Errorf("finish message %s", got)
+	}
+	const tools = `"tools":[{"functionDeclarations":[{"description":"Get the capital of a country.","name":"get_capital","parametersJsonSchema":` + r21CapitalSchema + `}]}]`
+	const head = `{"contents":[{"parts":[{"text":"What is the capital of France?"}],"role":"user"}`
+	const tail = `],"generationConfig":{"responseModalities":["TEXT"],"temperature":0},"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]},` + tools + `}`
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-pro:generateContent", head+tail)
+
+	// The second turn: the call sent back with its signature, the error.
+	const errText = "The country is not supported. Use \"La France\" instead.\n\nFix the errors and try again."
+	result1 := msg(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: call1.GetCallId(), Content: errText, IsError: true}}})
+	res2, srv := r21Unary(t, "real_pyd_google_model_retry_2", r21CapitalRequest(res1.Message, result1))
+	call2 := r21OneCall(t, res2.Message, "get_capital", `{"country":"La France"}`)
+	r21SameSignature(t, call2.GetSignature(), sig2)
+	r21Meta(t, res2.Meta, "TFd8aajpJNifz7IPuJq08AE", "gemini-2.5-pro", "STOP", llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+		&llmrelayv1.Usage{InputTokens: 109, OutputTokens: 163, TotalTokens: 272, ReasoningTokens: 147})
+	errJSON, _ := json.Marshal(errText)
+	turn1 := `,{"parts":[{"functionCall":{"args":{"country":"France"},"name":"get_capital"},"thoughtSignature":"` + call1.GetSignature() + `"}],"role":"model"},` +
+		`{"parts":[{"functionResponse":{"name":"get_capital","response":{"error":` + string(errJSON) + `}}}],"role":"user"}`
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-pro:generateContent", head+turn1+tail)
+
+	// The third turn: "Paris", then the final text with its signature.
+	result2 := msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(call2.GetCallId(), "Paris"))
+	res3, srv := r21Unary(t, "real_pyd_google_model_retry_3", r21CapitalRequest(res1.Message, result1, res2.Message, result2))
+	r21Meta(t, res3.Meta, "T1d8aYMZ_tfPsg-V08HBDw", "gemini-2.5-pro", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 142, OutputTokens: 108, TotalTokens: 250, ReasoningTokens: 101})
+	var answer string
+	var sig3 string
+	for _, p := range res3.Message.GetParts() {
+		answer += p.GetText()
+		sig3 += p.GetReasoning().GetSignature()
+	}
+	if answer != "The capital of France is Paris." || !strings.HasPrefix(sig3, "CtMDAXLI2nwxeQ/v3e6EHAjLin/y91gLUDFWAYiTSofX") || !strings.HasSuffix(sig3, "EfzKbuhEF9GM7O4M=") {
+		t.Errorf("answer %q, signature %q", answer, sig3)
+	}
+	turn2 := `,{"parts":[{"functionCall":{"args":{"country":"La France"},"name":"get_capital"},"thoughtSignature":"` + call2.GetSignature() + `"}],"role":"model"},` +
+		`{"parts":[{"functionResponse":{"name":"get_capital","response":{"result":"Paris"}}}],"role":"user"}`
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-pro:generateContent", head+turn1+turn2+tail)
+}
+
+// r21OneCall is the one tool call of an answer, checked against the
+// recorded name and arguments.
+func r21OneCall(t *testing.T, m *llmrelayv1.Message, name, args string) *llmrelayv1.ToolCall {
+	t.Helper()
+	var calls []*llmrelayv1.ToolCall
+	for _, p := range m.GetParts() {
+		if tc := p.GetToolCall(); tc != nil {
+			calls = append(calls, tc)
+		} else if p.GetText() != "" {
+			t.Errorf("text part %q beside the call", p.GetText())
+		}
+	}
+	if len(calls) != 1 || calls[0].GetName() != name || calls[0].GetArguments() != args || !calls[0].GetArgumentsValid() || calls[0].GetCallId() == "" {
+		t.Fatalf("calls %v, recorded one %s(%s)", calls, name, args)
+	}
+	return calls[0]
 }
