@@ -372,3 +372,32 @@ func TestRound21AdvisorTool(t *testing.T) {
 		`"messages":[{"role":"user","content":[{"type":"text","text":"What's 2+2? Consult your advisor first."}]}]}`)
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
 }
+
+// TestRound21PydanticGateway: claude-3-5-sonnet-latest through the
+// Pydantic AI Gateway (a proxy in front of the Messages API), unary: the
+// answer as Anthropic sent it, with a usage object the proxy added
+// (pydantic_ai_gateway.cost_estimate) and its price header
+// (pydantic-ai-gateway-price-estimate: 0.0002USD, not a field of ours).
+// The proxy's usage field is kept in usage_details as sent, the counts
+// are Anthropic's (14 in, 10 out), the resolved model the dated one.
+func TestRound21PydanticGateway(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_gateway_provider_with_anthropic"
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), r21Request("claude-3-5-sonnet-latest", "What is the capital of France?", 4096, 0))
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("The capital of France is Paris.")},
+		responseID: "msg_014JDheu3y78eUkXc8faaVUx", model: "claude-3-5-sonnet-20241022",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(14, 10, 0, 0, 0),
+		extended: map[string]string{
+			"service_tier":  `"standard"`,
+			"usage_details": `{"pydantic_ai_gateway.cost_estimate":0.00019199999999999998}`,
+		},
+	})
+	r20SameFields(t, srv.Last(t).Body, `{"model":"claude-3-5-sonnet-latest","max_tokens":4096,"messages":[{"role":"user","content":[{"type":"text","text":"What is the capital of France?"}]}]}`)
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func init() {
 		"real_pyd_google_model_code_execution_tool_1", "real_pyd_google_model_file_search_tool_stream",
 		"real_omniroute_gemini_malformed_function_call_stream", "real_pyd_google_model_youtube_video_url_input",
 		"real_pyd_google_auto_native_structured_stream_gemini_3", "real_pyd_google_model_retry_1", "real_pyd_google_model_retry_2",
-		"real_pyd_google_model_retry_3")
+		"real_pyd_google_model_retry_3", "real_pyd_gateway_provider_with_google_vertex")
 }
 
 // r21Unary replays a unary recording and writes its golden.
@@ -551,4 +552,23 @@ func r21OneCall(t *testing.T, m *llmrelayv1.Message, name, args string) *llmrela
 		t.Fatalf("calls %v, recorded one %s(%s)", calls, name, args)
 	}
 	return calls[0]
+}
+
+// TestRound21PydanticGatewayPlainError: the Pydantic AI Gateway (a proxy)
+// answering a Vertex AI request with a 400 in plain text ("No providers
+// found compatible with google-vertex requests"), not Google's JSON error:
+// an invalid request with the proxy's sentence whole as the message, no
+// code, no request id, nothing made up.
+func TestRound21PydanticGatewayPlainError(t *testing.T) {
+	t.Parallel()
+	p, _ := replay(t, "real_pyd_gateway_provider_with_google_vertex")
+	_, err := p.Generate(context.Background(), r21User("gemini-2.5-flash", "", msg(llmrelayv1.Role_ROLE_USER, text("What is the capital of France?"))))
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("error %v, want a provider error", err)
+	}
+	if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 400 || pe.Message != "No providers found compatible with google-vertex requests" ||
+		pe.Code != "" || pe.RequestID != "" {
+		t.Errorf("error %+v", pe)
+	}
 }
