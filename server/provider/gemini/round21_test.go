@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -27,7 +28,8 @@ func init() {
 		"real_pyd_google_model_code_execution_tool_1", "real_pyd_google_model_file_search_tool_stream",
 		"real_omniroute_gemini_malformed_function_call_stream", "real_pyd_google_model_youtube_video_url_input",
 		"real_pyd_google_auto_native_structured_stream_gemini_3", "real_pyd_google_model_retry_1", "real_pyd_google_model_retry_2",
-		"real_pyd_google_model_retry_3", "real_pyd_gateway_provider_with_google_vertex")
+		"real_pyd_google_model_retry_3", "real_pyd_gateway_provider_with_google_vertex",
+		"real_pyd_gemini_vertex_url_input_audio_gs")
 }
 
 // r21Unary replays a unary recording and writes its golden.
@@ -570,5 +572,39 @@ func TestRound21PydanticGatewayPlainError(t *testing.T) {
 	if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 400 || pe.Message != "No providers found compatible with google-vertex requests" ||
 		pe.Code != "" || pe.RequestID != "" {
 		t.Errorf("error %+v", pe)
+	}
+}
+
+// TestRound21VertexAudioGS: Vertex AI gemini-2.0-flash (May 2025), unary,
+// asked about a Cloud Storage audio file (gs://…/openai-alloy.wav,
+// audio/wav) sent as fileData: one text part, STOP, avgLogprobs, the
+// response's createTime, 159 prompt tokens of which 150 AUDIO and 9
+// TEXT, 23 candidate tokens (candidatesTokensDetails TEXT), 182 total,
+// trafficType ON_DEMAND. The request's contents (the text, then the
+// fileData with the gs:// URI as given) are the recorded ones.
+func TestRound21VertexAudioGS(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_gemini_vertex_url_input_audio_gs"
+	req := r21User("gemini-2.0-flash", "", msg(llmrelayv1.Role_ROLE_USER, text("What is the main content of this URL?"),
+		fileOf(&llmrelayv1.File{Source: &llmrelayv1.File_Url{Url: "gs://pydantic-ai-dev/openai-alloy.wav"}, MimeType: "audio/wav"})))
+	res, srv := r21Unary(t, name, req)
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("The URL's main content is about the observation that the sun rises in the east and sets in the west.")); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	r21Meta(t, m, "c3o7aMbYOdWLmecPzZeogQw", "gemini-2.0-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 159, OutputTokens: 23, TotalTokens: 182})
+	if len(m.GetWarnings()) != 0 || r21Ext(t, m, extAvgLogprobs) != "-0.257239756376847" {
+		t.Errorf("meta %v", m)
+	}
+	if got, want := r21Ext(t, m, "usage_details"), `{"candidatesTokensDetails.TEXT":23,"promptTokensDetails.AUDIO":150,"promptTokensDetails.TEXT":9,"trafficType":"ON_DEMAND"}`; got != want {
+		t.Errorf("usage details %s, recorded %s", got, want)
+	}
+	if got := m.GetCreateTime().AsTime(); !got.Equal(time.Date(2025, 5, 31, 21, 53, 55, 945222000, time.UTC)) {
+		t.Errorf("create time %v, recorded 2025-05-31T21:53:55.945222Z", got)
+	}
+	if sent := r17JSON(t, srv.Last(t).Body); !jsonEqual(sent["contents"], r19Decode(t,
+		`[{"parts":[{"text":"What is the main content of this URL?"},{"fileData":{"fileUri":"gs://pydantic-ai-dev/openai-alloy.wav","mimeType":"audio/wav"}}],"role":"user"}]`)) {
+		t.Errorf("contents %v", sent["contents"])
 	}
 }
