@@ -464,6 +464,10 @@ func unsupportedBlock(b *contentBlock) string {
 			return fmt.Sprintf("type %q (result of %s, a tool the provider ran itself, which failed: %s) not supported; ignored",
 				b.Type, b.ToolUseID, failure)
 		}
+		if files := serverToolFiles(b); files != "" {
+			return fmt.Sprintf("type %q (result of %s, a tool the provider ran itself, which wrote %s) not supported; ignored",
+				b.Type, b.ToolUseID, files)
+		}
 		return fmt.Sprintf("type %q (result of %s, a tool the provider ran itself) not supported; ignored", b.Type, b.ToolUseID)
 	}
 	return fmt.Sprintf("type %q not supported; ignored", b.Type)
@@ -489,4 +493,40 @@ func serverToolFailure(b *contentBlock) string {
 		return "is_error"
 	}
 	return ""
+}
+
+// maxNamedFiles bounds the file ids one warning lists.
+const maxNamedFiles = 16
+
+// serverToolFiles names the files a code-execution result says the sandbox
+// wrote (its content's `*_output` entries with a file_id: the only way to
+// fetch them, through the Files API), for the warning about the block:
+// "the files file_a, file_b" ("" when there are none). Dropping the block
+// without them would lose the files the caller asked for
+// (testdata/real_pyd_anthropic_code_execution_file_outputs.http).
+func serverToolFiles(b *contentBlock) string {
+	var c struct {
+		Content []struct {
+			FileID string `json:"file_id"`
+		} `json:"content"`
+	}
+	if json.Unmarshal(b.Content, &c) != nil {
+		return ""
+	}
+	var ids []string
+	for _, f := range c.Content {
+		if f.FileID != "" {
+			ids = append(ids, strconv.Quote(f.FileID))
+		}
+	}
+	switch n := len(ids); {
+	case n == 0:
+		return ""
+	case n == 1:
+		return "the file " + ids[0]
+	case n > maxNamedFiles:
+		return fmt.Sprintf("the files %s and %d more", strings.Join(ids[:maxNamedFiles], ", "), n-maxNamedFiles)
+	default:
+		return "the files " + strings.Join(ids, ", ")
+	}
 }
