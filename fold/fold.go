@@ -109,30 +109,31 @@ func (a *Accumulator) AddStart(s *llmrelayv1.StreamStart) { a.start = s }
 
 // AddText appends a text delta without a phase.
 func (a *Accumulator) AddText(s string) {
-	a.appendSegment(1, "", "", s)
+	a.appendSegment(1, "", "", false, s)
 }
 
 // AddPhasedText appends a text delta of the given phase (TextDelta.phase):
 // text of another phase than the text before it begins a new part.
 func (a *Accumulator) AddPhasedText(s, phase string) {
-	a.appendSegment(1, phase, "", s)
+	a.appendSegment(1, phase, "", false, s)
 }
 
 // AddTextDelta appends a text delta: text of another phase than the text
 // before it begins a new part, as does text of another message item (an
 // item_id set and different from the current part's).
 func (a *Accumulator) AddTextDelta(d *llmrelayv1.TextDelta) {
-	a.AddItemText(d.GetText(), d.GetPhase(), d.GetItemId())
+	a.AddItemText(d.GetText(), d.GetPhase(), d.GetItemId(), d.GetBeginsPart())
 }
 
-// AddItemText is AddTextDelta for a delta's fields.
-func (a *Accumulator) AddItemText(s, phase, itemID string) {
-	a.appendSegment(1, phase, itemID, s)
+// AddItemText is AddTextDelta for a delta's fields; begins: the delta
+// begins a new part (TextDelta.begins_part).
+func (a *Accumulator) AddItemText(s, phase, itemID string, begins bool) {
+	a.appendSegment(1, phase, itemID, begins, s)
 }
 
 // AddRefusal appends a refusal delta.
 func (a *Accumulator) AddRefusal(s string) {
-	a.appendSegment(2, "", "", s)
+	a.appendSegment(2, "", "", false, s)
 }
 
 // AddRefusalDelta appends a refusal delta; one of another message item
@@ -143,12 +144,13 @@ func (a *Accumulator) AddRefusalDelta(d *llmrelayv1.RefusalDelta) {
 
 // AddItemRefusal is AddRefusalDelta for a delta's fields.
 func (a *Accumulator) AddItemRefusal(s, itemID string) {
-	a.appendSegment(2, "", itemID, s)
+	a.appendSegment(2, "", itemID, false, s)
 }
 
-// appendSegment appends a text (kind 1) or refusal (2) piece.
-func (a *Accumulator) appendSegment(kind int, phase, itemID, s string) {
-	if n := len(a.segments); n > 0 {
+// appendSegment appends a text (kind 1) or refusal (2) piece; begins
+// starts a new part whatever the piece before.
+func (a *Accumulator) appendSegment(kind int, phase, itemID string, begins bool, s string) {
+	if n := len(a.segments); n > 0 && !begins {
 		last := a.segments[n-1]
 		if last.kind == kind && last.phase == phase && (itemID == "" || itemID == last.itemID) {
 			last.text.WriteString(s)

@@ -10,7 +10,9 @@ import (
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
 
-// TestItemIDBeginsAPart: a text or refusal delta whose item_id is set and
+// TestItemIDBeginsAPart: a text delta with begins_part begins a new part
+// (Anthropic's next text block after a server-tool block). A text or
+// refusal delta whose item_id is set and
 // differs from the current part's begins a new part, as a new message item
 // does in the unary answer; deltas without one continue the part (the
 // server sends the id on a message's first delta only), and the folded
@@ -25,6 +27,8 @@ func TestItemIDBeginsAPart(t *testing.T) {
 		{Event: &llmrelayv1.StreamChatResponse_RefusalDelta{RefusalDelta: &llmrelayv1.RefusalDelta{Text: "pe."}}},
 		{Event: &llmrelayv1.StreamChatResponse_TextDelta{TextDelta: &llmrelayv1.TextDelta{Text: "Four.", ItemId: "msg_f3"}}},
 		{Event: &llmrelayv1.StreamChatResponse_TextDelta{TextDelta: &llmrelayv1.TextDelta{Text: " Five.", ItemId: "msg_f3"}}},
+		{Event: &llmrelayv1.StreamChatResponse_TextDelta{TextDelta: &llmrelayv1.TextDelta{Text: "Six", BeginsPart: true}}},
+		{Event: &llmrelayv1.StreamChatResponse_TextDelta{TextDelta: &llmrelayv1.TextDelta{Text: "."}}},
 	} {
 		if err := a.AddChat(ev); err != nil {
 			t.Fatal(err)
@@ -35,6 +39,7 @@ func TestItemIDBeginsAPart(t *testing.T) {
 		{Kind: &llmrelayv1.Part_Text{Text: "Three."}, Phase: "commentary", ItemId: "msg_f2"},
 		{Kind: &llmrelayv1.Part_Refusal{Refusal: "Nope."}, ItemId: "msg_f2"},
 		{Kind: &llmrelayv1.Part_Text{Text: "Four. Five."}, ItemId: "msg_f3"},
+		{Kind: &llmrelayv1.Part_Text{Text: "Six."}},
 	}}
 	if got := a.Message(); !proto.Equal(got, want) {
 		t.Errorf("folded\n%v\nwant\n%v", got, want)

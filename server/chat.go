@@ -66,8 +66,8 @@ func (s *chatSink) start(e *llmrelayv1.StreamStart) error {
 	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_Start{Start: e}})
 }
 
-func (s *chatSink) text(t, phase, item string) error {
-	s.textDelta.Text, s.textDelta.Phase, s.textDelta.ItemId = t, phase, item
+func (s *chatSink) text(t, phase, item string, begins bool) error {
+	s.textDelta.Text, s.textDelta.Phase, s.textDelta.ItemId, s.textDelta.BeginsPart = t, phase, item, begins
 	s.textEvent.TextDelta = &s.textDelta
 	s.textResp.Event = &s.textEvent
 	return s.send(&s.textResp)

@@ -12,8 +12,10 @@ type foldState struct {
 	done map[string]bool
 }
 
-func (f *foldState) text(s, phase, item string) { f.acc.AddItemText(s, phase, item) }
-func (f *foldState) refusal(s, item string)     { f.acc.AddItemRefusal(s, item) }
+func (f *foldState) text(s, phase, item string, begins bool) {
+	f.acc.AddItemText(s, phase, item, begins)
+}
+func (f *foldState) refusal(s, item string) { f.acc.AddItemRefusal(s, item) }
 
 func (f *foldState) toolDelta(d *llmrelayv1.ToolCallDelta) error { return f.acc.AddToolCallDelta(d) }
 

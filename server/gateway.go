@@ -714,7 +714,7 @@ func (g *gateway) streamRoute(ctx context.Context, p *prepared) (provider.Stream
 type eventSink interface {
 	start(*llmrelayv1.StreamStart) error
 	// text sends a text delta and its phase (TextDelta.phase).
-	text(t, phase, item string) error
+	text(t, phase, item string, begins bool) error
 	refusal(t, item string) error
 	reasoning(*llmrelayv1.ReasoningDelta) error
 	// toolDelta and toolDone are only called by StreamTools.
@@ -856,8 +856,8 @@ func (r *relay) handle(ev *provider.Event) error {
 		}
 		r.pieceKind, r.pieceItem = ev.Kind, ev.ItemID
 		if ev.Kind == provider.EventText {
-			r.acc.text(ev.Text, ev.Phase, item)
-			return r.send(r.sink.text(ev.Text, ev.Phase, item))
+			r.acc.text(ev.Text, ev.Phase, item, ev.BeginsPart)
+			return r.send(r.sink.text(ev.Text, ev.Phase, item, ev.BeginsPart))
 		}
 		r.acc.refusal(ev.Text, item)
 		return r.send(r.sink.refusal(ev.Text, item))

@@ -57,7 +57,7 @@ func (s *goneSink) send(kind string) error {
 }
 
 func (s *goneSink) start(*llmrelayv1.StreamStart) error        { return s.send("start") }
-func (s *goneSink) text(string, string, string) error          { return s.send("text") }
+func (s *goneSink) text(string, string, string, bool) error    { return s.send("text") }
 func (s *goneSink) refusal(string, string) error               { return s.send("refusal") }
 func (s *goneSink) reasoning(*llmrelayv1.ReasoningDelta) error { return s.send("reasoning") }
 func (s *goneSink) toolDelta(*llmrelayv1.ToolCallDelta) error  { return s.send("tool_delta") }

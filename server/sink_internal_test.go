@@ -30,7 +30,7 @@ func TestSinkTextReusesMessages(t *testing.T) {
 	s := &chatSink{ss: st}
 	chunks := []struct{ text, phase, item string }{{"Hel", "commentary", "msg_a"}, {"lo", "", ""}, {"", "final_answer", "msg_b"}}
 	for _, c := range chunks {
-		if err := s.text(c.text, c.phase, c.item); err != nil {
+		if err := s.text(c.text, c.phase, c.item, c.item != ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -39,16 +39,16 @@ func TestSinkTextReusesMessages(t *testing.T) {
 		if err := got.UnmarshalVT(st.sent[i]); err != nil {
 			t.Fatal(err)
 		}
-		if d := got.GetTextDelta(); d == nil || d.GetText() != want.text || d.GetPhase() != want.phase || d.GetItemId() != want.item {
+		if d := got.GetTextDelta(); d == nil || d.GetText() != want.text || d.GetPhase() != want.phase || d.GetItemId() != want.item || d.GetBeginsPart() != (want.item != "") {
 			t.Errorf("chunk %d: %v, want text %q phase %q item %q", i, &got, want.text, want.phase, want.item)
 		}
 	}
 	noop := &chatSink{ss: nopChatStream{}}
-	if n := testing.AllocsPerRun(100, func() { _ = noop.text("chunk", "commentary", "") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = noop.text("chunk", "commentary", "", false) }); n != 0 {
 		t.Errorf("%v allocations per text chunk", n)
 	}
 	tools := &toolsSink{ss: nopToolsSender{}}
-	if n := testing.AllocsPerRun(100, func() { _ = tools.text("chunk", "commentary", "") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = tools.text("chunk", "commentary", "", false) }); n != 0 {
 		t.Errorf("%v allocations per tools text chunk", n)
 	}
 }

@@ -60,11 +60,14 @@ type Event struct {
 	// ItemID is an EventText's or EventRefusal's output message id
 	// (Part.item_id, OpenAI Responses msg_...): set on every piece of a
 	// message the provider gave an id; the relay sends it on the first.
-	ItemID    string
-	ToolCall  ToolCallDelta
-	Reasoning ReasoningDelta
-	Usage     *llmrelayv1.Usage
-	Meta      *llmrelayv1.ResponseMeta
+	ItemID string
+	// BeginsPart: an EventText that begins a new text part (the
+	// provider began another text block; TextDelta.begins_part).
+	BeginsPart bool
+	ToolCall   ToolCallDelta
+	Reasoning  ReasoningDelta
+	Usage      *llmrelayv1.Usage
+	Meta       *llmrelayv1.ResponseMeta
 }
 
 // ReasoningDelta is a piece of one reasoning block.

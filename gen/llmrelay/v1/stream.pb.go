@@ -118,7 +118,12 @@ type TextDelta struct {
 	// The provider's id of the output message the text came in (see
 	// Part.item_id), on the first delta of each message; a delta whose
 	// item_id differs from the current text part's begins a new text part.
-	ItemId        string `protobuf:"bytes,3,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	ItemId string `protobuf:"bytes,3,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	// This delta begins a new text part although phase and item_id say
+	// nothing: the provider began another text block (Anthropic sends one per
+	// cited span, and one after each server-tool block, which is not a
+	// part), which the unary answer keeps as a part of its own.
+	BeginsPart    bool `protobuf:"varint,4,opt,name=begins_part,json=beginsPart,proto3" json:"begins_part,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -172,6 +177,13 @@ func (x *TextDelta) GetItemId() string {
 		return x.ItemId
 	}
 	return ""
+}
+
+func (x *TextDelta) GetBeginsPart() bool {
+	if x != nil {
+		return x.BeginsPart
+	}
+	return false
 }
 
 // RefusalDelta is the next piece of a refusal (OpenAI `refusal`).
@@ -542,11 +554,13 @@ const file_llmrelay_v1_stream_proto_rawDesc = "" +
 	"\vresponse_id\x18\x05 \x01(\tR\n" +
 	"responseId\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"N\n" +
+	"createTime\"o\n" +
 	"\tTextDelta\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x14\n" +
 	"\x05phase\x18\x02 \x01(\tR\x05phase\x12\x17\n" +
-	"\aitem_id\x18\x03 \x01(\tR\x06itemId\";\n" +
+	"\aitem_id\x18\x03 \x01(\tR\x06itemId\x12\x1f\n" +
+	"\vbegins_part\x18\x04 \x01(\bR\n" +
+	"beginsPart\";\n" +
 	"\fRefusalDelta\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x17\n" +
 	"\aitem_id\x18\x02 \x01(\tR\x06itemId\"\xb8\x01\n" +

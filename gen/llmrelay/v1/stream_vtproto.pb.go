@@ -128,6 +128,16 @@ func (m *TextDelta) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.BeginsPart {
+		i--
+		if m.BeginsPart {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x20
+	}
 	if len(m.ItemId) > 0 {
 		i -= len(m.ItemId)
 		copy(dAtA[i:], m.ItemId)
@@ -495,6 +505,9 @@ func (m *TextDelta) SizeVT() (n int) {
 	l = len(m.ItemId)
 	if l > 0 {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.BeginsPart {
+		n += 2
 	}
 	n += len(m.unknownFields)
 	return n
@@ -989,6 +1002,26 @@ func (m *TextDelta) UnmarshalVT(dAtA []byte) error {
 			}
 			m.ItemId = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
+		case 4:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field BeginsPart", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.BeginsPart = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])

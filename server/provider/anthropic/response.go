@@ -44,14 +44,19 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	toolIDs := map[string]int{} // tool_use id (as keyed) -> its content index
 	made := map[string]bool{}   // the ids made for blocks without one
 	taken := func(id string) bool { _, ok := toolIDs[id]; return ok }
+	textLast := false // the last block that said anything was text (textRun)
 	for i, b := range m.Content {
+		if b.Type != "text" {
+			textLast = false
+		}
 		switch b.Type {
 		case "text":
 			if w := cites.add(i, &b); w != "" {
 				meta.Warnings = append(meta.Warnings, w)
 			}
 			if b.Text != "" {
-				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: b.Text}})
+				textRun(msg, b.Text, textLast)
+				textLast = true
 			}
 		case "tool_use":
 			switch j, ok := toolIDs[b.ID]; {
@@ -529,4 +534,19 @@ func serverToolFiles(b *contentBlock) string {
 	default:
 		return "the files " + strings.Join(ids, ", ")
 	}
+}
+
+// textRun adds a text block's text to the message: to the text part
+// before it when the last block that said anything was text too (text
+// blocks in a row, one per cited span, are one part), else as a new part
+// (text after a server-tool block, which is not a part, or after another
+// part). The stream splits its text the same way (stream.beginsPart).
+func textRun(msg *llmrelayv1.Message, text string, textLast bool) {
+	if n := len(msg.Parts); textLast && n > 0 {
+		if t, ok := msg.Parts[n-1].GetKind().(*llmrelayv1.Part_Text); ok {
+			t.Text += text
+			return
+		}
+	}
+	msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: text}})
 }

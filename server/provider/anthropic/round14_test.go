@@ -162,7 +162,7 @@ func TestRound14PauseTurn(t *testing.T) {
 			t.Errorf("accumulated %v, folded %v", got, f.message)
 		}
 		checkLLMWant(t, "stream", f.message, f.meta, llmWant{
-			parts:      []*llmrelayv1.Part{text("I'll look up the current release notes.Go 1.25 came out in August 2025.")},
+			parts:      []*llmrelayv1.Part{text("I'll look up the current release notes."), text("Go 1.25 came out in August 2025.")},
 			responseID: "msg_01T9N7yz9BN1uJrzxsyMcylx", model: "claude-sonnet-4-5-20250929", requestID: "req_01AshMHVNAKJ1W3SBWbFQ4io",
 			finish: llmrelayv1.FinishReason_FINISH_REASON_OTHER, providerStop: "pause_turn",
 			// message_delta raises the input from 2417 to 5903 (the search

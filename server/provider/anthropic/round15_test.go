@@ -36,7 +36,8 @@ func TestRound15WebSearchUnary(t *testing.T) {
 	const name = "real_vercel_web_search_tool"
 	res := r14Generate(t, name, plainRequest())
 	checkLLMWant(t, "unary", res.Message, res.Meta, llmWant{
-		// One part per text block, as sent (content[2], 5, 6, 7, 8, 9, 10, 11).
+		// Two parts: content[2], then the server blocks (not parts), then
+		// the text blocks 5 to 11 in a row (one per cited span), one part.
 		parts:      vercelWebSearchParts(),
 		responseID: "msg_01PHHrjzLH4teUMhgkGgqYYc", model: "claude-sonnet-4-20250514",
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
@@ -65,14 +66,14 @@ func vercelWebSearchParts() []*llmrelayv1.Part {
 	return []*llmrelayv1.Part{
 		text("Let me search for more specific tech news from today (September 26, 2024)."),
 		text("Based on the search results, here are the key tech news highlights for today, September 26, 2024:\n\n" +
-			"## Major Tech News for September 26, 2024\n\n**FTX Case Update:**\n"),
-		text(vercelEllison),
-		text("\n\nUnfortunately, the search results don't show many other specific breaking tech news stories from today, September 26, 2024. " +
-			"However, here are some broader tech trends and recent developments that have been making headlines:\n\n## Recent AI Developments:\n- "),
-		text(vercelChrome),
-		text("\n\n- "),
-		text(vercelDeepSeek),
-		text("\n\n## Technology Industry Context:\nThe tech industry continues to be dominated by AI developments, " +
+			"## Major Tech News for September 26, 2024\n\n**FTX Case Update:**\n" +
+			vercelEllison +
+			"\n\nUnfortunately, the search results don't show many other specific breaking tech news stories from today, September 26, 2024. " +
+			"However, here are some broader tech trends and recent developments that have been making headlines:\n\n## Recent AI Developments:\n- " +
+			vercelChrome +
+			"\n\n- " +
+			vercelDeepSeek +
+			"\n\n## Technology Industry Context:\nThe tech industry continues to be dominated by AI developments, " +
 			"with companies making significant investments and breakthroughs in artificial intelligence capabilities. " +
 			"The FTX case sentencing represents ongoing fallout from the cryptocurrency sector's challenges.\n\n" +
 			"For the most current breaking tech news today, I'd recommend checking major tech news sources directly, " +

@@ -74,7 +74,7 @@ func TestRound21CodeExecutionStream(t *testing.T) {
 		parts: []*llmrelayv1.Part{
 			reasoningPart(&llmrelayv1.Reasoning{Text: "Let me calculate this mathematical expression.",
 				Signature: "EusBClsIDRgCKkBpzetW9oKOZtFP6IeFJJr3gnQBXqdZrYcRnwTLcVuC/mkNQXFCRtvXzgnEVf7l5fFR7h3ot66yltYQokOJgU0XMhFjbGF1ZGUtc29ubmV0LTQtNjgAEgx4VA49Y9x4euFn/C8aDLaPUE1i8unro8wUZyIwTVsbnme/ZlJjB/k0sJpLe/6Hhr1hiJBEwIautRYb9wRO69nCOmte8rf2JIlb3WN2Kj5V5cgiQPXU7/dckGIBOjC3LbVg4fl1yJKZ6A9eiNDAfvI1a3el8ptl54928QUlCPHT6QRNK5dDomrp4RcinBgB"}),
-			text("I'll calculate that expression for you right away!" + answer),
+			text("I'll calculate that expression for you right away!"), text(answer),
 		},
 		responseID: "msg_01Js8aWE7YbmiaUPneGiCskE", model: "claude-sonnet-4-6",
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
@@ -109,9 +109,12 @@ func TestRound21TextEditorCodeExecutionStream(t *testing.T) {
 	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text(system))}, req.Messages...)
 	_, f, srv := r21Stream(t, name, req)
 	checkLLMWant(t, name, f.message, f.meta, llmWant{
-		parts: []*llmrelayv1.Part{text("Sure! I'll do both steps simultaneously — creating the file and viewing it at the same time!" +
+		// Two parts: the server-tool blocks between the texts are not
+		// parts, and the stream marks the second text's start
+		// (BeginsPart), as the unary answer splits them.
+		parts: []*llmrelayv1.Part{text("Sure! I'll do both steps simultaneously — creating the file and viewing it at the same time!"), text(
 			"Both steps are done! Here's a summary of what happened:\n\n1. **Created** `/tmp/hello.txt` — The file was created successfully.\n" +
-			"2. **Viewed** `/tmp/hello.txt` — The file contains exactly:\n\n> Hello, world!")},
+				"2. **Viewed** `/tmp/hello.txt` — The file contains exactly:\n\n> Hello, world!")},
 		responseID: "msg_015xnpK7ozxkSwddWbk4JeBM", model: "claude-sonnet-4-6",
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
 		usage: usageOf(4874, 245, 0, 0, 0),

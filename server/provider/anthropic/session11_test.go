@@ -22,7 +22,9 @@ func TestThinkingForTurn(t *testing.T) {
 	signed := &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: "Weather first.", Signature: "EqQBCkYIBxgCKkC-turn", Provider: "anthropic"}}}
 	foreign := &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Id: "rs_turn1", Signature: "gAAAA-turn", Provider: "openai"}}}
 	user := func(s string) *llmrelayv1.Message { return msgOf(llmrelayv1.Role_ROLE_USER, text(s)) }
-	asst := func(parts ...*llmrelayv1.Part) *llmrelayv1.Message { return msgOf(llmrelayv1.Role_ROLE_ASSISTANT, parts...) }
+	asst := func(parts ...*llmrelayv1.Part) *llmrelayv1.Message {
+		return msgOf(llmrelayv1.Role_ROLE_ASSISTANT, parts...)
+	}
 	result := func(id string) *llmrelayv1.Message {
 		return msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(id, "18 °C", false))
 	}

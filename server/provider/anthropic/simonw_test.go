@@ -269,21 +269,23 @@ func TestSimonwStream(t *testing.T) {
 			// A web search run by the API, then an answer in eleven text
 			// blocks, five of them with citations: the text is the blocks'
 			// text joined, the server tool and its result are warned about,
-			// and the citations are kept with their blocks' text.
-			parts: []*llmrelayv1.Part{text("Let me search for the current weather in San Francisco." + // block 0
+			// and the citations are kept with their blocks' text. Block 0
+			// is a part; blocks 3 to 10, in a row after the server
+			// blocks, are one.
+			parts: []*llmrelayv1.Part{text("Let me search for the current weather in San Francisco."), text( // block 0
 				"\n\nBased on the search results, here is the current weather in San Francisco:\n\n" + // 3
-				"It is currently 59°F and partly sunny" + // 4 (cited)
-				". \n\nAdditional current conditions show that:\n- " + // 5
-				"It's cool and breezy with winds gusting 25 to 35 mph through the Golden Gate, making it feel even chillier" + // 6 (cited)
-				"\n- " + // 7
-				"The Mission and Potrero Hill might see some sun by afternoon, though the west side stays cloudy" + // 8 (cited)
-				"\n\nLooking ahead for the next few days:\n- " + // 9
-				"Tonight will stay breezy and overcast with lows near 50°F. Tomorrow will bring quicker clearing and a slight warmup, " +
-				"with highs in the low to mid-60s, though it will still feel brisk near the coast" + // 10 (cited)
-				"\n\nInterestingly, " + // 11
-				"while inland California is set to experience a heat wave with temperatures surging into the 90s and triple digits this week, " +
-				"coastal areas like San Francisco will stay much cooler in the 60s and 70s, thanks to a persistent marine layer" + // 12 (cited)
-				".")}, // 13
+					"It is currently 59°F and partly sunny" + // 4 (cited)
+					". \n\nAdditional current conditions show that:\n- " + // 5
+					"It's cool and breezy with winds gusting 25 to 35 mph through the Golden Gate, making it feel even chillier" + // 6 (cited)
+					"\n- " + // 7
+					"The Mission and Potrero Hill might see some sun by afternoon, though the west side stays cloudy" + // 8 (cited)
+					"\n\nLooking ahead for the next few days:\n- " + // 9
+					"Tonight will stay breezy and overcast with lows near 50°F. Tomorrow will bring quicker clearing and a slight warmup, " +
+					"with highs in the low to mid-60s, though it will still feel brisk near the coast" + // 10 (cited)
+					"\n\nInterestingly, " + // 11
+					"while inland California is set to experience a heat wave with temperatures surging into the 90s and triple digits this week, " +
+					"coastal areas like San Francisco will stay much cooler in the 60s and 70s, thanks to a persistent marine layer" + // 12 (cited)
+					".")}, // 13
 			responseID: "msg_01RMmnAV553xeZ7kyYC3speS", model: "claude-3-5-sonnet-20241022", requestID: "req_011CPdDhDUb7e5tzcUgxTY6g",
 			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
 			usage:         usageOf(10387, 390, 0, 0, 0),

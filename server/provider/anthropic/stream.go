@@ -29,6 +29,8 @@ type blockState struct {
 	// gotArgs is set once an argument fragment was emitted.
 	gotArgs bool
 	ended   bool
+	// textBegun: a text block's first text went out (with BeginsPart).
+	textBegun bool
 	// text is a text block's text so far, kept while the block is open
 	// (a citation may come after the text it cites) and, once the block
 	// is cited, until the end; index is the block's, cites its citations
@@ -66,10 +68,14 @@ type stream struct {
 	// until the next block or the stop reason says whether the answer was
 	// cut inside it (releaseEnd).
 	heldEnd *provider.Event
-	usage   usageState
-	done    bool
-	closed  bool
-	err     *provider.Error
+	// textLast: the last block that said anything was a text block, so
+	// the next text continues its part (textRun); any other block,
+	// relayed or dropped, ends it.
+	textLast bool
+	usage    usageState
+	done     bool
+	closed   bool
+	err      *provider.Error
 
 	// held is the high half of a surrogate pair held back from the end of
 	// a text, thinking or input_json delta of block heldBlock (at
@@ -390,10 +396,13 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 	cb := ev.ContentBlock
 	b := &blockState{typ: cb.Type}
 	s.blocks[idx] = b
+	if cb.Type != "text" {
+		s.textLast = false
+	}
 	switch cb.Type {
 	case "text":
 		if cb.Text != "" {
-			s.emit(&provider.Event{Kind: provider.EventText, Text: cb.Text})
+			s.emit(&provider.Event{Kind: provider.EventText, Text: cb.Text, BeginsPart: s.beginsPart(b)})
 		}
 		s.appendText(b, cb.Text)
 		if list, ok := citationList(cb.Citations); !ok {
@@ -656,9 +665,24 @@ func (s *stream) cutOpenCalls(stop string) {
 	})
 }
 
+// beginsPart says whether text of block b, about to be emitted, begins a
+// new text part (Event.BeginsPart): its block's first text does when the
+// last block that said anything was not text (a server-tool block, which
+// is not a part, between two texts), as the unary answer splits them
+// (textRun); text blocks in a row (one per cited span) stay one part.
+func (s *stream) beginsPart(b *blockState) bool {
+	begins := !b.textBegun && !s.textLast
+	b.textBegun, s.textLast = true, true
+	return begins
+}
+
 // emitText emits a text block's text and keeps it for its citations.
 func (s *stream) emitText(b *blockState, text string) {
-	s.emit(&provider.Event{Kind: provider.EventText, Text: text})
+	begins := false
+	if text != "" {
+		begins = s.beginsPart(b)
+	}
+	s.emit(&provider.Event{Kind: provider.EventText, Text: text, BeginsPart: begins})
 	if !b.ended || b.cites != nil {
 		s.appendText(b, text)
 	}

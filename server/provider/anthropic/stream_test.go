@@ -127,7 +127,9 @@ func foldEvents(t *testing.T, evs []*provider.Event) folded {
 		case provider.EventMeta:
 			proto.Merge(meta, ev.Meta)
 		case provider.EventText:
-			if n := len(segs); n > 0 && segs[n-1].text != nil {
+			// A text block's first text begins a part (BeginsPart), as
+			// the unary answer keeps each block.
+			if n := len(segs); n > 0 && segs[n-1].text != nil && !ev.BeginsPart {
 				segs[n-1].text.WriteString(ev.Text)
 				continue
 			}
@@ -213,7 +215,7 @@ func accumulate(t *testing.T, evs []*provider.Event) *llmrelayv1.Message {
 		switch ev.Kind {
 		case provider.EventText:
 			if ev.Text != "" {
-				acc.AddText(ev.Text)
+				acc.AddItemText(ev.Text, "", "", ev.BeginsPart)
 			}
 		case provider.EventRefusal:
 			if ev.Text != "" {

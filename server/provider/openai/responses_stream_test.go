@@ -465,7 +465,7 @@ func accFold(t testing.TB, evs []*provider.Event) folded {
 		var err error
 		switch ev.Kind {
 		case provider.EventText:
-			acc.AddItemText(ev.Text, ev.Phase, ev.ItemID)
+			acc.AddItemText(ev.Text, ev.Phase, ev.ItemID, ev.BeginsPart)
 		case provider.EventRefusal:
 			acc.AddItemRefusal(ev.Text, ev.ItemID)
 		case provider.EventToolCall:
