@@ -516,13 +516,20 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	if p.azure && model != "" {
 		provider.SetExtended(meta, extAzureDeployment, model)
 	}
-	if p.azure {
-		// The Azure region that served the call (x-ms-region: "East US"):
-		// which of a resource's regions answered, for data-zone and
-		// global deployments the one the platform chose.
-		if v := strings.TrimSpace(h.Get("x-ms-region")); v != "" {
-			provider.SetExtended(meta, extAzureRegion, validUTF8(v))
-		}
+	// The Azure region that served the call (x-ms-region: "East US"):
+	// which of a resource's regions answered, for data-zone and global
+	// deployments the one the platform chose. Read whatever the adapter
+	// was configured as: Azure AI Foundry's model-inference route
+	// ({resource}.services.ai.azure.com/models) is an OpenAI-compatible
+	// base URL (testdata/real_rubyllm_azure_foundry_grok.http).
+	if v := strings.TrimSpace(h.Get("x-ms-region")); v != "" {
+		provider.SetExtended(meta, extAzureRegion, validUTF8(v))
+	}
+	// The tier Azure AI Foundry processed the call in
+	// (azureai-processed-tier: "default", beside azureai-requested-tier),
+	// the service tier when the body names none.
+	if v := strings.TrimSpace(h.Get("azureai-processed-tier")); v != "" && meta.ServiceTier == "" {
+		provider.SetExtended(meta, extServiceTier, validUTF8(v))
 	}
 	if v := strings.TrimSpace(h.Get("x-inference-provider")); v != "" {
 		// Hugging Face's router names the provider that served the call.
