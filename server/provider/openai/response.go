@@ -66,6 +66,8 @@ const (
 	extToolUsage = "tool_usage"
 	// extTimeInfo is Cerebras's time_info object, as sent.
 	extTimeInfo = "time_info"
+	// extTimings is llama.cpp's server timings object, as sent.
+	extTimings = "timings"
 	// extSeed is the sampling seed the server says it used (Together's
 	// choice seed, Groq's x_groq.seed): the JSON number's text, a string
 	// (seedText).
@@ -129,6 +131,9 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		setSources(meta, w.ChunkExtras)
 		if isPresent(w.TimeInfo) {
 			setExtendedJSON(meta, extTimeInfo, w.TimeInfo)
+		}
+		if w.Timings != nil && isPresent(w.Timings.raw) {
+			setExtendedJSON(meta, extTimings, w.Timings.raw)
 		}
 		if isPresent(w.Moderation) {
 			setExtendedJSON(meta, extModeration, w.Moderation)

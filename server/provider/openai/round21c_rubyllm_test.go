@@ -371,3 +371,75 @@ func TestRound21cAzureFoundryGrok(t *testing.T) {
 		t.Errorf("request %v", body)
 	}
 }
+
+// TestRound21cDeepSeekV4Flash: api.deepseek.com answering deepseek-chat as
+// deepseek-v4-flash (May 2026), unary: "4", UUID id, 12 in (none from the
+// cache: prompt_cache_hit_tokens 0, prompt_cache_miss_tokens 12) and 1 out,
+// the long fingerprint, the request id x-ds-trace-id.
+func TestRound21cDeepSeekV4Flash(t *testing.T) {
+	t.Parallel()
+	res, _ := r21cUnary(t, "real_rubyllm_deepseek_v4_flash", "", "deepseek-chat", "What's 2 + 2?", nil)
+	m := res.Meta
+	r21cMeta(t, m, "af16730e-9821-4a84-a1a0-372891ce68b3", "1c5faf222846df8694b2d0dc6dbd49a0", "deepseek-v4-flash", 1778111633,
+		&llmrelayv1.Usage{InputTokens: 12, OutputTokens: 1, TotalTokens: 13})
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if !proto.Equal(res.Message, msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("4"))) {
+		t.Errorf("message %v", res.Message)
+	}
+	if m.GetExtended().AsMap()[extSystemFingerprint] != "fp_058df29938_prod0820_fp8_kvcache_20260402" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
+
+// TestRound21cGPUStackReasoningStream: GPUStack serving qwen3 through
+// llama.cpp's server (build b10830-465e49b9c, the fingerprint; September
+// 2026), streamed with include_usage: a role chunk with content null, 66
+// reasoning_content deltas, 8 content deltas ("5 + 3 = 8."), the finish
+// on an empty delta, then a chunk without choices holding the usage (21
+// in, 20 of them cached, 79 out; GPUStack's rates) and llama.cpp's
+// timings (cache_n 20, prompt_n 1, predicted_n 79, their times and
+// rates), kept whole in meta.extended["timings"]. No request id: the
+// answer has none (istio-envoy's req-* headers are timings).
+func TestRound21cGPUStackReasoningStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_rubyllm_gpustack_qwen3_reasoning_stream"
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "qwen3", Format: "openai-chat",
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is 5 + 3? Think briefly before answering."))}, Options: &llmrelayv1.GenerationOptions{}}
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	f := accFold(t, evs)
+	const thinking = "Okay, the user is asking \"What is 5 + 3?\" and wants a brief answer. Let me think. Addition is straightforward. 5 plus 3 equals 8. I should just state the answer clearly. No need for extra steps since it's a simple arithmetic problem. Make sure the response is concise.\n"
+	want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: thinking}}}, text("5 + 3 = 8."))
+	if !proto.Equal(f.Message, want) {
+		t.Errorf("message %v", f.Message)
+	}
+	m := f.Meta
+	r21cMeta(t, m, "chatcmpl-KWft8jjULLcL6KdnphhXWef8mpNpXqwU", "", "qwen3", 1788955640,
+		&llmrelayv1.Usage{InputTokens: 21, OutputTokens: 79, TotalTokens: 100, CachedInputTokens: 20})
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	ext := m.GetExtended().AsMap()
+	tm, _ := ext[extTimings].(map[string]any)
+	if ext[extSystemFingerprint] != "b10830-465e49b9c" || tm["cache_n"] != float64(20) || tm["prompt_n"] != float64(1) ||
+		tm["predicted_n"] != float64(79) || tm["predicted_ms"] != 1204.704 || tm["prompt_per_second"] != 75.18796992481202 || len(tm) != 9 {
+		t.Errorf("extended %v", ext)
+	}
+	if d, _ := ext["usage_details"].(map[string]any); d["tokens_per_second"] != 64.73 || d["time_to_first_token_ms"] != float64(34) {
+		t.Errorf("usage details %v", d)
+	}
+	if len(m.GetWarnings()) != 0 {
+		t.Errorf("warnings %v", m.GetWarnings())
+	}
+	if so, _ := r20Request(t, srv.Last(t).Body)["stream_options"].(map[string]any); so["include_usage"] != true {
+		t.Errorf("stream_options %v", so)
+	}
+}

@@ -104,6 +104,8 @@ type rareState struct {
 	// timeInfo, seed, moderation: Cerebras's time_info, the seed and
 	// OpenAI's moderation results last reported.
 	timeInfo, seed, moderation string
+	// timings: llama.cpp's timings object last reported.
+	timings string
 	// legacyCall: the call of legacy function_call deltas.
 	legacyCall *callState
 	// oddUsage: the warnings already sent for usage fields that held no
@@ -431,6 +433,14 @@ func (s *chatStream) handle(data []byte) {
 		if r := s.rareOf(); string(x.TimeInfo) != r.timeInfo {
 			r.timeInfo = string(x.TimeInfo)
 			setExtendedJSON(meta, extTimeInfo, x.TimeInfo)
+		}
+	}
+	if x := c.ChunkExtras; x != nil && x.Timings != nil && isPresent(x.Timings.raw) {
+		// llama.cpp's timings, beside the usage: reported when they
+		// change.
+		if r := s.rareOf(); string(x.Timings.raw) != r.timings {
+			r.timings = string(x.Timings.raw)
+			setExtendedJSON(meta, extTimings, x.Timings.raw)
 		}
 	}
 	if x := c.ChunkExtras; x != nil && x.XGroq != nil {

@@ -250,12 +250,26 @@ type baseResp struct {
 	StatusMsg  flexString `json:"status_msg"`
 }
 
-// llamaTimings is the part of llama.cpp's timings we read: cache_n, the
-// prompt tokens served from its cache (prompt_tokens counts them too).
-// Builds that send no prompt_tokens_details report the cached count only
-// there (testdata/real_fantasy_llamacpp_gpt_oss_thinking_stream.http).
+// llamaTimings is llama.cpp's timings object: cache_n, the prompt tokens
+// served from its cache (prompt_tokens counts them too), is read as the
+// cached count where the usage has none (builds that send no
+// prompt_tokens_details report it only there:
+// testdata/real_fantasy_llamacpp_gpt_oss_thinking_stream.http); the whole
+// object (prompt_n, prompt_ms, predicted_n, predicted_ms, the rates) is
+// kept as sent in meta.extended["timings"], as Cerebras's time_info is.
 type llamaTimings struct {
 	CacheN *flexInt `json:"cache_n"`
+	// raw is the object as sent.
+	raw json.RawMessage
+}
+
+func (t *llamaTimings) UnmarshalJSON(b []byte) error {
+	type plain llamaTimings
+	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
+		return err
+	}
+	t.raw = append(json.RawMessage(nil), b...)
+	return nil
 }
 
 type xGroq struct {
