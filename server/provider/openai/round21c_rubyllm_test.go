@@ -443,3 +443,32 @@ func TestRound21cGPUStackReasoningStream(t *testing.T) {
 		t.Errorf("stream_options %v", so)
 	}
 }
+
+// TestRound21cOpenRouterPadded: OpenRouter relaying anthropic/claude-haiku-4.5
+// (January 2026), unary: the body opens with the whitespace lines
+// OpenRouter writes while the upstream works ("\n         \n\n         \n"),
+// then the answer "2 + 2 = 4". The upstream that served it ("provider":
+// "Amazon Bedrock") and native_finish_reason "stop" go to meta.extended;
+// the usage 16 in, 13 out, OpenRouter's cost (0.000081) and cost_details
+// among the details (is_byok false, null and zero ones dropped); reasoning
+// null says nothing. No request id: OpenRouter sends none on this route.
+func TestRound21cOpenRouterPadded(t *testing.T) {
+	t.Parallel()
+	res, _ := r21cUnary(t, "real_rubyllm_openrouter_haiku_padded", "https://openrouter.ai/api/v1", "anthropic/claude-haiku-4.5", "What's 2 + 2?", nil)
+	m := res.Meta
+	r21cMeta(t, m, "gen-1768318777-NG1BH5KuEWEUvEWdEqvF", "", "anthropic/claude-haiku-4.5", 1768318777,
+		&llmrelayv1.Usage{InputTokens: 16, OutputTokens: 13, TotalTokens: 29})
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if !proto.Equal(res.Message, msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("2 + 2 = 4"))) {
+		t.Errorf("message %v", res.Message)
+	}
+	ext := m.GetExtended().AsMap()
+	d, _ := ext["usage_details"].(map[string]any)
+	if ext[extUpstreamProvider] != "Amazon Bedrock" || ext[extNativeFinishReason] != "stop" || d["cost"] != 0.000081 ||
+		d["cost_details.upstream_inference_prompt_cost"] != 0.000016 || d["cost_details.upstream_inference_completions_cost"] != 0.000065 {
+		t.Errorf("extended %v", ext)
+	}
+	if len(m.GetWarnings()) != 0 {
+		t.Errorf("warnings %v", m.GetWarnings())
+	}
+}
