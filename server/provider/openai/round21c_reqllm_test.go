@@ -1,0 +1,82 @@
+package openai
+
+import (
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// Round 21c: agentjido/req_llm's fixtures of live answers (testdata/README.md,
+// "Round 21c: agentjido/req_llm").
+
+// TestRound21cReqLLMZaiGLM: api.z.ai's paas/v4 serving glm-4.5-flash (May
+// 2026), unary: reasoning_content (a leading newline, kept) and the answer
+// (an emoji outside the BMP at its end); the request id from the body's
+// request_id (the same as the id and as the x-log-id header); 8 in, 4 of
+// them cached, 258 out of which 111 reasoning.
+func TestRound21cReqLLMZaiGLM(t *testing.T) {
+	t.Parallel()
+	res, body := r21cUnary(t, "real_reqllm_zai_glm45_flash", "", "glm-4.5-flash", "Hello world!", nil)
+	m := res.Meta
+	r21cMeta(t, m, "20260530001812ee99cd4ba0e34d03", "20260530001812ee99cd4ba0e34d03", "glm-4.5-flash", 1780071499,
+		&llmrelayv1.Usage{InputTokens: 8, OutputTokens: 258, TotalTokens: 266, CachedInputTokens: 4, ReasoningTokens: 111})
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	reasoning, answer := r21cParts(t, res.Message)
+	if !strings.HasPrefix(reasoning, "\nWe are going to create a simple \"Hello World!\" program") || !strings.HasSuffix(reasoning, "Let's write the code accordingly.") ||
+		!strings.HasPrefix(answer, "Here's a simple \"Hello World!\" program in Python:\n\n```python\n") || !strings.HasSuffix(answer, "Python execution! 🌍") {
+		t.Errorf("reasoning %q answer %q", reasoning, answer)
+	}
+	if len(m.GetWarnings()) != 0 {
+		t.Errorf("warnings %v", m.GetWarnings())
+	}
+	if body["model"] != "glm-4.5-flash" {
+		t.Errorf("request %v", body)
+	}
+}
+
+// TestRound21cReqLLMXaiToolCall: api.x.ai's Chat Completions, grok-3-mini
+// with three tools (October 2025), unary: reasoning_content, content "",
+// one call under xAI's id "call_99267543" with compact arguments, finish
+// "tool_calls"; the response id with xAI's region suffix
+// ("…_us-east-1"); the request id x-request-id (a traceparent-shaped
+// value, as xAI sends it). xAI counts the reasoning outside
+// completion_tokens (352 + 28 + 244 = total 624): our output is 272, of
+// which 244 reasoning; 351 of the 352 prompt tokens cached. The request
+// carries the three tools as given.
+func TestRound21cReqLLMXaiToolCall(t *testing.T) {
+	t.Parallel()
+	tools := []*llmrelayv1.Tool{
+		{Name: "get_weather", Description: "Get current weather information for a location",
+			Parameters: `{"properties":{"location":{"type":"string"},"unit":{"enum":["celsius","fahrenheit"],"type":"string"}},"required":["location"],"type":"object"}`},
+		{Name: "tell_joke", Description: "Tell a funny joke", Parameters: `{"properties":{"topic":{"description":"Topic for the joke","type":"string"}},"type":"object"}`},
+		{Name: "get_time", Description: "Get the current time", Parameters: `{"properties":{},"type":"object"}`},
+	}
+	res, body := r21cUnary(t, "real_reqllm_xai_grok3_mini_tool_call", "https://api.x.ai/v1", "grok-3-mini", "What's the weather like in Paris, France?", func(r *provider.Request) {
+		r.Protocol, r.Tools = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools
+	})
+	m := res.Meta
+	r21cMeta(t, m, "9853353e-c8b0-c76d-eb9b-709428038b53_us-east-1", "00-edbbbb27763153f53360b3d8582ecef6-097c29d1004e63db-01", "grok-3-mini", 1759686623,
+		&llmrelayv1.Usage{InputTokens: 352, OutputTokens: 272, TotalTokens: 624, CachedInputTokens: 351, ReasoningTokens: 244})
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	parts := res.Message.GetParts()
+	if len(parts) != 2 {
+		t.Fatalf("parts %v", parts)
+	}
+	if r := parts[0].GetReasoning().GetText(); !strings.HasPrefix(r, "First, the user is asking about the weather in Paris, France.") ||
+		!strings.HasSuffix(r, "no need to ask for clarification.") {
+		t.Errorf("reasoning %q", r)
+	}
+	if !proto.Equal(parts[1], toolCallPart("call_99267543", "get_weather", `{"location":"Paris, France"}`)) {
+		t.Errorf("call %v", parts[1])
+	}
+	if m.GetExtended().AsMap()[extSystemFingerprint] != "fp_4fae27f477" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if ts, _ := body["tools"].([]any); len(ts) != 3 {
+		t.Errorf("request tools %v", body["tools"])
+	}
+}
