@@ -23,11 +23,14 @@ import (
 
 // Keys of ResponseMeta.extended set by this adapter.
 const (
-	extSystemFingerprint    = "system_fingerprint"
-	extServiceTier          = "service_tier"
-	extProcessingMS         = "openai_processing_ms"
-	extAzureDeployment      = "azure_deployment"
-	extAzureRegion          = "azure_region"
+	extSystemFingerprint = "system_fingerprint"
+	extServiceTier       = "service_tier"
+	extProcessingMS      = "openai_processing_ms"
+	extAzureDeployment   = "azure_deployment"
+	extAzureRegion       = "azure_region"
+	// extGroqRegion is the Groq region that served the call
+	// (x-groq-region: "yul", "msp"), as Azure's is azure_region.
+	extGroqRegion           = "groq_region"
 	extPromptFilterResults  = "prompt_filter_results"
 	extContentFilterResults = "content_filter_results"
 	extContentFilterResult  = "content_filter_result"
@@ -535,6 +538,9 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	// the service tier when the body names none.
 	if v := strings.TrimSpace(h.Get("azureai-processed-tier")); v != "" && meta.ServiceTier == "" {
 		provider.SetExtended(meta, extServiceTier, validUTF8(v))
+	}
+	if v := strings.TrimSpace(h.Get("x-groq-region")); v != "" {
+		provider.SetExtended(meta, extGroqRegion, validUTF8(v))
 	}
 	if v := strings.TrimSpace(h.Get("x-inference-provider")); v != "" {
 		// Hugging Face's router names the provider that served the call.

@@ -3,6 +3,7 @@ package openai
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -78,5 +79,37 @@ func TestRound21cReqLLMXaiToolCall(t *testing.T) {
 	}
 	if ts, _ := body["tools"].([]any); len(ts) != 3 {
 		t.Errorf("request tools %v", body["tools"])
+	}
+}
+
+// TestRound21cReqLLMGroqGptOss: api.groq.com serving openai/gpt-oss-20b
+// with reasoning_effort "low" (October 2025), unary: the reasoning in
+// "reasoning", the answer (× signs, two-space line ends), service_tier
+// "on_demand", usage_breakdown null, Groq's timings inside the usage
+// (queue_time, prompt_time, completion_time, total_time: details), the
+// request id in x-request-id and x_groq.id alike, the region that served
+// it (x-groq-region "yul") in meta.extended, OpenAI-style rate limits
+// (1000 requests, 998 left, reset in 2m52.334999999s; 8000 tokens, 7737
+// left, reset in 1.972s).
+func TestRound21cReqLLMGroqGptOss(t *testing.T) {
+	t.Parallel()
+	res, _ := r21cUnary(t, "real_reqllm_groq_gpt_oss_20b_reasoning", "", "openai/gpt-oss-20b", "Solve 12*7 and show your internal thinking (brief).", nil)
+	m := res.Meta
+	r21cMeta(t, m, "chatcmpl-01f0dd13-61f9-4a0a-a919-9ffb528e6f69", "req_01k6wqxpg3eweb3ga22ddfbh3c", "openai/gpt-oss-20b", 1759753722,
+		&llmrelayv1.Usage{InputTokens: 84, OutputTokens: 88, TotalTokens: 172})
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	reasoning, answer := r21cParts(t, res.Message)
+	if reasoning != "Need to show internal thinking briefly. Compute 12*7=84." ||
+		answer != "**Internal thinking (brief):**  \n- Recognize 12 × 7 = 12 × (5 + 2)  \n- 12 × 5 = 60  \n- 12 × 2 = 24  \n- 60 + 24 = 84  \n\n**Answer:** 84" {
+		t.Errorf("reasoning %q answer %q", reasoning, answer)
+	}
+	ext := m.GetExtended().AsMap()
+	d, _ := ext["usage_details"].(map[string]any)
+	if ext[extGroqRegion] != "yul" || m.GetServiceTier() != "on_demand" || d["queue_time"] != 0.197789635 || d["total_time"] != 0.090760912 {
+		t.Errorf("extended %v", ext)
+	}
+	r20WantRateLimit(t, m.GetRateLimit(), "Mon, 06 Oct 2025 12:28:42 GMT", 1000, 998, 8000, 7737, 2*time.Minute+52334999999*time.Nanosecond, 1972*time.Millisecond)
+	if len(m.GetWarnings()) != 0 {
+		t.Errorf("warnings %v", m.GetWarnings())
 	}
 }
