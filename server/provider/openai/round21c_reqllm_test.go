@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // Round 21c: agentjido/req_llm's fixtures of live answers (testdata/README.md,
@@ -111,5 +113,63 @@ func TestRound21cReqLLMGroqGptOss(t *testing.T) {
 	r20WantRateLimit(t, m.GetRateLimit(), "Mon, 06 Oct 2025 12:28:42 GMT", 1000, 998, 8000, 7737, 2*time.Minute+52334999999*time.Nanosecond, 1972*time.Millisecond)
 	if len(m.GetWarnings()) != 0 {
 		t.Errorf("warnings %v", m.GetWarnings())
+	}
+}
+
+// TestRound21cReqLLMOpenRouterEncrypted: OpenRouter relaying
+// openai/gpt-5-mini with reasoning_effort "low" (October 2025), unary:
+// reasoning null, one reasoning_details entry of type
+// "reasoning.encrypted" (format openai-responses-v1, OpenAI's item id
+// rs_…, a 1868-character Fernet token as data), the answer (× signs, a
+// curly apostrophe), the upstream "OpenAI" and native_finish_reason
+// "completed" in meta.extended, 19 in and 205 out (no details: OpenRouter
+// sent none). The encrypted block is reasoning without text whose opaque
+// state is kept for the next turn; sent back, it goes out as the same
+// reasoning_details entry.
+func TestRound21cReqLLMOpenRouterEncrypted(t *testing.T) {
+	t.Parallel()
+	const q = "Solve 12*7 and show your internal thinking (brief)."
+	res, _ := r21cUnary(t, "real_reqllm_openrouter_gpt5_mini_encrypted", "https://openrouter.ai/api/v1", "openai/gpt-5-mini", q, nil)
+	m := res.Meta
+	r21cMeta(t, m, "gen-1759672266-oO6lamNJTVszIGu9cT8P", "", "openai/gpt-5-mini", 1759672266,
+		&llmrelayv1.Usage{InputTokens: 19, OutputTokens: 205, TotalTokens: 224})
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	ext := m.GetExtended().AsMap()
+	if ext[extUpstreamProvider] != "OpenAI" || ext[extNativeFinishReason] != "completed" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	parts := res.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning() == nil || parts[0].GetReasoning().GetText() != "" ||
+		!strings.HasPrefix(parts[1].GetText(), "12 × 7 = 84.\n\n") || !strings.Contains(parts[1].GetText(), "I can’t share") {
+		t.Fatalf("parts %v", parts)
+	}
+	r := parts[0].GetReasoning()
+	if !r.GetRedacted() || r.GetId() != "rs_0d5297b250c2ce0f0168e277cadbb08194aa64a1ed4f528d64" || r.GetFormat() != "openai-responses-v1" ||
+		len(r.GetSignature()) != 1868 || !strings.HasPrefix(r.GetSignature(), "gAAAAABo4nfP") || !strings.HasSuffix(r.GetSignature(), "AZXVIJuV") {
+		t.Errorf("reasoning %v", r)
+	}
+
+	// The next turn sends the block back as OpenRouter gave it.
+	srv := providertest.ReplayFile(t, td("real_reqllm_openrouter_gpt5_mini_encrypted.http"))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "openai/gpt-5-mini", Format: "openai-chat", Options: &llmrelayv1.GenerationOptions{},
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text(q)), res.Message, msgOf(llmrelayv1.Role_ROLE_USER, text("And 12*8?"))}}
+	if _, err := newHostProvider(t, "https://openrouter.ai/api/v1", srv.URL).Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	msgs, _ := r20Request(t, srv.Last(t).Body)["messages"].([]any)
+	if len(msgs) != 3 {
+		t.Fatalf("messages %v", msgs)
+	}
+	asst, _ := msgs[1].(map[string]any)
+	details, _ := asst["reasoning_details"].([]any)
+	if len(details) != 1 {
+		t.Fatalf("assistant %v", asst)
+	}
+	d0, _ := details[0].(map[string]any)
+	if d0["type"] != "reasoning.encrypted" || d0["data"] != r.GetSignature() || d0["id"] != r.GetId() || d0["format"] != "openai-responses-v1" || d0["index"] != float64(0) {
+		t.Errorf("detail %v", d0)
+	}
+	if asst["content"] != parts[1].GetText() {
+		t.Errorf("assistant content %v", asst["content"])
 	}
 }
