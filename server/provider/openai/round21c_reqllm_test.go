@@ -173,3 +173,44 @@ func TestRound21cReqLLMOpenRouterEncrypted(t *testing.T) {
 		t.Errorf("assistant content %v", asst["content"])
 	}
 }
+
+// r21cReqLLMTools are the three tools req_llm's multi_tool fixtures offer.
+var r21cReqLLMTools = []*llmrelayv1.Tool{
+	{Name: "get_weather", Description: "Get current weather information for a location",
+		Parameters: `{"properties":{"location":{"type":"string"},"unit":{"enum":["celsius","fahrenheit"],"type":"string"}},"required":["location"],"type":"object"}`},
+	{Name: "tell_joke", Description: "Tell a funny joke", Parameters: `{"properties":{"topic":{"description":"Topic for the joke","type":"string"}},"type":"object"}`},
+	{Name: "get_time", Description: "Get the current time", Parameters: `{"properties":{},"type":"object"}`},
+}
+
+// TestRound21cReqLLMOpenRouterGeminiToolCall: OpenRouter relaying
+// google/gemini-2.5-flash with three tools (October 2025), unary: the
+// reasoning twice (reasoning and one reasoning_details "reasoning.text"
+// block of format "unknown", no signature: one reasoning part, its
+// format kept), content "", one call under OpenRouter's id
+// "tool_0_get_weather_7tNMWyHzgG2eI85oLoRa"; upstream "Google",
+// native_finish_reason "STOP"; 53 in, 64 out of which 57 reasoning.
+func TestRound21cReqLLMOpenRouterGeminiToolCall(t *testing.T) {
+	t.Parallel()
+	res, _ := r21cUnary(t, "real_reqllm_openrouter_gemini_tool_call", "https://openrouter.ai/api/v1", "google/gemini-2.5-flash", "What's the weather like in Paris, France?", func(r *provider.Request) {
+		r.Protocol, r.Tools = llmrelayv1.Protocol_PROTOCOL_TOOLS, r21cReqLLMTools
+	})
+	m := res.Meta
+	r21cMeta(t, m, "gen-1759671343-Bo9MsRx5QRD4ax7bnqOe", "", "google/gemini-2.5-flash", 1759671343,
+		&llmrelayv1.Usage{InputTokens: 53, OutputTokens: 64, TotalTokens: 117, ReasoningTokens: 57})
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	parts := res.Message.GetParts()
+	if len(parts) != 2 {
+		t.Fatalf("parts %v", parts)
+	}
+	if r := parts[0].GetReasoning(); !strings.HasPrefix(r.GetText(), "**Analyzing Weather Request**\n\n") || !strings.HasSuffix(r.GetText(), "omit that part of the instruction.\n\n\n") ||
+		r.GetSignature() != "" || r.GetRedacted() {
+		t.Errorf("reasoning %v", r)
+	}
+	if !proto.Equal(parts[1], toolCallPart("tool_0_get_weather_7tNMWyHzgG2eI85oLoRa", "get_weather", `{"location":"Paris, France"}`)) {
+		t.Errorf("call %v", parts[1])
+	}
+	ext := m.GetExtended().AsMap()
+	if ext[extUpstreamProvider] != "Google" || ext[extNativeFinishReason] != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
