@@ -472,3 +472,90 @@ func TestRound21cOpenRouterPadded(t *testing.T) {
 		t.Errorf("warnings %v", m.GetWarnings())
 	}
 }
+
+// r21cStream replays a stream recording through a provider configured for
+// baseURL, checks the golden and the stream invariants, and returns the
+// folded answer and the request the adapter sent.
+func r21cStream(t *testing.T, name, baseURL string, req *provider.Request) (folded, map[string]any) {
+	t.Helper()
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	p := newTestProvider(t, kOpenAI, srv.URL)
+	if baseURL != "" {
+		p = newHostProvider(t, baseURL, srv.URL)
+	}
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	return accFold(t, evs), r20Request(t, srv.Last(t).Body)
+}
+
+// TestRound21cMistralStreamToolOneChunk: mistral-small-latest streamed
+// with one parameterless tool, a tool call required (April 2025): after
+// the role chunk, one chunk holds the whole call (Mistral's id
+// "0SWnx3uRe", arguments "{}"), the finish "tool_calls" and the usage
+// (73 in, 19 out). The second turn, with the tool's result, calls
+// "web_search", a tool it was never offered (arguments with the model's
+// spacing): relayed as the model sent it, the caller's to refuse. The
+// request id is x-kong-request-id (api.mistral.ai's gateway id of 2025);
+// the budgets are the ratelimitbysize-* headers (2000000 tokens a
+// minute, 1967983 left), each window and the call's cost (32017) in
+// rate_limit_by_size. Our follow-up names the call by Mistral's id on the
+// assistant's call and on the tool message, as ruby_llm's accepted one
+// did.
+func TestRound21cMistralStreamToolOneChunk(t *testing.T) {
+	t.Parallel()
+	tools := []*llmrelayv1.Tool{{Name: "best_language_to_learn", Description: "Gets the best language to learn", Parameters: `{"type":"object","properties":{},"required":[]}`}}
+	msgs := []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You must use tools whenever possible.")), msgOf(llmrelayv1.Role_ROLE_USER, text("What's the best language to learn?"))}
+	mk := func(msgs []*llmrelayv1.Message) *provider.Request {
+		return &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "mistral-small-latest", Format: "openai-chat", Messages: msgs, Tools: tools,
+			Options: &llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED}}}}
+	}
+	f, body := r21cStream(t, "real_rubyllm_mistral_stream_tool_one_chunk_1", r21cMistral, mk(msgs))
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, toolCallPart("0SWnx3uRe", "best_language_to_learn", "{}")); !proto.Equal(f.Message, want) {
+		t.Errorf("message %v", f.Message)
+	}
+	m := f.Meta
+	r21cMeta(t, m, "7fa3aa50221043fb856637cef183572c", "17c65828226e4c5033c6833d522ac51e", "mistral-small-latest", 1745784674,
+		&llmrelayv1.Usage{InputTokens: 73, OutputTokens: 19, TotalTokens: 92})
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	if rl := m.GetRateLimit(); rl.GetTokensLimit() != 2000000 || rl.GetTokensRemaining() != 1967983 {
+		t.Errorf("rate limit %v", rl)
+	}
+	if b, _ := m.GetExtended().AsMap()[extSizeLimit].(map[string]any); b["query_cost"] != float64(32017) {
+		t.Errorf("size limit %v", b)
+	}
+	// "required": Mistral's API takes it as it takes "any" (ruby_llm sent
+	// "any"); no stream_options (api.mistral.ai refuses them).
+	if body["tool_choice"] != "required" || body["stream_options"] != nil || len(m.GetWarnings()) != 0 {
+		t.Errorf("request %v warnings %v", body, m.GetWarnings())
+	}
+
+	msgs = append(msgs, f.Message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("0SWnx3uRe", "Ruby")))
+	f2, body2 := r21cStream(t, "real_rubyllm_mistral_stream_tool_one_chunk_2", r21cMistral, mk(msgs))
+	if want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, toolCallPart("n5YGLYgkf", "web_search", `{"query": "best language to learn ruby"}`)); !proto.Equal(f2.Message, want) {
+		t.Errorf("message %v", f2.Message)
+	}
+	r21cMeta(t, f2.Meta, "faf9ea5c34a14ca8ba4b3cc3396b7830", "6edff54b445d9014733f2917cbf4a64a", "mistral-small-latest", 1745784675,
+		&llmrelayv1.Usage{InputTokens: 112, OutputTokens: 24, TotalTokens: 136})
+	sent, _ := body2["messages"].([]any)
+	if len(sent) != 4 {
+		t.Fatalf("messages %v", sent)
+	}
+	asst, _ := sent[2].(map[string]any)
+	calls, _ := asst["tool_calls"].([]any)
+	c0, _ := calls[0].(map[string]any)
+	if fn, _ := c0["function"].(map[string]any); len(calls) != 1 || c0["id"] != "0SWnx3uRe" || fn["name"] != "best_language_to_learn" || fn["arguments"] != "{}" {
+		t.Errorf("assistant %v", asst)
+	}
+	if tool, _ := sent[3].(map[string]any); tool["role"] != "tool" || tool["tool_call_id"] != "0SWnx3uRe" || tool["content"] != "Ruby" {
+		t.Errorf("tool message %v", tool)
+	}
+}
