@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -557,5 +558,48 @@ func TestRound21cMistralStreamToolOneChunk(t *testing.T) {
 	}
 	if tool, _ := sent[3].(map[string]any); tool["role"] != "tool" || tool["tool_call_id"] != "0SWnx3uRe" || tool["content"] != "Ruby" {
 		t.Errorf("tool message %v", tool)
+	}
+}
+
+// TestRound21cContextOverflowErrors: three servers' answers to the same
+// overflowing conversation (five pairs of 1,000,000-character turns,
+// then "Hi"). DeepSeek (April 2026): 400, an OpenAI-shaped error whose
+// code is the type ("invalid_request_error") and whose message gives the
+// window (131072) and the request's size (1250025): a context-length
+// error, the request id x-ds-trace-id. Perplexity (September 2026): 400
+// {"error":{"message":"invalid request","type":"invalid_request","code":
+// 400}} (a numeric code, a trailing newline), nothing saying the prompt
+// was too long: an invalid request; its bare rate-limit headers with the
+// error. Mistral (January 2026): 500 {"object":"error","message":"Service
+// unavailable.","type":"internal_server_error","code":"1000"}: a server
+// error as sent (Mistral gives no sign of the overflow), the request id
+// mistral-correlation-id.
+func TestRound21cContextOverflowErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, base, model string
+		kind              provider.Kind
+		status            int
+		code, reqID       string
+	}{
+		{"real_rubyllm_deepseek_err_400_context", "https://api.deepseek.com", "deepseek-chat", provider.KindContextLength, 400, "invalid_request_error", "b10f28d1b008dad52cbc9939fbc6d41c"},
+		{"real_rubyllm_perplexity_err_400_context", r21cPerplexity, "sonar", provider.KindInvalidRequest, 400, "400", ""},
+		{"real_rubyllm_mistral_err_500_context", r21cMistral, "mistral-small-latest", provider.KindUnavailable, 500, "1000", "019bb801-1d7b-7daf-ad40-be2df442ae9f"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.ReplayFile(t, td(tc.name+".http"))
+			req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: tc.model, Format: "openai-chat", Options: &llmrelayv1.GenerationOptions{},
+				Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Hi"))}}
+			_, err := newHostProvider(t, tc.base, srv.URL).Generate(context.Background(), req)
+			providertest.Golden(t, td(tc.name+".golden"), []byte(renderErr(err)+"\n"))
+			var pe *provider.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v", err)
+			}
+			if pe.Kind != tc.kind || pe.HTTPStatus != tc.status || pe.Code != tc.code || pe.RequestID != tc.reqID {
+				t.Errorf("error %s", renderErr(err))
+			}
+		})
 	}
 }
