@@ -561,7 +561,7 @@ func TestRound21cMistralStreamToolOneChunk(t *testing.T) {
 	}
 }
 
-// TestRound21cContextOverflowErrors: three servers' answers to the same
+// TestRound21cErrors: three servers' answers to the same
 // overflowing conversation (five pairs of 1,000,000-character turns,
 // then "Hi"). DeepSeek (April 2026): 400, an OpenAI-shaped error whose
 // code is the type ("invalid_request_error") and whose message gives the
@@ -574,7 +574,15 @@ func TestRound21cMistralStreamToolOneChunk(t *testing.T) {
 // unavailable.","type":"internal_server_error","code":"1000"}: a server
 // error as sent (Mistral gives no sign of the overflow), the request id
 // mistral-correlation-id.
-func TestRound21cContextOverflowErrors(t *testing.T) {
+//
+// And four servers' answers to a key they refuse (ruby_llm sets
+// "invalid-key"): Perplexity's 401 invalid_api_key (numeric code, a
+// trailing newline), OpenRouter's 401 "Missing Authentication header"
+// (said of a key it does not know), DeepSeek's 401 authentication_error
+// whose message masks the key ("****-key") and whose code is
+// "invalid_request_error", and Azure AI Foundry's 401 with the reason
+// phrase "PermissionDenied" and a string code "401": all unauthenticated.
+func TestRound21cErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, base, model string
@@ -585,6 +593,10 @@ func TestRound21cContextOverflowErrors(t *testing.T) {
 		{"real_rubyllm_deepseek_err_400_context", "https://api.deepseek.com", "deepseek-chat", provider.KindContextLength, 400, "invalid_request_error", "b10f28d1b008dad52cbc9939fbc6d41c"},
 		{"real_rubyllm_perplexity_err_400_context", r21cPerplexity, "sonar", provider.KindInvalidRequest, 400, "400", ""},
 		{"real_rubyllm_mistral_err_500_context", r21cMistral, "mistral-small-latest", provider.KindUnavailable, 500, "1000", "019bb801-1d7b-7daf-ad40-be2df442ae9f"},
+		{"real_rubyllm_perplexity_err_401", r21cPerplexity, "sonar", provider.KindUnauthenticated, 401, "401", ""},
+		{"real_rubyllm_openrouter_err_401", "https://openrouter.ai/api/v1", "anthropic/claude-haiku-4.5", provider.KindUnauthenticated, 401, "401", ""},
+		{"real_rubyllm_deepseek_err_401", "https://api.deepseek.com", "deepseek-chat", provider.KindUnauthenticated, 401, "invalid_request_error", "2637f52200f69f38b5ad8be4e5c29fb9"},
+		{"real_rubyllm_azure_foundry_err_401", r21cFoundry, "grok-4-1-fast-non-reasoning", provider.KindUnauthenticated, 401, "401", "f80f06ce-be8a-4bd0-b631-1f740a14b453"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
