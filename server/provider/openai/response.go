@@ -132,11 +132,10 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 	meta.ProviderRequestId = bodyRequestID(raw)
 	if w.ChunkExtras != nil {
 		setSources(meta, w.ChunkExtras)
-		if isPresent(w.TimeInfo) {
-			setExtendedJSON(meta, extTimeInfo, w.TimeInfo)
-		}
-		if w.Timings != nil && isPresent(w.Timings.raw) {
-			setExtendedJSON(meta, extTimings, w.Timings.raw)
+		for _, f := range w.serverStats() {
+			if isPresent(f.raw) {
+				setExtendedJSON(meta, f.key, f.raw)
+			}
 		}
 		if isPresent(w.Moderation) {
 			setExtendedJSON(meta, extModeration, w.Moderation)

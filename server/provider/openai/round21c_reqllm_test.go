@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -212,5 +213,50 @@ func TestRound21cReqLLMOpenRouterGeminiToolCall(t *testing.T) {
 	ext := m.GetExtended().AsMap()
 	if ext[extUpstreamProvider] != "Google" || ext[extNativeFinishReason] != "STOP" || len(m.GetWarnings()) != 0 {
 		t.Errorf("meta %v", m)
+	}
+}
+
+// TestRound21cServerStats: serving statistics are kept as sent, each under
+// its own name. LM Studio's /api/v0 answer (hand-built: the shape and
+// values of LM Studio's REST API documentation, ids of its own) carries
+// stats (tokens per second, time to first token, generation time, stop
+// reason "eosFound"), model_info (architecture, quantization, format,
+// context length) and runtime beside the usage: they were dropped.
+// Fireworks' perf_metrics (asked with perf_metrics_in_response) comes on a
+// stream's last chunk, here without choices (an object of two of its
+// fields): it was dropped too.
+func TestRound21cServerStats(t *testing.T) {
+	t.Parallel()
+	res, _ := r21cUnary(t, "dialect_lmstudio_v0_stats", "", "granite-3.0-2b-instruct", "Introduce yourself.", nil)
+	ext := res.Meta.GetExtended().AsMap()
+	st, _ := ext["stats"].(map[string]any)
+	mi, _ := ext["model_info"].(map[string]any)
+	rt, _ := ext["runtime"].(map[string]any)
+	if st["stop_reason"] != "eosFound" || st["tokens_per_second"] != 51.43709529007664 || st["time_to_first_token"] != 0.111 ||
+		mi["quant"] != "Q4_K_M" || mi["context_length"] != float64(4096) || rt["version"] != "1.3.0" || len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("extended %v", ext)
+	}
+
+	const stream = "data: {\"id\":\"f3c1d9a2-77b0-4e5e-9d4b-2a8c61e0b7d4\",\"object\":\"chat.completion.chunk\",\"created\":1784012265,\"model\":\"accounts/fireworks/models/llama-v3p1-8b-instruct\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hi\"},\"finish_reason\":null}]}\n\n" +
+		"data: {\"id\":\"f3c1d9a2-77b0-4e5e-9d4b-2a8c61e0b7d4\",\"object\":\"chat.completion.chunk\",\"created\":1784012265,\"model\":\"accounts/fireworks/models/llama-v3p1-8b-instruct\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":5,\"total_tokens\":15}}\n\n" +
+		"data: {\"id\":\"f3c1d9a2-77b0-4e5e-9d4b-2a8c61e0b7d4\",\"object\":\"chat.completion.chunk\",\"created\":1784012265,\"model\":\"accounts/fireworks/models/llama-v3p1-8b-instruct\",\"choices\":[],\"perf_metrics\":{\"prompt-tokens\":10,\"server-processing-time\":0.1}}\n\n" +
+		"data: [DONE]\n\n"
+	srv := providertest.Replay(t, providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte(stream)})
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "accounts/fireworks/models/llama-v3p1-8b-instruct", Format: "openai-chat",
+		Options: &llmrelayv1.GenerationOptions{}, Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Hi"))}}
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, _, err := collect(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamInvariants(t, evs)
+	f := accFold(t, evs)
+	pm, _ := f.Meta.GetExtended().AsMap()["perf_metrics"].(map[string]any)
+	if pm["prompt-tokens"] != float64(10) || pm["server-processing-time"] != 0.1 || f.Meta.GetUsage().GetTotalTokens() != 15 {
+		t.Errorf("meta %v", f.Meta)
 	}
 }

@@ -230,6 +230,36 @@ type ChunkExtras struct {
 	// on a stream: testdata/real_pyd_openai_moderation_stream.http); kept
 	// as sent in meta.extended["moderation"].
 	Moderation json.RawMessage `json:"moderation"`
+	// Stats, ModelInfo and Runtime are LM Studio's (its /api/v0 answers:
+	// tokens per second, time to first token, generation time, stop
+	// reason and draft-model counts; the model's architecture,
+	// quantization, format and context length; the inference runtime),
+	// and PerfMetrics Fireworks' (asked with perf_metrics_in_response),
+	// on the answer or a stream's last chunk; each kept as sent in
+	// meta.extended under its own name, as time_info and timings are.
+	Stats       json.RawMessage `json:"stats"`
+	ModelInfo   json.RawMessage `json:"model_info"`
+	Runtime     json.RawMessage `json:"runtime"`
+	PerfMetrics json.RawMessage `json:"perf_metrics"`
+}
+
+// serverStats are the timing and serving objects of ChunkExtras kept as
+// sent in meta.extended, by key.
+func (x *ChunkExtras) serverStats() [6]struct {
+	key string
+	raw json.RawMessage
+} {
+	return [6]struct {
+		key string
+		raw json.RawMessage
+	}{{extTimeInfo, x.TimeInfo}, {extTimings, x.timingsRaw()}, {"stats", x.Stats}, {"model_info", x.ModelInfo}, {"runtime", x.Runtime}, {"perf_metrics", x.PerfMetrics}}
+}
+
+func (x *ChunkExtras) timingsRaw() json.RawMessage {
+	if x.Timings == nil {
+		return nil
+	}
+	return x.Timings.raw
 }
 
 // promptFilter is Azure's prompt_filter_results, or its older name
