@@ -260,3 +260,39 @@ func TestRound21cServerStats(t *testing.T) {
 		t.Errorf("meta %v", f.Meta)
 	}
 }
+
+// TestRound21cReqLLMCerebras: api.cerebras.ai serving gpt-oss-120b
+// (October 2025), unary: reasoning in "reasoning", the answer (an emoji
+// outside the BMP), Cerebras's time_info in meta.extended, 70 in (0
+// cached) and 36 out; the request id x-request-id (Cerebras sets it to the
+// cf-ray value; inference-id, the response id, is the fallback); the
+// per-window rate limits (requests a day: 1440000, 1439875 left, reset in
+// 10804.695681810379 s; tokens a minute: 1000000, 996834 left, reset in
+// 4.695681810379028 s).
+func TestRound21cReqLLMCerebras(t *testing.T) {
+	t.Parallel()
+	res, _ := r21cUnary(t, "real_reqllm_cerebras_gpt_oss_120b", "", "gpt-oss-120b", "Hello world!", nil)
+	m := res.Meta
+	r21cMeta(t, m, "chatcmpl-cbc13f07-270a-4166-8a4b-85cab383033c", "98b05335b8252262-ORD", "gpt-oss-120b", 1759870795,
+		&llmrelayv1.Usage{InputTokens: 70, OutputTokens: 36, TotalTokens: 106})
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	reasoning, answer := r21cParts(t, res.Message)
+	if reasoning != "The user says \"Hello world!\" Likely a greeting. Respond friendly." || answer != "Hello! 👋 How can I assist you today?" {
+		t.Errorf("reasoning %q answer %q", reasoning, answer)
+	}
+	ti, _ := m.GetExtended().AsMap()[extTimeInfo].(map[string]any)
+	if ti["queue_time"] != 7.85853e-4 || ti["total_time"] != 0.033153533935546875 || ti["created"] != float64(1759870795) {
+		t.Errorf("time_info %v", ti)
+	}
+	at := time.Date(2025, 10, 7, 20, 59, 55, 0, time.UTC)
+	reqReset, tokReset := 10804.695681810379, 4.695681810379028
+	rl := m.GetRateLimit()
+	if rl.GetRequestsLimit() != 1440000 || rl.GetRequestsRemaining() != 1439875 || rl.GetTokensLimit() != 1000000 || rl.GetTokensRemaining() != 996834 ||
+		!rl.GetRequestsResetTime().AsTime().Equal(at.Add(time.Duration(reqReset*float64(time.Second)))) ||
+		!rl.GetTokensResetTime().AsTime().Equal(at.Add(time.Duration(tokReset*float64(time.Second)))) {
+		t.Errorf("rate limit %v", rl)
+	}
+	if len(m.GetWarnings()) != 0 {
+		t.Errorf("warnings %v", m.GetWarnings())
+	}
+}
