@@ -296,3 +296,36 @@ func TestRound21cReqLLMCerebras(t *testing.T) {
 		t.Errorf("warnings %v", m.GetWarnings())
 	}
 }
+
+// TestRound21cReqLLMGroqStream: api.groq.com streaming
+// meta-llama/llama-4-scout-17b-16e-instruct (October 2025; the chunks as
+// req_llm captured them, byte for byte): x_groq.id on the first chunk,
+// fifteen content deltas, then the finish on an empty delta with the
+// usage twice, at the top and in x_groq.usage (Groq's times inside: in
+// the details), then [DONE] (req_llm asked without stream_options: Groq
+// sends the usage anyway). The request id x-request-id (the same as x_groq.id), the
+// region yul, the service limits (1000 requests, 997 left; 30000 tokens,
+// 29969 left).
+func TestRound21cReqLLMGroqStream(t *testing.T) {
+	t.Parallel()
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "meta-llama/llama-4-scout-17b-16e-instruct", Format: "openai-chat", Options: &llmrelayv1.GenerationOptions{},
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a helpful, creative assistant.")), msgOf(llmrelayv1.Role_ROLE_USER, text("Say hello in one short, imaginative sentence."))}}
+	f, body := r21cStream(t, "real_reqllm_groq_llama4_scout_stream", "", req)
+	if !proto.Equal(f.Message, msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("As the stars aligned in a sparkling smile, I whispered a cosmic hello."))) {
+		t.Errorf("message %v", f.Message)
+	}
+	m := f.Meta
+	r21cMeta(t, m, "chatcmpl-ab054365-e68f-4546-92cf-157a5f186eb3", "req_01k6k8jsgmejhahk01t1vxx8f9", "meta-llama/llama-4-scout-17b-16e-instruct", 1759435646,
+		&llmrelayv1.Usage{InputTokens: 32, OutputTokens: 16, TotalTokens: 48})
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	ext := m.GetExtended().AsMap()
+	if ext[extGroqRegion] != "yul" || ext[extSystemFingerprint] != "fp_5d3e4e58e1" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if rl := m.GetRateLimit(); rl.GetRequestsLimit() != 1000 || rl.GetRequestsRemaining() != 997 || rl.GetTokensLimit() != 30000 || rl.GetTokensRemaining() != 29969 {
+		t.Errorf("rate limit %v", rl)
+	}
+	if body["stream"] != true {
+		t.Errorf("request %v", body)
+	}
+}
