@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -613,5 +614,75 @@ func TestRound21cErrors(t *testing.T) {
 				t.Errorf("error %s", renderErr(err))
 			}
 		})
+	}
+}
+
+// TestRound21cMistralThinkingReplay: mistral-small-latest with
+// reasoning_effort "high" (August 2026), two turns. The first answer is a
+// thinking chunk and "144"; the second turn carries it back and is
+// answered with new thinking and "154" (82 in: the replayed turn
+// counted). ruby_llm's second request, which the live API accepted, sent
+// the assistant turn as a content array: the thinking chunk (its text
+// chunks, without "closed") then the text chunk. The adapter, configured
+// for api.mistral.ai, sends the same array, the thinking chunk marked
+// "closed": true as Mistral's own answers mark it.
+func TestRound21cMistralThinkingReplay(t *testing.T) {
+	t.Parallel()
+	const (
+		q1     = "What is 12 * 12? Answer with just the number."
+		q2     = "Now add 10 to that. Answer with just the number."
+		think1 = "12 multiplied by 12 is a basic multiplication problem. I know that 12 times 12 equals 144."
+	)
+	high := func(r *provider.Request) {
+		r.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH
+	}
+	res, body1 := r21cUnary(t, "real_rubyllm_mistral_thinking_replay_1", r21cMistral, "mistral-small-latest", q1, high)
+	want := msgOf(llmrelayv1.Role_ROLE_ASSISTANT, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: think1}}}, text("144"))
+	if !proto.Equal(res.Message, want) {
+		t.Fatalf("message %v", res.Message)
+	}
+	r21cMeta(t, res.Meta, "35a5060b63a948169e14cbe81e3d4344", "019fedc2-0979-76cd-9eb3-8c74d2d319b8", "mistral-small-latest", 1786400344,
+		&llmrelayv1.Usage{InputTokens: 31, OutputTokens: 35, TotalTokens: 66})
+	if body1["reasoning_effort"] != "high" {
+		t.Errorf("request %v", body1)
+	}
+
+	res2, body2 := r21cUnary(t, "real_rubyllm_mistral_thinking_replay_2", r21cMistral, "mistral-small-latest", q1, func(r *provider.Request) {
+		high(r)
+		r.Messages = append(r.Messages, res.Message, msgOf(llmrelayv1.Role_ROLE_USER, text(q2)))
+	})
+	reasoning, answer := r21cParts(t, res2.Message)
+	if reasoning != "The user wants me to add 10 to the previous result, which was 144. So, 144 + 10 = 154." || answer != "154" {
+		t.Errorf("reasoning %q answer %q", reasoning, answer)
+	}
+	r21cMeta(t, res2.Meta, "52fb85122dcb49cd9600b4ca56be033b", "019fedc2-0b91-749a-a330-0c064430b38e", "mistral-small-latest", 1786400345,
+		&llmrelayv1.Usage{InputTokens: 82, OutputTokens: 43, TotalTokens: 125})
+	// The messages the live API accepted, from the recorded request.
+	const accepted = `[{"role":"user","content":"What is 12 * 12? Answer with just the number."},{"role":"assistant","content":[{"type":"thinking","thinking":[{"type":"text","text":"12 multiplied by 12 is a basic multiplication problem. I know that 12 times 12 equals 144."}]},{"type":"text","text":"144"}]},{"role":"user","content":"Now add 10 to that. Answer with just the number."}]`
+	var want2 []any
+	if err := json.Unmarshal([]byte(accepted), &want2); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := body2["messages"].([]any)
+	if len(got) != 3 {
+		t.Fatalf("messages %v", got)
+	}
+	asst, _ := got[1].(map[string]any)
+	wantAsst, _ := want2[1].(map[string]any)
+	// Ours marks the thinking chunk "closed": true, as Mistral's answers
+	// do (and vercel/ai's requests); ruby_llm's left it out. Otherwise
+	// the arrays are the same.
+	parts, _ := asst["content"].([]any)
+	if len(parts) == 2 {
+		if th, _ := parts[0].(map[string]any); th["closed"] == true {
+			delete(th, "closed")
+		} else {
+			t.Errorf("thinking chunk %v", parts[0])
+		}
+	}
+	gj, _ := json.Marshal(asst["content"])
+	wj, _ := json.Marshal(wantAsst["content"])
+	if asst["role"] != "assistant" || string(gj) != string(wj) {
+		t.Errorf("assistant turn %s, want %s", gj, wj)
 	}
 }
