@@ -686,3 +686,53 @@ func TestRound21cMistralThinkingReplay(t *testing.T) {
 		t.Errorf("assistant turn %s, want %s", gj, wj)
 	}
 }
+
+// TestRound21cDeepSeekReasonerTurns: api.deepseek.com answering
+// deepseek-reasoner as deepseek-v4-flash with reasoning_effort "medium"
+// (May 2026), two turns. First: reasoning_content and "5 + 3 equals 8.",
+// 12 in, 35 out of which 26 reasoning (DeepSeek's v4 usage has
+// completion_tokens_details), none from the cache. Second, with the first
+// turn sent back: reasoning and "Multiplying the result (8) by 2 gives
+// 16.", 30 in, 84 out, 68 reasoning. ruby_llm's accepted second request
+// carried the assistant turn's reasoning_content (and a "reasoning" copy)
+// and was answered; the adapter, configured for api.deepseek.com, sends
+// reasoning_content back on tool-call turns only (DeepSeek refuses a
+// tool-call turn without it, and its older models refused it on other
+// turns): here the assistant turn goes back as its text.
+func TestRound21cDeepSeekReasonerTurns(t *testing.T) {
+	t.Parallel()
+	const base = "https://api.deepseek.com"
+	medium := func(r *provider.Request) {
+		r.Reasoning = true
+		r.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM
+	}
+	res, _ := r21cUnary(t, "real_rubyllm_deepseek_reasoner_turns_1", base, "deepseek-reasoner", "What is 5 + 3?", medium)
+	reasoning, answer := r21cParts(t, res.Message)
+	if reasoning != `We need to answer: "What is 5 + 3?" This is a simple addition. The answer is 8.` || answer != "5 + 3 equals 8." {
+		t.Errorf("reasoning %q answer %q", reasoning, answer)
+	}
+	r21cMeta(t, res.Meta, "4422ea86-0946-431d-882e-abdb09881e41", "01dcab4a964b011c040f0f44a312be28", "deepseek-v4-flash", 1778111633,
+		&llmrelayv1.Usage{InputTokens: 12, OutputTokens: 35, TotalTokens: 47, ReasoningTokens: 26})
+
+	res2, body := r21cUnary(t, "real_rubyllm_deepseek_reasoner_turns_2", base, "deepseek-reasoner", "What is 5 + 3?", func(r *provider.Request) {
+		medium(r)
+		r.Messages = append(r.Messages, res.Message, msgOf(llmrelayv1.Role_ROLE_USER, text("Now multiply that by 2")))
+	})
+	_, answer2 := r21cParts(t, res2.Message)
+	if answer2 != "Multiplying the result (8) by 2 gives 16." {
+		t.Errorf("answer %q", answer2)
+	}
+	r21cMeta(t, res2.Meta, "ddcee6d0-cebd-44d9-8f4a-c038b318bcea", "13ebea88ea4744df0b686adbeacf03b1", "deepseek-v4-flash", 1778111634,
+		&llmrelayv1.Usage{InputTokens: 30, OutputTokens: 84, TotalTokens: 114, ReasoningTokens: 68})
+	msgs, _ := body["messages"].([]any)
+	if len(msgs) != 3 {
+		t.Fatalf("messages %v", msgs)
+	}
+	asst, _ := msgs[1].(map[string]any)
+	if asst["role"] != "assistant" || asst["content"] != "5 + 3 equals 8." || asst["reasoning_content"] != nil {
+		t.Errorf("assistant turn %v", asst)
+	}
+	if w := res2.Meta.GetWarnings(); len(w) != 1 || w[0] != "1 reasoning part(s) of earlier assistant turns not sent: reasoning_content is sent back on tool-call turns only" {
+		t.Errorf("warnings %v", w)
+	}
+}
