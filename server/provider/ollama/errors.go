@@ -36,6 +36,14 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 		// same input fails every time, not a server fault to retry.
 		e.ShouldRetry = provider.RetryDiscouraged
 	}
+	if e.Kind == provider.KindUnavailable && strings.Contains(strings.ToLower(msg), "requires more system memory") {
+		// The model does not fit the server's free memory ("model
+		// requires more system memory (3.7 GiB) than is available
+		// (3.6 GiB)", a 500): the same call fails the same way until
+		// memory is freed, so it is not retried here; another
+		// deployment may serve it.
+		e.ShouldRetry = provider.RetryDiscouraged
+	}
 	if e.Kind == provider.KindRateLimited && e.Code == "" && usageLimit(msg) {
 		// ollama.com's plan limit: retrying seconds later meets the same
 		// limit, so it is a quota, as OpenAI's insufficient_quota (not

@@ -394,10 +394,12 @@ func (d *fastDecoder) unknown(key []byte, known ...string) bool {
 // chunkTopKeys are the chunk fields the slow path decodes: a chunk with
 // one the fast path does not read (prompt_filter_results and its older
 // name prompt_annotations, error, x_groq,
-// timings, base_resp, error_type, Perplexity's sources) goes to
+// timings, base_resp, error_type, Perplexity's sources, the serving
+// statistics of Cerebras, LM Studio and Fireworks) goes to
 // encoding/json.
 var chunkTopKeys = []string{"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "provider", "prompt_filter_results", "prompt_annotations", "error", "x_groq", "timings",
-	"base_resp", "error_type", "citations", "search_results", "images", "related_questions", "time_info", "moderation"}
+	"base_resp", "error_type", "citations", "search_results", "images", "related_questions", "time_info", "moderation",
+	"stats", "model_info", "runtime", "perf_metrics"}
 
 func (c *chatResponse) topField(d *fastDecoder, key []byte) bool {
 	var ok bool

@@ -22,8 +22,10 @@ import (
 // cassette, testdata/real_crew_cerebras_streaming_completion_3.http).
 // api.mistral.ai (2025) answers with a 10-second request window and minute
 // and month token windows, naming requests "req"
-// (testdata/real_oll_mistral_chat.http).
-var rateLimitWindows = [...]string{"10-second", "minute", "hour", "day", "month"}
+// (testdata/real_oll_mistral_chat.http); in 2026 with a 60-second request
+// window (x-ratelimit-limit-req-60-second:
+// testdata/real_rubyllm_mistral_tool_call_1.http).
+var rateLimitWindows = [...]string{"10-second", "60-second", "minute", "hour", "day", "month"}
 
 // rateLimitNames are the names the per-window headers give each budget:
 // Cerebras's "requests" and "tokens", Mistral's "req".
@@ -131,7 +133,9 @@ func inputImagesLimit(h http.Header) map[string]any {
 // tokens the call cost (ratelimitbysize-query-cost) and the budget of
 // each window (x-ratelimitbysize-{limit,remaining}-{minute,month}), of
 // which RateLimit holds only the binding one (ratelimitbysize-*,
-// bareRateLimit). Returned as {"query_cost": n, "<window>": {"limit": n,
+// bareRateLimit); under the names api.mistral.ai uses since 2025
+// (x-ratelimit-tokens-query-cost, x-ratelimit-{limit,remaining}-tokens-
+// <window>) the same facts. Returned as {"query_cost": n, "<window>": {"limit": n,
 // "remaining": n}}; nil when there are none.
 func sizeLimitExtras(h http.Header) map[string]any {
 	var b map[string]any
@@ -143,6 +147,29 @@ func sizeLimitExtras(h http.Header) map[string]any {
 	}
 	if n := headerInt(h, "Ratelimitbysize-Query-Cost"); n != nil {
 		set("query_cost", *n)
+	} else if n := headerInt(h, "X-Ratelimit-Tokens-Query-Cost"); n != nil {
+		// The same count under the names api.mistral.ai answers with
+		// since 2025, beside x-ratelimit-{limit,remaining}-tokens-<window>
+		// (testdata/real_oll_mistral_chat.http,
+		// testdata/real_rubyllm_mistral_tool_call_1.http). RateLimit
+		// holds the binding tokens window (windowedRateLimit); each
+		// window is kept here, as for the older names.
+		set("query_cost", *n)
+		for _, win := range rateLimitWindows {
+			limit := headerInt(h, "x-ratelimit-limit-tokens-"+win)
+			remaining := headerInt(h, "x-ratelimit-remaining-tokens-"+win)
+			if limit == nil && remaining == nil {
+				continue
+			}
+			w := map[string]any{}
+			if limit != nil {
+				w["limit"] = *limit
+			}
+			if remaining != nil {
+				w["remaining"] = *remaining
+			}
+			set(win, w)
+		}
 	}
 	const prefix = "x-ratelimitbysize-"
 	for name := range h {

@@ -48,7 +48,12 @@ func (p *Provider) buildChatRequest(req *provider.Request, stream bool) ([]byte,
 func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMessage, droppedReasoning int) (*chatRequest, []string, error) {
 	var warnings []string
 	w := &chatRequest{Model: req.Model}
-	if droppedReasoning > 0 {
+	switch {
+	case droppedReasoning > 0 && p.replay == replayReasoningContent:
+		// DeepSeek, Moonshot, Z.ai: reasoning_content goes back on
+		// tool-call turns only (testdata/real_rubyllm_deepseek_reasoner_turns_2.http).
+		warnings = append(warnings, fmt.Sprintf("%d reasoning part(s) of earlier assistant turns not sent: reasoning_content is sent back on tool-call turns only", droppedReasoning))
+	case droppedReasoning > 0:
 		warnings = append(warnings, fmt.Sprintf("%d reasoning part(s) of earlier assistant turns not sent: Chat Completions has no field for them", droppedReasoning))
 	}
 	sigs := 0

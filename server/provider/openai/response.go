@@ -23,11 +23,14 @@ import (
 
 // Keys of ResponseMeta.extended set by this adapter.
 const (
-	extSystemFingerprint    = "system_fingerprint"
-	extServiceTier          = "service_tier"
-	extProcessingMS         = "openai_processing_ms"
-	extAzureDeployment      = "azure_deployment"
-	extAzureRegion          = "azure_region"
+	extSystemFingerprint = "system_fingerprint"
+	extServiceTier       = "service_tier"
+	extProcessingMS      = "openai_processing_ms"
+	extAzureDeployment   = "azure_deployment"
+	extAzureRegion       = "azure_region"
+	// extGroqRegion is the Groq region that served the call
+	// (x-groq-region: "yul", "msp"), as Azure's is azure_region.
+	extGroqRegion           = "groq_region"
 	extPromptFilterResults  = "prompt_filter_results"
 	extContentFilterResults = "content_filter_results"
 	extContentFilterResult  = "content_filter_result"
@@ -66,6 +69,8 @@ const (
 	extToolUsage = "tool_usage"
 	// extTimeInfo is Cerebras's time_info object, as sent.
 	extTimeInfo = "time_info"
+	// extTimings is llama.cpp's server timings object, as sent.
+	extTimings = "timings"
 	// extSeed is the sampling seed the server says it used (Together's
 	// choice seed, Groq's x_groq.seed): the JSON number's text, a string
 	// (seedText).
@@ -127,8 +132,10 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 	meta.ProviderRequestId = bodyRequestID(raw)
 	if w.ChunkExtras != nil {
 		setSources(meta, w.ChunkExtras)
-		if isPresent(w.TimeInfo) {
-			setExtendedJSON(meta, extTimeInfo, w.TimeInfo)
+		for _, f := range w.serverStats() {
+			if isPresent(f.raw) {
+				setExtendedJSON(meta, f.key, f.raw)
+			}
 		}
 		if isPresent(w.Moderation) {
 			setExtendedJSON(meta, extModeration, w.Moderation)
@@ -516,13 +523,23 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	if p.azure && model != "" {
 		provider.SetExtended(meta, extAzureDeployment, model)
 	}
-	if p.azure {
-		// The Azure region that served the call (x-ms-region: "East US"):
-		// which of a resource's regions answered, for data-zone and
-		// global deployments the one the platform chose.
-		if v := strings.TrimSpace(h.Get("x-ms-region")); v != "" {
-			provider.SetExtended(meta, extAzureRegion, validUTF8(v))
-		}
+	// The Azure region that served the call (x-ms-region: "East US"):
+	// which of a resource's regions answered, for data-zone and global
+	// deployments the one the platform chose. Read whatever the adapter
+	// was configured as: Azure AI Foundry's model-inference route
+	// ({resource}.services.ai.azure.com/models) is an OpenAI-compatible
+	// base URL (testdata/real_rubyllm_azure_foundry_grok.http).
+	if v := strings.TrimSpace(h.Get("x-ms-region")); v != "" {
+		provider.SetExtended(meta, extAzureRegion, validUTF8(v))
+	}
+	// The tier Azure AI Foundry processed the call in
+	// (azureai-processed-tier: "default", beside azureai-requested-tier),
+	// the service tier when the body names none.
+	if v := strings.TrimSpace(h.Get("azureai-processed-tier")); v != "" && meta.ServiceTier == "" {
+		provider.SetExtended(meta, extServiceTier, validUTF8(v))
+	}
+	if v := strings.TrimSpace(h.Get("x-groq-region")); v != "" {
+		provider.SetExtended(meta, extGroqRegion, validUTF8(v))
 	}
 	if v := strings.TrimSpace(h.Get("x-inference-provider")); v != "" {
 		// Hugging Face's router names the provider that served the call.

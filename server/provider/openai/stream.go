@@ -101,9 +101,12 @@ type rareState struct {
 	groqIDRead bool
 	// sources: Perplexity's sources last reported (their JSON texts).
 	sources string
-	// timeInfo, seed, moderation: Cerebras's time_info, the seed and
-	// OpenAI's moderation results last reported.
-	timeInfo, seed, moderation string
+	// seed, moderation: the seed and OpenAI's moderation results last
+	// reported.
+	seed, moderation string
+	// stats: the serving statistics last reported, by their place in
+	// ChunkExtras.serverStats.
+	stats [6]string
 	// legacyCall: the call of legacy function_call deltas.
 	legacyCall *callState
 	// oddUsage: the warnings already sent for usage fields that held no
@@ -425,12 +428,19 @@ func (s *chatStream) handle(data []byte) {
 			setSources(meta, x)
 		}
 	}
-	if x := c.ChunkExtras; x != nil && isPresent(x.TimeInfo) {
-		// Cerebras's timings, on the last chunk: reported when they
-		// change.
-		if r := s.rareOf(); string(x.TimeInfo) != r.timeInfo {
-			r.timeInfo = string(x.TimeInfo)
-			setExtendedJSON(meta, extTimeInfo, x.TimeInfo)
+	if x := c.ChunkExtras; x != nil {
+		// Serving statistics (Cerebras's time_info, llama.cpp's timings,
+		// LM Studio's stats, model_info and runtime, Fireworks'
+		// perf_metrics), on the last chunk: each reported when it
+		// changes.
+		for i, f := range x.serverStats() {
+			if !isPresent(f.raw) {
+				continue
+			}
+			if r := s.rareOf(); string(f.raw) != r.stats[i] {
+				r.stats[i] = string(f.raw)
+				setExtendedJSON(meta, f.key, f.raw)
+			}
 		}
 	}
 	if x := c.ChunkExtras; x != nil && x.XGroq != nil {

@@ -230,6 +230,36 @@ type ChunkExtras struct {
 	// on a stream: testdata/real_pyd_openai_moderation_stream.http); kept
 	// as sent in meta.extended["moderation"].
 	Moderation json.RawMessage `json:"moderation"`
+	// Stats, ModelInfo and Runtime are LM Studio's (its /api/v0 answers:
+	// tokens per second, time to first token, generation time, stop
+	// reason and draft-model counts; the model's architecture,
+	// quantization, format and context length; the inference runtime),
+	// and PerfMetrics Fireworks' (asked with perf_metrics_in_response),
+	// on the answer or a stream's last chunk; each kept as sent in
+	// meta.extended under its own name, as time_info and timings are.
+	Stats       json.RawMessage `json:"stats"`
+	ModelInfo   json.RawMessage `json:"model_info"`
+	Runtime     json.RawMessage `json:"runtime"`
+	PerfMetrics json.RawMessage `json:"perf_metrics"`
+}
+
+// serverStats are the timing and serving objects of ChunkExtras kept as
+// sent in meta.extended, by key.
+func (x *ChunkExtras) serverStats() [6]struct {
+	key string
+	raw json.RawMessage
+} {
+	return [6]struct {
+		key string
+		raw json.RawMessage
+	}{{extTimeInfo, x.TimeInfo}, {extTimings, x.timingsRaw()}, {"stats", x.Stats}, {"model_info", x.ModelInfo}, {"runtime", x.Runtime}, {"perf_metrics", x.PerfMetrics}}
+}
+
+func (x *ChunkExtras) timingsRaw() json.RawMessage {
+	if x.Timings == nil {
+		return nil
+	}
+	return x.Timings.raw
 }
 
 // promptFilter is Azure's prompt_filter_results, or its older name
@@ -250,12 +280,26 @@ type baseResp struct {
 	StatusMsg  flexString `json:"status_msg"`
 }
 
-// llamaTimings is the part of llama.cpp's timings we read: cache_n, the
-// prompt tokens served from its cache (prompt_tokens counts them too).
-// Builds that send no prompt_tokens_details report the cached count only
-// there (testdata/real_fantasy_llamacpp_gpt_oss_thinking_stream.http).
+// llamaTimings is llama.cpp's timings object: cache_n, the prompt tokens
+// served from its cache (prompt_tokens counts them too), is read as the
+// cached count where the usage has none (builds that send no
+// prompt_tokens_details report it only there:
+// testdata/real_fantasy_llamacpp_gpt_oss_thinking_stream.http); the whole
+// object (prompt_n, prompt_ms, predicted_n, predicted_ms, the rates) is
+// kept as sent in meta.extended["timings"], as Cerebras's time_info is.
 type llamaTimings struct {
 	CacheN *flexInt `json:"cache_n"`
+	// raw is the object as sent.
+	raw json.RawMessage
+}
+
+func (t *llamaTimings) UnmarshalJSON(b []byte) error {
+	type plain llamaTimings
+	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
+		return err
+	}
+	t.raw = append(json.RawMessage(nil), b...)
+	return nil
 }
 
 type xGroq struct {
