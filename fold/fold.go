@@ -27,7 +27,9 @@ type Accumulator struct {
 	end   *llmrelayv1.StreamEnd
 	// parts keeps text and tool calls in the order they started, so the
 	// folded message has the same part order a unary answer has.
-	segments []segment
+	// Held by pointer: a reasoning block's builders are written after
+	// later parts were appended, and a moved strings.Builder panics.
+	segments []*segment
 	// reasoning maps a reasoning block index to its segment.
 	reasoning map[int32]int
 	// failed is set by Fail: the stream ended with an error status.
@@ -124,7 +126,7 @@ func (a *Accumulator) appendSegment(kind int, callID, phase, s string) {
 		a.segments[n-1].text.WriteString(s)
 		return
 	}
-	a.segments = append(a.segments, segment{kind: kind, callID: callID, phase: phase})
+	a.segments = append(a.segments, &segment{kind: kind, callID: callID, phase: phase})
 	a.segments[len(a.segments)-1].text.WriteString(s)
 }
 
@@ -141,11 +143,11 @@ func (a *Accumulator) AddReasoning(d *llmrelayv1.ReasoningDelta) error {
 		if a.reasoning == nil {
 			a.reasoning = map[int32]int{}
 		}
-		a.segments = append(a.segments, segment{kind: 4})
+		a.segments = append(a.segments, &segment{kind: 4})
 		pos = len(a.segments) - 1
 		a.reasoning[d.GetIndex()] = pos
 	}
-	s := &a.segments[pos]
+	s := a.segments[pos]
 	s.text.WriteString(d.GetText())
 	s.signature.WriteString(d.GetSignature())
 	s.redacted = s.redacted || d.GetRedacted()
@@ -178,7 +180,7 @@ func (a *Accumulator) AddToolCallDelta(d *llmrelayv1.ToolCallDelta) error {
 		c = &callState{index: d.GetIndex()}
 		a.calls[id] = c
 		a.order = append(a.order, id)
-		a.segments = append(a.segments, segment{kind: 3, callID: id})
+		a.segments = append(a.segments, &segment{kind: 3, callID: id})
 	}
 	if c.done {
 		return fmt.Errorf("fold: delta for completed tool call %q", id)
@@ -284,7 +286,7 @@ func (a *Accumulator) ToolCall(id string) (*llmrelayv1.ToolCall, int32) {
 func (a *Accumulator) Message() *llmrelayv1.Message {
 	m := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	for i := range a.segments {
-		s := &a.segments[i]
+		s := a.segments[i]
 		switch s.kind {
 		case 1:
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: s.text.String()}, Phase: s.phase})
