@@ -11,6 +11,7 @@ import (
 	"testing/iotest"
 	"unicode/utf16"
 
+	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
@@ -53,6 +54,7 @@ type s21Block struct {
 	id, name       string
 	inputInStart   bool // the whole input in content_block_start, no deltas
 	emptyDeltaOnly bool // one input_json_delta with "" (the input is {})
+	inputTwice     bool // the whole input in content_block_start and again in deltas
 }
 
 // s21Messages is a generated Messages API answer: the SSE stream (n
@@ -83,7 +85,7 @@ func s21Messages(blocks []s21Block, stop string, n int) (stream, unary string) {
 			content = append(content, map[string]any{"type": "text", "text": bl.text})
 		case "tool_use":
 			start := map[string]any{"type": "tool_use", "id": bl.id, "name": bl.name, "input": map[string]any{}}
-			if bl.inputInStart {
+			if bl.inputInStart || bl.inputTwice {
 				start["input"] = json.RawMessage(bl.text)
 			}
 			ev("content_block_start", map[string]any{"index": i, "content_block": start})
@@ -138,6 +140,16 @@ func TestStreamMatchesUnaryStream21(t *testing.T) {
 			}
 			return bl
 		}, "tool_use"},
+		// A proxy that writes the whole input in content_block_start
+		// and streams it again: the deltas are the input (the Anthropic
+		// SDKs read a tool_use's input from its deltas once any came),
+		// not joined to the start's (`{"a":1}{"a":1}`).
+		{"input in the start and again in deltas", func(bl []s21Block) []s21Block {
+			for i := range bl {
+				bl[i].inputTwice = true
+			}
+			return bl
+		}, "tool_use"},
 		{"long input", func(bl []s21Block) []s21Block {
 			return append(bl, s21Block{typ: "tool_use", id: "toolu_d", name: "write", text: long})
 		}, "tool_use"},
@@ -175,5 +187,61 @@ func TestStreamMatchesUnaryStream21(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestStartInputStream21: a tool_use block's input in content_block_start
+// is the call's arguments when no input_json_delta follows (relayed with
+// the name, in one fragment, also before the error of a stream cut before
+// the block's stop); fragments that follow are the arguments instead,
+// with a warning when they differ from the start's input.
+func TestStartInputStream21(t *testing.T) {
+	t.Parallel()
+	start := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"usage\":{\"input_tokens\":3}}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"f\",\"input\":{\"a\":1}}}\n\n"
+	delta := func(pj string) string {
+		return "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":" + strconv.Quote(pj) + "}}\n\n"
+	}
+	end := "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":5}}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	const warn = "tool call toolu_1: the input of its content_block_start was dropped; its input_json_delta fragments are the input"
+	for _, tc := range []struct {
+		name, body, args, warn string
+		fails                  bool
+	}{
+		{"start only", start + end, `{"a":1}`, "", false},
+		{"start and the same again", start + delta(`{"a": `) + delta(`1}`) + end, `{"a": 1}`, "", false},
+		{"start and other fragments", start + delta(`{"a":2}`) + end, `{"a":2}`, warn, false},
+		{"cut before the stop", start, `{"a":1}`, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			evs, err := collect(streamFromBody([]byte(tc.body)))
+			if (err != nil) != tc.fails {
+				t.Fatalf("err %v", err)
+			}
+			var args string
+			n := 0
+			for _, ev := range evs {
+				if ev.Kind == provider.EventToolCall {
+					if n == 0 && ev.ToolCall.Name != "f" {
+						t.Errorf("first fragment %+v without the name", ev.ToolCall)
+					}
+					n++
+					args += ev.ToolCall.Arguments
+				}
+			}
+			if args != tc.args {
+				t.Errorf("arguments %q, want %q", args, tc.args)
+			}
+			warned := false
+			for _, w := range foldEvents(t, evs).meta.GetWarnings() {
+				warned = warned || w == warn
+			}
+			if warned != (tc.warn != "") {
+				t.Errorf("warning %v, want %v", warned, tc.warn != "")
+			}
+		})
 	}
 }
