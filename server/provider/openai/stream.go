@@ -1061,8 +1061,9 @@ func (s *chatStream) repeatOf(tc *respToolCall, id, name, args string) *callStat
 // namelessRepeatOf is the call a fragment without a name sends again
 // whole: the call it would continue (pos, the call at its place in a
 // delta of calls without index or id; else the call sent with its id,
-// the one at its index, or the last), whose arguments are a whole JSON
-// object, the same JSON as the fragment's (args). Some servers send a
+// the one at its index, or the last; at an index no call has, any call),
+// whose arguments are a whole JSON object, the same JSON as the
+// fragment's (args). Some servers send a
 // streamed call's whole arguments again in a later chunk without the
 // name; joined, the call's arguments were `{"a":1}{"a":1}`, not valid.
 // The fragment is compared only when the call's text is at most about
@@ -1082,21 +1083,38 @@ func (s *chatStream) namelessRepeatOf(index int, id, args string, pos *callState
 			c = x
 		}
 	case index >= 0:
-		c = s.byIndex[index]
+		if c = s.byIndex[index]; c == nil {
+			// At an index no call has: the repeat of a call sent at
+			// another (LocalAI repeats calls at other indexes,
+			// mudler/LocalAI#9722), else the start of a call.
+			for _, o := range s.order {
+				if sameWhole(o, a) {
+					return o
+				}
+			}
+			return nil
+		}
 	case len(s.order) > 0:
 		c = s.order[len(s.order)-1]
 	}
-	if c == nil || !c.named || c.args == nil || !c.scan.closed() {
+	if c == nil || !sameWhole(c, a) {
 		return nil
+	}
+	return c
+}
+
+// sameWhole reports whether call c is named, its arguments a whole JSON
+// value the same as a (trimmed). Only a text at most about twice a's
+// length is compared.
+func sameWhole(c *callState, a string) bool {
+	if !c.named || c.args == nil || !c.scan.closed() {
+		return false
 	}
 	prev := c.args.String()
 	if len(prev) > 2*len(a)+16 {
-		return nil
+		return false
 	}
-	if a == strings.TrimSpace(prev) || provider.SameJSON([]byte(a), []byte(prev)) {
-		return c
-	}
-	return nil
+	return a == strings.TrimSpace(prev) || provider.SameJSON([]byte(a), []byte(prev))
 }
 
 // restates reports whether a fragment with id naming name, at index (-1:

@@ -69,6 +69,11 @@ func TestNamelessWholeRepeatStream21(t *testing.T) {
 				s21ToolChunk(s21Frag(-1, "call_a", "", args)) + end,
 			[]wantCall{{"call_a", "get_weather", args, true, "end"}, {"call_b", "get_time", `{}`, true, "end"}},
 			"tool call call_a was sent again whole; the repeat was dropped"},
+		{"at another index, no id",
+			s21ToolChunk(s21Frag(0, "call_a", "get_weather", args), s21Frag(1, "call_b", "get_time", `{}`)) +
+				s21ToolChunk(s21Frag(2, "", "", `{"city":"Paris"}`)) + end,
+			[]wantCall{{"call_a", "get_weather", args, true, "end"}, {"call_b", "get_time", `{}`, true, "end"}},
+			"tool call call_a was sent again whole; the repeat was dropped"},
 		{"white space after the whole object continues it",
 			s21ToolChunk(s21Frag(0, "call_a", "get_weather", args)) + s21ToolChunk(s21Frag(0, "", "", "\n")) + end,
 			[]wantCall{{"call_a", "get_weather", args + "\n", true, "end"}}, ""},
