@@ -134,3 +134,32 @@ func TestClientFoldMatchesUnaryStream21(t *testing.T) {
 		})
 	}
 }
+
+// TestLogprobsInFailedMetaStream21: the token logprobs of a chat stream
+// that fails after its text began (an error chunk) reach the client in
+// the failure's meta (FailedCallMeta, meta.extended["logprobs"]), beside
+// the text already relayed; they were gathered for the finish and lost.
+func TestLogprobsInFailedMetaStream21(t *testing.T) {
+	t.Parallel()
+	lp := func(tok string) string { return `{"token":"` + tok + `","logprob":-0.5,"bytes":[1],"top_logprobs":[]}` }
+	chunk := func(tok string) string {
+		return `data: {"id":"chatcmpl-s21","object":"chat.completion.chunk","created":1760433201,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"` + tok +
+			`"},"logprobs":{"content":[` + lp(tok) + `]},"finish_reason":null}]}` + "\n\n"
+	}
+	body := chunk("The") + chunk(" capital") + openaiChat.errEvent
+	up := f13Serve(t, respond(200, openaiChat.streamHead(1), body))
+	c := f13Start(t, "defaults: {retry: {max_attempts: 1}}\n"+openaiChat.yaml, up.URL, &f13Clock{})
+	got := readStream13(t, c)
+	if got.text != "The capital" || got.err == nil {
+		t.Fatalf("text %q, err %v", got.text, got.err)
+	}
+	m := failedMeta(t, got.err)
+	v, ok := m.GetExtended().AsMap()["logprobs"].(map[string]any)
+	if !ok {
+		t.Fatalf("no logprobs in the failed call's meta %v", m)
+	}
+	content, _ := v["content"].([]any)
+	if len(content) != 2 || content[0].(map[string]any)["token"] != "The" || content[1].(map[string]any)["token"] != " capital" {
+		t.Errorf("logprobs %v", v)
+	}
+}
