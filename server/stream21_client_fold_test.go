@@ -46,6 +46,15 @@ models:
 models:
   - {name: m, provider: up, upstream_model: gpt-4.1, capabilities: {tools: {format: openai-responses}}}
 `
+	anth := anthropicFormat
+	anth.yaml = `providers:
+  - name: up
+    type: anthropic
+    base_url: {{URL}}
+    api_key: ` + f13Key + `
+models:
+  - {name: m, provider: up, upstream_model: claude-sonnet-4-5, capabilities: {tools: {format: anthropic-messages}}}
+`
 	chunk := func(delta, finish string) string { return openaiChunk(delta, finish) }
 	respItems := `[{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Think first."}]},` +
 		`{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","annotations":[],"text":"Checking."}]},` +
@@ -54,6 +63,30 @@ models:
 	respFinal := `"response":{"id":"resp_s21","object":"response","created_at":1760433275,"model":"gpt-4.1-2025-04-14","status":"completed","output":` + respItems +
 		`,"usage":{"input_tokens":24,"output_tokens":8,"total_tokens":32}}`
 	return []s21Answer{
+		{
+			// Thinking with its signature, text, then a tool_use whose
+			// input a proxy sent whole in content_block_start and again
+			// in fragments.
+			name: "anthropic input twice", format: anth, tools: true,
+			unary: `{"model":"claude-sonnet-4-5","id":"msg_s21","type":"message","role":"assistant","content":[` +
+				`{"type":"thinking","thinking":"Think.","signature":"EqQBsig"},{"type":"text","text":"Checking."},` +
+				`{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}}],` +
+				`"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":21,"output_tokens":10}}`,
+			stream: anthropicEvent("message_start", `"message":{"model":"claude-sonnet-4-5","id":"msg_s21","type":"message","role":"assistant","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":21,"output_tokens":1}}`) +
+				anthropicEvent("content_block_start", `"index":0,"content_block":{"type":"thinking","thinking":"","signature":""}`) +
+				anthropicEvent("content_block_delta", `"index":0,"delta":{"type":"thinking_delta","thinking":"Think."}`) +
+				anthropicEvent("content_block_delta", `"index":0,"delta":{"type":"signature_delta","signature":"EqQBsig"}`) +
+				anthropicEvent("content_block_stop", `"index":0`) +
+				anthropicEvent("content_block_start", `"index":1,"content_block":{"type":"text","text":""}`) +
+				anthropicEvent("content_block_delta", `"index":1,"delta":{"type":"text_delta","text":"Checking."}`) +
+				anthropicEvent("content_block_stop", `"index":1`) +
+				anthropicEvent("content_block_start", `"index":2,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}}`) +
+				anthropicEvent("content_block_delta", `"index":2,"delta":{"type":"input_json_delta","partial_json":"{\"city\":"}`) +
+				anthropicEvent("content_block_delta", `"index":2,"delta":{"type":"input_json_delta","partial_json":"\"Paris\"}"}`) +
+				anthropicEvent("content_block_stop", `"index":2`) +
+				anthropicEvent("message_delta", `"delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":10}`) +
+				anthropicEvent("message_stop", `"x":0`),
+		},
 		{
 			// Reasoning again after the text (reasoning_content, content,
 			// reasoning_content): the fold's reasoning block is written
