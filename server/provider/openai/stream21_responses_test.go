@@ -315,6 +315,15 @@ func TestResponsesStreamKeysStream21(t *testing.T) {
 			})
 		}
 	}
+	t.Run("empty arguments", func(t *testing.T) {
+		t.Parallel()
+		items := base()
+		items[3].text = ""
+		for i := range items {
+			items[i].noDeltaOutput, items[i].noDeltaItemID = true, true
+		}
+		s21CheckResponses(t, p, items, false, "")
+	})
 	t.Run("long arguments", func(t *testing.T) {
 		t.Parallel()
 		items := []s21Item{{kind: "function_call", id: "fc_1", callID: "call_1", name: "write", text: bigArgs, deltaTokensPer: 5, noDeltaItemID: true, noDeltaOutput: true}}
