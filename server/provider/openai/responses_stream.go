@@ -161,7 +161,13 @@ type respItem struct {
 	call        *respCallState
 	text        *respTextState
 	rs          *respReasoningState
+	// serial is the item's place among those the stream knew.
+	serial int
 }
+
+// lpKey is the output index the item's logprobs are kept under while its
+// own is not known: one of its own, below -1.
+func (it *respItem) lpKey() int64 { return -2 - int64(it.serial) }
 
 // itemKind is the kind of item an output item type or an event type is
 // about: "call", "message", "reasoning", or "" (another item, or an event
@@ -547,6 +553,13 @@ func (s *responsesStream) logprobs(ev *respEvent, add func(respPartKey, json.Raw
 			}
 		}
 	}
+	if k.output < 0 && s.at != nil {
+		// The item's index is not known yet: its parts are kept under
+		// a place of its own, moved to its index once an event or the
+		// final response gives it (keyItem, finish), so that the
+		// item's own lists do not add them again.
+		k.output = s.at.lpKey()
+	}
 	meta := &llmrelayv1.ResponseMeta{}
 	add(k, ev.Logprobs, meta)
 	if len(meta.Warnings) > 0 {
@@ -677,8 +690,8 @@ func (s *responsesStream) keyItem(kind, id string, out *flexInt, mode int) *resp
 		if s.items >= maxStreamItems {
 			return nil
 		}
+		it = &respItem{kind: kind, out: -1, serial: s.items}
 		s.items++
-		it = &respItem{kind: kind, out: -1}
 		s.lastItem[kind] = it
 		s.itemList = append(s.itemList, it)
 	}
@@ -696,6 +709,7 @@ func (s *responsesStream) keyItem(kind, id string, out *flexInt, mode int) *resp
 		if s.itemByOut[o] == nil {
 			s.itemByOut[o] = it
 		}
+		s.lp.rekey(it.lpKey(), o)
 	}
 	if mode == keyAdded {
 		it.added = true
@@ -1139,6 +1153,19 @@ func (s *responsesStream) finish(w *respResponse) {
 	}
 	hasCalls := len(s.calls) > 0
 	meta := &llmrelayv1.ResponseMeta{}
+	ord := map[string]int{}
+	for i := range w.Output {
+		// The logprobs of the deltas of an item whose index no event
+		// gave are its part's at its place in the final response.
+		it := &w.Output[i]
+		id := it.ID
+		if first, ok := s.itemAt[int64(i)]; ok && id != "" {
+			id = first
+		}
+		if at := s.finalItem(itemKind(it.Type), id, int64(i), ord); at != nil && at.out < 0 {
+			s.lp.rekey(at.lpKey(), int64(i))
+		}
+	}
 	for i := range w.Output {
 		// The logprobs of parts the stream's events did not carry.
 		s.lp.item(int64(i), &w.Output[i], meta)

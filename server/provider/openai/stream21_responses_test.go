@@ -388,3 +388,48 @@ func s21CheckResponses(t *testing.T, p *Provider, items []s21Item, interleave bo
 	}
 	return evs, body
 }
+
+// TestResponsesLogprobsKeylessStream21: output_text deltas that name
+// their item by neither item_id nor output_index carry the part's
+// logprobs once: they were kept under output index -1, and the item's
+// own list (output_item.done, the final response) was added beside
+// them, every token twice.
+func TestResponsesLogprobsKeylessStream21(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := func(tok string) string { return `{"token":"` + tok + `","logprob":-1,"bytes":[],"top_logprobs":[]}` }
+	item := `{"id":"msg_a","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","annotations":[],"logprobs":[` + lp("a") + `,` + lp("b") + `],"text":"ab"}]}`
+	deltas := `data: {"type":"response.output_text.delta","content_index":0,"delta":"a","logprobs":[` + lp("a") + `]}` + "\n\n" +
+		`data: {"type":"response.output_text.delta","content_index":0,"delta":"b","logprobs":[` + lp("b") + `]}` + "\n\n"
+	completed := `data: {"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[` + item + `]}}` + "\n\n"
+	want := `[[` + lp("a") + `,` + lp("b") + `]]`
+	var v any
+	if err := json.Unmarshal([]byte(want), &v); err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, _ := json.Marshal(v)
+	for _, tc := range []struct{ name, body string }{
+		{"deltas alone", deltas + completed},
+		{"done event with the index", deltas + `data: {"type":"response.output_item.done","output_index":0,"item":` + item + `}` + "\n\n" + completed},
+		{"added without the index", `data: {"type":"response.output_item.added","item":{"id":"msg_a","type":"message","status":"in_progress","role":"assistant","content":[]}}` + "\n\n" +
+			deltas + completed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			evs, _, err := collect(t, respStreamFrom(p, tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := accFold(t, evs)
+			if got := extendedJSON(t, f.Meta, extLogprobs); got != string(wantJSON) {
+				t.Errorf("logprobs\n%s\nwant\n%s", got, wantJSON)
+			}
+			if got := s21Text(f.Message); got != "ab" {
+				t.Errorf("text %q", got)
+			}
+		})
+	}
+}
