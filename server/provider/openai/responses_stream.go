@@ -254,10 +254,19 @@ func (p *Provider) newResponsesStream(resp *http.Response, model string, warning
 // error (relayPending).
 func (s *responsesStream) Recv() (*provider.Event, error) {
 	ev, err := s.eventLoop.Recv()
-	if err != nil && !s.closed && !errors.Is(err, io.EOF) && (s.relayPending() || s.flushLogprobs()) {
+	if err != nil && !s.closed && !errors.Is(err, io.EOF) && (s.flushHeldOnError() || s.relayPending() || s.flushLogprobs()) {
 		return s.eventLoop.Recv()
 	}
 	return ev, err
+}
+
+// flushHeldOnError queues, once the stream has failed, the half of a
+// surrogate pair still held (what it decodes to alone); it reports
+// whether it queued any.
+func (s *responsesStream) flushHeldOnError() bool {
+	n := len(s.queue)
+	s.flushHeld()
+	return len(s.queue) > n
 }
 
 // flushLogprobs queues, once the stream has failed, the token logprobs

@@ -311,13 +311,17 @@ func (s *chatStream) Recv() (*provider.Event, error) {
 	return ev, err
 }
 
-// flushOnError queues, once the stream has failed, the token logprobs
-// gathered for the finish: the server merges a stream's meta events into
-// the failure's meta (FailedCallMeta), where they stand beside the text
-// already relayed; dropped, the client would never see them. It reports
-// whether it queued any.
+// flushOnError queues, once the stream has failed, what it still held:
+// the text a splitter held back (white space or a tag that might open a
+// <think> block, the half of a surrogate pair), as an interrupted finish
+// relays it, and the token logprobs gathered for the finish (the server
+// merges a stream's meta events into the failure's meta, FailedCallMeta,
+// where they stand beside the text already relayed). Dropped, the client
+// would never see them. It reports whether it queued any.
 func (s *chatStream) flushOnError() bool {
 	n := len(s.queue)
+	s.flushHeld()
+	s.pushThink(s.think.Flush())
 	s.flushLogprobs()
 	return len(s.queue) > n
 }

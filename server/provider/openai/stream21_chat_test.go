@@ -172,3 +172,44 @@ func s21Text(m *llmrelayv1.Message) string {
 	}
 	return b.String()
 }
+
+// TestHeldTextKeptOnErrorStream21: text a chat stream held back when it
+// failed (white space or a tag that might open a <think> block, the high
+// half of a surrogate pair) is relayed before the error, as an
+// interrupted finish relays it; it was dropped.
+func TestHeldTextKeptOnErrorStream21(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, body, want string }{
+		{"white space", review20Chunk(`{"content":"Hi"}`, "") + review20Chunk(`{"content":"\n"}`, ""), "Hi\n"},
+		{"a tag's start", review20Chunk(`{"content":"<thi"}`, ""), "<thi"},
+		{"a surrogate half", review20Chunk(`{"content":"Hi \ud83d"}`, ""), "Hi \uFFFD"},
+		{"before an error chunk", review20Chunk(`{"content":"\n"}`, "") + `data: {"error":{"message":"boom","type":"server_error"}}` + "\n\n", "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			evs, _, err := collect(t, streamFrom(p, tc.body))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			checkStreamInvariants(t, evs)
+			if got := s21Text(accFold(t, evs).Message); got != tc.want {
+				t.Errorf("text %q, want %q", got, tc.want)
+			}
+		})
+	}
+	t.Run("responses surrogate half", func(t *testing.T) {
+		t.Parallel()
+		body := `data: {"type":"response.output_text.delta","item_id":"msg_a","output_index":0,"content_index":0,"delta":"Hi \ud83d"}` + "\n\n"
+		evs, _, err := collect(t, respStreamFrom(p, body))
+		if err == nil {
+			t.Fatal("no error")
+		}
+		if got := s21Text(accFold(t, evs).Message); got != "Hi \uFFFD" {
+			t.Errorf("text %q", got)
+		}
+	})
+}
