@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/internal/sse"
@@ -28,7 +29,16 @@ type blockState struct {
 	reasoningIndex int
 	// gotArgs is set once an argument fragment was emitted.
 	gotArgs bool
-	ended   bool
+	// startInput is a tool_use block's input from content_block_start
+	// when not {}: held, the input unless input_json_delta fragments
+	// come, which are the input then (as the Anthropic SDKs read it);
+	// deltas holds theirs, to tell whether the start's said otherwise.
+	startInput string
+	deltas     strings.Builder
+	// name is the call's name while its first fragment waits (a held
+	// startInput): it goes with the first arguments relayed.
+	name  string
+	ended bool
 	// textBegun: a text block's first text went out (with BeginsPart).
 	textBegun bool
 	// text is a text block's text so far, kept while the block is open
@@ -143,6 +153,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 			// The stream broke after the call's block stopped: the call
 			// was whole.
 			s.flushHeld()
+			s.flushStartInputs()
 			s.releaseEnd("")
 			s.flushCitations()
 			continue
@@ -152,6 +163,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 				err.RequestID = provider.HeaderValue(s.header, requestIDHeader)
 			}
 			s.flushHeld()
+			s.flushStartInputs()
 			s.releaseEnd("")
 			s.flushCitations()
 			s.err = err
@@ -438,11 +450,16 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 		b.toolIndex = s.tools
 		s.tools++
 		delta := provider.ToolCallDelta{CallID: id, Index: b.toolIndex, Name: cb.Name}
-		// The input is {} at the start; anything else is the start of the
-		// arguments and is kept.
+		// The input is {} at the start. Some servers and proxies send it
+		// whole there: held, it is the input unless input_json_delta
+		// fragments follow, which are the input then (the Anthropic SDKs
+		// read it so) — a proxy that sends the input in both was relayed
+		// as `{"a":1}{"a":1}`.
+		// The call's first fragment waits for its arguments then, so
+		// that a whole call is still one fragment.
 		if args := provider.ArgumentsText(cb.Input, "{}"); args != "{}" {
-			delta.Arguments = args
-			b.gotArgs = true
+			b.startInput, b.name = args, cb.Name
+			return nil
 		}
 		s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: delta})
 	case "thinking", "redacted_thinking":
@@ -585,11 +602,7 @@ func (s *stream) blockStop(ev streamEvent) *provider.Error {
 	if b.typ != "tool_use" {
 		return nil
 	}
-	if !b.gotArgs {
-		s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{
-			CallID: b.callID, Index: b.toolIndex, Arguments: "{}",
-		}})
-	}
+	s.endArgs(b)
 	// The end is held: if the stop reason that follows cut the answer
 	// (max_tokens, the context window, a refusal), this call is the one
 	// being written, and its arguments are partial even when they parse
@@ -642,10 +655,43 @@ func (s *stream) closeOpenCalls(end func(*blockState)) {
 	slices.SortFunc(open, func(a, b *blockState) int { return a.toolIndex - b.toolIndex })
 	for _, b := range open {
 		b.ended = true
-		if !b.gotArgs {
-			s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex, Arguments: "{}"}})
-		}
+		s.endArgs(b)
 		end(b)
+	}
+}
+
+// endArgs completes the input of tool_use block b at its end: the input content_block_start held when no fragment
+// came, else {} (the unary answer's input); a held input the fragments
+// do not repeat is reported dropped.
+func (s *stream) endArgs(b *blockState) {
+	switch {
+	case !b.gotArgs && b.startInput != "":
+		s.emitArgs(b, b.startInput)
+	case !b.gotArgs:
+		s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{CallID: b.callID, Index: b.toolIndex, Arguments: "{}"}})
+	case b.startInput != "":
+		if d := b.deltas.String(); d != b.startInput && !provider.SameJSON([]byte(d), []byte(b.startInput)) {
+			s.warn("tool call %s: the input of its content_block_start was dropped; its input_json_delta fragments are the input", b.callID)
+		}
+	}
+	b.startInput = ""
+	b.deltas.Reset()
+}
+
+// flushStartInputs relays, before the error of a failed stream, the input
+// held from content_block_start of the tool_use blocks still open without
+// fragments: what the provider said of the call.
+func (s *stream) flushStartInputs() {
+	var open []*blockState
+	for _, b := range s.blocks {
+		if b.typ == "tool_use" && !b.ended && !b.gotArgs && b.startInput != "" {
+			open = append(open, b)
+		}
+	}
+	slices.SortFunc(open, func(a, b *blockState) int { return a.toolIndex - b.toolIndex })
+	for _, b := range open {
+		s.emitArgs(b, b.startInput)
+		b.startInput = ""
 	}
 }
 
@@ -741,7 +787,11 @@ func (s *stream) flushHeld() {
 // emitArgs queues a piece of tool_use block b's input text.
 func (s *stream) emitArgs(b *blockState, args string) {
 	b.gotArgs = true
+	if b.startInput != "" {
+		b.deltas.WriteString(args)
+	}
 	s.emit(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{
-		CallID: b.callID, Index: b.toolIndex, Arguments: args,
+		CallID: b.callID, Index: b.toolIndex, Name: b.name, Arguments: args,
 	}})
+	b.name = ""
 }

@@ -134,6 +134,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 		if !ok {
 			w = new(generateContentResponse)
 			if err := json.Unmarshal(data, w); err != nil {
+				s.pushGathered()
 				s.err = provider.BadResponse(providerName, "decoding stream chunk: %v", err)
 				continue
 			}
@@ -147,6 +148,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 func (s *stream) fail(err error) {
 	s.flushHeld()
 	s.releaseEnd(false)
+	s.pushGathered()
 	switch {
 	case s.finished && errors.Is(err, provider.ErrIdleTimeout):
 		// The last chunk (its finishReason) came; the connection stayed
@@ -175,6 +177,45 @@ func (s *stream) fail(err error) {
 }
 
 func (s *stream) push(ev *provider.Event) { s.queue = append(s.queue, ev) }
+
+// setGathered sets what the candidate's chunks said that is reported
+// with the finish: safety ratings, citations, grounding, URL context and
+// logprobs.
+func (s *stream) setGathered(meta *llmrelayv1.ResponseMeta) {
+	if s.safety != nil {
+		provider.SetExtended(meta, extSafetyRatings, rawValue(s.safety))
+	}
+	if s.citations != nil {
+		provider.SetExtended(meta, extCitationMetadata, rawValue(s.citations))
+	}
+	if s.grounding != nil {
+		provider.SetExtended(meta, extGroundingMetadata, rawValue(s.grounding))
+	}
+	if s.urlContext != nil {
+		provider.SetExtended(meta, extURLContextMetadata, rawValue(s.urlContext))
+	}
+	if s.avgLogprobs != nil {
+		provider.SetExtended(meta, extAvgLogprobs, rawValue(s.avgLogprobs))
+	}
+	if s.logprobs != nil {
+		provider.SetExtended(meta, extLogprobsResult, rawValue(s.logprobs))
+	}
+}
+
+// pushGathered delivers, before the error of a stream that fails without
+// a finish reason, what setGathered would have reported with the finish:
+// the server merges a stream's meta events into the failure's meta
+// (FailedCallMeta), where they stand beside the text already relayed.
+func (s *stream) pushGathered() {
+	if s.finished {
+		return
+	}
+	meta := &llmrelayv1.ResponseMeta{}
+	s.setGathered(meta)
+	if meta.Extended != nil {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+	}
+}
 
 // pushContinuation delivers the last continuationToken of a stream that
 // ends without a finish reason.
@@ -207,6 +248,7 @@ func (s *stream) handle(w *generateContentResponse) {
 	if w.Error != nil {
 		s.flushHeld()
 		s.releaseEnd(false)
+		s.pushGathered()
 		s.err = s.p.streamError(w.Error, s.date)
 		return
 	}
@@ -341,26 +383,9 @@ func (s *stream) handle(w *generateContentResponse) {
 			FinishReason:         provider.ToolCallsFinish(finishReason(string(c.FinishReason)), s.ans.calls),
 			ToolCallCount:        int32(s.ans.calls),
 		}
-		if s.safety != nil {
-			provider.SetExtended(meta, extSafetyRatings, rawValue(s.safety))
-		}
-		if s.citations != nil {
-			provider.SetExtended(meta, extCitationMetadata, rawValue(s.citations))
-		}
-		if s.grounding != nil {
-			provider.SetExtended(meta, extGroundingMetadata, rawValue(s.grounding))
-		}
-		if s.urlContext != nil {
-			provider.SetExtended(meta, extURLContextMetadata, rawValue(s.urlContext))
-		}
+		s.setGathered(meta)
 		if c.FinishMessage != "" {
 			provider.SetExtended(meta, extFinishMessage, c.FinishMessage)
-		}
-		if s.avgLogprobs != nil {
-			provider.SetExtended(meta, extAvgLogprobs, rawValue(s.avgLogprobs))
-		}
-		if s.logprobs != nil {
-			provider.SetExtended(meta, extLogprobsResult, rawValue(s.logprobs))
 		}
 		if s.continuation != "" && (c.ContinuationToken != "" || c.FinishReason == "CONTINUATION") {
 			// A checkpoint's token is stale once the answer ends another

@@ -42,6 +42,8 @@ type stream struct {
 	done    bool
 	closed  bool
 	err     error
+	// failed: what was held when err came was queued before it.
+	failed bool
 
 	fastMsg respMessage // reused by decodeLineFast
 
@@ -86,6 +88,22 @@ func (s *stream) Recv() (*provider.Event, error) {
 			return ev, nil
 		}
 		if s.err != nil {
+			if !s.failed {
+				// What the failed answer said, before its error: the
+				// halves and text still held, and the logprobs gathered
+				// for the done line (the server merges a stream's meta
+				// events into the failure's meta).
+				s.failed = true
+				s.flushHeld()
+				s.pushThink(s.think.Flush())
+				if s.logprobs != nil {
+					meta := &llmrelayv1.ResponseMeta{}
+					provider.SetExtended(meta, extLogprobs, s.logprobs)
+					s.logprobs = nil
+					s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+				}
+				continue
+			}
 			return nil, s.err
 		}
 		if s.done {
@@ -94,8 +112,6 @@ func (s *stream) Recv() (*provider.Event, error) {
 		line, err := s.readLine()
 		if err != nil {
 			s.err = s.readError(err)
-			s.flushHeld()
-			s.pushThink(s.think.Flush()) // what the cut answer said, before its error
 			continue
 		}
 		s.handleLine(line)

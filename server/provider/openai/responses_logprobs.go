@@ -59,6 +59,22 @@ func (l *respLogprobs) part(k respPartKey) *respLogprobPart {
 	return p
 }
 
+// rekey moves the parts recorded at output index from (an item whose
+// index was not known yet) to output index to: a part there with no
+// deltas of its own gives way.
+func (l *respLogprobs) rekey(from, to int64) {
+	for k, p := range l.parts {
+		if k.output != from {
+			continue
+		}
+		delete(l.parts, k)
+		nk := respPartKey{to, k.content}
+		if q := l.parts[nk]; q == nil || (q.deltas.Len() == 0 && p.deltas.Len() > 0) {
+			l.parts[nk] = p
+		}
+	}
+}
+
 // logprobList reads a logprobs value: its entries, and a warning when it is
 // present but not an array.
 func logprobList(raw json.RawMessage) ([]json.RawMessage, string) {

@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -47,11 +48,24 @@ type responsesStream struct {
 	rsByItem   map[string]*respReasoningState
 	rsByOutput map[int64]*respReasoningState
 	reasoning  []*respReasoningState
+	// rsRelayed counts the reasoning blocks relayed (their indexes).
+	rsRelayed int
 	// itemAt is the item id first seen at each output index. Events
 	// naming another id at a known index are read as naming that one:
 	// GitHub Copilot's Responses endpoint gives every event of one item
 	// an id of its own (testdata/real_responses_copilot_id_rotation_stream.http).
 	itemAt map[int64]string
+	// items: what the stream knows of each output item (respItem), by
+	// item id, by output index, and the last of each kind: the item an
+	// event names by what it gives (keyItem).
+	items     int
+	itemByID  map[string]*respItem
+	itemByOut map[int64]*respItem
+	lastItem  map[string]*respItem
+	itemList  []*respItem
+
+	// at is the item the event being handled names (keyItem; nil: none).
+	at *respItem
 
 	// What the meta events already said.
 	id, resolvedModel string
@@ -99,8 +113,10 @@ type respCallState struct {
 	ended      bool
 	// args is the arguments text streamed so far: the complete text of
 	// output_item.done or function_call_arguments.done is checked
-	// against it.
+	// against it; scan follows its nesting (a delta naming no item
+	// after a whole object is another call: splitKeyless).
 	args strings.Builder
+	scan argsScan
 	// high is the escape of a high surrogate that ended the last delta,
 	// held for the low half (provider/surrogate.go).
 	high string
@@ -133,6 +149,44 @@ func (c *respCallState) deltaArgs(raw json.RawMessage) string {
 	return deltaText(raw)
 }
 
+// respItem is what the stream knows of one output item: its kind
+// (itemKind), the keys events gave it (id "", out -1: none yet), whether
+// its output_item.added and its end came, and its state, bound at the
+// first event that needs it.
+type respItem struct {
+	kind        string
+	id          string
+	out         int64
+	added, done bool
+	call        *respCallState
+	text        *respTextState
+	rs          *respReasoningState
+	// serial is the item's place among those the stream knew.
+	serial int
+}
+
+// lpKey is the output index the item's logprobs are kept under while its
+// own is not known: one of its own, below -1.
+func (it *respItem) lpKey() int64 { return -2 - int64(it.serial) }
+
+// itemKind is the kind of item an output item type or an event type is
+// about: "call", "message", "reasoning", or "" (another item, or an event
+// about none).
+func itemKind(typ string) string {
+	switch typ {
+	case "function_call", "custom_tool_call",
+		"response.function_call_arguments.delta", "response.function_call_arguments.done",
+		"response.custom_tool_call_input.delta", "response.custom_tool_call_input.done":
+		return "call"
+	case "message", "response.output_text.delta", "response.output_text.done",
+		"response.refusal.delta", "response.refusal.done":
+		return "message"
+	case "reasoning", "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		return "reasoning"
+	}
+	return ""
+}
+
 type respTextState struct {
 	text, refusal int
 	// phase is the message item's phase (output_item.added, else the
@@ -158,6 +212,35 @@ type respReasoningState struct {
 	raw       bool
 	mixWarned bool // summary deltas after raw text were reported
 	ended     bool // output_item.done (or the final response) was seen
+	// idSent: the item's id went with a piece. An item added without
+	// one sends no piece until it has text; the id an event gives it
+	// later goes with that (pushReasoning).
+	idSent bool
+	id     string
+	// relayed is the block's index among those relayed, given at its
+	// first piece (-1: none yet): an item with neither id nor text
+	// relays nothing, and the next block's index follows the last
+	// relayed.
+	relayed int
+}
+
+// pushReasoning queues a piece of reasoning item st, with the item's id
+// if none went yet.
+func (s *responsesStream) pushReasoning(st *respReasoningState, d provider.ReasoningDelta) {
+	if st.relayed < 0 {
+		st.relayed = s.rsRelayed
+		s.rsRelayed++
+	}
+	d.Index = st.relayed
+	if !st.idSent {
+		if st.id == "" && s.at != nil && s.at.rs == st {
+			st.id = s.at.id
+		}
+		if st.id != "" {
+			d.ID, st.idSent = st.id, true
+		}
+	}
+	s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: d})
 }
 
 func (p *Provider) newResponsesStream(resp *http.Response, model string, warnings []string, sec secrets) *responsesStream {
@@ -165,7 +248,7 @@ func (p *Provider) newResponsesStream(resp *http.Response, model string, warning
 		byItem: map[string]*respCallState{}, byOutput: map[int64]*respCallState{},
 		texts: map[string]*respTextState{}, seenOutput: map[int64]bool{}, lastSeq: -1,
 		rsByItem: map[string]*respReasoningState{}, rsByOutput: map[int64]*respReasoningState{},
-		itemAt: map[int64]string{}}
+		itemAt: map[int64]string{}, itemByID: map[string]*respItem{}, itemByOut: map[int64]*respItem{}, lastItem: map[string]*respItem{}}
 	s.eventLoop.handle = s.handle
 	return s
 }
@@ -174,10 +257,33 @@ func (p *Provider) newResponsesStream(resp *http.Response, model string, warning
 // error (relayPending).
 func (s *responsesStream) Recv() (*provider.Event, error) {
 	ev, err := s.eventLoop.Recv()
-	if err != nil && !s.closed && !errors.Is(err, io.EOF) && s.relayPending() {
+	if err != nil && !s.closed && !errors.Is(err, io.EOF) && (s.flushHeldOnError() || s.relayPending() || s.flushLogprobs()) {
 		return s.eventLoop.Recv()
 	}
 	return ev, err
+}
+
+// flushHeldOnError queues, once the stream has failed, the half of a
+// surrogate pair still held (what it decodes to alone); it reports
+// whether it queued any.
+func (s *responsesStream) flushHeldOnError() bool {
+	n := len(s.queue)
+	s.flushHeld()
+	return len(s.queue) > n
+}
+
+// flushLogprobs queues, once the stream has failed, the token logprobs
+// gathered for the finish (the server merges a stream's meta events into
+// the failure's meta, FailedCallMeta); it reports whether it queued any.
+func (s *responsesStream) flushLogprobs() bool {
+	meta := &llmrelayv1.ResponseMeta{}
+	s.lp.set(meta)
+	s.lp = respLogprobs{}
+	if proto.Size(meta) == 0 {
+		return false
+	}
+	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+	return true
 }
 
 // relayPending relays, before the stream's error, the calls still held
@@ -199,6 +305,7 @@ func (s *responsesStream) relayPending() bool {
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{warning}}})
 		held := c.args.String()
 		c.args.Reset()
+		c.scan = argsScan{}
 		s.emitArgs(c, c.heldName, held)
 		if full := c.heldFull; full != "" {
 			c.heldFull = ""
@@ -238,6 +345,7 @@ func (s *responsesStream) handle(sseType, data []byte) {
 		// What handleEvent does with this event, without a respEvent.
 		s.sequence(int64(s.fast.seq))
 		s.sawOutput(int64(s.fast.output))
+		s.at = s.keyItem("message", s.canonItem(s.fast.itemID, int64(s.fast.output)), &s.fast.output, keyDelta)
 		s.textDelta("response.output_text.delta", s.canonItem(s.fast.itemID, int64(s.fast.output)), text, s.fast.delta, int64(s.fast.content))
 		return
 	}
@@ -275,11 +383,41 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 		s.flushHeld()
 	}
 	if ev.OutputIndex != nil {
-		s.sawOutput(int64(*ev.OutputIndex))
 		ev.ItemID = s.canonItem(ev.ItemID, int64(*ev.OutputIndex))
 		if ev.Item != nil {
 			ev.Item.ID = s.canonItem(ev.Item.ID, int64(*ev.OutputIndex))
 		}
+	}
+	s.at = nil
+	keyless := ev.ItemID == "" && ev.OutputIndex == nil
+	if typ != "response.output_item.added" && typ != "response.output_item.done" {
+		if k := itemKind(typ); k != "" {
+			s.at = s.keyItem(k, ev.ItemID, ev.OutputIndex, keyDelta)
+		}
+	} else if ev.Item != nil {
+		if k := itemKind(ev.Item.Type); k != "" {
+			mode := keyAdded
+			if typ == "response.output_item.done" {
+				mode = keyDone
+			}
+			s.at = s.keyItem(k, ev.Item.ID, ev.OutputIndex, mode)
+		}
+	}
+	if it := s.at; it != nil {
+		// The keys the event left out that its item has.
+		if ev.ItemID == "" {
+			ev.ItemID = it.id
+		}
+		if ev.Item != nil && ev.Item.ID == "" {
+			ev.Item.ID = it.id
+		}
+		if ev.OutputIndex == nil && it.out >= 0 {
+			o := flexInt(it.out)
+			ev.OutputIndex = &o
+		}
+	}
+	if ev.OutputIndex != nil {
+		s.sawOutput(int64(*ev.OutputIndex))
 	}
 	switch typ {
 	case "response.created", "response.in_progress", "response.queued":
@@ -302,27 +440,27 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 			s.logprobs(&ev, s.lp.whole)
 		}
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
-		c := s.findCall(ev.ItemID, "", ev.OutputIndex)
+		if keyless {
+			s.splitKeyless(deltaText(ev.Delta))
+		}
+		c := s.callOf(ev.ItemID, ev.OutputIndex)
 		if c == nil {
-			c = s.openByItem(ev.ItemID, ev.OutputIndex)
-			if c == nil {
-				return
-			}
+			return
 		}
 		s.emitArgs(c, "", c.deltaArgs(ev.Delta))
 	case "response.function_call_arguments.done":
-		c := s.findCall(ev.ItemID, "", ev.OutputIndex)
+		c := s.callOf(ev.ItemID, ev.OutputIndex)
 		if c == nil {
-			c = s.openByItem(ev.ItemID, ev.OutputIndex)
-			if c == nil {
-				return
-			}
+			return
 		}
 		s.catchUpArgs(c, argumentsText(ev.Arguments))
 		s.endCall(c, "")
 	case "response.output_item.done":
 		if ev.Item != nil {
 			s.itemDone(ev.Item, ev.OutputIndex)
+		}
+		if s.at != nil {
+			s.at.done = true
 		}
 	case "response.reasoning_summary_text.delta":
 		s.reasoningDelta(ev.ItemID, ev.OutputIndex, ev.SummaryIndex, deltaText(ev.Delta), ev.Delta, false)
@@ -427,6 +565,13 @@ func (s *responsesStream) logprobs(ev *respEvent, add func(respPartKey, json.Raw
 			}
 		}
 	}
+	if k.output < 0 && s.at != nil {
+		// The item's index is not known yet: its parts are kept under
+		// a place of its own, moved to its index once an event or the
+		// final response gives it (keyItem, finish), so that the
+		// item's own lists do not add them again.
+		k.output = s.at.lpKey()
+	}
 	meta := &llmrelayv1.ResponseMeta{}
 	add(k, ev.Logprobs, meta)
 	if len(meta.Warnings) > 0 {
@@ -483,9 +628,17 @@ func (s *responsesStream) responseMeta(w *respResponse, final *llmrelayv1.Respon
 	}
 }
 
-// textState returns the streamed-length record of a message item.
+// textState returns the streamed-length record of a message item: the
+// event's item's (s.at), else the one of the id. An item without id has
+// one of its own.
 func (s *responsesStream) textState(itemID string) *respTextState {
-	if st, ok := s.texts[itemID]; ok {
+	if s.at != nil && s.at.text != nil {
+		return s.at.text
+	}
+	if st, ok := s.texts[itemID]; ok && (itemID != "" || s.at == nil) {
+		if s.at != nil {
+			s.at.text = st
+		}
 		return st
 	}
 	if len(s.texts) >= maxStreamItems {
@@ -494,7 +647,144 @@ func (s *responsesStream) textState(itemID string) *respTextState {
 	}
 	st := &respTextState{id: itemID}
 	s.texts[itemID] = st
+	if s.at != nil {
+		s.at.text = st
+	}
 	return st
+}
+
+// How an event names an item (keyItem): a delta or done event of its
+// parts, its output_item.added, its output_item.done.
+const (
+	keyDelta = iota
+	keyAdded
+	keyDone
+)
+
+// keyItem is the item of kind that an event names (mode: keyDelta,
+// keyAdded, keyDone): by its item id, else by its output index, else the
+// last item of that kind if it has not ended and its keys do not differ
+// from those the event gives. OpenAI-compatible /v1/responses servers
+// leave output_index or item_id out of their deltas, or out of every
+// event (vLLM, Ollama, LM Studio): each delta naming neither opened a
+// call (or reasoning item) of its own, and text deltas without item_id
+// were relayed again by the item's done event. An output_item.added
+// takes only an item no added event announced (one its deltas began), a
+// delta not a call whose arguments ended. None found, one is made; the
+// keys the event gives that the item lacked are its own from then on.
+// nil when the table is full (the lookups by key alone then apply).
+func (s *responsesStream) keyItem(kind, id string, out *flexInt, mode int) *respItem {
+	o := int64(-1)
+	if out != nil {
+		o = int64(*out)
+	}
+	var it *respItem
+	if id != "" {
+		it = s.itemByID[id]
+	}
+	if it == nil && o >= 0 {
+		if c := s.itemByOut[o]; c != nil && (id == "" || c.id == "") {
+			it = c
+		}
+	}
+	if it != nil && it.kind != kind {
+		it = nil
+	}
+	if l := s.lastItem[kind]; it == nil && l != nil && !l.done && (id == "" || l.id == "") && (o < 0 || l.out < 0) {
+		switch {
+		case mode == keyAdded && l.added:
+		case mode == keyDelta && l.call != nil && l.call.ended:
+		default:
+			it = l
+		}
+	}
+	if it == nil {
+		if s.items >= maxStreamItems {
+			return nil
+		}
+		it = &respItem{kind: kind, out: -1, serial: s.items}
+		s.items++
+		s.lastItem[kind] = it
+		s.itemList = append(s.itemList, it)
+	}
+	if it.id == "" && id != "" {
+		it.id = id
+		if s.itemByID[id] == nil {
+			s.itemByID[id] = it
+		}
+		if it.text != nil && s.texts[id] == nil {
+			s.texts[id] = it.text
+		}
+	}
+	if it.out < 0 && o >= 0 {
+		it.out = o
+		if s.itemByOut[o] == nil {
+			s.itemByOut[o] = it
+		}
+		s.lp.rekey(it.lpKey(), o)
+	}
+	if mode == keyAdded {
+		it.added = true
+	}
+	return it
+}
+
+// splitKeyless ends the call of a delta that names no item (s.at) when
+// its arguments are a whole JSON object and the delta (d) begins another:
+// the next call of a server that names no item in its deltas, not more of
+// this one (`{"a":1}{"b":2}`). The delta is bound to a new item.
+func (s *responsesStream) splitKeyless(d string) {
+	at := s.at
+	if at == nil || at.call == nil || !strings.HasPrefix(strings.TrimLeft(d, " \t\r\n"), "{") {
+		return
+	}
+	c := at.call
+	if !c.scan.closed() || !fold.ValidArguments(c.args.String()) {
+		return
+	}
+	s.endCall(c, "")
+	at.done = true
+	s.at = s.keyItem("call", "", nil, keyDelta)
+}
+
+// callOf is the call an arguments event names (s.at, else by its keys),
+// opened when unknown.
+func (s *responsesStream) callOf(itemID string, outputIndex *flexInt) *respCallState {
+	c := s.boundCall(itemID, "", outputIndex)
+	if c == nil {
+		if c = s.openByItem(itemID, outputIndex); c == nil {
+			return nil
+		}
+		if s.at != nil {
+			s.at.call = c
+		}
+	}
+	return c
+}
+
+// boundCall is the call of the event's item (s.at), else the call found
+// by its keys (findCall), which the item is bound to; the item's keys the
+// call lacked are the call's too.
+func (s *responsesStream) boundCall(itemID, callID string, outputIndex *flexInt) *respCallState {
+	at := s.at
+	if at != nil && at.call != nil {
+		c := at.call
+		if c.itemID == "" && at.id != "" {
+			c.itemID = at.id
+			if s.byItem[at.id] == nil {
+				s.byItem[at.id] = c
+			}
+		}
+		if at.out >= 0 && s.byOutput[at.out] == nil {
+			s.byOutput[at.out] = c
+		}
+		return c
+	}
+	c := s.findCall(itemID, callID, outputIndex)
+	if c != nil && at != nil {
+		at.call = c
+	}
+	return c
 }
 
 // findCall finds a known call by item id, call_id or output index.
@@ -579,20 +869,19 @@ func (s *responsesStream) openCall(it *respOutputItem, outputIndex *flexInt) *re
 	return c
 }
 
-// openByItem opens a call named only by its item id (an arguments event
-// before the item's output_item.added): pending until an item event gives
-// its call_id. Without an item id it is keyed at once (openCall).
+// openByItem opens a call named only by its item id, or by nothing (an
+// arguments event before the item's output_item.added): pending until an
+// item event gives its call_id (or the response's end its made one).
 func (s *responsesStream) openByItem(itemID string, outputIndex *flexInt) *respCallState {
-	if itemID == "" {
-		return s.openCall(&respOutputItem{}, outputIndex)
-	}
 	if len(s.calls) >= maxStreamToolCalls {
 		s.err = s.bad("more than %d tool calls in one response", maxStreamToolCalls)
 		return nil
 	}
 	c := &respCallState{itemID: itemID, pos: len(s.calls), pending: true}
 	s.calls = append(s.calls, c)
-	s.byItem[itemID] = c
+	if itemID != "" {
+		s.byItem[itemID] = c
+	}
 	if outputIndex != nil {
 		s.byOutput[int64(*outputIndex)] = c
 	}
@@ -618,6 +907,7 @@ func (s *responsesStream) resolve(c *respCallState, it *respOutputItem) {
 	}
 	held := c.args.String()
 	c.args.Reset()
+	c.scan = argsScan{}
 	s.emitArgs(c, name, held)
 	if full := c.heldFull; full != "" {
 		c.heldFull = ""
@@ -636,6 +926,7 @@ func (s *responsesStream) emitArgs(c *respCallState, name, args string) {
 			c.heldName = name
 		}
 		c.args.WriteString(args)
+		c.scan.feed(args)
 		return
 	}
 	if c.ended {
@@ -661,6 +952,7 @@ func (s *responsesStream) emitArgs(c *respCallState, name, args string) {
 	}
 	c.emitted = true
 	c.args.WriteString(args)
+	c.scan.feed(args)
 	s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: d})
 }
 
@@ -739,10 +1031,13 @@ func (s *responsesStream) endCall(c *respCallState, cut string) {
 func (s *responsesStream) itemAdded(it *respOutputItem, outputIndex *flexInt) {
 	switch it.Type {
 	case "function_call", "custom_tool_call":
-		c := s.findCall(it.ID, it.CallID, outputIndex)
+		c := s.boundCall(it.ID, it.CallID, outputIndex)
 		if c == nil {
 			if c = s.openCall(it, outputIndex); c == nil {
 				return
+			}
+			if s.at != nil {
+				s.at.call = c
 			}
 		}
 		s.resolve(c, it)
@@ -777,10 +1072,13 @@ func (s *responsesStream) itemAdded(it *respOutputItem, outputIndex *flexInt) {
 func (s *responsesStream) itemDone(it *respOutputItem, outputIndex *flexInt) {
 	switch it.Type {
 	case "function_call", "custom_tool_call":
-		c := s.findCall(it.ID, it.CallID, outputIndex)
+		c := s.boundCall(it.ID, it.CallID, outputIndex)
 		if c == nil {
 			if c = s.openCall(it, outputIndex); c == nil {
 				return
+			}
+			if s.at != nil {
+				s.at.call = c
 			}
 		}
 		s.resolve(c, it)
@@ -867,19 +1165,35 @@ func (s *responsesStream) finish(w *respResponse) {
 	}
 	hasCalls := len(s.calls) > 0
 	meta := &llmrelayv1.ResponseMeta{}
+	ord := map[string]int{}
+	for i := range w.Output {
+		// The logprobs of the deltas of an item whose index no event
+		// gave are its part's at its place in the final response.
+		it := &w.Output[i]
+		id := it.ID
+		if first, ok := s.itemAt[int64(i)]; ok && id != "" {
+			id = first
+		}
+		if at := s.finalItem(itemKind(it.Type), id, int64(i), ord); at != nil && at.out < 0 {
+			s.lp.rekey(at.lpKey(), int64(i))
+		}
+	}
 	for i := range w.Output {
 		// The logprobs of parts the stream's events did not carry.
 		s.lp.item(int64(i), &w.Output[i], meta)
 	}
 	var whole map[*respCallState]bool // calls the final response says were completed
+	ordinal := map[string]int{}
+	defer func() { s.at = nil }()
 	for i, it := range w.Output {
 		if first, ok := s.itemAt[int64(i)]; ok && it.ID != "" {
 			it.ID = first // the id the stream used for this item
 		}
+		s.at = s.finalItem(itemKind(it.Type), it.ID, int64(i), ordinal)
 		switch it.Type {
 		case "function_call", "custom_tool_call":
 			hasCalls = true
-			if c := s.findCall(it.ID, "", nil); c != nil {
+			if c := s.boundCall(it.ID, "", nil); c != nil {
 				s.resolve(c, &it) // its call_id, if no item event gave it
 				if it.Status == "completed" {
 					if whole == nil {
@@ -920,7 +1234,14 @@ func (s *responsesStream) finish(w *respResponse) {
 			}
 			continue
 		}
-		if s.seenOutput[int64(i)] || (it.ID != "" && (s.byItem[it.ID] != nil || s.texts[it.ID] != nil || s.rsByItem[it.ID] != nil)) {
+		at := s.at
+		if s.seenOutput[int64(i)] || (it.ID != "" && (s.byItem[it.ID] != nil || s.texts[it.ID] != nil || s.rsByItem[it.ID] != nil)) ||
+			(at != nil && (at.call != nil || at.text != nil || at.rs != nil)) {
+			if it.Type == "message" && at != nil && at.text != nil {
+				// What its deltas did not carry (a stream without
+				// output_item.done).
+				s.catchUpText(&it)
+			}
 			if it.Type == "message" {
 				// Its annotations, if output_item.done did not carry
 				// them (an annotation already received is not added).
@@ -973,16 +1294,53 @@ func (s *responsesStream) finish(w *respResponse) {
 	s.done = true
 }
 
-// findReasoning finds a known reasoning item by item id, else (for events
-// without an item id) by output index.
-func (s *responsesStream) findReasoning(itemID string, outputIndex *flexInt) *respReasoningState {
-	if itemID != "" {
-		return s.rsByItem[itemID]
+// finalItem is the item the stream knew as the final response's item of
+// kind at output index i with id: by id, by output index, else the one
+// of that kind at the same place among them (ordinal counts the items of
+// each kind so far) if the stream gave it no key at all.
+func (s *responsesStream) finalItem(kind, id string, i int64, ordinal map[string]int) *respItem {
+	if kind == "" {
+		return nil
 	}
-	if outputIndex != nil {
-		return s.rsByOutput[int64(*outputIndex)]
+	n := ordinal[kind]
+	ordinal[kind]++
+	if it := s.itemByID[id]; id != "" && it != nil && it.kind == kind {
+		return it
+	}
+	if it := s.itemByOut[i]; it != nil && it.kind == kind && (id == "" || it.id == "") {
+		return it
+	}
+	for _, it := range s.itemList {
+		if it.kind != kind {
+			continue
+		}
+		if n == 0 {
+			if it.id == "" && it.out < 0 {
+				return it
+			}
+			return nil
+		}
+		n--
 	}
 	return nil
+}
+
+// findReasoning finds a known reasoning item: the event's item's (s.at),
+// else by item id, else (for events without an item id) by output index.
+func (s *responsesStream) findReasoning(itemID string, outputIndex *flexInt) *respReasoningState {
+	if s.at != nil && s.at.rs != nil {
+		return s.at.rs
+	}
+	var st *respReasoningState
+	if itemID != "" {
+		st = s.rsByItem[itemID]
+	} else if outputIndex != nil {
+		st = s.rsByOutput[int64(*outputIndex)]
+	}
+	if st != nil && s.at != nil {
+		s.at.rs = st
+	}
+	return st
 }
 
 // openReasoning registers a new reasoning item and emits its first piece
@@ -993,15 +1351,21 @@ func (s *responsesStream) openReasoning(itemID string, outputIndex *flexInt) *re
 		s.err = s.bad("more than %d reasoning items in one response", maxStreamItems)
 		return nil
 	}
-	st := &respReasoningState{index: len(s.reasoning), summary: -1}
+	st := &respReasoningState{index: len(s.reasoning), summary: -1, relayed: -1}
 	s.reasoning = append(s.reasoning, st)
+	if s.at != nil {
+		s.at.rs = st
+	}
 	if itemID != "" {
 		s.rsByItem[itemID] = st
 	}
 	if outputIndex != nil {
 		s.rsByOutput[int64(*outputIndex)] = st
 	}
-	s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: st.index, ID: itemID}})
+	if itemID != "" {
+		st.id = itemID
+		s.pushReasoning(st, provider.ReasoningDelta{})
+	}
 	return st
 }
 
@@ -1058,7 +1422,7 @@ func (s *responsesStream) reasoningDelta(itemID string, outputIndex, summaryInde
 	}
 	st.summary = part
 	st.textBytes += len(delta)
-	s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: st.index, Text: delta}})
+	s.pushReasoning(st, provider.ReasoningDelta{Text: delta})
 }
 
 // reasoningDone ends a reasoning item: the summary text its deltas did not
@@ -1087,7 +1451,7 @@ func (s *responsesStream) reasoningDone(st *respReasoningState, it *respOutputIt
 		if len(text) > st.textBytes {
 			if rest := text[st.textBytes:]; utf8.ValidString(rest) {
 				st.textBytes = len(text)
-				s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: st.index, Text: rest}})
+				s.pushReasoning(st, provider.ReasoningDelta{Text: rest})
 			}
 		}
 	}
@@ -1103,7 +1467,7 @@ func (s *responsesStream) reasoningDone(st *respReasoningState, it *respOutputIt
 	st.ended = true
 	if !st.signed && st.encrypted != "" {
 		st.signed = true
-		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: st.index, Signature: st.encrypted}})
+		s.pushReasoning(st, provider.ReasoningDelta{Signature: st.encrypted})
 		st.encrypted = ""
 	}
 }
@@ -1155,7 +1519,7 @@ func (s *responsesStream) flushHeld() {
 	switch {
 	case h.rs != nil:
 		h.rs.textBytes += len(t)
-		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: h.rs.index, Text: t}})
+		s.pushReasoning(h.rs, provider.ReasoningDelta{Text: t})
 	case h.typ == "response.output_text.delta":
 		h.text.text += len(t)
 		s.push(&provider.Event{Kind: provider.EventText, Text: t, Phase: h.text.phase, ItemID: h.text.id})

@@ -487,26 +487,35 @@ func accFold(t testing.TB, evs []*provider.Event) folded {
 }
 
 // checkRespStreamInvariants: checkStreamInvariants, plus for reasoning
-// pieces: indexes are 0, 1, ... in order of first appearance; the id only
-// on a block's first piece; later pieces carry text or the signature; at
-// most one signature piece per block.
+// pieces: indexes are 0, 1, ... in order of first appearance; the id at
+// most once per block, on its first piece or (an item whose events gave
+// the id after its text began: stream.proto's ReasoningDelta.id) a later
+// one; later pieces carry text or the signature; at most one signature
+// piece per block.
 func checkRespStreamInvariants(t testing.TB, evs []*provider.Event) {
 	t.Helper()
 	var other []*provider.Event
 	seen := map[int]bool{}
 	signed := map[int]bool{}
+	hasID := map[int]bool{}
 	for _, ev := range evs {
 		if ev.Kind != provider.EventReasoning {
 			other = append(other, ev)
 			continue
 		}
 		r := ev.Reasoning
+		if r.ID != "" {
+			if hasID[r.Index] {
+				t.Errorf("reasoning %d: a second id %+v", r.Index, r)
+			}
+			hasID[r.Index] = true
+		}
 		if !seen[r.Index] {
 			if r.Index != len(seen) {
 				t.Errorf("reasoning index %d first seen after %d blocks", r.Index, len(seen))
 			}
 			seen[r.Index] = true
-		} else if r.ID != "" || r.Redacted || (r.Text == "" && r.Signature == "") {
+		} else if r.Redacted || (r.Text == "" && r.Signature == "") {
 			t.Errorf("reasoning %d: later piece %+v", r.Index, r)
 		}
 		if r.Signature != "" {
@@ -596,7 +605,7 @@ func TestResponsesStreamEdgeCases(t *testing.T) {
 					`{"type":"reasoning","summary":[{"type":"summary_text","text":"xy"}],"encrypted_content":"E1"},`+
 					`{"id":"rs_b","type":"reasoning","summary":[{"type":"summary_text","text":"full"}],"encrypted_content":"E2"},`+
 					`{"id":"rs_c","type":"reasoning","summary":"never streamed"}]}}`),
-			[]string{`reasoning index=0`, `reasoning index=0 text="x"`, `reasoning index=1 id=rs_b`, `reasoning index=1 text="full"`,
+			[]string{`reasoning index=0 text="x"`, `reasoning index=1 id=rs_b`, `reasoning index=1 text="full"`,
 				`reasoning index=1 signature="E2"`, `meta {"warnings":["reasoning item 1: summary text after the item's end was ignored"]}`,
 				`reasoning index=0 text="y"`, `reasoning index=0 signature="E1"`, `reasoning index=2 id=rs_c`, `reasoning index=2 text="never streamed"`,
 				`meta {"finish_reason":"FINISH_REASON_STOP","provider_finish_reason":"completed"}`, "eof"}},
@@ -728,6 +737,23 @@ func FuzzResponsesStream(f *testing.F) {
 		sseEvent("response.output_item.done", `{"type":"response.output_item.done","item":{"type":"function_call","arguments":"{\"é"}}`) +
 		sseEvent("response.completed", `{"type":"response.completed","response":{"status":"completed","output":[{"type":"custom_tool_call","input":"x"},{"type":"message","content":"y"}]}}`)))
 	f.Add([]byte(sseEvent("error", `{"type":"error","error":"boom"}`)))
+	// Stream 21: deltas naming their item by neither item_id nor
+	// output_index, with and without item events.
+	for _, mod := range []func(*s21Item){
+		func(it *s21Item) { it.noDeltaItemID, it.noDeltaOutput = true, true },
+		func(it *s21Item) {
+			it.noDeltaItemID, it.noDeltaOutput, it.noAddedEvents, it.noDoneEvents = true, true, true, true
+		},
+	} {
+		items := []s21Item{{kind: "reasoning", id: "rs_1", text: "a😀"}, {kind: "message", id: "msg_1", text: "hi"},
+			{kind: "function_call", id: "fc_1", callID: "call_1", name: "f", text: `{"a":1}`}, {kind: "function_call", id: "fc_2", callID: "call_2", name: "g", text: `{}`}}
+		for i := range items {
+			items[i].deltaTokensPer = 2
+			mod(&items[i])
+		}
+		body, _ := s21ResponsesBody(items, false, "", "")
+		f.Add([]byte(body))
+	}
 	f.Add([]byte(sseEvent("response.reasoning_summary_text.delta", `{"output_index":0,"summary_index":"3","delta":"a"}`) +
 		sseEvent("response.output_item.done", `{"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","summary":[{"text":"a\u00e9"}],"encrypted_content":7}}`) +
 		sseEvent("response.completed", `{"type":"response.completed","response":{"status":"completed","output":[{"type":"reasoning","id":"rs_x"},{"type":"reasoning","summary":"s"}]}}`)))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"reflect"
@@ -301,6 +302,31 @@ func (s *chatStream) handleErrorEvent(data []byte) {
 	e.RequestID = s.p.requestID(s.header)
 	s.sec.redactError(e)
 	s.err = e
+}
+
+// Recv is the event loop's, what arrived before a failure relayed before
+// the error (flushOnError).
+func (s *chatStream) Recv() (*provider.Event, error) {
+	ev, err := s.eventLoop.Recv()
+	if err != nil && !s.closed && !errors.Is(err, io.EOF) && s.flushOnError() {
+		return s.eventLoop.Recv()
+	}
+	return ev, err
+}
+
+// flushOnError queues, once the stream has failed, what it still held:
+// the text a splitter held back (white space or a tag that might open a
+// <think> block, the half of a surrogate pair), as an interrupted finish
+// relays it, and the token logprobs gathered for the finish (the server
+// merges a stream's meta events into the failure's meta, FailedCallMeta,
+// where they stand beside the text already relayed). Dropped, the client
+// would never see them. It reports whether it queued any.
+func (s *chatStream) flushOnError() bool {
+	n := len(s.queue)
+	s.flushHeld()
+	s.pushThink(s.think.Flush())
+	s.flushLogprobs()
+	return len(s.queue) > n
 }
 
 // end ends the stream: what a splitter or an open call still holds is
@@ -922,6 +948,16 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		// A call opened with a reused id at another index names its
 		// function with empty arguments as any first fragment does.
 		named := ""
+		if fragmentName(&tc) == "" && tc.Function != nil {
+			var pos *callState
+			if index < 0 && id == "" && len(d.ToolCalls) > 1 && base >= 0 {
+				pos = s.order[base+i]
+			}
+			if c := s.namelessRepeatOf(index, id, fragmentArgs(&tc), pos); c != nil {
+				meta.Warnings = append(meta.Warnings, repeatWarning(c.id))
+				continue
+			}
+		}
 		if name := fragmentName(&tc); id != "" && name != "" {
 			args := fragmentArgs(&tc)
 			if c := s.repeatOf(&tc, id, name, args); c != nil {
@@ -1034,6 +1070,65 @@ func (s *chatStream) repeatOf(tc *respToolCall, id, name, args string) *callStat
 		}
 	}
 	return nil
+}
+
+// namelessRepeatOf is the call a fragment without a name sends again
+// whole: the call it would continue (pos, the call at its place in a
+// delta of calls without index or id; else the call sent with its id,
+// the one at its index, or the last; at an index no call has, any call),
+// whose arguments are a whole JSON object, the same JSON as the
+// fragment's (args). Some servers send a
+// streamed call's whole arguments again in a later chunk without the
+// name; joined, the call's arguments were `{"a":1}{"a":1}`, not valid.
+// The fragment is compared only when the call's text is at most about
+// twice its length, so a stream of small fragments after a whole call
+// costs no more than its bytes. nil when the fragment repeats no call.
+func (s *chatStream) namelessRepeatOf(index int, id, args string, pos *callState) *callState {
+	a := strings.TrimSpace(args)
+	if !strings.HasPrefix(a, "{") {
+		return nil
+	}
+	c := pos
+	switch {
+	case c != nil:
+	case id != "":
+		c = s.bySent(id)
+		if x := s.byIndex[index]; index >= 0 && x != nil && x.sent == id {
+			c = x
+		}
+	case index >= 0:
+		if c = s.byIndex[index]; c == nil {
+			// At an index no call has: the repeat of a call sent at
+			// another (LocalAI repeats calls at other indexes,
+			// mudler/LocalAI#9722), else the start of a call.
+			for _, o := range s.order {
+				if sameWhole(o, a) {
+					return o
+				}
+			}
+			return nil
+		}
+	case len(s.order) > 0:
+		c = s.order[len(s.order)-1]
+	}
+	if c == nil || !sameWhole(c, a) {
+		return nil
+	}
+	return c
+}
+
+// sameWhole reports whether call c is named, its arguments a whole JSON
+// value the same as a (trimmed). Only a text at most about twice a's
+// length is compared.
+func sameWhole(c *callState, a string) bool {
+	if !c.named || c.args == nil || !c.scan.closed() {
+		return false
+	}
+	prev := c.args.String()
+	if len(prev) > 2*len(a)+16 {
+		return false
+	}
+	return a == strings.TrimSpace(prev) || provider.SameJSON([]byte(a), []byte(prev))
 }
 
 // restates reports whether a fragment with id naming name, at index (-1:
