@@ -633,7 +633,16 @@ func (s *responsesStream) responseMeta(w *respResponse, final *llmrelayv1.Respon
 // one of its own.
 func (s *responsesStream) textState(itemID string) *respTextState {
 	if s.at != nil && s.at.text != nil {
-		return s.at.text
+		st := s.at.text
+		if st.id == "" && itemID != "" && st.text == 0 && st.refusal == 0 {
+			// The message's id, from an event after the one that
+			// opened it (an output_item.added without id), before any
+			// of its text went out: its text carries it (Part.item_id).
+			// Once text went out without it, it stays without: a part
+			// cannot take an id later.
+			st.id = itemID
+		}
+		return st
 	}
 	if st, ok := s.texts[itemID]; ok && (itemID != "" || s.at == nil) {
 		if s.at != nil {

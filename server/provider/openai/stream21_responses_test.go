@@ -379,6 +379,15 @@ func s21CheckResponses(t *testing.T, p *Provider, items []s21Item, interleave bo
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, it := range items {
+		if it.kind == "message" && it.noDeltaItemID && (it.noAddedEvents || it.noAddedItemID) {
+			// No event before its text names the message: the stream
+			// cannot give its text the item id the final response has.
+			for _, p := range res.Message.GetParts() {
+				p.ItemId = ""
+			}
+		}
+	}
 	got, want := s21Parts(f.Message), s21Parts(res.Message)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("stream folds to\n%s\nunary\n%s\nbody\n%.3000s", strings.Join(got, "\n"), strings.Join(want, "\n"), body)
