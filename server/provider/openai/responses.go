@@ -161,7 +161,7 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 			parts.add(&llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: r}})
 			meta.Warnings = append(meta.Warnings, warns...)
 		default:
-			meta.Warnings = append(meta.Warnings, fmt.Sprintf("ignored output item of type %q", it.Type))
+			meta.Warnings = append(meta.Warnings, hostedItemWarning(&it))
 		}
 	}
 	anns.set(meta)

@@ -20,6 +20,18 @@ import (
 // calls) whose streamed length is tracked.
 const maxStreamItems = 4096
 
+// maxRespStreamEventBytes bounds one event of a Responses stream, larger
+// than a chat chunk's bound (maxStreamEventBytes): an image_generation_call
+// carries its whole image as base64, in output_item.done and again in
+// response.completed, which holds every image of the response. A
+// low-quality 1536x1024 WebP is 2.2 MB of base64
+// (testdata/real_responses_image_generation_stream.http: its RIFF header
+// declares 1,644,258 bytes); a high-quality PNG of that size passes 4 MiB,
+// which failed the whole stream, text and usage included, for an image the
+// answer has no place for. 32 MiB holds several such images and stays
+// under the unary body's bound (maxBodyBytes).
+const maxRespStreamEventBytes = 32 << 20
+
 // responsesStream reads a Responses API event stream: SSE events whose data
 // is a JSON object with a "type" (response.created, ...output_text.delta,
 // ...function_call_arguments.delta, response.completed, error, ...) and a
@@ -164,6 +176,7 @@ func (p *Provider) newResponsesStream(resp *http.Response, model string, warning
 		rsByItem: map[string]*respReasoningState{}, rsByOutput: map[int64]*respReasoningState{},
 		itemAt: map[int64]string{}}
 	s.eventLoop.handle = s.handle
+	s.rd.SetMaxEventSize(maxRespStreamEventBytes)
 	return s
 }
 
@@ -822,7 +835,7 @@ func (s *responsesStream) itemDone(it *respOutputItem, outputIndex *flexInt) {
 		// output_item.done, or from response.completed for an item the
 		// stream did not carry.
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{
-			Warnings: []string{fmt.Sprintf("ignored output item of type %q", it.Type)}}})
+			Warnings: []string{hostedItemWarning(it)}}})
 	}
 }
 

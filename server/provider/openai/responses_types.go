@@ -174,6 +174,16 @@ type respOutputItem struct {
 	// the request included "reasoning.encrypted_content" (a JSON string;
 	// read leniently).
 	EncryptedContent json.RawMessage `json:"encrypted_content"`
+	// What the warning for an item the contract has no place for names
+	// (hostedItemWarning): an MCP item's server_label, a hosted call's
+	// error (mcp_call: a string or null), and an image_generation_call's
+	// output_format, size and the length of its base64 result (the
+	// image's bytes are not kept).
+	ServerLabel  flexString      `json:"server_label"`
+	Error        json.RawMessage `json:"error"`
+	OutputFormat flexString      `json:"output_format"`
+	Size         flexString      `json:"size"`
+	Result       *byteCount      `json:"result"`
 }
 
 // respContentPart is an output_text or refusal part of a message item.

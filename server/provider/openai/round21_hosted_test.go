@@ -1,0 +1,358 @@
+package openai
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// Round 21: real Responses API answers with the items of OpenAI's hosted
+// and built-in tools (testdata/README.md, "Round 21"). The expectations
+// are read off the recordings by hand.
+
+// r21Request is a one-question Responses request for model.
+func r21Request(model, question string) *provider.Request {
+	return &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: model, Format: formatResponses,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text(question))}}
+}
+
+// r21Unary replays a unary recording, checks its golden and the result
+// invariants.
+func r21Unary(t *testing.T, name string, req *provider.Request) *provider.Result {
+	t.Helper()
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	providertest.Golden(t, td(name+".golden"), renderResult(t, res))
+	return res
+}
+
+// r21Stream replays a streamed recording, checks its golden and the
+// stream invariants, and folds it as the server does.
+func r21Stream(t *testing.T, name string, req *provider.Request) folded {
+	t.Helper()
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td(name+".golden"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRespStreamInvariants(t, evs)
+	return accFold(t, evs)
+}
+
+// r21Answer is what a recording's answer must be: the reasoning items' ids
+// (none of them has a summary or encrypted content), the text, the
+// usage, the ids, and the warnings, exactly.
+type r21Answer struct {
+	reasoning []string
+	text      string
+	usage     *llmrelayv1.Usage
+	id, model string
+	warnings  []string
+}
+
+// check compares an answer, its parts in order: the reasoning items,
+// then the text (every recording here ends in one message, or none).
+func (w r21Answer) check(t *testing.T, msg *llmrelayv1.Message, m *llmrelayv1.ResponseMeta) {
+	t.Helper()
+	parts := msg.GetParts()
+	n := len(w.reasoning)
+	if w.text != "" {
+		n++
+	}
+	if len(parts) != n {
+		t.Fatalf("parts %v", parts)
+	}
+	for i, id := range w.reasoning {
+		if r := parts[i].GetReasoning(); r.GetId() != id || r.GetText() != "" || r.GetSignature() != "" {
+			t.Errorf("part %d: %v, want reasoning %s", i, parts[i], id)
+		}
+	}
+	if w.text != "" && parts[n-1].GetText() != w.text {
+		t.Errorf("text %q, want %q", parts[n-1].GetText(), w.text)
+	}
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+	if !proto.Equal(m.GetUsage(), w.usage) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), w.usage)
+	}
+	if m.GetResponseId() != w.id || m.GetResolvedModel() != w.model || m.GetServiceTier() != "default" || m.GetToolCallCount() != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if got := m.GetWarnings(); strings.Join(got, "\n") != strings.Join(w.warnings, "\n") {
+		t.Errorf("warnings\n%q\nwant\n%q", got, w.warnings)
+	}
+}
+
+// TestRound21CodeInterpreter: gpt-5-nano with the hosted code_interpreter
+// (the AI SDK's openai-code-interpreter-tool.1.json, October 2025): four
+// reasoning items (empty summaries, no encrypted content) around three
+// code_interpreter_call items in one container, the first and third with
+// a "logs" output, the second with none; then the message, whose
+// container_file_citation (the file the code wrote, characters 195 to
+// 236) is kept in meta.extended["annotations"] as sent. The three calls
+// ran on OpenAI's side: one warning each naming its ci_ id, no client
+// call, finish STOP; 2283 in, 1928 out of which 1792 reasoning.
+func TestRound21CodeInterpreter(t *testing.T) {
+	t.Parallel()
+	const ci = "ignored output item of type \"code_interpreter_call\" (id %s; a tool the provider ran itself)"
+	res := r21Unary(t, "real_responses_code_interpreter", r21Request("gpt-5-nano", "Simulate rolling two dice 10000 times and give me the file."))
+	r21Answer{
+		reasoning: []string{"rs_024ee52fc1900767006903bf2cf8348193be2e9dedeedfd7eb", "rs_024ee52fc1900767006903bf381cec8193a48068baa82e17a3",
+			"rs_024ee52fc1900767006903bf3ddb0881939e1af28db8fb9f17", "rs_024ee52fc1900767006903bf40cd488193b3a36868bf31054a"},
+		text: "I ran 10,000 trials of rolling two dice and summed the results.\n\n- Total sum across all 10,000 rolls: 70024\n" +
+			"- Per-trial sums were saved to a file. You can download it here:\n  [Download the file](sandbox:/mnt/data/two_dice_sums_10000.txt)\n\n" +
+			"The file contains 10,000 lines (one sum per line) followed by a final line with the total, e.g., \"TOTAL: 70024\".\n\n" +
+			"If you’d like the file in a different format (CSV, JSON) or with only the total, I can adjust and re-upload.",
+		usage: &llmrelayv1.Usage{InputTokens: 2283, OutputTokens: 1928, TotalTokens: 4211, ReasoningTokens: 1792},
+		id:    "resp_024ee52fc1900767006903bf276a60819395647a8a01d4a3d8", model: "gpt-5-nano-2025-08-07",
+		warnings: []string{
+			fmt.Sprintf(ci, "ci_024ee52fc1900767006903bf34e2b08193a689f71dcc3724f7"),
+			fmt.Sprintf(ci, "ci_024ee52fc1900767006903bf38f1f08193a0b46ddc935fa028"),
+			fmt.Sprintf(ci, "ci_024ee52fc1900767006903bf3e05b48193bbb2367cbc9a299e"),
+		},
+	}.check(t, res.Message, res.Meta)
+	anns := res.Meta.GetExtended().GetFields()["annotations"].GetListValue().GetValues()
+	if len(anns) != 1 {
+		t.Fatalf("annotations %v", anns)
+	}
+	a := anns[0].GetStructValue().GetFields()
+	if a["type"].GetStringValue() != "container_file_citation" || a["container_id"].GetStringValue() != "cntr_6903bf2c0470819090b2b1e63e0b66800c139a5d654a42ec" ||
+		a["file_id"].GetStringValue() != "cfile_6903bf45e3288191af3d56e6d23c3a4d" || a["filename"].GetStringValue() != "two_dice_sums_10000.txt" ||
+		a["start_index"].GetNumberValue() != 195 || a["end_index"].GetNumberValue() != 236 {
+		t.Errorf("annotation %v", a)
+	}
+}
+
+// TestRound21FileSearch: gpt-5-mini with the hosted file_search tool (the
+// AI SDK's openai-file-search-tool.2.json, September 2025): a
+// file_search_call with four queries and one result (ai.pdf, score
+// 0.9311) between two reasoning items, then the answer with one
+// file_citation (index 350, ai.pdf) kept in meta.extended. The search is
+// OpenAI's: one warning; 3678 in of which 2304 cached, 536 out of which
+// 448 reasoning.
+func TestRound21FileSearch(t *testing.T) {
+	t.Parallel()
+	res := r21Unary(t, "real_responses_file_search", r21Request("gpt-5-mini", "What is an embedding model according to this document?"))
+	r21Answer{
+		reasoning: []string{"rs_0365d26c32c64c650068cabb03bcc48194bfbd973152bca8f6", "rs_0365d26c32c64c650068cabb061740819491324d349d0f07ca"},
+		text: "According to the document, an embedding model converts complex data (like words or images) into a dense vector — a list of numbers — called an embedding. " +
+			"It does not generate new text or data; instead it encodes semantic and syntactic relationships between entities so those vector representations can be used as inputs for other models or NLP tasks .",
+		usage: &llmrelayv1.Usage{InputTokens: 3678, OutputTokens: 536, TotalTokens: 4214, CachedInputTokens: 2304, ReasoningTokens: 448},
+		id:    "resp_0365d26c32c64c650068cabb02fea4819495862c2bc58440ad", model: "gpt-5-mini-2025-08-07",
+		warnings: []string{`ignored output item of type "file_search_call" (id fs_0365d26c32c64c650068cabb04aa388194b53c59de50a3951e; a tool the provider ran itself)`},
+	}.check(t, res.Message, res.Meta)
+	anns := res.Meta.GetExtended().GetFields()["annotations"].GetListValue().GetValues()
+	if len(anns) != 1 {
+		t.Fatalf("annotations %v", anns)
+	}
+	if a := anns[0].GetStructValue().GetFields(); a["type"].GetStringValue() != "file_citation" || a["file_id"].GetStringValue() != "file-Ebzhf8H4DPGPr9pUhr7n7v" ||
+		a["filename"].GetStringValue() != "ai.pdf" || a["index"].GetNumberValue() != 350 || len(a) != 4 {
+		t.Errorf("annotation %v", a)
+	}
+}
+
+// TestRound21ImageGeneration: the hosted image_generation tool, unary
+// (gpt-5-nano, a 1024x1024 WebP) and streamed (gpt-5, 1536x1024, one
+// partial_image event, the image in output_item.done and again in
+// response.completed). The answer's message is an empty output_text: the
+// answer is the image, which the contract has no place for (its Image
+// part is an input). The warning names it, its format, size and the
+// length of its base64 result, so the image is never lost without a
+// word. The AI SDK authors shortened both results to a few hundred
+// characters joined by "...": the lengths are those of the recordings
+// (244 and 327). No text part, finish STOP.
+func TestRound21ImageGeneration(t *testing.T) {
+	t.Parallel()
+	res := r21Unary(t, "real_responses_image_generation", r21Request("gpt-5-nano", "Generate an image of a cat."))
+	r21Answer{
+		reasoning: []string{"rs_0a33d15155cb126d0068c96c5527808195a933b468ccb5dfd9", "rs_0a33d15155cb126d0068c96c6c0ef48195bc73e30faf832ba3"},
+		usage:     &llmrelayv1.Usage{InputTokens: 3151, OutputTokens: 1970, TotalTokens: 5121, ReasoningTokens: 1920},
+		id:        "resp_0a33d15155cb126d0068c96c54970481958484dea31f07926d", model: "gpt-5-nano-2025-08-07",
+		warnings: []string{`ignored output item of type "image_generation_call" (id ig_0a33d15155cb126d0068c96c59bc14819599154c9988b82996; ` +
+			`a generated image (webp, 1024x1024) of 244 bytes of base64, which the answer has no place for)`},
+	}.check(t, res.Message, res.Meta)
+
+	f := r21Stream(t, "real_responses_image_generation_stream", r21Request("gpt-5", "Generate an image of an echidna swimming across the Mozambique channel."))
+	r21Answer{
+		reasoning: []string{"rs_0df93c0bb83a72f20068c979db90b4819e94cedbfda2d49af6"},
+		usage:     &llmrelayv1.Usage{InputTokens: 2941, OutputTokens: 1249, TotalTokens: 4190, CachedInputTokens: 1920, ReasoningTokens: 1024},
+		id:        "resp_0df93c0bb83a72f20068c979db26ac819e8b5a444fad3f0d7f", model: "gpt-5-2025-08-07",
+		warnings: []string{`ignored output item of type "image_generation_call" (id ig_0df93c0bb83a72f20068c979f589c0819e9f0fc2d1a27aa1b8; ` +
+			`a generated image (webp, 1536x1024) of 327 bytes of base64, which the answer has no place for)`},
+	}.check(t, f.Message, f.Meta)
+}
+
+// TestRound21ClientRunCalls: calls of OpenAI's built-in tools that the
+// client is to run: local_shell_call (gpt-5-codex, unary and streamed:
+// the streamed item is added with an empty command, done with
+// ["ls","-a","~"]) and shell_call (gpt-5.1, three commands). They are not
+// function calls (they are answered with local_shell_call_output /
+// shell_call_output, not function_call_output), so they are not relayed
+// as ToolCalls a client would answer with a ToolResult the API rejects;
+// the warning names the item and its call_id and says the client was to
+// run it. The response ends there: no text, finish STOP as the status
+// says, no tool call counted.
+func TestRound21ClientRunCalls(t *testing.T) {
+	t.Parallel()
+	const what = "a call of OpenAI's built-in tool for the client to run, which the contract has no place for)"
+	res := r21Unary(t, "real_responses_local_shell", r21Request("gpt-5-codex", "List the files in my home directory."))
+	r21Answer{
+		reasoning: []string{"rs_68da74ab2c48819cb435ff526bd1ba1d0fdbc19a07110799"},
+		usage:     &llmrelayv1.Usage{InputTokens: 407, OutputTokens: 24, TotalTokens: 431},
+		id:        "resp_68da74aaae58819ca776fbd20244e8df0fdbc19a07110799", model: "gpt-5-codex",
+		warnings: []string{`ignored output item of type "local_shell_call" (id lsh_68da74abdaec819c9aa19c124308f4600fdbc19a07110799; call_id call_XWgeTylovOiS8xLNz2TONOgO: ` + what},
+	}.check(t, res.Message, res.Meta)
+
+	f := r21Stream(t, "real_responses_local_shell_stream", r21Request("gpt-5-codex", "List the files in my home directory."))
+	r21Answer{
+		reasoning: []string{"rs_68da7fd65a3481948bbb35ff2c79c6c20faf5df54b42d9a6"},
+		usage:     &llmrelayv1.Usage{InputTokens: 407, OutputTokens: 151, TotalTokens: 558, ReasoningTokens: 128},
+		id:        "resp_68da7fd5d24481949fc2cf1cc60377050faf5df54b42d9a6", model: "gpt-5-codex",
+		warnings: []string{`ignored output item of type "local_shell_call" (id lsh_68da7fd99b3c8194bd624b18c0c0851b0faf5df54b42d9a6; call_id call_h3nm8hUG0KO9tVNuRACkL1ri: ` + what},
+	}.check(t, f.Message, f.Meta)
+
+	res = r21Unary(t, "real_responses_shell_call", r21Request("gpt-5.1", "Create dec1.txt on my desktop."))
+	r21Answer{
+		usage: &llmrelayv1.Usage{InputTokens: 157, OutputTokens: 73, TotalTokens: 230},
+		id:    "resp_0f0d479976b1e9a600692f61be5948819783b655c7a54af2a2", model: "gpt-5.1-2025-11-13",
+		warnings: []string{`ignored output item of type "shell_call" (id sh_0f0d479976b1e9a600692f61bec0e08197a0864dc5ddf1d38c; call_id call_udkLUvR8lWvG8cDO2B6GNpvZ: ` + what},
+	}.check(t, res.Message, res.Meta)
+}
+
+// TestRound21HostedMCP: gpt-5-mini with a hosted MCP server
+// (require_approval "always"). openai-mcp-tool-approval.1.json: the
+// server's tool list (mcp_list_tools, server "exa"), a reasoning item,
+// an mcp_approval_request for web_search_exa, the approved mcp_call
+// (its approval_request_id the request's id, error null), a second
+// reasoning item and the answer. openai-mcp-tool-approval.2.json: the
+// tool list of server "zip1", then the model's answer that the call was
+// not approved. Every MCP item is named in a warning (the approval
+// request as the thing the client must answer, the call and the list as
+// run by the provider); the text is the message's.
+func TestRound21HostedMCP(t *testing.T) {
+	t.Parallel()
+	res := r21Unary(t, "real_responses_mcp_approval", r21Request("gpt-5-mini", "What are the latest news in Japan?"))
+	r21Answer{
+		reasoning: []string{"rs_0b55229f4889c40a00693a0fdf75d48195ad363d53d7b38a53", "rs_0b55229f4889c40a00693a0feab6f88195a2841d18c1665b6e"},
+		text: "I ran one search. Here are five top headlines from that search (sources in parentheses):\n\n" +
+			"1. Japan issues mega-quake advisory after M7.5 tremor (NHK World-Japan)  \n" +
+			"2. Dozens injured in M7.5 quake in Japan, gov't warns of bigger temblor (Kyodo News)  \n" +
+			"3. Japan assesses damage from 7.5 magnitude quake that injured 34 (AP News)  \n" +
+			"4. Two Japanese winners attend Nobel Prize award ceremony (NHK World-Japan)  \n" +
+			"5. Japan assesses damage from 7.5 magnitude quake that injured 33 (Japan Today)\n\n" +
+			"Would you like links or brief summaries for any of these?",
+		usage: &llmrelayv1.Usage{InputTokens: 553, OutputTokens: 177, TotalTokens: 730, ReasoningTokens: 128},
+		id:    "resp_0b55229f4889c40a00693a0fde3efc8195b530f522ac831ce1", model: "gpt-5-mini-2025-08-07",
+		warnings: []string{
+			`ignored output item of type "mcp_list_tools" (id mcpl_0b55229f4889c40a00693a0fde5a008195a4544238f0b461ba; MCP server "exa"; run by the provider)`,
+			`ignored output item of type "mcp_approval_request" (id mcpr_0b55229f4889c40a00693a0fe3bf388195b59568945917f764; ` +
+				`OpenAI asks the client to approve the call of MCP tool "web_search_exa" on server "exa" before it runs it ` +
+				`(an mcp_approval_response in the next request), which the contract has no place for)`,
+			`ignored output item of type "mcp_call" (id mcp_0b55229f4889c40a00693a0fe65b9c8195a7952039c68f8f5f; MCP server "exa"; tool "web_search_exa"; run by the provider)`,
+		},
+	}.check(t, res.Message, res.Meta)
+
+	res = r21Unary(t, "real_responses_mcp_denied", r21Request("gpt-5-mini", "Shorten https://ai-sdk.dev with max clicks 100."))
+	r21Answer{
+		reasoning: []string{"rs_04f6b17429cf2b02006949a67543c88196ad1f56cb7c8fe476"},
+		text: "I couldn't create the short link because the shortening tool call was not approved. Do you want me to proceed and create a short URL on zip1.io with max clicks = 100? " +
+			"If yes, please confirm and optionally provide:\n- a custom alias (alphanumeric and hyphens only), and/or\n- a password, and/or\n- a short description.\n\n" +
+			"If you don't want me to use the tool, I can give instructions so you can shorten it yourself.",
+		usage: &llmrelayv1.Usage{InputTokens: 592, OutputTokens: 421, TotalTokens: 1013, ReasoningTokens: 320},
+		id:    "resp_04f6b17429cf2b02006949a673effc8196bc0d00ce027d3bdc", model: "gpt-5-mini-2025-08-07",
+		warnings: []string{`ignored output item of type "mcp_list_tools" (id mcpl_04f6b17429cf2b02006949a673fd08819695f8f57cdb9bed6f; MCP server "zip1"; run by the provider)`},
+	}.check(t, res.Message, res.Meta)
+}
+
+// TestRound21LargeImageEvent: an image_generation_call whose base64
+// result passes the chat chunk bound (maxStreamEventBytes, 4 MiB), as a
+// high-quality 1536x1024 PNG's does, in output_item.done and again in
+// response.completed: the stream is not failed for it; the text before
+// it and the usage are relayed, and the warning gives the result's
+// length.
+func TestRound21LargeImageEvent(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = maxStreamEventBytes + 1<<20
+	img := strings.Repeat("A", n)
+	item := `{"id":"ig_1","type":"image_generation_call","status":"completed","output_format":"png","size":"1536x1024","result":"` + img + `"}`
+	msg := `{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Here it is.","annotations":[]}]}`
+	body := sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"msg_1","type":"message","role":"assistant","content":[]}}`) +
+		sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","output_index":0,"item_id":"msg_1","content_index":0,"delta":"Here it is."}`) +
+		sseEvent("response.output_item.done", `{"type":"response.output_item.done","output_index":0,"item":`+msg+`}`) +
+		sseEvent("response.image_generation_call.partial_image", `{"type":"response.image_generation_call.partial_image","output_index":1,"item_id":"ig_1","partial_image_index":0,"partial_image_b64":"`+img+`"}`) +
+		sseEvent("response.output_item.done", `{"type":"response.output_item.done","output_index":1,"item":`+item+`}`) +
+		sseEvent("response.completed", `{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[`+msg+`,`+item+`],"usage":{"input_tokens":10,"output_tokens":20,"total_tokens":30}}}`)
+	evs, _, err := collect(t, respStreamFrom(p, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := accFold(t, evs)
+	if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Here it is." {
+		t.Errorf("parts %v", parts)
+	}
+	want := fmt.Sprintf(`ignored output item of type "image_generation_call" (id ig_1; a generated image (png, 1536x1024) of %d bytes of base64, which the answer has no place for)`, n)
+	if w := f.Meta.GetWarnings(); len(w) != 1 || w[0] != want {
+		t.Errorf("warnings %q", w)
+	}
+	if u := f.Meta.GetUsage(); u.GetTotalTokens() != 30 {
+		t.Errorf("usage %v", u)
+	}
+}
+
+// TestHostedItemWarning: what the warning for an item the contract has no
+// place for says of the item's state: a status other than completed, an
+// error (a string, or another value as JSON, cut at maxItemErrorBytes on
+// a character boundary), an image without a result or with one that is
+// not a string, an approval request, a client-run call without call_id.
+func TestHostedItemWarning(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("é", maxItemErrorBytes)
+	cases := []struct{ item, want string }{
+		{`{"type":"web_search_call","id":"ws_1","status":"failed","action":{"type":"search"}}`,
+			`ignored output item of type "web_search_call" (id ws_1; a tool the provider ran itself; status "failed")`},
+		{`{"type":"mcp_call","id":"mcp_1","server_label":"exa","name":"search","status":"failed","error":"Error calling tool: timeout"}`,
+			`ignored output item of type "mcp_call" (id mcp_1; MCP server "exa"; tool "search"; run by the provider; status "failed"; error: Error calling tool: timeout)`},
+		{`{"type":"mcp_call","id":"mcp_2","error":{"type":"http_error","code":424}}`,
+			`ignored output item of type "mcp_call" (id mcp_2; run by the provider; error: {"type":"http_error","code":424})`},
+		{`{"type":"mcp_call","id":"mcp_3","error":"` + long + `"}`,
+			`ignored output item of type "mcp_call" (id mcp_3; run by the provider; error: ` + long[:maxItemErrorBytes] + `…)`},
+		{`{"type":"image_generation_call","id":"ig_1","status":"generating","result":null}`,
+			`ignored output item of type "image_generation_call" (id ig_1; a generated image without a result; status "generating")`},
+		{`{"type":"image_generation_call","id":"ig_2","result":7}`,
+			`ignored output item of type "image_generation_call" (id ig_2; a generated image whose result is not a string)`},
+		{`{"type":"image_generation_call","id":"ig_3","result":""}`,
+			`ignored output item of type "image_generation_call" (id ig_3; a generated image with an empty result)`},
+		{`{"type":"computer_call","id":"cu_1","status":"completed"}`,
+			`ignored output item of type "computer_call" (id cu_1; a call of OpenAI's built-in tool for the client to run, which the contract has no place for)`},
+		{`{"type":"compaction"}`, `ignored output item of type "compaction" (an item the contract has no place for)`},
+	}
+	for _, c := range cases {
+		var it respOutputItem
+		if warn, err := decodeLenient([]byte(c.item), &it); err != nil || warn != "" {
+			t.Fatalf("%s: %v %s", c.item, err, warn)
+		}
+		if got := hostedItemWarning(&it); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.item, got, c.want)
+		}
+	}
+}
