@@ -356,3 +356,32 @@ func TestHostedItemWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestRound21HostedMCPStream: pydantic-ai's cassette of gpt-4o with a
+// hosted MCP server (require_approval "never"), streamed (October 2025):
+// mcp_list_tools added with no tools and done with one
+// (response.mcp_list_tools.in_progress/.completed between), an mcp_call
+// whose arguments "{}" come in response.mcp_call_arguments.delta and
+// .done (not function-call argument events: no client call is opened),
+// its output in output_item.done, then the text in eighteen deltas with
+// obfuscation. Each MCP item is one warning, on its output_item.done;
+// the server's tool is not relayed as a client call. 107 in, 34 out;
+// service_tier auto while in progress, default at the end; the cassette
+// kept no x-request-id (the pydantic-ai authors redacted the tool's
+// authorization and server_url in the echoed tools).
+func TestRound21HostedMCPStream(t *testing.T) {
+	t.Parallel()
+	f := r21Stream(t, "real_pyd_openai_responses_model_mcp_server_tool_stream", r21Request("gpt-4o", "What games do I have?"))
+	r21Answer{
+		text:  "You have the following games:\n\n- Lies of P\n- Bloodborne\n- Sekiro",
+		usage: &llmrelayv1.Usage{InputTokens: 107, OutputTokens: 34, TotalTokens: 141},
+		id:    "resp_064f1d59f12b340a0068e64bff307c81a0994e722ca45245f2", model: "gpt-4o-2024-08-06",
+		warnings: []string{
+			`ignored output item of type "mcp_list_tools" (id mcpl_064f1d59f12b340a0068e64bff3f2881a0b78ef57fd1c76f32; MCP server "test_server"; run by the provider)`,
+			`ignored output item of type "mcp_call" (id mcp_064f1d59f12b340a0068e64c01557881a0ad7e41daf9c7a8b7; MCP server "test_server"; tool "get_my_games"; run by the provider)`,
+		},
+	}.check(t, f.Message, f.Meta)
+	if f.Meta.GetProviderRequestId() != "" || f.Meta.GetExtended().GetFields()["openai_processing_ms"].GetNumberValue() != 66 {
+		t.Errorf("meta %v", f.Meta)
+	}
+}
