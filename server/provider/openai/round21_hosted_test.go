@@ -385,3 +385,32 @@ func TestRound21HostedMCPStream(t *testing.T) {
 		t.Errorf("meta %v", f.Meta)
 	}
 }
+
+// TestRound21FileSearchStream: pydantic-ai's cassette of gpt-4o with the
+// hosted file_search tool, streamed (December 2025), its fourth
+// interaction (the first three upload the file and make the vector
+// store): a file_search_call (in_progress, searching, completed events;
+// done with one query and "results": null), then "The capital of France
+// is Paris." with a file_citation (index 30) announced by
+// response.output_text.annotation.added before the last delta, then
+// repeated in content_part.done, output_item.done and
+// response.completed: kept once in meta.extended["annotations"]. The
+// search is one warning; 1177 in, 37 out.
+func TestRound21FileSearchStream(t *testing.T) {
+	t.Parallel()
+	f := r21Stream(t, "real_pyd_openai_responses_model_file_search_tool_stream", r21Request("gpt-4o", "What is the capital of France?"))
+	r21Answer{
+		text:     "The capital of France is Paris.",
+		usage:    &llmrelayv1.Usage{InputTokens: 1177, OutputTokens: 37, TotalTokens: 1214},
+		id:       "resp_006dcb10dc68b990006931d756c6fc819ba28a90e19a504ee0", model: "gpt-4o-2024-08-06",
+		warnings: []string{`ignored output item of type "file_search_call" (id fs_006dcb10dc68b990006931d758d64c819b8936fb07f31c09d4; a tool the provider ran itself)`},
+	}.check(t, f.Message, f.Meta)
+	anns := f.Meta.GetExtended().GetFields()["annotations"].GetListValue().GetValues()
+	if len(anns) != 1 {
+		t.Fatalf("annotations %v", anns)
+	}
+	if a := anns[0].GetStructValue().GetFields(); a["type"].GetStringValue() != "file_citation" || a["file_id"].GetStringValue() != "file-9RhPAs9YqVajpGXRfcgavJ" ||
+		a["filename"].GetStringValue() != "tmp8l5_2pzy.txt" || a["index"].GetNumberValue() != 30 || len(a) != 4 {
+		t.Errorf("annotation %v", a)
+	}
+}
