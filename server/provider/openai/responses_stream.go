@@ -26,10 +26,13 @@ const maxStreamItems = 4096
 // response.completed, which holds every image of the response. A
 // low-quality 1536x1024 WebP is 2.2 MB of base64
 // (testdata/real_responses_image_generation_stream.http: its RIFF header
-// declares 1,644,258 bytes); a high-quality PNG of that size passes 4 MiB,
-// which failed the whole stream, text and usage included, for an image the
-// answer has no place for. 32 MiB holds several such images and stays
-// under the unary body's bound (maxBodyBytes).
+// declares 1,644,258 bytes); a high-quality 1536x1024 PNG is 3,102,808
+// bytes of base64 in a unary body of 3,114,640 (pydantic-ai's cassette
+// test_openai_responses_image_generation_tool_without_image_output.yaml):
+// three quarters of the chat bound, which a second image, or a larger
+// one, passes, failing the whole stream, text and usage included, for
+// images the answer has no place for. 32 MiB holds several such images
+// and stays under the unary body's bound (maxBodyBytes).
 const maxRespStreamEventBytes = 32 << 20
 
 // responsesStream reads a Responses API event stream: SSE events whose data
