@@ -150,6 +150,9 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 			if warning != "" {
 				meta.Warnings = append(meta.Warnings, warning)
 			}
+			if it.Namespace != "" {
+				meta.Warnings = append(meta.Warnings, namespaceWarning(call.CallId, string(it.Namespace)))
+			}
 			if cut := itemCut(&it); cut != "" {
 				call.ArgumentsValid = false
 				meta.Warnings = append(meta.Warnings, cutCallWarning(call.CallId, cut))

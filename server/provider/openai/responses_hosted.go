@@ -151,3 +151,15 @@ func itemError(raw json.RawMessage) string {
 	}
 	return s
 }
+
+// namespaceWarning reports a function_call's namespace, which a ToolCall
+// has no place for. OpenAI refuses a call sent back without the namespace
+// it was made in ("Missing namespace for function_call '…'. It does not
+// exist in the default namespace. Round-trip the model's function_call
+// item with its namespace field included.", param input[i].namespace: the
+// AI SDK's fixture openai-missing-function-call-namespace-error.1.json)
+// unless the function is also in the default namespace.
+func namespaceWarning(callID, ns string) string {
+	return fmt.Sprintf("tool call %s was made in namespace %q, which the contract has no place for: "+
+		"sent back without it, OpenAI refuses the call unless the function is also in the default namespace", callID, ns)
+}

@@ -128,8 +128,10 @@ type respCallState struct {
 	// diffWarned: complete arguments that do not continue the streamed
 	// ones were reported.
 	diffWarned bool
-	pending    bool
-	endHeld    bool
+	// nsWarned: the call's namespace was reported (namespaceWarning).
+	nsWarned bool
+	pending  bool
+	endHeld  bool
 	// heldFull: complete arguments that came while the call was
 	// pending, checked when it is resolved.
 	heldFull string
@@ -617,6 +619,16 @@ func (s *responsesStream) openByItem(itemID string, outputIndex *flexInt) *respC
 // id with the warning) and relays what was held: the name and arguments
 // in one fragment, then the end if it came.
 func (s *responsesStream) resolve(c *respCallState, it *respOutputItem) {
+	s.resolvePending(c, it)
+	if it.Namespace != "" && !c.nsWarned && !c.pending {
+		c.nsWarned = true
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{namespaceWarning(c.callID, string(it.Namespace))}}})
+	}
+}
+
+// resolvePending keys a pending call by the call_id the item gives and
+// relays what was held for it.
+func (s *responsesStream) resolvePending(c *respCallState, it *respOutputItem) {
 	if !c.pending {
 		return
 	}

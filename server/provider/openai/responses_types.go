@@ -166,6 +166,10 @@ type respOutputItem struct {
 	// Arguments is a JSON string on OpenAI; some compatible servers send
 	// an object.
 	Arguments json.RawMessage `json:"arguments"`
+	// Namespace is a function_call's namespace (a function of a
+	// namespace tool or one tool_search loaded), which the contract has
+	// no place for (namespaceWarning).
+	Namespace flexString `json:"namespace"`
 	// Input is the free-text input of a custom_tool_call.
 	Input *string `json:"input"`
 	// Summary is a reasoning item's array of summary_text parts.

@@ -400,9 +400,9 @@ func TestRound21FileSearchStream(t *testing.T) {
 	t.Parallel()
 	f := r21Stream(t, "real_pyd_openai_responses_model_file_search_tool_stream", r21Request("gpt-4o", "What is the capital of France?"))
 	r21Answer{
-		text:     "The capital of France is Paris.",
-		usage:    &llmrelayv1.Usage{InputTokens: 1177, OutputTokens: 37, TotalTokens: 1214},
-		id:       "resp_006dcb10dc68b990006931d756c6fc819ba28a90e19a504ee0", model: "gpt-4o-2024-08-06",
+		text:  "The capital of France is Paris.",
+		usage: &llmrelayv1.Usage{InputTokens: 1177, OutputTokens: 37, TotalTokens: 1214},
+		id:    "resp_006dcb10dc68b990006931d756c6fc819ba28a90e19a504ee0", model: "gpt-4o-2024-08-06",
 		warnings: []string{`ignored output item of type "file_search_call" (id fs_006dcb10dc68b990006931d758d64c819b8936fb07f31c09d4; a tool the provider ran itself)`},
 	}.check(t, f.Message, f.Meta)
 	anns := f.Meta.GetExtended().GetFields()["annotations"].GetListValue().GetValues()
@@ -412,5 +412,106 @@ func TestRound21FileSearchStream(t *testing.T) {
 	if a := anns[0].GetStructValue().GetFields(); a["type"].GetStringValue() != "file_citation" || a["file_id"].GetStringValue() != "file-9RhPAs9YqVajpGXRfcgavJ" ||
 		a["filename"].GetStringValue() != "tmp8l5_2pzy.txt" || a["index"].GetNumberValue() != 30 || len(a) != 4 {
 		t.Errorf("annotation %v", a)
+	}
+}
+
+// TestRound21ToolSearch: gpt-5.4 with OpenAI's hosted tool_search over
+// deferred function tools (the AI SDK's openai-tool-search.1.json, March
+// 2026): a server-run tool_search_call and its tool_search_output (the
+// loaded get_weather tool), then a function_call for it with
+// "namespace": "get_weather". The call is relayed keyed by its call_id
+// with its exact arguments; the two search items are one warning each;
+// the namespace, which a ToolCall has no place for and without which
+// OpenAI refuses the call sent back ("Missing namespace for
+// function_call"), is a warning too. 640 in, 46 out of which 20
+// reasoning; finish TOOL_CALLS.
+func TestRound21ToolSearch(t *testing.T) {
+	t.Parallel()
+	res := r21Unary(t, "real_responses_tool_search", r21Request("gpt-5.4", "What is the weather in San Francisco?"))
+	parts := res.Message.GetParts()
+	if len(parts) != 1 {
+		t.Fatalf("parts %v", parts)
+	}
+	want := &llmrelayv1.ToolCall{CallId: "call_ytqozXvUXG8NN1b0IODxzUaE", Name: "get_weather",
+		Arguments: `{"location":"San Francisco, CA","unit":"fahrenheit"}`, ArgumentsValid: true}
+	if !proto.Equal(parts[0].GetToolCall(), want) {
+		t.Errorf("call %v, want %v", parts[0].GetToolCall(), want)
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+	if u := (&llmrelayv1.Usage{InputTokens: 640, OutputTokens: 46, TotalTokens: 686, ReasoningTokens: 20}); !proto.Equal(m.GetUsage(), u) {
+		t.Errorf("usage %v", m.GetUsage())
+	}
+	if m.GetResponseId() != "resp_04bd69550b37ba260069aa689530d0819094482b7c14059a0f" || m.GetResolvedModel() != "gpt-5.4-2026-03-05" || m.GetToolCallCount() != 1 {
+		t.Errorf("meta %v", m)
+	}
+	wantWarnings := []string{
+		`ignored output item of type "tool_search_call" (id tsc_04bd69550b37ba260069aa689605cc8190bd2d9bf1199fa630; a tool the provider ran itself)`,
+		`ignored output item of type "tool_search_output" (id tso_04bd69550b37ba260069aa68965b508190949d19c05f1b6df9; an item the contract has no place for)`,
+		`tool call call_ytqozXvUXG8NN1b0IODxzUaE was made in namespace "get_weather", which the contract has no place for: ` +
+			`sent back without it, OpenAI refuses the call unless the function is also in the default namespace`,
+	}
+	if got := m.GetWarnings(); strings.Join(got, "\n") != strings.Join(wantWarnings, "\n") {
+		t.Errorf("warnings\n%q\nwant\n%q", got, wantWarnings)
+	}
+}
+
+// TestRound21ApplyPatch: gpt-5.1 with the apply_patch tool (the AI SDK's
+// openai-apply-patch-tool.1.json, November 2025): a lone apply_patch_call
+// (create_file shopping-checklist.md with its diff) for the client to
+// apply and answer with apply_patch_call_output: a warning naming its
+// call_id, no text, finish STOP; 642 in, 67 out.
+func TestRound21ApplyPatch(t *testing.T) {
+	t.Parallel()
+	res := r21Unary(t, "real_responses_apply_patch", r21Request("gpt-5.1", "Create a shopping checklist."))
+	r21Answer{
+		usage: &llmrelayv1.Usage{InputTokens: 642, OutputTokens: 67, TotalTokens: 709},
+		id:    "resp_0b04c5f8dfc43af500692749bc5b288197b45e830995fd32d3", model: "gpt-5.1-2025-11-13",
+		warnings: []string{`ignored output item of type "apply_patch_call" (id apc_0b04c5f8dfc43af500692749bd60908197b0e453c38f30191a; ` +
+			`call_id call_CdXiGtcRl49Q6Ek20tG9lYOr: a call of OpenAI's built-in tool for the client to run, which the contract has no place for)`},
+	}.check(t, res.Message, res.Meta)
+}
+
+// TestRound21NamespaceStream: a streamed function_call made in a
+// namespace (the item shape of real_responses_tool_search, streamed as
+// OpenAI streams calls: added, one argument delta, done) is relayed keyed
+// by its call_id with one namespace warning, whether the namespace comes
+// in output_item.added, .done or only in response.completed.
+func TestRound21NamespaceStream(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns = `,"namespace":"tools_ns"`
+	item := func(status, args, extra string) string {
+		return `{"id":"fc_1","type":"function_call","status":"` + status + `","arguments":"` + args + `","call_id":"call_1","name":"f"` + extra + `}`
+	}
+	for _, where := range []string{"added", "done", "completed"} {
+		added, done, final := "", "", ""
+		switch where {
+		case "added":
+			added = ns
+		case "done":
+			done = ns
+		default:
+			final = ns
+		}
+		body := sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":`+item("in_progress", "", added)+`}`) +
+			sseEvent("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","output_index":0,"item_id":"fc_1","delta":"{}"}`) +
+			sseEvent("response.output_item.done", `{"type":"response.output_item.done","output_index":0,"item":`+item("completed", "{}", done)+`}`) +
+			sseEvent("response.completed", `{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[`+item("completed", "{}", final)+`]}}`)
+		evs, _, err := collect(t, respStreamFrom(p, body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := accFold(t, evs)
+		if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetToolCall().GetCallId() != "call_1" || parts[0].GetToolCall().GetArguments() != "{}" {
+			t.Errorf("%s: parts %v", where, parts)
+		}
+		want := namespaceWarning("call_1", "tools_ns")
+		if w := f.Meta.GetWarnings(); len(w) != 1 || w[0] != want {
+			t.Errorf("%s: warnings %q", where, w)
+		}
 	}
 }
