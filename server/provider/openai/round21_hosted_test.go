@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -513,5 +514,80 @@ func TestRound21NamespaceStream(t *testing.T) {
 		if w := f.Meta.GetWarnings(); len(w) != 1 || w[0] != want {
 			t.Errorf("%s: warnings %q", where, w)
 		}
+	}
+}
+
+// TestRound21FollowUpDropsOrphanedReasoning: the request built from an
+// answer whose reasoning items led to hosted tools' calls. In
+// real_responses_code_interpreter the first three reasoning items were
+// each followed by a code_interpreter_call, which the answer has no place
+// for: sent back, each would be followed by the next reasoning item, and
+// OpenAI refuses a reasoning item without its following item. They are
+// left out with a warning each; the fourth, followed by the message, is
+// sent (by id: the request is stored and the items carry no encrypted
+// content). In real_responses_image_generation both reasoning items led
+// to items that are gone (the image, then a message whose only text was
+// empty): nothing of the turn is sent.
+func TestRound21FollowUpDropsOrphanedReasoning(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	followUp := func(answer *llmrelayv1.Message) (string, []string) {
+		t.Helper()
+		r := &provider.Request{Model: "gpt-5-nano", Format: formatResponses, Reasoning: true,
+			Messages:        []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Go on.")), answer, msgOf(llmrelayv1.Role_ROLE_USER, text("Thanks."))},
+			ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Store: proto.Bool(true)}}}}
+		body, warnings, err := p.buildResponsesRequest(r, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Input json.RawMessage `json:"input"`
+		}
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		return string(m.Input), warnings
+	}
+	const user = `{"type":"message","role":"user","content":[{"type":"input_text","text":"Go on."}]}`
+	const thanks = `{"type":"message","role":"user","content":[{"type":"input_text","text":"Thanks."}]}`
+	dropped := func(id, follows string) string {
+		return "reasoning item " + id + " was not sent: " + follows + ", not the message or call it led to " +
+			"(a hosted tool's call or an empty message, which the contract has no place for), and OpenAI refuses a reasoning item without its following item"
+	}
+
+	res := r21Unary(t, "real_responses_code_interpreter", r21Request("gpt-5-nano", "Simulate rolling two dice 10000 times and give me the file."))
+	input, warnings := followUp(res.Message)
+	txt, err := json.Marshal(res.Message.GetParts()[4].GetText())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[` + user + `,{"type":"reasoning","id":"rs_024ee52fc1900767006903bf40cd488193b3a36868bf31054a","summary":[]},` +
+		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":` + string(txt) + `}]},` + thanks + `]`
+	if input != want {
+		t.Errorf("input\n%s\nwant\n%s", input, want)
+	}
+	wantWarnings := []string{
+		dropped("rs_024ee52fc1900767006903bf2cf8348193be2e9dedeedfd7eb", "another reasoning item follows it"),
+		dropped("rs_024ee52fc1900767006903bf381cec8193a48068baa82e17a3", "another reasoning item follows it"),
+		dropped("rs_024ee52fc1900767006903bf3ddb0881939e1af28db8fb9f17", "another reasoning item follows it"),
+	}
+	if strings.Join(warnings, "\n") != strings.Join(wantWarnings, "\n") {
+		t.Errorf("warnings\n%q\nwant\n%q", warnings, wantWarnings)
+	}
+
+	res = r21Unary(t, "real_responses_image_generation", r21Request("gpt-5-nano", "Generate an image of a cat."))
+	input, warnings = followUp(res.Message)
+	if want := `[` + user + `,` + thanks + `]`; input != want {
+		t.Errorf("input\n%s\nwant\n%s", input, want)
+	}
+	wantWarnings = []string{
+		dropped("rs_0a33d15155cb126d0068c96c5527808195a933b468ccb5dfd9", "another reasoning item follows it"),
+		dropped("rs_0a33d15155cb126d0068c96c6c0ef48195bc73e30faf832ba3", "a user message follows it"),
+	}
+	if strings.Join(warnings, "\n") != strings.Join(wantWarnings, "\n") {
+		t.Errorf("warnings\n%q\nwant\n%q", warnings, wantWarnings)
 	}
 }
