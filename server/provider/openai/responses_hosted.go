@@ -67,6 +67,20 @@ func hostedItemWarning(it *respOutputItem) string {
 	case it.Type == "mcp_approval_request":
 		facts = append(facts, fmt.Sprintf("OpenAI asks the client to approve the call of MCP tool %q on server %q before it runs it "+
 			"(an mcp_approval_response in the next request), which the contract has no place for", it.Name, string(it.ServerLabel)))
+	case clientRunItems[it.Type] && isPresent(it.Environment):
+		// OpenAI's hosted shell: the call runs in a container of
+		// OpenAI's, its output follows in the same response.
+		if it.CallID != "" {
+			facts = append(facts, "call_id "+it.CallID)
+		}
+		where := "run by the provider"
+		var env struct {
+			ContainerID string `json:"container_id"`
+		}
+		if json.Unmarshal(it.Environment, &env) == nil && env.ContainerID != "" {
+			where += " in container " + env.ContainerID
+		}
+		facts = append(facts, where)
 	case clientRunItems[it.Type]:
 		what := "a call of OpenAI's built-in tool for the client to run"
 		if it.CallID != "" {
@@ -85,6 +99,8 @@ func hostedItemWarning(it *respOutputItem) string {
 		facts = append(facts, "run by the provider")
 	case strings.HasSuffix(it.Type, "_call"):
 		facts = append(facts, "a tool the provider ran itself")
+	case strings.HasSuffix(it.Type, "_output"):
+		facts = append(facts, "the output of a tool the provider ran itself")
 	default:
 		facts = append(facts, "an item the contract has no place for")
 	}

@@ -188,6 +188,9 @@ type respOutputItem struct {
 	OutputFormat flexString      `json:"output_format"`
 	Size         flexString      `json:"size"`
 	Result       *byteCount      `json:"result"`
+	// Environment is where a shell_call runs: absent for the client's
+	// shell, a container (container_reference) for OpenAI's hosted one.
+	Environment json.RawMessage `json:"environment"`
 }
 
 // respContentPart is an output_text or refusal part of a message item.

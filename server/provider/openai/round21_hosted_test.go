@@ -448,7 +448,7 @@ func TestRound21ToolSearch(t *testing.T) {
 	}
 	wantWarnings := []string{
 		`ignored output item of type "tool_search_call" (id tsc_04bd69550b37ba260069aa689605cc8190bd2d9bf1199fa630; a tool the provider ran itself)`,
-		`ignored output item of type "tool_search_output" (id tso_04bd69550b37ba260069aa68965b508190949d19c05f1b6df9; an item the contract has no place for)`,
+		`ignored output item of type "tool_search_output" (id tso_04bd69550b37ba260069aa68965b508190949d19c05f1b6df9; the output of a tool the provider ran itself)`,
 		`tool call call_ytqozXvUXG8NN1b0IODxzUaE was made in namespace "get_weather", which the contract has no place for: ` +
 			`sent back without it, OpenAI refuses the call unless the function is also in the default namespace`,
 	}
@@ -590,4 +590,30 @@ func TestRound21FollowUpDropsOrphanedReasoning(t *testing.T) {
 	if strings.Join(warnings, "\n") != strings.Join(wantWarnings, "\n") {
 		t.Errorf("warnings\n%q\nwant\n%q", warnings, wantWarnings)
 	}
+}
+
+// TestRound21HostedShell: pydantic-ai's cassette of gpt-5.2 with OpenAI's
+// hosted shell (a container_auto environment with an uploaded CSV; March
+// 2026), its second interaction: a shell_call whose environment is the
+// container OpenAI made (container_reference), its shell_call_output
+// (two commands' outcomes, the second printing "2"; status "in_progress"
+// as sent), then the answer "2". Unlike the client's shell_call
+// (real_responses_shell_call, no environment), this one OpenAI ran: the
+// warning says so and names the container; the output is one warning
+// too. 963 in, 108 out of which 103 reasoning (no reasoning item was
+// returned).
+func TestRound21HostedShell(t *testing.T) {
+	t.Parallel()
+	res := r21Unary(t, "real_pyd_openai_responses_hosted_shell_with_uploaded_file_1",
+		r21Request("gpt-5.2", "Use the hosted shell to inspect the mounted CSV and return only the number of data rows."))
+	r21Answer{
+		text:  "2",
+		usage: &llmrelayv1.Usage{InputTokens: 963, OutputTokens: 108, TotalTokens: 1071, ReasoningTokens: 103},
+		id:    "resp_0d66f6a1627a2ba90169ad9b64f5d4819ab423cf0479c91a34", model: "gpt-5.2-2025-12-11",
+		warnings: []string{
+			`ignored output item of type "shell_call" (id sh_0d66f6a1627a2ba90169ad9b718d80819abbdddc6131a7c5d9; call_id call_LLTmZCt0MSFJPP6a1fwmjcPv; ` +
+				`run by the provider in container cntr_69ad9b6b67b081988faeac9ccd1f89980b63242b06aab4d9)`,
+			`ignored output item of type "shell_call_output" (id sho_0d66f6a1627a2ba90169ad9b75e29c819a8d00de4654860e51; the output of a tool the provider ran itself; status "in_progress")`,
+		},
+	}.check(t, res.Message, res.Meta)
 }
