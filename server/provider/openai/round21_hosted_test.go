@@ -140,34 +140,6 @@ func TestRound21CodeInterpreter(t *testing.T) {
 	}
 }
 
-// TestRound21FileSearch: gpt-5-mini with the hosted file_search tool (the
-// AI SDK's openai-file-search-tool.2.json, September 2025): a
-// file_search_call with four queries and one result (ai.pdf, score
-// 0.9311) between two reasoning items, then the answer with one
-// file_citation (index 350, ai.pdf) kept in meta.extended. The search is
-// OpenAI's: one warning; 3678 in of which 2304 cached, 536 out of which
-// 448 reasoning.
-func TestRound21FileSearch(t *testing.T) {
-	t.Parallel()
-	res := r21Unary(t, "real_responses_file_search", r21Request("gpt-5-mini", "What is an embedding model according to this document?"))
-	r21Answer{
-		reasoning: []string{"rs_0365d26c32c64c650068cabb03bcc48194bfbd973152bca8f6", "rs_0365d26c32c64c650068cabb061740819491324d349d0f07ca"},
-		text: "According to the document, an embedding model converts complex data (like words or images) into a dense vector — a list of numbers — called an embedding. " +
-			"It does not generate new text or data; instead it encodes semantic and syntactic relationships between entities so those vector representations can be used as inputs for other models or NLP tasks .",
-		usage: &llmrelayv1.Usage{InputTokens: 3678, OutputTokens: 536, TotalTokens: 4214, CachedInputTokens: 2304, ReasoningTokens: 448},
-		id:    "resp_0365d26c32c64c650068cabb02fea4819495862c2bc58440ad", model: "gpt-5-mini-2025-08-07",
-		warnings: []string{`ignored output item of type "file_search_call" (id fs_0365d26c32c64c650068cabb04aa388194b53c59de50a3951e; a tool the provider ran itself)`},
-	}.check(t, res.Message, res.Meta)
-	anns := res.Meta.GetExtended().GetFields()["annotations"].GetListValue().GetValues()
-	if len(anns) != 1 {
-		t.Fatalf("annotations %v", anns)
-	}
-	if a := anns[0].GetStructValue().GetFields(); a["type"].GetStringValue() != "file_citation" || a["file_id"].GetStringValue() != "file-Ebzhf8H4DPGPr9pUhr7n7v" ||
-		a["filename"].GetStringValue() != "ai.pdf" || a["index"].GetNumberValue() != 350 || len(a) != 4 {
-		t.Errorf("annotation %v", a)
-	}
-}
-
 // TestRound21ImageGeneration: the hosted image_generation tool, unary
 // (gpt-5-nano, a 1024x1024 WebP) and streamed (gpt-5, 1536x1024, one
 // partial_image event, the image in output_item.done and again in
@@ -237,39 +209,14 @@ func TestRound21ClientRunCalls(t *testing.T) {
 }
 
 // TestRound21HostedMCP: gpt-5-mini with a hosted MCP server
-// (require_approval "always"). openai-mcp-tool-approval.1.json: the
-// server's tool list (mcp_list_tools, server "exa"), a reasoning item,
-// an mcp_approval_request for web_search_exa, the approved mcp_call
-// (its approval_request_id the request's id, error null), a second
-// reasoning item and the answer. openai-mcp-tool-approval.2.json: the
-// tool list of server "zip1", then the model's answer that the call was
-// not approved. Every MCP item is named in a warning (the approval
-// request as the thing the client must answer, the call and the list as
-// run by the provider); the text is the message's.
+// (require_approval "always") after the client denied the call
+// (openai-mcp-tool-approval.2.json): the server's tool list
+// (mcp_list_tools, server "zip1"), a reasoning item, then the model's
+// answer that the call was not approved. The tool list is one warning
+// naming the server; the text is the message's.
 func TestRound21HostedMCP(t *testing.T) {
 	t.Parallel()
-	res := r21Unary(t, "real_responses_mcp_approval", r21Request("gpt-5-mini", "What are the latest news in Japan?"))
-	r21Answer{
-		reasoning: []string{"rs_0b55229f4889c40a00693a0fdf75d48195ad363d53d7b38a53", "rs_0b55229f4889c40a00693a0feab6f88195a2841d18c1665b6e"},
-		text: "I ran one search. Here are five top headlines from that search (sources in parentheses):\n\n" +
-			"1. Japan issues mega-quake advisory after M7.5 tremor (NHK World-Japan)  \n" +
-			"2. Dozens injured in M7.5 quake in Japan, gov't warns of bigger temblor (Kyodo News)  \n" +
-			"3. Japan assesses damage from 7.5 magnitude quake that injured 34 (AP News)  \n" +
-			"4. Two Japanese winners attend Nobel Prize award ceremony (NHK World-Japan)  \n" +
-			"5. Japan assesses damage from 7.5 magnitude quake that injured 33 (Japan Today)\n\n" +
-			"Would you like links or brief summaries for any of these?",
-		usage: &llmrelayv1.Usage{InputTokens: 553, OutputTokens: 177, TotalTokens: 730, ReasoningTokens: 128},
-		id:    "resp_0b55229f4889c40a00693a0fde3efc8195b530f522ac831ce1", model: "gpt-5-mini-2025-08-07",
-		warnings: []string{
-			`ignored output item of type "mcp_list_tools" (id mcpl_0b55229f4889c40a00693a0fde5a008195a4544238f0b461ba; MCP server "exa"; run by the provider)`,
-			`ignored output item of type "mcp_approval_request" (id mcpr_0b55229f4889c40a00693a0fe3bf388195b59568945917f764; ` +
-				`OpenAI asks the client to approve the call of MCP tool "web_search_exa" on server "exa" before it runs it ` +
-				`(an mcp_approval_response in the next request), which the contract has no place for)`,
-			`ignored output item of type "mcp_call" (id mcp_0b55229f4889c40a00693a0fe65b9c8195a7952039c68f8f5f; MCP server "exa"; tool "web_search_exa"; run by the provider)`,
-		},
-	}.check(t, res.Message, res.Meta)
-
-	res = r21Unary(t, "real_responses_mcp_denied", r21Request("gpt-5-mini", "Shorten https://ai-sdk.dev with max clicks 100."))
+	res := r21Unary(t, "real_responses_mcp_denied", r21Request("gpt-5-mini", "Shorten https://ai-sdk.dev with max clicks 100."))
 	r21Answer{
 		reasoning: []string{"rs_04f6b17429cf2b02006949a67543c88196ad1f56cb7c8fe476"},
 		text: "I couldn't create the short link because the shortening tool call was not approved. Do you want me to proceed and create a short URL on zip1.io with max clicks = 100? " +
@@ -346,6 +293,12 @@ func TestHostedItemWarning(t *testing.T) {
 		{`{"type":"computer_call","id":"cu_1","status":"completed"}`,
 			`ignored output item of type "computer_call" (id cu_1; a call of OpenAI's built-in tool for the client to run, which the contract has no place for)`},
 		{`{"type":"compaction"}`, `ignored output item of type "compaction" (an item the contract has no place for)`},
+		// The shape of the AI SDK's openai-mcp-tool-approval.1.json.
+		{`{"id":"mcpr_1","type":"mcp_approval_request","arguments":"{\"query\":\"latest news Japan today headlines\"}","name":"web_search_exa","server_label":"exa"}`,
+			`ignored output item of type "mcp_approval_request" (id mcpr_1; OpenAI asks the client to approve the call of MCP tool "web_search_exa" on server "exa" ` +
+				`before it runs it (an mcp_approval_response in the next request), which the contract has no place for)`},
+		{`{"id":"sh_1","type":"shell_call","status":"completed","call_id":"call_1","environment":null}`,
+			`ignored output item of type "shell_call" (id sh_1; call_id call_1: a call of OpenAI's built-in tool for the client to run, which the contract has no place for)`},
 	}
 	for _, c := range cases {
 		var it respOutputItem
@@ -416,43 +369,44 @@ func TestRound21FileSearchStream(t *testing.T) {
 	}
 }
 
-// TestRound21ToolSearch: gpt-5.4 with OpenAI's hosted tool_search over
-// deferred function tools (the AI SDK's openai-tool-search.1.json, March
-// 2026): a server-run tool_search_call and its tool_search_output (the
-// loaded get_weather tool), then a function_call for it with
-// "namespace": "get_weather". The call is relayed keyed by its call_id
-// with its exact arguments; the two search items are one warning each;
-// the namespace, which a ToolCall has no place for and without which
-// OpenAI refuses the call sent back ("Missing namespace for
-// function_call"), is a warning too. 640 in, 46 out of which 20
-// reasoning; finish TOOL_CALLS.
-func TestRound21ToolSearch(t *testing.T) {
+// TestRound21NamespaceUnary: a function_call made in a namespace (the
+// item of the AI SDK's openai-tool-search.1.json, gpt-5.4 with
+// tool_search over deferred tools: "namespace": "get_weather", beside a
+// server-run tool_search_call and its tool_search_output) is relayed
+// keyed by its call_id with its exact arguments, and its namespace, which
+// a ToolCall has no place for and without which OpenAI refuses the call
+// sent back ("Missing namespace for function_call"), is a warning; the
+// two search items are one warning each.
+func TestRound21NamespaceUnary(t *testing.T) {
 	t.Parallel()
-	res := r21Unary(t, "real_responses_tool_search", r21Request("gpt-5.4", "What is the weather in San Francisco?"))
-	parts := res.Message.GetParts()
-	if len(parts) != 1 {
-		t.Fatalf("parts %v", parts)
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
 	}
+	body := `{"id":"resp_1","object":"response","status":"completed","model":"gpt-5.4-2026-03-05","output":[` +
+		`{"id":"tsc_1","type":"tool_search_call","status":"completed","arguments":{"paths":["get_weather"]},"call_id":null,"execution":"server"},` +
+		`{"id":"tso_1","type":"tool_search_output","status":"completed","call_id":null,"execution":"server","tools":[]},` +
+		`{"id":"fc_1","type":"function_call","status":"completed","arguments":"{\"location\":\"San Francisco, CA\",\"unit\":\"fahrenheit\"}",` +
+		`"call_id":"call_ytqozXvUXG8NN1b0IODxzUaE","name":"get_weather","namespace":"get_weather"}],` +
+		`"usage":{"input_tokens":640,"output_tokens":46,"total_tokens":686,"output_tokens_details":{"reasoning_tokens":20}}}`
+	res, err := p.parseResponsesResponse([]byte(body), "gpt-5.4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := res.Message.GetParts()
 	want := &llmrelayv1.ToolCall{CallId: "call_ytqozXvUXG8NN1b0IODxzUaE", Name: "get_weather",
 		Arguments: `{"location":"San Francisco, CA","unit":"fahrenheit"}`, ArgumentsValid: true}
-	if !proto.Equal(parts[0].GetToolCall(), want) {
-		t.Errorf("call %v, want %v", parts[0].GetToolCall(), want)
+	if len(parts) != 1 || !proto.Equal(parts[0].GetToolCall(), want) {
+		t.Fatalf("parts %v", parts)
 	}
-	m := res.Meta
-	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
-	if u := (&llmrelayv1.Usage{InputTokens: 640, OutputTokens: 46, TotalTokens: 686, ReasoningTokens: 20}); !proto.Equal(m.GetUsage(), u) {
-		t.Errorf("usage %v", m.GetUsage())
-	}
-	if m.GetResponseId() != "resp_04bd69550b37ba260069aa689530d0819094482b7c14059a0f" || m.GetResolvedModel() != "gpt-5.4-2026-03-05" || m.GetToolCallCount() != 1 {
-		t.Errorf("meta %v", m)
-	}
+	wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
 	wantWarnings := []string{
-		`ignored output item of type "tool_search_call" (id tsc_04bd69550b37ba260069aa689605cc8190bd2d9bf1199fa630; a tool the provider ran itself)`,
-		`ignored output item of type "tool_search_output" (id tso_04bd69550b37ba260069aa68965b508190949d19c05f1b6df9; the output of a tool the provider ran itself)`,
+		`ignored output item of type "tool_search_call" (id tsc_1; a tool the provider ran itself)`,
+		`ignored output item of type "tool_search_output" (id tso_1; the output of a tool the provider ran itself)`,
 		`tool call call_ytqozXvUXG8NN1b0IODxzUaE was made in namespace "get_weather", which the contract has no place for: ` +
 			`sent back without it, OpenAI refuses the call unless the function is also in the default namespace`,
 	}
-	if got := m.GetWarnings(); strings.Join(got, "\n") != strings.Join(wantWarnings, "\n") {
+	if got := res.Meta.GetWarnings(); strings.Join(got, "\n") != strings.Join(wantWarnings, "\n") {
 		t.Errorf("warnings\n%q\nwant\n%q", got, wantWarnings)
 	}
 }
@@ -474,7 +428,7 @@ func TestRound21ApplyPatch(t *testing.T) {
 }
 
 // TestRound21NamespaceStream: a streamed function_call made in a
-// namespace (the item shape of real_responses_tool_search, streamed as
+// namespace (the item shape of TestRound21NamespaceUnary, streamed as
 // OpenAI streams calls: added, one argument delta, done) is relayed keyed
 // by its call_id with one namespace warning, whether the namespace comes
 // in output_item.added, .done or only in response.completed.
