@@ -153,6 +153,9 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 			if it.Namespace != "" {
 				meta.Warnings = append(meta.Warnings, namespaceWarning(call.CallId, string(it.Namespace)))
 			}
+			if w := callerWarning(call.CallId, it.Caller); w != "" {
+				meta.Warnings = append(meta.Warnings, w)
+			}
 			if cut := itemCut(&it); cut != "" {
 				call.ArgumentsValid = false
 				meta.Warnings = append(meta.Warnings, cutCallWarning(call.CallId, cut))

@@ -97,6 +97,14 @@ func hostedItemWarning(it *respOutputItem) string {
 			facts = append(facts, fmt.Sprintf("tool %q", it.Name))
 		}
 		facts = append(facts, "run by the provider")
+	case it.Type == "program":
+		// Programmatic tool calling: code the model wrote, run by OpenAI,
+		// which calls the client's functions (function_call items whose
+		// caller names this item's call_id: callerWarning).
+		if it.CallID != "" {
+			facts = append(facts, "call_id "+it.CallID)
+		}
+		facts = append(facts, "a program the model wrote, run by the provider, whose function calls are the client's")
 	case strings.HasSuffix(it.Type, "_call"):
 		facts = append(facts, "a tool the provider ran itself")
 	case strings.HasSuffix(it.Type, "_output"):
@@ -178,4 +186,32 @@ func itemError(raw json.RawMessage) string {
 func namespaceWarning(callID, ns string) string {
 	return fmt.Sprintf("tool call %s was made in namespace %q, which the contract has no place for: "+
 		"sent back without it, OpenAI refuses the call unless the function is also in the default namespace", callID, ns)
+}
+
+// callerWarning reports what made a function_call when it is not the
+// model itself ("" otherwise: no caller, null, or the model): a program
+// item's code (programmatic tool calling: {type: "program", caller_id:
+// the program's call_id}), which the contract has no place for. The
+// program item is reported on its own (hostedItemWarning) and is not
+// sent back with the call's result.
+func callerWarning(callID string, raw json.RawMessage) string {
+	if !isPresent(raw) {
+		return ""
+	}
+	var c struct {
+		Type     flexString `json:"type"`
+		CallerID flexString `json:"caller_id"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return fmt.Sprintf("tool call %s has a caller of an unrecognized shape; ignored", callID)
+	}
+	if c.Type == "" {
+		return ""
+	}
+	who := fmt.Sprintf("a %s", string(c.Type))
+	if c.CallerID != "" {
+		who += " (caller_id " + string(c.CallerID) + ")"
+	}
+	return fmt.Sprintf("tool call %s was made by %s, not by the model directly (programmatic tool calling), which the contract has no place for: "+
+		"the %s item is not sent back with the call's result", callID, who, string(c.Type))
 }

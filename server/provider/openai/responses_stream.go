@@ -128,10 +128,12 @@ type respCallState struct {
 	// diffWarned: complete arguments that do not continue the streamed
 	// ones were reported.
 	diffWarned bool
-	// nsWarned: the call's namespace was reported (namespaceWarning).
-	nsWarned bool
-	pending  bool
-	endHeld  bool
+	// nsWarned, callerWarned: the call's namespace (namespaceWarning)
+	// and caller (callerWarning) were reported.
+	nsWarned     bool
+	callerWarned bool
+	pending      bool
+	endHeld      bool
 	// heldFull: complete arguments that came while the call was
 	// pending, checked when it is resolved.
 	heldFull string
@@ -620,9 +622,16 @@ func (s *responsesStream) openByItem(itemID string, outputIndex *flexInt) *respC
 // in one fragment, then the end if it came.
 func (s *responsesStream) resolve(c *respCallState, it *respOutputItem) {
 	s.resolvePending(c, it)
-	if it.Namespace != "" && !c.nsWarned && !c.pending {
+	if c.pending {
+		return
+	}
+	if it.Namespace != "" && !c.nsWarned {
 		c.nsWarned = true
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{namespaceWarning(c.callID, string(it.Namespace))}}})
+	}
+	if w := callerWarning(c.callID, it.Caller); w != "" && !c.callerWarned {
+		c.callerWarned = true
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{w}}})
 	}
 }
 

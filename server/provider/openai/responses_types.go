@@ -170,6 +170,10 @@ type respOutputItem struct {
 	// namespace tool or one tool_search loaded), which the contract has
 	// no place for (namespaceWarning).
 	Namespace flexString `json:"namespace"`
+	// Caller is what made a function_call when the model did not make
+	// it directly: {type: "program", caller_id} for a call a program
+	// item's code made (programmatic tool calling); callerWarning.
+	Caller json.RawMessage `json:"caller"`
 	// Input is the free-text input of a custom_tool_call.
 	Input *string `json:"input"`
 	// Summary is a reasoning item's array of summary_text parts.

@@ -571,3 +571,82 @@ func TestRound21HostedShell(t *testing.T) {
 		},
 	}.check(t, res.Message, res.Meta)
 }
+
+// TestRound21ProgrammaticToolCalling: gpt-5.6-sol with programmatic tool
+// calling (the AI SDK's programmatic-tool-calling.1.json, July 2026): a
+// reasoning item with encrypted content and an empty content array, a
+// program item (cm_, its code and fingerprint, call_id
+// call_O2IvSLQcJ0bwIvJZ2ovGV69M), then the first function_call its code
+// made, status "in_progress", with "caller": {type: "program",
+// caller_id: the program's call_id}. The call is relayed keyed by its
+// call_id with its exact arguments (finish TOOL_CALLS); the program item
+// and the call's caller, which the contract has no place for, are a
+// warning each; the reasoning keeps its encrypted content as signature.
+// tool_usage counts nothing and is not kept; 631 in, 139 out of which
+// 55 reasoning.
+func TestRound21ProgrammaticToolCalling(t *testing.T) {
+	t.Parallel()
+	res := r21Unary(t, "real_responses_programmatic_tool_calling", r21Request("gpt-5.6-sol", "Is there enough inventory of sku_123?"))
+	parts := res.Message.GetParts()
+	if len(parts) != 2 {
+		t.Fatalf("parts %v", parts)
+	}
+	if r := parts[0].GetReasoning(); r.GetId() != "rs_0742d30c1d273351016a6145f02f90819f8f697ae6397b30ca" || r.GetText() != "" ||
+		!strings.HasPrefix(r.GetSignature(), "gAAAAABqYUXyB9UqAPDyJjuQ") || !strings.HasSuffix(r.GetSignature(), "pUnNopSBjug==") {
+		t.Errorf("reasoning %v", r)
+	}
+	want := &llmrelayv1.ToolCall{CallId: "call_rj6LW6NEyodD5YVKeoexoLNz", Name: "getInventory", Arguments: `{"sku":"sku_123"}`, ArgumentsValid: true}
+	if !proto.Equal(parts[1].GetToolCall(), want) {
+		t.Errorf("call %v, want %v", parts[1].GetToolCall(), want)
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+	if u := (&llmrelayv1.Usage{InputTokens: 631, OutputTokens: 139, TotalTokens: 770, ReasoningTokens: 55}); !proto.Equal(m.GetUsage(), u) {
+		t.Errorf("usage %v", m.GetUsage())
+	}
+	if m.GetResponseId() != "resp_0742d30c1d273351016a6145ef9a28819fa909a12fb4ce083c" || m.GetResolvedModel() != "gpt-5.6-sol" || m.GetToolCallCount() != 1 ||
+		m.GetServiceTier() != "default" || m.GetExtended().GetFields()["tool_usage"] != nil {
+		t.Errorf("meta %v", m)
+	}
+	wantWarnings := []string{
+		`ignored output item of type "program" (id cm_0742d30c1d273351016a6145f1d2d0819faa3ecfc950fceec4; call_id call_O2IvSLQcJ0bwIvJZ2ovGV69M; ` +
+			`a program the model wrote, run by the provider, whose function calls are the client's)`,
+		`tool call call_rj6LW6NEyodD5YVKeoexoLNz was made by a program (caller_id call_O2IvSLQcJ0bwIvJZ2ovGV69M), not by the model directly ` +
+			`(programmatic tool calling), which the contract has no place for: the program item is not sent back with the call's result`,
+	}
+	if got := m.GetWarnings(); strings.Join(got, "\n") != strings.Join(wantWarnings, "\n") {
+		t.Errorf("warnings\n%q\nwant\n%q", got, wantWarnings)
+	}
+}
+
+// TestRound21CallerStream: a streamed function_call that a program made
+// (the caller of real_responses_programmatic_tool_calling's call) is
+// relayed with one caller warning, though its output_item.added,
+// output_item.done and response.completed all carry the caller.
+func TestRound21CallerStream(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := func(status, args string) string {
+		return `{"id":"fc_1","type":"function_call","status":"` + status + `","arguments":"` + args + `","call_id":"call_1","name":"getInventory",` +
+			`"caller":{"type":"program","caller_id":"call_prog"}}`
+	}
+	body := sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":`+item("in_progress", "")+`}`) +
+		sseEvent("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","output_index":0,"item_id":"fc_1","delta":"{}"}`) +
+		sseEvent("response.output_item.done", `{"type":"response.output_item.done","output_index":0,"item":`+item("in_progress", "{}")+`}`) +
+		sseEvent("response.completed", `{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[`+item("in_progress", "{}")+`]}}`)
+	evs, _, err := collect(t, respStreamFrom(p, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := accFold(t, evs)
+	if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetToolCall().GetCallId() != "call_1" || parts[0].GetToolCall().GetArguments() != "{}" {
+		t.Errorf("parts %v", parts)
+	}
+	want := callerWarning("call_1", []byte(`{"type":"program","caller_id":"call_prog"}`))
+	if w := f.Meta.GetWarnings(); len(w) != 1 || w[0] != want || want == "" {
+		t.Errorf("warnings %q", w)
+	}
+}
