@@ -173,7 +173,9 @@ func itemError(raw json.RawMessage) string {
 		}
 		s = s[:cut] + "…"
 	}
-	return s
+	// The JSON of a non-string error keeps its strings' bytes as sent:
+	// invalid UTF-8 could not go into a proto string.
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // namespaceWarning reports a function_call's namespace, which a ToolCall
@@ -189,7 +191,7 @@ func namespaceWarning(callID, ns string) string {
 }
 
 // callerWarning reports what made a function_call when it is not the
-// model itself ("" otherwise: no caller, null, or the model): a program
+// model itself ("" otherwise: no caller, null, or one without a type): a program
 // item's code (programmatic tool calling: {type: "program", caller_id:
 // the program's call_id}), which the contract has no place for. The
 // program item is reported on its own (hostedItemWarning) and is not

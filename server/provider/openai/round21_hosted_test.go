@@ -292,6 +292,8 @@ func TestHostedItemWarning(t *testing.T) {
 			`ignored output item of type "image_generation_call" (id ig_3; a generated image with an empty result)`},
 		{`{"type":"computer_call","id":"cu_1","status":"completed"}`,
 			`ignored output item of type "computer_call" (id cu_1; a call of OpenAI's built-in tool for the client to run, which the contract has no place for)`},
+		{"{\"type\":\"mcp_call\",\"id\":\"mcp_4\",\"error\":{\"m\":\"\xff\"}}",
+			"ignored output item of type \"mcp_call\" (id mcp_4; run by the provider; error: {\"m\":\"\uFFFD\"})"},
 		{`{"type":"compaction"}`, `ignored output item of type "compaction" (an item the contract has no place for)`},
 		// The shape of the AI SDK's openai-mcp-tool-approval.1.json.
 		{`{"id":"mcpr_1","type":"mcp_approval_request","arguments":"{\"query\":\"latest news Japan today headlines\"}","name":"web_search_exa","server_label":"exa"}`,
