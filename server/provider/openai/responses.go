@@ -150,6 +150,12 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 			if warning != "" {
 				meta.Warnings = append(meta.Warnings, warning)
 			}
+			if it.Namespace != "" {
+				meta.Warnings = append(meta.Warnings, namespaceWarning(call.CallId, string(it.Namespace)))
+			}
+			if w := callerWarning(call.CallId, it.Caller); w != "" {
+				meta.Warnings = append(meta.Warnings, w)
+			}
 			if cut := itemCut(&it); cut != "" {
 				call.ArgumentsValid = false
 				meta.Warnings = append(meta.Warnings, cutCallWarning(call.CallId, cut))
@@ -161,7 +167,7 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 			parts.add(&llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: r}})
 			meta.Warnings = append(meta.Warnings, warns...)
 		default:
-			meta.Warnings = append(meta.Warnings, fmt.Sprintf("ignored output item of type %q", it.Type))
+			meta.Warnings = append(meta.Warnings, hostedItemWarning(&it))
 		}
 	}
 	anns.set(meta)

@@ -222,7 +222,57 @@ func (p *Provider) encodeInputItems(in []*llmrelayv1.Message, reasoning, store b
 			return nil, nil, p.invalid("messages[%d]: unsupported role %s", i, m.GetRole())
 		}
 	}
+	out, dropped := dropOrphanedReasoning(out)
+	warnings = append(warnings, dropped...)
 	return out, warnings, nil
+}
+
+// dropOrphanedReasoning leaves out the reasoning items that nothing the
+// model produced follows: OpenAI ties a reasoning item to the output item
+// after it and refuses an input whose reasoning item lacks it ("Item
+// 'rs_…' of type 'reasoning' was provided without its required following
+// item", param input). An answer's reasoning loses its following item
+// when that item has no place in the contract: a hosted tool's call
+// (web_search_call, code_interpreter_call, image_generation_call, …: the
+// four reasoning items of testdata/real_responses_code_interpreter.http
+// come back one after the other) or an empty message. A reasoning item is
+// kept when an assistant message or a function call follows it, as
+// OpenAI's Agents SDKs keep it (openai-agents-python #3207, -js #1280
+// drop the reasoning items whose following call they dropped); one that
+// another reasoning item, a user, system or tool message, or nothing
+// follows is left out with a warning. The items it returns share in's
+// array.
+func dropOrphanedReasoning(in []respInputItem) ([]respInputItem, []string) {
+	var warnings []string
+	out := in[:0]
+	for i, it := range in {
+		if it.Type == "reasoning" {
+			follows := "nothing follows it"
+			if i+1 < len(in) {
+				switch next := in[i+1]; {
+				case next.Type == "function_call", next.Type == "message" && next.Role == "assistant":
+					follows = ""
+				case next.Type == "reasoning":
+					follows = "another reasoning item follows it"
+				case next.Type == "message":
+					follows = "a " + next.Role + " message follows it"
+				default:
+					follows = "a " + next.Type + " item follows it"
+				}
+			}
+			if follows != "" {
+				id := it.ID
+				if id == "" {
+					id = "(without id)"
+				}
+				warnings = append(warnings, fmt.Sprintf("reasoning item %s was not sent: %s, not the message or call it led to "+
+					"(a hosted tool's call or an empty message, which the contract has no place for), and OpenAI refuses a reasoning item without its following item", id, follows))
+				continue
+			}
+		}
+		out = append(out, it)
+	}
+	return out, warnings
 }
 
 // encodeInputContent encodes system/user content as input_text and

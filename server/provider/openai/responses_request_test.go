@@ -396,10 +396,12 @@ func TestResponsesReasoningInput(t *testing.T) {
 		{"stored: an id alone resolves", true,
 			`[{"type":"reasoning","summary":[{"type":"summary_text","text":"**Plan**\n\nThink."}],"encrypted_content":"gAAAA1"},` +
 				`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Let me look."}]},` +
-				`{"type":"reasoning","summary":[],"encrypted_content":"gAAAA2"},` +
 				`{"type":"reasoning","id":"rs_3","summary":[{"type":"summary_text","text":"summary only"}]},` +
 				`{"type":"function_call","call_id":"call_a","name":"f","arguments":"{}"}]`,
-			[]string{"messages[0].parts[4]: redacted reasoning", "messages[0]: tool call signatures"}},
+			// The id-less reasoning item is followed by another one, not by
+			// the call: left out (dropOrphanedReasoning).
+			[]string{"messages[0].parts[4]: redacted reasoning", "messages[0]: tool call signatures",
+				"reasoning item (without id) was not sent: another reasoning item follows it"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,6 +21,21 @@ import (
 // calls) whose streamed length is tracked.
 const maxStreamItems = 4096
 
+// maxRespStreamEventBytes bounds one event of a Responses stream, larger
+// than a chat chunk's bound (maxStreamEventBytes): an image_generation_call
+// carries its whole image as base64, in output_item.done and again in
+// response.completed, which holds every image of the response. A
+// low-quality 1536x1024 WebP is 2.2 MB of base64
+// (testdata/real_responses_image_generation_stream.http: its RIFF header
+// declares 1,644,258 bytes); a high-quality 1536x1024 PNG is 3,102,808
+// bytes of base64 in a unary body of 3,114,640 (pydantic-ai's cassette
+// test_openai_responses_image_generation_tool_without_image_output.yaml):
+// three quarters of the chat bound, which a second image, or a larger
+// one, passes, failing the whole stream, text and usage included, for
+// images the answer has no place for. 32 MiB holds several such images
+// and stays under the unary body's bound (maxBodyBytes).
+const maxRespStreamEventBytes = 32 << 20
+
 // responsesStream reads a Responses API event stream: SSE events whose data
 // is a JSON object with a "type" (response.created, ...output_text.delta,
 // ...function_call_arguments.delta, response.completed, error, ...) and a
@@ -129,8 +144,12 @@ type respCallState struct {
 	// diffWarned: complete arguments that do not continue the streamed
 	// ones were reported.
 	diffWarned bool
-	pending    bool
-	endHeld    bool
+	// nsWarned, callerWarned: the call's namespace (namespaceWarning)
+	// and caller (callerWarning) were reported.
+	nsWarned     bool
+	callerWarned bool
+	pending      bool
+	endHeld      bool
 	// heldFull: complete arguments that came while the call was
 	// pending, checked when it is resolved.
 	heldFull string
@@ -250,6 +269,7 @@ func (p *Provider) newResponsesStream(resp *http.Response, model string, warning
 		rsByItem: map[string]*respReasoningState{}, rsByOutput: map[int64]*respReasoningState{},
 		itemAt: map[int64]string{}, itemByID: map[string]*respItem{}, itemByOut: map[int64]*respItem{}, lastItem: map[string]*respItem{}}
 	s.eventLoop.handle = s.handle
+	s.rd.SetMaxEventSize(maxRespStreamEventBytes)
 	return s
 }
 
@@ -902,6 +922,23 @@ func (s *responsesStream) openByItem(itemID string, outputIndex *flexInt) *respC
 // id with the warning) and relays what was held: the name and arguments
 // in one fragment, then the end if it came.
 func (s *responsesStream) resolve(c *respCallState, it *respOutputItem) {
+	s.resolvePending(c, it)
+	if c.pending {
+		return
+	}
+	if it.Namespace != "" && !c.nsWarned {
+		c.nsWarned = true
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{namespaceWarning(c.callID, string(it.Namespace))}}})
+	}
+	if w := callerWarning(c.callID, it.Caller); w != "" && !c.callerWarned {
+		c.callerWarned = true
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{w}}})
+	}
+}
+
+// resolvePending keys a pending call by the call_id the item gives and
+// relays what was held for it.
+func (s *responsesStream) resolvePending(c *respCallState, it *respOutputItem) {
 	if !c.pending {
 		return
 	}
@@ -1132,7 +1169,7 @@ func (s *responsesStream) itemDone(it *respOutputItem, outputIndex *flexInt) {
 		// output_item.done, or from response.completed for an item the
 		// stream did not carry.
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{
-			Warnings: []string{fmt.Sprintf("ignored output item of type %q", it.Type)}}})
+			Warnings: []string{hostedItemWarning(it)}}})
 	}
 }
 

@@ -710,7 +710,7 @@ func TestResponsesStreamCloseAndLimits(t *testing.T) {
 	}
 
 	// An event over the size limit.
-	_, _, err = collect(t, respStreamFrom(p, "data: "+strings.Repeat("x", maxStreamEventBytes+1)+"\n\n"))
+	_, _, err = collect(t, respStreamFrom(p, "data: "+strings.Repeat("x", maxRespStreamEventBytes+1)+"\n\n"))
 	if pe := providerError(t, err); pe.Kind != provider.KindBadResponse {
 		t.Errorf("got %v", err)
 	}

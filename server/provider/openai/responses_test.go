@@ -383,7 +383,7 @@ func TestParseResponsesShapes(t *testing.T) {
 			`CONTENT_FILTER/incomplete/content_filter | warnings=[response has no output items]`},
 		{"unknown item and status",
 			`{"status":"cancelled","output":[{"type":"web_search_call","id":"ws_1"}],"usage":{"input_tokens":"5","output_tokens":2.0}}`,
-			`OTHER/cancelled | warnings=[ignored output item of type "web_search_call"]`},
+			`OTHER/cancelled | warnings=[ignored output item of type "web_search_call" (id ws_1; a tool the provider ran itself)]`},
 		{"field of the wrong type",
 			`{"status":"completed","model":7,"output":[{"type":"message","content":[{"type":"output_text","text":"x"}]}]}`,
 			`text "x" | STOP/completed | warnings=[ignored response field "model": unexpected JSON number]`},

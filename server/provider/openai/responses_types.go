@@ -172,6 +172,14 @@ type respOutputItem struct {
 	// Arguments is a JSON string on OpenAI; some compatible servers send
 	// an object.
 	Arguments json.RawMessage `json:"arguments"`
+	// Namespace is a function_call's namespace (a function of a
+	// namespace tool or one tool_search loaded), which the contract has
+	// no place for (namespaceWarning).
+	Namespace flexString `json:"namespace"`
+	// Caller is what made a function_call when the model did not make
+	// it directly: {type: "program", caller_id} for a call a program
+	// item's code made (programmatic tool calling); callerWarning.
+	Caller json.RawMessage `json:"caller"`
 	// Input is the free-text input of a custom_tool_call.
 	Input *string `json:"input"`
 	// Summary is a reasoning item's array of summary_text parts.
@@ -180,6 +188,19 @@ type respOutputItem struct {
 	// the request included "reasoning.encrypted_content" (a JSON string;
 	// read leniently).
 	EncryptedContent json.RawMessage `json:"encrypted_content"`
+	// What the warning for an item the contract has no place for names
+	// (hostedItemWarning): an MCP item's server_label, a hosted call's
+	// error (mcp_call: a string or null), and an image_generation_call's
+	// output_format, size and the length of its base64 result (the
+	// image's bytes are not kept).
+	ServerLabel  flexString      `json:"server_label"`
+	Error        json.RawMessage `json:"error"`
+	OutputFormat flexString      `json:"output_format"`
+	Size         flexString      `json:"size"`
+	Result       *byteCount      `json:"result"`
+	// Environment is where a shell_call runs: absent for the client's
+	// shell, a container (container_reference) for OpenAI's hosted one.
+	Environment json.RawMessage `json:"environment"`
 }
 
 // respContentPart is an output_text or refusal part of a message item.
