@@ -441,40 +441,29 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 // can pair it: the API refuses a reasoning item sent with its id ("Item
 // 'rs_…' of type 'reasoning' was provided without its required following
 // item") unless the item that followed it in the answer comes right after
-// it, a message by its own id (Part.item_id), a function call (paired by
-// call_id) or another reasoning item. Otherwise (the message has no item
-// id: a history written by hand or by another gateway; nothing follows: an
-// answer cut after its reasoning) the item goes without its id when it has
-// encrypted content, which carries it alone, and is left out with a
-// warning when the id is all it has (a stored request's reference).
+// it, a message by its own id (Part.item_id). Before an assistant message
+// without an item id (a history written by hand or by another gateway) the
+// item goes without its id when it has encrypted content, which carries it
+// alone, and is left out with a warning when its id is all it has (a
+// stored response's reference, which only resolves paired). A reasoning
+// item before a function call (paired by call_id) keeps its id; one before
+// anything else is dropOrphanedReasoning's to leave out. From the end of
+// the turn, so that each item is judged by the item that will really
+// follow it.
 func pairReasoning(items []respInputItem, warnings []string, i int) ([]respInputItem, []string) {
-	// From the end, so that each item is judged by the item that will
-	// really follow it (a reasoning item before one left out).
 	keep := make([]bool, len(items))
 	next := -1 // the kept item after k
 	for k := len(items) - 1; k >= 0; k-- {
 		it := &items[k]
 		keep[k] = true
-		if it.Type == "reasoning" && it.ID != "" {
-			paired := false
-			if next >= 0 {
-				switch n := &items[next]; n.Type {
-				case "function_call", "reasoning":
-					paired = true
-				case "message":
-					paired = n.ID != ""
-				}
-			}
-			switch {
-			case paired:
-			case it.EncryptedContent != "":
-				it.ID = ""
-			default:
+		if it.Type == "reasoning" && it.ID != "" && next >= 0 && items[next].Type == "message" && items[next].ID == "" {
+			if it.EncryptedContent == "" {
 				warnings = append(warnings, fmt.Sprintf("messages[%d]: reasoning item %s was not sent: the Responses API refuses a reasoning item "+
-					"sent by its id without the item that followed it in the answer, and that item (a message with its item_id) is not next", i, it.ID))
+					"sent by its id without the item that followed it in the answer, and the message after it has no item_id", i, it.ID))
 				keep[k] = false
 				continue
 			}
+			it.ID = ""
 		}
 		next = k
 	}

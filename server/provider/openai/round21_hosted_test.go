@@ -521,7 +521,7 @@ func TestRound21FollowUpDropsOrphanedReasoning(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `[` + user + `,{"type":"reasoning","id":"rs_024ee52fc1900767006903bf40cd488193b3a36868bf31054a","summary":[]},` +
-		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":` + string(txt) + `}]},` + thanks + `]`
+		`{"type":"message","id":"msg_024ee52fc1900767006903bf43b66081939b669e0ce1deb286","status":"completed","role":"assistant","content":[{"type":"output_text","text":` + string(txt) + `,"annotations":[]}]},` + thanks + `]`
 	if input != want {
 		t.Errorf("input\n%s\nwant\n%s", input, want)
 	}
