@@ -55,7 +55,9 @@ func d21Result(id string, isError bool) *llmrelayv1.Part {
 // before any call; a compatible server gets it as given (vLLM takes them).
 func TestDrop21OpenAILimits(t *testing.T) {
 	t.Parallel()
-	tool := func(name string) *llmrelayv1.Tool { return &llmrelayv1.Tool{Name: name, Parameters: `{"type":"object"}`} }
+	tool := func(name string) *llmrelayv1.Tool {
+		return &llmrelayv1.Tool{Name: name, Parameters: `{"type":"object"}`}
+	}
 	bigMeta := map[string]string{}
 	for _, k := range strings.Split("a b c d e f g h i j k l m n o p q", " ") {
 		bigMeta[k] = "v"
