@@ -25,6 +25,11 @@ func invalidRequest(format string, args ...any) *provider.Error {
 	return &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Message: fmt.Sprintf(format, args...)}
 }
 
+// invalidField is invalidRequest naming the request field param.
+func invalidField(param, format string, args ...any) *provider.Error {
+	return &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Param: param, Message: param + ": " + fmt.Sprintf(format, args...)}
+}
+
 // invalidPart is invalidRequest for part pi of message mi, naming the
 // field (messages[mi].parts[pi], then sub if set) so the gRPC status carries
 // a BadRequest violation for it.
@@ -108,8 +113,14 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 		if m == nil {
 			continue
 		}
+		if m.GetName() != "" {
+			warn("messages[%d]: name %q not sent (Gemini has no message names)", mi, m.GetName())
+		}
 		switch m.GetRole() {
 		case llmrelayv1.Role_ROLE_SYSTEM:
+			if len(out.Contents) > 0 {
+				warn("messages[%d]: a system message after the conversation began is sent in systemInstruction, before every message (Gemini has no system role in contents)", mi)
+			}
 			if out.SystemInstruction == nil {
 				out.SystemInstruction = &content{}
 			}
@@ -118,15 +129,18 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 				if !ok {
 					return nil, nil, invalidPart(mi, pi, "", "system messages may only contain text")
 				}
-				out.SystemInstruction.Parts = append(out.SystemInstruction.Parts, textPart(t.Text))
+				if t.Text != "" { // Gemini refuses an empty text part
+					out.SystemInstruction.Parts = append(out.SystemInstruction.Parts, textPart(t.Text))
+				}
 			}
 			lastFromTool = false
 		case llmrelayv1.Role_ROLE_USER, llmrelayv1.Role_ROLE_TOOL:
-			parts, err := userParts(mi, m, calls)
+			parts, err := userParts(mi, m, calls, gemini3, warn)
 			if err != nil {
 				return nil, nil, err
 			}
 			if len(parts) == 0 {
+				warn("messages[%d]: empty message not sent (Gemini refuses empty text)", mi)
 				continue
 			}
 			isTool := m.GetRole() == llmrelayv1.Role_ROLE_TOOL
@@ -145,6 +159,7 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 				return nil, nil, err
 			}
 			if len(parts) == 0 {
+				warn("messages[%d]: empty message not sent (Gemini refuses empty text)", mi)
 				continue
 			}
 			out.Contents = append(out.Contents, content{Role: "model", Parts: parts})
@@ -161,7 +176,7 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 		decls := make([]functionDeclaration, 0, len(req.Tools))
 		for i, t := range req.Tools {
 			if t.GetName() == "" {
-				return nil, nil, invalidRequest("tool %d has no name", i)
+				return nil, nil, invalidField(fmt.Sprintf("tools[%d].name", i), "the tool has no name")
 			}
 			d := functionDeclaration{Name: t.GetName(), Description: t.GetDescription()}
 			if t.GetStrict() {
@@ -172,7 +187,7 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 			if t.GetParameters() != "" {
 				raw, err := provider.SchemaJSON(t.GetParameters())
 				if err != nil {
-					return nil, nil, invalidRequest("tool %q parameters: %v", t.GetName(), err)
+					return nil, nil, invalidField(fmt.Sprintf("tools[%d].parameters", i), "%v", err)
 				}
 				d.ParametersJSONSchema = raw
 			}
@@ -239,11 +254,11 @@ func generationConfigFor(o *llmrelayv1.GenerationOptions, g *llmrelayv1.GeminiOp
 		case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA:
 			gc.ResponseMimeType = "application/json"
 			if rf.GetSchema() == "" {
-				return nil, nil, invalidRequest("response_format json_schema needs a schema")
+				return nil, nil, invalidField("options.response_format.schema", "response_format json_schema needs a schema")
 			}
 			raw, err := provider.SchemaJSON(rf.GetSchema())
 			if err != nil {
-				return nil, nil, invalidRequest("response_format schema: %v", err)
+				return nil, nil, invalidField("options.response_format.schema", "%v", err)
 			}
 			gc.ResponseJSONSchema = raw
 		}
@@ -325,18 +340,25 @@ func isGemini3Plus(model string) bool { return parseGemini(model).gemini3Plus() 
 
 func textPart(s string) part { return part{Text: &s} }
 
-// userParts maps the parts of a user or tool message.
-func userParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo) ([]part, error) {
+// userParts maps the parts of a user or tool message. An empty text part
+// is left out: Gemini refuses one ("Unable to submit request because it
+// has an empty text parameter"), and it says nothing.
+func userParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini3 bool, warn func(string, ...any)) ([]part, error) {
 	var out []part
 	for pi, pt := range m.GetParts() {
 		switch k := pt.GetKind().(type) {
 		case *llmrelayv1.Part_Text:
-			out = append(out, textPart(k.Text))
+			if k.Text != "" {
+				out = append(out, textPart(k.Text))
+			}
 		case *llmrelayv1.Part_Image:
 			ip, err := imagePart(k.Image)
 			if err != nil {
 				return nil, invalidPart(mi, pi, "image", "%s", err.Error())
 			}
+			imageDetail(&ip, k.Image.GetDetail(), gemini3, func(why string) {
+				warn("messages[%d].parts[%d].image.detail %s not sent: %s", mi, pi, k.Image.GetDetail(), why)
+			})
 			out = append(out, ip)
 		case *llmrelayv1.Part_File:
 			if m.GetRole() != llmrelayv1.Role_ROLE_USER {
@@ -354,7 +376,9 @@ func userParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo) ([]part
 			}
 			out = append(out, part{FunctionResponse: fr})
 		case *llmrelayv1.Part_Refusal:
-			out = append(out, textPart(k.Refusal))
+			if k.Refusal != "" {
+				out = append(out, textPart(k.Refusal))
+			}
 		default:
 			return nil, invalidPart(mi, pi, "", "%T not allowed in a %s message", pt.GetKind(), m.GetRole())
 		}
@@ -374,9 +398,13 @@ func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini
 	for pi, pt := range m.GetParts() {
 		switch k := pt.GetKind().(type) {
 		case *llmrelayv1.Part_Text:
-			out = append(out, textPart(k.Text))
+			if k.Text != "" { // Gemini refuses an empty text part
+				out = append(out, textPart(k.Text))
+			}
 		case *llmrelayv1.Part_Refusal:
-			out = append(out, textPart(k.Refusal))
+			if k.Refusal != "" {
+				out = append(out, textPart(k.Refusal))
+			}
 		case *llmrelayv1.Part_Image:
 			ip, err := imagePart(k.Image)
 			if err != nil {
@@ -597,6 +625,28 @@ func imagePart(img *llmrelayv1.Image) (part, error) {
 	default:
 		return part{}, fmt.Errorf("image has neither url nor data")
 	}
+}
+
+// imageDetail carries an image's detail level: on Gemini 3 as the part's
+// mediaResolution (LOW and HIGH; AUTO is the model's own choice, as no
+// level is), elsewhere nowhere (only Gemini 3 takes a part's resolution;
+// the request-wide generationConfig.mediaResolution would change every
+// image): notSent says why.
+func imageDetail(p *part, d llmrelayv1.ImageDetail, gemini3 bool, notSent func(why string)) {
+	var level string
+	switch d {
+	case llmrelayv1.ImageDetail_IMAGE_DETAIL_LOW:
+		level = "MEDIA_RESOLUTION_LOW"
+	case llmrelayv1.ImageDetail_IMAGE_DETAIL_HIGH:
+		level = "MEDIA_RESOLUTION_HIGH"
+	default:
+		return
+	}
+	if !gemini3 {
+		notSent("only Gemini 3 models take a part's media resolution")
+		return
+	}
+	p.MediaResolution = &mediaResolution{Level: level}
 }
 
 // redactURL drops the query (it may carry signatures or keys) for messages.
