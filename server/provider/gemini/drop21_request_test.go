@@ -9,7 +9,9 @@ import (
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
-func d21Text(s string) *llmrelayv1.Part { return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: s}} }
+func d21Text(s string) *llmrelayv1.Part {
+	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: s}}
+}
 
 func d21Image(d llmrelayv1.ImageDetail) *llmrelayv1.Part {
 	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: []byte("\x89PNG\r\n\x1a\n")}, MimeType: "image/png", Detail: d}}}

@@ -216,6 +216,9 @@ func buildMessages(in []*llmrelayv1.Message) ([]wireMessage, []string, error) {
 				if err != nil {
 					return nil, nil, err
 				}
+				if d := k.Image.GetDetail(); d == llmrelayv1.ImageDetail_IMAGE_DETAIL_LOW || d == llmrelayv1.ImageDetail_IMAGE_DETAIL_HIGH {
+					warnings = append(warnings, fmt.Sprintf("%s.image.detail %s not sent (Ollama has no image detail level)", where, d))
+				}
 				msg.Images = append(msg.Images, b64)
 			case *llmrelayv1.Part_File:
 				// The server refuses file parts first (no ollama format has the
