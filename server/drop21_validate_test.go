@@ -35,6 +35,14 @@ models:
     capabilities:
       chat: {format: anthropic-messages}
       tools: {format: anthropic-messages}
+  - name: claudectx
+    provider: ant
+    upstream_model: claude-sonnet-4-5
+    capabilities:
+      tools: {format: anthropic-messages}
+    context:
+      - {role: system, text: "Answer briefly."}
+      - {role: user, text: "I live in Paris."}
   - name: flash
     provider: goog
     upstream_model: gemini-2.5-flash
@@ -134,6 +142,11 @@ func TestDrop21Refusals(t *testing.T) {
 		{"anthropic: unanswered call", tools(&llmrelayv1.ToolsRequest{Model: "claude", Tools: []*llmrelayv1.Tool{{Name: "get_weather"}},
 			Messages: []*llmrelayv1.Message{user("hi"), {Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{d21Call("toolu_1")}}, user("well?")}}),
 			"messages[1].parts[0].tool_call.call_id"},
+		// The model's configured context (two messages) comes first in
+		// the adapter's conversation: the field is still the caller's.
+		{"anthropic with prompt context: result answering no call", tools(&llmrelayv1.ToolsRequest{Model: "claudectx", Tools: []*llmrelayv1.Tool{{Name: "get_weather"}},
+			Messages: []*llmrelayv1.Message{user("hi"), {Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{d21Call("toolu_1")}},
+				{Role: llmrelayv1.Role_ROLE_TOOL, Parts: []*llmrelayv1.Part{d21Result("toolu_1"), d21Result("toolu_9")}}}}), "messages[2].parts[1].tool_result.call_id"},
 		{"anthropic: temperature with a thinking budget", chat(&llmrelayv1.ChatRequest{Model: "claude", Messages: []*llmrelayv1.Message{user("hi")},
 			Options:         &llmrelayv1.GenerationOptions{Temperature: proto.Float64(0.5)},
 			ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{ThinkingBudgetTokens: proto.Int32(1024)}}}}),

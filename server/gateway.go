@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -137,6 +139,9 @@ type prepared struct {
 	output *outputCheck
 	// agentRound: see generation.agentRound.
 	agentRound bool
+	// contextLen is how many of messages are the model's configured
+	// context, before the caller's (requestField).
+	contextLen int
 	// caller is the authenticated caller (nil without auth); the call's
 	// tokens count against its budget. admitWarning says when its limits
 	// could not be checked (meta.warnings).
@@ -332,6 +337,7 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 		NativeStructuredOutput: m.NativeStructuredOutput, Messages: msgs, Tools: in.tools, Options: opts, ProviderOptions: pOpts, HostedMCP: hosted,
 	}
 	p.messages = msgs
+	p.contextLen = len(msgs) - len(in.messages)
 	ctx, p.cancel = g.callContext(ctx, in.call, st.callBound)
 	if in.call != nil {
 		p.rawExplicit = in.call.PreserveRaw
@@ -688,11 +694,45 @@ func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result
 			res, err = d.Provider.Pipeline.Unary(ctx, p.call)
 		}
 		if err == nil || !p.fallback(ctx, i, err) {
-			return res, err
+			return res, p.requestField(err)
 		}
 		g.tel.Metrics().Fallback(p.model.Name, d.Name)
 	}
 	return nil, errors.New("model has no deployment")
+}
+
+// messageParamRE matches a field path into the conversation.
+var messageParamRE = regexp.MustCompile(`^messages\[(\d{1,9})\](.*)$`)
+
+// requestField makes a provider error's field path into the conversation
+// (messages[k]…: an adapter's, counted over the conversation it was given)
+// the request's: the adapter's conversation begins with the model's
+// configured context, which the caller did not send. A field of the
+// context itself is no field of the request: the message says where it is
+// instead.
+func (p *prepared) requestField(err error) error {
+	var pe *provider.Error
+	if p.contextLen == 0 || !errors.As(err, &pe) {
+		return err
+	}
+	m := messageParamRE.FindStringSubmatch(pe.Param)
+	if m == nil {
+		return err
+	}
+	k, perr := strconv.Atoi(m[1])
+	if perr != nil {
+		return err
+	}
+	if k < p.contextLen {
+		pe.Message = fmt.Sprintf("in the model's configured context (context[%d]%s): %s", k, m[2], pe.Message)
+		pe.Param = ""
+		return err
+	}
+	pe.Param = "messages[" + strconv.Itoa(k-p.contextLen) + "]" + m[2]
+	if strings.HasPrefix(pe.Message, m[0]) {
+		pe.Message = pe.Param + pe.Message[len(m[0]):]
+	}
+	return err
 }
 
 // streamRoute opens a stream on the route's deployments in turn; a stream
@@ -703,7 +743,7 @@ func (g *gateway) streamRoute(ctx context.Context, p *prepared) (provider.Stream
 		p.call.CanFallBack = i+1 < len(p.route)
 		s, err := d.Provider.Pipeline.Stream(ctx, p.call)
 		if err == nil || !p.fallback(ctx, i, err) {
-			return s, err
+			return s, p.requestField(err)
 		}
 		g.tel.Metrics().Fallback(p.model.Name, d.Name)
 	}
