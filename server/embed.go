@@ -267,6 +267,19 @@ func partFailed(err error, spent *llmrelayv1.Usage, k, parts, start, end int) er
 // Voyage's as the OpenAI adapter names it.
 var inputParamRE = regexp.MustCompile(`^input\[(\d{1,9})\](.*)$`)
 
+// inputsField names the input a provider's error is about by the
+// request's field, inputs[N] (the providers', and partFailed's, input[N]
+// is OpenAI's name of it).
+func inputsField(err error) error {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		if m := inputParamRE.FindStringSubmatch(pe.Param); m != nil {
+			pe.Param = "inputs[" + m[1] + "]" + m[2]
+		}
+	}
+	return err
+}
+
 // Embed returns one embedding per input.
 func (g *gateway) Embed(ctx context.Context, req *llmrelayv1.EmbedRequest) (*llmrelayv1.EmbedResponse, error) {
 	st := g.state.Load()
@@ -277,6 +290,7 @@ func (g *gateway) Embed(ctx context.Context, req *llmrelayv1.EmbedRequest) (*llm
 	defer p.cancel()
 	res, err := g.unaryRoute(ctx, p)
 	if err != nil {
+		err = inputsField(err)
 		meta := g.finishMeta(p, reported(err))
 		return nil, g.account(ctx, p, meta, toStatus(ctx, err, meta, st.redact, g.log))
 	}
