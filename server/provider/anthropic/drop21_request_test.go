@@ -147,3 +147,26 @@ func TestDrop21AnthropicWarnings(t *testing.T) {
 		t.Errorf("native: %v %q", err, warnings)
 	}
 }
+
+// TestDrop21AnthropicBlankStop: the Messages API refuses a stop sequence
+// of whitespace only ("stop_sequences: each stop sequence must contain
+// non-whitespace"): refused naming the request's entry; one with
+// whitespace around a character is sent as given.
+func TestDrop21AnthropicBlankStop(t *testing.T) {
+	t.Parallel()
+	req := &provider.Request{Model: model, Messages: []*llmrelayv1.Message{msgOf(d21User, text("hi"))},
+		Options: &llmrelayv1.GenerationOptions{Stop: []string{"END", "\n"}}}
+	_, _, _, err := build(t, req)
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Param != "options.stop[1]" || pe.Kind != provider.KindInvalidRequest {
+		t.Fatalf("got %v, want an invalid request naming options.stop[1]", err)
+	}
+	req.Options.Stop = []string{"\nEND\n", " x"}
+	m, _, _, err := build(t, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustJSON(t, m["stop_sequences"]); got != `["\nEND\n"," x"]` {
+		t.Errorf("stop_sequences %s", got)
+	}
+}

@@ -129,6 +129,13 @@ func applyOptions(w *messagesRequest, o *llmrelayv1.GenerationOptions) error {
 	w.Temperature = o.Temperature
 	w.TopP = o.TopP
 	w.TopK = o.TopK
+	for i, s := range o.GetStop() {
+		if strings.TrimSpace(s) == "" {
+			// The API's 400 "stop_sequences: each stop sequence must
+			// contain non-whitespace" names its own field.
+			return invalid(fmt.Sprintf("options.stop[%d]", i), "%q: anthropic takes only stop sequences with a non-whitespace character", s)
+		}
+	}
 	w.StopSequences = o.GetStop()
 	switch {
 	case o.Seed != nil:
