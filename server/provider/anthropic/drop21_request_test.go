@@ -170,3 +170,24 @@ func TestDrop21AnthropicBlankStop(t *testing.T) {
 		t.Errorf("stop_sequences %s", got)
 	}
 }
+
+// TestDrop21AnthropicPrefillWhitespace: an assistant prefill ending in
+// whitespace is refused by the API naming no message ("final assistant
+// content cannot end with trailing whitespace"): refused naming the part.
+// An earlier assistant turn may end in whitespace.
+func TestDrop21AnthropicPrefillWhitespace(t *testing.T) {
+	t.Parallel()
+	req := &provider.Request{Model: model, Options: &llmrelayv1.GenerationOptions{}, Messages: []*llmrelayv1.Message{
+		msgOf(d21User, text("hi")), msgOf(d21Assistant, text("Hello \n")), msgOf(d21User, text("list three")),
+		msgOf(d21Assistant, text("1."), text("2. "), text("")),
+	}}
+	_, _, _, err := build(t, req)
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Param != "messages[3].parts[1].text" || pe.Kind != provider.KindInvalidRequest {
+		t.Fatalf("got %v, want an invalid request naming messages[3].parts[1].text", err)
+	}
+	req.Messages[3] = msgOf(d21Assistant, text("1."))
+	if _, _, _, err := build(t, req); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -210,6 +210,9 @@ func convertMessages(in []*llmrelayv1.Message) (any, []wireMessage, []string, er
 	if err := pairs.unanswered(); err != nil {
 		return nil, nil, nil, err
 	}
+	if err := checkPrefill(in, out); err != nil {
+		return nil, nil, nil, err
+	}
 	if len(out) == 0 {
 		return nil, nil, nil, invalid("messages", "the request needs at least one user or assistant message")
 	}

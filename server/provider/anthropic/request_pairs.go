@@ -2,6 +2,8 @@ package anthropic
 
 import (
 	"fmt"
+	"strings"
+	"unicode"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
@@ -74,6 +76,43 @@ func (c *callPairs) unanswered() error {
 	for _, call := range c.calls {
 		if !c.answered[call.id] {
 			return invalid(call.field, "tool call %q has no tool_result in the turn after it: anthropic requires the result of every call of an assistant turn in the next user turn", call.id)
+		}
+	}
+	return nil
+}
+
+// checkPrefill refuses, naming the part, an assistant turn that ends the
+// conversation (a prefill) with text ending in whitespace: the API answers
+// it with a 400 "messages: final assistant content cannot end with
+// trailing whitespace" that names no message.
+func checkPrefill(in []*llmrelayv1.Message, out []wireMessage) error {
+	if len(out) == 0 || out[len(out)-1].Role != "assistant" {
+		return nil
+	}
+	blocks := out[len(out)-1].Content
+	last := blocks[len(blocks)-1]
+	if last.Type != "text" || strings.TrimRightFunc(last.Text, unicode.IsSpace) == last.Text {
+		return nil
+	}
+	// The block is the last non-empty text or refusal of the last
+	// assistant message (system messages go elsewhere, empty ones nowhere).
+	for i := len(in) - 1; i >= 0; i-- {
+		if in[i].GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
+			continue
+		}
+		parts := in[i].GetParts()
+		for j := len(parts) - 1; j >= 0; j-- {
+			field := ""
+			switch {
+			case parts[j].GetText() != "":
+				field = "text"
+			case parts[j].GetRefusal() != "":
+				field = "refusal"
+			default:
+				continue
+			}
+			return invalid(fmt.Sprintf("messages[%d].parts[%d].%s", i, j, field),
+				"the assistant turn that ends the conversation (a prefill) ends in whitespace, which anthropic refuses: trim it")
 		}
 	}
 	return nil
