@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // The drop21 audit: every request field either reaches the provider,
@@ -231,5 +232,66 @@ func TestDrop21Warnings(t *testing.T) {
 	last := sent[len(sent)-1]
 	if !strings.Contains(last, `"user":"u-1"`) || strings.Contains(last, "store") || strings.Contains(last, "flex") {
 		t.Errorf("embeddings request sent %s", last)
+	}
+}
+
+// TestDrop21ProviderFieldsNamed: a provider's refusal names the field in
+// its wire terms; the status names the request's. Real recordings:
+// OpenAI's 400 param "stop" (pydantic/logfire's gpt-5.4-nano refusing stop
+// sequences) is options.stop, Anthropic's "tools.0.custom.input_schema.type:
+// Field required" (vercel/ai's fixture) is tools[0].parameters. The
+// provider's own path stays in the message.
+func TestDrop21ProviderFieldsNamed(t *testing.T) {
+	t.Parallel()
+	const yaml = `
+defaults:
+  retry: {max_attempts: 1}
+providers:
+  - {name: oai, type: openai, base_url: "{{URL}}/v1", api_key: sk-test-drop21-0000}
+  - {name: ant, type: anthropic, base_url: "{{URL}}", api_key: sk-ant-test-drop21-0000, default_max_tokens: 64}
+models:
+  - name: nano
+    provider: oai
+    upstream_model: gpt-5.4-nano
+    reasoning: true
+    capabilities:
+      chat: {format: openai-reasoning}
+    context:
+      - {role: system, text: "Answer briefly."}
+  - name: claude
+    provider: ant
+    upstream_model: claude-sonnet-4-5
+    capabilities:
+      tools: {format: anthropic-messages}
+`
+	cases := []struct {
+		recording string
+		call      func(llmrelayv1.GatewayServiceClient) error
+		field     string
+		inMessage string
+	}{
+		{"provider/openai/testdata/real_logfire_chat_stop_unsupported.http", func(c llmrelayv1.GatewayServiceClient) error {
+			_, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "nano", Messages: []*llmrelayv1.Message{user("count to 10")},
+				Options: &llmrelayv1.GenerationOptions{Stop: []string{"5"}}})
+			return err
+		}, "options.stop", "'stop'"},
+		{"provider/anthropic/testdata/real_root_union_tool_schema_error.http", func(c llmrelayv1.GatewayServiceClient) error {
+			_, err := c.Tools(context.Background(), &llmrelayv1.ToolsRequest{Model: "claude", Messages: []*llmrelayv1.Message{user("hi")},
+				Tools: []*llmrelayv1.Tool{{Name: "lookup", Parameters: `{"anyOf":[{"type":"object","properties":{"a":{"type":"string"}}},{"type":"object","properties":{"b":{"type":"string"}}}]}`}}})
+			return err
+		}, "tools[0].parameters", "tools.0.custom.input_schema.type"},
+	}
+	for _, tc := range cases {
+		up := providertest.Replay(t, providertest.Load(t, tc.recording))
+		c, _ := startWith(t, yaml, up.URL)
+		err := tc.call(c)
+		st, _, br := statusDetails(t, err)
+		if st.Code() != codes.InvalidArgument || br == nil || len(br.GetFieldViolations()) != 1 || br.GetFieldViolations()[0].GetField() != tc.field {
+			t.Errorf("%s: %v %v, want InvalidArgument on %s", tc.recording, st.Code(), br, tc.field)
+			continue
+		}
+		if !strings.Contains(st.Message(), tc.inMessage) {
+			t.Errorf("%s: message %q lost the provider's path %q", tc.recording, st.Message(), tc.inMessage)
+		}
 	}
 }

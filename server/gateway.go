@@ -704,15 +704,25 @@ func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result
 // messageParamRE matches a field path into the conversation.
 var messageParamRE = regexp.MustCompile(`^messages\[(\d{1,9})\](.*)$`)
 
-// requestField makes a provider error's field path into the conversation
-// (messages[k]…: an adapter's, counted over the conversation it was given)
-// the request's: the adapter's conversation begins with the model's
-// configured context, which the caller did not send. A field of the
-// context itself is no field of the request: the message says where it is
-// instead.
+// requestField makes a provider error's field path the request's: a
+// provider's own wire path as requestFieldOf translates it, and a path
+// into the conversation (messages[k]…, counted over the conversation the
+// adapter was given) shifted past the model's configured context, which
+// the caller did not send. A field of the context itself is no field of
+// the request: the message says where it is instead.
 func (p *prepared) requestField(err error) error {
 	var pe *provider.Error
-	if p.contextLen == 0 || !errors.As(err, &pe) {
+	if !errors.As(err, &pe) || pe.Param == "" {
+		return err
+	}
+	if pe.HTTPStatus != 0 {
+		// The provider's own path (the adapters name request fields):
+		// the request's, where the encoding tells it.
+		if f := requestFieldOf(p.call.Request, pe.Param); f != "" {
+			pe.Param = f
+		}
+	}
+	if p.contextLen == 0 {
 		return err
 	}
 	m := messageParamRE.FindStringSubmatch(pe.Param)
