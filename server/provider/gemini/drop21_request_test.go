@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -84,6 +85,32 @@ func TestDrop21MessagesNotSent(t *testing.T) {
 	for i, w := range wantWarnings {
 		if !strings.HasPrefix(warnings[i], w) {
 			t.Errorf("warning %d = %q, want %q", i, warnings[i], w)
+		}
+	}
+}
+
+// TestDrop21ToolsWithJSON: Gemini before 3 refuses function calling beside
+// a JSON response mime type with a 400 naming no field; refused here naming
+// options.response_format. Gemini 3 takes both, and a JSON answer without
+// tools goes everywhere.
+func TestDrop21ToolsWithJSON(t *testing.T) {
+	t.Parallel()
+	req := func(model string, tools bool) *provider.Request {
+		r := &provider.Request{Model: model, Messages: []*llmrelayv1.Message{{Role: llmrelayv1.Role_ROLE_USER, Parts: []*llmrelayv1.Part{d21Text("hi")}}},
+			Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT}}}
+		if tools {
+			r.Tools = []*llmrelayv1.Tool{{Name: "get_weather"}}
+		}
+		return r
+	}
+	_, _, err := buildRequest(req("gemini-2.5-flash", true))
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Param != "options.response_format" || pe.Kind != provider.KindInvalidRequest {
+		t.Fatalf("gemini 2.5 with tools and JSON: %v", err)
+	}
+	for _, r := range []*provider.Request{req("gemini-3-flash-preview", true), req("gemini-2.5-flash", false)} {
+		if _, _, err := buildRequest(r); err != nil {
+			t.Errorf("%s (tools %d): %v", r.Model, len(r.Tools), err)
 		}
 	}
 }

@@ -226,6 +226,13 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 	}
 	warnings = append(warnings, thinkWarns...)
 	out.GenerationConfig = gc
+	if gc != nil && gc.ResponseMimeType != "" && len(out.Tools) > 0 && !gemini3 && !extraReplaces(req.ProviderOptions.GetExtraBody(), "tools", "responseMimeType", "response_mime_type") {
+		// Gemini before 3 answers the pair with a 400 "Function calling
+		// with a response mime type: 'application/json' is unsupported"
+		// that names no field (googleapis/python-genai#867,
+		// symfony/ai#1777 on gemini-2.5-flash); Gemini 3 combines them.
+		return nil, nil, invalidField("options.response_format", "%s cannot combine function calling (the request's tools) with JSON output; Gemini 3 models can", req.Model)
+	}
 	return out, warnings, nil
 }
 
@@ -719,4 +726,16 @@ func mimeFromExt(p string) string {
 		return "image/gif"
 	}
 	return ""
+}
+
+// extraReplaces reports whether extra_body names one of the fields (which
+// it may then replace or remove): a check of what the request alone would
+// send does not hold.
+func extraReplaces(extra string, fields ...string) bool {
+	for _, f := range fields {
+		if strings.Contains(extra, `"`+f+`"`) {
+			return true
+		}
+	}
+	return false
 }
