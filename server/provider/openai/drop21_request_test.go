@@ -131,7 +131,7 @@ func TestDrop21OpenAIWithinLimits(t *testing.T) {
 	req := drop21Base()
 	req.Tools = []*llmrelayv1.Tool{{Name: strings.Repeat("a", 64)}, {Name: "get-weather_2"}}
 	req.Options.Stop = []string{"1", "2", "3", "4"}
-	req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Logprobs: proto.Bool(true), TopLogprobs: proto.Int32(20), Metadata: meta}}}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Logprobs: proto.Bool(true), TopLogprobs: proto.Int32(20), Metadata: meta, Store: proto.Bool(true)}}}
 	req.Messages = append(req.Messages, msgOf(llmrelayv1.Role_ROLE_ASSISTANT, d21Call("call_1", "get-weather_2"), d21Call("call_2", "get-weather_2")),
 		msgOf(llmrelayv1.Role_ROLE_TOOL, d21Result("call_1", false)), msgOf(llmrelayv1.Role_ROLE_TOOL, d21Result("call_2", false)))
 	p := drop21Providers(t)["openai"]
@@ -214,5 +214,33 @@ func TestDrop21AdaDimensions(t *testing.T) {
 		if err != nil || !strings.Contains(string(body), `"dimensions":256`) {
 			t.Errorf("%s: %s %v", c.model, body, err)
 		}
+	}
+}
+
+// TestDrop21ChatMetadataNeedsStore: OpenAI's Chat Completions answer
+// metadata without store with a 400 naming no param ("The 'metadata'
+// parameter is only allowed when 'store' is enabled."): refused naming
+// provider_options.openai.metadata. With store true it is sent; the
+// Responses API and other servers take it as it is.
+func TestDrop21ChatMetadataNeedsStore(t *testing.T) {
+	t.Parallel()
+	ps := drop21Providers(t)
+	req := drop21Base()
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Metadata: map[string]string{"k": "v"}}}}
+	_, _, err := ps["openai"].buildChatRequest(req, false)
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Param != "provider_options.openai.metadata" {
+		t.Fatalf("metadata without store: %v", err)
+	}
+	if _, _, err := ps["openai"].buildResponsesRequest(req, false); err != nil {
+		t.Errorf("responses: %v", err)
+	}
+	if _, _, err := ps["compat"].buildChatRequest(req, false); err != nil {
+		t.Errorf("compatible server: %v", err)
+	}
+	req.ProviderOptions.GetOpenai().Store = proto.Bool(true)
+	body, _, err := ps["openai"].buildChatRequest(req, false)
+	if err != nil || !strings.Contains(string(body), `"metadata":{"k":"v"}`) {
+		t.Errorf("with store: %s %v", body, err)
 	}
 }

@@ -153,6 +153,12 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	if err := p.checkLimits(req, w.Stop); err != nil {
 		return nil, nil, err
 	}
+	if oo := req.ProviderOptions.GetOpenai(); len(oo.GetMetadata()) > 0 && !oo.GetStore() && openAIHost(p.baseURL) {
+		// OpenAI's 400 "The 'metadata' parameter is only allowed when
+		// 'store' is enabled." names no param: metadata labels a stored
+		// completion.
+		return nil, nil, p.invalidParam("provider_options.openai.metadata", "OpenAI takes metadata on Chat Completions only with provider_options.openai.store true")
+	}
 	warnings = append(warnings, toolMessageWarnings(req.Messages, true)...)
 	w.Seed = o.Seed
 	w.PresencePenalty = o.PresencePenalty
