@@ -133,6 +133,12 @@ func TestDrop21Refusals(t *testing.T) {
 	}{
 		{"gemini: six stop sequences", chat(&llmrelayv1.ChatRequest{Model: "flash", Messages: []*llmrelayv1.Message{user("hi")},
 			Options: &llmrelayv1.GenerationOptions{Stop: six}}), "options.stop"},
+		{"schema name without a schema", chat(&llmrelayv1.ChatRequest{Model: "flash", Messages: []*llmrelayv1.Message{user("hi")},
+			Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT, SchemaName: "answer"}}}),
+			"options.response_format.schema_name"},
+		{"strict without a schema", chat(&llmrelayv1.ChatRequest{Model: "flash", Messages: []*llmrelayv1.Message{user("hi")},
+			Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT, Strict: proto.Bool(true)}}}),
+			"options.response_format.strict"},
 		{"gemini: 64-bit seed", chat(&llmrelayv1.ChatRequest{Model: "flash", Messages: []*llmrelayv1.Message{user("hi")},
 			Options: &llmrelayv1.GenerationOptions{Seed: proto.Int64(1 << 40)}}), "options.seed"},
 		{"anthropic: dotted tool name", tools(&llmrelayv1.ToolsRequest{Model: "claude", Messages: []*llmrelayv1.Message{user("hi")},

@@ -311,6 +311,15 @@ func validateOptions(o *llmrelayv1.GenerationOptions, tools []*llmrelayv1.Tool) 
 	if rf.GetType() == llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA && rf.GetSchema() == "" {
 		return invalidField("options.response_format.schema", "required for RESPONSE_FORMAT_TYPE_JSON_SCHEMA")
 	}
+	if rf.GetType() != llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA {
+		// Both belong to a schema: without one no format sends them.
+		if rf.GetSchemaName() != "" {
+			return invalidField("options.response_format.schema_name", "a schema name needs type RESPONSE_FORMAT_TYPE_JSON_SCHEMA")
+		}
+		if rf.GetStrict() {
+			return invalidField("options.response_format.strict", "strict holds an answer to a schema: it needs type RESPONSE_FORMAT_TYPE_JSON_SCHEMA")
+		}
+	}
 	if n := rf.GetSchemaName(); n != "" && !schemaName.MatchString(n) {
 		return invalidField("options.response_format.schema_name", "%q: 1-64 characters of letters, digits, _ and -", n)
 	}
