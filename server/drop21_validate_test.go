@@ -301,3 +301,42 @@ models:
 		}
 	}
 }
+
+// TestDrop21AgentSetupFields: an agent run names the client's fields under
+// setup: an option the format refuses (setup.options.stop, it said
+// options.stop) and what the first round's model call refuses of the
+// setup's tools (setup.tools[0].name, it said tools[0].name).
+func TestDrop21AgentSetupFields(t *testing.T) {
+	t.Parallel()
+	up := &d21Upstream{}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	c, _ := startWith(t, d21YAML, srv.URL)
+	cases := []struct {
+		setup *llmrelayv1.AgentSetup
+		field string
+	}{
+		{&llmrelayv1.AgentSetup{Model: "flash", Messages: []*llmrelayv1.Message{user("hi")}, Tools: []*llmrelayv1.Tool{{Name: "get_weather"}},
+			Options: &llmrelayv1.GenerationOptions{Stop: []string{"1", "2", "3", "4", "5", "6"}}}, "setup.options.stop"},
+		{&llmrelayv1.AgentSetup{Model: "claude", Messages: []*llmrelayv1.Message{user("hi")}, Tools: []*llmrelayv1.Tool{{Name: "web.search"}}}, "setup.tools[0].name"},
+	}
+	for _, tc := range cases {
+		s, err := c.Agent(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_Setup{Setup: tc.setup}}); err != nil {
+			t.Fatal(err)
+		}
+		for err == nil {
+			_, err = s.Recv()
+		}
+		st, _, br := statusDetails(t, err)
+		if st.Code() != codes.InvalidArgument || br == nil || br.GetFieldViolations()[0].GetField() != tc.field {
+			t.Errorf("%s: %v %v, want InvalidArgument on %s", tc.field, st.Code(), br, tc.field)
+		}
+	}
+	if sent := up.sent(); len(sent) != 0 {
+		t.Errorf("the provider was called: %q", sent)
+	}
+}

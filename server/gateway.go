@@ -115,6 +115,10 @@ type generation struct {
 	// agentRound: the call is one round of an agent run, whose span (in
 	// ctx) is the round's, not an RPC's.
 	agentRound bool
+	// setupMessages and setupTools: an agent round's conversation and
+	// tools begin with the setup's (this many), the request fields
+	// setup.messages and setup.tools.
+	setupMessages, setupTools int
 }
 
 // prepared is a validated call, ready for the pipeline.
@@ -142,6 +146,8 @@ type prepared struct {
 	// contextLen is how many of messages are the model's configured
 	// context, before the caller's (requestField).
 	contextLen int
+	// setupMessages, setupTools: generation's, for an agent round.
+	setupMessages, setupTools int
 	// caller is the authenticated caller (nil without auth); the call's
 	// tokens count against its budget. admitWarning says when its limits
 	// could not be checked (meta.warnings).
@@ -338,6 +344,7 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 	}
 	p.messages = msgs
 	p.contextLen = len(msgs) - len(in.messages)
+	p.setupMessages, p.setupTools = in.setupMessages, in.setupTools
 	ctx, p.cancel = g.callContext(ctx, in.call, st.callBound)
 	if in.call != nil {
 		p.rawExplicit = in.call.PreserveRaw
@@ -701,6 +708,30 @@ func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result
 	return nil, errors.New("model has no deployment")
 }
 
+// setupField names an agent round's field under setup where it is one of
+// the setup's: its options, a message it sent, one of the client's tools.
+// A message the run added, or an MCP server's tool, is no field of the
+// setup: left as the call named it.
+func (p *prepared) setupField(pe *provider.Error) {
+	if !p.agentRound || pe.Param == "" {
+		return
+	}
+	f := pe.Param
+	within := func(list string, n int) bool {
+		rest, ok := strings.CutPrefix(f, list+"[")
+		if !ok {
+			return false
+		}
+		idx, _, ok := strings.Cut(rest, "]")
+		k, err := strconv.Atoi(idx)
+		return ok && err == nil && k < n
+	}
+	if strings.HasPrefix(f, "options.") || strings.HasPrefix(f, "provider_options.") ||
+		within("messages", p.setupMessages) || within("tools", p.setupTools) {
+		pe.Param = "setup." + f
+	}
+}
+
 // messageParamRE matches a field path into the conversation.
 var messageParamRE = regexp.MustCompile(`^messages\[(\d{1,9})\](.*)$`)
 
@@ -722,6 +753,7 @@ func (p *prepared) requestField(err error) error {
 			pe.Param = f
 		}
 	}
+	defer p.setupField(pe)
 	if p.contextLen == 0 {
 		return err
 	}

@@ -20,6 +20,21 @@ type OptionError struct {
 	Model  string
 	Option string
 	Reason string
+	// Field is the request's field when it is not options.<Option> (or
+	// the provider_options.… Option itself): an agent's setup.options.….
+	Field string
+}
+
+// RequestField is the request field the option is: Field, else
+// provider_options.… as named, else options.<Option>.
+func (e *OptionError) RequestField() string {
+	switch {
+	case e.Field != "":
+		return e.Field
+	case strings.HasPrefix(e.Option, "provider_options."):
+		return e.Option // a request field of its own, not under options
+	}
+	return "options." + e.Option
 }
 
 func (e *OptionError) Error() string {
