@@ -244,12 +244,12 @@ func checkToolParts(msgs []*llmrelayv1.Message, format string) error {
 	if !resultsOnly && !names && !objects {
 		return nil
 	}
-	called := map[string]bool{}
+	called := map[string]string{} // call_id → the function called
 	for i, m := range msgs {
 		for j, p := range m.GetParts() {
 			pf := func() string { return fmt.Sprintf("messages[%d].parts[%d]", i, j) }
 			if tc := p.GetToolCall(); tc != nil {
-				called[tc.GetCallId()] = true
+				called[tc.GetCallId()] = tc.GetName()
 				if objects && strings.TrimSpace(tc.GetArguments()) != "" && !fold.ValidArguments(tc.GetArguments()) {
 					return invalidField(pf()+".tool_call.arguments", "the %s format takes arguments as a JSON object only", format)
 				}
@@ -261,9 +261,14 @@ func checkToolParts(msgs []*llmrelayv1.Message, format string) error {
 			switch {
 			case tr == nil && resultsOnly:
 				return invalidField(pf(), "the %s format takes tool_result parts only in tool messages: send the text as the tool result's content", format)
-			case tr != nil && names && tr.GetName() == "" && !called[tr.GetCallId()]:
+			case tr != nil && names && tr.GetName() == "" && called[tr.GetCallId()] == "":
 				return invalidField(pf()+".tool_result.name",
 					"required by the %s format when no earlier tool call has call_id %q", format, tr.GetCallId())
+			case tr != nil && names && tr.GetName() != "" && called[tr.GetCallId()] != "" && tr.GetName() != called[tr.GetCallId()]:
+				// The format sends the result under this name: the model
+				// would read it as another function's.
+				return invalidField(pf()+".tool_result.name",
+					"%q, but call %q is a call of %q (the %s format sends the result under its name)", tr.GetName(), tr.GetCallId(), called[tr.GetCallId()], format)
 			}
 		}
 	}
