@@ -57,6 +57,11 @@ models:
     upstream_model: text-embedding-3-small
     capabilities:
       embeddings: {format: openai-embeddings}
+  - name: llama
+    provider: oll
+    upstream_model: llama3.2
+    capabilities:
+      tools: {format: ollama}
   - name: nomic
     provider: oll
     upstream_model: nomic-embed-text
@@ -140,6 +145,10 @@ func TestDrop21Refusals(t *testing.T) {
 			Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT, Strict: proto.Bool(true)}}}),
 			"options.response_format.strict"},
 		{"gemini: a result named for another function than its call", tools(&llmrelayv1.ToolsRequest{Model: "flash", Tools: []*llmrelayv1.Tool{{Name: "get_weather"}},
+			Messages: []*llmrelayv1.Message{user("hi"), {Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{d21Call("c1")}},
+				{Role: llmrelayv1.Role_ROLE_TOOL, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "c1", Name: "get_time", Content: "12:00"}}}}}}}),
+			"messages[2].parts[0].tool_result.name"},
+		{"ollama: a result named for another function than its call", tools(&llmrelayv1.ToolsRequest{Model: "llama", Tools: []*llmrelayv1.Tool{{Name: "get_weather"}},
 			Messages: []*llmrelayv1.Message{user("hi"), {Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{d21Call("c1")}},
 				{Role: llmrelayv1.Role_ROLE_TOOL, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "c1", Name: "get_time", Content: "12:00"}}}}}}}),
 			"messages[2].parts[0].tool_result.name"},

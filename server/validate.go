@@ -241,7 +241,10 @@ func checkFiles(msgs []*llmrelayv1.Message, format string) error {
 // format takes objects only.
 func checkToolParts(msgs []*llmrelayv1.Message, format string) error {
 	resultsOnly, names, objects := provider.ToolResultsOnly(format), provider.ToolResultNames(format), provider.ObjectArguments(format)
-	if !resultsOnly && !names && !objects {
+	// The formats that send a result under its function's name (Gemini's
+	// functionResponse.name, Ollama's tool_name).
+	sendsName := names || format == "ollama"
+	if !resultsOnly && !sendsName && !objects {
 		return nil
 	}
 	called := map[string]string{} // call_id → the function called
@@ -264,7 +267,7 @@ func checkToolParts(msgs []*llmrelayv1.Message, format string) error {
 			case tr != nil && names && tr.GetName() == "" && called[tr.GetCallId()] == "":
 				return invalidField(pf()+".tool_result.name",
 					"required by the %s format when no earlier tool call has call_id %q", format, tr.GetCallId())
-			case tr != nil && names && tr.GetName() != "" && called[tr.GetCallId()] != "" && tr.GetName() != called[tr.GetCallId()]:
+			case tr != nil && sendsName && tr.GetName() != "" && called[tr.GetCallId()] != "" && tr.GetName() != called[tr.GetCallId()]:
 				// The format sends the result under this name: the model
 				// would read it as another function's.
 				return invalidField(pf()+".tool_result.name",
