@@ -23,6 +23,7 @@ import (
 	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/auth"
+	"github.com/llmrelay/llmrelay/server/catalog"
 	"github.com/llmrelay/llmrelay/server/cost"
 	"github.com/llmrelay/llmrelay/server/mcp"
 	"github.com/llmrelay/llmrelay/server/telemetry"
@@ -667,7 +668,7 @@ func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.Tool
 	ctx, p, err := a.g.prepareGeneration(ctx, generation{
 		req: req, model: a.setup.GetModel(), messages: a.msgs, tools: a.tools, options: a.setup.GetOptions(),
 		providerOptions: a.setup.GetProviderOptions(), call: a.setup.GetCall(), wantTools: true,
-		hostedMCP: a.hosted, agentRound: true,
+		hostedMCP: a.hosted, agentRound: true, setupMessages: len(a.setup.GetMessages()), setupTools: len(a.setup.GetTools()),
 	})
 	if err != nil {
 		return nil, nil, setupField(err)
@@ -755,6 +756,12 @@ func setupField(err error) error {
 		c := *re
 		c.field = "setup." + re.field
 		c.msg = "setup." + re.msg
+		return &c
+	}
+	var oe *catalog.OptionError
+	if errors.As(err, &oe) && !strings.HasPrefix(oe.RequestField(), "setup.") {
+		c := *oe
+		c.Field = "setup." + oe.RequestField()
 		return &c
 	}
 	return err

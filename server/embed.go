@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -265,6 +267,19 @@ func partFailed(err error, spent *llmrelayv1.Usage, k, parts, start, end int) er
 // Voyage's as the OpenAI adapter names it.
 var inputParamRE = regexp.MustCompile(`^input\[(\d{1,9})\](.*)$`)
 
+// inputsField names the input a provider's error is about by the
+// request's field, inputs[N] (the providers', and partFailed's, input[N]
+// is OpenAI's name of it).
+func inputsField(err error) error {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		if m := inputParamRE.FindStringSubmatch(pe.Param); m != nil {
+			pe.Param = "inputs[" + m[1] + "]" + m[2]
+		}
+	}
+	return err
+}
+
 // Embed returns one embedding per input.
 func (g *gateway) Embed(ctx context.Context, req *llmrelayv1.EmbedRequest) (*llmrelayv1.EmbedResponse, error) {
 	st := g.state.Load()
@@ -275,6 +290,7 @@ func (g *gateway) Embed(ctx context.Context, req *llmrelayv1.EmbedRequest) (*llm
 	defer p.cancel()
 	res, err := g.unaryRoute(ctx, p)
 	if err != nil {
+		err = inputsField(err)
 		meta := g.finishMeta(p, reported(err))
 		return nil, g.account(ctx, p, meta, toStatus(ctx, err, meta, st.redact, g.log))
 	}
@@ -324,6 +340,11 @@ func (g *gateway) prepareEmbed(ctx context.Context, st *state, req *llmrelayv1.E
 	if err != nil {
 		return ctx, nil, err
 	}
+	pOpts, unused, err := embedProviderOptions(m.Name, pOpts, req.GetCall().GetIgnoreInvalidOptions())
+	if err != nil {
+		return ctx, nil, err
+	}
+	dropped = append(dropped, unused...)
 	p := g.newPrepared(ctx, st, m, llmrelayv1.Protocol_PROTOCOL_EMBEDDINGS, capab)
 	p.meta.DroppedOptions = dropped
 	p.call.Op = pipeline.OpEmbed
@@ -333,4 +354,52 @@ func (g *gateway) prepareEmbed(ctx context.Context, st *state, req *llmrelayv1.E
 	}
 	ctx, p.cancel = g.callContext(ctx, req.GetCall(), st.callBound)
 	return ctx, p, nil
+}
+
+// embedOptions are the provider options an embeddings request sends, by
+// the provider_options case: OpenAI's user (the embeddings `user`),
+// Ollama's num_ctx and keep_alive. Gemini's embedContent takes none of
+// Gemini's.
+var embedOptions = map[string]map[string]bool{
+	"openai": {"user": true},
+	"ollama": {"num_ctx": true, "keep_alive": true},
+}
+
+// embedProviderOptions refuses, naming it, a provider option set on an
+// embeddings call that no embeddings request carries (OpenAI's store or
+// logprobs, Gemini's thinking budget, Ollama's think: they were dropped
+// without a word), or with ignore clears it and reports it dropped. The
+// options given are not modified.
+func embedProviderOptions(model string, po *llmrelayv1.ProviderOptions, ignore bool) (*llmrelayv1.ProviderOptions, []*llmrelayv1.DroppedOption, error) {
+	if po == nil {
+		return nil, nil, nil
+	}
+	fd := po.ProtoReflect().WhichOneof(po.ProtoReflect().Descriptor().Oneofs().ByName("provider"))
+	if fd == nil {
+		return po, nil, nil
+	}
+	kind := string(fd.Name())
+	var unused []string
+	po.ProtoReflect().Get(fd).Message().Range(func(f protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
+		if !embedOptions[kind][string(f.Name())] {
+			unused = append(unused, string(f.Name()))
+		}
+		return true
+	})
+	if len(unused) == 0 {
+		return po, nil, nil
+	}
+	sort.Strings(unused)
+	const reason = "not used by embeddings requests"
+	if !ignore {
+		return nil, nil, &catalog.OptionError{Model: model, Option: "provider_options." + kind + "." + unused[0], Reason: reason}
+	}
+	out := proto.CloneOf(po)
+	opts := out.ProtoReflect().Get(fd).Message()
+	var dropped []*llmrelayv1.DroppedOption
+	for _, name := range unused {
+		opts.Clear(opts.Descriptor().Fields().ByName(protoreflect.Name(name)))
+		dropped = append(dropped, &llmrelayv1.DroppedOption{Option: "provider_options." + kind + "." + name, Reason: reason})
+	}
+	return out, dropped, nil
 }

@@ -21,7 +21,8 @@ import (
 // testdata/embed_error_openai_400_input_length.http in the OpenAI package
 // has it). With max_embedding_inputs 2, five inputs go as [0 1] [2 3] [4];
 // the second request's input[1] is the call's input[3]: the BadRequest
-// field says input[3] (it said input[1], another input of the call) and a
+// field says inputs[3], the request's field (it said input[1], another input
+// of the call, then OpenAI's input[3], no field of the request) and a
 // warning maps one to the other.
 func TestEmbed20SplitNamesTheInput(t *testing.T) {
 	t.Parallel()
@@ -61,8 +62,8 @@ func TestEmbed20SplitNamesTheInput(t *testing.T) {
 	if st.Code() != codes.InvalidArgument || info.GetReason() != "CONTEXT_LENGTH_EXCEEDED" {
 		t.Fatalf("got %v %s: %s", st.Code(), info.GetReason(), st.Message())
 	}
-	if v := br.GetFieldViolations(); len(v) != 1 || v[0].GetField() != "input[3]" {
-		t.Errorf("field violations %v, want input[3]", v)
+	if v := br.GetFieldViolations(); len(v) != 1 || v[0].GetField() != "inputs[3]" {
+		t.Errorf("field violations %v, want inputs[3] (the request's field)", v)
 	}
 	var failed *llmrelayv1.FailedCallMeta
 	for _, d := range st.Details() {

@@ -324,11 +324,7 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		code, msg = codes.InvalidArgument, oe.Error()
 		info.Reason = reasonString(llmrelayv1.ErrorReason_ERROR_REASON_INVALID_OPTION)
 		info.Metadata["model"], info.Metadata["option"] = oe.Model, oe.Option
-		field := "options." + oe.Option
-		if strings.HasPrefix(oe.Option, "provider_options.") {
-			field = oe.Option // a request field of its own, not under options
-		}
-		details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: field, Description: oe.Error()}}})
+		details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: oe.RequestField(), Description: oe.Error()}}})
 		meta = nil
 	case errors.As(err, &se):
 		code, msg = codes.InvalidArgument, se.Error()

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -113,6 +115,10 @@ type generation struct {
 	// agentRound: the call is one round of an agent run, whose span (in
 	// ctx) is the round's, not an RPC's.
 	agentRound bool
+	// setupMessages and setupTools: an agent round's conversation and
+	// tools begin with the setup's (this many), the request fields
+	// setup.messages and setup.tools.
+	setupMessages, setupTools int
 }
 
 // prepared is a validated call, ready for the pipeline.
@@ -137,6 +143,11 @@ type prepared struct {
 	output *outputCheck
 	// agentRound: see generation.agentRound.
 	agentRound bool
+	// contextLen is how many of messages are the model's configured
+	// context, before the caller's (requestField).
+	contextLen int
+	// setupMessages, setupTools: generation's, for an agent round.
+	setupMessages, setupTools int
 	// caller is the authenticated caller (nil without auth); the call's
 	// tokens count against its budget. admitWarning says when its limits
 	// could not be checked (meta.warnings).
@@ -332,6 +343,8 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 		NativeStructuredOutput: m.NativeStructuredOutput, Messages: msgs, Tools: in.tools, Options: opts, ProviderOptions: pOpts, HostedMCP: hosted,
 	}
 	p.messages = msgs
+	p.contextLen = len(msgs) - len(in.messages)
+	p.setupMessages, p.setupTools = in.setupMessages, in.setupTools
 	ctx, p.cancel = g.callContext(ctx, in.call, st.callBound)
 	if in.call != nil {
 		p.rawExplicit = in.call.PreserveRaw
@@ -688,11 +701,80 @@ func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result
 			res, err = d.Provider.Pipeline.Unary(ctx, p.call)
 		}
 		if err == nil || !p.fallback(ctx, i, err) {
-			return res, err
+			return res, p.requestField(err)
 		}
 		g.tel.Metrics().Fallback(p.model.Name, d.Name)
 	}
 	return nil, errors.New("model has no deployment")
+}
+
+// setupField names an agent round's field under setup where it is one of
+// the setup's: its options, a message it sent, one of the client's tools.
+// A message the run added, or an MCP server's tool, is no field of the
+// setup: left as the call named it.
+func (p *prepared) setupField(pe *provider.Error) {
+	if !p.agentRound || pe.Param == "" {
+		return
+	}
+	f := pe.Param
+	within := func(list string, n int) bool {
+		rest, ok := strings.CutPrefix(f, list+"[")
+		if !ok {
+			return false
+		}
+		idx, _, ok := strings.Cut(rest, "]")
+		k, err := strconv.Atoi(idx)
+		return ok && err == nil && k < n
+	}
+	if strings.HasPrefix(f, "options.") || strings.HasPrefix(f, "provider_options.") ||
+		within("messages", p.setupMessages) || within("tools", p.setupTools) {
+		pe.Param = "setup." + f
+	}
+}
+
+// messageParamRE matches a field path into the conversation.
+var messageParamRE = regexp.MustCompile(`^messages\[(\d{1,9})\](.*)$`)
+
+// requestField makes a provider error's field path the request's: a
+// provider's own wire path as requestFieldOf translates it, and a path
+// into the conversation (messages[k]…, counted over the conversation the
+// adapter was given) shifted past the model's configured context, which
+// the caller did not send. A field of the context itself is no field of
+// the request: the message says where it is instead.
+func (p *prepared) requestField(err error) error {
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Param == "" {
+		return err
+	}
+	if pe.HTTPStatus != 0 {
+		// The provider's own path (the adapters name request fields):
+		// the request's, where the encoding tells it.
+		if f := requestFieldOf(p.call.Request, pe.Param); f != "" {
+			pe.Param = f
+		}
+	}
+	defer p.setupField(pe)
+	if p.contextLen == 0 {
+		return err
+	}
+	m := messageParamRE.FindStringSubmatch(pe.Param)
+	if m == nil {
+		return err
+	}
+	k, perr := strconv.Atoi(m[1])
+	if perr != nil {
+		return err
+	}
+	if k < p.contextLen {
+		pe.Message = fmt.Sprintf("in the model's configured context (context[%d]%s): %s", k, m[2], pe.Message)
+		pe.Param = ""
+		return err
+	}
+	pe.Param = "messages[" + strconv.Itoa(k-p.contextLen) + "]" + m[2]
+	if strings.HasPrefix(pe.Message, m[0]) {
+		pe.Message = pe.Param + pe.Message[len(m[0]):]
+	}
+	return err
 }
 
 // streamRoute opens a stream on the route's deployments in turn; a stream
@@ -703,7 +785,7 @@ func (g *gateway) streamRoute(ctx context.Context, p *prepared) (provider.Stream
 		p.call.CanFallBack = i+1 < len(p.route)
 		s, err := d.Provider.Pipeline.Stream(ctx, p.call)
 		if err == nil || !p.fallback(ctx, i, err) {
-			return s, err
+			return s, p.requestField(err)
 		}
 		g.tel.Metrics().Fallback(p.model.Name, d.Name)
 	}

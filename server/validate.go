@@ -241,15 +241,18 @@ func checkFiles(msgs []*llmrelayv1.Message, format string) error {
 // format takes objects only.
 func checkToolParts(msgs []*llmrelayv1.Message, format string) error {
 	resultsOnly, names, objects := provider.ToolResultsOnly(format), provider.ToolResultNames(format), provider.ObjectArguments(format)
-	if !resultsOnly && !names && !objects {
+	// The formats that send a result under its function's name (Gemini's
+	// functionResponse.name, Ollama's tool_name).
+	sendsName := names || format == "ollama"
+	if !resultsOnly && !sendsName && !objects {
 		return nil
 	}
-	called := map[string]bool{}
+	called := map[string]string{} // call_id → the function called
 	for i, m := range msgs {
 		for j, p := range m.GetParts() {
 			pf := func() string { return fmt.Sprintf("messages[%d].parts[%d]", i, j) }
 			if tc := p.GetToolCall(); tc != nil {
-				called[tc.GetCallId()] = true
+				called[tc.GetCallId()] = tc.GetName()
 				if objects && strings.TrimSpace(tc.GetArguments()) != "" && !fold.ValidArguments(tc.GetArguments()) {
 					return invalidField(pf()+".tool_call.arguments", "the %s format takes arguments as a JSON object only", format)
 				}
@@ -261,9 +264,14 @@ func checkToolParts(msgs []*llmrelayv1.Message, format string) error {
 			switch {
 			case tr == nil && resultsOnly:
 				return invalidField(pf(), "the %s format takes tool_result parts only in tool messages: send the text as the tool result's content", format)
-			case tr != nil && names && tr.GetName() == "" && !called[tr.GetCallId()]:
+			case tr != nil && names && tr.GetName() == "" && called[tr.GetCallId()] == "":
 				return invalidField(pf()+".tool_result.name",
 					"required by the %s format when no earlier tool call has call_id %q", format, tr.GetCallId())
+			case tr != nil && sendsName && tr.GetName() != "" && called[tr.GetCallId()] != "" && tr.GetName() != called[tr.GetCallId()]:
+				// The format sends the result under this name: the model
+				// would read it as another function's.
+				return invalidField(pf()+".tool_result.name",
+					"%q, but call %q is a call of %q (the %s format sends the result under its name)", tr.GetName(), tr.GetCallId(), called[tr.GetCallId()], format)
 			}
 		}
 	}
@@ -310,6 +318,15 @@ func validateOptions(o *llmrelayv1.GenerationOptions, tools []*llmrelayv1.Tool) 
 	}
 	if rf.GetType() == llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA && rf.GetSchema() == "" {
 		return invalidField("options.response_format.schema", "required for RESPONSE_FORMAT_TYPE_JSON_SCHEMA")
+	}
+	if rf.GetType() != llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA {
+		// Both belong to a schema: without one no format sends them.
+		if rf.GetSchemaName() != "" {
+			return invalidField("options.response_format.schema_name", "a schema name needs type RESPONSE_FORMAT_TYPE_JSON_SCHEMA")
+		}
+		if rf.GetStrict() {
+			return invalidField("options.response_format.strict", "strict holds an answer to a schema: it needs type RESPONSE_FORMAT_TYPE_JSON_SCHEMA")
+		}
 	}
 	if n := rf.GetSchemaName(); n != "" && !schemaName.MatchString(n) {
 		return invalidField("options.response_format.schema_name", "%q: 1-64 characters of letters, digits, _ and -", n)

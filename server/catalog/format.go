@@ -29,6 +29,14 @@ type Format struct {
 	// Ranges bound the number options as the format's API documents them;
 	// an option without a range must only be finite.
 	Ranges map[string]Range
+	// MaxStop is the most stop sequences the format's API takes (0: no
+	// documented limit). OpenAI's 4 is its own API's, not the format's
+	// (compatible servers take more): the openai adapter checks it for
+	// api.openai.com and Azure.
+	MaxStop int
+	// Int32Seed: the API's seed is a 32-bit integer (Gemini's
+	// GenerationConfig.seed is an int32; the contract's is an int64).
+	Int32Seed bool
 }
 
 // Range is the accepted interval of a number option: [Min, Max], or
@@ -60,6 +68,11 @@ func (r Range) String() string {
 // (GenerationConfig reference): temperature 0.0-2.0, topP 0-1, penalties
 // from -2.0 up to, not including, 2.0. Ollama documents no bounds beyond
 // a non-negative temperature and top_p as a probability.
+// geminiMaxStop: GenerationConfig.stopSequences is "the set of character
+// sequences (up to 5) that will stop output generation" (Gemini API
+// reference).
+const geminiMaxStop = 5
+
 var (
 	openAIRanges = map[string]Range{
 		"temperature": {Min: 0, Max: 2}, "top_p": {Min: 0, Max: 1},
@@ -121,7 +134,7 @@ var Formats = map[string]*Format{
 	"gemini": {Name: "gemini", ProviderTypes: []string{"gemini"}, Protocols: audioProtocols,
 		Options: set("temperature", "top_p", "top_k", "max_tokens", "stop", "seed", "tool_choice", "response_format",
 			"presence_penalty", "frequency_penalty", "reasoning_effort"),
-		Ranges: geminiRanges},
+		Ranges: geminiRanges, MaxStop: geminiMaxStop, Int32Seed: true},
 	"gemini-embeddings": {Name: "gemini-embeddings", ProviderTypes: []string{"gemini"}, Protocols: embedProtocols,
 		Options: set("dimensions")},
 	"ollama": {Name: "ollama", ProviderTypes: []string{"ollama"}, Protocols: chatProtocols,

@@ -20,6 +20,21 @@ type OptionError struct {
 	Model  string
 	Option string
 	Reason string
+	// Field is the request's field when it is not options.<Option> (or
+	// the provider_options.… Option itself): an agent's setup.options.….
+	Field string
+}
+
+// RequestField is the request field the option is: Field, else
+// provider_options.… as named, else options.<Option>.
+func (e *OptionError) RequestField() string {
+	switch {
+	case e.Field != "":
+		return e.Field
+	case strings.HasPrefix(e.Option, "provider_options."):
+		return e.Option // a request field of its own, not under options
+	}
+	return "options." + e.Option
 }
 
 func (e *OptionError) Error() string {
@@ -278,7 +293,8 @@ func Validate(model string, f *Format, reasoning, tools bool, o *llmrelayv1.Gene
 var numberOptions = []string{"temperature", "top_p", "presence_penalty", "frequency_penalty"}
 
 // checkNumbers returns the first number option of o outside what format f
-// accepts (NaN and infinities never are) and why; "" when all fit.
+// accepts (NaN and infinities never are), or a stop list longer than it
+// takes, and why; "" when all fit.
 func checkNumbers(f *Format, o *llmrelayv1.GenerationOptions) (string, string) {
 	values := [...]*float64{o.Temperature, o.TopP, o.PresencePenalty, o.FrequencyPenalty}
 	for i, v := range values {
@@ -301,6 +317,12 @@ func checkNumbers(f *Format, o *llmrelayv1.GenerationOptions) (string, string) {
 	}
 	if n := o.TopK; n != nil && *n < 0 {
 		return "top_k", fmt.Sprintf("must not be negative, got %d", *n)
+	}
+	if f.MaxStop > 0 && len(o.GetStop()) > f.MaxStop {
+		return "stop", fmt.Sprintf("format %s takes at most %d stop sequences, got %d", f.Name, f.MaxStop, len(o.GetStop()))
+	}
+	if s := o.Seed; f.Int32Seed && s != nil && (*s < math.MinInt32 || *s > math.MaxInt32) {
+		return "seed", fmt.Sprintf("format %s takes a 32-bit seed (%d to %d), got %d", f.Name, math.MinInt32, math.MaxInt32, *s)
 	}
 	return "", ""
 }

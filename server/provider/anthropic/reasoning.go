@@ -260,7 +260,7 @@ func (p *Provider) applyReasoning(w *messagesRequest, req *provider.Request, o *
 	}
 	switch m.thinking() {
 	case thinkNone:
-		return nil, invalid("reasoning_effort", "%s does not think (extended thinking starts with Claude 3.7 Sonnet and the Claude 4 models); drop reasoning_effort %s", req.Model, name)
+		return nil, invalid("options.reasoning_effort", "%s does not think (extended thinking starts with Claude 3.7 Sonnet and the Claude 4 models); drop reasoning_effort %s", req.Model, name)
 	case thinkAdaptive:
 		w.Thinking = &wireThinking{Type: "adaptive", Display: "summarized"}
 		w.OutputConfig = &wireOutputConfig{Effort: adaptiveEffort(effort)}
@@ -272,7 +272,7 @@ func (p *Provider) applyReasoning(w *messagesRequest, req *provider.Request, o *
 	if o.MaxTokens != nil {
 		limit := o.GetMaxTokens()
 		if limit <= minThinkingBudget {
-			return nil, invalid("reasoning_effort", "reasoning_effort %s on %s thinks with a budget of at least %d tokens, which must be less than max_tokens (%d): raise max_tokens or drop reasoning_effort",
+			return nil, invalid("options.reasoning_effort", "reasoning_effort %s on %s thinks with a budget of at least %d tokens, which must be less than max_tokens (%d): raise max_tokens or drop reasoning_effort",
 				name, req.Model, minThinkingBudget, limit)
 		}
 		if half := max(limit/2, minThinkingBudget); budget > half {
@@ -324,13 +324,13 @@ func withinLimit(n, limit int32) int32 {
 func checkThinking(w *messagesRequest, o *llmrelayv1.GenerationOptions, mode string) error {
 	switch {
 	case o.Temperature != nil && o.GetTemperature() != 1:
-		return invalid("temperature", "anthropic takes no temperature but 1 with thinking (%s), got %v", mode, o.GetTemperature())
+		return invalid("options.temperature", "anthropic takes no temperature but 1 with thinking (%s), got %v", mode, o.GetTemperature())
 	case o.TopK != nil:
-		return invalid("top_k", "anthropic takes no top_k with thinking (%s)", mode)
+		return invalid("options.top_k", "anthropic takes no top_k with thinking (%s)", mode)
 	case o.TopP != nil && o.GetTopP() < 0.95:
-		return invalid("top_p", "anthropic takes top_p only from 0.95 to 1 with thinking (%s), got %v", mode, o.GetTopP())
+		return invalid("options.top_p", "anthropic takes top_p only from 0.95 to 1 with thinking (%s), got %v", mode, o.GetTopP())
 	case w.ToolChoice != nil && (w.ToolChoice.Type == "any" || w.ToolChoice.Type == "tool"):
-		return invalid("tool_choice", "anthropic cannot force tool use with thinking (%s)", mode)
+		return invalid("options.tool_choice", "anthropic cannot force tool use with thinking (%s)", mode)
 	}
 	return nil
 }
@@ -380,17 +380,17 @@ func checkModelSampling(w *messagesRequest, o *llmrelayv1.GenerationOptions, mod
 	if m.fixedSampling() {
 		switch {
 		case o.Temperature != nil && o.GetTemperature() != 1:
-			return invalid("temperature", "%s takes no temperature but 1 (its default: Anthropic fixes this model's sampling), got %v", model, o.GetTemperature())
+			return invalid("options.temperature", "%s takes no temperature but 1 (its default: Anthropic fixes this model's sampling), got %v", model, o.GetTemperature())
 		case o.TopK != nil:
-			return invalid("top_k", "%s takes no top_k (Anthropic fixes this model's sampling)", model)
+			return invalid("options.top_k", "%s takes no top_k (Anthropic fixes this model's sampling)", model)
 		case o.TopP != nil && o.GetTopP() != defaultTopP:
-			return invalid("top_p", "%s takes no top_p but %v (its default: Anthropic fixes this model's sampling), got %v", model, defaultTopP, o.GetTopP())
+			return invalid("options.top_p", "%s takes no top_p but %v (its default: Anthropic fixes this model's sampling), got %v", model, defaultTopP, o.GetTopP())
 		case o.TopP != nil && o.Temperature != nil:
-			return invalid("top_p", "%s takes temperature or top_p, not both, even at their defaults", model)
+			return invalid("options.top_p", "%s takes temperature or top_p, not both, even at their defaults", model)
 		}
 	}
 	if m.noForcedTool() && w.ToolChoice != nil && (w.ToolChoice.Type == "any" || w.ToolChoice.Type == "tool") {
-		return invalid("tool_choice", "%s cannot be forced to use a tool (tool_choice %s): use auto and say in the prompt which tool to call", model, forcedName(w.ToolChoice))
+		return invalid("options.tool_choice", "%s cannot be forced to use a tool (tool_choice %s): use auto and say in the prompt which tool to call", model, forcedName(w.ToolChoice))
 	}
 	return nil
 }

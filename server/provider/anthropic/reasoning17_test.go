@@ -234,7 +234,7 @@ func TestReasoning17MaxTokens(t *testing.T) {
 		{name: "caller's half", model: "claude-sonnet-4-5", effort: high, maxTokens: ptr[int32](4096), wantMax: 4096, wantBudget: 2048,
 			warn: "reasoning_effort HIGH: thinking budget 2048 tokens instead of 16384, to leave the answer part of max_tokens (4096)"},
 		{name: "caller's small", model: "claude-haiku-4-5", effort: low, maxTokens: ptr[int32](1500), wantMax: 1500, wantBudget: 1024},
-		{name: "caller's too small", model: "claude-haiku-4-5", effort: low, maxTokens: ptr[int32](1024), errParam: "reasoning_effort"},
+		{name: "caller's too small", model: "claude-haiku-4-5", effort: low, maxTokens: ptr[int32](1024), errParam: "options.reasoning_effort"},
 		{name: "adaptive keeps the caller's", model: "claude-opus-4-6", effort: high, maxTokens: ptr[int32](512), wantMax: 512},
 		{name: "adaptive room", model: "claude-opus-4-6", effort: high, wantMax: 16384 + 4096},
 		{name: "adaptive keeps a larger default", model: "claude-opus-4-6", effort: high, defaultMax: 64000, wantMax: 64000},
@@ -294,19 +294,19 @@ func TestReasoning17ThinkingRestrictions(t *testing.T) {
 			set      func(*provider.Request)
 			errParam string
 		}{
-			{"temperature", func(r *provider.Request) { r.Options.Temperature = ptr(0.5) }, "temperature"},
+			{"temperature", func(r *provider.Request) { r.Options.Temperature = ptr(0.5) }, "options.temperature"},
 			{"temperature 1", func(r *provider.Request) { r.Options.Temperature = ptr(1.0) }, ""},
-			{"top_k", func(r *provider.Request) { r.Options.TopK = ptr[int32](40) }, "top_k"},
-			{"top_p", func(r *provider.Request) { r.Options.TopP = ptr(0.9) }, "top_p"},
+			{"top_k", func(r *provider.Request) { r.Options.TopK = ptr[int32](40) }, "options.top_k"},
+			{"top_p", func(r *provider.Request) { r.Options.TopP = ptr(0.9) }, "options.top_p"},
 			{"top_p 0.95", func(r *provider.Request) { r.Options.TopP = ptr(0.95) }, ""},
 			{"forced tool", func(r *provider.Request) {
 				r.Tools = []*llmrelayv1.Tool{weatherTool(t)}
 				r.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "get_weather"}}
-			}, "tool_choice"},
+			}, "options.tool_choice"},
 			{"required tool", func(r *provider.Request) {
 				r.Tools = []*llmrelayv1.Tool{weatherTool(t)}
 				r.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED}}
-			}, "tool_choice"},
+			}, "options.tool_choice"},
 			{"auto tool", func(r *provider.Request) {
 				r.Tools = []*llmrelayv1.Tool{weatherTool(t)}
 				r.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -62,7 +63,7 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 			return nil, nil, nil, err
 		}
 	} else if tc := opts.GetToolChoice(); tc.GetFunctionName() != "" || tc.GetMode() == llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED {
-		return nil, nil, nil, invalid("tool_choice", "tool_choice requires tools, and the request has none")
+		return nil, nil, nil, invalid("options.tool_choice", "tool_choice requires tools, and the request has none")
 	}
 
 	var betas []string
@@ -90,6 +91,13 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 	if err := applyResponseFormat(w, req); err != nil {
 		return nil, nil, nil, err
 	}
+	if rf := opts.GetResponseFormat(); rf.GetStrict() && rf.GetType() == llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA && !req.NativeStructuredOutput {
+		// The forced tool's input follows its schema as the model
+		// manages: only output_config.format (structured_output: native)
+		// constrains the answer.
+		warnings = append(warnings, "options.response_format.strict not honoured: this model answers a JSON schema through a forced tool, which anthropic does not hold to the schema "+
+			"(configure structured_output: native on models with structured outputs); the server still validates the answer")
+	}
 
 	body, err := json.Marshal(w)
 	if err != nil {
@@ -103,7 +111,7 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 	}
 	body, extraWarnings, err := provider.MergeExtra(body, req.ProviderOptions.GetExtraBody(), extra)
 	if err != nil {
-		return nil, nil, nil, invalid("extra_body", "%v", err)
+		return nil, nil, nil, invalid("provider_options.extra_body", "%v", err)
 	}
 	return body, betas, append(warnings, extraWarnings...), nil
 }
@@ -114,21 +122,28 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 func applyOptions(w *messagesRequest, o *llmrelayv1.GenerationOptions) error {
 	if o.MaxTokens != nil {
 		if o.GetMaxTokens() <= 0 {
-			return invalid("max_tokens", "max_tokens must be positive, got %d", o.GetMaxTokens())
+			return invalid("options.max_tokens", "max_tokens must be positive, got %d", o.GetMaxTokens())
 		}
 		w.MaxTokens = o.GetMaxTokens()
 	}
 	w.Temperature = o.Temperature
 	w.TopP = o.TopP
 	w.TopK = o.TopK
+	for i, s := range o.GetStop() {
+		if strings.TrimSpace(s) == "" {
+			// The API's 400 "stop_sequences: each stop sequence must
+			// contain non-whitespace" names its own field.
+			return invalid(fmt.Sprintf("options.stop[%d]", i), "%q: anthropic takes only stop sequences with a non-whitespace character", s)
+		}
+	}
 	w.StopSequences = o.GetStop()
 	switch {
 	case o.Seed != nil:
-		return invalid("seed", "anthropic does not support seed")
+		return invalid("options.seed", "anthropic does not support seed")
 	case o.PresencePenalty != nil:
-		return invalid("presence_penalty", "anthropic does not support presence_penalty")
+		return invalid("options.presence_penalty", "anthropic does not support presence_penalty")
 	case o.FrequencyPenalty != nil:
-		return invalid("frequency_penalty", "anthropic does not support frequency_penalty")
+		return invalid("options.frequency_penalty", "anthropic does not support frequency_penalty")
 	}
 	// reasoning_effort: applyReasoning, by the model's generation, once
 	// tools are set; response_format: applyResponseFormat, after thinking.
@@ -142,6 +157,7 @@ func convertMessages(in []*llmrelayv1.Message) (any, []wireMessage, []string, er
 		systemBlocks []contentBlockParam
 		out          []wireMessage
 		warnings     []string
+		pairs        = callPairs{answered: map[string]bool{}}
 	)
 	for i, m := range in {
 		if m == nil {
@@ -153,6 +169,9 @@ func convertMessages(in []*llmrelayv1.Message) (any, []wireMessage, []string, er
 		var role string
 		switch m.GetRole() {
 		case llmrelayv1.Role_ROLE_SYSTEM:
+			if len(out) > 0 {
+				warnings = append(warnings, fmt.Sprintf("messages[%d]: a system message after the conversation began is sent in the system prompt, before every message (anthropic has no system role in messages)", i))
+			}
 			for j, part := range m.GetParts() {
 				t, ok := part.GetKind().(*llmrelayv1.Part_Text)
 				if !ok {
@@ -179,11 +198,20 @@ func convertMessages(in []*llmrelayv1.Message) (any, []wireMessage, []string, er
 			warnings = append(warnings, fmt.Sprintf("messages[%d]: empty message not sent", i))
 			continue
 		}
+		if err := pairs.add(i, m, role); err != nil {
+			return nil, nil, nil, err
+		}
 		if n := len(out); n > 0 && out[n-1].Role == role {
 			out[n-1].Content = append(out[n-1].Content, blocks...)
 			continue
 		}
 		out = append(out, wireMessage{Role: role, Content: blocks})
+	}
+	if err := pairs.unanswered(); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := checkPrefill(in, out); err != nil {
+		return nil, nil, nil, err
 	}
 	if len(out) == 0 {
 		return nil, nil, nil, invalid("messages", "the request needs at least one user or assistant message")
@@ -237,6 +265,9 @@ func convertParts(i int, m *llmrelayv1.Message) ([]contentBlockParam, []string, 
 			b, err := convertImage(param, k.Image)
 			if err != nil {
 				return nil, nil, err
+			}
+			if d := k.Image.GetDetail(); d == llmrelayv1.ImageDetail_IMAGE_DETAIL_LOW || d == llmrelayv1.ImageDetail_IMAGE_DETAIL_HIGH {
+				warnings = append(warnings, fmt.Sprintf("%s.image.detail %s not sent (anthropic has no image detail level: it sizes images itself)", param, d))
 			}
 			blocks = append(blocks, b)
 		case *llmrelayv1.Part_File:
@@ -446,11 +477,17 @@ func parseDataURL(u string) (mediaType, data string, err error) {
 	return mediaType, payload, nil
 }
 
+// toolNameRE is the Messages API's rule for a tool name, as its 400 says:
+// "tools.0.custom.name: String should match pattern
+// '^[a-zA-Z0-9_-]{1,128}$'" (no dots or colons, which the gateway's own
+// rule allows for Gemini).
+var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,128}$`)
+
 func convertTools(in []*llmrelayv1.Tool) ([]wireTool, error) {
 	out := make([]wireTool, 0, len(in))
 	for i, t := range in {
-		if t.GetName() == "" {
-			return nil, invalid(fmt.Sprintf("tools[%d].name", i), "tool name is required")
+		if !toolNameRE.MatchString(t.GetName()) {
+			return nil, invalid(fmt.Sprintf("tools[%d].name", i), "%q: anthropic takes 1-128 letters, digits, _ and - only", t.GetName())
 		}
 		schema := json.RawMessage(`{"type":"object"}`)
 		if t.GetParameters() != "" {
@@ -473,7 +510,7 @@ func convertToolChoice(o *llmrelayv1.GenerationOptions) (*wireToolChoice, error)
 	switch c := o.GetToolChoice().GetChoice().(type) {
 	case *llmrelayv1.ToolChoice_FunctionName:
 		if c.FunctionName == "" {
-			return nil, invalid("tool_choice.function_name", "empty function name")
+			return nil, invalid("options.tool_choice.function_name", "empty function name")
 		}
 		tc = &wireToolChoice{Type: "tool", Name: c.FunctionName}
 	case *llmrelayv1.ToolChoice_Mode:

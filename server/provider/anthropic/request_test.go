@@ -49,19 +49,19 @@ func TestBuildRequestRejects(t *testing.T) {
 		{"no model", &provider.Request{Messages: []*llmrelayv1.Message{user}}, "model"},
 		{"no messages", withMsgs(), "messages"},
 		{"only system", withMsgs(msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("s"))), "messages"},
-		{"json schema without schema", withOpts(&llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA}}), "response_format.schema"},
-		{"forced-tool schema not an object", withOpts(&llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, Schema: `{"type":"array"}`}}), "response_format.schema"},
+		{"json schema without schema", withOpts(&llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA}}), "options.response_format.schema"},
+		{"forced-tool schema not an object", withOpts(&llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, Schema: `{"type":"array"}`}}), "options.response_format.schema"},
 		{"forced tool with thinking", &provider.Request{Model: model, Messages: []*llmrelayv1.Message{user},
 			Options:         &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT}},
-			ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{ThinkingBudgetTokens: ptr[int32](2048)}}}}, "response_format"},
+			ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{ThinkingBudgetTokens: ptr[int32](2048)}}}}, "options.response_format"},
 		{"answer tool name taken", &provider.Request{Model: model, Messages: []*llmrelayv1.Message{user},
 			Tools:   []*llmrelayv1.Tool{{Name: "json_response", Parameters: `{"type":"object"}`}},
-			Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT}}}, "tools"},
-		{"seed", withOpts(&llmrelayv1.GenerationOptions{Seed: ptr[int64](1)}), "seed"},
-		{"presence", withOpts(&llmrelayv1.GenerationOptions{PresencePenalty: ptr(0.5)}), "presence_penalty"},
-		{"frequency", withOpts(&llmrelayv1.GenerationOptions{FrequencyPenalty: ptr(0.5)}), "frequency_penalty"},
-		{"zero max tokens", withOpts(&llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](0)}), "max_tokens"},
-		{"tool choice without tools", withOpts(&llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "f"}}}), "tool_choice"},
+			Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT}}}, "tools[0].name"},
+		{"seed", withOpts(&llmrelayv1.GenerationOptions{Seed: ptr[int64](1)}), "options.seed"},
+		{"presence", withOpts(&llmrelayv1.GenerationOptions{PresencePenalty: ptr(0.5)}), "options.presence_penalty"},
+		{"frequency", withOpts(&llmrelayv1.GenerationOptions{FrequencyPenalty: ptr(0.5)}), "options.frequency_penalty"},
+		{"zero max tokens", withOpts(&llmrelayv1.GenerationOptions{MaxTokens: ptr[int32](0)}), "options.max_tokens"},
+		{"tool choice without tools", withOpts(&llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "f"}}}), "options.tool_choice"},
 		{"image in system", withMsgs(&llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_SYSTEM, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{}}}}}, user), "messages[0].parts[0]"},
 		{"unspecified role", withMsgs(&llmrelayv1.Message{Parts: []*llmrelayv1.Part{text("x")}}), "messages[0].role"},
 		{"data without mime", withMsgs(img(&llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: []byte{1}}})), "messages[0].parts[0].image.mime_type"},
@@ -169,7 +169,10 @@ func TestSystemBlocksAndExtraBody(t *testing.T) {
 	if strings.Join(betas, ",") != "a,b,c" {
 		t.Errorf("betas = %v", betas)
 	}
-	if len(warnings) != 2 || !strings.Contains(warnings[0], "alice") || !strings.Contains(warnings[1], "empty message") {
+	// The second system message comes after the conversation began: it
+	// goes to the system prompt, before every message, with a warning.
+	if len(warnings) != 3 || !strings.Contains(warnings[0], "alice") || !strings.Contains(warnings[1], "messages[2]: a system message after the conversation began") ||
+		!strings.Contains(warnings[2], "empty message") {
 		t.Errorf("warnings = %q", warnings)
 	}
 	if msgs := m["messages"].([]any); len(msgs) != 1 {

@@ -63,7 +63,7 @@ func TestModelSamplingRefused(t *testing.T) {
 		switch {
 		case want == "" && err != nil:
 			t.Errorf("%s %s: %v", model, name, err)
-		case want != "" && (!errors.As(err, &pe) || pe.Kind != provider.KindInvalidRequest || pe.Param != want):
+		case want != "" && (!errors.As(err, &pe) || pe.Kind != provider.KindInvalidRequest || pe.Param != "options."+want):
 			t.Errorf("%s %s: error %v, want one naming %s", model, name, err, want)
 		}
 	}

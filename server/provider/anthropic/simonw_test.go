@@ -245,6 +245,8 @@ func TestSimonwStream(t *testing.T) {
 			},
 		}},
 		{"real_llm_test_url_prompt_3", func(*testing.T) *provider.Request { return visionRequest() }, llmWant{
+			// visionRequest asks for detail high, which Anthropic has no field for.
+			warnings: []string{"messages[0].parts[1].image.detail IMAGE_DETAIL_HIGH not sent"},
 			parts: []*llmrelayv1.Part{text("This image shows a Brown Pelican perched on rocky ground near what appears to be a marina or harbor, " +
 				"with boats visible in the background. The pelican is captured in a profile view, showing off its distinctive long beak and " +
 				"throat pouch. The bird's feathers appear to be a grayish-brown color, and there's a nice rim lighting effect around its head " +
@@ -258,6 +260,8 @@ func TestSimonwStream(t *testing.T) {
 			extended: map[string]string{"ratelimit_output_tokens_reset": `"2025-03-01T00:25:26Z"`, "ratelimit_input_tokens_remaining": "398000"},
 		}},
 		{"real_llm_test_image_prompt", func(*testing.T) *provider.Request { return visionRequest() }, llmWant{
+			// visionRequest asks for detail high, which Anthropic has no field for.
+			warnings:   []string{"messages[0].parts[1].image.detail IMAGE_DETAIL_HIGH not sent"},
 			parts:      []*llmrelayv1.Part{text("Red square, green square.")},
 			responseID: "msg_015BAr4z2vgXmB2YBmG6mkZy", model: "claude-sonnet-4-5-20250929", requestID: "req_011CV8mML5qnE1Ai9BccNDPd",
 			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"fmt"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -56,10 +57,10 @@ func applyResponseFormat(w *messagesRequest, req *provider.Request) error {
 	case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA:
 		raw, err := provider.SchemaJSON(rf.GetSchema())
 		if err != nil {
-			return invalid("response_format.schema", "schema: %v", err)
+			return invalid("options.response_format.schema", "schema: %v", err)
 		}
 		if raw == nil {
-			return invalid("response_format.schema", "response_format json_schema needs a schema")
+			return invalid("options.response_format.schema", "response_format json_schema needs a schema")
 		}
 		if req.NativeStructuredOutput {
 			if w.OutputConfig == nil {
@@ -72,24 +73,24 @@ func applyResponseFormat(w *messagesRequest, req *provider.Request) error {
 			Type any `json:"type"`
 		}
 		if err := json.Unmarshal(raw, &root); err != nil || root.Type != "object" {
-			return invalid("response_format.schema", "this model answers a JSON schema through a forced tool, whose input must be an object: "+
+			return invalid("options.response_format.schema", "this model answers a JSON schema through a forced tool, whose input must be an object: "+
 				"the schema needs \"type\": \"object\" at the root (or configure the model with structured_output: native if it supports Anthropic's structured outputs)")
 		}
 		schema = raw
 	default:
-		return invalid("response_format.type", "unknown response format type %d", rf.GetType())
+		return invalid("options.response_format.type", "unknown response format type %d", rf.GetType())
 	}
 	if parseClaude(req.Model).noForcedTool() {
-		return invalid("response_format", "%s refuses a forced tool, and this model answers %s through one: "+
+		return invalid("options.response_format", "%s refuses a forced tool, and this model answers %s through one: "+
 			"configure the model with structured_output: native (JSON schemas only), as this model supports Anthropic's structured outputs", req.Model, rf.GetType())
 	}
 	if w.Thinking.active() {
-		return invalid("response_format", "anthropic does not allow a forced tool with extended thinking, and this model answers %s through one: "+
+		return invalid("options.response_format", "anthropic does not allow a forced tool with extended thinking, and this model answers %s through one: "+
 			"drop thinking_budget_tokens and reasoning_effort, or configure the model with structured_output: native (JSON schemas only) if it supports structured outputs", rf.GetType())
 	}
 	for i, t := range req.Tools {
 		if t.GetName() == answerTool {
-			return invalid("tools", "tools[%d]: the name %s is reserved for response_format on anthropic models", i, answerTool)
+			return invalid(fmt.Sprintf("tools[%d].name", i), "the name %s is reserved for response_format on anthropic models", answerTool)
 		}
 	}
 	w.Tools = append(w.Tools, wireTool{Name: answerTool, Description: answerToolDescription, InputSchema: schema})

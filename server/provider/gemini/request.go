@@ -25,6 +25,11 @@ func invalidRequest(format string, args ...any) *provider.Error {
 	return &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Message: fmt.Sprintf(format, args...)}
 }
 
+// invalidField is invalidRequest naming the request field param.
+func invalidField(param, format string, args ...any) *provider.Error {
+	return &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Param: param, Message: param + ": " + fmt.Sprintf(format, args...)}
+}
+
 // invalidPart is invalidRequest for part pi of message mi, naming the
 // field (messages[mi].parts[pi], then sub if set) so the gRPC status carries
 // a BadRequest violation for it.
@@ -108,8 +113,14 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 		if m == nil {
 			continue
 		}
+		if m.GetName() != "" {
+			warn("messages[%d]: name %q not sent (Gemini has no message names)", mi, m.GetName())
+		}
 		switch m.GetRole() {
 		case llmrelayv1.Role_ROLE_SYSTEM:
+			if len(out.Contents) > 0 {
+				warn("messages[%d]: a system message after the conversation began is sent in systemInstruction, before every message (Gemini has no system role in contents)", mi)
+			}
 			if out.SystemInstruction == nil {
 				out.SystemInstruction = &content{}
 			}
@@ -118,15 +129,18 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 				if !ok {
 					return nil, nil, invalidPart(mi, pi, "", "system messages may only contain text")
 				}
-				out.SystemInstruction.Parts = append(out.SystemInstruction.Parts, textPart(t.Text))
+				if t.Text != "" { // Gemini refuses an empty text part
+					out.SystemInstruction.Parts = append(out.SystemInstruction.Parts, textPart(t.Text))
+				}
 			}
 			lastFromTool = false
 		case llmrelayv1.Role_ROLE_USER, llmrelayv1.Role_ROLE_TOOL:
-			parts, err := userParts(mi, m, calls)
+			parts, err := userParts(mi, m, calls, gemini3, warn)
 			if err != nil {
 				return nil, nil, err
 			}
 			if len(parts) == 0 {
+				warn("messages[%d]: empty message not sent (Gemini refuses empty text)", mi)
 				continue
 			}
 			isTool := m.GetRole() == llmrelayv1.Role_ROLE_TOOL
@@ -145,6 +159,7 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 				return nil, nil, err
 			}
 			if len(parts) == 0 {
+				warn("messages[%d]: empty message not sent (Gemini refuses empty text)", mi)
 				continue
 			}
 			out.Contents = append(out.Contents, content{Role: "model", Parts: parts})
@@ -161,7 +176,7 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 		decls := make([]functionDeclaration, 0, len(req.Tools))
 		for i, t := range req.Tools {
 			if t.GetName() == "" {
-				return nil, nil, invalidRequest("tool %d has no name", i)
+				return nil, nil, invalidField(fmt.Sprintf("tools[%d].name", i), "the tool has no name")
 			}
 			d := functionDeclaration{Name: t.GetName(), Description: t.GetDescription()}
 			if t.GetStrict() {
@@ -172,7 +187,7 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 			if t.GetParameters() != "" {
 				raw, err := provider.SchemaJSON(t.GetParameters())
 				if err != nil {
-					return nil, nil, invalidRequest("tool %q parameters: %v", t.GetName(), err)
+					return nil, nil, invalidField(fmt.Sprintf("tools[%d].parameters", i), "%v", err)
 				}
 				d.ParametersJSONSchema = raw
 			}
@@ -211,6 +226,13 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 	}
 	warnings = append(warnings, thinkWarns...)
 	out.GenerationConfig = gc
+	if gc != nil && gc.ResponseMimeType != "" && len(out.Tools) > 0 && !gemini3 && !extraReplaces(req.ProviderOptions.GetExtraBody(), "tools", "responseMimeType", "response_mime_type") {
+		// Gemini before 3 answers the pair with a 400 "Function calling
+		// with a response mime type: 'application/json' is unsupported"
+		// that names no field (googleapis/python-genai#867,
+		// symfony/ai#1777 on gemini-2.5-flash); Gemini 3 combines them.
+		return nil, nil, invalidField("options.response_format", "%s cannot combine function calling (the request's tools) with JSON output; Gemini 3 models can", req.Model)
+	}
 	return out, warnings, nil
 }
 
@@ -239,11 +261,11 @@ func generationConfigFor(o *llmrelayv1.GenerationOptions, g *llmrelayv1.GeminiOp
 		case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA:
 			gc.ResponseMimeType = "application/json"
 			if rf.GetSchema() == "" {
-				return nil, nil, invalidRequest("response_format json_schema needs a schema")
+				return nil, nil, invalidField("options.response_format.schema", "response_format json_schema needs a schema")
 			}
 			raw, err := provider.SchemaJSON(rf.GetSchema())
 			if err != nil {
-				return nil, nil, invalidRequest("response_format schema: %v", err)
+				return nil, nil, invalidField("options.response_format.schema", "%v", err)
 			}
 			gc.ResponseJSONSchema = raw
 		}
@@ -325,18 +347,25 @@ func isGemini3Plus(model string) bool { return parseGemini(model).gemini3Plus() 
 
 func textPart(s string) part { return part{Text: &s} }
 
-// userParts maps the parts of a user or tool message.
-func userParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo) ([]part, error) {
+// userParts maps the parts of a user or tool message. An empty text part
+// is left out: Gemini refuses one ("Unable to submit request because it
+// has an empty text parameter"), and it says nothing.
+func userParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini3 bool, warn func(string, ...any)) ([]part, error) {
 	var out []part
 	for pi, pt := range m.GetParts() {
 		switch k := pt.GetKind().(type) {
 		case *llmrelayv1.Part_Text:
-			out = append(out, textPart(k.Text))
+			if k.Text != "" {
+				out = append(out, textPart(k.Text))
+			}
 		case *llmrelayv1.Part_Image:
 			ip, err := imagePart(k.Image)
 			if err != nil {
 				return nil, invalidPart(mi, pi, "image", "%s", err.Error())
 			}
+			imageDetail(&ip, k.Image.GetDetail(), gemini3, func(why string) {
+				warn("messages[%d].parts[%d].image.detail %s not sent: %s", mi, pi, k.Image.GetDetail(), why)
+			})
 			out = append(out, ip)
 		case *llmrelayv1.Part_File:
 			if m.GetRole() != llmrelayv1.Role_ROLE_USER {
@@ -354,7 +383,9 @@ func userParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo) ([]part
 			}
 			out = append(out, part{FunctionResponse: fr})
 		case *llmrelayv1.Part_Refusal:
-			out = append(out, textPart(k.Refusal))
+			if k.Refusal != "" {
+				out = append(out, textPart(k.Refusal))
+			}
 		default:
 			return nil, invalidPart(mi, pi, "", "%T not allowed in a %s message", pt.GetKind(), m.GetRole())
 		}
@@ -374,9 +405,13 @@ func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini
 	for pi, pt := range m.GetParts() {
 		switch k := pt.GetKind().(type) {
 		case *llmrelayv1.Part_Text:
-			out = append(out, textPart(k.Text))
+			if k.Text != "" { // Gemini refuses an empty text part
+				out = append(out, textPart(k.Text))
+			}
 		case *llmrelayv1.Part_Refusal:
-			out = append(out, textPart(k.Refusal))
+			if k.Refusal != "" {
+				out = append(out, textPart(k.Refusal))
+			}
 		case *llmrelayv1.Part_Image:
 			ip, err := imagePart(k.Image)
 			if err != nil {
@@ -599,6 +634,28 @@ func imagePart(img *llmrelayv1.Image) (part, error) {
 	}
 }
 
+// imageDetail carries an image's detail level: on Gemini 3 as the part's
+// mediaResolution (LOW and HIGH; AUTO is the model's own choice, as no
+// level is), elsewhere nowhere (only Gemini 3 takes a part's resolution;
+// the request-wide generationConfig.mediaResolution would change every
+// image): notSent says why.
+func imageDetail(p *part, d llmrelayv1.ImageDetail, gemini3 bool, notSent func(why string)) {
+	var level string
+	switch d {
+	case llmrelayv1.ImageDetail_IMAGE_DETAIL_LOW:
+		level = "MEDIA_RESOLUTION_LOW"
+	case llmrelayv1.ImageDetail_IMAGE_DETAIL_HIGH:
+		level = "MEDIA_RESOLUTION_HIGH"
+	default:
+		return
+	}
+	if !gemini3 {
+		notSent("only Gemini 3 models take a part's media resolution")
+		return
+	}
+	p.MediaResolution = &mediaResolution{Level: level}
+}
+
 // redactURL drops the query (it may carry signatures or keys) for messages.
 func redactURL(u *url.URL) string {
 	c := *u
@@ -669,4 +726,16 @@ func mimeFromExt(p string) string {
 		return "image/gif"
 	}
 	return ""
+}
+
+// extraReplaces reports whether extra_body names one of the fields (which
+// it may then replace or remove): a check of what the request alone would
+// send does not hold.
+func extraReplaces(extra string, fields ...string) bool {
+	for _, f := range fields {
+		if strings.Contains(extra, `"`+f+`"`) {
+			return true
+		}
+	}
+	return false
 }

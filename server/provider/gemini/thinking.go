@@ -174,7 +174,7 @@ func effortThinking(model string, e llmrelayv1.ReasoningEffort) (thinkingConfig,
 			// It does not think: NONE is what it does.
 			return thinkingConfig{}, nil, nil
 		}
-		return thinkingConfig{}, nil, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Param: "reasoning_effort",
+		return thinkingConfig{}, nil, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Param: "options.reasoning_effort",
 			Message: fmt.Sprintf("%s does not think (thinking starts with Gemini 2.5); drop reasoning_effort %s", model, name)}
 	case thinkBudget:
 		b := thinkingBudget(e)

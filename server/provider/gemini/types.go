@@ -43,6 +43,15 @@ type part struct {
 	// ThoughtSignature is the opaque signature the part came with, sent back
 	// unchanged (on function calls, thoughts and signed text parts).
 	ThoughtSignature string `json:"thoughtSignature,omitempty"`
+	// MediaResolution is an image part's resolution (Gemini 3: the
+	// request's image detail level).
+	MediaResolution *mediaResolution `json:"mediaResolution,omitempty"`
+}
+
+// mediaResolution is a part's {"level": "MEDIA_RESOLUTION_…"} (Gemini 3
+// only; other models take the request-wide generationConfig setting).
+type mediaResolution struct {
+	Level string `json:"level"`
 }
 
 type blob struct {

@@ -216,6 +216,9 @@ func buildMessages(in []*llmrelayv1.Message) ([]wireMessage, []string, error) {
 				if err != nil {
 					return nil, nil, err
 				}
+				if d := k.Image.GetDetail(); d == llmrelayv1.ImageDetail_IMAGE_DETAIL_LOW || d == llmrelayv1.ImageDetail_IMAGE_DETAIL_HIGH {
+					warnings = append(warnings, fmt.Sprintf("%s.image.detail %s not sent (Ollama has no image detail level)", where, d))
+				}
 				msg.Images = append(msg.Images, b64)
 			case *llmrelayv1.Part_File:
 				// The server refuses file parts first (no ollama format has the
@@ -423,7 +426,7 @@ func buildTools(tools []*llmrelayv1.Tool, opts *llmrelayv1.GenerationOptions) ([
 		out = append(out, wireTool{Type: "function", Function: wireFunction{Name: t.Name, Description: t.Description, Parameters: params}})
 	}
 	if only != "" && !found {
-		return nil, nil, invalidRequest("tool_choice", "tool_choice names %q, which is not among the tools", only)
+		return nil, nil, invalidRequest("options.tool_choice.function_name", "tool_choice names %q, which is not among the tools", only)
 	}
 	return out, warnings, nil
 }
@@ -436,11 +439,11 @@ func buildFormat(rf *llmrelayv1.ResponseFormat) (json.RawMessage, error) {
 		return json.RawMessage(`"json"`), nil
 	case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA:
 		if rf.Schema == "" {
-			return nil, invalidRequest("response_format.schema", "response_format json_schema needs a schema")
+			return nil, invalidRequest("options.response_format.schema", "response_format json_schema needs a schema")
 		}
 		b, err := provider.SchemaJSON(rf.Schema)
 		if err != nil {
-			return nil, invalidRequest("response_format.schema", "schema: %v", err)
+			return nil, invalidRequest("options.response_format.schema", "schema: %v", err)
 		}
 		return b, nil
 	default:
@@ -522,7 +525,7 @@ func mergeExtraBody(body []byte, extra string) ([]byte, []string, error) {
 	extra, objects, warnings := provider.MergeExtraObjects(body, extra, func(k string) bool { return k == "options" }, nil)
 	out, top, err := provider.MergeExtra(body, extra, provider.ExtraFields{Reserved: []string{"model", "stream"}, Defaults: append([]string{"truncate", "shift"}, objects...)})
 	if err != nil {
-		return nil, nil, invalidRequest("extra_body", "%v", err)
+		return nil, nil, invalidRequest("provider_options.extra_body", "%v", err)
 	}
 	return out, append(warnings, top...), nil
 }

@@ -52,10 +52,10 @@ func TestBuildChatRequestInvalid(t *testing.T) {
 		{"empty part", &provider.Request{Model: "m", Messages: user(&llmrelayv1.Part{})}, "messages[0].parts[0]", "empty or unknown part"},
 		{"tool choice unknown function", &provider.Request{Model: "m", Messages: user(text("x")), Tools: []*llmrelayv1.Tool{{Name: "a"}},
 			Options: &llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "b"}}}},
-			"tool_choice", `"b"`},
+			"options.tool_choice.function_name", `"b"`},
 		{"schema format without schema", &provider.Request{Model: "m", Messages: user(text("x")),
 			Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA}}},
-			"response_format.schema", "needs a schema"},
+			"options.response_format.schema", "needs a schema"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,6 +19,9 @@ func (p *Provider) buildChatRequest(req *provider.Request, stream bool) ([]byte,
 	if req == nil {
 		return nil, nil, p.invalid("nil request")
 	}
+	if err := p.checkToolResults(req.Messages, false); err != nil {
+		return nil, nil, err
+	}
 	msgs, droppedReasoning, err := p.encodeMessages(req.Messages, req.Reasoning)
 	if err != nil {
 		return nil, nil, err
@@ -152,6 +155,16 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 		w.Stop = nil
 		warnings = append(warnings, warnReasoningStop)
 	}
+	if err := p.checkLimits(req, w.Stop); err != nil {
+		return nil, nil, err
+	}
+	if oo := req.ProviderOptions.GetOpenai(); len(oo.GetMetadata()) > 0 && !oo.GetStore() && openAIHost(p.baseURL) {
+		// OpenAI's 400 "The 'metadata' parameter is only allowed when
+		// 'store' is enabled." names no param: metadata labels a stored
+		// completion.
+		return nil, nil, p.invalidParam("provider_options.openai.metadata", "OpenAI takes metadata on Chat Completions only with provider_options.openai.store true")
+	}
+	warnings = append(warnings, toolMessageWarnings(req.Messages, true)...)
 	w.Seed = o.Seed
 	w.PresencePenalty = o.PresencePenalty
 	w.FrequencyPenalty = o.FrequencyPenalty
@@ -167,6 +180,9 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 		w.ServiceTier = oo.GetServiceTier()
 		w.Logprobs = oo.Logprobs
 		w.TopLogprobs = oo.TopLogprobs
+		if oo.GetReasoningSummary() != "" {
+			warnings = append(warnings, "provider_options.openai.reasoning_summary not sent: Chat Completions has no reasoning summaries (the OpenAI Responses format has)")
+		}
 	}
 	if stream {
 		w.Stream = true
@@ -604,6 +620,13 @@ func mustJSON(s string) json.RawMessage {
 func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, []string, error) {
 	if req == nil {
 		return nil, nil, p.invalid("nil request")
+	}
+	if req.Dimensions != nil && openAIHost(p.baseURL) && strings.HasPrefix(req.Model, "text-embedding-ada-002") {
+		// "dimensions: … Only supported in text-embedding-3 and later
+		// models" (Embeddings reference); OpenAI answers ada-002 with a
+		// 400 naming no param. Azure's deployment names do not tell the
+		// model.
+		return nil, nil, p.invalidParam("dimensions", "%s does not take dimensions (OpenAI: text-embedding-3 and later models only)", req.Model)
 	}
 	inputs := req.Inputs
 	if inputs == nil {

@@ -27,7 +27,13 @@ func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]
 	if req == nil {
 		return nil, nil, p.invalid("nil request")
 	}
-	var warnings []string
+	if err := p.checkToolResults(req.Messages, true); err != nil {
+		return nil, nil, err
+	}
+	if err := p.checkLimits(req, nil); err != nil {
+		return nil, nil, err
+	}
+	warnings := toolMessageWarnings(req.Messages, false)
 	w := respRequest{Model: req.Model, Stream: stream}
 	oo := req.ProviderOptions.GetOpenai()
 	w.Store = oo.GetStore()
