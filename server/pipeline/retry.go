@@ -155,8 +155,12 @@ func Retryable(err error) bool {
 // deployment's key), 404 (its model), by status or by the kind the
 // adapter read from the body, a 5xx or 429 whose x-should-retry said
 // not to retry here, a redirect not followed and a web page instead of
-// an answer (its base_url). Never an invalid request, a
-// cancellation or our own deadline.
+// an answer (its base_url), and a prompt longer than the deployment's
+// context window (KindContextLength, at any status): the window is the
+// deployment's (its model, Ollama's num_ctx), and the next deployment's
+// may be larger, as LiteLLM's context_window_fallbacks assume; an old
+// Ollama's 500 for it fell back and a new one's 400 did not. Never
+// another invalid request, a cancellation or our own deadline.
 func FallbackWorthy(err error) bool {
 	if Retryable(err) {
 		return true
@@ -169,6 +173,10 @@ func FallbackWorthy(err error) bool {
 	case provider.KindRateLimited, provider.KindUnauthenticated, provider.KindPermissionDenied, provider.KindNotFound:
 		// As the adapter read it: Gemini answers a bad key with 400
 		// API_KEY_INVALID, OpenAI an exhausted quota in a 200's body.
+		return true
+	case provider.KindContextLength:
+		// Never retried (the same input overflows the same window), but
+		// the window is this deployment's.
 		return true
 	}
 	if errors.Is(pe, provider.ErrNotAnAnswer) {
