@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"strconv"
 
@@ -109,3 +110,53 @@ func TestFault21OllamaContextLength(t *testing.T) {
 }
 
 func statusName(s int) string { return strconv.Itoa(s) }
+
+// TestFault21AzureResets: an Azure 429 without Retry-After whose
+// rate-limit headers show a budget exhausted waits until its reset, read
+// in the unit the budget's numbers show (bare numbers: milliseconds where
+// the window's refill time says so, seconds where it says that), and
+// Azure's negative remaining count of an oversubscribed window is an
+// exhausted budget, not an untracked one. Hand-built from the header sets
+// provider.TestOpenAIRateLimitAzureUnits cites.
+func TestFault21AzureResets(t *testing.T) {
+	t.Parallel()
+	f := azureFormat()
+	t.Run("milliseconds", func(t *testing.T) {
+		t.Parallel()
+		// 20 requests per 10 s, none left: full again in 10 s, which
+		// Azure's 10000 says in milliseconds (it was 10000 s, beyond
+		// max_retry_after: the call ended at once).
+		extra := hdr("x-ratelimit-limit-requests", "20", "x-ratelimit-remaining-requests", "0", "x-ratelimit-renewalperiod-requests", "10",
+			"x-ratelimit-reset-requests", "10000")
+		up := f13Serve(t, f.errStep(1, 429, extra), f.okStep(2))
+		clock := &f13Clock{}
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+		resp, err := c.Chat(context.Background(), chatReq13())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := clock.slept(); len(s) != 1 || s[0] != 10*time.Second || resp.GetMeta().GetAttempts() != 2 {
+			t.Errorf("sleeps %v, attempts %d, want one wait of 10s", s, resp.GetMeta().GetAttempts())
+		}
+	})
+	t.Run("oversubscribed", func(t *testing.T) {
+		t.Parallel()
+		// 27689 tokens beyond a 415000-token minute: full again in 64 s,
+		// beyond max_retry_after (60s): the call ends at once with it
+		// (the negative count was read as untracked, and the policy's
+		// backoff retried twice into the same limit).
+		extra := hdr("x-ratelimit-limit-tokens", "415000", "x-ratelimit-remaining-tokens", "-27689", "x-ratelimit-renewalperiod-tokens", "60",
+			"x-ratelimit-reset-tokens", "64")
+		up := f13Serve(t, f.errStep(1, 429, extra), f.errStep(2, 429, extra), f.errStep(3, 429, extra))
+		clock := &f13Clock{}
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+		_, err := c.Chat(context.Background(), chatReq13())
+		st, m := f13Check(t, f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 429)
+		if ri := retryInfo(st); ri.GetRetryDelay().AsDuration() != 64*time.Second || len(clock.slept()) != 0 {
+			t.Errorf("RetryInfo %v, sleeps %v", ri, clock.slept())
+		}
+		if rl := m.GetRateLimit(); rl.TokensRemaining == nil || rl.GetTokensRemaining() != 0 || rl.GetTokensLimit() != 415000 {
+			t.Errorf("rate limit %v", rl)
+		}
+	})
+}
