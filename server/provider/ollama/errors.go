@@ -25,6 +25,9 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 		// Keep what the status says; record why the body is missing.
 		e.Err = err
 	}
+	if fixed, ok := provider.CloseTruncatedJSON(body); ok {
+		body = fixed // cut inside its JSON: what was complete of it
+	}
 	msg, code, param := errorDetails(body)
 	if msg != "" {
 		e.Message = msg

@@ -21,12 +21,18 @@ import (
 // httpError builds the *provider.Error of a non-2xx response.
 func (p *Provider) httpError(resp *http.Response, model string, sec secrets) *provider.Error {
 	raw, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
+	if fixed, ok := provider.CloseTruncatedJSON(raw); ok {
+		// Cut inside its JSON (the connection closed, a limit cut a long
+		// body): what was complete of it, its message and type, which
+		// say what the status cannot (a spent quota, the delay).
+		raw = fixed
+	}
 	e := p.bodyError(raw, resp, model, sec)
 	if e == nil {
 		// No error object in the body (HTML from a proxy, empty body):
 		// classification from the status alone.
 		e = provider.NewHTTPError(p.name, resp, p.requestIDHeader())
-		e.RequestID = p.requestID(resp.Header)
+		e.RequestID = p.errorRequestID(resp.Header, e.Message)
 		if p.azure && model != "" {
 			e.Extended = map[string]any{extAzureDeployment: model}
 		}
@@ -37,6 +43,27 @@ func (p *Provider) httpError(resp *http.Response, model string, sec secrets) *pr
 	e.Meta = p.errorMeta(resp.Header, model)
 	paymentRequired(e)
 	return e
+}
+
+// messageRequestIDRE matches the request id OpenAI's server errors name
+// in their message for its help center: "… if the error persists.
+// (Please include the request ID req_23c32c4251b3cab04bce519f14d4801f in
+// your message.)", in older answers a bare 32-digit hex id ("… request
+// ID 44fa8f95f731a58124b775d316c1b044 in your message.").
+var messageRequestIDRE = regexp.MustCompile(`(?i)\binclude the request id ((?:req_)?[0-9a-f]{16,64})\b`)
+
+// errorRequestID is the request id of an error answer or event: its
+// headers' (requestID), else the one its message names
+// (messageRequestIDRE), which is all a caller has to quote to OpenAI's
+// support when what stands in front of the API dropped the header.
+func (p *Provider) errorRequestID(h http.Header, msg string) string {
+	if id := p.requestID(h); id != "" {
+		return id
+	}
+	if m := messageRequestIDRE.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // paymentRequired codes a 402 as what it says, the account's credits or
@@ -68,7 +95,7 @@ func (p *Provider) errorMeta(h http.Header, model string) *llmrelayv1.ResponseMe
 // holds no error object.
 func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec secrets) *provider.Error {
 	if e := p.googleStatusError(raw, resp, sec); e != nil {
-		e.RequestID = p.requestID(resp.Header)
+		e.RequestID = p.errorRequestID(resp.Header, e.Message)
 		sec.redactError(e)
 		return e
 	}
@@ -81,12 +108,12 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 	errRaw, ok := env["error"]
 	if !ok || !isPresent(errRaw) {
 		if e := p.baseRespError(env["base_resp"], resp, success); e != nil {
-			e.RequestID = p.requestID(resp.Header)
+			e.RequestID = p.errorRequestID(resp.Header, e.Message)
 			sec.redactError(e)
 			return e
 		}
 		if e := p.problemError(env, resp, success); e != nil {
-			e.RequestID = p.requestID(resp.Header)
+			e.RequestID = p.errorRequestID(resp.Header, e.Message)
 			sec.redactError(e)
 			return e
 		}
@@ -120,7 +147,7 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 	if e.Param == "" {
 		e.Param = detailField
 	}
-	e.RequestID = p.requestID(resp.Header)
+	e.RequestID = p.errorRequestID(resp.Header, e.Message)
 	sec.redactError(e)
 	return e
 }
@@ -622,6 +649,13 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// Not retryable, but still a 429: the retry policy reads Code.
 		e.Kind = provider.KindRateLimited
 		e.Code = "insufficient_quota"
+	case status == http.StatusTooManyRequests && typ == "server_error" && code == "":
+		// OpenAI's 429 for an overloaded model ("That model is currently
+		// overloaded with other requests. You can retry your request, …",
+		// type server_error): the provider's capacity, not the caller's
+		// rate limit or quota (no QuotaFailure of the caller's limits); a
+		// 429 still, retried and falling back as one.
+		e.Kind = provider.KindUnavailable
 	case code == "billing_not_active" || typ == "billing_not_active":
 		// "Your account is not active, please check your billing
 		// details": a 429 (code sometimes null, the type saying it) that
