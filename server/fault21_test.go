@@ -380,3 +380,45 @@ func TestFault21MaskedKeyNotEchoed(t *testing.T) {
 		}
 	})
 }
+
+// TestFault21AzureResponsesContentFilter: Azure's Responses API refuses a
+// prompt its content filter blocked with a 400 content_filter whose
+// verdicts are a list (content_filters: one entry per source, blocked or
+// not), not Chat Completions' innererror.content_filter_result; the body
+// as a project's test quotes Azure's answer (a jailbreak detected). The
+// client gets what it gets for the Chat Completions refusal: the
+// categories that blocked it in the message, the verdicts as sent in the
+// FailedCallMeta's extended (they were lost), the field it blames, no
+// retry.
+func TestFault21AzureResponsesContentFilter(t *testing.T) {
+	t.Parallel()
+	const body = `{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI’s content management policy. Please modify your prompt and retry. To learn more about our content filtering policies please read our documentation: https://go.microsoft.com/fwlink/?linkid=2198766","type":"invalid_request_error","param":"prompt","code":"content_filter","content_filters":[{"blocked":true,"source_type":"prompt","content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"},"self_harm":{"filtered":false,"severity":"safe"},"jailbreak":{"detected":true,"filtered":true}},"content_filter_offsets":{"start_offset":0,"end_offset":5608,"check_offset":0}}]}}`
+	f := azureFormat()
+	f.name = "azure-responses"
+	f.yaml = strings.Replace(strings.Replace(f.yaml, "format: openai-chat", "format: openai-responses", 1), `api_version: "2024-10-21"`, `api_version: "2025-04-01-preview"`, 1)
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unary", true: "stream"}[stream], func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, respond(400, merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1)), body))
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+			var err error
+			if stream {
+				err = readStream13(t, c).err
+			} else {
+				_, err = c.Chat(context.Background(), chatReq13())
+			}
+			st, m := f13Check(t, f, err, codes.InvalidArgument, "CONTENT_FILTERED", 1, 400)
+			if !strings.HasSuffix(st.Message(), "(filtered: jailbreak (detected))") {
+				t.Errorf("message %q", st.Message())
+			}
+			cf := m.GetExtended().GetFields()["content_filters"].GetListValue().GetValues()
+			if len(cf) != 1 || cf[0].GetStructValue().GetFields()["source_type"].GetStringValue() != "prompt" ||
+				!cf[0].GetStructValue().GetFields()["content_filter_results"].GetStructValue().GetFields()["jailbreak"].GetStructValue().GetFields()["detected"].GetBoolValue() {
+				t.Errorf("extended %v", m.GetExtended())
+			}
+			if _, _, br := statusDetails(t, err); len(br.GetFieldViolations()) != 1 || br.GetFieldViolations()[0].GetField() != "prompt" {
+				t.Errorf("BadRequest %v", br)
+			}
+		})
+	}
+}

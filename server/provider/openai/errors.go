@@ -620,6 +620,8 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 			} else {
 				e.Extended = map[string]any{extContentFilterResult: validUTF8(string(we.InnerError.ContentFilterResult))}
 			}
+		} else if isPresent(we.ContentFilters) {
+			blockedFilters(e, we.ContentFilters)
 		}
 	case len(we.moderationReasons()) > 0:
 		// OpenRouter's moderation flagged the input (a 403 with the
@@ -662,6 +664,37 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// no retry gets past (provider.QuotaSpent).
 		e.Kind = provider.KindRateLimited
 		e.Code = "billing_not_active"
+	}
+}
+
+// blockedFilters reads the content_filters of Azure's Responses API
+// refusal (a 400 content_filter whose verdicts are a list, one per
+// source, not innererror's one result): kept as sent in the error's
+// extended details under content_filters, as a Responses answer's are,
+// and the categories of each blocked entry named in the message as
+// innererror's are ("(filtered: jailbreak (detected))").
+func blockedFilters(e *provider.Error, raw json.RawMessage) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return
+	}
+	if e.Extended == nil {
+		e.Extended = map[string]any{}
+	}
+	e.Extended[extContentFilters] = v
+	list, _ := v.([]any)
+	var verdicts []string
+	for _, item := range list {
+		m, _ := item.(map[string]any)
+		if blocked, _ := m["blocked"].(bool); !blocked {
+			continue
+		}
+		if s := filterVerdict(m["content_filter_results"]); s != "" {
+			verdicts = append(verdicts, s)
+		}
+	}
+	if len(verdicts) > 0 {
+		e.Message += " (filtered: " + strings.Join(verdicts, "; ") + ")"
 	}
 }
 
