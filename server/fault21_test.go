@@ -11,6 +11,7 @@ import (
 
 	"strconv"
 
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"google.golang.org/grpc/codes"
 )
 
@@ -418,6 +419,74 @@ func TestFault21AzureResponsesContentFilter(t *testing.T) {
 			}
 			if _, _, br := statusDetails(t, err); len(br.GetFieldViolations()) != 1 || br.GetFieldViolations()[0].GetField() != "prompt" {
 				t.Errorf("BadRequest %v", br)
+			}
+		})
+	}
+}
+
+// TestFault21ContextLengthFallsBack: a prompt longer than a deployment's
+// context window gives way to the route's next deployment, for every
+// format's own words (the adapter packages' stored answers: OpenAI's 400
+// context_length_exceeded, Anthropic's "prompt is too long", Gemini's
+// token count beyond the maximum; Ollama's in TestFault21OllamaContextLength)
+// and for an error event inside a stream (a Responses stream's
+// response.failed): never retried on the deployment that refused it.
+// Alone, the same answers are InvalidArgument CONTEXT_LENGTH_EXCEEDED.
+func TestFault21ContextLengthFallsBack(t *testing.T) {
+	t.Parallel()
+	responsesFailed := respond(200, openaiResponses.streamHead(1), openaiResponses.head+responsesEvent("response.failed",
+		`"sequence_number":4,"response":{`+responsesObj+`,"status":"failed","error":{"code":"context_length_exceeded","message":"Your input exceeds the context window of this model. Please adjust your input and try again."},"usage":null}`))
+	for _, tc := range []struct {
+		name   string
+		f      f13Format
+		step   func(t *testing.T) f13Step
+		stream bool
+	}{
+		{"openai", openaiChat, func(t *testing.T) f13Step { return f20Recorded(t, "provider/openai/testdata/err_context_length.http") }, false},
+		{"anthropic", anthropicFormat, func(t *testing.T) f13Step {
+			return f20Recorded(t, "provider/anthropic/testdata/error_context_length.http")
+		}, false},
+		{"gemini", geminiFormat, func(t *testing.T) f13Step {
+			return f20Recorded(t, "provider/gemini/testdata/error_context_length.http")
+		}, false},
+		{"responses stream", openaiResponses, func(*testing.T) f13Step { return responsesFailed }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			first := f13Serve(t, tc.step(t))
+			second := f13Serve(t, tc.f.okStep(11))
+			if tc.stream {
+				second = f13Serve(t, respond(200, tc.f.streamHead(11), tc.f.complete()))
+			}
+			clock := &f13Clock{}
+			c := f13StartRouted(t, tc.f, 3, first, second, clock)
+			var m *llmrelayv1.ResponseMeta
+			if tc.stream {
+				got := readStream13(t, c)
+				if got.err != nil || got.text != okText {
+					t.Fatalf("err %v, text %q", got.err, got.text)
+				}
+				m = got.end.GetMeta()
+			} else {
+				resp, err := c.Chat(context.Background(), chatReq13())
+				if err != nil {
+					t.Fatal(err)
+				}
+				m = resp.GetMeta()
+			}
+			if m.GetProvider() != "second" || m.GetAttempts() != 2 || first.requests() != 1 || len(clock.slept()) != 0 || len(m.GetRouting().GetTried()) != 1 {
+				t.Errorf("meta %v, first saw %d, sleeps %v", m, first.requests(), clock.slept())
+			}
+			alone := f13Serve(t, tc.step(t))
+			c = f13Start(t, f13Defaults+tc.f.yaml, alone.URL, &f13Clock{})
+			var err error
+			if tc.stream {
+				err = readStream13(t, c).err
+			} else {
+				_, err = c.Chat(context.Background(), chatReq13())
+			}
+			if st, info, _ := statusDetails(t, err); st.Code() != codes.InvalidArgument || info.GetReason() != "CONTEXT_LENGTH_EXCEEDED" || alone.requests() != 1 {
+				t.Errorf("alone: %v %s %q, requests %d", st.Code(), info.GetReason(), st.Message(), alone.requests())
 			}
 		})
 	}
