@@ -394,9 +394,7 @@ func TestFault21MaskedKeyNotEchoed(t *testing.T) {
 func TestFault21AzureResponsesContentFilter(t *testing.T) {
 	t.Parallel()
 	const body = `{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI’s content management policy. Please modify your prompt and retry. To learn more about our content filtering policies please read our documentation: https://go.microsoft.com/fwlink/?linkid=2198766","type":"invalid_request_error","param":"prompt","code":"content_filter","content_filters":[{"blocked":true,"source_type":"prompt","content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"},"self_harm":{"filtered":false,"severity":"safe"},"jailbreak":{"detected":true,"filtered":true}},"content_filter_offsets":{"start_offset":0,"end_offset":5608,"check_offset":0}}]}}`
-	f := azureFormat()
-	f.name = "azure-responses"
-	f.yaml = strings.Replace(strings.Replace(f.yaml, "format: openai-chat", "format: openai-responses", 1), `api_version: "2024-10-21"`, `api_version: "2025-04-01-preview"`, 1)
+	f := azureResponses()
 	for _, stream := range []bool{false, true} {
 		t.Run(map[bool]string{false: "unary", true: "stream"}[stream], func(t *testing.T) {
 			t.Parallel()
@@ -490,4 +488,63 @@ func TestFault21ContextLengthFallsBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// azureResponses is the Azure format on the Responses API.
+func azureResponses() f13Format {
+	az := azureFormat()
+	f := openaiResponses
+	f.name, f.reqID = "azure-responses", az.reqID
+	f.yaml = strings.Replace(strings.Replace(az.yaml, "format: openai-chat", "format: openai-responses", 1), `api_version: "2024-10-21"`, `api_version: "2025-04-01-preview"`, 1)
+	return f
+}
+
+// TestFault21ThrottledStreamRetryAfter: Azure refuses a throttled
+// Responses stream with a 200 whose head says retry-after (and the
+// oversubscribed token count), then an error event rate_limit_exceeded
+// and response.failed (the shape a proxy's capture of the live service
+// quotes; hand-built). Nothing was relayed, so it is retried: after the
+// head's Retry-After (it was the policy's millisecond backoff, into the
+// same refusal), and with every attempt refused the client's RetryInfo
+// is that delay.
+func TestFault21ThrottledStreamRetryAfter(t *testing.T) {
+	t.Parallel()
+	f := azureResponses()
+	msg := "Your requests to gpt-5.6-sol for gpt-5.6-sol in swedencentral have exceeded rate limit."
+	throttled := func(n int) f13Step {
+		h := merged(hdr("Content-Type", "text/event-stream", "retry-after", "4", "x-ratelimit-remaining-tokens", "-27689", "x-ratelimit-reset-tokens", "64"), f.reqIDHeader(n))
+		return respond(200, h, responsesEvent("response.created", `"sequence_number":0,"response":{`+responsesObj+`,"status":"in_progress","usage":null}`)+
+			"event: error\ndata: {\"type\":\"error\",\"sequence_number\":1,\"code\":\"rate_limit_exceeded\",\"message\":\""+msg+"\",\"param\":null}\n\n"+
+			responsesEvent("response.failed", `"sequence_number":2,"response":{`+responsesObj+`,"status":"failed","error":{"code":"rate_limit_exceeded","message":"`+msg+`"},"usage":null}`))
+	}
+	t.Run("then answered", func(t *testing.T) {
+		t.Parallel()
+		up := f13Serve(t, throttled(1), respond(200, f.streamHead(2), f.complete()))
+		clock := &f13Clock{}
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+		got := readStream13(t, c)
+		if got.err != nil || got.text != okText {
+			t.Fatalf("err %v, text %q", got.err, got.text)
+		}
+		if s := clock.slept(); len(s) != 1 || s[0] != 4*time.Second {
+			t.Errorf("sleeps %v, want [4s]", s)
+		}
+		if rr := got.end.GetMeta().GetRetryReasons(); len(rr) != 1 || rr[0].GetDelay().AsDuration() != 4*time.Second || rr[0].GetMessage() != msg {
+			t.Errorf("retry reasons %v", rr)
+		}
+	})
+	t.Run("every attempt refused", func(t *testing.T) {
+		t.Parallel()
+		up := f13Serve(t, throttled(1), throttled(2), throttled(3))
+		clock := &f13Clock{}
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+		got := readStream13(t, c)
+		st, _ := f13Check(t, f, got.err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 3, 0)
+		if ri := retryInfo(st); ri.GetRetryDelay().AsDuration() != 4*time.Second {
+			t.Errorf("RetryInfo %v, want 4s", ri)
+		}
+		if s := clock.slept(); len(s) != 2 || s[0] != 4*time.Second || s[1] != 4*time.Second {
+			t.Errorf("sleeps %v", s)
+		}
+	})
 }

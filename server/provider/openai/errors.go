@@ -66,6 +66,25 @@ func (p *Provider) errorRequestID(h http.Header, msg string) string {
 	return ""
 }
 
+// inBand completes an error reported inside a 2xx answer (a stream's
+// error event, response.failed) with what the answer's head said: the
+// request id (errorRequestID), and, for a rate limit or an unavailable
+// provider that named no delay of its own, the head's Retry-After. Azure
+// refuses a throttled Responses stream so: a 200 with retry-after: 4,
+// then an error event rate_limit_exceeded and response.failed ("Your
+// requests to … have exceeded rate limit."; a proxy's capture of the live
+// service found the header on every refused stream and on no answered
+// one); the retry came after the policy's millisecond backoff, into the
+// same refusal.
+func (p *Provider) inBand(e *provider.Error, h http.Header) {
+	e.RequestID = p.errorRequestID(h, e.Message)
+	if e.RetryAfter != 0 || e.ShouldRetry == provider.RetryDiscouraged || provider.QuotaSpent(e.Code) ||
+		(e.Kind != provider.KindRateLimited && e.Kind != provider.KindUnavailable) {
+		return
+	}
+	e.RetryAfter = provider.RetryAfter(h, provider.ResponseDate(h))
+}
+
 // paymentRequired codes a 402 as what it says, the account's credits or
 // balance spent (OpenRouter's "insufficient credits", NVIDIA's expired
 // cloud credits: testdata/dialect_openrouter_err_402.http,

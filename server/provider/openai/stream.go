@@ -295,7 +295,7 @@ func (s *chatStream) handleErrorEvent(data []byte) {
 	if e.Message == "" {
 		e.Message = "the server sent an error event: " + string(t)
 	}
-	e.RequestID = s.p.errorRequestID(s.header, e.Message)
+	s.p.inBand(e, s.header)
 	s.sec.redactError(e)
 	s.err = e
 }
@@ -353,7 +353,7 @@ func (s *chatStream) handle(data []byte) {
 			// error (testdata/real_hfhub_tgi_stream_validation_error.http).
 			applyErrorType(e, c.ErrorType, true)
 		}
-		e.RequestID = s.p.errorRequestID(s.header, e.Message)
+		s.p.inBand(e, s.header)
 		s.sec.redactError(e)
 		s.err = e
 		return
@@ -361,7 +361,7 @@ func (s *chatStream) handle(data []byte) {
 	if c.ChunkExtras != nil {
 		if e := s.p.minimaxError(c.BaseResp, http.StatusOK); e != nil {
 			// MiniMax's failure status in a chunk of a 200 stream.
-			e.RequestID = s.p.errorRequestID(s.header, e.Message)
+			s.p.inBand(e, s.header)
 			s.sec.redactError(e)
 			s.err = e
 			return
@@ -506,7 +506,7 @@ func (s *chatStream) handle(data []byte) {
 			if e := s.p.interrupted(s.finish, ch.Error); e != nil {
 				// The server broke the answer off: the stream fails after
 				// what this chunk carries (its usage included).
-				e.RequestID = s.p.errorRequestID(s.header, e.Message)
+				s.p.inBand(e, s.header)
 				cut = e
 				continue
 			}
