@@ -548,3 +548,49 @@ func TestFault21ThrottledStreamRetryAfter(t *testing.T) {
 		}
 	})
 }
+
+// TestFault21OllamaOutOfMemory: Ollama refuses to load a model larger
+// than its host's free memory with a 500 ("model requires more system
+// memory (44.0 GiB) than is available (7.6 GiB)", its scheduler's words
+// as users quote them): the same refusal comes back until another model
+// is unloaded, minutes later, so it is not retried (it was, twice, at
+// once); a route falls back at once to a deployment on another host. The
+// same through Ollama's OpenAI-compatible endpoint.
+func TestFault21OllamaOutOfMemory(t *testing.T) {
+	t.Parallel()
+	const msg = "model requires more system memory (44.0 GiB) than is available (7.6 GiB)"
+	for _, tc := range []struct {
+		f    f13Format
+		body string
+	}{
+		{ollamaFormat, `{"error":"` + msg + `"}`},
+		{openaiChat, `{"error":{"message":"` + msg + `","type":"api_error","param":null,"code":null}}`},
+	} {
+		step := respond(500, merged(hdr("Content-Type", "application/json; charset=utf-8"), tc.f.reqIDHeader(1)), tc.body)
+		t.Run(tc.f.name+"/alone", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, step)
+			clock := &f13Clock{}
+			c := f13Start(t, f13Defaults+tc.f.yaml, up.URL, clock)
+			_, err := c.Chat(context.Background(), chatReq13())
+			st, _ := f13Check(t, tc.f, err, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 1, 500)
+			if !strings.Contains(st.Message(), msg) || up.requests() != 1 || len(clock.slept()) != 0 || retryInfo(st) != nil {
+				t.Errorf("message %q, requests %d, sleeps %v, RetryInfo %v", st.Message(), up.requests(), clock.slept(), retryInfo(st))
+			}
+		})
+		t.Run(tc.f.name+"/routed", func(t *testing.T) {
+			t.Parallel()
+			first := f13Serve(t, step)
+			second := f13Serve(t, tc.f.okStep(11))
+			clock := &f13Clock{}
+			c := f13StartRouted(t, tc.f, 3, first, second, clock)
+			resp, err := c.Chat(context.Background(), chatReq13())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := resp.GetMeta(); m.GetProvider() != "second" || m.GetAttempts() != 2 || first.requests() != 1 || len(clock.slept()) != 0 {
+				t.Errorf("meta %v, first saw %d, sleeps %v", m, first.requests(), clock.slept())
+			}
+		})
+	}
+}

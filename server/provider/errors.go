@@ -356,6 +356,20 @@ var ollamaContextRE = regexp.MustCompile(`(?i)\binput length exceeds the context
 // version's 500 api_error): precise enough to classify at any status.
 func OllamaContextOverflow(msg string) bool { return ollamaContextRE.MatchString(msg) }
 
+// ollamaMemoryRE matches Ollama's refusal to load a model its host has
+// not the memory for: "model requires more system memory (44.0 GiB) than
+// is available (7.6 GiB)" (a 500 from its scheduler, before any work).
+var ollamaMemoryRE = regexp.MustCompile(`(?i)\bmodel requires more system memory\b`)
+
+// OllamaOutOfMemory reports whether msg is Ollama's refusal to load a
+// model larger than its host's free memory. An attempt a few
+// milliseconds later meets the same refusal (the memory frees only when
+// another model is unloaded, after its keep_alive, minutes by default),
+// so the adapters mark it RetryDiscouraged: not retried on this host, a
+// 5xx that another deployment (a larger host) may not share, so the
+// route falls back.
+func OllamaOutOfMemory(msg string) bool { return ollamaMemoryRE.MatchString(msg) }
+
 // googleFieldLine is the line Google's request validation writes for a
 // refused field when no BadRequest detail comes with it: "* " , the
 // request message's name, the field's path, ": " and the problem

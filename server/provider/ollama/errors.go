@@ -34,9 +34,11 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 	}
 	e.Code, e.Param = code, param
 	e.Kind = refineKind(e.Kind, msg)
-	if e.Kind == provider.KindContextLength {
+	if e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(msg) {
 		// Older Ollama versions answer an over-long input with a 500: the
-		// same input fails every time, not a server fault to retry.
+		// same input fails every time, not a server fault to retry; nor
+		// is a model larger than the host's free memory, which stays so
+		// for minutes (provider.OllamaOutOfMemory).
 		e.ShouldRetry = provider.RetryDiscouraged
 	}
 	if e.Kind == provider.KindRateLimited && e.Code == "" && usageLimit(msg) {

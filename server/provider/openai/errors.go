@@ -432,9 +432,11 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 	}
 	p.refineKind(e, &we, status)
 	googleCreditsSpent(e, t)
-	if e.Kind == provider.KindContextLength && status >= 500 {
+	if (e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(e.Message)) && status >= 500 {
 		// The same input fails every time (Ollama's and llama.cpp's 500s
-		// for an input too long): not a server fault to retry.
+		// for an input too long): not a server fault to retry; nor does
+		// a model larger than an Ollama host's free memory load a moment
+		// later (provider.OllamaOutOfMemory).
 		e.ShouldRetry = provider.RetryDiscouraged
 	}
 	if e.RetryAfter == 0 {
