@@ -594,3 +594,42 @@ func TestFault21OllamaOutOfMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestFault21RateLimitKeptAcrossAttempts: a 429 reports the rate-limit
+// state, the next attempts fail without an answer (a connection reset):
+// the client's FailedCallMeta keeps the state the 429 reported, the
+// provider's latest word on its limits (it was lost: the last attempt
+// reported none), with no request id (the failed attempt had none). A
+// later attempt's own state replaces an earlier one's.
+func TestFault21RateLimitKeptAcrossAttempts(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		if f.wantRL == nil {
+			continue // no rate-limit headers
+		}
+		t.Run(f.name+"/reset after 429", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, f.errStep(1, 429, nil), resetConn, resetConn)
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+			_, err := c.Chat(context.Background(), chatReq13())
+			st, info, _ := statusDetails(t, err)
+			m := failedMeta(t, err)
+			if st.Code() != codes.Unavailable || up.requests() != 3 || m.GetAttempts() != 3 {
+				t.Fatalf("%v %s %q, requests %d", st.Code(), info.GetReason(), st.Message(), up.requests())
+			}
+			if m.GetRateLimit() == nil || m.GetRateLimit().GetRequestsRemaining() != f.wantRL(1) || m.GetProviderRequestId() != "" {
+				t.Errorf("rate limit %v, request id %q: want the 429's state and no id", m.GetRateLimit(), m.GetProviderRequestId())
+			}
+		})
+		t.Run(f.name+"/the latest wins", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, f.errStep(1, 429, nil), resetConn, f.errStep(3, 503, nil))
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+			_, err := c.Chat(context.Background(), chatReq13())
+			m := failedMeta(t, err)
+			if m.GetRateLimit().GetRequestsRemaining() != f.wantRL(3) || m.GetProviderRequestId() != f.wantReqID(3) {
+				t.Errorf("rate limit %v, request id %q: want the last answer's", m.GetRateLimit(), m.GetProviderRequestId())
+			}
+		})
+	}
+}

@@ -228,6 +228,7 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 	unary := func(ctx context.Context, c *Call, next Handler) (*provider.Result, error) {
 		// Attempts count across the deployments of a routed call.
 		base := c.Record.Attempts
+		var rl *llmrelayv1.RateLimit // the latest the deployment reported
 		for attempt := 1; ; attempt++ {
 			c.Record.Attempts = base + int32(attempt)
 			start := r.clock.Now()
@@ -235,6 +236,7 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 			if err == nil {
 				return res, nil
 			}
+			rl = carryRateLimit(err, rl)
 			if !r.again(ctx, c, attempt, start, err) {
 				return nil, err
 			}
@@ -242,6 +244,7 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 	}
 	stream := func(ctx context.Context, c *Call, next StreamHandler) (provider.Stream, error) {
 		base := c.Record.Attempts
+		var rl *llmrelayv1.RateLimit
 		for attempt := 1; ; attempt++ {
 			c.Record.Attempts = base + int32(attempt)
 			start := r.clock.Now()
@@ -258,12 +261,37 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 				_ = s.Close() // the stream failed; its close error adds nothing
 				err = rerr
 			}
+			rl = carryRateLimit(err, rl)
 			if !r.again(ctx, c, attempt, start, err) {
 				return nil, err
 			}
 		}
 	}
 	return unary, stream
+}
+
+// carryRateLimit keeps a deployment's rate-limit state across its
+// attempts: a failure that reports none (a connection reset, a timeout,
+// a proxy's page without the headers) gets the latest an earlier attempt
+// reported, which is still the provider's latest word on the limits
+// (its resets are times, not durations), and the failure's meta is the
+// only place the caller sees it; a 429 followed by a reset lost it. It
+// returns the state to carry on: the failure's own when it reports one.
+func carryRateLimit(err error, last *llmrelayv1.RateLimit) *llmrelayv1.RateLimit {
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		return last
+	}
+	if rl := pe.Meta.GetRateLimit(); rl != nil {
+		return rl
+	}
+	if last != nil {
+		if pe.Meta == nil {
+			pe.Meta = &llmrelayv1.ResponseMeta{}
+		}
+		pe.Meta.RateLimit = proto.CloneOf(last)
+	}
+	return last
 }
 
 // again records a failed attempt and waits before the next one; false
