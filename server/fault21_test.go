@@ -633,3 +633,35 @@ func TestFault21RateLimitKeptAcrossAttempts(t *testing.T) {
 		})
 	}
 }
+
+// TestFault21GroqFlexCapacity: Groq answers a flex-tier request it has no
+// capacity for with status 498, error capacity_exceeded, and documents
+// it as retried with backoff (its Flex Processing page; the body here is
+// hand-built in its error shape). It was an invalid request of an
+// unknown status: neither retried nor a reason to fall back. It is
+// Unavailable, retried, and a route falls back once the retries are spent.
+func TestFault21GroqFlexCapacity(t *testing.T) {
+	t.Parallel()
+	f := openaiChat
+	step := func(n int) f13Step {
+		return respond(498, merged(hdr("Content-Type", "application/json"), f.reqIDHeader(n)),
+			`{"error":{"message":"flex tier capacity exceeded, please try again later","type":"capacity_exceeded","code":"capacity_exceeded"}}`)
+	}
+	t.Run("alone", func(t *testing.T) {
+		t.Parallel()
+		up := f13Serve(t, step(1), step(2), step(3))
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+		_, err := c.Chat(context.Background(), chatReq13())
+		f13Check(t, f, err, codes.Unavailable, "UPSTREAM_UNAVAILABLE", 3, 498)
+	})
+	t.Run("routed", func(t *testing.T) {
+		t.Parallel()
+		first := f13Serve(t, step(1), step(2), step(3))
+		second := f13Serve(t, f.okStep(11))
+		c := f13StartRouted(t, f, 3, first, second, &f13Clock{})
+		resp, err := c.Chat(context.Background(), chatReq13())
+		if err != nil || resp.GetMeta().GetProvider() != "second" || first.requests() != 3 {
+			t.Errorf("err %v, meta %v, first saw %d", err, resp.GetMeta(), first.requests())
+		}
+	})
+}

@@ -42,7 +42,30 @@ func (p *Provider) httpError(resp *http.Response, model string, sec secrets) *pr
 	}
 	e.Meta = p.errorMeta(resp.Header, model)
 	paymentRequired(e)
+	capacityExceeded(e)
 	return e
+}
+
+// statusCapacityExceeded is the status Groq answers a flex-tier request
+// with when the tier has no capacity left (its Flex Processing page:
+// "requests will fail quickly with status 498 and error
+// capacity_exceeded. Add jittered backoff and retries"). No standard
+// status has the number, so the status table read it as an invalid
+// request: not retried, not a reason to fall back.
+const statusCapacityExceeded = 498
+
+// capacityExceeded reads Groq's 498 as what its documentation says: the
+// provider's capacity, transient (Unavailable), retried as the provider
+// advises (RetryAdvised, unless its x-should-retry said otherwise), and
+// a reason to fall back once the retries are spent.
+func capacityExceeded(e *provider.Error) {
+	if e.HTTPStatus != statusCapacityExceeded {
+		return
+	}
+	e.Kind = provider.KindUnavailable
+	if e.ShouldRetry == provider.RetryUnsaid {
+		e.ShouldRetry = provider.RetryAdvised
+	}
 }
 
 // messageRequestIDRE matches the request id OpenAI's server errors name
