@@ -13,6 +13,7 @@ import (
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 )
 
 // Fault sequences of session 21 (see fault13_test.go for the harness).
@@ -338,8 +339,8 @@ func TestFault21OpenAIServerErrors(t *testing.T) {
 // masked ("Incorrect API key provided: sk-e2e-te****…0000."): its visible
 // ends are the gateway's key's, and name it to every caller; they are
 // redacted like the whole key, in the status, its retry reasons and the
-// FailedCallMeta, unary and streamed, for OpenAI and Azure. A masked key
-// that is not the gateway's stays.
+// FailedCallMeta (its raw capture too), unary and streamed, for OpenAI
+// and Azure. A masked key that is not the gateway's stays.
 func TestFault21MaskedKeyNotEchoed(t *testing.T) {
 	t.Parallel()
 	masked := f13Key[:9] + strings.Repeat("*", 20) + f13Key[len(f13Key)-4:]
@@ -370,6 +371,21 @@ func TestFault21MaskedKeyNotEchoed(t *testing.T) {
 			})
 		}
 	}
+	t.Run("raw capture", func(t *testing.T) {
+		t.Parallel()
+		// The caller asked for the exchanged bytes (preserve_raw): the
+		// 401's body in meta.raw shows the mask redacted as well.
+		f := openaiChat
+		up := f13Serve(t, respond(401, merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1)), body(masked)))
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+		req := chatReq13()
+		req.Call = &llmrelayv1.CallOptions{PreserveRaw: proto.Bool(true)}
+		_, err := c.Chat(context.Background(), req)
+		raw := failedMeta(t, err).GetRaw()
+		if !strings.Contains(string(raw.GetResponse()), "Incorrect API key provided: [REDACTED].") || strings.Contains(string(raw.GetResponse()), f13Key[:9]) {
+			t.Errorf("raw response %q", raw.GetResponse())
+		}
+	})
 	t.Run("another key's mask stays", func(t *testing.T) {
 		t.Parallel()
 		other := "sk-proj-" + strings.Repeat("*", 20) + "wxyz"
