@@ -164,7 +164,11 @@ func OpenAIRateLimit(h http.Header) *llmrelayv1.RateLimit {
 // x-ratelimit-reset-tokens of 64 and a retry-after, on a throttled
 // Responses stream).
 func remainingDeficit(v string) bool {
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	v = strings.TrimSpace(v)
+	if len(v) < 3 || v[0] != '-' {
+		return false // without a parse (and its error's allocation) on every answer
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
 	return err == nil && n < -1
 }
 
@@ -200,8 +204,12 @@ func bareResetMillis(h http.Header, what string, limit, remaining *int64) int8 {
 	if limit == nil || remaining == nil || *limit <= 0 || !isBareNumber(v) {
 		return 0
 	}
+	p := strings.TrimSpace(h.Get("X-Ratelimit-Renewalperiod-" + what))
+	if p == "" {
+		return 0
+	}
 	n, err := strconv.ParseFloat(v, 64)
-	period, perr := strconv.ParseFloat(strings.TrimSpace(h.Get("X-Ratelimit-Renewalperiod-"+what)), 64)
+	period, perr := strconv.ParseFloat(p, 64)
 	if err != nil || perr != nil || !(n > 0) || !(period > 0) || math.IsInf(n, 0) || math.IsInf(period, 0) {
 		return 0
 	}
