@@ -336,8 +336,9 @@ func TestFault21OpenAIServerErrors(t *testing.T) {
 }
 
 // TestFault21MaskedKeyNotEchoed: OpenAI's 401 for a refused key shows it
-// masked ("Incorrect API key provided: sk-e2e-te****…0000."): its visible
-// ends are the gateway's key's, and name it to every caller; they are
+// masked ("Incorrect API key provided: sk-e2e-te****…0000."; DeepSeek's
+// "****0000"): its visible ends are the gateway's key's, and name it to
+// every caller; they are
 // redacted like the whole key, in the status, its retry reasons and the
 // FailedCallMeta (its raw capture too), unary and streamed, for OpenAI
 // and Azure. A masked key that is not the gateway's stays.
@@ -371,6 +372,21 @@ func TestFault21MaskedKeyNotEchoed(t *testing.T) {
 			})
 		}
 	}
+	t.Run("deepseek", func(t *testing.T) {
+		t.Parallel()
+		// DeepSeek shows only the key's last four characters ("Your api
+		// key: ****d353 is invalid", as its 401 is quoted): still the
+		// gateway's key's, and redacted.
+		f := openaiChat
+		up := f13Serve(t, respond(401, merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1)),
+			`{"error":{"message":"Authentication Fails, Your api key: ****`+f13Key[len(f13Key)-4:]+` is invalid","type":"authentication_error","param":null,"code":"invalid_request_error"}}`))
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+		_, err := c.Chat(context.Background(), chatReq13())
+		st, _ := f13Check(t, f, err, codes.Unauthenticated, "UPSTREAM_UNAUTHENTICATED", 1, 401)
+		if st.Message() != "up: Authentication Fails, Your api key: [REDACTED] is invalid" {
+			t.Errorf("message %q", st.Message())
+		}
+	})
 	t.Run("raw capture", func(t *testing.T) {
 		t.Parallel()
 		// The caller asked for the exchanged bytes (preserve_raw): the
