@@ -3,6 +3,8 @@ package pipeline
 import (
 	"bytes"
 	"strings"
+
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // maxEncodedLen is how long an encoded secret byte may be: a JSON \u00XX
@@ -30,8 +32,26 @@ func (r *Redactor) longest() int {
 // encoded the ways a provider may echo it: JSON escapes (\u0073, \/, also
 // behind the doubled backslashes of JSON in a JSON string) and URL
 // percent-encoding, byte by byte in any mix. It returns p itself, without
-// copying, when there is nothing to replace.
+// copying, when there is nothing to replace. A masked form of a secret
+// (its ends around asterisks, as OpenAI's 401 shows the key it refused)
+// is replaced too (provider.RedactMaskedSecret).
 func (r *Redactor) Bytes(p []byte) []byte {
+	p = r.literalBytes(p)
+	if r == nil || len(r.secrets) == 0 || !bytes.Contains(p, []byte("****")) {
+		return p
+	}
+	s := string(p)
+	for _, sec := range r.secrets {
+		s = provider.RedactMaskedSecret(s, string(sec), redacted)
+	}
+	if s == string(p) {
+		return p
+	}
+	return []byte(s)
+}
+
+// literalBytes is Bytes without the masked forms.
+func (r *Redactor) literalBytes(p []byte) []byte {
 	if r == nil || len(r.secrets) == 0 {
 		return p
 	}
@@ -75,6 +95,7 @@ func (r *Redactor) String(s string) string {
 			if strings.Contains(s, string(sec)) {
 				s = strings.ReplaceAll(s, string(sec), redacted)
 			}
+			s = provider.RedactMaskedSecret(s, string(sec), redacted)
 		}
 		return s
 	}

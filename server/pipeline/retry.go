@@ -155,8 +155,12 @@ func Retryable(err error) bool {
 // deployment's key), 404 (its model), by status or by the kind the
 // adapter read from the body, a 5xx or 429 whose x-should-retry said
 // not to retry here, a redirect not followed and a web page instead of
-// an answer (its base_url). Never an invalid request, a
-// cancellation or our own deadline.
+// an answer (its base_url), and a prompt longer than the deployment's
+// context window (KindContextLength, at any status): the window is the
+// deployment's (its model, Ollama's num_ctx), and the next deployment's
+// may be larger, as LiteLLM's context_window_fallbacks assume; an old
+// Ollama's 500 for it fell back and a new one's 400 did not. Never
+// another invalid request, a cancellation or our own deadline.
 func FallbackWorthy(err error) bool {
 	if Retryable(err) {
 		return true
@@ -169,6 +173,10 @@ func FallbackWorthy(err error) bool {
 	case provider.KindRateLimited, provider.KindUnauthenticated, provider.KindPermissionDenied, provider.KindNotFound:
 		// As the adapter read it: Gemini answers a bad key with 400
 		// API_KEY_INVALID, OpenAI an exhausted quota in a 200's body.
+		return true
+	case provider.KindContextLength:
+		// Never retried (the same input overflows the same window), but
+		// the window is this deployment's.
 		return true
 	}
 	if errors.Is(pe, provider.ErrNotAnAnswer) {
@@ -220,6 +228,7 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 	unary := func(ctx context.Context, c *Call, next Handler) (*provider.Result, error) {
 		// Attempts count across the deployments of a routed call.
 		base := c.Record.Attempts
+		var rl *llmrelayv1.RateLimit // the latest the deployment reported
 		for attempt := 1; ; attempt++ {
 			c.Record.Attempts = base + int32(attempt)
 			start := r.clock.Now()
@@ -227,6 +236,7 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 			if err == nil {
 				return res, nil
 			}
+			rl = carryRateLimit(err, rl)
 			if !r.again(ctx, c, attempt, start, err) {
 				return nil, err
 			}
@@ -234,6 +244,7 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 	}
 	stream := func(ctx context.Context, c *Call, next StreamHandler) (provider.Stream, error) {
 		base := c.Record.Attempts
+		var rl *llmrelayv1.RateLimit
 		for attempt := 1; ; attempt++ {
 			c.Record.Attempts = base + int32(attempt)
 			start := r.clock.Now()
@@ -250,12 +261,37 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 				_ = s.Close() // the stream failed; its close error adds nothing
 				err = rerr
 			}
+			rl = carryRateLimit(err, rl)
 			if !r.again(ctx, c, attempt, start, err) {
 				return nil, err
 			}
 		}
 	}
 	return unary, stream
+}
+
+// carryRateLimit keeps a deployment's rate-limit state across its
+// attempts: a failure that reports none (a connection reset, a timeout,
+// a proxy's page without the headers) gets the latest an earlier attempt
+// reported, which is still the provider's latest word on the limits
+// (its resets are times, not durations), and the failure's meta is the
+// only place the caller sees it; a 429 followed by a reset lost it. It
+// returns the state to carry on: the failure's own when it reports one.
+func carryRateLimit(err error, last *llmrelayv1.RateLimit) *llmrelayv1.RateLimit {
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		return last
+	}
+	if rl := pe.Meta.GetRateLimit(); rl != nil {
+		return rl
+	}
+	if last != nil {
+		if pe.Meta == nil {
+			pe.Meta = &llmrelayv1.ResponseMeta{}
+		}
+		pe.Meta.RateLimit = proto.CloneOf(last)
+	}
+	return last
 }
 
 // again records a failed attempt and waits before the next one; false

@@ -356,6 +356,20 @@ var ollamaContextRE = regexp.MustCompile(`(?i)\binput length exceeds the context
 // version's 500 api_error): precise enough to classify at any status.
 func OllamaContextOverflow(msg string) bool { return ollamaContextRE.MatchString(msg) }
 
+// ollamaMemoryRE matches Ollama's refusal to load a model its host has
+// not the memory for: "model requires more system memory (44.0 GiB) than
+// is available (7.6 GiB)" (a 500 from its scheduler, before any work).
+var ollamaMemoryRE = regexp.MustCompile(`(?i)\bmodel requires more system memory\b`)
+
+// OllamaOutOfMemory reports whether msg is Ollama's refusal to load a
+// model larger than its host's free memory. An attempt a few
+// milliseconds later meets the same refusal (the memory frees only when
+// another model is unloaded, after its keep_alive, minutes by default),
+// so the adapters mark it RetryDiscouraged: not retried on this host, a
+// 5xx that another deployment (a larger host) may not share, so the
+// route falls back.
+func OllamaOutOfMemory(msg string) bool { return ollamaMemoryRE.MatchString(msg) }
+
 // googleFieldLine is the line Google's request validation writes for a
 // refused field when no BadRequest detail comes with it: "* " , the
 // request message's name, the field's path, ": " and the problem
@@ -642,6 +656,32 @@ func IsMarkup(body []byte) bool {
 		}
 	}
 	return false
+}
+
+// maskedRE matches a masked credential as providers echo one: its
+// visible ends around a run of asterisks ("sk-proj-********abcd").
+var maskedRE = regexp.MustCompile(`[A-Za-z0-9_\-.]*\*{4,}[A-Za-z0-9_\-]*`)
+
+// RedactMaskedSecret replaces with repl each masked form of secret in
+// text: a run of at least four asterisks between a start of secret and an
+// end of it that show at least four of its characters together, as
+// OpenAI's 401 shows the key it refused ("Incorrect API key provided:
+// sk-e2e-te********************0000."). Those ends are still the key's:
+// they tell a caller which of the gateway's keys the deployment holds
+// and part of it. Other asterisks (Markdown, a key that is not the
+// secret) are left.
+func RedactMaskedSecret(text, secret, repl string) string {
+	if len(secret) < 8 || !strings.Contains(text, "****") {
+		return text
+	}
+	return maskedRE.ReplaceAllStringFunc(text, func(m string) string {
+		i, j := strings.IndexByte(m, '*'), strings.LastIndexByte(m, '*')
+		pre, suf := strings.TrimLeft(m[:i], "."), m[j+1:]
+		if len(pre)+len(suf) < 4 || len(pre)+len(suf) >= len(secret) || !strings.HasPrefix(secret, pre) || !strings.HasSuffix(secret, suf) {
+			return m
+		}
+		return m[:len(m[:i])-len(pre)] + repl
+	})
 }
 
 // RetryAfter reads the delay a provider asked for: retry-after-ms
@@ -971,4 +1011,82 @@ func ReadBody(providerName string, resp *http.Response, limit int64) (body []byt
 func wholeJSON(b []byte) bool {
 	t := bytes.TrimSpace(b)
 	return len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(t)
+}
+
+// CloseTruncatedJSON repairs an error body cut inside its JSON object (a
+// connection that closed mid-body, a proxy's or the gateway's read limit
+// cutting a long one): what it held up to its last complete member or
+// element, its open objects and arrays closed
+// ({"error":{"message":"Rate limit reached …","type":"requests","par →
+// {"error":{"message":"Rate limit reached …","type":"requests"}}), so
+// the adapter reads its message, type and code as it would read the
+// whole (the message alone states the delay, a spent quota or a context
+// overflow). ok is false, and b is returned, when b is not an object cut
+// short: valid JSON, no object, or one broken otherwise than by its end.
+func CloseTruncatedJSON(b []byte) (out []byte, ok bool) {
+	t := bytes.TrimSpace(b)
+	if len(t) == 0 || t[0] != '{' || json.Valid(t) {
+		return b, false
+	}
+	type level struct {
+		object   bool
+		expected bool // an object expects a key next
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.UseNumber()
+	var stack []level
+	cut, closers := -1, ""
+	closing := func() string {
+		var sb strings.Builder
+		for i := len(stack) - 1; i >= 0; i-- {
+			if stack[i].object {
+				sb.WriteByte('}')
+			} else {
+				sb.WriteByte(']')
+			}
+		}
+		return sb.String()
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			if !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) || cut < 0 {
+				return b, false
+			}
+			break
+		}
+		if len(stack) == 0 && cut >= 0 {
+			return b, false // a second value after the first: not cut short
+		}
+		if d, isDelim := tok.(json.Delim); isDelim && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+		} else if len(stack) > 0 && stack[len(stack)-1].object && stack[len(stack)-1].expected {
+			stack[len(stack)-1].expected = false // a key: nothing complete yet
+			continue
+		} else if isDelim {
+			stack = append(stack, level{object: d == '{', expected: d == '{'})
+			cut, closers = int(dec.InputOffset()), closing()
+			continue
+		}
+		if len(stack) > 0 && stack[len(stack)-1].object {
+			stack[len(stack)-1].expected = true
+		}
+		if _, num := tok.(json.Number); num && int(dec.InputOffset()) == len(t) {
+			// A number at the very end may be cut inside (429 → 42):
+			// not complete, whatever it reads as.
+			break
+		}
+		cut, closers = int(dec.InputOffset()), closing()
+		if len(stack) == 0 {
+			break
+		}
+	}
+	if len(stack) == 0 {
+		return b, false // complete, with something after it
+	}
+	out = append(append(make([]byte, 0, cut+len(closers)), t[:cut]...), closers...)
+	if !json.Valid(out) {
+		return b, false
+	}
+	return out, true
 }

@@ -79,7 +79,11 @@ func ResponseDate(h http.Header) time.Time {
 // the totalLimit for requests/tokens and just sends 0 instead"), which
 // read as a limit of 0 (a QuotaFailure on a 429 would name it, a client
 // would see a budget of nothing); that limit is left unset, the
-// remaining count and reset, which are real, kept.
+// remaining count and reset, which are real, kept. A count below -1 beside a
+// positive limit is Azure's deficit in an oversubscribed window: nothing
+// remains (0), and its reset is kept. A reset that is a bare number is
+// read in seconds, or in milliseconds where Azure's budget arithmetic
+// shows that unit (bareResetMillis).
 func OpenAIRateLimit(h http.Header) *llmrelayv1.RateLimit {
 	var rl llmrelayv1.RateLimit
 	found := false
@@ -96,35 +100,127 @@ func OpenAIRateLimit(h http.Header) *llmrelayv1.RateLimit {
 		}
 		return false
 	}
-	setReset := func(name string, dst **timestamppb.Timestamp) {
-		if v := h.Get(name); v != "" {
-			if d, err := parseResetDuration(v); err == nil {
-				*dst = timestamppb.New(now.Add(d))
-				found = true
-			}
-		}
-	}
-	for _, b := range []struct {
+	buckets := [...]struct {
 		what             string
 		limit, remaining **int64
 		reset            **timestamppb.Timestamp
+		skip             bool
 	}{
-		{"Requests", &rl.RequestsLimit, &rl.RequestsRemaining, &rl.RequestsResetTime},
-		{"Tokens", &rl.TokensLimit, &rl.TokensRemaining, &rl.TokensResetTime},
-	} {
+		{what: "Requests", limit: &rl.RequestsLimit, remaining: &rl.RequestsRemaining, reset: &rl.RequestsResetTime},
+		{what: "Tokens", limit: &rl.TokensLimit, remaining: &rl.TokensRemaining, reset: &rl.TokensResetTime},
+	}
+	for i := range buckets {
+		b := &buckets[i]
 		untracked := setInt("X-Ratelimit-Limit-"+b.what, b.limit)
-		if setInt("X-Ratelimit-Remaining-"+b.what, b.remaining) || untracked {
+		if neg := remainingDeficit(h.Get("X-Ratelimit-Remaining-" + b.what)); neg && !untracked && *b.limit != nil && **b.limit > 0 {
+			// Azure's count of an oversubscribed window
+			// (x-ratelimit-remaining-tokens: -27689 beside a reset):
+			// nothing remains of a limit it does track.
+			zero := int64(0)
+			*b.remaining, found = &zero, true
+		} else if setInt("X-Ratelimit-Remaining-"+b.what, b.remaining) || untracked {
+			b.skip = true
 			continue
 		}
 		if *b.limit != nil && *b.remaining != nil && **b.remaining > **b.limit {
 			*b.limit = nil // not the limit (Azure's 0)
 		}
-		setReset("X-Ratelimit-Reset-"+b.what, b.reset)
+	}
+	// A bare number's unit, for both budgets of the answer (see
+	// bareResetMillis): what one budget's arithmetic shows, else the
+	// other's, else seconds.
+	var ms [2]int8
+	for i, b := range buckets {
+		ms[i] = bareResetMillis(h, b.what, *b.limit, *b.remaining)
+	}
+	for i, b := range buckets {
+		if b.skip {
+			continue
+		}
+		v := h.Get("X-Ratelimit-Reset-" + b.what)
+		if v == "" {
+			continue
+		}
+		d, err := parseResetDuration(v)
+		if err != nil {
+			continue
+		}
+		if unit := ms[i]; isBareNumber(v) && (unit > 0 || (unit == 0 && ms[1-i] > 0)) {
+			d /= 1000 // read as seconds: milliseconds
+		}
+		*b.reset = timestamppb.New(now.Add(d))
+		found = true
 	}
 	if !found {
 		return nil
 	}
 	return &rl
+}
+
+// remainingDeficit reports a negative remaining count below -1: not
+// OpenAI's and Azure's -1 for a budget they do not track, but Azure's
+// oversubscribed window, whose deficit it counts
+// (x-ratelimit-remaining-tokens: -27689, beside a
+// x-ratelimit-reset-tokens of 64 and a retry-after, on a throttled
+// Responses stream).
+func remainingDeficit(v string) bool {
+	v = strings.TrimSpace(v)
+	if len(v) < 3 || v[0] != '-' {
+		return false // without a parse (and its error's allocation) on every answer
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return err == nil && n < -1
+}
+
+// isBareNumber reports a reset value without a unit ("500", "7", "2.5").
+func isBareNumber(v string) bool {
+	v = strings.TrimSpace(v)
+	for i := 0; i < len(v); i++ {
+		if (v[i] < '0' || v[i] > '9') && v[i] != '.' {
+			return false
+		}
+	}
+	return v != "" && v != "."
+}
+
+// bareResetMillis tells the unit of a budget's reset given as a bare
+// number. Azure sends one (OpenAI a duration with its unit), beside the
+// budget's renewal period in seconds (x-ratelimit-renewalperiod-*), and
+// its unit is not always the same: a deployment answered 120 requests per
+// 60 s, 119 remaining, with x-ratelimit-reset-requests 500 and 120000
+// tokens, 119986 remaining, with x-ratelimit-reset-tokens 7 (the openai
+// package's testdata/real_oll_azure_chat_content_filtering_2.http): 500
+// seconds cannot reset a 60 s window, and the window refills one request
+// every 500 ms and 14 tokens in 7 ms; others answered 5 requests per
+// 60 s, 4 remaining, with 12 (a request refills in 12 s) and 1500000
+// tokens, 745399 remaining, with 30 (30.2 s). The budget's own numbers
+// say which: its window refills limit/period per second, so the time
+// until it is full again is period·(limit−remaining)/limit seconds, and
+// the value is read in the unit that puts it nearer that time. 1: in
+// milliseconds, -1: in seconds, 0: its numbers do not say (no renewal
+// period, limit or remaining, a value of 0, a duration with its unit).
+func bareResetMillis(h http.Header, what string, limit, remaining *int64) int8 {
+	v := strings.TrimSpace(h.Get("X-Ratelimit-Reset-" + what))
+	if limit == nil || remaining == nil || *limit <= 0 || !isBareNumber(v) {
+		return 0
+	}
+	p := strings.TrimSpace(h.Get("X-Ratelimit-Renewalperiod-" + what))
+	if p == "" {
+		return 0
+	}
+	n, err := strconv.ParseFloat(v, 64)
+	period, perr := strconv.ParseFloat(p, 64)
+	if err != nil || perr != nil || !(n > 0) || !(period > 0) || math.IsInf(n, 0) || math.IsInf(period, 0) {
+		return 0
+	}
+	full := period * float64(*limit-min(*remaining, *limit)) / float64(*limit)
+	switch asMS, asS := math.Abs(n/1000-full), math.Abs(n-full); {
+	case asMS < asS:
+		return 1
+	case asS < asMS:
+		return -1
+	}
+	return 0
 }
 
 // parseResetDuration parses OpenAI's reset values: Go-like durations

@@ -24,9 +24,13 @@ func httpError(resp *http.Response) *provider.Error {
 	e.Meta = headerMeta(resp.Header)
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodySize))
 	if err != nil {
-		// The status is known; keep it and record why the body is missing.
+		// The status is known; keep it and record why the body is cut
+		// or missing. What was read of it is still read (its message,
+		// its type), as an answer cut at the size limit is.
 		e.Err = err
-		return e
+	}
+	if fixed, ok := provider.CloseTruncatedJSON(raw); ok {
+		raw = fixed // cut inside its JSON: what was complete of it
 	}
 	var body errorBody
 	if json.Unmarshal(raw, &body) != nil || body.Error == nil {

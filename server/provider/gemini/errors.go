@@ -31,6 +31,9 @@ func (p *Provider) httpError(resp *http.Response) *provider.Error {
 	if err != nil {
 		e.Err = err
 	}
+	if fixed, ok := provider.CloseTruncatedJSON(body); ok {
+		body = fixed // cut inside its JSON: what was complete of it
+	}
 	if st := parseStatusBody(body); st != nil {
 		p.applyStatusMeta(e, st, provider.ResponseDate(resp.Header))
 	} else if msg := strings.TrimSpace(strings.TrimPrefix(string(body), "\uFEFF")); msg != "" && !provider.IsMarkup(body) {

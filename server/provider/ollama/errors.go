@@ -25,15 +25,20 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 		// Keep what the status says; record why the body is missing.
 		e.Err = err
 	}
+	if fixed, ok := provider.CloseTruncatedJSON(body); ok {
+		body = fixed // cut inside its JSON: what was complete of it
+	}
 	msg, code, param := errorDetails(body)
 	if msg != "" {
 		e.Message = msg
 	}
 	e.Code, e.Param = code, param
 	e.Kind = refineKind(e.Kind, msg)
-	if e.Kind == provider.KindContextLength {
+	if e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(msg) {
 		// Older Ollama versions answer an over-long input with a 500: the
-		// same input fails every time, not a server fault to retry.
+		// same input fails every time, not a server fault to retry; nor
+		// is a model larger than the host's free memory, which stays so
+		// for minutes (provider.OllamaOutOfMemory).
 		e.ShouldRetry = provider.RetryDiscouraged
 	}
 	if e.Kind == provider.KindUnavailable && strings.Contains(strings.ToLower(msg), "requires more system memory") {

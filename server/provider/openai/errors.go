@@ -21,12 +21,18 @@ import (
 // httpError builds the *provider.Error of a non-2xx response.
 func (p *Provider) httpError(resp *http.Response, model string, sec secrets) *provider.Error {
 	raw, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
+	if fixed, ok := provider.CloseTruncatedJSON(raw); ok {
+		// Cut inside its JSON (the connection closed, a limit cut a long
+		// body): what was complete of it, its message and type, which
+		// say what the status cannot (a spent quota, the delay).
+		raw = fixed
+	}
 	e := p.bodyError(raw, resp, model, sec)
 	if e == nil {
 		// No error object in the body (HTML from a proxy, empty body):
 		// classification from the status alone.
 		e = provider.NewHTTPError(p.name, resp, p.requestIDHeader())
-		e.RequestID = p.requestID(resp.Header)
+		e.RequestID = p.errorRequestID(resp.Header, e.Message)
 		if p.azure && model != "" {
 			e.Extended = map[string]any{extAzureDeployment: model}
 		}
@@ -36,7 +42,70 @@ func (p *Provider) httpError(resp *http.Response, model string, sec secrets) *pr
 	}
 	e.Meta = p.errorMeta(resp.Header, model)
 	paymentRequired(e)
+	capacityExceeded(e)
 	return e
+}
+
+// statusCapacityExceeded is the status Groq answers a flex-tier request
+// with when the tier has no capacity left (its Flex Processing page:
+// "requests will fail quickly with status 498 and error
+// capacity_exceeded. Add jittered backoff and retries"). No standard
+// status has the number, so the status table read it as an invalid
+// request: not retried, not a reason to fall back.
+const statusCapacityExceeded = 498
+
+// capacityExceeded reads Groq's 498 as what its documentation says: the
+// provider's capacity, transient (Unavailable), retried as the provider
+// advises (RetryAdvised, unless its x-should-retry said otherwise), and
+// a reason to fall back once the retries are spent.
+func capacityExceeded(e *provider.Error) {
+	if e.HTTPStatus != statusCapacityExceeded {
+		return
+	}
+	e.Kind = provider.KindUnavailable
+	if e.ShouldRetry == provider.RetryUnsaid {
+		e.ShouldRetry = provider.RetryAdvised
+	}
+}
+
+// messageRequestIDRE matches the request id OpenAI's server errors name
+// in their message for its help center: "… if the error persists.
+// (Please include the request ID req_23c32c4251b3cab04bce519f14d4801f in
+// your message.)", in older answers a bare 32-digit hex id ("… request
+// ID 44fa8f95f731a58124b775d316c1b044 in your message.").
+var messageRequestIDRE = regexp.MustCompile(`(?i)\binclude the request id ((?:req_)?[0-9a-f]{16,64})\b`)
+
+// errorRequestID is the request id of an error answer or event: its
+// headers' (requestID), else the one its message names
+// (messageRequestIDRE), which is all a caller has to quote to OpenAI's
+// support when what stands in front of the API dropped the header.
+func (p *Provider) errorRequestID(h http.Header, msg string) string {
+	if id := p.requestID(h); id != "" {
+		return id
+	}
+	if m := messageRequestIDRE.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// inBand completes an error reported inside a 2xx answer (a stream's
+// error event, response.failed) with what the answer's head said: the
+// request id (errorRequestID), and, for a rate limit or an unavailable
+// provider that named no delay of its own, the head's Retry-After. Azure
+// refuses a throttled Responses stream so: a 200 with retry-after: 4,
+// then an error event rate_limit_exceeded and response.failed ("Your
+// requests to … have exceeded rate limit."; a proxy's capture of the live
+// service found the header on every refused stream and on no answered
+// one); the retry came after the policy's millisecond backoff, into the
+// same refusal.
+func (p *Provider) inBand(e *provider.Error, h http.Header) {
+	e.RequestID = p.errorRequestID(h, e.Message)
+	if e.RetryAfter != 0 || e.ShouldRetry == provider.RetryDiscouraged || provider.QuotaSpent(e.Code) ||
+		(e.Kind != provider.KindRateLimited && e.Kind != provider.KindUnavailable) {
+		return
+	}
+	e.RetryAfter = provider.RetryAfter(h, provider.ResponseDate(h))
 }
 
 // paymentRequired codes a 402 as what it says, the account's credits or
@@ -68,7 +137,7 @@ func (p *Provider) errorMeta(h http.Header, model string) *llmrelayv1.ResponseMe
 // holds no error object.
 func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec secrets) *provider.Error {
 	if e := p.googleStatusError(raw, resp, sec); e != nil {
-		e.RequestID = p.requestID(resp.Header)
+		e.RequestID = p.errorRequestID(resp.Header, e.Message)
 		sec.redactError(e)
 		return e
 	}
@@ -81,12 +150,12 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 	errRaw, ok := env["error"]
 	if !ok || !isPresent(errRaw) {
 		if e := p.baseRespError(env["base_resp"], resp, success); e != nil {
-			e.RequestID = p.requestID(resp.Header)
+			e.RequestID = p.errorRequestID(resp.Header, e.Message)
 			sec.redactError(e)
 			return e
 		}
 		if e := p.problemError(env, resp, success); e != nil {
-			e.RequestID = p.requestID(resp.Header)
+			e.RequestID = p.errorRequestID(resp.Header, e.Message)
 			sec.redactError(e)
 			return e
 		}
@@ -120,7 +189,7 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 	if e.Param == "" {
 		e.Param = detailField
 	}
-	e.RequestID = p.requestID(resp.Header)
+	e.RequestID = p.errorRequestID(resp.Header, e.Message)
 	sec.redactError(e)
 	return e
 }
@@ -386,9 +455,11 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 	}
 	p.refineKind(e, &we, status)
 	googleCreditsSpent(e, t)
-	if e.Kind == provider.KindContextLength && status >= 500 {
+	if (e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(e.Message)) && status >= 500 {
 		// The same input fails every time (Ollama's and llama.cpp's 500s
-		// for an input too long): not a server fault to retry.
+		// for an input too long): not a server fault to retry; nor does
+		// a model larger than an Ollama host's free memory load a moment
+		// later (provider.OllamaOutOfMemory).
 		e.ShouldRetry = provider.RetryDiscouraged
 	}
 	if e.RetryAfter == 0 {
@@ -593,6 +664,8 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 			} else {
 				e.Extended = map[string]any{extContentFilterResult: validUTF8(string(we.InnerError.ContentFilterResult))}
 			}
+		} else if isPresent(we.ContentFilters) {
+			blockedFilters(e, we.ContentFilters)
 		}
 	case len(we.moderationReasons()) > 0:
 		// OpenRouter's moderation flagged the input (a 403 with the
@@ -622,12 +695,50 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// Not retryable, but still a 429: the retry policy reads Code.
 		e.Kind = provider.KindRateLimited
 		e.Code = "insufficient_quota"
+	case status == http.StatusTooManyRequests && typ == "server_error" && code == "":
+		// OpenAI's 429 for an overloaded model ("That model is currently
+		// overloaded with other requests. You can retry your request, …",
+		// type server_error): the provider's capacity, not the caller's
+		// rate limit or quota (no QuotaFailure of the caller's limits); a
+		// 429 still, retried and falling back as one.
+		e.Kind = provider.KindUnavailable
 	case code == "billing_not_active" || typ == "billing_not_active":
 		// "Your account is not active, please check your billing
 		// details": a 429 (code sometimes null, the type saying it) that
 		// no retry gets past (provider.QuotaSpent).
 		e.Kind = provider.KindRateLimited
 		e.Code = "billing_not_active"
+	}
+}
+
+// blockedFilters reads the content_filters of Azure's Responses API
+// refusal (a 400 content_filter whose verdicts are a list, one per
+// source, not innererror's one result): kept as sent in the error's
+// extended details under content_filters, as a Responses answer's are,
+// and the categories of each blocked entry named in the message as
+// innererror's are ("(filtered: jailbreak (detected))").
+func blockedFilters(e *provider.Error, raw json.RawMessage) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return
+	}
+	if e.Extended == nil {
+		e.Extended = map[string]any{}
+	}
+	e.Extended[extContentFilters] = v
+	list, _ := v.([]any)
+	var verdicts []string
+	for _, item := range list {
+		m, _ := item.(map[string]any)
+		if blocked, _ := m["blocked"].(bool); !blocked {
+			continue
+		}
+		if s := filterVerdict(m["content_filter_results"]); s != "" {
+			verdicts = append(verdicts, s)
+		}
+	}
+	if len(verdicts) > 0 {
+		e.Message += " (filtered: " + strings.Join(verdicts, "; ") + ")"
 	}
 }
 

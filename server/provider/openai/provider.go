@@ -430,6 +430,10 @@ func (s secrets) redact(text string) string {
 	for _, v := range s {
 		if len(v) >= 4 {
 			text = strings.ReplaceAll(text, v, "[REDACTED]")
+			// OpenAI's 401 shows the key it refused masked ("Incorrect
+			// API key provided: sk-proj-********…abcd."): its visible
+			// ends are still the gateway's key.
+			text = provider.RedactMaskedSecret(text, v, "[REDACTED]")
 		}
 	}
 	return text
@@ -534,7 +538,7 @@ func (p *Provider) annotate(err error, resp *http.Response, model string, sec se
 	if !errors.As(err, &pe) {
 		return err
 	}
-	pe.RequestID = p.requestID(resp.Header)
+	pe.RequestID = p.errorRequestID(resp.Header, pe.Message)
 	if pe.RequestID == "" {
 		// Z.ai names the request in the body only (request_id): an
 		// answer broken off keeps it (testdata/dialect_zai_network_error.http).

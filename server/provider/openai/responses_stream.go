@@ -343,7 +343,7 @@ func (s *responsesStream) relayPending() bool {
 // fail records an error reported inside the 200 stream.
 func (s *responsesStream) fail(e *provider.Error) {
 	s.p.refineResponsesKind(e)
-	e.RequestID = s.p.requestID(s.header)
+	s.p.inBand(e, s.header)
 	s.sec.redactError(e)
 	s.err = e
 }

@@ -122,8 +122,10 @@ var round13Unary = []recordedUnary{
 	// 2024-02-01): a non-BMP emoji (\U0001F604 in the cassette) at the end
 	// of the text, the choice's verdicts with protected_material_*, the
 	// prompt's with jailbreak; apim-request-id as the request id; Azure's
-	// reset headers as bare numbers (500 and 7, read as seconds from the
-	// Date 13:12:32).
+	// reset headers as bare numbers (500 and 7) beside renewal periods of
+	// 60 s: milliseconds from the Date 13:12:32 (a 60 s window of 120
+	// requests refills the one used in 500 ms, of 120000 tokens the 14
+	// used in 7 ms; 500 s cannot reset a 60 s window).
 	{"real_oll_azure_chat_content_filtering_2", "chat_plain", kAzure, func(t *testing.T, res *provider.Result) {
 		if parts := res.Message.GetParts(); len(parts) != 1 ||
 			parts[0].GetText() != "Why did the developer bring OpenTelemetry to the party?\n\nBecause they wanted to trace all the good times! \U0001F604" {
@@ -136,8 +138,8 @@ var round13Unary = []recordedUnary{
 			t.Errorf("meta %v", res.Meta)
 		}
 		wantRateLimit(t, res.Meta.GetRateLimit(), &llmrelayv1.RateLimit{
-			RequestsLimit: proto.Int64(120), RequestsRemaining: proto.Int64(119), RequestsResetTime: ts("2026-03-31T13:20:52Z"),
-			TokensLimit: proto.Int64(120000), TokensRemaining: proto.Int64(119986), TokensResetTime: ts("2026-03-31T13:12:39Z")})
+			RequestsLimit: proto.Int64(120), RequestsRemaining: proto.Int64(119), RequestsResetTime: ts("2026-03-31T13:12:32.5Z"),
+			TokensLimit: proto.Int64(120000), TokensRemaining: proto.Int64(119986), TokensResetTime: ts("2026-03-31T13:12:32.007Z")})
 		ext := res.Meta.GetExtended().GetFields()
 		cf := ext["content_filter_results"].GetStructValue().AsMap()
 		if want := map[string]any{"detected": false, "filtered": false}; !reflect.DeepEqual(cf["protected_material_text"], want) ||

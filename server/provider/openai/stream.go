@@ -299,7 +299,7 @@ func (s *chatStream) handleErrorEvent(data []byte) {
 	if e.Message == "" {
 		e.Message = "the server sent an error event: " + string(t)
 	}
-	e.RequestID = s.p.requestID(s.header)
+	s.p.inBand(e, s.header)
 	s.sec.redactError(e)
 	s.err = e
 }
@@ -382,7 +382,7 @@ func (s *chatStream) handle(data []byte) {
 			// error (testdata/real_hfhub_tgi_stream_validation_error.http).
 			applyErrorType(e, c.ErrorType, true)
 		}
-		e.RequestID = s.p.requestID(s.header)
+		s.p.inBand(e, s.header)
 		s.sec.redactError(e)
 		s.err = e
 		return
@@ -390,7 +390,7 @@ func (s *chatStream) handle(data []byte) {
 	if c.ChunkExtras != nil {
 		if e := s.p.minimaxError(c.BaseResp, http.StatusOK); e != nil {
 			// MiniMax's failure status in a chunk of a 200 stream.
-			e.RequestID = s.p.requestID(s.header)
+			s.p.inBand(e, s.header)
 			s.sec.redactError(e)
 			s.err = e
 			return
@@ -542,7 +542,7 @@ func (s *chatStream) handle(data []byte) {
 			if e := s.p.interrupted(s.finish, ch.Error); e != nil {
 				// The server broke the answer off: the stream fails after
 				// what this chunk carries (its usage included).
-				e.RequestID = s.p.requestID(s.header)
+				s.p.inBand(e, s.header)
 				cut = e
 				continue
 			}

@@ -619,6 +619,11 @@ type wireError struct {
 	// error event inside a 200 stream ({"error":{"message":…,
 	// "http_status_code":422}}).
 	HTTPStatusCode flexInt `json:"http_status_code"`
+	// ContentFilters is Azure's Responses API account of a refused
+	// prompt ([{"blocked":true,"source_type":"prompt",
+	// "content_filter_results":{…},"content_filter_offsets":{…}}]), where
+	// Chat Completions errors have innererror.content_filter_result.
+	ContentFilters json.RawMessage `json:"content_filters"`
 	// Metadata is OpenRouter's: for a flagged input (403) it holds the
 	// moderation's reasons, flagged_input, provider_name and model_slug.
 	Metadata json.RawMessage `json:"metadata"`
