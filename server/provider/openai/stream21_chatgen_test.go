@@ -33,12 +33,12 @@ type s21Chat struct {
 	// fragment; idEvery: the id (and name) on every fragment, not only
 	// the first; gap: indexes 0, 2, 4, …; oneByte: the body read a byte
 	// at a time (a multi-byte character cut between reads).
-	per                                   int
-	interleave, wholeFirst, idEvery, gap  bool
-	oneByte                               bool
-	noArgsMember                          bool
-	textAfterCalls                        string
-	stopInLastCall, usageChunk, noIndexes bool
+	per                                  int
+	interleave, wholeFirst, idEvery, gap bool
+	oneByte                              bool
+	noArgsMember                         bool
+	textAfterCalls                       string
+	noIndexes                            bool
 }
 
 func s21Str(s string) *string { return &s }
