@@ -742,6 +742,9 @@ var messageParamRE = regexp.MustCompile(`^messages\[(\d{1,9})\](.*)$`)
 // the caller did not send. A field of the context itself is no field of
 // the request: the message says where it is instead.
 func (p *prepared) requestField(err error) error {
+	if err == nil {
+		return nil // no allocation on the hot path (pe escapes to errors.As)
+	}
 	var pe *provider.Error
 	if !errors.As(err, &pe) || pe.Param == "" {
 		return err

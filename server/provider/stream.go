@@ -20,7 +20,7 @@ type Stream interface {
 }
 
 // EventKind says which field of an Event is set.
-type EventKind int
+type EventKind uint8
 
 const (
 	// EventMeta carries ResponseMeta fields to merge into the call's meta
@@ -53,21 +53,22 @@ const (
 // Event is one normalized stream event.
 type Event struct {
 	Kind EventKind
-	Text string
+	// BeginsPart: an EventText that begins a new text part (the
+	// provider began another text block; TextDelta.begins_part). Beside
+	// Kind, in its word.
+	BeginsPart bool
+	Text       string
 	// Phase is an EventText's phase (Part.phase): set on every piece of
 	// text the provider labelled.
 	Phase string
 	// ItemID is an EventText's or EventRefusal's output message id
 	// (Part.item_id, OpenAI Responses msg_...): set on every piece of a
 	// message the provider gave an id; the relay sends it on the first.
-	ItemID string
-	// BeginsPart: an EventText that begins a new text part (the
-	// provider began another text block; TextDelta.begins_part).
-	BeginsPart bool
-	ToolCall   ToolCallDelta
-	Reasoning  ReasoningDelta
-	Usage      *llmrelayv1.Usage
-	Meta       *llmrelayv1.ResponseMeta
+	ItemID    string
+	ToolCall  ToolCallDelta
+	Reasoning ReasoningDelta
+	Usage     *llmrelayv1.Usage
+	Meta      *llmrelayv1.ResponseMeta
 }
 
 // ReasoningDelta is a piece of one reasoning block.

@@ -63,6 +63,9 @@ type Provider struct {
 	// xai: the base URL is xAI's API (api.x.ai), which takes a name on
 	// user messages only (request.go, xaiRequest).
 	xai bool
+	// openAI: the base URL is OpenAI's own API (api.openai.com), whose
+	// documented limits the adapter enforces (request_limits.go).
+	openAI bool
 	// think is the inline reasoning markup of the content: gpt-oss's
 	// <reasoning> blocks on AWS Bedrock's hosts (bedrockHost), a leading
 	// <think> block elsewhere.
@@ -289,6 +292,7 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	p.googleCompat = googleHost(p.baseURL)
 	p.mistral = mistralHost(p.baseURL)
 	p.xai = xaiHost(p.baseURL)
+	p.openAI = openAIHost(p.baseURL)
 	if bedrockHost(p.baseURL) {
 		p.think = provider.ThinkBlocks
 	}
@@ -408,11 +412,11 @@ var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id
 // x-request-id, else a compatible server's own header).
 func (p *Provider) requestID(h http.Header) string {
 	if p.azure {
-		if v := provider.HeaderValue(h, "apim-request-id"); v != "" {
+		if v := provider.HeaderValue(h, "Apim-Request-Id"); v != "" {
 			return v
 		}
 	}
-	if v := provider.HeaderValue(h, "x-request-id"); v != "" {
+	if v := provider.HeaderValue(h, "X-Request-Id"); v != "" {
 		return v
 	}
 	for _, name := range compatRequestIDHeaders {

@@ -224,8 +224,8 @@ func unprefixedLimits(rl *llmrelayv1.RateLimit, h http.Header) *llmrelayv1.RateL
 		name string
 		get  func(*llmrelayv1.RateLimit) **int64
 	}{
-		{"x-ratelimit-requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsLimit }},
-		{"x-ratelimit-tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensLimit }},
+		{"X-Ratelimit-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsLimit }},
+		{"X-Ratelimit-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensLimit }},
 	} {
 		n := headerInt(h, b.name)
 		if n == nil {

@@ -147,7 +147,7 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 		w.ReasoningEffort = "high"
 	}
 	w.Stop = o.GetStop()
-	if req.Reasoning && len(w.Stop) > 0 && !p.azure && openAIHost(p.baseURL) {
+	if req.Reasoning && len(w.Stop) > 0 && !p.azure && p.openAI {
 		// OpenAI's reasoning models (o3, o4-mini, gpt-5*) answer stop with
 		// a 400 unsupported_parameter (testdata/real_logfire_chat_stop_unsupported.http);
 		// other servers' reasoning models (DeepSeek's, vLLM's) take it.
@@ -158,7 +158,7 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	if err := p.checkLimits(req, w.Stop); err != nil {
 		return nil, nil, err
 	}
-	if oo := req.ProviderOptions.GetOpenai(); len(oo.GetMetadata()) > 0 && !oo.GetStore() && openAIHost(p.baseURL) {
+	if oo := req.ProviderOptions.GetOpenai(); len(oo.GetMetadata()) > 0 && !oo.GetStore() && p.openAI {
 		// OpenAI's 400 "The 'metadata' parameter is only allowed when
 		// 'store' is enabled." names no param: metadata labels a stored
 		// completion.
@@ -621,7 +621,7 @@ func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, []stri
 	if req == nil {
 		return nil, nil, p.invalid("nil request")
 	}
-	if req.Dimensions != nil && openAIHost(p.baseURL) && strings.HasPrefix(req.Model, "text-embedding-ada-002") {
+	if req.Dimensions != nil && p.openAI && strings.HasPrefix(req.Model, "text-embedding-ada-002") {
 		// "dimensions: … Only supported in text-embedding-3 and later
 		// models" (Embeddings reference); OpenAI answers ada-002 with a
 		// 400 naming no param. Azure's deployment names do not tell the
@@ -638,7 +638,7 @@ func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, []stri
 		// (codestral-embed), is output_dimension.
 		w.Dimensions, w.OutputDimension = nil, req.Dimensions
 	}
-	if p.azure || openAIHost(p.baseURL) {
+	if p.azure || p.openAI {
 		w.EncodingFormat = "base64"
 	}
 	if voyageHost(p.baseURL) {

@@ -40,7 +40,7 @@ var openAIToolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // strictLimits reports whether the adapter talks to OpenAI's or Azure's own
 // API, whose documented limits checkLimits enforces.
-func (p *Provider) strictLimits() bool { return p.azure || openAIHost(p.baseURL) }
+func (p *Provider) strictLimits() bool { return p.azure || p.openAI }
 
 // invalidParam is an invalid request naming the request field param.
 func (p *Provider) invalidParam(param, format string, args ...any) *provider.Error {

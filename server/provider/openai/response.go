@@ -513,7 +513,7 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	if b := sizeLimitExtras(h); b != nil {
 		provider.SetExtended(meta, extSizeLimit, b)
 	}
-	if v := strings.TrimSpace(h.Get("openai-processing-ms")); v != "" {
+	if v := strings.TrimSpace(h.Get("Openai-Processing-Ms")); v != "" {
 		if n, err := strconv.ParseFloat(v, 64); err == nil {
 			provider.SetExtended(meta, extProcessingMS, n)
 		} else {
@@ -529,19 +529,19 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	// was configured as: Azure AI Foundry's model-inference route
 	// ({resource}.services.ai.azure.com/models) is an OpenAI-compatible
 	// base URL (testdata/real_rubyllm_azure_foundry_grok.http).
-	if v := strings.TrimSpace(h.Get("x-ms-region")); v != "" {
+	if v := strings.TrimSpace(h.Get("X-Ms-Region")); v != "" {
 		provider.SetExtended(meta, extAzureRegion, validUTF8(v))
 	}
 	// The tier Azure AI Foundry processed the call in
 	// (azureai-processed-tier: "default", beside azureai-requested-tier),
 	// the service tier when the body names none.
-	if v := strings.TrimSpace(h.Get("azureai-processed-tier")); v != "" && meta.ServiceTier == "" {
+	if v := strings.TrimSpace(h.Get("Azureai-Processed-Tier")); v != "" && meta.ServiceTier == "" {
 		provider.SetExtended(meta, extServiceTier, validUTF8(v))
 	}
-	if v := strings.TrimSpace(h.Get("x-groq-region")); v != "" {
+	if v := strings.TrimSpace(h.Get("X-Groq-Region")); v != "" {
 		provider.SetExtended(meta, extGroqRegion, validUTF8(v))
 	}
-	if v := strings.TrimSpace(h.Get("x-inference-provider")); v != "" {
+	if v := strings.TrimSpace(h.Get("X-Inference-Provider")); v != "" {
 		// Hugging Face's router names the provider that served the call.
 		provider.SetExtended(meta, extUpstreamProvider, validUTF8(v))
 	}
