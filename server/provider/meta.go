@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -308,4 +309,18 @@ func OddEnumText(raw []byte) string {
 		t = strings.ToValidUTF8(t[:maxOddEnum], "") + "…"
 	}
 	return t
+}
+
+// Shorten is s cut to at most max bytes at a character boundary, "…"
+// added where it was cut: a provider's text quoted in a message or a
+// warning stays valid UTF-8 and bounded.
+func Shorten(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -135,16 +134,7 @@ func scalarString(raw json.RawMessage) string {
 // plainText is a short single-line form of a non-JSON body (a proxy's
 // HTML or text page).
 func plainText(b []byte) string {
-	s := strings.Join(strings.Fields(string(b)), " ")
-	const max = 300
-	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return strings.ToValidUTF8(s, "�")
+	return strings.ToValidUTF8(provider.Shorten(strings.Join(strings.Fields(string(b)), " "), 300), "�")
 }
 
 // refineKind recognizes errors Ollama only tells apart by message.

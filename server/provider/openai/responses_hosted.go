@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // Output items of the Responses API the contract has no place for: the
@@ -166,13 +167,7 @@ func itemError(raw json.RawMessage) string {
 			s = v
 		}
 	}
-	if len(s) > maxItemErrorBytes {
-		cut := maxItemErrorBytes
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
+	s = provider.Shorten(s, maxItemErrorBytes)
 	// The JSON of a non-string error keeps its strings' bytes as sent:
 	// invalid UTF-8 could not go into a proto string.
 	return strings.ToValidUTF8(s, "\uFFFD")
