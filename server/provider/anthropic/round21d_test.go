@@ -1,0 +1,163 @@
+package anthropic
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// Round 21d: pydantic-ai's large server-tool recordings (web search,
+// web fetch, MCP servers) transcribed page by page and checked against
+// what the provider sent (testdata/README.md, "Round 21d"). Every
+// expectation is read off the recording by hand.
+
+// r21dWebSearchTools is the tool list pydantic-ai sent for WebSearchTool:
+// the server tool with its unset options as nulls, through extra_body.
+const r21dWebSearchTools = `[{"allowed_domains":null,"blocked_domains":null,"max_uses":null,"name":"web_search","type":"web_search_20250305","user_location":null}]`
+
+// TestRound21dWebSearchStream: claude-sonnet-4-20250514 (September 2025),
+// streamed, thinking at budget 3000 with web_search_20250305: a signed
+// thinking block (a ping inside it), a server_tool_use web_search whose
+// query streams in nine input_json_delta pieces, its web_search_tool_result
+// (ten results), a text block ("… Let me search for more current
+// information."), a second search (twelve pieces) and its ten results,
+// then eleven text blocks (6 to 16), five of them cited (7, 9, 11, 13, 15;
+// 9, 11 cite the same sentence twice with different encrypted_index).
+// Two text parts: the first text block follows a server block, and so does
+// the run of eleven, which is one part. message_delta raises input_tokens
+// 2068 → 22397, 637 out, server_tool_use web_search_requests 2 and
+// web_fetch_requests 0. Four warnings (two searches, two results).
+func TestRound21dWebSearchStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_model_web_search_tool_stream"
+	req := r21Request("claude-sonnet-4-0", "What is the weather in San Francisco today?", 4096, 3000)
+	req.ProviderOptions.ExtraBody = `{"tool_choice":{"type":"auto"},"tools":` + r21dWebSearchTools + `}`
+	evs, f, srv := r21Stream(t, name, req)
+	const (
+		accu     = "today (September 16) shows a high of 76°F and low of 59°F"
+		chron    = "average mid-September highs in San Francisco are around 70 degrees"
+		daytime  = "Daytime temperatures usually reach 22°C (72°F) in San Francisco in September, falling to 13°C (55°F) at night"
+		sun      = "There are normally 9 hours of bright sunshine each day in San Francisco in September"
+		rain     = "San Francisco experiences minimal rainfall in September, with an average precipitation of just 3mm. Typically, there are no rainy days during this month"
+		chronURL = "https://www.sfchronicle.com/weather-forecast/article/weather-forecast-san-francisco-21043269.php"
+		w2t      = "https://www.weather2travel.com/california/san-francisco/september/"
+	)
+	checkLLMWant(t, name, f.message, f.meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{
+				Text: "The user is asking about the weather in San Francisco today. This is clearly a request for current, real-time information that changes daily, " +
+					"so I should use web search to get up-to-date weather information. According to the guidelines, today's date is September 16, 2025.\n\n" +
+					"I should search for current weather in San Francisco. I'll include \"today\" in the search query to get the most current information.",
+				Signature: "Er8ECkYIBxgCKkDp29haxwUos3j9hg3HNQI8e4jcFtinIsLxpzaQR/MhPnIpHkUpSNPatD/C2EVyiEGg2LIO1lhkU/P8XLgiyejFEgzinYyrRtGe03DeFEIaDL63CVUOAo1v/57lpSIw+msm1NHv1h+xLzkbu2YqlXPwjza0tVjwAj7RLUFwB1HpPbdv6hlityaMFb/SwKZZKqYDwbYu36cdPpUcpirpZaKZ/DITzfWJkX93BXmRl5au50mxAiFe9B8XxreADaofra5cmevEaaLH0b5Ze/IC0ja/cJdo9NoVlyHlqdXmex22CAkg0Y/HnsZr8MbnE6GyG9bOqAEhwb6YgKHMaMLDVmElbNSsD7luWtsbw5BDvRaqSSROzTxH4s0dqjUqJsoOBeUXuUqWHSl2KwQi8akELKUnvlDz15ZwFI1yVTHA5nSMFIhjB0jECs1g8PjFkAYTHkHddYR5/SLruy1ENpKU0xjc/hd/O41xnI3PxHBGDKv/hdeSVBKjJ0SDYIwXW96QS5vzlKxYGCqtibj2VxPzUlDITvhn1oO+cjCXClo1lE+ul//+nk7jk7fRkvl1/+pscYCpBoGKprA7CU1kpiggO9pAVUrpZM9vC2jF5/VVVYEoY3CyC+hrNpDWXTUdGdCTofhp2wdWVZzCmO7/+L8SUnlu64YYe9PWsRDuHRe8Lvl0M9EyBrhWnGWQkkk9b+O5uNU5xgE0sjbuGzgYswhwSd7Powb8XbtbW6h7lTbo1M2IQ3Ok0kdt0RAYAQ==",
+			}),
+			text("Based on the search results, I can see that the information is a bit dated (most results are from about 6 days to a week ago), " +
+				"but I can provide you with the available weather information for San Francisco. Let me search for more current information."),
+			text("Based on the search results, I can provide you with information about San Francisco's weather today (September 16, 2025):\n\n" +
+				"According to AccuWeather's forecast, " + accu + " for San Francisco.\n\nFrom the recent San Francisco Chronicle weather report, " + chron +
+				", so today's forecast of 76°F is slightly above the typical temperature for this time of year.\n\nThe general weather pattern for San Francisco in September includes:\n- " +
+				daytime + "\n- " + sun + "\n- " + rain +
+				"\n\nSo for today, you can expect partly sunny to sunny skies with a high around 76°F (24°C) and a low around 59°F (15°C), with very little chance of rain. " +
+				"It's shaping up to be a pleasant day in San Francisco!"),
+		},
+		responseID: "msg_01QmxBSdEbD9ZeBWDVgFDoQ5", model: "claude-sonnet-4-20250514",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(22397, 637, 0, 0, 0),
+		extended: map[string]string{
+			provider.ExtUsageDetails: `{"server_tool_use.web_search_requests":2}`,
+			"service_tier":           `"standard"`,
+		},
+		warnings: []string{
+			`content block 1: type "server_tool_use" (tool "web_search", id srvtoolu_01FYcUbzEaqqQh1WBRj1QX3h`,
+			`content block 2: type "web_search_tool_result" (result of srvtoolu_01FYcUbzEaqqQh1WBRj1QX3h`,
+			`content block 4: type "server_tool_use" (tool "web_search", id srvtoolu_01FDqc7ruGpVRoNuD5G6jkUx`,
+			`content block 5: type "web_search_tool_result" (result of srvtoolu_01FDqc7ruGpVRoNuD5G6jkUx`,
+		},
+		cited: []citedWant{
+			{accu, []citeWant{{wsrl, "San Francisco, CA Weather Today WinterCast Local {stormName} Tracker Hourly Daily Radar MinuteCast® Monthly Air Quality Health & Activities · News · F...",
+				"https://www.accuweather.com/en/us/san-francisco/94103/september-weather/347629"}}},
+			{chron, []citeWant{
+				{wsrl, "Average mid-September highs in San Francisco are around 70 degrees. ", chronURL},
+				{wsrl, "Average mid-September highs in San Francisco are around 70 degrees. ", chronURL},
+			}},
+			{daytime, []citeWant{
+				{wsrl, "... Daytime temperatures usually reach 22°C in San Francisco in September, falling to 13°C at night. ", w2t},
+				{wsrl, "... Daytime temperatures usually reach 22°C in San Francisco in September, falling to 13°C at night. ", w2t},
+			}},
+			{sun, []citeWant{{wsrl, "There are normally 9 hours of bright sunshine each day in San Francisco in September - that's 73% of daylight hours. ", w2t}}},
+			{rain, []citeWant{{wsrl, "San Francisco experiences minimal rainfall in September, with an average precipitation of just 3mm. Typically, there are no rainy days during this mon...",
+				"https://en.climate-data.org/north-america/united-states-of-america/california/san-francisco-385/t/september-9/"}}},
+		},
+	})
+	checkRecordedCitations(t, name, f.meta)
+	if n := countKind(evs, provider.EventToolCall) + countKind(evs, provider.EventToolCallEnd) + countKind(evs, provider.EventToolCallCut); n != 0 {
+		t.Errorf("%d tool-call events, want none (the API ran both searches)", n)
+	}
+	r20SameFields(t, srv.Last(t).Body, `{"max_tokens":4096,"messages":[{"content":[{"text":"What is the weather in San Francisco today?","type":"text"}],"role":"user"}],`+
+		`"model":"claude-sonnet-4-0","stream":true,"thinking":{"budget_tokens":3000,"type":"enabled"},"tool_choice":{"type":"auto"},"tools":`+r21dWebSearchTools+`}`)
+}
+
+// TestRound21dWebFetch: claude-sonnet-4-20250514 (December 2025), unary,
+// thinking at budget 3000 with web_fetch_20250910: a signed thinking
+// block, a server_tool_use web_fetch ({"url": "https://ai.pydantic.dev"}),
+// its web_fetch_tool_result (the page as a text document, 30 KB, retrieved
+// 2025-12-08T15:05:59.571Z), then the one-line answer. 11471 in, 167 out,
+// server_tool_use web_fetch_requests 1 (web_search_requests 0, not
+// repeated). The response's retry-after: 45 on a 200 is no error's and no
+// rate limit's: nothing reads it. The request is the recorded one (we send
+// no stream:false: the field's absence means the same).
+func TestRound21dWebFetch(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_web_fetch_tool"
+	const tools = `[{"allowed_domains":null,"blocked_domains":null,"citations":null,"max_content_tokens":null,"max_uses":null,"name":"web_fetch","type":"web_fetch_20250910"}]`
+	const prompt = "What is the first sentence on the page https://ai.pydantic.dev? Reply with only the sentence."
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	req := r21Request("claude-sonnet-4-0", prompt, 4096, 3000)
+	req.ProviderOptions.ExtraBody = `{"tool_choice":{"type":"auto"},"tools":` + tools + `}`
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	body := r19bBody(t, name)
+	th := r19bBlock(t, body, 0)
+	if !strings.HasPrefix(th["signature"].(string), "EowECkYIChgCKkARi719") {
+		t.Fatalf("recorded signature %q", th["signature"])
+	}
+	fetched, _ := r19bBlock(t, body, 2)["content"].(map[string]any)
+	if fetched["url"] != "https://ai.pydantic.dev" || fetched["retrieved_at"] != "2025-12-08T15:05:59.571000+00:00" {
+		t.Fatalf("recorded fetch result %v", fetched)
+	}
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{
+				Text: "The user is asking me to fetch the content from https://ai.pydantic.dev and provide only the first sentence from that page. " +
+					"I need to use the web_fetch tool to get the content from this URL, then identify the first sentence and return only that sentence.\n\n" +
+					"The URL provided is https://ai.pydantic.dev which appears to be a valid URL with the proper schema.",
+				Signature: th["signature"].(string),
+			}),
+			text("GenAI Agent Framework, the Pydantic way"),
+		},
+		responseID: "msg_0177v8DerW2JTUpKSNyE1J5n", model: "claude-sonnet-4-20250514",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(11471, 167, 0, 0, 0),
+		extended: map[string]string{
+			provider.ExtUsageDetails: `{"server_tool_use.web_fetch_requests":1}`,
+			"service_tier":           `"standard"`,
+		},
+		warnings: []string{
+			`content[1]: content block type "server_tool_use" (tool "web_fetch", id srvtoolu_01USMZxHobeRST8aHwdVgSQR`,
+			`content[2]: content block type "web_fetch_tool_result" (result of srvtoolu_01USMZxHobeRST8aHwdVgSQR, a tool the provider ran itself)`,
+		},
+	})
+	sent := r19bJSON(t, srv.Last(t).Body)
+	if s, ok := sent["stream"]; ok && s != false {
+		t.Errorf("stream %v in a unary request", s)
+	}
+	r20SameFields(t, srv.Last(t).Body, `{"max_tokens":4096,"messages":[{"content":[{"text":"`+prompt+`","type":"text"}],"role":"user"}],`+
+		`"model":"claude-sonnet-4-0","thinking":{"budget_tokens":3000,"type":"enabled"},"tool_choice":{"type":"auto"},"tools":`+tools+`}`)
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
