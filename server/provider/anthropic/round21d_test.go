@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -160,4 +161,128 @@ func TestRound21dWebFetch(t *testing.T) {
 	r20SameFields(t, srv.Last(t).Body, `{"max_tokens":4096,"messages":[{"content":[{"text":"`+prompt+`","type":"text"}],"role":"user"}],`+
 		`"model":"claude-sonnet-4-0","thinking":{"budget_tokens":3000,"type":"enabled"},"tool_choice":{"type":"auto"},"tools":`+tools+`}`)
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
+
+// r21dMCPServers is the mcp_servers list pydantic-ai sent (its
+// authorization token scrubbed by the cassette), through extra_body.
+const r21dMCPServers = `[{"authorization_token":"<redacted>","name":"test-server","tool_configuration":{"allowed_tools":["search_repositories"],"enabled":true},"type":"url","url":"https://api.githubcopilot.com/mcp/"}]`
+
+// TestRound21dMCPServers: claude-sonnet-4-20250514 (October 2025), unary,
+// thinking at budget 3000 with an MCP server (mcp_servers through
+// extra_body), a two-turn conversation.
+//
+// Turn 1: a signed thinking block, an mcp_tool_use (search_repositories of
+// server "test-server", {"query": "pydantic-ai in:name"}), its
+// mcp_tool_result (is_error false, the GitHub search's 30 repositories as
+// one text block), then the answer. 6529 in, 269 out; server_tool_use
+// counts all zero (no usage_details). A warning per MCP block.
+//
+// Turn 2: the answer sent back with a second question. pydantic-ai sent the
+// thinking, the two MCP blocks (renamed: name mcp_server, server_name
+// mcp_call) and the text; ours has the thinking and the text only (the
+// contract has no place for a server-run call, so the MCP blocks were
+// dropped with a warning): the API does not need them back, the thinking
+// block's signature travels with the text. Everything else is the
+// recorded request. The answer: a signed thinking block and text, 5962
+// in, 296 out, no server_tool_use object at all.
+func TestRound21dMCPServers(t *testing.T) {
+	t.Parallel()
+	const (
+		q1 = "Can you tell me more about pydantic-ai repo? Keep your answer short"
+		q2 = "What is the latest commit hash in that repo?"
+	)
+	extra := `{"mcp_servers":` + r21dMCPServers + `}`
+
+	srv1 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_mcp_servers_1.http")
+	req1 := r21Request("claude-sonnet-4-0", q1, 4096, 3000)
+	req1.ProviderOptions.ExtraBody = extra
+	res1, err := newTestProvider(t, srv1.URL).Generate(context.Background(), req1)
+	if err != nil {
+		t.Fatalf("Generate 1: %v", err)
+	}
+	body1 := r19bBody(t, "real_pyd_anthropic_mcp_servers_1")
+	th1 := r19bBlock(t, body1, 0)
+	if !strings.HasPrefix(th1["signature"].(string), "EvECCkYICBgCKkCeuCUV") {
+		t.Fatalf("recorded signature %q", th1["signature"])
+	}
+	if use := r19bBlock(t, body1, 1); use["server_name"] != "test-server" || use["name"] != "search_repositories" {
+		t.Fatalf("recorded mcp_tool_use %v", use)
+	}
+	const answer1 = "**Pydantic AI** is a GenAI Agent Framework by the Pydantic team. It's a Python library for building AI agents using the familiar " +
+		"Pydantic approach with type safety and validation.\n\nKey details:\n- **12.9K stars** on GitHub \n- Created in June 2024, actively maintained\n" +
+		"- Focuses on **agent frameworks, GenAI, and LLM integration**\n- Built by the creators of Pydantic for type-safe AI agent development\n" +
+		"- Has spawned numerous tutorials and example projects in the community\n\n" +
+		"The framework emphasizes the \"Pydantic way\" of building AI agents with structured data validation and type hints."
+	const thinking1 = "The user is asking about the \"pydantic-ai\" repository. I need to search for this specific repository using the search function. " +
+		"I'll search for \"pydantic-ai\" to find information about this repository."
+	checkLLMWant(t, "turn 1", res1.Message, res1.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: thinking1, Signature: th1["signature"].(string)}),
+			text(answer1),
+		},
+		responseID: "msg_018AXFcpDGpwqaT6LrN7cZVF", model: "claude-sonnet-4-20250514",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(6529, 269, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+		warnings: []string{
+			`content[1]: content block type "mcp_tool_use" (tool "search_repositories", id mcptoolu_01AmgVfcYg7HkjXerTSn1F93`,
+			`content[2]: content block type "mcp_tool_result" (result of mcptoolu_01AmgVfcYg7HkjXerTSn1F93, a tool the provider ran itself)`,
+		},
+	})
+	if _, ok := res1.Meta.GetExtended().GetFields()[provider.ExtUsageDetails]; ok {
+		t.Errorf("usage_details %v from all-zero server_tool_use counts", res1.Meta.GetExtended().GetFields()[provider.ExtUsageDetails])
+	}
+	r20SameFields(t, srv1.Last(t).Body, `{"max_tokens":4096,"mcp_servers":`+r21dMCPServers+`,"messages":[{"content":[{"text":"`+q1+`","type":"text"}],"role":"user"}],`+
+		`"model":"claude-sonnet-4-0","thinking":{"budget_tokens":3000,"type":"enabled"}}`)
+	providertest.Golden(t, "testdata/real_pyd_anthropic_mcp_servers_1.golden", renderResult(t, res1))
+
+	srv2 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_mcp_servers_2.http")
+	req2 := r21Request("claude-sonnet-4-0", q1, 4096, 3000)
+	req2.ProviderOptions.ExtraBody = extra
+	req2.Messages = append(req2.Messages, res1.Message, msgOf(llmrelayv1.Role_ROLE_USER, text(q2)))
+	res2, err := newTestProvider(t, srv2.URL).Generate(context.Background(), req2)
+	if err != nil {
+		t.Fatalf("Generate 2: %v", err)
+	}
+	sentTurn := `{"content":[{"signature":` + r21dQuote(t, th1["signature"].(string)) + `,"thinking":` + r21dQuote(t, thinking1) + `,"type":"thinking"},` +
+		`{"text":` + r21dQuote(t, answer1) + `,"type":"text"}],"role":"assistant"}`
+	r20SameFields(t, srv2.Last(t).Body, `{"max_tokens":4096,"mcp_servers":`+r21dMCPServers+`,"messages":[{"content":[{"text":"`+q1+`","type":"text"}],"role":"user"},`+
+		sentTurn+`,{"content":[{"text":"`+q2+`","type":"text"}],"role":"user"}],"model":"claude-sonnet-4-0","thinking":{"budget_tokens":3000,"type":"enabled"}}`)
+	body2 := r19bBody(t, "real_pyd_anthropic_mcp_servers_2")
+	th2 := r19bBlock(t, body2, 0)
+	if !strings.HasPrefix(th2["signature"].(string), "ErwGCkYICBgCKkBFPz7O") {
+		t.Fatalf("recorded signature %q", th2["signature"])
+	}
+	checkLLMWant(t, "turn 2", res2.Message, res2.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{
+				Text: "The user is asking for the latest commit hash in the pydantic-ai repository. However, the search function I have access to only returns " +
+					"basic repository information like stars, forks, description, etc. It doesn't provide commit information or the latest commit hash.\n\n" +
+					"Looking at the function schema, the search_repositories function returns minimal repository information by default, and even when " +
+					"minimal_output is set to false, it returns \"full GitHub API repository objects\" but based on the current results, I don't see commit hash information included.\n\n" +
+					"I need to let the user know that I cannot retrieve commit hash information with the available tools.",
+				Signature: th2["signature"].(string),
+			}),
+			text("I don't have access to commit information through the available search function. The repository search tool only provides basic metadata " +
+				"like stars, forks, description, and last updated date, but doesn't include commit hashes or detailed commit history.\n\n" +
+				"To get the latest commit hash, you would need to:\n1. Visit the repository directly at https://github.com/pydantic/pydantic-ai\n" +
+				"2. Use Git commands like `git log -1 --format=\"%H\"` if you have the repo cloned\n3. Use GitHub's API directly with endpoints that provide commit information\n\n" +
+				"The repo was last updated on October 13, 2025 according to the search results, but I can't provide the specific commit hash."),
+		},
+		responseID: "msg_012GhUvN5n6KVUZwxg9AarJd", model: "claude-sonnet-4-20250514",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(5962, 296, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	providertest.Golden(t, "testdata/real_pyd_anthropic_mcp_servers_2.golden", renderResult(t, res2))
+}
+
+// r21dQuote is s as a JSON string literal.
+func r21dQuote(t *testing.T, s string) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
