@@ -1,0 +1,159 @@
+package gemini
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// Round 21d: pydantic-ai's large Gemini recordings, transcribed page by
+// page and checked against what the API sent (testdata/README.md, "Round
+// 21d"). Every expectation is read off the recording by hand.
+
+func init() {
+	round17Recordings = append(round17Recordings, "real_pyd_google_model_thinking_part_1", "real_pyd_google_model_thinking_part_2")
+}
+
+// r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
+// turns, a do-nothing tool (dummy, no parameters), thoughts asked for
+// (include_thoughts) and TEXT output (through extra_body).
+func r21dCrossing(turns ...*llmrelayv1.Message) *provider.Request {
+	req := r21User("gemini-3-pro-preview", "You are a helpful assistant.", turns...)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{{Name: "dummy", Parameters: `{"additionalProperties":false,"properties":{},"type":"object"}`}}
+	yes := true
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{
+		Provider:  &llmrelayv1.ProviderOptions_Gemini{Gemini: &llmrelayv1.GeminiOptions{IncludeThoughts: &yes}},
+		ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]}}`,
+	}
+	return req
+}
+
+// r21dCrossingRequest is the request pydantic-ai sent with these contents,
+// as we spell it: includeThoughts and parametersJsonSchema in camelCase
+// (pydantic-ai's SDK wrote include_thoughts and parameters_json_schema; the
+// API reads both), no role on the system instruction, and no description
+// for a tool that has none (pydantic-ai sent "description": "", the same
+// to the API).
+func r21dCrossingRequest(contents string) string {
+	return `{"contents":` + contents + `,"generationConfig":{"responseModalities":["TEXT"],"thinkingConfig":{"includeThoughts":true}},` +
+		`"systemInstruction":{"parts":[{"text":"You are a helpful assistant."}]},` +
+		`"tools":[{"functionDeclarations":[{"name":"dummy","parametersJsonSchema":{"additionalProperties":false,"properties":{},"type":"object"}}]}]}`
+}
+
+// TestRound21dThinkingPart: gemini-3-pro-preview (November 2025), unary,
+// with thoughts included, two turns.
+//
+// Turn 1: a thought summary (thought: true, 2.4 KB ending in three line
+// breaks) with no signature, then the answer as one text part carrying
+// the thoughtSignature (3.9 KB of base64; its protobuf length prefix is
+// the rest of the decoded bytes, so the transcription is whole). A
+// reasoning part with the summary, the text, then a signature-only
+// reasoning part (the text part's signature). STOP; 29 prompt tokens (29
+// TEXT by modality), 736 candidates + 1001 thought tokens, 1766 total.
+//
+// Turn 2: the answer sent back with "Considering the way to cross the
+// street, analogously, how do I cross the river?": pydantic-ai's request,
+// which the API answered, holds the thought part (thought: true, its text)
+// and the text part with the signature, as ours does (pydantic-ai
+// re-encoded the signature URL-safe; ours is the standard base64 the API
+// sent, the same bytes). The answer has the same shape: 1280 prompt
+// tokens, 958 + 1115 thought tokens, 3353 total.
+func TestRound21dThinkingPart(t *testing.T) {
+	t.Parallel()
+	const (
+		q1 = "How do I cross the street?"
+		q2 = "Considering the way to cross the street, analogously, how do I cross the river?"
+	)
+	res1, srv1 := r21Unary(t, "real_pyd_google_model_thinking_part_1", r21dCrossing(msg(llmrelayv1.Role_ROLE_USER, text(q1))))
+	parts1 := r21RecordedCandidate(t, "real_pyd_google_model_thinking_part_1")["content"].(map[string]any)["parts"].([]any)
+	thought1, answer1 := parts1[0].(map[string]any), parts1[1].(map[string]any)
+	sig1, _ := answer1["thoughtSignature"].(string)
+	if thought1["thought"] != true || !strings.HasPrefix(thought1["text"].(string), "**A Safe Street-Crossing Guide: My Thought Process**\n\nAlright, let's break this down.") ||
+		!strings.HasSuffix(thought1["text"].(string), "Then, I'm ready to produce the final response.\n\n\n") ||
+		!strings.HasPrefix(answer1["text"].(string), "Crossing the street safely is a fundamental skill") ||
+		!strings.HasSuffix(answer1["text"].(string), "They may be looking at traffic lights rather than looking for you.") ||
+		!strings.HasPrefix(sig1, "EqoeCqceAdHtim+cXhv3WM3Av2yB") || !strings.HasSuffix(sig1, "yUusnfFk5ItIF/D") {
+		t.Fatalf("recorded parts %v", parts1)
+	}
+	want1 := msg(llmrelayv1.Role_ROLE_ASSISTANT,
+		reasoningPart(&llmrelayv1.Reasoning{Text: thought1["text"].(string)}),
+		text(answer1["text"].(string)),
+		reasoningPart(&llmrelayv1.Reasoning{Signature: sig1}))
+	if !proto.Equal(res1.Message, want1) {
+		t.Errorf("turn 1 message\n got %v\nwant %v", res1.Message, want1)
+	}
+	r21Meta(t, res1.Meta, "ON4gaYT4Gc20qtsP2bSiiQ0", "gemini-3-pro-preview", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 29, OutputTokens: 1737, TotalTokens: 1766, ReasoningTokens: 1001})
+	if got := r21Ext(t, res1.Meta, "usage_details"); got != `{"promptTokensDetails.TEXT":29}` {
+		t.Errorf("turn 1 usage details %s", got)
+	}
+	if len(res1.Meta.GetWarnings()) != 0 {
+		t.Errorf("turn 1 warnings %q", res1.Meta.GetWarnings())
+	}
+	const user1 = `{"parts":[{"text":"` + q1 + `"}],"role":"user"}`
+	r21SameRequest(t, srv1, "/v1beta/models/gemini-3-pro-preview:generateContent", r21dCrossingRequest(`[`+user1+`]`))
+
+	res2, srv2 := r21Unary(t, "real_pyd_google_model_thinking_part_2",
+		r21dCrossing(msg(llmrelayv1.Role_ROLE_USER, text(q1)), res1.Message, msg(llmrelayv1.Role_ROLE_USER, text(q2))))
+	sent := r17JSON(t, srv2.Last(t).Body)
+	contents, _ := sent["contents"].([]any)
+	if len(contents) != 3 {
+		t.Fatalf("contents %v", contents)
+	}
+	model, _ := contents[1].(map[string]any)
+	mparts, _ := model["parts"].([]any)
+	if len(mparts) != 2 {
+		t.Fatalf("model turn %v", model)
+	}
+	r21SameSignature(t, mparts[1].(map[string]any)["thoughtSignature"].(string), r21dRecordedSignature(t))
+	recordedTurn := `{"parts":[{"text":` + r21dQuote(t, thought1["text"].(string)) + `,"thought":true},{"text":` + r21dQuote(t, answer1["text"].(string)) +
+		`,"thoughtSignature":"` + sig1 + `"}],"role":"model"}`
+	r21SameRequest(t, srv2, "/v1beta/models/gemini-3-pro-preview:generateContent",
+		r21dCrossingRequest(`[`+user1+`,`+recordedTurn+`,{"parts":[{"text":"`+q2+`"}],"role":"user"}]`))
+
+	parts2 := r21RecordedCandidate(t, "real_pyd_google_model_thinking_part_2")["content"].(map[string]any)["parts"].([]any)
+	thought2, answer2 := parts2[0].(map[string]any), parts2[1].(map[string]any)
+	sig2, _ := answer2["thoughtSignature"].(string)
+	if thought2["thought"] != true || !strings.HasPrefix(thought2["text"].(string), "**Navigating Nature's Road: Thinking Through River Crossing**\n\n") ||
+		!strings.HasSuffix(thought2["text"].(string), "With those thoughts, I can now move to production.\n\n\n") ||
+		!strings.HasPrefix(answer2["text"].(string), "Crossing a river is deceptively similar to crossing a street") ||
+		!strings.HasSuffix(answer2["text"].(string), "The strongest person should be upstream to break the current for the others (like a crossing guard).") ||
+		!strings.HasPrefix(sig2, "EschCsQhAdHtim8jB36dDPs8") || !strings.HasSuffix(sig2, "aUFx+z0/I=") {
+		t.Fatalf("recorded parts %v", parts2)
+	}
+	want2 := msg(llmrelayv1.Role_ROLE_ASSISTANT,
+		reasoningPart(&llmrelayv1.Reasoning{Text: thought2["text"].(string)}),
+		text(answer2["text"].(string)),
+		reasoningPart(&llmrelayv1.Reasoning{Signature: sig2}))
+	if !proto.Equal(res2.Message, want2) {
+		t.Errorf("turn 2 message\n got %v\nwant %v", res2.Message, want2)
+	}
+	r21Meta(t, res2.Meta, "UN4gafq5OY-kmtkPwqS6kAs", "gemini-3-pro-preview", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 1280, OutputTokens: 2073, TotalTokens: 3353, ReasoningTokens: 1115})
+	if got := r21Ext(t, res2.Meta, "usage_details"); got != `{"promptTokensDetails.TEXT":1280}` {
+		t.Errorf("turn 2 usage details %s", got)
+	}
+}
+
+// r21dRecordedSignature is the signature pydantic-ai sent back in the
+// second request, as the cassette recorded it (URL-safe base64).
+func r21dRecordedSignature(t *testing.T) string {
+	t.Helper()
+	return "EqoeCqceAdHtim-cXhv3WM3Av2yBDu1t4su_bUCXEv2uoKmDxRFXBZaAr6vqPBbKwPmwyqPna9syVALkAlc5-NojqP1zI_ndCn_GrZRPvVxS3YASLJ9LNq0k19xCz6PEauRu3bnJ0hbmmfmC0CsDE8iQ6btxFq4LUKA3s1hKDKsv_uAyztYwO8auDFQp12A8Dqojzs4t0O1ZPggjKSM4W9fa-wbNQMWbZohdVquwHfH-RK0mu2lbi0Ubs8uB3FRSbNVqsP1MZTMUh8iyP6hgGNlaEsuCtMVrOejQEZjPCp-tFFM7DJZigXvx4FP91KJVgDtZLWcgzEfqB0UxXqdWtTBqWcA84PrPqINqqTJLpJEY_1QJrKDsTn5WT4NkMwKY6Ir0MmxK5AxJVCUSt-qNj207hB2YLCnr0DKfs_gQEwQH2y-faPtYltshY6hbLK8sgKN61ZAqTSeXJu-rbuuCC-nKq_2D2ziJZT5FP2m_n4bT13WvnPyN6_CUEkeSoEz89v5LKJrkr7WThWburYT_bAJ-2D8UzxpT1bwM40MzrPLfyXkXdxIbxUHb7u_DSiaL-56p6MhTdq7vkO2FFnBgOwMLrJlmka8Q_QTJx4EABCdksqIGzKEHGWCu9r7zDGms928rscvybYcPkMykN5-dxOKgFrZ5sByUbkoedYvdzl_JJMw-SQbsj6HUvhJG_3UWqg1HewhkEUpPuwZrpAcSKSY63sHj3P9fLQcY9QrK_TIyTj-Jy8PIlKN29Ju5YvmSom-6lVZYYnZLPEGgsTS9m2pFPMEAh_ela18MzcPRYqVYXoxRm4IndXULXfNUWknSdCRv_OkoSYOBIhEPoPeI4JJ4KB9psWUZiugEIgc1Dmuc45bEvwAngMURlPvCVisGjsKeL2FFgw-qyw6SkBK0E7ctH00pBqt9wtGtHyI4UE3CjcQk8vUjNx7kvpP5qQI7bpLRTL7kvFaHLnsqXG9I-bEX8Zj-alna85Ll5XVoo9fBbCMvdDwTOQPy3ro1oOO6NK0lpwUeu8Dvyi88wGYQJijzFP0j1TXw-iFstiLFL-8d_Dk5JcFuvc8sfdLWaF-oExvq_edw316oyJBzxY-TokXCVNKddwqqm7IPk7ZBtvxankEpGRKkrLxN8jlOf5of0IbnqCmRYTbfikZ8ODmNJTxH8104DST83RmeQO7bKwWbLKylYLdfFjNPkzoCF9k8mmV7CVUmAmUeZJ6fEWRgCKZxxMGeZgnrT8YO4g_4Amax155Fv-xWmSzV7RH93ePRxLz2RMXoNC5wj1cYbwXBnIVtEd72M6HBa-3-mZ2cZCVvqJ5SRfkauR0ruah5lDIK1x97WmS2IPHQeXgfEPe1O79mThECwHTJU5_Al_x5tKQn1goBi1LJwpQmyOWaeiVz-yjvlj34MPKSbafRA8fquZym8ppoglZg-Aq3-j6QdelF1vs4ro-IFTg2edjdcrvAyNStjaCj5UJfeG7Y7znixJssRwNC9WB_Br8vPwEZf65pRsds_57qNhkLXO5gUN-a4pxsQocodFLwcJ4VPtanUcbICW6xX8b2IJcxx--Qbsp8eLSrmRoeANKUAAQqbVxX-sCUBn5RIQzYqLSswckhMGkGxe1hhcbP6AXI7jrK92rJSoIgAPDmnWEFUqSqbnwXkhwtB6ZwHX78h96o4QnkdghfJiNMKd9fNvpWdfi8bvkGgsuf7din3oROshqvQPwOfh1HeH-KgIJxBbUl4mS7SgNQPWGx4lVMmK5J1gb0G1-KKPWvrPkYkFfXCfpTMv04OwWsxMiyp1yFmfr_ekralHuiNgdyRrha8PBVjpQ6l7zHuR2uCodHareE2JmJFJoaMH6sHsAQyReJ-aCUL71kmBLpZcIpcGWdSmDUsTZgaMnvEw9aXs09_T7fIZkz01WB7UQqUxIZfRFgLeFfBiJKTp7gs2qAF3MZjMQO0TECvbC-1pCrBYJ6ssyz-1_kKQE6vkniZruoOp-CjA842StpgkHoTku_lExZ0_p4g0Qmme6Ch6kvc9cN0FDxPdTiIDKW_CJargOpgWRbVIMtVBLyDuaf5cWx0WZNcINPL1U-lbeHsIo1Q7F9roP8p3y49QoqWnaD17-wrXKDCVxKzr8YBI2KiYE6itnyxWgFHeNe6RFZtlQP06pjEsPD88ki-H_vZpFjvWoc6wo1Wz31uqOhXXywFMS2RoTJY-IG80yvh8D7VvqfKGfCQf-m5DhXaIX61qO4yfbS5lprxyNRthCmWK1X0uW71Bb0orfzBjoTErYisWj1kDmq9vEwIpANtoBe15MsGq_93Fdvx8Jqp59EgjKVhUAx73k_G69_DJTvx5Cq_ClNsYPiQTsCKX0iDCHV7agYHu1uQ1-c4j4KdH2-k5_kVq-IBOTwBo4AkluZU5Gm0ah7lmtze7EJ3wRqTXiuAG88GibLwX9DgHNYkP4b3OaXMLjcY61sa9sq5pJShphY_c6F6Lc0UQ031kxRFP1HY1wCDd_yGiGjfWVCb_RiTPSp_KrqtiCzaVdKFTTpwKcqPR2ciIQjByJYpRYUHGoFbo5pUWfBKXlri1KCFebHvictZfqx4WME0JeO2EUzSWJU1gKF2ypu5fNPTNB33-t8-8ocRxi0s6MfRFQqIHXeAaCAJU_L0aB5odhPRUHb-W1kFylkyzqzx3g1-ePlxqLDBAgRcYDMDsLGmhlNwAN_Ht_11tHjwRgohpbCyuGYiuWcVjgnsVG-PdeiOzgeA8SyuMZf_qYP2YUWlUZq7o0_R-_tBn-QS6rQOZ1NWTyvF7swNNAhbtyVGqPYiOifymEYvzE426eBogdAit2KqxqGpRyo-i7OAEh8K5EiHX3-9WrNVp4EPnfO7spUlkQCH33yeENlbeoYofLPGBaVwE6bWD1r1s74LpvkR-LQnmPz_beGYMnoZgWZWeJswvhOkapFdQJt4kevajCSxsLpFQqAz82rwbGDFaIhFHZaKh9htV1Xc7vJYBo4cVgW6EsX3tW7iOPxfcqo8TBkjcJ0wTFIG69TOHy5H7xi6653Rebhavq21lCHAHE8zgISqpPJfOJXmeLitq0sw9_3A_HDu5_Vlst-OUW1lZQxsjRzjQPCQSWj_HJi2OImvs06NKDlqy6vW2Z7Vp9KB4sAAD0kQ-f7_x-jobHlmSoiLJYCTkdO6zDd6vPzxNyKFvUyHjV8HCpGSuDTlPFfxWswp80NBSnC46Jpe5E8IvyO2Gnadjlv7FY18Ybc_vVNIFwBz2ovyBIosFiCUcA1_JZU9zb0X1sxcZ2BulhocXde3fBh8Pxbau1sDfyOP4BlIc0CkCgwxPWU_bDc0KBbIA5vm3edrKPemiqooZwhgiPzWPO88SyRqUgyrMxYyvUQEjrBk-z7xCGr3e7cGdot-sJHkSWPGQq4aGS6UGKglRh34fcuamu2aeOymcHAUNe83As9lnio4Vdoi7c1f_kD2XUkE1q4_MOO8RuJD9CooctX_CJETglzSYDetW4rJ1RtwGWGRZ4Hl7XmoAK4f22S47-cBKWswZ1yvokAd5XRwoqKh2WTT-VoRgMcVJnKSK4nwOhRdrTbPUlo-VkGAzJ7mhtXR7fiy4qyHmcZSfq2dB7sOQVwwt5c9MKPDzpsunv-FsATLtmAqFhsFu3VEH9hrHi0V7F4owgjhJUTFN-bMLrnho8oh0mTgBS7jnCI74gYbXhDWBKcrfsyU8ZeKYzfNyqOIkh3FQz7Nwki7nZIY_E7fIpEIgxfo0NPSC_lCM6gNv69hFimgdSIX1ZvJh0942r_w6Fzi1w3MQycSDXyL0aZa-fbbw6ao2BoV9raeW67CITA6lVlnC4FA-4JyfCIE55FGws8R0uvUCLE5aubnnadmy0yREJkpefhiW-MxVOgQKUF17JT7XIUrl9YMjZsQM9C6TK3I1h2QQbs83NdZKrTre20COtF21tBLxwSGpPGi267suMEszifFb-TAW1rlZSvBE5xKM5G3HZNZUEope5jb9Y_nozy-tFkrsW4MqXNVuTij-CzhE7c414MWuM_eALa4Rkvmc3XhpC4liIuFHW5EgpxC45jKUPw7jPanhcYx5fPNR3r8LHUwgBlFpSPZDKan-caXyxI5BhQy7oqlK6K3q-95Ff-W-deHNlwJQTHfDybz0HRVo3lolPkX7K9cvcFw-HrZ3EzB-fc__qRnRBFUHQQJ1e3BA4Rh_F6S_IXG8K4jZu0a1kpi9ZU-Cy66zCeyEqX4Bx1iDnm7ivpQLXtqvRe9c4bPb5RcSYk2qddWqS-unE6EGw92x0rJaNwDK9xsljmdMqnhMadCurOB5sJjsoxHm474480PW2p4qooSp47vkJoy1g-cQkQvpF3rxhhlonmx_bxzoPSnCTtSOejCV5WvO7eJdmyWPLph4xKmU-XA6ShyPtcSKKkoOrTWf2Zd5qnjLJ6jPelZqAHzSjK9QHgTnkqukPQdJuzhNpiX-Sbe_2prWehxaL_DjIfbUSiQ1g_b-pGjoTWQnFkFHqKOen6Y02Ndl9F5f7VCbUxFd4oLQoB_rWf6m88rc5Qt9VZxKq6zYkk0v-c3U7LLBRujl34SHbtKWgSPLl12Z1qY-jJSbdECHx-8NY372pM0cIM7Dp3NlCfdpLwRXaCZ3_23QzkExd3U5YeixucUWM4ajgA0-Nhm3XG5Xz-6-00lZFzMkarqZEryxvtfJMdtDaUbMfLcGMm881SRWVLPZjUB17IFQJJSi-GmQkS8alXjUsqi97NS6uLM8UawDzUJO4dInQEpLkj-7CxzP4EYwAIf_QcnSP9wxhO1TCFStkeAy2E-NoHC7jtSqLule-KlZOiaL20eprGHjKe7S7hbLxmV9koyuBsYIQMmmgAbZSDMgneBIMsuafqXLaQp6E5k6UvP6hZ0iWrwIhbk6PAspAwcJfb9A1LQV00tXJZsJ86aqNWleFvmIy7VtISk80pwdkXftMhD88eJJTphGC0mmRPiPPuDChmT_l7V7VHHcAaEF-FHI-ZhO4I8p9cFWdR1KH7eH-R7G5gN6bEx7LA5IuBTaav3EmkVmegOefHuzIeqmtW1FdGAU7zssYQjC1fjzN_6C9oEd3sioCeyYPgXohlR8EpXaG3EW978PaUs73TquMRkWywyj0Ch0oVnQcElN2HczWNuEmW_-z61yUusnfFk5ItIF_D"
+}
+
+// r21dQuote is s as a JSON string literal.
+func r21dQuote(t *testing.T, s string) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
