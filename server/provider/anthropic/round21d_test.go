@@ -286,3 +286,46 @@ func r21dQuote(t *testing.T, s string) string {
 	}
 	return string(b)
 }
+
+// TestRound21dSearchFirstStream: claude-sonnet-4-5-20250929 (September
+// 2026), streamed, with web_search_20250305 and a system prompt: the
+// answer opens with the server_tool_use web_search (its query in six
+// input_json_delta pieces, a ping inside the block), its ten results (the
+// block with caller direct), then one cited text block (CERN, 1954).
+// message_start has container, stop_details and diagnostics null and
+// inference_geo "not_available"; message_delta raises input_tokens 2232 →
+// 10195, 106 out, one search. One text part (nothing before the server
+// blocks), two warnings, the citation whole.
+func TestRound21dSearchFirstStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_text_parts_ahead_of_built_in_tool_call"
+	const prompt = "Briefly mention 1 event that happened today in history?"
+	req := r21Request("claude-sonnet-4-5", prompt, 64000, 0)
+	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Be very concise."))}, req.Messages...)
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tools":` + r21dWebSearchTools + `}`}
+	evs, f, srv := r21Stream(t, name, req)
+	const answer = "On September 29, 1954, CERN (the European Organization for Nuclear Research) was established by 12 European governments."
+	checkLLMWant(t, name, f.message, f.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text(answer)},
+		responseID: "msg_011CfY3xKWz4wdu1A1if4oLf", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(10195, 106, 0, 0, 0),
+		extended: map[string]string{
+			provider.ExtUsageDetails: `{"inference_geo":"not_available","server_tool_use.web_search_requests":1}`,
+			"service_tier":           `"standard"`,
+		},
+		warnings: []string{
+			`content block 0: type "server_tool_use" (tool "web_search", id srvtoolu_01EREVuMySuBsh5iTcXHFJ6H`,
+			`content block 1: type "web_search_tool_result" (result of srvtoolu_01EREVuMySuBsh5iTcXHFJ6H`,
+		},
+		cited: []citedWant{{answer, []citeWant{{wsrl,
+			"1954 – CERN established\n\nThe European Organization for Nuclear Research, popularly known as CERN, was established by 12 European governments.\n\n",
+			"https://www.timeanddate.com/on-this-day/september/29"}}}},
+	})
+	checkRecordedCitations(t, name, f.meta)
+	if n := countKind(evs, provider.EventToolCall) + countKind(evs, provider.EventToolCallEnd) + countKind(evs, provider.EventToolCallCut); n != 0 {
+		t.Errorf("%d tool-call events, want none (the API ran the search)", n)
+	}
+	r20SameFields(t, srv.Last(t).Body, `{"model":"claude-sonnet-4-5","max_tokens":64000,"stream":true,"system":"Be very concise.",`+
+		`"messages":[{"role":"user","content":[{"type":"text","text":"`+prompt+`"}]}],"tools":`+r21dWebSearchTools+`}`)
+}
