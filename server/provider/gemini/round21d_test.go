@@ -16,7 +16,8 @@ import (
 // 21d"). Every expectation is read off the recording by hand.
 
 func init() {
-	round17Recordings = append(round17Recordings, "real_pyd_google_model_thinking_part_1", "real_pyd_google_model_thinking_part_2")
+	round17Recordings = append(round17Recordings, "real_pyd_google_model_thinking_part_1", "real_pyd_google_model_thinking_part_2",
+		"real_pyd_google_tool_call_id_wire_format_tool_return")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -156,4 +157,55 @@ func r21dQuote(t *testing.T, s string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestRound21dForeignToolCallHistory: gemini-2.5-flash (2026), unary, a
+// history whose tool call another provider made (OpenAI's id
+// call_openai_xyz, no signature), its result 42, then "continue". The API
+// answered pydantic-ai's request 200: one text part carrying a
+// thoughtSignature, STOP, 57 prompt (TEXT) + 32 + 141 thought tokens, 230
+// total. Our request holds the same turns, with the call's id on the
+// functionCall and the functionResponse as recorded, and three differences
+// the API takes either way: no thoughtSignature on the foreign call (only
+// Gemini 3 validates the first call of a step; pydantic-ai stamps its
+// skip_thought_signature_validator placeholder, base64 of the text, on
+// every model), the result as {"result": "42"} (pydantic-ai wrote
+// {"return_value": 42}: a tool result is text in the contract, and text
+// that is not a JSON object goes as the result string) and no empty
+// description.
+func TestRound21dForeignToolCallHistory(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_google_tool_call_id_wire_format_tool_return"
+	req := r21User("gemini-2.5-flash", "",
+		msg(llmrelayv1.Role_ROLE_USER, text("What is the answer?")),
+		msg(llmrelayv1.Role_ROLE_ASSISTANT, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+			CallId: "call_openai_xyz", Name: "get_answer", Arguments: "{}", ArgumentsValid: true}}}),
+		msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_openai_xyz", "42")),
+		msg(llmrelayv1.Role_ROLE_USER, text("continue")))
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{{Name: "get_answer", Parameters: `{"additionalProperties":false,"properties":{},"type":"object"}`}}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]}}`}
+	res, srv := r21Unary(t, name, req)
+	part := r21RecordedCandidate(t, name)["content"].(map[string]any)["parts"].([]any)[0].(map[string]any)
+	sig, _ := part["thoughtSignature"].(string)
+	if !strings.HasPrefix(sig, "Cr0FAb4+9vvZySfAkIcf") || !strings.HasSuffix(sig, "//x9INdhJo=") {
+		t.Fatalf("recorded signature %q", sig)
+	}
+	want := msg(llmrelayv1.Role_ROLE_ASSISTANT,
+		text("I'm sorry, I cannot provide more context without additional information. The `get_answer` function simply returns a value and does not provide further details."),
+		reasoningPart(&llmrelayv1.Reasoning{Signature: sig}))
+	if !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	r21Meta(t, res.Meta, "_qfgaevzGcz2juMP8pCmoAE", "gemini-2.5-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 57, OutputTokens: 173, TotalTokens: 230, ReasoningTokens: 141})
+	if got := r21Ext(t, res.Meta, "usage_details"); got != `{"promptTokensDetails.TEXT":57}` {
+		t.Errorf("usage details %s", got)
+	}
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-flash:generateContent",
+		`{"contents":[{"parts":[{"text":"What is the answer?"}],"role":"user"},`+
+			`{"parts":[{"functionCall":{"args":{},"id":"call_openai_xyz","name":"get_answer"}}],"role":"model"},`+
+			`{"parts":[{"functionResponse":{"id":"call_openai_xyz","name":"get_answer","response":{"result":"42"}}}],"role":"user"},`+
+			`{"parts":[{"text":"continue"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"]},`+
+			`"tools":[{"functionDeclarations":[{"name":"get_answer","parametersJsonSchema":{"additionalProperties":false,"properties":{},"type":"object"}}]}]}`)
 }
