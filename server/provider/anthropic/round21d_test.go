@@ -3,6 +3,7 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -328,4 +329,94 @@ func TestRound21dSearchFirstStream(t *testing.T) {
 	}
 	r20SameFields(t, srv.Last(t).Body, `{"model":"claude-sonnet-4-5","max_tokens":64000,"stream":true,"system":"Be very concise.",`+
 		`"messages":[{"role":"user","content":[{"type":"text","text":"`+prompt+`"}]}],"tools":`+r21dWebSearchTools+`}`)
+}
+
+// TestRound21dNineteenRedactedStream: claude-sonnet-4-5-20250929
+// (September 2026), streamed, thinking at budget 1024, asked Anthropic's
+// magic string that triggers redacted thinking: nineteen redacted_thinking
+// blocks in a row (each whole in its content_block_start, a ping after the
+// first; the last two differ in their length prefix and then agree for
+// 213 base64 characters, so each is kept apart), then the text. message_delta: 93 in, 103 out of which 47 thinking tokens
+// (output_tokens_details), inference_geo "not_available" from
+// message_start. Nineteen redacted reasoning parts, their data byte for
+// byte in order, then one text part; sent back, they are the nineteen
+// redacted_thinking blocks in order before the text.
+func TestRound21dNineteenRedactedStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_model_thinking_part_redacted_19_stream"
+	const prompt = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_46C9A13E193C177646C7398A98432ECCCE4C1253D5E2D82641AC0E52CC2876CB"
+	raw, err := os.ReadFile("testdata/" + name + ".http")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		d, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type         string `json:"type"`
+			ContentBlock struct {
+				Type string `json:"type"`
+				Data string `json:"data"`
+			} `json:"content_block"`
+		}
+		if err := json.Unmarshal([]byte(d), &ev); err != nil {
+			t.Fatalf("recording: %v", err)
+		}
+		if ev.Type == "content_block_start" && ev.ContentBlock.Type == "redacted_thinking" {
+			data = append(data, ev.ContentBlock.Data)
+		}
+	}
+	if len(data) != 19 || !strings.HasPrefix(data[0], "EooCCpsBCBIYAipAH9yM") || !strings.HasPrefix(data[18], "Ev4BCpsBCBIYAipAj2VE") {
+		t.Fatalf("recording has %d redacted_thinking blocks", len(data))
+	}
+	req := r21Request("claude-sonnet-4-5-20250929", prompt, 64000, 1024)
+	_, f, srv := r21Stream(t, name, req)
+	var parts []*llmrelayv1.Part
+	for _, d := range data {
+		parts = append(parts, reasoningPart(&llmrelayv1.Reasoning{Redacted: true, Signature: d}))
+	}
+	parts = append(parts, text("I don't have any special response to that string. It appears to be a test or trigger phrase, but I don't have hidden modes "+
+		"or secret instructions that can be activated by specific strings.\n\nIs there something I can help you with today?"))
+	checkLLMWant(t, name, f.message, f.meta, llmWant{
+		parts:      parts,
+		responseID: "msg_011CfY3rnnuVjmSHr8jV6m4t", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(93, 103, 0, 0, 47),
+		extended: map[string]string{
+			provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
+			"service_tier":           `"standard"`,
+		},
+	})
+	r20SameFields(t, srv.Last(t).Body, `{"max_tokens":64000,"messages":[{"role":"user","content":[{"text":"`+prompt+`","type":"text"}]}],`+
+		`"model":"claude-sonnet-4-5-20250929","stream":true,"thinking":{"type":"enabled","budget_tokens":1024}}`)
+
+	next := r21Request("claude-sonnet-4-5-20250929", prompt, 64000, 1024)
+	next.Messages = append(next.Messages, f.message, msgOf(llmrelayv1.Role_ROLE_USER, text("Thanks.")))
+	body, _, _, err := newTestProvider(t, "http://unused.invalid").buildRequest(next, true)
+	if err != nil {
+		t.Fatalf("buildRequest: %v", err)
+	}
+	var sent struct {
+		Messages []struct {
+			Content []struct {
+				Type string `json:"type"`
+				Data string `json:"data"`
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if len(sent.Messages) != 3 || len(sent.Messages[1].Content) != 20 || sent.Messages[1].Content[19].Type != "text" {
+		t.Fatalf("request %s", body)
+	}
+	for i, d := range data {
+		if b := sent.Messages[1].Content[i]; b.Type != "redacted_thinking" || b.Data != d {
+			t.Errorf("block %d: %s %q, recorded redacted_thinking %q", i, b.Type, b.Data, d)
+		}
+	}
 }
