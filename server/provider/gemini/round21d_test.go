@@ -17,7 +17,8 @@ import (
 
 func init() {
 	round17Recordings = append(round17Recordings, "real_pyd_google_model_thinking_part_1", "real_pyd_google_model_thinking_part_2",
-		"real_pyd_google_tool_call_id_wire_format_tool_return")
+		"real_pyd_google_tool_call_id_wire_format_tool_return", "real_pyd_google_strict_tools_use_validated_mode_1",
+		"real_pyd_google_strict_tools_use_validated_mode_2", "real_pyd_google_strict_tools_use_validated_mode_3")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -208,4 +209,132 @@ func TestRound21dForeignToolCallHistory(t *testing.T) {
 			`{"parts":[{"functionResponse":{"id":"call_openai_xyz","name":"get_answer","response":{"result":"42"}}}],"role":"user"},`+
 			`{"parts":[{"text":"continue"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"]},`+
 			`"tools":[{"functionDeclarations":[{"name":"get_answer","parametersJsonSchema":{"additionalProperties":false,"properties":{},"type":"object"}}]}]}`)
+}
+
+const r21dCitySchema = `{"additionalProperties":false,"properties":{"city":{"type":"string"}},"required":["city"],"type":"object"}`
+
+// r21dStrictRequest is pydantic-ai's strict-tools request: two strict
+// tools, TEXT output, then the turns after the question.
+func r21dStrictRequest(more ...*llmrelayv1.Message) *provider.Request {
+	req := r21User("gemini-2.5-flash", "", append([]*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("What is the weather and the time in Paris? Use the tools."))}, more...)...)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	strict := true
+	req.Tools = []*llmrelayv1.Tool{
+		{Name: "get_weather", Parameters: r21dCitySchema, Strict: &strict},
+		{Name: "get_time", Parameters: r21dCitySchema, Strict: &strict},
+	}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]}}`}
+	return req
+}
+
+// TestRound21dStrictToolsValidated: gemini-2.5-flash (2026), unary, a
+// three-turn tool loop with both tools strict, which pydantic-ai sends as
+// functionCallingConfig mode VALIDATED (calls or text, each call held to
+// its schema); the API took it on every turn. Strict tools used to be
+// sent with a warning that Gemini has no strict mode and the schema was
+// not enforced; Gemini 2.5 and later now get VALIDATED, as recorded, and
+// no warning. Turn 1: get_weather({"city":"Paris"}) with a
+// thoughtSignature, no id, "Model generated function call(s)." with STOP
+// (79 in, 15 + 69 thought out). Turn 2, after the weather: get_time the
+// same way (122 in, 15 + 33). Turn 3, after the time: the answer text
+// with its signature (162 in, 21 + 28). serviceTier "standard" in each
+// usageMetadata. Our requests hold the recorded turns, differing where the
+// API takes either: no ids (the API gave none; pydantic-ai made its own),
+// the signatures in the standard base64 received (pydantic-ai's URL-safe,
+// the same bytes), {"result": …} for "return_value", no empty description.
+func TestRound21dStrictToolsValidated(t *testing.T) {
+	t.Parallel()
+	const (
+		head = `{"contents":[{"parts":[{"text":"What is the weather and the time in Paris? Use the tools."}],"role":"user"}`
+		tail = `],"generationConfig":{"responseModalities":["TEXT"]},"toolConfig":{"functionCallingConfig":{"mode":"VALIDATED"}},` +
+			`"tools":[{"functionDeclarations":[{"name":"get_weather","parametersJsonSchema":` + r21dCitySchema + `},{"name":"get_time","parametersJsonSchema":` + r21dCitySchema + `}]}]}`
+		path = "/v1beta/models/gemini-2.5-flash:generateContent"
+	)
+	res1, srv := r21Unary(t, "real_pyd_google_strict_tools_use_validated_mode_1", r21dStrictRequest())
+	call1 := r21OneCall(t, res1.Message, "get_weather", `{"city":"Paris"}`)
+	r21SameSignature(t, call1.GetSignature(), "CtACARFNMg80aCiOORUSWSvBQLE-xqJvrmLZ-IrKWPLiDg1zbxrL2WAiyOJB1HSjMhqZMa3xm9F6ja7CfHpM3JHGe9IY8vXm2sCkwrBQWwWXLdYp5LXi1X8ik3MugY8EQe2VQXf-qbkrnyNHvUpc3xo9PEnnBtCYfa5uDNS4FlUeKQe5efM4gsclFW3ngnVL5KHJIfe2ADmwjnV7jnItQBSZc7pQKOjxI8CGW4MxhcEZx7wdtAYOjXWtfZt86aR5l-DdKyHbIyDZjAY1acjBnY3CN283pkuXuNVn3k2DtdY8XJhZqTzjmr22gYb14NvRkNOuXxS7dk_OxDa3KGFG5cbwp92jQikWU4eGb-V6YqxyXoHCqbFt4YuNEDKx_yKl2Tr0bx5rsuHZ8dsNiZ-nbTJvf9fRhKzw7wvQPpEp65kACwkdHw6g4PjjbWnYkpI4-KGq")
+	r21Meta(t, res1.Meta, "WKNOarSwGpjhz7IP99bVwQU", "gemini-2.5-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+		&llmrelayv1.Usage{InputTokens: 79, OutputTokens: 84, TotalTokens: 163, ReasoningTokens: 69})
+	if got := r21Ext(t, res1.Meta, extFinishMessage); got != `"Model generated function call(s)."` {
+		t.Errorf("finish message %s", got)
+	}
+	if w := res1.Meta.GetWarnings(); len(w) != 0 {
+		t.Errorf("warnings %q, want none: strict is VALIDATED mode", w)
+	}
+	r21SameRequest(t, srv, path, head+tail)
+
+	weather := msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(call1.GetCallId(), "The weather in Paris is sunny and 24C."))
+	res2, srv := r21Unary(t, "real_pyd_google_strict_tools_use_validated_mode_2", r21dStrictRequest(res1.Message, weather))
+	call2 := r21OneCall(t, res2.Message, "get_time", `{"city":"Paris"}`)
+	r21SameSignature(t, call2.GetSignature(), "Cq8BARFNMg_xNlGP_1PmQ6rEFqLL_1MvxBMU3GosA89FKBqFIQ6Ztf1goqdGzDV2VEZpJPgWEfr7jjeP3q-BUC534sl-McRFacgUmdgEatPj0xxVOIuUrSaZqe5YiejljvOV2a11BdTCCGoPMlQm2soWXeJTk6kZWClA7_y-lJAttHO7I645IligZQSBLy7pMTEwP8bt9wxf3G5mmo2OwuV81q8_jo9ddV9AIl2NMj_-1g==")
+	r21Meta(t, res2.Meta, "WaNOas-mIaCGz7IPxq6foQU", "gemini-2.5-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+		&llmrelayv1.Usage{InputTokens: 122, OutputTokens: 48, TotalTokens: 170, ReasoningTokens: 33})
+	turn1 := `,{"parts":[{"functionCall":{"args":{"city":"Paris"},"name":"get_weather"},"thoughtSignature":"` + call1.GetSignature() + `"}],"role":"model"},` +
+		`{"parts":[{"functionResponse":{"name":"get_weather","response":{"result":"The weather in Paris is sunny and 24C."}}}],"role":"user"}`
+	r21SameRequest(t, srv, path, head+turn1+tail)
+
+	clock := msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(call2.GetCallId(), "The time in Paris is 3pm."))
+	res3, srv := r21Unary(t, "real_pyd_google_strict_tools_use_validated_mode_3", r21dStrictRequest(res1.Message, weather, res2.Message, clock))
+	part := r21RecordedCandidate(t, "real_pyd_google_strict_tools_use_validated_mode_3")["content"].(map[string]any)["parts"].([]any)[0].(map[string]any)
+	sig3, _ := part["thoughtSignature"].(string)
+	if !strings.HasPrefix(sig3, "CroBARFNMg/hCeSOl740") {
+		t.Fatalf("recorded signature %q", sig3)
+	}
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("The weather in Paris is sunny and 24C. The time in Paris is 3pm."),
+		reasoningPart(&llmrelayv1.Reasoning{Signature: sig3})); !proto.Equal(res3.Message, want) {
+		t.Errorf("turn 3 message\n got %v\nwant %v", res3.Message, want)
+	}
+	r21Meta(t, res3.Meta, "WqNOas_zD46sz7IPt7r-iAU", "gemini-2.5-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 162, OutputTokens: 49, TotalTokens: 211, ReasoningTokens: 28})
+	turn2 := `,{"parts":[{"functionCall":{"args":{"city":"Paris"},"name":"get_time"},"thoughtSignature":"` + call2.GetSignature() + `"}],"role":"model"},` +
+		`{"parts":[{"functionResponse":{"name":"get_time","response":{"result":"The time in Paris is 3pm."}}}],"role":"user"}`
+	r21SameRequest(t, srv, path, head+turn1+turn2+tail)
+}
+
+// TestRound21dStrictToolChoice: what strict tools send for each tool
+// choice and model. VALIDATED where calls are left to the model (no
+// choice, AUTO) on Gemini 2.5 and later; ANY (required, a named function)
+// already holds each call to its schema and NONE makes none, so those are
+// sent as asked, without a warning; gemini-2.0-flash and unknown ids are
+// not sent VALIDATED, with the warning that the schema is not enforced.
+func TestRound21dStrictToolChoice(t *testing.T) {
+	t.Parallel()
+	mode := func(m llmrelayv1.ToolChoiceMode) *llmrelayv1.ToolChoice {
+		return &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: m}}
+	}
+	for _, tc := range []struct {
+		model    string
+		choice   *llmrelayv1.ToolChoice
+		strict   bool
+		want     string // functionCallingConfig.mode ("" none)
+		warnings int
+	}{
+		{"gemini-2.5-flash", nil, true, "VALIDATED", 0},
+		{"gemini-3-pro-preview", mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO), true, "VALIDATED", 0},
+		{"gemini-flash-latest", nil, true, "VALIDATED", 0},
+		{"gemini-2.5-pro", mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED), true, "ANY", 0},
+		{"gemini-2.5-pro", &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "get_time"}}, true, "ANY", 0},
+		{"gemini-2.5-pro", mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE), true, "NONE", 0},
+		{"gemini-2.5-flash", nil, false, "", 0},
+		{"gemini-2.0-flash", nil, true, "", 2},
+		{"tunedModels/my-model", nil, true, "", 2},
+	} {
+		req := r21dStrictRequest()
+		req.Model = tc.model
+		for _, tl := range req.Tools {
+			tl.Strict = &tc.strict
+		}
+		req.Options = &llmrelayv1.GenerationOptions{ToolChoice: tc.choice}
+		out, warnings, err := buildRequest(req)
+		if err != nil {
+			t.Fatalf("%s %v: %v", tc.model, tc.choice, err)
+		}
+		got := ""
+		if out.ToolConfig != nil {
+			got = out.ToolConfig.FunctionCallingConfig.Mode
+		}
+		if got != tc.want || len(warnings) != tc.warnings {
+			t.Errorf("%s %v strict=%v: mode %q, warnings %q; want %q and %d warnings", tc.model, tc.choice, tc.strict, got, warnings, tc.want, tc.warnings)
+		}
+	}
 }
