@@ -420,3 +420,60 @@ func TestRound21dNineteenRedactedStream(t *testing.T) {
 		}
 	}
 }
+
+// TestRound21dAdvisorRedacted: claude-sonnet-5 (2026), unary, the advisor
+// tool backed by claude-fable-5, whose advice comes back redacted: a
+// thinking block with empty text and a signature, a text block, the
+// server_tool_use advisor ({} input), its advisor_tool_result whose
+// content is an advisor_redacted_result (encrypted_content, stop_reason
+// end_turn), then "2 + 2 = 4". usage: 2482 in, 166 out (the two message
+// iterations, 1128 + 1354 and 155 + 11), the advisor's own iteration
+// (claude-fable-5, 2564 in, 99 out) kept in usage_details with
+// inference_geo global; 71 thinking tokens; stop_details null. Two text
+// parts (the server blocks between them), two warnings, no failure named
+// for the redacted result.
+func TestRound21dAdvisorRedacted(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_advisor_tool_redacted"
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	const tools = `[{"max_tokens":1024,"model":"claude-fable-5","name":"advisor","type":"advisor_20260301"}]`
+	req := r21Request("claude-sonnet-5", "What's 2+2? Consult your advisor first.", 4096, 0)
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tools":` + tools + `}`}
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	body := r19bBody(t, name)
+	th := r19bBlock(t, body, 0)
+	if th["thinking"] != "" || !strings.HasPrefix(th["signature"].(string), "ErMDCokBCA8YAipARPs8") {
+		t.Fatalf("recorded thinking %v", th)
+	}
+	if c, _ := r19bBlock(t, body, 3)["content"].(map[string]any); c["type"] != "advisor_redacted_result" {
+		t.Fatalf("recorded advisor result %v", c)
+	}
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Signature: th["signature"].(string)}),
+			text("The task asks a simple arithmetic question (2+2), and my initial read is that the answer is straightforwardly 4; " +
+				"I'll consult the advisor as instructed before finalizing."),
+			text("2 + 2 = 4"),
+		},
+		responseID: "msg_011CdD8kymr8deshk2jea6kJ", model: "claude-sonnet-5",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(2482, 166, 0, 0, 71),
+		extended: map[string]string{"service_tier": `"standard"`},
+		warnings: []string{
+			`content[2]: content block type "server_tool_use" (tool "advisor", id srvtoolu_01F41jVTJWt437pMYJ8rmuGn: a tool the provider ran itself) not supported; ignored`,
+			`content[3]: content block type "advisor_tool_result" (result of srvtoolu_01F41jVTJWt437pMYJ8rmuGn, a tool the provider ran itself) not supported; ignored`,
+		},
+	})
+	details, _ := res.Meta.GetExtended().AsMap()[provider.ExtUsageDetails].(map[string]any)
+	its, _ := details["iterations"].([]any)
+	if details["inference_geo"] != "global" || len(its) != 3 || its[1].(map[string]any)["model"] != "claude-fable-5" ||
+		its[1].(map[string]any)["input_tokens"] != float64(2564) || its[1].(map[string]any)["output_tokens"] != float64(99) {
+		t.Errorf("usage details %v", details)
+	}
+	r20SameFields(t, srv.Last(t).Body, `{"model":"claude-sonnet-5","max_tokens":4096,"tools":`+tools+`,`+
+		`"messages":[{"role":"user","content":[{"type":"text","text":"What's 2+2? Consult your advisor first."}]}]}`)
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
