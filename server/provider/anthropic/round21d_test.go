@@ -477,3 +477,50 @@ func TestRound21dAdvisorRedacted(t *testing.T) {
 		`"messages":[{"role":"user","content":[{"type":"text","text":"What's 2+2? Consult your advisor first."}]}]}`)
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
 }
+
+// r21dPrefixRequest is pydantic-ai's response-prefix request: a system
+// prompt, the question, and the assistant's "Su nombre es" to continue.
+func r21dPrefixRequest() *provider.Request {
+	req := r21Request("claude-sonnet-4-0", "What is the name of color #FF0000", 4096, 0)
+	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Be concise."))}, req.Messages...)
+	req.Messages = append(req.Messages, msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("Su nombre es")))
+	return req
+}
+
+const r21dPrefixRecorded = `{"max_tokens":4096,"messages":[{"content":[{"text":"What is the name of color #FF0000","type":"text"}],"role":"user"},` +
+	`{"content":[{"text":"Su nombre es","type":"text"}],"role":"assistant"}],"model":"claude-sonnet-4-0","system":"Be concise."}`
+
+// TestRound21dResponsePrefix: claude-sonnet-4-20250514 (2025) continuing
+// the assistant's "Su nombre es", unary then streamed. The answer is the
+// continuation only, starting with its space (" **rojo** (o \"red\" en
+// inglés). …", 24 in, 39 out; streamed " **r" … "0 (sin azul)", 24 in, 82
+// out): the prefix is not repeated, as Anthropic sends it. Both requests
+// are the recorded ones (a last assistant turn, a string system prompt).
+func TestRound21dResponsePrefix(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_response_prefix_1.http")
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), r21dPrefixRequest())
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	checkLLMWant(t, "unary", res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text(" **rojo** (o \"red\" en inglés). Este es el valor hexadecimal para el color rojo puro en el espacio de color RGB.")},
+		responseID: "msg_01AsJ8x22wZUZK43ebDwD12n", model: "claude-sonnet-4-20250514",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(24, 39, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r20SameFields(t, srv.Last(t).Body, r21dPrefixRecorded)
+	providertest.Golden(t, "testdata/real_pyd_anthropic_response_prefix_1.golden", renderResult(t, res))
+
+	_, f, srv2 := r21Stream(t, "real_pyd_anthropic_response_prefix_2", r21dPrefixRequest())
+	checkLLMWant(t, "stream", f.message, f.meta, llmWant{
+		parts: []*llmrelayv1.Part{text(" **rojo** (o **red** en inglés).\n\nEl color #FF0000 es rojo puro en el sistema hexadecimal RGB, donde:\n" +
+			"- FF = 255 (máximo valor de rojo)\n- 00 = 0 (sin verde)\n- 00 = 0 (sin azul)")},
+		responseID: "msg_01CAZPvhQ5cuSvKdgBBvi7ev", model: "claude-sonnet-4-20250514",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(24, 82, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r20SameFields(t, srv2.Last(t).Body, strings.Replace(r21dPrefixRecorded, `"model"`, `"stream":true,"model"`, 1))
+}
