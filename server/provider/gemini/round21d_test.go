@@ -18,7 +18,8 @@ import (
 func init() {
 	round17Recordings = append(round17Recordings, "real_pyd_google_model_thinking_part_1", "real_pyd_google_model_thinking_part_2",
 		"real_pyd_google_tool_call_id_wire_format_tool_return", "real_pyd_google_strict_tools_use_validated_mode_1",
-		"real_pyd_google_strict_tools_use_validated_mode_2", "real_pyd_google_strict_tools_use_validated_mode_3")
+		"real_pyd_google_strict_tools_use_validated_mode_2", "real_pyd_google_strict_tools_use_validated_mode_3",
+		"real_pyd_google_native_output_with_builtin_tools_gemini_3_1")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -337,4 +338,40 @@ func TestRound21dStrictToolChoice(t *testing.T) {
 			t.Errorf("%s %v strict=%v: mode %q, warnings %q; want %q and %d warnings", tc.model, tc.choice, tc.strict, got, warnings, tc.want, tc.warnings)
 		}
 	}
+}
+
+// TestRound21dStructuredWithURLContext: gemini-3-pro-preview (November
+// 2025), unary, JSON output with a schema (CityLocation) and the urlContext
+// tool: the JSON pretty-printed with a trailing space, kept as sent, one
+// text part carrying the thoughtSignature (a signature-only reasoning part
+// after the text); 9 in, 21 + 135 thought tokens, 165 total. pydantic-ai
+// sent the schema as the OpenAPI responseSchema (type OBJECT,
+// property_ordering); we send the JSON Schema as responseJsonSchema, which
+// the API takes for Gemini 3 (real_pyd_google_auto_native_structured_stream_gemini_3);
+// the tool goes through extra_body.
+func TestRound21dStructuredWithURLContext(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_google_native_output_with_builtin_tools_gemini_3_1"
+	const schema = `{"properties":{"city":{"type":"string"},"country":{"type":"string"}},"required":["city","country"],"title":"CityLocation","type":"object"}`
+	req := r21User("gemini-3-pro-preview", "", msg(llmrelayv1.Role_ROLE_USER, text("What is the largest city in Mexico?")))
+	req.Options = &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, Schema: schema}}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]},"tools":[{"urlContext":{}}]}`}
+	res, srv := r21Unary(t, name, req)
+	part := r21RecordedCandidate(t, name)["content"].(map[string]any)["parts"].([]any)[0].(map[string]any)
+	sig, _ := part["thoughtSignature"].(string)
+	if !strings.HasPrefix(sig, "EtcECtQEAdHtim/CS2N3") || !strings.HasSuffix(sig, "yvUcwapiKk3slNY=") {
+		t.Fatalf("recorded signature %q", sig)
+	}
+	want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("{\n  \"city\": \"Mexico City\",\n  \"country\": \"Mexico\"\n} "), reasoningPart(&llmrelayv1.Reasoning{Signature: sig}))
+	if !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	r21Meta(t, res.Meta, "I-scaZ7wFOiyqtsP0rvOoQc", "gemini-3-pro-preview", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 9, OutputTokens: 156, TotalTokens: 165, ReasoningTokens: 135})
+	if len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("warnings %q", res.Meta.GetWarnings())
+	}
+	r21SameRequest(t, srv, "/v1beta/models/gemini-3-pro-preview:generateContent",
+		`{"contents":[{"parts":[{"text":"What is the largest city in Mexico?"}],"role":"user"}],"generationConfig":{"responseJsonSchema":`+schema+
+			`,"responseMimeType":"application/json","responseModalities":["TEXT"]},"tools":[{"urlContext":{}}]}`)
 }
