@@ -524,3 +524,38 @@ func TestRound21dResponsePrefix(t *testing.T) {
 	})
 	r20SameFields(t, srv2.Last(t).Body, strings.Replace(r21dPrefixRecorded, `"model"`, `"stream":true,"model"`, 1))
 }
+
+// TestRound21dOpus48NoThinking: claude-opus-4-8 (2026), unary, adaptive
+// thinking (display summarized) at effort xhigh, which the model chose not
+// to use: one text block, output_tokens_details.thinking_tokens 0 (no
+// reasoning tokens), stop_details null, inference_geo global; 13 in, 11
+// out. reasoning_effort HIGH builds adaptive thinking for this model and
+// xhigh goes through extra_body (the contract's effort stops at HIGH), with
+// the warning that it replaced the gateway's output_config; the request is
+// then the recorded one.
+func TestRound21dOpus48NoThinking(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_opus_48_features"
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	req := r21Request("claude-opus-4-8", "What is 2+2?", 4096, 0)
+	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"output_config":{"effort":"xhigh"}}`}
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("2 + 2 = 4")},
+		responseID: "msg_013gJ9JNi7RMJWcTwrEqYKdm", model: "claude-opus-4-8",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(13, 11, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`, provider.ExtUsageDetails: `{"inference_geo":"global"}`},
+		warnings: []string{"extra_body.output_config replaced the value the gateway built from the request"},
+	})
+	const recorded = `{"max_tokens":4096,"messages":[{"content":[{"text":"What is 2+2?","type":"text"}],"role":"user"}],"model":"claude-opus-4-8",` +
+		`"output_config":{"effort":"xhigh"},"thinking":{"display":"summarized","type":"adaptive"}}`
+	if !sameJSON(t, string(srv.Last(t).Body), recorded) {
+		t.Errorf("request %s, recorded %s", srv.Last(t).Body, recorded)
+	}
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
