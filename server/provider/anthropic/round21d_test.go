@@ -559,3 +559,80 @@ func TestRound21dOpus48NoThinking(t *testing.T) {
 	}
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
 }
+
+// TestRound21dContainerReuse: claude-sonnet-4-5-20250929 (April 2026),
+// unary, code_execution_20250522 with a system prompt, two turns in one
+// container. Turn 1: a server_tool_use code_execution, its
+// code_execution_tool_result (stdout "37170", abort_reason null), then
+// "3 × 12,390 = **37,170**"; the container (id, expires_at) in
+// meta.extended; 1983 in, 85 out; inference_geo "not_available". Turn 2
+// asks again in the same container: pydantic-ai sent the container id at
+// the top level (we send it through extra_body: the contract has no field
+// for it) and the turn's server blocks; ours has the text only (the
+// blocks were dropped with their warnings), the rest as recorded. The
+// answer runs in the same container, its expiry pushed to 08:17:17; 2219
+// in, 85 out.
+func TestRound21dContainerReuse(t *testing.T) {
+	t.Parallel()
+	const (
+		system = "Always use the code execution tool for math."
+		q1     = "How much is 3 * 12390?"
+		q2     = "And what about 4 * 12390?"
+		tools  = `[{"name":"code_execution","type":"code_execution_20250522"}]`
+	)
+	request := func(extra string, msgs ...*llmrelayv1.Message) *provider.Request {
+		req := r21Request("claude-sonnet-4-5", q1, 4096, 0)
+		req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text(system))}, append(req.Messages, msgs...)...)
+		req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{` + extra + `"tool_choice":{"type":"auto"},"tools":` + tools + `}`}
+		return req
+	}
+	srv1 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_code_execution_tool_container_reuse_1.http")
+	res1, err := newTestProvider(t, srv1.URL).Generate(context.Background(), request(""))
+	if err != nil {
+		t.Fatalf("Generate 1: %v", err)
+	}
+	checkLLMWant(t, "turn 1", res1.Message, res1.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("3 × 12,390 = **37,170**")},
+		responseID: "msg_01CSsc4t4e4ThJfJp8nsPxc5", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(1983, 85, 0, 0, 0),
+		extended: map[string]string{
+			"container":              `{"expires_at":"2026-04-23T08:17:13.199245Z","id":"container_011CaLHz8ZTgxUq8TeCULao8"}`,
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
+		},
+		warnings: []string{
+			`content[0]: content block type "server_tool_use" (tool "code_execution", id srvtoolu_018jG85HfqPrf3Sqs4TKGSqW`,
+			`content[1]: content block type "code_execution_tool_result" (result of srvtoolu_018jG85HfqPrf3Sqs4TKGSqW, a tool the provider ran itself)`,
+		},
+	})
+	const head = `{"max_tokens":4096,"model":"claude-sonnet-4-5","system":"` + system + `","tool_choice":{"type":"auto"},"tools":` + tools + `,` +
+		`"messages":[{"content":[{"text":"` + q1 + `","type":"text"}],"role":"user"}`
+	r20SameFields(t, srv1.Last(t).Body, head+`]}`)
+	providertest.Golden(t, "testdata/real_pyd_anthropic_code_execution_tool_container_reuse_1.golden", renderResult(t, res1))
+
+	srv2 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_code_execution_tool_container_reuse_2.http")
+	res2, err := newTestProvider(t, srv2.URL).Generate(context.Background(),
+		request(`"container":"container_011CaLHz8ZTgxUq8TeCULao8",`, res1.Message, msgOf(llmrelayv1.Role_ROLE_USER, text(q2))))
+	if err != nil {
+		t.Fatalf("Generate 2: %v", err)
+	}
+	checkLLMWant(t, "turn 2", res2.Message, res2.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("4 × 12,390 = **49,560**")},
+		responseID: "msg_016hgHtSKi8fEDBmSkEtL364", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(2219, 85, 0, 0, 0),
+		extended: map[string]string{
+			"container":              `{"expires_at":"2026-04-23T08:17:17.120973Z","id":"container_011CaLHz8ZTgxUq8TeCULao8"}`,
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
+		},
+		warnings: []string{
+			`content[0]: content block type "server_tool_use" (tool "code_execution", id srvtoolu_01TTbZCiryn9gpeCLSZdhs8z`,
+			`content[1]: content block type "code_execution_tool_result" (result of srvtoolu_01TTbZCiryn9gpeCLSZdhs8z, a tool the provider ran itself)`,
+		},
+	})
+	r20SameFields(t, srv2.Last(t).Body, strings.Replace(head, `{"max_tokens"`, `{"container":"container_011CaLHz8ZTgxUq8TeCULao8","max_tokens"`, 1)+
+		`,{"content":[{"text":"3 × 12,390 = **37,170**","type":"text"}],"role":"assistant"},{"content":[{"text":"`+q2+`","type":"text"}],"role":"user"}]}`)
+	providertest.Golden(t, "testdata/real_pyd_anthropic_code_execution_tool_container_reuse_2.golden", renderResult(t, res2))
+}
