@@ -636,3 +636,41 @@ func TestRound21dContainerReuse(t *testing.T) {
 		`,{"content":[{"text":"3 × 12,390 = **37,170**","type":"text"}],"role":"assistant"},{"content":[{"text":"`+q2+`","type":"text"}],"role":"user"}]}`)
 	providertest.Golden(t, "testdata/real_pyd_anthropic_code_execution_tool_container_reuse_2.golden", renderResult(t, res2))
 }
+
+// TestRound21dCompactionUnary: claude-sonnet-4-6 (2026), unary, with
+// server-side compaction (compact_20260112 at 50000 input tokens) over a
+// 55k-token prompt: a compaction block (its summary) then "Hello! 👋";
+// context_management with no applied edits; the top-level usage (180 in,
+// 8 out, nothing cached) leaves out the compaction iteration, which
+// wrote the prompt to the 5-minute cache (100 in + 55096 written, 82 out).
+// The usage adds that iteration, as the streamed recording's
+// (TestUsageIterations): 180 + 100 + 55096 in of which 55096 cache
+// writes, 8 + 82 out. The compaction block has no place in the contract:
+// it is dropped with a warning, as in the stream (so a next turn cannot
+// send it back), and the empty context_management adds nothing.
+// The request (the prompt of 250 KB, which the cassette keeps) is not
+// rebuilt here: only the answer is replayed.
+func TestRound21dCompactionUnary(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_compaction_usage_with_cache"
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), r21Request("claude-sonnet-4-6", "Now say hello.", 4096, 0))
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	summary, _ := r19bBlock(t, r19bBody(t, name), 0)["content"].(string)
+	if !strings.HasPrefix(summary, "The user provided a very long context") || !strings.HasSuffix(summary, "Next step: Say hello to the user.") {
+		t.Fatalf("recorded compaction %q", summary)
+	}
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("Hello! 👋")},
+		responseID: "msg_01WhrmimdvExAsAeWRBgMmaF", model: "claude-sonnet-4-6",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(180+100, 8+82, 0, 55096, 0),
+		extended: map[string]string{
+			"service_tier": `"standard"`,
+		},
+		warnings: []string{`content[0]: content block type "compaction" not supported; ignored`},
+	})
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
