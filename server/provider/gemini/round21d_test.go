@@ -19,7 +19,7 @@ func init() {
 	round17Recordings = append(round17Recordings, "real_pyd_google_model_thinking_part_1", "real_pyd_google_model_thinking_part_2",
 		"real_pyd_google_tool_call_id_wire_format_tool_return", "real_pyd_google_strict_tools_use_validated_mode_1",
 		"real_pyd_google_strict_tools_use_validated_mode_2", "real_pyd_google_strict_tools_use_validated_mode_3",
-		"real_pyd_google_native_output_with_builtin_tools_gemini_3_1")
+		"real_pyd_google_native_output_with_builtin_tools_gemini_3_1", "real_pyd_google_model_web_search_tool")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -374,4 +374,58 @@ func TestRound21dStructuredWithURLContext(t *testing.T) {
 	r21SameRequest(t, srv, "/v1beta/models/gemini-3-pro-preview:generateContent",
 		`{"contents":[{"parts":[{"text":"What is the largest city in Mexico?"}],"role":"user"}],"generationConfig":{"responseJsonSchema":`+schema+
 			`,"responseMimeType":"application/json","responseModalities":["TEXT"]},"tools":[{"urlContext":{}}]}`)
+}
+
+// TestRound21dSearchGroundingPro: gemini-2.5-pro (December 2025), unary,
+// googleSearch and a system instruction: one text part with "°F" (two
+// bytes) before each grounded sentence; groundingMetadata with one web
+// chunk (a google.com search URI with spaces in it), three supports whose
+// segments are the answer's UTF-8 byte ranges [426,486), [487,524),
+// [725,818), a searchEntryPoint and one webSearchQueries; 17 prompt + 109
+// tool-use prompt tokens (TEXT by modality each), 225 + 167 thought
+// tokens, 518 total. The body escapes < and > as \u003c and \u003e, as
+// the API writes JSON: with them the transcription is the recorded
+// content-length, 8019 bytes. The grounding is kept whole, as recorded.
+func TestRound21dSearchGroundingPro(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_google_model_web_search_tool"
+	req := r21User("gemini-2.5-pro", "You are a helpful chatbot.", msg(llmrelayv1.Role_ROLE_USER, text("What is the weather in San Francisco today?")))
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tools":[{"googleSearch":{}}],"generationConfig":{"responseModalities":["TEXT"]}}`}
+	res, srv := r21Unary(t, name, req)
+	const answer = "**Partly Cloudy Skies Over San Francisco Today with a Low Chance of Rain**\n\n" +
+		"As of 10:01 AM in San Francisco, the weather is partly cloudy with a current temperature of 48°F, which feels more like 45°F. " +
+		"There is a minimal 10% chance of rain throughout the day and into the night.\n\n" +
+		"The forecast for the remainder of Monday, December 8, 2025, indicates partly cloudy conditions during the day, becoming mostly cloudy at night. " +
+		"The expected high for the day is 52°F and the low is 46°F. The humidity is currently around 83%.\n\n" +
+		"Looking ahead, the rest of the week in San Francisco is expected to be mostly sunny with temperatures remaining mild. " +
+		"Tuesday's forecast predicts sunny skies with a high of 54°F and a low of 48°F. Wednesday and Thursday are also expected to be sunny, with highs reaching into the upper 50s."
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text(answer)); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	r21Meta(t, m, "iRI3abXwJsifz7IPzcqYsQc", "gemini-2.5-pro", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 126, OutputTokens: 392, TotalTokens: 518, ReasoningTokens: 167})
+	if len(m.GetWarnings()) != 0 || r21Ext(t, m, extToolUsePromptTokens) != "109" ||
+		r21Ext(t, m, "usage_details") != `{"promptTokensDetails.TEXT":17,"toolUsePromptTokensDetails.TEXT":109}` {
+		t.Errorf("meta %v", m)
+	}
+	g, _ := m.GetExtended().AsMap()[extGroundingMetadata].(map[string]any)
+	supports, _ := g["groundingSupports"].([]any)
+	if len(supports) != 3 {
+		t.Fatalf("grounding %v", g)
+	}
+	for i, s := range supports {
+		seg := s.(map[string]any)["segment"].(map[string]any)
+		start, _ := seg["startIndex"].(float64)
+		end, _ := seg["endIndex"].(float64)
+		if got := answer[int(start):int(end)]; got != seg["text"] {
+			t.Errorf("support %d: text[%v:%v] = %q, segment %q", i, start, end, got, seg["text"])
+		}
+	}
+	if rec := r21RecordedCandidate(t, name); !jsonEqual(g, rec["groundingMetadata"]) {
+		t.Errorf("grounding is not the recorded one")
+	}
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-pro:generateContent",
+		`{"contents":[{"parts":[{"text":"What is the weather in San Francisco today?"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"]},`+
+			`"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]},"tools":[{"googleSearch":{}}]}`)
 }
