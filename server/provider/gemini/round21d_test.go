@@ -19,7 +19,8 @@ func init() {
 	round17Recordings = append(round17Recordings, "real_pyd_google_model_thinking_part_1", "real_pyd_google_model_thinking_part_2",
 		"real_pyd_google_tool_call_id_wire_format_tool_return", "real_pyd_google_strict_tools_use_validated_mode_1",
 		"real_pyd_google_strict_tools_use_validated_mode_2", "real_pyd_google_strict_tools_use_validated_mode_3",
-		"real_pyd_google_native_output_with_builtin_tools_gemini_3_1", "real_pyd_google_model_web_search_tool")
+		"real_pyd_google_native_output_with_builtin_tools_gemini_3_1", "real_pyd_google_model_web_search_tool",
+		"real_pyd_google_model_file_search_grounding_gemini_3_true_stream")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -428,4 +429,104 @@ func TestRound21dSearchGroundingPro(t *testing.T) {
 	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-pro:generateContent",
 		`{"contents":[{"parts":[{"text":"What is the weather in San Francisco today?"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"]},`+
 			`"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]},"tools":[{"googleSearch":{}}]}`)
+}
+
+// TestRound21dFileSearchServerInvocations: gemini-3-flash-preview (July
+// 2026), streamed, fileSearch over a store holding one document, with
+// toolConfig.includeServerSideToolInvocations: Gemini 3 then streams the
+// built-in tool's invocation as parts: a toolCall part ({"toolType":
+// "FILE_SEARCH", "id": "std8lcuv"}) carrying a thoughtSignature, a
+// toolResponse part for the same id with another signature, then the
+// answer in two text events and a final empty text with a third signature,
+// STOP, the groundingMetadata (a retrievedContext chunk with the store and
+// customMetadata source_url, two supports over the text's byte ranges) and
+// the usage: 126 prompt + 470 tool-use prompt tokens, 44 + 147 thought
+// tokens, 787 total. The toolCall and toolResponse parts were dropped
+// without a word (only their signatures kept); each now has a warning
+// naming the tool and the call id. The three signatures stay as
+// signature-only reasoning parts in order, the grounding whole, the
+// request the recorded one (the store name in camelCase, which the API
+// reads as pydantic-ai's file_search_store_names).
+func TestRound21dFileSearchServerInvocations(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_google_model_file_search_grounding_gemini_3_true_stream"
+	const store = "fileSearchStores/testfilesearchgroundingstre-xd02p9o1zz8e"
+	req := r21User("gemini-3-flash-preview", "", msg(llmrelayv1.Role_ROLE_USER, text("What is the capital of France?")))
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]},` +
+		`"toolConfig":{"includeServerSideToolInvocations":true},"tools":[{"fileSearch":{"fileSearchStoreNames":["` + store + `"]}}]}`}
+	evs, srv := r20Stream(t, name, req)
+	f := foldEvents(evs)
+	const answer = "The capital of France is **Paris**. It is well-known for its iconic landmarks, such as the Eiffel Tower."
+	if f.text != answer || len(f.calls) != 0 {
+		t.Errorf("text %q, calls %v", f.text, f.calls)
+	}
+	var sigs []string
+	for _, p := range foldMessage(t, evs).GetParts() {
+		if r := p.GetReasoning(); r != nil {
+			if r.GetText() != "" {
+				t.Errorf("reasoning text %q", r.GetText())
+			}
+			sigs = append(sigs, r.GetSignature())
+		}
+	}
+	if len(sigs) != 3 || !strings.HasPrefix(sigs[0], "ErQGCrEGCAISrAYBDDnW") || !strings.HasPrefix(sigs[1], "EtoGCtcGCAIS0gYBDDnW") || !strings.HasPrefix(sigs[2], "EusBCugBAQw51sdrQ2Y5") {
+		t.Errorf("signatures %q", sigs)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 596, OutputTokens: 191, TotalTokens: 787, ReasoningTokens: 147}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+	m := f.meta
+	if m.GetResponseId() != "FldGauy9Keztg8UPqo_-wAs" || m.GetResolvedModel() != "gemini-3-flash-preview" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" || m.GetServiceTier() != "standard" {
+		t.Errorf("meta %v", m)
+	}
+	wantWarnings := []string{
+		`response part of type "toolCall" (FILE_SEARCH, id std8lcuv: a tool the provider ran itself) not supported; ignored`,
+		`response part of type "toolResponse" (FILE_SEARCH, id std8lcuv: a tool the provider ran itself) not supported; ignored`,
+	}
+	if w := m.GetWarnings(); len(w) != 2 || w[0] != wantWarnings[0] || w[1] != wantWarnings[1] {
+		t.Errorf("warnings %q, want %q", w, wantWarnings)
+	}
+	g, _ := m.GetExtended().AsMap()[extGroundingMetadata].(map[string]any)
+	supports, _ := g["groundingSupports"].([]any)
+	if len(supports) != 2 {
+		t.Fatalf("grounding %v", g)
+	}
+	for i, s := range supports {
+		seg := s.(map[string]any)["segment"].(map[string]any)
+		start, _ := seg["startIndex"].(float64)
+		end, _ := seg["endIndex"].(float64)
+		if got := answer[int(start):int(end)]; got != seg["text"] {
+			t.Errorf("support %d: text[%v:%v] = %q, segment %q", i, start, end, got, seg["text"])
+		}
+	}
+	chunk, _ := g["groundingChunks"].([]any)[0].(map[string]any)["retrievedContext"].(map[string]any)
+	if chunk["fileSearchStore"] != store || chunk["text"] != "Paris is the capital of France. The Eiffel Tower is a famous landmark in Paris.\n" {
+		t.Errorf("chunk %v", chunk)
+	}
+	r21SameRequest(t, srv, "/v1beta/models/gemini-3-flash-preview:streamGenerateContent",
+		`{"contents":[{"parts":[{"text":"What is the capital of France?"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"]},`+
+			`"toolConfig":{"includeServerSideToolInvocations":true},"tools":[{"fileSearch":{"fileSearchStoreNames":["`+store+`"]}}]}`)
+}
+
+// TestRound21dServerToolPartNames: the warning's name for a built-in
+// tool's part, whatever the object holds.
+func TestRound21dServerToolPartNames(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		call, resp, want string
+	}{
+		{`{"toolType":"FILE_SEARCH","id":"a1"}`, ``, "FILE_SEARCH, id a1"},
+		{``, `{"toolType":"GOOGLE_SEARCH_WEB","id":"b2"}`, "GOOGLE_SEARCH_WEB, id b2"},
+		{`{"toolType":"URL_CONTEXT"}`, ``, "URL_CONTEXT"},
+		{`{"id":"c3"}`, ``, "id c3"},
+		{`{}`, ``, ""},
+		{`[1]`, ``, ""},
+		{``, ``, ""},
+	} {
+		pt := respPart{ToolCall: json.RawMessage(tc.call), ToolResponse: json.RawMessage(tc.resp)}
+		if got := serverToolPart(&pt); got != tc.want {
+			t.Errorf("%s %s: %q, want %q", tc.call, tc.resp, got, tc.want)
+		}
+	}
 }
