@@ -674,3 +674,83 @@ func TestRound21dCompactionUnary(t *testing.T) {
 	})
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
 }
+
+// TestRound21dMCPServersStream: claude-sonnet-4-5-20250929 (October 2025),
+// streamed, thinking at budget 3000 with the MCP server (mcp_servers
+// through extra_body), one turn: a signed thinking block (a ping inside
+// it), an mcp_tool_use search_repositories of server "test-server" whose
+// input streams in eight input_json_delta pieces (the first empty:
+// {"query": "pydantic-ai in:name", "minimal_output": false}), its
+// mcp_tool_result whole in its content_block_start (is_error false, the
+// GitHub search's full repository objects as one 187 KB text block: the
+// stream's longest line, read whole), then the answer (a "⭐" delta of its
+// own). message_delta raises input_tokens 861 → 64084, 384 out, cache 0
+// and server_tool_use counts all zero (no usage_details). One thinking
+// part, one text part, a warning per MCP block, no tool-call events.
+func TestRound21dMCPServersStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_mcp_servers_stream"
+	const q = "Can you tell me more about pydantic-ai repo? Keep your answer short"
+	req := r21Request("claude-sonnet-4-5", q, 4096, 3000)
+	req.ProviderOptions.ExtraBody = `{"mcp_servers":` + r21dMCPServers + `}`
+	evs, f, srv := r21Stream(t, name, req)
+	raw, err := os.ReadFile("testdata/" + name + ".http")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sig strings.Builder
+	longest := 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		longest = max(longest, len(line))
+		if !strings.HasPrefix(line, `data: {"type":"content_block_delta","index":0,"delta":{"type":"signature_delta"`) {
+			continue
+		}
+		var d struct {
+			Delta struct {
+				Signature string `json:"signature"`
+			} `json:"delta"`
+		}
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &d); err != nil {
+			t.Fatal(err)
+		}
+		sig.WriteString(d.Delta.Signature)
+	}
+	if sig.Len() != 780 || !strings.HasPrefix(sig.String(), "EsQECkYICBgCKkCK82+n") {
+		t.Fatalf("recorded signature %q", sig.String())
+	}
+	if longest < 180000 {
+		t.Fatalf("longest line %d bytes, the recording has one of over 180000", longest)
+	}
+	checkLLMWant(t, name, f.message, f.meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{
+				Text: "The user is asking about a specific repository called \"pydantic-ai\". I should search for this repository on GitHub to get information about it.\n\n" +
+					"I'll use the search_repositories function with a query for \"pydantic-ai\". To be more specific, I might want to search for it in the name or as part of " +
+					"a specific organization if I know it. Let me search for \"pydantic-ai in:name\" to find repositories with that name.",
+				Signature: sig.String(),
+			}),
+			text("**Pydantic AI** is a GenAI agent framework from Pydantic. Here's the quick overview:\n\n- **Repository**: `pydantic/pydantic-ai`\n" +
+				"- **Stars**: 12,928 ⭐\n- **License**: MIT\n- **Language**: Python\n- **Website**: https://ai.pydantic.dev\n\n" +
+				"**What it does**: It's an agent framework that leverages Pydantic's data validation capabilities to build LLM-powered agents with structured outputs. " +
+				"Think of it as building AI agents \"the Pydantic way\" - with type safety and validation built in.\n\n" +
+				"**Key topics**: GenAI, LLM, agent framework, Python, Pydantic\n\n" +
+				"It's actively maintained with recent pushes and has a growing community with 1,300+ forks and 331 open issues."),
+		},
+		responseID: "msg_013pK5B4RBV3QPRTSENdtiLV", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(64084, 384, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+		warnings: []string{
+			`content block 1: type "mcp_tool_use" (tool "search_repositories", id mcptoolu_01TRFAY96u5EJD81iQwJqcBM`,
+			`content block 2: type "mcp_tool_result" (result of mcptoolu_01TRFAY96u5EJD81iQwJqcBM`,
+		},
+	})
+	if _, ok := f.meta.GetExtended().GetFields()[provider.ExtUsageDetails]; ok {
+		t.Errorf("usage_details %v from all-zero server_tool_use counts", f.meta.GetExtended().GetFields()[provider.ExtUsageDetails])
+	}
+	if n := countKind(evs, provider.EventToolCall) + countKind(evs, provider.EventToolCallEnd) + countKind(evs, provider.EventToolCallCut); n != 0 {
+		t.Errorf("%d tool-call events, want none (the API called the MCP server)", n)
+	}
+	r20SameFields(t, srv.Last(t).Body, `{"max_tokens":4096,"mcp_servers":`+r21dMCPServers+`,"messages":[{"content":[{"text":"`+q+`","type":"text"}],"role":"user"}],`+
+		`"model":"claude-sonnet-4-5","stream":true,"thinking":{"budget_tokens":3000,"type":"enabled"}}`)
+}
