@@ -20,7 +20,7 @@ func init() {
 		"real_pyd_google_tool_call_id_wire_format_tool_return", "real_pyd_google_strict_tools_use_validated_mode_1",
 		"real_pyd_google_strict_tools_use_validated_mode_2", "real_pyd_google_strict_tools_use_validated_mode_3",
 		"real_pyd_google_native_output_with_builtin_tools_gemini_3_1", "real_pyd_google_model_web_search_tool",
-		"real_pyd_google_model_file_search_grounding_gemini_3_true_stream")
+		"real_pyd_google_model_file_search_grounding_gemini_3_true_stream", "real_pyd_google_model_thinking_part_from_other_model")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -530,3 +530,85 @@ func TestRound21dServerToolPartNames(t *testing.T) {
 		}
 	}
 }
+
+// TestRound21dThinkingFromOtherModel: gemini-2.5-pro (January 2026),
+// unary, with thoughts included, continuing a conversation gpt-5 began:
+// the history holds gpt-5's answer as our OpenAI adapter reads it, one
+// reasoning item (its id, its five summary texts joined by a blank line,
+// its encrypted_content; the stand-in here is the recorded value's first
+// 31 characters, the item being dropped either way) and the answer text.
+//
+// pydantic-ai sent the five summaries as five thought parts without a
+// signature, then the text, and gemini-2.5-pro answered. Ours drops the
+// reasoning item with a warning (Gemini cannot take back another
+// provider's reasoning items) and sends the text alone; the rest is the
+// recorded request. The answer: a thought summary (no signature), then the
+// text carrying the thoughtSignature (7.5 KB of base64, its protobuf
+// length prefix the rest of the bytes); STOP; 1053 prompt tokens (TEXT),
+// 892 candidates + 1341 thought tokens, 3286 total.
+func TestRound21dThinkingFromOtherModel(t *testing.T) {
+	t.Parallel()
+	const (
+		name = "real_pyd_google_model_thinking_part_from_other_model"
+		q1   = "How do I cross the street?"
+		q2   = "Considering the way to cross the street, analogously, how do I cross the river?"
+	)
+	rparts := r17JSON(t, []byte(r21dGPTTurn))["parts"].([]any)
+	if len(rparts) != 6 {
+		t.Fatalf("recorded model turn %v", rparts)
+	}
+	var summaries []string
+	for _, p := range rparts[:5] {
+		if p.(map[string]any)["thought"] != true {
+			t.Fatalf("recorded part %v", p)
+		}
+		summaries = append(summaries, p.(map[string]any)["text"].(string))
+	}
+	gptAnswer := rparts[5].(map[string]any)["text"].(string)
+	if !strings.HasPrefix(summaries[0], "**Providing street crossing instructions**\n\n") || !strings.HasPrefix(summaries[4], "**Creating safe crossing instructions**") ||
+		!strings.HasPrefix(gptAnswer, "Here's a simple, safe way to cross a street:") || !strings.HasSuffix(gptAnswer, "guidance for your exact situation.") {
+		t.Fatalf("recorded model turn %v", rparts)
+	}
+	gpt := msg(llmrelayv1.Role_ROLE_ASSISTANT,
+		reasoningPart(&llmrelayv1.Reasoning{Id: "rs_0d3e7d19e1d3306100697cc0a5b06081979f3164a57ea04a97", Text: strings.Join(summaries, "\n\n"),
+			Signature: "gAAAAABpfMDLUiax62V-zYQoJHemQlL"}),
+		text(gptAnswer))
+	req := r21dCrossing(msg(llmrelayv1.Role_ROLE_USER, text(q1)), gpt, msg(llmrelayv1.Role_ROLE_USER, text(q2)))
+	req.Model = "gemini-2.5-pro"
+	res, srv := r21Unary(t, name, req)
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-pro:generateContent",
+		r21dCrossingRequest(`[{"parts":[{"text":"`+q1+`"}],"role":"user"},{"parts":[{"text":`+r21dQuote(t, gptAnswer)+`}],"role":"model"},`+
+			`{"parts":[{"text":"`+q2+`"}],"role":"user"}]`))
+
+	parts := r21RecordedCandidate(t, name)["content"].(map[string]any)["parts"].([]any)
+	thought, answer := parts[0].(map[string]any), parts[1].(map[string]any)
+	sig, _ := answer["thoughtSignature"].(string)
+	if len(parts) != 2 || thought["thought"] != true || thought["thoughtSignature"] != nil ||
+		!strings.HasPrefix(thought["text"].(string), "**River Crossing: A Safe Analogy to Street Crossing**\n\nOkay, so the user wants an analogy?") ||
+		!strings.HasSuffix(thought["text"].(string), "*   Talk about the correct technique: face upstream") ||
+		!strings.HasPrefix(answer["text"].(string), "Excellent question! That's a great way to think about it.") ||
+		!strings.HasSuffix(answer["text"].(string), "choose the safest possible option over the quickest one.**") ||
+		len(sig) != 7512 || !strings.HasPrefix(sig, "Cv8rAXLI2ny/VO8MbPQerAwN") || !strings.HasSuffix(sig, "T8VkZa1qvm2Q") {
+		t.Fatalf("recorded parts %v", parts)
+	}
+	want := msg(llmrelayv1.Role_ROLE_ASSISTANT,
+		reasoningPart(&llmrelayv1.Reasoning{Text: thought["text"].(string)}),
+		text(answer["text"].(string)),
+		reasoningPart(&llmrelayv1.Reasoning{Signature: sig}))
+	if !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	r21Meta(t, res.Meta, "M8F8adbvLpbiz7IPi_KAsQg", "gemini-2.5-pro", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 1053, OutputTokens: 2233, TotalTokens: 3286, ReasoningTokens: 1341})
+	if got := r21Ext(t, res.Meta, "usage_details"); got != `{"promptTokensDetails.TEXT":1053}` {
+		t.Errorf("usage details %s", got)
+	}
+	if w := res.Meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], `reasoning item "rs_0d3e7d19e1d3306100697cc0a5b06081979f3164a57ea04a97" dropped: Gemini cannot take back another provider's reasoning items`) {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// r21dGPTTurn is the model turn of pydantic-ai's recorded request (the
+// cassette's parsed_body, compact): gpt-5's five reasoning summaries as
+// thought parts, then its answer.
+const r21dGPTTurn = "{\"parts\":[{\"text\":\"**Providing street crossing instructions**\\n\\nI'm looking to craft a response for the user who asked how to cross the street safely. This is about general safety rather than legal advice. I should offer step-by-step instructions, like using crosswalks, looking both ways, and waiting for the walk signal. It's important to mention eye contact with drivers, avoiding distractions, and keeping kids close. For those with mobility challenges, I can include accessible tips like using curb ramps and audible signals.\",\"thought\":true},{\"text\":\"**Considering rural and urban crossing safety**\\n\\nI'm thinking about additional contexts for crossing streets, especially in rural areas without crosswalks. It's important to find straight stretches with good sight lines and cross perpendicularly. I should mention to look for gaps in traffic and be aware of hills or curves. For high-speed roads, use pedestrian overpasses if available. Also, I'll remind to check local driving directions, always looking left-right-left for safety. I might end with a brief, actionable list of tips for crossing at intersections.\",\"thought\":true},{\"text\":\"**Providing general safety guidelines**\\n\\nI want to give general safety advice for crossing streets while also asking if the user needs specifics. I need to avoid coming off as patronizing, so I'll focus on being helpful. It's important to provide clear disclaimers about safety and aim for minimal formatting, maybe using bullet points. I'll include tips for kids to hold hands and look both ways. For people with mobility challenges, I should emphasize proper timing with crossing signals and watch for turning vehicles, especially in low visibility.\",\"thought\":true},{\"text\":\"**Detailing safe crossing procedures**\\n\\nI want to ensure that the user knows to step out only when it's clear. I should highlight edge cases, like the \\\"double threat\\\" in multi-lane situations, where one car stops but others might not. It's important to peek past parked cars and listen for approaching vehicles. If using a stroller, keep it back until there's a safe gap. I need to emphasize clear viewing points, especially on rural roads or roundabouts, and also remind about the dangers of alcohol or drug impairment. I'll keep it concise while outlining core steps with optional variations.\",\"thought\":true},{\"text\":\"**Creating safe crossing instructions**\\n\\nI'm looking to create clear and concise instructions for the user about how to safely cross the street. First, I want to know if they're at a signalized intersection, a stop sign, or without a crosswalk. Then, I should present step-by-step guidance without heavy formatting, using bullet points when helpful.\\n\\nI need to emphasize things like stopping at the edge, putting away phones, and making eye contact with drivers. It's important to discuss special situations, such as crossing near parked vehicles or in low visibility conditions. I'll encourage them to tell me about their specific crossing situation so I can tailor my guidance.\",\"thought\":true},{\"text\":\"Here's a simple, safe way to cross a street:\\n\\n- Go to a crosswalk or intersection if you can. Avoid crossing mid‐block.\\n- Stop at the curb; put your phone away and remove earbuds.\\n- Press the pedestrian button if there is one.\\n- When the signal shows WALK/the walking person, or when there's no signal but traffic is clear:\\n  - Look for traffic in all lanes. Check the lane nearest you first.\\n    - In right‐hand traffic countries: look left → right → left.\\n    - In left‐hand traffic countries: look right → left → right.\\n  - Watch for turning cars, bikes, and e‐scooters. Make eye contact with drivers.\\n- Step off only when vehicles have stopped or there's a big gap. Keep scanning as you cross; walk straight, don't run.\\n- If the signal starts flashing \\\"Don't Walk\\\" while you're already in the crosswalk, continue to the other side. Don't start crossing on a solid \\\"Don't Walk.\\\"\\n- On multi‐lane roads, be sure each lane is clear or stopped--don't rely on one car waving you through.\\n- If there's no crosswalk: choose a well‐lit spot with clear views (not near a curve, hill, or parked vehicles), wait for a large gap in both directions, then cross directly across.\\n- Extra tips:\\n  - At night or in rain, wear something bright/reflective and take extra time.\\n  - With kids or pets, hold hands/short leash and cross together.\\n  - Don't step out from in front of a bus or large vehicle that blocks your view.\\n  - At roundabouts, cross one direction at a time using the refuge island.\\n\\nTell me what kind of road and signals you see, and I can give step‐by‐step guidance for your exact situation.\"}],\"role\":\"model\"}"
