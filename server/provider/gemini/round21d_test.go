@@ -20,7 +20,8 @@ func init() {
 		"real_pyd_google_tool_call_id_wire_format_tool_return", "real_pyd_google_strict_tools_use_validated_mode_1",
 		"real_pyd_google_strict_tools_use_validated_mode_2", "real_pyd_google_strict_tools_use_validated_mode_3",
 		"real_pyd_google_native_output_with_builtin_tools_gemini_3_1", "real_pyd_google_model_web_search_tool",
-		"real_pyd_google_model_file_search_grounding_gemini_3_true_stream", "real_pyd_google_model_thinking_part_from_other_model")
+		"real_pyd_google_model_file_search_grounding_gemini_3_true_stream", "real_pyd_google_model_thinking_part_from_other_model",
+		"real_pyd_google_tool_call_id_wire_format_retry_prompt")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -612,3 +613,55 @@ func TestRound21dThinkingFromOtherModel(t *testing.T) {
 // cassette's parsed_body, compact): gpt-5's five reasoning summaries as
 // thought parts, then its answer.
 const r21dGPTTurn = "{\"parts\":[{\"text\":\"**Providing street crossing instructions**\\n\\nI'm looking to craft a response for the user who asked how to cross the street safely. This is about general safety rather than legal advice. I should offer step-by-step instructions, like using crosswalks, looking both ways, and waiting for the walk signal. It's important to mention eye contact with drivers, avoiding distractions, and keeping kids close. For those with mobility challenges, I can include accessible tips like using curb ramps and audible signals.\",\"thought\":true},{\"text\":\"**Considering rural and urban crossing safety**\\n\\nI'm thinking about additional contexts for crossing streets, especially in rural areas without crosswalks. It's important to find straight stretches with good sight lines and cross perpendicularly. I should mention to look for gaps in traffic and be aware of hills or curves. For high-speed roads, use pedestrian overpasses if available. Also, I'll remind to check local driving directions, always looking left-right-left for safety. I might end with a brief, actionable list of tips for crossing at intersections.\",\"thought\":true},{\"text\":\"**Providing general safety guidelines**\\n\\nI want to give general safety advice for crossing streets while also asking if the user needs specifics. I need to avoid coming off as patronizing, so I'll focus on being helpful. It's important to provide clear disclaimers about safety and aim for minimal formatting, maybe using bullet points. I'll include tips for kids to hold hands and look both ways. For people with mobility challenges, I should emphasize proper timing with crossing signals and watch for turning vehicles, especially in low visibility.\",\"thought\":true},{\"text\":\"**Detailing safe crossing procedures**\\n\\nI want to ensure that the user knows to step out only when it's clear. I should highlight edge cases, like the \\\"double threat\\\" in multi-lane situations, where one car stops but others might not. It's important to peek past parked cars and listen for approaching vehicles. If using a stroller, keep it back until there's a safe gap. I need to emphasize clear viewing points, especially on rural roads or roundabouts, and also remind about the dangers of alcohol or drug impairment. I'll keep it concise while outlining core steps with optional variations.\",\"thought\":true},{\"text\":\"**Creating safe crossing instructions**\\n\\nI'm looking to create clear and concise instructions for the user about how to safely cross the street. First, I want to know if they're at a signalized intersection, a stop sign, or without a crosswalk. Then, I should present step-by-step guidance without heavy formatting, using bullet points when helpful.\\n\\nI need to emphasize things like stopping at the edge, putting away phones, and making eye contact with drivers. It's important to discuss special situations, such as crossing near parked vehicles or in low visibility conditions. I'll encourage them to tell me about their specific crossing situation so I can tailor my guidance.\",\"thought\":true},{\"text\":\"Here's a simple, safe way to cross a street:\\n\\n- Go to a crosswalk or intersection if you can. Avoid crossing mid‐block.\\n- Stop at the curb; put your phone away and remove earbuds.\\n- Press the pedestrian button if there is one.\\n- When the signal shows WALK/the walking person, or when there's no signal but traffic is clear:\\n  - Look for traffic in all lanes. Check the lane nearest you first.\\n    - In right‐hand traffic countries: look left → right → left.\\n    - In left‐hand traffic countries: look right → left → right.\\n  - Watch for turning cars, bikes, and e‐scooters. Make eye contact with drivers.\\n- Step off only when vehicles have stopped or there's a big gap. Keep scanning as you cross; walk straight, don't run.\\n- If the signal starts flashing \\\"Don't Walk\\\" while you're already in the crosswalk, continue to the other side. Don't start crossing on a solid \\\"Don't Walk.\\\"\\n- On multi‐lane roads, be sure each lane is clear or stopped--don't rely on one car waving you through.\\n- If there's no crosswalk: choose a well‐lit spot with clear views (not near a curve, hill, or parked vehicles), wait for a large gap in both directions, then cross directly across.\\n- Extra tips:\\n  - At night or in rain, wear something bright/reflective and take extra time.\\n  - With kids or pets, hold hands/short leash and cross together.\\n  - Don't step out from in front of a bus or large vehicle that blocks your view.\\n  - At roundabouts, cross one direction at a time using the refuge island.\\n\\nTell me what kind of road and signals you see, and I can give step‐by‐step guidance for your exact situation.\"}],\"role\":\"model\"}"
+
+// TestRound21dForeignToolCallRetry: gemini-2.5-flash (2026), unary, the
+// same history as TestRound21dForeignToolCallHistory but the tool failed:
+// pydantic-ai's retry prompt ("Try again.\n\nFix the errors and try
+// again.") went back as the functionResponse's error, and so does ours (an
+// error result whose text is not JSON is the error string). The API
+// answered one text part carrying a thoughtSignature (489 bytes, whole by
+// its protobuf length prefix), STOP, 66 prompt (TEXT) + 46 + 99 thought
+// tokens, 211 total. Our request differs from the recorded one only in the
+// placeholder signature pydantic-ai stamps on the foreign call and the
+// empty description, as there.
+func TestRound21dForeignToolCallRetry(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_google_tool_call_id_wire_format_retry_prompt"
+	req := r21User("gemini-2.5-flash", "",
+		msg(llmrelayv1.Role_ROLE_USER, text("What is the answer?")),
+		msg(llmrelayv1.Role_ROLE_ASSISTANT, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+			CallId: "call_openai_xyz", Name: "get_answer", Arguments: "{}", ArgumentsValid: true}}}),
+		msg(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{
+			CallId: "call_openai_xyz", Content: "Try again.\n\nFix the errors and try again.", IsError: true}}}),
+		msg(llmrelayv1.Role_ROLE_USER, text("continue")))
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{{Name: "get_answer", Parameters: `{"additionalProperties":false,"properties":{},"type":"object"}`}}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]}}`}
+	res, srv := r21Unary(t, name, req)
+	part := r21RecordedCandidate(t, name)["content"].(map[string]any)["parts"].([]any)[0].(map[string]any)
+	sig, _ := part["thoughtSignature"].(string)
+	if len(sig) != 656 || !strings.HasPrefix(sig, "CukDAb4+9vtdOmXU4b3a") || !strings.HasSuffix(sig, "z7grYIphTw") {
+		t.Fatalf("recorded signature %q", sig)
+	}
+	want := msg(llmrelayv1.Role_ROLE_ASSISTANT,
+		text("I'm sorry, I was unable to get the answer. The previous attempt resulted in an error. Please let me know "+
+			"if there's anything else I can help with or if you'd like to try something different."),
+		reasoningPart(&llmrelayv1.Reasoning{Signature: sig}))
+	if !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	r21Meta(t, res.Meta, "DKjgaZOKBtPUjuMPpLLZ6Q4", "gemini-2.5-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 66, OutputTokens: 145, TotalTokens: 211, ReasoningTokens: 99})
+	if got := r21Ext(t, res.Meta, "usage_details"); got != `{"promptTokensDetails.TEXT":66}` {
+		t.Errorf("usage details %s", got)
+	}
+	if len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("warnings %q", res.Meta.GetWarnings())
+	}
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-flash:generateContent",
+		`{"contents":[{"parts":[{"text":"What is the answer?"}],"role":"user"},`+
+			`{"parts":[{"functionCall":{"args":{},"id":"call_openai_xyz","name":"get_answer"}}],"role":"model"},`+
+			`{"parts":[{"functionResponse":{"id":"call_openai_xyz","name":"get_answer","response":{"error":"Try again.\n\nFix the errors and try again."}}}],"role":"user"},`+
+			`{"parts":[{"text":"continue"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"]},`+
+			`"tools":[{"functionDeclarations":[{"name":"get_answer","parametersJsonSchema":{"additionalProperties":false,"properties":{},"type":"object"}}]}]}`)
+}
