@@ -21,7 +21,7 @@ func init() {
 		"real_pyd_google_strict_tools_use_validated_mode_2", "real_pyd_google_strict_tools_use_validated_mode_3",
 		"real_pyd_google_native_output_with_builtin_tools_gemini_3_1", "real_pyd_google_model_web_search_tool",
 		"real_pyd_google_model_file_search_grounding_gemini_3_true_stream", "real_pyd_google_model_thinking_part_from_other_model",
-		"real_pyd_google_tool_call_id_wire_format_retry_prompt")
+		"real_pyd_google_tool_call_id_wire_format_retry_prompt", "real_pyd_google_model_web_fetch_tool_true")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -664,4 +664,50 @@ func TestRound21dForeignToolCallRetry(t *testing.T) {
 			`{"parts":[{"functionResponse":{"id":"call_openai_xyz","name":"get_answer","response":{"error":"Try again.\n\nFix the errors and try again."}}}],"role":"user"},`+
 			`{"parts":[{"text":"continue"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"]},`+
 			`"tools":[{"functionDeclarations":[{"name":"get_answer","parametersJsonSchema":{"additionalProperties":false,"properties":{},"type":"object"}}]}]}`)
+}
+
+// TestRound21dURLContextOnePart: the same urlContext question as
+// TestRound21URLContext, recorded for pydantic-ai's other parameter case
+// (gemini-2.5-flash, February 2026): this time the answer is the sentence
+// alone in one text part, and the grounding segment has no startIndex (0,
+// left out as proto3 JSON leaves zeros) and endIndex 66, the whole text.
+// urlContextMetadata: https://ai.pydantic.dev retrieved
+// (URL_RETRIEVAL_STATUS_SUCCESS). Usage: 32 prompt + 4665 tool-use prompt
+// tokens (TEXT) in, 34 + 45 thought tokens out, 4776 total. The request is
+// the recorded one.
+func TestRound21dURLContextOnePart(t *testing.T) {
+	t.Parallel()
+	const (
+		name     = "real_pyd_google_model_web_fetch_tool_true"
+		sentence = "Join us at the inaugural PyAI Conf in San Francisco on March 10th!"
+		question = "What is the first sentence on the page https://ai.pydantic.dev? Reply with only the sentence."
+	)
+	req := r21User("gemini-2.5-flash", "You are a helpful chatbot.", msg(llmrelayv1.Role_ROLE_USER, text(question)))
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tools":[{"urlContext":{}}],"generationConfig":{"responseModalities":["TEXT"]}}`}
+	res, srv := r21Unary(t, name, req)
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text(sentence)); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	if len(sentence) != 66 {
+		t.Errorf("the segment [0,66) is not the whole answer")
+	}
+	m := res.Meta
+	r21Meta(t, m, "ttWAad-ZLvu4mtkP7eu7uAQ", "gemini-2.5-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 4697, OutputTokens: 79, TotalTokens: 4776, ReasoningTokens: 45})
+	if len(m.GetWarnings()) != 0 || r21Ext(t, m, extToolUsePromptTokens) != "4665" || m.GetServiceTier() != "" {
+		t.Errorf("meta %v", m)
+	}
+	if got, want := r21Ext(t, m, extURLContextMetadata), `{"urlMetadata":[{"retrievedUrl":"https://ai.pydantic.dev","urlRetrievalStatus":"URL_RETRIEVAL_STATUS_SUCCESS"}]}`; got != want {
+		t.Errorf("url context %s, recorded %s", got, want)
+	}
+	if got, want := r21Ext(t, m, extGroundingMetadata), `{"groundingChunks":[{"web":{"title":"Pydantic AI - Pydantic AI","uri":"https://ai.pydantic.dev"}}],`+
+		`"groundingSupports":[{"groundingChunkIndices":[0],"segment":{"endIndex":66,"text":"`+sentence+`"}}]}`; got != want {
+		t.Errorf("grounding %s, recorded %s", got, want)
+	}
+	if got := r21Ext(t, m, "usage_details"); got != `{"promptTokensDetails.TEXT":32,"toolUsePromptTokensDetails.TEXT":4665}` {
+		t.Errorf("usage details %s", got)
+	}
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-flash:generateContent",
+		`{"contents":[{"parts":[{"text":"`+question+`"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"]},`+
+			`"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]},"tools":[{"urlContext":{}}]}`)
 }
