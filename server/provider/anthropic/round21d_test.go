@@ -3,6 +3,7 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -753,4 +754,96 @@ func TestRound21dMCPServersStream(t *testing.T) {
 	}
 	r20SameFields(t, srv.Last(t).Body, `{"max_tokens":4096,"mcp_servers":`+r21dMCPServers+`,"messages":[{"content":[{"text":"`+q+`","type":"text"}],"role":"user"}],`+
 		`"model":"claude-sonnet-4-5","stream":true,"thinking":{"budget_tokens":3000,"type":"enabled"}}`)
+}
+
+// r21dHumanRequest is pydantic-ai's "Create a person" request: thinking at
+// budget 10000, max_tokens 50000, temperature 1, tool choice auto (sent as
+// pydantic-ai sent it), the output tool final_result (the Human schema with
+// its title).
+func r21dHumanRequest(more ...*llmrelayv1.Message) *provider.Request {
+	req := r21Request("claude-sonnet-4-0", "Create a person", 50000, 10000)
+	req.Messages = append(req.Messages, more...)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Options.Temperature = ptr[float64](1)
+	req.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}
+	req.Tools = []*llmrelayv1.Tool{{Name: "final_result", Description: "A human with a name and age",
+		Parameters: `{"properties":{"age":{"type":"integer"},"name":{"type":"string"}},"required":["name","age"],"title":"Human","type":"object"}`}}
+	return req
+}
+
+// r21dHumanBody is that request as recorded, with these messages.
+const r21dHumanBody = `{"max_tokens":50000,"messages":%s,"model":"claude-sonnet-4-0","temperature":1.0,"thinking":{"budget_tokens":10000,"type":"enabled"},` +
+	`"tool_choice":{"type":"auto"},"tools":[{"description":"A human with a name and age","input_schema":{"properties":{"age":{"type":"integer"},"name":{"type":"string"}},` +
+	`"required":["name","age"],"title":"Human","type":"object"},"name":"final_result"}]}`
+
+// TestRound21dThinkingToolRetry: claude-sonnet-4-20250514 (2025), unary,
+// thinking at budget 10000 with an output tool, two turns of pydantic-ai's
+// extended-thinking cassette (its third and fourth interactions).
+//
+// Turn 1: asked to "Create a person" without a name or age, the model
+// thinks (a signed block) and asks for them in text: end_turn, 426 in,
+// 175 out.
+//
+// Turn 2: pydantic-ai sends the answer back (the thinking block with its
+// signature, the text) with its validation feedback as a user message;
+// ours is that request field for field. The answer: a signed thinking
+// block (2.1 KB of signature, whole by its protobuf length prefix), then a
+// final_result call {"age": 30, "name": "John Doe"} with no text between;
+// tool_use; 525 in, 500 out.
+func TestRound21dThinkingToolRetry(t *testing.T) {
+	t.Parallel()
+	const feedback = "Validation feedback:\nPlain text responses are not permitted, please include your response in a tool call\n\nFix the errors and try again."
+	srv1 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_extended_thinking_with_tool_use_1.http")
+	res1, err := newTestProvider(t, srv1.URL).Generate(context.Background(), r21dHumanRequest())
+	if err != nil {
+		t.Fatalf("Generate 1: %v", err)
+	}
+	th1 := r19bBlock(t, r19bBody(t, "real_pyd_anthropic_extended_thinking_with_tool_use_1"), 0)
+	sig1 := th1["signature"].(string)
+	if len(sig1) != 844 || !strings.HasPrefix(sig1, "EvMECkYIBhgCKkDpAEPm") || !strings.HasSuffix(sig1, "uVszaQcfjty22WqJSNQ8zKSArKnCUBZ9mLD+cH5G//4btek1GNH0HQgfCyRGAE=") {
+		t.Fatalf("recorded signature %q", sig1)
+	}
+	const (
+		thinking1 = "The user is asking me to create a person. I have access to a function called \"final_result\" that takes a name (string) and age (integer) as required parameters to create a human.\n\n" +
+			"However, the user hasn't provided specific values for the name or age. According to the instructions, if there are missing values for required parameters, I should ask the user to supply these values rather than making them up.\n\n" +
+			"Let me ask the user for the required information."
+		answer1 = "I can help you create a person, but I need some information first. The person needs:\n\n1. **Name** - What would you like the person's name to be?\n" +
+			"2. **Age** - How old should this person be?\n\nPlease provide these details so I can create the person for you."
+	)
+	checkLLMWant(t, "turn 1", res1.Message, res1.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{reasoningPart(&llmrelayv1.Reasoning{Text: thinking1, Signature: sig1}), text(answer1)},
+		responseID: "msg_01LLofLw3PyTku1cDSfXvEe8", model: "claude-sonnet-4-20250514",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(426, 175, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	user := `{"content":[{"text":"Create a person","type":"text"}],"role":"user"}`
+	r20SameFields(t, srv1.Last(t).Body, fmt.Sprintf(r21dHumanBody, "["+user+"]"))
+	providertest.Golden(t, "testdata/real_pyd_anthropic_extended_thinking_with_tool_use_1.golden", renderResult(t, res1))
+
+	srv2 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_extended_thinking_with_tool_use_2.http")
+	res2, err := newTestProvider(t, srv2.URL).Generate(context.Background(), r21dHumanRequest(res1.Message, msgOf(llmrelayv1.Role_ROLE_USER, text(feedback))))
+	if err != nil {
+		t.Fatalf("Generate 2: %v", err)
+	}
+	sentTurn := `{"content":[{"signature":` + r21dQuote(t, sig1) + `,"thinking":` + r21dQuote(t, thinking1) + `,"type":"thinking"},{"text":` + r21dQuote(t, answer1) + `,"type":"text"}],"role":"assistant"}`
+	r20SameFields(t, srv2.Last(t).Body, fmt.Sprintf(r21dHumanBody, "["+user+","+sentTurn+`,{"content":[{"text":`+r21dQuote(t, feedback)+`,"type":"text"}],"role":"user"}]`))
+	th2 := r19bBlock(t, r19bBody(t, "real_pyd_anthropic_extended_thinking_with_tool_use_2"), 0)
+	sig2, thinking2 := th2["signature"].(string), th2["thinking"].(string)
+	if len(sig2) != 2888 || !strings.HasPrefix(sig2, "EvEQCkYIBhgCKkAl6iRi") || !strings.HasSuffix(sig2, "bo5josbhyqz07xgB") ||
+		!strings.HasPrefix(thinking2, "The user wants me to create a person, but I need a name and age. However, the validation feedback indicates that I must use a tool call") ||
+		!strings.HasSuffix(thinking2, "Since I can't provide a plain text response, I'll need to create a person with some default values.") {
+		t.Fatalf("recorded thinking %v", th2)
+	}
+	checkLLMWant(t, "turn 2", res2.Message, res2.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: thinking2, Signature: sig2}),
+			toolCallValid("toolu_01CiDGGbWTx5u93eq1LDZRH7", "final_result", `{"age":30,"name":"John Doe"}`),
+		},
+		responseID: "msg_01524kkeMBEk4Rw6igYkTzRC", model: "claude-sonnet-4-20250514",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:    usageOf(525, 500, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	providertest.Golden(t, "testdata/real_pyd_anthropic_extended_thinking_with_tool_use_2.golden", renderResult(t, res2))
 }
