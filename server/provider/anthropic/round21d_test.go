@@ -847,3 +847,98 @@ func TestRound21dThinkingToolRetry(t *testing.T) {
 	})
 	providertest.Golden(t, "testdata/real_pyd_anthropic_extended_thinking_with_tool_use_2.golden", renderResult(t, res2))
 }
+
+// r21dCapitalRequest is pydantic-ai's mixed-strict request: the system
+// prompt, the question, then the turns given; country_source strict (no
+// parameters), capital_lookup not (one string parameter); tool choice auto
+// as pydantic-ai sent it.
+func r21dCapitalRequest(more ...*llmrelayv1.Message) *provider.Request {
+	req := r21Request("claude-sonnet-4-5", "Use the registered tools and respond exactly as `Capital: <city>`.", 4096, 0)
+	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM,
+		text("Always call `country_source` first, then call `capital_lookup` with that result before replying."))}, append(req.Messages, more...)...)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}
+	strict := true
+	req.Tools = []*llmrelayv1.Tool{
+		{Name: "country_source", Parameters: `{"additionalProperties":false,"properties":{},"type":"object"}`, Strict: &strict},
+		{Name: "capital_lookup", Parameters: `{"additionalProperties":false,"properties":{"country":{"type":"string"}},"required":["country"],"type":"object"}`},
+	}
+	return req
+}
+
+// r21dCapitalBody is that request as recorded with these messages (the
+// empty descriptions left out: ours sends none, the same to the API).
+const r21dCapitalBody = `{"max_tokens":4096,"messages":%s,"model":"claude-sonnet-4-5",` +
+	`"system":"Always call ` + "`country_source`" + ` first, then call ` + "`capital_lookup`" + ` with that result before replying.","tool_choice":{"type":"auto"},` +
+	`"tools":[{"input_schema":{"additionalProperties":false,"properties":{},"type":"object"},"name":"country_source","strict":true},` +
+	`{"input_schema":{"additionalProperties":false,"properties":{"country":{"type":"string"}},"required":["country"],"type":"object"},"name":"capital_lookup"}]}`
+
+// TestRound21dMixedStrictToolRun: claude-sonnet-4-5-20250929 (March 2026),
+// unary, a three-request tool loop with one strict tool beside a plain
+// one. Turn 1: a text ("I'll help you find the capital city using the
+// available tools.") then country_source {}; 628 in, 50 out. Turn 2, after
+// its result "Japan": capital_lookup {"country": "Japan"} alone; 691 in,
+// 53 out. Turn 3, after "Tokyo": "Capital: Tokyo", end_turn; 757 in, 6
+// out. The cache_creation split is all zeros each time; the retry-after
+// headers on the 200s (4, 52, 36) are nobody's limit. Each request is the
+// recorded one: strict only on country_source, the turns and tool results
+// as pydantic-ai sent them but for its "is_error": false, which ours leaves
+// out (false is the default).
+func TestRound21dMixedStrictToolRun(t *testing.T) {
+	t.Parallel()
+	const q = `{"content":[{"text":"Use the registered tools and respond exactly as ` + "`Capital: <city>`" + `.","type":"text"}],"role":"user"}`
+	srv1 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_mixed_strict_tool_run_1.http")
+	res1, err := newTestProvider(t, srv1.URL).Generate(context.Background(), r21dCapitalRequest())
+	if err != nil {
+		t.Fatalf("Generate 1: %v", err)
+	}
+	checkLLMWant(t, "turn 1", res1.Message, res1.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			text("I'll help you find the capital city using the available tools."),
+			toolCallValid("toolu_01Ttepb9joVoQFHP568v7UAL", "country_source", `{}`),
+		},
+		responseID: "msg_01CTV3rhAAYCrzRGTEoJbJt7", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:    usageOf(628, 50, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r20SameFields(t, srv1.Last(t).Body, fmt.Sprintf(r21dCapitalBody, "["+q+"]"))
+	providertest.Golden(t, "testdata/real_pyd_anthropic_mixed_strict_tool_run_1.golden", renderResult(t, res1))
+
+	japan := msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01Ttepb9joVoQFHP568v7UAL", "Japan", false))
+	srv2 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_mixed_strict_tool_run_2.http")
+	res2, err := newTestProvider(t, srv2.URL).Generate(context.Background(), r21dCapitalRequest(res1.Message, japan))
+	if err != nil {
+		t.Fatalf("Generate 2: %v", err)
+	}
+	turn1 := `{"content":[{"text":"I'll help you find the capital city using the available tools.","type":"text"},` +
+		`{"id":"toolu_01Ttepb9joVoQFHP568v7UAL","input":{},"name":"country_source","type":"tool_use"}],"role":"assistant"},` +
+		`{"content":[{"content":"Japan","tool_use_id":"toolu_01Ttepb9joVoQFHP568v7UAL","type":"tool_result"}],"role":"user"}`
+	r20SameFields(t, srv2.Last(t).Body, fmt.Sprintf(r21dCapitalBody, "["+q+","+turn1+"]"))
+	checkLLMWant(t, "turn 2", res2.Message, res2.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{toolCallValid("toolu_011j5uC2Tg3TZJo3nmLtJ8Mm", "capital_lookup", `{"country":"Japan"}`)},
+		responseID: "msg_01KgnnRwGgZEK3kvEGM5nbW8", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:    usageOf(691, 53, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	providertest.Golden(t, "testdata/real_pyd_anthropic_mixed_strict_tool_run_2.golden", renderResult(t, res2))
+
+	tokyo := msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_011j5uC2Tg3TZJo3nmLtJ8Mm", "Tokyo", false))
+	srv3 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_mixed_strict_tool_run_3.http")
+	res3, err := newTestProvider(t, srv3.URL).Generate(context.Background(), r21dCapitalRequest(res1.Message, japan, res2.Message, tokyo))
+	if err != nil {
+		t.Fatalf("Generate 3: %v", err)
+	}
+	turn2 := `{"content":[{"id":"toolu_011j5uC2Tg3TZJo3nmLtJ8Mm","input":{"country":"Japan"},"name":"capital_lookup","type":"tool_use"}],"role":"assistant"},` +
+		`{"content":[{"content":"Tokyo","tool_use_id":"toolu_011j5uC2Tg3TZJo3nmLtJ8Mm","type":"tool_result"}],"role":"user"}`
+	r20SameFields(t, srv3.Last(t).Body, fmt.Sprintf(r21dCapitalBody, "["+q+","+turn1+","+turn2+"]"))
+	checkLLMWant(t, "turn 3", res3.Message, res3.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("Capital: Tokyo")},
+		responseID: "msg_0111CmwjQHh6LerTTnrW2GPi", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(757, 6, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	providertest.Golden(t, "testdata/real_pyd_anthropic_mixed_strict_tool_run_3.golden", renderResult(t, res3))
+}
