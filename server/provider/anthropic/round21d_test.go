@@ -942,3 +942,74 @@ func TestRound21dMixedStrictToolRun(t *testing.T) {
 	})
 	providertest.Golden(t, "testdata/real_pyd_anthropic_mixed_strict_tool_run_3.golden", renderResult(t, res3))
 }
+
+// TestRound21dCacheMessages: claude-sonnet-4-5-20250929 (March 2026),
+// unary, two turns of pydantic-ai's message-caching cassette, a system
+// prompt and a 5400-byte question (one sentence a hundred times).
+// pydantic-ai marked the last user block of each request with
+// cache_control (ephemeral, ttl 5m); the contract has no cache breakpoint,
+// so ours sends the same requests without it (the recorded requests'
+// compact lengths, 5617 and 7343, are their content-lengths, so the rest
+// is as recorded).
+//
+// Turn 1 writes the prompt to the cache: input_tokens 3,
+// cache_creation_input_tokens 1111 (all ephemeral_5m), 391 out. Turn 2,
+// the answer sent back with "Can you summarize that in one sentence?",
+// reads those 1111 and writes 403 more: 3 + 1111 read + 403 written in,
+// 33 out. The input token count is the three summed; the 5m/1h split
+// goes to usage_details where it is not all zero.
+func TestRound21dCacheMessages(t *testing.T) {
+	t.Parallel()
+	question := strings.Repeat("Please explain what Python is and its main use cases. ", 100)
+	const system = `"system":"You are a helpful assistant."`
+	req := func(more ...*llmrelayv1.Message) *provider.Request {
+		r := r21Request("claude-sonnet-4-5", question, 4096, 0)
+		r.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a helpful assistant."))}, append(r.Messages, more...)...)
+		return r
+	}
+	user := `{"content":[{"text":` + r21dQuote(t, question) + `,"type":"text"}],"role":"user"}`
+
+	srv1 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_cache_messages_real_api_1.http")
+	res1, err := newTestProvider(t, srv1.URL).Generate(context.Background(), req())
+	if err != nil {
+		t.Fatalf("Generate 1: %v", err)
+	}
+	answer1 := r19bBlock(t, r19bBody(t, "real_pyd_anthropic_cache_messages_real_api_1"), 0)["text"].(string)
+	if !strings.HasPrefix(answer1, "# What is Python?\n\n**Python** is a high-level, interpreted programming language") ||
+		!strings.HasSuffix(answer1, "used by companies like Google, Netflix, NASA, and many others.") {
+		t.Fatalf("recorded answer %q", answer1)
+	}
+	checkLLMWant(t, "turn 1", res1.Message, res1.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text(answer1)},
+		responseID: "msg_01FdUT99HgS9cAzcv4ztTDYJ", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(3, 391, 0, 1111, 0),
+		extended: map[string]string{
+			provider.ExtUsageDetails: `{"cache_creation.ephemeral_5m_input_tokens":1111}`,
+			"service_tier":           `"standard"`,
+		},
+	})
+	r20SameFields(t, srv1.Last(t).Body, `{"max_tokens":4096,"messages":[`+user+`],"model":"claude-sonnet-4-5",`+system+`}`)
+	providertest.Golden(t, "testdata/real_pyd_anthropic_cache_messages_real_api_1.golden", renderResult(t, res1))
+
+	const q2 = "Can you summarize that in one sentence?"
+	srv2 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_cache_messages_real_api_2.http")
+	res2, err := newTestProvider(t, srv2.URL).Generate(context.Background(), req(res1.Message, msgOf(llmrelayv1.Role_ROLE_USER, text(q2))))
+	if err != nil {
+		t.Fatalf("Generate 2: %v", err)
+	}
+	r20SameFields(t, srv2.Last(t).Body, `{"max_tokens":4096,"messages":[`+user+`,{"content":[{"text":`+r21dQuote(t, answer1)+`,"type":"text"}],"role":"assistant"},`+
+		`{"content":[{"text":"`+q2+`","type":"text"}],"role":"user"}],"model":"claude-sonnet-4-5",`+system+`}`)
+	checkLLMWant(t, "turn 2", res2.Message, res2.Meta, llmWant{
+		parts: []*llmrelayv1.Part{text("Python is a beginner-friendly, versatile programming language widely used for web development, data science, " +
+			"machine learning, automation, and scientific computing.")},
+		responseID: "msg_01PYfyaNS7Rysss2xMNqQgy9", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(3, 33, 1111, 403, 0),
+		extended: map[string]string{
+			provider.ExtUsageDetails: `{"cache_creation.ephemeral_5m_input_tokens":403}`,
+			"service_tier":           `"standard"`,
+		},
+	})
+	providertest.Golden(t, "testdata/real_pyd_anthropic_cache_messages_real_api_2.golden", renderResult(t, res2))
+}
