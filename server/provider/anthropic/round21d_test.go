@@ -1013,3 +1013,78 @@ func TestRound21dCacheMessages(t *testing.T) {
 	})
 	providertest.Golden(t, "testdata/real_pyd_anthropic_cache_messages_real_api_2.golden", renderResult(t, res2))
 }
+
+// TestRound21dToolWithThinking: claude-sonnet-4-20250514 (2026), unary,
+// thinking at budget 3000 with a tool of no parameters, two requests.
+// Turn 1: a signed thinking block, a text ("I'll help you find the largest
+// city in your country. …") and the get_user_country call; tool_use; 398
+// in, 155 out; inference_geo "not_available", the cache_creation split all
+// zeros. Turn 2: the three blocks sent back in order, then the result
+// "Mexico"; ours is the recorded request but for "is_error": false. The
+// answer: one text ("… **Mexico City** (Ciudad de México). …"), end_turn,
+// 566 in, 126 out.
+func TestRound21dToolWithThinking(t *testing.T) {
+	t.Parallel()
+	const q = "What is the largest city in the user country?"
+	req := func(more ...*llmrelayv1.Message) *provider.Request {
+		r := r21Request("claude-sonnet-4-0", q, 4096, 3000)
+		r.Messages = append(r.Messages, more...)
+		r.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+		r.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}
+		r.Tools = []*llmrelayv1.Tool{{Name: "get_user_country", Parameters: `{"additionalProperties":false,"properties":{},"type":"object"}`}}
+		return r
+	}
+	const body = `{"max_tokens":4096,"messages":%s,"model":"claude-sonnet-4-0","thinking":{"budget_tokens":3000,"type":"enabled"},"tool_choice":{"type":"auto"},` +
+		`"tools":[{"input_schema":{"additionalProperties":false,"properties":{},"type":"object"},"name":"get_user_country"}]}`
+	user := `{"content":[{"text":"` + q + `","type":"text"}],"role":"user"}`
+
+	srv1 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_tool_with_thinking_1.http")
+	res1, err := newTestProvider(t, srv1.URL).Generate(context.Background(), req())
+	if err != nil {
+		t.Fatalf("Generate 1: %v", err)
+	}
+	th := r19bBlock(t, r19bBody(t, "real_pyd_anthropic_tool_with_thinking_1"), 0)
+	sig, thinking := th["signature"].(string), th["thinking"].(string)
+	if len(sig) != 736 || !strings.HasPrefix(sig, "EqEECkYICxgCKkAo3UA4") || !strings.HasSuffix(sig, "ze9H9oDR9WtGspFUsKYkAHvHeBlXKVa+SkcXhw9EK5/JwYAQ==") ||
+		thinking != "The user is asking about the largest city in \"the user country\". To answer this question, I first need to determine what country the user is from. "+
+			"I have access to a function called \"get_user_country\" that can help me find out the user's country. Once I know the country, I can then provide information about its largest city.\n\n"+
+			"Let me call the get_user_country function first." {
+		t.Fatalf("recorded thinking %v", th)
+	}
+	const text1 = "I'll help you find the largest city in your country. First, let me determine which country you're from."
+	checkLLMWant(t, "turn 1", res1.Message, res1.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: thinking, Signature: sig}),
+			text(text1),
+			toolCallValid("toolu_01YGzqpRE16Vricda3Aqcejo", "get_user_country", `{}`),
+		},
+		responseID: "msg_01WvueFjZVbHcj4H4zUzeGv2", model: "claude-sonnet-4-20250514",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:    usageOf(398, 155, 0, 0, 0),
+		extended: map[string]string{provider.ExtUsageDetails: `{"inference_geo":"not_available"}`, "service_tier": `"standard"`},
+	})
+	r20SameFields(t, srv1.Last(t).Body, fmt.Sprintf(body, "["+user+"]"))
+	providertest.Golden(t, "testdata/real_pyd_anthropic_tool_with_thinking_1.golden", renderResult(t, res1))
+
+	srv2 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_tool_with_thinking_2.http")
+	res2, err := newTestProvider(t, srv2.URL).Generate(context.Background(), req(res1.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01YGzqpRE16Vricda3Aqcejo", "Mexico", false))))
+	if err != nil {
+		t.Fatalf("Generate 2: %v", err)
+	}
+	turn := `{"content":[{"signature":` + r21dQuote(t, sig) + `,"thinking":` + r21dQuote(t, thinking) + `,"type":"thinking"},{"text":` + r21dQuote(t, text1) + `,"type":"text"},` +
+		`{"id":"toolu_01YGzqpRE16Vricda3Aqcejo","input":{},"name":"get_user_country","type":"tool_use"}],"role":"assistant"},` +
+		`{"content":[{"content":"Mexico","tool_use_id":"toolu_01YGzqpRE16Vricda3Aqcejo","type":"tool_result"}],"role":"user"}`
+	r20SameFields(t, srv2.Last(t).Body, fmt.Sprintf(body, "["+user+","+turn+"]"))
+	checkLLMWant(t, "turn 2", res2.Message, res2.Meta, llmWant{
+		parts: []*llmrelayv1.Part{text("Based on the information that you're from Mexico, the largest city in your country is **Mexico City** (Ciudad de México). \n\n" +
+			"Mexico City is not only the largest city in Mexico but also one of the largest metropolitan areas in the world. The city proper has a population of " +
+			"approximately 9.2 million people, while the greater Mexico City metropolitan area (which includes surrounding municipalities) has over 21 million inhabitants, " +
+			"making it one of the most populous urban agglomerations globally.\n\nMexico City serves as the country's capital and is the political, economic, and cultural center of Mexico.")},
+		responseID: "msg_01SZ8KP8HhB1TxP6Ybbv6iKz", model: "claude-sonnet-4-20250514",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(566, 126, 0, 0, 0),
+		extended: map[string]string{provider.ExtUsageDetails: `{"inference_geo":"not_available"}`, "service_tier": `"standard"`},
+	})
+	providertest.Golden(t, "testdata/real_pyd_anthropic_tool_with_thinking_2.golden", renderResult(t, res2))
+}
