@@ -1088,3 +1088,47 @@ func TestRound21dToolWithThinking(t *testing.T) {
 	})
 	providertest.Golden(t, "testdata/real_pyd_anthropic_tool_with_thinking_2.golden", renderResult(t, res2))
 }
+
+// TestRound21dOpus46AdaptiveThinking: claude-opus-4-6 (2026), unary,
+// adaptive thinking: the answer opens with a text block of two line breaks
+// before the thinking block (thinking "4", a short signature whole by its
+// protobuf length prefix), then "2 + 2 = **4**"; inference_geo global; 31
+// in, 30 out. Three parts in the answer's order: the blank text is kept
+// (it is what the model wrote; dropping it would change what goes back).
+// pydantic-ai asked {"type": "adaptive"} alone; reasoning_effort HIGH
+// builds adaptive thinking with effort high in output_config (the API's
+// default) and display summarized (the gateway always asks for the
+// thinking text).
+func TestRound21dOpus46AdaptiveThinking(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_opus_46_features_adaptive_thinking"
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	req := r21Request("claude-opus-4-6", "What is 2+2?", 4096, 0)
+	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	body := r19bBody(t, name)
+	if b := r19bBlock(t, body, 0); b["type"] != "text" || b["text"] != "\n\n" {
+		t.Fatalf("recorded block 0 %v", b)
+	}
+	th := r19bBlock(t, body, 1)
+	sig, _ := th["signature"].(string)
+	if th["thinking"] != "4" || len(sig) != 232 || !strings.HasPrefix(sig, "EqkBCkYICxgCKkDo5w3B") {
+		t.Fatalf("recorded thinking %v", th)
+	}
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("\n\n"), reasoningPart(&llmrelayv1.Reasoning{Text: "4", Signature: sig}), text("2 + 2 = **4**")},
+		responseID: "msg_01UwaEfFWx4eWMCsjmVZsjaY", model: "claude-opus-4-6",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(31, 30, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`, provider.ExtUsageDetails: `{"inference_geo":"global"}`},
+	})
+	const ours = `{"max_tokens":4096,"messages":[{"content":[{"text":"What is 2+2?","type":"text"}],"role":"user"}],"model":"claude-opus-4-6",` +
+		`"output_config":{"effort":"high"},"thinking":{"display":"summarized","type":"adaptive"}}`
+	if !sameJSON(t, string(srv.Last(t).Body), ours) {
+		t.Errorf("request %s, want %s", srv.Last(t).Body, ours)
+	}
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
