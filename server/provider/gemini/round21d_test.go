@@ -21,7 +21,8 @@ func init() {
 		"real_pyd_google_strict_tools_use_validated_mode_2", "real_pyd_google_strict_tools_use_validated_mode_3",
 		"real_pyd_google_native_output_with_builtin_tools_gemini_3_1", "real_pyd_google_model_web_search_tool",
 		"real_pyd_google_model_file_search_grounding_gemini_3_true_stream", "real_pyd_google_model_thinking_part_from_other_model",
-		"real_pyd_google_tool_call_id_wire_format_retry_prompt", "real_pyd_google_model_web_fetch_tool_true")
+		"real_pyd_google_tool_call_id_wire_format_retry_prompt", "real_pyd_google_model_web_fetch_tool_true",
+		"real_pyd_google_search")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -710,4 +711,37 @@ func TestRound21dURLContextOnePart(t *testing.T) {
 	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-flash:generateContent",
 		`{"contents":[{"parts":[{"text":"`+question+`"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"]},`+
 			`"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]},"tools":[{"urlContext":{}}]}`)
+}
+
+// TestRound21dSearchEmptyGrounding: gemini-2.0-flash (July 2025) with
+// googleSearch and a system prompt, unary: one text part ending in a line
+// break ("Today is Wednesday, July 9, 2025.\n"), STOP, and an empty
+// groundingMetadata ({}: the model answered without searching), which
+// leaves nothing in meta.extended. Usage: 13 prompt, 15 candidates (both
+// TEXT by modality), 28 total. The request is the recorded one but for
+// pydantic-ai's empty generationConfig, which ours leaves out.
+func TestRound21dSearchEmptyGrounding(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_google_search"
+	req := r21User("gemini-2.0-flash", "You are a helpful chatbot.", msg(llmrelayv1.Role_ROLE_USER, text("What is the Todays date?")))
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tools":[{"googleSearch":{}}]}`}
+	res, srv := r21Unary(t, name, req)
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("Today is Wednesday, July 9, 2025.\n")); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	r21Meta(t, m, "-3duaMqKFYmSmNAPjf_f4Qs", "gemini-2.0-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 13, OutputTokens: 15, TotalTokens: 28})
+	if len(m.GetWarnings()) != 0 {
+		t.Errorf("warnings %q", m.GetWarnings())
+	}
+	if _, ok := m.GetExtended().GetFields()[extGroundingMetadata]; ok {
+		t.Errorf("grounding metadata %s from an empty object", r21Ext(t, m, extGroundingMetadata))
+	}
+	if got := r21Ext(t, m, "usage_details"); got != `{"candidatesTokensDetails.TEXT":15,"promptTokensDetails.TEXT":13}` {
+		t.Errorf("usage details %s", got)
+	}
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.0-flash:generateContent",
+		`{"contents":[{"parts":[{"text":"What is the Todays date?"}],"role":"user"}],`+
+			`"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]},"tools":[{"googleSearch":{}}]}`)
 }
