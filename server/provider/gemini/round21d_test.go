@@ -22,7 +22,7 @@ func init() {
 		"real_pyd_google_native_output_with_builtin_tools_gemini_3_1", "real_pyd_google_model_web_search_tool",
 		"real_pyd_google_model_file_search_grounding_gemini_3_true_stream", "real_pyd_google_model_thinking_part_from_other_model",
 		"real_pyd_google_tool_call_id_wire_format_retry_prompt", "real_pyd_google_model_web_fetch_tool_true",
-		"real_pyd_google_search")
+		"real_pyd_google_search", "real_pyd_google_builtin_tools_with_other_tools")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -744,4 +744,43 @@ func TestRound21dSearchEmptyGrounding(t *testing.T) {
 	r21SameRequest(t, srv, "/v1beta/models/gemini-2.0-flash:generateContent",
 		`{"contents":[{"parts":[{"text":"What is the Todays date?"}],"role":"user"}],`+
 			`"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]},"tools":[{"googleSearch":{}}]}`)
+}
+
+// TestRound21dPromptedOutputWithURLContext: gemini-2.5-flash (January
+// 2026) with urlContext, unary: pydantic-ai's prompted output (the
+// CityLocation schema in the system instruction, opening and ending with a
+// line break) and TEXT output. The answer is the JSON object alone in one
+// text part, STOP, an empty groundingMetadata (nothing fetched: nothing in
+// meta.extended); 85 prompt (TEXT) + 13 candidates + 30 thought tokens,
+// 128 total. The request is the recorded one (its json.dumps length is the
+// recorded content-length, 560).
+func TestRound21dPromptedOutputWithURLContext(t *testing.T) {
+	t.Parallel()
+	const (
+		name   = "real_pyd_google_builtin_tools_with_other_tools"
+		system = "\nAlways respond with a JSON object that's compatible with this schema:\n\n" +
+			`{"properties": {"city": {"type": "string"}, "country": {"type": "string"}}, "required": ["city", "country"], "type": "object", "title": "CityLocation"}` +
+			"\n\nDon't include any text or Markdown fencing before or after.\n"
+	)
+	req := r21User("gemini-2.5-flash", system, msg(llmrelayv1.Role_ROLE_USER, text("What is the largest city in Mexico?")))
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tools":[{"urlContext":{}}],"generationConfig":{"responseModalities":["TEXT"]}}`}
+	res, srv := r21Unary(t, name, req)
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text(`{"city": "Mexico City", "country": "Mexico"}`)); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	r21Meta(t, m, "pjR8aYSzGKXUz7IPopGb6A8", "gemini-2.5-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 85, OutputTokens: 43, TotalTokens: 128, ReasoningTokens: 30})
+	if len(m.GetWarnings()) != 0 {
+		t.Errorf("warnings %q", m.GetWarnings())
+	}
+	if _, ok := m.GetExtended().GetFields()[extGroundingMetadata]; ok {
+		t.Errorf("grounding metadata %s from an empty object", r21Ext(t, m, extGroundingMetadata))
+	}
+	if got := r21Ext(t, m, "usage_details"); got != `{"promptTokensDetails.TEXT":85}` {
+		t.Errorf("usage details %s", got)
+	}
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-flash:generateContent",
+		`{"contents":[{"parts":[{"text":"What is the largest city in Mexico?"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"]},`+
+			`"systemInstruction":{"parts":[{"text":`+r21dQuote(t, system)+`}]},"tools":[{"urlContext":{}}]}`)
 }
