@@ -22,7 +22,8 @@ func init() {
 		"real_pyd_google_native_output_with_builtin_tools_gemini_3_1", "real_pyd_google_model_web_search_tool",
 		"real_pyd_google_model_file_search_grounding_gemini_3_true_stream", "real_pyd_google_model_thinking_part_from_other_model",
 		"real_pyd_google_tool_call_id_wire_format_retry_prompt", "real_pyd_google_model_web_fetch_tool_true",
-		"real_pyd_google_search", "real_pyd_google_builtin_tools_with_other_tools")
+		"real_pyd_google_search", "real_pyd_google_builtin_tools_with_other_tools",
+		"real_pyd_google_model_maps_tool_with_location")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -783,4 +784,54 @@ func TestRound21dPromptedOutputWithURLContext(t *testing.T) {
 	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-flash:generateContent",
 		`{"contents":[{"parts":[{"text":"What is the largest city in Mexico?"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"]},`+
 			`"systemInstruction":{"parts":[{"text":`+r21dQuote(t, system)+`}]},"tools":[{"urlContext":{}}]}`)
+}
+
+// TestRound21dMapsWithLocation: gemini-2.5-flash (March 2026) with
+// googleMaps and the user's location (toolConfig.retrievalConfig.lat_lng,
+// through extra_body as pydantic-ai sent it), unary: one text part naming
+// two pizza places, STOP; groundingMetadata with twenty maps chunks
+// (placeId, title, uri), two supports whose byte segments [179,237) and
+// [313,374) are their sentences in the text, and the search query "pizza
+// place near me", all kept whole in meta.extended. Usage: 10 prompt + 101
+// tool-use prompt tokens in, 133 + 2754 thought tokens out, 2998 total.
+// The request is the recorded one.
+func TestRound21dMapsWithLocation(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_google_model_maps_tool_with_location"
+	req := r21User("gemini-2.5-flash", "", msg(llmrelayv1.Role_ROLE_USER, text("Find me a good pizza place near here.")))
+	const extra = `{"generationConfig":{"responseModalities":["TEXT"]},"toolConfig":{"retrievalConfig":{"lat_lng":{"latitude":37.7879,"longitude":-122.4075}}},"tools":[{"googleMaps":{}}]}`
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: extra}
+	res, srv := r21Unary(t, name, req)
+	const answer = "Here are a couple of good pizza places open near you right now:\n\n" +
+		"*   **Yummy Pizza (Ofarrell)** is rated 4.5 stars and is located 1.7 kilometers away (about an 8.3-minute drive). It's open until 4:00 AM today, so it will be closing soon.\n" +
+		"*   **Halal Modena pizza** is open 24 hours and has a rating of 4.2 stars. It is 1.3 kilometers away, which is about a 6.3-minute drive."
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text(answer)); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	if answer[179:237] != "It's open until 4:00 AM today, so it will be closing soon." || answer[313:374] != "It is 1.3 kilometers away, which is about a 6.3-minute drive." {
+		t.Errorf("the grounding segments do not address their sentences")
+	}
+	m := res.Meta
+	r21Meta(t, m, "cMq_abf6CNa4kdUP1dr14Qo", "gemini-2.5-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 111, OutputTokens: 2887, TotalTokens: 2998, ReasoningTokens: 2754})
+	if len(m.GetWarnings()) != 0 || r21Ext(t, m, extToolUsePromptTokens) != "101" {
+		t.Errorf("meta %v", m)
+	}
+	recorded := r21RecordedCandidate(t, name)["groundingMetadata"]
+	want, err := json.Marshal(recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, _ := recorded.(map[string]any)["groundingChunks"].([]any)
+	if len(chunks) != 20 || chunks[19].(map[string]any)["maps"].(map[string]any)["placeId"] != "places/ChIJ8beMEuOBhYAR_82lwoNSvQ0" {
+		t.Fatalf("recorded chunks %v", chunks)
+	}
+	if got := r21Ext(t, m, extGroundingMetadata); !jsonEqual(r19Decode(t, got), r19Decode(t, string(want))) {
+		t.Errorf("grounding %s, recorded %s", got, want)
+	}
+	if got := r21Ext(t, m, "usage_details"); got != `{"promptTokensDetails.TEXT":10,"toolUsePromptTokensDetails.TEXT":101}` {
+		t.Errorf("usage details %s", got)
+	}
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-flash:generateContent",
+		`{"contents":[{"parts":[{"text":"Find me a good pizza place near here."}],"role":"user"}],`+strings.TrimPrefix(extra, "{"))
 }
