@@ -1132,3 +1132,39 @@ func TestRound21dOpus46AdaptiveThinking(t *testing.T) {
 	}
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
 }
+
+// TestRound21dHistoryOpensWithAssistant: claude-sonnet-4-5-20250929 (March
+// 2026), unary: a system prompt ending in two line breaks and a history
+// that opens with the assistant ("Hello, how can I help you?", pydantic-ai
+// having dropped an empty user message before it), then the user. The API
+// takes the assistant-first history: one text answer, end_turn, 41 in, 88
+// out, the cache_creation split all zeros. Ours sends the recorded request:
+// the system prompt as given (its line breaks kept), the assistant turn
+// first.
+func TestRound21dHistoryOpensWithAssistant(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_model_empty_message_on_history"
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	req := r21Request("claude-sonnet-4-5", "I need a potato!", 4096, 0)
+	req.Messages = append([]*llmrelayv1.Message{
+		msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a helpful assistant.\n\n")),
+		msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("Hello, how can I help you?")),
+	}, req.Messages...)
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{text("I can't physically give you a potato since I'm a digital assistant. However, I can:\n\n" +
+			"1. Help you find recipes that use potatoes\n2. Give you tips on how to select, store, or prepare potatoes\n" +
+			"3. Share information about different types of potatoes\n4. Suggest where you might buy potatoes locally\n\n" +
+			"What specific information about potatoes would be most helpful to you?")},
+		responseID: "msg_01PAZFa5ciacA9ptgEDMbkZM", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(41, 88, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r20SameFields(t, srv.Last(t).Body, `{"max_tokens":4096,"messages":[{"content":[{"text":"Hello, how can I help you?","type":"text"}],"role":"assistant"},`+
+		`{"content":[{"text":"I need a potato!","type":"text"}],"role":"user"}],"model":"claude-sonnet-4-5","system":"You are a helpful assistant.\n\n"}`)
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
