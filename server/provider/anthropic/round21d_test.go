@@ -1168,3 +1168,33 @@ func TestRound21dHistoryOpensWithAssistant(t *testing.T) {
 		`{"content":[{"text":"I need a potato!","type":"text"}],"role":"user"}],"model":"claude-sonnet-4-5","system":"You are a helpful assistant.\n\n"}`)
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
 }
+
+// TestRound21dSamplingSettings: claude-haiku-4-5-20251001 (2026), unary,
+// temperature 0.2 and top_k 40: the answer "Hello! 👋 How can I help you
+// today?" (the emoji outside the BMP, whole), end_turn, stop_details
+// null, inference_geo "not_available"; 8 in, 16 out. The traceresponse
+// header is nobody's request id. The request is the recorded one.
+func TestRound21dSamplingSettings(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_sampling_settings_reach_the_wire"
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	req := r21Request("claude-haiku-4-5", "hello", 4096, 0)
+	req.Options.Temperature = ptr(0.2)
+	req.Options.TopK = ptr[int32](40)
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("Hello! \U0001F44B How can I help you today?")},
+		responseID: "msg_011CeEgv4QcC6bo2wwJgepD6", model: "claude-haiku-4-5-20251001",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(8, 16, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`, provider.ExtUsageDetails: `{"inference_geo":"not_available"}`},
+	})
+	if id := res.Meta.GetProviderRequestId(); id != "" {
+		t.Errorf("request id %q from a traceresponse header", id)
+	}
+	r20SameFields(t, srv.Last(t).Body, `{"max_tokens":4096,"messages":[{"content":[{"text":"hello","type":"text"}],"role":"user"}],"model":"claude-haiku-4-5","temperature":0.2,"top_k":40}`)
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
