@@ -1198,3 +1198,45 @@ func TestRound21dSamplingSettings(t *testing.T) {
 	r20SameFields(t, srv.Last(t).Body, `{"max_tokens":4096,"messages":[{"content":[{"text":"hello","type":"text"}],"role":"user"}],"model":"claude-haiku-4-5","temperature":0.2,"top_k":40}`)
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
 }
+
+// TestRound21dPromptedOutputWithThinking: claude-sonnet-4-20250514 (2026),
+// unary, thinking at budget 3000 with pydantic-ai's prompted output (the
+// int schema in the system prompt, opening and ending with a line break):
+// a signed thinking block (whole by its protobuf length prefix) that
+// works the sum out, then the JSON alone as text, end_turn; 107 in, 81
+// out. The request is the recorded one.
+func TestRound21dPromptedOutputWithThinking(t *testing.T) {
+	t.Parallel()
+	const (
+		name   = "real_pyd_anthropic_output_tool_with_thinking"
+		system = "\nAlways respond with a JSON object that's compatible with this schema:\n\n" +
+			`{"properties": {"response": {"type": "integer"}}, "required": ["response"], "type": "object", "title": "int"}` +
+			"\n\nDon't include any text or Markdown fencing before or after.\n"
+	)
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	req := r21Request("claude-sonnet-4-0", "What is 3 + 3?", 4096, 3000)
+	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text(system))}, req.Messages...)
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	th := r19bBlock(t, r19bBody(t, name), 0)
+	sig, _ := th["signature"].(string)
+	if !strings.HasPrefix(sig, "EvQCCkYICxgCKkAxVzJt") || !strings.HasSuffix(sig, "kyKneGAE=") {
+		t.Fatalf("recorded signature %q", sig)
+	}
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: "The user is asking for the result of 3 + 3, which is 6. I need to respond with a JSON object that has a \"response\" field containing an integer value.\n\n" +
+				"3 + 3 = 6\n\nSo my response should be:\n{\"response\": 6}", Signature: sig}),
+			text(`{"response": 6}`),
+		},
+		responseID: "msg_012EKbxpbKsr7K8TLbpqzZPZ", model: "claude-sonnet-4-20250514",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(107, 81, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r20SameFields(t, srv.Last(t).Body, `{"max_tokens":4096,"messages":[{"content":[{"text":"What is 3 + 3?","type":"text"}],"role":"user"}],"model":"claude-sonnet-4-0",`+
+		`"system":`+r21dQuote(t, system)+`,"thinking":{"budget_tokens":3000,"type":"enabled"}}`)
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
