@@ -1240,3 +1240,87 @@ func TestRound21dPromptedOutputWithThinking(t *testing.T) {
 		`"system":`+r21dQuote(t, system)+`,"thinking":{"budget_tokens":3000,"type":"enabled"}}`)
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
 }
+
+// r21dGPTTurn is the assistant turn of pydantic-ai's recorded request
+// (compact): gpt-5's five reasoning summaries as <thinking> text blocks,
+// then its answer.
+const r21dGPTTurn = "{\"content\":[{\"text\":\"<thinking>\\n**Considering street crossing safety**\\n\\nThe user is asking for guidance on how to cross the street, which is a general instruction scenario -- likely aimed at pedestrian advice. Since this relates to safety, I need to ensure I'm providing broad suggestions without making assumptions about their specific situation. I'll include important safety tips: use crosswalks, obey signals, stop at the curb, look left-right-left, make eye contact with drivers, and avoid distractions. Keeping kids and pets close, especially at night, is crucial too!\\n</thinking>\",\"type\":\"text\"},{\"text\":\"<thinking>\\n**Providing street crossing guidance**\\n\\nI want to ensure I'm not giving overly specific or professional disclaimers since the user's question is simple. It's important to keep in mind that while there's no image involved, I can still include some high-level safety guidance. I'll aim for accessible language for both children and adults. I'll outline concise steps: look for a safe crossing point, stop at the curb, check for vehicles, and ensure to wait for signals or safe gaps in traffic.\\n</thinking>\",\"type\":\"text\"},{\"text\":\"<thinking>\\n**Crossing safely with median islands**\\n\\nI'm considering how to advise crossing streets safely, especially at median islands. First, I should recommend looking left-right-left (or the opposite for left-driving countries) and listening for vehicles, bicycles, or e-scooters. Making eye contact with drivers is crucial. I'll suggest crossing straight while keeping watch. At night, bright or reflective clothing is good, and holding hands with kids or pets is essential. For multi-lane roads, ensure all lanes see you and stop! Stay aware of the weather too, like slippery surfaces.\\n</thinking>\",\"type\":\"text\"},{\"text\":\"<thinking>\\n**Considering accessibility in crossing**\\n\\nI want to ensure I'm being inclusive in advising about crossing streets. I should mention that if someone is using a wheelchair, they should look for curb cuts. For those visually impaired, using audible signals or a mobility cane can help, and it's always okay to ask for assistance. I'll keep bullet points concise, including tips for rural roads like walking facing traffic and crossing in clear, visible spots. Finally, I can remind users to follow local laws and suggest asking a crossing guard if unsure!\\n</thinking>\",\"type\":\"text\"},{\"text\":\"<thinking>\\n**Crafting safe crossing steps**\\n\\nHere's a simple, safe process for crossing streets:  \\n\\n- Cross at a designated spot like a crosswalk or intersection; avoid bending around parked cars.  \\n- Stop at the curb and put away distractions such as headphones and phones.  \\n- Look for traffic: check left-right-left and behind for turning vehicles; listen carefully.  \\n- If there's a signal, wait for the WALK indicator; ensure cars have stopped and watch for turning vehicles.  \\n- If there's no signal, wait for a large gap in traffic, checking each lane before crossing.  \\n- Make eye contact with drivers before stepping out.  \\n- Cross straight at a steady pace; keep scanning and, if needed, use a median.  \\n\\nExtra tips: Be visible at night with reflective clothing, allow extra time in bad weather, hold children's hands, and keep pets leashed. Follow local rules!\\n</thinking>\",\"type\":\"text\"},{\"text\":\"Here's a simple, safe way to cross a street:\\n\\n- Choose a safe spot: a crosswalk or intersection is best. Avoid crossing from between parked cars or on a curve.\\n- Stop at the curb. Put your phone away and remove headphones.\\n- Look and listen for traffic and bikes: left-right-left, and also check for turning vehicles. Keep scanning.\\n- If there's a pedestrian signal, wait for WALK/green person. Even then, confirm traffic has stopped and watch for turning cars.\\n- If there's no signal, wait for a big gap in both directions. On multi‐lane roads, make sure each lane is clear--don't go just because one driver stopped.\\n- Make eye contact with drivers before stepping out.\\n- Walk straight across at a steady pace; keep looking as you go. Use a median/refuge island to cross in two stages if available.\\n\\nExtra tips:\\n- Be more visible at night or in rain (light/reflective clothing, a small light).\\n- In bad weather, allow more time--vehicles need longer to stop.\\n- Hold children's hands and keep pets leashed.\\n- Follow local traffic rules and signals.\\n\\nIf you describe your specific crossing (signals, number of lanes, visibility), I can tailor this to your situation.\",\"type\":\"text\"}],\"role\":\"assistant\"}"
+
+// TestRound21dThinkingFromOtherModel: claude-sonnet-4-20250514 (2026),
+// unary, thinking at budget 1024 with a system prompt, continuing a
+// conversation gpt-5 began (the cassette's second interaction; the first
+// is gpt-5's on the OpenAI Responses API). The history holds gpt-5's
+// answer as our OpenAI adapter reads it: one reasoning item (its id, its
+// five summaries joined by a blank line, its encrypted_content; a stand-in
+// here, the item being dropped either way) and the answer text.
+//
+// pydantic-ai sent the summaries as five text blocks wrapped in
+// <thinking> tags before the answer, and the API answered; ours drops the
+// reasoning item with a warning (an id marks another provider's
+// reasoning; Anthropic verifies every thinking signature) and sends the
+// answer alone, the rest as recorded. The answer: a signed thinking block
+// (whole by its protobuf length prefix), then the text; end_turn; 1061
+// in, 546 out; inference_geo "not_available". The body is the cassette's
+// (compact 4373 bytes against the recorded 4379: this cassette's
+// serializer folds smart punctuation to ASCII, such as — to --, so a few
+// characters are not the API's; the text is otherwise whole).
+func TestRound21dThinkingFromOtherModel(t *testing.T) {
+	t.Parallel()
+	const (
+		name = "real_pyd_anthropic_model_thinking_part_from_other_model"
+		q1   = "How do I cross the street?"
+		q2   = "Considering the way to cross the street, analogously, how do I cross the river?"
+	)
+	var turn struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal([]byte(r21dGPTTurn), &turn); err != nil || len(turn.Content) != 6 {
+		t.Fatalf("recorded turn %v: %v", turn, err)
+	}
+	var summaries []string
+	for _, c := range turn.Content[:5] {
+		s, okPrefix := strings.CutPrefix(c.Text, "<thinking>\n")
+		s, okSuffix := strings.CutSuffix(s, "\n</thinking>")
+		if !okPrefix || !okSuffix {
+			t.Fatalf("recorded block %q", c.Text)
+		}
+		summaries = append(summaries, s)
+	}
+	gptAnswer := turn.Content[5].Text
+	gpt := msgOf(llmrelayv1.Role_ROLE_ASSISTANT,
+		reasoningPart(&llmrelayv1.Reasoning{Id: "rs_gpt5_reasoning_item", Text: strings.Join(summaries, "\n\n"), Signature: "gAAAAA-stand-in"}),
+		text(gptAnswer))
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	req := r21Request("claude-sonnet-4-0", q1, 4096, 1024)
+	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("You are a helpful assistant."))},
+		append(req.Messages, gpt, msgOf(llmrelayv1.Role_ROLE_USER, text(q2)))...)
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	th := r19bBlock(t, r19bBody(t, name), 0)
+	sig, thinking := th["signature"].(string), th["thinking"].(string)
+	if !strings.HasPrefix(sig, "Es4ICkYICxgCKkAqrTRz") || !strings.HasSuffix(sig, "61QLyDJnYJEte5CmLhUtxRgB") ||
+		!strings.HasPrefix(thinking, "The user is asking about crossing a river, using the street crossing analogy.") ||
+		!strings.HasSuffix(thinking, "suggest alternatives like bridges, ferries, etc.") {
+		t.Fatalf("recorded thinking %v", th)
+	}
+	answer := r19bBlock(t, r19bBody(t, name), 1)["text"].(string)
+	if !strings.HasPrefix(answer, "Great analogy! Here's how to safely cross a river") || !strings.HasSuffix(answer, "What type of river crossing are you considering?") {
+		t.Fatalf("recorded answer %q", answer)
+	}
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{reasoningPart(&llmrelayv1.Reasoning{Text: thinking, Signature: sig}), text(answer)},
+		responseID: "msg_01LbeEgfkZoBZDUa38s8Nk9o", model: "claude-sonnet-4-20250514",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(1061, 546, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`, provider.ExtUsageDetails: `{"inference_geo":"not_available"}`},
+		warnings: []string{`reasoning item "rs_gpt5_reasoning_item" not sent (an id marks another provider's reasoning`},
+	})
+	r20SameFields(t, srv.Last(t).Body, `{"max_tokens":4096,"messages":[{"content":[{"text":"`+q1+`","type":"text"}],"role":"user"},`+
+		`{"content":[{"text":`+r21dQuote(t, gptAnswer)+`,"type":"text"}],"role":"assistant"},{"content":[{"text":"`+q2+`","type":"text"}],"role":"user"}],`+
+		`"model":"claude-sonnet-4-0","system":"You are a helpful assistant.","thinking":{"budget_tokens":1024,"type":"enabled"}}`)
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+}
