@@ -1324,3 +1324,64 @@ func TestRound21dThinkingFromOtherModel(t *testing.T) {
 		`"model":"claude-sonnet-4-0","system":"You are a helpful assistant.","thinking":{"budget_tokens":1024,"type":"enabled"}}`)
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
 }
+
+// TestRound21dToolExamples: claude-opus-4-6 (2026), unary, a two-request
+// tool loop. Turn 1: the add_one call {"x": 5} alone, its tool_use block
+// carrying caller {"type": "direct"} (the call was the model's own, not
+// made from code execution: nothing for the contract to keep);
+// tool_use; 654 in, 54 out; inference_geo global. Turn 2, after the
+// result "6": "The result of calling `add_one` with 5 is **6**.", end_turn,
+// 721 in, 20 out. pydantic-ai sent the tool with input_examples ([{"x":
+// 5}]), which the contract has no field for: ours sends the tool without
+// them; otherwise each request is the recorded one but for "is_error":
+// false (and the caller, which pydantic-ai did not send back either).
+func TestRound21dToolExamples(t *testing.T) {
+	t.Parallel()
+	const q = "Call the add_one tool with 5"
+	req := func(more ...*llmrelayv1.Message) *provider.Request {
+		r := r21Request("claude-opus-4-6", q, 4096, 0)
+		r.Messages = append(r.Messages, more...)
+		r.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+		r.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}
+		r.Tools = []*llmrelayv1.Tool{{Name: "add_one", Description: "Add one to x.",
+			Parameters: `{"additionalProperties":false,"properties":{"x":{"type":"integer"}},"required":["x"],"type":"object"}`}}
+		return r
+	}
+	const body = `{"max_tokens":4096,"messages":%s,"model":"claude-opus-4-6","tool_choice":{"type":"auto"},"tools":[{"description":"Add one to x.",` +
+		`"input_schema":{"additionalProperties":false,"properties":{"x":{"type":"integer"}},"required":["x"],"type":"object"},"name":"add_one"}]}`
+	user := `{"content":[{"text":"` + q + `","type":"text"}],"role":"user"}`
+	extended := map[string]string{"service_tier": `"standard"`, provider.ExtUsageDetails: `{"inference_geo":"global"}`}
+
+	srv1 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_tool_examples_1.http")
+	res1, err := newTestProvider(t, srv1.URL).Generate(context.Background(), req())
+	if err != nil {
+		t.Fatalf("Generate 1: %v", err)
+	}
+	if b := r19bBlock(t, r19bBody(t, "real_pyd_anthropic_tool_examples_1"), 0); b["caller"].(map[string]any)["type"] != "direct" {
+		t.Fatalf("recorded block %v", b)
+	}
+	checkLLMWant(t, "turn 1", res1.Message, res1.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{toolCallValid("toolu_01XE97gtdZfLkH7P4z6ZkiBh", "add_one", `{"x":5}`)},
+		responseID: "msg_013BmxhaxB7wge7cDRcUAk9A", model: "claude-opus-4-6",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage: usageOf(654, 54, 0, 0, 0), extended: extended,
+	})
+	r20SameFields(t, srv1.Last(t).Body, fmt.Sprintf(body, "["+user+"]"))
+	providertest.Golden(t, "testdata/real_pyd_anthropic_tool_examples_1.golden", renderResult(t, res1))
+
+	srv2 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_tool_examples_2.http")
+	res2, err := newTestProvider(t, srv2.URL).Generate(context.Background(), req(res1.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01XE97gtdZfLkH7P4z6ZkiBh", "6", false))))
+	if err != nil {
+		t.Fatalf("Generate 2: %v", err)
+	}
+	r20SameFields(t, srv2.Last(t).Body, fmt.Sprintf(body, "["+user+`,{"content":[{"id":"toolu_01XE97gtdZfLkH7P4z6ZkiBh","input":{"x":5},"name":"add_one","type":"tool_use"}],"role":"assistant"},`+
+		`{"content":[{"content":"6","tool_use_id":"toolu_01XE97gtdZfLkH7P4z6ZkiBh","type":"tool_result"}],"role":"user"}]`))
+	checkLLMWant(t, "turn 2", res2.Message, res2.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("The result of calling `add_one` with 5 is **6**.")},
+		responseID: "msg_01DjPTCYUvoYpnDCRNnCCMag", model: "claude-opus-4-6",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(721, 20, 0, 0, 0), extended: extended,
+	})
+	providertest.Golden(t, "testdata/real_pyd_anthropic_tool_examples_2.golden", renderResult(t, res2))
+}
