@@ -23,7 +23,7 @@ func init() {
 		"real_pyd_google_model_file_search_grounding_gemini_3_true_stream", "real_pyd_google_model_thinking_part_from_other_model",
 		"real_pyd_google_tool_call_id_wire_format_retry_prompt", "real_pyd_google_model_web_fetch_tool_true",
 		"real_pyd_google_search", "real_pyd_google_builtin_tools_with_other_tools",
-		"real_pyd_google_model_maps_tool_with_location")
+		"real_pyd_google_model_maps_tool_with_location", "real_pyd_google_model_thinking_config")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -834,4 +834,37 @@ func TestRound21dMapsWithLocation(t *testing.T) {
 	}
 	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-flash:generateContent",
 		`{"contents":[{"parts":[{"text":"Find me a good pizza place near here."}],"role":"user"}],`+strings.TrimPrefix(extra, "{"))
+}
+
+// TestRound21dThoughtsNotIncluded: gemini-2.5-pro (January 2026), unary,
+// thoughts asked not to be included (thinkingConfig include_thoughts
+// false) with a system prompt: the answer is one text part without a
+// signature and no thought part, yet the model thought: 285 thought tokens
+// beside 8 candidates, which count as output (293) and as reasoning
+// tokens; 15 prompt (TEXT), 308 total. The request is the recorded one
+// (includeThoughts in camelCase; the API reads both spellings).
+func TestRound21dThoughtsNotIncluded(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_google_model_thinking_config"
+	req := r21User("gemini-2.5-pro", "You are a helpful chatbot.", msg(llmrelayv1.Role_ROLE_USER, text("What is the capital of France?")))
+	no := false
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{
+		Provider:  &llmrelayv1.ProviderOptions_Gemini{Gemini: &llmrelayv1.GeminiOptions{IncludeThoughts: &no}},
+		ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]}}`,
+	}
+	res, srv := r21Unary(t, name, req)
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("The capital of France is **Paris**.")); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	r21Meta(t, res.Meta, "x1R8af-uF5a0qtsPxbfq0Ag", "gemini-2.5-pro", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 15, OutputTokens: 293, TotalTokens: 308, ReasoningTokens: 285})
+	if len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("warnings %q", res.Meta.GetWarnings())
+	}
+	if got := r21Ext(t, res.Meta, "usage_details"); got != `{"promptTokensDetails.TEXT":15}` {
+		t.Errorf("usage details %s", got)
+	}
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-pro:generateContent",
+		`{"contents":[{"parts":[{"text":"What is the capital of France?"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"],"thinkingConfig":{"includeThoughts":false}},`+
+			`"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]}}`)
 }
