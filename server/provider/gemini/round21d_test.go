@@ -23,7 +23,8 @@ func init() {
 		"real_pyd_google_model_file_search_grounding_gemini_3_true_stream", "real_pyd_google_model_thinking_part_from_other_model",
 		"real_pyd_google_tool_call_id_wire_format_retry_prompt", "real_pyd_google_model_web_fetch_tool_true",
 		"real_pyd_google_search", "real_pyd_google_builtin_tools_with_other_tools",
-		"real_pyd_google_model_maps_tool_with_location", "real_pyd_google_model_thinking_config")
+		"real_pyd_google_model_maps_tool_with_location", "real_pyd_google_model_thinking_config",
+		"real_pyd_google_model_stream")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -866,5 +867,36 @@ func TestRound21dThoughtsNotIncluded(t *testing.T) {
 	}
 	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-pro:generateContent",
 		`{"contents":[{"parts":[{"text":"What is the capital of France?"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"],"thinkingConfig":{"includeThoughts":false}},`+
+			`"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]}}`)
+}
+
+// TestRound21dStreamOneEvent: gemini-2.5-flash (January 2026), streamed at
+// temperature 0 with a system prompt: the whole answer in one SSE event
+// (CRLF-framed) with its finishReason and usage: "The capital of France is
+// **Paris**.", STOP, 15 prompt (TEXT) + 8 candidates + 16 thought tokens,
+// 39 total. The request is the recorded one: temperature 0 is sent, not
+// left out as unset.
+func TestRound21dStreamOneEvent(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_google_model_stream"
+	req := r21User("gemini-2.5-flash", "You are a helpful chatbot.", msg(llmrelayv1.Role_ROLE_USER, text("What is the capital of France?")))
+	zero := 0.0
+	req.Options = &llmrelayv1.GenerationOptions{Temperature: &zero}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]}}`}
+	evs, srv := r20Stream(t, name, req)
+	f := foldEvents(evs)
+	if f.text != "The capital of France is **Paris**." || len(f.calls) != 0 {
+		t.Errorf("text %q, calls %v", f.text, f.calls)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 15, OutputTokens: 24, TotalTokens: 39, ReasoningTokens: 16}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+	m := f.meta
+	if m.GetResponseId() != "ezh8aaKTCYSnqtsP-qXkqQI" || m.GetResolvedModel() != "gemini-2.5-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+		`{"contents":[{"parts":[{"text":"What is the capital of France?"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"],"temperature":0},`+
 			`"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]}}`)
 }
