@@ -24,7 +24,8 @@ func init() {
 		"real_pyd_google_tool_call_id_wire_format_retry_prompt", "real_pyd_google_model_web_fetch_tool_true",
 		"real_pyd_google_search", "real_pyd_google_builtin_tools_with_other_tools",
 		"real_pyd_google_model_maps_tool_with_location", "real_pyd_google_model_thinking_config",
-		"real_pyd_google_model_stream")
+		"real_pyd_google_model_stream", "real_pyd_google_model_structured_output_1",
+		"real_pyd_google_model_structured_output_2")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -899,4 +900,89 @@ func TestRound21dStreamOneEvent(t *testing.T) {
 	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
 		`{"contents":[{"parts":[{"text":"What is the capital of France?"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"],"temperature":0},`+
 			`"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]}}`)
+}
+
+// r21dTemperatureRequest is pydantic-ai's structured-output request on
+// gemini-2.0-flash: the system prompt, the turns, the temperature tool and
+// the final_result output tool, a call required (mode ANY), TEXT output.
+func r21dTemperatureRequest(turns ...*llmrelayv1.Message) *provider.Request {
+	req := r21User("gemini-2.0-flash", "You are a helpful chatbot.", turns...)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Options = &llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED}}}
+	req.Tools = []*llmrelayv1.Tool{
+		{Name: "temperature", Description: r21dTemperatureDescription, Parameters: r21dTemperatureSchema},
+		{Name: "final_result", Description: "The final response which ends this conversation", Parameters: r21dFinalResultSchema},
+	}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]}}`}
+	return req
+}
+
+const (
+	r21dTemperatureDescription = "<summary>Get the temperature in a city on a specific date.</summary>\n<returns>\n<description>The temperature in degrees Celsius.</description>\n</returns>"
+	r21dTemperatureSchema      = `{"additionalProperties":false,"properties":{"city":{"description":"The city name.","type":"string"},"date":{"description":"The date. (format: date)","type":"string"}},"required":["city","date"],"type":"object"}`
+	r21dFinalResultSchema      = `{"properties":{"city":{"type":"string"},"date":{"description":"Format: date","type":"string"},"temperature":{"type":"string"}},"required":["temperature","date","city"],"type":"object"}`
+)
+
+// r21dTemperatureBody is that request as we send it with these contents:
+// the tools as recorded and mode ANY without allowedFunctionNames
+// (pydantic-ai listed both tools, which is every tool: the same to the API).
+func r21dTemperatureBody(t *testing.T, contents string) string {
+	return `{"contents":` + contents + `,"generationConfig":{"responseModalities":["TEXT"]},"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]},` +
+		`"toolConfig":{"functionCallingConfig":{"mode":"ANY"}},` +
+		`"tools":[{"functionDeclarations":[{"description":` + r21dQuote(t, r21dTemperatureDescription) + `,"name":"temperature","parametersJsonSchema":` + r21dTemperatureSchema + `},` +
+		`{"description":"The final response which ends this conversation","name":"final_result","parametersJsonSchema":` + r21dFinalResultSchema + `}]}]}`
+}
+
+// TestRound21dStructuredOutputToolLoop: gemini-2.0-flash (January 2026),
+// unary, a call required of two tools, two requests. Turn 1: the
+// temperature call {"city": "London", "date": "2022-01-01"} with no id
+// (Gemini 2.0 gives none: ours makes one up and keeps it to itself) and
+// no signature, STOP (a call: tool calls), avgLogprobs; 69 prompt + 14
+// candidates (both TEXT), 83 total. Turn 2, after the result "30°C": the
+// final_result call {"city": "London", "date": "2022-01-01",
+// "temperature": "30°C"}; 91 + 21, 112 total. Our second request has the
+// recorded turns but for three things the API takes either way: no id on
+// the call and its response (pydantic-ai sent its own pyd_ai_ id), no
+// placeholder signature (Gemini 2.0 validates none) and the result as
+// {"result": "30°C"} (pydantic-ai: {"return_value": "30°C"}); both
+// requests leave out allowedFunctionNames listing every tool. Each
+// avgLogprobs is kept in meta.extended.
+func TestRound21dStructuredOutputToolLoop(t *testing.T) {
+	t.Parallel()
+	const q = "What was the temperature in London 1st January 2022?"
+	user := `{"parts":[{"text":"` + q + `"}],"role":"user"}`
+	res1, srv1 := r21Unary(t, "real_pyd_google_model_structured_output_1", r21dTemperatureRequest(msg(llmrelayv1.Role_ROLE_USER, text(q))))
+	r21SameRequest(t, srv1, "/v1beta/models/gemini-2.0-flash:generateContent", r21dTemperatureBody(t, "["+user+"]"))
+	parts := res1.Message.GetParts()
+	if len(parts) != 1 || parts[0].GetToolCall() == nil {
+		t.Fatalf("turn 1 parts %v", parts)
+	}
+	call := parts[0].GetToolCall()
+	if call.GetName() != "temperature" || call.GetArguments() != `{"city":"London","date":"2022-01-01"}` || !call.GetArgumentsValid() || call.GetCallId() == "" || call.GetSignature() != "" {
+		t.Errorf("turn 1 call %v", call)
+	}
+	r21Meta(t, res1.Meta, "cjR8aY30KYyHz7IPgpnP2Qg", "gemini-2.0-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+		&llmrelayv1.Usage{InputTokens: 69, OutputTokens: 14, TotalTokens: 83})
+
+	res2, srv2 := r21Unary(t, "real_pyd_google_model_structured_output_2", r21dTemperatureRequest(msg(llmrelayv1.Role_ROLE_USER, text(q)),
+		res1.Message, msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(call.GetCallId(), "30°C"))))
+	r21SameRequest(t, srv2, "/v1beta/models/gemini-2.0-flash:generateContent", r21dTemperatureBody(t, "["+user+
+		`,{"parts":[{"functionCall":{"args":{"city":"London","date":"2022-01-01"},"name":"temperature"}}],"role":"model"},`+
+		`{"parts":[{"functionResponse":{"name":"temperature","response":{"result":"30°C"}}}],"role":"user"}]`))
+	parts = res2.Message.GetParts()
+	if len(parts) != 1 || parts[0].GetToolCall() == nil || parts[0].GetToolCall().GetName() != "final_result" ||
+		parts[0].GetToolCall().GetArguments() != `{"city":"London","date":"2022-01-01","temperature":"30°C"}` {
+		t.Errorf("turn 2 parts %v", parts)
+	}
+	r21Meta(t, res2.Meta, "czR8aYbANbbpz7IPlerjOQ", "gemini-2.0-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+		&llmrelayv1.Usage{InputTokens: 91, OutputTokens: 21, TotalTokens: 112})
+	for i, c := range []struct {
+		meta *llmrelayv1.ResponseMeta
+		want float64
+	}{{res1.Meta, -1.5454250387847424e-05}, {res2.Meta, -7.697110829342688e-06}} {
+		var v float64
+		if err := json.Unmarshal([]byte(r21Ext(t, c.meta, extAvgLogprobs)), &v); err != nil || v != c.want {
+			t.Errorf("turn %d avgLogprobs %s, recorded %v", i+1, r21Ext(t, c.meta, extAvgLogprobs), c.want)
+		}
+	}
 }
