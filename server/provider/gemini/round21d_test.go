@@ -25,7 +25,7 @@ func init() {
 		"real_pyd_google_search", "real_pyd_google_builtin_tools_with_other_tools",
 		"real_pyd_google_model_maps_tool_with_location", "real_pyd_google_model_thinking_config",
 		"real_pyd_google_model_stream", "real_pyd_google_model_structured_output_1",
-		"real_pyd_google_model_structured_output_2")
+		"real_pyd_google_model_structured_output_2", "real_pyd_google_prompted_output_with_tools_1", "real_pyd_google_prompted_output_with_tools_2")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -985,4 +985,75 @@ func TestRound21dStructuredOutputToolLoop(t *testing.T) {
 			t.Errorf("turn %d avgLogprobs %s, recorded %v", i+1, r21Ext(t, c.meta, extAvgLogprobs), c.want)
 		}
 	}
+}
+
+// TestRound21dPromptedOutputWithTool: gemini-2.5-pro (January 2026),
+// unary, pydantic-ai's prompted output (the CityLocation schema in the
+// system instruction) beside a tool of no parameters, two requests.
+// Turn 1: the get_user_country call with no id, carrying a
+// thoughtSignature (3.4 KB, whole by its protobuf length prefix), STOP
+// with finishMessage "Model generated function call(s)." (kept in
+// meta.extended); 125 prompt + 12 + 646 thought tokens, 783 total. Turn 2,
+// after "Mexico": the answer in a json code fence (the model ignored "no
+// fencing"), its text carrying the signature; 156 + 25 + 178, 359 total.
+// Our second request has the recorded turns but for pydantic-ai's
+// pyd_ai_ id on the call and its response, the signature in the standard
+// base64 the API sent (pydantic-ai's URL-safe; the request's json.dumps
+// length with it, 4556, is its recorded length), {"result": "Mexico"} for
+// its return_value and no empty description.
+func TestRound21dPromptedOutputWithTool(t *testing.T) {
+	t.Parallel()
+	const (
+		q      = "What is the largest city in the user country? Use the get_user_country tool and then your own world knowledge."
+		system = "\nAlways respond with a JSON object that's compatible with this schema:\n\n" +
+			`{"properties": {"city": {"type": "string"}, "country": {"type": "string"}}, "required": ["city", "country"], "type": "object", "title": "CityLocation"}` +
+			"\n\nDon't include any text or Markdown fencing before or after.\n"
+	)
+	request := func(turns ...*llmrelayv1.Message) *provider.Request {
+		req := r21User("gemini-2.5-pro", system, turns...)
+		req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+		req.Tools = []*llmrelayv1.Tool{{Name: "get_user_country", Parameters: `{"additionalProperties":false,"properties":{},"type":"object"}`}}
+		req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]}}`}
+		return req
+	}
+	body := func(contents string) string {
+		return `{"contents":` + contents + `,"generationConfig":{"responseModalities":["TEXT"]},"systemInstruction":{"parts":[{"text":` + r21dQuote(t, system) + `}]},` +
+			`"tools":[{"functionDeclarations":[{"name":"get_user_country","parametersJsonSchema":{"additionalProperties":false,"properties":{},"type":"object"}}]}]}`
+	}
+	user := `{"parts":[{"text":"` + q + `"}],"role":"user"}`
+	res1, srv1 := r21Unary(t, "real_pyd_google_prompted_output_with_tools_1", request(msg(llmrelayv1.Role_ROLE_USER, text(q))))
+	r21SameRequest(t, srv1, "/v1beta/models/gemini-2.5-pro:generateContent", body("["+user+"]"))
+	sig1, _ := r21RecordedCandidate(t, "real_pyd_google_prompted_output_with_tools_1")["content"].(map[string]any)["parts"].([]any)[0].(map[string]any)["thoughtSignature"].(string)
+	if len(sig1) != 3436 || !strings.HasPrefix(sig1, "Co4UAXLI2nzudxgaUXrU") || !strings.HasSuffix(sig1, "uXuPQrkMr4luI") {
+		t.Fatalf("recorded signature %q", sig1)
+	}
+	parts := res1.Message.GetParts()
+	if len(parts) != 1 || parts[0].GetToolCall() == nil {
+		t.Fatalf("turn 1 parts %v", parts)
+	}
+	call := parts[0].GetToolCall()
+	if call.GetName() != "get_user_country" || call.GetArguments() != "{}" || call.GetSignature() != sig1 || call.GetCallId() == "" {
+		t.Errorf("turn 1 call %v", call)
+	}
+	r21Meta(t, res1.Meta, "UFl8acntH6jpz7IPpK3MoAE", "gemini-2.5-pro", "STOP", llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+		&llmrelayv1.Usage{InputTokens: 125, OutputTokens: 658, TotalTokens: 783, ReasoningTokens: 646})
+	if got := r21Ext(t, res1.Meta, extFinishMessage); got != `"Model generated function call(s)."` {
+		t.Errorf("finish message %s", got)
+	}
+
+	res2, srv2 := r21Unary(t, "real_pyd_google_prompted_output_with_tools_2", request(msg(llmrelayv1.Role_ROLE_USER, text(q)),
+		res1.Message, msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(call.GetCallId(), "Mexico"))))
+	r21SameRequest(t, srv2, "/v1beta/models/gemini-2.5-pro:generateContent", body("["+user+
+		`,{"parts":[{"functionCall":{"args":{},"name":"get_user_country"},"thoughtSignature":"`+sig1+`"}],"role":"model"},`+
+		`{"parts":[{"functionResponse":{"name":"get_user_country","response":{"result":"Mexico"}}}],"role":"user"}]`))
+	sig2, _ := r21RecordedCandidate(t, "real_pyd_google_prompted_output_with_tools_2")["content"].(map[string]any)["parts"].([]any)[0].(map[string]any)["thoughtSignature"].(string)
+	if len(sig2) != 988 || !strings.HasPrefix(sig2, "CuAFAXLI2nzl76CfdYfK") {
+		t.Fatalf("recorded signature %q", sig2)
+	}
+	want2 := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("```json\n{\n  \"city\": \"Mexico City\",\n  \"country\": \"Mexico\"\n}\n```"), reasoningPart(&llmrelayv1.Reasoning{Signature: sig2}))
+	if !proto.Equal(res2.Message, want2) {
+		t.Errorf("turn 2 message\n got %v\nwant %v", res2.Message, want2)
+	}
+	r21Meta(t, res2.Meta, "U1l8aZibC76Hz7IP_KaW6Qg", "gemini-2.5-pro", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 156, OutputTokens: 203, TotalTokens: 359, ReasoningTokens: 178})
 }
