@@ -25,7 +25,8 @@ func init() {
 		"real_pyd_google_search", "real_pyd_google_builtin_tools_with_other_tools",
 		"real_pyd_google_model_maps_tool_with_location", "real_pyd_google_model_thinking_config",
 		"real_pyd_google_model_stream", "real_pyd_google_model_structured_output_1",
-		"real_pyd_google_model_structured_output_2", "real_pyd_google_prompted_output_with_tools_1", "real_pyd_google_prompted_output_with_tools_2")
+		"real_pyd_google_model_structured_output_2", "real_pyd_google_prompted_output_with_tools_1", "real_pyd_google_prompted_output_with_tools_2",
+		"real_pyd_google_model_top_p")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -1056,4 +1057,29 @@ func TestRound21dPromptedOutputWithTool(t *testing.T) {
 	}
 	r21Meta(t, res2.Meta, "U1l8aZibC76Hz7IP_KaW6Qg", "gemini-2.5-pro", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
 		&llmrelayv1.Usage{InputTokens: 156, OutputTokens: 203, TotalTokens: 359, ReasoningTokens: 178})
+}
+
+// TestRound21dTopP: gemini-2.5-flash (January 2026), unary, top_p 0.5 with
+// a system prompt: one text part, STOP; 15 prompt (TEXT) + 8 candidates +
+// 16 thought tokens, 39 total. The request is the recorded one (topP in
+// generationConfig).
+func TestRound21dTopP(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_google_model_top_p"
+	req := r21User("gemini-2.5-flash", "You are a helpful chatbot.", msg(llmrelayv1.Role_ROLE_USER, text("What is the capital of France?")))
+	half := 0.5
+	req.Options = &llmrelayv1.GenerationOptions{TopP: &half}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]}}`}
+	res, srv := r21Unary(t, name, req)
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("The capital of France is **Paris**.")); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	r21Meta(t, res.Meta, "cTZ8aai3B5-pqtsPhovV6QM", "gemini-2.5-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 15, OutputTokens: 24, TotalTokens: 39, ReasoningTokens: 16})
+	if len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("warnings %q", res.Meta.GetWarnings())
+	}
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-flash:generateContent",
+		`{"contents":[{"parts":[{"text":"What is the capital of France?"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"],"topP":0.5},`+
+			`"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]}}`)
 }
