@@ -26,7 +26,7 @@ func init() {
 		"real_pyd_google_model_maps_tool_with_location", "real_pyd_google_model_thinking_config",
 		"real_pyd_google_model_stream", "real_pyd_google_model_structured_output_1",
 		"real_pyd_google_model_structured_output_2", "real_pyd_google_prompted_output_with_tools_1", "real_pyd_google_prompted_output_with_tools_2",
-		"real_pyd_google_model_top_p")
+		"real_pyd_google_model_top_p", "real_pyd_google_native_output_multiple")
 }
 
 // r21dCrossing is pydantic-ai's thinking-part request: a system prompt, the
@@ -1082,4 +1082,39 @@ func TestRound21dTopP(t *testing.T) {
 	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-flash:generateContent",
 		`{"contents":[{"parts":[{"text":"What is the capital of France?"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"],"topP":0.5},`+
 			`"systemInstruction":{"parts":[{"text":"You are a helpful chatbot."}]}}`)
+}
+
+// TestRound21dNativeOutputUnion: gemini-2.0-flash (January 2026), unary,
+// pydantic-ai's native output for a union of two shapes (anyOf of
+// CityLocation and CountryLanguage under "result", each tagged by a
+// one-value enum) sent as responseJsonSchema with the JSON MIME type: the
+// model picked CountryLanguage, pretty-printed in one text part; STOP,
+// avgLogprobs kept; 9 prompt + 46 candidates (both TEXT), 55 total. The
+// request is the recorded one.
+func TestRound21dNativeOutputUnion(t *testing.T) {
+	t.Parallel()
+	const (
+		name   = "real_pyd_google_native_output_multiple"
+		schema = `{"additionalProperties":false,"properties":{"result":{"anyOf":[{"additionalProperties":false,"properties":{"data":{"properties":{"city":{"type":"string"},"country":{"type":"string"}},"required":["city","country"],"type":"object"},"kind":{"enum":["CityLocation"],"type":"string"}},"required":["kind","data"],"type":"object"},{"additionalProperties":false,"properties":{"data":{"properties":{"country":{"type":"string"},"language":{"type":"string"}},"required":["country","language"],"type":"object"},"kind":{"enum":["CountryLanguage"],"type":"string"}},"required":["kind","data"],"type":"object"}]}},"required":["result"],"type":"object"}`
+	)
+	req := r21User("gemini-2.0-flash", "", msg(llmrelayv1.Role_ROLE_USER, text("What is the primarily language spoken in Mexico?")))
+	req.Options = &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, Schema: schema}}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]}}`}
+	res, srv := r21Unary(t, name, req)
+	const answer = "{\n  \"result\": {\n    \"kind\": \"CountryLanguage\",\n    \"data\": {\n      \"country\": \"Mexico\",\n      \"language\": \"Spanish\"\n    }\n  }\n}"
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text(answer)); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	r21Meta(t, res.Meta, "nDR8aZf9HdWiqtsPsb65mQI", "gemini-2.0-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 9, OutputTokens: 46, TotalTokens: 55})
+	var avg float64
+	if err := json.Unmarshal([]byte(r21Ext(t, res.Meta, extAvgLogprobs)), &avg); err != nil || avg != -5.418194822319176e-05 {
+		t.Errorf("avgLogprobs %s", r21Ext(t, res.Meta, extAvgLogprobs))
+	}
+	if len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("warnings %q", res.Meta.GetWarnings())
+	}
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.0-flash:generateContent",
+		`{"contents":[{"parts":[{"text":"What is the primarily language spoken in Mexico?"}],"role":"user"}],"generationConfig":{"responseJsonSchema":`+schema+
+			`,"responseMimeType":"application/json","responseModalities":["TEXT"]}}`)
 }
