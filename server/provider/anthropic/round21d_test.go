@@ -1385,3 +1385,59 @@ func TestRound21dToolExamples(t *testing.T) {
 	})
 	providertest.Golden(t, "testdata/real_pyd_anthropic_tool_examples_2.golden", renderResult(t, res2))
 }
+
+// TestRound21dMemoryTool: claude-sonnet-4-5-20250929 (March 2026), unary,
+// Anthropic's memory tool (memory_20250818, a tool the client runs: sent
+// through extra_body, the contract having no typed tools), two requests.
+// Turn 1: a text, then a memory call {"command": "view", "path":
+// "/memories"}: a plain tool_use the caller answers like any other;
+// context_management with no applied edits (nothing to keep); tool_use;
+// 1577 in, 86 out. Turn 2, after "The user lives in Mexico City.": the
+// answer opening with two line breaks, kept; end_turn; 1679 in, 16 out.
+// Each request is the recorded one but for "is_error": false.
+func TestRound21dMemoryTool(t *testing.T) {
+	t.Parallel()
+	const q = "Where do I live?"
+	req := func(more ...*llmrelayv1.Message) *provider.Request {
+		r := r21Request("claude-sonnet-4-5", q, 4096, 0)
+		r.Messages = append(r.Messages, more...)
+		r.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tool_choice":{"type":"auto"},"tools":[{"name":"memory","type":"memory_20250818"}]}`}
+		return r
+	}
+	const body = `{"max_tokens":4096,"messages":%s,"model":"claude-sonnet-4-5","tool_choice":{"type":"auto"},"tools":[{"name":"memory","type":"memory_20250818"}]}`
+	user := `{"content":[{"text":"` + q + `","type":"text"}],"role":"user"}`
+	const text1 = "I'll check my memory to see if I have information about where you live."
+
+	srv1 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_memory_tool_1.http")
+	res1, err := newTestProvider(t, srv1.URL).Generate(context.Background(), req())
+	if err != nil {
+		t.Fatalf("Generate 1: %v", err)
+	}
+	checkLLMWant(t, "turn 1", res1.Message, res1.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text(text1), toolCallValid("toolu_01YC8RhZeDTZRbb8n1gUFTmb", "memory", `{"command":"view","path":"/memories"}`)},
+		responseID: "msg_01QAHQ47smZ47jGdCgd1rjE1", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:    usageOf(1577, 86, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r20SameFields(t, srv1.Last(t).Body, fmt.Sprintf(body, "["+user+"]"))
+	providertest.Golden(t, "testdata/real_pyd_anthropic_memory_tool_1.golden", renderResult(t, res1))
+
+	srv2 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_memory_tool_2.http")
+	res2, err := newTestProvider(t, srv2.URL).Generate(context.Background(), req(res1.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01YC8RhZeDTZRbb8n1gUFTmb", "The user lives in Mexico City.", false))))
+	if err != nil {
+		t.Fatalf("Generate 2: %v", err)
+	}
+	r20SameFields(t, srv2.Last(t).Body, fmt.Sprintf(body, "["+user+`,{"content":[{"text":"`+text1+`","type":"text"},`+
+		`{"id":"toolu_01YC8RhZeDTZRbb8n1gUFTmb","input":{"command":"view","path":"/memories"},"name":"memory","type":"tool_use"}],"role":"assistant"},`+
+		`{"content":[{"content":"The user lives in Mexico City.","tool_use_id":"toolu_01YC8RhZeDTZRbb8n1gUFTmb","type":"tool_result"}],"role":"user"}]`))
+	checkLLMWant(t, "turn 2", res2.Message, res2.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("\n\nAccording to my memory, you live in **Mexico City**.")},
+		responseID: "msg_01Ebk1VHiZxdtUojFrcDJGxX", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(1679, 16, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	providertest.Golden(t, "testdata/real_pyd_anthropic_memory_tool_2.golden", renderResult(t, res2))
+}
