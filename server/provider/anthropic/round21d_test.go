@@ -1441,3 +1441,92 @@ func TestRound21dMemoryTool(t *testing.T) {
 	})
 	providertest.Golden(t, "testdata/real_pyd_anthropic_memory_tool_2.golden", renderResult(t, res2))
 }
+
+// TestRound21dAdvisorReplay: claude-sonnet-5 (2026), unary, the advisor
+// tool backed by claude-opus-4-8, two requests. Turn 1: a thinking block
+// with empty text and a signature, a text ("Task: answer …"), the
+// server_tool_use advisor and its advisor_tool_result (an advisor_result
+// whose text is the advice, stop_reason end_turn), then "2 + 2 = 4.".
+// usage: 2417 in and 133 out, the two message iterations (1128 + 1289,
+// 121 + 12), the advisor's iteration (claude-opus-4-8, 2529 in, 38 out)
+// kept in usage_details; 55 thinking tokens; server_tool_use zeros. Two
+// text parts (the server blocks between them), two warnings.
+//
+// Turn 2 sends the answer back with "And what is that plus one?".
+// pydantic-ai replayed the whole turn, server blocks included; ours sends
+// the thinking block (empty text, its signature) and the two texts, the
+// advisor blocks having been dropped with their warnings, the rest as
+// recorded. The answer: "2 + 2 + 1 = 5.", one message iteration, 1311 in,
+// 16 out, thinking_tokens 0.
+func TestRound21dAdvisorReplay(t *testing.T) {
+	t.Parallel()
+	const (
+		tools = `[{"max_tokens":1024,"model":"claude-opus-4-8","name":"advisor","type":"advisor_20260301"}]`
+		q1    = "What's 2+2? Consult your advisor first."
+		q2    = "And what is that plus one?"
+		task  = `Task: answer "What's 2+2?" -- trivial arithmetic; initial read is that the answer is simply 4.`
+	)
+	req := func(more ...*llmrelayv1.Message) *provider.Request {
+		r := r21Request("claude-sonnet-5", q1, 4096, 0)
+		r.Messages = append(r.Messages, more...)
+		r.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tools":` + tools + `}`}
+		return r
+	}
+	user := `{"content":[{"text":` + r21dQuote(t, q1) + `,"type":"text"}],"role":"user"}`
+
+	srv1 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_advisor_tool_message_replay_1.http")
+	res1, err := newTestProvider(t, srv1.URL).Generate(context.Background(), req())
+	if err != nil {
+		t.Fatalf("Generate 1: %v", err)
+	}
+	body := r19bBody(t, "real_pyd_anthropic_advisor_tool_message_replay_1")
+	th := r19bBlock(t, body, 0)
+	sig, _ := th["signature"].(string)
+	if th["thinking"] != "" || !strings.HasPrefix(sig, "EooDCokBCA8YAipArdh/") {
+		t.Fatalf("recorded thinking %v", th)
+	}
+	if c, _ := r19bBlock(t, body, 3)["content"].(map[string]any); c["type"] != "advisor_result" || !strings.HasPrefix(c["text"].(string), "4.\n\nThe answer is 4.") {
+		t.Fatalf("recorded advisor result %v", c)
+	}
+	checkLLMWant(t, "turn 1", res1.Message, res1.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{reasoningPart(&llmrelayv1.Reasoning{Signature: sig}), text(task), text("2 + 2 = 4.")},
+		responseID: "msg_011CdD8mgfyYuTXcsUEmsshh", model: "claude-sonnet-5",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(2417, 133, 0, 0, 55),
+		extended: map[string]string{"service_tier": `"standard"`},
+		warnings: []string{
+			`content[2]: content block type "server_tool_use" (tool "advisor", id srvtoolu_012xj8SM7Gg8HKKmpPDuKHvs: a tool the provider ran itself) not supported; ignored`,
+			`content[3]: content block type "advisor_tool_result" (result of srvtoolu_012xj8SM7Gg8HKKmpPDuKHvs, a tool the provider ran itself) not supported; ignored`,
+		},
+	})
+	details, _ := res1.Meta.GetExtended().AsMap()[provider.ExtUsageDetails].(map[string]any)
+	its, _ := details["iterations"].([]any)
+	if details["inference_geo"] != "global" || len(its) != 3 || its[1].(map[string]any)["model"] != "claude-opus-4-8" ||
+		its[1].(map[string]any)["input_tokens"] != float64(2529) || its[1].(map[string]any)["output_tokens"] != float64(38) {
+		t.Errorf("usage details %v", details)
+	}
+	r20SameFields(t, srv1.Last(t).Body, `{"max_tokens":4096,"messages":[`+user+`],"model":"claude-sonnet-5","tools":`+tools+`}`)
+	providertest.Golden(t, "testdata/real_pyd_anthropic_advisor_tool_message_replay_1.golden", renderResult(t, res1))
+
+	srv2 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_advisor_tool_message_replay_2.http")
+	res2, err := newTestProvider(t, srv2.URL).Generate(context.Background(), req(res1.Message, msgOf(llmrelayv1.Role_ROLE_USER, text(q2))))
+	if err != nil {
+		t.Fatalf("Generate 2: %v", err)
+	}
+	r20SameFields(t, srv2.Last(t).Body, `{"max_tokens":4096,"messages":[`+user+`,{"content":[{"signature":"`+sig+`","thinking":"","type":"thinking"},`+
+		`{"text":`+r21dQuote(t, task)+`,"type":"text"},{"text":"2 + 2 = 4.","type":"text"}],"role":"assistant"},`+
+		`{"content":[{"text":"`+q2+`","type":"text"}],"role":"user"}],"model":"claude-sonnet-5","tools":`+tools+`}`)
+	checkLLMWant(t, "turn 2", res2.Message, res2.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("2 + 2 + 1 = 5.")},
+		responseID: "msg_011CdD8n4mGArzCeXbsaLqEc", model: "claude-sonnet-5",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(1311, 16, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	details2, _ := res2.Meta.GetExtended().AsMap()[provider.ExtUsageDetails].(map[string]any)
+	if its2, _ := details2["iterations"].([]any); details2["inference_geo"] != "global" || len(its2) != 1 ||
+		its2[0].(map[string]any)["input_tokens"] != float64(1311) || its2[0].(map[string]any)["output_tokens"] != float64(16) {
+		t.Errorf("turn 2 usage details %v", details2)
+	}
+	providertest.Golden(t, "testdata/real_pyd_anthropic_advisor_tool_message_replay_2.golden", renderResult(t, res2))
+}
