@@ -183,9 +183,9 @@ const r21dMCPServers = `[{"authorization_token":"<redacted>","name":"test-server
 // thinking, the two MCP blocks (renamed: name mcp_server, server_name
 // mcp_call) and the text; ours has the thinking and the text only (the
 // contract has no place for a server-run call, so the MCP blocks were
-// dropped with a warning): the API does not need them back, the thinking
-// block's signature travels with the text. Everything else is the
-// recorded request. The answer: a signed thinking block and text, 5962
+// dropped with a warning); the recording shows the API taking
+// pydantic-ai's fuller turn, not ours. Everything else is the recorded
+// request. The answer: a signed thinking block and text, 5962
 // in, 296 out, no server_tool_use object at all.
 func TestRound21dMCPServers(t *testing.T) {
 	t.Parallel()
