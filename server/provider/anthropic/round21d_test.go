@@ -3,6 +3,7 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -1529,4 +1530,51 @@ func TestRound21dAdvisorReplay(t *testing.T) {
 		t.Errorf("turn 2 usage details %v", details2)
 	}
 	providertest.Golden(t, "testdata/real_pyd_anthropic_advisor_tool_message_replay_2.golden", renderResult(t, res2))
+}
+
+// TestRound21dContainerAsObjectRefused: claude-sonnet-4-5 (April 2026),
+// the second request of pydantic-ai's container-setting cassette: the
+// container named as an object ({"id": "container_…"}) beside
+// code_execution_20250522, which the API refused with a 400
+// invalid_request_error "container: Input should be a valid string", its
+// request id only in the body (no request-id header recorded). Both
+// Generate and Stream report it as an invalid request with the body's
+// request id. Ours sends the recorded request (the container through
+// extra_body as pydantic-ai sent it) but for the system prompt as a
+// string instead of one text block (the same to the API).
+func TestRound21dContainerAsObjectRefused(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_container_setting_explicit_dict_form_live_2"
+	for _, streaming := range []bool{false, true} {
+		srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+		req := r21Request("claude-sonnet-4-5", "And what about 4 * 12390?", 4096, 0)
+		req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Always use the code execution tool for math."))}, req.Messages...)
+		req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"container":{"id":"container_011CaLKZmKLkhAjfCGCJFBVS"},"tool_choice":{"type":"auto"},` +
+			`"tools":[{"name":"code_execution","type":"code_execution_20250522"}]}`}
+		p := newTestProvider(t, srv.URL)
+		var err error
+		if streaming {
+			var s provider.Stream
+			s, err = p.Stream(context.Background(), req)
+			if s != nil {
+				t.Fatal("Stream returned a stream with an error status")
+			}
+		} else {
+			_, err = p.Generate(context.Background(), req)
+		}
+		var pe *provider.Error
+		if !errors.As(err, &pe) {
+			t.Fatalf("stream=%v: error %T %v is not a *provider.Error", streaming, err, err)
+		}
+		if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 400 || pe.Code != "invalid_request_error" || pe.RequestID != "req_011CaLKaWmWgKXmnFr89FWBM" ||
+			pe.Message != "container: Input should be a valid string" || pe.RetryAfter != 0 {
+			t.Errorf("stream=%v: got kind=%v status=%d code=%q rid=%q msg=%q retry=%v", streaming, pe.Kind, pe.HTTPStatus, pe.Code, pe.RequestID, pe.Message, pe.RetryAfter)
+		}
+		recorded := `{"container":{"id":"container_011CaLKZmKLkhAjfCGCJFBVS"},"max_tokens":4096,"messages":[{"content":[{"text":"And what about 4 * 12390?","type":"text"}],"role":"user"}],` +
+			`"model":"claude-sonnet-4-5","system":"Always use the code execution tool for math.","tool_choice":{"type":"auto"},"tools":[{"name":"code_execution","type":"code_execution_20250522"}]}`
+		if streaming {
+			recorded = strings.Replace(recorded, `"model"`, `"stream":true,"model"`, 1)
+		}
+		r20SameFields(t, srv.Last(t).Body, recorded)
+	}
 }
