@@ -1578,3 +1578,40 @@ func TestRound21dContainerAsObjectRefused(t *testing.T) {
 		r20SameFields(t, srv.Last(t).Body, recorded)
 	}
 }
+
+// TestRound21dHaikuCodeExecutionStream: claude-haiku-4-5-20251001 (April
+// 2026), streamed, code_execution_20260120 with tool_choice any (both
+// through extra_body): the answer opens with the server_tool_use
+// bash_code_execution (its command in eight input_json_delta pieces, the
+// first empty, an escaped quote split across two, a ping inside), its
+// bash_code_execution_tool_result (stdout "4\n"), then one text block
+// ("The result is **4**. \n\n2 + 2 = 4 ✓"). message_start has stop_details
+// null and inference_geo "not_available"; message_delta raises
+// input_tokens 2347 → 4765, 78 out, server_tool_use zeros, and names the
+// container (kept in meta.extended). One text part, two warnings, no
+// tool-call events. The request is the recorded one.
+func TestRound21dHaikuCodeExecutionStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_code_execution_tool_haiku_4_5_support"
+	req := r21Request("claude-haiku-4-5-20251001", "Use code execution to print 2 + 2.", 4096, 0)
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tool_choice":{"type":"any"},"tools":[{"name":"code_execution","type":"code_execution_20260120"}]}`}
+	evs, f, srv := r21Stream(t, name, req)
+	checkLLMWant(t, name, f.message, f.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("The result is **4**. \n\n2 + 2 = 4 ✓")},
+		responseID: "msg_013MHZsYySGJZbcwL2xJvWku", model: "claude-haiku-4-5-20251001",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(4765, 78, 0, 0, 0),
+		extended: map[string]string{
+			"container":              `{"expires_at":"2026-04-24T11:13:13.798784Z","id":"container_011CaNRDYzaGZf7MqisNEVxQ"}`,
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
+		},
+		warnings: []string{`"server_tool_use" (tool "bash_code_execution", id srvtoolu_01RHXY75CdGPJv7pqcpC8kcG`,
+			`"bash_code_execution_tool_result" (result of srvtoolu_01RHXY75CdGPJv7pqcpC8kcG`},
+	})
+	if n := countKind(evs, provider.EventToolCall) + countKind(evs, provider.EventToolCallEnd) + countKind(evs, provider.EventToolCallCut); n != 0 {
+		t.Errorf("%d tool-call events, want none (the API ran the code)", n)
+	}
+	r20SameFields(t, srv.Last(t).Body, `{"max_tokens":4096,"messages":[{"content":[{"text":"Use code execution to print 2 + 2.","type":"text"}],"role":"user"}],`+
+		`"model":"claude-haiku-4-5-20251001","stream":true,"tool_choice":{"type":"any"},"tools":[{"name":"code_execution","type":"code_execution_20260120"}]}`)
+}
