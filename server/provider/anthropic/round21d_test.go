@@ -779,7 +779,8 @@ const r21dHumanBody = `{"max_tokens":50000,"messages":%s,"model":"claude-sonnet-
 
 // TestRound21dThinkingToolRetry: claude-sonnet-4-20250514 (2025), unary,
 // thinking at budget 10000 with an output tool, two turns of pydantic-ai's
-// extended-thinking cassette (its third and fourth interactions).
+// extended-thinking cassette (its third and fourth interactions, _3 and
+// _4 beside an earlier round's _2).
 //
 // Turn 1: asked to "Create a person" without a name or age, the model
 // thinks (a signed block) and asks for them in text: end_turn, 426 in,
@@ -794,12 +795,12 @@ const r21dHumanBody = `{"max_tokens":50000,"messages":%s,"model":"claude-sonnet-
 func TestRound21dThinkingToolRetry(t *testing.T) {
 	t.Parallel()
 	const feedback = "Validation feedback:\nPlain text responses are not permitted, please include your response in a tool call\n\nFix the errors and try again."
-	srv1 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_extended_thinking_with_tool_use_1.http")
+	srv1 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_extended_thinking_with_tool_use_3.http")
 	res1, err := newTestProvider(t, srv1.URL).Generate(context.Background(), r21dHumanRequest())
 	if err != nil {
 		t.Fatalf("Generate 1: %v", err)
 	}
-	th1 := r19bBlock(t, r19bBody(t, "real_pyd_anthropic_extended_thinking_with_tool_use_1"), 0)
+	th1 := r19bBlock(t, r19bBody(t, "real_pyd_anthropic_extended_thinking_with_tool_use_3"), 0)
 	sig1 := th1["signature"].(string)
 	if len(sig1) != 844 || !strings.HasPrefix(sig1, "EvMECkYIBhgCKkDpAEPm") || !strings.HasSuffix(sig1, "uVszaQcfjty22WqJSNQ8zKSArKnCUBZ9mLD+cH5G//4btek1GNH0HQgfCyRGAE=") {
 		t.Fatalf("recorded signature %q", sig1)
@@ -820,16 +821,16 @@ func TestRound21dThinkingToolRetry(t *testing.T) {
 	})
 	user := `{"content":[{"text":"Create a person","type":"text"}],"role":"user"}`
 	r20SameFields(t, srv1.Last(t).Body, fmt.Sprintf(r21dHumanBody, "["+user+"]"))
-	providertest.Golden(t, "testdata/real_pyd_anthropic_extended_thinking_with_tool_use_1.golden", renderResult(t, res1))
+	providertest.Golden(t, "testdata/real_pyd_anthropic_extended_thinking_with_tool_use_3.golden", renderResult(t, res1))
 
-	srv2 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_extended_thinking_with_tool_use_2.http")
+	srv2 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_extended_thinking_with_tool_use_4.http")
 	res2, err := newTestProvider(t, srv2.URL).Generate(context.Background(), r21dHumanRequest(res1.Message, msgOf(llmrelayv1.Role_ROLE_USER, text(feedback))))
 	if err != nil {
 		t.Fatalf("Generate 2: %v", err)
 	}
 	sentTurn := `{"content":[{"signature":` + r21dQuote(t, sig1) + `,"thinking":` + r21dQuote(t, thinking1) + `,"type":"thinking"},{"text":` + r21dQuote(t, answer1) + `,"type":"text"}],"role":"assistant"}`
 	r20SameFields(t, srv2.Last(t).Body, fmt.Sprintf(r21dHumanBody, "["+user+","+sentTurn+`,{"content":[{"text":`+r21dQuote(t, feedback)+`,"type":"text"}],"role":"user"}]`))
-	th2 := r19bBlock(t, r19bBody(t, "real_pyd_anthropic_extended_thinking_with_tool_use_2"), 0)
+	th2 := r19bBlock(t, r19bBody(t, "real_pyd_anthropic_extended_thinking_with_tool_use_4"), 0)
 	sig2, thinking2 := th2["signature"].(string), th2["thinking"].(string)
 	if len(sig2) != 2888 || !strings.HasPrefix(sig2, "EvEQCkYIBhgCKkAl6iRi") || !strings.HasSuffix(sig2, "bo5josbhyqz07xgB") ||
 		!strings.HasPrefix(thinking2, "The user wants me to create a person, but I need a name and age. However, the validation feedback indicates that I must use a tool call") ||
@@ -846,7 +847,7 @@ func TestRound21dThinkingToolRetry(t *testing.T) {
 		usage:    usageOf(525, 500, 0, 0, 0),
 		extended: map[string]string{"service_tier": `"standard"`},
 	})
-	providertest.Golden(t, "testdata/real_pyd_anthropic_extended_thinking_with_tool_use_2.golden", renderResult(t, res2))
+	providertest.Golden(t, "testdata/real_pyd_anthropic_extended_thinking_with_tool_use_4.golden", renderResult(t, res2))
 }
 
 // r21dCapitalRequest is pydantic-ai's mixed-strict request: the system
@@ -1016,8 +1017,10 @@ func TestRound21dCacheMessages(t *testing.T) {
 }
 
 // TestRound21dToolWithThinking: claude-sonnet-4-20250514 (2026), unary,
-// thinking at budget 3000 with a tool of no parameters, two requests.
-// Turn 1: a signed thinking block, a text ("I'll help you find the largest
+// thinking at budget 3000 with a tool of no parameters, two requests
+// (turn 1 replays real_pyd_anthropic_tool_with_thinking_1, an earlier
+// round's transcription of the same first interaction; its golden is that
+// round's). Turn 1: a signed thinking block, a text ("I'll help you find the largest
 // city in your country. …") and the get_user_country call; tool_use; 398
 // in, 155 out; inference_geo "not_available", the cache_creation split all
 // zeros. Turn 2: the three blocks sent back in order, then the result
@@ -1044,7 +1047,13 @@ func TestRound21dToolWithThinking(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Generate 1: %v", err)
 	}
-	th := r19bBlock(t, r19bBody(t, "real_pyd_anthropic_tool_with_thinking_1"), 0)
+	var body1 struct {
+		Content []map[string]any `json:"content"`
+	}
+	if err := json.Unmarshal(providertest.Load(t, "testdata/real_pyd_anthropic_tool_with_thinking_1.http").Body, &body1); err != nil || len(body1.Content) != 3 {
+		t.Fatalf("recorded body: %v", err)
+	}
+	th := body1.Content[0]
 	sig, thinking := th["signature"].(string), th["thinking"].(string)
 	if len(sig) != 736 || !strings.HasPrefix(sig, "EqEECkYICxgCKkAo3UA4") || !strings.HasSuffix(sig, "ze9H9oDR9WtGspFUsKYkAHvHeBlXKVa+SkcXhw9EK5/JwYAQ==") ||
 		thinking != "The user is asking about the largest city in \"the user country\". To answer this question, I first need to determine what country the user is from. "+
@@ -1065,7 +1074,6 @@ func TestRound21dToolWithThinking(t *testing.T) {
 		extended: map[string]string{provider.ExtUsageDetails: `{"inference_geo":"not_available"}`, "service_tier": `"standard"`},
 	})
 	r20SameFields(t, srv1.Last(t).Body, fmt.Sprintf(body, "["+user+"]"))
-	providertest.Golden(t, "testdata/real_pyd_anthropic_tool_with_thinking_1.golden", renderResult(t, res1))
 
 	srv2 := providertest.ReplayFile(t, "testdata/real_pyd_anthropic_tool_with_thinking_2.http")
 	res2, err := newTestProvider(t, srv2.URL).Generate(context.Background(), req(res1.Message,
