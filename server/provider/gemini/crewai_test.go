@@ -219,7 +219,7 @@ func TestCrewStrictToolWarns(t *testing.T) {
 	if len(f.calls) != 2 {
 		t.Errorf("calls %v, want 2", f.calls)
 	}
-	want := "tools[0] (get_current_temperature): strict is not supported by Gemini; the schema is sent, not enforced"
+	want := "tools[0] (get_current_temperature): strict is not supported by gemini-2.0-flash; the schema is sent, not enforced"
 	if w := f.meta.GetWarnings(); len(w) != 1 || w[0] != want {
 		t.Errorf("warnings %q, want [%q]", w, want)
 	}

@@ -172,17 +172,28 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 		out.SystemInstruction = nil
 	}
 
+	// strict: a tool asked for strict schema adherence, which Gemini 2.5
+	// and later give the whole request in VALIDATED function calling mode
+	// (set below unless the tool choice holds the calls already).
+	strict := false
 	if len(req.Tools) > 0 {
 		decls := make([]functionDeclaration, 0, len(req.Tools))
+		validated := parseGemini(req.Model).takesValidated()
 		for i, t := range req.Tools {
 			if t.GetName() == "" {
 				return nil, nil, invalidField(fmt.Sprintf("tools[%d].name", i), "the tool has no name")
 			}
 			d := functionDeclaration{Name: t.GetName(), Description: t.GetDescription()}
 			if t.GetStrict() {
-				// A function declaration has no strict flag: the schema goes
-				// out and the model is asked, not held, to follow it.
-				warn("tools[%d] (%s): strict is not supported by Gemini; the schema is sent, not enforced", i, t.GetName())
+				if validated {
+					strict = true
+				} else {
+					// A function declaration has no strict flag, and no
+					// recording shows this model taking VALIDATED mode: the
+					// schema goes out and the model is asked, not held, to
+					// follow it.
+					warn("tools[%d] (%s): strict is not supported by %s; the schema is sent, not enforced", i, t.GetName(), req.Model)
+				}
 			}
 			if t.GetParameters() != "" {
 				raw, err := provider.SchemaJSON(t.GetParameters())
@@ -213,6 +224,13 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 				Mode: "ANY", AllowedFunctionNames: []string{c.FunctionName},
 			}}
 		}
+	}
+	if strict && (out.ToolConfig == nil || out.ToolConfig.FunctionCallingConfig.Mode == "AUTO") {
+		// VALIDATED: calls or text, as AUTO, each call held to its schema
+		// (pydantic-ai's recording, gemini-2.5-flash: the API took it for a
+		// three-turn tool loop). ANY already holds every call to its
+		// schema, and NONE makes no call.
+		out.ToolConfig = &toolConfig{FunctionCallingConfig: functionCallingConfig{Mode: "VALIDATED"}}
 	}
 
 	gemOpts := req.ProviderOptions.GetGemini()

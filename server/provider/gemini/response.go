@@ -288,7 +288,8 @@ type answer struct {
 	// a following thought part continues.
 	openThought bool
 	warnedID    bool
-	// warnedKinds: the part kinds already reported as not supported.
+	// warnedKinds: the part kinds (and built-in tool calls) already
+	// reported as not supported.
 	warnedKinds []string
 	// pending is the call whose arguments are being streamed, if any.
 	pending *streamedCall
@@ -359,10 +360,16 @@ func (a *answer) convert(out []item, parts []respPart, final bool, warn func(str
 		}
 		if kind := unsupportedPartKind(&pt); kind != "" && pt.FunctionCall == nil {
 			// Never dropped silently: reported once per kind and answer
-			// (Gemini's code execution sends several such parts).
-			if !slices.Contains(a.warnedKinds, kind) {
-				a.warnedKinds = append(a.warnedKinds, kind)
-				warn(fmt.Sprintf("response part of type %q not supported; ignored", kind))
+			// (Gemini's code execution sends several such parts); a
+			// built-in tool's call or result once per tool call, named.
+			key, msg := kind, fmt.Sprintf("response part of type %q not supported; ignored", kind)
+			if st := serverToolPart(&pt); st != "" {
+				key = kind + " " + st
+				msg = fmt.Sprintf("response part of type %q (%s: a tool the provider ran itself) not supported; ignored", kind, st)
+			}
+			if !slices.Contains(a.warnedKinds, key) {
+				a.warnedKinds = append(a.warnedKinds, key)
+				warn(msg)
 			}
 			if (pt.Text == nil || *pt.Text == "") && pt.ThoughtSignature == "" {
 				continue

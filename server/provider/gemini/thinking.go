@@ -115,6 +115,13 @@ func parseVersion(t string) (int, int) {
 // gemini-flash-lite-latest a 3.x Flash-Lite.
 func (m geminiModel) gemini3Plus() bool { return m.gemini && (m.latest || m.major >= 3) }
 
+// takesValidated: a model whose function calling takes VALIDATED mode
+// (calls held to their schemas): Gemini 2.5 and later. Older and unknown
+// ids are not sent it.
+func (m geminiModel) takesValidated() bool {
+	return m.gemini3Plus() || (m.gemini && (m.major > 2 || (m.major == 2 && m.minor >= 5)))
+}
+
 func (m geminiModel) thinking() thinkingKind {
 	switch {
 	case !m.gemini:

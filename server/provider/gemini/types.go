@@ -194,6 +194,11 @@ type respPart struct {
 	CodeExecutionResult json.RawMessage `json:"codeExecutionResult"`
 	InlineData          json.RawMessage `json:"inlineData"`
 	FileData            json.RawMessage `json:"fileData"`
+	// ToolCall and ToolResponse are a built-in tool's invocation and
+	// result ({"toolType": "FILE_SEARCH", "id": "std8lcuv"}), which
+	// Gemini 3 sends with toolConfig.includeServerSideToolInvocations.
+	ToolCall     json.RawMessage `json:"toolCall"`
+	ToolResponse json.RawMessage `json:"toolResponse"`
 }
 
 // unsupportedPartKind names the kind of a part the adapter cannot
@@ -208,8 +213,39 @@ func unsupportedPartKind(pt *respPart) string {
 		return "inlineData"
 	case present(pt.FileData):
 		return "fileData"
+	case present(pt.ToolCall):
+		return "toolCall"
+	case present(pt.ToolResponse):
+		return "toolResponse"
 	}
 	return ""
+}
+
+// serverToolPart names a toolCall or toolResponse part's tool and id for
+// its warning ("FILE_SEARCH, id std8lcuv"); "" for other parts, or when
+// the object names neither.
+func serverToolPart(pt *respPart) string {
+	raw := pt.ToolCall
+	if !present(raw) {
+		raw = pt.ToolResponse
+	}
+	if !present(raw) {
+		return ""
+	}
+	var v struct {
+		ToolType string `json:"toolType"`
+		ID       string `json:"id"`
+	}
+	if json.Unmarshal(raw, &v) != nil || (v.ToolType == "" && v.ID == "") {
+		return ""
+	}
+	switch {
+	case v.ID == "":
+		return v.ToolType
+	case v.ToolType == "":
+		return "id " + v.ID
+	}
+	return v.ToolType + ", id " + v.ID
 }
 
 // respFunction keeps args raw: an object is re-encoded compactly with its
