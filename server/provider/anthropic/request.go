@@ -177,7 +177,7 @@ func convertMessages(in []*llmrelayv1.Message) (any, []wireMessage, []string, er
 				if !ok {
 					return nil, nil, nil, invalid(fmt.Sprintf("messages[%d].parts[%d]", i, j), "system messages may only hold text")
 				}
-				if t.Text != "" {
+				if strings.TrimSpace(t.Text) != "" {
 					systemBlocks = append(systemBlocks, contentBlockParam{Type: "text", Text: t.Text})
 				}
 			}
@@ -253,12 +253,17 @@ func convertParts(i int, m *llmrelayv1.Message) ([]contentBlockParam, []string, 
 		param := fmt.Sprintf("messages[%d].parts[%d]", i, j)
 		switch k := part.GetKind().(type) {
 		case *llmrelayv1.Part_Text:
-			if k.Text != "" {
+			// Empty and whitespace-only text says nothing, and Anthropic
+			// refuses it ("text content blocks must contain non-whitespace
+			// text") when a message has no other text: a web search
+			// answer whose only text block was "\n", sent back, wedged
+			// every later turn (LibreChat-AI/agents#124).
+			if strings.TrimSpace(k.Text) != "" {
 				blocks = append(blocks, contentBlockParam{Type: "text", Text: k.Text})
 			}
 		case *llmrelayv1.Part_Refusal:
 			// A refusal in the history is what the assistant said.
-			if k.Refusal != "" {
+			if strings.TrimSpace(k.Refusal) != "" {
 				blocks = append(blocks, contentBlockParam{Type: "text", Text: k.Refusal})
 			}
 		case *llmrelayv1.Part_Image:

@@ -74,3 +74,60 @@ func TestThinkingForTurn(t *testing.T) {
 		})
 	}
 }
+
+// TestWhitespaceTextLeftOut: Anthropic refuses a message whose text is
+// only whitespace ("messages: text content blocks must contain
+// non-whitespace text"; LibreChat-AI/agents#124 measured it: [" "] and
+// ["\n"] refused, [" ", "real"] taken). A web search answer whose only text
+// block was "\n", sent back, wedged every later turn. Whitespace-only text
+// and refusal parts, and system text, are left out; a message left with
+// nothing is not sent (its warning), and text with other characters is
+// sent as it is, white space included.
+func TestWhitespaceTextLeftOut(t *testing.T) {
+	p := newTestProvider(t, "http://unused.invalid")
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "claude-sonnet-4-5", Tools: []*llmrelayv1.Tool{weatherTool(t)},
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text(" \n")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("Weather in Paris?")),
+			msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("\n"), toolCallPart("toolu_ws1", "get_weather", `{"city":"Paris"}`)),
+			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_ws1", "18 °C", false)),
+			msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("\t ")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("  Thanks.\n")),
+		}}
+	body, _, warnings, err := p.buildRequest(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w struct {
+		System   json.RawMessage `json:"system"`
+		Messages []struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		t.Fatal(err)
+	}
+	if w.System != nil {
+		t.Errorf("system %s sent", w.System)
+	}
+	var got []string
+	for _, m := range w.Messages {
+		for _, c := range m.Content {
+			got = append(got, m.Role+":"+c.Type+":"+c.Text)
+		}
+	}
+	if want := "user:text:Weather in Paris?|assistant:tool_use:|user:tool_result:|user:text:  Thanks.\n"; strings.Join(got, "|") != want {
+		t.Errorf("blocks %q, want %q", strings.Join(got, "|"), want)
+	}
+	found := false
+	for _, s := range warnings {
+		found = found || strings.HasPrefix(s, "messages[4]: empty message not sent")
+	}
+	if !found {
+		t.Errorf("warnings %q: the whitespace-only assistant message not reported", warnings)
+	}
+}
