@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -129,5 +130,37 @@ func TestWhitespaceTextLeftOut(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("warnings %q: the whitespace-only assistant message not reported", warnings)
+	}
+}
+
+// TestPlainTextErrorEvent: a proxy in front of Anthropic (Envoy) ends a
+// stream with an error event whose data is plain text. Its text is the
+// error's message and the error is Unavailable (retried before the first
+// byte, as a reset is); it was lost to "last error event incomplete", or
+// to "decode error event" when more followed. A JSON error event cut short
+// is still a cut stream. Hand-built from the text Envoy writes.
+func TestPlainTextErrorEvent(t *testing.T) {
+	const envoy = "upstream connect error or disconnect/reset before headers. reset reason: overflow"
+	start := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01PlainTextErr\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"usage\":{\"input_tokens\":9,\"output_tokens\":1}}}\n\n"
+	for _, tc := range []struct {
+		name, body, want string
+		kind             provider.Kind
+	}{
+		{"last", start + "event: error\ndata: " + envoy + "\n\n", envoy, provider.KindUnavailable},
+		{"last, without its blank line", start + "event: error\ndata: " + envoy, envoy, provider.KindUnavailable},
+		{"followed by more", start + "event: error\ndata: " + envoy + "\n\nevent: ping\ndata: {\"type\":\"ping\"}\n\n", envoy, provider.KindUnavailable},
+		{"a JSON error event cut short", start + "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_er", "last error event incomplete", provider.KindUnknown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := streamFromBody([]byte(tc.body))
+			var err error
+			for err == nil {
+				_, err = s.Recv()
+			}
+			var pe *provider.Error
+			if !errors.As(err, &pe) || !strings.Contains(pe.Message, tc.want) || (tc.kind != provider.KindUnknown && pe.Kind != tc.kind) {
+				t.Errorf("error %v (%T), want %s containing %q", err, err, tc.kind, tc.want)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -191,6 +192,16 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		return s.blockDelta(ev)
 	}
 	if err := json.Unmarshal(data, &ev); err != nil {
+		if t := bytes.TrimSpace(data); sseType == "error" && len(t) > 0 && t[0] != '{' {
+			// An error event in plain text: what stands in front of
+			// the provider (Envoy's "upstream connect error or
+			// disconnect/reset before headers. reset reason: …") broke
+			// the stream and said why. Its text is the message (it was
+			// lost to "last error event incomplete").
+			e := eventError(&wireErrorDetail{Message: provider.Shorten(strings.ToValidUTF8(string(t), "\uFFFD"), 512)}, "", s.header)
+			e.Kind = provider.KindUnavailable
+			return e
+		}
 		// The SSE reader dispatches a last event that lacks its blank line;
 		// undecodable and followed by the end, it is a cut stream.
 		if _, nextErr := s.r.Next(); errors.Is(nextErr, io.EOF) || errors.Is(nextErr, io.ErrUnexpectedEOF) {
