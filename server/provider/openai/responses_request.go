@@ -228,27 +228,33 @@ func (p *Provider) encodeInputItems(in []*llmrelayv1.Message, reasoning, store b
 			return nil, nil, p.invalid("messages[%d]: unsupported role %s", i, m.GetRole())
 		}
 	}
-	out, dropped := dropOrphanedReasoning(out)
+	out, dropped := pairReasoning(out)
 	warnings = append(warnings, dropped...)
 	return out, warnings, nil
 }
 
-// dropOrphanedReasoning leaves out the reasoning items that nothing the
-// model produced follows: OpenAI ties a reasoning item to the output item
-// after it and refuses an input whose reasoning item lacks it ("Item
-// 'rs_…' of type 'reasoning' was provided without its required following
-// item", param input). An answer's reasoning loses its following item
-// when that item has no place in the contract: a hosted tool's call
-// (web_search_call, code_interpreter_call, image_generation_call, …: the
-// four reasoning items of testdata/real_responses_code_interpreter.http
-// come back one after the other) or an empty message. A reasoning item is
-// kept when an assistant message or a function call follows it, as
-// OpenAI's Agents SDKs keep it (openai-agents-python #3207, -js #1280
-// drop the reasoning items whose following call they dropped); one that
-// another reasoning item, a user, system or tool message, or nothing
-// follows is left out with a warning. The items it returns share in's
-// array.
-func dropOrphanedReasoning(in []respInputItem) ([]respInputItem, []string) {
+// pairReasoning sends each reasoning item only as the Responses API can
+// pair it with the output item that followed it in the answer: the API
+// refuses an input whose reasoning item lacks that item ("Item 'rs_…' of
+// type 'reasoning' was provided without its required following item",
+// param input), recognised by its id. By the item after it:
+//   - a function call (paired by call_id), or an assistant message sent
+//     by its item id (Part.item_id): sent as it is;
+//   - an assistant message without an item id (a history written by hand
+//     or by another gateway): sent without its own id when it has
+//     encrypted content, which carries it alone; left out with a warning
+//     when its id is all it has (a stored response's reference, which
+//     only resolves paired);
+//   - anything else (another reasoning item, a user, system or tool
+//     message, nothing): its following item had no place in the contract
+//     (a hosted tool's call: the four reasoning items of
+//     testdata/real_responses_code_interpreter.http come back one after
+//     the other; an empty message), so it is left out with a warning, as
+//     OpenAI's Agents SDKs leave out the reasoning items whose following
+//     call they dropped (openai-agents-python #3207, -js #1280).
+//
+// The items it returns share in's array.
+func pairReasoning(in []respInputItem) ([]respInputItem, []string) {
 	var warnings []string
 	out := in[:0]
 	for i, it := range in {
@@ -256,8 +262,18 @@ func dropOrphanedReasoning(in []respInputItem) ([]respInputItem, []string) {
 			follows := "nothing follows it"
 			if i+1 < len(in) {
 				switch next := in[i+1]; {
-				case next.Type == "function_call", next.Type == "message" && next.Role == "assistant":
+				case next.Type == "function_call":
 					follows = ""
+				case next.Type == "message" && next.Role == "assistant":
+					follows = ""
+					if it.ID != "" && next.ID == "" {
+						if it.EncryptedContent == "" {
+							warnings = append(warnings, fmt.Sprintf("reasoning item %s was not sent: the Responses API refuses a reasoning item "+
+								"sent by its id without the item that followed it in the answer, and the message after it has no item_id", it.ID))
+							continue
+						}
+						it.ID = ""
+					}
 				case next.Type == "reasoning":
 					follows = "another reasoning item follows it"
 				case next.Type == "message":
@@ -435,51 +451,11 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 		}
 	}
 	flush()
-	out, warnings = pairReasoning(out, warnings, i)
 	if len(out) == 0 {
 		empty := ""
 		out = append(out, respInputItem{Type: "message", Role: "assistant", Content: []respInputContent{{Type: "output_text", Text: &empty}}})
 	}
 	return out, warnings, nil
-}
-
-// pairReasoning keeps a reasoning item's id only where the Responses API
-// can pair it: the API refuses a reasoning item sent with its id ("Item
-// 'rs_…' of type 'reasoning' was provided without its required following
-// item") unless the item that followed it in the answer comes right after
-// it, a message by its own id (Part.item_id). Before an assistant message
-// without an item id (a history written by hand or by another gateway) the
-// item goes without its id when it has encrypted content, which carries it
-// alone, and is left out with a warning when its id is all it has (a
-// stored response's reference, which only resolves paired). A reasoning
-// item before a function call (paired by call_id) keeps its id; one before
-// anything else is dropOrphanedReasoning's to leave out. From the end of
-// the turn, so that each item is judged by the item that will really
-// follow it.
-func pairReasoning(items []respInputItem, warnings []string, i int) ([]respInputItem, []string) {
-	keep := make([]bool, len(items))
-	next := -1 // the kept item after k
-	for k := len(items) - 1; k >= 0; k-- {
-		it := &items[k]
-		keep[k] = true
-		if it.Type == "reasoning" && it.ID != "" && next >= 0 && items[next].Type == "message" && items[next].ID == "" {
-			if it.EncryptedContent == "" {
-				warnings = append(warnings, fmt.Sprintf("messages[%d]: reasoning item %s was not sent: the Responses API refuses a reasoning item "+
-					"sent by its id without the item that followed it in the answer, and the message after it has no item_id", i, it.ID))
-				keep[k] = false
-				continue
-			}
-			it.ID = ""
-		}
-		next = k
-	}
-	out := items[:0]
-	for k := range items {
-		if keep[k] {
-			out = append(out, items[k])
-		}
-	}
-	return out, warnings
 }
 
 // reasoningInputItem encodes a Reasoning part (messages[i].parts[j]) as a

@@ -399,7 +399,7 @@ func TestResponsesReasoningInput(t *testing.T) {
 				`{"type":"reasoning","id":"rs_3","summary":[{"type":"summary_text","text":"summary only"}]},` +
 				`{"type":"function_call","call_id":"call_a","name":"f","arguments":"{}"}]`,
 			// The id-less reasoning item is followed by another one, not by
-			// the call: left out (dropOrphanedReasoning).
+			// the call: left out (pairReasoning).
 			[]string{"messages[0].parts[4]: redacted reasoning", "messages[0]: tool call signatures",
 				"reasoning item (without id) was not sent: another reasoning item follows it"}},
 	}
@@ -502,16 +502,16 @@ func TestResponsesReasoningPairing(t *testing.T) {
 		{"stored by id, then a message without one", true,
 			[]*llmrelayv1.Part{reasoning("rs_p3", ""), text("Hi.")},
 			`[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hi."}]}]`,
-			"messages[0]: reasoning item rs_p3 was not sent"},
-		{"encrypted, last: nothing follows it (dropOrphanedReasoning)", false,
+			"reasoning item rs_p3 was not sent: the Responses API refuses"},
+		{"encrypted, last: nothing follows it (pairReasoning)", false,
 			[]*llmrelayv1.Part{itemText("Hi.", "msg_p4", ""), reasoning("rs_p4", "gAAAAp4")},
 			`[{"type":"message","id":"msg_p4","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hi.","annotations":[]}]}]`,
 			"reasoning item rs_p4 was not sent: nothing follows it"},
-		{"before a reasoning item left out, judged by what follows that", true,
+		{"stored by id, after a message with its id, before one without", true,
 			[]*llmrelayv1.Part{itemText("A.", "msg_p7", ""), reasoning("rs_p6", ""), text("Hi.")},
 			`[{"type":"message","id":"msg_p7","status":"completed","role":"assistant","content":[{"type":"output_text","text":"A.","annotations":[]}]},` +
 				`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hi."}]}]`,
-			"messages[0]: reasoning item rs_p6 was not sent"},
+			"reasoning item rs_p6 was not sent: the Responses API refuses"},
 		{"two messages of one phase stay two items; a refusal joins its message", false,
 			[]*llmrelayv1.Part{itemText("A.", "msg_p6", ""), itemText("B.", "msg_p5", ""), refusal},
 			`[{"type":"message","id":"msg_p6","status":"completed","role":"assistant","content":[{"type":"output_text","text":"A.","annotations":[]}]},` +
