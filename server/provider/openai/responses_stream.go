@@ -155,6 +155,11 @@ type respCallState struct {
 	heldFull string
 	heldName string
 	heldCut  string
+	// given: the call_id the provider gave when the call was keyed (""
+	// when it gave none and the call went out keyed by its item id or a
+	// made id); idWarned: a later item naming another one was reported.
+	given    string
+	idWarned bool
 }
 
 // deltaArgs is the text of an arguments delta, a high surrogate that ends
@@ -882,7 +887,7 @@ func (s *responsesStream) openCall(it *respOutputItem, outputIndex *flexInt) *re
 		s.err = s.bad("more than %d tool calls in one response", maxStreamToolCalls)
 		return nil
 	}
-	c := &respCallState{itemID: it.ID, pos: len(s.calls)}
+	c := &respCallState{itemID: it.ID, pos: len(s.calls), given: it.CallID}
 	id, warning := s.callKey(c, it.CallID)
 	c.callID = id
 	if warning != "" {
@@ -922,6 +927,15 @@ func (s *responsesStream) openByItem(itemID string, outputIndex *flexInt) *respC
 // id with the warning) and relays what was held: the name and arguments
 // in one fragment, then the end if it came.
 func (s *responsesStream) resolve(c *respCallState, it *respOutputItem) {
+	if !c.pending && it.CallID != "" && it.CallID != c.given && !c.idWarned {
+		// The call went out keyed otherwise (its first item event gave
+		// another call_id, or none): the client answers with the key it
+		// got, so the key stays, and the call_id the item gives now is
+		// said.
+		c.idWarned = true
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
+			fmt.Sprintf("tool call %s: a later item event names call_id %s; kept %s", c.callID, provider.Shorten(strings.ToValidUTF8(it.CallID, "\uFFFD"), 128), c.callID)}}})
+	}
 	s.resolvePending(c, it)
 	if c.pending {
 		return
@@ -943,7 +957,7 @@ func (s *responsesStream) resolvePending(c *respCallState, it *respOutputItem) {
 		return
 	}
 	id, warning := s.callKey(c, it.CallID)
-	c.callID, c.pending = id, false
+	c.callID, c.pending, c.given = id, false, it.CallID
 	if warning != "" {
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{warning}}})
 	}
