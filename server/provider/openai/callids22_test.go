@@ -51,3 +51,43 @@ func TestResponsesLaterCallIDWarned(t *testing.T) {
 		}
 	}
 }
+
+// TestResponsesFinalOutputShifted: a final response that leaves an item
+// out (its output holds the second call only, at position 0) is read by
+// the item ids the stream used, not by position: the second call's
+// arguments its deltas did not carry are caught up on it, and the first
+// call is left as it was (CI's FuzzResponsesStream found the second
+// call's arguments checked against the first call's and lost).
+func TestResponsesFinalOutputShifted(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_s22a","type":"function_call","call_id":"call_s22a","name":"f","arguments":""}}`) +
+		sseEvent("response.output_item.done", `{"type":"response.output_item.done","output_index":0,"item":{"id":"fc_s22a","type":"function_call","status":"completed","call_id":"call_s22a","name":"f","arguments":"{\"a\":1}"}}`) +
+		sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_s22b","type":"function_call","call_id":"call_s22b","name":"g","arguments":""}}`) +
+		sseEvent("response.incomplete", `{"type":"response.incomplete","response":{"id":"resp_s22","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},`+
+			`"output":[{"id":"fc_s22b","type":"function_call","status":"in_progress","call_id":"call_s22b","name":"g","arguments":"{\"b\":"}]}}`)
+	evs, _, err := collect(t, respStreamFrom(p, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := providertest.CheckEvents(t, evs, providertest.EventCheck{Complete: true, EndEveryCall: true})
+	got := map[string]string{}
+	for _, c := range calls {
+		got[c.ID] = c.Arguments.String()
+	}
+	if len(got) != 2 || got["call_s22a"] != `{"a":1}` || got["call_s22b"] != `{"b":` {
+		t.Errorf("calls %v, want call_s22a {\"a\":1} and call_s22b {\"b\":", got)
+	}
+	for _, ev := range evs {
+		if ev.Kind == provider.EventMeta {
+			for _, w := range ev.Meta.GetWarnings() {
+				if strings.Contains(w, "call_s22a") {
+					t.Errorf("warning about the first call: %q", w)
+				}
+			}
+		}
+	}
+}

@@ -543,6 +543,24 @@ func (s *responsesStream) canonItem(id string, i int64) string {
 	return id
 }
 
+// finalID is the id the stream used for the final response's item at
+// position i with id: the first id an event gave at output index i (a
+// server that rotates ids, canonItem), unless id is one an event gave at
+// another index: then the final output left an item out and the
+// positions after it moved, and the item is the one its id names.
+func (s *responsesStream) finalID(id string, i int64) string {
+	first, ok := s.itemAt[i]
+	if !ok || id == "" || id == first {
+		return id
+	}
+	for j, other := range s.itemAt {
+		if other == id && j != i {
+			return id
+		}
+	}
+	return first
+}
+
 // sawOutput records an output index seen in an event.
 func (s *responsesStream) sawOutput(i int64) {
 	if len(s.seenOutput) < maxStreamItems && !s.seenOutput[i] {
@@ -1230,10 +1248,7 @@ func (s *responsesStream) finish(w *respResponse) {
 		// The logprobs of the deltas of an item whose index no event
 		// gave are its part's at its place in the final response.
 		it := &w.Output[i]
-		id := it.ID
-		if first, ok := s.itemAt[int64(i)]; ok && id != "" {
-			id = first
-		}
+		id := s.finalID(it.ID, int64(i))
 		if at := s.finalItem(itemKind(it.Type), id, int64(i), ord); at != nil && at.out < 0 {
 			s.lp.rekey(at.lpKey(), int64(i))
 		}
@@ -1246,9 +1261,7 @@ func (s *responsesStream) finish(w *respResponse) {
 	ordinal := map[string]int{}
 	defer func() { s.at = nil }()
 	for i, it := range w.Output {
-		if first, ok := s.itemAt[int64(i)]; ok && it.ID != "" {
-			it.ID = first // the id the stream used for this item
-		}
+		it.ID = s.finalID(it.ID, int64(i)) // the id the stream used for this item
 		s.at = s.finalItem(itemKind(it.Type), it.ID, int64(i), ordinal)
 		switch it.Type {
 		case "function_call", "custom_tool_call":
