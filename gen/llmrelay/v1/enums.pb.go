@@ -226,6 +226,13 @@ const (
 	ReasoningEffort_REASONING_EFFORT_LOW         ReasoningEffort = 3
 	ReasoningEffort_REASONING_EFFORT_MEDIUM      ReasoningEffort = 4
 	ReasoningEffort_REASONING_EFFORT_HIGH        ReasoningEffort = 5
+	// Above HIGH: OpenAI's xhigh (gpt-5.1-codex-max and later), Anthropic's
+	// xhigh (Opus 4.7 and later). Models without it get their highest level
+	// below it, with a warning.
+	ReasoningEffort_REASONING_EFFORT_XHIGH ReasoningEffort = 6
+	// The most a model offers: Anthropic's max (Claude 4.6 and later).
+	// Providers without a max level get their highest, with a warning.
+	ReasoningEffort_REASONING_EFFORT_MAX ReasoningEffort = 7
 )
 
 // Enum value maps for ReasoningEffort.
@@ -237,6 +244,8 @@ var (
 		3: "REASONING_EFFORT_LOW",
 		4: "REASONING_EFFORT_MEDIUM",
 		5: "REASONING_EFFORT_HIGH",
+		6: "REASONING_EFFORT_XHIGH",
+		7: "REASONING_EFFORT_MAX",
 	}
 	ReasoningEffort_value = map[string]int32{
 		"REASONING_EFFORT_UNSPECIFIED": 0,
@@ -245,6 +254,8 @@ var (
 		"REASONING_EFFORT_LOW":         3,
 		"REASONING_EFFORT_MEDIUM":      4,
 		"REASONING_EFFORT_HIGH":        5,
+		"REASONING_EFFORT_XHIGH":       6,
+		"REASONING_EFFORT_MAX":         7,
 	}
 )
 
@@ -515,14 +526,16 @@ const file_llmrelay_v1_enums_proto_rawDesc = "" +
 	"\x18FINISH_REASON_TOOL_CALLS\x10\x03\x12 \n" +
 	"\x1cFINISH_REASON_CONTENT_FILTER\x10\x04\x12\x17\n" +
 	"\x13FINISH_REASON_OTHER\x10\x05\x12\x1c\n" +
-	"\x18FINISH_REASON_MAX_ROUNDS\x10\x06*\xbe\x01\n" +
+	"\x18FINISH_REASON_MAX_ROUNDS\x10\x06*\xf4\x01\n" +
 	"\x0fReasoningEffort\x12 \n" +
 	"\x1cREASONING_EFFORT_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15REASONING_EFFORT_NONE\x10\x01\x12\x1c\n" +
 	"\x18REASONING_EFFORT_MINIMAL\x10\x02\x12\x18\n" +
 	"\x14REASONING_EFFORT_LOW\x10\x03\x12\x1b\n" +
 	"\x17REASONING_EFFORT_MEDIUM\x10\x04\x12\x19\n" +
-	"\x15REASONING_EFFORT_HIGH\x10\x05*\x87\x01\n" +
+	"\x15REASONING_EFFORT_HIGH\x10\x05\x12\x1a\n" +
+	"\x16REASONING_EFFORT_XHIGH\x10\x06\x12\x18\n" +
+	"\x14REASONING_EFFORT_MAX\x10\a*\x87\x01\n" +
 	"\x0eToolChoiceMode\x12 \n" +
 	"\x1cTOOL_CHOICE_MODE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15TOOL_CHOICE_MODE_AUTO\x10\x01\x12\x19\n" +

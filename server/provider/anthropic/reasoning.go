@@ -192,16 +192,26 @@ func effortBudget(e llmrelayv1.ReasoningEffort) int32 {
 	}
 }
 
-// adaptiveEffort is output_config.effort for a reasoning effort: Anthropic
-// has no level below low.
-func adaptiveEffort(e llmrelayv1.ReasoningEffort) string {
+// adaptiveEffort is output_config.effort for a reasoning effort on model
+// m (id), and a warning where m cannot take the level asked for. Anthropic
+// has no level below low; max is taken by every adaptive model (Claude 4.6
+// and later), xhigh from Opus 4.7 and the Claude 5 models on (Opus 4.6
+// and Sonnet 4.6 predate it: they get high, the level below it).
+func (m claudeModel) adaptiveEffort(e llmrelayv1.ReasoningEffort, id string) (string, string) {
 	switch e {
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM:
-		return "medium"
+		return "medium", ""
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH:
-		return "high"
+		return "high", ""
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH:
+		if m.major == 4 && m.minor < 7 {
+			return "high", fmt.Sprintf("reasoning_effort XHIGH: %s has no xhigh effort (Opus 4.7 and later have it); sent high", id)
+		}
+		return "xhigh", ""
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
+		return "max", ""
 	default:
-		return "low"
+		return "low", ""
 	}
 }
 
@@ -263,12 +273,19 @@ func (p *Provider) applyReasoning(w *messagesRequest, req *provider.Request, o *
 		return nil, invalid("options.reasoning_effort", "%s does not think (extended thinking starts with Claude 3.7 Sonnet and the Claude 4 models); drop reasoning_effort %s", req.Model, name)
 	case thinkAdaptive:
 		w.Thinking = &wireThinking{Type: "adaptive", Display: "summarized"}
-		w.OutputConfig = &wireOutputConfig{Effort: adaptiveEffort(effort)}
+		level, warning := m.adaptiveEffort(effort, req.Model)
+		if warning != "" {
+			warnings = append(warnings, warning)
+		}
+		w.OutputConfig = &wireOutputConfig{Effort: level}
 		adaptiveRoom(w, o, effort)
-		return nil, checkThinking(w, o, mode)
+		return warnings, checkThinking(w, o, mode)
 	}
 	// A fixed budget; no output_config.effort, which these models refuse.
 	budget := effortBudget(effort)
+	if effort == llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH || effort == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX {
+		warnings = append(warnings, fmt.Sprintf("reasoning_effort %s: %s thinks with a fixed budget and has no level above HIGH; sent HIGH's budget (%d tokens)", name, req.Model, budget))
+	}
 	if o.MaxTokens != nil {
 		limit := o.GetMaxTokens()
 		if limit <= minThinkingBudget {

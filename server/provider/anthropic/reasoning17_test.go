@@ -22,6 +22,8 @@ var reasoning17Efforts = []llmrelayv1.ReasoningEffort{
 	llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW,
 	llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM,
 	llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH,
+	llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH,
+	llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX,
 }
 
 func reasoning17Request(model string, effort llmrelayv1.ReasoningEffort) *provider.Request {
@@ -64,6 +66,9 @@ func reasoning17Render(t *testing.T, p *Provider, req *provider.Request) string 
 //   - Claude 4.6 and later, ids with no version and ids we do not know:
 //     adaptive thinking at effort low (MINIMAL, LOW), medium, high, with
 //     the same max_tokens a budget would get (thinking counts against it);
+//     MAX as max on all of them, XHIGH as xhigh from Opus 4.7 on and as
+//     high (with a warning) on the 4.6 models, which predate it; the
+//     budget models give XHIGH and MAX HIGH's budget, with a warning;
 //   - NONE: nothing before Claude 5 (no thinking unless asked); thinking
 //     disabled on Opus 5 (which thinks by default); between_tools, its
 //     least, on Sonnet 5.5 and effort low on Opus 5.5, Fable and Mythos

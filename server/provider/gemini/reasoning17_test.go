@@ -31,6 +31,8 @@ var reasoning17Efforts = []llmrelayv1.ReasoningEffort{
 	llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW,
 	llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM,
 	llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH,
+	llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH,
+	llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX,
 }
 
 func reasoning17Request(model string, effort llmrelayv1.ReasoningEffort) *provider.Request {
@@ -53,7 +55,9 @@ func reasoning17Request(model string, effort llmrelayv1.ReasoningEffort) *provid
 //     3 and 3.5 Flash), low elsewhere; NONE the least level, with a
 //     warning when that is not minimal; MEDIUM is high on gemini-3-pro,
 //     which has only low and high; -latest aliases and versions we do not
-//     know are Gemini 3 and later, and get the levels every one takes.
+//     know are Gemini 3 and later, and get the levels every one takes;
+//   - XHIGH and MAX, above Gemini's highest level, get HIGH's, with a
+//     warning.
 func TestReasoning17Golden(t *testing.T) {
 	t.Parallel()
 	p, err := New(testKey)

@@ -186,6 +186,9 @@ func effortThinking(model string, e llmrelayv1.ReasoningEffort) (thinkingConfig,
 	case thinkBudget:
 		b := thinkingBudget(e)
 		var warnings []string
+		if aboveHigh(e) {
+			warnings = append(warnings, fmt.Sprintf("reasoning_effort %s: Gemini has no level above high; sent HIGH's thinkingBudget %d", name, b))
+		}
 		if b == 0 && !m.canStopThinking() {
 			b = proMinBudget
 			warnings = append(warnings, fmt.Sprintf("reasoning_effort NONE: %s cannot switch thinking off; sent thinkingBudget %d, its least", model, b))
@@ -204,9 +207,18 @@ func effortThinking(model string, e llmrelayv1.ReasoningEffort) (thinkingConfig,
 		level = "high"
 		warnings = append(warnings, fmt.Sprintf("reasoning_effort MEDIUM: %s has no medium thinking level (low and high only); sent high, its default", model))
 	}
+	if aboveHigh(e) {
+		warnings = append(warnings, fmt.Sprintf("reasoning_effort %s: Gemini's highest thinkingLevel is high; sent high", name))
+	}
 	if e == llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE && level != "minimal" {
 		// minimal is Google's "no thinking" for most queries; low is not.
 		warnings = append(warnings, fmt.Sprintf("reasoning_effort NONE: %s cannot switch thinking off; sent thinkingLevel %s, the least it is known to take", model, level))
 	}
 	return thinkingConfig{ThinkingLevel: level}, warnings, nil
+}
+
+// aboveHigh: reasoning efforts above HIGH (XHIGH, MAX), which Gemini has no
+// level for: they get its highest, with a warning.
+func aboveHigh(e llmrelayv1.ReasoningEffort) bool {
+	return e == llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH || e == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX
 }

@@ -477,6 +477,12 @@ func thinkFromEffort(e llmrelayv1.ReasoningEffort, model string) (json.RawMessag
 		level = "medium"
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH:
 		level = "high"
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH, llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
+		// Ollama's highest level is high.
+		if levelThinker(model) {
+			return json.RawMessage(`"high"`), fmt.Sprintf("reasoning_effort %s: Ollama's highest thinking level is high; sent think \"high\"", strings.TrimPrefix(e.String(), "REASONING_EFFORT_"))
+		}
+		level = "high"
 	default:
 		return nil, fmt.Sprintf("reasoning_effort %v is not supported by Ollama; ignored", e)
 	}

@@ -134,17 +134,9 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 		w.Temperature = o.Temperature
 		w.TopP = o.TopP
 	}
-	switch o.GetReasoningEffort() {
-	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
-		w.ReasoningEffort = "none"
-	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL:
-		w.ReasoningEffort = "minimal"
-	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW:
-		w.ReasoningEffort = "low"
-	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM:
-		w.ReasoningEffort = "medium"
-	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH:
-		w.ReasoningEffort = "high"
+	w.ReasoningEffort = reasoningEffortWire(o.GetReasoningEffort())
+	if o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX {
+		warnings = append(warnings, warnMaxEffort)
 	}
 	w.Stop = o.GetStop()
 	if req.Reasoning && len(w.Stop) > 0 && !p.azure && p.openAI {

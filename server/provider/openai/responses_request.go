@@ -81,6 +81,9 @@ func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]
 	w.MaxOutputTokens = o.MaxTokens
 	if effort := reasoningEffortWire(o.GetReasoningEffort()); effort != "" {
 		w.Reasoning = &respReasoning{Effort: effort}
+		if o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX {
+			warnings = append(warnings, warnMaxEffort)
+		}
 	}
 	if sum := req.ProviderOptions.GetOpenai().GetReasoningSummary(); sum != "" {
 		if w.Reasoning == nil {
@@ -162,9 +165,17 @@ func reasoningEffortWire(e llmrelayv1.ReasoningEffort) string {
 		return "medium"
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH:
 		return "high"
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH, llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
+		// OpenAI's highest level is xhigh (gpt-5.1-codex-max and later);
+		// MAX gets it, with warnMaxEffort.
+		return "xhigh"
 	}
 	return ""
 }
+
+// warnMaxEffort says what reasoning_effort MAX became: OpenAI names no
+// level above xhigh.
+const warnMaxEffort = "reasoning_effort MAX: OpenAI's highest level is xhigh; sent xhigh"
 
 // encodeInputItems converts the conversation into input items. Assistant
 // turns become reasoning, output_text message and function_call items (in
