@@ -364,4 +364,3 @@ func TestFault22InvalidUTF8(t *testing.T) {
 		})
 	}
 }
-
