@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -362,5 +364,83 @@ func TestFault22InvalidUTF8(t *testing.T) {
 				t.Errorf("status %v %q", st.Code(), st.Message())
 			}
 		})
+	}
+}
+
+// TestFault22FallbackByStatus: which provider statuses give way to a
+// route's next deployment, for every format, once the first deployment's
+// attempts are spent: its own faults (401 and 403 its key, 402 its
+// credits, 404 its model, 429 its rate limit) at once, without a retry on
+// it; what a retry could fix (408, 409, 5xx but 501) after the retries;
+// never what is the request's (400, 413, 422) nor 501 (the same request
+// is not implemented there either): the status is the first
+// deployment's and the second is never asked. The meta names the
+// deployment of each failed attempt, with its status, in order.
+func TestFault22FallbackByStatus(t *testing.T) {
+	t.Parallel()
+	type outcome struct {
+		fallback bool
+		attempts int        // on the first deployment
+		code     codes.Code // when it does not fall back
+	}
+	table := map[int]outcome{
+		400: {false, 1, codes.InvalidArgument},
+		401: {true, 1, 0},
+		402: {true, 1, 0},
+		403: {true, 1, 0},
+		404: {true, 1, 0},
+		408: {true, 2, 0},
+		409: {true, 2, 0},
+		413: {false, 1, codes.InvalidArgument},
+		422: {false, 1, codes.InvalidArgument},
+		429: {true, 1, 0},
+		500: {true, 2, 0},
+		501: {false, 1, codes.Unavailable},
+		502: {true, 2, 0},
+		503: {true, 2, 0},
+		504: {true, 2, 0},
+		529: {true, 2, 0},
+	}
+	for _, f := range f13Formats() {
+		for st, want := range table {
+			t.Run(f.name+"/"+strconv.Itoa(st), func(t *testing.T) {
+				t.Parallel()
+				first := f13Serve(t, f.errStep(1, st, nil), f.errStep(2, st, nil))
+				second := f13Serve(t, f.okStep(11))
+				clock := &f13Clock{}
+				c := f13StartRouted(t, f, 2, first, second, clock)
+				resp, err := c.Chat(context.Background(), chatReq13())
+				var m *llmrelayv1.ResponseMeta
+				if want.fallback {
+					if err != nil {
+						t.Fatalf("did not fall back: %v", err)
+					}
+					m = resp.GetMeta()
+					if m.GetProvider() != "second" || m.GetAttempts() != int32(want.attempts+1) || m.GetProviderRequestId() != f.wantReqID(11) ||
+						!slices.Equal(m.GetRouting().GetTried(), []string{"first"}) {
+						t.Errorf("meta = %v", m)
+					}
+				} else {
+					if status.Code(err) != want.code {
+						t.Fatalf("err %v, want %v", err, want.code)
+					}
+					m = failedMeta(t, err)
+					if m.GetProvider() != "first" || m.GetAttempts() != int32(want.attempts) || len(m.GetRouting().GetTried()) != 0 {
+						t.Errorf("meta = %v", m)
+					}
+				}
+				if len(m.GetRetryReasons()) != want.attempts {
+					t.Fatalf("retry reasons %v, want %d", m.GetRetryReasons(), want.attempts)
+				}
+				for i, rr := range m.GetRetryReasons() {
+					if rr.GetAttempt() != int32(i+1) || rr.GetDeployment() != "first" || rr.GetUpstreamStatus() != int32(st) || rr.GetReason() != "http_"+strconv.Itoa(st) {
+						t.Errorf("retry reason %d = %v", i, rr)
+					}
+				}
+				if first.requests() != want.attempts || second.requests() != map[bool]int{true: 1}[want.fallback] || len(clock.slept()) != want.attempts-1 {
+					t.Errorf("first saw %d, second %d, sleeps %v", first.requests(), second.requests(), clock.slept())
+				}
+			})
+		}
 	}
 }
