@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"errors"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -442,5 +444,96 @@ func TestFault22FallbackByStatus(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// withTools is the format's configuration with the tools capability in
+// the chat one's format.
+func withTools(t *testing.T, f f13Format) string {
+	t.Helper()
+	const chat = "capabilities: {chat: {format: "
+	i := strings.Index(f.yaml, chat)
+	j := strings.Index(f.yaml[i:], "}}")
+	if i < 0 || j < 0 {
+		t.Fatalf("no chat capability in %s", f.yaml)
+	}
+	name := f.yaml[i+len(chat) : i+j]
+	return f.yaml[:i] + chat + name + "}, tools: {format: " + name + "}}" + f.yaml[i+j+2:]
+}
+
+// TestFault22InvalidUTF8ToolArguments: a tool call's arguments with
+// invalid UTF-8 inside (a latin-1 é), whether the provider sends them as a
+// JSON string (OpenAI, Anthropic's partial_json) or as an object the
+// adapter keeps as JSON text (Anthropic's input, Gemini's args, Ollama's
+// arguments), reach the client as valid UTF-8 and valid JSON, the byte
+// replaced, unary and streamed: the arguments are a proto string.
+func TestFault22InvalidUTF8ToolArguments(t *testing.T) {
+	t.Parallel()
+	const want = "{\"city\":\"caf\uFFFD\"}"
+	tools := []*llmrelayv1.Tool{{Name: "get_weather", Description: "Weather for a city", Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`}}
+	msgs := []*llmrelayv1.Message{user("What is the weather in Lyon?")}
+	for _, tc := range []struct {
+		name   string
+		f      f13Format
+		stream bool
+		body   string
+	}{
+		{"openai-chat/unary", openaiChat, false, "{\"id\":\"chatcmpl-f22\",\"object\":\"chat.completion\",\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"caf\xe9\\\"}\"}}]},\"finish_reason\":\"tool_calls\"}]}"},
+		{"anthropic/unary", anthropicFormat, false, "{\"model\":\"claude-sonnet-4-5\",\"id\":\"msg_f22\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"get_weather\",\"input\":{\"city\":\"caf\xe9\"}}],\"stop_reason\":\"tool_use\",\"usage\":{\"input_tokens\":21,\"output_tokens\":10}}"},
+		{"anthropic/stream", anthropicFormat, true, anthropicEvent("message_start", `"message":{"model":"claude-sonnet-4-5","id":"msg_f22","type":"message","role":"assistant","content":[],"stop_reason":null,"usage":{"input_tokens":21,"output_tokens":1}}`) +
+			anthropicEvent("content_block_start", `"index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}`) +
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"city\\\":\\\"caf\xe9\\\"}\"}}\n\n" +
+			anthropicEvent("content_block_stop", `"index":0`) + anthropicEvent("message_delta", `"delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":10}`) + anthropicEvent("message_stop", `"x":0`)},
+		{"gemini/unary", geminiFormat, false, "{\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"get_weather\",\"args\":{\"city\":\"caf\xe9\"}}}],\"role\":\"model\"},\"finishReason\":\"STOP\",\"index\":0}],\"modelVersion\":\"gemini-2.5-flash\",\"responseId\":\"gem_f22\"}"},
+		{"gemini/stream", geminiFormat, true, "data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"get_weather\",\"args\":{\"city\":\"caf\xe9\"}}}],\"role\":\"model\"},\"finishReason\":\"STOP\",\"index\":0}],\"modelVersion\":\"gemini-2.5-flash\",\"responseId\":\"gem_f22\"}\r\n\r\n"},
+		{"ollama/unary", ollamaFormat, false, "{\"model\":\"llama3.2\",\"message\":{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"function\":{\"name\":\"get_weather\",\"arguments\":{\"city\":\"caf\xe9\"}}}]},\"done_reason\":\"stop\",\"done\":true}"},
+		{"ollama/stream", ollamaFormat, true, "{\"model\":\"llama3.2\",\"message\":{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"function\":{\"name\":\"get_weather\",\"arguments\":{\"city\":\"caf\xe9\"}}}]},\"done\":false}\n" + ollamaFormat.tail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ct := "application/json"
+			if tc.stream {
+				ct = tc.f.streamType
+			}
+			up := f13Serve(t, respond(200, hdr("Content-Type", ct), tc.body))
+			c := f13Start(t, "defaults: {retry: {max_attempts: 1}}\n"+withTools(t, tc.f), up.URL, &f13Clock{})
+			var calls []*llmrelayv1.ToolCall
+			if !tc.stream {
+				resp, err := c.Tools(context.Background(), &llmrelayv1.ToolsRequest{Model: "m", Messages: msgs, Tools: tools})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range resp.GetMessage().GetParts() {
+					if p.GetToolCall() != nil {
+						calls = append(calls, p.GetToolCall())
+					}
+				}
+			} else {
+				s, err := c.StreamTools(context.Background(), &llmrelayv1.StreamToolsRequest{Model: "m", Messages: msgs, Tools: tools})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ended := false
+				for {
+					ev, err := s.Recv()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d := ev.GetToolCallDone(); d != nil {
+						calls = append(calls, d.GetToolCall())
+					}
+					ended = ended || ev.GetEnd() != nil
+				}
+				if !ended {
+					t.Error("no end")
+				}
+			}
+			if len(calls) != 1 || calls[0].GetName() != "get_weather" || calls[0].GetArguments() != want || !calls[0].GetArgumentsValid() {
+				t.Errorf("calls %v, want one get_weather with %s", calls, want)
+			}
+		})
 	}
 }
