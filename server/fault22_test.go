@@ -537,3 +537,52 @@ func TestFault22InvalidUTF8ToolArguments(t *testing.T) {
 		})
 	}
 }
+
+// TestFault22SurrogateSplitAcrossEvents: a character beyond the BMP cut
+// between the halves of its UTF-16 surrogate pair, each half escaped in
+// its own event (a JavaScript proxy re-chunking the text:
+// docs/decisions.md "Surrogate pairs split across text deltas are
+// joined"), reaches the client whole in every format, with no U+FFFD; a
+// high half nothing completes is one U+FFFD and the text after it is
+// kept.
+func TestFault22SurrogateSplitAcrossEvents(t *testing.T) {
+	t.Parallel()
+	// text is a content event of the format saying the JSON string
+	// literal lit (escapes kept as written).
+	text := func(f f13Format, lit string) string {
+		return strings.Replace(f.text("@@"), `"@@"`, `"`+lit+`"`, 1)
+	}
+	for _, f := range f13Formats() {
+		for _, tc := range []struct {
+			name string
+			lits []string
+			want string
+		}{
+			{"joined", []string{`Paris \ud83d`, `\uddfc is the capital.`}, "Paris \U0001F5FC is the capital."},
+			{"lone high half", []string{`Paris \ud83d`, `is the capital.`}, "Paris \uFFFDis the capital."},
+		} {
+			t.Run(f.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				body := f.head
+				for _, l := range tc.lits {
+					body += text(f, l)
+				}
+				body += f.tail
+				if f.name == openaiResponses.name {
+					// Its done item and completed response hold the
+					// whole text.
+					body = strings.ReplaceAll(body, okText, tc.want)
+				}
+				up := f13Serve(t, respond(200, f.streamHead(1), body))
+				c := f13Start(t, "defaults: {retry: {max_attempts: 1}}\n"+f.yaml, up.URL, &f13Clock{})
+				got := readStream13(t, c)
+				if got.err != nil || got.end == nil {
+					t.Fatalf("err %v, end %v", got.err, got.end)
+				}
+				if got.text != tc.want {
+					t.Errorf("text %q, want %q", got.text, tc.want)
+				}
+			})
+		}
+	}
+}
