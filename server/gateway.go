@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -632,6 +633,23 @@ func normalizeToolFinish(meta *llmrelayv1.ResponseMeta, n int32) {
 	meta.FinishReason = provider.ToolCallsFinish(meta.FinishReason, int(n))
 }
 
+// noFinishWarning is the warning of an answer that ended without a finish
+// reason: the provider said neither that it stopped nor why (an OpenAI
+// choice with finish_reason null, Anthropic's stop_reason null, a Gemini
+// candidate without finishReason, a Responses answer without status, a
+// chat stream ended by [DONE] alone). The answer is relayed, as the
+// provider framed it complete, but it may be a cut one: the caller is
+// told rather than given a silent complete answer.
+const noFinishWarning = "the provider gave no finish reason: the answer may be incomplete"
+
+// warnNoFinish adds noFinishWarning to the meta of a complete answer (its
+// tool calls counted) whose finish reason is still unspecified.
+func warnNoFinish(meta *llmrelayv1.ResponseMeta) {
+	if meta.GetFinishReason() == llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED && !slices.Contains(meta.Warnings, noFinishWarning) {
+		meta.Warnings = append(meta.Warnings, noFinishWarning)
+	}
+}
+
 func countToolCalls(msg *llmrelayv1.Message) int32 {
 	n := int32(0)
 	for _, p := range msg.GetParts() {
@@ -655,6 +673,7 @@ func (g *gateway) runUnary(ctx context.Context, p *prepared) (*llmrelayv1.Messag
 	}
 	meta := g.finishMeta(p, res)
 	normalizeToolFinish(meta, countToolCalls(res.Message))
+	warnNoFinish(meta)
 	for _, part := range res.Message.GetParts() {
 		if r := part.GetReasoning(); r != nil {
 			r.Provider = p.providerType
@@ -1056,6 +1075,7 @@ func (r *relay) finish() error {
 	}
 	meta := r.finalMeta()
 	normalizeToolFinish(meta, int32(r.acc.acc.ToolCallCount())) // counted, not the whole message rebuilt
+	warnNoFinish(meta)
 	if meta.Usage != nil {
 		if err := r.send(r.sink.usage(meta.Usage)); err != nil {
 			return err

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"bytes"
+	"compress/flate"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -757,6 +759,14 @@ func TransportError(providerName string, err error) *Error {
 	case errors.As(err, &ne) && ne.Timeout():
 		e.Kind = KindTimeout
 		e.Message = "timeout talking to provider"
+	case errors.Is(err, gzip.ErrHeader), errors.Is(err, gzip.ErrChecksum), errors.As(err, new(flate.CorruptInputError)):
+		// A body labelled gzip that is not (a proxy adding the header to
+		// plain bytes) or whose gzip is corrupt: what the provider's side
+		// sent, read whole, not a connection that failed; the same
+		// answer would come again (a cut gzip body is io.ErrUnexpectedEOF,
+		// below).
+		e.Kind = KindBadResponse
+		e.Message = "the body is not the gzip its Content-Encoding names: " + err.Error()
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		// The answer was cut: the connection closed inside a body
 		// (Content-Length or chunked framing unfinished). The Stream

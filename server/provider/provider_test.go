@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"compress/flate"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,6 +45,11 @@ func TestTransportError(t *testing.T) {
 		{&url.Error{Op: "Post", URL: "u", Err: timeoutErr{}}, KindTimeout},
 		{urlErr, KindConnection},
 		{fmt.Errorf("read body: %w", io.ErrUnexpectedEOF), KindUnavailable}, // an answer cut short
+		// A body labelled gzip that is not, or whose gzip is corrupt:
+		// the answer's fault, not the connection's.
+		{gzip.ErrHeader, KindBadResponse},
+		{&url.Error{Op: "Post", URL: "u", Err: gzip.ErrChecksum}, KindBadResponse},
+		{flate.CorruptInputError(12), KindBadResponse},
 	}
 	for _, tc := range cases {
 		e := TransportError("p", tc.err)
