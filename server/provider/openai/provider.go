@@ -595,7 +595,7 @@ func (p *Provider) chatResult(resp *http.Response, model string, warnings []stri
 	}
 	res, err := p.parseChatResponse(raw)
 	if err != nil {
-		return nil, p.annotate(err, resp, model, sec)
+		return nil, p.annotate(p.errorInAnswer(err, raw, resp, model, sec), resp, model, sec)
 	}
 	p.headerMeta(res.Meta, resp.Header, model)
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)

@@ -122,7 +122,12 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		// Not a chat completion at all (no choices key, no id, object,
 		// model or usage): an answer the caller cannot use, not an empty
 		// one. "choices": [] alone stays an empty answer with a warning.
-		return nil, provider.BadResponse(p.name, "the response is not a chat completion: it has no choices, id, model or usage")
+		return nil, notAnswer(provider.BadResponse(p.name, "the response is not a chat completion: it has no choices, id, model or usage"))
+	}
+	if len(w.Choices) == 0 && w.Object == "error" {
+		// vLLM's and others' error object ({"object":"error","message":
+		// ...,"code":404}) with status 200.
+		return nil, notAnswer(provider.BadResponse(p.name, "the response is an error object"))
 	}
 	meta := &llmrelayv1.ResponseMeta{}
 	if warn != "" {
@@ -1168,4 +1173,28 @@ func embeddingValues(raw json.RawMessage) ([]float32, error) {
 		return nil, fmt.Errorf("embedding values: %w", err)
 	}
 	return vals, nil
+}
+
+// errNotAnswer marks the error of a 2xx body that is no answer: the
+// caller reads it as an error body (errorInAnswer), as the stream reads
+// JSON sent instead of events (jsonInsteadOfStream).
+var errNotAnswer = errors.New("the body is no answer")
+
+func notAnswer(e *provider.Error) *provider.Error {
+	e.Err = errNotAnswer
+	return e
+}
+
+// errorInAnswer is the error a 2xx body that is no answer states (an
+// error object, a FastAPI detail, a base_resp status: bodyError), so that
+// a unary call fails as a stream with the same body does; else err.
+func (p *Provider) errorInAnswer(err error, raw []byte, resp *http.Response, model string, sec secrets) error {
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Err != errNotAnswer {
+		return err
+	}
+	if e := p.bodyError(raw, resp, model, sec); e != nil {
+		return e
+	}
+	return err
 }

@@ -73,7 +73,7 @@ func (p *Provider) generateResponses(ctx context.Context, req *provider.Request)
 	}
 	res, err := p.parseResponsesResponse(raw, req.Model)
 	if err != nil {
-		return nil, p.annotate(err, resp, req.Model, sec)
+		return nil, p.annotate(p.errorInAnswer(err, raw, resp, req.Model, sec), resp, req.Model, sec)
 	}
 	p.headerMeta(res.Meta, resp.Header, req.Model)
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
@@ -117,7 +117,10 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 	if w.Output == nil && w.ID == "" && w.Object == "" && w.Status == "" && w.Model == "" && w.Usage == nil {
 		// Not a response object at all (as in the chat format): an answer
 		// the caller cannot use, not an empty one.
-		return nil, provider.BadResponse(p.name, "the body is not a Responses API response: it has no output, id, status, model or usage")
+		return nil, notAnswer(provider.BadResponse(p.name, "the body is not a Responses API response: it has no output, id, status, model or usage"))
+	}
+	if len(w.Output) == 0 && w.Object == "error" {
+		return nil, notAnswer(provider.BadResponse(p.name, "the response is an error object"))
 	}
 	meta := &llmrelayv1.ResponseMeta{}
 	if warn != "" {
