@@ -48,6 +48,16 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 		// deployment may serve it.
 		e.ShouldRetry = provider.RetryDiscouraged
 	}
+	if e.Kind == provider.KindUnavailable && modelNaN(msg) {
+		// The model computed a NaN (an embedding model on some inputs:
+		// bge-m3, nomic-embed-text), which Go's JSON encoder refuses: a
+		// 500 "failed to encode response: json: unsupported value: NaN".
+		// The same input fails the same way every time with this model,
+		// so it is not retried here; another deployment (another model)
+		// may serve it.
+		e.ShouldRetry = provider.RetryDiscouraged
+		e.Message += nanAdvice
+	}
 	if e.Kind == provider.KindRateLimited && e.Code == "" && usageLimit(msg) {
 		// ollama.com's plan limit: retrying seconds later meets the same
 		// limit, so it is a quota, as OpenAI's insufficient_quota (not
@@ -136,6 +146,19 @@ func scalarString(raw json.RawMessage) string {
 func plainText(b []byte) string {
 	return strings.ToValidUTF8(provider.Shorten(strings.Join(strings.Fields(string(b)), " "), 300), "�")
 }
+
+// nanRE matches the error Ollama answers when the model's output holds a
+// NaN, which Go's encoding/json cannot write: the runner's (or server's)
+// "failed to encode response: json: unsupported value: NaN" (ollama/ollama
+// #9639, #14657; users quote the whole body in hang-in/seCall#5).
+var nanRE = regexp.MustCompile(`(?i)json: unsupported value: [+-]?(nan|inf)`)
+
+// modelNaN reports whether an error message is Ollama's refusal to encode
+// a NaN (or infinite) value the model computed.
+func modelNaN(msg string) bool { return nanRE.MatchString(msg) }
+
+// nanAdvice is added to the message of a modelNaN error.
+const nanAdvice = " (the model computed a NaN for this input, which Ollama cannot send as JSON: the same input fails again with this model)"
 
 // refineKind recognizes errors Ollama only tells apart by message.
 func refineKind(k provider.Kind, msg string) provider.Kind {

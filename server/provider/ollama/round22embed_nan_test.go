@@ -1,0 +1,58 @@
+package ollama
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// TestRound22EmbedNaN: Ollama's 500 when the embedding model computes a NaN
+// for an input (testdata/error_500_embed_nan.http: the body as
+// hang-in/seCall#5 quotes it for bge-m3, "failed to encode response: json:
+// unsupported value: NaN"; ollama/ollama#9639 and #14657 show the same
+// input failing every time). It was retried as any 500; it stays
+// unavailable (the route may fall back to another model) but is not
+// retried on the same server, and the message says why; a batch's says
+// that one input fails the whole batch.
+func TestRound22EmbedNaN(t *testing.T) {
+	t.Parallel()
+	const recorded = "failed to encode response: json: unsupported value: NaN"
+	for _, inputs := range [][]string{
+		{"Let me read the InputArea file in sections and look for more bang command information:"},
+		{"Why is the sky blue?", "Let me read the InputArea file in sections and look for more bang command information:", "why is the grass green"},
+	} {
+		srv := providertest.ReplayFile(t, td("error_500_embed_nan.http"))
+		_, err := newTestProvider(t, srv).Embed(context.Background(), &provider.EmbedRequest{Model: "bge-m3", Inputs: inputs})
+		var pe *provider.Error
+		if !errors.As(err, &pe) {
+			t.Fatalf("error %v", err)
+		}
+		if pe.Kind != provider.KindUnavailable || pe.HTTPStatus != 500 || pe.ShouldRetry != provider.RetryDiscouraged {
+			t.Errorf("%d inputs: error %+v, want unavailable, not retried", len(inputs), pe)
+		}
+		if !strings.HasPrefix(pe.Message, recorded+" (the model computed a NaN for this input") {
+			t.Errorf("%d inputs: message %q", len(inputs), pe.Message)
+		}
+		if batch := strings.Contains(pe.Message, "one of the 3 inputs fails the whole batch"); batch != (len(inputs) == 3) {
+			t.Errorf("%d inputs: message %q", len(inputs), pe.Message)
+		}
+	}
+	// What the matcher takes: the NaN or infinity refusal, not other 500s.
+	for _, tc := range []struct {
+		msg    string
+		advice provider.RetryAdvice
+	}{
+		{recorded, provider.RetryDiscouraged},
+		{"failed to encode response: json: unsupported value: +Inf", provider.RetryDiscouraged},
+		{"llama runner process has terminated: exit status 2", provider.RetryUnsaid},
+		{"NaN", provider.RetryUnsaid},
+	} {
+		if got := modelNaN(tc.msg); got != (tc.advice == provider.RetryDiscouraged) {
+			t.Errorf("modelNaN(%q) = %v", tc.msg, got)
+		}
+	}
+}
