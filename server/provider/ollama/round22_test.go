@@ -78,6 +78,11 @@ type r22Case struct {
 	created             string // the answer's (a stream's done line's) created_at
 	// inline: the thinking came inline in the content (checked apart).
 	inline bool
+	// length: the answer stopped at the token limit (done_reason
+	// "length"); STOP and "stop" otherwise.
+	length bool
+	// msgs replaces the one user message of prompt.
+	msgs []*llmrelayv1.Message
 	// sent checks the request the adapter built against the recorded one.
 	sent func(t *testing.T, body map[string]json.RawMessage)
 }
@@ -89,6 +94,9 @@ func r22Run(t *testing.T, tc r22Case) {
 		Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: tc.model,
 		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text(tc.prompt))},
 		Options:  tc.opts,
+	}
+	if tc.msgs != nil {
+		req.Messages = tc.msgs
 	}
 	var (
 		parts []*llmrelayv1.Part
@@ -124,8 +132,12 @@ func r22Run(t *testing.T, tc r22Case) {
 	if len(parts) != want || parts[want-1].GetText() != tc.text {
 		t.Fatalf("parts %v, want the text %q", parts, tc.text)
 	}
-	if meta.GetResolvedModel() != tc.model || meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP ||
-		meta.GetProviderFinishReason() != "stop" || meta.GetToolCallCount() != 0 {
+	finish, reason := llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop"
+	if tc.length {
+		finish, reason = llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length"
+	}
+	if meta.GetResolvedModel() != tc.model || meta.GetFinishReason() != finish ||
+		meta.GetProviderFinishReason() != reason || meta.GetToolCallCount() != 0 {
 		t.Errorf("model %q finish %v / %q calls %d", meta.GetResolvedModel(), meta.GetFinishReason(), meta.GetProviderFinishReason(), meta.GetToolCallCount())
 	}
 	checkUsage(t, meta.GetUsage(), tc.in, tc.out)
