@@ -48,6 +48,12 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 		// deployment may serve it.
 		e.ShouldRetry = provider.RetryDiscouraged
 	}
+	if e.Kind == provider.KindInvalidRequest && e.HTTPStatus >= 500 {
+		// An invalid request Ollama answers with a 500 (a model that
+		// cannot embed): the same request fails again, here and on any
+		// server with that model; another deployment may have another.
+		e.ShouldRetry = provider.RetryDiscouraged
+	}
 	if e.Kind == provider.KindUnavailable && modelNaN(msg) {
 		// The model computed a NaN (an embedding model on some inputs:
 		// bge-m3, nomic-embed-text), which Go's JSON encoder refuses: a
@@ -173,6 +179,11 @@ func refineKind(k provider.Kind, msg string) provider.Kind {
 		return provider.KindContextLength
 	case strings.Contains(m, "content filter"), strings.Contains(m, "content policy"):
 		return provider.KindContentFilter
+	case strings.Contains(m, "does not support embeddings"):
+		// The runner's answer when the model cannot embed (a chat model
+		// on Ollama's own engine, ollama/ollama#9742), a 500 to /api/embed
+		// and /v1/embeddings alike: the request's model, not a fault.
+		return provider.KindInvalidRequest
 	}
 	return k
 }

@@ -56,3 +56,28 @@ func TestRound22EmbedNaN(t *testing.T) {
 		}
 	}
 }
+
+// TestRound22EmbedUnsupportedModel: Ollama's 500 when the model cannot
+// embed (a chat model on Ollama's own engine; the runner's words since
+// ollama/ollama#9742, "this model does not support embeddings").
+// chunkhound/chunkhound#41 quotes the answer of Ollama 0.12.3's
+// /v1/embeddings, {'error': {'message': 'this model does not support
+// embeddings', 'type': 'api_error', ...}}, which its OpenAI middleware
+// wraps around /api/embed's message; error_500_embed_unsupported.http is
+// that message in /api/embed's {"error": ...} (headers written by hand).
+// It was retried as a server fault; it is an invalid request (the model
+// cannot do it, here or on any server), not retried, and a route may
+// still fall back to another deployment's model.
+func TestRound22EmbedUnsupportedModel(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("error_500_embed_unsupported.http"))
+	_, err := newTestProvider(t, srv).Embed(context.Background(), &provider.EmbedRequest{Model: "gemma3:4b", Inputs: []string{"hello"}})
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("error %v", err)
+	}
+	if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 500 || pe.ShouldRetry != provider.RetryDiscouraged ||
+		pe.Message != "this model does not support embeddings" {
+		t.Errorf("error %+v, want an invalid request, not retried", pe)
+	}
+}

@@ -56,6 +56,15 @@ func embedInputParam(err error, inputs int) error {
 			pe.Param = "input[" + m[1] + "]"
 		}
 	}
+	if pe != nil && pe.HTTPStatus >= 500 && strings.Contains(strings.ToLower(pe.Message), "does not support embeddings") {
+		// Ollama's 500 for a model that cannot embed (its runner's "this
+		// model does not support embeddings", through /v1/embeddings as
+		// chunkhound/chunkhound#41 quotes it): the request's model, not a
+		// server fault; the same request fails again on any server with
+		// that model, so it is not retried (a route may still fall back).
+		pe.Kind = provider.KindInvalidRequest
+		pe.ShouldRetry = provider.RetryDiscouraged
+	}
 	if pe != nil && pe.Kind == provider.KindUnavailable && ollamaNaN(pe.Message) {
 		// The model computed a NaN for an input (bge-m3 and
 		// nomic-embed-text on some texts), which Ollama's JSON encoder

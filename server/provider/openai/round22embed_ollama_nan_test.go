@@ -52,3 +52,26 @@ func TestRound22EmbedOllamaNaN(t *testing.T) {
 		}
 	}
 }
+
+// TestRound22EmbedOllamaUnsupportedModel: Ollama 0.12.3's /v1/embeddings
+// for a model that cannot embed, as chunkhound/chunkhound#41 quotes it
+// (the OpenAI SDK's "Error code: 500 - {'error': {'message': 'this model
+// does not support embeddings', 'type': 'api_error', 'param': None,
+// 'code': None}}", written back as the JSON Ollama's middleware sends,
+// with the line break real_elastic_embed_ollama_model_not_found ends in;
+// headers written by hand). It was unavailable and retried; it is an
+// invalid request, not retried (a route may still fall back), the message
+// and the type kept.
+func TestRound22EmbedOllamaUnsupportedModel(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("embed_error_ollama_500_unsupported.http"))
+	_, err := newTestProvider(t, kOpenAI, srv.URL).Embed(context.Background(), &provider.EmbedRequest{Model: "dengcao/Qwen3-Embedding-8B:Q5_K_M", Inputs: []string{"test connection"}})
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("error %v", err)
+	}
+	if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 500 || pe.ShouldRetry != provider.RetryDiscouraged ||
+		pe.Message != "this model does not support embeddings" || pe.Code != "api_error" {
+		t.Errorf("error %+v, want an invalid request, not retried", pe)
+	}
+}
