@@ -60,3 +60,44 @@ func TestRound22EmbedOpenAI3SmallBase64(t *testing.T) {
 	}
 	providertest.Golden(t, td(name+".golden"), renderResult(t, &provider.Result{Meta: m}))
 }
+
+// TestRound22EmbedOllamaV1MiniLM: Ollama's /v1/embeddings (October 2024)
+// for one input with all-minilm:33m (elastic/elastic-otel-python-
+// instrumentations' test_all_the_client_options cassette; testdata/
+// README.md, "Round 22 embeddings"): one 384-value vector written as Go
+// writes float32 (exponent forms below 1e-6: 6.7117274e-33, plain
+// otherwise: 0.0000632459), of unit length; usage 4 and 4; the model as
+// asked; no id, no request id (Ollama sends none), no warning. Every value
+// is compared bit for bit with the recording parsed apart.
+func TestRound22EmbedOllamaV1MiniLM(t *testing.T) {
+	t.Parallel()
+	const name = "real_elastic_embed_ollama_minilm"
+	rec := providertest.Load(t, td(name+".http"))
+	srv := providertest.Replay(t, rec)
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Embed(context.Background(), &provider.EmbedRequest{Model: "all-minilm:33m", Inputs: []string{"South Atlantic Ocean."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := recordedVectors(t, rec.Body)
+	if len(want) != 1 || len(res.Embeddings) != 1 || len(want[0]) != 384 || len(res.Embeddings[0].GetValues()) != 384 {
+		t.Fatalf("%d embeddings, recording %d", len(res.Embeddings), len(want))
+	}
+	got := res.Embeddings[0].GetValues()
+	for j, v := range got {
+		if math.Float32bits(v) != math.Float32bits(want[0][j]) {
+			t.Fatalf("value %d: %v, recorded %v", j, v, want[0][j])
+		}
+	}
+	// Read off the recording by hand.
+	if got[0] != 0.020238575 || got[383] != 0.047098454 || got[223] != 6.7117274e-33 || got[166] != 0.0000632459 || got[319] != -4.5183865e-33 {
+		t.Errorf("values %v %v %v %v %v", got[0], got[383], got[223], got[166], got[319])
+	}
+	m := res.Meta
+	if m.GetResolvedModel() != "all-minilm:33m" || m.GetProviderRequestId() != "" || m.GetResponseId() != "" || len(m.GetWarnings()) != 0 || m.GetEmbeddingsCount() != 1 {
+		t.Errorf("meta %v", m)
+	}
+	if u := m.GetUsage(); u.GetInputTokens() != 4 || u.GetTotalTokens() != 4 || u.GetOutputTokens() != 0 {
+		t.Errorf("usage %v", u)
+	}
+	providertest.Golden(t, td(name+".golden"), renderResult(t, &provider.Result{Meta: m}))
+}
