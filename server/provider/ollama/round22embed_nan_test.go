@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
@@ -40,6 +41,10 @@ func TestRound22EmbedNaN(t *testing.T) {
 		if batch := strings.Contains(pe.Message, "one of the 3 inputs fails the whole batch"); batch != (len(inputs) == 3) {
 			t.Errorf("%d inputs: message %q", len(inputs), pe.Message)
 		}
+		// What the gateway does with it: no retry, a fallback.
+		if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
+			t.Errorf("%d inputs: retryable %v, fallback-worthy %v", len(inputs), pipeline.Retryable(err), pipeline.FallbackWorthy(err))
+		}
 	}
 	// What the matcher takes: the NaN or infinity refusal, not other 500s.
 	for _, tc := range []struct {
@@ -63,8 +68,10 @@ func TestRound22EmbedNaN(t *testing.T) {
 // chunkhound/chunkhound#41 quotes the answer of Ollama 0.12.3's
 // /v1/embeddings, {'error': {'message': 'this model does not support
 // embeddings', 'type': 'api_error', ...}}, which its OpenAI middleware
-// wraps around /api/embed's message; error_500_embed_unsupported.http is
-// that message in /api/embed's {"error": ...} (headers written by hand).
+// wraps around /api/embed's message; /api/embed's own body is quoted whole
+// in ollama/ollama#9739 (May 2025, gemma3:latest): {"error":"this model
+// does not support embeddings"}. error_500_embed_unsupported.http is that
+// body with the 500 of the /v1 answer (headers written by hand).
 // It was retried as a server fault; it is an invalid request (the model
 // cannot do it, here or on any server), not retried, and a route may
 // still fall back to another deployment's model.
@@ -79,5 +86,31 @@ func TestRound22EmbedUnsupportedModel(t *testing.T) {
 	if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 500 || pe.ShouldRetry != provider.RetryDiscouraged ||
 		pe.Message != "this model does not support embeddings" {
 		t.Errorf("error %+v, want an invalid request, not retried", pe)
+	}
+	if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
+		t.Errorf("retryable %v, fallback-worthy %v", pipeline.Retryable(err), pipeline.FallbackWorthy(err))
+	}
+}
+
+// TestRound22EmbedNullVector: Ollama 0.6.0's /api/embed for gemma3:1b,
+// which its own engine could not embed with, as ollama/ollama#9739 quotes
+// the curl output whole (testdata/embed_null_gemma3.http; headers written
+// by hand, the log's 13:49:34 as the Date): a 200 with "embeddings":
+// [null] and the counters. It is a bad response that says the model gave
+// no vector, not an empty vector passed on; not retried (the same model
+// answers the same way).
+func TestRound22EmbedNullVector(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("embed_null_gemma3.http"))
+	res, err := newTestProvider(t, srv).Embed(context.Background(), &provider.EmbedRequest{Model: "gemma3:1b", Inputs: []string{"Llamas are members of the camelid family"}})
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("result %v, error %v", res, err)
+	}
+	if pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "embedding 0 is empty (null or []): the model gave no vector") {
+		t.Errorf("error %+v", pe)
+	}
+	if pipeline.Retryable(err) {
+		t.Error("retried")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
@@ -42,6 +43,9 @@ func TestRound22EmbedOllamaNaN(t *testing.T) {
 		if batch := strings.Contains(pe.Message, "one of the 2 inputs fails the whole batch"); batch != (len(inputs) == 2) {
 			t.Errorf("%d inputs: message %q", len(inputs), pe.Message)
 		}
+		if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
+			t.Errorf("%d inputs: retryable %v, fallback-worthy %v", len(inputs), pipeline.Retryable(err), pipeline.FallbackWorthy(err))
+		}
 	}
 	for msg, want := range map[string]bool{
 		recorded: true, "json: unsupported value: -Inf": true,
@@ -73,5 +77,8 @@ func TestRound22EmbedOllamaUnsupportedModel(t *testing.T) {
 	if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 500 || pe.ShouldRetry != provider.RetryDiscouraged ||
 		pe.Message != "this model does not support embeddings" || pe.Code != "api_error" {
 		t.Errorf("error %+v, want an invalid request, not retried", pe)
+	}
+	if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
+		t.Errorf("retryable %v, fallback-worthy %v", pipeline.Retryable(err), pipeline.FallbackWorthy(err))
 	}
 }
