@@ -48,6 +48,22 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 		// deployment may serve it.
 		e.ShouldRetry = provider.RetryDiscouraged
 	}
+	if e.Kind == provider.KindInvalidRequest && e.HTTPStatus >= 500 {
+		// An invalid request Ollama answers with a 500 (a model that
+		// cannot embed): the same request fails again, here and on any
+		// server with that model; another deployment may have another.
+		e.ShouldRetry = provider.RetryDiscouraged
+	}
+	if e.Kind == provider.KindUnavailable && modelNaN(msg) {
+		// The model computed a NaN (an embedding model on some inputs:
+		// bge-m3, nomic-embed-text), which Go's JSON encoder refuses: a
+		// 500 "failed to encode response: json: unsupported value: NaN".
+		// The same input fails the same way every time with this model,
+		// so it is not retried here; another deployment (another model)
+		// may serve it.
+		e.ShouldRetry = provider.RetryDiscouraged
+		e.Message += nanAdvice
+	}
 	if e.Kind == provider.KindRateLimited && e.Code == "" && usageLimit(msg) {
 		// ollama.com's plan limit: retrying seconds later meets the same
 		// limit, so it is a quota, as OpenAI's insufficient_quota (not
@@ -137,6 +153,19 @@ func plainText(b []byte) string {
 	return strings.ToValidUTF8(provider.Shorten(strings.Join(strings.Fields(string(b)), " "), 300), "�")
 }
 
+// nanRE matches the error Ollama answers when the model's output holds a
+// NaN, which Go's encoding/json cannot write: the runner's (or server's)
+// "failed to encode response: json: unsupported value: NaN" (ollama/ollama
+// #9639, #14657; users quote the whole body in hang-in/seCall#5).
+var nanRE = regexp.MustCompile(`(?i)json: unsupported value: [+-]?(nan|inf)`)
+
+// modelNaN reports whether an error message is Ollama's refusal to encode
+// a NaN (or infinite) value the model computed.
+func modelNaN(msg string) bool { return nanRE.MatchString(msg) }
+
+// nanAdvice is added to the message of a modelNaN error.
+const nanAdvice = " (the model computed a NaN for this input, which Ollama cannot send as JSON: the same input fails again with this model)"
+
 // refineKind recognizes errors Ollama only tells apart by message.
 func refineKind(k provider.Kind, msg string) provider.Kind {
 	m := strings.ToLower(msg)
@@ -150,6 +179,11 @@ func refineKind(k provider.Kind, msg string) provider.Kind {
 		return provider.KindContextLength
 	case strings.Contains(m, "content filter"), strings.Contains(m, "content policy"):
 		return provider.KindContentFilter
+	case strings.Contains(m, "does not support embeddings"):
+		// The runner's answer when the model cannot embed (a chat model
+		// on Ollama's own engine, ollama/ollama#9742), a 500 to /api/embed
+		// and /v1/embeddings alike: the request's model, not a fault.
+		return provider.KindInvalidRequest
 	}
 	return k
 }

@@ -140,7 +140,7 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 	}
 	resp, err := p.post(ctx, "/api/embed", body, "application/json")
 	if err != nil {
-		return nil, noEmbedRoute(err)
+		return nil, nanInBatch(noEmbedRoute(err), len(req.Inputs))
 	}
 	defer resp.Body.Close()
 	raw, cut, err := readBody(resp, maxBody)
@@ -173,6 +173,16 @@ func noEmbedRoute(err error) error {
 	var pe *provider.Error
 	if errors.As(err, &pe) && pe.HTTPStatus == http.StatusNotFound && strings.TrimSpace(pe.Message) == "404 page not found" {
 		pe.Message += " (POST /api/embed: the server has no such route; an Ollama older than the endpoint (2024) has only /api/embeddings, which the gateway does not call: upgrade Ollama)"
+	}
+	return err
+}
+
+// nanInBatch says, of a NaN refusal (modelNaN) to a batch, that one input
+// fails the whole batch: Ollama names none.
+func nanInBatch(err error, inputs int) error {
+	var pe *provider.Error
+	if inputs > 1 && errors.As(err, &pe) && modelNaN(pe.Message) {
+		pe.Message += fmt.Sprintf(" (one of the %d inputs fails the whole batch; Ollama does not say which: embed them apart to find it)", inputs)
 	}
 	return err
 }

@@ -379,7 +379,10 @@ func parseEmbedResponse(body []byte, n int) (*provider.Result, error) {
 	res := &provider.Result{Meta: &llmrelayv1.ResponseMeta{ResolvedModel: r.Model, EmbeddingsCount: int32(n)}}
 	for i, v := range r.Embeddings {
 		if len(v) == 0 {
-			return nil, provider.BadResponse(providerName, "embed response: embedding %d is empty", i)
+			// Ollama 0.6.0 answered so ([null]) for a model its own engine
+			// could not embed with (ollama/ollama#9739), before it said so
+			// with "this model does not support embeddings".
+			return nil, provider.BadResponse(providerName, "embed response: embedding %d is empty (null or []): the model gave no vector; a model Ollama cannot embed with is answered so by older servers", i)
 		}
 		if i > 0 && len(v) != len(r.Embeddings[0]) {
 			return nil, provider.BadResponse(providerName, "embed response: embedding %d has %d values where the first has %d", i, len(v), len(r.Embeddings[0]))

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
@@ -46,13 +47,46 @@ var voyageInputRE = regexp.MustCompile(`(?i)\bexample at index (\d+) in your bat
 // embedInputParam names the input an embeddings error is about, as
 // OpenAI's own "Invalid 'input[0]': …" does (param input[N]), where the
 // message says it another way (Voyage's "example at index N in your
-// batch"): the caller learns which input to shorten.
-func embedInputParam(err error) error {
+// batch"): the caller learns which input to shorten. It also marks
+// Ollama's NaN refusal (ollamaNaN) of a request of inputs inputs.
+func embedInputParam(err error, inputs int) error {
 	var pe *provider.Error
 	if errors.As(err, &pe) && pe.Param == "" {
 		if m := voyageInputRE.FindStringSubmatch(pe.Message); m != nil {
 			pe.Param = "input[" + m[1] + "]"
 		}
 	}
+	if pe != nil && pe.HTTPStatus >= 500 && strings.Contains(strings.ToLower(pe.Message), "does not support embeddings") {
+		// Ollama's 500 for a model that cannot embed (its runner's "this
+		// model does not support embeddings", through /v1/embeddings as
+		// chunkhound/chunkhound#41 quotes it): the request's model, not a
+		// server fault; the same request fails again on any server with
+		// that model, so it is not retried (a route may still fall back).
+		pe.Kind = provider.KindInvalidRequest
+		pe.ShouldRetry = provider.RetryDiscouraged
+	}
+	if pe != nil && pe.Kind == provider.KindUnavailable && ollamaNaN(pe.Message) {
+		// The model computed a NaN for an input (bge-m3 and
+		// nomic-embed-text on some texts), which Ollama's JSON encoder
+		// refuses with a 500, through its /v1 routes as through
+		// /api/embed: the same input fails the same way every time with
+		// this model, so it is not retried here (another deployment,
+		// another model, may serve it).
+		pe.ShouldRetry = provider.RetryDiscouraged
+		pe.Message += " (the model computed a NaN for this input, which Ollama cannot send as JSON: the same input fails again with this model)"
+		if inputs > 1 {
+			pe.Message += fmt.Sprintf(" (one of the %d inputs fails the whole batch; Ollama does not say which: embed them apart to find it)", inputs)
+		}
+	}
 	return err
 }
+
+// ollamaNaNRE matches Ollama's error when the model's output holds a NaN
+// (or an infinity), which Go's encoding/json cannot write: "failed to
+// encode response: json: unsupported value: NaN" (ollama/ollama#9639,
+// #14657, the latter through /v1/embeddings; hang-in/seCall#5 quotes the
+// native body whole).
+var ollamaNaNRE = regexp.MustCompile(`(?i)json: unsupported value: [+-]?(nan|inf)`)
+
+// ollamaNaN reports whether an error message is that refusal.
+func ollamaNaN(msg string) bool { return ollamaNaNRE.MatchString(msg) }

@@ -656,7 +656,7 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 	}
 	resp, sec, err := p.send(ctx, "embeddings", req.Model, body, false)
 	if err != nil {
-		return nil, embedInputParam(err)
+		return nil, embedInputParam(err, len(req.Inputs))
 	}
 	defer resp.Body.Close()
 	raw, cut, err := p.readBody(resp)
