@@ -1,0 +1,294 @@
+package gemini
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// Round 22: maruel/genai's go-vcr recordings of the live Gemini API
+// (testdata/README.md, "Round 22"). Every expectation is read off the
+// recording by hand.
+
+func init() {
+	round17Recordings = append(round17Recordings, "real_maruel_gemini35_flash_sqrt_stream_1", "real_maruel_gemini35_flash_sqrt_stream_2",
+		"real_maruel_gemini25_flash_logprobs", "real_maruel_gemini35_flash_stream_logprobs_error",
+		"real_maruel_gemini25_flash_lite_stream_logprobs_error", "real_maruel_gemini_exp_1206_not_found",
+		"real_maruel_gemini35_flash_max_tokens_stream", "real_maruel_gemini35_flash_url_context_stream")
+}
+
+// r22SquareRoot is maruel/genai's square_root tool (a number in, a string
+// out).
+var r22SquareRoot = &llmrelayv1.Tool{Name: "square_root", Description: "Calculates and return the square root of a number",
+	Parameters: `{"properties":{"number":{"type":"number"}},"required":["number"],"type":"object"}`}
+
+const r22SqrtQuestion = "Use the square_root tool to calculate the square root of 132413 and reply with only the result. Do not give an explanation."
+
+// The call's thoughtSignature (373 bytes: a protobuf field 2 of 370).
+const r22SqrtSig = "EvICCu8CAQw51sdUCu1wzvgm8ZbrA4wj96K+UNrDNGu5mceH91546Qt4hgZQnuW+0wMc2s5w8LUK38hLSZ7+ViA+zKMf2+T6Tmzom70XCx4WAHLrA/q0Mm3xhtEG8mVzJrHyzRExwqb6suiH3dv9aMEpUkt8G5hOtcTEFA3VyZwGCGmfSkMf1vVapXJskLvlKRjlLlU6uSY9WNY1D4Ye+x0uIRiUrvK4UPF4bibPNvhgwrnTLhJE3qtmrQSy7KtFs7VkOebtaJwvI3krFbnfR1gw97q3mENyAUbdAtaoUuuigbwHbfelPFb7GMgKcRg0s4vSik+XT0skaD/eQTmv7wuNyauEse1BtlItZopeq3eweYOIqO9GDwXBNaUHof2CcwShU31azwH3fVMf9PDJRbAXMfbvjbyUsHCG/u5e9QkZyvl1GkEkoCsScjoPEdKbHODHCFmowBuYKuY+aiT9vyjXFSxIbiFJxRw2Tr882f3tvN2x2g=="
+
+func r22Mode(m llmrelayv1.ToolChoiceMode) *llmrelayv1.GenerationOptions {
+	return &llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: m}}}
+}
+
+// TestRound22SquareRootRoundTrip: gemini-flash-latest (modelVersion
+// gemini-3.5-flash, May 2026) streamed, a call required (mode ANY). The
+// first answer: one chunk with the whole call square_root({"number":
+// 132413}) carrying the provider's id "3kuo8xzm" and a thoughtSignature,
+// then an empty text part with STOP; 104 in, 19 + 74 thought tokens, 197
+// total, serviceTier standard. maruel/genai sent it back (its second
+// recording's request, which the API answered): the model turn with the
+// signature and the call with its id, then the functionResponse with the
+// same id and name, and mode NONE. The answer: "363.89", then the text's
+// signature on an empty text part with STOP, whose usage raises
+// promptTokenCount from 142 to 216 (242 total).
+func TestRound22SquareRootRoundTrip(t *testing.T) {
+	t.Parallel()
+	user := msg(llmrelayv1.Role_ROLE_USER, text(r22SqrtQuestion))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-flash-latest",
+		Messages: []*llmrelayv1.Message{user}, Tools: []*llmrelayv1.Tool{r22SquareRoot},
+		Options: r22Mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED)}
+	evs, srv := r20Stream(t, "real_maruel_gemini35_flash_sqrt_stream_1", req)
+	sent := r17JSON(t, srv.Last(t).Body)
+	if srv.Last(t).Path != "/v1beta/models/gemini-flash-latest:streamGenerateContent" {
+		t.Errorf("path %s", srv.Last(t).Path)
+	}
+	if got, want := sent["toolConfig"], r19Decode(t, `{"functionCallingConfig":{"mode":"ANY"}}`); !jsonEqual(got, want) {
+		t.Errorf("toolConfig %v, recorded %v", got, want)
+	}
+	if got, want := sent["contents"], r19Decode(t, `[{"role":"user","parts":[{"text":"`+r22SqrtQuestion+`"}]}]`); !jsonEqual(got, want) {
+		t.Errorf("contents %v, recorded %v", got, want)
+	}
+	f := foldEvents(evs)
+	if f.text != "" || len(f.calls) != 1 {
+		t.Fatalf("text %q, calls %v", f.text, f.calls)
+	}
+	if c := f.calls[0]; c.CallId != "3kuo8xzm" || c.Name != "square_root" || c.Arguments != `{"number":132413}` || c.Signature != r22SqrtSig || !c.ArgumentsValid {
+		t.Errorf("call %v", c)
+	}
+	m := f.meta
+	if m.GetResponseId() != "GNYZapuAJOHfjrEPuu7GkQY" || m.GetResolvedModel() != "gemini-3.5-flash" || m.GetServiceTier() != "standard" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetProviderFinishReason() != "STOP" ||
+		m.GetToolCallCount() != 1 || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 104, OutputTokens: 93, TotalTokens: 197, ReasoningTokens: 74}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+
+	// The second turn, built from the first answer.
+	answer := foldMessage(t, evs)
+	req2 := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-flash-latest",
+		Messages: []*llmrelayv1.Message{user, answer, msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart("3kuo8xzm", "363.89"))},
+		Tools:    []*llmrelayv1.Tool{r22SquareRoot}, Options: r22Mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE)}
+	evs2, srv2 := r20Stream(t, "real_maruel_gemini35_flash_sqrt_stream_2", req2)
+	sent2 := r17JSON(t, srv2.Last(t).Body)
+	// maruel/genai's functionResponse was {"response": "363.89"}; ours wraps
+	// a text result as {"result": ...}: the API takes any object.
+	recorded := `[{"role":"user","parts":[{"text":"` + r22SqrtQuestion + `"}]},` +
+		`{"role":"model","parts":[{"thoughtSignature":"` + r22SqrtSig + `","functionCall":{"id":"3kuo8xzm","name":"square_root","args":{"number":132413}}}]},` +
+		`{"role":"user","parts":[{"functionResponse":{"id":"3kuo8xzm","name":"square_root","response":{"result":"363.89"}}}]}]`
+	if got := sent2["contents"]; !jsonEqual(got, r19Decode(t, recorded)) {
+		b, _ := json.Marshal(got)
+		t.Errorf("contents\n sent %s\n want %s", b, recorded)
+	}
+	if got, want := sent2["toolConfig"], r19Decode(t, `{"functionCallingConfig":{"mode":"NONE"}}`); !jsonEqual(got, want) {
+		t.Errorf("toolConfig %v, recorded %v", got, want)
+	}
+	f2 := foldEvents(evs2)
+	if f2.text != "363.89" || len(f2.calls) != 0 {
+		t.Errorf("text %q, calls %v", f2.text, f2.calls)
+	}
+	var sig string
+	for _, ev := range evs2 {
+		if ev.Kind == provider.EventReasoning {
+			sig += ev.Reasoning.Signature
+		}
+	}
+	if sig != "EpIBCo8BAQw51se/7Hkd1MfERRzosIrE+GKOEk96oZ7OG/CM2ZvBSJUH5nuEibZi00RnswNiSt/OXi9C1Ro1aKPt3xeUbkcPYS3JYSdZ3CUocglbK1s9fGsmAm6MU2CjlZM5MM7ZyWm3nJ4zG+q6/HpIt8LJD7WJyOyEGkM+fWcyvbDlBIG4QRexX9V4ucYeI6uUS9s=" {
+		t.Errorf("text signature %q", sig)
+	}
+	m2 := f2.meta
+	if m2.GetResponseId() != "GdYZasvKLpKD-8YPsbSZmQU" || m2.GetResolvedModel() != "gemini-3.5-flash" ||
+		m2.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m2.GetProviderFinishReason() != "STOP" || len(m2.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m2)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 216, OutputTokens: 26, TotalTokens: 242, ReasoningTokens: 20}); !proto.Equal(f2.usage, want) {
+		t.Errorf("usage %v, want %v", f2.usage, want)
+	}
+}
+
+// TestRound22StreamLogprobsRefused: the API refuses logprobs on
+// streamGenerateContent (gemini-flash-latest: "LogProbs is not supported
+// in streaming mode"; gemini-2.5-flash-lite: not enabled for the model)
+// with a 400 whose Content-Type is text/event-stream, the body the usual
+// JSON error, not SSE. It is an invalid request with the message whole.
+func TestRound22StreamLogprobsRefused(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, model, message string }{
+		{"real_maruel_gemini35_flash_stream_logprobs_error", "gemini-flash-latest", "LogProbs is not supported in streaming mode"},
+		{"real_maruel_gemini25_flash_lite_stream_logprobs_error", "gemini-2.5-flash-lite", "Logprobs is not enabled for models/gemini-2.5-flash-lite"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p, srv := replay(t, tc.name)
+			req := r21User(tc.model, "", msg(llmrelayv1.Role_ROLE_USER, text("Say hello. Use only one word.")))
+			req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseLogprobs":true,"logprobs":2}}`}
+			s, err := p.Stream(context.Background(), req)
+			if s != nil {
+				t.Fatal("Stream returned a stream with an error status")
+			}
+			var pe *provider.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v, want *provider.Error", err)
+			}
+			if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 400 || pe.Code != "INVALID_ARGUMENT" || pe.Message != tc.message ||
+				pe.RetryAfter != 0 || pe.ShouldRetry != provider.RetryUnsaid || pe.Meta != nil {
+				t.Errorf("got %+v", pe)
+			}
+			gc, _ := r17JSON(t, srv.Last(t).Body)["generationConfig"].(map[string]any)
+			if gc["responseLogprobs"] != true || gc["logprobs"] != 2.0 {
+				t.Errorf("generationConfig %v", gc)
+			}
+		})
+	}
+}
+
+// TestRound22NotFound: a model the API does not have (gemini-exp-1206,
+// retired): 404 NOT_FOUND, a not-found error with the message whole.
+func TestRound22NotFound(t *testing.T) {
+	t.Parallel()
+	p, _ := replay(t, "real_maruel_gemini_exp_1206_not_found")
+	_, err := p.Generate(context.Background(), r21User("gemini-exp-1206", "", msg(llmrelayv1.Role_ROLE_USER, text("Say hello. Do not emit other words."))))
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want *provider.Error", err)
+	}
+	const want = "models/gemini-exp-1206 is not found for API version v1beta, or is not supported for generateContent. Call ModelService.ListModels to see the list of available models and their supported methods."
+	if pe.Kind != provider.KindNotFound || pe.HTTPStatus != 404 || pe.Code != "NOT_FOUND" || pe.Message != want || pe.RetryAfter != 0 {
+		t.Errorf("got %+v", pe)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error text %q", err)
+	}
+}
+
+// TestRound22UnaryLogprobs: gemini-2.5-flash (September 2025), unary,
+// with responseLogprobs and 2 top candidates and no thinking: "Hi", STOP,
+// and a logprobsResult of one decoding step: the top candidates "Hello"
+// (-0.18852717, token 9259) and "Hi" (-1.812665, 10979), the chosen one
+// "Hi" at -0.18852717 (the API's numbers: the chosen token's probability
+// is the top one's, as recorded). No avgLogprobs. 9 in, 1 out.
+func TestRound22UnaryLogprobs(t *testing.T) {
+	t.Parallel()
+	req := r21User("gemini-2.5-flash", "", msg(llmrelayv1.Role_ROLE_USER, text("Say hello. Use only one word.")))
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseLogprobs":true,"logprobs":2,"thinkingConfig":{"includeThoughts":false,"thinkingBudget":0}}}`}
+	res, srv := r21Unary(t, "real_maruel_gemini25_flash_logprobs", req)
+	gc, _ := r17JSON(t, srv.Last(t).Body)["generationConfig"].(map[string]any)
+	if !jsonEqual(gc, r19Decode(t, `{"responseLogprobs":true,"logprobs":2,"thinkingConfig":{"includeThoughts":false,"thinkingBudget":0}}`)) {
+		t.Errorf("generationConfig %v", gc)
+	}
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("Hi")); !proto.Equal(res.Message, want) {
+		t.Errorf("message %v", res.Message)
+	}
+	m := res.Meta
+	r21Meta(t, m, "ctOXaMG-B4Gl1MkP186K2Qk", "gemini-2.5-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 9, OutputTokens: 1, TotalTokens: 10})
+	const lp = `{"chosenCandidates":[{"logProbability":-0.18852717,"token":"Hi","tokenId":10979}],` +
+		`"topCandidates":[{"candidates":[{"logProbability":-0.18852717,"token":"Hello","tokenId":9259},{"logProbability":-1.812665,"token":"Hi","tokenId":10979}]}]}`
+	if got := r21Ext(t, m, extLogprobsResult); got != lp {
+		t.Errorf("logprobs\n got %s\nwant %s", got, lp)
+	}
+	if got := r21Ext(t, m, extAvgLogprobs); got != "" || len(m.GetWarnings()) != 0 {
+		t.Errorf("avg logprobs %s, warnings %q", got, m.GetWarnings())
+	}
+}
+
+// TestRound22MaxTokensStream: gemini-3.5-flash with maxOutputTokens 16:
+// "The", then the text's signature on an empty text part with MAX_TOKENS;
+// 10 in, 1 + 11 thought tokens (22 total). A length finish; the text is
+// whole so far, the signature kept.
+func TestRound22MaxTokensStream(t *testing.T) {
+	t.Parallel()
+	req := r21User("gemini-flash-latest", "", msg(llmrelayv1.Role_ROLE_USER, text("Explain the theory of relativity in great details.")))
+	req.Options = &llmrelayv1.GenerationOptions{MaxTokens: proto.Int32(16)}
+	evs, srv := r20Stream(t, "real_maruel_gemini35_flash_max_tokens_stream", req)
+	gc, _ := r17JSON(t, srv.Last(t).Body)["generationConfig"].(map[string]any)
+	if gc["maxOutputTokens"] != 16.0 {
+		t.Errorf("generationConfig %v", gc)
+	}
+	f := foldEvents(evs)
+	if f.text != "The" || len(f.calls) != 0 {
+		t.Errorf("text %q, calls %v", f.text, f.calls)
+	}
+	msgOut := foldMessage(t, evs)
+	var sig string
+	for _, p := range msgOut.GetParts() {
+		sig += p.GetReasoning().GetSignature()
+	}
+	if sig != "En4KfAEMOdbHaXGpBRZLKEyot0pTIElv2keBxEWcWyah99XFcP2OauXwyEvhmaauNAkIrx/H6Csp6YQP8PC3tzakYCNxC9GbPWd1+ocD6NdmcmQ3eP2ZBzjNKE0gWSkjQataoE0NvoezU0tQ4Y0WbhoCp2WEe318nLdknWGCty4=" {
+		t.Errorf("signature %q", sig)
+	}
+	m := f.meta
+	if m.GetResponseId() != "DNYZauGYC9yu-8YP6f3yqQE" || m.GetResolvedModel() != "gemini-3.5-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_LENGTH || m.GetProviderFinishReason() != "MAX_TOKENS" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 10, OutputTokens: 12, TotalTokens: 22, ReasoningTokens: 11}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+}
+
+// TestRound22URLContextStream: gemini-3.5-flash with urlContext, streamed
+// in eight chunks: an empty text first, the answer (with "\u003e" and
+// "\u003c" escapes and "ê"), then the signature on an empty text part
+// with STOP, the groundingMetadata (one web chunk, one support at UTF-8
+// bytes [75,100)) and the urlContextMetadata. The usage is not monotone:
+// the first chunk says 17 candidate and 90 thought tokens, the second 3
+// and 185; the last says 13 in + 199 tool-use prompt tokens, 135 + 275
+// thought tokens out, 622 total.
+func TestRound22URLContextStream(t *testing.T) {
+	t.Parallel()
+	req := r21User("gemini-flash-latest", "", msg(llmrelayv1.Role_ROLE_USER, text("Tell me what is written on https://perdu.com")))
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tools":[{"urlContext":{}}]}`}
+	evs, srv := r20Stream(t, "real_maruel_gemini35_flash_url_context_stream", req)
+	if tools := r17JSON(t, srv.Last(t).Body)["tools"]; !jsonEqual(tools, r19Decode(t, `[{"urlContext":{}}]`)) {
+		t.Errorf("tools %v", tools)
+	}
+	f := foldEvents(evs)
+	const answer = "The website **https://perdu.com** is a classic, minimalist French website. The text written on it is:" +
+		"\n\n> **Vous Etes Perdu ?** *(Are you lost?)*\n> \n> **Perdu sur l'Internet ?** *(Lost on the Internet?)*\n> \n> **Pas de panique, on va vous" +
+		" aider** *(Don't panic, we are going to help you)*\n> \n> **`* <----- vous êtes ici`** *(* <----- you are here)*"
+	if f.text != answer {
+		t.Errorf("text\n got %q\nwant %q", f.text, answer)
+	}
+	if seg := []byte(answer)[75:100]; string(seg) != "The text written on it is" {
+		t.Errorf("the support's bytes are %q", seg)
+	}
+	m := f.meta
+	if m.GetResponseId() != "J9YZat2YKrKc-8YPnLuh8Ac" || m.GetResolvedModel() != "gemini-3.5-flash" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 212, OutputTokens: 410, TotalTokens: 622, ReasoningTokens: 275}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+	if got := r21Ext(t, m, extToolUsePromptTokens); got != "199" {
+		t.Errorf("tool-use prompt tokens %s", got)
+	}
+	if got, want := r21Ext(t, m, extGroundingMetadata), `{"groundingChunks":[{"web":{"title":"Vous Etes Perdu ?","uri":"http://www.perdu.com/"}}],`+
+		`"groundingSupports":[{"groundingChunkIndices":[0],"segment":{"endIndex":100,"startIndex":75,"text":"The text written on it is"}}]}`; got != want {
+		t.Errorf("grounding\n got %s\nwant %s", got, want)
+	}
+	if got, want := r21Ext(t, m, extURLContextMetadata), `{"urlMetadata":[{"retrievedUrl":"http://www.perdu.com/","urlRetrievalStatus":"URL_RETRIEVAL_STATUS_SUCCESS"}]}`; got != want {
+		t.Errorf("url context %s", got)
+	}
+}
