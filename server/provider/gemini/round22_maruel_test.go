@@ -21,7 +21,8 @@ func init() {
 	round17Recordings = append(round17Recordings, "real_maruel_gemini35_flash_sqrt_stream_1", "real_maruel_gemini35_flash_sqrt_stream_2",
 		"real_maruel_gemini25_flash_logprobs", "real_maruel_gemini35_flash_stream_logprobs_error",
 		"real_maruel_gemini25_flash_lite_stream_logprobs_error", "real_maruel_gemini_exp_1206_not_found",
-		"real_maruel_gemini35_flash_max_tokens_stream", "real_maruel_gemini35_flash_url_context_stream")
+		"real_maruel_gemini35_flash_max_tokens_stream", "real_maruel_gemini35_flash_url_context_stream",
+		"real_maruel_gemini25_flash_lite_thinking_sqrt_stream_1", "real_maruel_gemini25_flash_lite_thinking_sqrt_stream_2")
 }
 
 // r22SquareRoot is maruel/genai's square_root tool (a number in, a string
@@ -290,5 +291,103 @@ func TestRound22URLContextStream(t *testing.T) {
 	}
 	if got, want := r21Ext(t, m, extURLContextMetadata), `{"urlMetadata":[{"retrievedUrl":"http://www.perdu.com/","urlRetrievalStatus":"URL_RETRIEVAL_STATUS_SUCCESS"}]}`; got != want {
 		t.Errorf("url context %s", got)
+	}
+}
+
+// The thought summaries of real_maruel_gemini25_flash_lite_thinking_sqrt_stream_1,
+// in two chunks, and the call's signature (534 bytes, four protobuf
+// fields).
+const (
+	r22LiteThought1 = "**Calculating Square Root**\n\nI've determined I need to find the square root of 132413.0, and the tool to use is \"square_root,\" which takes a floating-point number. " +
+		"I'm ready to call the tool with the provided number. No further complexities have emerged, and I am prepared to deliver the result once available.\n\n\n"
+	r22LiteThought2 = "**Refining Result Delivery**\n\nI've decided to refine the output delivery. Since the user specifically requested *only* the result and no explanation, " +
+		"I'll extract the 'response' directly from the tool's output and return that value. This is a streamlined approach to meet the user's specific requirement for a minimal response.\n\n\n"
+	r22LiteSig = "Ci8BDDnWx3Ks3sk6UrIpsLS78V1SY5Qpg/t/K/dxXlmkPkWFIVKbXPI9nbG5GO3DCApbAQw51sf7vD57cjm0ihpJamf+HACa/aOkWpwK/9i4xSbfeChM2asAYO6WY6kkMlLa3+50ls14nX4wgc5fOpDVn4emE3CHZTTf9b5BYvU8GIqomm6B/eWHp0q/oAq9AQEMOdbH7zpeLT/xqUuq4lzyDiCT9Uh9QNhTUMINSC+okVXuUN60b8qpnv5pQHSel84dK4qiMEhREVbcvgW6njx8QflBNQwtQGX9f+Iz06+5yer9IUQFDrRUiKgKCO2x3IH0fHkTeYffmt2Ml6o4XfNk3Cq1NW3R5U3jgLVwHdL7hTvefrMqXP3uaFSm94z6FFmpnjDbk78TwE9U5ACu4PhH/wM7M66LSZYTIZpCxBdaOXRHzRywc6lrq5r/+QrFAQEMOdbHy0VC10Q7ScsGAnudGXbqSIxNGtMb6ocixxtGdS80nU4jZhurfTaG9R2QCkoJc44hfGsQU93TQVmCDyrlCuWwxei22hJzRN+Q17uCSu09GH4wz/tIWD4MAolDTHQjHuH46JKzREX1XyK6ztgExRouf4Sy7e+qF1YFG6A15fFhDb9tHkERuRpzl/dyBh2aY73FIg0sJBrwQaoiFl1L5+sUitIxK5ASaGloi3XeQSkzwXY/+LmYc52qeC6qeQjtYESE"
+)
+
+// TestRound22LiteThinkingRoundTrip: gemini-2.5-flash-lite with
+// includeThoughts and a 512-token budget, a call required. The answer: two
+// thought summaries in two chunks (usage without candidatesTokenCount,
+// thoughts 69 then 105), then the signed call square_root({"number":
+// 132413}) without an id, STOP and finishMessage "Model generated function
+// call(s)."; 117 in, 18 + 105 thought tokens. maruel/genai sent it back
+// (the second recording's request, which the API answered): the two
+// summaries as one thought part, the call with its signature and no id,
+// the functionResponse by name without id, mode NONE. Ours is the same
+// but for the result's wrapping. The answer: "3" + "63.89", STOP, 410 in,
+// 6 out, no thought tokens.
+func TestRound22LiteThinkingRoundTrip(t *testing.T) {
+	t.Parallel()
+	yes, budget := true, int32(512)
+	opts := &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Gemini{Gemini: &llmrelayv1.GeminiOptions{IncludeThoughts: &yes, ThinkingBudget: &budget}}}
+	user := msg(llmrelayv1.Role_ROLE_USER, text(r22SqrtQuestion))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.5-flash-lite",
+		Messages: []*llmrelayv1.Message{user}, Tools: []*llmrelayv1.Tool{r22SquareRoot},
+		Options: r22Mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED), ProviderOptions: opts}
+	evs, srv := r20Stream(t, "real_maruel_gemini25_flash_lite_thinking_sqrt_stream_1", req)
+	gc, _ := r17JSON(t, srv.Last(t).Body)["generationConfig"].(map[string]any)
+	if !jsonEqual(gc["thinkingConfig"], r19Decode(t, `{"includeThoughts":true,"thinkingBudget":512}`)) {
+		t.Errorf("generationConfig %v", gc)
+	}
+	f := foldEvents(evs)
+	if f.text != "" || len(f.calls) != 1 {
+		t.Fatalf("text %q, calls %v", f.text, f.calls)
+	}
+	c := f.calls[0]
+	if c.Name != "square_root" || c.Arguments != `{"number":132413}` || c.Signature != r22LiteSig || !c.ArgumentsValid {
+		t.Errorf("call %v", c)
+	}
+	var thought strings.Builder
+	for _, ev := range evs {
+		if ev.Kind == provider.EventReasoning {
+			thought.WriteString(ev.Reasoning.Text)
+			if ev.Reasoning.Signature != "" || ev.Reasoning.Index != 0 {
+				t.Errorf("reasoning piece %+v: the signature is the call's, one block", ev.Reasoning)
+			}
+		}
+	}
+	if thought.String() != r22LiteThought1+r22LiteThought2 {
+		t.Errorf("thought %q", thought.String())
+	}
+	m := f.meta
+	if m.GetResponseId() != "udcZaqDaKufQ-8YPkuGY2QE" || m.GetResolvedModel() != "gemini-2.5-flash-lite" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if got := r21Ext(t, m, extFinishMessage); got != `"Model generated function call(s)."` {
+		t.Errorf("finish message %s", got)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 117, OutputTokens: 123, TotalTokens: 240, ReasoningTokens: 105}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+
+	answer := foldMessage(t, evs)
+	req2 := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.5-flash-lite",
+		Messages: []*llmrelayv1.Message{user, answer, msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(c.CallId, "363.89"))},
+		Tools:    []*llmrelayv1.Tool{r22SquareRoot}, Options: r22Mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE), ProviderOptions: opts}
+	evs2, srv2 := r20Stream(t, "real_maruel_gemini25_flash_lite_thinking_sqrt_stream_2", req2)
+	sent := r17JSON(t, srv2.Last(t).Body)
+	thoughtJSON, _ := json.Marshal(r22LiteThought1 + r22LiteThought2)
+	recorded := `[{"role":"user","parts":[{"text":"` + r22SqrtQuestion + `"}]},` +
+		`{"role":"model","parts":[{"thought":true,"text":` + string(thoughtJSON) + `},` +
+		`{"thoughtSignature":"` + r22LiteSig + `","functionCall":{"name":"square_root","args":{"number":132413}}}]},` +
+		`{"role":"user","parts":[{"functionResponse":{"name":"square_root","response":{"result":"363.89"}}}]}]`
+	if got := sent["contents"]; !jsonEqual(got, r19Decode(t, recorded)) {
+		b, _ := json.Marshal(got)
+		t.Errorf("contents\n sent %s\n want %s", b, recorded)
+	}
+	if got := sent["toolConfig"]; !jsonEqual(got, r19Decode(t, `{"functionCallingConfig":{"mode":"NONE"}}`)) {
+		t.Errorf("toolConfig %v", got)
+	}
+	f2 := foldEvents(evs2)
+	if f2.text != "363.89" || len(f2.calls) != 0 {
+		t.Errorf("text %q, calls %v", f2.text, f2.calls)
+	}
+	m2 := f2.meta
+	if m2.GetResponseId() != "u9cZapfxIOW5sOIPopjogQc" || m2.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(m2.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m2)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 410, OutputTokens: 6, TotalTokens: 416}); !proto.Equal(f2.usage, want) {
+		t.Errorf("usage %v, want %v", f2.usage, want)
 	}
 }
