@@ -22,7 +22,8 @@ func init() {
 		"real_maruel_gemini25_flash_logprobs", "real_maruel_gemini35_flash_stream_logprobs_error",
 		"real_maruel_gemini25_flash_lite_stream_logprobs_error", "real_maruel_gemini_exp_1206_not_found",
 		"real_maruel_gemini35_flash_max_tokens_stream", "real_maruel_gemini35_flash_url_context_stream",
-		"real_maruel_gemini25_flash_lite_thinking_sqrt_stream_1", "real_maruel_gemini25_flash_lite_thinking_sqrt_stream_2")
+		"real_maruel_gemini25_flash_lite_thinking_sqrt_stream_1", "real_maruel_gemini25_flash_lite_thinking_sqrt_stream_2",
+		"real_maruel_gemini35_flash_sqrt_1", "real_maruel_gemini35_flash_sqrt_2")
 }
 
 // r22SquareRoot is maruel/genai's square_root tool (a number in, a string
@@ -389,5 +390,58 @@ func TestRound22LiteThinkingRoundTrip(t *testing.T) {
 	}
 	if want := (&llmrelayv1.Usage{InputTokens: 410, OutputTokens: 6, TotalTokens: 416}); !proto.Equal(f2.usage, want) {
 		t.Errorf("usage %v, want %v", f2.usage, want)
+	}
+}
+
+// TestRound22SquareRootUnaryRoundTrip: the same tool loop unary. The
+// first answer: the call with the provider's id "nkfu9fnh" and a 376-byte
+// signature, STOP with finishMessage, 104 in, 19 + 89 thought tokens, the
+// tier in the body and the X-Gemini-Service-Tier header. The second
+// request (which the API answered) sends it back with its id and the
+// functionResponse with the same id; the answer is "363.89" with its own
+// signature on the text part, 231 in, 5 + 46 thought tokens.
+func TestRound22SquareRootUnaryRoundTrip(t *testing.T) {
+	t.Parallel()
+	const sig1 = "EvUCCvICAQw51sds/mAKbVVk4ijXERzV/oG4mZkuSlVSik02I1xatmYI++2Gf9Saf5W73Q7rCebcR4k0r55DomUxzHZQJryOJJz70Fte2zyKUqJtmxsDLMyQbhCOdY8VOhTFpyiNkMAmOSLtIH2QS87bWsrnF764Z4YYz30r409Zk8xDllziQwS5Qjgb0oXwn+uFNwUHWpvmOSGgoOttywh8THCdO99S+gEDANRC8sR2Wi/o7nwkh292ZziTiMutbRLg5xxPRxlJeM/DWHAMIFUrFBiUWIMa4wgYZy0QDD/agC56pxI7Y2QnToHlrCj7BtlC/yhigZ6xj2j7LDP1W6I2Y5z8AkTyHs8ex/VHtL2JnemxGACwxY8lWkCc4wcJLh75YBK33KdxnEhUvv5348hrnvt3zY7VPNIuBUjjrLPCI9jsXV5GcAVyEzg9cNbnvDpDH6baxyhCPD3qeclXKNJ2iicajVyCa74Da2S6nA1cbw3pyZ7Cww=="
+	const sig2 = "EsoBCscBAQw51sdffIA48EkiBEyHuYb63Y0tCDf+onE0jpSAeXJ2h/YUiAVngSWN7kYjt3GrsOV+ItV2eAsG9hq7t6bnCTtt2uN5hGg8cXv/PIazQpi5aMVVN7fj5WXYNg8nACr0OGzEjHs+EN28I/7DGbVopB0cPWQvXaMkMZMJwiU0VBoWc6uH88MugM7+RbgIZ3jzT0sRGNSBWTTsVdC0aPRG0GpJOjjqttHTDPdMPzxJGC+fD+iQwAS7RHsiW0JbCzlHF71XGwko6Q=="
+	user := msg(llmrelayv1.Role_ROLE_USER, text(r22SqrtQuestion))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-flash-latest",
+		Messages: []*llmrelayv1.Message{user}, Tools: []*llmrelayv1.Tool{r22SquareRoot},
+		Options: r22Mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED)}
+	res, srv := r21Unary(t, "real_maruel_gemini35_flash_sqrt_1", req)
+	if got := r17JSON(t, srv.Last(t).Body)["toolConfig"]; !jsonEqual(got, r19Decode(t, `{"functionCallingConfig":{"mode":"ANY"}}`)) {
+		t.Errorf("toolConfig %v", got)
+	}
+	call := &llmrelayv1.ToolCall{CallId: "nkfu9fnh", Name: "square_root", Arguments: `{"number":132413}`, ArgumentsValid: true, Signature: sig1}
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: call}}); !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	m := res.Meta
+	r21Meta(t, m, "I9YZaq-4OfXOjrEPiey4qQQ", "gemini-3.5-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+		&llmrelayv1.Usage{InputTokens: 104, OutputTokens: 108, TotalTokens: 212, ReasoningTokens: 89})
+	if m.GetServiceTier() != "standard" || m.GetToolCallCount() != 1 || len(m.GetWarnings()) != 0 ||
+		r21Ext(t, m, extFinishMessage) != `"Model generated function call(s)."` {
+		t.Errorf("meta %v", m)
+	}
+
+	req2 := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-flash-latest",
+		Messages: []*llmrelayv1.Message{user, res.Message, msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart("nkfu9fnh", "363.89"))},
+		Tools:    []*llmrelayv1.Tool{r22SquareRoot}, Options: r22Mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE)}
+	res2, srv2 := r21Unary(t, "real_maruel_gemini35_flash_sqrt_2", req2)
+	recorded := `[{"role":"user","parts":[{"text":"` + r22SqrtQuestion + `"}]},` +
+		`{"role":"model","parts":[{"thoughtSignature":"` + sig1 + `","functionCall":{"id":"nkfu9fnh","name":"square_root","args":{"number":132413}}}]},` +
+		`{"role":"user","parts":[{"functionResponse":{"id":"nkfu9fnh","name":"square_root","response":{"result":"363.89"}}}]}]`
+	if got := r17JSON(t, srv2.Last(t).Body)["contents"]; !jsonEqual(got, r19Decode(t, recorded)) {
+		b, _ := json.Marshal(got)
+		t.Errorf("contents\n sent %s\n want %s", b, recorded)
+	}
+	want2 := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("363.89"), &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Signature: sig2}}})
+	if !proto.Equal(res2.Message, want2) {
+		t.Errorf("message\n got %v\nwant %v", res2.Message, want2)
+	}
+	r21Meta(t, res2.Meta, "JdYZataLCtK2jrEPt_fN2AQ", "gemini-3.5-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 231, OutputTokens: 51, TotalTokens: 282, ReasoningTokens: 46})
+	if len(res2.Meta.GetWarnings()) != 0 || res2.Meta.GetServiceTier() != "standard" {
+		t.Errorf("meta %v", res2.Meta)
 	}
 }
