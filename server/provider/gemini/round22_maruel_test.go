@@ -23,7 +23,8 @@ func init() {
 		"real_maruel_gemini25_flash_lite_stream_logprobs_error", "real_maruel_gemini_exp_1206_not_found",
 		"real_maruel_gemini35_flash_max_tokens_stream", "real_maruel_gemini35_flash_url_context_stream",
 		"real_maruel_gemini25_flash_lite_thinking_sqrt_stream_1", "real_maruel_gemini25_flash_lite_thinking_sqrt_stream_2",
-		"real_maruel_gemini35_flash_sqrt_1", "real_maruel_gemini35_flash_sqrt_2")
+		"real_maruel_gemini35_flash_sqrt_1", "real_maruel_gemini35_flash_sqrt_2",
+		"real_maruel_gemini25_flash_lite_parallel_same_tool_stream")
 }
 
 // r22SquareRoot is maruel/genai's square_root tool (a number in, a string
@@ -443,5 +444,66 @@ func TestRound22SquareRootUnaryRoundTrip(t *testing.T) {
 		&llmrelayv1.Usage{InputTokens: 231, OutputTokens: 51, TotalTokens: 282, ReasoningTokens: 46})
 	if len(res2.Meta.GetWarnings()) != 0 || res2.Meta.GetServiceTier() != "standard" {
 		t.Errorf("meta %v", res2.Meta)
+	}
+}
+
+// TestRound22ParallelSameTool: gemini-2.5-flash-lite (August 2025), a call
+// required, streamed in one chunk: two calls of the same function,
+// best_country({"country":"USA"}) then best_country({"country":"Canada"}),
+// without ids or signatures, STOP; 115 in, 30 out, no serviceTier. The
+// calls get ids of their own derived from the response id and their
+// position, and sent back with two results the model turn holds both
+// calls in order without ids, and the user turn both functionResponses by
+// name in the order of the calls, each with its own result, whatever
+// order the client gave them in: Gemini pairs them by position when the
+// ids are absent. **Bug:** they went out in the client's order.
+func TestRound22ParallelSameTool(t *testing.T) {
+	t.Parallel()
+	const q = "I wonder if the USA is a better country than Canada? Call the tool best_country to tell me which country is the best one."
+	tool := &llmrelayv1.Tool{Name: "best_country", Description: "A tool to specify the best country",
+		Parameters: `{"properties":{"country":{"enum":["USA","Canada"],"type":"string"}},"required":["country"],"type":"object"}`}
+	user := msg(llmrelayv1.Role_ROLE_USER, text(q))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.5-flash-lite",
+		Messages: []*llmrelayv1.Message{user}, Tools: []*llmrelayv1.Tool{tool}, Options: r22Mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED)}
+	evs, _ := r20Stream(t, "real_maruel_gemini25_flash_lite_parallel_same_tool_stream", req)
+	f := foldEvents(evs)
+	const rid = "pteDaOfwL_iOjMcPm9rssAs"
+	usaID, canadaID := generatedID(rid, 0, "", ""), generatedID(rid, 1, "", "")
+	if len(f.calls) != 2 || f.text != "" {
+		t.Fatalf("text %q, calls %v", f.text, f.calls)
+	}
+	for i, want := range []struct{ id, args string }{{usaID, `{"country":"USA"}`}, {canadaID, `{"country":"Canada"}`}} {
+		if c := f.calls[i]; c.CallId != want.id || c.Name != "best_country" || c.Arguments != want.args || c.Signature != "" || !c.ArgumentsValid {
+			t.Errorf("call %d: %v", i, c)
+		}
+	}
+	m := f.meta
+	if m.GetResponseId() != rid || m.GetResolvedModel() != "gemini-2.5-flash-lite" || m.GetToolCallCount() != 2 ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetProviderFinishReason() != "STOP" ||
+		m.GetServiceTier() != "" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 115, OutputTokens: 30, TotalTokens: 145}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+
+	// The results go back in the order of the calls, whatever order the
+	// client gives them in (here Canada's first): without ids, Gemini pairs
+	// them by position, and in the client's order best_country(USA) would
+	// have got Canada's result.
+	answer := foldMessage(t, evs)
+	p, srv := replay(t, "real_maruel_gemini25_flash_lite_parallel_same_tool_stream")
+	req2 := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.5-flash-lite", Tools: []*llmrelayv1.Tool{tool},
+		Messages: []*llmrelayv1.Message{user, answer, msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(canadaID, "Canada: yes")),
+			msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(usaID, "USA: no"))}}
+	if _, err := p.Generate(context.Background(), req2); err == nil {
+		t.Fatal("the replayed stream is not a unary answer; want the decoding error")
+	}
+	const want = `[{"role":"user","parts":[{"text":"` + q + `"}]},` +
+		`{"role":"model","parts":[{"functionCall":{"name":"best_country","args":{"country":"USA"}}},{"functionCall":{"name":"best_country","args":{"country":"Canada"}}}]},` +
+		`{"role":"user","parts":[{"functionResponse":{"name":"best_country","response":{"result":"USA: no"}}},{"functionResponse":{"name":"best_country","response":{"result":"Canada: yes"}}}]}]`
+	if got := r17JSON(t, srv.Last(t).Body)["contents"]; !jsonEqual(got, r19Decode(t, want)) {
+		b, _ := json.Marshal(got)
+		t.Errorf("contents\n sent %s\n want %s", b, want)
 	}
 }
