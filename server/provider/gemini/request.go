@@ -175,6 +175,16 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 	if out.SystemInstruction != nil && len(out.SystemInstruction.Parts) == 0 {
 		out.SystemInstruction = nil
 	}
+	if len(out.Contents) == 0 {
+		// Instructions alone, or only empty messages: Gemini refuses a
+		// request without contents ("GenerateContentRequest.contents:
+		// contents is not specified") and took one user turn of empty
+		// text, which pydantic-ai sends for instructions alone
+		// (testdata/real_pyd_google_instructions_only_with_tool_calls_1.http).
+		// Vertex AI refuses empty text as it refuses no contents.
+		out.Contents = append(out.Contents, content{Role: "user", Parts: []part{textPart("")}})
+		warn("no message has content to send: one user turn of empty text sent (Gemini refuses a request without contents)")
+	}
 	for i := range out.Contents {
 		inCallOrder(out.Contents[i].Parts)
 	}

@@ -1,0 +1,90 @@
+package gemini
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+func init() {
+	round17Recordings = append(round17Recordings, "real_pyd_google_instructions_only_with_tool_calls_1")
+}
+
+// TestRound22InstructionsOnly: pydantic-ai asked gemini-3-flash-preview
+// with instructions alone ("Tell three jokes. Generate topics with the
+// generate_topic tool.") and two tools, a call required; it sent the
+// instructions as systemInstruction and one user turn of empty text, and
+// the API answered: three parallel generate_topic({}) calls without ids,
+// only the first signed (1069 bytes), STOP with finishMessage; 83 in, 30 +
+// 292 thought tokens. **Bug:** ours sent no contents at all for a request
+// of instructions alone (or whose messages are all empty), which the API
+// refuses ("GenerateContentRequest.contents: contents is not specified");
+// it now sends the one empty user turn the API took, with a warning.
+func TestRound22InstructionsOnly(t *testing.T) {
+	t.Parallel()
+	const sys = "Tell three jokes. Generate topics with the generate_topic tool."
+	for _, withEmptyUser := range []bool{false, true} {
+		req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-3-flash-preview",
+			Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_SYSTEM, text(sys))},
+			Tools: []*llmrelayv1.Tool{{Name: "generate_topic", Parameters: `{"additionalProperties":false,"properties":{},"type":"object"}`},
+				{Name: "final_result", Description: "The final response which ends this conversation",
+					Parameters: `{"properties":{"response":{"items":{"type":"string"},"type":"array"}},"required":["response"],"type":"object"}`}},
+			Options: r22Mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED)}
+		if withEmptyUser {
+			req.Messages = append(req.Messages, msg(llmrelayv1.Role_ROLE_USER, text("")))
+		}
+		var res *provider.Result
+		var srv *providertest.Server
+		if withEmptyUser {
+			// The golden is the instructions-only request's.
+			var p *Provider
+			p, srv = replay(t, "real_pyd_google_instructions_only_with_tool_calls_1")
+			var err error
+			if res, err = p.Generate(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			res, srv = r21Unary(t, "real_pyd_google_instructions_only_with_tool_calls_1", req)
+		}
+		sent := r17JSON(t, srv.Last(t).Body)
+		if got, want := sent["contents"], r19Decode(t, `[{"role":"user","parts":[{"text":""}]}]`); !jsonEqual(got, want) {
+			t.Errorf("contents %v, recorded %v", got, want)
+		}
+		if got, want := sent["systemInstruction"], r19Decode(t, `{"parts":[{"text":"`+sys+`"}]}`); !jsonEqual(got, want) {
+			t.Errorf("systemInstruction %v", got)
+		}
+		if w := strings.Join(res.Meta.GetWarnings(), "\n"); !strings.Contains(w, "one user turn of empty text sent") {
+			t.Errorf("warnings %q", w)
+		}
+		var calls []*llmrelayv1.ToolCall
+		for _, p := range res.Message.GetParts() {
+			if c := p.GetToolCall(); c != nil {
+				calls = append(calls, c)
+			}
+		}
+		if len(calls) != 3 || len(res.Message.GetParts()) != 3 {
+			t.Fatalf("message %v", res.Message)
+		}
+		for i, c := range calls {
+			signed := strings.HasPrefix(c.Signature, "EqoICqcIAXLI2nzcOyNtSiJhND+bU4eI7ZVnOTaxeFLUMDAk") && strings.HasSuffix(c.Signature, "6wP7qKug==") && len(c.Signature) == 1428
+			if c.Name != "generate_topic" || c.Arguments != "{}" || c.CallId != generatedID("1CeCacWzHryxqtsPxIGRyAI", i, "", "") || signed != (i == 0) || (i > 0 && c.Signature != "") {
+				t.Errorf("call %d: %v", i, c)
+			}
+		}
+		m := res.Meta
+		r21Meta(t, m, "1CeCacWzHryxqtsPxIGRyAI", "gemini-3-flash-preview", "STOP", llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+			&llmrelayv1.Usage{InputTokens: 83, OutputTokens: 322, TotalTokens: 405, ReasoningTokens: 292})
+		if m.GetToolCallCount() != 3 || r21Ext(t, m, extFinishMessage) != `"Model generated function call(s)."` {
+			t.Errorf("meta %v", m)
+		}
+		if !proto.Equal(m.GetUsage(), &llmrelayv1.Usage{InputTokens: 83, OutputTokens: 322, TotalTokens: 405, ReasoningTokens: 292}) {
+			t.Errorf("usage %v", m.GetUsage())
+		}
+	}
+}
