@@ -24,7 +24,7 @@ func init() {
 		"real_maruel_gemini35_flash_max_tokens_stream", "real_maruel_gemini35_flash_url_context_stream",
 		"real_maruel_gemini25_flash_lite_thinking_sqrt_stream_1", "real_maruel_gemini25_flash_lite_thinking_sqrt_stream_2",
 		"real_maruel_gemini35_flash_sqrt_1", "real_maruel_gemini35_flash_sqrt_2",
-		"real_maruel_gemini25_flash_lite_parallel_same_tool_stream")
+		"real_maruel_gemini25_flash_lite_parallel_same_tool_stream", "real_maruel_gemini25_flash_lite_thinking_max_tokens_stream")
 }
 
 // r22SquareRoot is maruel/genai's square_root tool (a number in, a string
@@ -505,5 +505,37 @@ func TestRound22ParallelSameTool(t *testing.T) {
 	if got := r17JSON(t, srv.Last(t).Body)["contents"]; !jsonEqual(got, r19Decode(t, want)) {
 		b, _ := json.Marshal(got)
 		t.Errorf("contents\n sent %s\n want %s", b, want)
+	}
+}
+
+// TestRound22ThoughtCutByMaxTokens: gemini-2.5-flash-lite with
+// includeThoughts, a 512-token thinking budget and maxOutputTokens 16:
+// one chunk, a thought summary and MAX_TOKENS, no answer text and no
+// candidatesTokenCount (10 in, 13 thought tokens, 23 total). An empty
+// answer with a LENGTH finish, the summary as reasoning.
+func TestRound22ThoughtCutByMaxTokens(t *testing.T) {
+	t.Parallel()
+	yes, budget := true, int32(512)
+	req := r21User("gemini-2.5-flash-lite", "", msg(llmrelayv1.Role_ROLE_USER, text("Explain the theory of relativity in great details.")))
+	req.Options = &llmrelayv1.GenerationOptions{MaxTokens: proto.Int32(16)}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Gemini{Gemini: &llmrelayv1.GeminiOptions{IncludeThoughts: &yes, ThinkingBudget: &budget}}}
+	evs, srv := r20Stream(t, "real_maruel_gemini25_flash_lite_thinking_max_tokens_stream", req)
+	if gc := r17JSON(t, srv.Last(t).Body)["generationConfig"]; !jsonEqual(gc, r19Decode(t, `{"maxOutputTokens":16,"thinkingConfig":{"includeThoughts":true,"thinkingBudget":512}}`)) {
+		t.Errorf("generationConfig %v", gc)
+	}
+	const thought = "**Initiating Explanations**\n\nMy initial focus is on outlining a process for creating a comprehensive explanation. I'm starting with a high-level approach, " +
+		"aiming to break down the complex concept into manageable steps. The goal is to develop a structured methodology that addresses all key aspects thoroughly.\n\n\n"
+	want := msg(llmrelayv1.Role_ROLE_ASSISTANT, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: thought}}})
+	if got := foldMessage(t, evs); !proto.Equal(got, want) {
+		t.Errorf("message\n got %v\nwant %v", got, want)
+	}
+	f := foldEvents(evs)
+	m := f.meta
+	if f.text != "" || m.GetResponseId() != "sNcZauKzH5u4sOIPlofduAg" || m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_LENGTH ||
+		m.GetProviderFinishReason() != "MAX_TOKENS" || m.GetServiceTier() != "standard" || len(m.GetWarnings()) != 0 {
+		t.Errorf("text %q, meta %v", f.text, m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 10, OutputTokens: 13, TotalTokens: 23, ReasoningTokens: 13}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
 	}
 }
