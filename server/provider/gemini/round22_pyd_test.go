@@ -13,7 +13,8 @@ import (
 )
 
 func init() {
-	round17Recordings = append(round17Recordings, "real_pyd_google_instructions_only_with_tool_calls_1")
+	round17Recordings = append(round17Recordings, "real_pyd_google_instructions_only_with_tool_calls_1",
+		"real_pyd_google_dict_additional_properties_native_output_gemini_2_0")
 }
 
 // TestRound22InstructionsOnly: pydantic-ai asked gemini-3-flash-preview
@@ -86,5 +87,35 @@ func TestRound22InstructionsOnly(t *testing.T) {
 		if !proto.Equal(m.GetUsage(), &llmrelayv1.Usage{InputTokens: 83, OutputTokens: 322, TotalTokens: 405, ReasoningTokens: 292}) {
 			t.Errorf("usage %v", m.GetUsage())
 		}
+	}
+}
+
+// TestRound22MapSchemaGemini20: gemini-2.0-flash (March 2026) with native
+// output whose schema has a title, a description and a map-typed property
+// (additionalProperties a schema): the API took the schema as
+// responseJsonSchema, as recorded, and ours sends it the same, untouched.
+// The answer: the object pretty-printed in one text part, avgLogprobs
+// (kept), 22 in, 40 out by modality.
+func TestRound22MapSchemaGemini20(t *testing.T) {
+	t.Parallel()
+	const schema = `{"description":"A response with configuration metadata.","properties":{"metadata":{"additionalProperties":{"type":"string"},"type":"object"},"name":{"type":"string"}},"required":["name","metadata"],"title":"ConfigResponse","type":"object"}`
+	const q = `Create a config named "api-config" with metadata author="Alice" and version="1.0"`
+	req := r21User("gemini-2.0-flash", "", msg(llmrelayv1.Role_ROLE_USER, text(q)))
+	req.Options = &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+		SchemaName: "ConfigResponse", Schema: schema}}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]}}`}
+	res, srv := r21Unary(t, "real_pyd_google_dict_additional_properties_native_output_gemini_2_0", req)
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.0-flash:generateContent",
+		`{"contents":[{"parts":[{"text":"Create a config named \"api-config\" with metadata author=\"Alice\" and version=\"1.0\""}],"role":"user"}],`+
+			`"generationConfig":{"responseJsonSchema":`+schema+`,"responseMimeType":"application/json","responseModalities":["TEXT"]}}`)
+	const answer = "{\n  \"name\": \"api-config\",\n  \"metadata\": {\n    \"author\": \"Alice\",\n    \"version\": \"1.0\"\n  }\n}"
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text(answer)); !proto.Equal(res.Message, want) {
+		t.Errorf("message %v", res.Message)
+	}
+	m := res.Meta
+	r21Meta(t, m, "8pMcab_EMqWd28oP46bOiAk", "gemini-2.0-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 22, OutputTokens: 40, TotalTokens: 62})
+	if got := r21Ext(t, m, extAvgLogprobs); got != "-0.000014634492981713265" || len(m.GetWarnings()) != 0 {
+		t.Errorf("avgLogprobs %s, warnings %q", got, m.GetWarnings())
 	}
 }
