@@ -14,7 +14,7 @@ import (
 
 func init() {
 	round17Recordings = append(round17Recordings, "real_pyd_google_instructions_only_with_tool_calls_1",
-		"real_pyd_google_dict_additional_properties_native_output_gemini_2_0")
+		"real_pyd_google_dict_additional_properties_native_output_gemini_2_0", "real_pyd_google_prefix_items_native_output_gemini_2_0")
 }
 
 // TestRound22InstructionsOnly: pydantic-ai asked gemini-3-flash-preview
@@ -117,5 +117,30 @@ func TestRound22MapSchemaGemini20(t *testing.T) {
 		&llmrelayv1.Usage{InputTokens: 22, OutputTokens: 40, TotalTokens: 62})
 	if got := r21Ext(t, m, extAvgLogprobs); got != "-0.000014634492981713265" || len(m.GetWarnings()) != 0 {
 		t.Errorf("avgLogprobs %s, warnings %q", got, m.GetWarnings())
+	}
+}
+
+// TestRound22TupleSchemaGemini20: the same with a tuple (prefixItems, two
+// numbers, minItems = maxItems = 2): the API took it as sent, and ours
+// sends it untouched. The answer keeps the model's "-74.0060" as written.
+func TestRound22TupleSchemaGemini20(t *testing.T) {
+	t.Parallel()
+	const schema = `{"description":"A 2D coordinate with latitude and longitude.","properties":{"point":{"maxItems":2,"minItems":2,"prefixItems":[{"type":"number"},{"type":"number"}],"type":"array"}},"required":["point"],"title":"Coordinate","type":"object"}`
+	const q = "Give me coordinates for New York City: latitude 40.7128, longitude -74.0060"
+	req := r21User("gemini-2.0-flash", "", msg(llmrelayv1.Role_ROLE_USER, text(q)))
+	req.Options = &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+		SchemaName: "Coordinate", Schema: schema}}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]}}`}
+	res, srv := r21Unary(t, "real_pyd_google_prefix_items_native_output_gemini_2_0", req)
+	r21SameRequest(t, srv, "/v1beta/models/gemini-2.0-flash:generateContent",
+		`{"contents":[{"parts":[{"text":"`+q+`"}],"role":"user"}],`+
+			`"generationConfig":{"responseJsonSchema":`+schema+`,"responseMimeType":"application/json","responseModalities":["TEXT"]}}`)
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("{\n  \"point\": [\n    40.7128,\n    -74.0060\n  ]\n}")); !proto.Equal(res.Message, want) {
+		t.Errorf("message %v", res.Message)
+	}
+	r21Meta(t, res.Meta, "CpQcaZeFELrrkdUP_f6z-QI", "gemini-2.0-flash", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 27, OutputTokens: 32, TotalTokens: 59})
+	if got := r21Ext(t, res.Meta, extAvgLogprobs); got != "-0.0006413730443455279" || len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("avgLogprobs %s, warnings %q", got, res.Meta.GetWarnings())
 	}
 }
