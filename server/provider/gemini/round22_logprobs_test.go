@@ -14,10 +14,11 @@ import (
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
+	"google.golang.org/protobuf/proto"
 )
 
 func init() {
-	round17Recordings = append(round17Recordings, "stream_logprobs_chunks")
+	round17Recordings = append(round17Recordings, "stream_logprobs_chunks", "real_maruel_gemini25_flash_lite_logprobs")
 }
 
 // The logprobs of stream_logprobs_chunks.http, its two chunks' joined:
@@ -165,5 +166,52 @@ func TestRound22StreamLogprobsOddShapes(t *testing.T) {
 	var check map[string]any
 	if err := json.Unmarshal([]byte(r21Ext(t, f.meta, extLogprobsResult)), &check); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestRound22LiteLogprobsSplit: gemini-2.5-flash-lite's unary answer with
+// logprobs (August 2025): "Hi." in two decoding steps whose top candidates
+// are empty objects and whose chosen tokens have logProbability 0, as the
+// API sent them; kept whole. The same two steps streamed one per chunk
+// (their text and logprobs split where the tokens are) join to the same
+// object.
+func TestRound22LiteLogprobsSplit(t *testing.T) {
+	t.Parallel()
+	const lp = `{"chosenCandidates":[{"logProbability":0,"token":"Hi","tokenId":10979},{"logProbability":0,"token":".","tokenId":236761}],"topCandidates":[{},{}]}`
+	req := r21User("gemini-2.5-flash-lite", "", msg(llmrelayv1.Role_ROLE_USER, text("Say hello. Use only one word.")))
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"],"responseLogprobs":true,"logprobs":2}}`}
+	res, srv := r21Unary(t, "real_maruel_gemini25_flash_lite_logprobs", req)
+	if gc := r17JSON(t, srv.Last(t).Body)["generationConfig"]; !jsonEqual(gc, r19Decode(t, `{"responseModalities":["TEXT"],"responseLogprobs":true,"logprobs":2}`)) {
+		t.Errorf("generationConfig %v", gc)
+	}
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("Hi.")); !proto.Equal(res.Message, want) {
+		t.Errorf("message %v", res.Message)
+	}
+	r21Meta(t, res.Meta, "edOXaKOrM7TN1MkPp7zCoAw", "gemini-2.5-flash-lite", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 9, OutputTokens: 2, TotalTokens: 11})
+	if got := r21Ext(t, res.Meta, extLogprobsResult); got != lp || len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("logprobs %s, warnings %q", got, res.Meta.GetWarnings())
+	}
+
+	body := `data: {"candidates": [{"content": {"parts": [{"text": "Hi"}],"role": "model"},"index": 0,` +
+		`"logprobsResult": {"topCandidates": [{}],"chosenCandidates": [{"token": "Hi","logProbability": 0,"tokenId": 10979}]}}],"responseId": "split"}` + "\r\n\r\n" +
+		`data: {"candidates": [{"content": {"parts": [{"text": "."}],"role": "model"},"finishReason": "STOP","index": 0,` +
+		`"logprobsResult": {"topCandidates": [{}],"chosenCandidates": [{"token": ".","logProbability": 0,"tokenId": 236761}]}}],"responseId": "split"}` + "\r\n\r\n"
+	ssrv := providertest.Replay(t, providertest.Recording{Status: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte(body)})
+	p, err := New(testKey, WithBaseURL(ssrv.URL+"/v1beta"), WithHTTPClient(ssrv.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, end := drain(t, s)
+	if !errors.Is(end, io.EOF) {
+		t.Fatalf("end %v", end)
+	}
+	f := foldEvents(evs)
+	if got := r21Ext(t, f.meta, extLogprobsResult); f.text != "Hi." || got != lp {
+		t.Errorf("streamed %q, logprobs %s, want %s", f.text, got, lp)
 	}
 }
