@@ -24,7 +24,8 @@ func init() {
 		"real_maruel_gemini35_flash_max_tokens_stream", "real_maruel_gemini35_flash_url_context_stream",
 		"real_maruel_gemini25_flash_lite_thinking_sqrt_stream_1", "real_maruel_gemini25_flash_lite_thinking_sqrt_stream_2",
 		"real_maruel_gemini35_flash_sqrt_1", "real_maruel_gemini35_flash_sqrt_2",
-		"real_maruel_gemini25_flash_lite_parallel_same_tool_stream", "real_maruel_gemini25_flash_lite_thinking_max_tokens_stream")
+		"real_maruel_gemini25_flash_lite_parallel_same_tool_stream", "real_maruel_gemini25_flash_lite_thinking_max_tokens_stream",
+		"real_maruel_gemini35_flash_search_stream")
 }
 
 // r22SquareRoot is maruel/genai's square_root tool (a number in, a string
@@ -537,5 +538,51 @@ func TestRound22ThoughtCutByMaxTokens(t *testing.T) {
 	}
 	if want := (&llmrelayv1.Usage{InputTokens: 10, OutputTokens: 13, TotalTokens: 23, ReasoningTokens: 13}); !proto.Equal(f.usage, want) {
 		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+}
+
+// TestRound22SearchStream: gemini-3.5-flash with googleSearch, three
+// chunks: an empty text (15 candidate + 132 thought tokens so far), "Mark
+// Carney" in a chunk whose usage has no candidatesTokenCount (55 thought
+// tokens), then the text's signature on an empty part with STOP and the
+// groundingMetadata: the HTML searchEntryPoint, one web chunk, one support
+// at [0,11) (no startIndex), the query. The last usage is the answer's: 29
+// in, 9 + 187 thought tokens, 225 total; no toolUsePromptTokenCount.
+func TestRound22SearchStream(t *testing.T) {
+	t.Parallel()
+	const q = "Search the web to tell who is currently the Prime Minister of Canada. Only search for one result. Give only the name with no explanation."
+	req := r21User("gemini-flash-latest", "", msg(llmrelayv1.Role_ROLE_USER, text(q)))
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tools":[{"googleSearch":{}}],"generationConfig":{"responseModalities":["TEXT"]}}`}
+	evs, srv := r20Stream(t, "real_maruel_gemini35_flash_search_stream", req)
+	sent := r17JSON(t, srv.Last(t).Body)
+	if !jsonEqual(sent, r19Decode(t, `{"contents":[{"role":"user","parts":[{"text":"`+q+`"}]}],"tools":[{"googleSearch":{}}],"generationConfig":{"responseModalities":["TEXT"]}}`)) {
+		t.Errorf("request %s differs from the recorded one", srv.Last(t).Body)
+	}
+	f := foldEvents(evs)
+	if f.text != "Mark Carney" || len(f.calls) != 0 {
+		t.Errorf("text %q, calls %v", f.text, f.calls)
+	}
+	m := f.meta
+	if m.GetResponseId() != "JdYZatHIBOSc-8YPteagIQ" || m.GetResolvedModel() != "gemini-3.5-flash" || m.GetServiceTier() != "standard" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 29, OutputTokens: 196, TotalTokens: 225, ReasoningTokens: 187}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+	if got := r21Ext(t, m, extToolUsePromptTokens); got != "" {
+		t.Errorf("tool-use prompt tokens %s, none recorded", got)
+	}
+	g, _ := m.GetExtended().AsMap()[extGroundingMetadata].(map[string]any)
+	entry, _ := g["searchEntryPoint"].(map[string]any)
+	html, _ := entry["renderedContent"].(string)
+	if !strings.HasPrefix(html, "<style>\n.container {") || !strings.HasSuffix(html, "Prime Minister of Canada</a>\n  </div>\n</div>") || len(html) != 4468 {
+		t.Errorf("renderedContent (%d bytes) %.60q…", len(html), html)
+	}
+	delete(g, "searchEntryPoint")
+	const rest = `{"groundingChunks":[{"web":{"title":"pm.gc.ca","uri":"https://vertexaisearch.cloud.google.com/grounding-api-redirect/AUZIYQE1adwbf0MskfDtYYz-AxzwR9UPkwLtqvyZm1km0zU_VG2e8y0F2vY6Sm9UmEqpjkufvrXTqK8cX1tXfkoqR1u02q63MWTyTgtZGW-tnbvBx2KKfA=="}}],` +
+		`"groundingSupports":[{"groundingChunkIndices":[0],"segment":{"endIndex":11,"text":"Mark Carney"}}],"webSearchQueries":["Prime Minister of Canada"]}`
+	if b, _ := json.Marshal(g); string(b) != rest {
+		t.Errorf("grounding\n got %s\nwant %s", b, rest)
 	}
 }
