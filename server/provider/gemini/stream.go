@@ -60,6 +60,9 @@ type stream struct {
 	heldEnd *provider.Event
 	// warnedCandidates: a candidate other than 0 was seen and reported.
 	warnedCandidates bool
+	// warnedPrompt: a usage without promptTokenCount was said to have its
+	// input derived from the total (promptTokens).
+	warnedPrompt bool
 	// turnToken is the last turnToken delivered.
 	turnToken string
 	// continuation is the last continuationToken received: delivered with
@@ -364,6 +367,10 @@ func (s *stream) handle(w *generateContentResponse) {
 		if u := toUsage(um); u != nil && counted(um) && !proto.Equal(u, s.lastUsage) {
 			s.lastUsage = u
 			s.push(&provider.Event{Kind: provider.EventUsage, Usage: proto.Clone(u).(*llmrelayv1.Usage)})
+			if _, derived := promptTokens(um); derived && !s.warnedPrompt {
+				s.warnedPrompt = true
+				s.warn(derivedPromptWarning(um))
+			}
 		}
 		s.pushUsageDetails(um)
 	}

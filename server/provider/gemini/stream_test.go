@@ -462,6 +462,10 @@ func FuzzStreamChunk(f *testing.F) {
 	f.Add([]byte("data: [{\"error\":{}}]\n\n"))
 	// Odd-typed finishReason and usage counts (provider.OddEnumText, ReadCount), and a repeated call id.
 	f.Add([]byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"id\":\"a\",\"name\":\"f\",\"args\":{}}},{\"functionCall\":{\"id\":\"a\",\"name\":\"g\",\"args\":{\"x\":1}}}]},\"finishReason\":7}],\"usageMetadata\":{\"promptTokenCount\":\"12\",\"candidatesTokenCount\":-3,\"totalTokenCount\":1e400}}\n\n"))
+	// Round 22: usages without promptTokenCount (its input derived from
+	// the total), one at the int64 bound.
+	f.Add([]byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"x\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"candidatesTokenCount\":1,\"totalTokenCount\":297}}\n\n"))
+	f.Add([]byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"x\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"candidatesTokenCount\":-5,\"thoughtsTokenCount\":3,\"totalTokenCount\":9223372036854775807}}\n\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		p := &Provider{apiKey: testKey}
 		s := p.newStream(&http.Response{Body: io.NopCloser(bytes.NewReader(body))})
