@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	round17Recordings = append(round17Recordings, "real_maruel_gemini31_flash_lite_video_url_no_prompt_count")
+	round17Recordings = append(round17Recordings, "real_maruel_gemini31_flash_lite_video_url_no_prompt_count", "real_maruel_gemini31_flash_lite_audio_url")
 }
 
 // TestRound22VideoURLNoPromptCount: gemini-flash-lite-latest (modelVersion
@@ -76,5 +76,32 @@ func TestRound22VideoURLNoPromptCount(t *testing.T) {
 	}
 	if w := f.meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "no promptTokenCount") {
 		t.Errorf("streamed warnings %q", w)
+	}
+}
+
+// TestRound22AudioURL: the same model hearing an MP3 by URL: "orange"
+// with its signature, and here the usage has promptTokenCount 32 split by
+// modality (AUDIO 19, TEXT 13): the count as sent, no warning, the
+// modalities in usage_details.
+func TestRound22AudioURL(t *testing.T) {
+	t.Parallel()
+	const uri = "https://raw.githubusercontent.com/maruel/genai/refs/heads/main/scoreboard/testdata/audio.mp3"
+	user := msg(llmrelayv1.Role_ROLE_USER, text("What is the word said? Reply with only the word."),
+		&llmrelayv1.Part{Kind: &llmrelayv1.Part_File{File: &llmrelayv1.File{MimeType: "audio/mpeg", Source: &llmrelayv1.File_Url{Url: uri}}}})
+	req := r21User("gemini-flash-lite-latest", "", user)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_AUDIO
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT"]}}`}
+	res, srv := r21Unary(t, "real_maruel_gemini31_flash_lite_audio_url", req)
+	r21SameRequest(t, srv, "/v1beta/models/gemini-flash-lite-latest:generateContent",
+		`{"contents":[{"role":"user","parts":[{"text":"What is the word said? Reply with only the word."},{"fileData":{"mimeType":"audio/mpeg","fileUri":"`+uri+`"}}]}],"generationConfig":{"responseModalities":["TEXT"]}}`)
+	const sig = "EjQKMgEMOdbH3TCbO2kDXEPGRTQ5qtDqqf02HUrsz8si7CtKeF7LRcD3kmd2N93EcciVqzWo"
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("orange"), &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Signature: sig}}}); !proto.Equal(res.Message, want) {
+		t.Errorf("message %v", res.Message)
+	}
+	m := res.Meta
+	r21Meta(t, m, "n9YZauPVOJvOjrEPivujWQ", "gemini-3.1-flash-lite", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 32, OutputTokens: 1, TotalTokens: 33})
+	if got, want := r17Ext(m)["usage_details"], map[string]any{"promptTokensDetails.AUDIO": 19.0, "promptTokensDetails.TEXT": 13.0, "serviceTier": "standard"}; !jsonEqual(got, want) || len(m.GetWarnings()) != 0 {
+		t.Errorf("usage details %v, warnings %q", got, m.GetWarnings())
 	}
 }
