@@ -302,9 +302,11 @@ func TestMultiturnRequest(t *testing.T) {
 	}
 	body := string(srv.Last(t).Body)
 	// Both results in one user content, each named after its call, with no
-	// gateway-made id sent back.
+	// gateway-made id sent back, in the order of the calls (Paris, London):
+	// without ids Gemini pairs them by position, and the client gave them
+	// in the other order.
 	for _, want := range []string{
-		`{"functionResponse":{"name":"get_weather","response":{"result":"14°C, cloudy"}}},{"functionResponse":{"name":"get_weather","response":{"temp":18,"sky":"clear"}}}`,
+		`{"functionResponse":{"name":"get_weather","response":{"temp":18,"sky":"clear"}}},{"functionResponse":{"name":"get_weather","response":{"result":"14°C, cloudy"}}}`,
 		`"thoughtSignature":"skip_thought_signature_validator"`,
 		`"thinkingConfig":{"thinkingLevel":"medium"}`,
 	} {

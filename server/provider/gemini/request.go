@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/llmrelay/llmrelay/fold"
@@ -98,6 +99,9 @@ type callInfo struct {
 	name string
 	// geminiID is the id Gemini gave the call, "" when the gateway made it.
 	geminiID string
+	// turn is the index of the message that made the call, pos the call's
+	// place among that message's calls.
+	turn, pos int
 }
 
 // buildRequest maps a normalized request to the Gemini wire request; the
@@ -170,6 +174,19 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 	}
 	if out.SystemInstruction != nil && len(out.SystemInstruction.Parts) == 0 {
 		out.SystemInstruction = nil
+	}
+	if len(out.Contents) == 0 {
+		// Instructions alone, or only empty messages: Gemini refuses a
+		// request without contents ("GenerateContentRequest.contents:
+		// contents is not specified") and took one user turn of empty
+		// text, which pydantic-ai sends for instructions alone
+		// (testdata/real_pyd_google_instructions_only_with_tool_calls_1.http).
+		// Vertex AI refuses empty text as it refuses no contents.
+		out.Contents = append(out.Contents, content{Role: "user", Parts: []part{textPart("")}})
+		warn("no message has content to send: one user turn of empty text sent (Gemini refuses a request without contents)")
+	}
+	for i := range out.Contents {
+		inCallOrder(out.Contents[i].Parts)
 	}
 
 	// strict: a tool asked for strict schema adherence, which Gemini 2.5
@@ -420,6 +437,7 @@ func userParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini3
 func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini3 bool, warn func(string, ...any)) ([]part, error) {
 	var out []part
 	firstCall := true
+	ncalls := 0
 	for pi, pt := range m.GetParts() {
 		switch k := pt.GetKind().(type) {
 		case *llmrelayv1.Part_Text:
@@ -466,7 +484,8 @@ func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini
 			if err != nil {
 				return nil, invalidPart(mi, pi, "tool_call.arguments", "tool call %q: %s", tc.GetName(), err.Error())
 			}
-			info := callInfo{name: tc.GetName()}
+			info := callInfo{name: tc.GetName(), turn: mi, pos: ncalls}
+			ncalls++
 			if id := tc.GetCallId(); id != "" && !isGeneratedID(id) {
 				info.geminiID = id
 			}
@@ -524,6 +543,9 @@ func functionResponseFor(tr *llmrelayv1.ToolResult, calls map[string]callInfo) (
 		name = info.name
 	}
 	fr := &functionResponse{ID: info.geminiID, Name: name}
+	if known {
+		fr.call = &info
+	}
 	if !known && tr.GetCallId() != "" && !isGeneratedID(tr.GetCallId()) {
 		fr.ID = tr.GetCallId()
 	}
@@ -756,4 +778,27 @@ func extraReplaces(extra string, fields ...string) bool {
 		}
 	}
 	return false
+}
+
+// inCallOrder puts a turn of results to one message's parallel calls in
+// the order of the calls. Gemini pairs a functionResponse with its call by
+// position when they have no id, which the calls the gateway gave ids of
+// its own never have: results given in another order (a client answering
+// parallel calls as they finish; the contract pairs by call_id) answered
+// the wrong calls (best_country(USA) got Canada's result,
+// TestRound22ParallelSameTool). A turn holding anything but results to
+// the calls of one message is left as it is.
+func inCallOrder(parts []part) {
+	if len(parts) < 2 {
+		return
+	}
+	turn := -1
+	for _, p := range parts {
+		fr := p.FunctionResponse
+		if fr == nil || fr.call == nil || (turn >= 0 && fr.call.turn != turn) {
+			return
+		}
+		turn = fr.call.turn
+	}
+	slices.SortStableFunc(parts, func(a, b part) int { return a.FunctionResponse.call.pos - b.FunctionResponse.call.pos })
 }

@@ -178,7 +178,8 @@ func toUsage(u *usageMetadata) *llmrelayv1.Usage {
 	if u == nil {
 		return nil
 	}
-	in := provider.Count(u.PromptTokenCount + max(u.ToolUsePromptTokenCount, 0))
+	prompt, _ := promptTokens(u)
+	in := provider.Count(prompt + max(u.ToolUsePromptTokenCount, 0))
 	out := provider.Count(u.CandidatesTokenCount + max(u.ThoughtsTokenCount, 0))
 	total := provider.UsageTotal(provider.Count(u.TotalTokenCount), in, out)
 	return &llmrelayv1.Usage{
@@ -188,6 +189,30 @@ func toUsage(u *usageMetadata) *llmrelayv1.Usage {
 		CachedInputTokens: provider.Count(u.CachedContentTokenCount),
 		ReasoningTokens:   provider.Count(u.ThoughtsTokenCount),
 	}
+}
+
+// promptTokens is u's promptTokenCount; when the API left it out but its
+// totalTokenCount counts more than the output and tool-use prompt counts
+// (gemini-3.1-flash-lite reading a video by URL:
+// testdata/real_maruel_gemini31_flash_lite_video_url_no_prompt_count.http,
+// 1 candidate token of 297), the rest of the total, which is what the
+// prompt cost (derived true). A prompt is never free: reading the absent
+// count as 0 said the request cost no input.
+func promptTokens(u *usageMetadata) (n int64, derived bool) {
+	if u.PromptTokenCount != 0 {
+		return u.PromptTokenCount, false
+	}
+	rest := u.TotalTokenCount - max(u.CandidatesTokenCount, 0) - max(u.ThoughtsTokenCount, 0) - max(u.ToolUsePromptTokenCount, 0)
+	if rest <= 0 {
+		return u.PromptTokenCount, false
+	}
+	return rest, true
+}
+
+// derivedPromptWarning says that the input count was derived.
+func derivedPromptWarning(u *usageMetadata) string {
+	n, _ := promptTokens(u)
+	return fmt.Sprintf("usageMetadata has no promptTokenCount: the input counted is totalTokenCount less the output and tool-use prompt counts (%d)", n)
 }
 
 // finishReason maps Gemini's finishReason (the candidate's).
@@ -613,6 +638,11 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	meta.Usage = toUsage(w.UsageMetadata)
 	setUsageDetails(meta, usageDetails(w.UsageMetadata))
 	meta.Warnings = append(meta.Warnings, oddUsageWarnings(w.UsageMetadata)...)
+	if w.UsageMetadata != nil {
+		if _, derived := promptTokens(w.UsageMetadata); derived {
+			meta.Warnings = append(meta.Warnings, derivedPromptWarning(w.UsageMetadata))
+		}
+	}
 	if w.UsageMetadata != nil && w.UsageMetadata.ToolUsePromptTokenCount > 0 {
 		provider.SetExtended(meta, extToolUsePromptTokens, float64(w.UsageMetadata.ToolUsePromptTokenCount))
 	}

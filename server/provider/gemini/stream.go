@@ -47,20 +47,22 @@ type stream struct {
 	lastWire     *usageMetadata // the counts lastUsage was converted from
 	safety       json.RawMessage
 	citations    json.RawMessage
-	// avgLogprobs, logprobs: the last chunk's candidate avgLogprobs and
-	// logprobsResult, reported with the finish.
-	avgLogprobs json.RawMessage
-	logprobs    json.RawMessage
-	grounding   json.RawMessage
-	urlContext  json.RawMessage
-	fast        fastChunk // decodeChunkFast's storage
-	items       []item    // handle's, reused
+	// logprobs: every chunk's candidate avgLogprobs and logprobsResult,
+	// reported with the finish.
+	logprobs   streamLogprobs
+	grounding  json.RawMessage
+	urlContext json.RawMessage
+	fast       fastChunk // decodeChunkFast's storage
+	items      []item    // handle's, reused
 	// heldEnd is the end of a call that was the last output item so far:
 	// held until something follows it or the finish reason says whether
 	// the token limit cut it.
 	heldEnd *provider.Event
 	// warnedCandidates: a candidate other than 0 was seen and reported.
 	warnedCandidates bool
+	// warnedPrompt: a usage without promptTokenCount was said to have its
+	// input derived from the total (promptTokens).
+	warnedPrompt bool
 	// turnToken is the last turnToken delivered.
 	turnToken string
 	// continuation is the last continuationToken received: delivered with
@@ -194,12 +196,7 @@ func (s *stream) setGathered(meta *llmrelayv1.ResponseMeta) {
 	if s.urlContext != nil {
 		provider.SetExtended(meta, extURLContextMetadata, rawValue(s.urlContext))
 	}
-	if s.avgLogprobs != nil {
-		provider.SetExtended(meta, extAvgLogprobs, rawValue(s.avgLogprobs))
-	}
-	if s.logprobs != nil {
-		provider.SetExtended(meta, extLogprobsResult, rawValue(s.logprobs))
-	}
+	s.logprobs.set(meta)
 }
 
 // pushGathered delivers, before the error of a stream that fails without
@@ -346,11 +343,8 @@ func (s *stream) handle(w *generateContentResponse) {
 		if present(c.CitationMetadata) {
 			s.citations = append(s.citations[:0], c.CitationMetadata...)
 		}
-		if present(c.AvgLogprobs) {
-			s.avgLogprobs = append(s.avgLogprobs[:0], c.AvgLogprobs...)
-		}
-		if present(c.LogprobsResult) {
-			s.logprobs = append(s.logprobs[:0], c.LogprobsResult...)
+		if present(c.AvgLogprobs) || present(c.LogprobsResult) {
+			s.logprobs.add(c.LogprobsResult, c.AvgLogprobs, s.warn)
 		}
 		if grounded(c.GroundingMetadata) {
 			s.grounding = append(s.grounding[:0], c.GroundingMetadata...)
@@ -373,6 +367,10 @@ func (s *stream) handle(w *generateContentResponse) {
 		if u := toUsage(um); u != nil && counted(um) && !proto.Equal(u, s.lastUsage) {
 			s.lastUsage = u
 			s.push(&provider.Event{Kind: provider.EventUsage, Usage: proto.Clone(u).(*llmrelayv1.Usage)})
+			if _, derived := promptTokens(um); derived && !s.warnedPrompt {
+				s.warnedPrompt = true
+				s.warn(derivedPromptWarning(um))
+			}
 		}
 		s.pushUsageDetails(um)
 	}
@@ -557,4 +555,9 @@ func (s *stream) flushHeld() {
 		return
 	}
 	s.push(&provider.Event{Kind: provider.EventText, Text: t})
+}
+
+// warn queues a warning.
+func (s *stream) warn(msg string) {
+	s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{msg}}})
 }

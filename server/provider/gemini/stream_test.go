@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -451,7 +452,9 @@ func FuzzStreamChunk(f *testing.F) {
 		// a prompt count that drops in the last chunk.
 		"tools19_stream_partial_args_max_tokens", "real_reasoning19_gemini3_text_signature_stream",
 		"real_adkgo_flash2_stream_prompt_count_drops",
-		"surrogate19_split_stream", "surrogate19_split_call_stream", "surr19b_partial_args_stream"} {
+		"surrogate19_split_stream", "surrogate19_split_call_stream", "surr19b_partial_args_stream",
+		// Round 22: logprobs in every chunk, joined.
+		"stream_logprobs_chunks"} {
 		rec := providertest.Load(f, filepath.Join("testdata", name+".http"))
 		f.Add(rec.Body)
 	}
@@ -459,6 +462,10 @@ func FuzzStreamChunk(f *testing.F) {
 	f.Add([]byte("data: [{\"error\":{}}]\n\n"))
 	// Odd-typed finishReason and usage counts (provider.OddEnumText, ReadCount), and a repeated call id.
 	f.Add([]byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"id\":\"a\",\"name\":\"f\",\"args\":{}}},{\"functionCall\":{\"id\":\"a\",\"name\":\"g\",\"args\":{\"x\":1}}}]},\"finishReason\":7}],\"usageMetadata\":{\"promptTokenCount\":\"12\",\"candidatesTokenCount\":-3,\"totalTokenCount\":1e400}}\n\n"))
+	// Round 22: usages without promptTokenCount (its input derived from
+	// the total), one at the int64 bound.
+	f.Add([]byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"x\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"candidatesTokenCount\":1,\"totalTokenCount\":297}}\n\n"))
+	f.Add([]byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"x\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"candidatesTokenCount\":-5,\"thoughtsTokenCount\":3,\"totalTokenCount\":9223372036854775807}}\n\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		p := &Provider{apiKey: testKey}
 		s := p.newStream(&http.Response{Body: io.NopCloser(bytes.NewReader(body))})
@@ -481,6 +488,14 @@ func FuzzStreamChunk(f *testing.F) {
 			}
 			evs = append(evs, ev)
 			switch ev.Kind {
+			case provider.EventMeta:
+				// The chunks' logprobs joined are JSON (rawValue keeps
+				// text that is not as a string).
+				if v, ok := ev.Meta.GetExtended().GetFields()[extLogprobsResult]; ok {
+					if _, isText := v.GetKind().(*structpb.Value_StringValue); isText {
+						t.Fatalf("logprobs relayed as text %q", v.GetStringValue())
+					}
+				}
 			case provider.EventReasoning:
 				// Blocks are numbered in order; a piece continues the
 				// current block or starts the next, and carries something.

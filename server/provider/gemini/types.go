@@ -77,6 +77,9 @@ type functionResponse struct {
 	ID       string          `json:"id,omitempty"`
 	Name     string          `json:"name"`
 	Response json.RawMessage `json:"response"`
+	// call is the call this answers, when the request holds it (not
+	// sent): results go back in the order of their calls.
+	call *callInfo
 }
 
 type tool struct {
