@@ -1,0 +1,547 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"google.golang.org/protobuf/proto"
+)
+
+// Round 22: pydantic-ai cassettes no round had used (testdata/README.md,
+// "Round 22"). Every expectation is read off the recording by hand; each
+// request is compared whole with the one the live API accepted
+// (*.recorded_request.json, the cassette's request body written compact).
+
+// r22Recorded is the recorded request of a fixture, decoded, with what
+// the Messages API reads the same way written as ours writes it:
+// "stream": false left out (its absence means the same), string message
+// contents as the one text block they stand for, "is_error": false on a
+// tool result and an empty tool description left out (the defaults).
+func r22Recorded(t *testing.T, name string) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/" + name + ".recorded_request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := r19bJSON(t, raw)
+	if m["stream"] == false {
+		delete(m, "stream")
+	}
+	msgs, _ := m["messages"].([]any)
+	for _, rm := range msgs {
+		msg, _ := rm.(map[string]any)
+		if s, ok := msg["content"].(string); ok {
+			msg["content"] = []any{map[string]any{"type": "text", "text": s}}
+		}
+		blocks, _ := msg["content"].([]any)
+		for _, rb := range blocks {
+			if b, _ := rb.(map[string]any); b["type"] == "tool_result" && b["is_error"] == false {
+				delete(b, "is_error")
+			}
+		}
+	}
+	tools, _ := m["tools"].([]any)
+	for _, rt := range tools {
+		if tool, _ := rt.(map[string]any); tool["description"] == "" {
+			delete(tool, "description")
+		}
+	}
+	return m
+}
+
+// r22SameRequest checks that the request sent is the recorded one, whole:
+// every field, none added. edit, when set, first changes the recorded
+// request where ours differs on purpose (each test says why).
+func r22SameRequest(t *testing.T, sent []byte, name string, edit func(m map[string]any)) {
+	t.Helper()
+	want := r22Recorded(t, name)
+	if edit != nil {
+		edit(want)
+	}
+	got := r19bJSON(t, sent)
+	if !reflect.DeepEqual(got, want) {
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		t.Errorf("%s: request\n got %s\nwant %s", name, gb, wb)
+	}
+}
+
+// r22Unary replays a unary recording.
+func r22Unary(t *testing.T, name string, req *provider.Request) (*provider.Result, *providertest.Server) {
+	t.Helper()
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("%s: Generate: %v", name, err)
+	}
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+	return res, srv
+}
+
+// r22Sig is the signature of the i-th content block of a unary
+// recording, read from the file rather than copied into the test.
+func r22Sig(t *testing.T, name string, i int) string {
+	t.Helper()
+	s, _ := r19bBlock(t, r19bBody(t, name), i)["signature"].(string)
+	if s == "" {
+		t.Fatalf("%s: block %d has no signature", name, i)
+	}
+	return s
+}
+
+// r22System puts a system prompt before a request's messages.
+func r22System(req *provider.Request, system string) *provider.Request {
+	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text(system))}, req.Messages...)
+	return req
+}
+
+const r22CodeExecutionTools = `{"tool_choice":{"type":"auto"},"tools":[{"name":"code_execution","type":"code_execution_20260120"}]}`
+
+// TestRound22ShellTool: claude-sonnet-4-6 (March 2026), unary, with
+// code_execution_20260120 and a system prompt: a server_tool_use
+// bash_code_execution (caller direct, command `python3 -c "print(2 +
+// 2)"`), its bash_code_execution_tool_result (stdout "4\n", return code
+// 0, no files), then "2 + 2 = **4**". 4627 in, 82 out; the server tool
+// counts both zero (nothing to report); inference_geo global; the
+// top-level container with its expiry. The request is the recorded one.
+func TestRound22ShellTool(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_shell_tool"
+	req := r22System(r21Request("claude-sonnet-4-6", "What is 2 + 2? Use python to calculate it.", 4096, 0), "Always use the shell tool. Keep responses brief.")
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: r22CodeExecutionTools}
+	res, srv := r22Unary(t, name, req)
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("2 + 2 = **4**")},
+		responseID: "msg_01ADHu3dgMsjDVUWBzFpAfSV", model: "claude-sonnet-4-6",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(4627, 82, 0, 0, 0),
+		extended: map[string]string{
+			"container":    `{"expires_at":"2026-03-11T08:04:35.882528Z","id":"container_011CYvsF3eEuthoNQYxnMMYa"}`,
+			"service_tier": `"standard"`,
+		},
+		warnings: []string{
+			`content[0]: content block type "server_tool_use" (tool "bash_code_execution", id srvtoolu_018J4uFgCiKo2YeDS8DmVJtE`,
+			`content[1]: content block type "bash_code_execution_tool_result" (result of srvtoolu_018J4uFgCiKo2YeDS8DmVJtE`,
+		},
+	})
+	if res.Meta.GetToolCallCount() != 0 {
+		t.Errorf("tool_call_count %d, want 0 (the API ran the command)", res.Meta.GetToolCallCount())
+	}
+	r22SameRequest(t, srv.Last(t).Body, name, nil)
+}
+
+// TestRound22ShellToolStream: the same request streamed (claude-sonnet-4-6,
+// March 2026): the bash_code_execution call's input in seven
+// input_json_delta pieces, the first empty and the fifth ending inside an
+// escape (`rint(2 + 2)\\` then `\"\"}`), a ping inside the block, its
+// result whole in content_block_start, then the text in eight deltas.
+// message_start says 2270 in, message_delta 4627 in (the tool loop's
+// second sampling) and 91 out, names the container and repeats the zero
+// server tool counts. One text part, a warning per server block, no
+// tool-call event. The request is the recorded one.
+func TestRound22ShellToolStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_shell_tool_stream"
+	req := r22System(r21Request("claude-sonnet-4-6", "What is 2 + 2? Use python to calculate it.", 4096, 0), "Always use the shell tool. Keep responses brief.")
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: r22CodeExecutionTools}
+	evs, f, srv := r21Stream(t, name, req)
+	checkLLMWant(t, name, f.message, f.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("The result of **2 + 2 = 4**, as calculated by Python!")},
+		responseID: "msg_01CAcVpyAEzKZuodAeKRoBfp", model: "claude-sonnet-4-6",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(4627, 91, 0, 0, 0),
+		extended: map[string]string{
+			"container":    `{"expires_at":"2026-03-11T08:05:36.000703Z","id":"container_011CYvsKSFQ7yFXaDtpirUvu"}`,
+			"service_tier": `"standard"`,
+		},
+		warnings: []string{
+			`content block 0: type "server_tool_use" (tool "bash_code_execution", id srvtoolu_01UxJPPkQp71eQ8WTmHrfXff`,
+			`content block 1: type "bash_code_execution_tool_result" (result of srvtoolu_01UxJPPkQp71eQ8WTmHrfXff`,
+		},
+	})
+	if n := countKind(evs, provider.EventToolCall) + countKind(evs, provider.EventToolCallEnd) + countKind(evs, provider.EventToolCallCut); n != 0 {
+		t.Errorf("%d tool-call events, want none (the API ran the command)", n)
+	}
+	r22SameRequest(t, srv.Last(t).Body, name, nil)
+}
+
+// r22CountryTools are pydantic-ai's two tools for test_anthropic_tool_output:
+// get_user_country (no parameters, an empty description) and final_result
+// (its output tool).
+func r22CountryTools() []*llmrelayv1.Tool {
+	return []*llmrelayv1.Tool{
+		{Name: "get_user_country", Parameters: `{"additionalProperties":false,"properties":{},"type":"object"}`},
+		{Name: "final_result", Description: "The final response which ends this conversation",
+			Parameters: `{"properties":{"city":{"type":"string"},"country":{"type":"string"}},"required":["city","country"],"type":"object"}`},
+	}
+}
+
+// TestRound22ToolOutput: claude-sonnet-4-5-20250929 (September 2025),
+// unary, a two-request tool loop with tool_choice any (REQUIRED) and two
+// tools. Turn 1: get_user_country with input {} alone (no text), tool_use;
+// 711 in, 23 out. Turn 2, after its result "Mexico": final_result
+// {"city": "Mexico City", "country": "Mexico"} alone; 762 in, 56 out.
+// Both requests are the recorded ones (the second built from the first
+// answer as received: the call's id and its {} input sent back).
+func TestRound22ToolOutput(t *testing.T) {
+	t.Parallel()
+	const q = "What is the largest city in the user country?"
+	build := func(more ...*llmrelayv1.Message) *provider.Request {
+		req := r21Request("claude-sonnet-4-5", q, 4096, 0)
+		req.Messages = append(req.Messages, more...)
+		req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+		req.Tools = r22CountryTools()
+		req.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED}}
+		return req
+	}
+	const first, second = "real_pyd_anthropic_tool_output_1", "real_pyd_anthropic_tool_output_2"
+	res1, srv1 := r22Unary(t, first, build())
+	checkLLMWant(t, first, res1.Message, res1.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{toolCallValid("toolu_01ECaF1WRmnTui1BpXZXyBds", "get_user_country", "{}")},
+		responseID: "msg_014qNMmxefjUvuPTSkMMHjWE", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:    usageOf(711, 23, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r22SameRequest(t, srv1.Last(t).Body, first, nil)
+
+	res2, srv2 := r22Unary(t, second, build(res1.Message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01ECaF1WRmnTui1BpXZXyBds", "Mexico", false))))
+	checkLLMWant(t, second, res2.Message, res2.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{toolCallValid("toolu_01UKDf4fk894G2BEpiPSwL6s", "final_result", `{"city":"Mexico City","country":"Mexico"}`)},
+		responseID: "msg_01M5PoMWEjyV6vzXYve8Vgyw", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:    usageOf(762, 56, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r22SameRequest(t, srv2.Last(t).Body, second, nil)
+}
+
+// r22StreetText is the first answer of test_anthropic_model_thinking_part,
+// as the cassette folds it (a double-quoted YAML scalar; an escaped space
+// at a line start keeps it).
+const r22StreetText = "# How to Cross the Street Safely\n\n1. **Find the right place to cross**\n   - Use marked crosswalks or intersections whenever possible\n" +
+	"   - Cross at corners where drivers expect pedestrians\n\n2. **Check for traffic signals**\n   - Follow pedestrian signals (walk/don't walk) if available\n" +
+	"   - At traffic lights, wait for the green light in your direction\n   \n3. **Look both ways before crossing**\n   - Look left, right, then left again\n" +
+	"   - Continue watching for traffic as you cross\n   \n4. **Make yourself visible**\n   - Make eye contact with drivers to ensure they see you\n" +
+	"   - Remove headphones and put away your phone to stay alert\n   \n5. **Cross at a steady pace**\n   - Walk, don't run, across the street\n" +
+	"   - Keep watching for vehicles while crossing\n\nRemember, safety should always be your priority when crossing streets!"
+
+const r22StreetThinking = "This is a basic question about street safety. I should provide a clear, step-by-step explanation of how to safely cross a street, " +
+	"which is important information for pedestrian safety.\n\nI'll include:\n1. Finding the right place to cross (crosswalks, intersections)\n" +
+	"2. Checking for traffic signals\n3. Looking both ways for approaching vehicles\n4. Making eye contact with drivers\n5. Walking (not running) across the street\n" +
+	"6. Staying alert while crossing\n\nI'll keep my answer straightforward but comprehensive enough to cover the safety basics."
+
+// TestRound22ThinkingPartTwoTurns: claude-3-7-sonnet-20250219 (asked as
+// claude-3-7-sonnet-latest), unary, thinking at budget 1024 with
+// max_tokens 2048, two turns. Turn 1: a signed thinking block then the
+// answer (42 in, 332 out; the usage has only the four counts). Turn 2
+// sends that answer back, the thinking block first with its text and
+// signature byte for byte, then the text, with a new question; the API
+// accepted it and answered with a thinking block and text (266 in, 479
+// out). Both requests are the recorded ones.
+func TestRound22ThinkingPartTwoTurns(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_pyd_anthropic_model_thinking_part_1", "real_pyd_anthropic_model_thinking_part_2"
+	build := func(more ...*llmrelayv1.Message) *provider.Request {
+		req := r21Request("claude-3-7-sonnet-latest", "How do I cross the street?", 2048, 1024)
+		req.Messages = append(req.Messages, more...)
+		return req
+	}
+	res1, srv1 := r22Unary(t, first, build())
+	checkLLMWant(t, first, res1.Message, res1.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: r22StreetThinking, Signature: r22Sig(t, first, 0)}),
+			text(r22StreetText),
+		},
+		responseID: "msg_01SvTnQCjTUgQu19E8qiuHPe", model: "claude-3-7-sonnet-20250219",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(42, 332, 0, 0, 0),
+	})
+	if !strings.HasPrefix(r22Sig(t, first, 0), "ErUBCkYIAhgCIkD6Sf780fvjL4z6") {
+		t.Errorf("recorded signature %q", r22Sig(t, first, 0))
+	}
+	r22SameRequest(t, srv1.Last(t).Body, first, nil)
+
+	res2, srv2 := r22Unary(t, second, build(res1.Message,
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Considering the way to cross the street, analogously, how do I cross the river?"))))
+	body2 := r19bBody(t, second)
+	thinking2, _ := r19bBlock(t, body2, 0)["thinking"].(string)
+	answer2, _ := r19bBlock(t, body2, 1)["text"].(string)
+	if !strings.HasPrefix(thinking2, "This question is asking me to apply similar principles") || !strings.HasPrefix(answer2, "# How to Cross a River Safely\n\n1. **Find the right place to cross**\n   - Use bridges") ||
+		!strings.HasSuffix(answer2, "it's best to find another route or seek assistance!") {
+		t.Fatalf("recorded answer %q / %q", thinking2, answer2)
+	}
+	checkLLMWant(t, second, res2.Message, res2.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: thinking2, Signature: r22Sig(t, second, 0)}),
+			text(answer2),
+		},
+		responseID: "msg_01W2NZXnzuNgCkVbvyBywWKb", model: "claude-3-7-sonnet-20250219",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(266, 479, 0, 0, 0),
+	})
+	r22SameRequest(t, srv2.Last(t).Body, second, nil)
+}
+
+// r22FinalResult is pydantic-ai's output tool for a city and its country.
+func r22FinalResult() *llmrelayv1.Tool {
+	return r22CountryTools()[1]
+}
+
+// TestRound22AdaptiveThinkingForcedTool: claude-opus-4-6 (April 2026),
+// unary, adaptive thinking at effort high with tool_choice any and one
+// tool: the live API took it and answered with the forced call alone
+// (final_result {"city": "Paris", "country": "France"}, caller direct),
+// tool_use, 671 in, 55 out of which 0 thinking. Adaptive thinking is the
+// model's choice (it may not think at all), so unlike a fixed budget it
+// does not refuse a forced tool. Ours refused reasoning_effort HIGH with
+// tool_choice REQUIRED on this model before the call ("anthropic cannot
+// force tool use with thinking"): the request pydantic-ai made through its
+// unified settings is now sent, and it is the recorded one but for
+// display: summarized, which our reasoning_effort always asks for.
+func TestRound22AdaptiveThinkingForcedTool(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_opus_46_adaptive_thinking_accepts_tool_output_unified"
+	req := r21Request("claude-opus-4-6", "What is the capital of France?", 4096, 0)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{r22FinalResult()}
+	req.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED}}
+	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH
+	res, srv := r22Unary(t, name, req)
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{toolCallValid("toolu_01Ntv7EChXSFhgkJcMTHdksQ", "final_result", `{"city":"Paris","country":"France"}`)},
+		responseID: "msg_011Cdof1KE9dF97gueQXJ39E", model: "claude-opus-4-6",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage: usageOf(671, 55, 0, 0, 0),
+		extended: map[string]string{
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"global"}`,
+		},
+	})
+	r22SameRequest(t, srv.Last(t).Body, name, func(m map[string]any) {
+		m["thinking"].(map[string]any)["display"] = "summarized"
+	})
+
+	// A named tool is forced the same way, and the API's rule is the
+	// same for it; a fixed budget still refuses both.
+	named := proto.Clone(req.Options).(*llmrelayv1.GenerationOptions)
+	named.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "final_result"}}
+	req2 := *req
+	req2.Options = named
+	w, _, _, err := build(t, &req2)
+	if err != nil {
+		t.Fatalf("adaptive thinking with a named tool: %v", err)
+	}
+	if tc, _ := w["tool_choice"].(map[string]any); tc["type"] != "tool" || tc["name"] != "final_result" {
+		t.Errorf("tool_choice %v", w["tool_choice"])
+	}
+	budget := *req
+	budget.Options = proto.Clone(req.Options).(*llmrelayv1.GenerationOptions)
+	budget.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED
+	budget.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{ThinkingBudgetTokens: ptr[int32](2048)}}}
+	if _, _, _, err := build(t, &budget); err == nil || !strings.Contains(err.Error(), "cannot force tool use with thinking") {
+		t.Errorf("a thinking budget with a forced tool: %v, want refused", err)
+	}
+}
+
+// TestRound22AdaptiveThinkingForcedToolExtraBody: the same question
+// through pydantic-ai's provider-specific setting, `thinking: {type:
+// adaptive}` alone (no effort: the API's default, high), another live
+// answer (msg_011Cdof17ibZX3HkNVjoLaKX): the forced call alone, 671 in,
+// 55 out, 0 thinking. The thinking object goes through extra_body; the
+// request is the recorded one.
+func TestRound22AdaptiveThinkingForcedToolExtraBody(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_opus_46_adaptive_thinking_accepts_tool_output_provider_specific"
+	req := r21Request("claude-opus-4-6", "What is the capital of France?", 4096, 0)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{r22FinalResult()}
+	req.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED}}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"thinking":{"type":"adaptive"}}`}
+	res, srv := r22Unary(t, name, req)
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{toolCallValid("toolu_01BSJtCi3w4Ke7QAbf9o6KP1", "final_result", `{"city":"Paris","country":"France"}`)},
+		responseID: "msg_011Cdof17ibZX3HkNVjoLaKX", model: "claude-opus-4-6",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage: usageOf(671, 55, 0, 0, 0),
+		extended: map[string]string{
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"global"}`,
+		},
+	})
+	r22SameRequest(t, srv.Last(t).Body, name, nil)
+}
+
+// TestRound22EffortWithoutThinking: claude-opus-4-6 (February 2026),
+// unary, output_config.effort low with no thinking field (pydantic-ai's
+// effort setting; ours has no field for an effort without thinking, so it
+// goes through extra_body): "4", 14 in, 5 out, no stop_details field. The
+// request is the recorded one.
+func TestRound22EffortWithoutThinking(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_opus_46_features_effort"
+	req := r21Request("claude-opus-4-6", "What is 2+2?", 4096, 0)
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"output_config":{"effort":"low"}}`}
+	res, srv := r22Unary(t, name, req)
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("4")},
+		responseID: "msg_012jbPfE2ZkTSAfpSi6zq15a", model: "claude-opus-4-6",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(14, 5, 0, 0, 0),
+		extended: map[string]string{
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"global"}`,
+		},
+	})
+	r22SameRequest(t, srv.Last(t).Body, name, nil)
+}
+
+// TestRound22WebToolsOfferedNotUsed: claude-sonnet-4-5-20250929 (May
+// 2026), unary, web_search_20250305 and web_fetch_20250910 offered with
+// their unset options as nulls (through extra_body) and not used: "ok",
+// 2743 in (the tools' own prompt), 4 out; no server_tool_use object, no
+// warning. The request is the recorded one.
+func TestRound22WebToolsOfferedNotUsed(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_unsupported_model_uses_previous_web_tools"
+	req := r21Request("claude-sonnet-4-5", "Reply with exactly: ok", 4096, 0)
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tools":[` +
+		`{"allowed_domains":null,"blocked_domains":null,"max_uses":null,"name":"web_search","type":"web_search_20250305","user_location":null},` +
+		`{"allowed_domains":null,"blocked_domains":null,"citations":null,"max_content_tokens":null,"max_uses":null,"name":"web_fetch","type":"web_fetch_20250910"}]}`}
+	res, srv := r22Unary(t, name, req)
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("ok")},
+		responseID: "msg_01T7kP6r4z49EEf1GCnnc76a", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(2743, 4, 0, 0, 0),
+		extended: map[string]string{
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
+		},
+	})
+	r22SameRequest(t, srv.Last(t).Body, name, nil)
+}
+
+// TestRound22FableStaleThinkingUnary: claude-fable-5-1 (September 2026),
+// unary, thinking with block_binding prefix_mismatch_behavior drop_block
+// (through extra_body) and a system prompt, two turns. Turn 1: a thinking
+// block with empty text and only a signature, then "17 × 23 = … =
+// **391**."; input_transformations empty (nothing to keep); 41 in, 67 out of which 30
+// thinking. Turn 2 sends that answer back (the empty thinking block with
+// its signature, then the text) with "And times two?" under a changed
+// system prompt; the API dropped the block (input_transformations: one
+// thinking_dropped at messages.1.content.0, prefix_binding_mismatch) and
+// answered "391 × 2 = **782**." (95 in, 13 out, 0 thinking). Both
+// requests are the recorded ones but for the system prompt, which
+// pydantic-ai sent as one text block and ours as the string.
+func TestRound22FableStaleThinkingUnary(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_pyd_anthropic_fable_5_1_drops_a_stale_thinking_block_1", "real_pyd_anthropic_fable_5_1_drops_a_stale_thinking_block_2"
+	const binding = `{"thinking":{"block_binding":{"prefix_mismatch_behavior":"drop_block"}}}`
+	systemString := func(m map[string]any) {
+		blocks, _ := m["system"].([]any)
+		b, _ := blocks[0].(map[string]any)
+		m["system"] = b["text"]
+	}
+	build := func(system string, more ...*llmrelayv1.Message) *provider.Request {
+		req := r22System(r21Request("claude-fable-5-1", "Think about it, then say what 17*23 is.", 4096, 0), system)
+		req.Messages = append(req.Messages, more...)
+		req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: binding}
+		return req
+	}
+	res1, srv1 := r22Unary(t, first, build("You are a helpful assistant. Answer briefly."))
+	checkLLMWant(t, first, res1.Message, res1.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Signature: r22Sig(t, first, 0)}),
+			text("17 × 23 = 17 × 20 + 17 × 3 = 340 + 51 = **391**."),
+		},
+		responseID: "msg_011CedWoxKFPZrwPCYGh2Gp4", model: "claude-fable-5-1",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(41, 67, 0, 0, 30),
+		extended: map[string]string{
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"global"}`,
+		},
+	})
+	if _, ok := res1.Meta.GetExtended().GetFields()["input_transformations"]; ok {
+		t.Errorf("%s: an empty input_transformations kept (nothing was transformed)", first)
+	}
+	r22SameRequest(t, srv1.Last(t).Body, first, systemString)
+
+	res2, srv2 := r22Unary(t, second, build("You are a helpful assistant. Answer briefly. Today is 2026-09-01.",
+		res1.Message, msgOf(llmrelayv1.Role_ROLE_USER, text("And times two?"))))
+	checkLLMWant(t, second, res2.Message, res2.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("391 × 2 = **782**.")},
+		responseID: "msg_011CedWpEETcSYartcDBTmSE", model: "claude-fable-5-1",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(95, 13, 0, 0, 0),
+		extended: map[string]string{
+			"service_tier":           `"standard"`,
+			"input_transformations":  `[{"path":"messages.1.content.0","reason":"prefix_binding_mismatch","type":"thinking_dropped"}]`,
+			provider.ExtUsageDetails: `{"inference_geo":"global"}`,
+		},
+	})
+	r22SameRequest(t, srv2.Last(t).Body, second, systemString)
+}
+
+// TestRound22DownloadFileStream: claude-sonnet-4-20250514 (asked as
+// claude-sonnet-4-0, April 2026), streamed, thinking at budget 3000 with
+// code_execution_20250522: a signed thinking block (five thinking_delta
+// events, a ping inside), a text, a server_tool_use code_execution whose
+// Python arrives in six input_json_delta pieces (the first empty), its
+// code_execution_tool_result with the file it wrote
+// (file_011CZyeGS48WveNXDNAjTNEV, named in the result's warning), then the
+// answer with "²" in five deltas. message_start says 791 in,
+// message_delta 2006 in and 523 out, the zero server tool counts and the
+// container. Two text parts (the answer follows a server block); the
+// request is the recorded one. The cassette's two later interactions are
+// Files API downloads, not Messages API answers, and are not used.
+func TestRound22DownloadFileStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_code_execution_download_file_stream_1"
+	req := r21Request("claude-sonnet-4-0", "Create a CSV file with the numbers 1 to 5 and their squares", 4096, 3000)
+	req.ProviderOptions.ExtraBody = `{"tool_choice":{"type":"auto"},"tools":[{"name":"code_execution","type":"code_execution_20250522"}]}`
+	evs, f, srv := r21Stream(t, name, req)
+	checkLLMWant(t, name, f.message, f.meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{
+				Text: "The user wants me to create a CSV file with numbers 1 to 5 and their squares. This is a simple task that involves:\n" +
+					"1. Creating data with numbers 1-5 and their corresponding squares\n2. Writing this data to a CSV file\n\n" +
+					"I should use the code_execution tool for this since they want me to generate a file as output. " +
+					"The CSV should have two columns - one for the number and one for its square.",
+				Signature: "EskECmIIDBgCKkCNMfpdkMhcqe6TMnTa0axxVgnmGYVn+ltX++HHrH9gdVTtqwHf97RRHQ68d4TR/uJzAhCX9vbhLsVjeNCNG8BAMhhjbGF1ZGUtc29ubmV0LTQtMjAyNTA1MTQ4ABIMhd71CKHQu6WLEDf0Ggy0/dc09FEEm1uDIvUiMK/RPSvUCviHsHW9toV1IVtVC4pmfTKrWNTFmdr3AlDjRSzYBYfLdOT5UvL2Rj08bCqUA+/Ui1AZEbhgdj4Ii5IyKhajSuTUpfX/dyhwcv1on4Ph3NbEUCkWdW7V2wZNEbvDRUlJlgMEGruAiCkUDvPAF7lvYQ2hddIw/5ZhvTdwXLVXtLG9xsdKRc2qKczDk45BuUoRs7YGMOV5MRLJGQWwGRaJKmcoeVVcaTs8q7wdRotNvrPv+vKOoV8Ak6Ypt7+H77zc7hNE+7xhYPPzcr2LCvEXiRHj82CL0cjhzkTKr9DThiW/l3DBjR4vloawBCC0WZhjRuoHrTvsOAIfvBJY/kmCJaGz1+079mWigk7ZbJrKYZqdG4dkG/kHQxTjbqwvFvDc90TRGeRjHkjENhUTnpVE/TqvmXhw1AgKRAZ9uPt6ffUHPFGuD2DQDMwemB/UhrfxP1xsBRL6iiEzkcg2vCGZ058ZyGutRYsNqhabF4/NeFQ0Troi1DJ0ekxFDxscPYWejpcnrG0can5jlUN1h07pbLyhF0nVOvjR7P0VxtdYXFzV8Ndqb4AUuMOyKjDFQEVFdVU/zu/IPPg9gZNlkzgkQ2uUGAE=",
+			}),
+			text("I'll create a CSV file with the numbers 1 to 5 and their squares for you."),
+			text("Perfect! I've created a CSV file called \"numbers_and_squares.csv\" with the numbers 1 to 5 in the first column and their corresponding squares in the second column. " +
+				"The file includes:\n\n- A header row with \"Number\" and \"Square\"\n- 5 data rows showing:\n  - 1, 1 (1²)\n  - 2, 4 (2²)\n  - 3, 9 (3²)\n  - 4, 16 (4²)\n  - 5, 25 (5²)\n\n" +
+				"The CSV file has been saved and is ready for download."),
+		},
+		responseID: "msg_016jw5hDEqMaCtnGR43MQf3R", model: "claude-sonnet-4-20250514",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(2006, 523, 0, 0, 0),
+		extended: map[string]string{
+			"container":              `{"expires_at":"2026-04-12T10:30:37.955097Z","id":"container_011CZyeFrqrfMkLKLS8nUqH6"}`,
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
+		},
+		warnings: []string{
+			`content block 2: type "server_tool_use" (tool "code_execution", id srvtoolu_01MKtbi9tRAhEC5r93WcQYx5`,
+			`content block 3: type "code_execution_tool_result" (result of srvtoolu_01MKtbi9tRAhEC5r93WcQYx5`,
+		},
+	})
+	if w := f.meta.GetWarnings(); len(w) == 2 && !strings.Contains(w[1], "file_011CZyeGS48WveNXDNAjTNEV") {
+		t.Errorf("the result's warning %q does not name the file it wrote", w[1])
+	}
+	if n := countKind(evs, provider.EventToolCall) + countKind(evs, provider.EventToolCallEnd) + countKind(evs, provider.EventToolCallCut); n != 0 {
+		t.Errorf("%d tool-call events, want none (the API ran the code)", n)
+	}
+	r22SameRequest(t, srv.Last(t).Body, name, nil)
+}
