@@ -545,3 +545,163 @@ func TestRound22DownloadFileStream(t *testing.T) {
 	}
 	r22SameRequest(t, srv.Last(t).Body, name, nil)
 }
+
+// r22ShellNamed writes the recorded history's tool_use blocks with the name
+// the API gave them: pydantic-ai sent its own tool's name ("shell") for
+// calls the API had named "bash" (the API took both); ours sends the
+// calls back as received.
+func r22ShellNamed(m map[string]any) {
+	msgs, _ := m["messages"].([]any)
+	for _, rm := range msgs {
+		msg, _ := rm.(map[string]any)
+		blocks, _ := msg["content"].([]any)
+		for _, rb := range blocks {
+			if b, _ := rb.(map[string]any); b["type"] == "tool_use" && b["name"] == "shell" {
+				b["name"] = "bash"
+			}
+		}
+	}
+}
+
+// TestRound22LocalShellToolset: claude-sonnet-4-6 (March 2026), unary, the
+// client-run bash tool (bash_20250124, through extra_body) with a system
+// prompt, two tool loops of the same question. Loop 1: a bash call
+// (caller direct, `python3 -c "print(2 + 2)"`, 774 in, 65 out), then after
+// a result with a login shell's noise "The result of **2 + 2 is 4**! 🎉"
+// (953 in, 22 out). Loop 2: the same call with another id, its result
+// {"output": "4\n", "exit_code": 0}, the call again (866 in, 64 out),
+// the same result, then the answer (957 in, 22 out). Every request is the
+// recorded one, built from the answers as received, but for the calls'
+// name (r22ShellNamed).
+func TestRound22LocalShellToolset(t *testing.T) {
+	t.Parallel()
+	const q = "What is 2 + 2? Use python to calculate it."
+	const args = `{"command":"python3 -c \"print(2 + 2)\""}`
+	build := func(more ...*llmrelayv1.Message) *provider.Request {
+		req := r22System(r21Request("claude-sonnet-4-6", q, 4096, 0), "Always use the shell tool. Keep responses brief.")
+		req.Messages = append(req.Messages, more...)
+		req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tool_choice":{"type":"auto"},"tools":[{"name":"bash","type":"bash_20250124"}]}`}
+		return req
+	}
+	result := func(id, out string) *llmrelayv1.Message {
+		return msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(id, out, false))
+	}
+	call := func(name string, res *provider.Result, id, msgID string, in, out int32) {
+		t.Helper()
+		checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+			parts:      []*llmrelayv1.Part{toolCallValid(id, "bash", args)},
+			responseID: msgID, model: "claude-sonnet-4-6",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+			usage: usageOf(in, out, 0, 0, 0),
+			extended: map[string]string{
+				"service_tier":           `"standard"`,
+				provider.ExtUsageDetails: `{"inference_geo":"global"}`,
+			},
+		})
+	}
+	answer := func(name string, res *provider.Result, s, msgID string, in, out int32) {
+		t.Helper()
+		checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+			parts:      []*llmrelayv1.Part{text(s)},
+			responseID: msgID, model: "claude-sonnet-4-6",
+			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+			usage: usageOf(in, out, 0, 0, 0),
+			extended: map[string]string{
+				"service_tier":           `"standard"`,
+				provider.ExtUsageDetails: `{"inference_geo":"global"}`,
+			},
+		})
+	}
+	const p = "real_pyd_anthropic_local_shell_toolset_"
+	const noisy = `{"output": "bash: no job control in this shell\n\nThe default interactive shell is now zsh.\nTo update your account to use zsh, please run ` +
+		"`chsh -s /bin/zsh`" + `.\nFor more details, please visit https://support.apple.com/kb/HT208050.\nbash-3.2$ 4\nbash-3.2$ bash-3.2$ ", "exit_code": 0}`
+	const plain = `{"output": "4\n", "exit_code": 0}`
+
+	res1, srv := r22Unary(t, p+"1", build())
+	call(p+"1", res1, "toolu_016EHVaf6tCPBWQSjkredb5c", "msg_01XHMT9Qb389yy3bPgZuugz1", 774, 65)
+	r22SameRequest(t, srv.Last(t).Body, p+"1", r22ShellNamed)
+	res2, srv := r22Unary(t, p+"2", build(res1.Message, result("toolu_016EHVaf6tCPBWQSjkredb5c", noisy)))
+	answer(p+"2", res2, "The result of **2 + 2 is 4**! 🎉", "msg_01YDLfT9HyYBeaKP57V4kUwS", 953, 22)
+	r22SameRequest(t, srv.Last(t).Body, p+"2", r22ShellNamed)
+
+	res3, srv := r22Unary(t, p+"3", build())
+	call(p+"3", res3, "toolu_0144zkSmZeUPbngX6BzdV4YM", "msg_011odHqoE71qRi4WCsP9gwWB", 774, 65)
+	r22SameRequest(t, srv.Last(t).Body, p+"3", r22ShellNamed)
+	loop := []*llmrelayv1.Message{res3.Message, result("toolu_0144zkSmZeUPbngX6BzdV4YM", plain)}
+	res4, srv := r22Unary(t, p+"4", build(loop...))
+	call(p+"4", res4, "toolu_017JxhPYQ3zux4W4Q4so9THn", "msg_0118PBv3r8KFkrjy4GFX9UUq", 866, 64)
+	r22SameRequest(t, srv.Last(t).Body, p+"4", r22ShellNamed)
+	res5, srv := r22Unary(t, p+"5", build(append(loop, res4.Message, result("toolu_017JxhPYQ3zux4W4Q4so9THn", plain))...))
+	answer(p+"5", res5, "The result of **2 + 2 = 4**, as calculated by Python!", "msg_016ThDfNKs8pjS14xua1x2oR", 957, 22)
+	r22SameRequest(t, srv.Last(t).Body, p+"5", r22ShellNamed)
+}
+
+// TestRound22ModelInstructions: claude-3-opus-20240229 asked as
+// claude-3-opus-latest (March 2026, the cassette's compact bodies at their
+// recorded lengths, 206 and 433), unary, a system prompt ending in two line
+// breaks: "The capital of France is Paris.", 20 in, 10 out. The request
+// is the recorded one, the system prompt's line breaks kept.
+func TestRound22ModelInstructions(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_model_instructions"
+	res, srv := r22Unary(t, name, r22System(r21Request("claude-3-opus-latest", "What is the capital of France?", 4096, 0), "You are a helpful assistant.\n\n"))
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("The capital of France is Paris.")},
+		responseID: "msg_01Fg1JVgvCYUHWsxrj9GkpEv", model: "claude-3-opus-20240229",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(20, 10, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r22SameRequest(t, srv.Last(t).Body, name, nil)
+}
+
+// TestRound22AutomaticCaching: claude-sonnet-4-5-20250929 (March 2026),
+// unary, automatic prompt caching (a top-level cache_control {type:
+// ephemeral, ttl: 5m}, through extra_body: the contract has no cache
+// breakpoint) over a system prompt and a 5,400-character question, two
+// turns. Turn 1 writes 1111 tokens to the 5-minute cache (3 uncached, 397
+// out; cache_creation ephemeral_5m 1111); turn 2, the answer sent back with
+// a follow-up, reads those 1111 and writes 409 (3 uncached, 33 out). Input
+// tokens are the three summed, the cache reads and writes in their fields;
+// inference_geo not_available. Both requests are the recorded ones.
+func TestRound22AutomaticCaching(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_pyd_anthropic_automatic_caching_real_api_1", "real_pyd_anthropic_automatic_caching_real_api_2"
+	q := strings.Repeat("Please explain what Python is and its main use cases. ", 100)
+	build := func(more ...*llmrelayv1.Message) *provider.Request {
+		req := r22System(r21Request("claude-sonnet-4-5", q, 4096, 0), "You are a helpful assistant.")
+		req.Messages = append(req.Messages, more...)
+		req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"cache_control":{"ttl":"5m","type":"ephemeral"}}`}
+		return req
+	}
+	answer, _ := r19bBlock(t, r19bBody(t, first), 0)["text"].(string)
+	if !strings.HasPrefix(answer, "# Python: Overview and Main Use Cases\n\n## What is Python?") || !strings.HasSuffix(answer, "one of the most popular programming languages today.") {
+		t.Fatalf("recorded answer %q", answer)
+	}
+	res1, srv1 := r22Unary(t, first, build())
+	checkLLMWant(t, first, res1.Message, res1.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text(answer)},
+		responseID: "msg_01QiANzojEZgtQiM7BEeQFMw", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(3, 397, 0, 1111, 0),
+		extended: map[string]string{
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"cache_creation.ephemeral_5m_input_tokens":1111,"inference_geo":"not_available"}`,
+		},
+	})
+	r22SameRequest(t, srv1.Last(t).Body, first, nil)
+
+	res2, srv2 := r22Unary(t, second, build(res1.Message, msgOf(llmrelayv1.Role_ROLE_USER, text("Can you summarize that in one sentence?"))))
+	checkLLMWant(t, second, res2.Message, res2.Meta, llmWant{
+		parts: []*llmrelayv1.Part{text("Python is a beginner-friendly, versatile programming language widely used for web development, data science, " +
+			"machine learning, automation, and scientific computing.")},
+		responseID: "msg_01KUAdYMQuHzftbxxLWcSMhu", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(3, 33, 1111, 409, 0),
+		extended: map[string]string{
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"cache_creation.ephemeral_5m_input_tokens":409,"inference_geo":"not_available"}`,
+		},
+	})
+	r22SameRequest(t, srv2.Last(t).Body, second, nil)
+}
