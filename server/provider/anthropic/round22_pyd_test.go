@@ -705,3 +705,145 @@ func TestRound22AutomaticCaching(t *testing.T) {
 	})
 	r22SameRequest(t, srv2.Last(t).Body, second, nil)
 }
+
+// TestRound22HistoryFromGemini: claude-sonnet-4-20250514 (asked as
+// claude-sonnet-4-0, January 2026), unary, code_execution_20250522,
+// continuing a conversation Gemini answered: its answer (three texts, each
+// ending in a line break, around code runs that stay with Gemini) is the
+// assistant turn, sent as three text blocks in order, line breaks kept;
+// then "Multiplied by 12390". The answer: a text (with a space before its
+// blank line), a server_tool_use code_execution, its result (stdout, no
+// files, no abort_reason field), a text; 2050 in, 253 out; server_tool_use
+// has web_search_requests 0 only; the top-level container. Two text parts
+// (the second follows the server blocks), two warnings. The request is the
+// recorded one (the cassette's second interaction; its first is Gemini's).
+func TestRound22HistoryFromGemini(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_server_tool_receive_history_from_another_provider_2"
+	req := r21Request("claude-sonnet-4-0", "How much is 3 * 12390?", 4096, 0)
+	req.Messages = append(req.Messages,
+		msgOf(llmrelayv1.Role_ROLE_ASSISTANT,
+			text("I apologize, I seem to have encountered an error in the previous attempt to use the tool. I will try a different approach.\n"),
+			text("I apologize for the repeated errors. It seems I'm having trouble using the tool correctly. I will try once more, making sure the syntax is correct.\n"),
+			text("I apologize for the continued errors. I seem to be having difficulty with the tool. I will resort to manual calculation.\n\n"+
+				"3 * 12390 = 3 * (12000 + 390) = 36000 + 1170 = 37170\n\nTherefore, 3 * 12390 = 37170\n")),
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Multiplied by 12390")))
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tool_choice":{"type":"auto"},"tools":[{"name":"code_execution","type":"code_execution_20250522"}]}`}
+	res, srv := r22Unary(t, name, req)
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			text("I need to clarify what you'd like me to multiply by 12390. From our previous conversation, we calculated that 3 * 12390 = 37170. \n\n" +
+				"Are you asking me to multiply 37170 by 12390? Or would you like me to multiply some other number by 12390?"),
+			text("If you meant 37170 * 12390, the answer is **460,536,300**.\n\nIf you meant something else, please let me know what specific number you'd like me to multiply by 12390!"),
+		},
+		responseID: "msg_01CYKmWkNrkAgsa8NgQ7Jrcv", model: "claude-sonnet-4-20250514",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(2050, 253, 0, 0, 0),
+		extended: map[string]string{
+			"container":    `{"expires_at":"2026-01-30T05:41:12.047957Z","id":"container_011CXcwwxdgeF1wgj3MaVHK3"}`,
+			"service_tier": `"standard"`,
+		},
+		warnings: []string{
+			`content[1]: content block type "server_tool_use" (tool "code_execution", id srvtoolu_01DK4FXrsFLgLcTsQPptzc2G`,
+			`content[2]: content block type "code_execution_tool_result" (result of srvtoolu_01DK4FXrsFLgLcTsQPptzc2G`,
+		},
+	})
+	if _, ok := res.Meta.GetExtended().GetFields()[provider.ExtUsageDetails]; ok {
+		t.Errorf("usage_details %v, want none (no inference_geo, no server tool request)", res.Meta.GetExtended().GetFields()[provider.ExtUsageDetails])
+	}
+	r22SameRequest(t, srv.Last(t).Body, name, nil)
+}
+
+// TestRound22TextOutputFunction: claude-sonnet-4-5-20250929 (March 2026),
+// unary, a tool of no parameters and tool_choice auto, two turns: a text
+// then get_user_country {} (383 in, 65 out); after "Mexico" the answer
+// with "México" (460 in, 91 out). Both requests are the recorded ones,
+// the second built from the first answer as received (the text and the
+// call in one assistant turn).
+func TestRound22TextOutputFunction(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_pyd_anthropic_text_output_function_1", "real_pyd_anthropic_text_output_function_2"
+	build := func(more ...*llmrelayv1.Message) *provider.Request {
+		req := r21Request("claude-sonnet-4-5", "What is the largest city in the user country? Use the get_user_country tool and then your own world knowledge.", 4096, 0)
+		req.Messages = append(req.Messages, more...)
+		req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+		req.Tools = r22CountryTools()[:1]
+		req.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}
+		return req
+	}
+	res1, srv1 := r22Unary(t, first, build())
+	checkLLMWant(t, first, res1.Message, res1.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			text("I'll help find the largest city in your country. Let me first check your country using the get_user_country tool."),
+			toolCallValid("toolu_01JJ8TequDsrEU2pv1QFRWAK", "get_user_country", "{}"),
+		},
+		responseID: "msg_01MsqUB7ZyhjGkvepS1tCXp3", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:    usageOf(383, 65, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r22SameRequest(t, srv1.Last(t).Body, first, nil)
+	res2, srv2 := r22Unary(t, second, build(res1.Message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01JJ8TequDsrEU2pv1QFRWAK", "Mexico", false))))
+	checkLLMWant(t, second, res2.Message, res2.Meta, llmWant{
+		parts: []*llmrelayv1.Part{text("Based on the result, you are located in Mexico. The largest city in Mexico is Mexico City (Ciudad de México), " +
+			"which is both the capital and the most populous city in the country. With a population of approximately 9.2 million people in the city proper " +
+			"and over 21 million people in its metropolitan area, Mexico City is not only the largest city in Mexico but also one of the largest cities in the world.")},
+		responseID: "msg_0142umg4diSckrDtV9vAmmPL", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(460, 91, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r22SameRequest(t, srv2.Last(t).Body, second, nil)
+}
+
+// TestRound22PromptedOutputMultiple: claude-sonnet-4-5-20250929 (March
+// 2026), unary, pydantic-ai's prompted output: the JSON schema of a union
+// in the system prompt, which ends in two line breaks; the answer is the
+// JSON alone as text (265 in, 31 out). The request is the recorded one,
+// the system prompt whole.
+func TestRound22PromptedOutputMultiple(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_prompted_output_multiple"
+	system, _ := r22Recorded(t, name)["system"].(string)
+	if !strings.HasPrefix(system, "Always respond with a JSON object that's compatible with this schema:\n\n{\"type\": \"object\"") ||
+		!strings.HasSuffix(system, "}\n\nDon't include any text or Markdown fencing before or after.\n\n") {
+		t.Fatalf("recorded system prompt %q", system)
+	}
+	res, srv := r22Unary(t, name, r22System(r21Request("claude-sonnet-4-5", "What is the largest city in Mexico?", 4096, 0), system))
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text(`{"result": {"kind": "CityLocation", "data": {"city": "Mexico City", "country": "Mexico"}}}`)},
+		responseID: "msg_01N2PwwVQo2aBtt6UFhMDtEX", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:    usageOf(265, 31, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r22SameRequest(t, srv.Last(t).Body, name, nil)
+}
+
+// TestRound22DynamicFilteringToolsOffered: claude-sonnet-4-6 (April
+// 2026), unary, the dynamic-filtering web tools (web_search_20260209,
+// web_fetch_20260209) beside code_execution_20260120, offered through
+// extra_body and not used: "ok", 4786 in (the tools' own prompt), 4 out,
+// stop_details null, no server_tool_use object, no warning. The request is
+// the recorded one.
+func TestRound22DynamicFilteringToolsOffered(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_dynamic_filtering_explicit_true"
+	req := r21Request("claude-sonnet-4-6", "Reply with exactly: ok", 4096, 0)
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tools":[` +
+		`{"allowed_domains":null,"blocked_domains":null,"max_uses":null,"name":"web_search","type":"web_search_20260209","user_location":null},` +
+		`{"allowed_domains":null,"blocked_domains":null,"citations":null,"max_content_tokens":null,"max_uses":null,"name":"web_fetch","type":"web_fetch_20260209"},` +
+		`{"name":"code_execution","type":"code_execution_20260120"}]}`}
+	res, srv := r22Unary(t, name, req)
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("ok")},
+		responseID: "msg_01Qii2uwMmFAgu7Ey2wD7NA7", model: "claude-sonnet-4-6",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(4786, 4, 0, 0, 0),
+		extended: map[string]string{
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"global"}`,
+		},
+	})
+	r22SameRequest(t, srv.Last(t).Body, name, nil)
+}
