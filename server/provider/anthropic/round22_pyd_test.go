@@ -847,3 +847,50 @@ func TestRound22DynamicFilteringToolsOffered(t *testing.T) {
 	})
 	r22SameRequest(t, srv.Last(t).Body, name, nil)
 }
+
+// TestRound22DownloadFileUnary: the same request as
+// TestRound22DownloadFileStream, unary, another live answer
+// (claude-sonnet-4-20250514, April 2026): a signed thinking block, a
+// text, a server_tool_use code_execution, its result with the file it
+// wrote (file_011CZyeFHAKGd2xor7gAFyrL, named in the warning; abort_reason
+// null), the answer. 2055 in, 508 out, zero server tool counts, the
+// container. Thinking, two text parts; the request is the recorded one.
+func TestRound22DownloadFileUnary(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_anthropic_code_execution_download_file_1"
+	req := r21Request("claude-sonnet-4-0", "Create a CSV file with the numbers 1 to 5 and their squares", 4096, 3000)
+	req.ProviderOptions.ExtraBody = `{"tool_choice":{"type":"auto"},"tools":[{"name":"code_execution","type":"code_execution_20250522"}]}`
+	res, srv := r22Unary(t, name, req)
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{
+				Text: "The user wants me to create a CSV file with numbers 1 to 5 and their squares. This involves creating a file, so I should use the code_execution tool to generate this CSV file.\n\n" +
+					"I need to:\n1. Create data with numbers 1-5 and their squares\n2. Write this data to a CSV file\n3. Save it to the OUTPUT_DIR so the user can access it\n\nLet me write Python code to do this.",
+				Signature: r22Sig(t, name, 0),
+			}),
+			text("I'll create a CSV file with numbers 1 to 5 and their squares for you."),
+			text("Perfect! I've created a CSV file called `numbers_and_squares.csv` that contains:\n\n- Column 1: Numbers from 1 to 5\n" +
+				"- Column 2: Their corresponding squares (1, 4, 9, 16, 25)\n\nThe file has been saved with proper headers (\"Number\" and \"Square\") and is ready for download. " +
+				"Each row contains a number and its square value, making it easy to use for data analysis or other applications."),
+		},
+		responseID: "msg_0174wvdk9Yf7pYeBCVYFsS4v", model: "claude-sonnet-4-20250514",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(2055, 508, 0, 0, 0),
+		extended: map[string]string{
+			"container":              `{"expires_at":"2026-04-12T10:30:22.309037Z","id":"container_011CZyeEeVBWseWqDHShnnsu"}`,
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
+		},
+		warnings: []string{
+			`content[2]: content block type "server_tool_use" (tool "code_execution", id srvtoolu_01G3T21DgbvyAtkymRpDt2S9`,
+			`content[3]: content block type "code_execution_tool_result" (result of srvtoolu_01G3T21DgbvyAtkymRpDt2S9`,
+		},
+	})
+	if w := res.Meta.GetWarnings(); len(w) == 2 && !strings.Contains(w[1], "file_011CZyeFHAKGd2xor7gAFyrL") {
+		t.Errorf("the result's warning %q does not name the file it wrote", w[1])
+	}
+	if !strings.HasPrefix(r22Sig(t, name, 0), "ErAECmIIDBgCKkAcuVrxk6PQ") {
+		t.Errorf("recorded signature %q", r22Sig(t, name, 0))
+	}
+	r22SameRequest(t, srv.Last(t).Body, name, nil)
+}
