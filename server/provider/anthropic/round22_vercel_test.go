@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"encoding/json"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -101,4 +102,130 @@ func TestRound22VercelCombinedContextEditing(t *testing.T) {
 		},
 	})
 	r22NoEdits(t, name, res.Meta)
+}
+
+// TestRound22VercelWebFetchErrorThenClientTool: the Vercel AI SDK's live
+// recording for its issue 10819 (claude-sonnet-4-5-20250929, streamed,
+// padded JSON). Turn 1: a text, a server_tool_use web_fetch (its URL in six
+// pieces) whose web_fetch_tool_result is an error (url_not_accessible,
+// caller direct), a second text, then a client tool_use display_products
+// whose only input_json_delta is empty (input {}); tool_use; message_start
+// says 1186 in, message_delta 2509 in, 158 out, one web fetch. Two text
+// parts, the call with {} (valid), two warnings, the fetch counted in
+// usage_details. Turn 2 (after the call's result): the answer opens with the
+// API's own web_fetch_tool_result for turn 1's fetch (the SDK had sent the
+// fetch back without its result), then "Step 4: … DONE"; 1436 in, 16 out,
+// web_fetch_requests 1 again. One warning naming that result, no tool call.
+// Ours sends turn 1 back as the two texts and the call (the server blocks
+// stay with the provider, as the contract has no place for them); the SDK
+// kept no request, so the test checks ours as built.
+func TestRound22VercelWebFetchErrorThenClientTool(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_vercel_issue_10819_web_fetch_error_1_stream", "real_vercel_issue_10819_web_fetch_error_2_stream"
+	build := func(more ...*llmrelayv1.Message) *provider.Request {
+		req := r21Request("claude-sonnet-4-5", "Run web_fetch and then display_products.", 512, 0)
+		req.Messages = append(req.Messages, more...)
+		req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+		req.Tools = []*llmrelayv1.Tool{{Name: "display_products", Description: "Record that product display was attempted after the web fetch.",
+			Parameters: `{"type":"object","properties":{},"additionalProperties":false}`}}
+		return req
+	}
+	const (
+		text1 = "I'll follow these steps in order.\n\nStep 1: Calling web_fetch on https://httpbin.org/status/500"
+		text2 = "Step 2: web_fetch has returned (with an error, but it has completed).\n\nStep 3: Now calling display_products"
+	)
+	evs1, f1, _ := r21Stream(t, first, build())
+	checkLLMWant(t, first, f1.message, f1.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text(text1), text(text2), toolCallValid("toolu_01FUuDcCDweLziH8QvQFQLtV", "display_products", "{}")},
+		responseID: "msg_011CdH6gYnrPKKsWxasCBMwz", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage: usageOf(2509, 158, 0, 0, 0),
+		extended: map[string]string{
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"not_available","server_tool_use.web_fetch_requests":1}`,
+		},
+		warnings: []string{
+			`content block 1: type "server_tool_use" (tool "web_fetch", id srvtoolu_01J1EKYpi3LLtWHmtZnY1gto`,
+			`content block 2: type "web_fetch_tool_result" (result of srvtoolu_01J1EKYpi3LLtWHmtZnY1gto`,
+		},
+	})
+	if n := countKind(evs1, provider.EventToolCallEnd); n != 1 {
+		t.Errorf("%d tool-call ends, want 1 (display_products)", n)
+	}
+
+	evs2, f2, srv2 := r21Stream(t, second, build(f1.message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01FUuDcCDweLziH8QvQFQLtV", `{"displayed":true}`, false))))
+	checkLLMWant(t, second, f2.message, f2.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("Step 4: display_products has returned.\n\nDONE")},
+		responseID: "msg_011CdH6h1Zg2dQ1apTsav3nc", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(1436, 16, 0, 0, 0),
+		extended: map[string]string{
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"not_available","server_tool_use.web_fetch_requests":1}`,
+		},
+		warnings: []string{`content block 0: type "web_fetch_tool_result" (result of srvtoolu_01J1EKYpi3LLtWHmtZnY1gto`},
+	})
+	if n := countKind(evs2, provider.EventToolCall); n != 0 {
+		t.Errorf("%d tool-call events, want none", n)
+	}
+	sent := r19bJSON(t, srv2.Last(t).Body)
+	msgs, _ := json.Marshal(sent["messages"])
+	want := `[{"content":[{"text":"Run web_fetch and then display_products.","type":"text"}],"role":"user"},` +
+		`{"content":[{"text":` + jsonQuote(t, text1) + `,"type":"text"},{"text":` + jsonQuote(t, text2) + `,"type":"text"},` +
+		`{"id":"toolu_01FUuDcCDweLziH8QvQFQLtV","input":{},"name":"display_products","type":"tool_use"}],"role":"assistant"},` +
+		`{"content":[{"content":"{\"displayed\":true}","tool_use_id":"toolu_01FUuDcCDweLziH8QvQFQLtV","type":"tool_result"}],"role":"user"}]`
+	if !sameJSON(t, string(msgs), want) {
+		t.Errorf("turn 2 messages\n got %s\nwant %s", msgs, want)
+	}
+}
+
+// TestRound22VercelToolLoopStream: the Vercel AI SDK's live recording for
+// its issue 10781 (claude-sonnet-4-5-20250929, streamed). Turn 1: "Let me
+// check." then get_weather {"city": "San Francisco"} (caller direct; the
+// arguments in two pieces after an empty one, kept with their space);
+// 624 in, 59 out. Turn 2: "The weather in San Francisco is currently sunny
+// with a temperature of 72°F."; 704 in, 20 out. Ours sends turn 1 back as
+// received with the result.
+func TestRound22VercelToolLoopStream(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_vercel_issue_10781_1_stream", "real_vercel_issue_10781_2_stream"
+	build := func(more ...*llmrelayv1.Message) *provider.Request {
+		req := r21Request("claude-sonnet-4-5", "What is the weather in San Francisco?", 1024, 0)
+		req.Messages = append(req.Messages, more...)
+		req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+		req.Tools = []*llmrelayv1.Tool{weatherTool(t)}
+		return req
+	}
+	_, f1, _ := r21Stream(t, first, build())
+	const args = `{"city": "San Francisco"}`
+	checkLLMWant(t, first, f1.message, f1.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("Let me check."), toolCallValid("toolu_01Ni1uw4HXYxUhc4iFMqx7yY", "get_weather", args)},
+		responseID: "msg_011CdHMeT7EYp2un4JDDZLDT", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage: usageOf(624, 59, 0, 0, 0),
+		extended: map[string]string{
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
+		},
+	})
+	_, f2, srv2 := r21Stream(t, second, build(f1.message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01Ni1uw4HXYxUhc4iFMqx7yY", `{"temperature":72,"condition":"sunny"}`, false))))
+	checkLLMWant(t, second, f2.message, f2.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("The weather in San Francisco is currently sunny with a temperature of 72°F.")},
+		responseID: "msg_011CdHMeh5s7rCrs7HfxAAQt", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(704, 20, 0, 0, 0),
+		extended: map[string]string{
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
+		},
+	})
+	sent := r19bJSON(t, srv2.Last(t).Body)
+	msgs, _ := sent["messages"].([]any)
+	if len(msgs) != 3 {
+		t.Fatalf("turn 2: %d messages, want 3", len(msgs))
+	}
+	b, _ := json.Marshal(msgs[1])
+	if !sameJSON(t, string(b), `{"content":[{"text":"Let me check.","type":"text"},{"id":"toolu_01Ni1uw4HXYxUhc4iFMqx7yY","input":{"city":"San Francisco"},"name":"get_weather","type":"tool_use"}],"role":"assistant"}`) {
+		t.Errorf("turn 2 assistant message %s", b)
+	}
 }
