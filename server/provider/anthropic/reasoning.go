@@ -444,6 +444,9 @@ func (p *Provider) thinkingForTurn(w *messagesRequest, req *provider.Request, o 
 // thinking, and the API takes them).
 func turnWithoutThinking(msgs []wireMessage) int {
 	n := len(msgs)
+	for n > 0 && msgs[n-1].Role == "system" {
+		n-- // a system message ending the conversation
+	}
 	if n == 0 || msgs[n-1].Role != "user" || !hasToolResult(msgs[n-1]) {
 		return -1
 	}
