@@ -221,3 +221,24 @@ func TestRound22VercelToolLoopStream(t *testing.T) {
 		t.Errorf("turn 2 assistant message %s", b)
 	}
 }
+
+// TestRound22VercelMemoryTool: claude-sonnet-4-5-20250929 with Anthropic's
+// client-run memory tool (memory_20250818) and context management, unary:
+// one memory call, its input written with spaces inside braces ({
+// "command": "view", "path": "/memories" }), relayed as the same JSON;
+// tool_use, 1614 in, 69 out, no edit applied.
+func TestRound22VercelMemoryTool(t *testing.T) {
+	t.Parallel()
+	const name = "real_vercel_memory_20250818"
+	req := r21Request("claude-sonnet-4-5", "What do you remember about me?", 1024, 0)
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tools":[{"name":"memory","type":"memory_20250818"}]}`}
+	res, _ := r22Unary(t, name, req)
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{toolCallValid("toolu_01TvNvpwszD4hKeudmbfyWiV", "memory", `{"command":"view","path":"/memories"}`)},
+		responseID: "msg_01CFDwFo3hhWrKC7BRpZBzJV", model: "claude-sonnet-4-5-20250929",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:    usageOf(1614, 69, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r22NoEdits(t, name, res.Meta)
+}
