@@ -8,12 +8,11 @@ import (
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
-// Round 22: the Vercel AI SDK's context-editing recordings no round had
+// Round 22: the Vercel AI SDK's live recordings no round had
 // used (testdata/README.md, "Round 22"). The SDK keeps answers without the
-// requests that asked for them (context management was on: the
-// context-management beta with clear_tool_uses, then with clear_thinking
-// too); the tests send an ordinary request and check the answer field by
-// field against the recording.
+// requests that asked for them (for the context-editing ones, context
+// management was on); the tests send an ordinary request and check the
+// answer field by field against the recording.
 
 // r22NoEdits checks that an empty applied_edits list is not kept: the
 // API applied nothing.
