@@ -338,6 +338,11 @@ func withinLimit(n, limit int32) int32 {
 // thinking on: a temperature other than 1, top_k, a top_p under 0.95, a
 // forced tool (Anthropic's extended thinking page, "Feature
 // compatibility"). mode says what turned thinking on.
+//
+// A forced tool is refused with a fixed budget only: adaptive thinking
+// leaves thinking to the model, and the API takes tool_choice any with it
+// and answers with the call (claude-opus-4-6, 0 thinking tokens:
+// real_pyd_anthropic_opus_46_adaptive_thinking_accepts_tool_output_*).
 func checkThinking(w *messagesRequest, o *llmrelayv1.GenerationOptions, mode string) error {
 	switch {
 	case o.Temperature != nil && o.GetTemperature() != 1:
@@ -346,7 +351,7 @@ func checkThinking(w *messagesRequest, o *llmrelayv1.GenerationOptions, mode str
 		return invalid("options.top_k", "anthropic takes no top_k with thinking (%s)", mode)
 	case o.TopP != nil && o.GetTopP() < 0.95:
 		return invalid("options.top_p", "anthropic takes top_p only from 0.95 to 1 with thinking (%s), got %v", mode, o.GetTopP())
-	case w.ToolChoice != nil && (w.ToolChoice.Type == "any" || w.ToolChoice.Type == "tool"):
+	case w.ToolChoice != nil && (w.ToolChoice.Type == "any" || w.ToolChoice.Type == "tool") && (w.Thinking == nil || w.Thinking.Type != "adaptive"):
 		return invalid("options.tool_choice", "anthropic cannot force tool use with thinking (%s)", mode)
 	}
 	return nil
@@ -456,6 +461,9 @@ func (p *Provider) thinkingForTurn(w *messagesRequest, req *provider.Request, o 
 // thinking, and the API takes them).
 func turnWithoutThinking(msgs []wireMessage) int {
 	n := len(msgs)
+	for n > 0 && msgs[n-1].Role == "system" {
+		n-- // a system message ending the conversation
+	}
 	if n == 0 || msgs[n-1].Role != "user" || !hasToolResult(msgs[n-1]) {
 		return -1
 	}

@@ -41,7 +41,7 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 	w := &messagesRequest{Model: req.Model, MaxTokens: p.defaultMaxTokens, Stream: stream}
 	var warnings []string
 
-	system, msgs, warns, err := convertMessages(req.Messages)
+	system, msgs, warns, err := convertMessages(req.Messages, systemInConversation(req.Model))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -151,13 +151,21 @@ func applyOptions(w *messagesRequest, o *llmrelayv1.GenerationOptions) error {
 }
 
 // convertMessages splits system messages out into `system` and converts the
-// rest, merging consecutive messages of the same Anthropic role.
-func convertMessages(in []*llmrelayv1.Message) (any, []wireMessage, []string, error) {
+// rest, merging consecutive messages of the same Anthropic role. With
+// inline (systemInConversation), a system message after the conversation
+// began stays where it is, as a message of role "system", when the API
+// takes it there: right after a user turn and before an assistant turn or
+// at the end; consecutive ones are one message. One placed otherwise goes
+// to the system prompt, as on every other model, with a warning.
+func convertMessages(in []*llmrelayv1.Message, inline bool) (any, []wireMessage, []string, error) {
 	var (
 		systemBlocks []contentBlockParam
 		out          []wireMessage
 		warnings     []string
 		pairs        = callPairs{answered: map[string]bool{}}
+		// inlineAt are the request's indexes of the system messages kept
+		// in the conversation, by their wire message.
+		inlineAt = map[int][]int{}
 	)
 	for i, m := range in {
 		if m == nil {
@@ -169,17 +177,33 @@ func convertMessages(in []*llmrelayv1.Message) (any, []wireMessage, []string, er
 		var role string
 		switch m.GetRole() {
 		case llmrelayv1.Role_ROLE_SYSTEM:
-			if len(out) > 0 {
-				warnings = append(warnings, fmt.Sprintf("messages[%d]: a system message after the conversation began is sent in the system prompt, before every message (anthropic has no system role in messages)", i))
-			}
+			var blocks []contentBlockParam
 			for j, part := range m.GetParts() {
 				t, ok := part.GetKind().(*llmrelayv1.Part_Text)
 				if !ok {
 					return nil, nil, nil, invalid(fmt.Sprintf("messages[%d].parts[%d]", i, j), "system messages may only hold text")
 				}
 				if strings.TrimSpace(t.Text) != "" {
-					systemBlocks = append(systemBlocks, contentBlockParam{Type: "text", Text: t.Text})
+					blocks = append(blocks, contentBlockParam{Type: "text", Text: t.Text})
 				}
+			}
+			n := len(out)
+			switch {
+			case n == 0:
+				systemBlocks = append(systemBlocks, blocks...)
+			case !inline:
+				warnings = append(warnings, fmt.Sprintf("messages[%d]: a system message after the conversation began is sent in the system prompt, before every message (anthropic has no system role in messages on this model)", i))
+				systemBlocks = append(systemBlocks, blocks...)
+			case len(blocks) == 0:
+			case out[n-1].Role == "system":
+				out[n-1].Content = append(out[n-1].Content, blocks...)
+				inlineAt[n-1] = append(inlineAt[n-1], i)
+			case out[n-1].Role == "user":
+				out = append(out, wireMessage{Role: "system", Content: blocks})
+				inlineAt[n] = []int{i}
+			default:
+				warnings = append(warnings, fmt.Sprintf("messages[%d]: a system message after an assistant turn is sent in the system prompt, before every message (anthropic takes one in the conversation only right after a user turn)", i))
+				systemBlocks = append(systemBlocks, blocks...)
 			}
 			continue
 		case llmrelayv1.Role_ROLE_USER, llmrelayv1.Role_ROLE_TOOL:
@@ -200,6 +224,17 @@ func convertMessages(in []*llmrelayv1.Message) (any, []wireMessage, []string, er
 		}
 		if err := pairs.add(i, m, role); err != nil {
 			return nil, nil, nil, err
+		}
+		if n := len(out); n > 0 && out[n-1].Role == "system" && role != "assistant" {
+			// A system message in the conversation must come before an
+			// assistant turn: this one goes to the system prompt, and the
+			// user turns around it are one.
+			for _, at := range inlineAt[n-1] {
+				warnings = append(warnings, fmt.Sprintf("messages[%d]: a system message followed by a user turn is sent in the system prompt, before every message (anthropic takes one in the conversation only before an assistant turn or at the end)", at))
+			}
+			systemBlocks = append(systemBlocks, out[n-1].Content...)
+			delete(inlineAt, n-1)
+			out = out[:n-1]
 		}
 		if n := len(out); n > 0 && out[n-1].Role == role {
 			out[n-1].Content = append(out[n-1].Content, blocks...)
@@ -536,4 +571,30 @@ func convertToolChoice(o *llmrelayv1.GenerationOptions) (*wireToolChoice, error)
 		tc.DisableParallelToolUse = true
 	}
 	return tc, nil
+}
+
+// systemInConversation reports whether model takes system messages inside
+// the conversation (role "system" in messages): Claude Opus 4.8 and Claude
+// Fable 5, whose live answers to a request holding one are recorded
+// (real_pyd_anthropic_lazy_advertisement_live_* and
+// real_pyd_anthropic_fable_5_lazy_advertisement_live_*; Anthropic's
+// "Mid-conversation system messages" page names Opus 4.8, and its rules:
+// right after a user turn, before an assistant turn or at the end, never
+// two in a row). Later versions are not assumed:
+// the API refuses the role on a model without it. Ids written for Vertex AI
+// (claude-opus-4-8@…) or Bedrock (anthropic.…, ARNs), where the feature
+// is not offered, keep the system prompt.
+func systemInConversation(model string) bool {
+	s := strings.ToLower(model)
+	if strings.Contains(s, "@") || strings.Contains(s, "anthropic.") || strings.HasPrefix(s, "arn:") {
+		return false
+	}
+	m := parseClaude(model)
+	switch m.family {
+	case "opus":
+		return m.major == 4 && m.minor == 8
+	case "fable":
+		return m.major == 5 && m.minor == 0
+	}
+	return false
 }
