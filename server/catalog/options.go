@@ -385,7 +385,12 @@ func ValidateProviderOptions(model, format string, o *llmrelayv1.GenerationOptio
 		return bad("top_k", "anthropic takes no top_k with %s", mode)
 	case o.TopP != nil && o.GetTopP() < 0.95:
 		return bad("top_p", "anthropic takes top_p only from 0.95 to 1 with %s, got %v", mode, o.GetTopP())
-	case tc.GetFunctionName() != "" || tc.GetMode() == llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED:
+	case budgetSet && (tc.GetFunctionName() != "" || tc.GetMode() == llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED):
+		// A fixed budget refuses a forced tool on every model. By
+		// reasoning_effort it depends on the model's generation, which
+		// the adapter knows: adaptive thinking takes a forced tool (the
+		// live API answered claude-opus-4-6 with the call), a budget
+		// generation's thinking refuses it (anthropic.checkThinking).
 		return bad("tool_choice", "anthropic cannot force tool use with %s", mode)
 	}
 	return nil

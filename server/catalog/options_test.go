@@ -207,7 +207,9 @@ func TestValidateProviderOptions(t *testing.T) {
 		{"anthropic effort", &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH, Temperature: f64(1), ToolChoice: auto}, nil, ""},
 		{"anthropic effort and budget", &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW}, thinking(2048), "reasoning_effort"},
 		{"anthropic effort, temperature", &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM, Temperature: f64(0.3)}, nil, "temperature"},
-		{"anthropic effort, forced tool", &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW, ToolChoice: required}, nil, "tool_choice"},
+		// A forced tool with reasoning_effort is the adapter's to judge by
+		// the model's generation (adaptive thinking takes it).
+		{"anthropic effort, forced tool", &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW, ToolChoice: required}, nil, ""},
 		{"anthropic effort none", &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, Temperature: f64(0.3)}, nil, ""},
 	}
 	for _, tc := range cases {
