@@ -453,7 +453,16 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 			e.Code = "insufficient_quota"
 		}
 	}
+	up := we.upstream()
+	if up != nil {
+		applyUpstream(e, up)
+	}
 	p.refineKind(e, &we, status)
+	if up != nil {
+		// The upstream's code and words classify too (its
+		// context_length_exceeded under the router's bare 400).
+		p.refineKind(e, &up.err, status)
+	}
 	googleCreditsSpent(e, t)
 	if (e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(e.Message)) && status >= 500 {
 		// The same input fails every time (Ollama's and llama.cpp's 500s
