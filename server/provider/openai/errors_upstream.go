@@ -53,8 +53,10 @@ func (we *wireError) upstream() *upstreamError {
 	up := &upstreamError{provider: strings.TrimSpace(string(md.ProviderName))}
 	if !upstreamObject(body, &up.err) {
 		// Not an error object: the text is the upstream's message.
-		if len(body) > 0 && (body[0] == '{' || body[0] == '[') {
-			return nil // JSON with no error in it: nothing to say
+		if len(body) > 0 && (body[0] == '{' || body[0] == '[') || provider.IsMarkup(body) {
+			// JSON with no error in it, or a proxy's error page: nothing
+			// the router's own message does not say.
+			return nil
 		}
 		up.err.Message = flexString(strings.ToValidUTF8(string(body), "\uFFFD"))
 	}

@@ -192,3 +192,42 @@ func TestRound22OpenRouterEmptyArguments(t *testing.T) {
 		t.Errorf("arguments sent back %v in %v", args, msgs)
 	}
 }
+
+// TestRound22OpenRouterUpstreamErrorShapes: the other forms of
+// error.metadata.raw that issue threads quote from OpenRouter, read by the
+// same code inside a 200 (a stream's error event or a unary body's error
+// object): plain text (Cloudflare's "error code: 1015" from Kluster,
+// BerriAI/litellm#8448; an upstream rate limit's sentence,
+// open-webui/computer#293) is the message, the router's 429 the kind and
+// code; an upstream JSON error with code and type (Crucible's,
+// diegosouzapw/OmniRoute#3044) gives its message and code. An upstream
+// page of markup, raw JSON without an error in it, and an empty raw leave
+// the router's own error as it was.
+func TestRound22OpenRouterUpstreamErrorShapes(t *testing.T) {
+	t.Parallel()
+	p := newTestProvider(t, kOpenAI, "http://unused")
+	for _, tc := range []struct {
+		name, obj                   string
+		kind                        provider.Kind
+		code, message, upstreamProv string
+	}{
+		{"cloudflare text", `{"message":"Provider returned error","code":429,"metadata":{"raw":"error code: 1015","provider_name":"Kluster"}}`,
+			provider.KindRateLimited, "429", "error code: 1015", "Kluster"},
+		{"rate-limit sentence", `{"message":"Provider returned error","code":429,"metadata":{"raw":"z-ai/glm-5.3-flash is temporarily rate-limited upstream. Please retry shortly, or add your own key to accumulate your rate limits: ...","provider_name":"BaseTen","limit_source":"upstream_provider_shared_pool","remedy_hint":"Retry shortly, add your own provider key, or route to another provider"}}`,
+			provider.KindRateLimited, "429", "z-ai/glm-5.3-flash is temporarily rate-limited upstream. Please retry shortly, or add your own key to accumulate your rate limits: ...", "BaseTen"},
+		{"upstream JSON", `{"message":"Provider returned error","code":400,"metadata":{"raw":"{\"error\":{\"type\":\"invalid_request_error\",\"code\":\"invalid_request_error\",\"message\":\"Model 'moonshotai/kimi-k2.6' supports at most 1 image per prompt.\",\"request_id\":\"req_*******\"}}","provider_name":"Crucible","is_byok":false}}`,
+			provider.KindInvalidRequest, "invalid_request_error", "Model 'moonshotai/kimi-k2.6' supports at most 1 image per prompt.", "Crucible"},
+		{"markup", `{"message":"Provider returned error","code":502,"metadata":{"raw":"<html><body>Bad gateway</body></html>","provider_name":"X"}}`,
+			provider.KindUnavailable, "502", "Provider returned error", ""},
+		{"JSON without error", `{"message":"Provider returned error","code":400,"metadata":{"raw":"{\"ok\":false}","provider_name":"X"}}`,
+			provider.KindInvalidRequest, "400", "Provider returned error", ""},
+		{"empty raw", `{"message":"Provider returned error","code":400,"metadata":{"raw":"  ","provider_name":"X"}}`,
+			provider.KindInvalidRequest, "400", "Provider returned error", ""},
+	} {
+		e := p.errorFromObject([]byte(tc.obj), 200, "", nil)
+		up, _ := e.Extended[extUpstreamProvider].(string)
+		if e.Kind != tc.kind || e.Code != tc.code || e.Message != tc.message || up != tc.upstreamProv {
+			t.Errorf("%s: %+v", tc.name, e)
+		}
+	}
+}
