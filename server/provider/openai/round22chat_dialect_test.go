@@ -231,3 +231,46 @@ func TestRound22OpenRouterUpstreamErrorShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestRound22GroqToolChoiceRequired: openai/gpt-oss-120b on Groq with
+// tool_choice required (February 2026). First a 400 tool_use_failed,
+// "Tool choice is required, but model did not call a tool", with what the
+// model wrote instead ("The capital of France is **Paris**.") as
+// failed_generation, kept in the error's details; then, asked again, the
+// reasoning in message.reasoning and a call to final_result with Groq's
+// fc_<uuid> id and {"city":"Paris","country":"France"}, 245 in, 104 out of
+// which 70 reasoning; x_groq.id is the request id, x_groq.seed the seed.
+func TestRound22GroqToolChoiceRequired(t *testing.T) {
+	t.Parallel()
+	req := r22Ask("openai/gpt-oss-120b", "What is the capital of France?")
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{
+		{Name: "get_weather", Parameters: `{"additionalProperties":false,"properties":{"city":{"type":"string"}},"required":["city"],"type":"object"}`},
+		{Name: "final_result", Description: "The final response which ends this conversation",
+			Parameters: `{"additionalProperties":false,"properties":{"city":{"type":"string"},"country":{"type":"string"}},"required":["city","country"],"type":"object"}`},
+	}
+	req.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED}}
+	e := r22Err(t, "real_pyd_groq_native_with_tools_falls_back_gpt_oss_1", r22Groq, req)
+	if e.Kind != provider.KindInvalidRequest || e.HTTPStatus != 400 || e.Code != "tool_use_failed" ||
+		e.Message != "Tool choice is required, but model did not call a tool" || e.Extended[extFailedGeneration] != "The capital of France is **Paris**." {
+		t.Errorf("error %+v", e)
+	}
+	res, body := r22Unary(t, "real_pyd_groq_native_with_tools_falls_back_gpt_oss_2", r22Groq, req, false)
+	m := res.Meta
+	r22Meta(t, m, "chatcmpl-10de341a-7f97-4601-8254-96158e69442a", "req_01khmk8j0fe66v2tfv1qz1rgx1", "openai/gpt-oss-120b", 1771291560,
+		&llmrelayv1.Usage{InputTokens: 245, OutputTokens: 104, TotalTokens: 349, ReasoningTokens: 70}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	parts := res.Message.GetParts()
+	if len(parts) != 2 || !strings.HasPrefix(parts[0].GetReasoning().GetText(), "The user says there's a validation error expecting JSON.") ||
+		!strings.HasSuffix(parts[0].GetReasoning().GetText(), "Use the function final_result.") {
+		t.Fatalf("parts %v", parts)
+	}
+	tc := parts[1].GetToolCall()
+	if tc.GetCallId() != "fc_3b660a12-1bb6-48d9-b318-07f6d4a64bfb" || tc.GetName() != "final_result" ||
+		tc.GetArguments() != `{"city":"Paris","country":"France"}` || !tc.GetArgumentsValid() {
+		t.Errorf("call %v", tc)
+	}
+	r22Ext(t, m, map[string]any{"seed": "503100258", "system_fingerprint": "fp_0708ac49a5"})
+	if body["tool_choice"] != "required" {
+		t.Errorf("request %v", body)
+	}
+}

@@ -415,3 +415,67 @@ func TestRound22DotnetWebSearch(t *testing.T) {
 		t.Errorf("request %v", body)
 	}
 }
+
+// TestRound22DotnetNoParameterTool: a function with no parameters
+// (gpt-4o-mini): the call call_rQvZ9upGjXJlbI3FYZ43qGgu with arguments "{}"
+// (valid), content null, 46 in, 12 out. The record's second request sends
+// the call back with "{}" and the result "green" as a tool message (we
+// send no parameters for the tool, as the record did), and its answer is
+// "Your favorite color is green." (69 in, 7 out; 835 bytes, OpenAI's).
+func TestRound22DotnetNoParameterTool(t *testing.T) {
+	t.Parallel()
+	tool := &llmrelayv1.Tool{Name: "get_favorite_color", Description: "gets the favorite color of the caller"}
+	req := r22Ask("gpt-4o-mini", "What's my favorite color?")
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{tool}
+	res, body := r22Unary(t, "real_dotnet_no_parameter_tool_1", "", req, false)
+	r22Meta(t, res.Meta, "chatcmpl-CGSWvSfZspntgvW7krR1fRBK6O12W", "", "gpt-4o-mini-2024-07-18", 1758038953,
+		&llmrelayv1.Usage{InputTokens: 46, OutputTokens: 12, TotalTokens: 58}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	parts := res.Message.GetParts()
+	if len(parts) != 1 {
+		t.Fatalf("parts %v", parts)
+	}
+	tc := parts[0].GetToolCall()
+	if tc.GetCallId() != "call_rQvZ9upGjXJlbI3FYZ43qGgu" || tc.GetName() != "get_favorite_color" || tc.GetArguments() != "{}" || !tc.GetArgumentsValid() {
+		t.Errorf("call %v", tc)
+	}
+	r22Ext(t, res.Meta, map[string]any{"system_fingerprint": "fp_51db84afab"})
+	tools, _ := body["tools"].([]any)
+	if len(tools) != 1 {
+		t.Fatalf("request tools %v", body["tools"])
+	}
+	fn, _ := tools[0].(map[string]any)["function"].(map[string]any)
+	if fn["name"] != "get_favorite_color" || fn["description"] != "gets the favorite color of the caller" {
+		t.Errorf("request tool %v", fn)
+	}
+
+	req2 := r22Ask("gpt-4o-mini", "What's my favorite color?")
+	req2.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req2.Tools = []*llmrelayv1.Tool{tool}
+	req2.Messages = append(req2.Messages, res.Message, msgOf(llmrelayv1.Role_ROLE_TOOL,
+		&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: tc.GetCallId(), Content: "green"}}}))
+	res2, body2 := r22Unary(t, "real_dotnet_no_parameter_tool_2", "", req2, false)
+	msgs, _ := body2["messages"].([]any)
+	want := []any{
+		map[string]any{"role": "user", "content": "What's my favorite color?"},
+		map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": "call_rQvZ9upGjXJlbI3FYZ43qGgu", "type": "function",
+			"function": map[string]any{"name": "get_favorite_color", "arguments": "{}"}}}},
+		map[string]any{"role": "tool", "tool_call_id": "call_rQvZ9upGjXJlbI3FYZ43qGgu", "content": "green"},
+	}
+	if len(msgs) == 3 {
+		if a, _ := msgs[1].(map[string]any); a != nil {
+			if _, ok := a["content"]; !ok {
+				a["content"] = nil
+			}
+		}
+	}
+	if !reflect.DeepEqual(msgs, want) {
+		got, _ := json.Marshal(msgs)
+		t.Errorf("second request messages %s", got)
+	}
+	r22Meta(t, res2.Meta, "chatcmpl-CGSWwOmVC3QDFsDq1h7np3pB9cVur", "", "gpt-4o-mini-2024-07-18", 1758038954,
+		&llmrelayv1.Usage{InputTokens: 69, OutputTokens: 7, TotalTokens: 76}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if _, answer := r21cParts(t, res2.Message); answer != "Your favorite color is green." {
+		t.Errorf("answer %q", answer)
+	}
+}
