@@ -178,6 +178,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			if w := imagesWarning(m.Images); w != "" {
 				meta.Warnings = append(meta.Warnings, w)
 			}
+			unaryAudio(m.Audio, meta)
 			if anns, warn := annotationList(m.Annotations); warn != "" {
 				meta.Warnings = append(meta.Warnings, warn)
 			} else if len(anns) > 0 {

@@ -406,6 +406,9 @@ type respMessage struct {
 	// [{"type":"image_url","image_url":{"url":"data:image/png;base64,…"}}]),
 	// which the contract cannot return: reported in a warning.
 	Images json.RawMessage `json:"images"`
+	// Audio is a gpt-4o-audio model's spoken answer (audio.go), which the
+	// contract has no part for: its id, transcript and expiry are kept.
+	Audio json.RawMessage `json:"audio"`
 }
 
 // toolCallList is a message's or delta's tool_calls: an array, or the
