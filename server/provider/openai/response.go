@@ -785,7 +785,14 @@ func mapFinishReason(raw string) llmrelayv1.FinishReason {
 		return llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED
 	case "stop", "eos", "eos_token", "end_turn", "stop_sequence":
 		return llmrelayv1.FinishReason_FINISH_REASON_STOP
-	case "length", "max_tokens":
+	case "length", "max_tokens", "model_length", "model_context_window_exceeded":
+		// model_length: Mistral's answer stopped by the model's context
+		// window, not max_tokens (its OpenAPI spec's finish reasons: stop,
+		// length, model_length, error, tool_calls; laravel/ai#955,
+		// camel-ai/camel#4266); model_context_window_exceeded: z.ai's
+		// (Zhipu's) for the same, as Anthropic names it
+		// (anomalyco/opencode#18813). Both read as complete answers
+		// (FINISH_REASON_OTHER), a tool call they cut as a whole one.
 		return llmrelayv1.FinishReason_FINISH_REASON_LENGTH
 	case "tool_calls", "function_call":
 		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS

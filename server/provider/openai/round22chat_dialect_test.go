@@ -274,3 +274,44 @@ func TestRound22GroqToolChoiceRequired(t *testing.T) {
 		t.Errorf("request %v", body)
 	}
 }
+
+// TestRound22ContextWindowFinish: Mistral's finish_reason model_length
+// (the model's context window, not max_tokens, ended the answer) and
+// z.ai's model_context_window_exceeded are LENGTH, as "length" is: they
+// read as complete answers (OTHER), and a tool call they cut was relayed
+// as a whole one with its partial arguments. Unary and streamed, the cut
+// call is now flagged (arguments_valid false, a warning).
+func TestRound22ContextWindowFinish(t *testing.T) {
+	t.Parallel()
+	p := newTestProvider(t, kOpenAI, "http://unused")
+	for _, finish := range []string{"model_length", "model_context_window_exceeded"} {
+		res, err := p.parseChatResponse([]byte(`{"id":"a1","object":"chat.completion","created":1762607725,"model":"mistral-small-latest","choices":[{"index":0,"message":{"role":"assistant","content":"","tool_calls":[{"id":"k7Qm2xTa9","type":"function","function":{"name":"lookup","arguments":"{\"query\": \"the lon"}}]},"finish_reason":"` + finish + `"}],"usage":{"prompt_tokens":31990,"completion_tokens":10,"total_tokens":32000}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, finish)
+		tc := res.Message.GetParts()[len(res.Message.GetParts())-1].GetToolCall()
+		if tc.GetCallId() != "k7Qm2xTa9" || tc.GetArgumentsValid() || tc.GetArguments() != `{"query": "the lon` || len(res.Meta.GetWarnings()) != 1 ||
+			!strings.Contains(res.Meta.GetWarnings()[0], "cut by the token limit") {
+			t.Errorf("%s: call %v warnings %v", finish, tc, res.Meta.GetWarnings())
+		}
+
+		p2, err := New(testKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := streamFrom(p2, `data: {"id":"a2","object":"chat.completion.chunk","model":"mistral-small-latest","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"id":"k7Qm2xTa9","index":0,"function":{"name":"lookup","arguments":"{\"query\": \"the lon"}}]}}]}`+"\n\n"+
+			`data: {"id":"a2","object":"chat.completion.chunk","model":"mistral-small-latest","choices":[{"index":0,"delta":{},"finish_reason":"`+finish+`"}]}`+"\n\ndata: [DONE]\n\n")
+		evs, _, err := collect(t, s)
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkStreamInvariants(t, evs)
+		f := accFold(t, evs)
+		wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, finish)
+		if tc := f.Message.GetParts()[0].GetToolCall(); tc.GetArgumentsValid() || len(f.Meta.GetWarnings()) != 1 {
+			t.Errorf("%s stream: call %v warnings %v", finish, tc, f.Meta.GetWarnings())
+		}
+	}
+}
