@@ -286,12 +286,21 @@ const finishNetworkError = "network_error"
 // passed off as the whole answer.
 const finishError = "error"
 
+// finishAbort is vLLM's finish_reason for a request its engine aborted
+// (FINISHED_ABORTED: an engine shutdown, a sleep-mode or scale-down pause,
+// an abort request), sent in the last chunk before [DONE] as if the
+// answer were complete (vllm-project/vllm#57082; its ServingTokens path
+// keeps it too, vllm-project/vllm#47933). The model did not end it: what
+// was generated is a part, and a tool call being written was cut.
+const finishAbort = "abort"
+
 // interruptions are the finish reasons that say the server, not the model,
 // ended the answer, with what the error says of each.
 var interruptions = map[string]string{
 	finishInsufficientResource: "its inference system ran out of resources",
 	finishNetworkError:         "its model inference failed",
 	finishError:                "it failed while generating",
+	finishAbort:                "its engine aborted the request",
 }
 
 // interrupted is the error of a finish reason that says the server, not

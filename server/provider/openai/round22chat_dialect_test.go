@@ -315,3 +315,30 @@ func TestRound22ContextWindowFinish(t *testing.T) {
 		}
 	}
 }
+
+// TestRound22VLLMAbortFinish: vLLM ends a request its engine aborted
+// (shutdown, pause, an abort request) with finish_reason "abort" in a last
+// chunk and then [DONE], as if the answer were complete
+// (vllm-project/vllm#57082). It read as a complete answer (OTHER), the
+// text so far passed off as the whole; it is an unavailable error now,
+// code abort, like DeepSeek's insufficient_system_resource, streamed and
+// unary alike.
+func TestRound22VLLMAbortFinish(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := streamFrom(p, `data: {"id":"chatcmpl-0c2b","object":"chat.completion.chunk","created":1761566772,"model":"Qwen/Qwen3-0.6B","choices":[{"index":0,"delta":{"role":"assistant","content":"The answer"},"logprobs":null,"finish_reason":null}]}`+"\n\n"+
+		`data: {"id":"chatcmpl-0c2b","object":"chat.completion.chunk","created":1761566772,"model":"Qwen/Qwen3-0.6B","choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"abort","stop_reason":null}]}`+"\n\ndata: [DONE]\n\n")
+	defer s.Close()
+	_, _, err = collect(t, s)
+	e := providerError(t, err)
+	if e.Kind != provider.KindUnavailable || e.Code != "abort" || !strings.Contains(e.Message, "its engine aborted the request") {
+		t.Errorf("error %+v", e)
+	}
+	_, err = newTestProvider(t, kOpenAI, "http://unused").parseChatResponse([]byte(`{"id":"chatcmpl-0c2c","object":"chat.completion","created":1761566772,"model":"Qwen/Qwen3-0.6B","choices":[{"index":0,"message":{"role":"assistant","content":"The answer"},"finish_reason":"abort"}]}`))
+	if e := providerError(t, err); e.Kind != provider.KindUnavailable || e.Code != "abort" {
+		t.Errorf("unary error %+v", e)
+	}
+}
