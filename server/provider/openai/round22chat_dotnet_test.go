@@ -479,3 +479,73 @@ func TestRound22DotnetNoParameterTool(t *testing.T) {
 		t.Errorf("answer %q", answer)
 	}
 }
+
+// TestRound22DotnetConsecutiveToolCalls: a three-turn tool loop on
+// gpt-4o-mini-2024-07-18: get_weather_for_city {"city_name":"Osaka"}
+// (call_of5sMdoBhqEZbvnNjZ3DSi1U, 124 in, 18 out), then with its result
+// "rainy" get_mood_for_weather {"weather":"rainy"}
+// (call_iXYZpXHbhm5MVvEB9HN36Ywq, 154 in), then with "bored" the answer
+// (185 in, 18 out). Each request we build from the answers so far is
+// checked against the one the record kept (the calls as sent, one tool
+// message per result, in order).
+func TestRound22DotnetConsecutiveToolCalls(t *testing.T) {
+	t.Parallel()
+	const q = "Can you guess my mood given that I'm currently located in Osaka?"
+	tools := []*llmrelayv1.Tool{
+		{Name: "get_weather_for_city", Description: "gets the current weather for a given city",
+			Parameters: `{"type":"object","properties":{"city_name":{"type":"string","description":"the name of a city, e.g. Johannesburg or Ho Chi Minh City."}},"required":["city_name"]}`},
+		{Name: "get_mood_for_weather", Description: "gets the caller's mood for a given weather",
+			Parameters: `{"type":"object","properties":{"weather":{"type":"string","description":"the current weather of where the caller is located, e.g. sunny or cloudy."}},"required":["weather"]}`},
+	}
+	req := r22Ask("gpt-4o-mini", q)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = tools
+	type turn struct {
+		respID              string
+		created             int64
+		in                  int32
+		callID, name, args  string
+		result, wantMessage string
+	}
+	turns := []turn{
+		{"chatcmpl-CGSWnIzTQDWDruoo2X3qgJkQW8OFk", 1758038945, 124, "call_of5sMdoBhqEZbvnNjZ3DSi1U", "get_weather_for_city", `{"city_name":"Osaka"}`, "rainy", ""},
+		{"chatcmpl-CGSWowKC4SKnr67bsHnX0vJMZt3vW", 1758038946, 154, "call_iXYZpXHbhm5MVvEB9HN36Ywq", "get_mood_for_weather", `{"weather":"rainy"}`, "bored", ""},
+		{"chatcmpl-CGSWoeWd78hhKAXyd18WDeeEUsrnD", 1758038946, 185, "", "", "", "", "Given that the weather in Osaka is rainy, your mood might be described as bored."},
+	}
+	want := []any{map[string]any{"role": "user", "content": q}}
+	for i, tn := range turns {
+		res, body := r22Unary(t, "real_dotnet_consecutive_tool_calls_"+string(rune('1'+i)), "", req, false)
+		msgs, _ := body["messages"].([]any)
+		for _, m := range msgs {
+			if a, _ := m.(map[string]any); a != nil && a["role"] == "assistant" {
+				if _, ok := a["content"]; !ok {
+					a["content"] = nil
+				}
+			}
+		}
+		if !reflect.DeepEqual(msgs, want) {
+			got, _ := json.Marshal(msgs)
+			t.Errorf("turn %d: request messages %s", i+1, got)
+		}
+		if tn.callID == "" {
+			r22Meta(t, res.Meta, tn.respID, "", "gpt-4o-mini-2024-07-18", tn.created,
+				&llmrelayv1.Usage{InputTokens: tn.in, OutputTokens: 18, TotalTokens: tn.in + 18}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+			if _, answer := r21cParts(t, res.Message); answer != tn.wantMessage {
+				t.Errorf("answer %q", answer)
+			}
+			break
+		}
+		r22Meta(t, res.Meta, tn.respID, "", "gpt-4o-mini-2024-07-18", tn.created,
+			&llmrelayv1.Usage{InputTokens: tn.in, OutputTokens: 18, TotalTokens: tn.in + 18}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+		tc := res.Message.GetParts()[0].GetToolCall()
+		if len(res.Message.GetParts()) != 1 || tc.GetCallId() != tn.callID || tc.GetName() != tn.name || tc.GetArguments() != tn.args || !tc.GetArgumentsValid() {
+			t.Fatalf("turn %d: parts %v", i+1, res.Message.GetParts())
+		}
+		req.Messages = append(req.Messages, res.Message, msgOf(llmrelayv1.Role_ROLE_TOOL,
+			&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: tn.callID, Content: tn.result}}}))
+		want = append(want,
+			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": tn.callID, "type": "function",
+				"function": map[string]any{"name": tn.name, "arguments": tn.args}}}},
+			map[string]any{"role": "tool", "tool_call_id": tn.callID, "content": tn.result})
+	}
+}
