@@ -146,6 +146,9 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH:
 		w.ReasoningEffort = "high"
 	}
+	if p.dashscope {
+		dashscopeThinking(w, req, stream)
+	}
 	w.Stop = o.GetStop()
 	if req.Reasoning && len(w.Stop) > 0 && !p.azure && p.openAI {
 		// OpenAI's reasoning models (o3, o4-mini, gpt-5*) answer stop with

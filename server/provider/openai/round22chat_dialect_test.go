@@ -342,3 +342,45 @@ func TestRound22VLLMAbortFinish(t *testing.T) {
 		t.Errorf("unary error %+v", e)
 	}
 }
+
+// TestRound22DashScopeEnableThinking: on DashScope (Alibaba Cloud Model
+// Studio's compatible mode) Qwen's thinking is enable_thinking. A unary
+// call asks for none unless the caller asked (a hybrid Qwen3 model thinks
+// by default, and DashScope refuses a non-streaming call that thinks:
+// "parameter.enable_thinking must be set to false for non-streaming
+// calls", ragflow#8972); reasoning effort none turns it off, any other
+// effort on; a stream that asks nothing leaves it to the model; the
+// caller's own enable_thinking in extra_body is left alone. Other hosts
+// get no enable_thinking.
+func TestRound22DashScopeEnableThinking(t *testing.T) {
+	t.Parallel()
+	const intl = "https://dashscope-intl.aliyuncs.com/compatible-mode/v1"
+	for _, tc := range []struct {
+		name, host string
+		stream     bool
+		effort     llmrelayv1.ReasoningEffort
+		extra      string
+		want       any // the body's enable_thinking, nil when absent
+	}{
+		{"unary default", intl, false, 0, "", false},
+		{"stream default", intl, true, 0, "", nil},
+		{"effort none stream", intl, true, llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, "", false},
+		{"effort high stream", intl, true, llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH, "", true},
+		{"effort low unary", "https://dashscope.aliyuncs.com/compatible-mode/v1", false, llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW, "", true},
+		{"caller's own", intl, false, 0, `{"enable_thinking":true,"thinking_budget":50}`, true},
+		{"other host", "https://api.deepseek.com", false, 0, "", nil},
+	} {
+		req := r22Ask("qwen3-32b", "q")
+		req.Options.ReasoningEffort = tc.effort
+		if tc.extra != "" {
+			req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: tc.extra}
+		}
+		b, warns, err := newHostProvider(t, tc.host, "http://unused").buildChatRequest(req, tc.stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r20Request(t, b)["enable_thinking"]; got != tc.want || len(warns) != 0 {
+			t.Errorf("%s: enable_thinking %v (want %v), warnings %v", tc.name, got, tc.want, warns)
+		}
+	}
+}

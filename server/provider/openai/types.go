@@ -29,6 +29,9 @@ type chatRequest struct {
 	MaxTokens           *int32            `json:"max_tokens,omitempty"`
 	MaxCompletionTokens *int32            `json:"max_completion_tokens,omitempty"`
 	ReasoningEffort     string            `json:"reasoning_effort,omitempty"`
+	// EnableThinking is DashScope's switch for Qwen's thinking
+	// (dashscope.go).
+	EnableThinking *bool `json:"enable_thinking,omitempty"`
 	Stop                []string          `json:"stop,omitempty"`
 	Seed                *int64            `json:"seed,omitempty"`
 	PresencePenalty     *float64          `json:"presence_penalty,omitempty"`
