@@ -18,32 +18,30 @@ import (
 // chatRequest is the body of POST /chat/completions. Field order is the
 // order on the wire.
 type chatRequest struct {
-	Model               string          `json:"model"`
-	Messages            []chatMessage   `json:"messages"`
-	Tools               []chatTool      `json:"tools,omitempty"`
-	ToolChoice          any             `json:"tool_choice,omitempty"`
-	ParallelToolCalls   *bool           `json:"parallel_tool_calls,omitempty"`
-	ResponseFormat      *responseFormat `json:"response_format,omitempty"`
-	Temperature         *float64        `json:"temperature,omitempty"`
-	TopP                *float64        `json:"top_p,omitempty"`
-	MaxTokens           *int32          `json:"max_tokens,omitempty"`
-	MaxCompletionTokens *int32          `json:"max_completion_tokens,omitempty"`
-	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
-	// EnableThinking is DashScope's switch for Qwen's thinking
-	// (dashscope.go).
-	EnableThinking   *bool             `json:"enable_thinking,omitempty"`
-	Stop             []string          `json:"stop,omitempty"`
-	Seed             *int64            `json:"seed,omitempty"`
-	PresencePenalty  *float64          `json:"presence_penalty,omitempty"`
-	FrequencyPenalty *float64          `json:"frequency_penalty,omitempty"`
-	User             string            `json:"user,omitempty"`
-	Store            *bool             `json:"store,omitempty"`
-	Metadata         map[string]string `json:"metadata,omitempty"`
-	ServiceTier      string            `json:"service_tier,omitempty"`
-	Logprobs         *bool             `json:"logprobs,omitempty"`
-	TopLogprobs      *int32            `json:"top_logprobs,omitempty"`
-	Stream           bool              `json:"stream,omitempty"`
-	StreamOptions    *streamOptions    `json:"stream_options,omitempty"`
+	Model               string            `json:"model"`
+	Messages            []chatMessage     `json:"messages"`
+	Tools               []chatTool        `json:"tools,omitempty"`
+	ToolChoice          any               `json:"tool_choice,omitempty"`
+	ParallelToolCalls   *bool             `json:"parallel_tool_calls,omitempty"`
+	ResponseFormat      *responseFormat   `json:"response_format,omitempty"`
+	Temperature         *float64          `json:"temperature,omitempty"`
+	TopP                *float64          `json:"top_p,omitempty"`
+	MaxTokens           *int32            `json:"max_tokens,omitempty"`
+	MaxCompletionTokens *int32            `json:"max_completion_tokens,omitempty"`
+	ReasoningEffort     string            `json:"reasoning_effort,omitempty"`
+	EnableThinking      *bool             `json:"enable_thinking,omitempty"` // DashScope's Qwen thinking switch (dashscope.go)
+	Stop                []string          `json:"stop,omitempty"`
+	Seed                *int64            `json:"seed,omitempty"`
+	PresencePenalty     *float64          `json:"presence_penalty,omitempty"`
+	FrequencyPenalty    *float64          `json:"frequency_penalty,omitempty"`
+	User                string            `json:"user,omitempty"`
+	Store               *bool             `json:"store,omitempty"`
+	Metadata            map[string]string `json:"metadata,omitempty"`
+	ServiceTier         string            `json:"service_tier,omitempty"`
+	Logprobs            *bool             `json:"logprobs,omitempty"`
+	TopLogprobs         *int32            `json:"top_logprobs,omitempty"`
+	Stream              bool              `json:"stream,omitempty"`
+	StreamOptions       *streamOptions    `json:"stream_options,omitempty"`
 }
 
 type streamOptions struct {
