@@ -41,6 +41,9 @@ func (p *Provider) httpError(resp *http.Response, model string, sec secrets) *pr
 		e.Err = fmt.Errorf("reading error body: %w", rerr)
 	}
 	e.Meta = p.errorMeta(resp.Header, model)
+	if e.Meta.RateLimit == nil {
+		e.Meta.RateLimit = routerRateLimit(raw, resp.Header)
+	}
 	paymentRequired(e)
 	capacityExceeded(e)
 	return e

@@ -3,9 +3,11 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"strings"
 
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
@@ -129,4 +131,43 @@ func applyUpstream(e *provider.Error, up *upstreamError) {
 		}
 		e.Extended[extUpstreamProvider] = validUTF8(up.provider)
 	}
+}
+
+// routerRateLimit is the rate-limit state OpenRouter puts in an error
+// body instead of its headers: a 429 for its own limits (free models per
+// minute or per day) carries error.metadata.headers {"X-RateLimit-Limit":
+// "50", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": the reset's
+// Unix time in milliseconds} (Gitlawb/openclaude#936,
+// Avarok-Cybersecurity/atlas#543 quote it), read as the same headers
+// would be (bareRateLimit). Without it the error had no rate-limit state:
+// nothing said the day's budget was spent until its reset, so the retry
+// policy retried a request that cannot succeed before then. nil when the
+// body has no such headers.
+func routerRateLimit(raw []byte, h http.Header) *llmrelayv1.RateLimit {
+	var body struct {
+		Error struct {
+			Metadata struct {
+				Headers map[string]json.RawMessage `json:"headers"`
+			} `json:"metadata"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &body) != nil || len(body.Error.Metadata.Headers) == 0 {
+		return nil
+	}
+	rh := http.Header{}
+	if d := h.Get("Date"); d != "" {
+		rh.Set("Date", d)
+	}
+	for k, v := range body.Error.Metadata.Headers {
+		lk := strings.ToLower(k)
+		if lk != "x-ratelimit-limit" && lk != "x-ratelimit-remaining" && lk != "x-ratelimit-reset" {
+			continue
+		}
+		var s flexString
+		if json.Unmarshal(v, &s) != nil {
+			continue
+		}
+		rh.Set(k, string(s))
+	}
+	return bareRateLimit(nil, rh)
 }

@@ -384,3 +384,28 @@ func TestRound22DashScopeEnableThinking(t *testing.T) {
 		}
 	}
 }
+
+// TestRound22OpenRouterRateLimitInBody: OpenRouter's 429 for its own
+// free-model limits sends no rate-limit headers; the state is in
+// error.metadata.headers (the body Gitlawb/openclaude#936 quotes: limit
+// 50, remaining 0, the reset as Unix milliseconds, here the next UTC
+// midnight). It is the error's rate-limit state now (it had none), so the
+// retry policy sees the day's budget spent until its reset; the message
+// and kind are OpenRouter's.
+func TestRound22OpenRouterRateLimitInBody(t *testing.T) {
+	t.Parallel()
+	e := r22Err(t, "dialect_openrouter_err_429_free_per_day", r22OpenRouter, r22Ask("meta-llama/llama-3.3-70b-instruct:free", "q"))
+	if e.Kind != provider.KindRateLimited || e.HTTPStatus != 429 || e.Code != "429" ||
+		!strings.HasPrefix(e.Message, "Rate limit exceeded: free-models-per-day.") {
+		t.Errorf("error %+v", e)
+	}
+	rl := e.Meta.GetRateLimit()
+	if rl.GetRequestsLimit() != 50 || rl.RequestsRemaining == nil || rl.GetRequestsRemaining() != 0 ||
+		!rl.GetRequestsResetTime().AsTime().Equal(time.Date(2026, 4, 28, 0, 0, 0, 0, time.UTC)) || rl.TokensLimit != nil {
+		t.Errorf("rate limit %v", rl)
+	}
+	// Without such headers in the body, none is made up.
+	if rl := routerRateLimit([]byte(`{"error":{"message":"x","code":429,"metadata":{"provider_name":null}}}`), nil); rl != nil {
+		t.Errorf("rate limit from no headers: %v", rl)
+	}
+}
