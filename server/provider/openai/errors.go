@@ -41,6 +41,9 @@ func (p *Provider) httpError(resp *http.Response, model string, sec secrets) *pr
 		e.Err = fmt.Errorf("reading error body: %w", rerr)
 	}
 	e.Meta = p.errorMeta(resp.Header, model)
+	if e.Meta.RateLimit == nil {
+		e.Meta.RateLimit = routerRateLimit(raw, resp.Header)
+	}
 	paymentRequired(e)
 	capacityExceeded(e)
 	return e
@@ -453,7 +456,16 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 			e.Code = "insufficient_quota"
 		}
 	}
+	up := we.upstream()
+	if up != nil {
+		applyUpstream(e, up)
+	}
 	p.refineKind(e, &we, status)
+	if up != nil {
+		// The upstream's code and words classify too (its
+		// context_length_exceeded under the router's bare 400).
+		p.refineKind(e, &up.err, status)
+	}
 	googleCreditsSpent(e, t)
 	if (e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(e.Message)) && status >= 500 {
 		// The same input fails every time (Ollama's and llama.cpp's 500s

@@ -66,6 +66,9 @@ type Provider struct {
 	// openAI: the base URL is OpenAI's own API (api.openai.com), whose
 	// documented limits the adapter enforces (request_limits.go).
 	openAI bool
+	// dashscope: the base URL is Alibaba Cloud's DashScope, whose Qwen
+	// models take enable_thinking (dashscope.go).
+	dashscope bool
 	// think is the inline reasoning markup of the content: gpt-oss's
 	// <reasoning> blocks on AWS Bedrock's hosts (bedrockHost), a leading
 	// <think> block elsewhere.
@@ -293,6 +296,7 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	p.mistral = mistralHost(p.baseURL)
 	p.xai = xaiHost(p.baseURL)
 	p.openAI = openAIHost(p.baseURL)
+	p.dashscope = dashscopeHost(p.baseURL)
 	if bedrockHost(p.baseURL) {
 		p.think = provider.ThinkBlocks
 	}

@@ -138,6 +138,9 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	if o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX {
 		warnings = append(warnings, warnMaxEffort)
 	}
+	if p.dashscope {
+		dashscopeThinking(w, req, stream)
+	}
 	w.Stop = o.GetStop()
 	if req.Reasoning && len(w.Stop) > 0 && !p.azure && p.openAI {
 		// OpenAI's reasoning models (o3, o4-mini, gpt-5*) answer stop with

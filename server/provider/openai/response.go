@@ -183,6 +183,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			if w := imagesWarning(m.Images); w != "" {
 				meta.Warnings = append(meta.Warnings, w)
 			}
+			unaryAudio(m.Audio, meta)
 			if anns, warn := annotationList(m.Annotations); warn != "" {
 				meta.Warnings = append(meta.Warnings, warn)
 			} else if len(anns) > 0 {
@@ -290,12 +291,21 @@ const finishNetworkError = "network_error"
 // passed off as the whole answer.
 const finishError = "error"
 
+// finishAbort is vLLM's finish_reason for a request its engine aborted
+// (FINISHED_ABORTED: an engine shutdown, a sleep-mode or scale-down pause,
+// an abort request), sent in the last chunk before [DONE] as if the
+// answer were complete (vllm-project/vllm#57082; its ServingTokens path
+// keeps it too, vllm-project/vllm#47933). The model did not end it: what
+// was generated is a part, and a tool call being written was cut.
+const finishAbort = "abort"
+
 // interruptions are the finish reasons that say the server, not the model,
 // ended the answer, with what the error says of each.
 var interruptions = map[string]string{
 	finishInsufficientResource: "its inference system ran out of resources",
 	finishNetworkError:         "its model inference failed",
 	finishError:                "it failed while generating",
+	finishAbort:                "its engine aborted the request",
 }
 
 // interrupted is the error of a finish reason that says the server, not
@@ -789,7 +799,14 @@ func mapFinishReason(raw string) llmrelayv1.FinishReason {
 		return llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED
 	case "stop", "eos", "eos_token", "end_turn", "stop_sequence":
 		return llmrelayv1.FinishReason_FINISH_REASON_STOP
-	case "length", "max_tokens":
+	case "length", "max_tokens", "model_length", "model_context_window_exceeded":
+		// model_length: Mistral's answer stopped by the model's context
+		// window, not max_tokens (its OpenAPI spec's finish reasons: stop,
+		// length, model_length, error, tool_calls; laravel/ai#955,
+		// camel-ai/camel#4266); model_context_window_exceeded: z.ai's
+		// (Zhipu's) for the same, as Anthropic names it
+		// (anomalyco/opencode#18813). Both read as complete answers
+		// (FINISH_REASON_OTHER), a tool call they cut as a whole one.
 		return llmrelayv1.FinishReason_FINISH_REASON_LENGTH
 	case "tool_calls", "function_call":
 		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS

@@ -129,6 +129,8 @@ type rareState struct {
 	detailIdx             int
 	// logprobs: choice 0's token logprobs so far (streamLogprobs).
 	logprobs streamLogprobs
+	// audio: the audio output so far (audio.go).
+	audio *audioState
 }
 
 // rawReasoning is the quoted tokens of a choice delta's reasoning and
@@ -337,6 +339,7 @@ func (s *chatStream) end() {
 	s.pushThink(s.think.Flush())
 	s.endCalls(cutBy(s.finish))
 	s.flushAnnotations()
+	s.flushAudio()
 	s.flushLogprobs()
 }
 
@@ -572,6 +575,7 @@ func (s *chatStream) handle(data []byte) {
 		s.flushHeld()
 		s.pushThink(s.think.Flush())
 		s.flushAnnotations()
+		s.flushAudio()
 		s.flushLogprobs()
 		if cut := cutBy(s.finish); cut != "" {
 			// The relay completes the calls still open when a finish
@@ -875,6 +879,9 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	}
 	if w := imagesWarning(d.Images); w != "" {
 		meta.Warnings = append(meta.Warnings, w)
+	}
+	if isPresent(d.Audio) {
+		s.noteAudio(d.Audio, meta)
 	}
 	if d.ReasoningContent != nil || d.Reasoning != nil || d.ReasoningDetails != nil || isContentArray(d.Content) {
 		pieces, from, warns := reasoningPiecesFrom(d)

@@ -29,6 +29,7 @@ type chatRequest struct {
 	MaxTokens           *int32            `json:"max_tokens,omitempty"`
 	MaxCompletionTokens *int32            `json:"max_completion_tokens,omitempty"`
 	ReasoningEffort     string            `json:"reasoning_effort,omitempty"`
+	EnableThinking      *bool             `json:"enable_thinking,omitempty"` // DashScope's Qwen thinking switch (dashscope.go)
 	Stop                []string          `json:"stop,omitempty"`
 	Seed                *int64            `json:"seed,omitempty"`
 	PresencePenalty     *float64          `json:"presence_penalty,omitempty"`
@@ -406,6 +407,9 @@ type respMessage struct {
 	// [{"type":"image_url","image_url":{"url":"data:image/png;base64,…"}}]),
 	// which the contract cannot return: reported in a warning.
 	Images json.RawMessage `json:"images"`
+	// Audio is a gpt-4o-audio model's spoken answer (audio.go), which the
+	// contract has no part for: its id, transcript and expiry are kept.
+	Audio json.RawMessage `json:"audio"`
 }
 
 // toolCallList is a message's or delta's tool_calls: an array, or the

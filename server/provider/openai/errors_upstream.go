@@ -1,0 +1,173 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// upstreamError is the error a router relayed from the provider it
+// routed to: OpenRouter answers an upstream failure with its own generic
+// error ({"message": "Provider returned error", "code": 400}) and puts
+// the provider's own answer in metadata.raw, as a string (the upstream
+// body as it came: OpenAI's {"error": {"message", "type", "param",
+// "code"}}, Anthropic's {"type": "error", "error": {…}}, or plain text
+// such as Cloudflare's "error code: 1015") or as JSON, beside the
+// provider's name in metadata.provider_name
+// (testdata/real_pyd_openrouter_thinking_false_on_always_on_route.http;
+// open-webui/computer#293, diegosouzapw/OmniRoute#3044,
+// reVrost/go-openrouter#21 quote the same shape). The generic message
+// tells the caller nothing; the upstream one says what to fix.
+type upstreamError struct {
+	// err holds the upstream message, type, param and code; only the
+	// message when raw was plain text.
+	err wireError
+	// provider is metadata.provider_name ("OpenAI", "Anthropic").
+	provider string
+}
+
+// upstream reads the upstream error in the error's metadata; nil when the
+// metadata has no raw, or one with no message in it.
+func (we *wireError) upstream() *upstreamError {
+	if !isPresent(we.Metadata) {
+		return nil
+	}
+	var md struct {
+		Raw          json.RawMessage `json:"raw"`
+		ProviderName flexString      `json:"provider_name"`
+	}
+	if json.Unmarshal(we.Metadata, &md) != nil || !isPresent(md.Raw) {
+		return nil
+	}
+	body := bytes.TrimSpace(md.Raw)
+	if body[0] == '"' {
+		var s string
+		if json.Unmarshal(body, &s) != nil {
+			return nil
+		}
+		body = []byte(strings.TrimSpace(s))
+	}
+	up := &upstreamError{provider: strings.TrimSpace(string(md.ProviderName))}
+	if !upstreamObject(body, &up.err) {
+		// Not an error object: the text is the upstream's message.
+		if len(body) > 0 && (body[0] == '{' || body[0] == '[') || provider.IsMarkup(body) {
+			// JSON with no error in it, or a proxy's error page: nothing
+			// the router's own message does not say.
+			return nil
+		}
+		up.err.Message = flexString(strings.ToValidUTF8(string(body), "\uFFFD"))
+	}
+	if strings.TrimSpace(string(up.err.Message)) == "" {
+		return nil
+	}
+	return up
+}
+
+// upstreamObject reads an upstream error body into we: its "error" object
+// (OpenAI, Anthropic, Google; Google's alone in an array too), or its
+// "error" string, or the body itself when it has a message at its top
+// (vLLM's {"object": "error", "message": …}). False when body is no JSON
+// object, or one with none of these.
+func upstreamObject(body []byte, we *wireError) bool {
+	if len(body) > 0 && body[0] == '[' {
+		var arr []json.RawMessage
+		if json.Unmarshal(body, &arr) != nil || len(arr) == 0 {
+			return false
+		}
+		body = bytes.TrimSpace(arr[0])
+	}
+	var env map[string]json.RawMessage
+	if json.Unmarshal(body, &env) != nil || env == nil {
+		return false
+	}
+	if e, ok := env["error"]; ok && isPresent(e) {
+		e = bytes.TrimSpace(e)
+		if e[0] == '"' {
+			var s string
+			if json.Unmarshal(e, &s) != nil {
+				return false
+			}
+			we.Message = flexString(s)
+			return true
+		}
+		return json.Unmarshal(e, we) == nil
+	}
+	if _, ok := env["message"]; ok {
+		return json.Unmarshal(body, we) == nil
+	}
+	return false
+}
+
+// applyUpstream puts the upstream error's words in e, which was built from
+// the router's own error: its message replaces the router's, its param
+// fills a param the router did not name, and its code (or type) replaces
+// the router's, which only repeats the status (OpenRouter's 400, 429);
+// the provider's name goes to the error's extended details. The kind the
+// router's status or code gave stays; the caller refines it by the
+// upstream words.
+func applyUpstream(e *provider.Error, up *upstreamError) {
+	e.Message = strings.TrimSpace(string(up.err.Message))
+	if e.Param == "" {
+		e.Param = string(up.err.Param)
+	}
+	if e.Param == "" {
+		e.Param = paramFromMessage(e.Message)
+	}
+	code := string(up.err.Code)
+	if _, err := strconv.Atoi(code); err == nil || code == "" {
+		code = string(up.err.Type)
+	}
+	if _, err := strconv.Atoi(code); code != "" && err != nil {
+		e.Code = code
+	}
+	if up.provider != "" {
+		if e.Extended == nil {
+			e.Extended = map[string]any{}
+		}
+		e.Extended[extUpstreamProvider] = validUTF8(up.provider)
+	}
+}
+
+// routerRateLimit is the rate-limit state OpenRouter puts in an error
+// body instead of its headers: a 429 for its own limits (free models per
+// minute or per day) carries error.metadata.headers {"X-RateLimit-Limit":
+// "50", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": the reset's
+// Unix time in milliseconds} (Gitlawb/openclaude#936,
+// Avarok-Cybersecurity/atlas#543 quote it), read as the same headers
+// would be (bareRateLimit). Without it the error had no rate-limit state:
+// nothing said the day's budget was spent until its reset, so the retry
+// policy retried a request that cannot succeed before then. nil when the
+// body has no such headers.
+func routerRateLimit(raw []byte, h http.Header) *llmrelayv1.RateLimit {
+	var body struct {
+		Error struct {
+			Metadata struct {
+				Headers map[string]json.RawMessage `json:"headers"`
+			} `json:"metadata"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &body) != nil || len(body.Error.Metadata.Headers) == 0 {
+		return nil
+	}
+	rh := http.Header{}
+	if d := h.Get("Date"); d != "" {
+		rh.Set("Date", d)
+	}
+	for k, v := range body.Error.Metadata.Headers {
+		lk := strings.ToLower(k)
+		if lk != "x-ratelimit-limit" && lk != "x-ratelimit-remaining" && lk != "x-ratelimit-reset" {
+			continue
+		}
+		var s flexString
+		if json.Unmarshal(v, &s) != nil {
+			continue
+		}
+		rh.Set(k, string(s))
+	}
+	return bareRateLimit(nil, rh)
+}
