@@ -83,3 +83,61 @@ func TestRound22WebSearchPreview(t *testing.T) {
 		t.Errorf("warnings %q, want %q", m.GetWarnings(), w)
 	}
 }
+
+// TestRound22ModerationStream: pydantic-ai's cassette of gpt-5 with
+// moderation asked for (July 2026), streamed: an encrypted reasoning item
+// (its encrypted_content differs between added, done and completed; the
+// item as done is relayed), the answer "Paris." in two deltas, and the
+// moderation results of input and output only in response.completed
+// (null in created), relayed as sent in meta.extended["moderation"].
+// 13 in, 59 out of which 0 reasoning although a reasoning item came (as
+// sent: the usage is the provider's); service tier auto, then default;
+// no request id (the cassette kept none).
+func TestRound22ModerationStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_openai_responses_moderation_stream"
+	f := r21Stream(t, name, r21Request("gpt-5", "What is the capital of France?"))
+	parts := f.Message.GetParts()
+	if len(parts) != 2 || parts[1].GetText() != "Paris." || parts[1].GetItemId() != "msg_06fe400e17c64daf006a5fa35428b0819c9409e8d48bd8d1a2" {
+		t.Fatalf("parts %v", parts)
+	}
+	r := parts[0].GetReasoning()
+	if r.GetId() != "rs_06fe400e17c64daf006a5fa35397e8819c87342597af84fde1" || r.GetText() != "" ||
+		!strings.HasPrefix(r.GetSignature(), "gAAAAABqX6NUUH7IHn_J7IsD") || !strings.HasSuffix(r.GetSignature(), "pzT8ZU=") {
+		t.Errorf("reasoning %v", r)
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 13, OutputTokens: 59, TotalTokens: 72}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_06fe400e17c64daf006a5fa35305c0819c9417367f9fcf2e5e" || m.GetResolvedModel() != "gpt-5-2025-08-07" ||
+		m.GetServiceTier() != "default" || m.GetProviderRequestId() != "" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	var mod struct {
+		Input, Output struct {
+			Type    string             `json:"type"`
+			Flagged *bool              `json:"flagged"`
+			Model   string             `json:"model"`
+			Scores  map[string]float64 `json:"category_scores"`
+		}
+	}
+	if err := json.Unmarshal([]byte(extendedJSON(t, m, extModeration)), &mod); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		side     string
+		got      float64
+		want     float64
+		typ, mdl string
+		flagged  *bool
+	}{
+		{"input", mod.Input.Scores["illicit"], 0.005284363395662242, mod.Input.Type, mod.Input.Model, mod.Input.Flagged},
+		{"output", mod.Output.Scores["violence"], 0.0005852836038915696, mod.Output.Type, mod.Output.Model, mod.Output.Flagged},
+	} {
+		if r.got != r.want || r.typ != "moderation_result" || r.mdl != "omni-moderation-latest" || r.flagged == nil || *r.flagged {
+			t.Errorf("%s moderation %+v", r.side, mod)
+		}
+	}
+}
