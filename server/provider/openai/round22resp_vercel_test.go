@@ -128,3 +128,68 @@ func TestRound22InputItemErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRound22O3NamedToolChoice: the Vercel AI SDK's live answer of o3
+// (vercel/ai#7082, July 2026) to a request forcing one strict function,
+// semantic_scholar_search, with max_output_tokens 200 and effort medium:
+// a reasoning item (the SDK authors replaced its encrypted_content with
+// "[redacted]", relayed as it is) and the call with all four arguments,
+// the optional ones the model filled with 10, 0 and 0 as strict mode makes
+// it. The named choice goes as {"type":"function","name":…}, which the
+// API echoed.
+func TestRound22O3NamedToolChoice(t *testing.T) {
+	t.Parallel()
+	const name = "real_responses_o3_named_tool_choice"
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "o3", Format: formatResponses, Reasoning: true,
+		Messages: []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Find papers about machine learning."))},
+		Tools: []*llmrelayv1.Tool{{Name: "semantic_scholar_search", Description: "Search academic papers using Semantic Scholar API.", Strict: proto.Bool(true),
+			Parameters: `{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"integer"},"offset":{"type":"integer","minimum":0},"year":{"type":"integer"}},"required":["query","limit","offset","year"],"additionalProperties":false}`}},
+		Options: &llmrelayv1.GenerationOptions{MaxTokens: proto.Int32(200), ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM,
+			ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "semantic_scholar_search"}}}}
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	providertest.Golden(t, td(name+".golden"), renderResult(t, res))
+	sent := decodeBody(t, srv.Last(t).Body)
+	if tc, _ := sent["tool_choice"].(map[string]any); len(tc) != 2 || tc["type"] != "function" || tc["name"] != "semantic_scholar_search" || sent["max_output_tokens"] != 200.0 {
+		t.Errorf("sent tool_choice %v, max_output_tokens %v", sent["tool_choice"], sent["max_output_tokens"])
+	}
+	parts := res.Message.GetParts()
+	if len(parts) != 2 {
+		t.Fatalf("parts %v", parts)
+	}
+	if r := parts[0].GetReasoning(); r.GetId() != "rs_08c7eac45286fefb006a5f41bc7b8881a3a8cc432451e96393" || r.GetSignature() != "[redacted]" || r.GetText() != "" {
+		t.Errorf("reasoning %v", r)
+	}
+	if c := parts[1].GetToolCall(); c.GetCallId() != "call_2mhz5FtwkZnzXQkTOMtYZpZH" || c.GetName() != "semantic_scholar_search" ||
+		c.GetArguments() != `{"query":"machine learning","limit":10,"offset":0,"year":0}` || !c.GetArgumentsValid() {
+		t.Errorf("call %v", c)
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 114, OutputTokens: 88, TotalTokens: 202}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_08c7eac45286fefb006a5f41b9009881a39f24f2b7f3b2f31c" || m.GetResolvedModel() != "o3-2025-04-16" ||
+		m.GetToolCallCount() != 1 || m.GetServiceTier() != "default" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
+
+// TestRound22ShellLocalTurn2: the Vercel AI SDK's live second turn of a
+// local shell run with gpt-5.2 (effort none, February 2026): after the
+// client ran the shell_call and sent its output (items the contract has
+// no place for; this request is ours, a plain question), the answer is
+// one message without phase; 444 in, 12 out.
+func TestRound22ShellLocalTurn2(t *testing.T) {
+	t.Parallel()
+	res := r21Unary(t, "real_responses_shell_local_turn2", r21Request("gpt-5.2", "Which CPU architecture is this machine?"))
+	r21Answer{text: "`arm64` (Apple Silicon).", usage: &llmrelayv1.Usage{InputTokens: 444, OutputTokens: 12, TotalTokens: 456},
+		id: "resp_06a97f431a8c75fa006994e8315b948190b6dc8aec4581c6c9", model: "gpt-5.2-2025-12-11"}.check(t, res.Message, res.Meta)
+	if p := res.Message.GetParts(); p[0].GetItemId() != "msg_06a97f431a8c75fa006994e832264081908b782fc114dcad69" || p[0].GetPhase() != "" {
+		t.Errorf("part %v", p[0])
+	}
+}
