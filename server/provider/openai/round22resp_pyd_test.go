@@ -141,3 +141,97 @@ func TestRound22ModerationStream(t *testing.T) {
 		}
 	}
 }
+
+// TestRound22WebSearchAllowedDomains: pydantic-ai's cassette of gpt-5
+// with web_search limited to wikipedia.org (January 2026), unary: five
+// encrypted reasoning items, each of the first four followed by a
+// web_search_call (two searches with several queries, two open_page
+// actions), the fifth by the message "14195730". The reasoning items are
+// relayed with their ids and encrypted contents, each search as a
+// warning; 22,013 in, 1,737 out of which 1,728 reasoning.
+//
+// Sent back in a next turn, the first four reasoning items have no
+// following item the request can carry (their web_search_call) and are
+// left out, each with a warning; the fifth goes with the message it led
+// to, both with their ids, as the API pairs them.
+func TestRound22WebSearchAllowedDomains(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_openai_responses_model_web_search_tool_with_allowed_domains"
+	res := r21Unary(t, name, r21Request("gpt-5", "Search Google for the current population of Tokyo prefecture. Give me just the number."))
+	body := r22Body(t, name)
+	output := body["output"].([]any)
+	var rs, ws []string
+	for _, o := range output {
+		it := o.(map[string]any)
+		switch it["type"] {
+		case "reasoning":
+			rs = append(rs, it["id"].(string))
+		case "web_search_call":
+			ws = append(ws, it["id"].(string))
+		}
+	}
+	parts := res.Message.GetParts()
+	if len(rs) != 5 || len(ws) != 4 || len(parts) != 6 {
+		t.Fatalf("%d reasoning, %d searches in the body; parts %d", len(rs), len(ws), len(parts))
+	}
+	for i, id := range rs {
+		want := output[2*i].(map[string]any)["encrypted_content"].(string)
+		if r := parts[i].GetReasoning(); r.GetId() != id || r.GetSignature() != want || r.GetText() != "" {
+			t.Errorf("part %d: %.80v, want reasoning %s", i, parts[i], id)
+		}
+	}
+	if parts[5].GetText() != "14195730" || parts[5].GetItemId() != "msg_08e7da464e3f8cf70069780c28d520819b8df668fee3b5be9a" {
+		t.Errorf("text part %v", parts[5])
+	}
+	m := res.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 22013, OutputTokens: 1737, TotalTokens: 23750, ReasoningTokens: 1728}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_08e7da464e3f8cf70069780c019ccc819b9d7a3f4d04a52f83" || m.GetResolvedModel() != "gpt-5-2025-08-07" || m.GetServiceTier() != "default" {
+		t.Errorf("meta %v", m)
+	}
+	var wantWarnings []string
+	for _, id := range ws {
+		wantWarnings = append(wantWarnings, `ignored output item of type "web_search_call" (id `+id+`; a tool the provider ran itself)`)
+	}
+	if strings.Join(m.GetWarnings(), "\n") != strings.Join(wantWarnings, "\n") {
+		t.Errorf("warnings\n%q\nwant\n%q", m.GetWarnings(), wantWarnings)
+	}
+
+	// The next turn.
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := r21Request("gpt-5", "Search Google for the current population of Tokyo prefecture. Give me just the number.")
+	req.Reasoning = true
+	req.Messages = append(req.Messages, res.Message, msgOf(llmrelayv1.Role_ROLE_USER, text("And of Osaka?")))
+	raw, warnings, err := p.buildResponsesRequest(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent struct {
+		Input []map[string]any `json:"input"`
+	}
+	if err := json.Unmarshal(raw, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if len(sent.Input) != 4 {
+		t.Fatalf("input %v", sent.Input)
+	}
+	if in := sent.Input[1]; in["type"] != "reasoning" || in["id"] != rs[4] || in["encrypted_content"] != parts[4].GetReasoning().GetSignature() {
+		t.Errorf("input[1] %.200v", in)
+	}
+	if in := sent.Input[2]; in["type"] != "message" || in["role"] != "assistant" || in["id"] != "msg_08e7da464e3f8cf70069780c28d520819b8df668fee3b5be9a" || in["status"] != "completed" {
+		t.Errorf("input[2] %v", in)
+	}
+	var wantDropped []string
+	for _, id := range rs[:4] {
+		wantDropped = append(wantDropped, "reasoning item "+id+" was not sent: another reasoning item follows it, not the message or call it led to "+
+			"(a hosted tool's call or an empty message, which the contract has no place for), and OpenAI refuses a reasoning item without its following item")
+	}
+	if strings.Join(warnings, "\n") != strings.Join(wantDropped, "\n") {
+		t.Errorf("warnings\n%q\nwant\n%q", warnings, wantDropped)
+	}
+}
