@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -233,5 +236,130 @@ func TestRound22WebSearchAllowedDomains(t *testing.T) {
 	}
 	if strings.Join(warnings, "\n") != strings.Join(wantDropped, "\n") {
 		t.Errorf("warnings\n%q\nwant\n%q", warnings, wantDropped)
+	}
+}
+
+// TestRound22MCPListToolsBackfill: pydantic-ai's cassette of gpt-4.1 with
+// three hosted MCP servers (June 2026), streamed: an mcp_list_tools item
+// is added for each server (tools: []) with its in_progress and completed
+// events, but only gitmcp's has an output_item.done; deepwiki's and
+// microsoft_learn's tools come only in response.completed. Then the
+// answer listing all ten tools.
+//
+// Each of the three items is reported in one warning, as the unary
+// answer of the same final response reports them: the stream reported
+// gitmcp's alone (at its done event) and dropped the other two without a
+// word, because their output indexes had been seen in the stream.
+func TestRound22MCPListToolsBackfill(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_openai_responses_model_mcp_list_tools_stream_backfills_missing_results"
+	f := r21Stream(t, name, r21Request("gpt-4.1", "List the names of the tools available from each connected MCP server, then stop. Do not call any tools."))
+	warn := func(id, server string) string {
+		return `ignored output item of type "mcp_list_tools" (id ` + id + `; MCP server "` + server + `"; run by the provider)`
+	}
+	deepwiki := warn("mcpl_034c5e93e2fa45ad006a2c2b74d53c819dbb0f25635141142d", "deepwiki")
+	learn := warn("mcpl_034c5e93e2fa45ad006a2c2b74d640819d9ec49d5fdfab8a5c", "microsoft_learn")
+	gitmcp := warn("mcpl_034c5e93e2fa45ad006a2c2b74d794819da28402187d7e0600", "gitmcp")
+	m := f.Meta
+	if want := []string{gitmcp, deepwiki, learn}; strings.Join(m.GetWarnings(), "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings\n%q\nwant\n%q", m.GetWarnings(), want)
+	}
+	const text = "Here are the available tools from each connected MCP server:\n\n---\n\n**mcp_deepwiki**\n- read_wiki_structure\n- read_wiki_contents\n- ask_question\n\n---\n\n" +
+		"**mcp_microsoft_learn**\n- microsoft_docs_search\n- microsoft_code_sample_search\n- microsoft_docs_fetch\n\n---\n\n" +
+		"**mcp_gitmcp**\n- fetch_pydantic_ai_documentation\n- search_pydantic_ai_documentation\n- search_pydantic_ai_code\n- fetch_generic_url_content\n\n---"
+	if p := f.Message.GetParts(); len(p) != 1 || p[0].GetText() != text || p[0].GetItemId() != "msg_034c5e93e2fa45ad006a2c2b77483c819dbedc979fa0978d17" {
+		t.Errorf("parts %v", p)
+	}
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 1199, OutputTokens: 103, TotalTokens: 1302}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_034c5e93e2fa45ad006a2c2b74c2e4819dafbd93fcd1b49697" || m.GetResolvedModel() != "gpt-4.1-2025-04-14" || m.GetServiceTier() != "default" {
+		t.Errorf("meta %v", m)
+	}
+
+	// The unary answer of the same final response reports the same items.
+	raw, err := os.ReadFile(td(name + ".http"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const marker = `data: {"type":"response.completed","response":`
+	i := strings.LastIndex(string(raw), marker)
+	if i < 0 {
+		t.Fatal("no response.completed")
+	}
+	final := strings.TrimSpace(string(raw[i+len(marker):]))
+	final = final[:strings.LastIndex(final, `,"sequence_number":`)]
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.parseResponsesResponse([]byte(final), "gpt-4.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{deepwiki, learn, gitmcp}; strings.Join(res.Meta.GetWarnings(), "\n") != strings.Join(want, "\n") {
+		t.Errorf("unary warnings\n%q\nwant\n%q", res.Meta.GetWarnings(), want)
+	}
+}
+
+// TestRound22HostedItemReportedOnce (hand-built streams): a hosted item is
+// reported in exactly one warning, whatever its events name. A done event
+// naming the item by id only (no output_index, as OpenAI-compatible
+// servers send them) was reported again from the final response; items
+// the final response alone carries, or whose done event named neither id
+// nor index, are reported once each.
+func TestRound22HostedItemReportedOnce(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const completed = `{"type":"response.completed","response":{"status":"completed","output":[` +
+		`{"id":"ws_1","type":"web_search_call","status":"completed"},{"id":"ws_2","type":"web_search_call","status":"completed"},` +
+		`{"type":"web_search_call","status":"completed"},{"id":"msg_1","type":"message","content":[{"type":"output_text","text":"ok"}]}]}}`
+	for _, tc := range []struct {
+		name, body string
+	}{
+		{"done by id only", sseEvent("response.output_item.done", `{"type":"response.output_item.done","item":{"id":"ws_1","type":"web_search_call","status":"completed"}}`) +
+			sseEvent("response.output_item.done", `{"type":"response.output_item.done","item":{"id":"ws_2","type":"web_search_call","status":"completed"}}`) +
+			sseEvent("response.output_item.done", `{"type":"response.output_item.done","item":{"type":"web_search_call","status":"completed"}}`)},
+		{"done by index", sseEvent("response.output_item.done", `{"type":"response.output_item.done","output_index":0,"item":{"id":"ws_1","type":"web_search_call","status":"completed"}}`) +
+			sseEvent("response.output_item.done", `{"type":"response.output_item.done","output_index":1,"item":{"id":"ws_2","type":"web_search_call","status":"completed"}}`) +
+			sseEvent("response.output_item.done", `{"type":"response.output_item.done","output_index":2,"item":{"type":"web_search_call","status":"completed"}}`)},
+		{"added only", sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"ws_1","type":"web_search_call","status":"in_progress"}}`) +
+			sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":1,"item":{"id":"ws_2","type":"web_search_call","status":"in_progress"}}`) +
+			sseEvent("response.web_search_call.completed", `{"type":"response.web_search_call.completed","output_index":2,"item_id":"ws_3"}`)},
+		{"final response only", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := respStreamFrom(p, tc.body+sseEvent("response.completed", completed))
+			defer s.Close()
+			evs, _, err := providertest.Drain(t, s, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := map[string]int{}
+			for _, ev := range evs {
+				if ev.Kind == provider.EventMeta {
+					for _, w := range ev.Meta.GetWarnings() {
+						n[w]++
+					}
+				}
+			}
+			want := map[string]int{
+				`ignored output item of type "web_search_call" (id ws_1; a tool the provider ran itself)`: 1,
+				`ignored output item of type "web_search_call" (id ws_2; a tool the provider ran itself)`: 1,
+				`ignored output item of type "web_search_call" (a tool the provider ran itself)`:          1,
+			}
+			if len(n) != len(want) {
+				t.Errorf("warnings %v", n)
+			}
+			for w, c := range want {
+				if n[w] != c {
+					t.Errorf("%q reported %d times, want %d (all: %v)", w, n[w], c, n)
+				}
+			}
+		})
 	}
 }
