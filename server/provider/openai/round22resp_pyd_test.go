@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"strings"
@@ -362,4 +363,50 @@ func TestRound22HostedItemReportedOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRound22HostedMCPUnary: pydantic-ai's cassette of gpt-4o with a
+// hosted MCP server (October 2025), unary: the server's mcp_list_tools
+// (one tool), the mcp_call OpenAI made (arguments "{}", its output, no
+// approval), then the answer. Both items are reported in one warning
+// each, naming server and tool; 107 in, 37 out. The request's MCP tool is
+// what the live API took (pydantic-ai's recorded request): type mcp, the
+// label and URL, require_approval never, and the bearer token in
+// authorization without "Bearer " (pydantic-ai's test token; the
+// response echoes it redacted); the server_description it also sent has
+// no place in the contract.
+func TestRound22HostedMCPUnary(t *testing.T) {
+	t.Parallel()
+	const name = "real_pyd_openai_responses_model_mcp_server_tool"
+	req := r21Request("gpt-4o", "What games do I have?")
+	req.HostedMCP = []provider.HostedMCP{{Label: "test_server", URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer x-api-key"}}}
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResultInvariants(t, res)
+	providertest.Golden(t, td(name+".golden"), renderResult(t, res))
+	var sent struct {
+		Tools []map[string]any `json:"tools"`
+	}
+	if err := json.Unmarshal(srv.Last(t).Body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"type": "mcp", "server_label": "test_server", "server_url": "https://example.com/mcp", "require_approval": "never", "authorization": "x-api-key"}
+	if len(sent.Tools) != 1 || len(sent.Tools[0]) != len(want) {
+		t.Fatalf("tools %v", sent.Tools)
+	}
+	for k, v := range want {
+		if sent.Tools[0][k] != v {
+			t.Errorf("tool %s = %v, want %v", k, sent.Tools[0][k], v)
+		}
+	}
+	r21Answer{text: "You have the following games:\n\n1. Lies of P\n2. Bloodborne\n3. Sekiro",
+		usage: &llmrelayv1.Usage{InputTokens: 107, OutputTokens: 37, TotalTokens: 144},
+		id:    "resp_0c3be32e7b19011f0068e6366a9940819790b232e2d6ea6dc5", model: "gpt-4o-2024-08-06",
+		warnings: []string{
+			`ignored output item of type "mcp_list_tools" (id mcpl_0c3be32e7b19011f0068e6366acbc08197bdaac474f6888ab5; MCP server "test_server"; run by the provider)`,
+			`ignored output item of type "mcp_call" (id mcp_0c3be32e7b19011f0068e6366da4988197a325bc65a409fc2b; MCP server "test_server"; tool "get_my_games"; run by the provider)`,
+		}}.check(t, res.Message, res.Meta)
 }
