@@ -130,3 +130,45 @@ func TestRound22Issue11239RoundTrip(t *testing.T) {
 		t.Errorf("meta %v", m)
 	}
 }
+
+// TestRound22ProgrammaticToolCallingStream: the Vercel AI SDK's live
+// stream of gpt-5.6-sol with programmatic tool calling (July 2026; the
+// unary twin of another run is real_responses_programmatic_tool_calling):
+// an encrypted reasoning item, a program item added with empty code and
+// done with its code, then the first function_call the program made,
+// done with status in_progress and a caller naming the program. The call
+// is relayed by its call_id with its arguments, the program and the
+// caller each in one warning, as the unary answer of the final response
+// reports them (TestRound22StreamFoldsAsUnary); 631 in, 87 out of which
+// 37 reasoning.
+func TestRound22ProgrammaticToolCallingStream(t *testing.T) {
+	t.Parallel()
+	f := r21Stream(t, "real_responses_programmatic_tool_calling_stream", issue11239Request())
+	parts := f.Message.GetParts()
+	if len(parts) != 2 {
+		t.Fatalf("parts %v", parts)
+	}
+	if r := parts[0].GetReasoning(); r.GetId() != "rs_0bac52ec5f239d30016a6145ff981c81929899a0e0f283767b" || !strings.HasPrefix(r.GetSignature(), "gAAAAABqYUYAsrLRZ1_ouQPQ") {
+		t.Errorf("reasoning %v", r)
+	}
+	if c := parts[1].GetToolCall(); c.GetCallId() != "call_VgDSZztLociNcutQZWkC2fmL" || c.GetName() != "getInventory" || c.GetArguments() != `{"sku":"sku_123"}` {
+		t.Errorf("call %v", c)
+	}
+	m := f.Meta
+	if want := (&llmrelayv1.Usage{InputTokens: 631, OutputTokens: 87, TotalTokens: 718, ReasoningTokens: 37}); !proto.Equal(m.GetUsage(), want) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), want)
+	}
+	if m.GetResponseId() != "resp_0bac52ec5f239d30016a6145ff09a4819291ced3bf727cda6b" || m.GetResolvedModel() != "gpt-5.6-sol" || m.GetToolCallCount() != 1 {
+		t.Errorf("meta %v", m)
+	}
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+	want := []string{
+		`ignored output item of type "program" (id cm_0bac52ec5f239d30016a61460092b08192afc4b546af158c46; call_id call_voPdoCqf8APY4DMpam3bdmxq; ` +
+			`a program the model wrote, run by the provider, whose function calls are the client's)`,
+		`tool call call_VgDSZztLociNcutQZWkC2fmL was made by a program (caller_id call_voPdoCqf8APY4DMpam3bdmxq), not by the model directly ` +
+			`(programmatic tool calling), which the contract has no place for: the program item is not sent back with the call's result`,
+	}
+	if strings.Join(m.GetWarnings(), "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings\n%q\nwant\n%q", m.GetWarnings(), want)
+	}
+}
