@@ -82,6 +82,12 @@ type responsesStream struct {
 	// at is the item the event being handled names (keyItem; nil: none).
 	at *respItem
 
+	// hosted: the output items the contract has no place for (hosted
+	// tool calls, mcp_list_tools, …) already reported by their
+	// output_item.done (hostedItemWarning), so that the final response
+	// reports those whose done event never came, and only those.
+	hosted respHostedDone
+
 	// What the meta events already said.
 	id, resolvedModel string
 	created           int64
@@ -1202,7 +1208,53 @@ func (s *responsesStream) itemDone(it *respOutputItem, outputIndex *flexInt) {
 		// stream did not carry.
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{
 			Warnings: []string{hostedItemWarning(it)}}})
+		s.hosted.add(it.ID, outputIndex)
 	}
+}
+
+// respHostedDone records the hosted items a stream reported, by item id
+// and by output index; anon counts those whose done event gave neither.
+type respHostedDone struct {
+	ids  map[string]bool
+	outs map[int64]bool
+	anon int
+}
+
+// add records a reported item.
+func (h *respHostedDone) add(id string, out *flexInt) {
+	switch {
+	case id == "" && out == nil:
+		h.anon++
+		return
+	case len(h.ids)+len(h.outs) >= 2*maxStreamItems:
+		return
+	}
+	if id != "" {
+		if h.ids == nil {
+			h.ids = map[string]bool{}
+		}
+		h.ids[id] = true
+	}
+	if out != nil {
+		if h.outs == nil {
+			h.outs = map[int64]bool{}
+		}
+		h.outs[int64(*out)] = true
+	}
+}
+
+// reported says whether the item of the final response with this id at
+// output index i was reported: by its id or its index, else as one of the
+// items reported without either (each counted once).
+func (h *respHostedDone) reported(id string, i int64) bool {
+	if (id != "" && h.ids[id]) || h.outs[i] {
+		return true
+	}
+	if h.anon > 0 {
+		h.anon--
+		return true
+	}
+	return false
 }
 
 // catchUpText emits the text and refusal of a message item that its deltas
@@ -1304,6 +1356,22 @@ func (s *responsesStream) finish(w *respResponse) {
 			}
 			if s.err != nil {
 				return
+			}
+			continue
+		}
+		if itemKind(it.Type) == "" {
+			// A hosted item is reported once, as the unary answer
+			// reports it: by its output_item.done, else now (the stream
+			// announced it, even streamed its progress, but only the
+			// final response carries it whole: two of the three
+			// mcp_list_tools items of
+			// testdata/real_pyd_openai_responses_model_mcp_list_tools_stream_backfills_missing_results.http).
+			if !s.hosted.reported(it.ID, int64(i)) {
+				idx := flexInt(i)
+				s.itemDone(&it, &idx)
+				if s.err != nil {
+					return
+				}
 			}
 			continue
 		}
