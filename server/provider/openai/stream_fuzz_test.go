@@ -116,6 +116,38 @@ func (r *refCalls) add(tc *refToolCall, fn bool, name, args string) (repeat bool
 		r.unsure = r.unsure || (fn && named && r.seen[id])
 		return false
 	}
+	if a := strings.TrimSpace(args); fn && name == "" && strings.HasPrefix(a, "{") {
+		// A call's whole arguments sent again without its name
+		// (chatStream.namelessRepeatOf): the call the fragment would
+		// continue, by its id at its index, else by its id, else at its
+		// index, when named and whole and the same JSON.
+		c := r.byIndex[strconv.Itoa(n)]
+		if id != "" && (c == nil || c.sent != id) {
+			c = nil
+			for _, o := range r.order {
+				if o.sent == id {
+					c = o
+					break
+				}
+			}
+		}
+		same := func(c *refCall) bool {
+			prev := c.args.String()
+			return c.name != "" && fold.ValidArguments(prev) && len(prev) <= 2*len(a)+16 &&
+				(a == strings.TrimSpace(prev) || provider.SameJSON([]byte(a), []byte(prev)))
+		}
+		if c == nil && id == "" {
+			// At an index no call has: a repeat of any call.
+			for _, o := range r.order {
+				if same(o) {
+					return true
+				}
+			}
+		}
+		if c != nil && same(c) {
+			return true
+		}
+	}
 	if fn && named {
 		for _, c := range r.order {
 			if c.sent == id && c.name == name && fold.ValidArguments(c.args.String()) &&
