@@ -1,0 +1,100 @@
+package anthropic
+
+import (
+	"testing"
+	"time"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// Round 22: maruel/genai's go-vcr recordings of the live Messages API
+// (testdata/README.md, "Round 22: maruel/genai"). Every expectation is
+// read off the recording by hand; where the cassette kept the request the
+// API answered, ours is compared with it whole (r22SameRequest).
+
+// rmgSquareRoot is maruel/genai's square_root tool.
+func rmgSquareRoot() *llmrelayv1.Tool {
+	return &llmrelayv1.Tool{Name: "square_root", Description: "Calculates and return the square root of a number",
+		Parameters: `{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"number":{"type":"number"}},"additionalProperties":false,"type":"object","required":["number"]}`}
+}
+
+const rmgSqrtQuestion = "Use the square_root tool to calculate the square root of 132413 and reply with only the result. Do not give an explanation."
+
+// rmgSqrtRequest is maruel/genai's SquareRoot scenario: max_tokens 64000,
+// one tool, the given tool choice, and more messages after the question.
+func rmgSqrtRequest(model string, mode llmrelayv1.ToolChoiceMode, more ...*llmrelayv1.Message) *provider.Request {
+	req := r21Request(model, rmgSqrtQuestion, 64000, 0)
+	req.Messages = append(req.Messages, more...)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{rmgSquareRoot()}
+	req.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: mode}}
+	return req
+}
+
+// rmgSame writes the recorded request as ours writes what the API reads
+// the same way: maruel/genai sends "thinking": {"type": "disabled"} when
+// it asks for none (ours leaves the field out) and a tool result as one
+// text block (ours as the string it stands for).
+func rmgSame(m map[string]any) {
+	if th, _ := m["thinking"].(map[string]any); th["type"] == "disabled" {
+		delete(m, "thinking")
+	}
+	msgs, _ := m["messages"].([]any)
+	for _, rm := range msgs {
+		msg, _ := rm.(map[string]any)
+		blocks, _ := msg["content"].([]any)
+		for _, rb := range blocks {
+			b, _ := rb.(map[string]any)
+			if c, _ := b["content"].([]any); b["type"] == "tool_result" && len(c) == 1 {
+				if tb, _ := c[0].(map[string]any); tb["type"] == "text" && len(tb) == 2 {
+					b["content"] = tb["text"]
+				}
+			}
+		}
+	}
+}
+
+// rmgReset is the reset time of the rate-limit headers recorded together.
+func rmgReset(t *testing.T, s string) time.Time {
+	t.Helper()
+	ts, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// TestRound22MaruelSquareRoot: claude-haiku-4-5-20251001 (February 2026),
+// unary, a call required (tool_choice any). Turn 1: square_root
+// {"number":132413} alone, tool_use; 712 in, 39 out; no rate-limit
+// header kept. Turn 2, after the result "363.89" with tool_choice none:
+// "363.89", end_turn; 690 in, 6 out; the twelve anthropic-ratelimit-*
+// headers (requests 4000, tokens 4800000, all resetting at 14:39:14Z).
+// Both requests are the recorded ones (rmgSame).
+func TestRound22MaruelSquareRoot(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_maruel_haiku45_sqrt_1", "real_maruel_haiku45_sqrt_2"
+	const model = "claude-haiku-4-5-20251001"
+	res1, srv1 := r22Unary(t, first, rmgSqrtRequest(model, llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED))
+	checkLLMWant(t, first, res1.Message, res1.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{toolCallValid("toolu_013rHbV5NvhikKNLZxxcEw8T", "square_root", `{"number":132413}`)},
+		responseID: "msg_018dBaa2GQa5C9s1wrstmzMA", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:    usageOf(712, 39, 0, 0, 0),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r22SameRequest(t, srv1.Last(t).Body, first, rmgSame)
+
+	res2, srv2 := r22Unary(t, second, rmgSqrtRequest(model, llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE,
+		res1.Message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_013rHbV5NvhikKNLZxxcEw8T", "363.89", false))))
+	checkLLMWant(t, second, res2.Message, res2.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("363.89")},
+		responseID: "msg_01EnEJjbeAZKL9T929Se8PZy", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(690, 6, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 4800000, tokensReset: rmgReset(t, "2026-02-07T14:39:14Z"),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r22SameRequest(t, srv2.Last(t).Body, second, rmgSame)
+}
