@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -94,6 +95,78 @@ func TestRound22MaruelSquareRoot(t *testing.T) {
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
 		usage:         usageOf(690, 6, 0, 0, 0),
 		requestsLimit: 4000, tokensLimit: 4800000, tokensReset: rmgReset(t, "2026-02-07T14:39:14Z"),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r22SameRequest(t, srv2.Last(t).Body, second, rmgSame)
+}
+
+// rmgRecordedBlock is the i-th block of the j-th message of a recorded
+// request.
+func rmgRecordedBlock(t *testing.T, name string, j, i int) map[string]any {
+	t.Helper()
+	msgs, _ := r22Recorded(t, name)["messages"].([]any)
+	if j >= len(msgs) {
+		t.Fatalf("%s: message %d of %d", name, j, len(msgs))
+	}
+	m, _ := msgs[j].(map[string]any)
+	blocks, _ := m["content"].([]any)
+	if i >= len(blocks) {
+		t.Fatalf("%s: block %d of %d", name, i, len(blocks))
+	}
+	b, _ := blocks[i].(map[string]any)
+	return b
+}
+
+// TestRound22MaruelThinkingSquareRootStream: claude-sonnet-4-5-20250929
+// (February 2026) streamed with thinking at 1024. maruel/genai first asked
+// for a forced call, which the API refuses with thinking on (the -1
+// cassette, a 400 ours refuses before sending); it then asked with
+// tool_choice auto (the -1-any cassette, our turn 1): a thinking block in
+// ten deltas (the last empty) and its signature in one signature_delta,
+// then square_root with its input in four input_json_delta pieces (the
+// first empty, `{"number": ` keeping its space); tool_use; 650 in, 109
+// out (message_start's output_tokens 6 is provisional). Turn 2 sends the
+// thinking block back with its signature byte for byte, the call and its
+// result, tool_choice none: "363" ".89", end_turn, 774 in, 6 out. Both
+// requests are the recorded ones (rmgSame).
+func TestRound22MaruelThinkingSquareRootStream(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_maruel_sonnet45_thinking_sqrt_stream_1", "real_maruel_sonnet45_thinking_sqrt_stream_2"
+	const model = "claude-sonnet-4-5-20250929"
+	build := func(mode llmrelayv1.ToolChoiceMode, more ...*llmrelayv1.Message) *provider.Request {
+		req := rmgSqrtRequest(model, mode, more...)
+		req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{ThinkingBudgetTokens: ptr[int32](1024)}}}
+		return req
+	}
+	sent := rmgRecordedBlock(t, second, 1, 0)
+	thinking, _ := sent["thinking"].(string)
+	sig, _ := sent["signature"].(string)
+	if thinking != "The user wants me to calculate the square root of 132413 using the square_root tool and reply with only the result, no explanation.\n\nI need to call the square_root function with the number 132413." ||
+		!strings.HasPrefix(sig, "Eu0CCkYICxgCKkAlhKt/") || len(sig) != 496 {
+		t.Fatalf("recorded thinking %q, signature %q (%d)", thinking, sig, len(sig))
+	}
+	_, f1, srv1 := r21Stream(t, first, build(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO))
+	checkLLMWant(t, first, f1.message, f1.meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: thinking, Signature: sig}),
+			toolCallValid("toolu_01K4crPgaBKSPAcj9yC8cL5f", "square_root", `{"number": 132413}`),
+		},
+		responseID: "msg_01THqbAF5YoP1bY6ouEd34J9", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:         usageOf(650, 109, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: rmgReset(t, "2026-02-07T14:24:38Z"),
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r22SameRequest(t, srv1.Last(t).Body, first, rmgSame)
+
+	_, f2, srv2 := r21Stream(t, second, build(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE,
+		f1.message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01K4crPgaBKSPAcj9yC8cL5f", "363.89", false))))
+	checkLLMWant(t, second, f2.message, f2.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("363.89")},
+		responseID: "msg_016ubnC3dN6vJaCiZXx7dxPr", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(774, 6, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: rmgReset(t, "2026-02-07T14:24:40Z"),
 		extended: map[string]string{"service_tier": `"standard"`},
 	})
 	r22SameRequest(t, srv2.Last(t).Body, second, rmgSame)
