@@ -171,3 +171,84 @@ func TestRound22MaruelThinkingSquareRootStream(t *testing.T) {
 	})
 	r22SameRequest(t, srv2.Last(t).Body, second, rmgSame)
 }
+
+// TestRound22MaruelStopSequence: claude-haiku-4-5-20251001 (February
+// 2026) with stop_sequences ["is"], asked to start with "Canada is".
+// Unary: "#" then the stop, stop_reason stop_sequence with the matched
+// "is"; 19 in, 3 out. Streamed (another answer): no content block at all,
+// message_delta alone says stop_sequence "is"; 19 in, 3 out; an empty
+// message. Both requests are the recorded ones (rmgSame).
+func TestRound22MaruelStopSequence(t *testing.T) {
+	t.Parallel()
+	const model = "claude-haiku-4-5-20251001"
+	build := func() *provider.Request {
+		req := r21Request(model, "Talk about Canada in great details. Start with: Canada is", 64000, 0)
+		req.Options.Stop = []string{"is"}
+		return req
+	}
+	const unary, stream = "real_maruel_haiku45_stop", "real_maruel_haiku45_stop_stream"
+	res, srv := r22Unary(t, unary, build())
+	checkLLMWant(t, unary, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("#")},
+		responseID: "msg_01RVJbv3HjdbMKo7PJHAy1qt", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "stop_sequence",
+		usage:         usageOf(19, 3, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 4800000, tokensReset: rmgReset(t, "2026-02-07T14:39:10Z"),
+		extended: map[string]string{"service_tier": `"standard"`, "stop_sequence": `"is"`},
+	})
+	r22SameRequest(t, srv.Last(t).Body, unary, rmgSame)
+
+	_, f, srv2 := r21Stream(t, stream, build())
+	checkLLMWant(t, stream, f.message, f.meta, llmWant{
+		responseID: "msg_0133bWdCkPUStNM4o54bAoUj", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "stop_sequence",
+		usage:         usageOf(19, 3, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 4800000, tokensReset: rmgReset(t, "2026-02-07T14:39:10Z"),
+		extended: map[string]string{"service_tier": `"standard"`, "stop_sequence": `"is"`},
+	})
+	r22SameRequest(t, srv2.Last(t).Body, stream, rmgSame)
+}
+
+// TestRound22MaruelNoArgsStream: claude-haiku-4-5-20251001 (October
+// 2026) streamed, a tool of no parameters and tool_choice auto. Turn 1:
+// get_hostname (caller direct) whose input is one empty input_json_delta:
+// arguments {}; tool_use; 596 in, 37 out; the workspace id header (not
+// kept). Turn 2, after "genai-smoke": "gen" "ai-smoke", end_turn, 649 in,
+// 7 out. Both requests are the recorded ones (rmgSame): the call goes
+// back with input {}.
+func TestRound22MaruelNoArgsStream(t *testing.T) {
+	t.Parallel()
+	const model = "claude-haiku-4-5-20251001"
+	build := func(more ...*llmrelayv1.Message) *provider.Request {
+		req := r21Request(model, "Use the get_hostname tool to get the machine's hostname and reply with only the hostname. Do not give an explanation.", 64000, 0)
+		req.Messages = append(req.Messages, more...)
+		req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+		req.Tools = []*llmrelayv1.Tool{{Name: "get_hostname", Description: "Returns the machine's hostname",
+			Parameters: `{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{},"additionalProperties":false,"type":"object"}`}}
+		req.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}
+		return req
+	}
+	const first, second = "real_maruel_haiku45_noargs_stream_1", "real_maruel_haiku45_noargs_stream_2"
+	reset := rmgReset(t, "2026-10-03T14:10:31Z")
+	_, f1, srv1 := r21Stream(t, first, build())
+	checkLLMWant(t, first, f1.message, f1.meta, llmWant{
+		parts:      []*llmrelayv1.Part{toolCallValid("toolu_01ALU5YJANnVeTwt8XSWz4kE", "get_hostname", "{}")},
+		responseID: "msg_011CffSMgDAcf3XPAEwqHz31", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:         usageOf(596, 37, 0, 0, 0),
+		requestsLimit: 20000, tokensLimit: 12000000, tokensReset: reset,
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r22SameRequest(t, srv1.Last(t).Body, first, rmgSame)
+
+	_, f2, srv2 := r21Stream(t, second, build(f1.message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01ALU5YJANnVeTwt8XSWz4kE", "genai-smoke", false))))
+	checkLLMWant(t, second, f2.message, f2.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("genai-smoke")},
+		responseID: "msg_011CffSMj6nrXAsrQ6YvcKtU", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(649, 7, 0, 0, 0),
+		requestsLimit: 20000, tokensLimit: 12000000, tokensReset: reset,
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	r22SameRequest(t, srv2.Last(t).Body, second, rmgSame)
+}
