@@ -1,0 +1,165 @@
+package ollama
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+	"google.golang.org/protobuf/proto"
+)
+
+// Round 22: maruel/genai's go-vcr recordings of a local Ollama's /api/chat
+// (testdata/README.md, "Round 22: maruel/genai"). Every expectation is
+// read off the recording by hand; where the cassette kept the request
+// Ollama answered, ours is compared with it whole (rmgSameRequest).
+
+// rmgSquareRoot is maruel/genai's square_root tool.
+func rmgSquareRoot() *llmrelayv1.Tool {
+	return &llmrelayv1.Tool{Name: "square_root", Description: "Calculates and return the square root of a number",
+		Parameters: `{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"number":{"type":"number"}},"additionalProperties":false,"type":"object","required":["number"]}`}
+}
+
+const rmgSqrtQuestion = "Use the square_root tool to calculate the square root of 132413 and reply with only the result. Do not give an explanation."
+
+// rmgSameRequest checks that the request sent is the recorded one
+// (testdata/<name>.recorded_request.json), whole; edit first changes the
+// recorded one where ours differs on purpose (each test says why).
+func rmgSameRequest(t *testing.T, srv *providertest.Server, name string, edit func(m map[string]any)) {
+	t.Helper()
+	raw, err := os.ReadFile(td(name + ".recorded_request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got map[string]any
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(srv.Last(t).Body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(want)
+	}
+	if !reflect.DeepEqual(got, want) {
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		t.Errorf("%s: request\n got %s\nwant %s", name, gb, wb)
+	}
+}
+
+// rmgOurs writes the recorded request as ours writes it on purpose:
+// "truncate" and "shift" false (noSilentCut), an assistant message's
+// content always present ("" beside calls, as Ollama itself answers), and
+// each call's function.index (Ollama's own field, its position).
+func rmgOurs(m map[string]any) {
+	m["truncate"], m["shift"] = false, false
+	msgs, _ := m["messages"].([]any)
+	for _, rm := range msgs {
+		msg, _ := rm.(map[string]any)
+		if msg["role"] != "assistant" {
+			continue
+		}
+		if _, ok := msg["content"]; !ok {
+			msg["content"] = ""
+		}
+		calls, _ := msg["tool_calls"].([]any)
+		for i, rc := range calls {
+			c, _ := rc.(map[string]any)
+			if f, _ := c["function"].(map[string]any); f != nil {
+				f["index"] = float64(i)
+			}
+		}
+	}
+}
+
+// rmgUnary replays a unary recording and checks its golden.
+func rmgUnary(t *testing.T, name string, req *provider.Request) (*provider.Result, *providertest.Server) {
+	t.Helper()
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	res, err := newTestProvider(t, srv).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("%s: Generate: %v", name, err)
+	}
+	providertest.Golden(t, td(name+".golden"), renderResult(t, res))
+	return res, srv
+}
+
+func rmgTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	ts, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// rmgLocal are the six counters of a local Ollama's done line.
+func rmgLocal(total, load, in, inDur, out, outDur float64) map[string]float64 {
+	return map[string]float64{extTotalDuration: total, extLoadDuration: load, extPromptEvalCount: in,
+		extPromptEvalDuration: inDur, extEvalCount: out, extEvalDuration: outDur}
+}
+
+// TestRound22MaruelThinkingSquareRoot: gemma4:e2b on a local Ollama (May
+// 2026), unary, thinking by default (no "think" sent), the tool offered
+// (maruel/genai's "any" case: Ollama cannot force a call, our warning
+// says so). Turn 1: a 999-byte thinking (an escaped `$\\sqrt{132413}$`, the
+// cassette's `tool''s` a YAML-quoted apostrophe), empty content and one
+// call square_root({"number":132413}) with Ollama's id call_9doztm4t;
+// done_reason stop, which a call makes a tool-call finish; 95 in, 292
+// out. Turn 2 sends the call back with its id and the result with
+// tool_call_id and tool_name, without the thinking (as maruel/genai did):
+// "363.89", 131 in, 7 out. Both requests are the recorded ones
+// (rmgOurs).
+func TestRound22MaruelThinkingSquareRoot(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_maruel_gemma4_e2b_thinking_sqrt_1", "real_maruel_gemma4_e2b_thinking_sqrt_2"
+	build := func(mode llmrelayv1.ToolChoiceMode, more ...*llmrelayv1.Message) *provider.Request {
+		return &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemma4:e2b",
+			Messages: append([]*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text(rmgSqrtQuestion))}, more...),
+			Tools:    []*llmrelayv1.Tool{rmgSquareRoot()},
+			Options:  &llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: mode}}}}
+	}
+	res1, srv1 := rmgUnary(t, first, build(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED))
+	content, thinking, _ := r22Recorded(t, first, false)
+	if content != "" || len(thinking) != 999 {
+		t.Fatalf("recorded content %q, thinking %d bytes %q", content, len(thinking), thinking)
+	}
+	wantCall := &llmrelayv1.ToolCall{CallId: "call_9doztm4t", Name: "square_root", Arguments: `{"number":132413}`, ArgumentsValid: true}
+	parts := res1.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != thinking || !proto.Equal(parts[1].GetToolCall(), wantCall) {
+		t.Fatalf("parts %v", parts)
+	}
+	m := res1.Meta
+	if m.GetResolvedModel() != "gemma4:e2b" || m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS ||
+		m.GetProviderFinishReason() != "stop" || m.GetToolCallCount() != 1 {
+		t.Errorf("model %q finish %v / %q calls %d", m.GetResolvedModel(), m.GetFinishReason(), m.GetProviderFinishReason(), m.GetToolCallCount())
+	}
+	checkUsage(t, m.GetUsage(), 95, 292)
+	checkCounters(t, m, rmgLocal(3067193667, 94864083, 95, 73948792, 292, 2758205252))
+	checkCreateTime(t, m, rmgTime(t, "2026-05-04T22:49:02.502627Z"))
+	if w := m.GetWarnings(); len(w) != 1 || w[0] != "tool_choice required is not supported by Ollama; the model may answer without a tool call" {
+		t.Errorf("warnings %q", w)
+	}
+	rmgSameRequest(t, srv1, first, rmgOurs)
+
+	res2, srv2 := rmgUnary(t, second, build(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO,
+		&llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: parts[1:]},
+		msg(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "call_9doztm4t", Name: "square_root", Content: "363.89"}}})))
+	if p := res2.Message.GetParts(); len(p) != 1 || p[0].GetText() != "363.89" {
+		t.Errorf("parts %v", p)
+	}
+	m = res2.Meta
+	if m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "stop" || len(m.GetWarnings()) != 0 {
+		t.Errorf("finish %v / %q, warnings %q", m.GetFinishReason(), m.GetProviderFinishReason(), m.GetWarnings())
+	}
+	checkUsage(t, m.GetUsage(), 131, 7)
+	checkCounters(t, m, rmgLocal(2807237958, 105799333, 131, 59270708, 7, 57566834))
+	checkCreateTime(t, m, rmgTime(t, "2026-05-04T22:49:05.31052Z"))
+	rmgSameRequest(t, srv2, second, rmgOurs)
+}
