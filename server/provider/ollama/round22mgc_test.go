@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,7 +110,7 @@ func rmgLocal(total, load, in, inDur, out, outDur float64) map[string]float64 {
 // 2026), unary, thinking by default (no "think" sent), the tool offered
 // (maruel/genai's "any" case: Ollama cannot force a call, our warning
 // says so). Turn 1: a 999-byte thinking (an escaped `$\\sqrt{132413}$`, the
-// cassette's `tool''s` a YAML-quoted apostrophe), empty content and one
+// cassette's `tool”s` a YAML-quoted apostrophe), empty content and one
 // call square_root({"number":132413}) with Ollama's id call_9doztm4t;
 // done_reason stop, which a call makes a tool-call finish; 95 in, 292
 // out. Turn 2 sends the call back with its id and the result with
@@ -161,5 +162,123 @@ func TestRound22MaruelThinkingSquareRoot(t *testing.T) {
 	checkUsage(t, m.GetUsage(), 131, 7)
 	checkCounters(t, m, rmgLocal(2807237958, 105799333, 131, 59270708, 7, 57566834))
 	checkCreateTime(t, m, rmgTime(t, "2026-05-04T22:49:05.31052Z"))
+	rmgSameRequest(t, srv2, second, rmgOurs)
+}
+
+// rmgLogprobs is the logprobs list both logprobs recordings carry (two
+// tokens, each with its two top candidates), as Ollama sent it.
+const rmgLogprobs = `[{"token":"Hello","logprob":-2.5476916221123247e-7,"bytes":[72,101,108,108,111],"top_logprobs":[{"token":"Hello","logprob":-2.5476916221123247e-7,"bytes":[72,101,108,108,111]},{"token":"Hola","logprob":-15.213885307312012,"bytes":[72,111,108,97]}]},` +
+	`{"token":".","logprob":-0.00833772961050272,"bytes":[46],"top_logprobs":[{"token":".","logprob":-0.00833772961050272,"bytes":[46]},{"token":"<turn|>","logprob":-4.791256427764893,"bytes":[60,116,117,114,110,124,62]}]}]`
+
+// TestRound22MaruelLogprobs: gemma4:e2b (May 2026) with think false and
+// {"logprobs": true, "top_logprobs": 2} (extra_body), "Say hello. Use
+// only one word.". Unary: "Hello." with two logprob entries (Hello /
+// Hola, then "." / the model's `<turn|>` end token written as \u003c
+// escapes); 17 in, 3 out. Streamed: "Hello" and "." each with its entry
+// on its own line, the done line without any: the two entries joined in
+// order are the unary list. Both requests are the recorded ones
+// (rmgOurs).
+func TestRound22MaruelLogprobs(t *testing.T) {
+	t.Parallel()
+	build := func() *provider.Request {
+		return &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemma4:e2b",
+			Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Say hello. Use only one word."))},
+			ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: `{"logprobs":true,"top_logprobs":2}`,
+				Provider: &llmrelayv1.ProviderOptions_Ollama{Ollama: &llmrelayv1.OllamaOptions{Think: ptr(false)}}}}
+	}
+	var want any
+	if err := json.Unmarshal([]byte(rmgLogprobs), &want); err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, parts []*llmrelayv1.Part, m *llmrelayv1.ResponseMeta, counters map[string]float64, created string) {
+		t.Helper()
+		if len(parts) != 1 || parts[0].GetText() != "Hello." {
+			t.Errorf("%s: parts %v", name, parts)
+		}
+		if m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "stop" || len(m.GetWarnings()) != 0 {
+			t.Errorf("%s: finish %v / %q, warnings %q", name, m.GetFinishReason(), m.GetProviderFinishReason(), m.GetWarnings())
+		}
+		checkUsage(t, m.GetUsage(), 17, 3)
+		if got := m.GetExtended().AsMap()[extLogprobs]; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: logprobs %v\nwant %v", name, got, want)
+		}
+		m = proto.Clone(m).(*llmrelayv1.ResponseMeta)
+		delete(m.Extended.Fields, extLogprobs)
+		checkCounters(t, m, counters)
+		checkCreateTime(t, m, rmgTime(t, created))
+	}
+	const unary, stream = "real_maruel_gemma4_e2b_logprobs", "real_maruel_gemma4_e2b_logprobs_stream"
+	res, srv := rmgUnary(t, unary, build())
+	check(unary, res.Message.GetParts(), res.Meta, rmgLocal(194243333, 98412875, 17, 10265875, 3, 20098667), "2026-05-04T22:48:30.616035Z")
+	rmgSameRequest(t, srv, unary, rmgOurs)
+
+	srv2 := providertest.ReplayFile(t, td(stream+".http"))
+	st, err := newTestProvider(t, srv2).Stream(context.Background(), build())
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := collect(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	providertest.Golden(t, td(stream+".golden"), renderEvents(t, evs, err))
+	f := foldEvents(t, evs)
+	check(stream, f.msg.GetParts(), f.meta, rmgLocal(259405125, 100513500, 17, 19412042, 3, 20084084), "2026-05-04T22:48:30.722604Z")
+	rmgSameRequest(t, srv2, stream, rmgOurs)
+}
+
+// TestRound22MaruelThinkingNoArgs: gemma4:e2b (October 2026), unary,
+// thinking by default, a tool of no parameters. Turn 1: thinking (with the
+// cassette's `machine”s`, a YAML-quoted apostrophe), empty content and
+// get_hostname with arguments {} and Ollama's id call_qw5y3pwu; 69 in
+// (prompt_eval_cached_count 0), 122 out. Turn 2 after "genai-smoke":
+// thinking and "genai-smoke"; 97 in of which 64 read from the cache
+// (prompt_eval_cached_count, the cached input tokens), 63 out. Both
+// requests are the recorded ones (rmgOurs): the call goes back with
+// arguments {}.
+func TestRound22MaruelThinkingNoArgs(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_maruel_gemma4_e2b_thinking_noargs_1", "real_maruel_gemma4_e2b_thinking_noargs_2"
+	build := func(more ...*llmrelayv1.Message) *provider.Request {
+		return &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemma4:e2b",
+			Messages: append([]*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Use the get_hostname tool to get the machine's hostname and reply with only the hostname. Do not give an explanation."))}, more...),
+			Tools: []*llmrelayv1.Tool{{Name: "get_hostname", Description: "Returns the machine's hostname",
+				Parameters: `{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{},"additionalProperties":false,"type":"object"}`}}}
+	}
+	res1, srv1 := rmgUnary(t, first, build())
+	_, thinking1, _ := r22Recorded(t, first, false)
+	parts := res1.Message.GetParts()
+	wantCall := &llmrelayv1.ToolCall{CallId: "call_qw5y3pwu", Name: "get_hostname", Arguments: "{}", ArgumentsValid: true}
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != thinking1 || !strings.HasPrefix(thinking1, "The user wants to get the machine's hostname") ||
+		!proto.Equal(parts[1].GetToolCall(), wantCall) {
+		t.Fatalf("parts %v", parts)
+	}
+	m := res1.Meta
+	if m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetProviderFinishReason() != "stop" || m.GetToolCallCount() != 1 || len(m.GetWarnings()) != 0 {
+		t.Errorf("finish %v / %q calls %d warnings %q", m.GetFinishReason(), m.GetProviderFinishReason(), m.GetToolCallCount(), m.GetWarnings())
+	}
+	checkUsage(t, m.GetUsage(), 69, 122)
+	c := rmgLocal(8554304854, 5936848014, 69, 388181000, 122, 2223774000)
+	c[extPromptEvalCachedCount] = 0
+	checkCounters(t, m, c)
+	checkCreateTime(t, m, rmgTime(t, "2026-10-03T14:30:04.526906755Z"))
+	rmgSameRequest(t, srv1, first, rmgOurs)
+
+	res2, srv2 := rmgUnary(t, second, build(&llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: parts[1:]},
+		msg(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "call_qw5y3pwu", Name: "get_hostname", Content: "genai-smoke"}}})))
+	_, thinking2, _ := r22Recorded(t, second, false)
+	if p := res2.Message.GetParts(); len(p) != 2 || p[0].GetReasoning().GetText() != thinking2 || p[1].GetText() != "genai-smoke" ||
+		thinking2 != "The user wants me to use the `get_hostname` tool to retrieve the machine's hostname and reply *only* with the hostname.\nThe tool has been called and returned the value \"genai-smoke\".\nI need to output just \"genai-smoke\"." {
+		t.Errorf("parts %v", p)
+	}
+	m = res2.Meta
+	u := m.GetUsage()
+	if u.GetInputTokens() != 97 || u.GetCachedInputTokens() != 64 || u.GetOutputTokens() != 63 || u.GetTotalTokens() != 160 {
+		t.Errorf("usage %v, want 97 in (64 cached), 63 out", u)
+	}
+	c = rmgLocal(3770629556, 4191507, 97, 244151000, 63, 1167104000)
+	c[extPromptEvalCachedCount] = 64
+	checkCounters(t, m, c)
+	checkCreateTime(t, m, rmgTime(t, "2026-10-03T14:30:08.299587574Z"))
 	rmgSameRequest(t, srv2, second, rmgOurs)
 }
