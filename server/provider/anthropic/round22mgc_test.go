@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -251,4 +252,104 @@ func TestRound22MaruelNoArgsStream(t *testing.T) {
 		extended: map[string]string{"service_tier": `"standard"`},
 	})
 	r22SameRequest(t, srv2.Last(t).Body, second, rmgSame)
+}
+
+// rmgTaskTool is maruel/genai's OutOfOrder tool.
+func rmgTaskTool() *llmrelayv1.Tool {
+	return &llmrelayv1.Tool{Name: "task_status", Description: "Read a task's current status and reference; does not change anything.",
+		Parameters: `{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"task_id":{"type":"integer"}},"additionalProperties":false,"type":"object","required":["task_id"]}`}
+}
+
+// rmgSystemString: maruel/genai sends the system prompt as one text block;
+// ours as the string it stands for. It also sends two user messages in a
+// row as two messages, which the API joins into one turn: ours sends the
+// turn as one message of their blocks in order.
+func rmgSystemString(m map[string]any) {
+	rmgSame(m)
+	if sys, _ := m["system"].([]any); len(sys) == 1 {
+		if b, _ := sys[0].(map[string]any); b["type"] == "text" && len(b) == 2 {
+			m["system"] = b["text"]
+		}
+	}
+	msgs, _ := m["messages"].([]any)
+	var joined []any
+	for _, rm := range msgs {
+		msg, _ := rm.(map[string]any)
+		if n := len(joined); n > 0 {
+			if prev, _ := joined[n-1].(map[string]any); prev["role"] == msg["role"] {
+				pc, _ := prev["content"].([]any)
+				mc, _ := msg["content"].([]any)
+				prev["content"] = append(append([]any{}, pc...), mc...)
+				continue
+			}
+		}
+		joined = append(joined, msg)
+	}
+	m["messages"] = joined
+}
+
+// TestRound22MaruelOutOfOrder: claude-haiku-4-5-20251001 (October 2026),
+// unary, a system prompt and two user messages asking for three checks:
+// three task_status calls in one answer (caller direct), tool_use; 653 in,
+// 132 out; the requests limit resets a second before the tokens limit
+// (18:46:13Z against :14Z). The request is the recorded one
+// (rmgSystemString). maruel/genai then sent the calls back with no
+// result and two more user messages: the API refused it, 400
+// invalid_request_error naming the three ids. Ours refuses that
+// conversation before sending it, an invalid request naming the first
+// call: nothing a live call would have answered is lost.
+func TestRound22MaruelOutOfOrder(t *testing.T) {
+	t.Parallel()
+	const first, refused = "real_maruel_haiku45_out_of_order_1", "real_maruel_haiku45_out_of_order_2_error"
+	const model = "claude-haiku-4-5-20251001"
+	build := func(more ...*llmrelayv1.Message) *provider.Request {
+		req := r22System(r21Request(model, "Check the status and reference of tasks 3, 7 and 11.", 64000, 0),
+			"You are a terse voice assistant. Speak naturally. Follow the latest request. Never claim a task's state or reference without its tool result.")
+		req.Messages = append(req.Messages, msgOf(llmrelayv1.Role_ROLE_USER, text("Start the checks together if possible.")))
+		req.Messages = append(req.Messages, more...)
+		req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+		req.Tools = []*llmrelayv1.Tool{rmgTaskTool()}
+		req.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}
+		return req
+	}
+	res, srv := r22Unary(t, first, build())
+	reset := rmgReset(t, "2026-10-05T18:46:14Z")
+	checkLLMWant(t, first, res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			toolCallValid("toolu_01GY9vC2b3pXY2AXJmwi1MUK", "task_status", `{"task_id":3}`),
+			toolCallValid("toolu_01BBFY67ApNrrkps3NNeaGAB", "task_status", `{"task_id":7}`),
+			toolCallValid("toolu_01LvVPsyBviYKEh7nA3FTijU", "task_status", `{"task_id":11}`),
+		},
+		responseID: "msg_011CfjazwyvLanR3NMBXEVHN", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:         usageOf(653, 132, 0, 0, 0),
+		requestsLimit: 20000, tokensLimit: 12000000, tokensReset: reset,
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	if got := res.Meta.GetRateLimit().GetRequestsResetTime().AsTime(); !got.Equal(reset.Add(-time.Second)) {
+		t.Errorf("requests reset %v, want 18:46:13Z", got)
+	}
+	if res.Meta.GetToolCallCount() != 3 {
+		t.Errorf("tool_call_count %d", res.Meta.GetToolCallCount())
+	}
+	r22SameRequest(t, srv.Last(t).Body, first, rmgSystemString)
+
+	// The conversation maruel/genai sent next; the API's answer to it (the
+	// -2 cassette, not kept as a recording: its message repeats the three
+	// call ids of the first) was 400 invalid_request_error "messages.2:
+	// `tool_use` ids were found without `tool_result` blocks immediately
+	// after: toolu_01BBFY67ApNrrkps3NNeaGAB, toolu_01GY9vC2b3pXY2AXJmwi1MUK,
+	// toolu_01LvVPsyBviYKEh7nA3FTijU. ...".
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, err = p.buildRequest(build(res.Message,
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Actually, I only need task 7's reference. The other checks can finish in the background.")),
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Do you have task 7's reference yet? If not, just let me know you're still waiting. Don't give me the other tasks' references."))), false)
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Kind != provider.KindInvalidRequest || pe.Param != "messages[3].parts[0].tool_call.call_id" ||
+		!strings.Contains(pe.Message, `"toolu_01GY9vC2b3pXY2AXJmwi1MUK" has no tool_result`) {
+		t.Errorf("err %v, want our invalid request before sending", err)
+	}
 }
