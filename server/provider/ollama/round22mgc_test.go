@@ -282,3 +282,88 @@ func TestRound22MaruelThinkingNoArgs(t *testing.T) {
 	checkCreateTime(t, m, rmgTime(t, "2026-10-03T14:30:08.299587574Z"))
 	rmgSameRequest(t, srv2, second, rmgOurs)
 }
+
+// rmgCheck checks a unary answer of a local Ollama: its parts (the first
+// the recorded thinking when thinking is set), a tool-call finish when it
+// has calls, the usage with its cached part, no warning.
+func rmgCheck(t *testing.T, name string, res *provider.Result, thinking bool, parts []*llmrelayv1.Part, in, cached, out int32) {
+	t.Helper()
+	got := res.Message.GetParts()
+	if thinking {
+		_, th, _ := r22Recorded(t, name, false)
+		if len(got) == 0 || th == "" || got[0].GetReasoning().GetText() != th {
+			t.Errorf("%s: thinking %v, recorded %q", name, got, th)
+			return
+		}
+		got = got[1:]
+	}
+	if !proto.Equal(&llmrelayv1.Message{Parts: got}, &llmrelayv1.Message{Parts: parts}) {
+		t.Errorf("%s: parts %v\nwant %v", name, got, parts)
+	}
+	m := res.Meta
+	finish, calls := llmrelayv1.FinishReason_FINISH_REASON_STOP, int32(0)
+	for _, p := range parts {
+		if p.GetToolCall() != nil {
+			finish, calls = llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, calls+1
+		}
+	}
+	if m.GetFinishReason() != finish || m.GetProviderFinishReason() != "stop" || m.GetToolCallCount() != calls || len(m.GetWarnings()) != 0 {
+		t.Errorf("%s: finish %v / %q calls %d warnings %q", name, m.GetFinishReason(), m.GetProviderFinishReason(), m.GetToolCallCount(), m.GetWarnings())
+	}
+	if u := m.GetUsage(); u.GetInputTokens() != in || u.GetCachedInputTokens() != cached || u.GetOutputTokens() != out || u.GetTotalTokens() != in+out {
+		t.Errorf("%s: usage %v, want %d in (%d cached), %d out", name, u, in, cached, out)
+	}
+}
+
+func rmgCall(id, name, args string) *llmrelayv1.Part {
+	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: id, Name: name, Arguments: args, ArgumentsValid: true}}}
+}
+
+// TestRound22MaruelOutOfOrder: gemma4:e2b (October 2026), unary, thinking
+// by default, a system prompt, two user messages and task_status. Turn 1:
+// thinking and three calls (Ollama's ids call_flz27r88, call_zhslq93b,
+// call_vg07p5co; tasks 3, 7, 11); 130 in (125 cached), 194 out. Turn 2
+// sends the calls back with no result yet and two more user messages
+// (which Ollama takes, unlike Anthropic): thinking and "Waiting for task
+// 7's reference."; 243 in (238 cached), 533 out. Turn 3 adds that answer,
+// then the three results late and out of order (11, 7, 3), after the
+// assistant's text, and the question again: thinking and one more call
+// task_status(7) (call_ywt8dbyt); 297 in (292 cached), 331 out. Each
+// request is the recorded one (rmgOurs): messages kept where and as the
+// caller put them, the results in the order given.
+func TestRound22MaruelOutOfOrder(t *testing.T) {
+	t.Parallel()
+	tool := &llmrelayv1.Tool{Name: "task_status", Description: "Read a task's current status and reference; does not change anything.",
+		Parameters: `{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"task_id":{"type":"integer"}},"additionalProperties":false,"type":"object","required":["task_id"]}`}
+	build := func(more ...*llmrelayv1.Message) *provider.Request {
+		return &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemma4:e2b",
+			Messages: append([]*llmrelayv1.Message{
+				msg(llmrelayv1.Role_ROLE_SYSTEM, text("You are a terse voice assistant. Speak naturally. Follow the latest request. Never claim a task's state or reference without its tool result.")),
+				msg(llmrelayv1.Role_ROLE_USER, text("Check the status and reference of tasks 3, 7 and 11.")),
+				msg(llmrelayv1.Role_ROLE_USER, text("Start the checks together if possible.")),
+			}, more...),
+			Tools: []*llmrelayv1.Tool{tool}}
+	}
+	const first, second, third = "real_maruel_gemma4_e2b_thinking_out_of_order_1", "real_maruel_gemma4_e2b_thinking_out_of_order_2", "real_maruel_gemma4_e2b_thinking_out_of_order_3"
+	res1, srv1 := rmgUnary(t, first, build())
+	rmgCheck(t, first, res1, true, []*llmrelayv1.Part{
+		rmgCall("call_flz27r88", "task_status", `{"task_id":3}`), rmgCall("call_zhslq93b", "task_status", `{"task_id":7}`), rmgCall("call_vg07p5co", "task_status", `{"task_id":11}`),
+	}, 130, 125, 194)
+	rmgSameRequest(t, srv1, first, rmgOurs)
+
+	calls := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: res1.Message.GetParts()[1:]}
+	q2 := msg(llmrelayv1.Role_ROLE_USER, text("Actually, I only need task 7's reference. The other checks can finish in the background."))
+	q3 := msg(llmrelayv1.Role_ROLE_USER, text("Do you have task 7's reference yet? If not, just let me know you're still waiting. Don't give me the other tasks' references."))
+	res2, srv2 := rmgUnary(t, second, build(calls, q2, q3))
+	rmgCheck(t, second, res2, true, []*llmrelayv1.Part{text("Waiting for task 7's reference.")}, 243, 238, 533)
+	rmgSameRequest(t, srv2, second, rmgOurs)
+
+	result := func(id, c string) *llmrelayv1.Message {
+		return msg(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: id, Name: "task_status", Content: c}}})
+	}
+	res3, srv3 := rmgUnary(t, third, build(calls, q2, q3, msg(llmrelayv1.Role_ROLE_ASSISTANT, text("Waiting for task 7's reference.")),
+		result("call_vg07p5co", `{"id":11,"status":"paused","reference":"cyan"}`), result("call_zhslq93b", `{"id":7,"status":"waiting","reference":"violet"}`),
+		result("call_flz27r88", `{"id":3,"status":"running","reference":"amber"}`), q3))
+	rmgCheck(t, third, res3, true, []*llmrelayv1.Part{rmgCall("call_ywt8dbyt", "task_status", `{"task_id":7}`)}, 297, 292, 331)
+	rmgSameRequest(t, srv3, third, rmgOurs)
+}
