@@ -367,3 +367,46 @@ func TestRound22MaruelOutOfOrder(t *testing.T) {
 	rmgCheck(t, third, res3, true, []*llmrelayv1.Part{rmgCall("call_ywt8dbyt", "task_status", `{"task_id":7}`)}, 297, 292, 331)
 	rmgSameRequest(t, srv3, third, rmgOurs)
 }
+
+// TestRound22MaruelThinkingCut: gemma4:e2b (May 2026), unary, thinking
+// by default, two answers cut inside the thinking with no content at all.
+// num_predict 16: the thinking "Here's a thinking process that leads to
+// the detailed explanation of" and done_reason length (a LENGTH finish);
+// 25 in, 16 out, all of them thinking, which Ollama does not count apart
+// (no reasoning tokens). stop ["is"]: Ollama applies the stop sequence to
+// the thinking too, which ends "The user wants a detailed d" (before
+// "discussion"), done_reason stop, empty content: a STOP finish with the
+// thinking alone, as Ollama said it; 28 in, 21 out. Both requests are the
+// recorded ones (rmgOurs).
+func TestRound22MaruelThinkingCut(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, prompt, thinking string
+		opts                   *llmrelayv1.GenerationOptions
+		finish                 llmrelayv1.FinishReason
+		reason                 string
+		in, out                int32
+		counters               map[string]float64
+	}{
+		{"real_maruel_gemma4_e2b_thinking_max_tokens", "Explain the theory of relativity in great details.",
+			"Here's a thinking process that leads to the detailed explanation of", &llmrelayv1.GenerationOptions{MaxTokens: ptr(int32(16))},
+			llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length", 25, 16, rmgLocal(5756256583, 92459083, 25, 49465125, 16, 153117417)},
+		{"real_maruel_gemma4_e2b_thinking_stop", "Talk about Canada in great details. Start with: Canada is",
+			"Thinking Process:\n\n1.  **Analyze the Request:** The user wants a detailed d", &llmrelayv1.GenerationOptions{Stop: []string{"is"}},
+			llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop", 28, 21, rmgLocal(415057667, 106027000, 28, 44733083, 21, 193651370)},
+	} {
+		res, srv := rmgUnary(t, tc.name, &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemma4:e2b",
+			Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text(tc.prompt))}, Options: tc.opts})
+		want := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: tc.thinking}}}}}
+		if !proto.Equal(res.Message, want) {
+			t.Errorf("%s: message %v", tc.name, res.Message)
+		}
+		m := res.Meta
+		if m.GetFinishReason() != tc.finish || m.GetProviderFinishReason() != tc.reason || len(m.GetWarnings()) != 0 {
+			t.Errorf("%s: finish %v / %q warnings %q", tc.name, m.GetFinishReason(), m.GetProviderFinishReason(), m.GetWarnings())
+		}
+		checkUsage(t, m.GetUsage(), tc.in, tc.out)
+		checkCounters(t, m, tc.counters)
+		rmgSameRequest(t, srv, tc.name, rmgOurs)
+	}
+}
