@@ -353,3 +353,68 @@ func TestRound22MaruelOutOfOrder(t *testing.T) {
 		t.Errorf("err %v, want our invalid request before sending", err)
 	}
 }
+
+// TestRound22MaruelCitationsStream: claude-haiku-4-5-20251001 (February
+// 2026) streamed, a plain-text document then the question. The text block
+// opens with "citations": [] and gets one citations_delta before its text
+// (char_location, cited_text "The capital of Quackiland is Quack. " with
+// its trailing space, document 0, document_title null, chars [0, 36)),
+// then "The capital" " of Quackiland is" " Quack."; 595 in, 32 out. The
+// request differs from the recorded one where the contract has no place:
+// maruel/genai's document asked for citations ("citations": {"enabled":
+// true}) and a cache breakpoint (cache_control ephemeral), which a File
+// part cannot say; ours sends the document as a plain text source.
+func TestRound22MaruelCitationsStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_maruel_haiku45_citations_stream"
+	const model = "claude-haiku-4-5-20251001"
+	req := r21Request(model, "", 64000, 0)
+	req.Messages = []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER,
+		&llmrelayv1.Part{Kind: &llmrelayv1.Part_File{File: &llmrelayv1.File{Source: &llmrelayv1.File_Data{Data: []byte("The capital of Quackiland is Quack. The Big Canard Statue is located in Quack.")}, MimeType: "text/plain"}}},
+		text("What is the capital of Quackiland?"))}
+	_, f, srv := r21Stream(t, name, req)
+	checkLLMWant(t, name, f.message, f.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("The capital of Quackiland is Quack.")},
+		responseID: "msg_01TaKE8u3fdJwXo5XQsP9gJA", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(595, 32, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 4800000, tokensReset: rmgReset(t, "2026-02-07T14:39:17Z"),
+		extended: map[string]string{"service_tier": `"standard"`,
+			"citations": `[{"citations":[{"cited_text":"The capital of Quackiland is Quack. ","document_index":0,"document_title":null,"end_char_index":36,"start_char_index":0,"type":"char_location"}],"text":"The capital of Quackiland is Quack."}]`},
+		cited: []citedWant{{"The capital of Quackiland is Quack.", []citeWant{{"char_location", "The capital of Quackiland is Quack. ", ""}}}},
+	})
+	r22SameRequest(t, srv.Last(t).Body, name, func(m map[string]any) {
+		rmgSame(m)
+		doc := rmgRecordedBlock(t, name, 0, 0)
+		delete(doc, "citations")
+		delete(doc, "cache_control")
+		msgs, _ := m["messages"].([]any)
+		msgs[0].(map[string]any)["content"].([]any)[0] = doc
+	})
+}
+
+// TestRound22MaruelMaxTokensStream: claude-haiku-4-5-20251001 (February
+// 2026) streamed with max_tokens 16: "# The" " Theory of Relativity: A"
+// " Comprehensive" " Explanation\n\n## Overview", stop_reason max_tokens (a
+// LENGTH finish); 18 in, 16 out (message_start's 2 provisional); the
+// requests limit resets at 14:39:10Z, a second after the tokens limit.
+// The request is the recorded one (rmgSame).
+func TestRound22MaruelMaxTokensStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_maruel_haiku45_max_tokens_stream"
+	const model = "claude-haiku-4-5-20251001"
+	_, f, srv := r21Stream(t, name, r21Request(model, "Explain the theory of relativity in great details.", 16, 0))
+	reset := rmgReset(t, "2026-02-07T14:39:09Z")
+	checkLLMWant(t, name, f.message, f.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("# The Theory of Relativity: A Comprehensive Explanation\n\n## Overview")},
+		responseID: "msg_01HbjDuA1Hg61tvJ44dQTZzK", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_LENGTH, providerStop: "max_tokens",
+		usage:         usageOf(18, 16, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 4800000, tokensReset: reset,
+		extended: map[string]string{"service_tier": `"standard"`},
+	})
+	if got := f.meta.GetRateLimit().GetRequestsResetTime().AsTime(); !got.Equal(reset.Add(time.Second)) {
+		t.Errorf("requests reset %v, want 14:39:10Z", got)
+	}
+	r22SameRequest(t, srv.Last(t).Body, name, rmgSame)
+}
