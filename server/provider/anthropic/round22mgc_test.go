@@ -418,3 +418,44 @@ func TestRound22MaruelMaxTokensStream(t *testing.T) {
 	}
 	r22SameRequest(t, srv.Last(t).Body, name, rmgSame)
 }
+
+// TestRound22MaruelThinkingJSONSchema: claude-sonnet-4-5-20250929
+// (February 2026), unary, thinking at 1024 with max_tokens 32000 and a
+// JSON schema (output_config.format json_schema): a signed thinking block
+// (its `it''s` a YAML-quoted apostrophe, a space before a blank line),
+// then the text {"is_fruit":true}; 223 in, 131 out; the four limits reset
+// at three different times (requests 02:53:13Z, input and total tokens
+// :15Z, output tokens :17Z: the last kept in extended). With the model
+// configured structured_output: native, the request is the recorded one
+// (rmgSame); without, ours refuses a forced answer tool beside thinking.
+func TestRound22MaruelThinkingJSONSchema(t *testing.T) {
+	t.Parallel()
+	const name = "real_maruel_sonnet45_thinking_json_schema"
+	const model = "claude-sonnet-4-5-20250929"
+	req := r21Request(model, "Is a banana a fruit? Do not include an explanation. Reply ONLY as JSON.", 32000, 1024)
+	req.Options.ResponseFormat = &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+		Schema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"is_fruit":{"type":"boolean"}},"additionalProperties":false,"type":"object","required":["is_fruit"]}`}
+	// The model's structured_output: native (the forced-tool way refuses
+	// thinking, as the API does).
+	req.NativeStructuredOutput = true
+	res, srv := r22Unary(t, name, req)
+	thinking, _ := r19bBlock(t, r19bBody(t, name), 0)["thinking"].(string)
+	if !strings.HasPrefix(thinking, "The user is asking if a banana is a fruit. A banana is indeed a fruit - it's a berry that grows on a herbaceous plant. \n\n") {
+		t.Fatalf("recorded thinking %q", thinking)
+	}
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: thinking, Signature: r22Sig(t, name, 0)}),
+			text(`{"is_fruit":true}`),
+		},
+		responseID: "msg_011LRbQeRADdEQnfNzy6TiL7", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(223, 131, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: rmgReset(t, "2026-02-07T02:53:15Z"),
+		extended: map[string]string{"service_tier": `"standard"`, "ratelimit_output_tokens_reset": `"2026-02-07T02:53:17Z"`},
+	})
+	if got := res.Meta.GetRateLimit().GetRequestsResetTime().AsTime(); !got.Equal(rmgReset(t, "2026-02-07T02:53:13Z")) {
+		t.Errorf("requests reset %v", got)
+	}
+	r22SameRequest(t, srv.Last(t).Body, name, rmgSame)
+}
