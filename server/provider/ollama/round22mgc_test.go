@@ -376,8 +376,11 @@ func TestRound22MaruelOutOfOrder(t *testing.T) {
 // (no reasoning tokens). stop ["is"]: Ollama applies the stop sequence to
 // the thinking too, which ends "The user wants a detailed d" (before
 // "discussion"), done_reason stop, empty content: a STOP finish with the
-// thinking alone, as Ollama said it; 28 in, 21 out. Both requests are the
-// recorded ones (rmgOurs).
+// thinking alone, as Ollama said it; 28 in, 21 out. Each has a streamed
+// twin, another answer with the same thinking: 13 thinking lines (16
+// tokens) then the done line; 16 lines for the stop, whose done line
+// still counts 21 tokens (those Ollama held back while matching the
+// stop). All four requests are the recorded ones (rmgOurs).
 func TestRound22MaruelThinkingCut(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -387,26 +390,50 @@ func TestRound22MaruelThinkingCut(t *testing.T) {
 		reason                 string
 		in, out                int32
 		counters               map[string]float64
+		streamCounters         map[string]float64
 	}{
 		{"real_maruel_gemma4_e2b_thinking_max_tokens", "Explain the theory of relativity in great details.",
 			"Here's a thinking process that leads to the detailed explanation of", &llmrelayv1.GenerationOptions{MaxTokens: ptr(int32(16))},
-			llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length", 25, 16, rmgLocal(5756256583, 92459083, 25, 49465125, 16, 153117417)},
+			llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length", 25, 16, rmgLocal(5756256583, 92459083, 25, 49465125, 16, 153117417),
+			rmgLocal(376763584, 94744625, 25, 19278000, 16, 147166500)},
 		{"real_maruel_gemma4_e2b_thinking_stop", "Talk about Canada in great details. Start with: Canada is",
 			"Thinking Process:\n\n1.  **Analyze the Request:** The user wants a detailed d", &llmrelayv1.GenerationOptions{Stop: []string{"is"}},
-			llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop", 28, 21, rmgLocal(415057667, 106027000, 28, 44733083, 21, 193651370)},
+			llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop", 28, 21, rmgLocal(415057667, 106027000, 28, 44733083, 21, 193651370),
+			rmgLocal(463059084, 93713209, 28, 19590750, 21, 193519121)},
 	} {
-		res, srv := rmgUnary(t, tc.name, &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemma4:e2b",
-			Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text(tc.prompt))}, Options: tc.opts})
-		want := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: tc.thinking}}}}}
-		if !proto.Equal(res.Message, want) {
-			t.Errorf("%s: message %v", tc.name, res.Message)
+		req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemma4:e2b",
+			Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text(tc.prompt))}, Options: tc.opts}
+		check := func(name string, message *llmrelayv1.Message, m *llmrelayv1.ResponseMeta, counters map[string]float64) {
+			t.Helper()
+			want := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: tc.thinking}}}}}
+			if !proto.Equal(message, want) {
+				t.Errorf("%s: message %v", name, message)
+			}
+			if m.GetFinishReason() != tc.finish || m.GetProviderFinishReason() != tc.reason || len(m.GetWarnings()) != 0 {
+				t.Errorf("%s: finish %v / %q warnings %q", name, m.GetFinishReason(), m.GetProviderFinishReason(), m.GetWarnings())
+			}
+			checkUsage(t, m.GetUsage(), tc.in, tc.out)
+			checkCounters(t, m, counters)
 		}
-		m := res.Meta
-		if m.GetFinishReason() != tc.finish || m.GetProviderFinishReason() != tc.reason || len(m.GetWarnings()) != 0 {
-			t.Errorf("%s: finish %v / %q warnings %q", tc.name, m.GetFinishReason(), m.GetProviderFinishReason(), m.GetWarnings())
-		}
-		checkUsage(t, m.GetUsage(), tc.in, tc.out)
-		checkCounters(t, m, tc.counters)
+		res, srv := rmgUnary(t, tc.name, req)
+		check(tc.name, res.Message, res.Meta, tc.counters)
 		rmgSameRequest(t, srv, tc.name, rmgOurs)
+
+		// The streamed twin (another answer, the same text): one thinking
+		// piece a line, the done line with the counters.
+		name := tc.name + "_stream"
+		srv2 := providertest.ReplayFile(t, td(name+".http"))
+		st, err := newTestProvider(t, srv2).Stream(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := collect(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		providertest.Golden(t, td(name+".golden"), renderEvents(t, evs, err))
+		f := foldEvents(t, evs)
+		check(name, f.msg, f.meta, tc.streamCounters)
+		rmgSameRequest(t, srv2, name, rmgOurs)
 	}
 }
