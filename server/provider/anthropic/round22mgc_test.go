@@ -422,7 +422,7 @@ func TestRound22MaruelMaxTokensStream(t *testing.T) {
 // TestRound22MaruelThinkingJSONSchema: claude-sonnet-4-5-20250929
 // (February 2026), unary, thinking at 1024 with max_tokens 32000 and a
 // JSON schema (output_config.format json_schema): a signed thinking block
-// (its `it''s` a YAML-quoted apostrophe, a space before a blank line),
+// (its apostrophe doubled in the cassette, a YAML quote; a space before a blank line),
 // then the text {"is_fruit":true}; 223 in, 131 out; the four limits reset
 // at three different times (requests 02:53:13Z, input and total tokens
 // :15Z, output tokens :17Z: the last kept in extended). With the model
