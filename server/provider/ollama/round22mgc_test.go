@@ -109,8 +109,8 @@ func rmgLocal(total, load, in, inDur, out, outDur float64) map[string]float64 {
 // TestRound22MaruelThinkingSquareRoot: gemma4:e2b on a local Ollama (May
 // 2026), unary, thinking by default (no "think" sent), the tool offered
 // (maruel/genai's "any" case: Ollama cannot force a call, our warning
-// says so). Turn 1: a 999-byte thinking (an escaped `$\\sqrt{132413}$`, the
-// cassette's `tool”s` a YAML-quoted apostrophe), empty content and one
+// says so). Turn 1: a 999-byte thinking (an escaped `$\\sqrt{132413}$`, its
+// apostrophes doubled in the cassette, a YAML quote), empty content and one
 // call square_root({"number":132413}) with Ollama's id call_9doztm4t;
 // done_reason stop, which a call makes a tool-call finish; 95 in, 292
 // out. Turn 2 sends the call back with its id and the result with
@@ -228,8 +228,8 @@ func TestRound22MaruelLogprobs(t *testing.T) {
 }
 
 // TestRound22MaruelThinkingNoArgs: gemma4:e2b (October 2026), unary,
-// thinking by default, a tool of no parameters. Turn 1: thinking (with the
-// cassette's `machine”s`, a YAML-quoted apostrophe), empty content and
+// thinking by default, a tool of no parameters. Turn 1: thinking (its
+// apostrophes doubled in the cassette, a YAML quote), empty content and
 // get_hostname with arguments {} and Ollama's id call_qw5y3pwu; 69 in
 // (prompt_eval_cached_count 0), 122 out. Turn 2 after "genai-smoke":
 // thinking and "genai-smoke"; 97 in of which 64 read from the cache
