@@ -3,6 +3,7 @@ package ollama
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"reflect"
 	"strings"
@@ -435,5 +436,92 @@ func TestRound22MaruelThinkingCut(t *testing.T) {
 		f := foldEvents(t, evs)
 		check(name, f.msg, f.meta, tc.streamCounters)
 		rmgSameRequest(t, srv2, name, rmgOurs)
+	}
+}
+
+// TestRound22MaruelThinkingLogprobs: gemma4:e2b (May 2026), unary,
+// thinking by default with {"logprobs": true, "top_logprobs": 2}: a
+// 416-byte thinking and "Hello", and 104 logprob entries (105 tokens
+// generated) whose tokens spell "<|channel>thought\n", the whole
+// thinking, "<channel|>" and then "Hello": every generated token, the
+// answer's being the last one. **Bug:** the list went out as the answer's
+// logprobs (extended.logprobs, the key the OpenAI adapter gives a
+// choice's content logprobs) with nothing saying that all but one of its
+// entries are the thinking's and its markers'; a warning now says so,
+// unary and streamed (the list itself is kept as Ollama sent it). The
+// request is the recorded one (rmgOurs).
+func TestRound22MaruelThinkingLogprobs(t *testing.T) {
+	t.Parallel()
+	const name = "real_maruel_gemma4_e2b_thinking_logprobs"
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemma4:e2b",
+		Messages:        []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Say hello. Use only one word."))},
+		ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: `{"logprobs":true,"top_logprobs":2}`}}
+	res, srv := rmgUnary(t, name, req)
+	_, thinking, _ := r22Recorded(t, name, false)
+	if len(thinking) != 416 || !strings.HasPrefix(thinking, "Thinking Process:\n1.  **Analyze the Request:**") {
+		t.Fatalf("recorded thinking %d bytes %q", len(thinking), thinking)
+	}
+	want := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{
+		{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: thinking}}}, text("Hello")}}
+	if !proto.Equal(res.Message, want) {
+		t.Errorf("message %v", res.Message)
+	}
+	m := res.Meta
+	if m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "stop" {
+		t.Errorf("finish %v / %q", m.GetFinishReason(), m.GetProviderFinishReason())
+	}
+	if w := m.GetWarnings(); len(w) != 1 || w[0] != logprobsCoverThinking {
+		t.Errorf("warnings %q, want the logprobs one", w)
+	}
+	checkUsage(t, m.GetUsage(), 24, 105)
+	entries, _ := m.GetExtended().AsMap()[extLogprobs].([]any)
+	var spelled strings.Builder
+	for _, e := range entries {
+		tok, _ := e.(map[string]any)["token"].(string)
+		spelled.WriteString(tok)
+	}
+	if len(entries) != 104 || spelled.String() != "<|channel>thought\n"+thinking+"<channel|>Hello" {
+		t.Errorf("%d logprob entries spelling %q", len(entries), spelled.String())
+	}
+	c := m.GetExtended().AsMap()
+	delete(c, extLogprobs)
+	if !reflect.DeepEqual(c, map[string]any{extTotalDuration: 6505530125.0, extLoadDuration: 105431750.0, extPromptEvalCount: 24.0,
+		extPromptEvalDuration: 18733542.0, extEvalCount: 105.0, extEvalDuration: 1427027501.0}) {
+		t.Errorf("counters %v", c)
+	}
+	rmgSameRequest(t, srv, name, rmgOurs)
+
+	// Streamed: the same answer as Ollama streams it, the thinking and its
+	// entries on one line, "Hello" and its entry on the next (built from
+	// this recording's entries), then the done line. The joined list and
+	// the warning come with the finish.
+	line := func(field, piece string, lp []any) string {
+		b, err := json.Marshal(map[string]any{"model": "gemma4:e2b", "created_at": "2026-05-04T22:48:46.118668Z",
+			"message": map[string]any{"role": "assistant", "content": "", field: piece}, "done": false, "logprobs": lp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b) + "\n"
+	}
+	body := line("thinking", thinking, entries[:103]) + line("content", "Hello", entries[103:]) +
+		`{"model":"gemma4:e2b","created_at":"2026-05-04T22:48:46.118668Z","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":24,"eval_count":105}` + "\n"
+	srv2 := providertest.Replay(t, providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"application/x-ndjson"}}, Body: []byte(body)})
+	st, err := newTestProvider(t, srv2).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := collect(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := foldEvents(t, evs)
+	if !proto.Equal(f.msg, want) {
+		t.Errorf("streamed message %v", f.msg)
+	}
+	if w := f.meta.GetWarnings(); len(w) != 1 || w[0] != logprobsCoverThinking {
+		t.Errorf("streamed warnings %q, want the logprobs one", w)
+	}
+	if got, _ := f.meta.GetExtended().AsMap()[extLogprobs].([]any); !reflect.DeepEqual(got, entries) {
+		t.Errorf("streamed logprobs: %d entries, want the unary list", len(got))
 	}
 }
