@@ -525,3 +525,27 @@ func TestRound22MaruelThinkingLogprobs(t *testing.T) {
 		t.Errorf("streamed logprobs: %d entries, want the unary list", len(got))
 	}
 }
+
+// TestRound22MaruelThinkingJSONSchema: gemma4:e2b (May 2026), unary,
+// thinking by default with a JSON schema as format: an 817-byte thinking,
+// then the content "{\n\"is_fruit\": true\n}" (the schema constrains the
+// content, not the thinking); 38 in and, as Ollama counted them, 11 out:
+// eval_count (and eval_duration, 97 ms of 3.96 s) cover the constrained
+// answer only, not the thinking before it, which Ollama generates in a
+// pass of its own when a format is set (the report says so; nothing in
+// the answer tells how many tokens the thinking took). The request is the
+// recorded one (rmgOurs).
+func TestRound22MaruelThinkingJSONSchema(t *testing.T) {
+	t.Parallel()
+	const name = "real_maruel_gemma4_e2b_thinking_json_schema"
+	res, srv := rmgUnary(t, name, &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemma4:e2b",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Is a banana a fruit? Do not include an explanation. Reply ONLY as JSON."))},
+		Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+			Schema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"is_fruit":{"type":"boolean"}},"additionalProperties":false,"type":"object","required":["is_fruit"]}`}}})
+	rmgCheck(t, name, res, true, []*llmrelayv1.Part{text("{\n\"is_fruit\": true\n}")}, 38, 0, 11)
+	if _, th, _ := r22Recorded(t, name, false); len(th) != 817 {
+		t.Errorf("recorded thinking %d bytes", len(th))
+	}
+	checkCounters(t, res.Meta, rmgLocal(3959293875, 94523083, 38, 14595042, 11, 96651126))
+	rmgSameRequest(t, srv, name, rmgOurs)
+}
