@@ -530,11 +530,11 @@ func TestRound22MaruelThinkingLogprobs(t *testing.T) {
 // thinking by default with a JSON schema as format: an 817-byte thinking,
 // then the content "{\n\"is_fruit\": true\n}" (the schema constrains the
 // content, not the thinking); 38 in and, as Ollama counted them, 11 out:
-// eval_count (and eval_duration, 97 ms of 3.96 s) cover the constrained
-// answer only, not the thinking before it, which Ollama generates in a
-// pass of its own when a format is set (the report says so; nothing in
-// the answer tells how many tokens the thinking took). The request is the
-// recorded one (rmgOurs).
+// eval_count (and eval_duration, 97 ms of 3.96 s) cannot include the
+// thinking, whose 817 bytes alone are many more than 11 tokens. Nothing in
+// the answer says how many tokens the thinking took, so the usage is kept
+// as counted (the report names it). The request is the recorded one
+// (rmgOurs).
 func TestRound22MaruelThinkingJSONSchema(t *testing.T) {
 	t.Parallel()
 	const name = "real_maruel_gemma4_e2b_thinking_json_schema"
