@@ -139,6 +139,18 @@ func TestRound22MaruelThinkingSquareRootStream(t *testing.T) {
 		req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{ThinkingBudgetTokens: ptr[int32](1024)}}}
 		return req
 	}
+	// maruel/genai's first try, a forced call with thinking on: the API
+	// refused it (the -1 cassette: 400 invalid_request_error "Thinking may
+	// not be enabled when tool_choice forces tool use."); ours refuses it
+	// before sending.
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pe *provider.Error
+	if _, _, _, err := p.buildRequest(build(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED), true); !errors.As(err, &pe) || pe.Kind != provider.KindInvalidRequest {
+		t.Errorf("forced call with thinking: err %v, want our invalid request", err)
+	}
 	sent := rmgRecordedBlock(t, second, 1, 0)
 	thinking, _ := sent["thinking"].(string)
 	sig, _ := sent["signature"].(string)
