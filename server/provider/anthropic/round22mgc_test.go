@@ -471,3 +471,41 @@ func TestRound22MaruelThinkingJSONSchema(t *testing.T) {
 	}
 	r22SameRequest(t, srv.Last(t).Body, name, rmgSame)
 }
+
+// TestRound22MaruelCitationsUnary: claude-3-5-haiku-20241022 (July 2025),
+// unary, the same document and question: four text blocks, the first and
+// third cited (char_location [0, 36) and [36, 78), document_title null),
+// ". " and "." between them uncited; 595 in, 64 out; no inference_geo yet.
+// The answer's text is the four blocks' in order; the citations name their
+// two blocks. The request is the recorded one but for the document's
+// citations and cache_control (see TestRound22MaruelCitationsStream).
+func TestRound22MaruelCitationsUnary(t *testing.T) {
+	t.Parallel()
+	const name = "real_maruel_haiku35_citations"
+	const model = "claude-3-5-haiku-20241022"
+	req := r21Request(model, "", 8192, 0)
+	req.Messages = []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER,
+		&llmrelayv1.Part{Kind: &llmrelayv1.Part_File{File: &llmrelayv1.File{Source: &llmrelayv1.File_Data{Data: []byte("The capital of Quackiland is Quack. The Big Canard Statue is located in Quack.")}, MimeType: "text/plain"}}},
+		text("What is the capital of Quackiland?"))}
+	res, srv := r22Unary(t, name, req)
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("The capital of Quackiland is Quack. Quack is also home to the Big Canard Statue.")},
+		responseID: "msg_01YBowsJyYJQzkcQYPgpeVDw", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(595, 64, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 480000, tokensReset: rmgReset(t, "2025-07-24T22:19:27Z"),
+		extended: map[string]string{"service_tier": `"standard"`},
+		cited: []citedWant{
+			{"The capital of Quackiland is Quack", []citeWant{{"char_location", "The capital of Quackiland is Quack. ", ""}}},
+			{"Quack is also home to the Big Canard Statue", []citeWant{{"char_location", "The Big Canard Statue is located in Quack.", ""}}},
+		},
+	})
+	r22SameRequest(t, srv.Last(t).Body, name, func(m map[string]any) {
+		rmgSame(m)
+		doc := rmgRecordedBlock(t, name, 0, 0)
+		delete(doc, "citations")
+		delete(doc, "cache_control")
+		msgs, _ := m["messages"].([]any)
+		msgs[0].(map[string]any)["content"].([]any)[0] = doc
+	})
+}
