@@ -63,6 +63,24 @@ func doneWarning(reason string) string {
 	return ""
 }
 
+// logprobsCoverThinking is the warning of an answer that thought and has
+// logprobs: Ollama lists every token the model generated, the thinking's
+// and the markers around it included (gemma4's "<|channel>thought\n" before
+// and "<channel|>" after), so the list is not the answer's alone, as a
+// reader of extended.logprobs (the OpenAI adapter's content logprobs)
+// would take it.
+const logprobsCoverThinking = "logprobs: Ollama lists every generated token, the thinking's and its markers included, not the answer's alone"
+
+// hasReasoning reports whether a message has a reasoning part.
+func hasReasoning(m *llmrelayv1.Message) bool {
+	for _, p := range m.GetParts() {
+		if p.GetReasoning() != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // logprobEntries decodes a logprobs value: its entries, or a warning when
 // it is not a list. nil for an absent, null or empty value. line is the
 // stream line it came from (0: a unary answer), named in the warning.
@@ -157,6 +175,9 @@ func parseChatResponse(body []byte, salt string, win window) (*provider.Result, 
 	setRemote(meta, &r)
 	if lp, w := logprobEntries(r.Logprobs, 0); lp != nil {
 		provider.SetExtended(meta, extLogprobs, lp)
+		if hasReasoning(msg) {
+			meta.Warnings = append(meta.Warnings, logprobsCoverThinking)
+		}
 	} else if w != "" {
 		meta.Warnings = append(meta.Warnings, w)
 	}

@@ -56,6 +56,9 @@ type stream struct {
 
 	// logprobs are the lines' logprobs entries, reported with the finish.
 	logprobs []any
+	// reasoned: inline reasoning went out (with thinking, the logprobs
+	// then cover the thinking too: logprobsCoverThinking).
+	reasoned bool
 	// thinkJoin and textJoin hold the high half of a surrogate pair that
 	// a UTF-16 proxy cut off the end of a line's thinking or content, for
 	// the next line (provider.SurrogateJoin).
@@ -275,6 +278,7 @@ func (s *stream) handleLine(line []byte) {
 // pushThink queues the events of a released reasoning and text pair.
 func (s *stream) pushThink(reasoning, text string) {
 	if reasoning != "" {
+		s.reasoned = true
 		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: provider.ReasoningDelta{Index: 0, Text: reasoning}})
 	}
 	if text != "" {
@@ -292,6 +296,9 @@ func (s *stream) finish(c *chatResponse) {
 	setMetrics(meta, c.metrics)
 	if s.logprobs != nil {
 		provider.SetExtended(meta, extLogprobs, s.logprobs)
+		if s.reasoned || s.thinking {
+			meta.Warnings = append(meta.Warnings, logprobsCoverThinking)
+		}
 	}
 	u := usage(c.metrics)
 	if w := usageWarning(c.metrics); w != "" && u != nil {
