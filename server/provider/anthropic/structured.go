@@ -84,7 +84,11 @@ func applyResponseFormat(w *messagesRequest, req *provider.Request) error {
 		return invalid("options.response_format", "%s refuses a forced tool, and this model answers %s through one: "+
 			"configure the model with structured_output: native (JSON schemas only), as this model supports Anthropic's structured outputs", req.Model, rf.GetType())
 	}
-	if w.Thinking.active() {
+	if w.Thinking.active() && w.Thinking.Type != "adaptive" {
+		// A fixed budget refuses a forced tool; adaptive thinking takes
+		// one (the live API answered claude-opus-4-6 with the forced
+		// call: real_pyd_anthropic_opus_46_adaptive_thinking_accepts_tool_output_*),
+		// as checkThinking allows.
 		return invalid("options.response_format", "anthropic does not allow a forced tool with extended thinking, and this model answers %s through one: "+
 			"drop thinking_budget_tokens and reasoning_effort, or configure the model with structured_output: native (JSON schemas only) if it supports structured outputs", rf.GetType())
 	}
