@@ -37,7 +37,7 @@ func (r *Redactor) longest() int {
 // is replaced too (provider.RedactMaskedSecret).
 func (r *Redactor) Bytes(p []byte) []byte {
 	p = r.literalBytes(p)
-	if r == nil || len(r.secrets) == 0 || !bytes.Contains(p, []byte("****")) {
+	if r == nil || len(r.secrets) == 0 || !bytes.Contains(p, stars) {
 		return p
 	}
 	s := string(p)
@@ -49,6 +49,13 @@ func (r *Redactor) Bytes(p []byte) []byte {
 	}
 	return []byte(s)
 }
+
+// stars is the run of asterisks every masked form of a secret has, and
+// minMaskedSecret the least length of a secret whose masked form
+// provider.RedactMaskedSecret replaces.
+var stars = []byte("****")
+
+const minMaskedSecret = 8
 
 // literalBytes is Bytes without the masked forms.
 func (r *Redactor) literalBytes(p []byte) []byte {
@@ -186,16 +193,27 @@ func hexVal(h []byte) (int, bool) {
 // Active reports whether there is any secret to redact.
 func (r *Redactor) Active() bool { return r != nil && len(r.secrets) > 0 }
 
-// Contains reports whether Bytes would find a secret anywhere in p: a
-// secret literally, or encoded in any of the forms Bytes replaces. It is
-// exact (no false negatives, no false positives) and does not allocate,
-// so a caller can prove that a batch of strings holds no secret with one
-// scan of their concatenation: a string that Bytes or String would change
-// holds a match, and a match depends only on the bytes it covers, so it is
-// still a match wherever the string's bytes are copied whole.
+// Contains reports whether Bytes may find a secret anywhere in p: a
+// secret literally, or encoded in any of the forms Bytes replaces. It has
+// no false negatives, and no false positives but one: p holding a run of
+// four asterisks, where a masked form of a secret may be (which Bytes
+// replaces depending on the characters around it, so no scan of a
+// concatenation could decide it). It does not allocate, so a caller can
+// prove that a batch of strings holds no secret with one scan of their
+// concatenation: a string that Bytes or String would change holds a
+// match, and a literal or encoded match depends only on the bytes it
+// covers, so it is still a match wherever the string's bytes are copied
+// whole.
 func (r *Redactor) Contains(p []byte) bool {
 	if r == nil || len(r.secrets) == 0 {
 		return false
+	}
+	if bytes.Contains(p, stars) {
+		for _, s := range r.secrets {
+			if len(s) >= minMaskedSecret {
+				return true
+			}
+		}
 	}
 	for _, s := range r.secrets {
 		if bytes.Contains(p, s) {

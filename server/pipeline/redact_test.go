@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -85,7 +86,10 @@ func TestRedactContains(t *testing.T) {
 func checkContains(t *testing.T, r *Redactor, p []byte) {
 	t.Helper()
 	changed := string(r.Bytes(append([]byte(nil), p...))) != string(p)
-	if got := r.Contains(p); got != changed {
+	// Exact but where p has a run of four asterisks (a masked form may be
+	// there): then it may say true for what Bytes keeps, never false for
+	// what Bytes changes.
+	if got := r.Contains(p); got != changed && (!got || !bytes.Contains(p, []byte("****"))) {
 		t.Errorf("Contains(%q) = %v, Bytes changes it: %v", p, got, changed)
 	}
 }
