@@ -1,0 +1,121 @@
+package openai
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// TestMgdMaxTokensReasoningOnly: gpt-5-mini, effort low, summary "auto",
+// max_output_tokens 16: status incomplete, incomplete_details.reason
+// max_output_tokens, the output a lone reasoning item rs_68b4f28e… with
+// an empty summary (no message), and a usage of 16 in, 0 out, 0 reasoning
+// (the 16 tokens the model spent are not counted). A LENGTH finish
+// ("incomplete/max_output_tokens"), the reasoning item kept by its id,
+// no text. The request is maruel/genai's but for include (ours asks for
+// the encrypted reasoning).
+func TestMgdMaxTokensReasoningOnly(t *testing.T) {
+	t.Parallel()
+	req := mgdRequest("gpt-5-mini", "Explain the theory of relativity in great details.", llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW)
+	req.Options.MaxTokens = proto.Int32(16)
+	res, sent := mgdUnary(t, "real_maruel_gpt5mini_max_tokens", req, mgdLimits{500, 499, 200000, 199767, 120 * time.Millisecond, 69 * time.Millisecond})
+	mgdSameAsRecorded(t, sent, `{"model":"gpt-5-mini","background":false,"max_output_tokens":16,"reasoning":{"effort":"low","summary":"auto"},"service_tier":"flex","store":false,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Explain the theory of relativity in great details."}]}]}`,
+		"model", "max_output_tokens", "reasoning", "service_tier", "store", "input")
+	mgdMeta(t, res.Meta, "resp_68b4f28d8fbc819683cc73c9ce681a4b0a9f875ed603e359", "req_103ceff00d54687e0ee954863844cd23", "gpt-5-mini-2025-08-07", 1756689037,
+		&llmrelayv1.Usage{InputTokens: 16, TotalTokens: 16}, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "incomplete/max_output_tokens", "flex")
+	if p := res.Message.GetParts(); len(p) != 1 || p[0].GetReasoning().GetId() != "rs_68b4f28e0d388196a5f587d814f8f4560a9f875ed603e359" || p[0].GetReasoning().GetText() != "" {
+		t.Errorf("parts %v", p)
+	}
+}
+
+// TestMgdJSONSchema: gpt-5-mini, effort low, text.format json_schema
+// "response" (is_fruit boolean, strict). The answer: a reasoning item
+// rs_68b4f291… with one summary_text (quotes and a U+2014 in it), then
+// the message msg_68b4f293… {"is_fruit":true}; 46 in, 16 out, 62 total;
+// x-ratelimit tokens 199736 left, reset 78 ms. Our text.format is
+// maruel/genai's without the $schema key (the caller's schema as given:
+// the API's echo has none either).
+func TestMgdJSONSchema(t *testing.T) {
+	t.Parallel()
+	req := mgdRequest("gpt-5-mini", "Is a banana a fruit? Do not include an explanation. Reply ONLY as JSON.", llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW)
+	req.Options.ResponseFormat = &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, Strict: proto.Bool(true),
+		Schema: `{"properties":{"is_fruit":{"type":"boolean"}},"additionalProperties":false,"type":"object","required":["is_fruit"]}`}
+	res, sent := mgdUnary(t, "real_maruel_gpt5mini_json_schema", req, mgdLimits{500, 499, 200000, 199736, 120 * time.Millisecond, 78 * time.Millisecond})
+	rec := mgdSameAsRecorded(t, sent, `{"model":"gpt-5-mini","background":false,"reasoning":{"effort":"low","summary":"auto"},"service_tier":"flex","store":false,"text":{"format":{"type":"json_schema","name":"response","schema":{"properties":{"is_fruit":{"type":"boolean"}},"additionalProperties":false,"type":"object","required":["is_fruit"]},"strict":true}},"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Is a banana a fruit? Do not include an explanation. Reply ONLY as JSON."}]}]}`,
+		"model", "reasoning", "service_tier", "store", "text", "input")
+	_ = rec
+	mgdMeta(t, res.Meta, "resp_68b4f290d1148195827eedfa25a6916104b9b9e96ff56df1", "req_53e5ee8ecf97e74150af15d854c773cb", "gpt-5-mini-2025-08-07", 1756689040,
+		&llmrelayv1.Usage{InputTokens: 46, OutputTokens: 16, TotalTokens: 62}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", "flex")
+	p := res.Message.GetParts()
+	if len(p) != 2 || p[0].GetReasoning().GetId() != "rs_68b4f29133ac8195923bcc73fd70cebd04b9b9e96ff56df1" ||
+		!strings.Contains(p[0].GetReasoning().GetText(), `JSON schema: {"is_fruit": boolean}.`) || !strings.Contains(p[0].GetReasoning().GetText(), "extra text\u2014just the JSON") ||
+		p[1].GetItemId() != "msg_68b4f29320a08195b0a61fdd68264ff604b9b9e96ff56df1" {
+		t.Fatalf("parts %v", p)
+	}
+	var v struct {
+		IsFruit *bool `json:"is_fruit"`
+	}
+	if err := json.Unmarshal([]byte(p[1].GetText()), &v); err != nil || v.IsFruit == nil || !*v.IsFruit || p[1].GetText() != `{"is_fruit":true}` {
+		t.Errorf("text %q: %v", p[1].GetText(), err)
+	}
+}
+
+// TestMgdWebSearch: gpt-4.1 with the hosted web_search tool (sent
+// through extra_body, as the contract has no hosted search tool).
+// maruel/genai also asked for include web_search_call.action.sources;
+// through extra_body ours is refused with a warning (the gateway owns
+// include), and the sources would only land in the web_search_call's
+// warning's place anyway. The answer: the
+// web_search_call ws_68b7425d… (action search, query "current Prime
+// Minister of Canada", 50 sources) reported in one warning, then the
+// message "Mark\u202fCarney ([aljazeera.com](…), [pm.gc.ca](…))" whose
+// output_text has two url_citation annotations over the same span
+// (start_index 12, end_index 219: code points, the U+202F counted once),
+// kept as sent in meta.extended.annotations; 17178 in, 55 out; service
+// tier default; tokens 30000 a minute, 29652 left, reset 696 ms.
+func TestMgdWebSearch(t *testing.T) {
+	t.Parallel()
+	req := mgdRequest("gpt-4.1", "Search the web to tell who is currently the Prime Minister of Canada. Only search for one result. Give only the name with no explanation.", 0)
+	req.ProviderOptions.GetOpenai().ServiceTier = ""
+	req.ProviderOptions.GetOpenai().ReasoningSummary = "auto"
+	req.ProviderOptions.ExtraBody = `{"tools":[{"type":"web_search"}],"include":["web_search_call.action.sources"]}`
+	res, sent := mgdUnary(t, "real_maruel_gpt41_web_search", req, mgdLimits{500, 499, 30000, 29652, 120 * time.Millisecond, 696 * time.Millisecond})
+	mgdSameAsRecorded(t, sent, `{"model":"gpt-4.1","background":false,"reasoning":{"summary":"auto"},"store":false,"tools":[{"type":"web_search"}],"include":["web_search_call.action.sources"],"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Search the web to tell who is currently the Prime Minister of Canada. Only search for one result. Give only the name with no explanation."}]}]}`,
+		"model", "reasoning", "store", "tools", "input", "service_tier")
+	if sent["include"] != nil {
+		t.Errorf("include %v", sent["include"])
+	}
+	mgdMeta(t, res.Meta, "resp_68b7425bdb048195bff4fa085bb87dc208c169637cfc4339", "req_284fdd22c448230973781cc89622ebe4", "gpt-4.1-2025-04-14", 1756840539,
+		&llmrelayv1.Usage{InputTokens: 17178, OutputTokens: 55, TotalTokens: 17233}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", "default")
+	const answer = "Mark\u202fCarney ([aljazeera.com](https://www.aljazeera.com/news/2025/3/14/mark-carney-sworn-in-as-canadas-new-prime-minister-replacing-trudeau?utm_source=openai), [pm.gc.ca](https://www.pm.gc.ca/en/about?utm_source=openai))"
+	p := res.Message.GetParts()
+	if len(p) != 1 || p[0].GetText() != answer || p[0].GetItemId() != "msg_68b742612f9c8195ac6b4acbb874d47208c169637cfc4339" {
+		t.Fatalf("parts %v", p)
+	}
+	if w := res.Meta.GetWarnings(); len(w) != 2 || w[0] != "extra_body.include ignored: the gateway sets it" ||
+		!strings.Contains(w[1], `"web_search_call" (id ws_68b7425d2f5881958fd47ab993f2b30008c169637cfc4339; a tool the provider ran itself)`) {
+		t.Errorf("warnings %v", w)
+	}
+	anns, _ := res.Meta.GetExtended().AsMap()[extAnnotations].([]any)
+	if len(anns) != 2 {
+		t.Fatalf("annotations %v", anns)
+	}
+	for i, want := range []struct{ title, url string }{
+		{"Mark Carney sworn in as Canada\u2019s new prime minister, replacing Trudeau | Politics News | Al Jazeera", "https://www.aljazeera.com/news/2025/3/14/mark-carney-sworn-in-as-canadas-new-prime-minister-replacing-trudeau?utm_source=openai"},
+		{"About | Prime Minister of Canada", "https://www.pm.gc.ca/en/about?utm_source=openai"},
+	} {
+		a, _ := anns[i].(map[string]any)
+		if a["type"] != "url_citation" || a["start_index"] != 12.0 || a["end_index"] != 219.0 || a["title"] != want.title || a["url"] != want.url {
+			t.Errorf("annotation %d: %v", i, a)
+		}
+	}
+	// The indexes count code points: the span is "(" to the last ")".
+	if r := []rune(answer); string(r[12]) != "(" || len(r) != 219 {
+		t.Errorf("span %q…, %d code points", string(r[12]), len(r))
+	}
+}

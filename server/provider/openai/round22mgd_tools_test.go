@@ -1,0 +1,212 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// The requests maruel/genai sent in the cassettes (their request.body),
+// which the live API answered.
+const (
+	mgdSqrtReq1 = `{"model":"gpt-5-mini","background":false,"parallel_tool_calls":true,"reasoning":{"effort":"low","summary":"auto"},"service_tier":"flex","store":false,"tool_choice":"required","tools":[{"type":"function","name":"square_root","description":"Calculates and return the square root of a number","parameters":{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"number":{"type":"number"}},"additionalProperties":false,"type":"object","required":["number"]}}],"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Use the square_root tool to calculate the square root of 132413 and reply with only the result. Do not give an explanation."}]}]}`
+	mgdSqrtReq2 = `{"model":"gpt-5-mini","background":false,"parallel_tool_calls":true,"reasoning":{"effort":"low","summary":"auto"},"service_tier":"flex","store":false,"tool_choice":"none","tools":[{"type":"function","name":"square_root","description":"Calculates and return the square root of a number","parameters":{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"number":{"type":"number"}},"additionalProperties":false,"type":"object","required":["number"]}}],"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Use the square_root tool to calculate the square root of 132413 and reply with only the result. Do not give an explanation."}]},{"type":"function_call","arguments":"{\"number\":132413}","name":"square_root","call_id":"call_r6yPeDtWh9P8ytI99lLRiqSP"},{"type":"function_call_output","call_id":"call_r6yPeDtWh9P8ytI99lLRiqSP","output":"363.89"}]}`
+	mgdSqrtStreamReq2 = `{"model":"gpt-5-mini","background":false,"parallel_tool_calls":true,"reasoning":{"effort":"low","summary":"auto"},"service_tier":"flex","store":false,"tool_choice":"none","tools":[{"type":"function","name":"square_root","description":"Calculates and return the square root of a number","parameters":{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"number":{"type":"number"}},"additionalProperties":false,"type":"object","required":["number"]}}],"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Use the square_root tool to calculate the square root of 132413 and reply with only the result. Do not give an explanation."}]},{"type":"function_call","arguments":"{\"number\":132413}","name":"square_root","call_id":"call_DkwSBrdtTyK9d8DNysPnH4Bb"},{"type":"function_call_output","call_id":"call_DkwSBrdtTyK9d8DNysPnH4Bb","output":"363.89"}],"stream":true}`
+)
+
+// mgdSameAsRecorded checks that the request the adapter sent has the
+// recorded request's value for each key, and returns the recorded request.
+// The keys the two differ in are the test's to check.
+func mgdSameAsRecorded(t *testing.T, sent map[string]any, recorded string, keys ...string) map[string]any {
+	t.Helper()
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(recorded), &rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if !reflect.DeepEqual(sent[k], rec[k]) {
+			t.Errorf("%s: sent %v, recorded %v", k, sent[k], rec[k])
+		}
+	}
+	return rec
+}
+
+// mgdSqrtTools checks the tools the adapter sent against maruel/genai's:
+// the same function, without the $schema key it adds (the API drops it:
+// the tools echoed in its answer have none).
+func mgdSqrtTools(t *testing.T, sent, rec map[string]any) {
+	t.Helper()
+	tools, _ := rec["tools"].([]any)
+	tool, _ := tools[0].(map[string]any)
+	params, _ := tool["parameters"].(map[string]any)
+	delete(params, "$schema")
+	if !reflect.DeepEqual(sent["tools"], rec["tools"]) {
+		t.Errorf("tools: sent %v, recorded %v", sent["tools"], rec["tools"])
+	}
+}
+
+// mgdMeta checks the ids, model, creation time and usage of an answer.
+func mgdMeta(t *testing.T, m *llmrelayv1.ResponseMeta, respID, reqID, model string, created int64, usage *llmrelayv1.Usage, finish llmrelayv1.FinishReason, raw, tier string) {
+	t.Helper()
+	if m.GetResponseId() != respID || m.GetProviderRequestId() != reqID || m.GetResolvedModel() != model ||
+		!m.GetCreateTime().AsTime().Equal(time.Unix(created, 0)) || m.GetFinishReason() != finish || m.GetProviderFinishReason() != raw ||
+		m.GetServiceTier() != tier {
+		t.Errorf("meta %v", m)
+	}
+	if !proto.Equal(m.GetUsage(), usage) {
+		t.Errorf("usage %v, want %v", m.GetUsage(), usage)
+	}
+}
+
+// TestMgdSquareRootRoundTrip: gpt-5-mini (gpt-5-mini-2025-08-07), effort
+// low with summary "auto", service tier flex, store false, a call
+// required. The answer: a reasoning item rs_68b4f294… with one
+// summary_text ("**Calculating square root**\n\nI need to call …") and no
+// encrypted content (maruel/genai does not ask for it), then the
+// function_call fc_68b4f295… square_root({"number":132413}) with call_id
+// call_r6yPeDtWh9P8ytI99lLRiqSP; 73 in, 21 out, 0 reasoning, 94 total;
+// the six x-ratelimit-* headers (500 requests, 499 left, reset 120 ms;
+// 200000 tokens, 199317 left, reset 204 ms), openai-processing-ms 2719.
+//
+// maruel/genai's second request (its second cassette, which the API
+// answered) sends back the user turn, the call without its item id or
+// status and without the reasoning item (a reasoning item without
+// encrypted content cannot be resolved when store is false), then the
+// function_call_output "363.89", tool_choice none. Ours has the same
+// input: the reasoning part, which carries no encrypted content, is left
+// out with a warning. It also asks for reasoning.encrypted_content
+// (maruel/genai does not). The answer to it: an empty reasoning item,
+// then the message msg_68b84be6… "363.89"; 103 in, 73 out of which 64
+// reasoning, 176 total.
+func TestMgdSquareRootRoundTrip(t *testing.T) {
+	t.Parallel()
+	low := llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW
+	req := mgdTools(mgdRequest("gpt-5-mini", mgdSqrtQuestion, low), llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED)
+	res, sent := mgdUnary(t, "real_maruel_gpt5mini_sqrt_1", req, mgdLimits{500, 499, 200000, 199317, 120 * time.Millisecond, 204 * time.Millisecond})
+	rec := mgdSameAsRecorded(t, sent, mgdSqrtReq1, "model", "parallel_tool_calls", "reasoning", "service_tier", "store", "tool_choice", "input")
+	mgdSqrtTools(t, sent, rec)
+	if inc, _ := sent["include"].([]any); len(inc) != 1 || inc[0] != includeEncryptedReasoning {
+		t.Errorf("include %v", sent["include"])
+	}
+	mgdMeta(t, res.Meta, "resp_68b4f29369e48193acaa8fe6230b6871018117bf5f190d98", "req_f0cacc72f9c8251c196c25c641ecbf48", "gpt-5-mini-2025-08-07", 1756689043,
+		&llmrelayv1.Usage{InputTokens: 73, OutputTokens: 21, TotalTokens: 94}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed", "flex")
+	parts := res.Message.GetParts()
+	if len(parts) != 2 {
+		t.Fatalf("parts %v", parts)
+	}
+	rs := parts[0].GetReasoning()
+	if rs.GetId() != "rs_68b4f2944a9c81938216cf5e9faa7ad7018117bf5f190d98" || rs.GetSignature() != "" ||
+		!strings.HasPrefix(rs.GetText(), "**Calculating square root**\n\nI need to call the square root function with the number 132413. It seems straightforward; I\u2019ll just") ||
+		!strings.HasSuffix(rs.GetText(), "Let\u2019s go ahead and call it!") {
+		t.Errorf("reasoning %v", rs)
+	}
+	if c := parts[1].GetToolCall(); c.GetCallId() != "call_r6yPeDtWh9P8ytI99lLRiqSP" || c.GetName() != "square_root" || c.GetArguments() != `{"number":132413}` || !c.GetArgumentsValid() {
+		t.Errorf("call %v", c)
+	}
+	if ext := res.Meta.GetExtended().AsMap(); ext["openai_processing_ms"] != 2719.0 || len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("extended %v, warnings %v", ext, res.Meta.GetWarnings())
+	}
+
+	req2 := mgdTools(mgdRequest("gpt-5-mini", mgdSqrtQuestion, low), llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE)
+	req2.Messages = append(req2.Messages, res.Message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_r6yPeDtWh9P8ytI99lLRiqSP", "363.89")))
+	res2, sent2 := mgdUnary(t, "real_maruel_gpt5mini_sqrt_2", req2, mgdLimits{500, 499, 200000, 199335, 120 * time.Millisecond, 199 * time.Millisecond})
+	rec2 := mgdSameAsRecorded(t, sent2, mgdSqrtReq2, "model", "parallel_tool_calls", "reasoning", "service_tier", "store", "tool_choice", "input")
+	mgdSqrtTools(t, sent2, rec2)
+	if w := res2.Meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "reasoning without encrypted content (signature) was not sent") {
+		t.Errorf("warnings %v", w)
+	}
+	mgdMeta(t, res2.Meta, "resp_68b84bde061c8196bc8eea654b3a08c80fd1abbb312fef49", "req_50717ffd5a0e8c195abc385073f3d0d9", "gpt-5-mini-2025-08-07", 1756908510,
+		&llmrelayv1.Usage{InputTokens: 103, OutputTokens: 73, TotalTokens: 176, ReasoningTokens: 64}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", "flex")
+	parts = res2.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetId() != "rs_68b84bdf67d48196b7f62855f14a08720fd1abbb312fef49" || parts[0].GetReasoning().GetText() != "" ||
+		parts[1].GetText() != "363.89" || parts[1].GetItemId() != "msg_68b84be6f3a88196a6df700669d011fb0fd1abbb312fef49" {
+		t.Errorf("parts %v", parts)
+	}
+}
+
+// TestMgdSquareRootStreamRoundTrip: the same exchange streamed (another
+// run). The first answer: an empty reasoning item rs_68b4f292… added and
+// done (no summary though "auto" was asked), the function_call
+// fc_68b4f292… (call_DkwSBrdtTyK9d8DNysPnH4Bb) added with its name, the
+// arguments in six deltas with obfuscation, done, then response.completed
+// with 73 in, 21 out, 94 total. No x-ratelimit-* headers (streams have
+// none); x-request-id and openai-processing-ms 57. maruel/genai's second
+// request is that of the unary run with this call's id: ours has the same
+// input (the reasoning item, which has no encrypted content, left out
+// with a warning). The answer: an empty reasoning item, "363" "." "89" in
+// the message msg_68b84bed…, 103 in, 137 out of which 128 reasoning.
+func TestMgdSquareRootStreamRoundTrip(t *testing.T) {
+	t.Parallel()
+	low := llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW
+	req := mgdTools(mgdRequest("gpt-5-mini", mgdSqrtQuestion, low), llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED)
+	_, f, sent := mgdStream(t, "real_maruel_gpt5mini_sqrt_stream_1", req, nil)
+	if sent["stream"] != true {
+		t.Errorf("stream %v", sent["stream"])
+	}
+	mgdMeta(t, f.Meta, "resp_68b4f2917aa081938b1fa146ffeb9a3e0a9e3a741f286e94", "req_74f97fbfd16700cd49109679af6ae4dd", "gpt-5-mini-2025-08-07", 1756689041,
+		&llmrelayv1.Usage{InputTokens: 73, OutputTokens: 21, TotalTokens: 94}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed", "flex")
+	parts := f.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetId() != "rs_68b4f29236e88193b42d4f0b7c7b25f60a9e3a741f286e94" || parts[0].GetReasoning().GetText() != "" {
+		t.Fatalf("parts %v", parts)
+	}
+	if c := parts[1].GetToolCall(); c.GetCallId() != "call_DkwSBrdtTyK9d8DNysPnH4Bb" || c.GetName() != "square_root" || c.GetArguments() != `{"number":132413}` {
+		t.Errorf("call %v", c)
+	}
+
+	req2 := mgdTools(mgdRequest("gpt-5-mini", mgdSqrtQuestion, low), llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE)
+	req2.Messages = append(req2.Messages, f.Message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_DkwSBrdtTyK9d8DNysPnH4Bb", "363.89")))
+	evs, f2, sent2 := mgdStream(t, "real_maruel_gpt5mini_sqrt_stream_2", req2, nil)
+	rec2 := mgdSameAsRecorded(t, sent2, mgdSqrtStreamReq2, "model", "parallel_tool_calls", "reasoning", "service_tier", "store", "tool_choice", "input", "stream")
+	mgdSqrtTools(t, sent2, rec2)
+	var warnings []string
+	for _, ev := range evs {
+		if ev.Kind == provider.EventMeta {
+			warnings = append(warnings, ev.Meta.GetWarnings()...)
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "reasoning without encrypted content (signature) was not sent") {
+		t.Errorf("warnings %v", warnings)
+	}
+	mgdMeta(t, f2.Meta, "resp_68b84bde69808190abc70c3a11fbae4a06d207e0674207ab", "req_d8372b9d363a6d31d9fd4345f10a7a13", "gpt-5-mini-2025-08-07", 1756908510,
+		&llmrelayv1.Usage{InputTokens: 103, OutputTokens: 137, TotalTokens: 240, ReasoningTokens: 128}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", "flex")
+	if p := f2.Message.GetParts(); len(p) != 2 || p[0].GetReasoning().GetId() != "rs_68b84be1aeb08190a24bf38390b44b5e06d207e0674207ab" ||
+		p[1].GetText() != "363.89" || p[1].GetItemId() != "msg_68b84bedc180819098a4fd3e5995c54806d207e0674207ab" {
+		t.Errorf("parts %v", p)
+	}
+}
+
+// TestMgdLogprobsReasoningModel: gpt-5-mini asked for top_logprobs 2
+// (no effort, summary "auto"): 400 invalid_request_error, code
+// unsupported_parameter, param top_logprobs, "logprobs are not supported
+// with reasoning models.", x-request-id req_7f61f5ce…. An invalid
+// request, not retried, the message whole. Our request carries
+// top_logprobs 2 as maruel/genai's did, and no include of logprobs (the
+// caller did not ask for them).
+func TestMgdLogprobsReasoningModel(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("real_maruel_gpt5mini_logprobs_error.http"))
+	req := mgdRequest("gpt-5-mini", "Say hello. Use only one word.", 0)
+	req.ProviderOptions.GetOpenai().ReasoningSummary = "auto"
+	req.ProviderOptions.GetOpenai().TopLogprobs = proto.Int32(2)
+	_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+	pe := providerError(t, err)
+	if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 400 || pe.Code != "unsupported_parameter" ||
+		pe.RequestID != "req_7f61f5cea4d60a39105df71e386b2a6b" || pe.Message != "logprobs are not supported with reasoning models." {
+		t.Errorf("error %s", renderErr(err))
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d requests", n)
+	}
+	mgdSameAsRecorded(t, r20Request(t, srv.Last(t).Body),
+		`{"model":"gpt-5-mini","background":false,"reasoning":{"summary":"auto"},"service_tier":"flex","store":false,"top_logprobs":2,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Say hello. Use only one word."}]}]}`,
+		"model", "reasoning", "service_tier", "store", "top_logprobs", "input", "include")
+}
