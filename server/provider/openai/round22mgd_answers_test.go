@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +118,107 @@ func TestMgdWebSearch(t *testing.T) {
 	// The indexes count code points: the span is "(" to the last ")".
 	if r := []rune(answer); string(r[12]) != "(" || len(r) != 219 {
 		t.Errorf("span %q…, %d code points", string(r[12]), len(r))
+	}
+}
+
+// mgdCanadaQuestion is maruel/genai's web search prompt.
+const mgdCanadaQuestion = "Search the web to tell who is currently the Prime Minister of Canada. Only search for one result. Give only the name with no explanation."
+
+// TestMgdWebSearchReasoning: gpt-5-mini, effort low, with the hosted
+// web_search tool: a reasoning item rs_68b7853f… (empty summary), the
+// web_search_call ws_68b78541… (query "Prime Minister of Canada", 9
+// sources), a second reasoning item rs_68b7854e…, then the message
+// msg_68b7854e… "Mark Carney" without annotations; 13015 in of which
+// 4096 cached, 137 out of which 128 reasoning; tokens 191029 left, reset
+// 2.691 s. Both reasoning items are kept in order by id, the search in
+// one warning. Sent back in a follow-up, neither reasoning item goes
+// (the first led to the hosted call, and neither has encrypted content),
+// each with its warning, and the text goes as the assistant's message.
+func TestMgdWebSearchReasoning(t *testing.T) {
+	t.Parallel()
+	low := llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW
+	req := mgdRequest("gpt-5-mini", mgdCanadaQuestion, low)
+	req.ProviderOptions.ExtraBody = `{"tools":[{"type":"web_search"}]}`
+	res, sent := mgdUnary(t, "real_maruel_gpt5mini_web_search", req, mgdLimits{500, 499, 200000, 191029, 120 * time.Millisecond, 2691 * time.Millisecond})
+	mgdSameAsRecorded(t, sent, `{"model":"gpt-5-mini","background":false,"reasoning":{"effort":"low","summary":"auto"},"service_tier":"flex","store":false,"tools":[{"type":"web_search"}],"include":["web_search_call.action.sources"],"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"`+mgdCanadaQuestion+`"}]}]}`,
+		"model", "reasoning", "service_tier", "store", "tools", "input")
+	mgdMeta(t, res.Meta, "resp_68b7853e14b08197badbb11ee3ce370b0ba23640e8bba1e7", "req_8f1db84cfa556ecab423e97e32f50e52", "gpt-5-mini-2025-08-07", 1756857662,
+		&llmrelayv1.Usage{InputTokens: 13015, OutputTokens: 137, TotalTokens: 13152, CachedInputTokens: 4096, ReasoningTokens: 128}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", "flex")
+	p := res.Message.GetParts()
+	if len(p) != 3 || p[0].GetReasoning().GetId() != "rs_68b7853f21048197b0fac1186edb92b50ba23640e8bba1e7" || p[1].GetReasoning().GetId() != "rs_68b7854e878081978f810a63605b228b0ba23640e8bba1e7" ||
+		p[2].GetText() != "Mark Carney" || p[2].GetItemId() != "msg_68b7854ef9f08197aa8090c2086cc3560ba23640e8bba1e7" {
+		t.Fatalf("parts %v", p)
+	}
+	if w := res.Meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], `"web_search_call" (id ws_68b78541cf388197925cf1547f3f44e50ba23640e8bba1e7; a tool the provider ran itself)`) {
+		t.Errorf("warnings %v", w)
+	}
+	if _, ok := res.Meta.GetExtended().AsMap()[extAnnotations]; ok {
+		t.Errorf("extended %v", res.Meta.GetExtended())
+	}
+
+	p2, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := mgdRequest("gpt-5-mini", mgdCanadaQuestion, low)
+	next.Messages = append(next.Messages, res.Message, msgOf(llmrelayv1.Role_ROLE_USER, text("Since when?")))
+	body, warnings, err := p2.buildResponsesRequest(next, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, _ := decodeBody(t, body)["input"].([]any)
+	if len(items) != 3 {
+		t.Fatalf("input %v", items)
+	}
+	if m, _ := items[1].(map[string]any); m["role"] != "assistant" || !strings.Contains(fmt.Sprint(m["content"]), "text:Mark Carney") {
+		t.Errorf("assistant item %v", m)
+	}
+	if len(warnings) != 2 || !strings.Contains(warnings[0], "messages[1].parts[0]") || !strings.Contains(warnings[1], "messages[1].parts[1]") {
+		t.Errorf("warnings %q", warnings)
+	}
+}
+
+// TestMgdWebSearchStream: the gpt-4.1 search streamed (another run): the
+// web_search_call ws_68b7425c… added in progress, its in_progress,
+// searching and completed events, done with its query and 33 sources
+// (one warning); then "Mark Carney " and the link in two deltas, the
+// url_citation announced by response.output_text.annotation.added
+// (start 12, end 115) and repeated in content_part.done,
+// output_item.done and response.completed: reported once, in the final
+// meta. service_tier "auto" in response.created, "default" at the end
+// (reported). 17337 in, 54 out. No x-ratelimit-* headers.
+func TestMgdWebSearchStream(t *testing.T) {
+	t.Parallel()
+	req := mgdRequest("gpt-4.1", mgdCanadaQuestion, 0)
+	req.ProviderOptions.GetOpenai().ServiceTier = ""
+	req.ProviderOptions.ExtraBody = `{"tools":[{"type":"web_search"}]}`
+	evs, f, sent := mgdStream(t, "real_maruel_gpt41_web_search_stream", req, nil)
+	if sent["stream"] != true || sent["service_tier"] != nil {
+		t.Errorf("sent %v", sent)
+	}
+	mgdMeta(t, f.Meta, "resp_68b7425b9284819695ea3d9f50cf72e802a4f883497c5e9c", "req_69f21658a180f049968a01013c530b87", "gpt-4.1-2025-04-14", 1756840539,
+		&llmrelayv1.Usage{InputTokens: 17337, OutputTokens: 54, TotalTokens: 17391}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", "default")
+	const answer = "Mark Carney ([en.wikipedia.org](https://en.wikipedia.org/wiki/List_of_prime_ministers_of_Canada?utm_source=openai))"
+	if p := f.Message.GetParts(); len(p) != 1 || p[0].GetText() != answer || p[0].GetItemId() != "msg_68b7425f5b008196a13b0c6acd9dfa1102a4f883497c5e9c" {
+		t.Errorf("parts %v", p)
+	}
+	var annotations []any
+	for _, ev := range evs {
+		if a, ok := ev.Meta.GetExtended().AsMap()[extAnnotations].([]any); ok {
+			annotations = append(annotations, a...)
+		}
+	}
+	if len(annotations) != 1 {
+		t.Fatalf("annotations %v", annotations)
+	}
+	if a, _ := annotations[0].(map[string]any); a["type"] != "url_citation" || a["start_index"] != 12.0 || a["end_index"] != 115.0 ||
+		a["title"] != "List of prime ministers of Canada" || a["url"] != "https://en.wikipedia.org/wiki/List_of_prime_ministers_of_Canada?utm_source=openai" {
+		t.Errorf("annotation %v", a)
+	}
+	if r := []rune(answer); string(r[12]) != "(" || len(r) != 115 {
+		t.Errorf("span %q, %d", string(r[12]), len(r))
+	}
+	if w := f.Meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "id ws_68b7425c837c81968efe003b0604384702a4f883497c5e9c; a tool the provider ran itself") {
+		t.Errorf("warnings %v", w)
 	}
 }

@@ -210,3 +210,55 @@ func TestMgdLogprobsReasoningModel(t *testing.T) {
 		`{"model":"gpt-5-mini","background":false,"reasoning":{"summary":"auto"},"service_tier":"flex","store":false,"top_logprobs":2,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Say hello. Use only one word."}]}]}`,
 		"model", "reasoning", "service_tier", "store", "top_logprobs", "input", "include")
 }
+
+// TestMgdGPT41SquareRootFollowUp: gpt-4.1 (no reasoning) answering the
+// second turn: maruel/genai's request (which the API answered) carries
+// the user turn, the call square_root({"number":132413}) with call_id
+// call_gMhCYICfg5enHuicRacM6dcB and its output "363.89", tool_choice
+// none, reasoning {summary: auto}. Ours, built from the same history, has
+// the same input and no include (no reasoning asked). The answer: the
+// message msg_68b84ad1… "363.89"; 93 in, 4 out; service tier default;
+// tokens 30000 a minute, 29690 left, reset 620 ms.
+func TestMgdGPT41SquareRootFollowUp(t *testing.T) {
+	t.Parallel()
+	req := mgdTools(mgdRequest("gpt-4.1", mgdSqrtQuestion, 0), llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE)
+	req.ProviderOptions.GetOpenai().ServiceTier = ""
+	req.ProviderOptions.GetOpenai().ReasoningSummary = "auto"
+	req.Messages = append(req.Messages,
+		&llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+			CallId: "call_gMhCYICfg5enHuicRacM6dcB", Name: "square_root", Arguments: `{"number":132413}`}}}}},
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_gMhCYICfg5enHuicRacM6dcB", "363.89")))
+	res, sent := mgdUnary(t, "real_maruel_gpt41_sqrt_2", req, mgdLimits{500, 499, 30000, 29690, 120 * time.Millisecond, 620 * time.Millisecond})
+	rec := mgdSameAsRecorded(t, sent, `{"model":"gpt-4.1","background":false,"parallel_tool_calls":true,"reasoning":{"summary":"auto"},"store":false,"tool_choice":"none","tools":[{"type":"function","name":"square_root","description":"Calculates and return the square root of a number","parameters":{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"number":{"type":"number"}},"additionalProperties":false,"type":"object","required":["number"]}}],"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Use the square_root tool to calculate the square root of 132413 and reply with only the result. Do not give an explanation."}]},{"type":"function_call","arguments":"{\"number\":132413}","name":"square_root","call_id":"call_gMhCYICfg5enHuicRacM6dcB"},{"type":"function_call_output","call_id":"call_gMhCYICfg5enHuicRacM6dcB","output":"363.89"}]}`,
+		"model", "parallel_tool_calls", "reasoning", "store", "tool_choice", "input", "include", "service_tier")
+	mgdSqrtTools(t, sent, rec)
+	mgdMeta(t, res.Meta, "resp_68b84ad08b0c8195ac459fede00184680a762900975210b3", "req_929d17e2607c722254dce7c7e3854fce", "gpt-4.1-2025-04-14", 1756908240,
+		&llmrelayv1.Usage{InputTokens: 93, OutputTokens: 4, TotalTokens: 97}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", "default")
+	if p := res.Message.GetParts(); len(p) != 1 || p[0].GetText() != "363.89" || p[0].GetItemId() != "msg_68b84ad140008195a621df17a2e6390d0a762900975210b3" || len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("parts %v, warnings %v", p, res.Meta.GetWarnings())
+	}
+}
+
+// TestMgdLogprobsReasoningModelStream: the same refusal on a stream
+// (effort low): 400 with Content-Type application/json (not an event
+// stream), x-request-id req_71b0f4fa…: Stream fails at once with the
+// invalid request, the message whole.
+func TestMgdLogprobsReasoningModelStream(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("real_maruel_gpt5mini_thinking_stream_logprobs_error.http"))
+	req := mgdRequest("gpt-5-mini", "Say hello. Use only one word.", llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW)
+	req.ProviderOptions.GetOpenai().TopLogprobs = proto.Int32(2)
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), req)
+	if err == nil {
+		s.Close()
+		t.Fatal("no error")
+	}
+	pe := providerError(t, err)
+	if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 400 || pe.Code != "unsupported_parameter" ||
+		pe.RequestID != "req_71b0f4fa99a7e0a800496a50442bcf24" || pe.Message != "logprobs are not supported with reasoning models." {
+		t.Errorf("error %s", renderErr(err))
+	}
+	mgdSameAsRecorded(t, r20Request(t, srv.Last(t).Body),
+		`{"model":"gpt-5-mini","background":false,"reasoning":{"effort":"low","summary":"auto"},"service_tier":"flex","store":false,"top_logprobs":2,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Say hello. Use only one word."}]}],"stream":true}`,
+		"model", "reasoning", "service_tier", "store", "top_logprobs", "input", "stream")
+}
