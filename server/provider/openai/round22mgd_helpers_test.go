@@ -37,9 +37,9 @@ func mgdRequest(model, question string, effort llmrelayv1.ReasoningEffort) *prov
 		oo.ReasoningSummary = "auto"
 	}
 	return &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: model, Format: formatResponses,
-		Reasoning: effort != llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED,
-		Messages:  []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text(question))},
-		Options:   &llmrelayv1.GenerationOptions{ReasoningEffort: effort},
+		Reasoning:       effort != llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED,
+		Messages:        []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text(question))},
+		Options:         &llmrelayv1.GenerationOptions{ReasoningEffort: effort},
 		ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: oo}}}
 }
 
