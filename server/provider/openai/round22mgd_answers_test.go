@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // TestMgdMaxTokensReasoningOnly: gpt-5-mini, effort low, summary "auto",
@@ -220,5 +221,46 @@ func TestMgdWebSearchStream(t *testing.T) {
 	}
 	if w := f.Meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "id ws_68b7425c837c81968efe003b0604384702a4f883497c5e9c; a tool the provider ran itself") {
 		t.Errorf("warnings %v", w)
+	}
+}
+
+// TestMgdMaxTokensStreamSummaryDropped: the max_output_tokens run
+// streamed. The reasoning item rs_68b4f28b… is added empty, a summary
+// part is added and its text comes in 82 deltas ("**Considering the
+// user's request**\n\nThe user is asking for a detailed, long
+// explanation. … Let’s make sure I’m thorough and attentive to their
+// needs!"), then, with no summary_text.done nor summary_part.done, the
+// item is done with "summary": [] and the stream ends in
+// response.incomplete (max_output_tokens) whose output repeats the empty
+// summary; 16 in, 0 out. The streamed text is relayed as it came and the
+// empty summary of the done item does not take it back: the folded
+// answer is the reasoning item with the whole text (the unary answer of
+// the same question, real_maruel_gpt5mini_max_tokens, had none), a
+// LENGTH finish.
+func TestMgdMaxTokensStreamSummaryDropped(t *testing.T) {
+	t.Parallel()
+	req := mgdRequest("gpt-5-mini", "Explain the theory of relativity in great details.", llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW)
+	req.Options.MaxTokens = proto.Int32(16)
+	evs, f, sent := mgdStream(t, "real_maruel_gpt5mini_max_tokens_stream", req, nil)
+	if sent["max_output_tokens"] != 16.0 || sent["stream"] != true {
+		t.Errorf("sent %v", sent)
+	}
+	mgdMeta(t, f.Meta, "resp_68b4f28b5c948197bd2b394d8a5756e00a0607f6b71a1e83", "req_fdfd0f1d86c903145a44bf8e71daca8b", "gpt-5-mini-2025-08-07", 1756689035,
+		&llmrelayv1.Usage{InputTokens: 16, TotalTokens: 16}, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "incomplete/max_output_tokens", "flex")
+	const summary = "**Considering the user's request**\n\nThe user is asking for a detailed, long explanation. I want to ensure that I'm providing enough information without overwhelming them. " +
+		"I\u2019m considering how to break down the topic so that it's clear and engaging. It might help to cover key points systematically, maybe even by diving into specific aspects, " +
+		"to fulfill their request for great details. Let\u2019s make sure I\u2019m thorough and attentive to their needs!"
+	p := f.Message.GetParts()
+	if len(p) != 1 || p[0].GetReasoning().GetId() != "rs_68b4f28bc8588197940c21caf5ecf4030a0607f6b71a1e83" || p[0].GetReasoning().GetText() != summary {
+		t.Errorf("parts %v", p)
+	}
+	var deltas int
+	for _, ev := range evs {
+		if ev.Kind == provider.EventReasoning && ev.Reasoning.Text != "" {
+			deltas++
+		}
+	}
+	if deltas != 82 {
+		t.Errorf("%d reasoning deltas", deltas)
 	}
 }
