@@ -262,3 +262,54 @@ func TestMgdLogprobsReasoningModelStream(t *testing.T) {
 		`{"model":"gpt-5-mini","background":false,"reasoning":{"effort":"low","summary":"auto"},"service_tier":"flex","store":false,"top_logprobs":2,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Say hello. Use only one word."}]}],"stream":true}`,
 		"model", "reasoning", "service_tier", "store", "top_logprobs", "input", "stream")
 }
+
+// TestMgdSquareRootDefaultEffort: gpt-5-mini at its default effort
+// (maruel/genai sends reasoning {summary: auto} alone; the API answers
+// effort medium): an empty reasoning item rs_68b4f165…, then the call
+// call_NinSU6jQUF1sOfoGNVCQGfr3; 73 in, 149 out of which 128 reasoning.
+// The second request (answered: an empty reasoning item, "363.89", 512
+// of 521 output tokens reasoning) has the call and its output and no
+// reasoning item; ours has the same input and reasoning object (no
+// effort), the empty reasoning part left out with a warning, and asks
+// for the encrypted reasoning (a reasoning model, store false).
+func TestMgdSquareRootDefaultEffort(t *testing.T) {
+	t.Parallel()
+	mk := func(m llmrelayv1.ToolChoiceMode) *provider.Request {
+		req := mgdTools(mgdRequest("gpt-5-mini", mgdSqrtQuestion, 0), m)
+		req.Reasoning = true
+		req.ProviderOptions.GetOpenai().ReasoningSummary = "auto"
+		return req
+	}
+	res, sent := mgdUnary(t, "real_maruel_gpt5mini_default_sqrt_1", mk(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED),
+		mgdLimits{500, 499, 200000, 199318, 120 * time.Millisecond, 204 * time.Millisecond})
+	rec := mgdSameAsRecorded(t, sent, strings.Replace(mgdSqrtReq1, `"reasoning":{"effort":"low","summary":"auto"}`, `"reasoning":{"summary":"auto"}`, 1),
+		"model", "parallel_tool_calls", "reasoning", "service_tier", "store", "tool_choice", "input")
+	mgdSqrtTools(t, sent, rec)
+	if inc, _ := sent["include"].([]any); len(inc) != 1 || inc[0] != includeEncryptedReasoning {
+		t.Errorf("include %v", sent["include"])
+	}
+	mgdMeta(t, res.Meta, "resp_68b4f164502481948d09fc09d53fba4d08e124d897980fca", "req_386db4e0949fcfdeba40e6a95b1cedfe", "gpt-5-mini-2025-08-07", 1756688740,
+		&llmrelayv1.Usage{InputTokens: 73, OutputTokens: 149, TotalTokens: 222, ReasoningTokens: 128}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed", "flex")
+	p := res.Message.GetParts()
+	if len(p) != 2 || p[0].GetReasoning().GetId() != "rs_68b4f165e8548194824957c36c47cbb808e124d897980fca" || p[0].GetReasoning().GetText() != "" ||
+		p[1].GetToolCall().GetCallId() != "call_NinSU6jQUF1sOfoGNVCQGfr3" || p[1].GetToolCall().GetArguments() != `{"number":132413}` {
+		t.Fatalf("parts %v", p)
+	}
+
+	req2 := mk(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE)
+	req2.Messages = append(req2.Messages, res.Message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_NinSU6jQUF1sOfoGNVCQGfr3", "363.89")))
+	res2, sent2 := mgdUnary(t, "real_maruel_gpt5mini_default_sqrt_2", req2, mgdLimits{500, 499, 200000, 199335, 120 * time.Millisecond, 199 * time.Millisecond})
+	rec2 := mgdSameAsRecorded(t, sent2, strings.NewReplacer(`"reasoning":{"effort":"low","summary":"auto"}`, `"reasoning":{"summary":"auto"}`,
+		"call_r6yPeDtWh9P8ytI99lLRiqSP", "call_NinSU6jQUF1sOfoGNVCQGfr3").Replace(mgdSqrtReq2),
+		"model", "parallel_tool_calls", "reasoning", "service_tier", "store", "tool_choice", "input")
+	mgdSqrtTools(t, sent2, rec2)
+	if w := res2.Meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "messages[1].parts[0]: reasoning without encrypted content (signature) was not sent") {
+		t.Errorf("warnings %v", w)
+	}
+	mgdMeta(t, res2.Meta, "resp_68b4f1675dd08195879e24f937d3c9580ada7942b5f8e3d1", "req_e9a7284e539b1ec46b6d7a759c1a40ec", "gpt-5-mini-2025-08-07", 1756688743,
+		&llmrelayv1.Usage{InputTokens: 103, OutputTokens: 521, TotalTokens: 624, ReasoningTokens: 512}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", "flex")
+	if p := res2.Message.GetParts(); len(p) != 2 || p[0].GetReasoning().GetId() != "rs_68b4f168104481958df0fa49366037a00ada7942b5f8e3d1" ||
+		p[1].GetText() != "363.89" || p[1].GetItemId() != "msg_68b4f16b547081958db4be774eded51e0ada7942b5f8e3d1" {
+		t.Errorf("parts %v", p)
+	}
+}
