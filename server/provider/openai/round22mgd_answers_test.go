@@ -264,3 +264,26 @@ func TestMgdMaxTokensStreamSummaryDropped(t *testing.T) {
 		t.Errorf("%d reasoning deltas", deltas)
 	}
 }
+
+// TestMgdTwoTextParts: gpt-4.1, a user message of two texts (the
+// document, then the question: maruel/genai's citations test on a model
+// that does not cite): maruel/genai sent them as two input_text parts of
+// one message, and ours does the same. The answer: "The capital of
+// Quackiland is **Quack**." with no annotations; 36 in, 13 out; service
+// tier default; tokens 29945 left, reset 110 ms.
+func TestMgdTwoTextParts(t *testing.T) {
+	t.Parallel()
+	req := mgdRequest("gpt-4.1", "The capital of Quackiland is Quack. The Big Canard Statue is located in Quack.", 0)
+	req.Messages[0].Parts = append(req.Messages[0].Parts, text("What is the capital of Quackiland?"))
+	req.ProviderOptions.GetOpenai().ServiceTier = ""
+	req.ProviderOptions.GetOpenai().ReasoningSummary = "auto"
+	res, sent := mgdUnary(t, "real_maruel_gpt41_two_texts", req, mgdLimits{500, 499, 30000, 29945, 120 * time.Millisecond, 110 * time.Millisecond})
+	mgdSameAsRecorded(t, sent, `{"model":"gpt-4.1","background":false,"reasoning":{"summary":"auto"},"store":false,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"The capital of Quackiland is Quack. The Big Canard Statue is located in Quack."},{"type":"input_text","text":"What is the capital of Quackiland?"}]}]}`,
+		"model", "reasoning", "store", "input", "include", "service_tier", "tools")
+	mgdMeta(t, res.Meta, "resp_68b2fbcc65e48196b5f01b8633d851fc0d166a59450c58f6", "req_30a5585a9eadc127766464ade7501e97", "gpt-4.1-2025-04-14", 1756560332,
+		&llmrelayv1.Usage{InputTokens: 36, OutputTokens: 13, TotalTokens: 49}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", "default")
+	if p := res.Message.GetParts(); len(p) != 1 || p[0].GetText() != "The capital of Quackiland is **Quack**." || p[0].GetItemId() != "msg_68b2fbcd6e208196bce632783af6405e0d166a59450c58f6" ||
+		len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("parts %v, warnings %v", p, res.Meta.GetWarnings())
+	}
+}
