@@ -40,15 +40,17 @@ func mgdSameAsRecorded(t *testing.T, sent map[string]any, recorded string, keys 
 	return rec
 }
 
-// mgdSqrtTools checks the tools the adapter sent against maruel/genai's:
-// the same function, without the $schema key it adds (the API drops it:
+// mgdToolsAsRecorded checks the tools the adapter sent against maruel/genai's:
+// the same functions, without the $schema key it adds (the API drops it:
 // the tools echoed in its answer have none).
-func mgdSqrtTools(t *testing.T, sent, rec map[string]any) {
+func mgdToolsAsRecorded(t *testing.T, sent, rec map[string]any) {
 	t.Helper()
 	tools, _ := rec["tools"].([]any)
-	tool, _ := tools[0].(map[string]any)
-	params, _ := tool["parameters"].(map[string]any)
-	delete(params, "$schema")
+	for _, tool := range tools {
+		t, _ := tool.(map[string]any)
+		params, _ := t["parameters"].(map[string]any)
+		delete(params, "$schema")
+	}
 	if !reflect.DeepEqual(sent["tools"], rec["tools"]) {
 		t.Errorf("tools: sent %v, recorded %v", sent["tools"], rec["tools"])
 	}
@@ -93,7 +95,7 @@ func TestMgdSquareRootRoundTrip(t *testing.T) {
 	req := mgdTools(mgdRequest("gpt-5-mini", mgdSqrtQuestion, low), llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED)
 	res, sent := mgdUnary(t, "real_maruel_gpt5mini_sqrt_1", req, mgdLimits{500, 499, 200000, 199317, 120 * time.Millisecond, 204 * time.Millisecond})
 	rec := mgdSameAsRecorded(t, sent, mgdSqrtReq1, "model", "parallel_tool_calls", "reasoning", "service_tier", "store", "tool_choice", "input")
-	mgdSqrtTools(t, sent, rec)
+	mgdToolsAsRecorded(t, sent, rec)
 	if inc, _ := sent["include"].([]any); len(inc) != 1 || inc[0] != includeEncryptedReasoning {
 		t.Errorf("include %v", sent["include"])
 	}
@@ -120,7 +122,7 @@ func TestMgdSquareRootRoundTrip(t *testing.T) {
 	req2.Messages = append(req2.Messages, res.Message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_r6yPeDtWh9P8ytI99lLRiqSP", "363.89")))
 	res2, sent2 := mgdUnary(t, "real_maruel_gpt5mini_sqrt_2", req2, mgdLimits{500, 499, 200000, 199335, 120 * time.Millisecond, 199 * time.Millisecond})
 	rec2 := mgdSameAsRecorded(t, sent2, mgdSqrtReq2, "model", "parallel_tool_calls", "reasoning", "service_tier", "store", "tool_choice", "input")
-	mgdSqrtTools(t, sent2, rec2)
+	mgdToolsAsRecorded(t, sent2, rec2)
 	if w := res2.Meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "reasoning without encrypted content (signature) was not sent") {
 		t.Errorf("warnings %v", w)
 	}
@@ -166,7 +168,7 @@ func TestMgdSquareRootStreamRoundTrip(t *testing.T) {
 	req2.Messages = append(req2.Messages, f.Message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_DkwSBrdtTyK9d8DNysPnH4Bb", "363.89")))
 	evs, f2, sent2 := mgdStream(t, "real_maruel_gpt5mini_sqrt_stream_2", req2, nil)
 	rec2 := mgdSameAsRecorded(t, sent2, mgdSqrtStreamReq2, "model", "parallel_tool_calls", "reasoning", "service_tier", "store", "tool_choice", "input", "stream")
-	mgdSqrtTools(t, sent2, rec2)
+	mgdToolsAsRecorded(t, sent2, rec2)
 	var warnings []string
 	for _, ev := range evs {
 		if ev.Kind == provider.EventMeta {
@@ -231,7 +233,7 @@ func TestMgdGPT41SquareRootFollowUp(t *testing.T) {
 	res, sent := mgdUnary(t, "real_maruel_gpt41_sqrt_2", req, mgdLimits{500, 499, 30000, 29690, 120 * time.Millisecond, 620 * time.Millisecond})
 	rec := mgdSameAsRecorded(t, sent, `{"model":"gpt-4.1","background":false,"parallel_tool_calls":true,"reasoning":{"summary":"auto"},"store":false,"tool_choice":"none","tools":[{"type":"function","name":"square_root","description":"Calculates and return the square root of a number","parameters":{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"number":{"type":"number"}},"additionalProperties":false,"type":"object","required":["number"]}}],"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Use the square_root tool to calculate the square root of 132413 and reply with only the result. Do not give an explanation."}]},{"type":"function_call","arguments":"{\"number\":132413}","name":"square_root","call_id":"call_gMhCYICfg5enHuicRacM6dcB"},{"type":"function_call_output","call_id":"call_gMhCYICfg5enHuicRacM6dcB","output":"363.89"}]}`,
 		"model", "parallel_tool_calls", "reasoning", "store", "tool_choice", "input", "include", "service_tier")
-	mgdSqrtTools(t, sent, rec)
+	mgdToolsAsRecorded(t, sent, rec)
 	mgdMeta(t, res.Meta, "resp_68b84ad08b0c8195ac459fede00184680a762900975210b3", "req_929d17e2607c722254dce7c7e3854fce", "gpt-4.1-2025-04-14", 1756908240,
 		&llmrelayv1.Usage{InputTokens: 93, OutputTokens: 4, TotalTokens: 97}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", "default")
 	if p := res.Message.GetParts(); len(p) != 1 || p[0].GetText() != "363.89" || p[0].GetItemId() != "msg_68b84ad140008195a621df17a2e6390d0a762900975210b3" || len(res.Meta.GetWarnings()) != 0 {
@@ -284,7 +286,7 @@ func TestMgdSquareRootDefaultEffort(t *testing.T) {
 		mgdLimits{500, 499, 200000, 199318, 120 * time.Millisecond, 204 * time.Millisecond})
 	rec := mgdSameAsRecorded(t, sent, strings.Replace(mgdSqrtReq1, `"reasoning":{"effort":"low","summary":"auto"}`, `"reasoning":{"summary":"auto"}`, 1),
 		"model", "parallel_tool_calls", "reasoning", "service_tier", "store", "tool_choice", "input")
-	mgdSqrtTools(t, sent, rec)
+	mgdToolsAsRecorded(t, sent, rec)
 	if inc, _ := sent["include"].([]any); len(inc) != 1 || inc[0] != includeEncryptedReasoning {
 		t.Errorf("include %v", sent["include"])
 	}
@@ -302,7 +304,7 @@ func TestMgdSquareRootDefaultEffort(t *testing.T) {
 	rec2 := mgdSameAsRecorded(t, sent2, strings.NewReplacer(`"reasoning":{"effort":"low","summary":"auto"}`, `"reasoning":{"summary":"auto"}`,
 		"call_r6yPeDtWh9P8ytI99lLRiqSP", "call_NinSU6jQUF1sOfoGNVCQGfr3").Replace(mgdSqrtReq2),
 		"model", "parallel_tool_calls", "reasoning", "service_tier", "store", "tool_choice", "input")
-	mgdSqrtTools(t, sent2, rec2)
+	mgdToolsAsRecorded(t, sent2, rec2)
 	if w := res2.Meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "messages[1].parts[0]: reasoning without encrypted content (signature) was not sent") {
 		t.Errorf("warnings %v", w)
 	}
@@ -310,6 +312,87 @@ func TestMgdSquareRootDefaultEffort(t *testing.T) {
 		&llmrelayv1.Usage{InputTokens: 103, OutputTokens: 521, TotalTokens: 624, ReasoningTokens: 512}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", "flex")
 	if p := res2.Message.GetParts(); len(p) != 2 || p[0].GetReasoning().GetId() != "rs_68b4f168104481958df0fa49366037a00ada7942b5f8e3d1" ||
 		p[1].GetText() != "363.89" || p[1].GetItemId() != "msg_68b4f16b547081958db4be774eded51e0ada7942b5f8e3d1" {
+		t.Errorf("parts %v", p)
+	}
+}
+
+// TestMgdNanoTwoSummaryParts: gpt-5-nano at its default effort (medium):
+// one reasoning item rs_68b4f125… whose summary has two summary_text
+// parts ("**Calculating square root**…", "**Estimating square root**…"),
+// then the call call_PzcV5EIsUpM6aS3h7o9osWmk; 73 in, 341 out of which
+// 320 reasoning. The two parts are one Reasoning part (the contract has
+// one per item; two parts with one id would be sent back as two items
+// with the same id), joined by a blank line, each part's text whole.
+// Sent back (with encrypted content, which this run did not ask for), the
+// item is one reasoning input item with the joined text as its one
+// summary_text, before the call it led to.
+func TestMgdNanoTwoSummaryParts(t *testing.T) {
+	t.Parallel()
+	req := mgdTools(mgdRequest("gpt-5-nano", mgdSqrtQuestion, 0), llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED)
+	req.Reasoning = true
+	req.ProviderOptions.GetOpenai().ReasoningSummary = "auto"
+	res, sent := mgdUnary(t, "real_maruel_gpt5nano_sqrt_1", req, mgdLimits{500, 499, 200000, 199318, 120 * time.Millisecond, 204 * time.Millisecond})
+	if sent["model"] != "gpt-5-nano" || !reflect.DeepEqual(sent["reasoning"], map[string]any{"summary": "auto"}) {
+		t.Errorf("sent %v", sent)
+	}
+	mgdMeta(t, res.Meta, "resp_68b4f124da888194b7631f8b564b03a1059151d13967822a", "req_0cca7004641fe5a8e4aa5a279a1aa7e1", "gpt-5-nano-2025-08-07", 1756688676,
+		&llmrelayv1.Usage{InputTokens: 73, OutputTokens: 341, TotalTokens: 414, ReasoningTokens: 320}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed", "flex")
+	const first = "**Calculating square root**\n\nI\u2019m going to use the square_root tool to find the result of square_root(132413). It looks like I need to follow the instruction to call the function and then just return the numerical result without any explanation. So, I\u2019ll check the tool and let it give me the value, ensuring I only present the number in my response. This is straightforward, and I\u2019ll focus on providing what the user asked for!"
+	const second = "**Estimating square root**\n\nI calculated that 364 squared equals 132,496, and 363 squared equals 131,769, which means that the square root of 132,413 is between 363 and 364, likely closer to 364. To be more precise, I figured out that by linear interpolation, it's approximately 363.885. However, to ensure accuracy, I\u2019ll call the tool to compute the exact value of the square root. It's essential to confirm the calculation numerically!"
+	p := res.Message.GetParts()
+	if len(p) != 2 || p[0].GetReasoning().GetId() != "rs_68b4f12560f0819497619b2add31b9f7059151d13967822a" || p[0].GetReasoning().GetText() != first+"\n\n"+second ||
+		p[1].GetToolCall().GetCallId() != "call_PzcV5EIsUpM6aS3h7o9osWmk" {
+		t.Fatalf("parts %v", p)
+	}
+
+	prov, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := proto.Clone(res.Message).(*llmrelayv1.Message)
+	msg.Parts[0].GetReasoning().Signature = "gAAAAB-encrypted"
+	req.Messages = append(req.Messages, msg, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_PzcV5EIsUpM6aS3h7o9osWmk", "363.89")))
+	body, warnings, err := prov.buildResponsesRequest(req, false)
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("%v, warnings %v", err, warnings)
+	}
+	items, _ := decodeBody(t, body)["input"].([]any)
+	want := map[string]any{"type": "reasoning", "id": "rs_68b4f12560f0819497619b2add31b9f7059151d13967822a", "encrypted_content": "gAAAAB-encrypted",
+		"summary": []any{map[string]any{"type": "summary_text", "text": first + "\n\n" + second}}}
+	if len(items) != 4 || !reflect.DeepEqual(items[1], want) {
+		t.Errorf("input %v", items)
+	}
+	if c, _ := items[2].(map[string]any); c["type"] != "function_call" || c["call_id"] != "call_PzcV5EIsUpM6aS3h7o9osWmk" {
+		t.Errorf("call item %v", items[2])
+	}
+}
+
+// TestMgdGPT41ToolBias: gpt-4.1, best_country (an enum of USA and
+// Canada) required: the lone function_call fc_68856c18…
+// best_country({"country":"USA"}) with call_id call_8nAdiapTVGPocGjy0fMKKEes,
+// no message; 81 in, 6 out; service tier default; tokens 28764 left,
+// reset 2.471 s (July 2025: no X-Envoy-Upstream-Service-Time, text
+// without verbosity). Our request has maruel/genai's tools (but $schema)
+// and input.
+func TestMgdGPT41ToolBias(t *testing.T) {
+	t.Parallel()
+	const question = "I wonder if the USA is a better country than Canada? Call the tool best_country to tell me which country is the best one."
+	req := mgdRequest("gpt-4.1", question, 0)
+	req.ProviderOptions.GetOpenai().ServiceTier = ""
+	req.ProviderOptions.GetOpenai().ReasoningSummary = "auto"
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{{Name: "best_country", Description: "A tool to specify the best country",
+		Parameters: `{"properties":{"country":{"type":"string","enum":["USA","Canada"]}},"additionalProperties":false,"type":"object","required":["country"]}`}}
+	req.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED}}
+	req.Options.ParallelToolCalls = proto.Bool(true)
+	res, sent := mgdUnary(t, "real_maruel_gpt41_tool_bias", req, mgdLimits{500, 499, 30000, 28764, 120 * time.Millisecond, 2471 * time.Millisecond})
+	rec := mgdSameAsRecorded(t, sent, `{"model":"gpt-4.1","background":false,"parallel_tool_calls":true,"reasoning":{"summary":"auto"},"store":false,"tool_choice":"required","tools":[{"type":"function","name":"best_country","description":"A tool to specify the best country","parameters":{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"country":{"type":"string","enum":["USA","Canada"]}},"additionalProperties":false,"type":"object","required":["country"]}}],"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"`+question+`"}]}]}`,
+		"model", "parallel_tool_calls", "reasoning", "store", "tool_choice", "input", "include")
+	mgdToolsAsRecorded(t, sent, rec)
+	mgdMeta(t, res.Meta, "resp_68856c17651c819b80ad540a07e500a305b5ac3d60038c73", "req_456e2bf2daba2f770801e2e1262bb37c", "gpt-4.1-2025-04-14", 1753574423,
+		&llmrelayv1.Usage{InputTokens: 81, OutputTokens: 6, TotalTokens: 87}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed", "default")
+	if p := res.Message.GetParts(); len(p) != 1 || p[0].GetToolCall().GetCallId() != "call_8nAdiapTVGPocGjy0fMKKEes" || p[0].GetToolCall().GetName() != "best_country" ||
+		p[0].GetToolCall().GetArguments() != `{"country":"USA"}` || res.Meta.GetToolCallCount() != 1 {
 		t.Errorf("parts %v", p)
 	}
 }
