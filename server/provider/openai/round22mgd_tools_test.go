@@ -47,8 +47,8 @@ func mgdToolsAsRecorded(t *testing.T, sent, rec map[string]any) {
 	t.Helper()
 	tools, _ := rec["tools"].([]any)
 	for _, tool := range tools {
-		t, _ := tool.(map[string]any)
-		params, _ := t["parameters"].(map[string]any)
+		fn, _ := tool.(map[string]any)
+		params, _ := fn["parameters"].(map[string]any)
 		delete(params, "$schema")
 	}
 	if !reflect.DeepEqual(sent["tools"], rec["tools"]) {
