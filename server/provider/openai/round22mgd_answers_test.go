@@ -1,8 +1,10 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // TestMgdMaxTokensReasoningOnly: gpt-5-mini, effort low, summary "auto",
@@ -286,4 +289,63 @@ func TestMgdTwoTextParts(t *testing.T) {
 		len(res.Meta.GetWarnings()) != 0 {
 		t.Errorf("parts %v, warnings %v", p, res.Meta.GetWarnings())
 	}
+}
+
+// TestMgdJSONObject: gpt-5-mini, effort low, text.format json_object
+// (maruel/genai's JSON test): a summarized reasoning item rs_68b4f28e…
+// (with a U+2019 and the JSON in backquotes), then the message
+// msg_68b4f290… {"is_fruit": true}; 35 in, 13 out. Our text.format is
+// maruel/genai's.
+func TestMgdJSONObject(t *testing.T) {
+	t.Parallel()
+	req := mgdRequest("gpt-5-mini", `Is a banana a fruit? Do not include an explanation. Reply ONLY as JSON according to the provided schema: {"is_fruit": bool}.`, llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW)
+	req.Options.ResponseFormat = &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT}
+	res, sent := mgdUnary(t, "real_maruel_gpt5mini_json_object", req, mgdLimits{500, 499, 200000, 199748, 120 * time.Millisecond, 75 * time.Millisecond})
+	mgdSameAsRecorded(t, sent, `{"model":"gpt-5-mini","background":false,"reasoning":{"effort":"low","summary":"auto"},"service_tier":"flex","store":false,"text":{"format":{"type":"json_object"}},"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Is a banana a fruit? Do not include an explanation. Reply ONLY as JSON according to the provided schema: {\"is_fruit\": bool}."}]}]}`,
+		"model", "reasoning", "service_tier", "store", "text", "input")
+	mgdMeta(t, res.Meta, "resp_68b4f28e431c8193b09c87bc56e012a30eb91e52d8d63f32", "req_aff4b3b7db97734779f1c88983dd35df", "gpt-5-mini-2025-08-07", 1756689038,
+		&llmrelayv1.Usage{InputTokens: 35, OutputTokens: 13, TotalTokens: 48}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", "flex")
+	p := res.Message.GetParts()
+	if len(p) != 2 || p[0].GetReasoning().GetId() != "rs_68b4f28ebef8819392454cb163c490c20eb91e52d8d63f32" ||
+		!strings.HasSuffix(p[0].GetReasoning().GetText(), "saying `{\"is_fruit\": true}`. I want to make sure I stick precisely to their request, ensuring clarity and correctness in the output!") ||
+		p[1].GetText() != `{"is_fruit": true}` || p[1].GetItemId() != "msg_68b4f290971081938973eaad5a1e4e760eb91e52d8d63f32" {
+		t.Errorf("parts %v", p)
+	}
+}
+
+// TestMgdServerError: gpt-5-mini's tool-bias request answered 500
+// server_error ("An error occurred while processing your request. You
+// can retry your request, … Please include the request ID
+// req_15e93bbb… in your message."), with x-request-id (the same id) and
+// the six x-ratelimit-* headers (199314 tokens left): unavailable (the
+// server's to retry), its message whole, the request id from the header,
+// the rate limits in the failure's meta (counted from the served Date).
+func TestMgdServerError(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("real_maruel_gpt5mini_tool_bias_server_error.http"))
+	const question = "I wonder if Canada is a better country than the USA? Call the tool best_country to tell me which country is the best one."
+	req := mgdRequest("gpt-5-mini", question, llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{{Name: "best_country", Description: "A tool to specify the best country",
+		Parameters: `{"properties":{"country":{"type":"string","enum":["Canada","USA"]}},"additionalProperties":false,"type":"object","required":["country"]}`}}
+	req.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED}}
+	req.Options.ParallelToolCalls = proto.Bool(true)
+	d := &mgdDate{}
+	_, err := newTestProvider(t, kOpenAI, srv.URL, WithHTTPClient(&http.Client{Transport: d})).Generate(context.Background(), req)
+	pe := providerError(t, err)
+	const msg = "An error occurred while processing your request. You can retry your request, or contact us through our help center at help.openai.com if the error persists. " +
+		"Please include the request ID req_15e93bbbafffe302a155d4c9d7fef609 in your message."
+	if pe.Kind != provider.KindUnavailable || pe.HTTPStatus != 500 || pe.Code != "server_error" || pe.RequestID != "req_15e93bbbafffe302a155d4c9d7fef609" || pe.Message != msg {
+		t.Errorf("error %s", renderErr(err))
+	}
+	if pe.Meta.GetProviderRequestId() != "req_15e93bbbafffe302a155d4c9d7fef609" {
+		t.Errorf("meta %v", pe.Meta)
+	}
+	mgdLimits{500, 499, 200000, 199314, 120 * time.Millisecond, 205 * time.Millisecond}.check(t, d, pe.Meta.GetRateLimit())
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d requests", n)
+	}
+	rec := mgdSameAsRecorded(t, r20Request(t, srv.Last(t).Body), `{"model":"gpt-5-mini","background":false,"parallel_tool_calls":true,"reasoning":{"effort":"low","summary":"auto"},"service_tier":"flex","store":false,"tool_choice":"required","tools":[{"type":"function","name":"best_country","description":"A tool to specify the best country","parameters":{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"country":{"type":"string","enum":["Canada","USA"]}},"additionalProperties":false,"type":"object","required":["country"]}}],"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"`+question+`"}]}]}`,
+		"model", "parallel_tool_calls", "reasoning", "service_tier", "store", "tool_choice", "input")
+	mgdToolsAsRecorded(t, r20Request(t, srv.Last(t).Body), rec)
 }
