@@ -349,3 +349,27 @@ func TestMgdServerError(t *testing.T) {
 		"model", "parallel_tool_calls", "reasoning", "service_tier", "store", "tool_choice", "input")
 	mgdToolsAsRecorded(t, r20Request(t, srv.Last(t).Body), rec)
 }
+
+// TestMgdSeedDropped: maruel/genai's seed test on gpt-4.1 (July 2025):
+// it sent no seed (the Responses API has none), and ours, asked for seed
+// 1, sends none either, with the warning that says so. The answer:
+// "Hello!" in msg_68856c13…; 15 in, 3 out; service tier default; tokens
+// 29966 left, reset 68 ms.
+func TestMgdSeedDropped(t *testing.T) {
+	t.Parallel()
+	req := mgdRequest("gpt-4.1", "Say hello. Use only one word.", 0)
+	req.ProviderOptions.GetOpenai().ServiceTier = ""
+	req.ProviderOptions.GetOpenai().ReasoningSummary = "auto"
+	req.Options.Seed = proto.Int64(1)
+	res, sent := mgdUnary(t, "real_maruel_gpt41_seed", req, mgdLimits{500, 499, 30000, 29966, 120 * time.Millisecond, 68 * time.Millisecond})
+	mgdSameAsRecorded(t, sent, `{"model":"gpt-4.1","background":false,"reasoning":{"summary":"auto"},"store":false,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Say hello. Use only one word."}]}]}`,
+		"model", "reasoning", "store", "input", "seed", "include", "service_tier")
+	mgdMeta(t, res.Meta, "resp_68856c12c8c88199ab17731981fa2fe907022a8b2a3f3a6c", "req_c9a48210cdf588b3628a624c7edc49e6", "gpt-4.1-2025-04-14", 1753574418,
+		&llmrelayv1.Usage{InputTokens: 15, OutputTokens: 3, TotalTokens: 18}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", "default")
+	if p := res.Message.GetParts(); len(p) != 1 || p[0].GetText() != "Hello!" || p[0].GetItemId() != "msg_68856c133bf08199950f07aa206ac5f607022a8b2a3f3a6c" {
+		t.Errorf("parts %v", p)
+	}
+	if w := res.Meta.GetWarnings(); len(w) != 1 || !strings.HasPrefix(w[0], "seed is not part of the OpenAI Responses format and was not sent") {
+		t.Errorf("warnings %v", w)
+	}
+}
