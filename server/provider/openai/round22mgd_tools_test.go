@@ -396,3 +396,42 @@ func TestMgdGPT41ToolBias(t *testing.T) {
 		t.Errorf("parts %v", p)
 	}
 }
+
+// TestMgdGPT41SquareRootStreamFollowUp: the gpt-4.1 second turn
+// streamed (call_Gh0p3VKOpI4t1EzCEtlI54tn): our request from the same
+// history has maruel/genai's input and stream true. The answer: the
+// message msg_68b84ad1… in three deltas "363" "." "89", service tier
+// "auto" in response.created and "default" at the end (reported), 93 in,
+// 4 out; x-request-id req_27319038…, no x-ratelimit-* headers.
+func TestMgdGPT41SquareRootStreamFollowUp(t *testing.T) {
+	t.Parallel()
+	req := mgdTools(mgdRequest("gpt-4.1", mgdSqrtQuestion, 0), llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE)
+	req.ProviderOptions.GetOpenai().ServiceTier = ""
+	req.ProviderOptions.GetOpenai().ReasoningSummary = "auto"
+	req.Messages = append(req.Messages,
+		&llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+			CallId: "call_Gh0p3VKOpI4t1EzCEtlI54tn", Name: "square_root", Arguments: `{"number":132413}`}}}}},
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_Gh0p3VKOpI4t1EzCEtlI54tn", "363.89")))
+	evs, f, sent := mgdStream(t, "real_maruel_gpt41_sqrt_stream_2", req, nil)
+	rec := mgdSameAsRecorded(t, sent, strings.NewReplacer(`"reasoning":{"effort":"low","summary":"auto"},"service_tier":"flex",`, `"reasoning":{"summary":"auto"},`,
+		`"model":"gpt-5-mini"`, `"model":"gpt-4.1"`, "call_DkwSBrdtTyK9d8DNysPnH4Bb", "call_Gh0p3VKOpI4t1EzCEtlI54tn").Replace(mgdSqrtStreamReq2),
+		"model", "parallel_tool_calls", "reasoning", "store", "tool_choice", "input", "stream", "include", "service_tier")
+	mgdToolsAsRecorded(t, sent, rec)
+	mgdMeta(t, f.Meta, "resp_68b84ad0e6808193871a920e1a940f6c06d792df69cde8e5", "req_273190387295e9ee31658838417acb13", "gpt-4.1-2025-04-14", 1756908240,
+		&llmrelayv1.Usage{InputTokens: 93, OutputTokens: 4, TotalTokens: 97}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", "default")
+	if p := f.Message.GetParts(); len(p) != 1 || p[0].GetText() != "363.89" || p[0].GetItemId() != "msg_68b84ad1fa248193abb6ba6bb82fe2a306d792df69cde8e5" {
+		t.Errorf("parts %v", p)
+	}
+	var texts int
+	for _, ev := range evs {
+		if ev.Kind == provider.EventText {
+			texts++
+		}
+		if ev.Kind == provider.EventMeta && ev.Meta.GetServiceTier() != "" && ev.Meta.GetServiceTier() != "default" {
+			t.Errorf("service tier %q reported", ev.Meta.GetServiceTier())
+		}
+	}
+	if texts != 3 {
+		t.Errorf("%d text deltas", texts)
+	}
+}
