@@ -3,8 +3,8 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -51,9 +51,8 @@ func TestMgdJSONSchema(t *testing.T) {
 	req.Options.ResponseFormat = &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, Strict: proto.Bool(true),
 		Schema: `{"properties":{"is_fruit":{"type":"boolean"}},"additionalProperties":false,"type":"object","required":["is_fruit"]}`}
 	res, sent := mgdUnary(t, "real_maruel_gpt5mini_json_schema", req, mgdLimits{500, 499, 200000, 199736, 120 * time.Millisecond, 78 * time.Millisecond})
-	rec := mgdSameAsRecorded(t, sent, `{"model":"gpt-5-mini","background":false,"reasoning":{"effort":"low","summary":"auto"},"service_tier":"flex","store":false,"text":{"format":{"type":"json_schema","name":"response","schema":{"properties":{"is_fruit":{"type":"boolean"}},"additionalProperties":false,"type":"object","required":["is_fruit"]},"strict":true}},"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Is a banana a fruit? Do not include an explanation. Reply ONLY as JSON."}]}]}`,
+	mgdSameAsRecorded(t, sent, `{"model":"gpt-5-mini","background":false,"reasoning":{"effort":"low","summary":"auto"},"service_tier":"flex","store":false,"text":{"format":{"type":"json_schema","name":"response","schema":{"properties":{"is_fruit":{"type":"boolean"}},"additionalProperties":false,"type":"object","required":["is_fruit"]},"strict":true}},"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Is a banana a fruit? Do not include an explanation. Reply ONLY as JSON."}]}]}`,
 		"model", "reasoning", "service_tier", "store", "text", "input")
-	_ = rec
 	mgdMeta(t, res.Meta, "resp_68b4f290d1148195827eedfa25a6916104b9b9e96ff56df1", "req_53e5ee8ecf97e74150af15d854c773cb", "gpt-5-mini-2025-08-07", 1756689040,
 		&llmrelayv1.Usage{InputTokens: 46, OutputTokens: 16, TotalTokens: 62}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed", "flex")
 	p := res.Message.GetParts()
@@ -137,7 +136,8 @@ const mgdCanadaQuestion = "Search the web to tell who is currently the Prime Min
 // 2.691 s. Both reasoning items are kept in order by id, the search in
 // one warning. Sent back in a follow-up, neither reasoning item goes
 // (the first led to the hosted call, and neither has encrypted content),
-// each with its warning, and the text goes as the assistant's message.
+// each with its warning, and the text goes as the assistant's message
+// item with its id msg_68b7854e… and status completed.
 func TestMgdWebSearchReasoning(t *testing.T) {
 	t.Parallel()
 	low := llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW
@@ -174,9 +174,12 @@ func TestMgdWebSearchReasoning(t *testing.T) {
 	if len(items) != 3 {
 		t.Fatalf("input %v", items)
 	}
-	if m, _ := items[1].(map[string]any); m["role"] != "assistant" || !strings.Contains(fmt.Sprint(m["content"]), "text:Mark Carney") {
-		t.Errorf("assistant item %v", m)
+	wantMsg := map[string]any{"type": "message", "role": "assistant", "id": "msg_68b7854ef9f08197aa8090c2086cc3560ba23640e8bba1e7", "status": "completed",
+		"content": []any{map[string]any{"type": "output_text", "text": "Mark Carney", "annotations": []any{}}}}
+	if !reflect.DeepEqual(items[1], wantMsg) {
+		t.Errorf("assistant item %v, want %v", items[1], wantMsg)
 	}
+
 	if len(warnings) != 2 || !strings.Contains(warnings[0], "messages[1].parts[0]") || !strings.Contains(warnings[1], "messages[1].parts[1]") {
 		t.Errorf("warnings %q", warnings)
 	}
