@@ -76,7 +76,7 @@ func TestMgdJSONSchema(t *testing.T) {
 // include), and the sources would only land in the web_search_call's
 // warning's place anyway. The answer: the
 // web_search_call ws_68b7425d… (action search, query "current Prime
-// Minister of Canada", 50 sources) reported in one warning, then the
+// Minister of Canada", 51 sources) reported in one warning, then the
 // message "Mark\u202fCarney ([aljazeera.com](…), [pm.gc.ca](…))" whose
 // output_text has two url_citation annotations over the same span
 // (start_index 12, end_index 219: code points, the U+202F counted once),
@@ -188,6 +188,7 @@ func TestMgdWebSearchReasoning(t *testing.T) {
 // TestMgdWebSearchStream: the gpt-4.1 search streamed (another run): the
 // web_search_call ws_68b7425c… added in progress, its in_progress,
 // searching and completed events, done with its query and 33 sources
+// (53 in response.completed)
 // (one warning); then "Mark Carney " and the link in two deltas, the
 // url_citation announced by response.output_text.annotation.added
 // (start 12, end 115) and repeated in content_part.done,
