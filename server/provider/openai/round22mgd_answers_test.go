@@ -188,8 +188,7 @@ func TestMgdWebSearchReasoning(t *testing.T) {
 // TestMgdWebSearchStream: the gpt-4.1 search streamed (another run): the
 // web_search_call ws_68b7425c… added in progress, its in_progress,
 // searching and completed events, done with its query and 33 sources
-// (53 in response.completed)
-// (one warning); then "Mark Carney " and the link in two deltas, the
+// (53 in response.completed; one warning); then "Mark Carney " and the link in two deltas, the
 // url_citation announced by response.output_text.annotation.added
 // (start 12, end 115) and repeated in content_part.done,
 // output_item.done and response.completed: reported once, in the final
