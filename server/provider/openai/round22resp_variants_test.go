@@ -81,6 +81,9 @@ func TestRound22StreamVariantsFoldAsUnary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// summaryDropped: the final response left out the summary its
+	// deltas streamed (respFoldExceptions).
+	summaryDropped := map[string]bool{"real_maruel_gpt5mini_max_tokens_stream": true}
 	skipNoKeys := map[string]bool{"real_pyd_openai_responses_raw_cot_stream_openrouter": true, "real_responses_copilot_id_rotation_stream": true}
 	checked := 0
 	for _, f := range files {
@@ -117,7 +120,8 @@ func TestRound22StreamVariantsFoldAsUnary(t *testing.T) {
 			}
 			for i := range a {
 				ca, cb := a[i].GetToolCall(), b[i].GetToolCall()
-				if a[i].GetText() != b[i].GetText() || a[i].GetRefusal() != b[i].GetRefusal() || a[i].GetReasoning().GetText() != b[i].GetReasoning().GetText() ||
+				if a[i].GetText() != b[i].GetText() || a[i].GetRefusal() != b[i].GetRefusal() ||
+					(a[i].GetReasoning().GetText() != b[i].GetReasoning().GetText() && !summaryDropped[name]) ||
 					ca.GetCallId() != cb.GetCallId() || ca.GetName() != cb.GetName() || ca.GetArguments() != cb.GetArguments() {
 					t.Errorf("%s %s: part %d %.120v, the unary answer's %.120v", name, mode, i, a[i], b[i])
 				}
