@@ -193,6 +193,13 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 		e.Param = detailField
 	}
 	e.RequestID = p.errorRequestID(resp.Header, e.Message)
+	if e.RequestID == "" {
+		// DashScope's error bodies carry it beside the error object
+		// ("request_id": "ixv8GZ_SpiR8Voog" in
+		// testdata/real_maruel_qwen3_30b_a3b_required_thinking_error.http,
+		// whose headers have none; it was dropped).
+		e.RequestID = bodyRequestID(raw)
+	}
 	sec.redactError(e)
 	return e
 }

@@ -139,7 +139,7 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 		warnings = append(warnings, warnMaxEffort)
 	}
 	if p.dashscope {
-		dashscopeThinking(w, req, stream)
+		dashscopeThinking(w, req)
 	}
 	w.Stop = o.GetStop()
 	if req.Reasoning && len(w.Stop) > 0 && !p.azure && p.openAI {
