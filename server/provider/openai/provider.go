@@ -69,6 +69,9 @@ type Provider struct {
 	// dashscope: the base URL is Alibaba Cloud's DashScope, whose Qwen
 	// models take enable_thinking (dashscope.go).
 	dashscope bool
+	// deepseek: the base URL is api.deepseek.com, whose thinking is
+	// switched by thinking.type and whose top effort is max (deepseek.go).
+	deepseek bool
 	// think is the inline reasoning markup of the content: gpt-oss's
 	// <reasoning> blocks on AWS Bedrock's hosts (bedrockHost), a leading
 	// <think> block elsewhere.
@@ -297,6 +300,7 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	p.xai = xaiHost(p.baseURL)
 	p.openAI = openAIHost(p.baseURL)
 	p.dashscope = dashscopeHost(p.baseURL)
+	p.deepseek = deepseekHost(p.baseURL)
 	if bedrockHost(p.baseURL) {
 		p.think = provider.ThinkBlocks
 	}

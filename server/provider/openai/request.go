@@ -135,7 +135,10 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 		w.TopP = o.TopP
 	}
 	w.ReasoningEffort = reasoningEffortWire(o.GetReasoningEffort())
-	if o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX {
+	switch {
+	case p.deepseek:
+		deepseekThinking(w, o.GetReasoningEffort())
+	case o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
 		warnings = append(warnings, warnMaxEffort)
 	}
 	if p.dashscope {

@@ -169,3 +169,114 @@ func TestRound22mgaDeepSeekThinkingLogprobs(t *testing.T) {
 		t.Errorf("warnings %v", res.Meta.GetWarnings())
 	}
 }
+
+// TestRound22mgaDeepSeekThinkingOff: deepseek-flash with thinking off
+// and stop ["is"], unary: "Canada " (the stop string cut), finish stop, 16
+// in, 2 out, no completion_tokens_details. maruel/genai turned thinking off
+// with {"thinking":{"type":"disabled"}}, which DeepSeek answered without
+// reasoning. **Bug:** reasoning effort none, the contract's way to ask the
+// same, went as reasoning_effort "none", a value DeepSeek's Chat
+// Completions does not take (its thinking guide: "thinking" toggles,
+// reasoning_effort is low/high/max): thinking stayed on. It now goes as
+// the recorded request did; MAX goes as DeepSeek's "max" (it went as
+// OpenAI's xhigh, which DeepSeek maps to high).
+func TestRound22mgaDeepSeekThinkingOff(t *testing.T) {
+	t.Parallel()
+	req := r22Ask("deepseek-flash", "Talk about Canada in great details. Start with: Canada is")
+	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE
+	req.Options.Stop = []string{"is"}
+	res, body := r22Unary(t, "real_maruel_deepseek_flash_stop", r22mgaDeepSeek, req, false)
+	r22Meta(t, res.Meta, "d4988923-dd03-4429-b3f1-1d6a5645238e", "", "deepseek-flash", 1789333957,
+		r22mgaUsage(16, 2, 18, 0, 0), llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	r22Ext(t, res.Meta, map[string]any{"system_fingerprint": "aeb56401ca74e127821c4f9126dcb669"})
+	if r, a := r21cParts(t, res.Message); r != "" || a != "Canada " {
+		t.Errorf("reasoning %q, answer %q", r, a)
+	}
+	if !reflect.DeepEqual(body["thinking"], map[string]any{"type": "disabled"}) || body["reasoning_effort"] != nil ||
+		!reflect.DeepEqual(body["stop"], []any{"is"}) {
+		t.Errorf("request %v", body)
+	}
+
+	// The other efforts, on DeepSeek and elsewhere.
+	for _, tc := range []struct {
+		base     string
+		effort   llmrelayv1.ReasoningEffort
+		thinking any
+		wire     any
+		warned   bool
+	}{
+		{r22mgaDeepSeek, llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, nil, "max", false},
+		{r22mgaDeepSeek, llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH, nil, "high", false},
+		{r22mgaDeepSeek, llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED, nil, nil, false},
+		{"https://api.openai.com/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, nil, "none", false},
+		{"https://api.openai.com/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, nil, "xhigh", true},
+	} {
+		req := r22Ask("deepseek-flash", "q")
+		req.Options.ReasoningEffort = tc.effort
+		b, warns, err := newHostProvider(t, tc.base, "http://unused").buildChatRequest(req, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := r20Request(t, b)
+		if got["thinking"] != tc.thinking || got["reasoning_effort"] != tc.wire || (len(warns) > 0) != tc.warned {
+			t.Errorf("%s %v: thinking %v, reasoning_effort %v, warnings %v", tc.base, tc.effort, got["thinking"], got["reasoning_effort"], warns)
+		}
+	}
+}
+
+// TestRound22mgaDeepSeekThinkingMaxTokens: deepseek-flash thinking with
+// max_tokens 16, unary: all 16 output tokens reasoning ("We need answer:
+// …"), content "", finish length: an empty answer with a LENGTH finish,
+// the reasoning kept; max_tokens sent as maruel/genai did.
+func TestRound22mgaDeepSeekThinkingMaxTokens(t *testing.T) {
+	t.Parallel()
+	req := r22Ask("deepseek-flash", "Explain the theory of relativity in great details.")
+	req.Options.MaxTokens = proto.Int32(16)
+	res, body := r22Unary(t, "real_maruel_deepseek_flash_thinking_max_tokens", r22mgaDeepSeek, req, false)
+	r22Meta(t, res.Meta, "5c408aec-913e-47c2-b64a-bdbbcf536c4e", "", "deepseek-flash", 1789333924,
+		r22mgaUsage(39, 16, 55, 16, 0), llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length")
+	if r, a := r21cParts(t, res.Message); r != "We need answer: explain theory of relativity in great details. Need likely comprehensive." || a != "" {
+		t.Errorf("reasoning %q, answer %q", r, a)
+	}
+	if body["max_tokens"] != float64(16) || body["max_completion_tokens"] != nil {
+		t.Errorf("request %v", body)
+	}
+}
+
+// TestRound22mgaDeepSeekReasonerStop: deepseek-reasoner (July 2025, behind
+// Cloudflare) with stop ["is"]: "Canada " after 304 reasoning tokens, the
+// request id X-Ds-Trace-Id c5bebb7b66272690e37e135b05e683b2, the
+// fingerprint fp_393bca965e_prod0623_fp8_kvcache; the stop is sent (DeepSeek's
+// reasoning model takes it; only OpenAI's refuse it).
+func TestRound22mgaDeepSeekReasonerStop(t *testing.T) {
+	t.Parallel()
+	req := r22Ask("deepseek-reasoner", "Talk about Canada in great details. Start with: Canada is")
+	req.Options.Stop = []string{"is"}
+	res, body := r22Unary(t, "real_maruel_deepseek_reasoner_stop", r22mgaDeepSeek, req, false)
+	r22Meta(t, res.Meta, "5342efce-f033-40ac-80c3-0ea2d0008edb", "c5bebb7b66272690e37e135b05e683b2", "deepseek-reasoner", 1753566432,
+		r22mgaUsage(17, 308, 325, 304, 0), llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	r22Ext(t, res.Meta, map[string]any{"system_fingerprint": "fp_393bca965e_prod0623_fp8_kvcache"})
+	r, a := r21cParts(t, res.Message)
+	if a != "Canada " || !strings.HasPrefix(r, `Okay, the user wants a detailed description of Canada starting with "Canada is".`) ||
+		!strings.HasSuffix(r, "User gets both textbook and lived-experience Canada.") {
+		t.Errorf("reasoning %q, answer %q", r, a)
+	}
+	if !reflect.DeepEqual(body["stop"], []any{"is"}) {
+		t.Errorf("request %v", body)
+	}
+}
+
+// TestRound22mgaDeepSeekReasonerLogprobsRefused: deepseek-reasoner asked
+// for logprobs (July 2025): 400 "deepseek-reasoner does not support the
+// parameter `logprobs`", the request id X-Ds-Trace-Id: an invalid
+// request, not retried.
+func TestRound22mgaDeepSeekReasonerLogprobsRefused(t *testing.T) {
+	t.Parallel()
+	req := r22Ask("deepseek-reasoner", "Say hello. Use only one word.")
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Logprobs: proto.Bool(true), TopLogprobs: proto.Int32(2)}}}
+	e := r22Err(t, "real_maruel_deepseek_reasoner_logprobs_error", r22mgaDeepSeek, req)
+	if e.Kind != provider.KindInvalidRequest || e.HTTPStatus != 400 || e.Code != "invalid_request_error" ||
+		e.Message != "deepseek-reasoner does not support the parameter `logprobs`" || e.RequestID != "2f3887752169f03ede7cff42e3128803" {
+		t.Errorf("error %+v", e)
+	}
+}
