@@ -201,3 +201,39 @@ func TestRound22mgaQwenUnaryThinkingRefusedResent(t *testing.T) {
 		t.Errorf("err %v after %d requests", err, len(srv.Requests()))
 	}
 }
+
+// TestRound22mgaQwenStreamToolCall: the same model and tool streamed
+// (stream_options include_usage, as maruel/genai sent it): the reasoning
+// in 34 reasoning_content chunks ("Okay, the user wants me to calculate
+// …the tool call.\n"), then the call call_eeff263c22094a63953cef in four
+// fragments whose later ones repeat "type" with "id": "" (one chunk with
+// neither finish_reason nor logprobs), making {"number": 132413}; the
+// finish on an empty delta; the usage on a chunk with no choices (209 in,
+// 155 out, 126 reasoning). No request id (Eagleeye-Traceid is a trace id).
+func TestRound22mgaQwenStreamToolCall(t *testing.T) {
+	t.Parallel()
+	f, body := r21cStream(t, "real_maruel_qwen3_30b_a3b_sqrt_stream", r22mgaDashScopeUS,
+		r22mgaTools("qwen3-30b-a3b", llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO, false, msgOf(llmrelayv1.Role_ROLE_USER, text(r22mgaSqrtQuestion))))
+	parts := f.Message.GetParts()
+	if len(parts) != 2 {
+		t.Fatalf("parts %v", parts)
+	}
+	if r := parts[0].GetReasoning().GetText(); !strings.HasPrefix(r, "Okay, the user wants me to calculate the square root of 132413 using the square_root tool.") ||
+		!strings.HasSuffix(r, "Alright, let's proceed with the tool call.\n") {
+		t.Errorf("reasoning %q", r)
+	}
+	if c := parts[1].GetToolCall(); c.GetCallId() != "call_eeff263c22094a63953cef" || c.GetName() != "square_root" || c.GetArguments() != `{"number": 132413}` {
+		t.Errorf("call %v", c)
+	}
+	r22Meta(t, f.Meta, "chatcmpl-vSxoTqInIrlBniSW", "", "qwen3-30b-a3b", 1772142601,
+		r22mgaUsage(209, 155, 364, 126, 0), llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	if len(f.Meta.GetWarnings()) != 0 {
+		t.Errorf("warnings %v", f.Meta.GetWarnings())
+	}
+	if _, ok := body["enable_thinking"]; ok || body["stream"] != true {
+		t.Errorf("request %v", body)
+	}
+	if so, _ := body["stream_options"].(map[string]any); so["include_usage"] != true {
+		t.Errorf("stream_options %v", body["stream_options"])
+	}
+}

@@ -280,3 +280,27 @@ func TestRound22mgaDeepSeekReasonerLogprobsRefused(t *testing.T) {
 		t.Errorf("error %+v", e)
 	}
 }
+
+// TestRound22mgaDeepSeekV4StreamMaxTokens: deepseek-v4-flash with thinking
+// off (reasoning effort none: {"thinking":{"type":"disabled"}}, as the
+// recorded request) and max_tokens 16, streamed (May 2026): a role chunk
+// with content "", sixteen text deltas ("Here is a detailed explanation of
+// the Theory of Relativity, broken down into its"), then finish length on
+// an empty delta carrying the usage (13 in, 16 out, nothing cached, no
+// completion details), fp_8b330d02d0_prod0820_fp8_kvcache_20260402.
+func TestRound22mgaDeepSeekV4StreamMaxTokens(t *testing.T) {
+	t.Parallel()
+	req := r22Ask("deepseek-v4-flash", "Explain the theory of relativity in great details.")
+	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE
+	req.Options.MaxTokens = proto.Int32(16)
+	f, body := r21cStream(t, "real_maruel_deepseek_v4_flash_max_tokens_stream", r22mgaDeepSeek, req)
+	if r, a := r21cParts(t, f.Message); r != "" || a != "Here is a detailed explanation of the Theory of Relativity, broken down into its" {
+		t.Errorf("reasoning %q, answer %q", r, a)
+	}
+	r22Meta(t, f.Meta, "595a0a53-aaa4-4dbd-a029-cd44f13f2173", "", "deepseek-v4-flash", 1779804209,
+		r22mgaUsage(13, 16, 29, 0, 0), llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length")
+	r22Ext(t, f.Meta, map[string]any{"system_fingerprint": "fp_8b330d02d0_prod0820_fp8_kvcache_20260402"})
+	if !reflect.DeepEqual(body["thinking"], map[string]any{"type": "disabled"}) || body["reasoning_effort"] != nil || body["max_tokens"] != float64(16) || body["stream"] != true {
+		t.Errorf("request %v", body)
+	}
+}
