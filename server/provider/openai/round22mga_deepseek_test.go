@@ -304,3 +304,83 @@ func TestRound22mgaDeepSeekV4StreamMaxTokens(t *testing.T) {
 		t.Errorf("request %v", body)
 	}
 }
+
+// TestRound22mgaDeepSeekChatToolLoop: deepseek-chat (July 2025, behind
+// Cloudflare), a call required, unary: content "" and one call with
+// DeepSeek's older id form call_0_4ab49904-2914-45e5-a36f-37f8edf79a82
+// (arguments without spaces), 160 in (128 cached), 18 out, X-Ds-Trace-Id
+// 3f0f8c3a9928671ba6ef723fbb757876. The recorded second request (answered:
+// "363.89", 57 in, 3 out) sends the call back by its id with no content
+// and no reasoning_content; ours sends the same call and content null,
+// and reasoning_content "" (every DeepSeek tool-call turn gets the field,
+// which thinking mode requires; this recording does not show whether
+// deepseek-chat takes an empty one).
+func TestRound22mgaDeepSeekChatToolLoop(t *testing.T) {
+	t.Parallel()
+	user := msgOf(llmrelayv1.Role_ROLE_USER, text(r22mgaSqrtQuestion))
+	const callID = "call_0_4ab49904-2914-45e5-a36f-37f8edf79a82"
+	res, body := r22Unary(t, "real_maruel_deepseek_chat_sqrt_1", r22mgaDeepSeek,
+		r22mgaTools("deepseek-chat", llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED, false, user), false)
+	r22Meta(t, res.Meta, "7e4b4aa3-ed1a-42d3-a088-0a77e6a2a617", "3f0f8c3a9928671ba6ef723fbb757876", "deepseek-chat", 1753544352,
+		r22mgaUsage(160, 18, 178, 0, 128), llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	r22Ext(t, res.Meta, map[string]any{"system_fingerprint": "fp_8802369eaa_prod0623_fp8_kvcache"})
+	parts := res.Message.GetParts()
+	if len(parts) != 1 {
+		t.Fatalf("parts %v", parts)
+	}
+	if c := parts[0].GetToolCall(); c.GetCallId() != callID || c.GetName() != "square_root" || c.GetArguments() != `{"number":132413}` {
+		t.Errorf("call %v", c)
+	}
+	if body["tool_choice"] != "required" {
+		t.Errorf("request %v", body)
+	}
+
+	res2, body2 := r22Unary(t, "real_maruel_deepseek_chat_sqrt_2", r22mgaDeepSeek,
+		r22mgaTools("deepseek-chat", llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE, false, user, res.Message,
+			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(callID, "363.89"))), false)
+	asst := r22mgaSent(t, body2, 3, 1)
+	calls, _ := asst["tool_calls"].([]any)
+	c0, _ := calls[0].(map[string]any)
+	fn, _ := c0["function"].(map[string]any)
+	// reasoning_content "" where the recorded request had none: the
+	// adapter gives every tool-call turn to DeepSeek the field, which its
+	// thinking mode requires (request.go); the turn had no reasoning.
+	if asst["reasoning_content"] != "" || len(calls) != 1 || c0["id"] != callID || fn["arguments"] != `{"number":132413}` {
+		t.Errorf("assistant %v", asst)
+	}
+	if c, ok := asst["content"]; ok && c != nil && c != "" {
+		t.Errorf("assistant content %v (the recorded request had none)", c)
+	}
+	if tool := r22mgaSent(t, body2, 3, 2); tool["tool_call_id"] != callID || tool["content"] != "363.89" {
+		t.Errorf("tool message %v", tool)
+	}
+	r22Meta(t, res2.Meta, "f8a63472-1b17-461d-9855-6bde9296322e", "f292f11480e098902d746540380d79ed", "deepseek-chat", 1753544356,
+		r22mgaUsage(57, 3, 60, 0, 0), llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if r, a := r21cParts(t, res2.Message); r != "" || a != "363.89" {
+		t.Errorf("reasoning %q, answer %q", r, a)
+	}
+}
+
+// TestRound22mgaDeepSeekReasonerCallAsText: deepseek-reasoner offered the
+// tool (July 2025) wrote its call as text: content "```json\n{"function":
+// "square_root","arguments":{"number":132413}}\n```" followed by the
+// model's own control tokens <｜tool▁call▁end｜><｜tool▁calls▁end｜>, finish
+// stop, no tool_calls. DeepSeek did not parse it; the adapter relays the
+// text as DeepSeek sent it (guessing a call from it would invent an id and
+// a structure the API never gave), with the reasoning and 45 reasoning
+// tokens, 128 cached.
+func TestRound22mgaDeepSeekReasonerCallAsText(t *testing.T) {
+	t.Parallel()
+	res, _ := r22Unary(t, "real_maruel_deepseek_reasoner_sqrt_text_call", r22mgaDeepSeek,
+		r22mgaTools("deepseek-reasoner", llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_UNSPECIFIED, false, msgOf(llmrelayv1.Role_ROLE_USER, text(r22mgaSqrtQuestion))), false)
+	r22Meta(t, res.Meta, "0b6ba761-5bf6-4c2a-bc72-a5bad20943da", "e8bdd270acaed0e02405029093d9d807", "deepseek-reasoner", 1753566464,
+		r22mgaUsage(161, 66, 227, 45, 128), llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	r, a := r21cParts(t, res.Message)
+	if a != "```json\n{\"function\":\"square_root\",\"arguments\":{\"number\":132413}}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>" ||
+		!strings.HasPrefix(r, "We are going to use the square_root function") {
+		t.Errorf("reasoning %q, answer %q", r, a)
+	}
+	if res.Meta.GetToolCallCount() != 0 {
+		t.Errorf("tool calls %d", res.Meta.GetToolCallCount())
+	}
+}
