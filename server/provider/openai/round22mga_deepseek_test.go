@@ -384,3 +384,60 @@ func TestRound22mgaDeepSeekReasonerCallAsText(t *testing.T) {
 		t.Errorf("tool calls %d", res.Meta.GetToolCallCount())
 	}
 }
+
+// TestRound22mgaDeepSeekThinkingStreamToolCall: the thinking tool call
+// streamed (deepseek-flash, September 2026): a role chunk with
+// reasoning_content "", ten reasoning deltas ("We need call tool. Then
+// reply only result."), the call call_00_52GXPc9MeaoVeQhhPOZ04807 named
+// with arguments "" then eight fragments without id or type, the finish
+// tool_calls on a chunk with content "" and reasoning_content null, the
+// usage on it (346 in, 49 out, 10 reasoning, nothing cached). The second
+// request maruel/genai recorded (GenStream-Tools-SquareRoot-2.yaml, which
+// DeepSeek answered) sends that reasoning back as reasoning_content beside
+// the call: the request we build from the streamed answer is compared
+// with it.
+func TestRound22mgaDeepSeekThinkingStreamToolCall(t *testing.T) {
+	t.Parallel()
+	user := msgOf(llmrelayv1.Role_ROLE_USER, text(r22mgaSqrtQuestion))
+	const callID = "call_00_52GXPc9MeaoVeQhhPOZ04807"
+	f, body := r21cStream(t, "real_maruel_deepseek_flash_thinking_sqrt_stream", r22mgaDeepSeek,
+		r22mgaTools("deepseek-flash", llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO, true, user))
+	parts := f.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != "We need call tool. Then reply only result." {
+		t.Fatalf("parts %v", parts)
+	}
+	if c := parts[1].GetToolCall(); c.GetCallId() != callID || c.GetName() != "square_root" || c.GetArguments() != `{"number": 132413}` {
+		t.Errorf("call %v", c)
+	}
+	r22Meta(t, f.Meta, "30e855e5-dc8b-43a5-b365-3f747f75abe7", "", "deepseek-flash", 1789333945,
+		r22mgaUsage(346, 49, 395, 10, 0), llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	r22Ext(t, f.Meta, map[string]any{"system_fingerprint": "aeb56401ca74e127821c4f9126dcb669"})
+	if body["stream"] != true || body["tool_choice"] != "auto" {
+		t.Errorf("request %v", body)
+	}
+
+	// The follow-up, streamed, against the recorded one.
+	const recorded = `{"model":"deepseek-flash","messages":[{"role":"user","content":"` + r22mgaSqrtQuestion + `"},` +
+		`{"role":"assistant","reasoning_content":"We need call tool. Then reply only result.","tool_calls":[{"id":"call_00_52GXPc9MeaoVeQhhPOZ04807","type":"function","function":{"name":"square_root","arguments":"{\"number\": 132413}"}}]},` +
+		`{"role":"tool","content":"363.89","tool_call_id":"call_00_52GXPc9MeaoVeQhhPOZ04807"}],"stream":true,"tool_choice":"none",` +
+		`"tools":[{"type":"function","function":{"name":"square_root","description":"Calculates and return the square root of a number","parameters":{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"number":{"type":"number"}},"additionalProperties":false,"type":"object","required":["number"]},"strict":true}}]}`
+	b, warns, err := newHostProvider(t, r22mgaDeepSeek, "http://unused").buildChatRequest(r22mgaTools("deepseek-flash", llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE, true,
+		user, f.Message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(callID, "363.89"))), true)
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("build: %v, warnings %v", err, warns)
+	}
+	got, want := r20Request(t, b), r20Request(t, []byte(recorded))
+	for _, k := range []string{"model", "messages", "tool_choice", "tools", "stream"} {
+		g, w := got[k], want[k]
+		if k == "messages" {
+			// Ours gives the assistant's call turn "content": null, which
+			// the recorded one left out.
+			if a, _ := g.([]any)[1].(map[string]any); a["content"] == nil {
+				delete(a, "content")
+			}
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s:\n got %v\nwant %v", k, g, w)
+		}
+	}
+}
