@@ -237,3 +237,27 @@ func TestRound22mgaQwenStreamToolCall(t *testing.T) {
 		t.Errorf("stream_options %v", body["stream_options"])
 	}
 }
+
+// TestRound22mgaDashScopeErrors: DashScope's error answers carry their
+// request id only in the body ("request_id" beside the error object; the
+// cassettes have no request-id header). A stream to a model that does not
+// exist: 404 model_not_found "The model `bad model` does not exist or you
+// do not have access to it.", request id XQhNhmsUBb8-U6Eb: a not-found
+// error, refused before the stream opens. A unary call with a key DashScope
+// does not know: 401 invalid_api_key "Incorrect API key provided. For
+// details, see: https://help.aliyun.com/zh/model-studio/error-code#apikey-error",
+// request id LNr-lVSSiNsZr0Rc: unauthenticated.
+func TestRound22mgaDashScopeErrors(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("real_maruel_dashscope_bad_model_stream_error.http"))
+	_, err := newHostProvider(t, r22mgaDashScopeUS, srv.URL).Stream(context.Background(), r22Ask("bad model", "Tell a short joke."))
+	if e := providerError(t, err); e.Kind != provider.KindNotFound || e.HTTPStatus != 404 || e.Code != "model_not_found" ||
+		e.Message != "The model `bad model` does not exist or you do not have access to it." || e.RequestID != "XQhNhmsUBb8-U6Eb" {
+		t.Errorf("error %+v", e)
+	}
+	e := r22Err(t, "real_maruel_dashscope_bad_key_error", r22mgaDashScopeUS, r22Ask("qwen3-30b-a3b", "Tell a short joke."))
+	if e.Kind != provider.KindUnauthenticated || e.HTTPStatus != 401 || e.Code != "invalid_api_key" || e.RequestID != "LNr-lVSSiNsZr0Rc" ||
+		e.Message != "Incorrect API key provided. For details, see: https://help.aliyun.com/zh/model-studio/error-code#apikey-error" {
+		t.Errorf("error %+v", e)
+	}
+}
