@@ -3,6 +3,8 @@ package openai
 import (
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
 
@@ -81,6 +83,31 @@ func TestRound22mgaPerplexityWebSearch(t *testing.T) {
 	}
 	r22Ext(t, res.Meta, map[string]any{"usage_details": map[string]any{"cost.request_cost": 0.006, "cost.total_cost": 0.006, "search_context_size": "low"}})
 	if body["return_images"] != true || body["return_related_questions"] != true {
+		t.Errorf("request %v", body)
+	}
+}
+
+// TestRound22mgaPerplexityReasoningStreamCut: sonar-reasoning-pro
+// streamed with max_tokens 16 (September 2025): Perplexity's chunks are
+// "chat.completion" objects framed with CRLF and no [DONE], each carrying
+// the whole message so far beside the delta, and the usage (2, 8, 16
+// tokens; the cost on the last one only). The deltas open a <think> block
+// that max_tokens cuts before it closes: all of it is reasoning ("\nThe
+// user is asking for a detailed explanation of the theory of
+// relativity."), no text, finish length; the cumulative "message" is not
+// read again (the text would double).
+func TestRound22mgaPerplexityReasoningStreamCut(t *testing.T) {
+	t.Parallel()
+	req := r22Ask("sonar-reasoning-pro", "Explain the theory of relativity in great details.")
+	req.Options.MaxTokens = proto.Int32(16)
+	f, body := r21cStream(t, "real_maruel_perplexity_sonar_reasoning_pro_max_tokens_stream", r21cPerplexity, req)
+	if r, a := r21cParts(t, f.Message); r != "\nThe user is asking for a detailed explanation of the theory of relativity." || a != "" {
+		t.Errorf("reasoning %q, answer %q", r, a)
+	}
+	r22Meta(t, f.Meta, "0dfa782c-6218-4c82-b717-0b0cd559476d", "", "sonar-reasoning-pro", 1756687420,
+		r22mgaUsage(9, 16, 25, 0, 0), llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "length")
+	r22Ext(t, f.Meta, map[string]any{"usage_details": map[string]any{"cost.request_cost": 0.006, "cost.total_cost": 0.006, "search_context_size": "low"}})
+	if body["max_tokens"] != float64(16) || body["stream"] != true {
 		t.Errorf("request %v", body)
 	}
 }
