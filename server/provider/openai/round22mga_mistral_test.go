@@ -1,9 +1,12 @@
 package openai
 
 import (
+	"context"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // Round 22 (mga): maruel/genai's go-vcr recordings of api.mistral.ai
@@ -72,5 +75,42 @@ func TestRound22mgaMistralToolLoop(t *testing.T) {
 	}
 	if rl := res2.Meta.GetRateLimit(); rl.GetRequestsRemaining() != 230 || rl.GetTokensRemaining() != 1995555 {
 		t.Errorf("rate limit %v", rl)
+	}
+}
+
+// TestRound22mgaUnknownModel: three servers' 400 for a model they do not
+// have, each a stream refused before it opens (maruel/genai asked for
+// "bad model"). Mistral (December 2025): type invalid_model, code "1500",
+// "Invalid model: bad model", Mistral-Correlation-Id. Perplexity (August
+// 2025): type invalid_model, numeric code 400, "Invalid model 'bad
+// model'. Permitted models can be found in the documentation at …".
+// DeepSeek (May 2026, application/octet-stream from CloudFront):
+// invalid_request_error "The supported API model names are
+// deepseek-v4-pro or deepseek-v4-flash, but you passed bad model.".
+// **Bug:** all three were invalid requests, where OpenAI's and DashScope's
+// 404 model_not_found for the same mistake are not-found errors (the
+// contract's kind for an unknown model); they are not-found errors now,
+// with the servers' messages, codes and request ids as sent.
+func TestRound22mgaUnknownModel(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, base, code, reqID, msg string
+	}{
+		{"real_maruel_mistral_bad_model_stream_error", r21cMistral, "1500", "019b1cdf-83e0-7e6b-a161-9cf9c5b6d50a", "Invalid model: bad model"},
+		{"real_maruel_perplexity_bad_model_stream_error", r21cPerplexity, "400", "",
+			"Invalid model 'bad model'. Permitted models can be found in the documentation at https://docs.perplexity.ai/guides/model-cards."},
+		{"real_maruel_deepseek_bad_model_stream_error", r22mgaDeepSeek, "invalid_request_error", "",
+			"The supported API model names are deepseek-v4-pro or deepseek-v4-flash, but you passed bad model."},
+	} {
+		srv := providertest.ReplayFile(t, td(tc.name+".http"))
+		_, err := newHostProvider(t, tc.base, srv.URL).Stream(context.Background(), r22Ask("bad model", "Tell a short joke."))
+		if e := providerError(t, err); e.Kind != provider.KindNotFound || e.HTTPStatus != 400 || e.Code != tc.code || e.RequestID != tc.reqID || e.Message != tc.msg {
+			t.Errorf("%s: error %+v", tc.name, e)
+		}
+	}
+	// Another 400 invalid_request_error stays an invalid request.
+	e := r22Err(t, "real_maruel_deepseek_flash_thinking_required_error", r22mgaDeepSeek, r22Ask("deepseek-flash", "q"))
+	if e.Kind != provider.KindInvalidRequest {
+		t.Errorf("kind %v", e.Kind)
 	}
 }
