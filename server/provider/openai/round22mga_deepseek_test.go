@@ -441,3 +441,25 @@ func TestRound22mgaDeepSeekThinkingStreamToolCall(t *testing.T) {
 		}
 	}
 }
+
+// TestRound22mgaDeepSeekReasonerToolsAsChat: deepseek-reasoner asked with
+// a tool, streamed (September 2025): DeepSeek answered as deepseek-chat
+// (every chunk's model; no reasoning), the call
+// call_00_FL3F6qrZb7Jr3KzD87PxvP8E in nine fragments making {"number":
+// 132413}, 203 in of which 192 cached, 14 out. The resolved model is the
+// one that answered, deepseek-chat.
+func TestRound22mgaDeepSeekReasonerToolsAsChat(t *testing.T) {
+	t.Parallel()
+	f, _ := r21cStream(t, "real_maruel_deepseek_reasoner_tools_as_chat_stream", r22mgaDeepSeek,
+		r22mgaTools("deepseek-reasoner", llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO, false, msgOf(llmrelayv1.Role_ROLE_USER, text(r22mgaSqrtQuestion))))
+	parts := f.Message.GetParts()
+	if len(parts) != 1 {
+		t.Fatalf("parts %v", parts)
+	}
+	if c := parts[0].GetToolCall(); c.GetCallId() != "call_00_FL3F6qrZb7Jr3KzD87PxvP8E" || c.GetName() != "square_root" || c.GetArguments() != `{"number": 132413}` {
+		t.Errorf("call %v", c)
+	}
+	r22Meta(t, f.Meta, "3955ef46-eb9d-44e7-ab2f-f2810b1446d4", "", "deepseek-chat", 1757464924,
+		r22mgaUsage(203, 14, 217, 0, 192), llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	r22Ext(t, f.Meta, map[string]any{"system_fingerprint": "fp_08f168e49b_prod0820_fp8_kvcache"})
+}
