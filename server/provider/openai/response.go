@@ -1058,8 +1058,25 @@ func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
 		// includes the reasoning.
 		out.OutputTokens = provider.Count(int64(u.CompletionTokens) + int64(u.CompletionTokensDetails.ReasoningTokens))
 		out.TotalTokens = provider.UsageTotal(out.TotalTokens, out.InputTokens, out.OutputTokens)
+	} else if topReasoningOutside(u) {
+		// Perplexity's sonar-deep-research: reasoning_tokens (1879) beside
+		// completion_tokens (40) and total_tokens = prompt + completion
+		// (48), each billed at its own price in cost
+		// (reasoning_tokens_cost): the answer's tokens and the reasoning's
+		// apart (testdata/real_maruel_perplexity_sonar_deep_research_text.http).
+		// Our output and total include the reasoning.
+		out.OutputTokens = provider.Count(int64(u.CompletionTokens) + int64(*u.ReasoningTokens))
+		out.TotalTokens = provider.Count(int64(out.InputTokens) + int64(out.OutputTokens))
 	}
 	return out
+}
+
+// topReasoningOutside reports whether a top-level reasoning_tokens (no
+// completion_tokens_details) counts tokens outside completion_tokens: it
+// exceeds them, so it cannot be a part of them (SGLang's, which is, never
+// can).
+func topReasoningOutside(u *wireUsage) bool {
+	return u.CompletionTokensDetails == nil && u.ReasoningTokens != nil && int64(*u.ReasoningTokens) > int64(u.CompletionTokens)
 }
 
 // reasoningOutside reports whether the usage counts the reasoning tokens

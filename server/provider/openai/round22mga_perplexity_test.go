@@ -111,3 +111,34 @@ func TestRound22mgaPerplexityReasoningStreamCut(t *testing.T) {
 		t.Errorf("request %v", body)
 	}
 }
+
+// TestRound22mgaPerplexityDeepResearchUsage: sonar-deep-research, unary
+// (August 2025): "<think>…</think>\n\nHello!" and a usage of 8 prompt
+// tokens, 40 completion tokens, total_tokens 48 and reasoning_tokens 1879
+// beside them, the cost billing each apart (output_tokens_cost 0.00032 =
+// 40 tokens at $8 a million, reasoning_tokens_cost 0.005637 = 1879 at $3).
+// **Bug:** read as SGLang's count (a part of completion_tokens), the
+// usage said 40 output tokens of which 1879 reasoning, 48 in all: the
+// contract's output includes the reasoning, so the answer cost 1919 output
+// tokens, 1927 in all. A top-level reasoning count above the completion
+// count is now added to it.
+func TestRound22mgaPerplexityDeepResearchUsage(t *testing.T) {
+	t.Parallel()
+	req := r22Ask("sonar-deep-research", "Say hello. Use only one word.")
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"return_images":true,"disable_search":true}`}
+	res, _ := r22Unary(t, "real_maruel_perplexity_sonar_deep_research_text", r21cPerplexity, req, false)
+	r22Meta(t, res.Meta, "40017172-6586-4f19-b5e0-ed3333ab3e8c", "", "sonar-deep-research", 1754746392,
+		r22mgaUsage(8, 1919, 1927, 1879, 0), llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if r, a := r21cParts(t, res.Message); r != "\nThe user is asking me to say hello using only one word. This is a simple request. The most appropriate one-word greeting would be \"Hello\" itself.\n" ||
+		a != "\n\nHello!" {
+		t.Errorf("reasoning %q, answer %q", r, a)
+	}
+	r22Ext(t, res.Meta, map[string]any{"usage_details": map[string]any{"cost.input_tokens_cost": 0.000016, "cost.output_tokens_cost": 0.00032,
+		"cost.reasoning_tokens_cost": 0.005637, "cost.total_cost": 0.005973}})
+
+	// SGLang's count, within completion_tokens, is left as it is.
+	r := flexInt(30)
+	if u := normalizeUsage(&wireUsage{PromptTokens: 10, CompletionTokens: 50, TotalTokens: 60, ReasoningTokens: &r}); !proto.Equal(u, r22mgaUsage(10, 50, 60, 30, 0)) {
+		t.Errorf("SGLang usage %v", u)
+	}
+}
