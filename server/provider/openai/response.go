@@ -253,6 +253,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		meta.Warnings = append(meta.Warnings, cw)
 	}
 	if u := w.usage(); u != nil {
+		u.reasoningApart = p.perplexity
 		meta.Usage = normalizeUsage(u)
 		d, odd := usageDetailsAndOdd(u)
 		d.Set(meta)
@@ -1072,11 +1073,14 @@ func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
 }
 
 // topReasoningOutside reports whether a top-level reasoning_tokens (no
-// completion_tokens_details) counts tokens outside completion_tokens: it
-// exceeds them, so it cannot be a part of them (SGLang's, which is, never
-// can).
+// completion_tokens_details) counts tokens outside completion_tokens:
+// Perplexity's always do (its pricing bills reasoning tokens at their own
+// price, and its cost object has reasoning_tokens_cost beside
+// output_tokens_cost); elsewhere, a count above the completion tokens
+// cannot be a part of them (SGLang's, which is, never is).
 func topReasoningOutside(u *wireUsage) bool {
-	return u.CompletionTokensDetails == nil && u.ReasoningTokens != nil && int64(*u.ReasoningTokens) > int64(u.CompletionTokens)
+	return u.CompletionTokensDetails == nil && u.ReasoningTokens != nil && *u.ReasoningTokens > 0 &&
+		(u.reasoningApart || int64(*u.ReasoningTokens) > int64(u.CompletionTokens))
 }
 
 // reasoningOutside reports whether the usage counts the reasoning tokens

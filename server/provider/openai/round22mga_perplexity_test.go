@@ -121,7 +121,8 @@ func TestRound22mgaPerplexityReasoningStreamCut(t *testing.T) {
 // usage said 40 output tokens of which 1879 reasoning, 48 in all: the
 // contract's output includes the reasoning, so the answer cost 1919 output
 // tokens, 1927 in all. A top-level reasoning count above the completion
-// count is now added to it.
+// count is now added to it, and on Perplexity (whose pricing bills
+// reasoning tokens at their own price) any top-level reasoning count.
 func TestRound22mgaPerplexityDeepResearchUsage(t *testing.T) {
 	t.Parallel()
 	req := r22Ask("sonar-deep-research", "Say hello. Use only one word.")
@@ -136,9 +137,17 @@ func TestRound22mgaPerplexityDeepResearchUsage(t *testing.T) {
 	r22Ext(t, res.Meta, map[string]any{"usage_details": map[string]any{"cost.input_tokens_cost": 0.000016, "cost.output_tokens_cost": 0.00032,
 		"cost.reasoning_tokens_cost": 0.005637, "cost.total_cost": 0.005973}})
 
-	// SGLang's count, within completion_tokens, is left as it is.
-	r := flexInt(30)
-	if u := normalizeUsage(&wireUsage{PromptTokens: 10, CompletionTokens: 50, TotalTokens: 60, ReasoningTokens: &r}); !proto.Equal(u, r22mgaUsage(10, 50, 60, 30, 0)) {
-		t.Errorf("SGLang usage %v", u)
+	// On Perplexity a smaller reasoning count is apart as well; SGLang's
+	// count elsewhere, within completion_tokens, is left as it is.
+	body := []byte(`{"id":"u","model":"sonar-reasoning-pro","created":1,"object":"chat.completion","usage":{"prompt_tokens":10,"completion_tokens":50,"total_tokens":60,"reasoning_tokens":30},` +
+		`"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"x"}}]}`)
+	for base, want := range map[string]*llmrelayv1.Usage{r21cPerplexity: r22mgaUsage(10, 80, 90, 30, 0), "https://sglang.example.com/v1": r22mgaUsage(10, 50, 60, 30, 0)} {
+		res, err := newHostProvider(t, base, "http://unused").parseChatResponse(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(res.Meta.GetUsage(), want) {
+			t.Errorf("%s: usage %v, want %v", base, res.Meta.GetUsage(), want)
+		}
 	}
 }

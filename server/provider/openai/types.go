@@ -486,6 +486,9 @@ type wireUsage struct {
 	// usage object (no completion_tokens_details); part of
 	// completion_tokens.
 	ReasoningTokens *flexInt `json:"reasoning_tokens"`
+	// reasoningApart: the server counts a top-level reasoning_tokens
+	// outside completion_tokens (Perplexity: topReasoningOutside).
+	reasoningApart bool
 	// timingsCacheN is llama.cpp's timings.cache_n from beside the usage
 	// object (chatResponse.usage), its only cached prompt count.
 	timingsCacheN *flexInt
