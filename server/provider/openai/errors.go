@@ -193,6 +193,13 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 		e.Param = detailField
 	}
 	e.RequestID = p.errorRequestID(resp.Header, e.Message)
+	if e.RequestID == "" {
+		// DashScope's error bodies carry it beside the error object
+		// ("request_id": "ixv8GZ_SpiR8Voog" in
+		// testdata/real_maruel_qwen3_30b_a3b_required_thinking_error.http,
+		// whose headers have none; it was dropped).
+		e.RequestID = bodyRequestID(raw)
+	}
 	sec.redactError(e)
 	return e
 }
@@ -649,6 +656,18 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// them as context-length errors whatever the status; so does
 		// this one now, not a 500 to retry.
 		e.Kind = provider.KindContextLength
+	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message)):
+		// A model the server does not have, answered 400 where OpenAI
+		// and DashScope answer 404 model_not_found: Mistral's and
+		// Perplexity's type invalid_model ("Invalid model: bad model",
+		// code "1500"; "Invalid model 'bad model'. Permitted models can be
+		// found in …", code 400), DeepSeek's invalid_request_error "The
+		// supported API model names are deepseek-v4-pro or
+		// deepseek-v4-flash, but you passed bad model." (maruel/genai's
+		// recordings, testdata/real_maruel_*_bad_model_stream_error.http).
+		// The contract's not-found kind is the unknown model's, whatever
+		// the status; they were invalid requests.
+		e.Kind = provider.KindNotFound
 	case status == http.StatusRequestEntityTooLarge && code == "rate_limit_exceeded":
 		// Groq answers a request larger than a whole per-minute or
 		// per-day limit with 413, type tokens, code rate_limit_exceeded
@@ -824,6 +843,10 @@ func kindForCode(typ, code string) provider.Kind {
 	}
 	return provider.KindUnavailable
 }
+
+// deepseekUnknownModelRE matches DeepSeek's answer to a model name it
+// does not serve.
+var deepseekUnknownModelRE = regexp.MustCompile(`^The supported API model names are .+, but you passed `)
 
 // contextLengthRE matches the messages of a prompt longer than the context:
 // OpenAI's and most compatible servers', and text-generation-inference's

@@ -69,6 +69,13 @@ type Provider struct {
 	// dashscope: the base URL is Alibaba Cloud's DashScope, whose Qwen
 	// models take enable_thinking (dashscope.go).
 	dashscope bool
+	// deepseek: the base URL is api.deepseek.com, whose thinking is
+	// switched by thinking.type and whose top effort is max (deepseek.go).
+	deepseek bool
+	// perplexity: the base URL is api.perplexity.ai, whose top-level
+	// reasoning_tokens are counted apart from completion_tokens
+	// (topReasoningOutside).
+	perplexity bool
 	// think is the inline reasoning markup of the content: gpt-oss's
 	// <reasoning> blocks on AWS Bedrock's hosts (bedrockHost), a leading
 	// <think> block elsewhere.
@@ -245,6 +252,12 @@ func bedrockHost(baseURL string) bool {
 	return false
 }
 
+// perplexityHost reports whether baseURL is Perplexity's API.
+func perplexityHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.perplexity.ai")
+}
+
 // WithAzureAPIVersion sets the api-version query parameter (Azure only).
 // Classic deployment routes default to DefaultAzureAPIVersion; v1 routes
 // send none unless this option is given (e.g. "preview").
@@ -297,6 +310,8 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	p.xai = xaiHost(p.baseURL)
 	p.openAI = openAIHost(p.baseURL)
 	p.dashscope = dashscopeHost(p.baseURL)
+	p.deepseek = deepseekHost(p.baseURL)
+	p.perplexity = perplexityHost(p.baseURL)
 	if bedrockHost(p.baseURL) {
 		p.think = provider.ThinkBlocks
 	}
@@ -578,6 +593,9 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 		return nil, err
 	}
 	resp, sec, err := p.send(ctx, "chat/completions", req.Model, body, false)
+	if err != nil && p.dashscope {
+		resp, sec, warnings, err = p.dashscopeUnthinking(ctx, req.Model, body, warnings, err)
+	}
 	if err != nil {
 		return nil, err
 	}

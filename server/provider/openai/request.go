@@ -135,11 +135,14 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 		w.TopP = o.TopP
 	}
 	w.ReasoningEffort = reasoningEffortWire(o.GetReasoningEffort())
-	if o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX {
+	switch {
+	case p.deepseek:
+		deepseekThinking(w, o.GetReasoningEffort())
+	case o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
 		warnings = append(warnings, warnMaxEffort)
 	}
 	if p.dashscope {
-		dashscopeThinking(w, req, stream)
+		dashscopeThinking(w, req)
 	}
 	w.Stop = o.GetStop()
 	if req.Reasoning && len(w.Stop) > 0 && !p.azure && p.openAI {

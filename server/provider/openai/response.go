@@ -253,6 +253,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		meta.Warnings = append(meta.Warnings, cw)
 	}
 	if u := w.usage(); u != nil {
+		u.reasoningApart = p.perplexity
 		meta.Usage = normalizeUsage(u)
 		d, odd := usageDetailsAndOdd(u)
 		d.Set(meta)
@@ -1058,8 +1059,28 @@ func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
 		// includes the reasoning.
 		out.OutputTokens = provider.Count(int64(u.CompletionTokens) + int64(u.CompletionTokensDetails.ReasoningTokens))
 		out.TotalTokens = provider.UsageTotal(out.TotalTokens, out.InputTokens, out.OutputTokens)
+	} else if topReasoningOutside(u) {
+		// Perplexity's sonar-deep-research: reasoning_tokens (1879) beside
+		// completion_tokens (40) and total_tokens = prompt + completion
+		// (48), each billed at its own price in cost
+		// (reasoning_tokens_cost): the answer's tokens and the reasoning's
+		// apart (testdata/real_maruel_perplexity_sonar_deep_research_text.http).
+		// Our output and total include the reasoning.
+		out.OutputTokens = provider.Count(int64(u.CompletionTokens) + int64(*u.ReasoningTokens))
+		out.TotalTokens = provider.Count(int64(out.InputTokens) + int64(out.OutputTokens))
 	}
 	return out
+}
+
+// topReasoningOutside reports whether a top-level reasoning_tokens (no
+// completion_tokens_details) counts tokens outside completion_tokens:
+// Perplexity's always do (its pricing bills reasoning tokens at their own
+// price, and its cost object has reasoning_tokens_cost beside
+// output_tokens_cost); elsewhere, a count above the completion tokens
+// cannot be a part of them (SGLang's, which is, never is).
+func topReasoningOutside(u *wireUsage) bool {
+	return u.CompletionTokensDetails == nil && u.ReasoningTokens != nil && *u.ReasoningTokens > 0 &&
+		(u.reasoningApart || int64(*u.ReasoningTokens) > int64(u.CompletionTokens))
 }
 
 // reasoningOutside reports whether the usage counts the reasoning tokens

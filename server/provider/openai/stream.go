@@ -587,6 +587,7 @@ func (s *chatStream) handle(data []byte) {
 		s.endCalls(cutBy(s.finish))
 	}
 	if u := c.usage(); u != nil {
+		u.reasoningApart = s.p.perplexity
 		s.push(&provider.Event{Kind: provider.EventUsage, Usage: normalizeUsage(u)})
 		// A usage object with or after the finish reason is the end of
 		// a complete answer, which Cerebras sends without [DONE]; a

@@ -30,6 +30,7 @@ type chatRequest struct {
 	MaxCompletionTokens *int32            `json:"max_completion_tokens,omitempty"`
 	ReasoningEffort     string            `json:"reasoning_effort,omitempty"`
 	EnableThinking      *bool             `json:"enable_thinking,omitempty"` // DashScope's Qwen thinking switch (dashscope.go)
+	Thinking            *thinkingToggle   `json:"thinking,omitempty"`        // DeepSeek's thinking switch (deepseek.go)
 	Stop                []string          `json:"stop,omitempty"`
 	Seed                *int64            `json:"seed,omitempty"`
 	PresencePenalty     *float64          `json:"presence_penalty,omitempty"`
@@ -485,6 +486,9 @@ type wireUsage struct {
 	// usage object (no completion_tokens_details); part of
 	// completion_tokens.
 	ReasoningTokens *flexInt `json:"reasoning_tokens"`
+	// reasoningApart: the server counts a top-level reasoning_tokens
+	// outside completion_tokens (Perplexity: topReasoningOutside).
+	reasoningApart bool
 	// timingsCacheN is llama.cpp's timings.cache_n from beside the usage
 	// object (chatResponse.usage), its only cached prompt count.
 	timingsCacheN *flexInt
