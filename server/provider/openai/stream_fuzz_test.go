@@ -88,6 +88,9 @@ type refCalls struct {
 	byIndex map[string]*refCall // the index's JSON → its call
 	order   []*refCall
 	seen    map[string]bool // every id sent
+	// sawArgs: a fragment with arguments came before (a nameless whole
+	// object after one may be a repeat the adapter drops).
+	sawArgs bool
 }
 
 type refCall struct {
@@ -101,19 +104,25 @@ func (r *refCalls) add(tc *refToolCall, fn bool, name, args string) (repeat bool
 	id, okID := refString(tc.ID)
 	hasArgs := strings.TrimSpace(args) != ""
 	named := okID && id != "" && name != "" && hasArgs
+	// maybeRepeat: a nameless whole object after other arguments, which
+	// the adapter drops when it repeats the call it would continue
+	// (chatStream.namelessRepeatOf), a call this reference cannot tell
+	// once it gave up keying calls.
+	maybeRepeat := fn && name == "" && strings.HasPrefix(strings.TrimSpace(args), "{") && r.sawArgs
 	defer func() {
 		if okID && id != "" {
 			r.seen[id] = true
 		}
+		r.sawArgs = r.sawArgs || args != ""
 	}()
 	if !r.ok {
-		r.unsure = r.unsure || (fn && named && r.seen[id])
+		r.unsure = r.unsure || (fn && named && r.seen[id]) || maybeRepeat
 		return false
 	}
 	var n int
 	if isNull(tc.Index) || json.Unmarshal(tc.Index, &n) != nil || n < 0 || !okID {
 		r.ok = false
-		r.unsure = r.unsure || (fn && named && r.seen[id])
+		r.unsure = r.unsure || (fn && named && r.seen[id]) || maybeRepeat
 		return false
 	}
 	if a := strings.TrimSpace(args); fn && name == "" && strings.HasPrefix(a, "{") {
