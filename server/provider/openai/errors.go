@@ -663,6 +663,16 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// of its own: TEI's 413, llama.cpp's 500 (the same input fails
 		// every time; not a server fault to retry).
 		e.Kind = provider.KindContextLength
+	case status == http.StatusInternalServerError && strings.Contains(e.Message, "Jinja Exception:"):
+		// llama.cpp's server renders the conversation with the model's
+		// chat template and answers the template's raise_exception with
+		// 500 server_error ("Error: Jinja Exception: Conversation roles
+		// must alternate user/assistant/user/assistant/...": gemma-3's
+		// template refusing a tool turn, maruel/genai's cassette,
+		// testdata/real_maruel_llama_gemma_sqrt_stream_2_err.http). The
+		// template refuses the same conversation every time: the request
+		// is at fault, not a server fault to retry or fall back on.
+		e.Kind = provider.KindInvalidRequest
 	case code == "content_filter" || sensitiveCode(code) || contentRiskRE.MatchString(e.Message) || policyFlagged(code, e.Message) ||
 		(we.InnerError != nil && string(we.InnerError.Code) == "ResponsibleAIPolicyViolation"):
 		e.Kind = provider.KindContentFilter

@@ -1,0 +1,74 @@
+package openai
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// mgbGroqDate stands for the Date maruel/genai's Groq cassettes did not
+// keep (the answers' created time, 2025-12-13 15:11:57 UTC).
+const mgbGroqDate = "Sat, 13 Dec 2025 15:11:57 GMT"
+
+// TestRound22MgbGroqOSSSquareRoot: openai/gpt-oss-120b on Groq, unary, a
+// call required (December 2025). The answer: reasoning "User wants result
+// of sqrt(132413) using tool. Use function." in Groq's "reasoning" field,
+// no content, one call square_root({"number":132413}) with Groq's id
+// fc_49a9f731-…, finish tool_calls; 156 in, 44 out of which 16 reasoning;
+// x_groq.id the request id, its seed, service_tier on_demand, Groq's
+// timings; the six rate-limit headers (500000/499999 requests reset in
+// 172 ms, 250000/247522 tokens in 594 ms). maruel/genai's second request
+// (which the API answered) sent the call back with its id and arguments,
+// without the reasoning, then the result "363.89" by the call's id, with
+// tool_choice none: ours is checked against it. The second answer: "363.89",
+// stop, 185 in, 7 out, no reasoning tokens.
+func TestRound22MgbGroqOSSSquareRoot(t *testing.T) {
+	t.Parallel()
+	const callID = "fc_49a9f731-cf37-4f59-a47b-97172cbffaba"
+	req := mgbSqrtReq("openai/gpt-oss-120b", llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED)
+	res, body := mgbUnary(t, "real_maruel_groq_oss120_sqrt_1", r22Groq, mgbGroqDate, req)
+	if !mgbJSONEqual(t, body, `{"messages":[{"role":"user","content":"`+mgbSqrtQuestion+`"}],"model":"openai/gpt-oss-120b",`+
+		`"tools":[{"type":"function","function":{"name":"square_root","description":"Calculates and return the square root of a number","parameters":{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"number":{"type":"number"}},"additionalProperties":false,"type":"object","required":["number"]}}}],"tool_choice":"required"}`) {
+		t.Errorf("request %v", body)
+	}
+	parts := res.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != "User wants result of sqrt(132413) using tool. Use function." {
+		t.Fatalf("parts %v", parts)
+	}
+	if c := parts[1].GetToolCall(); c.GetCallId() != callID || c.GetName() != "square_root" || c.GetArguments() != `{"number":132413}` || !c.GetArgumentsValid() {
+		t.Errorf("call %v", c)
+	}
+	m := res.Meta
+	r22Meta(t, m, "chatcmpl-b7959af6-d0c8-4124-a694-54ad64b7bdb7", "req_01kcc49fsqepn9wh8p4e8fpsm7", "openai/gpt-oss-120b", 1765638717,
+		&llmrelayv1.Usage{InputTokens: 156, OutputTokens: 44, TotalTokens: 200, ReasoningTokens: 16}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	if m.GetServiceTier() != "on_demand" || m.GetToolCallCount() != 1 {
+		t.Errorf("meta %v", m)
+	}
+	r22Ext(t, m, map[string]any{"seed": "729272180", "system_fingerprint": "fp_0060895c89", "groq_region": "yul",
+		"usage_details": map[string]any{"queue_time": 0.004163473, "prompt_time": 0.008009999, "completion_time": 0.107430569, "total_time": 0.115440568}})
+	r20WantRateLimit(t, m.GetRateLimit(), mgbGroqDate, 500000, 499999, 250000, 247522, 172*time.Millisecond, 594*time.Millisecond)
+
+	res2, body2 := mgbUnary(t, "real_maruel_groq_oss120_sqrt_2", r22Groq, mgbGroqDate, mgbSqrtFollowUp("openai/gpt-oss-120b", res.Message, callID))
+	// The recorded second request's messages and tool choice; ours also
+	// says "content": null on the assistant turn (OpenAI's own shape).
+	const recorded = `[{"role":"user","content":"` + mgbSqrtQuestion + `"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"type":"function","id":"` + callID + `","function":{"name":"square_root","arguments":"{\"number\":132413}"}}]},` +
+		`{"role":"tool","content":"363.89","tool_call_id":"` + callID + `"}]`
+	if !mgbJSONEqual(t, body2["messages"], recorded) || body2["tool_choice"] != "none" {
+		b, _ := json.Marshal(body2)
+		t.Errorf("second request %s", b)
+	}
+	if got := res2.Message.GetParts(); len(got) != 1 || got[0].GetText() != "363.89" {
+		t.Errorf("parts %v", got)
+	}
+	r22Meta(t, res2.Meta, "chatcmpl-17ced19f-9030-494c-b71c-ef1dd8b32e7b", "req_01kcc49fy4epn98vkapkapnqmz", "openai/gpt-oss-120b", 1765638717,
+		&llmrelayv1.Usage{InputTokens: 185, OutputTokens: 7, TotalTokens: 192}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	// The reasoning of the first answer is not sent back (as maruel/genai
+	// did not): said in a warning.
+	if w := res2.Meta.GetWarnings(); len(w) != 1 || w[0] != "1 reasoning part(s) of earlier assistant turns not sent: Chat Completions has no field for them" {
+		t.Errorf("warnings %v", w)
+	}
+	r20WantRateLimit(t, res2.Meta.GetRateLimit(), mgbGroqDate, 500000, 499998, 250000, 247879, 345*time.Millisecond, 509*time.Millisecond)
+}
