@@ -193,6 +193,17 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 		e.Param = detailField
 	}
 	e.RequestID = p.errorRequestID(resp.Header, e.Message)
+	if e.RequestID == "" && !success {
+		// Together's error answer carries its request id beside the error
+		// ({"id": "oPBSiFu-zqrih-9addf27bee29a320", "error": {…}}, the id
+		// its x-request-id header repeats: maruel/genai's cassette, which
+		// kept no such header, testdata/real_maruel_together_err_401.http).
+		// Inside a 2xx the id is the answer's, not the request's.
+		var id string
+		if json.Unmarshal(env["id"], &id) == nil {
+			e.RequestID = validUTF8(id)
+		}
+	}
 	sec.redactError(e)
 	return e
 }

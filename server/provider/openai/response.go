@@ -201,6 +201,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 				refusal += *m.Refusal
 			}
 			hasText = text != ""
+			text = prefilledThink(w.Model, text, len(pieces) > 0)
 			msg.Parts = append(msg.Parts, provider.ThinkPartsDialect(text, p.think)...)
 			if refusal != "" {
 				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: refusal}})
