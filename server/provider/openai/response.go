@@ -35,6 +35,7 @@ const (
 	extContentFilterResults = "content_filter_results"
 	extContentFilterResult  = "content_filter_result"
 	extLogprobs             = "logprobs"
+	extReasoningLogprobs    = "reasoning_logprobs"
 	extAnnotations          = "annotations"
 	// extUpstreamProvider is the upstream that served a routed call:
 	// OpenRouter's "provider" body field, Hugging Face's router's
@@ -242,6 +243,12 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		}
 		if isPresent(c.ContentFilterResult) {
 			setContentFilterResult(meta, c.ContentFilterResult)
+		}
+		if isPresent(c.ReasoningLogprobs) {
+			// Cerebras's reasoning tokens' logprobs (maruel/genai's
+			// cassette, testdata/real_maruel_cerebras_oss_logprobs.http):
+			// kept as sent, as logprobs are; they were dropped unsaid.
+			setExtendedJSON(meta, extReasoningLogprobs, c.ReasoningLogprobs)
 		}
 		if isPresent(c.Logprobs) {
 			setExtendedJSON(meta, extLogprobs, c.Logprobs)
