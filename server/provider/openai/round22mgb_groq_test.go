@@ -6,6 +6,7 @@ import (
 	"time"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // mgbGroqDate stands for the Date maruel/genai's Groq cassettes did not
@@ -71,4 +72,29 @@ func TestRound22MgbGroqOSSSquareRoot(t *testing.T) {
 		t.Errorf("warnings %v", w)
 	}
 	r20WantRateLimit(t, res2.Meta.GetRateLimit(), mgbGroqDate, 500000, 499998, 250000, 247879, 345*time.Millisecond, 509*time.Millisecond)
+}
+
+// TestRound22MgbGroqCompoundRefusals: groq/compound (Groq's agentic
+// system, December 2025) refuses what it cannot take with 400
+// invalid_request_error and no code: function tools ("`tool calling` is
+// not supported with this model", param "tool calling") and, asked for
+// the browser_search tool of gpt-oss, "code=400, message=tools[0].type
+// must be one of [function, mcp], type=invalid_request_error" (Groq's
+// message quoting its own inner error; kept whole). Both invalid
+// requests, the type standing for the missing code.
+func TestRound22MgbGroqCompoundRefusals(t *testing.T) {
+	t.Parallel()
+	e, body := mgbErr(t, "real_maruel_groq_compound_tools_err", r22Groq, mgbSqrtReq("groq/compound", llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED), false)
+	if e.Kind != provider.KindInvalidRequest || e.HTTPStatus != 400 || e.Code != "invalid_request_error" || e.Param != "tool calling" ||
+		e.Message != "`tool calling` is not supported with this model" || e.RetryAfter != 0 {
+		t.Errorf("error %+v", e)
+	}
+	if body["tool_choice"] != "required" || body["model"] != "groq/compound" {
+		t.Errorf("request %v", body)
+	}
+	e, _ = mgbErr(t, "real_maruel_groq_compound_browser_search_err", r22Groq, r22Ask("groq/compound", "Search the web to tell who is currently the Prime Minister of Canada. Only search for one result. Give only the name with no explanation."), true)
+	if e.Kind != provider.KindInvalidRequest || e.HTTPStatus != 400 || e.Code != "invalid_request_error" || e.Param != "" ||
+		e.Message != "code=400, message=tools[0].type must be one of [function, mcp], type=invalid_request_error" {
+		t.Errorf("error %+v", e)
+	}
 }
