@@ -674,6 +674,18 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// of its own: TEI's 413, llama.cpp's 500 (the same input fails
 		// every time; not a server fault to retry).
 		e.Kind = provider.KindContextLength
+	case status == http.StatusForbidden && strings.HasPrefix(e.Message, "You are not allowed to request logprobs from this model"):
+		// OpenAI refuses logprobs from its reasoning models (gpt-5-nano:
+		// 403 invalid_request_error, code and param null: maruel/genai's
+		// cassette, testdata/real_maruel_openai_gpt5nano_logprobs_err.http).
+		// The key is allowed the model; the request asks what the model
+		// does not give: an invalid request naming logprobs, not a
+		// permission to fail over for (another deployment of the model
+		// answers the same).
+		e.Kind = provider.KindInvalidRequest
+		if e.Param == "" {
+			e.Param = "logprobs"
+		}
 	case status == http.StatusInternalServerError && strings.Contains(e.Message, "Jinja Exception:"):
 		// llama.cpp's server renders the conversation with the model's
 		// chat template and answers the template's raise_exception with
