@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 const mgbXiaomi = "https://api.xiaomimimo.com/v1"
@@ -65,4 +66,43 @@ func TestRound22MgbXiaomiReasoningBack(t *testing.T) {
 		&llmrelayv1.Usage{InputTokens: 646, OutputTokens: 96, TotalTokens: 742, CachedInputTokens: 576, ReasoningTokens: 87},
 		llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
 	r22Ext(t, res2.Meta, nil)
+}
+
+// TestRound22MgbXiaomiStream: the same model streamed: a role chunk with
+// content "" and null fields, the reasoning in eleven reasoning_content
+// deltas ("I need to use the square_root tool to calculate the square
+// root of 132413 and just give the result. Let me do that."), the call
+// call_08ef8be8603446b69b905dc2 with its name and "" arguments, then
+// three fragments whose id and name are null (`{"number": `, `132413`,
+// `}`), tool_calls on a chunk with "usage": null, and the usage on a
+// chunk without choices (552 in of which 512 cached, 61 out of which 32
+// reasoning), unasked by maruel/genai. No bug.
+func TestRound22MgbXiaomiStream(t *testing.T) {
+	t.Parallel()
+	req := mgbSqrtReq("mimo-v2.5-pro", llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO)
+	req.Reasoning = true
+	evs, f, body := mgbStream(t, "real_maruel_xiaomi_mimo_sqrt_stream_1", mgbXiaomi, "", req)
+	if body["stream"] != true || body["tool_choice"] != "auto" {
+		t.Errorf("request %v", body)
+	}
+	parts := f.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != "I need to use the square_root tool to calculate the square root of 132413 and just give the result. Let me do that." {
+		t.Fatalf("parts %v", parts)
+	}
+	if c := parts[1].GetToolCall(); c.GetCallId() != "call_08ef8be8603446b69b905dc2" || c.GetName() != "square_root" || c.GetArguments() != `{"number": 132413}` || !c.GetArgumentsValid() {
+		t.Errorf("call %v", c)
+	}
+	r22Meta(t, f.Meta, "19dd8969e4f84c1dbe51057edd9f7f7f", "", "mimo-v2.5-pro", 1779928123,
+		&llmrelayv1.Usage{InputTokens: 552, OutputTokens: 61, TotalTokens: 613, CachedInputTokens: 512, ReasoningTokens: 32},
+		llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	r22Ext(t, f.Meta, nil)
+	var ends int
+	for _, ev := range evs {
+		if ev.Kind == provider.EventToolCallEnd {
+			ends++
+		}
+	}
+	if ends != 1 {
+		t.Errorf("%d tool call ends", ends)
+	}
 }
