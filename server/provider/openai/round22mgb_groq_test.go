@@ -98,3 +98,45 @@ func TestRound22MgbGroqCompoundRefusals(t *testing.T) {
 		t.Errorf("error %+v", e)
 	}
 }
+
+// TestRound22MgbGroqOSSStream: the same model and question streamed
+// (December 2025): a role chunk with content "" whose x_groq has the
+// request id and the seed, twenty reasoning deltas each with "channel":
+// "analysis" ("We need to call the tool square_root with number 132413.
+// Then output only the result."), the whole call
+// fc_ff25387d-614a-4fbe-b606-b10051015236 in one chunk, then tool_calls
+// on an empty delta carrying the usage twice, in x_groq.usage and at the
+// top level (156 in, 49 out of which 21 reasoning: counted once), with
+// Groq's timings; the rate limits (248498 tokens left, resets 172 ms and
+// 360 ms) from the pinned Date. No bug.
+func TestRound22MgbGroqOSSStream(t *testing.T) {
+	t.Parallel()
+	const date = "Sat, 13 Dec 2025 15:11:52 GMT"
+	req := mgbSqrtReq("openai/gpt-oss-120b", llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED)
+	evs, f, body := mgbStream(t, "real_maruel_groq_oss120_sqrt_stream_1", r22Groq, date, req)
+	if body["stream"] != true || body["tool_choice"] != "required" {
+		t.Errorf("request %v", body)
+	}
+	parts := f.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != "We need to call the tool square_root with number 132413. Then output only the result." {
+		t.Fatalf("parts %v", parts)
+	}
+	if c := parts[1].GetToolCall(); c.GetCallId() != "fc_ff25387d-614a-4fbe-b606-b10051015236" || c.GetArguments() != `{"number":132413}` || !c.GetArgumentsValid() {
+		t.Errorf("call %v", c)
+	}
+	m := f.Meta
+	r22Meta(t, m, "chatcmpl-5946d792-0ac9-4c77-8ad9-ac65032175ea", "req_01kcc49b1ce7mv82ma9b2vsgt7", "openai/gpt-oss-120b", 1765638712,
+		&llmrelayv1.Usage{InputTokens: 156, OutputTokens: 49, TotalTokens: 205, ReasoningTokens: 21}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	r22Ext(t, m, map[string]any{"seed": "37188898", "system_fingerprint": "fp_c5da83ab22", "groq_region": "yul",
+		"usage_details": map[string]any{"queue_time": 0.004084364, "prompt_time": 0.008842029, "completion_time": 0.113900236, "total_time": 0.122742265}})
+	r20WantRateLimit(t, m.GetRateLimit(), date, 500000, 499999, 250000, 248498, 172*time.Millisecond, 360*time.Millisecond)
+	var usages int
+	for _, ev := range evs {
+		if ev.Kind == provider.EventUsage {
+			usages++
+		}
+	}
+	if usages != 1 {
+		t.Errorf("%d usage events", usages)
+	}
+}
