@@ -177,6 +177,22 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 			errRaw = raw
 		}
 	}
+	upstream := ""
+	if len(errRaw) > 0 && errRaw[0] == '"' {
+		// Pollinations answers {"error": "400 Bad Request", "status": 400,
+		// "details": {"error": {message, type, param, code}, "provider":
+		// "openai"}}: the string is the status's text, the upstream's
+		// error object (the message that says what was refused) is in
+		// details (maruel/genai's cassette,
+		// testdata/real_maruel_pollinations_gemini_schema_err.http).
+		var det struct {
+			Error    json.RawMessage `json:"error"`
+			Provider string          `json:"provider"`
+		}
+		if json.Unmarshal(env["details"], &det) == nil && len(det.Error) > 0 && det.Error[0] == '{' {
+			errRaw, upstream = det.Error, det.Provider
+		}
+	}
 	var e *provider.Error
 	if success {
 		// An error object in a success response: classified by its code.
@@ -191,6 +207,12 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 	applyErrorType(e, errType, success)
 	if e.Param == "" {
 		e.Param = detailField
+	}
+	if upstream != "" {
+		if e.Extended == nil {
+			e.Extended = map[string]any{}
+		}
+		e.Extended[extUpstreamProvider] = validUTF8(upstream)
 	}
 	e.RequestID = p.errorRequestID(resp.Header, e.Message)
 	if e.RequestID == "" && !success {
