@@ -3,6 +3,8 @@ package openai
 import (
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -89,5 +91,40 @@ func TestRound22MgbLlamaToolThenTemplateError(t *testing.T) {
 		if e.Kind != provider.KindInvalidRequest || e.HTTPStatus != 500 || e.Message != msg || e.RetryAfter != 0 {
 			t.Errorf("stream %v: error %+v", stream, e)
 		}
+	}
+}
+
+// TestRound22MgbLlamaLogprobs: llama.cpp (b9020) serving Qwen3-ASR-0.6B
+// as a chat model, with logprobs and 2 top: "language None<asr_text>Say
+// hello." (the ASR model's own format, as it answered), seven tokens with
+// llama.cpp's token "id"s, the special ones as "" with bytes [] (the last
+// at -0.0060430001467466354), kept as sent; usage 16 in of which 15
+// cached, said twice (prompt_tokens_details.cached_tokens and
+// timings.cache_n): 15, not 30. No bug.
+func TestRound22MgbLlamaLogprobs(t *testing.T) {
+	t.Parallel()
+	const model = "ggml-org/Qwen3-ASR-0.6B-GGUF"
+	req := r22Ask(model, "Say hello. Use only one word.")
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Logprobs: proto.Bool(true), TopLogprobs: proto.Int32(2)}}}
+	res, body := mgbUnary(t, "real_maruel_llama_qwen3asr_logprobs", mgbLlama, "", req)
+	if body["logprobs"] != true || body["top_logprobs"] != 2.0 {
+		t.Errorf("request %v", body)
+	}
+	if p := res.Message.GetParts(); len(p) != 1 || p[0].GetText() != "language None<asr_text>Say hello." {
+		t.Errorf("parts %v", p)
+	}
+	m := res.Meta
+	r22Meta(t, m, "chatcmpl-zbrP7X2tjMn6E40lIy8wXet0zx2p8JlL", "", model, 1777931902,
+		&llmrelayv1.Usage{InputTokens: 16, OutputTokens: 7, TotalTokens: 23, CachedInputTokens: 15}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	lp, _ := m.GetExtended().AsMap()["logprobs"].(map[string]any)
+	content, _ := lp["content"].([]any)
+	if len(content) != 7 {
+		t.Fatalf("logprobs %v", lp)
+	}
+	if last, _ := content[6].(map[string]any); !mgbJSONEqual(t, last, `{"id":151645,"token":"","bytes":[],"logprob":-0.0060430001467466354,"top_logprobs":[{"id":151645,"token":"","bytes":[],"logprob":-0.0060430001467466354},{"id":5443,"token":" Use","bytes":[32,85,115,101],"logprob":-5.324163913726807}]}`) {
+		t.Errorf("last token %v", last)
+	}
+	if len(m.GetWarnings()) != 0 {
+		t.Errorf("warnings %v", m.GetWarnings())
 	}
 }
