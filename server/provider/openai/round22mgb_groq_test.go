@@ -140,3 +140,31 @@ func TestRound22MgbGroqOSSStream(t *testing.T) {
 		t.Errorf("%d usage events", usages)
 	}
 }
+
+// TestRound22MgbGroqCompoundBreakdown: groq/compound-mini (Groq's agentic
+// system, December 2025) answering "Hello" with "reasoning": "": its id
+// and x_groq.id are both "stub" (Groq's placeholders, kept as sent); the
+// usage (451 in, 44 out) has no reasoning count, but usage_breakdown
+// lists the two models it ran, llama-3.3-70b-versatile (296 in, 2 out)
+// and openai/gpt-oss-120b (155 in, 42 out of which 32 reasoning).
+// **Bug:** usage_breakdown was dropped unsaid; it is kept as sent in
+// meta.extended["usage_breakdown"] (other models' {"models": null} is
+// not). Rate limits 20000/19999 requests (reset 4.32 s), 200000/199987
+// tokens (3 ms) from the pinned Date.
+func TestRound22MgbGroqCompoundBreakdown(t *testing.T) {
+	t.Parallel()
+	const date = "Sat, 13 Dec 2025 15:36:29 GMT"
+	res, _ := mgbUnary(t, "real_maruel_groq_compound_mini_text", r22Groq, date, r22Ask("groq/compound-mini", "Say hello. Use only one word."))
+	if p := res.Message.GetParts(); len(p) != 1 || p[0].GetText() != "Hello" {
+		t.Errorf("parts %v", p)
+	}
+	m := res.Meta
+	r22Meta(t, m, "stub", "stub", "groq/compound-mini", 1765640189,
+		&llmrelayv1.Usage{InputTokens: 451, OutputTokens: 44, TotalTokens: 495}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if !mgbJSONEqual(t, m.GetExtended().AsMap()["usage_breakdown"], `{"models":[{"model":"llama-3.3-70b-versatile","usage":{"queue_time":0.008406079,"prompt_tokens":296,"prompt_time":0.014975865,"completion_tokens":2,"completion_time":0.014562401,"total_tokens":298,"total_time":0.029538266}},`+
+		`{"model":"openai/gpt-oss-120b","usage":{"queue_time":0.003969105,"prompt_tokens":155,"prompt_time":0.008287855,"completion_tokens":42,"completion_time":0.104100281,"total_tokens":197,"total_time":0.112388136,"completion_tokens_details":{"reasoning_tokens":32}}}]}`) {
+		t.Errorf("usage_breakdown %v", m.GetExtended().AsMap()["usage_breakdown"])
+	}
+	r22Ext(t, m, map[string]any{"groq_region": "yul", "service_tier": "on_demand"})
+	r20WantRateLimit(t, m.GetRateLimit(), date, 20000, 19999, 200000, 199987, 4320*time.Millisecond, 3*time.Millisecond)
+}
