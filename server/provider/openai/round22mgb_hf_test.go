@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,41 @@ func TestRound22MgbHFFractionalTokenBudget(t *testing.T) {
 	at, _ := time.Parse(time.RFC1123, date)
 	if rl.GetRequestsLimit() != 100 || rl.GetRequestsRemaining() != 195 || !rl.GetRequestsResetTime().AsTime().Equal(at.Add(time.Second)) ||
 		rl.TokensLimit == nil || rl.GetTokensLimit() != 33333 || rl.GetTokensRemaining() != 33183 || rl.TokensResetTime != nil {
+		t.Errorf("rate limit %v", rl)
+	}
+}
+
+// TestRound22MgbHFNebiusThink: Qwen/Qwen3-4B through Hugging Face's
+// router served by Nebius (August 2025; resolved model
+// Qwen/Qwen3-4B-fast), maruel/genai's "/think" as a second text part:
+// the content opens with a <think> block (Nebius does not parse it,
+// "reasoning_content": null): the reasoning, then "\n\nHello."; 18 in,
+// 251 out, stop; the router's x-request-id 3prrqNlrN2XKT_jQ, Nebius as
+// the upstream provider, 600/600 requests and 400000/400000 tokens
+// without resets (the router's x-ratelimit-dynamic-* headers have no
+// place in the contract). No bug.
+func TestRound22MgbHFNebiusThink(t *testing.T) {
+	t.Parallel()
+	req := r22Ask("Qwen/Qwen3-4B", "")
+	req.Messages = []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Say hello. Use only one word."), text("\n\n/think"))}
+	res, body := mgbUnary(t, "real_maruel_hf_nebius_qwen3_think", mgbHF, "", req)
+	if !mgbJSONEqual(t, body["messages"], `[{"role":"user","content":[{"type":"text","text":"Say hello. Use only one word."},{"type":"text","text":"\n\n/think"}]}]`) {
+		t.Errorf("request %v", body)
+	}
+	parts := res.Message.GetParts()
+	if len(parts) != 2 || parts[1].GetText() != "\n\nHello." {
+		t.Fatalf("parts %v", parts)
+	}
+	if r := parts[0].GetReasoning().GetText(); !strings.HasPrefix(r, "\nOkay, the user said, \"Say hello. Use only one word.\"") || !strings.HasSuffix(r, "So the answer is \"Hello.\"\n") {
+		t.Errorf("reasoning %q", r)
+	}
+	m := res.Meta
+	r22Meta(t, m, "chatcmpl-aa4849373e8041e993320928ae8cacd1", "3prrqNlrN2XKT_jQ", "Qwen/Qwen3-4B-fast", 1755194869,
+		&llmrelayv1.Usage{InputTokens: 18, OutputTokens: 251, TotalTokens: 269}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	r22Ext(t, m, map[string]any{"upstream_provider": "nebius"})
+	rl := m.GetRateLimit()
+	if rl.GetRequestsLimit() != 600 || rl.GetRequestsRemaining() != 600 || rl.GetTokensLimit() != 400000 || rl.GetTokensRemaining() != 400000 ||
+		rl.RequestsResetTime != nil || rl.TokensResetTime != nil {
 		t.Errorf("rate limit %v", rl)
 	}
 }
