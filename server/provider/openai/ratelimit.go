@@ -234,16 +234,23 @@ func headerInt(h http.Header, name string) *int64 {
 // fills only a count rl has none for.
 func unprefixedLimits(rl *llmrelayv1.RateLimit, h http.Header) *llmrelayv1.RateLimit {
 	for _, b := range []struct {
-		name string
-		get  func(*llmrelayv1.RateLimit) **int64
+		name     string
+		get      func(*llmrelayv1.RateLimit) **int64
+		fraction bool // OpenAI's own name: read here only as a fraction
 	}{
-		{"X-Ratelimit-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsLimit }},
-		{"X-Ratelimit-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensLimit }},
-		{"X-Ratelimit-Limit-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsLimit }},
-		{"X-Ratelimit-Remaining-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsRemaining }},
-		{"X-Ratelimit-Limit-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensLimit }},
-		{"X-Ratelimit-Remaining-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensRemaining }},
+		{"X-Ratelimit-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsLimit }, false},
+		{"X-Ratelimit-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensLimit }, false},
+		{"X-Ratelimit-Limit-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsLimit }, true},
+		{"X-Ratelimit-Remaining-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsRemaining }, true},
+		{"X-Ratelimit-Limit-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensLimit }, true},
+		{"X-Ratelimit-Remaining-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensRemaining }, true},
 	} {
+		if b.fraction && !strings.Contains(h.Get(b.name), ".") {
+			// An integer count is provider.OpenAIRateLimit's to read (and
+			// to leave out: a limit of 0 beside a remaining count is no
+			// limit).
+			continue
+		}
 		n := headerInt(h, b.name)
 		if n == nil {
 			continue
