@@ -380,11 +380,8 @@ type chatChoice struct {
 	// NativeFinishReason is OpenRouter's: the upstream model's own finish
 	// reason ("STOP", "end_turn", "MAX_TOKENS", …) beside its normalized
 	// finish_reason; null until the finishing chunk.
-	NativeFinishReason *finishReason   `json:"native_finish_reason"`
-	Logprobs           json.RawMessage `json:"logprobs"`
-	// ReasoningLogprobs is Cerebras's: the reasoning tokens' logprobs
-	// (gpt-oss), in the shape of logprobs, beside the answer's.
-	ReasoningLogprobs    json.RawMessage `json:"reasoning_logprobs"`
+	NativeFinishReason   *finishReason   `json:"native_finish_reason"`
+	Logprobs             json.RawMessage `json:"logprobs"`
 	ContentFilterResults json.RawMessage `json:"content_filter_results"`
 	// ContentFilterResult (singular) is what Azure sends instead of, or
 	// beside, the verdicts when its completion filter could not run:
