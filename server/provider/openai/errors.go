@@ -177,6 +177,22 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 			errRaw = raw
 		}
 	}
+	upstream := ""
+	if len(errRaw) > 0 && errRaw[0] == '"' {
+		// Pollinations answers {"error": "400 Bad Request", "status": 400,
+		// "details": {"error": {message, type, param, code}, "provider":
+		// "openai"}}: the string is the status's text, the upstream's
+		// error object (the message that says what was refused) is in
+		// details (maruel/genai's cassette,
+		// testdata/real_maruel_pollinations_gemini_schema_err.http).
+		var det struct {
+			Error    json.RawMessage `json:"error"`
+			Provider string          `json:"provider"`
+		}
+		if json.Unmarshal(env["details"], &det) == nil && len(det.Error) > 0 && det.Error[0] == '{' {
+			errRaw, upstream = det.Error, det.Provider
+		}
+	}
 	var e *provider.Error
 	if success {
 		// An error object in a success response: classified by its code.
@@ -192,13 +208,30 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 	if e.Param == "" {
 		e.Param = detailField
 	}
+	if upstream != "" {
+		if e.Extended == nil {
+			e.Extended = map[string]any{}
+		}
+		e.Extended[extUpstreamProvider] = validUTF8(upstream)
+	}
 	e.RequestID = p.errorRequestID(resp.Header, e.Message)
 	if e.RequestID == "" {
 		// DashScope's error bodies carry it beside the error object
 		// ("request_id": "ixv8GZ_SpiR8Voog" in
 		// testdata/real_maruel_qwen3_30b_a3b_required_thinking_error.http,
 		// whose headers have none; it was dropped).
-		e.RequestID = bodyRequestID(raw)
+		e.RequestID = validUTF8(bodyRequestID(raw))
+	}
+	if e.RequestID == "" && !success {
+		// Together's error answer carries its request id beside the error
+		// ({"id": "oPBSiFu-zqrih-9addf27bee29a320", "error": {…}}, the id
+		// its x-request-id header repeats: maruel/genai's cassette, which
+		// kept no such header, testdata/real_maruel_together_err_401.http).
+		// Inside a 2xx the id is the answer's, not the request's.
+		var id string
+		if json.Unmarshal(env["id"], &id) == nil {
+			e.RequestID = validUTF8(id)
+		}
 	}
 	sec.redactError(e)
 	return e
@@ -682,6 +715,28 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// of its own: TEI's 413, llama.cpp's 500 (the same input fails
 		// every time; not a server fault to retry).
 		e.Kind = provider.KindContextLength
+	case status == http.StatusForbidden && strings.HasPrefix(e.Message, "You are not allowed to request logprobs from this model"):
+		// OpenAI refuses logprobs from its reasoning models (gpt-5-nano:
+		// 403 invalid_request_error, code and param null: maruel/genai's
+		// cassette, testdata/real_maruel_openai_gpt5nano_logprobs_err.http).
+		// The key is allowed the model; the request asks what the model
+		// does not give: an invalid request naming logprobs, not a
+		// permission to fail over for (another deployment of the model
+		// answers the same).
+		e.Kind = provider.KindInvalidRequest
+		if e.Param == "" {
+			e.Param = "logprobs"
+		}
+	case status == http.StatusInternalServerError && strings.Contains(e.Message, "Jinja Exception:"):
+		// llama.cpp's server renders the conversation with the model's
+		// chat template and answers the template's raise_exception with
+		// 500 server_error ("Error: Jinja Exception: Conversation roles
+		// must alternate user/assistant/user/assistant/...": gemma-3's
+		// template refusing a tool turn, maruel/genai's cassette,
+		// testdata/real_maruel_llama_gemma_sqrt_stream_2_err.http). The
+		// template refuses the same conversation every time: the request
+		// is at fault, not a server fault to retry or fall back on.
+		e.Kind = provider.KindInvalidRequest
 	case code == "content_filter" || sensitiveCode(code) || contentRiskRE.MatchString(e.Message) || policyFlagged(code, e.Message) ||
 		(we.InnerError != nil && string(we.InnerError.Code) == "ResponsibleAIPolicyViolation"):
 		e.Kind = provider.KindContentFilter

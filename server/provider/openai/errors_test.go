@@ -44,8 +44,9 @@ var errorCases = []struct {
 	{"azure_err_401", kAzure, provider.KindUnauthenticated, 401, "401", "", 0, "Access denied due to invalid subscription key"},
 	// pydantic/pydantic-ai cassette (see testdata/README.md): no request id (the cassette does not keep it).
 	{"real_pyd_openai_responses_model_http_error", kOpenAI, provider.KindInvalidRequest, 400, "decimal_below_min_value", "temperature", 0, "Invalid 'temperature': decimal below minimum value. Expected a value >= 0, but got -1 instead."},
-	// Together via Hugging Face's router (pydantic-ai cassette): code null, the type as the code, retry-after 1.
-	{"real_pyd_together_500_on_tool_continuation_3", kOpenAI, provider.KindUnavailable, 500, "server_error", "", time.Second, "Internal server error"},
+	// real_pyd_together_500_on_tool_continuation_3 (Together via Hugging
+	// Face's router) has its request id in the body:
+	// TestRound22MgbTogetherBodyRequestID.
 	// gpt-4o refusing web_search_options (pydantic-ai cassette): code null, so the type is the code.
 	{"real_pyd_openai_web_search_tool_model_not_supported", kOpenAI, provider.KindInvalidRequest, 400, "invalid_request_error", "web_search_options", 0, "Web search options not supported with this model."},
 	// OpenRouter (pydantic-ai cassette): the HTTP status as a numeric code, no type, a user_id beside the error.

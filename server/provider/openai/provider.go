@@ -163,9 +163,10 @@ const (
 // tool-call turns) with their format; "none" never sends it (OpenAI
 // rejects fields it does not know; DeepSeek's older deepseek-reasoner
 // rejected reasoning_content); "auto" (the default) is reasoning_content
-// for api.deepseek.com, api.moonshot.ai/.cn, api.z.ai and
-// open.bigmodel.cn, reasoning_details for openrouter.ai, <think> blocks
-// back in the content for MiniMax (api.minimax.io, api.minimaxi.com),
+// for api.deepseek.com, api.moonshot.ai/.cn, api.z.ai, open.bigmodel.cn
+// and Xiaomi's api.xiaomimimo.com, reasoning_details for openrouter.ai,
+// <think> blocks back in the content for MiniMax (api.minimax.io,
+// api.minimaxi.com),
 // thinking chunks in a content array for Mistral (*.mistral.ai), none
 // elsewhere.
 func WithReasoningReplay(mode string) Option {
@@ -201,6 +202,13 @@ func replayByHost(baseURL string) replayMode {
 		// that reasoning back with the tool results ("必须显式保留
 		// Reasoning content，并在返回工具结果时一并返回": docs.bigmodel.cn,
 		// guide/capabilities/thinking-mode; docs.z.ai says "should").
+		return replayReasoningContent
+	case h == "xiaomimimo.com", strings.HasSuffix(h, ".xiaomimimo.com"):
+		// Xiaomi's MiMo thinks between tool calls and refuses a tool
+		// turn without that reasoning (400 "reasoning_content must be
+		// passed back", as the mimo2codex proxy's troubleshooting notes
+		// quote it); maruel/genai's recorded second turn sends it so and
+		// was answered (testdata/real_maruel_xiaomi_mimo_sqrt_2.http).
 		return replayReasoningContent
 	case h == "openrouter.ai", strings.HasSuffix(h, ".openrouter.ai"):
 		return replayReasoningDetails

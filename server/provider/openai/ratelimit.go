@@ -205,6 +205,16 @@ func headerInt(h http.Header, name string) *int64 {
 		return nil
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil && strings.Contains(v, ".") {
+		// Hugging Face's router sends its token budget as a fraction
+		// (x-ratelimit-limit-tokens: 33333.333333333336, remaining
+		// 33183.333333333336: maruel/genai's cassette,
+		// testdata/real_maruel_hf_qwen35_sqrt_1.http), which was no
+		// count at all: the whole tokens of it.
+		if f, ferr := strconv.ParseFloat(v, 64); ferr == nil && f >= 0 && f < math.MaxInt64 {
+			n, err = int64(f), nil
+		}
+	}
 	if err != nil || n < 0 {
 		// A negative count is no count (Azure's -1 for a budget it
 		// does not track: provider.OpenAIRateLimit).
@@ -218,15 +228,29 @@ func headerInt(h http.Header, name string) *int64 {
 // own, x-ratelimit-requests and x-ratelimit-tokens, beside OpenAI's
 // x-ratelimit-remaining-* and x-ratelimit-reset-* and without OpenAI's
 // x-ratelimit-limit-* (testdata/real_mscope_anthropic_compat.http: 4000
-// and 2400000, December 2025). Each fills only a limit rl has none for.
+// and 2400000, December 2025), and OpenAI's own limit and remaining
+// counts when they are fractions (Hugging Face's router's token budget,
+// which provider.OpenAIRateLimit reads as no count: headerInt). Each
+// fills only a count rl has none for.
 func unprefixedLimits(rl *llmrelayv1.RateLimit, h http.Header) *llmrelayv1.RateLimit {
 	for _, b := range []struct {
-		name string
-		get  func(*llmrelayv1.RateLimit) **int64
+		name     string
+		get      func(*llmrelayv1.RateLimit) **int64
+		fraction bool // OpenAI's own name: read here only as a fraction
 	}{
-		{"X-Ratelimit-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsLimit }},
-		{"X-Ratelimit-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensLimit }},
+		{"X-Ratelimit-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsLimit }, false},
+		{"X-Ratelimit-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensLimit }, false},
+		{"X-Ratelimit-Limit-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsLimit }, true},
+		{"X-Ratelimit-Remaining-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsRemaining }, true},
+		{"X-Ratelimit-Limit-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensLimit }, true},
+		{"X-Ratelimit-Remaining-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensRemaining }, true},
 	} {
+		if b.fraction && !strings.Contains(h.Get(b.name), ".") {
+			// An integer count is provider.OpenAIRateLimit's to read (and
+			// to leave out: a limit of 0 beside a remaining count is no
+			// limit).
+			continue
+		}
 		n := headerInt(h, b.name)
 		if n == nil {
 			continue

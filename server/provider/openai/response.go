@@ -35,6 +35,7 @@ const (
 	extContentFilterResults = "content_filter_results"
 	extContentFilterResult  = "content_filter_result"
 	extLogprobs             = "logprobs"
+	extReasoningLogprobs    = "reasoning_logprobs"
 	extAnnotations          = "annotations"
 	// extUpstreamProvider is the upstream that served a routed call:
 	// OpenRouter's "provider" body field, Hugging Face's router's
@@ -201,6 +202,7 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 				refusal += *m.Refusal
 			}
 			hasText = text != ""
+			text = prefilledThink(w.Model, text, len(pieces) > 0)
 			msg.Parts = append(msg.Parts, provider.ThinkPartsDialect(text, p.think)...)
 			if refusal != "" {
 				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: refusal}})
@@ -241,6 +243,12 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		}
 		if isPresent(c.ContentFilterResult) {
 			setContentFilterResult(meta, c.ContentFilterResult)
+		}
+		if rl := reasoningLogprobs(raw); isPresent(rl) {
+			// Cerebras's reasoning tokens' logprobs (maruel/genai's
+			// cassette, testdata/real_maruel_cerebras_oss_logprobs.http):
+			// kept as sent, as logprobs are; they were dropped unsaid.
+			setExtendedJSON(meta, extReasoningLogprobs, rl)
 		}
 		if isPresent(c.Logprobs) {
 			setExtendedJSON(meta, extLogprobs, c.Logprobs)
@@ -464,6 +472,27 @@ func imagesWarning(raw json.RawMessage) string {
 // warnExecutedTools reports Groq's executed_tools, which have no place in
 // the answer.
 const warnExecutedTools = "executed_tools (tools the server ran itself) not supported; ignored"
+
+// reasoningLogprobs is choice 0's reasoning_logprobs, Cerebras's
+// logprobs of the reasoning tokens (gpt-oss) in the shape of logprobs,
+// read only from a body that has the key: chatChoice has no field for it
+// (a stream's chunks do not carry it, and a larger chatChoice grew every
+// idle stream's goroutine stack past its first 8 KiB:
+// server's TestIdleStreamStack).
+func reasoningLogprobs(raw []byte) json.RawMessage {
+	if !bytes.Contains(raw, []byte(`"reasoning_logprobs"`)) {
+		return nil
+	}
+	var v struct {
+		Choices []struct {
+			ReasoningLogprobs json.RawMessage `json:"reasoning_logprobs"`
+		} `json:"choices"`
+	}
+	if json.Unmarshal(raw, &v) != nil || len(v.Choices) == 0 {
+		return nil
+	}
+	return v.Choices[0].ReasoningLogprobs
+}
 
 // bodyRequestID is the request id Z.ai sends in the body of an answer
 // ("request_id", beside "id"), read only from a body that has the key (the

@@ -243,18 +243,42 @@ type ChunkExtras struct {
 	ModelInfo   json.RawMessage `json:"model_info"`
 	Runtime     json.RawMessage `json:"runtime"`
 	PerfMetrics json.RawMessage `json:"perf_metrics"`
+	// UsageBreakdown is Groq's per-model usage of its compound systems
+	// ({"models": [{"model", "usage"}]}: the reasoning tokens of the
+	// models it ran are only there, the top-level usage has none:
+	// maruel/genai's cassette,
+	// testdata/real_maruel_groq_compound_mini_text.http); {"models":
+	// null} for other models. Kept as sent in
+	// meta.extended["usage_breakdown"] when it names models.
+	UsageBreakdown json.RawMessage `json:"usage_breakdown"`
 }
 
 // serverStats are the timing and serving objects of ChunkExtras kept as
 // sent in meta.extended, by key.
-func (x *ChunkExtras) serverStats() [6]struct {
+func (x *ChunkExtras) serverStats() [7]struct {
 	key string
 	raw json.RawMessage
 } {
-	return [6]struct {
+	return [7]struct {
 		key string
 		raw json.RawMessage
-	}{{extTimeInfo, x.TimeInfo}, {extTimings, x.timingsRaw()}, {"stats", x.Stats}, {"model_info", x.ModelInfo}, {"runtime", x.Runtime}, {"perf_metrics", x.PerfMetrics}}
+	}{{extTimeInfo, x.TimeInfo}, {extTimings, x.timingsRaw()}, {"stats", x.Stats}, {"model_info", x.ModelInfo}, {"runtime", x.Runtime}, {"perf_metrics", x.PerfMetrics},
+		{"usage_breakdown", x.usageBreakdownRaw()}}
+}
+
+// usageBreakdownRaw is usage_breakdown when its models are a list (Groq
+// sends {"models": null} beside every other model's answer), else nil.
+func (x *ChunkExtras) usageBreakdownRaw() json.RawMessage {
+	if len(x.UsageBreakdown) == 0 || x.UsageBreakdown[0] != '{' {
+		return nil
+	}
+	var b struct {
+		Models json.RawMessage `json:"models"`
+	}
+	if json.Unmarshal(x.UsageBreakdown, &b) != nil || len(b.Models) == 0 || b.Models[0] != '[' {
+		return nil
+	}
+	return x.UsageBreakdown
 }
 
 func (x *ChunkExtras) timingsRaw() json.RawMessage {
