@@ -1,0 +1,228 @@
+package gemini
+
+import (
+	"encoding/json"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// Round 22 (w3c): more of maruel/genai's go-vcr recordings of the live
+// Gemini API (testdata/README.md, "Round 22 (w3c)"): stop sequences, seed,
+// JSON and JSON schema, a thinking model's parallel calls of which only
+// the first is signed. Every expectation is read off the recording by hand.
+
+func init() {
+	round17Recordings = append(round17Recordings, "real_maruel_gemini25_flash_lite_stop",
+		"real_maruel_gemini25_flash_lite_thinking_stop_stream", "real_maruel_gemini25_flash_lite_thinking_seed",
+		"real_maruel_gemini25_flash_lite_thinking_json", "real_maruel_gemini25_flash_lite_thinking_json_schema",
+		"real_maruel_gemini25_flash_lite_thinking_parallel_calls_one_signature")
+}
+
+// w3cThinking is maruel/genai's "_thinking" scoreboard setting: thought
+// summaries with a 512-token budget.
+func w3cThinking() *llmrelayv1.ProviderOptions {
+	budget, yes := int32(512), true
+	return &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Gemini{Gemini: &llmrelayv1.GeminiOptions{ThinkingBudget: &budget, IncludeThoughts: &yes}}}
+}
+
+// w3cParts splits an answer into its reasoning texts, its text and its
+// tool calls, in order.
+func w3cParts(m *llmrelayv1.Message) (reasoning []*llmrelayv1.Reasoning, text string, calls []*llmrelayv1.ToolCall) {
+	for _, p := range m.GetParts() {
+		switch {
+		case p.GetReasoning() != nil:
+			reasoning = append(reasoning, p.GetReasoning())
+		case p.GetToolCall() != nil:
+			calls = append(calls, p.GetToolCall())
+		default:
+			text += p.GetText()
+		}
+	}
+	return reasoning, text, calls
+}
+
+// w3cSentConfig is the generationConfig of the request the adapter sent.
+func w3cSentConfig(t *testing.T, body []byte) map[string]any {
+	t.Helper()
+	gc, _ := r17JSON(t, body)["generationConfig"].(map[string]any)
+	return gc
+}
+
+const w3cCanadaPrompt = "Talk about Canada in great details. Start with: Canada is"
+
+// TestW3CStopSequence: gemini-2.5-flash-lite (July 2025), unary, with the
+// stop sequence "is": the model wrote "Canada " and stopped before "is";
+// the API answers STOP (it has no reason of its own for a stop sequence,
+// and does not say which sequence matched), the sequence removed from the
+// text. 13 in, 1 out, 14 total; no serviceTier, no thoughts.
+func TestW3CStopSequence(t *testing.T) {
+	t.Parallel()
+	req := r21User("gemini-2.5-flash-lite", "", msg(llmrelayv1.Role_ROLE_USER, text(w3cCanadaPrompt)))
+	req.Options = &llmrelayv1.GenerationOptions{Stop: []string{"is"}}
+	res, srv := r21Unary(t, "real_maruel_gemini25_flash_lite_stop", req)
+	if srv.Last(t).Path != "/v1beta/models/gemini-2.5-flash-lite:generateContent" {
+		t.Errorf("path %s", srv.Last(t).Path)
+	}
+	if gc := w3cSentConfig(t, srv.Last(t).Body); !jsonEqual(gc["stopSequences"], r19Decode(t, `["is"]`)) {
+		t.Errorf("generationConfig %v, recorded stopSequences [\"is\"]", gc)
+	}
+	if r, txt, calls := w3cParts(res.Message); len(r) != 0 || txt != "Canada " || len(calls) != 0 {
+		t.Errorf("reasoning %v, text %q, calls %v", r, txt, calls)
+	}
+	m := res.Meta
+	r21Meta(t, m, "p7eCaJjvJ8COjMcPkZz9qAY", "gemini-2.5-flash-lite", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 13, OutputTokens: 1, TotalTokens: 14})
+	if m.GetServiceTier() != "" || m.GetStopSequence() != "" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
+
+// TestW3CStopSequenceThinkingStream: gemini-2.5-flash-lite with thought
+// summaries (512-token budget) streamed, stop sequence "is": the sequence
+// cuts the thought summaries too (each of the three ends in "Canada "),
+// then "Canada " and STOP. The chunks have no candidatesTokenCount; the
+// thoughts count rises 68, 313, 376 and the last two chunks both say 376
+// (389 total), so the answer's usage is 13 in, 376 thought tokens and no
+// answer tokens the API counted: the output is 376 (total 389, the API's).
+func TestW3CStopSequenceThinkingStream(t *testing.T) {
+	t.Parallel()
+	req := r21User("gemini-2.5-flash-lite", "", msg(llmrelayv1.Role_ROLE_USER, text(w3cCanadaPrompt)))
+	req.Options = &llmrelayv1.GenerationOptions{Stop: []string{"is"}}
+	req.ProviderOptions = w3cThinking()
+	evs, srv := r20Stream(t, "real_maruel_gemini25_flash_lite_thinking_stop_stream", req)
+	if srv.Last(t).Path != "/v1beta/models/gemini-2.5-flash-lite:streamGenerateContent" {
+		t.Errorf("path %s", srv.Last(t).Path)
+	}
+	recorded := r19Decode(t, `{"stopSequences":["is"],"thinkingConfig":{"includeThoughts":true,"thinkingBudget":512}}`).(map[string]any)
+	gc := w3cSentConfig(t, srv.Last(t).Body)
+	for k, want := range recorded {
+		if !jsonEqual(gc[k], want) {
+			t.Errorf("generationConfig.%s %v, recorded %v", k, gc[k], want)
+		}
+	}
+	var thoughts []string
+	for _, ev := range evs {
+		if ev.Kind == provider.EventReasoning && ev.Reasoning.Text != "" {
+			thoughts = append(thoughts, ev.Reasoning.Text)
+		}
+	}
+	want := []string{"**Defining Canada's Identity**\n\nCanada ",
+		"**Structuring the Description**\n\nI've got the foundational structure for describing Canada! \"Canada ",
+		"**Outlining Canada's Aspects**\n\nI am now organizing the detailed aspects of Canada into clearly defined categories. I am setting up the structure based on Geography & Landscape, Population & Demographics, Government & Politics, and Economy, and I am ensuring that the introduction includes the user's specific phrase \"Canada "}
+	if got, w := w3cMarshal(t, thoughts), w3cMarshal(t, want); got != w {
+		t.Errorf("thoughts %s, recorded %s", got, w)
+	}
+	f := foldEvents(evs)
+	if f.text != "Canada " || len(f.calls) != 0 {
+		t.Errorf("text %q, calls %v", f.text, f.calls)
+	}
+	m := f.meta
+	if m.GetResponseId() != "sdcZapiqJc6ajrEPxMqeEQ" || m.GetResolvedModel() != "gemini-2.5-flash-lite" || m.GetServiceTier() != "standard" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 13, OutputTokens: 376, TotalTokens: 389, ReasoningTokens: 376}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+}
+
+func w3cMarshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestW3CSeed: gemini-2.5-flash-lite with thought summaries and seed 42,
+// unary: a thought summary part, then "Hello"; 9 in, 1 + 29 thought
+// tokens, 39 total, serviceTier standard (body and X-Gemini-Service-Tier).
+func TestW3CSeed(t *testing.T) {
+	t.Parallel()
+	req := r21User("gemini-2.5-flash-lite", "", msg(llmrelayv1.Role_ROLE_USER, text("Say hello. Use only one word.")))
+	seed := int64(42)
+	req.Options = &llmrelayv1.GenerationOptions{Seed: &seed}
+	req.ProviderOptions = w3cThinking()
+	res, srv := r21Unary(t, "real_maruel_gemini25_flash_lite_thinking_seed", req)
+	gc := w3cSentConfig(t, srv.Last(t).Body)
+	if !jsonEqual(gc["seed"], 42.0) || !jsonEqual(gc["thinkingConfig"], r19Decode(t, `{"includeThoughts":true,"thinkingBudget":512}`)) {
+		t.Errorf("generationConfig %v", gc)
+	}
+	r, txt, calls := w3cParts(res.Message)
+	const thought = "**My Immediate Response**\n\nOkay, so the user wants a single-word greeting. No complex phrasing, no embellishment, just the purest, most concise form of \"hello.\" Let's be efficient here. The most obvious and universally understood choice, the bedrock of greetings... is \"Hello.\" There's no need to overthink this.\n"
+	if len(r) != 1 || r[0].GetText() != thought || r[0].GetSignature() != "" || txt != "Hello" || len(calls) != 0 {
+		t.Errorf("reasoning %v, text %q, calls %v", r, txt, calls)
+	}
+	m := res.Meta
+	r21Meta(t, m, "r9cZasvUJKKssOIPxYbnSQ", "gemini-2.5-flash-lite", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 9, OutputTokens: 30, TotalTokens: 39, ReasoningTokens: 29})
+	if m.GetServiceTier() != "standard" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
+
+// TestW3CJSON: JSON mode (responseMimeType application/json, no schema)
+// with thought summaries: the summary (which itself holds a fenced JSON
+// block) stays reasoning, the answer is exactly {"is_fruit": true} as the
+// model spaced it. 30 in, 7 + 87 thought tokens, 124 total.
+func TestW3CJSON(t *testing.T) {
+	t.Parallel()
+	req := r21User("gemini-2.5-flash-lite", "", msg(llmrelayv1.Role_ROLE_USER,
+		text(`Is a banana a fruit? Do not include an explanation. Reply ONLY as JSON according to the provided schema: {"is_fruit": bool}.`)))
+	req.Options = &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT}}
+	req.ProviderOptions = w3cThinking()
+	res, srv := r21Unary(t, "real_maruel_gemini25_flash_lite_thinking_json", req)
+	gc := w3cSentConfig(t, srv.Last(t).Body)
+	if gc["responseMimeType"] != "application/json" || gc["responseSchema"] != nil || gc["responseJsonSchema"] != nil {
+		t.Errorf("generationConfig %v", gc)
+	}
+	r, txt, calls := w3cParts(res.Message)
+	if len(r) != 1 || r[0].GetText() != "**Banana Classification Thoughts**\n\nOkay, so the user's asking the age-old question, is a banana a fruit? This is straightforward, and I need to respond with a JSON object. I'm going to structure it as `{\"is_fruit\": bool}`. The key is clearly `is_fruit`, and the value needs to be a boolean, either `true` or `false`.\n\nBotanically, a banana *is* a fruit. It's even a specific type of fruit – a berry, if memory serves. Therefore, the boolean value I'm going to assign to `is_fruit` has to be `true`. Here's the JSON object to confirm:\n\n```json\n{\"is_fruit\": true}\n```\n" ||
+		txt != `{"is_fruit": true}` || len(calls) != 0 {
+		t.Errorf("reasoning %v, text %q, calls %v", r, txt, calls)
+	}
+	m := res.Meta
+	r21Meta(t, m, "uNcZatybB7yR-8YPhaC3KA", "gemini-2.5-flash-lite", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 30, OutputTokens: 94, TotalTokens: 124, ReasoningTokens: 87})
+	if m.GetServiceTier() != "standard" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
+
+// TestW3CJSONSchema: a JSON schema (maruel/genai sent it as the OpenAPI
+// subset, responseSchema with upper-case types) with thought summaries:
+// {"is_fruit":true}; 18 in, 7 + 149 thought tokens, 174 total. Ours sends
+// the JSON Schema as responseJsonSchema (the API takes either); the
+// schema's content is the recorded one.
+func TestW3CJSONSchema(t *testing.T) {
+	t.Parallel()
+	req := r21User("gemini-2.5-flash-lite", "", msg(llmrelayv1.Role_ROLE_USER, text("Is a banana a fruit? Do not include an explanation. Reply ONLY as JSON.")))
+	req.Options = &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+		Schema: `{"properties":{"is_fruit":{"type":"boolean"}},"required":["is_fruit"],"type":"object"}`}}
+	req.ProviderOptions = w3cThinking()
+	res, srv := r21Unary(t, "real_maruel_gemini25_flash_lite_thinking_json_schema", req)
+	gc := w3cSentConfig(t, srv.Last(t).Body)
+	schema := gc["responseJsonSchema"]
+	if schema == nil {
+		schema = gc["responseSchema"]
+	}
+	if gc["responseMimeType"] != "application/json" || !jsonEqual(schema, r19Decode(t, `{"properties":{"is_fruit":{"type":"boolean"}},"required":["is_fruit"],"type":"object"}`)) {
+		t.Errorf("generationConfig %v", gc)
+	}
+	r, txt, calls := w3cParts(res.Message)
+	if len(r) != 1 || r[0].GetText() != "**My Response to the Banana Question**\n\nOkay, a straightforward yes/no question. They want to know if a banana is a fruit. And, importantly, *only* the JSON answer, no explanation. I have a schema to adhere to, which is good. That eliminates any ambiguity. The schema demands a boolean value for the key `is_fruit`. Now, I know my botany, and a banana is, indeed, a fruit from a biological perspective. So, the `is_fruit` value has to be `true`. Time to format that into the required JSON object.\n" ||
+		txt != `{"is_fruit":true}` || len(calls) != 0 {
+		t.Errorf("reasoning %v, text %q, calls %v", r, txt, calls)
+	}
+	m := res.Meta
+	r21Meta(t, m, "vNcZavmDFeHfjrEPuu7GkQY", "gemini-2.5-flash-lite", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 18, OutputTokens: 156, TotalTokens: 174, ReasoningTokens: 149})
+	if m.GetServiceTier() != "standard" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
