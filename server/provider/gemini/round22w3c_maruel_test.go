@@ -1,7 +1,10 @@
 package gemini
 
 import (
+	"context"
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -224,5 +227,93 @@ func TestW3CJSONSchema(t *testing.T) {
 		&llmrelayv1.Usage{InputTokens: 18, OutputTokens: 156, TotalTokens: 174, ReasoningTokens: 149})
 	if m.GetServiceTier() != "standard" || len(m.GetWarnings()) != 0 {
 		t.Errorf("meta %v", m)
+	}
+}
+
+// w3cBestCountry is maruel/genai's best_country tool.
+var w3cBestCountry = &llmrelayv1.Tool{Name: "best_country", Description: "A tool to specify the best country",
+	Parameters: `{"properties":{"country":{"enum":["Canada","USA"],"type":"string"}},"required":["country"],"type":"object"}`}
+
+// The first call's thoughtSignature (1368 bytes: a protobuf field 1 of
+// 1365).
+const w3cBiasSig = "CtUKAQw51scpmGK7SgUzBKkFXeBi3BSoAJ/6LQ4TVuICe3xXNQZ4pUXckCDhJDsLNSm4VPKYvgFywnKQodPpQNvGO4chbmrfQlBdc7GkBOnPP2Pp7EaoC0BoEYaNI1xE0AdrYeOcLKLpkUYjMPJbWlTna+WxecH9ios7W43D1FgynAGxxLz0vtvkQjfQ7k7iDJLo2oQsyKPRBAVNrceXEoS9kR+asT3tFPu+HhI2vwlhm6jMZAiihcuxa8OtW41hOA5g3W9iGcWAmEN9X/KkNlR4RJT6Xy1PrpAc8wRgRgTB8E5Fa3xfnyn/pyBkcyVMhswNcguJnrOsFzKyuDSV3bER6iyVkIfCAWD/S0d/UIQ206UWlknDFulaVlfLUHlG+cUPmNAgJ5M+ZvGGItZgZZXRZJqZJyb20Mlj9KJW2mTAynsebUlvJ/QYR2ruLkdDEbpOGx55OPt+c1VUVasZ3osBMpf2feKVCZu3OhjfSJDYGvZUnp2TkuXDcSyGniBoSBFHfgh4sAy1vNUx+dGP7aY1ARpBMmFmwBB2uWdwPbsbf9XxwISxUGHCRfqA/NaQ6JLZI2cGZqDy2xk5ExSyfG9+PzuK6UtdcW20jy/qYy1k+/WNtsyR8jsusPBSog8NwLNaZUhkl0UlDS7JWqn6291ZwYdcCrG+2UnZAiwm4EtGpWMcqsbudO0soePWxZbjaQW4rYCXpkr70dPf/FRhid1V0A8EtEPiUmNIUFMfVExh3U0but568UrxNvIO/mVDw5KvgrfF92XghKYWd936kRb2gcq139s7V3X5KiND0ro5NiZBv76Rr82LjnWDzGDtzlVfIsy7HSi1KrjaDQfoN97nnq0KlD+cqvPgtnI9j70e9h12IyqlhCEMyLfAo+I9PVjJZe5VnN0wEYG6jCDeFpQOZ0lxnJXEuJlsJn+soeknMvPexWxJJnOEVwNl+sTQbUU+dJfMJEMp5Rn6xnhBHq+japfghWC5WE2qlbmnO1+2CnkDO+L45yt1EV3vZl0z/kpz2jRZKSxxBHdvnbszbVYMC/qQXhNXxuYJjbLtqCuXrHkj0LdtZHqf+ukzmAaTQfDJTnp3nrsx6i2s81ognS4+KwgK+dEJtzYXxqC1qONECSTekpxEKklROurdD2u6QF49j5dnSiOFakUwy/T8gXmQBbx2smj+I/H/Nr0Ah5DUdbBD/VDET7n+Fc3Jxjk1xFMSjE/nTXjFM/BQamE3BcbaqFDJ4C8GH3VXwU1bUL9ci23GR1Ng9gpp5C6A5Kl3uGnFhIOaPQwO1zLyQ4uCcyk6mvGwd2OQzaNlUuGBWyDzsFkeboddKcNFFz4XVTsbT9jDNJtVmion9Ew2y8rVsA0Jl8/okQptUIxXznjQ+ur93zdPBEU0AJV2toXGDao3H0DDoRCrcmKCp4fTXPVd4H8JnsxZH0WnyLaJtea124e0D3eYlZn3XRA2rVDANJ7VqGlZzdgk2GEx8YRgwHU1zCYvdGSiCeI/1dP1tq3QWnqhxCyTy0t3Yxa13v+aaxwiM5bTt72EZjTWi6Ihazg0XDVyEyw0RmzKKrCBe4qoLLb8wr0XDBZ2bISnrtibqQIH1+mDkDw1iJzuRoLrfKsv8h6CLay2xFNGPxaJ72uTwnvP0IQTbK9L2y+30FOynaCvbiX5dxIIZ/WkRfyfwpQlK2UxhHPdcfBm5SLg7bdCmwmBCz1DcZi7Mq+7fyJqtmR3fTHD9Sd9un38am1SR5kCcE4aFzTHRrRmKzCDZ3JRttufcDbzQDZzddYsyIFYvfqV5avwVlZQINVPcTrlmHVtrcXBn+hiTms3"
+
+// TestW3CParallelCallsOneSignature: gemini-2.5-flash-lite with thought
+// summaries, unary, a call required: a thought summary, then two calls of
+// best_country without ids, only the first (Canada) signed, as Gemini
+// signs parallel calls; STOP with finishMessage; 115 in, 30 + 320 thought
+// tokens, 465 total. Sending the answer back, the signature goes on the
+// Canada call alone and the USA call goes unsigned (no dummy signature:
+// the model signed it by the first), the calls in the model's order and
+// the results in the calls' order though the client answered USA first.
+func TestW3CParallelCallsOneSignature(t *testing.T) {
+	t.Parallel()
+	const q = "I wonder if Canada is a better country than the USA? Call the tool best_country to tell me which country is the best one."
+	user := msg(llmrelayv1.Role_ROLE_USER, text(q))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.5-flash-lite",
+		Messages: []*llmrelayv1.Message{user}, Tools: []*llmrelayv1.Tool{w3cBestCountry},
+		Options: r22Mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED), ProviderOptions: w3cThinking()}
+	res, srv := r21Unary(t, "real_maruel_gemini25_flash_lite_thinking_parallel_calls_one_signature", req)
+	sent := r17JSON(t, srv.Last(t).Body)
+	if got, want := sent["toolConfig"], r19Decode(t, `{"functionCallingConfig":{"mode":"ANY"}}`); !jsonEqual(got, want) {
+		t.Errorf("toolConfig %v, recorded %v", got, want)
+	}
+	if got, want := sent["contents"], r19Decode(t, `[{"role":"user","parts":[{"text":"`+q+`"}]}]`); !jsonEqual(got, want) {
+		t.Errorf("contents %v, recorded %v", got, want)
+	}
+	r, txt, calls := w3cParts(res.Message)
+	if len(r) != 1 || !strings.HasPrefix(r[0].GetText(), "**Analyzing the User's Query and Tool Capabilities**\n\nOkay, so the user wants me") ||
+		!strings.HasSuffix(r[0].GetText(), "So, in short, I'll need to call the tool and see what the output is.\n") || r[0].GetSignature() != "" || txt != "" {
+		t.Errorf("reasoning %v, text %q", r, txt)
+	}
+	if len(calls) != 2 {
+		t.Fatalf("calls %v", calls)
+	}
+	canada, usa := calls[0], calls[1]
+	if canada.Name != "best_country" || canada.Arguments != `{"country":"Canada"}` || canada.Signature != w3cBiasSig || !canada.ArgumentsValid ||
+		usa.Name != "best_country" || usa.Arguments != `{"country":"USA"}` || usa.Signature != "" || !usa.ArgumentsValid ||
+		canada.CallId == "" || canada.CallId == usa.CallId {
+		t.Errorf("calls %v", calls)
+	}
+	m := res.Meta
+	r21Meta(t, m, "wNcZaszsCMOR-8YPqK3g-QE", "gemini-2.5-flash-lite", "STOP", llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+		&llmrelayv1.Usage{InputTokens: 115, OutputTokens: 350, TotalTokens: 465, ReasoningTokens: 320})
+	if m.GetServiceTier() != "standard" || m.GetToolCallCount() != 2 || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+
+	// The second turn: the client answers USA first.
+	req2 := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.5-flash-lite",
+		Messages: []*llmrelayv1.Message{user, res.Message,
+			msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(usa.CallId, "USA is second"), toolResultPart(canada.CallId, "Canada is best"))},
+		Tools: []*llmrelayv1.Tool{w3cBestCountry}, ProviderOptions: w3cThinking()}
+	p, srv2 := replay(t, "real_maruel_gemini25_flash_lite_stop")
+	if _, err := p.Generate(context.Background(), req2); err != nil {
+		t.Fatalf("second turn: %v", err)
+	}
+	contents, _ := r17JSON(t, srv2.Last(t).Body)["contents"].([]any)
+	if len(contents) != 3 {
+		t.Fatalf("contents %v", contents)
+	}
+	model, _ := contents[1].(map[string]any)
+	var sentCalls []string
+	for _, pt := range model["parts"].([]any) {
+		part := pt.(map[string]any)
+		if fc, ok := part["functionCall"].(map[string]any); ok {
+			b, _ := json.Marshal(fc)
+			sig, _ := part["thoughtSignature"].(string)
+			sentCalls = append(sentCalls, string(b)+" sig="+strconv.Itoa(len(sig)))
+		}
+	}
+	if want := []string{`{"args":{"country":"Canada"},"name":"best_country"} sig=` + strconv.Itoa(len(w3cBiasSig)),
+		`{"args":{"country":"USA"},"name":"best_country"} sig=0`}; w3cMarshal(t, sentCalls) != w3cMarshal(t, want) {
+		t.Errorf("model turn calls %v, want %v", sentCalls, want)
+	}
+	results, _ := contents[2].(map[string]any)
+	if got, want := results, r19Decode(t, `{"role":"user","parts":[`+
+		`{"functionResponse":{"name":"best_country","response":{"result":"Canada is best"}}},`+
+		`{"functionResponse":{"name":"best_country","response":{"result":"USA is second"}}}]}`); !jsonEqual(got, want) {
+		b, _ := json.Marshal(got)
+		t.Errorf("results %s", b)
 	}
 }
