@@ -317,3 +317,49 @@ func TestW3CParallelCallsOneSignature(t *testing.T) {
 		t.Errorf("results %s", b)
 	}
 }
+
+// TestW3CWebSearchUnary: gemini-2.5-flash-lite (September 2025) with
+// googleSearch, unary: "Justin Trudeau." and a groundingMetadata with the
+// 4673-byte HTML searchEntryPoint, two web chunks (un.org, liberal.ca),
+// one support over the whole answer (no startIndex, endIndex 15, both
+// chunks) and the query. The usage counts the search results apart:
+// 29 prompt + 47 tool-use prompt tokens in, 21 out, 97 total (the three
+// add up to the API's total). The tool goes as extra_body (the contract
+// has no server-side search tool); the request is the recorded one.
+func TestW3CWebSearchUnary(t *testing.T) {
+	t.Parallel()
+	const q = "Search the web to tell who is currently the Prime Minister of Canada. Only search for one result. Give only the name with no explanation."
+	req := r21User("gemini-2.5-flash-lite", "", msg(llmrelayv1.Role_ROLE_USER, text(q)))
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tools":[{"googleSearch":{}}]}`}
+	res, srv := r21Unary(t, "real_maruel_gemini25_flash_lite_search", req)
+	sent := r17JSON(t, srv.Last(t).Body)
+	if !jsonEqual(sent["tools"], r19Decode(t, `[{"googleSearch":{}}]`)) || !jsonEqual(sent["contents"], r19Decode(t, `[{"role":"user","parts":[{"text":"`+q+`"}]}]`)) {
+		t.Errorf("tools %v, contents %v", sent["tools"], sent["contents"])
+	}
+	if r, txt, calls := w3cParts(res.Message); len(r) != 0 || txt != "Justin Trudeau." || len(calls) != 0 {
+		t.Errorf("reasoning %v, text %q, calls %v", r, txt, calls)
+	}
+	m := res.Meta
+	r21Meta(t, m, "STe3aPmDKLDe_uMP_Y_v2Ao", "gemini-2.5-flash-lite", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 76, OutputTokens: 21, TotalTokens: 97})
+	if got := r21Ext(t, m, extToolUsePromptTokens); got != "47" {
+		t.Errorf("tool-use prompt tokens %s", got)
+	}
+	var gm map[string]any
+	if err := json.Unmarshal([]byte(r21Ext(t, m, extGroundingMetadata)), &gm); err != nil {
+		t.Fatalf("grounding metadata: %v", err)
+	}
+	chunks, _ := gm["groundingChunks"].([]any)
+	html, _ := gm["searchEntryPoint"].(map[string]any)["renderedContent"].(string)
+	if len(chunks) != 2 || len(html) != 4673 || !strings.HasPrefix(html, "<style>\n.container {") ||
+		!jsonEqual(gm["groundingSupports"], r19Decode(t, `[{"segment":{"endIndex":15,"text":"Justin Trudeau."},"groundingChunkIndices":[0,1]}]`)) ||
+		!jsonEqual(gm["webSearchQueries"], r19Decode(t, `["who is the prime minister of Canada"]`)) {
+		t.Errorf("grounding metadata %v", gm)
+	}
+	if title := chunks[1].(map[string]any)["web"].(map[string]any)["title"]; title != "liberal.ca" {
+		t.Errorf("second chunk %v", chunks[1])
+	}
+	if m.GetServiceTier() != "" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+}
