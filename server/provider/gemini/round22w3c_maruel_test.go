@@ -22,7 +22,8 @@ func init() {
 	round17Recordings = append(round17Recordings, "real_maruel_gemini25_flash_lite_stop",
 		"real_maruel_gemini25_flash_lite_thinking_stop_stream", "real_maruel_gemini25_flash_lite_thinking_seed",
 		"real_maruel_gemini25_flash_lite_thinking_json", "real_maruel_gemini25_flash_lite_thinking_json_schema",
-		"real_maruel_gemini25_flash_lite_thinking_parallel_calls_one_signature")
+		"real_maruel_gemini25_flash_lite_thinking_parallel_calls_one_signature",
+		"real_maruel_gemini25_flash_lite_search", "real_maruel_gemini35_flash_json_schema_stream")
 }
 
 // w3cThinking is maruel/genai's "_thinking" scoreboard setting: thought
@@ -361,5 +362,57 @@ func TestW3CWebSearchUnary(t *testing.T) {
 	}
 	if m.GetServiceTier() != "" || len(m.GetWarnings()) != 0 {
 		t.Errorf("meta %v", m)
+	}
+}
+
+// The answer's thoughtSignature in real_maruel_gemini35_flash_json_schema_stream
+// (1124 bytes: a protobuf field 2 of 1121).
+const w3cSchemaSig = "EuEICt4IAQw51sfltHTDfF2xcOqNWMN16ZgoBI/LJX3+iGzkLml4qlvwCtceF2LxQ5KXzKPDuGrHXlC1orzYe1MIg0RDvNnRejgE2mBxkUmOmNnhe+P0NGB9Rep6k7XtdqEWXcz1Ff/p3oSa5Vmq63PiyIq/pnMBHOcu3UCQrcixuj013RLUloAucmFbIQ/NbygfXjJBHBCQGlbjk/BSosDly49lr5EQziOZYDweVlgJbEHehUz+86UNZnK9tQIwuvYyYZcc4YC2NNNlaWbI7+OJ8f3Fp1b/anFlMMFiq6NpE1zm4WJARP+trpGyBjy+mUNwBxrkhE17831/Z/ygqhDDEgyNE3Rq8v4jEHOOQN0Ed5QWCwpAgtp/y3WpiQthqyIdUxB5t2pVnjo4XfMvwWPnuPcCXgxOtctF9ZNiR6NkMaSQ5TDePxGiq6izbot2e9JOslbQdMp9Mmh5FGQi0hJUP1aLU9D1em8cc4dob+RvxZmSi0yvJGQ0SXMWTQ3kEWQaaSaTeTUyz5ChIZMJsDDV8A085OrAwZ3aDL4jVu+t7MMrVuyKxMwNJp/2DpBSKzNKypIEDxNfacW02L5fvIWrcf7+TbMNnJj1QlUmgNIQV+p/zuhqUbXEwQ5pb09gT5qwEM1N77qco0ILMB6WNgF4qy8TnOKV7VROLwANVTGVZo87uQaS/Ik6ibxj5LnjHUkeWRI/+22qzx7LctVKVAvGG25CS2bxWkq9KT3DLLTnbvR6uQswGxaQWvKXfiOAmNiL/9rmvVwO6cJOmk+6Xi8OuneOaZiXDWH1JgYXDhL8JVYMRZUJQrZJaMUx6Spzq4pZd9TpomwV8LjFonk67MJt7wq4zyaxT55LpReNyBU6MCfsEDGMAcCnggD++j9qGjEp863jS2PP+h/lYNRbFeZm7C5GOKZ9uuH+rZc3j/lUg8fzkWUpIl9oqe4qiMwiu8cFxSLlCr59yfY8CFAFBlJQEhO4u7wzOht6S33B9eEi9rgVV6AhMViSxKcVGw6DoWe5Hlf5Nv5UuiJ7mpUw/BI2m6WYwyS3T+JxXGQGzAWNAzAxgBlhiB4qKMp5hpb2yTSyHDReoZ7E0KP5VZJBaHRARX6OcqCnKKa1YW2kFcRLtkeKmRftXheNjsClZ229T+YRm5RTF53asIYWp/zcs1DFoxkVGikIb84uosG+5VWkkzr+55bIbzfgw+Ui64yOChE7B0DkxvWnjKzvbKkFbLvhCsXHnUbagpaEc1SU61l/b8LwA+DTLyY0j0g1g3o1eD5T/rs7M2wSOCT+szQ+NoxpYJqVOtEAVsm4sdtV4fkjtOfioCLQgHOfoqn7iZlH718iZi+NovgBWOpsBPk+mMlHOaGntkXHeYYJVIG56PkbN1ktl4pDp3za0J6OdIl5Bg/cnTxST8b7EU1dJtxHiYJrGesZzfFeux1+1sUQ+pZ9kZXJnMi5UKaod2KlJGPpVVQlHM7tlMkq8iSvtDK2Sdq1Qn0="
+
+// TestW3CJSONSchemaStream: gemini-flash-latest (modelVersion
+// gemini-3.5-flash) streamed with a JSON schema and no thought summaries:
+// the whole object {"is_fruit":true} in the first chunk, then the
+// signature on an empty text part with STOP. Both chunks carry the same
+// usage: 18 in, 7 + 258 thought tokens, 283 total. The object is the
+// answer's text alone (the empty signed part adds nothing to it) and the
+// signature is relayed as reasoning without text, for the next turn.
+func TestW3CJSONSchemaStream(t *testing.T) {
+	t.Parallel()
+	req := r21User("gemini-flash-latest", "", msg(llmrelayv1.Role_ROLE_USER, text("Is a banana a fruit? Do not include an explanation. Reply ONLY as JSON.")))
+	req.Options = &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+		Schema: `{"properties":{"is_fruit":{"type":"boolean"}},"required":["is_fruit"],"type":"object"}`}}
+	evs, srv := r20Stream(t, "real_maruel_gemini35_flash_json_schema_stream", req)
+	if srv.Last(t).Path != "/v1beta/models/gemini-flash-latest:streamGenerateContent" {
+		t.Errorf("path %s", srv.Last(t).Path)
+	}
+	gc := w3cSentConfig(t, srv.Last(t).Body)
+	schema := gc["responseJsonSchema"]
+	if schema == nil {
+		schema = gc["responseSchema"]
+	}
+	if gc["responseMimeType"] != "application/json" || !jsonEqual(schema, r19Decode(t, `{"properties":{"is_fruit":{"type":"boolean"}},"required":["is_fruit"],"type":"object"}`)) {
+		t.Errorf("generationConfig %v", gc)
+	}
+	var sig, thought string
+	for _, ev := range evs {
+		if ev.Kind == provider.EventReasoning {
+			sig += ev.Reasoning.Signature
+			thought += ev.Reasoning.Text
+		}
+	}
+	if sig != w3cSchemaSig || thought != "" {
+		t.Errorf("signature %d bytes, thought %q", len(sig), thought)
+	}
+	f := foldEvents(evs)
+	if f.text != `{"is_fruit":true}` || len(f.calls) != 0 {
+		t.Errorf("text %q, calls %v", f.text, f.calls)
+	}
+	m := f.meta
+	if m.GetResponseId() != "FtYZaryKKaGb-8YPw7H0QA" || m.GetResolvedModel() != "gemini-3.5-flash" || m.GetServiceTier() != "standard" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 18, OutputTokens: 265, TotalTokens: 283, ReasoningTokens: 258}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
 	}
 }
