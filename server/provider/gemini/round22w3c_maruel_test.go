@@ -211,11 +211,7 @@ func TestW3CJSONSchema(t *testing.T) {
 	req.ProviderOptions = w3cThinking()
 	res, srv := r21Unary(t, "real_maruel_gemini25_flash_lite_thinking_json_schema", req)
 	gc := w3cSentConfig(t, srv.Last(t).Body)
-	schema := gc["responseJsonSchema"]
-	if schema == nil {
-		schema = gc["responseSchema"]
-	}
-	if gc["responseMimeType"] != "application/json" || !jsonEqual(schema, r19Decode(t, `{"properties":{"is_fruit":{"type":"boolean"}},"required":["is_fruit"],"type":"object"}`)) {
+	if gc["responseMimeType"] != "application/json" || gc["responseSchema"] != nil || !jsonEqual(gc["responseJsonSchema"], r19Decode(t, `{"properties":{"is_fruit":{"type":"boolean"}},"required":["is_fruit"],"type":"object"}`)) {
 		t.Errorf("generationConfig %v", gc)
 	}
 	r, txt, calls := w3cParts(res.Message)
@@ -386,11 +382,7 @@ func TestW3CJSONSchemaStream(t *testing.T) {
 		t.Errorf("path %s", srv.Last(t).Path)
 	}
 	gc := w3cSentConfig(t, srv.Last(t).Body)
-	schema := gc["responseJsonSchema"]
-	if schema == nil {
-		schema = gc["responseSchema"]
-	}
-	if gc["responseMimeType"] != "application/json" || !jsonEqual(schema, r19Decode(t, `{"properties":{"is_fruit":{"type":"boolean"}},"required":["is_fruit"],"type":"object"}`)) {
+	if gc["responseMimeType"] != "application/json" || gc["responseSchema"] != nil || !jsonEqual(gc["responseJsonSchema"], r19Decode(t, `{"properties":{"is_fruit":{"type":"boolean"}},"required":["is_fruit"],"type":"object"}`)) {
 		t.Errorf("generationConfig %v", gc)
 	}
 	var sig, thought string
