@@ -23,7 +23,8 @@ func init() {
 		"real_maruel_gemini25_flash_lite_thinking_stop_stream", "real_maruel_gemini25_flash_lite_thinking_seed",
 		"real_maruel_gemini25_flash_lite_thinking_json", "real_maruel_gemini25_flash_lite_thinking_json_schema",
 		"real_maruel_gemini25_flash_lite_thinking_parallel_calls_one_signature",
-		"real_maruel_gemini25_flash_lite_search", "real_maruel_gemini35_flash_json_schema_stream")
+		"real_maruel_gemini25_flash_lite_search", "real_maruel_gemini35_flash_json_schema_stream",
+		"real_maruel_gemini25_flash_lite_thinking_sqrt_1", "real_maruel_gemini25_flash_lite_thinking_sqrt_2")
 }
 
 // w3cThinking is maruel/genai's "_thinking" scoreboard setting: thought
@@ -406,5 +407,70 @@ func TestW3CJSONSchemaStream(t *testing.T) {
 	}
 	if want := (&llmrelayv1.Usage{InputTokens: 18, OutputTokens: 265, TotalTokens: 283, ReasoningTokens: 258}); !proto.Equal(f.usage, want) {
 		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+}
+
+// w3cSqrtRecordedContents is the contents of the second request maruel/genai
+// sent (GenSync-Tools-SquareRoot-2.yaml), which the API answered: the
+// thought summary as a thought part, the signed call without id, the
+// result by name.
+const w3cSqrtRecordedContents = "[{\"role\":\"user\",\"parts\":[{\"text\":\"Use the square_root tool to calculate the square root of 132413 and reply with only the result. Do not give an explanation.\"}]},{\"role\":\"model\",\"parts\":[{\"thought\":true,\"text\":\"**Calculating the Square Root**\\n\\nOkay, so the user wants me to find the square root of 132413. They are very precise in their instructions - they want just the result, no extra fluff or explanations. This means I'm going to use the `square_root` tool. I'll need to feed the number 132413 to the tool as the `number` argument. Once I have the result, I'll output *only* that value. Simplicity is key here; the user knows what they're doing, so my role is just to provide the requested data. No need to overthink it. Let's get this done.\\n\"},{\"thoughtSignature\":\"CuUCAQw51sfoolwx4NN/PkvPlitqekCtiIQXGKEU9YiEdkL23KjaDfDxPLF4MsztiTTwEG+5IFtEMp/yx8EjO2i+6vatpX5TRuxa+2868OZ/Pr7kk4Apw2XHK20xdUUEsCdoo7QYjAv+Gkb95J2u6/fveYBJWJIiobLus88mPwMN9giB/5VCH76w469LzsOjNFgtVcOhR1gu5Rvm+tMadgBOJ/9Z5iLG/V2sq6K+lmpbRhj9KmmrPLVaVjTP3Phong+KgnLPQgld1qq5O0lZElUhKrRliwrHmQ4muDPAs+wV98y3dw4dalmUQQzczE3HW5w489IqHhNrueyo/+sreFQ37zdUbnf9fJjOQ+/vsyIqJ/cB97IU+9SuHAlQAN2At+qR5Y2SDuRf17G4ObdLsRcGZ0NMT4P2zIhe8hbATFiL3lxTgAAjaPPnlESTzpmI9otd3HDQ7emAxquBcLuDXxYliIVAfLH2\",\"functionCall\":{\"name\":\"square_root\",\"args\":{\"number\":132413}}}]},{\"role\":\"user\",\"parts\":[{\"functionResponse\":{\"name\":\"square_root\",\"response\":{\"response\":\"363.89\"}}}]}]"
+
+// TestW3CThinkingSquareRootUnary: gemini-2.5-flash-lite with thought
+// summaries (512-token budget), unary, a call required: the summary, then
+// square_root({"number": 132413}) without id carrying a 360-byte
+// signature (a protobuf field 1 of 357), STOP with finishMessage; 117 in,
+// 20 + 89 out, 226 total. The second request maruel/genai built from it
+// (which the API answered) is the summary as a thought part, the signed
+// call, the functionResponse by name, mode NONE; ours is the same but for
+// the result's wrapping ({"result": …}, maruel/genai's {"response": …}).
+// The answer: "363.89", no thoughts, 303 in, 6 out, 309 total.
+func TestW3CThinkingSquareRootUnary(t *testing.T) {
+	t.Parallel()
+	user := msg(llmrelayv1.Role_ROLE_USER, text(r22SqrtQuestion))
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.5-flash-lite",
+		Messages: []*llmrelayv1.Message{user}, Tools: []*llmrelayv1.Tool{r22SquareRoot},
+		Options: r22Mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED), ProviderOptions: w3cThinking()}
+	res, srv := r21Unary(t, "real_maruel_gemini25_flash_lite_thinking_sqrt_1", req)
+	if got, want := r17JSON(t, srv.Last(t).Body)["toolConfig"], r19Decode(t, `{"functionCallingConfig":{"mode":"ANY"}}`); !jsonEqual(got, want) {
+		t.Errorf("toolConfig %v, recorded %v", got, want)
+	}
+	recorded := r19Decode(t, w3cSqrtRecordedContents).([]any)
+	model := recorded[1].(map[string]any)["parts"].([]any)
+	thought := model[0].(map[string]any)["text"].(string)
+	sig := model[1].(map[string]any)["thoughtSignature"].(string)
+	r, txt, calls := w3cParts(res.Message)
+	if len(r) != 1 || r[0].GetText() != thought || r[0].GetSignature() != "" || txt != "" || len(calls) != 1 {
+		t.Fatalf("reasoning %v, text %q, calls %v", r, txt, calls)
+	}
+	if c := calls[0]; c.Name != "square_root" || c.Arguments != `{"number":132413}` || c.Signature != sig || !c.ArgumentsValid || c.CallId == "" {
+		t.Errorf("call %v", c)
+	}
+	r21Meta(t, res.Meta, "vtcZau6RAaKssOIPk9fuwQQ", "gemini-2.5-flash-lite", "STOP", llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+		&llmrelayv1.Usage{InputTokens: 117, OutputTokens: 109, TotalTokens: 226, ReasoningTokens: 89})
+	if res.Meta.GetServiceTier() != "standard" || res.Meta.GetToolCallCount() != 1 || len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("meta %v", res.Meta)
+	}
+
+	req2 := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.5-flash-lite",
+		Messages: []*llmrelayv1.Message{user, res.Message, msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart(calls[0].CallId, "363.89"))},
+		Tools:    []*llmrelayv1.Tool{r22SquareRoot}, Options: r22Mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE), ProviderOptions: w3cThinking()}
+	res2, srv2 := r21Unary(t, "real_maruel_gemini25_flash_lite_thinking_sqrt_2", req2)
+	sent2 := r17JSON(t, srv2.Last(t).Body)
+	// Ours wraps a text result as {"result": …}; the API takes any object.
+	recorded[2].(map[string]any)["parts"].([]any)[0].(map[string]any)["functionResponse"].(map[string]any)["response"] = map[string]any{"result": "363.89"}
+	if !jsonEqual(sent2["contents"], recorded) {
+		t.Errorf("contents\n sent %s\n want %s", w3cMarshal(t, sent2["contents"]), w3cMarshal(t, recorded))
+	}
+	if got, want := sent2["toolConfig"], r19Decode(t, `{"functionCallingConfig":{"mode":"NONE"}}`); !jsonEqual(got, want) {
+		t.Errorf("toolConfig %v, recorded %v", got, want)
+	}
+	if r, txt, calls := w3cParts(res2.Message); len(r) != 0 || txt != "363.89" || len(calls) != 0 {
+		t.Errorf("reasoning %v, text %q, calls %v", r, txt, calls)
+	}
+	r21Meta(t, res2.Meta, "v9cZavC5MZKD-8YPsbSZmQU", "gemini-2.5-flash-lite", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 303, OutputTokens: 6, TotalTokens: 309})
+	if len(res2.Meta.GetWarnings()) != 0 {
+		t.Errorf("meta %v", res2.Meta)
 	}
 }
