@@ -24,7 +24,8 @@ func init() {
 		"real_maruel_gemini25_flash_lite_thinking_json", "real_maruel_gemini25_flash_lite_thinking_json_schema",
 		"real_maruel_gemini25_flash_lite_thinking_parallel_calls_one_signature",
 		"real_maruel_gemini25_flash_lite_search", "real_maruel_gemini35_flash_json_schema_stream",
-		"real_maruel_gemini25_flash_lite_thinking_sqrt_1", "real_maruel_gemini25_flash_lite_thinking_sqrt_2")
+		"real_maruel_gemini25_flash_lite_thinking_sqrt_1", "real_maruel_gemini25_flash_lite_thinking_sqrt_2",
+		"real_maruel_gemini25_flash_lite_thinking_parallel_calls_stream")
 }
 
 // w3cThinking is maruel/genai's "_thinking" scoreboard setting: thought
@@ -472,5 +473,65 @@ func TestW3CThinkingSquareRootUnary(t *testing.T) {
 		&llmrelayv1.Usage{InputTokens: 303, OutputTokens: 6, TotalTokens: 309})
 	if len(res2.Meta.GetWarnings()) != 0 {
 		t.Errorf("meta %v", res2.Meta)
+	}
+}
+
+// The Canada call's signature in
+// real_maruel_gemini25_flash_lite_thinking_parallel_calls_stream (1537
+// bytes: eight whole protobuf fields).
+const w3cBiasStreamSig = "CiYBDDnWx+WsNzMAjdK2V8+R4pVWFPc9sPq5R+MFwnkF1Arsw843NAp3AQw51sdZDRzKN7Z2/rZrq2vSOdQQrDwWyFsnY4xbAPAAbRVNM29dhWyFuJPRt6dGc6NABD6G6PpHP2OPntseg6uf2vpK2ThbhGxKV455TSd5C+oAax6xA3amKVhRYTz4qu/9RYv6qAXVZupDUqHFv7AWnpFqFDUK8QEBDDnWx8OXTWygkDuqb6Y0OcZmNdpYEoFZh2SFbReFModbNQf4gFGGvL5z4j504FtnBwfexlB5B533pXxwphQ0P5Uwg5uAP5pLqktS9PctpNvQmN+Wyrokqq8L6CIYO/daeXq1Gf9+HJXf0hsAUcpUDmAwqQri4Xeg31EfKbEowux0RlPk+06qIIFSFpQHqzq1EnfCPUi1DeG7ifH9OwnG8ycxWjcTLd1u+VUi9b2fHxZQxjh56tPY0nVzTxZzWifmrCjZJwc3k/Jdx3N7Afrt/HnkPOmxcswn8ALoIEvT56dsy+/P2HnNpAw1TyPefo5eCuEBAQw51se1zUPJd+G3d9KHPois4F8PAKUO2gEhnjJ6oP+i8+W2wAWtJgeqlE8OKaLlDDAkdSmmQWVZRBlE4QCZO/JlQG1F0oOrov+eY1lx6KG3fXH8zG5YXWJMwmNUqMlzbWEcUz7a33dBu3fSxCXYzGQKnmjxD4yoDCV9fAnU9hZy68H76e3Z9J0xPVfL53uyr+sUvPqHOpellPOK/c8nmiE9Lhr52x4e7rHGj8BXBekneZNP/K+PCJwx0I1ratGLkNuwYYQzU2RPuL9pZJWFF1Mxnw2lv6ET9poURza8UEYECv8BAQw51sc+E44R/+D+ujcdmfE18DrOT/An50zcEby4rs1VCK5BiTwnBWvb98P8ntToNOTlH75cV/PjXBUJ4jVdrv49V7bNWfzG119HHjjmiQ8xcEPi67jkDRpS/FjcjtzgBdSWr/kkPYQ8BSOJ6uJA52AWlFRZ/1NqzPyYqScif5TuOVdX/R9lbkvJ5jk3B9yzkgo7auqYTeoYTEXiuS3ZYe4eXbM5Hp0DiVe7BBNEYBpG2Y/b5atj9vaXWpu+uSyVw1MOjEOFRl2/0d/JzEckqPbxWSixtLTjiT8X7VVcaXP7bJR9W1I6/SyKt7IKZaAqjsDL+sqhgOUmt69nvC5NCtwBAQw51seh6CARvaAYeTKSeFKKJiGk+OjDFFOH8iCTSKrSnoyMwNZycT8Ct6blCKgx+KdkZL0lYnFBJvyuseT/5MBsh9aG1DkFJOFfCBWiVHNWbv6FE8cF/uy/lca2vdRZsWysBTLH+90LPwvFJ+EOzHyUlEneg+qIJZExN9RurBQAnEg9aTSqJGHcvf593xJLJaaRsB4SVhO4frrTEuRhdap+4FT/qAgKLjD/4hEzKJFfnHGlV1zvsNDMWgpHBeDRAeCtKcsq6hn6VgkfKuNAikBaggE7GtcAV7G97QruAQEMOdbHPP5fIU43PIixsIIZB1u9j/7HDZokn0t6JHGlynsstrkgWWB1zNJVRhrBTykGZ5+BTUWqq8qXQPS83TH+pp+F/bUErJoPoVWac2luxzOkJE3nzk9RrgfVvJCY9/r4Cgn+0ie8q2HdM9XBUH72TqSuNUhXAcoX6P3PCxFulGcBRCpsxJXguqAVnJA5uQsMAWDOX3CToeRhVKtbR+RhzMr0fjj2Rgqco+4iC2+EmmmppSScpwIpbdTzcowoS/oC8P17v0CfmYXKXjhZyYWB12pcSgkGdZwBpgBs2UN74jaOGz0g06CAQuwLeFcKswEBDDnWx21axXbhcnyGm8ZKpBjDOP/w8oo4SCmpIH1ZlSOKAHOSzgMHX2HdKVhaB3LEvORPhNW+kl3MDIKbTfmBcybdGBSCmxgJbkB4VouAD/vFPLbkpsjeG0CW/X2KhLyH9I4gQu6FrV0+rEWtE73fVdzbpQiBC+J5JRUsEiVF7DH2gkaM6Q6ACOKVNHiVoi1wSk8u7PisDzpL3XF6XaXSIKWM2aSVVXQbXxcVeQO7V5py2A=="
+
+// TestW3CParallelCallsOneSignatureStream: the same ToolBias question
+// streamed: two thought summaries in two chunks (no candidatesTokenCount;
+// thoughts 70 then 293), then one chunk with both calls, Canada signed and
+// USA not, neither with an id, STOP with finishMessage: 115 in, 28 + 293
+// out, 436 total. Each call is whole (valid arguments), the ids the
+// gateway's own and distinct, the signature on the first call alone.
+func TestW3CParallelCallsOneSignatureStream(t *testing.T) {
+	t.Parallel()
+	const q = "I wonder if Canada is a better country than the USA? Call the tool best_country to tell me which country is the best one."
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.5-flash-lite",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text(q))}, Tools: []*llmrelayv1.Tool{w3cBestCountry},
+		Options: r22Mode(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED), ProviderOptions: w3cThinking()}
+	evs, srv := r20Stream(t, "real_maruel_gemini25_flash_lite_thinking_parallel_calls_stream", req)
+	if got, want := r17JSON(t, srv.Last(t).Body)["toolConfig"], r19Decode(t, `{"functionCallingConfig":{"mode":"ANY"}}`); !jsonEqual(got, want) {
+		t.Errorf("toolConfig %v, recorded %v", got, want)
+	}
+	var thoughts []string
+	for _, ev := range evs {
+		if ev.Kind == provider.EventReasoning {
+			thoughts = append(thoughts, ev.Reasoning.Text)
+			if ev.Reasoning.Signature != "" {
+				t.Errorf("a thought summary carries a signature")
+			}
+		}
+	}
+	if len(thoughts) != 2 || !strings.HasPrefix(thoughts[0], "**Considering Country Comparison**") || !strings.HasPrefix(thoughts[1], "**Assessing Tool Limitations**") {
+		t.Errorf("thoughts %q", thoughts)
+	}
+	f := foldEvents(evs)
+	if f.text != "" || len(f.calls) != 2 {
+		t.Fatalf("text %q, calls %v", f.text, f.calls)
+	}
+	canada, usa := f.calls[0], f.calls[1]
+	if canada.Name != "best_country" || canada.Arguments != `{"country":"Canada"}` || canada.Signature != w3cBiasStreamSig ||
+		usa.Name != "best_country" || usa.Arguments != `{"country":"USA"}` || usa.Signature != "" ||
+		canada.CallId == "" || usa.CallId == "" || canada.CallId == usa.CallId {
+		t.Errorf("calls %v", f.calls)
+	}
+	m := f.meta
+	if m.GetResponseId() != "u9cZaoriM7iZ-8YPopuuiAg" || m.GetResolvedModel() != "gemini-2.5-flash-lite" || m.GetServiceTier() != "standard" ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || m.GetProviderFinishReason() != "STOP" ||
+		m.GetToolCallCount() != 2 || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 115, OutputTokens: 321, TotalTokens: 436, ReasoningTokens: 293}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+	answer := foldMessage(t, evs)
+	for _, p := range answer.GetParts() {
+		if tc := p.GetToolCall(); tc != nil && !tc.ArgumentsValid {
+			t.Errorf("call %v not whole", tc)
+		}
 	}
 }
