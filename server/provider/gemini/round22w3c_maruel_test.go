@@ -25,7 +25,7 @@ func init() {
 		"real_maruel_gemini25_flash_lite_thinking_parallel_calls_one_signature",
 		"real_maruel_gemini25_flash_lite_search", "real_maruel_gemini35_flash_json_schema_stream",
 		"real_maruel_gemini25_flash_lite_thinking_sqrt_1", "real_maruel_gemini25_flash_lite_thinking_sqrt_2",
-		"real_maruel_gemini25_flash_lite_thinking_parallel_calls_stream")
+		"real_maruel_gemini25_flash_lite_thinking_parallel_calls_stream", "real_maruel_gemini25_flash_lite_thinking_max_tokens")
 }
 
 // w3cThinking is maruel/genai's "_thinking" scoreboard setting: thought
@@ -533,5 +533,33 @@ func TestW3CParallelCallsOneSignatureStream(t *testing.T) {
 		if tc := p.GetToolCall(); tc != nil && !tc.ArgumentsValid {
 			t.Errorf("call %v not whole", tc)
 		}
+	}
+}
+
+// TestW3CMaxTokensThinkingUnary: gemini-2.5-flash-lite with thought
+// summaries and maxOutputTokens 16, unary: a long thought summary (the
+// budget counts 11 thought tokens for it), then "The" and MAX_TOKENS: a
+// LENGTH finish with the summary as reasoning; 10 in, 1 + 11 out, 22
+// total. The request's maxOutputTokens is the recorded one.
+func TestW3CMaxTokensThinkingUnary(t *testing.T) {
+	t.Parallel()
+	req := r21User("gemini-2.5-flash-lite", "", msg(llmrelayv1.Role_ROLE_USER, text("Explain the theory of relativity in great details.")))
+	maxTok := int32(16)
+	req.Options = &llmrelayv1.GenerationOptions{MaxTokens: &maxTok}
+	req.ProviderOptions = w3cThinking()
+	res, srv := r21Unary(t, "real_maruel_gemini25_flash_lite_thinking_max_tokens", req)
+	gc := w3cSentConfig(t, srv.Last(t).Body)
+	if !jsonEqual(gc["maxOutputTokens"], 16.0) || !jsonEqual(gc["thinkingConfig"], r19Decode(t, `{"includeThoughts":true,"thinkingBudget":512}`)) {
+		t.Errorf("generationConfig %v", gc)
+	}
+	r, txt, calls := w3cParts(res.Message)
+	if len(r) != 1 || !strings.HasPrefix(r[0].GetText(), "Okay, I'm ready. Let's see what we're working with.") ||
+		!strings.HasSuffix(r[0].GetText(), "I'm ready to dive deeper and see where this leads.\n") || txt != "The" || len(calls) != 0 {
+		t.Errorf("reasoning %v, text %q, calls %v", r, txt, calls)
+	}
+	r21Meta(t, res.Meta, "sdcZaqjIBam4jrEPh-7ZmQg", "gemini-2.5-flash-lite", "MAX_TOKENS", llmrelayv1.FinishReason_FINISH_REASON_LENGTH,
+		&llmrelayv1.Usage{InputTokens: 10, OutputTokens: 12, TotalTokens: 22, ReasoningTokens: 11})
+	if res.Meta.GetServiceTier() != "standard" || len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("meta %v", res.Meta)
 	}
 }
