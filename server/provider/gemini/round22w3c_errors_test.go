@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	round17Recordings = append(round17Recordings, "real_maruel_gemini_exp_1206_quota_per_day")
+	round17Recordings = append(round17Recordings, "real_maruel_gemini_exp_1206_quota_per_day", "real_maruel_gemini25_flash_mime_parameter_error")
 }
 
 // TestW3CQuotaPerDay: gemini-exp-1206 (April 2025) answered 429
@@ -51,5 +51,35 @@ func TestW3CQuotaPerDay(t *testing.T) {
 		if got := (violation{v.GetQuotaMetric(), v.GetQuotaId(), v.GetQuotaDimensions()["model"]}); got != wantQ[i] {
 			t.Errorf("violation %d: %+v, recorded %+v", i, got, wantQ[i])
 		}
+	}
+}
+
+// TestW3CMimeParameterRefused: maruel/genai sent a text document inline
+// with the mime type "text/plain; charset=utf-8"; gemini-2.5-flash
+// (August 2025) refused it: 400 INVALID_ARGUMENT "Unsupported MIME type:
+// text/plain; charset=utf-8". Ours sends the same document as "text/plain"
+// (the media type without its parameters), so the refusal the recording
+// shows is not one our request would get; replayed, the refusal is an
+// invalid request with the message whole.
+func TestW3CMimeParameterRefused(t *testing.T) {
+	t.Parallel()
+	p, srv := replay(t, "real_maruel_gemini25_flash_mime_parameter_error")
+	doc := []byte("The capital of Quackiland is Quack. The Big Canard Statue is located in Quack.")
+	req := r21User("gemini-2.5-flash", "", msg(llmrelayv1.Role_ROLE_USER,
+		&llmrelayv1.Part{Kind: &llmrelayv1.Part_File{File: &llmrelayv1.File{MimeType: "text/plain; charset=utf-8", Source: &llmrelayv1.File_Data{Data: doc}}}},
+		text("What is the capital of Quackiland?")))
+	_, err := p.Generate(context.Background(), req)
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want *provider.Error", err)
+	}
+	if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 400 || pe.Code != "INVALID_ARGUMENT" ||
+		pe.Message != "Unsupported MIME type: text/plain; charset=utf-8" || pe.RetryAfter != 0 {
+		t.Errorf("got %+v", pe)
+	}
+	// The recorded request's inlineData, but for the media type.
+	want := r19Decode(t, `[{"role":"user","parts":[{"inlineData":{"mimeType":"text/plain","data":"VGhlIGNhcGl0YWwgb2YgUXVhY2tpbGFuZCBpcyBRdWFjay4gVGhlIEJpZyBDYW5hcmQgU3RhdHVlIGlzIGxvY2F0ZWQgaW4gUXVhY2su"}},{"text":"What is the capital of Quackiland?"}]}]`)
+	if got := r17JSON(t, srv.Last(t).Body)["contents"]; !jsonEqual(got, want) {
+		t.Errorf("contents %v, want %v", got, want)
 	}
 }
