@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -81,5 +82,42 @@ func TestW3CMimeParameterRefused(t *testing.T) {
 	want := r19Decode(t, `[{"role":"user","parts":[{"inlineData":{"mimeType":"text/plain","data":"VGhlIGNhcGl0YWwgb2YgUXVhY2tpbGFuZCBpcyBRdWFjay4gVGhlIEJpZyBDYW5hcmQgU3RhdHVlIGlzIGxvY2F0ZWQgaW4gUXVhY2su"}},{"text":"What is the capital of Quackiland?"}]}]`)
 	if got := r17JSON(t, srv.Last(t).Body)["contents"]; !jsonEqual(got, want) {
 		t.Errorf("contents %v, want %v", got, want)
+	}
+}
+
+// TestW3CImageMimeParameters: the API refuses a media type with parameters
+// (real_maruel_gemini25_flash_mime_parameter_error), and a file's was
+// already sent bare; an image's mime_type went out as the client gave it,
+// so an image whose type was forwarded from an HTTP Content-Type
+// ("image/jpeg; charset=binary") drew that 400. Bytes, data URLs and
+// http(s) URLs now send the bare type; an unparsable one is sent as it is.
+func TestW3CImageMimeParameters(t *testing.T) {
+	t.Parallel()
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	cases := []struct {
+		name string
+		img  *llmrelayv1.Image
+		want string
+	}{
+		{"bytes", &llmrelayv1.Image{MimeType: "image/jpeg; charset=binary", Source: &llmrelayv1.Image_Data{Data: png}}, `{"inlineData":{"mimeType":"image/jpeg","data":"iVBORw0KGgoAAAANSUhEUg=="}}`},
+		{"data URL", &llmrelayv1.Image{MimeType: "Image/PNG;name=x.png", Source: &llmrelayv1.Image_Url{Url: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUg=="}}, `{"inlineData":{"mimeType":"image/png","data":"iVBORw0KGgoAAAANSUhEUg=="}}`},
+		{"url", &llmrelayv1.Image{MimeType: "image/webp; q=1", Source: &llmrelayv1.Image_Url{Url: "https://example.com/a"}}, `{"fileData":{"mimeType":"image/webp","fileUri":"https://example.com/a"}}`},
+		{"unparsable", &llmrelayv1.Image{MimeType: "image/png;;", Source: &llmrelayv1.Image_Data{Data: png}}, `{"inlineData":{"mimeType":"image/png;;","data":"iVBORw0KGgoAAAANSUhEUg=="}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p, err := imagePart(tc.img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !jsonEqual(r19Decode(t, string(b)), r19Decode(t, tc.want)) {
+				t.Errorf("part %s, want %s", b, tc.want)
+			}
+		})
 	}
 }
