@@ -179,3 +179,26 @@ func TestRound22w3bOpusThinkingStop(t *testing.T) {
 	})
 	r22SameRequest(t, srv.Last(t).Body, name, rmgSame)
 }
+
+// TestRound22w3bOpusThinkingStopStream: the same request streamed (another
+// answer): a thinking block in three deltas "The user wants a" " detailed"
+// " discussion", its 280-byte signature in one signature_delta, then
+// message_delta stop_sequence "is" with no text block at all; 48 in, 6 out
+// (message_start's 4 provisional). All four limits reset at 14:47:54Z.
+func TestRound22w3bOpusThinkingStopStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_maruel_opus46_thinking_stop_stream"
+	req := r21Request(rw3Opus, "Talk about Canada in great details. Start with: Canada is", 128000, 1024)
+	req.Options.Stop = []string{"is"}
+	_, f, srv := r21Stream(t, name, req)
+	const sig = "EswBCkYICxgCKkDimx0CHL96XtZweWUHWNHczIHikIPoIXH6PL+ibFKEKbYC2qPgEsQvedLm8BwEjVnOJwc5RCFQPWPqPw2w9NjvEgy8DKAUnKLXcied8jMaDJV0Xw3eULscl6JPPCIwCZN2+gwsu8Q0Tv4Vg9QVYU8RKuZv8hto5Xp8nR30saLfGgT2DK4XVKidfzmca+40KjSNgHgq5fd9TivFGsIPH2VV3TvKXxDfFIcB602H8jqz6ygMyWnSO438jcpniLiHvmSqvXedGAE="
+	checkLLMWant(t, name, f.message, f.meta, llmWant{
+		parts:      []*llmrelayv1.Part{reasoningPart(&llmrelayv1.Reasoning{Text: "The user wants a detailed discussion", Signature: sig})},
+		responseID: "msg_01Hakxwz4Pg9AoeScqkCa1Uy", model: rw3Opus,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "stop_sequence",
+		usage:         usageOf(48, 6, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: rmgReset(t, "2026-02-07T14:47:54Z"),
+		extended: map[string]string{"service_tier": `"standard"`, "usage_details": rw3Global, "stop_sequence": `"is"`},
+	})
+	r22SameRequest(t, srv.Last(t).Body, name, rmgSame)
+}
