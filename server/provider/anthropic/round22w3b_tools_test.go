@@ -106,3 +106,59 @@ func TestRound22w3bSonnet46WebFetch(t *testing.T) {
 	}
 	r22SameRequest(t, sent.Body, name, rmgSame)
 }
+
+// TestRound22w3bSonnet46WebFetchStream: the same request streamed (May
+// 2026, another answer): server_tool_use web_fetch whose input streams in
+// five input_json_delta pieces (the first empty) to {"url":
+// "https://perdu.com"}, the web_fetch_tool_result whole in its
+// content_block_start, then the text in nine deltas (an Ê, an em dash, a
+// closing U+1F604: 558 bytes); end_turn. message_start says 1041 in and 59
+// out; message_delta's final count is 2266 in (the fetched page read) and
+// 231 out, one fetch. No tool call event for the provider's own tool: a
+// warning for each of its two blocks. Tokens remaining 2386000 (input
+// 1986000). The request (stream true) and its beta are the recorded ones.
+func TestRound22w3bSonnet46WebFetchStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_maruel_sonnet46_web_fetch_stream"
+	const model = "claude-sonnet-4-6"
+	req := r21Request(model, "Tell me what is written on https://perdu.com", 128000, 0)
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{
+		Betas: []string{"web-fetch-2025-09-10"},
+	}}, ExtraBody: `{"tools":[{"type":"web_fetch_20250910","name":"web_fetch"}]}`}
+	evs, f, srv := r21Stream(t, name, req)
+	const answer = "Here is what is written on **perdu.com** (which means \"lost\" in French):\n\n" +
+		"- **Title:** Vous Êtes Perdu ? *(Are You Lost?)*\n- **Heading:** Perdu sur l'Internet ? *(Lost on the Internet?)*\n" +
+		"- **Subheading:** Pas de panique, on va vous aider *(Don't panic, we'll help you)*\n" +
+		"- **A small ASCII-style indicator:** `* <----- vous êtes ici` *(you are here)*\n\n" +
+		"It's a minimalist and humorous French website, essentially a joke page for people who end up there by mistake — " +
+		"telling them they're lost on the internet, but reassuring them that help is on the way! \U0001F604"
+	if len(answer) != 558 {
+		t.Fatalf("answer %d bytes", len(answer))
+	}
+	checkLLMWant(t, name, f.message, f.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text(answer)},
+		responseID: "msg_01NHUz3URqYgLHn6TV9emYf9", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(2266, 231, 0, 0, 0),
+		requestsLimit: 20000, tokensLimit: 2400000, tokensReset: rmgReset(t, "2026-05-29T23:19:01Z"),
+		extended: map[string]string{
+			provider.ExtUsageDetails: `{"inference_geo":"global","server_tool_use.web_fetch_requests":1}`,
+			"service_tier":           `"standard"`,
+		},
+		warnings: []string{
+			`content block 0: type "server_tool_use" (tool "web_fetch", id srvtoolu_01JRU6FLjoP27tLz5tKYrbpq`,
+			`content block 1: type "web_fetch_tool_result" (result of srvtoolu_01JRU6FLjoP27tLz5tKYrbpq, a tool the provider ran itself)`,
+		},
+	})
+	if n := countKind(evs, provider.EventToolCall) + countKind(evs, provider.EventToolCallEnd) + countKind(evs, provider.EventToolCallCut); n != 0 {
+		t.Errorf("%d tool-call events, want none (the API ran the fetch)", n)
+	}
+	if rl := f.meta.GetRateLimit(); rl.GetTokensRemaining() != 2386000 || rl.GetRequestsRemaining() != 19999 {
+		t.Errorf("remaining %v", rl)
+	}
+	sent := srv.Last(t)
+	if got := sent.Header.Get("Anthropic-Beta"); got != "web-fetch-2025-09-10" {
+		t.Errorf("anthropic-beta %q, want the recorded web-fetch-2025-09-10", got)
+	}
+	r22SameRequest(t, sent.Body, name, rmgSame)
+}
