@@ -202,3 +202,49 @@ func TestRound22w3bOpusThinkingStopStream(t *testing.T) {
 	})
 	r22SameRequest(t, srv.Last(t).Body, name, rmgSame)
 }
+
+// TestRound22w3bOpusThinkingCitationsMarkdown: claude-opus-4-6 unary with
+// thinking at 1024, a text/plain document holding markdown ("#
+// Quackiland\n\n..."): a signed thinking block "Simple factual question.",
+// an empty text block, then a text block citing chars [0, 50) of the
+// document, its heading included ("# Quackiland\n\nThe capital of
+// Quackiland is Quack. "); end_turn, 633 in, 45 out. The answer is the
+// reasoning and one text part (the empty block adds nothing); the one
+// citation names its block. The request is the recorded one but for the
+// document's citations and cache_control (see TestRound22MaruelCitationsStream).
+func TestRound22w3bOpusThinkingCitationsMarkdown(t *testing.T) {
+	t.Parallel()
+	const name = "real_maruel_opus46_thinking_citations_markdown"
+	req := r21Request(rw3Opus, "", 128000, 1024)
+	req.Messages = []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER,
+		&llmrelayv1.Part{Kind: &llmrelayv1.Part_File{File: &llmrelayv1.File{Source: &llmrelayv1.File_Data{Data: []byte("# Quackiland\n\nThe capital of Quackiland is Quack. The Big Canard Statue is located in Quack.")}, MimeType: "text/plain"}}},
+		text("What is the capital of Quackiland?"))}
+	res, srv := r22Unary(t, name, req)
+	sig := r22Sig(t, name, 0)
+	if len(sig) != 264 || sig[:20] != "EsABCkYICxgCKkAukQw0" {
+		t.Fatalf("recorded signature %q (%d)", sig, len(sig))
+	}
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: "Simple factual question.", Signature: sig}),
+			text("The capital of Quackiland is Quack."),
+		},
+		responseID: "msg_01HD7AbTWGsLDj7AgPxi1YKv", model: rw3Opus,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(633, 45, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: rmgReset(t, "2026-02-07T14:48:36Z"),
+		extended: map[string]string{"service_tier": `"standard"`, "usage_details": rw3Global,
+			"ratelimit_output_tokens_reset": `"2026-02-07T14:48:37Z"`},
+		cited: []citedWant{
+			{"The capital of Quackiland is Quack.", []citeWant{{"char_location", "# Quackiland\n\nThe capital of Quackiland is Quack. ", ""}}},
+		},
+	})
+	r22SameRequest(t, srv.Last(t).Body, name, func(m map[string]any) {
+		rmgSame(m)
+		doc := rmgRecordedBlock(t, name, 0, 0)
+		delete(doc, "citations")
+		delete(doc, "cache_control")
+		msgs, _ := m["messages"].([]any)
+		msgs[0].(map[string]any)["content"].([]any)[0] = doc
+	})
+}
