@@ -248,3 +248,43 @@ func TestRound22w3bOpusThinkingCitationsMarkdown(t *testing.T) {
 		msgs[0].(map[string]any)["content"].([]any)[0] = doc
 	})
 }
+
+// TestRound22w3bOpusThinkingCitationsMarkdownStream: the same request
+// streamed (another answer): the thinking in four deltas (the last empty)
+// and a 264-byte signature in one signature_delta; an empty text block
+// opened and closed with no delta; then a text block opened with
+// "citations": [], one citations_delta (chars [0, 50), the heading in its
+// cited_text) before its two text deltas; end_turn, 633 in, 45 out. The
+// same message and citation as the unary answer's; the request as there.
+func TestRound22w3bOpusThinkingCitationsMarkdownStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_maruel_opus46_thinking_citations_markdown_stream"
+	req := r21Request(rw3Opus, "", 128000, 1024)
+	req.Messages = []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER,
+		&llmrelayv1.Part{Kind: &llmrelayv1.Part_File{File: &llmrelayv1.File{Source: &llmrelayv1.File_Data{Data: []byte("# Quackiland\n\nThe capital of Quackiland is Quack. The Big Canard Statue is located in Quack.")}, MimeType: "text/plain"}}},
+		text("What is the capital of Quackiland?"))}
+	_, f, srv := r21Stream(t, name, req)
+	const sig = "EsABCkYICxgCKkAukQw0TMUITSGpoLtS2O9ilZv7WkGA7oetwq6sNVvHjVJ94gxOWZ3u+sMryvSFKm+ddDwdGkbrnVeotguR8xPIEgyB4Wt3Tu/HimuXz5caDPvXB9n19U1HSyEr5CIwVKilGshYlRbHafoX8D0rDuLjj0JWbaB9cmk0UDixHdxAxh+YdoN6ziJwHWy0jEHhKiiTE5qaRzuQCFeNYhk9WqKsf8xL7EoR7jtWPiRsRCgJ1lENo1+9P/gWGAE="
+	checkLLMWant(t, name, f.message, f.meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: "Simple factual question.", Signature: sig}),
+			text("The capital of Quackiland is Quack."),
+		},
+		responseID: "msg_01K784VRUKfijJLSuTrT6c7x", model: rw3Opus,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(633, 45, 0, 0, 0),
+		requestsLimit: 4000, tokensLimit: 2400000, tokensReset: rmgReset(t, "2026-02-07T14:49:55Z"),
+		extended: map[string]string{"service_tier": `"standard"`, "usage_details": rw3Global},
+		cited: []citedWant{
+			{"The capital of Quackiland is Quack.", []citeWant{{"char_location", "# Quackiland\n\nThe capital of Quackiland is Quack. ", ""}}},
+		},
+	})
+	r22SameRequest(t, srv.Last(t).Body, name, func(m map[string]any) {
+		rmgSame(m)
+		doc := rmgRecordedBlock(t, name, 0, 0)
+		delete(doc, "citations")
+		delete(doc, "cache_control")
+		msgs, _ := m["messages"].([]any)
+		msgs[0].(map[string]any)["content"].([]any)[0] = doc
+	})
+}
