@@ -162,3 +162,45 @@ func TestRound22w3bSonnet46WebFetchStream(t *testing.T) {
 	}
 	r22SameRequest(t, sent.Body, name, rmgSame)
 }
+
+// TestRound22w3bSonnet46SquareRootStream: claude-sonnet-4-6 (May 2026)
+// streamed, max_tokens 128000, tool_choice any. Turn 1: square_root
+// (caller direct) whose input streams in three pieces ("", `{"number`,
+// `": 132413}`): arguments `{"number": 132413}` with the model's space;
+// tool_use, stop_details null; 713 in, 39 out (message_start's 5
+// provisional). Turn 2 sends the call back (the API reads the same JSON
+// whichever spacing: maruel/genai sent it compact) with the result
+// "363.89" and tool_choice none: "363" ".89", end_turn, 691 in, 6 out.
+// Both requests are the recorded ones (rmgSame; JSON compared as values).
+func TestRound22w3bSonnet46SquareRootStream(t *testing.T) {
+	t.Parallel()
+	const model = "claude-sonnet-4-6"
+	const first, second = "real_maruel_sonnet46_sqrt_stream_1", "real_maruel_sonnet46_sqrt_stream_2"
+	build := func(mode llmrelayv1.ToolChoiceMode, more ...*llmrelayv1.Message) *provider.Request {
+		req := rmgSqrtRequest(model, mode, more...)
+		req.Options.MaxTokens = ptr[int32](128000)
+		return req
+	}
+	_, f1, srv1 := r21Stream(t, first, build(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED))
+	checkLLMWant(t, first, f1.message, f1.meta, llmWant{
+		parts:      []*llmrelayv1.Part{toolCallValid("toolu_012q4T8Bc33FNB9nVbuhJXuw", "square_root", `{"number": 132413}`)},
+		responseID: "msg_019ULrBsn8X44PdqAZDKZCrq", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage:         usageOf(713, 39, 0, 0, 0),
+		requestsLimit: 20000, tokensLimit: 2400000, tokensReset: rmgReset(t, "2026-05-29T23:18:50Z"),
+		extended: map[string]string{"service_tier": `"standard"`, "usage_details": rw3Global},
+	})
+	r22SameRequest(t, srv1.Last(t).Body, first, rmgSame)
+
+	_, f2, srv2 := r21Stream(t, second, build(llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE,
+		f1.message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_012q4T8Bc33FNB9nVbuhJXuw", "363.89", false))))
+	checkLLMWant(t, second, f2.message, f2.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("363.89")},
+		responseID: "msg_01Kyu3xeHajJtjDCZkGGQm94", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage:         usageOf(691, 6, 0, 0, 0),
+		requestsLimit: 20000, tokensLimit: 2400000, tokensReset: rmgReset(t, "2026-05-29T23:18:52Z"),
+		extended: map[string]string{"service_tier": `"standard"`, "usage_details": rw3Global},
+	})
+	r22SameRequest(t, srv2.Last(t).Body, second, rmgSame)
+}
