@@ -55,6 +55,25 @@ func MediaType(f *llmrelayv1.File) string {
 	return parsed
 }
 
+// ImageMediaType is the image's mime type without parameters
+// ("image/jpeg; charset=binary", copied from a Content-Type, is
+// "image/jpeg"): Gemini refuses a media type with parameters
+// ("Unsupported MIME type: text/plain; charset=utf-8",
+// gemini/testdata/real_maruel_gemini25_flash_mime_parameter_error.http),
+// Anthropic takes only its four image types, and OpenAI reads it inside a
+// data URL. One that does not parse is returned as it is, for the
+// provider to name in its refusal; "" when unset.
+func ImageMediaType(img *llmrelayv1.Image) string {
+	mt := strings.TrimSpace(img.GetMimeType())
+	if mt == "" {
+		return ""
+	}
+	if parsed, _, err := mime.ParseMediaType(mt); err == nil {
+		return parsed
+	}
+	return mt
+}
+
 // IsAudio reports whether the file is audio (an audio/* mime type): audio
 // parts need the audio capability, every other file the documents one.
 func IsAudio(f *llmrelayv1.File) bool {

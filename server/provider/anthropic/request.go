@@ -418,7 +418,7 @@ func convertImage(param string, img *llmrelayv1.Image) (contentBlockParam, error
 			return contentBlockParam{}, invalid(param+".image.data", "image data is empty")
 		}
 		return contentBlockParam{Type: "image", Source: &imageSource{
-			Type: "base64", MediaType: img.GetMimeType(), Data: base64.StdEncoding.EncodeToString(src.Data),
+			Type: "base64", MediaType: provider.ImageMediaType(img), Data: base64.StdEncoding.EncodeToString(src.Data),
 		}}, nil
 	case *llmrelayv1.Image_Url:
 		u := src.Url

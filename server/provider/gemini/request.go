@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"path"
@@ -632,7 +631,7 @@ func imagePart(img *llmrelayv1.Image) (part, error) {
 		if len(src.Data) == 0 {
 			return part{}, fmt.Errorf("image has no data")
 		}
-		mt := imageMediaType(img)
+		mt := provider.ImageMediaType(img)
 		if mt == "" {
 			mt = sniffImage(src.Data)
 		}
@@ -647,7 +646,7 @@ func imagePart(img *llmrelayv1.Image) (part, error) {
 			if err != nil {
 				return part{}, err
 			}
-			if t := imageMediaType(img); t != "" {
+			if t := provider.ImageMediaType(img); t != "" {
 				mt = t
 			}
 			if mt == "" {
@@ -662,7 +661,7 @@ func imagePart(img *llmrelayv1.Image) (part, error) {
 		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
 			return part{}, errors.New("image URL must be an http(s) or data URL")
 		}
-		mt := imageMediaType(img)
+		mt := provider.ImageMediaType(img)
 		if mt == "" {
 			mt = mimeFromExt(pu.Path)
 		}
@@ -673,24 +672,6 @@ func imagePart(img *llmrelayv1.Image) (part, error) {
 	default:
 		return part{}, fmt.Errorf("image has neither url nor data")
 	}
-}
-
-// imageMediaType is the image's mime_type without its parameters
-// ("image/jpeg; charset=binary", as an HTTP Content-Type forwarded as it
-// came, is sent as "image/jpeg"): the API refuses a media type with
-// parameters ("Unsupported MIME type: text/plain; charset=utf-8",
-// testdata/real_maruel_gemini25_flash_mime_parameter_error.http), as files
-// already send theirs (provider.MediaType). One that does not parse is
-// sent as it is, for the API to name in its refusal.
-func imageMediaType(img *llmrelayv1.Image) string {
-	mt := strings.TrimSpace(img.GetMimeType())
-	if mt == "" {
-		return ""
-	}
-	if parsed, _, err := mime.ParseMediaType(mt); err == nil {
-		return parsed
-	}
-	return mt
 }
 
 // imageDetail carries an image's detail level: on Gemini 3 as the part's

@@ -581,7 +581,7 @@ func (p *Provider) encodeImage(img *llmrelayv1.Image, i int) (*imageURL, error) 
 		}
 		iu.URL = src.Url
 	case *llmrelayv1.Image_Data:
-		mt := img.GetMimeType()
+		mt := provider.ImageMediaType(img)
 		if mt == "" {
 			mt = http.DetectContentType(src.Data)
 			if !strings.HasPrefix(mt, "image/") {
