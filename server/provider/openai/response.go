@@ -41,6 +41,10 @@ const (
 	// OpenRouter's "provider" body field, Hugging Face's router's
 	// x-inference-provider header.
 	extUpstreamProvider = "upstream_provider"
+	// extUpstreamRequestID is the request id of the upstream a router
+	// relayed an error from, as the upstream's body gave it (OpenRouter's
+	// metadata.raw); the error's own request id stays the router's.
+	extUpstreamRequestID = "upstream_request_id"
 	// extNativeFinishReason is the upstream model's own finish reason an
 	// aggregator gives beside its normalized one (OpenRouter's
 	// native_finish_reason: "STOP", "end_turn", "MAX_TOKENS", …);
