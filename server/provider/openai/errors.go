@@ -672,6 +672,9 @@ func (s secrets) redactError(e *provider.Error) {
 	if fg, ok := e.Extended[extFailedGeneration].(string); ok {
 		e.Extended[extFailedGeneration] = s.redact(fg)
 	}
+	if id, ok := e.Extended[extUpstreamRequestID].(string); ok {
+		e.Extended[extUpstreamRequestID] = s.redact(id)
+	}
 }
 
 // refineKind applies what the body says over the status classification.
