@@ -300,3 +300,21 @@ func TestRound22W3aOpenRouterUpstreamMsgError(t *testing.T) {
 		t.Errorf("extended %v", e.Extended)
 	}
 }
+
+// TestRound22W3aOpenRouterBadModel: a model id OpenRouter does not route
+// (May 2026): 400 {"error": {"message": "bad/model is not a valid model
+// ID", "code": 400}, "user_id": …}, no request-id header. Bug: an invalid
+// request; the unknown model's not-found kind now, as DeepSeek's,
+// Mistral's and Perplexity's 400s for a bad model are (the contract's
+// not-found kind is the unknown model's, whatever the status).
+func TestRound22W3aOpenRouterBadModel(t *testing.T) {
+	t.Parallel()
+	e, body := mgbErr(t, "real_maruel_openrouter_bad_model_err", r22OpenRouter, r22Ask("bad/model", "Tell a short joke."), false)
+	if body["model"] != "bad/model" {
+		t.Errorf("request %v", body)
+	}
+	if e.Kind != provider.KindNotFound || e.HTTPStatus != 400 || e.Message != "bad/model is not a valid model ID" || e.Code != "400" ||
+		e.Param != "" || e.RequestID != "" || len(e.Extended) != 0 {
+		t.Errorf("error %+v code=%q param=%q req=%q ext=%v", e, e.Code, e.Param, e.RequestID, e.Extended)
+	}
+}
