@@ -318,3 +318,73 @@ func TestRound22W3aOpenRouterBadModel(t *testing.T) {
 		t.Errorf("error %+v code=%q param=%q req=%q ext=%v", e, e.Code, e.Param, e.RequestID, e.Extended)
 	}
 }
+
+// TestRound22W3aOpenRouterBadModelStream: the same refusal to a stream
+// (400 before any event): the same not-found error, no stream opened.
+func TestRound22W3aOpenRouterBadModelStream(t *testing.T) {
+	t.Parallel()
+	e, body := mgbErr(t, "real_maruel_openrouter_bad_model_stream_err", r22OpenRouter, r22Ask("bad/model", "Tell a short joke."), true)
+	if body["model"] != "bad/model" || body["stream"] != true {
+		t.Errorf("request %v", body)
+	}
+	if e.Kind != provider.KindNotFound || e.HTTPStatus != 400 || e.Message != "bad/model is not a valid model ID" || e.Code != "400" || len(e.Extended) != 0 {
+		t.Errorf("error %+v code=%q ext=%v", e, e.Code, e.Extended)
+	}
+}
+
+// TestRound22W3aDashScopeNoArgs: qwen3-vl-flash on dashscope-intl
+// (October 2026), thinking off (maruel/genai's "enable_thinking": false,
+// which reasoning effort none sends; ours also sends "reasoning_effort":
+// "none", which maruel/genai did not: whether DashScope takes that value
+// this recording does not show, see the README), the argument-less tool,
+// tool choice auto. The answer: content "" and reasoning_content "" beside the call
+// call_52258397ace64c4c981bcfef get_hostname("{}"), finish tool_calls;
+// 289 in, 12 out (text_tokens 12, kept in usage_details), zero cached; no
+// request id (DashScope's timing headers only). The recorded second
+// request sends the call back by its id, no content, no
+// reasoning_content, then "genai-smoke" by the call's id: ours is the
+// same but for "content": null. The answer: "genai-smoke", 319 in, 5 out.
+func TestRound22W3aDashScopeNoArgs(t *testing.T) {
+	t.Parallel()
+	const callID = "call_52258397ace64c4c981bcfef"
+	ask := func() *provider.Request {
+		req := w3aToolReq(w3aHostQuestion, w3aGetHostname)
+		req.Model = "qwen3-vl-flash"
+		req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE
+		return req
+	}
+	tools := `[{"type":"function","function":{"name":"get_hostname","description":"Returns the machine's hostname","parameters":{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{},"additionalProperties":false,"type":"object"}}}]`
+	res, body := mgbUnary(t, "real_maruel_dashscope_qwen3vl_flash_noargs_1", r22mgaDashScopeIntl, "", ask())
+	if !mgbJSONEqual(t, body, `{"model":"qwen3-vl-flash","messages":[{"role":"user","content":"`+w3aHostQuestion+`"}],"tool_choice":"auto","tools":`+tools+`,"enable_thinking":false,"reasoning_effort":"none"}`) {
+		t.Errorf("request %v", body)
+	}
+	parts := res.Message.GetParts()
+	if len(parts) != 1 {
+		t.Fatalf("parts %v", parts)
+	}
+	if c := parts[0].GetToolCall(); c.GetCallId() != callID || c.GetName() != "get_hostname" || c.GetArguments() != "{}" || !c.GetArgumentsValid() {
+		t.Errorf("call %v", c)
+	}
+	r22Meta(t, res.Meta, "chatcmpl-bf4196cf-f5e1-9882-8177-2926593a58e8", "", "qwen3-vl-flash", 1791036635,
+		&llmrelayv1.Usage{InputTokens: 289, OutputTokens: 12, TotalTokens: 301}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	r22Ext(t, res.Meta, map[string]any{"usage_details": map[string]any{"completion_tokens_details.text_tokens": 12.0}})
+	if len(res.Meta.GetExtended().AsMap()) != 1 || res.Meta.GetToolCallCount() != 1 {
+		t.Errorf("meta %v", res.Meta)
+	}
+
+	req2 := ask()
+	req2.Messages = append(req2.Messages, res.Message, w3aResult(callID, "genai-smoke"))
+	res2, body2 := mgbUnary(t, "real_maruel_dashscope_qwen3vl_flash_noargs_2", r22mgaDashScopeIntl, "", req2)
+	if !mgbJSONEqual(t, body2, `{"model":"qwen3-vl-flash","messages":[{"role":"user","content":"`+w3aHostQuestion+`"},`+
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"`+callID+`","type":"function","function":{"name":"get_hostname","arguments":"{}"}}]},`+
+		`{"role":"tool","content":"genai-smoke","tool_call_id":"`+callID+`"}],"tool_choice":"auto","tools":`+tools+`,"enable_thinking":false,"reasoning_effort":"none"}`) {
+		b, _ := json.Marshal(body2)
+		t.Errorf("second request %s", b)
+	}
+	if p := res2.Message.GetParts(); len(p) != 1 || p[0].GetText() != "genai-smoke" {
+		t.Errorf("parts %v", p)
+	}
+	r22Meta(t, res2.Meta, "chatcmpl-86bf9880-d703-9279-9e1a-5ba12add5b7d", "", "qwen3-vl-flash", 1791036636,
+		&llmrelayv1.Usage{InputTokens: 319, OutputTokens: 5, TotalTokens: 324}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	r22Ext(t, res2.Meta, map[string]any{"usage_details": map[string]any{"completion_tokens_details.text_tokens": 5.0}})
+}
