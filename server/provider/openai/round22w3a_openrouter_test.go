@@ -388,3 +388,34 @@ func TestRound22W3aDashScopeNoArgs(t *testing.T) {
 		&llmrelayv1.Usage{InputTokens: 319, OutputTokens: 5, TotalTokens: 324}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
 	r22Ext(t, res2.Meta, map[string]any{"usage_details": map[string]any{"completion_tokens_details.text_tokens": 5.0}})
 }
+
+// TestRound22W3aMistralPendingCalls: maruel/genai's OutOfOrder second turn
+// on mistral-small-latest (October 2026): the three calls still pending
+// (no results) when the user speaks again. Mistral refuses what OpenRouter
+// took (TestRound22W3aOpenRouterOutOfOrder): 400 {"object": "error",
+// "message": "Not the same number of function calls and responses",
+// "type": "invalid_request_message_order", "code": "3230",
+// "raw_status_code": 400}, Mistral-Correlation-Id the request id. Ours
+// sends the same conversation (the calls by their 9-character ids, no
+// results invented; Mistral's "strict" on the tool and its text-part
+// arrays aside) and reads the refusal as an invalid request with
+// Mistral's code. No bug.
+func TestRound22W3aMistralPendingCalls(t *testing.T) {
+	t.Parallel()
+	call := func(id, args string) *llmrelayv1.Part {
+		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: id, Name: "task_status", Arguments: args, ArgumentsValid: true}}}
+	}
+	req := w3aOOOReq(msgOf(llmrelayv1.Role_ROLE_ASSISTANT, call("V2ASsx368", `{"task_id": 3}`), call("eamf0RjXd", `{"task_id": 7}`), call("yMlRfmw7Z", `{"task_id": 11}`)),
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Actually, I only need task 7's reference. The other checks can finish in the background.")),
+		msgOf(llmrelayv1.Role_ROLE_USER, text(w3aOOOAsk)))
+	req.Model = "mistral-small-latest"
+	e, body := mgbErr(t, "real_maruel_mistral_small_out_of_order_2_err", "https://api.mistral.ai/v1", req, false)
+	w3aMessages(t, body, `[{"role":"system","content":"`+w3aOOOSystem+`"},{"role":"user","content":"Check the status and reference of tasks 3, 7 and 11."},{"role":"user","content":"Start the checks together if possible."},`+
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"V2ASsx368","type":"function","function":{"name":"task_status","arguments":"{\"task_id\": 3}"}},`+
+		`{"id":"eamf0RjXd","type":"function","function":{"name":"task_status","arguments":"{\"task_id\": 7}"}},{"id":"yMlRfmw7Z","type":"function","function":{"name":"task_status","arguments":"{\"task_id\": 11}"}}]},`+
+		`{"role":"user","content":"Actually, I only need task 7's reference. The other checks can finish in the background."},{"role":"user","content":"`+jsonEscape(w3aOOOAsk)+`"}]`)
+	if e.Kind != provider.KindInvalidRequest || e.HTTPStatus != 400 || e.Message != "Not the same number of function calls and responses" || e.Code != "3230" ||
+		e.Param != "" || e.RequestID != "01a10d40-2fdc-7191-8145-9cad25f11c5e" || e.RetryAfter != 0 || len(e.Extended) != 0 {
+		t.Errorf("error %+v code=%q param=%q req=%q ext=%v", e, e.Code, e.Param, e.RequestID, e.Extended)
+	}
+}
