@@ -419,3 +419,78 @@ func TestRound22W3aMistralPendingCalls(t *testing.T) {
 		t.Errorf("error %+v code=%q param=%q req=%q ext=%v", e, e.Code, e.Param, e.RequestID, e.Extended)
 	}
 }
+
+// TestRound22W3aTogetherLogprobsStream: the Together logprobs question of
+// TestRound22MgbTogetherLogprobs streamed (December 2025): "Hello", "."
+// with their logprobs in the completions API's shape per chunk
+// ({"tokens": ["Hello"], "token_logprobs": [-0.0000182…], "top_logprobs":
+// [[{"token": "Hello", …}, {"token": "Hi", "logprob": -11.07…}]]}, then "."
+// with "<|im_end|>" as runner-up), null on the first and finishing
+// chunks; the usage on a chunk without choices (16 in, 3 out); Together's
+// bare rate-limit triple (remaining 18 above limit 10, as sent; reset 0:
+// the Date, pinned to x-api-call-start's second). Bug: the logprobs were
+// dropped with a warning (only the chat shape was read); now joined key by
+// key into one object of the shape they came in.
+func TestRound22W3aTogetherLogprobsStream(t *testing.T) {
+	t.Parallel()
+	const date = "Sun, 14 Dec 2025 13:26:54 GMT"
+	req := r22Ask("Qwen/Qwen3-235B-A22B-Instruct-2507-tput", "Say hello. Use only one word.")
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Logprobs: proto.Bool(true), TopLogprobs: proto.Int32(2)}}}
+	_, f, body := mgbStream(t, "real_maruel_together_qwen_logprobs_stream", mgbTogether, date, req)
+	if body["logprobs"] != true || body["top_logprobs"] != 2.0 || body["stream"] != true {
+		t.Errorf("request %v", body)
+	}
+	if p := f.Message.GetParts(); len(p) != 1 || p[0].GetText() != "Hello." {
+		t.Errorf("parts %v", p)
+	}
+	r22Meta(t, f.Meta, "oPBXTwp-4YNCb4-9ade0920baaca275", "", "Qwen/Qwen3-235B-A22B-Instruct-2507-tput", 1765718814,
+		&llmrelayv1.Usage{InputTokens: 16, OutputTokens: 3, TotalTokens: 19}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	r22Ext(t, f.Meta, map[string]any{})
+	lp, err := json.Marshal(f.Meta.GetExtended().AsMap()["logprobs"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got any
+	if err := json.Unmarshal(lp, &got); err != nil || !mgbJSONEqual(t, got, `{"tokens":["Hello","."],"token_logprobs":[-0.000018239186829305254,-0.1009206622838974],`+
+		`"top_logprobs":[[{"token":"Hello","logprob":-0.000018239186829305254},{"token":"Hi","logprob":-11.07144832611084}],[{"token":".","logprob":-0.1009206622838974},{"token":"<|im_end|>","logprob":-2.422347068786621}]]}`) {
+		t.Errorf("logprobs %s", lp)
+	}
+	if rl := f.Meta.GetRateLimit(); rl.GetRequestsLimit() != 10 || rl.GetRequestsRemaining() != 18 || rl.GetTokensLimit() != 3000 || rl.GetTokensRemaining() != 3000 {
+		t.Errorf("rate limit %v", rl)
+	}
+}
+
+// TestRound22W3aLogprobShapes: a stream's logprobs keep the shape of its
+// first chunk with keys; a chunk of the other shape, or mixing both, is
+// dropped with one warning, and what was joined stays.
+func TestRound22W3aLogprobShapes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		chunks []string
+		want   string
+		warned bool
+	}{
+		{"completion", []string{`{"tokens":["a"],"token_logprobs":[-1]}`, `{}`, `{"tokens":["b"],"token_logprobs":[-2],"text_offset":[1]}`},
+			`{"tokens":["a","b"],"token_logprobs":[-1,-2],"text_offset":[1]}`, false},
+		{"chat then completion", []string{`{"content":[{"token":"a","logprob":-1}]}`, `{"tokens":["b"]}`}, `{"content":[{"token":"a","logprob":-1}]}`, true},
+		{"completion then chat", []string{`{"tokens":["a"]}`, `{"content":[]}`}, `{"tokens":["a"]}`, true},
+		{"both", []string{`{"tokens":["a"],"content":[]}`, `{"content":null}`}, `{"content":null}`, true},
+	} {
+		s := &chatStream{}
+		for _, c := range tc.chunks {
+			s.rareOf().logprobs.merge(json.RawMessage(c), &llmrelayv1.ResponseMeta{})
+		}
+		if s.rare.logprobs.warned != tc.warned {
+			t.Errorf("%s: warned %v", tc.name, s.rare.logprobs.warned)
+		}
+		s.flushLogprobs()
+		var got any
+		if len(s.queue) > 0 {
+			got = s.queue[len(s.queue)-1].Meta.GetExtended().AsMap()["logprobs"]
+		}
+		if !mgbJSONEqual(t, got, tc.want) {
+			t.Errorf("%s: logprobs %v", tc.name, got)
+		}
+	}
+}
