@@ -494,3 +494,57 @@ func TestRound22W3aLogprobShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestRound22W3aCerebrasReasoningLogprobsStream: the Cerebras logprobs
+// question of TestRound22MgbCerebrasReasoningLogprobs streamed (October
+// 2026): five reasoning deltas, each with the logprobs of its own tokens
+// in Cerebras's reasoning_logprobs beside the delta (1, 16, 10, 4 and 8
+// entries: 39, the usage's reasoning tokens, whose tokens joined are the
+// reasoning exactly), the last chunk with "Hello" and its logprobs too;
+// the finish and the usage (75 in, 50 out of which 39 reasoning) and
+// time_info on an empty delta. Bug: reasoning_logprobs in a stream was
+// dropped without a word (only a unary body's was read); now joined as
+// logprobs are and reported in meta.extended["reasoning_logprobs"].
+func TestRound22W3aCerebrasReasoningLogprobsStream(t *testing.T) {
+	t.Parallel()
+	const reasoning = `The user: "Say hello. Use only one word." So we need to output a single word, presumably "Hello". Must comply with instruction: only one word. So answer: Hello.`
+	req := r22Ask("gpt-oss-120b", "Say hello. Use only one word.")
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Logprobs: proto.Bool(true), TopLogprobs: proto.Int32(2)}}}
+	_, f, body := mgbStream(t, "real_maruel_cerebras_oss_logprobs_stream", mgbCerebras, "", req)
+	if body["logprobs"] != true || body["top_logprobs"] != 2.0 || body["stream"] != true {
+		t.Errorf("request %v", body)
+	}
+	parts := f.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != reasoning || parts[1].GetText() != "Hello" {
+		t.Fatalf("parts %v", parts)
+	}
+	m := f.Meta
+	r21cMeta(t, m, "chatcmpl-e70c796c-ea4e-4564-b4ea-a584fe1f7abd", "", "gpt-oss-120b", 1790984626,
+		&llmrelayv1.Usage{InputTokens: 75, OutputTokens: 50, TotalTokens: 125, ReasoningTokens: 39})
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	ext := m.GetExtended().AsMap()
+	rl, _ := ext["reasoning_logprobs"].(map[string]any)
+	toks, _ := rl["content"].([]any)
+	var joined strings.Builder
+	for _, tk := range toks {
+		tok, _ := tk.(map[string]any)
+		s, _ := tok["token"].(string)
+		joined.WriteString(s)
+	}
+	if len(rl) != 1 || len(toks) != 39 || joined.String() != reasoning {
+		t.Fatalf("reasoning_logprobs: %d tokens %q", len(toks), joined.String())
+	}
+	if !mgbJSONEqual(t, toks[0], `{"token":"The","logprob":-1.0961730480194092,"bytes":[84,104,101],"top_logprobs":[{"token":"User","logprob":-0.5961730480194092,"bytes":[85,115,101,114]},{"token":"The","logprob":-1.0961730480194092,"bytes":[84,104,101]}]}`) ||
+		!mgbJSONEqual(t, toks[38], `{"token":".","logprob":-0.014583188109099865,"bytes":[46],"top_logprobs":[{"token":".","logprob":-0.014583188109099865,"bytes":[46]},{"token":".\n\n","logprob":-4.889583110809326,"bytes":[46,10,10]}]}`) {
+		t.Errorf("first and last reasoning tokens %v %v", toks[0], toks[38])
+	}
+	if !mgbJSONEqual(t, ext["logprobs"], `{"content":[{"token":"Hello","logprob":-7.152555099310121e-7,"bytes":[72,101,108,108,111],"top_logprobs":[{"token":"Hello","logprob":-7.152555099310121e-7,"bytes":[72,101,108,108,111]},{"token":" Hello","logprob":-14.250000953674316,"bytes":[32,72,101,108,108,111]}]}]}`) {
+		t.Errorf("logprobs %v", ext["logprobs"])
+	}
+	delete(ext, "logprobs")
+	delete(ext, "reasoning_logprobs")
+	if !mgbJSONEqual(t, ext, `{"system_fingerprint":"fp_b546658c8e93d2e57ef2","time_info":{"created":1790984626.1897957,"queue_time":0.003164047,"prompt_time":0.002227818,"completion_time":0.021492564,"total_time":0.02838921546936035}}`) ||
+		len(m.GetWarnings()) != 0 {
+		t.Errorf("extended %v, warnings %v", ext, m.GetWarnings())
+	}
+}

@@ -127,8 +127,10 @@ type rareState struct {
 	// delta's.
 	thinkJoin, detailJoin provider.SurrogateJoin
 	detailIdx             int
-	// logprobs: choice 0's token logprobs so far (streamLogprobs).
-	logprobs streamLogprobs
+	// logprobs: choice 0's token logprobs so far (streamLogprobs);
+	// reasoningLogprobs: those of its reasoning tokens (Cerebras's
+	// reasoning_logprobs).
+	logprobs, reasoningLogprobs streamLogprobs
 	// audio: the audio output so far (audio.go).
 	audio *audioState
 }
@@ -277,6 +279,7 @@ func (p *Provider) newStream(resp *http.Response, model string, warnings []strin
 			s.handleErrorEvent(data)
 			return
 		}
+		s.mergeReasoningLogprobs(data)
 		s.handle(data)
 	}
 	return s
@@ -842,24 +845,70 @@ func (l *streamLogprobs) merge(raw json.RawMessage, meta *llmrelayv1.ResponseMet
 	}
 }
 
-// flushLogprobs reports the logprobs received so far, whole, when some
-// were not reported yet.
-func (s *chatStream) flushLogprobs() {
-	if s.rare == nil || !s.rare.logprobs.pending {
+// mergeReasoningLogprobs adds a chunk's reasoning_logprobs (choice 0's):
+// Cerebras streams the logprobs of gpt-oss's reasoning tokens in the chat
+// logprobs shape beside the delta's reasoning, each chunk those of its own
+// tokens (testdata/real_maruel_cerebras_oss_logprobs_stream.http); they
+// were dropped unsaid. Read apart from the chunk's decoding (chatChoice has
+// no field for them: reasoningLogprobs), only from a chunk that names
+// them, and reported as the unary answer's are, in
+// meta.extended["reasoning_logprobs"]. Called before the chunk is handled
+// (so that a finish in it reports them), not from handle, whose frame an
+// idle stream's stack keeps (server's TestIdleStreamStack).
+//
+//go:noinline
+func (s *chatStream) mergeReasoningLogprobs(chunk []byte) {
+	if !bytes.Contains(chunk, []byte(`"reasoning_logprobs"`)) {
 		return
 	}
-	l := &s.rare.logprobs
+	if rl := reasoningLogprobs(bytes.TrimSpace(chunk)); isPresent(rl) {
+		meta := &llmrelayv1.ResponseMeta{}
+		s.rareOf().reasoningLogprobs.merge(rl, meta)
+		if len(meta.Warnings) > 0 {
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+		}
+	}
+}
+
+// flushLogprobs reports the logprobs (and reasoning logprobs) received so
+// far, whole, when some were not reported yet.
+func (s *chatStream) flushLogprobs() {
+	if s.rare == nil || (!s.rare.logprobs.pending && !s.rare.reasoningLogprobs.pending) {
+		return
+	}
+	s.pushLogprobs()
+}
+
+// pushLogprobs reports the pending logprobs (flushLogprobs), in a frame of
+// its own: the idle stream's stack does not pay for it.
+//
+//go:noinline
+func (s *chatStream) pushLogprobs() {
+	meta := &llmrelayv1.ResponseMeta{}
+	s.rare.logprobs.flush(meta, extLogprobs)
+	s.rare.reasoningLogprobs.flush(meta, extReasoningLogprobs)
+	if len(meta.GetExtended().GetFields()) > 0 {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+	}
+}
+
+// flush sets the lists received so far, whole, as meta.extended[key] when
+// some were not reported yet.
+func (l *streamLogprobs) flush(meta *llmrelayv1.ResponseMeta, key string) {
+	if !l.pending {
+		return
+	}
 	l.pending = false
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, key := range l.keys() {
+	for i, k := range l.keys() {
 		if !l.saw[i] {
 			continue
 		}
 		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`"` + key + `":`)
+		b.WriteString(`"` + k + `":`)
 		if !l.list[i] {
 			b.WriteString("null")
 			continue
@@ -867,9 +916,7 @@ func (s *chatStream) flushLogprobs() {
 		writeList(&b, &l.entries[i])
 	}
 	b.WriteByte('}')
-	meta := &llmrelayv1.ResponseMeta{}
-	setExtendedJSON(meta, extLogprobs, b.Bytes())
-	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+	setExtendedJSON(meta, key, b.Bytes())
 }
 
 // markReasoning notes the reasoning blocks that have text. An encrypted
