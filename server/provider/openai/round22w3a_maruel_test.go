@@ -16,7 +16,10 @@ import (
 // cassettes keep no Date and no rate-limit headers; OpenRouter's
 // X-Generation-Id repeats the body's id (the response id, not a request
 // id). The unary bodies open with OpenRouter's keep-alive whitespace
-// ("\n         \n" one or more times), kept as sent.
+// ("\n         \n" one or more times), kept as sent. Then scenarios of
+// providers earlier rounds used that those rounds had not converted
+// (DashScope's argument-less tool loop, Mistral's refusal of pending
+// calls, Together's and Cerebras's streamed logprobs).
 
 const (
 	w3aQwen         = "qwen/qwen3.5-122b-a10b"
