@@ -672,6 +672,9 @@ func (s secrets) redactError(e *provider.Error) {
 	if fg, ok := e.Extended[extFailedGeneration].(string); ok {
 		e.Extended[extFailedGeneration] = s.redact(fg)
 	}
+	if id, ok := e.Extended[extUpstreamRequestID].(string); ok {
+		e.Extended[extUpstreamRequestID] = s.redact(id)
+	}
 }
 
 // refineKind applies what the body says over the status classification.
@@ -689,7 +692,7 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// them as context-length errors whatever the status; so does
 		// this one now, not a 500 to retry.
 		e.Kind = provider.KindContextLength
-	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message)):
+	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message) || openrouterUnknownModelRE.MatchString(e.Message)):
 		// A model the server does not have, answered 400 where OpenAI
 		// and DashScope answer 404 model_not_found: Mistral's and
 		// Perplexity's type invalid_model ("Invalid model: bad model",
@@ -697,7 +700,8 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// found in …", code 400), DeepSeek's invalid_request_error "The
 		// supported API model names are deepseek-v4-pro or
 		// deepseek-v4-flash, but you passed bad model." (maruel/genai's
-		// recordings, testdata/real_maruel_*_bad_model_stream_error.http).
+		// recordings, testdata/real_maruel_*_bad_model_stream_error.http),
+		// OpenRouter's "bad/model is not a valid model ID" (code 400).
 		// The contract's not-found kind is the unknown model's, whatever
 		// the status; they were invalid requests.
 		e.Kind = provider.KindNotFound
@@ -902,6 +906,12 @@ func kindForCode(typ, code string) provider.Kind {
 // deepseekUnknownModelRE matches DeepSeek's answer to a model name it
 // does not serve.
 var deepseekUnknownModelRE = regexp.MustCompile(`^The supported API model names are .+, but you passed `)
+
+// openrouterUnknownModelRE matches OpenRouter's answer to a model id it
+// does not route: {"error": {"message": "bad/model is not a valid model
+// ID", "code": 400}} (maruel/genai's recording,
+// testdata/real_maruel_openrouter_bad_model_err.http).
+var openrouterUnknownModelRE = regexp.MustCompile(`^\S+ is not a valid model ID$`)
 
 // contextLengthRE matches the messages of a prompt longer than the context:
 // OpenAI's and most compatible servers', and text-generation-inference's

@@ -206,6 +206,7 @@ func FuzzErrorBody(f *testing.F) {
 		f.Add(rec.Body, rec.Status)
 	}
 	f.Add([]byte(`{"error":{"innererror":{"code":"ResponsibleAIPolicyViolation","content_filter_result":[1]}}}`), 400)
+	f.Add([]byte(`{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\"code\":400,\"msg\":\"m\",\"request_id\":\"r\"}","provider_name":"P"}}}`), 400)
 	p, err := NewAzure(testKey, WithBaseURL("https://example.openai.azure.com"))
 	if err != nil {
 		f.Fatal(err)

@@ -29,6 +29,10 @@ type upstreamError struct {
 	err wireError
 	// provider is metadata.provider_name ("OpenAI", "Anthropic").
 	provider string
+	// requestID is the request id the upstream's body gave beside its
+	// error ("request_id"): the upstream's, not the router's, so kept
+	// apart from the error's own request id.
+	requestID string
 }
 
 // upstream reads the upstream error in the error's metadata; nil when the
@@ -53,6 +57,9 @@ func (we *wireError) upstream() *upstreamError {
 		body = []byte(strings.TrimSpace(s))
 	}
 	up := &upstreamError{provider: strings.TrimSpace(string(md.ProviderName))}
+	if len(body) > 0 && body[0] == '{' {
+		up.requestID = strings.TrimSpace(bodyRequestID(body))
+	}
 	if !upstreamObject(body, &up.err) {
 		// Not an error object: the text is the upstream's message.
 		if len(body) > 0 && (body[0] == '{' || body[0] == '[') || provider.IsMarkup(body) {
@@ -100,6 +107,22 @@ func upstreamObject(body []byte, we *wireError) bool {
 	if _, ok := env["message"]; ok {
 		return json.Unmarshal(body, we) == nil
 	}
+	if _, ok := env["msg"]; ok {
+		// {"code": 400, "msg": "invalid request, invalid parameter",
+		// "request_id": …}: AtlasCloud's, relayed by OpenRouter
+		// (testdata/real_maruel_openrouter_qwen35_sqrt_required_err.http),
+		// the form of the Chinese clouds' APIs; it was no error object, so
+		// the router's "Provider returned error" stood alone.
+		var v struct {
+			Msg  flexString `json:"msg"`
+			Code flexString `json:"code"`
+		}
+		if json.Unmarshal(body, &v) != nil {
+			return false
+		}
+		we.Message, we.Code = v.Msg, v.Code
+		return true
+	}
 	return false
 }
 
@@ -130,6 +153,12 @@ func applyUpstream(e *provider.Error, up *upstreamError) {
 			e.Extended = map[string]any{}
 		}
 		e.Extended[extUpstreamProvider] = validUTF8(up.provider)
+	}
+	if up.requestID != "" {
+		if e.Extended == nil {
+			e.Extended = map[string]any{}
+		}
+		e.Extended[extUpstreamRequestID] = validUTF8(up.requestID)
 	}
 }
 

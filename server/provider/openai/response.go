@@ -41,6 +41,10 @@ const (
 	// OpenRouter's "provider" body field, Hugging Face's router's
 	// x-inference-provider header.
 	extUpstreamProvider = "upstream_provider"
+	// extUpstreamRequestID is the request id of the upstream a router
+	// relayed an error from, as the upstream's body gave it (OpenRouter's
+	// metadata.raw); the error's own request id stays the router's.
+	extUpstreamRequestID = "upstream_request_id"
 	// extNativeFinishReason is the upstream model's own finish reason an
 	// aggregator gives beside its normalized one (OpenRouter's
 	// native_finish_reason: "STOP", "end_turn", "MAX_TOKENS", …);
@@ -475,9 +479,9 @@ const warnExecutedTools = "executed_tools (tools the server ran itself) not supp
 
 // reasoningLogprobs is choice 0's reasoning_logprobs, Cerebras's
 // logprobs of the reasoning tokens (gpt-oss) in the shape of logprobs,
-// read only from a body that has the key: chatChoice has no field for it
-// (a stream's chunks do not carry it, and a larger chatChoice grew every
-// idle stream's goroutine stack past its first 8 KiB:
+// read only from a body (or a stream's chunk: mergeReasoningLogprobs)
+// that has the key: chatChoice has no field for it (a larger chatChoice
+// grew every idle stream's goroutine stack past its first 8 KiB:
 // server's TestIdleStreamStack).
 func reasoningLogprobs(raw []byte) json.RawMessage {
 	if !bytes.Contains(raw, []byte(`"reasoning_logprobs"`)) {

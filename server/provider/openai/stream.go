@@ -127,8 +127,10 @@ type rareState struct {
 	// delta's.
 	thinkJoin, detailJoin provider.SurrogateJoin
 	detailIdx             int
-	// logprobs: choice 0's token logprobs so far (streamLogprobs).
-	logprobs streamLogprobs
+	// logprobs: choice 0's token logprobs so far (streamLogprobs);
+	// reasoningLogprobs: those of its reasoning tokens (Cerebras's
+	// reasoning_logprobs).
+	logprobs, reasoningLogprobs streamLogprobs
 	// audio: the audio output so far (audio.go).
 	audio *audioState
 }
@@ -277,6 +279,7 @@ func (p *Provider) newStream(resp *http.Response, model string, warnings []strin
 			s.handleErrorEvent(data)
 			return
 		}
+		s.mergeReasoningLogprobs(data)
 		s.handle(data)
 	}
 	return s
@@ -738,45 +741,94 @@ func (s *chatStream) noteSeed(meta *llmrelayv1.ResponseMeta, raw json.RawMessage
 // the same shape, which meta.extended["logprobs"] relays. The stream's
 // lists are joined and reported whole, as that one object, at the finish
 // and at the end (testdata/real_oljs_openai_logprobs_stream.http); before
-// this, streamed logprobs were read and dropped.
+// this, streamed logprobs were read and dropped. Together streams the
+// completions API's shape instead ({"tokens": [...], "token_logprobs":
+// [...], "top_logprobs": [[{token, logprob}, …]]} per chunk, where its
+// unary answer has the chat shape:
+// testdata/real_maruel_together_qwen_logprobs_stream.http): its lists are
+// joined the same way, key by key, into one object of that shape; they
+// were dropped with a warning.
 type streamLogprobs struct {
-	// entries: the content and refusal lists' entries so far, joined
-	// (logprobBudget.joinEntries); saw: a chunk had the key (null or a
-	// list); list: a list (maybe empty) was received.
-	entries   [2]bytes.Buffer
-	saw, list [2]bool
-	pending   bool
+	// entries: the lists' entries so far, joined
+	// (logprobBudget.joinEntries), in the order of the shape's keys
+	// (logprobKeys or completionLogprobKeys); saw: a chunk had the key
+	// (null or a list); list: a list (maybe empty) was received.
+	entries   [4]bytes.Buffer
+	saw, list [4]bool
+	// completion: the stream's logprobs have the completions API's keys;
+	// shaped: a chunk with keys fixed which shape.
+	completion, shaped bool
+	pending            bool
 	logprobBudget
 }
 
 // logprobKeys are the keys of a chat logprobs object, in the order of
 // streamLogprobs' lists.
-var logprobKeys = [2]string{"content", "refusal"}
+var logprobKeys = []string{"content", "refusal"}
 
-// merge adds one chunk's logprobs to the lists. Another shape (a key
-// other than content and refusal, a value neither a list nor null) is
-// dropped with one warning.
+// completionLogprobKeys are the keys of a completions API logprobs
+// object, in the order of streamLogprobs' lists.
+var completionLogprobKeys = []string{"tokens", "token_logprobs", "top_logprobs", "text_offset"}
+
+// keys are the keys of the stream's logprobs shape.
+func (l *streamLogprobs) keys() []string {
+	if l.completion {
+		return completionLogprobKeys
+	}
+	return logprobKeys
+}
+
+// logprobKeyIndex is the index of key in keys, -1 when it is not one.
+func logprobKeyIndex(keys []string, key string) int {
+	for i, k := range keys {
+		if k == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// merge adds one chunk's logprobs to the lists. Another shape (a key of
+// neither shape, keys of both, a shape other than the earlier chunks', a
+// value neither a list nor null) is dropped with one warning.
 func (l *streamLogprobs) merge(raw json.RawMessage, meta *llmrelayv1.ResponseMeta) {
 	var obj map[string]json.RawMessage
-	var lists [2][]json.RawMessage
-	var has, null [2]bool
+	var lists [4][]json.RawMessage
+	var has, null [4]bool
 	ok := json.Unmarshal(raw, &obj) == nil && obj != nil
-	for k, v := range obj {
-		i := 0
-		if k == logprobKeys[1] {
-			i = 1
+	completion := l.completion
+	if ok && len(obj) > 0 {
+		chat, legacy := false, false
+		for k := range obj {
+			chat = chat || logprobKeyIndex(logprobKeys, k) >= 0
+			legacy = legacy || logprobKeyIndex(completionLogprobKeys, k) >= 0
 		}
-		if k != logprobKeys[i] || json.Unmarshal(v, &lists[i]) != nil {
+		completion = legacy && !chat
+		ok = !(chat && legacy) && (!l.shaped || completion == l.completion)
+	}
+	keys := logprobKeys
+	if completion {
+		keys = completionLogprobKeys
+	}
+	for k, v := range obj {
+		if !ok {
+			break
+		}
+		i := logprobKeyIndex(keys, k)
+		if i < 0 || json.Unmarshal(v, &lists[i]) != nil {
 			ok = false
 			break
 		}
 		has[i], null[i] = true, !isPresent(v)
 	}
 	if !ok {
-		l.warn(meta, "streamed logprobs in a shape other than {content, refusal} lists dropped")
+		l.warn(meta, "streamed logprobs in a shape other than {content, refusal} or {tokens, token_logprobs, top_logprobs, text_offset} lists dropped")
 		return
 	}
-	for i := range lists {
+	if len(obj) > 0 {
+		l.completion, l.shaped = completion, true
+	}
+	for i := range keys {
 		if !has[i] {
 			continue
 		}
@@ -793,24 +845,70 @@ func (l *streamLogprobs) merge(raw json.RawMessage, meta *llmrelayv1.ResponseMet
 	}
 }
 
-// flushLogprobs reports the logprobs received so far, whole, when some
-// were not reported yet.
-func (s *chatStream) flushLogprobs() {
-	if s.rare == nil || !s.rare.logprobs.pending {
+// mergeReasoningLogprobs adds a chunk's reasoning_logprobs (choice 0's):
+// Cerebras streams the logprobs of gpt-oss's reasoning tokens in the chat
+// logprobs shape beside the delta's reasoning, each chunk those of its own
+// tokens (testdata/real_maruel_cerebras_oss_logprobs_stream.http); they
+// were dropped unsaid. Read apart from the chunk's decoding (chatChoice has
+// no field for them: reasoningLogprobs), only from a chunk that names
+// them, and reported as the unary answer's are, in
+// meta.extended["reasoning_logprobs"]. Called before the chunk is handled
+// (so that a finish in it reports them), not from handle, whose frame an
+// idle stream's stack keeps (server's TestIdleStreamStack).
+//
+//go:noinline
+func (s *chatStream) mergeReasoningLogprobs(chunk []byte) {
+	if !bytes.Contains(chunk, []byte(`"reasoning_logprobs"`)) {
 		return
 	}
-	l := &s.rare.logprobs
+	if rl := reasoningLogprobs(bytes.TrimSpace(chunk)); isPresent(rl) {
+		meta := &llmrelayv1.ResponseMeta{}
+		s.rareOf().reasoningLogprobs.merge(rl, meta)
+		if len(meta.Warnings) > 0 {
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+		}
+	}
+}
+
+// flushLogprobs reports the logprobs (and reasoning logprobs) received so
+// far, whole, when some were not reported yet.
+func (s *chatStream) flushLogprobs() {
+	if s.rare == nil || (!s.rare.logprobs.pending && !s.rare.reasoningLogprobs.pending) {
+		return
+	}
+	s.pushLogprobs()
+}
+
+// pushLogprobs reports the pending logprobs (flushLogprobs), in a frame of
+// its own: the idle stream's stack does not pay for it.
+//
+//go:noinline
+func (s *chatStream) pushLogprobs() {
+	meta := &llmrelayv1.ResponseMeta{}
+	s.rare.logprobs.flush(meta, extLogprobs)
+	s.rare.reasoningLogprobs.flush(meta, extReasoningLogprobs)
+	if len(meta.GetExtended().GetFields()) > 0 {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+	}
+}
+
+// flush sets the lists received so far, whole, as meta.extended[key] when
+// some were not reported yet.
+func (l *streamLogprobs) flush(meta *llmrelayv1.ResponseMeta, key string) {
+	if !l.pending {
+		return
+	}
 	l.pending = false
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, key := range logprobKeys {
+	for i, k := range l.keys() {
 		if !l.saw[i] {
 			continue
 		}
 		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`"` + key + `":`)
+		b.WriteString(`"` + k + `":`)
 		if !l.list[i] {
 			b.WriteString("null")
 			continue
@@ -818,9 +916,7 @@ func (s *chatStream) flushLogprobs() {
 		writeList(&b, &l.entries[i])
 	}
 	b.WriteByte('}')
-	meta := &llmrelayv1.ResponseMeta{}
-	setExtendedJSON(meta, extLogprobs, b.Bytes())
-	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+	setExtendedJSON(meta, key, b.Bytes())
 }
 
 // markReasoning notes the reasoning blocks that have text. An encrypted

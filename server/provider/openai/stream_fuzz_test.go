@@ -29,7 +29,8 @@ var chatStreamSeeds = []string{
 	"surr19b_openrouter_details_stream", "surr19b_mistral_thinking_stream",
 	"real_reasoning19_mistral_reasoning_stream", "real_asknvim_ollama_v1_parallel_tools_stream",
 	"real_elastic_azure_stream_include_usage", "real_openaipy_parallel_tools_stream",
-	"real_moonshot_indexless_tool_calls_stream", "real_azsdk_streaming_function_call",
+	"real_moonshot_indexless_tool_calls_stream", "real_azsdk_streaming_function_call", "real_maruel_together_qwen_logprobs_stream",
+	"real_maruel_openrouter_qwen35_noargs_stream_1", "real_maruel_cerebras_oss_logprobs_stream",
 }
 
 // refChatStream is what a reference decoder reads of a chat stream: the
