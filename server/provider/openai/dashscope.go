@@ -48,7 +48,11 @@ func dashscopeThinking(w *chatRequest, req *provider.Request) {
 	switch req.Options.GetReasoningEffort() {
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED:
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
+		// enable_thinking false alone, as maruel/genai's recorded
+		// request that DashScope answered: DashScope's reasoning_effort
+		// has no "none" (QwenLM/qwen-code#8472).
 		w.EnableThinking = new(bool)
+		w.ReasoningEffort = ""
 	default:
 		on := true
 		w.EnableThinking = &on

@@ -138,6 +138,10 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	switch {
 	case p.deepseek:
 		deepseekThinking(w, o.GetReasoningEffort())
+	case p.dashscope && o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
+		// DashScope names max (QwenLM/qwen-code#8472: low, medium,
+		// high, xhigh, max for qwen3.8).
+		w.ReasoningEffort = "max"
 	case o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
 		warnings = append(warnings, warnMaxEffort)
 	}

@@ -382,6 +382,26 @@ func TestRound22DashScopeEnableThinking(t *testing.T) {
 			t.Errorf("%s: enable_thinking %v (want %v), warnings %v", tc.name, got, tc.want, warns)
 		}
 	}
+	// reasoning_effort on DashScope: none is not one of its values (it
+	// goes as enable_thinking false alone), max is.
+	for _, tc := range []struct {
+		effort llmrelayv1.ReasoningEffort
+		want   any
+	}{
+		{llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, nil},
+		{llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH, "high"},
+		{llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, "max"},
+	} {
+		req := r22Ask("qwen3-32b", "q")
+		req.Options.ReasoningEffort = tc.effort
+		b, warns, err := newHostProvider(t, intl, "http://unused").buildChatRequest(req, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r20Request(t, b)["reasoning_effort"]; got != tc.want || len(warns) != 0 {
+			t.Errorf("%v: reasoning_effort %v (want %v), warnings %v", tc.effort, got, tc.want, warns)
+		}
+	}
 }
 
 // TestRound22OpenRouterRateLimitInBody: OpenRouter's 429 for its own
