@@ -9,44 +9,15 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
-	"unicode/utf16"
 
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
-// s21Deltas cuts s into JSON string literals of n characters each, a
-// character outside the BMP written as the two \u escapes of its
-// surrogate pair (as a UTF-16 proxy writes them), so a cut can fall
-// between the halves.
-func s21Deltas(s string, n int) []string {
-	var toks []string
-	for _, r := range s {
-		if r >= 0x10000 {
-			a, b := utf16.EncodeRune(r)
-			toks = append(toks, fmt.Sprintf(`\u%04x`, a), fmt.Sprintf(`\u%04x`, b))
-			continue
-		}
-		q := strconv.Quote(string(r))
-		if r > 0x7f {
-			q = `"` + string(r) + `"`
-		}
-		toks = append(toks, q[1:len(q)-1])
-	}
-	var out []string
-	for i := 0; i < len(toks); i += n {
-		out = append(out, `"`+strings.Join(toks[i:min(i+n, len(toks))], "")+`"`)
-	}
-	return out
-}
+// s21 stream generators cut texts as providertest.StringPieces does.
+func s21Deltas(s string, n int) []string { return providertest.StringPieces(s, n, nil) }
 
-func s21JSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
+func s21JSON(v any) string { return providertest.MustJSON(v) }
 
 type s21Block struct {
 	typ            string // "thinking", "text", "tool_use"

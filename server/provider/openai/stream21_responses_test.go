@@ -3,17 +3,23 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf16"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
+
+// s21 stream generators cut texts as providertest.StringPieces does.
+func s21Deltas(s string, n int) []string {
+	return providertest.StringPieces(s, n, func(r rune) bool { return r > 0x7f && r%2 == 0 })
+}
+
+func s21JSON(v any) string { return providertest.MustJSON(v) }
 
 // s21Item is one output item of a generated Responses stream.
 type s21Item struct {
@@ -29,48 +35,6 @@ type s21Item struct {
 	noDoneEvents   bool   // no *.done / output_item.done events
 	noAddedEvents  bool   // no output_item.added events
 	deltaTokensPer int    // JSON string tokens per delta (1: every character, and halves of a pair)
-}
-
-// s21Tokens is s as JSON string tokens: each character its own escape or
-// byte run, a character outside the BMP two \u escapes (the halves of
-// its surrogate pair, as a UTF-16 server writes them), so a cut between
-// tokens can fall inside a pair.
-func s21Tokens(s string) []string {
-	var out []string
-	for _, r := range s {
-		switch {
-		case r >= 0x10000:
-			a, b := utf16.EncodeRune(r)
-			out = append(out, fmt.Sprintf(`\u%04x`, a), fmt.Sprintf(`\u%04x`, b))
-		case r > 0x7f && r%2 == 0:
-			out = append(out, fmt.Sprintf(`\u%04x`, r))
-		default:
-			q := strconv.Quote(string(r))
-			if r > 0x7f {
-				q = `"` + string(r) + `"`
-			}
-			out = append(out, q[1:len(q)-1])
-		}
-	}
-	return out
-}
-
-// s21Deltas cuts s into JSON string literals of n tokens each.
-func s21Deltas(s string, n int) []string {
-	toks := s21Tokens(s)
-	var out []string
-	for i := 0; i < len(toks); i += n {
-		out = append(out, `"`+strings.Join(toks[i:min(i+n, len(toks))], "")+`"`)
-	}
-	return out
-}
-
-func s21JSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
 }
 
 // s21Whole is the item as the final response (and output_item.done)

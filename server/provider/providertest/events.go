@@ -1,11 +1,14 @@
 package providertest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
@@ -236,4 +239,43 @@ func SameSplitText(a, b string) bool {
 	as, aw := SplitInsensitive(a)
 	bs, bw := SplitInsensitive(b)
 	return as == bs && aw == bw
+}
+
+// StringPieces cuts s into JSON string literals of n tokens each, as a
+// stream's deltas carry a text: each character its own token (an escape
+// where JSON needs one, else its bytes), a character outside the BMP the
+// two \u escapes of its surrogate pair (as a UTF-16 server writes them),
+// so a cut can fall between the halves. escape, when not nil, says which
+// other characters are written as a \u escape.
+func StringPieces(s string, n int, escape func(rune) bool) []string {
+	var toks []string
+	for _, r := range s {
+		switch {
+		case r >= 0x10000:
+			a, b := utf16.EncodeRune(r)
+			toks = append(toks, fmt.Sprintf(`\u%04x`, a), fmt.Sprintf(`\u%04x`, b))
+		case escape != nil && escape(r):
+			toks = append(toks, fmt.Sprintf(`\u%04x`, r))
+		case r > 0x7f:
+			toks = append(toks, string(r))
+		default:
+			q := strconv.Quote(string(r))
+			toks = append(toks, q[1:len(q)-1])
+		}
+	}
+	var out []string
+	for i := 0; i < len(toks); i += n {
+		out = append(out, `"`+strings.Join(toks[i:min(i+n, len(toks))], "")+`"`)
+	}
+	return out
+}
+
+// MustJSON is v's JSON text; it panics on a value json cannot encode
+// (a test's own literal).
+func MustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -38,5 +39,26 @@ func TestLoadReplayCapture(t *testing.T) {
 	}
 	if headers[0] != "X-B" {
 		t.Error("RequestGolden reordered the caller's slice")
+	}
+}
+
+// TestStringPieces: the pieces are JSON string literals whose joined
+// contents decode to the text, a character outside the BMP cut between
+// its surrogate halves when n is 1, the escaped characters written as
+// \u escapes.
+func TestStringPieces(t *testing.T) {
+	const s = "a\"é😀\n"
+	got := StringPieces(s, 1, func(r rune) bool { return r == 'é' })
+	want := []string{`"a"`, `"\""`, `"\u00e9"`, `"\ud83d"`, `"\ude00"`, `"\n"`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("pieces %q, want %q", got, want)
+	}
+	var joined strings.Builder
+	for _, p := range StringPieces(s, 2, nil) {
+		joined.WriteString(p[1 : len(p)-1])
+	}
+	var back string
+	if err := json.Unmarshal([]byte(`"`+joined.String()+`"`), &back); err != nil || back != s {
+		t.Errorf("joined %q decodes to %q (%v)", joined.String(), back, err)
 	}
 }
