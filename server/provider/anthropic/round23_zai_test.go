@@ -1,0 +1,110 @@
+package anthropic
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/llmrelay/llmrelay/server/pipeline"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// TestRound23ZaiBusinessCodes: Z.ai's (Zhipu's) Anthropic-compatible
+// endpoint (api.z.ai/api/anthropic, open.bigmodel.cn/api/anthropic) puts its
+// numeric business code where Anthropic puts the error type
+// ({"type":"error","error":{"type":"1113",…},"request_id":…}, a 429:
+// anthropics/claude-code#9201). An exhausted balance (1113) or a spent
+// usage cap (1308, which resets hours later) was a plain 429 rate limit,
+// retried with the same refusal every time, and in a stream's error event
+// it was "unavailable", retried too. They are spent quotas now: rate
+// limited, not retried, falling back. A concurrency limit (1302) stays a
+// retried rate limit.
+func TestRound23ZaiBusinessCodes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		file      string
+		stream    bool
+		status    int
+		code, msg string
+		rid       string
+		retry     bool
+	}{
+		{"zai_429_1113_balance", false, 429, "1113", "Insufficient balance or no resource package. Please recharge.", "2025111408261375c0e9a4d21b6f83", false},
+		{"zai_429_1308_usage_limit", true, 429, "1308", "Usage limit reached for 5 hour. Your limit will reset at 2025-11-14 12:41:55", "20251114093007e8b41f2c6a9d0357", false},
+		{"zai_stream_1308_usage_limit", true, 0, "1308", "已达到 5 小时的使用上限。您的限额将在 2025-11-14 12:41:55 重置。", "20251114101552a1d6f04b7e93c2c8", false},
+		{"zai_429_1302_concurrency", false, 429, "1302", "您当前使用该 API 的并发数过高，请降低并发，或联系客服增加限额", "202511141102418f3ad96c5e20b147", true},
+	} {
+		srv := providertest.ReplayFile(t, "testdata/"+tc.file+".http")
+		p := newTestProvider(t, srv.URL)
+		req := r21Request("glm-4.6", "Say hi.", 256, 0)
+		var err error
+		if tc.stream {
+			var s provider.Stream
+			s, err = p.Stream(context.Background(), req)
+			if err == nil {
+				for {
+					if _, err = s.Recv(); err != nil {
+						break
+					}
+				}
+				_ = s.Close()
+				if errors.Is(err, io.EOF) {
+					t.Fatalf("%s: the stream ended without the error", tc.file)
+				}
+			}
+		} else {
+			_, err = p.Generate(context.Background(), req)
+		}
+		var pe *provider.Error
+		if !errors.As(err, &pe) {
+			t.Fatalf("%s: error %T %v is not a *provider.Error", tc.file, err, err)
+		}
+		if pe.Kind != provider.KindRateLimited || pe.HTTPStatus != tc.status || pe.Code != tc.code || pe.Message != tc.msg || pe.RequestID != tc.rid {
+			t.Errorf("%s: got kind=%v status=%d code=%q msg=%q rid=%q", tc.file, pe.Kind, pe.HTTPStatus, pe.Code, pe.Message, pe.RequestID)
+		}
+		if got := pipeline.Retryable(err); got != tc.retry {
+			t.Errorf("%s: Retryable = %v, want %v (advice %v)", tc.file, got, tc.retry, pe.ShouldRetry)
+		}
+		if !pipeline.FallbackWorthy(err) {
+			t.Errorf("%s: not FallbackWorthy: another deployment may serve it", tc.file)
+		}
+	}
+}
+
+// TestRound23ZaiCodeTable: the business codes of Z.ai's error-code table
+// (docs.z.ai/api-reference/api-code, docs.bigmodel.cn/cn/api/api-code) as
+// an error event or an error body's type read as what they say; a code the
+// table does not list, and Anthropic's own types, are read as before.
+func TestRound23ZaiCodeTable(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		typ   string
+		kind  provider.Kind
+		retry bool
+	}{
+		{"1000", provider.KindUnauthenticated, false},
+		{"1002", provider.KindUnauthenticated, false},
+		{"1112", provider.KindPermissionDenied, false},
+		{"1113", provider.KindRateLimited, false},
+		{"1211", provider.KindNotFound, false},
+		{"1261", provider.KindContextLength, false},
+		{"1301", provider.KindContentFilter, false},
+		{"1302", provider.KindRateLimited, true},
+		{"1303", provider.KindRateLimited, true},
+		{"1304", provider.KindRateLimited, false},
+		{"1305", provider.KindRateLimited, true},
+		{"1308", provider.KindRateLimited, false},
+		{"1309", provider.KindRateLimited, false},
+		{"1310", provider.KindRateLimited, false},
+		{"1312", provider.KindUnavailable, true},
+		{"1999", provider.KindUnavailable, true}, // not in the table: an error mid-answer, as any unknown type
+		{"overloaded_error", provider.KindUnavailable, true},
+	} {
+		e := eventError(&wireErrorDetail{Type: tc.typ, Message: "m"}, "", nil)
+		if e.Kind != tc.kind || pipeline.Retryable(e) != tc.retry {
+			t.Errorf("%s: kind %v retryable %v, want %v %v", tc.typ, e.Kind, pipeline.Retryable(e), tc.kind, tc.retry)
+		}
+	}
+}
