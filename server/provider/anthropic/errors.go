@@ -55,9 +55,13 @@ func httpError(resp *http.Response) *provider.Error {
 // limitRE reads the limit Anthropic's rate_limit_error names: "This
 // request would exceed the rate limit for your organization (<id>) of
 // 50,000 input tokens per minute." (as its clients quote it; "8,000
-// output tokens per minute", "50 requests per minute" alike): the
-// limit's value, its metric and its window.
-var limitRE = regexp.MustCompile(`(?i)\bof ([\d,]+) (input tokens|output tokens|tokens|requests) per (minute|day)\b`)
+// output tokens per minute", "50 requests per minute" alike), or the
+// organization's hourly prompt size, "…would exceed your organization's
+// rate limit of 20,000,000 prompt bytes per hour (org: …, model: …)"
+// (anthropic-sdk-python's recording,
+// testdata/real_sdkpy_429_prompt_bytes_1.http): the limit's value, its
+// metric and its window.
+var limitRE = regexp.MustCompile(`(?i)\bof ([\d,]+) (input tokens|output tokens|tokens|requests|prompt bytes) per (minute|hour|day)\b`)
 
 // limitIDs are Anthropic's abbreviations of its limits (its rate-limit
 // documentation's RPM, ITPM, OTPM), by metric and window.
@@ -84,8 +88,15 @@ func limitQuota(e *provider.Error) {
 		return
 	}
 	metric := strings.ReplaceAll(strings.ToLower(m[2]), " ", "_")
+	window := strings.ToLower(m[3])
+	id, ok := limitIDs[metric+" "+window]
+	if !ok {
+		// A limit the documentation gives no abbreviation (the prompt
+		// bytes per hour): its metric and window in words.
+		id = metric + "_per_" + window
+	}
 	e.Quota = append(e.Quota, &errdetails.QuotaFailure_Violation{
-		QuotaMetric: metric, QuotaValue: n, QuotaId: limitIDs[metric+" "+strings.ToLower(m[3])], Description: e.Message,
+		QuotaMetric: metric, QuotaValue: n, QuotaId: id, Description: e.Message,
 	})
 }
 
