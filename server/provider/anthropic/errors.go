@@ -148,6 +148,11 @@ func refineKind(e *provider.Error) {
 	case strings.Contains(msg, "content filtering policy"):
 		e.Kind = provider.KindContentFilter
 	case strings.Contains(msg, "credit balance is too low"),
+		// Anthropic-compatible endpoints' spent balance: MiniMax's 500
+		// api_error "insufficient balance (1008)" (MiniMax-AI/MiniMax-M2#62),
+		// which a status alone would retry as a server fault; Z.ai's
+		// "Insufficient balance or no resource package" (its 1113).
+		strings.Contains(msg, "insufficient balance"),
 		// The spend limit the organization set is reached, a 400
 		// invalid_request_error too: "You have reached your specified
 		// API usage limits. You will regain access on 2026-04-01 at

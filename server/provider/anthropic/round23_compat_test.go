@@ -35,6 +35,12 @@ func TestRound23ZaiBusinessCodes(t *testing.T) {
 		{"zai_429_1308_usage_limit", true, 429, "1308", "Usage limit reached for 5 hour. Your limit will reset at 2025-11-14 12:41:55", "20251114093007e8b41f2c6a9d0357", false},
 		{"zai_stream_1308_usage_limit", true, 0, "1308", "已达到 5 小时的使用上限。您的限额将在 2025-11-14 12:41:55 重置。", "20251114101552a1d6f04b7e93c2c8", false},
 		{"zai_429_1302_concurrency", false, 429, "1302", "您当前使用该 API 的并发数过高，请降低并发，或联系客服增加限额", "202511141102418f3ad96c5e20b147", true},
+		// MiniMax's Anthropic-compatible endpoint (api.minimax.io/anthropic)
+		// answers a spent balance with a 500 api_error "insufficient
+		// balance (1008)" (MiniMax-AI/MiniMax-M2#62; NousResearch/
+		// hermes-agent#16680 shows it retried three times as a 500): a
+		// spent quota, not retried, falling back.
+		{"minimax_500_1008_balance", false, 500, "api_error", "insufficient balance (1008)", "061b3a9d27e4c580f1d6e9a24b7c0d35", false},
 	} {
 		srv := providertest.ReplayFile(t, "testdata/"+tc.file+".http")
 		p := newTestProvider(t, srv.URL)
