@@ -137,6 +137,11 @@ func refineKind(e *provider.Error) {
 	case strings.Contains(msg, "prompt is too long"),
 		strings.Contains(msg, "exceed context limit"),
 		strings.Contains(msg, "context window"),
+		// Anthropic-compatible endpoints' words: DeepSeek's "This model's
+		// maximum context length is 131072 tokens. However, you requested
+		// …" and Kimi's "Your request exceeded model token limit: 262144".
+		strings.Contains(msg, "maximum context length"),
+		strings.Contains(msg, "exceeded model token limit"),
 		// Ollama's Anthropic-compatible /v1/messages passes its own words
 		// on, typed by status (a 400, or an older version's 500).
 		provider.OllamaContextOverflow(msg):
@@ -148,6 +153,10 @@ func refineKind(e *provider.Error) {
 	case strings.Contains(msg, "content filtering policy"):
 		e.Kind = provider.KindContentFilter
 	case strings.Contains(msg, "credit balance is too low"),
+		// Kimi's (Moonshot's) spent quota, a 429 whatever its message
+		// ("Your account … is suspended due to insufficient balance", "Your
+		// account exceeded current quota").
+		e.Code == "exceeded_current_quota_error",
 		// Anthropic-compatible endpoints' spent balance: MiniMax's 500
 		// api_error "insufficient balance (1008)" (MiniMax-AI/MiniMax-M2#62),
 		// which a status alone would retry as a server fault; Z.ai's
@@ -164,6 +173,11 @@ func refineKind(e *provider.Error) {
 		// fall back to another deployment.
 		e.Kind = provider.KindRateLimited
 		e.ShouldRetry = provider.RetryDiscouraged
+	case e.Code == "engine_overloaded_error":
+		// Kimi's (Moonshot's) "The engine is currently overloaded, please
+		// try again later", a 429: the provider's capacity, as Anthropic's
+		// overloaded_error, not the caller's rate limit; retried.
+		e.Kind = provider.KindUnavailable
 	case strings.Contains(msg, "extra usage is required for"):
 		// "Extra usage is required for long context requests." (a 429
 		// rate_limit_error: anthropics/claude-code#42616, #50784,

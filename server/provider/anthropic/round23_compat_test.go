@@ -114,3 +114,40 @@ func TestRound23ZaiCodeTable(t *testing.T) {
 		}
 	}
 }
+
+// TestRound23CompatErrorBodies: DeepSeek's and Moonshot's (Kimi's)
+// Anthropic-compatible endpoints answer errors in their OpenAI error shape,
+// {"error":{"message","type",…}} without Anthropic's "type":"error" (the
+// shape musistudio/claude-code-router#881 quotes from
+// api.deepseek.com/anthropic/v1/messages), with their own words: a prompt
+// longer than DeepSeek's window ("This model's maximum context length is
+// 131072 tokens. However, you requested …") or Kimi's ("Your request
+// exceeded model token limit: 262144") is a context-length failure (it was
+// an invalid request: no fallback to a deployment with a larger window);
+// Kimi's exceeded_current_quota_error is a spent quota (it was a 429
+// retried), its engine_overloaded_error the provider's capacity, retried.
+func TestRound23CompatErrorBodies(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		file            string
+		kind            provider.Kind
+		code            string
+		retry, fallback bool
+	}{
+		{"deepseek_400_context_length", provider.KindContextLength, "invalid_request_error", false, true},
+		{"moonshot_400_token_limit", provider.KindContextLength, "invalid_request_error", false, true},
+		{"moonshot_429_exceeded_quota", provider.KindRateLimited, "exceeded_current_quota_error", false, true},
+		{"moonshot_429_engine_overloaded", provider.KindUnavailable, "engine_overloaded_error", true, true},
+	} {
+		srv := providertest.ReplayFile(t, "testdata/"+tc.file+".http")
+		_, err := newTestProvider(t, srv.URL).Generate(context.Background(), r21Request("deepseek-chat", "Say hi.", 256, 0))
+		var pe *provider.Error
+		if !errors.As(err, &pe) {
+			t.Fatalf("%s: error %T %v is not a *provider.Error", tc.file, err, err)
+		}
+		if pe.Kind != tc.kind || pe.Code != tc.code || pipeline.Retryable(err) != tc.retry || pipeline.FallbackWorthy(err) != tc.fallback {
+			t.Errorf("%s: kind=%v code=%q retryable=%v fallback=%v, want %v %q %v %v", tc.file, pe.Kind, pe.Code,
+				pipeline.Retryable(err), pipeline.FallbackWorthy(err), tc.kind, tc.code, tc.retry, tc.fallback)
+		}
+	}
+}
