@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -41,7 +42,7 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 	w := &messagesRequest{Model: req.Model, MaxTokens: p.defaultMaxTokens, Stream: stream}
 	var warnings []string
 
-	system, msgs, warns, err := convertMessages(req.Messages, systemInConversation(req.Model))
+	system, msgs, warns, err := convertMessages(req.Messages, systemInConversation(req.Model), takesUnsignedThinking(p.baseURL))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -157,7 +158,7 @@ func applyOptions(w *messagesRequest, o *llmrelayv1.GenerationOptions) error {
 // takes it there: right after a user turn and before an assistant turn or
 // at the end; consecutive ones are one message. One placed otherwise goes
 // to the system prompt, as on every other model, with a warning.
-func convertMessages(in []*llmrelayv1.Message, inline bool) (any, []wireMessage, []string, error) {
+func convertMessages(in []*llmrelayv1.Message, inline, unsigned bool) (any, []wireMessage, []string, error) {
 	var (
 		systemBlocks []contentBlockParam
 		out          []wireMessage
@@ -213,7 +214,7 @@ func convertMessages(in []*llmrelayv1.Message, inline bool) (any, []wireMessage,
 		default:
 			return nil, nil, nil, invalid(fmt.Sprintf("messages[%d].role", i), "unsupported role %s", m.GetRole())
 		}
-		blocks, warns, err := convertParts(i, m)
+		blocks, warns, err := convertParts(i, m, unsigned)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -279,7 +280,7 @@ func boolRank(b bool) int {
 }
 
 // convertParts converts one user, assistant or tool message's parts.
-func convertParts(i int, m *llmrelayv1.Message) ([]contentBlockParam, []string, error) {
+func convertParts(i int, m *llmrelayv1.Message, unsigned bool) ([]contentBlockParam, []string, error) {
 	var (
 		blocks   []contentBlockParam
 		warnings []string
@@ -339,7 +340,7 @@ func convertParts(i int, m *llmrelayv1.Message) ([]contentBlockParam, []string, 
 			if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
 				return nil, nil, invalid(param, "reasoning belongs in assistant messages")
 			}
-			b, warn := reasoningBlock(k.Reasoning)
+			b, warn := reasoningBlock(k.Reasoning, unsigned)
 			if warn != "" {
 				warnings = append(warnings, param+": "+warn)
 				continue
@@ -371,13 +372,19 @@ func convertParts(i int, m *llmrelayv1.Message) ([]contentBlockParam, []string, 
 // signature. A part the API cannot take (it verifies every signature) is
 // not sent, and warn says why: one without a signature, and one with an id
 // (reasoning items with ids come from another provider, OpenAI Responses,
-// whose encrypted content Anthropic would reject).
-func reasoningBlock(r *llmrelayv1.Reasoning) (b contentBlockParam, warn string) {
+// whose encrypted content Anthropic would reject). With unsigned (an
+// endpoint that writes and wants back thinking without a signature,
+// takesUnsignedThinking) an unsigned part goes back as a thinking block
+// without one.
+func reasoningBlock(r *llmrelayv1.Reasoning, unsigned bool) (b contentBlockParam, warn string) {
 	switch {
 	case r.GetId() != "":
 		return b, fmt.Sprintf("reasoning item %q not sent (an id marks another provider's reasoning; anthropic thinking blocks have none)", r.GetId())
 	case r.GetSignature() == "" && r.GetRedacted():
 		return b, "redacted reasoning without data (signature) not sent"
+	case r.GetSignature() == "" && unsigned:
+		text := r.GetText()
+		return contentBlockParam{Type: "thinking", Thinking: &text}, ""
 	case r.GetSignature() == "":
 		return b, "reasoning without a signature not sent (anthropic accepts only signed thinking blocks)"
 	case r.GetRedacted():
@@ -597,4 +604,18 @@ func systemInConversation(model string) bool {
 		return m.major == 5 && m.minor == 0
 	}
 	return false
+}
+
+// takesUnsignedThinking reports whether the endpoint at base writes
+// thinking blocks without a signature and wants them back so: Kimi's
+// Anthropic-compatible coding endpoint (api.kimi.com/coding), which thinks
+// server-side and refuses a tool-call turn sent without its thinking
+// ("thinking is enabled but reasoning_content is missing in assistant tool
+// call message at index N", NousResearch/hermes-agent#13826, #14018) but
+// takes the unsigned block back (hermes-agent#49143, against the live
+// endpoint). Anthropic verifies every signature, and so does any proxy in
+// front of it: every other base URL gets signed blocks only.
+func takesUnsignedThinking(base string) bool {
+	u, err := url.Parse(base)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.kimi.com")
 }

@@ -2,9 +2,13 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"testing"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -148,6 +152,69 @@ func TestRound23CompatErrorBodies(t *testing.T) {
 		if pe.Kind != tc.kind || pe.Code != tc.code || pipeline.Retryable(err) != tc.retry || pipeline.FallbackWorthy(err) != tc.fallback {
 			t.Errorf("%s: kind=%v code=%q retryable=%v fallback=%v, want %v %q %v %v", tc.file, pe.Kind, pe.Code,
 				pipeline.Retryable(err), pipeline.FallbackWorthy(err), tc.kind, tc.code, tc.retry, tc.fallback)
+		}
+	}
+}
+
+// TestRound23KimiUnsignedThinking: Kimi's Anthropic-compatible coding
+// endpoint (api.kimi.com/coding) thinks server-side and writes thinking
+// blocks without a signature; when its thinking is on it refuses a history
+// whose assistant tool-call turn lacks its thinking ("thinking is enabled
+// but reasoning_content is missing in assistant tool call message at index
+// N", NousResearch/hermes-agent#13826, #14018), and takes the unsigned
+// block back (hermes-agent#49143, tested against the live endpoint: "Multi-
+// turn replay with unsigned thinking blocks → 200 OK"). So to that host an
+// unsigned reasoning part goes back as a thinking block without a
+// signature; to Anthropic (and any other base URL, a proxy in front of it
+// among them), which verifies every signature, it is still left out with a
+// warning.
+func TestRound23KimiUnsignedThinking(t *testing.T) {
+	t.Parallel()
+	req := r21Request("kimi-for-coding", "What is the weather in Paris?", 1024, 0)
+	req.Messages = append(req.Messages,
+		msgOf(llmrelayv1.Role_ROLE_ASSISTANT,
+			reasoningPart(&llmrelayv1.Reasoning{Text: "The user wants the weather; call get_weather."}),
+			toolCallValid("get_weather:0", "get_weather", `{"city":"Paris"}`)),
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("get_weather:0", "sunny, 21°C", false)))
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{{Name: "get_weather", Parameters: `{"type":"object","properties":{"city":{"type":"string"}}}`}}
+	for _, tc := range []struct {
+		base       string
+		wantBlocks string
+		warned     bool
+	}{
+		{"https://api.kimi.com/coding", `[{"type":"thinking","thinking":"The user wants the weather; call get_weather."},{"type":"tool_use","id":"get_weather:0","name":"get_weather","input":{"city":"Paris"}}]`, false},
+		{"https://api.kimi.com/coding/", `[{"type":"thinking","thinking":"The user wants the weather; call get_weather."},{"type":"tool_use","id":"get_weather:0","name":"get_weather","input":{"city":"Paris"}}]`, false},
+		{DefaultBaseURL, `[{"type":"tool_use","id":"get_weather:0","name":"get_weather","input":{"city":"Paris"}}]`, true},
+		{"https://llm-proxy.example.com/anthropic", `[{"type":"tool_use","id":"get_weather:0","name":"get_weather","input":{"city":"Paris"}}]`, true},
+	} {
+		p, err := New(testKey, WithBaseURL(tc.base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _, warnings, err := p.buildRequest(req, false)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.base, err)
+		}
+		var sent struct {
+			Messages []struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(body, &sent); err != nil || len(sent.Messages) != 3 {
+			t.Fatalf("%s: body %s (%v)", tc.base, body, err)
+		}
+		if got := string(sent.Messages[1].Content); got != tc.wantBlocks {
+			t.Errorf("%s: assistant turn\n got %s\nwant %s", tc.base, got, tc.wantBlocks)
+		}
+		warned := false
+		for _, w := range warnings {
+			if strings.Contains(w, "reasoning without a signature not sent") {
+				warned = true
+			}
+		}
+		if warned != tc.warned {
+			t.Errorf("%s: warnings %q, want the unsigned-reasoning warning %v", tc.base, warnings, tc.warned)
 		}
 	}
 }
