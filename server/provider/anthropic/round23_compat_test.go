@@ -13,6 +13,7 @@ import (
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
+	"google.golang.org/protobuf/proto"
 )
 
 // TestRound23ZaiBusinessCodes: Z.ai's (Zhipu's) Anthropic-compatible
@@ -216,5 +217,56 @@ func TestRound23KimiUnsignedThinking(t *testing.T) {
 		if warned != tc.warned {
 			t.Errorf("%s: warnings %q, want the unsigned-reasoning warning %v", tc.base, warnings, tc.warned)
 		}
+	}
+}
+
+// TestRound23DeepSeekThinkingRoundTrip: DeepSeek's Anthropic-compatible
+// endpoint signs its thinking blocks with the message id, a UUID
+// (NousResearch/hermes-agent#21048, a live answer quoted), not
+// Anthropic's base64, and refuses a thinking-mode tool-call turn sent back
+// without them ("The `content[].thinking` in the thinking mode must be
+// passed back to the API.", hermes-agent#22313, OEvortex/aether#31). The
+// block is read as a signed reasoning part and goes back verbatim, before
+// the call, with the tool result after.
+func TestRound23DeepSeekThinkingRoundTrip(t *testing.T) {
+	t.Parallel()
+	const name = "deepseek_thinking_tool_use"
+	req := r21Request("deepseek-v4-pro", "What is the weather in Paris?", 1024, 0)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{{Name: "get_weather", Parameters: `{"type":"object","properties":{"city":{"type":"string"}}}`}}
+	srv := providertest.ReplayFile(t, "testdata/"+name+".http")
+	p := newTestProvider(t, srv.URL)
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sig = "3e0b7c52-9a4d-4f1e-b8c6-5d27e1a90f43"
+	const thought = "The user asks for the weather in Paris. I should call get_weather with city Paris."
+	parts := res.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetSignature() != sig || parts[0].GetReasoning().GetText() != thought ||
+		parts[1].GetToolCall().GetCallId() != "call_00_Qm4xT8vLr2KpW9nYc7Hd5sJf" || !parts[1].GetToolCall().GetArgumentsValid() ||
+		res.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || len(res.Meta.GetWarnings()) != 0 {
+		t.Fatalf("answer %v meta %v", res.Message, res.Meta)
+	}
+	next := proto.Clone(req.Messages[0]).(*llmrelayv1.Message)
+	req2 := r21Request("deepseek-v4-pro", "", 1024, 0)
+	req2.Protocol, req2.Tools = req.Protocol, req.Tools
+	req2.Messages = []*llmrelayv1.Message{next, res.Message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_00_Qm4xT8vLr2KpW9nYc7Hd5sJf", "sunny, 21°C", false))}
+	body, _, warnings, err := p.buildRequest(req2, false)
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("next turn: %v %q", err, warnings)
+	}
+	var sent struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &sent); err != nil || len(sent.Messages) != 3 {
+		t.Fatalf("body %s (%v)", body, err)
+	}
+	want := `[{"type":"thinking","thinking":"` + thought + `","signature":"` + sig + `"},{"type":"tool_use","id":"call_00_Qm4xT8vLr2KpW9nYc7Hd5sJf","name":"get_weather","input":{"city":"Paris"}}]`
+	if got := string(sent.Messages[1].Content); sent.Messages[1].Role != "assistant" || got != want {
+		t.Errorf("assistant turn\n got %s\nwant %s", got, want)
 	}
 }
