@@ -174,7 +174,12 @@ func finishReason(stop string) llmrelayv1.FinishReason {
 		return llmrelayv1.FinishReason_FINISH_REASON_LENGTH
 	case "tool_use":
 		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
-	case "refusal":
+	case "refusal", "sensitive":
+		// sensitive: a safety filter's stop that Anthropic-compatible
+		// endpoints send (Z.ai's word for its output filter, which the
+		// openai adapter reads as content filter too; Messages API
+		// clients handle it beside refusal, earendil-works/pi's
+		// "Content flagged by safety filters (not yet in SDK types)").
 		return llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
 	default: // pause_turn and reasons added later
 		return llmrelayv1.FinishReason_FINISH_REASON_OTHER
@@ -193,6 +198,8 @@ func cutBy(stop string) string {
 		return "the context window"
 	case "refusal":
 		return "a refusal"
+	case "sensitive":
+		return "a content filter"
 	}
 	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -268,5 +269,35 @@ func TestRound23DeepSeekThinkingRoundTrip(t *testing.T) {
 	want := `[{"type":"thinking","thinking":"` + thought + `","signature":"` + sig + `"},{"type":"tool_use","id":"call_00_Qm4xT8vLr2KpW9nYc7Hd5sJf","name":"get_weather","input":{"city":"Paris"}}]`
 	if got := string(sent.Messages[1].Content); sent.Messages[1].Role != "assistant" || got != want {
 		t.Errorf("assistant turn\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestRound23SensitiveStop: "sensitive", the stop reason of a safety
+// filter that stops an answer where it is (Z.ai's finish reason for its
+// output filter, which the openai adapter reads as content filter;
+// clients of the Messages API handle it beside refusal, "Content flagged
+// by safety filters (not yet in SDK types)", earendil-works/pi's
+// Anthropic provider), is CONTENT_FILTER, not OTHER, and, as a refusal
+// does, leaves a tool call it stopped flagged cut (arguments_valid false),
+// unary and streamed.
+func TestRound23SensitiveStop(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []bool{false, true} {
+		block := e19Text
+		if tool {
+			block = e19ToolUse
+		}
+		u, s := e19Both(t, e19Unary("Sensitive", `"sensitive"`, "null", block, `{"input_tokens":3,"output_tokens":5}`),
+			e19Stream("Sensitive", `"sensitive"`, "null", tool, `{"input_tokens":3,"output_tokens":1}`, `{"output_tokens":5}`))
+		for what, a := range map[string]e19Answer{"unary": u, "stream": s} {
+			e19Check(t, fmt.Sprintf("sensitive tool=%v %s", tool, what), a, "sensitive", llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER)
+			if !tool {
+				continue
+			}
+			tc := a.msg.GetParts()[len(a.msg.GetParts())-1].GetToolCall()
+			if tc == nil || tc.GetArgumentsValid() {
+				t.Errorf("sensitive %s: last part %v, want a tool call flagged cut", what, a.msg.GetParts())
+			}
+		}
 	}
 }
