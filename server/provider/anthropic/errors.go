@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
@@ -48,6 +49,7 @@ func httpError(resp *http.Response) *provider.Error {
 	// tell (context length, content filtering).
 	zaiBusinessCode(e)
 	refineKind(e)
+	minimaxPlanLimit(e, resp.Header)
 	limitQuota(e)
 	return e
 }
@@ -243,6 +245,7 @@ func eventError(d *wireErrorDetail, requestID string, h http.Header) *provider.E
 	fillFromBody(e, d, requestID)
 	zaiBusinessCode(e)
 	refineKind(e)
+	minimaxPlanLimit(e, h)
 	limitQuota(e)
 	return e
 }
@@ -309,4 +312,39 @@ func zaiBusinessCode(e *provider.Error) {
 		e.ShouldRetry = provider.RetryDiscouraged
 		e.RetryAfter = 0
 	}
+}
+
+// minimaxPlanRE finds MiniMax's code for a spent Token Plan, 2056, at the
+// end of its message, and the reset the message may name before it:
+// "usage limit exceeded, 5-hour usage limit reached for Token Plan Starter
+// (1500/1500 used), resets at 2026-05-20T20:00:00Z (2056)", "Token Plan
+// usage limit reached: Upgrade your Token Plan or purchase Credits for more
+// usage. (2056)", "usage limit exceeded (2056)" (its Anthropic-compatible
+// endpoint's 429 rate_limit_error, as clients quote it).
+var minimaxPlanRE = regexp.MustCompile(`(?:resets at (\d{4}-\d{2}-\d{2}T[0-9:.]+(?:Z|[+-]\d{2}:\d{2}))\s*)?\(2056\)\s*$`)
+
+// minimaxPlanLimit reads MiniMax's spent Token Plan (2056): a quota for
+// hours, not a rate to slow down for. With the reset named, the wait until
+// it (from the answer's Date, h) is the retry delay: longer than the
+// gateway waits, so the call falls back and the caller learns when to come
+// back, and a reset close enough is waited for. Without one the quota is
+// spent: not retried.
+func minimaxPlanLimit(e *provider.Error, h http.Header) {
+	if e.Kind != provider.KindRateLimited {
+		return
+	}
+	m := minimaxPlanRE.FindStringSubmatch(e.Message)
+	if m == nil {
+		return
+	}
+	if m[1] != "" {
+		if reset, err := time.Parse(time.RFC3339, m[1]); err == nil {
+			if d := reset.Sub(provider.ResponseDate(h)); d > 0 {
+				e.RetryAfter = d
+				return
+			}
+		}
+	}
+	e.ShouldRetry = provider.RetryDiscouraged
+	e.RetryAfter = 0
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 
@@ -299,5 +300,46 @@ func TestRound23SensitiveStop(t *testing.T) {
 				t.Errorf("sensitive %s: last part %v, want a tool call flagged cut", what, a.msg.GetParts())
 			}
 		}
+	}
+}
+
+// TestRound23MiniMaxPlanLimit: MiniMax's Anthropic-compatible endpoint
+// answers a spent Token Plan with a 429 rate_limit_error whose message
+// ends in its code 2056: "usage limit exceeded, 5-hour usage limit reached
+// for Token Plan Starter (1500/1500 used), resets at 2026-05-20T20:00:00Z
+// (2056)" (quoted from an OpenCode log), "Token Plan usage limit reached:
+// Upgrade your Token Plan or purchase Credits for more usage. (2056)", or
+// "usage limit exceeded (2056)" (both quoted by clients' tests). A plain
+// 429 was retried at once, the same refusal every time until the reset
+// hours later. With the reset named, the wait until it is the retry delay
+// (2h30m after the answer's Date here): longer than the gateway waits, so
+// the call falls back, and the caller learns when to come back; without
+// it, the quota is spent: not retried, falling back.
+func TestRound23MiniMaxPlanLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		file       string
+		retryAfter time.Duration
+		advice     provider.RetryAdvice
+	}{
+		{"minimax_429_2056_resets_at", 150 * time.Minute, provider.RetryUnsaid},
+		{"minimax_429_2056_token_plan", 0, provider.RetryDiscouraged},
+	} {
+		srv := providertest.ReplayFile(t, "testdata/"+tc.file+".http")
+		_, err := newTestProvider(t, srv.URL).Generate(context.Background(), r21Request("MiniMax-M2.7", "Say hi.", 256, 0))
+		var pe *provider.Error
+		if !errors.As(err, &pe) {
+			t.Fatalf("%s: error %T %v", tc.file, err, err)
+		}
+		if pe.Kind != provider.KindRateLimited || pe.RetryAfter != tc.retryAfter || pe.ShouldRetry != tc.advice || !pipeline.FallbackWorthy(err) {
+			t.Errorf("%s: kind=%v retry-after=%v advice=%v fallback=%v, want rate limited, %v, %v, fallback", tc.file, pe.Kind,
+				pe.RetryAfter, pe.ShouldRetry, pipeline.FallbackWorthy(err), tc.retryAfter, tc.advice)
+		}
+	}
+	// In a stream's error event, without the answer's Date: the delay from
+	// now, the code read all the same.
+	e := eventError(&wireErrorDetail{Type: "rate_limit_error", Message: "usage limit exceeded (2056)"}, "", nil)
+	if e.Kind != provider.KindRateLimited || e.ShouldRetry != provider.RetryDiscouraged || pipeline.Retryable(e) {
+		t.Errorf("event: kind=%v advice=%v retryable=%v", e.Kind, e.ShouldRetry, pipeline.Retryable(e))
 	}
 }
