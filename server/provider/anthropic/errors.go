@@ -104,7 +104,7 @@ func limitQuota(e *provider.Error) {
 
 // fillFromBody copies the provider's error details into e.
 func fillFromBody(e *provider.Error, d *wireErrorDetail, requestID string) {
-	e.Code = d.Type
+	e.Code = d.codeText()
 	if msg := strings.TrimSpace(d.Message); msg != "" {
 		e.Message = msg
 	}

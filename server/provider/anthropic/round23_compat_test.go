@@ -41,6 +41,10 @@ func TestRound23ZaiBusinessCodes(t *testing.T) {
 		{"zai_429_1113_balance", false, 429, "1113", "Insufficient balance or no resource package. Please recharge.", "2025111408261375c0e9a4d21b6f83", false},
 		{"zai_429_1308_usage_limit", true, 429, "1308", "Usage limit reached for 5 hour. Your limit will reset at 2025-11-14 12:41:55", "20251114093007e8b41f2c6a9d0357", false},
 		{"zai_stream_1308_usage_limit", true, 0, "1308", "已达到 5 小时的使用上限。您的限额将在 2025-11-14 12:41:55 重置。", "20251114101552a1d6f04b7e93c2c8", false},
+		// The same code in an OpenAI-shaped body, as "code" without a
+		// type ({"error":{"code":"1308",…},"request_id":…}, as a gateway's
+		// test quotes Z.ai's answer): read as the type is.
+		{"zai_429_1308_code_field", false, 429, "1308", "已达到 5 小时的使用上限。您的限额将在 2025-12-21 17:02:40 重置。", "20251221133514c7e2a90b5f4d1e86", false},
 		{"zai_429_1302_concurrency", false, 429, "1302", "您当前使用该 API 的并发数过高，请降低并发，或联系客服增加限额", "202511141102418f3ad96c5e20b147", true},
 		// MiniMax's Anthropic-compatible endpoint (api.minimax.io/anthropic)
 		// answers a spent balance with a 500 api_error "insufficient
@@ -341,5 +345,32 @@ func TestRound23MiniMaxPlanLimit(t *testing.T) {
 	e := eventError(&wireErrorDetail{Type: "rate_limit_error", Message: "usage limit exceeded (2056)"}, "", nil)
 	if e.Kind != provider.KindRateLimited || e.ShouldRetry != provider.RetryDiscouraged || pipeline.Retryable(e) {
 		t.Errorf("event: kind=%v advice=%v retryable=%v", e.Kind, e.ShouldRetry, pipeline.Retryable(e))
+	}
+}
+
+// TestRound23ErrorCodeField: an error object with a "code" and no "type"
+// (a number or a string, as Z.ai writes its business codes in its OpenAI
+// shape: {"error":{"code":1113,"message":…}}) is read by its code; with a
+// type, the type stays the code (DeepSeek's {"type":"invalid_request_error",
+// "code":"invalid_request_error"}).
+func TestRound23ErrorCodeField(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		body, code string
+		kind       provider.Kind
+	}{
+		{`{"error":{"code":1113,"message":"Insufficient balance or no resource package"}}`, "1113", provider.KindRateLimited},
+		{`{"error":{"code":"1261","message":"Prompt 超长"}}`, "1261", provider.KindContextLength},
+		{`{"error":{"type":"invalid_request_error","code":"context_length_exceeded","message":"m"}}`, "invalid_request_error", provider.KindInvalidRequest},
+		{`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, "overloaded_error", provider.KindUnavailable},
+	} {
+		var b errorBody
+		if err := json.Unmarshal([]byte(tc.body), &b); err != nil {
+			t.Fatalf("%s: %v", tc.body, err)
+		}
+		e := eventError(b.Error, "", nil)
+		if e.Code != tc.code || e.Kind != tc.kind {
+			t.Errorf("%s: code %q kind %v, want %q %v", tc.body, e.Code, e.Kind, tc.code, tc.kind)
+		}
 	}
 }

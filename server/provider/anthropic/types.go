@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -335,6 +336,27 @@ type errorBody struct {
 type wireErrorDetail struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
+	// Code is a compatible endpoint's error code, a string or a number
+	// (Z.ai's OpenAI-shaped {"error":{"code":"1308",…}}), read when
+	// there is no type (codeText).
+	Code json.RawMessage `json:"code"`
+}
+
+// codeText is the error's type, else its code as text (a string's
+// value, a number's digits); "" when it has neither.
+func (d *wireErrorDetail) codeText() string {
+	if d.Type != "" {
+		return d.Type
+	}
+	var s string
+	if json.Unmarshal(d.Code, &s) == nil {
+		return strings.TrimSpace(s)
+	}
+	var n json.Number
+	if json.Unmarshal(d.Code, &n) == nil {
+		return n.String()
+	}
+	return ""
 }
 
 // streamEvent is the data of one SSE event. Which fields are set depends on
