@@ -338,6 +338,10 @@ type item struct {
 	text      string
 	call      *llmrelayv1.ToolCall
 	reasoning provider.ReasoningDelta
+	// cut: the call was still being streamed (willContinue) when the
+	// answer ended; its arguments are partial (call.ArgumentsValid false)
+	// and cut says why.
+	cut string
 }
 
 // convert appends a candidate's parts to out as output items in model
@@ -355,8 +359,12 @@ type item struct {
 //   - a functionCall with willContinue: true starts a call whose arguments
 //     the following parts stream as partialArgs; it becomes one whole
 //     tool call when a part without willContinue closes it, when another
-//     call starts, or when the answer ends (final) with it still open.
-func (a *answer) convert(out []item, parts []respPart, final bool, warn func(string)) []item {
+//     call starts, or when the answer ends (final) with it still open: then
+//     its arguments are those streamed so far, a partial call (item.cut),
+//     however the answer ended (finish, the candidate's finishReason; a
+//     MAX_TOKENS end is the token limit's cut, which the callers report
+//     for the last call whichever way it came).
+func (a *answer) convert(out []item, parts []respPart, final bool, finish string, warn func(string)) []item {
 	for _, pt := range parts {
 		if fc := pt.FunctionCall; fc != nil && (a.pending != nil || fc.WillContinue) {
 			if fc.Name != "" && a.pending != nil {
@@ -442,8 +450,22 @@ func (a *answer) convert(out []item, parts []respPart, final bool, warn func(str
 	}
 	if final && a.pending != nil {
 		out = a.closeCall(out, warn)
+		if finishReason(finish) != llmrelayv1.FinishReason_FINISH_REASON_LENGTH {
+			last := &out[len(out)-1]
+			last.call.ArgumentsValid = false
+			last.cut = openCallWarning(last.call.CallId, finish)
+		}
 	}
 	return out
+}
+
+// openCallWarning says that call id was still being streamed when the
+// answer ended with finishReason finish ("" for none).
+func openCallWarning(id, finish string) string {
+	if finish == "" {
+		finish = "none"
+	}
+	return "tool call " + id + " was still being streamed (willContinue) when the answer ended (finishReason " + finish + "); its arguments are partial"
 }
 
 // closeCall converts the streamed call in progress (if any) into a whole
@@ -602,7 +624,7 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	// cur is the reasoning block the next piece of the same index extends.
 	var cur *llmrelayv1.Reasoning
 	curIndex := -1
-	for _, it := range a.convert(nil, parts, true, func(s string) { meta.Warnings = append(meta.Warnings, s) }) {
+	for _, it := range a.convert(nil, parts, true, string(c.FinishReason), func(s string) { meta.Warnings = append(meta.Warnings, s) }) {
 		switch it.kind {
 		case itemText:
 			cur = nil
@@ -611,6 +633,9 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 			flush()
 			cur = nil
 			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: it.call}})
+			if it.cut != "" {
+				meta.Warnings = append(meta.Warnings, it.cut)
+			}
 		case itemReasoning:
 			flush()
 			if cur == nil || curIndex != it.reasoning.Index {

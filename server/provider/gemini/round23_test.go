@@ -3,10 +3,18 @@ package gemini
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // r23Contents is the contents buildRequest makes of req, as JSON.
@@ -134,5 +142,164 @@ func TestRound23SplitCallsTurns(t *testing.T) {
 		if !jsonEqual(r19Decode(t, got), r19Decode(t, c.want)) {
 			t.Errorf("%s: contents\n sent %s\n want %s", c.what, got, c.want)
 		}
+	}
+}
+
+// r23Partial is a stream in the shape of real_stream_tool_call_partial_args
+// (gemini-3.1-pro-preview on Vertex AI, streamed function call arguments):
+// a first call whose arguments stream and which an empty functionCall
+// closes, then a second call still being streamed (willContinue) when
+// last (the final chunk, "" for none) comes.
+func r23Partial(id, last string) string {
+	var b strings.Builder
+	for _, c := range []string{
+		`{"functionCall":{"name":"getWeather","willContinue":true},"thoughtSignature":"r23sig` + id + `"}`,
+		`{"functionCall":{"partialArgs":[{"jsonPath":"$.location","stringValue":"Boston","willContinue":true}],"willContinue":true}}`,
+		`{"functionCall":{"partialArgs":[{"jsonPath":"$.location","stringValue":""}],"willContinue":true}}`,
+		`{"functionCall":{}}`,
+		`{"functionCall":{"name":"getWeather","willContinue":true}}`,
+		`{"functionCall":{"partialArgs":[{"jsonPath":"$.location","stringValue":"San Fr","willContinue":true}],"willContinue":true}}`,
+	} {
+		b.WriteString(`data: {"candidates":[{"content":{"role":"model","parts":[` + c + `]}}],"usageMetadata":{"trafficType":"ON_DEMAND"},` +
+			`"modelVersion":"gemini-3.1-pro-preview","responseId":"r23` + id + `"}` + "\r\n\r\n")
+	}
+	if last != "" {
+		b.WriteString("data: " + last + "\r\n\r\n")
+	}
+	return b.String()
+}
+
+// r23Drain streams body through the adapter.
+func r23Drain(t *testing.T, body string) ([]*provider.Event, error) {
+	t.Helper()
+	srv := providertest.Replay(t, providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte(body)})
+	p, err := New(testKey, WithBaseURL(srv.URL+"/v1beta"), WithHTTPClient(srv.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := p.Stream(context.Background(), r21User("gemini-3.1-pro-preview", "", msg(llmrelayv1.Role_ROLE_USER, text("Weather in Boston and San Francisco?"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	return drain(t, st)
+}
+
+// TestRound23OpenCallAtEnd: a call still being streamed (its last
+// functionCall said willContinue) when the answer ends is partial, however
+// it ends: a finish chunk without content (SAFETY with its ratings,
+// RECITATION, PROHIBITED_CONTENT, SPII, BLOCKLIST, IMAGE_SAFETY), an empty
+// content (MALFORMED_FUNCTION_CALL with its finishMessage,
+// UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS, LANGUAGE, OTHER, even STOP),
+// the byte stream cut, or an error event. The first call, which an empty
+// functionCall closed, ends whole; the second ends cut
+// (EventToolCallCut, arguments_valid false in the fold) with a warning,
+// never as a complete call, and the finish maps as the reason says.
+// **Bugs:** the open call ended as a whole call (tool_call_end, its
+// arguments `{"location":"San Fr"}` valid); after a finish chunk without
+// content, a cut stream or an error event it was not delivered at all.
+func TestRound23OpenCallAtEnd(t *testing.T) {
+	t.Parallel()
+	filter := llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
+	other := llmrelayv1.FinishReason_FINISH_REASON_OTHER
+	const ratings = `[{"blocked":true,"category":"HARM_CATEGORY_DANGEROUS_CONTENT","probability":"HIGH"}]`
+	usage := `"usageMetadata":{"promptTokenCount":26,"candidatesTokenCount":20,"totalTokenCount":46,"trafficType":"ON_DEMAND"},"modelVersion":"gemini-3.1-pro-preview"`
+	for _, c := range []struct {
+		id, last, raw string
+		want          llmrelayv1.FinishReason
+		err           provider.Kind // of a failed stream, 0 for none
+	}{
+		{"safety", `{"candidates":[{"finishReason":"SAFETY","safetyRatings":` + ratings + `}],` + usage + `}`, "SAFETY", filter, 0},
+		{"recitation", `{"candidates":[{"finishReason":"RECITATION"}],` + usage + `}`, "RECITATION", filter, 0},
+		{"prohibited", `{"candidates":[{"finishReason":"PROHIBITED_CONTENT"}],` + usage + `}`, "PROHIBITED_CONTENT", filter, 0},
+		{"spii", `{"candidates":[{"finishReason":"SPII"}],` + usage + `}`, "SPII", filter, 0},
+		{"blocklist", `{"candidates":[{"finishReason":"BLOCKLIST"}],` + usage + `}`, "BLOCKLIST", filter, 0},
+		{"imagesafety", `{"candidates":[{"finishReason":"IMAGE_SAFETY"}],` + usage + `}`, "IMAGE_SAFETY", filter, 0},
+		{"malformed", `{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"MALFORMED_FUNCTION_CALL","finishMessage":"Malformed function call: getWeather"}],` + usage + `}`,
+			"MALFORMED_FUNCTION_CALL", other, 0},
+		{"unexpected", `{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"UNEXPECTED_TOOL_CALL"}],` + usage + `}`, "UNEXPECTED_TOOL_CALL", other, 0},
+		{"toomany", `{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"TOO_MANY_TOOL_CALLS"}],` + usage + `}`, "TOO_MANY_TOOL_CALLS", other, 0},
+		{"language", `{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"LANGUAGE"}],` + usage + `}`, "LANGUAGE", other, 0},
+		{"other", `{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"OTHER"}],` + usage + `}`, "OTHER", other, 0},
+		{"stop", `{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"STOP"}],` + usage + `}`, "STOP", llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, 0},
+		{"cut", "", "", llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED, provider.KindBadResponse},
+		{"error", `{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`, "", llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED, provider.KindUnavailable},
+	} {
+		evs, end := r23Drain(t, r23Partial(c.id, c.last))
+		var pe *provider.Error
+		switch {
+		case c.err == 0 && !errors.Is(end, io.EOF):
+			t.Errorf("%s: stream ended with %v", c.id, end)
+		case c.err != 0 && (!errors.As(end, &pe) || pe.Kind != c.err):
+			t.Errorf("%s: stream ended with %v, want a %s error", c.id, end, c.err)
+		}
+		m := foldMessage(t, evs)
+		first, second := generatedID("r23"+c.id, 0, "", ""), generatedID("r23"+c.id, 1, "", "")
+		want := msg(llmrelayv1.Role_ROLE_ASSISTANT,
+			&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: first, Name: "getWeather", Arguments: `{"location":"Boston"}`, ArgumentsValid: true, Signature: "r23sig" + c.id}}},
+			&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: second, Name: "getWeather", Arguments: `{"location":"San Fr"}`}}})
+		if !proto.Equal(m, want) {
+			t.Errorf("%s: message\n got %v\nwant %v", c.id, m, want)
+		}
+		var ends []string
+		for _, ev := range evs {
+			if ev.Kind == provider.EventToolCallEnd || ev.Kind == provider.EventToolCallCut {
+				ends = append(ends, renderEvent(t, ev))
+			}
+		}
+		if want := []string{"tool_call_end id=" + first + " index=0", "tool_call_cut id=" + second + " index=1"}; !slices.Equal(ends, want) {
+			t.Errorf("%s: call ends %q, want %q", c.id, ends, want)
+		}
+		f := foldEvents(evs)
+		reason := c.raw
+		if reason == "" {
+			reason = "none"
+		}
+		if w := openCallWarning(second, c.raw); !slices.Contains(f.meta.GetWarnings(), w) || !strings.Contains(w, "finishReason "+reason+")") {
+			t.Errorf("%s: warnings %q, want %q", c.id, f.meta.GetWarnings(), w)
+		}
+		if f.meta.GetProviderFinishReason() != c.raw || f.meta.GetFinishReason() != c.want {
+			t.Errorf("%s: finish %v (%q), want %v (%q)", c.id, f.meta.GetFinishReason(), f.meta.GetProviderFinishReason(), c.want, c.raw)
+		}
+		if c.err == 0 && f.meta.GetToolCallCount() != 2 {
+			t.Errorf("%s: tool_call_count %d", c.id, f.meta.GetToolCallCount())
+		}
+		if c.id == "safety" && compactProto(t, f.meta.GetExtended().GetFields()[extSafetyRatings]) != ratings {
+			t.Errorf("safety: ratings %v", f.meta.GetExtended().GetFields()[extSafetyRatings])
+		}
+		if c.id == "malformed" && f.meta.GetExtended().GetFields()[extFinishMessage].GetStringValue() != "Malformed function call: getWeather" {
+			t.Errorf("malformed: finish message %v", f.meta.GetExtended().GetFields()[extFinishMessage])
+		}
+	}
+}
+
+// TestRound23OpenCallUnary: the same in a unary body (a relay that
+// gathered the streamed parts into one answer): the open call is not
+// valid, with the warning; the closed one is.
+func TestRound23OpenCallUnary(t *testing.T) {
+	t.Parallel()
+	const body = `{"candidates":[{"content":{"role":"model","parts":[` +
+		`{"functionCall":{"name":"getWeather","args":{"location":"Boston"}}},` +
+		`{"functionCall":{"name":"getWeather","willContinue":true}},` +
+		`{"functionCall":{"partialArgs":[{"jsonPath":"$.location","stringValue":"San Fr","willContinue":true}],"willContinue":true}}]},` +
+		`"finishReason":"SAFETY"}],"modelVersion":"gemini-3.1-pro-preview","responseId":"r23unarysafety"}`
+	srv := providertest.Replay(t, providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(body)})
+	p, err := New(testKey, WithBaseURL(srv.URL+"/v1beta"), WithHTTPClient(srv.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Generate(context.Background(), r21User("gemini-3.1-pro-preview", "", msg(llmrelayv1.Role_ROLE_USER, text("Weather?"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := res.Message.GetParts()
+	if len(parts) != 2 || !parts[0].GetToolCall().GetArgumentsValid() || parts[1].GetToolCall().GetArgumentsValid() ||
+		parts[1].GetToolCall().GetArguments() != `{"location":"San Fr"}` {
+		t.Fatalf("parts %v", parts)
+	}
+	second := parts[1].GetToolCall().GetCallId()
+	if m := res.Meta; m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER || m.GetProviderFinishReason() != "SAFETY" ||
+		!slices.Equal(m.GetWarnings(), []string{openCallWarning(second, "SAFETY")}) || m.GetToolCallCount() != 2 {
+		t.Errorf("meta %v", m)
 	}
 }
