@@ -303,3 +303,56 @@ func TestRound23OpenCallUnary(t *testing.T) {
 		t.Errorf("meta %v", m)
 	}
 }
+
+func init() {
+	round17Recordings = append(round17Recordings, "real_stream_tool_call_nested_args")
+}
+
+// TestRound23NestedStreamedArgs: gemini-3.1-pro-preview on Vertex AI
+// (vercel/ai's google-vertex-stream-tool-call-arguments-nested capture),
+// one call cookRecipe whose arguments stream as 75 partialArgs pieces into
+// paths two and three levels deep: ten ingredient objects
+// ($.recipe.ingredients[i].amount and .name, each object followed by a
+// functionCall of willContinue alone), $.recipe.name after them, then ten
+// steps ($.recipe.steps[i], strings continued across pieces: "…set
+// aside" then "."; "spread a" then " thin layer of meat sauce."; a "°"),
+// each value closed by an empty stringValue; an empty functionCall with
+// STOP closes the call. One whole call with the model's key order, the
+// thoughtSignature of its first piece, valid; a TOOL_CALLS finish; 31 in,
+// 684 + 1026 thought tokens out, 1741 total; trafficType among the usage
+// details, no warning.
+func TestRound23NestedStreamedArgs(t *testing.T) {
+	t.Parallel()
+	const name = "real_stream_tool_call_nested_args"
+	evs, _ := r20Stream(t, name, r21User("gemini-3.1-pro-preview", "", msg(llmrelayv1.Role_ROLE_USER, text("Give me a lasagna recipe."))))
+	f := foldEvents(evs)
+	const args = `{"recipe":{"ingredients":[{"amount":"16 oz","name":"Lasagna noodles"},{"amount":"1 lb","name":"Ground beef"},` +
+		`{"amount":"15 oz","name":"Ricotta cheese"},{"amount":"3 cups","name":"Mozzarella cheese"},{"amount":"1/2 cup","name":"Parmesan cheese"},` +
+		`{"amount":"24 oz","name":"Tomato sauce"},{"amount":"1","name":"Egg"},{"amount":"2 cloves","name":"Garlic"},{"amount":"1 tsp","name":"Salt"},` +
+		`{"amount":"1/2 tsp","name":"Pepper"}],"name":"Lasagna","steps":["Preheat oven to 375°F (190°C).",` +
+		`"Cook lasagna noodles according to package directions, drain and set aside.",` +
+		`"Brown ground beef with minced garlic in a skillet. Drain fat and stir in tomato sauce. Simmer for 10 minutes.",` +
+		`"In a bowl, mix ricotta cheese, egg, salt, pepper, and Parmesan cheese.","In a 9x13 baking dish, spread a thin layer of meat sauce.",` +
+		`"Layer noodles, ricotta mixture, mozzarella, and meat sauce. Repeat.","Top with remaining mozzarella cheese.",` +
+		`"Cover with foil and bake for 25 minutes.","Remove foil and bake for another 25 minutes until golden.","Let stand for 15 minutes before serving."]}}`
+	m := foldMessage(t, evs)
+	if len(m.GetParts()) != 1 {
+		t.Fatalf("message %v", m)
+	}
+	c := m.GetParts()[0].GetToolCall()
+	if c.GetName() != "cookRecipe" || c.GetArguments() != args || !c.GetArgumentsValid() || c.GetCallId() != generatedID("tjXVaYaxFISTq8YP_MWiyAo", 0, "", "") ||
+		!strings.HasPrefix(c.GetSignature(), "CmIBjz1rX0OQAtrZ") || !strings.HasSuffix(c.GetSignature(), "d1a6nrcsk=") || len(c.GetSignature()) != 5832 {
+		t.Errorf("call %s %s (valid %v, id %s, signature %d bytes)\n args %s\n want %s", c.GetName(), c.GetCallId(), c.GetArgumentsValid(), c.GetCallId(), len(c.GetSignature()), c.GetArguments(), args)
+	}
+	meta := f.meta
+	if meta.GetResponseId() != "tjXVaYaxFISTq8YP_MWiyAo" || meta.GetResolvedModel() != "gemini-3.1-pro-preview" || meta.GetToolCallCount() != 1 ||
+		meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || meta.GetProviderFinishReason() != "STOP" || len(meta.GetWarnings()) != 0 {
+		t.Errorf("meta %v", meta)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 31, OutputTokens: 1710, TotalTokens: 1741, ReasoningTokens: 1026}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
+	}
+	if got := meta.GetExtended().GetFields()[provider.ExtUsageDetails].GetStructValue().GetFields()["trafficType"].GetStringValue(); got != "ON_DEMAND" {
+		t.Errorf("trafficType %q", got)
+	}
+}
