@@ -305,7 +305,7 @@ func TestRound23OpenCallUnary(t *testing.T) {
 }
 
 func init() {
-	round17Recordings = append(round17Recordings, "real_stream_tool_call_nested_args")
+	round17Recordings = append(round17Recordings, "real_stream_tool_call_nested_args", "real_code_execution_multiple_results")
 }
 
 // TestRound23NestedStreamedArgs: gemini-3.1-pro-preview on Vertex AI
@@ -354,5 +354,58 @@ func TestRound23NestedStreamedArgs(t *testing.T) {
 	}
 	if got := meta.GetExtended().GetFields()[provider.ExtUsageDetails].GetStructValue().GetFields()["trafficType"].GetStringValue(); got != "ON_DEMAND" {
 		t.Errorf("trafficType %q", got)
+	}
+}
+
+// TestRound23CodeExecutionResults: gemini-3-flash-preview with
+// codeExecution, unary (vercel/ai's google-code-execution-multiple-results
+// capture): an executableCode part carrying a thoughtSignature, two
+// codeExecutionResult parts (OUTCOME_OK, then OUTCOME_FAILED with the
+// traceback), then text with its own signature. The code parts are not
+// representable: one warning per kind (not per part), and the code's
+// signature is kept as a signature-only reasoning block where the code
+// stood, so the next turn sends it back (on an empty thought part)
+// rather than losing it; the text's signature follows the text and goes
+// back on its part. 23 + 289 tool-use prompt tokens in, 35 out, 347 total.
+func TestRound23CodeExecutionResults(t *testing.T) {
+	t.Parallel()
+	const (
+		codeSig = "EjQKMgFyyNp8VRG2uDen0QENDjUJEy6ZQlvEGUhI8VcgTgNaspEC3M5Cao6lhYRGpmCcClR1"
+		textSig = "EjQKMgFyyNp8EcK2k/joUmmIxJlqtIvdJP/1F+ziwsCn9P4uyk2ZNeBiYz2Um4GXD4IEGlE9"
+		answer  = "The code execution resulted in the following output:\n\n```\nok\n```\n\nFollowed by an error:\n\n```python\nZeroDivisionError: division by zero\n```"
+	)
+	p, _ := replay(t, "real_code_execution_multiple_results")
+	req := r21User("gemini-3-flash-preview", "", msg(llmrelayv1.Role_ROLE_USER, text("Run print('ok') and then print(1/0).")))
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := func(s string) *llmrelayv1.Part {
+		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Signature: s}}}
+	}
+	want := msg(llmrelayv1.Role_ROLE_ASSISTANT, sig(codeSig), text(answer), sig(textSig))
+	if !proto.Equal(res.Message, want) {
+		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	}
+	r21Meta(t, res.Meta, "x7hVadT9OdKT_uMP792-mAc", "gemini-3-flash-preview", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 312, OutputTokens: 35, TotalTokens: 347})
+	if w := res.Meta.GetWarnings(); !slices.Equal(w, []string{`response part of type "executableCode" not supported; ignored`,
+		`response part of type "codeExecutionResult" not supported; ignored`}) {
+		t.Errorf("warnings %q", w)
+	}
+	if got := res.Meta.GetExtended().GetFields()[extToolUsePromptTokens].GetNumberValue(); got != 289 {
+		t.Errorf("%s %v", extToolUsePromptTokens, got)
+	}
+	req.Messages = append(req.Messages, res.Message, msg(llmrelayv1.Role_ROLE_USER, text("Thanks.")))
+	got, _ := r23Contents(t, req)
+	answerJSON, err := json.Marshal(answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTurns := `[{"role":"user","parts":[{"text":"Run print('ok') and then print(1/0)."}]},` +
+		`{"role":"model","parts":[{"text":"","thought":true,"thoughtSignature":"` + codeSig + `"},{"text":` + string(answerJSON) + `,"thoughtSignature":"` + textSig + `"}]},` +
+		`{"role":"user","parts":[{"text":"Thanks."}]}]`
+	if !jsonEqual(r19Decode(t, got), r19Decode(t, wantTurns)) {
+		t.Errorf("next turn\n sent %s\n want %s", got, wantTurns)
 	}
 }
