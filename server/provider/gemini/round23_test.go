@@ -305,7 +305,8 @@ func TestRound23OpenCallUnary(t *testing.T) {
 }
 
 func init() {
-	round17Recordings = append(round17Recordings, "real_stream_tool_call_nested_args", "real_code_execution_multiple_results")
+	round17Recordings = append(round17Recordings, "real_stream_tool_call_nested_args", "real_code_execution_multiple_results",
+		"real_jsgenai_vertex_stream_malformed_function_call")
 }
 
 // TestRound23NestedStreamedArgs: gemini-3.1-pro-preview on Vertex AI
@@ -407,5 +408,44 @@ func TestRound23CodeExecutionResults(t *testing.T) {
 		`{"role":"user","parts":[{"text":"Thanks."}]}]`
 	if !jsonEqual(r19Decode(t, got), r19Decode(t, wantTurns)) {
 		t.Errorf("next turn\n sent %s\n want %s", got, wantTurns)
+	}
+}
+
+// TestRound23MalformedFunctionCallVertex: Vertex AI gemini-2.5-pro asked
+// to call greet with streamed function call arguments (js-genai's system
+// test recording): the one chunk is a candidate without content,
+// finishReason MALFORMED_FUNCTION_CALL and the finishMessage "Malformed
+// function call: ` tags.". An empty answer, finish OTHER with the
+// provider's reason and message kept, no call made up; 20 in, nothing
+// out; billablePromptUsage and trafficType among the usage details. The
+// request is the recorded one (toolConfig through extra_body).
+func TestRound23MalformedFunctionCallVertex(t *testing.T) {
+	t.Parallel()
+	const q = "call the greeter once with name: jone smith, and greeting: Hello"
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.5-pro",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text(q))},
+		Tools: []*llmrelayv1.Tool{{Name: "greet", Description: "Greet the user",
+			Parameters: `{"$schema":"http://json-schema.org/draft-07/schema#","additionalProperties":false,"properties":{"greeting":{"type":"string"},"name":{"type":"string"}},"required":["name","greeting"],"type":"object"}`}},
+		ProviderOptions: &llmrelayv1.ProviderOptions{ExtraBody: `{"toolConfig":{"functionCallingConfig":{"streamFunctionCallArguments":true}}}`}}
+	evs, srv := r20Stream(t, "real_jsgenai_vertex_stream_malformed_function_call", req)
+	sent := r17JSON(t, srv.Last(t).Body)
+	if !jsonEqual(sent["toolConfig"], r19Decode(t, `{"functionCallingConfig":{"streamFunctionCallArguments":true}}`)) ||
+		!jsonEqual(sent["contents"], r19Decode(t, `[{"role":"user","parts":[{"text":"`+q+`"}]}]`)) {
+		t.Errorf("request %s", srv.Last(t).Body)
+	}
+	f := foldEvents(evs)
+	if f.text != "" || len(f.calls) != 0 || len(foldMessage(t, evs).GetParts()) != 0 {
+		t.Errorf("text %q, calls %v", f.text, f.calls)
+	}
+	m := f.meta
+	if m.GetResponseId() != "k90XaYCvHKe3nvgPw9mK0AY" || m.GetResolvedModel() != "gemini-2.5-pro" || m.GetToolCallCount() != 0 ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_OTHER || m.GetProviderFinishReason() != "MALFORMED_FUNCTION_CALL" || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	if got := m.GetExtended().GetFields()[extFinishMessage].GetStringValue(); got != "Malformed function call: ` tags." {
+		t.Errorf("finish message %q", got)
+	}
+	if want := (&llmrelayv1.Usage{InputTokens: 20, TotalTokens: 20}); !proto.Equal(f.usage, want) {
+		t.Errorf("usage %v, want %v", f.usage, want)
 	}
 }
