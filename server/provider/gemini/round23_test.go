@@ -449,3 +449,31 @@ func TestRound23MalformedFunctionCallVertex(t *testing.T) {
 		t.Errorf("usage %v, want %v", f.usage, want)
 	}
 }
+
+// TestRound23UndecodableChunkAfterCalls: a chunk that does not decode
+// after a whole call and a call still being streamed fails the stream as
+// a bad response, as before; what came before it is delivered as a cut
+// stream's is: the whole call ends (tool_call_end), the open one ends cut
+// with the warning. **Bug:** neither call was ended, and the open one was
+// not delivered at all.
+func TestRound23UndecodableChunkAfterCalls(t *testing.T) {
+	t.Parallel()
+	evs, end := r23Drain(t, r23Partial("badchunk", `{"candidates":[{"content":`))
+	var pe *provider.Error
+	if !errors.As(end, &pe) || pe.Kind != provider.KindBadResponse || !strings.Contains(pe.Message, "decoding stream chunk") {
+		t.Fatalf("stream ended with %v", end)
+	}
+	first, second := generatedID("r23badchunk", 0, "", ""), generatedID("r23badchunk", 1, "", "")
+	var ends []string
+	for _, ev := range evs {
+		if ev.Kind == provider.EventToolCallEnd || ev.Kind == provider.EventToolCallCut {
+			ends = append(ends, renderEvent(t, ev))
+		}
+	}
+	if want := []string{"tool_call_end id=" + first + " index=0", "tool_call_cut id=" + second + " index=1"}; !slices.Equal(ends, want) {
+		t.Errorf("call ends %q, want %q", ends, want)
+	}
+	if w := foldEvents(evs).meta.GetWarnings(); !slices.Equal(w, []string{openCallWarning(second, "")}) {
+		t.Errorf("warnings %q", w)
+	}
+}

@@ -139,6 +139,10 @@ func (s *stream) Recv() (*provider.Event, error) {
 		if !ok {
 			w = new(generateContentResponse)
 			if err := json.Unmarshal(data, w); err != nil {
+				// What came before is delivered as a cut stream's is.
+				s.flushHeld()
+				s.closePending()
+				s.releaseEnd(false)
 				s.pushGathered()
 				s.err = provider.BadResponse(providerName, "decoding stream chunk: %v", err)
 				continue
