@@ -191,13 +191,15 @@ func r23Drain(t *testing.T, body string) ([]*provider.Event, error) {
 // RECITATION, PROHIBITED_CONTENT, SPII, BLOCKLIST, IMAGE_SAFETY), an empty
 // content (MALFORMED_FUNCTION_CALL with its finishMessage,
 // UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS, LANGUAGE, OTHER, even STOP),
-// the byte stream cut, or an error event. The first call, which an empty
+// the byte stream cut, an error event, or a promptFeedback block after
+// the calls began. The first call, which an empty
 // functionCall closed, ends whole; the second ends cut
 // (EventToolCallCut, arguments_valid false in the fold) with a warning,
 // never as a complete call, and the finish maps as the reason says.
 // **Bugs:** the open call ended as a whole call (tool_call_end, its
 // arguments `{"location":"San Fr"}` valid); after a finish chunk without
-// content, a cut stream or an error event it was not delivered at all.
+// content, a cut stream, an error event or a block it was not delivered
+// at all.
 func TestRound23OpenCallAtEnd(t *testing.T) {
 	t.Parallel()
 	filter := llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
@@ -224,6 +226,7 @@ func TestRound23OpenCallAtEnd(t *testing.T) {
 		{"stop", `{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"STOP"}],` + usage + `}`, "STOP", llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, 0},
 		{"cut", "", "", llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED, provider.KindBadResponse},
 		{"error", `{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`, "", llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED, provider.KindUnavailable},
+		{"blocked", `{"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},` + usage + `}`, "", llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED, provider.KindContentFilter},
 	} {
 		evs, end := r23Drain(t, r23Partial(c.id, c.last))
 		var pe *provider.Error

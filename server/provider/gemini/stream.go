@@ -340,6 +340,7 @@ func (s *stream) handle(w *generateContentResponse) {
 		}
 		s.pushUsageDetails(w.UsageMetadata)
 		s.flushHeld()
+		s.closePending()
 		s.releaseEnd(false)
 		s.err = blockedError(w)
 		return
