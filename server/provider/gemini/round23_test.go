@@ -309,7 +309,7 @@ func TestRound23OpenCallUnary(t *testing.T) {
 
 func init() {
 	round17Recordings = append(round17Recordings, "real_stream_tool_call_nested_args", "real_code_execution_multiple_results",
-		"real_jsgenai_vertex_stream_malformed_function_call")
+		"real_jsgenai_vertex_stream_malformed_function_call", "real_pyd_google_image_and_text_output")
 }
 
 // TestRound23NestedStreamedArgs: gemini-3.1-pro-preview on Vertex AI
@@ -478,5 +478,40 @@ func TestRound23UndecodableChunkAfterCalls(t *testing.T) {
 	}
 	if w := foldEvents(evs).meta.GetWarnings(); !slices.Equal(w, []string{openCallWarning(second, "")}) {
 		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestRound23ImageAndTextOutput: gemini-2.5-flash-image asked for a story
+// with an illustration (TEXT and IMAGE modalities), unary (pydantic-ai's
+// cassette; the SDK's authors truncated the image data to a placeholder,
+// which the adapter never decodes): the text, then an inlineData PNG
+// without signature. The text is the answer; the image, which the contract
+// has no place for in an answer, is reported in a warning, not dropped
+// silently; 17 in, 1349 out of which 1290 image tokens
+// (candidatesTokensDetails.IMAGE among the usage details), 1366 total.
+func TestRound23ImageAndTextOutput(t *testing.T) {
+	t.Parallel()
+	const story = "Once, in a hidden cenote, lived a shy axolotl named Pip who dreamed of seeing the surface world. One day, a curious diver " +
+		"gently scooped him up, allowing Pip to briefly witness the sun-dappled world above before returning him to his serene, underwater home. "
+	p, srv := replay(t, "real_pyd_google_image_and_text_output")
+	req := r21User("gemini-2.5-flash-image", "", msg(llmrelayv1.Role_ROLE_USER, text("Tell me a two-sentence story about an axolotl with an illustration.")))
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"generationConfig":{"responseModalities":["TEXT","IMAGE"]}}`}
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent := r17JSON(t, srv.Last(t).Body); !jsonEqual(sent, r19Decode(t, `{"contents":[{"parts":[{"text":"Tell me a two-sentence story about an axolotl with an illustration."}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT","IMAGE"]}}`)) {
+		t.Errorf("request %s differs from the recorded one", srv.Last(t).Body)
+	}
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text(story)); !proto.Equal(res.Message, want) {
+		t.Errorf("message %v", res.Message)
+	}
+	r21Meta(t, res.Meta, "9r98acKtJKXUz7IPopGb6A8", "gemini-2.5-flash-image", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
+		&llmrelayv1.Usage{InputTokens: 17, OutputTokens: 1349, TotalTokens: 1366})
+	if w := res.Meta.GetWarnings(); !slices.Equal(w, []string{`response part of type "inlineData" not supported; ignored`}) {
+		t.Errorf("warnings %q", w)
+	}
+	if got := res.Meta.GetExtended().GetFields()[provider.ExtUsageDetails].GetStructValue().GetFields()["candidatesTokensDetails.IMAGE"].GetNumberValue(); got != 1290 {
+		t.Errorf("image tokens %v", got)
 	}
 }
