@@ -320,6 +320,20 @@ type answer struct {
 	pending *streamedCall
 	// ids are the ids of the answer's calls so far (callID).
 	ids []string
+	// cutOpen: a call still being streamed when the answer ended was
+	// closed cut (convert).
+	cutOpen bool
+}
+
+// finish maps the candidate's finishReason r for an answer with its
+// calls: STOP with calls is TOOL_CALLS, unless a call was cut open
+// (cutOpen): then the turn is not one whose calls can be run, OTHER.
+func (a *answer) finish(r string) llmrelayv1.FinishReason {
+	f := provider.ToolCallsFinish(finishReason(r), a.calls)
+	if a.cutOpen && f == llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS {
+		return llmrelayv1.FinishReason_FINISH_REASON_OTHER
+	}
+	return f
 }
 
 // itemKind says which field of an item is set.
@@ -454,6 +468,7 @@ func (a *answer) convert(out []item, parts []respPart, final bool, finish string
 			last := &out[len(out)-1]
 			last.call.ArgumentsValid = false
 			last.cut = openCallWarning(last.call.CallId, finish)
+			a.cutOpen = true
 		}
 	}
 	return out
@@ -649,7 +664,7 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	flush()
 
 	meta.ProviderFinishReason = string(c.FinishReason)
-	meta.FinishReason = provider.ToolCallsFinish(finishReason(string(c.FinishReason)), a.calls)
+	meta.FinishReason = a.finish(string(c.FinishReason))
 	if n := len(msg.Parts); n > 0 && meta.FinishReason == llmrelayv1.FinishReason_FINISH_REASON_LENGTH {
 		// A functionCall last in an answer the token limit cut is the call
 		// being written when it hit: Gemini sends the arguments parsed so

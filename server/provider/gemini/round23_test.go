@@ -190,7 +190,9 @@ func r23Drain(t *testing.T, body string) ([]*provider.Event, error) {
 // it ends: a finish chunk without content (SAFETY with its ratings,
 // RECITATION, PROHIBITED_CONTENT, SPII, BLOCKLIST, IMAGE_SAFETY), an empty
 // content (MALFORMED_FUNCTION_CALL with its finishMessage,
-// UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS, LANGUAGE, OTHER, even STOP),
+// UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS, LANGUAGE, OTHER, even STOP:
+// then the finish is OTHER, not TOOL_CALLS, a turn whose calls are not to
+// be run),
 // the byte stream cut, an error event, or a promptFeedback block after
 // the calls began. The first call, which an empty
 // functionCall closed, ends whole; the second ends cut
@@ -223,7 +225,7 @@ func TestRound23OpenCallAtEnd(t *testing.T) {
 		{"toomany", `{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"TOO_MANY_TOOL_CALLS"}],` + usage + `}`, "TOO_MANY_TOOL_CALLS", other, 0},
 		{"language", `{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"LANGUAGE"}],` + usage + `}`, "LANGUAGE", other, 0},
 		{"other", `{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"OTHER"}],` + usage + `}`, "OTHER", other, 0},
-		{"stop", `{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"STOP"}],` + usage + `}`, "STOP", llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, 0},
+		{"stop", `{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"STOP"}],` + usage + `}`, "STOP", other, 0},
 		{"cut", "", "", llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED, provider.KindBadResponse},
 		{"error", `{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`, "", llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED, provider.KindUnavailable},
 		{"blocked", `{"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},` + usage + `}`, "", llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED, provider.KindContentFilter},
@@ -278,32 +280,40 @@ func TestRound23OpenCallAtEnd(t *testing.T) {
 
 // TestRound23OpenCallUnary: the same in a unary body (a relay that
 // gathered the streamed parts into one answer): the open call is not
-// valid, with the warning; the closed one is.
+// valid, with the warning; the closed one is; STOP is OTHER.
 func TestRound23OpenCallUnary(t *testing.T) {
 	t.Parallel()
-	const body = `{"candidates":[{"content":{"role":"model","parts":[` +
-		`{"functionCall":{"name":"getWeather","args":{"location":"Boston"}}},` +
-		`{"functionCall":{"name":"getWeather","willContinue":true}},` +
-		`{"functionCall":{"partialArgs":[{"jsonPath":"$.location","stringValue":"San Fr","willContinue":true}],"willContinue":true}}]},` +
-		`"finishReason":"SAFETY"}],"modelVersion":"gemini-3.1-pro-preview","responseId":"r23unarysafety"}`
-	srv := providertest.Replay(t, providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(body)})
-	p, err := New(testKey, WithBaseURL(srv.URL+"/v1beta"), WithHTTPClient(srv.Client()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := p.Generate(context.Background(), r21User("gemini-3.1-pro-preview", "", msg(llmrelayv1.Role_ROLE_USER, text("Weather?"))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	parts := res.Message.GetParts()
-	if len(parts) != 2 || !parts[0].GetToolCall().GetArgumentsValid() || parts[1].GetToolCall().GetArgumentsValid() ||
-		parts[1].GetToolCall().GetArguments() != `{"location":"San Fr"}` {
-		t.Fatalf("parts %v", parts)
-	}
-	second := parts[1].GetToolCall().GetCallId()
-	if m := res.Meta; m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER || m.GetProviderFinishReason() != "SAFETY" ||
-		!slices.Equal(m.GetWarnings(), []string{openCallWarning(second, "SAFETY")}) || m.GetToolCallCount() != 2 {
-		t.Errorf("meta %v", m)
+	for _, c := range []struct {
+		raw  string
+		want llmrelayv1.FinishReason
+	}{
+		{"SAFETY", llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER},
+		{"STOP", llmrelayv1.FinishReason_FINISH_REASON_OTHER},
+	} {
+		body := `{"candidates":[{"content":{"role":"model","parts":[` +
+			`{"functionCall":{"name":"getWeather","args":{"location":"Boston"}}},` +
+			`{"functionCall":{"name":"getWeather","willContinue":true}},` +
+			`{"functionCall":{"partialArgs":[{"jsonPath":"$.location","stringValue":"San Fr","willContinue":true}],"willContinue":true}}]},` +
+			`"finishReason":"` + c.raw + `"}],"modelVersion":"gemini-3.1-pro-preview","responseId":"r23unary` + strings.ToLower(c.raw) + `"}`
+		srv := providertest.Replay(t, providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(body)})
+		p, err := New(testKey, WithBaseURL(srv.URL+"/v1beta"), WithHTTPClient(srv.Client()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.Generate(context.Background(), r21User("gemini-3.1-pro-preview", "", msg(llmrelayv1.Role_ROLE_USER, text("Weather?"))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := res.Message.GetParts()
+		if len(parts) != 2 || !parts[0].GetToolCall().GetArgumentsValid() || parts[1].GetToolCall().GetArgumentsValid() ||
+			parts[1].GetToolCall().GetArguments() != `{"location":"San Fr"}` {
+			t.Fatalf("%s: parts %v", c.raw, parts)
+		}
+		second := parts[1].GetToolCall().GetCallId()
+		if m := res.Meta; m.GetFinishReason() != c.want || m.GetProviderFinishReason() != c.raw ||
+			!slices.Equal(m.GetWarnings(), []string{openCallWarning(second, c.raw)}) || m.GetToolCallCount() != 2 {
+			t.Errorf("%s: meta %v", c.raw, m)
+		}
 	}
 }
 

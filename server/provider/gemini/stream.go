@@ -413,7 +413,7 @@ func (s *stream) handle(w *generateContentResponse) {
 		s.finished = true
 		meta := &llmrelayv1.ResponseMeta{
 			ProviderFinishReason: string(c.FinishReason),
-			FinishReason:         provider.ToolCallsFinish(finishReason(string(c.FinishReason)), s.ans.calls),
+			FinishReason:         s.ans.finish(string(c.FinishReason)),
 			ToolCallCount:        int32(s.ans.calls),
 		}
 		s.setGathered(meta)
