@@ -1,0 +1,134 @@
+package server_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// Fault sequences of session 23 (see fault13_test.go for the harness).
+// Every body is hand-built from the shared f13 answers and streams.
+
+func warned(m *llmrelayv1.ResponseMeta, w string) bool { return slices.Contains(m.GetWarnings(), w) }
+
+// TestFault23UnaryAnsweredWithStream: a non-streaming request answered
+// with the events of the streaming endpoint (a server that ignores
+// "stream": false: kaito-project/kaito#1880, unslothai/unsloth#6570,
+// sgl-project/mini-sglang#51; Ollama's native API, which streams unless
+// told not to, behind a proxy that drops the field) is read with the
+// adapter's own stream reader and folded into the answer, with a warning,
+// from the one request: text, finish, usage, request id and rate limits
+// as the stream says them. It failed as UPSTREAM_BAD_RESPONSE ("not a
+// JSON object"), not retried. A cut event stream is a cut stream
+// (retried, nothing was relayed); an error event is the provider's error
+// (retried as a stream's first event would be).
+func TestFault23UnaryAnsweredWithStream(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		t.Run(f.name+"/whole stream", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, respond(200, f.streamHead(1), f.head+f.text("The capital of France")+f.text(" is Paris.")+f.tail))
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+			resp, err := c.Chat(context.Background(), chatReq13())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := resp.GetMeta()
+			if got := resp.GetMessage().GetParts(); len(got) != 1 || got[0].GetText() != okText {
+				t.Errorf("parts %v", got)
+			}
+			if m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetUsage().GetTotalTokens() == 0 || !warned(m, provider.StreamAnswerWarning) {
+				t.Errorf("finish %v, usage %v, warnings %q", m.GetFinishReason(), m.GetUsage(), m.GetWarnings())
+			}
+			if m.GetAttempts() != 1 || up.requests() != 1 || m.GetProviderRequestId() != f.wantReqID(1) {
+				t.Errorf("attempts %d, upstream %d, request id %q", m.GetAttempts(), up.requests(), m.GetProviderRequestId())
+			}
+			if f.wantRL != nil && m.GetRateLimit().GetRequestsRemaining() != f.wantRL(1) {
+				t.Errorf("rate limit %v", m.GetRateLimit())
+			}
+		})
+		t.Run(f.name+"/tool call", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, respond(200, f.streamHead(1), f18ToolRound(f)))
+			yaml := strings.Replace(f.yaml, "capabilities: {chat:", "capabilities: {tools:", 1)
+			c := f13Start(t, f13Defaults+yaml, up.URL, &f13Clock{})
+			resp, err := c.Tools(context.Background(), &llmrelayv1.ToolsRequest{Model: "m", Messages: []*llmrelayv1.Message{user("Lyon?")}, Tools: weatherTools(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var calls []*llmrelayv1.ToolCall
+			for _, p := range resp.GetMessage().GetParts() {
+				if tc := p.GetToolCall(); tc != nil {
+					calls = append(calls, tc)
+				}
+			}
+			if len(calls) != 1 || calls[0].GetName() != "get_weather" || calls[0].GetArguments() != `{"city":"Lyon"}` || !calls[0].GetArgumentsValid() || calls[0].GetCallId() == "" {
+				t.Errorf("calls %v", calls)
+			}
+			if m := resp.GetMeta(); m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || !warned(m, provider.StreamAnswerWarning) || up.requests() != 1 {
+				t.Errorf("finish %v, warnings %q, upstream %d", m.GetFinishReason(), m.GetWarnings(), up.requests())
+			}
+		})
+		for _, how := range []string{"cut", "error event"} {
+			t.Run(f.name+"/"+how, func(t *testing.T) {
+				t.Parallel()
+				body := f.head + f.text("The capital")
+				want := "stream_cut"
+				if how == "error event" {
+					body, want = body+f.errEvent, "unavailable"
+				}
+				up := f13Serve(t, respond(200, f.streamHead(1), body), f.okStep(2))
+				c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+				resp, err := c.Chat(context.Background(), chatReq13())
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := resp.GetMeta()
+				if rr := m.GetRetryReasons(); len(rr) != 1 || rr[0].GetReason() != want || up.requests() != 2 {
+					t.Fatalf("retry reasons %v, upstream %d", rr, up.requests())
+				}
+				if resp.GetMessage().GetParts()[0].GetText() != okText || warned(m, provider.StreamAnswerWarning) || m.GetProviderRequestId() != f.wantReqID(2) {
+					t.Errorf("answer %v, meta %v", resp.GetMessage(), m)
+				}
+			})
+		}
+		t.Run(f.name+"/every attempt cut", func(t *testing.T) {
+			t.Parallel()
+			cut := f.head + f.text("The capital")
+			up := f13Serve(t, respond(200, f.streamHead(1), cut), respond(200, f.streamHead(2), cut), respond(200, f.streamHead(3), cut))
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+			_, err := c.Chat(context.Background(), chatReq13())
+			_, m := f13Check(t, f, err, codes.Unavailable, "UPSTREAM_BAD_RESPONSE", 3, 0)
+			for _, rr := range m.GetRetryReasons() {
+				if rr.GetReason() != "stream_cut" {
+					t.Errorf("retry reason %v", rr)
+				}
+			}
+		})
+	}
+	// The JSON answer itself under an event stream's label, the stream's
+	// terminator glued after it (decolua/9router#3492): the JSON is the
+	// answer.
+	for _, f := range []f13Format{openaiChat, azureFormat(), openaiResponses} {
+		t.Run(f.name+"/JSON then [DONE]", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, respond(200, f.streamHead(1), f.okBody+"\n\ndata: [DONE]\n\n"))
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+			resp, err := c.Chat(context.Background(), chatReq13())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := resp.GetMeta()
+			if resp.GetMessage().GetParts()[0].GetText() != okText || m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP ||
+				!warned(m, provider.JSONThenDoneWarning) || up.requests() != 1 || m.GetProviderRequestId() != f.wantReqID(1) {
+				t.Errorf("answer %v, meta %v", resp.GetMessage(), m)
+			}
+		})
+	}
+}
