@@ -132,3 +132,30 @@ func TestFault23UnaryAnsweredWithStream(t *testing.T) {
 		})
 	}
 }
+
+// TestFault23OllamaBytesSplit: a character whose UTF-8 bytes a byte-level
+// server wrote raw across two NDJSON lines (x and the first two bytes of
+// 你, then its last byte and y) is the character again, streamed and in
+// the answer folded from the lines a non-streaming request got: the
+// Ollama stream reader hands every content token to the shared join
+// (provider.SurrogateJoin), which holds a character's first bytes for the
+// next delta as it holds a surrogate's high half. Each line was decoded
+// apart, and the character was two or three U+FFFD.
+func TestFault23OllamaBytesSplit(t *testing.T) {
+	t.Parallel()
+	f := ollamaFormat
+	split := "{\"model\":\"llama3.2\",\"message\":{\"role\":\"assistant\",\"content\":\"x\xe4\xbd\"},\"done\":false}\n" +
+		"{\"model\":\"llama3.2\",\"message\":{\"role\":\"assistant\",\"content\":\"\xa0y\"},\"done\":false}\n" + f.tail
+	up := f13Serve(t, respond(200, f.streamHead(1), split))
+	c := f13Start(t, "defaults: {retry: {max_attempts: 1}}\n"+f.yaml, up.URL, &f13Clock{})
+	if got := readStream13(t, c); got.err != nil || got.text != "x你y" {
+		t.Errorf("stream: err %v, text %q, want x你y", got.err, got.text)
+	}
+	resp, err := c.Chat(context.Background(), chatReq13())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.GetMessage().GetParts()[0].GetText(); got != "x你y" || !warned(resp.GetMeta(), provider.StreamAnswerWarning) {
+		t.Errorf("unary: text %q, warnings %q", got, resp.GetMeta().GetWarnings())
+	}
+}
