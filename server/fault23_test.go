@@ -105,6 +105,12 @@ func TestFault23UnaryAnsweredWithStream(t *testing.T) {
 			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
 			_, err := c.Chat(context.Background(), chatReq13())
 			_, m := f13Check(t, f, err, codes.Unavailable, "UPSTREAM_BAD_RESPONSE", 3, 0)
+			if f.wantRL != nil && m.GetRateLimit().GetRequestsRemaining() != f.wantRL(3) {
+				t.Errorf("rate limit %v, want the last attempt's", m.GetRateLimit())
+			}
+			if f.name != "ollama" && m.GetResponseId() == "" {
+				t.Errorf("response id lost: %v", m)
+			}
 			for _, rr := range m.GetRetryReasons() {
 				if rr.GetReason() != "stream_cut" {
 					t.Errorf("retry reason %v", rr)

@@ -164,8 +164,10 @@ func answeredFor(req *http.Request) *http.Response {
 // non-streaming call would have returned, as the gateway folds a stream
 // it relays (package fold): text, refusals, reasoning and tool calls in
 // their order, the meta events merged, the last usage. A Recv error is
-// returned as it is (a cut stream, the provider's error event). s is
-// closed.
+// returned as it is (a cut stream, the provider's error event), with what
+// the events before it reported (rate limits, request and response ids,
+// usage) under what it reports itself, in its Meta: the failure's meta is
+// the only place left for them. s is closed.
 func FoldStream(s Stream) (*Result, error) {
 	defer s.Close() //nolint:errcheck // a read stream's close reports nothing useful
 	var (
@@ -206,7 +208,7 @@ func FoldStream(s Stream) (*Result, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, keepFolded(err, meta, usage)
 		}
 		if ev == nil {
 			continue
@@ -252,7 +254,7 @@ func FoldStream(s Stream) (*Result, error) {
 			}
 		}
 		if ferr != nil {
-			return nil, broken(ferr)
+			return nil, keepFolded(broken(ferr), meta, usage)
 		}
 	}
 	if err := closeOpen(); err != nil {
@@ -262,4 +264,23 @@ func FoldStream(s Stream) (*Result, error) {
 		meta.Usage = usage
 	}
 	return &Result{Message: acc.Message(), Meta: meta}, nil
+}
+
+// keepFolded puts what the events read before err reported (meta and
+// usage) into err's Meta, under what err's own Meta says.
+func keepFolded(err error, meta *llmrelayv1.ResponseMeta, usage *llmrelayv1.Usage) error {
+	var pe *Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	if usage != nil && pe.Meta.GetUsage() == nil {
+		meta.Usage = usage
+	}
+	if pe.Meta != nil {
+		proto.Merge(meta, pe.Meta)
+	}
+	if proto.Size(meta) > 0 {
+		pe.Meta = meta
+	}
+	return err
 }
