@@ -143,7 +143,9 @@ func openStream(ctx context.Context, c *Call) (provider.Stream, error) {
 // a stream; one the adapter's reader refuses at once (not its format)
 // leaves the answer's first error, which says what came.
 func foldAnswer(ctx context.Context, c *Call, a *provider.StreamAnswer, answerErr error) (*provider.Result, error) {
-	s, err := c.Provider.Stream(provider.WithAnswer(ctx, a), c.Request)
+	actx, release := provider.WithAnswer(ctx, a)
+	s, err := c.Provider.Stream(actx, c.Request)
+	release()
 	if err != nil {
 		return nil, answerErr
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"google.golang.org/protobuf/proto"
@@ -137,16 +138,27 @@ type replay struct {
 	taken atomic.Bool
 }
 
+// replaying counts the WithAnswer contexts not yet released: Do looks in
+// a request's context only while one is (an atomic load per request, not
+// a walk up every request's context chain).
+var replaying atomic.Int64
+
 // WithAnswer is ctx under which the next provider request Do sends is not
 // sent: a's answer, already read, is its response (once). The pipeline
 // opens the adapter's stream under it, so the adapter's stream reader
-// reads the events the non-streaming request got.
-func WithAnswer(ctx context.Context, a *StreamAnswer) context.Context {
-	return context.WithValue(ctx, replayKey{}, &replay{a: a})
+// reads the events the non-streaming request got. release must be called
+// once the stream is open (or failed to open).
+func WithAnswer(ctx context.Context, a *StreamAnswer) (_ context.Context, release func()) {
+	replaying.Add(1)
+	var once sync.Once
+	return context.WithValue(ctx, replayKey{}, &replay{a: a}), func() { once.Do(func() { replaying.Add(-1) }) }
 }
 
-// answered is the response WithAnswer holds for req, nil when none.
+// answeredFor is the response WithAnswer holds for req, nil when none.
 func answeredFor(req *http.Request) *http.Response {
+	if replaying.Load() == 0 {
+		return nil
+	}
 	r, ok := req.Context().Value(replayKey{}).(*replay)
 	if !ok || !r.taken.CompareAndSwap(false, true) {
 		return nil
