@@ -165,3 +165,62 @@ func TestFault23OllamaBytesSplit(t *testing.T) {
 		t.Errorf("unary: text %q, warnings %q", got, resp.GetMeta().GetWarnings())
 	}
 }
+
+// TestFault23UnaryStreamAnswerEnds: the event stream a non-streaming
+// request got, complete and then kept open (the idle timeout ends it) or
+// broken (a reset after the last event), is the answer, with the stream
+// reader's own warning where its format has no terminator (a chat
+// stream's [DONE], Anthropic's message_stop and the Responses API's
+// response.completed end the answer themselves); cut before its end and
+// then broken or kept open, it is a cut stream, retried. Both failed as
+// a transport error, retried, and paid for again.
+func TestFault23UnaryStreamAnswerEnds(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		whole := f.head + f.text("The capital of France") + f.text(" is Paris.") + f.tail
+		for _, tc := range []struct {
+			name string
+			step f13Step
+		}{
+			{"complete then reset", thenReset(f.streamHead(1), whole)},
+			{"complete then silent", thenHang(f.streamHead(1), whole)},
+		} {
+			t.Run(f.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				up := f13Serve(t, tc.step, f.okStep(2))
+				c := f13Start(t, "defaults: {idle_timeout: 150ms, retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}}\n"+f.yaml, up.URL, &f13Clock{})
+				resp, err := c.Chat(context.Background(), chatReq13())
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := resp.GetMeta()
+				if resp.GetMessage().GetParts()[0].GetText() != okText || m.GetAttempts() != 1 || up.requests() != 1 || !warned(m, provider.StreamAnswerWarning) ||
+					m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderRequestId() != f.wantReqID(1) {
+					t.Errorf("answer %v, meta %v, upstream %d", resp.GetMessage(), m, up.requests())
+				}
+			})
+		}
+		for _, tc := range []struct {
+			name   string
+			step   f13Step
+			reason string
+		}{
+			{"cut then reset", thenReset(f.streamHead(1), f.head+f.text("The capital")), "connection_error"},
+			{"cut then silent", thenHang(f.streamHead(1), f.head+f.text("The capital")), "timeout"},
+		} {
+			t.Run(f.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				up := f13Serve(t, tc.step, f.okStep(2))
+				c := f13Start(t, "defaults: {idle_timeout: 150ms, retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}}\n"+f.yaml, up.URL, &f13Clock{})
+				resp, err := c.Chat(context.Background(), chatReq13())
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := resp.GetMeta()
+				if rr := m.GetRetryReasons(); len(rr) != 1 || rr[0].GetReason() != tc.reason || up.requests() != 2 || resp.GetMessage().GetParts()[0].GetText() != okText {
+					t.Errorf("retry reasons %v, upstream %d, answer %v", rr, up.requests(), resp.GetMessage())
+				}
+			})
+		}
+	}
+}

@@ -996,6 +996,16 @@ func ReadBody(providerName string, resp *http.Response, limit int64) (body []byt
 	}
 	if err != nil {
 		idle := errors.Is(err, ErrIdleTimeout)
+		if int64(len(body)) <= limit && (idle || CutAfterEnd(err)) {
+			if mt := streamMediaType(resp.Header, body); mt != "" {
+				// An event stream that stayed open, or broke, after what
+				// it sent: its reader tells a complete stream from a cut
+				// one, as it does for a stream request.
+				e := streamAnswerError(providerName, resp, body, mt)
+				e.Err.(*StreamAnswer).tail = err
+				return nil, "", e
+			}
+		}
 		if int64(len(body)) > limit || !(idle || CutAfterEnd(err)) || !wholeJSON(body) {
 			return nil, "", TransportError(providerName, err)
 		}

@@ -31,7 +31,16 @@ type StreamAnswer struct {
 	ContentType string
 	resp        *http.Response
 	body        []byte
+	// tail is the read error that ended the body (the idle timeout, a
+	// connection broken after the events), nil for a clean end: the
+	// stream reader reads it after the events.
+	tail error
 }
+
+// failingReader returns err.
+type failingReader struct{ err error }
+
+func (r failingReader) Read([]byte) (int, error) { return 0, r.err }
 
 func (a *StreamAnswer) Error() string {
 	return "the non-streaming request was answered with an event stream (" + a.ContentType + ")"
@@ -168,6 +177,10 @@ func answeredFor(req *http.Request) *http.Response {
 	resp.Header.Set("Content-Type", r.a.ContentType)
 	resp.Body = io.NopCloser(bytes.NewReader(r.a.body))
 	resp.ContentLength = int64(len(r.a.body))
+	if r.a.tail != nil {
+		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(r.a.body), failingReader{r.a.tail}))
+		resp.ContentLength = -1
+	}
 	resp.Request = req
 	return &resp
 }
