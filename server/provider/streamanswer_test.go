@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -55,4 +56,31 @@ func TestReadBodyStreamAnswer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzReadBodyStreamAnswer: whatever the body and its label, ReadBody
+// returns the body as it came, the JSON a stream terminator was glued
+// after (valid JSON, the body's start), or a StreamAnswer with a media
+// type; never anything else.
+func FuzzReadBodyStreamAnswer(f *testing.F) {
+	f.Add("text/event-stream", `{"a":1}`+"\n\ndata: [DONE]\n\n")
+	f.Add("text/event-stream", "data: {}\n\n")
+	f.Add("application/x-ndjson", `{"done":true}`)
+	f.Add("application/json", ` {"a":"data: [DONE]"}`)
+	f.Fuzz(func(t *testing.T, ct, body string) {
+		resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {ct}}, Body: io.NopCloser(strings.NewReader(body)), ContentLength: -1}
+		got, warning, e := provider.ReadBody("openai", resp, 1<<20)
+		switch {
+		case e != nil:
+			if a := provider.StreamAnswerOf(e); a != nil && a.ContentType == "" {
+				t.Fatalf("stream answer without a media type: %v", e)
+			}
+		case warning == provider.JSONThenDoneWarning:
+			if !json.Valid(got) || !strings.HasPrefix(strings.TrimSpace(body), string(got)) || !strings.HasSuffix(strings.TrimSpace(body), "[DONE]") {
+				t.Fatalf("body %q answered %q", body, got)
+			}
+		case string(got) != body:
+			t.Fatalf("body %q returned as %q (warning %q)", body, got, warning)
+		}
+	})
 }
