@@ -198,3 +198,11 @@ func cutPartialRune(raw json.RawMessage) (json.RawMessage, string) {
 	out = append(append(append(out, '"'), in[:i]...), '"')
 	return out, string(in[i:])
 }
+
+// MayCutCharacter reports whether the JSON text b may hold part of a
+// character cut at a delta's edge: a surrogate's escape
+// (HasSurrogateEscape), or bytes that are not valid UTF-8 (a byte-level
+// server's character cut raw). An adapter hands SurrogateJoin the raw
+// text tokens of such a chunk; its fast decoder refuses both, so it asks
+// only for the chunks that fast decoder refused.
+func MayCutCharacter(b []byte) bool { return HasSurrogateEscape(b) || !utf8.Valid(b) }
