@@ -133,7 +133,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 		}
 		w, ok := decodeChunkFast(data, &s.fast)
 		s.rawText = s.rawText[:0]
-		if !ok && provider.HasSurrogateEscape(data) {
+		if !ok && provider.MayCutCharacter(data) {
 			s.textTokens(data)
 		}
 		if !ok {
