@@ -84,3 +84,36 @@ func TestEmptyAnswerWarned(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryReasonsNameRequestIDs: every failed attempt's retry reason
+// names the provider's request id of its answer, not only the last
+// answer's (ResponseMeta.provider_request_id): the id a provider's support
+// asks for about a 429 or a 503 was lost for every attempt but the last.
+// A 429, a 503, then a success; each format that reads a request id.
+func TestRetryReasonsNameRequestIDs(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		if f.reqID == "" {
+			continue
+		}
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, f.errStep(1, 429, hdr("Retry-After", "0")), f.errStep(2, 503, nil), f.okStep(3))
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+			resp, err := c.Chat(context.Background(), chatReq13())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := resp.GetMeta()
+			rr := m.GetRetryReasons()
+			if len(rr) != 2 || m.GetProviderRequestId() != f.wantReqID(3) {
+				t.Fatalf("retry reasons %v, request id %q", rr, m.GetProviderRequestId())
+			}
+			for i, r := range rr {
+				if r.GetProviderRequestId() != f.wantReqID(i+1) {
+					t.Errorf("attempt %d (%s): provider_request_id %q, want %q", r.GetAttempt(), r.GetReason(), r.GetProviderRequestId(), f.wantReqID(i+1))
+				}
+			}
+		})
+	}
+}
