@@ -1,0 +1,56 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// TestRound23ResponsesInputItemField: OpenAI's 400 naming a Responses
+// input item (input[2].call_id: a call id longer than 64) is the
+// caller's field. The model's configured context is input[0], the
+// caller's user message input[1], its assistant message's call input[2]:
+// the field is messages[1].parts[0].tool_call.call_id, counted over the
+// caller's messages; the provider's path stays in the message.
+func TestRound23ResponsesInputItemField(t *testing.T) {
+	t.Parallel()
+	const yaml = `
+defaults:
+  retry: {max_attempts: 1}
+providers:
+  - {name: oai, type: openai, base_url: "{{URL}}/v1", api_key: sk-test-r23resp-0000}
+models:
+  - name: m
+    provider: oai
+    upstream_model: gpt-5.4
+    capabilities:
+      tools: {format: openai-responses}
+    context:
+      - {role: system, text: "Answer briefly."}
+`
+	up := providertest.Replay(t, providertest.Load(t, "provider/openai/testdata/responses_err_400_call_id_too_long.http"))
+	c, _ := startWith(t, yaml, up.URL)
+	long := "call_" + strings.Repeat("x", 111)
+	_, err := c.Tools(context.Background(), &llmrelayv1.ToolsRequest{Model: "m",
+		Messages: []*llmrelayv1.Message{
+			user("What is the weather in Paris?"),
+			{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+				CallId: long, Name: "get_weather", Arguments: `{"city":"Paris"}`}}}}},
+			{Role: llmrelayv1.Role_ROLE_TOOL, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{
+				CallId: long, Name: "get_weather", Content: "18°C"}}}}},
+		},
+		Tools: []*llmrelayv1.Tool{{Name: "get_weather", Parameters: `{"type":"object","properties":{"city":{"type":"string"}}}`}}})
+	st, _, br := statusDetails(t, err)
+	if st.Code() != codes.InvalidArgument || br == nil || len(br.GetFieldViolations()) != 1 ||
+		br.GetFieldViolations()[0].GetField() != "messages[1].parts[0].tool_call.call_id" {
+		t.Fatalf("%v %v, want InvalidArgument on messages[1].parts[0].tool_call.call_id", st.Code(), br)
+	}
+	if !strings.Contains(st.Message(), "'input[2].call_id'") {
+		t.Errorf("message %q lost the provider's path", st.Message())
+	}
+}
