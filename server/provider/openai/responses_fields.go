@@ -31,9 +31,10 @@ type respFrom struct {
 	content   []int
 }
 
-// respItemFrom is an input item's origin and type, as sent.
+// respItemFrom is an input item's origin, type, call id and item id, as
+// sent.
 type respItemFrom struct {
-	typ string
+	typ, callID, id string
 	respFrom
 }
 
@@ -52,7 +53,7 @@ func messageFrom(i int, parts []*llmrelayv1.Part) respFrom {
 func respFroms(in []respInputItem) []respItemFrom {
 	out := make([]respItemFrom, len(in))
 	for k := range in {
-		out[k] = respItemFrom{typ: in[k].Type, respFrom: in[k].from}
+		out[k] = respItemFrom{typ: in[k].Type, callID: in[k].CallID, id: in[k].ID, respFrom: in[k].from}
 	}
 	return out
 }
@@ -81,7 +82,17 @@ func extraSetsInput(extra string) bool {
 // returns err.
 func respInputField(err error, froms []respItemFrom) error {
 	var pe *provider.Error
-	if err == nil || froms == nil || !errors.As(err, &pe) || !strings.HasPrefix(pe.Param, "input[") {
+	if err == nil || froms == nil || !errors.As(err, &pe) {
+		return err
+	}
+	if pe.Param == "input" {
+		// The whole input, the item named in the message instead.
+		if f := inputItemInMessage(pe.Message, froms); f != "" {
+			pe.Param = f
+		}
+		return err
+	}
+	if !strings.HasPrefix(pe.Param, "input[") {
 		return err
 	}
 	idx, rest, ok := strings.Cut(pe.Param[len("input["):], "]")
@@ -96,6 +107,64 @@ func respInputField(err error, froms []respItemFrom) error {
 		pe.Param = f
 	}
 	return err
+}
+
+// The refusals of the whole input (param "input") that name one item in
+// their message, as OpenAI words them: a call without its output ("No
+// tool output found for function call call_uK3eDRSXx9p45csFRjvXDNPq.",
+// router-for-me/CLIProxyAPI#2368), an output without its call ("No tool
+// call found for function call output with call_id
+// call_SjdIRQnfceiXp0D5eZCcjlxW.",
+// testdata/real_responses_err_400_no_tool_call.http), a reasoning item
+// without the item it led to ("Item 'rs_…' of type 'reasoning' was
+// provided without its required following item.").
+var inputItemMessages = []struct {
+	prefix, typ, field string
+	byID               bool
+}{
+	{"No tool output found for function call ", "function_call", ".call_id", false},
+	{"No tool call found for function call output with call_id ", "function_call_output", ".call_id", false},
+	{"Item '", "reasoning", "", true},
+}
+
+// inputItemInMessage is the request field of the one input item msg
+// names, "" when it names none of ours or more than one.
+func inputItemInMessage(msg string, froms []respItemFrom) string {
+	for _, m := range inputItemMessages {
+		rest, ok := strings.CutPrefix(msg, m.prefix)
+		if !ok {
+			continue
+		}
+		var key string
+		if m.byID {
+			id, after, ok := strings.Cut(rest, "'")
+			if !ok || !strings.HasPrefix(after, " of type '"+m.typ+"'") {
+				return ""
+			}
+			key = id
+		} else {
+			key, _, _ = strings.Cut(rest, " ")
+			key = strings.TrimSuffix(key, ".")
+		}
+		if key == "" {
+			return ""
+		}
+		found := -1
+		for k, f := range froms {
+			if f.typ != m.typ || (m.byID && f.id != key) || (!m.byID && f.callID != key) {
+				continue
+			}
+			if found >= 0 {
+				return "" // more than one: not certain which
+			}
+			found = k
+		}
+		if found < 0 {
+			return ""
+		}
+		return froms[found].field(m.field)
+	}
+	return ""
 }
 
 // field is the request field of this item's path rest (".call_id",

@@ -144,6 +144,20 @@ func TestRound23InputItemFieldMapping(t *testing.T) {
 			t.Errorf("%s: %s, want %s", tc.param, e.Param, tc.want)
 		}
 	}
+	// Refusals of the whole input (param input) naming one item.
+	for _, tc := range []struct{ msg, want string }{
+		{"No tool output found for function call call_Hv6nPw2Ys9Lc4Dj0.", "messages[2].parts[6].tool_call.call_id"},
+		{"No tool call found for function call output with call_id call_Mf3kQz8Rw1Xn5Tb7.", "messages[3].parts[0].tool_result.call_id"},
+		{"Item 'rs_0a1b2c3d4e5f' of type 'reasoning' was provided without its required following item.", "messages[2].parts[1].reasoning"},
+		{"Item 'rs_dropped' of type 'reasoning' was provided without its required following item.", "input"}, // not sent: not ours
+		{"No tool output found for function call call_Unknown0000.", "input"},
+		{"Duplicate item found with id rs_0a1b2c3d4e5f. Remove duplicate items from your input and try again.", "input"},
+	} {
+		e := &provider.Error{Provider: "openai", Kind: provider.KindInvalidRequest, HTTPStatus: 400, Param: "input", Message: tc.msg}
+		if respInputField(e, froms); e.Param != tc.want {
+			t.Errorf("%q: %s, want %s", tc.msg, e.Param, tc.want)
+		}
+	}
 	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"input":"replaced"}`}
 	_, _, froms, err = newTestProvider(t, kOpenAI, "http://127.0.0.1:1").buildResponses(req, false)
 	if err != nil {
@@ -152,5 +166,37 @@ func TestRound23InputItemFieldMapping(t *testing.T) {
 	e := &provider.Error{Provider: "openai", Kind: provider.KindInvalidRequest, HTTPStatus: 400, Param: "input[3].call_id"}
 	if respInputField(e, froms); e.Param != "input[3].call_id" {
 		t.Errorf("extra_body's input: %s", e.Param)
+	}
+}
+
+// TestRound23NoToolCallField: OpenAI's recorded 400 for a
+// function_call_output whose call is not in the input (param input, the
+// call id in the message; testdata/real_responses_err_400_no_tool_call.http)
+// names the tool result of the request that carries that call id: a server
+// the adapter does not check results against calls for (here, as for
+// GitHub Copilot's and other Responses servers, a base URL that is not
+// OpenAI's) sends it. Unary and streamed.
+func TestRound23NoToolCallField(t *testing.T) {
+	t.Parallel()
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-5.4", Format: formatResponses,
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_USER, text("What is the weather in Paris?")),
+			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_SjdIRQnfceiXp0D5eZCcjlxW", "18°C and sunny")),
+		},
+		Tools: []*llmrelayv1.Tool{{Name: "get_weather", Parameters: `{"type":"object","properties":{"city":{"type":"string"}}}`}}}
+	for _, streaming := range []bool{false, true} {
+		srv := providertest.ReplayFile(t, td("real_responses_err_400_no_tool_call.http"))
+		p := newTestProvider(t, kOpenAI, srv.URL)
+		var err error
+		if streaming {
+			_, err = p.Stream(context.Background(), req)
+		} else {
+			_, err = p.Generate(context.Background(), req)
+		}
+		e := providerError(t, err)
+		if e.Kind != provider.KindInvalidRequest || e.Param != "messages[1].parts[0].tool_result.call_id" ||
+			e.Message != "No tool call found for function call output with call_id call_SjdIRQnfceiXp0D5eZCcjlxW." {
+			t.Errorf("streaming %v: error %+v", streaming, e)
+		}
 	}
 }
