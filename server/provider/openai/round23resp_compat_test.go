@@ -144,3 +144,31 @@ func TestRound23AddedArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestRound23VLLMReasoningText: vLLM's /v1/responses stream for a model
+// with a reasoning parser (Qwen3): the thinking as reasoning_text deltas
+// of a reasoning item whose summary is empty, then the text; bare UUID
+// item ids in the stream and rs_/msg_ ids in response.completed, whose
+// items vLLM builds afresh. Each is the answer's once, under the id the
+// stream gave it, with no warning.
+func TestRound23VLLMReasoningText(t *testing.T) {
+	t.Parallel()
+	req := r21Request("Qwen/Qwen3-8B", "What is 17 times 23?")
+	req.Reasoning = true
+	f := r21Stream(t, "vllm_responses_reasoning_text_stream", req)
+	p := f.Message.GetParts()
+	if len(p) != 2 {
+		t.Fatalf("parts %v", p)
+	}
+	if r := p[0].GetReasoning(); r.GetText() != "Okay, the user asks for 17 times 23. 17*23 = 391." || r.GetId() != "d1e3f5a7b9c14d2e8f0a2b4c6d8e0f1a" || r.GetSignature() != "" {
+		t.Errorf("reasoning %v", r)
+	}
+	if p[1].GetText() != "17 × 23 = 391." || p[1].GetItemId() != "7a9c1e3b5d7f4a2c8e0b2d4f6a8c0e2b" {
+		t.Errorf("text %v", p[1])
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 18, OutputTokens: 96, TotalTokens: 114}); !proto.Equal(m.GetUsage(), want) || len(m.GetWarnings()) != 0 {
+		t.Errorf("usage %v, want %v; warnings %q", m.GetUsage(), want, m.GetWarnings())
+	}
+}
