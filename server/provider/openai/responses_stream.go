@@ -470,7 +470,17 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 			if typ == "response.output_item.done" {
 				mode = keyDone
 			}
-			s.at = s.keyItem(k, ev.Item.ID, ev.OutputIndex, mode)
+			if k == "call" && ev.Item.ID == "" && ev.OutputIndex == nil {
+				// A call item named by neither item id nor output index
+				// (llama.cpp's server): its call_id names it, not its place
+				// among the calls of the response.
+				s.at = s.itemOfCall(ev.Item.CallID)
+			}
+			if s.at == nil {
+				s.at = s.keyItem(k, ev.Item.ID, ev.OutputIndex, mode)
+			} else if mode == keyAdded {
+				s.at.added = true
+			}
 		}
 	}
 	if it := s.at; it != nil {
@@ -824,6 +834,20 @@ func (s *responsesStream) keyItem(kind, id string, out *flexInt, mode int) *resp
 		it.added = true
 	}
 	return it
+}
+
+// itemOfCall is the item of the call the provider gave callID, nil for
+// none (or "").
+func (s *responsesStream) itemOfCall(callID string) *respItem {
+	if callID == "" {
+		return nil
+	}
+	for _, it := range s.itemList {
+		if c := it.call; c != nil && (c.given == callID || c.callID == callID) {
+			return it
+		}
+	}
+	return nil
 }
 
 // splitKeyless ends the call of a delta that names no item (s.at) when

@@ -172,3 +172,40 @@ func TestRound23VLLMReasoningText(t *testing.T) {
 		t.Errorf("usage %v, want %v; warnings %q", m.GetUsage(), want, m.GetWarnings())
 	}
 }
+
+// TestRound23LlamaCppCalls: llama.cpp's /v1/responses stream (thinking,
+// a sentence, two calls; testdata/README.md): no sequence numbers and no
+// output indexes at all, call items without an id (the call_id, fc_<id>,
+// is what the argument deltas give as their item_id), and every item's
+// output_item.done at the end, after the last call's deltas. Each done
+// event ends the call its call_id names: the first call's done event was
+// taken for the second call's (the open call of that kind), which it
+// ended with false warnings ("a later item event names call_id …",
+// "complete arguments do not continue the streamed ones").
+func TestRound23LlamaCppCalls(t *testing.T) {
+	t.Parallel()
+	req := r21Request("qwen3-8b", "What is the weather in Paris and in Tokyo?")
+	req.Protocol, req.Reasoning = llmrelayv1.Protocol_PROTOCOL_TOOLS, true
+	req.Tools = []*llmrelayv1.Tool{{Name: "get_weather", Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`}}
+	f := r21Stream(t, "llamacpp_responses_calls_stream", req)
+	p := f.Message.GetParts()
+	if len(p) != 4 {
+		t.Fatalf("parts %v", p)
+	}
+	if r := p[0].GetReasoning(); r.GetText() != "The user wants the weather in Paris and Tokyo. I'll call get_weather twice." || r.GetId() != "rs_Vb2Nm8Kq4Xw6Zt1Lp9Rc3Hj7Df5Gs0Ae" {
+		t.Errorf("reasoning %v", r)
+	}
+	if p[1].GetText() != "Let me check both cities." {
+		t.Errorf("text %v", p[1])
+	}
+	for i, w := range []struct{ id, args string }{{"fc_Hx4Kd9Zq2Wm7Lc1Vt6Np3Rb8Jf5Gs0Ua", `{"city":"Paris"}`}, {"fc_Pq8Lm3Zx6Wt1Kc9Vd4Nb2Rh7Jf5Gs0Ei", `{"city":"Tokyo"}`}} {
+		if c := p[2+i].GetToolCall(); c.GetCallId() != w.id || c.GetArguments() != w.args || !c.GetArgumentsValid() {
+			t.Errorf("call %d: %v", i, c)
+		}
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 301, OutputTokens: 88, TotalTokens: 389}); !proto.Equal(m.GetUsage(), want) || len(m.GetWarnings()) != 0 {
+		t.Errorf("usage %v, want %v; warnings %q", m.GetUsage(), want, m.GetWarnings())
+	}
+}
