@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -82,7 +83,18 @@ func extraSetsInput(extra string) bool {
 // returns err.
 func respInputField(err error, froms []respItemFrom) error {
 	var pe *provider.Error
-	if err == nil || froms == nil || !errors.As(err, &pe) {
+	if err == nil || !errors.As(err, &pe) {
+		return err
+	}
+	if pe.Kind == provider.KindNotFound && pe.HTTPStatus == http.StatusNotFound && (pe.Param == "input" || strings.HasPrefix(pe.Param, "input[")) {
+		// OpenAI answers an input item it does not have ("Item with id
+		// 'rs_…' not found. Items are not persisted when `store` is set to
+		// false. …", param input) with 404, the status of an unknown
+		// model: the request is what is wrong, as its type,
+		// invalid_request_error, says; no model is missing.
+		pe.Kind = provider.KindInvalidRequest
+	}
+	if froms == nil {
 		return err
 	}
 	if pe.Param == "input" {
@@ -117,14 +129,19 @@ func respInputField(err error, froms []respItemFrom) error {
 // call_SjdIRQnfceiXp0D5eZCcjlxW.",
 // testdata/real_responses_err_400_no_tool_call.http), a reasoning item
 // without the item it led to ("Item 'rs_…' of type 'reasoning' was
-// provided without its required following item.").
+// provided without its required following item."), an item sent by its
+// id alone that the API does not have ("Item with id 'rs_…' not found.
+// Items are not persisted when `store` is set to false. …", 404,
+// router-for-me/CLIProxyAPI#2381). typ "" is an item of any type; an
+// item named by its id (byID) is quoted, followed by after.
 var inputItemMessages = []struct {
-	prefix, typ, field string
-	byID               bool
+	prefix, typ, field, after string
+	byID                      bool
 }{
-	{"No tool output found for function call ", "function_call", ".call_id", false},
-	{"No tool call found for function call output with call_id ", "function_call_output", ".call_id", false},
-	{"Item '", "reasoning", "", true},
+	{"No tool output found for function call ", "function_call", ".call_id", "", false},
+	{"No tool call found for function call output with call_id ", "function_call_output", ".call_id", "", false},
+	{"Item '", "reasoning", "", " of type 'reasoning'", true},
+	{"Item with id '", "", ".id", " not found", true},
 }
 
 // inputItemInMessage is the request field of the one input item msg
@@ -138,7 +155,7 @@ func inputItemInMessage(msg string, froms []respItemFrom) string {
 		var key string
 		if m.byID {
 			id, after, ok := strings.Cut(rest, "'")
-			if !ok || !strings.HasPrefix(after, " of type '"+m.typ+"'") {
+			if !ok || !strings.HasPrefix(after, m.after) {
 				return ""
 			}
 			key = id
@@ -151,7 +168,7 @@ func inputItemInMessage(msg string, froms []respItemFrom) string {
 		}
 		found := -1
 		for k, f := range froms {
-			if f.typ != m.typ || (m.byID && f.id != key) || (!m.byID && f.callID != key) {
+			if (m.typ != "" && f.typ != m.typ) || (m.byID && f.id != key) || (!m.byID && f.callID != key) {
 				continue
 			}
 			if found >= 0 {

@@ -9,6 +9,7 @@ import (
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
+	"google.golang.org/protobuf/proto"
 )
 
 // r23LongCallID is a call id of 116 characters, as another provider's
@@ -82,6 +83,10 @@ func TestRound23InputItemFieldMapping(t *testing.T) {
 	reasoning := func(id, sig string) *llmrelayv1.Part {
 		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Id: id, Signature: sig, Text: "thinking"}}}
 	}
+	withItemID := func(p *llmrelayv1.Part, id string) *llmrelayv1.Part {
+		p.ItemId = id
+		return p
+	}
 	phased := func(s, phase string) *llmrelayv1.Part {
 		p := text(s)
 		p.Phase = phase
@@ -97,7 +102,7 @@ func TestRound23InputItemFieldMapping(t *testing.T) {
 				reasoning("rs_0a1b2c3d4e5f", "gAAAAABenc"),                      // parts[1]: input[2]
 				toolCallPart("call_Mf3kQz8Rw1Xn5Tb7", "a", `{}`),                // parts[2]: input[3]
 				phased("Checking.", "commentary"),                               // parts[3]: input[4] content[0]
-				phased("Done.", "final_answer"),                                 // parts[4]: input[5] content[0]
+				withItemID(phased("Done.", "final_answer"), "msg_r23done"),      // parts[4]: input[5] content[0]
 				&llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: "no"}}, // parts[5]: input[5] content[1]
 				toolCallPart("call_Hv6nPw2Ys9Lc4Dj0", "b", `{"x":1}`)),          // parts[6]: input[6]
 			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_Mf3kQz8Rw1Xn5Tb7", "1"), toolResultPart("call_Hv6nPw2Ys9Lc4Dj0", "2")), // input[7], input[8]
@@ -130,6 +135,7 @@ func TestRound23InputItemFieldMapping(t *testing.T) {
 		{"input[4].phase", "messages[2].parts[3].phase"},
 		{"input[5].content[1]", "messages[2].parts[5]"},
 		{"input[5].content[0].text", "messages[2].parts[4]"},
+		{"input[5].id", "messages[2].parts[4].item_id"},
 		{"input[6]", "messages[2].parts[6].tool_call"},
 		{"input[7].output", "messages[3].parts[0].tool_result.content"},
 		{"input[8].call_id", "messages[3].parts[1].tool_result.call_id"},
@@ -152,6 +158,10 @@ func TestRound23InputItemFieldMapping(t *testing.T) {
 		{"Item 'rs_dropped' of type 'reasoning' was provided without its required following item.", "input"}, // not sent: not ours
 		{"No tool output found for function call call_Unknown0000.", "input"},
 		{"Duplicate item found with id rs_0a1b2c3d4e5f. Remove duplicate items from your input and try again.", "input"},
+		{"Item with id 'rs_0a1b2c3d4e5f' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.",
+			"messages[2].parts[1].reasoning.id"},
+		{"Item with id 'msg_r23done' not found. Items are not persisted when `store` is set to false.", "messages[2].parts[4].item_id"},
+		{"Item with id 'msg_unknown' not found.", "input"},
 	} {
 		e := &provider.Error{Provider: "openai", Kind: provider.KindInvalidRequest, HTTPStatus: 400, Param: "input", Message: tc.msg}
 		if respInputField(e, froms); e.Param != tc.want {
@@ -198,5 +208,40 @@ func TestRound23NoToolCallField(t *testing.T) {
 			e.Message != "No tool call found for function call output with call_id call_SjdIRQnfceiXp0D5eZCcjlxW." {
 			t.Errorf("streaming %v: error %+v", streaming, e)
 		}
+	}
+}
+
+// TestRound23ItemNotFoundField: OpenAI's 404 for an item the request
+// names by its id alone that it does not have (the body
+// router-for-me/CLIProxyAPI#2381 quotes, param input; the status
+// can1357/oh-my-pi#41 reports): a stored request sends a reasoning part
+// without encrypted content by its id, and the error names that part's
+// id, messages[1].parts[0].reasoning.id. An invalid request, as the
+// body's type says, not the unknown model a 404 stands for (it was
+// KindNotFound: gRPC NotFound, reason MODEL_NOT_FOUND). Not retried.
+func TestRound23ItemNotFoundField(t *testing.T) {
+	t.Parallel()
+	const rs = "rs_037db69c59ceb65f0169c774068f0c81918788deadface5709"
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gpt-5.4", Format: formatResponses, Reasoning: true,
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_USER, text("Pick a number.")),
+			msgOf(llmrelayv1.Role_ROLE_ASSISTANT, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Id: rs}}},
+				&llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: "7"}, ItemId: "msg_037db69c59ceb65f0169c77406a2f48191b2a1c0ffee5709"}),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("Another.")),
+		},
+		ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Store: proto.Bool(true)}}}}
+	srv := providertest.ReplayFile(t, td("responses_err_404_item_not_found.http"))
+	_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+	e := providerError(t, err)
+	if e.Kind != provider.KindInvalidRequest || e.HTTPStatus != http.StatusNotFound || e.Param != "messages[1].parts[0].reasoning.id" || !strings.HasPrefix(e.Message, "Item with id '"+rs+"' not found.") ||
+		e.RequestID != "req_5d2b8e1f7a3c49d6b0e4f1a8c7d3e925" {
+		t.Errorf("error %+v", e)
+	}
+	sent := decodeBody(t, srv.Last(t).Body)
+	if in, _ := sent["input"].([]any); len(in) != 4 || in[1].(map[string]any)["id"] != rs {
+		t.Errorf("input sent %v", sent["input"])
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
 	}
 }
