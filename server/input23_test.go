@@ -638,3 +638,41 @@ func slicesContain(ss []string, sub string) bool {
 	}
 	return false
 }
+
+// TestInput23AgentSetup: what the first round's model call refuses of an
+// agent's setup is named under setup, and no provider is called: an image
+// type Anthropic and Azure refuse, a tool name Azure refuses.
+func TestInput23AgentSetup(t *testing.T) {
+	up := &in23Upstream{}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	c, _ := startWith(t, in23YAML, srv.URL)
+	bmp := in23User(in23Text("look"), in23ImageData("BMP", "image/bmp"))
+	cases := []struct {
+		setup *llmrelayv1.AgentSetup
+		field string
+	}{
+		{&llmrelayv1.AgentSetup{Model: "claude", Messages: bmp, Tools: []*llmrelayv1.Tool{in23Tool("get_weather")}}, "setup.messages[0].parts[1].image.mime_type"},
+		{&llmrelayv1.AgentSetup{Model: "azure", Messages: bmp, Tools: []*llmrelayv1.Tool{in23Tool("get_weather")}}, "setup.messages[0].parts[1].image.mime_type"},
+		{&llmrelayv1.AgentSetup{Model: "azure", Messages: in23User(in23Text("hi")), Tools: []*llmrelayv1.Tool{in23Tool("web.search")}}, "setup.tools[0].name"},
+	}
+	for _, tc := range cases {
+		s, err := c.Agent(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Send(&llmrelayv1.AgentRequest{Message: &llmrelayv1.AgentRequest_Setup{Setup: tc.setup}}); err != nil {
+			t.Fatal(err)
+		}
+		for err == nil {
+			_, err = s.Recv()
+		}
+		st, _, br := statusDetails(t, err)
+		if st.Code() != codes.InvalidArgument || br == nil || len(br.GetFieldViolations()) != 1 || br.GetFieldViolations()[0].GetField() != tc.field {
+			t.Errorf("%s: %v %q %v, want InvalidArgument on %s", tc.setup.GetModel(), st.Code(), st.Message(), br, tc.field)
+		}
+	}
+	if sent := up.take(); len(sent) != 0 {
+		t.Errorf("the provider was called: %q", sent)
+	}
+}
