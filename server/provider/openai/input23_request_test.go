@@ -22,7 +22,9 @@ func TestInput23ImageTypes(t *testing.T) {
 	data := func(mt string) *llmrelayv1.Part {
 		return image(&llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: []byte("img")}, MimeType: mt})
 	}
-	url := func(u string) *llmrelayv1.Part { return image(&llmrelayv1.Image{Source: &llmrelayv1.Image_Url{Url: u}}) }
+	url := func(u string) *llmrelayv1.Part {
+		return image(&llmrelayv1.Image{Source: &llmrelayv1.Image_Url{Url: u}})
+	}
 	cases := []struct {
 		name  string
 		part  *llmrelayv1.Part
