@@ -2,7 +2,10 @@ package openai
 
 import (
 	"errors"
+	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -60,6 +63,39 @@ func TestInput23ImageTypes(t *testing.T) {
 				case pname != "compat" && tc.field != "" && (!errors.As(err, &pe) || pe.Kind != provider.KindInvalidRequest || pe.Param != tc.field):
 					t.Errorf("%s %s %s: got %v, want an invalid request naming %s", pname, format, tc.name, err, tc.field)
 				}
+			}
+		}
+	}
+}
+
+// TestInput23MistralSeed: api.mistral.ai names the seed random_seed (its
+// ChatCompletionRequest, mistralai/client-python
+// src/mistralai/models/chatcompletionrequest.py @
+// fde481b662f75135339f1bf21b2be81a205fe079, has random_seed and no seed,
+// and its validator refuses a field it does not know with a 422
+// extra_forbidden, as testdata/dialect_mistral_err_422_extra_forbidden.http
+// shows for another field): options.seed goes there as random_seed, and as
+// seed everywhere else.
+func TestInput23MistralSeed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ base, want, not string }{
+		{"https://api.mistral.ai/v1", `"random_seed":7`, `"seed":7`},
+		{"https://api.openai.com/v1", `"seed":7`, `random_seed`},
+		{"http://127.0.0.1:8000/v1", `"seed":7`, `random_seed`},
+	} {
+		p, err := New(testKey, WithBaseURL(tc.base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, stream := range []bool{false, true} {
+			req := drop21Base()
+			req.Options.Seed = proto.Int64(7)
+			body, _, err := p.buildChatRequest(req, stream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(body), tc.want) || strings.Contains(string(body), tc.not) {
+				t.Errorf("%s stream %v: %s", tc.base, stream, body)
 			}
 		}
 	}
