@@ -178,7 +178,8 @@ func buildChatRequest(req *provider.Request, stream bool) (*builtRequest, error)
 
 // buildMessages maps the conversation. Text and refusal parts become the
 // message content (joined with "\n"), images go to images (base64; Ollama
-// renders them before the text, so an image after text is warned), tool
+// renders them before the text, so text interleaved with images is
+// warned), tool
 // calls to tool_calls, and each tool result becomes its own "tool" message
 // with tool_name taken from the part or looked up by call_id among earlier
 // assistant tool calls. An assistant message's reasoning parts become its
