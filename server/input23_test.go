@@ -676,3 +676,52 @@ func TestInput23AgentSetup(t *testing.T) {
 		t.Errorf("the provider was called: %q", sent)
 	}
 }
+
+// TestInput23Stream: StreamChat refuses and warns as Chat does: an image
+// type refused before the stream starts, naming the field, and the
+// interleaving warning in the end's meta.
+func TestInput23Stream(t *testing.T) {
+	up := &in23Upstream{}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	c, _ := startWith(t, in23YAML, srv.URL)
+	bmp := in23User(in23Text("look"), in23ImageData("BMP", "image/bmp"))
+	for _, model := range []string{"claude", "azure"} {
+		s, err := c.StreamChat(context.Background(), &llmrelayv1.StreamChatRequest{Model: model, Messages: bmp})
+		for err == nil {
+			_, err = s.Recv()
+		}
+		st, _, br := statusDetails(t, err)
+		if st.Code() != codes.InvalidArgument || br == nil || len(br.GetFieldViolations()) != 1 ||
+			br.GetFieldViolations()[0].GetField() != "messages[0].parts[1].image.mime_type" {
+			t.Errorf("%s: %v %q %v", model, st.Code(), st.Message(), br)
+		}
+	}
+	if sent := up.take(); len(sent) != 0 {
+		t.Errorf("the provider was called: %q", sent)
+	}
+	interleaved := in23User(in23Text("first:"), in23ImageData("PNG1", "image/png"), in23Text("second:"), in23ImageData("PNG2", "image/png"))
+	s, err := c.StreamChat(context.Background(), &llmrelayv1.StreamChatRequest{Model: "llama", Messages: interleaved})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	for {
+		ev, err := s.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if end := ev.GetEnd(); end != nil {
+			warnings = end.GetMeta().GetWarnings()
+		}
+	}
+	if !slicesContain(warnings, "messages[0].parts[2]: text and images interleave") {
+		t.Errorf("stream end warnings %q", warnings)
+	}
+	if sent := up.take(); len(sent) != 1 || !strings.Contains(sent[0], `"stream":true`) {
+		t.Errorf("sent %q", sent)
+	}
+}
