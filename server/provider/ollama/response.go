@@ -130,6 +130,7 @@ func parseChatResponse(body []byte, salt string, win window) (*provider.Result, 
 	}
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	var calls int
+	var thought, answered bool // thinking and content came (formatCountWarning)
 	if m := r.Message; m != nil {
 		// The model thinks before it answers: the reasoning part comes
 		// first, as in a stream (thinking lines precede content lines).
@@ -140,6 +141,7 @@ func parseChatResponse(body []byte, salt string, win window) (*provider.Result, 
 		}
 		text, w := contentText(m.Content, 0, "message.content")
 		meta.Warnings = append(meta.Warnings, w...)
+		thought, answered = thinking != "", text != ""
 		switch {
 		case text == "":
 		case thinking != "": // the reasoning came apart: the content is text as sent
@@ -168,6 +170,9 @@ func parseChatResponse(body []byte, salt string, win window) (*provider.Result, 
 		meta.Warnings = append(meta.Warnings, w)
 	}
 	meta.Warnings = append(meta.Warnings, win.warnings(r.metrics, string(r.DoneReason))...)
+	if w := win.formatCountWarning(r.metrics, thought, answered); w != "" {
+		meta.Warnings = append(meta.Warnings, w)
+	}
 	if w := doneWarning(string(r.DoneReason)); w != "" {
 		meta.Warnings = append(meta.Warnings, w)
 	}

@@ -1,0 +1,152 @@
+package ollama
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// Round 23: with a format set, a local Ollama runs a thinking model twice
+// (ollama/ollama server/routes.go, ChatHandler: structuredOutputsState; the
+// first run unconstrained until the content starts, then a second run with
+// the thinking in the prompt and the format applied) and its done line
+// counts the second run only: eval_count leaves the thinking out
+// (real_maruel_gemma4_e2b_thinking_json_schema: 817 bytes of thinking, 11
+// tokens counted). The usage stays as counted, with a warning
+// (window.formatCountWarning); ollama.com, which counts the whole answer,
+// gets none.
+
+const r23FormatWarning = "eval_count 11 leaves out the thinking"
+
+func r23SchemaRequest(extra string) *provider.Request {
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemma4:e2b",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Is a banana a fruit? Do not include an explanation. Reply ONLY as JSON."))}}
+	if extra != "" {
+		req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: extra}
+	} else {
+		req.Options = &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+			Schema: `{"type":"object","properties":{"is_fruit":{"type":"boolean"}},"required":["is_fruit"]}`}}
+	}
+	return req
+}
+
+// r23Stream is the recorded answer as a local Ollama streams it: the
+// thinking in pieces (the first run), the empty-content line the
+// generic thinking parser sends at the switch, the content in pieces (the
+// second run), then the recorded done line.
+func r23Stream(t *testing.T) string {
+	t.Helper()
+	const name = "real_maruel_gemma4_e2b_thinking_json_schema"
+	content, thinking, done := r22Recorded(t, name, false)
+	var b strings.Builder
+	line := func(field, piece string) {
+		b.WriteString(providertest.MustJSON(map[string]any{"model": "gemma4:e2b", "created_at": "2026-05-04T22:48:59.1Z",
+			"message": map[string]any{"role": "assistant", "content": "", field: piece}, "done": false}) + "\n")
+	}
+	for _, p := range providertest.StringPieces(thinking, 40, nil) {
+		line("thinking", p)
+	}
+	line("content", "")
+	for _, p := range providertest.StringPieces(content, 5, nil) {
+		line("content", p)
+	}
+	done["message"] = json.RawMessage(`{"role":"assistant","content":""}`)
+	b.WriteString(providertest.MustJSON(done) + "\n")
+	return b.String()
+}
+
+func r23StreamMeta(t *testing.T, body string, req *provider.Request) *llmrelayv1.ResponseMeta {
+	t.Helper()
+	srv := providertest.Replay(t, providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"application/x-ndjson"}}, Body: []byte(body)})
+	st, err := newTestProvider(t, srv).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := collect(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := foldEvents(t, evs)
+	if u := f.meta.GetUsage(); u.GetInputTokens() != 38 || u.GetOutputTokens() != 11 {
+		t.Errorf("streamed usage %v, want 38 in, 11 out as counted", u)
+	}
+	return f.meta
+}
+
+func r23HasFormatWarning(w []string) bool {
+	n := 0
+	for _, s := range w {
+		if strings.HasPrefix(s, r23FormatWarning) {
+			n++
+		}
+	}
+	return n == 1
+}
+
+// TestRound23FormatCountStreamed: the streamed twin of the recording gets
+// the same warning; the same lines asked without a format do not (a
+// thinking model's eval_count counts the thinking then).
+func TestRound23FormatCountStreamed(t *testing.T) {
+	t.Parallel()
+	body := r23Stream(t)
+	if m := r23StreamMeta(t, body, r23SchemaRequest("")); !r23HasFormatWarning(m.GetWarnings()) {
+		t.Errorf("streamed with a schema: warnings %q", m.GetWarnings())
+	}
+	plain := r23SchemaRequest("")
+	plain.Options = nil
+	if m := r23StreamMeta(t, body, plain); len(m.GetWarnings()) != 0 {
+		t.Errorf("streamed without a format: warnings %q", m.GetWarnings())
+	}
+}
+
+// TestRound23FormatCountExtraBody: the format read from the body sent,
+// so extra_body's counts; "format": "" too (Ollama's ChatHandler tests
+// req.Format != nil and takes the two runs), not null.
+func TestRound23FormatCountExtraBody(t *testing.T) {
+	t.Parallel()
+	const name = "real_maruel_gemma4_e2b_thinking_json_schema"
+	for extra, want := range map[string]bool{`{"format":"json"}`: true, `{"format":""}`: true, `{"format":null}`: false, `{"seed":1}`: false} {
+		srv := providertest.ReplayFile(t, td(name+".http"))
+		res, err := newTestProvider(t, srv).Generate(context.Background(), r23SchemaRequest(extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r23HasFormatWarning(res.Meta.GetWarnings()); got != want {
+			t.Errorf("extra_body %s: warnings %q, want the format one %v", extra, res.Meta.GetWarnings(), want)
+		}
+	}
+}
+
+// TestRound23FormatCountCloud: ollama.com counts the thinking with the
+// answer (real_lcg_cloud_structured_output_glm: an 814-byte thinking and
+// "{\"capital\": \"Paris\"}" counted 247 tokens) and its done line has no
+// load_duration: no warning.
+func TestRound23FormatCountCloud(t *testing.T) {
+	t.Parallel()
+	const name = "real_lcg_cloud_structured_output_glm"
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "glm-5.2",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("capital of France"))},
+		Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+			Schema: `{"type":"object","properties":{"capital":{"type":"string"}}}`}}}
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	res, err := newTestProvider(t, srv).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	content, thinking, done := r22Recorded(t, name, false)
+	if len(thinking) != 814 || content != `{"capital": "Paris"}` || string(done["eval_count"]) != "247" || done["load_duration"] != nil {
+		t.Fatalf("recording: %d bytes thinking, content %q, done %v", len(thinking), content, done)
+	}
+	if w := res.Meta.GetWarnings(); len(w) != 0 {
+		t.Errorf("ollama.com's answer: warnings %q", w)
+	}
+	if u := res.Meta.GetUsage(); u.GetOutputTokens() != 247 {
+		t.Errorf("usage %v", u)
+	}
+}
