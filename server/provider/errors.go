@@ -121,6 +121,12 @@ type Error struct {
 	// RetryDiscouraged override the status's default; RetryUnsaid when
 	// the answer did not say.
 	ShouldRetry RetryAdvice
+	// BatchTooLarge: the provider refused an embeddings request for its
+	// inputs together, not for any one of them (OpenAI's 300,000 tokens
+	// summed over a request's inputs, max_tokens_per_request; Mistral's
+	// "Too many tokens in batch"): the same inputs in smaller requests
+	// may pass, and the gateway sends them so (server/embed.go).
+	BatchTooLarge bool
 	// Quota is the provider's own account of the quotas it found
 	// exhausted (the google.rpc.QuotaFailure violations Gemini and Vertex
 	// AI send, GoogleQuotaViolation.Proto), as it gave them; nil when it

@@ -56,6 +56,13 @@ func embedInputParam(err error, inputs int) error {
 			pe.Param = "input[" + m[1] + "]"
 		}
 	}
+	if pe != nil && inputs > 1 && (pe.Kind == provider.KindInvalidRequest || pe.Kind == provider.KindContextLength) && batchTooLarge(pe) {
+		// The inputs together are over the provider's cap on a request
+		// (not one input over the model's context): the gateway sends
+		// them again in smaller requests. Mistral's words read as a
+		// context-length error, OpenAI's as an invalid request.
+		pe.BatchTooLarge = true
+	}
 	if pe != nil && pe.HTTPStatus >= 500 && strings.Contains(strings.ToLower(pe.Message), "does not support embeddings") {
 		// Ollama's 500 for a model that cannot embed (its runner's "this
 		// model does not support embeddings", through /v1/embeddings as
@@ -90,3 +97,17 @@ var ollamaNaNRE = regexp.MustCompile(`(?i)json: unsupported value: [+-]?(nan|inf
 
 // ollamaNaN reports whether an error message is that refusal.
 func ollamaNaN(msg string) bool { return ollamaNaNRE.MatchString(msg) }
+
+// batchTokensRE matches a refusal of an embeddings request's tokens summed
+// over its inputs: Mistral's "Too many tokens in batch. Max is 16384 got
+// 17555" (aurelio-labs/semantic-router#297), OpenAI's "Requested 453357
+// tokens, max 300000 tokens per request" (its code max_tokens_per_request,
+// OpenDataBox/CrackSQL#27).
+var batchTokensRE = regexp.MustCompile(`(?i)\btoo many tokens in (?:the )?batch\b|\btokens per request\b`)
+
+// batchTooLarge reports whether an embeddings error refuses the request's
+// inputs together: OpenAI's code max_tokens_per_request, or the words of
+// batchTokensRE.
+func batchTooLarge(pe *provider.Error) bool {
+	return pe.Code == "max_tokens_per_request" || batchTokensRE.MatchString(pe.Message)
+}

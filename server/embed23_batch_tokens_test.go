@@ -1,0 +1,178 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// Round 23: OpenAI caps the tokens of one /embeddings request at 300,000
+// summed over its inputs (each input may have 8,192: 2048 inputs of a few
+// hundred tokens are over it) and answers 400 {"error": {"message":
+// "Requested 453357 tokens, max 300000 tokens per request", "type":
+// "max_tokens_per_request", "code": "max_tokens_per_request"}} (the body
+// OpenDataBox/CrackSQL#27 and assafelovic/gpt-researcher#1524 quote). No
+// input count avoids it for every text, so the gateway sends a refused
+// request again as its two halves (server/embed.go, embedParts).
+
+// tokenCapUpstream is an OpenAI-shaped embeddings server that counts input
+// "t<i>:<n>" as n tokens and refuses a request over capTokens in OpenAI's
+// words; it answers each input with [i, 0.5].
+type tokenCapUpstream struct {
+	*httptest.Server
+	capTokens int
+	mistral   bool // refuse in Mistral's words instead
+
+	mu    sync.Mutex
+	sizes []int
+}
+
+func newTokenCapUpstream(t *testing.T, capTokens int, mistral bool) *tokenCapUpstream {
+	t.Helper()
+	u := &tokenCapUpstream{capTokens: capTokens, mistral: mistral}
+	u.Server = httptest.NewServer(http.HandlerFunc(u.serve))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func (u *tokenCapUpstream) serve(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Input []string `json:"input"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	u.mu.Lock()
+	u.sizes = append(u.sizes, len(req.Input))
+	n := len(u.sizes)
+	u.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprintf("req-%d", n))
+	tokens := 0
+	var data []string
+	for i, s := range req.Input {
+		idx, count, _ := strings.Cut(strings.TrimPrefix(s, "t"), ":")
+		c, _ := strconv.Atoi(count)
+		tokens += c
+		data = append(data, fmt.Sprintf(`{"object":"embedding","index":%d,"embedding":[%s,0.5]}`, i, idx))
+	}
+	if tokens > u.capTokens {
+		w.WriteHeader(http.StatusBadRequest)
+		if u.mistral {
+			fmt.Fprintf(w, `{"object":"error","message":"Too many tokens in batch. Max is %d got %d","type":"invalid_request_error","param":null,"code":null}`, u.capTokens, tokens)
+			return
+		}
+		fmt.Fprintf(w, `{"error":{"message":"Requested %d tokens, max %d tokens per request","type":"max_tokens_per_request","param":null,"code":"max_tokens_per_request"}}`, tokens, u.capTokens)
+		return
+	}
+	fmt.Fprintf(w, `{"object":"list","data":[%s],"model":"text-embedding-3-small","usage":{"prompt_tokens":%d,"total_tokens":%d}}`, strings.Join(data, ","), tokens, tokens)
+}
+
+func (u *tokenCapUpstream) requestSizes() []int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]int(nil), u.sizes...)
+}
+
+// tokenInputs are n inputs "t<i>:<tokens[i]>".
+func tokenInputs(tokens ...int) []string {
+	out := make([]string, len(tokens))
+	for i, c := range tokens {
+		out[i] = fmt.Sprintf("t%d:%d", i, c)
+	}
+	return out
+}
+
+// TestEmbed23BatchTokensSplit: eight inputs of 100 tokens against a cap of
+// 300: refused whole (800), then as 4 + 4 (400 each, refused), then as
+// 2 + 2 + 2 + 2: the answer in input order, the usage of the requests that
+// embedded (800), every request counted as an attempt, the refusals said.
+func TestEmbed23BatchTokensSplit(t *testing.T) {
+	t.Parallel()
+	up := newTokenCapUpstream(t, 300, false)
+	c, _ := startWith(t, embedYAML("openai", "openai-embeddings", ""), up.URL)
+	resp, err := c.Embed(context.Background(), &llmrelayv1.EmbedRequest{Model: "m", Inputs: tokenInputs(100, 100, 100, 100, 100, 100, 100, 100)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOrder(t, resp.GetEmbeddings(), 8)
+	if got := up.requestSizes(); fmt.Sprint(got) != "[8 4 2 2 4 2 2]" {
+		t.Errorf("requests of %v inputs", got)
+	}
+	m := resp.GetMeta()
+	if u := m.GetUsage(); u.GetInputTokens() != 800 || u.GetTotalTokens() != 800 {
+		t.Errorf("usage %v", u)
+	}
+	if m.GetAttempts() != 7 || m.GetEmbeddingsCount() != 8 {
+		t.Errorf("attempts %d count %d", m.GetAttempts(), m.GetEmbeddingsCount())
+	}
+	if ids := m.GetExtended().AsMap()["provider_request_ids"]; m.GetProviderRequestId() != "req-3" || fmt.Sprint(ids) != "[req-3 req-4 req-6 req-7]" {
+		t.Errorf("request id %q, ids %v", m.GetProviderRequestId(), ids)
+	}
+	want := "the provider refused 3 requests for their inputs together, each sent again as two halves: " +
+		"inputs 0 to 7 (Requested 800 tokens, max 300 tokens per request); inputs 0 to 3 (Requested 400 tokens, max 300 tokens per request); " +
+		"inputs 4 to 7 (Requested 400 tokens, max 300 tokens per request); 4 requests embedded the call"
+	if w := m.GetWarnings(); len(w) != 1 || w[0] != want {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestEmbed23BatchTokensUneven: Mistral's words; a part that passes is not
+// split further, and halves go in input order (5 inputs: 3 + 2, the first
+// half refused again: 2 + 1).
+func TestEmbed23BatchTokensUneven(t *testing.T) {
+	t.Parallel()
+	up := newTokenCapUpstream(t, 250, true)
+	c, _ := startWith(t, embedYAML("openai", "openai-embeddings", ""), up.URL)
+	resp, err := c.Embed(context.Background(), &llmrelayv1.EmbedRequest{Model: "m", Inputs: tokenInputs(100, 100, 100, 100, 100)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOrder(t, resp.GetEmbeddings(), 5)
+	if got := up.requestSizes(); fmt.Sprint(got) != "[5 3 2 1 2]" {
+		t.Errorf("requests of %v inputs", got)
+	}
+	if w := resp.GetMeta().GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "inputs 0 to 2 (Too many tokens in batch. Max is 250 got 300)") {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestEmbed23BatchTokensOneInput: one input over the cap cannot be split:
+// the refusal is the call's error, an invalid argument, after one request.
+func TestEmbed23BatchTokensOneInput(t *testing.T) {
+	t.Parallel()
+	up := newTokenCapUpstream(t, 300, false)
+	c, _ := startWith(t, embedYAML("openai", "openai-embeddings", ""), up.URL)
+	_, err := c.Embed(context.Background(), &llmrelayv1.EmbedRequest{Model: "m", Inputs: tokenInputs(100, 400)})
+	st, _, _ := statusDetails(t, err)
+	if st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), "Requested 400 tokens, max 300 tokens per request") {
+		t.Fatalf("got %v: %s", st.Code(), st.Message())
+	}
+	if got := up.requestSizes(); fmt.Sprint(got) != "[2 1 1]" {
+		t.Errorf("requests of %v inputs", got)
+	}
+	var failed *llmrelayv1.FailedCallMeta
+	for _, d := range st.Details() {
+		if f, ok := d.(*llmrelayv1.FailedCallMeta); ok {
+			failed = f
+		}
+	}
+	m := failed.GetMeta()
+	if m.GetUsage().GetInputTokens() != 100 {
+		t.Errorf("failed meta usage %v", m.GetUsage())
+	}
+	if w := m.GetWarnings(); len(w) != 1 || w[0] != "request 2 of 2 (inputs 1 to 1) failed; the 1 before it were embedded" {
+		t.Errorf("warnings %q", w)
+	}
+}
