@@ -55,10 +55,18 @@ func setRemote(meta *llmrelayv1.ResponseMeta, r *chatResponse) {
 
 // doneWarning explains a done_reason under which nothing was generated:
 // Ollama's "load" (the model was loaded: /api/chat with no messages) and
-// "unload" (keep_alive 0 with no messages). "" otherwise.
+// "unload" (keep_alive 0 with no messages), or the answer was cut:
+// "connection_closed" (Ollama versions whose llm.DoneReason names it; older
+// ones wrote it as "", which reads as a stop). "" otherwise.
 func doneWarning(reason string) string {
-	if reason == "load" || reason == "unload" {
+	switch reason {
+	case "load", "unload":
 		return fmt.Sprintf("done_reason %q: Ollama %sed the model and generated nothing", reason, reason)
+	case "connection_closed":
+		// llm.DoneReasonConnectionClosed: the runner stopped the
+		// sequence when it could not pass a token on (its connection to
+		// the server closed), before the model ended or hit a limit.
+		return `done_reason "connection_closed": Ollama's runner stopped generating when its connection closed; the answer is incomplete`
 	}
 	return ""
 }
