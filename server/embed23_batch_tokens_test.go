@@ -117,6 +117,15 @@ func TestEmbed23BatchTokensSplit(t *testing.T) {
 	if m.GetAttempts() != 7 || m.GetEmbeddingsCount() != 8 {
 		t.Errorf("attempts %d count %d", m.GetAttempts(), m.GetEmbeddingsCount())
 	}
+	// Each refused request is a failed attempt the call went on from, as
+	// a retried one is: its status and the provider's words.
+	var reasons []string
+	for _, r := range m.GetRetryReasons() {
+		reasons = append(reasons, fmt.Sprintf("%d %s %s", r.GetAttempt(), r.GetReason(), r.GetMessage()))
+	}
+	if fmt.Sprint(reasons) != "[1 http_400 Requested 800 tokens, max 300 tokens per request 2 http_400 Requested 400 tokens, max 300 tokens per request 5 http_400 Requested 400 tokens, max 300 tokens per request]" {
+		t.Errorf("retry reasons %q", reasons)
+	}
 	if ids := m.GetExtended().AsMap()["provider_request_ids"]; m.GetProviderRequestId() != "req-3" || fmt.Sprint(ids) != "[req-3 req-4 req-6 req-7]" {
 		t.Errorf("request id %q, ids %v", m.GetProviderRequestId(), ids)
 	}
