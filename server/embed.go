@@ -49,8 +49,9 @@ func embedInputLimit(pc config.Provider, impl provider.Provider) int {
 // part retried on its own; attempts, retry reasons and request time add up
 // in the call's record). A request the provider refuses for its inputs
 // together (provider.Error.BatchTooLarge: a cap on the tokens of a request,
-// OpenAI's 300,000) goes again as its two halves, down to one input, with a
-// warning. The answer is the parts' embeddings in input order, their usage
+// OpenAI's 300,000, or on its inputs, Azure's 16 of old) goes again in parts
+// of the size the provider said it takes, else as its two halves, down to
+// one input, with a warning. The answer is the parts' embeddings in input order, their usage
 // summed, numeric extended values summed (Ollama's durations and counts),
 // the first part's response id, model and provider_request_id and every
 // part's request id in extended.provider_request_ids. A failed part fails
@@ -65,15 +66,32 @@ func (g *gateway) embedSplit(ctx context.Context, p *prepared, d *catalog.Deploy
 		if n < 2 || !batchTooLarge(err) {
 			return res, err
 		}
-		return g.embedParts(ctx, p, d, halves(inputRange{0, n}), err)
+		return g.embedParts(ctx, p, d, resplit(inputRange{0, n}, err), err)
 	}
+	return g.embedParts(ctx, p, d, evenParts(inputRange{0, n}, limit), nil)
+}
+
+// evenParts splits r into parts of nearly equal size, none over limit.
+func evenParts(r inputRange, limit int) []inputRange {
+	n := r.end - r.start
 	parts := (n + limit - 1) / limit
 	size := (n + parts - 1) / parts
-	var ranges []inputRange
-	for start := 0; start < n; start += size {
-		ranges = append(ranges, inputRange{start, min(start+size, n)})
+	var out []inputRange
+	for start := r.start; start < r.end; start += size {
+		out = append(out, inputRange{start, min(start+size, r.end)})
 	}
-	return g.embedParts(ctx, p, d, ranges, nil)
+	return out
+}
+
+// resplit is how a refused request's inputs go again: in parts of at most
+// the number the provider said it takes (provider.Error.BatchLimit), else
+// as two halves.
+func resplit(r inputRange, err error) []inputRange {
+	var pe *provider.Error
+	if errors.As(err, &pe) && pe.BatchLimit > 0 && r.end-r.start > pe.BatchLimit {
+		return evenParts(r, pe.BatchLimit)
+	}
+	return halves(r)
 }
 
 // inputRange is the inputs start to end-1 of an embeddings call.
@@ -113,10 +131,18 @@ func (g *gateway) embedParts(ctx context.Context, p *prepared, d *catalog.Deploy
 		out    = &provider.Result{Embeddings: make([]*llmrelayv1.Embedding, 0, n), Meta: &llmrelayv1.ResponseMeta{}}
 		ids    []any
 		dims   = -1
-		splits []string // the refusals that halved a request, said in a warning
+		splits []string // the refusals that split a request, said in a warning
+		said   int      // the most inputs a refusal said a request takes
 	)
+	note := func(r inputRange, err error) {
+		splits = append(splits, fmt.Sprintf("inputs %d to %d (%s)", r.start, r.end-1, refusal(err)))
+		var pe *provider.Error
+		if errors.As(err, &pe) && pe.BatchLimit > 0 {
+			said = pe.BatchLimit
+		}
+	}
 	if refused != nil {
-		splits = append(splits, fmt.Sprintf("inputs 0 to %d (%s)", n-1, refusal(refused)))
+		note(inputRange{0, n}, refused)
 	}
 	for len(ranges) > 0 {
 		r := ranges[0]
@@ -129,9 +155,9 @@ func (g *gateway) embedParts(ctx context.Context, p *prepared, d *catalog.Deploy
 		p.call.Embed = &part
 		res, err := d.Provider.Pipeline.Unary(ctx, p.call)
 		if err != nil && end-start > 1 && batchTooLarge(err) {
-			// Refused for its inputs together: its halves go next.
-			splits = append(splits, fmt.Sprintf("inputs %d to %d (%s)", start, end-1, refusal(err)))
-			ranges = append(halves(r), ranges...)
+			// Refused for its inputs together: its parts go next.
+			note(r, err)
+			ranges = append(resplit(r, err), ranges...)
 			continue
 		}
 		if err != nil {
@@ -165,8 +191,12 @@ func (g *gateway) embedParts(ctx context.Context, p *prepared, d *catalog.Deploy
 	out.Meta.EmbeddingsCount = int32(len(out.Embeddings))
 	provider.SetExtended(out.Meta, extProviderRequestIDs, ids)
 	if len(splits) > 0 {
-		out.Meta.Warnings = append(out.Meta.Warnings, fmt.Sprintf("the provider refused %d requests for their inputs together, each sent again as two halves: %s; %d requests embedded the call",
-			len(splits), strings.Join(splits, "; "), len(ids)))
+		w := fmt.Sprintf("sent again in smaller parts, the requests the provider refused for their inputs together: %s; %d requests embedded the call",
+			strings.Join(splits, "; "), len(ids))
+		if said > 0 {
+			w += fmt.Sprintf(" (providers[].max_embedding_inputs: %d sends such calls in parts from the start)", said)
+		}
+		out.Meta.Warnings = append(out.Meta.Warnings, w)
 	}
 	if p.call.PreserveRaw {
 		out.Meta.Warnings = append(out.Meta.Warnings, fmt.Sprintf("raw data is the last of the %d requests", len(ids)))

@@ -32,6 +32,7 @@ type tokenCapUpstream struct {
 	*httptest.Server
 	capTokens int
 	mistral   bool // refuse in Mistral's words instead
+	maxInputs int  // refuse more inputs than this in Azure OpenAI's words (0: no limit)
 
 	mu    sync.Mutex
 	sizes []int
@@ -66,6 +67,11 @@ func (u *tokenCapUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		c, _ := strconv.Atoi(count)
 		tokens += c
 		data = append(data, fmt.Sprintf(`{"object":"embedding","index":%d,"embedding":[%s,0.5]}`, i, idx))
+	}
+	if u.maxInputs > 0 && len(req.Input) > u.maxInputs {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"error":{"message":"Too many inputs. The max number of inputs is %d.  We hope to increase the number of inputs per request soon. Please contact us through an Azure support request at: https://go.microsoft.com/fwlink/?linkid=2213926 for further questions.","type":"invalid_request_error","param":null,"code":null}}`, u.maxInputs)
+		return
 	}
 	if tokens > u.capTokens {
 		w.WriteHeader(http.StatusBadRequest)
@@ -129,7 +135,7 @@ func TestEmbed23BatchTokensSplit(t *testing.T) {
 	if ids := m.GetExtended().AsMap()["provider_request_ids"]; m.GetProviderRequestId() != "req-3" || fmt.Sprint(ids) != "[req-3 req-4 req-6 req-7]" {
 		t.Errorf("request id %q, ids %v", m.GetProviderRequestId(), ids)
 	}
-	want := "the provider refused 3 requests for their inputs together, each sent again as two halves: " +
+	want := "sent again in smaller parts, the requests the provider refused for their inputs together: " +
 		"inputs 0 to 7 (Requested 800 tokens, max 300 tokens per request); inputs 0 to 3 (Requested 400 tokens, max 300 tokens per request); " +
 		"inputs 4 to 7 (Requested 400 tokens, max 300 tokens per request); 4 requests embedded the call"
 	if w := m.GetWarnings(); len(w) != 1 || w[0] != want {
@@ -182,6 +188,39 @@ func TestEmbed23BatchTokensOneInput(t *testing.T) {
 		t.Errorf("failed meta usage %v", m.GetUsage())
 	}
 	if w := m.GetWarnings(); len(w) != 1 || w[0] != "request 2 of 2 (inputs 1 to 1) failed; the 1 before it were embedded" {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestEmbed23AzureInputLimit: Azure OpenAI's deployments of
+// text-embedding-ada-002 took 16 inputs a request (later 1 or 2048 by
+// API version) and refuse more with "Too many inputs. The max number of
+// inputs is 16.  We hope to increase …" (the body Mintplex-Labs/
+// anything-llm#184 quotes): 40 inputs go again as 14, 14 and 12 (not
+// halved down), with the setting that avoids the refusal in the warning;
+// a part over the token cap after that is halved as before.
+func TestEmbed23AzureInputLimit(t *testing.T) {
+	t.Parallel()
+	up := newTokenCapUpstream(t, 1300, false)
+	up.maxInputs = 16
+	c, _ := startWith(t, embedYAML("openai", "openai-embeddings", ""), up.URL)
+	tokens := make([]int, 40)
+	for i := range tokens {
+		tokens[i] = 10
+	}
+	tokens[0] = 1200 // the first part (14 inputs) has 1330 tokens: halved
+	resp, err := c.Embed(context.Background(), &llmrelayv1.EmbedRequest{Model: "m", Inputs: tokenInputs(tokens...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOrder(t, resp.GetEmbeddings(), 40)
+	if got := up.requestSizes(); fmt.Sprint(got) != "[40 14 7 7 14 12]" {
+		t.Errorf("requests of %v inputs", got)
+	}
+	w := resp.GetMeta().GetWarnings()
+	if len(w) != 1 || !strings.Contains(w[0], "inputs 0 to 39 (Too many inputs. The max number of inputs is 16.") ||
+		!strings.Contains(w[0], "inputs 0 to 13 (Requested 1330 tokens, max 1300 tokens per request)") ||
+		!strings.HasSuffix(w[0], "; 4 requests embedded the call (providers[].max_embedding_inputs: 16 sends such calls in parts from the start)") {
 		t.Errorf("warnings %q", w)
 	}
 }

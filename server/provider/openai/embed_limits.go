@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -56,12 +57,20 @@ func embedInputParam(err error, inputs int) error {
 			pe.Param = "input[" + m[1] + "]"
 		}
 	}
-	if pe != nil && inputs > 1 && (pe.Kind == provider.KindInvalidRequest || pe.Kind == provider.KindContextLength) && batchTooLarge(pe) {
-		// The inputs together are over the provider's cap on a request
-		// (not one input over the model's context): the gateway sends
-		// them again in smaller requests. Mistral's words read as a
-		// context-length error, OpenAI's as an invalid request.
-		pe.BatchTooLarge = true
+	if pe != nil && inputs > 1 && (pe.Kind == provider.KindInvalidRequest || pe.Kind == provider.KindContextLength) {
+		switch {
+		case batchTooLarge(pe):
+			// The inputs together are over the provider's cap on a
+			// request's tokens (not one input over the model's
+			// context): the gateway sends them again in smaller
+			// requests. Mistral's words read as a context-length
+			// error, OpenAI's as an invalid request.
+			pe.BatchTooLarge = true
+		case batchLimit(pe.Message) > 0 && batchLimit(pe.Message) < inputs:
+			// Too many inputs for one request, the limit said: the
+			// gateway sends them in requests of at most that many.
+			pe.BatchTooLarge, pe.BatchLimit = true, batchLimit(pe.Message)
+		}
 	}
 	if pe != nil && pe.HTTPStatus >= 500 && strings.Contains(strings.ToLower(pe.Message), "does not support embeddings") {
 		// Ollama's 500 for a model that cannot embed (its runner's "this
@@ -110,4 +119,25 @@ var batchTokensRE = regexp.MustCompile(`(?i)\btoo many tokens in (?:the )?batch\
 // batchTokensRE.
 func batchTooLarge(pe *provider.Error) bool {
 	return pe.Code == "max_tokens_per_request" || batchTokensRE.MatchString(pe.Message)
+}
+
+// batchLimitRE reads the most inputs a server takes in one embeddings
+// request from its refusal of more: Azure OpenAI's "Too many inputs. The
+// max number of inputs is 16.  We hope to increase …" (its deployments of
+// text-embedding-ada-002 before 2024: Mintplex-Labs/anything-llm#184
+// quotes the body whole), TEI's "batch size 64 > maximum allowed batch
+// size 32" (its 413).
+var batchLimitRE = regexp.MustCompile(`(?i)\bthe max number of inputs is (\d{1,6})\b|\bmaximum allowed batch size (\d{1,6})\b`)
+
+// batchLimit is the limit a refusal's message states, 0 when none.
+func batchLimit(msg string) int {
+	m := batchLimitRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(m[1] + m[2])
+	if err != nil {
+		return 0
+	}
+	return n
 }

@@ -15,33 +15,43 @@ import (
 // OpenDataBox/CrackSQL#27 quotes), Mistral's "Too many tokens in batch"
 // (aurelio-labs/semantic-router#297), each of a request of two inputs or
 // more; not the same words for a single input (nothing to split), nor
-// OpenAI's refusal of one input over the model's context. The bodies are
-// the issues' quotes; the status and headers are ours.
+// OpenAI's refusal of one input over the model's context; and a refusal
+// of the number of inputs that states the limit (BatchLimit). The bodies
+// are the issues' quotes; the status and headers are ours.
 func TestRound23EmbedBatchTooLarge(t *testing.T) {
 	t.Parallel()
 	const (
 		openaiBody  = `{"error":{"message":"Requested 453357 tokens, max 300000 tokens per request","type":"max_tokens_per_request","param":null,"code":"max_tokens_per_request"}}`
 		mistralBody = `{"object":"error","message":"Too many tokens in batch. Max is 16384 got 17555","type":"invalid_request_error","param":null,"code":null}`
 		inputBody   = `{"error":{"message":"Invalid 'input[0]': maximum input length is 8192 tokens.","type":"invalid_request_error","param":null,"code":null}}`
+		azureBody   = `{"error":{"message":"Too many inputs. The max number of inputs is 16.  We hope to increase the number of inputs per request soon. Please contact us through an Azure support request at: https://go.microsoft.com/fwlink/?linkid=2213926 for further questions.","type":"invalid_request_error","param":null,"code":null}}`
+		teiBody     = `{"message":"batch size 64 > maximum allowed batch size 32","code":413,"type":"Validation"}`
 	)
 	cases := []struct {
 		body   string
+		status int
 		inputs int
 		want   bool
+		limit  int
 		kind   provider.Kind
 	}{
-		{openaiBody, 2, true, provider.KindInvalidRequest},
-		{openaiBody, 1, false, provider.KindInvalidRequest},
-		{mistralBody, 3, true, provider.KindContextLength},
-		{mistralBody, 1, false, provider.KindContextLength},
-		{inputBody, 2, false, provider.KindContextLength},
+		{openaiBody, 400, 2, true, 0, provider.KindInvalidRequest},
+		{openaiBody, 400, 1, false, 0, provider.KindInvalidRequest},
+		{mistralBody, 400, 3, true, 0, provider.KindContextLength},
+		{mistralBody, 400, 1, false, 0, provider.KindContextLength},
+		{inputBody, 400, 2, false, 0, provider.KindContextLength},
+		// Azure OpenAI's input limit of old (Mintplex-Labs/anything-llm#184
+		// quotes the body), TEI's batch size (its 413): the limit read.
+		{azureBody, 400, 20, true, 16, provider.KindInvalidRequest},
+		{azureBody, 400, 16, false, 0, provider.KindInvalidRequest},
+		{teiBody, 413, 64, true, 32, provider.KindInvalidRequest},
 	}
 	for _, tc := range cases {
-		srv := providertest.Replay(t, providertest.Recording{Status: 400, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(tc.body)})
+		srv := providertest.Replay(t, providertest.Recording{Status: tc.status, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(tc.body)})
 		_, err := newTestProvider(t, kOpenAI, srv.URL).Embed(context.Background(), &provider.EmbedRequest{Model: "text-embedding-3-small", Inputs: make([]string, tc.inputs)})
 		pe := providerError(t, err)
-		if pe.BatchTooLarge != tc.want || pe.Kind != tc.kind || pe.HTTPStatus != 400 {
-			t.Errorf("%s with %d inputs: batch too large %v, kind %v", tc.body, tc.inputs, pe.BatchTooLarge, pe.Kind)
+		if pe.BatchTooLarge != tc.want || pe.BatchLimit != tc.limit || pe.Kind != tc.kind || pe.HTTPStatus != tc.status {
+			t.Errorf("%s with %d inputs: batch too large %v limit %d, kind %v", tc.body, tc.inputs, pe.BatchTooLarge, pe.BatchLimit, pe.Kind)
 		}
 	}
 }
