@@ -126,8 +126,9 @@ func batchTooLarge(pe *provider.Error) bool {
 // max number of inputs is 16.  We hope to increase …" (its deployments of
 // text-embedding-ada-002 before 2024: Mintplex-Labs/anything-llm#184
 // quotes the body whole), TEI's "batch size 64 > maximum allowed batch
-// size 32" (its 413).
-var batchLimitRE = regexp.MustCompile(`(?i)\bthe max number of inputs is (\d{1,6})\b|\bmaximum allowed batch size (\d{1,6})\b`)
+// size 32" (its 413), Cohere's "invalid request: total number of texts
+// must be at most 96 - received 131" (misbahsy/RAGTune#2 quotes it).
+var batchLimitRE = regexp.MustCompile(`(?i)\bthe max number of inputs is (\d{1,6})\b|\bmaximum allowed batch size (\d{1,6})\b|\bnumber of texts must be at most (\d{1,6})\b`)
 
 // batchLimit is the limit a refusal's message states, 0 when none.
 func batchLimit(msg string) int {
@@ -135,7 +136,7 @@ func batchLimit(msg string) int {
 	if m == nil {
 		return 0
 	}
-	n, err := strconv.Atoi(m[1] + m[2])
+	n, err := strconv.Atoi(m[1] + m[2] + m[3])
 	if err != nil {
 		return 0
 	}

@@ -45,6 +45,8 @@ func TestRound23EmbedBatchTooLarge(t *testing.T) {
 		{azureBody, 400, 20, true, 16, provider.KindInvalidRequest},
 		{azureBody, 400, 16, false, 0, provider.KindInvalidRequest},
 		{teiBody, 413, 64, true, 32, provider.KindInvalidRequest},
+		// Cohere's words (misbahsy/RAGTune#2 quotes the body).
+		{`{"message":"invalid request: total number of texts must be at most 96 - received 131"}`, 400, 131, true, 96, provider.KindInvalidRequest},
 	}
 	for _, tc := range cases {
 		srv := providertest.Replay(t, providertest.Recording{Status: tc.status, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(tc.body)})
