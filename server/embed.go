@@ -84,12 +84,19 @@ func evenParts(r inputRange, limit int) []inputRange {
 }
 
 // resplit is how a refused request's inputs go again: in parts of at most
-// the number the provider said it takes (provider.Error.BatchLimit), else
-// as two halves.
+// the number the provider said it takes (provider.Error.BatchLimit), or in
+// as many parts as its counts need (BatchParts: the tokens asked over
+// those allowed), else as two halves.
 func resplit(r inputRange, err error) []inputRange {
+	n := r.end - r.start
 	var pe *provider.Error
-	if errors.As(err, &pe) && pe.BatchLimit > 0 && r.end-r.start > pe.BatchLimit {
-		return evenParts(r, pe.BatchLimit)
+	if errors.As(err, &pe) {
+		if pe.BatchLimit > 0 && n > pe.BatchLimit {
+			return evenParts(r, pe.BatchLimit)
+		}
+		if pe.BatchParts > 2 {
+			return evenParts(r, max((n+pe.BatchParts-1)/pe.BatchParts, 1))
+		}
 	}
 	return halves(r)
 }

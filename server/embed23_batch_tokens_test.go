@@ -101,9 +101,10 @@ func tokenInputs(tokens ...int) []string {
 }
 
 // TestEmbed23BatchTokensSplit: eight inputs of 100 tokens against a cap of
-// 300: refused whole (800), then as 4 + 4 (400 each, refused), then as
-// 2 + 2 + 2 + 2: the answer in input order, the usage of the requests that
-// embedded (800), every request counted as an attempt, the refusals said.
+// 300: refused whole ("Requested 800 tokens, max 300"), then sent as the
+// three parts those counts need (3 + 3 + 2): the answer in input order, the
+// usage of the requests that embedded (800), every request an attempt, the
+// refusal a retry reason and said in a warning.
 func TestEmbed23BatchTokensSplit(t *testing.T) {
 	t.Parallel()
 	up := newTokenCapUpstream(t, 300, false)
@@ -113,31 +114,55 @@ func TestEmbed23BatchTokensSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkOrder(t, resp.GetEmbeddings(), 8)
-	if got := up.requestSizes(); fmt.Sprint(got) != "[8 4 2 2 4 2 2]" {
+	if got := up.requestSizes(); fmt.Sprint(got) != "[8 3 3 2]" {
 		t.Errorf("requests of %v inputs", got)
 	}
 	m := resp.GetMeta()
 	if u := m.GetUsage(); u.GetInputTokens() != 800 || u.GetTotalTokens() != 800 {
 		t.Errorf("usage %v", u)
 	}
-	if m.GetAttempts() != 7 || m.GetEmbeddingsCount() != 8 {
+	if m.GetAttempts() != 4 || m.GetEmbeddingsCount() != 8 {
 		t.Errorf("attempts %d count %d", m.GetAttempts(), m.GetEmbeddingsCount())
 	}
-	// Each refused request is a failed attempt the call went on from, as
-	// a retried one is: its status and the provider's words.
-	var reasons []string
-	for _, r := range m.GetRetryReasons() {
-		reasons = append(reasons, fmt.Sprintf("%d %s %s", r.GetAttempt(), r.GetReason(), r.GetMessage()))
+	// The refused request is a failed attempt the call went on from, as a
+	// retried one is: its status and the provider's words.
+	if r := m.GetRetryReasons(); len(r) != 1 || r[0].GetAttempt() != 1 || r[0].GetReason() != "http_400" || r[0].GetMessage() != "Requested 800 tokens, max 300 tokens per request" {
+		t.Errorf("retry reasons %v", r)
 	}
-	if fmt.Sprint(reasons) != "[1 http_400 Requested 800 tokens, max 300 tokens per request 2 http_400 Requested 400 tokens, max 300 tokens per request 5 http_400 Requested 400 tokens, max 300 tokens per request]" {
-		t.Errorf("retry reasons %q", reasons)
-	}
-	if ids := m.GetExtended().AsMap()["provider_request_ids"]; m.GetProviderRequestId() != "req-3" || fmt.Sprint(ids) != "[req-3 req-4 req-6 req-7]" {
+	if ids := m.GetExtended().AsMap()["provider_request_ids"]; m.GetProviderRequestId() != "req-2" || fmt.Sprint(ids) != "[req-2 req-3 req-4]" {
 		t.Errorf("request id %q, ids %v", m.GetProviderRequestId(), ids)
 	}
 	want := "sent again in smaller parts, the requests the provider refused for their inputs together: " +
-		"inputs 0 to 7 (Requested 800 tokens, max 300 tokens per request); inputs 0 to 3 (Requested 400 tokens, max 300 tokens per request); " +
-		"inputs 4 to 7 (Requested 400 tokens, max 300 tokens per request); 4 requests embedded the call"
+		"inputs 0 to 7 (Requested 800 tokens, max 300 tokens per request); 3 requests embedded the call"
+	if w := m.GetWarnings(); len(w) != 1 || w[0] != want {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestEmbed23BatchTokensHalves: tokens unevenly spread (250, 100, 100 and
+// five of 10, cap 300): the two parts the first refusal's counts need (4 +
+// 4) leave the first over the cap (460), whose counts need two again: its
+// halves (2 + 2), the first of them over too (350): one and one. Each
+// refusal is said; the answer is whole and in order.
+func TestEmbed23BatchTokensHalves(t *testing.T) {
+	t.Parallel()
+	up := newTokenCapUpstream(t, 300, false)
+	c, _ := startWith(t, embedYAML("openai", "openai-embeddings", ""), up.URL)
+	resp, err := c.Embed(context.Background(), &llmrelayv1.EmbedRequest{Model: "m", Inputs: tokenInputs(250, 100, 100, 10, 10, 10, 10, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOrder(t, resp.GetEmbeddings(), 8)
+	if got := up.requestSizes(); fmt.Sprint(got) != "[8 4 2 1 1 2 4]" {
+		t.Errorf("requests of %v inputs", got)
+	}
+	m := resp.GetMeta()
+	if u := m.GetUsage(); u.GetInputTokens() != 500 || m.GetAttempts() != 7 || len(m.GetRetryReasons()) != 3 {
+		t.Errorf("usage %v attempts %d retry reasons %v", u, m.GetAttempts(), m.GetRetryReasons())
+	}
+	want := "sent again in smaller parts, the requests the provider refused for their inputs together: " +
+		"inputs 0 to 7 (Requested 500 tokens, max 300 tokens per request); inputs 0 to 3 (Requested 460 tokens, max 300 tokens per request); " +
+		"inputs 0 to 1 (Requested 350 tokens, max 300 tokens per request); 4 requests embedded the call"
 	if w := m.GetWarnings(); len(w) != 1 || w[0] != want {
 		t.Errorf("warnings %q", w)
 	}

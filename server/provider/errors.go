@@ -134,6 +134,12 @@ type Error struct {
 	// allowed batch size 32"): the gateway sends the inputs in requests
 	// of at most that many. 0 when it did not say.
 	BatchLimit int
+	// BatchParts is the fewest requests the inputs need by the provider's
+	// own count, where a refusal of their tokens together gave it
+	// (OpenAI's "Requested 453357 tokens, max 300000 tokens per request":
+	// 2): the gateway splits the inputs into that many parts at first.
+	// 0 when it did not say.
+	BatchParts int
 	// Quota is the provider's own account of the quotas it found
 	// exhausted (the google.rpc.QuotaFailure violations Gemini and Vertex
 	// AI send, GoogleQuotaViolation.Proto), as it gave them; nil when it

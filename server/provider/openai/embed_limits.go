@@ -65,7 +65,7 @@ func embedInputParam(err error, inputs int) error {
 			// context): the gateway sends them again in smaller
 			// requests. Mistral's words read as a context-length
 			// error, OpenAI's as an invalid request.
-			pe.BatchTooLarge = true
+			pe.BatchTooLarge, pe.BatchParts = true, batchParts(pe.Message)
 		case batchLimit(pe.Message) > 0 && batchLimit(pe.Message) < inputs:
 			// Too many inputs for one request, the limit said: the
 			// gateway sends them in requests of at most that many.
@@ -141,4 +141,28 @@ func batchLimit(msg string) int {
 		return 0
 	}
 	return n
+}
+
+// batchTokensCountRE reads the tokens asked and allowed from a refusal of
+// a request's tokens together: OpenAI's "Requested 453357 tokens, max
+// 300000 tokens per request", Mistral's "Max is 16384 got 17555".
+var batchTokensCountRE = regexp.MustCompile(`(?i)\brequested (\d{1,12}) tokens, max (\d{1,12}) tokens\b|\bmax is (\d{1,12}) got (\d{1,12})\b`)
+
+// batchParts is the fewest requests a refusal's counts need (the tokens
+// asked over those allowed, rounded up), 0 when it gives none.
+func batchParts(msg string) int {
+	m := batchTokensCountRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	asked, allowed := m[1], m[2]
+	if asked == "" {
+		asked, allowed = m[4], m[3]
+	}
+	a, err1 := strconv.ParseInt(asked, 10, 64)
+	b, err2 := strconv.ParseInt(allowed, 10, 64)
+	if err1 != nil || err2 != nil || b <= 0 || a <= b {
+		return 0
+	}
+	return int(min((a+b-1)/b, 1<<20))
 }

@@ -16,8 +16,11 @@ import (
 // (aurelio-labs/semantic-router#297), each of a request of two inputs or
 // more; not the same words for a single input (nothing to split), nor
 // OpenAI's refusal of one input over the model's context; and a refusal
-// of the number of inputs that states the limit (BatchLimit). The bodies
-// are the issues' quotes; the status and headers are ours.
+// of the number of inputs that states the limit (BatchLimit). The counts
+// of a token refusal give the fewest parts (BatchParts: 453357 over 300000
+// is 2; 1086442 over 300000, the words topoteretes/cognee#703 quotes with
+// 600000, is 4). The bodies are the issues' quotes; the status and headers
+// are ours.
 func TestRound23EmbedBatchTooLarge(t *testing.T) {
 	t.Parallel()
 	const (
@@ -34,26 +37,28 @@ func TestRound23EmbedBatchTooLarge(t *testing.T) {
 		want   bool
 		limit  int
 		kind   provider.Kind
+		parts  int
 	}{
-		{openaiBody, 400, 2, true, 0, provider.KindInvalidRequest},
-		{openaiBody, 400, 1, false, 0, provider.KindInvalidRequest},
-		{mistralBody, 400, 3, true, 0, provider.KindContextLength},
-		{mistralBody, 400, 1, false, 0, provider.KindContextLength},
-		{inputBody, 400, 2, false, 0, provider.KindContextLength},
+		{openaiBody, 400, 2, true, 0, provider.KindInvalidRequest, 2},
+		{openaiBody, 400, 1, false, 0, provider.KindInvalidRequest, 0},
+		{mistralBody, 400, 3, true, 0, provider.KindContextLength, 2},
+		{`{"error":{"message":"Requested 1086442 tokens, max 300000 tokens per request","type":"max_tokens_per_request","param":null,"code":"max_tokens_per_request"}}`, 400, 900, true, 0, provider.KindInvalidRequest, 4},
+		{mistralBody, 400, 1, false, 0, provider.KindContextLength, 0},
+		{inputBody, 400, 2, false, 0, provider.KindContextLength, 0},
 		// Azure OpenAI's input limit of old (Mintplex-Labs/anything-llm#184
 		// quotes the body), TEI's batch size (its 413): the limit read.
-		{azureBody, 400, 20, true, 16, provider.KindInvalidRequest},
-		{azureBody, 400, 16, false, 0, provider.KindInvalidRequest},
-		{teiBody, 413, 64, true, 32, provider.KindInvalidRequest},
+		{azureBody, 400, 20, true, 16, provider.KindInvalidRequest, 0},
+		{azureBody, 400, 16, false, 0, provider.KindInvalidRequest, 0},
+		{teiBody, 413, 64, true, 32, provider.KindInvalidRequest, 0},
 		// Cohere's words (misbahsy/RAGTune#2 quotes the body).
-		{`{"message":"invalid request: total number of texts must be at most 96 - received 131"}`, 400, 131, true, 96, provider.KindInvalidRequest},
+		{`{"message":"invalid request: total number of texts must be at most 96 - received 131"}`, 400, 131, true, 96, provider.KindInvalidRequest, 0},
 	}
 	for _, tc := range cases {
 		srv := providertest.Replay(t, providertest.Recording{Status: tc.status, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(tc.body)})
 		_, err := newTestProvider(t, kOpenAI, srv.URL).Embed(context.Background(), &provider.EmbedRequest{Model: "text-embedding-3-small", Inputs: make([]string, tc.inputs)})
 		pe := providerError(t, err)
-		if pe.BatchTooLarge != tc.want || pe.BatchLimit != tc.limit || pe.Kind != tc.kind || pe.HTTPStatus != tc.status {
-			t.Errorf("%s with %d inputs: batch too large %v limit %d, kind %v", tc.body, tc.inputs, pe.BatchTooLarge, pe.BatchLimit, pe.Kind)
+		if pe.BatchTooLarge != tc.want || pe.BatchLimit != tc.limit || pe.BatchParts != tc.parts || pe.Kind != tc.kind || pe.HTTPStatus != tc.status {
+			t.Errorf("%s with %d inputs: batch too large %v limit %d parts %d, kind %v", tc.body, tc.inputs, pe.BatchTooLarge, pe.BatchLimit, pe.BatchParts, pe.Kind)
 		}
 	}
 }
