@@ -150,3 +150,21 @@ func TestRound23FormatCountCloud(t *testing.T) {
 		t.Errorf("usage %v", u)
 	}
 }
+
+// TestRound23MaruelGemma3JSONSchema: the same prompt and schema to
+// gemma3:4b, which does not think (maruel/genai's GenSync-JSONSchema, August
+// 2025; testdata/README.md, "Round 23"): one run, `{"is_fruit": true}` and a
+// line break in 9 tokens counted whole; a format, a local runner's counters
+// (load_duration), but no thinking: no warning. The request is the recorded
+// one (rmgOurs).
+func TestRound23MaruelGemma3JSONSchema(t *testing.T) {
+	t.Parallel()
+	const name = "real_maruel_gemma3_4b_json_schema"
+	res, srv := rmgUnary(t, name, &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemma3:4b",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Is a banana a fruit? Do not include an explanation. Reply ONLY as JSON."))},
+		Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+			Schema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"is_fruit":{"type":"boolean"}},"additionalProperties":false,"type":"object","required":["is_fruit"]}`}}})
+	rmgCheck(t, name, res, false, []*llmrelayv1.Part{text("{\"is_fruit\": true}\n")}, 26, 0, 9)
+	checkCounters(t, res.Meta, rmgLocal(608993500, 85538166, 26, 18129875, 9, 175381083))
+	rmgSameRequest(t, srv, name, rmgOurs)
+}
