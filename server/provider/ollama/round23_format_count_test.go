@@ -168,3 +168,25 @@ func TestRound23MaruelGemma3JSONSchema(t *testing.T) {
 	checkCounters(t, res.Meta, rmgLocal(608993500, 85538166, 26, 18129875, 9, 175381083))
 	rmgSameRequest(t, srv, name, rmgOurs)
 }
+
+// TestRound23MaruelGemma4JSONSchemaArray: gemma4:e2b with think false and a
+// JSON schema whose root is an array (maruel/genai's GenSync-JSONSchemaArray,
+// September 2026; testdata/README.md, "Round 23"): Ollama takes any JSON
+// schema as format (OpenAI's structured outputs want an object root; Ollama
+// does not), and answers the indented array as content. think false on
+// gemma4 applies the format at once (ChatHandler's forceImmediate): one run,
+// no thinking, 48 tokens counted whole, no warning. The request is the
+// recorded one (rmgOurs): the schema byte for byte, think false.
+func TestRound23MaruelGemma4JSONSchemaArray(t *testing.T) {
+	t.Parallel()
+	const name = "real_maruel_gemma4_e2b_json_schema_array"
+	off := false
+	res, srv := rmgUnary(t, name, &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemma4:e2b",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Name two fruits with their color. Do not include an explanation. Reply ONLY as JSON."))},
+		Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+			Schema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","items":{"properties":{"name":{"type":"string"},"color":{"type":"string"}},"additionalProperties":false,"type":"object","required":["name","color"]},"type":"array"}`}},
+		ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Ollama{Ollama: &llmrelayv1.OllamaOptions{Think: &off}}}})
+	rmgCheck(t, name, res, false, []*llmrelayv1.Part{text("[\n  {\n    \"name\": \"Apple\",\n    \"color\": \"Red\"\n  },\n  {\n    \"name\": \"Banana\",\n    \"color\": \"Yellow\"\n  }\n]")}, 27, 0, 48)
+	checkCounters(t, res.Meta, rmgLocal(6370588668, 4166555065, 27, 193942099, 48, 1655118647))
+	rmgSameRequest(t, srv, name, rmgOurs)
+}
