@@ -111,8 +111,10 @@ func ollamaNaN(msg string) bool { return ollamaNaNRE.MatchString(msg) }
 // over its inputs: Mistral's "Too many tokens in batch. Max is 16384 got
 // 17555" (aurelio-labs/semantic-router#297), OpenAI's "Requested 453357
 // tokens, max 300000 tokens per request" (its code max_tokens_per_request,
-// OpenDataBox/CrackSQL#27).
-var batchTokensRE = regexp.MustCompile(`(?i)\btoo many tokens in (?:the )?batch\b|\btokens per request\b`)
+// OpenDataBox/CrackSQL#27), Voyage AI's "The max allowed tokens per
+// submitted batch is 120000. Your batch has 121138 tokens after
+// truncation." (its 400 {"detail": …}, sigoden/aichat#825).
+var batchTokensRE = regexp.MustCompile(`(?i)\btoo many tokens in (?:the )?batch\b|\btokens per request\b|\bmax allowed tokens per submitted batch\b`)
 
 // batchTooLarge reports whether an embeddings error refuses the request's
 // inputs together: OpenAI's code max_tokens_per_request, or the words of
@@ -145,8 +147,10 @@ func batchLimit(msg string) int {
 
 // batchTokensCountRE reads the tokens asked and allowed from a refusal of
 // a request's tokens together: OpenAI's "Requested 453357 tokens, max
-// 300000 tokens per request", Mistral's "Max is 16384 got 17555".
-var batchTokensCountRE = regexp.MustCompile(`(?i)\brequested (\d{1,12}) tokens, max (\d{1,12}) tokens\b|\bmax is (\d{1,12}) got (\d{1,12})\b`)
+// 300000 tokens per request", Mistral's "Max is 16384 got 17555", Voyage's
+// "The max allowed tokens per submitted batch is 120000. Your batch has
+// 121138 tokens".
+var batchTokensCountRE = regexp.MustCompile(`(?i)\brequested (\d{1,12}) tokens, max (\d{1,12}) tokens\b|\bmax is (\d{1,12}) got (\d{1,12})\b|\bper submitted batch is (\d{1,12})\. your batch has (\d{1,12}) tokens\b`)
 
 // batchParts is the fewest requests a refusal's counts need (the tokens
 // asked over those allowed, rounded up), 0 when it gives none.
@@ -156,8 +160,11 @@ func batchParts(msg string) int {
 		return 0
 	}
 	asked, allowed := m[1], m[2]
-	if asked == "" {
+	switch {
+	case m[4] != "":
 		asked, allowed = m[4], m[3]
+	case m[6] != "":
+		asked, allowed = m[6], m[5]
 	}
 	a, err1 := strconv.ParseInt(asked, 10, 64)
 	b, err2 := strconv.ParseInt(allowed, 10, 64)

@@ -50,6 +50,10 @@ func TestRound23EmbedBatchTooLarge(t *testing.T) {
 		{azureBody, 400, 20, true, 16, provider.KindInvalidRequest, 0},
 		{azureBody, 400, 16, false, 0, provider.KindInvalidRequest, 0},
 		{teiBody, 413, 64, true, 32, provider.KindInvalidRequest, 0},
+		// Voyage AI's token cap per request (sigoden/aichat#825 quotes the
+		// body; kenn-io/agentsview#1356 the 128000 of four inputs).
+		{`{"detail":"Request to model 'voyage-large-2-instruct' failed. The max allowed tokens per submitted batch is 120000. Your batch has 121138 tokens after truncation. Please lower the number of tokens in the batch."}`, 400, 40, true, 0, provider.KindInvalidRequest, 2},
+		{`{"detail":"Request to model 'voyage-4-large' failed. The max allowed tokens per submitted batch is 120000. Your batch has 1280000 tokens after truncation. Please lower the number of tokens in the batch."}`, 400, 40, true, 0, provider.KindInvalidRequest, 11},
 		// Cohere's words (misbahsy/RAGTune#2 quotes the body).
 		{`{"message":"invalid request: total number of texts must be at most 96 - received 131"}`, 400, 131, true, 96, provider.KindInvalidRequest, 0},
 	}
