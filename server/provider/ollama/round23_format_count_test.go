@@ -10,6 +10,7 @@ import (
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
+	"google.golang.org/protobuf/proto"
 )
 
 // Round 23: with a format set, a local Ollama runs a thinking model twice
@@ -188,5 +189,47 @@ func TestRound23MaruelGemma4JSONSchemaArray(t *testing.T) {
 		ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Ollama{Ollama: &llmrelayv1.OllamaOptions{Think: &off}}}})
 	rmgCheck(t, name, res, false, []*llmrelayv1.Part{text("[\n  {\n    \"name\": \"Apple\",\n    \"color\": \"Red\"\n  },\n  {\n    \"name\": \"Banana\",\n    \"color\": \"Yellow\"\n  }\n]")}, 27, 0, 48)
 	checkCounters(t, res.Meta, rmgLocal(6370588668, 4166555065, 27, 193942099, 48, 1655118647))
+	rmgSameRequest(t, srv, name, rmgOurs)
+}
+
+// TestRound23MaruelGemma4JSONSchemaStream: the same prompt and schema
+// streamed to gemma4:e2b with think false (maruel/genai's
+// gemma4-e2b/GenStream-JSONSchema, May 2026; testdata/README.md, "Round
+// 23"): the format applied at once, seven content lines `{"is_fruit":
+// true}`, eval_count 8, no warning. The thinking stream of the same request
+// (gemma4-e2b_thinking/GenStream-JSONSchema, over a hundred thinking
+// lines before the same seven) counts 8 too: its count leaves the thinking
+// out, as the warning says. The request is the recorded one (rmgOurs).
+func TestRound23MaruelGemma4JSONSchemaStream(t *testing.T) {
+	t.Parallel()
+	const name = "real_maruel_gemma4_e2b_json_schema_stream"
+	off := false
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_CHAT, Model: "gemma4:e2b",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Is a banana a fruit? Do not include an explanation. Reply ONLY as JSON."))},
+		Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
+			Schema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"is_fruit":{"type":"boolean"}},"additionalProperties":false,"type":"object","required":["is_fruit"]}`}},
+		ProviderOptions: &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Ollama{Ollama: &llmrelayv1.OllamaOptions{Think: &off}}}}
+	srv := providertest.ReplayFile(t, td(name+".http"))
+	st, err := newTestProvider(t, srv).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := collect(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	providertest.Golden(t, td(name+".golden"), renderEvents(t, evs, err))
+	f := foldEvents(t, evs)
+	if !proto.Equal(f.msg, &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{text(`{"is_fruit": true}`)}}) {
+		t.Errorf("message %v", f.msg)
+	}
+	m := f.meta
+	if m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || len(m.GetWarnings()) != 0 {
+		t.Errorf("finish %v warnings %q", m.GetFinishReason(), m.GetWarnings())
+	}
+	if u := m.GetUsage(); u.GetInputTokens() != 26 || u.GetOutputTokens() != 8 {
+		t.Errorf("usage %v", u)
+	}
+	checkCounters(t, m, rmgLocal(420473916, 93824916, 26, 10305250, 8, 67680917))
 	rmgSameRequest(t, srv, name, rmgOurs)
 }
