@@ -3,6 +3,11 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"regexp"
+	"strconv"
+
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // embedTruncatedWarning is the warning of an embedContent answer that says
@@ -22,4 +27,31 @@ func embedTruncated(raw []byte) bool {
 		Truncated bool `json:"truncated"`
 	}
 	return json.Unmarshal(raw, &r) == nil && r.Truncated
+}
+
+// payloadLimitRE reads the Gemini API's refusal of a request body over its
+// size limit: "Request payload size exceeds the limit: 4194304 bytes."
+// (INVALID_ARGUMENT; quarkiverse/quarkus-langchain4j#1705 quotes it for a
+// batch of embeddings).
+var payloadLimitRE = regexp.MustCompile(`(?i)\brequest payload size exceeds the limit: (\d{1,12}) bytes\b`)
+
+// embedBatchTooLarge marks the refusal of a batchEmbedContents body over
+// the size limit (provider.Error.BatchTooLarge): the same inputs in
+// smaller requests pass, which the gateway sends, in as many parts as the
+// body's size over the limit needs (BatchParts). inputs and size are the
+// request's.
+func embedBatchTooLarge(err error, inputs, size int) error {
+	var pe *provider.Error
+	if inputs < 2 || !errors.As(err, &pe) || pe.Kind != provider.KindInvalidRequest {
+		return err
+	}
+	m := payloadLimitRE.FindStringSubmatch(pe.Message)
+	if m == nil {
+		return err
+	}
+	pe.BatchTooLarge = true
+	if limit, perr := strconv.Atoi(m[1]); perr == nil && limit > 0 && size > limit {
+		pe.BatchParts = (size + limit - 1) / limit
+	}
+	return err
 }

@@ -283,7 +283,7 @@ func (p *Provider) embed(ctx context.Context, req *provider.EmbedRequest, inputs
 	}
 	resp, err := p.post(ctx, req.Model, method, "", body)
 	if err != nil {
-		return nil, err
+		return nil, embedBatchTooLarge(err, len(inputs), len(body))
 	}
 	raw, cut, err := p.readBody(resp)
 	if err != nil {
