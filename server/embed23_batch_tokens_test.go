@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -246,6 +247,74 @@ func TestEmbed23AzureInputLimit(t *testing.T) {
 	if len(w) != 1 || !strings.Contains(w[0], "inputs 0 to 39 (Too many inputs. The max number of inputs is 16.") ||
 		!strings.Contains(w[0], "inputs 0 to 13 (Requested 1330 tokens, max 1300 tokens per request)") ||
 		!strings.HasSuffix(w[0], "; 4 requests embedded the call (providers[].max_embedding_inputs: 16 sends such calls in parts from the start)") {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestEmbed23GeminiPayloadSplit: the Gemini API refuses a
+// batchEmbedContents body over its size limit ("Request payload size
+// exceeds the limit: N bytes.", INVALID_ARGUMENT); the adapter marks it and
+// the gateway sends the inputs in the parts the size needs: four inputs of
+// 600 bytes against a 1500-byte limit go as 2 + 2 (the first refusal's
+// body is some 2.6 kB: two parts), each answered, in input order.
+func TestEmbed23GeminiPayloadSplit(t *testing.T) {
+	t.Parallel()
+	var (
+		mu    sync.Mutex
+		sizes []int
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Requests []struct {
+				Content struct {
+					Parts []struct {
+						Text string `json:"text"`
+					} `json:"parts"`
+				} `json:"content"`
+			} `json:"requests"`
+		}
+		raw, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(raw, &req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		sizes = append(sizes, len(req.Requests))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		if len(raw) > 1500 {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"error":{"code":400,"message":"Request payload size exceeds the limit: 1500 bytes.","status":"INVALID_ARGUMENT"}}`)
+			return
+		}
+		var vs []string
+		for _, q := range req.Requests {
+			i, _ := strconv.Atoi(strings.TrimPrefix(strings.TrimRight(q.Content.Parts[0].Text, "x"), "t"))
+			vs = append(vs, fmt.Sprintf(`{"values":[%d,0.5]}`, i))
+		}
+		fmt.Fprintf(w, `{"embeddings":[%s],"usageMetadata":{"promptTokenCount":%d}}`, strings.Join(vs, ","), 10*len(req.Requests))
+	}))
+	t.Cleanup(srv.Close)
+	c, _ := startWith(t, embedYAML("gemini", "gemini-embeddings", ""), srv.URL)
+	in := make([]string, 4)
+	for i := range in {
+		in[i] = fmt.Sprintf("t%d", i) + strings.Repeat("x", 600)
+	}
+	resp, err := c.Embed(context.Background(), &llmrelayv1.EmbedRequest{Model: "m", Inputs: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOrder(t, resp.GetEmbeddings(), 4)
+	mu.Lock()
+	got := fmt.Sprint(sizes)
+	mu.Unlock()
+	if got != "[4 2 2]" {
+		t.Errorf("requests of %s inputs", got)
+	}
+	if u := resp.GetMeta().GetUsage(); u.GetInputTokens() != 40 {
+		t.Errorf("usage %v", u)
+	}
+	if w := resp.GetMeta().GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "inputs 0 to 3 (Request payload size exceeds the limit: 1500 bytes.)") {
 		t.Errorf("warnings %q", w)
 	}
 }
