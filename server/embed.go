@@ -49,10 +49,11 @@ func embedInputLimit(pc config.Provider, impl provider.Provider) int {
 // part retried on its own; attempts, retry reasons and request time add up
 // in the call's record). A request the provider refuses for its inputs
 // together (provider.Error.BatchTooLarge: a cap on the tokens of a request,
-// OpenAI's 300,000, or on its inputs, Azure's 16 of old) goes again in parts
-// of the size the provider said it takes, else as its two halves, down to
-// one input, with a warning. The answer is the parts' embeddings in input order, their usage
-// summed, numeric extended values summed (Ollama's durations and counts),
+// OpenAI's 300,000, or on its inputs, Azure's 16 of old) goes again in
+// smaller parts (resplit), down to one input, with a warning; the refusal
+// counts as a failed attempt. The answer is the parts' embeddings in input
+// order, their usage summed, numeric extended values summed (Ollama's
+// durations and counts),
 // the first part's response id, model and provider_request_id and every
 // part's request id in extended.provider_request_ids. A failed part fails
 // the deployment; the usage of the parts embedded before it is added to the
