@@ -53,11 +53,11 @@ func embedInputLimit(pc config.Provider, impl provider.Provider) int {
 // smaller parts (resplit), down to one input, with a warning; the refusal
 // counts as a failed attempt. The answer is the parts' embeddings in input
 // order, their usage summed, numeric extended values summed (Ollama's
-// durations and counts),
-// the first part's response id, model and provider_request_id and every
-// part's request id in extended.provider_request_ids. A failed part fails
-// the deployment; the usage of the parts embedded before it is added to the
-// error's meta (it was spent).
+// durations and counts), the first part's response id, model and
+// provider_request_id and every part's request id in
+// extended.provider_request_ids. A failed part fails the deployment; the
+// usage of the parts embedded before it is added to the error's meta (it
+// was spent).
 func (g *gateway) embedSplit(ctx context.Context, p *prepared, d *catalog.Deployment) (*provider.Result, error) {
 	whole := p.call.Embed
 	limit := d.Provider.MaxEmbedInputs
