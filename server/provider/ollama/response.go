@@ -167,10 +167,14 @@ func parseChatResponse(body []byte, salt string, win window) (*provider.Result, 
 			calls++
 		}
 	}
-	if !r.Done {
-		meta.Warnings = append(meta.Warnings, "response is not marked done")
-	}
 	meta.FinishReason = provider.ToolCallsFinish(finishReason(string(r.DoneReason)), calls)
+	if !r.Done {
+		// A body with "done": false (a proxy passing on one line of a
+		// stream as the answer) is the answer so far: not a finished one,
+		// whatever its (absent) done_reason would read as.
+		meta.Warnings = append(meta.Warnings, "response is not marked done: the answer may be incomplete")
+		meta.FinishReason = llmrelayv1.FinishReason_FINISH_REASON_OTHER
+	}
 	meta.ProviderFinishReason = string(r.DoneReason)
 	meta.ToolCallCount = int32(calls)
 	meta.Usage = usage(r.metrics)
