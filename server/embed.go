@@ -47,7 +47,11 @@ func embedInputLimit(pc config.Provider, impl provider.Provider) int {
 // they fit its provider's limit, else in parts of nearly equal size (none
 // over the limit), requested one after the other through the pipeline (each
 // part retried on its own; attempts, retry reasons and request time add up
-// in the call's record). The answer is the parts' embeddings in input
+// in the call's record). A request the provider refuses for its inputs
+// together (provider.Error.BatchTooLarge: a cap on the tokens of a request,
+// OpenAI's 300,000, or on its inputs, Azure's 16 of old) goes again in
+// smaller parts (resplit), down to one input, with a warning; the refusal
+// counts as a failed attempt. The answer is the parts' embeddings in input
 // order, their usage summed, numeric extended values summed (Ollama's
 // durations and counts), the first part's response id, model and
 // provider_request_id and every part's request id in
@@ -57,24 +61,113 @@ func embedInputLimit(pc config.Provider, impl provider.Provider) int {
 func (g *gateway) embedSplit(ctx context.Context, p *prepared, d *catalog.Deployment) (*provider.Result, error) {
 	whole := p.call.Embed
 	limit := d.Provider.MaxEmbedInputs
-	if limit <= 0 || len(whole.Inputs) <= limit {
-		return d.Provider.Pipeline.Unary(ctx, p.call)
-	}
-	defer func() { p.call.Embed = whole }()
 	n := len(whole.Inputs)
+	if limit <= 0 || n <= limit {
+		res, err := d.Provider.Pipeline.Unary(ctx, p.call)
+		if n < 2 || !batchTooLarge(err) {
+			return res, err
+		}
+		return g.embedParts(ctx, p, d, resplit(inputRange{0, n}, err), err)
+	}
+	return g.embedParts(ctx, p, d, evenParts(inputRange{0, n}, limit), nil)
+}
+
+// evenParts splits r into parts of nearly equal size, none over limit.
+func evenParts(r inputRange, limit int) []inputRange {
+	n := r.end - r.start
 	parts := (n + limit - 1) / limit
 	size := (n + parts - 1) / parts
+	var out []inputRange
+	for start := r.start; start < r.end; start += size {
+		out = append(out, inputRange{start, min(start+size, r.end)})
+	}
+	return out
+}
+
+// resplit is how a refused request's inputs go again: in parts of at most
+// the number the provider said it takes (provider.Error.BatchLimit), or in
+// as many parts as its counts need (BatchParts: the tokens asked over
+// those allowed), else as two halves.
+func resplit(r inputRange, err error) []inputRange {
+	n := r.end - r.start
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		if pe.BatchLimit > 0 && n > pe.BatchLimit {
+			return evenParts(r, pe.BatchLimit)
+		}
+		if pe.BatchParts > 2 {
+			return evenParts(r, max((n+pe.BatchParts-1)/pe.BatchParts, 1))
+		}
+	}
+	return halves(r)
+}
+
+// inputRange is the inputs start to end-1 of an embeddings call.
+type inputRange struct{ start, end int }
+
+// halves splits r (of two inputs or more) in two, the first half the
+// larger.
+func halves(r inputRange) []inputRange {
+	mid := r.start + (r.end-r.start+1)/2
+	return []inputRange{{r.start, mid}, {mid, r.end}}
+}
+
+// batchTooLarge reports whether err is a provider's refusal of an
+// embeddings request's inputs together (provider.Error.BatchTooLarge).
+func batchTooLarge(err error) bool {
+	var pe *provider.Error
+	return errors.As(err, &pe) && pe.BatchTooLarge
+}
+
+// refusal is a batchTooLarge error's message, as the provider said it.
+func refusal(err error) string {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		return pe.Message
+	}
+	return err.Error()
+}
+
+// embedParts requests the call's inputs in the ranges given, in order (see
+// embedSplit); refused is the provider's refusal of the call's inputs in one
+// request, which made these ranges (nil when the limit did).
+func (g *gateway) embedParts(ctx context.Context, p *prepared, d *catalog.Deployment, ranges []inputRange, refused error) (*provider.Result, error) {
+	whole := p.call.Embed
+	defer func() { p.call.Embed = whole }()
+	n := len(whole.Inputs)
 	var (
-		out  = &provider.Result{Embeddings: make([]*llmrelayv1.Embedding, 0, n), Meta: &llmrelayv1.ResponseMeta{}}
-		ids  []any
-		dims = -1
+		out    = &provider.Result{Embeddings: make([]*llmrelayv1.Embedding, 0, n), Meta: &llmrelayv1.ResponseMeta{}}
+		ids    []any
+		dims   = -1
+		splits []string // the refusals that split a request, said in a warning
+		said   int      // the most inputs a refusal said a request takes
 	)
-	for k, start := 0, 0; start < n; k, start = k+1, start+size {
-		end := min(start+size, n)
+	note := func(r inputRange, err error) {
+		splits = append(splits, fmt.Sprintf("inputs %d to %d (%s)", r.start, r.end-1, refusal(err)))
+		var pe *provider.Error
+		if errors.As(err, &pe) && pe.BatchLimit > 0 {
+			said = pe.BatchLimit
+		}
+	}
+	if refused != nil {
+		note(inputRange{0, n}, refused)
+	}
+	for len(ranges) > 0 {
+		r := ranges[0]
+		ranges = ranges[1:]
+		start, end := r.start, r.end
+		// k parts were embedded; this one and those queued are left.
+		k, parts := len(ids), len(ids)+1+len(ranges)
 		part := *whole
 		part.Inputs = whole.Inputs[start:end]
 		p.call.Embed = &part
 		res, err := d.Provider.Pipeline.Unary(ctx, p.call)
+		if err != nil && end-start > 1 && batchTooLarge(err) {
+			// Refused for its inputs together: its parts go next.
+			note(r, err)
+			ranges = append(resplit(r, err), ranges...)
+			continue
+		}
 		if err != nil {
 			return nil, partFailed(err, out.Meta.GetUsage(), k, parts, start, end)
 		}
@@ -105,8 +198,16 @@ func (g *gateway) embedSplit(ctx context.Context, p *prepared, d *catalog.Deploy
 	}
 	out.Meta.EmbeddingsCount = int32(len(out.Embeddings))
 	provider.SetExtended(out.Meta, extProviderRequestIDs, ids)
+	if len(splits) > 0 {
+		w := fmt.Sprintf("sent again in smaller parts, the requests the provider refused for their inputs together: %s; %d requests embedded the call",
+			strings.Join(splits, "; "), len(ids))
+		if said > 0 {
+			w += fmt.Sprintf(" (providers[].max_embedding_inputs: %d sends such calls in parts from the start)", said)
+		}
+		out.Meta.Warnings = append(out.Meta.Warnings, w)
+	}
 	if p.call.PreserveRaw {
-		out.Meta.Warnings = append(out.Meta.Warnings, fmt.Sprintf("raw data is the last of the %d requests", parts))
+		out.Meta.Warnings = append(out.Meta.Warnings, fmt.Sprintf("raw data is the last of the %d requests", len(ids)))
 	}
 	return out, nil
 }

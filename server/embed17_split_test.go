@@ -164,19 +164,27 @@ func TestEmbed17SplitTEI(t *testing.T) {
 }
 
 // TestEmbed17NoLimitConfigured: the same server without
-// max_embedding_inputs: one request, TEI's 413 as an invalid argument (the
-// caller learns the server's limit from its message).
+// max_embedding_inputs: one request of 40, refused with TEI's 413, whose
+// message names the limit (32); since round 23 the inputs go again in
+// requests of at most that many (20 and 20) and the call is answered, with
+// a warning naming the refusal and the setting that avoids it (it was the
+// call's invalid argument).
 func TestEmbed17NoLimitConfigured(t *testing.T) {
 	t.Parallel()
 	up := newEmbedUpstream(t, 32, false, nil)
 	c, _ := startWith(t, embedYAML("openai", "openai-embeddings", ""), up.URL)
-	_, err := c.Embed(context.Background(), &llmrelayv1.EmbedRequest{Model: "m", Inputs: inputs(40)})
-	st, _, _ := statusDetails(t, err)
-	if st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), "maximum allowed batch size 32") {
-		t.Errorf("got %v: %s", st.Code(), st.Message())
+	resp, err := c.Embed(context.Background(), &llmrelayv1.EmbedRequest{Model: "m", Inputs: inputs(40)})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := up.requestSizes(); fmt.Sprint(got) != "[40]" {
+	checkOrder(t, resp.GetEmbeddings(), 40)
+	if got := up.requestSizes(); fmt.Sprint(got) != "[40 20 20]" {
 		t.Errorf("requests of %v inputs", got)
+	}
+	want := "sent again in smaller parts, the requests the provider refused for their inputs together: inputs 0 to 39 (batch size 40 > maximum allowed batch size 32); " +
+		"2 requests embedded the call (providers[].max_embedding_inputs: 32 sends such calls in parts from the start)"
+	if w := resp.GetMeta().GetWarnings(); len(w) != 1 || w[0] != want {
+		t.Errorf("warnings %q", w)
 	}
 }
 

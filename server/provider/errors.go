@@ -121,6 +121,25 @@ type Error struct {
 	// RetryDiscouraged override the status's default; RetryUnsaid when
 	// the answer did not say.
 	ShouldRetry RetryAdvice
+	// BatchTooLarge: the provider refused an embeddings request for its
+	// inputs together, not for any one of them (OpenAI's 300,000 tokens
+	// summed over a request's inputs, max_tokens_per_request; Mistral's
+	// "Too many tokens in batch"), or for their number (BatchLimit): the
+	// same inputs in smaller requests may pass, and the gateway sends them
+	// so (server/embed.go).
+	BatchTooLarge bool
+	// BatchLimit is the most inputs one embeddings request takes, where
+	// the provider's refusal said it (Azure OpenAI's "Too many inputs.
+	// The max number of inputs is 16", TEI's "batch size 64 > maximum
+	// allowed batch size 32"): the gateway sends the inputs in requests
+	// of at most that many. 0 when it did not say.
+	BatchLimit int
+	// BatchParts is the fewest requests the inputs need by the provider's
+	// own count, where a refusal of their tokens together gave it
+	// (OpenAI's "Requested 453357 tokens, max 300000 tokens per request":
+	// 2): the gateway splits the inputs into that many parts at first.
+	// 0 when it did not say.
+	BatchParts int
 	// Quota is the provider's own account of the quotas it found
 	// exhausted (the google.rpc.QuotaFailure violations Gemini and Vertex
 	// AI send, GoogleQuotaViolation.Proto), as it gave them; nil when it

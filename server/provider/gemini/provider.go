@@ -283,7 +283,7 @@ func (p *Provider) embed(ctx context.Context, req *provider.EmbedRequest, inputs
 	}
 	resp, err := p.post(ctx, req.Model, method, "", body)
 	if err != nil {
-		return nil, err
+		return nil, embedBatchTooLarge(err, len(inputs), len(body))
 	}
 	raw, cut, err := p.readBody(resp)
 	if err != nil {
@@ -310,6 +310,9 @@ func (p *Provider) embed(ctx context.Context, req *provider.EmbedRequest, inputs
 	}
 	meta := &llmrelayv1.ResponseMeta{EmbeddingsCount: int32(len(embs)), Usage: embedUsage(usage), Warnings: warnings}
 	meta.Warnings = append(meta.Warnings, oddUsageWarnings(usage)...)
+	if !batch && embedTruncated(raw) {
+		meta.Warnings = append(meta.Warnings, embedTruncatedWarning)
+	}
 	setUsageDetails(meta, usageDetails(usage))
 	headerServiceTier(meta, resp.Header)
 	if d := req.Dimensions; d != nil && len(embs[0].Values) != int(*d) {

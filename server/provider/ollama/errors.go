@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -30,6 +31,12 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 	msg, code, param := errorDetails(body)
 	if msg != "" {
 		e.Message = msg
+	}
+	if u := signinURL(body); u != "" {
+		// A local Ollama not signed in to ollama.com, asked for a cloud
+		// model: its "unauthorized" alone does not say what to do.
+		e.Message += " (this Ollama server is not signed in to ollama.com, which its cloud models need: run `ollama signin` on it, or open " + u + ")"
+		e.Extended = map[string]any{extSigninURL: u}
 	}
 	e.Code, e.Param = code, param
 	e.Kind = refineKind(e.Kind, msg)
@@ -80,6 +87,23 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 		e.Meta = &llmrelayv1.ResponseMeta{ProviderRequestId: e.RequestID, RateLimit: rl}
 	}
 	return e
+}
+
+// extSigninURL is the failure's extended key of Ollama's signin_url.
+const extSigninURL = "signin_url"
+
+// signinURL is an error body's signin_url when it is an https URL of
+// ollama.com (the only place Ollama sends a user to sign in), else "".
+func signinURL(body []byte) string {
+	var eb errorBody
+	if json.Unmarshal(bytes.TrimSpace(body), &eb) != nil || eb.SigninURL == "" {
+		return ""
+	}
+	u, err := url.Parse(eb.SigninURL)
+	if err != nil || u.Scheme != "https" || (u.Hostname() != "ollama.com" && !strings.HasSuffix(u.Hostname(), ".ollama.com")) {
+		return ""
+	}
+	return eb.SigninURL
 }
 
 // errorDetails reads an error body: Ollama's {"error":"message"}, a

@@ -45,6 +45,10 @@ func noSilentCut() *bool { f := false; return &f }
 type window struct {
 	numCtx     int64 // 0: the model's default, unknown here
 	numPredict int64 // 0 or negative: unbounded (Ollama's default -1)
+	// format: the body has a "format" (JSON mode or a schema), under
+	// which a thinking model's eval_count leaves the thinking out (see
+	// formatCountWarning).
+	format bool
 }
 
 // readWindow reads num_ctx and num_predict from a /api/chat body.
@@ -54,11 +58,20 @@ func readWindow(body []byte) window {
 			NumCtx     flexInt `json:"num_ctx"`
 			NumPredict flexInt `json:"num_predict"`
 		} `json:"options"`
+		Format json.RawMessage `json:"format"`
 	}
 	if json.Unmarshal(body, &b) != nil {
 		return window{}
 	}
-	return window{numCtx: b.Options.NumCtx.Value, numPredict: b.Options.NumPredict.Value}
+	return window{numCtx: b.Options.NumCtx.Value, numPredict: b.Options.NumPredict.Value, format: hasFormat(b.Format)}
+}
+
+// hasFormat reports whether a body's "format" value is set: anything but
+// absent or null. Ollama's ChatHandler tests req.Format != nil, so even
+// "format": "" (no constraint) takes the two-pass path.
+func hasFormat(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && string(raw) != "null"
 }
 
 // warnings says where an answer's counts show the context window cut it:
@@ -78,6 +91,24 @@ func (w window) warnings(m metrics, doneReason string) []string {
 		out = append(out, msg+": raise num_ctx for a longer answer")
 	}
 	return out
+}
+
+// formatCountWarning says when eval_count leaves the thinking out: with a
+// format set, a local Ollama (ollama/ollama server/routes.go, ChatHandler's
+// structuredOutputsState) lets a thinking model think unconstrained, stops
+// it when the content starts, and runs it again with the thinking in the
+// prompt and the format applied; the done line's counts are the second
+// run's only, so the thinking's tokens are in neither eval_count nor, where
+// the template drops them, prompt_eval_count. ollama.com counts the whole
+// answer; its done line has no load_duration, which a local runner always
+// sends, so only a local runner's counts are warned about. thought and
+// answered: the answer has thinking and content (the second run happened).
+// "" otherwise.
+func (w window) formatCountWarning(m metrics, thought, answered bool) string {
+	if !w.format || !thought || !answered || !m.EvalCount.Present || !m.LoadDuration.Present {
+		return ""
+	}
+	return fmt.Sprintf("eval_count %d leaves out the thinking: with a format set, Ollama runs a thinking model twice (the thinking, then the constrained answer) and counts only the second run; output tokens are understated", m.EvalCount.Value)
 }
 
 func invalidRequest(param, format string, args ...any) *provider.Error {
@@ -158,7 +189,7 @@ func buildChatRequest(req *provider.Request, stream bool) (*builtRequest, error)
 	if err != nil {
 		return nil, invalidRequest("", "encode request: %v", err)
 	}
-	win := window{}
+	win := window{format: hasFormat(out.Format)}
 	if wo.NumCtx != nil {
 		win.numCtx = int64(*wo.NumCtx)
 	}

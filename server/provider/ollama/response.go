@@ -55,10 +55,18 @@ func setRemote(meta *llmrelayv1.ResponseMeta, r *chatResponse) {
 
 // doneWarning explains a done_reason under which nothing was generated:
 // Ollama's "load" (the model was loaded: /api/chat with no messages) and
-// "unload" (keep_alive 0 with no messages). "" otherwise.
+// "unload" (keep_alive 0 with no messages), or the answer was cut:
+// "connection_closed" (Ollama versions whose llm.DoneReason names it; older
+// ones wrote it as "", which reads as a stop). "" otherwise.
 func doneWarning(reason string) string {
-	if reason == "load" || reason == "unload" {
+	switch reason {
+	case "load", "unload":
 		return fmt.Sprintf("done_reason %q: Ollama %sed the model and generated nothing", reason, reason)
+	case "connection_closed":
+		// llm.DoneReasonConnectionClosed: the runner stopped the
+		// sequence when it could not pass a token on (its connection to
+		// the server closed), before the model ended or hit a limit.
+		return `done_reason "connection_closed": Ollama's runner stopped generating when its connection closed; the answer is incomplete`
 	}
 	return ""
 }
@@ -130,6 +138,7 @@ func parseChatResponse(body []byte, salt string, win window) (*provider.Result, 
 	}
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	var calls int
+	var thought, answered bool // thinking and content came (formatCountWarning)
 	if m := r.Message; m != nil {
 		// The model thinks before it answers: the reasoning part comes
 		// first, as in a stream (thinking lines precede content lines).
@@ -140,6 +149,7 @@ func parseChatResponse(body []byte, salt string, win window) (*provider.Result, 
 		}
 		text, w := contentText(m.Content, 0, "message.content")
 		meta.Warnings = append(meta.Warnings, w...)
+		thought, answered = thinking != "", text != ""
 		switch {
 		case text == "":
 		case thinking != "": // the reasoning came apart: the content is text as sent
@@ -157,10 +167,14 @@ func parseChatResponse(body []byte, salt string, win window) (*provider.Result, 
 			calls++
 		}
 	}
-	if !r.Done {
-		meta.Warnings = append(meta.Warnings, "response is not marked done")
-	}
 	meta.FinishReason = provider.ToolCallsFinish(finishReason(string(r.DoneReason)), calls)
+	if !r.Done {
+		// A body with "done": false (a proxy passing on one line of a
+		// stream as the answer) is the answer so far: not a finished one,
+		// whatever its (absent) done_reason would read as.
+		meta.Warnings = append(meta.Warnings, "response is not marked done: the answer may be incomplete")
+		meta.FinishReason = llmrelayv1.FinishReason_FINISH_REASON_OTHER
+	}
 	meta.ProviderFinishReason = string(r.DoneReason)
 	meta.ToolCallCount = int32(calls)
 	meta.Usage = usage(r.metrics)
@@ -168,6 +182,9 @@ func parseChatResponse(body []byte, salt string, win window) (*provider.Result, 
 		meta.Warnings = append(meta.Warnings, w)
 	}
 	meta.Warnings = append(meta.Warnings, win.warnings(r.metrics, string(r.DoneReason))...)
+	if w := win.formatCountWarning(r.metrics, thought, answered); w != "" {
+		meta.Warnings = append(meta.Warnings, w)
+	}
 	if w := doneWarning(string(r.DoneReason)); w != "" {
 		meta.Warnings = append(meta.Warnings, w)
 	}

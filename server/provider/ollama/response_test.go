@@ -63,6 +63,10 @@ func TestParseChatResponseDefensive(t *testing.T) {
 				if len(res.Meta.Warnings) != 1 || !strings.Contains(res.Meta.Warnings[0], "not marked done") {
 					t.Errorf("warnings %v", res.Meta.Warnings)
 				}
+				// Round 23: not labelled a finished answer (it was STOP).
+				if res.Meta.FinishReason != llmrelayv1.FinishReason_FINISH_REASON_OTHER || res.Message.Parts[0].GetText() != "hi" {
+					t.Errorf("finish %v message %v", res.Meta.FinishReason, res.Message)
+				}
 			}},
 		{"arguments variants", `{"model":"m","message":{"role":"assistant","content":"","tool_calls":[
 			{"function":{"name":"a","arguments":null}},

@@ -533,8 +533,9 @@ func TestRound22MaruelThinkingLogprobs(t *testing.T) {
 // eval_count (and eval_duration, 97 ms of 3.96 s) cannot include the
 // thinking, whose 817 bytes alone are many more than 11 tokens. Nothing in
 // the answer says how many tokens the thinking took, so the usage is kept
-// as counted (the report names it). The request is the recorded one
-// (rmgOurs).
+// as counted, with a warning since round 23 (Ollama's two runs under a
+// format: window.formatCountWarning, round23_format_count_test.go). The
+// request is the recorded one (rmgOurs).
 func TestRound22MaruelThinkingJSONSchema(t *testing.T) {
 	t.Parallel()
 	const name = "real_maruel_gemma4_e2b_thinking_json_schema"
@@ -542,6 +543,10 @@ func TestRound22MaruelThinkingJSONSchema(t *testing.T) {
 		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Is a banana a fruit? Do not include an explanation. Reply ONLY as JSON."))},
 		Options: &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA,
 			Schema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"is_fruit":{"type":"boolean"}},"additionalProperties":false,"type":"object","required":["is_fruit"]}`}}})
+	if w := res.Meta.GetWarnings(); len(w) != 1 || !strings.HasPrefix(w[0], "eval_count 11 leaves out the thinking") {
+		t.Errorf("warnings %q, want the one that eval_count leaves out the thinking", w)
+	}
+	res.Meta.Warnings = nil // the warning checked, rmgCheck wants none
 	rmgCheck(t, name, res, true, []*llmrelayv1.Part{text("{\n\"is_fruit\": true\n}")}, 38, 0, 11)
 	if _, th, _ := r22Recorded(t, name, false); len(th) != 817 {
 		t.Errorf("recorded thinking %d bytes", len(th))

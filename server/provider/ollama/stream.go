@@ -53,6 +53,8 @@ type stream struct {
 	// and the content is then text as sent.
 	think    provider.ThinkSplitter
 	thinking bool
+	// answered: a line had content (see window.formatCountWarning).
+	answered bool
 
 	// logprobs are the lines' logprobs entries, reported with the finish.
 	logprobs []any
@@ -245,6 +247,9 @@ func (s *stream) handleLine(line []byte) {
 		if isString(m.Content) {
 			text = s.textJoin.Text(text, m.Content)
 		}
+		if text != "" {
+			s.answered = true
+		}
 		s.pushText(text)
 		for _, tc := range m.ToolCalls {
 			call, w := toolCall(tc, s.calls, s.model, s.salt, s.seen)
@@ -305,6 +310,9 @@ func (s *stream) finish(c *chatResponse) {
 		meta.Warnings = append(meta.Warnings, w)
 	}
 	meta.Warnings = append(meta.Warnings, s.win.warnings(c.metrics, string(c.DoneReason))...)
+	if w := s.win.formatCountWarning(c.metrics, s.thinking, s.answered); w != "" {
+		meta.Warnings = append(meta.Warnings, w)
+	}
 	if w := doneWarning(string(c.DoneReason)); w != "" {
 		meta.Warnings = append(meta.Warnings, w)
 	}

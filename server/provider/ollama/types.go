@@ -179,6 +179,10 @@ type embedResponse struct {
 // Ollama sometimes send {"error":{"message":...,"type":...,"code":...}}.
 type errorBody struct {
 	Error json.RawMessage `json:"error"`
+	// SigninURL is where a local Ollama asks to be signed in to
+	// ollama.com, beside its 401 "unauthorized" for a cloud model
+	// (server/routes.go: gin.H{"error": "unauthorized", "signin_url": …}).
+	SigninURL string `json:"signin_url"`
 }
 
 // flexInt is an integer that tolerates floats, numeric strings and null,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -56,6 +57,21 @@ func embedInputParam(err error, inputs int) error {
 			pe.Param = "input[" + m[1] + "]"
 		}
 	}
+	if pe != nil && inputs > 1 && (pe.Kind == provider.KindInvalidRequest || pe.Kind == provider.KindContextLength) {
+		switch {
+		case batchTooLarge(pe):
+			// The inputs together are over the provider's cap on a
+			// request's tokens (not one input over the model's
+			// context): the gateway sends them again in smaller
+			// requests. Mistral's words read as a context-length
+			// error, OpenAI's as an invalid request.
+			pe.BatchTooLarge, pe.BatchParts = true, batchParts(pe.Message)
+		case batchLimit(pe.Message) > 0 && batchLimit(pe.Message) < inputs:
+			// Too many inputs for one request, the limit said: the
+			// gateway sends them in requests of at most that many.
+			pe.BatchTooLarge, pe.BatchLimit = true, batchLimit(pe.Message)
+		}
+	}
 	if pe != nil && pe.HTTPStatus >= 500 && strings.Contains(strings.ToLower(pe.Message), "does not support embeddings") {
 		// Ollama's 500 for a model that cannot embed (its runner's "this
 		// model does not support embeddings", through /v1/embeddings as
@@ -90,3 +106,70 @@ var ollamaNaNRE = regexp.MustCompile(`(?i)json: unsupported value: [+-]?(nan|inf
 
 // ollamaNaN reports whether an error message is that refusal.
 func ollamaNaN(msg string) bool { return ollamaNaNRE.MatchString(msg) }
+
+// batchTokensRE matches a refusal of an embeddings request's tokens summed
+// over its inputs: Mistral's "Too many tokens in batch. Max is 16384 got
+// 17555" (aurelio-labs/semantic-router#297), OpenAI's "Requested 453357
+// tokens, max 300000 tokens per request" (its code max_tokens_per_request,
+// OpenDataBox/CrackSQL#27), Voyage AI's "The max allowed tokens per
+// submitted batch is 120000. Your batch has 121138 tokens after
+// truncation." (its 400 {"detail": …}, sigoden/aichat#825).
+var batchTokensRE = regexp.MustCompile(`(?i)\btoo many tokens in (?:the )?batch\b|\btokens per request\b|\bmax allowed tokens per submitted batch\b`)
+
+// batchTooLarge reports whether an embeddings error refuses the request's
+// inputs together: OpenAI's code max_tokens_per_request, or the words of
+// batchTokensRE.
+func batchTooLarge(pe *provider.Error) bool {
+	return pe.Code == "max_tokens_per_request" || batchTokensRE.MatchString(pe.Message)
+}
+
+// batchLimitRE reads the most inputs a server takes in one embeddings
+// request from its refusal of more: Azure OpenAI's "Too many inputs. The
+// max number of inputs is 16.  We hope to increase …" (its deployments of
+// text-embedding-ada-002 before 2024: Mintplex-Labs/anything-llm#184
+// quotes the body whole), TEI's "batch size 64 > maximum allowed batch
+// size 32" (its 413), Cohere's "invalid request: total number of texts
+// must be at most 96 - received 131" (misbahsy/RAGTune#2 quotes it).
+var batchLimitRE = regexp.MustCompile(`(?i)\bthe max number of inputs is (\d{1,6})\b|\bmaximum allowed batch size (\d{1,6})\b|\bnumber of texts must be at most (\d{1,6})\b`)
+
+// batchLimit is the limit a refusal's message states, 0 when none.
+func batchLimit(msg string) int {
+	m := batchLimitRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(m[1] + m[2] + m[3])
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// batchTokensCountRE reads the tokens asked and allowed from a refusal of
+// a request's tokens together: OpenAI's "Requested 453357 tokens, max
+// 300000 tokens per request", Mistral's "Max is 16384 got 17555", Voyage's
+// "The max allowed tokens per submitted batch is 120000. Your batch has
+// 121138 tokens".
+var batchTokensCountRE = regexp.MustCompile(`(?i)\brequested (\d{1,12}) tokens, max (\d{1,12}) tokens\b|\bmax is (\d{1,12}) got (\d{1,12})\b|\bper submitted batch is (\d{1,12})\. your batch has (\d{1,12}) tokens\b`)
+
+// batchParts is the fewest requests a refusal's counts need (the tokens
+// asked over those allowed, rounded up), 0 when it gives none.
+func batchParts(msg string) int {
+	m := batchTokensCountRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	asked, allowed := m[1], m[2]
+	switch {
+	case m[4] != "":
+		asked, allowed = m[4], m[3]
+	case m[6] != "":
+		asked, allowed = m[6], m[5]
+	}
+	a, err1 := strconv.ParseInt(asked, 10, 64)
+	b, err2 := strconv.ParseInt(allowed, 10, 64)
+	if err1 != nil || err2 != nil || b <= 0 || a <= b {
+		return 0
+	}
+	return int(min((a+b-1)/b, 1<<20))
+}
