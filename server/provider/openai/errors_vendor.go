@@ -1,0 +1,122 @@
+package openai
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// freeQuotaRE matches DashScope's answer to a spent free quota, "Free
+// allocated quota exceeded." (a 429: QwenLM/qwen-code#1742): the free
+// allowance is used up, unlike its Throttling.AllocationQuota "Allocated
+// quota exceeded, please increase your quota limit." (its token-rate
+// limit, #token-limit in its error-code page), which passes.
+var freeQuotaRE = regexp.MustCompile(`(?i)^\s*free allocated quota exceeded\b`)
+
+// vendorError reads what OpenAI-compatible vendors say in their error
+// objects beyond OpenAI's own codes, the same way whether it came as an
+// error answer (status set) or inside a 200 (a stream's error event, an
+// error body): a spent balance or quota (a rate limit that no wait
+// restores: not retried, and another deployment may serve the call), the
+// provider's capacity (unavailable, retried), a rate limit the status
+// did not say. It runs after refineKind, over what the status and
+// OpenAI's codes decided.
+func vendorError(e *provider.Error, we *wireError) {
+	code, typ := string(we.Code), string(we.Type)
+	switch {
+	case typ == "" && code != "" && e.Code == code && provider.ZaiBusinessCode(e):
+		// Z.ai's (Zhipu's) OpenAI-compatible endpoint: {"error":{"code":
+		// "1113","message":"Insufficient balance or no resource
+		// package. Please recharge."}} (a 429: musistudio/
+		// claude-code-router#1071, zai-org/GLM-5#148), its 5-hour
+		// usage cap 1308, its concurrency limit 1302 (retried): the
+		// code says what the 429 cannot, and inside a 200 stream it was
+		// an unknown code, "unavailable" and retried. Only without a
+		// type: Mistral's numeric codes ("1000", its internal error)
+		// come with one.
+	case typ == "exceeded_current_quota_error":
+		// Kimi's (Moonshot's) spent quota or suspended account, a 429
+		// ("Your account … is suspended due to insufficient balance",
+		// "Your account exceeded current quota"): not retried.
+		spent(e)
+	case typ == "engine_overloaded_error", typ == "service_tier_capacity_exceeded":
+		// Kimi's "The engine is currently overloaded, please try again
+		// later" and Mistral's "Service tier capacity exceeded for this
+		// model." (code 3505), both 429s: the provider's capacity, not
+		// the caller's rate limit (as OpenAI's overloaded 429): retried,
+		// no quota of the caller's to report.
+		e.Kind = provider.KindUnavailable
+	case code == "Arrearage" || typ == "Arrearage":
+		// DashScope's overdue account, a 400 "Access denied, please make
+		// sure your account is in good standing." (hsliuping/
+		// TradingAgents-CN#170 quotes it in the OpenAI shape): the
+		// account's billing, not the request; read as an invalid request
+		// it did not fall back.
+		spent(e)
+	case freeQuotaRE.MatchString(e.Message):
+		spent(e)
+	case provider.SpentBalance(e.Message) && e.Kind != provider.KindContextLength && e.Kind != provider.KindContentFilter:
+		// The balance or credit is spent, in the vendor's words under its
+		// own status: DeepSeek's 402, Together's 402 credit_limit "Credit
+		// limit exceeded", Fireworks's 412 PRECONDITION_FAILED "Account …
+		// is suspended, possibly due to reaching the monthly spending
+		// limit …" (an invalid request by its status, which did not fall
+		// back), MiniMax's 500 "insufficient balance (1008)" (retried as
+		// a server fault), in a stream's error event too.
+		spent(e)
+	case e.HTTPStatus < 300 && isRateLimitWord(code, typ):
+		// Vendors' rate-limit types inside a 200 stream, which
+		// kindForCode did not know (an unknown code is "unavailable"):
+		// Kimi's rate_limit_reached_error, Mistral's rate_limited,
+		// Together's credit_limit ("You have been rate limited. Your
+		// rate limit is 60 queries per minute": togethercomputer/MoA#27),
+		// DashScope's Throttling.*.
+		e.Kind = provider.KindRateLimited
+	}
+}
+
+// isRateLimitWord reports the vendors' rate-limit codes and types.
+func isRateLimitWord(code, typ string) bool {
+	for _, s := range [2]string{code, typ} {
+		switch {
+		case s == "rate_limit_reached_error", s == "rate_limited", s == "credit_limit",
+			s == "Throttling" || strings.HasPrefix(s, "Throttling."):
+			return true
+		}
+	}
+	return false
+}
+
+// spent marks e as a spent quota: rate limited, not retried (no attempt
+// succeeds until someone pays or the period ends), no retry delay that
+// would say waiting helps; a route still falls back (another account).
+func spent(e *provider.Error) {
+	e.Kind = provider.KindRateLimited
+	e.ShouldRetry = provider.RetryDiscouraged
+	e.RetryAfter = 0
+}
+
+// vendorReset applies, once the answer's head is known, the reset a
+// vendor's spent plan names: MiniMax's Token Plan (2056), whose message
+// may say when it resets ("… resets at 2026-05-20T20:00:00Z (2056)"): the
+// wait until then is the retry delay (longer than the gateway waits, so
+// the call falls back and the caller is told when to come back);
+// without a reset it is spent, not retried. Its base_resp form (status
+// 2056, coded insufficient_quota by minimaxError) with a reset in its
+// status_msg gets the delay too, and stays retryable after it.
+func vendorReset(e *provider.Error, h http.Header) {
+	if e == nil || e.Kind != provider.KindRateLimited {
+		return
+	}
+	if s, _ := e.Extended[extMiniMaxStatus].(float64); s == 2056 {
+		if d := provider.MiniMaxPlanReset(e.Message, h); d > 0 {
+			e.Code = "2056"
+			e.RetryAfter = d
+			e.ShouldRetry = provider.RetryUnsaid
+		}
+		return
+	}
+	provider.MiniMaxPlanLimit(e, h)
+}

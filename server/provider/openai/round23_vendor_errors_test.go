@@ -1,0 +1,182 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/llmrelay/llmrelay/server/pipeline"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// r23vCall replays one fixture to the adapter, unary or streamed (a
+// stream read to its end), and returns the error it ended with.
+func r23vCall(t *testing.T, file string, stream bool) *provider.Error {
+	t.Helper()
+	srv := providertest.ReplayFile(t, td(file+".http"))
+	p := newTestProvider(t, kOpenAI, srv.URL)
+	req := simpleRequest("glm-4.6")
+	var err error
+	if stream {
+		var s provider.Stream
+		s, err = p.Stream(context.Background(), req)
+		if err == nil {
+			for {
+				if _, err = s.Recv(); err != nil {
+					break
+				}
+			}
+			_ = s.Close()
+			if errors.Is(err, io.EOF) {
+				t.Fatalf("%s: the stream ended without the error", file)
+			}
+		}
+	} else {
+		_, err = p.Generate(context.Background(), req)
+	}
+	return providerError(t, err)
+}
+
+// TestRound23VendorErrorAnswers: OpenAI-compatible vendors' own error
+// answers (hand-built from quoted bodies: testdata/README.md, "Round 23:
+// vendors' error answers on their OpenAI-compatible endpoints"), read as
+// what they say. Before:
+//   - Z.ai's spent balance (1113) was a plain 429, retried into the same
+//     refusal; its 5-hour cap (1308) in a 200 stream an unknown code,
+//     "unavailable" and retried.
+//   - Kimi's exceeded_current_quota_error was a 429 retried, in a stream
+//     "unavailable" and retried; its engine_overloaded_error the caller's
+//     rate limit; its "exceeded model token limit" an invalid request (no
+//     fallback to a deployment with a larger window).
+//   - DashScope's Arrearage and Fireworks's suspended account were
+//     invalid requests (400, 412): neither fell back to another account.
+//   - MiniMax's spent Token Plan with its reset named (base_resp 2056 in a
+//     200) was not retried and said nothing of when to come back.
+func TestRound23VendorErrorAnswers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		file            string
+		stream          bool
+		kind            provider.Kind
+		status          int
+		code, rid       string
+		retry, fallback bool
+		retryAfter      time.Duration
+	}{
+		{"dialect_zai_err_429_1113_balance", false, provider.KindRateLimited, 429, "1113", "", false, true, 0},
+		{"dialect_zai_err_429_1113_balance", true, provider.KindRateLimited, 429, "1113", "", false, true, 0},
+		{"dialect_zai_err_429_1302_concurrency", false, provider.KindRateLimited, 429, "1302", "20251121143355d4f271b360c51926", true, true, 0},
+		{"dialect_zai_err_stream_1308_usage_limit", true, provider.KindRateLimited, 200, "1308", "", false, true, 0},
+		{"dialect_moonshot_err_429_exceeded_quota", false, provider.KindRateLimited, 429, "exceeded_current_quota_error", "", false, true, 0},
+		{"dialect_moonshot_err_stream_exceeded_quota", true, provider.KindRateLimited, 200, "exceeded_current_quota_error", "", false, true, 0},
+		{"dialect_moonshot_err_429_engine_overloaded", false, provider.KindUnavailable, 429, "engine_overloaded_error", "", true, true, 0},
+		{"dialect_moonshot_err_400_token_limit", false, provider.KindContextLength, 400, "invalid_request_error", "", false, true, 0},
+		{"dialect_dashscope_err_400_arrearage", false, provider.KindRateLimited, 400, "Arrearage", "c1a597e1-cecb-4ab8-b58f-477115e3e215", false, true, 0},
+		{"dialect_fireworks_err_412_suspended", false, provider.KindRateLimited, 412, "PRECONDITION_FAILED", "decf40bd-f45b-4fe9-b980-90ab8757ede3", false, true, 0},
+		// The reset is 2h30m after the answer's Date: the delay, longer
+		// than the gateway waits (so it falls back, RetryInfo saying when).
+		{"dialect_minimax_base_resp_2056_reset", false, provider.KindRateLimited, 200, "2056", "", true, true, 150 * time.Minute},
+		{"dialect_minimax_base_resp_2056_reset", true, provider.KindRateLimited, 200, "2056", "", true, true, 150 * time.Minute},
+		// Without a reset the plan is spent: not retried (as before).
+		{"dialect_minimax_base_resp_1008", false, provider.KindRateLimited, 200, "insufficient_quota", "", false, true, 0},
+	} {
+		pe := r23vCall(t, tc.file, tc.stream)
+		name := tc.file
+		if tc.stream {
+			name += " (stream)"
+		}
+		if pe.Kind != tc.kind || pe.HTTPStatus != tc.status || pe.Code != tc.code || pe.RequestID != tc.rid || pe.RetryAfter != tc.retryAfter {
+			t.Errorf("%s: got kind=%v status=%d code=%q rid=%q retryAfter=%v msg=%q", name, pe.Kind, pe.HTTPStatus, pe.Code, pe.RequestID, pe.RetryAfter, pe.Message)
+		}
+		if got := pipeline.Retryable(pe); got != tc.retry {
+			t.Errorf("%s: Retryable = %v, want %v (advice %v)", name, got, tc.retry, pe.ShouldRetry)
+		}
+		if got := pipeline.FallbackWorthy(pe); got != tc.fallback {
+			t.Errorf("%s: FallbackWorthy = %v, want %v", name, got, tc.fallback)
+		}
+	}
+}
+
+// TestRound23VendorErrorEvents: the same vendors' error objects inside a
+// 200 (a stream's error event, an error body), where no status says what
+// they are: the kind and the retry verdict from the code, type and words
+// alone. Each line says what it was before when that was wrong.
+func TestRound23VendorErrorEvents(t *testing.T) {
+	t.Parallel()
+	p := newTestProvider(t, kOpenAI, "http://127.0.0.1:1")
+	for _, tc := range []struct {
+		obj   string
+		kind  provider.Kind
+		retry bool
+	}{
+		// Z.ai's table (was: unavailable, retried, for every code).
+		{`{"code":"1113","message":"Insufficient balance or no resource package. Please recharge."}`, provider.KindRateLimited, false},
+		{`{"code":"1308","message":"已达到 5 小时的使用上限。您的限额将在 2025-11-21 19:41:55 重置。"}`, provider.KindRateLimited, false},
+		{`{"code":"1302","message":"High concurrency"}`, provider.KindRateLimited, true},
+		{`{"code":"1261","message":"Prompt exceeds max length"}`, provider.KindContextLength, false},
+		{`{"code":"1301","message":"系统检测到输入或生成内容可能包含不安全或敏感内容"}`, provider.KindContentFilter, false},
+		{`{"code":"1001","message":"Header中未收到Authentication参数"}`, provider.KindUnauthenticated, false},
+		{`{"code":"1211","message":"模型不存在，请检查模型代码。"}`, provider.KindNotFound, false},
+		{`{"code":"1312","message":"The model is overloaded"}`, provider.KindUnavailable, true},
+		// A numeric code beside a type is not Z.ai's: Mistral's "1000"
+		// is its internal error (real_rubyllm_mistral_err_500_context).
+		{`{"message":"Service unavailable.","type":"internal_server_error","code":"1000"}`, provider.KindUnavailable, true},
+		// Kimi (was: unavailable, retried).
+		{`{"message":"Your account exceeded current quota","type":"exceeded_current_quota_error"}`, provider.KindRateLimited, false},
+		{`{"message":"Your account reached max request: 3, please try again after 1 seconds","type":"rate_limit_reached_error"}`, provider.KindRateLimited, true},
+		{`{"message":"The engine is currently overloaded, please try again later","type":"engine_overloaded_error"}`, provider.KindUnavailable, true},
+		{`{"message":"Invalid request: Your request exceeded model token limit: 262144 (requested: 270117)","type":"invalid_request_error"}`, provider.KindContextLength, false},
+		// DashScope (was: unavailable, retried).
+		{`{"code":"Arrearage","message":"Access denied, please make sure your account is in good standing.","type":"Arrearage"}`, provider.KindRateLimited, false},
+		{`{"code":"Throttling.AllocationQuota","message":"Allocated quota exceeded, please increase your quota limit.","type":"Throttling.AllocationQuota"}`, provider.KindRateLimited, true},
+		{`{"code":"Throttling.AllocationQuota","message":"Free allocated quota exceeded.","type":"Throttling.AllocationQuota"}`, provider.KindRateLimited, false},
+		// Spent balances in vendors' words (was: retried).
+		{`{"message":"Insufficient Balance","type":"unknown_error","code":"invalid_request_error"}`, provider.KindRateLimited, false},
+		{`{"message":"insufficient balance (1008)","type":"api_error"}`, provider.KindRateLimited, false},
+		{`{"message":"Credit limit exceeded. Please navigate to https://api.together.xyz/settings/billing to add credit or upgrade your plan.","type":"credit_limit","code":null}`, provider.KindRateLimited, false},
+		{`{"message":"Account acme-research is suspended, possibly due to reaching the monthly spending limit or failure to pay past invoices.","code":"PRECONDITION_FAILED","type":"error"}`, provider.KindRateLimited, false},
+		// Together's rate limit under the same type: retried.
+		{`{"message":"You have been rate limited. Your rate limit is 60 queries per minute.","type":"credit_limit","code":null}`, provider.KindRateLimited, true},
+		// Mistral's capacity and rate limit (was: unavailable; rate_limited
+		// was not read as a rate limit).
+		{`{"message":"Service tier capacity exceeded for this model.","type":"service_tier_capacity_exceeded","code":"3505"}`, provider.KindUnavailable, true},
+		{`{"message":"Requests rate limit exceeded","type":"rate_limited","code":"1300"}`, provider.KindRateLimited, true},
+		// MiniMax's Token Plan without a reset, as an error object: spent.
+		{`{"message":"Token Plan usage limit reached: Upgrade your Token Plan or purchase Credits for more usage. (2056)","type":"rate_limit_error"}`, provider.KindRateLimited, false},
+	} {
+		e := p.errorFromObject([]byte(tc.obj), http.StatusOK, "", nil)
+		p.inBand(e, http.Header{"Date": {"Fri, 21 Nov 2025 08:00:00 GMT"}})
+		if e.Kind != tc.kind || pipeline.Retryable(e) != tc.retry {
+			t.Errorf("%s: kind %v retryable %v (advice %v), want %v %v", tc.obj, e.Kind, pipeline.Retryable(e), e.ShouldRetry, tc.kind, tc.retry)
+		}
+		if !pipeline.FallbackWorthy(e) && tc.kind != provider.KindContentFilter {
+			t.Errorf("%s: not FallbackWorthy", tc.obj)
+		}
+	}
+}
+
+// TestRound23MiniMaxPlanResetInErrorObject: MiniMax's spent Token Plan as
+// an error object whose message names the reset ("… resets at
+// 2026-05-20T20:00:00Z (2056)", its Anthropic-compatible endpoint's words,
+// MiniMax-AI/MiniMax-M2.7#36): the wait until the reset, from the answer's
+// Date, is the delay, in a stream's error event as in a 429.
+func TestRound23MiniMaxPlanResetInErrorObject(t *testing.T) {
+	t.Parallel()
+	p := newTestProvider(t, kOpenAI, "http://127.0.0.1:1")
+	obj := `{"message":"usage limit exceeded, 5-hour usage limit reached for Token Plan Starter (1500/1500 used), resets at 2026-05-20T20:00:00Z (2056)","type":"rate_limit_error"}`
+	e := p.errorFromObject([]byte(obj), http.StatusOK, "", nil)
+	p.inBand(e, http.Header{"Date": {"Wed, 20 May 2026 19:00:00 GMT"}})
+	if e.Kind != provider.KindRateLimited || e.RetryAfter != time.Hour || !pipeline.Retryable(e) {
+		t.Errorf("stream event: kind %v retry after %v retryable %v, want rate limited, 1h, retryable", e.Kind, e.RetryAfter, pipeline.Retryable(e))
+	}
+	// A reset already past: nothing to wait for, spent.
+	e = p.errorFromObject([]byte(obj), http.StatusOK, "", nil)
+	p.inBand(e, http.Header{"Date": {"Wed, 20 May 2026 21:00:00 GMT"}})
+	if e.RetryAfter != 0 || pipeline.Retryable(e) {
+		t.Errorf("past reset: retry after %v retryable %v, want 0 and not retried", e.RetryAfter, pipeline.Retryable(e))
+	}
+}
