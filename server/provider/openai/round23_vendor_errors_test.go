@@ -139,6 +139,9 @@ func TestRound23VendorErrorEvents(t *testing.T) {
 		{`{"message":"insufficient balance (1008)","type":"api_error"}`, provider.KindRateLimited, false},
 		{`{"message":"Credit limit exceeded. Please navigate to https://api.together.xyz/settings/billing to add credit or upgrade your plan.","type":"credit_limit","code":null}`, provider.KindRateLimited, false},
 		{`{"message":"Account acme-research is suspended, possibly due to reaching the monthly spending limit or failure to pay past invoices.","code":"PRECONDITION_FAILED","type":"error"}`, provider.KindRateLimited, false},
+		// SiliconFlow's spent balance ({"code":30001,…}, its own shape at
+		// the top of the body, read as the error object).
+		{`{"code":30001,"message":"Sorry, your account balance is insufficient","data":null}`, provider.KindRateLimited, false},
 		// Together's rate limit under the same type: retried.
 		{`{"message":"You have been rate limited. Your rate limit is 60 queries per minute.","type":"credit_limit","code":null}`, provider.KindRateLimited, true},
 		// Mistral's capacity and rate limit (was: unavailable; rate_limited
@@ -178,5 +181,27 @@ func TestRound23MiniMaxPlanResetInErrorObject(t *testing.T) {
 	p.inBand(e, http.Header{"Date": {"Wed, 20 May 2026 21:00:00 GMT"}})
 	if e.RetryAfter != 0 || pipeline.Retryable(e) {
 		t.Errorf("past reset: retry after %v retryable %v, want 0 and not retried", e.RetryAfter, pipeline.Retryable(e))
+	}
+}
+
+// TestRound23GroqDailyTokens: Groq's daily token limit (a 429, or an error
+// event, rate_limit_exceeded of type tokens: "… on tokens per day (TPD):
+// Limit 100000, Used 99657, Requested 1568. Please try again in
+// 17m38.976s. …", as clients quote it) is a rate limit whose delay the
+// message states: the TPD violation and the 17m38.976s delay, longer than
+// the gateway waits, so the call falls back with RetryInfo. No bug:
+// recorded so the vendor rules above do not take it for a spent balance.
+func TestRound23GroqDailyTokens(t *testing.T) {
+	t.Parallel()
+	p := newTestProvider(t, kOpenAI, "http://127.0.0.1:1")
+	obj := `{"message":"Rate limit reached for model ` + "`llama-3.3-70b-versatile`" + ` in organization ` + "`org_01jz4q8w2k5v7n9b3c6x1m0tde`" + ` service tier ` + "`on_demand`" + ` on tokens per day (TPD): Limit 100000, Used 99657, Requested 1568. Please try again in 17m38.976s. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing","type":"tokens","code":"rate_limit_exceeded"}`
+	e := p.errorFromObject([]byte(obj), http.StatusOK, "", nil)
+	p.inBand(e, nil)
+	want := 17*time.Minute + 38976*time.Millisecond
+	if e.Kind != provider.KindRateLimited || e.RetryAfter != want || !pipeline.Retryable(e) || e.ShouldRetry == provider.RetryDiscouraged {
+		t.Errorf("kind %v retry after %v retryable %v, want rate limited, %v, retryable", e.Kind, e.RetryAfter, pipeline.Retryable(e), want)
+	}
+	if len(e.Quota) != 1 || e.Quota[0].GetQuotaId() != "TPD" || e.Quota[0].GetQuotaValue() != 100000 {
+		t.Errorf("quota %v, want TPD 100000", e.Quota)
 	}
 }
