@@ -1054,6 +1054,12 @@ func rateLimitQuota(e *provider.Error, typ string) {
 			metric = named
 		}
 	}
+	if metric == "" && m == nil {
+		if v := cerebrasLimit(e.Message); v != nil {
+			e.Quota = append(e.Quota, v)
+			return
+		}
+	}
 	if metric == "" {
 		return
 	}

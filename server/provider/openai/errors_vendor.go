@@ -1,9 +1,14 @@
 package openai
 
 import (
+	"math"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -41,12 +46,13 @@ func vendorError(e *provider.Error, we *wireError) {
 		// ("Your account … is suspended due to insufficient balance",
 		// "Your account exceeded current quota"): not retried.
 		spent(e)
-	case typ == "engine_overloaded_error", typ == "service_tier_capacity_exceeded":
+	case typ == "engine_overloaded_error", typ == "service_tier_capacity_exceeded", code == "queue_exceeded":
 		// Kimi's "The engine is currently overloaded, please try again
-		// later" and Mistral's "Service tier capacity exceeded for this
-		// model." (code 3505), both 429s: the provider's capacity, not
-		// the caller's rate limit (as OpenAI's overloaded 429): retried,
-		// no quota of the caller's to report.
+		// later", Mistral's "Service tier capacity exceeded for this
+		// model." (code 3505) and Cerebras's "We're experiencing high
+		// traffic right now!" (code queue_exceeded), all 429s: the
+		// provider's capacity, not the caller's rate limit (as OpenAI's
+		// overloaded 429): retried, no quota of the caller's to report.
 		e.Kind = provider.KindUnavailable
 	case code == "Arrearage" || typ == "Arrearage":
 		// DashScope's overdue account, a 400 "Access denied, please make
@@ -77,11 +83,14 @@ func vendorError(e *provider.Error, we *wireError) {
 	}
 }
 
-// isRateLimitWord reports the vendors' rate-limit codes and types.
+// isRateLimitWord reports the vendors' rate-limit codes and types
+// (Cerebras's too_many_tokens_error / token_quota_exceeded and
+// too_many_requests_error / request_quota_exceeded among them).
 func isRateLimitWord(code, typ string) bool {
 	for _, s := range [2]string{code, typ} {
 		switch {
 		case s == "rate_limit_reached_error", s == "rate_limited", s == "credit_limit",
+			s == "too_many_tokens_error", s == "too_many_requests_error", s == "token_quota_exceeded", s == "request_quota_exceeded",
 			s == "Throttling" || strings.HasPrefix(s, "Throttling."):
 			return true
 		}
@@ -119,4 +128,56 @@ func vendorReset(e *provider.Error, h http.Header) {
 		return
 	}
 	provider.MiniMaxPlanLimit(e, h)
+	cerebrasDaily(e, h)
+}
+
+// cerebrasLimitRE reads the limit Cerebras's 429 names: "Tokens per minute
+// limit exceeded - too many tokens processed." (type too_many_tokens_error,
+// code token_quota_exceeded: continuedev/continue#9800), "Requests per
+// minute limit exceeded - too many requests sent." (too_many_requests_error,
+// request_quota_exceeded: nminaya/grammar-nazi-bot#958), "Tokens per day
+// limit exceeded - …": the metric and the window, no value (the message
+// gives none).
+var cerebrasLimitRE = regexp.MustCompile(`(?i)^\s*(tokens|requests) per (minute|hour|day) limit exceeded\b`)
+
+// cerebrasLimitIDs abbreviates Cerebras's limits as OpenAI's and Groq's
+// messages name theirs (TPM, RPD).
+var cerebrasLimitIDs = map[string]string{
+	"tokens minute": "TPM", "tokens hour": "TPH", "tokens day": "TPD",
+	"requests minute": "RPM", "requests hour": "RPH", "requests day": "RPD",
+}
+
+// cerebrasLimit is the QuotaFailure violation of the limit a Cerebras
+// message names, nil for any other message. Without it the 429 said no
+// limit at all (its type is no OpenAI limit type, its words not OpenAI's).
+func cerebrasLimit(msg string) *errdetails.QuotaFailure_Violation {
+	m := cerebrasLimitRE.FindStringSubmatch(msg)
+	if m == nil {
+		return nil
+	}
+	metric, window := strings.ToLower(m[1]), strings.ToLower(m[2])
+	return &errdetails.QuotaFailure_Violation{QuotaMetric: metric, QuotaId: cerebrasLimitIDs[metric+" "+window], Description: msg}
+}
+
+// cerebrasDaily reads a Cerebras daily limit (TPD, RPD) refused: no
+// attempt succeeds before the day's window resets. The day window's reset
+// its headers give (x-ratelimit-reset-<metric>-day, seconds: Cerebras
+// sends it for requests, not for tokens, in the recordings here) is the
+// retry delay, longer than the gateway waits, so the call falls back with
+// RetryInfo saying when; without one the quota is spent for the day: not
+// retried (it was retried into the same refusal), as a spent daily quota
+// is for Gemini. A delay the provider already gave is kept.
+func cerebrasDaily(e *provider.Error, h http.Header) {
+	if e.RetryAfter != 0 || e.ShouldRetry == provider.RetryDiscouraged || !cerebrasLimitRE.MatchString(e.Message) {
+		return
+	}
+	v := cerebrasLimit(e.Message)
+	if v.QuotaId != "TPD" && v.QuotaId != "RPD" {
+		return
+	}
+	if s, err := strconv.ParseFloat(strings.TrimSpace(h.Get("x-ratelimit-reset-"+v.QuotaMetric+"-day")), 64); err == nil && s > 0 && s < math.MaxInt64/float64(time.Second) {
+		e.RetryAfter = time.Duration(s * float64(time.Second))
+		return
+	}
+	e.ShouldRetry = provider.RetryDiscouraged
 }

@@ -2,7 +2,9 @@ package openai
 
 import (
 	"context"
+
 	"errors"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"io"
 	"net/http"
 	"testing"
@@ -144,6 +146,10 @@ func TestRound23VendorErrorEvents(t *testing.T) {
 		{`{"code":30001,"message":"Sorry, your account balance is insufficient","data":null}`, provider.KindRateLimited, false},
 		// Together's rate limit under the same type: retried.
 		{`{"message":"You have been rate limited. Your rate limit is 60 queries per minute.","type":"credit_limit","code":null}`, provider.KindRateLimited, true},
+		// Cerebras's limits (was: unavailable) and its queue (capacity).
+		{`{"message":"Tokens per minute limit exceeded - too many tokens processed.","type":"too_many_tokens_error","param":"quota","code":"token_quota_exceeded"}`, provider.KindRateLimited, true},
+		{`{"message":"Tokens per day limit exceeded - too many tokens processed.","type":"too_many_tokens_error","param":"quota","code":"token_quota_exceeded"}`, provider.KindRateLimited, false},
+		{`{"message":"We're experiencing high traffic right now! Please try again soon.","code":"queue_exceeded"}`, provider.KindUnavailable, true},
 		// Mistral's capacity and rate limit (was: unavailable; rate_limited
 		// was not read as a rate limit).
 		{`{"message":"Service tier capacity exceeded for this model.","type":"service_tier_capacity_exceeded","code":"3505"}`, provider.KindUnavailable, true},
@@ -203,5 +209,47 @@ func TestRound23GroqDailyTokens(t *testing.T) {
 	}
 	if len(e.Quota) != 1 || e.Quota[0].GetQuotaId() != "TPD" || e.Quota[0].GetQuotaValue() != 100000 {
 		t.Errorf("quota %v, want TPD 100000", e.Quota)
+	}
+}
+
+// TestRound23CerebrasLimits: Cerebras's 429s name their limit in words of
+// their own ("Tokens per day limit exceeded - too many tokens processed.",
+// type too_many_tokens_error, code token_quota_exceeded; hand-built
+// fixtures, testdata/README.md). The limit is the quota violation (there
+// was none). A daily token limit, whose reset Cerebras's headers do not
+// give (x-ratelimit-reset-tokens-day is not sent), is spent for the day:
+// not retried (it was retried into the same refusal), falling back. A
+// daily request limit, whose day reset is sent, waits for it: the delay
+// (9h54m15.25s), longer than the gateway waits, so it falls back with
+// RetryInfo.
+func TestRound23CerebrasLimits(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		file       string
+		code       string
+		quota      *errdetails.QuotaFailure_Violation
+		retry      bool
+		retryAfter time.Duration
+	}{
+		{"dialect_cerebras_err_429_tokens_per_day", "token_quota_exceeded",
+			&errdetails.QuotaFailure_Violation{QuotaMetric: "tokens", QuotaId: "TPD", Description: "Tokens per day limit exceeded - too many tokens processed."}, false, 0},
+		{"dialect_cerebras_err_429_requests_per_day", "request_quota_exceeded",
+			&errdetails.QuotaFailure_Violation{QuotaMetric: "requests", QuotaId: "RPD", Description: "Requests per day limit exceeded - too many requests sent."}, true, 35655250 * time.Millisecond},
+	} {
+		for _, stream := range []bool{false, true} {
+			pe := r23vCall(t, tc.file, stream)
+			if pe.Kind != provider.KindRateLimited || pe.HTTPStatus != 429 || pe.Code != tc.code || pe.RetryAfter != tc.retryAfter {
+				t.Errorf("%s (stream %v): got kind=%v status=%d code=%q retryAfter=%v", tc.file, stream, pe.Kind, pe.HTTPStatus, pe.Code, pe.RetryAfter)
+			}
+			if !violationsEqual(pe.Quota, []*errdetails.QuotaFailure_Violation{tc.quota}) {
+				t.Errorf("%s (stream %v): quota %v, want %v", tc.file, stream, pe.Quota, tc.quota)
+			}
+			if got := pipeline.Retryable(pe); got != tc.retry {
+				t.Errorf("%s (stream %v): Retryable = %v, want %v", tc.file, stream, got, tc.retry)
+			}
+			if !pipeline.FallbackWorthy(pe) {
+				t.Errorf("%s (stream %v): not FallbackWorthy", tc.file, stream)
+			}
+		}
 	}
 }
