@@ -54,6 +54,16 @@ func vendorError(e *provider.Error, we *wireError) {
 		// provider's capacity, not the caller's rate limit (as OpenAI's
 		// overloaded 429): retried, no quota of the caller's to report.
 		e.Kind = provider.KindUnavailable
+	case code == "organization_restricted":
+		// Groq's 400 invalid_request_error "Organization has been
+		// restricted. Please reach out to support if you believe this
+		// was in error." (songquanpeng/one-api#1764): the account is
+		// barred, not the request at fault: permission denied, not
+		// retried, and another deployment's account may serve the call
+		// (as an invalid request it did not fall back).
+		e.Kind = provider.KindPermissionDenied
+		e.ShouldRetry = provider.RetryDiscouraged
+		e.RetryAfter = 0
 	case code == "Arrearage" || typ == "Arrearage":
 		// DashScope's overdue account, a 400 "Access denied, please make
 		// sure your account is in good standing." (hsliuping/

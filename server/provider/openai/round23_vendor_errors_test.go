@@ -56,6 +56,8 @@ func r23vCall(t *testing.T, file string, stream bool) *provider.Error {
 //     fallback to a deployment with a larger window).
 //   - DashScope's Arrearage and Fireworks's suspended account were
 //     invalid requests (400, 412): neither fell back to another account.
+//   - Groq's restricted organization was an invalid request (400): it did
+//     not fall back to another account.
 //   - MiniMax's spent Token Plan with its reset named (base_resp 2056 in a
 //     200) was not retried and said nothing of when to come back.
 func TestRound23VendorErrorAnswers(t *testing.T) {
@@ -79,6 +81,7 @@ func TestRound23VendorErrorAnswers(t *testing.T) {
 		{"dialect_moonshot_err_400_token_limit", false, provider.KindContextLength, 400, "invalid_request_error", "", false, true, 0},
 		{"dialect_dashscope_err_400_arrearage", false, provider.KindRateLimited, 400, "Arrearage", "c1a597e1-cecb-4ab8-b58f-477115e3e215", false, true, 0},
 		{"dialect_fireworks_err_412_suspended", false, provider.KindRateLimited, 412, "PRECONDITION_FAILED", "decf40bd-f45b-4fe9-b980-90ab8757ede3", false, true, 0},
+		{"dialect_groq_err_400_organization_restricted", false, provider.KindPermissionDenied, 400, "organization_restricted", "req_01llmrelayorgr5k8m2p4s6v9x1z", false, true, 0},
 		// The reset is 2h30m after the answer's Date: the delay, longer
 		// than the gateway waits (so it falls back, RetryInfo saying when).
 		{"dialect_minimax_base_resp_2056_reset", false, provider.KindRateLimited, 200, "2056", "", true, true, 150 * time.Minute},
