@@ -145,16 +145,16 @@ func untilReset(stamp string, h http.Header) time.Duration {
 // spent balance or credit with, under whatever status or type they give
 // it: "insufficient balance" (DeepSeek's 402 "Insufficient Balance",
 // MiniMax's 500 "insufficient balance (1008)", Z.ai's "Insufficient
-// balance or no resource package"), Together's 402 credit_limit "Credit
-// limit exceeded. Please navigate to … to add credit or upgrade your plan."
+// balance or no resource package", a gateway's "Insufficient account
+// balance": Wei-Shaw/sub2api#890), "insufficient credits" (OpenRouter's
+// 402), Together's 402 credit_limit "Credit limit exceeded. Please
+// navigate to … to add credit or upgrade your plan."
 // (expectedparrot/edsl#2098), Fireworks's 412 PRECONDITION_FAILED
 // "Account … is suspended, possibly due to reaching the monthly spending
 // limit or failure to pay past invoices." (pollinations/pollinations#12136),
-// "insufficient credits" (OpenRouter's 402), "account balance is
-// insufficient" / "余额不足" (the Chinese clouds').
+// Z.ai's Chinese "余额不足或无可用资源包" (iOfficeAI/AionUi#557).
 var spentBalanceRE = regexp.MustCompile(`(?i)\binsufficient (account )?(balance|credits?)\b|\bcredit limit exceeded\b|` +
-	`\bbalance is (insufficient|not enough)\b|\bsuspended, possibly due to reaching the monthly spending limit\b|` +
-	`余额不足|欠费`)
+	`\bsuspended, possibly due to reaching the monthly spending limit\b|余额不足`)
 
 // SpentBalance reports whether msg says the account's balance, credit or
 // spending limit is spent: a quota no wait restores (someone must pay),

@@ -144,9 +144,8 @@ func TestRound23VendorErrorEvents(t *testing.T) {
 		{`{"message":"insufficient balance (1008)","type":"api_error"}`, provider.KindRateLimited, false},
 		{`{"message":"Credit limit exceeded. Please navigate to https://api.together.xyz/settings/billing to add credit or upgrade your plan.","type":"credit_limit","code":null}`, provider.KindRateLimited, false},
 		{`{"message":"Account acme-research is suspended, possibly due to reaching the monthly spending limit or failure to pay past invoices.","code":"PRECONDITION_FAILED","type":"error"}`, provider.KindRateLimited, false},
-		// SiliconFlow's spent balance ({"code":30001,…}, its own shape at
-		// the top of the body, read as the error object).
-		{`{"code":30001,"message":"Sorry, your account balance is insufficient","data":null}`, provider.KindRateLimited, false},
+		// Z.ai's Chinese words for its spent balance, without the code.
+		{`{"message":"余额不足或无可用资源包,请充值。","type":"api_error"}`, provider.KindRateLimited, false},
 		// Together's rate limit under the same type: retried.
 		{`{"message":"You have been rate limited. Your rate limit is 60 queries per minute.","type":"credit_limit","code":null}`, provider.KindRateLimited, true},
 		// Cerebras's limits (was: unavailable) and its queue (capacity).
