@@ -255,3 +255,30 @@ func TestRound23CerebrasLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestRound23MiniMaxBaseRespChunkReset: MiniMax's base_resp 2056 in a
+// chunk of a 200 stream (minimaxError, then inBand): the reset its
+// status_msg names is the delay and the error stays retryable after it
+// (code 2056, no longer insufficient_quota); without a reset, or with one
+// past, it stays a spent quota, not retried.
+func TestRound23MiniMaxBaseRespChunkReset(t *testing.T) {
+	t.Parallel()
+	p := newTestProvider(t, kOpenAI, "http://127.0.0.1:1")
+	h := http.Header{"Date": {"Wed, 20 May 2026 19:15:00 GMT"}}
+	for _, tc := range []struct {
+		msg        string
+		code       string
+		retryAfter time.Duration
+		retry      bool
+	}{
+		{"usage limit exceeded, weekly usage limit reached for Token Plan Plus (4500/4500 used), resets at 2026-05-20T20:00:00Z", "2056", 45 * time.Minute, true},
+		{"usage limit exceeded, weekly usage limit reached for Token Plan Plus (4500/4500 used), resets at 2026-05-20T19:00:00Z", "insufficient_quota", 0, false},
+		{"Token Plan usage limit reached", "insufficient_quota", 0, false},
+	} {
+		e := p.minimaxError(&baseResp{StatusCode: 2056, StatusMsg: flexString(tc.msg)}, http.StatusOK)
+		p.inBand(e, h)
+		if e.Kind != provider.KindRateLimited || e.Code != tc.code || e.RetryAfter != tc.retryAfter || pipeline.Retryable(e) != tc.retry {
+			t.Errorf("%q: kind %v code %q retry after %v retryable %v, want %q %v %v", tc.msg, e.Kind, e.Code, e.RetryAfter, pipeline.Retryable(e), tc.code, tc.retryAfter, tc.retry)
+		}
+	}
+}
