@@ -54,6 +54,18 @@ func vendorError(e *provider.Error, we *wireError) {
 		// provider's capacity, not the caller's rate limit (as OpenAI's
 		// overloaded 429): retried, no quota of the caller's to report.
 		e.Kind = provider.KindUnavailable
+	case code == "data_inspection_failed" || typ == "data_inspection_failed" || strings.HasSuffix(code, "DataInspectionFailed"):
+		// DashScope's content inspection: a 400 "Input data may contain
+		// inappropriate content." (camel-ai/owl#432 quotes it in the
+		// OpenAI shape), "<400> InternalError.Algo.DataInspectionFailed:
+		// Input text data may contain inappropriate content."
+		// (CommandCodeAI/command-code#813), its output's too: a content
+		// filter's verdict, not a malformed request (400) nor, inside a
+		// 200 stream, an unknown failure to retry; the same input gets
+		// the same verdict, whatever status it came with.
+		e.Kind = provider.KindContentFilter
+		e.ShouldRetry = provider.RetryDiscouraged
+		e.RetryAfter = 0
 	case code == "organization_restricted":
 		// Groq's 400 invalid_request_error "Organization has been
 		// restricted. Please reach out to support if you believe this

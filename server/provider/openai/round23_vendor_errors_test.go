@@ -56,6 +56,8 @@ func r23vCall(t *testing.T, file string, stream bool) *provider.Error {
 //     fallback to a deployment with a larger window).
 //   - DashScope's Arrearage and Fireworks's suspended account were
 //     invalid requests (400, 412): neither fell back to another account.
+//   - DashScope's content inspection (data_inspection_failed) was an
+//     invalid request, in a stream an unknown failure retried.
 //   - Groq's restricted organization was an invalid request (400): it did
 //     not fall back to another account.
 //   - MiniMax's spent Token Plan with its reset named (base_resp 2056 in a
@@ -81,6 +83,7 @@ func TestRound23VendorErrorAnswers(t *testing.T) {
 		{"dialect_moonshot_err_400_token_limit", false, provider.KindContextLength, 400, "invalid_request_error", "", false, true, 0},
 		{"dialect_dashscope_err_400_arrearage", false, provider.KindRateLimited, 400, "Arrearage", "c1a597e1-cecb-4ab8-b58f-477115e3e215", false, true, 0},
 		{"dialect_fireworks_err_412_suspended", false, provider.KindRateLimited, 412, "PRECONDITION_FAILED", "decf40bd-f45b-4fe9-b980-90ab8757ede3", false, true, 0},
+		{"dialect_dashscope_err_400_data_inspection", false, provider.KindContentFilter, 400, "data_inspection_failed", "987fe9de-c211-4919-aeb6-9085f8999f76", false, false, 0},
 		{"dialect_groq_err_400_organization_restricted", false, provider.KindPermissionDenied, 400, "organization_restricted", "req_01llmrelayorgr5k8m2p4s6v9x1z", false, true, 0},
 		// The reset is 2h30m after the answer's Date: the delay, longer
 		// than the gateway waits (so it falls back, RetryInfo saying when).
@@ -137,6 +140,8 @@ func TestRound23VendorErrorEvents(t *testing.T) {
 		{`{"message":"Invalid request: Your request exceeded model token limit: 262144 (requested: 270117)","type":"invalid_request_error"}`, provider.KindContextLength, false},
 		// DashScope (was: unavailable, retried).
 		{`{"code":"Arrearage","message":"Access denied, please make sure your account is in good standing.","type":"Arrearage"}`, provider.KindRateLimited, false},
+		{`{"code":"data_inspection_failed","param":null,"message":"Output data may contain inappropriate content.","type":"data_inspection_failed"}`, provider.KindContentFilter, false},
+		{`{"message":"<400> InternalError.Algo.DataInspectionFailed: Input text data may contain inappropriate content.","type":"data_inspection_failed","param":null,"code":"data_inspection_failed"}`, provider.KindContentFilter, false},
 		{`{"code":"Throttling.AllocationQuota","message":"Allocated quota exceeded, please increase your quota limit.","type":"Throttling.AllocationQuota"}`, provider.KindRateLimited, true},
 		{`{"code":"Throttling.AllocationQuota","message":"Free allocated quota exceeded.","type":"Throttling.AllocationQuota"}`, provider.KindRateLimited, false},
 		// Spent balances in vendors' words (was: retried).
