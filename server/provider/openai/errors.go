@@ -946,8 +946,9 @@ var (
 	// "Please try again in 1.5s." / "in 222ms" / "in 6m0s" (OpenAI);
 	// "Please retry in 34.237795071s." (Google's RESOURCE_EXHAUSTED).
 	tryAgainRE = regexp.MustCompile(`(?i)(?:try again|\bretry) in ((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)`)
-	// "Please retry after 6 seconds." (Azure).
-	retryAfterRE = regexp.MustCompile(`(?i)retry after (\d+(?:\.\d+)?) seconds?`)
+	// "Please retry after 6 seconds." (Azure); "please try again after 1
+	// seconds" (Kimi's rate_limit_reached_error: LLM-Red-Team/kimi-cc#16).
+	retryAfterRE = regexp.MustCompile(`(?i)(?:retry|try again) after (\d+(?:\.\d+)?) seconds?`)
 )
 
 // retryDelayFromMessage reads a retry delay given only in the message.
@@ -1056,6 +1057,10 @@ func rateLimitQuota(e *provider.Error, typ string) {
 	}
 	if metric == "" && m == nil {
 		if v := cerebrasLimit(e.Message); v != nil {
+			e.Quota = append(e.Quota, v)
+			return
+		}
+		if v := kimiLimit(e.Message); v != nil {
 			e.Quota = append(e.Quota, v)
 			return
 		}

@@ -203,3 +203,39 @@ func cerebrasDaily(e *provider.Error, h http.Header) {
 	}
 	e.ShouldRetry = provider.RetryDiscouraged
 }
+
+// kimiLimitRE reads the limit Kimi's (Moonshot's) rate_limit_reached_error
+// names: "Your account org-…<ak-…> request reached organization max RPM:
+// 3, please try again after 1 seconds", "… request reached max
+// organization concurrency: 1, …" (LLM-Red-Team/kimi-cc#16), "… request
+// reached project TPM rate limit, current: 1410, limit: 100, see …"
+// (LLM-Red-Team/kimi-cc#41): the limit's abbreviation (or concurrency)
+// and its value.
+var kimiLimitRE = regexp.MustCompile(`(?i)\breached (?:(?:organization|project) )?max (?:(?:organization|project) )?(RPM|TPM|RPD|TPD|concurrency): (\d+)|` +
+	`\breached (?:organization|project) (RPM|TPM|RPD|TPD) rate limit, current: \d+, limit: (\d+)`)
+
+// kimiMetrics are the QuotaFailure metrics of Kimi's limits.
+var kimiMetrics = map[string]string{"RPM": "requests", "RPD": "requests", "TPM": "tokens", "TPD": "tokens", "CONCURRENCY": "concurrency"}
+
+// kimiLimit is the QuotaFailure violation of the limit a Kimi rate-limit
+// message names, nil for any other message.
+func kimiLimit(msg string) *errdetails.QuotaFailure_Violation {
+	m := kimiLimitRE.FindStringSubmatch(msg)
+	if m == nil {
+		return nil
+	}
+	id, val := m[1], m[2]
+	if id == "" {
+		id, val = m[3], m[4]
+	}
+	id = strings.ToUpper(id)
+	n, err := strconv.ParseInt(val, 10, 64)
+	if err != nil {
+		return nil
+	}
+	qid := id
+	if id == "CONCURRENCY" {
+		qid = "concurrency"
+	}
+	return &errdetails.QuotaFailure_Violation{QuotaMetric: kimiMetrics[id], QuotaId: qid, QuotaValue: n, Description: msg}
+}

@@ -287,3 +287,30 @@ func TestRound23MiniMaxBaseRespChunkReset(t *testing.T) {
 		}
 	}
 }
+
+// TestRound23KimiRateLimit: Kimi's 429 rate_limit_reached_error names its
+// limit and its delay in words OpenAI's do not use ("… request reached
+// organization max RPM: 3, please try again after 1 seconds"): the delay
+// is the retry delay (it was none: the retry policy's backoff, not the
+// second Kimi asked for) and the limit the quota violation (there was
+// none).
+func TestRound23KimiRateLimit(t *testing.T) {
+	t.Parallel()
+	pe := r23vCall(t, "dialect_moonshot_err_429_rpm", false)
+	want := &errdetails.QuotaFailure_Violation{QuotaMetric: "requests", QuotaId: "RPM", QuotaValue: 3, Description: pe.Message}
+	if pe.Kind != provider.KindRateLimited || pe.Code != "rate_limit_reached_error" || pe.RetryAfter != time.Second || !pipeline.Retryable(pe) ||
+		!violationsEqual(pe.Quota, []*errdetails.QuotaFailure_Violation{want}) {
+		t.Errorf("got kind %v code %q retry after %v retryable %v quota %v", pe.Kind, pe.Code, pe.RetryAfter, pipeline.Retryable(pe), pe.Quota)
+	}
+	for msg, v := range map[string]*errdetails.QuotaFailure_Violation{
+		"Your account org-x<ak-y> request reached max organization concurrency: 1, please try again after 1 seconds":                                                 {QuotaMetric: "concurrency", QuotaId: "concurrency", QuotaValue: 1},
+		"Your account org-x / proj-z <ak-y> request reached project TPM rate limit, current: 1410, limit: 100, see https://platform.moonshot.cn/docs/pricing/limits": {QuotaMetric: "tokens", QuotaId: "TPM", QuotaValue: 100},
+	} {
+		e := &provider.Error{Kind: provider.KindRateLimited, Code: "rate_limit_reached_error", Message: msg}
+		rateLimitQuota(e, "rate_limit_reached_error")
+		v.Description = msg
+		if !violationsEqual(e.Quota, []*errdetails.QuotaFailure_Violation{v}) {
+			t.Errorf("%q: quota %v, want %v", msg, e.Quota, v)
+		}
+	}
+}
