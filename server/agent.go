@@ -702,7 +702,9 @@ func (a *agentRun) modelCall(ctx context.Context, round int) ([]*llmrelayv1.Tool
 	if len(msg.GetParts()) == 0 {
 		// An empty answer (no text, no calls, no reasoning) is no turn: a
 		// message without parts would make the returned conversation one
-		// that no setup accepts.
+		// that no setup accepts. This warning says more than the
+		// round's own (emptyAnswerWarning), which it replaces in the run's.
+		a.meta.Warnings = slices.DeleteFunc(a.meta.Warnings, func(w string) bool { return strings.HasPrefix(w, emptyAnswerWarning) })
 		a.meta.Warnings = append(a.meta.Warnings, "round "+strconv.Itoa(round)+": the model answered with nothing (finish reason "+
 			meta.GetFinishReason().String()+"); the conversation has no assistant turn for it")
 	} else {

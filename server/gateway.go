@@ -650,6 +650,43 @@ func warnNoFinish(meta *llmrelayv1.ResponseMeta) {
 	}
 }
 
+// emptyAnswerWarning is the warning of an answer the provider ended as
+// complete (finish STOP, or none) that holds no text, refusal or tool call:
+// a model that answered nothing (Claude's empty end_turn after tool
+// results, a Gemini candidate with empty text) looks like a successful
+// answer otherwise. Reasoning alone does not count as an answer. A finish
+// that says why (LENGTH, CONTENT_FILTER, OTHER) needs no warning.
+const emptyAnswerWarning = "the provider ended the answer normally but it is empty (no text, refusal or tool call)"
+
+// warnEmpty adds emptyAnswerWarning to meta when the answer said nothing
+// and its finish reason claims a normal end; it names the output tokens
+// the provider counted beyond reasoning, which the answer does not show.
+func warnEmpty(meta *llmrelayv1.ResponseMeta, said bool) {
+	if said || meta.ToolCallCount > 0 {
+		return
+	}
+	switch meta.GetFinishReason() {
+	case llmrelayv1.FinishReason_FINISH_REASON_STOP, llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED:
+	default:
+		return
+	}
+	w := emptyAnswerWarning
+	if u := meta.GetUsage(); u.GetOutputTokens() > u.GetReasoningTokens() {
+		w += fmt.Sprintf("; the provider counted %d output tokens besides reasoning", u.GetOutputTokens()-u.GetReasoningTokens())
+	}
+	meta.Warnings = append(meta.Warnings, w)
+}
+
+// says reports whether msg holds text, a refusal or a tool call.
+func says(msg *llmrelayv1.Message) bool {
+	for _, p := range msg.GetParts() {
+		if p.GetText() != "" || p.GetRefusal() != "" || p.GetToolCall() != nil {
+			return true
+		}
+	}
+	return false
+}
+
 func countToolCalls(msg *llmrelayv1.Message) int32 {
 	n := int32(0)
 	for _, p := range msg.GetParts() {
@@ -674,6 +711,7 @@ func (g *gateway) runUnary(ctx context.Context, p *prepared) (*llmrelayv1.Messag
 	meta := g.finishMeta(p, res)
 	normalizeToolFinish(meta, countToolCalls(res.Message))
 	warnNoFinish(meta)
+	warnEmpty(meta, says(res.Message))
 	for _, part := range res.Message.GetParts() {
 		if r := part.GetReasoning(); r != nil {
 			r.Provider = p.providerType
@@ -894,6 +932,8 @@ type relay struct {
 	// a new part (TextDelta.item_id).
 	pieceKind provider.EventKind
 	pieceItem string
+	// said is set once a text or refusal delta went out (warnEmpty).
+	said bool
 }
 
 func (r *relay) run(s provider.Stream) error {
@@ -959,6 +999,7 @@ func (r *relay) handle(ev *provider.Event) error {
 			item = ev.ItemID
 		}
 		r.pieceKind, r.pieceItem = ev.Kind, ev.ItemID
+		r.said = true
 		if ev.Kind == provider.EventText {
 			r.acc.text(ev.Text, ev.Phase, item, ev.BeginsPart)
 			return r.send(r.sink.text(ev.Text, ev.Phase, item, ev.BeginsPart))
@@ -1076,6 +1117,7 @@ func (r *relay) finish() error {
 	meta := r.finalMeta()
 	normalizeToolFinish(meta, int32(r.acc.acc.ToolCallCount())) // counted, not the whole message rebuilt
 	warnNoFinish(meta)
+	warnEmpty(meta, r.said)
 	if meta.Usage != nil {
 		if err := r.send(r.sink.usage(meta.Usage)); err != nil {
 			return err

@@ -20,7 +20,9 @@ import (
 // ("tools[0].name", "options.stop", "tools[0].parameters",
 // "options.temperature"); the provider's own path stays in the message.
 // Paths it does not know (a message's content after Anthropic merged
-// turns, a Responses input item) are left as the provider gave them.
+// turns) are left as the provider gave them. A Responses input item
+// (input[k]…) is no message index: the OpenAI adapter, which alone knows
+// how messages expanded into items, names its messages[i]… itself.
 
 // wirePath splits a provider's field path into its segments: names and
 // indexes, whether written a.b[0].c, a.b.0.c or camelCase (Google's JSON

@@ -6,6 +6,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -113,7 +114,11 @@ func (p *Pipeline) Stream(ctx context.Context, c *Call) (provider.Stream, error)
 func invoke(ctx context.Context, c *Call) (*provider.Result, error) {
 	switch c.Op {
 	case OpGenerate:
-		return c.Provider.Generate(ctx, c.Request)
+		res, err := c.Provider.Generate(ctx, c.Request)
+		if a := provider.StreamAnswerOf(err); a != nil {
+			return foldAnswer(ctx, c, a, err)
+		}
+		return res, err
 	case OpEmbed:
 		e, ok := c.Provider.(provider.Embedder)
 		if !ok {
@@ -127,4 +132,31 @@ func invoke(ctx context.Context, c *Call) (*provider.Result, error) {
 
 func openStream(ctx context.Context, c *Call) (provider.Stream, error) {
 	return c.Provider.Stream(ctx, c.Request)
+}
+
+// foldAnswer is the answer of a non-streaming request the provider
+// answered with an event stream (provider.StreamAnswer: a server that
+// ignored "stream": false): the adapter's own stream reader reads the
+// events already received (nothing is sent again) and they are folded
+// into the answer, with provider.StreamAnswerWarning. A stream that
+// fails (cut, an error event) fails the attempt as it would have failed
+// a stream; one the adapter's reader refuses at once (not its format)
+// leaves the answer's first error, which says what came.
+func foldAnswer(ctx context.Context, c *Call, a *provider.StreamAnswer, answerErr error) (*provider.Result, error) {
+	actx, release := provider.WithAnswer(ctx, a)
+	s, err := c.Provider.Stream(actx, c.Request)
+	release()
+	if err != nil {
+		return nil, answerErr
+	}
+	res, err := provider.FoldStream(s)
+	if err != nil {
+		var pe, ae *provider.Error
+		if errors.As(err, &pe) && pe.Provider == "" && errors.As(answerErr, &ae) {
+			pe.Provider = ae.Provider
+		}
+		return nil, err
+	}
+	res.Meta.Warnings = append(res.Meta.Warnings, provider.StreamAnswerWarning)
+	return res, nil
 }

@@ -354,6 +354,13 @@ func (c *Call) RecordFailure(err error, d time.Duration) *llmrelayv1.RetryReason
 		Attempt: c.Record.Attempts, Reason: reason, UpstreamStatus: status, Message: msg,
 		Duration: durationpb.New(d), Deployment: c.Deployment,
 	}
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		rr.ProviderRequestId = pe.RequestID
+		if rr.ProviderRequestId == "" {
+			rr.ProviderRequestId = pe.Meta.GetProviderRequestId()
+		}
+	}
 	c.Record.RetryReasons = append(c.Record.RetryReasons, rr)
 	return rr
 }

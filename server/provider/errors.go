@@ -959,6 +959,10 @@ const BodyIdleAfterEndWarning = "the provider kept the body open after its compl
 // whose body stayed open after it until the idle timeout ended the read
 // (BodyIdleAfterEndWarning, as a stream's IdleAfterEndWarning). A body
 // cut inside its JSON still fails as before (transient, retried).
+//
+// A body that is an event stream (StreamAnswer: a server that ignored
+// "stream": false) is a KindBadResponse Error carrying it, which the
+// pipeline folds into the answer with the adapter's stream reader.
 func ReadBody(providerName string, resp *http.Response, limit int64) (body []byte, warning string, e *Error) {
 	var err error
 	if n := resp.ContentLength; n > limit {
@@ -992,6 +996,16 @@ func ReadBody(providerName string, resp *http.Response, limit int64) (body []byt
 	}
 	if err != nil {
 		idle := errors.Is(err, ErrIdleTimeout)
+		if int64(len(body)) <= limit && (idle || CutAfterEnd(err)) {
+			if mt := streamMediaType(resp.Header, body); mt != "" {
+				// An event stream that stayed open, or broke, after what
+				// it sent: its reader tells a complete stream from a cut
+				// one, as it does for a stream request.
+				e := streamAnswerError(providerName, resp, body, mt)
+				e.Err.(*StreamAnswer).tail = err
+				return nil, "", e
+			}
+		}
 		if int64(len(body)) > limit || !(idle || CutAfterEnd(err)) || !wholeJSON(body) {
 			return nil, "", TransportError(providerName, err)
 		}
@@ -1002,6 +1016,16 @@ func ReadBody(providerName string, resp *http.Response, limit int64) (body []byt
 	}
 	if int64(len(body)) > limit {
 		return nil, "", BadResponse(providerName, "response body larger than %d bytes", limit)
+	}
+	if mt := streamMediaType(resp.Header, body); mt != "" {
+		// The events a streaming request gets (a server that ignored
+		// "stream": false): the pipeline reads them with the adapter's
+		// stream reader (StreamAnswer).
+		return nil, "", streamAnswerError(providerName, resp, body, mt)
+	} else if warning == "" {
+		if j, ok := jsonThenDone(resp.Header, body); ok {
+			body, warning = j, JSONThenDoneWarning
+		}
 	}
 	if len(body) == 0 {
 		// No API answers a call with nothing: the connection closed

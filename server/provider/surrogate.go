@@ -107,6 +107,8 @@ func HasSurrogateEscape(b []byte) bool {
 // delta; any other next delta, or the text's end (Flush), makes it what it
 // decodes to alone: U+FFFD. It is never held beyond the next delta.
 type SurrogateJoin struct {
+	// high is a held high half's escape, or the raw first bytes of a
+	// character cut at a token's end.
 	high string
 }
 
@@ -121,12 +123,23 @@ func (j *SurrogateJoin) Held() bool { return j.high != "" }
 // before it, and a high half that ends it is held back from the text
 // returned; otherwise (an empty string too) a held half is U+FFFD before
 // decoded.
+//
+// A byte-level server (a byte-level tokenizer's, writing the token's bytes
+// as they are) may cut a character's UTF-8 bytes the same way, raw in
+// the JSON: one delta ending in "x\xe4\xbd", the next beginning with
+// "\xa0y". Given raw tokens that are not valid UTF-8, the first bytes of a
+// character that ends one are held back and joined with the rest that
+// begins the next, as a surrogate's high half is; what never completes
+// is U+FFFD.
 func (j *SurrogateJoin) Text(decoded string, raw []byte) string {
-	if len(raw) < 2 || raw[0] != '"' || !HasSurrogateEscape(raw) {
+	if len(raw) < 2 || raw[0] != '"' || (!HasSurrogateEscape(raw) && utf8.Valid(raw)) {
 		return j.Flush() + decoded
 	}
 	held := j.high != ""
 	joined, high := CutHighSurrogate(WithHighSurrogate(j.high, raw))
+	if high == "" {
+		joined, high = cutPartialRune(joined)
+	}
 	j.high = high
 	if len(joined) == 2 {
 		return ""
@@ -158,3 +171,38 @@ func (j *SurrogateJoin) Flush() string {
 	j.high = ""
 	return "\uFFFD"
 }
+
+// cutPartialRune splits off the first bytes of a UTF-8 character that a
+// JSON string token raw ends with, cut before its last bytes: raw without
+// them, and the bytes ("" when raw ends otherwise). Bytes that cannot
+// begin a character (or cannot be followed by what would complete one)
+// are left: they are U+FFFD whatever follows.
+func cutPartialRune(raw json.RawMessage) (json.RawMessage, string) {
+	n := len(raw)
+	if n < 3 || raw[n-1] != '"' || raw[n-2] < utf8.RuneSelf {
+		return raw, ""
+	}
+	in := raw[1 : n-1]
+	// The character's first byte: at most utf8.UTFMax-1 bytes back.
+	i := len(in) - 1
+	for i > 0 && len(in)-i < utf8.UTFMax-1 && !utf8.RuneStart(in[i]) {
+		i--
+	}
+	if !utf8.RuneStart(in[i]) || in[i] < 0xC2 || utf8.FullRune(in[i:]) {
+		// No character's start, an ASCII byte or one that starts none
+		// (a continuation byte, C0, C1, F5 and above), or a whole
+		// (or an invalid) one: nothing to wait for.
+		return raw, ""
+	}
+	out := make(json.RawMessage, 0, 1+i+1)
+	out = append(append(append(out, '"'), in[:i]...), '"')
+	return out, string(in[i:])
+}
+
+// MayCutCharacter reports whether the JSON text b may hold part of a
+// character cut at a delta's edge: a surrogate's escape
+// (HasSurrogateEscape), or bytes that are not valid UTF-8 (a byte-level
+// server's character cut raw). An adapter hands SurrogateJoin the raw
+// text tokens of such a chunk; its fast decoder refuses both, so it asks
+// only for the chunks that fast decoder refused.
+func MayCutCharacter(b []byte) bool { return HasSurrogateEscape(b) || !utf8.Valid(b) }

@@ -653,9 +653,15 @@ type RetryReason struct {
 	// How long the gateway waited before the next attempt (0 for the last).
 	Delay *durationpb.Duration `protobuf:"bytes,6,opt,name=delay,proto3" json:"delay,omitempty"`
 	// The deployment the attempt went to.
-	Deployment    string `protobuf:"bytes,7,opt,name=deployment,proto3" json:"deployment,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Deployment string `protobuf:"bytes,7,opt,name=deployment,proto3" json:"deployment,omitempty"`
+	// The provider's id of the attempt's request (x-request-id, request-id,
+	// apim-request-id, or the id in the error body), as
+	// ResponseMeta.provider_request_id names the last one; empty when the
+	// attempt got no answer that named one. The id a provider's support asks
+	// for about each failed attempt, a fallback's primary included.
+	ProviderRequestId string `protobuf:"bytes,8,opt,name=provider_request_id,json=providerRequestId,proto3" json:"provider_request_id,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *RetryReason) Reset() {
@@ -733,6 +739,13 @@ func (x *RetryReason) GetDelay() *durationpb.Duration {
 func (x *RetryReason) GetDeployment() string {
 	if x != nil {
 		return x.Deployment
+	}
+	return ""
+}
+
+func (x *RetryReason) GetProviderRequestId() string {
+	if x != nil {
+		return x.ProviderRequestId
 	}
 	return ""
 }
@@ -1108,7 +1121,7 @@ const file_llmrelay_v1_meta_proto_rawDesc = "" +
 	"\x0f_requests_limitB\x15\n" +
 	"\x13_requests_remainingB\x0f\n" +
 	"\r_tokens_limitB\x13\n" +
-	"\x11_tokens_remaining\"\x8a\x02\n" +
+	"\x11_tokens_remaining\"\xba\x02\n" +
 	"\vRetryReason\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12'\n" +
@@ -1118,7 +1131,8 @@ const file_llmrelay_v1_meta_proto_rawDesc = "" +
 	"\x05delay\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\x05delay\x12\x1e\n" +
 	"\n" +
 	"deployment\x18\a \x01(\tR\n" +
-	"deployment\"\xbc\x04\n" +
+	"deployment\x12.\n" +
+	"\x13provider_request_id\x18\b \x01(\tR\x11providerRequestId\"\xbc\x04\n" +
 	"\aRawData\x12\x18\n" +
 	"\arequest\x18\x01 \x01(\fR\arequest\x12\x1a\n" +
 	"\bresponse\x18\x02 \x01(\fR\bresponse\x12%\n" +

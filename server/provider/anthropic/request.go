@@ -424,8 +424,12 @@ func convertImage(param string, img *llmrelayv1.Image) (contentBlockParam, error
 		if len(src.Data) == 0 {
 			return contentBlockParam{}, invalid(param+".image.data", "image data is empty")
 		}
+		mediaType, ok := imageMediaType(provider.ImageMediaType(img))
+		if !ok {
+			return contentBlockParam{}, invalid(param+".image.mime_type", "%s", imageTypeReason(img.GetMimeType()))
+		}
 		return contentBlockParam{Type: "image", Source: &imageSource{
-			Type: "base64", MediaType: provider.ImageMediaType(img), Data: base64.StdEncoding.EncodeToString(src.Data),
+			Type: "base64", MediaType: mediaType, Data: base64.StdEncoding.EncodeToString(src.Data),
 		}}, nil
 	case *llmrelayv1.Image_Url:
 		u := src.Url
@@ -436,7 +440,11 @@ func convertImage(param string, img *llmrelayv1.Image) (contentBlockParam, error
 			if err != nil {
 				return contentBlockParam{}, invalid(param+".image.url", "%v", err)
 			}
-			return contentBlockParam{Type: "image", Source: &imageSource{Type: "base64", MediaType: mediaType, Data: data}}, nil
+			sent, ok := imageMediaType(mediaType)
+			if !ok {
+				return contentBlockParam{}, invalid(param+".image.url", "data: URL of %s", imageTypeReason(mediaType))
+			}
+			return contentBlockParam{Type: "image", Source: &imageSource{Type: "base64", MediaType: sent, Data: data}}, nil
 		case strings.HasPrefix(lower, "https://"), strings.HasPrefix(lower, "http://"):
 			return contentBlockParam{Type: "image", Source: &imageSource{Type: "url", URL: u}}, nil
 		default:
@@ -445,6 +453,29 @@ func convertImage(param string, img *llmrelayv1.Image) (contentBlockParam, error
 	default:
 		return contentBlockParam{}, invalid(param, "image has neither url nor data")
 	}
+}
+
+// imageMediaTypes are the only media types the Messages API takes for an
+// inline (base64) image: its Base64ImageSource.media_type is the enum
+// "image/jpeg", "image/png", "image/gif", "image/webp" (the Python SDK's
+// Base64ImageSourceParam), and any other value is a 400 naming the wire path
+// ("messages.0.content.1.image.source.base64.media_type: Input should be
+// 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"). image/jpg, the
+// common misspelling of image/jpeg, is sent as image/jpeg.
+var imageMediaTypes = map[string]string{
+	"image/jpeg": "image/jpeg", "image/jpg": "image/jpeg", "image/png": "image/png",
+	"image/gif": "image/gif", "image/webp": "image/webp",
+}
+
+// imageMediaType is the media type to send for an inline image of type mt
+// (compared without case), and whether Anthropic takes it.
+func imageMediaType(mt string) (string, bool) {
+	sent, ok := imageMediaTypes[strings.ToLower(strings.TrimSpace(mt))]
+	return sent, ok
+}
+
+func imageTypeReason(mt string) string {
+	return fmt.Sprintf("%q: anthropic takes inline images as image/jpeg, image/png, image/gif or image/webp only: convert the image", mt)
 }
 
 // filesBeta is the anthropic-beta value a document by file_id needs.

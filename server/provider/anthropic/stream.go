@@ -216,7 +216,7 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 	if typ != "content_block_delta" {
 		// Only the next delta of the same block continues a held half.
 		s.flushHeld()
-	} else if provider.HasSurrogateEscape(data) {
+	} else if provider.MayCutCharacter(data) {
 		s.deltaTokens(data)
 	}
 	switch typ {

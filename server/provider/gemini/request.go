@@ -99,9 +99,20 @@ type callInfo struct {
 	name string
 	// geminiID is the id Gemini gave the call, "" when the gateway made it.
 	geminiID string
-	// turn is the index of the message that made the call, pos the call's
-	// place among that message's calls.
+	// turn is the index of the message that made the call (the first of
+	// the consecutive assistant messages sent as one model turn), pos the
+	// call's place among that turn's calls.
 	turn, pos int
+}
+
+// modelTurn is the model content last appended from assistant messages,
+// which the next assistant message may continue.
+type modelTurn struct {
+	// content is its index in contents, -1 when the last content is not
+	// a model turn.
+	content int
+	// first is the index of its first message, calls the calls it holds.
+	first, calls int
 }
 
 // buildRequest maps a normalized request to the Gemini wire request; the
@@ -113,6 +124,7 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 	gemini3 := isGemini3Plus(req.Model)
 	calls := map[string]callInfo{}
 	lastFromTool := false
+	model := modelTurn{content: -1}
 	for mi, m := range req.Messages {
 		if m == nil {
 			continue
@@ -157,8 +169,20 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 				out.Contents = append(out.Contents, content{Role: "user", Parts: parts})
 			}
 			lastFromTool = isTool
+			model = modelTurn{content: -1}
 		case llmrelayv1.Role_ROLE_ASSISTANT:
-			parts, err := modelParts(mi, m, calls, gemini3, warn)
+			// Consecutive assistant messages one of which calls a function
+			// (a client that writes each of a step's parallel calls as a
+			// message of its own) are one model turn: Gemini refuses a
+			// function call turn that does not come right after a user or
+			// function response turn, and pairs id-less function responses
+			// by position with the calls of the turn before them.
+			cont := model.content >= 0
+			turn, base := mi, 0
+			if cont {
+				turn, base = model.first, model.calls
+			}
+			parts, n, err := modelParts(mi, m, calls, gemini3, turn, base, warn)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -166,7 +190,16 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 				warn("messages[%d]: empty message not sent (Gemini refuses empty text)", mi)
 				continue
 			}
-			out.Contents = append(out.Contents, content{Role: "model", Parts: parts})
+			if cont && (n > 0 || model.calls > 0) {
+				last := &out.Contents[model.content]
+				last.Parts = append(last.Parts, parts...)
+				model.calls += n
+			} else {
+				// A first model turn, or text after text (two model turns,
+				// as sent).
+				out.Contents = append(out.Contents, content{Role: "model", Parts: parts})
+				model = modelTurn{content: len(out.Contents) - 1, first: mi, calls: n}
+			}
 			lastFromTool = false
 		default:
 			return nil, nil, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Param: fmt.Sprintf("messages[%d].role", mi), Message: fmt.Sprintf("messages[%d].role: unsupported role %s", mi, m.GetRole())}
@@ -434,9 +467,9 @@ func userParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini3
 // on that text) is re-attached to it. Tool calls carry their signature; on
 // Gemini 3 the first call of the turn gets the documented placeholder when
 // it has none.
-func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini3 bool, warn func(string, ...any)) ([]part, error) {
+func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini3 bool, turn, base int, warn func(string, ...any)) ([]part, int, error) {
 	var out []part
-	firstCall := true
+	firstCall := base == 0
 	ncalls := 0
 	for pi, pt := range m.GetParts() {
 		switch k := pt.GetKind().(type) {
@@ -451,7 +484,7 @@ func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini
 		case *llmrelayv1.Part_Image:
 			ip, err := imagePart(k.Image)
 			if err != nil {
-				return nil, invalidPart(mi, pi, "image", "%s", err.Error())
+				return nil, 0, invalidPart(mi, pi, "image", "%s", err.Error())
 			}
 			out = append(out, ip)
 		case *llmrelayv1.Part_Reasoning:
@@ -478,13 +511,13 @@ func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini
 		case *llmrelayv1.Part_ToolCall:
 			tc := k.ToolCall
 			if tc.GetName() == "" {
-				return nil, invalidPart(mi, pi, "tool_call.name", "tool call without a name")
+				return nil, 0, invalidPart(mi, pi, "tool_call.name", "tool call without a name")
 			}
 			args, err := argsObject(tc.GetArguments())
 			if err != nil {
-				return nil, invalidPart(mi, pi, "tool_call.arguments", "tool call %q: %s", tc.GetName(), err.Error())
+				return nil, 0, invalidPart(mi, pi, "tool_call.arguments", "tool call %q: %s", tc.GetName(), err.Error())
 			}
-			info := callInfo{name: tc.GetName(), turn: mi, pos: ncalls}
+			info := callInfo{name: tc.GetName(), turn: turn, pos: base + ncalls}
 			ncalls++
 			if id := tc.GetCallId(); id != "" && !isGeneratedID(id) {
 				info.geminiID = id
@@ -501,10 +534,10 @@ func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini
 			firstCall = false
 			out = append(out, p)
 		default:
-			return nil, invalidPart(mi, pi, "", "%T not allowed in an assistant message", pt.GetKind())
+			return nil, 0, invalidPart(mi, pi, "", "%T not allowed in an assistant message", pt.GetKind())
 		}
 	}
-	return out, nil
+	return out, ncalls, nil
 }
 
 // isPlainText reports whether p is a non-thought text part without a
@@ -780,14 +813,14 @@ func extraReplaces(extra string, fields ...string) bool {
 	return false
 }
 
-// inCallOrder puts a turn of results to one message's parallel calls in
+// inCallOrder puts a turn of results to one model turn's parallel calls in
 // the order of the calls. Gemini pairs a functionResponse with its call by
 // position when they have no id, which the calls the gateway gave ids of
 // its own never have: results given in another order (a client answering
 // parallel calls as they finish; the contract pairs by call_id) answered
 // the wrong calls (best_country(USA) got Canada's result,
 // TestRound22ParallelSameTool). A turn holding anything but results to
-// the calls of one message is left as it is.
+// the calls of one model turn is left as it is.
 func inCallOrder(parts []part) {
 	if len(parts) < 2 {
 		return

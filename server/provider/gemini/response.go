@@ -320,6 +320,20 @@ type answer struct {
 	pending *streamedCall
 	// ids are the ids of the answer's calls so far (callID).
 	ids []string
+	// cutOpen: a call still being streamed when the answer ended was
+	// closed cut (convert).
+	cutOpen bool
+}
+
+// finish maps the candidate's finishReason r for an answer with its
+// calls: STOP with calls is TOOL_CALLS, unless a call was cut open
+// (cutOpen): then the turn is not one whose calls can be run, OTHER.
+func (a *answer) finish(r string) llmrelayv1.FinishReason {
+	f := provider.ToolCallsFinish(finishReason(r), a.calls)
+	if a.cutOpen && f == llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS {
+		return llmrelayv1.FinishReason_FINISH_REASON_OTHER
+	}
+	return f
 }
 
 // itemKind says which field of an item is set.
@@ -338,6 +352,10 @@ type item struct {
 	text      string
 	call      *llmrelayv1.ToolCall
 	reasoning provider.ReasoningDelta
+	// cut: the call was still being streamed (willContinue) when the
+	// answer ended; its arguments are partial (call.ArgumentsValid false)
+	// and cut says why.
+	cut string
 }
 
 // convert appends a candidate's parts to out as output items in model
@@ -355,8 +373,12 @@ type item struct {
 //   - a functionCall with willContinue: true starts a call whose arguments
 //     the following parts stream as partialArgs; it becomes one whole
 //     tool call when a part without willContinue closes it, when another
-//     call starts, or when the answer ends (final) with it still open.
-func (a *answer) convert(out []item, parts []respPart, final bool, warn func(string)) []item {
+//     call starts, or when the answer ends (final) with it still open: then
+//     its arguments are those streamed so far, a partial call (item.cut),
+//     however the answer ended (finish, the candidate's finishReason; a
+//     MAX_TOKENS end is the token limit's cut, which the callers report
+//     for the last call whichever way it came).
+func (a *answer) convert(out []item, parts []respPart, final bool, finish string, warn func(string)) []item {
 	for _, pt := range parts {
 		if fc := pt.FunctionCall; fc != nil && (a.pending != nil || fc.WillContinue) {
 			if fc.Name != "" && a.pending != nil {
@@ -442,8 +464,23 @@ func (a *answer) convert(out []item, parts []respPart, final bool, warn func(str
 	}
 	if final && a.pending != nil {
 		out = a.closeCall(out, warn)
+		if finishReason(finish) != llmrelayv1.FinishReason_FINISH_REASON_LENGTH {
+			last := &out[len(out)-1]
+			last.call.ArgumentsValid = false
+			last.cut = openCallWarning(last.call.CallId, finish)
+			a.cutOpen = true
+		}
 	}
 	return out
+}
+
+// openCallWarning says that call id was still being streamed when the
+// answer ended with finishReason finish ("" for none).
+func openCallWarning(id, finish string) string {
+	if finish == "" {
+		finish = "none"
+	}
+	return "tool call " + id + " was still being streamed (willContinue) when the answer ended (finishReason " + finish + "); its arguments are partial"
 }
 
 // closeCall converts the streamed call in progress (if any) into a whole
@@ -602,7 +639,7 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	// cur is the reasoning block the next piece of the same index extends.
 	var cur *llmrelayv1.Reasoning
 	curIndex := -1
-	for _, it := range a.convert(nil, parts, true, func(s string) { meta.Warnings = append(meta.Warnings, s) }) {
+	for _, it := range a.convert(nil, parts, true, string(c.FinishReason), func(s string) { meta.Warnings = append(meta.Warnings, s) }) {
 		switch it.kind {
 		case itemText:
 			cur = nil
@@ -611,6 +648,9 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 			flush()
 			cur = nil
 			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: it.call}})
+			if it.cut != "" {
+				meta.Warnings = append(meta.Warnings, it.cut)
+			}
 		case itemReasoning:
 			flush()
 			if cur == nil || curIndex != it.reasoning.Index {
@@ -624,7 +664,7 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	flush()
 
 	meta.ProviderFinishReason = string(c.FinishReason)
-	meta.FinishReason = provider.ToolCallsFinish(finishReason(string(c.FinishReason)), a.calls)
+	meta.FinishReason = a.finish(string(c.FinishReason))
 	if n := len(msg.Parts); n > 0 && meta.FinishReason == llmrelayv1.FinishReason_FINISH_REASON_LENGTH {
 		// A functionCall last in an answer the token limit cut is the call
 		// being written when it hit: Gemini sends the arguments parsed so

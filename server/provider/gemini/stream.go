@@ -58,6 +58,9 @@ type stream struct {
 	// held until something follows it or the finish reason says whether
 	// the token limit cut it.
 	heldEnd *provider.Event
+	// heldCut is the warning of a held call the answer ended while it
+	// was still being streamed (item.cut).
+	heldCut string
 	// warnedCandidates: a candidate other than 0 was seen and reported.
 	warnedCandidates bool
 	// warnedPrompt: a usage without promptTokenCount was said to have its
@@ -130,12 +133,16 @@ func (s *stream) Recv() (*provider.Event, error) {
 		}
 		w, ok := decodeChunkFast(data, &s.fast)
 		s.rawText = s.rawText[:0]
-		if !ok && provider.HasSurrogateEscape(data) {
+		if !ok && provider.MayCutCharacter(data) {
 			s.textTokens(data)
 		}
 		if !ok {
 			w = new(generateContentResponse)
 			if err := json.Unmarshal(data, w); err != nil {
+				// What came before is delivered as a cut stream's is.
+				s.flushHeld()
+				s.closePending()
+				s.releaseEnd(false)
 				s.pushGathered()
 				s.err = provider.BadResponse(providerName, "decoding stream chunk: %v", err)
 				continue
@@ -149,6 +156,9 @@ func (s *stream) Recv() (*provider.Event, error) {
 // fail records the end of the byte stream.
 func (s *stream) fail(err error) {
 	s.flushHeld()
+	if !s.finished {
+		s.closePending()
+	}
 	s.releaseEnd(false)
 	s.pushGathered()
 	switch {
@@ -175,6 +185,41 @@ func (s *stream) fail(err error) {
 		e := provider.TransportError(providerName, err)
 		e.Message = s.p.redact(e.Message)
 		s.err = e
+	}
+}
+
+// emit queues the events of convert's items, the first call's index
+// first (reusing their array for the next chunk).
+func (s *stream) emit(first int, items []item) {
+	idx := first
+	for _, it := range items {
+		s.releaseEnd(false) // something follows the held call: it was whole
+		switch it.kind {
+		case itemText:
+			s.push(&provider.Event{Kind: provider.EventText, Text: it.text})
+		case itemReasoning:
+			s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: it.reasoning})
+		case itemCall:
+			// Gemini sends each call whole, in one part.
+			d := provider.ToolCallDelta{CallID: it.call.CallId, Index: idx, Name: it.call.Name,
+				Arguments: it.call.Arguments, Signature: it.call.Signature}
+			s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: d})
+			s.heldEnd = &provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: d.CallID, Index: idx}}
+			s.heldCut = it.cut
+			idx++
+		}
+	}
+	clear(items) // the next chunk's items reuse the array
+	s.items = items[:0]
+}
+
+// closePending delivers the call still being streamed when the stream
+// failed (cut, or an error event), as a cut call: its arguments are those
+// streamed so far.
+func (s *stream) closePending() {
+	if s.ans.pending != nil {
+		first := s.ans.calls
+		s.emit(first, s.ans.convert(s.items[:0], nil, true, "", s.warn))
 	}
 }
 
@@ -226,16 +271,21 @@ func (s *stream) pushContinuation() {
 }
 
 // releaseEnd queues the held call end, if any; cut marks the call as cut
-// by the token limit, with a warning.
+// by the token limit, with a warning. A call the answer ended while it
+// was still being streamed (heldCut) ends cut whatever cut says.
 func (s *stream) releaseEnd(cut bool) {
 	ev := s.heldEnd
 	if ev == nil {
 		return
 	}
-	s.heldEnd = nil
-	if cut {
+	why := s.heldCut
+	s.heldEnd, s.heldCut = nil, ""
+	if why == "" && cut {
+		why = cutCallWarning(ev.ToolCall.CallID)
+	}
+	if why != "" {
 		ev.Kind = provider.EventToolCallCut
-		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{cutCallWarning(ev.ToolCall.CallID)}}})
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{why}}})
 	}
 	s.push(ev)
 }
@@ -244,6 +294,7 @@ func (s *stream) releaseEnd(cut bool) {
 func (s *stream) handle(w *generateContentResponse) {
 	if w.Error != nil {
 		s.flushHeld()
+		s.closePending()
 		s.releaseEnd(false)
 		s.pushGathered()
 		s.err = s.p.streamError(w.Error, s.date)
@@ -289,6 +340,7 @@ func (s *stream) handle(w *generateContentResponse) {
 		}
 		s.pushUsageDetails(w.UsageMetadata)
 		s.flushHeld()
+		s.closePending()
 		s.releaseEnd(false)
 		s.err = blockedError(w)
 		return
@@ -304,31 +356,14 @@ func (s *stream) handle(w *generateContentResponse) {
 		// No part continues a held half.
 		s.flushHeld()
 	}
-	if c != nil && c.Content != nil {
-		first := s.ans.calls
-		parts := s.joinParts(c.Content.Parts, s.rawTextOf(w, c), c.FinishReason != "")
-		items := s.ans.convert(s.items[:0], parts, c.FinishReason != "", func(msg string) {
-			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{msg}}})
-		})
-		idx := first
-		for _, it := range items {
-			s.releaseEnd(false) // something follows the held call: it was whole
-			switch it.kind {
-			case itemText:
-				s.push(&provider.Event{Kind: provider.EventText, Text: it.text})
-			case itemReasoning:
-				s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: it.reasoning})
-			case itemCall:
-				// Gemini sends each call whole, in one part.
-				d := provider.ToolCallDelta{CallID: it.call.CallId, Index: idx, Name: it.call.Name,
-					Arguments: it.call.Arguments, Signature: it.call.Signature}
-				s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: d})
-				s.heldEnd = &provider.Event{Kind: provider.EventToolCallEnd, ToolCall: provider.ToolCallDelta{CallID: d.CallID, Index: idx}}
-				idx++
-			}
+	if c != nil && (c.Content != nil || (c.FinishReason != "" && s.ans.pending != nil)) {
+		// A finish without content still ends a call being streamed.
+		var parts []respPart
+		if c.Content != nil {
+			parts = s.joinParts(c.Content.Parts, s.rawTextOf(w, c), c.FinishReason != "")
 		}
-		clear(items) // the next chunk's items reuse the array
-		s.items = items[:0]
+		first := s.ans.calls
+		s.emit(first, s.ans.convert(s.items[:0], parts, c.FinishReason != "", string(c.FinishReason), s.warn))
 	}
 	if c != nil && c.FinishReason != "" {
 		// A call last in an answer the token limit cut is the call being
@@ -378,7 +413,7 @@ func (s *stream) handle(w *generateContentResponse) {
 		s.finished = true
 		meta := &llmrelayv1.ResponseMeta{
 			ProviderFinishReason: string(c.FinishReason),
-			FinishReason:         provider.ToolCallsFinish(finishReason(string(c.FinishReason)), s.ans.calls),
+			FinishReason:         s.ans.finish(string(c.FinishReason)),
 			ToolCallCount:        int32(s.ans.calls),
 		}
 		s.setGathered(meta)

@@ -177,7 +177,9 @@ func buildChatRequest(req *provider.Request, stream bool) (*builtRequest, error)
 }
 
 // buildMessages maps the conversation. Text and refusal parts become the
-// message content (joined with "\n"), images go to images (base64), tool
+// message content (joined with "\n"), images go to images (base64; Ollama
+// renders them before the text, so text interleaved with images is
+// warned), tool
 // calls to tool_calls, and each tool result becomes its own "tool" message
 // with tool_name taken from the part or looked up by call_id among earlier
 // assistant tool calls. An assistant message's reasoning parts become its
@@ -204,12 +206,24 @@ func buildMessages(in []*llmrelayv1.Message) ([]wireMessage, []string, error) {
 		msg := wireMessage{Role: role}
 		var texts, thinking []string
 		var results []wireMessage
+		// Ollama puts a message's images before its text (server/prompt.go
+		// chatPrompt prefixes an [img-N] tag per image to the content):
+		// text interleaved with images (text, image, text or image, text,
+		// image) loses which text goes with which image, warned once a
+		// message; text then images, or images then text, keeps its sense.
+		var interleave mixOrder
 		for j, p := range m.Parts {
 			where := fmt.Sprintf("messages[%d].parts[%d]", i, j)
 			switch k := p.GetKind().(type) {
 			case *llmrelayv1.Part_Text:
+				if k.Text != "" && interleave.add(partText) {
+					warnings = append(warnings, interleaveWarning(where))
+				}
 				texts = append(texts, k.Text)
 			case *llmrelayv1.Part_Refusal:
+				if k.Refusal != "" && interleave.add(partText) {
+					warnings = append(warnings, interleaveWarning(where))
+				}
 				texts = append(texts, k.Refusal)
 			case *llmrelayv1.Part_Image:
 				b64, err := imageBase64(k.Image, where)
@@ -218,6 +232,9 @@ func buildMessages(in []*llmrelayv1.Message) ([]wireMessage, []string, error) {
 				}
 				if d := k.Image.GetDetail(); d == llmrelayv1.ImageDetail_IMAGE_DETAIL_LOW || d == llmrelayv1.ImageDetail_IMAGE_DETAIL_HIGH {
 					warnings = append(warnings, fmt.Sprintf("%s.image.detail %s not sent (Ollama has no image detail level)", where, d))
+				}
+				if interleave.add(partImage) {
+					warnings = append(warnings, interleaveWarning(where))
 				}
 				msg.Images = append(msg.Images, b64)
 			case *llmrelayv1.Part_File:
@@ -292,6 +309,37 @@ func buildMessages(in []*llmrelayv1.Message) ([]wireMessage, []string, error) {
 		out = []wireMessage{}
 	}
 	return out, warnings, nil
+}
+
+// mixOrder follows the kinds of a message's text and image parts in order.
+type mixOrder struct {
+	last     int // 0 before the first part, else partText or partImage
+	switches int
+	warned   bool
+}
+
+const (
+	partText = iota + 1
+	partImage
+)
+
+// add records a part of kind and reports, once a message, that with it the
+// message's text and images interleave: a second change of kind (text,
+// image, text or image, text, image).
+func (o *mixOrder) add(kind int) bool {
+	if o.last != 0 && o.last != kind {
+		o.switches++
+	}
+	o.last = kind
+	if o.switches >= 2 && !o.warned {
+		o.warned = true
+		return true
+	}
+	return false
+}
+
+func interleaveWarning(where string) string {
+	return fmt.Sprintf("%s: text and images interleave, but Ollama puts a message's images before all of its text: which text goes with which image is not kept", where)
 }
 
 var roleNames = map[llmrelayv1.Role]string{

@@ -240,6 +240,12 @@ func xaiRequest(w *chatRequest, warnings []string) []string {
 // is: such an id goes as mistralCallID's digest of it, the same for the
 // call and its result, with a warning. Mistral's own ids go unchanged.
 func mistralRequest(w *chatRequest, warnings []string) []string {
+	// The seed is random_seed at Mistral: its ChatCompletionRequest
+	// (mistralai/client-python) has no seed, which the validator refuses
+	// as an extra input (langchain-ai/langchain-azure#82 quotes
+	// {"type":"extra_forbidden","loc":["body","seed"],…} for a Mistral
+	// model).
+	w.RandomSeed, w.Seed = w.Seed, nil
 	names, ids := 0, map[string]bool{}
 	for i := range w.Messages {
 		m := &w.Messages[i]

@@ -70,7 +70,52 @@ func (p *Provider) checkLimits(req *provider.Request, stop []string) error {
 	if n := oo.GetTopLogprobs(); oo != nil && oo.TopLogprobs != nil && (n < 0 || n > openAIMaxTopLogprobs) {
 		return p.invalidParam("provider_options.openai.top_logprobs", "%s takes 0 to %d, got %d", p.apiName(), openAIMaxTopLogprobs, n)
 	}
-	return p.checkMetadata(oo.GetMetadata())
+	if err := p.checkMetadata(oo.GetMetadata()); err != nil {
+		return err
+	}
+	return p.checkImages(req.Messages)
+}
+
+// openAIImageTypes are the image types OpenAI's vision input takes: "PNG
+// (.png), JPEG (.jpeg and .jpg), WEBP (.webp), and non-animated GIF (.gif)"
+// (the images and vision guide); other types are a 400. image/jpg, a
+// common spelling of the .jpg type, is let through.
+var openAIImageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/jpg": true, "image/webp": true, "image/gif": true}
+
+// checkImages refuses, naming the field, an inline image (bytes, or a
+// data: URL) of a type OpenAI's and Azure's APIs do not take. An image by
+// http(s) URL is the provider's to fetch and judge.
+func (p *Provider) checkImages(msgs []*llmrelayv1.Message) error {
+	for i, m := range msgs {
+		for j, part := range m.GetParts() {
+			img := part.GetImage()
+			if img == nil {
+				continue
+			}
+			var field, mt string
+			switch src := img.GetSource().(type) {
+			case *llmrelayv1.Image_Data:
+				if len(src.Data) == 0 || img.GetMimeType() == "" {
+					continue // the encoder refuses it
+				}
+				field, mt = "mime_type", provider.ImageMediaType(img)
+			case *llmrelayv1.Image_Url:
+				if len(src.Url) < 5 || !strings.EqualFold(src.Url[:5], "data:") {
+					continue
+				}
+				head, _, _ := strings.Cut(src.Url[5:], ",")
+				head, _, _ = strings.Cut(head, ";")
+				field, mt = "url", strings.TrimSpace(head)
+			default:
+				continue // the encoder refuses it
+			}
+			if !openAIImageTypes[strings.ToLower(mt)] {
+				return p.invalidParam(fmt.Sprintf("messages[%d].parts[%d].image.%s", i, j, field),
+					"%q: %s takes PNG, JPEG, WEBP and non-animated GIF images only: convert the image", mt, p.apiName())
+			}
+		}
+	}
+	return nil
 }
 
 // checkMetadata checks OpenAI's metadata bounds, naming the entry as the

@@ -58,13 +58,13 @@ func (p *Provider) generateResponses(ctx context.Context, req *provider.Request)
 	if err := p.checkResponsesRoute(); err != nil {
 		return nil, err
 	}
-	body, warnings, err := p.buildResponsesRequest(req, false)
+	body, warnings, froms, err := p.buildResponses(req, false)
 	if err != nil {
 		return nil, err
 	}
 	resp, sec, err := p.send(ctx, opResponses, req.Model, body, false)
 	if err != nil {
-		return nil, err
+		return nil, respInputField(err, froms)
 	}
 	defer resp.Body.Close()
 	raw, cut, err := p.readBody(resp)
@@ -73,7 +73,7 @@ func (p *Provider) generateResponses(ctx context.Context, req *provider.Request)
 	}
 	res, err := p.parseResponsesResponse(raw, req.Model)
 	if err != nil {
-		return nil, p.annotate(p.errorInAnswer(err, raw, resp, req.Model, sec), resp, req.Model, sec)
+		return nil, respInputField(p.annotate(p.errorInAnswer(err, raw, resp, req.Model, sec), resp, req.Model, sec), froms)
 	}
 	p.headerMeta(res.Meta, resp.Header, req.Model)
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
@@ -88,17 +88,17 @@ func (p *Provider) streamResponses(ctx context.Context, req *provider.Request) (
 	if err := p.checkResponsesRoute(); err != nil {
 		return nil, err
 	}
-	body, warnings, err := p.buildResponsesRequest(req, true)
+	body, warnings, froms, err := p.buildResponses(req, true)
 	if err != nil {
 		return nil, err
 	}
 	resp, sec, err := p.send(ctx, opResponses, req.Model, body, true)
 	if err != nil {
-		return nil, err
+		return nil, respInputField(err, froms)
 	}
 	if e := p.jsonInsteadOfStream(resp, req.Model, sec); e != nil {
 		p.refineResponsesKind(e)
-		return nil, e
+		return nil, respInputField(e, froms)
 	}
 	return p.newResponsesStream(resp, req.Model, warnings, sec), nil
 }

@@ -24,14 +24,33 @@ const includeLogprobs = "message.output_text.logprobs"
 // previous_response_id is never used. It returns warnings for options the
 // format cannot carry.
 func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]byte, []string, error) {
+	body, warnings, _, err := p.buildResponses(req, stream)
+	return body, warnings, err
+}
+
+// buildResponses is buildResponsesRequest, with where each input item of
+// the body came from in the request (nil when provider_options.extra_body
+// replaced the input).
+func (p *Provider) buildResponses(req *provider.Request, stream bool) ([]byte, []string, []respItemFrom, error) {
+	body, warnings, froms, err := p.encodeResponses(req, stream)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if extraSetsInput(req.ProviderOptions.GetExtraBody()) {
+		froms = nil
+	}
+	return body, warnings, froms, nil
+}
+
+func (p *Provider) encodeResponses(req *provider.Request, stream bool) ([]byte, []string, []respItemFrom, error) {
 	if req == nil {
-		return nil, nil, p.invalid("nil request")
+		return nil, nil, nil, p.invalid("nil request")
 	}
 	if err := p.checkToolResults(req.Messages, true); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := p.checkLimits(req, nil); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	warnings := toolMessageWarnings(req.Messages, false)
 	w := respRequest{Model: req.Model, Stream: stream}
@@ -39,7 +58,7 @@ func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]
 	w.Store = oo.GetStore()
 	items, warns, err := p.encodeInputItems(req.Messages, req.Reasoning, w.Store)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	w.Input, warnings = items, append(warnings, warns...)
 	for _, t := range req.Tools {
@@ -48,7 +67,7 @@ func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]
 		}
 		params, err := p.toolParameters(t)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		w.Tools = append(w.Tools, respTool{Type: "function", Name: t.GetName(), Description: t.GetDescription(), Strict: t.Strict, Parameters: params})
 	}
@@ -105,7 +124,7 @@ func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]
 			if rf.GetSchema() != "" {
 				schema, err := provider.SchemaJSON(rf.GetSchema())
 				if err != nil {
-					return nil, nil, p.invalid("response_format schema: %v", err)
+					return nil, nil, nil, p.invalid("response_format schema: %v", err)
 				}
 				f.Schema = schema
 			}
@@ -142,13 +161,13 @@ func (p *Provider) buildResponsesRequest(req *provider.Request, stream bool) ([]
 	}
 	body, err := json.Marshal(w)
 	if err != nil {
-		return nil, nil, p.invalid("encode request: %v", err)
+		return nil, nil, nil, p.invalid("encode request: %v", err)
 	}
 	body, extraWarnings, err := provider.MergeExtraBody(body, req.ProviderOptions.GetExtraBody(), "model", "stream", "store", "include")
 	if err != nil {
-		return nil, nil, p.invalid("%v", err)
+		return nil, nil, nil, p.invalid("%v", err)
 	}
-	return body, append(warnings, extraWarnings...), nil
+	return body, append(warnings, extraWarnings...), respFroms(w.Input), nil
 }
 
 // reasoningEffortWire is the wire value of a reasoning effort; "" when
@@ -204,13 +223,13 @@ func (p *Provider) encodeInputItems(in []*llmrelayv1.Message, reasoning, store b
 			if err != nil {
 				return nil, nil, err
 			}
-			out = append(out, respInputItem{Type: "message", Role: role, Content: content})
+			out = append(out, respInputItem{Type: "message", Role: role, Content: content, from: messageFrom(i, m.GetParts())})
 		case llmrelayv1.Role_ROLE_USER:
 			content, err := p.encodeInputContent(m.GetParts(), i, true)
 			if err != nil {
 				return nil, nil, err
 			}
-			out = append(out, respInputItem{Type: "message", Role: "user", Content: content})
+			out = append(out, respInputItem{Type: "message", Role: "user", Content: content, from: messageFrom(i, m.GetParts())})
 		case llmrelayv1.Role_ROLE_ASSISTANT:
 			items, warns, err := p.encodeAssistantItems(m.GetParts(), i, store)
 			if err != nil {
@@ -220,7 +239,7 @@ func (p *Provider) encodeInputItems(in []*llmrelayv1.Message, reasoning, store b
 			warnings = append(warnings, warns...)
 		case llmrelayv1.Role_ROLE_TOOL:
 			n := 0
-			for _, part := range m.GetParts() {
+			for j, part := range m.GetParts() {
 				tr := part.GetToolResult()
 				if tr == nil {
 					return nil, nil, p.invalid("messages[%d]: tool messages carry tool_result parts only", i)
@@ -229,7 +248,7 @@ func (p *Provider) encodeInputItems(in []*llmrelayv1.Message, reasoning, store b
 					return nil, nil, p.invalid("messages[%d]: tool_result without call_id", i)
 				}
 				output := tr.GetContent()
-				out = append(out, respInputItem{Type: "function_call_output", CallID: tr.GetCallId(), Output: &output})
+				out = append(out, respInputItem{Type: "function_call_output", CallID: tr.GetCallId(), Output: &output, from: respFrom{msg: i, part: j}})
 				n++
 			}
 			if n == 0 {
@@ -385,6 +404,7 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 	var (
 		out      []respInputItem
 		cur      []respInputContent
+		curParts []int  // the part each of cur's entries is
 		phase    string // the phase of cur's text
 		hasText  bool   // cur has text
 		item     string // cur's message item id (Part.item_id)
@@ -403,8 +423,9 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 					}
 				}
 			}
+			m.from = respFrom{msg: i, part: -1, content: curParts}
 			out = append(out, m)
-			cur = nil
+			cur, curParts = nil, nil
 		}
 		phase, hasText, item = "", false, ""
 	}
@@ -427,12 +448,12 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 			}
 			newItem(part)
 			t := k.Text
-			cur = append(cur, respInputContent{Type: "output_text", Text: &t})
+			cur, curParts = append(cur, respInputContent{Type: "output_text", Text: &t}), append(curParts, j)
 			phase, hasText = part.GetPhase(), true
 		case *llmrelayv1.Part_Refusal:
 			newItem(part)
 			r := k.Refusal
-			cur = append(cur, respInputContent{Type: "refusal", Refusal: &r})
+			cur, curParts = append(cur, respInputContent{Type: "refusal", Refusal: &r}), append(curParts, j)
 		case *llmrelayv1.Part_ToolCall:
 			flush()
 			tc := k.ToolCall
@@ -447,7 +468,7 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 				signaturesDropped = true
 				warnings = append(warnings, fmt.Sprintf("messages[%d]: tool call signatures are not part of the OpenAI Responses format and were not sent", i))
 			}
-			out = append(out, respInputItem{Type: "function_call", CallID: tc.GetCallId(), Name: tc.GetName(), Arguments: &args})
+			out = append(out, respInputItem{Type: "function_call", CallID: tc.GetCallId(), Name: tc.GetName(), Arguments: &args, from: respFrom{msg: i, part: j}})
 		case *llmrelayv1.Part_Reasoning:
 			item, warning := reasoningInputItem(k.Reasoning, i, j, store)
 			if warning != "" {
@@ -455,6 +476,7 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 				continue
 			}
 			flush()
+			item.from = respFrom{msg: i, part: j}
 			out = append(out, item)
 		case nil:
 		default:
@@ -464,7 +486,8 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 	flush()
 	if len(out) == 0 {
 		empty := ""
-		out = append(out, respInputItem{Type: "message", Role: "assistant", Content: []respInputContent{{Type: "output_text", Text: &empty}}})
+		out = append(out, respInputItem{Type: "message", Role: "assistant", Content: []respInputContent{{Type: "output_text", Text: &empty}},
+			from: respFrom{msg: i, part: -1, content: []int{-1}}})
 	}
 	return out, warnings, nil
 }

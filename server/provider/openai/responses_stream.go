@@ -138,6 +138,13 @@ type respCallState struct {
 	// after a whole object is another call: splitKeyless).
 	args strings.Builder
 	scan argsScan
+	// added is the arguments text the call's output_item.added carried,
+	// not relayed yet: the next delta may restate it rather than continue
+	// it (vLLM's Responses stream sends a call's first fragment both in
+	// output_item.added and as its first delta). Relayed with the first
+	// delta (once, whichever way), superseded by the complete text, or
+	// relayed at the call's end or the stream's failure.
+	added string
 	// high is the escape of a high surrogate that ended the last delta,
 	// held for the low half (provider/surrogate.go).
 	high string
@@ -288,7 +295,7 @@ func (p *Provider) newResponsesStream(resp *http.Response, model string, warning
 // error (relayPending).
 func (s *responsesStream) Recv() (*provider.Event, error) {
 	ev, err := s.eventLoop.Recv()
-	if err != nil && !s.closed && !errors.Is(err, io.EOF) && (s.flushHeldOnError() || s.relayPending() || s.flushLogprobs()) {
+	if err != nil && !s.closed && !errors.Is(err, io.EOF) && (s.flushHeldOnError() || s.relayAdded() || s.relayPending() || s.flushLogprobs()) {
 		return s.eventLoop.Recv()
 	}
 	return ev, err
@@ -315,6 +322,38 @@ func (s *responsesStream) flushLogprobs() bool {
 	}
 	s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	return true
+}
+
+// relayAdded relays, before the stream's error, the arguments of
+// output_item.added events no delta followed (respCallState.added): what
+// was generated reaches the client. It reports whether it relayed any.
+func (s *responsesStream) relayAdded() bool {
+	relayed := false
+	for _, c := range s.calls {
+		if c.added == "" || c.pending || c.ended {
+			continue
+		}
+		a := c.added
+		c.added = ""
+		s.emitArgs(c, "", a)
+		relayed = true
+	}
+	return relayed
+}
+
+// argsDelta relays an arguments delta; the arguments output_item.added
+// carried (respCallState.added) go first, unless the delta begins with
+// them (it restates them: vLLM's first delta repeats the item's
+// arguments; arguments that continued them would be the text twice, never
+// JSON).
+func (s *responsesStream) argsDelta(c *respCallState, d string) {
+	if a := c.added; a != "" {
+		c.added = ""
+		if !strings.HasPrefix(d, a) {
+			d = a + d
+		}
+	}
+	s.emitArgs(c, "", d)
 }
 
 // relayPending relays, before the stream's error, the calls still held
@@ -431,7 +470,17 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 			if typ == "response.output_item.done" {
 				mode = keyDone
 			}
-			s.at = s.keyItem(k, ev.Item.ID, ev.OutputIndex, mode)
+			if k == "call" && ev.Item.ID == "" && ev.OutputIndex == nil {
+				// A call item named by neither item id nor output index
+				// (llama.cpp's server): its call_id names it, not its place
+				// among the calls of the response.
+				s.at = s.itemOfCall(ev.Item.CallID)
+			}
+			if s.at == nil {
+				s.at = s.keyItem(k, ev.Item.ID, ev.OutputIndex, mode)
+			} else if mode == keyAdded {
+				s.at.added = true
+			}
 		}
 	}
 	if it := s.at; it != nil {
@@ -478,7 +527,7 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 		if c == nil {
 			return
 		}
-		s.emitArgs(c, "", c.deltaArgs(ev.Delta))
+		s.argsDelta(c, c.deltaArgs(ev.Delta))
 	case "response.function_call_arguments.done":
 		c := s.callOf(ev.ItemID, ev.OutputIndex)
 		if c == nil {
@@ -787,6 +836,20 @@ func (s *responsesStream) keyItem(kind, id string, out *flexInt, mode int) *resp
 	return it
 }
 
+// itemOfCall is the item of the call the provider gave callID, nil for
+// none (or "").
+func (s *responsesStream) itemOfCall(callID string) *respItem {
+	if callID == "" {
+		return nil
+	}
+	for _, it := range s.itemList {
+		if c := it.call; c != nil && (c.given == callID || c.callID == callID) {
+			return it
+		}
+	}
+	return nil
+}
+
 // splitKeyless ends the call of a delta that names no item (s.at) when
 // its arguments are a whole JSON object and the delta (d) begins another:
 // the next call of a server that names no item in its deltas, not more of
@@ -1048,6 +1111,13 @@ func (s *responsesStream) emitArgs(c *respCallState, name, args string) {
 // spliced onto them. An empty complete text says nothing (a done event
 // without its arguments).
 func (s *responsesStream) catchUpArgs(c *respCallState, full string) {
+	if a := c.added; a != "" {
+		// The complete text supersedes what output_item.added carried.
+		c.added = ""
+		if full == "" {
+			full = a
+		}
+	}
 	if c.pending {
 		// Its call_id is not known yet: the text is checked when it is
 		// (resolve), so that what is relayed or said names the call.
@@ -1097,6 +1167,10 @@ func (s *responsesStream) endCall(c *respCallState, cut string) {
 		return
 	}
 	s.flushHigh(c)
+	if a := c.added; a != "" {
+		c.added = ""
+		s.emitArgs(c, "", a)
+	}
 	if !c.emitted {
 		s.emitArgs(c, "", "")
 	}
@@ -1133,6 +1207,13 @@ func (s *responsesStream) itemAdded(it *respOutputItem, outputIndex *flexInt) {
 			// The arguments came before the item (held, now relayed):
 			// the item's own are checked against them.
 			s.catchUpArgs(c, args)
+			return
+		}
+		if args != "" && !c.pending && !c.emitted {
+			// The name goes now, the arguments with what follows
+			// (respCallState.added).
+			s.emitArgs(c, it.Name, "")
+			c.added = args
 			return
 		}
 		s.emitArgs(c, it.Name, args)

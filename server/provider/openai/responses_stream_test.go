@@ -757,6 +757,14 @@ func FuzzResponsesStream(f *testing.F) {
 	f.Add([]byte(sseEvent("response.reasoning_summary_text.delta", `{"output_index":0,"summary_index":"3","delta":"a"}`) +
 		sseEvent("response.output_item.done", `{"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","summary":[{"text":"a\u00e9"}],"encrypted_content":7}}`) +
 		sseEvent("response.completed", `{"type":"response.completed","response":{"status":"completed","output":[{"type":"reasoning","id":"rs_x"},{"type":"reasoning","summary":"s"}]}}`)))
+	// Round 23: arguments in output_item.added, restated by the first
+	// delta (vLLM), continued by it, or followed by nothing.
+	f.Add(providertest.Load(f, td("vllm_responses_whole_calls_stream.http")).Body)
+	f.Add(providertest.Load(f, td("llamacpp_responses_calls_stream.http")).Body)
+	f.Add([]byte(sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"a\":"}}`) +
+		sseEvent("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","output_index":0,"item_id":"fc_1","delta":"1}"}`) +
+		sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc_2","call_id":"call_2","name":"g","arguments":"{}"}}`) +
+		sseEvent("response.completed", `{"type":"response.completed","response":{"status":"completed","output":[{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"a\":1}"}]}}`)))
 	p, err := New(testKey)
 	if err != nil {
 		f.Fatal(err)

@@ -57,6 +57,10 @@ type respInputItem struct {
 	// so that [] is sent and other items omit it).
 	Summary          *[]respSummaryPart `json:"summary,omitempty"`
 	EncryptedContent string             `json:"encrypted_content,omitempty"`
+	// from is the request message (and part) the item was built from, for
+	// naming the request's field when OpenAI refuses an input item
+	// (respInputField); not sent.
+	from respFrom
 }
 
 // respSummaryPart is a reasoning summary part: {type:"summary_text", text}.

@@ -1002,7 +1002,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	if !ok {
 		meta.Warnings = append(meta.Warnings, "delta content has an unrecognized shape; kept as JSON text")
 	}
-	if len(d.Content) > 0 && d.Content[0] == '"' && (s.rare != nil || provider.HasSurrogateEscape(d.Content)) {
+	if len(d.Content) > 0 && d.Content[0] == '"' && (s.rare != nil || provider.MayCutCharacter(d.Content)) {
 		text = s.rareOf().textJoin.Text(text, d.Content)
 	} else if isContentArray(d.Content) && (s.rare != nil || provider.HasSurrogateEscape(d.Content)) {
 		tok, _ := contentTokens(d.Content)

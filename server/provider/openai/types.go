@@ -33,6 +33,7 @@ type chatRequest struct {
 	Thinking            *thinkingToggle   `json:"thinking,omitempty"`        // DeepSeek's thinking switch (deepseek.go)
 	Stop                []string          `json:"stop,omitempty"`
 	Seed                *int64            `json:"seed,omitempty"`
+	RandomSeed          *int64            `json:"random_seed,omitempty"` // Mistral's name for seed (mistralRequest)
 	PresencePenalty     *float64          `json:"presence_penalty,omitempty"`
 	FrequencyPenalty    *float64          `json:"frequency_penalty,omitempty"`
 	User                string            `json:"user,omitempty"`
