@@ -31,7 +31,7 @@ var freeQuotaRE = regexp.MustCompile(`(?i)^\s*free allocated quota exceeded\b`)
 func vendorError(e *provider.Error, we *wireError) {
 	code, typ := string(we.Code), string(we.Type)
 	switch {
-	case typ == "" && code != "" && e.Code == code && provider.ZaiBusinessCode(e):
+	case code != "" && e.Code == code && (typ == "" || strings.HasPrefix(e.Message, "["+code+"]")) && provider.ZaiBusinessCode(e):
 		// Z.ai's (Zhipu's) OpenAI-compatible endpoint: {"error":{"code":
 		// "1113","message":"Insufficient balance or no resource
 		// package. Please recharge."}} (a 429: musistudio/
@@ -40,7 +40,12 @@ func vendorError(e *provider.Error, we *wireError) {
 		// code says what the 429 cannot, and inside a 200 stream it was
 		// an unknown code, "unavailable" and retried. Only without a
 		// type: Mistral's numeric codes ("1000", its internal error)
-		// come with one.
+		// come with one. Or with a type when the message starts with
+		// the code in brackets, Z.ai's newer form ("type":
+		// "rate_limit_error","code":"1113","message":"[1113][Insufficient
+		// balance or no resource package. Please recharge.][<request
+		// id>]", as zai-org/feedback#789 quotes it from its
+		// Anthropic-compatible endpoint).
 	case typ == "exceeded_current_quota_error":
 		// Kimi's (Moonshot's) spent quota or suspended account, a 429
 		// ("Your account … is suspended due to insufficient balance",

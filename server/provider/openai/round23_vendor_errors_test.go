@@ -130,6 +130,9 @@ func TestRound23VendorErrorEvents(t *testing.T) {
 		{`{"code":"1001","message":"Header中未收到Authentication参数"}`, provider.KindUnauthenticated, false},
 		{`{"code":"1211","message":"模型不存在，请检查模型代码。"}`, provider.KindNotFound, false},
 		{`{"code":"1312","message":"The model is overloaded"}`, provider.KindUnavailable, true},
+		// Z.ai's newer form: a type, and the code in brackets leading the
+		// message (was: a rate limit retried).
+		{`{"type":"rate_limit_error","code":"1308","message":"[1308][Usage limit reached for 5 hour. Your limit will reset at 2025-11-21 19:41:55][20251121150301c6e84d2f9a7b1035]"}`, provider.KindRateLimited, false},
 		// A numeric code beside a type is not Z.ai's: Mistral's "1000"
 		// is its internal error (real_rubyllm_mistral_err_500_context).
 		{`{"message":"Service unavailable.","type":"internal_server_error","code":"1000"}`, provider.KindUnavailable, true},
