@@ -46,7 +46,7 @@ func httpError(resp *http.Response) *provider.Error {
 	fillFromBody(e, body.Error, body.RequestID)
 	// Status decides the kind; the body only refines what a status cannot
 	// tell (context length, content filtering).
-	provider.ZaiBusinessCode(e)
+	zaiBusinessCode(e, body.Error)
 	refineKind(e)
 	provider.MiniMaxPlanLimit(e, resp.Header)
 	limitQuota(e)
@@ -242,9 +242,31 @@ func eventError(d *wireErrorDetail, requestID string, h http.Header) *provider.E
 	e.Kind = kindForErrorType(d.Type)
 	e.Message = "error event without a message"
 	fillFromBody(e, d, requestID)
-	provider.ZaiBusinessCode(e)
+	zaiBusinessCode(e, d)
 	refineKind(e)
 	provider.MiniMaxPlanLimit(e, h)
 	limitQuota(e)
 	return e
+}
+
+// zaiBusinessCode reads Z.ai's business code (provider.ZaiBusinessCode):
+// where Anthropic writes the type ({"type":"1113",…}), under "code" with
+// no type, or, in Z.ai's newer form, under "code" beside a type when the
+// message leads with it in brackets: {"type":"rate_limit_error","code":
+// "1113","message":"[1113][Insufficient balance or no resource package.
+// Please recharge.][<request id>]"} (zai-org/feedback#789, a 429 from
+// api.z.ai/api/anthropic). There the type said only "rate limit": a spent
+// usage cap (1308) was retried as one. The code becomes the error's code.
+func zaiBusinessCode(e *provider.Error, d *wireErrorDetail) {
+	if d != nil && d.Type != "" {
+		if c := (&wireErrorDetail{Code: d.Code}).codeText(); c != "" && strings.HasPrefix(e.Message, "["+c+"]") {
+			typ := e.Code
+			e.Code = c
+			if !provider.ZaiBusinessCode(e) {
+				e.Code = typ
+			}
+			return
+		}
+	}
+	provider.ZaiBusinessCode(e)
 }
