@@ -43,6 +43,16 @@ var zaiCodes = map[string]zaiCode{
 	// include the model.
 	"1211": {KindNotFound, true}, "1220": {KindPermissionDenied, true},
 	"1311": {KindPermissionDenied, true},
+	// The request's parameters: wrong (1210), a method the model does not
+	// serve (1212), a field missing (1213), invalid (1214), two fields
+	// that exclude each other (1215) (docs.bigmodel.cn/cn/api/api-code):
+	// the same request fails every time. In a 200 stream, where no
+	// status says so, they were unknown failures, retried.
+	"1210": {KindInvalidRequest, true}, "1212": {KindInvalidRequest, true},
+	"1213": {KindInvalidRequest, true}, "1214": {KindInvalidRequest, true},
+	"1215": {KindInvalidRequest, true},
+	// The API is withdrawn (1221) or does not exist (1222).
+	"1221": {KindNotFound, true}, "1222": {KindNotFound, true},
 	// The prompt is too long.
 	"1261": {KindContextLength, true},
 	// Unsafe or sensitive content in the input or the output.
@@ -55,6 +65,9 @@ var zaiCodes = map[string]zaiCode{
 	// plan: spent quotas, not retried.
 	"1304": {KindRateLimited, true}, "1308": {KindRateLimited, true},
 	"1309": {KindRateLimited, true}, "1310": {KindRateLimited, true},
+	// The account's request rate is restricted for breaching the fair-use
+	// policy until its owner applies to lift it (1313): no wait helps.
+	"1313": {KindRateLimited, true},
 	// The model is overloaded ("try again later, or switch to …").
 	"1312": {KindUnavailable, false},
 }

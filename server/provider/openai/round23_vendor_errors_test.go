@@ -130,6 +130,12 @@ func TestRound23VendorErrorEvents(t *testing.T) {
 		{`{"code":"1001","message":"Header中未收到Authentication参数"}`, provider.KindUnauthenticated, false},
 		{`{"code":"1211","message":"模型不存在，请检查模型代码。"}`, provider.KindNotFound, false},
 		{`{"code":"1312","message":"The model is overloaded"}`, provider.KindUnavailable, true},
+		{`{"code":"1214","message":"messages 参数非法。请检查文档。"}`, provider.KindInvalidRequest, false},
+		{`{"code":"1213","message":"未正常接收到 prompt 参数。"}`, provider.KindInvalidRequest, false},
+		{`{"code":"1222","message":"API 不存在"}`, provider.KindNotFound, false},
+		{`{"code":"1313","message":"您的账户当前使用模式不符合公平使用策略，请求频率已受到限制。"}`, provider.KindRateLimited, false},
+		// A code the table does not list: an unknown failure, retried.
+		{`{"code":"1234","message":"网络错误，请联系客服"}`, provider.KindUnavailable, true},
 		// Z.ai's newer form: a type, and the code in brackets leading the
 		// message (was: a rate limit retried).
 		{`{"type":"rate_limit_error","code":"1308","message":"[1308][Usage limit reached for 5 hour. Your limit will reset at 2025-11-21 19:41:55][20251121150301c6e84d2f9a7b1035]"}`, provider.KindRateLimited, false},
@@ -172,8 +178,8 @@ func TestRound23VendorErrorEvents(t *testing.T) {
 		if e.Kind != tc.kind || pipeline.Retryable(e) != tc.retry {
 			t.Errorf("%s: kind %v retryable %v (advice %v), want %v %v", tc.obj, e.Kind, pipeline.Retryable(e), e.ShouldRetry, tc.kind, tc.retry)
 		}
-		if !pipeline.FallbackWorthy(e) && tc.kind != provider.KindContentFilter {
-			t.Errorf("%s: not FallbackWorthy", tc.obj)
+		if want := tc.kind != provider.KindContentFilter && tc.kind != provider.KindInvalidRequest; pipeline.FallbackWorthy(e) != want {
+			t.Errorf("%s: FallbackWorthy = %v, want %v", tc.obj, !want, want)
 		}
 	}
 }
