@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
@@ -47,9 +46,9 @@ func httpError(resp *http.Response) *provider.Error {
 	fillFromBody(e, body.Error, body.RequestID)
 	// Status decides the kind; the body only refines what a status cannot
 	// tell (context length, content filtering).
-	zaiBusinessCode(e)
+	zaiBusinessCode(e, body.Error)
 	refineKind(e)
-	minimaxPlanLimit(e, resp.Header)
+	provider.MiniMaxPlanLimit(e, resp.Header)
 	limitQuota(e)
 	return e
 }
@@ -243,108 +242,31 @@ func eventError(d *wireErrorDetail, requestID string, h http.Header) *provider.E
 	e.Kind = kindForErrorType(d.Type)
 	e.Message = "error event without a message"
 	fillFromBody(e, d, requestID)
-	zaiBusinessCode(e)
+	zaiBusinessCode(e, d)
 	refineKind(e)
-	minimaxPlanLimit(e, h)
+	provider.MiniMaxPlanLimit(e, h)
 	limitQuota(e)
 	return e
 }
 
-// zaiCode is what one of Z.ai's (Zhipu's) business error codes says: the
-// kind, and whether retrying can help.
-type zaiCode struct {
-	kind    provider.Kind
-	noRetry bool
-}
-
-// zaiCodes are the business codes of Z.ai's error-code table
-// (docs.z.ai/api-reference/api-code, docs.bigmodel.cn/cn/api/api-code)
-// that say more than their HTTP status (a 429 for most). Its
-// Anthropic-compatible endpoint (api.z.ai/api/anthropic,
-// open.bigmodel.cn/api/anthropic) writes them where Anthropic writes the
-// error type: {"type":"error","error":{"type":"1113","message":
-// "Insufficient balance or no resource package. Please recharge."},
-// "request_id":"…"}, a 429 (anthropics/claude-code#9201), or 1308 "Usage
-// limit reached for 5 hour. Your limit will reset at …", in a 429 or a
-// stream's error event.
-var zaiCodes = map[string]zaiCode{
-	// Authentication failed, token missing, invalid, expired.
-	"1000": {provider.KindUnauthenticated, true}, "1001": {provider.KindUnauthenticated, true},
-	"1002": {provider.KindUnauthenticated, true}, "1003": {provider.KindUnauthenticated, true},
-	"1004": {provider.KindUnauthenticated, true},
-	// The account is inactive, does not exist, is locked (for a
-	// violation): no retry or wait changes that; another deployment's
-	// account may serve the call.
-	"1110": {provider.KindPermissionDenied, true}, "1111": {provider.KindPermissionDenied, true},
-	"1112": {provider.KindPermissionDenied, true}, "1121": {provider.KindPermissionDenied, true},
-	// The balance is spent: a quota, as Anthropic's credit balance.
-	"1113": {provider.KindRateLimited, true},
-	// The model does not exist; no access to the API; the plan does not
-	// include the model.
-	"1211": {provider.KindNotFound, true}, "1220": {provider.KindPermissionDenied, true},
-	"1311": {provider.KindPermissionDenied, true},
-	// The prompt is too long.
-	"1261": {provider.KindContextLength, true},
-	// Unsafe or sensitive content in the input or the output.
-	"1301": {provider.KindContentFilter, true},
-	// Concurrency, frequency, traffic limits: sending too fast, retried.
-	"1302": {provider.KindRateLimited, false}, "1303": {provider.KindRateLimited, false},
-	"1305": {provider.KindRateLimited, false},
-	// The day's call count, the 5-hour, weekly or monthly usage cap
-	// (reset hours or days later, the message says when) and an expired
-	// plan: spent quotas, not retried.
-	"1304": {provider.KindRateLimited, true}, "1308": {provider.KindRateLimited, true},
-	"1309": {provider.KindRateLimited, true}, "1310": {provider.KindRateLimited, true},
-	// The model is overloaded ("try again later, or switch to …").
-	"1312": {provider.KindUnavailable, false},
-}
-
-// zaiBusinessCode reads e.Code as a Z.ai business code when it is one of
-// zaiCodes: Anthropic's error types are words, never numbers. The ones no
-// retry can help are not retried (RetryDiscouraged), whatever the status.
-func zaiBusinessCode(e *provider.Error) {
-	c, ok := zaiCodes[e.Code]
-	if !ok {
-		return
-	}
-	e.Kind = c.kind
-	if c.noRetry {
-		e.ShouldRetry = provider.RetryDiscouraged
-		e.RetryAfter = 0
-	}
-}
-
-// minimaxPlanRE finds MiniMax's code for a spent Token Plan, 2056, at the
-// end of its message, and the reset the message may name before it:
-// "usage limit exceeded, 5-hour usage limit reached for Token Plan Starter
-// (1500/1500 used), resets at 2026-05-20T20:00:00Z (2056)", "Token Plan
-// usage limit reached: Upgrade your Token Plan or purchase Credits for more
-// usage. (2056)", "usage limit exceeded (2056)" (its Anthropic-compatible
-// endpoint's 429 rate_limit_error, as clients quote it).
-var minimaxPlanRE = regexp.MustCompile(`(?:resets at (\d{4}-\d{2}-\d{2}T[0-9:.]+(?:Z|[+-]\d{2}:\d{2}))\s*)?\(2056\)\s*$`)
-
-// minimaxPlanLimit reads MiniMax's spent Token Plan (2056): a quota for
-// hours, not a rate to slow down for. With the reset named, the wait until
-// it (from the answer's Date, h) is the retry delay: longer than the
-// gateway waits, so the call falls back and the caller learns when to come
-// back, and a reset close enough is waited for. Without one the quota is
-// spent: not retried.
-func minimaxPlanLimit(e *provider.Error, h http.Header) {
-	if e.Kind != provider.KindRateLimited {
-		return
-	}
-	m := minimaxPlanRE.FindStringSubmatch(e.Message)
-	if m == nil {
-		return
-	}
-	if m[1] != "" {
-		if reset, err := time.Parse(time.RFC3339, m[1]); err == nil {
-			if d := reset.Sub(provider.ResponseDate(h)); d > 0 {
-				e.RetryAfter = d
-				return
+// zaiBusinessCode reads Z.ai's business code (provider.ZaiBusinessCode):
+// where Anthropic writes the type ({"type":"1113",…}), under "code" with
+// no type, or, in Z.ai's newer form, under "code" beside a type when the
+// message leads with it in brackets: {"type":"rate_limit_error","code":
+// "1113","message":"[1113][Insufficient balance or no resource package.
+// Please recharge.][<request id>]"} (zai-org/feedback#789, a 429 from
+// api.z.ai/api/anthropic). There the type said only "rate limit": a spent
+// usage cap (1308) was retried as one. The code becomes the error's code.
+func zaiBusinessCode(e *provider.Error, d *wireErrorDetail) {
+	if d != nil && d.Type != "" {
+		if c := (&wireErrorDetail{Code: d.Code}).codeText(); c != "" && strings.HasPrefix(e.Message, "["+c+"]") {
+			typ := e.Code
+			e.Code = c
+			if !provider.ZaiBusinessCode(e) {
+				e.Code = typ
 			}
+			return
 		}
 	}
-	e.ShouldRetry = provider.RetryDiscouraged
-	e.RetryAfter = 0
+	provider.ZaiBusinessCode(e)
 }

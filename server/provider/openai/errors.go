@@ -46,6 +46,7 @@ func (p *Provider) httpError(resp *http.Response, model string, sec secrets) *pr
 	}
 	paymentRequired(e)
 	capacityExceeded(e)
+	vendorReset(e, resp.Header)
 	return e
 }
 
@@ -104,6 +105,7 @@ func (p *Provider) errorRequestID(h http.Header, msg string) string {
 // same refusal.
 func (p *Provider) inBand(e *provider.Error, h http.Header) {
 	e.RequestID = p.errorRequestID(h, e.Message)
+	vendorReset(e, h)
 	if e.RetryAfter != 0 || e.ShouldRetry == provider.RetryDiscouraged || provider.QuotaSpent(e.Code) ||
 		(e.Kind != provider.KindRateLimited && e.Kind != provider.KindUnavailable) {
 		return
@@ -517,6 +519,12 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 	if e.RetryAfter == 0 {
 		e.RetryAfter = retryDelayFromMessage(e.Message)
 	}
+	// The vendors' own words and codes (Z.ai's business codes, Kimi's
+	// types, spent balances), the upstream's too.
+	vendorError(e, &we)
+	if up != nil {
+		vendorError(e, &up.err)
+	}
 	rateLimitQuota(e, string(we.Type))
 	if p.azure && model != "" {
 		if e.Extended == nil {
@@ -917,7 +925,11 @@ var openrouterUnknownModelRE = regexp.MustCompile(`^\S+ is not a valid model ID$
 // OpenAI's and most compatible servers', and text-generation-inference's
 // validation errors ("`inputs` tokens + `max_new_tokens` must be <= 4096",
 // "`inputs` must have less than 4096 tokens").
-var contextLengthRE = regexp.MustCompile("(?i)maximum context length|context length exceeded|context window|too many tokens|prompt is too long|" +
+//
+// Kimi's (Moonshot's) "Invalid request: Your request exceeded model token
+// limit: 262144 (requested: 269030)" (a 400 invalid_request_error:
+// MoonshotAI/kimi-cli#2011) is its own wording.
+var contextLengthRE = regexp.MustCompile("(?i)maximum context length|context length exceeded|context window|too many tokens|prompt is too long|exceeded model token limit|" +
 	"`inputs` tokens \\+ `max_new_tokens` must be <=|`inputs` must have less than \\d+ tokens")
 
 func looksLikeContextLength(msg string) bool { return contextLengthRE.MatchString(msg) }
@@ -934,8 +946,9 @@ var (
 	// "Please try again in 1.5s." / "in 222ms" / "in 6m0s" (OpenAI);
 	// "Please retry in 34.237795071s." (Google's RESOURCE_EXHAUSTED).
 	tryAgainRE = regexp.MustCompile(`(?i)(?:try again|\bretry) in ((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)`)
-	// "Please retry after 6 seconds." (Azure).
-	retryAfterRE = regexp.MustCompile(`(?i)retry after (\d+(?:\.\d+)?) seconds?`)
+	// "Please retry after 6 seconds." (Azure); "please try again after 1
+	// seconds" (Kimi's rate_limit_reached_error: LLM-Red-Team/kimi-cc#16).
+	retryAfterRE = regexp.MustCompile(`(?i)(?:retry|try again) after (\d+(?:\.\d+)?) seconds?`)
 )
 
 // retryDelayFromMessage reads a retry delay given only in the message.
@@ -1040,6 +1053,16 @@ func rateLimitQuota(e *provider.Error, typ string) {
 		// minute (ITPM)".
 		if metric == "" || (metric == "tokens" && (named == "input_tokens" || named == "output_tokens")) {
 			metric = named
+		}
+	}
+	if metric == "" && m == nil {
+		if v := cerebrasLimit(e.Message); v != nil {
+			e.Quota = append(e.Quota, v)
+			return
+		}
+		if v := kimiLimit(e.Message); v != nil {
+			e.Quota = append(e.Quota, v)
+			return
 		}
 	}
 	if metric == "" {

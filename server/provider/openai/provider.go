@@ -587,6 +587,7 @@ func (p *Provider) annotate(err error, resp *http.Response, model string, sec se
 		}
 		pe.Extended[extAzureDeployment] = model
 	}
+	vendorReset(pe, resp.Header)
 	pe.Message = sec.redact(pe.Message)
 	return pe
 }
@@ -673,6 +674,7 @@ func (p *Provider) jsonInsteadOfStream(resp *http.Response, model string, sec se
 		e = provider.BadResponse(p.name, "expected an event stream, got %s", ct)
 	}
 	e.RequestID = p.requestID(resp.Header)
+	vendorReset(e, resp.Header)
 	e.Message = sec.redact(e.Message)
 	e.Meta = p.errorMeta(resp.Header, model)
 	return e
