@@ -42,6 +42,9 @@ type chatStream struct {
 	executedWarned bool
 	annWarned      bool
 	finishSeen     bool
+	// contentSeen: a content delta came (the think splitter's Prefill is
+	// decided at the first); reasoningSeen: a reasoning piece came.
+	contentSeen, reasoningSeen bool
 	// topTier: the tier came from a chunk's service_tier, which a usage
 	// object's (Mistral's) does not override.
 	topTier bool
@@ -997,6 +1000,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 			s.markReasoning(&p)
 			s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: p})
 		}
+		s.reasoningSeen = s.reasoningSeen || len(pieces) > 0
 	}
 	text, refusal, ok := contentText(d.Content)
 	if !ok {
@@ -1009,6 +1013,9 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		text = s.rareOf().textJoin.Text(text, tok)
 	}
 	if text != "" {
+		if !s.contentSeen {
+			s.prefill()
+		}
 		s.pushThink(s.think.Content(text))
 		if n := len(s.order); n > 0 {
 			s.order[n-1].textAfter = true
@@ -1115,6 +1122,22 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	}
 	if d.FunctionCall != nil {
 		s.functionCall(d.FunctionCall, meta)
+	}
+}
+
+// prefill decides, at the stream's first content, whether its content
+// may be a prefilled think block, as the unary answer decides it
+// (prefilledThink): the answer's model says Thinking and no reasoning
+// came before. Such content is held back until its "</think>"
+// (provider.ThinkSplitter.Prefill): Together streams Qwen3's Thinking
+// models' reasoning as content with no opening tag (testdata/
+// real_maruel_together_qwen_thinking_sqrt_stream_1.http), which was
+// relayed as the answer's text where the unary answer has it as
+// reasoning.
+func (s *chatStream) prefill() {
+	s.contentSeen = true
+	if !s.reasoningSeen && thinkingModel(s.resolvedModel) {
+		s.think.Prefill(maxPrefilledHold)
 	}
 }
 
