@@ -607,8 +607,20 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	if err != nil {
 		return nil, err
 	}
-	return p.chatResult(resp, req.Model, warnings, sec)
+	return p.chatResult(resp, req.Model, warnings, sec, wantsLogprobs(req))
 }
+
+// wantsLogprobs reports whether the request asks for token logprobs.
+func wantsLogprobs(req *provider.Request) bool {
+	oo := req.ProviderOptions.GetOpenai()
+	return oo.GetLogprobs() || oo.GetTopLogprobs() > 0
+}
+
+// warnNoLogprobs is the warning of an answer without the token logprobs
+// the request asked for: OpenRouter's upstreams and other compatible
+// servers answer "logprobs": null (testdata/
+// real_maruel_openrouter_qwen35_logprobs.http), which said nothing.
+const warnNoLogprobs = "logprobs were asked for and the answer has none: the server did not return them"
 
 // chatResult reads and converts a chat completion. It is apart from
 // Generate, which keeps a small frame: the request is written and its
@@ -617,7 +629,7 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 // unary call grew them to).
 //
 //go:noinline
-func (p *Provider) chatResult(resp *http.Response, model string, warnings []string, sec secrets) (*provider.Result, error) {
+func (p *Provider) chatResult(resp *http.Response, model string, warnings []string, sec secrets, logprobs bool) (*provider.Result, error) {
 	defer resp.Body.Close()
 	raw, cut, err := p.readBody(resp)
 	if err != nil {
@@ -629,6 +641,9 @@ func (p *Provider) chatResult(resp *http.Response, model string, warnings []stri
 	}
 	p.headerMeta(res.Meta, resp.Header, model)
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
+	if _, ok := res.Meta.GetExtended().GetFields()[extLogprobs]; logprobs && !ok {
+		res.Meta.Warnings = append(res.Meta.Warnings, warnNoLogprobs)
+	}
 	if cut != "" {
 		res.Meta.Warnings = append(res.Meta.Warnings, cut)
 	}
@@ -651,7 +666,9 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	if e := p.jsonInsteadOfStream(resp, req.Model, sec); e != nil {
 		return nil, e
 	}
-	return p.newStream(resp, req.Model, warnings, sec), nil
+	s := p.newStream(resp, req.Model, warnings, sec)
+	s.wantLogprobs = wantsLogprobs(req)
+	return s, nil
 }
 
 // jsonInsteadOfStream reads the JSON body a stream request got instead of

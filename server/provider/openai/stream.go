@@ -45,6 +45,9 @@ type chatStream struct {
 	// contentSeen: a content delta came (the think splitter's Prefill is
 	// decided at the first); reasoningSeen: a reasoning piece came.
 	contentSeen, reasoningSeen bool
+	// wantLogprobs: the request asked for token logprobs (a stream that
+	// ends without any says so: warnNoLogprobs).
+	wantLogprobs bool
 	// topTier: the tier came from a chunk's service_tier, which a usage
 	// object's (Mistral's) does not override.
 	topTier bool
@@ -347,6 +350,9 @@ func (s *chatStream) end() {
 	s.flushAnnotations()
 	s.flushAudio()
 	s.flushLogprobs()
+	if s.wantLogprobs && (s.rare == nil || !s.rare.logprobs.got) {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{warnNoLogprobs}}})
+	}
 }
 
 // handle converts one SSE data payload into queued events.
@@ -762,6 +768,8 @@ type streamLogprobs struct {
 	// shaped: a chunk with keys fixed which shape.
 	completion, shaped bool
 	pending            bool
+	// got: a chunk had a logprobs object.
+	got bool
 	logprobBudget
 }
 
@@ -795,6 +803,7 @@ func logprobKeyIndex(keys []string, key string) int {
 // neither shape, keys of both, a shape other than the earlier chunks', a
 // value neither a list nor null) is dropped with one warning.
 func (l *streamLogprobs) merge(raw json.RawMessage, meta *llmrelayv1.ResponseMeta) {
+	l.got = true
 	var obj map[string]json.RawMessage
 	var lists [4][]json.RawMessage
 	var has, null [4]bool
