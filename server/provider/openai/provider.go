@@ -602,7 +602,7 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	}
 	resp, sec, err := p.send(ctx, "chat/completions", req.Model, body, false)
 	if err != nil && p.dashscope {
-		resp, sec, warnings, err = p.dashscopeUnthinking(ctx, req.Model, body, warnings, err)
+		return p.dashscopeRetry(ctx, req, body, warnings, err)
 	}
 	if err != nil {
 		return nil, err
