@@ -206,6 +206,9 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 				refusal += *m.Refusal
 			}
 			hasText = text != ""
+			if toolTokenText(text) {
+				meta.Warnings = append(meta.Warnings, warnDeepSeekToolText)
+			}
 			text = prefilledThink(w.Model, text, len(pieces) > 0)
 			msg.Parts = append(msg.Parts, provider.ThinkPartsDialect(text, p.think)...)
 			if refusal != "" {

@@ -1,9 +1,12 @@
 package openai
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // r23Reasoning is a reasoning part.
@@ -63,5 +66,56 @@ func TestRound23DeepSeekToolTurnAnswerReasoning(t *testing.T) {
 	}
 	if m := r22mgaSent(t, r20Request(t, b), 11, 5); m["reasoning_content"] != nil {
 		t.Errorf("moonshot: %v", m)
+	}
+}
+
+// TestRound23DeepSeekToolTokensStream: the text of
+// real_maruel_deepseek_reasoner_sqrt_text_call (a JSON call, then
+// <｜tool▁call▁end｜><｜tool▁calls▁end｜>) streamed in deltas cut at every
+// character of the first token: one warning, whatever the cut, the text
+// relayed whole; a text with no such token (a "<｜" alone, "<｜tool" at
+// the end) has none.
+func TestRound23DeepSeekToolTokensStream(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const call = "```json\n{\"function\":\"square_root\",\"arguments\":{\"number\":132413}}\n```"
+	const answer = call + "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+	chunk := func(s string) string {
+		return "data: " + providertest.MustJSON(map[string]any{"id": "r23ds", "object": "chat.completion.chunk", "model": "deepseek-reasoner",
+			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": s}, "finish_reason": nil}}}) + "\n\n"
+	}
+	end := "data: {\"id\":\"r23ds\",\"object\":\"chat.completion.chunk\",\"model\":\"deepseek-reasoner\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+	run := func(pieces ...string) (string, []string) {
+		var b strings.Builder
+		for _, s := range pieces {
+			b.WriteString(chunk(s))
+		}
+		evs, _, err := collect(t, streamFrom(p, b.String()+end))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := accFold(t, evs)
+		var b2 strings.Builder
+		for _, part := range f.Message.GetParts() {
+			b2.WriteString(part.GetText())
+		}
+		return b2.String(), f.Meta.GetWarnings()
+	}
+	for cut := len(call); cut <= len(call)+len(dsToolToken); cut++ {
+		if !utf8.RuneStart(answer[cut]) {
+			continue // a delta holds whole characters
+		}
+		a, w := run(answer[:cut], answer[cut:])
+		if a != answer || len(w) != 1 || w[0] != warnDeepSeekToolText {
+			t.Fatalf("cut at %d: answer %q, warnings %v", cut, a, w)
+		}
+	}
+	for _, plain := range [][]string{{"a <｜", "b"}, {"x", "<｜tool"}, {"<｜tool", " ▁"}} {
+		if _, w := run(plain...); len(w) != 0 {
+			t.Errorf("%q: warnings %v", plain, w)
+		}
 	}
 }

@@ -46,8 +46,9 @@ type chatStream struct {
 	// decided at the first); reasoningSeen: a reasoning piece came.
 	contentSeen, reasoningSeen bool
 	// wantLogprobs: the request asked for token logprobs (a stream that
-	// ends without any says so: warnNoLogprobs).
-	wantLogprobs bool
+	// ends without any says so: warnNoLogprobs); toolTextWarned: the text
+	// held a DeepSeek tool-call control token (noteToolTokens).
+	wantLogprobs, toolTextWarned bool
 	// topTier: the tier came from a chunk's service_tier, which a usage
 	// object's (Mistral's) does not override.
 	topTier bool
@@ -139,6 +140,9 @@ type rareState struct {
 	logprobs, reasoningLogprobs streamLogprobs
 	// audio: the audio output so far (audio.go).
 	audio *audioState
+	// toolTokenTail: the end of the last text delta that may begin a
+	// DeepSeek tool-call control token (noteToolTokens).
+	toolTokenTail string
 }
 
 // rawReasoning is the quoted tokens of a choice delta's reasoning and
@@ -1025,6 +1029,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		if !s.contentSeen {
 			s.prefill()
 		}
+		s.noteToolTokens(text, meta)
 		s.pushThink(s.think.Content(text))
 		if n := len(s.order); n > 0 {
 			s.order[n-1].textAfter = true
