@@ -314,6 +314,7 @@ func (s *chatStream) handleErrorEvent(data []byte) {
 	if e.Message == "" {
 		e.Message = "the server sent an error event: " + string(t)
 	}
+	withRouterRateLimit(e, t, s.header)
 	s.p.inBand(e, s.header)
 	s.sec.redactError(e)
 	s.err = e
@@ -401,6 +402,7 @@ func (s *chatStream) handle(data []byte) {
 			// error (testdata/real_hfhub_tgi_stream_validation_error.http).
 			applyErrorType(e, c.ErrorType, true)
 		}
+		withRouterRateLimit(e, c.Error, s.header)
 		s.p.inBand(e, s.header)
 		s.sec.redactError(e)
 		s.err = e
