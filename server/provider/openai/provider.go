@@ -431,9 +431,14 @@ func (p *Provider) requestIDHeader() string {
 // hosted API (Cloud Functions behind integrate.api.nvidia.com) gives each
 // invocation (testdata/dialect_nvidia_err_404.http), and apim-request-id,
 // Azure's, for an Azure endpoint (AI Foundry's OpenAI-compatible v1 route)
-// configured as a plain OpenAI-compatible base URL.
+// configured as a plain OpenAI-compatible base URL; before it,
+// x-github-request-id, GitHub Models' (models.github.ai): its gateway
+// answers errors with that id alone (401, 404: maruel/genai's cassettes,
+// testdata/real_maruel_github_bad_model_err.http), and its answers with it
+// beside the apim-request-id of the Azure deployment behind it, so one id
+// names a GitHub request, answered or refused.
 var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id", "x-ds-trace-id", "msh-request-id", "x-kong-request-id",
-	"request-id", "x-amzn-requestid", "nvcf-reqid", "apim-request-id"}
+	"request-id", "x-amzn-requestid", "nvcf-reqid", "x-github-request-id", "apim-request-id"}
 
 // requestID reads the provider's request id (Azure: apim-request-id, else
 // x-request-id, else a compatible server's own header).
