@@ -185,8 +185,9 @@ func PrefilledThink(content string) string {
 // PrefilledThink does: it holds all of it until it sees "</think>", then
 // releases the bytes before the tag as reasoning and goes on as after any
 // block. Content where "<think>" comes first is read as without Prefill;
-// content that ends (Flush) or grows past bound bytes without "</think>"
-// is released as text, and the content after it is plain text. So the
+// content that ends (FlushPrefilled, then Flush) or grows past bound bytes
+// without "</think>" is released as text, and the content after it is
+// plain text. So the
 // stream agrees with the unary answer for every content shorter than
 // bound, at the cost of relaying nothing of a prefilled block until it
 // closes.
@@ -198,7 +199,10 @@ func (t *ThinkSplitter) Prefill(bound int) {
 // prefilled takes a delta in the thinkPrefilled state. The held bytes
 // grow in place and only those not looked at yet (and a tag's length
 // before them) are searched, so a long block held in many small deltas
-// costs its length, not its square.
+// costs its length, not its square. Apart from Content, which every
+// content delta of every stream goes through: its frame stays small.
+//
+//go:noinline
 func (t *ThinkSplitter) prefilled(delta string) (reasoning, text string) {
 	h := t.held
 	h.buf = append(h.buf, delta...)
@@ -271,17 +275,9 @@ func (t *ThinkSplitter) Content(delta string) (reasoning, text string) {
 
 // Flush releases what is held back at the end of the content: inside the
 // block it is reasoning, before a decision it is text. A prefilled block
-// never closed is text, and what follows it too.
+// (Prefill) is released by FlushPrefilled, not here.
 func (t *ThinkSplitter) Flush() (reasoning, text string) {
 	h := t.held
-	if h != nil && h.state == thinkPrefilled {
-		if len(h.buf) == 0 {
-			return "", ""
-		}
-		p := string(h.buf)
-		t.set(thinkText, "", "")
-		return "", p
-	}
 	if h == nil || h == thinkPlain || h.pending == "" {
 		return "", ""
 	}
@@ -291,6 +287,23 @@ func (t *ThinkSplitter) Flush() (reasoning, text string) {
 		return p, ""
 	}
 	return "", p
+}
+
+// FlushPrefilled releases what a splitter told to Prefill holds at the end
+// of the content (or before a tool call, or reasoning the server parsed):
+// a prefilled block never closed is text, and the content after it plain
+// text. "" when it holds none. Apart from Flush, which the adapters inline
+// into frames an idle stream's stack keeps (server's TestIdleStreamStack).
+//
+//go:noinline
+func (t *ThinkSplitter) FlushPrefilled() string {
+	h := t.held
+	if h == nil || h.state != thinkPrefilled || len(h.buf) == 0 {
+		return ""
+	}
+	p := string(h.buf)
+	t.set(thinkText, "", "")
+	return p
 }
 
 // partialSuffix is the length of the longest suffix of s that is a proper

@@ -180,6 +180,7 @@ func TestPrefilledSplitterAgreesWithUnary(t *testing.T) {
 						r.WriteString(a)
 						txt.WriteString(b)
 					}
+					txt.WriteString(sp.FlushPrefilled())
 					a, b := sp.Flush()
 					r.WriteString(a)
 					txt.WriteString(b)
@@ -203,9 +204,9 @@ func TestPrefilledSplitterAgreesWithUnary(t *testing.T) {
 	}
 }
 
-// TestPrefilledFlushThenText: a prefilled block released as text by a
-// Flush (a tool call or the finish came before its "</think>") leaves the
-// content after it plain text.
+// TestPrefilledFlushThenText: a prefilled block released as text by
+// FlushPrefilled (a tool call or the finish came before its "</think>";
+// Flush leaves it) leaves the content after it plain text.
 func TestPrefilledFlushThenText(t *testing.T) {
 	t.Parallel()
 	var sp ThinkSplitter
@@ -213,8 +214,11 @@ func TestPrefilledFlushThenText(t *testing.T) {
 	if r, txt := sp.Content("a"); r != "" || txt != "" {
 		t.Fatalf("%q, %q released before the tag", r, txt)
 	}
-	if r, txt := sp.Flush(); r != "" || txt != "a" {
-		t.Fatalf("flush %q, %q", r, txt)
+	if r, txt := sp.Flush(); r != "" || txt != "" {
+		t.Fatalf("Flush released a prefilled block: %q, %q", r, txt)
+	}
+	if txt := sp.FlushPrefilled(); txt != "a" {
+		t.Fatalf("flush %q", txt)
 	}
 	if r, txt := sp.Content("b</think>c"); r != "" || txt != "b</think>c" {
 		t.Fatalf("after the flush %q, %q", r, txt)

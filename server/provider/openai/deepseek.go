@@ -65,7 +65,10 @@ func toolTokenText(text string) bool { return strings.Contains(text, dsToolToken
 
 // noteToolTokens warns, once, when the stream's text holds a DeepSeek
 // tool-call control token, also one cut between two deltas (the part of
-// it that ends a delta is kept for the next, in rare state).
+// it that ends a delta is kept for the next, in rare state). Not inlined
+// into delta, whose frame an idle stream's stack keeps.
+//
+//go:noinline
 func (s *chatStream) noteToolTokens(text string, meta *llmrelayv1.ResponseMeta) {
 	if s.toolTextWarned {
 		return

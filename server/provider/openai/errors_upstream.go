@@ -215,7 +215,11 @@ func routerErrorRateLimit(errObj json.RawMessage, h http.Header) *llmrelayv1.Rat
 }
 
 // withRouterRateLimit gives an in-band error the rate-limit state its
-// error object carries (routerErrorRateLimit), unless it has one.
+// error object carries (routerErrorRateLimit), unless it has one. Not
+// inlined: the stream's handle, whose frame an idle stream's stack keeps,
+// calls it (server's TestIdleStreamStack).
+//
+//go:noinline
 func withRouterRateLimit(e *provider.Error, errObj json.RawMessage, h http.Header) {
 	if e.Meta.GetRateLimit() != nil {
 		return

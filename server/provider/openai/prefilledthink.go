@@ -26,9 +26,17 @@ func prefilledThink(model, content string, hasReasoning bool) string {
 	return provider.PrefilledThink(content)
 }
 
-// thinkingModel reports whether the model's name says Thinking.
+// thinkingModel reports whether the model's name says Thinking (in any
+// case). It allocates nothing and keeps a small frame: a stream asks it
+// at its first content, at the deepest point of its goroutine.
 func thinkingModel(model string) bool {
-	return strings.Contains(strings.ToLower(model), "thinking")
+	const word = "thinking"
+	for i := 0; i+len(word) <= len(model); i++ {
+		if strings.EqualFold(model[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxPrefilledHold bounds what a stream of a Thinking model holds back

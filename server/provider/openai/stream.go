@@ -336,11 +336,15 @@ func (s *chatStream) Recv() (*provider.Event, error) {
 // relays it, and the token logprobs gathered for the finish (the server
 // merges a stream's meta events into the failure's meta, FailedCallMeta,
 // where they stand beside the text already relayed). Dropped, the client
-// would never see them. It reports whether it queued any.
+// would never see them. It reports whether it queued any. Not inlined
+// into Recv, in whose frame an idle stream waits (server's
+// TestIdleStreamStack).
+//
+//go:noinline
 func (s *chatStream) flushOnError() bool {
 	n := len(s.queue)
 	s.flushHeld()
-	s.pushThink(s.think.Flush())
+	s.flushThink()
 	s.flushLogprobs()
 	return len(s.queue) > n
 }
@@ -350,7 +354,7 @@ func (s *chatStream) flushOnError() bool {
 func (s *chatStream) end() {
 	s.done = true
 	s.flushHeld()
-	s.pushThink(s.think.Flush())
+	s.flushThink()
 	s.endCalls(cutBy(s.finish))
 	s.flushAnnotations()
 	s.flushAudio()
@@ -591,7 +595,7 @@ func (s *chatStream) handle(data []byte) {
 	}
 	if finishMeta != nil {
 		s.flushHeld()
-		s.pushThink(s.think.Flush())
+		s.flushThink()
 		s.flushAnnotations()
 		s.flushAudio()
 		s.flushLogprobs()
@@ -644,7 +648,7 @@ func (s *chatStream) handle(data []byte) {
 	}
 	if cut != nil {
 		s.flushHeld()
-		s.pushThink(s.think.Flush()) // what was said before the cut is relayed
+		s.flushThink() // what was said before the cut is relayed
 		s.err = cut
 	}
 }
@@ -1009,7 +1013,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 			// block) came before this reasoning: it goes first, in the
 			// order sent (Z.ai sends "\n" before and after its
 			// reasoning_content: testdata/real_fantasy_zai_glm_4_5_thinking_stream.http).
-			s.pushThink(s.think.Flush())
+			s.flushThink()
 		}
 		for _, p := range pieces {
 			s.markReasoning(&p)
@@ -1059,7 +1063,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	if len(d.ToolCalls) > 0 {
 		// Content held back came before the calls: it goes first (it
 		// was released after them, at the finish).
-		s.pushThink(s.think.Flush())
+		s.flushThink()
 	}
 	for i, tc := range d.ToolCalls {
 		index := -1
@@ -1149,7 +1153,10 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 // models' reasoning as content with no opening tag (testdata/
 // real_maruel_together_qwen_thinking_sqrt_stream_1.http), which was
 // relayed as the answer's text where the unary answer has it as
-// reasoning.
+// reasoning. Apart from delta, whose frame an idle stream's stack keeps
+// (server's TestIdleStreamStack).
+//
+//go:noinline
 func (s *chatStream) prefill() {
 	s.contentSeen = true
 	if !s.reasoningSeen && thinkingModel(s.resolvedModel) {
@@ -1171,7 +1178,7 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 			return
 		}
 		// Content held back came before the call: it goes first.
-		s.pushThink(s.think.Flush())
+		s.flushThink()
 		st = &callState{pos: len(s.order), fallback: true, args: &strings.Builder{}}
 		st.id = provider.MadeCallID(st.pos, s.idTaken)
 		meta.Warnings = append(meta.Warnings, "legacy function_call without an id; keyed as "+st.id)
@@ -1606,7 +1613,7 @@ func (s *chatStream) flushDetail() {
 // text.
 func (s *chatStream) releaseReasoning(j *provider.SurrogateJoin, index int) {
 	if t := j.Flush(); t != "" {
-		s.pushThink(s.think.Flush())
+		s.flushThink()
 		p := provider.ReasoningDelta{Index: index, Text: t}
 		s.markReasoning(&p)
 		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: p})
