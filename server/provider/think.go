@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"strings"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -132,6 +133,10 @@ type thinkHeld struct {
 	multi   bool   // ThinkBlocks
 	closing string // inside a block: its closing tag
 	pending string
+	// prefilled (Prefill): the content held, the bytes of it already
+	// looked at for a tag, and the most it holds before it gives up.
+	buf            []byte
+	scanned, bound int
 }
 
 type thinkState uint8
@@ -140,6 +145,7 @@ const (
 	thinkUndecided thinkState = iota // nothing but whitespace or a prefix of an opening tag since the start or the last block
 	thinkInside                      // inside a block
 	thinkText                        // plain text from here on
+	thinkPrefilled                   // all held since the start: a prefilled block's reasoning until its "</think>" (Prefill)
 )
 
 // thinkPlain is the state of every stream whose content is plain text;
@@ -158,11 +164,79 @@ func (t *ThinkSplitter) set(state thinkState, closing, pending string) {
 	}
 }
 
+// PrefilledThink gives back content whose think block's opening tag the
+// chat template wrote instead of the model: a "</think>" with no
+// "<think>" before it gets the missing tag in front, so that
+// SplitThinkDialect reads the bytes before it as reasoning. Content
+// without "</think>" is returned as it is: nothing in it tells a block
+// that was never closed from an answer of a server that parses the
+// reasoning out. Which answers may have a prefilled block is the
+// caller's (openai's prefilledThink: the model's name says Thinking and
+// the answer has no reasoning of its own).
+func PrefilledThink(content string) string {
+	i := strings.Index(content, thinkClose)
+	if i < 0 || strings.Contains(content[:i], thinkOpen) {
+		return content
+	}
+	return thinkOpen + content
+}
+
+// Prefill makes the splitter, before any content, read the content as
+// PrefilledThink does: it holds all of it until it sees "</think>", then
+// releases the bytes before the tag as reasoning and goes on as after any
+// block. Content where "<think>" comes first is read as without Prefill;
+// content that ends (FlushPrefilled, then Flush) or grows past bound bytes
+// without "</think>" is released as text, and the content after it is
+// plain text. So the
+// stream agrees with the unary answer for every content shorter than
+// bound, at the cost of relaying nothing of a prefilled block until it
+// closes.
+func (t *ThinkSplitter) Prefill(bound int) {
+	multi := t.held != nil && t.held.multi
+	t.held = &thinkHeld{state: thinkPrefilled, multi: multi, bound: bound}
+}
+
+// prefilled takes a delta in the thinkPrefilled state. The held bytes
+// grow in place and only those not looked at yet (and a tag's length
+// before them) are searched, so a long block held in many small deltas
+// costs its length, not its square. Apart from Content, which every
+// content delta of every stream goes through: its frame stays small.
+//
+//go:noinline
+func (t *ThinkSplitter) prefilled(delta string) (reasoning, text string) {
+	h := t.held
+	h.buf = append(h.buf, delta...)
+	from := max(0, h.scanned-(len(thinkClose)-1))
+	iOpen := bytes.Index(h.buf[from:], []byte(thinkOpen))
+	iClose := bytes.Index(h.buf[from:], []byte(thinkClose))
+	switch {
+	case iOpen >= 0 && (iClose < 0 || iOpen < iClose):
+		// Not a prefilled block: read as the dialect reads any content.
+		p := string(h.buf)
+		h.state, h.buf, h.scanned = thinkUndecided, nil, 0
+		return t.Content(p)
+	case iClose >= 0:
+		// The block's end: what came before it is its reasoning.
+		p := string(h.buf)
+		h.state, h.closing, h.buf, h.scanned = thinkInside, thinkClose, nil, 0
+		return t.Content(p)
+	case len(h.buf) > h.bound:
+		p := string(h.buf)
+		t.set(thinkText, "", "")
+		return "", p
+	}
+	h.scanned = len(h.buf)
+	return "", ""
+}
+
 // Content takes one content delta and returns the reasoning and text it
 // releases, in that order (reasoning comes first in the content too).
 func (t *ThinkSplitter) Content(delta string) (reasoning, text string) {
 	if t.held == thinkPlain {
 		return "", delta
+	}
+	if t.held != nil && t.held.state == thinkPrefilled {
+		return t.prefilled(delta)
 	}
 	state, p, multi, closing := thinkUndecided, delta, false, ""
 	if h := t.held; h != nil {
@@ -200,7 +274,8 @@ func (t *ThinkSplitter) Content(delta string) (reasoning, text string) {
 }
 
 // Flush releases what is held back at the end of the content: inside the
-// block it is reasoning, before a decision it is text.
+// block it is reasoning, before a decision it is text. A prefilled block
+// (Prefill) is released by FlushPrefilled, not here.
 func (t *ThinkSplitter) Flush() (reasoning, text string) {
 	h := t.held
 	if h == nil || h == thinkPlain || h.pending == "" {
@@ -212,6 +287,23 @@ func (t *ThinkSplitter) Flush() (reasoning, text string) {
 		return p, ""
 	}
 	return "", p
+}
+
+// FlushPrefilled releases what a splitter told to Prefill holds at the end
+// of the content (or before a tool call, or reasoning the server parsed):
+// a prefilled block never closed is text, and the content after it plain
+// text. "" when it holds none. Apart from Flush, which the adapters inline
+// into frames an idle stream's stack keeps (server's TestIdleStreamStack).
+//
+//go:noinline
+func (t *ThinkSplitter) FlushPrefilled() string {
+	h := t.held
+	if h == nil || h.state != thinkPrefilled || len(h.buf) == 0 {
+		return ""
+	}
+	p := string(h.buf)
+	t.set(thinkText, "", "")
+	return p
 }
 
 // partialSuffix is the length of the longest suffix of s that is a proper

@@ -142,3 +142,85 @@ func TestThinkBlocksSplitterAgreesWithUnary(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefilledSplitterAgreesWithUnary: a splitter told to Prefill
+// releases, however the content is cut into deltas, what the unary answer
+// finds in the whole (SplitThinkDialect of PrefilledThink), in both
+// dialects, for content shorter than the bound; and at the bound what was
+// held is released as text, the rest after it too.
+func TestPrefilledSplitterAgreesWithUnary(t *testing.T) {
+	t.Parallel()
+	for _, d := range []ThinkDialect{ThinkDefault, ThinkBlocks} {
+		for _, content := range []string{
+			"reasoning\n</think>\n\nanswer",
+			"r </think",
+			"r </think>",
+			"</think>",
+			"never closed",
+			"<think>a</think>b",
+			"  <think>a</think>b",
+			"x <think>y</think>z",
+			"a</think>b</think>c",
+			"a</think> <reasoning>b</reasoning>c",
+			"a</think>\n<think>b</think>c",
+			"</thin</think>k",
+			"<thin</think>",
+		} {
+			wantR, wantT, _ := SplitThinkDialect(PrefilledThink(content), d)
+			for cut1 := 0; cut1 <= len(content); cut1++ {
+				for cut2 := cut1; cut2 <= len(content); cut2++ {
+					sp := NewThinkSplitter(d)
+					sp.Prefill(1 << 10)
+					var r, txt strings.Builder
+					for _, p := range []string{content[:cut1], content[cut1:cut2], content[cut2:]} {
+						if p == "" {
+							continue
+						}
+						a, b := sp.Content(p)
+						r.WriteString(a)
+						txt.WriteString(b)
+					}
+					txt.WriteString(sp.FlushPrefilled())
+					a, b := sp.Flush()
+					r.WriteString(a)
+					txt.WriteString(b)
+					if r.String() != wantR || txt.String() != wantT {
+						t.Fatalf("dialect %d %q cut at %d,%d: %q, %q; want %q, %q", d, content, cut1, cut2, r.String(), txt.String(), wantR, wantT)
+					}
+				}
+			}
+		}
+	}
+	var sp ThinkSplitter
+	sp.Prefill(8)
+	if r, txt := sp.Content("12345678"); r != "" || txt != "" {
+		t.Fatalf("within the bound: %q, %q released", r, txt)
+	}
+	if r, txt := sp.Content("9"); r != "" || txt != "123456789" {
+		t.Fatalf("past the bound: %q, %q; want the held content as text", r, txt)
+	}
+	if r, txt := sp.Content("x</think>y"); r != "" || txt != "x</think>y" {
+		t.Fatalf("after the bound: %q, %q; want plain text", r, txt)
+	}
+}
+
+// TestPrefilledFlushThenText: a prefilled block released as text by
+// FlushPrefilled (a tool call or the finish came before its "</think>";
+// Flush leaves it) leaves the content after it plain text.
+func TestPrefilledFlushThenText(t *testing.T) {
+	t.Parallel()
+	var sp ThinkSplitter
+	sp.Prefill(1 << 10)
+	if r, txt := sp.Content("a"); r != "" || txt != "" {
+		t.Fatalf("%q, %q released before the tag", r, txt)
+	}
+	if r, txt := sp.Flush(); r != "" || txt != "" {
+		t.Fatalf("Flush released a prefilled block: %q, %q", r, txt)
+	}
+	if txt := sp.FlushPrefilled(); txt != "a" {
+		t.Fatalf("flush %q", txt)
+	}
+	if r, txt := sp.Content("b</think>c"); r != "" || txt != "b</think>c" {
+		t.Fatalf("after the flush %q, %q", r, txt)
+	}
+}

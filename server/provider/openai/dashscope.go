@@ -5,10 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -78,6 +82,22 @@ func thinkingRefused(err error) bool {
 	return strings.Contains(pe.Message, "enable_thinking must be set to false") || strings.Contains(pe.Message, "enable_thinking必须设置为false")
 }
 
+// dashscopeRetry answers a unary DashScope call that failed with err:
+// sent again without thinking (dashscopeUnthinking), or made streamed and
+// folded (dashscopeStreamed), where DashScope's refusal says so; else err.
+//
+//go:noinline
+func (p *Provider) dashscopeRetry(ctx context.Context, req *provider.Request, body []byte, warnings []string, first error) (*provider.Result, error) {
+	resp, sec, warnings, err := p.dashscopeUnthinking(ctx, req.Model, body, warnings, first)
+	if err == nil {
+		return p.chatResult(resp, req.Model, warnings, sec, wantsLogprobs(req))
+	}
+	if res, ok, err := p.dashscopeStreamed(ctx, req, warnings, first, err); ok {
+		return res, err
+	}
+	return nil, err
+}
+
 // dashscopeUnthinking sends a unary DashScope call again with
 // enable_thinking false when DashScope refused it for thinking and the
 // request did not set enable_thinking (neither a reasoning effort nor the
@@ -121,4 +141,119 @@ func extraHas(extra, key string) bool {
 	}
 	_, ok := m[key]
 	return ok
+}
+
+// DashScope serves some models streamed only: QwQ and the thinking-only
+// Qwen3 models ("most of them only support streaming output", Alibaba
+// Cloud Model Studio's Deep thinking guide; "Thinking-only: always thinks
+// — cannot be disabled. QwQ, -thinking variants", Qwen Cloud's Thinking
+// guide). A unary call to one fails: 400 invalid_parameter_error "This
+// model only support stream mode, please enable the stream parameter to
+// access the model." (qwq-32b: infiniflow/ragflow#5912,
+// FoundationAgents/OpenManus#330), or, sent again with enable_thinking
+// false after DashScope's refusal of a unary call that thinks, 400 "The
+// value of the enable_thinking parameter is restricted to True"
+// (qwen3-235b-a22b-thinking-2507: lobehub/lobehub#8613), which told the
+// caller nothing of the way out. Such a call is made streamed and folded
+// into the unary answer (dashscopeStreamed), with a warning.
+
+// warnDashScopeStreamed is the warning of a unary call DashScope served
+// streamed.
+const warnDashScopeStreamed = "DashScope serves this model streamed only: the call was made streamed and its stream folded into this answer"
+
+// dashscopeError reports whether err is DashScope's 400 saying text.
+func dashscopeError(err error, text string) bool {
+	var pe *provider.Error
+	return errors.As(err, &pe) && pe.HTTPStatus == http.StatusBadRequest && strings.Contains(pe.Message, text)
+}
+
+// streamOnly reports whether err is DashScope's refusal of a unary call
+// to a model it serves streamed only.
+func streamOnly(err error) bool {
+	return dashscopeError(err, "only support stream mode")
+}
+
+// thinkingOnly reports whether err is DashScope's refusal of
+// enable_thinking false for a model that always thinks.
+func thinkingOnly(err error) bool {
+	return dashscopeError(err, "enable_thinking parameter is restricted to True")
+}
+
+// dashscopeStreamed makes a unary call streamed and folds the stream into
+// the unary answer: DashScope refused it for a model it serves streamed
+// only (first, the refusal of the unary call; thinking, the error of the
+// call sent again without thinking, first itself when it was not sent
+// again: a request that set enable_thinking itself keeps its refusal).
+// ok is false when the refusal is none of those: the caller keeps its
+// error.
+//
+//go:noinline
+func (p *Provider) dashscopeStreamed(ctx context.Context, req *provider.Request, warnings []string, first, thinking error) (*provider.Result, bool, error) {
+	if !streamOnly(first) && (thinking == first || !thinkingOnly(thinking)) {
+		return nil, false, nil
+	}
+	body, _, err := p.buildChatRequest(req, true)
+	if err != nil {
+		return nil, true, err
+	}
+	resp, sec, err := p.send(ctx, "chat/completions", req.Model, body, true)
+	if err != nil {
+		return nil, true, err
+	}
+	if e := p.jsonInsteadOfStream(resp, req.Model, sec); e != nil {
+		return nil, true, e
+	}
+	s := p.newStream(resp, req.Model, append(warnings, warnDashScopeStreamed), sec)
+	s.wantLogprobs = wantsLogprobs(req)
+	defer s.Close()
+	res, err := foldStream(p.name, s)
+	return res, true, err
+}
+
+// foldStream reads a stream to its end and folds it into a unary answer
+// as the server folds a stream for its clients (package fold): the parts
+// in the order they began, every meta merged, the last usage, the calls
+// counted. A stream that fails gives its error.
+func foldStream(name string, s provider.Stream) (*provider.Result, error) {
+	var acc fold.Accumulator
+	meta := &llmrelayv1.ResponseMeta{}
+	var usage *llmrelayv1.Usage
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch ev.Kind {
+		case provider.EventMeta:
+			proto.Merge(meta, ev.Meta)
+		case provider.EventText:
+			acc.AddItemText(ev.Text, ev.Phase, ev.ItemID, ev.BeginsPart)
+		case provider.EventRefusal:
+			acc.AddItemRefusal(ev.Text, ev.ItemID)
+		case provider.EventReasoning:
+			r := ev.Reasoning
+			err = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(r.Index), Text: r.Text, Signature: r.Signature,
+				Redacted: r.Redacted, Id: r.ID, Format: r.Format})
+		case provider.EventToolCall:
+			d := ev.ToolCall
+			err = acc.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: d.CallID, Index: int32(d.Index), Name: d.Name,
+				ArgumentsDelta: d.Arguments, Signature: d.Signature})
+		case provider.EventToolCallEnd, provider.EventToolCallCut:
+			if c, i := acc.ToolCall(ev.ToolCall.CallID); c != nil {
+				c.ArgumentsValid = ev.Kind == provider.EventToolCallEnd && c.ArgumentsValid
+				err = acc.AddToolCallDone(&llmrelayv1.ToolCallDone{Index: i, ToolCall: c})
+			}
+		case provider.EventUsage:
+			usage = ev.Usage
+		}
+		if err != nil {
+			return nil, &provider.Error{Provider: name, Kind: provider.KindBadResponse, Message: "the provider's stream broke its protocol: " + err.Error(), Err: err}
+		}
+	}
+	meta.Usage = usage
+	meta.ToolCallCount = int32(acc.ToolCallCount())
+	return &provider.Result{Message: acc.Message(), Meta: meta}, nil
 }

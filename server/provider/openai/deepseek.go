@@ -42,3 +42,51 @@ func deepseekThinking(w *chatRequest, e llmrelayv1.ReasoningEffort) {
 		w.ReasoningEffort = "max"
 	}
 }
+
+// DeepSeek's models write a tool call with control tokens of their own
+// (<｜tool▁calls▁begin｜>, <｜tool▁call▁begin｜>, <｜tool▁sep｜>,
+// <｜tool▁call▁end｜>, <｜tool▁calls▁end｜>), which the server parses into
+// tool_calls. When it does not (deepseek-reasoner offered a tool in July
+// 2025 answered a JSON call in the text then <｜tool▁call▁end｜><｜tool▁calls▁end｜>,
+// finish stop: testdata/real_maruel_deepseek_reasoner_sqrt_text_call.http;
+// a server without DeepSeek's tool parser does the same), the call is
+// text: relayed as sent (guessing a call from it would invent an id and
+// a structure the API never gave), with a warning, which it had not.
+
+// dsToolToken opens each of DeepSeek's tool-call control tokens.
+const dsToolToken = "<｜tool▁"
+
+// warnDeepSeekToolText is the warning of text holding them.
+const warnDeepSeekToolText = "the text holds DeepSeek's tool-call control tokens (<｜tool▁…｜>): the model wrote a tool call as text, which the server did not parse into a tool call; relayed as text"
+
+// toolTokenText reports whether text holds a DeepSeek tool-call control
+// token.
+func toolTokenText(text string) bool { return strings.Contains(text, dsToolToken) }
+
+// noteToolTokens warns, once, when the stream's text holds a DeepSeek
+// tool-call control token, also one cut between two deltas (the part of
+// it that ends a delta is kept for the next, in rare state). Not inlined
+// into delta, whose frame an idle stream's stack keeps.
+//
+//go:noinline
+func (s *chatStream) noteToolTokens(text string, meta *llmrelayv1.ResponseMeta) {
+	if s.toolTextWarned {
+		return
+	}
+	t := text
+	if s.rare != nil && s.rare.toolTokenTail != "" {
+		t = s.rare.toolTokenTail + text
+		s.rare.toolTokenTail = ""
+	}
+	if toolTokenText(t) {
+		s.toolTextWarned = true
+		meta.Warnings = append(meta.Warnings, warnDeepSeekToolText)
+		return
+	}
+	for n := min(len(t), len(dsToolToken)-1); n > 0; n-- {
+		if strings.HasSuffix(t, dsToolToken[:n]) {
+			s.rareOf().toolTokenTail = t[len(t)-n:]
+			return
+		}
+	}
+}

@@ -174,20 +174,33 @@ func applyUpstream(e *provider.Error, up *upstreamError) {
 // body has no such headers.
 func routerRateLimit(raw []byte, h http.Header) *llmrelayv1.RateLimit {
 	var body struct {
-		Error struct {
-			Metadata struct {
-				Headers map[string]json.RawMessage `json:"headers"`
-			} `json:"metadata"`
-		} `json:"error"`
+		Error json.RawMessage `json:"error"`
 	}
-	if json.Unmarshal(raw, &body) != nil || len(body.Error.Metadata.Headers) == 0 {
+	if json.Unmarshal(raw, &body) != nil {
+		return nil
+	}
+	return routerErrorRateLimit(body.Error, h)
+}
+
+// routerErrorRateLimit is routerRateLimit of the error object itself: a
+// stream's in-band error (OpenRouter sends an error met after the 200 in
+// a chunk, its error object shaped as in an error answer: its Errors
+// page), whose error.metadata.headers were not read (testdata/
+// dialect_openrouter_stream_rate_limited_per_min.http).
+func routerErrorRateLimit(errObj json.RawMessage, h http.Header) *llmrelayv1.RateLimit {
+	var e struct {
+		Metadata struct {
+			Headers map[string]json.RawMessage `json:"headers"`
+		} `json:"metadata"`
+	}
+	if !isPresent(errObj) || json.Unmarshal(errObj, &e) != nil || len(e.Metadata.Headers) == 0 {
 		return nil
 	}
 	rh := http.Header{}
 	if d := h.Get("Date"); d != "" {
 		rh.Set("Date", d)
 	}
-	for k, v := range body.Error.Metadata.Headers {
+	for k, v := range e.Metadata.Headers {
 		lk := strings.ToLower(k)
 		if lk != "x-ratelimit-limit" && lk != "x-ratelimit-remaining" && lk != "x-ratelimit-reset" {
 			continue
@@ -199,4 +212,22 @@ func routerRateLimit(raw []byte, h http.Header) *llmrelayv1.RateLimit {
 		rh.Set(k, string(s))
 	}
 	return bareRateLimit(nil, rh)
+}
+
+// withRouterRateLimit gives an in-band error the rate-limit state its
+// error object carries (routerErrorRateLimit), unless it has one. Not
+// inlined: the stream's handle, whose frame an idle stream's stack keeps,
+// calls it (server's TestIdleStreamStack).
+//
+//go:noinline
+func withRouterRateLimit(e *provider.Error, errObj json.RawMessage, h http.Header) {
+	if e.Meta.GetRateLimit() != nil {
+		return
+	}
+	if rl := routerErrorRateLimit(errObj, h); rl != nil {
+		if e.Meta == nil {
+			e.Meta = &llmrelayv1.ResponseMeta{}
+		}
+		e.Meta.RateLimit = rl
+	}
 }

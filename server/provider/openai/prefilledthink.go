@@ -1,6 +1,10 @@
 package openai
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/llmrelay/llmrelay/server/provider"
+)
 
 // prefilledThink gives back content whose think block's opening tag the
 // chat template wrote instead of the model. Qwen3's "Thinking" models
@@ -16,12 +20,28 @@ import "strings"
 // as text: without the tag nothing tells it from an answer of a server
 // that parses the reasoning out.
 func prefilledThink(model, content string, hasReasoning bool) string {
-	if hasReasoning || !strings.Contains(strings.ToLower(model), "thinking") {
+	if hasReasoning || !thinkingModel(model) {
 		return content
 	}
-	i := strings.Index(content, thinkClose)
-	if i < 0 || strings.Contains(content[:i], thinkOpen) {
-		return content
-	}
-	return thinkOpen + content
+	return provider.PrefilledThink(content)
 }
+
+// thinkingModel reports whether the model's name says Thinking (in any
+// case). It allocates nothing and keeps a small frame: a stream asks it
+// at its first content, at the deepest point of its goroutine.
+func thinkingModel(model string) bool {
+	const word = "thinking"
+	for i := 0; i+len(word) <= len(model); i++ {
+		if strings.EqualFold(model[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxPrefilledHold bounds what a stream of a Thinking model holds back
+// while its content may still be a prefilled think block (the splitter's
+// Prefill): past it, the content is relayed as text. 256 KiB is some
+// 60,000 tokens of English: a stream holds at most that much more than
+// any other.
+const maxPrefilledHold = 256 << 10

@@ -431,9 +431,14 @@ func (p *Provider) requestIDHeader() string {
 // hosted API (Cloud Functions behind integrate.api.nvidia.com) gives each
 // invocation (testdata/dialect_nvidia_err_404.http), and apim-request-id,
 // Azure's, for an Azure endpoint (AI Foundry's OpenAI-compatible v1 route)
-// configured as a plain OpenAI-compatible base URL.
+// configured as a plain OpenAI-compatible base URL; before it,
+// x-github-request-id, GitHub Models' (models.github.ai): its gateway
+// answers errors with that id alone (401, 404: maruel/genai's cassettes,
+// testdata/real_maruel_github_bad_model_err.http), and its answers with it
+// beside the apim-request-id of the Azure deployment behind it, so one id
+// names a GitHub request, answered or refused.
 var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id", "x-ds-trace-id", "msh-request-id", "x-kong-request-id",
-	"request-id", "x-amzn-requestid", "nvcf-reqid", "apim-request-id"}
+	"request-id", "x-amzn-requestid", "nvcf-reqid", "x-github-request-id", "apim-request-id"}
 
 // requestID reads the provider's request id (Azure: apim-request-id, else
 // x-request-id, else a compatible server's own header).
@@ -603,13 +608,25 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	}
 	resp, sec, err := p.send(ctx, "chat/completions", req.Model, body, false)
 	if err != nil && p.dashscope {
-		resp, sec, warnings, err = p.dashscopeUnthinking(ctx, req.Model, body, warnings, err)
+		return p.dashscopeRetry(ctx, req, body, warnings, err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return p.chatResult(resp, req.Model, warnings, sec)
+	return p.chatResult(resp, req.Model, warnings, sec, wantsLogprobs(req))
 }
+
+// wantsLogprobs reports whether the request asks for token logprobs.
+func wantsLogprobs(req *provider.Request) bool {
+	oo := req.ProviderOptions.GetOpenai()
+	return oo.GetLogprobs() || oo.GetTopLogprobs() > 0
+}
+
+// warnNoLogprobs is the warning of an answer without the token logprobs
+// the request asked for: OpenRouter's upstreams and other compatible
+// servers answer "logprobs": null (testdata/
+// real_maruel_openrouter_qwen35_logprobs.http), which said nothing.
+const warnNoLogprobs = "logprobs were asked for and the answer has none: the server did not return them"
 
 // chatResult reads and converts a chat completion. It is apart from
 // Generate, which keeps a small frame: the request is written and its
@@ -618,7 +635,7 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 // unary call grew them to).
 //
 //go:noinline
-func (p *Provider) chatResult(resp *http.Response, model string, warnings []string, sec secrets) (*provider.Result, error) {
+func (p *Provider) chatResult(resp *http.Response, model string, warnings []string, sec secrets, logprobs bool) (*provider.Result, error) {
 	defer resp.Body.Close()
 	raw, cut, err := p.readBody(resp)
 	if err != nil {
@@ -630,6 +647,9 @@ func (p *Provider) chatResult(resp *http.Response, model string, warnings []stri
 	}
 	p.headerMeta(res.Meta, resp.Header, model)
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
+	if _, ok := res.Meta.GetExtended().GetFields()[extLogprobs]; logprobs && !ok {
+		res.Meta.Warnings = append(res.Meta.Warnings, warnNoLogprobs)
+	}
 	if cut != "" {
 		res.Meta.Warnings = append(res.Meta.Warnings, cut)
 	}
@@ -652,7 +672,9 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	if e := p.jsonInsteadOfStream(resp, req.Model, sec); e != nil {
 		return nil, e
 	}
-	return p.newStream(resp, req.Model, warnings, sec), nil
+	s := p.newStream(resp, req.Model, warnings, sec)
+	s.wantLogprobs = wantsLogprobs(req)
+	return s, nil
 }
 
 // jsonInsteadOfStream reads the JSON body a stream request got instead of

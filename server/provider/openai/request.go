@@ -355,6 +355,9 @@ func (p *Provider) encodeMessages(in []*llmrelayv1.Message, reasoning bool) ([]c
 		}
 		droppedReasoning += dropped
 	}
+	if p.replay == replayReasoningContent && p.deepseek {
+		droppedReasoning -= deepseekSegments(out)
+	}
 	return out, droppedReasoning, nil
 }
 
@@ -490,7 +493,48 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 		cm.ReasoningContent = &r
 		return 0, nil
 	}
+	if p.replay == replayReasoningContent && p.deepseek {
+		// Sent if its user turn had tool calls (deepseekSegments).
+		r := reasoning.String()
+		cm.unsentReasoning, cm.unsentParts = &r, reasonings
+	}
 	return reasonings, nil
+}
+
+// deepseekSegments gives reasoning_content to every assistant turn
+// between two user messages where the model called tools, and returns
+// the reasoning parts so sent. DeepSeek's Thinking Mode guide: between two
+// user messages, if the model made tool calls, the reasoning_content of
+// the assistant messages between them must be passed back in all later
+// requests, else 400 ("The `reasoning_content` in the thinking mode must be
+// passed back to the API", which kimi-cli#2141 and openclaw#73417 quote
+// for the assistant's text answer after the tool results: user, call,
+// result, answer, user, …); without tool calls it is ignored. Only the
+// turns with calls had it.
+func deepseekSegments(msgs []chatMessage) int {
+	sent := 0
+	for start := 0; start < len(msgs); {
+		end := start + 1
+		for end < len(msgs) && msgs[end].Role != "user" {
+			end++
+		}
+		seg := msgs[start:end]
+		start = end
+		calls := false
+		for i := range seg {
+			calls = calls || (seg[i].Role == "assistant" && len(seg[i].ToolCalls) > 0)
+		}
+		if !calls {
+			continue
+		}
+		for i := range seg {
+			if m := &seg[i]; m.unsentReasoning != nil && m.ReasoningContent == nil {
+				m.ReasoningContent = m.unsentReasoning
+				sent += m.unsentParts
+			}
+		}
+	}
+	return sent
 }
 
 // encodeContent encodes system/user content: a plain string when it is a

@@ -114,6 +114,11 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 		if w.ChunkExtras != nil {
 			applyErrorType(e, w.ErrorType, true)
 		}
+		// OpenRouter's rate limit met while the answer was made: the
+		// error object's metadata.headers (a reset in seconds would need
+		// the Date, which the body does not have; OpenRouter's is a Unix
+		// time).
+		withRouterRateLimit(e, w.Error, nil)
 		return nil, e
 	}
 	if w.ChunkExtras != nil {
@@ -206,6 +211,9 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 				refusal += *m.Refusal
 			}
 			hasText = text != ""
+			if toolTokenText(text) {
+				meta.Warnings = append(meta.Warnings, warnDeepSeekToolText)
+			}
 			text = prefilledThink(w.Model, text, len(pieces) > 0)
 			msg.Parts = append(msg.Parts, provider.ThinkPartsDialect(text, p.think)...)
 			if refusal != "" {

@@ -368,7 +368,8 @@ func TestRound22mgaDeepSeekChatToolLoop(t *testing.T) {
 // stop, no tool_calls. DeepSeek did not parse it; the adapter relays the
 // text as DeepSeek sent it (guessing a call from it would invent an id and
 // a structure the API never gave), with the reasoning and 45 reasoning
-// tokens, 128 cached.
+// tokens, 128 cached, and (round 23) a warning that the text holds
+// DeepSeek's tool-call control tokens: the call went unsaid.
 func TestRound22mgaDeepSeekReasonerCallAsText(t *testing.T) {
 	t.Parallel()
 	res, _ := r22Unary(t, "real_maruel_deepseek_reasoner_sqrt_text_call", r22mgaDeepSeek,
@@ -382,6 +383,9 @@ func TestRound22mgaDeepSeekReasonerCallAsText(t *testing.T) {
 	}
 	if res.Meta.GetToolCallCount() != 0 {
 		t.Errorf("tool calls %d", res.Meta.GetToolCallCount())
+	}
+	if w := res.Meta.GetWarnings(); len(w) != 1 || w[0] != warnDeepSeekToolText {
+		t.Errorf("warnings %v", w)
 	}
 }
 

@@ -160,7 +160,8 @@ func TestRound22W3aOpenRouterNoArgsStream(t *testing.T) {
 // (May 2026) and not given: "logprobs": null on the choice. The answer
 // "Hello" after a reasoning ending "Hello.cw" (as sent), the model
 // resolved to qwen/qwen3.5-122b-a10b-20260224, 18 in, 158 out of which
-// 153 reasoning. No logprobs in the meta, nothing invented.
+// 153 reasoning. No logprobs in the meta, nothing invented; a warning
+// says they were asked for and not given (round 23: they went unsaid).
 func TestRound22W3aOpenRouterLogprobs(t *testing.T) {
 	t.Parallel()
 	req := r22Ask(w3aQwen, "Say hello. Use only one word.")
@@ -175,6 +176,10 @@ func TestRound22W3aOpenRouterLogprobs(t *testing.T) {
 	}
 	r22Meta(t, res.Meta, "gen-1778452702-Ba6u4HbXfy719lc95B0G", "", "qwen/qwen3.5-122b-a10b-20260224", 1778452702,
 		&llmrelayv1.Usage{InputTokens: 18, OutputTokens: 158, TotalTokens: 176, ReasoningTokens: 153}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if w := res.Meta.GetWarnings(); len(w) != 1 || w[0] != warnNoLogprobs {
+		t.Errorf("warnings %v, want the one that logprobs were not given", w)
+	}
+	res.Meta.Warnings = nil
 	w3aExt(t, res.Meta, "stop", w3aCost(0.00033332, 0.00032864, 0.00000468))
 }
 

@@ -42,6 +42,13 @@ type chatStream struct {
 	executedWarned bool
 	annWarned      bool
 	finishSeen     bool
+	// contentSeen: a content delta came (the think splitter's Prefill is
+	// decided at the first); reasoningSeen: a reasoning piece came.
+	contentSeen, reasoningSeen bool
+	// wantLogprobs: the request asked for token logprobs (a stream that
+	// ends without any says so: warnNoLogprobs); toolTextWarned: the text
+	// held a DeepSeek tool-call control token (noteToolTokens).
+	wantLogprobs, toolTextWarned bool
 	// topTier: the tier came from a chunk's service_tier, which a usage
 	// object's (Mistral's) does not override.
 	topTier bool
@@ -133,6 +140,9 @@ type rareState struct {
 	logprobs, reasoningLogprobs streamLogprobs
 	// audio: the audio output so far (audio.go).
 	audio *audioState
+	// toolTokenTail: the end of the last text delta that may begin a
+	// DeepSeek tool-call control token (noteToolTokens).
+	toolTokenTail string
 }
 
 // rawReasoning is the quoted tokens of a choice delta's reasoning and
@@ -304,6 +314,7 @@ func (s *chatStream) handleErrorEvent(data []byte) {
 	if e.Message == "" {
 		e.Message = "the server sent an error event: " + string(t)
 	}
+	withRouterRateLimit(e, t, s.header)
 	s.p.inBand(e, s.header)
 	s.sec.redactError(e)
 	s.err = e
@@ -325,11 +336,15 @@ func (s *chatStream) Recv() (*provider.Event, error) {
 // relays it, and the token logprobs gathered for the finish (the server
 // merges a stream's meta events into the failure's meta, FailedCallMeta,
 // where they stand beside the text already relayed). Dropped, the client
-// would never see them. It reports whether it queued any.
+// would never see them. It reports whether it queued any. Not inlined
+// into Recv, in whose frame an idle stream waits (server's
+// TestIdleStreamStack).
+//
+//go:noinline
 func (s *chatStream) flushOnError() bool {
 	n := len(s.queue)
 	s.flushHeld()
-	s.pushThink(s.think.Flush())
+	s.flushThink()
 	s.flushLogprobs()
 	return len(s.queue) > n
 }
@@ -339,11 +354,14 @@ func (s *chatStream) flushOnError() bool {
 func (s *chatStream) end() {
 	s.done = true
 	s.flushHeld()
-	s.pushThink(s.think.Flush())
+	s.flushThink()
 	s.endCalls(cutBy(s.finish))
 	s.flushAnnotations()
 	s.flushAudio()
 	s.flushLogprobs()
+	if s.wantLogprobs && (s.rare == nil || !s.rare.logprobs.got) {
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{warnNoLogprobs}}})
+	}
 }
 
 // handle converts one SSE data payload into queued events.
@@ -388,6 +406,7 @@ func (s *chatStream) handle(data []byte) {
 			// error (testdata/real_hfhub_tgi_stream_validation_error.http).
 			applyErrorType(e, c.ErrorType, true)
 		}
+		withRouterRateLimit(e, c.Error, s.header)
 		s.p.inBand(e, s.header)
 		s.sec.redactError(e)
 		s.err = e
@@ -576,7 +595,7 @@ func (s *chatStream) handle(data []byte) {
 	}
 	if finishMeta != nil {
 		s.flushHeld()
-		s.pushThink(s.think.Flush())
+		s.flushThink()
 		s.flushAnnotations()
 		s.flushAudio()
 		s.flushLogprobs()
@@ -629,7 +648,7 @@ func (s *chatStream) handle(data []byte) {
 	}
 	if cut != nil {
 		s.flushHeld()
-		s.pushThink(s.think.Flush()) // what was said before the cut is relayed
+		s.flushThink() // what was said before the cut is relayed
 		s.err = cut
 	}
 }
@@ -759,6 +778,8 @@ type streamLogprobs struct {
 	// shaped: a chunk with keys fixed which shape.
 	completion, shaped bool
 	pending            bool
+	// got: a chunk had a logprobs object.
+	got bool
 	logprobBudget
 }
 
@@ -792,6 +813,7 @@ func logprobKeyIndex(keys []string, key string) int {
 // neither shape, keys of both, a shape other than the earlier chunks', a
 // value neither a list nor null) is dropped with one warning.
 func (l *streamLogprobs) merge(raw json.RawMessage, meta *llmrelayv1.ResponseMeta) {
+	l.got = true
 	var obj map[string]json.RawMessage
 	var lists [4][]json.RawMessage
 	var has, null [4]bool
@@ -991,12 +1013,13 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 			// block) came before this reasoning: it goes first, in the
 			// order sent (Z.ai sends "\n" before and after its
 			// reasoning_content: testdata/real_fantasy_zai_glm_4_5_thinking_stream.http).
-			s.pushThink(s.think.Flush())
+			s.flushThink()
 		}
 		for _, p := range pieces {
 			s.markReasoning(&p)
 			s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: p})
 		}
+		s.reasoningSeen = s.reasoningSeen || len(pieces) > 0
 	}
 	text, refusal, ok := contentText(d.Content)
 	if !ok {
@@ -1009,6 +1032,10 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		text = s.rareOf().textJoin.Text(text, tok)
 	}
 	if text != "" {
+		if !s.contentSeen {
+			s.prefill()
+		}
+		s.noteToolTokens(text, meta)
 		s.pushThink(s.think.Content(text))
 		if n := len(s.order); n > 0 {
 			s.order[n-1].textAfter = true
@@ -1036,7 +1063,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	if len(d.ToolCalls) > 0 {
 		// Content held back came before the calls: it goes first (it
 		// was released after them, at the finish).
-		s.pushThink(s.think.Flush())
+		s.flushThink()
 	}
 	for i, tc := range d.ToolCalls {
 		index := -1
@@ -1118,6 +1145,25 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	}
 }
 
+// prefill decides, at the stream's first content, whether its content
+// may be a prefilled think block, as the unary answer decides it
+// (prefilledThink): the answer's model says Thinking and no reasoning
+// came before. Such content is held back until its "</think>"
+// (provider.ThinkSplitter.Prefill): Together streams Qwen3's Thinking
+// models' reasoning as content with no opening tag (testdata/
+// real_maruel_together_qwen_thinking_sqrt_stream_1.http), which was
+// relayed as the answer's text where the unary answer has it as
+// reasoning. Apart from delta, whose frame an idle stream's stack keeps
+// (server's TestIdleStreamStack).
+//
+//go:noinline
+func (s *chatStream) prefill() {
+	s.contentSeen = true
+	if !s.reasoningSeen && thinkingModel(s.resolvedModel) {
+		s.think.Prefill(maxPrefilledHold)
+	}
+}
+
 // functionCall queues a legacy function_call delta, the answer to a
 // request with "functions" (Azure's 2023 API versions stream it:
 // testdata/real_azsdk_streaming_function_call.http): one call without an
@@ -1132,7 +1178,7 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 			return
 		}
 		// Content held back came before the call: it goes first.
-		s.pushThink(s.think.Flush())
+		s.flushThink()
 		st = &callState{pos: len(s.order), fallback: true, args: &strings.Builder{}}
 		st.id = provider.MadeCallID(st.pos, s.idTaken)
 		meta.Warnings = append(meta.Warnings, "legacy function_call without an id; keyed as "+st.id)
@@ -1567,7 +1613,7 @@ func (s *chatStream) flushDetail() {
 // text.
 func (s *chatStream) releaseReasoning(j *provider.SurrogateJoin, index int) {
 	if t := j.Flush(); t != "" {
-		s.pushThink(s.think.Flush())
+		s.flushThink()
 		p := provider.ReasoningDelta{Index: index, Text: t}
 		s.markReasoning(&p)
 		s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: p})

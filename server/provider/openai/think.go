@@ -11,3 +11,16 @@ func (s *chatStream) pushThink(reasoning, text string) {
 		s.push(&provider.Event{Kind: provider.EventText, Text: text})
 	}
 }
+
+// flushThink releases what the think splitter holds, a prefilled block
+// never closed first (provider.ThinkSplitter.FlushPrefilled: text) then
+// the rest (Flush). Not inlined: handle and delta, whose frames an idle
+// stream's stack keeps, call it (server's TestIdleStreamStack).
+//
+//go:noinline
+func (s *chatStream) flushThink() {
+	if t := s.think.FlushPrefilled(); t != "" {
+		s.push(&provider.Event{Kind: provider.EventText, Text: t})
+	}
+	s.pushThink(s.think.Flush())
+}

@@ -68,6 +68,12 @@ type chatMessage struct {
 	// ReasoningDetails are an assistant turn's reasoning blocks sent back
 	// to an aggregator that gave them (OpenRouter).
 	ReasoningDetails []outDetail `json:"reasoning_details,omitempty"`
+	// unsentReasoning is the reasoning of an assistant turn without tool
+	// calls that DeepSeek needs back when its user turn had tool calls
+	// (deepseekSegments), and unsentParts the parts it holds; never
+	// marshalled.
+	unsentReasoning *string
+	unsentParts     int
 }
 
 // contentPart is a request content part: {"type":"text","text":...} or
