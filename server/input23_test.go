@@ -539,7 +539,9 @@ func TestInput23Matrix(t *testing.T) {
 
 		// Provider options.
 		{"openai options/chat", po("chat", openai(&llmrelayv1.OpenAIOptions{User: "u-in23", Store: proto.Bool(true), Metadata: map[string]string{"k": "v"}, ServiceTier: "flex", Logprobs: proto.Bool(true), TopLogprobs: i32(3)})),
-			sends(`"user":"u-in23","store":true,"metadata":{"k":"v"},"service_tier":"flex","logprobs":true,"top_logprobs":3`)},
+			// The upstream's answer has no logprobs: the warning is the answer's, not the request's.
+			warns("logprobs were asked for and the answer has none: the server did not return them",
+				`"user":"u-in23","store":true,"metadata":{"k":"v"},"service_tier":"flex","logprobs":true,"top_logprobs":3`)},
 		{"openai options/resp", po("resp", openai(&llmrelayv1.OpenAIOptions{User: "u-in23", ReasoningSummary: "auto", TopLogprobs: i32(3)})),
 			sends(`"reasoning":{"summary":"auto"}`, `"top_logprobs":3`, `"safety_identifier":"u-in23"`)},
 		{"reasoning summary/chat", po("chat", openai(&llmrelayv1.OpenAIOptions{ReasoningSummary: "auto"})), warns("provider_options.openai.reasoning_summary not sent")},
