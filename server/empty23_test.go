@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc/status"
+
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
 
@@ -115,5 +117,29 @@ func TestRetryReasonsNameRequestIDs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUpstreamTypeBesideCode: an OpenAI error that gives a code and a type
+// (429: code rate_limit_exceeded, type requests) lost the type; ErrorInfo
+// carries it as upstreamType beside upstreamCode. An error with a type
+// alone keeps it as the code, with no upstreamType.
+func TestUpstreamTypeBesideCode(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		status    int
+		code, typ string
+	}{
+		{429, "rate_limit_exceeded", "requests"},
+		{400, "invalid_request_error", ""},
+	} {
+		up := f13Serve(t, openaiChat.errStep(1, tc.status, nil))
+		c := f13Start(t, "defaults: {retry: {max_attempts: 1}}\n"+openaiChat.yaml, up.URL, &f13Clock{})
+		_, err := c.Chat(context.Background(), chatReq13())
+		st, _ := status.FromError(err)
+		md := errorInfoOf(st).GetMetadata()
+		if md["upstreamCode"] != tc.code || md["upstreamType"] != tc.typ {
+			t.Errorf("%d: upstreamCode %q, upstreamType %q; want %q, %q", tc.status, md["upstreamCode"], md["upstreamType"], tc.code, tc.typ)
+		}
 	}
 }

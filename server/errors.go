@@ -393,6 +393,9 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		if pe.Code != "" {
 			info.Metadata["upstreamCode"] = clean(redact, pe.Code)
 		}
+		if pe.Type != "" {
+			info.Metadata["upstreamType"] = clean(redact, pe.Type)
+		}
 		if pe.HTTPStatus >= 300 {
 			// The status of an error answer. An error inside a 2xx
 			// answer (a stream's error event, an error object in a 200,

@@ -96,6 +96,11 @@ type Error struct {
 	// Code is the provider's own error type or code ("rate_limit_error",
 	// "context_length_exceeded", "RESOURCE_EXHAUSTED").
 	Code string
+	// Type is the provider's error type where it gives one besides Code
+	// (OpenAI's `type`: "invalid_request_error", "tokens", "requests"
+	// beside the code "rate_limit_exceeded"); "" when it gave none or
+	// Code already is it.
+	Type string
 	// Message is the provider's error message: it tells the user what to
 	// fix. Never contains secrets.
 	Message string

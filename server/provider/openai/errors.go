@@ -477,6 +477,8 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 	e.Code = string(we.Code)
 	if e.Code == "" {
 		e.Code = string(we.Type)
+	} else if string(we.Type) != e.Code {
+		e.Type = string(we.Type)
 	}
 	if base == nil {
 		e.Kind = kindForCode(string(we.Type), string(we.Code))
@@ -673,6 +675,7 @@ func (s secrets) redactError(e *provider.Error) {
 	e.Message = s.redact(e.Message)
 	e.Param = s.redact(e.Param)
 	e.Code = s.redact(e.Code)
+	e.Type = s.redact(e.Type)
 	for _, v := range e.Quota {
 		// rateLimitQuota's description is the message, as it was read.
 		v.Description, v.QuotaId, v.QuotaMetric = s.redact(v.Description), s.redact(v.QuotaId), s.redact(v.QuotaMetric)
