@@ -288,6 +288,7 @@ func FoldStream(s Stream) (*Result, error) {
 	if usage != nil {
 		meta.Usage = usage
 	}
+	meta.ToolCallCount = int32(acc.ToolCallCount()) // as a unary answer's parser counts them
 	return &Result{Message: acc.Message(), Meta: meta}, nil
 }
 

@@ -5,14 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/llmrelay/llmrelay/fold"
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -205,55 +201,10 @@ func (p *Provider) dashscopeStreamed(ctx context.Context, req *provider.Request,
 	}
 	s := p.newStream(resp, req.Model, append(warnings, warnDashScopeStreamed), sec)
 	s.wantLogprobs = wantsLogprobs(req)
-	defer s.Close()
-	res, err := foldStream(p.name, s)
-	return res, true, err
-}
-
-// foldStream reads a stream to its end and folds it into a unary answer
-// as the server folds a stream for its clients (package fold): the parts
-// in the order they began, every meta merged, the last usage, the calls
-// counted. A stream that fails gives its error.
-func foldStream(name string, s provider.Stream) (*provider.Result, error) {
-	var acc fold.Accumulator
-	meta := &llmrelayv1.ResponseMeta{}
-	var usage *llmrelayv1.Usage
-	for {
-		ev, err := s.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		switch ev.Kind {
-		case provider.EventMeta:
-			proto.Merge(meta, ev.Meta)
-		case provider.EventText:
-			acc.AddItemText(ev.Text, ev.Phase, ev.ItemID, ev.BeginsPart)
-		case provider.EventRefusal:
-			acc.AddItemRefusal(ev.Text, ev.ItemID)
-		case provider.EventReasoning:
-			r := ev.Reasoning
-			err = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(r.Index), Text: r.Text, Signature: r.Signature,
-				Redacted: r.Redacted, Id: r.ID, Format: r.Format})
-		case provider.EventToolCall:
-			d := ev.ToolCall
-			err = acc.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: d.CallID, Index: int32(d.Index), Name: d.Name,
-				ArgumentsDelta: d.Arguments, Signature: d.Signature})
-		case provider.EventToolCallEnd, provider.EventToolCallCut:
-			if c, i := acc.ToolCall(ev.ToolCall.CallID); c != nil {
-				c.ArgumentsValid = ev.Kind == provider.EventToolCallEnd && c.ArgumentsValid
-				err = acc.AddToolCallDone(&llmrelayv1.ToolCallDone{Index: i, ToolCall: c})
-			}
-		case provider.EventUsage:
-			usage = ev.Usage
-		}
-		if err != nil {
-			return nil, &provider.Error{Provider: name, Kind: provider.KindBadResponse, Message: "the provider's stream broke its protocol: " + err.Error(), Err: err}
-		}
+	res, err := provider.FoldStream(s) // closes s
+	var pe *provider.Error
+	if errors.As(err, &pe) && pe.Provider == "" {
+		pe.Provider = p.name // a protocol break the fold found names no provider
 	}
-	meta.Usage = usage
-	meta.ToolCallCount = int32(acc.ToolCallCount())
-	return &provider.Result{Message: acc.Message(), Meta: meta}, nil
+	return res, true, err
 }
