@@ -140,6 +140,9 @@ type rareState struct {
 	logprobs, reasoningLogprobs streamLogprobs
 	// audio: the audio output so far (audio.go).
 	audio *audioState
+	// messageWarned: a choice's whole message was read as a delta
+	// (wholeMessage).
+	messageWarned bool
 	// toolTokenTail: the end of the last text delta that may begin a
 	// DeepSeek tool-call control token (noteToolTokens).
 	toolTokenTail string
@@ -523,7 +526,11 @@ func (s *chatStream) handle(data []byte) {
 			}
 			continue
 		}
-		if d := ch.Delta; d != nil {
+		d := ch.Delta
+		if d == nil && ch.Message != nil {
+			d = s.wholeMessage(ch.Message, meta)
+		}
+		if d != nil {
 			s.delta(d, meta, s.rawReasoningAt(i))
 			if s.err != nil {
 				return
@@ -1144,6 +1151,31 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		s.functionCall(d.FunctionCall, meta)
 	}
 }
+
+// wholeMessage is the delta of a choice that carries a whole message and
+// no delta: servers that do not stream answer a stream request with the
+// chat.completion object as one event (`data: {…"message": {…}}` then
+// [DONE]; Amm1rr/WebAI-to-API#55, and the clients that read `delta ??
+// message` for it). The message is read as one delta holding all of it
+// (text, reasoning, calls with their ids, refusal); before, the answer was
+// empty and marked STOP. Said once in a warning: a server that sent the
+// message again, whole, in later chunks would have its text repeated. A
+// choice with both (Perplexity sends the message so far beside each
+// delta) is read by its delta. Not inlined: rare, and handle's frame is
+// the idle stream's (server's TestIdleStreamStack).
+//
+//go:noinline
+func (s *chatStream) wholeMessage(m *respMessage, meta *llmrelayv1.ResponseMeta) *respMessage {
+	if r := s.rareOf(); !r.messageWarned {
+		r.messageWarned = true
+		meta.Warnings = append(meta.Warnings, warnWholeMessage)
+	}
+	return m
+}
+
+// warnWholeMessage says a stream chunk's choice had a whole message
+// instead of a delta.
+const warnWholeMessage = "a stream chunk carried a whole message instead of a delta; read as one delta"
 
 // prefill decides, at the stream's first content, whether its content
 // may be a prefilled think block, as the unary answer decides it

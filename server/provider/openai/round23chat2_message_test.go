@@ -1,0 +1,109 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// Round 23 (chat2): follow-ups of the Chat Completions stream reader
+// (testdata/README.md, "Round 23 (chat2)").
+
+// TestRound23WholeMessageStream: a server that does not stream answers a
+// stream request with its chat.completion object as one event, then
+// [DONE] (hand-built from real_mscope_together_deepseek_tools_1's body,
+// with a reasoning string: text, reasoning, two calls with ids and index
+// -1). **Bug:** the choice's "message" was not read: the answer was empty
+// and STOP. Now read as one delta: its fold is the unary answer of the
+// same body, with one warning.
+func TestRound23WholeMessageStream(t *testing.T) {
+	t.Parallel()
+	const model = "deepseek-ai/DeepSeek-V3.1"
+	evs, f, _ := mgbStream(t, "dialect_whole_message_stream", mgbTogether, "", r22Ask(model, "secrets"))
+	parts := f.Message.GetParts()
+	if len(parts) != 4 || parts[0].GetReasoning().GetText() != "Two passwords, so two calls to the tool, one for each." ||
+		parts[1].GetText() != "I'll help you retrieve the secrets using the provided passwords. Let me call the tool for each password:" {
+		t.Fatalf("parts %v", parts)
+	}
+	for i, want := range [][2]string{{"call_7c1f0be2d94a4e3b9a51d0c4", `{"password": "mellon"}`}, {"call_e2a86d3b7f5c4d19a0b6e8f2", `{"password": "radiance"}`}} {
+		if c := parts[2+i].GetToolCall(); c.GetCallId() != want[0] || c.GetName() != "secret_retrieval_tool" || c.GetArguments() != want[1] {
+			t.Errorf("call %d %v", i, c)
+		}
+	}
+	if w := f.Meta.GetWarnings(); len(w) != 1 || w[0] != warnWholeMessage {
+		t.Errorf("warnings %q", w)
+	}
+	if len(evs) == 0 {
+		t.Fatal("no events")
+	}
+	r22Meta(t, f.Meta, "oWm1sG7-6z2FuN-9b01c7e2aa1480d7", "oWm1sG7-6z2FuN-9b01c7e2aa1480d7", model, 1765543594,
+		&llmrelayv1.Usage{InputTokens: 191, OutputTokens: 59, TotalTokens: 250}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+
+	// The unary answer of the same body has the same parts.
+	raw, err := os.ReadFile(td("dialect_whole_message_stream.http"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := bytes.Cut(raw, []byte("\n\ndata: "))
+	body, _, _ = bytes.Cut(body, []byte("\n\n"))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	defer srv.Close()
+	res, err := mgbProvider(t, mgbTogether, srv.URL, "").Generate(context.Background(), r22Ask(model, "secrets"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := res.Message.GetParts(); len(u) != len(parts) {
+		t.Errorf("unary parts %v", u)
+	} else {
+		for i := range u {
+			if !proto.Equal(u[i], parts[i]) {
+				t.Errorf("part %d: unary %v, stream %v", i, u[i], parts[i])
+			}
+		}
+	}
+}
+
+// TestRound23WholeMessageRefusal: a refusal in a whole message (OpenAI's
+// unary refusal shape, sent as the stream's one event) is the stream's
+// refusal; a choice with both a delta and a message (Perplexity sends the
+// message so far beside each delta) is read by its delta only.
+func TestRound23WholeMessageRefusal(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, body, want, refusal string
+		warned                    bool
+	}{
+		{"refusal", `{"id":"chatcmpl-r23wm1","object":"chat.completion","created":1765543600,"model":"gpt-4o-2024-08-06","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I'm sorry, I can't help with that."},"finish_reason":"stop"}]}`,
+			"", "I'm sorry, I can't help with that.", true},
+		{"both", `{"id":"chatcmpl-r23wm2","object":"chat.completion","created":1765543601,"model":"sonar","choices":[{"index":0,"message":{"role":"assistant","content":"Hello there"},"delta":{"role":"assistant","content":" there"},"finish_reason":"stop"}]}`,
+			" there", "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := accFold(t, review20Events(t, "data: "+c.body+"\n\ndata: [DONE]\n\n"))
+			var text, refusal strings.Builder
+			for _, p := range f.Message.GetParts() {
+				text.WriteString(p.GetText())
+				refusal.WriteString(p.GetRefusal())
+			}
+			if text.String() != c.want || refusal.String() != c.refusal {
+				t.Errorf("text %q refusal %q", text.String(), refusal.String())
+			}
+			if w := f.Meta.GetWarnings(); (len(w) == 1 && w[0] == warnWholeMessage) != c.warned || len(w) > 1 {
+				t.Errorf("warnings %q", w)
+			}
+		})
+	}
+}
