@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -105,5 +106,32 @@ func TestRound23WholeMessageRefusal(t *testing.T) {
 				t.Errorf("warnings %q", w)
 			}
 		})
+	}
+}
+
+// TestRound23PrefillBoundWarned: a Thinking model's content held as a
+// possible prefilled think block past maxPrefilledHold is relayed as text
+// (as before), now with one warning: a "</think>" after it would make it
+// reasoning in the unary answer, so the stream's answer differs silently.
+func TestRound23PrefillBoundWarned(t *testing.T) {
+	t.Parallel()
+	piece := strings.Repeat("thinking out loud ", 227) // 4086 bytes
+	var b strings.Builder
+	chunk := func(content string) {
+		b.WriteString(`data: {"id":"chatcmpl-r23pb","object":"chat.completion.chunk","created":1765543700,"model":"Qwen/Qwen3-235B-A22B-Thinking-2507","choices":[{"index":0,"delta":{"content":` + strconv.Quote(content) + `},"finish_reason":null}]}` + "\n\n")
+	}
+	n := maxPrefilledHold/len(piece) + 2
+	for range n {
+		chunk(piece)
+	}
+	chunk("done.\n</think>\n\nThe answer.")
+	b.WriteString(`data: {"id":"chatcmpl-r23pb","object":"chat.completion.chunk","created":1765543700,"model":"Qwen/Qwen3-235B-A22B-Thinking-2507","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n")
+	f := accFold(t, review20Events(t, b.String()))
+	want := strings.Repeat(piece, n) + "done.\n</think>\n\nThe answer."
+	if p := f.Message.GetParts(); len(p) != 1 || p[0].GetText() != want {
+		t.Errorf("parts: %d, want the whole content as text", len(p))
+	}
+	if w := f.Meta.GetWarnings(); len(w) != 1 || w[0] != warnPrefillBound {
+		t.Errorf("warnings %q", w)
 	}
 }

@@ -1044,6 +1044,9 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		}
 		s.noteToolTokens(text, meta)
 		s.pushThink(s.think.Content(text))
+		if s.think.PrefillBoundPassed() {
+			meta.Warnings = append(meta.Warnings, warnPrefillBound)
+		}
 		if n := len(s.order); n > 0 {
 			s.order[n-1].textAfter = true
 		}
