@@ -135,3 +135,59 @@ func TestRound23PrefillBoundWarned(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 }
+
+// TestRound23ByteCutReasoning: a byte-level server cuts a character's
+// UTF-8 bytes between two deltas of a reasoning text ("a\xe6\x80", then
+// "\x9db": 思), in each of the reasoning dialects, a refusal and a content
+// array's text. **Bug:** only a content string was joined (commit
+// 6c380111); the reasoning fields, the refusal's invalid bytes and content
+// arrays gave U+FFFD per byte. Now joined as the content string is.
+func TestRound23ByteCutReasoning(t *testing.T) {
+	t.Parallel()
+	const a, b = "a\xe6\x80", "\x9db"
+	chunk := func(delta string) string {
+		return `data: {"id":"chatcmpl-r23bc","object":"chat.completion.chunk","created":1765543800,"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}` + "\n\n"
+	}
+	q := func(s string) string { return `"` + s + `"` }
+	cases := []struct {
+		name      string
+		delta     func(s string) string
+		reasoning bool
+		refusal   bool
+	}{
+		{"reasoning_content", func(s string) string { return `{"reasoning_content":` + q(s) + `}` }, true, false},
+		{"reasoning", func(s string) string { return `{"reasoning":` + q(s) + `}` }, true, false},
+		{"reasoning_details", func(s string) string {
+			return `{"reasoning":` + q(s) + `,"reasoning_details":[{"type":"reasoning.text","text":` + q(s) + `,"index":0,"format":"unknown"}]}`
+		}, true, false},
+		{"mistral thinking", func(s string) string {
+			return `{"content":[{"type":"thinking","thinking":[{"type":"text","text":` + q(s) + `}]}]}`
+		}, true, false},
+		{"content array text", func(s string) string { return `{"content":[{"type":"text","text":` + q(s) + `}]}` }, false, false},
+		{"refusal", func(s string) string { return `{"refusal":` + q(s) + `}` }, false, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			body := chunk(c.delta(a)) + chunk(c.delta(b)) +
+				`data: {"id":"chatcmpl-r23bc","object":"chat.completion.chunk","created":1765543800,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
+			f := accFold(t, review20Events(t, body))
+			var r, txt, ref strings.Builder
+			for _, p := range f.Message.GetParts() {
+				r.WriteString(p.GetReasoning().GetText())
+				txt.WriteString(p.GetText())
+				ref.WriteString(p.GetRefusal())
+			}
+			got := txt.String()
+			switch {
+			case c.reasoning:
+				got = r.String()
+			case c.refusal:
+				got = ref.String()
+			}
+			if got != "a思b" {
+				t.Errorf("got %q (reasoning %q, text %q, refusal %q)", got, r.String(), txt.String(), ref.String())
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 
@@ -387,7 +388,8 @@ func (s *chatStream) handle(data []byte) {
 		clear(c.Choices)
 		*c = chatResponse{Choices: c.Choices[:0]}
 	}()
-	if !decodeChunkFast(t, c, &s.prev, &s.dec) {
+	fast := decodeChunkFast(t, c, &s.prev, &s.dec)
+	if !fast {
 		*c = chatResponse{}
 		var err error
 		if warn, err = decodeLenient(t, c); err != nil {
@@ -399,7 +401,10 @@ func (s *chatStream) handle(data []byte) {
 		clear(s.rare.rawReasoning)
 		s.rare.rawReasoning = s.rare.rawReasoning[:0]
 	}
-	if hasReasoningString(c) && provider.HasSurrogateEscape(t) {
+	// The fast decoder refuses reasoning and refusal strings with escapes
+	// or bytes that are not UTF-8: only a chunk it refused may have a
+	// character cut at such a string's edge.
+	if hasReasoningString(c) && (provider.HasSurrogateEscape(t) || (!fast && !utf8.Valid(t))) {
 		s.reasoningTokens(t)
 	}
 	if sent(c.Error) {
@@ -1012,7 +1017,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	if d.ReasoningContent != nil || d.Reasoning != nil || d.ReasoningDetails != nil || isContentArray(d.Content) {
 		pieces, from, warns := reasoningPiecesFrom(d)
 		meta.Warnings = append(meta.Warnings, warns...)
-		if s.rare != nil || provider.HasSurrogateEscape(d.ReasoningDetails) || (isContentArray(d.Content) && provider.HasSurrogateEscape(d.Content)) {
+		if s.rare != nil || provider.MayCutCharacter(d.ReasoningDetails) || (isContentArray(d.Content) && provider.MayCutCharacter(d.Content)) {
 			pieces = s.joinPieces(d, pieces, from)
 		}
 		if len(pieces) > 0 {
@@ -1034,7 +1039,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	}
 	if len(d.Content) > 0 && d.Content[0] == '"' && (s.rare != nil || provider.MayCutCharacter(d.Content)) {
 		text = s.rareOf().textJoin.Text(text, d.Content)
-	} else if isContentArray(d.Content) && (s.rare != nil || provider.HasSurrogateEscape(d.Content)) {
+	} else if isContentArray(d.Content) && (s.rare != nil || provider.MayCutCharacter(d.Content)) {
 		tok, _ := contentTokens(d.Content)
 		text = s.rareOf().textJoin.Text(text, tok)
 	}
