@@ -52,7 +52,7 @@ type refChatStream struct {
 type refChunk struct {
 	Choices []struct {
 		Index json.RawMessage `json:"index"`
-		Delta *refDelta `json:"delta"`
+		Delta *refDelta       `json:"delta"`
 		// Message: a whole message, read as the delta when there is
 		// none (wholeMessage).
 		Message *refDelta `json:"message"`
