@@ -310,6 +310,12 @@ func (t *ThinkSplitter) FlushPrefilled() string {
 	return p
 }
 
+// Prefilling reports whether the splitter holds content as a possible
+// prefilled think block (Prefill), its "</think>" not seen yet.
+func (t *ThinkSplitter) Prefilling() bool {
+	return t.held != nil && t.held.state == thinkPrefilled && len(t.held.buf) > 0
+}
+
 // PrefillBoundPassed reports, once, that a prefilled hold grew past its
 // bound without "</think>" (Prefill) and was released as text: the
 // caller warns, since the unary answer of the same content would read a

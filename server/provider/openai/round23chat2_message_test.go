@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // Round 23 (chat2): follow-ups of the Chat Completions stream reader
@@ -190,4 +192,77 @@ func TestRound23ByteCutReasoning(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRound23CallsHeldInPrefilledBlock: a Thinking model's call in the
+// middle of content held as a possible prefilled think block is held with
+// it: after a "</think>" the fold is the unary answer's (reasoning, text,
+// call); a block never closed is text, then the call (as before); held
+// arguments past maxPrefilledHold release the content as text and the
+// call at once; a stream cut while calls are held relays them before the
+// error.
+func TestRound23CallsHeldInPrefilledBlock(t *testing.T) {
+	t.Parallel()
+	chunk := func(delta, finish string) string {
+		f := "null"
+		if finish != "" {
+			f = `"` + finish + `"`
+		}
+		return `data: {"id":"chatcmpl-r23hc","object":"chat.completion.chunk","created":1765543900,"model":"Qwen/Qwen3-235B-A22B-Thinking-2507","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + f + `}]}` + "\n\n"
+	}
+	call := func(args string) string {
+		return `{"tool_calls":[{"index":0,"id":"call_r23hc","type":"function","function":{"name":"f","arguments":` + strconv.Quote(args) + `}}]}`
+	}
+	big := `{"x":"` + strings.Repeat("y", maxPrefilledHold) + `"}`
+	cases := []struct {
+		name, body string
+		want       []string // the fold's parts: r:reasoning, t:text, c:call
+	}{
+		{"closed", chunk(`{"content":"plan"}`, "") + chunk(call(`{}`), "tool_calls") + chunk(`{"content":" more</think>"}`, "") +
+			chunk(`{"content":"\n\nok"}`, "") + chunk(`{}`, "stop") + "data: [DONE]\n\n", []string{"r:plan more", "t:\n\nok", "c:{}"}},
+		{"never closed", chunk(`{"content":"plan"}`, "") + chunk(call(`{}`), "") + chunk(`{"content":" more"}`, "") + chunk(`{}`, "tool_calls") + "data: [DONE]\n\n",
+			[]string{"t:plan more", "c:{}"}},
+		{"bound", chunk(`{"content":"plan"}`, "") + chunk(call(big), "") + chunk(`{"content":" more</think>x"}`, "") + chunk(`{}`, "tool_calls") + "data: [DONE]\n\n",
+			[]string{"t:plan", "c:" + big, "t: more</think>x"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := accFold(t, review20Events(t, c.body))
+			var got []string
+			for _, p := range f.Message.GetParts() {
+				switch {
+				case p.GetReasoning() != nil:
+					got = append(got, "r:"+p.GetReasoning().GetText())
+				case p.GetToolCall() != nil:
+					got = append(got, "c:"+p.GetToolCall().GetArguments())
+				default:
+					got = append(got, "t:"+p.GetText())
+				}
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("parts %.80q, want %.80q", got, c.want)
+			}
+		})
+	}
+	t.Run("cut", func(t *testing.T) {
+		t.Parallel()
+		p, err := New(testKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, _, err := collect(t, streamFrom(p, chunk(`{"content":"plan"}`, "")+chunk(call(`{}`), "")))
+		if err == nil {
+			t.Fatal("no error for a cut stream")
+		}
+		var kinds []provider.EventKind
+		for _, ev := range evs {
+			if ev.Kind != provider.EventMeta {
+				kinds = append(kinds, ev.Kind)
+			}
+		}
+		if !slices.Equal(kinds, []provider.EventKind{provider.EventText, provider.EventToolCall}) {
+			t.Errorf("events %v", evs)
+		}
+	})
 }

@@ -144,6 +144,13 @@ type rareState struct {
 	// messageWarned: a choice's whole message was read as a delta
 	// (wholeMessage).
 	messageWarned bool
+	// holdCalls: a call came while the content was held as a possible
+	// prefilled think block: the calls' events are held in heldCalls
+	// (heldCallBytes of arguments) until a finish after the block, the
+	// end or a failure (holdCall).
+	holdCalls     bool
+	heldCalls     []*provider.Event
+	heldCallBytes int
 	// toolTokenTail: the end of the last text delta that may begin a
 	// DeepSeek tool-call control token (noteToolTokens).
 	toolTokenTail string
@@ -349,6 +356,7 @@ func (s *chatStream) flushOnError() bool {
 	n := len(s.queue)
 	s.flushHeld()
 	s.flushThink()
+	s.releaseCalls()
 	s.flushLogprobs()
 	return len(s.queue) > n
 }
@@ -359,6 +367,7 @@ func (s *chatStream) end() {
 	s.done = true
 	s.flushHeld()
 	s.flushThink()
+	s.releaseCalls()
 	s.endCalls(cutBy(s.finish))
 	s.flushAnnotations()
 	s.flushAudio()
@@ -607,7 +616,7 @@ func (s *chatStream) handle(data []byte) {
 	}
 	if finishMeta != nil {
 		s.flushHeld()
-		s.flushThink()
+		s.finishThink()
 		s.flushAnnotations()
 		s.flushAudio()
 		s.flushLogprobs()
@@ -661,6 +670,7 @@ func (s *chatStream) handle(data []byte) {
 	if cut != nil {
 		s.flushHeld()
 		s.flushThink() // what was said before the cut is relayed
+		s.releaseCalls()
 		s.err = cut
 	}
 }
@@ -1078,7 +1088,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	if len(d.ToolCalls) > 0 {
 		// Content held back came before the calls: it goes first (it
 		// was released after them, at the finish).
-		s.flushThink()
+		s.beforeCalls()
 	}
 	for i, tc := range d.ToolCalls {
 		index := -1
@@ -1153,7 +1163,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		if ev.Name == "" && ev.Arguments == "" && ev.Signature == "" && st.named {
 			continue
 		}
-		s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: ev})
+		s.pushCall(&provider.Event{Kind: provider.EventToolCall, ToolCall: ev})
 	}
 	if d.FunctionCall != nil {
 		s.functionCall(d.FunctionCall, meta)
@@ -1218,7 +1228,7 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 			return
 		}
 		// Content held back came before the call: it goes first.
-		s.flushThink()
+		s.beforeCalls()
 		st = &callState{pos: len(s.order), fallback: true, args: &strings.Builder{}}
 		st.id = provider.MadeCallID(st.pos, s.idTaken)
 		meta.Warnings = append(meta.Warnings, "legacy function_call without an id; keyed as "+st.id)
@@ -1234,7 +1244,7 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 	if ev.Name == "" && ev.Arguments == "" {
 		return
 	}
-	s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: ev})
+	s.pushCall(&provider.Event{Kind: provider.EventToolCall, ToolCall: ev})
 }
 
 // repeatOf is the call a fragment sends again whole: a call the server
@@ -1469,7 +1479,7 @@ func (s *chatStream) endCalls(cut string) {
 			kind = provider.EventToolCallCut
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{cutCallWarning(c.id, cut)}}})
 		}
-		s.push(&provider.Event{Kind: kind, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos}})
+		s.pushCall(&provider.Event{Kind: kind, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos}})
 	}
 }
 
@@ -1496,7 +1506,7 @@ func (s *chatStream) flushHigh(c *callState) {
 		return
 	}
 	c.high = ""
-	s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos, Arguments: "\uFFFD"}})
+	s.pushCall(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos, Arguments: "\uFFFD"}})
 }
 
 // fragmentName is the function name a tool-call fragment carries.
