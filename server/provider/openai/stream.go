@@ -626,7 +626,8 @@ func (s *chatStream) handle(data []byte) {
 			// ends (as cut) before it.
 			s.endCalls(cut)
 		}
-		s.push(&provider.Event{Kind: provider.EventMeta, Meta: finishMeta})
+		// Held after the calls when they are held (finishThink).
+		s.pushCall(&provider.Event{Kind: provider.EventMeta, Meta: finishMeta})
 		s.endCalls(cutBy(s.finish))
 	}
 	if u := c.usage(); u != nil {

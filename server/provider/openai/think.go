@@ -44,8 +44,8 @@ func (s *chatStream) beforeCalls() {
 	s.flushThink()
 }
 
-// pushCall queues a call's event, or holds it while calls are held
-// (beforeCalls). Held arguments past maxPrefilledHold release the content
+// pushCall queues a call's event (or a finish reason's, which follows
+// them), or holds it while calls are held (beforeCalls). Held arguments past maxPrefilledHold release the content
 // held (as text) and the calls: the stream holds at most that much of
 // them. Not inlined: delta's frame is the idle stream's.
 //
@@ -84,8 +84,10 @@ func (s *chatStream) releaseCalls() {
 // and the calls held after it; but while calls are held in the middle of
 // a prefilled think block, the block goes on: Together sends the finish
 // "tool_calls" of a call cut out of the reasoning, then the rest of the
-// reasoning, "</think>", the text and a second finish. What is still held
-// at the end of the stream is released then (end).
+// reasoning, "</think>", the text and a second finish. The finish's own
+// event is held after the calls (pushCall), so that no finish comes
+// before the calls it names. What is still held at the end of the stream
+// is released then (end).
 //
 //go:noinline
 func (s *chatStream) finishThink() {
