@@ -152,12 +152,16 @@ const (
 // it is never written.
 var thinkPlain = &thinkHeld{state: thinkText}
 
+// thinkPlainBound is thinkPlain after a prefilled hold passed its bound
+// (Prefill), until PrefillBoundPassed reports it; never written either.
+var thinkPlainBound = &thinkHeld{state: thinkText}
+
 // set records the state and the held-back content.
 func (t *ThinkSplitter) set(state thinkState, closing, pending string) {
 	switch {
 	case state == thinkText:
 		t.held = thinkPlain // nothing is held back in plain text
-	case t.held == nil || t.held == thinkPlain:
+	case t.held == nil || t.held == thinkPlain || t.held == thinkPlainBound:
 		t.held = &thinkHeld{state: state, closing: closing, pending: pending}
 	default:
 		t.held.state, t.held.closing, t.held.pending = state, closing, pending
@@ -222,7 +226,7 @@ func (t *ThinkSplitter) prefilled(delta string) (reasoning, text string) {
 		return t.Content(p)
 	case len(h.buf) > h.bound:
 		p := string(h.buf)
-		t.set(thinkText, "", "")
+		t.held = thinkPlainBound // plain text, the bound's passing to report
 		return "", p
 	}
 	h.scanned = len(h.buf)
@@ -232,7 +236,7 @@ func (t *ThinkSplitter) prefilled(delta string) (reasoning, text string) {
 // Content takes one content delta and returns the reasoning and text it
 // releases, in that order (reasoning comes first in the content too).
 func (t *ThinkSplitter) Content(delta string) (reasoning, text string) {
-	if t.held == thinkPlain {
+	if t.held == thinkPlain || t.held == thinkPlainBound {
 		return "", delta
 	}
 	if t.held != nil && t.held.state == thinkPrefilled {
@@ -304,6 +308,24 @@ func (t *ThinkSplitter) FlushPrefilled() string {
 	p := string(h.buf)
 	t.set(thinkText, "", "")
 	return p
+}
+
+// Prefilling reports whether the splitter holds content as a possible
+// prefilled think block (Prefill), its "</think>" not seen yet.
+func (t *ThinkSplitter) Prefilling() bool {
+	return t.held != nil && t.held.state == thinkPrefilled && len(t.held.buf) > 0
+}
+
+// PrefillBoundPassed reports, once, that a prefilled hold grew past its
+// bound without "</think>" (Prefill) and was released as text: the
+// caller warns, since the unary answer of the same content would read a
+// block closed later as reasoning.
+func (t *ThinkSplitter) PrefillBoundPassed() bool {
+	if t.held != thinkPlainBound {
+		return false
+	}
+	t.held = thinkPlain
+	return true
 }
 
 // partialSuffix is the length of the longest suffix of s that is a proper

@@ -224,3 +224,41 @@ func TestPrefilledFlushThenText(t *testing.T) {
 		t.Fatalf("after the flush %q, %q", r, txt)
 	}
 }
+
+// TestPrefillBoundPassedOnce: a prefilled hold that passes its bound is
+// reported once by PrefillBoundPassed, and the content after it stays
+// plain text; a hold released by its "</think>" or by FlushPrefilled is
+// not reported.
+func TestPrefillBoundPassedOnce(t *testing.T) {
+	var sp ThinkSplitter
+	sp.Prefill(4)
+	if sp.PrefillBoundPassed() {
+		t.Fatal("reported before any content")
+	}
+	sp.Content("123")
+	if sp.PrefillBoundPassed() {
+		t.Fatal("reported within the bound")
+	}
+	if _, txt := sp.Content("45"); txt != "12345" || !sp.PrefillBoundPassed() {
+		t.Fatalf("past the bound: %q, not reported", txt)
+	}
+	if sp.PrefillBoundPassed() {
+		t.Fatal("reported twice")
+	}
+	if r, txt := sp.Content("a</think>b"); r != "" || txt != "a</think>b" {
+		t.Fatalf("after the bound: %q, %q", r, txt)
+	}
+	for _, end := range []string{"r</think>t", ""} {
+		var sp ThinkSplitter
+		sp.Prefill(64)
+		sp.Content("ab")
+		if end != "" {
+			sp.Content(end)
+		} else {
+			sp.FlushPrefilled()
+		}
+		if sp.PrefillBoundPassed() {
+			t.Errorf("%q: reported without passing the bound", end)
+		}
+	}
+}

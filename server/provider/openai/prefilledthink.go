@@ -45,3 +45,9 @@ func thinkingModel(model string) bool {
 // 60,000 tokens of English: a stream holds at most that much more than
 // any other.
 const maxPrefilledHold = 256 << 10
+
+// warnPrefillBound says a Thinking model's content passed maxPrefilledHold
+// while it was held as a possible prefilled think block: it was relayed
+// as text from there, where the unary answer of the same content reads a
+// block that closes later as reasoning.
+const warnPrefillBound = "a Thinking model's content passed 256 KiB with no </think>: the content held as a possible think block is relayed as text, though a </think> later would make it reasoning in a unary answer"

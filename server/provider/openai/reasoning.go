@@ -218,12 +218,14 @@ func isContentArray(content json.RawMessage) bool {
 // joinedToken is the quoted JSON string whose text is the texts of the
 // quoted tokens toks one after another (each token's escapes are whole, so
 // the inner parts concatenate to a valid string, and a surrogate pair cut
-// between two of them is one pair again); nil when none of them has a
-// surrogate escape (provider.SurrogateJoin then takes the decoded text).
+// between two of them is one pair again, a character's bytes cut between
+// two of them one character); nil when none of them has a surrogate
+// escape or bytes that are not UTF-8 (provider.SurrogateJoin then takes
+// the decoded text).
 func joinedToken(toks []json.RawMessage) []byte {
 	var out []byte
 	for _, t := range toks {
-		if len(t) >= 2 && t[0] == '"' && provider.HasSurrogateEscape(t) {
+		if len(t) >= 2 && t[0] == '"' && provider.MayCutCharacter(t) {
 			out = []byte{'"'}
 			break
 		}
@@ -242,9 +244,10 @@ func joinedToken(toks []json.RawMessage) []byte {
 // contentTokens is the quoted token of a content array's text (what
 // contentText reads: its parts' text strings, in order) and of its
 // thinking text (what thinkingText reads), each nil when it has no
-// surrogate escape or content is not an array.
+// surrogate escape and is valid UTF-8 (provider.MayCutCharacter), or
+// content is not an array.
 func contentTokens(content json.RawMessage) (text, thinking []byte) {
-	if !isContentArray(content) || !provider.HasSurrogateEscape(content) {
+	if !isContentArray(content) || !provider.MayCutCharacter(content) {
 		return nil, nil
 	}
 	var parts []struct {
@@ -282,9 +285,9 @@ func contentTokens(content json.RawMessage) (text, thinking []byte) {
 
 // detailTokens is the quoted tokens of the text (or summary) of each
 // reasoning_details entry, by position; nil when it has no surrogate
-// escape.
+// escape and is valid UTF-8 (provider.MayCutCharacter).
 func detailTokens(details json.RawMessage) []json.RawMessage {
-	if !provider.HasSurrogateEscape(details) {
+	if !provider.MayCutCharacter(details) {
 		return nil
 	}
 	var v []struct {

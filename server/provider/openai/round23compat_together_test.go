@@ -1,12 +1,14 @@
 package openai
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // Round 23 (compat): the Chat Completions adapter as OpenAI-compatible
@@ -70,11 +72,13 @@ func TestRound23TogetherPrefilledStream(t *testing.T) {
 // "tool_calls"), and the content went on after that finish (" {\"number\":
 // 132413}. So the tool_call JSON should be …that should do it.\n</think>\n\n")
 // to a second finish "stop" (stop token 151645) and the usage (212 in,
-// 364 out, Together's top-level reasoning_tokens 0). The held reasoning is
-// released as text when the call comes (nothing yet tells it is
-// reasoning: see the decision on prefilled blocks), and what follows the
-// call is plain text, "</think>" included: the fold is text, call, text, as
-// before the hold.
+// 364 out, Together's top-level reasoning_tokens 0). **Bug (round 23
+// chat2):** the held reasoning was released as text when the call came,
+// and the rest after the call was text, "</think>" included: text, call,
+// text, where the unary answer of the same content (prefilledThink) is
+// reasoning, "\n\n", call. Now the call's events are held with the
+// content (beforeCalls), the first finish does not end the block, and the
+// call comes at the second finish: the fold is the unary answer's.
 func TestRound23TogetherThinkingToolInReasoning(t *testing.T) {
 	t.Parallel()
 	const model = "Qwen/Qwen3-235B-A22B-Thinking-2507"
@@ -87,18 +91,46 @@ func TestRound23TogetherThinkingToolInReasoning(t *testing.T) {
 	if len(parts) != 3 {
 		t.Fatalf("parts %v", parts)
 	}
-	if txt := parts[0].GetText(); !strings.HasPrefix(txt, "Okay, let me see. The user wants me") || !strings.HasSuffix(txt, "the function name is square_root, the argument is") {
-		t.Errorf("text before the call %q", txt)
+	r := parts[0].GetReasoning().GetText()
+	if !strings.HasPrefix(r, "Okay, let me see. The user wants me") || !strings.Contains(r, `the function name is square_root, the argument is {"number": 132413}. So the tool_call JSON`) ||
+		!strings.HasSuffix(r, "Alright, that should do it.\n") || strings.Contains(r, "think>") {
+		t.Errorf("reasoning %q", r)
 	}
-	if c := parts[1].GetToolCall(); c.GetCallId() != "call_pb7lcurlt7gd9p3qfippu8re" || c.GetName() != "square_root" || c.GetArguments() != `{"number":132413}` {
+	if txt := parts[1].GetText(); txt != "\n\n" {
+		t.Errorf("text %q", txt)
+	}
+	if c := parts[2].GetToolCall(); c.GetCallId() != "call_pb7lcurlt7gd9p3qfippu8re" || c.GetName() != "square_root" || c.GetArguments() != `{"number":132413}` {
 		t.Errorf("call %v", c)
 	}
-	if txt := parts[2].GetText(); !strings.HasPrefix(txt, ` {"number": 132413}. So the tool_call JSON`) || !strings.HasSuffix(txt, "Alright, that should do it.\n</think>\n\n") {
-		t.Errorf("text after the call %q", txt)
+	// Nothing of the block is relayed as text, and the call comes after
+	// the text that follows the block.
+	if n := r23TextEvents(evs); n != 1 {
+		t.Errorf("%d text events, want the one after the tag", n)
 	}
-	// The reasoning before the call was held, then released whole.
-	if evs[2].Kind != provider.EventText || !strings.HasSuffix(evs[2].Text, "the argument is") || evs[3].Kind != provider.EventToolCall {
-		t.Errorf("events %v, %v", evs[2], evs[3])
+	for i, ev := range evs {
+		if ev.Kind == provider.EventToolCall && (i == 0 || evs[i-1].Kind == provider.EventReasoning) {
+			t.Errorf("the call before the text after the block: %v", evs)
+			break
+		}
+	}
+	// The unary rule (prefilledThink, then the think split) on the
+	// stream's whole content, read off the recording: the same reasoning
+	// and text.
+	var content strings.Builder
+	for _, line := range strings.Split(string(providertest.Load(t, td("real_maruel_together_qwen_thinking_sqrt_stream_1.http")).Body), "\n") {
+		var c struct {
+			Choices []struct {
+				Delta struct {
+					Content string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if d, ok := strings.CutPrefix(line, "data: "); ok && json.Unmarshal([]byte(d), &c) == nil && len(c.Choices) > 0 {
+			content.WriteString(c.Choices[0].Delta.Content)
+		}
+	}
+	if ur, ut, _ := provider.SplitThinkDialect(prefilledThink(model, content.String(), false), provider.ThinkDefault); ur != r || ut != "\n\n" {
+		t.Errorf("unary rule: %q, %q", ur, ut)
 	}
 	r22Meta(t, f.Meta, "oPNE1Bw-zqrih-9ae995098d79a2ea", "", model, 1765839889,
 		&llmrelayv1.Usage{InputTokens: 212, OutputTokens: 364, TotalTokens: 576}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "stop")

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 
@@ -140,6 +141,16 @@ type rareState struct {
 	logprobs, reasoningLogprobs streamLogprobs
 	// audio: the audio output so far (audio.go).
 	audio *audioState
+	// messageWarned: a choice's whole message was read as a delta
+	// (wholeMessage).
+	messageWarned bool
+	// holdCalls: a call came while the content was held as a possible
+	// prefilled think block: the calls' events are held in heldCalls
+	// (heldCallBytes of arguments) until a finish after the block, the
+	// end or a failure (holdCall).
+	holdCalls     bool
+	heldCalls     []*provider.Event
+	heldCallBytes int
 	// toolTokenTail: the end of the last text delta that may begin a
 	// DeepSeek tool-call control token (noteToolTokens).
 	toolTokenTail string
@@ -345,6 +356,7 @@ func (s *chatStream) flushOnError() bool {
 	n := len(s.queue)
 	s.flushHeld()
 	s.flushThink()
+	s.releaseCalls()
 	s.flushLogprobs()
 	return len(s.queue) > n
 }
@@ -355,6 +367,7 @@ func (s *chatStream) end() {
 	s.done = true
 	s.flushHeld()
 	s.flushThink()
+	s.releaseCalls()
 	s.endCalls(cutBy(s.finish))
 	s.flushAnnotations()
 	s.flushAudio()
@@ -384,7 +397,8 @@ func (s *chatStream) handle(data []byte) {
 		clear(c.Choices)
 		*c = chatResponse{Choices: c.Choices[:0]}
 	}()
-	if !decodeChunkFast(t, c, &s.prev, &s.dec) {
+	fast := decodeChunkFast(t, c, &s.prev, &s.dec)
+	if !fast {
 		*c = chatResponse{}
 		var err error
 		if warn, err = decodeLenient(t, c); err != nil {
@@ -396,7 +410,10 @@ func (s *chatStream) handle(data []byte) {
 		clear(s.rare.rawReasoning)
 		s.rare.rawReasoning = s.rare.rawReasoning[:0]
 	}
-	if hasReasoningString(c) && provider.HasSurrogateEscape(t) {
+	// The fast decoder refuses reasoning and refusal strings with escapes
+	// or bytes that are not UTF-8: only a chunk it refused may have a
+	// character cut at such a string's edge.
+	if hasReasoningString(c) && (provider.HasSurrogateEscape(t) || (!fast && !utf8.Valid(t))) {
 		s.reasoningTokens(t)
 	}
 	if sent(c.Error) {
@@ -523,7 +540,11 @@ func (s *chatStream) handle(data []byte) {
 			}
 			continue
 		}
-		if d := ch.Delta; d != nil {
+		d := ch.Delta
+		if d == nil && ch.Message != nil {
+			d = s.wholeMessage(ch.Message, meta)
+		}
+		if d != nil {
 			s.delta(d, meta, s.rawReasoningAt(i))
 			if s.err != nil {
 				return
@@ -595,7 +616,7 @@ func (s *chatStream) handle(data []byte) {
 	}
 	if finishMeta != nil {
 		s.flushHeld()
-		s.flushThink()
+		s.finishThink()
 		s.flushAnnotations()
 		s.flushAudio()
 		s.flushLogprobs()
@@ -605,7 +626,8 @@ func (s *chatStream) handle(data []byte) {
 			// ends (as cut) before it.
 			s.endCalls(cut)
 		}
-		s.push(&provider.Event{Kind: provider.EventMeta, Meta: finishMeta})
+		// Held after the calls when they are held (finishThink).
+		s.pushCall(&provider.Event{Kind: provider.EventMeta, Meta: finishMeta})
 		s.endCalls(cutBy(s.finish))
 	}
 	if u := c.usage(); u != nil {
@@ -649,6 +671,7 @@ func (s *chatStream) handle(data []byte) {
 	if cut != nil {
 		s.flushHeld()
 		s.flushThink() // what was said before the cut is relayed
+		s.releaseCalls()
 		s.err = cut
 	}
 }
@@ -1005,7 +1028,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	if d.ReasoningContent != nil || d.Reasoning != nil || d.ReasoningDetails != nil || isContentArray(d.Content) {
 		pieces, from, warns := reasoningPiecesFrom(d)
 		meta.Warnings = append(meta.Warnings, warns...)
-		if s.rare != nil || provider.HasSurrogateEscape(d.ReasoningDetails) || (isContentArray(d.Content) && provider.HasSurrogateEscape(d.Content)) {
+		if s.rare != nil || provider.MayCutCharacter(d.ReasoningDetails) || (isContentArray(d.Content) && provider.MayCutCharacter(d.Content)) {
 			pieces = s.joinPieces(d, pieces, from)
 		}
 		if len(pieces) > 0 {
@@ -1027,7 +1050,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	}
 	if len(d.Content) > 0 && d.Content[0] == '"' && (s.rare != nil || provider.MayCutCharacter(d.Content)) {
 		text = s.rareOf().textJoin.Text(text, d.Content)
-	} else if isContentArray(d.Content) && (s.rare != nil || provider.HasSurrogateEscape(d.Content)) {
+	} else if isContentArray(d.Content) && (s.rare != nil || provider.MayCutCharacter(d.Content)) {
 		tok, _ := contentTokens(d.Content)
 		text = s.rareOf().textJoin.Text(text, tok)
 	}
@@ -1037,6 +1060,9 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		}
 		s.noteToolTokens(text, meta)
 		s.pushThink(s.think.Content(text))
+		if s.think.PrefillBoundPassed() {
+			meta.Warnings = append(meta.Warnings, warnPrefillBound)
+		}
 		if n := len(s.order); n > 0 {
 			s.order[n-1].textAfter = true
 		}
@@ -1063,7 +1089,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	if len(d.ToolCalls) > 0 {
 		// Content held back came before the calls: it goes first (it
 		// was released after them, at the finish).
-		s.flushThink()
+		s.beforeCalls()
 	}
 	for i, tc := range d.ToolCalls {
 		index := -1
@@ -1138,12 +1164,37 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		if ev.Name == "" && ev.Arguments == "" && ev.Signature == "" && st.named {
 			continue
 		}
-		s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: ev})
+		s.pushCall(&provider.Event{Kind: provider.EventToolCall, ToolCall: ev})
 	}
 	if d.FunctionCall != nil {
 		s.functionCall(d.FunctionCall, meta)
 	}
 }
+
+// wholeMessage is the delta of a choice that carries a whole message and
+// no delta: servers that do not stream answer a stream request with the
+// chat.completion object as one event (`data: {…"message": {…}}` then
+// [DONE]; Amm1rr/WebAI-to-API#55, and the clients that read `delta ??
+// message` for it). The message is read as one delta holding all of it
+// (text, reasoning, calls with their ids, refusal); before, the answer was
+// empty and marked STOP. Said once in a warning: a server that sent the
+// message again, whole, in later chunks would have its text repeated. A
+// choice with both (Perplexity sends the message so far beside each
+// delta) is read by its delta. Not inlined: rare, and handle's frame is
+// the idle stream's (server's TestIdleStreamStack).
+//
+//go:noinline
+func (s *chatStream) wholeMessage(m *respMessage, meta *llmrelayv1.ResponseMeta) *respMessage {
+	if r := s.rareOf(); !r.messageWarned {
+		r.messageWarned = true
+		meta.Warnings = append(meta.Warnings, warnWholeMessage)
+	}
+	return m
+}
+
+// warnWholeMessage says a stream chunk's choice had a whole message
+// instead of a delta.
+const warnWholeMessage = "a stream chunk carried a whole message instead of a delta; read as one delta"
 
 // prefill decides, at the stream's first content, whether its content
 // may be a prefilled think block, as the unary answer decides it
@@ -1178,7 +1229,7 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 			return
 		}
 		// Content held back came before the call: it goes first.
-		s.flushThink()
+		s.beforeCalls()
 		st = &callState{pos: len(s.order), fallback: true, args: &strings.Builder{}}
 		st.id = provider.MadeCallID(st.pos, s.idTaken)
 		meta.Warnings = append(meta.Warnings, "legacy function_call without an id; keyed as "+st.id)
@@ -1194,7 +1245,7 @@ func (s *chatStream) functionCall(fc *respFunction, meta *llmrelayv1.ResponseMet
 	if ev.Name == "" && ev.Arguments == "" {
 		return
 	}
-	s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: ev})
+	s.pushCall(&provider.Event{Kind: provider.EventToolCall, ToolCall: ev})
 }
 
 // repeatOf is the call a fragment sends again whole: a call the server
@@ -1429,7 +1480,7 @@ func (s *chatStream) endCalls(cut string) {
 			kind = provider.EventToolCallCut
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{cutCallWarning(c.id, cut)}}})
 		}
-		s.push(&provider.Event{Kind: kind, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos}})
+		s.pushCall(&provider.Event{Kind: kind, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos}})
 	}
 }
 
@@ -1456,7 +1507,7 @@ func (s *chatStream) flushHigh(c *callState) {
 		return
 	}
 	c.high = ""
-	s.push(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos, Arguments: "\uFFFD"}})
+	s.pushCall(&provider.Event{Kind: provider.EventToolCall, ToolCall: provider.ToolCallDelta{CallID: c.id, Index: c.pos, Arguments: "\uFFFD"}})
 }
 
 // fragmentName is the function name a tool-call fragment carries.

@@ -31,6 +31,7 @@ var chatStreamSeeds = []string{
 	"real_elastic_azure_stream_include_usage", "real_openaipy_parallel_tools_stream",
 	"real_moonshot_indexless_tool_calls_stream", "real_azsdk_streaming_function_call", "real_maruel_together_qwen_logprobs_stream",
 	"real_maruel_openrouter_qwen35_noargs_stream_1", "real_maruel_cerebras_oss_logprobs_stream",
+	"dialect_whole_message_stream",
 }
 
 // refChatStream is what a reference decoder reads of a chat stream: the
@@ -51,13 +52,18 @@ type refChatStream struct {
 type refChunk struct {
 	Choices []struct {
 		Index json.RawMessage `json:"index"`
-		Delta *struct {
-			Content      json.RawMessage `json:"content"`
-			Refusal      json.RawMessage `json:"refusal"`
-			ToolCalls    json.RawMessage `json:"tool_calls"`
-			FunctionCall json.RawMessage `json:"function_call"`
-		} `json:"delta"`
+		Delta *refDelta       `json:"delta"`
+		// Message: a whole message, read as the delta when there is
+		// none (wholeMessage).
+		Message *refDelta `json:"message"`
 	} `json:"choices"`
+}
+
+type refDelta struct {
+	Content      json.RawMessage `json:"content"`
+	Refusal      json.RawMessage `json:"refusal"`
+	ToolCalls    json.RawMessage `json:"tool_calls"`
+	FunctionCall json.RawMessage `json:"function_call"`
 }
 
 type refFunction struct {
@@ -284,6 +290,9 @@ func readRefChatStream(body []byte) refChatStream {
 				}
 			}
 			d := ch.Delta
+			if d == nil {
+				d = ch.Message
+			}
 			if d == nil {
 				continue
 			}

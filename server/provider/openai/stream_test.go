@@ -383,6 +383,15 @@ func FuzzStream(f *testing.F) {
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":\"{\"}},{\"index\":3,\"id\":\"x\"}]}}]}\n\ndata: [DONE]\n\n"))
 	// A think block opening the content, its closing tag split across deltas (think.go).
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\" <think>a</th\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"ink>b\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"))
+	// A character's bytes cut between two reasoning deltas, and between
+	// two content arrays' thinking texts.
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"a\xe6\x80\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"reasoning_content\":\"\x9db\"}}]}\n\n" +
+		"data: {\"choices\":[{\"delta\":{\"content\":[{\"type\":\"thinking\",\"thinking\":[{\"type\":\"text\",\"text\":\"c\xe6\"}]}]}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":[{\"type\":\"thinking\",\"thinking\":[{\"type\":\"text\",\"text\":\"\x80\x9d\"}]}]}}]}\n\ndata: [DONE]\n\n"))
+	// A Thinking model's call in the middle of a prefilled think block,
+	// the block going on after a finish (beforeCalls, finishThink).
+	f.Add([]byte("data: {\"model\":\"x-Thinking\",\"choices\":[{\"delta\":{\"content\":\"plan\"}}]}\n\n" +
+		"data: {\"model\":\"x-Thinking\",\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n" +
+		"data: {\"model\":\"x-Thinking\",\"choices\":[{\"delta\":{\"content\":\" more</think>\\n\\nok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"))
 	p, err := NewAzure(testKey, WithBaseURL("https://example.openai.azure.com"))
 	if err != nil {
 		f.Fatal(err)
