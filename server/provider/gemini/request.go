@@ -508,6 +508,8 @@ func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini
 			}
 			t := r.GetText()
 			out = append(out, part{Text: &t, Thought: true, ThoughtSignature: r.GetSignature()})
+		case *llmrelayv1.Part_ProviderItem:
+			warn("%s", provider.DroppedItemWarning(mi, pi, k.ProviderItem, "Gemini"))
 		case *llmrelayv1.Part_ToolCall:
 			tc := k.ToolCall
 			if tc.GetName() == "" {

@@ -478,9 +478,11 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 			flush()
 			item.from = respFrom{msg: i, part: j}
 			out = append(out, item)
+		case *llmrelayv1.Part_ProviderItem:
+			warnings = append(warnings, provider.DroppedItemWarning(i, j, k.ProviderItem, "the OpenAI Responses format"))
 		case nil:
 		default:
-			return nil, nil, p.invalid("messages[%d]: assistant messages carry text, refusal, reasoning and tool_call parts only", i)
+			return nil, nil, p.invalid("messages[%d]: assistant messages carry text, refusal, reasoning, tool_call and provider_item parts only", i)
 		}
 	}
 	flush()
