@@ -1,7 +1,11 @@
 package provider
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
@@ -18,4 +22,20 @@ func DroppedItemWarning(i, j int, it *llmrelayv1.ProviderItem, format string) st
 		from = " from " + it.GetProvider()
 	}
 	return fmt.Sprintf("messages[%d].parts[%d]: provider item %s%s not sent: %s has no place for it", i, j, it.GetType(), from, format)
+}
+
+// ItemJSON is a provider item's JSON as the contract carries it: the
+// item as sent, compacted (a body's indentation is not the item's), with
+// any byte sequence that is not UTF-8 replaced by U+FFFD, as a JSON
+// decoder reads it (protobuf strings are UTF-8). ok is false when b is
+// not one JSON object.
+func ItemJSON(b []byte) (string, bool) {
+	var c bytes.Buffer
+	if err := json.Compact(&c, b); err != nil || c.Len() == 0 || c.Bytes()[0] != '{' {
+		return "", false
+	}
+	if utf8.Valid(c.Bytes()) {
+		return c.String(), true
+	}
+	return strings.ToValidUTF8(c.String(), "\uFFFD"), true
 }

@@ -72,7 +72,11 @@ type itemState struct {
 // Keys keep their values as sent; their order is the encoder's.
 func (it *itemState) item(typ string) (provider.ProviderItem, error) {
 	if !it.gotInput && !it.gotContent && it.encrypted == nil {
-		return provider.ProviderItem{Type: typ, JSON: string(it.start)}, nil
+		js, ok := provider.ItemJSON(it.start)
+		if !ok {
+			return provider.ProviderItem{}, fmt.Errorf("the block is not a JSON object")
+		}
+		return provider.ProviderItem{Type: typ, JSON: js}, nil
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(it.start, &fields); err != nil {
@@ -110,5 +114,6 @@ func (it *itemState) item(typ string) (provider.ProviderItem, error) {
 	if err != nil {
 		return provider.ProviderItem{}, err
 	}
-	return provider.ProviderItem{Type: typ, JSON: string(out)}, nil
+	js, _ := provider.ItemJSON(out) // an object: marshalled from a map
+	return provider.ProviderItem{Type: typ, JSON: js}, nil
 }

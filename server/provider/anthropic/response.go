@@ -114,13 +114,12 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 					return nil, provider.BadResponse(providerName, "decode message content: %v", err)
 				}
 			}
-			// Compacted: the body's indentation is not the block's.
-			var js bytes.Buffer
-			if err := json.Compact(&js, blocks[i]); err != nil {
-				return nil, provider.BadResponse(providerName, "content[%d]: %v", i, err)
+			js, ok := provider.ItemJSON(blocks[i])
+			if !ok {
+				return nil, provider.BadResponse(providerName, "content[%d]: the block is not a JSON object", i)
 			}
 			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ProviderItem{ProviderItem: &llmrelayv1.ProviderItem{
-				Type: b.Type, Json: js.String(),
+				Type: b.Type, Json: js,
 			}}})
 			if note := itemNote(&b); note != "" {
 				meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: content block %s", i, note))
