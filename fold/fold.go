@@ -35,10 +35,13 @@ type Accumulator struct {
 	reasoning map[int32]int
 	// failed is set by Fail: the stream ended with an error status.
 	failed bool
+	// items counts the provider items (MaxProviderItems).
+	items int
 }
 
 type segment struct {
-	kind      int // 1 text, 2 refusal, 3 tool call, 4 reasoning
+	kind      int // 1 text, 2 refusal, 3 tool call, 4 reasoning, 5 provider item
+	item      *llmrelayv1.ProviderItem
 	callID    string
 	text      strings.Builder
 	signature strings.Builder
@@ -76,6 +79,8 @@ func (a *Accumulator) AddChat(ev *llmrelayv1.StreamChatResponse) error {
 		a.AddEnd(e.End)
 	case *llmrelayv1.StreamChatResponse_ReasoningDelta:
 		return a.AddReasoning(e.ReasoningDelta)
+	case *llmrelayv1.StreamChatResponse_ProviderItem:
+		return a.AddProviderItem(e.ProviderItem)
 	}
 	return nil
 }
@@ -100,6 +105,8 @@ func (a *Accumulator) AddTools(ev *llmrelayv1.StreamToolsResponse) error {
 		a.AddEnd(e.End)
 	case *llmrelayv1.StreamToolsResponse_ReasoningDelta:
 		return a.AddReasoning(e.ReasoningDelta)
+	case *llmrelayv1.StreamToolsResponse_ProviderItem:
+		return a.AddProviderItem(e.ProviderItem)
 	}
 	return nil
 }
@@ -191,6 +198,20 @@ func (a *Accumulator) AddReasoning(d *llmrelayv1.ReasoningDelta) error {
 	if d.GetProvider() != "" {
 		s.provider = d.GetProvider()
 	}
+	return nil
+}
+
+// MaxProviderItems bounds the provider items of one stream.
+const MaxProviderItems = 1024
+
+// AddProviderItem appends a whole provider item as a part, after the
+// parts before it.
+func (a *Accumulator) AddProviderItem(it *llmrelayv1.ProviderItem) error {
+	if a.items >= MaxProviderItems {
+		return fmt.Errorf("fold: more than %d provider items", MaxProviderItems)
+	}
+	a.items++
+	a.segments = append(a.segments, &segment{kind: 5, item: proto.CloneOf(it)})
 	return nil
 }
 
@@ -312,8 +333,8 @@ func (a *Accumulator) ToolCall(id string) (*llmrelayv1.ToolCall, int32) {
 	return a.toolCall(id), c.index
 }
 
-// Message is the assistant message folded so far: text, refusal and tool
-// call parts in the order they started.
+// Message is the assistant message folded so far: text, refusal, tool
+// call, reasoning and provider item parts in the order they started.
 func (a *Accumulator) Message() *llmrelayv1.Message {
 	m := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	for i := range a.segments {
@@ -328,6 +349,8 @@ func (a *Accumulator) Message() *llmrelayv1.Message {
 		case 4:
 			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{
 				Text: s.text.String(), Signature: s.signature.String(), Redacted: s.redacted && s.text.Len() == 0, Id: s.id, Provider: s.provider, Format: s.format}}})
+		case 5:
+			m.Parts = append(m.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ProviderItem{ProviderItem: proto.CloneOf(s.item)}})
 		}
 	}
 	return m

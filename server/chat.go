@@ -92,3 +92,7 @@ func (s *chatSink) end(e *llmrelayv1.StreamEnd) error {
 func (s *chatSink) reasoning(d *llmrelayv1.ReasoningDelta) error {
 	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_ReasoningDelta{ReasoningDelta: d}})
 }
+
+func (s *chatSink) providerItem(it *llmrelayv1.ProviderItem) error {
+	return s.send(&llmrelayv1.StreamChatResponse{Event: &llmrelayv1.StreamChatResponse_ProviderItem{ProviderItem: it}})
+}

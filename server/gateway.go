@@ -365,7 +365,9 @@ func mcpLabel(name string) string {
 
 // foreignReasoning returns the conversation for a provider type: reasoning
 // parts another provider type produced keep only their text (dropped when
-// they have none), since a provider cannot verify another's signatures.
+// they have none), since a provider cannot verify another's signatures;
+// provider items another provider type produced are dropped, since only
+// their provider knows them. Each change is a warning naming the part.
 // The input is not modified; unchanged messages are shared.
 func foreignReasoning(msgs []*llmrelayv1.Message, providerType string) ([]*llmrelayv1.Message, []string) {
 	var out []*llmrelayv1.Message
@@ -376,10 +378,14 @@ func foreignReasoning(msgs []*llmrelayv1.Message, providerType string) ([]*llmre
 			r := part.GetReasoning()
 			foreign := r != nil && r.GetProvider() != "" && r.GetProvider() != providerType &&
 				(r.GetSignature() != "" || r.GetId() != "" || r.GetRedacted())
-			if foreign && parts == nil {
+			it := part.GetProviderItem()
+			foreignItem := it != nil && it.GetProvider() != "" && it.GetProvider() != providerType
+			if (foreign || foreignItem) && parts == nil {
 				parts = append(make([]*llmrelayv1.Part, 0, len(m.GetParts())), m.GetParts()[:j]...)
 			}
 			switch {
+			case foreignItem:
+				warnings = append(warnings, fmt.Sprintf("messages[%d].parts[%d]: provider item %s from %s dropped for %s", i, j, it.GetType(), it.GetProvider(), providerType))
 			case foreign && r.GetText() != "" && !r.GetRedacted():
 				parts = append(parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: r.GetText(), Provider: r.GetProvider()}}})
 				warnings = append(warnings, fmt.Sprintf("messages[%d].parts[%d]: reasoning from %s sent to %s without its signature", i, j, r.GetProvider(), providerType))
@@ -716,6 +722,9 @@ func (g *gateway) runUnary(ctx context.Context, p *prepared) (*llmrelayv1.Messag
 		if r := part.GetReasoning(); r != nil {
 			r.Provider = p.providerType
 		}
+		if it := part.GetProviderItem(); it != nil {
+			it.Provider = p.providerType
+		}
 	}
 	if err := p.checkOutput(meta, res.Message); err != nil {
 		return nil, nil, g.account(ctx, p, meta, toStatus(ctx, err, meta, p.st.redact, g.log))
@@ -859,6 +868,7 @@ type eventSink interface {
 	text(t, phase, item string, begins bool) error
 	refusal(t, item string) error
 	reasoning(*llmrelayv1.ReasoningDelta) error
+	providerItem(*llmrelayv1.ProviderItem) error
 	// toolDelta and toolDone are only called by StreamTools.
 	toolDelta(*llmrelayv1.ToolCallDelta) error
 	toolDone(*llmrelayv1.ToolCallDone) error
@@ -1025,6 +1035,17 @@ func (r *relay) handle(ev *provider.Event) error {
 			return r.broken(err)
 		}
 		return r.send(r.sink.reasoning(d))
+	case provider.EventProviderItem:
+		r.pieceKind = 0
+		r.firstToken()
+		if err := r.ensureStarted(); err != nil {
+			return err
+		}
+		it := &llmrelayv1.ProviderItem{Provider: r.p.providerType, Type: ev.Item.Type, Json: ev.Item.JSON}
+		if err := r.acc.acc.AddProviderItem(it); err != nil {
+			return r.broken(err)
+		}
+		return r.send(r.sink.providerItem(it))
 	case provider.EventToolCall:
 		r.pieceKind = 0
 		r.firstToken()

@@ -56,15 +56,16 @@ func (s *goneSink) send(kind string) error {
 	return nil
 }
 
-func (s *goneSink) start(*llmrelayv1.StreamStart) error        { return s.send("start") }
-func (s *goneSink) text(string, string, string, bool) error    { return s.send("text") }
-func (s *goneSink) refusal(string, string) error               { return s.send("refusal") }
-func (s *goneSink) reasoning(*llmrelayv1.ReasoningDelta) error { return s.send("reasoning") }
-func (s *goneSink) toolDelta(*llmrelayv1.ToolCallDelta) error  { return s.send("tool_delta") }
-func (s *goneSink) toolDone(*llmrelayv1.ToolCallDone) error    { return s.send("tool_done") }
-func (s *goneSink) usage(*llmrelayv1.Usage) error              { return s.send("usage") }
-func (s *goneSink) end(*llmrelayv1.StreamEnd) error            { return s.send("end") }
-func (s *goneSink) tools() bool                                { return false }
+func (s *goneSink) start(*llmrelayv1.StreamStart) error         { return s.send("start") }
+func (s *goneSink) text(string, string, string, bool) error     { return s.send("text") }
+func (s *goneSink) refusal(string, string) error                { return s.send("refusal") }
+func (s *goneSink) reasoning(*llmrelayv1.ReasoningDelta) error  { return s.send("reasoning") }
+func (s *goneSink) providerItem(*llmrelayv1.ProviderItem) error { return s.send("provider_item") }
+func (s *goneSink) toolDelta(*llmrelayv1.ToolCallDelta) error   { return s.send("tool_delta") }
+func (s *goneSink) toolDone(*llmrelayv1.ToolCallDone) error     { return s.send("tool_done") }
+func (s *goneSink) usage(*llmrelayv1.Usage) error               { return s.send("usage") }
+func (s *goneSink) end(*llmrelayv1.StreamEnd) error             { return s.send("end") }
+func (s *goneSink) tools() bool                                 { return false }
 
 // relayFixture is the minimum a relay needs: a gateway with metrics, a
 // priced model and a caller with a tokens-per-minute budget.

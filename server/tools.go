@@ -102,3 +102,7 @@ func (s *toolsSink) end(e *llmrelayv1.StreamEnd) error {
 func (s *toolsSink) reasoning(d *llmrelayv1.ReasoningDelta) error {
 	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_ReasoningDelta{ReasoningDelta: d}})
 }
+
+func (s *toolsSink) providerItem(it *llmrelayv1.ProviderItem) error {
+	return s.send(&llmrelayv1.StreamToolsResponse{Event: &llmrelayv1.StreamToolsResponse_ProviderItem{ProviderItem: it}})
+}

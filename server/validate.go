@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"mime"
 	"net/url"
@@ -72,6 +73,16 @@ func validateMessages(msgs []*llmrelayv1.Message) (kinds inputKinds, err error) 
 				if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
 					return kinds, invalidField(pf()+".reasoning", "reasoning belongs in assistant messages")
 				}
+			case *llmrelayv1.Part_ProviderItem:
+				if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
+					return kinds, invalidField(pf()+".provider_item", "provider items belong in assistant messages")
+				}
+				if k.ProviderItem.GetType() == "" {
+					return kinds, invalidField(pf()+".provider_item.type", "required: the provider's type name of the item")
+				}
+				if !jsonObject(k.ProviderItem.GetJson()) {
+					return kinds, invalidField(pf()+".provider_item.json", "must be one JSON object (the item as the provider sent it)")
+				}
 			case *llmrelayv1.Part_Image:
 				if err := validateImage(pf, k.Image); err != nil {
 					return kinds, err
@@ -119,11 +130,17 @@ func validateMessages(msgs []*llmrelayv1.Message) (kinds inputKinds, err error) 
 					return kinds, invalidField(pf()+".tool_result.call_id", "required: the call_id of the tool call this answers")
 				}
 			default:
-				return kinds, invalidField(pf(), "a part needs one of text, image, file, tool_call, tool_result, refusal, reasoning")
+				return kinds, invalidField(pf(), "a part needs one of text, image, file, tool_call, tool_result, refusal, reasoning, provider_item")
 			}
 		}
 	}
 	return kinds, nil
+}
+
+// jsonObject reports whether s is one JSON object.
+func jsonObject(s string) bool {
+	t := strings.TrimLeft(s, " \t\r\n")
+	return t != "" && t[0] == '{' && json.Valid([]byte(s))
 }
 
 // idSet is the call ids of one message: the first without a map (most

@@ -132,6 +132,8 @@ func agent(ctx context.Context, e *env, args []string) error {
 		switch {
 		case ev.GetModel().GetTextDelta() != nil && !*jsonOut:
 			fmt.Fprint(stdout, ev.GetModel().GetTextDelta().GetText())
+		case ev.GetModel().GetProviderItem() != nil:
+			fmt.Fprintf(stderr, "[provider item %s]\n", ev.GetModel().GetProviderItem().GetType())
 		case ev.GetToolCallRequest() != nil:
 			r := ev.GetToolCallRequest()
 			fmt.Fprintf(stderr, "[round %d] %s %s (%s)\n", r.GetRound(), r.GetName(), r.GetArguments(), r.GetCallId())

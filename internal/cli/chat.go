@@ -205,6 +205,11 @@ func chat(ctx context.Context, e *env, args []string) error {
 			out.write(ev.TextDelta.GetText())
 		case *llmrelayv1.StreamChatResponse_RefusalDelta:
 			out.write(ev.RefusalDelta.GetText())
+		case *llmrelayv1.StreamChatResponse_ProviderItem:
+			// A piece only its provider reads (a server tool's call or
+			// result): named, on its own line, not printed.
+			out.endLine()
+			fmt.Fprintf(e.stderr, "[provider item %s]\n", ev.ProviderItem.GetType())
 		}
 	}
 	out.endLine()

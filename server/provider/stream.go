@@ -48,6 +48,11 @@ const (
 	// sends them as a parsed object, Gemini), and the gateway reports the
 	// call with arguments_valid false.
 	EventToolCallCut
+	// EventProviderItem is a whole piece of the answer the contract has no
+	// type for (a server tool's call or result, a hosted tool item), in
+	// Item, sent when the provider finished it, in order with the other
+	// events (Part.provider_item). The gateway sets its provider.
+	EventProviderItem
 )
 
 // Event is one normalized stream event.
@@ -69,6 +74,16 @@ type Event struct {
 	Reasoning ReasoningDelta
 	Usage     *llmrelayv1.Usage
 	Meta      *llmrelayv1.ResponseMeta
+	// Item is an EventProviderItem's item: its type and JSON.
+	Item ProviderItem
+}
+
+// ProviderItem is an answer piece kept verbatim (Part.provider_item).
+type ProviderItem struct {
+	// Type is the provider's type name for the item.
+	Type string
+	// JSON is the item as the provider sent it: one JSON object.
+	JSON string
 }
 
 // ReasoningDelta is a piece of one reasoning block.

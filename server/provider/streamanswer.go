@@ -266,6 +266,9 @@ func FoldStream(s Stream) (*Result, error) {
 			rd := ev.Reasoning
 			ferr = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(rd.Index), Text: rd.Text, Signature: rd.Signature,
 				Redacted: rd.Redacted, Id: rd.ID, Format: rd.Format})
+		case EventProviderItem:
+			pieceKind = 0
+			ferr = acc.AddProviderItem(&llmrelayv1.ProviderItem{Type: ev.Item.Type, Json: ev.Item.JSON})
 		case EventToolCall:
 			pieceKind = 0
 			tc := ev.ToolCall

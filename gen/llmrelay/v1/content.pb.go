@@ -98,6 +98,7 @@ type Part struct {
 	//	*Part_Refusal
 	//	*Part_Reasoning
 	//	*Part_File
+	//	*Part_ProviderItem
 	Kind isPart_Kind `protobuf_oneof:"kind"`
 	// The phase of an assistant text part, as the provider labelled the
 	// message it came in (OpenAI Responses `phase`: "commentary" for text the
@@ -222,6 +223,15 @@ func (x *Part) GetFile() *File {
 	return nil
 }
 
+func (x *Part) GetProviderItem() *ProviderItem {
+	if x != nil {
+		if x, ok := x.Kind.(*Part_ProviderItem); ok {
+			return x.ProviderItem
+		}
+	}
+	return nil
+}
+
 func (x *Part) GetPhase() string {
 	if x != nil {
 		return x.Phase
@@ -278,6 +288,15 @@ type Part_File struct {
 	File *File `protobuf:"bytes,8,opt,name=file,proto3,oneof"`
 }
 
+type Part_ProviderItem struct {
+	// A piece of an assistant answer the contract has no type for (a server
+	// tool's call or result, a compaction block, a hosted tool item), kept
+	// as the provider sent it. Send it back unchanged, in its place among
+	// the message's parts: it goes back only to a deployment of the same
+	// provider type; to another type it is dropped (meta.warnings says so).
+	ProviderItem *ProviderItem `protobuf:"bytes,10,opt,name=provider_item,json=providerItem,proto3,oneof"`
+}
+
 func (*Part_Text) isPart_Kind() {}
 
 func (*Part_Image) isPart_Kind() {}
@@ -291,6 +310,8 @@ func (*Part_Refusal) isPart_Kind() {}
 func (*Part_Reasoning) isPart_Kind() {}
 
 func (*Part_File) isPart_Kind() {}
+
+func (*Part_ProviderItem) isPart_Kind() {}
 
 // Reasoning is the model's thinking, as far as the provider exposes it.
 type Reasoning struct {
@@ -392,6 +413,77 @@ func (x *Reasoning) GetFormat() string {
 	return ""
 }
 
+// ProviderItem is a piece of an answer that only its provider understands,
+// kept verbatim so that later turns can send it back.
+type ProviderItem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The provider type that produced the item ("anthropic", "openai",
+	// "gemini", ...), set by the gateway, as Reasoning.provider. The item
+	// goes back only to a deployment of the same provider type; sent to
+	// another, it is dropped (meta.warnings says so).
+	Provider string `protobuf:"bytes,1,opt,name=provider,proto3" json:"provider,omitempty"`
+	// The provider's own type name for the item (Anthropic
+	// `web_search_tool_result`, OpenAI Responses `web_search_call`, Gemini
+	// `executableCode`).
+	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	// The item as the provider sent it: one JSON object, as text. Sent back
+	// unchanged.
+	Json          string `protobuf:"bytes,3,opt,name=json,proto3" json:"json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProviderItem) Reset() {
+	*x = ProviderItem{}
+	mi := &file_llmrelay_v1_content_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProviderItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProviderItem) ProtoMessage() {}
+
+func (x *ProviderItem) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_content_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProviderItem.ProtoReflect.Descriptor instead.
+func (*ProviderItem) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ProviderItem) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *ProviderItem) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *ProviderItem) GetJson() string {
+	if x != nil {
+		return x.Json
+	}
+	return ""
+}
+
 // Image is an image input, by URL or inline bytes.
 type Image struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -409,7 +501,7 @@ type Image struct {
 
 func (x *Image) Reset() {
 	*x = Image{}
-	mi := &file_llmrelay_v1_content_proto_msgTypes[3]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -421,7 +513,7 @@ func (x *Image) String() string {
 func (*Image) ProtoMessage() {}
 
 func (x *Image) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_content_proto_msgTypes[3]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -434,7 +526,7 @@ func (x *Image) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Image.ProtoReflect.Descriptor instead.
 func (*Image) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{3}
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Image) GetSource() isImage_Source {
@@ -520,7 +612,7 @@ type File struct {
 
 func (x *File) Reset() {
 	*x = File{}
-	mi := &file_llmrelay_v1_content_proto_msgTypes[4]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -532,7 +624,7 @@ func (x *File) String() string {
 func (*File) ProtoMessage() {}
 
 func (x *File) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_content_proto_msgTypes[4]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -545,7 +637,7 @@ func (x *File) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use File.ProtoReflect.Descriptor instead.
 func (*File) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{4}
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *File) GetSource() isFile_Source {
@@ -648,7 +740,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_llmrelay_v1_content_proto_msgTypes[5]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -660,7 +752,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_content_proto_msgTypes[5]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -673,7 +765,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{5}
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ToolCall) GetCallId() string {
@@ -729,7 +821,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_llmrelay_v1_content_proto_msgTypes[6]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -741,7 +833,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_content_proto_msgTypes[6]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -754,7 +846,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{6}
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ToolResult) GetCallId() string {
@@ -807,7 +899,7 @@ type Tool struct {
 
 func (x *Tool) Reset() {
 	*x = Tool{}
-	mi := &file_llmrelay_v1_content_proto_msgTypes[7]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -819,7 +911,7 @@ func (x *Tool) String() string {
 func (*Tool) ProtoMessage() {}
 
 func (x *Tool) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_content_proto_msgTypes[7]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -832,7 +924,7 @@ func (x *Tool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tool.ProtoReflect.Descriptor instead.
 func (*Tool) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{7}
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Tool) GetName() string {
@@ -877,7 +969,7 @@ type ToolChoice struct {
 
 func (x *ToolChoice) Reset() {
 	*x = ToolChoice{}
-	mi := &file_llmrelay_v1_content_proto_msgTypes[8]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -889,7 +981,7 @@ func (x *ToolChoice) String() string {
 func (*ToolChoice) ProtoMessage() {}
 
 func (x *ToolChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_content_proto_msgTypes[8]
+	mi := &file_llmrelay_v1_content_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -902,7 +994,7 @@ func (x *ToolChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolChoice.ProtoReflect.Descriptor instead.
 func (*ToolChoice) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{8}
+	return file_llmrelay_v1_content_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ToolChoice) GetChoice() isToolChoice_Choice {
@@ -955,7 +1047,7 @@ const file_llmrelay_v1_content_proto_rawDesc = "" +
 	"\aMessage\x12%\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x11.llmrelay.v1.RoleR\x04role\x12'\n" +
 	"\x05parts\x18\x02 \x03(\v2\x11.llmrelay.v1.PartR\x05parts\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name\"\xee\x02\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"\xb0\x03\n" +
 	"\x04Part\x12\x14\n" +
 	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x12*\n" +
 	"\x05image\x18\x02 \x01(\v2\x12.llmrelay.v1.ImageH\x00R\x05image\x124\n" +
@@ -964,7 +1056,9 @@ const file_llmrelay_v1_content_proto_rawDesc = "" +
 	"toolResult\x12\x1a\n" +
 	"\arefusal\x18\x05 \x01(\tH\x00R\arefusal\x126\n" +
 	"\treasoning\x18\x06 \x01(\v2\x16.llmrelay.v1.ReasoningH\x00R\treasoning\x12'\n" +
-	"\x04file\x18\b \x01(\v2\x11.llmrelay.v1.FileH\x00R\x04file\x12\x14\n" +
+	"\x04file\x18\b \x01(\v2\x11.llmrelay.v1.FileH\x00R\x04file\x12@\n" +
+	"\rprovider_item\x18\n" +
+	" \x01(\v2\x19.llmrelay.v1.ProviderItemH\x00R\fproviderItem\x12\x14\n" +
 	"\x05phase\x18\a \x01(\tR\x05phase\x12\x17\n" +
 	"\aitem_id\x18\t \x01(\tR\x06itemIdB\x06\n" +
 	"\x04kind\"\x9d\x01\n" +
@@ -974,7 +1068,11 @@ const file_llmrelay_v1_content_proto_rawDesc = "" +
 	"\bredacted\x18\x03 \x01(\bR\bredacted\x12\x0e\n" +
 	"\x02id\x18\x04 \x01(\tR\x02id\x12\x1a\n" +
 	"\bprovider\x18\x05 \x01(\tR\bprovider\x12\x16\n" +
-	"\x06format\x18\x06 \x01(\tR\x06format\"\x8a\x01\n" +
+	"\x06format\x18\x06 \x01(\tR\x06format\"R\n" +
+	"\fProviderItem\x12\x1a\n" +
+	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +
+	"\x04json\x18\x03 \x01(\tR\x04json\"\x8a\x01\n" +
 	"\x05Image\x12\x12\n" +
 	"\x03url\x18\x01 \x01(\tH\x00R\x03url\x12\x14\n" +
 	"\x04data\x18\x02 \x01(\fH\x00R\x04data\x12\x1b\n" +
@@ -1027,36 +1125,38 @@ func file_llmrelay_v1_content_proto_rawDescGZIP() []byte {
 	return file_llmrelay_v1_content_proto_rawDescData
 }
 
-var file_llmrelay_v1_content_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_llmrelay_v1_content_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_llmrelay_v1_content_proto_goTypes = []any{
-	(*Message)(nil),     // 0: llmrelay.v1.Message
-	(*Part)(nil),        // 1: llmrelay.v1.Part
-	(*Reasoning)(nil),   // 2: llmrelay.v1.Reasoning
-	(*Image)(nil),       // 3: llmrelay.v1.Image
-	(*File)(nil),        // 4: llmrelay.v1.File
-	(*ToolCall)(nil),    // 5: llmrelay.v1.ToolCall
-	(*ToolResult)(nil),  // 6: llmrelay.v1.ToolResult
-	(*Tool)(nil),        // 7: llmrelay.v1.Tool
-	(*ToolChoice)(nil),  // 8: llmrelay.v1.ToolChoice
-	(Role)(0),           // 9: llmrelay.v1.Role
-	(ImageDetail)(0),    // 10: llmrelay.v1.ImageDetail
-	(ToolChoiceMode)(0), // 11: llmrelay.v1.ToolChoiceMode
+	(*Message)(nil),      // 0: llmrelay.v1.Message
+	(*Part)(nil),         // 1: llmrelay.v1.Part
+	(*Reasoning)(nil),    // 2: llmrelay.v1.Reasoning
+	(*ProviderItem)(nil), // 3: llmrelay.v1.ProviderItem
+	(*Image)(nil),        // 4: llmrelay.v1.Image
+	(*File)(nil),         // 5: llmrelay.v1.File
+	(*ToolCall)(nil),     // 6: llmrelay.v1.ToolCall
+	(*ToolResult)(nil),   // 7: llmrelay.v1.ToolResult
+	(*Tool)(nil),         // 8: llmrelay.v1.Tool
+	(*ToolChoice)(nil),   // 9: llmrelay.v1.ToolChoice
+	(Role)(0),            // 10: llmrelay.v1.Role
+	(ImageDetail)(0),     // 11: llmrelay.v1.ImageDetail
+	(ToolChoiceMode)(0),  // 12: llmrelay.v1.ToolChoiceMode
 }
 var file_llmrelay_v1_content_proto_depIdxs = []int32{
-	9,  // 0: llmrelay.v1.Message.role:type_name -> llmrelay.v1.Role
+	10, // 0: llmrelay.v1.Message.role:type_name -> llmrelay.v1.Role
 	1,  // 1: llmrelay.v1.Message.parts:type_name -> llmrelay.v1.Part
-	3,  // 2: llmrelay.v1.Part.image:type_name -> llmrelay.v1.Image
-	5,  // 3: llmrelay.v1.Part.tool_call:type_name -> llmrelay.v1.ToolCall
-	6,  // 4: llmrelay.v1.Part.tool_result:type_name -> llmrelay.v1.ToolResult
+	4,  // 2: llmrelay.v1.Part.image:type_name -> llmrelay.v1.Image
+	6,  // 3: llmrelay.v1.Part.tool_call:type_name -> llmrelay.v1.ToolCall
+	7,  // 4: llmrelay.v1.Part.tool_result:type_name -> llmrelay.v1.ToolResult
 	2,  // 5: llmrelay.v1.Part.reasoning:type_name -> llmrelay.v1.Reasoning
-	4,  // 6: llmrelay.v1.Part.file:type_name -> llmrelay.v1.File
-	10, // 7: llmrelay.v1.Image.detail:type_name -> llmrelay.v1.ImageDetail
-	11, // 8: llmrelay.v1.ToolChoice.mode:type_name -> llmrelay.v1.ToolChoiceMode
-	9,  // [9:9] is the sub-list for method output_type
-	9,  // [9:9] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	5,  // 6: llmrelay.v1.Part.file:type_name -> llmrelay.v1.File
+	3,  // 7: llmrelay.v1.Part.provider_item:type_name -> llmrelay.v1.ProviderItem
+	11, // 8: llmrelay.v1.Image.detail:type_name -> llmrelay.v1.ImageDetail
+	12, // 9: llmrelay.v1.ToolChoice.mode:type_name -> llmrelay.v1.ToolChoiceMode
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_llmrelay_v1_content_proto_init() }
@@ -1073,18 +1173,19 @@ func file_llmrelay_v1_content_proto_init() {
 		(*Part_Refusal)(nil),
 		(*Part_Reasoning)(nil),
 		(*Part_File)(nil),
+		(*Part_ProviderItem)(nil),
 	}
-	file_llmrelay_v1_content_proto_msgTypes[3].OneofWrappers = []any{
+	file_llmrelay_v1_content_proto_msgTypes[4].OneofWrappers = []any{
 		(*Image_Url)(nil),
 		(*Image_Data)(nil),
 	}
-	file_llmrelay_v1_content_proto_msgTypes[4].OneofWrappers = []any{
+	file_llmrelay_v1_content_proto_msgTypes[5].OneofWrappers = []any{
 		(*File_Url)(nil),
 		(*File_Data)(nil),
 		(*File_FileId)(nil),
 	}
-	file_llmrelay_v1_content_proto_msgTypes[7].OneofWrappers = []any{}
-	file_llmrelay_v1_content_proto_msgTypes[8].OneofWrappers = []any{
+	file_llmrelay_v1_content_proto_msgTypes[8].OneofWrappers = []any{}
+	file_llmrelay_v1_content_proto_msgTypes[9].OneofWrappers = []any{
 		(*ToolChoice_Mode)(nil),
 		(*ToolChoice_FunctionName)(nil),
 	}
@@ -1094,7 +1195,7 @@ func file_llmrelay_v1_content_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmrelay_v1_content_proto_rawDesc), len(file_llmrelay_v1_content_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -316,6 +316,7 @@ type StreamChatResponse struct {
 	//	*StreamChatResponse_Usage
 	//	*StreamChatResponse_End
 	//	*StreamChatResponse_ReasoningDelta
+	//	*StreamChatResponse_ProviderItem
 	Event         isStreamChatResponse_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -412,6 +413,15 @@ func (x *StreamChatResponse) GetReasoningDelta() *ReasoningDelta {
 	return nil
 }
 
+func (x *StreamChatResponse) GetProviderItem() *ProviderItem {
+	if x != nil {
+		if x, ok := x.Event.(*StreamChatResponse_ProviderItem); ok {
+			return x.ProviderItem
+		}
+	}
+	return nil
+}
+
 type isStreamChatResponse_Event interface {
 	isStreamChatResponse_Event()
 }
@@ -442,6 +452,12 @@ type StreamChatResponse_ReasoningDelta struct {
 	ReasoningDelta *ReasoningDelta `protobuf:"bytes,6,opt,name=reasoning_delta,json=reasoningDelta,proto3,oneof"`
 }
 
+type StreamChatResponse_ProviderItem struct {
+	// A whole provider item (see Part.provider_item), sent when the
+	// provider finished it, in order with the deltas.
+	ProviderItem *ProviderItem `protobuf:"bytes,7,opt,name=provider_item,json=providerItem,proto3,oneof"`
+}
+
 func (*StreamChatResponse_Start) isStreamChatResponse_Event() {}
 
 func (*StreamChatResponse_TextDelta) isStreamChatResponse_Event() {}
@@ -453,6 +469,8 @@ func (*StreamChatResponse_Usage) isStreamChatResponse_Event() {}
 func (*StreamChatResponse_End) isStreamChatResponse_Event() {}
 
 func (*StreamChatResponse_ReasoningDelta) isStreamChatResponse_Event() {}
+
+func (*StreamChatResponse_ProviderItem) isStreamChatResponse_Event() {}
 
 type ToolsRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -688,6 +706,7 @@ type StreamToolsResponse struct {
 	//	*StreamToolsResponse_Usage
 	//	*StreamToolsResponse_End
 	//	*StreamToolsResponse_ReasoningDelta
+	//	*StreamToolsResponse_ProviderItem
 	Event         isStreamToolsResponse_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -802,6 +821,15 @@ func (x *StreamToolsResponse) GetReasoningDelta() *ReasoningDelta {
 	return nil
 }
 
+func (x *StreamToolsResponse) GetProviderItem() *ProviderItem {
+	if x != nil {
+		if x, ok := x.Event.(*StreamToolsResponse_ProviderItem); ok {
+			return x.ProviderItem
+		}
+	}
+	return nil
+}
+
 type isStreamToolsResponse_Event interface {
 	isStreamToolsResponse_Event()
 }
@@ -839,6 +867,12 @@ type StreamToolsResponse_ReasoningDelta struct {
 	ReasoningDelta *ReasoningDelta `protobuf:"bytes,8,opt,name=reasoning_delta,json=reasoningDelta,proto3,oneof"`
 }
 
+type StreamToolsResponse_ProviderItem struct {
+	// A whole provider item (see Part.provider_item), sent when the
+	// provider finished it, in order with the deltas.
+	ProviderItem *ProviderItem `protobuf:"bytes,9,opt,name=provider_item,json=providerItem,proto3,oneof"`
+}
+
 func (*StreamToolsResponse_Start) isStreamToolsResponse_Event() {}
 
 func (*StreamToolsResponse_TextDelta) isStreamToolsResponse_Event() {}
@@ -854,6 +888,8 @@ func (*StreamToolsResponse_Usage) isStreamToolsResponse_Event() {}
 func (*StreamToolsResponse_End) isStreamToolsResponse_Event() {}
 
 func (*StreamToolsResponse_ReasoningDelta) isStreamToolsResponse_Event() {}
+
+func (*StreamToolsResponse_ProviderItem) isStreamToolsResponse_Event() {}
 
 type EmbedRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2679,7 +2715,7 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageB\x03\xe0A\x02R\bmessages\x128\n" +
 	"\aoptions\x18\x03 \x01(\v2\x1e.llmrelay.v1.GenerationOptionsR\aoptions\x12G\n" +
 	"\x10provider_options\x18\x04 \x01(\v2\x1c.llmrelay.v1.ProviderOptionsR\x0fproviderOptions\x12,\n" +
-	"\x04call\x18\x05 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\"\xea\x02\n" +
+	"\x04call\x18\x05 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\"\xac\x03\n" +
 	"\x12StreamChatResponse\x120\n" +
 	"\x05start\x18\x01 \x01(\v2\x18.llmrelay.v1.StreamStartH\x00R\x05start\x127\n" +
 	"\n" +
@@ -2687,7 +2723,8 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\rrefusal_delta\x18\x03 \x01(\v2\x19.llmrelay.v1.RefusalDeltaH\x00R\frefusalDelta\x12*\n" +
 	"\x05usage\x18\x04 \x01(\v2\x12.llmrelay.v1.UsageH\x00R\x05usage\x12*\n" +
 	"\x03end\x18\x05 \x01(\v2\x16.llmrelay.v1.StreamEndH\x00R\x03end\x12F\n" +
-	"\x0freasoning_delta\x18\x06 \x01(\v2\x1b.llmrelay.v1.ReasoningDeltaH\x00R\x0ereasoningDeltaB\a\n" +
+	"\x0freasoning_delta\x18\x06 \x01(\v2\x1b.llmrelay.v1.ReasoningDeltaH\x00R\x0ereasoningDelta\x12@\n" +
+	"\rprovider_item\x18\a \x01(\v2\x19.llmrelay.v1.ProviderItemH\x00R\fproviderItemB\a\n" +
 	"\x05event\"\xbf\x02\n" +
 	"\fToolsRequest\x12\x19\n" +
 	"\x05model\x18\x01 \x01(\tB\x03\xe0A\x02R\x05model\x125\n" +
@@ -2705,7 +2742,7 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\x05tools\x18\x03 \x03(\v2\x11.llmrelay.v1.ToolB\x03\xe0A\x02R\x05tools\x128\n" +
 	"\aoptions\x18\x04 \x01(\v2\x1e.llmrelay.v1.GenerationOptionsR\aoptions\x12G\n" +
 	"\x10provider_options\x18\x05 \x01(\v2\x1c.llmrelay.v1.ProviderOptionsR\x0fproviderOptions\x12,\n" +
-	"\x04call\x18\x06 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\"\xf4\x03\n" +
+	"\x04call\x18\x06 \x01(\v2\x18.llmrelay.v1.CallOptionsR\x04call\"\xb6\x04\n" +
 	"\x13StreamToolsResponse\x120\n" +
 	"\x05start\x18\x01 \x01(\v2\x18.llmrelay.v1.StreamStartH\x00R\x05start\x127\n" +
 	"\n" +
@@ -2715,7 +2752,8 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\x0etool_call_done\x18\x05 \x01(\v2\x19.llmrelay.v1.ToolCallDoneH\x00R\ftoolCallDone\x12*\n" +
 	"\x05usage\x18\x06 \x01(\v2\x12.llmrelay.v1.UsageH\x00R\x05usage\x12*\n" +
 	"\x03end\x18\a \x01(\v2\x16.llmrelay.v1.StreamEndH\x00R\x03end\x12F\n" +
-	"\x0freasoning_delta\x18\b \x01(\v2\x1b.llmrelay.v1.ReasoningDeltaH\x00R\x0ereasoningDeltaB\a\n" +
+	"\x0freasoning_delta\x18\b \x01(\v2\x1b.llmrelay.v1.ReasoningDeltaH\x00R\x0ereasoningDelta\x12@\n" +
+	"\rprovider_item\x18\t \x01(\v2\x19.llmrelay.v1.ProviderItemH\x00R\fproviderItemB\a\n" +
 	"\x05event\"\xf1\x01\n" +
 	"\fEmbedRequest\x12\x19\n" +
 	"\x05model\x18\x01 \x01(\tB\x03\xe0A\x02R\x05model\x12\x1b\n" +
@@ -2929,16 +2967,17 @@ var file_llmrelay_v1_gateway_service_proto_goTypes = []any{
 	(*Usage)(nil),                     // 41: llmrelay.v1.Usage
 	(*StreamEnd)(nil),                 // 42: llmrelay.v1.StreamEnd
 	(*ReasoningDelta)(nil),            // 43: llmrelay.v1.ReasoningDelta
-	(*Tool)(nil),                      // 44: llmrelay.v1.Tool
-	(*ToolCallDelta)(nil),             // 45: llmrelay.v1.ToolCallDelta
-	(*ToolCallDone)(nil),              // 46: llmrelay.v1.ToolCallDone
-	(Protocol)(0),                     // 47: llmrelay.v1.Protocol
-	(*structpb.Struct)(nil),           // 48: google.protobuf.Struct
-	(*ToolResult)(nil),                // 49: llmrelay.v1.ToolResult
-	(ToolTimeoutAction)(0),            // 50: llmrelay.v1.ToolTimeoutAction
-	(*ToolCall)(nil),                  // 51: llmrelay.v1.ToolCall
-	(FinishReason)(0),                 // 52: llmrelay.v1.FinishReason
-	(*Cost)(nil),                      // 53: llmrelay.v1.Cost
+	(*ProviderItem)(nil),              // 44: llmrelay.v1.ProviderItem
+	(*Tool)(nil),                      // 45: llmrelay.v1.Tool
+	(*ToolCallDelta)(nil),             // 46: llmrelay.v1.ToolCallDelta
+	(*ToolCallDone)(nil),              // 47: llmrelay.v1.ToolCallDone
+	(Protocol)(0),                     // 48: llmrelay.v1.Protocol
+	(*structpb.Struct)(nil),           // 49: google.protobuf.Struct
+	(*ToolResult)(nil),                // 50: llmrelay.v1.ToolResult
+	(ToolTimeoutAction)(0),            // 51: llmrelay.v1.ToolTimeoutAction
+	(*ToolCall)(nil),                  // 52: llmrelay.v1.ToolCall
+	(FinishReason)(0),                 // 53: llmrelay.v1.FinishReason
+	(*Cost)(nil),                      // 54: llmrelay.v1.Cost
 }
 var file_llmrelay_v1_gateway_service_proto_depIdxs = []int32{
 	33, // 0: llmrelay.v1.CallOptions.timeout:type_name -> google.protobuf.Duration
@@ -2959,93 +2998,95 @@ var file_llmrelay_v1_gateway_service_proto_depIdxs = []int32{
 	41, // 15: llmrelay.v1.StreamChatResponse.usage:type_name -> llmrelay.v1.Usage
 	42, // 16: llmrelay.v1.StreamChatResponse.end:type_name -> llmrelay.v1.StreamEnd
 	43, // 17: llmrelay.v1.StreamChatResponse.reasoning_delta:type_name -> llmrelay.v1.ReasoningDelta
-	34, // 18: llmrelay.v1.ToolsRequest.messages:type_name -> llmrelay.v1.Message
-	44, // 19: llmrelay.v1.ToolsRequest.tools:type_name -> llmrelay.v1.Tool
-	35, // 20: llmrelay.v1.ToolsRequest.options:type_name -> llmrelay.v1.GenerationOptions
-	36, // 21: llmrelay.v1.ToolsRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
-	0,  // 22: llmrelay.v1.ToolsRequest.call:type_name -> llmrelay.v1.CallOptions
-	34, // 23: llmrelay.v1.ToolsResponse.message:type_name -> llmrelay.v1.Message
-	37, // 24: llmrelay.v1.ToolsResponse.meta:type_name -> llmrelay.v1.ResponseMeta
-	34, // 25: llmrelay.v1.StreamToolsRequest.messages:type_name -> llmrelay.v1.Message
-	44, // 26: llmrelay.v1.StreamToolsRequest.tools:type_name -> llmrelay.v1.Tool
-	35, // 27: llmrelay.v1.StreamToolsRequest.options:type_name -> llmrelay.v1.GenerationOptions
-	36, // 28: llmrelay.v1.StreamToolsRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
-	0,  // 29: llmrelay.v1.StreamToolsRequest.call:type_name -> llmrelay.v1.CallOptions
-	38, // 30: llmrelay.v1.StreamToolsResponse.start:type_name -> llmrelay.v1.StreamStart
-	39, // 31: llmrelay.v1.StreamToolsResponse.text_delta:type_name -> llmrelay.v1.TextDelta
-	40, // 32: llmrelay.v1.StreamToolsResponse.refusal_delta:type_name -> llmrelay.v1.RefusalDelta
-	45, // 33: llmrelay.v1.StreamToolsResponse.tool_call_delta:type_name -> llmrelay.v1.ToolCallDelta
-	46, // 34: llmrelay.v1.StreamToolsResponse.tool_call_done:type_name -> llmrelay.v1.ToolCallDone
-	41, // 35: llmrelay.v1.StreamToolsResponse.usage:type_name -> llmrelay.v1.Usage
-	42, // 36: llmrelay.v1.StreamToolsResponse.end:type_name -> llmrelay.v1.StreamEnd
-	43, // 37: llmrelay.v1.StreamToolsResponse.reasoning_delta:type_name -> llmrelay.v1.ReasoningDelta
-	36, // 38: llmrelay.v1.EmbedRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
-	0,  // 39: llmrelay.v1.EmbedRequest.call:type_name -> llmrelay.v1.CallOptions
-	11, // 40: llmrelay.v1.EmbedResponse.embeddings:type_name -> llmrelay.v1.Embedding
-	37, // 41: llmrelay.v1.EmbedResponse.meta:type_name -> llmrelay.v1.ResponseMeta
-	14, // 42: llmrelay.v1.ListModelsResponse.models:type_name -> llmrelay.v1.ModelInfo
-	15, // 43: llmrelay.v1.ModelInfo.capabilities:type_name -> llmrelay.v1.ModelCapability
-	34, // 44: llmrelay.v1.ModelInfo.context:type_name -> llmrelay.v1.Message
-	47, // 45: llmrelay.v1.ModelCapability.protocol:type_name -> llmrelay.v1.Protocol
-	48, // 46: llmrelay.v1.ModelCapability.options:type_name -> google.protobuf.Struct
-	17, // 47: llmrelay.v1.AgentRequest.setup:type_name -> llmrelay.v1.AgentSetup
-	49, // 48: llmrelay.v1.AgentRequest.tool_result:type_name -> llmrelay.v1.ToolResult
-	19, // 49: llmrelay.v1.AgentRequest.cancel:type_name -> llmrelay.v1.AgentCancel
-	34, // 50: llmrelay.v1.AgentSetup.messages:type_name -> llmrelay.v1.Message
-	44, // 51: llmrelay.v1.AgentSetup.tools:type_name -> llmrelay.v1.Tool
-	35, // 52: llmrelay.v1.AgentSetup.options:type_name -> llmrelay.v1.GenerationOptions
-	36, // 53: llmrelay.v1.AgentSetup.provider_options:type_name -> llmrelay.v1.ProviderOptions
-	0,  // 54: llmrelay.v1.AgentSetup.call:type_name -> llmrelay.v1.CallOptions
-	18, // 55: llmrelay.v1.AgentSetup.mcp_servers:type_name -> llmrelay.v1.AgentMcpServer
-	33, // 56: llmrelay.v1.AgentSetup.tool_timeout:type_name -> google.protobuf.Duration
-	50, // 57: llmrelay.v1.AgentSetup.on_tool_timeout:type_name -> llmrelay.v1.ToolTimeoutAction
-	32, // 58: llmrelay.v1.AgentMcpServer.headers:type_name -> llmrelay.v1.AgentMcpServer.HeadersEntry
-	21, // 59: llmrelay.v1.AgentResponse.setup_complete:type_name -> llmrelay.v1.AgentSetupComplete
-	8,  // 60: llmrelay.v1.AgentResponse.model:type_name -> llmrelay.v1.StreamToolsResponse
-	22, // 61: llmrelay.v1.AgentResponse.tool_call_request:type_name -> llmrelay.v1.AgentToolCallRequest
-	23, // 62: llmrelay.v1.AgentResponse.mcp_tool_execution:type_name -> llmrelay.v1.AgentMcpToolExecution
-	24, // 63: llmrelay.v1.AgentResponse.tool_call_cancellation:type_name -> llmrelay.v1.AgentToolCallCancellation
-	25, // 64: llmrelay.v1.AgentResponse.round_end:type_name -> llmrelay.v1.AgentRoundEnd
-	27, // 65: llmrelay.v1.AgentResponse.go_away:type_name -> llmrelay.v1.AgentGoAway
-	29, // 66: llmrelay.v1.AgentResponse.end:type_name -> llmrelay.v1.AgentEnd
-	28, // 67: llmrelay.v1.AgentResponse.failure:type_name -> llmrelay.v1.AgentFailure
-	44, // 68: llmrelay.v1.AgentSetupComplete.tools:type_name -> llmrelay.v1.Tool
-	51, // 69: llmrelay.v1.AgentMcpToolExecution.call:type_name -> llmrelay.v1.ToolCall
-	49, // 70: llmrelay.v1.AgentMcpToolExecution.result:type_name -> llmrelay.v1.ToolResult
-	33, // 71: llmrelay.v1.AgentMcpToolExecution.duration:type_name -> google.protobuf.Duration
-	26, // 72: llmrelay.v1.AgentRoundEnd.round:type_name -> llmrelay.v1.AgentRound
-	37, // 73: llmrelay.v1.AgentRound.meta:type_name -> llmrelay.v1.ResponseMeta
-	33, // 74: llmrelay.v1.AgentRound.tools_duration:type_name -> google.protobuf.Duration
-	34, // 75: llmrelay.v1.AgentGoAway.messages:type_name -> llmrelay.v1.Message
-	30, // 76: llmrelay.v1.AgentGoAway.meta:type_name -> llmrelay.v1.AgentMeta
-	34, // 77: llmrelay.v1.AgentFailure.messages:type_name -> llmrelay.v1.Message
-	30, // 78: llmrelay.v1.AgentFailure.meta:type_name -> llmrelay.v1.AgentMeta
-	52, // 79: llmrelay.v1.AgentEnd.finish_reason:type_name -> llmrelay.v1.FinishReason
-	34, // 80: llmrelay.v1.AgentEnd.messages:type_name -> llmrelay.v1.Message
-	30, // 81: llmrelay.v1.AgentEnd.meta:type_name -> llmrelay.v1.AgentMeta
-	41, // 82: llmrelay.v1.AgentMeta.usage:type_name -> llmrelay.v1.Usage
-	26, // 83: llmrelay.v1.AgentMeta.rounds:type_name -> llmrelay.v1.AgentRound
-	33, // 84: llmrelay.v1.AgentMeta.total_duration:type_name -> google.protobuf.Duration
-	53, // 85: llmrelay.v1.AgentMeta.cost:type_name -> llmrelay.v1.Cost
-	1,  // 86: llmrelay.v1.GatewayService.Chat:input_type -> llmrelay.v1.ChatRequest
-	3,  // 87: llmrelay.v1.GatewayService.StreamChat:input_type -> llmrelay.v1.StreamChatRequest
-	5,  // 88: llmrelay.v1.GatewayService.Tools:input_type -> llmrelay.v1.ToolsRequest
-	7,  // 89: llmrelay.v1.GatewayService.StreamTools:input_type -> llmrelay.v1.StreamToolsRequest
-	9,  // 90: llmrelay.v1.GatewayService.Embed:input_type -> llmrelay.v1.EmbedRequest
-	12, // 91: llmrelay.v1.GatewayService.ListModels:input_type -> llmrelay.v1.ListModelsRequest
-	16, // 92: llmrelay.v1.GatewayService.Agent:input_type -> llmrelay.v1.AgentRequest
-	2,  // 93: llmrelay.v1.GatewayService.Chat:output_type -> llmrelay.v1.ChatResponse
-	4,  // 94: llmrelay.v1.GatewayService.StreamChat:output_type -> llmrelay.v1.StreamChatResponse
-	6,  // 95: llmrelay.v1.GatewayService.Tools:output_type -> llmrelay.v1.ToolsResponse
-	8,  // 96: llmrelay.v1.GatewayService.StreamTools:output_type -> llmrelay.v1.StreamToolsResponse
-	10, // 97: llmrelay.v1.GatewayService.Embed:output_type -> llmrelay.v1.EmbedResponse
-	13, // 98: llmrelay.v1.GatewayService.ListModels:output_type -> llmrelay.v1.ListModelsResponse
-	20, // 99: llmrelay.v1.GatewayService.Agent:output_type -> llmrelay.v1.AgentResponse
-	93, // [93:100] is the sub-list for method output_type
-	86, // [86:93] is the sub-list for method input_type
-	86, // [86:86] is the sub-list for extension type_name
-	86, // [86:86] is the sub-list for extension extendee
-	0,  // [0:86] is the sub-list for field type_name
+	44, // 18: llmrelay.v1.StreamChatResponse.provider_item:type_name -> llmrelay.v1.ProviderItem
+	34, // 19: llmrelay.v1.ToolsRequest.messages:type_name -> llmrelay.v1.Message
+	45, // 20: llmrelay.v1.ToolsRequest.tools:type_name -> llmrelay.v1.Tool
+	35, // 21: llmrelay.v1.ToolsRequest.options:type_name -> llmrelay.v1.GenerationOptions
+	36, // 22: llmrelay.v1.ToolsRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	0,  // 23: llmrelay.v1.ToolsRequest.call:type_name -> llmrelay.v1.CallOptions
+	34, // 24: llmrelay.v1.ToolsResponse.message:type_name -> llmrelay.v1.Message
+	37, // 25: llmrelay.v1.ToolsResponse.meta:type_name -> llmrelay.v1.ResponseMeta
+	34, // 26: llmrelay.v1.StreamToolsRequest.messages:type_name -> llmrelay.v1.Message
+	45, // 27: llmrelay.v1.StreamToolsRequest.tools:type_name -> llmrelay.v1.Tool
+	35, // 28: llmrelay.v1.StreamToolsRequest.options:type_name -> llmrelay.v1.GenerationOptions
+	36, // 29: llmrelay.v1.StreamToolsRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	0,  // 30: llmrelay.v1.StreamToolsRequest.call:type_name -> llmrelay.v1.CallOptions
+	38, // 31: llmrelay.v1.StreamToolsResponse.start:type_name -> llmrelay.v1.StreamStart
+	39, // 32: llmrelay.v1.StreamToolsResponse.text_delta:type_name -> llmrelay.v1.TextDelta
+	40, // 33: llmrelay.v1.StreamToolsResponse.refusal_delta:type_name -> llmrelay.v1.RefusalDelta
+	46, // 34: llmrelay.v1.StreamToolsResponse.tool_call_delta:type_name -> llmrelay.v1.ToolCallDelta
+	47, // 35: llmrelay.v1.StreamToolsResponse.tool_call_done:type_name -> llmrelay.v1.ToolCallDone
+	41, // 36: llmrelay.v1.StreamToolsResponse.usage:type_name -> llmrelay.v1.Usage
+	42, // 37: llmrelay.v1.StreamToolsResponse.end:type_name -> llmrelay.v1.StreamEnd
+	43, // 38: llmrelay.v1.StreamToolsResponse.reasoning_delta:type_name -> llmrelay.v1.ReasoningDelta
+	44, // 39: llmrelay.v1.StreamToolsResponse.provider_item:type_name -> llmrelay.v1.ProviderItem
+	36, // 40: llmrelay.v1.EmbedRequest.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	0,  // 41: llmrelay.v1.EmbedRequest.call:type_name -> llmrelay.v1.CallOptions
+	11, // 42: llmrelay.v1.EmbedResponse.embeddings:type_name -> llmrelay.v1.Embedding
+	37, // 43: llmrelay.v1.EmbedResponse.meta:type_name -> llmrelay.v1.ResponseMeta
+	14, // 44: llmrelay.v1.ListModelsResponse.models:type_name -> llmrelay.v1.ModelInfo
+	15, // 45: llmrelay.v1.ModelInfo.capabilities:type_name -> llmrelay.v1.ModelCapability
+	34, // 46: llmrelay.v1.ModelInfo.context:type_name -> llmrelay.v1.Message
+	48, // 47: llmrelay.v1.ModelCapability.protocol:type_name -> llmrelay.v1.Protocol
+	49, // 48: llmrelay.v1.ModelCapability.options:type_name -> google.protobuf.Struct
+	17, // 49: llmrelay.v1.AgentRequest.setup:type_name -> llmrelay.v1.AgentSetup
+	50, // 50: llmrelay.v1.AgentRequest.tool_result:type_name -> llmrelay.v1.ToolResult
+	19, // 51: llmrelay.v1.AgentRequest.cancel:type_name -> llmrelay.v1.AgentCancel
+	34, // 52: llmrelay.v1.AgentSetup.messages:type_name -> llmrelay.v1.Message
+	45, // 53: llmrelay.v1.AgentSetup.tools:type_name -> llmrelay.v1.Tool
+	35, // 54: llmrelay.v1.AgentSetup.options:type_name -> llmrelay.v1.GenerationOptions
+	36, // 55: llmrelay.v1.AgentSetup.provider_options:type_name -> llmrelay.v1.ProviderOptions
+	0,  // 56: llmrelay.v1.AgentSetup.call:type_name -> llmrelay.v1.CallOptions
+	18, // 57: llmrelay.v1.AgentSetup.mcp_servers:type_name -> llmrelay.v1.AgentMcpServer
+	33, // 58: llmrelay.v1.AgentSetup.tool_timeout:type_name -> google.protobuf.Duration
+	51, // 59: llmrelay.v1.AgentSetup.on_tool_timeout:type_name -> llmrelay.v1.ToolTimeoutAction
+	32, // 60: llmrelay.v1.AgentMcpServer.headers:type_name -> llmrelay.v1.AgentMcpServer.HeadersEntry
+	21, // 61: llmrelay.v1.AgentResponse.setup_complete:type_name -> llmrelay.v1.AgentSetupComplete
+	8,  // 62: llmrelay.v1.AgentResponse.model:type_name -> llmrelay.v1.StreamToolsResponse
+	22, // 63: llmrelay.v1.AgentResponse.tool_call_request:type_name -> llmrelay.v1.AgentToolCallRequest
+	23, // 64: llmrelay.v1.AgentResponse.mcp_tool_execution:type_name -> llmrelay.v1.AgentMcpToolExecution
+	24, // 65: llmrelay.v1.AgentResponse.tool_call_cancellation:type_name -> llmrelay.v1.AgentToolCallCancellation
+	25, // 66: llmrelay.v1.AgentResponse.round_end:type_name -> llmrelay.v1.AgentRoundEnd
+	27, // 67: llmrelay.v1.AgentResponse.go_away:type_name -> llmrelay.v1.AgentGoAway
+	29, // 68: llmrelay.v1.AgentResponse.end:type_name -> llmrelay.v1.AgentEnd
+	28, // 69: llmrelay.v1.AgentResponse.failure:type_name -> llmrelay.v1.AgentFailure
+	45, // 70: llmrelay.v1.AgentSetupComplete.tools:type_name -> llmrelay.v1.Tool
+	52, // 71: llmrelay.v1.AgentMcpToolExecution.call:type_name -> llmrelay.v1.ToolCall
+	50, // 72: llmrelay.v1.AgentMcpToolExecution.result:type_name -> llmrelay.v1.ToolResult
+	33, // 73: llmrelay.v1.AgentMcpToolExecution.duration:type_name -> google.protobuf.Duration
+	26, // 74: llmrelay.v1.AgentRoundEnd.round:type_name -> llmrelay.v1.AgentRound
+	37, // 75: llmrelay.v1.AgentRound.meta:type_name -> llmrelay.v1.ResponseMeta
+	33, // 76: llmrelay.v1.AgentRound.tools_duration:type_name -> google.protobuf.Duration
+	34, // 77: llmrelay.v1.AgentGoAway.messages:type_name -> llmrelay.v1.Message
+	30, // 78: llmrelay.v1.AgentGoAway.meta:type_name -> llmrelay.v1.AgentMeta
+	34, // 79: llmrelay.v1.AgentFailure.messages:type_name -> llmrelay.v1.Message
+	30, // 80: llmrelay.v1.AgentFailure.meta:type_name -> llmrelay.v1.AgentMeta
+	53, // 81: llmrelay.v1.AgentEnd.finish_reason:type_name -> llmrelay.v1.FinishReason
+	34, // 82: llmrelay.v1.AgentEnd.messages:type_name -> llmrelay.v1.Message
+	30, // 83: llmrelay.v1.AgentEnd.meta:type_name -> llmrelay.v1.AgentMeta
+	41, // 84: llmrelay.v1.AgentMeta.usage:type_name -> llmrelay.v1.Usage
+	26, // 85: llmrelay.v1.AgentMeta.rounds:type_name -> llmrelay.v1.AgentRound
+	33, // 86: llmrelay.v1.AgentMeta.total_duration:type_name -> google.protobuf.Duration
+	54, // 87: llmrelay.v1.AgentMeta.cost:type_name -> llmrelay.v1.Cost
+	1,  // 88: llmrelay.v1.GatewayService.Chat:input_type -> llmrelay.v1.ChatRequest
+	3,  // 89: llmrelay.v1.GatewayService.StreamChat:input_type -> llmrelay.v1.StreamChatRequest
+	5,  // 90: llmrelay.v1.GatewayService.Tools:input_type -> llmrelay.v1.ToolsRequest
+	7,  // 91: llmrelay.v1.GatewayService.StreamTools:input_type -> llmrelay.v1.StreamToolsRequest
+	9,  // 92: llmrelay.v1.GatewayService.Embed:input_type -> llmrelay.v1.EmbedRequest
+	12, // 93: llmrelay.v1.GatewayService.ListModels:input_type -> llmrelay.v1.ListModelsRequest
+	16, // 94: llmrelay.v1.GatewayService.Agent:input_type -> llmrelay.v1.AgentRequest
+	2,  // 95: llmrelay.v1.GatewayService.Chat:output_type -> llmrelay.v1.ChatResponse
+	4,  // 96: llmrelay.v1.GatewayService.StreamChat:output_type -> llmrelay.v1.StreamChatResponse
+	6,  // 97: llmrelay.v1.GatewayService.Tools:output_type -> llmrelay.v1.ToolsResponse
+	8,  // 98: llmrelay.v1.GatewayService.StreamTools:output_type -> llmrelay.v1.StreamToolsResponse
+	10, // 99: llmrelay.v1.GatewayService.Embed:output_type -> llmrelay.v1.EmbedResponse
+	13, // 100: llmrelay.v1.GatewayService.ListModels:output_type -> llmrelay.v1.ListModelsResponse
+	20, // 101: llmrelay.v1.GatewayService.Agent:output_type -> llmrelay.v1.AgentResponse
+	95, // [95:102] is the sub-list for method output_type
+	88, // [88:95] is the sub-list for method input_type
+	88, // [88:88] is the sub-list for extension type_name
+	88, // [88:88] is the sub-list for extension extendee
+	0,  // [0:88] is the sub-list for field type_name
 }
 
 func init() { file_llmrelay_v1_gateway_service_proto_init() }
@@ -3066,6 +3107,7 @@ func file_llmrelay_v1_gateway_service_proto_init() {
 		(*StreamChatResponse_Usage)(nil),
 		(*StreamChatResponse_End)(nil),
 		(*StreamChatResponse_ReasoningDelta)(nil),
+		(*StreamChatResponse_ProviderItem)(nil),
 	}
 	file_llmrelay_v1_gateway_service_proto_msgTypes[8].OneofWrappers = []any{
 		(*StreamToolsResponse_Start)(nil),
@@ -3076,6 +3118,7 @@ func file_llmrelay_v1_gateway_service_proto_init() {
 		(*StreamToolsResponse_Usage)(nil),
 		(*StreamToolsResponse_End)(nil),
 		(*StreamToolsResponse_ReasoningDelta)(nil),
+		(*StreamToolsResponse_ProviderItem)(nil),
 	}
 	file_llmrelay_v1_gateway_service_proto_msgTypes[9].OneofWrappers = []any{}
 	file_llmrelay_v1_gateway_service_proto_msgTypes[16].OneofWrappers = []any{

@@ -93,10 +93,7 @@ func TestCrewGenerate(t *testing.T) {
 			finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
 			usage:    usageOf(1566, 155, 0, 0, 0),
 			extended: map[string]string{"service_tier": `"standard"`, "usage_details": `{"inference_geo":"not_available"}`},
-			warnings: []string{
-				`"server_tool_use" (tool "tool_search_tool_bm25", id srvtoolu_0176qgHeeBpSygYAnUzKHCfh`,
-				`"tool_search_tool_result" (result of srvtoolu_0176qgHeeBpSygYAnUzKHCfh`,
-			},
+			items:    []string{"server_tool_use", "tool_search_tool_result"},
 		}, 20000, 19999, time.Date(2026, 3, 8, 21, 4, 7, 0, time.UTC)},
 		// A forced tool (tool_choice get_weather) answered from a cached
 		// system prompt: 1857 tokens read, 24 uncached; the tool_use has

@@ -346,6 +346,22 @@ func convertParts(i int, m *llmrelayv1.Message, unsigned bool) ([]contentBlockPa
 				continue
 			}
 			blocks = append(blocks, b)
+		case *llmrelayv1.Part_ProviderItem:
+			// A block of an earlier answer (a server tool's call or
+			// result, a compaction): back as sent, in its place. A turn
+			// paused by pause_turn continues only with them.
+			if m.GetRole() != llmrelayv1.Role_ROLE_ASSISTANT {
+				return nil, nil, invalid(param+".provider_item", "provider items belong in assistant messages")
+			}
+			it := k.ProviderItem
+			if !isItemBlock(it.GetType()) {
+				warnings = append(warnings, provider.DroppedItemWarning(i, j, it, "the Anthropic Messages format"))
+				continue
+			}
+			if !json.Valid([]byte(it.GetJson())) {
+				return nil, nil, invalid(param+".provider_item.json", "not JSON")
+			}
+			blocks = append(blocks, contentBlockParam{Type: it.GetType(), raw: json.RawMessage(it.GetJson())})
 		case *llmrelayv1.Part_ToolResult:
 			tr := k.ToolResult
 			if tr.GetCallId() == "" {

@@ -44,7 +44,8 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	toolIDs := map[string]int{} // tool_use id (as keyed) -> its content index
 	made := map[string]bool{}   // the ids made for blocks without one
 	taken := func(id string) bool { _, ok := toolIDs[id]; return ok }
-	textLast := false // the last block that said anything was text (textRun)
+	textLast := false            // the last block that said anything was text (textRun)
+	var blocks []json.RawMessage // the content as sent, for provider items
 	for i, b := range m.Content {
 		if b.Type != "text" {
 			textLast = false
@@ -102,7 +103,27 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 			}
 			meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: %s", i, fallbackWarning(&b)))
 		default:
-			meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: content block %s", i, unsupportedBlock(&b)))
+			if !isItemBlock(b.Type) {
+				meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: content block %s", i, unsupportedBlock(&b)))
+				continue
+			}
+			if blocks == nil {
+				var err error
+				if blocks, err = rawContent(raw); err != nil || len(blocks) != len(m.Content) {
+					// The body decoded as a message a moment ago.
+					return nil, provider.BadResponse(providerName, "decode message content: %v", err)
+				}
+			}
+			js, ok := provider.ItemJSON(blocks[i])
+			if !ok {
+				return nil, provider.BadResponse(providerName, "content[%d]: the block is not a JSON object", i)
+			}
+			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ProviderItem{ProviderItem: &llmrelayv1.ProviderItem{
+				Type: b.Type, Json: js,
+			}}})
+			if note := itemNote(&b); note != "" {
+				meta.Warnings = append(meta.Warnings, fmt.Sprintf("content[%d]: content block %s", i, note))
+			}
 		}
 	}
 	cites.set(meta)
@@ -464,24 +485,8 @@ func setInputTransformations(meta *llmrelayv1.ResponseMeta, raw json.RawMessage,
 }
 
 // unsupportedBlock describes a content block type the contract has no
-// place for, for a warning. Blocks of tools Anthropic runs itself (web
-// search, code execution, MCP, tool search, ...) name the call, so the
-// warning says which one was left out.
+// place for and that is not a provider item (isItemBlock), for a warning.
 func unsupportedBlock(b *contentBlock) string {
-	switch {
-	case b.Type == "server_tool_use" || b.Type == "mcp_tool_use":
-		return fmt.Sprintf("type %q (tool %q, id %s: a tool the provider ran itself) not supported; ignored", b.Type, b.Name, b.ID)
-	case strings.HasSuffix(b.Type, "_tool_result"):
-		if failure := serverToolFailure(b); failure != "" {
-			return fmt.Sprintf("type %q (result of %s, a tool the provider ran itself, which failed: %s) not supported; ignored",
-				b.Type, b.ToolUseID, failure)
-		}
-		if files := serverToolFiles(b); files != "" {
-			return fmt.Sprintf("type %q (result of %s, a tool the provider ran itself, which wrote %s) not supported; ignored",
-				b.Type, b.ToolUseID, files)
-		}
-		return fmt.Sprintf("type %q (result of %s, a tool the provider ran itself) not supported; ignored", b.Type, b.ToolUseID)
-	}
 	return fmt.Sprintf("type %q not supported; ignored", b.Type)
 }
 

@@ -75,12 +75,7 @@ func TestRound21dWebSearchStream(t *testing.T) {
 			provider.ExtUsageDetails: `{"server_tool_use.web_search_requests":2}`,
 			"service_tier":           `"standard"`,
 		},
-		warnings: []string{
-			`content block 1: type "server_tool_use" (tool "web_search", id srvtoolu_01FYcUbzEaqqQh1WBRj1QX3h`,
-			`content block 2: type "web_search_tool_result" (result of srvtoolu_01FYcUbzEaqqQh1WBRj1QX3h`,
-			`content block 4: type "server_tool_use" (tool "web_search", id srvtoolu_01FDqc7ruGpVRoNuD5G6jkUx`,
-			`content block 5: type "web_search_tool_result" (result of srvtoolu_01FDqc7ruGpVRoNuD5G6jkUx`,
-		},
+		items: []string{"server_tool_use", "web_search_tool_result", "server_tool_use", "web_search_tool_result"},
 		cited: []citedWant{
 			{accu, []citeWant{{wsrl, "San Francisco, CA Weather Today WinterCast Local {stormName} Tracker Hourly Daily Radar MinuteCast® Monthly Air Quality Health & Activities · News · F...",
 				"https://www.accuweather.com/en/us/san-francisco/94103/september-weather/347629"}}},
@@ -152,10 +147,7 @@ func TestRound21dWebFetch(t *testing.T) {
 			provider.ExtUsageDetails: `{"server_tool_use.web_fetch_requests":1}`,
 			"service_tier":           `"standard"`,
 		},
-		warnings: []string{
-			`content[1]: content block type "server_tool_use" (tool "web_fetch", id srvtoolu_01USMZxHobeRST8aHwdVgSQR`,
-			`content[2]: content block type "web_fetch_tool_result" (result of srvtoolu_01USMZxHobeRST8aHwdVgSQR, a tool the provider ran itself)`,
-		},
+		items: []string{"server_tool_use", "web_fetch_tool_result"},
 	})
 	sent := r19bJSON(t, srv.Last(t).Body)
 	if s, ok := sent["stream"]; ok && s != false {
@@ -182,10 +174,10 @@ const r21dMCPServers = `[{"authorization_token":"<redacted>","name":"test-server
 //
 // Turn 2: the answer sent back with a second question. pydantic-ai sent the
 // thinking, the two MCP blocks (renamed: name mcp_server, server_name
-// mcp_call) and the text; ours has the thinking and the text only (the
-// contract has no place for a server-run call, so the MCP blocks were
-// dropped with a warning); the recording shows the API taking
-// pydantic-ai's fuller turn, not ours. Everything else is the recorded
+// mcp_call) and the text; ours sends the thinking, the two MCP blocks as
+// the answer had them (provider items, round 23; before, they were
+// dropped with a warning) and the text; the recording shows the API
+// taking a turn with the blocks. Everything else is the recorded
 // request. The answer: a signed thinking block and text, 5962
 // in, 296 out, no server_tool_use object at all.
 func TestRound21dMCPServers(t *testing.T) {
@@ -227,10 +219,7 @@ func TestRound21dMCPServers(t *testing.T) {
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
 		usage:    usageOf(6529, 269, 0, 0, 0),
 		extended: map[string]string{"service_tier": `"standard"`},
-		warnings: []string{
-			`content[1]: content block type "mcp_tool_use" (tool "search_repositories", id mcptoolu_01AmgVfcYg7HkjXerTSn1F93`,
-			`content[2]: content block type "mcp_tool_result" (result of mcptoolu_01AmgVfcYg7HkjXerTSn1F93, a tool the provider ran itself)`,
-		},
+		items:    []string{"mcp_tool_use", "mcp_tool_result"},
 	})
 	if _, ok := res1.Meta.GetExtended().GetFields()[provider.ExtUsageDetails]; ok {
 		t.Errorf("usage_details %v from all-zero server_tool_use counts", res1.Meta.GetExtended().GetFields()[provider.ExtUsageDetails])
@@ -247,8 +236,10 @@ func TestRound21dMCPServers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Generate 2: %v", err)
 	}
+	// The MCP blocks go back as the answer had them, in their place (as
+	// pydantic-ai's turn had them).
 	sentTurn := `{"content":[{"signature":` + r21dQuote(t, th1["signature"].(string)) + `,"thinking":` + r21dQuote(t, thinking1) + `,"type":"thinking"},` +
-		`{"text":` + r21dQuote(t, answer1) + `,"type":"text"}],"role":"assistant"}`
+		itemBlocks(t, res1.Message, 2) + `{"text":` + r21dQuote(t, answer1) + `,"type":"text"}],"role":"assistant"}`
 	r20SameFields(t, srv2.Last(t).Body, `{"max_tokens":4096,"mcp_servers":`+r21dMCPServers+`,"messages":[{"content":[{"text":"`+q1+`","type":"text"}],"role":"user"},`+
 		sentTurn+`,{"content":[{"text":"`+q2+`","type":"text"}],"role":"user"}],"model":"claude-sonnet-4-0","thinking":{"budget_tokens":3000,"type":"enabled"}}`)
 	body2 := r19bBody(t, "real_pyd_anthropic_mcp_servers_2")
@@ -317,10 +308,7 @@ func TestRound21dSearchFirstStream(t *testing.T) {
 			provider.ExtUsageDetails: `{"inference_geo":"not_available","server_tool_use.web_search_requests":1}`,
 			"service_tier":           `"standard"`,
 		},
-		warnings: []string{
-			`content block 0: type "server_tool_use" (tool "web_search", id srvtoolu_01EREVuMySuBsh5iTcXHFJ6H`,
-			`content block 1: type "web_search_tool_result" (result of srvtoolu_01EREVuMySuBsh5iTcXHFJ6H`,
-		},
+		items: []string{"server_tool_use", "web_search_tool_result"},
 		cited: []citedWant{{answer, []citeWant{{wsrl,
 			"1954 – CERN established\n\nThe European Organization for Nuclear Research, popularly known as CERN, was established by 12 European governments.\n\n",
 			"https://www.timeanddate.com/on-this-day/september/29"}}}},
@@ -464,10 +452,7 @@ func TestRound21dAdvisorRedacted(t *testing.T) {
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
 		usage:    usageOf(2482, 166, 0, 0, 71),
 		extended: map[string]string{"service_tier": `"standard"`},
-		warnings: []string{
-			`content[2]: content block type "server_tool_use" (tool "advisor", id srvtoolu_01F41jVTJWt437pMYJ8rmuGn: a tool the provider ran itself) not supported; ignored`,
-			`content[3]: content block type "advisor_tool_result" (result of srvtoolu_01F41jVTJWt437pMYJ8rmuGn, a tool the provider ran itself) not supported; ignored`,
-		},
+		items:    []string{"server_tool_use", "advisor_tool_result"},
 	})
 	details, _ := res.Meta.GetExtended().AsMap()[provider.ExtUsageDetails].(map[string]any)
 	its, _ := details["iterations"].([]any)
@@ -570,8 +555,9 @@ func TestRound21dOpus48NoThinking(t *testing.T) {
 // meta.extended; 1983 in, 85 out; inference_geo "not_available". Turn 2
 // asks again in the same container: pydantic-ai sent the container id at
 // the top level (we send it through extra_body: the contract has no field
-// for it) and the turn's server blocks; ours has the text only (the
-// blocks were dropped with their warnings), the rest as recorded. The
+// for it) and the turn's server blocks; ours sends the server blocks too
+// (provider items, round 23; before, they were dropped with their
+// warnings) and the text, the rest as recorded. The
 // answer runs in the same container, its expiry pushed to 08:17:17; 2219
 // in, 85 out.
 func TestRound21dContainerReuse(t *testing.T) {
@@ -603,10 +589,7 @@ func TestRound21dContainerReuse(t *testing.T) {
 			"service_tier":           `"standard"`,
 			provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
 		},
-		warnings: []string{
-			`content[0]: content block type "server_tool_use" (tool "code_execution", id srvtoolu_018jG85HfqPrf3Sqs4TKGSqW`,
-			`content[1]: content block type "code_execution_tool_result" (result of srvtoolu_018jG85HfqPrf3Sqs4TKGSqW, a tool the provider ran itself)`,
-		},
+		items: []string{"server_tool_use", "code_execution_tool_result"},
 	})
 	const head = `{"max_tokens":4096,"model":"claude-sonnet-4-5","system":"` + system + `","tool_choice":{"type":"auto"},"tools":` + tools + `,` +
 		`"messages":[{"content":[{"text":"` + q1 + `","type":"text"}],"role":"user"}`
@@ -629,13 +612,10 @@ func TestRound21dContainerReuse(t *testing.T) {
 			"service_tier":           `"standard"`,
 			provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
 		},
-		warnings: []string{
-			`content[0]: content block type "server_tool_use" (tool "code_execution", id srvtoolu_01TTbZCiryn9gpeCLSZdhs8z`,
-			`content[1]: content block type "code_execution_tool_result" (result of srvtoolu_01TTbZCiryn9gpeCLSZdhs8z, a tool the provider ran itself)`,
-		},
+		items: []string{"server_tool_use", "code_execution_tool_result"},
 	})
 	r20SameFields(t, srv2.Last(t).Body, strings.Replace(head, `{"max_tokens"`, `{"container":"container_011CaLHz8ZTgxUq8TeCULao8","max_tokens"`, 1)+
-		`,{"content":[{"text":"3 × 12,390 = **37,170**","type":"text"}],"role":"assistant"},{"content":[{"text":"`+q2+`","type":"text"}],"role":"user"}]}`)
+		`,{"content":[`+itemBlocks(t, res1.Message, 2)+`{"text":"3 × 12,390 = **37,170**","type":"text"}],"role":"assistant"},{"content":[{"text":"`+q2+`","type":"text"}],"role":"user"}]}`)
 	providertest.Golden(t, "testdata/real_pyd_anthropic_code_execution_tool_container_reuse_2.golden", renderResult(t, res2))
 }
 
@@ -672,7 +652,7 @@ func TestRound21dCompactionUnary(t *testing.T) {
 		extended: map[string]string{
 			"service_tier": `"standard"`,
 		},
-		warnings: []string{`content[0]: content block type "compaction" not supported; ignored`},
+		items: []string{"compaction"},
 	})
 	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
 }
@@ -742,10 +722,7 @@ func TestRound21dMCPServersStream(t *testing.T) {
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
 		usage:    usageOf(64084, 384, 0, 0, 0),
 		extended: map[string]string{"service_tier": `"standard"`},
-		warnings: []string{
-			`content block 1: type "mcp_tool_use" (tool "search_repositories", id mcptoolu_01TRFAY96u5EJD81iQwJqcBM`,
-			`content block 2: type "mcp_tool_result" (result of mcptoolu_01TRFAY96u5EJD81iQwJqcBM`,
-		},
+		items:    []string{"mcp_tool_use", "mcp_tool_result"},
 	})
 	if _, ok := f.meta.GetExtended().GetFields()[provider.ExtUsageDetails]; ok {
 		t.Errorf("usage_details %v from all-zero server_tool_use counts", f.meta.GetExtended().GetFields()[provider.ExtUsageDetails])
@@ -1503,10 +1480,7 @@ func TestRound21dAdvisorReplay(t *testing.T) {
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
 		usage:    usageOf(2417, 133, 0, 0, 55),
 		extended: map[string]string{"service_tier": `"standard"`},
-		warnings: []string{
-			`content[2]: content block type "server_tool_use" (tool "advisor", id srvtoolu_012xj8SM7Gg8HKKmpPDuKHvs: a tool the provider ran itself) not supported; ignored`,
-			`content[3]: content block type "advisor_tool_result" (result of srvtoolu_012xj8SM7Gg8HKKmpPDuKHvs, a tool the provider ran itself) not supported; ignored`,
-		},
+		items:    []string{"server_tool_use", "advisor_tool_result"},
 	})
 	details, _ := res1.Meta.GetExtended().AsMap()[provider.ExtUsageDetails].(map[string]any)
 	its, _ := details["iterations"].([]any)
@@ -1523,7 +1497,7 @@ func TestRound21dAdvisorReplay(t *testing.T) {
 		t.Fatalf("Generate 2: %v", err)
 	}
 	r20SameFields(t, srv2.Last(t).Body, `{"max_tokens":4096,"messages":[`+user+`,{"content":[{"signature":"`+sig+`","thinking":"","type":"thinking"},`+
-		`{"text":`+r21dQuote(t, task)+`,"type":"text"},{"text":"2 + 2 = 4.","type":"text"}],"role":"assistant"},`+
+		`{"text":`+r21dQuote(t, task)+`,"type":"text"},`+itemBlocks(t, res1.Message, 2)+`{"text":"2 + 2 = 4.","type":"text"}],"role":"assistant"},`+
 		`{"content":[{"text":"`+q2+`","type":"text"}],"role":"user"}],"model":"claude-sonnet-5","tools":`+tools+`}`)
 	checkLLMWant(t, "turn 2", res2.Message, res2.Meta, llmWant{
 		parts:      []*llmrelayv1.Part{text("2 + 2 + 1 = 5.")},
@@ -1614,12 +1588,29 @@ func TestRound21dHaikuCodeExecutionStream(t *testing.T) {
 			"service_tier":           `"standard"`,
 			provider.ExtUsageDetails: `{"inference_geo":"not_available"}`,
 		},
-		warnings: []string{`"server_tool_use" (tool "bash_code_execution", id srvtoolu_01RHXY75CdGPJv7pqcpC8kcG`,
-			`"bash_code_execution_tool_result" (result of srvtoolu_01RHXY75CdGPJv7pqcpC8kcG`},
+		items: []string{"server_tool_use", "bash_code_execution_tool_result"},
 	})
 	if n := countKind(evs, provider.EventToolCall) + countKind(evs, provider.EventToolCallEnd) + countKind(evs, provider.EventToolCallCut); n != 0 {
 		t.Errorf("%d tool-call events, want none (the API ran the code)", n)
 	}
 	r20SameFields(t, srv.Last(t).Body, `{"max_tokens":4096,"messages":[{"content":[{"text":"Use code execution to print 2 + 2.","type":"text"}],"role":"user"}],`+
 		`"model":"claude-haiku-4-5-20251001","stream":true,"tool_choice":{"type":"any"},"tools":[{"name":"code_execution","type":"code_execution_20260120"}]}`)
+}
+
+// itemBlocks is the JSON of msg's provider items, each followed by a
+// comma, as a request sends them back; there must be n.
+func itemBlocks(t *testing.T, msg *llmrelayv1.Message, n int) string {
+	t.Helper()
+	var b strings.Builder
+	got := 0
+	for _, p := range msg.GetParts() {
+		if it := p.GetProviderItem(); it != nil {
+			b.WriteString(it.GetJson() + ",")
+			got++
+		}
+	}
+	if got != n {
+		t.Fatalf("%d provider items, want %d", got, n)
+	}
+	return b.String()
 }

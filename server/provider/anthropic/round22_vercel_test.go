@@ -143,8 +143,8 @@ func TestRound22VercelWebFetchErrorThenClientTool(t *testing.T) {
 			"service_tier":           `"standard"`,
 			provider.ExtUsageDetails: `{"inference_geo":"not_available","server_tool_use.web_fetch_requests":1}`,
 		},
+		items: []string{"server_tool_use", "web_fetch_tool_result"},
 		warnings: []string{
-			`content block 1: type "server_tool_use" (tool "web_fetch", id srvtoolu_01J1EKYpi3LLtWHmtZnY1gto`,
 			`content block 2: type "web_fetch_tool_result" (result of srvtoolu_01J1EKYpi3LLtWHmtZnY1gto, a tool the provider ran itself, which failed: web_fetch_tool_result_error "url_not_accessible")`,
 		},
 	})
@@ -162,7 +162,12 @@ func TestRound22VercelWebFetchErrorThenClientTool(t *testing.T) {
 	}
 	msgs, _ := json.Marshal(r19bJSON(t, body)["messages"])
 	want := `[{"content":[{"text":"Run web_fetch and then display_products.","type":"text"}],"role":"user"},` +
-		`{"content":[{"text":` + jsonQuote(t, text1) + `,"type":"text"},{"text":` + jsonQuote(t, text2) + `,"type":"text"},` +
+		`{"content":[{"text":` + jsonQuote(t, text1) + `,"type":"text"},` +
+		// The server tool's call (its input rebuilt from the
+		// input_json_delta pieces) and failed result, in their place.
+		`{"id":"srvtoolu_01J1EKYpi3LLtWHmtZnY1gto","input":{"url":"https://httpbin.org/status/500"},"name":"web_fetch","type":"server_tool_use"},` +
+		`{"caller":{"type":"direct"},"content":{"error_code":"url_not_accessible","type":"web_fetch_tool_result_error"},"tool_use_id":"srvtoolu_01J1EKYpi3LLtWHmtZnY1gto","type":"web_fetch_tool_result"},` +
+		`{"text":` + jsonQuote(t, text2) + `,"type":"text"},` +
 		`{"id":"toolu_01FUuDcCDweLziH8QvQFQLtV","input":{},"name":"display_products","type":"tool_use"}],"role":"assistant"},` +
 		`{"content":[{"content":"{\"displayed\":true}","tool_use_id":"toolu_01FUuDcCDweLziH8QvQFQLtV","type":"tool_result"}],"role":"user"}]`
 	if !sameJSON(t, string(msgs), want) {

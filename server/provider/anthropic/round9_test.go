@@ -108,8 +108,8 @@ func TestRound9ServerToolFailure(t *testing.T) {
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
 		usage:    usageOf(1902, 214, 0, 0, 0),
 		extended: map[string]string{"service_tier": `"standard"`, "usage_details": `{"server_tool_use.web_fetch_requests":1}`},
+		items:    []string{"server_tool_use", "web_fetch_tool_result"},
 		warnings: []string{
-			`content[1]: content block type "server_tool_use" (tool "web_fetch", id srvtoolu_013gia34XNKyTfwHxaPCKEVd`,
 			`content[2]: content block type "web_fetch_tool_result" (result of srvtoolu_013gia34XNKyTfwHxaPCKEVd, a tool the provider ran itself, which failed: web_fetch_tool_result_error "unavailable")`,
 		},
 	})
@@ -126,13 +126,13 @@ func TestServerToolFailureWarnings(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ block, want string }{
 		{`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_9Kq","content":{"type":"web_search_tool_result_error","error_code":"max_uses_exceeded"}}`,
-			`type "web_search_tool_result" (result of srvtoolu_9Kq, a tool the provider ran itself, which failed: web_search_tool_result_error "max_uses_exceeded") not supported; ignored`},
+			`type "web_search_tool_result" (result of srvtoolu_9Kq, a tool the provider ran itself, which failed: web_search_tool_result_error "max_uses_exceeded"); kept as a provider item`},
 		{`{"type":"code_execution_tool_result","tool_use_id":"srvtoolu_2Lp","content":{"type":"code_execution_tool_result_error"}}`,
-			`type "code_execution_tool_result" (result of srvtoolu_2Lp, a tool the provider ran itself, which failed: code_execution_tool_result_error) not supported; ignored`},
+			`type "code_execution_tool_result" (result of srvtoolu_2Lp, a tool the provider ran itself, which failed: code_execution_tool_result_error); kept as a provider item`},
 		{`{"type":"mcp_tool_result","tool_use_id":"mcptoolu_7Xc","is_error":true,"content":[{"type":"text","text":"boom"}]}`,
-			`type "mcp_tool_result" (result of mcptoolu_7Xc, a tool the provider ran itself, which failed: is_error) not supported; ignored`},
+			`type "mcp_tool_result" (result of mcptoolu_7Xc, a tool the provider ran itself, which failed: is_error); kept as a provider item`},
 		{`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_4Tn","content":[{"type":"web_search_result","url":"https://example.com","title":"x","encrypted_content":"Eq"}]}`,
-			`type "web_search_tool_result" (result of srvtoolu_4Tn, a tool the provider ran itself) not supported; ignored`},
+			""},
 	}
 	for _, tc := range cases {
 		// Unary.
@@ -142,8 +142,12 @@ func TestServerToolFailureWarnings(t *testing.T) {
 		if err != nil {
 			t.Fatalf("decode: %v", err)
 		}
-		if w := res.Meta.GetWarnings(); len(w) != 1 || w[0] != "content[0]: content block "+tc.want {
+		if w := res.Meta.GetWarnings(); (tc.want == "" && len(w) != 0) || (tc.want != "" && (len(w) != 1 || w[0] != "content[0]: content block "+tc.want)) {
 			t.Errorf("unary warnings %q, want %q", w, tc.want)
+		}
+		// The block is kept as sent, before the text.
+		if it := res.Message.GetParts()[0].GetProviderItem(); it.GetJson() != tc.block {
+			t.Errorf("unary parts %v, want the block first as sent", res.Message.GetParts())
 		}
 		// Streamed.
 		sse := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01Rn9\",\"model\":\"claude-sonnet-4-5\",\"usage\":{\"input_tokens\":3}}}\n\n" +
@@ -155,8 +159,12 @@ func TestServerToolFailureWarnings(t *testing.T) {
 		if err != nil {
 			t.Fatalf("stream: %v", err)
 		}
-		if w := foldEvents(t, evs).meta.GetWarnings(); len(w) != 1 || w[0] != "content block 0: "+tc.want {
+		f := foldEvents(t, evs)
+		if w := f.meta.GetWarnings(); (tc.want == "" && len(w) != 0) || (tc.want != "" && (len(w) != 1 || w[0] != "content block 0: "+tc.want)) {
 			t.Errorf("stream warnings %q, want %q", w, tc.want)
+		}
+		if it := f.message.GetParts()[0].GetProviderItem(); it.GetJson() != tc.block {
+			t.Errorf("stream parts %v, want the block as sent", f.message.GetParts())
 		}
 	}
 }

@@ -51,6 +51,9 @@ type blockState struct {
 	index        int
 	cites        []any
 	citesDropped bool
+	// item is a provider item block's state (isItemBlock), relayed whole
+	// at its content_block_stop.
+	item *itemState
 }
 
 // stream reads an Anthropic SSE stream: message_start,
@@ -239,9 +242,25 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		// turn, e.g. programmatic tool calling: code execution results
 		// and a tool_use the code made), and even with its stop reason:
 		// each block is converted as if started and stopped at its index.
+		var blocks []json.RawMessage // the content as sent, for provider items
 		for i := range ev.Message.Content {
 			idx := i
-			if err := s.blockStart(streamEvent{Index: &idx, ContentBlock: &ev.Message.Content[i]}); err != nil {
+			start := streamEvent{Index: &idx, ContentBlock: &ev.Message.Content[i]}
+			if isItemBlock(start.ContentBlock.Type) {
+				if blocks == nil {
+					var v struct {
+						Message struct {
+							Content []json.RawMessage `json:"content"`
+						} `json:"message"`
+					}
+					if err := json.Unmarshal(data, &v); err != nil || len(v.Message.Content) != len(ev.Message.Content) {
+						return provider.BadResponse(providerName, "decode message_start content: %v", err)
+					}
+					blocks = v.Message.Content
+				}
+				start.rawBlock = blocks[i]
+			}
+			if err := s.blockStart(start); err != nil {
 				return err
 			}
 			if err := s.blockStop(streamEvent{Index: &idx}); err != nil {
@@ -252,6 +271,16 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 			s.finish(string(*ev.Message.StopReason), ev.Message.StopSequence, ev.Message.StopDetails, nil)
 		}
 	case "content_block_start":
+		if ev.ContentBlock != nil && isItemBlock(ev.ContentBlock.Type) {
+			var v struct {
+				ContentBlock json.RawMessage `json:"content_block"`
+			}
+			if err := json.Unmarshal(data, &v); err != nil {
+				// The event decoded a moment ago.
+				return provider.BadResponse(providerName, "decode content_block_start: %v", err)
+			}
+			ev.rawBlock = v.ContentBlock
+		}
 		return s.blockStart(ev)
 	case "content_block_delta":
 		return s.blockDelta(ev)
@@ -280,6 +309,9 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		s.updateUsage(ev.Usage)
 	case "message_stop":
 		s.done = true
+		// Provider items whose content_block_stop never came are whole
+		// as far as the provider said: relayed in block order.
+		s.endOpenItems()
 		// No stop reason came (or it came before the block): the call
 		// stands as it stopped, and so do calls whose
 		// content_block_stop never came.
@@ -413,6 +445,10 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 	// Another block follows the held call: it was not the one being
 	// written when the answer stopped.
 	s.releaseEnd("")
+	// Blocks come one after another: a provider item block still open
+	// (its content_block_stop never came) ends here, so that it keeps its
+	// place before this block.
+	s.endOpenItems()
 	if len(s.blocks) >= maxBlocks {
 		return provider.BadResponse(providerName, "more than %d content blocks", maxBlocks)
 	}
@@ -494,7 +530,14 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 		provider.SetExtended(meta, extFallback, s.fallbacks)
 		s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	default:
-		s.warn("content block %d: %s", idx, unsupportedBlock(cb))
+		if !isItemBlock(cb.Type) {
+			s.warn("content block %d: %s", idx, unsupportedBlock(cb))
+			break
+		}
+		b.item, b.index = &itemState{start: ev.rawBlock}, idx
+		if note := itemNote(cb); note != "" {
+			s.warn("content block %d: %s", idx, note)
+		}
 	}
 	return nil
 }
@@ -522,16 +565,27 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 			b = &blockState{typ: "text"}
 			s.blocks[idx] = b
 			s.releaseEnd("") // a block follows the held call
+			s.endOpenItems()
 			s.warn("text_delta for content block %d, which was never started; kept as text", idx)
 		}
 		if text := s.join(b, idx, ev.Delta.Text, s.rawText); text != "" {
 			s.emitText(b, text)
 		}
 	case "input_json_delta":
-		if b != nil && b.typ != "tool_use" && b.typ != "text" && b.typ != "thinking" && b.typ != "redacted_thinking" {
+		if b != nil && b.item != nil {
 			// The input of a tool Anthropic runs itself (server_tool_use:
 			// web search, code execution, tool search; mcp_tool_use): not
-			// a client call, and not in the normalized stream.
+			// a client call; it goes in the block's provider item.
+			b.item.input.WriteString(ev.Delta.PartialJSON)
+			b.item.gotInput = true
+			return nil
+		}
+		if b != nil && b.typ != "tool_use" && b.typ != "text" && b.typ != "thinking" && b.typ != "redacted_thinking" {
+			// A block of a type not kept, or a provider item already
+			// relayed (a piece after its end): nothing to add to.
+			if isItemBlock(b.typ) {
+				s.warn("input_json_delta after the end of content block %d (%s, already relayed); dropped", idx, b.typ)
+			}
 			return nil
 		}
 		if b == nil || b.typ != "tool_use" {
@@ -566,6 +620,22 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 				Index: b.reasoningIndex, Text: thinking, Signature: ev.Delta.Signature,
 			}})
 		}
+	case "compaction_delta":
+		if b == nil || b.typ != "compaction" {
+			return provider.BadResponse(providerName, "compaction_delta for content block %d, which is not a started compaction block", idx)
+		}
+		if b.item == nil {
+			s.warn("compaction_delta after the end of content block %d (already relayed); dropped", idx)
+			return nil
+		}
+		if ev.Delta.Content != nil {
+			b.item.content.WriteString(*ev.Delta.Content)
+			b.item.gotContent = true
+		}
+		if ev.Delta.EncryptedContent != nil {
+			e := *ev.Delta.EncryptedContent
+			b.item.encrypted = &e
+		}
 	case "citations_delta":
 		// A citation of a text block (web search, documents): kept as
 		// sent in meta.extended.citations with the block's text.
@@ -583,6 +653,7 @@ func (s *stream) blockDelta(ev streamEvent) *provider.Error {
 			b = &blockState{typ: "text"}
 			s.blocks[idx] = b
 			s.releaseEnd("") // a block follows the held call
+			s.endOpenItems()
 			s.warn("citations_delta for content block %d, which was never started; kept with the text that follows", idx)
 			s.addCitations(b, idx, c)
 		case b.ended && b.cites == nil:
@@ -609,6 +680,10 @@ func (s *stream) blockStop(ev streamEvent) *provider.Error {
 	if b.cites == nil {
 		// An uncited block's text is not needed any more.
 		b.text = nil
+	}
+	if b.item != nil {
+		s.emitItem(b)
+		return nil
 	}
 	if b.typ != "tool_use" {
 		return nil
@@ -805,4 +880,33 @@ func (s *stream) emitArgs(b *blockState, args string) {
 		CallID: b.callID, Index: b.toolIndex, Name: b.name, Arguments: args,
 	}})
 	b.name = ""
+}
+
+// emitItem relays provider item block b, ended, whole (itemState.item).
+// One the stream made unreadable (its input_json_delta text is not JSON)
+// is not relayed, with a warning.
+func (s *stream) emitItem(b *blockState) {
+	it, err := b.item.item(b.typ)
+	b.item = nil
+	if err != nil {
+		s.warn("content block %d: block %q could not be rebuilt (%v); not relayed", b.index, b.typ, err)
+		return
+	}
+	s.emit(&provider.Event{Kind: provider.EventProviderItem, Item: it})
+}
+
+// endOpenItems ends the provider item blocks still open at message_stop,
+// in block order.
+func (s *stream) endOpenItems() {
+	var open []*blockState
+	for _, b := range s.blocks {
+		if b.item != nil && !b.ended {
+			open = append(open, b)
+		}
+	}
+	slices.SortFunc(open, func(a, b *blockState) int { return a.index - b.index })
+	for _, b := range open {
+		b.ended = true
+		s.emitItem(b)
+	}
 }

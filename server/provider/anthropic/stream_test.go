@@ -69,6 +69,8 @@ func renderEvents(t *testing.T, evs []*provider.Event, err error) []byte {
 		case provider.EventReasoning:
 			r := ev.Reasoning
 			fmt.Fprintf(&b, "reasoning index=%d redacted=%v id=%q text=%s signature=%s\n", r.Index, r.Redacted, r.ID, strconv.Quote(r.Text), strconv.Quote(r.Signature))
+		case provider.EventProviderItem:
+			fmt.Fprintf(&b, "provider_item type=%s json=%s\n", ev.Item.Type, ev.Item.JSON)
 		default:
 			fmt.Fprintf(&b, "unknown kind %d\n", ev.Kind)
 		}
@@ -118,6 +120,7 @@ func foldEvents(t *testing.T, evs []*provider.Event) folded {
 		text      *strings.Builder
 		callID    string
 		reasoning *reasoning
+		item      *llmrelayv1.ProviderItem
 	}
 	var segs []*seg
 	calls := map[string]*call{}
@@ -185,11 +188,15 @@ func foldEvents(t *testing.T, evs []*provider.Event) folded {
 			c.cut = ev.Kind == provider.EventToolCallCut
 		case provider.EventUsage:
 			meta.Usage = ev.Usage
+		case provider.EventProviderItem:
+			segs = append(segs, &seg{item: &llmrelayv1.ProviderItem{Type: ev.Item.Type, Json: ev.Item.JSON}})
 		}
 	}
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT}
 	for _, sg := range segs {
 		switch {
+		case sg.item != nil:
+			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ProviderItem{ProviderItem: sg.item}})
 		case sg.text != nil:
 			msg.Parts = append(msg.Parts, text(sg.text.String()))
 		case sg.reasoning != nil:
@@ -224,6 +231,8 @@ func accumulate(t *testing.T, evs []*provider.Event) *llmrelayv1.Message {
 		case provider.EventReasoning:
 			r := ev.Reasoning
 			err = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(r.Index), Text: r.Text, Signature: r.Signature, Redacted: r.Redacted, Id: r.ID})
+		case provider.EventProviderItem:
+			err = acc.AddProviderItem(&llmrelayv1.ProviderItem{Type: ev.Item.Type, Json: ev.Item.JSON})
 		case provider.EventToolCall:
 			d := ev.ToolCall
 			err = acc.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: d.CallID, Index: int32(d.Index), Name: d.Name, ArgumentsDelta: d.Arguments, Signature: d.Signature})
@@ -510,9 +519,12 @@ func TestStreamUnknownEventsSkipped(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := foldEvents(t, evs)
-	// One warning for the unsupported block type, one for the text of a
-	// block that was never started.
-	if w := f.meta.GetWarnings(); len(w) != 2 || !strings.Contains(w[1], "content block 1, which was never started") || f.message.GetParts()[0].GetText() != "hi" {
+	// The server block is kept as sent, in its place (ended when the next
+	// block began); one warning for the text of a block that was never
+	// started.
+	parts := f.message.GetParts()
+	if w := f.meta.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "content block 1, which was never started") || len(parts) != 2 ||
+		parts[0].GetProviderItem().GetJson() != `{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}` || parts[1].GetText() != "hi" {
 		t.Errorf("folded = %v / %v", f.message, f.meta)
 	}
 }
@@ -535,10 +547,13 @@ func TestServerToolStream(t *testing.T) {
 	}
 	f := foldEvents(t, evs)
 	parts := f.message.GetParts()
-	if len(parts) != 2 || parts[0].GetText() != "Great! I found a weather tool. Let me get the current weather data for San Francisco." {
+	// The tool search's call and result are provider items, in their
+	// place before the text.
+	if len(parts) != 4 || parts[0].GetProviderItem().GetType() != "server_tool_use" || parts[1].GetProviderItem().GetType() != "tool_search_tool_result" ||
+		parts[2].GetText() != "Great! I found a weather tool. Let me get the current weather data for San Francisco." {
 		t.Fatalf("parts %v", parts)
 	}
-	if tc := parts[1].GetToolCall(); tc.GetCallId() != "toolu_01UmPwkecewaEpMupy2ywk8b" || tc.GetName() != "get_temp_data" ||
+	if tc := parts[3].GetToolCall(); tc.GetCallId() != "toolu_01UmPwkecewaEpMupy2ywk8b" || tc.GetName() != "get_temp_data" ||
 		tc.GetArguments() != `{"location": "San Francisco, CA"}` || !tc.GetArgumentsValid() {
 		t.Errorf("call %v", tc)
 	}

@@ -57,6 +57,19 @@ type contentBlockParam struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   *string         `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
+	// raw is a provider item's block (Part.provider_item), sent as it
+	// is instead of the fields above; Type repeats its type.
+	raw json.RawMessage
+}
+
+// MarshalJSON encodes a provider item's block as sent, any other block
+// from its fields.
+func (b *contentBlockParam) MarshalJSON() ([]byte, error) {
+	if b.raw != nil {
+		return b.raw, nil
+	}
+	type fields contentBlockParam
+	return json.Marshal((*fields)(b))
 }
 
 // imageSource is the source of an image or document block: {type: base64,
@@ -376,6 +389,9 @@ type streamEvent struct {
 	// ContextManagement is message_delta's report of the context edits
 	// applied (see messageResponse).
 	ContextManagement json.RawMessage `json:"context_management"`
+	// rawBlock is a provider item's content block as sent (not decoded:
+	// set from the event's bytes when ContentBlock is one).
+	rawBlock json.RawMessage
 }
 
 // streamDelta is the `delta` of content_block_delta (Type set: text_delta,
@@ -397,4 +413,9 @@ type streamDelta struct {
 	Container json.RawMessage `json:"container"`
 	// Citation is a citations_delta's citation of its text block.
 	Citation json.RawMessage `json:"citation"`
+	// Content and EncryptedContent are a compaction_delta's pieces of a
+	// compaction block (the summary, joined; the opaque state, the last
+	// one sent).
+	Content          *string `json:"content"`
+	EncryptedContent *string `json:"encrypted_content"`
 }

@@ -508,6 +508,14 @@ func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini
 			}
 			t := r.GetText()
 			out = append(out, part{Text: &t, Thought: true, ThoughtSignature: r.GetSignature()})
+		case *llmrelayv1.Part_ProviderItem:
+			// A code execution part of an earlier answer: back as it
+			// came, in its place.
+			if p, ok := codePart(k.ProviderItem); ok {
+				out = append(out, p)
+				continue
+			}
+			warn("%s", provider.DroppedItemWarning(mi, pi, k.ProviderItem, "Gemini"))
 		case *llmrelayv1.Part_ToolCall:
 			tc := k.ToolCall
 			if tc.GetName() == "" {
@@ -834,4 +842,29 @@ func inCallOrder(parts []part) {
 		turn = fr.call.turn
 	}
 	slices.SortStableFunc(parts, func(a, b part) int { return a.FunctionResponse.call.pos - b.FunctionResponse.call.pos })
+}
+
+// codePart is the request part of a code execution provider item
+// (codeItem); ok is false for an item of another type, or one without
+// its kind's object.
+func codePart(it *llmrelayv1.ProviderItem) (part, bool) {
+	var v struct {
+		ExecutableCode      json.RawMessage `json:"executableCode"`
+		CodeExecutionResult json.RawMessage `json:"codeExecutionResult"`
+		Thought             bool            `json:"thought"`
+		ThoughtSignature    string          `json:"thoughtSignature"`
+	}
+	if json.Unmarshal([]byte(it.GetJson()), &v) != nil {
+		return part{}, false
+	}
+	p := part{Thought: v.Thought, ThoughtSignature: v.ThoughtSignature}
+	switch {
+	case it.GetType() == "executableCode" && present(v.ExecutableCode):
+		p.ExecutableCode = v.ExecutableCode
+	case it.GetType() == "codeExecutionResult" && present(v.CodeExecutionResult):
+		p.CodeExecutionResult = v.CodeExecutionResult
+	default:
+		return part{}, false
+	}
+	return p, true
 }

@@ -343,6 +343,7 @@ const (
 	itemText itemKind = iota + 1
 	itemCall
 	itemReasoning
+	itemProvider
 )
 
 // item is one converted output piece: text, a whole tool call, or a piece
@@ -352,6 +353,8 @@ type item struct {
 	text      string
 	call      *llmrelayv1.ToolCall
 	reasoning provider.ReasoningDelta
+	// pitem is an itemProvider's item (codeItem).
+	pitem provider.ProviderItem
 	// cut: the call was still being streamed (willContinue) when the
 	// answer ended; its arguments are partial (call.ArgumentsValid false)
 	// and cut says why.
@@ -405,7 +408,15 @@ func (a *answer) convert(out []item, parts []respPart, final bool, finish string
 			}
 			continue
 		}
-		if kind := unsupportedPartKind(&pt); kind != "" && pt.FunctionCall == nil {
+		if it, ok := codeItem(&pt); ok && pt.FunctionCall == nil {
+			// Code execution, a tool Gemini runs itself: the part as it
+			// came (its thoughtSignature with it), to go back unchanged.
+			a.openThought = false
+			out = append(out, item{kind: itemProvider, pitem: it})
+			if pt.Text == nil || *pt.Text == "" {
+				continue
+			}
+		} else if kind := unsupportedPartKind(&pt); kind != "" && pt.FunctionCall == nil {
 			// Never dropped silently: reported once per kind and answer
 			// (Gemini's code execution sends several such parts); a
 			// built-in tool's call or result once per tool call, named.
@@ -651,6 +662,10 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 			if it.cut != "" {
 				meta.Warnings = append(meta.Warnings, it.cut)
 			}
+		case itemProvider:
+			flush()
+			cur = nil
+			msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ProviderItem{ProviderItem: &llmrelayv1.ProviderItem{Type: it.pitem.Type, Json: it.pitem.JSON}}})
 		case itemReasoning:
 			flush()
 			if cur == nil || curIndex != it.reasoning.Index {

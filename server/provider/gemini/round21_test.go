@@ -229,8 +229,8 @@ func TestRound21URLContext(t *testing.T) {
 // TestRound21CodeExecution: gemini-2.5-pro (January 2026) with
 // codeExecution, unary: an executableCode part (PYTHON, pytz), its
 // codeExecutionResult (OUTCOME_OK, "Friday, January 30, 2026\n"), then
-// the text. The contract has no place for the code or its output: one
-// warning each, the text kept. Usage: 15 prompt + 429 tool-use prompt
+// the text. The code and its output are provider items, as they came
+// (round 23; before, a warning each), the text kept. Usage: 15 prompt + 429 tool-use prompt
 // tokens in, 75 + 343 thought tokens out, 862 total.
 func TestRound21CodeExecution(t *testing.T) {
 	t.Parallel()
@@ -238,7 +238,11 @@ func TestRound21CodeExecution(t *testing.T) {
 	req := r21User("gemini-2.5-pro", "You are a helpful chatbot.", msg(llmrelayv1.Role_ROLE_USER, text("What day is today in Utrecht?")))
 	req.ProviderOptions = &llmrelayv1.ProviderOptions{ExtraBody: `{"tools":[{"codeExecution":{}}],"generationConfig":{"responseModalities":["TEXT"]}}`}
 	res, srv := r21Unary(t, name, req)
-	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("Today in Utrecht is Friday, January 30, 2026.")); !proto.Equal(res.Message, want) {
+	if p := res.Message.GetParts(); len(p) != 3 || p[0].GetProviderItem().GetType() != "executableCode" || p[1].GetProviderItem().GetType() != "codeExecutionResult" ||
+		!strings.Contains(p[1].GetProviderItem().GetJson(), `"outcome":"OUTCOME_OK"`) || p[2].GetText() != "Today in Utrecht is Friday, January 30, 2026." {
+		t.Errorf("message %v", res.Message)
+	}
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text("Today in Utrecht is Friday, January 30, 2026.")); !proto.Equal(r23NoItems(res.Message), want) {
 		t.Errorf("message\n got %v\nwant %v", res.Message, want)
 	}
 	m := res.Meta
@@ -247,7 +251,7 @@ func TestRound21CodeExecution(t *testing.T) {
 	if r21Ext(t, m, extToolUsePromptTokens) != "429" {
 		t.Errorf("tool-use prompt tokens %s", r21Ext(t, m, extToolUsePromptTokens))
 	}
-	if w := m.GetWarnings(); len(w) != 2 || !strings.Contains(w[0], `"executableCode"`) || !strings.Contains(w[1], `"codeExecutionResult"`) {
+	if w := m.GetWarnings(); len(w) != 0 {
 		t.Errorf("warnings %q", w)
 	}
 	r21SameRequest(t, srv, "/v1beta/models/gemini-2.5-pro:generateContent",
@@ -286,7 +290,7 @@ func TestRound21FileSearchStream(t *testing.T) {
 		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" {
 		t.Errorf("meta %v", m)
 	}
-	if w := m.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], `"executableCode" not supported`) {
+	if w := m.GetWarnings(); len(w) != 0 {
 		t.Errorf("warnings %q", w)
 	}
 	if got := r21Ext(t, m, extToolUsePromptTokens); got != "526" {

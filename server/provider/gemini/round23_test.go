@@ -375,16 +375,17 @@ func TestRound23NestedStreamedArgs(t *testing.T) {
 // codeExecution, unary (vercel/ai's google-code-execution-multiple-results
 // capture): an executableCode part carrying a thoughtSignature, two
 // codeExecutionResult parts (OUTCOME_OK, then OUTCOME_FAILED with the
-// traceback), then text with its own signature. The code parts are not
-// representable: one warning per kind (not per part), and the code's
-// signature is kept as a signature-only reasoning block where the code
-// stood, so the next turn sends it back (on an empty thought part)
-// rather than losing it; the text's signature follows the text and goes
-// back on its part. 23 + 289 tool-use prompt tokens in, 35 out, 347 total.
+// traceback), then text with its own signature. Each code part is a
+// provider item, the part as it came (the code's signature in it), with
+// no warning; the text's signature follows the text and goes back on its
+// part. The next turn sends the model's parts exactly as recorded. Before
+// round 23, the code parts were a warning per kind and the code's
+// signature a signature-only reasoning block, sent back on an empty
+// thought part without the code. 23 + 289 tool-use prompt tokens in, 35
+// out, 347 total.
 func TestRound23CodeExecutionResults(t *testing.T) {
 	t.Parallel()
 	const (
-		codeSig = "EjQKMgFyyNp8VRG2uDen0QENDjUJEy6ZQlvEGUhI8VcgTgNaspEC3M5Cao6lhYRGpmCcClR1"
 		textSig = "EjQKMgFyyNp8EcK2k/joUmmIxJlqtIvdJP/1F+ziwsCn9P4uyk2ZNeBiYz2Um4GXD4IEGlE9"
 		answer  = "The code execution resulted in the following output:\n\n```\nok\n```\n\nFollowed by an error:\n\n```python\nZeroDivisionError: division by zero\n```"
 	)
@@ -394,30 +395,51 @@ func TestRound23CodeExecutionResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig := func(s string) *llmrelayv1.Part {
-		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Signature: s}}}
+	// The recorded parts.
+	var body struct {
+		Candidates []struct {
+			Content struct {
+				Parts []json.RawMessage `json:"parts"`
+			} `json:"content"`
+		} `json:"candidates"`
 	}
-	want := msg(llmrelayv1.Role_ROLE_ASSISTANT, sig(codeSig), text(answer), sig(textSig))
-	if !proto.Equal(res.Message, want) {
-		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	rec := providertest.Load(t, "testdata/real_code_execution_multiple_results.http")
+	if err := json.Unmarshal(rec.Body, &body); err != nil || len(body.Candidates) != 1 || len(body.Candidates[0].Content.Parts) != 4 {
+		t.Fatalf("recording: %v", err)
+	}
+	recParts := body.Candidates[0].Content.Parts
+	parts := res.Message.GetParts()
+	if len(parts) != 5 {
+		t.Fatalf("parts %v", parts)
+	}
+	for i, typ := range []string{"executableCode", "codeExecutionResult", "codeExecutionResult"} {
+		it := parts[i].GetProviderItem()
+		if it.GetType() != typ || !jsonEqual(r19Decode(t, it.GetJson()), r19Decode(t, string(recParts[i]))) {
+			t.Errorf("part %d: %v, want the recorded %s", i, parts[i], recParts[i])
+		}
+	}
+	if parts[3].GetText() != answer || parts[4].GetReasoning().GetSignature() != textSig {
+		t.Errorf("parts %v", parts[3:])
 	}
 	r21Meta(t, res.Meta, "x7hVadT9OdKT_uMP792-mAc", "gemini-3-flash-preview", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
 		&llmrelayv1.Usage{InputTokens: 312, OutputTokens: 35, TotalTokens: 347})
-	if w := res.Meta.GetWarnings(); !slices.Equal(w, []string{`response part of type "executableCode" not supported; ignored`,
-		`response part of type "codeExecutionResult" not supported; ignored`}) {
+	if w := res.Meta.GetWarnings(); len(w) != 0 {
 		t.Errorf("warnings %q", w)
 	}
 	if got := res.Meta.GetExtended().GetFields()[extToolUsePromptTokens].GetNumberValue(); got != 289 {
 		t.Errorf("%s %v", extToolUsePromptTokens, got)
 	}
 	req.Messages = append(req.Messages, res.Message, msg(llmrelayv1.Role_ROLE_USER, text("Thanks.")))
-	got, _ := r23Contents(t, req)
-	answerJSON, err := json.Marshal(answer)
-	if err != nil {
-		t.Fatal(err)
+	got, warnings := r23Contents(t, req)
+	if len(warnings) != 0 {
+		t.Errorf("request warnings %q", warnings)
+	}
+	var recTurn []string
+	for _, p := range recParts {
+		recTurn = append(recTurn, string(p))
 	}
 	wantTurns := `[{"role":"user","parts":[{"text":"Run print('ok') and then print(1/0)."}]},` +
-		`{"role":"model","parts":[{"text":"","thought":true,"thoughtSignature":"` + codeSig + `"},{"text":` + string(answerJSON) + `,"thoughtSignature":"` + textSig + `"}]},` +
+		`{"role":"model","parts":[` + strings.Join(recTurn, ",") + `]},` +
 		`{"role":"user","parts":[{"text":"Thanks."}]}]`
 	if !jsonEqual(r19Decode(t, got), r19Decode(t, wantTurns)) {
 		t.Errorf("next turn\n sent %s\n want %s", got, wantTurns)
@@ -523,5 +545,47 @@ func TestRound23ImageAndTextOutput(t *testing.T) {
 	}
 	if got := res.Meta.GetExtended().GetFields()[provider.ExtUsageDetails].GetStructValue().GetFields()["candidatesTokensDetails.IMAGE"].GetNumberValue(); got != 1290 {
 		t.Errorf("image tokens %v", got)
+	}
+}
+
+// r23NoItems is msg without its provider items.
+func r23NoItems(msg *llmrelayv1.Message) *llmrelayv1.Message {
+	out := &llmrelayv1.Message{Role: msg.GetRole(), Name: msg.GetName()}
+	for _, p := range msg.GetParts() {
+		if p.GetProviderItem() == nil {
+			out.Parts = append(out.Parts, p)
+		}
+	}
+	return out
+}
+
+// TestProviderItemsToGemini: a code execution item goes back as the part
+// it was, marks and signature included; an item of a type Gemini does
+// not know, or without its kind's object, is not sent, with a warning
+// naming the part.
+func TestProviderItemsToGemini(t *testing.T) {
+	t.Parallel()
+	item := func(typ, js string) *llmrelayv1.Part {
+		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ProviderItem{ProviderItem: &llmrelayv1.ProviderItem{Type: typ, Json: js}}}
+	}
+	req := r21User("gemini-2.5-pro", "", msg(llmrelayv1.Role_ROLE_USER, text("q")),
+		msg(llmrelayv1.Role_ROLE_ASSISTANT,
+			item("executableCode", `{"executableCode":{"language":"PYTHON","code":"print(3)"},"thought":true,"thoughtSignature":"c2ln"}`),
+			item("server_tool_use", `{"type":"server_tool_use","id":"srvtoolu_1"}`),
+			item("codeExecutionResult", `{"executableCode":{"code":"x"}}`),
+			text("3")),
+		msg(llmrelayv1.Role_ROLE_USER, text("more")))
+	got, warnings := r23Contents(t, req)
+	want := `[{"role":"user","parts":[{"text":"q"}]},{"role":"model","parts":[` +
+		`{"executableCode":{"language":"PYTHON","code":"print(3)"},"thought":true,"thoughtSignature":"c2ln"},{"text":"3"}]},` +
+		`{"role":"user","parts":[{"text":"more"}]}]`
+	if !jsonEqual(r19Decode(t, got), r19Decode(t, want)) {
+		t.Errorf("sent %s\nwant %s", got, want)
+	}
+	if !slices.Equal(warnings, []string{
+		"messages[1].parts[1]: provider item server_tool_use not sent: Gemini has no place for it",
+		"messages[1].parts[2]: provider item codeExecutionResult not sent: Gemini has no place for it",
+	}) {
+		t.Errorf("warnings %q", warnings)
 	}
 }

@@ -199,6 +199,8 @@ func (s *stream) emit(first int, items []item) {
 			s.push(&provider.Event{Kind: provider.EventText, Text: it.text})
 		case itemReasoning:
 			s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: it.reasoning})
+		case itemProvider:
+			s.push(&provider.Event{Kind: provider.EventProviderItem, Item: it.pitem})
 		case itemCall:
 			// Gemini sends each call whole, in one part.
 			d := provider.ToolCallDelta{CallID: it.call.CallId, Index: idx, Name: it.call.Name,

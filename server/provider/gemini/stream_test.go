@@ -62,6 +62,8 @@ func renderEvent(t testing.TB, ev *provider.Event) string {
 		return fmt.Sprintf("tool_call_cut id=%s index=%d", ev.ToolCall.CallID, ev.ToolCall.Index)
 	case provider.EventUsage:
 		return "usage " + compactProto(t, ev.Usage)
+	case provider.EventProviderItem:
+		return fmt.Sprintf("provider_item type=%s json=%s", ev.Item.Type, ev.Item.JSON)
 	}
 	return fmt.Sprintf("unknown kind %d", ev.Kind)
 }
@@ -130,6 +132,8 @@ func foldMessage(t testing.TB, evs []*provider.Event) *llmrelayv1.Message {
 			err = acc.AddToolCallDelta(&llmrelayv1.ToolCallDelta{CallId: d.CallID, Index: int32(d.Index), Name: d.Name, ArgumentsDelta: d.Arguments, Signature: d.Signature})
 		case provider.EventToolCallCut:
 			cut[ev.ToolCall.CallID] = true
+		case provider.EventProviderItem:
+			err = acc.AddProviderItem(&llmrelayv1.ProviderItem{Type: ev.Item.Type, Json: ev.Item.JSON})
 		}
 		if err != nil {
 			t.Fatalf("fold: %v", err)

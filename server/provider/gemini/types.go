@@ -46,6 +46,10 @@ type part struct {
 	// MediaResolution is an image part's resolution (Gemini 3: the
 	// request's image detail level).
 	MediaResolution *mediaResolution `json:"mediaResolution,omitempty"`
+	// ExecutableCode and CodeExecutionResult are a code execution part of
+	// an earlier answer (a provider item: codeItem), sent back as it came.
+	ExecutableCode      json.RawMessage `json:"executableCode,omitempty"`
+	CodeExecutionResult json.RawMessage `json:"codeExecutionResult,omitempty"`
 }
 
 // mediaResolution is a part's {"level": "MEDIA_RESOLUTION_…"} (Gemini 3
@@ -464,4 +468,40 @@ func enumName(b []byte, names []string) (string, error) {
 		return names[n], nil
 	}
 	return strconv.FormatInt(n, 10), nil
+}
+
+// codeItem is the provider item of a code execution part (executableCode
+// or codeExecutionResult: a tool Gemini runs itself), typed by its kind:
+// {"<kind>": <as sent>, "thought": true if it was marked so,
+// "thoughtSignature": <its signature, if any>}.
+// ok is false for other parts, and for one whose content is not a JSON
+// object.
+func codeItem(pt *respPart) (provider.ProviderItem, bool) {
+	kind, raw := "executableCode", pt.ExecutableCode
+	if !present(raw) {
+		kind, raw = "codeExecutionResult", pt.CodeExecutionResult
+	}
+	if !present(raw) {
+		return provider.ProviderItem{}, false
+	}
+	v := map[string]json.RawMessage{kind: raw}
+	if pt.Thought {
+		v["thought"] = json.RawMessage("true")
+	}
+	if pt.ThoughtSignature != "" {
+		sig, err := json.Marshal(pt.ThoughtSignature)
+		if err != nil {
+			return provider.ProviderItem{}, false
+		}
+		v["thoughtSignature"] = sig
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return provider.ProviderItem{}, false
+	}
+	js, ok := provider.ItemJSON(b)
+	if !ok || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		return provider.ProviderItem{}, false
+	}
+	return provider.ProviderItem{Type: kind, JSON: js}, true
 }

@@ -308,6 +308,8 @@ func buildMessages(in []*llmrelayv1.Message) ([]wireMessage, []string, error) {
 					warnings = append(warnings, fmt.Sprintf("%s: reasoning signature is not supported by Ollama; sent the text only", where))
 				}
 				thinking = append(thinking, r.Text)
+			case *llmrelayv1.Part_ProviderItem:
+				warnings = append(warnings, provider.DroppedItemWarning(i, j, k.ProviderItem, "Ollama's chat API"))
 			case *llmrelayv1.Part_ToolResult:
 				tr := k.ToolResult
 				if tr == nil {

@@ -139,6 +139,8 @@ func renderEvent(t testing.TB, ev *provider.Event) string {
 		return fmt.Sprintf("tool_call_cut id=%s index=%d", ev.ToolCall.CallID, ev.ToolCall.Index)
 	case provider.EventUsage:
 		return "usage " + protoCompact(t, ev.Usage)
+	case provider.EventProviderItem:
+		return fmt.Sprintf("provider_item type=%s json=%s", ev.Item.Type, ev.Item.JSON)
 	default:
 		return fmt.Sprintf("unknown event kind %d", ev.Kind)
 	}

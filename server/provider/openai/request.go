@@ -66,6 +66,9 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	if sigs > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d tool call signature(s) of earlier assistant turns not sent: only Google's OpenAI-compatible endpoint takes them", sigs))
 	}
+	for i := range msgs {
+		warnings = append(warnings, msgs[i].droppedItems...)
+	}
 	w.Messages = msgs
 	for _, t := range req.Tools {
 		if t == nil {
@@ -420,7 +423,7 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 	hasText, reasonings, block := false, 0, 0
 	var chunks []any // replayThinkingChunks: the content as Mistral's chunks, in order
 	thinking := false
-	for _, part := range m.GetParts() {
+	for j, part := range m.GetParts() {
 		switch k := part.GetKind().(type) {
 		case *llmrelayv1.Part_Text:
 			text.WriteString(k.Text)
@@ -466,9 +469,11 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 				}
 			}
 			cm.ToolCalls = append(cm.ToolCalls, wc)
+		case *llmrelayv1.Part_ProviderItem:
+			cm.droppedItems = append(cm.droppedItems, provider.DroppedItemWarning(i, j, k.ProviderItem, "Chat Completions"))
 		case nil:
 		default:
-			return 0, p.invalid("messages[%d]: assistant messages carry text, refusal, reasoning and tool_call parts only", i)
+			return 0, p.invalid("messages[%d]: assistant messages carry text, refusal, reasoning, tool_call and provider_item parts only", i)
 		}
 	}
 	switch {

@@ -170,7 +170,13 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 			parts.add(&llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: r}})
 			meta.Warnings = append(meta.Warnings, warns...)
 		default:
-			meta.Warnings = append(meta.Warnings, hostedItemWarning(&it))
+			item, warning := hostedItem(&it)
+			if item != nil {
+				parts.add(&llmrelayv1.Part{Kind: &llmrelayv1.Part_ProviderItem{ProviderItem: &llmrelayv1.ProviderItem{Type: item.Type, Json: item.JSON}}})
+			}
+			if warning != "" {
+				meta.Warnings = append(meta.Warnings, warning)
+			}
 		}
 	}
 	anns.set(meta)

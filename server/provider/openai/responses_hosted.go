@@ -210,5 +210,26 @@ func callerWarning(callID string, raw json.RawMessage) string {
 		who += " (caller_id " + string(c.CallerID) + ")"
 	}
 	return fmt.Sprintf("tool call %s was made by %s, not by the model directly (programmatic tool calling), which the contract has no place for: "+
-		"the %s item is not sent back with the call's result", callID, who, string(c.Type))
+		"the call goes back without its caller (the %s item goes back as a provider item)", callID, who, string(c.Type))
+}
+
+// hostedItem is the provider item of a hosted output item (one the
+// contract has no part for), and the warning for what of it matters to a
+// caller reading only the normalized answer ("" when nothing does): that
+// it failed or is unfinished, that the client was to act on it (a call
+// of OpenAI's built-in tools for the client to run, an MCP approval
+// request), that it holds no JSON object to keep. The item goes back
+// unchanged in the next request, in its place (encodeInputItems), so
+// that a reasoning item that led to it can be sent paired with it.
+func hostedItem(it *respOutputItem) (*provider.ProviderItem, string) {
+	if len(it.raw) == 0 || it.raw[0] != '{' {
+		return nil, hostedItemWarning(it)
+	}
+	notable := it.Type == "mcp_approval_request" || (clientRunItems[it.Type] && !isPresent(it.Environment)) ||
+		(it.Status != "" && it.Status != "completed") || itemError(it.Error) != ""
+	warning := ""
+	if notable {
+		warning = strings.Replace(hostedItemWarning(it), "ignored output item", "output item", 1) + "; kept as a provider item"
+	}
+	return &provider.ProviderItem{Type: it.Type, JSON: string(it.raw)}, warning
 }

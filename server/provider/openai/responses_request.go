@@ -268,16 +268,18 @@ func (p *Provider) encodeInputItems(in []*llmrelayv1.Message, reasoning, store b
 // refuses an input whose reasoning item lacks that item ("Item 'rs_…' of
 // type 'reasoning' was provided without its required following item",
 // param input), recognised by its id. By the item after it:
-//   - a function call (paired by call_id), or an assistant message sent
-//     by its item id (Part.item_id): sent as it is;
+//   - a function call (paired by call_id), a hosted tool's item sent back
+//     as a provider item, or an assistant message sent by its item id
+//     (Part.item_id): sent as it is;
 //   - an assistant message without an item id (a history written by hand
 //     or by another gateway): sent without its own id when it has
 //     encrypted content, which carries it alone; left out with a warning
 //     when its id is all it has (a stored response's reference, which
 //     only resolves paired);
 //   - anything else (another reasoning item, a user, system or tool
-//     message, nothing): its following item had no place in the contract
-//     (a hosted tool's call: the four reasoning items of
+//     message, nothing): its following item is not in the request (a
+//     hosted tool's call from a history without its provider items: the
+//     four reasoning items of
 //     testdata/real_responses_code_interpreter.http come back one after
 //     the other; an empty message), so it is left out with a warning, as
 //     OpenAI's Agents SDKs leave out the reasoning items whose following
@@ -292,7 +294,9 @@ func pairReasoning(in []respInputItem) ([]respInputItem, []string) {
 			follows := "nothing follows it"
 			if i+1 < len(in) {
 				switch next := in[i+1]; {
-				case next.Type == "function_call":
+				case next.Type == "function_call" || next.raw != nil:
+					// A call, or the hosted item that followed it in the
+					// answer (a provider item).
 					follows = ""
 				case next.Type == "message" && next.Role == "assistant":
 					follows = ""
@@ -478,9 +482,20 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 			flush()
 			item.from = respFrom{msg: i, part: j}
 			out = append(out, item)
+		case *llmrelayv1.Part_ProviderItem:
+			// A hosted tool's item of an earlier answer (web_search_call,
+			// code_interpreter_call, mcp_call, …): back as sent, in its
+			// place, where a reasoning item before it pairs with it.
+			it := k.ProviderItem
+			if respOwnItems[it.GetType()] || !json.Valid([]byte(it.GetJson())) {
+				warnings = append(warnings, provider.DroppedItemWarning(i, j, it, "the OpenAI Responses format"))
+				continue
+			}
+			flush()
+			out = append(out, respInputItem{Type: it.GetType(), raw: json.RawMessage(it.GetJson()), from: respFrom{msg: i, part: j}})
 		case nil:
 		default:
-			return nil, nil, p.invalid("messages[%d]: assistant messages carry text, refusal, reasoning and tool_call parts only", i)
+			return nil, nil, p.invalid("messages[%d]: assistant messages carry text, refusal, reasoning, tool_call and provider_item parts only", i)
 		}
 	}
 	flush()

@@ -1287,8 +1287,13 @@ func (s *responsesStream) itemDone(it *respOutputItem, outputIndex *flexInt) {
 		// (parseResponsesResponse), once per item: on its
 		// output_item.done, or from response.completed for an item the
 		// stream did not carry.
-		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{
-			Warnings: []string{hostedItemWarning(it)}}})
+		item, warning := hostedItem(it)
+		if warning != "" {
+			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{warning}}})
+		}
+		if item != nil {
+			s.push(&provider.Event{Kind: provider.EventProviderItem, Item: *item})
+		}
 		s.hosted.add(it.ID, outputIndex)
 	}
 }

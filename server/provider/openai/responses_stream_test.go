@@ -476,6 +476,8 @@ func accFold(t testing.TB, evs []*provider.Event) folded {
 			r := ev.Reasoning
 			err = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(r.Index), Text: r.Text, Signature: r.Signature,
 				Redacted: r.Redacted, Id: r.ID, Format: r.Format})
+		case provider.EventProviderItem:
+			err = acc.AddProviderItem(&llmrelayv1.ProviderItem{Type: ev.Item.Type, Json: ev.Item.JSON})
 		}
 		if err != nil {
 			t.Fatalf("fold: %v", err)

@@ -34,7 +34,7 @@ func TestGenerateResponses(t *testing.T) {
 		// reasoning items without summaries around a server-run
 		// web_search_call, then the message; most input tokens cached.
 		"real_pyd_openai_responses_model_web_search_tool_with_invalid_region": func(t *testing.T, res *provider.Result, _ []byte) {
-			parts := res.Message.GetParts()
+			parts := r23Parts(t, res.Message, "web_search_call")
 			if len(parts) != 3 {
 				t.Fatalf("parts %v", parts)
 			}
@@ -383,7 +383,7 @@ func TestParseResponsesShapes(t *testing.T) {
 			`CONTENT_FILTER/incomplete/content_filter | warnings=[response has no output items]`},
 		{"unknown item and status",
 			`{"status":"cancelled","output":[{"type":"web_search_call","id":"ws_1"}],"usage":{"input_tokens":"5","output_tokens":2.0}}`,
-			`OTHER/cancelled | warnings=[ignored output item of type "web_search_call" (id ws_1; a tool the provider ran itself)]`},
+			`item web_search_call {"type":"web_search_call","id":"ws_1"} | OTHER/cancelled | warnings=[]`},
 		{"field of the wrong type",
 			`{"status":"completed","model":7,"output":[{"type":"message","content":[{"type":"output_text","text":"x"}]}]}`,
 			`text "x" | STOP/completed | warnings=[ignored response field "model": unexpected JSON number]`},
@@ -417,6 +417,8 @@ func TestParseResponsesShapes(t *testing.T) {
 						parts = append(parts, "call "+k.ToolCall.CallId+" "+k.ToolCall.Name+" "+k.ToolCall.Arguments+" valid="+boolStr(k.ToolCall.ArgumentsValid))
 					case *llmrelayv1.Part_Reasoning:
 						parts = append(parts, "reasoning "+k.Reasoning.Id+" "+strconv.Quote(k.Reasoning.Text)+" sig="+k.Reasoning.Signature)
+					case *llmrelayv1.Part_ProviderItem:
+						parts = append(parts, "item "+k.ProviderItem.Type+" "+k.ProviderItem.Json)
 					}
 				}
 				short := strings.TrimPrefix(res.Meta.FinishReason.String(), "FINISH_REASON_")

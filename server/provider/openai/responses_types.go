@@ -1,6 +1,10 @@
 package openai
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/llmrelay/llmrelay/server/provider"
+)
 
 // Wire types of the OpenAI Responses API (POST /responses). As in types.go,
 // response types are lenient: fields whose shape varies between OpenAI,
@@ -61,6 +65,23 @@ type respInputItem struct {
 	// naming the request's field when OpenAI refuses an input item
 	// (respInputField); not sent.
 	from respFrom
+	// raw is a provider item (Part.provider_item), sent as it is instead
+	// of the fields above; Type repeats its type.
+	raw json.RawMessage
+}
+
+// respOwnItems are the item types the contract has parts for: never
+// provider items (one claiming such a type is not sent).
+var respOwnItems = map[string]bool{"message": true, "function_call": true, "function_call_output": true, "custom_tool_call": true, "reasoning": true}
+
+// MarshalJSON encodes a provider item as sent, any other item from its
+// fields.
+func (it *respInputItem) MarshalJSON() ([]byte, error) {
+	if it.raw != nil {
+		return it.raw, nil
+	}
+	type fields respInputItem
+	return json.Marshal((*fields)(it))
 }
 
 // respSummaryPart is a reasoning summary part: {type:"summary_text", text}.
@@ -205,6 +226,9 @@ type respOutputItem struct {
 	// Environment is where a shell_call runs: absent for the client's
 	// shell, a container (container_reference) for OpenAI's hosted one.
 	Environment json.RawMessage `json:"environment"`
+	// raw is a hosted item as sent (a provider item: itemKind ""),
+	// compacted; nil for the items the contract has parts for.
+	raw json.RawMessage
 }
 
 // respContentPart is an output_text or refusal part of a message item.
@@ -271,4 +295,20 @@ type respEvent struct {
 	Code    flexString      `json:"code"`
 	Message flexString      `json:"message"`
 	Param   flexString      `json:"param"`
+}
+
+// UnmarshalJSON decodes an output item and keeps a hosted item's JSON
+// (raw), which goes back unchanged as an input item (Part.provider_item).
+func (it *respOutputItem) UnmarshalJSON(b []byte) error {
+	type fields respOutputItem
+	it.raw = nil
+	if err := json.Unmarshal(b, (*fields)(it)); err != nil {
+		return err
+	}
+	if itemKind(it.Type) == "" && it.Type != "" {
+		if js, ok := provider.ItemJSON(b); ok {
+			it.raw = json.RawMessage(js)
+		}
+	}
+	return nil
 }

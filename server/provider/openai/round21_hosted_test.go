@@ -72,6 +72,7 @@ type r21Answer struct {
 // then the text (every recording here ends in one message, or none).
 func (w r21Answer) check(t *testing.T, msg *llmrelayv1.Message, m *llmrelayv1.ResponseMeta) {
 	t.Helper()
+	msg, w.warnings = r23Hosted(t, msg, m.GetWarnings(), w.warnings)
 	parts := msg.GetParts()
 	n := len(w.reasoning)
 	if w.text != "" {
@@ -255,11 +256,12 @@ func TestRound21LargeImageEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := accFold(t, evs)
-	if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Here it is." {
-		t.Errorf("parts %v", parts)
+	// The image is a provider item, whole (round 23: before, a warning
+	// named its size).
+	if parts := f.Message.GetParts(); len(parts) != 2 || parts[0].GetText() != "Here it is." || parts[1].GetProviderItem().GetJson() != item {
+		t.Errorf("parts %d", len(parts))
 	}
-	want := fmt.Sprintf(`ignored output item of type "image_generation_call" (id ig_1; a generated image (png, 1536x1024) of %d bytes of base64, which the answer has no place for)`, n)
-	if w := f.Meta.GetWarnings(); len(w) != 1 || w[0] != want {
+	if w := f.Meta.GetWarnings(); len(w) != 0 {
 		t.Errorf("warnings %q", w)
 	}
 	if u := f.Meta.GetUsage(); u.GetTotalTokens() != 30 {
@@ -395,7 +397,8 @@ func TestRound21NamespaceUnary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts := res.Message.GetParts()
+	msg, _ := r23Hosted(t, res.Message, nil, []string{`ignored output item of type "tool_search_call" (id tsc_1`, `ignored output item of type "tool_search_output" (id tso_1`})
+	parts := msg.GetParts()
 	want := &llmrelayv1.ToolCall{CallId: "call_ytqozXvUXG8NN1b0IODxzUaE", Name: "get_weather",
 		Arguments: `{"location":"San Francisco, CA","unit":"fahrenheit"}`, ArgumentsValid: true}
 	if len(parts) != 1 || !proto.Equal(parts[0].GetToolCall(), want) {
@@ -403,8 +406,6 @@ func TestRound21NamespaceUnary(t *testing.T) {
 	}
 	wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
 	wantWarnings := []string{
-		`ignored output item of type "tool_search_call" (id tsc_1; a tool the provider ran itself)`,
-		`ignored output item of type "tool_search_output" (id tso_1; the output of a tool the provider ran itself)`,
 		`tool call call_ytqozXvUXG8NN1b0IODxzUaE was made in namespace "get_weather", which the contract has no place for: ` +
 			`sent back without it, OpenAI refuses the call unless the function is also in the default namespace`,
 	}
@@ -476,14 +477,17 @@ func TestRound21NamespaceStream(t *testing.T) {
 // TestRound21FollowUpDropsOrphanedReasoning: the request built from an
 // answer whose reasoning items led to hosted tools' calls. In
 // real_responses_code_interpreter the first three reasoning items were
-// each followed by a code_interpreter_call, which the answer has no place
-// for: sent back, each would be followed by the next reasoning item, and
-// OpenAI refuses a reasoning item without its following item. They are
-// left out with a warning each; the fourth, followed by the message, is
-// sent (by id: the request is stored and the items carry no encrypted
-// content). In real_responses_image_generation both reasoning items led
-// to items that are gone (the image, then a message whose only text was
-// empty): nothing of the turn is sent.
+// each followed by a code_interpreter_call. Before round 23 the answer had
+// no place for those calls: sent back, each reasoning item would have
+// been followed by the next one, which OpenAI refuses ("provided without
+// its required following item"), so they were left out with a warning
+// each. Now each call is a provider item, sent back as it was, in its
+// place: every reasoning item goes with the item it led to, the fourth
+// with the message (by id: the request is stored and the items carry no
+// encrypted content). In real_responses_image_generation the first
+// reasoning item goes with its image_generation_call; the second led to a
+// message whose only text was empty, which is not in the answer: it is
+// left out with its warning.
 func TestRound21FollowUpDropsOrphanedReasoning(t *testing.T) {
 	t.Parallel()
 	p, err := New(testKey)
@@ -516,31 +520,51 @@ func TestRound21FollowUpDropsOrphanedReasoning(t *testing.T) {
 
 	res := r21Unary(t, "real_responses_code_interpreter", r21Request("gpt-5-nano", "Simulate rolling two dice 10000 times and give me the file."))
 	input, warnings := followUp(res.Message)
-	txt, err := json.Marshal(res.Message.GetParts()[4].GetText())
+	txt, err := json.Marshal(res.Message.GetParts()[len(res.Message.GetParts())-1].GetText())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `[` + user + `,{"type":"reasoning","id":"rs_024ee52fc1900767006903bf40cd488193b3a36868bf31054a","summary":[]},` +
+	// Each reasoning item goes back with the code_interpreter_call that
+	// followed it (a provider item, as sent), the last with the message.
+	items := func(m *llmrelayv1.Message) []string {
+		var out []string
+		for _, p := range m.GetParts() {
+			if it := p.GetProviderItem(); it != nil {
+				out = append(out, it.GetJson())
+			}
+		}
+		return out
+	}
+	rs := func(id string) string { return `{"type":"reasoning","id":"` + id + `","summary":[]}` }
+	ci := items(res.Message)
+	if len(ci) != 3 {
+		t.Fatalf("%d provider items, want the 3 code_interpreter_call", len(ci))
+	}
+	want := `[` + user + `,` + rs("rs_024ee52fc1900767006903bf2cf8348193be2e9dedeedfd7eb") + `,` + ci[0] + `,` +
+		rs("rs_024ee52fc1900767006903bf381cec8193a48068baa82e17a3") + `,` + ci[1] + `,` +
+		rs("rs_024ee52fc1900767006903bf3ddb0881939e1af28db8fb9f17") + `,` + ci[2] + `,` +
+		rs("rs_024ee52fc1900767006903bf40cd488193b3a36868bf31054a") + `,` +
 		`{"type":"message","id":"msg_024ee52fc1900767006903bf43b66081939b669e0ce1deb286","status":"completed","role":"assistant","content":[{"type":"output_text","text":` + string(txt) + `,"annotations":[]}]},` + thanks + `]`
-	if input != want {
+	if !r23SameJSON(t, input, want) {
+		t.Errorf("input\n%s\nwant\n%s", input, want)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("warnings %q", warnings)
+	}
+
+	// The image: the first reasoning item goes with its
+	// image_generation_call; the second led to a message whose only text
+	// was empty, which is not in the answer.
+	res = r21Unary(t, "real_responses_image_generation", r21Request("gpt-5-nano", "Generate an image of a cat."))
+	input, warnings = followUp(res.Message)
+	ig := items(res.Message)
+	if len(ig) != 1 {
+		t.Fatalf("%d provider items, want the image_generation_call", len(ig))
+	}
+	if want := `[` + user + `,` + rs("rs_0a33d15155cb126d0068c96c5527808195a933b468ccb5dfd9") + `,` + ig[0] + `,` + thanks + `]`; !r23SameJSON(t, input, want) {
 		t.Errorf("input\n%s\nwant\n%s", input, want)
 	}
 	wantWarnings := []string{
-		dropped("rs_024ee52fc1900767006903bf2cf8348193be2e9dedeedfd7eb", "another reasoning item follows it"),
-		dropped("rs_024ee52fc1900767006903bf381cec8193a48068baa82e17a3", "another reasoning item follows it"),
-		dropped("rs_024ee52fc1900767006903bf3ddb0881939e1af28db8fb9f17", "another reasoning item follows it"),
-	}
-	if strings.Join(warnings, "\n") != strings.Join(wantWarnings, "\n") {
-		t.Errorf("warnings\n%q\nwant\n%q", warnings, wantWarnings)
-	}
-
-	res = r21Unary(t, "real_responses_image_generation", r21Request("gpt-5-nano", "Generate an image of a cat."))
-	input, warnings = followUp(res.Message)
-	if want := `[` + user + `,` + thanks + `]`; input != want {
-		t.Errorf("input\n%s\nwant\n%s", input, want)
-	}
-	wantWarnings = []string{
-		dropped("rs_0a33d15155cb126d0068c96c5527808195a933b468ccb5dfd9", "another reasoning item follows it"),
 		dropped("rs_0a33d15155cb126d0068c96c6c0ef48195bc73e30faf832ba3", "a user message follows it"),
 	}
 	if strings.Join(warnings, "\n") != strings.Join(wantWarnings, "\n") {
@@ -589,7 +613,8 @@ func TestRound21HostedShell(t *testing.T) {
 func TestRound21ProgrammaticToolCalling(t *testing.T) {
 	t.Parallel()
 	res := r21Unary(t, "real_responses_programmatic_tool_calling", r21Request("gpt-5.6-sol", "Is there enough inventory of sku_123?"))
-	parts := res.Message.GetParts()
+	msg, _ := r23Hosted(t, res.Message, nil, []string{`ignored output item of type "program" (id cm_0742d30c1d273351016a6145f1d2d0819faa3ecfc950fceec4`})
+	parts := msg.GetParts()
 	if len(parts) != 2 {
 		t.Fatalf("parts %v", parts)
 	}
@@ -611,10 +636,8 @@ func TestRound21ProgrammaticToolCalling(t *testing.T) {
 		t.Errorf("meta %v", m)
 	}
 	wantWarnings := []string{
-		`ignored output item of type "program" (id cm_0742d30c1d273351016a6145f1d2d0819faa3ecfc950fceec4; call_id call_O2IvSLQcJ0bwIvJZ2ovGV69M; ` +
-			`a program the model wrote, run by the provider, whose function calls are the client's)`,
 		`tool call call_rj6LW6NEyodD5YVKeoexoLNz was made by a program (caller_id call_O2IvSLQcJ0bwIvJZ2ovGV69M), not by the model directly ` +
-			`(programmatic tool calling), which the contract has no place for: the program item is not sent back with the call's result`,
+			`(programmatic tool calling), which the contract has no place for: the call goes back without its caller (the program item goes back as a provider item)`,
 	}
 	if got := m.GetWarnings(); strings.Join(got, "\n") != strings.Join(wantWarnings, "\n") {
 		t.Errorf("warnings\n%q\nwant\n%q", got, wantWarnings)
@@ -651,4 +674,19 @@ func TestRound21CallerStream(t *testing.T) {
 	if w := f.Meta.GetWarnings(); len(w) != 1 || w[0] != want || want == "" {
 		t.Errorf("warnings %q", w)
 	}
+}
+
+// r23SameJSON reports whether two JSON texts hold the same value (the
+// request encoder escapes <, > and & in a provider item, which the item
+// as received may hold unescaped).
+func r23SameJSON(t *testing.T, a, b string) bool {
+	t.Helper()
+	var va, vb any
+	if err := json.Unmarshal([]byte(a), &va); err != nil {
+		t.Fatalf("%v: %s", err, a)
+	}
+	if err := json.Unmarshal([]byte(b), &vb); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	return jsonEqualAny(va, vb)
 }

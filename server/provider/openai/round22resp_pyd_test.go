@@ -47,7 +47,7 @@ func TestRound22WebSearchPreview(t *testing.T) {
 	msg := body["output"].([]any)[1].(map[string]any)
 	content := msg["content"].([]any)[0].(map[string]any)
 	want := content["text"].(string)
-	parts := res.Message.GetParts()
+	parts := r23Parts(t, res.Message, "web_search_call")
 	if len(parts) != 1 || parts[0].GetText() != want || parts[0].GetItemId() != "msg_68ac1e3616548192bc0265a336983d12014ed998995dd5ee" {
 		t.Fatalf("parts %v", parts)
 	}
@@ -83,7 +83,7 @@ func TestRound22WebSearchPreview(t *testing.T) {
 			t.Errorf("annotation %d spans %q", i, cited)
 		}
 	}
-	if w := []string{`ignored output item of type "web_search_call" (id ws_68ac1e339ee8819289d2eb5604ce44ce014ed998995dd5ee; a tool the provider ran itself)`}; strings.Join(m.GetWarnings(), "\n") != strings.Join(w, "\n") {
+	if w := []string(nil); strings.Join(m.GetWarnings(), "\n") != strings.Join(w, "\n") {
 		t.Errorf("warnings %q, want %q", m.GetWarnings(), w)
 	}
 }
@@ -152,12 +152,14 @@ func TestRound22ModerationStream(t *testing.T) {
 // web_search_call (two searches with several queries, two open_page
 // actions), the fifth by the message "14195730". The reasoning items are
 // relayed with their ids and encrypted contents, each search as a
-// warning; 22,013 in, 1,737 out of which 1,728 reasoning.
+// provider item (round 23; before, a warning); 22,013 in, 1,737 out of
+// which 1,728 reasoning.
 //
-// Sent back in a next turn, the first four reasoning items have no
-// following item the request can carry (their web_search_call) and are
-// left out, each with a warning; the fifth goes with the message it led
-// to, both with their ids, as the API pairs them.
+// Sent back in a next turn, each of the first four reasoning items goes
+// with its web_search_call, as the answer had them (before round 23 they
+// were left out with a warning each: the request could not carry the
+// search); the fifth goes with the message it led to, both with their
+// ids, as the API pairs them.
 func TestRound22WebSearchAllowedDomains(t *testing.T) {
 	t.Parallel()
 	const name = "real_pyd_openai_responses_model_web_search_tool_with_allowed_domains"
@@ -174,7 +176,7 @@ func TestRound22WebSearchAllowedDomains(t *testing.T) {
 			ws = append(ws, it["id"].(string))
 		}
 	}
-	parts := res.Message.GetParts()
+	parts := r23Parts(t, res.Message, "web_search_call", "web_search_call", "web_search_call", "web_search_call")
 	if len(rs) != 5 || len(ws) != 4 || len(parts) != 6 {
 		t.Fatalf("%d reasoning, %d searches in the body; parts %d", len(rs), len(ws), len(parts))
 	}
@@ -195,12 +197,9 @@ func TestRound22WebSearchAllowedDomains(t *testing.T) {
 	if m.GetResponseId() != "resp_08e7da464e3f8cf70069780c019ccc819b9d7a3f4d04a52f83" || m.GetResolvedModel() != "gpt-5-2025-08-07" || m.GetServiceTier() != "default" {
 		t.Errorf("meta %v", m)
 	}
-	var wantWarnings []string
-	for _, id := range ws {
-		wantWarnings = append(wantWarnings, `ignored output item of type "web_search_call" (id `+id+`; a tool the provider ran itself)`)
-	}
-	if strings.Join(m.GetWarnings(), "\n") != strings.Join(wantWarnings, "\n") {
-		t.Errorf("warnings\n%q\nwant\n%q", m.GetWarnings(), wantWarnings)
+	// Round 23: each search is a provider item (before, a warning).
+	if len(m.GetWarnings()) != 0 {
+		t.Errorf("warnings %q", m.GetWarnings())
 	}
 
 	// The next turn.
@@ -221,22 +220,28 @@ func TestRound22WebSearchAllowedDomains(t *testing.T) {
 	if err := json.Unmarshal(raw, &sent); err != nil {
 		t.Fatal(err)
 	}
-	if len(sent.Input) != 4 {
-		t.Fatalf("input %v", sent.Input)
+	// Round 23: every reasoning item goes with the item it led to, as
+	// the answer had them: the first four with their web_search_call (a
+	// provider item, as sent), the fifth with the message. Before, the
+	// four were left out with a warning each.
+	if len(sent.Input) != 12 {
+		t.Fatalf("input %d items", len(sent.Input))
 	}
-	if in := sent.Input[1]; in["type"] != "reasoning" || in["id"] != rs[4] || in["encrypted_content"] != parts[4].GetReasoning().GetSignature() {
-		t.Errorf("input[1] %.200v", in)
+	for i := 0; i < 5; i++ {
+		if in := sent.Input[1+2*i]; in["type"] != "reasoning" || in["id"] != rs[i] || in["encrypted_content"] != parts[i].GetReasoning().GetSignature() {
+			t.Errorf("input[%d] %.200v", 1+2*i, in)
+		}
+		if i < 4 {
+			if in := sent.Input[2+2*i]; in["type"] != "web_search_call" || in["id"] != ws[i] || !jsonEqualAny(in, output[2*i+1]) {
+				t.Errorf("input[%d] %.200v, want %.200v", 2+2*i, in, output[2*i+1])
+			}
+		}
 	}
-	if in := sent.Input[2]; in["type"] != "message" || in["role"] != "assistant" || in["id"] != "msg_08e7da464e3f8cf70069780c28d520819b8df668fee3b5be9a" || in["status"] != "completed" {
-		t.Errorf("input[2] %v", in)
+	if in := sent.Input[10]; in["type"] != "message" || in["role"] != "assistant" || in["id"] != "msg_08e7da464e3f8cf70069780c28d520819b8df668fee3b5be9a" || in["status"] != "completed" {
+		t.Errorf("input[10] %v", in)
 	}
-	var wantDropped []string
-	for _, id := range rs[:4] {
-		wantDropped = append(wantDropped, "reasoning item "+id+" was not sent: another reasoning item follows it, not the message or call it led to "+
-			"(a hosted tool's call or an empty message, which the contract has no place for), and OpenAI refuses a reasoning item without its following item")
-	}
-	if strings.Join(warnings, "\n") != strings.Join(wantDropped, "\n") {
-		t.Errorf("warnings\n%q\nwant\n%q", warnings, wantDropped)
+	if len(warnings) != 0 {
+		t.Errorf("warnings %q", warnings)
 	}
 }
 
@@ -262,13 +267,16 @@ func TestRound22MCPListToolsBackfill(t *testing.T) {
 	learn := warn("mcpl_034c5e93e2fa45ad006a2c2b74d640819d9ec49d5fdfab8a5c", "microsoft_learn")
 	gitmcp := warn("mcpl_034c5e93e2fa45ad006a2c2b74d794819da28402187d7e0600", "gitmcp")
 	m := f.Meta
-	if want := []string{gitmcp, deepwiki, learn}; strings.Join(m.GetWarnings(), "\n") != strings.Join(want, "\n") {
-		t.Errorf("warnings\n%q\nwant\n%q", m.GetWarnings(), want)
+	// Round 23: provider items, gitmcp's at its done event, the two
+	// others from the final response, after the text.
+	msg, ww := r23Hosted(t, f.Message, m.GetWarnings(), []string{gitmcp, deepwiki, learn})
+	if len(ww) != 0 || len(m.GetWarnings()) != 0 {
+		t.Errorf("warnings %q", m.GetWarnings())
 	}
 	const text = "Here are the available tools from each connected MCP server:\n\n---\n\n**mcp_deepwiki**\n- read_wiki_structure\n- read_wiki_contents\n- ask_question\n\n---\n\n" +
 		"**mcp_microsoft_learn**\n- microsoft_docs_search\n- microsoft_code_sample_search\n- microsoft_docs_fetch\n\n---\n\n" +
 		"**mcp_gitmcp**\n- fetch_pydantic_ai_documentation\n- search_pydantic_ai_documentation\n- search_pydantic_ai_code\n- fetch_generic_url_content\n\n---"
-	if p := f.Message.GetParts(); len(p) != 1 || p[0].GetText() != text || p[0].GetItemId() != "msg_034c5e93e2fa45ad006a2c2b77483c819dbedc979fa0978d17" {
+	if p := msg.GetParts(); len(p) != 1 || p[0].GetText() != text || p[0].GetItemId() != "msg_034c5e93e2fa45ad006a2c2b77483c819dbedc979fa0978d17" {
 		t.Errorf("parts %v", p)
 	}
 	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
@@ -299,8 +307,8 @@ func TestRound22MCPListToolsBackfill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{deepwiki, learn, gitmcp}; strings.Join(res.Meta.GetWarnings(), "\n") != strings.Join(want, "\n") {
-		t.Errorf("unary warnings\n%q\nwant\n%q", res.Meta.GetWarnings(), want)
+	if _, ww := r23Hosted(t, res.Message, res.Meta.GetWarnings(), []string{deepwiki, learn, gitmcp}); len(ww) != 0 || len(res.Meta.GetWarnings()) != 0 {
+		t.Errorf("unary warnings %q", res.Meta.GetWarnings())
 	}
 }
 
@@ -340,18 +348,23 @@ func TestRound22HostedItemReportedOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Round 23: each item is one provider item event (before, one
+			// warning), and no warning.
 			n := map[string]int{}
 			for _, ev := range evs {
-				if ev.Kind == provider.EventMeta {
+				switch ev.Kind {
+				case provider.EventProviderItem:
+					n[ev.Item.JSON]++
+				case provider.EventMeta:
 					for _, w := range ev.Meta.GetWarnings() {
 						n[w]++
 					}
 				}
 			}
 			want := map[string]int{
-				`ignored output item of type "web_search_call" (id ws_1; a tool the provider ran itself)`: 1,
-				`ignored output item of type "web_search_call" (id ws_2; a tool the provider ran itself)`: 1,
-				`ignored output item of type "web_search_call" (a tool the provider ran itself)`:          1,
+				`{"id":"ws_1","type":"web_search_call","status":"completed"}`: 1,
+				`{"id":"ws_2","type":"web_search_call","status":"completed"}`: 1,
+				`{"type":"web_search_call","status":"completed"}`:             1,
 			}
 			if len(n) != len(want) {
 				t.Errorf("warnings %v", n)

@@ -144,7 +144,7 @@ func TestRound22Issue11239RoundTrip(t *testing.T) {
 func TestRound22ProgrammaticToolCallingStream(t *testing.T) {
 	t.Parallel()
 	f := r21Stream(t, "real_responses_programmatic_tool_calling_stream", issue11239Request())
-	parts := f.Message.GetParts()
+	parts := r23Parts(t, f.Message, "program")
 	if len(parts) != 2 {
 		t.Fatalf("parts %v", parts)
 	}
@@ -163,10 +163,8 @@ func TestRound22ProgrammaticToolCallingStream(t *testing.T) {
 	}
 	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
 	want := []string{
-		`ignored output item of type "program" (id cm_0bac52ec5f239d30016a61460092b08192afc4b546af158c46; call_id call_voPdoCqf8APY4DMpam3bdmxq; ` +
-			`a program the model wrote, run by the provider, whose function calls are the client's)`,
 		`tool call call_VgDSZztLociNcutQZWkC2fmL was made by a program (caller_id call_voPdoCqf8APY4DMpam3bdmxq), not by the model directly ` +
-			`(programmatic tool calling), which the contract has no place for: the program item is not sent back with the call's result`,
+			`(programmatic tool calling), which the contract has no place for: the call goes back without its caller (the program item goes back as a provider item)`,
 	}
 	if strings.Join(m.GetWarnings(), "\n") != strings.Join(want, "\n") {
 		t.Errorf("warnings\n%q\nwant\n%q", m.GetWarnings(), want)

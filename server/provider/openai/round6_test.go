@@ -242,7 +242,7 @@ func TestRound6ResponsesUnary(t *testing.T) {
 		// 126, end 211). The annotation is kept as sent in
 		// meta.extended["annotations"]; it was dropped without a word.
 		{"real_pyd_openai_include_raw_annotations_non_streaming_1", func(t *testing.T, res *provider.Result) {
-			parts := res.Message.GetParts()
+			parts := r23Parts(t, res.Message, "web_search_call")
 			if len(parts) != 1 || parts[0].GetText() != "The tallest mountain in Alberta is **Mount Columbia**, which rises to **3,747 m (12,294 ft)** and is Alberta's highest point. "+
 				"([britannica.com](https://www.britannica.com/place/Mount-Columbia?utm_source=openai))" {
 				t.Fatalf("parts %v", parts)

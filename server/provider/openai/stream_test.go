@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -164,6 +165,10 @@ func checkStreamInvariants(t testing.TB, evs []*provider.Event) {
 		case provider.EventReasoning:
 			if r := ev.Reasoning; r.Text == "" && r.Signature == "" && r.ID == "" && !r.Redacted {
 				t.Error("empty reasoning event")
+			}
+		case provider.EventProviderItem:
+			if ev.Item.Type == "" || !strings.HasPrefix(ev.Item.JSON, "{") || !json.Valid([]byte(ev.Item.JSON)) {
+				t.Errorf("provider item %+v", ev.Item)
 			}
 		default:
 			t.Errorf("unknown event kind %d", ev.Kind)

@@ -62,6 +62,9 @@ type chatMessage struct {
 	// droppedSignatures counts the tool-call signatures of an assistant
 	// turn not sent (the server takes none); never marshalled.
 	droppedSignatures int
+	// droppedItems names the provider items of an assistant turn not sent
+	// (Chat Completions has no place for them), one warning each.
+	droppedItems []string
 	// ReasoningContent is an assistant turn's reasoning sent back, only
 	// to servers that require it (p.replay; request.go).
 	ReasoningContent *string `json:"reasoning_content,omitempty"`

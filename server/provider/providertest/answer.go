@@ -38,6 +38,10 @@ func Answer(m *llmrelayv1.Message) string {
 				args = compact.String()
 			}
 			fmt.Fprintf(&b, "call %s %s valid=%v signed=%v", c.GetName(), args, c.GetArgumentsValid(), c.GetSignature() != "")
+		case *llmrelayv1.Part_ProviderItem:
+			// The type only: the JSON holds ids and opaque state two
+			// calls never share.
+			fmt.Fprintf(&b, "item %s", k.ProviderItem.GetType())
 		default:
 			fmt.Fprintf(&b, "part %T", k)
 		}

@@ -81,7 +81,8 @@ type EventCheck struct {
 //     cut), and no fragment after its end; an end names a call that
 //     started; with EndEveryCall, a complete stream ends every call;
 //   - usage counts are never negative; metas marshal; text, refusal and
-//     reasoning events carry something; every string is valid UTF-8 (the
+//     reasoning events carry something; a provider item has a type and
+//     is one JSON object; every string is valid UTF-8 (the
 //     gateway's protobuf messages cannot carry anything else); only a
 //     reasoning block's first piece may be empty.
 func CheckEvents(t testing.TB, evs []*provider.Event, c EventCheck) []*CallLog {
@@ -184,6 +185,15 @@ func CheckEvents(t testing.TB, evs []*provider.Event, c EventCheck) []*CallLog {
 				if !utf8.ValidString(s) {
 					bad(i, "reasoning field is not UTF-8: %q", s)
 				}
+			}
+		case provider.EventProviderItem:
+			it := ev.Item
+			if it.Type == "" || !utf8.ValidString(it.Type) {
+				bad(i, "provider item without a type or with one not UTF-8: %q", it.Type)
+			}
+			var obj map[string]json.RawMessage
+			if !utf8.ValidString(it.JSON) || json.Unmarshal([]byte(it.JSON), &obj) != nil || obj == nil {
+				bad(i, "provider item %s is not one JSON object in UTF-8: %q", it.Type, it.JSON)
 			}
 		default:
 			bad(i, "unknown event kind %d", ev.Kind)
