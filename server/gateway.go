@@ -1036,6 +1036,9 @@ func (r *relay) handle(ev *provider.Event) error {
 		}
 		return r.send(r.sink.reasoning(d))
 	case provider.EventProviderItem:
+		if ev.Item == nil {
+			return nil // no item: nothing to relay
+		}
 		r.pieceKind = 0
 		r.firstToken()
 		if err := r.ensureStarted(); err != nil {

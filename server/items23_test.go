@@ -72,7 +72,7 @@ func TestRelayProviderItem(t *testing.T) {
 	const js = `{"type":"web_search_call","id":"ws_0c2","status":"completed"}`
 	s := &eventsStream{events: []*provider.Event{
 		{Kind: provider.EventText, Text: "Searching."},
-		{Kind: provider.EventProviderItem, Item: provider.ProviderItem{Type: "web_search_call", JSON: js}},
+		{Kind: provider.EventProviderItem, Item: &provider.ProviderItem{Type: "web_search_call", JSON: js}},
 		{Kind: provider.EventText, Text: "Found.", BeginsPart: true},
 		{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{FinishReason: llmrelayv1.FinishReason_FINISH_REASON_STOP}},
 	}}

@@ -74,8 +74,9 @@ type Event struct {
 	Reasoning ReasoningDelta
 	Usage     *llmrelayv1.Usage
 	Meta      *llmrelayv1.ResponseMeta
-	// Item is an EventProviderItem's item: its type and JSON.
-	Item ProviderItem
+	// Item is an EventProviderItem's item: its type and JSON (a pointer:
+	// every event of a stream is allocated, few carry an item).
+	Item *ProviderItem
 }
 
 // ProviderItem is an answer piece kept verbatim (Part.provider_item).

@@ -267,6 +267,9 @@ func FoldStream(s Stream) (*Result, error) {
 			ferr = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(rd.Index), Text: rd.Text, Signature: rd.Signature,
 				Redacted: rd.Redacted, Id: rd.ID, Format: rd.Format})
 		case EventProviderItem:
+			if ev.Item == nil {
+				continue
+			}
 			pieceKind = 0
 			ferr = acc.AddProviderItem(&llmrelayv1.ProviderItem{Type: ev.Item.Type, Json: ev.Item.JSON})
 		case EventToolCall:

@@ -892,7 +892,7 @@ func (s *stream) emitItem(b *blockState) {
 		s.warn("content block %d: block %q could not be rebuilt (%v); not relayed", b.index, b.typ, err)
 		return
 	}
-	s.emit(&provider.Event{Kind: provider.EventProviderItem, Item: it})
+	s.emit(&provider.Event{Kind: provider.EventProviderItem, Item: &it})
 }
 
 // endOpenItems ends the provider item blocks still open at message_stop,

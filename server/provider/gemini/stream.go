@@ -200,7 +200,8 @@ func (s *stream) emit(first int, items []item) {
 		case itemReasoning:
 			s.push(&provider.Event{Kind: provider.EventReasoning, Reasoning: it.reasoning})
 		case itemProvider:
-			s.push(&provider.Event{Kind: provider.EventProviderItem, Item: it.pitem})
+			pi := it.pitem // a copy: &it.pitem would move every item of the loop to the heap
+			s.push(&provider.Event{Kind: provider.EventProviderItem, Item: &pi})
 		case itemCall:
 			// Gemini sends each call whole, in one part.
 			d := provider.ToolCallDelta{CallID: it.call.CallId, Index: idx, Name: it.call.Name,

@@ -1292,7 +1292,7 @@ func (s *responsesStream) itemDone(it *respOutputItem, outputIndex *flexInt) {
 			s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{warning}}})
 		}
 		if item != nil {
-			s.push(&provider.Event{Kind: provider.EventProviderItem, Item: *item})
+			s.push(&provider.Event{Kind: provider.EventProviderItem, Item: item})
 		}
 		s.hosted.add(it.ID, outputIndex)
 	}

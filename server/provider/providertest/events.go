@@ -187,6 +187,10 @@ func CheckEvents(t testing.TB, evs []*provider.Event, c EventCheck) []*CallLog {
 				}
 			}
 		case provider.EventProviderItem:
+			if ev.Item == nil {
+				bad(i, "provider item event without its item")
+				continue
+			}
 			it := ev.Item
 			if it.Type == "" || !utf8.ValidString(it.Type) {
 				bad(i, "provider item without a type or with one not UTF-8: %q", it.Type)
