@@ -509,9 +509,9 @@ func modelParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini
 			t := r.GetText()
 			out = append(out, part{Text: &t, Thought: true, ThoughtSignature: r.GetSignature()})
 		case *llmrelayv1.Part_ProviderItem:
-			// A code execution part of an earlier answer: back as it
-			// came, in its place.
-			if p, ok := codePart(k.ProviderItem); ok {
+			// A code execution, media or built-in tool part of an
+			// earlier answer: back as it came, in its place.
+			if p, ok := itemPart(k.ProviderItem); ok {
 				out = append(out, p)
 				continue
 			}
@@ -844,13 +844,18 @@ func inCallOrder(parts []part) {
 	slices.SortStableFunc(parts, func(a, b part) int { return a.FunctionResponse.call.pos - b.FunctionResponse.call.pos })
 }
 
-// codePart is the request part of a code execution provider item
-// (codeItem); ok is false for an item of another type, or one without
-// its kind's object.
-func codePart(it *llmrelayv1.ProviderItem) (part, bool) {
+// itemPart is the request part of a provider item of one of the itemKinds
+// (partItem): the object as it came, with its thought mark and signature;
+// ok is false for an item of another type, or one without its kind's
+// object.
+func itemPart(it *llmrelayv1.ProviderItem) (part, bool) {
 	var v struct {
 		ExecutableCode      json.RawMessage `json:"executableCode"`
 		CodeExecutionResult json.RawMessage `json:"codeExecutionResult"`
+		InlineData          json.RawMessage `json:"inlineData"`
+		FileData            json.RawMessage `json:"fileData"`
+		ToolCall            json.RawMessage `json:"toolCall"`
+		ToolResponse        json.RawMessage `json:"toolResponse"`
 		Thought             bool            `json:"thought"`
 		ThoughtSignature    string          `json:"thoughtSignature"`
 	}
@@ -858,11 +863,20 @@ func codePart(it *llmrelayv1.ProviderItem) (part, bool) {
 		return part{}, false
 	}
 	p := part{Thought: v.Thought, ThoughtSignature: v.ThoughtSignature}
-	switch {
-	case it.GetType() == "executableCode" && present(v.ExecutableCode):
+	object := func(r json.RawMessage) bool { return bytes.HasPrefix(bytes.TrimSpace(r), []byte("{")) }
+	switch t := it.GetType(); {
+	case t == "executableCode" && object(v.ExecutableCode):
 		p.ExecutableCode = v.ExecutableCode
-	case it.GetType() == "codeExecutionResult" && present(v.CodeExecutionResult):
+	case t == "codeExecutionResult" && object(v.CodeExecutionResult):
 		p.CodeExecutionResult = v.CodeExecutionResult
+	case t == "inlineData" && object(v.InlineData):
+		p.InlineData = &blob{raw: v.InlineData}
+	case t == "fileData" && object(v.FileData):
+		p.FileData = &fileData{raw: v.FileData}
+	case t == "toolCall" && object(v.ToolCall):
+		p.ToolCall = v.ToolCall
+	case t == "toolResponse" && object(v.ToolResponse):
+		p.ToolResponse = v.ToolResponse
 	default:
 		return part{}, false
 	}

@@ -313,8 +313,8 @@ type answer struct {
 	// a following thought part continues.
 	openThought bool
 	warnedID    bool
-	// warnedKinds: the part kinds (and built-in tool calls) already
-	// reported as not supported.
+	// warnedKinds: the part kinds already reported as not supported (a
+	// part of an item kind whose content is not a JSON object).
 	warnedKinds []string
 	// pending is the call whose arguments are being streamed, if any.
 	pending *streamedCall
@@ -353,7 +353,7 @@ type item struct {
 	text      string
 	call      *llmrelayv1.ToolCall
 	reasoning provider.ReasoningDelta
-	// pitem is an itemProvider's item (codeItem).
+	// pitem is an itemProvider's item (partItem).
 	pitem provider.ProviderItem
 	// cut: the call was still being streamed (willContinue) when the
 	// answer ended; its arguments are partial (call.ArgumentsValid false)
@@ -408,26 +408,21 @@ func (a *answer) convert(out []item, parts []respPart, final bool, finish string
 			}
 			continue
 		}
-		if it, ok := codeItem(&pt); ok && pt.FunctionCall == nil {
-			// Code execution, a tool Gemini runs itself: the part as it
-			// came (its thoughtSignature with it), to go back unchanged.
+		if it, ok := partItem(&pt); ok && pt.FunctionCall == nil {
+			// Code execution or a built-in tool (tools Gemini runs
+			// itself), generated media: the part as it came (its
+			// thoughtSignature with it), to go back unchanged.
 			a.openThought = false
 			out = append(out, item{kind: itemProvider, pitem: it})
 			if pt.Text == nil || *pt.Text == "" {
 				continue
 			}
 		} else if kind := unsupportedPartKind(&pt); kind != "" && pt.FunctionCall == nil {
-			// Never dropped silently: reported once per kind and answer
-			// (Gemini's code execution sends several such parts); a
-			// built-in tool's call or result once per tool call, named.
-			key, msg := kind, fmt.Sprintf("response part of type %q not supported; ignored", kind)
-			if st := serverToolPart(&pt); st != "" {
-				key = kind + " " + st
-				msg = fmt.Sprintf("response part of type %q (%s: a tool the provider ran itself) not supported; ignored", kind, st)
-			}
-			if !slices.Contains(a.warnedKinds, key) {
-				a.warnedKinds = append(a.warnedKinds, key)
-				warn(msg)
+			// One that is not a JSON object, never dropped silently:
+			// reported once per kind and answer.
+			if !slices.Contains(a.warnedKinds, kind) {
+				a.warnedKinds = append(a.warnedKinds, kind)
+				warn(fmt.Sprintf("response part of type %q not supported; ignored", kind))
 			}
 			if (pt.Text == nil || *pt.Text == "") && pt.ThoughtSignature == "" {
 				continue

@@ -167,6 +167,8 @@ func partsString(m *llmrelayv1.Message) string {
 			out = append(out, fmt.Sprintf("reasoning{%q sig=%q}", k.Reasoning.GetText(), k.Reasoning.GetSignature()))
 		case *llmrelayv1.Part_ToolCall:
 			out = append(out, fmt.Sprintf("call{%s sig=%q}", k.ToolCall.GetName(), k.ToolCall.GetSignature()))
+		case *llmrelayv1.Part_ProviderItem:
+			out = append(out, fmt.Sprintf("item{%s %s}", k.ProviderItem.GetType(), k.ProviderItem.GetJson()))
 		default:
 			out = append(out, fmt.Sprintf("%T", k))
 		}
@@ -191,9 +193,17 @@ func TestReasoningParts(t *testing.T) {
 		{"signature on a call stays on the call",
 			`{"text":"t","thought":true},{"functionCall":{"name":"f","args":{}},"thoughtSignature":"C1"},{"functionCall":{"name":"g"}}`,
 			`reasoning{"t" sig=""} | call{f sig="C1"} | call{g sig=""}`},
-		{"signature on a non-text part",
+		{"signature on a generated image: in its item",
 			`{"inlineData":{"mimeType":"image/png","data":"AA=="},"thoughtSignature":"I"}`,
+			`item{inlineData {"inlineData":{"mimeType":"image/png","data":"AA=="},"thoughtSignature":"I"}}`},
+		{"signature on a non-text part that is no item",
+			`{"inlineData":"AA==","thoughtSignature":"I"}`,
 			`reasoning{"" sig="I"}`},
+		{"media and built-in tool parts in their places",
+			`{"text":"a"},{"fileData":{"mimeType":"video/mp4","fileUri":"https://generativelanguage.googleapis.com/v1beta/files/v1"}},` +
+				`{"toolCall":{"toolType":"URL_CONTEXT","id":"u1"},"thought":true},{"toolResponse":{"toolType":"URL_CONTEXT","id":"u1"}},{"text":"b"}`,
+			`text{"a"} | item{fileData {"fileData":{"mimeType":"video/mp4","fileUri":"https://generativelanguage.googleapis.com/v1beta/files/v1"}}} | ` +
+				`item{toolCall {"thought":true,"toolCall":{"toolType":"URL_CONTEXT","id":"u1"}}} | item{toolResponse {"toolResponse":{"toolType":"URL_CONTEXT","id":"u1"}}} | text{"b"}`},
 		{"empty thought without signature ignored",
 			`{"text":"","thought":true},{"thought":true},{"text":"x"}`,
 			`text{"x"}`},

@@ -255,12 +255,13 @@ func TestRound14GemBodyTierWins(t *testing.T) {
 // TestRound14GemImageOutput: gemini-3.1-flash-image answering with one
 // generated image (vercel/ai's live fixture, the image data and the
 // signature redacted by the SDK's authors): an inlineData part carrying a
-// thoughtSignature, STOP. The contract has no place for generated media:
-// the part is reported by a warning, not dropped unsaid, and its signature
-// is kept as a signature-only reasoning part (the package's rule for
-// signatures on unsupported parts); no text. Usage as recorded: 10 in,
-// 1392 out (1120 of them image tokens, kept per modality), 1402 total;
-// serviceTier standard.
+// thoughtSignature, STOP. The image is a provider item (round 23), the
+// part as it came with its signature, no warning; the next turn sends the
+// recorded part back unchanged (Gemini 3 image models check the image
+// part's signature). Before, it was a warning and a signature-only
+// reasoning part, sent back on an empty thought part without the image.
+// Usage as recorded: 10 in, 1392 out (1120 of them image tokens, kept per
+// modality), 1402 total; serviceTier standard.
 func TestRound14GemImageOutput(t *testing.T) {
 	t.Parallel()
 	const name = "real_image_gemini_3_1_flash_image"
@@ -269,9 +270,21 @@ func TestRound14GemImageOutput(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
-	want := msg(llmrelayv1.Role_ROLE_ASSISTANT, reasoningPart(&llmrelayv1.Reasoning{Signature: "<redacted thought signature; length=597616>"}))
-	if !proto.Equal(res.Message, want) {
-		t.Errorf("message\n got %v\nwant %v", res.Message, want)
+	recPart := r21RecordedCandidate(t, name)["content"].(map[string]any)["parts"].([]any)[0]
+	parts := res.Message.GetParts()
+	if it := parts[0].GetProviderItem(); len(parts) != 1 || it.GetType() != "inlineData" || !jsonEqual(r19Decode(t, it.GetJson()), recPart) {
+		t.Errorf("message %v, want the recorded part as an inlineData item", res.Message)
+	}
+	next := crewRequest("Generate an image of a cat")
+	next.Messages = append(next.Messages, res.Message, msg(llmrelayv1.Role_ROLE_USER, text("Make it orange.")))
+	sent, warnings := r23Contents(t, next)
+	wantTurns := []any{
+		map[string]any{"role": "user", "parts": []any{map[string]any{"text": "Generate an image of a cat"}}},
+		map[string]any{"role": "model", "parts": []any{recPart}},
+		map[string]any{"role": "user", "parts": []any{map[string]any{"text": "Make it orange."}}},
+	}
+	if !jsonEqual(r19Decode(t, sent), wantTurns) || len(warnings) != 0 {
+		t.Errorf("next turn %s (warnings %q), want the recorded image part back", sent, warnings)
 	}
 	m := res.Meta
 	if m.GetResponseId() != "dTOras2iGqLc-sAPiO2BiAw" || m.GetResolvedModel() != "gemini-3.1-flash-image" ||
@@ -279,7 +292,7 @@ func TestRound14GemImageOutput(t *testing.T) {
 		m.GetServiceTier() != "standard" || m.GetToolCallCount() != 0 {
 		t.Errorf("meta %v", m)
 	}
-	if w := m.GetWarnings(); len(w) != 1 || w[0] != `response part of type "inlineData" not supported; ignored` {
+	if w := m.GetWarnings(); len(w) != 0 {
 		t.Errorf("warnings %q", w)
 	}
 	r13Usage(t, m.GetUsage(), &llmrelayv1.Usage{InputTokens: 10, OutputTokens: 1392, TotalTokens: 1402})

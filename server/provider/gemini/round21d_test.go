@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // Round 21d: pydantic-ai's large Gemini recordings, transcribed page by
@@ -448,11 +450,12 @@ func TestRound21dSearchGroundingPro(t *testing.T) {
 // customMetadata source_url, two supports over the text's byte ranges) and
 // the usage: 126 prompt + 470 tool-use prompt tokens, 44 + 147 thought
 // tokens, 787 total. The toolCall and toolResponse parts were dropped
-// without a word (only their signatures kept); each now has a warning
-// naming the tool and the call id. The three signatures stay as
-// signature-only reasoning parts in order, the grounding whole, the
-// request the recorded one (the store name in camelCase, which the API
-// reads as pydantic-ai's file_search_store_names).
+// without a word (only their signatures kept), then reported by a warning
+// each; since round 23 each is a provider item, the part as it came with
+// its signature, no warning, and the next turn sends them back as
+// recorded. The final signature stays a signature-only reasoning part,
+// the grounding whole, the request the recorded one (the store name in
+// camelCase, which the API reads as pydantic-ai's file_search_store_names).
 func TestRound21dFileSearchServerInvocations(t *testing.T) {
 	t.Parallel()
 	const name = "real_pyd_google_model_file_search_grounding_gemini_3_true_stream"
@@ -466,17 +469,51 @@ func TestRound21dFileSearchServerInvocations(t *testing.T) {
 	if f.text != answer || len(f.calls) != 0 {
 		t.Errorf("text %q, calls %v", f.text, f.calls)
 	}
+	// The recorded toolCall and toolResponse parts, from the stream's
+	// first two events.
+	var recParts []any
+	for _, line := range strings.Split(string(providertest.Load(t, filepath.Join("testdata", name+".http")).Body), "\n") {
+		data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
+		if !ok {
+			continue
+		}
+		c, _ := r17JSON(t, []byte(data))["candidates"].([]any)[0].(map[string]any)
+		for _, pt := range c["content"].(map[string]any)["parts"].([]any) {
+			if m := pt.(map[string]any); m["toolCall"] != nil || m["toolResponse"] != nil {
+				recParts = append(recParts, pt)
+			}
+		}
+	}
+	folded := foldMessage(t, evs)
+	var items []any
 	var sigs []string
-	for _, p := range foldMessage(t, evs).GetParts() {
+	for _, p := range folded.GetParts() {
 		if r := p.GetReasoning(); r != nil {
 			if r.GetText() != "" {
 				t.Errorf("reasoning text %q", r.GetText())
 			}
 			sigs = append(sigs, r.GetSignature())
 		}
+		if it := p.GetProviderItem(); it != nil {
+			items = append(items, r19Decode(t, it.GetJson()))
+		}
 	}
-	if len(sigs) != 3 || !strings.HasPrefix(sigs[0], "ErQGCrEGCAISrAYBDDnW") || !strings.HasPrefix(sigs[1], "EtoGCtcGCAIS0gYBDDnW") || !strings.HasPrefix(sigs[2], "EusBCugBAQw51sdrQ2Y5") {
+	if len(recParts) != 2 || !jsonEqual(items, recParts) || folded.GetParts()[0].GetProviderItem().GetType() != "toolCall" ||
+		folded.GetParts()[1].GetProviderItem().GetType() != "toolResponse" {
+		t.Errorf("items %v, want the recorded parts %v", items, recParts)
+	}
+	if len(sigs) != 1 || !strings.HasPrefix(sigs[0], "EusBCugBAQw51sdrQ2Y5") {
 		t.Errorf("signatures %q", sigs)
+	}
+	next := r21User("gemini-3-flash-preview", "", req.Messages[0], folded, msg(llmrelayv1.Role_ROLE_USER, text("And of Italy?")))
+	sent, warnings := r23Contents(t, next)
+	wantTurns := []any{
+		map[string]any{"role": "user", "parts": []any{map[string]any{"text": "What is the capital of France?"}}},
+		map[string]any{"role": "model", "parts": []any{recParts[0], recParts[1], map[string]any{"text": answer, "thoughtSignature": sigs[0]}}},
+		map[string]any{"role": "user", "parts": []any{map[string]any{"text": "And of Italy?"}}},
+	}
+	if !jsonEqual(r19Decode(t, sent), wantTurns) || len(warnings) != 0 {
+		t.Errorf("next turn %s (warnings %q), want the recorded tool parts back", sent, warnings)
 	}
 	if want := (&llmrelayv1.Usage{InputTokens: 596, OutputTokens: 191, TotalTokens: 787, ReasoningTokens: 147}); !proto.Equal(f.usage, want) {
 		t.Errorf("usage %v, want %v", f.usage, want)
@@ -486,12 +523,8 @@ func TestRound21dFileSearchServerInvocations(t *testing.T) {
 		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP || m.GetProviderFinishReason() != "STOP" || m.GetServiceTier() != "standard" {
 		t.Errorf("meta %v", m)
 	}
-	wantWarnings := []string{
-		`response part of type "toolCall" (FILE_SEARCH, id std8lcuv: a tool the provider ran itself) not supported; ignored`,
-		`response part of type "toolResponse" (FILE_SEARCH, id std8lcuv: a tool the provider ran itself) not supported; ignored`,
-	}
-	if w := m.GetWarnings(); len(w) != 2 || w[0] != wantWarnings[0] || w[1] != wantWarnings[1] {
-		t.Errorf("warnings %q, want %q", w, wantWarnings)
+	if w := m.GetWarnings(); len(w) != 0 {
+		t.Errorf("warnings %q", w)
 	}
 	g, _ := m.GetExtended().AsMap()[extGroundingMetadata].(map[string]any)
 	supports, _ := g["groundingSupports"].([]any)
@@ -513,28 +546,6 @@ func TestRound21dFileSearchServerInvocations(t *testing.T) {
 	r21SameRequest(t, srv, "/v1beta/models/gemini-3-flash-preview:streamGenerateContent",
 		`{"contents":[{"parts":[{"text":"What is the capital of France?"}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT"]},`+
 			`"toolConfig":{"includeServerSideToolInvocations":true},"tools":[{"fileSearch":{"fileSearchStoreNames":["`+store+`"]}}]}`)
-}
-
-// TestRound21dServerToolPartNames: the warning's name for a built-in
-// tool's part, whatever the object holds.
-func TestRound21dServerToolPartNames(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		call, resp, want string
-	}{
-		{`{"toolType":"FILE_SEARCH","id":"a1"}`, ``, "FILE_SEARCH, id a1"},
-		{``, `{"toolType":"GOOGLE_SEARCH_WEB","id":"b2"}`, "GOOGLE_SEARCH_WEB, id b2"},
-		{`{"toolType":"URL_CONTEXT"}`, ``, "URL_CONTEXT"},
-		{`{"id":"c3"}`, ``, "id c3"},
-		{`{}`, ``, ""},
-		{`[1]`, ``, ""},
-		{``, ``, ""},
-	} {
-		pt := respPart{ToolCall: json.RawMessage(tc.call), ToolResponse: json.RawMessage(tc.resp)}
-		if got := serverToolPart(&pt); got != tc.want {
-			t.Errorf("%s %s: %q, want %q", tc.call, tc.resp, got, tc.want)
-		}
-	}
 }
 
 // TestRound21dThinkingFromOtherModel: gemini-2.5-pro (January 2026),

@@ -517,9 +517,10 @@ func TestRound23UndecodableChunkAfterCalls(t *testing.T) {
 // with an illustration (TEXT and IMAGE modalities), unary (pydantic-ai's
 // cassette; the SDK's authors truncated the image data to a placeholder,
 // which the adapter never decodes): the text, then an inlineData PNG
-// without signature. The text is the answer; the image, which the contract
-// has no place for in an answer, is reported in a warning, not dropped
-// silently; 17 in, 1349 out of which 1290 image tokens
+// without signature. The text, then the image as a provider item (the
+// part as it came), no warning; the next turn sends both parts back as
+// recorded (before, the image was a warning and lost to the next turn);
+// 17 in, 1349 out of which 1290 image tokens
 // (candidatesTokensDetails.IMAGE among the usage details), 1366 total.
 func TestRound23ImageAndTextOutput(t *testing.T) {
 	t.Parallel()
@@ -535,12 +536,25 @@ func TestRound23ImageAndTextOutput(t *testing.T) {
 	if sent := r17JSON(t, srv.Last(t).Body); !jsonEqual(sent, r19Decode(t, `{"contents":[{"parts":[{"text":"Tell me a two-sentence story about an axolotl with an illustration."}],"role":"user"}],"generationConfig":{"responseModalities":["TEXT","IMAGE"]}}`)) {
 		t.Errorf("request %s differs from the recorded one", srv.Last(t).Body)
 	}
-	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text(story)); !proto.Equal(res.Message, want) {
+	recParts := r21RecordedCandidate(t, "real_pyd_google_image_and_text_output")["content"].(map[string]any)["parts"].([]any)
+	if want := msg(llmrelayv1.Role_ROLE_ASSISTANT, text(story)); len(recParts) != 2 || !proto.Equal(r23NoItems(res.Message), want) ||
+		len(res.Message.GetParts()) != 2 || res.Message.GetParts()[1].GetProviderItem().GetType() != "inlineData" ||
+		!jsonEqual(r19Decode(t, res.Message.GetParts()[1].GetProviderItem().GetJson()), recParts[1]) {
 		t.Errorf("message %v", res.Message)
+	}
+	next := r21User("gemini-2.5-flash-image", "", req.Messages[0], res.Message, msg(llmrelayv1.Role_ROLE_USER, text("Now make Pip blue.")))
+	sent, warnings := r23Contents(t, next)
+	wantTurns := []any{
+		map[string]any{"role": "user", "parts": []any{map[string]any{"text": "Tell me a two-sentence story about an axolotl with an illustration."}}},
+		map[string]any{"role": "model", "parts": recParts},
+		map[string]any{"role": "user", "parts": []any{map[string]any{"text": "Now make Pip blue."}}},
+	}
+	if !jsonEqual(r19Decode(t, sent), wantTurns) || len(warnings) != 0 {
+		t.Errorf("next turn %s (warnings %q), want the recorded parts back", sent, warnings)
 	}
 	r21Meta(t, res.Meta, "9r98acKtJKXUz7IPopGb6A8", "gemini-2.5-flash-image", "STOP", llmrelayv1.FinishReason_FINISH_REASON_STOP,
 		&llmrelayv1.Usage{InputTokens: 17, OutputTokens: 1349, TotalTokens: 1366})
-	if w := res.Meta.GetWarnings(); !slices.Equal(w, []string{`response part of type "inlineData" not supported; ignored`}) {
+	if w := res.Meta.GetWarnings(); len(w) != 0 {
 		t.Errorf("warnings %q", w)
 	}
 	if got := res.Meta.GetExtended().GetFields()[provider.ExtUsageDetails].GetStructValue().GetFields()["candidatesTokensDetails.IMAGE"].GetNumberValue(); got != 1290 {
@@ -559,8 +573,10 @@ func r23NoItems(msg *llmrelayv1.Message) *llmrelayv1.Message {
 	return out
 }
 
-// TestProviderItemsToGemini: a code execution item goes back as the part
-// it was, marks and signature included; an item of a type Gemini does
+// TestProviderItemsToGemini: a code execution, media (inlineData,
+// fileData) or built-in tool (toolCall, toolResponse) item goes back as the
+// part it was, its object byte for byte with fields the adapter does not
+// know, marks and signature included; an item of a type Gemini does
 // not know, or without its kind's object, is not sent, with a warning
 // naming the part.
 func TestProviderItemsToGemini(t *testing.T) {
@@ -573,18 +589,34 @@ func TestProviderItemsToGemini(t *testing.T) {
 			item("executableCode", `{"executableCode":{"language":"PYTHON","code":"print(3)"},"thought":true,"thoughtSignature":"c2ln"}`),
 			item("server_tool_use", `{"type":"server_tool_use","id":"srvtoolu_1"}`),
 			item("codeExecutionResult", `{"executableCode":{"code":"x"}}`),
-			text("3")),
+			text("3"),
+			item("inlineData", `{"inlineData":{"data":"iVBORw0KGgo=","mimeType":"image/png","displayName":"cat.png"},"thoughtSignature":"aW1n"}`),
+			item("fileData", `{"fileData":{"fileUri":"gs://bucket/cat.mp4","mimeType":"video/mp4"}}`),
+			item("toolCall", `{"toolCall":{"toolType":"URL_CONTEXT","id":"u1","args":{"urls":["https://example.com"]}},"thoughtSignature":"dGM="}`),
+			item("toolResponse", `{"toolResponse":{"toolType":"URL_CONTEXT","id":"u1","response":{"status":"ok"}}}`),
+			item("inlineData", `{"fileData":{"fileUri":"gs://bucket/x"}}`),
+			item("toolCall", `{"toolCall":"u2"}`)),
 		msg(llmrelayv1.Role_ROLE_USER, text("more")))
 	got, warnings := r23Contents(t, req)
 	want := `[{"role":"user","parts":[{"text":"q"}]},{"role":"model","parts":[` +
-		`{"executableCode":{"language":"PYTHON","code":"print(3)"},"thought":true,"thoughtSignature":"c2ln"},{"text":"3"}]},` +
+		`{"executableCode":{"language":"PYTHON","code":"print(3)"},"thought":true,"thoughtSignature":"c2ln"},{"text":"3"},` +
+		`{"inlineData":{"data":"iVBORw0KGgo=","mimeType":"image/png","displayName":"cat.png"},"thoughtSignature":"aW1n"},` +
+		`{"fileData":{"fileUri":"gs://bucket/cat.mp4","mimeType":"video/mp4"}},` +
+		`{"toolCall":{"toolType":"URL_CONTEXT","id":"u1","args":{"urls":["https://example.com"]}},"thoughtSignature":"dGM="},` +
+		`{"toolResponse":{"toolType":"URL_CONTEXT","id":"u1","response":{"status":"ok"}}}]},` +
 		`{"role":"user","parts":[{"text":"more"}]}]`
 	if !jsonEqual(r19Decode(t, got), r19Decode(t, want)) {
 		t.Errorf("sent %s\nwant %s", got, want)
 	}
+	// The image's object as it was, its keys in their order.
+	if !strings.Contains(got, `{"inlineData":{"data":"iVBORw0KGgo=","mimeType":"image/png","displayName":"cat.png"},"thoughtSignature":"aW1n"}`) {
+		t.Errorf("image part not verbatim: %s", got)
+	}
 	if !slices.Equal(warnings, []string{
 		"messages[1].parts[1]: provider item server_tool_use not sent: Gemini has no place for it",
 		"messages[1].parts[2]: provider item codeExecutionResult not sent: Gemini has no place for it",
+		"messages[1].parts[8]: provider item inlineData not sent: Gemini has no place for it",
+		"messages[1].parts[9]: provider item toolCall not sent: Gemini has no place for it",
 	}) {
 		t.Errorf("warnings %q", warnings)
 	}

@@ -46,10 +46,14 @@ type part struct {
 	// MediaResolution is an image part's resolution (Gemini 3: the
 	// request's image detail level).
 	MediaResolution *mediaResolution `json:"mediaResolution,omitempty"`
-	// ExecutableCode and CodeExecutionResult are a code execution part of
-	// an earlier answer (a provider item: codeItem), sent back as it came.
+	// ExecutableCode, CodeExecutionResult, ToolCall and ToolResponse are
+	// a code execution or built-in tool part of an earlier answer (a
+	// provider item: partItem), sent back as it came; so are an answer's
+	// media parts, as InlineData and FileData with their raw object.
 	ExecutableCode      json.RawMessage `json:"executableCode,omitempty"`
 	CodeExecutionResult json.RawMessage `json:"codeExecutionResult,omitempty"`
+	ToolCall            json.RawMessage `json:"toolCall,omitempty"`
+	ToolResponse        json.RawMessage `json:"toolResponse,omitempty"`
 }
 
 // mediaResolution is a part's {"level": "MEDIA_RESOLUTION_…"} (Gemini 3
@@ -62,6 +66,18 @@ type blob struct {
 	MimeType string `json:"mimeType"`
 	// Data is standard base64.
 	Data string `json:"data"`
+	// raw, when set, is an answer's inlineData object sent back as it
+	// came (a provider item), instead of the fields.
+	raw json.RawMessage
+}
+
+// MarshalJSON writes raw when set, else the fields.
+func (b blob) MarshalJSON() ([]byte, error) {
+	if b.raw != nil {
+		return b.raw, nil
+	}
+	type plain blob
+	return json.Marshal(plain(b))
 }
 
 // fileData is a file by URI: a Files API file, a gs:// object or an
@@ -69,6 +85,18 @@ type blob struct {
 type fileData struct {
 	MimeType string `json:"mimeType,omitempty"`
 	FileURI  string `json:"fileUri"`
+	// raw, when set, is an answer's fileData object sent back as it came
+	// (a provider item), instead of the fields.
+	raw json.RawMessage
+}
+
+// MarshalJSON writes raw when set, else the fields.
+func (f fileData) MarshalJSON() ([]byte, error) {
+	if f.raw != nil {
+		return f.raw, nil
+	}
+	type plain fileData
+	return json.Marshal(plain(f))
 }
 
 type functionCall struct {
@@ -195,8 +223,9 @@ type respPart struct {
 	ThoughtSignature string        `json:"thoughtSignature"`
 	FunctionCall     *respFunction `json:"functionCall"`
 	// Parts of the kinds the normalized answer has no place for, kept
-	// only to report them (unsupportedPartKind): code execution (a tool
-	// Gemini runs itself), inline and file data (generated media).
+	// as provider items (partItem), or reported (unsupportedPartKind)
+	// when not a JSON object: code execution (a tool Gemini runs
+	// itself), inline and file data (generated media).
 	ExecutableCode      json.RawMessage `json:"executableCode"`
 	CodeExecutionResult json.RawMessage `json:"codeExecutionResult"`
 	InlineData          json.RawMessage `json:"inlineData"`
@@ -226,33 +255,6 @@ func unsupportedPartKind(pt *respPart) string {
 		return "toolResponse"
 	}
 	return ""
-}
-
-// serverToolPart names a toolCall or toolResponse part's tool and id for
-// its warning ("FILE_SEARCH, id std8lcuv"); "" for other parts, or when
-// the object names neither.
-func serverToolPart(pt *respPart) string {
-	raw := pt.ToolCall
-	if !present(raw) {
-		raw = pt.ToolResponse
-	}
-	if !present(raw) {
-		return ""
-	}
-	var v struct {
-		ToolType string `json:"toolType"`
-		ID       string `json:"id"`
-	}
-	if json.Unmarshal(raw, &v) != nil || (v.ToolType == "" && v.ID == "") {
-		return ""
-	}
-	switch {
-	case v.ID == "":
-		return v.ToolType
-	case v.ToolType == "":
-		return "id " + v.ID
-	}
-	return v.ToolType + ", id " + v.ID
 }
 
 // respFunction keeps args raw: an object is re-encoded compactly with its
@@ -470,18 +472,47 @@ func enumName(b []byte, names []string) (string, error) {
 	return strconv.FormatInt(n, 10), nil
 }
 
-// codeItem is the provider item of a code execution part (executableCode
-// or codeExecutionResult: a tool Gemini runs itself), typed by its kind:
-// {"<kind>": <as sent>, "thought": true if it was marked so,
-// "thoughtSignature": <its signature, if any>}.
+// itemKinds are the part kinds that become provider items (partItem), in
+// the order partItem looks for them: code execution (a tool Gemini runs
+// itself), generated media (an image model's inlineData, a fileData), and
+// a built-in tool's invocation and result (Gemini 3's toolCall and
+// toolResponse with toolConfig.includeServerSideToolInvocations).
+var itemKinds = [...]string{"executableCode", "codeExecutionResult", "inlineData", "fileData", "toolCall", "toolResponse"}
+
+// itemRaw is pt's object of kind itemKinds[i].
+func itemRaw(pt *respPart, i int) json.RawMessage {
+	switch i {
+	case 0:
+		return pt.ExecutableCode
+	case 1:
+		return pt.CodeExecutionResult
+	case 2:
+		return pt.InlineData
+	case 3:
+		return pt.FileData
+	case 4:
+		return pt.ToolCall
+	}
+	return pt.ToolResponse
+}
+
+// partItem is the provider item of a part of one of the itemKinds, typed
+// by its kind: {"<kind>": <as sent>, "thought": true if it was marked so,
+// "thoughtSignature": <its signature, if any>}. An image's base64 data is
+// kept as sent, whatever its size: it is what the next turn sends back
+// (Gemini 3 image models check the image part's signature).
 // ok is false for other parts, and for one whose content is not a JSON
 // object.
-func codeItem(pt *respPart) (provider.ProviderItem, bool) {
-	kind, raw := "executableCode", pt.ExecutableCode
-	if !present(raw) {
-		kind, raw = "codeExecutionResult", pt.CodeExecutionResult
+func partItem(pt *respPart) (provider.ProviderItem, bool) {
+	var kind string
+	var raw json.RawMessage
+	for i, k := range itemKinds {
+		if r := itemRaw(pt, i); present(r) {
+			kind, raw = k, r
+			break
+		}
 	}
-	if !present(raw) {
+	if kind == "" || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
 		return provider.ProviderItem{}, false
 	}
 	v := map[string]json.RawMessage{kind: raw}
@@ -500,7 +531,7 @@ func codeItem(pt *respPart) (provider.ProviderItem, bool) {
 		return provider.ProviderItem{}, false
 	}
 	js, ok := provider.ItemJSON(b)
-	if !ok || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+	if !ok {
 		return provider.ProviderItem{}, false
 	}
 	return provider.ProviderItem{Type: kind, JSON: js}, true
