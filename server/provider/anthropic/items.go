@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -94,8 +95,12 @@ func (it *itemState) item(typ string) (provider.ProviderItem, error) {
 	}
 	if it.gotContent {
 		prev := ""
-		if c, ok := fields["content"]; ok {
-			_ = json.Unmarshal(c, &prev) // null or absent: nothing before the deltas
+		if c, ok := fields["content"]; ok && string(bytes.TrimSpace(c)) != "null" {
+			// A string the deltas continue; anything else would be lost
+			// under them, so the block is not rebuilt.
+			if err := json.Unmarshal(c, &prev); err != nil {
+				return provider.ProviderItem{}, fmt.Errorf("its content is not text the deltas could continue: %w", err)
+			}
 		}
 		b, err := json.Marshal(prev + it.content.String())
 		if err != nil {
