@@ -13,7 +13,7 @@ func TestCompactionItemRebuilt(t *testing.T) {
 	enc := "enc_r23_cmp_2"
 	for _, tc := range []struct {
 		name, start, want string
-		fails              bool
+		fails             bool
 	}{
 		{"null content", `{"type":"compaction","content":null}`, `{"content":"first second","encrypted_content":"enc_r23_cmp_2","type":"compaction"}`, false},
 		{"text content", `{"type":"compaction","content":"zero "}`, `{"content":"zero first second","encrypted_content":"enc_r23_cmp_2","type":"compaction"}`, false},
