@@ -39,6 +39,9 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 		e.Extended = map[string]any{extSigninURL: u}
 	}
 	e.Code, e.Param = code, param
+	if e.RequestID == "" {
+		e.RequestID = cloudRef(msg)
+	}
 	e.Kind = refineKind(e.Kind, msg)
 	if e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(msg) {
 		// Older Ollama versions answer an over-long input with a 500: the
@@ -177,6 +180,25 @@ func plainText(b []byte) string {
 	return strings.ToValidUTF8(provider.Shorten(strings.Join(strings.Fields(string(b)), " "), 300), "�")
 }
 
+// cloudRefRE matches the reference ollama.com puts at the end of its
+// error messages, a UUID new for each failure: "Internal Server Error
+// (ref: bddedf60-d799-48d6-ad1f-6783dcfc8e9b)" (its opaque 500), "this
+// model requires a subscription, upgrade for access:
+// https://ollama.com/upgrade (ref: b7b9f6f9-…)" (a 403).
+var cloudRefRE = regexp.MustCompile(`\(ref: ([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\)\s*$`)
+
+// cloudRef is the reference an ollama.com error message ends with, ""
+// when it has none. It stands as the error's request id when no header
+// gave one: a local Ollama passes a cloud model's error body on without
+// ollama.com's headers, and the reference is what Ollama's support asks
+// for.
+func cloudRef(msg string) string {
+	if m := cloudRefRE.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // nanRE matches the error Ollama answers when the model's output holds a
 // NaN, which Go's encoding/json cannot write: the runner's (or server's)
 // "failed to encode response: json: unsupported value: NaN" (ollama/ollama
@@ -265,6 +287,9 @@ func inBandError(raw json.RawMessage, status int, requestID string) *provider.Er
 	msg, code, param, ok := errorValue(raw)
 	if !ok {
 		return nil
+	}
+	if requestID == "" {
+		requestID = cloudRef(msg)
 	}
 	return &provider.Error{
 		Provider: providerName, Kind: refineKind(provider.KindUnavailable, msg), HTTPStatus: status,
