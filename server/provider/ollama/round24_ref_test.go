@@ -15,8 +15,9 @@ import (
 // own in the message, "(ref: <uuid>)", a new one for each failure, the only
 // handle on it a user can give Ollama's support: its opaque 500 "Internal
 // Server Error (ref: bddedf60-…)" (tinyhumansai/openhuman#4042, a cloud
-// model through a local Ollama's /api/chat) and its 403 for a model the
-// plan does not include (xtekky/gpt4free#3436). A local Ollama passes the
+// model through a local Ollama's /api/chat), its 503 "Server overloaded,
+// please retry shortly (ref: …)" (ollama/ollama#15934) and its 403 for a
+// model the plan does not include (xtekky/gpt4free#3436). A local Ollama passes the
 // body on without a request-id header, so the error carried no request id
 // at all; the reference is now its request id, unary and streamed, with the
 // message whole. A header, when a proxy sets one, stays the request id.
@@ -31,6 +32,8 @@ func TestRound24CloudErrorRef(t *testing.T) {
 	}{
 		{"error_500_cloud_ref", provider.KindUnavailable, 500, "bddedf60-d799-48d6-ad1f-6783dcfc8e9b",
 			"Internal Server Error (ref: bddedf60-d799-48d6-ad1f-6783dcfc8e9b)"},
+		{"error_503_cloud_overloaded", provider.KindUnavailable, 503, "aaa65c70-cfa0-446b-86f1-4ab0e2deb9e4",
+			"Server overloaded, please retry shortly (ref: aaa65c70-cfa0-446b-86f1-4ab0e2deb9e4)"},
 		{"error_403_cloud_subscription", provider.KindPermissionDenied, 403, "b7b9f6f9-5486-478e-8050-857feaa13152",
 			"this model requires a subscription, upgrade for access: https://ollama.com/upgrade (ref: b7b9f6f9-5486-478e-8050-857feaa13152)"},
 	}
