@@ -167,7 +167,7 @@ func parseChatResponse(body []byte, salt string, win window) (*provider.Result, 
 			calls++
 		}
 	}
-	meta.FinishReason = provider.ToolCallsFinish(finishReason(string(r.DoneReason)), calls)
+	meta.FinishReason = doneFinish(string(r.DoneReason), calls)
 	if !r.Done {
 		// A body with "done": false (a proxy passing on one line of a
 		// stream as the answer) is the answer so far: not a finished one,
@@ -297,6 +297,19 @@ func callID(salt, model string, index int, name string) string {
 		h.Write([]byte{0})
 	}
 	return "call_" + hex.EncodeToString(h.Sum(nil))[:24]
+}
+
+// doneFinish is the finish of an answer with calls tool calls that ended
+// with done_reason reason: finishReason, then the tool-call rule. A
+// "tool_calls" with calls is TOOL_CALLS: Ollama never sends it, but
+// servers that speak its API in front of another backend end a calling
+// answer so (tino-kuptz/cf-ollama-wrapper, Workers AI behind /api/chat),
+// whose calls are whole; without calls it stays OTHER, nothing to run.
+func doneFinish(reason string, calls int) llmrelayv1.FinishReason {
+	if reason == "tool_calls" && calls > 0 {
+		return llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS
+	}
+	return provider.ToolCallsFinish(finishReason(reason), calls)
 }
 
 // finishReason maps done_reason. Ollama says "stop" after tool calls too;

@@ -294,7 +294,7 @@ func (s *stream) pushThink(reasoning, text string) {
 // finish emits the meta and usage of the done line.
 func (s *stream) finish(c *chatResponse) {
 	meta := &llmrelayv1.ResponseMeta{
-		FinishReason:         provider.ToolCallsFinish(finishReason(string(c.DoneReason)), s.calls),
+		FinishReason:         doneFinish(string(c.DoneReason), s.calls),
 		ProviderFinishReason: string(c.DoneReason),
 		ToolCallCount:        int32(s.calls),
 	}
