@@ -74,6 +74,12 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 		e.ShouldRetry = provider.RetryDiscouraged
 		e.Message += nanAdvice
 	}
+	if e.HTTPStatus == http.StatusPaymentRequired && e.Kind == provider.KindRateLimited && (e.Code == "" || e.Code == "402") {
+		// ollama.com's 402 for a cloud model that draws on an empty
+		// "extra usage" balance (ollama/ollama#17639): a spent balance,
+		// coded as every adapter codes one (OpenAI's on /v1 too).
+		e.Code = "insufficient_quota"
+	}
 	if e.Kind == provider.KindRateLimited && e.Code == "" && usageLimit(msg) {
 		// ollama.com's plan limit: retrying seconds later meets the same
 		// limit, so it is a quota, as OpenAI's insufficient_quota (not

@@ -94,3 +94,31 @@ func TestRound24CloudErrorRef(t *testing.T) {
 			"Internal Server Error (ref: d32041a5-f2ef-4b71-939c-7b0976a2931e)")
 	})
 }
+
+// TestRound24PaymentRequired: ollama.com answers a cloud model that draws
+// only on "extra usage" with 402 Payment Required when that balance is
+// empty ("this model uses extra usage only (not included plan usage) and
+// your extra usage balance is empty, add extra usage or turn on auto…",
+// ollama/ollama#17639, quoted up to there; Ollama's errors are
+// {"error": message}, docs.ollama.com/api/errors). It read as an exhausted
+// quota (KindRateLimited, by its status) without the code the adapters
+// give a spent balance, insufficient_quota, which the OpenAI adapter gives
+// the same 402 on /v1: now it has it, so the caller sees a spent quota, not
+// a rate limit, and nothing retries it.
+func TestRound24PaymentRequired(t *testing.T) {
+	t.Parallel()
+	const msg = "this model uses extra usage only (not included plan usage) and your extra usage balance is empty, add extra usage or turn on auto"
+	srv := providertest.Replay(t, providertest.Recording{Status: 402, Header: http.Header{"Content-Type": {"application/json; charset=utf-8"}},
+		Body: []byte(`{"error":"` + msg + `"}`)})
+	_, err := newTestProvider(t, srv).Generate(context.Background(), textRequest(t))
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("error %v", err)
+	}
+	if pe.Kind != provider.KindRateLimited || pe.HTTPStatus != 402 || pe.Code != "insufficient_quota" || pe.Message != msg {
+		t.Errorf("error %+v", pe)
+	}
+	if !provider.QuotaSpent(pe.Code) {
+		t.Errorf("code %q is not a spent quota", pe.Code)
+	}
+}
