@@ -189,8 +189,15 @@ func nanInBatch(err error, inputs int) error {
 
 // answerFailed adds the request id a proxy in front of Ollama gave a 2xx
 // answer to the error about that answer.
+// A header's id is preferred to the reference an in-band error's message
+// names (cloudRef), as for an error answer.
 func answerFailed(err error, resp *http.Response) error {
-	return provider.AnswerFailed(err, provider.HeaderValue(resp.Header, requestIDHeader), nil)
+	id := provider.HeaderValue(resp.Header, requestIDHeader)
+	var pe *provider.Error
+	if id != "" && errors.As(err, &pe) && pe.RequestID != "" && pe.RequestID == cloudRef(pe.Message) {
+		pe.RequestID = id
+	}
+	return provider.AnswerFailed(err, id, nil)
 }
 
 // post sends a JSON body and returns the response when its status is 2xx;

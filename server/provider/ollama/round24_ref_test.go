@@ -69,6 +69,22 @@ func TestRound24CloudErrorRef(t *testing.T) {
 			"Internal Server Error (ref: d32041a5-f2ef-4b71-939c-7b0976a2931e)")
 	})
 
+	// An answer that is an error alone in a 200 (unary): the ref without a
+	// header, the header's id with one.
+	for _, h := range []http.Header{
+		{"Content-Type": {"application/json; charset=utf-8"}},
+		{"Content-Type": {"application/json; charset=utf-8"}, "X-Request-Id": {"12c1e93f-5416-4974-a879-d6b83c80e63e"}},
+	} {
+		want := "d32041a5-f2ef-4b71-939c-7b0976a2931e"
+		if h.Get("X-Request-Id") != "" {
+			want = h.Get("X-Request-Id")
+		}
+		srv := providertest.Replay(t, providertest.Recording{Status: 200, Header: h,
+			Body: []byte(`{"error":"Internal Server Error (ref: d32041a5-f2ef-4b71-939c-7b0976a2931e)"}`)})
+		_, err := newTestProvider(t, srv).Generate(context.Background(), textRequest(t))
+		check(t, err, provider.KindUnavailable, 200, want, "Internal Server Error (ref: d32041a5-f2ef-4b71-939c-7b0976a2931e)")
+	}
+
 	// The same error as a stream's line after the answer began (Ollama's
 	// streamResponse writes {"error": …} once the status is sent).
 	t.Run("in-band line", func(t *testing.T) {
