@@ -80,6 +80,9 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 		// coded as every adapter codes one (OpenAI's on /v1 too).
 		e.Code = "insufficient_quota"
 	}
+	if e.Kind == provider.KindInvalidRequest {
+		e.Message += imageAdvice(msg)
+	}
 	if e.Kind == provider.KindRateLimited && e.Code == "" && usageLimit(msg) {
 		// ollama.com's plan limit: retrying seconds later meets the same
 		// limit, so it is a quota, as OpenAI's insufficient_quota (not
@@ -205,6 +208,30 @@ func cloudRef(msg string) string {
 	return ""
 }
 
+// The runner's refusals of an image (runner/ollamarunner/runner.go:
+// NewSequence's "failed to process inputs: %w" of the model's
+// EncodeMultimodal error, answered "Failed to create new sequence: …" with
+// a 500): Go's image decoder's "image: unknown format" for a format Ollama
+// cannot read (ollama/ollama#11320), and model.ErrNoVisionModel "this
+// model is missing data required for image input" for a model without a
+// vision component. imageAdvice is what the error's message adds to say
+// what to change; "" for any other message.
+const (
+	imageFormatAdvice = " (Ollama cannot decode this image's format: the same request fails again; send it as PNG or JPEG)"
+	noVisionAdvice    = " (this model takes no images: send them to a vision model, or leave them out)"
+)
+
+func imageAdvice(msg string) string {
+	m := strings.ToLower(msg)
+	switch {
+	case strings.Contains(m, "image: unknown format"):
+		return imageFormatAdvice
+	case strings.Contains(m, "missing data required for image input"):
+		return noVisionAdvice
+	}
+	return ""
+}
+
 // nanRE matches the error Ollama answers when the model's output holds a
 // NaN, which Go's encoding/json cannot write: the runner's (or server's)
 // "failed to encode response: json: unsupported value: NaN" (ollama/ollama
@@ -231,6 +258,10 @@ func refineKind(k provider.Kind, msg string) provider.Kind {
 		return provider.KindContextLength
 	case strings.Contains(m, "content filter"), strings.Contains(m, "content policy"):
 		return provider.KindContentFilter
+	case imageAdvice(msg) != "":
+		// The runner's refusal of an image (a format it cannot decode,
+		// a model without vision): the same request fails every time.
+		return provider.KindInvalidRequest
 	case strings.Contains(m, "does not support embeddings"):
 		// The runner's answer when the model cannot embed (a chat model
 		// on Ollama's own engine, ollama/ollama#9742), a 500 to /api/embed
@@ -297,8 +328,12 @@ func inBandError(raw json.RawMessage, status int, requestID string) *provider.Er
 	if requestID == "" {
 		requestID = cloudRef(msg)
 	}
+	kind := refineKind(provider.KindUnavailable, msg)
+	if kind == provider.KindInvalidRequest {
+		msg += imageAdvice(msg)
+	}
 	return &provider.Error{
-		Provider: providerName, Kind: refineKind(provider.KindUnavailable, msg), HTTPStatus: status,
+		Provider: providerName, Kind: kind, HTTPStatus: status,
 		Code: code, Message: msg, Param: param, RequestID: requestID, RetryAfter: retryDelayFromMessage(msg),
 	}
 }
