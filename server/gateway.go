@@ -657,11 +657,13 @@ func warnNoFinish(meta *llmrelayv1.ResponseMeta) {
 }
 
 // emptyAnswerWarning is the warning of an answer the provider ended as
-// complete (finish STOP, or none) that holds no text, refusal or tool call:
-// a model that answered nothing (Claude's empty end_turn after tool
-// results, a Gemini candidate with empty text) looks like a successful
-// answer otherwise. Reasoning alone does not count as an answer. A finish
-// that says why (LENGTH, CONTENT_FILTER, OTHER) needs no warning.
+// complete (finish STOP, or none) that holds no text, refusal, tool call or
+// provider item: a model that answered nothing (Claude's empty end_turn
+// after tool results, a Gemini candidate with empty text) looks like a
+// successful answer otherwise. Reasoning alone does not count as an
+// answer; a provider item does (a Gemini image model's generated image is
+// its whole answer: provider/gemini/testdata/real_image_gemini_3_1_flash_image.http).
+// A finish that says why (LENGTH, CONTENT_FILTER, OTHER) needs no warning.
 const emptyAnswerWarning = "the provider ended the answer normally but it is empty (no text, refusal or tool call)"
 
 // warnEmpty adds emptyAnswerWarning to meta when the answer said nothing
@@ -683,10 +685,11 @@ func warnEmpty(meta *llmrelayv1.ResponseMeta, said bool) {
 	meta.Warnings = append(meta.Warnings, w)
 }
 
-// says reports whether msg holds text, a refusal or a tool call.
+// says reports whether msg holds text, a refusal, a tool call or a
+// provider item.
 func says(msg *llmrelayv1.Message) bool {
 	for _, p := range msg.GetParts() {
-		if p.GetText() != "" || p.GetRefusal() != "" || p.GetToolCall() != nil {
+		if p.GetText() != "" || p.GetRefusal() != "" || p.GetToolCall() != nil || p.GetProviderItem() != nil {
 			return true
 		}
 	}
@@ -942,7 +945,8 @@ type relay struct {
 	// a new part (TextDelta.item_id).
 	pieceKind provider.EventKind
 	pieceItem string
-	// said is set once a text or refusal delta went out (warnEmpty).
+	// said is set once a text or refusal delta or a provider item went out
+	// (warnEmpty).
 	said bool
 }
 
@@ -1044,6 +1048,7 @@ func (r *relay) handle(ev *provider.Event) error {
 		if err := r.ensureStarted(); err != nil {
 			return err
 		}
+		r.said = true // an item is something answered (warnEmpty)
 		it := &llmrelayv1.ProviderItem{Provider: r.p.providerType, Type: ev.Item.Type, Json: ev.Item.JSON}
 		if err := r.acc.acc.AddProviderItem(it); err != nil {
 			return r.broken(err)

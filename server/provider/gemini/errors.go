@@ -241,12 +241,15 @@ func kindForStatusCode(code int, status string) provider.Kind {
 	return provider.KindUnavailable
 }
 
-// isContextLength recognizes Gemini's "input token count exceeds the
-// maximum number of tokens allowed" (INVALID_ARGUMENT) messages.
+// isContextLength recognizes the refusals of a prompt longer than the
+// model's window (INVALID_ARGUMENT): the Gemini API's "The input token
+// count (N) exceeds the maximum number of tokens allowed (M)." and Vertex
+// AI's "Unable to submit request because the input token count is N but
+// model only supports up to M. …" (testdata/vertex24_error_context_length.http).
 func isContextLength(msg string) bool {
 	m := strings.ToLower(msg)
 	return strings.Contains(m, "exceeds the maximum number of tokens") ||
-		(strings.Contains(m, "input token count") && strings.Contains(m, "exceed")) ||
+		(strings.Contains(m, "input token count") && (strings.Contains(m, "exceed") || strings.Contains(m, "only supports up to"))) ||
 		strings.Contains(m, "context window") && strings.Contains(m, "exceed")
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/llmrelay/llmrelay/fold"
@@ -207,6 +208,15 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 	}
 	if out.SystemInstruction != nil && len(out.SystemInstruction.Parts) == 0 {
 		out.SystemInstruction = nil
+	}
+	if out.SystemInstruction != nil && noSystemInstruction(req.Model) {
+		// Gemma 3 on the Gemini API refuses a systemInstruction with a
+		// 400 "Developer instruction is not enabled for
+		// models/gemma-3-27b-it"; Google's ADK (models/gemma_llm.py)
+		// sends the instructions as a user turn before the conversation.
+		out.Contents = append([]content{{Role: "user", Parts: out.SystemInstruction.Parts}}, out.Contents...)
+		out.SystemInstruction = nil
+		warn("%s takes no system instruction: the system messages are sent as the first user turn", req.Model)
 	}
 	if len(out.Contents) == 0 {
 		// Instructions alone, or only empty messages: Gemini refuses a
@@ -412,6 +422,26 @@ func thinkingBudget(e llmrelayv1.ReasoningEffort) int32 {
 // thought signatures on replayed function calls: the generation the
 // thinking mapping reads (parseGemini), so the two cannot disagree.
 func isGemini3Plus(model string) bool { return parseGemini(model).gemini3Plus() }
+
+// noSystemInstruction reports a model the Gemini API serves without
+// system instructions: Gemma before 4 ("gemma-3-27b-it", "gemma-3n-e4b-it";
+// ADK's Gemma class is for Gemma 3 only, Gemma 4 takes them natively).
+func noSystemInstruction(model string) bool {
+	s := strings.ToLower(model)
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		s = s[i+1:]
+	}
+	rest, ok := strings.CutPrefix(s, "gemma-")
+	if !ok {
+		return false
+	}
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	major, err := strconv.Atoi(rest[:n])
+	return err == nil && major <= 3
+}
 
 func textPart(s string) part { return part{Text: &s} }
 
