@@ -628,16 +628,23 @@ func convertToolChoice(o *llmrelayv1.GenerationOptions) (*wireToolChoice, error)
 }
 
 // systemInConversation reports whether model takes system messages inside
-// the conversation (role "system" in messages): Claude Opus 4.8 and Claude
-// Fable 5, whose live answers to a request holding one are recorded
-// (real_pyd_anthropic_lazy_advertisement_live_* and
-// real_pyd_anthropic_fable_5_lazy_advertisement_live_*; Anthropic's
-// "Mid-conversation system messages" page names Opus 4.8, and its rules:
-// right after a user turn, before an assistant turn or at the end, never
-// two in a row). Later versions are not assumed:
-// the API refuses the role on a model without it. Ids written for Vertex AI
-// (claude-opus-4-8@…) or Bedrock (anthropic.…, ARNs), where the feature
-// is not offered, keep the system prompt.
+// the conversation (role "system" in messages), with the API's placement
+// rules (right after a user turn, before an assistant turn or at the end,
+// never two in a row): Claude Opus 4.8 and later Opus, Sonnet 5 and later,
+// Haiku 5.5 and later, Fable and Mythos 5 and later. Anthropic's
+// "Mid-conversation system messages" page named Opus 4.8 when it came;
+// live answers are recorded on Opus 4.8 and Fable 5
+// (real_pyd_anthropic_lazy_advertisement_live_*,
+// real_pyd_anthropic_fable_5_lazy_advertisement_live_*) and on Sonnet 5.5
+// (real_do_system_update_sonnet55_stream, through DigitalOcean's
+// Messages endpoint), and LangChain's model profiles declare it for
+// Opus 4.8, Opus 5 and 5.5, Sonnet 5 and 5.5, Haiku 5.5, Fable 5 and 5.1,
+// Mythos 5 and 5.1 (@langchain/anthropic 1.5.13). Versions after those
+// known are taken to keep it, as the models' other rules are
+// (fixedSampling, noForcedTool); the models before refuse the role. Ids
+// written for Vertex AI (claude-opus-4-8@…) or Bedrock (anthropic.…,
+// ARNs), where the feature is not offered, keep the system prompt, and so
+// does an id without a version (claude-mythos-preview).
 func systemInConversation(model string) bool {
 	s := strings.ToLower(model)
 	if strings.Contains(s, "@") || strings.Contains(s, "anthropic.") || strings.HasPrefix(s, "arn:") {
@@ -646,9 +653,11 @@ func systemInConversation(model string) bool {
 	m := parseClaude(model)
 	switch m.family {
 	case "opus":
-		return m.major == 4 && m.minor == 8
-	case "fable":
-		return m.major == 5 && m.minor == 0
+		return m.major > 4 || (m.major == 4 && m.minor >= 8)
+	case "sonnet", "fable", "mythos":
+		return m.major >= 5
+	case "haiku":
+		return m.major > 5 || (m.major == 5 && m.minor >= 5)
 	}
 	return false
 }
