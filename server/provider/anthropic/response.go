@@ -202,7 +202,13 @@ func finishReason(stop string) llmrelayv1.FinishReason {
 		// clients handle it beside refusal, earendil-works/pi's
 		// "Content flagged by safety filters (not yet in SDK types)").
 		return llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
-	default: // pause_turn and reasons added later
+	default:
+		// pause_turn (a server tool loop at its limit), compaction (the
+		// answer paused after its compaction block, pause_after_compaction:
+		// the client sends the block back and asks again), reasons added
+		// later. The first two are unfinished answers to resume, neither
+		// stopped nor cut (testdata/pause_turn*.http,
+		// compaction_pause*.http).
 		return llmrelayv1.FinishReason_FINISH_REASON_OTHER
 	}
 }
