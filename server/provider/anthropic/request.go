@@ -42,7 +42,7 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 	w := &messagesRequest{Model: req.Model, MaxTokens: p.defaultMaxTokens, Stream: stream}
 	var warnings []string
 
-	system, msgs, warns, err := convertMessages(req.Messages, systemInConversation(req.Model), takesUnsignedThinking(p.baseURL))
+	system, msgs, warns, err := convertMessages(req.Messages, systemInConversation(req.Model), takesUnsignedThinking(p.baseURL, req.Model))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -158,7 +158,7 @@ func applyOptions(w *messagesRequest, o *llmrelayv1.GenerationOptions) error {
 // takes it there: right after a user turn and before an assistant turn or
 // at the end; consecutive ones are one message. One placed otherwise goes
 // to the system prompt, as on every other model, with a warning.
-func convertMessages(in []*llmrelayv1.Message, inline, unsigned bool) (any, []wireMessage, []string, error) {
+func convertMessages(in []*llmrelayv1.Message, inline bool, unsigned unsignedThinking) (any, []wireMessage, []string, error) {
 	var (
 		systemBlocks []contentBlockParam
 		out          []wireMessage
@@ -280,7 +280,7 @@ func boolRank(b bool) int {
 }
 
 // convertParts converts one user, assistant or tool message's parts.
-func convertParts(i int, m *llmrelayv1.Message, unsigned bool) ([]contentBlockParam, []string, error) {
+func convertParts(i int, m *llmrelayv1.Message, unsigned unsignedThinking) ([]contentBlockParam, []string, error) {
 	var (
 		blocks   []contentBlockParam
 		warnings []string
@@ -388,19 +388,31 @@ func convertParts(i int, m *llmrelayv1.Message, unsigned bool) ([]contentBlockPa
 // signature. A part the API cannot take (it verifies every signature) is
 // not sent, and warn says why: one without a signature, and one with an id
 // (reasoning items with ids come from another provider, OpenAI Responses,
-// whose encrypted content Anthropic would reject). With unsigned (an
-// endpoint that writes and wants back thinking without a signature,
-// takesUnsignedThinking) an unsigned part goes back as a thinking block
-// without one.
-func reasoningBlock(r *llmrelayv1.Reasoning, unsigned bool) (b contentBlockParam, warn string) {
+// whose encrypted content Anthropic would reject). To an endpoint that
+// writes and wants back thinking without a signature
+// (takesUnsignedThinking) an unsigned part goes back as a thinking block
+// without one, or with an empty one where that endpoint's clients send it
+// so.
+func reasoningBlock(r *llmrelayv1.Reasoning, unsigned unsignedThinking) (b contentBlockParam, warn string) {
 	switch {
 	case r.GetId() != "":
 		return b, fmt.Sprintf("reasoning item %q not sent (an id marks another provider's reasoning; anthropic thinking blocks have none)", r.GetId())
 	case r.GetSignature() == "" && r.GetRedacted():
 		return b, "redacted reasoning without data (signature) not sent"
-	case r.GetSignature() == "" && unsigned:
+	case r.GetSignature() == "" && unsigned == unsignedOmitted:
 		text := r.GetText()
 		return contentBlockParam{Type: "thinking", Thinking: &text}, ""
+	case r.GetSignature() == "" && unsigned == unsignedEmpty:
+		raw, err := json.Marshal(struct {
+			Type      string `json:"type"`
+			Thinking  string `json:"thinking"`
+			Signature string `json:"signature"`
+		}{"thinking", r.GetText(), ""})
+		if err != nil {
+			// Strings always encode.
+			return b, fmt.Sprintf("reasoning without a signature not sent (%v)", err)
+		}
+		return contentBlockParam{Type: "thinking", raw: raw}, ""
 	case r.GetSignature() == "":
 		return b, "reasoning without a signature not sent (anthropic accepts only signed thinking blocks)"
 	case r.GetRedacted():
@@ -662,16 +674,50 @@ func systemInConversation(model string) bool {
 	return false
 }
 
+// unsignedThinking is how an endpoint takes back the thinking blocks it
+// wrote without a signature (takesUnsignedThinking).
+type unsignedThinking int
+
+const (
+	// unsignedRefused: not at all (Anthropic, which verifies every
+	// signature; proxies in front of it): such a part is left out.
+	unsignedRefused unsignedThinking = iota
+	// unsignedOmitted: as a thinking block without a signature field.
+	unsignedOmitted
+	// unsignedEmpty: as a thinking block with an empty signature.
+	unsignedEmpty
+)
+
 // takesUnsignedThinking reports whether the endpoint at base writes
-// thinking blocks without a signature and wants them back so: Kimi's
-// Anthropic-compatible coding endpoint (api.kimi.com/coding), which thinks
-// server-side and refuses a tool-call turn sent without its thinking
-// ("thinking is enabled but reasoning_content is missing in assistant tool
-// call message at index N", NousResearch/hermes-agent#13826, #14018) but
-// takes the unsigned block back (hermes-agent#49143, against the live
-// endpoint). Anthropic verifies every signature, and so does any proxy in
-// front of it: every other base URL gets signed blocks only.
-func takesUnsignedThinking(base string) bool {
+// thinking blocks without a signature for model and wants them back so,
+// and in which form:
+//   - Kimi's Anthropic-compatible coding endpoint (api.kimi.com/coding),
+//     which thinks server-side and refuses a tool-call turn sent without
+//     its thinking ("thinking is enabled but reasoning_content is missing
+//     in assistant tool call message at index N",
+//     NousResearch/hermes-agent#13826, #14018) but takes the unsigned block
+//     back without a signature (hermes-agent#49143, against the live
+//     endpoint);
+//   - the Vercel AI Gateway's Messages endpoint (ai-gateway.vercel.sh)
+//     for a model that is not Claude: it writes such a model's thinking
+//     unsigned (DeepSeek's, served by Baseten) and took it back with an
+//     empty signature in the tool loop's next request
+//     (testdata/real_vercelgw_deepseek_tool_stream_*, opencode's
+//     recording); a Claude model's thinking it relays signed, and
+//     Anthropic behind it verifies every signature.
+//
+// Anthropic verifies every signature, and so does any proxy in front of
+// it: every other base URL gets signed blocks only.
+func takesUnsignedThinking(base, model string) unsignedThinking {
 	u, err := url.Parse(base)
-	return err == nil && strings.EqualFold(u.Hostname(), "api.kimi.com")
+	if err != nil {
+		return unsignedRefused
+	}
+	switch host := strings.ToLower(u.Hostname()); {
+	case host == "api.kimi.com":
+		return unsignedOmitted
+	case host == "ai-gateway.vercel.sh" && !strings.Contains(strings.ToLower(model), "claude"):
+		return unsignedEmpty
+	}
+	return unsignedRefused
 }

@@ -57,8 +57,10 @@ type contentBlockParam struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   *string         `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
-	// raw is a provider item's block (Part.provider_item), sent as it
-	// is instead of the fields above; Type repeats its type.
+	// raw is a provider item's block (Part.provider_item), or a block
+	// the fields above cannot write (an unsigned thinking block with its
+	// empty signature, reasoningBlock), sent as it is instead of them;
+	// Type repeats its type.
 	raw json.RawMessage
 }
 
