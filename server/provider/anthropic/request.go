@@ -689,15 +689,22 @@ const (
 )
 
 // takesUnsignedThinking reports whether the endpoint at base writes
-// thinking blocks without a signature for model and wants them back so,
-// and in which form:
-//   - Kimi's Anthropic-compatible coding endpoint (api.kimi.com/coding),
-//     which thinks server-side and refuses a tool-call turn sent without
-//     its thinking ("thinking is enabled but reasoning_content is missing
-//     in assistant tool call message at index N",
-//     NousResearch/hermes-agent#13826, #14018) but takes the unsigned block
-//     back without a signature (hermes-agent#49143, against the live
-//     endpoint);
+// thinking blocks without a signature for model and wants them back, and
+// in which form:
+//   - Kimi's Anthropic-compatible endpoints, the coding one
+//     (api.kimi.com/coding) and Moonshot's (api.moonshot.ai/anthropic,
+//     api.moonshot.cn/anthropic): Kimi thinks server-side and refused a
+//     tool-call turn sent without its thinking ("thinking is enabled but
+//     reasoning_content is missing in assistant tool call message at index
+//     N", NousResearch/hermes-agent#13826, #14018); it takes the unsigned
+//     block back (hermes-agent#49143, against the live endpoint) "only
+//     when it is sent with an empty signature" (anomalyco/opencode#44713,
+//     for Kimi coding and Moonshot), the form its own answers carry
+//     (hermes-agent#73609 keeps their signature "" for the replay);
+//   - MiniMax's (api.minimax.io/anthropic, api.minimaxi.com/anthropic):
+//     it takes unsigned thinking back without a signature, and a tool-call
+//     turn replayed without its thinking makes the follow-up stop thinking
+//     (hermes-agent#75779, curl against the live endpoint, July 2026);
 //   - the Vercel AI Gateway's Messages endpoint (ai-gateway.vercel.sh)
 //     for a model that is not Claude: it writes such a model's thinking
 //     unsigned (DeepSeek's, served by Baseten) and took it back with an
@@ -713,11 +720,15 @@ func takesUnsignedThinking(base, model string) unsignedThinking {
 	if err != nil {
 		return unsignedRefused
 	}
-	switch host := strings.ToLower(u.Hostname()); {
-	case host == "api.kimi.com":
-		return unsignedOmitted
-	case host == "ai-gateway.vercel.sh" && !strings.Contains(strings.ToLower(model), "claude"):
+	switch host := strings.ToLower(u.Hostname()); host {
+	case "api.kimi.com", "api.moonshot.ai", "api.moonshot.cn":
 		return unsignedEmpty
+	case "api.minimax.io", "api.minimaxi.com":
+		return unsignedOmitted
+	case "ai-gateway.vercel.sh":
+		if !strings.Contains(strings.ToLower(model), "claude") {
+			return unsignedEmpty
+		}
 	}
 	return unsignedRefused
 }

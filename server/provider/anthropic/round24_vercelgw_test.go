@@ -118,10 +118,13 @@ func TestRound24VercelGatewayDeepSeekToolLoop(t *testing.T) {
 }
 
 // TestRound24UnsignedThinkingTakers: which endpoint gets an unsigned
-// reasoning part back, and how: Kimi's coding endpoint without a
-// signature, the Vercel AI Gateway with an empty one for a model that is
-// not Claude; the gateway serving Claude, Anthropic and any other base URL
-// never (left out with the warning: Anthropic verifies every signature).
+// reasoning part back, and how: Kimi's endpoints (coding, Moonshot's) with
+// an empty signature, the only form they take (anomalyco/opencode#44713),
+// MiniMax's without one (NousResearch/hermes-agent#75779, against the live
+// endpoint), the Vercel AI Gateway with an empty one for a model that is
+// not Claude (its recording); the gateway serving Claude, DeepSeek's
+// endpoint (which signs its thinking and checks the signature), Anthropic
+// and any other base URL never (left out with the warning).
 func TestRound24UnsignedThinkingTakers(t *testing.T) {
 	t.Parallel()
 	const thought = "Call get_weather."
@@ -131,7 +134,12 @@ func TestRound24UnsignedThinkingTakers(t *testing.T) {
 		{"https://ai-gateway.vercel.sh", "deepseek/deepseek-v4.1-flash", `{"type":"thinking","thinking":"Call get_weather.","signature":""}`},
 		{"https://AI-Gateway.Vercel.sh/v1", "zai/glm-5.3", `{"type":"thinking","thinking":"Call get_weather.","signature":""}`},
 		{"https://ai-gateway.vercel.sh", "anthropic/claude-sonnet-5.5", ""},
-		{"https://api.kimi.com/coding", "kimi-for-coding", `{"type":"thinking","thinking":"Call get_weather."}`},
+		{"https://api.kimi.com/coding", "kimi-for-coding", `{"type":"thinking","thinking":"Call get_weather.","signature":""}`},
+		{"https://api.moonshot.ai/anthropic", "kimi-k2.6", `{"type":"thinking","thinking":"Call get_weather.","signature":""}`},
+		{"https://api.moonshot.cn/anthropic/", "kimi-k3", `{"type":"thinking","thinking":"Call get_weather.","signature":""}`},
+		{"https://api.minimax.io/anthropic", "MiniMax-M3", `{"type":"thinking","thinking":"Call get_weather."}`},
+		{"https://api.minimaxi.com/anthropic", "MiniMax-M2.7", `{"type":"thinking","thinking":"Call get_weather."}`},
+		{"https://api.deepseek.com/anthropic", "deepseek-v4-pro", ""},
 		{DefaultBaseURL, "deepseek/deepseek-v4.1-flash", ""},
 		{"https://gateway.example.com/ai-gateway.vercel.sh", "deepseek/deepseek-v4.1-flash", ""},
 	} {
