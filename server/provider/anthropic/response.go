@@ -156,6 +156,7 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	setContainer(meta, m.Container)
 	setContextManagement(meta, m.ContextManagement)
 	setInputTransformations(meta, m.InputTransformations, false)
+	setUpstreamProvider(meta, m.ProviderMetadata)
 	if m.Usage != nil {
 		var u usageState
 		u.update(m.Usage)
@@ -449,6 +450,42 @@ func setContextManagement(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bo
 		return false
 	}
 	return setExtendedJSON(meta, "context_management", raw)
+}
+
+// extUpstreamProvider is the provider a gateway routed the call to
+// (meta.extended.upstream_provider, as the openai adapter names
+// OpenRouter's and Hugging Face's).
+const extUpstreamProvider = "upstream_provider"
+
+// setUpstreamProvider sets meta.extended.upstream_provider from a Vercel AI
+// Gateway's provider_metadata: gateway.routing.finalProvider, the provider
+// that served the call after the gateway's fallbacks ("baseten", "vertex",
+// "anthropic": testdata/real_vercelgw_deepseek_tool_stream_*), which the
+// answer says nowhere else (its model is the id asked for). Reports whether
+// it did; anything else of the metadata is not read.
+func setUpstreamProvider(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	var pm struct {
+		Gateway *struct {
+			Routing *struct {
+				FinalProvider json.RawMessage `json:"finalProvider"`
+			} `json:"routing"`
+		} `json:"gateway"`
+	}
+	if json.Unmarshal(raw, &pm) != nil || pm.Gateway == nil || pm.Gateway.Routing == nil {
+		return false
+	}
+	var name string
+	if json.Unmarshal(pm.Gateway.Routing.FinalProvider, &name) != nil {
+		return false
+	}
+	if name = strings.TrimSpace(strings.ToValidUTF8(name, "\uFFFD")); name == "" {
+		return false
+	}
+	provider.SetExtended(meta, extUpstreamProvider, name)
+	return true
 }
 
 // setExtendedJSON sets meta.extended[key] to the JSON value raw and reports

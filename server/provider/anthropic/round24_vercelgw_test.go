@@ -48,7 +48,9 @@ func r24VercelEdit(m map[string]any) {
 // thinking block, a text block of "\n\n" left open while the tool_use block
 // starts (their content_block_stop events come after the call's input), a
 // tool_use with an id of the upstream's (chatcmpl-tool-…), and
-// message_delta's provider_metadata (the gateway's routing and cost);
+// message_delta's provider_metadata (the gateway's routing and cost: the
+// provider that served it, Baseten, is now meta.extended.upstream_provider,
+// as the openai adapter keeps OpenRouter's; it was dropped);
 // message_start's usage is 0 and message_delta's the count. Turn 2 answers
 // "Paris is sunny.". Bug: the follow-up left the thinking out ("reasoning
 // without a signature not sent"); the gateway wrote it unsigned and took it
@@ -101,7 +103,7 @@ func TestRound24VercelGatewayDeepSeekToolLoop(t *testing.T) {
 		},
 		responseID: "gen_01M44ZVH1C4678Q0TYP7DRJ7J2", model: model,
 		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
-		usage: usageOf(324, 61, 0, 0, 0),
+		usage: usageOf(324, 61, 0, 0, 0), extended: map[string]string{"upstream_provider": `"baseten"`},
 	})
 
 	req.Messages = append(req.Messages, f1.message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(call, `{"temperature":22,"condition":"sunny"}`, false)))
@@ -110,7 +112,7 @@ func TestRound24VercelGatewayDeepSeekToolLoop(t *testing.T) {
 		parts:      []*llmrelayv1.Part{text("Paris is sunny.")},
 		responseID: "gen_01M44ZVHFBW1M2N3JSPQG4PXFG", model: model,
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
-		usage: usageOf(406, 6, 0, 0, 0),
+		usage: usageOf(406, 6, 0, 0, 0), extended: map[string]string{"upstream_provider": `"baseten"`},
 	})
 	if len(f2.meta.GetWarnings()) != 0 {
 		t.Errorf("turn 2 warnings %q", f2.meta.GetWarnings())
@@ -166,6 +168,43 @@ func TestRound24UnsignedThinkingTakers(t *testing.T) {
 			t.Errorf("%s %s: blocks %v warnings %q, want the reasoning left out with a warning", tc.base, tc.model, blocks, warnings)
 		case tc.want != "" && (warned || !sameJSON(t, string(first), tc.want)):
 			t.Errorf("%s %s: first block %s warnings %q, want %s", tc.base, tc.model, first, warnings, tc.want)
+		}
+	}
+}
+
+// TestRound24UpstreamProvider: the provider a Vercel AI Gateway answer was
+// served by (provider_metadata.gateway.routing.finalProvider) becomes
+// meta.extended.upstream_provider, in a unary body too (its top-level
+// provider_metadata, the stream's message_delta field); any other shape
+// (no gateway or routing, a name that is not a string or is empty, null)
+// sets nothing and fails nothing.
+func TestRound24UpstreamProvider(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ pm, want string }{
+		{`{"gateway":{"routing":{"originalModelId":"google/gemini-3.8-flash","resolvedProvider":"vertex","finalProvider":"vertex"},"cost":"0.000099"}}`, `"vertex"`},
+		{`{"anthropic":{"usage":{}},"gateway":{"routing":{"finalProvider":"anthropic"}}}`, `"anthropic"`},
+		{`{"gateway":{"routing":{"finalProvider":7}}}`, ""},
+		{`{"gateway":{"routing":{"finalProvider":" "}}}`, ""},
+		{`{"gateway":{"cost":"0"}}`, ""},
+		{`{"gateway":null}`, ""},
+		{`null`, ""},
+		{`[1]`, ""},
+	} {
+		body := `{"id":"gen_01R24UPSTREAMPROVIDERTEST0","type":"message","role":"assistant","model":"google/gemini-3.8-flash",` +
+			`"content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1},"provider_metadata":` + tc.pm + `}`
+		res, err := parseResponse([]byte(body), http.Header{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.pm, err)
+		}
+		got := ""
+		if v, ok := res.Meta.GetExtended().GetFields()["upstream_provider"]; ok {
+			got = valueJSON(t, v)
+		}
+		if got != tc.want {
+			t.Errorf("%s: upstream_provider %s, want %s", tc.pm, got, tc.want)
+		}
+		if len(res.Meta.GetWarnings()) != 0 {
+			t.Errorf("%s: warnings %q", tc.pm, res.Meta.GetWarnings())
 		}
 	}
 }

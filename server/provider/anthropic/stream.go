@@ -299,6 +299,9 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		if meta := (&llmrelayv1.ResponseMeta{}); setContextManagement(meta, ev.ContextManagement) {
 			s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 		}
+		if meta := (&llmrelayv1.ResponseMeta{}); setUpstreamProvider(meta, ev.ProviderMetadata) {
+			s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+		}
 		if d := ev.Delta; d != nil {
 			if d.StopReason != nil {
 				s.finish(string(*d.StopReason), d.StopSequence, d.StopDetails, d.Container)

@@ -154,6 +154,8 @@ type messageResponse struct {
 	// (applied_edits: cleared tool uses or thinking turns and the input
 	// tokens they freed); {applied_edits: []} when none.
 	ContextManagement json.RawMessage `json:"context_management"`
+	// ProviderMetadata is a gateway's addition (see streamEvent).
+	ProviderMetadata json.RawMessage `json:"provider_metadata"`
 }
 
 // contentBlock is one response content block: text, tool_use, thinking,
@@ -391,6 +393,10 @@ type streamEvent struct {
 	// ContextManagement is message_delta's report of the context edits
 	// applied (see messageResponse).
 	ContextManagement json.RawMessage `json:"context_management"`
+	// ProviderMetadata is the Vercel AI Gateway's addition to
+	// message_delta: its routing (the provider that served the call),
+	// cost, the upstream's own fields (upstreamProvider).
+	ProviderMetadata json.RawMessage `json:"provider_metadata"`
 	// rawBlock is a provider item's content block as sent (not decoded:
 	// set from the event's bytes when ContentBlock is one).
 	rawBlock json.RawMessage
