@@ -59,7 +59,64 @@ func r24VercelEdit(m map[string]any) {
 // the AI SDK's providerOptions and our thinking display.
 func TestRound24VercelGatewayDeepSeekToolLoop(t *testing.T) {
 	t.Parallel()
-	const name = "real_vercelgw_deepseek_tool_stream_"
+	const name, model = "real_vercelgw_deepseek_tool_stream_", "deepseek/deepseek-v4.1-flash"
+	const call = "chatcmpl-tool-51e80fcbd5064b6e8bc9b8d0fa1d4e1d"
+	f1, f2 := r24VercelToolLoop(t, name, model, llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH, call)
+	checkLLMWant(t, name+"1", f1.message, f1.meta, llmWant{
+		parts: []*llmrelayv1.Part{
+			reasoningPart(&llmrelayv1.Reasoning{Text: `The user wants me to call get_weather once for Paris, then reply exactly "Paris is sunny."`}),
+			text("\n\n"),
+			toolCallValid(call, "get_weather", `{"city": "Paris"}`),
+		},
+		responseID: "gen_01M44ZVH1C4678Q0TYP7DRJ7J2", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage: usageOf(324, 61, 0, 0, 0), extended: map[string]string{"upstream_provider": `"baseten"`},
+	})
+	checkLLMWant(t, name+"2", f2.message, f2.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("Paris is sunny.")},
+		responseID: "gen_01M44ZVHFBW1M2N3JSPQG4PXFG", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(406, 6, 0, 0, 0), extended: map[string]string{"upstream_provider": `"baseten"`},
+	})
+}
+
+// TestRound24VercelGatewayGeminiToolLoop: google/gemini-3.8-flash through
+// the Vercel AI Gateway (October 2026, served by Vertex AI), the same tool
+// loop at effort low. Turn 1 is a thinking block with no text and one
+// signature_delta (Gemini's thought signature, carried as the block's
+// signature), then the call; turn 2's text ends with an empty text_delta.
+// No bug: the signed block with empty thinking goes back as recorded
+// ({"type":"thinking","thinking":"","signature":"AY89…"}), and the served
+// provider is vertex. Both requests are the recorded ones but for the
+// system prompt as a string, the AI SDK's providerOptions and our thinking
+// display.
+func TestRound24VercelGatewayGeminiToolLoop(t *testing.T) {
+	t.Parallel()
+	const name, model, call = "real_vercelgw_gemini_tool_stream_", "google/gemini-3.8-flash", "call_355115"
+	f1, f2 := r24VercelToolLoop(t, name, model, llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW, call)
+	sig := r24Signature(t, f1.message)
+	checkLLMWant(t, name+"1", f1.message, f1.meta, llmWant{
+		parts:      []*llmrelayv1.Part{reasoningPart(&llmrelayv1.Reasoning{Signature: sig}), toolCallValid(call, "get_weather", `{"city":"Paris"}`)},
+		responseID: "gen_01M3XAWAZ6J0VZ2XBQD2GHA031", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage: usageOf(52, 16, 0, 0, 0), extended: map[string]string{"upstream_provider": `"vertex"`},
+	})
+	checkLLMWant(t, name+"2", f2.message, f2.meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("Paris is sunny.")},
+		responseID: "gen_01M3XAWC57YKVKCYGSHBPW86GH", model: model,
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(83, 4, 0, 0, 0), extended: map[string]string{"upstream_provider": `"vertex"`},
+	})
+}
+
+// r24VercelToolLoop replays opencode's two-turn get_weather loop through
+// the Vercel AI Gateway (recordings name+"1", name+"2"): the question under
+// the recorded system prompt with adaptive thinking at effort, then the
+// first answer and the tool's result for call. Each request is compared
+// with the recorded one (r24VercelEdit), each stream folded both ways and
+// its golden checked; the follow-up has no warning.
+func r24VercelToolLoop(t *testing.T, name, model string, effort llmrelayv1.ReasoningEffort, call string) (folded, folded) {
+	t.Helper()
 	srv := providertest.Replay(t, providertest.Load(t, "testdata/"+name+"1.http"), providertest.Load(t, "testdata/"+name+"2.http"))
 	target, err := url.Parse(srv.URL)
 	if err != nil {
@@ -69,10 +126,9 @@ func TestRound24VercelGatewayDeepSeekToolLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const model = "deepseek/deepseek-v4.1-flash"
 	req := r22System(r21Request(model, "What is the weather in Paris?", 2048, 0), "Use the get_weather tool exactly once. After the tool result, reply exactly: Paris is sunny.")
 	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
-	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH
+	req.Options.ReasoningEffort = effort
 	req.Tools = []*llmrelayv1.Tool{{Name: "get_weather", Description: "Get current weather for a city.",
 		Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`}}
 	turn := func(i string, req *provider.Request) folded {
@@ -94,29 +150,12 @@ func TestRound24VercelGatewayDeepSeekToolLoop(t *testing.T) {
 		return f
 	}
 	f1 := turn("1", req)
-	const call = "chatcmpl-tool-51e80fcbd5064b6e8bc9b8d0fa1d4e1d"
-	checkLLMWant(t, name+"1", f1.message, f1.meta, llmWant{
-		parts: []*llmrelayv1.Part{
-			reasoningPart(&llmrelayv1.Reasoning{Text: `The user wants me to call get_weather once for Paris, then reply exactly "Paris is sunny."`}),
-			text("\n\n"),
-			toolCallValid(call, "get_weather", `{"city": "Paris"}`),
-		},
-		responseID: "gen_01M44ZVH1C4678Q0TYP7DRJ7J2", model: model,
-		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
-		usage: usageOf(324, 61, 0, 0, 0), extended: map[string]string{"upstream_provider": `"baseten"`},
-	})
-
 	req.Messages = append(req.Messages, f1.message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(call, `{"temperature":22,"condition":"sunny"}`, false)))
 	f2 := turn("2", req)
-	checkLLMWant(t, name+"2", f2.message, f2.meta, llmWant{
-		parts:      []*llmrelayv1.Part{text("Paris is sunny.")},
-		responseID: "gen_01M44ZVHFBW1M2N3JSPQG4PXFG", model: model,
-		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
-		usage: usageOf(406, 6, 0, 0, 0), extended: map[string]string{"upstream_provider": `"baseten"`},
-	})
 	if len(f2.meta.GetWarnings()) != 0 {
 		t.Errorf("turn 2 warnings %q", f2.meta.GetWarnings())
 	}
+	return f1, f2
 }
 
 // TestRound24UnsignedThinkingTakers: which endpoint gets an unsigned
