@@ -157,6 +157,7 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	setContextManagement(meta, m.ContextManagement)
 	setInputTransformations(meta, m.InputTransformations, false)
 	setUpstreamProvider(meta, m.ProviderMetadata)
+	setDiagnostics(meta, m.Diagnostics)
 	if m.Usage != nil {
 		var u usageState
 		u.update(m.Usage)
@@ -486,6 +487,17 @@ func setUpstreamProvider(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) boo
 	}
 	provider.SetExtended(meta, extUpstreamProvider, name)
 	return true
+}
+
+// setDiagnostics keeps the cache diagnostics beta's report
+// (cache-diagnosis-2026-04-07, asked for with diagnostics.previous_message_id:
+// Anthropic's "Cache diagnostics" page) as sent, in
+// meta.extended.diagnostics: what changed since the previous request
+// (model, system, tools, messages) and the input tokens past the
+// divergence, which the usage cannot say. null (not asked for; every
+// DigitalOcean-relayed answer carries "diagnostics": null) sets nothing.
+func setDiagnostics(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bool {
+	return setExtendedJSON(meta, "diagnostics", raw)
 }
 
 // setExtendedJSON sets meta.extended[key] to the JSON value raw and reports

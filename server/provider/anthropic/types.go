@@ -156,6 +156,10 @@ type messageResponse struct {
 	ContextManagement json.RawMessage `json:"context_management"`
 	// ProviderMetadata is a gateway's addition (see streamEvent).
 	ProviderMetadata json.RawMessage `json:"provider_metadata"`
+	// Diagnostics is the cache diagnostics beta's report (where this
+	// request's prompt prefix diverged from the previous message's: a
+	// cache_miss_reason); null when not asked for.
+	Diagnostics json.RawMessage `json:"diagnostics"`
 }
 
 // contentBlock is one response content block: text, tool_use, thinking,
@@ -397,6 +401,9 @@ type streamEvent struct {
 	// message_delta: its routing (the provider that served the call),
 	// cost, the upstream's own fields (upstreamProvider).
 	ProviderMetadata json.RawMessage `json:"provider_metadata"`
+	// Diagnostics is the cache diagnostics report on message_delta,
+	// should it come there (see messageResponse).
+	Diagnostics json.RawMessage `json:"diagnostics"`
 	// rawBlock is a provider item's content block as sent (not decoded:
 	// set from the event's bytes when ContentBlock is one).
 	rawBlock json.RawMessage
