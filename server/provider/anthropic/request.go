@@ -42,7 +42,7 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 	w := &messagesRequest{Model: req.Model, MaxTokens: p.defaultMaxTokens, Stream: stream}
 	var warnings []string
 
-	system, msgs, warns, err := convertMessages(req.Messages, systemInConversation(req.Model), takesUnsignedThinking(p.baseURL))
+	system, msgs, warns, err := convertMessages(req.Messages, systemInConversation(req.Model), takesUnsignedThinking(p.baseURL, req.Model))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -158,7 +158,7 @@ func applyOptions(w *messagesRequest, o *llmrelayv1.GenerationOptions) error {
 // takes it there: right after a user turn and before an assistant turn or
 // at the end; consecutive ones are one message. One placed otherwise goes
 // to the system prompt, as on every other model, with a warning.
-func convertMessages(in []*llmrelayv1.Message, inline, unsigned bool) (any, []wireMessage, []string, error) {
+func convertMessages(in []*llmrelayv1.Message, inline bool, unsigned unsignedThinking) (any, []wireMessage, []string, error) {
 	var (
 		systemBlocks []contentBlockParam
 		out          []wireMessage
@@ -280,7 +280,7 @@ func boolRank(b bool) int {
 }
 
 // convertParts converts one user, assistant or tool message's parts.
-func convertParts(i int, m *llmrelayv1.Message, unsigned bool) ([]contentBlockParam, []string, error) {
+func convertParts(i int, m *llmrelayv1.Message, unsigned unsignedThinking) ([]contentBlockParam, []string, error) {
 	var (
 		blocks   []contentBlockParam
 		warnings []string
@@ -388,19 +388,31 @@ func convertParts(i int, m *llmrelayv1.Message, unsigned bool) ([]contentBlockPa
 // signature. A part the API cannot take (it verifies every signature) is
 // not sent, and warn says why: one without a signature, and one with an id
 // (reasoning items with ids come from another provider, OpenAI Responses,
-// whose encrypted content Anthropic would reject). With unsigned (an
-// endpoint that writes and wants back thinking without a signature,
-// takesUnsignedThinking) an unsigned part goes back as a thinking block
-// without one.
-func reasoningBlock(r *llmrelayv1.Reasoning, unsigned bool) (b contentBlockParam, warn string) {
+// whose encrypted content Anthropic would reject). To an endpoint that
+// writes and wants back thinking without a signature
+// (takesUnsignedThinking) an unsigned part goes back as a thinking block
+// without one, or with an empty one where that endpoint's clients send it
+// so.
+func reasoningBlock(r *llmrelayv1.Reasoning, unsigned unsignedThinking) (b contentBlockParam, warn string) {
 	switch {
 	case r.GetId() != "":
 		return b, fmt.Sprintf("reasoning item %q not sent (an id marks another provider's reasoning; anthropic thinking blocks have none)", r.GetId())
 	case r.GetSignature() == "" && r.GetRedacted():
 		return b, "redacted reasoning without data (signature) not sent"
-	case r.GetSignature() == "" && unsigned:
+	case r.GetSignature() == "" && unsigned == unsignedOmitted:
 		text := r.GetText()
 		return contentBlockParam{Type: "thinking", Thinking: &text}, ""
+	case r.GetSignature() == "" && unsigned == unsignedEmpty:
+		raw, err := json.Marshal(struct {
+			Type      string `json:"type"`
+			Thinking  string `json:"thinking"`
+			Signature string `json:"signature"`
+		}{"thinking", r.GetText(), ""})
+		if err != nil {
+			// Strings always encode.
+			return b, fmt.Sprintf("reasoning without a signature not sent (%v)", err)
+		}
+		return contentBlockParam{Type: "thinking", raw: raw}, ""
 	case r.GetSignature() == "":
 		return b, "reasoning without a signature not sent (anthropic accepts only signed thinking blocks)"
 	case r.GetRedacted():
@@ -628,16 +640,23 @@ func convertToolChoice(o *llmrelayv1.GenerationOptions) (*wireToolChoice, error)
 }
 
 // systemInConversation reports whether model takes system messages inside
-// the conversation (role "system" in messages): Claude Opus 4.8 and Claude
-// Fable 5, whose live answers to a request holding one are recorded
-// (real_pyd_anthropic_lazy_advertisement_live_* and
-// real_pyd_anthropic_fable_5_lazy_advertisement_live_*; Anthropic's
-// "Mid-conversation system messages" page names Opus 4.8, and its rules:
-// right after a user turn, before an assistant turn or at the end, never
-// two in a row). Later versions are not assumed:
-// the API refuses the role on a model without it. Ids written for Vertex AI
-// (claude-opus-4-8@…) or Bedrock (anthropic.…, ARNs), where the feature
-// is not offered, keep the system prompt.
+// the conversation (role "system" in messages), with the API's placement
+// rules (right after a user turn, before an assistant turn or at the end,
+// never two in a row): Claude Opus 4.8 and later Opus, Sonnet 5 and later,
+// Haiku 5.5 and later, Fable and Mythos 5 and later. Anthropic's
+// "Mid-conversation system messages" page named Opus 4.8 when it came;
+// live answers are recorded on Opus 4.8 and Fable 5
+// (real_pyd_anthropic_lazy_advertisement_live_*,
+// real_pyd_anthropic_fable_5_lazy_advertisement_live_*) and on Sonnet 5.5
+// (real_do_system_update_sonnet55_stream, through DigitalOcean's
+// Messages endpoint), and LangChain's model profiles declare it for
+// Opus 4.8, Opus 5 and 5.5, Sonnet 5 and 5.5, Haiku 5.5, Fable 5 and 5.1,
+// Mythos 5 and 5.1 (@langchain/anthropic 1.5.13). Versions after those
+// known are taken to keep it, as the models' other rules are
+// (fixedSampling, noForcedTool); the models before refuse the role. Ids
+// written for Vertex AI (claude-opus-4-8@…) or Bedrock (anthropic.…,
+// ARNs), where the feature is not offered, keep the system prompt, and so
+// does an id without a version (claude-mythos-preview).
 func systemInConversation(model string) bool {
 	s := strings.ToLower(model)
 	if strings.Contains(s, "@") || strings.Contains(s, "anthropic.") || strings.HasPrefix(s, "arn:") {
@@ -646,23 +665,70 @@ func systemInConversation(model string) bool {
 	m := parseClaude(model)
 	switch m.family {
 	case "opus":
-		return m.major == 4 && m.minor == 8
-	case "fable":
-		return m.major == 5 && m.minor == 0
+		return m.major > 4 || (m.major == 4 && m.minor >= 8)
+	case "sonnet", "fable", "mythos":
+		return m.major >= 5
+	case "haiku":
+		return m.major > 5 || (m.major == 5 && m.minor >= 5)
 	}
 	return false
 }
 
+// unsignedThinking is how an endpoint takes back the thinking blocks it
+// wrote without a signature (takesUnsignedThinking).
+type unsignedThinking int
+
+const (
+	// unsignedRefused: not at all (Anthropic, which verifies every
+	// signature; proxies in front of it): such a part is left out.
+	unsignedRefused unsignedThinking = iota
+	// unsignedOmitted: as a thinking block without a signature field.
+	unsignedOmitted
+	// unsignedEmpty: as a thinking block with an empty signature.
+	unsignedEmpty
+)
+
 // takesUnsignedThinking reports whether the endpoint at base writes
-// thinking blocks without a signature and wants them back so: Kimi's
-// Anthropic-compatible coding endpoint (api.kimi.com/coding), which thinks
-// server-side and refuses a tool-call turn sent without its thinking
-// ("thinking is enabled but reasoning_content is missing in assistant tool
-// call message at index N", NousResearch/hermes-agent#13826, #14018) but
-// takes the unsigned block back (hermes-agent#49143, against the live
-// endpoint). Anthropic verifies every signature, and so does any proxy in
-// front of it: every other base URL gets signed blocks only.
-func takesUnsignedThinking(base string) bool {
+// thinking blocks without a signature for model and wants them back, and
+// in which form:
+//   - Kimi's Anthropic-compatible endpoints, the coding one
+//     (api.kimi.com/coding) and Moonshot's (api.moonshot.ai/anthropic,
+//     api.moonshot.cn/anthropic): Kimi thinks server-side and refused a
+//     tool-call turn sent without its thinking ("thinking is enabled but
+//     reasoning_content is missing in assistant tool call message at index
+//     N", NousResearch/hermes-agent#13826, #14018); it takes the unsigned
+//     block back (hermes-agent#49143, against the live endpoint) "only
+//     when it is sent with an empty signature" (anomalyco/opencode#44713,
+//     for Kimi coding and Moonshot), the form its own answers carry
+//     (hermes-agent#73609 keeps their signature "" for the replay);
+//   - MiniMax's (api.minimax.io/anthropic, api.minimaxi.com/anthropic):
+//     it takes unsigned thinking back without a signature, and a tool-call
+//     turn replayed without its thinking makes the follow-up stop thinking
+//     (hermes-agent#75779, curl against the live endpoint, July 2026);
+//   - the Vercel AI Gateway's Messages endpoint (ai-gateway.vercel.sh)
+//     for a model that is not Claude: it writes such a model's thinking
+//     unsigned (DeepSeek's, served by Baseten) and took it back with an
+//     empty signature in the tool loop's next request
+//     (testdata/real_vercelgw_deepseek_tool_stream_*, opencode's
+//     recording); a Claude model's thinking it relays signed, and
+//     Anthropic behind it verifies every signature.
+//
+// Anthropic verifies every signature, and so does any proxy in front of
+// it: every other base URL gets signed blocks only.
+func takesUnsignedThinking(base, model string) unsignedThinking {
 	u, err := url.Parse(base)
-	return err == nil && strings.EqualFold(u.Hostname(), "api.kimi.com")
+	if err != nil {
+		return unsignedRefused
+	}
+	switch host := strings.ToLower(u.Hostname()); host {
+	case "api.kimi.com", "api.moonshot.ai", "api.moonshot.cn":
+		return unsignedEmpty
+	case "api.minimax.io", "api.minimaxi.com":
+		return unsignedOmitted
+	case "ai-gateway.vercel.sh":
+		if !strings.Contains(strings.ToLower(model), "claude") {
+			return unsignedEmpty
+		}
+	}
+	return unsignedRefused
 }

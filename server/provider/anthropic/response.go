@@ -156,6 +156,8 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	setContainer(meta, m.Container)
 	setContextManagement(meta, m.ContextManagement)
 	setInputTransformations(meta, m.InputTransformations, false)
+	setUpstreamProvider(meta, m.ProviderMetadata)
+	setDiagnostics(meta, m.Diagnostics)
 	if m.Usage != nil {
 		var u usageState
 		u.update(m.Usage)
@@ -202,7 +204,13 @@ func finishReason(stop string) llmrelayv1.FinishReason {
 		// clients handle it beside refusal, earendil-works/pi's
 		// "Content flagged by safety filters (not yet in SDK types)").
 		return llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
-	default: // pause_turn and reasons added later
+	default:
+		// pause_turn (a server tool loop at its limit), compaction (the
+		// answer paused after its compaction block, pause_after_compaction:
+		// the client sends the block back and asks again), reasons added
+		// later. The first two are unfinished answers to resume, neither
+		// stopped nor cut (testdata/pause_turn*.http,
+		// compaction_pause*.http).
 		return llmrelayv1.FinishReason_FINISH_REASON_OTHER
 	}
 }
@@ -443,6 +451,53 @@ func setContextManagement(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bo
 		return false
 	}
 	return setExtendedJSON(meta, "context_management", raw)
+}
+
+// extUpstreamProvider is the provider a gateway routed the call to
+// (meta.extended.upstream_provider, as the openai adapter names
+// OpenRouter's and Hugging Face's).
+const extUpstreamProvider = "upstream_provider"
+
+// setUpstreamProvider sets meta.extended.upstream_provider from a Vercel AI
+// Gateway's provider_metadata: gateway.routing.finalProvider, the provider
+// that served the call after the gateway's fallbacks ("baseten", "vertex",
+// "anthropic": testdata/real_vercelgw_deepseek_tool_stream_*), which the
+// answer says nowhere else (its model is the id asked for). Reports whether
+// it did; anything else of the metadata is not read.
+func setUpstreamProvider(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	var pm struct {
+		Gateway *struct {
+			Routing *struct {
+				FinalProvider json.RawMessage `json:"finalProvider"`
+			} `json:"routing"`
+		} `json:"gateway"`
+	}
+	if json.Unmarshal(raw, &pm) != nil || pm.Gateway == nil || pm.Gateway.Routing == nil {
+		return false
+	}
+	var name string
+	if json.Unmarshal(pm.Gateway.Routing.FinalProvider, &name) != nil {
+		return false
+	}
+	if name = strings.TrimSpace(strings.ToValidUTF8(name, "\uFFFD")); name == "" {
+		return false
+	}
+	provider.SetExtended(meta, extUpstreamProvider, name)
+	return true
+}
+
+// setDiagnostics keeps the cache diagnostics beta's report
+// (cache-diagnosis-2026-04-07, asked for with diagnostics.previous_message_id:
+// Anthropic's "Cache diagnostics" page) as sent, in
+// meta.extended.diagnostics: what changed since the previous request
+// (model, system, tools, messages) and the input tokens past the
+// divergence, which the usage cannot say. null (not asked for; every
+// DigitalOcean-relayed answer carries "diagnostics": null) sets nothing.
+func setDiagnostics(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bool {
+	return setExtendedJSON(meta, "diagnostics", raw)
 }
 
 // setExtendedJSON sets meta.extended[key] to the JSON value raw and reports

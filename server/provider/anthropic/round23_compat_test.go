@@ -171,8 +171,9 @@ func TestRound23CompatErrorBodies(t *testing.T) {
 // N", NousResearch/hermes-agent#13826, #14018), and takes the unsigned
 // block back (hermes-agent#49143, tested against the live endpoint: "Multi-
 // turn replay with unsigned thinking blocks → 200 OK"). So to that host an
-// unsigned reasoning part goes back as a thinking block without a
-// signature; to Anthropic (and any other base URL, a proxy in front of it
+// unsigned reasoning part goes back as a thinking block with an empty
+// signature (round 24: "only when it is sent with an empty signature",
+// anomalyco/opencode#44713; it went without one); to Anthropic (and any other base URL, a proxy in front of it
 // among them), which verifies every signature, it is still left out with a
 // warning.
 func TestRound23KimiUnsignedThinking(t *testing.T) {
@@ -190,8 +191,10 @@ func TestRound23KimiUnsignedThinking(t *testing.T) {
 		wantBlocks string
 		warned     bool
 	}{
-		{"https://api.kimi.com/coding", `[{"type":"thinking","thinking":"The user wants the weather; call get_weather."},{"type":"tool_use","id":"get_weather:0","name":"get_weather","input":{"city":"Paris"}}]`, false},
-		{"https://api.kimi.com/coding/", `[{"type":"thinking","thinking":"The user wants the weather; call get_weather."},{"type":"tool_use","id":"get_weather:0","name":"get_weather","input":{"city":"Paris"}}]`, false},
+		// Round 24: with an empty signature, the only form Kimi takes an
+		// unsigned block in (anomalyco/opencode#44713); before, without one.
+		{"https://api.kimi.com/coding", `[{"type":"thinking","thinking":"The user wants the weather; call get_weather.","signature":""},{"type":"tool_use","id":"get_weather:0","name":"get_weather","input":{"city":"Paris"}}]`, false},
+		{"https://api.kimi.com/coding/", `[{"type":"thinking","thinking":"The user wants the weather; call get_weather.","signature":""},{"type":"tool_use","id":"get_weather:0","name":"get_weather","input":{"city":"Paris"}}]`, false},
 		{DefaultBaseURL, `[{"type":"tool_use","id":"get_weather:0","name":"get_weather","input":{"city":"Paris"}}]`, true},
 		{"https://llm-proxy.example.com/anthropic", `[{"type":"tool_use","id":"get_weather:0","name":"get_weather","input":{"city":"Paris"}}]`, true},
 	} {

@@ -236,6 +236,8 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 		s.inputTransformations = setInputTransformations(meta, ev.Message.InputTransformations, false)
 		setContainer(meta, ev.Message.Container)
 		setContextManagement(meta, ev.Message.ContextManagement)
+		setUpstreamProvider(meta, ev.Message.ProviderMetadata)
+		setDiagnostics(meta, ev.Message.Diagnostics)
 		s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 		s.updateUsage(ev.Message.Usage)
 		// The message may start with content already whole (a resumed
@@ -297,6 +299,12 @@ func (s *stream) handle(sseType string, data []byte) *provider.Error {
 			}
 		}
 		if meta := (&llmrelayv1.ResponseMeta{}); setContextManagement(meta, ev.ContextManagement) {
+			s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+		}
+		if meta := (&llmrelayv1.ResponseMeta{}); setUpstreamProvider(meta, ev.ProviderMetadata) {
+			s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
+		}
+		if meta := (&llmrelayv1.ResponseMeta{}); setDiagnostics(meta, ev.Diagnostics) {
 			s.emit(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 		}
 		if d := ev.Delta; d != nil {

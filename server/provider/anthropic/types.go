@@ -57,8 +57,10 @@ type contentBlockParam struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   *string         `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
-	// raw is a provider item's block (Part.provider_item), sent as it
-	// is instead of the fields above; Type repeats its type.
+	// raw is a provider item's block (Part.provider_item), or a block
+	// the fields above cannot write (an unsigned thinking block with its
+	// empty signature, reasoningBlock), sent as it is instead of them;
+	// Type repeats its type.
 	raw json.RawMessage
 }
 
@@ -152,6 +154,12 @@ type messageResponse struct {
 	// (applied_edits: cleared tool uses or thinking turns and the input
 	// tokens they freed); {applied_edits: []} when none.
 	ContextManagement json.RawMessage `json:"context_management"`
+	// ProviderMetadata is a gateway's addition (see streamEvent).
+	ProviderMetadata json.RawMessage `json:"provider_metadata"`
+	// Diagnostics is the cache diagnostics beta's report (where this
+	// request's prompt prefix diverged from the previous message's: a
+	// cache_miss_reason); null when not asked for.
+	Diagnostics json.RawMessage `json:"diagnostics"`
 }
 
 // contentBlock is one response content block: text, tool_use, thinking,
@@ -389,6 +397,13 @@ type streamEvent struct {
 	// ContextManagement is message_delta's report of the context edits
 	// applied (see messageResponse).
 	ContextManagement json.RawMessage `json:"context_management"`
+	// ProviderMetadata is the Vercel AI Gateway's addition to
+	// message_delta: its routing (the provider that served the call),
+	// cost, the upstream's own fields (upstreamProvider).
+	ProviderMetadata json.RawMessage `json:"provider_metadata"`
+	// Diagnostics is the cache diagnostics report on message_delta,
+	// should it come there (see messageResponse).
+	Diagnostics json.RawMessage `json:"diagnostics"`
 	// rawBlock is a provider item's content block as sent (not decoded:
 	// set from the event's bytes when ContentBlock is one).
 	rawBlock json.RawMessage
