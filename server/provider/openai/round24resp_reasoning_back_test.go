@@ -1,0 +1,170 @@
+package openai
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// r24NextTurn builds the turn after answer (its calls answered "ok") with
+// p, and returns the body's input items and the warnings.
+func r24NextTurn(t *testing.T, p *Provider, answer *llmrelayv1.Message) ([]map[string]any, []string) {
+	t.Helper()
+	req := r21Request("m", "What is the weather?")
+	req.Protocol, req.Reasoning = llmrelayv1.Protocol_PROTOCOL_TOOLS, true
+	req.Tools = []*llmrelayv1.Tool{{Name: "get_weather", Parameters: `{"type":"object"}`}}
+	req.Messages = append(req.Messages, answer)
+	var results []*llmrelayv1.Part
+	for _, part := range answer.GetParts() {
+		if c := part.GetToolCall(); c != nil {
+			results = append(results, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: c.GetCallId(), Content: "ok"}}})
+		}
+	}
+	req.Messages = append(req.Messages, msgOf(llmrelayv1.Role_ROLE_TOOL, results...))
+	b, warnings, err := p.buildResponsesRequest(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Input []map[string]any `json:"input"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	return in.Input, warnings
+}
+
+// r24RawReasoning checks that item is a reasoning item as llama.cpp's
+// server_chat_convert_responses_to_chatcmpl takes it (a summary array, a
+// non-empty content array whose first entry has text) and as vercel/ai
+// sends DeepSeek's: an empty summary, the text as one reasoning_text
+// content part, and the id wantID ("" for none).
+func r24RawReasoning(t *testing.T, item map[string]any, wantID, wantText string) {
+	t.Helper()
+	want := map[string]any{"type": "reasoning", "summary": []any{},
+		"content": []any{map[string]any{"type": "reasoning_text", "text": wantText}}}
+	if wantID != "" {
+		want["id"] = wantID
+	}
+	got, _ := json.Marshal(item)
+	exp, _ := json.Marshal(want)
+	if string(got) != string(exp) {
+		t.Errorf("reasoning item\n got %s\nwant %s", got, exp)
+	}
+}
+
+// TestRound24LlamaCppReasoningBack: the turn after llama.cpp's answer
+// (testdata/llamacpp_responses_calls_stream.http: reasoning_text, a
+// sentence, two calls; no encrypted content, as llama.cpp has none) to a
+// server configured to take reasoning back (WithReasoningReplay
+// "reasoning_content", as on Chat Completions). llama.cpp's converter
+// reads a reasoning item's content[0].text as the turn's
+// reasoning_content and refuses one without content ("item['content'] is
+// not an array": tools/server/server-chat.cpp @
+// 03eb25f39343f1c9ecc6f85ca4f9796a6ab7b230). The reasoning was left out
+// ("reasoning without encrypted content (signature) was not sent"): the
+// model lost the thinking that led to its calls. It goes back as its
+// reasoning_text now, with its id, before the message that followed it
+// (sent with its own id: pairReasoning's rule holds). Without the
+// option (an unknown host, as OpenAI's own rule), it is left out as
+// before.
+func TestRound24LlamaCppReasoningBack(t *testing.T) {
+	t.Parallel()
+	req := r21Request("qwen3-8b", "What is the weather in Paris and in Tokyo?")
+	req.Protocol, req.Reasoning = llmrelayv1.Protocol_PROTOCOL_TOOLS, true
+	req.Tools = []*llmrelayv1.Tool{{Name: "get_weather", Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`}}
+	f := r21Stream(t, "llamacpp_responses_calls_stream", req)
+	const thought = "The user wants the weather in Paris and Tokyo. I'll call get_weather twice."
+
+	p, err := New("", WithBaseURL("http://127.0.0.1:8080/v1"), WithReasoningReplay("reasoning_content"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, warnings := r24NextTurn(t, p, f.Message)
+	if len(items) != 7 || len(warnings) != 0 {
+		t.Fatalf("items %v, warnings %q", items, warnings)
+	}
+	r24RawReasoning(t, items[1], "rs_Vb2Nm8Kq4Xw6Zt1Lp9Rc3Hj7Df5Gs0Ae", thought)
+	if items[2]["type"] != "message" || items[2]["role"] != "assistant" || items[2]["id"] == nil || items[3]["call_id"] != "fc_Hx4Kd9Zq2Wm7Lc1Vt6Np3Rb8Jf5Gs0Ua" || items[4]["call_id"] != "fc_Pq8Lm3Zx6Wt1Kc9Vd4Nb2Rh7Jf5Gs0Ei" {
+		t.Errorf("items %v", items)
+	}
+
+	// A history whose message lost its item id: the reasoning goes
+	// without its id (its content carries it, as encrypted content
+	// would), not left out.
+	noIDs := proto.Clone(f.Message).(*llmrelayv1.Message)
+	for _, part := range noIDs.GetParts() {
+		part.ItemId = ""
+	}
+	items, warnings = r24NextTurn(t, p, noIDs)
+	if len(items) != 7 || len(warnings) != 0 || items[2]["id"] != nil {
+		t.Fatalf("without message id: items %v, warnings %q", items, warnings)
+	}
+	r24RawReasoning(t, items[1], "", thought)
+
+	def, err := New("", WithBaseURL("http://127.0.0.1:8080/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, warnings = r24NextTurn(t, def, f.Message)
+	if len(items) != 6 || items[1]["type"] != "message" || len(warnings) != 1 || !strings.Contains(warnings[0], "reasoning without encrypted content (signature) was not sent") {
+		t.Errorf("default: items %v, warnings %q", items, warnings)
+	}
+}
+
+// TestRound24DeepSeekReasoningBack: the turn after DeepSeek's Responses
+// answer (testdata/real_deepseek_responses_tool_call_stream.http: a
+// reasoning_text item with a bare UUID id and an empty summary, then a
+// call) to api.deepseek.com, where reasoning goes back by default as on
+// Chat Completions. It goes as vercel/ai's DeepSeek Responses provider
+// sends it (convert-to-deepseek-responses-input.ts @
+// 420bc75df91e48dc03a1b4f048d112e311154dfd: {type: "reasoning", id,
+// summary: [], content: [{type: "reasoning_text", text}]}, which DeepSeek
+// merges into the assistant turn), its id kept before its call; it was
+// left out. OpenAI's own host never gets it, whatever the option says:
+// OpenAI resolves reasoning by encrypted content or a stored id alone.
+func TestRound24DeepSeekReasoningBack(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(td("real_deepseek_responses_tool_call_stream.http"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := respFinalObject(string(raw))
+	if final == nil {
+		t.Fatal("no final response in the recording")
+	}
+	p, err := New(testKey, WithBaseURL("https://api.deepseek.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.parseResponsesResponse(final, "deepseek-v4-flash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := res.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetSignature() != "" || parts[0].GetReasoning().GetId() == "" {
+		t.Fatalf("parts %v", parts)
+	}
+	r := parts[0].GetReasoning()
+	items, warnings := r24NextTurn(t, p, res.Message)
+	if len(items) != 4 || len(warnings) != 0 {
+		t.Fatalf("items %v, warnings %q", items, warnings)
+	}
+	r24RawReasoning(t, items[1], r.GetId(), "The user asks about weather in San Francisco. I have a weather tool. Let me call it.")
+	if items[2]["type"] != "function_call" || items[2]["call_id"] != "call_00_N9BNUr3rAx4twPOHpyRN4076" || items[3]["type"] != "function_call_output" {
+		t.Errorf("items %v", items)
+	}
+
+	oa, err := New(testKey, WithReasoningReplay("reasoning_content"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, warnings = r24NextTurn(t, oa, res.Message)
+	if len(items) != 3 || items[1]["type"] != "function_call" || len(warnings) != 1 || !strings.Contains(warnings[0], "reasoning without encrypted content") {
+		t.Errorf("OpenAI: items %v, warnings %q", items, warnings)
+	}
+}
