@@ -446,6 +446,15 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 	if typ == "" {
 		typ = string(sseType)
 	}
+	if typ == "" && isPresent(ev.Error) {
+		// A bare error object, no type and no event name: LiteLLM's
+		// proxy ends a /v1/responses stream that failed upstream with
+		// `data: {"error": {message, type, param, code}}`, as it ends a
+		// Chat Completions stream (testdata/litellm_responses_stream_error_object.http).
+		// Ignored, the stream failed as a cut one and the rate limit it
+		// says was lost.
+		typ = "error"
+	}
 	switch typ {
 	case "response.output_text.delta", "response.refusal.delta", "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 		// joinDelta releases a held half the delta does not continue.

@@ -1,12 +1,16 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -166,5 +170,39 @@ func TestRound24DeepSeekReasoningBack(t *testing.T) {
 	items, warnings = r24NextTurn(t, oa, res.Message)
 	if len(items) != 3 || items[1]["type"] != "function_call" || len(warnings) != 1 || !strings.Contains(warnings[0], "reasoning without encrypted content") {
 		t.Errorf("OpenAI: items %v, warnings %q", items, warnings)
+	}
+}
+
+// TestRound24LiteLLMBareErrorObject: LiteLLM's proxy relaying a
+// /v1/responses stream whose upstream call failed mid-way
+// (testdata/litellm_responses_stream_error_object.http): the events as
+// `data:` lines without event names, then its bare error object
+// `data: {"error": {"message", "type": "None", "param": "None", "code":
+// "429"}}` (proxy_server.py's async_data_generator, which the Responses
+// route streams through). The object was ignored and the stream failed
+// as a bad response ("stream ended before response.completed"): the rate
+// limit and its message were lost, and the retry policy read a protocol
+// break. Now it is the stream's error: rate limited, the provider's
+// message, the text before it relayed.
+func TestRound24LiteLLMBareErrorObject(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("litellm_responses_stream_error_object.http"))
+	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), r21Request("gpt-4.1-mini", "What is the capital of France?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, rendered, err := collect(t, s)
+	providertest.Golden(t, td("litellm_responses_stream_error_object.golden"), rendered)
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Kind != provider.KindRateLimited || !strings.HasPrefix(pe.Message, "litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached for gpt-4.1-mini") {
+		t.Fatalf("error %v", err)
+	}
+	var text strings.Builder
+	for _, ev := range evs {
+		text.WriteString(ev.Text)
+	}
+	if text.String() != "The capital of France" {
+		t.Errorf("text %q", text.String())
 	}
 }
