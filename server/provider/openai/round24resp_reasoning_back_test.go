@@ -206,3 +206,37 @@ func TestRound24LiteLLMBareErrorObject(t *testing.T) {
 		t.Errorf("text %q", text.String())
 	}
 }
+
+// TestRound24LiteLLMReasoningAtOneIndex: LiteLLM's proxy serving
+// /v1/responses for a model it reaches through Chat Completions (a
+// thinking Claude; testdata/litellm_responses_reasoning_text_stream.http,
+// built as its LiteLLMCompletionStreamingIterator writes it): every item
+// at output_index 0, the reasoning item added, the message never added,
+// and the message's output_item.done numbered sequence_number 1 after 7.
+// The message's events were read as naming the reasoning item (the first
+// id at that index, as for Copilot's rotating ids): its text went out
+// under the reasoning item's id and again whole at its output_item.done
+// (the answer's text twice), and the numbering was reported as lost
+// events. The text is the message's, once, with its id; no warning.
+func TestRound24LiteLLMReasoningAtOneIndex(t *testing.T) {
+	t.Parallel()
+	req := r21Request("claude-sonnet-4-5", "What is the capital of Australia?")
+	req.Reasoning = true
+	f := r21Stream(t, "litellm_responses_reasoning_text_stream", req)
+	p := f.Message.GetParts()
+	if len(p) != 2 {
+		t.Fatalf("parts %v", p)
+	}
+	if r := p[0].GetReasoning(); r.GetId() != "rs_3f8a1c6e-2b7d-4e90-a5c3-9d1e6b4f7a20" ||
+		r.GetText() != "The user asks for the capital of Australia. Many people guess Sydney, but it is Canberra." {
+		t.Errorf("reasoning %v", r)
+	}
+	if p[1].GetText() != "The capital of Australia is Canberra, not Sydney." || p[1].GetItemId() != "msg_c7d2e9a4-6f1b-4c38-8e5a-2b9f0d3c6e71" {
+		t.Errorf("text %v", p[1])
+	}
+	m := f.Meta
+	wantFinish(t, m, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+	if want := (&llmrelayv1.Usage{InputTokens: 18, OutputTokens: 61, TotalTokens: 79, ReasoningTokens: 38}); !proto.Equal(m.GetUsage(), want) || len(m.GetWarnings()) != 0 {
+		t.Errorf("usage %v, want %v; warnings %q", m.GetUsage(), want, m.GetWarnings())
+	}
+}
