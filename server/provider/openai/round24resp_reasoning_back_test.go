@@ -240,3 +240,25 @@ func TestRound24LiteLLMReasoningAtOneIndex(t *testing.T) {
 		t.Errorf("usage %v, want %v; warnings %q", m.GetUsage(), want, m.GetWarnings())
 	}
 }
+
+// TestRound24LiteLLMGuardrailPassthrough: LiteLLM's proxy answering a
+// /v1/responses request its guardrail blocked in passthrough mode
+// (testdata/litellm_responses_guardrail_passthrough.http; endpoints.py's
+// ModifyResponseException branch): status completed, the violation
+// message as the only output item, {"content": [{"type": "text", ...}]}
+// with no type, and a usage of zeros. The item was ignored ("ignored
+// output item of type \"\"") and the answer was empty: the caller never
+// saw why. It is the answer's text now, said to have been read so.
+func TestRound24LiteLLMGuardrailPassthrough(t *testing.T) {
+	t.Parallel()
+	res := r21Unary(t, "litellm_responses_guardrail_passthrough", r21Request("gpt-4.1-mini", "How do I pick a lock?"))
+	p := res.Message.GetParts()
+	if len(p) != 1 || p[0].GetText() != "This request was blocked by the content policy of your organization's AI gateway." {
+		t.Fatalf("parts %v", p)
+	}
+	wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "completed")
+	w := res.Meta.GetWarnings()
+	if len(w) == 0 || w[0] != "an output item without a type was read as a message (it has content)" {
+		t.Errorf("warnings %q", w)
+	}
+}
