@@ -168,7 +168,11 @@ const (
 // <think> blocks back in the content for MiniMax (api.minimax.io,
 // api.minimaxi.com),
 // thinking chunks in a content array for Mistral (*.mistral.ai), none
-// elsewhere.
+// elsewhere. On the Responses API, where reasoning goes back as reasoning
+// items, "reasoning_content" (and its auto hosts) also sends reasoning
+// that has no encrypted content as the item's reasoning_text content, as
+// vLLM, llama.cpp and DeepSeek read it (Provider.rawReasoningBack);
+// otherwise such reasoning is left out of an unstored request.
 func WithReasoningReplay(mode string) Option {
 	return func(p *Provider) error {
 		switch mode {

@@ -140,7 +140,17 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 		}
 	}
 	for _, it := range w.Output {
-		switch it.Type {
+		typ := it.Type
+		if typ == "" && isPresent(it.Content) {
+			// An item with content and no type: LiteLLM's proxy answers
+			// a request its guardrail blocked in passthrough mode with
+			// {"content": [{"type": "text", "text": <the violation
+			// message>}]} as the only output item (testdata/litellm_responses_guardrail_passthrough.http).
+			// It was ignored, and the answer was empty.
+			typ = "message"
+			meta.Warnings = append(meta.Warnings, "an output item without a type was read as a message (it has content)")
+		}
+		switch typ {
 		case "message":
 			segs, warns := messageItemContent(&it)
 			for _, sg := range segs {

@@ -273,7 +273,9 @@ func (p *Provider) encodeInputItems(in []*llmrelayv1.Message, reasoning, store b
 //     (Part.item_id): sent as it is;
 //   - an assistant message without an item id (a history written by hand
 //     or by another gateway): sent without its own id when it has
-//     encrypted content, which carries it alone; left out with a warning
+//     encrypted content (or, for a server that reads it,
+//     Provider.rawReasoningBack, its reasoning_text content), which
+//     carries it alone; left out with a warning
 //     when its id is all it has (a stored response's reference, which
 //     only resolves paired);
 //   - anything else (another reasoning item, a user, system or tool
@@ -301,7 +303,7 @@ func pairReasoning(in []respInputItem) ([]respInputItem, []string) {
 				case next.Type == "message" && next.Role == "assistant":
 					follows = ""
 					if it.ID != "" && next.ID == "" {
-						if it.EncryptedContent == "" {
+						if it.EncryptedContent == "" && len(it.Content) == 0 {
 							warnings = append(warnings, fmt.Sprintf("reasoning item %s was not sent: the Responses API refuses a reasoning item "+
 								"sent by its id without the item that followed it in the answer, and the message after it has no item_id", it.ID))
 							continue
@@ -474,7 +476,7 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 			}
 			out = append(out, respInputItem{Type: "function_call", CallID: tc.GetCallId(), Name: tc.GetName(), Arguments: &args, from: respFrom{msg: i, part: j}})
 		case *llmrelayv1.Part_Reasoning:
-			item, warning := reasoningInputItem(k.Reasoning, i, j, store)
+			item, warning := reasoningInputItem(k.Reasoning, i, j, store, p.rawReasoningBack())
 			if warning != "" {
 				warnings = append(warnings, warning)
 				continue
@@ -510,11 +512,21 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 // reasoningInputItem encodes a Reasoning part (messages[i].parts[j]) as a
 // reasoning input item: {type:"reasoning", id (if any), summary (the text
 // as one summary_text part; [] without text), encrypted_content (the
-// signature)}. The warning says why a part cannot be sent.
-func reasoningInputItem(r *llmrelayv1.Reasoning, i, j int, store bool) (respInputItem, string) {
+// signature)}. raw (Provider.rawReasoningBack) sends the text of a part
+// without a signature as the item's reasoning_text content instead, with
+// an empty summary, where it would otherwise not be sent. The warning
+// says why a part cannot be sent.
+func reasoningInputItem(r *llmrelayv1.Reasoning, i, j int, store, raw bool) (respInputItem, string) {
 	switch {
 	case r.GetRedacted():
 		return respInputItem{}, fmt.Sprintf("messages[%d].parts[%d]: redacted reasoning is not OpenAI reasoning state and was not sent", i, j)
+	case raw && r.GetSignature() == "" && r.GetText() != "":
+		// The reasoning text of a server that has no encrypted content
+		// (vLLM, llama.cpp, DeepSeek): its own reasoning_text, which it
+		// reads back (Provider.rawReasoningBack).
+		t := r.GetText()
+		return respInputItem{Type: "reasoning", ID: r.GetId(), Summary: &[]respSummaryPart{},
+			Content: []respInputContent{{Type: "reasoning_text", Text: &t}}}, ""
 	case r.GetSignature() == "" && (!store || r.GetId() == ""):
 		return respInputItem{}, fmt.Sprintf("messages[%d].parts[%d]: reasoning without encrypted content (signature) was not sent: "+
 			"only a stored request can resolve a reasoning item by its id alone", i, j)
@@ -524,6 +536,24 @@ func reasoningInputItem(r *llmrelayv1.Reasoning, i, j int, store bool) (respInpu
 		summary = append(summary, respSummaryPart{Type: "summary_text", Text: r.GetText()})
 	}
 	return respInputItem{Type: "reasoning", ID: r.GetId(), Summary: &summary, EncryptedContent: r.GetSignature()}, ""
+}
+
+// rawReasoningBack says whether reasoning without encrypted content goes
+// back as its reasoning_text content: where earlier turns' reasoning is
+// sent back as reasoning_content on Chat Completions (WithReasoningReplay
+// "reasoning_content", auto for api.deepseek.com), never to OpenAI or
+// Azure, which resolve reasoning by encrypted content or stored id only.
+// The servers that answer with reasoning_text and no encrypted content
+// read it there: DeepSeek's Responses API merges such an item into the
+// assistant message after it (vercel/ai's
+// packages/deepseek/src/responses/convert-to-deepseek-responses-input.ts
+// sends {type:"reasoning", summary:[], content:[{type:"reasoning_text"}]}),
+// llama.cpp's server refuses a reasoning item without content ("item
+// ['content'] is not an array", tools/server/server-chat.cpp) and makes
+// content[0].text the turn's reasoning_content, and vLLM's gpt-oss path
+// reads content[0].text (vllm-project/vllm#28248, #34496).
+func (p *Provider) rawReasoningBack() bool {
+	return p.replay == replayReasoningContent && !p.strictLimits()
 }
 
 // hostedMCPTool is an MCP server OpenAI calls itself: the Authorization

@@ -65,11 +65,15 @@ type responsesStream struct {
 	reasoning  []*respReasoningState
 	// rsRelayed counts the reasoning blocks relayed (their indexes).
 	rsRelayed int
-	// itemAt is the item id first seen at each output index. Events
-	// naming another id at a known index are read as naming that one:
-	// GitHub Copilot's Responses endpoint gives every event of one item
-	// an id of its own (testdata/real_responses_copilot_id_rotation_stream.http).
-	itemAt map[int64]string
+	// itemAt is the item id first seen at each output index, with its
+	// kind (itemKind, "" unknown). Events naming another id at a known
+	// index are read as naming that one: GitHub Copilot's Responses
+	// endpoint gives every event of one item an id of its own
+	// (testdata/real_responses_copilot_id_rotation_stream.http). An event
+	// of another kind of item keeps its id: LiteLLM's proxy puts every
+	// item of a response it builds from Chat Completions at output index 0
+	// (testdata/litellm_responses_reasoning_text_stream.http).
+	itemAt map[int64]respItemAt
 	// items: what the stream knows of each output item (respItem), by
 	// item id, by output index, and the last of each kind: the item an
 	// event names by what it gives (keyItem).
@@ -285,7 +289,7 @@ func (p *Provider) newResponsesStream(resp *http.Response, model string, warning
 		byItem: map[string]*respCallState{}, byOutput: map[int64]*respCallState{},
 		texts: map[string]*respTextState{}, seenOutput: map[int64]bool{}, lastSeq: -1,
 		rsByItem: map[string]*respReasoningState{}, rsByOutput: map[int64]*respReasoningState{},
-		itemAt: map[int64]string{}, itemByID: map[string]*respItem{}, itemByOut: map[int64]*respItem{}, lastItem: map[string]*respItem{}}
+		itemAt: map[int64]respItemAt{}, itemByID: map[string]*respItem{}, itemByOut: map[int64]*respItem{}, lastItem: map[string]*respItem{}}
 	s.eventLoop.handle = s.handle
 	s.rd.SetMaxEventSize(maxRespStreamEventBytes)
 	return s
@@ -415,8 +419,8 @@ func (s *responsesStream) handle(sseType, data []byte) {
 		// What handleEvent does with this event, without a respEvent.
 		s.sequence(int64(s.fast.seq))
 		s.sawOutput(int64(s.fast.output))
-		s.at = s.keyItem("message", s.canonItem(s.fast.itemID, int64(s.fast.output)), &s.fast.output, keyDelta)
-		s.textDelta("response.output_text.delta", s.canonItem(s.fast.itemID, int64(s.fast.output)), text, s.fast.delta, int64(s.fast.content))
+		s.at = s.keyItem("message", s.canonItem(s.fast.itemID, int64(s.fast.output), "message"), &s.fast.output, keyDelta)
+		s.textDelta("response.output_text.delta", s.canonItem(s.fast.itemID, int64(s.fast.output), "message"), text, s.fast.delta, int64(s.fast.content))
 		return
 	}
 	s.handleEvent(sseType, t)
@@ -446,6 +450,15 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 	if typ == "" {
 		typ = string(sseType)
 	}
+	if typ == "" && isPresent(ev.Error) {
+		// A bare error object, no type and no event name: LiteLLM's
+		// proxy ends a /v1/responses stream that failed upstream with
+		// `data: {"error": {message, type, param, code}}`, as it ends a
+		// Chat Completions stream (testdata/litellm_responses_stream_error_object.http).
+		// Ignored, the stream failed as a cut one and the rate limit it
+		// says was lost.
+		typ = "error"
+	}
 	switch typ {
 	case "response.output_text.delta", "response.refusal.delta", "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 		// joinDelta releases a held half the delta does not continue.
@@ -453,9 +466,9 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 		s.flushHeld()
 	}
 	if ev.OutputIndex != nil {
-		ev.ItemID = s.canonItem(ev.ItemID, int64(*ev.OutputIndex))
+		ev.ItemID = s.canonItem(ev.ItemID, int64(*ev.OutputIndex), itemKind(typ))
 		if ev.Item != nil {
-			ev.Item.ID = s.canonItem(ev.Item.ID, int64(*ev.OutputIndex))
+			ev.Item.ID = s.canonItem(ev.Item.ID, int64(*ev.OutputIndex), itemKind(ev.Item.Type))
 		}
 	}
 	s.at = nil
@@ -571,29 +584,49 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 	}
 }
 
-// sequence checks an event's sequence_number n against the last one: a
-// gap means events were lost, reported once.
+// sequence checks an event's sequence_number n against the highest one
+// so far: a number past the next one means events were lost, reported
+// once. A number at or below it loses nothing: LiteLLM's proxy numbers
+// the output_item.done of the message it builds 1 whatever came before
+// (testdata/litellm_responses_reasoning_text_stream.http), which was
+// reported as lost events, and the event after it again.
 func (s *responsesStream) sequence(n int64) {
-	if s.lastSeq >= 0 && n != s.lastSeq+1 && !s.seqWarned {
+	if s.lastSeq >= 0 && n > s.lastSeq+1 && !s.seqWarned {
 		s.seqWarned = true
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
 			fmt.Sprintf("stream event sequence_number %d after %d: events may have been lost", n, s.lastSeq)}}})
 	}
-	s.lastSeq = n
+	if n > s.lastSeq {
+		s.lastSeq = n
+	}
 }
 
+// respItemAt is the item first named at an output index: its id and
+// kind (itemKind; "" not known).
+type respItemAt struct{ id, kind string }
+
 // canonItem returns the id of the item at output index i: the first id
-// an event gave for that index, which id names from then on. An event
-// with no id leaves it empty (the lookups fall back to the index).
-func (s *responsesStream) canonItem(id string, i int64) string {
+// an event gave for that index, which id names from then on, unless the
+// event is about another kind of item (kind, "" for an event that does
+// not say) than the first: that is another item at the same index, which
+// keeps its id. An event with no id leaves it empty (the lookups fall
+// back to the index).
+func (s *responsesStream) canonItem(id string, i int64, kind string) string {
 	if id == "" {
 		return ""
 	}
 	if first, ok := s.itemAt[i]; ok {
-		return first
+		switch {
+		case first.kind == "" && kind != "":
+			first.kind = kind
+			s.itemAt[i] = first
+		case kind != "" && first.kind != kind:
+			return id
+		}
+		return first.id
 	}
 	if len(s.itemAt) < maxStreamItems {
-		s.itemAt[i] = id
+		s.itemAt[i] = respItemAt{id, kind}
 	}
 	return id
 }
@@ -604,12 +637,13 @@ func (s *responsesStream) canonItem(id string, i int64) string {
 // another index: then the final output left an item out and the
 // positions after it moved, and the item is the one its id names.
 func (s *responsesStream) finalID(id string, i int64) string {
-	first, ok := s.itemAt[i]
+	at, ok := s.itemAt[i]
+	first := at.id
 	if !ok || id == "" || id == first {
 		return id
 	}
 	for j, other := range s.itemAt {
-		if other == id && j != i {
+		if other.id == id && j != i {
 			return id
 		}
 	}
@@ -656,8 +690,8 @@ func (s *responsesStream) logprobs(ev *respEvent, add func(respPartKey, json.Raw
 	if ev.OutputIndex != nil {
 		k.output = int64(*ev.OutputIndex)
 	} else if ev.ItemID != "" {
-		for i, id := range s.itemAt {
-			if id == ev.ItemID {
+		for i, at := range s.itemAt {
+			if at.id == ev.ItemID {
 				k.output = i
 				break
 			}

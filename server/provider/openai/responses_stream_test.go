@@ -763,6 +763,10 @@ func FuzzResponsesStream(f *testing.F) {
 	// delta (vLLM), continued by it, or followed by nothing.
 	f.Add(providertest.Load(f, td("vllm_responses_whole_calls_stream.http")).Body)
 	f.Add(providertest.Load(f, td("llamacpp_responses_calls_stream.http")).Body)
+	// Round 24: a bare error object ending the stream (LiteLLM's proxy).
+	f.Add(providertest.Load(f, td("litellm_responses_stream_error_object.http")).Body)
+	// Every item at output index 0, a sequence_number going back (LiteLLM).
+	f.Add(providertest.Load(f, td("litellm_responses_reasoning_text_stream.http")).Body)
 	f.Add([]byte(sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"a\":"}}`) +
 		sseEvent("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","output_index":0,"item_id":"fc_1","delta":"1}"}`) +
 		sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc_2","call_id":"call_2","name":"g","arguments":"{}"}}`) +

@@ -469,6 +469,7 @@ func FuzzParseResponsesResponse(f *testing.F) {
 	}
 	f.Add([]byte(`{"status":"completed","output":[{"type":"message","content":"hi"},{"type":"function_call","arguments":{"a":1}},{"type":"custom_tool_call","input":"x"}]}`))
 	f.Add([]byte(`{"status":"failed","error":"boom"}`))
+	f.Add(providertest.Load(f, td("litellm_responses_guardrail_passthrough.http")).Body)
 	f.Add([]byte(`{"status":"completed","output":[{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"a"},{"text":7}],"encrypted_content":"e"},{"type":"reasoning","summary":"s","encrypted_content":null}]}`))
 	f.Add([]byte(`{"output":[{"type":"message","content":[{"text":null,"refusal":"r"}]}],"usage":{"input_tokens":-1,"total_tokens":"x"}}`))
 	p, err := New(testKey)
