@@ -19,7 +19,6 @@
 package anthropic
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -164,15 +163,22 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	if rerr != nil {
 		return nil, provider.AnswerFailed(rerr, provider.HeaderValue(resp.Header, requestIDHeader), headerMeta(resp.Header))
 	}
-	res, err := parseResponse(raw, resp.Header)
+	return answer(raw, cut, resp.Header, warnings, answerToolFor(req))
+}
+
+// answer converts the body of a Message (cut: ReadBody's warning when the
+// body's end was lost after a complete answer); tool is the forced tool
+// whose call is the structured answer's text.
+func answer(raw []byte, cut string, h http.Header, warnings []string, tool string) (*provider.Result, error) {
+	res, err := parseResponse(raw, h)
 	if err != nil {
-		return nil, provider.AnswerFailed(err, provider.HeaderValue(resp.Header, requestIDHeader), headerMeta(resp.Header))
+		return nil, provider.AnswerFailed(err, provider.HeaderValue(h, requestIDHeader), headerMeta(h))
 	}
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
 	if cut != "" {
 		res.Meta.Warnings = append(res.Meta.Warnings, cut)
 	}
-	answerFromTool(res, answerToolFor(req))
+	answerFromTool(res, tool)
 	return res, nil
 }
 
@@ -186,8 +192,17 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	if err != nil {
 		return nil, err
 	}
-	if err := messageInsteadOfStream(resp); err != nil {
+	whole, err := messageInsteadOfStream(resp)
+	if err != nil {
 		return nil, err
+	}
+	if whole != nil {
+		res, err := answer(whole, "", resp.Header, warnings, answerToolFor(req))
+		if err != nil {
+			return nil, err
+		}
+		res.Meta.Warnings = append(res.Meta.Warnings, provider.WholeAnswerWarning)
+		return provider.ResultStream(providerName, res), nil
 	}
 	if tool := answerToolFor(req); tool != "" {
 		return &answerStream{Stream: newStream(resp, warnings), tool: tool, otherCalls: map[string]bool{}}, nil
@@ -197,57 +212,30 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 
 // messageInsteadOfStream reads the body of a stream request's answer
 // labelled application/json: a whole Message there (a proxy or
-// compatible server that ignored "stream") is a bad response, not
-// retried, as the openai adapter reads a chat completion instead of its
-// stream; read as an event stream it had no events, "ended before
-// message_stop", and was retried as a cut stream: the same answer paid
-// for on every attempt. Any other body (an error object, which the
-// stream reads as the error it is; events mislabelled) is put back for
-// the stream to read. nil when the answer is not such a Message.
-func messageInsteadOfStream(resp *http.Response) error {
-	if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Type"))), "application/json") {
-		return nil
+// compatible server that ignored "stream") is returned, to be relayed as
+// a stream of its parts (read as an event stream it had no events, "ended
+// before message_stop", and was retried as a cut stream: the same answer
+// paid for on every attempt; round 24 relays it instead of failing it as
+// a bad response). Any other body (an error object, which the stream
+// reads as the error it is; events mislabelled) is put back for the
+// stream to read. nil when the answer is not such a Message.
+func messageInsteadOfStream(resp *http.Response) ([]byte, error) {
+	if provider.PeekJSONBody(resp) != '{' {
+		return nil, nil // events, mislabelled: streamed as they come
 	}
-	br := bufio.NewReader(resp.Body)
-	if !startsWithBrace(br) {
-		// Events, mislabelled: streamed as they come.
-		resp.Body = struct {
-			io.Reader
-			io.Closer
-		}{br, resp.Body}
-		return nil
-	}
-	raw, rerr := io.ReadAll(io.LimitReader(br, maxBodySize))
+	raw, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBodySize))
 	var probe struct {
 		Type string `json:"type"`
 	}
 	if rerr == nil && json.Unmarshal(raw, &probe) == nil && probe.Type == "message" {
 		_ = resp.Body.Close() // read whole; its close error adds nothing
-		e := provider.BadResponse(providerName, "expected an event stream, got application/json (a whole message: the server ignored \"stream\")")
-		return provider.AnswerFailed(e, provider.HeaderValue(resp.Header, requestIDHeader), headerMeta(resp.Header))
+		return raw, nil
 	}
 	resp.Body = struct {
 		io.Reader
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(raw), readErr{rerr}), resp.Body}
-	return nil
-}
-
-// startsWithBrace reports whether the first byte of br after white space
-// is '{' (a JSON object), reading nothing but that white space.
-func startsWithBrace(br *bufio.Reader) bool {
-	for {
-		b, err := br.Peek(1)
-		if err != nil {
-			return false
-		}
-		switch b[0] {
-		case ' ', '\t', '\r', '\n':
-			_, _ = br.ReadByte()
-		default:
-			return b[0] == '{'
-		}
-	}
+	return nil, nil
 }
 
 // readErr is a reader that fails with err (io.EOF for nil): what reading

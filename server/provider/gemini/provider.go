@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -149,6 +150,12 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	if err != nil {
 		return nil, err
 	}
+	return p.answer(raw, cut, resp, warnings)
+}
+
+// answer converts a generateContent body (cut: ReadBody's warning when
+// the body's end was lost after a complete answer).
+func (p *Provider) answer(raw []byte, cut string, resp *http.Response, warnings []string) (*provider.Result, error) {
 	var wire generateContentResponse
 	if err := json.Unmarshal(raw, &wire); err != nil {
 		return nil, provider.BadResponse(providerName, "decoding generateContent response: %v", err)
@@ -379,5 +386,56 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	if err != nil {
 		return nil, err
 	}
+	if whole, err := p.jsonInsteadOfStream(resp, warnings); whole != nil || err != nil {
+		return whole, err
+	}
 	return p.newStream(resp, warnings...), nil
+}
+
+// jsonInsteadOfStream reads a body labelled application/json that
+// answers the stream request (alt=sse) instead of an event stream: a
+// whole GenerateContentResponse (a proxy or compatible server that
+// ignored the stream) is the unary answer, relayed as a stream of its
+// parts with provider.WholeAnswerWarning (read as the one chunk of a
+// stream, an answer without a finishReason, which a unary answer may be,
+// failed as a cut stream); a JSON array (streamGenerateContent without
+// alt=sse) is its chunks, read as the events they are (the SSE reader
+// found no event in it: a cut stream, the content and any error in it
+// lost). Anything else is left to the stream reader. Both nil then.
+func (p *Provider) jsonInsteadOfStream(resp *http.Response, warnings []string) (provider.Stream, error) {
+	first := provider.PeekJSONBody(resp)
+	if first != '{' && first != '[' {
+		return nil, nil // events, mislabelled: streamed as they come
+	}
+	raw, cut, err := p.readBody(resp)
+	if err != nil {
+		return nil, err
+	}
+	body := bytes.TrimSpace(raw)
+	switch {
+	case first == '{' && json.Valid(body):
+		res, err := p.answer(raw, cut, resp, warnings)
+		if err != nil {
+			return nil, err
+		}
+		res.Meta.Warnings = append(res.Meta.Warnings, provider.WholeAnswerWarning)
+		return provider.ResultStream(providerName, res), nil
+	case first == '[':
+		var chunks []json.RawMessage
+		if json.Unmarshal(body, &chunks) == nil {
+			var events bytes.Buffer
+			for _, c := range chunks {
+				events.WriteString("data: ")
+				if err := json.Compact(&events, c); err != nil {
+					return nil, provider.BadResponse(providerName, "decoding a JSON array of chunks: %v", err)
+				}
+				events.WriteString("\n\n")
+			}
+			raw = events.Bytes()
+		}
+	}
+	// Bare JSON objects one after another, or a body cut inside its
+	// value: the stream reader says what they are.
+	resp.Body = io.NopCloser(bytes.NewReader(raw))
+	return nil, nil
 }

@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -106,12 +108,18 @@ func (p *Provider) Generate(ctx context.Context, req *provider.Request) (*provid
 	if err != nil {
 		return nil, answerFailed(err, resp)
 	}
+	return answer(body, cut, resp, built)
+}
+
+// answer converts a /api/chat body (cut: ReadBody's warning when the
+// body's end was lost after a complete answer).
+func answer(body []byte, cut string, resp *http.Response, built *builtRequest) (*provider.Result, error) {
 	res, err := parseChatResponse(body, built.salt, built.window)
 	if err != nil {
 		return nil, answerFailed(err, resp)
 	}
 	res.Meta.ProviderRequestId = provider.HeaderValue(resp.Header, requestIDHeader)
-	res.Meta.Warnings = append(built.warnings, res.Meta.Warnings...)
+	res.Meta.Warnings = append(slices.Clip(built.warnings), res.Meta.Warnings...)
 	if cut != "" {
 		res.Meta.Warnings = append(res.Meta.Warnings, cut)
 	}
@@ -129,7 +137,38 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	if err != nil {
 		return nil, err
 	}
+	if whole, err := jsonInsteadOfStream(resp, built); whole != nil || err != nil {
+		return whole, err
+	}
 	return newStream(resp, built.salt, built.window, built.warnings), nil
+}
+
+// jsonInsteadOfStream reads a body labelled application/json that
+// answers the stream request (Ollama streams application/x-ndjson): one
+// JSON object there (a proxy or compatible server that ignored "stream")
+// is the unary answer, relayed as a stream of its parts with
+// provider.WholeAnswerWarning (read as a stream, an object over several
+// lines was not valid JSON line by line). Anything else (NDJSON
+// mislabelled, read whole) is left to the stream reader; both nil then.
+func jsonInsteadOfStream(resp *http.Response, built *builtRequest) (provider.Stream, error) {
+	if provider.PeekJSONBody(resp) != '{' {
+		return nil, nil
+	}
+	defer resp.Body.Close()
+	body, cut, err := readBody(resp, maxBody)
+	if err != nil {
+		return nil, answerFailed(err, resp)
+	}
+	if !json.Valid(body) {
+		resp.Body = io.NopCloser(bytes.NewReader(body)) // several lines of NDJSON: the stream reader reads them
+		return nil, nil
+	}
+	res, err := answer(body, cut, resp, built)
+	if err != nil {
+		return nil, err
+	}
+	res.Meta.Warnings = append(res.Meta.Warnings, provider.WholeAnswerWarning)
+	return provider.ResultStream(providerName, res), nil
 }
 
 // Embed calls POST /api/embed.

@@ -196,11 +196,21 @@ func (p *Provider) dashscopeStreamed(ctx context.Context, req *provider.Request,
 	if err != nil {
 		return nil, true, err
 	}
-	if e := p.jsonInsteadOfStream(resp, req.Model, sec); e != nil {
-		return nil, true, e
+	warnings = append(warnings, warnDashScopeStreamed)
+	var s provider.Stream
+	whole, err := p.jsonInsteadOfStream(resp, req.Model, sec, func(raw []byte, cut string) (*provider.Result, error) {
+		return p.chatAnswer(raw, cut, resp, req.Model, warnings, sec, wantsLogprobs(req))
+	})
+	switch {
+	case err != nil:
+		return nil, true, err
+	case whole != nil:
+		s = whole
+	default:
+		cs := p.newStream(resp, req.Model, warnings, sec)
+		cs.wantLogprobs = wantsLogprobs(req)
+		s = cs
 	}
-	s := p.newStream(resp, req.Model, append(warnings, warnDashScopeStreamed), sec)
-	s.wantLogprobs = wantsLogprobs(req)
 	res, err := provider.FoldStream(s) // closes s
 	var pe *provider.Error
 	if errors.As(err, &pe) && pe.Provider == "" {

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -228,30 +227,4 @@ func FuzzErrorBody(f *testing.F) {
 			provider.SetExtended(meta, k, v)
 		}
 	})
-}
-
-// TestJSONInsteadOfStream: a stream request answered with a JSON
-// completion (a server that ignored "stream") fails as a bad response that
-// carries the request id, in both formats.
-func TestJSONInsteadOfStream(t *testing.T) {
-	t.Parallel()
-	rec := providertest.Load(t, td("chat_plain.http"))
-	for _, format := range []string{"openai-chat", formatResponses} {
-		srv := providertest.Replay(t, rec)
-		p := newTestProvider(t, kOpenAI, srv.URL)
-		req := simpleRequest("gpt-4o-mini")
-		req.Format = format
-		_, err := p.Stream(context.Background(), req)
-		var pe *provider.Error
-		if !errors.As(err, &pe) || pe.Kind != provider.KindBadResponse || pe.RequestID == "" || pe.RequestID != rec.Header.Get("X-Request-Id") {
-			t.Errorf("%s: %v (request id %q)", format, err, requestIDOf(pe))
-		}
-	}
-}
-
-func requestIDOf(pe *provider.Error) string {
-	if pe == nil {
-		return ""
-	}
-	return pe.RequestID
 }

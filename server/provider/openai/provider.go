@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -645,6 +644,12 @@ func (p *Provider) chatResult(resp *http.Response, model string, warnings []stri
 	if err != nil {
 		return nil, provider.AnswerFailed(err, p.requestID(resp.Header), p.errorMeta(resp.Header, model))
 	}
+	return p.chatAnswer(raw, cut, resp, model, warnings, sec, logprobs)
+}
+
+// chatAnswer converts the body of a chat completion (cut: ReadBody's
+// warning when the body's end was lost after a complete answer).
+func (p *Provider) chatAnswer(raw []byte, cut string, resp *http.Response, model string, warnings []string, sec secrets, logprobs bool) (*provider.Result, error) {
 	res, err := p.parseChatResponse(raw)
 	if err != nil {
 		return nil, p.annotate(p.errorInAnswer(err, raw, resp, model, sec), resp, model, sec)
@@ -673,8 +678,11 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 	if err != nil {
 		return nil, err
 	}
-	if e := p.jsonInsteadOfStream(resp, req.Model, sec); e != nil {
-		return nil, e
+	logprobs := wantsLogprobs(req)
+	if whole, err := p.jsonInsteadOfStream(resp, req.Model, sec, func(raw []byte, cut string) (*provider.Result, error) {
+		return p.chatAnswer(raw, cut, resp, req.Model, warnings, sec, logprobs)
+	}); whole != nil || err != nil {
+		return whole, err
 	}
 	s := p.newStream(resp, req.Model, warnings, sec)
 	s.wantLogprobs = wantsLogprobs(req)
@@ -682,28 +690,37 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) (provider.
 }
 
 // jsonInsteadOfStream reads the JSON body a stream request got instead of
-// an event stream (an error in a 2xx from some compatible servers, or a
-// server that ignored "stream") as an error with the request id; nil when
-// the body is a stream.
-func (p *Provider) jsonInsteadOfStream(resp *http.Response, model string, sec secrets) *provider.Error {
+// an event stream: an error object (some compatible servers answer a
+// stream's failure in a 2xx) is the error, with the request id; any other
+// body is given to answer, the format's unary conversion, and a whole
+// answer (a server that ignored "stream": LiteLLM's guardrail
+// passthrough, proxies, simple compatible servers) is relayed as a stream
+// of its parts with provider.WholeAnswerWarning: it was a bad response,
+// an answer paid for and lost. Both nil when the body is a stream.
+func (p *Provider) jsonInsteadOfStream(resp *http.Response, model string, sec secrets,
+	answer func(raw []byte, cut string) (*provider.Result, error)) (provider.Stream, error) {
 	ct := resp.Header.Get("Content-Type")
 	if !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		return nil
+		return nil, nil
 	}
 	defer resp.Body.Close()
-	raw, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
-	e := p.bodyError(raw, resp, model, sec)
-	switch {
-	case rerr != nil:
-		e = provider.TransportError(p.name, rerr)
-	case e == nil:
-		e = provider.BadResponse(p.name, "expected an event stream, got %s", ct)
+	raw, cut, rerr := p.readBody(resp)
+	if rerr != nil {
+		return nil, provider.AnswerFailed(rerr, p.requestID(resp.Header), p.errorMeta(resp.Header, model))
 	}
-	e.RequestID = p.requestID(resp.Header)
-	vendorReset(e, resp.Header)
-	e.Message = sec.redact(e.Message)
-	e.Meta = p.errorMeta(resp.Header, model)
-	return e
+	if e := p.bodyError(raw, resp, model, sec); e != nil {
+		e.RequestID = p.requestID(resp.Header)
+		vendorReset(e, resp.Header)
+		e.Message = sec.redact(e.Message)
+		e.Meta = p.errorMeta(resp.Header, model)
+		return nil, e
+	}
+	res, err := answer(raw, cut)
+	if err != nil {
+		return nil, err
+	}
+	res.Meta.Warnings = append(res.Meta.Warnings, provider.WholeAnswerWarning)
+	return provider.ResultStream(p.name, res), nil
 }
 
 // Embed calls POST /embeddings.

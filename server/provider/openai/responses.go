@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -71,11 +72,17 @@ func (p *Provider) generateResponses(ctx context.Context, req *provider.Request)
 	if err != nil {
 		return nil, provider.AnswerFailed(err, p.requestID(resp.Header), p.errorMeta(resp.Header, req.Model))
 	}
-	res, err := p.parseResponsesResponse(raw, req.Model)
+	return p.responsesAnswer(raw, cut, resp, req.Model, warnings, froms, sec)
+}
+
+// responsesAnswer converts the body of a Response object (cut: ReadBody's
+// warning when the body's end was lost after a complete answer).
+func (p *Provider) responsesAnswer(raw []byte, cut string, resp *http.Response, model string, warnings []string, froms []respItemFrom, sec secrets) (*provider.Result, error) {
+	res, err := p.parseResponsesResponse(raw, model)
 	if err != nil {
-		return nil, respInputField(p.annotate(p.errorInAnswer(err, raw, resp, req.Model, sec), resp, req.Model, sec), froms)
+		return nil, respInputField(p.annotate(p.errorInAnswer(err, raw, resp, model, sec), resp, model, sec), froms)
 	}
-	p.headerMeta(res.Meta, resp.Header, req.Model)
+	p.headerMeta(res.Meta, resp.Header, model)
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
 	if cut != "" {
 		res.Meta.Warnings = append(res.Meta.Warnings, cut)
@@ -96,9 +103,18 @@ func (p *Provider) streamResponses(ctx context.Context, req *provider.Request) (
 	if err != nil {
 		return nil, respInputField(err, froms)
 	}
-	if e := p.jsonInsteadOfStream(resp, req.Model, sec); e != nil {
-		p.refineResponsesKind(e)
-		return nil, respInputField(e, froms)
+	whole, err := p.jsonInsteadOfStream(resp, req.Model, sec, func(raw []byte, cut string) (*provider.Result, error) {
+		return p.responsesAnswer(raw, cut, resp, req.Model, warnings, froms, sec)
+	})
+	if err != nil {
+		var e *provider.Error
+		if errors.As(err, &e) {
+			p.refineResponsesKind(e)
+		}
+		return nil, respInputField(err, froms)
+	}
+	if whole != nil {
+		return whole, nil
 	}
 	return p.newResponsesStream(resp, req.Model, warnings, sec), nil
 }
@@ -121,6 +137,11 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 	}
 	if len(w.Output) == 0 && w.Object == "error" {
 		return nil, notAnswer(provider.BadResponse(p.name, "the response is an error object"))
+	}
+	if len(w.Output) == 0 && w.Object != "" && w.Object != "response" {
+		// Another API's object (a chat.completion from a server that
+		// routed the request to its chat endpoint): not an empty answer.
+		return nil, notAnswer(provider.BadResponse(p.name, "the body is a %q object, not a Responses API response", w.Object))
 	}
 	meta := &llmrelayv1.ResponseMeta{}
 	if warn != "" {
