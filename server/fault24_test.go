@@ -1,0 +1,123 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+)
+
+// Fault sequences of session 24 (see fault13_test.go for the harness).
+//
+// Every body here is hand-built from what the providers' clients quote
+// of them (each constant says which); none is a recording of its own.
+
+// geminiZeroQuota is the Gemini API's 429 for a model without a free tier
+// on a free-tier key: the message as akshayaggarwal99/nodenest#1 quotes it
+// (one violation, the per-minute input tokens, limit 0; google-gemini/
+// gemini-cli#22486 quotes the same lines for gemini-3.1-pro), the
+// QuotaFailure shaped as gemini-cli#8437 quotes one (no quotaValue: proto3
+// JSON leaves a 0 out), a RetryInfo of the per-minute window. No attempt
+// succeeds however long the gateway waits.
+const geminiZeroQuota = `{"error": {"code": 429, "message": "You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current usage, head to: https://ai.dev/usage?tab=rate-limit. \n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_input_token_count, limit: 0, model: gemini-2.0-flash-exp\nPlease retry in 27.412406319s.", "status": "RESOURCE_EXHAUSTED", "details": [` +
+	`{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_input_token_count", "quotaId": "GenerateContentInputTokensPerModelPerMinute-FreeTier", "quotaDimensions": {"location": "global", "model": "gemini-2.0-flash-exp"}}]}, ` +
+	`{"@type": "type.googleapis.com/google.rpc.Help", "links": [{"description": "Learn more about Gemini API quotas", "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]}, ` +
+	`{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "27s"}]}}`
+
+// geminiNoFreeTier is the older words of the same refusal, as
+// ai-christianson/RA.Aid#182 quotes it (empty violations, a RetryInfo of
+// 33 s, which that client waited out twenty times).
+const geminiNoFreeTier = `{"error": {"code": 429, "message": "Gemini 2.5 Pro Preview doesn't have a free quota tier. Please use Gemini 2.5 Pro Experimental (models/gemini-2.5.pro-exp-03-25) instead. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.", "status": "RESOURCE_EXHAUSTED", "details": [` +
+	`{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{}, {}, {}, {}]}, {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "33s"}]}}`
+
+// googleZeroRegionQuota is Google's API front end refusing a request for
+// a quota of 0 in the region: the RATE_LIMIT_EXCEEDED ErrorInfo's keys as
+// provider.errorInfoQuota reads them (quota_limit_value "0"), a message
+// that states no limit.
+const googleZeroRegionQuota = `{"error": {"code": 429, "message": "Quota exceeded for quota metric 'Generate Content API requests per minute' and limit 'GenerateContent request limit per minute for a region' of service 'generativelanguage.googleapis.com' for consumer 'project_number:24'.", "status": "RESOURCE_EXHAUSTED", "details": [` +
+	`{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "RATE_LIMIT_EXCEEDED", "domain": "googleapis.com", "metadata": {"quota_location": "us-south1", "quota_limit_value": "0", "quota_unit": "1/min/{project}/{region}", "quota_limit": "ApiRequestsPerMinutePerProjectPerRegion", "quota_metric": "generativelanguage.googleapis.com/generate_content_requests", "service": "generativelanguage.googleapis.com", "consumer": "projects/24"}}]}}`
+
+// TestFault24GeminiZeroQuota: a Gemini RESOURCE_EXHAUSTED naming a quota
+// of 0 (limit: 0 in its message, a model without a free tier in words,
+// an ErrorInfo's quota_limit_value "0") is a spent quota: not retried, no
+// RetryInfo (its RetryInfo and "Please retry in" are the per-minute
+// window's, which never opens for nothing), ResourceExhausted with the
+// provider's QuotaFailure, and a route falls back at once; as a 429, as a
+// stream's error chunk, through Gemini's OpenAI-compatible endpoint. They
+// were retried after each RetryInfo into the same refusal, and the caller
+// told to wait 27 s. The same message with a limit of 10 is still a pace
+// limit, retried after its delay.
+func TestFault24GeminiZeroQuota(t *testing.T) {
+	t.Parallel()
+	noDetails := `{"error": {"code": 429, "message": "* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-2.5-pro\nPlease retry in 20.5s.", "status": "RESOURCE_EXHAUSTED"}}`
+	json := hdr("Content-Type", "application/json")
+	for _, tc := range []struct {
+		name   string
+		f      f13Format
+		step   f13Step
+		status int
+	}{
+		{"gemini/429 limit 0", geminiFormat, respond(429, json, geminiZeroQuota), 429},
+		{"gemini/429 no free quota tier", geminiFormat, respond(429, json, geminiNoFreeTier), 429},
+		{"gemini/429 region quota of 0", geminiFormat, respond(429, json, googleZeroRegionQuota), 429},
+		{"gemini/stream chunk", geminiFormat, respond(200, geminiFormat.streamHead(1), "data: "+noDetails+"\r\n\r\n"), 0},
+		{"openai-chat/Gemini's compatible endpoint", openaiChat, respond(429, merged(json, openaiChat.reqIDHeader(1)), "["+geminiZeroQuota+"]"), 429},
+		{"openai-chat/Gemini's compatible endpoint, stream chunk", openaiChat, respond(200, openaiChat.streamHead(1), "data: "+noDetails+"\n\n"), 0},
+	} {
+		stream := strings.Contains(tc.name, "stream")
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, tc.step, tc.f.okStep(2))
+			clock := &f13Clock{}
+			c := f13Start(t, f13Defaults+tc.f.yaml, up.URL, clock)
+			var err error
+			if stream {
+				err = readStream13(t, c).err
+			} else {
+				_, err = c.Chat(context.Background(), chatReq13())
+			}
+			st, _ := f13Check(t, tc.f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, tc.status)
+			if up.requests() != 1 || len(clock.slept()) != 0 || retryInfo(st) != nil {
+				t.Errorf("upstream %d, sleeps %v, RetryInfo %v: a quota of 0 is not waited for", up.requests(), clock.slept(), retryInfo(st))
+			}
+			if q := quotaFailure(st); len(q.GetViolations()) == 0 {
+				t.Errorf("no QuotaFailure: %v", st.Details())
+			}
+		})
+	}
+	t.Run("gemini/fallback", func(t *testing.T) {
+		t.Parallel()
+		f := geminiFormat
+		first := f13Serve(t, respond(429, json, geminiZeroQuota))
+		second := f13Serve(t, f.okStep(2))
+		clock := &f13Clock{}
+		c := f13StartRouted(t, f, 3, first, second, clock)
+		resp, err := c.Chat(context.Background(), chatReq13())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := resp.GetMeta(); m.GetProvider() != "second" || m.GetAttempts() != 2 || first.requests() != 1 || len(clock.slept()) != 0 {
+			t.Errorf("meta %v, first %d, sleeps %v", m, first.requests(), clock.slept())
+		}
+	})
+	for _, limit := range []string{"10", "0.5", "05"} {
+		t.Run("gemini/limit "+limit+" is a pace limit", func(t *testing.T) {
+			t.Parallel()
+			f := geminiFormat
+			body := strings.Replace(geminiZeroQuota, "limit: 0,", "limit: "+limit+",", 1)
+			body = strings.Replace(body, `"quotaDimensions"`, `"quotaValue": "10", "quotaDimensions"`, 1)
+			up := f13Serve(t, respond(429, json, body), f.okStep(2))
+			clock := &f13Clock{}
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+			resp, err := c.Chat(context.Background(), chatReq13())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := clock.slept(); resp.GetMeta().GetAttempts() != 2 || len(s) != 1 || s[0] != 27*time.Second {
+				t.Errorf("attempts %d, sleeps %v: want one wait of the RetryInfo's 27s", resp.GetMeta().GetAttempts(), s)
+			}
+		})
+	}
+}
