@@ -403,7 +403,7 @@ func (st *state) mcpServer(req *llmrelayv1.AgentMcpServer, field string) (mcp.Se
 		c, ok := st.mcp[req.GetName()]
 		if !ok {
 			return mcp.Server{}, false, &requestError{code: codes.NotFound, reason: llmrelayv1.ErrorReason_ERROR_REASON_MCP_SERVER_NOT_FOUND,
-				field: field + ".name", msg: fmt.Sprintf("%s.name: no configured MCP server %q", field, req.GetName())}
+				field: field + ".name", resourceType: "mcp_server", resource: req.GetName(), msg: fmt.Sprintf("%s.name: no configured MCP server %q", field, req.GetName())}
 		}
 		s := c.server
 		if len(req.GetAllowedTools()) > 0 {

@@ -6,7 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
 
 // Fault sequences of session 24 (see fault13_test.go for the harness).
@@ -120,4 +124,52 @@ func TestFault24GeminiZeroQuota(t *testing.T) {
 			}
 		})
 	}
+}
+
+func resourceInfo(st *status.Status) *errdetails.ResourceInfo {
+	for _, d := range st.Details() {
+		if r, ok := d.(*errdetails.ResourceInfo); ok {
+			return r
+		}
+	}
+	return nil
+}
+
+// TestFault24NotFoundResource: a NotFound carries a ResourceInfo naming
+// what was not found, as google.rpc's NOT_FOUND does (AIP-193): for a
+// provider's 404, the deployment's upstream model, owned by the provider,
+// its message the description; for a model the gateway does not
+// configure, that name. Neither had one (ErrorInfo alone said
+// MODEL_NOT_FOUND).
+func TestFault24NotFoundResource(t *testing.T) {
+	t.Parallel()
+	upstream := map[string]string{"openai-chat": "gpt-4o-mini", "openai-responses": "gpt-4.1", "azure": "gpt-4o-deployment",
+		"anthropic": "claude-sonnet-4-5", "gemini": "gemini-2.5-flash", "ollama": "llama3.2"}
+	for _, f := range f13Formats() {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, f.errStep(1, 404, nil))
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+			_, err := c.Chat(context.Background(), chatReq13())
+			st, _ := f13Check(t, f, err, codes.NotFound, "MODEL_NOT_FOUND", 1, 404)
+			ri := resourceInfo(st)
+			if ri.GetResourceType() != "model" || ri.GetResourceName() != upstream[f.name] || ri.GetOwner() != "provider:up" ||
+				ri.GetDescription() != "upstream said 404" {
+				t.Errorf("ResourceInfo %v, want model %s of provider:up", ri, upstream[f.name])
+			}
+		})
+	}
+	t.Run("not configured", func(t *testing.T) {
+		t.Parallel()
+		f := openaiChat
+		up := f13Serve(t, f.okStep(1))
+		c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+		_, err := c.Chat(context.Background(), &llmrelayv1.ChatRequest{Model: "nope", Messages: chatReq13().GetMessages()})
+		st := status.Convert(err)
+		ri := resourceInfo(st)
+		if st.Code() != codes.NotFound || ri.GetResourceType() != "model" || ri.GetResourceName() != "nope" || ri.GetOwner() != "" ||
+			!strings.Contains(ri.GetDescription(), "not configured") || up.requests() != 0 {
+			t.Errorf("%v %q: ResourceInfo %v, upstream %d", st.Code(), st.Message(), ri, up.requests())
+		}
+	})
 }
