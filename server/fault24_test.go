@@ -173,3 +173,58 @@ func TestFault24NotFoundResource(t *testing.T) {
 		}
 	})
 }
+
+// TestFault24CallerDeadlineDetails: a call that the caller's own gRPC
+// deadline ends (no call.timeout, no max_call_duration) reaches the
+// caller with the gateway's status, not its gRPC library's bare
+// "context deadline exceeded": ErrorInfo UPSTREAM_TIMEOUT with the
+// provider, and FailedCallMeta with the attempt, its retry reason and,
+// for a stream cut after content, the text it relayed; while the
+// provider is silent before its headers, and after a stream's first
+// content. The gateway ended such a call at the deadline itself, which
+// the caller's library reaches first: every detail was lost.
+func TestFault24CallerDeadlineDetails(t *testing.T) {
+	t.Parallel()
+	const deadline = time.Second
+	for _, f := range f13Formats() {
+		t.Run(f.name+"/unary, silent before headers", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, hangBeforeHeaders)
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+			ctx, cancel := context.WithTimeout(context.Background(), deadline)
+			defer cancel()
+			_, err := c.Chat(ctx, chatReq13())
+			st := status.Convert(err)
+			if len(st.Details()) == 0 {
+				t.Fatalf("%v %q: no details (the caller's library ended the call)", st.Code(), st.Message())
+			}
+			if info := errorInfoOf(st); st.Code() != codes.DeadlineExceeded || info.GetReason() != "UPSTREAM_TIMEOUT" || info.GetMetadata()["provider"] != "up" {
+				t.Errorf("%v %q, ErrorInfo %v", st.Code(), st.Message(), info)
+			}
+			m := failedMeta(t, err)
+			if rr := m.GetRetryReasons(); m.GetAttempts() != 1 || len(rr) != 1 || rr[0].GetReason() != "timeout" || up.requests() != 1 {
+				t.Errorf("attempts %d, retry reasons %v, upstream %d", m.GetAttempts(), rr, up.requests())
+			}
+		})
+		t.Run(f.name+"/stream, silent after content", func(t *testing.T) {
+			t.Parallel()
+			up := f13Serve(t, thenHang(f.streamHead(1), f.head+f.text("The capital")))
+			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
+			ctx, cancel := context.WithTimeout(context.Background(), deadline)
+			defer cancel()
+			s, err := c.StreamChat(ctx, &llmrelayv1.StreamChatRequest{Model: "m", Messages: chatReq13().GetMessages()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, err := streamErr(t, s.Recv)
+			if text != "The capital" {
+				t.Errorf("text %q", text)
+			}
+			st := status.Convert(err)
+			if len(st.Details()) == 0 {
+				t.Fatalf("%v %q: no details (the caller's library ended the call)", st.Code(), st.Message())
+			}
+			f13Check(t, f, err, codes.DeadlineExceeded, "UPSTREAM_TIMEOUT", 1, 0)
+		})
+	}
+}
