@@ -473,7 +473,7 @@ func GoogleCreditsSpent(status string, code int, msg string) bool {
 // beside it are the per-minute window's, which never opens for a limit
 // of 0 (a daily quota's id is read apart: dailyQuota). A limit of 0.5 or
 // 05 is not 0.
-var googleZeroQuotaRE = regexp.MustCompile(`(?i)\bquota exceeded for metric:? [^\n]*?\blimit:? 0(?:[^.\d]|\.(?:\D|$)|$)|doesn't have a free quota tier`)
+var googleZeroQuotaRE = regexp.MustCompile(`(?i)\bquota exceeded for metric:? [^\n]*?\blimit:? 0(?:[^.\d]|\.(?:\D|$)|$)|doesn['’]t have a free quota tier`)
 
 // GoogleDeploymentRefused reports a Google FAILED_PRECONDITION that
 // refuses the deployment rather than the request, as the Gemini API's

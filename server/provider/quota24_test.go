@@ -16,6 +16,7 @@ func TestQuota24ZeroQuotaWords(t *testing.T) {
 		"* Quota exceeded for metric: m, limit: 0":                                                                    true,
 		"* Quota exceeded for metric: m, limit: 0.":                                                                   true,
 		"Gemini 2.5 Pro Preview doesn't have a free quota tier.":                                                      true,
+		"Gemini 2.5 Pro Preview doesn’t have a free quota tier.":                                                      true,
 		"* Quota exceeded for metric: m, limit: 10, model: x":                                                         false,
 		"* Quota exceeded for metric: m, limit: 0.5, model: x":                                                        false,
 		"* Quota exceeded for metric: m, limit: 05, model: x":                                                         false,
