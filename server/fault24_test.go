@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -182,49 +183,82 @@ func TestFault24NotFoundResource(t *testing.T) {
 // for a stream cut after content, the text it relayed; while the
 // provider is silent before its headers, and after a stream's first
 // content. The gateway ended such a call at the deadline itself, which
-// the caller's library reaches first: every detail was lost.
+// the caller's library reaches first: every detail was lost. The calls
+// wait out their deadline together, then each is checked.
 func TestFault24CallerDeadlineDetails(t *testing.T) {
 	t.Parallel()
-	const deadline = time.Second
+	const deadline = 2 * time.Second
+	type result struct {
+		f      f13Format
+		stream bool
+		up     *f13Upstream
+		text   string
+		err    error
+	}
+	var (
+		results []*result
+		wg      sync.WaitGroup
+	)
 	for _, f := range f13Formats() {
-		t.Run(f.name+"/unary, silent before headers", func(t *testing.T) {
-			t.Parallel()
-			up := f13Serve(t, hangBeforeHeaders)
-			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
-			ctx, cancel := context.WithTimeout(context.Background(), deadline)
-			defer cancel()
-			_, err := c.Chat(ctx, chatReq13())
-			st := status.Convert(err)
+		for _, stream := range []bool{false, true} {
+			r := &result{f: f, stream: stream}
+			step := hangBeforeHeaders
+			if stream {
+				step = thenHang(f.streamHead(1), f.head+f.text("The capital"))
+			}
+			r.up = f13Serve(t, step)
+			c := f13Start(t, f13Defaults+f.yaml, r.up.URL, &f13Clock{})
+			results = append(results, r)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), deadline)
+				defer cancel()
+				if !stream {
+					_, r.err = c.Chat(ctx, chatReq13())
+					return
+				}
+				s, err := c.StreamChat(ctx, &llmrelayv1.StreamChatRequest{Model: "m", Messages: chatReq13().GetMessages()})
+				if err != nil {
+					r.err = err
+					return
+				}
+				for {
+					ev, err := s.Recv()
+					if err != nil {
+						r.err = err
+						return
+					}
+					r.text += ev.GetTextDelta().GetText()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	for _, r := range results {
+		name := r.f.name + "/unary, silent before headers"
+		if r.stream {
+			name = r.f.name + "/stream, silent after content"
+		}
+		t.Run(name, func(t *testing.T) {
+			st := status.Convert(r.err)
 			if len(st.Details()) == 0 {
 				t.Fatalf("%v %q: no details (the caller's library ended the call)", st.Code(), st.Message())
+			}
+			if r.stream {
+				if r.text != "The capital" {
+					t.Errorf("text %q", r.text)
+				}
+				f13Check(t, r.f, r.err, codes.DeadlineExceeded, "UPSTREAM_TIMEOUT", 1, 0)
+				return
 			}
 			if info := errorInfoOf(st); st.Code() != codes.DeadlineExceeded || info.GetReason() != "UPSTREAM_TIMEOUT" || info.GetMetadata()["provider"] != "up" {
 				t.Errorf("%v %q, ErrorInfo %v", st.Code(), st.Message(), info)
 			}
-			m := failedMeta(t, err)
-			if rr := m.GetRetryReasons(); m.GetAttempts() != 1 || len(rr) != 1 || rr[0].GetReason() != "timeout" || up.requests() != 1 {
-				t.Errorf("attempts %d, retry reasons %v, upstream %d", m.GetAttempts(), rr, up.requests())
+			m := failedMeta(t, r.err)
+			if rr := m.GetRetryReasons(); m.GetAttempts() != 1 || len(rr) != 1 || rr[0].GetReason() != "timeout" || r.up.requests() != 1 {
+				t.Errorf("attempts %d, retry reasons %v, upstream %d", m.GetAttempts(), rr, r.up.requests())
 			}
-		})
-		t.Run(f.name+"/stream, silent after content", func(t *testing.T) {
-			t.Parallel()
-			up := f13Serve(t, thenHang(f.streamHead(1), f.head+f.text("The capital")))
-			c := f13Start(t, f13Defaults+f.yaml, up.URL, &f13Clock{})
-			ctx, cancel := context.WithTimeout(context.Background(), deadline)
-			defer cancel()
-			s, err := c.StreamChat(ctx, &llmrelayv1.StreamChatRequest{Model: "m", Messages: chatReq13().GetMessages()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			text, err := streamErr(t, s.Recv)
-			if text != "The capital" {
-				t.Errorf("text %q", text)
-			}
-			st := status.Convert(err)
-			if len(st.Details()) == 0 {
-				t.Fatalf("%v %q: no details (the caller's library ended the call)", st.Code(), st.Message())
-			}
-			f13Check(t, f, err, codes.DeadlineExceeded, "UPSTREAM_TIMEOUT", 1, 0)
 		})
 	}
 }
