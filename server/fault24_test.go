@@ -262,3 +262,28 @@ func TestFault24CallerDeadlineDetails(t *testing.T) {
 		})
 	}
 }
+
+// TestFault24AgentCallerDeadline: an Agent run that the caller's deadline
+// ends while it waits for a client tool's result reaches the caller with
+// its failure event (the conversation so far, the run's meta) and the
+// gateway's DeadlineExceeded status with its ErrorInfo; both were lost to
+// the caller's library, which reached the deadline first.
+func TestFault24AgentCallerDeadline(t *testing.T) {
+	t.Parallel()
+	c := startBuiltinAgent(t, "http://127.0.0.1:1/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	evs, err := agentRun(ctx, t, c, echoSetup(t), nil)
+	st := status.Convert(err)
+	if st.Code() != codes.DeadlineExceeded || len(st.Details()) == 0 || errorInfoOf(st).GetReason() != "UPSTREAM_TIMEOUT" {
+		t.Fatalf("%v %q, details %v: want the gateway's status", st.Code(), st.Message(), st.Details())
+	}
+	asked, failed := false, false
+	for _, ev := range evs {
+		asked = asked || ev.GetToolCallRequest() != nil
+		failed = failed || ev.GetFailure() != nil
+	}
+	if !asked || !failed {
+		t.Errorf("tool call requested %v, failure event %v: %v", asked, failed, evs)
+	}
+}

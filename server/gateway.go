@@ -502,7 +502,13 @@ func withCallTimeout(ctx context.Context, call *llmrelayv1.CallOptions, bound ti
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		remaining := time.Until(dl)
-		if early := remaining - callerDeadlineMargin(remaining); d <= 0 || early < d {
+		if ctx.Value(earlyDeadlineKey{}) != nil {
+			// Already the caller's deadline less the margin (an Agent
+			// run's): not less again.
+			if d <= 0 || remaining < d {
+				return ctx, func() {}
+			}
+		} else if early := remaining - callerDeadlineMargin(remaining); d <= 0 || early < d {
 			return context.WithTimeoutCause(ctx, early, errCallerDeadline)
 		}
 	}
@@ -529,6 +535,25 @@ func withCallTimeout(ctx context.Context, call *llmrelayv1.CallOptions, bound ti
 func callerDeadlineMargin(remaining time.Duration) time.Duration {
 	return min(max(remaining/20, 20*time.Millisecond), 250*time.Millisecond)
 }
+
+// withCallerDeadline is ctx ended callerDeadlineMargin before the caller's
+// own deadline, when it has one (ctx and a no-op otherwise), marked so
+// that the calls made within it (withCallTimeout) do not take the margin
+// again: an Agent run, whose status the caller's library would otherwise
+// reach first as well, while the run waits for the client's tool results
+// or a model round.
+func withCallerDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok || ctx.Value(earlyDeadlineKey{}) != nil {
+		return ctx, func() {}
+	}
+	remaining := time.Until(dl)
+	ctx, cancel := context.WithTimeoutCause(ctx, remaining-callerDeadlineMargin(remaining), errCallerDeadline)
+	return context.WithValue(ctx, earlyDeadlineKey{}, true), cancel
+}
+
+// earlyDeadlineKey marks a context withCallerDeadline made.
+type earlyDeadlineKey struct{}
 
 // errCallerDeadline is the cause of a call's context that the caller's
 // own deadline ended (less callerDeadlineMargin): DeadlineExceeded, as
