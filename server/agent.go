@@ -80,7 +80,9 @@ type agentRun struct {
 	setup  *llmrelayv1.AgentSetup
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	start  time.Time
+	// stopDeadline releases ctx's early end (withCallerDeadline).
+	stopDeadline context.CancelFunc
+	start        time.Time
 
 	maxRounds int
 
@@ -189,7 +191,11 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 		}
 	}
 	a.complete = len(a.msgs)
-	a.ctx, a.cancel = context.WithCancelCause(ctx)
+	// The run ends before the caller's deadline, so that its failure
+	// event and status reach the caller (withCallerDeadline).
+	dctx, stop := withCallerDeadline(ctx)
+	a.ctx, a.cancel = context.WithCancelCause(dctx)
+	a.stopDeadline = stop
 	a.tools = append(a.tools, setup.GetTools()...)
 	for _, t := range setup.GetTools() {
 		a.clientTools[t.GetName()] = true
@@ -403,7 +409,7 @@ func (st *state) mcpServer(req *llmrelayv1.AgentMcpServer, field string) (mcp.Se
 		c, ok := st.mcp[req.GetName()]
 		if !ok {
 			return mcp.Server{}, false, &requestError{code: codes.NotFound, reason: llmrelayv1.ErrorReason_ERROR_REASON_MCP_SERVER_NOT_FOUND,
-				field: field + ".name", msg: fmt.Sprintf("%s.name: no configured MCP server %q", field, req.GetName())}
+				field: field + ".name", resourceType: "mcp_server", resource: req.GetName(), msg: fmt.Sprintf("%s.name: no configured MCP server %q", field, req.GetName())}
 		}
 		s := c.server
 		if len(req.GetAllowedTools()) > 0 {
@@ -459,6 +465,7 @@ func (st *state) allowMCPURL(raw string, u *url.URL) bool {
 
 func (a *agentRun) close() {
 	a.cancel(nil)
+	defer a.stopDeadline()
 	a.wg.Wait()
 	// The sessions close at once: each close sends a DELETE the SDK bounds
 	// at 5 s, and one after another, unresponsive servers would hold the

@@ -663,6 +663,9 @@ func TestAgentRequestMCPURL(t *testing.T) {
 	if _, info, _ := statusDetails(t, err); info.GetReason() != "MCP_SERVER_NOT_FOUND" {
 		t.Errorf("reason %s, want MCP_SERVER_NOT_FOUND", info.GetReason())
 	}
+	if st, _, _ := statusDetails(t, err); resourceInfo(st).GetResourceType() != "mcp_server" || resourceInfo(st).GetResourceName() != "nope" {
+		t.Errorf("ResourceInfo %v, want the MCP server not found", resourceInfo(st))
+	}
 }
 
 // TestAgentSetupErrors: the first message must be a setup; setup fields are

@@ -38,6 +38,9 @@ type requestError struct {
 	field  string
 	msg    string
 	model  string
+	// resourceType names what a NotFound did not find ("model",
+	// "mcp_server"), resource its name: the status's ResourceInfo.
+	resourceType, resource string
 }
 
 func (e *requestError) Error() string { return e.msg }
@@ -202,6 +205,20 @@ func extendedInt(key string, metas ...*llmrelayv1.ResponseMeta) *int64 {
 	return nil
 }
 
+// upstreamResource is the ResourceInfo of a provider's NotFound: the
+// model the deployment asked it for (the meta's resolved model, which a
+// failed call holds as the upstream model it requested; the caller's
+// model name without a meta), its owner the provider (the subject
+// upstreamQuota gives a provider's quota).
+func upstreamResource(pe *provider.Error, meta *llmrelayv1.ResponseMeta, name string, redact *pipeline.Redactor) *errdetails.ResourceInfo {
+	model := meta.GetResolvedModel()
+	if model == "" {
+		model = meta.GetRequestedModel()
+	}
+	return &errdetails.ResourceInfo{ResourceType: "model", ResourceName: cleanShort(redact, model), Owner: clean(redact, "provider:"+name),
+		Description: cleanShort(redact, pe.Message)}
+}
+
 // upstreamHelp is the provider's links about a failure (google.rpc.Help),
 // nil when it gave none.
 func upstreamHelp(pe *provider.Error, redact *pipeline.Redactor) *errdetails.Help {
@@ -319,6 +336,11 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		if re.field != "" {
 			details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: re.field, Description: re.msg}}})
 		}
+		if re.resourceType != "" {
+			// What was not found, as google.rpc's NOT_FOUND carries it;
+			// the gateway's own configuration: no owner.
+			details = append(details, &errdetails.ResourceInfo{ResourceType: re.resourceType, ResourceName: clean(redact, re.resource), Description: clean(redact, re.msg)})
+		}
 		meta = nil // no provider was called
 	case errors.As(err, &oe):
 		code, msg = codes.InvalidArgument, oe.Error()
@@ -425,6 +447,12 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		}
 		if h := upstreamHelp(pe, redact); h != nil {
 			details = append(details, h)
+		}
+		if code == codes.NotFound {
+			// What the provider did not find (google.rpc's NOT_FOUND
+			// carries ResourceInfo): the deployment's upstream model,
+			// owned by the provider; the meta says which deployment.
+			details = append(details, upstreamResource(pe, meta, name, redact))
 		}
 		if pe.Param != "" && code == codes.InvalidArgument {
 			details = append(details, &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: cleanShort(redact, pe.Param), Description: cleanShort(redact, pe.Message)}}})

@@ -486,23 +486,79 @@ func (e *callBoundError) metadataKey() string {
 func (e *callBoundError) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // withCallTimeout bounds the call by call.timeout, when set, and by the
-// gateway's max_call_duration (bound), whichever ends first; the caller's
-// own deadline stays in force.
+// gateway's max_call_duration (bound), whichever ends first, and by the
+// caller's own deadline less callerDeadlineMargin when that comes first.
 func withCallTimeout(ctx context.Context, call *llmrelayv1.CallOptions, bound time.Duration) (context.Context, context.CancelFunc) {
-	if d := call.GetTimeout(); d != nil && d.AsDuration() > 0 && (bound <= 0 || d.AsDuration() < bound) {
+	var (
+		d     time.Duration
+		cause error
+	)
+	if t := call.GetTimeout(); t != nil && t.AsDuration() > 0 && (bound <= 0 || t.AsDuration() < bound) {
 		// Its cause names it: the status says which limit ended the
-		// call, as for max_call_duration (a caller's earlier deadline
-		// ends the call with its own cause).
-		return context.WithTimeoutCause(ctx, d.AsDuration(), &callBoundError{bound: d.AsDuration(), callTimeout: true})
+		// call, as for max_call_duration.
+		d, cause = t.AsDuration(), &callBoundError{bound: t.AsDuration(), callTimeout: true}
+	} else if bound > 0 {
+		d, cause = bound, &callBoundError{bound: bound}
 	}
-	if bound <= 0 {
+	if dl, ok := ctx.Deadline(); ok {
+		remaining := time.Until(dl)
+		if ctx.Value(earlyDeadlineKey{}) != nil {
+			// Already the caller's deadline less the margin (an Agent
+			// run's): not less again.
+			if d <= 0 || remaining < d {
+				return ctx, func() {}
+			}
+		} else if early := remaining - callerDeadlineMargin(remaining); d <= 0 || early < d {
+			return context.WithTimeoutCause(ctx, early, errCallerDeadline)
+		}
+	}
+	if d <= 0 {
 		return ctx, func() {}
 	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < bound {
-		return ctx, func() {} // the caller's deadline comes first
-	}
-	return context.WithTimeoutCause(ctx, bound, &callBoundError{bound: bound})
+	return context.WithTimeoutCause(ctx, d, cause)
 }
+
+// callerDeadlineMargin is how long before the caller's own deadline (its
+// grpc-timeout) the gateway ends a call: 5% of the time remaining when
+// the call starts, at least 20ms and at most 250ms. A call the gateway
+// ended at the deadline itself never told the caller why: the caller's
+// gRPC library gives up at that instant with a bare DEADLINE_EXCEEDED
+// ("context deadline exceeded"), and the gateway's status (its reason,
+// the upstream's request id, the attempts and retry reasons of
+// FailedCallMeta, a stream's partial meta) arrives after it, if at all;
+// the server's deadline, counted from when the request arrived, is even
+// later than the caller's by the request's transit. Ended before it, the
+// status travels back in time. Envoy does the same for the same reason
+// (its route's grpc_timeout_header_offset: "more likely that Envoy will
+// handle the timeout instead of having the call canceled by the
+// client").
+func callerDeadlineMargin(remaining time.Duration) time.Duration {
+	return min(max(remaining/20, 20*time.Millisecond), 250*time.Millisecond)
+}
+
+// withCallerDeadline is ctx ended callerDeadlineMargin before the caller's
+// own deadline, when it has one (ctx and a no-op otherwise), marked so
+// that the calls made within it (withCallTimeout) do not take the margin
+// again: an Agent run, whose status the caller's library would otherwise
+// reach first as well, while the run waits for the client's tool results
+// or a model round.
+func withCallerDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok || ctx.Value(earlyDeadlineKey{}) != nil {
+		return ctx, func() {}
+	}
+	remaining := time.Until(dl)
+	ctx, cancel := context.WithTimeoutCause(ctx, remaining-callerDeadlineMargin(remaining), errCallerDeadline)
+	return context.WithValue(ctx, earlyDeadlineKey{}, true), cancel
+}
+
+// earlyDeadlineKey marks a context withCallerDeadline made.
+type earlyDeadlineKey struct{}
+
+// errCallerDeadline is the cause of a call's context that the caller's
+// own deadline ended (less callerDeadlineMargin): DeadlineExceeded, as
+// the caller's would be, with no bound of the gateway's to name.
+var errCallerDeadline = fmt.Errorf("the caller's deadline: %w", context.DeadlineExceeded)
 
 // validateCall checks the call options.
 func validateCall(call *llmrelayv1.CallOptions) error {

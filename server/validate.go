@@ -361,7 +361,7 @@ func validateOptions(o *llmrelayv1.GenerationOptions, tools []*llmrelayv1.Tool) 
 
 func notFoundModel(name string) error {
 	return &requestError{code: codes.NotFound, reason: llmrelayv1.ErrorReason_ERROR_REASON_MODEL_NOT_FOUND, field: "model",
-		model: name, msg: fmt.Sprintf("model %q is not configured (ListModels shows the models)", name)}
+		model: name, resourceType: "model", resource: name, msg: fmt.Sprintf("model %q is not configured (ListModels shows the models)", name)}
 }
 
 func missingCapability(model, capability string) error {

@@ -352,6 +352,15 @@ func ApplyGoogleDetails(e *Error, details []GoogleDetail, clean func(string) str
 			e.Quota = append(e.Quota, v)
 		}
 	}
+	if rateLimit["quota_limit_value"] == "0" || googleZeroQuotaRE.MatchString(e.Message) {
+		// A quota of none at all (the model has no free tier, the
+		// project no quota in the region): no wait makes room in it,
+		// whatever RetryInfo says. As a spent quota: not retried, no
+		// delay, and a route falls back (another project or tier has
+		// one).
+		e.ShouldRetry = RetryDiscouraged
+		e.RetryAfter = 0
+	}
 	if dailyQuota(e.Quota) {
 		// A daily quota is spent: no attempt succeeds before the day
 		// is over, whatever RetryInfo says (Gemini sends one of
@@ -437,12 +446,34 @@ func dailyQuota(vs []*errdetails.QuotaFailure_Violation) bool {
 // retried to fail the same way (python clients, dyad-sh/dyad#3626, make
 // it terminal). The caller marks it RetryDiscouraged: a spent quota that
 // another deployment may not share, so a route falls back.
+//
+// It also reports a RESOURCE_EXHAUSTED whose message says that a quota
+// the request needs is none at all, which no wait changes either
+// (googleZeroQuotaRE), for the callers that read a status without its
+// details (a stream's error chunk through the OpenAI-compatible
+// endpoint); ApplyGoogleDetails reads it beside the details.
 func GoogleCreditsSpent(status string, code int, msg string) bool {
 	if status != "RESOURCE_EXHAUSTED" {
 		return false
 	}
-	return code == http.StatusPaymentRequired || strings.Contains(strings.ToLower(msg), "credits are depleted")
+	return code == http.StatusPaymentRequired || strings.Contains(strings.ToLower(msg), "credits are depleted") ||
+		googleZeroQuotaRE.MatchString(msg)
 }
+
+// googleZeroQuotaRE matches a Gemini RESOURCE_EXHAUSTED message that
+// names a quota of 0: the model has no free tier, or not for this
+// project ("* Quota exceeded for metric:
+// generativelanguage.googleapis.com/generate_content_free_tier_input_token_count,
+// limit: 0, model: gemini-2.0-flash-exp", a line per violation, as
+// akshayaggarwal99/nodenest#1 and google-gemini/gemini-cli#22486 quote
+// it; the QuotaFailure beside it leaves quotaValue out, proto3's 0), or
+// says so in words ("Gemini 2.5 Pro Preview doesn't have a free quota
+// tier.", ai-christianson/RA.Aid#182, with a RetryInfo of 33 s that
+// client waited twenty times). The RetryInfo and "Please retry in"
+// beside it are the per-minute window's, which never opens for a limit
+// of 0 (a daily quota's id is read apart: dailyQuota). A limit of 0.5 or
+// 05 is not 0.
+var googleZeroQuotaRE = regexp.MustCompile(`(?i)\bquota exceeded for metric:? [^\n]*?\blimit:? 0(?:[^.\d]|\.(?:\D|$)|$)|doesn['’]t have a free quota tier`)
 
 // GoogleDeploymentRefused reports a Google FAILED_PRECONDITION that
 // refuses the deployment rather than the request, as the Gemini API's

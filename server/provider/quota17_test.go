@@ -2,6 +2,7 @@ package provider
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -33,7 +34,10 @@ func TestQuota17ErrorInfoQuota(t *testing.T) {
 		t.Errorf("quota %v, want %v", e.Quota, want)
 	}
 
-	body = `{"code":429,"status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMIT_EXCEEDED","metadata":` + md + `},` +
+	// A limit of 60 (one of 0 is no quota at all, which no RetryInfo
+	// opens: TestQuota24ZeroQuotaWords).
+	md60 := strings.Replace(md, `"quota_limit_value": "0"`, `"quota_limit_value": "60"`, 1)
+	body = `{"code":429,"status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMIT_EXCEEDED","metadata":` + md60 + `},` +
 		`{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"q"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.5s"}]}`
 	st = GoogleStatus{}
 	if err := json.Unmarshal([]byte(body), &st); err != nil {
