@@ -129,8 +129,13 @@ func batchTooLarge(pe *provider.Error) bool {
 // text-embedding-ada-002 before 2024: Mintplex-Labs/anything-llm#184
 // quotes the body whole), TEI's "batch size 64 > maximum allowed batch
 // size 32" (its 413), Cohere's "invalid request: total number of texts
-// must be at most 96 - received 131" (misbahsy/RAGTune#2 quotes it).
-var batchLimitRE = regexp.MustCompile(`(?i)\bthe max number of inputs is (\d{1,6})\b|\bmaximum allowed batch size (\d{1,6})\b|\bnumber of texts must be at most (\d{1,6})\b`)
+// must be at most 96 - received 131" (misbahsy/RAGTune#2 quotes it),
+// DashScope's "<400> InternalError.Algo.InvalidParameter: Value error,
+// batch size is invalid, it should not be larger than 10.: input.contents"
+// (its compatible-mode /v1/embeddings for text-embedding-v3 and v4, whose
+// limit is 10 inputs where v1 and v2 took 25: jjyaoao/HelloAgents#27
+// quotes the body whole).
+var batchLimitRE = regexp.MustCompile(`(?i)\bthe max number of inputs is (\d{1,6})\b|\bmaximum allowed batch size (\d{1,6})\b|\bnumber of texts must be at most (\d{1,6})\b|\bbatch size is invalid, it should not be larger than (\d{1,6})\b`)
 
 // batchLimit is the limit a refusal's message states, 0 when none.
 func batchLimit(msg string) int {
@@ -138,7 +143,7 @@ func batchLimit(msg string) int {
 	if m == nil {
 		return 0
 	}
-	n, err := strconv.Atoi(m[1] + m[2] + m[3])
+	n, err := strconv.Atoi(strings.Join(m[1:], ""))
 	if err != nil {
 		return 0
 	}
