@@ -2,7 +2,11 @@ package openai
 
 import (
 	"context"
+	"math"
+	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -44,5 +48,86 @@ func TestRound24EmbedDashScopeBatchLimit(t *testing.T) {
 		if got := batchLimit(msg); got != want {
 			t.Errorf("batchLimit(%q) = %d, want %d", msg, got, want)
 		}
+	}
+}
+
+// TestRound24EmbedDimensionsRefused: a model that cannot shorten its
+// vectors refuses "dimensions" whatever the size, its own included:
+// OpenAI's and Azure's "This model does not support specifying
+// dimensions." for text-embedding-ada-002 (Canner/WrenAI#583 quotes
+// Azure's body, microsoft/kernel-memory#805 the same for 1536), vLLM's
+// "does not support matryoshka representation" (coze-dev/coze-studio#484
+// quotes the body). A call (or a catalog default) asking the model's own
+// size failed; it is sent again without dimensions and served when the
+// vectors have the size asked for (the second answer here is OpenAI's
+// real ada-002 answer, 1536 base64 float32s, standing for the
+// deployment's). Another size fails as the refusal did, naming
+// dimensions and the model's size, with the usage the second request
+// spent. On api.openai.com ada-002 is known: its own size is not sent.
+func TestRound24EmbedDimensionsRefused(t *testing.T) {
+	t.Parallel()
+	refusal := providertest.Load(t, td("embed_error_azure_400_dimensions.http"))
+	ada := providertest.Load(t, td("real_oll_embed_ada_base64.http"))
+	in := []string{"Tell me a joke about opentelemetry"}
+
+	srv := providertest.Replay(t, refusal, ada)
+	res, err := newTestProvider(t, kAzure, srv.URL).Embed(context.Background(), &provider.EmbedRequest{Model: "ada-embeddings", Inputs: in, Dimensions: proto.Int32(1536)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 || !strings.Contains(string(reqs[0].Body), `"dimensions":1536`) || strings.Contains(string(reqs[1].Body), "dimensions") {
+		t.Fatalf("%d requests: %q", len(reqs), reqs)
+	}
+	if len(res.Embeddings) != 1 || len(res.Embeddings[0].GetValues()) != 1536 || math.Float32bits(res.Embeddings[0].GetValues()[0]) != 0x3ccdfbaa {
+		t.Errorf("embeddings %d", len(res.Embeddings))
+	}
+	want := `the server refused dimensions for this model ("This model does not support specifying dimensions."): sent again without them, its vectors have the 1536 values asked for`
+	if w := res.Meta.GetWarnings(); len(w) != 1 || w[0] != want {
+		t.Errorf("warnings %q", w)
+	}
+	if res.Meta.GetProviderRequestId() != "req_d4be275b923814571b3813ae58e029c5" || res.Meta.GetUsage().GetInputTokens() != 8 {
+		t.Errorf("meta %v", res.Meta)
+	}
+
+	srv = providertest.Replay(t, refusal, ada)
+	_, err = newTestProvider(t, kAzure, srv.URL).Embed(context.Background(), &provider.EmbedRequest{Model: "ada-embeddings", Inputs: in, Dimensions: proto.Int32(256)})
+	pe := providerError(t, err)
+	if pe.Kind != provider.KindInvalidRequest || pe.Param != "dimensions" || pe.HTTPStatus != 400 || pe.RequestID != "9f3c1e72-6b4d-4a85-b0d9-31e7c5a82f46" ||
+		pe.Message != "This model does not support specifying dimensions. (sent again without dimensions, the model's vectors have 1536 values, not the 256 asked for: ask for 1536 or none)" {
+		t.Errorf("error %+v", pe)
+	}
+	if pe.Meta.GetUsage().GetInputTokens() != 8 || len(srv.Requests()) != 2 {
+		t.Errorf("meta %v, %d requests", pe.Meta, len(srv.Requests()))
+	}
+
+	// vLLM's words; the server refuses the request without dimensions
+	// too (the replay repeats): that refusal is the answer, no third
+	// request.
+	srv = providertest.ReplayFile(t, td("embed_error_vllm_400_matryoshka.http"))
+	_, err = newTestProvider(t, kOpenAI, srv.URL).Embed(context.Background(), &provider.EmbedRequest{Model: "embedding", Inputs: in, Dimensions: proto.Int32(1024)})
+	pe = providerError(t, err)
+	if pe.Kind != provider.KindInvalidRequest || len(srv.Requests()) != 2 || strings.Contains(string(srv.Last(t).Body), "dimensions") {
+		t.Errorf("error %+v, %d requests", pe, len(srv.Requests()))
+	}
+	// Without dimensions asked, the refusal is the answer.
+	srv = providertest.ReplayFile(t, td("embed_error_azure_400_dimensions.http"))
+	_, err = newTestProvider(t, kAzure, srv.URL).Embed(context.Background(), &provider.EmbedRequest{Model: "ada-embeddings", Inputs: in})
+	if pe = providerError(t, err); pe.Param != "" || len(srv.Requests()) != 1 {
+		t.Errorf("error %+v, %d requests", pe, len(srv.Requests()))
+	}
+
+	// api.openai.com: ada-002's own size is not sent; another is refused
+	// before any request.
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, warnings, err := p.buildEmbedRequest(&provider.EmbedRequest{Model: "text-embedding-ada-002", Inputs: in, Dimensions: proto.Int32(1536)})
+	if err != nil || strings.Contains(string(body), "dimensions") || len(warnings) != 1 || warnings[0] != "text-embedding-ada-002 takes no dimensions: not sent (its vectors have the 1536 values asked for)" {
+		t.Errorf("ada-002 at 1536: %s %q %v", body, warnings, err)
+	}
+	if _, _, err := p.buildEmbedRequest(&provider.EmbedRequest{Model: "text-embedding-ada-002", Inputs: in, Dimensions: proto.Int32(512)}); providerError(t, err).Param != "dimensions" {
+		t.Errorf("ada-002 at 512: %v", err)
 	}
 }
