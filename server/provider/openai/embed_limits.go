@@ -16,13 +16,24 @@ import (
 // docs.voyageai.com/reference/embeddings-api); the gateway takes 2048.
 const maxVoyageEmbedInputs = 1000
 
+// maxMistralEmbedInputs is the most inputs Mistral's /v1/embeddings takes
+// in one request: 257 are refused with "Too many inputs in request, split
+// into more batches." (code 3210), found against the live API by
+// raphaelmansuy/edgequake-llm (its PR #74 and the fix after it: 256 pass,
+// 257 fail) and by a Rust client's MAX_DOCUMENTS (the same two counts);
+// the error states no limit.
+const maxMistralEmbedInputs = 256
+
 // MaxEmbedInputs is the most inputs one embeddings request to this API may
-// carry where the base URL tells it (Voyage AI), 0 otherwise. The gateway
-// sends a call with more as several requests (providers[].
+// carry where the base URL tells it (Voyage AI, Mistral), 0 otherwise. The
+// gateway sends a call with more as several requests (providers[].
 // max_embedding_inputs overrides it, e.g. for a TEI server).
 func (p *Provider) MaxEmbedInputs() int {
-	if voyageHost(p.baseURL) {
+	switch {
+	case voyageHost(p.baseURL):
 		return maxVoyageEmbedInputs
+	case mistralHost(p.baseURL):
+		return maxMistralEmbedInputs
 	}
 	return 0
 }
@@ -113,8 +124,12 @@ func ollamaNaN(msg string) bool { return ollamaNaNRE.MatchString(msg) }
 // tokens, max 300000 tokens per request" (its code max_tokens_per_request,
 // OpenDataBox/CrackSQL#27), Voyage AI's "The max allowed tokens per
 // submitted batch is 120000. Your batch has 121138 tokens after
-// truncation." (its 400 {"detail": …}, sigoden/aichat#825).
-var batchTokensRE = regexp.MustCompile(`(?i)\btoo many tokens in (?:the )?batch\b|\btokens per request\b|\bmax allowed tokens per submitted batch\b`)
+// truncation." (its 400 {"detail": …}, sigoden/aichat#825), and Mistral's
+// code 3210 of 2025 on, for the tokens or the number of inputs ("Too many
+// tokens overall, split into more batches.", "Too many inputs in request,
+// split into more batches.": raphaelmansuy/edgequake-llm#74), neither
+// with a count.
+var batchTokensRE = regexp.MustCompile(`(?i)\btoo many tokens in (?:the )?batch\b|\btokens per request\b|\bmax allowed tokens per submitted batch\b|\bsplit into more batches\b`)
 
 // batchTooLarge reports whether an embeddings error refuses the request's
 // inputs together: OpenAI's code max_tokens_per_request, or the words of

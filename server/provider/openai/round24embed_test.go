@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"math"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -129,5 +130,42 @@ func TestRound24EmbedDimensionsRefused(t *testing.T) {
 	}
 	if _, _, err := p.buildEmbedRequest(&provider.EmbedRequest{Model: "text-embedding-ada-002", Inputs: in, Dimensions: proto.Int32(512)}); providerError(t, err).Param != "dimensions" {
 		t.Errorf("ada-002 at 512: %v", err)
+	}
+}
+
+// TestRound24EmbedMistralBatchRefusals: Mistral's /v1/embeddings refuses
+// more than 256 inputs ("Too many inputs in request, split into more
+// batches.", code 3210, no count; the body as a public failure report of
+// edgequake quotes it, raphaelmansuy/edgequake-llm#74 the message and
+// code) and a request's tokens over its cap in the same words ("Too many
+// tokens overall, split into more batches."). Each failed the call; each
+// is a refusal of the inputs together, which the gateway sends again in
+// halves (no limit stated). On Mistral's hosts the gateway sends at most
+// 256 inputs a request from the start (MaxEmbedInputs).
+func TestRound24EmbedMistralBatchRefusals(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("embed_error_mistral_400_too_many_inputs.http"))
+	_, err := newTestProvider(t, kOpenAI, srv.URL).Embed(context.Background(), &provider.EmbedRequest{Model: "mistral-embed", Inputs: make([]string, 300)})
+	pe := providerError(t, err)
+	if !pe.BatchTooLarge || pe.BatchLimit != 0 || pe.BatchParts != 0 || pe.Kind != provider.KindInvalidRequest || pe.Code != "3210" || pe.RequestID != "019a6c3e-5d27-7b41-9e0f-2c8d4a71b6e3" {
+		t.Errorf("too many inputs: %+v", pe)
+	}
+	tokens := providertest.Recording{Status: 400, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: []byte(`{"object":"error","message":"Too many tokens overall, split into more batches.","type":"invalid_request_prompt","code":"3210","raw_status_code":400}`)}
+	for _, n := range []int{40, 1} {
+		srv = providertest.Replay(t, tokens)
+		_, err = newTestProvider(t, kOpenAI, srv.URL).Embed(context.Background(), &provider.EmbedRequest{Model: "mistral-embed", Inputs: make([]string, n)})
+		if pe = providerError(t, err); pe.BatchTooLarge != (n > 1) || pe.Kind != provider.KindContextLength {
+			t.Errorf("too many tokens, %d inputs: %+v", n, pe)
+		}
+	}
+	for base, want := range map[string]int{"https://api.mistral.ai/v1": 256, "https://codestral.mistral.ai/v1": 256, "https://api.voyageai.com/v1": 1000, "https://api.openai.com/v1": 0} {
+		p, err := New(testKey, WithBaseURL(base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.MaxEmbedInputs(); got != want {
+			t.Errorf("%s: MaxEmbedInputs %d, want %d", base, got, want)
+		}
 	}
 }
