@@ -48,6 +48,15 @@ func voyageHost(baseURL string) bool {
 	return h == "voyageai.com" || strings.HasSuffix(h, ".voyageai.com")
 }
 
+// tokenSizeRE matches NVIDIA NIM's refusal of an embedding input longer
+// than the model takes (its truncate defaults to NONE): 400
+// {"error":"Input length 1728 exceeds maximum allowed token size 512"}
+// (the body a public failure log quotes; garrytan/gbrain#4530 and
+// run-llama/llama_index#15180 the words for nv-embedqa-e5-v5, and
+// elastic/elasticsearch's NvidiaEmbeddingsResponseHandler reads them as
+// content too large).
+var tokenSizeRE = regexp.MustCompile(`(?i)\binput length \d+ exceeds maximum allowed token size \d+\b`)
+
 // voyageInputRE reads the input Voyage AI names when one is longer than
 // the model's context and truncation is off: "Request to model
 // 'voyage-4-large' failed. The example at index 0 in your batch has too
@@ -63,7 +72,14 @@ var voyageInputRE = regexp.MustCompile(`(?i)\bexample at index (\d+) in your bat
 // Ollama's NaN refusal (ollamaNaN) of a request of inputs inputs.
 func embedInputParam(err error, inputs int) error {
 	var pe *provider.Error
-	if errors.As(err, &pe) && pe.Param == "" {
+	if errors.As(err, &pe) && pe.Kind == provider.KindInvalidRequest && tokenSizeRE.MatchString(pe.Message) {
+		// One input over the model's tokens, as NVIDIA NIM says it:
+		// the same input fails on this model every time; another
+		// deployment's model may take it (context length, as OpenAI's
+		// "maximum input length" is).
+		pe.Kind = provider.KindContextLength
+	}
+	if pe != nil && pe.Param == "" {
 		if m := voyageInputRE.FindStringSubmatch(pe.Message); m != nil {
 			pe.Param = "input[" + m[1] + "]"
 		}

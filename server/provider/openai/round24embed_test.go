@@ -169,3 +169,20 @@ func TestRound24EmbedMistralBatchRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestRound24EmbedNIMTokenSize: NVIDIA NIM refuses an embedding input
+// over the model's tokens (nv-embedqa-e5-v5: 512) with 400 {"error":
+// "Input length 1728 exceeds maximum allowed token size 512"}. It was an
+// invalid request; it is a context-length error, as OpenAI's "maximum
+// input length" is: not retried, and another deployment's model may take
+// the input.
+func TestRound24EmbedNIMTokenSize(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("embed_error_nim_400_token_size.http"))
+	_, err := newTestProvider(t, kOpenAI, srv.URL).Embed(context.Background(), &provider.EmbedRequest{Model: "nvidia/nv-embedqa-e5-v5", Inputs: []string{"a", "b"}})
+	pe := providerError(t, err)
+	if pe.Kind != provider.KindContextLength || pe.HTTPStatus != 400 || pe.BatchTooLarge || pe.RequestID != "6d2f8a41-93c7-4e05-b1a8-5f0e7c3d9b26" ||
+		pe.Message != "Input length 1728 exceeds maximum allowed token size 512" {
+		t.Errorf("%+v", pe)
+	}
+}
