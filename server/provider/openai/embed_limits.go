@@ -24,18 +24,37 @@ const maxVoyageEmbedInputs = 1000
 // the error states no limit.
 const maxMistralEmbedInputs = 256
 
+// maxGeminiEmbedInputs is the most inputs the Gemini API's
+// OpenAI-compatible /embeddings takes in one request: it embeds them with
+// batchEmbedContents, which refuses more ("* BatchEmbedContentsRequest.
+// requests: at most 100 requests can be in one batch", a 400
+// INVALID_ARGUMENT through that endpoint as geldata/gel#9032 quotes it;
+// StarTrail-org/LEANN#214 caps its batches to 100 for that host). The
+// Gemini adapter splits its own requests so (gemini.maxBatchEmbed).
+const maxGeminiEmbedInputs = 100
+
 // MaxEmbedInputs is the most inputs one embeddings request to this API may
-// carry where the base URL tells it (Voyage AI, Mistral), 0 otherwise. The
-// gateway sends a call with more as several requests (providers[].
-// max_embedding_inputs overrides it, e.g. for a TEI server).
+// carry where the base URL tells it (Voyage AI, Mistral, the Gemini API's
+// compatible endpoint), 0 otherwise. The gateway sends a call with more as
+// several requests (providers[].max_embedding_inputs overrides it, e.g.
+// for a TEI server).
 func (p *Provider) MaxEmbedInputs() int {
 	switch {
 	case voyageHost(p.baseURL):
 		return maxVoyageEmbedInputs
 	case mistralHost(p.baseURL):
 		return maxMistralEmbedInputs
+	case geminiAPIHost(p.baseURL):
+		return maxGeminiEmbedInputs
 	}
 	return 0
+}
+
+// geminiAPIHost reports whether baseURL is the Gemini API's
+// (generativelanguage.googleapis.com; not Vertex AI's hosts).
+func geminiAPIHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "generativelanguage.googleapis.com")
 }
 
 // voyageHost reports whether baseURL is Voyage AI's API (api.voyageai.com).
@@ -165,8 +184,10 @@ func batchTooLarge(pe *provider.Error) bool {
 // batch size is invalid, it should not be larger than 10.: input.contents"
 // (its compatible-mode /v1/embeddings for text-embedding-v3 and v4, whose
 // limit is 10 inputs where v1 and v2 took 25: jjyaoao/HelloAgents#27
-// quotes the body whole).
-var batchLimitRE = regexp.MustCompile(`(?i)\bthe max number of inputs is (\d{1,6})\b|\bmaximum allowed batch size (\d{1,6})\b|\bnumber of texts must be at most (\d{1,6})\b|\bbatch size is invalid, it should not be larger than (\d{1,6})\b`)
+// quotes the body whole), and Gemini's "at most 100 requests can be in
+// one batch" (maxGeminiEmbedInputs), through a proxy that does not tell
+// the host.
+var batchLimitRE = regexp.MustCompile(`(?i)\bthe max number of inputs is (\d{1,6})\b|\bmaximum allowed batch size (\d{1,6})\b|\bnumber of texts must be at most (\d{1,6})\b|\bbatch size is invalid, it should not be larger than (\d{1,6})\b|\bat most (\d{1,6}) requests can be in one batch\b`)
 
 // batchLimit is the limit a refusal's message states, 0 when none.
 func batchLimit(msg string) int {

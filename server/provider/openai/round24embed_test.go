@@ -186,3 +186,33 @@ func TestRound24EmbedNIMTokenSize(t *testing.T) {
 		t.Errorf("%+v", pe)
 	}
 }
+
+// TestRound24EmbedGeminiCompatBatch: the Gemini API's OpenAI-compatible
+// /embeddings embeds with batchEmbedContents and refuses more than 100
+// inputs (400 INVALID_ARGUMENT "* BatchEmbedContentsRequest.requests: at
+// most 100 requests can be in one batch", the body geldata/gel#9032 quotes
+// from that endpoint). It failed the call; the refusal states the limit
+// (BatchLimit 100), and on generativelanguage.googleapis.com the gateway
+// sends at most 100 inputs a request from the start. Vertex AI's hosts
+// are not that API.
+func TestRound24EmbedGeminiCompatBatch(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("gemini_compat_embed_err_400_batch.http"))
+	_, err := newTestProvider(t, kOpenAI, srv.URL).Embed(context.Background(), &provider.EmbedRequest{Model: "gemini-embedding-001", Inputs: make([]string, 150)})
+	pe := providerError(t, err)
+	if !pe.BatchTooLarge || pe.BatchLimit != 100 || pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 400 {
+		t.Errorf("%+v", pe)
+	}
+	for base, want := range map[string]int{
+		"https://generativelanguage.googleapis.com/v1beta/openai":                                             100,
+		"https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/endpoints/openapi": 0,
+	} {
+		p, err := New(testKey, WithBaseURL(base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.MaxEmbedInputs(); got != want {
+			t.Errorf("%s: MaxEmbedInputs %d, want %d", base, got, want)
+		}
+	}
+}
