@@ -33,9 +33,16 @@ const maxMistralEmbedInputs = 256
 // Gemini adapter splits its own requests so (gemini.maxBatchEmbed).
 const maxGeminiEmbedInputs = 100
 
+// maxDashScopeEmbedInputs is the most inputs DashScope's compatible-mode
+// /embeddings takes in one request for its current models
+// (text-embedding-v3 and v4: "batch size is invalid, it should not be
+// larger than 10", batchLimitRE); v1 and v2 took 25, which parts of 10
+// serve too, in more requests.
+const maxDashScopeEmbedInputs = 10
+
 // MaxEmbedInputs is the most inputs one embeddings request to this API may
 // carry where the base URL tells it (Voyage AI, Mistral, the Gemini API's
-// compatible endpoint), 0 otherwise. The gateway sends a call with more as
+// compatible endpoint, DashScope), 0 otherwise. The gateway sends a call with more as
 // several requests (providers[].max_embedding_inputs overrides it, e.g.
 // for a TEI server).
 func (p *Provider) MaxEmbedInputs() int {
@@ -46,6 +53,8 @@ func (p *Provider) MaxEmbedInputs() int {
 		return maxMistralEmbedInputs
 	case geminiAPIHost(p.baseURL):
 		return maxGeminiEmbedInputs
+	case dashscopeHost(p.baseURL):
+		return maxDashScopeEmbedInputs
 	}
 	return 0
 }

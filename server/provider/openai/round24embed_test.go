@@ -205,6 +205,8 @@ func TestRound24EmbedGeminiCompatBatch(t *testing.T) {
 	}
 	for base, want := range map[string]int{
 		"https://generativelanguage.googleapis.com/v1beta/openai":                                             100,
+		"https://dashscope.aliyuncs.com/compatible-mode/v1":                                                   10,
+		"https://dashscope-intl.aliyuncs.com/compatible-mode/v1":                                              10,
 		"https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/endpoints/openapi": 0,
 	} {
 		p, err := New(testKey, WithBaseURL(base))
