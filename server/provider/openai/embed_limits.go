@@ -172,8 +172,12 @@ func ollamaNaN(msg string) bool { return ollamaNaNRE.MatchString(msg) }
 // code 3210 of 2025 on, for the tokens or the number of inputs ("Too many
 // tokens overall, split into more batches.", "Too many inputs in request,
 // split into more batches.": raphaelmansuy/edgequake-llm#74), neither
-// with a count.
-var batchTokensRE = regexp.MustCompile(`(?i)\btoo many tokens in (?:the )?batch\b|\btokens per request\b|\bmax allowed tokens per submitted batch\b|\bsplit into more batches\b`)
+// with a count, and GitHub Models' 413 tokens_limit_reached ("Request body
+// too large for gpt-4o model. Max size: 8000 tokens.", the body
+// eslint/tsc-meetings#593 quotes; "… text-embedding-3-small … Max size:
+// 64000 tokens" for its embeddings, nlweb-ai/NLWeb#164), the cap without
+// the count asked.
+var batchTokensRE = regexp.MustCompile(`(?i)\btoo many tokens in (?:the )?batch\b|\btokens per request\b|\bmax allowed tokens per submitted batch\b|\bsplit into more batches\b|\brequest body too large for\b.{0,200}?\bmax size: \d{1,12} tokens\b`)
 
 // batchTooLarge reports whether an embeddings error refuses the request's
 // inputs together: OpenAI's code max_tokens_per_request, or the words of

@@ -218,3 +218,32 @@ func TestRound24EmbedGeminiCompatBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestRound24EmbedGitHubModelsTokenCap: GitHub Models (Azure AI inference
+// behind models.github.ai) caps a request's tokens and answers more with
+// 413 tokens_limit_reached ("Request body too large for gpt-4o model. Max
+// size: 8000 tokens.", the body eslint/tsc-meetings#593 quotes; 64000 for
+// text-embedding-3-small, nlweb-ai/NLWeb#164). For an embeddings request
+// of several inputs it is a refusal of the inputs together, which the
+// gateway sends again in halves (no count asked is given); one input over
+// it has nothing to split.
+func TestRound24EmbedGitHubModelsTokenCap(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{40, 1} {
+		srv := providertest.ReplayFile(t, td("github_models_embed_err_413_tokens.http"))
+		_, err := newTestProvider(t, kOpenAI, srv.URL).Embed(context.Background(), &provider.EmbedRequest{Model: "openai/text-embedding-3-small", Inputs: make([]string, n)})
+		pe := providerError(t, err)
+		if pe.BatchTooLarge != (n > 1) || pe.BatchParts != 0 || pe.BatchLimit != 0 || pe.HTTPStatus != 413 || pe.Code != "tokens_limit_reached" || pe.RequestID != "C4F1:2B7A9E:5D03F1:61A2C8:6840E3B1" {
+			t.Errorf("%d inputs: %+v", n, pe)
+		}
+	}
+	for msg, want := range map[string]bool{
+		"Request body too large for gpt-4o model. Max size: 8000 tokens.":            true,
+		"Request body too large for text-embedding-3-small - Max size: 64000 tokens": true,
+		"Request body too large": false,
+	} {
+		if got := batchTokensRE.MatchString(msg); got != want {
+			t.Errorf("%q: %v", msg, got)
+		}
+	}
+}
