@@ -106,3 +106,63 @@ func TestEmbed24DimensionsRefusedDefault(t *testing.T) {
 }
 
 func proto32(v int32) *int32 { return &v }
+
+// TestEmbed24TPMTooLargeSplit: OpenAI's 429 for a request of more tokens
+// than the whole per-minute budget ("Request too large for … on tokens per
+// min (TPM): Limit 300, Requested 800.", type tokens, code
+// rate_limit_exceeded) is no wait's matter: the inputs go again in the
+// parts its counts need (3), each within the budget, and the call is
+// served; the 429 is a failed attempt, said in a warning.
+func TestEmbed24TPMTooLargeSplit(t *testing.T) {
+	t.Parallel()
+	var (
+		mu    sync.Mutex
+		sizes []int
+	)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		sizes = append(sizes, len(req.Input))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		tokens := 100 * len(req.Input)
+		if tokens > 300 {
+			w.WriteHeader(http.StatusTooManyRequests)
+			fmt.Fprintf(w, `{"error":{"message":"Request too large for text-embedding-3-small in organization org-test on tokens per min (TPM): Limit 300, Requested %d. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`, tokens)
+			return
+		}
+		var data []string
+		for i := range req.Input {
+			data = append(data, fmt.Sprintf(`{"object":"embedding","index":%d,"embedding":[%d,0.5]}`, i, i))
+		}
+		fmt.Fprintf(w, `{"object":"list","data":[%s],"model":"text-embedding-3-small","usage":{"prompt_tokens":%d,"total_tokens":%d}}`, strings.Join(data, ","), tokens, tokens)
+	}))
+	t.Cleanup(up.Close)
+	c, _ := startWith(t, embedYAML("openai", "openai-embeddings", ""), up.URL)
+	resp, err := c.Embed(context.Background(), &llmrelayv1.EmbedRequest{Model: "m", Inputs: []string{"a", "b", "c", "d", "e", "f", "g", "h"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.GetEmbeddings()) != 8 {
+		t.Fatalf("%d embeddings", len(resp.GetEmbeddings()))
+	}
+	mu.Lock()
+	got := fmt.Sprint(sizes)
+	mu.Unlock()
+	if got != "[8 3 3 2]" {
+		t.Errorf("requests of %s inputs", got)
+	}
+	m := resp.GetMeta()
+	if m.GetUsage().GetInputTokens() != 800 || m.GetAttempts() != 4 {
+		t.Errorf("usage %v attempts %d", m.GetUsage(), m.GetAttempts())
+	}
+	if w := m.GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "Limit 300, Requested 800") {
+		t.Errorf("warnings %q", w)
+	}
+}

@@ -85,6 +85,31 @@ func voyageHost(baseURL string) bool {
 // content too large).
 var tokenSizeRE = regexp.MustCompile(`(?i)\binput length \d+ exceeds maximum allowed token size \d+\b`)
 
+// tpmTooLargeRE reads OpenAI's 429 for a request of more tokens than the
+// organization's whole per-minute limit: "Request too large for gpt-4o in
+// organization org-… on tokens per min (TPM): Limit 30000, Requested
+// 36278. The input or output tokens must be reduced in order to run
+// successfully." (type tokens, code rate_limit_exceeded: Aider-AI/aider#1880,
+// testdata/err_429_request_too_large.http), the same words for its
+// embedding models (text-embedding-3-small: "Limit 1000000, Requested
+// 1003160").
+var tpmTooLargeRE = regexp.MustCompile(`(?i)\brequest too large for\b.{0,300}?\bon tokens per min \(TPM\): limit (\d{1,12}), requested (\d{1,12})\b`)
+
+// tpmParts is the fewest requests a TPM refusal's counts need (requested
+// over limit, rounded up), 0 when the message is not one.
+func tpmParts(msg string) int {
+	m := tpmTooLargeRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	limit, err1 := strconv.ParseInt(m[1], 10, 64)
+	asked, err2 := strconv.ParseInt(m[2], 10, 64)
+	if err1 != nil || err2 != nil || limit <= 0 || asked <= limit {
+		return 0
+	}
+	return int(min((asked+limit-1)/limit, 1<<20))
+}
+
 // voyageInputRE reads the input Voyage AI names when one is longer than
 // the model's context and truncation is off: "Request to model
 // 'voyage-4-large' failed. The example at index 0 in your batch has too
@@ -125,6 +150,15 @@ func embedInputParam(err error, inputs int) error {
 			// Too many inputs for one request, the limit said: the
 			// gateway sends them in requests of at most that many.
 			pe.BatchTooLarge, pe.BatchLimit = true, batchLimit(pe.Message)
+		}
+	}
+	if pe != nil && inputs > 1 && pe.Kind == provider.KindRateLimited {
+		if parts := tpmParts(pe.Message); parts > 1 {
+			// One request of more tokens than the organization's whole
+			// per-minute budget: no wait lets it pass, but parts of
+			// fewer tokens each do (waiting between them as the
+			// ordinary 429s say).
+			pe.BatchTooLarge, pe.BatchParts = true, parts
 		}
 	}
 	if pe != nil && pe.HTTPStatus >= 500 && strings.Contains(strings.ToLower(pe.Message), "does not support embeddings") {

@@ -247,3 +247,37 @@ func TestRound24EmbedGitHubModelsTokenCap(t *testing.T) {
 		}
 	}
 }
+
+// TestRound24EmbedTPMTooLarge: OpenAI answers a request of more tokens
+// than the organization's whole per-minute budget with 429 "Request too
+// large for … on tokens per min (TPM): Limit 30000, Requested 36278."
+// (testdata/err_429_request_too_large.http, Aider-AI/aider#1880's body; the
+// same words for embedding models). No wait lets that request pass, and
+// it failed the call; for an embeddings request of several inputs it is a
+// refusal of the inputs together, sent again in the parts its counts need
+// (36278 over 30000: 2), each then within the budget. One input has
+// nothing to split.
+func TestRound24EmbedTPMTooLarge(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{20, 1} {
+		srv := providertest.ReplayFile(t, td("err_429_request_too_large.http"))
+		_, err := newTestProvider(t, kOpenAI, srv.URL).Embed(context.Background(), &provider.EmbedRequest{Model: "text-embedding-3-small", Inputs: make([]string, n)})
+		pe := providerError(t, err)
+		wantParts := 0
+		if n > 1 {
+			wantParts = 2
+		}
+		if pe.BatchTooLarge != (n > 1) || pe.BatchParts != wantParts || pe.Kind != provider.KindRateLimited || pe.HTTPStatus != 429 {
+			t.Errorf("%d inputs: %+v", n, pe)
+		}
+	}
+	for msg, want := range map[string]int{
+		"Request too large for text-embedding-3-small in organization org-x on tokens per min (TPM): Limit 1000000, Requested 1003160. The input or output tokens must be reduced in order to run successfully.": 2,
+		"Request too large for text-embedding-ada-002 in organization org-x on tokens per min (TPM): Limit 40000, Requested 130000.":                                                                             4,
+		"Rate limit reached for text-embedding-3-small in organization org-x on tokens per min (TPM): Limit 1000000, Used 976163, Requested 70716. Please try again in 2.812s.":                                  0,
+	} {
+		if got := tpmParts(msg); got != want {
+			t.Errorf("tpmParts(%q) = %d, want %d", msg, got, want)
+		}
+	}
+}
