@@ -16,15 +16,54 @@ import (
 // docs.voyageai.com/reference/embeddings-api); the gateway takes 2048.
 const maxVoyageEmbedInputs = 1000
 
+// maxMistralEmbedInputs is the most inputs Mistral's /v1/embeddings takes
+// in one request: 257 are refused with "Too many inputs in request, split
+// into more batches." (code 3210), found against the live API by
+// raphaelmansuy/edgequake-llm (its PR #74 and the fix after it: 256 pass,
+// 257 fail) and by a Rust client's MAX_DOCUMENTS (the same two counts);
+// the error states no limit.
+const maxMistralEmbedInputs = 256
+
+// maxGeminiEmbedInputs is the most inputs the Gemini API's
+// OpenAI-compatible /embeddings takes in one request: it embeds them with
+// batchEmbedContents, which refuses more ("* BatchEmbedContentsRequest.
+// requests: at most 100 requests can be in one batch", a 400
+// INVALID_ARGUMENT through that endpoint as geldata/gel#9032 quotes it;
+// StarTrail-org/LEANN#214 caps its batches to 100 for that host). The
+// Gemini adapter splits its own requests so (gemini.maxBatchEmbed).
+const maxGeminiEmbedInputs = 100
+
+// maxDashScopeEmbedInputs is the most inputs DashScope's compatible-mode
+// /embeddings takes in one request for its current models
+// (text-embedding-v3 and v4: "batch size is invalid, it should not be
+// larger than 10", batchLimitRE); v1 and v2 took 25, which parts of 10
+// serve too, in more requests.
+const maxDashScopeEmbedInputs = 10
+
 // MaxEmbedInputs is the most inputs one embeddings request to this API may
-// carry where the base URL tells it (Voyage AI), 0 otherwise. The gateway
-// sends a call with more as several requests (providers[].
-// max_embedding_inputs overrides it, e.g. for a TEI server).
+// carry where the base URL tells it (Voyage AI, Mistral, the Gemini API's
+// compatible endpoint, DashScope), 0 otherwise. The gateway sends a call with more as
+// several requests (providers[].max_embedding_inputs overrides it, e.g.
+// for a TEI server).
 func (p *Provider) MaxEmbedInputs() int {
-	if voyageHost(p.baseURL) {
+	switch {
+	case voyageHost(p.baseURL):
 		return maxVoyageEmbedInputs
+	case mistralHost(p.baseURL):
+		return maxMistralEmbedInputs
+	case geminiAPIHost(p.baseURL):
+		return maxGeminiEmbedInputs
+	case dashscopeHost(p.baseURL):
+		return maxDashScopeEmbedInputs
 	}
 	return 0
+}
+
+// geminiAPIHost reports whether baseURL is the Gemini API's
+// (generativelanguage.googleapis.com; not Vertex AI's hosts).
+func geminiAPIHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "generativelanguage.googleapis.com")
 }
 
 // voyageHost reports whether baseURL is Voyage AI's API (api.voyageai.com).
@@ -35,6 +74,40 @@ func voyageHost(baseURL string) bool {
 	}
 	h := strings.ToLower(u.Hostname())
 	return h == "voyageai.com" || strings.HasSuffix(h, ".voyageai.com")
+}
+
+// tokenSizeRE matches NVIDIA NIM's refusal of an embedding input longer
+// than the model takes (its truncate defaults to NONE): 400
+// {"error":"Input length 1728 exceeds maximum allowed token size 512"}
+// (the body a public failure log quotes; garrytan/gbrain#4530 and
+// run-llama/llama_index#15180 the words for nv-embedqa-e5-v5, and
+// elastic/elasticsearch's NvidiaEmbeddingsResponseHandler reads them as
+// content too large).
+var tokenSizeRE = regexp.MustCompile(`(?i)\binput length \d+ exceeds maximum allowed token size \d+\b`)
+
+// tpmTooLargeRE reads OpenAI's 429 for a request of more tokens than the
+// organization's whole per-minute limit: "Request too large for gpt-4o in
+// organization org-… on tokens per min (TPM): Limit 30000, Requested
+// 36278. The input or output tokens must be reduced in order to run
+// successfully." (type tokens, code rate_limit_exceeded: Aider-AI/aider#1880,
+// testdata/err_429_request_too_large.http), the same words for its
+// embedding models (text-embedding-3-small: "Limit 1000000, Requested
+// 1003160").
+var tpmTooLargeRE = regexp.MustCompile(`(?i)\brequest too large for\b.{0,300}?\bon tokens per min \(TPM\): limit (\d{1,12}), requested (\d{1,12})\b`)
+
+// tpmParts is the fewest requests a TPM refusal's counts need (requested
+// over limit, rounded up), 0 when the message is not one.
+func tpmParts(msg string) int {
+	m := tpmTooLargeRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	limit, err1 := strconv.ParseInt(m[1], 10, 64)
+	asked, err2 := strconv.ParseInt(m[2], 10, 64)
+	if err1 != nil || err2 != nil || limit <= 0 || asked <= limit {
+		return 0
+	}
+	return int(min((asked+limit-1)/limit, 1<<20))
 }
 
 // voyageInputRE reads the input Voyage AI names when one is longer than
@@ -52,7 +125,14 @@ var voyageInputRE = regexp.MustCompile(`(?i)\bexample at index (\d+) in your bat
 // Ollama's NaN refusal (ollamaNaN) of a request of inputs inputs.
 func embedInputParam(err error, inputs int) error {
 	var pe *provider.Error
-	if errors.As(err, &pe) && pe.Param == "" {
+	if errors.As(err, &pe) && pe.Kind == provider.KindInvalidRequest && tokenSizeRE.MatchString(pe.Message) {
+		// One input over the model's tokens, as NVIDIA NIM says it:
+		// the same input fails on this model every time; another
+		// deployment's model may take it (context length, as OpenAI's
+		// "maximum input length" is).
+		pe.Kind = provider.KindContextLength
+	}
+	if pe != nil && pe.Param == "" {
 		if m := voyageInputRE.FindStringSubmatch(pe.Message); m != nil {
 			pe.Param = "input[" + m[1] + "]"
 		}
@@ -70,6 +150,15 @@ func embedInputParam(err error, inputs int) error {
 			// Too many inputs for one request, the limit said: the
 			// gateway sends them in requests of at most that many.
 			pe.BatchTooLarge, pe.BatchLimit = true, batchLimit(pe.Message)
+		}
+	}
+	if pe != nil && inputs > 1 && pe.Kind == provider.KindRateLimited {
+		if parts := tpmParts(pe.Message); parts > 1 {
+			// One request of more tokens than the organization's whole
+			// per-minute budget: no wait lets it pass, but parts of
+			// fewer tokens each do (waiting between them as the
+			// ordinary 429s say).
+			pe.BatchTooLarge, pe.BatchParts = true, parts
 		}
 	}
 	if pe != nil && pe.HTTPStatus >= 500 && strings.Contains(strings.ToLower(pe.Message), "does not support embeddings") {
@@ -113,8 +202,16 @@ func ollamaNaN(msg string) bool { return ollamaNaNRE.MatchString(msg) }
 // tokens, max 300000 tokens per request" (its code max_tokens_per_request,
 // OpenDataBox/CrackSQL#27), Voyage AI's "The max allowed tokens per
 // submitted batch is 120000. Your batch has 121138 tokens after
-// truncation." (its 400 {"detail": …}, sigoden/aichat#825).
-var batchTokensRE = regexp.MustCompile(`(?i)\btoo many tokens in (?:the )?batch\b|\btokens per request\b|\bmax allowed tokens per submitted batch\b`)
+// truncation." (its 400 {"detail": …}, sigoden/aichat#825), and Mistral's
+// code 3210 of 2025 on, for the tokens or the number of inputs ("Too many
+// tokens overall, split into more batches.", "Too many inputs in request,
+// split into more batches.": raphaelmansuy/edgequake-llm#74), neither
+// with a count, and GitHub Models' 413 tokens_limit_reached ("Request body
+// too large for gpt-4o model. Max size: 8000 tokens.", the body
+// eslint/tsc-meetings#593 quotes; "… text-embedding-3-small … Max size:
+// 64000 tokens" for its embeddings, nlweb-ai/NLWeb#164), the cap without
+// the count asked.
+var batchTokensRE = regexp.MustCompile(`(?i)\btoo many tokens in (?:the )?batch\b|\btokens per request\b|\bmax allowed tokens per submitted batch\b|\bsplit into more batches\b|\brequest body too large for\b.{0,200}?\bmax size: \d{1,12} tokens\b`)
 
 // batchTooLarge reports whether an embeddings error refuses the request's
 // inputs together: OpenAI's code max_tokens_per_request, or the words of
@@ -129,8 +226,15 @@ func batchTooLarge(pe *provider.Error) bool {
 // text-embedding-ada-002 before 2024: Mintplex-Labs/anything-llm#184
 // quotes the body whole), TEI's "batch size 64 > maximum allowed batch
 // size 32" (its 413), Cohere's "invalid request: total number of texts
-// must be at most 96 - received 131" (misbahsy/RAGTune#2 quotes it).
-var batchLimitRE = regexp.MustCompile(`(?i)\bthe max number of inputs is (\d{1,6})\b|\bmaximum allowed batch size (\d{1,6})\b|\bnumber of texts must be at most (\d{1,6})\b`)
+// must be at most 96 - received 131" (misbahsy/RAGTune#2 quotes it),
+// DashScope's "<400> InternalError.Algo.InvalidParameter: Value error,
+// batch size is invalid, it should not be larger than 10.: input.contents"
+// (its compatible-mode /v1/embeddings for text-embedding-v3 and v4, whose
+// limit is 10 inputs where v1 and v2 took 25: jjyaoao/HelloAgents#27
+// quotes the body whole), and Gemini's "at most 100 requests can be in
+// one batch" (maxGeminiEmbedInputs), through a proxy that does not tell
+// the host.
+var batchLimitRE = regexp.MustCompile(`(?i)\bthe max number of inputs is (\d{1,6})\b|\bmaximum allowed batch size (\d{1,6})\b|\bnumber of texts must be at most (\d{1,6})\b|\bbatch size is invalid, it should not be larger than (\d{1,6})\b|\bat most (\d{1,6}) requests can be in one batch\b`)
 
 // batchLimit is the limit a refusal's message states, 0 when none.
 func batchLimit(msg string) int {
@@ -138,7 +242,7 @@ func batchLimit(msg string) int {
 	if m == nil {
 		return 0
 	}
-	n, err := strconv.Atoi(m[1] + m[2] + m[3])
+	n, err := strconv.Atoi(strings.Join(m[1:], ""))
 	if err != nil {
 		return 0
 	}

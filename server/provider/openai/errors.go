@@ -716,6 +716,16 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// The contract's not-found kind is the unknown model's, whatever
 		// the status; they were invalid requests.
 		e.Kind = provider.KindNotFound
+	case code == "OperationNotSupported":
+		// Azure OpenAI's answer to an operation the deployment's model
+		// does not do: "The embeddings operation does not work with the
+		// specified model, gpt-35-turbo. …" (OpenHands/OpenHands#1003),
+		// "The chatCompletion operation does not work with the specified
+		// model, text-embedding-3-large. …" (langchain-ai/langmem#13), a
+		// 400 with no type. The deployment cannot serve the operation,
+		// whatever the request holds: the operation is unsupported there
+		// (as on a provider without it), not a malformed request.
+		e.Kind = provider.KindUnsupported
 	case status == http.StatusRequestEntityTooLarge && code == "rate_limit_exceeded":
 		// Groq answers a request larger than a whole per-minute or
 		// per-day limit with 413, type tokens, code rate_limit_exceeded

@@ -731,7 +731,11 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 	}
 	resp, sec, err := p.send(ctx, "embeddings", req.Model, body, false)
 	if err != nil {
-		return nil, embedInputParam(err, len(req.Inputs))
+		err = embedInputParam(err, len(req.Inputs))
+		if req.Dimensions != nil && dimensionsRefused(err) {
+			return p.embedWithoutDimensions(ctx, req, err)
+		}
+		return nil, err
 	}
 	defer resp.Body.Close()
 	raw, cut, err := p.readBody(resp)

@@ -678,22 +678,30 @@ func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, []stri
 	if req == nil {
 		return nil, nil, p.invalid("nil request")
 	}
-	if req.Dimensions != nil && p.openAI && strings.HasPrefix(req.Model, "text-embedding-ada-002") {
+	dims := req.Dimensions
+	var adaWarning string
+	if dims != nil && p.openAI && strings.HasPrefix(req.Model, "text-embedding-ada-002") {
 		// "dimensions: … Only supported in text-embedding-3 and later
 		// models" (Embeddings reference); OpenAI answers ada-002 with a
-		// 400 naming no param. Azure's deployment names do not tell the
-		// model.
-		return nil, nil, p.invalidParam("dimensions", "%s does not take dimensions (OpenAI: text-embedding-3 and later models only)", req.Model)
+		// 400 naming no param, whatever the size, its own 1536 included:
+		// that size is what the model gives unasked, so it is not sent.
+		// Azure's deployment names do not tell the model: its refusal
+		// is read (embedWithoutDimensions).
+		if *dims != adaDimensions {
+			return nil, nil, p.invalidParam("dimensions", "%s does not take dimensions (OpenAI: text-embedding-3 and later models only; its vectors have %d values)", req.Model, adaDimensions)
+		}
+		dims = nil
+		adaWarning = fmt.Sprintf("%s takes no dimensions: not sent (its vectors have the %d values asked for)", req.Model, adaDimensions)
 	}
 	inputs := req.Inputs
 	if inputs == nil {
 		inputs = []string{}
 	}
-	w := embedRequest{Model: req.Model, Input: inputs, Dimensions: req.Dimensions}
+	w := embedRequest{Model: req.Model, Input: inputs, Dimensions: dims}
 	if outputDimensionHost(p.baseURL) {
 		// Voyage rejects "dimensions"; its name, and Mistral's
 		// (codestral-embed), is output_dimension.
-		w.Dimensions, w.OutputDimension = nil, req.Dimensions
+		w.Dimensions, w.OutputDimension = nil, dims
 	}
 	if p.azure || p.openAI {
 		w.EncodingFormat = "base64"
@@ -717,8 +725,14 @@ func (p *Provider) buildEmbedRequest(req *provider.EmbedRequest) ([]byte, []stri
 	if err != nil {
 		return nil, nil, p.invalid("%v", err)
 	}
+	if adaWarning != "" {
+		warnings = append(warnings, adaWarning)
+	}
 	return body, warnings, nil
 }
+
+// adaDimensions is the size of text-embedding-ada-002's vectors.
+const adaDimensions = 1536
 
 // openAIHost reports whether baseURL is OpenAI's own API.
 func openAIHost(baseURL string) bool {

@@ -589,6 +589,7 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	if v := strings.TrimSpace(h.Get("X-Ms-Region")); v != "" {
 		provider.SetExtended(meta, extAzureRegion, validUTF8(v))
 	}
+	azureSpillover(meta, h)
 	// The tier Azure AI Foundry processed the call in
 	// (azureai-processed-tier: "default", beside azureai-requested-tier),
 	// the service tier when the body names none.
