@@ -403,7 +403,8 @@ func (e *errNotResent) Unwrap() error { return e.err }
 // a new one), on this call's request or on the resumption of its event
 // stream, or when another call found the session gone and replaced it
 // while this one was on it (closing the old session ended this call:
-// "client is closing"). once: op has effects (tools/call) and runs again
+// "client is closing"), or when the session's connection ended under it
+// (an earlier answer the SDK took as fatal, an SSE stream that ended). once: op has effects (tools/call) and runs again
 // only if its request is known not to have reached the server (never
 // connected, or refused with the 404); otherwise it fails with
 // errNotResent (the session is still renewed for the next calls). Other
@@ -415,15 +416,24 @@ func (s *Session) do(ctx context.Context, once bool, op func(context.Context, *s
 	if err == nil {
 		return nil
 	}
-	var next *sdk.ClientSession
-	if !errors.Is(err, sdk.ErrSessionMissing) && !s.closedSession(cs) {
-		// Only "connection closed" after a renewal: another error (the
-		// call's own failure) is the call's outcome.
-		next = s.current()
-		if next == cs || ctx.Err() != nil || !errors.Is(err, sdk.ErrConnectionClosed) {
+	next := s.current()
+	gone := errors.Is(err, sdk.ErrSessionMissing) || s.closedSession(cs)
+	if !gone {
+		// Only "connection closed": another error (the call's own
+		// failure) is the call's outcome.
+		if ctx.Err() != nil || !errors.Is(err, sdk.ErrConnectionClosed) {
 			return err
 		}
-	} else {
+		// Still the current session, its connection ended under it: the
+		// SDK ends a connection for good on an answer it does not take as
+		// one call's failure (a 401 or 403 without a JSON-RPC body, a 413
+		// from a proxy, a 200 with an HTML page), and the SSE transport
+		// when its event stream ends (an idle timeout between rounds).
+		// Every later call failed at once without reaching the server: it
+		// is replaced like a session the server forgot.
+		gone = next == cs
+	}
+	if gone {
 		var rerr error
 		if next, rerr = s.renew(ctx, cs); rerr != nil {
 			return errors.Join(err, rerr)

@@ -1,0 +1,139 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/llmrelay/llmrelay/server/mcp"
+)
+
+// TestWireSessionBrokenByOneAnswer: an answer the SDK cannot take as a
+// call's failure alone ends its connection: a 401 or 403 without a
+// JSON-RPC body (an expired token, a WAF refusing one payload), a 4xx such
+// as 413 from a proxy, a 200 whose body is an HTML page. Every later call
+// of the run failed at once with "connection closed: client is closing",
+// never reaching the server, whatever the next request would have got.
+// The call that met the answer fails with it; the next one gets a new
+// session (a new initialize) and reaches the server.
+func TestWireSessionBrokenByOneAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer func(w http.ResponseWriter)
+		want   string
+	}{
+		{"401", func(w http.ResponseWriter) {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="The access token expired"`)
+			w.WriteHeader(http.StatusUnauthorized)
+		}, "Unauthorized"},
+		{"403 text", func(w http.ResponseWriter) { http.Error(w, "Request blocked", http.StatusForbidden) }, "Forbidden"},
+		{"413 proxy", func(w http.ResponseWriter) {
+			http.Error(w, "<html>413 Request Entity Too Large</html>", http.StatusRequestEntityTooLarge)
+		}, "Request Entity Too Large"},
+		{"200 html", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, "<html><body>Sign in</body></html>")
+		}, `unsupported content type "text/html"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := newWireServer(t, "2025-06-18", func(w http.ResponseWriter, r *http.Request, m rpc) {
+				var p struct{ Name string }
+				if err := json.Unmarshal(m.Params, &p); err != nil {
+					t.Errorf("params %s: %v", m.Params, err)
+				}
+				if p.Name == "upload" {
+					tc.answer(w)
+					return
+				}
+				writeJSON(w, m.ID, textResult)
+			})
+			s := connectWire(t, ws)
+			defer s.Close()
+			if _, err := s.Call(callCtx(t), "upload", `{"file":"big"}`); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("upload: error %v, want %q", err, tc.want)
+			}
+			for i := range 2 {
+				res, err := s.Call(callCtx(t), "weather", `{"city":"Paris"}`)
+				if err != nil || res.Content != "sunny" {
+					t.Fatalf("call %d after the answer: %+v, %v (requests %v)", i+1, res, err, ws.methods())
+				}
+			}
+			if n := toolCalls(ws, "weather"); n != 2 {
+				t.Errorf("weather reached the server %d times, want 2 (requests %v)", n, ws.methods())
+			}
+			if n := toolCalls(ws, "upload"); n != 1 {
+				t.Errorf("upload reached the server %d times, want 1", n)
+			}
+			inits := 0
+			for _, m := range ws.methods() {
+				if m == "initialize" {
+					inits++
+				}
+			}
+			if inits != 2 {
+				t.Errorf("%d initializations, want 2 (requests %v)", inits, ws.methods())
+			}
+		})
+	}
+}
+
+// TestSSEStreamEndedBetweenCalls: a legacy SSE server whose event stream
+// ends between two calls (a load balancer's idle timeout while the client
+// ran its own tools): the session's connection is over, and every later
+// call failed with "connection closed" without reaching the server. The
+// next call now opens a new session (a new event stream) and is answered.
+func TestSSEStreamEndedBetweenCalls(t *testing.T) {
+	s := testServer()
+	h := sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s }, nil)
+	var (
+		mu      sync.Mutex
+		streams []context.CancelFunc
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			ctx, cancel := context.WithCancel(r.Context())
+			mu.Lock()
+			streams = append(streams, cancel)
+			mu.Unlock()
+			r = r.WithContext(ctx)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	sess, err := mcp.Connect(callCtx(t), mcp.Server{Name: "t", URL: srv.URL, Transport: mcp.SSE}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if res, err := sess.Call(callCtx(t), "echo", `{"q":"one"}`); err != nil || res.Content != "echo: one" {
+		t.Fatalf("first call: %+v, %v", res, err)
+	}
+	mu.Lock()
+	streams[0]() // the proxy ends the event stream
+	mu.Unlock()
+	var res mcp.Result
+	for i := 0; ; i++ {
+		// The client learns that the stream ended when it reads its end:
+		// a call sent before may still go out on the old session and fail
+		// (its answer would have come on the stream), never more than one.
+		res, err = sess.Call(callCtx(t), "echo", `{"q":"two"}`)
+		if err == nil || i == 1 {
+			break
+		}
+	}
+	if err != nil || res.Content != "echo: two" {
+		t.Fatalf("call after the stream ended: %+v, %v", res, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(streams) != 2 {
+		t.Errorf("%d event streams, want 2", len(streams))
+	}
+}
