@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -280,8 +281,7 @@ func (a *agentRun) connectMCP() error {
 			a.hosted = append(a.hosted, c.srv)
 			continue
 		case c.connErr != nil:
-			return &requestError{code: codes.Unavailable, reason: llmrelayv1.ErrorReason_ERROR_REASON_MCP_SERVER_UNAVAILABLE, field: c.field,
-				msg: c.field + ": " + clean(a.st.redact, c.connErr.Error())}
+			return mcpConnError(c.field, clean(a.st.redact, c.connErr.Error()), c.connErr)
 		case c.invalid != nil:
 			// The server's tools are checked like the client's, but the
 			// error names the server: the client did not write them.
@@ -296,6 +296,23 @@ func (a *agentRun) connectMCP() error {
 		}
 	}
 	return nil
+}
+
+// mcpConnError is the status of a server that could not be connected or
+// listed: Unavailable (MCP_SERVER_UNAVAILABLE), or, when the server
+// refused the credentials (401) or the access (403), Unauthenticated or
+// PermissionDenied with the upstream reasons a provider's 401 and 403 get:
+// that server answered, and trying again with the same headers cannot
+// work, where Unavailable tells a client to retry.
+func mcpConnError(field, msg string, err error) error {
+	code, reason := codes.Unavailable, llmrelayv1.ErrorReason_ERROR_REASON_MCP_SERVER_UNAVAILABLE
+	if ae := (*mcp.AuthError)(nil); errors.As(err, &ae) {
+		code, reason = codes.Unauthenticated, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_UNAUTHENTICATED
+		if ae.Status == http.StatusForbidden {
+			code, reason = codes.PermissionDenied, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_PERMISSION_DENIED
+		}
+	}
+	return &requestError{code: code, reason: reason, field: field, msg: field + ": " + msg}
 }
 
 // dialMCP connects the gateway-executed servers of conns and lists their

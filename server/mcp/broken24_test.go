@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -135,5 +136,25 @@ func TestSSEStreamEndedBetweenCalls(t *testing.T) {
 	defer mu.Unlock()
 	if len(streams) != 2 {
 		t.Errorf("%d event streams, want 2", len(streams))
+	}
+}
+
+// TestWireCallRefusedCredentials: a tools/call the server refuses with 401
+// and a challenge (a token that expired during the run) fails with an
+// AuthError carrying the status and the challenge, which the SDK's error
+// ("Unauthorized") leaves out; the model and the client see why.
+func TestWireCallRefusedCredentials(t *testing.T) {
+	const challenge = `Bearer error="insufficient_scope", scope="files:write"`
+	ws := newWireServer(t, "2025-11-25", func(w http.ResponseWriter, r *http.Request, m rpc) {
+		w.Header().Set("WWW-Authenticate", challenge)
+		w.WriteHeader(http.StatusForbidden)
+	})
+	s := connectWire(t, ws)
+	defer s.Close()
+	_, err := s.Call(callCtx(t), "upload", `{}`)
+	var ae *mcp.AuthError
+	if !errors.As(err, &ae) || ae.Status != http.StatusForbidden || ae.Challenge != challenge ||
+		!strings.Contains(err.Error(), "Forbidden (HTTP 403; WWW-Authenticate: "+challenge+")") {
+		t.Fatalf("error %v", err)
 	}
 }

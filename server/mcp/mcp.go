@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -199,9 +200,11 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	for k, v := range t.headers {
 		r.Header.Set(k, v)
 	}
+	sl, _ := r.Context().Value(sendLogKey{}).(*sendLog)
 	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
 		res, err := t.roundTrip(r)
 		if err == nil {
+			sl.refused(res)
 			err = t.wire.response(r, nil, res) // GET: an event stream (SSE transport, resumption)
 		}
 		if err != nil {
@@ -226,12 +229,13 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if bytes.Contains(body, cancelledMethod) {
 		t.cancels.markSent() // delivered or failed: nothing more to wait for
 	}
-	if sl, _ := r.Context().Value(sendLogKey{}).(*sendLog); sl != nil && id != nil {
+	if sl != nil && id != nil {
 		sl.note(r, res, err)
 	}
 	if err != nil {
 		return nil, err
 	}
+	sl.refused(res)
 	if err := t.wire.response(r, id, res); err != nil {
 		return nil, err
 	}
@@ -287,7 +291,8 @@ func (s *Session) dial(ctx context.Context) (cs *sdk.ClientSession, end context.
 	// connected with: ctx ending after the handshake would cut it (every
 	// later call failed with EOF). The session gets a context of its own,
 	// ended by ctx during the handshake only, and by Close.
-	sessCtx, sessCancel := context.WithCancel(context.WithoutCancel(ctx))
+	sl := &sendLog{} // the handshake's refusal of the credentials, if any
+	sessCtx, sessCancel := context.WithCancel(context.WithoutCancel(context.WithValue(ctx, sendLogKey{}, sl)))
 	stop := context.AfterFunc(ctx, sessCancel)
 	cs, err = c.Connect(sessCtx, t, nil)
 	if !stop() && err == nil {
@@ -296,7 +301,7 @@ func (s *Session) dial(ctx context.Context) (cs *sdk.ClientSession, end context.
 	}
 	if err != nil {
 		sessCancel()
-		return nil, nil, s.server.scrub(fmt.Errorf("mcp server %s: connect: %w", s.server.Name, err))
+		return nil, nil, s.server.scrub(sl.authErr(fmt.Errorf("mcp server %s: connect: %w", s.server.Name, err)))
 	}
 	return cs, sessCancel, nil
 }
@@ -358,7 +363,71 @@ func (s *Session) closedSession(cs *sdk.ClientSession) bool {
 type sendLog struct {
 	mu      sync.Mutex
 	reached bool
+	// auth is the server's last refusal of the credentials (401) or of
+	// access (403), with its challenge; nil when none.
+	auth *AuthError
 }
+
+// maxChallenge bounds the WWW-Authenticate text kept for an error.
+const maxChallenge = 512
+
+// refused keeps a 401 or 403 answer's status and WWW-Authenticate
+// challenge: the SDK's error says "Unauthorized" alone, and the challenge
+// (error="invalid_token", error_description, scope, resource_metadata)
+// is what tells an operator what to change. sl may be nil.
+func (l *sendLog) refused(res *http.Response) {
+	if l == nil || (res.StatusCode != http.StatusUnauthorized && res.StatusCode != http.StatusForbidden) {
+		return
+	}
+	c := strings.Join(res.Header.Values("WWW-Authenticate"), ", ")
+	c = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, c)
+	if len(c) > maxChallenge {
+		c = cutUTF8(c, maxChallenge) + "…"
+	}
+	l.mu.Lock()
+	l.auth = &AuthError{Status: res.StatusCode, Challenge: c}
+	l.mu.Unlock()
+}
+
+// authErr is err with the server's refusal of the credentials when one
+// was noted, err itself otherwise.
+func (l *sendLog) authErr(err error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.auth == nil || err == nil {
+		return err
+	}
+	ae := *l.auth
+	ae.err = err
+	return &ae
+}
+
+// AuthError is a request the MCP server refused for its credentials (HTTP
+// 401: missing, expired or wrong) or for access (403), with the
+// server's WWW-Authenticate challenge.
+type AuthError struct {
+	Status    int
+	Challenge string
+	err       error
+}
+
+func (e *AuthError) Error() string {
+	msg := e.err.Error() + " (HTTP " + strconv.Itoa(e.Status)
+	if e.Challenge != "" {
+		msg += "; WWW-Authenticate: " + e.Challenge
+	}
+	if e.Status == http.StatusUnauthorized {
+		msg += "; check the server's Authorization header"
+	}
+	return msg + ")"
+}
+
+func (e *AuthError) Unwrap() error { return e.err }
 
 type sendLogKey struct{}
 
@@ -416,6 +485,7 @@ func (s *Session) do(ctx context.Context, once bool, op func(context.Context, *s
 	if err == nil {
 		return nil
 	}
+	err = sl.authErr(err)
 	next := s.current()
 	gone := errors.Is(err, sdk.ErrSessionMissing) || s.closedSession(cs)
 	if !gone {
@@ -442,7 +512,8 @@ func (s *Session) do(ctx context.Context, once bool, op func(context.Context, *s
 	if once && sl.mayHaveReached() {
 		return &errNotResent{err: err}
 	}
-	return op(ctx, next)
+	again := &sendLog{}
+	return again.authErr(op(context.WithValue(ctx, sendLogKey{}, again), next))
 }
 
 // sameOrigin follows a redirect only to the same scheme and host. The
