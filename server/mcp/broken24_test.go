@@ -158,3 +158,35 @@ func TestWireCallRefusedCredentials(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestCallArgumentsNotObject: MCP tool arguments are an object of named
+// parameters. A model's "null" went out as "arguments": null (servers
+// answer -32602), and an array, string, number or boolean went to the
+// server as they were; now null is no arguments ({}), and the others are
+// an error result for the model, not sent.
+func TestCallArgumentsNotObject(t *testing.T) {
+	ws := newWireServer(t, "2025-06-18", func(w http.ResponseWriter, r *http.Request, m rpc) {
+		var p struct {
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if err := json.Unmarshal(m.Params, &p); err != nil || string(p.Arguments) != "{}" {
+			writeError(w, m.ID, -32602, "Invalid params: arguments must be an object, got "+string(p.Arguments))
+			return
+		}
+		writeJSON(w, m.ID, textResult)
+	})
+	s := connectWire(t, ws)
+	defer s.Close()
+	if res, err := s.Call(callCtx(t), "weather", " null "); err != nil || res.IsError || res.Content != "sunny" {
+		t.Fatalf("null: %+v, %v", res, err)
+	}
+	for args, kind := range map[string]string{`["Paris"]`: "an array", `"Paris"`: "a string", `42`: "a number", `true`: "a boolean"} {
+		res, err := s.Call(callCtx(t), "weather", args)
+		if err != nil || !res.IsError || res.Content != "the arguments must be a JSON object of named parameters, not "+kind {
+			t.Errorf("%s: %+v, %v", args, res, err)
+		}
+	}
+	if n := toolCalls(ws, "weather"); n != 1 {
+		t.Errorf("%d calls reached the server, want 1 (the null one)", n)
+	}
+}

@@ -664,10 +664,18 @@ type Result struct {
 func (s *Session) Call(ctx context.Context, name, arguments string) (Result, error) {
 	start := time.Now()
 	var args json.RawMessage
-	if strings.TrimSpace(arguments) != "" {
-		if !json.Valid([]byte(arguments)) {
-			return Result{Content: "the arguments are not valid JSON", IsError: true}, nil
-		}
+	switch trimmed := strings.TrimSpace(arguments); {
+	case trimmed == "" || trimmed == "null":
+		// No arguments: the SDK sends {}. A JSON null went out as
+		// "arguments": null, which servers refuse (-32602: the spec's
+		// arguments are an object, optional but never null).
+	case !json.Valid([]byte(trimmed)):
+		return Result{Content: "the arguments are not valid JSON", IsError: true}, nil
+	case trimmed[0] != '{':
+		// Not sent: the server would refuse it (arguments are an object
+		// of named parameters), or worse, take it apart its own way.
+		return Result{Content: "the arguments must be a JSON object of named parameters, not " + jsonKind(trimmed[0]), IsError: true}, nil
+	default:
 		args = json.RawMessage(arguments)
 	}
 	p := &sdk.CallToolParams{Name: name}
@@ -737,6 +745,20 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 		content += "[" + o + " omitted: tool results reach the model as text]"
 	}
 	return Result{Content: content, IsError: res.IsError, Omitted: omitted, CutBytes: cut, TextBytes: textBytes, Duration: d}, nil
+}
+
+// jsonKind names the kind of a JSON value by its first byte (not an object).
+func jsonKind(first byte) string {
+	switch first {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	default:
+		return "a number"
+	}
 }
 
 // cutUTF8 is the longest prefix of s of at most n bytes that does not
