@@ -190,3 +190,29 @@ func TestCallArgumentsNotObject(t *testing.T) {
 		t.Errorf("%d calls reached the server, want 1 (the null one)", n)
 	}
 }
+
+// TestCallEmptyError: a tool error without content ({"content": [],
+// "isError": true}) reached the model as an empty error result, which
+// Anthropic refuses in the next model call ("tool_result: content cannot
+// be empty if is_error is true", bytedance/trae-agent#230). The model gets
+// a message saying the tool failed without one; an empty success stays
+// empty.
+func TestCallEmptyError(t *testing.T) {
+	ws := newWireServer(t, "2025-06-18", func(w http.ResponseWriter, r *http.Request, m rpc) {
+		if strings.Contains(string(m.Params), `"name":"fails"`) {
+			writeJSON(w, m.ID, `{"content":[],"isError":true}`)
+			return
+		}
+		writeJSON(w, m.ID, `{"content":[]}`)
+	})
+	s := connectWire(t, ws)
+	defer s.Close()
+	res, err := s.Call(callCtx(t), "fails", `{}`)
+	if err != nil || !res.IsError || res.Content != "the tool reported an error without a message" {
+		t.Fatalf("empty error: %+v, %v", res, err)
+	}
+	res, err = s.Call(callCtx(t), "quiet", `{}`)
+	if err != nil || res.IsError || res.Content != "" {
+		t.Fatalf("empty success: %+v, %v", res, err)
+	}
+}

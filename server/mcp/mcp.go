@@ -736,6 +736,12 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 		cut = len(content) - len(kept)
 		content = kept + fmt.Sprintf("\n[result cut: %d of %d bytes omitted]", cut, textBytes)
 	}
+	if res.IsError && content == "" && len(omitted) == 0 {
+		// An empty error would reach the model as an error with nothing
+		// to act on, and Anthropic refuses the next model call ("content
+		// cannot be empty if is_error is true").
+		content = "the tool reported an error without a message"
+	}
 	// The model is told what it does not see, rather than handed an empty
 	// result it would take for "nothing found".
 	for _, o := range omitted {
