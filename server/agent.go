@@ -1001,7 +1001,7 @@ func (a *agentRun) callMCP(ctx context.Context, s *mcp.Session, c *llmrelayv1.To
 	errType := ""
 	switch {
 	case err != nil && ctx.Err() != nil && a.ctx.Err() == nil:
-		err = errors.New("mcp server " + s.Name() + ": call " + c.GetName() + ": no answer within " + a.toolTimeoutKey)
+		err = errors.New("mcp server " + s.Name() + ": call " + c.GetName() + ": no answer within " + a.toolTimeoutKey + " " + a.toolTimeout.String())
 		errType = "timeout"
 	case err != nil:
 		errType = "mcp_error"
