@@ -216,3 +216,45 @@ func TestCallEmptyError(t *testing.T) {
 		t.Fatalf("empty success: %+v, %v", res, err)
 	}
 }
+
+// TestCallResentWhenReadOnly: a call whose session the server forgot after
+// it had the call (its event stream primed, the resumption answered 404)
+// is sent again on a new session when the server annotated the tool
+// readOnlyHint or idempotentHint: running it twice changes nothing, and
+// the model gets the answer instead of "not sent again". A tool without
+// those hints still fails (TestCallNotResentAfterResumed404).
+func TestCallResentWhenReadOnly(t *testing.T) {
+	for _, annotations := range []string{`{"readOnlyHint":true}`, `{"readOnlyHint":false,"idempotentHint":true}`} {
+		t.Run(annotations, func(t *testing.T) {
+			ws := newWireServer(t, "2025-11-25", func(w http.ResponseWriter, r *http.Request, m rpc) {
+				switch {
+				case m.Method == "tools/list":
+					writeJSON(w, m.ID, `{"tools":[{"name":"lookup","inputSchema":{"type":"object"},"annotations":`+annotations+`}]}`)
+				case r.Header.Get("Mcp-Session-Id") == "sess-1":
+					startSSE(w).event("id: call-1", "retry: 5", "data: ")
+				default:
+					writeJSON(w, m.ID, textResult)
+				}
+			})
+			ws.get = func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Last-Event-ID") != "" {
+					http.Error(w, "session not found", http.StatusNotFound)
+					return
+				}
+				w.WriteHeader(http.StatusMethodNotAllowed)
+			}
+			s := connectWire(t, ws)
+			defer s.Close()
+			if _, err := s.Tools(callCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Call(callCtx(t), "lookup", `{"q":"x"}`)
+			if err != nil || res.Content != "sunny" {
+				t.Fatalf("lookup: %+v, %v (requests %v)", res, err, ws.methods())
+			}
+			if n := toolCalls(ws, "lookup"); n != 2 {
+				t.Errorf("the tool was sent %d times, want 2 (requests %v)", n, ws.methods())
+			}
+		})
+	}
+}

@@ -99,6 +99,10 @@ type Session struct {
 	// session failed to connect): still s.session, and renewed by the
 	// next call.
 	closed *sdk.ClientSession
+	// safe holds the tools the server listed as read-only or idempotent
+	// (annotations readOnlyHint, idempotentHint): a call of one may be
+	// sent again on a new session even if the old one may have had it.
+	safe map[string]bool
 }
 
 // cancelWait bounds how long Close waits for the cancellations of abandoned
@@ -578,6 +582,16 @@ func (s *Session) Tools(ctx context.Context) ([]*llmrelayv1.Tool, error) {
 			return nil, s.server.scrub(fmt.Errorf("mcp server %s: list tools: %w%s", s.server.Name, err, rpcCode(err)))
 		}
 		schemas := rawSchemas(res.Tools, s.wire.takeResults())
+		s.mu.Lock()
+		if page == 1 {
+			s.safe = map[string]bool{}
+		}
+		for _, t := range res.Tools {
+			if a := t.Annotations; a != nil && (a.ReadOnlyHint || a.IdempotentHint) {
+				s.safe[t.Name] = true
+			}
+		}
+		s.mu.Unlock()
 		for i, t := range res.Tools {
 			if len(allowed) > 0 && !allowed[t.Name] {
 				continue
@@ -682,8 +696,15 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 	if args != nil {
 		p.Arguments = args
 	}
+	// A read-only or idempotent tool (as the server annotated it) has no
+	// effect a second run would repeat: its call is sent again on a new
+	// session like tools/list, where another call fails with
+	// errNotResent when the old session may have had it.
+	s.mu.Lock()
+	once := !s.safe[name]
+	s.mu.Unlock()
 	var res *sdk.CallToolResult
-	err := s.do(ctx, true, func(ctx context.Context, cs *sdk.ClientSession) (err error) {
+	err := s.do(ctx, once, func(ctx context.Context, cs *sdk.ClientSession) (err error) {
 		res, err = cs.CallTool(ctx, p)
 		return err
 	})
