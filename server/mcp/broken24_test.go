@@ -258,3 +258,36 @@ func TestCallResentWhenReadOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestSSEStreamBoundedByEvent: the legacy SSE transport carries every
+// answer of a session on one GET event stream. limits.max_response_bytes
+// bounded that whole body: once a run's answers added up to it (here 12
+// answers of 1000 bytes under an 8 KiB bound), the call that crossed it
+// failed with "larger than 8192 bytes" and the session was over. Each
+// event is bounded now; one answer over the bound still fails.
+func TestSSEStreamBoundedByEvent(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "t", Version: "test"}, nil)
+	s.AddTool(&sdk.Tool{Name: "big", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)},
+		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var args struct{ N int }
+			if err := json.Unmarshal(r.Params.Arguments, &args); err != nil {
+				return nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("x", args.N)}}}, nil
+		})
+	srv := httptest.NewServer(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	defer srv.Close()
+	sess, err := mcp.Connect(callCtx(t), mcp.Server{Name: "t", URL: srv.URL, Transport: mcp.SSE, MaxResponseBytes: 8 << 10}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	for i := range 12 {
+		if res, err := sess.Call(callCtx(t), "big", `{"n":1000}`); err != nil || len(res.Content) != 1000 {
+			t.Fatalf("call %d: %d bytes, %v", i+1, len(res.Content), err)
+		}
+	}
+	if _, err := sess.Call(callCtx(t), "big", `{"n":20000}`); err == nil || !strings.Contains(err.Error(), "larger than 8192 bytes") {
+		t.Fatalf("an answer over the bound: %v", err)
+	}
+}

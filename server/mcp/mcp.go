@@ -86,6 +86,7 @@ type Session struct {
 	hc      *http.Client
 	cancels *cancelTracker
 	wire    *wire
+	cut     *streamCut
 
 	mu sync.Mutex
 	// session is the current SDK session: a new one replaces it when the
@@ -162,6 +163,35 @@ type headerTransport struct {
 	cancels *cancelTracker
 	wire    *wire
 	max     int64
+	// sse: the legacy SSE transport, whose GET event stream carries every
+	// answer of the session; it is bounded event by event, and cut notes
+	// why the bound ended it.
+	sse bool
+	cut *streamCut
+}
+
+// streamCut is why the bound ended the legacy SSE transport's event
+// stream: the SDK reports the stream's end as EOF alone, to every call
+// waiting on it.
+type streamCut struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (c *streamCut) set(err error) {
+	c.mu.Lock()
+	c.err = err
+	c.mu.Unlock()
+}
+
+// explain adds the reason the stream was cut, if it was, to err.
+func (c *streamCut) explain(err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil || err == nil {
+		return err
+	}
+	return fmt.Errorf("%w (%v)", err, c.err)
 }
 
 // limitedBody fails a read past max bytes instead of buffering whatever an
@@ -188,10 +218,59 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// eventLimitedBody bounds each event of an event stream (the bytes
+// between two blank lines) by max: the legacy SSE transport's one GET
+// stream carries every answer of the session, and a bound on the whole
+// body ended a long run's session once its answers added up to
+// limits.max_response_bytes, none of them that large. What one event may
+// hold is bounded as a response is.
+type eventLimitedBody struct {
+	io.ReadCloser
+	max  int64
+	used int64 // bytes of the current event so far
+	// eol: the last byte ended a line; cr: it was a \r (a \n after it
+	// ends the same line).
+	eol, cr bool
+	over    bool
+	cut     *streamCut
+}
+
+func (b *eventLimitedBody) Read(p []byte) (int, error) {
+	if b.over {
+		err := fmt.Errorf("the server's event stream was cut: an event larger than %d bytes (limits.max_response_bytes)", b.max)
+		b.cut.set(err)
+		return 0, err
+	}
+	n, err := b.ReadCloser.Read(p)
+	for i, c := range p[:n] {
+		switch {
+		case c == '\n' && b.cr:
+			b.cr = false // \r\n: one line end
+			continue
+		case c == '\n' || c == '\r':
+			if b.eol {
+				b.used = 0 // a blank line: the event ended
+			}
+			b.eol, b.cr = true, c == '\r'
+		default:
+			b.eol, b.cr = false, false
+		}
+		if b.used++; b.used > b.max {
+			b.over = true
+			return i, nil // the error comes with the next read
+		}
+	}
+	return n, err
+}
+
 // roundTrip sends r and bounds the response body.
 func (t headerTransport) roundTrip(r *http.Request) (*http.Response, error) {
 	res, err := t.base.RoundTrip(r)
-	if err == nil && t.max > 0 {
+	switch {
+	case err != nil || t.max <= 0:
+	case t.sse && r.Method == http.MethodGet:
+		res.Body = &eventLimitedBody{ReadCloser: res.Body, max: t.max, cut: t.cut}
+	default:
 		res.Body = &limitedBody{ReadCloser: res.Body, left: t.max, max: t.max}
 	}
 	return res, err
@@ -263,9 +342,10 @@ func Connect(ctx context.Context, s Server, base http.RoundTripper) (*Session, e
 	default:
 		return nil, fmt.Errorf("mcp server %s: unknown transport %q (streamable or sse)", s.Name, s.Transport)
 	}
-	cancels, w := newCancelTracker(), &wire{}
-	hc := &http.Client{Transport: headerTransport{base: base, headers: s.Headers, cancels: cancels, wire: w, max: s.MaxResponseBytes}, CheckRedirect: sameOrigin}
-	sess := &Session{server: s, hc: hc, cancels: cancels, wire: w}
+	cancels, w, cut := newCancelTracker(), &wire{}, &streamCut{}
+	hc := &http.Client{Transport: headerTransport{base: base, headers: s.Headers, cancels: cancels, wire: w, max: s.MaxResponseBytes,
+		sse: s.Transport == SSE, cut: cut}, CheckRedirect: sameOrigin}
+	sess := &Session{server: s, hc: hc, cancels: cancels, wire: w, cut: cut}
 	cs, end, err := sess.dial(ctx)
 	if err != nil {
 		return nil, err
@@ -350,6 +430,7 @@ func (s *Session) renew(ctx context.Context, gone *sdk.ClientSession) (*sdk.Clie
 		return nil, err
 	}
 	s.session, s.ends, s.closed = cs, append(s.ends, end), nil
+	s.cut.set(nil) // a new event stream
 	return cs, nil
 }
 
@@ -489,7 +570,7 @@ func (s *Session) do(ctx context.Context, once bool, op func(context.Context, *s
 	if err == nil {
 		return nil
 	}
-	err = sl.authErr(err)
+	err = s.cut.explain(sl.authErr(err))
 	next := s.current()
 	gone := errors.Is(err, sdk.ErrSessionMissing) || s.closedSession(cs)
 	if !gone {
