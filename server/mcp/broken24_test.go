@@ -291,3 +291,21 @@ func TestSSEStreamBoundedByEvent(t *testing.T) {
 		t.Fatalf("an answer over the bound: %v", err)
 	}
 }
+
+// TestCallResourceLinkIcons: a resource link reaches the model as its MCP
+// JSON, less its icons (2025-11-25: a data: URI is a whole base64 image)
+// and _meta, which are for the client: they went to the model as text.
+func TestCallResourceLinkIcons(t *testing.T) {
+	icon := "data:image/png;base64," + strings.Repeat("iVBORw0KGgo", 200)
+	ws := newWireServer(t, "2025-11-25", func(w http.ResponseWriter, r *http.Request, m rpc) {
+		writeJSON(w, m.ID, `{"content":[{"type":"resource_link","uri":"file:///report.pdf","name":"report.pdf","mimeType":"application/pdf",`+
+			`"icons":[{"src":"`+icon+`","mimeType":"image/png","sizes":["48x48"]}],"_meta":{"com.example/trace":"t-1"},"annotations":{"audience":["assistant"]}}]}`)
+	})
+	s := connectWire(t, ws)
+	defer s.Close()
+	res, err := s.Call(callCtx(t), "report", `{}`)
+	want := `{"type":"resource_link","mimeType":"application/pdf","uri":"file:///report.pdf","name":"report.pdf","annotations":{"audience":["assistant"]}}`
+	if err != nil || res.Content != want {
+		t.Fatalf("%v, %d bytes: %.300s", err, len(res.Content), res.Content)
+	}
+}

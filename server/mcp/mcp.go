@@ -808,7 +808,11 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 				omitted = append(omitted, fmt.Sprintf("resource %s (%s, %d bytes)", r.URI, orUnknown(r.MIMEType), len(r.Blob)))
 			}
 		case *sdk.ResourceLink:
-			b, err := json.Marshal(x)
+			// As the SDK writes it, less its icons (data: URIs of whole
+			// images) and _meta, which are the client's, not the model's.
+			link := *x
+			link.Icons, link.Meta = nil, nil
+			b, err := json.Marshal(&link)
 			if err != nil {
 				return Result{Duration: d}, fmt.Errorf("mcp server %s: call %s: resource link: %w", s.server.Name, name, err)
 			}
