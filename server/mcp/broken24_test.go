@@ -16,15 +16,15 @@ import (
 	"github.com/llmrelay/llmrelay/server/mcp"
 )
 
-// TestWireSessionBrokenByOneAnswer: an answer the SDK cannot take as a
-// call's failure alone ends its connection: a 401 or 403 without a
+// TestWireOneAnswerKeepsSession: an answer the SDK does not take as one
+// call's failure ended the whole connection: a 401 or 403 without a
 // JSON-RPC body (an expired token, a WAF refusing one payload), a 4xx such
 // as 413 from a proxy, a 200 whose body is an HTML page. Every later call
 // of the run failed at once with "connection closed: client is closing",
-// never reaching the server, whatever the next request would have got.
-// The call that met the answer fails with it; the next one gets a new
-// session (a new initialize) and reaches the server.
-func TestWireSessionBrokenByOneAnswer(t *testing.T) {
+// never reaching the server. The call that met the answer fails with it
+// (status or content type, and the start of the body); the session goes
+// on, and the next calls reach the server.
+func TestWireOneAnswerKeepsSession(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		answer func(w http.ResponseWriter)
@@ -33,15 +33,16 @@ func TestWireSessionBrokenByOneAnswer(t *testing.T) {
 		{"401", func(w http.ResponseWriter) {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="The access token expired"`)
 			w.WriteHeader(http.StatusUnauthorized)
-		}, "Unauthorized"},
-		{"403 text", func(w http.ResponseWriter) { http.Error(w, "Request blocked", http.StatusForbidden) }, "Forbidden"},
+		}, `HTTP 401 Unauthorized: rejected by transport: Unauthorized (HTTP 401; WWW-Authenticate: Bearer error="invalid_token", error_description="The access token expired"; check the server's Authorization header)`},
+		{"403 text", func(w http.ResponseWriter) { http.Error(w, "Request blocked.\nReference #18.2f", http.StatusForbidden) },
+			"HTTP 403 Forbidden: Request blocked. Reference #18.2f: rejected by transport: Forbidden (HTTP 403)"},
 		{"413 proxy", func(w http.ResponseWriter) {
 			http.Error(w, "<html>413 Request Entity Too Large</html>", http.StatusRequestEntityTooLarge)
-		}, "Request Entity Too Large"},
+		}, "HTTP 413 Request Entity Too Large: <html>413 Request Entity Too Large</html>: rejected by transport: Request Entity Too Large"},
 		{"200 html", func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "text/html")
 			fmt.Fprint(w, "<html><body>Sign in</body></html>")
-		}, `unsupported content type "text/html"`},
+		}, `the server answered HTTP 200 with Content-Type "text/html", neither JSON nor an event stream: <html><body>Sign in</body></html>`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := newWireServer(t, "2025-06-18", func(w http.ResponseWriter, r *http.Request, m rpc) {
@@ -57,8 +58,8 @@ func TestWireSessionBrokenByOneAnswer(t *testing.T) {
 			})
 			s := connectWire(t, ws)
 			defer s.Close()
-			if _, err := s.Call(callCtx(t), "upload", `{"file":"big"}`); err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("upload: error %v, want %q", err, tc.want)
+			if _, err := s.Call(callCtx(t), "upload", `{"file":"big"}`); err == nil || !strings.HasPrefix(err.Error(), "mcp server wire: call upload: ") || !strings.HasSuffix(err.Error(), tc.want) {
+				t.Fatalf("upload: error %v, want it to end %q", err, tc.want)
 			}
 			for i := range 2 {
 				res, err := s.Call(callCtx(t), "weather", `{"city":"Paris"}`)
@@ -72,16 +73,54 @@ func TestWireSessionBrokenByOneAnswer(t *testing.T) {
 			if n := toolCalls(ws, "upload"); n != 1 {
 				t.Errorf("upload reached the server %d times, want 1", n)
 			}
-			inits := 0
-			for _, m := range ws.methods() {
-				if m == "initialize" {
-					inits++
-				}
-			}
-			if inits != 2 {
-				t.Errorf("%d initializations, want 2 (requests %v)", inits, ws.methods())
+			if got := strings.Join(ws.methods(), ","); got != "server/discover,initialize,notifications/initialized,tools/call,tools/call,tools/call" {
+				t.Errorf("requests %s", got)
 			}
 		})
+	}
+}
+
+// TestWireParallelCallsSurviveOneAnswer: two calls are running on the
+// server (their event streams open) when a third meets a proxy's 413. The
+// 413 ended the connection, and the two running calls failed with it
+// ("Request Entity Too Large") though the server ran them and answered;
+// now each gets its own answer.
+func TestWireParallelCallsSurviveOneAnswer(t *testing.T) {
+	started, release := make(chan struct{}, 2), make(chan struct{})
+	ws := newWireServer(t, "2025-06-18", func(w http.ResponseWriter, r *http.Request, m rpc) {
+		if strings.Contains(string(m.Params), `"name":"upload"`) {
+			http.Error(w, "too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		sse := startSSE(w)
+		started <- struct{}{}
+		<-release
+		sse.event(`data: {"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + textResult + `}`)
+	})
+	s := connectWire(t, ws)
+	defer s.Close()
+	type outcome struct {
+		res mcp.Result
+		err error
+	}
+	out := make(chan outcome, 2)
+	for range 2 {
+		go func() {
+			res, err := s.Call(callCtx(t), "lookup", `{}`)
+			out <- outcome{res, err}
+		}()
+	}
+	<-started
+	<-started
+	_, err := s.Call(callCtx(t), "upload", `{}`)
+	close(release)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 413 Request Entity Too Large: too large") {
+		t.Errorf("upload: %v", err)
+	}
+	for range 2 {
+		if o := <-out; o.err != nil || o.res.Content != "sunny" {
+			t.Errorf("running call: %+v, %v", o.res, o.err)
+		}
 	}
 }
 

@@ -558,7 +558,7 @@ func (e *errNotResent) Unwrap() error { return e.err }
 // stream, or when another call found the session gone and replaced it
 // while this one was on it (closing the old session ended this call:
 // "client is closing"), or when the session's connection ended under it
-// (an earlier answer the SDK took as fatal, an SSE stream that ended). once: op has effects (tools/call) and runs again
+// (an SSE stream that ended, an answer the SDK took as fatal). once: op has effects (tools/call) and runs again
 // only if its request is known not to have reached the server (never
 // connected, or refused with the 404); otherwise it fails with
 // errNotResent (the session is still renewed for the next calls). Other
@@ -580,12 +580,12 @@ func (s *Session) do(ctx context.Context, once bool, op func(context.Context, *s
 			return err
 		}
 		// Still the current session, its connection ended under it: the
-		// SDK ends a connection for good on an answer it does not take as
-		// one call's failure (a 401 or 403 without a JSON-RPC body, a 413
-		// from a proxy, a 200 with an HTML page), and the SSE transport
-		// when its event stream ends (an idle timeout between rounds).
-		// Every later call failed at once without reaching the server: it
-		// is replaced like a session the server forgot.
+		// SSE transport's when its event stream ends (an idle timeout
+		// between rounds), any transport's on an answer the SDK takes for
+		// the connection's end rather than one call's failure (callFailure
+		// turns the known ones into the call's failure). Every later call
+		// failed at once without reaching the server: it is replaced like
+		// a session the server forgot.
 		gone = next == cs
 	}
 	if gone {
@@ -892,6 +892,9 @@ func rpcCode(err error) string {
 	var re *jsonrpc.Error
 	if !errors.As(err, &re) {
 		return ""
+	}
+	if re.Code == httpFailureCode && bytes.HasPrefix(re.Data, []byte(`{"httpStatus":`)) {
+		return "" // an HTTP failure callFailure wrote, not the server's JSON-RPC error
 	}
 	return fmt.Sprintf(" (JSON-RPC error %d)", re.Code)
 }
