@@ -287,12 +287,27 @@ func (a *agentRun) connectMCP() error {
 			// error names the server: the client did not write them.
 			return invalidField(c.field, "MCP server %s: %s", c.srv.Name, c.invalid.Error())
 		}
+		listed := make(map[string]bool, len(c.tools))
 		for _, t := range c.tools {
 			if a.clientTools[t.GetName()] || a.mcpTools[t.GetName()] != nil {
 				return invalidField(c.field, "tool %q of MCP server %s collides with another tool of the same name", t.GetName(), c.srv.Name)
 			}
 			a.mcpTools[t.GetName()] = c.session
 			a.tools = append(a.tools, t)
+			listed[t.GetName()] = true
+		}
+		// An allowed tool the server does not list (a typo, a tool renamed
+		// or removed upstream) is not offered: the run says so rather than
+		// leave the model without it unexplained.
+		var missing []string
+		for _, n := range c.srv.AllowedTools {
+			if !listed[n] && !slices.Contains(missing, n) {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) > 0 {
+			a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("%s: MCP server %s does not list the allowed tool(s) %s: not offered",
+				c.field, c.srv.Name, strings.Join(missing, ", ")))
 		}
 	}
 	return nil

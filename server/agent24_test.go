@@ -55,3 +55,28 @@ func TestAgentMCPRefusesCredentials(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentMCPAllowedToolMissing: allowed_tools naming a tool the server
+// does not list (a typo, a tool renamed upstream) beside one it lists: the
+// listed one is offered, and the run's warnings name the missing one; it
+// was left out without a word, and the model ran without it unexplained.
+func TestAgentMCPAllowedToolMissing(t *testing.T) {
+	t.Parallel()
+	srv := mcpServer(t, 0)
+	c := startBuiltinAgent(t, srv.URL)
+	setup := echoSetup(t)
+	setup.McpServers = []*llmrelayv1.AgentMcpServer{{Url: srv.URL + "/allowed", AllowedTools: []string{"lookup_population", "lookup_populaton"}}}
+	evs, err := agentRun(context.Background(), t, c, setup, answerAll)
+	if err != nil {
+		t.Fatalf("error %v", err)
+	}
+	offered := evs[0].GetSetupComplete().GetTools()
+	if n := len(offered); n == 0 || offered[n-1].GetName() != "lookup_population" {
+		t.Fatalf("offered %v", offered)
+	}
+	end := evs[len(evs)-1].GetEnd()
+	if !hasWarning(end.GetMeta().GetWarnings(), "setup.mcp_servers[0]: MCP server 127.0.0.1") ||
+		!hasWarning(end.GetMeta().GetWarnings(), "does not list the allowed tool(s) lookup_populaton: not offered") {
+		t.Errorf("warnings %q", end.GetMeta().GetWarnings())
+	}
+}
