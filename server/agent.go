@@ -892,6 +892,14 @@ func (a *agentRun) execute(ctx context.Context, round int, calls []*llmrelayv1.T
 			if r.GetIsError() {
 				errType = "tool_error"
 			}
+			if r.GetIsError() && strings.TrimSpace(r.GetContent()) == "" {
+				// An error with nothing to act on, which Anthropic refuses
+				// in the next call ("content cannot be empty if is_error
+				// is true"): the model is told, as for an MCP tool's.
+				r.Content = mcp.EmptyError
+				a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: the error result for call %s has no content: the model got %q",
+					round, r.GetCallId(), mcp.EmptyError))
+			}
 			endSpan(r.GetCallId(), errType)
 		case o := <-mcpDone:
 			r, err := a.mcpResult(round, o)

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -11,6 +12,8 @@ import (
 	"google.golang.org/grpc/codes"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/mcp"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // TestAgentMCPRefusesCredentials: an MCP server that refuses the
@@ -78,5 +81,57 @@ func TestAgentMCPAllowedToolMissing(t *testing.T) {
 	if !hasWarning(end.GetMeta().GetWarnings(), "setup.mcp_servers[0]: MCP server 127.0.0.1") ||
 		!hasWarning(end.GetMeta().GetWarnings(), "does not list the allowed tool(s) lookup_populaton: not offered") {
 		t.Errorf("warnings %q", end.GetMeta().GetWarnings())
+	}
+}
+
+// TestAgentEmptyErrorResult: a client's error result without content (a
+// Go handler returning an error with an empty message) went to Anthropic
+// as an is_error tool_result without content, which the API refuses
+// ("tool_result: content cannot be empty if is_error is true",
+// bytedance/trae-agent#230): round 2 failed. The model gets a message
+// saying the tool failed without one, and the run's warnings say so.
+func TestAgentEmptyErrorResult(t *testing.T) {
+	t.Parallel()
+	mcpSrv := mcpServer(t, 0)
+	up := providertest.Replay(t, providertest.Load(t, "testdata/agent/anthropic_round1.http"), providertest.Load(t, "testdata/agent/anthropic_round2.http"))
+	c, _ := startWith(t, strings.ReplaceAll(providerYAML("anthropic", "claude-sonnet-4-5", "anthropic-messages"), "{{MCP}}", mcpSrv.URL), up.URL)
+	failTime := func(r *llmrelayv1.AgentToolCallRequest) *llmrelayv1.ToolResult {
+		if r.GetName() == "get_time" {
+			return &llmrelayv1.ToolResult{CallId: r.GetCallId(), IsError: true}
+		}
+		return answerAll(r)
+	}
+	evs, err := agentRun(context.Background(), t, c, &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("Lyon")},
+		Tools: agentTools(t), McpServers: []*llmrelayv1.AgentMcpServer{{Name: "pop"}}}, failTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []map[string]any
+	var body struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(up.Requests()[1].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range body.Messages {
+		var bs []map[string]any
+		if json.Unmarshal(m.Content, &bs) == nil {
+			blocks = append(blocks, bs...)
+		}
+	}
+	found := false
+	for _, b := range blocks {
+		if b["type"] == "tool_result" && b["is_error"] == true {
+			found = true
+			if b["content"] != mcp.EmptyError {
+				t.Errorf("error tool_result %v", b)
+			}
+		}
+	}
+	end := evs[len(evs)-1].GetEnd()
+	if !found || !hasWarning(end.GetMeta().GetWarnings(), "has no content: the model got") {
+		t.Errorf("error result sent: %v, warnings %q", found, end.GetMeta().GetWarnings())
 	}
 }

@@ -846,7 +846,7 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 		// An empty error would reach the model as an error with nothing
 		// to act on, and Anthropic refuses the next model call ("content
 		// cannot be empty if is_error is true").
-		content = "the tool reported an error without a message"
+		content = EmptyError
 	}
 	// The model is told what it does not see, rather than handed an empty
 	// result it would take for "nothing found".
@@ -872,6 +872,10 @@ func jsonKind(first byte) string {
 		return "a number"
 	}
 }
+
+// EmptyError is the result text the model gets for a tool error that came
+// without a message.
+const EmptyError = "the tool reported an error without a message"
 
 // cutUTF8 is the longest prefix of s of at most n bytes that does not
 // split a UTF-8 sequence.
