@@ -171,6 +171,16 @@ func (w *wire) response(req *http.Request, id json.RawMessage, res *http.Respons
 		if err != nil {
 			return err
 		}
+		if !json.Valid(body) {
+			// Decoding it, the SDK would end the connection (the calls
+			// running beside this one, every later one): it is this
+			// call's failure.
+			b, merr := httpFailure(id, res.StatusCode, "the server answered with invalid JSON: "+quoteBody(body))
+			if merr != nil {
+				return merr
+			}
+			body = b
+		}
 		replace, err := w.received(body, id)
 		if replace != nil {
 			body = replace
@@ -415,11 +425,7 @@ func callFailure(req *http.Request, res *http.Response, id json.RawMessage, ct s
 	if text := quoteBody(body); text != "" {
 		what += ": " + text
 	}
-	b, err := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   any             `json:"error"`
-	}{"2.0", id, map[string]any{"code": httpFailureCode, "message": what, "data": map[string]int{"httpStatus": res.StatusCode}}})
+	b, err := httpFailure(id, res.StatusCode, what)
 	if err != nil {
 		return err
 	}
@@ -428,6 +434,16 @@ func callFailure(req *http.Request, res *http.Response, id json.RawMessage, ct s
 	res.ContentLength = int64(len(b))
 	res.Body = io.NopCloser(bytes.NewReader(b))
 	return nil
+}
+
+// httpFailure is a JSON-RPC error answering id for an HTTP answer the
+// call cannot use (see callFailure).
+func httpFailure(id json.RawMessage, status int, what string) ([]byte, error) {
+	return json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   any             `json:"error"`
+	}{"2.0", id, map[string]any{"code": httpFailureCode, "message": what, "data": map[string]int{"httpStatus": status}}})
 }
 
 // quoteBody is the start of a failed answer's body as one line of valid
