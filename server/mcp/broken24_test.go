@@ -349,43 +349,62 @@ func TestCallResourceLinkIcons(t *testing.T) {
 	}
 }
 
-// TestWireInvalidJSONAnswer: a call answered with JSON cut short (a proxy
-// closing the body early, a server crashing mid-write) while another call
-// runs: decoding it, the SDK ended the connection, and the running call
-// failed too though the server answered it. The cut answer is that call's
-// failure, quoting its start; the other call gets its answer.
+// TestWireInvalidJSONAnswer: a call answered with something that is not a
+// JSON-RPC message (JSON cut short: a proxy closing the body early, a
+// server crashing mid-write; an event whose data is not JSON-RPC) while
+// another call runs: decoding it, the SDK ended the connection, and the
+// running call failed too though the server answered it. The answer is
+// that call's failure, quoting its start; the other call gets its answer.
 func TestWireInvalidJSONAnswer(t *testing.T) {
-	started, release := make(chan struct{}, 1), make(chan struct{})
-	ws := newWireServer(t, "2025-06-18", func(w http.ResponseWriter, r *http.Request, m rpc) {
-		if strings.Contains(string(m.Params), `"name":"broken"`) {
+	for _, tc := range []struct {
+		name   string
+		answer func(w http.ResponseWriter, id json.RawMessage)
+		quote  string
+	}{
+		{"json cut short", func(w http.ResponseWriter, id json.RawMessage) {
 			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"par`, m.ID)
-			return
-		}
-		sse := startSSE(w)
-		started <- struct{}{}
-		<-release
-		sse.event(`data: {"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + textResult + `}`)
-	})
-	s := connectWire(t, ws)
-	defer s.Close()
-	type outcome struct {
-		res mcp.Result
-		err error
-	}
-	out := make(chan outcome, 1)
-	go func() {
-		res, err := s.Call(callCtx(t), "lookup", `{}`)
-		out <- outcome{res, err}
-	}()
-	<-started
-	_, err := s.Call(callCtx(t), "broken", `{}`)
-	close(release)
-	if err == nil || !strings.Contains(err.Error(), `calling "tools/call": the server answered with invalid JSON: {"jsonrpc":"2.0","id":`) ||
-		!strings.HasSuffix(err.Error(), `"result":{"content":[{"type":"text","text":"par`) {
-		t.Errorf("broken: %v", err)
-	}
-	if o := <-out; o.err != nil || o.res.Content != "sunny" {
-		t.Errorf("running call: %+v, %v", o.res, o.err)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"par`, id)
+		}, `"result":{"content":[{"type":"text","text":"par`},
+		{"event not JSON", func(w http.ResponseWriter, id json.RawMessage) {
+			startSSE(w).event("data: keepalive")
+		}, "keepalive"},
+		{"event not JSON-RPC", func(w http.ResponseWriter, id json.RawMessage) {
+			startSSE(w).event(`data: {"status":"working"}`)
+		}, `{"status":"working"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			started, release := make(chan struct{}, 1), make(chan struct{})
+			ws := newWireServer(t, "2025-06-18", func(w http.ResponseWriter, r *http.Request, m rpc) {
+				if strings.Contains(string(m.Params), `"name":"broken"`) {
+					tc.answer(w, m.ID)
+					return
+				}
+				sse := startSSE(w)
+				started <- struct{}{}
+				<-release
+				sse.event(`data: {"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + textResult + `}`)
+			})
+			s := connectWire(t, ws)
+			defer s.Close()
+			type outcome struct {
+				res mcp.Result
+				err error
+			}
+			out := make(chan outcome, 1)
+			go func() {
+				res, err := s.Call(callCtx(t), "lookup", `{}`)
+				out <- outcome{res, err}
+			}()
+			<-started
+			_, err := s.Call(callCtx(t), "broken", `{}`)
+			close(release)
+			if err == nil || !strings.Contains(err.Error(), `calling "tools/call": the server sent a message that is not JSON-RPC: `) ||
+				!strings.HasSuffix(err.Error(), tc.quote) {
+				t.Errorf("broken: %v", err)
+			}
+			if o := <-out; o.err != nil || o.res.Content != "sunny" {
+				t.Errorf("running call: %+v, %v", o.res, o.err)
+			}
+		})
 	}
 }

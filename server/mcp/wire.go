@@ -86,11 +86,25 @@ func (w *wire) received(data []byte, call json.RawMessage) (replace []byte, err 
 	w.mu.Lock()
 	watching := len(w.lists) > 0
 	w.mu.Unlock()
-	if !watching && call == nil {
-		return nil, nil
+	if (!watching && call == nil) || len(data) == 0 {
+		return nil, nil // nothing to look for, or a priming event (no data: the SDK skips it)
 	}
 	var m envelope
-	if json.Unmarshal(data, &m) != nil || m.Method != "" || len(m.ID) == 0 {
+	if json.Unmarshal(data, &m) != nil || (m.Method == "" && len(m.ID) == 0) {
+		if call == nil {
+			return nil, nil
+		}
+		// Not a JSON-RPC message (not JSON, or an object neither a
+		// request nor a response): the SDK, failing to decode it, would
+		// end the connection and every call on it; it is this call's
+		// failure.
+		b, err := httpFailure(call, http.StatusOK, "the server sent a message that is not JSON-RPC: "+quoteBody(data))
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	if m.Method != "" || len(m.ID) == 0 {
 		return nil, nil
 	}
 	if call != nil && idKey(m.ID) == "null" && len(m.Error) > 0 && string(m.Error) != "null" {
@@ -170,16 +184,6 @@ func (w *wire) response(req *http.Request, id json.RawMessage, res *http.Respons
 		}
 		if err != nil {
 			return err
-		}
-		if !json.Valid(body) {
-			// Decoding it, the SDK would end the connection (the calls
-			// running beside this one, every later one): it is this
-			// call's failure.
-			b, merr := httpFailure(id, res.StatusCode, "the server answered with invalid JSON: "+quoteBody(body))
-			if merr != nil {
-				return merr
-			}
-			body = b
 		}
 		replace, err := w.received(body, id)
 		if replace != nil {
