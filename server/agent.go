@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -286,22 +287,53 @@ func (a *agentRun) connectMCP() error {
 			a.hosted = append(a.hosted, c.srv)
 			continue
 		case c.connErr != nil:
-			return &requestError{code: codes.Unavailable, reason: llmrelayv1.ErrorReason_ERROR_REASON_MCP_SERVER_UNAVAILABLE, field: c.field,
-				msg: c.field + ": " + clean(a.st.redact, c.connErr.Error())}
+			return mcpConnError(c.field, clean(a.st.redact, c.connErr.Error()), c.connErr)
 		case c.invalid != nil:
 			// The server's tools are checked like the client's, but the
 			// error names the server: the client did not write them.
 			return invalidField(c.field, "MCP server %s: %s", c.srv.Name, c.invalid.Error())
 		}
+		listed := make(map[string]bool, len(c.tools))
 		for _, t := range c.tools {
 			if a.clientTools[t.GetName()] || a.mcpTools[t.GetName()] != nil {
 				return invalidField(c.field, "tool %q of MCP server %s collides with another tool of the same name", t.GetName(), c.srv.Name)
 			}
 			a.mcpTools[t.GetName()] = c.session
 			a.tools = append(a.tools, t)
+			listed[t.GetName()] = true
+		}
+		// An allowed tool the server does not list (a typo, a tool renamed
+		// or removed upstream) is not offered: the run says so rather than
+		// leave the model without it unexplained.
+		var missing []string
+		for _, n := range c.srv.AllowedTools {
+			if !listed[n] && !slices.Contains(missing, n) {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) > 0 {
+			a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("%s: MCP server %s does not list the allowed tool(s) %s: not offered",
+				c.field, c.srv.Name, strings.Join(missing, ", ")))
 		}
 	}
 	return nil
+}
+
+// mcpConnError is the status of a server that could not be connected or
+// listed: Unavailable (MCP_SERVER_UNAVAILABLE), or, when the server
+// refused the credentials (401) or the access (403), Unauthenticated or
+// PermissionDenied with the upstream reasons a provider's 401 and 403 get:
+// that server answered, and trying again with the same headers cannot
+// work, where Unavailable tells a client to retry.
+func mcpConnError(field, msg string, err error) error {
+	code, reason := codes.Unavailable, llmrelayv1.ErrorReason_ERROR_REASON_MCP_SERVER_UNAVAILABLE
+	if ae := (*mcp.AuthError)(nil); errors.As(err, &ae) {
+		code, reason = codes.Unauthenticated, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_UNAUTHENTICATED
+		if ae.Status == http.StatusForbidden {
+			code, reason = codes.PermissionDenied, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_PERMISSION_DENIED
+		}
+	}
+	return &requestError{code: code, reason: reason, field: field, msg: field + ": " + msg}
 }
 
 // dialMCP connects the gateway-executed servers of conns and lists their
@@ -867,6 +899,14 @@ func (a *agentRun) execute(ctx context.Context, round int, calls []*llmrelayv1.T
 			if r.GetIsError() {
 				errType = "tool_error"
 			}
+			if r.GetIsError() && strings.TrimSpace(r.GetContent()) == "" {
+				// An error with nothing to act on, which Anthropic refuses
+				// in the next call ("content cannot be empty if is_error
+				// is true"): the model is told, as for an MCP tool's.
+				r.Content = mcp.EmptyError
+				a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: the error result for call %s has no content: the model got %q",
+					round, r.GetCallId(), mcp.EmptyError))
+			}
 			endSpan(r.GetCallId(), errType)
 		case o := <-mcpDone:
 			r, err := a.mcpResult(round, o)
@@ -991,7 +1031,7 @@ func (a *agentRun) callMCP(ctx context.Context, s *mcp.Session, c *llmrelayv1.To
 	errType := ""
 	switch {
 	case err != nil && ctx.Err() != nil && a.ctx.Err() == nil:
-		err = errors.New("mcp server " + s.Name() + ": call " + c.GetName() + ": no answer within " + a.toolTimeoutKey)
+		err = errors.New("mcp server " + s.Name() + ": call " + c.GetName() + ": no answer within " + a.toolTimeoutKey + " " + a.toolTimeout.String())
 		errType = "timeout"
 	case err != nil:
 		errType = "mcp_error"

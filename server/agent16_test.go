@@ -174,7 +174,7 @@ func TestAgentMaxToolTimeoutBoundsMCP(t *testing.T) {
 			ex = x
 		}
 	}
-	if want := "mcp server pop: call wait_here: no answer within agent.max_tool_timeout"; ex == nil || ex.GetError() != want || !ex.GetResult().GetIsError() {
+	if want := "mcp server pop: call wait_here: no answer within agent.max_tool_timeout 80ms"; ex == nil || ex.GetError() != want || !ex.GetResult().GetIsError() {
 		t.Fatalf("MCP execution %v, want error %q", ex, want)
 	}
 	select {

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -85,6 +86,7 @@ type Session struct {
 	hc      *http.Client
 	cancels *cancelTracker
 	wire    *wire
+	cut     *streamCut
 
 	mu sync.Mutex
 	// session is the current SDK session: a new one replaces it when the
@@ -98,6 +100,10 @@ type Session struct {
 	// session failed to connect): still s.session, and renewed by the
 	// next call.
 	closed *sdk.ClientSession
+	// safe holds the tools the server listed as read-only or idempotent
+	// (annotations readOnlyHint, idempotentHint): a call of one may be
+	// sent again on a new session even if the old one may have had it.
+	safe map[string]bool
 }
 
 // cancelWait bounds how long Close waits for the cancellations of abandoned
@@ -157,6 +163,35 @@ type headerTransport struct {
 	cancels *cancelTracker
 	wire    *wire
 	max     int64
+	// sse: the legacy SSE transport, whose GET event stream carries every
+	// answer of the session; it is bounded event by event, and cut notes
+	// why the bound ended it.
+	sse bool
+	cut *streamCut
+}
+
+// streamCut is why the bound ended the legacy SSE transport's event
+// stream: the SDK reports the stream's end as EOF alone, to every call
+// waiting on it.
+type streamCut struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (c *streamCut) set(err error) {
+	c.mu.Lock()
+	c.err = err
+	c.mu.Unlock()
+}
+
+// explain adds the reason the stream was cut, if it was, to err.
+func (c *streamCut) explain(err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil || err == nil {
+		return err
+	}
+	return fmt.Errorf("%w (%v)", err, c.err)
 }
 
 // limitedBody fails a read past max bytes instead of buffering whatever an
@@ -183,10 +218,59 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// eventLimitedBody bounds each event of an event stream (the bytes
+// between two blank lines) by max: the legacy SSE transport's one GET
+// stream carries every answer of the session, and a bound on the whole
+// body ended a long run's session once its answers added up to
+// limits.max_response_bytes, none of them that large. What one event may
+// hold is bounded as a response is.
+type eventLimitedBody struct {
+	io.ReadCloser
+	max  int64
+	used int64 // bytes of the current event so far
+	// eol: the last byte ended a line; cr: it was a \r (a \n after it
+	// ends the same line).
+	eol, cr bool
+	over    bool
+	cut     *streamCut
+}
+
+func (b *eventLimitedBody) Read(p []byte) (int, error) {
+	if b.over {
+		err := fmt.Errorf("the server's event stream was cut: an event larger than %d bytes (limits.max_response_bytes)", b.max)
+		b.cut.set(err)
+		return 0, err
+	}
+	n, err := b.ReadCloser.Read(p)
+	for i, c := range p[:n] {
+		switch {
+		case c == '\n' && b.cr:
+			b.cr = false // \r\n: one line end
+			continue
+		case c == '\n' || c == '\r':
+			if b.eol {
+				b.used = 0 // a blank line: the event ended
+			}
+			b.eol, b.cr = true, c == '\r'
+		default:
+			b.eol, b.cr = false, false
+		}
+		if b.used++; b.used > b.max {
+			b.over = true
+			return i, nil // the error comes with the next read
+		}
+	}
+	return n, err
+}
+
 // roundTrip sends r and bounds the response body.
 func (t headerTransport) roundTrip(r *http.Request) (*http.Response, error) {
 	res, err := t.base.RoundTrip(r)
-	if err == nil && t.max > 0 {
+	switch {
+	case err != nil || t.max <= 0:
+	case t.sse && r.Method == http.MethodGet:
+		res.Body = &eventLimitedBody{ReadCloser: res.Body, max: t.max, cut: t.cut}
+	default:
 		res.Body = &limitedBody{ReadCloser: res.Body, left: t.max, max: t.max}
 	}
 	return res, err
@@ -199,9 +283,11 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	for k, v := range t.headers {
 		r.Header.Set(k, v)
 	}
+	sl, _ := r.Context().Value(sendLogKey{}).(*sendLog)
 	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
 		res, err := t.roundTrip(r)
 		if err == nil {
+			sl.refused(res)
 			err = t.wire.response(r, nil, res) // GET: an event stream (SSE transport, resumption)
 		}
 		if err != nil {
@@ -226,12 +312,13 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if bytes.Contains(body, cancelledMethod) {
 		t.cancels.markSent() // delivered or failed: nothing more to wait for
 	}
-	if sl, _ := r.Context().Value(sendLogKey{}).(*sendLog); sl != nil && id != nil {
+	if sl != nil && id != nil {
 		sl.note(r, res, err)
 	}
 	if err != nil {
 		return nil, err
 	}
+	sl.refused(res)
 	if err := t.wire.response(r, id, res); err != nil {
 		return nil, err
 	}
@@ -255,9 +342,10 @@ func Connect(ctx context.Context, s Server, base http.RoundTripper) (*Session, e
 	default:
 		return nil, fmt.Errorf("mcp server %s: unknown transport %q (streamable or sse)", s.Name, s.Transport)
 	}
-	cancels, w := newCancelTracker(), &wire{}
-	hc := &http.Client{Transport: headerTransport{base: base, headers: s.Headers, cancels: cancels, wire: w, max: s.MaxResponseBytes}, CheckRedirect: sameOrigin}
-	sess := &Session{server: s, hc: hc, cancels: cancels, wire: w}
+	cancels, w, cut := newCancelTracker(), &wire{}, &streamCut{}
+	hc := &http.Client{Transport: headerTransport{base: base, headers: s.Headers, cancels: cancels, wire: w, max: s.MaxResponseBytes,
+		sse: s.Transport == SSE, cut: cut}, CheckRedirect: sameOrigin}
+	sess := &Session{server: s, hc: hc, cancels: cancels, wire: w, cut: cut}
 	cs, end, err := sess.dial(ctx)
 	if err != nil {
 		return nil, err
@@ -287,7 +375,8 @@ func (s *Session) dial(ctx context.Context) (cs *sdk.ClientSession, end context.
 	// connected with: ctx ending after the handshake would cut it (every
 	// later call failed with EOF). The session gets a context of its own,
 	// ended by ctx during the handshake only, and by Close.
-	sessCtx, sessCancel := context.WithCancel(context.WithoutCancel(ctx))
+	sl := &sendLog{} // the handshake's refusal of the credentials, if any
+	sessCtx, sessCancel := context.WithCancel(context.WithoutCancel(context.WithValue(ctx, sendLogKey{}, sl)))
 	stop := context.AfterFunc(ctx, sessCancel)
 	cs, err = c.Connect(sessCtx, t, nil)
 	if !stop() && err == nil {
@@ -296,7 +385,7 @@ func (s *Session) dial(ctx context.Context) (cs *sdk.ClientSession, end context.
 	}
 	if err != nil {
 		sessCancel()
-		return nil, nil, s.server.scrub(fmt.Errorf("mcp server %s: connect: %w", s.server.Name, err))
+		return nil, nil, s.server.scrub(sl.authErr(fmt.Errorf("mcp server %s: connect: %w", s.server.Name, err)))
 	}
 	return cs, sessCancel, nil
 }
@@ -341,6 +430,7 @@ func (s *Session) renew(ctx context.Context, gone *sdk.ClientSession) (*sdk.Clie
 		return nil, err
 	}
 	s.session, s.ends, s.closed = cs, append(s.ends, end), nil
+	s.cut.set(nil) // a new event stream
 	return cs, nil
 }
 
@@ -358,7 +448,71 @@ func (s *Session) closedSession(cs *sdk.ClientSession) bool {
 type sendLog struct {
 	mu      sync.Mutex
 	reached bool
+	// auth is the server's last refusal of the credentials (401) or of
+	// access (403), with its challenge; nil when none.
+	auth *AuthError
 }
+
+// maxChallenge bounds the WWW-Authenticate text kept for an error.
+const maxChallenge = 512
+
+// refused keeps a 401 or 403 answer's status and WWW-Authenticate
+// challenge: the SDK's error says "Unauthorized" alone, and the challenge
+// (error="invalid_token", error_description, scope, resource_metadata)
+// is what tells an operator what to change. sl may be nil.
+func (l *sendLog) refused(res *http.Response) {
+	if l == nil || (res.StatusCode != http.StatusUnauthorized && res.StatusCode != http.StatusForbidden) {
+		return
+	}
+	c := strings.Join(res.Header.Values("WWW-Authenticate"), ", ")
+	c = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, c)
+	if len(c) > maxChallenge {
+		c = cutUTF8(c, maxChallenge) + "…"
+	}
+	l.mu.Lock()
+	l.auth = &AuthError{Status: res.StatusCode, Challenge: c}
+	l.mu.Unlock()
+}
+
+// authErr is err with the server's refusal of the credentials when one
+// was noted, err itself otherwise.
+func (l *sendLog) authErr(err error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.auth == nil || err == nil {
+		return err
+	}
+	ae := *l.auth
+	ae.err = err
+	return &ae
+}
+
+// AuthError is a request the MCP server refused for its credentials (HTTP
+// 401: missing, expired or wrong) or for access (403), with the
+// server's WWW-Authenticate challenge.
+type AuthError struct {
+	Status    int
+	Challenge string
+	err       error
+}
+
+func (e *AuthError) Error() string {
+	msg := e.err.Error() + " (HTTP " + strconv.Itoa(e.Status)
+	if e.Challenge != "" {
+		msg += "; WWW-Authenticate: " + e.Challenge
+	}
+	if e.Status == http.StatusUnauthorized {
+		msg += "; check the server's Authorization header"
+	}
+	return msg + ")"
+}
+
+func (e *AuthError) Unwrap() error { return e.err }
 
 type sendLogKey struct{}
 
@@ -403,7 +557,8 @@ func (e *errNotResent) Unwrap() error { return e.err }
 // a new one), on this call's request or on the resumption of its event
 // stream, or when another call found the session gone and replaced it
 // while this one was on it (closing the old session ended this call:
-// "client is closing"). once: op has effects (tools/call) and runs again
+// "client is closing"), or when the session's connection ended under it
+// (an SSE stream that ended, an answer the SDK took as fatal). once: op has effects (tools/call) and runs again
 // only if its request is known not to have reached the server (never
 // connected, or refused with the 404); otherwise it fails with
 // errNotResent (the session is still renewed for the next calls). Other
@@ -415,15 +570,25 @@ func (s *Session) do(ctx context.Context, once bool, op func(context.Context, *s
 	if err == nil {
 		return nil
 	}
-	var next *sdk.ClientSession
-	if !errors.Is(err, sdk.ErrSessionMissing) && !s.closedSession(cs) {
-		// Only "connection closed" after a renewal: another error (the
-		// call's own failure) is the call's outcome.
-		next = s.current()
-		if next == cs || ctx.Err() != nil || !errors.Is(err, sdk.ErrConnectionClosed) {
+	err = s.cut.explain(sl.authErr(err))
+	next := s.current()
+	gone := errors.Is(err, sdk.ErrSessionMissing) || s.closedSession(cs)
+	if !gone {
+		// Only "connection closed": another error (the call's own
+		// failure) is the call's outcome.
+		if ctx.Err() != nil || !errors.Is(err, sdk.ErrConnectionClosed) {
 			return err
 		}
-	} else {
+		// Still the current session, its connection ended under it: the
+		// SSE transport's when its event stream ends (an idle timeout
+		// between rounds), any transport's on an answer the SDK takes for
+		// the connection's end rather than one call's failure (callFailure
+		// turns the known ones into the call's failure). Every later call
+		// failed at once without reaching the server: it is replaced like
+		// a session the server forgot.
+		gone = next == cs
+	}
+	if gone {
 		var rerr error
 		if next, rerr = s.renew(ctx, cs); rerr != nil {
 			return errors.Join(err, rerr)
@@ -432,7 +597,8 @@ func (s *Session) do(ctx context.Context, once bool, op func(context.Context, *s
 	if once && sl.mayHaveReached() {
 		return &errNotResent{err: err}
 	}
-	return op(ctx, next)
+	again := &sendLog{}
+	return again.authErr(op(context.WithValue(ctx, sendLogKey{}, again), next))
 }
 
 // sameOrigin follows a redirect only to the same scheme and host. The
@@ -497,6 +663,16 @@ func (s *Session) Tools(ctx context.Context) ([]*llmrelayv1.Tool, error) {
 			return nil, s.server.scrub(fmt.Errorf("mcp server %s: list tools: %w%s", s.server.Name, err, rpcCode(err)))
 		}
 		schemas := rawSchemas(res.Tools, s.wire.takeResults())
+		s.mu.Lock()
+		if page == 1 {
+			s.safe = map[string]bool{}
+		}
+		for _, t := range res.Tools {
+			if a := t.Annotations; a != nil && (a.ReadOnlyHint || a.IdempotentHint) {
+				s.safe[t.Name] = true
+			}
+		}
+		s.mu.Unlock()
 		for i, t := range res.Tools {
 			if len(allowed) > 0 && !allowed[t.Name] {
 				continue
@@ -583,18 +759,33 @@ type Result struct {
 func (s *Session) Call(ctx context.Context, name, arguments string) (Result, error) {
 	start := time.Now()
 	var args json.RawMessage
-	if strings.TrimSpace(arguments) != "" {
-		if !json.Valid([]byte(arguments)) {
-			return Result{Content: "the arguments are not valid JSON", IsError: true}, nil
-		}
+	switch trimmed := strings.TrimSpace(arguments); {
+	case trimmed == "" || trimmed == "null":
+		// No arguments: the SDK sends {}. A JSON null went out as
+		// "arguments": null, which servers refuse (-32602: the spec's
+		// arguments are an object, optional but never null).
+	case !json.Valid([]byte(trimmed)):
+		return Result{Content: "the arguments are not valid JSON", IsError: true}, nil
+	case trimmed[0] != '{':
+		// Not sent: the server would refuse it (arguments are an object
+		// of named parameters), or worse, take it apart its own way.
+		return Result{Content: "the arguments must be a JSON object of named parameters, not " + jsonKind(trimmed[0]), IsError: true}, nil
+	default:
 		args = json.RawMessage(arguments)
 	}
 	p := &sdk.CallToolParams{Name: name}
 	if args != nil {
 		p.Arguments = args
 	}
+	// A read-only or idempotent tool (as the server annotated it) has no
+	// effect a second run would repeat: its call is sent again on a new
+	// session like tools/list, where another call fails with
+	// errNotResent when the old session may have had it.
+	s.mu.Lock()
+	once := !s.safe[name]
+	s.mu.Unlock()
 	var res *sdk.CallToolResult
-	err := s.do(ctx, true, func(ctx context.Context, cs *sdk.ClientSession) (err error) {
+	err := s.do(ctx, once, func(ctx context.Context, cs *sdk.ClientSession) (err error) {
 		res, err = cs.CallTool(ctx, p)
 		return err
 	})
@@ -617,7 +808,11 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 				omitted = append(omitted, fmt.Sprintf("resource %s (%s, %d bytes)", r.URI, orUnknown(r.MIMEType), len(r.Blob)))
 			}
 		case *sdk.ResourceLink:
-			b, err := json.Marshal(x)
+			// As the SDK writes it, less its icons (data: URIs of whole
+			// images) and _meta, which are the client's, not the model's.
+			link := *x
+			link.Icons, link.Meta = nil, nil
+			b, err := json.Marshal(&link)
 			if err != nil {
 				return Result{Duration: d}, fmt.Errorf("mcp server %s: call %s: resource link: %w", s.server.Name, name, err)
 			}
@@ -647,6 +842,12 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 		cut = len(content) - len(kept)
 		content = kept + fmt.Sprintf("\n[result cut: %d of %d bytes omitted]", cut, textBytes)
 	}
+	if res.IsError && content == "" && len(omitted) == 0 {
+		// An empty error would reach the model as an error with nothing
+		// to act on, and Anthropic refuses the next model call ("content
+		// cannot be empty if is_error is true").
+		content = EmptyError
+	}
 	// The model is told what it does not see, rather than handed an empty
 	// result it would take for "nothing found".
 	for _, o := range omitted {
@@ -657,6 +858,24 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 	}
 	return Result{Content: content, IsError: res.IsError, Omitted: omitted, CutBytes: cut, TextBytes: textBytes, Duration: d}, nil
 }
+
+// jsonKind names the kind of a JSON value by its first byte (not an object).
+func jsonKind(first byte) string {
+	switch first {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	default:
+		return "a number"
+	}
+}
+
+// EmptyError is the result text the model gets for a tool error that came
+// without a message.
+const EmptyError = "the tool reported an error without a message"
 
 // cutUTF8 is the longest prefix of s of at most n bytes that does not
 // split a UTF-8 sequence.
@@ -677,6 +896,9 @@ func rpcCode(err error) string {
 	var re *jsonrpc.Error
 	if !errors.As(err, &re) {
 		return ""
+	}
+	if re.Code == httpFailureCode && bytes.HasPrefix(re.Data, []byte(`{"httpStatus":`)) {
+		return "" // an HTTP failure callFailure wrote, not the server's JSON-RPC error
 	}
 	return fmt.Sprintf(" (JSON-RPC error %d)", re.Code)
 }

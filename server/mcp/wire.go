@@ -7,7 +7,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // wire watches the JSON-RPC traffic below the SDK for what its typed API
@@ -84,11 +86,25 @@ func (w *wire) received(data []byte, call json.RawMessage) (replace []byte, err 
 	w.mu.Lock()
 	watching := len(w.lists) > 0
 	w.mu.Unlock()
-	if !watching && call == nil {
-		return nil, nil
+	if (!watching && call == nil) || len(data) == 0 {
+		return nil, nil // nothing to look for, or a priming event (no data: the SDK skips it)
 	}
 	var m envelope
-	if json.Unmarshal(data, &m) != nil || m.Method != "" || len(m.ID) == 0 {
+	if json.Unmarshal(data, &m) != nil || (m.Method == "" && len(m.ID) == 0) {
+		if call == nil {
+			return nil, nil
+		}
+		// Not a JSON-RPC message (not JSON, or an object neither a
+		// request nor a response): the SDK, failing to decode it, would
+		// end the connection and every call on it; it is this call's
+		// failure.
+		b, err := httpFailure(call, http.StatusOK, "the server sent a message that is not JSON-RPC: "+quoteBody(data))
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	if m.Method != "" || len(m.ID) == 0 {
 		return nil, nil
 	}
 	if call != nil && idKey(m.ID) == "null" && len(m.Error) > 0 && string(m.Error) != "null" {
@@ -145,10 +161,16 @@ func (w *wire) response(req *http.Request, id json.RawMessage, res *http.Respons
 		res.Body = http.NoBody
 		return err
 	}
+	ct, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
+	if id != nil {
+		if err := callFailure(req, res, id, ct); err != nil {
+			return err
+		}
+		ct, _, _ = mime.ParseMediaType(res.Header.Get("Content-Type"))
+	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		return nil
 	}
-	ct, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
 	switch ct {
 	case "text/event-stream":
 		res.Body = &sseTap{ReadCloser: res.Body, w: w, call: id}
@@ -349,4 +371,95 @@ func (t *sseTap) dispatch() {
 	t.held = t.held[:0]
 	t.skip = false
 	t.data, t.typ, t.id, t.has, t.hasID = t.data[:0], t.typ[:0], t.id[:0], false, false
+}
+
+// httpFailureCode is the JSON-RPC code of the errors callFailure writes;
+// their data holds the HTTP status ({"httpStatus": 413}), by which they are
+// told from a server's own JSON-RPC errors (rpcCode).
+const httpFailureCode = -32000
+
+// maxFailureBody bounds how much of a failed answer's body is read, and
+// maxFailureText how much of it the error quotes.
+const (
+	maxFailureBody = 4 << 10
+	maxFailureText = 200
+)
+
+// callFailure makes an answer to a call that the SDK would take for the end
+// of the whole connection the call's own failure. The SDK fails a call
+// alone for a JSON-RPC error, a 404 for the session or a transient status
+// (429, 500, 502, 503, 504); any other non-2xx (a 401 or 403 without a
+// JSON-RPC body, a proxy's 413, a WAF's 406) and a 2xx neither JSON nor an
+// event stream (an HTML sign-in page) ended the connection: the calls in
+// flight on it failed with that answer's error though the server ran them
+// and was answering, and every later call failed at once. Such an answer
+// becomes a JSON-RPC error for the call's id (application/json, the same
+// status), naming the status or content type and quoting the start of the
+// body; the connection goes on.
+func callFailure(req *http.Request, res *http.Response, id json.RawMessage, ct string) error {
+	var what string
+	switch ok := res.StatusCode >= 200 && res.StatusCode <= 299; {
+	case ok && (ct == "application/json" || ct == "text/event-stream"):
+		return nil
+	case ok:
+		what = fmt.Sprintf("the server answered HTTP %d with Content-Type %q, neither JSON nor an event stream", res.StatusCode, res.Header.Get("Content-Type"))
+	case res.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "",
+		res.StatusCode == http.StatusTooManyRequests, res.StatusCode == http.StatusInternalServerError,
+		res.StatusCode == http.StatusBadGateway, res.StatusCode == http.StatusServiceUnavailable, res.StatusCode == http.StatusGatewayTimeout:
+		return nil // the SDK's own: the session's end, or a failure of this call alone
+	default:
+		what = fmt.Sprintf("HTTP %d %s", res.StatusCode, http.StatusText(res.StatusCode))
+	}
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxFailureBody+1))
+	if cerr := res.Body.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if res.StatusCode > 299 && len(body) <= maxFailureBody {
+		var m struct {
+			Error json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(body, &m) == nil && len(m.Error) > 0 && string(m.Error) != "null" {
+			res.Body = io.NopCloser(bytes.NewReader(body)) // a JSON-RPC error: the SDK fails the call with it
+			return nil
+		}
+	}
+	if text := quoteBody(body); text != "" {
+		what += ": " + text
+	}
+	b, err := httpFailure(id, res.StatusCode, what)
+	if err != nil {
+		return err
+	}
+	res.Header.Set("Content-Type", "application/json")
+	res.Header.Del("Content-Length")
+	res.ContentLength = int64(len(b))
+	res.Body = io.NopCloser(bytes.NewReader(b))
+	return nil
+}
+
+// httpFailure is a JSON-RPC error answering id for an HTTP answer the
+// call cannot use (see callFailure).
+func httpFailure(id json.RawMessage, status int, what string) ([]byte, error) {
+	return json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   any             `json:"error"`
+	}{"2.0", id, map[string]any{"code": httpFailureCode, "message": what, "data": map[string]int{"httpStatus": status}}})
+}
+
+// quoteBody is the start of a failed answer's body as one line of valid
+// UTF-8, at most maxFailureText bytes ("…" when cut).
+func quoteBody(body []byte) string {
+	text := strings.Join(strings.Fields(strings.ToValidUTF8(string(body), "\uFFFD")), " ")
+	if len(text) > maxFailureText {
+		n := maxFailureText
+		for n > 0 && !utf8.RuneStart(text[n]) {
+			n--
+		}
+		text = text[:n] + "…"
+	}
+	return text
 }
