@@ -703,7 +703,8 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// them as context-length errors whatever the status; so does
 		// this one now, not a 500 to retry.
 		e.Kind = provider.KindContextLength
-	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message) || openrouterUnknownModelRE.MatchString(e.Message)):
+	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message) ||
+		openrouterUnknownModelRE.MatchString(e.Message) || siliconflowUnknownModelRE.MatchString(e.Message)):
 		// A model the server does not have, answered 400 where OpenAI
 		// and DashScope answer 404 model_not_found: Mistral's and
 		// Perplexity's type invalid_model ("Invalid model: bad model",
@@ -712,7 +713,9 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// supported API model names are deepseek-v4-pro or
 		// deepseek-v4-flash, but you passed bad model." (maruel/genai's
 		// recordings, testdata/real_maruel_*_bad_model_stream_error.http),
-		// OpenRouter's "bad/model is not a valid model ID" (code 400).
+		// OpenRouter's "bad/model is not a valid model ID" (code 400),
+		// SiliconFlow's {"code":20012,"message":"Model does not exist.
+		// Please check it carefully."}.
 		// The contract's not-found kind is the unknown model's, whatever
 		// the status; they were invalid requests.
 		e.Kind = provider.KindNotFound
@@ -923,6 +926,12 @@ var deepseekUnknownModelRE = regexp.MustCompile(`^The supported API model names 
 // ID", "code": 400}} (maruel/genai's recording,
 // testdata/real_maruel_openrouter_bad_model_err.http).
 var openrouterUnknownModelRE = regexp.MustCompile(`^\S+ is not a valid model ID$`)
+
+// siliconflowUnknownModelRE matches SiliconFlow's answer to a model it
+// does not serve: 400 {"code":20012,"message":"Model does not exist.
+// Please check it carefully.","data":null} (ErlichLiu/DeepClaude#111;
+// testdata/dialect_siliconflow_err_400_model_does_not_exist.http).
+var siliconflowUnknownModelRE = regexp.MustCompile(`^Model does not exist\.`)
 
 // contextLengthRE matches the messages of a prompt longer than the context:
 // OpenAI's and most compatible servers', and text-generation-inference's
