@@ -704,7 +704,8 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// this one now, not a 500 to retry.
 		e.Kind = provider.KindContextLength
 	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message) ||
-		openrouterUnknownModelRE.MatchString(e.Message) || siliconflowUnknownModelRE.MatchString(e.Message)):
+		openrouterUnknownModelRE.MatchString(e.Message) || siliconflowUnknownModelRE.MatchString(e.Message)) ||
+		code == "model_decommissioned":
 		// A model the server does not have, answered 400 where OpenAI
 		// and DashScope answer 404 model_not_found: Mistral's and
 		// Perplexity's type invalid_model ("Invalid model: bad model",
@@ -715,7 +716,11 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// recordings, testdata/real_maruel_*_bad_model_stream_error.http),
 		// OpenRouter's "bad/model is not a valid model ID" (code 400),
 		// SiliconFlow's {"code":20012,"message":"Model does not exist.
-		// Please check it carefully."}.
+		// Please check it carefully."}; and, whatever the status (a 200
+		// stream's error too), Groq's code model_decommissioned (400
+		// "The model `…` has been decommissioned and is no longer
+		// supported": testdata/dialect_groq_err_400_model_decommissioned.http),
+		// a model no longer served.
 		// The contract's not-found kind is the unknown model's, whatever
 		// the status; they were invalid requests.
 		e.Kind = provider.KindNotFound

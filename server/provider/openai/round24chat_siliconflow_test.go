@@ -35,3 +35,42 @@ func TestRound24SiliconFlowUnknownModel(t *testing.T) {
 		}
 	}
 }
+
+// TestRound24GroqDecommissionedModel: Groq answers a model it has
+// retired with 400 invalid_request_error, code model_decommissioned ("The
+// model `llama-3.2-11b-vision-preview` has been decommissioned and is no
+// longer supported. Please refer to …": dialect_groq_err_400_model_decommissioned,
+// the body valentinfrlch/ha-llmvision#332 logs). **Bug:** an invalid
+// request, though the model is no longer served anywhere on the route
+// (Groq itself later answers such models 404 model_not_found): no
+// fallback. Now not found, the code kept.
+func TestRound24GroqDecommissionedModel(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{false, true} {
+		srv := providertest.ReplayFile(t, td("dialect_groq_err_400_model_decommissioned.http"))
+		p := newHostProvider(t, "https://api.groq.com/openai/v1", srv.URL)
+		var err error
+		if stream {
+			_, err = p.Stream(context.Background(), r22Ask("llama-3.2-11b-vision-preview", "hi"))
+		} else {
+			_, err = p.Generate(context.Background(), r22Ask("llama-3.2-11b-vision-preview", "hi"))
+		}
+		e := providerError(t, err)
+		if e.Kind != provider.KindNotFound || e.HTTPStatus != 400 || e.Code != "model_decommissioned" ||
+			e.RequestID != "req_01llmrelay400d3c0m9s5n1e7d2x" {
+			t.Errorf("stream %v: %s", stream, renderErr(err))
+		}
+	}
+
+	// The same error object in a 200 stream (an in-band error): its code
+	// says not found too.
+	p, err := New(testKey, WithBaseURL("https://api.groq.com/openai/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := streamFrom(p, `data: {"error":{"message":"The model `+"`x`"+` has been decommissioned and is no longer supported.","type":"invalid_request_error","code":"model_decommissioned"}}`+"\n\n")
+	_, _, err = collect(t, s)
+	if e := providerError(t, err); e.Kind != provider.KindNotFound || e.Code != "model_decommissioned" {
+		t.Errorf("in-band: %s", renderErr(err))
+	}
+}
