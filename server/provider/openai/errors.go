@@ -705,7 +705,7 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		e.Kind = provider.KindContextLength
 	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message) ||
 		openrouterUnknownModelRE.MatchString(e.Message) || siliconflowUnknownModelRE.MatchString(e.Message)) ||
-		code == "model_decommissioned":
+		code == "model_decommissioned" || (status == http.StatusBadRequest && code == "model_not_available"):
 		// A model the server does not have, answered 400 where OpenAI
 		// and DashScope answer 404 model_not_found: Mistral's and
 		// Perplexity's type invalid_model ("Invalid model: bad model",
@@ -720,7 +720,10 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// stream's error too), Groq's code model_decommissioned (400
 		// "The model `…` has been decommissioned and is no longer
 		// supported": testdata/dialect_groq_err_400_model_decommissioned.http),
-		// a model no longer served.
+		// a model no longer served; Together's 400 model_not_available
+		// ("Unable to access non-serverless model …": testdata/
+		// dialect_together_err_400_model_not_available.http), a model it
+		// does not serve to this account.
 		// The contract's not-found kind is the unknown model's, whatever
 		// the status; they were invalid requests.
 		e.Kind = provider.KindNotFound

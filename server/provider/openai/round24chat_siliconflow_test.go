@@ -74,3 +74,30 @@ func TestRound24GroqDecommissionedModel(t *testing.T) {
 		t.Errorf("in-band: %s", renderErr(err))
 	}
 }
+
+// TestRound24TogetherModelNotAvailable: Together answers a model it does
+// not serve serverless with 400 invalid_request_error, code
+// model_not_available ("Unable to access non-serverless model … Please
+// visit … to create and start a new dedicated endpoint for the model.":
+// dialect_together_err_400_model_not_available, the body
+// HeyPuter/puter#3168 logs). **Bug:** an invalid request: no fallback to a
+// route that serves the model. Now not found; the body's id is the
+// request id.
+func TestRound24TogetherModelNotAvailable(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{false, true} {
+		srv := providertest.ReplayFile(t, td("dialect_together_err_400_model_not_available.http"))
+		p := newHostProvider(t, "https://api.together.xyz/v1", srv.URL)
+		var err error
+		if stream {
+			_, err = p.Stream(context.Background(), r22Ask("mistralai/Mistral-Small-24B-Instruct-2501", "hi"))
+		} else {
+			_, err = p.Generate(context.Background(), r22Ask("mistralai/Mistral-Small-24B-Instruct-2501", "hi"))
+		}
+		e := providerError(t, err)
+		if e.Kind != provider.KindNotFound || e.HTTPStatus != 400 || e.Code != "model_not_available" ||
+			e.RequestID != "okkMWqL-2kFHot-a023f60e9b77ff7e" {
+			t.Errorf("stream %v: %s", stream, renderErr(err))
+		}
+	}
+}
