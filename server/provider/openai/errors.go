@@ -705,25 +705,27 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		e.Kind = provider.KindContextLength
 	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message) ||
 		openrouterUnknownModelRE.MatchString(e.Message) || siliconflowUnknownModelRE.MatchString(e.Message)) ||
-		code == "model_decommissioned" || (status == http.StatusBadRequest && code == "model_not_available"):
-		// A model the server does not have, answered 400 where OpenAI
-		// and DashScope answer 404 model_not_found: Mistral's and
-		// Perplexity's type invalid_model ("Invalid model: bad model",
-		// code "1500"; "Invalid model 'bad model'. Permitted models can be
-		// found in …", code 400), DeepSeek's invalid_request_error "The
-		// supported API model names are deepseek-v4-pro or
-		// deepseek-v4-flash, but you passed bad model." (maruel/genai's
-		// recordings, testdata/real_maruel_*_bad_model_stream_error.http),
-		// OpenRouter's "bad/model is not a valid model ID" (code 400),
-		// SiliconFlow's {"code":20012,"message":"Model does not exist.
-		// Please check it carefully."}; and, whatever the status (a 200
-		// stream's error too), Groq's code model_decommissioned (400
-		// "The model `…` has been decommissioned and is no longer
-		// supported": testdata/dialect_groq_err_400_model_decommissioned.http),
-		// a model no longer served; Together's 400 model_not_available
-		// ("Unable to access non-serverless model …": testdata/
-		// dialect_together_err_400_model_not_available.http), a model it
-		// does not serve to this account.
+		code == "model_not_found" || code == "model_decommissioned" || (status == http.StatusBadRequest && code == "model_not_available"):
+		// A model the server does not have or no longer serves, answered
+		// 400 where OpenAI and DashScope answer 404 model_not_found:
+		// Mistral's and Perplexity's type invalid_model ("Invalid model:
+		// bad model", code "1500"; "Invalid model 'bad model'. Permitted
+		// models can be found in …", code 400), DeepSeek's
+		// invalid_request_error "The supported API model names are
+		// deepseek-v4-pro or deepseek-v4-flash, but you passed bad model."
+		// (maruel/genai's recordings,
+		// testdata/real_maruel_*_bad_model_stream_error.http), OpenRouter's
+		// "bad/model is not a valid model ID" (code 400), SiliconFlow's
+		// {"code":20012,"message":"Model does not exist. Please check it
+		// carefully."}, Together's 400 model_not_available ("Unable to
+		// access non-serverless model …",
+		// testdata/dialect_together_err_400_model_not_available.http).
+		// Whatever the status (a 200 stream's error too): the code
+		// model_not_found, OpenAI's own, which Hugging Face's router sends
+		// with a 400 (testdata/real_maruel_hf_bad_model_err.http), and
+		// Groq's model_decommissioned (400 "The model `…` has been
+		// decommissioned and is no longer supported",
+		// testdata/dialect_groq_err_400_model_decommissioned.http).
 		// The contract's not-found kind is the unknown model's, whatever
 		// the status; they were invalid requests.
 		e.Kind = provider.KindNotFound

@@ -101,3 +101,36 @@ func TestRound24TogetherModelNotAvailable(t *testing.T) {
 		}
 	}
 }
+
+// TestRound24HuggingFaceUnknownModel: Hugging Face's router answers a
+// model it does not have with 400 invalid_request_error, param model,
+// code model_not_found ("The requested model 'bad model' does not
+// exist."), unary and for a stream (maruel/genai's recordings,
+// real_maruel_hf_bad_model_err and _stream_error). **Bug:** an invalid
+// request, its code model_not_found (OpenAI's own code for an unknown
+// model, answered 404 there) read only in a 200 body. Now not found
+// whatever the status, the request id X-Request-Id.
+func TestRound24HuggingFaceUnknownModel(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, reqID string
+		stream      bool
+	}{
+		{"real_maruel_hf_bad_model_err", "fohf8hz3jMMmVCP8", false},
+		{"real_maruel_hf_bad_model_stream_error", "hbfkjpsL8nFv2h--", true},
+	} {
+		srv := providertest.ReplayFile(t, td(tc.name+".http"))
+		p := newHostProvider(t, "https://router.huggingface.co/v1", srv.URL)
+		var err error
+		if tc.stream {
+			_, err = p.Stream(context.Background(), r22Ask("bad model", "Tell a short joke."))
+		} else {
+			_, err = p.Generate(context.Background(), r22Ask("bad model", "Tell a short joke."))
+		}
+		e := providerError(t, err)
+		if e.Kind != provider.KindNotFound || e.HTTPStatus != 400 || e.Code != "model_not_found" || e.Param != "model" ||
+			e.RequestID != tc.reqID || e.Message != "The requested model 'bad model' does not exist." {
+			t.Errorf("%s: %s param %q", tc.name, renderErr(err), e.Param)
+		}
+	}
+}
