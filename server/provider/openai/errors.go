@@ -743,6 +743,12 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// of its own: TEI's 413, llama.cpp's 500 (the same input fails
 		// every time; not a server fault to retry).
 		e.Kind = provider.KindContextLength
+	case status == http.StatusForbidden && e.Message == "please check the api-key you provided":
+		// Baseten's Model APIs refuse a key with 403 {"error": "please
+		// check the api-key you provided"} (maruel/genai's recordings,
+		// testdata/real_maruel_baseten_bad_key_err.http): the caller's
+		// credentials, as a 401 is, not a permission of a valid key.
+		e.Kind = provider.KindUnauthenticated
 	case status == http.StatusForbidden && strings.HasPrefix(e.Message, "You are not allowed to request logprobs from this model"):
 		// OpenAI refuses logprobs from its reasoning models (gpt-5-nano:
 		// 403 invalid_request_error, code and param null: maruel/genai's

@@ -134,3 +134,27 @@ func TestRound24HuggingFaceUnknownModel(t *testing.T) {
 		}
 	}
 }
+
+// TestRound24BasetenBadKey: Baseten's Model APIs refuse a key with 403
+// {"error":"please check the api-key you provided"}, unary and for a
+// stream alike (maruel/genai's recordings, real_maruel_baseten_bad_key_err).
+// **Bug:** read by its status, permission denied, where the server says
+// the key is wrong: the caller's credentials, unauthenticated, as a 401
+// or Google's API_KEY_INVALID are.
+func TestRound24BasetenBadKey(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{false, true} {
+		srv := providertest.ReplayFile(t, td("real_maruel_baseten_bad_key_err.http"))
+		p := newHostProvider(t, "https://inference.baseten.co/v1", srv.URL)
+		var err error
+		if stream {
+			_, err = p.Stream(context.Background(), r22Ask("deepseek-ai/DeepSeek-V3.1", "Tell a short joke."))
+		} else {
+			_, err = p.Generate(context.Background(), r22Ask("deepseek-ai/DeepSeek-V3.1", "Tell a short joke."))
+		}
+		e := providerError(t, err)
+		if e.Kind != provider.KindUnauthenticated || e.HTTPStatus != 403 || e.Message != "please check the api-key you provided" {
+			t.Errorf("stream %v: %s", stream, renderErr(err))
+		}
+	}
+}
