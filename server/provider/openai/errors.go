@@ -704,7 +704,8 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// this one now, not a 500 to retry.
 		e.Kind = provider.KindContextLength
 	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message) ||
-		openrouterUnknownModelRE.MatchString(e.Message) || siliconflowUnknownModelRE.MatchString(e.Message)) ||
+		openrouterUnknownModelRE.MatchString(e.Message) || siliconflowUnknownModelRE.MatchString(e.Message) ||
+		hfNoProviderRE.MatchString(e.Message)) ||
 		code == "model_not_found" || code == "model_decommissioned" || (status == http.StatusBadRequest && code == "model_not_available"):
 		// A model the server does not have or no longer serves, answered
 		// 400 where OpenAI and DashScope answer 404 model_not_found:
@@ -719,7 +720,10 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// {"code":20012,"message":"Model does not exist. Please check it
 		// carefully."}, Together's 400 model_not_available ("Unable to
 		// access non-serverless model …",
-		// testdata/dialect_together_err_400_model_not_available.http).
+		// testdata/dialect_together_err_400_model_not_available.http),
+		// Hugging Face's router's "The requested model '…' is not
+		// supported by any provider you have enabled."
+		// (testdata/dialect_hf_err_400_model_not_supported.http).
 		// Whatever the status (a 200 stream's error too): the code
 		// model_not_found, OpenAI's own, which Hugging Face's router sends
 		// with a 400 (testdata/real_maruel_hf_bad_model_err.http), and
@@ -948,6 +952,12 @@ var openrouterUnknownModelRE = regexp.MustCompile(`^\S+ is not a valid model ID$
 // Please check it carefully.","data":null} (ErlichLiu/DeepClaude#111;
 // testdata/dialect_siliconflow_err_400_model_does_not_exist.http).
 var siliconflowUnknownModelRE = regexp.MustCompile(`^Model does not exist\.`)
+
+// hfNoProviderRE matches Hugging Face's router's answer to a model that
+// none of the account's enabled inference providers serves (400, code
+// model_not_supported; cline/cline#5098,
+// testdata/dialect_hf_err_400_model_not_supported.http).
+var hfNoProviderRE = regexp.MustCompile(`^The requested model '.*' is not supported by any provider you have enabled\.$`)
 
 // contextLengthRE matches the messages of a prompt longer than the context:
 // OpenAI's and most compatible servers', and text-generation-inference's

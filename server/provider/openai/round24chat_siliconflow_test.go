@@ -158,3 +158,18 @@ func TestRound24BasetenBadKey(t *testing.T) {
 		}
 	}
 }
+
+// TestRound24HuggingFaceNoProvider: Hugging Face's router answers a model
+// none of the account's enabled inference providers serves with 400
+// "The requested model '…' is not supported by any provider you have
+// enabled." (dialect_hf_err_400_model_not_supported, the status and
+// message cline/cline#5098 quotes). **Bug:** an invalid request: no
+// fallback to a route that serves the model. Now not found.
+func TestRound24HuggingFaceNoProvider(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("dialect_hf_err_400_model_not_supported.http"))
+	_, err := newHostProvider(t, "https://router.huggingface.co/v1", srv.URL).Generate(context.Background(), r22Ask("moonshotai/Kimi-K2-Instruct", "hi"))
+	if e := providerError(t, err); e.Kind != provider.KindNotFound || e.HTTPStatus != 400 || e.Param != "model" || e.RequestID != "Lr24hfNoProv9q2w" {
+		t.Errorf("%s", renderErr(err))
+	}
+}
