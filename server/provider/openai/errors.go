@@ -966,9 +966,15 @@ var hfNoProviderRE = regexp.MustCompile(`^The requested model '.*' is not suppor
 //
 // Kimi's (Moonshot's) "Invalid request: Your request exceeded model token
 // limit: 262144 (requested: 269030)" (a 400 invalid_request_error:
-// MoonshotAI/kimi-cli#2011) is its own wording.
+// MoonshotAI/kimi-cli#2011) is its own wording; so are xAI's "This
+// model's maximum prompt length is 131072 but the request contains 136973
+// tokens." (cline/cline#3120) and DashScope's "<400>
+// InternalError.Algo.InvalidParameter: Range of input length should be
+// [1, 983616]" (agentscope-ai/QwenPaw#6255; testdata/
+// dialect_xai_err_400_prompt_length.http, dialect_dashscope_err_400_input_length.http).
 var contextLengthRE = regexp.MustCompile("(?i)maximum context length|context length exceeded|context window|too many tokens|prompt is too long|exceeded model token limit|" +
-	"`inputs` tokens \\+ `max_new_tokens` must be <=|`inputs` must have less than \\d+ tokens")
+	"`inputs` tokens \\+ `max_new_tokens` must be <=|`inputs` must have less than \\d+ tokens|" +
+	"maximum prompt length is \\d+ but the request contains \\d+ tokens|range of input length should be \\[1, \\d+\\]")
 
 func looksLikeContextLength(msg string) bool { return contextLengthRE.MatchString(msg) }
 

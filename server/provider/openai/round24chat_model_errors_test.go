@@ -173,3 +173,30 @@ func TestRound24HuggingFaceNoProvider(t *testing.T) {
 		t.Errorf("%s", renderErr(err))
 	}
 }
+
+// TestRound24PromptPastContext: two vendors' words for a prompt longer
+// than the model's context, each a 400. xAI: {"code":"Client specified an
+// invalid argument","error":"This model's maximum prompt length is 131072
+// but the request contains 136973 tokens."} (dialect_xai_err_400_prompt_length,
+// the message cline/cline#3120 quotes, in xAI's error layout). DashScope:
+// invalid_parameter_error "<400> InternalError.Algo.InvalidParameter:
+// Range of input length should be [1, 983616]"
+// (dialect_dashscope_err_400_input_length, the body
+// agentscope-ai/QwenPaw#6255 logs). **Bug:** invalid requests, where every
+// other server's overflow is a context-length error (a route with a
+// larger window is tried). Now context-length errors.
+func TestRound24PromptPastContext(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, base, model, msg string }{
+		{"dialect_xai_err_400_prompt_length", "https://api.x.ai/v1", "grok-3",
+			"This model's maximum prompt length is 131072 but the request contains 136973 tokens."},
+		{"dialect_dashscope_err_400_input_length", "https://dashscope.aliyuncs.com/compatible-mode/v1", "qwen3-max",
+			"<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 983616]"},
+	} {
+		srv := providertest.ReplayFile(t, td(tc.name+".http"))
+		_, err := newHostProvider(t, tc.base, srv.URL).Generate(context.Background(), r22Ask(tc.model, "hi"))
+		if e := providerError(t, err); e.Kind != provider.KindContextLength || e.HTTPStatus != 400 || e.Message != tc.msg {
+			t.Errorf("%s: %s", tc.name, renderErr(err))
+		}
+	}
+}
