@@ -971,10 +971,15 @@ var hfNoProviderRE = regexp.MustCompile(`^The requested model '.*' is not suppor
 // tokens." (cline/cline#3120) and DashScope's "<400>
 // InternalError.Algo.InvalidParameter: Range of input length should be
 // [1, 983616]" (agentscope-ai/QwenPaw#6255; testdata/
-// dialect_xai_err_400_prompt_length.http, dialect_dashscope_err_400_input_length.http).
+// dialect_xai_err_400_prompt_length.http, dialect_dashscope_err_400_input_length.http),
+// and vLLM's "The decoder prompt (length 9000) is longer than the maximum
+// model length of 8192. …" (with "plus the number of requested output
+// tokens (at least 1)" for a prompt that fills the window exactly: its
+// vllm/v1/engine/input_processor.py; dialect_vllm_err_400_decoder_prompt.http).
 var contextLengthRE = regexp.MustCompile("(?i)maximum context length|context length exceeded|context window|too many tokens|prompt is too long|exceeded model token limit|" +
 	"`inputs` tokens \\+ `max_new_tokens` must be <=|`inputs` must have less than \\d+ tokens|" +
-	"maximum prompt length is \\d+ but the request contains \\d+ tokens|range of input length should be \\[1, \\d+\\]")
+	"maximum prompt length is \\d+ but the request contains \\d+ tokens|range of input length should be \\[1, \\d+\\]|" +
+	"prompt \\(length \\d+\\)( plus the number of requested output tokens \\(at least 1\\))? is longer than the maximum model length")
 
 func looksLikeContextLength(msg string) bool { return contextLengthRE.MatchString(msg) }
 

@@ -174,7 +174,7 @@ func TestRound24HuggingFaceNoProvider(t *testing.T) {
 	}
 }
 
-// TestRound24PromptPastContext: two vendors' words for a prompt longer
+// TestRound24PromptPastContext: three servers' words for a prompt longer
 // than the model's context, each a 400. xAI: {"code":"Client specified an
 // invalid argument","error":"This model's maximum prompt length is 131072
 // but the request contains 136973 tokens."} (dialect_xai_err_400_prompt_length,
@@ -182,7 +182,10 @@ func TestRound24HuggingFaceNoProvider(t *testing.T) {
 // invalid_parameter_error "<400> InternalError.Algo.InvalidParameter:
 // Range of input length should be [1, 983616]"
 // (dialect_dashscope_err_400_input_length, the body
-// agentscope-ai/QwenPaw#6255 logs). **Bug:** invalid requests, where every
+// agentscope-ai/QwenPaw#6255 logs). vLLM: BadRequestError "The decoder
+// prompt (length 9000) is longer than the maximum model length of 8192.
+// …" (dialect_vllm_err_400_decoder_prompt, the message its
+// input_processor.py raises). **Bug:** invalid requests, where every
 // other server's overflow is a context-length error (a route with a
 // larger window is tried). Now context-length errors.
 func TestRound24PromptPastContext(t *testing.T) {
@@ -192,6 +195,8 @@ func TestRound24PromptPastContext(t *testing.T) {
 			"This model's maximum prompt length is 131072 but the request contains 136973 tokens."},
 		{"dialect_dashscope_err_400_input_length", "https://dashscope.aliyuncs.com/compatible-mode/v1", "qwen3-max",
 			"<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 983616]"},
+		{"dialect_vllm_err_400_decoder_prompt", "http://localhost:8000/v1", "Qwen/Qwen3-8B",
+			"The decoder prompt (length 9000) is longer than the maximum model length of 8192. Make sure that `max_model_len` is no smaller than the number of text tokens."},
 	} {
 		srv := providertest.ReplayFile(t, td(tc.name+".http"))
 		_, err := newHostProvider(t, tc.base, srv.URL).Generate(context.Background(), r22Ask(tc.model, "hi"))
