@@ -975,11 +975,16 @@ var hfNoProviderRE = regexp.MustCompile(`^The requested model '.*' is not suppor
 // and vLLM's "The decoder prompt (length 9000) is longer than the maximum
 // model length of 8192. …" (with "plus the number of requested output
 // tokens (at least 1)" for a prompt that fills the window exactly: its
-// vllm/v1/engine/input_processor.py; dialect_vllm_err_400_decoder_prompt.http).
+// vllm/v1/engine/input_processor.py; dialect_vllm_err_400_decoder_prompt.http);
+// and Anthropic's "input length and `max_tokens` exceed context limit:
+// 199759 + 8192 > 200000, …" (continuedev/continue#6080), which the
+// anthropic adapter reads so, from its OpenAI-compatible endpoint
+// (dialect_anthropic_compat_err_400_context_limit.http).
 var contextLengthRE = regexp.MustCompile("(?i)maximum context length|context length exceeded|context window|too many tokens|prompt is too long|exceeded model token limit|" +
 	"`inputs` tokens \\+ `max_new_tokens` must be <=|`inputs` must have less than \\d+ tokens|" +
 	"maximum prompt length is \\d+ but the request contains \\d+ tokens|range of input length should be \\[1, \\d+\\]|" +
-	"prompt \\(length \\d+\\)( plus the number of requested output tokens \\(at least 1\\))? is longer than the maximum model length")
+	"prompt \\(length \\d+\\)( plus the number of requested output tokens \\(at least 1\\))? is longer than the maximum model length|" +
+	"exceed context limit")
 
 func looksLikeContextLength(msg string) bool { return contextLengthRE.MatchString(msg) }
 

@@ -174,7 +174,7 @@ func TestRound24HuggingFaceNoProvider(t *testing.T) {
 	}
 }
 
-// TestRound24PromptPastContext: three servers' words for a prompt longer
+// TestRound24PromptPastContext: four servers' words for a prompt longer
 // than the model's context, each a 400. xAI: {"code":"Client specified an
 // invalid argument","error":"This model's maximum prompt length is 131072
 // but the request contains 136973 tokens."} (dialect_xai_err_400_prompt_length,
@@ -185,7 +185,11 @@ func TestRound24HuggingFaceNoProvider(t *testing.T) {
 // agentscope-ai/QwenPaw#6255 logs). vLLM: BadRequestError "The decoder
 // prompt (length 9000) is longer than the maximum model length of 8192.
 // …" (dialect_vllm_err_400_decoder_prompt, the message its
-// input_processor.py raises). **Bug:** invalid requests, where every
+// input_processor.py raises). Anthropic (its OpenAI-compatible
+// endpoint): "input length and `max_tokens` exceed context limit: 199759
+// + 8192 > 200000, …" (dialect_anthropic_compat_err_400_context_limit,
+// the message continuedev/continue#6080 quotes; the anthropic adapter
+// reads it so already). **Bug:** invalid requests, where every
 // other server's overflow is a context-length error (a route with a
 // larger window is tried). Now context-length errors.
 func TestRound24PromptPastContext(t *testing.T) {
@@ -195,6 +199,8 @@ func TestRound24PromptPastContext(t *testing.T) {
 			"This model's maximum prompt length is 131072 but the request contains 136973 tokens."},
 		{"dialect_dashscope_err_400_input_length", "https://dashscope.aliyuncs.com/compatible-mode/v1", "qwen3-max",
 			"<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 983616]"},
+		{"dialect_anthropic_compat_err_400_context_limit", "https://api.anthropic.com/v1", "claude-sonnet-4-5",
+			"input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000, decrease input length or `max_tokens` and try again"},
 		{"dialect_vllm_err_400_decoder_prompt", "http://localhost:8000/v1", "Qwen/Qwen3-8B",
 			"The decoder prompt (length 9000) is longer than the maximum model length of 8192. Make sure that `max_model_len` is no smaller than the number of text tokens."},
 	} {
