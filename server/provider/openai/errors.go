@@ -693,6 +693,11 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 	code, typ := string(we.Code), string(we.Type)
 	switch {
 	case code == "context_length_exceeded" || typ == "context_length_exceeded" || typ == "exceed_context_size_error" ||
+		// GitHub Models' per-request input cap: 413 tokens_limit_reached,
+		// "Request body too large for gpt-4o model. Max size: 8000
+		// tokens." (eslint/tsc-meetings#593;
+		// testdata/dialect_github_err_413_tokens_limit_reached.http).
+		code == "tokens_limit_reached" ||
 		((status == 0 || status == http.StatusBadRequest || status == http.StatusUnprocessableEntity || status == http.StatusOK) && looksLikeContextLength(e.Message)):
 		e.Kind = provider.KindContextLength
 	case provider.OllamaContextOverflow(e.Message):

@@ -211,3 +211,20 @@ func TestRound24PromptPastContext(t *testing.T) {
 		}
 	}
 }
+
+// TestRound24GitHubModelsTokensLimit: GitHub Models refuses an input past
+// its per-request token cap with 413, code tokens_limit_reached ("Request
+// body too large for gpt-4o model. Max size: 8000 tokens.":
+// dialect_github_err_413_tokens_limit_reached, the body
+// eslint/tsc-meetings#593 logs). **Bug:** an invalid request; the input
+// does not fit this route, another with a larger window may take it: a
+// context-length error now, the request id GitHub's.
+func TestRound24GitHubModelsTokensLimit(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("dialect_github_err_413_tokens_limit_reached.http"))
+	_, err := newHostProvider(t, "https://models.github.ai/inference", srv.URL).Generate(context.Background(), r22Ask("openai/gpt-4o", "hi"))
+	if e := providerError(t, err); e.Kind != provider.KindContextLength || e.HTTPStatus != 413 || e.Code != "tokens_limit_reached" ||
+		e.RequestID != "7C2E:3B91A4:24F1D0:2A8C3B:6866A1F3" || e.Message != "Request body too large for gpt-4o model. Max size: 8000 tokens." {
+		t.Errorf("%s", renderErr(err))
+	}
+}
