@@ -20,6 +20,8 @@ const (
 	thinkClose     = "</think>"
 	reasoningOpen  = "<reasoning>"
 	reasoningClose = "</reasoning>"
+	thoughtOpen    = "<thought>"
+	thoughtClose   = "</thought>"
 	thinkSpace     = " \t\r\n"
 )
 
@@ -38,22 +40,36 @@ const (
 	// unchanged; the whitespace between two blocks is markup and dropped;
 	// what follows the last block is the text, unchanged.
 	ThinkBlocks
+	// ThinkThought: one block opening the content, "<thought>…</thought>"
+	// or "<think>…</think>". Google's OpenAI-compatible endpoint asked for
+	// thought summaries (extra_body google.thinking_config
+	// include_thoughts) writes them so: the first thought delta opens
+	// with "<thought>", the answer's first delta with "</thought>"
+	// (testdata/dialect_gemini_compat_thought_stream.http of the openai
+	// package).
+	ThinkThought
 )
 
 // openTag matches s against the dialect's opening tags: the tag it opens
 // with and its closing tag, or partial when s may still grow into one.
-func openTag(s string, multi bool) (open, closing string, partial bool) {
+func openTag(s string, d ThinkDialect) (open, closing string, partial bool) {
 	if strings.HasPrefix(s, thinkOpen) {
 		return thinkOpen, thinkClose, false
 	}
 	partial = len(s) < len(thinkOpen) && strings.HasPrefix(thinkOpen, s)
-	if multi {
-		if strings.HasPrefix(s, reasoningOpen) {
-			return reasoningOpen, reasoningClose, false
-		}
-		partial = partial || len(s) < len(reasoningOpen) && strings.HasPrefix(reasoningOpen, s)
+	var o, c string
+	switch d {
+	case ThinkBlocks:
+		o, c = reasoningOpen, reasoningClose
+	case ThinkThought:
+		o, c = thoughtOpen, thoughtClose
+	default:
+		return "", "", partial
 	}
-	return "", "", partial
+	if strings.HasPrefix(s, o) {
+		return o, c, false
+	}
+	return "", "", partial || len(s) < len(o) && strings.HasPrefix(o, s)
 }
 
 // SplitThink splits a message's content into its leading think block and
@@ -68,7 +84,7 @@ func SplitThinkDialect(content string, d ThinkDialect) (reasoning, text string, 
 	rest := content
 	for {
 		trimmed := strings.TrimLeft(rest, thinkSpace)
-		open, closing, _ := openTag(trimmed, multi)
+		open, closing, _ := openTag(trimmed, d)
 		if open == "" {
 			if !ok {
 				return "", content, false
@@ -122,15 +138,15 @@ type ThinkSplitter struct {
 
 // NewThinkSplitter returns a splitter for the dialect's markup.
 func NewThinkSplitter(d ThinkDialect) ThinkSplitter {
-	if d == ThinkBlocks {
-		return ThinkSplitter{held: &thinkHeld{multi: true}}
+	if d != ThinkDefault {
+		return ThinkSplitter{held: &thinkHeld{dialect: d}}
 	}
 	return ThinkSplitter{}
 }
 
 type thinkHeld struct {
 	state   thinkState
-	multi   bool   // ThinkBlocks
+	dialect ThinkDialect
 	closing string // inside a block: its closing tag
 	pending string
 	// prefilled (Prefill): the content held, the bytes of it already
@@ -196,8 +212,11 @@ func PrefilledThink(content string) string {
 // bound, at the cost of relaying nothing of a prefilled block until it
 // closes.
 func (t *ThinkSplitter) Prefill(bound int) {
-	multi := t.held != nil && t.held.multi
-	t.held = &thinkHeld{state: thinkPrefilled, multi: multi, bound: bound}
+	d := ThinkDefault
+	if t.held != nil {
+		d = t.held.dialect
+	}
+	t.held = &thinkHeld{state: thinkPrefilled, dialect: d, bound: bound}
 }
 
 // prefilled takes a delta in the thinkPrefilled state. The held bytes
@@ -242,14 +261,15 @@ func (t *ThinkSplitter) Content(delta string) (reasoning, text string) {
 	if t.held != nil && t.held.state == thinkPrefilled {
 		return t.prefilled(delta)
 	}
-	state, p, multi, closing := thinkUndecided, delta, false, ""
+	state, p, d, closing := thinkUndecided, delta, ThinkDefault, ""
 	if h := t.held; h != nil {
-		state, p, multi, closing = h.state, h.pending+delta, h.multi, h.closing
+		state, p, d, closing = h.state, h.pending+delta, h.dialect, h.closing
 	}
+	multi := d == ThinkBlocks
 	for {
 		if state == thinkUndecided {
 			trimmed := strings.TrimLeft(p, thinkSpace)
-			open, c, partial := openTag(trimmed, multi)
+			open, c, partial := openTag(trimmed, d)
 			switch {
 			case open != "":
 				p, closing, state = trimmed[len(open):], c, thinkInside

@@ -150,7 +150,7 @@ func TestThinkBlocksSplitterAgreesWithUnary(t *testing.T) {
 // held is released as text, the rest after it too.
 func TestPrefilledSplitterAgreesWithUnary(t *testing.T) {
 	t.Parallel()
-	for _, d := range []ThinkDialect{ThinkDefault, ThinkBlocks} {
+	for _, d := range []ThinkDialect{ThinkDefault, ThinkBlocks, ThinkThought} {
 		for _, content := range []string{
 			"reasoning\n</think>\n\nanswer",
 			"r </think",
@@ -259,6 +259,68 @@ func TestPrefillBoundPassedOnce(t *testing.T) {
 		}
 		if sp.PrefillBoundPassed() {
 			t.Errorf("%q: reported without passing the bound", end)
+		}
+	}
+}
+
+// TestSplitThinkThought: Gemini's markup on Google's OpenAI-compatible
+// endpoint, one leading <thought> block (a <think> block too), the text
+// after it unchanged; a second block, a tag later in the text or another
+// dialect's tag is text; and the streamed form releases what the unary
+// one finds in the whole, however the content is cut.
+func TestSplitThinkThought(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		content, reasoning, text string
+		ok                       bool
+	}{
+		{"<thought>**Plan**\n\nx\n\n\n</thought>你好！", "**Plan**\n\nx\n\n\n", "你好！", true},
+		{"\n<thought>a</thought>\n\nHi", "a", "\n\nHi", true},
+		{"<think>a</think>Hi", "a", "Hi", true},
+		{"<thought>a</thought><thought>b</thought>", "a", "<thought>b</thought>", true},
+		{"<thought>cut </thoug", "cut </thoug", "", true},
+		{"<reasoning>a</reasoning>Hi", "", "<reasoning>a</reasoning>Hi", false},
+		{"Hi <thought>a</thought>", "", "Hi <thought>a</thought>", false},
+		{"<thoughts>a</thoughts>", "", "<thoughts>a</thoughts>", false},
+		{"<thou", "", "<thou", false},
+	} {
+		r, txt, ok := SplitThinkDialect(tc.content, ThinkThought)
+		if r != tc.reasoning || txt != tc.text || ok != tc.ok {
+			t.Errorf("SplitThinkDialect(%q) = %q, %q, %v; want %q, %q, %v", tc.content, r, txt, ok, tc.reasoning, tc.text, tc.ok)
+		}
+	}
+	if _, txt, ok := SplitThink("<thought>a</thought>Hi"); ok || txt != "<thought>a</thought>Hi" {
+		t.Errorf("the default dialect read <thought>: %q", txt)
+	}
+	for _, content := range []string{
+		"<thought>a </thought\n</thought>\n\nHi </thought> x",
+		" <thought>x<</thought><thought>y</thought>z",
+		"<thought>never closed </thou",
+		"<thou",
+		"<thi plain",
+		"<think>a</think>b",
+		"plain <thought>x</thought>",
+	} {
+		wantR, wantT, _ := SplitThinkDialect(content, ThinkThought)
+		for cut1 := 0; cut1 <= len(content); cut1++ {
+			for cut2 := cut1; cut2 <= len(content); cut2++ {
+				sp := NewThinkSplitter(ThinkThought)
+				var r, txt strings.Builder
+				for _, d := range []string{content[:cut1], content[cut1:cut2], content[cut2:]} {
+					if d == "" {
+						continue
+					}
+					a, b := sp.Content(d)
+					r.WriteString(a)
+					txt.WriteString(b)
+				}
+				a, b := sp.Flush()
+				r.WriteString(a)
+				txt.WriteString(b)
+				if r.String() != wantR || txt.String() != wantT {
+					t.Fatalf("%q cut at %d,%d: %q, %q; want %q, %q", content, cut1, cut2, r.String(), txt.String(), wantR, wantT)
+				}
+			}
 		}
 	}
 }

@@ -693,6 +693,11 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 	code, typ := string(we.Code), string(we.Type)
 	switch {
 	case code == "context_length_exceeded" || typ == "context_length_exceeded" || typ == "exceed_context_size_error" ||
+		// GitHub Models' per-request input cap: 413 tokens_limit_reached,
+		// "Request body too large for gpt-4o model. Max size: 8000
+		// tokens." (eslint/tsc-meetings#593;
+		// testdata/dialect_github_err_413_tokens_limit_reached.http).
+		code == "tokens_limit_reached" ||
 		((status == 0 || status == http.StatusBadRequest || status == http.StatusUnprocessableEntity || status == http.StatusOK) && looksLikeContextLength(e.Message)):
 		e.Kind = provider.KindContextLength
 	case provider.OllamaContextOverflow(e.Message):
@@ -703,16 +708,33 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// them as context-length errors whatever the status; so does
 		// this one now, not a 500 to retry.
 		e.Kind = provider.KindContextLength
-	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message) || openrouterUnknownModelRE.MatchString(e.Message)):
-		// A model the server does not have, answered 400 where OpenAI
-		// and DashScope answer 404 model_not_found: Mistral's and
-		// Perplexity's type invalid_model ("Invalid model: bad model",
-		// code "1500"; "Invalid model 'bad model'. Permitted models can be
-		// found in …", code 400), DeepSeek's invalid_request_error "The
-		// supported API model names are deepseek-v4-pro or
-		// deepseek-v4-flash, but you passed bad model." (maruel/genai's
-		// recordings, testdata/real_maruel_*_bad_model_stream_error.http),
-		// OpenRouter's "bad/model is not a valid model ID" (code 400).
+	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message) ||
+		openrouterUnknownModelRE.MatchString(e.Message) || siliconflowUnknownModelRE.MatchString(e.Message) ||
+		hfNoProviderRE.MatchString(e.Message)) ||
+		code == "model_not_found" || code == "model_decommissioned" || (status == http.StatusBadRequest && code == "model_not_available"):
+		// A model the server does not have or no longer serves, answered
+		// 400 where OpenAI and DashScope answer 404 model_not_found:
+		// Mistral's and Perplexity's type invalid_model ("Invalid model:
+		// bad model", code "1500"; "Invalid model 'bad model'. Permitted
+		// models can be found in …", code 400), DeepSeek's
+		// invalid_request_error "The supported API model names are
+		// deepseek-v4-pro or deepseek-v4-flash, but you passed bad model."
+		// (maruel/genai's recordings,
+		// testdata/real_maruel_*_bad_model_stream_error.http), OpenRouter's
+		// "bad/model is not a valid model ID" (code 400), SiliconFlow's
+		// {"code":20012,"message":"Model does not exist. Please check it
+		// carefully."}, Together's 400 model_not_available ("Unable to
+		// access non-serverless model …",
+		// testdata/dialect_together_err_400_model_not_available.http),
+		// Hugging Face's router's "The requested model '…' is not
+		// supported by any provider you have enabled."
+		// (testdata/dialect_hf_err_400_model_not_supported.http).
+		// Whatever the status (a 200 stream's error too): the code
+		// model_not_found, OpenAI's own, which Hugging Face's router sends
+		// with a 400 (testdata/real_maruel_hf_bad_model_err.http), and
+		// Groq's model_decommissioned (400 "The model `…` has been
+		// decommissioned and is no longer supported",
+		// testdata/dialect_groq_err_400_model_decommissioned.http).
 		// The contract's not-found kind is the unknown model's, whatever
 		// the status; they were invalid requests.
 		e.Kind = provider.KindNotFound
@@ -740,6 +762,12 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// of its own: TEI's 413, llama.cpp's 500 (the same input fails
 		// every time; not a server fault to retry).
 		e.Kind = provider.KindContextLength
+	case status == http.StatusForbidden && e.Message == "please check the api-key you provided":
+		// Baseten's Model APIs refuse a key with 403 {"error": "please
+		// check the api-key you provided"} (maruel/genai's recordings,
+		// testdata/real_maruel_baseten_bad_key_err.http): the caller's
+		// credentials, as a 401 is, not a permission of a valid key.
+		e.Kind = provider.KindUnauthenticated
 	case status == http.StatusForbidden && strings.HasPrefix(e.Message, "You are not allowed to request logprobs from this model"):
 		// OpenAI refuses logprobs from its reasoning models (gpt-5-nano:
 		// 403 invalid_request_error, code and param null: maruel/genai's
@@ -934,6 +962,18 @@ var deepseekUnknownModelRE = regexp.MustCompile(`^The supported API model names 
 // testdata/real_maruel_openrouter_bad_model_err.http).
 var openrouterUnknownModelRE = regexp.MustCompile(`^\S+ is not a valid model ID$`)
 
+// siliconflowUnknownModelRE matches SiliconFlow's answer to a model it
+// does not serve: 400 {"code":20012,"message":"Model does not exist.
+// Please check it carefully.","data":null} (ErlichLiu/DeepClaude#111;
+// testdata/dialect_siliconflow_err_400_model_does_not_exist.http).
+var siliconflowUnknownModelRE = regexp.MustCompile(`^Model does not exist\.`)
+
+// hfNoProviderRE matches Hugging Face's router's answer to a model that
+// none of the account's enabled inference providers serves (400, code
+// model_not_supported; cline/cline#5098,
+// testdata/dialect_hf_err_400_model_not_supported.http).
+var hfNoProviderRE = regexp.MustCompile(`^The requested model '.*' is not supported by any provider you have enabled\.$`)
+
 // contextLengthRE matches the messages of a prompt longer than the context:
 // OpenAI's and most compatible servers', and text-generation-inference's
 // validation errors ("`inputs` tokens + `max_new_tokens` must be <= 4096",
@@ -941,9 +981,25 @@ var openrouterUnknownModelRE = regexp.MustCompile(`^\S+ is not a valid model ID$
 //
 // Kimi's (Moonshot's) "Invalid request: Your request exceeded model token
 // limit: 262144 (requested: 269030)" (a 400 invalid_request_error:
-// MoonshotAI/kimi-cli#2011) is its own wording.
+// MoonshotAI/kimi-cli#2011) is its own wording; so are xAI's "This
+// model's maximum prompt length is 131072 but the request contains 136973
+// tokens." (cline/cline#3120) and DashScope's "<400>
+// InternalError.Algo.InvalidParameter: Range of input length should be
+// [1, 983616]" (agentscope-ai/QwenPaw#6255; testdata/
+// dialect_xai_err_400_prompt_length.http, dialect_dashscope_err_400_input_length.http),
+// and vLLM's "The decoder prompt (length 9000) is longer than the maximum
+// model length of 8192. …" (with "plus the number of requested output
+// tokens (at least 1)" for a prompt that fills the window exactly: its
+// vllm/v1/engine/input_processor.py; dialect_vllm_err_400_decoder_prompt.http);
+// and Anthropic's "input length and `max_tokens` exceed context limit:
+// 199759 + 8192 > 200000, …" (continuedev/continue#6080), which the
+// anthropic adapter reads so, from its OpenAI-compatible endpoint
+// (dialect_anthropic_compat_err_400_context_limit.http).
 var contextLengthRE = regexp.MustCompile("(?i)maximum context length|context length exceeded|context window|too many tokens|prompt is too long|exceeded model token limit|" +
-	"`inputs` tokens \\+ `max_new_tokens` must be <=|`inputs` must have less than \\d+ tokens")
+	"`inputs` tokens \\+ `max_new_tokens` must be <=|`inputs` must have less than \\d+ tokens|" +
+	"maximum prompt length is \\d+ but the request contains \\d+ tokens|range of input length should be \\[1, \\d+\\]|" +
+	"prompt \\(length \\d+\\)( plus the number of requested output tokens \\(at least 1\\))? is longer than the maximum model length|" +
+	"exceed context limit")
 
 func looksLikeContextLength(msg string) bool { return contextLengthRE.MatchString(msg) }
 

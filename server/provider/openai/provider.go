@@ -76,7 +76,8 @@ type Provider struct {
 	// (topReasoningOutside).
 	perplexity bool
 	// think is the inline reasoning markup of the content: gpt-oss's
-	// <reasoning> blocks on AWS Bedrock's hosts (bedrockHost), a leading
+	// <reasoning> blocks on AWS Bedrock's hosts (bedrockHost), Gemini's
+	// leading <thought> block on Google's (googleCompat), a leading
 	// <think> block elsewhere.
 	think provider.ThinkDialect
 	entra func(context.Context) (string, error)
@@ -323,8 +324,13 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	p.dashscope = dashscopeHost(p.baseURL)
 	p.deepseek = deepseekHost(p.baseURL)
 	p.perplexity = perplexityHost(p.baseURL)
-	if bedrockHost(p.baseURL) {
+	switch {
+	case bedrockHost(p.baseURL):
 		p.think = provider.ThinkBlocks
+	case p.googleCompat:
+		// Thought summaries asked for through extra_body come as a
+		// "<thought>" block opening the content.
+		p.think = provider.ThinkThought
 	}
 	p.prepare()
 	return p, nil

@@ -397,21 +397,32 @@ func FuzzStream(f *testing.F) {
 	f.Add([]byte("data: {\"model\":\"x-Thinking\",\"choices\":[{\"delta\":{\"content\":\"plan\"}}]}\n\n" +
 		"data: {\"model\":\"x-Thinking\",\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n" +
 		"data: {\"model\":\"x-Thinking\",\"choices\":[{\"delta\":{\"content\":\" more</think>\\n\\nok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"))
+	// Gemini's thought block on Google's endpoint (ThinkThought), its
+	// closing tag split across deltas.
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"<thought>a</tho\",\"extra_content\":{\"google\":{\"thought\":true}}}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"ught>b\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"))
 	p, err := NewAzure(testKey, WithBaseURL("https://example.openai.azure.com"))
 	if err != nil {
 		f.Fatal(err)
 	}
+	// The same bodies read as Google's endpoint reads them (its markup
+	// dialect, provider.ThinkThought).
+	g, err := New(testKey, WithBaseURL("https://generativelanguage.googleapis.com/v1beta/openai"))
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		s := streamFrom(p, string(body))
-		defer s.Close()
-		evs, complete, err := providertest.Drain(t, s, len(body)+10)
-		if err != nil {
-			providerError(t, err)
-		}
-		checkStreamInvariants(t, evs)
-		calls := providertest.CheckEvents(t, evs, providertest.EventCheck{Complete: complete, EndEveryCall: true, LateFragments: true})
-		if complete {
-			checkAgainstReference(t, body, evs, calls)
+		for _, p := range []*Provider{p, g} {
+			s := streamFrom(p, string(body))
+			evs, complete, err := providertest.Drain(t, s, len(body)+10)
+			s.Close()
+			if err != nil {
+				providerError(t, err)
+			}
+			checkStreamInvariants(t, evs)
+			calls := providertest.CheckEvents(t, evs, providertest.EventCheck{Complete: complete, EndEveryCall: true, LateFragments: true})
+			if complete {
+				checkAgainstReference(t, body, evs, calls)
+			}
 		}
 	})
 }
