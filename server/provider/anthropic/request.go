@@ -368,9 +368,16 @@ func convertParts(i int, m *llmrelayv1.Message, unsigned unsignedThinking) ([]co
 				return nil, nil, invalid(param, "tool result needs the call_id of its tool call")
 			}
 			b := contentBlockParam{Type: "tool_result", ToolUseID: tr.GetCallId(), IsError: tr.GetIsError()}
-			if tr.GetContent() != "" {
-				c := tr.GetContent()
+			if c := tr.GetContent(); c != "" {
 				b.Content = &c
+			} else if tr.GetIsError() {
+				// The API refuses an error result without content
+				// ("content cannot be empty if `is_error` is true",
+				// bytedance/trae-agent#230): the model is told there was
+				// no message instead.
+				c := emptyErrorResult
+				b.Content = &c
+				warnings = append(warnings, fmt.Sprintf("%s: an error tool result without content was sent as %q (Anthropic refuses an empty one)", param, emptyErrorResult))
 			}
 			blocks = append(blocks, b)
 		case nil:
@@ -381,6 +388,9 @@ func convertParts(i int, m *llmrelayv1.Message, unsigned unsignedThinking) ([]co
 	}
 	return blocks, warnings, nil
 }
+
+// emptyErrorResult is the content of an error tool result that has none.
+const emptyErrorResult = "the tool reported an error without a message"
 
 // reasoningBlock is the block a Reasoning part goes back as, in its
 // position in the assistant turn: a redacted part as redacted_thinking
