@@ -59,6 +59,16 @@ func Compile(text string) (*Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	// "format" holds: draft 2020-12 makes it an annotation unless the
+	// meta-schema asks for the format-assertion vocabulary, so
+	// {"format":"date-time"} accepted "yesterday" while the same schema
+	// under draft-07 refused it. The providers' structured outputs
+	// generate the formats they list (OpenAI strict: date-time, date,
+	// time, duration, email, hostname, ipv4, ipv6, uuid), and a caller
+	// parsing the answer into a date type fails on anything else, so an
+	// answer that misses its format does not match. Formats the library
+	// does not know stay annotations.
+	c.AssertFormat()
 	c.UseLoader(noLoader{})
 	if err := c.AddResource(resource, doc); err != nil {
 		return nil, fmt.Errorf("not a valid JSON Schema: %v", err)

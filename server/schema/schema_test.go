@@ -72,3 +72,24 @@ func TestIsJSONObject(t *testing.T) {
 		}
 	}
 }
+
+// A "format" is checked under every draft: under 2020-12 (the default)
+// it was an annotation, so a date-time "yesterday" passed while the same
+// schema with draft-07's $schema refused it.
+func TestValidateAssertsFormats(t *testing.T) {
+	t.Parallel()
+	for _, draft := range []string{``, `"$schema":"https://json-schema.org/draft/2020-12/schema",`, `"$schema":"http://json-schema.org/draft-07/schema#",`} {
+		s, err := Compile(`{` + draft + `"type":"object","properties":{"when":{"type":"string","format":"date-time"},"who":{"type":"string","format":"email"},"shade":{"type":"string","format":"colour"}}}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if errs := s.Validate(`{"when":"2026-11-25T03:09:08Z","who":"a@example.com","shade":"teal"}`); errs != nil {
+			t.Errorf("%s valid answer: %q", draft, errs)
+		}
+		errs := s.Validate(`{"when":"yesterday","who":"nobody","shade":"teal"}`)
+		joined := strings.Join(errs, "\n")
+		if len(errs) != 2 || !strings.Contains(joined, "/when: 'yesterday' is not valid date-time") || !strings.Contains(joined, "/who: 'nobody' is not valid email") {
+			t.Errorf("%s violations = %q", draft, errs)
+		}
+	}
+}
