@@ -75,11 +75,33 @@ func Compile(text string) (*Schema, error) {
 	}
 	compiled, err := c.Compile(resource)
 	if err != nil {
+		if msg := unknownDraft(doc, err); msg != "" {
+			return nil, errors.New(msg)
+		}
 		return nil, fmt.Errorf("not a valid JSON Schema: %s", compileMessage(err))
 	}
 	s := &Schema{s: compiled}
 	cache.put(text, s)
 	return s, nil
+}
+
+// unknownDraft is the refusal of a root "$schema" that names no draft the
+// validator has built in: the compiler fetches an unknown meta-schema like
+// any reference, which the loader refuses, and the caller read "external
+// $ref ... is not allowed" for a schema without a $ref (an OpenAPI 3.1
+// dialect, an empty "$schema"). "" when the error is not that.
+func unknownDraft(doc any, err error) string {
+	root, _ := doc.(map[string]any)
+	meta, ok := root["$schema"].(string)
+	var lue *jsonschema.LoadURLError
+	if !ok || !errors.As(err, &lue) {
+		return ""
+	}
+	if u, _, _ := strings.Cut(lue.URL, "#"); meta != "" && u != strings.TrimSuffix(meta, "#") {
+		return "" // a $ref of the schema's, not its meta-schema
+	}
+	return fmt.Sprintf(`"$schema" %q names no JSON Schema draft the server validates with (draft-04, -06, -07, 2019-09, 2020-12, `+
+		`e.g. "https://json-schema.org/draft/2020-12/schema"): remove it (2020-12 is the default) or name one of those`, meta)
 }
 
 // compileMessage is the compiler's error without its internal resource URL.

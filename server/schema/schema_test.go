@@ -19,6 +19,13 @@ func TestCompile(t *testing.T) {
 		`{"$ref":"https://example.com/s.json"}`: "is not allowed",
 		`{"$ref":"file:///etc/passwd"}`:         "is not allowed",
 		`{"type":"string","pattern":"("}`:       "not a valid JSON Schema",
+		// A $schema naming no built-in draft is said to be that, not an
+		// "external $ref" the schema does not have.
+		`{"$schema":"https://spec.openapis.org/oas/3.1/dialect/base","type":"object"}`:                   `"$schema" "https://spec.openapis.org/oas/3.1/dialect/base" names no JSON Schema draft the server validates with`,
+		`{"$schema":"","type":"object"}`:                                                                 `"$schema" "" names no JSON Schema draft`,
+		`{"$schema":"https://json-schema.org/draft-07/schema","type":"object"}`:                          "",
+		`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object"}`:                          "",
+		`{"$schema":"https://json-schema.org/draft/2020-12/schema","$ref":"https://example.com/s.json"}`: `external $ref "https://example.com/s.json" is not allowed`,
 	} {
 		_, err := Compile(text)
 		switch {
