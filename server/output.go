@@ -43,6 +43,21 @@ func newOutputCheck(o *llmrelayv1.GenerationOptions) (*outputCheck, error) {
 	}
 }
 
+// warnings say what the check could not check: the schema's patterns
+// beyond the server's regexp engine (RE2: no lookaround, no
+// backreferences), which a valid answer was not held to.
+func (c *outputCheck) warnings() []string {
+	if c == nil || c.schema == nil || len(c.schema.Unchecked()) == 0 {
+		return nil
+	}
+	quoted := make([]string, len(c.schema.Unchecked()))
+	for i, p := range c.schema.Unchecked() {
+		quoted[i] = fmt.Sprintf("%q", p)
+	}
+	return []string{"options.response_format.schema: the answer was not checked against pattern(s) " + strings.Join(quoted, ", ") +
+		": lookaround and backreferences are beyond the server's regular expressions (RE2)"}
+}
+
 // phaseFinalAnswer is the phase OpenAI's Responses API gives the message
 // holding the model's answer (Part.phase).
 const phaseFinalAnswer = "final_answer"

@@ -100,3 +100,52 @@ func TestValidateAssertsFormats(t *testing.T) {
 		}
 	}
 }
+
+// Patterns are ECMA-262: lookaround and backreferences, which RE2 cannot
+// run, are valid and were refused as "not valid regex" (the whole request
+// failed for a tool schema its provider takes); they are accepted and
+// listed as unchecked. ECMA's \uXXXX escapes are checked. A pattern
+// invalid in both dialects is still refused.
+func TestPatternsBeyondRE2(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		pattern   string // as JSON string content
+		unchecked bool
+	}{
+		{`^(?!.*\\.\\.).*$`, true},
+		{`^(?=.*[A-Z]).{8,}$`, true},
+		{`(?<=\\$)\\d+`, true},
+		{`(?<!-)\\d+`, true},
+		{`^(a)\\1$`, true},
+		{`^(?<q>['\"]).*\\k<q>$`, true},
+		{`^[\\u0041-\\u005A]+$`, false},
+		{`^\\d{3}$`, false},
+	} {
+		s, err := Compile(`{"type":"object","properties":{"a":{"type":"string","pattern":"` + tc.pattern + `"}},"patternProperties":{"` + tc.pattern + `":{}}}`)
+		if err != nil {
+			t.Errorf("%s: %v", tc.pattern, err)
+			continue
+		}
+		if got := len(s.Unchecked()) > 0; got != tc.unchecked {
+			t.Errorf("%s: unchecked %q", tc.pattern, s.Unchecked())
+		}
+		if tc.unchecked && len(s.Unchecked()) != 1 {
+			t.Errorf("%s: unchecked %q, want the pattern once", tc.pattern, s.Unchecked())
+		}
+	}
+	s, err := Compile(`{"type":"string","pattern":"^[\\u0041-\\u005A]+$"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := s.Validate(`"ABC"`); errs != nil {
+		t.Errorf("ABC: %q", errs)
+	}
+	if errs := s.Validate(`"abc"`); len(errs) != 1 {
+		t.Errorf("abc: %q", errs)
+	}
+	for _, bad := range []string{`[`, `(?P<x`, `\\`, `a{2,1}`} {
+		if _, err := Compile(`{"type":"string","pattern":"` + bad + `"}`); err == nil || !strings.Contains(err.Error(), "is not valid regex") {
+			t.Errorf("%s: %v, want refused", bad, err)
+		}
+	}
+}
