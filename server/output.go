@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -138,7 +139,17 @@ func wrappedJSON(t string) string {
 		return " (the JSON is inside a Markdown code fence)"
 	}
 	first := strings.IndexAny(s, "{[")
-	if first <= 0 {
+	if first < 0 {
+		return ""
+	}
+	if first == 0 {
+		// One JSON value, then more: a sentence after it, or a second
+		// value (a model answering twice).
+		dec := json.NewDecoder(strings.NewReader(s))
+		var v json.RawMessage
+		if dec.Decode(&v) == nil && dec.More() {
+			return " (text after the JSON)"
+		}
 		return ""
 	}
 	if _, err := schema.ParseJSON(s[first:]); err == nil {

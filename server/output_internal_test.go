@@ -56,6 +56,8 @@ func TestOutputCheck(t *testing.T) {
 		{"fenced", object, textMsg("```json\n{\"a\": 1}\n```"), stop, 0, []string{"/: not valid JSON: invalid character '`' looking for beginning of value (the JSON is inside a Markdown code fence)"}},
 		{"preamble", withSchema, textMsg(`Here is the JSON: {"a": 1}`), stop, 0, []string{"/: not valid JSON: invalid character 'H' looking for beginning of value (text before the JSON: the model wrote a preamble)"}},
 		{"preamble and fence", object, textMsg("Sure!\n```json\n[1]\n```"), stop, 0, []string{"/: not valid JSON: invalid character 'S' looking for beginning of value (text before the JSON, which is inside a Markdown code fence)"}},
+		{"text after", object, textMsg(`{"a": 1}` + "\nHope this helps!"), stop, 0, []string{"/: not valid JSON: invalid character after top-level value (text after the JSON)"}},
+		{"two values", object, textMsg(`{"a": 1}{"a": 2}`), stop, 0, []string{"/: not valid JSON: invalid character after top-level value (text after the JSON)"}},
 		{"prose", object, textMsg(`I cannot answer that.`), stop, 0, []string{"/: not valid JSON: invalid character 'I' looking for beginning of value"}},
 		{"refusal", object, refusal, stop, 0, []string{"/: no JSON in the answer: the model refused: I can't help with that."}},
 		{"empty", object, textMsg(), stop, 0, []string{"/: the answer has no text (empty instead of JSON)"}},
