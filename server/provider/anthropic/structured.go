@@ -46,7 +46,7 @@ func answerToolFor(req *provider.Request) string {
 // applyResponseFormat adds output_config.format, or the forced answer tool
 // and the tool_choice that forces it, to a request whose tools and
 // thinking are already set.
-func applyResponseFormat(w *messagesRequest, req *provider.Request) error {
+func applyResponseFormat(w *messagesRequest, req *provider.Request, warnings *[]string) error {
 	rf := req.Options.GetResponseFormat()
 	var schema json.RawMessage
 	switch rf.GetType() {
@@ -66,7 +66,20 @@ func applyResponseFormat(w *messagesRequest, req *provider.Request) error {
 			if w.OutputConfig == nil {
 				w.OutputConfig = &wireOutputConfig{}
 			}
-			w.OutputConfig.Format = &wireOutputFormat{Type: "json_schema", Schema: raw}
+			// Structured outputs refuse an object schema without
+			// "additionalProperties": false (400 "For 'object' type,
+			// 'additionalProperties' must be explicitly set to false":
+			// testdata/error_400_output_config_additional_properties.http),
+			// which most schemas leave out; Anthropic's SDKs add it, and so
+			// does the adapter. The server validates the answer against the
+			// caller's schema, which an answer without extra properties
+			// still meets.
+			closed, replaced := provider.ClosedObjectSchemas(raw)
+			if replaced > 0 {
+				*warnings = append(*warnings, fmt.Sprintf("options.response_format.schema: %d additionalProperties value(s) other than false sent as false: "+
+					"Anthropic's structured outputs take closed objects only (the answer has no properties beyond those listed)", replaced))
+			}
+			w.OutputConfig.Format = &wireOutputFormat{Type: "json_schema", Schema: closed}
 			return nil
 		}
 		var root struct {

@@ -1,0 +1,70 @@
+package provider
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestClosedObjectSchemas: every object schema, at every depth a schema
+// nests schemas, gets "additionalProperties": false (Anthropic's
+// structured outputs refuse any other); the rest keeps its bytes and key
+// order; a value other than false is replaced and counted.
+func TestClosedObjectSchemas(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, in, want string
+		replaced       int
+	}{
+		{"flat", `{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}},"required":["zeta"]}`,
+			`{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}},"required":["zeta"],"additionalProperties":false}`, 0},
+		{"already closed, spacing kept", `{"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false}`,
+			`{"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false}`, 0},
+		{"nested, arrays, defs, anyOf", `{"type":"object","properties":{"user":{"type":"object","properties":{"n":{"type":"string"}}},` +
+			`"tags":{"type":"array","items":{"type":"object","properties":{"k":{"type":"string"}},"additionalProperties":false}},` +
+			`"alt":{"anyOf":[{"type":"null"},{"$ref":"#/$defs/P"}]}},"additionalProperties":false,"$defs":{"P":{"properties":{"x":{"type":["object","null"]}}}}}`,
+			`{"type":"object","properties":{"user":{"type":"object","properties":{"n":{"type":"string"}},"additionalProperties":false},` +
+				`"tags":{"type":"array","items":{"type":"object","properties":{"k":{"type":"string"}},"additionalProperties":false}},` +
+				`"alt":{"anyOf":[{"type":"null"},{"$ref":"#/$defs/P"}]}},"additionalProperties":false,"$defs":{"P":{"properties":{"x":{"type":["object","null"],"additionalProperties":false}},"additionalProperties":false}}}`, 0},
+		{"open values replaced in place", `{"type":"object","additionalProperties":true,"properties":{"m":{"type":"object","additionalProperties":{"type":"string"},"description":"d"}}}`,
+			`{"type":"object","additionalProperties":false,"properties":{"m":{"type":"object","additionalProperties":false,"description":"d"}}}`, 2},
+		// A property named like a keyword is a name; a string schema is
+		// left as it is.
+		{"names and scalars", `{"type":"object","properties":{"properties":{"type":"string"},"type":{"type":"string"}},"additionalProperties":false}`,
+			`{"type":"object","properties":{"properties":{"type":"string"},"type":{"type":"string"}},"additionalProperties":false}`, 0},
+		{"not an object schema", `{"type":"string","maxLength":3}`, `{"type":"string","maxLength":3}`, 0},
+		{"boolean schema", `true`, `true`, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, replaced := ClosedObjectSchemas(json.RawMessage(tc.in))
+			if string(got) != tc.want || replaced != tc.replaced {
+				t.Errorf("got %s (%d replaced)\nwant %s (%d)", got, replaced, tc.want, tc.replaced)
+			}
+			if !json.Valid(got) {
+				t.Errorf("not JSON: %s", got)
+			}
+		})
+	}
+}
+
+// FuzzClosedObjectSchemas: whatever the JSON, the result is JSON, and
+// closing twice changes nothing more.
+func FuzzClosedObjectSchemas(f *testing.F) {
+	for _, s := range []string{`{"type":"object","properties":{"a":{"type":"object"}}}`, `{"anyOf":[{"type":"object"},true]}`,
+		`{"items":[{"properties":{}}],"additionalProperties":{"type":"object"}}`, `[1]`, `{"type":["object"],"$defs":{"x":{"type":"object"}}}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !json.Valid([]byte(s)) {
+			return
+		}
+		once, _ := ClosedObjectSchemas(json.RawMessage(s))
+		if !json.Valid(once) {
+			t.Fatalf("%s → not JSON %s", s, once)
+		}
+		twice, replaced := ClosedObjectSchemas(once)
+		if string(twice) != string(once) || replaced != 0 {
+			t.Fatalf("%s → %s → %s (%d)", s, once, twice, replaced)
+		}
+	})
+}
