@@ -3,6 +3,8 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
+	"strings"
 )
 
 // maxClosedDepth bounds how deep ClosedObjectSchemas rewrites nested
@@ -28,57 +30,116 @@ var (
 // replaced in place and counted in replaced, for a warning. A schema that
 // is not one JSON object is returned as it is.
 func ClosedObjectSchemas(schema json.RawMessage) (out json.RawMessage, replaced int) {
-	out = closeSchema(bytes.TrimSpace(schema), 0, &replaced)
+	out = rewriteSchema(bytes.TrimSpace(schema), 0, func(fields []jsonField) ([]jsonField, bool) {
+		return closeNode(fields, &replaced)
+	})
 	return out, replaced
 }
 
-func closeSchema(raw json.RawMessage, depth int, replaced *int) json.RawMessage {
+// RelocatedConstraints moves the keywords of every schema (at every depth)
+// that unsupported reports into the schema's description, as Anthropic's
+// SDKs do for its structured outputs, which refuse them with a 400 ("For
+// 'integer' type, property 'minimum' is not supported"): the keyword is
+// removed, and "{minimum: 1, maximum: 10}" is appended to the description
+// (after a blank line) or becomes it, as the schema's last key. The rest
+// keeps its bytes and key order. moved lists the keywords moved, once
+// each, in the order met.
+//
+// unsupported is asked about each keyword with the schema's "type" (""
+// when it is not one string).
+func RelocatedConstraints(schema json.RawMessage, unsupported func(key string, value json.RawMessage, typ string) bool) (out json.RawMessage, moved []string) {
+	out = rewriteSchema(bytes.TrimSpace(schema), 0, func(fields []jsonField) ([]jsonField, bool) {
+		var kept []jsonField
+		var notes []string
+		descAt, typ := -1, ""
+		for _, f := range fields {
+			if f.key == "type" {
+				_ = json.Unmarshal(f.value, &typ) // a list of types leaves ""
+			}
+		}
+		for _, f := range fields {
+			if unsupported(f.key, f.value, typ) {
+				notes = append(notes, f.key+": "+string(compactJSON(f.value)))
+				if !slices.Contains(moved, f.key) {
+					moved = append(moved, f.key)
+				}
+				continue
+			}
+			if f.key == "description" {
+				descAt = len(kept)
+			}
+			kept = append(kept, f)
+		}
+		if len(notes) == 0 {
+			return fields, false
+		}
+		note := "{" + strings.Join(notes, ", ") + "}"
+		var desc string
+		if descAt >= 0 && json.Unmarshal(kept[descAt].value, &desc) == nil {
+			v, _ := json.Marshal(desc + "\n\n" + note)
+			kept[descAt].value = v
+		} else {
+			v, _ := json.Marshal(note)
+			kept = append(kept, jsonField{"description", v})
+		}
+		return kept, true
+	})
+	return out, moved
+}
+
+// compactJSON is a JSON value without insignificant space.
+func compactJSON(v json.RawMessage) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return v
+	}
+	return b.Bytes()
+}
+
+// closeNode gives an object schema "additionalProperties": false.
+func closeNode(fields []jsonField, replaced *int) ([]jsonField, bool) {
+	object, hasProps, typed, closedAt := false, false, false, -1
+	for i, f := range fields {
+		switch f.key {
+		case "type":
+			typed, object = true, typeAllowsObject(f.value)
+		case "properties":
+			hasProps = true
+		case "additionalProperties":
+			closedAt = i
+		}
+	}
+	if typed && !object || !typed && !hasProps {
+		return fields, false
+	}
+	switch {
+	case closedAt < 0:
+		return append(fields, jsonField{"additionalProperties", json.RawMessage("false")}), true
+	case string(bytes.TrimSpace(fields[closedAt].value)) != "false":
+		fields[closedAt].value = json.RawMessage("false")
+		*replaced++
+		return fields, true
+	}
+	return fields, false
+}
+
+// rewriteSchema applies node to a schema object and, first, to each of its
+// subschemas at every depth (up to maxClosedDepth); node returns the
+// schema's fields and whether it changed them. What is unchanged keeps its
+// bytes.
+func rewriteSchema(raw json.RawMessage, depth int, node func([]jsonField) ([]jsonField, bool)) json.RawMessage {
 	fields, ok := objectFieldsOf(raw)
 	if !ok || depth > maxClosedDepth {
 		return raw
 	}
-	object, hasProps, closedAt := false, false, -1
-	for i, f := range fields {
-		switch {
-		case f.key == "type":
-			object = typeAllowsObject(f.value)
-		case f.key == "properties":
-			hasProps = true
-		case f.key == "additionalProperties":
-			closedAt = i
-		}
-	}
-	if !object && !hasProps {
-		// Not an object schema: its subschemas may be.
-		return rewriteSubschemas(fields, raw, depth, replaced)
-	}
-	if typed := hasKey(fields, "type"); typed && !object {
-		return rewriteSubschemas(fields, raw, depth, replaced)
-	}
-	out := rewriteSubschemas(fields, raw, depth, replaced) // fields take the rewritten subschemas
-	switch {
-	case closedAt < 0:
-		fields = append(fields, jsonField{"additionalProperties", json.RawMessage("false")})
-	case string(bytes.TrimSpace(fields[closedAt].value)) != "false":
-		fields[closedAt].value = json.RawMessage("false")
-		*replaced++
-	default:
-		return out
-	}
-	return writeObject(fields)
-}
-
-// rewriteSubschemas closes the object schemas among a schema's subschemas;
-// it returns orig (when not nil) if none changed.
-func rewriteSubschemas(fields []jsonField, orig json.RawMessage, depth int, replaced *int) json.RawMessage {
 	changed := false
 	for i, f := range fields {
 		var nv json.RawMessage
 		switch {
 		case subschemaMaps[f.key]:
-			nv = rewriteMap(f.value, depth, replaced)
+			nv = rewriteMap(f.value, depth, node)
 		case subschemaValues[f.key]:
-			nv = rewriteValue(f.value, depth, replaced)
+			nv = rewriteValue(f.value, depth, node)
 		default:
 			continue
 		}
@@ -87,21 +148,23 @@ func rewriteSubschemas(fields []jsonField, orig json.RawMessage, depth int, repl
 			changed = true
 		}
 	}
-	if !changed && orig != nil {
-		return orig
+	fields, nodeChanged := node(fields)
+	if !changed && !nodeChanged {
+		return raw
 	}
 	return writeObject(fields)
 }
 
-// rewriteMap closes the schemas that are the values of a name → schema map.
-func rewriteMap(raw json.RawMessage, depth int, replaced *int) json.RawMessage {
+// rewriteMap rewrites the schemas that are the values of a name → schema
+// map.
+func rewriteMap(raw json.RawMessage, depth int, node func([]jsonField) ([]jsonField, bool)) json.RawMessage {
 	fields, ok := objectFieldsOf(raw)
 	if !ok {
 		return raw
 	}
 	changed := false
 	for i, f := range fields {
-		if nv := closeSchema(f.value, depth+1, replaced); !bytes.Equal(nv, f.value) {
+		if nv := rewriteSchema(f.value, depth+1, node); !bytes.Equal(nv, f.value) {
 			fields[i].value = nv
 			changed = true
 		}
@@ -112,11 +175,11 @@ func rewriteMap(raw json.RawMessage, depth int, replaced *int) json.RawMessage {
 	return writeObject(fields)
 }
 
-// rewriteValue closes a schema, or each schema of a list.
-func rewriteValue(raw json.RawMessage, depth int, replaced *int) json.RawMessage {
+// rewriteValue rewrites a schema, or each schema of a list.
+func rewriteValue(raw json.RawMessage, depth int, node func([]jsonField) ([]jsonField, bool)) json.RawMessage {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '[' {
-		return closeSchema(t, depth+1, replaced)
+		return rewriteSchema(t, depth+1, node)
 	}
 	var list []json.RawMessage
 	if json.Unmarshal(t, &list) != nil {
@@ -124,7 +187,7 @@ func rewriteValue(raw json.RawMessage, depth int, replaced *int) json.RawMessage
 	}
 	changed := false
 	for i, s := range list {
-		if nv := closeSchema(bytes.TrimSpace(s), depth+1, replaced); !bytes.Equal(nv, s) {
+		if nv := rewriteSchema(bytes.TrimSpace(s), depth+1, node); !bytes.Equal(nv, s) {
 			list[i] = nv
 			changed = true
 		}
@@ -157,15 +220,6 @@ func typeAllowsObject(v json.RawMessage) bool {
 			if t == "object" {
 				return true
 			}
-		}
-	}
-	return false
-}
-
-func hasKey(fields []jsonField, key string) bool {
-	for _, f := range fields {
-		if f.key == key {
-			return true
 		}
 	}
 	return false

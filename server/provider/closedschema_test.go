@@ -51,7 +51,7 @@ func TestClosedObjectSchemas(t *testing.T) {
 // closing twice changes nothing more.
 func FuzzClosedObjectSchemas(f *testing.F) {
 	for _, s := range []string{`{"type":"object","properties":{"a":{"type":"object"}}}`, `{"anyOf":[{"type":"object"},true]}`,
-		`{"items":[{"properties":{}}],"additionalProperties":{"type":"object"}}`, `[1]`, `{"type":["object"],"$defs":{"x":{"type":"object"}}}`} {
+		`{"items":[{"properties":{}}],"additionalProperties":{"type":"object"}}`, `[1]`, `{"properties":{"n":{"minimum":1,"description":"d"}}}`, `{"type":["object"],"$defs":{"x":{"type":"object"}}}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -66,5 +66,31 @@ func FuzzClosedObjectSchemas(f *testing.F) {
 		if string(twice) != string(once) || replaced != 0 {
 			t.Fatalf("%s → %s → %s (%d)", s, once, twice, replaced)
 		}
+		minimum := func(key string, _ json.RawMessage, _ string) bool { return key == "minimum" }
+		moved1, _ := RelocatedConstraints(json.RawMessage(s), minimum)
+		if !json.Valid(moved1) {
+			t.Fatalf("%s → not JSON %s", s, moved1)
+		}
+		if moved2, again := RelocatedConstraints(moved1, minimum); string(moved2) != string(moved1) || again != nil {
+			t.Fatalf("%s → %s → %s (%q)", s, moved1, moved2, again)
+		}
 	})
+}
+
+// TestRelocatedConstraints: the keywords asked for leave every schema they
+// are in for its description (appended after a blank line, or a new last
+// key), values compacted; enum and const values are not schemas.
+func TestRelocatedConstraints(t *testing.T) {
+	t.Parallel()
+	numeric := func(key string, _ json.RawMessage, typ string) bool {
+		return (key == "minimum" || key == "maximum") && typ != "string"
+	}
+	in := `{"type":"object","properties":{"n":{"type":"integer","description":"count","minimum":1,"maximum": 10},` +
+		`"m":{"anyOf":[{"type":"number","minimum":0.5}]},"e":{"enum":[{"minimum":1}]}},"minimum":3}`
+	want := `{"type":"object","properties":{"n":{"type":"integer","description":"count\n\n{minimum: 1, maximum: 10}"},` +
+		`"m":{"anyOf":[{"type":"number","description":"{minimum: 0.5}"}]},"e":{"enum":[{"minimum":1}]}},"description":"{minimum: 3}"}`
+	got, moved := RelocatedConstraints(json.RawMessage(in), numeric)
+	if string(got) != want || len(moved) != 2 || moved[0] != "minimum" || moved[1] != "maximum" {
+		t.Errorf("got %s %q\nwant %s", got, moved, want)
+	}
 }

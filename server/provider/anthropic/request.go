@@ -596,12 +596,9 @@ func convertTools(in []*llmrelayv1.Tool) ([]wireTool, []string, error) {
 		if t.GetStrict() {
 			// Strict tool use shares structured outputs' schema rules:
 			// every object closed (see applyResponseFormat).
-			closed, replaced := provider.ClosedObjectSchemas(schema)
-			if replaced > 0 {
-				warnings = append(warnings, fmt.Sprintf("tools[%d].parameters: %d additionalProperties value(s) other than false sent as false: "+
-					"Anthropic's strict tool use takes closed objects only", i, replaced))
-			}
-			schema = closed
+			var warns []string
+			schema, warns = strictSchema(schema, fmt.Sprintf("tools[%d].parameters", i), "check the arguments in the tool")
+			warnings = append(warnings, warns...)
 		}
 		out = append(out, wireTool{Name: t.GetName(), Description: t.GetDescription(), InputSchema: schema, Strict: t.GetStrict()})
 	}

@@ -51,6 +51,7 @@ func openObject(v any) bool {
 func TestNativeStructuredOutputClosesObjects(t *testing.T) {
 	t.Parallel()
 	refusal := providertest.Load(t, "testdata/error_400_output_config_additional_properties.http")
+	constraint := providertest.Load(t, "testdata/error_400_output_config_minimum.http")
 	answer := providertest.Load(t, "testdata/real_oi_messages_parse.http")
 	for _, tc := range []struct {
 		name, schema, sent string
@@ -60,7 +61,15 @@ func TestNativeStructuredOutputClosesObjects(t *testing.T) {
 			`{"type":"object","properties":{"city":{"type":"string"},"where":{"type":"object","properties":{"country":{"type":"string"}},"additionalProperties":false}},"required":["city"],"additionalProperties":false}`, nil},
 		{"open map", `{"type":"object","properties":{"city":{"type":"string"},"extra":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false}`,
 			`{"type":"object","properties":{"city":{"type":"string"},"extra":{"type":"object","additionalProperties":false}},"additionalProperties":false}`,
-			[]string{"options.response_format.schema: 1 additionalProperties value(s) other than false sent as false: Anthropic's structured outputs take closed objects only (the answer has no properties beyond those listed)"}},
+			[]string{"options.response_format.schema: 1 additionalProperties value(s) other than false sent as false: Anthropic's structured outputs take closed objects only (no properties beyond those listed)"}},
+		// Constraints structured outputs refuse go into the
+		// descriptions, as Anthropic's SDKs put them; pattern, minItems
+		// 1 and the listed formats stay.
+		{"constraints", `{"type":"object","properties":{"age":{"type":"integer","minimum":0,"maximum":150,"description":"Age in years"},` +
+			`"code":{"type":"string","pattern":"^[A-Z]+$","maxLength":8,"format":"email"},"tags":{"type":"array","items":{"type":"string","format":"color"},"minItems":1,"maxItems":5}},"additionalProperties":false}`,
+			`{"type":"object","properties":{"age":{"type":"integer","description":"Age in years\n\n{minimum: 0, maximum: 150}"},` +
+				`"code":{"type":"string","pattern":"^[A-Z]+$","format":"email","description":"{maxLength: 8}"},"tags":{"type":"array","items":{"type":"string","description":"{format: \"color\"}"},"minItems":1,"description":"{maxItems: 5}"}},"additionalProperties":false}`,
+			[]string{"options.response_format.schema: minimum, maximum, maxLength, format, maxItems not supported by Anthropic's structured outputs: moved into the descriptions (the model is told, not held; the server still checks the answer against them)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -81,8 +90,11 @@ func TestNativeStructuredOutputClosesObjects(t *testing.T) {
 				var schema any
 				_ = json.Unmarshal(sent, &schema)
 				rec := answer
-				if openObject(schema) {
+				switch {
+				case openObject(schema):
 					rec = refusal
+				case strings.Contains(string(sent), `"minimum"`) || strings.Contains(string(sent), `"maxLength"`) || strings.Contains(string(sent), `"maxItems"`):
+					rec = constraint
 				}
 				for k, vs := range rec.Header {
 					if !strings.EqualFold(k, "Content-Length") {
@@ -135,7 +147,7 @@ func TestStrictToolSchemaClosed(t *testing.T) {
 	if s := string(got[1].InputSchema); s != params {
 		t.Errorf("tool without strict sent as %s", s)
 	}
-	want := "tools[0].parameters: 1 additionalProperties value(s) other than false sent as false: Anthropic's strict tool use takes closed objects only"
+	want := "tools[0].parameters: 1 additionalProperties value(s) other than false sent as false: Anthropic's structured outputs take closed objects only (no properties beyond those listed)"
 	if len(warnings) != 1 || warnings[0] != want {
 		t.Errorf("warnings %q", warnings)
 	}
