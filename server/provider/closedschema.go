@@ -75,16 +75,26 @@ func RelocatedConstraints(schema json.RawMessage, unsupported func(key string, v
 		}
 		note := "{" + strings.Join(notes, ", ") + "}"
 		var desc string
-		if descAt >= 0 && json.Unmarshal(kept[descAt].value, &desc) == nil {
-			v, _ := json.Marshal(desc + "\n\n" + note)
-			kept[descAt].value = v
-		} else {
-			v, _ := json.Marshal(note)
-			kept = append(kept, jsonField{"description", v})
+		switch {
+		case descAt >= 0 && json.Unmarshal(kept[descAt].value, &desc) == nil && desc != "":
+			kept[descAt].value = jsonString(desc + "\n\n" + note)
+		case descAt >= 0:
+			kept[descAt].value = jsonString(note) // empty, or no string
+		default:
+			kept = append(kept, jsonField{"description", jsonString(note)})
 		}
 		return kept, true
 	})
 	return out, moved
+}
+
+// jsonString encodes s as a JSON string, <, > and & as they are.
+func jsonString(s string) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // compactJSON is a JSON value without insignificant space.

@@ -89,6 +89,14 @@ func TestRelocatedConstraints(t *testing.T) {
 		`"m":{"anyOf":[{"type":"number","minimum":0.5}]},"e":{"enum":[{"minimum":1}]}},"minimum":3}`
 	want := `{"type":"object","properties":{"n":{"type":"integer","description":"count\n\n{minimum: 1, maximum: 10}"},` +
 		`"m":{"anyOf":[{"type":"number","description":"{minimum: 0.5}"}]},"e":{"enum":[{"minimum":1}]}},"description":"{minimum: 3}"}`
+	for in, want := range map[string]string{
+		`{"type":"integer","minimum":1,"description":""}`:          `{"type":"integer","description":"{minimum: 1}"}`,
+		`{"type":"integer","description":"a < b & c","maximum":2}`: `{"type":"integer","description":"a < b & c\n\n{maximum: 2}"}`,
+	} {
+		if got, _ := RelocatedConstraints(json.RawMessage(in), numeric); string(got) != want {
+			t.Errorf("%s → %s, want %s", in, got, want)
+		}
+	}
 	got, moved := RelocatedConstraints(json.RawMessage(in), numeric)
 	if string(got) != want || len(moved) != 2 || moved[0] != "minimum" || moved[1] != "maximum" {
 		t.Errorf("got %s %q\nwant %s", got, moved, want)
