@@ -800,6 +800,7 @@ func (p *prepared) checkOutput(meta *llmrelayv1.ResponseMeta, msg *llmrelayv1.Me
 		return nil
 	}
 	meta.OutputValidation = v
+	meta.Warnings = append(meta.Warnings, p.output.warnings()...)
 	if v.Valid || p.output.report {
 		return nil
 	}

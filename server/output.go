@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -43,6 +44,21 @@ func newOutputCheck(o *llmrelayv1.GenerationOptions) (*outputCheck, error) {
 	}
 }
 
+// warnings say what the check could not check: the schema's patterns
+// beyond the server's regexp engine (RE2: no lookaround, no
+// backreferences), which a valid answer was not held to.
+func (c *outputCheck) warnings() []string {
+	if c == nil || c.schema == nil || len(c.schema.Unchecked()) == 0 {
+		return nil
+	}
+	quoted := make([]string, len(c.schema.Unchecked()))
+	for i, p := range c.schema.Unchecked() {
+		quoted[i] = fmt.Sprintf("%q", p)
+	}
+	return []string{"options.response_format.schema: the answer was not checked against pattern(s) " + strings.Join(quoted, ", ") +
+		": lookaround and backreferences are beyond the server's regular expressions (RE2)"}
+}
+
 // phaseFinalAnswer is the phase OpenAI's Responses API gives the message
 // holding the model's answer (Part.phase).
 const phaseFinalAnswer = "final_answer"
@@ -82,16 +98,25 @@ func (c *outputCheck) check(msg *llmrelayv1.Message, finish llmrelayv1.FinishRea
 		// parse ("12" of "123").
 		errs = append(errs, "/: the answer was cut at max_tokens (finish reason LENGTH) before the JSON was complete")
 	}
+	filtered := finish == llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
+	if filtered && refusal.Len() == 0 {
+		// Withheld or cut by a filter (OpenAI content_filter, Anthropic
+		// refusal, Gemini SAFETY): what arrived is not the model's whole
+		// answer, whether or not it parses, and an empty one is no
+		// "empty answer" but a blocked one.
+		errs = append(errs, "/: a content filter withheld or cut the answer (finish reason CONTENT_FILTER)")
+	}
 	switch t := text.String(); {
 	case strings.TrimSpace(t) == "" && refusal.Len() > 0:
 		errs = append(errs, "/: no JSON in the answer: the model refused: "+refusal.String())
+	case strings.TrimSpace(t) == "" && filtered:
 	case strings.TrimSpace(t) == "":
 		errs = append(errs, "/: the answer has no text (empty instead of JSON)")
 	default:
 		v, err := schema.ParseJSON(t)
 		switch {
 		case err != nil:
-			errs = append(errs, fmt.Sprintf("/: not valid JSON: %v", err))
+			errs = append(errs, fmt.Sprintf("/: not valid JSON: %v%s", err, wrappedJSON(t)))
 		case c.schema == nil:
 			if _, isObject := v.(map[string]any); !isObject {
 				errs = append(errs, fmt.Sprintf("/: got %s, want a JSON object", jsonKind(v)))
@@ -101,6 +126,39 @@ func (c *outputCheck) check(msg *llmrelayv1.Message, finish llmrelayv1.FinishRea
 		}
 	}
 	return &llmrelayv1.OutputValidation{Valid: len(errs) == 0, Errors: errs}
+}
+
+// wrappedJSON says why an answer that is no JSON text failed when it
+// holds one: a model without a native JSON mode (or one asked for JSON in
+// the prompt only) wraps its JSON in a Markdown fence or writes a sentence
+// before it. The answer stays invalid (the caller's parser reads the whole
+// text); the hint names what to strip or what to ask for.
+func wrappedJSON(t string) string {
+	s := strings.TrimSpace(t)
+	if strings.HasPrefix(s, "```") {
+		return " (the JSON is inside a Markdown code fence)"
+	}
+	first := strings.IndexAny(s, "{[")
+	if first < 0 {
+		return ""
+	}
+	if first == 0 {
+		// One JSON value, then more: a sentence after it, or a second
+		// value (a model answering twice).
+		dec := json.NewDecoder(strings.NewReader(s))
+		var v json.RawMessage
+		if dec.Decode(&v) == nil && dec.More() {
+			return " (text after the JSON)"
+		}
+		return ""
+	}
+	if _, err := schema.ParseJSON(s[first:]); err == nil {
+		return " (text before the JSON: the model wrote a preamble)"
+	}
+	if strings.Contains(s[first:], "```") {
+		return " (text before the JSON, which is inside a Markdown code fence)"
+	}
+	return ""
 }
 
 // jsonKind names the JSON type of a parsed value.

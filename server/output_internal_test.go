@@ -31,6 +31,7 @@ func TestOutputCheck(t *testing.T) {
 	}
 	refusal := &llmrelayv1.Message{Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Refusal{Refusal: "I can't help with that."}}}}
 	stop, length := llmrelayv1.FinishReason_FINISH_REASON_STOP, llmrelayv1.FinishReason_FINISH_REASON_LENGTH
+	filtered := llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
 	for _, tc := range []struct {
 		name   string
 		check  *outputCheck
@@ -43,6 +44,21 @@ func TestOutputCheck(t *testing.T) {
 		{"array for an object", object, textMsg(`[1]`), stop, 0, []string{"/: got array, want a JSON object"}},
 		{"not JSON", object, textMsg(`{"a": 1`), stop, 0, []string{"/: not valid JSON: unexpected EOF"}},
 		{"cut but parses", object, textMsg(`{"a": 1}`), length, 0, []string{"/: the answer was cut at max_tokens (finish reason LENGTH) before the JSON was complete"}},
+		// A filter's stop: what arrived is not the whole answer even when
+		// it parses, and nothing at all is a blocked answer, not an empty
+		// one.
+		{"filtered but parses", object, textMsg(`{"a": 1}`), filtered, 0, []string{"/: a content filter withheld or cut the answer (finish reason CONTENT_FILTER)"}},
+		{"filtered, cut", object, textMsg(`{"a": "ste`), filtered, 0, []string{"/: a content filter withheld or cut the answer (finish reason CONTENT_FILTER)", "/: not valid JSON: unexpected EOF"}},
+		{"filtered, nothing", withSchema, textMsg(), filtered, 0, []string{"/: a content filter withheld or cut the answer (finish reason CONTENT_FILTER)"}},
+		{"filtered refusal", object, refusal, filtered, 0, []string{"/: no JSON in the answer: the model refused: I can't help with that."}},
+		// JSON wrapped by a model without a JSON mode stays invalid; the
+		// violation says what wraps it.
+		{"fenced", object, textMsg("```json\n{\"a\": 1}\n```"), stop, 0, []string{"/: not valid JSON: invalid character '`' looking for beginning of value (the JSON is inside a Markdown code fence)"}},
+		{"preamble", withSchema, textMsg(`Here is the JSON: {"a": 1}`), stop, 0, []string{"/: not valid JSON: invalid character 'H' looking for beginning of value (text before the JSON: the model wrote a preamble)"}},
+		{"preamble and fence", object, textMsg("Sure!\n```json\n[1]\n```"), stop, 0, []string{"/: not valid JSON: invalid character 'S' looking for beginning of value (text before the JSON, which is inside a Markdown code fence)"}},
+		{"text after", object, textMsg(`{"a": 1}` + "\nHope this helps!"), stop, 0, []string{"/: not valid JSON: invalid character after top-level value (text after the JSON)"}},
+		{"two values", object, textMsg(`{"a": 1}{"a": 2}`), stop, 0, []string{"/: not valid JSON: invalid character after top-level value (text after the JSON)"}},
+		{"prose", object, textMsg(`I cannot answer that.`), stop, 0, []string{"/: not valid JSON: invalid character 'I' looking for beginning of value"}},
 		{"refusal", object, refusal, stop, 0, []string{"/: no JSON in the answer: the model refused: I can't help with that."}},
 		{"empty", object, textMsg(), stop, 0, []string{"/: the answer has no text (empty instead of JSON)"}},
 		{"schema", withSchema, textMsg(`{"b": 1}`), stop, 0, []string{"/: missing property 'a'"}},
@@ -51,7 +67,7 @@ func TestOutputCheck(t *testing.T) {
 		// final answer is the JSON; without a final_answer label every
 		// text counts, as before.
 		{"commentary before the final answer", withSchema, phased("commentary", "Looking at the fields first.", "final_answer", `{"a":`, "final_answer", ` 2}`), stop, 0, nil},
-		{"commentary only", withSchema, phased("commentary", "Thinking about it.", "commentary", `{"a": 2}`), stop, 0, []string{"/: not valid JSON: invalid character 'T' looking for beginning of value"}},
+		{"commentary only", withSchema, phased("commentary", "Thinking about it.", "commentary", `{"a": 2}`), stop, 0, []string{"/: not valid JSON: invalid character 'T' looking for beginning of value (text before the JSON: the model wrote a preamble)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

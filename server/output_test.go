@@ -278,3 +278,30 @@ func TestSchemaNameChecked(t *testing.T) {
 		t.Errorf("a valid name was refused: %v", err)
 	}
 }
+
+// A response schema whose pattern uses lookahead (valid ECMA-262, beyond
+// RE2) was refused as "not valid regex"; the call goes through, the
+// answer is checked against the rest, and a warning names the pattern not
+// checked. A tool schema with one is accepted as it is.
+func TestStructuredOutputPatternBeyondRE2(t *testing.T) {
+	t.Parallel()
+	c, _ := defaultClient(t)
+	ctx := context.Background()
+	schema := `{"type": "object", "properties": {"slug": {"type": "string", "pattern": "^(?!.*--)[a-z-]+$"}, "n": {"type": "integer"}}, "required": ["slug", "n"]}`
+	resp, err := c.Chat(ctx, &llmrelayv1.ChatRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("hi")},
+		Options: jsonSchemaFormat(schema, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := resp.GetMeta().GetOutputValidation(); !v.GetValid() {
+		t.Errorf("output_validation = %v", v)
+	}
+	want := `options.response_format.schema: the answer was not checked against pattern(s) "^(?!.*--)[a-z-]+$": lookaround and backreferences are beyond the server's regular expressions (RE2)`
+	if w := resp.GetMeta().GetWarnings(); len(w) != 1 || w[0] != want {
+		t.Errorf("warnings = %q", w)
+	}
+	tools := []*llmrelayv1.Tool{{Name: "lookup", Parameters: `{"type":"object","properties":{"path":{"type":"string","pattern":"^(?!/etc)"}}}`}}
+	if _, err := c.Tools(ctx, &llmrelayv1.ToolsRequest{Model: "builtin/echo", Messages: []*llmrelayv1.Message{user("hi")}, Tools: tools}); err != nil {
+		t.Errorf("tool schema with a lookahead: %v", err)
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"regexp/syntax"
 	"slices"
 	"sort"
 	"strings"
@@ -28,7 +30,15 @@ const MaxErrors = 20
 // Schema is a compiled JSON Schema.
 type Schema struct {
 	s *jsonschema.Schema
+	// unchecked are the schema's patterns that Go's regexp (RE2) cannot
+	// run (lookaround, backreferences): valid ECMA-262, so the schema is
+	// not refused, but an answer is not checked against them.
+	unchecked []string
 }
+
+// Unchecked returns the patterns of the schema that validation does not
+// check (lookaround or backreferences, which RE2 cannot run).
+func (s *Schema) Unchecked() []string { return s.unchecked }
 
 // noLoader refuses every external reference: a schema from a caller must not
 // make the gateway read files or fetch URLs ($ref to file:///etc/passwd or an
@@ -59,17 +69,150 @@ func Compile(text string) (*Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	// "format" holds: draft 2020-12 makes it an annotation unless the
+	// meta-schema asks for the format-assertion vocabulary, so
+	// {"format":"date-time"} accepted "yesterday" while the same schema
+	// under draft-07 refused it. The providers' structured outputs
+	// generate the formats they list (OpenAI strict: date-time, date,
+	// time, duration, email, hostname, ipv4, ipv6, uuid), and a caller
+	// parsing the answer into a date type fails on anything else, so an
+	// answer that misses its format does not match. Formats the library
+	// does not know stay annotations.
+	c.AssertFormat()
 	c.UseLoader(noLoader{})
+	var engine regexpEngine
+	c.UseRegexpEngine(engine.compile)
 	if err := c.AddResource(resource, doc); err != nil {
 		return nil, fmt.Errorf("not a valid JSON Schema: %v", err)
 	}
 	compiled, err := c.Compile(resource)
 	if err != nil {
+		if msg := unknownDraft(doc, err); msg != "" {
+			return nil, errors.New(msg)
+		}
 		return nil, fmt.Errorf("not a valid JSON Schema: %s", compileMessage(err))
 	}
-	s := &Schema{s: compiled}
+	s := &Schema{s: compiled, unchecked: engine.close()}
 	cache.put(text, s)
 	return s, nil
+}
+
+// regexpEngine compiles a schema's patterns with Go's regexp. JSON Schema
+// patterns are ECMA-262 regular expressions; RE2 has no lookaround and no
+// backreferences, and the compiler refused such a pattern as "not valid
+// regex" (a Zod schema's `^(?!.*\.\.).*$`, sent as a tool's parameters
+// the provider takes, failed the whole request). Those patterns compile
+// to a Regexp that matches everything and are recorded as unchecked; a
+// pattern that is invalid in both dialects is still refused. ECMA's
+// \uXXXX escapes are RE2's \x{XXXX}.
+type regexpEngine struct {
+	mu        sync.Mutex
+	closed    bool // compiled: later calls (format "regex" values) record nothing
+	unchecked []string
+}
+
+func (e *regexpEngine) compile(pattern string) (jsonschema.Regexp, error) {
+	re2 := ecmaEscapes(pattern)
+	re, err := regexp.Compile(re2)
+	if err == nil {
+		return re, nil
+	}
+	if !beyondRE2(re2, err) {
+		return nil, err
+	}
+	e.mu.Lock()
+	if !e.closed && !slices.Contains(e.unchecked, pattern) {
+		e.unchecked = append(e.unchecked, pattern)
+	}
+	e.mu.Unlock()
+	return anyString(pattern), nil
+}
+
+// close ends the compilation and returns the unchecked patterns.
+func (e *regexpEngine) close() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closed = true
+	return e.unchecked
+}
+
+// anyString is a pattern RE2 cannot run: it matches every string.
+type anyString string
+
+func (p anyString) String() string        { return string(p) }
+func (anyString) MatchString(string) bool { return true }
+
+// beyondRE2 reports whether RE2 refused the pattern for an ECMA-262
+// feature it lacks: a lookahead or lookbehind group, or a backreference
+// (\1-\9, \k<name>).
+func beyondRE2(pattern string, err error) bool {
+	var se *syntax.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code {
+	case syntax.ErrInvalidPerlOp, syntax.ErrInvalidNamedCapture:
+		// A lookbehind reads as a named group's start to RE2.
+		return strings.HasPrefix(se.Expr, "(?=") || strings.HasPrefix(se.Expr, "(?!") ||
+			strings.HasPrefix(se.Expr, "(?<=") || strings.HasPrefix(se.Expr, "(?<!")
+	case syntax.ErrInvalidEscape:
+		return len(se.Expr) == 2 && se.Expr[1] >= '1' && se.Expr[1] <= '9' || strings.HasPrefix(se.Expr, `\k`)
+	}
+	return false
+}
+
+// ecmaEscapes rewrites ECMA-262's \uXXXX escapes as RE2's \x{XXXX}; the
+// rest is left as written (an escaped backslash stays one).
+func ecmaEscapes(pattern string) string {
+	if !strings.Contains(pattern, `\u`) {
+		return pattern
+	}
+	var b strings.Builder
+	for i := 0; i < len(pattern); i++ {
+		c := pattern[i]
+		if c != '\\' || i+1 >= len(pattern) {
+			b.WriteByte(c)
+			continue
+		}
+		if pattern[i+1] == 'u' && i+6 <= len(pattern) && isHex(pattern[i+2:i+6]) {
+			b.WriteString(`\x{` + pattern[i+2:i+6] + `}`)
+			i += 5
+			continue
+		}
+		b.WriteByte(c)
+		b.WriteByte(pattern[i+1])
+		i++
+	}
+	return b.String()
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// unknownDraft is the refusal of a root "$schema" that names no draft the
+// validator has built in: the compiler fetches an unknown meta-schema like
+// any reference, which the loader refuses, and the caller read "external
+// $ref ... is not allowed" for a schema without a $ref (an OpenAPI 3.1
+// dialect, an empty "$schema"). "" when the error is not that.
+func unknownDraft(doc any, err error) string {
+	root, _ := doc.(map[string]any)
+	meta, ok := root["$schema"].(string)
+	var lue *jsonschema.LoadURLError
+	if !ok || !errors.As(err, &lue) {
+		return ""
+	}
+	if u, _, _ := strings.Cut(lue.URL, "#"); meta != "" && u != strings.TrimSuffix(meta, "#") {
+		return "" // a $ref of the schema's, not its meta-schema
+	}
+	return fmt.Sprintf(`"$schema" %q names no JSON Schema draft the server validates with (draft-04, -06, -07, 2019-09, 2020-12, `+
+		`e.g. "https://json-schema.org/draft/2020-12/schema"): remove it (2020-12 is the default) or name one of those`, meta)
 }
 
 // compileMessage is the compiler's error without its internal resource URL.

@@ -54,10 +54,11 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 		return nil, nil, nil, err
 	}
 	if len(req.Tools) > 0 {
-		tools, err := convertTools(req.Tools)
+		tools, toolWarns, err := convertTools(req.Tools)
 		if err != nil {
 			return nil, nil, nil, err
 		}
+		warnings = append(warnings, toolWarns...)
 		w.Tools = tools
 		w.ToolChoice, err = convertToolChoice(opts)
 		if err != nil {
@@ -89,7 +90,7 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 	}
 	warnings = append(warnings, thinkWarns...)
 
-	if err := applyResponseFormat(w, req); err != nil {
+	if err := applyResponseFormat(w, req, &warnings); err != nil {
 		return nil, nil, nil, err
 	}
 	if rf := opts.GetResponseFormat(); rf.GetStrict() && rf.GetType() == llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA && !req.NativeStructuredOutput {
@@ -599,23 +600,31 @@ func parseDataURL(u string) (mediaType, data string, err error) {
 // rule allows for Gemini).
 var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,128}$`)
 
-func convertTools(in []*llmrelayv1.Tool) ([]wireTool, error) {
+func convertTools(in []*llmrelayv1.Tool) ([]wireTool, []string, error) {
 	out := make([]wireTool, 0, len(in))
+	var warnings []string
 	for i, t := range in {
 		if !toolNameRE.MatchString(t.GetName()) {
-			return nil, invalid(fmt.Sprintf("tools[%d].name", i), "%q: anthropic takes 1-128 letters, digits, _ and - only", t.GetName())
+			return nil, nil, invalid(fmt.Sprintf("tools[%d].name", i), "%q: anthropic takes 1-128 letters, digits, _ and - only", t.GetName())
 		}
 		schema := json.RawMessage(`{"type":"object"}`)
 		if t.GetParameters() != "" {
 			raw, err := provider.SchemaJSON(t.GetParameters())
 			if err != nil {
-				return nil, invalid(fmt.Sprintf("tools[%d].parameters", i), "schema: %v", err)
+				return nil, nil, invalid(fmt.Sprintf("tools[%d].parameters", i), "schema: %v", err)
 			}
 			schema = provider.TypedObjectSchema(raw)
 		}
+		if t.GetStrict() {
+			// Strict tool use shares structured outputs' schema rules:
+			// every object closed (see applyResponseFormat).
+			var warns []string
+			schema, warns = strictSchema(schema, fmt.Sprintf("tools[%d].parameters", i), "check the arguments in the tool")
+			warnings = append(warnings, warns...)
+		}
 		out = append(out, wireTool{Name: t.GetName(), Description: t.GetDescription(), InputSchema: schema, Strict: t.GetStrict()})
 	}
-	return out, nil
+	return out, warnings, nil
 }
 
 // convertToolChoice maps tool_choice and parallel_tool_calls (Anthropic

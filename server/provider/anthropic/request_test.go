@@ -330,7 +330,7 @@ func TestExtraBodyCannotTurnStreamingOff(t *testing.T) {
 // type is sent as written.
 func TestTypelessToolSchemaGetsObjectType(t *testing.T) {
 	t.Parallel()
-	got, err := convertTools([]*llmrelayv1.Tool{
+	got, _, err := convertTools([]*llmrelayv1.Tool{
 		{Name: "now", Parameters: `{"properties":{},"additionalProperties":false}`},
 		{Name: "add", Parameters: `{"properties":{"a":{"type":"integer"}},"type":"object"}`},
 	})

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -46,7 +47,7 @@ func answerToolFor(req *provider.Request) string {
 // applyResponseFormat adds output_config.format, or the forced answer tool
 // and the tool_choice that forces it, to a request whose tools and
 // thinking are already set.
-func applyResponseFormat(w *messagesRequest, req *provider.Request) error {
+func applyResponseFormat(w *messagesRequest, req *provider.Request, warnings *[]string) error {
 	rf := req.Options.GetResponseFormat()
 	var schema json.RawMessage
 	switch rf.GetType() {
@@ -66,7 +67,17 @@ func applyResponseFormat(w *messagesRequest, req *provider.Request) error {
 			if w.OutputConfig == nil {
 				w.OutputConfig = &wireOutputConfig{}
 			}
-			w.OutputConfig.Format = &wireOutputFormat{Type: "json_schema", Schema: raw}
+			// Structured outputs refuse an object schema without
+			// "additionalProperties": false (400 "For 'object' type,
+			// 'additionalProperties' must be explicitly set to false":
+			// testdata/error_400_output_config_additional_properties.http),
+			// which most schemas leave out; Anthropic's SDKs add it, and so
+			// does the adapter. The server validates the answer against the
+			// caller's schema, which an answer without extra properties
+			// still meets.
+			strict, warns := strictSchema(raw, "options.response_format.schema", "the server still checks the answer against them")
+			*warnings = append(*warnings, warns...)
+			w.OutputConfig.Format = &wireOutputFormat{Type: "json_schema", Schema: strict}
 			return nil
 		}
 		var root struct {
@@ -187,4 +198,59 @@ func (s *answerStream) Recv() (*provider.Event, error) {
 		}
 		return ev, nil
 	}
+}
+
+// strictFormats are the string formats structured outputs support ("String
+// formats: date-time, time, date, duration, email, hostname, uri, ipv4,
+// ipv6, uuid": the structured outputs guide, JSON Schema limitations).
+var strictFormats = map[string]bool{"date-time": true, "time": true, "date": true, "duration": true, "email": true,
+	"hostname": true, "uri": true, "ipv4": true, "ipv6": true, "uuid": true}
+
+// strictUnsupported reports a keyword structured outputs (and strict tool
+// use) refuse with a 400 ("For 'integer' type, property 'minimum' is not
+// supported": testdata/error_400_output_config_minimum.http): numerical
+// constraints, string length constraints, array constraints beyond
+// minItems 0 or 1 ("Not supported" in the guide), object size
+// constraints, and string formats outside strictFormats. pattern is
+// supported.
+func strictUnsupported(key string, value json.RawMessage, typ string) bool {
+	switch key {
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+		"minLength", "maxLength", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
+		"minProperties", "maxProperties":
+		return true
+	case "minItems":
+		v := string(value)
+		return v != "0" && v != "1"
+	case "format":
+		var f string
+		return typ == "string" && json.Unmarshal(value, &f) == nil && !strictFormats[f]
+	}
+	return false
+}
+
+// strictSchema is a schema as structured outputs and strict tool use take
+// it, as Anthropic's SDKs send it (transform_schema in anthropic-sdk-python's
+// lib/_parse/_transform.py): every object closed with
+// "additionalProperties": false (400 "For 'object' type,
+// 'additionalProperties' must be explicitly set to false":
+// testdata/error_400_output_config_additional_properties.http; most
+// schemas leave it out), and the constraints it refuses moved into the
+// descriptions ("{minimum: 1, maximum: 10}"), so that the model is still
+// told. The caller's key order and bytes are kept elsewhere. The warnings
+// name what changed; checked says who still holds the answer to the moved
+// constraints.
+func strictSchema(raw json.RawMessage, field, checked string) (json.RawMessage, []string) {
+	var warnings []string
+	closed, replaced := provider.ClosedObjectSchemas(raw)
+	if replaced > 0 {
+		warnings = append(warnings, fmt.Sprintf("%s: %d additionalProperties value(s) other than false sent as false: "+
+			"Anthropic's structured outputs take closed objects only (no properties beyond those listed)", field, replaced))
+	}
+	out, moved := provider.RelocatedConstraints(closed, strictUnsupported)
+	if len(moved) > 0 {
+		warnings = append(warnings, fmt.Sprintf("%s: %s not supported by Anthropic's structured outputs: moved into the descriptions "+
+			"(the model is told, not held; %s)", field, strings.Join(moved, ", "), checked))
+	}
+	return out, warnings
 }

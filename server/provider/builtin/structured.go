@@ -103,6 +103,10 @@ func instance(s *node, text string, depth int) *node {
 	case "null":
 		return &node{kind: kindLiteral, str: "null"}
 	case "string":
+		if f := s.get("format"); f != nil && f.kind == kindString && formatExamples[f.str] != "" {
+			// The server checks formats: the text is no date-time.
+			return &node{kind: kindString, str: formatExamples[f.str]}
+		}
 		if text == "" {
 			text = "example"
 		}
@@ -110,6 +114,33 @@ func instance(s *node, text string, depth int) *node {
 	default:
 		return &node{kind: kindObject}
 	}
+}
+
+// formatExamples are values of the string formats the server checks
+// (santhosh-tekuri/jsonschema's), for the ones the providers' structured
+// outputs list and a few more.
+var formatExamples = map[string]string{
+	"date-time":             "1970-01-01T00:00:00Z",
+	"date":                  "1970-01-01",
+	"time":                  "00:00:00Z",
+	"duration":              "P1D",
+	"email":                 "user@example.com",
+	"idn-email":             "user@example.com",
+	"hostname":              "example.com",
+	"idn-hostname":          "example.com",
+	"ipv4":                  "192.0.2.1",
+	"ipv6":                  "2001:db8::1",
+	"uuid":                  "00000000-0000-4000-8000-000000000000",
+	"uri":                   "https://example.com/",
+	"iri":                   "https://example.com/",
+	"uri-reference":         "https://example.com/",
+	"iri-reference":         "https://example.com/",
+	"uri-template":          "https://example.com/{id}",
+	"json-pointer":          "/a",
+	"relative-json-pointer": "0",
+	"regex":                 "^a$",
+	"period":                "1970-01-01T00:00:00Z/P1D",
+	"semver":                "1.0.0",
 }
 
 // node is a JSON value that keeps object member order (encoding/json maps

@@ -22,6 +22,10 @@ func TestStructuredAnswer(t *testing.T) {
 				`"list":{"type":"array","minItems":2,"items":{"type":"object","properties":{"ok":{"type":["null","boolean"]}}}},` +
 				`"any":{"anyOf":[{"type":"null"},{"type":"string"}]}},"required":["kind"]}`,
 			`{"kind": "b", "v": {"x": [1, 2]}, "n": 2.5, "list": [{"ok": true}, {"ok": true}], "any": null}`},
+		// The server checks formats: a string with one is a value of it.
+		{"formats", `{"type":"object","properties":{"at":{"type":"string","format":"date-time"},"to":{"type":"string","format":"email"},` +
+			`"id":{"type":"string","format":"uuid"},"ip":{"type":"string","format":"ipv6"},"free":{"type":"string","format":"colour"}}}`,
+			`{"at": "1970-01-01T00:00:00Z", "to": "user@example.com", "id": "00000000-0000-4000-8000-000000000000", "ip": "2001:db8::1", "free": "say \"hi\" <now>"}`},
 		{"top-level array", `{"type":"array","items":{"type":"string"}}`, `[]`},
 		{"boolean schema", `true`, `{}`},
 	} {
@@ -61,4 +65,19 @@ func FuzzStructuredAnswer(f *testing.F) {
 			t.Fatalf("schema %s: answer %q is not JSON", schemaText, got)
 		}
 	})
+}
+
+// TestFormatExamplesValid: each format's example is a value of it, as the
+// server checks it.
+func TestFormatExamplesValid(t *testing.T) {
+	t.Parallel()
+	for f, v := range formatExamples {
+		s, err := schema.Compile(`{"type":"string","format":"` + f + `"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if errs := s.Validate(`"` + v + `"`); errs != nil {
+			t.Errorf("%s example %q: %v", f, v, errs)
+		}
+	}
 }

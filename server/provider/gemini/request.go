@@ -332,6 +332,7 @@ func generationConfigFor(o *llmrelayv1.GenerationOptions, g *llmrelayv1.GeminiOp
 		FrequencyPenalty: o.FrequencyPenalty,
 		StopSequences:    o.GetStop(),
 	}
+	var schemaWarnings []string
 	if rf := o.GetResponseFormat(); rf != nil {
 		switch rf.GetType() {
 		case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT:
@@ -346,6 +347,9 @@ func generationConfigFor(o *llmrelayv1.GenerationOptions, g *llmrelayv1.GeminiOp
 				return nil, nil, invalidField("options.response_format.schema", "%v", err)
 			}
 			gc.ResponseJSONSchema = raw
+			if w := schemaSubsetWarning(raw); w != "" {
+				schemaWarnings = append(schemaWarnings, w)
+			}
 		}
 	}
 	var (
@@ -381,7 +385,7 @@ func generationConfigFor(o *llmrelayv1.GenerationOptions, g *llmrelayv1.GeminiOp
 		gc.ResponseMimeType == "" && gc.ThinkingConfig == nil {
 		return nil, warnings, nil
 	}
-	return gc, warnings, nil
+	return gc, append(warnings, schemaWarnings...), nil
 }
 
 // thinkingLevel maps a reasoning effort to Gemini 3's thinkingLevel. Gemini

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/json"
 	"net/url"
 	"strings"
 
@@ -89,4 +90,32 @@ func (s *chatStream) noteToolTokens(text string, meta *llmrelayv1.ResponseMeta) 
 			return
 		}
 	}
+}
+
+// deepseekNoSchema is the refusal of a JSON schema response format on
+// DeepSeek's Chat Completions API, which takes response_format text or
+// json_object only (its Create Chat Completion reference and JSON Output
+// guide) and answers json_schema with a 400 that names no field: "This
+// response_format type is unavailable now" (testdata/dialect_deepseek_err_400_json_schema.http,
+// live on deepseek-v4-pro and deepseek-chat in llm-exe/llm-exe#662,
+// deepseek-v4-flash in UKGovernmentBEIS/inspect_ai#4916). Refused before
+// the call, naming the field and what DeepSeek takes; sending json_object
+// instead would drop the schema the caller asked the answer to follow.
+// An extra_body response_format (the caller's own) is sent as given.
+const deepseekNoSchema = "DeepSeek's Chat Completions API takes no JSON schema response format (only json_object; it answers " +
+	"json_schema with 400 'This response_format type is unavailable now'): use RESPONSE_FORMAT_TYPE_JSON_OBJECT and " +
+	"describe the JSON in the prompt (DeepSeek requires the word \"json\" in it)"
+
+// extraSets reports whether the extra_body object sets the top-level field
+// key (it replaces what the adapter would send there).
+func extraSets(extra, key string) bool {
+	if extra == "" {
+		return false
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal([]byte(extra), &fields) != nil {
+		return false
+	}
+	_, ok := fields[key]
+	return ok
 }

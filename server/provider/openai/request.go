@@ -104,6 +104,9 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 		case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_OBJECT:
 			w.ResponseFormat = &responseFormat{Type: "json_object"}
 		case llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA:
+			if p.deepseek && !extraSets(req.ProviderOptions.GetExtraBody(), "response_format") {
+				return nil, nil, p.invalidParam("options.response_format.type", "%s", deepseekNoSchema)
+			}
 			js := &jsonSchema{Name: rf.GetSchemaName(), Strict: rf.Strict}
 			if js.Name == "" {
 				js.Name = "response"
