@@ -864,7 +864,7 @@ func (a *agentRun) execute(ctx context.Context, round int, calls []*llmrelayv1.T
 				_, spans[c.GetCallId()] = a.g.tel.StartToolExecution(ctx, c.GetName(), c.GetCallId())
 			}
 			if err := a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_ToolCallRequest{ToolCallRequest: &llmrelayv1.AgentToolCallRequest{
-				Round: int32(round), CallId: c.GetCallId(), Name: c.GetName(), Arguments: c.GetArguments()}}}); err != nil {
+				Round: int32(round), CallId: c.GetCallId(), Name: c.GetName(), Arguments: c.GetArguments(), ArgumentsValid: c.GetArgumentsValid()}}}); err != nil {
 				return nil, err
 			}
 		case s != nil:

@@ -607,6 +607,7 @@ func (e *extractor) definition(n *node, pattern string) bool {
 			v = &v.elems[0] // Bedrock: {"inputSchema": {"json": {...}}}
 		}
 		d.Parameters = e.conv.value(v, 1)
+		d.ParametersJson = string(appendJSON(nil, v))
 		break
 	}
 	e.resp.ToolDefinitions = append(e.resp.ToolDefinitions, d)

@@ -996,6 +996,7 @@ func sameAsValue(t *testing.T, data []byte, fromJSON *llmrelayv1.ExtractResponse
 	fromJSON = proto.Clone(fromJSON).(*llmrelayv1.ExtractResponse)
 	sortByPath(fromJSON)
 	sortByPath(fromValue)
+	sameSchemas(t, fromJSON, fromValue)
 	if !proto.Equal(fromJSON, fromValue) {
 		t.Errorf("value payload differs:\n%s\nvs json payload:\n%s", protojson.Format(fromValue), protojson.Format(fromJSON))
 	}

@@ -1,8 +1,10 @@
 package extract
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -178,6 +180,7 @@ func TestValuePayloadMatchesJSON(t *testing.T) {
 		for _, r := range []*llmrelayv1.ExtractResponse{fromJSON, fromValue} {
 			sortByPath(r)
 		}
+		sameSchemas(t, fromJSON, fromValue)
 		if !proto.Equal(fromJSON, fromValue) {
 			t.Errorf("%s: value payload differs:\n%s\nvs json payload:\n%s", f, protojson.Format(fromValue), protojson.Format(fromJSON))
 		}
@@ -191,4 +194,34 @@ func sortByPath(r *llmrelayv1.ExtractResponse) {
 	slices.SortStableFunc(r.ToolResults, func(a, b *llmrelayv1.ExtractedToolResult) int { return byPath(a, b) })
 	slices.SortStableFunc(r.ToolDefinitions, func(a, b *llmrelayv1.ExtractedToolDefinition) int { return byPath(a, b) })
 	slices.Sort(r.MatchedPatterns)
+}
+
+// sameSchemas checks that each definition's parameters_json holds the
+// same JSON as its parameters (a value payload's in key order, a JSON
+// payload's in document order, so the texts may differ), then clears it
+// in both responses for the comparison of the rest.
+func sameSchemas(t *testing.T, fromJSON, fromValue *llmrelayv1.ExtractResponse) {
+	t.Helper()
+	for _, r := range []*llmrelayv1.ExtractResponse{fromJSON, fromValue} {
+		for _, d := range r.GetToolDefinitions() {
+			if d.GetParameters() == nil {
+				if d.GetParametersJson() != "" {
+					t.Errorf("%s: parameters_json %q without parameters", d.GetPath(), d.GetParametersJson())
+				}
+				continue
+			}
+			want, err := protojson.Marshal(d.GetParameters())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var a, b any
+			if err := json.Unmarshal(want, &a); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(d.GetParametersJson()), &b); err != nil || !reflect.DeepEqual(a, b) {
+				t.Errorf("%s: parameters_json %q is not the parameters %s (%v)", d.GetPath(), d.GetParametersJson(), want, err)
+			}
+			d.ParametersJson = ""
+		}
+	}
 }

@@ -523,9 +523,14 @@ type ExtractedToolDefinition struct {
 	Pattern string `protobuf:"bytes,4,opt,name=pattern,proto3" json:"pattern,omitempty"`
 	// JSON Pointer to the definition: the `tools` element (a wrapper such as
 	// {"function": {...}} included) or the Gemini function declaration.
-	Path          string `protobuf:"bytes,5,opt,name=path,proto3" json:"path,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Path string `protobuf:"bytes,5,opt,name=path,proto3" json:"path,omitempty"`
+	// The same schema as JSON text, members in their document order (a
+	// google.protobuf.Value loses it: JSON Schema readers and models care,
+	// e.g. for `properties`), compact; empty when absent. Send it as
+	// Tool.parameters to call the model with the tool as it was offered.
+	ParametersJson string `protobuf:"bytes,6,opt,name=parameters_json,json=parametersJson,proto3" json:"parameters_json,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ExtractedToolDefinition) Reset() {
@@ -593,6 +598,13 @@ func (x *ExtractedToolDefinition) GetPath() string {
 	return ""
 }
 
+func (x *ExtractedToolDefinition) GetParametersJson() string {
+	if x != nil {
+		return x.ParametersJson
+	}
+	return ""
+}
+
 var File_llmrelay_v1_extract_service_proto protoreflect.FileDescriptor
 
 const file_llmrelay_v1_extract_service_proto_rawDesc = "" +
@@ -630,7 +642,7 @@ const file_llmrelay_v1_extract_service_proto_rawDesc = "" +
 	"\bis_error\x18\x04 \x01(\bR\aisError\x12\x18\n" +
 	"\apattern\x18\x05 \x01(\tR\apattern\x12\x12\n" +
 	"\x04path\x18\x06 \x01(\tR\x04path\x12\x12\n" +
-	"\x04role\x18\a \x01(\tR\x04role\"\xb5\x01\n" +
+	"\x04role\x18\a \x01(\tR\x04role\"\xde\x01\n" +
 	"\x17ExtractedToolDefinition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x126\n" +
@@ -638,7 +650,8 @@ const file_llmrelay_v1_extract_service_proto_rawDesc = "" +
 	"parameters\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\n" +
 	"parameters\x12\x18\n" +
 	"\apattern\x18\x04 \x01(\tR\apattern\x12\x12\n" +
-	"\x04path\x18\x05 \x01(\tR\x04path2V\n" +
+	"\x04path\x18\x05 \x01(\tR\x04path\x12'\n" +
+	"\x0fparameters_json\x18\x06 \x01(\tR\x0eparametersJson2V\n" +
 	"\x0eExtractService\x12D\n" +
 	"\aExtract\x12\x1b.llmrelay.v1.ExtractRequest\x1a\x1c.llmrelay.v1.ExtractResponseB\xac\x01\n" +
 	"\x0fcom.llmrelay.v1B\x13ExtractServiceProtoP\x01Z7github.com/llmrelay/llmrelay/gen/llmrelay/v1;llmrelayv1\xa2\x02\x03LXX\xaa\x02\vLlmrelay.V1\xca\x02\vLlmrelay\\V1\xe2\x02\x17Llmrelay\\V1\\GPBMetadata\xea\x02\fLlmrelay::V1b\x06proto3"

@@ -1995,9 +1995,13 @@ type AgentToolCallRequest struct {
 	CallId string `protobuf:"bytes,2,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	Name   string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
 	// The arguments exactly as the model produced them (JSON text).
-	Arguments     string `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Arguments string `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// Whether arguments parse as a JSON object (ToolCall.arguments_valid):
+	// false for arguments the model wrote broken in an answer that ended
+	// normally. A call the output limit cut is never asked for.
+	ArgumentsValid bool `protobuf:"varint,5,opt,name=arguments_valid,json=argumentsValid,proto3" json:"arguments_valid,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *AgentToolCallRequest) Reset() {
@@ -2056,6 +2060,13 @@ func (x *AgentToolCallRequest) GetArguments() string {
 		return x.Arguments
 	}
 	return ""
+}
+
+func (x *AgentToolCallRequest) GetArgumentsValid() bool {
+	if x != nil {
+		return x.ArgumentsValid
+	}
+	return false
 }
 
 // AgentMcpToolExecution reports one MCP tool call the gateway executed.
@@ -2839,12 +2850,13 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12'\n" +
 	"\x05tools\x18\x02 \x03(\v2\x11.llmrelay.v1.ToolR\x05tools\x12\x1d\n" +
 	"\n" +
-	"max_rounds\x18\x03 \x01(\x05R\tmaxRounds\"w\n" +
+	"max_rounds\x18\x03 \x01(\x05R\tmaxRounds\"\xa0\x01\n" +
 	"\x14AgentToolCallRequest\x12\x14\n" +
 	"\x05round\x18\x01 \x01(\x05R\x05round\x12\x17\n" +
 	"\acall_id\x18\x02 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x04 \x01(\tR\targuments\"\xee\x01\n" +
+	"\targuments\x18\x04 \x01(\tR\targuments\x12'\n" +
+	"\x0farguments_valid\x18\x05 \x01(\bR\x0eargumentsValid\"\xee\x01\n" +
 	"\x15AgentMcpToolExecution\x12\x14\n" +
 	"\x05round\x18\x01 \x01(\x05R\x05round\x12)\n" +
 	"\x04call\x18\x02 \x01(\v2\x15.llmrelay.v1.ToolCallR\x04call\x12\x16\n" +

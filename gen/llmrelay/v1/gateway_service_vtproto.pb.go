@@ -2137,6 +2137,16 @@ func (m *AgentToolCallRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) 
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.ArgumentsValid {
+		i--
+		if m.ArgumentsValid {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x28
+	}
 	if len(m.Arguments) > 0 {
 		i -= len(m.Arguments)
 		copy(dAtA[i:], m.Arguments)
@@ -3694,6 +3704,9 @@ func (m *AgentToolCallRequest) SizeVT() (n int) {
 	l = len(m.Arguments)
 	if l > 0 {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.ArgumentsValid {
+		n += 2
 	}
 	n += len(m.unknownFields)
 	return n
@@ -8863,6 +8876,26 @@ func (m *AgentToolCallRequest) UnmarshalVT(dAtA []byte) error {
 			}
 			m.Arguments = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
+		case 5:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ArgumentsValid", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.ArgumentsValid = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
