@@ -37,8 +37,11 @@ const (
 // Errors are google.rpc.Status values with an ErrorInfo detail (domain
 // "llmrelay.dev", reason from ErrorReason, metadata provider, model,
 // upstreamStatus, upstreamRequestId), RetryInfo when a retry delay is known,
-// BadRequest naming the field for invalid input, and FailedCallMeta once a
-// provider was called. A status travels in the RPC's trailer, which clients
+// QuotaFailure on every RESOURCE_EXHAUSTED, ResourceInfo on NOT_FOUND (what
+// was not found), BadRequest naming the field for invalid input, and
+// FailedCallMeta once a provider was called. A call bounded by the caller's
+// deadline ends a little before it (5% of the time left, 20 to 250 ms), so
+// that this status reaches the caller. A status travels in the RPC's trailer, which clients
 // and proxies bound (grpc-java 8 KiB of metadata by default): its message is
 // cut at 1 KiB, a provider's texts in the other details at 256 bytes, and
 // FailedCallMeta is bounded as its comment says.
@@ -171,8 +174,11 @@ type GatewayService_AgentClient = grpc.BidiStreamingClient[AgentRequest, AgentRe
 // Errors are google.rpc.Status values with an ErrorInfo detail (domain
 // "llmrelay.dev", reason from ErrorReason, metadata provider, model,
 // upstreamStatus, upstreamRequestId), RetryInfo when a retry delay is known,
-// BadRequest naming the field for invalid input, and FailedCallMeta once a
-// provider was called. A status travels in the RPC's trailer, which clients
+// QuotaFailure on every RESOURCE_EXHAUSTED, ResourceInfo on NOT_FOUND (what
+// was not found), BadRequest naming the field for invalid input, and
+// FailedCallMeta once a provider was called. A call bounded by the caller's
+// deadline ends a little before it (5% of the time left, 20 to 250 ms), so
+// that this status reaches the caller. A status travels in the RPC's trailer, which clients
 // and proxies bound (grpc-java 8 KiB of metadata by default): its message is
 // cut at 1 KiB, a provider's texts in the other details at 256 bytes, and
 // FailedCallMeta is bounded as its comment says.
