@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +23,42 @@ import (
 // replayed function calls whose real signature is not available; Gemini 3
 // rejects a replayed model turn with function calls but no signature.
 const skipSignature = "skip_thought_signature_validator"
+
+// functionName is what Gemini takes as a function declaration's name: the
+// API refuses any other before generating, with a 400 naming each
+// ("tools[0].function_declarations[53].name: [FIELD_INVALID] Invalid
+// function name. Must start with a letter or an underscore. Must be a-z,
+// A-Z, 0-9, or contain underscores (_), dots (.), colons (:), or dashes
+// (-), with a maximum length of 64."). Vertex AI takes the same
+// characters up to 128 (maxFunctionName, the gateway's own bound); the
+// Gemini API's 64 is checked where the adapter talks to it
+// (geminiAPIName).
+var functionName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$`)
+
+const (
+	// maxFunctionName is Vertex AI's bound on a function name.
+	maxFunctionName = 128
+	// maxGeminiAPIFunctionName is the Gemini API's.
+	maxGeminiAPIFunctionName = 64
+	// geminiAPIHost is the Gemini API's host (DefaultBaseURL's).
+	geminiAPIHost = "generativelanguage.googleapis.com"
+)
+
+// checkFunctionNames refuses, naming the tool, a function name longer than
+// the Gemini API takes when the adapter talks to it (the API's 400 above);
+// a proxy or Vertex AI base URL keeps Vertex's 128.
+func (p *Provider) checkFunctionNames(req *provider.Request) error {
+	u, err := url.Parse(p.baseURL)
+	if err != nil || !strings.EqualFold(u.Hostname(), geminiAPIHost) {
+		return nil
+	}
+	for i, t := range req.Tools {
+		if n := len(t.GetName()); n > maxGeminiAPIFunctionName {
+			return invalidField(fmt.Sprintf("tools[%d].name", i), "%q is %d characters: the Gemini API takes function names of at most %d", t.GetName(), n, maxGeminiAPIFunctionName)
+		}
+	}
+	return nil
+}
 
 func invalidRequest(format string, args ...any) *provider.Error {
 	return &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Message: fmt.Sprintf(format, args...)}
@@ -54,6 +91,9 @@ func (p *Provider) encodeRequest(req *provider.Request) ([]byte, error) {
 func (p *Provider) encodeRequestWarn(req *provider.Request) ([]byte, []string, error) {
 	wire, warnings, err := buildRequest(req)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.checkFunctionNames(req); err != nil {
 		return nil, nil, err
 	}
 	body, extraWarnings, err := encodeBody(wire, req.ProviderOptions)
@@ -242,6 +282,9 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 		for i, t := range req.Tools {
 			if t.GetName() == "" {
 				return nil, nil, invalidField(fmt.Sprintf("tools[%d].name", i), "the tool has no name")
+			}
+			if !functionName.MatchString(t.GetName()) {
+				return nil, nil, invalidField(fmt.Sprintf("tools[%d].name", i), "%q: a Gemini function name starts with a letter or _ and holds only letters, digits, _ . : and - (at most %d)", t.GetName(), maxFunctionName)
 			}
 			d := functionDeclaration{Name: t.GetName(), Description: t.GetDescription()}
 			if t.GetStrict() {

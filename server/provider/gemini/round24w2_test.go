@@ -1,0 +1,64 @@
+package gemini
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// Round 24 (second wave): the first wave's leftovers (testdata/README.md,
+// "Round 24 (second wave)").
+
+// r24w2Tools is a tools request naming one function name.
+func r24w2Tools(name string) *provider.Request {
+	return &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-2.5-flash",
+		Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("Hi"))},
+		Tools:    []*llmrelayv1.Tool{{Name: "lookup", Parameters: `{"type":"object"}`}, {Name: name, Parameters: `{"type":"object"}`}}}
+}
+
+// TestRound24W2FunctionNames: Gemini refuses a function name that does not
+// start with a letter or _, holds another character than letters, digits,
+// _ . : -, or is longer than 64 (the Gemini API; Vertex AI takes 128),
+// before generating: the adapter refuses it first, naming tools[i].name.
+// Names Gemini takes are sent.
+func TestRound24W2FunctionNames(t *testing.T) {
+	t.Parallel()
+	api, err := New(testKey) // the Gemini API's base URL: never reached
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := "a" + strings.Repeat("b", 64)
+	for _, tc := range []struct {
+		name    string
+		refused bool // on every base URL
+		apiOnly bool // on the Gemini API's only
+	}{
+		{"1lookup", true, false}, {"-lookup", true, false}, {".lookup", true, false}, {"get weather", true, false},
+		{"get/weather", true, false}, {"météo", true, false}, {"a" + strings.Repeat("b", 128), true, false},
+		{long, false, true},
+		{"_lookup", false, false}, {"mcp:server.get-weather_2", false, false}, {"a" + strings.Repeat("b", 63), false, false},
+	} {
+		_, _, err := api.encodeRequestWarn(r24w2Tools(tc.name))
+		var pe *provider.Error
+		if refused := errors.As(err, &pe) && pe.Kind == provider.KindInvalidRequest && pe.Param == "tools[1].name"; refused != (tc.refused || tc.apiOnly) {
+			t.Errorf("%q on the Gemini API: err %v", tc.name, err)
+		}
+		p, _ := replay(t, "plain")
+		_, _, err = p.encodeRequestWarn(r24w2Tools(tc.name))
+		if refused := errors.As(err, &pe) && pe.Param == "tools[1].name"; refused != tc.refused {
+			t.Errorf("%q on another base URL: err %v", tc.name, err)
+		}
+	}
+	// The whole call: refused before any request is sent.
+	p, srv := replay(t, "plain")
+	if _, err := p.Generate(context.Background(), r24w2Tools("9lives")); err == nil {
+		t.Fatal("a function name starting with a digit was sent")
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d requests sent", n)
+	}
+}
