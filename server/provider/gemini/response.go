@@ -49,7 +49,58 @@ const (
 	extContinuationToken = "gemini.continuation_token"
 	// extTurnToken is the response's top-level turnToken, kept as sent.
 	extTurnToken = "gemini.turn_token"
+	// extModelStatus is the response's modelStatus, kept whole.
+	extModelStatus = "gemini.model_status"
 )
+
+// modelStatus is what modelStatusWarning reads of a response's
+// modelStatus.
+type modelStatus struct {
+	ModelStage     string `json:"modelStage"`
+	RetirementTime string `json:"retirementTime"`
+	Message        string `json:"message"`
+}
+
+// modelStatusMeta keeps a response's modelStatus in meta.extended and
+// returns the warning for a model on its way out, "" for another.
+func modelStatusMeta(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) string {
+	if !present(raw) {
+		return ""
+	}
+	provider.SetExtended(meta, extModelStatus, rawValue(raw))
+	var ms modelStatus
+	if json.Unmarshal(raw, &ms) != nil {
+		return ""
+	}
+	return modelStatusWarning(ms)
+}
+
+// modelStatusWarning says that the model is LEGACY ("on the path to
+// deprecation in near future. Only existing customers can use this
+// model."), DEPRECATED or RETIRED ("These models cannot be used."), or has
+// a retirement time, with the API's message; "" for a model in another
+// stage without one.
+func modelStatusWarning(ms modelStatus) string {
+	stage := ms.ModelStage
+	switch stage {
+	case "LEGACY", "DEPRECATED", "RETIRED":
+	default:
+		if ms.RetirementTime == "" {
+			return ""
+		}
+	}
+	w := "gemini reports the model"
+	if stage != "" {
+		w += " in stage " + stage
+	}
+	if ms.RetirementTime != "" {
+		w += ", to be retired at " + ms.RetirementTime
+	}
+	if ms.Message != "" {
+		w += ": " + ms.Message
+	}
+	return w
+}
 
 // serviceTierHeader is the response header in which the Developer API
 // reports the tier that served the call ("standard", "priority", ...),
@@ -622,6 +673,9 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	}
 	meta := &llmrelayv1.ResponseMeta{}
 	responseMeta(meta, w)
+	if warning := modelStatusMeta(meta, w.ModelStatus); warning != "" {
+		meta.Warnings = append(meta.Warnings, warning)
+	}
 	c, others := firstCandidate(w.Candidates)
 	if c == nil {
 		return nil, provider.BadResponse(providerName, "response has %d candidates, none with index 0", len(w.Candidates))

@@ -62,3 +62,48 @@ func TestRound24W2FunctionNames(t *testing.T) {
 		t.Errorf("%d requests sent", n)
 	}
 }
+
+func init() {
+	round17Recordings = append(round17Recordings, "modelstatus24_legacy", "modelstatus24_legacy_stream")
+}
+
+// TestRound24W2ModelStatus: a response's modelStatus (GenerateContentResponse
+// .modelStatus in Google's SDKs: modelStage, retirementTime, message) is
+// kept whole in meta.extended, and a LEGACY model retiring on a date is
+// warned of with the API's message, unary and streamed (once, though every
+// chunk carries it). It was dropped unsaid.
+func TestRound24W2ModelStatus(t *testing.T) {
+	t.Parallel()
+	const warning = "gemini reports the model in stage LEGACY, to be retired at 2026-06-01T00:00:00Z: gemini-2.0-flash-001 will be retired on 2026-06-01. Migrate to a newer model."
+	want := map[string]any{"modelStage": "LEGACY", "retirementTime": "2026-06-01T00:00:00Z",
+		"message": "gemini-2.0-flash-001 will be retired on 2026-06-01. Migrate to a newer model."}
+	res, _ := r21Unary(t, "modelstatus24_legacy", r21User("gemini-2.0-flash-001", "", msg(llmrelayv1.Role_ROLE_USER, text("Bonjour"))))
+	if got := r17Ext(res.Meta)[extModelStatus]; !jsonEqual(got, want) {
+		t.Errorf("model status %v", got)
+	}
+	if w := res.Meta.GetWarnings(); len(w) != 1 || w[0] != warning {
+		t.Errorf("warnings %q", w)
+	}
+	evs, _ := r20Stream(t, "modelstatus24_legacy_stream", r21User("gemini-2.0-flash-001", "", msg(llmrelayv1.Role_ROLE_USER, text("Bonjour"))))
+	f := foldEvents(evs)
+	if got := r17Ext(f.meta)[extModelStatus]; !jsonEqual(got, want) || f.text != "Bonjour ! Comment puis-je vous aider ?" {
+		t.Errorf("model status %v, text %q", got, f.text)
+	}
+	if w := f.meta.GetWarnings(); len(w) != 1 || w[0] != warning {
+		t.Errorf("warnings %q", w)
+	}
+	for _, tc := range []struct {
+		ms   modelStatus
+		want string
+	}{
+		{modelStatus{ModelStage: "STABLE"}, ""},
+		{modelStatus{ModelStage: "PREVIEW", Message: "x"}, ""},
+		{modelStatus{ModelStage: "PREVIEW", RetirementTime: "2026-01-02T00:00:00Z"}, "gemini reports the model in stage PREVIEW, to be retired at 2026-01-02T00:00:00Z"},
+		{modelStatus{ModelStage: "RETIRED"}, "gemini reports the model in stage RETIRED"},
+		{modelStatus{RetirementTime: "2026-01-02T00:00:00Z"}, "gemini reports the model, to be retired at 2026-01-02T00:00:00Z"},
+	} {
+		if got := modelStatusWarning(tc.ms); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.ms, got, tc.want)
+		}
+	}
+}

@@ -39,8 +39,11 @@ type stream struct {
 	metaSent bool
 	// promptSafetySent: promptFeedback.safetyRatings were delivered.
 	promptSafetySent bool
-	finished         bool
-	lastUsage        *llmrelayv1.Usage
+	// modelStatusSent: the response's modelStatus was delivered (the
+	// first chunk that carries one; a later one is the same status).
+	modelStatusSent bool
+	finished        bool
+	lastUsage       *llmrelayv1.Usage
 	// usageDetails are the usageMetadata fields no counter holds, so far.
 	usageDetails provider.UsageDetails
 	serviceTier  string         // usageMetadata.serviceTier, last sent
@@ -331,6 +334,15 @@ func (s *stream) handle(w *generateContentResponse) {
 			meta = &llmrelayv1.ResponseMeta{}
 		}
 		provider.SetExtended(meta, extPromptSafetyRatings, rawValue(w.PromptFeedback.SafetyRatings))
+	}
+	if !s.modelStatusSent && present(w.ModelStatus) {
+		s.modelStatusSent = true
+		if meta == nil {
+			meta = &llmrelayv1.ResponseMeta{}
+		}
+		if warning := modelStatusMeta(meta, w.ModelStatus); warning != "" {
+			meta.Warnings = append(meta.Warnings, warning)
+		}
 	}
 	if meta != nil {
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
