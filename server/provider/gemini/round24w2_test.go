@@ -107,3 +107,42 @@ func TestRound24W2ModelStatus(t *testing.T) {
 		}
 	}
 }
+
+func init() {
+	round17Recordings = append(round17Recordings, "unexpected24_tool_call", "unexpected24_tool_call_stream")
+}
+
+// TestRound24W2UnexpectedToolCall: Gemini ends an answer whose call names
+// a function the request did not declare with UNEXPECTED_TOOL_CALL, the
+// call in the content and a finishMessage naming it. The call is relayed
+// as written (OTHER, not TOOL_CALLS), with a warning that it is not one
+// of the request's functions, unary and streamed: it was relayed as any
+// call, the finish alone telling it apart.
+func TestRound24W2UnexpectedToolCall(t *testing.T) {
+	t.Parallel()
+	const warning = "finishReason UNEXPECTED_TOOL_CALL: the model called a function the request does not declare (undeclaredTool), relayed as written, not one to run: Unexpected tool call: Model tried to call an undeclared function: undeclaredTool"
+	req := r24w2Tools("lookup_time")
+	check := func(where string, calls []*llmrelayv1.ToolCall, m *llmrelayv1.ResponseMeta) {
+		t.Helper()
+		if len(calls) != 1 || calls[0].GetName() != "undeclaredTool" || calls[0].GetArguments() != `{"arg1":"value1","arg2":"value2"}` {
+			t.Errorf("%s: calls %v", where, calls)
+		}
+		if m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_OTHER || m.GetProviderFinishReason() != "UNEXPECTED_TOOL_CALL" {
+			t.Errorf("%s: finish %v", where, m)
+		}
+		if w := m.GetWarnings(); len(w) != 1 || w[0] != warning {
+			t.Errorf("%s: warnings %q", where, w)
+		}
+	}
+	res, _ := r21Unary(t, "unexpected24_tool_call", req)
+	var calls []*llmrelayv1.ToolCall
+	for _, pt := range res.Message.GetParts() {
+		if tc := pt.GetToolCall(); tc != nil {
+			calls = append(calls, tc)
+		}
+	}
+	check("unary", calls, res.Meta)
+	evs, _ := r20Stream(t, "unexpected24_tool_call_stream", req)
+	f := foldEvents(evs)
+	check("stream", f.calls, f.meta)
+}

@@ -435,6 +435,9 @@ func (s *stream) handle(w *generateContentResponse) {
 		if c.FinishMessage != "" {
 			provider.SetExtended(meta, extFinishMessage, c.FinishMessage)
 		}
+		if w := s.ans.unexpectedCallWarning(string(c.FinishReason), c.FinishMessage); w != "" {
+			meta.Warnings = append(meta.Warnings, w)
+		}
 		if s.continuation != "" && (c.ContinuationToken != "" || c.FinishReason == "CONTINUATION") {
 			// A checkpoint's token is stale once the answer ends another
 			// way (js-genai continues only after CONTINUATION or a
