@@ -24,6 +24,32 @@ import (
 // rejects a replayed model turn with function calls but no signature.
 const skipSignature = "skip_thought_signature_validator"
 
+// refSiblings moves the keywords beside a "$ref" that Gemini refuses there
+// into that schema's description (provider.RefSiblings), and returns the
+// warning that says so, "" when there were none. Gemini's JSON Schema
+// fields (responseJsonSchema, parametersJsonSchema) refuse them before
+// generating: the reference says "If $ref is set on a sub-schema, no other
+// properties, except for than those starting as a $, may be set", the API
+// answered parametersJsonSchema with a 400 "schema at properties.draft can
+// only contain properties starting with '$' when $ref is present"
+// (google-gemini/gemini-cli#4758, July 2025) and now says "If a schema node
+// has Schema.ref set, then only description and default can be set
+// alongside it; other fields they would be replaced by the expanded
+// reference" (diegosouzapw/OmniRoute#1416, anomalyco/opencode#12295):
+// $-keywords, description and default stay (pydantic's description beside
+// a $ref is sent as written, as Google's own example of
+// parametersJsonSchema does, googleapis/python-genai#1122).
+func refSiblings(schema json.RawMessage, field string) (json.RawMessage, string) {
+	out, moved := provider.RefSiblings(schema, func(key string) bool {
+		return strings.HasPrefix(key, "$") || key == "description" || key == "default"
+	})
+	if len(moved) == 0 {
+		return schema, ""
+	}
+	return out, fmt.Sprintf("%s: Gemini takes only description, default and $-keywords beside a $ref; %s moved into that schema's description, which the model reads but is not held to",
+		field, strings.Join(moved, ", "))
+}
+
 // functionName is what Gemini takes as a function declaration's name: the
 // API refuses any other before generating, with a 400 naming each
 // ("tools[0].function_declarations[53].name: [FIELD_INVALID] Invalid
@@ -303,6 +329,10 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 				if err != nil {
 					return nil, nil, invalidField(fmt.Sprintf("tools[%d].parameters", i), "%v", err)
 				}
+				raw, w := refSiblings(raw, fmt.Sprintf("tools[%d].parameters", i))
+				if w != "" {
+					warnings = append(warnings, w)
+				}
 				d.ParametersJSONSchema = raw
 			}
 			decls = append(decls, d)
@@ -388,6 +418,10 @@ func generationConfigFor(o *llmrelayv1.GenerationOptions, g *llmrelayv1.GeminiOp
 			raw, err := provider.SchemaJSON(rf.GetSchema())
 			if err != nil {
 				return nil, nil, invalidField("options.response_format.schema", "%v", err)
+			}
+			raw, w := refSiblings(raw, "options.response_format.schema")
+			if w != "" {
+				schemaWarnings = append(schemaWarnings, w)
 			}
 			gc.ResponseJSONSchema = raw
 			if w := schemaSubsetWarning(raw); w != "" {

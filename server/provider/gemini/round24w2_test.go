@@ -3,6 +3,7 @@ package gemini
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,4 +146,62 @@ func TestRound24W2UnexpectedToolCall(t *testing.T) {
 	evs, _ := r20Stream(t, "unexpected24_tool_call_stream", req)
 	f := foldEvents(evs)
 	check("stream", f.calls, f.meta)
+}
+
+// r24w2Paint is a pydantic-style schema whose fields reference a
+// definition with keywords beside the $ref: a title (refused there) and a
+// description and default (taken), as pydantic writes
+// `paint: Color = Field(title="Paint", description="The paint.")`.
+const r24w2Paint = `{"$defs":{"Color":{"enum":["red","blue"],"title":"Color","type":"string"}},` +
+	`"properties":{"paint":{"$ref":"#/$defs/Color","title":"Paint","description":"The paint."},` +
+	`"trim":{"$ref":"#/$defs/Color","default":"red","description":"The trim."}},"required":["paint"],"title":"Job","type":"object"}`
+
+// TestRound24W2RefSiblings: Gemini refuses keywords beside a $ref other
+// than $-keywords, description and default (a 400 before generating); the
+// adapter moves them into that schema's description, in the tool's
+// parameters and the response schema alike, with a warning, and sends a
+// $ref with a description and default as written (Google's own
+// parametersJsonSchema example, googleapis/python-genai#1122).
+func TestRound24W2RefSiblings(t *testing.T) {
+	t.Parallel()
+	const sent = `{"$defs":{"Color":{"enum":["red","blue"],"title":"Color","type":"string"}},` +
+		`"properties":{"paint":{"$ref":"#/$defs/Color","description":"The paint.\n\n{title: \"Paint\"}"},` +
+		`"trim":{"$ref":"#/$defs/Color","default":"red","description":"The trim."}},"required":["paint"],"title":"Job","type":"object"}`
+	req := r24w2Tools("lookup_time")
+	req.Tools[1].Parameters = r24w2Paint
+	req.Options = &llmrelayv1.GenerationOptions{ResponseFormat: &llmrelayv1.ResponseFormat{Type: llmrelayv1.ResponseFormatType_RESPONSE_FORMAT_TYPE_JSON_SCHEMA, Schema: r24w2Paint}}
+	req.Model = "gemini-3-flash-preview" // takes tools with a JSON answer
+	p, srv := replay(t, "plain")
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := r17JSON(t, srv.Last(t).Body)
+	decl := body["tools"].([]any)[0].(map[string]any)["functionDeclarations"].([]any)[1].(map[string]any)
+	if !jsonEqual(decl["parametersJsonSchema"], r19Decode(t, sent)) {
+		t.Errorf("parameters %v", decl["parametersJsonSchema"])
+	}
+	if gc := body["generationConfig"].(map[string]any); !jsonEqual(gc["responseJsonSchema"], r19Decode(t, sent)) {
+		t.Errorf("response schema %v", gc["responseJsonSchema"])
+	}
+	// Key order is kept: the bytes sent hold the schema as rewritten.
+	if !strings.Contains(string(srv.Last(t).Body), `"parametersJsonSchema":`+sent) {
+		t.Errorf("body %s", srv.Last(t).Body)
+	}
+	want := []string{
+		"tools[1].parameters: Gemini takes only description, default and $-keywords beside a $ref; title moved into that schema's description, which the model reads but is not held to",
+		"options.response_format.schema: Gemini takes only description, default and $-keywords beside a $ref; title moved into that schema's description, which the model reads but is not held to",
+	}
+	for _, w := range want {
+		if !slices.Contains(res.Meta.GetWarnings(), w) {
+			t.Errorf("warnings %q lack %q", res.Meta.GetWarnings(), w)
+		}
+	}
+	// A description and default beside a $ref go as written, unwarned.
+	req.Tools[1].Parameters = `{"$defs":{"City":{"properties":{"name":{"type":"string"}},"type":"object"}},"properties":{"city":{"$ref":"#/$defs/City","description":"The city to get the weather of."}},"type":"object"}`
+	req.Options = nil
+	body2, warnings, err := p.encodeRequestWarn(req)
+	if err != nil || len(warnings) != 0 || !strings.Contains(string(body2), `"parametersJsonSchema":`+req.Tools[1].Parameters) {
+		t.Errorf("body %s, warnings %q, err %v", body2, warnings, err)
+	}
 }
