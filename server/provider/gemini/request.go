@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +23,68 @@ import (
 // replayed function calls whose real signature is not available; Gemini 3
 // rejects a replayed model turn with function calls but no signature.
 const skipSignature = "skip_thought_signature_validator"
+
+// refSiblings moves the keywords beside a "$ref" that Gemini refuses there
+// into that schema's description (provider.RefSiblings), and returns the
+// warning that says so, "" when there were none. Gemini's JSON Schema
+// fields (responseJsonSchema, parametersJsonSchema) refuse them before
+// generating: the reference says "If $ref is set on a sub-schema, no other
+// properties, except for than those starting as a $, may be set", the API
+// answered parametersJsonSchema with a 400 "schema at properties.draft can
+// only contain properties starting with '$' when $ref is present"
+// (google-gemini/gemini-cli#4758, July 2025) and now says "If a schema node
+// has Schema.ref set, then only description and default can be set
+// alongside it; other fields they would be replaced by the expanded
+// reference" (diegosouzapw/OmniRoute#1416, anomalyco/opencode#12295):
+// $-keywords, description and default stay (pydantic's description beside
+// a $ref is sent as written, as Google's own example of
+// parametersJsonSchema does, googleapis/python-genai#1122).
+func refSiblings(schema json.RawMessage, field string) (json.RawMessage, string) {
+	out, moved := provider.RefSiblings(schema, func(key string) bool {
+		return strings.HasPrefix(key, "$") || key == "description" || key == "default"
+	})
+	if len(moved) == 0 {
+		return schema, ""
+	}
+	return out, fmt.Sprintf("%s: Gemini takes only description, default and $-keywords beside a $ref; %s moved into that schema's description, which the model reads but is not held to",
+		field, strings.Join(moved, ", "))
+}
+
+// functionName is what Gemini takes as a function declaration's name: the
+// API refuses any other before generating, with a 400 naming each
+// ("tools[0].function_declarations[53].name: [FIELD_INVALID] Invalid
+// function name. Must start with a letter or an underscore. Must be a-z,
+// A-Z, 0-9, or contain underscores (_), dots (.), colons (:), or dashes
+// (-), with a maximum length of 64."). Vertex AI takes the same
+// characters up to 128 (maxFunctionName, the gateway's own bound); the
+// Gemini API's 64 is checked where the adapter talks to it
+// (geminiAPIName).
+var functionName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$`)
+
+const (
+	// maxFunctionName is Vertex AI's bound on a function name.
+	maxFunctionName = 128
+	// maxGeminiAPIFunctionName is the Gemini API's.
+	maxGeminiAPIFunctionName = 64
+	// geminiAPIHost is the Gemini API's host (DefaultBaseURL's).
+	geminiAPIHost = "generativelanguage.googleapis.com"
+)
+
+// checkFunctionNames refuses, naming the tool, a function name longer than
+// the Gemini API takes when the adapter talks to it (the API's 400 above);
+// a proxy or Vertex AI base URL keeps Vertex's 128.
+func (p *Provider) checkFunctionNames(req *provider.Request) error {
+	u, err := url.Parse(p.baseURL)
+	if err != nil || !strings.EqualFold(u.Hostname(), geminiAPIHost) {
+		return nil
+	}
+	for i, t := range req.Tools {
+		if n := len(t.GetName()); n > maxGeminiAPIFunctionName {
+			return invalidField(fmt.Sprintf("tools[%d].name", i), "%q is %d characters: the Gemini API takes function names of at most %d", t.GetName(), n, maxGeminiAPIFunctionName)
+		}
+	}
+	return nil
+}
 
 func invalidRequest(format string, args ...any) *provider.Error {
 	return &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Message: fmt.Sprintf(format, args...)}
@@ -54,6 +117,9 @@ func (p *Provider) encodeRequest(req *provider.Request) ([]byte, error) {
 func (p *Provider) encodeRequestWarn(req *provider.Request) ([]byte, []string, error) {
 	wire, warnings, err := buildRequest(req)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.checkFunctionNames(req); err != nil {
 		return nil, nil, err
 	}
 	body, extraWarnings, err := encodeBody(wire, req.ProviderOptions)
@@ -243,6 +309,9 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 			if t.GetName() == "" {
 				return nil, nil, invalidField(fmt.Sprintf("tools[%d].name", i), "the tool has no name")
 			}
+			if !functionName.MatchString(t.GetName()) {
+				return nil, nil, invalidField(fmt.Sprintf("tools[%d].name", i), "%q: a Gemini function name starts with a letter or _ and holds only letters, digits, _ . : and - (at most %d)", t.GetName(), maxFunctionName)
+			}
 			d := functionDeclaration{Name: t.GetName(), Description: t.GetDescription()}
 			if t.GetStrict() {
 				if validated {
@@ -259,6 +328,10 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 				raw, err := provider.SchemaJSON(t.GetParameters())
 				if err != nil {
 					return nil, nil, invalidField(fmt.Sprintf("tools[%d].parameters", i), "%v", err)
+				}
+				raw, w := refSiblings(raw, fmt.Sprintf("tools[%d].parameters", i))
+				if w != "" {
+					warnings = append(warnings, w)
 				}
 				d.ParametersJSONSchema = raw
 			}
@@ -345,6 +418,10 @@ func generationConfigFor(o *llmrelayv1.GenerationOptions, g *llmrelayv1.GeminiOp
 			raw, err := provider.SchemaJSON(rf.GetSchema())
 			if err != nil {
 				return nil, nil, invalidField("options.response_format.schema", "%v", err)
+			}
+			raw, w := refSiblings(raw, "options.response_format.schema")
+			if w != "" {
+				schemaWarnings = append(schemaWarnings, w)
 			}
 			gc.ResponseJSONSchema = raw
 			if w := schemaSubsetWarning(raw); w != "" {

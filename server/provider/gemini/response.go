@@ -49,7 +49,58 @@ const (
 	extContinuationToken = "gemini.continuation_token"
 	// extTurnToken is the response's top-level turnToken, kept as sent.
 	extTurnToken = "gemini.turn_token"
+	// extModelStatus is the response's modelStatus, kept whole.
+	extModelStatus = "gemini.model_status"
 )
+
+// modelStatus is what modelStatusWarning reads of a response's
+// modelStatus.
+type modelStatus struct {
+	ModelStage     string `json:"modelStage"`
+	RetirementTime string `json:"retirementTime"`
+	Message        string `json:"message"`
+}
+
+// modelStatusMeta keeps a response's modelStatus in meta.extended and
+// returns the warning for a model on its way out, "" for another.
+func modelStatusMeta(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) string {
+	if !present(raw) {
+		return ""
+	}
+	provider.SetExtended(meta, extModelStatus, rawValue(raw))
+	var ms modelStatus
+	if json.Unmarshal(raw, &ms) != nil {
+		return ""
+	}
+	return modelStatusWarning(ms)
+}
+
+// modelStatusWarning says that the model is LEGACY ("on the path to
+// deprecation in near future. Only existing customers can use this
+// model."), DEPRECATED or RETIRED ("These models cannot be used."), or has
+// a retirement time, with the API's message; "" for a model in another
+// stage without one.
+func modelStatusWarning(ms modelStatus) string {
+	stage := ms.ModelStage
+	switch stage {
+	case "LEGACY", "DEPRECATED", "RETIRED":
+	default:
+		if ms.RetirementTime == "" {
+			return ""
+		}
+	}
+	w := "gemini reports the model"
+	if stage != "" {
+		w += " in stage " + stage
+	}
+	if ms.RetirementTime != "" {
+		w += ", to be retired at " + ms.RetirementTime
+	}
+	if ms.Message != "" {
+		w += ": " + ms.Message
+	}
+	return w
+}
 
 // serviceTierHeader is the response header in which the Developer API
 // reports the tier that served the call ("standard", "priority", ...),
@@ -323,6 +374,36 @@ type answer struct {
 	// cutOpen: a call still being streamed when the answer ended was
 	// closed cut (convert).
 	cutOpen bool
+	// names are the functions the answer's calls name, once each, in
+	// order (unexpectedCallWarning).
+	names []string
+}
+
+// unexpectedCallWarning is the warning for an answer Gemini ended with
+// UNEXPECTED_TOOL_CALL ("Model generated a tool call but no tools were
+// enabled in the request"; the finishMessage says "Unexpected tool call:
+// Model tried to call an undeclared function: NAME"), "" for another: its
+// calls are relayed as the model wrote them, but none is a call of one of
+// the request's functions to run, which the finish alone (OTHER) did not
+// say to a caller reading the calls.
+func (a *answer) unexpectedCallWarning(finish, message string) string {
+	if finish != "UNEXPECTED_TOOL_CALL" || a.calls == 0 {
+		return ""
+	}
+	w := "finishReason UNEXPECTED_TOOL_CALL: the model called a function the request does not declare (" +
+		strings.Join(a.names, ", ") + "), relayed as written, not one to run"
+	if message != "" {
+		w += ": " + message
+	}
+	return w
+}
+
+// called records a call of the function name.
+func (a *answer) called(name string) {
+	a.calls++
+	if !slices.Contains(a.names, name) {
+		a.names = append(a.names, name)
+	}
 }
 
 // finish maps the candidate's finishReason r for an answer with its
@@ -433,7 +514,7 @@ func (a *answer) convert(out []item, parts []respPart, final bool, finish string
 			args := provider.ArgumentsText(pt.FunctionCall.Args, "{}")
 			valid := fold.ValidArguments(args)
 			id := a.callID(pt.FunctionCall.ID, pt.FunctionCall.Name, args, warn)
-			a.calls++
+			a.called(pt.FunctionCall.Name)
 			a.openThought = false
 			out = append(out, item{kind: itemCall, call: &llmrelayv1.ToolCall{
 				CallId: id, Name: pt.FunctionCall.Name, Arguments: args, ArgumentsValid: valid,
@@ -499,7 +580,7 @@ func (a *answer) closeCall(out []item, warn func(string)) []item {
 	a.pending = nil
 	args := c.text()
 	id := a.callID(c.id, c.name, args, warn)
-	a.calls++
+	a.called(c.name)
 	return append(out, item{kind: itemCall, call: &llmrelayv1.ToolCall{
 		CallId: id, Name: c.name, Arguments: args, ArgumentsValid: fold.ValidArguments(args),
 		Signature: c.signature,
@@ -622,6 +703,9 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 	}
 	meta := &llmrelayv1.ResponseMeta{}
 	responseMeta(meta, w)
+	if warning := modelStatusMeta(meta, w.ModelStatus); warning != "" {
+		meta.Warnings = append(meta.Warnings, warning)
+	}
 	c, others := firstCandidate(w.Candidates)
 	if c == nil {
 		return nil, provider.BadResponse(providerName, "response has %d candidates, none with index 0", len(w.Candidates))
@@ -675,6 +759,9 @@ func (p *Provider) toResult(w *generateContentResponse) (*provider.Result, error
 
 	meta.ProviderFinishReason = string(c.FinishReason)
 	meta.FinishReason = a.finish(string(c.FinishReason))
+	if w := a.unexpectedCallWarning(string(c.FinishReason), c.FinishMessage); w != "" {
+		meta.Warnings = append(meta.Warnings, w)
+	}
 	if n := len(msg.Parts); n > 0 && meta.FinishReason == llmrelayv1.FinishReason_FINISH_REASON_LENGTH {
 		// A functionCall last in an answer the token limit cut is the call
 		// being written when it hit: Gemini sends the arguments parsed so

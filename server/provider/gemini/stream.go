@@ -39,8 +39,11 @@ type stream struct {
 	metaSent bool
 	// promptSafetySent: promptFeedback.safetyRatings were delivered.
 	promptSafetySent bool
-	finished         bool
-	lastUsage        *llmrelayv1.Usage
+	// modelStatusSent: the response's modelStatus was delivered (the
+	// first chunk that carries one; a later one is the same status).
+	modelStatusSent bool
+	finished        bool
+	lastUsage       *llmrelayv1.Usage
 	// usageDetails are the usageMetadata fields no counter holds, so far.
 	usageDetails provider.UsageDetails
 	serviceTier  string         // usageMetadata.serviceTier, last sent
@@ -332,6 +335,15 @@ func (s *stream) handle(w *generateContentResponse) {
 		}
 		provider.SetExtended(meta, extPromptSafetyRatings, rawValue(w.PromptFeedback.SafetyRatings))
 	}
+	if !s.modelStatusSent && present(w.ModelStatus) {
+		s.modelStatusSent = true
+		if meta == nil {
+			meta = &llmrelayv1.ResponseMeta{}
+		}
+		if warning := modelStatusMeta(meta, w.ModelStatus); warning != "" {
+			meta.Warnings = append(meta.Warnings, warning)
+		}
+	}
 	if meta != nil {
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: meta})
 	}
@@ -422,6 +434,9 @@ func (s *stream) handle(w *generateContentResponse) {
 		s.setGathered(meta)
 		if c.FinishMessage != "" {
 			provider.SetExtended(meta, extFinishMessage, c.FinishMessage)
+		}
+		if w := s.ans.unexpectedCallWarning(string(c.FinishReason), c.FinishMessage); w != "" {
+			meta.Warnings = append(meta.Warnings, w)
 		}
 		if s.continuation != "" && (c.ContinuationToken != "" || c.FinishReason == "CONTINUATION") {
 			// A checkpoint's token is stale once the answer ends another

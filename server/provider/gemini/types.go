@@ -180,8 +180,14 @@ type generateContentResponse struct {
 	// holding the responseId); sent by the Developer API on answers that
 	// take part in automatic continuation
 	// (testdata/continuation_header_tier_1.http). Kept as sent.
-	TurnToken string       `json:"turnToken"`
-	Error     *statusError `json:"error"`
+	TurnToken string `json:"turnToken"`
+	// ModelStatus is the Gemini API's word on the model's stage
+	// (modelStage: EXPERIMENTAL, PREVIEW, STABLE, LEGACY, DEPRECATED,
+	// RETIRED), when it retires (retirementTime, RFC 3339) and why
+	// (message), as Google's SDKs type it (GenerateContentResponse
+	// .modelStatus; not sent by Vertex AI). Kept whole.
+	ModelStatus json.RawMessage `json:"modelStatus"`
+	Error       *statusError    `json:"error"`
 }
 
 type candidate struct {
