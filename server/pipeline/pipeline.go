@@ -112,6 +112,9 @@ func (p *Pipeline) Stream(ctx context.Context, c *Call) (provider.Stream, error)
 }
 
 func invoke(ctx context.Context, c *Call) (*provider.Result, error) {
+	// The answer's headers come when it is whole: the transport waits for
+	// them as long as unary_first_byte_timeout allows.
+	ctx = withUnary(ctx)
 	switch c.Op {
 	case OpGenerate:
 		res, err := c.Provider.Generate(ctx, c.Request)

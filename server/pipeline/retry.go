@@ -206,6 +206,10 @@ func ReasonFor(err error) (reason string, status int32, message string) {
 		if pe.Kind == provider.KindBadResponse && errors.Is(pe, provider.ErrStreamCut) {
 			return "stream_cut", 0, pe.Message
 		}
+		var tt *TransportTimeout
+		if errors.As(pe, &tt) {
+			return pe.Kind.String(), 0, tt.Error() // the bound that ran out
+		}
 		return pe.Kind.String(), 0, pe.Message
 	}
 	return "error", 0, err.Error()
