@@ -2,12 +2,15 @@ package server_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
 
 // Fault sequences of round 24 on the pipeline's bounds and fallbacks (the
@@ -69,5 +72,85 @@ func TestFault24UnaryHeadersWaitForTheAnswer(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// azureOperationNotSupported is Azure OpenAI's 400 for an operation the
+// deployment's model does not do, as langchain-ai/langmem#13 quotes it
+// for chat asked of an embedding deployment (the openai adapter's
+// azure_err_400_operation_not_supported fixture quotes the embeddings
+// one, OpenHands/OpenHands#1003): no type, code OperationNotSupported.
+const azureOperationNotSupported = `{"error":{"code":"OperationNotSupported","message":"The chatCompletion operation does not work with the specified model, text-embedding-3-large. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}`
+
+// TestFault24UnsupportedFallsBack: a routed model whose first deployment's
+// model cannot do the operation (Azure's OperationNotSupported, a
+// deployment of an embedding model behind a chat route) gives way to the
+// second, which answers; not retried on the first. It failed the call
+// with Unimplemented although the route had a deployment that could
+// answer.
+func TestFault24UnsupportedFallsBack(t *testing.T) {
+	t.Parallel()
+	f := azureFormat()
+	first := f13Serve(t, respond(400, merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1)), azureOperationNotSupported))
+	second := f13Serve(t, f.okStep(11))
+	c := f13StartRouted(t, f, 3, first, second, &f13Clock{})
+	resp, err := c.Chat(context.Background(), chatReq13())
+	if err != nil {
+		t.Fatalf("the route did not fall back: %v", err)
+	}
+	m := resp.GetMeta()
+	if m.GetProvider() != "second" || len(m.GetRouting().GetTried()) != 1 || first.requests() != 1 || m.GetAttempts() != 2 {
+		t.Errorf("provider %s, routing %v, first saw %d, attempts %d", m.GetProvider(), m.GetRouting(), first.requests(), m.GetAttempts())
+	}
+	if rr := m.GetRetryReasons(); len(rr) != 1 || rr[0].GetUpstreamStatus() != 400 || !strings.Contains(rr[0].GetMessage(), "chatCompletion operation does not work") {
+		t.Errorf("retry reasons %v", rr)
+	}
+}
+
+// shortener answers embeddings like text-embedding-3 asked for 2
+// dimensions.
+func shortener(t *testing.T) *f13Upstream {
+	t.Helper()
+	return f13Serve(t, func(w http.ResponseWriter, _ *http.Request) {
+		vals := "0.6,0.8"
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[`+vals+`]}],"model":"text-embedding-3-small","usage":{"prompt_tokens":2,"total_tokens":2}}`)
+	})
+}
+
+// TestFault24DimensionsFallBack: an embeddings route whose first
+// deployment's model cannot give the dimensions asked (vLLM's bge-m3,
+// refusing "dimensions"; sent again without them, its vectors have 4
+// values, not the 2 asked for) gives way to the second deployment, whose
+// model shortens its vectors; the call is served with 2 values. It failed
+// with InvalidArgument although the route could serve it. A route of one
+// deployment still fails as before (TestEmbed24DimensionsRefusedDefault).
+func TestFault24DimensionsFallBack(t *testing.T) {
+	t.Parallel()
+	first := newMatryoshkaRefuser(t, 4)
+	second := shortener(t)
+	yaml := `
+defaults:
+  retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms}
+providers:
+  - {name: first, type: openai, base_url: {{URL}}, api_key: sk-embed-test-0000}
+  - {name: second, type: openai, base_url: ` + second.URL + `, api_key: sk-embed-test-0001}
+models:
+  - name: m
+    deployments: [{provider: first, upstream_model: bge-m3}, {provider: second, upstream_model: text-embedding-3-small}]
+    capabilities:
+      embeddings: {format: openai-embeddings}
+`
+	c, _ := startWith(t, yaml, first.URL)
+	resp, err := c.Embed(context.Background(), &llmrelayv1.EmbedRequest{Model: "m", Inputs: []string{"a"}, Dimensions: proto32(2)})
+	if err != nil {
+		t.Fatalf("the route did not fall back: %v", err)
+	}
+	if e := resp.GetEmbeddings(); len(e) != 1 || len(e[0].GetValues()) != 2 {
+		t.Fatalf("embeddings %v", e)
+	}
+	m := resp.GetMeta()
+	if m.GetProvider() != "second" || len(m.GetRouting().GetTried()) != 1 || len(first.requests()) != 2 || second.requests() != 1 {
+		t.Errorf("provider %s, routing %v, first saw %d, second %d", m.GetProvider(), m.GetRouting(), len(first.requests()), second.requests())
 	}
 }
