@@ -154,3 +154,60 @@ models:
 		t.Errorf("provider %s, routing %v, first saw %d, second %d", m.GetProvider(), m.GetRouting(), len(first.requests()), second.requests())
 	}
 }
+
+// TestFault24HungDeploymentFallsBackAtOnce: a routed model whose first
+// deployment hangs (no headers within first_byte_timeout for a stream,
+// unary_first_byte_timeout for a unary call; silence inside a unary
+// answer past idle_timeout) moves to the second at once: one request to
+// the first, the timeout its one retry reason, the second's answer. Each
+// timeout was retried on the hung deployment first (max_attempts 3: three
+// whole bounds, 6 minutes of a 10-minute call with the defaults, before
+// the next deployment was tried). Without a next deployment the timeout
+// is still retried (TestFault13UnaryTransport).
+func TestFault24HungDeploymentFallsBackAtOnce(t *testing.T) {
+	t.Parallel()
+	f := openaiChat
+	bounds := "first_byte_timeout: 100ms, unary_first_byte_timeout: 100ms, idle_timeout: 100ms, "
+	okHead := merged(hdr("Content-Type", "application/json"), f.reqIDHeader(1))
+	for _, tc := range []struct {
+		name    string
+		stream  bool
+		hang    f13Step
+		setting string
+	}{
+		{"stream, no headers", true, hangBeforeHeaders, "first_byte_timeout"},
+		{"unary, no headers", false, hangBeforeHeaders, "unary_first_byte_timeout"},
+		{"unary, silent mid-body", false, thenHang(okHead, f.okBody[:len(f.okBody)/2]), "idle_timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			first := f13Serve(t, tc.hang)
+			second := f13Serve(t, f.okStep(11))
+			if tc.stream {
+				second = f13Serve(t, respond(200, f.streamHead(11), f.complete()))
+			}
+			yaml := strings.Replace(f13Routed(f, 3), "defaults: {", "defaults: {"+bounds, 1)
+			c := f13Start(t, strings.ReplaceAll(yaml, "{{URL2}}", second.URL), first.URL, &f13Clock{})
+			var m *llmrelayv1.ResponseMeta
+			if tc.stream {
+				got := readStream13(t, c)
+				if got.err != nil || got.end == nil {
+					t.Fatalf("err %v", got.err)
+				}
+				m = got.end.GetMeta()
+			} else {
+				resp, err := c.Chat(context.Background(), chatReq13())
+				if err != nil {
+					t.Fatal(err)
+				}
+				m = resp.GetMeta()
+			}
+			if first.requests() != 1 || m.GetProvider() != "second" || m.GetAttempts() != 2 {
+				t.Errorf("first deployment saw %d requests, provider %s, attempts %d; want 1, second, 2", first.requests(), m.GetProvider(), m.GetAttempts())
+			}
+			if rr := m.GetRetryReasons(); len(rr) != 1 || rr[0].GetReason() != "timeout" || !strings.Contains(rr[0].GetMessage(), tc.setting) || rr[0].GetDelay() != nil {
+				t.Errorf("retry reasons %v", rr)
+			}
+		})
+	}
+}

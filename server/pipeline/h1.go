@@ -492,7 +492,7 @@ func (c *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	bw.Reset(nil)
 	writers.Put(bw)
-	deadline, setting := c.pool.t.headers.of(ctx)
+	deadline := c.pool.t.headers.of(ctx)
 	if werr != nil {
 		if ctx.Err() != nil {
 			return fail(werr)
@@ -520,7 +520,7 @@ func (c *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
 			err = fmt.Errorf("%w: %w", errServerClosedIdle, err)
 		}
 		if werr == nil && errors.Is(err, os.ErrDeadlineExceeded) {
-			err = &TransportTimeout{Setting: setting, Bound: deadline, Err: err}
+			err = c.pool.t.headers.timeout(ctx, deadline, err)
 		}
 		return fail(err)
 	}

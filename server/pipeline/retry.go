@@ -329,6 +329,16 @@ func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Ti
 		// one's limit: the route moves on at once (FallbackWorthy).
 		return false
 	}
+	if tt := (*TransportTimeout)(nil); c.CanFallBack && errors.As(err, &tt) {
+		// The deployment hung (no headers within its bound, or silence
+		// inside the answer): another attempt here may cost the whole
+		// bound again (three 120 s waits for a stream's headers took six
+		// of max_call_duration's ten minutes before the next deployment
+		// was tried); the next deployment is tried at once, as
+		// LiteLLM's stream_timeout is meant to abort a hanging provider
+		// and try another model.
+		return false
+	}
 	delay := r.backoff(attempt)
 	if pe != nil && pe.RetryAfter > 0 {
 		delay = pe.RetryAfter

@@ -64,13 +64,23 @@ func headerBoundsOf(cfg TransportConfig) headerBounds {
 	return headerBounds{stream: cfg.FirstByteTimeout, unary: cfg.UnaryFirstByteTimeout}
 }
 
-// of is the wait for the headers of a request made with ctx, and the
-// setting that bounds it (named in the timeout's error).
-func (b headerBounds) of(ctx context.Context) (time.Duration, string) {
+// of is the wait for the headers of a request made with ctx (the context
+// is looked into only when the bounds differ).
+func (b headerBounds) of(ctx context.Context) time.Duration {
 	if b.unary != b.stream && unaryCall(ctx) {
-		return b.unary, "unary_first_byte_timeout"
+		return b.unary
 	}
-	return b.stream, "first_byte_timeout"
+	return b.stream
+}
+
+// timeout is the error of a wait of d for the headers of a request made
+// with ctx: it names the setting that bounds it.
+func (b headerBounds) timeout(ctx context.Context, d time.Duration, err error) *TransportTimeout {
+	setting := "first_byte_timeout"
+	if unaryCall(ctx) {
+		setting = "unary_first_byte_timeout"
+	}
+	return &TransportTimeout{Setting: setting, Bound: d, Err: err}
 }
 
 // unaryKey marks the context of a non-streaming call's provider requests
@@ -191,12 +201,14 @@ func (s *splitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 //
 //go:noinline
 func (s *splitTransport) stdRoundTrip(req *http.Request) (*http.Response, error) {
-	d, setting := s.headers.of(req.Context())
+	d := s.headers.of(req.Context())
 	if d <= 0 {
 		return s.std.RoundTrip(req)
 	}
 	ctx, cancel := context.WithCancelCause(req.Context())
-	timeout := &TransportTimeout{Setting: setting, Bound: d}
+	// Not wrapping net/http's error: it is the cancellation
+	// (context.Canceled), which would read as the caller's.
+	timeout := s.headers.timeout(req.Context(), d, nil)
 	t := time.AfterFunc(d, func() { cancel(timeout) })
 	resp, err := s.std.RoundTrip(req.WithContext(ctx))
 	fired := !t.Stop()
@@ -207,8 +219,6 @@ func (s *splitTransport) stdRoundTrip(req *http.Request) (*http.Response, error)
 			_ = resp.Body.Close() // cancelled: nothing to read
 		}
 		cancel(nil)
-		// Not wrapping net/http's error: it is the cancellation
-		// (context.Canceled), which would read as the caller's.
 		return nil, timeout
 	}
 	if err != nil {
