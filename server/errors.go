@@ -400,6 +400,12 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 			name = meta.GetProvider()
 		}
 		msg = name + ": " + pe.Message
+		var tt *pipeline.TransportTimeout
+		if ctx.Err() == nil && errors.As(pe, &tt) {
+			// Which bound of the transport ran out: the setting to raise
+			// ("timeout talking to provider" named none).
+			msg = name + ": " + tt.Error()
+		}
 		if cb := callBound(ctx); cb != nil && code == codes.DeadlineExceeded {
 			msg = name + ": " + cb.Error()
 			info.Metadata[cb.metadataKey()] = cb.bound.String()

@@ -1253,10 +1253,13 @@ func cutBody(h http.Header, body string) f13Step {
 
 // TestFault13UnaryTransport: transport faults of unary calls for every
 // format: a reset before the headers, a body cut short (declared length
-// not reached), silence before the headers (first_byte_timeout) or in
-// the body (idle_timeout) are retried, and end in the mapped status once
-// the attempts are used up; a complete 200 whose JSON does not parse is
-// not retried (it would only fail again).
+// not reached), silence before the headers (unary_first_byte_timeout: a
+// unary answer's headers come when it is whole, so first_byte_timeout,
+// the stream's bound, does not apply; round 24) or in the body
+// (idle_timeout) are retried, and end in the mapped status once the
+// attempts are used up, the message naming the setting that ran out; a
+// complete 200 whose JSON does not parse is not retried (it would only
+// fail again).
 func TestFault13UnaryTransport(t *testing.T) {
 	t.Parallel()
 	for _, f := range f13Formats() {
@@ -1285,7 +1288,7 @@ func TestFault13UnaryTransport(t *testing.T) {
 			t.Run(f.name+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				up := f13Serve(t, tc.step, tc.step, f.okStep(3))
-				yaml := "defaults: {first_byte_timeout: 150ms, idle_timeout: 150ms, retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}}\n" + f.yaml
+				yaml := "defaults: {unary_first_byte_timeout: 150ms, idle_timeout: 150ms, retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}}\n" + f.yaml
 				c := f13Start(t, yaml, up.URL, &f13Clock{})
 				_, err := c.Chat(context.Background(), chatReq13())
 				st, info, _ := statusDetails(t, err)
@@ -1298,6 +1301,10 @@ func TestFault13UnaryTransport(t *testing.T) {
 				}
 				if tc.retry != "" && m.GetRetryReasons()[0].GetReason() != tc.retry {
 					t.Errorf("retry reason = %v, want %s", m.GetRetryReasons()[0], tc.retry)
+				}
+				if want := map[string]string{"silent before headers": "unary_first_byte_timeout (150ms)", "silent mid-body": "idle_timeout (150ms)"}[tc.name]; want != "" &&
+					(!strings.Contains(st.Message(), want) || !strings.Contains(m.GetRetryReasons()[0].GetMessage(), want)) {
+					t.Errorf("message %q, retry reason %q: want the setting named, %s", st.Message(), m.GetRetryReasons()[0].GetMessage(), want)
 				}
 			})
 		}

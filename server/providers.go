@@ -126,6 +126,7 @@ func transportConfig(t config.Transport) pipeline.TransportConfig {
 	if t.FirstByteTimeout != nil {
 		tc.FirstByteTimeout = t.FirstByteTimeout.Duration
 	}
+	tc.UnaryFirstByteTimeout = t.UnaryHeaderBound()
 	if t.IdleTimeout != nil {
 		tc.IdleTimeout = t.IdleTimeout.Duration
 	}

@@ -166,11 +166,18 @@ type Server struct {
 
 // Transport are provider call settings: defaults, overridable per provider.
 type Transport struct {
-	PreserveRawData  *bool     `yaml:"preserve_raw_data"`
-	RawCaptureLimit  *int      `yaml:"raw_capture_limit"`
-	ConnectTimeout   *Duration `yaml:"connect_timeout"`
+	PreserveRawData *bool     `yaml:"preserve_raw_data"`
+	RawCaptureLimit *int      `yaml:"raw_capture_limit"`
+	ConnectTimeout  *Duration `yaml:"connect_timeout"`
+	// FirstByteTimeout bounds the wait for a stream's response headers,
+	// which come before its first token.
 	FirstByteTimeout *Duration `yaml:"first_byte_timeout"`
-	IdleTimeout      *Duration `yaml:"idle_timeout"`
+	// UnaryFirstByteTimeout bounds the wait for a non-streaming call's
+	// response headers, which come only once the whole answer is
+	// generated (minutes for a reasoning model). Default: the call's
+	// bound, defaults.max_call_duration (UnaryHeaderBound).
+	UnaryFirstByteTimeout *Duration `yaml:"unary_first_byte_timeout"`
+	IdleTimeout           *Duration `yaml:"idle_timeout"`
 	// HTTPVersion chooses the upstream HTTP client: "auto" (default:
 	// HTTP/1.1 on llmrelay's own connection pool, net/http for cleartext
 	// hosts that are not loopback or private and for proxied requests),
@@ -197,6 +204,18 @@ func (t Transport) CallBound() time.Duration {
 		return t.MaxCallDuration.Duration
 	}
 	return DefaultMaxCallDuration
+}
+
+// UnaryHeaderBound is unary_first_byte_timeout, or where it is unset the
+// call's bound (max_call_duration): a non-streaming answer may take as
+// long as the call may, as the OpenAI and Anthropic SDKs' 10-minute
+// timeouts let it. t is the provider's transport merged over the
+// defaults (which alone hold max_call_duration).
+func (t Transport) UnaryHeaderBound() time.Duration {
+	if t.UnaryFirstByteTimeout != nil {
+		return t.UnaryFirstByteTimeout.Duration
+	}
+	return t.CallBound()
 }
 
 // HTTPVersions are the values of transport.http_version.
@@ -635,6 +654,7 @@ func (c *Config) validate() []error {
 	if d := c.Defaults.MaxCallDuration; d != nil && d.Duration <= 0 {
 		add("defaults.max_call_duration: must be positive, got %v", d.Duration)
 	}
+	errs = append(errs, c.Defaults.unaryHeaderError("defaults", c.Defaults.CallBound())...)
 	errs = append(errs, c.Telemetry.validate()...)
 	names := map[string]bool{}
 	for i, p := range c.Providers {
@@ -691,6 +711,7 @@ func (c *Config) validate() []error {
 			add("%s (%s).max_embedding_inputs: must be at least 1 (0 or unset: the adapter's default)", where, p.Name)
 		}
 		errs = append(errs, p.Transport.validate(where+".transport")...)
+		errs = append(errs, p.Transport.unaryHeaderError(where+".transport", c.Defaults.CallBound())...)
 		if r := p.Transport.Retry; r != nil && (r.BaseDelay != nil || r.MaxDelay != nil) {
 			errs = append(errs, c.Defaults.Merge(p.Transport).retryDelayError(where+".transport", r.BaseDelay != nil)...)
 		}
@@ -840,6 +861,22 @@ func (t Transport) retryDelayError(where string, ownBase bool) []error {
 	return []error{fmt.Errorf("%s.retry.max_delay: %v is shorter than the base_delay in effect (%v): every wait would be the maximum", where, limit, base)}
 }
 
+// unaryHeaderError checks the section's own unary_first_byte_timeout:
+// positive, and not longer than max_call_duration (callBound), which
+// would end every call first: the setting would do nothing, in silence.
+func (t Transport) unaryHeaderError(where string, callBound time.Duration) []error {
+	d := t.UnaryFirstByteTimeout
+	switch {
+	case d == nil:
+		return nil
+	case d.Duration <= 0:
+		return []error{fmt.Errorf("%s.unary_first_byte_timeout: must be positive, got %v (unset: max_call_duration)", where, d.Duration)}
+	case callBound > 0 && d.Duration > callBound:
+		return []error{fmt.Errorf("%s.unary_first_byte_timeout: %v is longer than defaults.max_call_duration (%v), which ends the call first", where, d.Duration, callBound)}
+	}
+	return nil
+}
+
 func (t Transport) validate(where string) []error {
 	var errs []error
 	if t.RawCaptureLimit != nil && *t.RawCaptureLimit < 0 {
@@ -961,6 +998,9 @@ func (t Transport) Merge(over Transport) Transport {
 	}
 	if over.FirstByteTimeout != nil {
 		out.FirstByteTimeout = over.FirstByteTimeout
+	}
+	if over.UnaryFirstByteTimeout != nil {
+		out.UnaryFirstByteTimeout = over.UnaryFirstByteTimeout
 	}
 	if over.IdleTimeout != nil {
 		out.IdleTimeout = over.IdleTimeout

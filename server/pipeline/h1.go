@@ -11,6 +11,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,7 +40,7 @@ type h1Transport struct {
 	dial             func(ctx context.Context, network, addr string) (net.Conn, error)
 	tls              *tls.Config // the base TLS settings; ServerName is set per host
 	handshakeTimeout time.Duration
-	firstByteTimeout time.Duration
+	headers          headerBounds // the waits for the response headers
 	maxIdle          int
 	idleConnTimeout  time.Duration
 	maxHeaderBytes   int64
@@ -105,7 +106,7 @@ func newH1Transport(cfg TransportConfig, dial func(ctx context.Context, network,
 		dial:             dial,
 		tls:              &tls.Config{ClientSessionCache: tls.NewLRUClientSessionCache(64), NextProtos: []string{"http/1.1"}},
 		handshakeTimeout: cfg.ConnectTimeout,
-		firstByteTimeout: cfg.FirstByteTimeout,
+		headers:          headerBoundsOf(cfg),
 		maxIdle:          cfg.MaxIdleConnsPerHost,
 		idleConnTimeout:  idleConnTimeout,
 		maxHeaderBytes:   maxResponseHeaderBytes,
@@ -491,7 +492,7 @@ func (c *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	bw.Reset(nil)
 	writers.Put(bw)
-	deadline := c.pool.t.firstByteTimeout
+	deadline := c.pool.t.headers.of(ctx)
 	if werr != nil {
 		if ctx.Err() != nil {
 			return fail(werr)
@@ -517,6 +518,9 @@ func (c *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if c.reused && (errors.Is(err, io.EOF) || isConnReset(err)) {
 			err = fmt.Errorf("%w: %w", errServerClosedIdle, err)
+		}
+		if werr == nil && errors.Is(err, os.ErrDeadlineExceeded) {
+			err = c.pool.t.headers.timeout(ctx, deadline, err)
 		}
 		return fail(err)
 	}

@@ -30,7 +30,8 @@ type Call struct {
 	// Fallback is set when an earlier deployment of the route failed.
 	Fallback bool
 	// CanFallBack is set when the route has a deployment after this one:
-	// a rate limit, this deployment's own fault, then goes to it at once
+	// a rate limit, this deployment's own fault, and a transport timeout
+	// (TransportTimeout: the deployment hung) then go to it at once
 	// instead of being retried (or waited out) here.
 	CanFallBack bool
 	Request     *provider.Request
@@ -112,6 +113,9 @@ func (p *Pipeline) Stream(ctx context.Context, c *Call) (provider.Stream, error)
 }
 
 func invoke(ctx context.Context, c *Call) (*provider.Result, error) {
+	// The answer's headers come when it is whole: the transport waits for
+	// them as long as unary_first_byte_timeout allows.
+	ctx = withUnary(ctx)
 	switch c.Op {
 	case OpGenerate:
 		res, err := c.Provider.Generate(ctx, c.Request)

@@ -159,8 +159,14 @@ func Retryable(err error) bool {
 // context window (KindContextLength, at any status): the window is the
 // deployment's (its model, Ollama's num_ctx), and the next deployment's
 // may be larger, as LiteLLM's context_window_fallbacks assume; an old
-// Ollama's 500 for it fell back and a new one's 400 did not. Never
-// another invalid request, a cancellation or our own deadline.
+// Ollama's 500 for it fell back and a new one's 400 did not. So are the
+// other refusals of what the deployment's model is, not of the request:
+// an operation it does not do (KindUnsupported: Azure's
+// OperationNotSupported, a chat deployment asked for embeddings; a
+// provider without the API), embeddings "dimensions" it cannot give (the
+// adapter names the field: ada-002 and vLLM's models without matryoshka
+// take none; a size past the model's). Never another invalid request
+// (400, 413, 422), a cancellation or our own deadline.
 func FallbackWorthy(err error) bool {
 	if Retryable(err) {
 		return true
@@ -174,9 +180,15 @@ func FallbackWorthy(err error) bool {
 		// As the adapter read it: Gemini answers a bad key with 400
 		// API_KEY_INVALID, OpenAI an exhausted quota in a 200's body.
 		return true
-	case provider.KindContextLength:
-		// Never retried (the same input overflows the same window), but
-		// the window is this deployment's.
+	case provider.KindContextLength, provider.KindUnsupported:
+		// Never retried (the same input overflows the same window, the
+		// same model lacks the same operation), but the window and the
+		// model are this deployment's.
+		return true
+	}
+	if pe.Param == "dimensions" {
+		// Embeddings dimensions the deployment's model refused (the
+		// gateway checked the caller's are at least 1).
 		return true
 	}
 	if errors.Is(pe, provider.ErrNotAnAnswer) {
@@ -205,6 +217,10 @@ func ReasonFor(err error) (reason string, status int32, message string) {
 		}
 		if pe.Kind == provider.KindBadResponse && errors.Is(pe, provider.ErrStreamCut) {
 			return "stream_cut", 0, pe.Message
+		}
+		var tt *TransportTimeout
+		if errors.As(pe, &tt) {
+			return pe.Kind.String(), 0, tt.Error() // the bound that ran out
 		}
 		return pe.Kind.String(), 0, pe.Message
 	}
@@ -311,6 +327,16 @@ func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Ti
 	if c.CanFallBack && pe != nil && (pe.Kind == provider.KindRateLimited || pe.HTTPStatus == http.StatusTooManyRequests) {
 		// Another deployment (account, key, region) does not share this
 		// one's limit: the route moves on at once (FallbackWorthy).
+		return false
+	}
+	if tt := (*TransportTimeout)(nil); c.CanFallBack && errors.As(err, &tt) {
+		// The deployment hung (no headers within its bound, or silence
+		// inside the answer): another attempt here may cost the whole
+		// bound again (three 120 s waits for a stream's headers took six
+		// of max_call_duration's ten minutes before the next deployment
+		// was tried); the next deployment is tried at once, as
+		// LiteLLM's stream_timeout is meant to abort a hanging provider
+		// and try another model.
 		return false
 	}
 	delay := r.backoff(attempt)

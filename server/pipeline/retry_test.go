@@ -486,6 +486,13 @@ func TestFallbackWorthy(t *testing.T) {
 		{"400 context length", pe(400, provider.KindContextLength, "context_length_exceeded", provider.RetryUnsaid), true},
 		{"500 context length (an old Ollama)", pe(500, provider.KindContextLength, "", provider.RetryDiscouraged), true},
 		{"in-stream context length", pe(200, provider.KindContextLength, "context_length_exceeded", provider.RetryUnsaid), true},
+		// The deployment's model (round 24): an operation it does not do,
+		// dimensions it cannot give.
+		{"400 Azure OperationNotSupported", pe(400, provider.KindUnsupported, "OperationNotSupported", provider.RetryUnsaid), true},
+		{"no embeddings API", pe(0, provider.KindUnsupported, "", provider.RetryUnsaid), true},
+		{"400 dimensions refused", &provider.Error{HTTPStatus: 400, Kind: provider.KindInvalidRequest, Param: "dimensions", Message: "This model does not support specifying dimensions."}, true},
+		{"dimensions refused before sending (ada-002)", &provider.Error{Kind: provider.KindInvalidRequest, Param: "dimensions", Message: "text-embedding-ada-002 does not take dimensions"}, true},
+		{"400 another field", &provider.Error{HTTPStatus: 400, Kind: provider.KindInvalidRequest, Param: "input", Message: "m"}, false},
 		{"501", pe(501, provider.KindUnavailable, "", provider.RetryUnsaid), false},
 		{"in-body invalid", pe(200, provider.KindInvalidRequest, "", provider.RetryUnsaid), false},
 		{"our deadline", fmt.Errorf("%w: %w", pe(0, provider.KindTimeout, "", provider.RetryUnsaid), context.DeadlineExceeded), false},

@@ -23,8 +23,16 @@ import (
 type TransportConfig struct {
 	// ConnectTimeout bounds dialing and the TLS handshake.
 	ConnectTimeout time.Duration
-	// FirstByteTimeout bounds the wait for the response headers.
+	// FirstByteTimeout bounds the wait for the response headers of a
+	// stream (and of any request not made by Pipeline.Unary): a stream's
+	// headers come before the first token.
 	FirstByteTimeout time.Duration
+	// UnaryFirstByteTimeout bounds the wait for the response headers of a
+	// non-streaming call (Pipeline.Unary): they come only once the whole
+	// answer is generated, which takes a reasoning model minutes
+	// (docs/decisions.md, "A non-streaming answer's headers wait as long
+	// as the call may last").
+	UnaryFirstByteTimeout time.Duration
 	// IdleTimeout bounds how long one read of a response body waits for
 	// the provider's next bytes (between stream events); time the reader
 	// spends elsewhere (a relay blocked on a slow client) does not count.
@@ -41,11 +49,73 @@ type TransportConfig struct {
 
 // DefaultTransportConfig is used where the configuration sets none.
 var DefaultTransportConfig = TransportConfig{
-	ConnectTimeout:      10 * time.Second,
-	FirstByteTimeout:    120 * time.Second,
-	IdleTimeout:         120 * time.Second,
-	MaxIdleConnsPerHost: 256,
+	ConnectTimeout:        10 * time.Second,
+	FirstByteTimeout:      120 * time.Second,
+	UnaryFirstByteTimeout: 10 * time.Minute,
+	IdleTimeout:           120 * time.Second,
+	MaxIdleConnsPerHost:   256,
 }
+
+// headerBounds are the waits for a response's headers: a stream's, and a
+// non-streaming call's (unaryCall).
+type headerBounds struct{ stream, unary time.Duration }
+
+func headerBoundsOf(cfg TransportConfig) headerBounds {
+	return headerBounds{stream: cfg.FirstByteTimeout, unary: cfg.UnaryFirstByteTimeout}
+}
+
+// of is the wait for the headers of a request made with ctx (the context
+// is looked into only when the bounds differ).
+func (b headerBounds) of(ctx context.Context) time.Duration {
+	if b.unary != b.stream && unaryCall(ctx) {
+		return b.unary
+	}
+	return b.stream
+}
+
+// timeout is the error of a wait of d for the headers of a request made
+// with ctx: it names the setting that bounds it.
+func (b headerBounds) timeout(ctx context.Context, d time.Duration, err error) *TransportTimeout {
+	setting := "first_byte_timeout"
+	if unaryCall(ctx) {
+		setting = "unary_first_byte_timeout"
+	}
+	return &TransportTimeout{Setting: setting, Bound: d, Err: err}
+}
+
+// unaryKey marks the context of a non-streaming call's provider requests
+// (invoke): their headers wait for headerBounds.unary.
+type unaryKey struct{}
+
+func withUnary(ctx context.Context) context.Context { return context.WithValue(ctx, unaryKey{}, true) }
+
+func unaryCall(ctx context.Context) bool { return ctx.Value(unaryKey{}) != nil }
+
+// TransportTimeout is the error of a wait the transport bounds that ran
+// out: the response headers (first_byte_timeout, or
+// unary_first_byte_timeout for a non-streaming call) or the provider's
+// silence inside a body (idle_timeout). It is a net.Error that times
+// out, which provider.TransportError classifies as KindTimeout; the
+// server names the setting in the status message, so that the operator
+// knows which bound to raise.
+type TransportTimeout struct {
+	// Setting is the configuration key of the bound.
+	Setting string
+	// Bound is its value.
+	Bound time.Duration
+	// Err is the error the transport saw, if any (a read deadline).
+	Err error
+}
+
+func (e *TransportTimeout) Error() string {
+	if e.Setting == "idle_timeout" {
+		return fmt.Sprintf("the provider sent nothing for idle_timeout (%v) in the middle of its answer", e.Bound)
+	}
+	return fmt.Sprintf("no response headers from the provider within %s (%v)", e.Setting, e.Bound)
+}
+func (e *TransportTimeout) Timeout() bool   { return true }
+func (e *TransportTimeout) Temporary() bool { return true }
+func (e *TransportTimeout) Unwrap() error   { return e.Err }
 
 // NewHTTPClient returns the pooled client of one provider: keep-alive, HTTP/2
 // where the server offers it, the timeouts above, and raw capture (with
@@ -53,14 +123,17 @@ var DefaultTransportConfig = TransportConfig{
 func NewHTTPClient(cfg TransportConfig, redact *Redactor) *http.Client {
 	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
 	base := &http.Transport{
-		Proxy:                  http.ProxyFromEnvironment,
-		DialContext:            dialer.DialContext,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConns:           0,
-		MaxIdleConnsPerHost:    cfg.MaxIdleConnsPerHost,
-		IdleConnTimeout:        idleConnTimeout,
-		TLSHandshakeTimeout:    cfg.ConnectTimeout,
-		ResponseHeaderTimeout:  cfg.FirstByteTimeout,
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         dialer.DialContext,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        0,
+		MaxIdleConnsPerHost: cfg.MaxIdleConnsPerHost,
+		IdleConnTimeout:     idleConnTimeout,
+		TLSHandshakeTimeout: cfg.ConnectTimeout,
+		// No ResponseHeaderTimeout: the wait for the headers depends on
+		// the call (a stream's or a non-streaming answer's), and the
+		// Transport's field is one for all; splitTransport.stdRoundTrip
+		// bounds it.
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 		// Providers compress; Go's transparent gzip is kept.
@@ -92,7 +165,7 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 // newSplitTransport pairs std with the project's own HTTP/1.1 transport,
 // which dials with dial (aside: h1Pool.connectAside).
 func newSplitTransport(cfg TransportConfig, std *http.Transport, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *splitTransport {
-	return &splitTransport{h1: newH1Transport(cfg, dial), std: std, version: cfg.HTTPVersion}
+	return &splitTransport{h1: newH1Transport(cfg, dial), std: std, version: cfg.HTTPVersion, headers: headerBoundsOf(cfg)}
 }
 
 // splitTransport chooses the client of each request (docs/decisions.md,
@@ -107,17 +180,65 @@ type splitTransport struct {
 	std     *http.Transport
 	version string   // "auto" (or ""), "1.1", "2"
 	public  sync.Map // host:port of cleartext upstreams found public
+	headers headerBounds
 }
 
 func (s *splitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if s.toStd(req) {
-		return s.std.RoundTrip(req)
+		return s.stdRoundTrip(req)
 	}
 	resp, err := s.h1.roundTrip(req, req.URL.Scheme == "http" && s.version != "1.1")
 	if err != nil && s.foundPublic(req, err) {
-		return s.std.RoundTrip(req)
+		return s.stdRoundTrip(req)
 	}
 	return resp, err
+}
+
+// stdRoundTrip is net/http's round trip with the wait for the headers
+// bounded as h1Conn.roundTrip bounds it (headerBounds.of): a timer
+// cancels the request's context with a TransportTimeout as its cause,
+// and the context lives on with the body, whose Close ends it.
+//
+//go:noinline
+func (s *splitTransport) stdRoundTrip(req *http.Request) (*http.Response, error) {
+	d := s.headers.of(req.Context())
+	if d <= 0 {
+		return s.std.RoundTrip(req)
+	}
+	ctx, cancel := context.WithCancelCause(req.Context())
+	// Not wrapping net/http's error: it is the cancellation
+	// (context.Canceled), which would read as the caller's.
+	timeout := s.headers.timeout(req.Context(), d, nil)
+	t := time.AfterFunc(d, func() { cancel(timeout) })
+	resp, err := s.std.RoundTrip(req.WithContext(ctx))
+	fired := !t.Stop()
+	if fired && req.Context().Err() == nil {
+		// The wait ran out (an answer that came at that instant is
+		// cancelled with it).
+		if err == nil {
+			_ = resp.Body.Close() // cancelled: nothing to read
+		}
+		cancel(nil)
+		return nil, timeout
+	}
+	if err != nil {
+		cancel(nil)
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose ends a request's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelCauseFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel(nil)
+	return err
 }
 
 // toStd and foundPublic are apart from RoundTrip, which keeps a small
@@ -316,14 +437,12 @@ func (rt *roundTripper) watch(req *http.Request, resp *http.Response, capture *p
 // than the idle timeout.
 var ErrIdleTimeout = provider.ErrIdleTimeout
 
-// idleTimeoutError is a net.Error so that provider.TransportError classifies
-// it as a timeout.
-type idleTimeoutError struct{ d time.Duration }
-
-func (e idleTimeoutError) Error() string   { return fmt.Sprintf("%v (%v)", ErrIdleTimeout, e.d) }
-func (e idleTimeoutError) Timeout() bool   { return true }
-func (e idleTimeoutError) Temporary() bool { return true }
-func (e idleTimeoutError) Unwrap() error   { return ErrIdleTimeout }
+// idleTimeout is the error of a body read the idle timeout ended: a
+// TransportTimeout (a net.Error, so that provider.TransportError
+// classifies it as a timeout) that is ErrIdleTimeout.
+func idleTimeout(d time.Duration) error {
+	return &TransportTimeout{Setting: "idle_timeout", Bound: d, Err: ErrIdleTimeout}
+}
 
 // watchedBody closes the body when no read completes within the idle
 // timeout, and tees what is read into the capture.
@@ -382,7 +501,7 @@ func (w *watchedBody) Read(p []byte) (int, error) {
 	if w.timer != nil {
 		w.timer.Stop()
 		if w.timedOut.Load() {
-			return n, idleTimeoutError{w.idle}
+			return n, idleTimeout(w.idle)
 		}
 	}
 	if n > 0 && w.capture != nil {
