@@ -32,7 +32,8 @@ func (r r24Redirect) RoundTrip(req *http.Request) (*http.Response, error) {
 // r24VercelEdit writes opencode's recorded request as ours sends it: the
 // system prompt as the string, no providerOptions (the AI SDK's, the
 // gateway's options, empty), and thinking with display summarized (ours
-// asks for the summary the contract's reasoning parts hold).
+// asks for the summary the contract's reasoning parts hold) and without
+// opencode's block_binding (no place in the contract).
 func r24VercelEdit(m map[string]any) {
 	blocks, _ := m["system"].([]any)
 	b, _ := blocks[0].(map[string]any)
@@ -40,6 +41,7 @@ func r24VercelEdit(m map[string]any) {
 	delete(m, "providerOptions")
 	th, _ := m["thinking"].(map[string]any)
 	th["display"] = "summarized"
+	delete(th, "block_binding")
 }
 
 // TestRound24VercelGatewayDeepSeekToolLoop: deepseek/deepseek-v4.1-flash
