@@ -238,6 +238,15 @@ func (p *Provider) applyReasoning(w *messagesRequest, req *provider.Request, o *
 	m := parseClaude(req.Model)
 	if a := req.ProviderOptions.GetAnthropic(); a != nil && a.ThinkingBudgetTokens != nil {
 		b := a.GetThinkingBudgetTokens()
+		if b > 0 && isMiniMax(p.baseURL) {
+			// MiniMax's thinking.type is adaptive or disabled ("invalid
+			// params, invalid thinking.type: "enabled" (allowed: adaptive,
+			// disabled) (2013)", its answer to M3 quoted in
+			// HenriGrimm/Minnow#364; its Anthropic API page lists the two):
+			// a budget is thinking on, which it spells adaptive.
+			w.Thinking = &wireThinking{Type: "adaptive"}
+			return []string{fmt.Sprintf("provider_options.anthropic.thinking_budget_tokens (%d): MiniMax takes no thinking budget (thinking adaptive or disabled); sent adaptive thinking", b)}, checkThinking(w, o, "provider_options.anthropic.thinking_budget_tokens")
+		}
 		w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: b}
 		if effort != llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED {
 			warnings = append(warnings, fmt.Sprintf("reasoning_effort %s not sent: provider_options.anthropic.thinking_budget_tokens (%d) sets the thinking", effortName(effort), b))

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -360,5 +361,40 @@ func TestRound24VercelGateway401(t *testing.T) {
 	if pe.Kind != provider.KindUnauthenticated || pe.HTTPStatus != 401 || pe.Code != "authentication_error" ||
 		!strings.HasPrefix(pe.Message, "Authentication failed. Create an API key and set in AI_GATEWAY_API_KEY") {
 		t.Errorf("error %+v", pe)
+	}
+}
+
+// TestRound24MiniMaxThinkingBudget: MiniMax's Anthropic-compatible
+// endpoint takes thinking.type adaptive or disabled only; a budget (type
+// enabled) is refused: "invalid params, invalid thinking.type: "enabled"
+// (allowed: adaptive, disabled) (2013)" (its answer to MiniMax-M3 quoted in
+// HenriGrimm/Minnow#364; the two values are those its Anthropic API page
+// lists, datacurve-ai/pier#20). provider_options' thinking budget goes to
+// it as adaptive thinking, with a warning; any other endpoint still gets
+// the budget.
+func TestRound24MiniMaxThinkingBudget(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		base, model, want string
+		warned            bool
+	}{
+		{"https://api.minimax.io/anthropic", "MiniMax-M3", `{"type":"adaptive"}`, true},
+		{"https://API.MiniMaxi.com/anthropic/", "MiniMax-M2.7", `{"type":"adaptive"}`, true},
+		{DefaultBaseURL, "claude-sonnet-4-5", `{"type":"enabled","budget_tokens":2048}`, false},
+		{"https://api.z.ai/api/anthropic", "glm-5.3", `{"type":"enabled","budget_tokens":2048}`, false},
+	} {
+		p, err := New(testKey, WithBaseURL(tc.base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := r21Request(tc.model, "Compute 173 × 219.", 4096, 2048)
+		body, _, warnings, err := p.buildRequest(req, false)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.base, err)
+		}
+		got, _ := json.Marshal(r19bJSON(t, body)["thinking"])
+		if !sameJSON(t, string(got), tc.want) || (len(warnings) == 1) != tc.warned || len(warnings) > 1 {
+			t.Errorf("%s %s: thinking %s warnings %q, want %s (warned %v)", tc.base, tc.model, got, warnings, tc.want, tc.warned)
+		}
 	}
 }
