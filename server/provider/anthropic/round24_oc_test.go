@@ -279,13 +279,13 @@ func TestRound24VercelGatewayClaudeToolLoop(t *testing.T) {
 		parts:      []*llmrelayv1.Part{toolCallValid(call, "get_weather", `{"city": "Paris"}`)},
 		responseID: "gen_01M3XAW7ZD2NKJ3EJK6TDJZ2Y7", model: model,
 		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
-		usage: usageOf(420, 50, 0, 0, 0), extended: map[string]string{"upstream_provider": `"anthropic"`},
+		usage: usageOf(420, 50, 0, 0, 0), extended: map[string]string{"upstream_provider": `"anthropic"`, "gateway_cost": `"0.00134"`},
 	})
 	checkLLMWant(t, name+"2", f2.message, f2.meta, llmWant{
 		parts:      []*llmrelayv1.Part{text("Paris is sunny.")},
 		responseID: "gen_01M3XAW9EQZ6HHBK5J1Y1VATAH", model: model,
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
-		usage: usageOf(493, 10, 0, 0, 0), extended: map[string]string{"upstream_provider": `"anthropic"`},
+		usage: usageOf(493, 10, 0, 0, 0), extended: map[string]string{"upstream_provider": `"anthropic"`, "gateway_cost": `"0.001086"`},
 	})
 }
 
@@ -330,7 +330,7 @@ func TestRound24VercelGatewaySystemBlocks(t *testing.T) {
 		checkLLMWant(t, n, f.message, f.meta, llmWant{
 			parts: []*llmrelayv1.Part{text("OK")}, responseID: id, model: model,
 			finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
-			usage: usageOf(4, 4, 8267, 0, 0), extended: map[string]string{"upstream_provider": `"anthropic"`},
+			usage: usageOf(4, 4, 8267, 0, 0), extended: map[string]string{"upstream_provider": `"anthropic"`, "gateway_cost": `"0.0017014"`},
 		})
 	}
 }
@@ -395,6 +395,46 @@ func TestRound24MiniMaxThinkingBudget(t *testing.T) {
 		got, _ := json.Marshal(r19bJSON(t, body)["thinking"])
 		if !sameJSON(t, string(got), tc.want) || (len(warnings) == 1) != tc.warned || len(warnings) > 1 {
 			t.Errorf("%s %s: thinking %s warnings %q, want %s (warned %v)", tc.base, tc.model, got, warnings, tc.want, tc.warned)
+		}
+	}
+}
+
+// TestRound24GatewayCost: the Vercel AI Gateway's charge for a call,
+// provider_metadata.gateway.cost, a decimal string in every recording of
+// its Messages and Chat Completions endpoints (July to October 2026), is
+// kept as sent in meta.extended.gateway_cost, with or without the routing
+// beside it; a cost that is not a non-negative decimal string (a number,
+// a sign, an exponent, a bare point, empty) sets nothing and fails
+// nothing.
+func TestRound24GatewayCost(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ pm, cost, upstream string }{
+		{`{"gateway":{"routing":{"finalProvider":"anthropic"},"cost":"0.00134","marketCost":"0.00134"}}`, `"0.00134"`, `"anthropic"`},
+		{`{"gateway":{"cost":"0"}}`, `"0"`, ""},
+		{`{"gateway":{"cost":"12"}}`, `"12"`, ""},
+		{`{"gateway":{"cost":0.5}}`, "", ""},
+		{`{"gateway":{"cost":"-1"}}`, "", ""},
+		{`{"gateway":{"cost":"1e-5"}}`, "", ""},
+		{`{"gateway":{"cost":".5"}}`, "", ""},
+		{`{"gateway":{"cost":"5."}}`, "", ""},
+		{`{"gateway":{"cost":"1.2.3"}}`, "", ""},
+		{`{"gateway":{"cost":""}}`, "", ""},
+		{`{"gateway":{"cost":null,"routing":{"finalProvider":"vertex"}}}`, "", `"vertex"`},
+	} {
+		body := `{"id":"gen_01R24GATEWAYCOSTTESTANSWER0","type":"message","role":"assistant","model":"anthropic/claude-sonnet-5.5",` +
+			`"content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1},"provider_metadata":` + tc.pm + `}`
+		res, err := parseResponse([]byte(body), http.Header{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.pm, err)
+		}
+		got := func(k string) string {
+			if v, ok := res.Meta.GetExtended().GetFields()[k]; ok {
+				return valueJSON(t, v)
+			}
+			return ""
+		}
+		if got("gateway_cost") != tc.cost || got("upstream_provider") != tc.upstream || len(res.Meta.GetWarnings()) != 0 {
+			t.Errorf("%s: gateway_cost %s upstream %s warnings %q, want %s %s", tc.pm, got("gateway_cost"), got("upstream_provider"), res.Meta.GetWarnings(), tc.cost, tc.upstream)
 		}
 	}
 }

@@ -72,13 +72,13 @@ func TestRound24VercelGatewayDeepSeekToolLoop(t *testing.T) {
 		},
 		responseID: "gen_01M44ZVH1C4678Q0TYP7DRJ7J2", model: model,
 		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
-		usage: usageOf(324, 61, 0, 0, 0), extended: map[string]string{"upstream_provider": `"baseten"`},
+		usage: usageOf(324, 61, 0, 0, 0), extended: map[string]string{"upstream_provider": `"baseten"`, "gateway_cost": `"0.0001704"`},
 	})
 	checkLLMWant(t, name+"2", f2.message, f2.meta, llmWant{
 		parts:      []*llmrelayv1.Part{text("Paris is sunny.")},
 		responseID: "gen_01M44ZVHFBW1M2N3JSPQG4PXFG", model: model,
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
-		usage: usageOf(406, 6, 0, 0, 0), extended: map[string]string{"upstream_provider": `"baseten"`},
+		usage: usageOf(406, 6, 0, 0, 0), extended: map[string]string{"upstream_provider": `"baseten"`, "gateway_cost": `"0.000129"`},
 	})
 }
 
@@ -101,13 +101,13 @@ func TestRound24VercelGatewayGeminiToolLoop(t *testing.T) {
 		parts:      []*llmrelayv1.Part{reasoningPart(&llmrelayv1.Reasoning{Signature: sig}), toolCallValid(call, "get_weather", `{"city":"Paris"}`)},
 		responseID: "gen_01M3XAWAZ6J0VZ2XBQD2GHA031", model: model,
 		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
-		usage: usageOf(52, 16, 0, 0, 0), extended: map[string]string{"upstream_provider": `"vertex"`},
+		usage: usageOf(52, 16, 0, 0, 0), extended: map[string]string{"upstream_provider": `"vertex"`, "gateway_cost": `"0.000099"`},
 	})
 	checkLLMWant(t, name+"2", f2.message, f2.meta, llmWant{
 		parts:      []*llmrelayv1.Part{text("Paris is sunny.")},
 		responseID: "gen_01M3XAWC57YKVKCYGSHBPW86GH", model: model,
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
-		usage: usageOf(83, 4, 0, 0, 0), extended: map[string]string{"upstream_provider": `"vertex"`},
+		usage: usageOf(83, 4, 0, 0, 0), extended: map[string]string{"upstream_provider": `"vertex"`, "gateway_cost": `"0.00007725"`},
 	})
 }
 
