@@ -60,6 +60,9 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 				textLast = true
 			}
 		case "tool_use":
+			if w := toolsetWarning(i, b.ToolsetName); w != "" {
+				meta.Warnings = append(meta.Warnings, w)
+			}
 			switch j, ok := toolIDs[b.ID]; {
 			case b.ID == "":
 				// A call without an id cannot be answered (the tool
@@ -502,6 +505,18 @@ func setUpstreamProvider(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) boo
 	}
 	provider.SetExtended(meta, extUpstreamProvider, name)
 	return true
+}
+
+// toolsetWarning is the warning for content block i, a tool_use naming
+// the client toolset toolset (none when it names none): the contract's
+// tool call cannot carry the toolset, so the call goes back without the
+// toolset_name the API's block params take beside it, and the client
+// must know the tool by its name alone.
+func toolsetWarning(i int, toolset string) string {
+	if toolset == "" {
+		return ""
+	}
+	return fmt.Sprintf("content[%d]: tool_use names the toolset %q, which a tool call cannot carry: it goes back in later requests without its toolset_name", i, strings.ToValidUTF8(toolset, "\uFFFD"))
 }
 
 // extGatewayCost is the Vercel AI Gateway's charge for the call.

@@ -438,3 +438,49 @@ func TestRound24GatewayCost(t *testing.T) {
 		}
 	}
 }
+
+// TestRound24ToolsetName: a tool_use block naming a client toolset
+// (toolset_name, on ToolUseBlock and on the ToolUseBlockParam and
+// ToolResultBlockParam sent back, in Anthropic's SDKs' generated models:
+// anthropic-sdk-java) cannot keep it in the contract's tool call: the call
+// is read as any other, with a warning saying the toolset is not sent
+// back, in the unary answer and the stream alike. No toolset, no warning.
+func TestRound24ToolsetName(t *testing.T) {
+	t.Parallel()
+	for _, toolset := range []string{"browser", ""} {
+		block := `{"type":"tool_use","id":"toolu_01R24ToolsetNameTestCall","name":"navigate","input":{"url":"https://example.com"}` + map[bool]string{true: `,"toolset_name":"` + toolset + `"`, false: ``}[toolset != ""] + `}`
+		body := `{"id":"msg_01R24ToolsetNameTestAnswer","type":"message","role":"assistant","model":"claude-sonnet-5-5","content":[` + block +
+			`],"stop_reason":"tool_use","usage":{"input_tokens":9,"output_tokens":5}}`
+		res, err := parseResponse([]byte(body), http.Header{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sse := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01R24ToolsetNameTestStream\",\"model\":\"claude-sonnet-5-5\",\"usage\":{\"input_tokens\":9}}}\n\n" +
+			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":" + strings.Replace(block, `{"url":"https://example.com"}`, `{}`, 1) + "}\n\n" +
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"url\\\":\\\"https://example.com\\\"}\"}}\n\n" +
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":5}}\n\n" +
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+		evs, err := collect(streamFromBody([]byte(sse)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := foldEvents(t, evs)
+		call := toolCallValid("toolu_01R24ToolsetNameTestCall", "navigate", `{"url":"https://example.com"}`)
+		for what, got := range map[string]struct {
+			msg  *llmrelayv1.Message
+			meta *llmrelayv1.ResponseMeta
+		}{"unary": {res.Message, res.Meta}, "stream": {f.message, f.meta}} {
+			if !proto.Equal(got.msg, msgOf(llmrelayv1.Role_ROLE_ASSISTANT, call)) {
+				t.Errorf("%s %q: message %v", what, toolset, got.msg)
+			}
+			w := got.meta.GetWarnings()
+			switch {
+			case toolset == "" && len(w) != 0:
+				t.Errorf("%s: warnings %q, want none", what, w)
+			case toolset != "" && (len(w) != 1 || !strings.Contains(w[0], `toolset "browser"`) || !strings.Contains(w[0], "without its toolset_name")):
+				t.Errorf("%s: warnings %q, want one naming the toolset", what, w)
+			}
+		}
+	}
+}
