@@ -238,6 +238,15 @@ func (p *Provider) applyReasoning(w *messagesRequest, req *provider.Request, o *
 	m := parseClaude(req.Model)
 	if a := req.ProviderOptions.GetAnthropic(); a != nil && a.ThinkingBudgetTokens != nil {
 		b := a.GetThinkingBudgetTokens()
+		if b > 0 && isMiniMax(p.baseURL) {
+			// MiniMax's thinking.type is adaptive or disabled ("invalid
+			// params, invalid thinking.type: "enabled" (allowed: adaptive,
+			// disabled) (2013)", its answer to M3 quoted in
+			// HenriGrimm/Minnow#364; its Anthropic API page lists the two):
+			// a budget is thinking on, which it spells adaptive.
+			w.Thinking = &wireThinking{Type: "adaptive"}
+			return []string{fmt.Sprintf("provider_options.anthropic.thinking_budget_tokens (%d): MiniMax takes no thinking budget (thinking adaptive or disabled); sent adaptive thinking", b)}, checkThinking(w, o, "provider_options.anthropic.thinking_budget_tokens")
+		}
 		w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: b}
 		if effort != llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED {
 			warnings = append(warnings, fmt.Sprintf("reasoning_effort %s not sent: provider_options.anthropic.thinking_budget_tokens (%d) sets the thinking", effortName(effort), b))
@@ -436,10 +445,20 @@ func forcedName(tc *wireToolChoice) string {
 // part. The request then goes without thinking, as the error itself
 // advises, with a warning, and thinking's refusals (temperature, top_k,
 // forced tools) do not apply.
+//
+// The rule is the fixed budget's (thinking {type: enabled}). Adaptive
+// thinking lets the model answer a step without thinking, so a turn that
+// begins with a tool_use is one it may have written itself, and the API
+// takes it: claude-sonnet-5.5 at effort low called the tool without a
+// thinking block and the follow-up with adaptive thinking, the call alone
+// in the assistant turn, was answered 200 (opencode's recording through
+// the Vercel AI Gateway, real_vercelgw_claude_tool_stream_*). Adaptive
+// thinking is kept, and between_tools (no thinking before the first
+// block, by definition).
 func (p *Provider) thinkingForTurn(w *messagesRequest, req *provider.Request, o *llmrelayv1.GenerationOptions) ([]string, error) {
 	thinking, config, maxTokens := w.Thinking, w.OutputConfig, w.MaxTokens
 	warnings, err := p.applyReasoning(w, req, o)
-	if !w.Thinking.active() {
+	if !w.Thinking.active() || w.Thinking.Type != "enabled" {
 		return warnings, err
 	}
 	at := turnWithoutThinking(w.Messages)

@@ -734,6 +734,17 @@ const (
 //
 // Anthropic verifies every signature, and so does any proxy in front of
 // it: every other base URL gets signed blocks only.
+// isMiniMax reports whether base is MiniMax's Anthropic-compatible
+// endpoint (api.minimax.io, api.minimaxi.com).
+func isMiniMax(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil {
+		return false
+	}
+	host := strings.ToLower(u.Hostname())
+	return host == "api.minimax.io" || host == "api.minimaxi.com"
+}
+
 func takesUnsignedThinking(base, model string) unsignedThinking {
 	u, err := url.Parse(base)
 	if err != nil {

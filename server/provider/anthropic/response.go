@@ -60,6 +60,9 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 				textLast = true
 			}
 		case "tool_use":
+			if w := toolsetWarning(i, b.ToolsetName); w != "" {
+				meta.Warnings = append(meta.Warnings, w)
+			}
 			switch j, ok := toolIDs[b.ID]; {
 			case b.ID == "":
 				// A call without an id cannot be answered (the tool
@@ -462,8 +465,13 @@ const extUpstreamProvider = "upstream_provider"
 // Gateway's provider_metadata: gateway.routing.finalProvider, the provider
 // that served the call after the gateway's fallbacks ("baseten", "vertex",
 // "anthropic": testdata/real_vercelgw_deepseek_tool_stream_*), which the
-// answer says nowhere else (its model is the id asked for). Reports whether
-// it did; anything else of the metadata is not read.
+// answer says nowhere else (its model is the id asked for); and
+// meta.extended.gateway_cost from gateway.cost, what the gateway charged
+// for the call in US dollars, a decimal string kept as sent ("0.00134":
+// every recording of both its endpoints, July to October 2026, carries it;
+// the gateway "records … cost" for every request, its documentation says).
+// A cost that is not a non-negative decimal string is not kept. Reports
+// whether it set either; anything else of the metadata is not read.
 func setUpstreamProvider(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bool {
 	if len(raw) == 0 {
 		return false
@@ -473,20 +481,62 @@ func setUpstreamProvider(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) boo
 			Routing *struct {
 				FinalProvider json.RawMessage `json:"finalProvider"`
 			} `json:"routing"`
+			Cost json.RawMessage `json:"cost"`
 		} `json:"gateway"`
 	}
-	if json.Unmarshal(raw, &pm) != nil || pm.Gateway == nil || pm.Gateway.Routing == nil {
+	if json.Unmarshal(raw, &pm) != nil || pm.Gateway == nil {
 		return false
+	}
+	set := false
+	var cost string
+	if json.Unmarshal(pm.Gateway.Cost, &cost) == nil && isDecimal(cost) {
+		provider.SetExtended(meta, extGatewayCost, cost)
+		set = true
+	}
+	if pm.Gateway.Routing == nil {
+		return set
 	}
 	var name string
 	if json.Unmarshal(pm.Gateway.Routing.FinalProvider, &name) != nil {
-		return false
+		return set
 	}
 	if name = strings.TrimSpace(strings.ToValidUTF8(name, "\uFFFD")); name == "" {
-		return false
+		return set
 	}
 	provider.SetExtended(meta, extUpstreamProvider, name)
 	return true
+}
+
+// toolsetWarning is the warning for content block i, a tool_use naming
+// the client toolset toolset (none when it names none): the contract's
+// tool call cannot carry the toolset, so the call goes back without the
+// toolset_name the API's block params take beside it, and the client
+// must know the tool by its name alone.
+func toolsetWarning(i int, toolset string) string {
+	if toolset == "" {
+		return ""
+	}
+	return fmt.Sprintf("content[%d]: tool_use names the toolset %q, which a tool call cannot carry: it goes back in later requests without its toolset_name", i, strings.ToValidUTF8(toolset, "\uFFFD"))
+}
+
+// extGatewayCost is the Vercel AI Gateway's charge for the call.
+const extGatewayCost = "gateway_cost"
+
+// isDecimal reports whether s is a non-negative decimal number as the
+// gateway writes costs: digits, at most one point between digits.
+func isDecimal(s string) bool {
+	digits, point := 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' && !point && digits > 0 && i+1 < len(s):
+			point = true
+		default:
+			return false
+		}
+	}
+	return digits > 0 && len(s) <= 64
 }
 
 // setDiagnostics keeps the cache diagnostics beta's report

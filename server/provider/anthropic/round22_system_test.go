@@ -230,34 +230,44 @@ func TestRound22SystemMessagePlacement(t *testing.T) {
 }
 
 // TestRound22SystemMessageEndsToolLoop: a system message ending a request
-// that continues a tool loop leaves it a tool loop: with thinking on and an
-// assistant turn that does not begin with a thinking block, thinking is
-// still turned off with its warning, as without the system message.
+// that continues a tool loop leaves it a tool loop: with budget thinking
+// (thinking_budget_tokens) and an assistant turn that does not begin with
+// a thinking block, thinking is still turned off with its warning, as
+// without the system message. Adaptive thinking (reasoning_effort on Opus
+// 4.8) takes such a turn (real_vercelgw_claude_tool_stream_2) and is kept,
+// without a warning. The system message stays last either way.
 func TestRound22SystemMessageEndsToolLoop(t *testing.T) {
 	t.Parallel()
-	req := &provider.Request{
-		Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "claude-opus-4-8",
-		Messages: []*llmrelayv1.Message{
-			msgOf(llmrelayv1.Role_ROLE_USER, text("Weather in Paris?")),
-			msgOf(llmrelayv1.Role_ROLE_ASSISTANT, toolCallPart("toolu_01A", "get_weather", `{"city":"Paris"}`)),
-			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01A", "sunny", false)),
-			msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Answer in French.")),
-		},
-		Tools:   []*llmrelayv1.Tool{weatherTool(t)},
-		Options: &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH},
-	}
-	w, _, warns, err := build(t, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := w["thinking"]; ok {
-		t.Errorf("thinking %v sent in a tool loop whose assistant turn has no thinking block", w["thinking"])
-	}
-	if len(warns) != 1 || !strings.Contains(warns[0], "thinking not enabled") {
-		t.Errorf("warnings %q", warns)
-	}
-	msgs, _ := w["messages"].([]any)
-	if last, _ := msgs[len(msgs)-1].(map[string]any); last["role"] != "system" {
-		t.Errorf("last message %v, want the system message", last)
+	for _, budget := range []bool{true, false} {
+		req := &provider.Request{
+			Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "claude-opus-4-8",
+			Messages: []*llmrelayv1.Message{
+				msgOf(llmrelayv1.Role_ROLE_USER, text("Weather in Paris?")),
+				msgOf(llmrelayv1.Role_ROLE_ASSISTANT, toolCallPart("toolu_01A", "get_weather", `{"city":"Paris"}`)),
+				msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01A", "sunny", false)),
+				msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Answer in French.")),
+			},
+			Tools:   []*llmrelayv1.Tool{weatherTool(t)},
+			Options: &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH},
+		}
+		if budget {
+			req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED
+			req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Anthropic{Anthropic: &llmrelayv1.AnthropicOptions{ThinkingBudgetTokens: ptr[int32](2048)}}}
+		}
+		w, _, warns, err := build(t, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		th, sent := w["thinking"].(map[string]any)
+		switch {
+		case budget && (sent || len(warns) != 1 || !strings.Contains(warns[0], "thinking not enabled")):
+			t.Errorf("budget: thinking %v warnings %q, want it left out with its warning", w["thinking"], warns)
+		case !budget && (!sent || th["type"] != "adaptive" || len(warns) != 0):
+			t.Errorf("adaptive: thinking %v warnings %q, want adaptive thinking kept, no warning", w["thinking"], warns)
+		}
+		msgs, _ := w["messages"].([]any)
+		if last, _ := msgs[len(msgs)-1].(map[string]any); last["role"] != "system" {
+			t.Errorf("last message %v, want the system message", last)
+		}
 	}
 }

@@ -32,7 +32,8 @@ func (r r24Redirect) RoundTrip(req *http.Request) (*http.Response, error) {
 // r24VercelEdit writes opencode's recorded request as ours sends it: the
 // system prompt as the string, no providerOptions (the AI SDK's, the
 // gateway's options, empty), and thinking with display summarized (ours
-// asks for the summary the contract's reasoning parts hold).
+// asks for the summary the contract's reasoning parts hold) and without
+// opencode's block_binding (no place in the contract).
 func r24VercelEdit(m map[string]any) {
 	blocks, _ := m["system"].([]any)
 	b, _ := blocks[0].(map[string]any)
@@ -40,6 +41,7 @@ func r24VercelEdit(m map[string]any) {
 	delete(m, "providerOptions")
 	th, _ := m["thinking"].(map[string]any)
 	th["display"] = "summarized"
+	delete(th, "block_binding")
 }
 
 // TestRound24VercelGatewayDeepSeekToolLoop: deepseek/deepseek-v4.1-flash
@@ -70,13 +72,13 @@ func TestRound24VercelGatewayDeepSeekToolLoop(t *testing.T) {
 		},
 		responseID: "gen_01M44ZVH1C4678Q0TYP7DRJ7J2", model: model,
 		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
-		usage: usageOf(324, 61, 0, 0, 0), extended: map[string]string{"upstream_provider": `"baseten"`},
+		usage: usageOf(324, 61, 0, 0, 0), extended: map[string]string{"upstream_provider": `"baseten"`, "gateway_cost": `"0.0001704"`},
 	})
 	checkLLMWant(t, name+"2", f2.message, f2.meta, llmWant{
 		parts:      []*llmrelayv1.Part{text("Paris is sunny.")},
 		responseID: "gen_01M44ZVHFBW1M2N3JSPQG4PXFG", model: model,
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
-		usage: usageOf(406, 6, 0, 0, 0), extended: map[string]string{"upstream_provider": `"baseten"`},
+		usage: usageOf(406, 6, 0, 0, 0), extended: map[string]string{"upstream_provider": `"baseten"`, "gateway_cost": `"0.000129"`},
 	})
 }
 
@@ -99,13 +101,13 @@ func TestRound24VercelGatewayGeminiToolLoop(t *testing.T) {
 		parts:      []*llmrelayv1.Part{reasoningPart(&llmrelayv1.Reasoning{Signature: sig}), toolCallValid(call, "get_weather", `{"city":"Paris"}`)},
 		responseID: "gen_01M3XAWAZ6J0VZ2XBQD2GHA031", model: model,
 		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
-		usage: usageOf(52, 16, 0, 0, 0), extended: map[string]string{"upstream_provider": `"vertex"`},
+		usage: usageOf(52, 16, 0, 0, 0), extended: map[string]string{"upstream_provider": `"vertex"`, "gateway_cost": `"0.000099"`},
 	})
 	checkLLMWant(t, name+"2", f2.message, f2.meta, llmWant{
 		parts:      []*llmrelayv1.Part{text("Paris is sunny.")},
 		responseID: "gen_01M3XAWC57YKVKCYGSHBPW86GH", model: model,
 		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
-		usage: usageOf(83, 4, 0, 0, 0), extended: map[string]string{"upstream_provider": `"vertex"`},
+		usage: usageOf(83, 4, 0, 0, 0), extended: map[string]string{"upstream_provider": `"vertex"`, "gateway_cost": `"0.00007725"`},
 	})
 }
 

@@ -478,6 +478,9 @@ func (s *stream) blockStart(ev streamEvent) *provider.Error {
 			s.addCitations(b, idx, list...)
 		}
 	case "tool_use":
+		if w := toolsetWarning(idx, cb.ToolsetName); w != "" {
+			s.warn("%s", w)
+		}
 		id := cb.ID
 		for i, o := range s.blocks {
 			if id != "" && o.typ == "tool_use" && o.callID == id && i != idx {

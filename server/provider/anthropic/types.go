@@ -187,6 +187,12 @@ type contentBlock struct {
 	// Citations are a text block's sources (web search, documents): kept
 	// as sent in meta.extended.citations (citations.go).
 	Citations json.RawMessage `json:"citations"`
+	// ToolsetName is a tool_use block's toolset, when the called tool is
+	// one of a client toolset's (Anthropic's SDKs carry toolset_name on
+	// ToolUseBlock and on the ToolUseBlockParam and ToolResultBlockParam
+	// sent back: anthropic-sdk-java's generated models). The contract's
+	// tool call has no place for it: warned (toolsetWarning).
+	ToolsetName string `json:"toolset_name"`
 	// From, To and Trigger are a `fallback` block's (server-side
 	// fallback beta): the model that declined, the model the rest of the
 	// answer is from, and why (e.g. {type: refusal, category: …}).
