@@ -135,13 +135,16 @@ func TestSSEStreamEndedBetweenCalls(t *testing.T) {
 	var (
 		mu      sync.Mutex
 		streams []context.CancelFunc
+		ended   []chan struct{} // closed when the stream's handler returned
 	)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			ctx, cancel := context.WithCancel(r.Context())
+			done := make(chan struct{})
 			mu.Lock()
-			streams = append(streams, cancel)
+			streams, ended = append(streams, cancel), append(ended, done)
 			mu.Unlock()
+			defer close(done)
 			r = r.WithContext(ctx)
 		}
 		h.ServeHTTP(w, r)
@@ -157,7 +160,9 @@ func TestSSEStreamEndedBetweenCalls(t *testing.T) {
 	}
 	mu.Lock()
 	streams[0]() // the proxy ends the event stream
+	first := ended[0]
 	mu.Unlock()
+	<-first // ended for the server: no answer goes out on it any more (the handler notices its context when it next looks)
 	var res mcp.Result
 	for i := 0; ; i++ {
 		// The client learns that the stream ended when it reads its end:
