@@ -49,43 +49,54 @@ func ClosedObjectSchemas(schema json.RawMessage) (out json.RawMessage, replaced 
 // when it is not one string).
 func RelocatedConstraints(schema json.RawMessage, unsupported func(key string, value json.RawMessage, typ string) bool) (out json.RawMessage, moved []string) {
 	out = rewriteSchema(bytes.TrimSpace(schema), 0, func(fields []jsonField) ([]jsonField, bool) {
-		var kept []jsonField
-		var notes []string
-		descAt, typ := -1, ""
+		typ := ""
 		for _, f := range fields {
 			if f.key == "type" {
 				_ = json.Unmarshal(f.value, &typ) // a list of types leaves ""
 			}
 		}
-		for _, f := range fields {
-			if unsupported(f.key, f.value, typ) {
-				notes = append(notes, f.key+": "+string(compactJSON(f.value)))
-				if !slices.Contains(moved, f.key) {
-					moved = append(moved, f.key)
-				}
-				continue
-			}
-			if f.key == "description" {
-				descAt = len(kept)
-			}
-			kept = append(kept, f)
-		}
-		if len(notes) == 0 {
-			return fields, false
-		}
-		note := "{" + strings.Join(notes, ", ") + "}"
-		var desc string
-		switch {
-		case descAt >= 0 && json.Unmarshal(kept[descAt].value, &desc) == nil && desc != "":
-			kept[descAt].value = jsonString(desc + "\n\n" + note)
-		case descAt >= 0:
-			kept[descAt].value = jsonString(note) // empty, or no string
-		default:
-			kept = append(kept, jsonField{"description", jsonString(note)})
-		}
-		return kept, true
+		return movedToDescription(fields, func(f jsonField) bool { return unsupported(f.key, f.value, typ) }, &moved)
 	})
 	return out, moved
+}
+
+// movedToDescription is fields without those move picks, each written
+// into the description as "key: value" ("{minimum: 1, maximum: 10}",
+// after a blank line; it becomes the description, as the last key, when
+// there is none or it is empty or not a string), the keys added to
+// *moved once each in the order met; fields and false when none is
+// picked.
+func movedToDescription(fields []jsonField, move func(jsonField) bool, moved *[]string) ([]jsonField, bool) {
+	var kept []jsonField
+	var notes []string
+	descAt := -1
+	for _, f := range fields {
+		if move(f) {
+			notes = append(notes, f.key+": "+string(compactJSON(f.value)))
+			if !slices.Contains(*moved, f.key) {
+				*moved = append(*moved, f.key)
+			}
+			continue
+		}
+		if f.key == "description" {
+			descAt = len(kept)
+		}
+		kept = append(kept, f)
+	}
+	if len(notes) == 0 {
+		return fields, false
+	}
+	note := "{" + strings.Join(notes, ", ") + "}"
+	var desc string
+	switch {
+	case descAt >= 0 && json.Unmarshal(kept[descAt].value, &desc) == nil && desc != "":
+		kept[descAt].value = jsonString(desc + "\n\n" + note)
+	case descAt >= 0:
+		kept[descAt].value = jsonString(note) // empty, or no string
+	default:
+		kept = append(kept, jsonField{"description", jsonString(note)})
+	}
+	return kept, true
 }
 
 // jsonString encodes s as a JSON string, <, > and & as they are.

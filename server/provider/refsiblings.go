@@ -3,8 +3,6 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
-	"strings"
 )
 
 // RefSiblings moves the keywords that stand beside a "$ref" and that
@@ -39,36 +37,8 @@ func RefSiblings(schema json.RawMessage, allowed func(key string) bool) (out jso
 		if !ref {
 			return fields, changed
 		}
-		var kept []jsonField
-		var notes []string
-		descAt := -1
-		for _, f := range fields {
-			if !allowed(f.key) {
-				notes = append(notes, f.key+": "+string(compactJSON(f.value)))
-				if !slices.Contains(moved, f.key) {
-					moved = append(moved, f.key)
-				}
-				continue
-			}
-			if f.key == "description" {
-				descAt = len(kept)
-			}
-			kept = append(kept, f)
-		}
-		if len(notes) == 0 {
-			return fields, changed
-		}
-		note := "{" + strings.Join(notes, ", ") + "}"
-		var desc string
-		switch {
-		case descAt >= 0 && json.Unmarshal(kept[descAt].value, &desc) == nil && desc != "":
-			kept[descAt].value = jsonString(desc + "\n\n" + note)
-		case descAt >= 0:
-			kept[descAt].value = jsonString(note)
-		default:
-			kept = append(kept, jsonField{"description", jsonString(note)})
-		}
-		return kept, true
+		kept, moves := movedToDescription(fields, func(f jsonField) bool { return !allowed(f.key) }, &moved)
+		return kept, changed || moves
 	}
 	out = rewriteSchema(bytes.TrimSpace(schema), 0, node)
 	return out, moved
