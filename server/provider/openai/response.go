@@ -190,8 +190,9 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			if isPresent(m.ExecutedTools) {
 				meta.Warnings = append(meta.Warnings, warnExecutedTools)
 			}
-			if w := imagesWarning(m.Images); w != "" {
-				meta.Warnings = append(meta.Warnings, w)
+			images, iw := imageItems(m.Images)
+			if iw != "" {
+				meta.Warnings = append(meta.Warnings, iw)
 			}
 			unaryAudio(m.Audio, meta)
 			if anns, warn := annotationList(m.Annotations); warn != "" {
@@ -218,6 +219,9 @@ func (p *Provider) parseChatResponse(raw []byte) (*provider.Result, error) {
 			msg.Parts = append(msg.Parts, provider.ThinkPartsDialect(text, p.think)...)
 			if refusal != "" {
 				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Refusal{Refusal: refusal}})
+			}
+			for _, it := range images {
+				msg.Parts = append(msg.Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ProviderItem{ProviderItem: &llmrelayv1.ProviderItem{Type: it.Type, Json: it.JSON}}})
 			}
 			ids := newUnaryCallIDs()
 			for _, tc := range m.ToolCalls {
@@ -464,21 +468,35 @@ func annotationList(raw json.RawMessage) ([]json.RawMessage, string) {
 	return anns, ""
 }
 
-// imagesWarning reports a message's generated images, which have no place
-// in the answer (the contract's Image part is an input); "" when there are
-// none (absent, null, []).
-func imagesWarning(raw json.RawMessage) string {
+// imageItems are a message's generated images (OpenRouter's image models:
+// "images": [{"type": "image_url", "image_url": {"url":
+// "data:image/png;base64,…"}}]) as provider items of their type, in order:
+// the contract's image part is an input, and an image a model made is
+// answer the caller paid for (it was dropped with a warning). A shape
+// other than a list of objects is warned.
+func imageItems(raw json.RawMessage) ([]*provider.ProviderItem, string) {
 	if !isPresent(raw) {
-		return ""
+		return nil, ""
 	}
 	var imgs []json.RawMessage
 	if err := json.Unmarshal(raw, &imgs); err != nil {
-		return "message images have an unrecognized shape; ignored"
+		return nil, "message images have an unrecognized shape; ignored"
 	}
-	if len(imgs) == 0 {
-		return ""
+	items := make([]*provider.ProviderItem, 0, len(imgs))
+	for _, img := range imgs {
+		js, ok := provider.ItemJSON(img)
+		if !ok {
+			return nil, "message images have an unrecognized shape; ignored"
+		}
+		var head struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(img, &head) != nil || head.Type == "" {
+			head.Type = "image"
+		}
+		items = append(items, &provider.ProviderItem{Type: head.Type, JSON: js})
 	}
-	return fmt.Sprintf("%d generated image(s) in the message not supported; ignored", len(imgs))
+	return items, ""
 }
 
 // warnExecutedTools reports Groq's executed_tools, which have no place in

@@ -280,25 +280,29 @@ func TestRound6ResponsesUnary(t *testing.T) {
 	}
 }
 
-// TestGeneratedImagesWarned: an OpenRouter image model answers with the
+// TestGeneratedImages: an OpenRouter image model answers with the
 // image in message.images beside the text (the shape of pydantic-ai's
 // test_openrouter_image_generation cassette, whose 2 MB body is not kept:
 // testdata/openrouter_image_generation.http is hand-built with a 1x1 PNG).
-// The contract has no generated-image part: the text is kept and the
-// images are reported in a warning, unary and streamed, where they were
-// dropped without a word.
-func TestGeneratedImagesWarned(t *testing.T) {
+// Round 6 reported the images in a warning (they were dropped without a
+// word); round 24 gives them to the caller, each as a provider item of
+// its type after the text, unary and streamed, as Gemini's generated
+// media are.
+func TestGeneratedImages(t *testing.T) {
 	t.Parallel()
+	const image = `{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}`
 	srv := providertest.ReplayFile(t, td("openrouter_image_generation.http"))
 	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), chatRequests(t)["chat_plain"])
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkResultInvariants(t, res)
-	if parts := res.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Here is a cat for you! " {
+	parts := res.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetText() != "Here is a cat for you! " || parts[1].GetProviderItem().GetType() != "image_url" ||
+		!strings.HasPrefix(parts[1].GetProviderItem().GetJson(), `{"type":"image_url","image_url":{"url":"data:image/png;base64,`) {
 		t.Fatalf("parts %v", parts)
 	}
-	if w := res.Meta.GetWarnings(); len(w) != 1 || w[0] != "1 generated image(s) in the message not supported; ignored" {
+	if w := res.Meta.GetWarnings(); len(w) != 0 {
 		t.Errorf("warnings %q", w)
 	}
 	wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
@@ -308,17 +312,25 @@ func TestGeneratedImagesWarned(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := streamFrom(p, "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Here\",\"images\":[]}}]}\n\n"+
-		"data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" it is\",\"images\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64,iVBORw0KGgo=\"}}]},\"finish_reason\":\"stop\"}]}\n\n"+
+		"data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" it is\",\"images\":["+image+"]},\"finish_reason\":\"stop\"}]}\n\n"+
 		"data: [DONE]\n\n")
 	evs, _, err := collect(t, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := accFold(t, evs)
-	if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "Here it is" {
+	if parts := f.Message.GetParts(); len(parts) != 2 || parts[0].GetText() != "Here it is" || parts[1].GetProviderItem().GetJson() != image {
 		t.Fatalf("parts %v", parts)
 	}
-	if w := f.Meta.GetWarnings(); len(w) != 1 || w[0] != "1 generated image(s) in the message not supported; ignored" {
+	if w := f.Meta.GetWarnings(); len(w) != 0 {
+		t.Errorf("warnings %q", w)
+	}
+	// A shape that is not a list of objects is still said.
+	s = streamFrom(p, "data: {\"id\":\"c2\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\",\"images\":\"cat.png\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	if evs, _, err = collect(t, s); err != nil {
+		t.Fatal(err)
+	}
+	if w := accFold(t, evs).Meta.GetWarnings(); len(w) != 1 || w[0] != "message images have an unrecognized shape; ignored" {
 		t.Errorf("warnings %q", w)
 	}
 }

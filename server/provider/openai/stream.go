@@ -1019,7 +1019,8 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	if isPresent(d.Annotations) {
 		s.mergeAnnotations(d.Annotations, meta)
 	}
-	if w := imagesWarning(d.Images); w != "" {
+	images, w := imageItems(d.Images)
+	if w != "" {
 		meta.Warnings = append(meta.Warnings, w)
 	}
 	if isPresent(d.Audio) {
@@ -1080,6 +1081,14 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	}
 	if refusal != "" {
 		s.push(&provider.Event{Kind: provider.EventRefusal, Text: refusal})
+	}
+	if len(images) > 0 {
+		// After the text (held content included), before the calls, as
+		// the unary answer has them.
+		s.beforeCalls()
+		for _, it := range images {
+			s.pushCall(&provider.Event{Kind: provider.EventProviderItem, Item: it})
+		}
 	}
 	// A delta with several calls that have neither index nor id continues
 	// the last as many calls, by position (Moonshot sends its parallel
