@@ -742,9 +742,15 @@ func (s *responsesStream) responseMeta(w *respResponse, final *llmrelayv1.Respon
 	if meta == nil {
 		meta = &llmrelayv1.ResponseMeta{}
 	}
-	if w.ID != "" && s.id == "" {
-		// The response's id is the first one announced: GitHub Copilot
-		// gives each event's response an id of its own
+	if w.ID != "" && (s.id == "" || (final != nil && w.ID != s.id)) {
+		// The response's id is the first one announced until the final
+		// response names it: that id is the one the unary answer gives
+		// and the one a follow-up's previous_response_id needs. LiteLLM's
+		// proxy announces the bare id in response.created and gives
+		// response.completed the id encoded with its deployment, which
+		// its router decodes to send the follow-up to the same
+		// deployment (testdata/litellm_responses_reasoning_text_stream.http);
+		// GitHub Copilot gives each event's response an id of its own
 		// (testdata/real_responses_copilot_id_rotation_stream.http).
 		s.id, meta.ResponseId = w.ID, w.ID
 	}
