@@ -527,6 +527,14 @@ func reasoningInputItem(r *llmrelayv1.Reasoning, i, j int, store, raw bool) (res
 		t := r.GetText()
 		return respInputItem{Type: "reasoning", ID: r.GetId(), Summary: &[]respSummaryPart{},
 			Content: []respInputContent{{Type: "reasoning_text", Text: &t}}}, ""
+	case raw && r.GetSignature() == "" && r.GetText() == "":
+		// Nothing to send to a server that reads reasoning back as its
+		// text: llama.cpp refuses a reasoning item without content, or
+		// with content [] ("item['content'] is not an array", "… is
+		// empty": tools/server/server-chat.cpp), stored request or not;
+		// it resolves no item ids.
+		return respInputItem{}, fmt.Sprintf("messages[%d].parts[%d]: reasoning without text or encrypted content was not sent: "+
+			"this server reads reasoning back as its text", i, j)
 	case r.GetSignature() == "" && (!store || r.GetId() == ""):
 		return respInputItem{}, fmt.Sprintf("messages[%d].parts[%d]: reasoning without encrypted content (signature) was not sent: "+
 			"only a stored request can resolve a reasoning item by its id alone", i, j)
