@@ -43,7 +43,9 @@ const maxRespStreamEventBytes = 32 << 20
 // response.incomplete or response.failed; there is no [DONE].
 type responsesStream struct {
 	eventLoop
-	fast respDeltaScratch // reused by decodeRespTextDeltaFast
+	// tools: the request's declared tools (parallelWrapperWarning).
+	tools []*llmrelayv1.Tool
+	fast  respDeltaScratch // reused by decodeRespTextDeltaFast
 
 	// Function calls, keyed by item id (fc_...) and by output index, since
 	// argument deltas name only the item, never the call_id.
@@ -165,8 +167,11 @@ type respCallState struct {
 	// and caller (callerWarning) were reported.
 	nsWarned     bool
 	callerWarned bool
-	pending      bool
-	endHeld      bool
+	// wrapWarned: the call to the undeclared "parallel" wrapper was
+	// reported (parallelWrapperWarning).
+	wrapWarned bool
+	pending    bool
+	endHeld    bool
 	// heldFull: complete arguments that came while the call was
 	// pending, checked when it is resolved.
 	heldFull string
@@ -1073,6 +1078,10 @@ func (s *responsesStream) resolve(c *respCallState, it *respOutputItem) {
 	}
 	if w := callerWarning(c.callID, it.Caller); w != "" && !c.callerWarned {
 		c.callerWarned = true
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{w}}})
+	}
+	if w := parallelWrapperWarning(c.callID, it.Name, s.tools); w != "" && !c.wrapWarned {
+		c.wrapWarned = true
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{w}}})
 	}
 }
