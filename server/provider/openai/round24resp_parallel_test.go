@@ -13,8 +13,9 @@ import (
 // TestRound24ParallelWrapper: gpt-5.4's internal parallel-call wrapper
 // returned as a function_call named "parallel" whose arguments are
 // {"tool_uses":[{recipient_name, parameters}, …]} (vercel/ai#19067;
-// testdata/real_responses_parallel_wrapper{,_stream}.http, vercel/ai's
-// fixtures of that issue). The nested calls carry no call ids, so the
+// testdata/real_responses_parallel_wrapper_stream.http, vercel/ai's
+// fixture of that issue, and responses_parallel_wrapper.http, its unary
+// fixture with ids of our own). The nested calls carry no call ids, so the
 // call is relayed as sent (one call, call_parallel, the wrapper's
 // arguments byte for byte) and now said: it went out as a plain call to
 // a tool the client never declared. A client that declares a tool named
@@ -30,16 +31,16 @@ func TestRound24ParallelWrapper(t *testing.T) {
 		}
 		return r
 	}
-	check := func(t *testing.T, msg *llmrelayv1.Message, meta *llmrelayv1.ResponseMeta, warned bool) {
+	check := func(t *testing.T, callID string, msg *llmrelayv1.Message, meta *llmrelayv1.ResponseMeta, warned bool) {
 		t.Helper()
 		parts := msg.GetParts()
-		if len(parts) != 1 || parts[0].GetToolCall().GetCallId() != "call_parallel" || parts[0].GetToolCall().GetName() != "parallel" ||
+		if len(parts) != 1 || parts[0].GetToolCall().GetCallId() != callID || parts[0].GetToolCall().GetName() != "parallel" ||
 			parts[0].GetToolCall().GetArguments() != args {
 			t.Fatalf("parts %v", parts)
 		}
 		n := 0
 		for _, w := range meta.GetWarnings() {
-			if strings.Contains(w, `tool call call_parallel is to the undeclared tool "parallel"`) {
+			if strings.Contains(w, "tool call "+callID+` is to the undeclared tool "parallel"`) {
 				n++
 			}
 		}
@@ -50,18 +51,19 @@ func TestRound24ParallelWrapper(t *testing.T) {
 			t.Errorf("finish %v", meta.GetFinishReason())
 		}
 	}
-	res := r21Unary(t, "real_responses_parallel_wrapper", req("weather", "cityAttractions"))
-	check(t, res.Message, res.Meta, true)
+	const unaryID, streamID = "call_jS2R1ZGCW5uBh0mPhNhIAnoT", "call_parallel"
+	res := r21Unary(t, "responses_parallel_wrapper", req("weather", "cityAttractions"))
+	check(t, unaryID, res.Message, res.Meta, true)
 	f := r21Stream(t, "real_responses_parallel_wrapper_stream", req("weather", "cityAttractions"))
-	check(t, f.Message, f.Meta, true)
+	check(t, streamID, f.Message, f.Meta, true)
 
 	// Declared by the client: its own tool, unary and streamed.
-	srv := providertest.ReplayFile(t, td("real_responses_parallel_wrapper.http"))
+	srv := providertest.ReplayFile(t, td("responses_parallel_wrapper.http"))
 	res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req("weather", "parallel"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	check(t, res.Message, res.Meta, false)
+	check(t, unaryID, res.Message, res.Meta, false)
 	srv = providertest.ReplayFile(t, td("real_responses_parallel_wrapper_stream.http"))
 	s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), req("weather", "parallel"))
 	if err != nil {
@@ -73,5 +75,5 @@ func TestRound24ParallelWrapper(t *testing.T) {
 		t.Fatal(err)
 	}
 	f = accFold(t, evs)
-	check(t, f.Message, f.Meta, false)
+	check(t, streamID, f.Message, f.Meta, false)
 }
