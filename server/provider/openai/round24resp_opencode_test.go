@@ -1,0 +1,107 @@
+package openai
+
+import (
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// r24NextInput is the input items of the request p builds for messages
+// (PROTOCOL_CHAT, a reasoning model), decoded.
+func r24NextInput(t *testing.T, p *Provider, model string, msgs ...*llmrelayv1.Message) ([]any, []string) {
+	t.Helper()
+	req := r21Request(model, "")
+	req.Reasoning, req.Messages = true, msgs
+	b, warnings, err := p.buildResponsesRequest(req, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Input []any `json:"input"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	return in.Input, warnings
+}
+
+// r24RecordedInput is the input of a recorded follow-up request
+// (<name>.next_request.json, as the source recorded it).
+func r24RecordedInput(t *testing.T, name string) []any {
+	t.Helper()
+	raw, err := os.ReadFile(td(name + ".next_request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Input []any `json:"input"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		t.Fatal(err)
+	}
+	return in.Input
+}
+
+// TestRound24OpencodeReasoningContinuation: gpt-5.5 on OpenAI, store
+// false with reasoning.encrypted_content (anomalyco/opencode's
+// openai-responses-gpt-5-5-reasoning-continuation recording): a reasoning
+// item without summary whose encrypted_content changes between its
+// output_item.added, its output_item.done and response.completed, then
+// "Hello!" (phase final_answer). The recorded follow-up, which OpenAI
+// answered, sends the reasoning item with the done event's
+// encrypted_content and its id, and the message with its id, status and
+// phase: the request built from our fold sends the same items.
+func TestRound24OpencodeReasoningContinuation(t *testing.T) {
+	t.Parallel()
+	const name = "real_opencode_gpt55_reasoning_continuation_stream"
+	req := r21Request("gpt-5.5", "Think briefly, then reply exactly with: Hello!")
+	req.Reasoning = true
+	f := r21Stream(t, name, req)
+	if got := f.Meta.GetResponseId(); got != "resp_0a0794dab3b8ec7d016a1235e74e148195beb46e1925d20292" {
+		t.Errorf("response id %q", got)
+	}
+	if u := f.Meta.GetUsage(); u.GetInputTokens() != 31 || u.GetOutputTokens() != 20 || u.GetReasoningTokens() != 12 {
+		t.Errorf("usage %v", u)
+	}
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, warnings := r24NextInput(t, p, "gpt-5.5",
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Think briefly, then reply exactly with: Hello!")),
+		f.Message,
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Now reply exactly with: Done.")))
+	want := r24RecordedInput(t, name)
+	if len(warnings) != 0 || len(got) != len(want) {
+		t.Fatalf("input %v, warnings %q; recorded %v", got, warnings, want)
+	}
+	// The user turns are ours to write (a content list, as recorded);
+	// the assistant's items must be the recorded ones, but for the
+	// "annotations": [] our output_text parts carry (the output
+	// message's shape, which OpenAI takes as well).
+	r24DropEmptyAnnotations(got)
+	for i := 1; i < len(want)-1; i++ {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("input[%d]\n got %v\nwant %v", i, got[i], want[i])
+		}
+	}
+}
+
+// r24DropEmptyAnnotations removes the empty "annotations" lists of the
+// message items' content parts in input.
+func r24DropEmptyAnnotations(input []any) {
+	for _, it := range input {
+		m, _ := it.(map[string]any)
+		parts, _ := m["content"].([]any)
+		for _, c := range parts {
+			if cm, ok := c.(map[string]any); ok {
+				if a, ok := cm["annotations"].([]any); ok && len(a) == 0 {
+					delete(cm, "annotations")
+				}
+			}
+		}
+	}
+}
