@@ -105,3 +105,46 @@ func r24DropEmptyAnnotations(input []any) {
 		}
 	}
 }
+
+// TestRound24OpencodeMantleContinuation: gpt-5.5 on Amazon Bedrock's
+// Mantle endpoint (bedrock-mantle.<region>.api.aws/openai/v1/responses;
+// anomalyco/opencode's bedrock-mantle-responses recording): each event's
+// "event:" line comes after its "data:" line, the JSON's keys sorted with
+// "type" last, the reasoning item with "content": [] and an rsn_
+// encrypted content that does not change between events, "obfuscation":
+// "ab". The recorded follow-up, which Mantle answered, sends the
+// reasoning with its id and encrypted content and the message with its
+// id, status and phase: ours sends the same items.
+func TestRound24OpencodeMantleContinuation(t *testing.T) {
+	t.Parallel()
+	const name = "real_opencode_mantle_gpt55_continuation_stream"
+	req := r21Request("openai.gpt-5.5", `Reply with exactly "OK".`)
+	req.Reasoning = true
+	f := r21Stream(t, name, req)
+	parts := f.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetId() != "rs_b54b9cb62e565a3ca0a0319706e276e8" || parts[1].GetText() != "OK" {
+		t.Fatalf("parts %v", parts)
+	}
+	if u := f.Meta.GetUsage(); u.GetInputTokens() != 12 || u.GetOutputTokens() != 17 || u.GetReasoningTokens() != 10 ||
+		f.Meta.GetResponseId() != "resp_stjavl4f342yiizqhiexcwquel3vuo4ew4aqobyeimnoaw6ugecq" || len(f.Meta.GetWarnings()) != 0 {
+		t.Errorf("meta %v", f.Meta)
+	}
+	p, err := New(testKey, WithBaseURL("https://bedrock-mantle.us-east-1.api.aws/openai/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, warnings := r24NextInput(t, p, "openai.gpt-5.5",
+		msgOf(llmrelayv1.Role_ROLE_USER, text(`Reply with exactly "OK".`)),
+		f.Message,
+		msgOf(llmrelayv1.Role_ROLE_USER, text(`Now reply with exactly "TEST".`)))
+	want := r24RecordedInput(t, name)
+	if len(warnings) != 0 || len(got) != len(want) {
+		t.Fatalf("input %v, warnings %q; recorded %v", got, warnings, want)
+	}
+	r24DropEmptyAnnotations(got)
+	for i := 1; i < len(want)-1; i++ {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("input[%d]\n got %v\nwant %v", i, got[i], want[i])
+		}
+	}
+}
