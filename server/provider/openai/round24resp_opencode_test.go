@@ -148,3 +148,64 @@ func TestRound24OpencodeMantleContinuation(t *testing.T) {
 		}
 	}
 }
+
+// TestRound24OpencodeToolLoop: gpt-5.5 on OpenAI calling one function
+// (anomalyco/opencode's gpt-5-5-drives-a-tool-loop recording, store left
+// to OpenAI's default, true). The recorded follow-up, which OpenAI
+// answered, sends the call with its call_id, name, arguments and item id,
+// then its output: the request built from our fold sends the same two
+// items, stored or not, but for the call's item id (fc_…), which ours
+// leaves out: OpenAI pairs a call by its call_id (pairReasoning), and the
+// recordings of earlier rounds' follow-ups without it were answered.
+func TestRound24OpencodeToolLoop(t *testing.T) {
+	t.Parallel()
+	const name = "real_opencode_gpt55_tool_loop_stream"
+	tools := []*llmrelayv1.Tool{{Name: "get_weather", Description: "Get current weather for a city.",
+		Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`}}
+	req := r21Request("gpt-5.5", "What is the weather in Paris?")
+	req.Protocol, req.Tools = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools
+	f := r21Stream(t, name, req)
+	if c := f.Message.GetParts(); len(c) != 1 || c[0].GetToolCall().GetCallId() != "call_JCuVTkQxVB3cCmFWx52adJKZ" || len(f.Meta.GetWarnings()) != 0 {
+		t.Fatalf("parts %v, warnings %q", c, f.Meta.GetWarnings())
+	}
+	want := r24RecordedInput(t, name)
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, store := range []bool{false, true} {
+		next := r21Request("gpt-5.5", "")
+		next.Protocol, next.Tools = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools
+		next.Messages = []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is the weather in Paris?")), f.Message,
+			msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{
+				CallId: "call_JCuVTkQxVB3cCmFWx52adJKZ", Content: `{"temperature":22,"condition":"sunny"}`}}})}
+		next.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Store: &store}}}
+		b, warnings, err := p.buildResponsesRequest(next, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in struct {
+			Input []any `json:"input"`
+		}
+		if err := json.Unmarshal(b, &in); err != nil {
+			t.Fatal(err)
+		}
+		if len(warnings) != 0 || len(in.Input) != 3 {
+			t.Fatalf("store %v: input %v, warnings %q", store, in.Input, warnings)
+		}
+		if call, _ := in.Input[1].(map[string]any); call["id"] != nil {
+			t.Errorf("store %v: call sent with item id %v", store, call["id"])
+		}
+		recorded := map[string]any{}
+		for k, v := range want[2].(map[string]any) {
+			if k != "id" {
+				recorded[k] = v
+			}
+		}
+		for i, w := range []any{recorded, want[3]} {
+			if !reflect.DeepEqual(in.Input[i+1], w) {
+				t.Errorf("store %v: input[%d]\n got %v\nwant %v", store, i+1, in.Input[i+1], w)
+			}
+		}
+	}
+}
