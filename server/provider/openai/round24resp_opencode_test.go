@@ -209,3 +209,57 @@ func TestRound24OpencodeToolLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestRound24OpencodeOpenRouterToolLoop: openai/gpt-5.5 through
+// OpenRouter's Responses endpoint (anomalyco/opencode's
+// openrouter-gpt-5-5-tool-loop recording): ": " keep-alive comments before
+// the first event, fc_tmp_ item ids, a gen- response id, OpenRouter's cost
+// in the usage, "data: [DONE]" after response.completed. The call is
+// relayed with its call_id, the stream ends complete, and the follow-up
+// carries the call and its output as the recorded one OpenRouter
+// answered (but for the call's item id, as on OpenAI).
+func TestRound24OpencodeOpenRouterToolLoop(t *testing.T) {
+	t.Parallel()
+	const name = "real_opencode_openrouter_gpt55_tool_loop_stream"
+	tools := []*llmrelayv1.Tool{{Name: "get_weather", Description: "Get current weather for a city.",
+		Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`}}
+	req := r21Request("openai/gpt-5.5", "What is the weather in Paris?")
+	req.Protocol, req.Tools = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools
+	f := r21Stream(t, name, req)
+	if c := f.Message.GetParts(); len(c) != 1 || c[0].GetToolCall().GetCallId() != "call_0hH2I7anIhRzJVMaXGgZsSAZ" || c[0].GetToolCall().GetArguments() != `{"city":"Paris"}` {
+		t.Fatalf("parts %v", c)
+	}
+	if f.Meta.GetResponseId() != "gen-1790785408-P7WTOJJIqq20Fmtefin3" || f.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS ||
+		f.Meta.GetUsage().GetInputTokens() != 74 || f.Meta.GetUsage().GetOutputTokens() != 18 {
+		t.Errorf("meta %v", f.Meta)
+	}
+	p, err := New(testKey, WithBaseURL("https://openrouter.ai/api/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := r21Request("openai/gpt-5.5", "")
+	next.Protocol, next.Tools = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools
+	next.Messages = []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is the weather in Paris?")), f.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{
+			CallId: "call_0hH2I7anIhRzJVMaXGgZsSAZ", Content: `{"temperature":22,"condition":"sunny"}`}}})}
+	b, warnings, err := p.buildResponsesRequest(next, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Input []any `json:"input"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	want := r24RecordedInput(t, name)
+	call := map[string]any{}
+	for k, v := range want[1].(map[string]any) {
+		if k != "id" {
+			call[k] = v
+		}
+	}
+	if len(warnings) != 0 || len(in.Input) != 3 || !reflect.DeepEqual(in.Input[1], call) || !reflect.DeepEqual(in.Input[2], want[2]) {
+		t.Errorf("input %v, warnings %q; recorded %v", in.Input, warnings, want)
+	}
+}
