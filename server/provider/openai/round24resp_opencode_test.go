@@ -1,12 +1,15 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"reflect"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // r24NextInput is the input items of the request p builds for messages
@@ -261,5 +264,42 @@ func TestRound24OpencodeOpenRouterToolLoop(t *testing.T) {
 	}
 	if len(warnings) != 0 || len(in.Input) != 3 || !reflect.DeepEqual(in.Input[1], call) || !reflect.DeepEqual(in.Input[2], want[2]) {
 		t.Errorf("input %v, warnings %q; recorded %v", in.Input, warnings, want)
+	}
+}
+
+// TestRound24OpencodeMissingToolOutput: OpenAI's 400 for a continuation
+// that answers one of two parallel calls (anomalyco/opencode's
+// openai-recovery/rejects-continuation-with-a-missing-parallel-tool-result
+// recording: "No tool output found for function call call_time.", param
+// input) names the unanswered call of the request, not the whole input:
+// an invalid request, unary and streamed.
+func TestRound24OpencodeMissingToolOutput(t *testing.T) {
+	t.Parallel()
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-5.5", Format: formatResponses, Reasoning: true,
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_USER, text("Look up the weather and local time in Paris.")),
+			msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("I should use both lookup tools."),
+				toolCallPart("call_weather", "lookup_weather", `{"city":"Paris"}`), toolCallPart("call_time", "lookup_time", `{"city":"Paris"}`)),
+			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_weather", "sunny")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("The previous response was interrupted. Continue from where you left off without repeating completed content.")),
+		},
+		Tools: []*llmrelayv1.Tool{
+			{Name: "lookup_weather", Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`},
+			{Name: "lookup_time", Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`},
+		}}
+	for _, streaming := range []bool{false, true} {
+		srv := providertest.ReplayFile(t, td("real_opencode_openai_err_400_no_tool_output.http"))
+		p := newTestProvider(t, kOpenAI, srv.URL)
+		var err error
+		if streaming {
+			_, err = p.Stream(context.Background(), req)
+		} else {
+			_, err = p.Generate(context.Background(), req)
+		}
+		e := providerError(t, err)
+		if e.Kind != provider.KindInvalidRequest || e.HTTPStatus != 400 || e.Param != "messages[1].parts[2].tool_call.call_id" ||
+			e.Message != "No tool output found for function call call_time." {
+			t.Errorf("streaming %v: error %+v", streaming, e)
+		}
 	}
 }
