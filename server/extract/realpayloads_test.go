@@ -456,6 +456,12 @@ func (w *want) responsesPart(p *jv) {
 func (w *want) responsesEvent(ev *jv) {
 	defer w.enter(ev)()
 	typ := ev.s("type")
+	if typ == "response.function_call_arguments.done" && ev.s("name") != "" {
+		// OpenRouter's done event names the function beside the whole
+		// arguments (testdata/real_opencode_openrouter_gpt55_tool_loop_stream.http):
+		// a tool use, as a flat call object is; OpenAI's has no name.
+		w.use("", ev.s("name"), ev.get("arguments"))
+	}
 	for i, k := range ev.keys {
 		m := ev.vals[i]
 		switch k {

@@ -72,17 +72,25 @@ func (p *Provider) generateResponses(ctx context.Context, req *provider.Request)
 	if err != nil {
 		return nil, provider.AnswerFailed(err, p.requestID(resp.Header), p.errorMeta(resp.Header, req.Model))
 	}
-	return p.responsesAnswer(raw, cut, resp, req.Model, warnings, froms, sec)
+	return p.responsesAnswer(raw, cut, resp, req, warnings, froms, sec)
 }
 
 // responsesAnswer converts the body of a Response object (cut: ReadBody's
 // warning when the body's end was lost after a complete answer).
-func (p *Provider) responsesAnswer(raw []byte, cut string, resp *http.Response, model string, warnings []string, froms []respItemFrom, sec secrets) (*provider.Result, error) {
+func (p *Provider) responsesAnswer(raw []byte, cut string, resp *http.Response, req *provider.Request, warnings []string, froms []respItemFrom, sec secrets) (*provider.Result, error) {
+	model := req.Model
 	res, err := p.parseResponsesResponse(raw, model)
 	if err != nil {
 		return nil, respInputField(p.annotate(p.errorInAnswer(err, raw, resp, model, sec), resp, model, sec), froms)
 	}
 	p.headerMeta(res.Meta, resp.Header, model)
+	for _, part := range res.Message.GetParts() {
+		if c := part.GetToolCall(); c != nil {
+			if w := parallelWrapperWarning(c.GetCallId(), c.GetName(), req.Tools); w != "" {
+				res.Meta.Warnings = append(res.Meta.Warnings, w)
+			}
+		}
+	}
 	res.Meta.Warnings = append(warnings, res.Meta.Warnings...)
 	if cut != "" {
 		res.Meta.Warnings = append(res.Meta.Warnings, cut)
@@ -104,7 +112,7 @@ func (p *Provider) streamResponses(ctx context.Context, req *provider.Request) (
 		return nil, respInputField(err, froms)
 	}
 	whole, err := p.jsonInsteadOfStream(resp, req.Model, sec, func(raw []byte, cut string) (*provider.Result, error) {
-		return p.responsesAnswer(raw, cut, resp, req.Model, warnings, froms, sec)
+		return p.responsesAnswer(raw, cut, resp, req, warnings, froms, sec)
 	})
 	if err != nil {
 		var e *provider.Error
@@ -116,7 +124,9 @@ func (p *Provider) streamResponses(ctx context.Context, req *provider.Request) (
 	if whole != nil {
 		return whole, nil
 	}
-	return p.newResponsesStream(resp, req.Model, warnings, sec), nil
+	s := p.newResponsesStream(resp, req.Model, warnings, sec)
+	s.tools = req.Tools
+	return s, nil
 }
 
 // parseResponsesResponse converts a Response object. A failed response

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
 )
 
@@ -183,6 +184,30 @@ func itemError(raw json.RawMessage) string {
 func namespaceWarning(callID, ns string) string {
 	return fmt.Sprintf("tool call %s was made in namespace %q, which the contract has no place for: "+
 		"sent back without it, OpenAI refuses the call unless the function is also in the default namespace", callID, ns)
+}
+
+// parallelWrapperWarning reports a function_call to an undeclared tool
+// named "parallel" ("" otherwise): GPT-5.4's (and 5.5's) internal
+// parallel-call wrapper, which the Responses API intermittently returns as
+// a call whose arguments are {"tool_uses":[{"recipient_name":
+// "functions.<name>", "parameters": {…}}, …]} (vercel/ai#19067, the
+// fixtures issue-19067-parallel-tool-call-wrapper.chunks.txt and
+// parallel-tool-call-wrapper.1.json of vercel/ai). The calls inside have
+// no call ids of their own, so they are not split into calls the
+// provider never issued (the follow-up answers the wrapper's call_id);
+// the call is relayed as sent and said. A declared tool of that name is
+// the client's own.
+func parallelWrapperWarning(callID, name string, tools []*llmrelayv1.Tool) string {
+	if name != "parallel" {
+		return ""
+	}
+	for _, t := range tools {
+		if t.GetName() == name {
+			return ""
+		}
+	}
+	return fmt.Sprintf("tool call %s is to the undeclared tool \"parallel\": the model's parallel-call wrapper, whose arguments' "+
+		"tool_uses[] hold the calls (recipient_name \"functions.<name>\", parameters) without call ids of their own; relayed as sent", callID)
 }
 
 // callerWarning reports what made a function_call when it is not the

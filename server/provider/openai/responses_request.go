@@ -258,7 +258,7 @@ func (p *Provider) encodeInputItems(in []*llmrelayv1.Message, reasoning, store b
 			return nil, nil, p.invalid("messages[%d]: unsupported role %s", i, m.GetRole())
 		}
 	}
-	out, dropped := pairReasoning(out)
+	out, dropped := pairReasoning(out, !p.strictLimits())
 	warnings = append(warnings, dropped...)
 	return out, warnings, nil
 }
@@ -287,8 +287,16 @@ func (p *Provider) encodeInputItems(in []*llmrelayv1.Message, reasoning, store b
 //     OpenAI's Agents SDKs leave out the reasoning items whose following
 //     call they dropped (openai-agents-python #3207, -js #1280).
 //
+// runs (a server that is not OpenAI's or Azure's) keeps a reasoning item
+// followed by other reasoning items when the run ends with a call, a
+// provider item or an assistant message: the answer had them one after
+// the other (meta/muse-spark-1.3 through the Vercel AI Gateway, whose
+// recorded follow-up sends both and was answered: anomalyco/opencode's
+// vercel-native/continues-responses-muse-reasoning-and-tools), where
+// OpenAI's rule left all but the last out.
+//
 // The items it returns share in's array.
-func pairReasoning(in []respInputItem) ([]respInputItem, []string) {
+func pairReasoning(in []respInputItem, runs bool) ([]respInputItem, []string) {
 	var warnings []string
 	out := in[:0]
 	for i, it := range in {
@@ -312,6 +320,15 @@ func pairReasoning(in []respInputItem) ([]respInputItem, []string) {
 					}
 				case next.Type == "reasoning":
 					follows = "another reasoning item follows it"
+					if runs {
+						j := i + 1
+						for j < len(in) && in[j].Type == "reasoning" {
+							j++
+						}
+						if j < len(in) && (in[j].Type == "function_call" || in[j].raw != nil || (in[j].Type == "message" && in[j].Role == "assistant")) {
+							follows = ""
+						}
+					}
 				case next.Type == "message":
 					follows = "a " + next.Role + " message follows it"
 				default:
@@ -527,6 +544,14 @@ func reasoningInputItem(r *llmrelayv1.Reasoning, i, j int, store, raw bool) (res
 		t := r.GetText()
 		return respInputItem{Type: "reasoning", ID: r.GetId(), Summary: &[]respSummaryPart{},
 			Content: []respInputContent{{Type: "reasoning_text", Text: &t}}}, ""
+	case raw && r.GetSignature() == "" && r.GetText() == "":
+		// Nothing to send to a server that reads reasoning back as its
+		// text: llama.cpp refuses a reasoning item without content, or
+		// with content [] ("item['content'] is not an array", "… is
+		// empty": tools/server/server-chat.cpp), stored request or not;
+		// it resolves no item ids.
+		return respInputItem{}, fmt.Sprintf("messages[%d].parts[%d]: reasoning without text or encrypted content was not sent: "+
+			"this server reads reasoning back as its text", i, j)
 	case r.GetSignature() == "" && (!store || r.GetId() == ""):
 		return respInputItem{}, fmt.Sprintf("messages[%d].parts[%d]: reasoning without encrypted content (signature) was not sent: "+
 			"only a stored request can resolve a reasoning item by its id alone", i, j)

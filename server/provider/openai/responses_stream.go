@@ -43,7 +43,9 @@ const maxRespStreamEventBytes = 32 << 20
 // response.incomplete or response.failed; there is no [DONE].
 type responsesStream struct {
 	eventLoop
-	fast respDeltaScratch // reused by decodeRespTextDeltaFast
+	// tools: the request's declared tools (parallelWrapperWarning).
+	tools []*llmrelayv1.Tool
+	fast  respDeltaScratch // reused by decodeRespTextDeltaFast
 
 	// Function calls, keyed by item id (fc_...) and by output index, since
 	// argument deltas name only the item, never the call_id.
@@ -165,8 +167,11 @@ type respCallState struct {
 	// and caller (callerWarning) were reported.
 	nsWarned     bool
 	callerWarned bool
-	pending      bool
-	endHeld      bool
+	// wrapWarned: the call to the undeclared "parallel" wrapper was
+	// reported (parallelWrapperWarning).
+	wrapWarned bool
+	pending    bool
+	endHeld    bool
 	// heldFull: complete arguments that came while the call was
 	// pending, checked when it is resolved.
 	heldFull string
@@ -742,9 +747,15 @@ func (s *responsesStream) responseMeta(w *respResponse, final *llmrelayv1.Respon
 	if meta == nil {
 		meta = &llmrelayv1.ResponseMeta{}
 	}
-	if w.ID != "" && s.id == "" {
-		// The response's id is the first one announced: GitHub Copilot
-		// gives each event's response an id of its own
+	if w.ID != "" && (s.id == "" || (final != nil && w.ID != s.id)) {
+		// The response's id is the first one announced until the final
+		// response names it: that id is the one the unary answer gives
+		// and the one a follow-up's previous_response_id needs. LiteLLM's
+		// proxy announces the bare id in response.created and gives
+		// response.completed the id encoded with its deployment, which
+		// its router decodes to send the follow-up to the same
+		// deployment (testdata/litellm_responses_reasoning_text_stream.http);
+		// GitHub Copilot gives each event's response an id of its own
 		// (testdata/real_responses_copilot_id_rotation_stream.http).
 		s.id, meta.ResponseId = w.ID, w.ID
 	}
@@ -1067,6 +1078,10 @@ func (s *responsesStream) resolve(c *respCallState, it *respOutputItem) {
 	}
 	if w := callerWarning(c.callID, it.Caller); w != "" && !c.callerWarned {
 		c.callerWarned = true
+		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{w}}})
+	}
+	if w := parallelWrapperWarning(c.callID, it.Name, s.tools); w != "" && !c.wrapWarned {
+		c.wrapWarned = true
 		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{w}}})
 	}
 }

@@ -767,6 +767,10 @@ func FuzzResponsesStream(f *testing.F) {
 	f.Add(providertest.Load(f, td("litellm_responses_stream_error_object.http")).Body)
 	// Every item at output index 0, a sequence_number going back (LiteLLM).
 	f.Add(providertest.Load(f, td("litellm_responses_reasoning_text_stream.http")).Body)
+	// Round 24: a call to the undeclared "parallel" wrapper; Mantle's
+	// event lines after their data lines.
+	f.Add(providertest.Load(f, td("real_responses_parallel_wrapper_stream.http")).Body)
+	f.Add(providertest.Load(f, td("real_opencode_mantle_gpt55_continuation_stream.http")).Body)
 	f.Add([]byte(sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"a\":"}}`) +
 		sseEvent("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","output_index":0,"item_id":"fc_1","delta":"1}"}`) +
 		sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc_2","call_id":"call_2","name":"g","arguments":"{}"}}`) +

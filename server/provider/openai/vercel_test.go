@@ -311,7 +311,8 @@ func TestVercelResponsesStreams(t *testing.T) {
 		// and every response object, with an id of its own. The AI SDK
 		// correlates them by output index: one reasoning item (the id
 		// of output_item.added), one text, once; the response id is the
-		// one response.created announced.
+		// one response.completed names (the unary answer's; round 24:
+		// it was response.created's capture-id-1).
 		{"real_responses_copilot_id_rotation_stream", func(t *testing.T, evs []*provider.Event, err error) {
 			if err != nil {
 				t.Fatal(err)
@@ -327,7 +328,7 @@ func TestVercelResponsesStreams(t *testing.T) {
 			if want := (&llmrelayv1.Usage{InputTokens: 19, OutputTokens: 105, TotalTokens: 124, ReasoningTokens: 44}); !proto.Equal(f.Meta.GetUsage(), want) {
 				t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
 			}
-			if f.Meta.GetResponseId() != "capture-id-1" || f.Meta.GetResolvedModel() != "gpt-5.3-codex" || len(f.Meta.GetWarnings()) != 2 {
+			if f.Meta.GetResponseId() != "capture-id-69" || f.Meta.GetResolvedModel() != "gpt-5.3-codex" || len(f.Meta.GetWarnings()) != 2 {
 				t.Errorf("meta %v", f.Meta)
 			}
 		}},

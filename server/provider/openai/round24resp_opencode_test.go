@@ -1,0 +1,305 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// r24NextInput is the input items of the request p builds for messages
+// (PROTOCOL_CHAT, a reasoning model), decoded.
+func r24NextInput(t *testing.T, p *Provider, model string, msgs ...*llmrelayv1.Message) ([]any, []string) {
+	t.Helper()
+	req := r21Request(model, "")
+	req.Reasoning, req.Messages = true, msgs
+	b, warnings, err := p.buildResponsesRequest(req, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Input []any `json:"input"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	return in.Input, warnings
+}
+
+// r24RecordedInput is the input of a recorded follow-up request
+// (<name>.next_request.json, as the source recorded it).
+func r24RecordedInput(t *testing.T, name string) []any {
+	t.Helper()
+	raw, err := os.ReadFile(td(name + ".next_request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Input []any `json:"input"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		t.Fatal(err)
+	}
+	return in.Input
+}
+
+// TestRound24OpencodeReasoningContinuation: gpt-5.5 on OpenAI, store
+// false with reasoning.encrypted_content (anomalyco/opencode's
+// openai-responses-gpt-5-5-reasoning-continuation recording): a reasoning
+// item without summary whose encrypted_content changes between its
+// output_item.added, its output_item.done and response.completed, then
+// "Hello!" (phase final_answer). The recorded follow-up, which OpenAI
+// answered, sends the reasoning item with the done event's
+// encrypted_content and its id, and the message with its id, status and
+// phase: the request built from our fold sends the same items.
+func TestRound24OpencodeReasoningContinuation(t *testing.T) {
+	t.Parallel()
+	const name = "real_opencode_gpt55_reasoning_continuation_stream"
+	req := r21Request("gpt-5.5", "Think briefly, then reply exactly with: Hello!")
+	req.Reasoning = true
+	f := r21Stream(t, name, req)
+	if got := f.Meta.GetResponseId(); got != "resp_0a0794dab3b8ec7d016a1235e74e148195beb46e1925d20292" {
+		t.Errorf("response id %q", got)
+	}
+	if u := f.Meta.GetUsage(); u.GetInputTokens() != 31 || u.GetOutputTokens() != 20 || u.GetReasoningTokens() != 12 {
+		t.Errorf("usage %v", u)
+	}
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, warnings := r24NextInput(t, p, "gpt-5.5",
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Think briefly, then reply exactly with: Hello!")),
+		f.Message,
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Now reply exactly with: Done.")))
+	want := r24RecordedInput(t, name)
+	if len(warnings) != 0 || len(got) != len(want) {
+		t.Fatalf("input %v, warnings %q; recorded %v", got, warnings, want)
+	}
+	// The user turns are ours to write (a content list, as recorded);
+	// the assistant's items must be the recorded ones, but for the
+	// "annotations": [] our output_text parts carry (the output
+	// message's shape, which OpenAI takes as well).
+	r24DropEmptyAnnotations(got)
+	for i := 1; i < len(want)-1; i++ {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("input[%d]\n got %v\nwant %v", i, got[i], want[i])
+		}
+	}
+}
+
+// r24DropEmptyAnnotations removes the empty "annotations" lists of the
+// message items' content parts in input.
+func r24DropEmptyAnnotations(input []any) {
+	for _, it := range input {
+		m, _ := it.(map[string]any)
+		parts, _ := m["content"].([]any)
+		for _, c := range parts {
+			if cm, ok := c.(map[string]any); ok {
+				if a, ok := cm["annotations"].([]any); ok && len(a) == 0 {
+					delete(cm, "annotations")
+				}
+			}
+		}
+	}
+}
+
+// TestRound24OpencodeMantleContinuation: gpt-5.5 on Amazon Bedrock's
+// Mantle endpoint (bedrock-mantle.<region>.api.aws/openai/v1/responses;
+// anomalyco/opencode's bedrock-mantle-responses recording): each event's
+// "event:" line comes after its "data:" line, the JSON's keys sorted with
+// "type" last, the reasoning item with "content": [] and an rsn_
+// encrypted content that does not change between events, "obfuscation":
+// "ab". The recorded follow-up, which Mantle answered, sends the
+// reasoning with its id and encrypted content and the message with its
+// id, status and phase: ours sends the same items.
+func TestRound24OpencodeMantleContinuation(t *testing.T) {
+	t.Parallel()
+	const name = "real_opencode_mantle_gpt55_continuation_stream"
+	req := r21Request("openai.gpt-5.5", `Reply with exactly "OK".`)
+	req.Reasoning = true
+	f := r21Stream(t, name, req)
+	parts := f.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetId() != "rs_b54b9cb62e565a3ca0a0319706e276e8" || parts[1].GetText() != "OK" {
+		t.Fatalf("parts %v", parts)
+	}
+	if u := f.Meta.GetUsage(); u.GetInputTokens() != 12 || u.GetOutputTokens() != 17 || u.GetReasoningTokens() != 10 ||
+		f.Meta.GetResponseId() != "resp_stjavl4f342yiizqhiexcwquel3vuo4ew4aqobyeimnoaw6ugecq" || len(f.Meta.GetWarnings()) != 0 {
+		t.Errorf("meta %v", f.Meta)
+	}
+	p, err := New(testKey, WithBaseURL("https://bedrock-mantle.us-east-1.api.aws/openai/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, warnings := r24NextInput(t, p, "openai.gpt-5.5",
+		msgOf(llmrelayv1.Role_ROLE_USER, text(`Reply with exactly "OK".`)),
+		f.Message,
+		msgOf(llmrelayv1.Role_ROLE_USER, text(`Now reply with exactly "TEST".`)))
+	want := r24RecordedInput(t, name)
+	if len(warnings) != 0 || len(got) != len(want) {
+		t.Fatalf("input %v, warnings %q; recorded %v", got, warnings, want)
+	}
+	r24DropEmptyAnnotations(got)
+	for i := 1; i < len(want)-1; i++ {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("input[%d]\n got %v\nwant %v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestRound24OpencodeToolLoop: gpt-5.5 on OpenAI calling one function
+// (anomalyco/opencode's gpt-5-5-drives-a-tool-loop recording, store left
+// to OpenAI's default, true). The recorded follow-up, which OpenAI
+// answered, sends the call with its call_id, name, arguments and item id,
+// then its output: the request built from our fold sends the same two
+// items, stored or not, but for the call's item id (fc_…), which ours
+// leaves out: OpenAI pairs a call by its call_id (pairReasoning), and the
+// recordings of earlier rounds' follow-ups without it were answered.
+func TestRound24OpencodeToolLoop(t *testing.T) {
+	t.Parallel()
+	const name = "real_opencode_gpt55_tool_loop_stream"
+	tools := []*llmrelayv1.Tool{{Name: "get_weather", Description: "Get current weather for a city.",
+		Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`}}
+	req := r21Request("gpt-5.5", "What is the weather in Paris?")
+	req.Protocol, req.Tools = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools
+	f := r21Stream(t, name, req)
+	if c := f.Message.GetParts(); len(c) != 1 || c[0].GetToolCall().GetCallId() != "call_JCuVTkQxVB3cCmFWx52adJKZ" || len(f.Meta.GetWarnings()) != 0 {
+		t.Fatalf("parts %v, warnings %q", c, f.Meta.GetWarnings())
+	}
+	want := r24RecordedInput(t, name)
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, store := range []bool{false, true} {
+		next := r21Request("gpt-5.5", "")
+		next.Protocol, next.Tools = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools
+		next.Messages = []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is the weather in Paris?")), f.Message,
+			msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{
+				CallId: "call_JCuVTkQxVB3cCmFWx52adJKZ", Content: `{"temperature":22,"condition":"sunny"}`}}})}
+		next.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Store: &store}}}
+		b, warnings, err := p.buildResponsesRequest(next, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in struct {
+			Input []any `json:"input"`
+		}
+		if err := json.Unmarshal(b, &in); err != nil {
+			t.Fatal(err)
+		}
+		if len(warnings) != 0 || len(in.Input) != 3 {
+			t.Fatalf("store %v: input %v, warnings %q", store, in.Input, warnings)
+		}
+		if call, _ := in.Input[1].(map[string]any); call["id"] != nil {
+			t.Errorf("store %v: call sent with item id %v", store, call["id"])
+		}
+		recorded := map[string]any{}
+		for k, v := range want[2].(map[string]any) {
+			if k != "id" {
+				recorded[k] = v
+			}
+		}
+		for i, w := range []any{recorded, want[3]} {
+			if !reflect.DeepEqual(in.Input[i+1], w) {
+				t.Errorf("store %v: input[%d]\n got %v\nwant %v", store, i+1, in.Input[i+1], w)
+			}
+		}
+	}
+}
+
+// TestRound24OpencodeOpenRouterToolLoop: openai/gpt-5.5 through
+// OpenRouter's Responses endpoint (anomalyco/opencode's
+// openrouter-gpt-5-5-tool-loop recording): ": " keep-alive comments before
+// the first event, fc_tmp_ item ids, a gen- response id, OpenRouter's cost
+// in the usage, "data: [DONE]" after response.completed. The call is
+// relayed with its call_id, the stream ends complete, and the follow-up
+// carries the call and its output as the recorded one OpenRouter
+// answered (but for the call's item id, as on OpenAI).
+func TestRound24OpencodeOpenRouterToolLoop(t *testing.T) {
+	t.Parallel()
+	const name = "real_opencode_openrouter_gpt55_tool_loop_stream"
+	tools := []*llmrelayv1.Tool{{Name: "get_weather", Description: "Get current weather for a city.",
+		Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`}}
+	req := r21Request("openai/gpt-5.5", "What is the weather in Paris?")
+	req.Protocol, req.Tools = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools
+	f := r21Stream(t, name, req)
+	if c := f.Message.GetParts(); len(c) != 1 || c[0].GetToolCall().GetCallId() != "call_0hH2I7anIhRzJVMaXGgZsSAZ" || c[0].GetToolCall().GetArguments() != `{"city":"Paris"}` {
+		t.Fatalf("parts %v", c)
+	}
+	if f.Meta.GetResponseId() != "gen-1790785408-P7WTOJJIqq20Fmtefin3" || f.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS ||
+		f.Meta.GetUsage().GetInputTokens() != 74 || f.Meta.GetUsage().GetOutputTokens() != 18 {
+		t.Errorf("meta %v", f.Meta)
+	}
+	p, err := New(testKey, WithBaseURL("https://openrouter.ai/api/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := r21Request("openai/gpt-5.5", "")
+	next.Protocol, next.Tools = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools
+	next.Messages = []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is the weather in Paris?")), f.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{
+			CallId: "call_0hH2I7anIhRzJVMaXGgZsSAZ", Content: `{"temperature":22,"condition":"sunny"}`}}})}
+	b, warnings, err := p.buildResponsesRequest(next, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Input []any `json:"input"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	want := r24RecordedInput(t, name)
+	call := map[string]any{}
+	for k, v := range want[1].(map[string]any) {
+		if k != "id" {
+			call[k] = v
+		}
+	}
+	if len(warnings) != 0 || len(in.Input) != 3 || !reflect.DeepEqual(in.Input[1], call) || !reflect.DeepEqual(in.Input[2], want[2]) {
+		t.Errorf("input %v, warnings %q; recorded %v", in.Input, warnings, want)
+	}
+}
+
+// TestRound24OpencodeMissingToolOutput: OpenAI's 400 for a continuation
+// that answers one of two parallel calls (anomalyco/opencode's
+// openai-recovery/rejects-continuation-with-a-missing-parallel-tool-result
+// recording: "No tool output found for function call call_time.", param
+// input) names the unanswered call of the request, not the whole input:
+// an invalid request, unary and streamed.
+func TestRound24OpencodeMissingToolOutput(t *testing.T) {
+	t.Parallel()
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gpt-5.5", Format: formatResponses, Reasoning: true,
+		Messages: []*llmrelayv1.Message{
+			msgOf(llmrelayv1.Role_ROLE_USER, text("Look up the weather and local time in Paris.")),
+			msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("I should use both lookup tools."),
+				toolCallPart("call_weather", "lookup_weather", `{"city":"Paris"}`), toolCallPart("call_time", "lookup_time", `{"city":"Paris"}`)),
+			msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_weather", "sunny")),
+			msgOf(llmrelayv1.Role_ROLE_USER, text("The previous response was interrupted. Continue from where you left off without repeating completed content.")),
+		},
+		Tools: []*llmrelayv1.Tool{
+			{Name: "lookup_weather", Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`},
+			{Name: "lookup_time", Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`},
+		}}
+	for _, streaming := range []bool{false, true} {
+		srv := providertest.ReplayFile(t, td("real_opencode_openai_err_400_no_tool_output.http"))
+		p := newTestProvider(t, kOpenAI, srv.URL)
+		var err error
+		if streaming {
+			_, err = p.Stream(context.Background(), req)
+		} else {
+			_, err = p.Generate(context.Background(), req)
+		}
+		e := providerError(t, err)
+		if e.Kind != provider.KindInvalidRequest || e.HTTPStatus != 400 || e.Param != "messages[1].parts[2].tool_call.call_id" ||
+			e.Message != "No tool output found for function call call_time." {
+			t.Errorf("streaming %v: error %+v", streaming, e)
+		}
+	}
+}
