@@ -56,6 +56,10 @@ type Provider struct {
 	// googleCompat: the base URL is Google's (Gemini's OpenAI-compatible
 	// endpoint), which takes thought signatures back on tool calls.
 	googleCompat bool
+	// venice: the base URL is Venice's (api.venice.ai), which writes a
+	// Gemini thought signature as a thought_signature key of the tool
+	// call and takes it back there.
+	venice bool
 	// mistral: the base URL is Mistral's API (api.mistral.ai), whose
 	// validator refuses fields it does not know (request.go, mistralRequest).
 	mistral bool
@@ -164,7 +168,8 @@ const (
 // rejects fields it does not know; DeepSeek's older deepseek-reasoner
 // rejected reasoning_content); "auto" (the default) is reasoning_content
 // for api.deepseek.com, api.moonshot.ai/.cn, api.z.ai, open.bigmodel.cn
-// and Xiaomi's api.xiaomimimo.com, reasoning_details for openrouter.ai,
+// Xiaomi's api.xiaomimimo.com and Venice's api.venice.ai, reasoning_details
+// for openrouter.ai,
 // <think> blocks back in the content for MiniMax (api.minimax.io,
 // api.minimaxi.com),
 // thinking chunks in a content array for Mistral (*.mistral.ai), none
@@ -214,6 +219,12 @@ func replayByHost(baseURL string) replayMode {
 		// quote it); maruel/genai's recorded second turn sends it so and
 		// was answered (testdata/real_maruel_xiaomi_mimo_sqrt_2.http).
 		return replayReasoningContent
+	case h == "api.venice.ai":
+		// Venice serves Kimi, GLM, DeepSeek, Gemini 3 and others that
+		// think between tool calls; opencode's recorded tool loops
+		// through it send the reasoning back as reasoning_content, and
+		// Venice took them (testdata/real_venice_*).
+		return replayReasoningContent
 	case h == "openrouter.ai", strings.HasSuffix(h, ".openrouter.ai"):
 		return replayReasoningDetails
 	case mistralHost(baseURL):
@@ -262,6 +273,12 @@ func bedrockHost(baseURL string) bool {
 		return strings.HasSuffix(h, ".amazonaws.com") || strings.HasSuffix(h, ".amazonaws.com.cn")
 	}
 	return false
+}
+
+// veniceHost reports whether baseURL is Venice's API (api.venice.ai).
+func veniceHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.venice.ai")
 }
 
 // perplexityHost reports whether baseURL is Perplexity's API.
@@ -318,6 +335,7 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 		p.replay = replayByHost(p.baseURL)
 	}
 	p.googleCompat = googleHost(p.baseURL)
+	p.venice = veniceHost(p.baseURL)
 	p.mistral = mistralHost(p.baseURL)
 	p.xai = xaiHost(p.baseURL)
 	p.openAI = openAIHost(p.baseURL)

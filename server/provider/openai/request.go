@@ -467,6 +467,8 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 					wc.ExtraContent = &extraContent{Google: &struct {
 						ThoughtSignature string `json:"thought_signature"`
 					}{sig}}
+				} else if p.venice {
+					wc.ThoughtSignature = sig
 				} else {
 					cm.droppedSignatures++
 				}

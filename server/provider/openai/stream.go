@@ -1157,7 +1157,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 			st.addArgs(args)
 		}
 		st.textAfter = false
-		ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: args, Signature: tc.ExtraContent.signature()}
+		ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: args, Signature: tc.signature()}
 		if !st.named && name != "" {
 			ev.Name, st.named, st.name = name, true, name
 		}

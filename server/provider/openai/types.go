@@ -115,6 +115,8 @@ type wireToolCall struct {
 	// ExtraContent carries a Gemini thought signature back to Google's
 	// OpenAI-compatible endpoint, which answers 400 on Gemini 3 without it.
 	ExtraContent *extraContent `json:"extra_content,omitempty"`
+	// ThoughtSignature carries it back to Venice, which gave it so.
+	ThoughtSignature string `json:"thought_signature,omitempty"`
 }
 
 // extraContent is Google's extension of a Chat Completions tool call:
@@ -478,6 +480,18 @@ type respToolCall struct {
 	// ExtraContent holds Gemini's thought signature (Google's
 	// OpenAI-compatible endpoint).
 	ExtraContent *extraContent `json:"extra_content"`
+	// ThoughtSignature is Gemini's thought signature as Venice writes it,
+	// a key of the call itself (testdata/real_venice_gemini_parallel_*).
+	ThoughtSignature string `json:"thought_signature"`
+}
+
+// signature is the call's thought signature, Google's or Venice's; "" when
+// there is none.
+func (tc *respToolCall) signature() string {
+	if s := tc.ExtraContent.signature(); s != "" {
+		return s
+	}
+	return tc.ThoughtSignature
 }
 
 type respFunction struct {

@@ -1,0 +1,96 @@
+package openai
+
+import (
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// Round 24: anomalyco/opencode's recordings of Venice's OpenAI-compatible
+// Chat Completions endpoint (api.venice.ai/api/v1, October 2026).
+
+const veniceBaseURL = "https://api.venice.ai/api/v1"
+
+// veniceRateTool is opencode's lookup_rate tool, its schema as sent.
+var veniceRateTool = &llmrelayv1.Tool{Name: "lookup_rate", Description: "Retrieve the private conversion rate for a code. Only this tool knows the rate.",
+	Parameters: `{"type":"object","properties":{"code":{"type":"string","enum":["ZEBRA","MOOSE"]}},"required":["code"],"additionalProperties":false}`}
+
+// veniceRecordedMessages is the messages array of a recorded request.
+func veniceRecordedMessages(t *testing.T, name string) any {
+	t.Helper()
+	b, err := os.ReadFile(td(name + ".recorded_request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r20Request(t, b)["messages"]
+}
+
+// TestRound24VeniceGeminiParallelSignatures: gemini-3-8-flash through Venice,
+// two parallel calls. Venice writes Gemini's thought signature as a
+// thought_signature key of the tool call itself (not Google's
+// extra_content.google), on the first call only, and the follow-up that
+// Venice took sends it back there, with the reasoning as reasoning_content.
+// Bug: the signature was not read (the call had none) and the follow-up
+// sent neither it nor the reasoning; Gemini 3 refuses a replayed call
+// without its signature.
+func TestRound24VeniceGeminiParallelSignatures(t *testing.T) {
+	t.Parallel()
+	const name, model = "real_venice_gemini_parallel_stream_", "gemini-3-8-flash"
+	const sig = "AY89a19LGc+MNKKabLeDsoXmlmLVvuG+r9VLGaQzjwP7kNUYy5GSXdZJXpbkqTSyFMwUn76GRLOvtNAi45K6/0Gx8J8ejFkVvYXgn1fe5XzvbJoBMbRIiyrowncBepu1sJMyH0iPHSifJXG1P/NMcXUZEuYFwtpaSPUnWBMP1yqPx3Uwv/EKULOsGa6HoHXd8I8/zuNXzoB/H5r6mFqFOZ1mX6MAL17mrSoahvH/D+QZ16uhLXPMZZIddOAzCmzFH/A6dPw9wHdVGR7aiIJT0JdNbgzA+vm5kho4yP7wOuX2N8znpzHcYCNBj3tRQ4Zm5V+oQjHPMNPBtRRRc5q6AJMHIgwxoCo14Tayshly1HzYHK83FBCEhaSb7XlJ4mHX9ak1O+OLx4cGGw68ITh3UrV67/kiILU1ox/rYHgb43UJcYRJ79EXGKs+YTzs4zwqb8x0Ot/TVmpDoYBU3/6YULy/TxQucUKJFe8x8yyaNl2rDziBm5AViV69Jw0vtKcsJfmTc+qmu/fhdPLEn9mjVetkLSGV2Ems/lkbZ3aO6gH1J7k2s0yjD3ZjvYt0BJx/gY1NUZS/7bP85qCRt1a+Ky1XpBfxl+DM6r/MEugpTLQlwpBlxJTv9JtSg3ZmnUzgoKjhInSby7H0qubuOYEQZ0BxaaNYi2JkJbz9660/a2cpTZ35AeGbhtDwfN4/Wk36/D/yQTi2RJPrN2NILCBYH7TDyGB3MgIIgkF5zkUSHbtxBSBwImktFXv5wq1l8OXpQHKtHxmkAFcyj9g+xL9EgXUmHLMOI3nyQ7zA1BZ/qdLWTz05fX56/Y86xSrYkz+wbiJSDn6PcVZF9OFZgBdYjt6fA0OsvcBwqls="
+	req := r22Ask(model, "Look up private rates for both ZEBRA and MOOSE using two calls to lookup_rate. Then add the rates and multiply by 7. Use parallel calls if possible.")
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{veniceRateTool}
+	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH
+
+	_, f1, sent1 := mgbStream(t, name+"1", veniceBaseURL, "", req)
+	if !reflect.DeepEqual(sent1["messages"], veniceRecordedMessages(t, name+"1")) {
+		t.Errorf("turn 1 messages %v", sent1["messages"])
+	}
+	var calls []*llmrelayv1.ToolCall
+	var reasoning string
+	for _, p := range f1.Message.GetParts() {
+		if c := p.GetToolCall(); c != nil {
+			calls = append(calls, c)
+		}
+		if r := p.GetReasoning(); r != nil {
+			reasoning += r.GetText()
+		}
+	}
+	if len(calls) != 2 || calls[0].GetCallId() != "call_0" || calls[1].GetCallId() != "call_1" {
+		t.Fatalf("calls %v", calls)
+	}
+	if calls[0].GetSignature() != sig || calls[1].GetSignature() != "" {
+		t.Errorf("signatures %q, %q: want the first call's only", calls[0].GetSignature(), calls[1].GetSignature())
+	}
+	if want := "**Searching Rates**\n\nI am initiating two separate calls to the `lookup_rate` tool, one for the ZEBRA code and another for the MOOSE code, to retrieve their respective private rates.\n\n"; reasoning != want {
+		t.Errorf("reasoning %q", reasoning)
+	}
+	if f1.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS {
+		t.Errorf("finish %v", f1.Meta.GetFinishReason())
+	}
+
+	follow := r22Ask(model, req.Messages[0].GetParts()[0].GetText())
+	follow.Protocol, follow.Tools, follow.Options.ReasoningEffort = req.Protocol, req.Tools, req.Options.ReasoningEffort
+	follow.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE}}
+	follow.Messages = append(follow.Messages, f1.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "call_0", Content: `{"rate":23}`}}}),
+		msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "call_1", Content: `{"rate":31}`}}}))
+	evs, f2, sent2 := mgbStream(t, name+"2", veniceBaseURL, "", follow)
+	if got, want := sent2["messages"], veniceRecordedMessages(t, name+"2"); !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		t.Errorf("follow-up messages\n got %s\nwant %s", g, w)
+	}
+	if got := f2.Message.GetParts(); len(got) == 0 || got[0].GetText() != "The rates retrieved are:\n- **ZEBRA:** 23\n- **MOOSE:** 31\n\n### Calculation:\n1. **Add the rates:**  \n   $$23 + 31 = 54$$\n\n2. **Multiply by 7:**  \n   $$54 \\times 7 = 378$$\n\nThe final result is **378**." {
+		t.Errorf("answer %v", got)
+	}
+	for _, ev := range evs {
+		if ev.Kind == provider.EventMeta && len(ev.Meta.GetWarnings()) > 0 {
+			t.Logf("warnings %v", ev.Meta.GetWarnings())
+		}
+	}
+}
