@@ -1,13 +1,16 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"reflect"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // Round 24: anomalyco/opencode's recordings of Venice's OpenAI-compatible
@@ -92,5 +95,45 @@ func TestRound24VeniceGeminiParallelSignatures(t *testing.T) {
 		if ev.Kind == provider.EventMeta && len(ev.Meta.GetWarnings()) > 0 {
 			t.Logf("warnings %v", ev.Meta.GetWarnings())
 		}
+	}
+}
+
+// TestRound24StreamFlatErrorObject: a flat error object ({"object":"error",
+// "message", "type", "param", "code"}: vLLM's and Mistral's error body
+// layout) as a chunk of a 200 stream, then [DONE]. Bug: the chunk (no
+// choices) was skipped and the stream ended complete with the partial
+// text; the unary path reads the same body as an error. It is now the
+// stream's error, classified by its code as the unary body is.
+func TestRound24StreamFlatErrorObject(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("dialect_compat_stream_flat_error.http"))
+	p := newTestProvider(t, kOpenAI, srv.URL)
+	s, err := p.Stream(context.Background(), r22Ask("Qwen/Qwen3-8B", "What is the capital of France?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, _, err = collect(t, s)
+	pe := providerError(t, err)
+	if pe.Kind != provider.KindUnavailable || pe.Message != "Internal server error" || pe.Code != "500" {
+		t.Errorf("error %+v", pe)
+	}
+	// A chunk with an id, with choices, or with a message and no code is
+	// no error object: the stream ends complete.
+	for _, chunk := range []string{
+		`{"id":"chatcmpl-flat-1","object":"chat.completion.chunk","choices":[],"message":"m","code":1}`,
+		`{"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"a"}}],"message":"m","code":1}`,
+		`{"message":"no code"}`,
+	} {
+		srv := providertest.Replay(t, providertest.Recording{Status: http.StatusOK,
+			Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte("data: " + chunk + "\n\ndata: [DONE]\n\n")})
+		s, err := newTestProvider(t, kOpenAI, srv.URL).Stream(context.Background(), r22Ask("Qwen/Qwen3-8B", "What is the capital of France?"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := collect(t, s); err != nil {
+			t.Errorf("%s: %v", chunk, err)
+		}
+		s.Close()
 	}
 }
