@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
@@ -158,5 +159,43 @@ func TestRound24StreamHTMLPage(t *testing.T) {
 	if pe.Kind != provider.KindBadResponse || !errors.Is(pe, provider.ErrNotAnAnswer) || errors.Is(pe, provider.ErrStreamCut) ||
 		!strings.Contains(pe.Message, "HTML page") || strings.Contains(pe.Message, "[DONE]") {
 		t.Errorf("error %+v", pe)
+	}
+}
+
+// TestRound24OllamaV1Errors: Ollama's OpenAI-compatible route (/v1) puts
+// its errors in OpenAI's error object (openai.NewError: type api_error for
+// a 500, param and code null). ollama.com's reference "(ref: <uuid>)" at
+// the end of the message is now the request id when no header gives one
+// (it was none), and the runner's refusal of an image ("image: unknown
+// format") an invalid request with what to change (it was unavailable and
+// retried), as the ollama adapter reads both.
+func TestRound24OllamaV1Errors(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("dialect_ollama_v1_err_500_cloud_ref.http"))
+	_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), r22Ask("minimax-m3:cloud", "Hello"))
+	pe := providerError(t, err)
+	if pe.Kind != provider.KindUnavailable || pe.RequestID != "5c0e9a7d-31f4-4b8e-9d62-a7f03c18e4b2" {
+		t.Errorf("cloud ref: %+v", pe)
+	}
+
+	const recorded = "Failed to create new sequence: failed to process inputs: image: unknown format"
+	req := r22Ask("gemma3:4b", "What is it?")
+	req.Messages[0].Parts = append(req.Messages[0].Parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{
+		Source: &llmrelayv1.Image_Data{Data: []byte("RIFF\x24\x00\x00\x00WEBPVP8 ")}, MimeType: "image/webp"}}})
+	for _, stream := range []bool{false, true} {
+		srv := providertest.ReplayFile(t, td("dialect_ollama_v1_err_500_image_unknown_format.http"))
+		p := newTestProvider(t, kOpenAI, srv.URL)
+		if stream {
+			_, err = p.Stream(context.Background(), req)
+		} else {
+			_, err = p.Generate(context.Background(), req)
+		}
+		pe := providerError(t, err)
+		if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 500 || pe.Message != recorded+ollamaImageFormatAdvice || pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
+			t.Errorf("stream %v: %+v (retryable %v)", stream, pe, pipeline.Retryable(err))
+		}
+	}
+	if a := ollamaImageAdvice("Failed to create new sequence: failed to process inputs: this model is missing data required for image input"); a != ollamaNoVisionAdvice {
+		t.Errorf("no vision: %q", a)
 	}
 }
