@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/pipeline"
@@ -197,5 +198,32 @@ func TestRound24OllamaV1Errors(t *testing.T) {
 	}
 	if a := ollamaImageAdvice("Failed to create new sequence: failed to process inputs: this model is missing data required for image input"); a != ollamaNoVisionAdvice {
 		t.Errorf("no vision: %q", a)
+	}
+}
+
+// TestRound24GitHubModelsDailyLimit: GitHub Models' 429 RateLimitReached
+// for its per-day request limit, whose message says when to come back
+// ("Rate limit of 8 per 86400s exceeded for UserByModelByDay. Please wait
+// 83652 seconds before retrying."), without a retry-after header. Bug: no
+// delay and no limit were read (retried at once into the same refusal);
+// the wait is now the retry delay (longer than the gateway waits: the
+// call falls back, RetryInfo saying when), the limit a QuotaFailure
+// violation.
+func TestRound24GitHubModelsDailyLimit(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("dialect_github_err_429_user_by_model_by_day.http"))
+	_, err := newHostProvider(t, "https://models.github.ai/inference", srv.URL).Generate(context.Background(), r22Ask("openai/gpt-4.1", "hi"))
+	e := providerError(t, err)
+	if e.Kind != provider.KindRateLimited || e.RetryAfter != 83652*time.Second || e.RequestID != "91D4:2F07C8:5A13E2:61B0F4:6924B7A1" || e.Code != "RateLimitReached" {
+		t.Errorf("%s (retry after %v)", renderErr(err), e.RetryAfter)
+	}
+	if len(e.Quota) != 1 || e.Quota[0].GetQuotaId() != "UserByModelByDay" || e.Quota[0].GetQuotaValue() != 8 || e.Quota[0].GetQuotaMetric() != "requests" {
+		t.Errorf("quota %v", e.Quota)
+	}
+	// A per-minute limit: its few seconds are waited out.
+	e2 := &provider.Error{Kind: provider.KindRateLimited, Message: "Rate limit of 15 per 60s exceeded for UserByModelByMinute. Please wait 25 seconds before retrying."}
+	vendorReset(e2, http.Header{})
+	if e2.RetryAfter != 25*time.Second || len(e2.Quota) != 1 || e2.Quota[0].GetQuotaId() != "UserByModelByMinute" {
+		t.Errorf("per minute: %+v", e2)
 	}
 }
