@@ -1038,12 +1038,16 @@ var hfNoProviderRE = regexp.MustCompile(`^The requested model '.*' is not suppor
 // and Anthropic's "input length and `max_tokens` exceed context limit:
 // 199759 + 8192 > 200000, …" (continuedev/continue#6080), which the
 // anthropic adapter reads so, from its OpenAI-compatible endpoint
-// (dialect_anthropic_compat_err_400_context_limit.http).
+// (dialect_anthropic_compat_err_400_context_limit.http); SGLang's "The
+// input (43028 tokens) is longer than the model's context length (40960
+// tokens)." (its TokenizerManager._validate_one_request; Together's
+// serverless models answer the same words:
+// dialect_sglang_err_400_input_longer_than_context.http).
 var contextLengthRE = regexp.MustCompile("(?i)maximum context length|context length exceeded|context window|too many tokens|prompt is too long|exceeded model token limit|" +
 	"`inputs` tokens \\+ `max_new_tokens` must be <=|`inputs` must have less than \\d+ tokens|" +
 	"maximum prompt length is \\d+ but the request contains \\d+ tokens|range of input length should be \\[1, \\d+\\]|" +
 	"prompt \\(length \\d+\\)( plus the number of requested output tokens \\(at least 1\\))? is longer than the maximum model length|" +
-	"exceed context limit")
+	"exceed context limit|is longer than the model's context length")
 
 func looksLikeContextLength(msg string) bool { return contextLengthRE.MatchString(msg) }
 

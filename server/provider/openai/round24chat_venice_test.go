@@ -227,3 +227,27 @@ func TestRound24GitHubModelsDailyLimit(t *testing.T) {
 		t.Errorf("per minute: %+v", e2)
 	}
 }
+
+// TestRound24SGLangContextLength: SGLang's 400 for an input past the
+// model's context ("The input (43028 tokens) is longer than the model's
+// context length (40960 tokens).", its TokenizerManager's words, in its
+// flat error object; Together's serverless models answer the same words).
+// Bug: an invalid request; it is now a context-length error (another
+// route with a larger window may take it), unary and streamed.
+func TestRound24SGLangContextLength(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{false, true} {
+		srv := providertest.ReplayFile(t, td("dialect_sglang_err_400_input_longer_than_context.http"))
+		p := newTestProvider(t, kOpenAI, srv.URL)
+		var err error
+		if stream {
+			_, err = p.Stream(context.Background(), r22Ask("Qwen/Qwen3-32B", "hi"))
+		} else {
+			_, err = p.Generate(context.Background(), r22Ask("Qwen/Qwen3-32B", "hi"))
+		}
+		if e := providerError(t, err); e.Kind != provider.KindContextLength || e.HTTPStatus != 400 ||
+			e.Message != "The input (43028 tokens) is longer than the model's context length (40960 tokens)." {
+			t.Errorf("stream %v: %s", stream, renderErr(err))
+		}
+	}
+}
