@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -249,5 +251,68 @@ func TestRound24SGLangContextLength(t *testing.T) {
 			e.Message != "The input (43028 tokens) is longer than the model's context length (40960 tokens)." {
 			t.Errorf("stream %v: %s", stream, renderErr(err))
 		}
+	}
+}
+
+// TestRound24OpencodeGroqQwenParallel: opencode's recording of Groq
+// (qwen/qwen3.6-27b, reasoning_effort none) answering with two parallel
+// calls (ids of Groq's, each whole in one chunk), the finish chunk carrying
+// the usage (and x_groq's copy of it) and a last chunk without choices
+// repeating it; then the follow-up with both results. The usage counts
+// once; the follow-up's messages, tool choice, effort and parallel flag
+// are the recorded ones (the limit goes as max_tokens, which Groq takes,
+// where opencode sent max_completion_tokens).
+func TestRound24OpencodeGroqQwenParallel(t *testing.T) {
+	t.Parallel()
+	const name, model, base = "real_opencode_groq_qwen_parallel_stream_", "qwen/qwen3.6-27b", "https://api.groq.com/openai/v1"
+	req := r22Ask(model, "Look up the current weather in Paris and London. Call lookup_weather once for each city in the same response before answering. After receiving all results, report each city's weather in one short sentence.")
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{{Name: "lookup_weather", Description: "Look up the current weather for a city",
+		Parameters: `{"type":"object","properties":{"city":{"type":"string","enum":["Paris","London"]}},"required":["city"],"additionalProperties":false}`}}
+	req.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED}}
+	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE
+	maxTok := int32(1536)
+	req.Options.MaxTokens = &maxTok
+	par := true
+	req.Options.ParallelToolCalls = &par
+	check := func(turn string, sent map[string]any) {
+		t.Helper()
+		b, err := os.ReadFile(td(name + turn + ".recorded_request.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := r20Request(t, b)
+		if sent["max_tokens"] != want["max_completion_tokens"] {
+			t.Errorf("turn %s max_tokens %v", turn, sent["max_tokens"])
+		}
+		for _, k := range []string{"messages", "tool_choice", "reasoning_effort", "parallel_tool_calls", "tools", "stream_options"} {
+			if !reflect.DeepEqual(sent[k], want[k]) {
+				g, _ := json.Marshal(sent[k])
+				w, _ := json.Marshal(want[k])
+				t.Errorf("turn %s %s: sent %s, recorded %s", turn, k, g, w)
+			}
+		}
+	}
+	_, f1, sent1 := mgbStream(t, name+"1", base, "", req)
+	check("1", sent1)
+	u := f1.Meta.GetUsage()
+	if u.GetInputTokens() != 326 || u.GetOutputTokens() != 54 || f1.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS {
+		t.Errorf("turn 1 usage %v finish %v", u, f1.Meta.GetFinishReason())
+	}
+	follow := r22Ask(model, req.Messages[0].GetParts()[0].GetText())
+	follow.Protocol, follow.Tools, follow.Options = req.Protocol, req.Tools, req.Options
+	follow.Options = proto.Clone(req.Options).(*llmrelayv1.GenerationOptions)
+	follow.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE}}
+	result := `{"condition":"sunny","temperature":"18C"}`
+	follow.Messages = append(follow.Messages, f1.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "v77yebs6v", Content: result}}}),
+		msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "88gq045p2", Content: result}}}))
+	_, f2, sent2 := mgbStream(t, name+"2", base, "", follow)
+	check("2", sent2)
+	if got := f2.Message.GetParts()[0].GetText(); got != "The weather in Paris is sunny and 18C, while London is also sunny and 18C." {
+		t.Errorf("answer %q", got)
+	}
+	if u := f2.Meta.GetUsage(); u.GetInputTokens() != 426 || u.GetOutputTokens() != 24 {
+		t.Errorf("turn 2 usage %v", u)
 	}
 }
