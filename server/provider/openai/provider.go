@@ -156,12 +156,15 @@ const (
 	replayReasoningDetails                   // reasoning_details, as received (OpenRouter)
 	replayThinkTags                          // <think> blocks back in content, where they came from (MiniMax)
 	replayThinkingChunks                     // thinking chunks in a content array, as received (Mistral)
+	replayReasoningField                     // reasoning on tool-call turns (gpt-oss on Bedrock's OpenAI-compatible endpoint)
 )
 
 // WithReasoningReplay says how earlier assistant turns' reasoning goes
 // back to the server: "reasoning_content" sends it on the turns that carry
 // tool calls, as DeepSeek's thinking mode and Moonshot's thinking models
-// require (they answer 400 without it); "reasoning_details" sends the
+// require (they answer 400 without it); "reasoning" sends it the same way
+// in a field of that name (gpt-oss servers; auto for Bedrock's
+// bedrock-mantle.* hosts); "reasoning_details" sends the
 // blocks an aggregator gave (OpenRouter: Claude's signed thinking and
 // Gemini 3's thought signatures, which their APIs require back on
 // tool-call turns) with their format; "none" never sends it (OpenAI
@@ -189,8 +192,10 @@ func WithReasoningReplay(mode string) Option {
 			p.replay, p.replaySet = replayReasoningContent, true
 		case "reasoning_details":
 			p.replay, p.replaySet = replayReasoningDetails, true
+		case "reasoning":
+			p.replay, p.replaySet = replayReasoningField, true
 		default:
-			return fmt.Errorf("reasoning replay %q is not auto, none, reasoning_content or reasoning_details", mode)
+			return fmt.Errorf("reasoning replay %q is not auto, none, reasoning_content, reasoning or reasoning_details", mode)
 		}
 		return nil
 	}
@@ -219,6 +224,14 @@ func replayByHost(baseURL string) replayMode {
 		// quote it); maruel/genai's recorded second turn sends it so and
 		// was answered (testdata/real_maruel_xiaomi_mimo_sqrt_2.http).
 		return replayReasoningContent
+	case strings.HasPrefix(h, "bedrock-mantle."):
+		// gpt-oss on Bedrock's OpenAI-compatible endpoint streams its
+		// reasoning as delta.reasoning and takes it back in the same
+		// field: opencode's recorded tool loop sent the tool-call turn's
+		// reasoning so and was answered (testdata/README.md, Round 24
+		// chat wave 2). gpt-oss keeps the reasoning of tool-call turns
+		// until the final answer; other turns' is not sent.
+		return replayReasoningField
 	case h == "api.venice.ai":
 		// Venice serves Kimi, GLM, DeepSeek, Gemini 3 and others that
 		// think between tool calls; opencode's recorded tool loops

@@ -56,6 +56,8 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 		// DeepSeek, Moonshot, Z.ai: reasoning_content goes back on
 		// tool-call turns only (testdata/real_rubyllm_deepseek_reasoner_turns_2.http).
 		warnings = append(warnings, fmt.Sprintf("%d reasoning part(s) of earlier assistant turns not sent: reasoning_content is sent back on tool-call turns only", droppedReasoning))
+	case droppedReasoning > 0 && p.replay == replayReasoningField:
+		warnings = append(warnings, fmt.Sprintf("%d reasoning part(s) of earlier assistant turns not sent: reasoning is sent back on tool-call turns only", droppedReasoning))
 	case droppedReasoning > 0:
 		warnings = append(warnings, fmt.Sprintf("%d reasoning part(s) of earlier assistant turns not sent: Chat Completions has no field for them", droppedReasoning))
 	}
@@ -494,6 +496,12 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 		cm.Content = json.RawMessage("null")
 	default:
 		cm.Content = mustJSON("")
+	}
+	if p.replay == replayReasoningField && len(cm.ToolCalls) > 0 {
+		if r := reasoning.String(); r != "" {
+			cm.Reasoning = &r
+		}
+		return 0, nil
 	}
 	if p.replay == replayReasoningContent && len(cm.ToolCalls) > 0 {
 		// DeepSeek answers 400 when a tool-call turn lacks the field (its

@@ -316,3 +316,63 @@ func TestRound24OpencodeGroqQwenParallel(t *testing.T) {
 		t.Errorf("turn 2 usage %v", u)
 	}
 }
+
+// TestRound24BedrockMantleReasoningBack: gpt-oss on Bedrock's
+// OpenAI-compatible endpoint (bedrock-mantle.us-east-1.api.aws/v1) streams
+// its reasoning as delta.reasoning; opencode's recorded tool loop sent the
+// tool-call turn back with that reasoning in a "reasoning" field and was
+// answered. Bug: the reasoning was dropped with a warning ("Chat Completions
+// has no field for them"). The tool-call turn now carries it as recorded;
+// the text turns' reasoning (which opencode also sent) is left out, as
+// gpt-oss drops an answered turn's reasoning, with the warning saying so.
+func TestRound24BedrockMantleReasoningBack(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey, WithBaseURL("https://bedrock-mantle.us-east-1.api.aws/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasoning := func(s string) *llmrelayv1.Part {
+		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{Text: s}}}
+	}
+	req := r22Ask("openai.gpt-oss-20b", `Reply with exactly "OK".`)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{{Name: "lookup_code", Description: "Return the code to reply with",
+		Parameters: `{"type":"object","properties":{},"additionalProperties":false}`}}
+	req.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE}}
+	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW
+	req.Messages = append(req.Messages,
+		msgOf(llmrelayv1.Role_ROLE_ASSISTANT, reasoning(`User asks: "Reply with exactly 'OK'." So should respond with OK. No extra text. Probably just the string OK.`), text("OK")),
+		msgOf(llmrelayv1.Role_ROLE_USER, text(`Now reply with exactly "TEST".`)),
+		msgOf(llmrelayv1.Role_ROLE_ASSISTANT, reasoning("We must reply exactly TEST."), text("TEST")),
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Call lookup_code. After the tool returns, reply with exactly the returned code.")),
+		msgOf(llmrelayv1.Role_ROLE_ASSISTANT, reasoning("We need to call function lookup_code."),
+			&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: "chatcmpl-tool-82c9186d5345251e", Name: "lookup_code", Arguments: "{}"}}}),
+		msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "chatcmpl-tool-82c9186d5345251e", Content: "DONE"}}}))
+	body, warnings, err := p.buildChatRequest(req, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := r20Request(t, body)
+	b, err := os.ReadFile(td("real_opencode_mantle_gptoss20b_tool_4.recorded_request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := r20Request(t, b)
+	wantMsgs := want["messages"].([]any)
+	for _, i := range []int{1, 3} { // the answered turns: their reasoning is not sent
+		delete(wantMsgs[i].(map[string]any), "reasoning")
+	}
+	if !reflect.DeepEqual(sent["messages"], wantMsgs) {
+		g, _ := json.Marshal(sent["messages"])
+		w, _ := json.Marshal(wantMsgs)
+		t.Errorf("messages\n got %s\nwant %s", g, w)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "2 reasoning part(s)") || !strings.Contains(warnings[0], "tool-call turns only") {
+		t.Errorf("warnings %q", warnings)
+	}
+	for _, k := range []string{"tool_choice", "reasoning_effort", "stream_options"} {
+		if !reflect.DeepEqual(sent[k], want[k]) {
+			t.Errorf("%s: sent %v, recorded %v", k, sent[k], want[k])
+		}
+	}
+}

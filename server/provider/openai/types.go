@@ -68,6 +68,9 @@ type chatMessage struct {
 	// ReasoningContent is an assistant turn's reasoning sent back, only
 	// to servers that require it (p.replay; request.go).
 	ReasoningContent *string `json:"reasoning_content,omitempty"`
+	// Reasoning is the same under the name gpt-oss servers use
+	// (replayReasoningField).
+	Reasoning *string `json:"reasoning,omitempty"`
 	// ReasoningDetails are an assistant turn's reasoning blocks sent back
 	// to an aggregator that gave them (OpenRouter).
 	ReasoningDetails []outDetail `json:"reasoning_details,omitempty"`
