@@ -452,7 +452,11 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 			} else if p.replay == replayThinkingChunks && !k.Reasoning.GetRedacted() && k.Reasoning.GetText() != "" {
 				chunks = append(chunks, thinkingChunk{Type: "thinking", Thinking: []textChunk{{Type: "text", Text: k.Reasoning.GetText()}}, Closed: true})
 				thinking = true
-			} else if p.replay == replayReasoningDetails && k.Reasoning.GetFormat() != "" {
+			} else if (p.replay == replayReasoningDetails || p.venice) && k.Reasoning.GetFormat() != "" {
+				// Venice relays Claude's thinking as OpenRouter's
+				// reasoning_details (signed) beside reasoning_content and
+				// takes both back (testdata/real_venice_claude_tool_stream_2).
+				// Its text also went to reasoning (reasoning_content).
 				cm.ReasoningDetails = appendDetails(cm.ReasoningDetails, k.Reasoning, block-1)
 			} else {
 				reasonings++ // not sent (unless reasoning_content below)

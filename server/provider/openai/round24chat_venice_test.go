@@ -376,3 +376,60 @@ func TestRound24BedrockMantleReasoningBack(t *testing.T) {
 		}
 	}
 }
+
+// TestRound24VeniceClaudeSignedReasoning: claude-sonnet-4-6 through Venice,
+// a tool loop with thinking. Venice streams Claude's thinking twice, as
+// reasoning_content and as OpenRouter-style reasoning_details
+// (reasoning.text, format anthropic-claude-v1, the signature in the last
+// entry), then text and the call. The recorded follow-up, which Venice
+// took, sends both back: reasoning_details with the signed block (Claude
+// refuses a tool-use turn whose thinking lost its signature) and
+// reasoning_content. Bug: only reasoning_content went back (the signature
+// was dropped with a warning).
+func TestRound24VeniceClaudeSignedReasoning(t *testing.T) {
+	t.Parallel()
+	const name, model = "real_venice_claude_tool_stream_", "claude-sonnet-4-6"
+	system := "Use the provided tool for private data. After receiving the result, give only the requested number; do not call the tool again."
+	req := r22Ask(model, "Look up conversion rate for code ZEBRA. Then multiply that rate by 17 and add 9. You must use lookup_rate before answering.")
+	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text(system))}, req.Messages...)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{veniceRateTool}
+	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH
+	_, f1, _ := mgbStream(t, name+"1", veniceBaseURL, "", req)
+	var r *llmrelayv1.Reasoning
+	for _, p := range f1.Message.GetParts() {
+		if p.GetReasoning() != nil {
+			r = p.GetReasoning()
+		}
+	}
+	if r == nil || r.GetText() != "The user wants me to look up the conversion rate for code ZEBRA, then multiply it by 17 and add 9." ||
+		r.GetFormat() != "anthropic-claude-v1" || !strings.HasPrefix(r.GetSignature(), "EoYDCsAB") {
+		t.Fatalf("reasoning %v", r)
+	}
+	follow := r22Ask(model, req.Messages[1].GetParts()[0].GetText())
+	follow.Messages = append([]*llmrelayv1.Message{req.Messages[0]}, follow.Messages...)
+	follow.Protocol, follow.Tools = req.Protocol, req.Tools
+	follow.Options.ReasoningEffort = req.Options.ReasoningEffort
+	follow.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE}}
+	follow.Messages = append(follow.Messages, f1.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "toolu_01CKvbhQF9LoyoWgnTFTiGD3", Content: `{"code":"ZEBRA","rate":23}`}}}))
+	evs, f2, sent2 := mgbStream(t, name+"2", veniceBaseURL, "", follow)
+	want := veniceRecordedMessages(t, name+"2")
+	// opencode re-serialized the call's arguments; ours go back as the
+	// model streamed them.
+	call := want.([]any)[2].(map[string]any)["tool_calls"].([]any)[0].(map[string]any)["function"].(map[string]any)
+	call["arguments"] = `{"code": "ZEBRA"}`
+	if got := sent2["messages"]; !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		t.Errorf("follow-up messages\n got %s\nwant %s", g, w)
+	}
+	for _, ev := range evs {
+		if ev.Kind == provider.EventMeta && len(ev.Meta.GetWarnings()) > 0 {
+			t.Errorf("warnings %v", ev.Meta.GetWarnings())
+		}
+	}
+	if got := f2.Message.GetParts()[0].GetText(); got != "The conversion rate for **ZEBRA** is **23**.\n\nNow for the calculation:\n\n(23 × 17) + 9 = 391 + 9 = **400**" {
+		t.Errorf("answer %q", got)
+	}
+}
