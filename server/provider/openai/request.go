@@ -457,7 +457,15 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 				// reasoning_details (signed) beside reasoning_content and
 				// takes both back (testdata/real_venice_claude_tool_stream_2).
 				// Its text also went to reasoning (reasoning_content).
-				cm.ReasoningDetails = appendDetails(cm.ReasoningDetails, k.Reasoning, block-1)
+				r := k.Reasoning
+				if p.venice && r.GetFormat() == formatOpenAI {
+					// OpenAI's reasoning through Venice: its summary came
+					// as reasoning_content, the encrypted item as the one
+					// detail, which alone goes back
+					// (testdata/real_venice_gpt6luna_3.recorded_reasoning_details.json).
+					r = &llmrelayv1.Reasoning{Signature: r.GetSignature(), Id: r.GetId(), Format: r.GetFormat(), Redacted: true}
+				}
+				cm.ReasoningDetails = appendDetails(cm.ReasoningDetails, r, block-1)
 			} else {
 				reasonings++ // not sent (unless reasoning_content below)
 			}

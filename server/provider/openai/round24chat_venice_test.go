@@ -433,3 +433,85 @@ func TestRound24VeniceClaudeSignedReasoning(t *testing.T) {
 		t.Errorf("answer %q", got)
 	}
 }
+
+// TestRound24VeniceOpenAIEncryptedReasoning: an OpenAI reasoning model
+// through Venice (openai-gpt-6-luna) streams its summary as
+// reasoning_content, then a chunk whose reasoning_content is
+// "\n\n__ENCRYPTED_REASONING__id=rs_…\ngAAAA…" with reasoning_encrypted and
+// reasoning_details [reasoning.encrypted, format openai-responses-v1, the
+// item's id and data]: the details win, so the marker never reaches the
+// reasoning text, and the part holds the summary, the id and the encrypted
+// data. The recorded follow-up sends reasoning_details back with the
+// encrypted entry alone (the summary went as reasoning_content). Bug: ours
+// sent a reasoning.summary entry before it, which Venice never gave.
+func TestRound24VeniceOpenAIEncryptedReasoning(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(td("real_venice_gpt6luna_3.recorded_reasoning_details.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []any
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	entry := want[0].(map[string]any)
+	p, err := New(testKey, WithBaseURL(veniceBaseURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := r22Ask("openai-gpt-6-luna", "Look up conversion rate for code ZEBRA. Then multiply that rate by 17 and add 9. You must use lookup_rate before answering.")
+	req.Messages = append(req.Messages,
+		msgOf(llmrelayv1.Role_ROLE_ASSISTANT, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Reasoning{Reasoning: &llmrelayv1.Reasoning{
+			Text:      "**Calculating the answer**\n\nI'm working out this calculation: 23 times 17 plus 9.",
+			Signature: entry["data"].(string), Id: entry["id"].(string), Format: formatOpenAI}}}, text("400")),
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Add 7 to your previous final answer. Reply with just the number.")))
+	body, _, err := p.buildChatRequest(req, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := r20Request(t, body)["messages"].([]any)[1].(map[string]any)["reasoning_details"]
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got)
+		t.Errorf("reasoning_details %s", g)
+	}
+	// The stream: the recorded marker chunk (its reasoning_content and its
+	// detail), after a summary chunk.
+	marker := "\n\n__ENCRYPTED_REASONING__id=" + entry["id"].(string) + "\n" + entry["data"].(string)
+	chunk, _ := json.Marshal(map[string]any{"id": "resp_0a1d602f8c8da5ae016ac313f3cd1c87d2a1bf93f64fce8c2f", "object": "chat.completion.chunk",
+		"created": 1791169525, "model": "openai-gpt-6-luna", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{
+			"reasoning_content": marker, "reasoning_encrypted": true, "reasoning_details": want}, "finish_reason": nil}}})
+	sse := `data: {"id":"resp_0a1d602f8c8da5ae016ac313f3cd1c87d2a1bf93f64fce8c2f","object":"chat.completion.chunk","created":1791169524,"model":"openai-gpt-6-luna","choices":[{"index":0,"delta":{"reasoning_content":"**Calculating the answer**"},"finish_reason":null}]}` +
+		"\n\ndata: " + string(chunk) + "\n\n" +
+		`data: {"id":"resp_0a1d602f8c8da5ae016ac313f3cd1c87d2a1bf93f64fce8c2f","object":"chat.completion.chunk","created":1791169525,"model":"openai-gpt-6-luna","choices":[{"index":0,"delta":{"content":"400"},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
+	srv := providertest.Replay(t, providertest.Recording{Status: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}}, Body: []byte(sse)})
+	st, err := mgbProvider(t, veniceBaseURL, srv.URL, "").Stream(context.Background(), r22Ask("openai-gpt-6-luna", "q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _, err := collect(t, st)
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r *llmrelayv1.Reasoning
+	for _, part := range accFold(t, evs).Message.GetParts() {
+		if part.GetReasoning() != nil {
+			r = part.GetReasoning()
+		}
+	}
+	if r == nil || r.GetText() != "**Calculating the answer**" || r.GetSignature() != entry["data"] || r.GetId() != entry["id"] || r.GetFormat() != formatOpenAI {
+		t.Errorf("streamed reasoning %v", r)
+	}
+	// OpenRouter keeps its summary entry.
+	p2, err := New(testKey, WithBaseURL("https://openrouter.ai/api/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _, err = p2.buildChatRequest(req, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r20Request(t, body)["messages"].([]any)[1].(map[string]any)["reasoning_details"].([]any); len(got) != 2 {
+		t.Errorf("openrouter reasoning_details %v", got)
+	}
+}
