@@ -515,3 +515,48 @@ func TestRound24VeniceOpenAIEncryptedReasoning(t *testing.T) {
 		t.Errorf("openrouter reasoning_details %v", got)
 	}
 }
+
+// TestRound24OpencodeDeepInfraGptOss: DeepInfra (api.deepinfra.com/v1/openai)
+// serving openai/gpt-oss-20b at reasoning_effort low: reasoning_content
+// pieces (null on the other chunks), then the text; the finish chunk
+// carries the usage with estimated_cost null and a last chunk without
+// choices repeats it with estimated_cost 4.98e-6 and service_tier default.
+// No bug: one reasoning part, "Hello!", usage 82/18 once; the request is
+// the recorded one (max_tokens and reasoning_effort as sent).
+func TestRound24OpencodeDeepInfraGptOss(t *testing.T) {
+	t.Parallel()
+	const name = "real_opencode_deepinfra_gptoss20b_reasoning_stream"
+	req := r22Ask("openai/gpt-oss-20b", "Think briefly, then reply exactly with: Hello!")
+	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Show concise reasoning when the provider supports visible reasoning summaries."))}, req.Messages...)
+	// req.Reasoning stays false: a reasoning request sends the system message as
+	// developer on every host (OpenAI's rule), where opencode sent system.
+	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW
+	maxTok := int32(512)
+	req.Options.MaxTokens = &maxTok
+	evs, f, sent := mgbStream(t, name, "https://api.deepinfra.com/v1/openai", "", req)
+	b, err := os.ReadFile(td(name + ".recorded_request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := r20Request(t, b)
+	for _, k := range []string{"messages", "reasoning_effort", "stream_options", "model"} {
+		if !reflect.DeepEqual(sent[k], want[k]) {
+			t.Errorf("%s: sent %v, recorded %v", k, sent[k], want[k])
+		}
+	}
+	if sent["max_tokens"] != want["max_tokens"] && sent["max_completion_tokens"] != want["max_tokens"] {
+		t.Errorf("limit: sent %v / %v", sent["max_tokens"], sent["max_completion_tokens"])
+	}
+	parts := f.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != `User wants exactly "Hello!"` || parts[1].GetText() != "Hello!" {
+		t.Errorf("parts %v", parts)
+	}
+	if u := f.Meta.GetUsage(); u.GetInputTokens() != 82 || u.GetOutputTokens() != 18 {
+		t.Errorf("usage %v", u)
+	}
+	for _, ev := range evs {
+		if ev.Kind == provider.EventMeta && len(ev.Meta.GetWarnings()) > 0 {
+			t.Errorf("warnings %v", ev.Meta.GetWarnings())
+		}
+	}
+}
