@@ -560,3 +560,47 @@ func TestRound24OpencodeDeepInfraGptOss(t *testing.T) {
 		}
 	}
 }
+
+// TestRound24VercelGatewayChatMuse: the Vercel AI Gateway's Chat
+// Completions endpoint (ai-gateway.vercel.sh/v1) serving meta/muse-spark-1.3
+// (October 2026), a tool loop: the finish chunk's delta carries the
+// gateway's provider_metadata (routing, cost); the provider that served
+// the call, gateway.routing.finalProvider, is now
+// meta.extended.upstream_provider, as the anthropic adapter reads the same
+// gateway's Messages answers and this adapter OpenRouter's "provider" (it
+// was dropped). The follow-up's messages are the recorded ones but for
+// opencode's empty "reasoning" on the tool-call turn.
+func TestRound24VercelGatewayChatMuse(t *testing.T) {
+	t.Parallel()
+	const name, model, base = "real_vercelgw_chat_muse_tool_stream_", "meta/muse-spark-1.3", "https://ai-gateway.vercel.sh/v1"
+	req := r22Ask(model, "What is the weather in Paris?")
+	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text("Use the get_weather tool exactly once. After the tool result, reply exactly: Paris is sunny."))}, req.Messages...)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{{Name: "get_weather", Description: "Get current weather for a city.",
+		Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`}}
+	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW
+	_, f1, _ := mgbStream(t, name+"1", base, "", req)
+	if got := f1.Meta.GetExtended().GetFields()["upstream_provider"]; got == nil || got.GetStringValue() != "meta" {
+		t.Errorf("turn 1 upstream_provider %v", got)
+	}
+	follow := r22Ask(model, "What is the weather in Paris?")
+	follow.Messages = append([]*llmrelayv1.Message{req.Messages[0]}, follow.Messages...)
+	follow.Protocol, follow.Tools = req.Protocol, req.Tools
+	follow.Options.ReasoningEffort = req.Options.ReasoningEffort
+	follow.Messages = append(follow.Messages, f1.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "call_01a109fdbbdd7347a6918c3662c8128e", Content: `{"temperature":22,"condition":"sunny"}`}}}))
+	_, f2, sent2 := mgbStream(t, name+"2", base, "", follow)
+	want := veniceRecordedMessages(t, name+"2")
+	delete(want.([]any)[2].(map[string]any), "reasoning")
+	if got := sent2["messages"]; !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		t.Errorf("follow-up messages\n got %s\nwant %s", g, w)
+	}
+	if got := f2.Message.GetParts()[0].GetText(); got != "Paris is sunny." {
+		t.Errorf("answer %q", got)
+	}
+	if got := f2.Meta.GetExtended().GetFields()["upstream_provider"]; got == nil || got.GetStringValue() != "meta" {
+		t.Errorf("turn 2 upstream_provider %v", got)
+	}
+}

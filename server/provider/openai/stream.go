@@ -1045,6 +1045,16 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		}
 	}
 	s.joinReasoning(d, raw)
+	if isPresent(d.ProviderMetadata) {
+		// The Vercel AI Gateway names the provider that served the call
+		// on the finish chunk (testdata/real_vercelgw_chat_muse_tool_stream_1.http).
+		if up := gatewayFinalProvider(d.ProviderMetadata); up != "" {
+			if r := s.rareOf(); up != r.upstream {
+				r.upstream = up
+				provider.SetExtended(meta, extUpstreamProvider, validUTF8(up))
+			}
+		}
+	}
 	if isPresent(d.ExecutedTools) && !s.executedWarned {
 		s.executedWarned = true
 		meta.Warnings = append(meta.Warnings, warnExecutedTools)
