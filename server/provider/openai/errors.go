@@ -90,6 +90,43 @@ func (p *Provider) errorRequestID(h http.Header, msg string) string {
 	if m := messageRequestIDRE.FindStringSubmatch(msg); m != nil {
 		return m[1]
 	}
+	if m := ollamaRefRE.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// ollamaRefRE matches the reference ollama.com ends its error messages
+// with, a UUID new for each failure ("Internal Server Error (ref:
+// bddedf60-…)", tinyhumansai/openhuman#4042): the handle its support asks
+// for, and all a caller has when a local Ollama passes a cloud model's
+// error on without ollama.com's headers. Its /v1 route puts the message in
+// OpenAI's error object (openai.NewError); the ollama adapter reads the
+// same reference (its cloudRef).
+var ollamaRefRE = regexp.MustCompile(`\(ref: ([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\)\s*$`)
+
+// Ollama's runner refuses an image it cannot use ("Failed to create new
+// sequence: failed to process inputs: …", a 500; api_error behind /v1):
+// Go's image decoder's "image: unknown format" (ollama/ollama#11320), and
+// "this model is missing data required for image input" for a model
+// without a vision component. The same request fails every time: an
+// invalid request, with what to change added to the message, as the ollama
+// adapter reads them (its imageAdvice).
+const (
+	ollamaImageFormatAdvice = " (Ollama cannot decode this image's format: the same request fails again; send it as PNG or JPEG)"
+	ollamaNoVisionAdvice    = " (this model takes no images: send them to a vision model, or leave them out)"
+)
+
+// ollamaImageAdvice is what an error message of Ollama's image refusals
+// gets added; "" for any other message.
+func ollamaImageAdvice(msg string) string {
+	m := strings.ToLower(msg)
+	switch {
+	case strings.Contains(m, "image: unknown format"):
+		return ollamaImageFormatAdvice
+	case strings.Contains(m, "missing data required for image input"):
+		return ollamaNoVisionAdvice
+	}
 	return ""
 }
 
@@ -780,6 +817,13 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		if e.Param == "" {
 			e.Param = "logprobs"
 		}
+	case ollamaImageAdvice(e.Message) != "":
+		// Under a 500: not retried either (the route may still fall back
+		// to another model).
+		e.Kind, e.ShouldRetry = provider.KindInvalidRequest, provider.RetryDiscouraged
+		if a := ollamaImageAdvice(e.Message); !strings.HasSuffix(e.Message, a) {
+			e.Message += a
+		}
 	case status == http.StatusInternalServerError && strings.Contains(e.Message, "Jinja Exception:"):
 		// llama.cpp's server renders the conversation with the model's
 		// chat template and answers the template's raise_exception with
@@ -994,12 +1038,16 @@ var hfNoProviderRE = regexp.MustCompile(`^The requested model '.*' is not suppor
 // and Anthropic's "input length and `max_tokens` exceed context limit:
 // 199759 + 8192 > 200000, …" (continuedev/continue#6080), which the
 // anthropic adapter reads so, from its OpenAI-compatible endpoint
-// (dialect_anthropic_compat_err_400_context_limit.http).
+// (dialect_anthropic_compat_err_400_context_limit.http); SGLang's "The
+// input (43028 tokens) is longer than the model's context length (40960
+// tokens)." (its TokenizerManager._validate_one_request; Together's
+// serverless models answer the same words:
+// dialect_sglang_err_400_input_longer_than_context.http).
 var contextLengthRE = regexp.MustCompile("(?i)maximum context length|context length exceeded|context window|too many tokens|prompt is too long|exceeded model token limit|" +
 	"`inputs` tokens \\+ `max_new_tokens` must be <=|`inputs` must have less than \\d+ tokens|" +
 	"maximum prompt length is \\d+ but the request contains \\d+ tokens|range of input length should be \\[1, \\d+\\]|" +
 	"prompt \\(length \\d+\\)( plus the number of requested output tokens \\(at least 1\\))? is longer than the maximum model length|" +
-	"exceed context limit")
+	"exceed context limit|is longer than the model's context length")
 
 func looksLikeContextLength(msg string) bool { return contextLengthRE.MatchString(msg) }
 

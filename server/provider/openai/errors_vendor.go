@@ -156,6 +156,40 @@ func vendorReset(e *provider.Error, h http.Header) {
 	}
 	provider.MiniMaxPlanLimit(e, h)
 	cerebrasDaily(e, h)
+	azureInferenceLimit(e)
+}
+
+// azureInferenceLimitRE reads the limit GitHub Models and Azure AI
+// Inference name in their 429 RateLimitReached, and the wait: "Rate limit
+// of 8 per 86400s exceeded for UserByModelByDay. Please wait 83652 seconds
+// before retrying." (Microsoft Q&A 2156697; "… of 50 per 86400s … Please
+// wait 29243 seconds …" through LiteLLM's GithubException). The same
+// service's headers say it too (x-ratelimit-type: UserByModelByDay,
+// retry-after), which a proxy in front may drop.
+var azureInferenceLimitRE = regexp.MustCompile(`\bRate limit of (\d+) per (\d+)s exceeded for (\w+)\. Please wait (\d+) seconds? before retrying\b`)
+
+// azureInferenceLimit reads azureInferenceLimitRE: the limit as a
+// QuotaFailure violation (requests, its id, its value) and the wait as
+// the retry delay when no header gave one. A per-day limit (…ByDay) is
+// spent until the wait the words give: that delay, longer than the
+// gateway waits, makes the call fall back with RetryInfo saying when (as
+// cerebrasDaily's reset does); a short one (the day's window about to
+// move) is waited out and retried.
+func azureInferenceLimit(e *provider.Error) {
+	m := azureInferenceLimitRE.FindStringSubmatch(e.Message)
+	if m == nil {
+		return
+	}
+	v := &errdetails.QuotaFailure_Violation{QuotaMetric: "requests", QuotaId: m[3], Description: e.Message}
+	if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+		v.QuotaValue = n
+	}
+	e.Quota = append(e.Quota, v)
+	wait, err := strconv.ParseInt(m[4], 10, 64)
+	if err != nil || wait <= 0 || wait > math.MaxInt64/int64(time.Second) || e.RetryAfter != 0 || e.ShouldRetry == provider.RetryDiscouraged {
+		return
+	}
+	e.RetryAfter = time.Duration(wait) * time.Second
 }
 
 // cerebrasLimitRE reads the limit Cerebras's 429 names: "Tokens per minute

@@ -56,6 +56,10 @@ type Provider struct {
 	// googleCompat: the base URL is Google's (Gemini's OpenAI-compatible
 	// endpoint), which takes thought signatures back on tool calls.
 	googleCompat bool
+	// venice: the base URL is Venice's (api.venice.ai), which writes a
+	// Gemini thought signature as a thought_signature key of the tool
+	// call and takes it back there.
+	venice bool
 	// mistral: the base URL is Mistral's API (api.mistral.ai), whose
 	// validator refuses fields it does not know (request.go, mistralRequest).
 	mistral bool
@@ -152,19 +156,23 @@ const (
 	replayReasoningDetails                   // reasoning_details, as received (OpenRouter)
 	replayThinkTags                          // <think> blocks back in content, where they came from (MiniMax)
 	replayThinkingChunks                     // thinking chunks in a content array, as received (Mistral)
+	replayReasoningField                     // reasoning on tool-call turns (gpt-oss on Bedrock's OpenAI-compatible endpoint)
 )
 
 // WithReasoningReplay says how earlier assistant turns' reasoning goes
 // back to the server: "reasoning_content" sends it on the turns that carry
 // tool calls, as DeepSeek's thinking mode and Moonshot's thinking models
-// require (they answer 400 without it); "reasoning_details" sends the
+// require (they answer 400 without it); "reasoning" sends it the same way
+// in a field of that name (gpt-oss servers; auto for Bedrock's
+// bedrock-mantle.* hosts); "reasoning_details" sends the
 // blocks an aggregator gave (OpenRouter: Claude's signed thinking and
 // Gemini 3's thought signatures, which their APIs require back on
 // tool-call turns) with their format; "none" never sends it (OpenAI
 // rejects fields it does not know; DeepSeek's older deepseek-reasoner
 // rejected reasoning_content); "auto" (the default) is reasoning_content
 // for api.deepseek.com, api.moonshot.ai/.cn, api.z.ai, open.bigmodel.cn
-// and Xiaomi's api.xiaomimimo.com, reasoning_details for openrouter.ai,
+// Xiaomi's api.xiaomimimo.com and Venice's api.venice.ai, reasoning_details
+// for openrouter.ai,
 // <think> blocks back in the content for MiniMax (api.minimax.io,
 // api.minimaxi.com),
 // thinking chunks in a content array for Mistral (*.mistral.ai), none
@@ -184,8 +192,10 @@ func WithReasoningReplay(mode string) Option {
 			p.replay, p.replaySet = replayReasoningContent, true
 		case "reasoning_details":
 			p.replay, p.replaySet = replayReasoningDetails, true
+		case "reasoning":
+			p.replay, p.replaySet = replayReasoningField, true
 		default:
-			return fmt.Errorf("reasoning replay %q is not auto, none, reasoning_content or reasoning_details", mode)
+			return fmt.Errorf("reasoning replay %q is not auto, none, reasoning_content, reasoning or reasoning_details", mode)
 		}
 		return nil
 	}
@@ -213,6 +223,20 @@ func replayByHost(baseURL string) replayMode {
 		// passed back", as the mimo2codex proxy's troubleshooting notes
 		// quote it); maruel/genai's recorded second turn sends it so and
 		// was answered (testdata/real_maruel_xiaomi_mimo_sqrt_2.http).
+		return replayReasoningContent
+	case strings.HasPrefix(h, "bedrock-mantle."):
+		// gpt-oss on Bedrock's OpenAI-compatible endpoint streams its
+		// reasoning as delta.reasoning and takes it back in the same
+		// field: opencode's recorded tool loop sent the tool-call turn's
+		// reasoning so and was answered (testdata/README.md, Round 24
+		// chat wave 2). gpt-oss keeps the reasoning of tool-call turns
+		// until the final answer; other turns' is not sent.
+		return replayReasoningField
+	case h == "api.venice.ai":
+		// Venice serves Kimi, GLM, DeepSeek, Gemini 3 and others that
+		// think between tool calls; opencode's recorded tool loops
+		// through it send the reasoning back as reasoning_content, and
+		// Venice took them (testdata/real_venice_*).
 		return replayReasoningContent
 	case h == "openrouter.ai", strings.HasSuffix(h, ".openrouter.ai"):
 		return replayReasoningDetails
@@ -262,6 +286,12 @@ func bedrockHost(baseURL string) bool {
 		return strings.HasSuffix(h, ".amazonaws.com") || strings.HasSuffix(h, ".amazonaws.com.cn")
 	}
 	return false
+}
+
+// veniceHost reports whether baseURL is Venice's API (api.venice.ai).
+func veniceHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.venice.ai")
 }
 
 // perplexityHost reports whether baseURL is Perplexity's API.
@@ -318,6 +348,7 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 		p.replay = replayByHost(p.baseURL)
 	}
 	p.googleCompat = googleHost(p.baseURL)
+	p.venice = veniceHost(p.baseURL)
 	p.mistral = mistralHost(p.baseURL)
 	p.xai = xaiHost(p.baseURL)
 	p.openAI = openAIHost(p.baseURL)

@@ -56,6 +56,8 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 		// DeepSeek, Moonshot, Z.ai: reasoning_content goes back on
 		// tool-call turns only (testdata/real_rubyllm_deepseek_reasoner_turns_2.http).
 		warnings = append(warnings, fmt.Sprintf("%d reasoning part(s) of earlier assistant turns not sent: reasoning_content is sent back on tool-call turns only", droppedReasoning))
+	case droppedReasoning > 0 && p.replay == replayReasoningField:
+		warnings = append(warnings, fmt.Sprintf("%d reasoning part(s) of earlier assistant turns not sent: reasoning is sent back on tool-call turns only", droppedReasoning))
 	case droppedReasoning > 0:
 		warnings = append(warnings, fmt.Sprintf("%d reasoning part(s) of earlier assistant turns not sent: Chat Completions has no field for them", droppedReasoning))
 	}
@@ -450,8 +452,20 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 			} else if p.replay == replayThinkingChunks && !k.Reasoning.GetRedacted() && k.Reasoning.GetText() != "" {
 				chunks = append(chunks, thinkingChunk{Type: "thinking", Thinking: []textChunk{{Type: "text", Text: k.Reasoning.GetText()}}, Closed: true})
 				thinking = true
-			} else if p.replay == replayReasoningDetails && k.Reasoning.GetFormat() != "" {
-				cm.ReasoningDetails = appendDetails(cm.ReasoningDetails, k.Reasoning, block-1)
+			} else if (p.replay == replayReasoningDetails || p.venice) && k.Reasoning.GetFormat() != "" {
+				// Venice relays Claude's thinking as OpenRouter's
+				// reasoning_details (signed) beside reasoning_content and
+				// takes both back (testdata/real_venice_claude_tool_stream_2).
+				// Its text also went to reasoning (reasoning_content).
+				r := k.Reasoning
+				if p.venice && r.GetFormat() == formatOpenAI {
+					// OpenAI's reasoning through Venice: its summary came
+					// as reasoning_content, the encrypted item as the one
+					// detail, which alone goes back
+					// (testdata/real_venice_gpt6luna_3.recorded_reasoning_details.json).
+					r = &llmrelayv1.Reasoning{Signature: r.GetSignature(), Id: r.GetId(), Format: r.GetFormat(), Redacted: true}
+				}
+				cm.ReasoningDetails = appendDetails(cm.ReasoningDetails, r, block-1)
 			} else {
 				reasonings++ // not sent (unless reasoning_content below)
 			}
@@ -467,6 +481,8 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 					wc.ExtraContent = &extraContent{Google: &struct {
 						ThoughtSignature string `json:"thought_signature"`
 					}{sig}}
+				} else if p.venice {
+					wc.ThoughtSignature = sig
 				} else {
 					cm.droppedSignatures++
 				}
@@ -492,6 +508,12 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 		cm.Content = json.RawMessage("null")
 	default:
 		cm.Content = mustJSON("")
+	}
+	if p.replay == replayReasoningField && len(cm.ToolCalls) > 0 {
+		if r := reasoning.String(); r != "" {
+			cm.Reasoning = &r
+		}
+		return 0, nil
 	}
 	if p.replay == replayReasoningContent && len(cm.ToolCalls) > 0 {
 		// DeepSeek answers 400 when a tool-call turn lacks the field (its

@@ -827,7 +827,7 @@ func repeatWarning(id string) string {
 // its name and arguments: the stream separates them too), is keyed by a
 // made id, with a warning.
 func toolCallFromWire(tc respToolCall, i int, ids *unaryCallIDs) (*llmrelayv1.ToolCall, string) {
-	call := &llmrelayv1.ToolCall{CallId: string(tc.ID), Signature: tc.ExtraContent.signature()}
+	call := &llmrelayv1.ToolCall{CallId: string(tc.ID), Signature: tc.signature()}
 	switch {
 	case tc.Function != nil:
 		call.Name = tc.Function.Name

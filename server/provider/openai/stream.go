@@ -377,6 +377,28 @@ func (s *chatStream) end() {
 	}
 }
 
+// flatError is the error of a chunk that is a flat error object, as vLLM
+// and Mistral write their error bodies ({"object": "error", "message": …,
+// "type": …, "code": …}): object "error", or a message and a code with no
+// object; nil for any other chunk. The caller has seen that it has no
+// choices, usage or id.
+func (s *chatStream) flatError(raw []byte, object string) *provider.Error {
+	if object != "error" && object != "" {
+		return nil
+	}
+	var f struct {
+		Message json.RawMessage `json:"message"`
+		Code    json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(raw, &f) != nil {
+		return nil
+	}
+	if object == "" && (!isPresent(f.Message) || !isPresent(f.Code)) {
+		return nil
+	}
+	return s.p.errorFromObject(raw, http.StatusOK, s.model, nil)
+}
+
 // handle converts one SSE data payload into queued events.
 func (s *chatStream) handle(data []byte) {
 	t := bytes.TrimSpace(data)
@@ -428,6 +450,17 @@ func (s *chatStream) handle(data []byte) {
 		s.sec.redactError(e)
 		s.err = e
 		return
+	}
+	if len(c.Choices) == 0 && c.Usage == nil && c.ID == "" {
+		if e := s.flatError(t, c.Object); e != nil {
+			// An error object without the "error" key in a 200 stream:
+			// the unary path reads the same body as an error (bodyError);
+			// skipped, it let the stream end as if complete.
+			s.p.inBand(e, s.header)
+			s.sec.redactError(e)
+			s.err = e
+			return
+		}
 	}
 	if c.ChunkExtras != nil {
 		if e := s.p.minimaxError(c.BaseResp, http.StatusOK); e != nil {
@@ -1012,6 +1045,16 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		}
 	}
 	s.joinReasoning(d, raw)
+	if isPresent(d.ProviderMetadata) {
+		// The Vercel AI Gateway names the provider that served the call
+		// on the finish chunk (testdata/real_vercelgw_chat_muse_tool_stream_1.http).
+		if up := gatewayFinalProvider(d.ProviderMetadata); up != "" {
+			if r := s.rareOf(); up != r.upstream {
+				r.upstream = up
+				provider.SetExtended(meta, extUpstreamProvider, validUTF8(up))
+			}
+		}
+	}
 	if isPresent(d.ExecutedTools) && !s.executedWarned {
 		s.executedWarned = true
 		meta.Warnings = append(meta.Warnings, warnExecutedTools)
@@ -1166,7 +1209,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 			st.addArgs(args)
 		}
 		st.textAfter = false
-		ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: args, Signature: tc.ExtraContent.signature()}
+		ev := provider.ToolCallDelta{CallID: st.id, Index: st.pos, Arguments: args, Signature: tc.signature()}
 		if !st.named && name != "" {
 			ev.Name, st.named, st.name = name, true, name
 		}

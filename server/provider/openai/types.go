@@ -68,6 +68,9 @@ type chatMessage struct {
 	// ReasoningContent is an assistant turn's reasoning sent back, only
 	// to servers that require it (p.replay; request.go).
 	ReasoningContent *string `json:"reasoning_content,omitempty"`
+	// Reasoning is the same under the name gpt-oss servers use
+	// (replayReasoningField).
+	Reasoning *string `json:"reasoning,omitempty"`
 	// ReasoningDetails are an assistant turn's reasoning blocks sent back
 	// to an aggregator that gave them (OpenRouter).
 	ReasoningDetails []outDetail `json:"reasoning_details,omitempty"`
@@ -115,6 +118,8 @@ type wireToolCall struct {
 	// ExtraContent carries a Gemini thought signature back to Google's
 	// OpenAI-compatible endpoint, which answers 400 on Gemini 3 without it.
 	ExtraContent *extraContent `json:"extra_content,omitempty"`
+	// ThoughtSignature carries it back to Venice, which gave it so.
+	ThoughtSignature string `json:"thought_signature,omitempty"`
 }
 
 // extraContent is Google's extension of a Chat Completions tool call:
@@ -445,6 +450,31 @@ type respMessage struct {
 	// Audio is a gpt-4o-audio model's spoken answer (audio.go), which the
 	// contract has no part for: its id, transcript and expiry are kept.
 	Audio json.RawMessage `json:"audio"`
+	// ProviderMetadata is the Vercel AI Gateway's (on the finish chunk's
+	// delta): its routing names the provider that served the call
+	// (gatewayFinalProvider); the rest (costs) is not read.
+	ProviderMetadata json.RawMessage `json:"provider_metadata"`
+}
+
+// gatewayFinalProvider is the provider that served a call the Vercel AI
+// Gateway routed, provider_metadata.gateway.routing.finalProvider; "" when
+// raw names none.
+func gatewayFinalProvider(raw json.RawMessage) string {
+	var pm struct {
+		Gateway struct {
+			Routing struct {
+				FinalProvider json.RawMessage `json:"finalProvider"`
+			} `json:"routing"`
+		} `json:"gateway"`
+	}
+	if json.Unmarshal(raw, &pm) != nil {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(pm.Gateway.Routing.FinalProvider, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // toolCallList is a message's or delta's tool_calls: an array, or the
@@ -478,6 +508,18 @@ type respToolCall struct {
 	// ExtraContent holds Gemini's thought signature (Google's
 	// OpenAI-compatible endpoint).
 	ExtraContent *extraContent `json:"extra_content"`
+	// ThoughtSignature is Gemini's thought signature as Venice writes it,
+	// a key of the call itself (testdata/real_venice_gemini_parallel_*).
+	ThoughtSignature string `json:"thought_signature"`
+}
+
+// signature is the call's thought signature, Google's or Venice's; "" when
+// there is none.
+func (tc *respToolCall) signature() string {
+	if s := tc.ExtraContent.signature(); s != "" {
+		return s
+	}
+	return tc.ThoughtSignature
 }
 
 type respFunction struct {
