@@ -104,10 +104,14 @@ type responsesStream struct {
 	// finish (respLogprobs).
 	lp respLogprobs
 
-	// lastSeq is the last sequence_number (-1: none yet); a gap means
-	// events were lost, reported once.
-	lastSeq   int64
-	seqWarned bool
+	// lastSeq is the highest sequence_number so far (-1: none yet).
+	// seqMissing holds the numbers a jump past lastSeq+1 skipped, each
+	// with the warning naming that jump, until they come: a number
+	// still missing when the response ends means events were lost,
+	// reported once (seqWarned).
+	lastSeq    int64
+	seqMissing map[int64]string
+	seqWarned  bool
 
 	// held is the high half of a surrogate pair held back from the end
 	// of a text, refusal or reasoning delta for the next delta.
@@ -590,20 +594,57 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 }
 
 // sequence checks an event's sequence_number n against the highest one
-// so far: a number past the next one means events were lost, reported
-// once. A number at or below it loses nothing: LiteLLM's proxy numbers
-// the output_item.done of the message it builds 1 whatever came before
-// (testdata/litellm_responses_reasoning_text_stream.http), which was
-// reported as lost events, and the event after it again.
+// so far. A number past the next one skips numbers, which may still
+// come: OpenRouter's native search (grok-4.3) sends 9 after 6, then 7
+// and 8 (testdata/real_opencode_openrouter_grok_search_stream.http), and
+// was reported as lost events. The skipped numbers are kept until they
+// come; seqLost reports those that never did once the response ends. A
+// jump past maxSeqSkip is reported at once (no stream reorders that
+// far). A number at or below the highest loses nothing: LiteLLM's proxy
+// numbers the output_item.done of the message it builds 1 whatever came
+// before (testdata/litellm_responses_reasoning_text_stream.http).
 func (s *responsesStream) sequence(n int64) {
-	if s.lastSeq >= 0 && n > s.lastSeq+1 && !s.seqWarned {
-		s.seqWarned = true
-		s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{
-			fmt.Sprintf("stream event sequence_number %d after %d: events may have been lost", n, s.lastSeq)}}})
+	switch {
+	case s.lastSeq >= 0 && n > s.lastSeq+1 && !s.seqWarned:
+		msg := fmt.Sprintf("stream event sequence_number %d after %d: events may have been lost", n, s.lastSeq)
+		if n-s.lastSeq-1 > maxSeqSkip || len(s.seqMissing) > maxSeqSkip {
+			s.seqWarn(msg)
+			break
+		}
+		if s.seqMissing == nil {
+			s.seqMissing = map[int64]string{}
+		}
+		for m := s.lastSeq + 1; m < n; m++ {
+			s.seqMissing[m] = msg
+		}
+	case n < s.lastSeq:
+		delete(s.seqMissing, n)
 	}
 	if n > s.lastSeq {
 		s.lastSeq = n
 	}
+}
+
+// maxSeqSkip bounds the sequence numbers kept as skipped (sequence).
+const maxSeqSkip = 256
+
+// seqLost reports, once, the first jump whose skipped sequence numbers
+// did not all come by the end of the response.
+func (s *responsesStream) seqLost() {
+	first := int64(-1)
+	for m := range s.seqMissing {
+		if first < 0 || m < first {
+			first = m
+		}
+	}
+	if first >= 0 && !s.seqWarned {
+		s.seqWarn(s.seqMissing[first])
+	}
+}
+
+func (s *responsesStream) seqWarn(msg string) {
+	s.seqWarned, s.seqMissing = true, nil
+	s.push(&provider.Event{Kind: provider.EventMeta, Meta: &llmrelayv1.ResponseMeta{Warnings: []string{msg}}})
 }
 
 // respItemAt is the item first named at an output index: its id and
@@ -1428,6 +1469,7 @@ func (s *responsesStream) finish(w *respResponse) {
 		s.fail(s.p.responseFailure(w, s.model))
 		return
 	}
+	s.seqLost()
 	hasCalls := len(s.calls) > 0
 	meta := &llmrelayv1.ResponseMeta{}
 	ord := map[string]int{}

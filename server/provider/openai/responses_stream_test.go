@@ -631,7 +631,30 @@ func TestResponsesStreamEdgeCases(t *testing.T) {
 				sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":6,"item_id":"m","delta":"b"}`) +
 				sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":9,"item_id":"m","delta":"c"}`) +
 				sseEvent("response.completed", `{"type":"response.completed","sequence_number":10,"response":{"status":"completed"}}`),
-			[]string{`text "a"`, `meta {"warnings":["stream event sequence_number 6 after 4: events may have been lost"]}`, `text "b"`, `text "c"`,
+			[]string{`text "a"`, `text "b"`, `text "c"`, `meta {"warnings":["stream event sequence_number 6 after 4: events may have been lost"]}`,
+				`meta {"finish_reason":"FINISH_REASON_STOP","provider_finish_reason":"completed"}`, "eof"}},
+		// OpenRouter's native search (grok-4.3) sends 9 before 7 and 8
+		// (opencode_openrouter_grok_search_stream.http): late, not lost.
+		{"sequence numbers out of order, none lost",
+			sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":4,"item_id":"m","delta":"a"}`) +
+				sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":7,"item_id":"m","delta":"b"}`) +
+				sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":5,"item_id":"m","delta":"c"}`) +
+				sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":6,"item_id":"m","delta":"d"}`) +
+				sseEvent("response.completed", `{"type":"response.completed","sequence_number":8,"response":{"status":"completed"}}`),
+			[]string{`text "a"`, `text "b"`, `text "c"`, `text "d"`,
+				`meta {"finish_reason":"FINISH_REASON_STOP","provider_finish_reason":"completed"}`, "eof"}},
+		{"sequence numbers out of order, one lost",
+			sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":4,"item_id":"m","delta":"a"}`) +
+				sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":7,"item_id":"m","delta":"b"}`) +
+				sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":6,"item_id":"m","delta":"c"}`) +
+				sseEvent("response.completed", `{"type":"response.completed","sequence_number":8,"response":{"status":"completed"}}`),
+			[]string{`text "a"`, `text "b"`, `text "c"`, `meta {"warnings":["stream event sequence_number 7 after 4: events may have been lost"]}`,
+				`meta {"finish_reason":"FINISH_REASON_STOP","provider_finish_reason":"completed"}`, "eof"}},
+		{"sequence jump past the bound reported at once",
+			sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":4,"item_id":"m","delta":"a"}`) +
+				sseEvent("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":400,"item_id":"m","delta":"b"}`) +
+				sseEvent("response.completed", `{"type":"response.completed","sequence_number":401,"response":{"status":"completed"}}`),
+			[]string{`text "a"`, `meta {"warnings":["stream event sequence_number 400 after 4: events may have been lost"]}`, `text "b"`,
 				`meta {"finish_reason":"FINISH_REASON_STOP","provider_finish_reason":"completed"}`, "eof"}},
 		{"[DONE] before the final event", "data: [DONE]\n\n",
 			[]string{`error provider=openai kind=bad_response http=0 code="" request_id=req_test retry_after=0s message="stream ended before response.completed ([DONE] without a final event)"`}},
@@ -771,6 +794,9 @@ func FuzzResponsesStream(f *testing.F) {
 	// event lines after their data lines.
 	f.Add(providertest.Load(f, td("real_responses_parallel_wrapper_stream.http")).Body)
 	f.Add(providertest.Load(f, td("real_opencode_mantle_gpt55_continuation_stream.http")).Body)
+	// Sequence numbers out of order (9 before 7 and 8), a "tco_"
+	// reasoning item (OpenRouter's native search).
+	f.Add(providertest.Load(f, td("opencode_openrouter_grok_search_stream.http")).Body)
 	f.Add([]byte(sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"a\":"}}`) +
 		sseEvent("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","output_index":0,"item_id":"fc_1","delta":"1}"}`) +
 		sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc_2","call_id":"call_2","name":"g","arguments":"{}"}}`) +

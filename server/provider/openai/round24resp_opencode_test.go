@@ -303,3 +303,60 @@ func TestRound24OpencodeMissingToolOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestRound24OpencodeOpenRouterNativeSearch: x-ai/grok-4.3 through
+// OpenRouter's Responses endpoint with web_search_preview engine
+// "native" (hand-built from anomalyco/opencode's
+// openrouter-responses/preserves-native-hosted-search-events recording:
+// its events, order and sequence numbers, encrypted contents and ids
+// shortened and renamed). The reasoning item's output_item.done comes
+// with sequence_number 9, then the search's added (7) and in_progress
+// (8): nothing is lost, and no warning may say so. The search's output
+// rides in a reasoning item whose id and encrypted content start "tco_"
+// (xAI's tool-call output), which comes back as a reasoning item.
+func TestRound24OpencodeOpenRouterNativeSearch(t *testing.T) {
+	t.Parallel()
+	const name = "opencode_openrouter_grok_search_stream"
+	req := r21Request("x-ai/grok-4.3", "Use web search once to find the official OpenRouter Responses API documentation. Reply with its URL.")
+	req.Reasoning = true
+	f := r21Stream(t, name, req)
+	if w := f.Meta.GetWarnings(); len(w) != 0 {
+		t.Errorf("warnings %q", w)
+	}
+	if got := f.Meta.GetResponseId(); got != "gen-1790785401-hbSearchOrder0000001" {
+		t.Errorf("response id %q", got)
+	}
+	if u := f.Meta.GetUsage(); u.GetInputTokens() != 4900 || u.GetOutputTokens() != 232 || u.GetReasoningTokens() != 201 || u.GetCachedInputTokens() != 2048 {
+		t.Errorf("usage %v", u)
+	}
+	if f.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP {
+		t.Errorf("finish %v", f.Meta.GetFinishReason())
+	}
+	// The follow-up to OpenRouter sends the answer's items back in their
+	// order: the tco_ item is a reasoning item like the others, with its
+	// encrypted content, and the run of two reasoning items before the
+	// message goes whole (not OpenAI's host).
+	p, err := New(testKey, WithBaseURL("https://openrouter.ai/api/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, warnings := r24NextInput(t, p, "x-ai/grok-4.3",
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Use web search once to find the official OpenRouter Responses API documentation. Reply with its URL.")),
+		f.Message, msgOf(llmrelayv1.Role_ROLE_USER, text("Thanks.")))
+	var kinds []string
+	for _, it := range got[1 : len(got)-1] {
+		m := it.(map[string]any)
+		id, _ := m["id"].(string)
+		kinds = append(kinds, m["type"].(string)+" "+id)
+	}
+	wantKinds := []string{"reasoning rs_1c2b3a49-5d6e-4f70-8192-a3b4c5d6e7f8",
+		"web_search_call ws_1c2b3a49-5d6e-4f70-8192-a3b4c5d6e7f8_call-0a1b2c3d-4e5f-4061-8273-9485a6b7c8d9-0",
+		"reasoning tco_1c2b3a49-5d6e-4f70-8192-a3b4c5d6e7f8_call-0a1b2c3d-4e5f-4061-8273-9485a6b7c8d9-0",
+		"reasoning rs_tmp_hbsrch0rs2", "message msg_tmp_hbsrch0msg"}
+	if len(warnings) != 0 || !reflect.DeepEqual(kinds, wantKinds) {
+		t.Errorf("follow-up items %q, warnings %q", kinds, warnings)
+	}
+	if ec, _ := got[3].(map[string]any)["encrypted_content"].(string); ec != "tco_1c2b3a49-5d6e-4f70-8192-a3b4c5d6e7f8_call-0a1b2c3d-4e5f-4061-8273-9485a6b7c8d9-0_aGFuZC1idWlsdDogdGhlIHNlYXJjaCdzIG91dHB1dA==.eyJlbmRwb2ludF9zbHVnIjoieC1haS9ncm9rLTQuMy0yMDI2MDQzMHx4YWkifQ" {
+		t.Errorf("tco_ item's encrypted content %q", ec)
+	}
+}
