@@ -360,3 +360,31 @@ func TestRound24OpencodeOpenRouterNativeSearch(t *testing.T) {
 		t.Errorf("tco_ item's encrypted content %q", ec)
 	}
 }
+
+// TestRound24OpencodeCachedTokens: gpt-4.1-mini on OpenAI (May 2026), the
+// second of two identical calls with a 4.7K-token system prompt and a
+// prompt_cache_key (anomalyco/opencode's openai-responses-cache
+// recording): 4608 of the 4765 input tokens cached, "Hi." in two deltas
+// with obfuscation, store true in the response though the request sent
+// false. The usage counts the cached tokens, the text is whole, no
+// warning.
+func TestRound24OpencodeCachedTokens(t *testing.T) {
+	t.Parallel()
+	const name = "real_opencode_gpt41mini_cached_stream"
+	req := r21Request("gpt-4.1-mini", "Say hi.")
+	f := r21Stream(t, name, req)
+	if w := f.Meta.GetWarnings(); len(w) != 0 {
+		t.Errorf("warnings %q", w)
+	}
+	u := f.Meta.GetUsage()
+	if u.GetInputTokens() != 4765 || u.GetCachedInputTokens() != 4608 || u.GetOutputTokens() != 3 || u.GetTotalTokens() != 4768 || u.GetReasoningTokens() != 0 {
+		t.Errorf("usage %v", u)
+	}
+	if got := f.Message.GetParts(); len(got) != 1 || got[0].GetText() != "Hi." || got[0].GetItemId() != "msg_06a66d5dbf005c28006a0133e6a2b0819d90b31eabe0bb0568" {
+		t.Errorf("parts %v", got)
+	}
+	if f.Meta.GetResponseId() != "resp_06a66d5dbf005c28006a0133e48a28819d957163a92a5a56cc" || f.Meta.GetResolvedModel() != "gpt-4.1-mini-2025-04-14" ||
+		f.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP {
+		t.Errorf("meta %v", f.Meta)
+	}
+}
