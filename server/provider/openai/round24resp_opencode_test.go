@@ -388,3 +388,66 @@ func TestRound24OpencodeCachedTokens(t *testing.T) {
 		t.Errorf("meta %v", f.Meta)
 	}
 }
+
+// TestRound24OpencodeSettledParallelContinuation: the request OpenAI
+// answered (200) in anomalyco/opencode's openai-recovery
+// accepts-settled-parallel-tools-followed-by-continuation recording
+// (gpt-5.5, August 2026): an assistant turn of text without an item id
+// and two parallel calls, both outputs, then a user turn, tool_choice
+// none. The same history through the contract builds the same input
+// items, tools and tool choice.
+func TestRound24OpencodeSettledParallelContinuation(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(td("opencode_openai_recovery_settled_parallel.recorded_request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want map[string]any
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	strict := false
+	schema := `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`
+	req := r21Request("gpt-5.5", "Look up the weather and local time in Paris.")
+	req.Reasoning, req.Protocol = true, llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{
+		{Name: "lookup_weather", Description: "Return benign weather data for a city.", Parameters: schema, Strict: &strict},
+		{Name: "lookup_time", Description: "Return the benign local time for a city.", Parameters: schema, Strict: &strict}}
+	call := func(id, name string) *llmrelayv1.Part {
+		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{CallId: id, Name: name, Arguments: `{"city":"Paris"}`}}}
+	}
+	result := func(id, out string) *llmrelayv1.Part {
+		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: id, Content: out}}}
+	}
+	req.Messages = append(req.Messages,
+		msgOf(llmrelayv1.Role_ROLE_ASSISTANT, text("I should use both lookup tools."), call("call_weather", "lookup_weather"), call("call_time", "lookup_time")),
+		msgOf(llmrelayv1.Role_ROLE_TOOL, result("call_weather", "sunny"), result("call_time", "12:00")),
+		msgOf(llmrelayv1.Role_ROLE_USER, text("The previous response was interrupted. Continue from where you left off without repeating completed content.")))
+	req.Options = &llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE}}}
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, warnings, err := p.buildResponsesRequest(req, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("warnings %q", warnings)
+	}
+	// The user turns: opencode leaves "type": "message" out, which
+	// OpenAI takes either way; ours says it.
+	in := got["input"].([]any)
+	for _, i := range []int{0, len(in) - 1} {
+		delete(in[i].(map[string]any), "type")
+	}
+	for _, k := range []string{"input", "tools", "tool_choice"} {
+		if !reflect.DeepEqual(got[k], want[k]) {
+			t.Errorf("%s\n got %v\nwant %v", k, got[k], want[k])
+		}
+	}
+}
