@@ -451,3 +451,32 @@ func TestRound24OpencodeSettledParallelContinuation(t *testing.T) {
 		}
 	}
 }
+
+// TestRound24OpencodeDigitalOceanToolLoopAnswer: openai-gpt-5-nano on
+// DigitalOcean's serverless inference Responses endpoint
+// (inference.do-ai.run/v1/responses, October 2026; anomalyco/opencode's
+// digitalocean-responses continues-an-automatic-tool-call recording, its
+// second answer): LiteLLM underneath (a base64 "litellm:custom_llm_provider:
+// openai;…" response id, keys sorted with "type" last), "phase": null on
+// the final message, "cost": null and null token details in the usage.
+// The text is whole, the usage counted, the nulls read as absent, no
+// warning.
+func TestRound24OpencodeDigitalOceanToolLoopAnswer(t *testing.T) {
+	t.Parallel()
+	const name = "real_opencode_digitalocean_tool_loop_stream_2"
+	req := r21Request("openai-gpt-5-nano", "What is the weather in Paris?")
+	req.Reasoning = true
+	f := r21Stream(t, name, req)
+	if w := f.Meta.GetWarnings(); len(w) != 0 {
+		t.Errorf("warnings %q", w)
+	}
+	if got := f.Message.GetParts(); len(got) != 1 || got[0].GetText() != "Paris is sunny." || got[0].GetPhase() != "" {
+		t.Errorf("parts %v", got)
+	}
+	if u := f.Meta.GetUsage(); u.GetInputTokens() != 354 || u.GetOutputTokens() != 8 || u.GetTotalTokens() != 362 || u.GetCachedInputTokens() != 0 {
+		t.Errorf("usage %v", u)
+	}
+	if f.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP {
+		t.Errorf("finish %v", f.Meta.GetFinishReason())
+	}
+}
