@@ -480,3 +480,63 @@ func TestRound24OpencodeDigitalOceanToolLoopAnswer(t *testing.T) {
 		t.Errorf("finish %v", f.Meta.GetFinishReason())
 	}
 }
+
+// TestRound24OpencodeOpenRouterGrokToolLoop: x-ai/grok-4.3 through
+// OpenRouter's Responses endpoint at reasoning effort "none"
+// (anomalyco/opencode's openrouter-grok-4-3-tool-loop recording): turn 1
+// one call whose call_id is xAI's ("call-<uuid>-0", hyphens), its
+// arguments in one delta, no reasoning item; turn 2 "Paris is sunny.".
+// The follow-up built from our fold carries the call and its output as
+// the recorded one OpenRouter answered (but for the call's item id, as on
+// OpenAI), without a warning.
+func TestRound24OpencodeOpenRouterGrokToolLoop(t *testing.T) {
+	t.Parallel()
+	const name = "real_opencode_openrouter_grok43_tool_loop_stream_1"
+	tools := []*llmrelayv1.Tool{{Name: "get_weather", Description: "Get current weather for a city.",
+		Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`}}
+	req := r21Request("x-ai/grok-4.3", "What is the weather in Paris?")
+	req.Protocol, req.Tools = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools
+	f := r21Stream(t, name, req)
+	const callID = "call-b8fc2f91-196a-424e-806c-809d8210716c-0"
+	if c := f.Message.GetParts(); len(c) != 1 || c[0].GetToolCall().GetCallId() != callID || c[0].GetToolCall().GetArguments() != `{"city":"Paris"}` {
+		t.Fatalf("parts %v", c)
+	}
+	if f.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || len(f.Meta.GetWarnings()) != 0 ||
+		f.Meta.GetUsage().GetInputTokens() != 319 || f.Meta.GetUsage().GetCachedInputTokens() != 128 || f.Meta.GetUsage().GetOutputTokens() != 10 {
+		t.Errorf("meta %v", f.Meta)
+	}
+	p, err := New(testKey, WithBaseURL("https://openrouter.ai/api/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := r21Request("x-ai/grok-4.3", "What is the weather in Paris?")
+	next.Protocol, next.Tools = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools
+	next.Messages = append(next.Messages, f.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(callID, `{"temperature":22,"condition":"sunny"}`)))
+	b, warnings, err := p.buildResponsesRequest(next, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Input []any `json:"input"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	want := r24RecordedInput(t, name)
+	call := map[string]any{}
+	for k, v := range want[1].(map[string]any) {
+		if k != "id" {
+			call[k] = v
+		}
+	}
+	if len(warnings) != 0 || len(in.Input) != 3 || !reflect.DeepEqual(in.Input[1], call) || !reflect.DeepEqual(in.Input[2], want[2]) {
+		t.Errorf("input %v, warnings %q; recorded %v", in.Input, warnings, want)
+	}
+	// Turn 2: the sentence, OpenRouter's cost kept, no warning.
+	f2 := r21Stream(t, "real_opencode_openrouter_grok43_tool_loop_stream_2", next)
+	if got := f2.Message.GetParts(); len(got) != 1 || got[0].GetText() != "Paris is sunny." || len(f2.Meta.GetWarnings()) != 0 ||
+		f2.Meta.GetUsage().GetInputTokens() != 344 || f2.Meta.GetUsage().GetOutputTokens() != 4 {
+		t.Errorf("turn 2: parts %v, meta %v", got, f2.Meta)
+	}
+}
