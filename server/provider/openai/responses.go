@@ -278,6 +278,13 @@ func setRespExtras(meta *llmrelayv1.ResponseMeta, w *respResponse) {
 	if isPresent(w.ToolUsage) && countsSomething(w.ToolUsage) {
 		setExtendedJSON(meta, extToolUsage, w.ToolUsage)
 	}
+	if isPresent(w.ProviderMetadata) {
+		// The provider the Vercel AI Gateway routed the call to
+		// (testdata/real_opencode_vercelgw_grok47_tool_loop_stream.http).
+		if up := gatewayFinalProvider(w.ProviderMetadata); up != "" {
+			provider.SetExtended(meta, extUpstreamProvider, validUTF8(up))
+		}
+	}
 }
 
 // countsSomething reports whether a JSON value holds a number other than

@@ -797,6 +797,8 @@ func FuzzResponsesStream(f *testing.F) {
 	// Sequence numbers out of order (9 before 7 and 8), a "tco_"
 	// reasoning item (OpenRouter's native search).
 	f.Add(providertest.Load(f, td("opencode_openrouter_grok_search_stream.http")).Body)
+	// The Vercel AI Gateway's provider_metadata on response.completed.
+	f.Add(providertest.Load(f, td("real_opencode_vercelgw_grok47_tool_loop_stream.http")).Body)
 	f.Add([]byte(sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"a\":"}}`) +
 		sseEvent("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","output_index":0,"item_id":"fc_1","delta":"1}"}`) +
 		sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc_2","call_id":"call_2","name":"g","arguments":"{}"}}`) +

@@ -540,3 +540,65 @@ func TestRound24OpencodeOpenRouterGrokToolLoop(t *testing.T) {
 		t.Errorf("turn 2: parts %v, meta %v", got, f2.Meta)
 	}
 }
+
+// TestRound24OpencodeVercelGatewayGrokToolLoop: spacexai/grok-4.7 through
+// the Vercel AI Gateway's Responses endpoint (anomalyco/opencode's
+// vercel-native continues-responses-grok-reasoning-and-tools recording,
+// October 2026): a reasoning item (id rs_<uuid>, a summary streamed word
+// by word, the gateway's "gwenc1." encrypted content) whose
+// output_item.done comes after the call's, the call with xAI's call id,
+// the model "xai/grok-4.7" while streaming and "grok-4.7" at the end,
+// the gateway's provider_metadata on response.completed, whose routing's
+// finalProvider ("xai") was dropped: it is meta.extended.upstream_provider
+// now, as on the gateway's Chat Completions answers. The follow-up built from our fold
+// sends the reasoning item (id, summary, encrypted content) before the
+// call and its output, as the recorded one the gateway answered (but for
+// the call's item id).
+func TestRound24OpencodeVercelGatewayGrokToolLoop(t *testing.T) {
+	t.Parallel()
+	const name = "real_opencode_vercelgw_grok47_tool_loop_stream"
+	tools := []*llmrelayv1.Tool{{Name: "get_weather", Description: "Get current weather for a city.",
+		Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`}}
+	req := r21Request("spacexai/grok-4.7", "What is the weather in Paris?")
+	req.Protocol, req.Tools, req.Reasoning = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools, true
+	f := r21Stream(t, name, req)
+	const callID = "call-37a29db2-38ae-4f89-95ef-321aba43ee4e-0"
+	if f.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || len(f.Meta.GetWarnings()) != 0 ||
+		f.Meta.GetUsage().GetInputTokens() != 1356 || f.Meta.GetUsage().GetReasoningTokens() != 38 || f.Meta.GetUsage().GetCachedInputTokens() != 1152 {
+		t.Errorf("meta %v", f.Meta)
+	}
+	// The provider the gateway routed the call to
+	// (provider_metadata.gateway.routing.finalProvider on the final
+	// response), as on the gateway's Chat Completions answers.
+	if got := f.Meta.GetExtended().GetFields()["upstream_provider"]; got == nil || got.GetStringValue() != "xai" {
+		t.Errorf("upstream_provider %v", got)
+	}
+	p, err := New(testKey, WithBaseURL("https://ai-gateway.vercel.sh/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := r21Request("spacexai/grok-4.7", "What is the weather in Paris?")
+	next.Protocol, next.Tools, next.Reasoning = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools, true
+	next.Messages = append(next.Messages, f.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(callID, `{"temperature":22,"condition":"sunny"}`)))
+	b, warnings, err := p.buildResponsesRequest(next, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Input []any `json:"input"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	want := r24RecordedInput(t, name)
+	delete(want[2].(map[string]any), "id")
+	if len(warnings) != 0 || len(in.Input) != len(want) {
+		t.Fatalf("input %v, warnings %q; recorded %v", in.Input, warnings, want)
+	}
+	for i := 1; i < len(want); i++ {
+		if !reflect.DeepEqual(in.Input[i], want[i]) {
+			t.Errorf("input[%d]\n got %v\nwant %v", i, in.Input[i], want[i])
+		}
+	}
+}
