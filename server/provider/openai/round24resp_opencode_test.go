@@ -602,3 +602,28 @@ func TestRound24OpencodeVercelGatewayGrokToolLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestRound24VercelGatewayUpstreamUnary: the unary answer of the Vercel
+// AI Gateway's Responses endpoint carries the same provider_metadata on
+// its response object (hand-built from the final response of
+// real_opencode_vercelgw_grok47_tool_loop_stream.http, its routing and
+// output cut down, ids its own): the routed provider is
+// meta.extended.upstream_provider there too.
+func TestRound24VercelGatewayUpstreamUnary(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey, WithBaseURL("https://ai-gateway.vercel.sh/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"id":"gen_01HBUNARYUPSTREAM0000000000","object":"response","created_at":1790912122,"status":"completed",` +
+		`"output":[{"type":"message","id":"msg_hb_unary_upstream","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hi.","annotations":[]}]}],` +
+		`"usage":{"input_tokens":5,"output_tokens":2,"total_tokens":7},"model":"grok-4.7",` +
+		`"provider_metadata":{"xai":{"serviceTier":"default"},"gateway":{"routing":{"originalModelId":"spacexai/grok-4.7","resolvedProvider":"xai","finalProvider":"xai"},"cost":"0.0001"}}}`)
+	res, err := p.parseResponsesResponse(body, "spacexai/grok-4.7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Meta.GetExtended().GetFields()["upstream_provider"]; got == nil || got.GetStringValue() != "xai" {
+		t.Errorf("upstream_provider %v", got)
+	}
+}
