@@ -627,3 +627,59 @@ func TestRound24VercelGatewayUpstreamUnary(t *testing.T) {
 		t.Errorf("upstream_provider %v", got)
 	}
 }
+
+// TestRound24OpencodeVercelGatewayGptToolLoop: openai/gpt-6-luna through
+// the Vercel AI Gateway's Responses endpoint (anomalyco/opencode's
+// vercel-native continues-responses-gpt-reasoning-and-tools recording):
+// turn 1 a call (no reasoning item, 0 reasoning tokens), turn 2 a message
+// whose output_item.added already holds an empty output_text part, then
+// content_part.added for it again, phase final_answer. Both turns name
+// OpenAI as the provider that served them; turn 2's text comes once; the
+// follow-up's call and output are the recorded ones (but for the call's
+// item id).
+func TestRound24OpencodeVercelGatewayGptToolLoop(t *testing.T) {
+	t.Parallel()
+	const name = "real_opencode_vercelgw_gpt6luna_tool_loop_stream_1"
+	tools := []*llmrelayv1.Tool{{Name: "get_weather", Description: "Get current weather for a city.",
+		Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`}}
+	req := r21Request("openai/gpt-6-luna", "What is the weather in Paris?")
+	req.Protocol, req.Tools, req.Reasoning = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools, true
+	f := r21Stream(t, name, req)
+	const callID = "call_iUMyf0iR7KJvUJl7O30wRmGi"
+	if c := f.Message.GetParts(); len(c) != 1 || c[0].GetToolCall().GetCallId() != callID || c[0].GetToolCall().GetArguments() != `{"city":"Paris"}` {
+		t.Fatalf("parts %v", c)
+	}
+	if got := f.Meta.GetExtended().GetFields()["upstream_provider"]; got == nil || got.GetStringValue() != "openai" || len(f.Meta.GetWarnings()) != 0 {
+		t.Errorf("meta %v", f.Meta)
+	}
+	p, err := New(testKey, WithBaseURL("https://ai-gateway.vercel.sh/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := r21Request("openai/gpt-6-luna", "What is the weather in Paris?")
+	next.Protocol, next.Tools, next.Reasoning = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools, true
+	next.Messages = append(next.Messages, f.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(callID, `{"temperature":22,"condition":"sunny"}`)))
+	b, warnings, err := p.buildResponsesRequest(next, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Input []any `json:"input"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	want := r24RecordedInput(t, name)
+	delete(want[1].(map[string]any), "id")
+	if len(warnings) != 0 || len(in.Input) != 3 || !reflect.DeepEqual(in.Input[1:], want[1:]) {
+		t.Errorf("input %v, warnings %q; recorded %v", in.Input, warnings, want)
+	}
+	f2 := r21Stream(t, "real_opencode_vercelgw_gpt6luna_tool_loop_stream_2", next)
+	if got := f2.Message.GetParts(); len(got) != 1 || got[0].GetText() != "Paris is sunny." || got[0].GetPhase() != "final_answer" || len(f2.Meta.GetWarnings()) != 0 {
+		t.Errorf("turn 2 parts %v, meta %v", got, f2.Meta)
+	}
+	if got := f2.Meta.GetExtended().GetFields()["upstream_provider"]; got == nil || got.GetStringValue() != "openai" {
+		t.Errorf("turn 2 upstream_provider %v", got)
+	}
+}
