@@ -683,3 +683,59 @@ func TestRound24OpencodeVercelGatewayGptToolLoop(t *testing.T) {
 		t.Errorf("turn 2 upstream_provider %v", got)
 	}
 }
+
+// TestRound24OpencodeOpenRouterMuseNamespace: meta/muse-spark-1.3
+// through OpenRouter's Responses endpoint with two tool namespaces (crm,
+// inventory) each declaring "lookup" (hand-built from anomalyco/opencode's
+// openrouter-responses/openrouter-muse-spark-1-3-tool-loop recording: its
+// events and keys, the encrypted content shortened, ids its own): a
+// reasoning item, a commentary message, then the call to lookup with
+// "namespace": "crm". The namespace has no place in the contract: the
+// stream says so (as the unary answer does), and the follow-up sends the
+// reasoning, the commentary message (id, status, phase) and the call in
+// the recorded follow-up's order, the call without its namespace, which
+// the recorded one OpenRouter answered carries.
+func TestRound24OpencodeOpenRouterMuseNamespace(t *testing.T) {
+	t.Parallel()
+	const callID = "call_01a0hbnamespace00000000000000b3"
+	req := r21Request("meta/muse-spark-1.3", "Call only crm.lookup once with query ping. Do not call inventory.lookup. Wait for the result.")
+	req.Protocol, req.Reasoning = llmrelayv1.Protocol_PROTOCOL_TOOLS, true
+	req.Tools = []*llmrelayv1.Tool{{Name: "lookup", Description: "Look up a reference value",
+		Parameters: `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`}}
+	f := r21Stream(t, "opencode_openrouter_muse_namespace_stream", req)
+	if w := f.Meta.GetWarnings(); len(w) != 1 || w[0] != namespaceWarning(callID, "crm") {
+		t.Errorf("warnings %q", w)
+	}
+	p, err := New(testKey, WithBaseURL("https://openrouter.ai/api/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := r21Request("meta/muse-spark-1.3", "Call only crm.lookup once with query ping. Do not call inventory.lookup. Wait for the result.")
+	next.Protocol, next.Reasoning, next.Tools = llmrelayv1.Protocol_PROTOCOL_TOOLS, true, req.Tools
+	next.Messages = append(next.Messages, f.Message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(callID, `"pong"`)))
+	b, warnings, err := p.buildResponsesRequest(next, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Input []map[string]any `json:"input"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, it := range in.Input {
+		id, _ := it["id"].(string)
+		kinds = append(kinds, it["type"].(string)+" "+id)
+	}
+	want := []string{"message ", "reasoning rs_6abd0000hbnamespace0000:rs_01a0hbnamespace000000000000001", "message msg_tmp_hbnsmsg0001", "function_call ", "function_call_output "}
+	if len(warnings) != 0 || !reflect.DeepEqual(kinds, want) {
+		t.Fatalf("input %q, warnings %q", kinds, warnings)
+	}
+	if m := in.Input[2]; m["phase"] != "commentary" || m["status"] != "completed" {
+		t.Errorf("commentary message %v", m)
+	}
+	if c := in.Input[3]; c["call_id"] != callID || c["name"] != "lookup" || c["namespace"] != nil {
+		t.Errorf("call %v", c)
+	}
+}
