@@ -458,11 +458,13 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 				// takes both back (testdata/real_venice_claude_tool_stream_2).
 				// Its text also went to reasoning (reasoning_content).
 				r := k.Reasoning
-				if p.venice && r.GetFormat() == formatOpenAI {
-					// OpenAI's reasoning through Venice: its summary came
+				if p.venice && strings.HasSuffix(r.GetFormat(), "-responses-v1") {
+					// OpenAI's and xAI's reasoning through Venice
+					// (openai-responses-v1, xai-responses-v1): its text came
 					// as reasoning_content, the encrypted item as the one
 					// detail, which alone goes back
-					// (testdata/real_venice_gpt6luna_3.recorded_reasoning_details.json).
+					// (testdata/real_venice_gpt6luna_3.recorded_reasoning_details.json,
+					// real_venice_grok43_tool_stream_2.recorded_request.json).
 					r = &llmrelayv1.Reasoning{Signature: r.GetSignature(), Id: r.GetId(), Format: r.GetFormat(), Redacted: true}
 				}
 				cm.ReasoningDetails = appendDetails(cm.ReasoningDetails, r, block-1)
