@@ -467,6 +467,14 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 					// real_venice_grok43_tool_stream_2.recorded_request.json).
 					r = &llmrelayv1.Reasoning{Signature: r.GetSignature(), Id: r.GetId(), Format: r.GetFormat(), Redacted: true}
 				}
+				if p.venice && r.GetFormat() == formatGemini && r.GetText() == "" && r.GetId() == "" && !r.GetRedacted() && r.GetSignature() != "" {
+					// Gemini's signature of a text answer through Venice
+					// came as a reasoning.text detail with no text (not
+					// as reasoning.encrypted with the call's id) and goes
+					// back so (testdata/real_venice_gemini3preview_tool_stream_3.recorded_request.json).
+					cm.ReasoningDetails = append(cm.ReasoningDetails, outDetail{Type: detailText, Signature: r.GetSignature(), Format: formatGemini, Index: block - 1})
+					continue
+				}
 				cm.ReasoningDetails = appendDetails(cm.ReasoningDetails, r, block-1)
 			} else {
 				reasonings++ // not sent (unless reasoning_content below)
@@ -522,6 +530,13 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 		// own turns always have reasoning in thinking mode; a turn from
 		// elsewhere gets what text it has, possibly none).
 		r := reasoning.String()
+		if r == "" && p.venice && len(cm.ReasoningDetails) > 0 {
+			// Gemini 3 through Venice: no reasoning text, its thought
+			// signature as the one detail; the turn Venice took has
+			// reasoning_details and no reasoning_content
+			// (testdata/real_venice_gemini3preview_tool_stream_2.recorded_request.json).
+			return 0, nil
+		}
 		cm.ReasoningContent = &r
 		return 0, nil
 	}
