@@ -530,11 +530,13 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 		// own turns always have reasoning in thinking mode; a turn from
 		// elsewhere gets what text it has, possibly none).
 		r := reasoning.String()
-		if r == "" && p.venice && len(cm.ReasoningDetails) > 0 {
-			// Gemini 3 through Venice: no reasoning text, its thought
-			// signature as the one detail; the turn Venice took has
-			// reasoning_details and no reasoning_content
-			// (testdata/real_venice_gemini3preview_tool_stream_2.recorded_request.json).
+		if r == "" && p.venice {
+			// Venice takes a tool-call turn without reasoning_content
+			// when there was no reasoning text: GLM's turn without
+			// reasoning, Gemini 3's with its signature as the one detail
+			// (testdata/real_venice_glm53flash_tool_stream_2.recorded_request.json,
+			// real_venice_gemini3preview_tool_stream_2.recorded_request.json).
+			// The empty field is DeepSeek's own API's requirement.
 			return 0, nil
 		}
 		cm.ReasoningContent = &r
