@@ -172,7 +172,7 @@ const (
 // rejected reasoning_content); "auto" (the default) is reasoning_content
 // for api.deepseek.com, api.moonshot.ai/.cn, api.z.ai, open.bigmodel.cn
 // Xiaomi's api.xiaomimimo.com and Venice's api.venice.ai, reasoning_details
-// for openrouter.ai,
+// for openrouter.ai and the Vercel AI Gateway (ai-gateway.vercel.sh),
 // <think> blocks back in the content for MiniMax (api.minimax.io,
 // api.minimaxi.com),
 // thinking chunks in a content array for Mistral (*.mistral.ai), none
@@ -239,6 +239,14 @@ func replayByHost(baseURL string) replayMode {
 		// Venice took them (testdata/real_venice_*).
 		return replayReasoningContent
 	case h == "openrouter.ai", strings.HasSuffix(h, ".openrouter.ai"):
+		return replayReasoningDetails
+	case h == "ai-gateway.vercel.sh":
+		// The Vercel AI Gateway streams Claude's thinking as
+		// OpenRouter-style reasoning_details (signed, format
+		// anthropic-claude-v1) and takes them back on the tool-call
+		// turn: opencode's recorded tool loop sent them so and was
+		// answered (testdata/real_vercelgw_chat_claude_tool_stream_2);
+		// Anthropic refuses a tool-use turn whose thinking was dropped.
 		return replayReasoningDetails
 	case mistralHost(baseURL):
 		// Mistral's reasoning models answer with thinking chunks in a

@@ -458,12 +458,22 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 				// takes both back (testdata/real_venice_claude_tool_stream_2).
 				// Its text also went to reasoning (reasoning_content).
 				r := k.Reasoning
-				if p.venice && r.GetFormat() == formatOpenAI {
-					// OpenAI's reasoning through Venice: its summary came
+				if p.venice && strings.HasSuffix(r.GetFormat(), "-responses-v1") {
+					// OpenAI's and xAI's reasoning through Venice
+					// (openai-responses-v1, xai-responses-v1): its text came
 					// as reasoning_content, the encrypted item as the one
 					// detail, which alone goes back
-					// (testdata/real_venice_gpt6luna_3.recorded_reasoning_details.json).
+					// (testdata/real_venice_gpt6luna_3.recorded_reasoning_details.json,
+					// real_venice_grok43_tool_stream_2.recorded_request.json).
 					r = &llmrelayv1.Reasoning{Signature: r.GetSignature(), Id: r.GetId(), Format: r.GetFormat(), Redacted: true}
+				}
+				if p.venice && r.GetFormat() == formatGemini && r.GetText() == "" && r.GetId() == "" && !r.GetRedacted() && r.GetSignature() != "" {
+					// Gemini's signature of a text answer through Venice
+					// came as a reasoning.text detail with no text (not
+					// as reasoning.encrypted with the call's id) and goes
+					// back so (testdata/real_venice_gemini3preview_tool_stream_3.recorded_request.json).
+					cm.ReasoningDetails = append(cm.ReasoningDetails, outDetail{Type: detailText, Signature: r.GetSignature(), Format: formatGemini, Index: block - 1})
+					continue
 				}
 				cm.ReasoningDetails = appendDetails(cm.ReasoningDetails, r, block-1)
 			} else {
@@ -520,6 +530,15 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 		// own turns always have reasoning in thinking mode; a turn from
 		// elsewhere gets what text it has, possibly none).
 		r := reasoning.String()
+		if r == "" && p.venice {
+			// Venice takes a tool-call turn without reasoning_content
+			// when there was no reasoning text: GLM's turn without
+			// reasoning, Gemini 3's with its signature as the one detail
+			// (testdata/real_venice_glm53flash_tool_stream_2.recorded_request.json,
+			// real_venice_gemini3preview_tool_stream_2.recorded_request.json).
+			// The empty field is DeepSeek's own API's requirement.
+			return 0, nil
+		}
 		cm.ReasoningContent = &r
 		return 0, nil
 	}
