@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -33,7 +32,6 @@ type eventLoop struct {
 	// a stream cut before it.
 	final string
 
-	events bool // an SSE event was read
 	done   bool // the final event was received
 	closed bool
 	// completeAtEOF: the handler saw the end of a complete answer, so a
@@ -102,7 +100,6 @@ func (s *eventLoop) Recv() (*provider.Event, error) {
 			s.err = s.readError(err)
 			continue
 		}
-		s.events = true
 		s.handle(ev.Type, ev.Data)
 	}
 }
@@ -120,15 +117,6 @@ func (s *eventLoop) Close() error {
 func (s *eventLoop) readError(err error) error {
 	var e *provider.Error
 	switch {
-	case !s.events && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) && htmlType(s.header.Get("Content-Type")):
-		// A web page (a base_url at a web UI, a captive portal, a
-		// proxy's sign-in page) read as an event stream without events:
-		// what came, not a cut stream (which would be retried as if
-		// transient: the same page would only come again). The gateway's
-		// transport says so on its first read (pipeline's htmlAnswer);
-		// this is the adapter alone.
-		e = provider.BadResponse(s.p.name, "the provider answered with an HTML page (Content-Type %s), not an event stream: does base_url point at the API?", s.header.Get("Content-Type"))
-		e.Err = provider.ErrNotAnAnswer
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		e = provider.StreamCut(s.p.name, "stream ended before %s", s.final)
 	case errors.Is(err, sse.ErrEventTooLarge):
@@ -154,12 +142,4 @@ func (s *eventLoop) bad(format string, args ...any) *provider.Error {
 	e := provider.BadResponse(s.p.name, format, args...)
 	e.RequestID = s.p.requestID(s.header)
 	return e
-}
-
-// htmlType reports whether a Content-Type is text/html.
-func htmlType(ct string) bool {
-	if i := strings.IndexByte(ct, ';'); i >= 0 {
-		ct = ct[:i]
-	}
-	return strings.EqualFold(strings.TrimSpace(ct), "text/html")
 }

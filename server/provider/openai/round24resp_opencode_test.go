@@ -18,17 +18,28 @@ func r24NextInput(t *testing.T, p *Provider, model string, msgs ...*llmrelayv1.M
 	t.Helper()
 	req := r21Request(model, "")
 	req.Reasoning, req.Messages = true, msgs
+	in, warnings := r24Built(t, p, req)
+	return in.Input, warnings
+}
+
+// r24Body is the input of a built Responses request.
+type r24Body struct {
+	Input []any `json:"input"`
+}
+
+// r24Built is the streamed Responses request p builds for req, and its
+// warnings.
+func r24Built(t *testing.T, p *Provider, req *provider.Request) (r24Body, []string) {
+	t.Helper()
 	b, warnings, err := p.buildResponsesRequest(req, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var in struct {
-		Input []any `json:"input"`
-	}
+	var in r24Body
 	if err := json.Unmarshal(b, &in); err != nil {
 		t.Fatal(err)
 	}
-	return in.Input, warnings
+	return in, warnings
 }
 
 // r24RecordedInput is the input of a recorded follow-up request
@@ -183,16 +194,7 @@ func TestRound24OpencodeToolLoop(t *testing.T) {
 			msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{
 				CallId: "call_JCuVTkQxVB3cCmFWx52adJKZ", Content: `{"temperature":22,"condition":"sunny"}`}}})}
 		next.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Store: &store}}}
-		b, warnings, err := p.buildResponsesRequest(next, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var in struct {
-			Input []any `json:"input"`
-		}
-		if err := json.Unmarshal(b, &in); err != nil {
-			t.Fatal(err)
-		}
+		in, warnings := r24Built(t, p, next)
 		if len(warnings) != 0 || len(in.Input) != 3 {
 			t.Fatalf("store %v: input %v, warnings %q", store, in.Input, warnings)
 		}
@@ -245,16 +247,7 @@ func TestRound24OpencodeOpenRouterToolLoop(t *testing.T) {
 	next.Messages = []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("What is the weather in Paris?")), f.Message,
 		msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{
 			CallId: "call_0hH2I7anIhRzJVMaXGgZsSAZ", Content: `{"temperature":22,"condition":"sunny"}`}}})}
-	b, warnings, err := p.buildResponsesRequest(next, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in struct {
-		Input []any `json:"input"`
-	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		t.Fatal(err)
-	}
+	in, warnings := r24Built(t, p, next)
 	want := r24RecordedInput(t, name)
 	call := map[string]any{}
 	for k, v := range want[1].(map[string]any) {
@@ -513,16 +506,7 @@ func TestRound24OpencodeOpenRouterGrokToolLoop(t *testing.T) {
 	next.Protocol, next.Tools = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools
 	next.Messages = append(next.Messages, f.Message,
 		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(callID, `{"temperature":22,"condition":"sunny"}`)))
-	b, warnings, err := p.buildResponsesRequest(next, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in struct {
-		Input []any `json:"input"`
-	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		t.Fatal(err)
-	}
+	in, warnings := r24Built(t, p, next)
 	want := r24RecordedInput(t, name)
 	call := map[string]any{}
 	for k, v := range want[1].(map[string]any) {
@@ -581,16 +565,7 @@ func TestRound24OpencodeVercelGatewayGrokToolLoop(t *testing.T) {
 	next.Protocol, next.Tools, next.Reasoning = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools, true
 	next.Messages = append(next.Messages, f.Message,
 		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(callID, `{"temperature":22,"condition":"sunny"}`)))
-	b, warnings, err := p.buildResponsesRequest(next, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in struct {
-		Input []any `json:"input"`
-	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		t.Fatal(err)
-	}
+	in, warnings := r24Built(t, p, next)
 	want := r24RecordedInput(t, name)
 	delete(want[2].(map[string]any), "id")
 	if len(warnings) != 0 || len(in.Input) != len(want) {
@@ -660,16 +635,7 @@ func TestRound24OpencodeVercelGatewayGptToolLoop(t *testing.T) {
 	next.Protocol, next.Tools, next.Reasoning = llmrelayv1.Protocol_PROTOCOL_TOOLS, tools, true
 	next.Messages = append(next.Messages, f.Message,
 		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart(callID, `{"temperature":22,"condition":"sunny"}`)))
-	b, warnings, err := p.buildResponsesRequest(next, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in struct {
-		Input []any `json:"input"`
-	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		t.Fatal(err)
-	}
+	in, warnings := r24Built(t, p, next)
 	want := r24RecordedInput(t, name)
 	delete(want[1].(map[string]any), "id")
 	if len(warnings) != 0 || len(in.Input) != 3 || !reflect.DeepEqual(in.Input[1:], want[1:]) {
