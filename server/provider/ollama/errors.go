@@ -40,7 +40,7 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 	}
 	e.Code, e.Param = code, param
 	if e.RequestID == "" {
-		e.RequestID = cloudRef(msg)
+		e.RequestID = provider.OllamaCloudRef(msg)
 	}
 	e.Kind = refineKind(e.Kind, msg)
 	if e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(msg) {
@@ -81,7 +81,7 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 		e.Code = "insufficient_quota"
 	}
 	if e.Kind == provider.KindInvalidRequest {
-		e.Message += imageAdvice(msg)
+		e.Message += provider.OllamaImageAdvice(msg)
 	}
 	if e.Kind == provider.KindRateLimited && e.Code == "" && usageLimit(msg) {
 		// ollama.com's plan limit: retrying seconds later meets the same
@@ -189,49 +189,6 @@ func plainText(b []byte) string {
 	return strings.ToValidUTF8(provider.Shorten(strings.Join(strings.Fields(string(b)), " "), 300), "�")
 }
 
-// cloudRefRE matches the reference ollama.com puts at the end of its
-// error messages, a UUID new for each failure: "Internal Server Error
-// (ref: bddedf60-d799-48d6-ad1f-6783dcfc8e9b)" (its opaque 500), "this
-// model requires a subscription, upgrade for access:
-// https://ollama.com/upgrade (ref: b7b9f6f9-…)" (a 403).
-var cloudRefRE = regexp.MustCompile(`\(ref: ([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\)\s*$`)
-
-// cloudRef is the reference an ollama.com error message ends with, ""
-// when it has none. It stands as the error's request id when no header
-// gave one: a local Ollama passes a cloud model's error body on without
-// ollama.com's headers, and the reference is what Ollama's support asks
-// for.
-func cloudRef(msg string) string {
-	if m := cloudRefRE.FindStringSubmatch(msg); m != nil {
-		return m[1]
-	}
-	return ""
-}
-
-// The runner's refusals of an image (runner/ollamarunner/runner.go:
-// NewSequence's "failed to process inputs: %w" of the model's
-// EncodeMultimodal error, answered "Failed to create new sequence: …" with
-// a 500): Go's image decoder's "image: unknown format" for a format Ollama
-// cannot read (ollama/ollama#11320), and model.ErrNoVisionModel "this
-// model is missing data required for image input" for a model without a
-// vision component. imageAdvice is what the error's message adds to say
-// what to change; "" for any other message.
-const (
-	imageFormatAdvice = " (Ollama cannot decode this image's format: the same request fails again; send it as PNG or JPEG)"
-	noVisionAdvice    = " (this model takes no images: send them to a vision model, or leave them out)"
-)
-
-func imageAdvice(msg string) string {
-	m := strings.ToLower(msg)
-	switch {
-	case strings.Contains(m, "image: unknown format"):
-		return imageFormatAdvice
-	case strings.Contains(m, "missing data required for image input"):
-		return noVisionAdvice
-	}
-	return ""
-}
-
 // nanRE matches the error Ollama answers when the model's output holds a
 // NaN, which Go's encoding/json cannot write: the runner's (or server's)
 // "failed to encode response: json: unsupported value: NaN" (ollama/ollama
@@ -258,7 +215,7 @@ func refineKind(k provider.Kind, msg string) provider.Kind {
 		return provider.KindContextLength
 	case strings.Contains(m, "content filter"), strings.Contains(m, "content policy"):
 		return provider.KindContentFilter
-	case imageAdvice(msg) != "":
+	case provider.OllamaImageAdvice(msg) != "":
 		// The runner's refusal of an image (a format it cannot decode,
 		// a model without vision): the same request fails every time.
 		return provider.KindInvalidRequest
@@ -326,11 +283,11 @@ func inBandError(raw json.RawMessage, status int, requestID string) *provider.Er
 		return nil
 	}
 	if requestID == "" {
-		requestID = cloudRef(msg)
+		requestID = provider.OllamaCloudRef(msg)
 	}
 	kind := refineKind(provider.KindUnavailable, msg)
 	if kind == provider.KindInvalidRequest {
-		msg += imageAdvice(msg)
+		msg += provider.OllamaImageAdvice(msg)
 	}
 	return &provider.Error{
 		Provider: providerName, Kind: kind, HTTPStatus: status,

@@ -233,7 +233,7 @@ func nanInBatch(err error, inputs int) error {
 func answerFailed(err error, resp *http.Response) error {
 	id := provider.HeaderValue(resp.Header, requestIDHeader)
 	var pe *provider.Error
-	if id != "" && errors.As(err, &pe) && pe.RequestID != "" && pe.RequestID == cloudRef(pe.Message) {
+	if id != "" && errors.As(err, &pe) && pe.RequestID != "" && pe.RequestID == provider.OllamaCloudRef(pe.Message) {
 		pe.RequestID = id
 	}
 	return provider.AnswerFailed(err, id, nil)

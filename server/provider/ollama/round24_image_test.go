@@ -32,7 +32,7 @@ func TestRound24ImageRefused(t *testing.T) {
 	const recorded = "Failed to create new sequence: failed to process inputs: image: unknown format"
 	srv := providertest.ReplayFile(t, td("error_500_image_unknown_format.http"))
 	_, err := newTestProvider(t, srv).Generate(context.Background(), visionRequest(t))
-	checkImageRefused(t, "unary 500", err, 500, recorded, imageFormatAdvice)
+	checkImageRefused(t, "unary 500", err, 500, recorded, provider.OllamaImageFormatAdvice)
 	if !pipeline.FallbackWorthy(err) {
 		t.Errorf("unary 500: not fallback-worthy")
 	}
@@ -41,7 +41,7 @@ func TestRound24ImageRefused(t *testing.T) {
 	srv = providertest.Replay(t, providertest.Recording{Status: 500, Header: http.Header{"Content-Type": {"application/json; charset=utf-8"}},
 		Body: []byte(`{"error":"` + noVision + `"}`)})
 	_, err = newTestProvider(t, srv).Generate(context.Background(), visionRequest(t))
-	checkImageRefused(t, "no vision", err, 500, noVision, noVisionAdvice)
+	checkImageRefused(t, "no vision", err, 500, noVision, provider.OllamaNoVisionAdvice)
 
 	// After a 200 (a stream whose first line was written), the same words
 	// as an error line.
@@ -58,7 +58,7 @@ func TestRound24ImageRefused(t *testing.T) {
 	if errors.Is(err, io.EOF) {
 		t.Fatal("stream ended without its error")
 	}
-	checkImageRefused(t, "stream line", err, 200, recorded, imageFormatAdvice)
+	checkImageRefused(t, "stream line", err, 200, recorded, provider.OllamaImageFormatAdvice)
 
 	// Other 500s keep their kind.
 	for _, msg := range []string{"llama runner process has terminated: exit status 2", "failed to process inputs: no input provided"} {

@@ -90,44 +90,7 @@ func (p *Provider) errorRequestID(h http.Header, msg string) string {
 	if m := messageRequestIDRE.FindStringSubmatch(msg); m != nil {
 		return m[1]
 	}
-	if m := ollamaRefRE.FindStringSubmatch(msg); m != nil {
-		return m[1]
-	}
-	return ""
-}
-
-// ollamaRefRE matches the reference ollama.com ends its error messages
-// with, a UUID new for each failure ("Internal Server Error (ref:
-// bddedf60-…)", tinyhumansai/openhuman#4042): the handle its support asks
-// for, and all a caller has when a local Ollama passes a cloud model's
-// error on without ollama.com's headers. Its /v1 route puts the message in
-// OpenAI's error object (openai.NewError); the ollama adapter reads the
-// same reference (its cloudRef).
-var ollamaRefRE = regexp.MustCompile(`\(ref: ([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\)\s*$`)
-
-// Ollama's runner refuses an image it cannot use ("Failed to create new
-// sequence: failed to process inputs: …", a 500; api_error behind /v1):
-// Go's image decoder's "image: unknown format" (ollama/ollama#11320), and
-// "this model is missing data required for image input" for a model
-// without a vision component. The same request fails every time: an
-// invalid request, with what to change added to the message, as the ollama
-// adapter reads them (its imageAdvice).
-const (
-	ollamaImageFormatAdvice = " (Ollama cannot decode this image's format: the same request fails again; send it as PNG or JPEG)"
-	ollamaNoVisionAdvice    = " (this model takes no images: send them to a vision model, or leave them out)"
-)
-
-// ollamaImageAdvice is what an error message of Ollama's image refusals
-// gets added; "" for any other message.
-func ollamaImageAdvice(msg string) string {
-	m := strings.ToLower(msg)
-	switch {
-	case strings.Contains(m, "image: unknown format"):
-		return ollamaImageFormatAdvice
-	case strings.Contains(m, "missing data required for image input"):
-		return ollamaNoVisionAdvice
-	}
-	return ""
+	return provider.OllamaCloudRef(msg) // ollama.com's, through Ollama's /v1 route
 }
 
 // inBand completes an error reported inside a 2xx answer (a stream's
@@ -817,11 +780,11 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		if e.Param == "" {
 			e.Param = "logprobs"
 		}
-	case ollamaImageAdvice(e.Message) != "":
+	case provider.OllamaImageAdvice(e.Message) != "":
 		// Under a 500: not retried either (the route may still fall back
 		// to another model).
 		e.Kind, e.ShouldRetry = provider.KindInvalidRequest, provider.RetryDiscouraged
-		if a := ollamaImageAdvice(e.Message); !strings.HasSuffix(e.Message, a) {
+		if a := provider.OllamaImageAdvice(e.Message); !strings.HasSuffix(e.Message, a) {
 			e.Message += a
 		}
 	case status == http.StatusInternalServerError && strings.Contains(e.Message, "Jinja Exception:"):

@@ -172,11 +172,11 @@ func TestRound24OllamaV1Errors(t *testing.T) {
 			_, err = p.Generate(context.Background(), req)
 		}
 		pe := providerError(t, err)
-		if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 500 || pe.Message != recorded+ollamaImageFormatAdvice || pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
+		if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 500 || pe.Message != recorded+provider.OllamaImageFormatAdvice || pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
 			t.Errorf("stream %v: %+v (retryable %v)", stream, pe, pipeline.Retryable(err))
 		}
 	}
-	if a := ollamaImageAdvice("Failed to create new sequence: failed to process inputs: this model is missing data required for image input"); a != ollamaNoVisionAdvice {
+	if a := provider.OllamaImageAdvice("Failed to create new sequence: failed to process inputs: this model is missing data required for image input"); a != provider.OllamaNoVisionAdvice {
 		t.Errorf("no vision: %q", a)
 	}
 }

@@ -1,0 +1,55 @@
+package provider
+
+import (
+	"regexp"
+	"strings"
+)
+
+// ollama.com's and Ollama's runner's error words, read by the ollama
+// adapter (its native API) and the openai adapter (Ollama's /v1 route,
+// which puts the same message in OpenAI's error object).
+
+// ollamaRefRE matches the reference ollama.com puts at the end of its
+// error messages, a UUID new for each failure: "Internal Server Error
+// (ref: bddedf60-d799-48d6-ad1f-6783dcfc8e9b)" (its opaque 500,
+// tinyhumansai/openhuman#4042), "this model requires a subscription,
+// upgrade for access: https://ollama.com/upgrade (ref: b7b9f6f9-…)" (a
+// 403).
+var ollamaRefRE = regexp.MustCompile(`\(ref: ([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\)\s*$`)
+
+// OllamaCloudRef is the reference an ollama.com error message ends with,
+// "" when it has none. It stands as the error's request id when no header
+// gave one: a local Ollama passes a cloud model's error body on without
+// ollama.com's headers, and the reference is what Ollama's support asks
+// for.
+func OllamaCloudRef(msg string) string {
+	if m := ollamaRefRE.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// The runner's refusals of an image (runner/ollamarunner/runner.go:
+// NewSequence's "failed to process inputs: %w" of the model's
+// EncodeMultimodal error, answered "Failed to create new sequence: …" with
+// a 500): Go's image decoder's "image: unknown format" for a format Ollama
+// cannot read (ollama/ollama#11320), and model.ErrNoVisionModel "this
+// model is missing data required for image input" for a model without a
+// vision component. The same request fails every time.
+const (
+	OllamaImageFormatAdvice = " (Ollama cannot decode this image's format: the same request fails again; send it as PNG or JPEG)"
+	OllamaNoVisionAdvice    = " (this model takes no images: send them to a vision model, or leave them out)"
+)
+
+// OllamaImageAdvice is what the message of one of the runner's image
+// refusals gets added, to say what to change; "" for any other message.
+func OllamaImageAdvice(msg string) string {
+	m := strings.ToLower(msg)
+	switch {
+	case strings.Contains(m, "image: unknown format"):
+		return OllamaImageFormatAdvice
+	case strings.Contains(m, "missing data required for image input"):
+		return OllamaNoVisionAdvice
+	}
+	return ""
+}
