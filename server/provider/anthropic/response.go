@@ -461,50 +461,19 @@ func setContextManagement(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bo
 // OpenRouter's and Hugging Face's).
 const extUpstreamProvider = "upstream_provider"
 
-// setUpstreamProvider sets meta.extended.upstream_provider from a Vercel AI
-// Gateway's provider_metadata: gateway.routing.finalProvider, the provider
-// that served the call after the gateway's fallbacks ("baseten", "vertex",
-// "anthropic": testdata/real_vercelgw_deepseek_tool_stream_*), which the
-// answer says nowhere else (its model is the id asked for); and
-// meta.extended.gateway_cost from gateway.cost, what the gateway charged
-// for the call in US dollars, a decimal string kept as sent ("0.00134":
-// every recording of both its endpoints, July to October 2026, carries it;
-// the gateway "records … cost" for every request, its documentation says).
-// A cost that is not a non-negative decimal string is not kept. Reports
-// whether it set either; anything else of the metadata is not read.
+// setUpstreamProvider sets meta.extended.upstream_provider and
+// gateway_cost from a Vercel AI Gateway's provider_metadata
+// (provider.VercelGateway; testdata/real_vercelgw_deepseek_tool_stream_*).
+// Reports whether it set either.
 func setUpstreamProvider(meta *llmrelayv1.ResponseMeta, raw json.RawMessage) bool {
-	if len(raw) == 0 {
-		return false
-	}
-	var pm struct {
-		Gateway *struct {
-			Routing *struct {
-				FinalProvider json.RawMessage `json:"finalProvider"`
-			} `json:"routing"`
-			Cost json.RawMessage `json:"cost"`
-		} `json:"gateway"`
-	}
-	if json.Unmarshal(raw, &pm) != nil || pm.Gateway == nil {
-		return false
-	}
-	set := false
-	var cost string
-	if json.Unmarshal(pm.Gateway.Cost, &cost) == nil && isDecimal(cost) {
+	upstream, cost := provider.VercelGateway(raw)
+	if cost != "" {
 		provider.SetExtended(meta, extGatewayCost, cost)
-		set = true
 	}
-	if pm.Gateway.Routing == nil {
-		return set
+	if upstream != "" {
+		provider.SetExtended(meta, extUpstreamProvider, upstream)
 	}
-	var name string
-	if json.Unmarshal(pm.Gateway.Routing.FinalProvider, &name) != nil {
-		return set
-	}
-	if name = strings.TrimSpace(strings.ToValidUTF8(name, "\uFFFD")); name == "" {
-		return set
-	}
-	provider.SetExtended(meta, extUpstreamProvider, name)
-	return true
+	return upstream != "" || cost != ""
 }
 
 // toolsetWarning is the warning for content block i, a tool_use naming
@@ -521,23 +490,6 @@ func toolsetWarning(i int, toolset string) string {
 
 // extGatewayCost is the Vercel AI Gateway's charge for the call.
 const extGatewayCost = "gateway_cost"
-
-// isDecimal reports whether s is a non-negative decimal number as the
-// gateway writes costs: digits, at most one point between digits.
-func isDecimal(s string) bool {
-	digits, point := 0, false
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= '0' && c <= '9':
-			digits++
-		case c == '.' && !point && digits > 0 && i+1 < len(s):
-			point = true
-		default:
-			return false
-		}
-	}
-	return digits > 0 && len(s) <= 64
-}
 
 // setDiagnostics keeps the cache diagnostics beta's report
 // (cache-diagnosis-2026-04-07, asked for with diagnostics.previous_message_id:

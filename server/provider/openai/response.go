@@ -41,6 +41,9 @@ const (
 	// OpenRouter's "provider" body field, Hugging Face's router's
 	// x-inference-provider header.
 	extUpstreamProvider = "upstream_provider"
+	// extGatewayCost is the Vercel AI Gateway's charge for the call
+	// (provider.VercelGateway), as the anthropic adapter keeps it.
+	extGatewayCost = "gateway_cost"
 	// extUpstreamRequestID is the request id of the upstream a router
 	// relayed an error from, as the upstream's body gave it (OpenRouter's
 	// metadata.raw); the error's own request id stays the router's.

@@ -281,8 +281,12 @@ func setRespExtras(meta *llmrelayv1.ResponseMeta, w *respResponse) {
 	if isPresent(w.ProviderMetadata) {
 		// The provider the Vercel AI Gateway routed the call to
 		// (testdata/real_opencode_vercelgw_grok47_tool_loop_stream.http).
-		if up := gatewayFinalProvider(w.ProviderMetadata); up != "" {
-			provider.SetExtended(meta, extUpstreamProvider, validUTF8(up))
+		up, cost := provider.VercelGateway(w.ProviderMetadata)
+		if up != "" {
+			provider.SetExtended(meta, extUpstreamProvider, up)
+		}
+		if cost != "" {
+			provider.SetExtended(meta, extGatewayCost, cost)
 		}
 	}
 }

@@ -175,7 +175,7 @@ type respResponse struct {
 	ToolUsage  json.RawMessage `json:"tool_usage"`
 	// ProviderMetadata is the Vercel AI Gateway's, on its final response
 	// object: its routing names the provider that served the call
-	// (gatewayFinalProvider), as on its Chat Completions finish chunk;
+	// (provider.VercelGateway), as on its Chat Completions finish chunk;
 	// the rest (costs) is not read.
 	ProviderMetadata json.RawMessage `json:"provider_metadata"`
 }

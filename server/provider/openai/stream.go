@@ -1048,11 +1048,15 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	if isPresent(d.ProviderMetadata) {
 		// The Vercel AI Gateway names the provider that served the call
 		// on the finish chunk (testdata/real_vercelgw_chat_muse_tool_stream_1.http).
-		if up := gatewayFinalProvider(d.ProviderMetadata); up != "" {
+		up, cost := provider.VercelGateway(d.ProviderMetadata)
+		if up != "" {
 			if r := s.rareOf(); up != r.upstream {
 				r.upstream = up
-				provider.SetExtended(meta, extUpstreamProvider, validUTF8(up))
+				provider.SetExtended(meta, extUpstreamProvider, up)
 			}
+		}
+		if cost != "" {
+			provider.SetExtended(meta, extGatewayCost, cost)
 		}
 	}
 	if isPresent(d.ExecutedTools) && !s.executedWarned {

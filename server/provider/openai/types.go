@@ -452,29 +452,8 @@ type respMessage struct {
 	Audio json.RawMessage `json:"audio"`
 	// ProviderMetadata is the Vercel AI Gateway's (on the finish chunk's
 	// delta): its routing names the provider that served the call
-	// (gatewayFinalProvider); the rest (costs) is not read.
+	// (provider.VercelGateway: the routed provider and the cost).
 	ProviderMetadata json.RawMessage `json:"provider_metadata"`
-}
-
-// gatewayFinalProvider is the provider that served a call the Vercel AI
-// Gateway routed, provider_metadata.gateway.routing.finalProvider; "" when
-// raw names none.
-func gatewayFinalProvider(raw json.RawMessage) string {
-	var pm struct {
-		Gateway struct {
-			Routing struct {
-				FinalProvider json.RawMessage `json:"finalProvider"`
-			} `json:"routing"`
-		} `json:"gateway"`
-	}
-	if json.Unmarshal(raw, &pm) != nil {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(pm.Gateway.Routing.FinalProvider, &s) != nil {
-		return ""
-	}
-	return s
 }
 
 // toolCallList is a message's or delta's tool_calls: an array, or the
