@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -50,7 +51,9 @@ type Agent struct {
 type AgentResult struct {
 	// FinishReason is the last model call's, or FINISH_REASON_MAX_ROUNDS.
 	FinishReason llmrelayv1.FinishReason
-	// Messages is the whole conversation, to continue it statelessly.
+	// Messages is the whole conversation, to continue it statelessly (the
+	// setup's messages put back where the server left them out of a large
+	// end event: omitted_setup_messages).
 	Messages []*llmrelayv1.Message
 	Meta     *llmrelayv1.AgentMeta
 	// GoAway is set when the server shut down mid-run: Messages is then the
@@ -165,11 +168,20 @@ func (a *Agent) Run(ctx context.Context, setup *llmrelayv1.AgentSetup, opts ...g
 			}
 			callsMu.Unlock()
 		case *llmrelayv1.AgentResponse_GoAway:
-			res.GoAway, res.Messages, res.Meta = e.GoAway, e.GoAway.GetMessages(), e.GoAway.GetMeta()
+			res.GoAway, res.Meta = e.GoAway, e.GoAway.GetMeta()
+			if res.Messages, err = conversation(setup, e.GoAway); err != nil {
+				return res, err
+			}
 		case *llmrelayv1.AgentResponse_Failure:
-			res.Failure, res.Messages, res.Meta = e.Failure, e.Failure.GetMessages(), e.Failure.GetMeta()
+			res.Failure, res.Meta = e.Failure, e.Failure.GetMeta()
+			if res.Messages, err = conversation(setup, e.Failure); err != nil {
+				return res, err
+			}
 		case *llmrelayv1.AgentResponse_End:
-			res.FinishReason, res.Messages, res.Meta = e.End.GetFinishReason(), e.End.GetMessages(), e.End.GetMeta()
+			res.FinishReason, res.Meta = e.End.GetFinishReason(), e.End.GetMeta()
+			if res.Messages, err = conversation(setup, e.End); err != nil {
+				return res, err
+			}
 		}
 	}
 }
@@ -181,4 +193,22 @@ func (r *AgentResult) GetFailure() *llmrelayv1.AgentFailure {
 		return nil
 	}
 	return r.Failure
+}
+
+// conversation is the whole conversation of an end, go-away or failure
+// event: the server leaves the setup's messages out of an event that would
+// otherwise exceed its send limit, and counts them in
+// omitted_setup_messages.
+func conversation(setup *llmrelayv1.AgentSetup, ev interface {
+	GetMessages() []*llmrelayv1.Message
+	GetOmittedSetupMessages() int32
+}) ([]*llmrelayv1.Message, error) {
+	n := int(ev.GetOmittedSetupMessages())
+	if n == 0 {
+		return ev.GetMessages(), nil
+	}
+	if n < 0 || n > len(setup.GetMessages()) {
+		return nil, fmt.Errorf("llmrelay agent: the server left out %d setup messages, and the setup has %d", n, len(setup.GetMessages()))
+	}
+	return append(slices.Clone(setup.GetMessages()[:n]), ev.GetMessages()...), nil
 }

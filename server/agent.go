@@ -1069,16 +1069,39 @@ func (a *agentRun) finalMeta() *llmrelayv1.AgentMeta {
 
 func (a *agentRun) end(reason llmrelayv1.FinishReason) error {
 	a.ended = true
-	return a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_End{End: &llmrelayv1.AgentEnd{
-		FinishReason: reason, Messages: a.msgs, Meta: a.finalMeta()}}})
+	return a.send(a.withConversation(a.msgs, func(msgs []*llmrelayv1.Message, omitted int32) *llmrelayv1.AgentResponse {
+		return &llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_End{End: &llmrelayv1.AgentEnd{
+			FinishReason: reason, Messages: msgs, Meta: a.finalMeta(), OmittedSetupMessages: omitted}}}
+	}))
+}
+
+// withConversation is the end, go-away or failure event that event makes
+// with the conversation msgs. An event over limits.max_send_message_bytes
+// could not be sent, and the client would lose the run's answer and what it
+// cost: it is made again without the setup's messages, which the client
+// sent and keeps (omitted_setup_messages counts them, meta.warnings says
+// why). An event too large even so is left to the stream's send limit.
+func (a *agentRun) withConversation(msgs []*llmrelayv1.Message, event func(msgs []*llmrelayv1.Message, omitted int32) *llmrelayv1.AgentResponse) *llmrelayv1.AgentResponse {
+	ev := event(msgs, 0)
+	max := a.g.limits.MaxSendMessageBytes
+	size := sizeOf(ev)
+	n := min(len(a.setup.GetMessages()), len(msgs))
+	if size <= max || n == 0 {
+		return ev
+	}
+	a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("the conversation would make this event %d bytes, over limits.max_send_message_bytes (%d): "+
+		"its messages leave out the setup's first %d (omitted_setup_messages)", size, max, n))
+	return event(msgs[n:], int32(n))
 }
 
 // goAway tells the client the server is shutting down, with the conversation
 // so far (complete: the last round's results are in), and ends the run.
 func (a *agentRun) goAway() error {
 	a.ended = true
-	if err := a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_GoAway{GoAway: &llmrelayv1.AgentGoAway{
-		Reason: "server shutting down", Messages: a.msgs, Meta: a.finalMeta()}}}); err != nil {
+	if err := a.send(a.withConversation(a.msgs, func(msgs []*llmrelayv1.Message, omitted int32) *llmrelayv1.AgentResponse {
+		return &llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_GoAway{GoAway: &llmrelayv1.AgentGoAway{
+			Reason: "server shutting down", Messages: msgs, Meta: a.finalMeta(), OmittedSetupMessages: omitted}}}
+	})); err != nil {
 		return err
 	}
 	return &requestError{code: codes.Unavailable, reason: llmrelayv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN,
@@ -1093,8 +1116,10 @@ func (a *agentRun) fail(err error) {
 	if !a.accepted || a.ended || a.ss.Context().Err() != nil || errors.Is(err, errClientCancel) || status.Code(err) == codes.Canceled {
 		return
 	}
-	ev := &llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_Failure{Failure: &llmrelayv1.AgentFailure{
-		Round: int32(a.current), Messages: a.msgs[:a.complete], Meta: a.finalMeta()}}}
+	ev := a.withConversation(a.msgs[:a.complete], func(msgs []*llmrelayv1.Message, omitted int32) *llmrelayv1.AgentResponse {
+		return &llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_Failure{Failure: &llmrelayv1.AgentFailure{
+			Round: int32(a.current), Messages: msgs, Meta: a.finalMeta(), OmittedSetupMessages: omitted}}}
+	})
 	if serr := a.send(ev); serr != nil {
 		// The status that follows says why the run failed; a client that
 		// cannot take the event will not take the status either.

@@ -2345,9 +2345,17 @@ type AgentGoAway struct {
 	// The conversation so far, complete up to the last finished round.
 	Messages []*Message `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
 	// The rounds done so far.
-	Meta          *AgentMeta `protobuf:"bytes,3,opt,name=meta,proto3" json:"meta,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Meta *AgentMeta `protobuf:"bytes,3,opt,name=meta,proto3" json:"meta,omitempty"`
+	// The number of the setup's messages left out of `messages`: 0, unless
+	// the event with the whole conversation would have been larger than the
+	// server's limits.max_send_message_bytes. Then `messages` starts after
+	// the setup's messages (the client sent them): the conversation is the
+	// setup's messages followed by `messages`, and meta.warnings says so.
+	// When even that is too large, the event is not sent; the stream ends
+	// with UNAVAILABLE (shutting down) as it would.
+	OmittedSetupMessages int32 `protobuf:"varint,4,opt,name=omitted_setup_messages,json=omittedSetupMessages,proto3" json:"omitted_setup_messages,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *AgentGoAway) Reset() {
@@ -2401,6 +2409,13 @@ func (x *AgentGoAway) GetMeta() *AgentMeta {
 	return nil
 }
 
+func (x *AgentGoAway) GetOmittedSetupMessages() int32 {
+	if x != nil {
+		return x.OmittedSetupMessages
+	}
+	return 0
+}
+
 // AgentFailure is the last event of a failed run; the status follows.
 type AgentFailure struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2413,9 +2428,17 @@ type AgentFailure struct {
 	// The rounds so far, the failed model call last when it reached the
 	// provider (its meta is also the status's FailedCallMeta); usage and
 	// cost include what that call spent.
-	Meta          *AgentMeta `protobuf:"bytes,3,opt,name=meta,proto3" json:"meta,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Meta *AgentMeta `protobuf:"bytes,3,opt,name=meta,proto3" json:"meta,omitempty"`
+	// The number of the setup's messages left out of `messages`: 0, unless
+	// the event with the whole conversation would have been larger than the
+	// server's limits.max_send_message_bytes. Then `messages` starts after
+	// the setup's messages (the client sent them): the conversation is the
+	// setup's messages followed by `messages`, and meta.warnings says so.
+	// When even that is too large, the event is not sent; the failure's
+	// status follows as it would.
+	OmittedSetupMessages int32 `protobuf:"varint,4,opt,name=omitted_setup_messages,json=omittedSetupMessages,proto3" json:"omitted_setup_messages,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *AgentFailure) Reset() {
@@ -2469,6 +2492,13 @@ func (x *AgentFailure) GetMeta() *AgentMeta {
 	return nil
 }
 
+func (x *AgentFailure) GetOmittedSetupMessages() int32 {
+	if x != nil {
+		return x.OmittedSetupMessages
+	}
+	return 0
+}
+
 // AgentEnd is the last event of a successful run.
 type AgentEnd struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2480,10 +2510,18 @@ type AgentEnd struct {
 	// The whole conversation: the setup's messages (after the model's prompt
 	// context), then every assistant turn and tool result, so the client can
 	// continue it statelessly.
-	Messages      []*Message `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
-	Meta          *AgentMeta `protobuf:"bytes,3,opt,name=meta,proto3" json:"meta,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Messages []*Message `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	Meta     *AgentMeta `protobuf:"bytes,3,opt,name=meta,proto3" json:"meta,omitempty"`
+	// The number of the setup's messages left out of `messages`: 0, unless
+	// the event with the whole conversation would have been larger than the
+	// server's limits.max_send_message_bytes. Then `messages` starts after
+	// the setup's messages (the client sent them): the conversation is the
+	// setup's messages followed by `messages`, and meta.warnings says so.
+	// When even that is too large, the run fails with RESOURCE_EXHAUSTED
+	// naming limits.max_send_message_bytes.
+	OmittedSetupMessages int32 `protobuf:"varint,4,opt,name=omitted_setup_messages,json=omittedSetupMessages,proto3" json:"omitted_setup_messages,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *AgentEnd) Reset() {
@@ -2535,6 +2573,13 @@ func (x *AgentEnd) GetMeta() *AgentMeta {
 		return x.Meta
 	}
 	return nil
+}
+
+func (x *AgentEnd) GetOmittedSetupMessages() int32 {
+	if x != nil {
+		return x.OmittedSetupMessages
+	}
+	return 0
 }
 
 // AgentMeta aggregates a run's model calls.
@@ -2876,19 +2921,22 @@ const file_llmrelay_v1_gateway_service_proto_rawDesc = "" +
 	"\x04meta\x18\x02 \x01(\v2\x19.llmrelay.v1.ResponseMetaR\x04meta\x12\x1d\n" +
 	"\n" +
 	"tool_calls\x18\x03 \x01(\x05R\ttoolCalls\x12@\n" +
-	"\x0etools_duration\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\rtoolsDuration\"\x83\x01\n" +
+	"\x0etools_duration\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\rtoolsDuration\"\xb9\x01\n" +
 	"\vAgentGoAway\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x120\n" +
 	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x12*\n" +
-	"\x04meta\x18\x03 \x01(\v2\x16.llmrelay.v1.AgentMetaR\x04meta\"\x82\x01\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.llmrelay.v1.AgentMetaR\x04meta\x124\n" +
+	"\x16omitted_setup_messages\x18\x04 \x01(\x05R\x14omittedSetupMessages\"\xb8\x01\n" +
 	"\fAgentFailure\x12\x14\n" +
 	"\x05round\x18\x01 \x01(\x05R\x05round\x120\n" +
 	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x12*\n" +
-	"\x04meta\x18\x03 \x01(\v2\x16.llmrelay.v1.AgentMetaR\x04meta\"\xa8\x01\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.llmrelay.v1.AgentMetaR\x04meta\x124\n" +
+	"\x16omitted_setup_messages\x18\x04 \x01(\x05R\x14omittedSetupMessages\"\xde\x01\n" +
 	"\bAgentEnd\x12>\n" +
 	"\rfinish_reason\x18\x01 \x01(\x0e2\x19.llmrelay.v1.FinishReasonR\ffinishReason\x120\n" +
 	"\bmessages\x18\x02 \x03(\v2\x14.llmrelay.v1.MessageR\bmessages\x12*\n" +
-	"\x04meta\x18\x03 \x01(\v2\x16.llmrelay.v1.AgentMetaR\x04meta\"\x93\x04\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.llmrelay.v1.AgentMetaR\x04meta\x124\n" +
+	"\x16omitted_setup_messages\x18\x04 \x01(\x05R\x14omittedSetupMessages\"\x93\x04\n" +
 	"\tAgentMeta\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1a\n" +

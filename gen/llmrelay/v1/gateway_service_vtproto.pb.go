@@ -2448,6 +2448,11 @@ func (m *AgentGoAway) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.OmittedSetupMessages != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.OmittedSetupMessages))
+		i--
+		dAtA[i] = 0x20
+	}
 	if m.Meta != nil {
 		size, err := m.Meta.MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
@@ -2510,6 +2515,11 @@ func (m *AgentFailure) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.OmittedSetupMessages != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.OmittedSetupMessages))
+		i--
+		dAtA[i] = 0x20
+	}
 	if m.Meta != nil {
 		size, err := m.Meta.MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
@@ -2569,6 +2579,11 @@ func (m *AgentEnd) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if m.OmittedSetupMessages != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.OmittedSetupMessages))
+		i--
+		dAtA[i] = 0x20
 	}
 	if m.Meta != nil {
 		size, err := m.Meta.MarshalToSizedBufferVT(dAtA[:i])
@@ -3826,6 +3841,9 @@ func (m *AgentGoAway) SizeVT() (n int) {
 		l = m.Meta.SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
+	if m.OmittedSetupMessages != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.OmittedSetupMessages))
+	}
 	n += len(m.unknownFields)
 	return n
 }
@@ -3849,6 +3867,9 @@ func (m *AgentFailure) SizeVT() (n int) {
 		l = m.Meta.SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
+	if m.OmittedSetupMessages != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.OmittedSetupMessages))
+	}
 	n += len(m.unknownFields)
 	return n
 }
@@ -3871,6 +3892,9 @@ func (m *AgentEnd) SizeVT() (n int) {
 	if m.Meta != nil {
 		l = m.Meta.SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.OmittedSetupMessages != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.OmittedSetupMessages))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -9673,6 +9697,25 @@ func (m *AgentGoAway) UnmarshalVT(dAtA []byte) error {
 				return err
 			}
 			iNdEx = postIndex
+		case 4:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field OmittedSetupMessages", wireType)
+			}
+			m.OmittedSetupMessages = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.OmittedSetupMessages |= int32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
@@ -9813,6 +9856,25 @@ func (m *AgentFailure) UnmarshalVT(dAtA []byte) error {
 				return err
 			}
 			iNdEx = postIndex
+		case 4:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field OmittedSetupMessages", wireType)
+			}
+			m.OmittedSetupMessages = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.OmittedSetupMessages |= int32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
@@ -9953,6 +10015,25 @@ func (m *AgentEnd) UnmarshalVT(dAtA []byte) error {
 				return err
 			}
 			iNdEx = postIndex
+		case 4:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field OmittedSetupMessages", wireType)
+			}
+			m.OmittedSetupMessages = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.OmittedSetupMessages |= int32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
