@@ -98,6 +98,13 @@ type agentRun struct {
 	mcpTools    map[string]*mcp.Session
 	sessions    []*mcp.Session
 	hosted      []mcp.Server
+	// mcpLists are the gateway-executed servers' offered tools, in the
+	// setup's order: listed again between rounds when a server says its
+	// tools changed (refreshTools).
+	mcpLists []mcpList
+	// removed names the MCP tools a new list took away, with why: a call
+	// of one gets an error result saying so.
+	removed map[string]string
 
 	msgs []*llmrelayv1.Message
 	meta *llmrelayv1.AgentMeta
@@ -133,6 +140,14 @@ type agentRun struct {
 	early map[string]*llmrelayv1.ToolResult
 
 	wg sync.WaitGroup
+}
+
+// mcpList is one gateway-executed server's tools as offered to the model.
+type mcpList struct {
+	field   string
+	srv     mcp.Server
+	session *mcp.Session
+	tools   []*llmrelayv1.Tool
 }
 
 type mcpOutcome struct {
@@ -293,6 +308,7 @@ func (a *agentRun) connectMCP() error {
 			// error names the server: the client did not write them.
 			return invalidField(c.field, "MCP server %s: %s", c.srv.Name, c.invalid.Error())
 		}
+		a.mcpLists = append(a.mcpLists, mcpList{field: c.field, srv: c.srv, session: c.session, tools: c.tools})
 		listed := make(map[string]bool, len(c.tools))
 		for _, t := range c.tools {
 			if a.clientTools[t.GetName()] || a.mcpTools[t.GetName()] != nil {
@@ -624,6 +640,9 @@ func (a *agentRun) round(ctx context.Context, round int) (done bool, err error) 
 			}
 		}
 	}
+	if round > 1 {
+		a.refreshTools(ctx, round)
+	}
 	calls, rec, err := a.modelCall(ctx, round)
 	if err != nil {
 		return true, err
@@ -870,6 +889,14 @@ func (a *agentRun) execute(ctx context.Context, round int, calls []*llmrelayv1.T
 		case s != nil:
 			a.wg.Add(1)
 			go a.callMCP(ctx, s, c, mcpDone)
+		case a.removed[c.GetName()] != "":
+			// A tool an MCP server took away (the model saw it in an
+			// earlier round): the model learns it is gone, not unknown.
+			why := a.removed[c.GetName()]
+			got[c.GetCallId()] = &llmrelayv1.ToolResult{CallId: c.GetCallId(), Name: c.GetName(), IsError: true,
+				Content: "tool " + strconv.Quote(c.GetName()) + " is no longer available: " + why}
+			a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: the model called %q (call %s), which is no longer available (%s): it got an error result",
+				round, c.GetName(), c.GetCallId(), why))
 		default:
 			// The model called a tool nobody offered: it learns so, and
 			// so does the client (no request or execution event shows
@@ -1114,4 +1141,113 @@ func (s *agentSink) Send(ev *llmrelayv1.StreamToolsResponse) error {
 		return err
 	}
 	return s.ss.Send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_Model{Model: ev}})
+}
+
+// refreshTools lists again, before a round's model call, the tools of the
+// MCP servers that said they changed (notifications/tools/list_changed, a
+// new session, or a server declaring tools.listChanged where its
+// notifications cannot arrive), so the tools offered change between
+// rounds only, never during one. A list that cannot be had (or is
+// invalid) leaves the server's tools as they were; a new tool named like
+// another server's or a client tool is not offered. Every change is a
+// run warning: no event carries a new tool list.
+func (a *agentRun) refreshTools(ctx context.Context, round int) {
+	changed := false
+	for i := range a.mcpLists {
+		l := &a.mcpLists[i]
+		if !l.session.ToolsChanged() {
+			continue
+		}
+		lctx, cancel := context.WithTimeout(ctx, mcpConnectTimeout)
+		tools, err := l.session.Tools(lctx)
+		cancel()
+		if err == nil && len(tools) > 0 {
+			if verr := validateTools(tools); verr != nil {
+				err = fmt.Errorf("MCP server %s: %w", l.srv.Name, verr)
+			}
+		}
+		if err != nil {
+			a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: %s: the tools of MCP server %s could not be listed again (%s): they stay as offered before",
+				round, l.field, l.srv.Name, clean(a.st.redact, err.Error())))
+			continue
+		}
+		kept := tools[:0:0]
+		var collide []string
+		for _, t := range tools {
+			if owner := a.mcpTools[t.GetName()]; a.clientTools[t.GetName()] || (owner != nil && owner != l.session) {
+				collide = append(collide, t.GetName())
+				continue
+			}
+			kept = append(kept, t)
+		}
+		if len(collide) > 0 {
+			a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: %s: MCP server %s now lists %s, named like another tool of the run: not offered",
+				round, l.field, l.srv.Name, strings.Join(collide, ", ")))
+		}
+		added, removed, modified := diffTools(l.tools, kept)
+		if len(added)+len(removed)+len(modified) == 0 {
+			continue
+		}
+		var what []string
+		for _, d := range []struct {
+			verb  string
+			names []string
+		}{{"added", added}, {"removed", removed}, {"changed", modified}} {
+			if len(d.names) > 0 {
+				what = append(what, d.verb+" "+strings.Join(d.names, ", "))
+			}
+		}
+		a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: %s: MCP server %s changed its tools (%s): round %d offers the new list",
+			round, l.field, l.srv.Name, strings.Join(what, "; "), round))
+		if a.removed == nil {
+			a.removed = map[string]string{}
+		}
+		for _, n := range removed {
+			a.removed[n] = fmt.Sprintf("MCP server %s removed it before round %d", l.srv.Name, round)
+		}
+		for _, n := range added {
+			delete(a.removed, n)
+		}
+		l.tools = kept
+		changed = true
+	}
+	if !changed {
+		return
+	}
+	// The client's tools first, then each server's in the setup's order,
+	// as at setup.
+	a.tools = append([]*llmrelayv1.Tool(nil), a.setup.GetTools()...)
+	a.mcpTools = map[string]*mcp.Session{}
+	for _, l := range a.mcpLists {
+		for _, t := range l.tools {
+			a.mcpTools[t.GetName()] = l.session
+			a.tools = append(a.tools, t)
+		}
+	}
+}
+
+// diffTools names the tools of after that before lacks, those of before
+// that after lacks, and those in both whose description or parameters
+// differ.
+func diffTools(before, after []*llmrelayv1.Tool) (added, removed, modified []string) {
+	old := make(map[string]*llmrelayv1.Tool, len(before))
+	for _, t := range before {
+		old[t.GetName()] = t
+	}
+	now := make(map[string]bool, len(after))
+	for _, t := range after {
+		now[t.GetName()] = true
+		switch o := old[t.GetName()]; {
+		case o == nil:
+			added = append(added, t.GetName())
+		case o.GetDescription() != t.GetDescription() || o.GetParameters() != t.GetParameters():
+			modified = append(modified, t.GetName())
+		}
+	}
+	for _, t := range before {
+		if !now[t.GetName()] {
+			removed = append(removed, t.GetName())
+		}
+	}
+	return added, removed, modified
 }

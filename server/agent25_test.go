@@ -1,0 +1,122 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// changingMCP is an MCP server (the official Go SDK, protocol 2025-11-25
+// over streamable HTTP, tools.listChanged declared as the SDK does) whose
+// lookup_population tool, once called, takes itself away and adds
+// lookup_area: the SDK sends notifications/tools/list_changed.
+func changingMCP(t *testing.T) *httptest.Server {
+	t.Helper()
+	s := sdk.NewServer(&sdk.Implementation{Name: "population", Version: "test"},
+		&sdk.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}})
+	type in struct {
+		City string `json:"city"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "lookup_population", Description: "Population of a city"},
+		func(ctx context.Context, _ *sdk.CallToolRequest, args in) (*sdk.CallToolResult, any, error) {
+			s.RemoveTools("lookup_population")
+			sdk.AddTool(s, &sdk.Tool{Name: "lookup_area", Description: "Area of a city"},
+				func(context.Context, *sdk.CallToolRequest, in) (*sdk.CallToolResult, any, error) {
+					return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: `{"km2":47.87}`}}}, nil, nil
+				})
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: `{"population":522000}`}}}, nil, nil
+		})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// requestTools names the tools of an OpenAI Chat Completions request body.
+func requestTools(t *testing.T, body []byte) []string {
+	t.Helper()
+	var req struct {
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range req.Tools {
+		names = append(names, tl.Function.Name)
+	}
+	return names
+}
+
+// TestAgentMCPToolsChange: the tools an MCP server offered were listed
+// once per run; a server that took a tool away and added another mid-run
+// (as tools.listChanged allows) left the model calling the removed one and
+// never offered the new one. The list is taken again between rounds: round
+// 2 offers lookup_area and no longer lookup_population, the model's second
+// call of lookup_population gets an error result saying the server removed
+// it (not sent to the server), and the run warns of the change.
+func TestAgentMCPToolsChange(t *testing.T) {
+	t.Parallel()
+	mcpSrv := changingMCP(t)
+	// The model calls lookup_population in rounds 1 and 2 (the same
+	// answer twice), then answers.
+	up := providertest.Replay(t, providertest.Load(t, "testdata/agent/openai_round1.http"),
+		providertest.Load(t, "testdata/agent/openai_round1.http"), providertest.Load(t, "testdata/agent/openai_round2.http"))
+	c, _ := startWith(t, strings.ReplaceAll(providerYAML("openai", "gpt-4o-mini", "openai-chat"), "{{MCP}}", mcpSrv.URL), up.URL)
+	setup := &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("Lyon?")}, Tools: agentTools(t),
+		McpServers: []*llmrelayv1.AgentMcpServer{{Name: "pop"}}}
+	evs, err := agentRun(context.Background(), t, c, setup, answerAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := evs[len(evs)-1].GetEnd()
+	if end.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_STOP {
+		t.Fatalf("last event %v", evs[len(evs)-1])
+	}
+	reqs := up.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model calls, want 3", len(reqs))
+	}
+	if got := requestTools(t, reqs[0].Body); !slices.Contains(got, "lookup_population") || slices.Contains(got, "lookup_area") {
+		t.Errorf("round 1 tools %v", got)
+	}
+	for i := 1; i < 3; i++ {
+		if got := requestTools(t, reqs[i].Body); slices.Contains(got, "lookup_population") || !slices.Contains(got, "lookup_area") {
+			t.Errorf("round %d tools %v, want lookup_area instead of lookup_population", i+1, got)
+		}
+	}
+	// Round 2's call of the removed tool: an error result naming why,
+	// in round 3's request; no MCP execution for it.
+	got := toolResults(t, reqs[2].Body, "tool_call_id", "content")
+	if r := got["call_AgtC3pLs1ZcX7vBn4QwE9tGh"]; !strings.Contains(r, `is no longer available: MCP server pop removed it before round 2`) {
+		t.Errorf("result for the removed tool's call: %s", r)
+	}
+	execs := 0
+	for _, ev := range evs {
+		if ev.GetMcpToolExecution() != nil {
+			execs++
+		}
+	}
+	if execs != 1 {
+		t.Errorf("%d MCP executions, want 1 (round 1's)", execs)
+	}
+	warnings := strings.Join(end.GetMeta().GetWarnings(), "\n")
+	for _, w := range []string{"round 2: setup.mcp_servers[0]: MCP server pop changed its tools (added lookup_area; removed lookup_population)",
+		`round 2: the model called "lookup_population" (call call_AgtC3pLs1ZcX7vBn4QwE9tGh), which is no longer available (MCP server pop removed it before round 2)`} {
+		if !strings.Contains(warnings, w) {
+			t.Errorf("warnings %q\nwant %q", warnings, w)
+		}
+	}
+}
