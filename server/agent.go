@@ -694,10 +694,33 @@ func (a *agentRun) round(ctx context.Context, round int) (done bool, err error) 
 		return true, err
 	}
 	a.msgs = append(a.msgs, &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_TOOL, Parts: results})
+	if err := a.fitsEnd(round); err != nil {
+		return true, err
+	}
 	a.complete = len(a.msgs)
 	rec.ToolsDuration = durationpb.New(a.g.now().Sub(toolsStart))
 	a.meta.ToolRounds++
 	return false, a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_RoundEnd{RoundEnd: &llmrelayv1.AgentRoundEnd{Round: rec}}})
+}
+
+// fitsEnd refuses to go on with a conversation that no end event can carry
+// any more (limits.max_send_message_bytes): every later event that returns
+// the conversation (end, go_away) would be refused, after model calls paid
+// for nothing. The run fails before the next model call instead, with the
+// conversation up to the previous round (which still fits) to continue
+// from with smaller results.
+func (a *agentRun) fitsEnd(round int) error {
+	max := a.g.limits.MaxSendMessageBytes
+	if max <= 0 {
+		return nil
+	}
+	size := sizeOf(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_End{End: &llmrelayv1.AgentEnd{Messages: a.msgs, Meta: a.meta}}})
+	if size <= max {
+		return nil
+	}
+	return &limitError{code: codes.ResourceExhausted, limit: "limits.max_send_message_bytes", field: "tool_result",
+		msg: fmt.Sprintf("tool_result: with round %d's tool results the conversation (%d bytes) exceeds limits.max_send_message_bytes (%d): no event could return it; the run stopped before the next model call (continue from the failure event's conversation with smaller results)",
+			round, size, max)}
 }
 
 // cutCall is the call a turn's output token limit cut: one whose arguments
@@ -1094,20 +1117,25 @@ func (a *agentRun) finalMeta() *llmrelayv1.AgentMeta {
 	return a.meta
 }
 
+// end sends the run's end event. ended is set once it went out: an end
+// the stream refused (larger than limits.max_send_message_bytes) leaves
+// the failure event to send, with the conversation up to the last whole
+// round, rather than nothing at all.
 func (a *agentRun) end(reason llmrelayv1.FinishReason) error {
-	a.ended = true
-	return a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_End{End: &llmrelayv1.AgentEnd{
+	err := a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_End{End: &llmrelayv1.AgentEnd{
 		FinishReason: reason, Messages: a.msgs, Meta: a.finalMeta()}}})
+	a.ended = err == nil
+	return err
 }
 
 // goAway tells the client the server is shutting down, with the conversation
 // so far (complete: the last round's results are in), and ends the run.
 func (a *agentRun) goAway() error {
-	a.ended = true
 	if err := a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_GoAway{GoAway: &llmrelayv1.AgentGoAway{
 		Reason: "server shutting down", Messages: a.msgs, Meta: a.finalMeta()}}}); err != nil {
 		return err
 	}
+	a.ended = true
 	return &requestError{code: codes.Unavailable, reason: llmrelayv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN,
 		msg: "server shutting down: continue the run elsewhere with go_away's conversation"}
 }

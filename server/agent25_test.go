@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
@@ -118,5 +120,82 @@ func TestAgentMCPToolsChange(t *testing.T) {
 		if !strings.Contains(warnings, w) {
 			t.Errorf("warnings %q\nwant %q", warnings, w)
 		}
+	}
+}
+
+const smallSendYAML = "limits: {max_recv_message_bytes: 8000, max_send_message_bytes: 8000}\n"
+
+// lastFailure returns the run's failure event, failing the test without one.
+func lastFailure(t *testing.T, evs []*llmrelayv1.AgentResponse) *llmrelayv1.AgentFailure {
+	t.Helper()
+	if len(evs) == 0 || evs[len(evs)-1].GetFailure() == nil {
+		t.Fatalf("no failure event; last %v", evs[len(evs)-1:])
+	}
+	return evs[len(evs)-1].GetFailure()
+}
+
+// TestAgentResultsOutgrowEnd: client tool results each under
+// limits.max_recv_message_bytes, together over
+// limits.max_send_message_bytes, made a conversation no end event could
+// carry: the run paid for round 2's model call, then failed sending end,
+// with no failure event (the client had nothing to continue from). It
+// fails once the results are in, before the next model call, with the
+// conversation up to round 1's model call in the failure event and a
+// status naming the limit.
+func TestAgentResultsOutgrowEnd(t *testing.T) {
+	t.Parallel()
+	up := providertest.Replay(t, providertest.Load(t, "testdata/agent/openai_round1.http"), providertest.Load(t, "testdata/agent/openai_round2.http"))
+	c, _ := startWith(t, smallSendYAML+strings.ReplaceAll(providerYAML("openai", "gpt-4o-mini", "openai-chat"), "{{MCP}}", "http://127.0.0.1:1"), up.URL)
+	evs, err := agentRun(context.Background(), t, c, &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("Lyon?")}, Tools: agentTools(t)},
+		func(r *llmrelayv1.AgentToolCallRequest) *llmrelayv1.ToolResult {
+			return &llmrelayv1.ToolResult{CallId: r.GetCallId(), Content: strings.Repeat("x", 3900)}
+		})
+	st, info, _ := statusDetails(t, err)
+	if st.Code() != codes.ResourceExhausted || info.GetMetadata()["limit"] != "limits.max_send_message_bytes" ||
+		!strings.Contains(st.Message(), "the run stopped before the next model call") {
+		t.Fatalf("status %v %v", st, info)
+	}
+	if n := len(up.Requests()); n != 1 {
+		t.Errorf("%d model calls, want 1", n)
+	}
+	if f := lastFailure(t, evs); f.GetRound() != 1 || len(f.GetMessages()) != 1 {
+		t.Errorf("failure round %d, %d messages", f.GetRound(), len(f.GetMessages()))
+	}
+}
+
+// textPieces is an OpenAI Chat Completions stream answering text in
+// pieces (each its own event).
+func textPieces(id string, pieces []string) providertest.Recording {
+	rec := chatStream(id, "", nil, 50, 2000)
+	var b strings.Builder
+	for _, p := range pieces {
+		t, _ := json.Marshal(p)
+		fmt.Fprintf(&b, `data: {"id":%q,"object":"chat.completion.chunk","created":1763900000,"model":"gpt-4o-mini-2024-07-18",`+
+			`"choices":[{"index":0,"delta":{"content":%s},"logprobs":null,"finish_reason":null}],"usage":null}`+"\n\n", id, t)
+	}
+	// After the role chunk (the first event), before the finish.
+	body := string(rec.Body)
+	cut := strings.Index(body, "\n\n") + 2
+	rec.Body = []byte(body[:cut] + b.String() + body[cut:])
+	return rec
+}
+
+// TestAgentEndTooLarge: a final answer streamed in pieces that each fit
+// limits.max_send_message_bytes, whose end event (the whole conversation)
+// does not, failed the run with no failure event: end had been marked sent
+// before the send was refused. The failure event now goes out with the
+// conversation up to the last whole round.
+func TestAgentEndTooLarge(t *testing.T) {
+	t.Parallel()
+	up := providertest.Replay(t, chatStream("chatcmpl-EndBig1", "", []chatCall{{"call_endbig_1", "get_time", `{"city":"Oslo"}`}}, 40, 10),
+		textPieces("chatcmpl-EndBig2", []string{strings.Repeat("a", 3000), strings.Repeat("b", 3000), strings.Repeat("c", 3000)}))
+	c, _ := startWith(t, smallSendYAML+strings.ReplaceAll(providerYAML("openai", "gpt-4o-mini", "openai-chat"), "{{MCP}}", "http://127.0.0.1:1"), up.URL)
+	evs, err := agentRun(context.Background(), t, c, &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("Oslo?")}, Tools: agentTools(t)}, answerAll)
+	st, info, _ := statusDetails(t, err)
+	if st.Code() != codes.ResourceExhausted || info.GetMetadata()["limit"] != "limits.max_send_message_bytes" {
+		t.Fatalf("status %v %v", st, info)
+	}
+	if f := lastFailure(t, evs); f.GetRound() != 2 || len(f.GetMessages()) != 3 || f.GetMeta().GetModelCalls() != 2 {
+		t.Errorf("failure round %d, %d messages, meta %v", f.GetRound(), len(f.GetMessages()), f.GetMeta())
 	}
 }
