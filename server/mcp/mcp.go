@@ -951,7 +951,23 @@ func rpcCode(err error) string {
 	if re.Code == httpFailureCode && bytes.HasPrefix(re.Data, []byte(`{"httpStatus":`)) {
 		return "" // an HTTP failure callFailure wrote, not the server's JSON-RPC error
 	}
+	if name := rpcCodeNames[re.Code]; name != "" {
+		return fmt.Sprintf(" (JSON-RPC error %d: %s)", re.Code, name)
+	}
 	return fmt.Sprintf(" (JSON-RPC error %d)", re.Code)
+}
+
+// rpcCodeNames are the JSON-RPC 2.0 codes' meanings: the model reads the
+// error as the tool's result, and "-32602" alone does not tell it that
+// the server refused its arguments (invalid params, what servers answer
+// for arguments that fail the tool's schema or for an unknown tool)
+// rather than failed on its own (internal error).
+var rpcCodeNames = map[int64]string{
+	jsonrpc.CodeParseError:     "parse error",
+	jsonrpc.CodeInvalidRequest: "invalid request",
+	jsonrpc.CodeMethodNotFound: "method not found",
+	jsonrpc.CodeInvalidParams:  "invalid params",
+	jsonrpc.CodeInternalError:  "internal error",
 }
 
 func orUnknown(mime string) string {
