@@ -1180,15 +1180,37 @@ func (s *agentSink) Send(ev *llmrelayv1.StreamToolsResponse) error {
 // another server's or a client tool is not offered. Every change is a
 // run warning: no event carries a new tool list.
 func (a *agentRun) refreshTools(ctx context.Context, round int) {
-	changed := false
-	for i := range a.mcpLists {
-		l := &a.mcpLists[i]
+	// The servers are listed at once, all within one mcpConnectTimeout:
+	// one after another, servers that do not answer would hold the next
+	// model call back by that much each.
+	type listing struct {
+		done  bool
+		tools []*llmrelayv1.Tool
+		err   error
+	}
+	listings := make([]listing, len(a.mcpLists))
+	lctx, cancel := context.WithTimeout(ctx, mcpConnectTimeout)
+	var wg sync.WaitGroup
+	for i, l := range a.mcpLists {
 		if !l.session.ToolsChanged() {
 			continue
 		}
-		lctx, cancel := context.WithTimeout(ctx, mcpConnectTimeout)
-		tools, err := l.session.Tools(lctx)
-		cancel()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tools, err := l.session.Tools(lctx)
+			listings[i] = listing{done: true, tools: tools, err: err}
+		}()
+	}
+	wg.Wait()
+	cancel()
+	changed := false
+	for i := range a.mcpLists {
+		l := &a.mcpLists[i]
+		if !listings[i].done {
+			continue
+		}
+		tools, err := listings[i].tools, listings[i].err
 		if err == nil && len(tools) > 0 {
 			if verr := validateTools(tools); verr != nil {
 				err = fmt.Errorf("MCP server %s: %w", l.srv.Name, verr)

@@ -1,13 +1,16 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -197,5 +200,64 @@ func TestAgentEndTooLarge(t *testing.T) {
 	}
 	if f := lastFailure(t, evs); f.GetRound() != 2 || len(f.GetMessages()) != 3 || f.GetMeta().GetModelCalls() != 2 {
 		t.Errorf("failure round %d, %d messages, meta %v", f.GetRound(), len(f.GetMessages()), f.GetMeta())
+	}
+}
+
+// TestAgentMCPToolsRelistFails: a server whose tools/list fails between
+// rounds (here a JSON-RPC error; a server that does not answer is bounded
+// by the connect timeout) keeps the tools it offered, with a warning; the
+// run goes on.
+func TestAgentMCPToolsRelistFails(t *testing.T) {
+	t.Parallel()
+	inner := changingMCP(t) // declares tools.listChanged on 2025-11-25: listed again before round 2
+	lists := 0
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(body, &m)
+		mu.Lock()
+		if m.Method == "tools/list" {
+			lists++
+		}
+		n := lists
+		mu.Unlock()
+		if m.Method == "tools/list" && n > 1 {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"tool registry unavailable"}}`, m.ID)
+			return
+		}
+		req, _ := http.NewRequest(r.Method, inner.URL, bytes.NewReader(body))
+		req.Header = r.Header.Clone()
+		res, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		defer res.Body.Close()
+		for k, v := range res.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(res.StatusCode)
+		_, _ = io.Copy(w, res.Body)
+	}))
+	t.Cleanup(srv.Close)
+	up := providertest.Replay(t, providertest.Load(t, "testdata/agent/openai_round1.http"), providertest.Load(t, "testdata/agent/openai_round2.http"))
+	c, _ := startWith(t, strings.ReplaceAll(providerYAML("openai", "gpt-4o-mini", "openai-chat"), "{{MCP}}", srv.URL), up.URL)
+	evs, err := agentRun(context.Background(), t, c, &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("Lyon?")}, Tools: agentTools(t),
+		McpServers: []*llmrelayv1.AgentMcpServer{{Name: "pop"}}}, answerAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := evs[len(evs)-1].GetEnd()
+	if got := requestTools(t, up.Requests()[1].Body); !slices.Contains(got, "lookup_population") || slices.Contains(got, "lookup_area") {
+		t.Errorf("round 2 tools %v, want round 1's", got)
+	}
+	want := `round 2: setup.mcp_servers[0]: the tools of MCP server pop could not be listed again (mcp server pop: list tools: calling "tools/list": tool registry unavailable (JSON-RPC error -32603: internal error)): they stay as offered before`
+	if !slices.Contains(end.GetMeta().GetWarnings(), want) {
+		t.Errorf("warnings %q\nwant %q", end.GetMeta().GetWarnings(), want)
 	}
 }
