@@ -1234,6 +1234,21 @@ func (a *agentRun) refreshTools(ctx context.Context, round int) {
 			a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: %s: MCP server %s now lists %s, named like another tool of the run: not offered",
 				round, l.field, l.srv.Name, strings.Join(collide, ", ")))
 		}
+		if len(kept) == 0 && len(l.tools) > 0 {
+			others := len(a.setup.GetTools())
+			for _, o := range a.mcpLists {
+				if o.session != l.session {
+					others += len(o.tools)
+				}
+			}
+			if others == 0 {
+				// A model call needs a tool: the run would fail as if the
+				// setup had offered none.
+				a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: %s: MCP server %s lists no tools any more, which would leave the run none to offer: its earlier tools stay offered (a call of one gets the server's answer)",
+					round, l.field, l.srv.Name))
+				continue
+			}
+		}
 		added, removed, modified := diffTools(l.tools, kept)
 		if len(added)+len(removed)+len(modified) == 0 {
 			continue

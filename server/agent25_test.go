@@ -261,3 +261,44 @@ func TestAgentMCPToolsRelistFails(t *testing.T) {
 		t.Errorf("warnings %q\nwant %q", end.GetMeta().GetWarnings(), want)
 	}
 }
+
+// TestAgentMCPToolsAllRemoved: a server that took away the run's only
+// tool made round 2's model call fail as a setup without tools
+// (InvalidArgument on setup.tools). Its earlier tools stay offered, with a
+// warning; the model's call of one gets the server's answer.
+func TestAgentMCPToolsAllRemoved(t *testing.T) {
+	t.Parallel()
+	s := sdk.NewServer(&sdk.Implementation{Name: "population", Version: "test"},
+		&sdk.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}})
+	type in struct {
+		City string `json:"city,omitempty"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "big_tool"}, func(context.Context, *sdk.CallToolRequest, in) (*sdk.CallToolResult, any, error) {
+		s.RemoveTools("big_tool")
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil, nil
+	})
+	mcpSrv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(mcpSrv.Close)
+	up := providertest.Replay(t,
+		chatStream("chatcmpl-AllGone1", "", []chatCall{{"call_allgone_1", "big_tool", `{}`}}, 40, 10),
+		chatStream("chatcmpl-AllGone2", "", []chatCall{{"call_allgone_2", "big_tool", `{}`}}, 60, 10),
+		chatStream("chatcmpl-AllGone3", "Done.", nil, 80, 3))
+	c, _ := startWith(t, strings.ReplaceAll(providerYAML("openai", "gpt-4o-mini", "openai-chat"), "{{MCP}}", mcpSrv.URL), up.URL)
+	evs, err := agentRun(context.Background(), t, c, &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("go")},
+		McpServers: []*llmrelayv1.AgentMcpServer{{Name: "pop"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := evs[len(evs)-1].GetEnd()
+	if got := requestTools(t, up.Requests()[1].Body); !slices.Equal(got, []string{"big_tool"}) {
+		t.Errorf("round 2 tools %v", got)
+	}
+	want := "round 2: setup.mcp_servers[0]: MCP server pop lists no tools any more, which would leave the run none to offer: its earlier tools stay offered (a call of one gets the server's answer)"
+	if !slices.Contains(end.GetMeta().GetWarnings(), want) {
+		t.Errorf("warnings %q", end.GetMeta().GetWarnings())
+	}
+	// Round 2's call reached the server, which no longer has the tool.
+	if r := toolResults(t, up.Requests()[2].Body, "tool_call_id", "content")["call_allgone_2"]; !strings.Contains(r, "big_tool") {
+		t.Errorf("round 2 result %q", r)
+	}
+}
