@@ -1234,6 +1234,17 @@ func (a *agentRun) refreshTools(ctx context.Context, round int) {
 			a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: %s: MCP server %s now lists %s, named like another tool of the run: not offered",
 				round, l.field, l.srv.Name, strings.Join(collide, ", ")))
 		}
+		// The tool the setup's tool_choice names stays: the model call
+		// would be refused without it (options.tool_choice names no
+		// offered tool).
+		if forced := a.setup.GetOptions().GetToolChoice().GetFunctionName(); forced != "" &&
+			!slices.ContainsFunc(kept, func(t *llmrelayv1.Tool) bool { return t.GetName() == forced }) {
+			if i := slices.IndexFunc(l.tools, func(t *llmrelayv1.Tool) bool { return t.GetName() == forced }); i >= 0 {
+				kept = append(kept, l.tools[i])
+				a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: %s: MCP server %s no longer lists %s, which options.tool_choice names: it stays offered (a call of it gets the server's answer)",
+					round, l.field, l.srv.Name, forced))
+			}
+		}
 		if len(kept) == 0 && len(l.tools) > 0 {
 			others := len(a.setup.GetTools())
 			for _, o := range a.mcpLists {

@@ -302,3 +302,27 @@ func TestAgentMCPToolsAllRemoved(t *testing.T) {
 		t.Errorf("round 2 result %q", r)
 	}
 }
+
+// TestAgentMCPToolsForcedRemoved: a server that took away the tool the
+// setup's tool_choice names made round 2's model call fail
+// (options.tool_choice.function_name names no offered tool). That tool
+// stays offered, with a warning; the others change.
+func TestAgentMCPToolsForcedRemoved(t *testing.T) {
+	t.Parallel()
+	mcpSrv := changingMCP(t)
+	up := providertest.Replay(t, providertest.Load(t, "testdata/agent/openai_round1.http"), providertest.Load(t, "testdata/agent/openai_round2.http"))
+	c, _ := startWith(t, strings.ReplaceAll(providerYAML("openai", "gpt-4o-mini", "openai-chat"), "{{MCP}}", mcpSrv.URL), up.URL)
+	evs, err := agentRun(context.Background(), t, c, &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("Lyon?")}, Tools: agentTools(t),
+		McpServers: []*llmrelayv1.AgentMcpServer{{Name: "pop"}},
+		Options:    &llmrelayv1.GenerationOptions{ToolChoice: &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_FunctionName{FunctionName: "lookup_population"}}}}, answerAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := requestTools(t, up.Requests()[1].Body); !slices.Contains(got, "lookup_population") || !slices.Contains(got, "lookup_area") {
+		t.Errorf("round 2 tools %v", got)
+	}
+	want := "round 2: setup.mcp_servers[0]: MCP server pop no longer lists lookup_population, which options.tool_choice names: it stays offered (a call of it gets the server's answer)"
+	if w := evs[len(evs)-1].GetEnd().GetMeta().GetWarnings(); !slices.Contains(w, want) {
+		t.Errorf("warnings %q", w)
+	}
+}
