@@ -401,6 +401,7 @@ func (s *Session) dial(ctx context.Context) (cs *sdk.ClientSession, end context.
 	// refuses sampling and elicitation) rather than answer a server that
 	// ignored the capabilities with an empty list it could take for "no
 	// access anywhere".
+	//
 	// A server that declares tools.listChanged may add or remove tools
 	// during the run: its notification marks the list for a new
 	// tools/list before the next round (ToolsChanged). Under protocol
