@@ -2,10 +2,12 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -20,6 +22,8 @@ type ToolFunc func(ctx context.Context, args string) (string, error)
 
 type callIDKey struct{}
 
+type callKey struct{}
+
 // ErrToolCallCancelled is the cause (context.Cause) of a ToolFunc's context
 // when the server withdrew its call (tool_call_cancellation): the model got
 // an error result in its place and the handler's result is not sent.
@@ -32,6 +36,58 @@ func ToolCallID(ctx context.Context) string {
 	return id
 }
 
+// ToolCall is the server's request a ToolFunc is answering (from its
+// context): round, call id, name, arguments and ArgumentsValid; nil
+// elsewhere. A server older than arguments_valid leaves it false for
+// every call: ArgumentsValid(ctx) accounts for that.
+func ToolCall(ctx context.Context) *llmrelayv1.AgentToolCallRequest {
+	r, _ := ctx.Value(callKey{}).(*llmrelayv1.AgentToolCallRequest)
+	return r
+}
+
+// ArgumentsValid reports whether the arguments a ToolFunc was handed are
+// a JSON object, as the server says (arguments_valid: false when the
+// model wrote them broken in an answer that otherwise ended normally):
+// a handler that parses them can tell the model's mistake from its own.
+// Arguments that parse as an object locally are valid whatever the server
+// said (a server older than the field never sets it). True outside a
+// call.
+func ArgumentsValid(ctx context.Context) bool {
+	r := ToolCall(ctx)
+	return r == nil || r.GetArgumentsValid() || argumentsProblem(r.GetArguments()) == ""
+}
+
+// argumentsProblem says what is wrong with a call's arguments, "" when
+// they are a JSON object.
+func argumentsProblem(args string) string {
+	trimmed := strings.TrimSpace(args)
+	switch {
+	case trimmed == "":
+		return "the arguments are empty"
+	case !json.Valid([]byte(trimmed)):
+		return "the arguments are not valid JSON"
+	case trimmed[0] != '{':
+		return "the arguments must be a JSON object of named parameters, not " + jsonKind(trimmed[0])
+	}
+	return ""
+}
+
+// jsonKind names the kind of a JSON value by its first byte (not an object).
+func jsonKind(first byte) string {
+	switch first {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}
+
 // Agent runs Agent calls whose client tools are Go functions.
 type Agent struct {
 	// Client is the connection to use.
@@ -41,6 +97,14 @@ type Agent struct {
 	// handler's context ends with the run, and with its call when the
 	// server withdraws it (cause ErrToolCallCancelled).
 	Tools map[string]ToolFunc
+	// RefuseInvalidArguments answers a call whose arguments are not a JSON
+	// object (the server's arguments_valid false, confirmed locally) with
+	// an error result saying what is wrong, for the model to write the
+	// call again, instead of calling its handler. Empty or null arguments
+	// (a model's way to call a tool without parameters) are not refused.
+	// Off by default: handlers get every call, and ArgumentsValid(ctx)
+	// tells them.
+	RefuseInvalidArguments bool
 	// OnEvent, when set, sees every server event as it comes (model deltas,
 	// tool requests, MCP executions, round ends). It runs on the receiving
 	// goroutine: a slow OnEvent slows the stream.
@@ -126,7 +190,7 @@ func (a *Agent) Run(ctx context.Context, setup *llmrelayv1.AgentSetup, opts ...g
 		switch e := ev.GetEvent().(type) {
 		case *llmrelayv1.AgentResponse_ToolCallRequest:
 			r := e.ToolCallRequest
-			callCtx, callCancel := context.WithCancelCause(context.WithValue(ctx, callIDKey{}, r.GetCallId()))
+			callCtx, callCancel := context.WithCancelCause(context.WithValue(context.WithValue(ctx, callIDKey{}, r.GetCallId()), callKey{}, r))
 			entry := &callCancel
 			callsMu.Lock()
 			calls[r.GetCallId()] = entry // a provider may use an id again in a later round: the newest call has it
@@ -143,8 +207,14 @@ func (a *Agent) Run(ctx context.Context, setup *llmrelayv1.AgentSetup, opts ...g
 					callCancel(nil)
 				}()
 				out := &llmrelayv1.ToolResult{CallId: r.GetCallId(), Name: r.GetName()}
+				problem := ""
+				if t := strings.TrimSpace(r.GetArguments()); a.RefuseInvalidArguments && !ArgumentsValid(callCtx) && t != "" && t != "null" {
+					problem = argumentsProblem(r.GetArguments())
+				}
 				if f := a.Tools[r.GetName()]; f == nil {
 					out.Content, out.IsError = "no handler for tool "+r.GetName(), true
+				} else if problem != "" {
+					out.Content, out.IsError = problem+": the call was not run; call "+r.GetName()+" again with valid arguments", true
 				} else if content, err := f(callCtx, r.GetArguments()); err != nil {
 					out.Content, out.IsError = err.Error(), true
 				} else {

@@ -98,6 +98,13 @@ type agentRun struct {
 	mcpTools    map[string]*mcp.Session
 	sessions    []*mcp.Session
 	hosted      []mcp.Server
+	// mcpLists are the gateway-executed servers' offered tools, in the
+	// setup's order: listed again between rounds when a server says its
+	// tools changed (refreshTools).
+	mcpLists []mcpList
+	// removed names the MCP tools a new list took away, with why: a call
+	// of one gets an error result saying so.
+	removed map[string]string
 
 	msgs []*llmrelayv1.Message
 	meta *llmrelayv1.AgentMeta
@@ -133,6 +140,14 @@ type agentRun struct {
 	early map[string]*llmrelayv1.ToolResult
 
 	wg sync.WaitGroup
+}
+
+// mcpList is one gateway-executed server's tools as offered to the model.
+type mcpList struct {
+	field   string
+	srv     mcp.Server
+	session *mcp.Session
+	tools   []*llmrelayv1.Tool
 }
 
 type mcpOutcome struct {
@@ -293,6 +308,7 @@ func (a *agentRun) connectMCP() error {
 			// error names the server: the client did not write them.
 			return invalidField(c.field, "MCP server %s: %s", c.srv.Name, c.invalid.Error())
 		}
+		a.mcpLists = append(a.mcpLists, mcpList{field: c.field, srv: c.srv, session: c.session, tools: c.tools})
 		listed := make(map[string]bool, len(c.tools))
 		for _, t := range c.tools {
 			if a.clientTools[t.GetName()] || a.mcpTools[t.GetName()] != nil {
@@ -624,6 +640,9 @@ func (a *agentRun) round(ctx context.Context, round int) (done bool, err error) 
 			}
 		}
 	}
+	if round > 1 {
+		a.refreshTools(ctx, round)
+	}
 	calls, rec, err := a.modelCall(ctx, round)
 	if err != nil {
 		return true, err
@@ -675,10 +694,36 @@ func (a *agentRun) round(ctx context.Context, round int) (done bool, err error) 
 		return true, err
 	}
 	a.msgs = append(a.msgs, &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_TOOL, Parts: results})
+	if err := a.fitsEnd(round); err != nil {
+		return true, err
+	}
 	a.complete = len(a.msgs)
 	rec.ToolsDuration = durationpb.New(a.g.now().Sub(toolsStart))
 	a.meta.ToolRounds++
 	return false, a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_RoundEnd{RoundEnd: &llmrelayv1.AgentRoundEnd{Round: rec}}})
+}
+
+// fitsEnd refuses to go on with a conversation that no end event can carry
+// any more (limits.max_send_message_bytes): every later event that returns
+// the conversation (end, go_away) would be refused, after model calls paid
+// for nothing. The run fails before the next model call instead, with the
+// conversation up to the previous round (which still fits) to continue
+// from with smaller results.
+func (a *agentRun) fitsEnd(round int) error {
+	max := a.g.limits.MaxSendMessageBytes
+	if max <= 0 {
+		return nil
+	}
+	// The setup's messages are the part an end event may leave out
+	// (withConversation).
+	n := min(len(a.setup.GetMessages()), len(a.msgs))
+	size := sizeOf(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_End{End: &llmrelayv1.AgentEnd{Messages: a.msgs[n:], Meta: a.meta, OmittedSetupMessages: int32(n)}}})
+	if size <= max {
+		return nil
+	}
+	return &limitError{code: codes.ResourceExhausted, limit: "limits.max_send_message_bytes", field: "tool_result",
+		msg: fmt.Sprintf("tool_result: with round %d's tool results the conversation after the setup's messages (%d bytes) exceeds limits.max_send_message_bytes (%d): no event could return it; the run stopped before the next model call (continue from the failure event's conversation with smaller results)",
+			round, size, max)}
 }
 
 // cutCall is the call a turn's output token limit cut: one whose arguments
@@ -870,6 +915,14 @@ func (a *agentRun) execute(ctx context.Context, round int, calls []*llmrelayv1.T
 		case s != nil:
 			a.wg.Add(1)
 			go a.callMCP(ctx, s, c, mcpDone)
+		case a.removed[c.GetName()] != "":
+			// A tool an MCP server took away (the model saw it in an
+			// earlier round): the model learns it is gone, not unknown.
+			why := a.removed[c.GetName()]
+			got[c.GetCallId()] = &llmrelayv1.ToolResult{CallId: c.GetCallId(), Name: c.GetName(), IsError: true,
+				Content: "tool " + strconv.Quote(c.GetName()) + " is no longer available: " + why}
+			a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: the model called %q (call %s), which is no longer available (%s): it got an error result",
+				round, c.GetName(), c.GetCallId(), why))
 		default:
 			// The model called a tool nobody offered: it learns so, and
 			// so does the client (no request or execution event shows
@@ -1067,12 +1120,17 @@ func (a *agentRun) finalMeta() *llmrelayv1.AgentMeta {
 	return a.meta
 }
 
+// end sends the run's end event. ended is set once it went out: an end
+// the stream refused (larger than limits.max_send_message_bytes) leaves
+// the failure event to send, with the conversation up to the last whole
+// round, rather than nothing at all.
 func (a *agentRun) end(reason llmrelayv1.FinishReason) error {
-	a.ended = true
-	return a.send(a.withConversation(a.msgs, func(msgs []*llmrelayv1.Message, omitted int32) *llmrelayv1.AgentResponse {
+	err := a.send(a.withConversation(a.msgs, func(msgs []*llmrelayv1.Message, omitted int32) *llmrelayv1.AgentResponse {
 		return &llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_End{End: &llmrelayv1.AgentEnd{
 			FinishReason: reason, Messages: msgs, Meta: a.finalMeta(), OmittedSetupMessages: omitted}}}
 	}))
+	a.ended = err == nil
+	return err
 }
 
 // withConversation is the end, go-away or failure event that event makes
@@ -1097,13 +1155,13 @@ func (a *agentRun) withConversation(msgs []*llmrelayv1.Message, event func(msgs 
 // goAway tells the client the server is shutting down, with the conversation
 // so far (complete: the last round's results are in), and ends the run.
 func (a *agentRun) goAway() error {
-	a.ended = true
 	if err := a.send(a.withConversation(a.msgs, func(msgs []*llmrelayv1.Message, omitted int32) *llmrelayv1.AgentResponse {
 		return &llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_GoAway{GoAway: &llmrelayv1.AgentGoAway{
 			Reason: "server shutting down", Messages: msgs, Meta: a.finalMeta(), OmittedSetupMessages: omitted}}}
 	})); err != nil {
 		return err
 	}
+	a.ended = true
 	return &requestError{code: codes.Unavailable, reason: llmrelayv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN,
 		msg: "server shutting down: continue the run elsewhere with go_away's conversation"}
 }
@@ -1139,4 +1197,161 @@ func (s *agentSink) Send(ev *llmrelayv1.StreamToolsResponse) error {
 		return err
 	}
 	return s.ss.Send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_Model{Model: ev}})
+}
+
+// refreshTools lists again, before a round's model call, the tools of the
+// MCP servers that said they changed (notifications/tools/list_changed, a
+// new session, or a server declaring tools.listChanged where its
+// notifications cannot arrive), so the tools offered change between
+// rounds only, never during one. A list that cannot be had (or is
+// invalid) leaves the server's tools as they were; a new tool named like
+// another server's or a client tool is not offered. Every change is a
+// run warning: no event carries a new tool list.
+func (a *agentRun) refreshTools(ctx context.Context, round int) {
+	// The servers are listed at once, all within one mcpConnectTimeout:
+	// one after another, servers that do not answer would hold the next
+	// model call back by that much each.
+	type listing struct {
+		done  bool
+		tools []*llmrelayv1.Tool
+		err   error
+	}
+	listings := make([]listing, len(a.mcpLists))
+	lctx, cancel := context.WithTimeout(ctx, mcpConnectTimeout)
+	var wg sync.WaitGroup
+	for i, l := range a.mcpLists {
+		if !l.session.ToolsChanged() {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tools, err := l.session.Tools(lctx)
+			listings[i] = listing{done: true, tools: tools, err: err}
+		}()
+	}
+	wg.Wait()
+	cancel()
+	changed := false
+	for i := range a.mcpLists {
+		l := &a.mcpLists[i]
+		if !listings[i].done {
+			continue
+		}
+		tools, err := listings[i].tools, listings[i].err
+		if err == nil && len(tools) > 0 {
+			if verr := validateTools(tools); verr != nil {
+				err = fmt.Errorf("MCP server %s: %w", l.srv.Name, verr)
+			}
+		}
+		if err != nil {
+			a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: %s: the tools of MCP server %s could not be listed again (%s): they stay as offered before",
+				round, l.field, l.srv.Name, clean(a.st.redact, err.Error())))
+			continue
+		}
+		kept := tools[:0:0]
+		var collide []string
+		for _, t := range tools {
+			if owner := a.mcpTools[t.GetName()]; a.clientTools[t.GetName()] || (owner != nil && owner != l.session) {
+				collide = append(collide, t.GetName())
+				continue
+			}
+			kept = append(kept, t)
+		}
+		if len(collide) > 0 {
+			a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: %s: MCP server %s now lists %s, named like another tool of the run: not offered",
+				round, l.field, l.srv.Name, strings.Join(collide, ", ")))
+		}
+		// The tool the setup's tool_choice names stays: the model call
+		// would be refused without it (options.tool_choice names no
+		// offered tool).
+		if forced := a.setup.GetOptions().GetToolChoice().GetFunctionName(); forced != "" &&
+			!slices.ContainsFunc(kept, func(t *llmrelayv1.Tool) bool { return t.GetName() == forced }) {
+			if i := slices.IndexFunc(l.tools, func(t *llmrelayv1.Tool) bool { return t.GetName() == forced }); i >= 0 {
+				kept = append(kept, l.tools[i])
+				a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: %s: MCP server %s no longer lists %s, which options.tool_choice names: it stays offered (a call of it gets the server's answer)",
+					round, l.field, l.srv.Name, forced))
+			}
+		}
+		if len(kept) == 0 && len(l.tools) > 0 {
+			others := len(a.setup.GetTools())
+			for _, o := range a.mcpLists {
+				if o.session != l.session {
+					others += len(o.tools)
+				}
+			}
+			if others == 0 {
+				// A model call needs a tool: the run would fail as if the
+				// setup had offered none.
+				a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: %s: MCP server %s lists no tools any more, which would leave the run none to offer: its earlier tools stay offered (a call of one gets the server's answer)",
+					round, l.field, l.srv.Name))
+				continue
+			}
+		}
+		added, removed, modified := diffTools(l.tools, kept)
+		if len(added)+len(removed)+len(modified) == 0 {
+			continue
+		}
+		var what []string
+		for _, d := range []struct {
+			verb  string
+			names []string
+		}{{"added", added}, {"removed", removed}, {"changed", modified}} {
+			if len(d.names) > 0 {
+				what = append(what, d.verb+" "+strings.Join(d.names, ", "))
+			}
+		}
+		a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: %s: MCP server %s changed its tools (%s): round %d offers the new list",
+			round, l.field, l.srv.Name, strings.Join(what, "; "), round))
+		if a.removed == nil {
+			a.removed = map[string]string{}
+		}
+		for _, n := range removed {
+			a.removed[n] = fmt.Sprintf("MCP server %s removed it before round %d", l.srv.Name, round)
+		}
+		for _, n := range added {
+			delete(a.removed, n)
+		}
+		l.tools = kept
+		changed = true
+	}
+	if !changed {
+		return
+	}
+	// The client's tools first, then each server's in the setup's order,
+	// as at setup.
+	a.tools = append([]*llmrelayv1.Tool(nil), a.setup.GetTools()...)
+	a.mcpTools = map[string]*mcp.Session{}
+	for _, l := range a.mcpLists {
+		for _, t := range l.tools {
+			a.mcpTools[t.GetName()] = l.session
+			a.tools = append(a.tools, t)
+		}
+	}
+}
+
+// diffTools names the tools of after that before lacks, those of before
+// that after lacks, and those in both whose description or parameters
+// differ.
+func diffTools(before, after []*llmrelayv1.Tool) (added, removed, modified []string) {
+	old := make(map[string]*llmrelayv1.Tool, len(before))
+	for _, t := range before {
+		old[t.GetName()] = t
+	}
+	now := make(map[string]bool, len(after))
+	for _, t := range after {
+		now[t.GetName()] = true
+		switch o := old[t.GetName()]; {
+		case o == nil:
+			added = append(added, t.GetName())
+		case o.GetDescription() != t.GetDescription() || o.GetParameters() != t.GetParameters():
+			modified = append(modified, t.GetName())
+		}
+	}
+	for _, t := range before {
+		if !now[t.GetName()] {
+			removed = append(removed, t.GetName())
+		}
+	}
+	return added, removed, modified
 }

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -104,6 +105,15 @@ type Session struct {
 	// (annotations readOnlyHint, idempotentHint): a call of one may be
 	// sent again on a new session even if the old one may have had it.
 	safe map[string]bool
+	// unheard is set when the current session's server declares
+	// tools.listChanged but its notifications cannot reach the gateway:
+	// the streamable transport before protocol 2026-07-28 sends them on
+	// the standalone GET stream, which the gateway does not open.
+	unheard bool
+
+	// changed is set by notifications/tools/list_changed (and by a new
+	// session) and cleared when Tools lists again.
+	changed atomic.Bool
 }
 
 // cancelWait bounds how long Close waits for the cancellations of abandoned
@@ -350,8 +360,31 @@ func Connect(ctx context.Context, s Server, base http.RoundTripper) (*Session, e
 	if err != nil {
 		return nil, err
 	}
-	sess.session, sess.ends = cs, []context.CancelFunc{end}
+	sess.session, sess.ends, sess.unheard = cs, []context.CancelFunc{end}, sess.deaf(cs)
 	return sess, nil
+}
+
+// deaf reports whether cs's server declares tools.listChanged on a
+// connection that does not carry its notifications: the streamable
+// transport before protocol 2026-07-28 (the standalone GET stream is off).
+func (s *Session) deaf(cs *sdk.ClientSession) bool {
+	init := cs.InitializeResult()
+	if s.server.Transport == SSE || init == nil || init.Capabilities == nil || init.Capabilities.Tools == nil {
+		return false
+	}
+	return init.Capabilities.Tools.ListChanged && init.ProtocolVersion < "2026-07-28"
+}
+
+// ToolsChanged reports whether the server's tools may differ from those
+// Tools last returned: it sent notifications/tools/list_changed since,
+// the session was replaced by a new one, or the server declares
+// tools.listChanged on a connection that cannot carry the notification
+// (then every round may find a change, and Tools is worth calling again).
+func (s *Session) ToolsChanged() bool {
+	s.mu.Lock()
+	unheard := s.unheard
+	s.mu.Unlock()
+	return unheard || s.changed.Load()
 }
 
 // dial opens and initializes one SDK session; end ends its context.
@@ -368,8 +401,15 @@ func (s *Session) dial(ctx context.Context) (cs *sdk.ClientSession, end context.
 	// refuses sampling and elicitation) rather than answer a server that
 	// ignored the capabilities with an empty list it could take for "no
 	// access anywhere".
+	//
+	// A server that declares tools.listChanged may add or remove tools
+	// during the run: its notification marks the list for a new
+	// tools/list before the next round (ToolsChanged). Under protocol
+	// 2026-07-28 the SDK opens subscriptions/listen for it; over the SSE
+	// transport it comes on the event stream.
 	c := sdk.NewClient(&sdk.Implementation{Name: "llmrelay", Version: "v1"},
-		&sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
+		&sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{},
+			ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { s.changed.Store(true) }})
 	c.AddReceivingMiddleware(refuseRoots)
 	// The SSE transport's event stream lives in the context it is
 	// connected with: ctx ending after the handshake would cut it (every
@@ -430,7 +470,9 @@ func (s *Session) renew(ctx context.Context, gone *sdk.ClientSession) (*sdk.Clie
 		return nil, err
 	}
 	s.session, s.ends, s.closed = cs, append(s.ends, end), nil
-	s.cut.set(nil) // a new event stream
+	s.unheard = s.deaf(cs)
+	s.changed.Store(true) // a new session may list other tools
+	s.cut.set(nil)        // a new event stream
 	return cs, nil
 }
 
@@ -645,6 +687,16 @@ const maxToolPages = 100
 // with their input schemas as JSON text exactly as the server sent them
 // (key order and numbers kept; whitespace between tokens removed).
 func (s *Session) Tools(ctx context.Context) ([]*llmrelayv1.Tool, error) {
+	// A notification from here on is about a list this walk may not see.
+	s.changed.Store(false)
+	tools, err := s.tools(ctx)
+	if err != nil {
+		s.changed.Store(true) // not listed: still to do
+	}
+	return tools, err
+}
+
+func (s *Session) tools(ctx context.Context) ([]*llmrelayv1.Tool, error) {
 	allowed := map[string]bool{}
 	for _, n := range s.server.AllowedTools {
 		allowed[n] = true
@@ -900,7 +952,23 @@ func rpcCode(err error) string {
 	if re.Code == httpFailureCode && bytes.HasPrefix(re.Data, []byte(`{"httpStatus":`)) {
 		return "" // an HTTP failure callFailure wrote, not the server's JSON-RPC error
 	}
+	if name := rpcCodeNames[re.Code]; name != "" {
+		return fmt.Sprintf(" (JSON-RPC error %d: %s)", re.Code, name)
+	}
 	return fmt.Sprintf(" (JSON-RPC error %d)", re.Code)
+}
+
+// rpcCodeNames are the JSON-RPC 2.0 codes' meanings: the model reads the
+// error as the tool's result, and "-32602" alone does not tell it that
+// the server refused its arguments (invalid params, what servers answer
+// for arguments that fail the tool's schema or for an unknown tool)
+// rather than failed on its own (internal error).
+var rpcCodeNames = map[int64]string{
+	jsonrpc.CodeParseError:     "parse error",
+	jsonrpc.CodeInvalidRequest: "invalid request",
+	jsonrpc.CodeMethodNotFound: "method not found",
+	jsonrpc.CodeInvalidParams:  "invalid params",
+	jsonrpc.CodeInternalError:  "internal error",
 }
 
 func orUnknown(mime string) string {
