@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
@@ -22,6 +23,9 @@ import (
 func httpError(resp *http.Response) *provider.Error {
 	e := provider.NewHTTPError(providerName, resp, requestIDHeader)
 	e.Meta = headerMeta(resp.Header)
+	if e.RetryAfter == 0 && e.HTTPStatus == http.StatusTooManyRequests {
+		e.RetryAfter = unifiedRejectedWait(resp.Header, e.Date)
+	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodySize))
 	if err != nil {
 		// The status is known; keep it and record why the body is cut
@@ -51,6 +55,25 @@ func httpError(resp *http.Response) *provider.Error {
 	provider.MiniMaxPlanLimit(e, resp.Header)
 	limitQuota(e)
 	return e
+}
+
+// unifiedRejectedWait is how long a 429 of a Claude subscription's
+// unified limits says to wait when it comes without a Retry-After: its
+// anthropic-ratelimit-unified-status is "rejected" and the
+// anthropic-ratelimit-unified-reset (Unix seconds) is when the deciding
+// window opens again, counted from the answer's Date; no attempt can
+// succeed before then (the rule the pipeline applies to an exhausted
+// limit's reset). 0 when the status is another, or the reset is absent,
+// unreadable or past.
+func unifiedRejectedWait(h http.Header, now time.Time) time.Duration {
+	if !strings.EqualFold(strings.TrimSpace(h.Get(unifiedPrefix+"Status")), "rejected") {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(h.Get(unifiedPrefix+"Reset")), 10, 64)
+	if err != nil || n <= 0 || n >= 1<<40 {
+		return 0
+	}
+	return max(time.Unix(n, 0).Sub(now), 0)
 }
 
 // limitRE reads the limit Anthropic's rate_limit_error names: "This

@@ -1,0 +1,144 @@
+package anthropic
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/pipeline"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// r25Unified is what testdata/unified25_*.http's unified limit headers
+// become in meta.extended: resets as RFC 3339 times, fractions as
+// numbers, the rest as sent.
+func r25Unified(status, fiveHourStatus string, fiveHourUsed, weekUsed float64) map[string]any {
+	return map[string]any{
+		"ratelimit_unified_status":                  status,
+		"ratelimit_unified_5h_status":               fiveHourStatus,
+		"ratelimit_unified_5h_reset":                "2026-09-15T17:00:00Z",
+		"ratelimit_unified_5h_utilization":          fiveHourUsed,
+		"ratelimit_unified_7d_status":               "allowed",
+		"ratelimit_unified_7d_reset":                "2026-09-19T09:00:00Z",
+		"ratelimit_unified_7d_utilization":          weekUsed,
+		"ratelimit_unified_representative_claim":    "five_hour",
+		"ratelimit_unified_fallback_percentage":     0.5,
+		"ratelimit_unified_reset":                   "2026-09-15T17:00:00Z",
+		"ratelimit_unified_overage_disabled_reason": "org_level_disabled",
+		"ratelimit_unified_overage_status":          "rejected",
+	}
+}
+
+// r25CheckUnified fails unless meta.extended holds exactly want's
+// ratelimit_unified_* keys with their values.
+func r25CheckUnified(t *testing.T, what string, meta *llmrelayv1.ResponseMeta, want map[string]any) {
+	t.Helper()
+	got := map[string]*structpb.Value{}
+	for k, v := range meta.GetExtended().GetFields() {
+		if len(k) > len("ratelimit_unified_") && k[:len("ratelimit_unified_")] == "ratelimit_unified_" {
+			got[k] = v
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%s: %d unified keys %v, want %d", what, len(got), got, len(want))
+	}
+	for k, w := range want {
+		wv, err := structpb.NewValue(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, ok := got[k]; !ok || g.String() != wv.String() {
+			t.Errorf("%s: %s = %v, want %v", what, k, g, wv)
+		}
+	}
+}
+
+// TestRound25UnifiedLimits: a Claude subscription's answer (an OAuth
+// token, or a relay in front of one) carries the unified limit headers
+// instead of the requests and tokens ones: each window's status, reset
+// (Unix seconds) and fraction used, the deciding claim, the overall
+// status and reset. They are kept in meta.extended, unary and streamed;
+// they were dropped. A 429 that says the deciding window is rejected
+// keeps them too (the caller learns which window and until when), and,
+// when it comes without a Retry-After, waits until that window's reset.
+func TestRound25UnifiedLimits(t *testing.T) {
+	t.Parallel()
+	req := r21Request("claude-haiku-4-5", "quota", 1, 0)
+
+	srv := providertest.ReplayFile(t, "testdata/unified25_subscription.http")
+	res, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	providertest.Golden(t, "testdata/unified25_subscription.golden", providertest.ProtoJSON(t, res.Meta))
+	if m := res.Meta; m.GetProviderRequestId() != "req_011CCQknkKmEH39h0NV1UCLI" || m.GetRateLimit() != nil ||
+		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_LENGTH || len(m.GetWarnings()) != 0 {
+		t.Errorf("meta %v", m)
+	}
+	r25CheckUnified(t, "unary", res.Meta, r25Unified("allowed", "allowed", 0.43, 0.09))
+
+	// The same head on a stream: the head's meta event carries them.
+	rec := providertest.Load(t, "testdata/unified25_subscription.http")
+	rec.Header.Set("Content-Type", "text/event-stream")
+	rec.Body = []byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-haiku-4-5-20251001\",\"id\":\"msg_01ShHmL3leJJ5yQWTREyNqM0\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":8,\"output_tokens\":1}}}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":1}}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	s, err := newTestProvider(t, providertest.Replay(t, rec).URL).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	evs, err := collect(s)
+	if err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	f := foldEvents(t, evs)
+	r25CheckUnified(t, "stream", f.meta, r25Unified("allowed", "allowed", 0.43, 0.09))
+
+	// The subscription's 5-hour window is spent: a rate limit with the
+	// provider's Retry-After (4731 s, to 17:00), the headers kept.
+	rejected := providertest.Load(t, "testdata/unified25_rejected_429.http")
+	for _, withRetryAfter := range []bool{true, false} {
+		rec := rejected
+		rec.Header = rejected.Header.Clone()
+		if !withRetryAfter {
+			// Without it, the unified reset says the same wait.
+			rec.Header.Del("Retry-After")
+		}
+		_, err := newTestProvider(t, providertest.Replay(t, rec).URL).Generate(context.Background(), req)
+		var pe *provider.Error
+		if !errors.As(err, &pe) {
+			t.Fatalf("err %v", err)
+		}
+		const msg = "This request would exceed your account's rate limit. Please try again later."
+		if pe.Kind != provider.KindRateLimited || pe.HTTPStatus != http.StatusTooManyRequests || pe.Code != "rate_limit_error" ||
+			pe.Message != msg || pe.RequestID != "req_011CKugRGG3e4lw2OwT98WcF" || pe.RetryAfter != 4731*time.Second ||
+			len(pe.Quota) != 0 || !pipeline.FallbackWorthy(err) {
+			t.Errorf("retry-after %v: kind=%s status=%d code=%q msg=%q rid=%q wait=%v quota=%v", withRetryAfter, pe.Kind,
+				pe.HTTPStatus, pe.Code, pe.Message, pe.RequestID, pe.RetryAfter, pe.Quota)
+		}
+		r25CheckUnified(t, "429", pe.Meta, r25Unified("rejected", "rejected", 1, 0.31))
+	}
+
+	// Allowed, or a reset already past: no wait is read from them.
+	h := http.Header{}
+	h.Set("anthropic-ratelimit-unified-status", "allowed")
+	h.Set("anthropic-ratelimit-unified-reset", "1789491600")
+	date := time.Date(2026, 9, 15, 15, 41, 9, 0, time.UTC)
+	if d := unifiedRejectedWait(h, date); d != 0 {
+		t.Errorf("allowed: wait %v", d)
+	}
+	h.Set("anthropic-ratelimit-unified-status", "rejected")
+	if d := unifiedRejectedWait(h, date.Add(2*time.Hour)); d != 0 {
+		t.Errorf("past reset: wait %v", d)
+	}
+	h.Set("anthropic-ratelimit-unified-reset", "soon")
+	if d := unifiedRejectedWait(h, date); d != 0 {
+		t.Errorf("unreadable reset: wait %v", d)
+	}
+}
