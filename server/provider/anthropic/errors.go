@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -55,6 +56,27 @@ func httpError(resp *http.Response) *provider.Error {
 	provider.MiniMaxPlanLimit(e, resp.Header)
 	limitQuota(e)
 	return e
+}
+
+// spendCapErrorCode is error.details.error_code on the 429 of an
+// organization past its usage tier's monthly spend cap. Anthropic's
+// rate-limits documentation: API usage "pauses until 00:00 UTC on the
+// first day of the next month", the 429 comes without retry-after, and
+// this code tells it apart from a rate limit; a live one: "You have
+// reached your API usage limits: your organization has crossed its
+// monthly API usage threshold, set based on your organization's API
+// tier. You will regain access on 2026-09-01 at 00:00 UTC."
+const spendCapErrorCode = "enforced_spend_limit_reached"
+
+// spendCapReached marks e as a spent quota: a rate limit that no wait
+// short of the next month lifts, not retried (its type, rate_limit_error,
+// had it retried into the same refusal), no retry delay; another
+// deployment (another organization's key, another provider) does not
+// share it, so a route falls back (pipeline.FallbackWorthy).
+func spendCapReached(e *provider.Error) {
+	e.Kind = provider.KindRateLimited
+	e.ShouldRetry = provider.RetryDiscouraged
+	e.RetryAfter = 0
 }
 
 // unifiedRejectedWait is how long a 429 of a Claude subscription's
@@ -124,11 +146,27 @@ func limitQuota(e *provider.Error) {
 	})
 }
 
+// extErrorDetails is the provider.Error.Extended key of the error's
+// details object, as sent (error.details: {"error_code": …}).
+const extErrorDetails = "error_details"
+
 // fillFromBody copies the provider's error details into e.
 func fillFromBody(e *provider.Error, d *wireErrorDetail, requestID string) {
 	e.Code = d.codeText()
 	if msg := strings.TrimSpace(d.Message); msg != "" {
 		e.Message = msg
+	}
+	if t := bytes.TrimSpace(d.Details); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+		var v any
+		if json.Unmarshal(t, &v) == nil {
+			if e.Extended == nil {
+				e.Extended = map[string]any{}
+			}
+			e.Extended[extErrorDetails] = v
+		}
+	}
+	if d.errorCode() == spendCapErrorCode {
+		spendCapReached(e)
 	}
 	if e.RequestID == "" {
 		e.RequestID = requestID
@@ -190,7 +228,13 @@ func refineKind(e *provider.Error) {
 		// invalid_request_error too: "You have reached your specified
 		// API usage limits. You will regain access on 2026-04-01 at
 		// 00:00 UTC." (anthropics/claude-code#2127, #38035).
-		strings.Contains(msg, "reached your specified api usage limits"):
+		strings.Contains(msg, "reached your specified api usage limits"),
+		// The tier's monthly spend cap, a 429 rate_limit_error: "You
+		// have reached your API usage limits: your organization has
+		// crossed its monthly API usage threshold, …" (spendCapReached
+		// reads its details; the words alone, where a proxy kept only
+		// the message).
+		strings.Contains(msg, "reached your api usage limits"):
 		// A 400 invalid_request_error, but the account's quota, as
 		// OpenAI's insufficient_quota: not retried (in a stream's
 		// error event either, where no status says so), a reason to

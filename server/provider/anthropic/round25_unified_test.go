@@ -142,3 +142,73 @@ func TestRound25UnifiedLimits(t *testing.T) {
 		t.Errorf("unreadable reset: wait %v", d)
 	}
 }
+
+// TestRound25SpendCap: the 429 of an organization past its usage tier's
+// monthly spend cap, as Anthropic's rate-limits documentation gives it
+// (testdata/README.md, "Round 25"): type rate_limit_error, no
+// retry-after, error.details.error_code enforced_spend_limit_reached;
+// usage "pauses until 00:00 UTC on the first day of the next month".
+// It was an ordinary rate limit, retried into the same refusal. Now a
+// spent quota: not retried, no wait, a route falls back; the details are
+// kept. Unary, streamed, as a stream's error event, and by its words
+// alone; an ordinary rate limit with details null is still retried.
+func TestRound25SpendCap(t *testing.T) {
+	t.Parallel()
+	const msg = "You have reached your API usage limits: your organization has crossed its monthly API usage threshold, set based on your organization's API tier. You will regain access on 2026-09-01 at 00:00 UTC."
+	req := r21Request("claude-sonnet-4-6", "hi", 64, 0)
+	check := func(what string, err error, status int, details bool) {
+		t.Helper()
+		var pe *provider.Error
+		if !errors.As(err, &pe) {
+			t.Fatalf("%s: err %v", what, err)
+		}
+		if pe.Kind != provider.KindRateLimited || pe.HTTPStatus != status || pe.Code != "rate_limit_error" || pe.Message != msg ||
+			pe.ShouldRetry != provider.RetryDiscouraged || pe.RetryAfter != 0 || pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
+			t.Errorf("%s: kind=%s status=%d code=%q advice=%v wait=%v retryable=%v msg=%q", what, pe.Kind, pe.HTTPStatus, pe.Code,
+				pe.ShouldRetry, pe.RetryAfter, pipeline.Retryable(err), pe.Message)
+		}
+		got, _ := pe.Extended[extErrorDetails].(map[string]any)
+		if details && (len(got) != 1 || got["error_code"] != "enforced_spend_limit_reached") {
+			t.Errorf("%s: details %v", what, pe.Extended)
+		}
+	}
+
+	srv := providertest.ReplayFile(t, "testdata/spendcap25_429.http")
+	_, err := newTestProvider(t, srv.URL).Generate(context.Background(), req)
+	check("unary", err, http.StatusTooManyRequests, true)
+	var pe *provider.Error
+	if errors.As(err, &pe) && pe.RequestID != "req_018HmgIF0jb2Qi6EdEqVHTbq" {
+		t.Errorf("request id %q", pe.RequestID)
+	}
+	srv = providertest.ReplayFile(t, "testdata/spendcap25_429.http")
+	s, err := newTestProvider(t, srv.URL).Stream(context.Background(), req)
+	if s != nil {
+		t.Fatal("a stream for a 429")
+	}
+	check("stream", err, http.StatusTooManyRequests, true)
+
+	// The same error as a stream's error event (no status to go by).
+	body := `{"type":"error","error":{"type":"rate_limit_error","message":"` + msg +
+		`","details":{"error_code":"enforced_spend_limit_reached"}},"request_id":"req_018HmgIF0jb2Qi6EdEqVHTbq"}`
+	rec := providertest.Recording{Status: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Body: []byte("event: error\ndata: " + body + "\n\n")}
+	s, err = newTestProvider(t, providertest.Replay(t, rec).URL).Stream(context.Background(), req)
+	if err == nil {
+		_, err = collect(s)
+	}
+	check("event", err, 0, true)
+
+	// The words alone, as a proxy that kept only the message passes it on.
+	rec = providertest.Load(t, "testdata/spendcap25_429.http")
+	rec.Body = []byte(`{"type":"error","error":{"type":"rate_limit_error","message":"` + msg + `"}}`)
+	_, err = newTestProvider(t, providertest.Replay(t, rec).URL).Generate(context.Background(), req)
+	check("message only", err, http.StatusTooManyRequests, false)
+
+	// An ordinary rate limit whose details are null: retried as before.
+	rec.Body = []byte(`{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit","details":null}}`)
+	_, err = newTestProvider(t, providertest.Replay(t, rec).URL).Generate(context.Background(), req)
+	if !errors.As(err, &pe) || pe.Kind != provider.KindRateLimited || pe.ShouldRetry == provider.RetryDiscouraged ||
+		!pipeline.Retryable(err) || pe.Extended[extErrorDetails] != nil {
+		t.Errorf("ordinary 429: %+v", pe)
+	}
+}
