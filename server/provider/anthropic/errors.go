@@ -227,8 +227,13 @@ func refineKind(e *provider.Error) {
 		// The spend limit the organization set is reached, a 400
 		// invalid_request_error too: "You have reached your specified
 		// API usage limits. You will regain access on 2026-04-01 at
-		// 00:00 UTC." (anthropics/claude-code#2127, #38035).
+		// 00:00 UTC." (anthropics/claude-code#2127, #38035); a
+		// workspace's: "You have reached your specified workspace API
+		// usage limits. You will regain access on 2025-06-01 at 00:00
+		// UTC." (anthropics/claude-code#1047, #55998), which was an
+		// invalid request, no reason to fall back.
 		strings.Contains(msg, "reached your specified api usage limits"),
+		strings.Contains(msg, "reached your specified workspace api usage limits"),
 		// The tier's monthly spend cap, a 429 rate_limit_error: "You
 		// have reached your API usage limits: your organization has
 		// crossed its monthly API usage threshold, …" (spendCapReached

@@ -212,3 +212,26 @@ func TestRound25SpendCap(t *testing.T) {
 		t.Errorf("ordinary 429: %+v", pe)
 	}
 }
+
+// TestRound25WorkspaceSpendLimit: the spend limit set on a workspace is
+// reached, a 400 invalid_request_error (anthropics/claude-code#1047):
+// "You have reached your specified workspace API usage limits. You will
+// regain access on 2025-06-01 at 00:00 UTC." It was an invalid request,
+// no reason to fall back, where the organization's ("your specified API
+// usage limits") was already a spent quota. Now the same: rate limited,
+// not retried, a route falls back.
+func TestRound25WorkspaceSpendLimit(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, "testdata/spendcap25_workspace_400.http")
+	_, err := newTestProvider(t, srv.URL).Generate(context.Background(), r21Request("claude-sonnet-4-5", "hi", 64, 0))
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("err %v", err)
+	}
+	if pe.Kind != provider.KindRateLimited || pe.HTTPStatus != http.StatusBadRequest || pe.Code != "invalid_request_error" ||
+		pe.ShouldRetry != provider.RetryDiscouraged || pe.RetryAfter != 0 || pe.RequestID != "req_011Cq0IXl9J6BjNdd1xgmVvb" ||
+		pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
+		t.Errorf("kind=%s status=%d code=%q advice=%v rid=%q fallback=%v", pe.Kind, pe.HTTPStatus, pe.Code, pe.ShouldRetry, pe.RequestID,
+			pipeline.FallbackWorthy(err))
+	}
+}
