@@ -475,6 +475,43 @@ func GoogleCreditsSpent(status string, code int, msg string) bool {
 // 05 is not 0.
 var googleZeroQuotaRE = regexp.MustCompile(`(?i)\bquota exceeded for metric:? [^\n]*?\blimit:? 0(?:[^.\d]|\.(?:\D|$)|$)|doesn['’]t have a free quota tier`)
 
+// GoogleCapacityExhausted reports a Google RESOURCE_EXHAUSTED (a 429, or
+// inside a 200 stream) that says the provider's shared capacity for the
+// model is used up, not a quota or limit of the caller's: reason is the
+// status's ErrorInfo reason, msg its message. Two forms:
+//   - the ErrorInfo reason MODEL_CAPACITY_EXHAUSTED, "No capacity
+//     available for model gemini-3-flash-preview on the server"
+//     (Google's Code Assist backend, which the Gemini-API proxies in front
+//     of it relay as they got it: google-gemini/gemini-cli#23986, #27548,
+//     su-kaka/gcli2api#313; the same reason comes as a 503 UNAVAILABLE,
+//     gemini-cli#23520);
+//   - Vertex AI's pay-as-you-go 429, "Resource exhausted. Please try again
+//     later. Please refer to
+//     https://cloud.google.com/vertex-ai/generative-ai/docs/error-code-429
+//     for more details." (gemini-cli#15498, #14831), which that page
+//     explains: "In the pay-as-you-go model, you use a shared pool of
+//     resources. If resources aren't available when you make a request,
+//     Vertex AI returns a 429 error"; its table gives the message as
+//     "Resource exhausted, please try again later.".
+//
+// Such a 429 is the provider's capacity, as Kimi's, Mistral's and
+// Cerebras's overloaded 429s are (docs/decisions.md): Unavailable and
+// retried, with no quota of the caller's to report. Neither the Gemini
+// API's "Resource has been exhausted (e.g. check quota)." nor a
+// Provisioned Throughput 429 ("Too many requests. Exceeded the
+// Provisioned Throughput.", the caller's purchased throughput) is one.
+func GoogleCapacityExhausted(status, reason, msg string) bool {
+	if status != "RESOURCE_EXHAUSTED" {
+		return false
+	}
+	return reason == "MODEL_CAPACITY_EXHAUSTED" || googleCapacityRE.MatchString(strings.TrimSpace(msg))
+}
+
+// googleCapacityRE matches the messages GoogleCapacityExhausted reads
+// without a reason: Vertex AI's pay-as-you-go wording (a comma or a full
+// stop after "exhausted"), and the Code Assist backend's.
+var googleCapacityRE = regexp.MustCompile(`(?i)^resource exhausted[,.] please try again later\b|^no capacity available for model\b`)
+
 // GoogleDeploymentRefused reports a Google FAILED_PRECONDITION that
 // refuses the deployment rather than the request, as the Gemini API's
 // error table documents its 400 FAILED_PRECONDITION: "Gemini API free

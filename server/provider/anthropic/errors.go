@@ -1,12 +1,14 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
@@ -22,6 +24,9 @@ import (
 func httpError(resp *http.Response) *provider.Error {
 	e := provider.NewHTTPError(providerName, resp, requestIDHeader)
 	e.Meta = headerMeta(resp.Header)
+	if e.RetryAfter == 0 && e.HTTPStatus == http.StatusTooManyRequests {
+		e.RetryAfter = unifiedRejectedWait(resp.Header, e.Date)
+	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodySize))
 	if err != nil {
 		// The status is known; keep it and record why the body is cut
@@ -51,6 +56,46 @@ func httpError(resp *http.Response) *provider.Error {
 	provider.MiniMaxPlanLimit(e, resp.Header)
 	limitQuota(e)
 	return e
+}
+
+// spendCapErrorCode is error.details.error_code on the 429 of an
+// organization past its usage tier's monthly spend cap. Anthropic's
+// rate-limits documentation: API usage "pauses until 00:00 UTC on the
+// first day of the next month", the 429 comes without retry-after, and
+// this code tells it apart from a rate limit; a live one: "You have
+// reached your API usage limits: your organization has crossed its
+// monthly API usage threshold, set based on your organization's API
+// tier. You will regain access on 2026-09-01 at 00:00 UTC."
+const spendCapErrorCode = "enforced_spend_limit_reached"
+
+// spendCapReached marks e as a spent quota: a rate limit that no wait
+// short of the next month lifts, not retried (its type, rate_limit_error,
+// had it retried into the same refusal), no retry delay; another
+// deployment (another organization's key, another provider) does not
+// share it, so a route falls back (pipeline.FallbackWorthy).
+func spendCapReached(e *provider.Error) {
+	e.Kind = provider.KindRateLimited
+	e.ShouldRetry = provider.RetryDiscouraged
+	e.RetryAfter = 0
+}
+
+// unifiedRejectedWait is how long a 429 of a Claude subscription's
+// unified limits says to wait when it comes without a Retry-After: its
+// anthropic-ratelimit-unified-status is "rejected" and the
+// anthropic-ratelimit-unified-reset (Unix seconds) is when the deciding
+// window opens again, counted from the answer's Date; no attempt can
+// succeed before then (the rule the pipeline applies to an exhausted
+// limit's reset). 0 when the status is another, or the reset is absent,
+// unreadable or past.
+func unifiedRejectedWait(h http.Header, now time.Time) time.Duration {
+	if !strings.EqualFold(strings.TrimSpace(h.Get(unifiedPrefix+"Status")), "rejected") {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(h.Get(unifiedPrefix+"Reset")), 10, 64)
+	if err != nil || n <= 0 || n >= 1<<40 {
+		return 0
+	}
+	return max(time.Unix(n, 0).Sub(now), 0)
 }
 
 // limitRE reads the limit Anthropic's rate_limit_error names: "This
@@ -101,11 +146,27 @@ func limitQuota(e *provider.Error) {
 	})
 }
 
+// extErrorDetails is the provider.Error.Extended key of the error's
+// details object, as sent (error.details: {"error_code": …}).
+const extErrorDetails = "error_details"
+
 // fillFromBody copies the provider's error details into e.
 func fillFromBody(e *provider.Error, d *wireErrorDetail, requestID string) {
 	e.Code = d.codeText()
 	if msg := strings.TrimSpace(d.Message); msg != "" {
 		e.Message = msg
+	}
+	if t := bytes.TrimSpace(d.Details); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+		var v any
+		if json.Unmarshal(t, &v) == nil {
+			if e.Extended == nil {
+				e.Extended = map[string]any{}
+			}
+			e.Extended[extErrorDetails] = v
+		}
+	}
+	if d.errorCode() == spendCapErrorCode {
+		spendCapReached(e)
 	}
 	if e.RequestID == "" {
 		e.RequestID = requestID
@@ -166,8 +227,19 @@ func refineKind(e *provider.Error) {
 		// The spend limit the organization set is reached, a 400
 		// invalid_request_error too: "You have reached your specified
 		// API usage limits. You will regain access on 2026-04-01 at
-		// 00:00 UTC." (anthropics/claude-code#2127, #38035).
-		strings.Contains(msg, "reached your specified api usage limits"):
+		// 00:00 UTC." (anthropics/claude-code#2127, #38035); a
+		// workspace's: "You have reached your specified workspace API
+		// usage limits. You will regain access on 2025-06-01 at 00:00
+		// UTC." (anthropics/claude-code#1047, #55998), which was an
+		// invalid request, no reason to fall back.
+		strings.Contains(msg, "reached your specified api usage limits"),
+		strings.Contains(msg, "reached your specified workspace api usage limits"),
+		// The tier's monthly spend cap, a 429 rate_limit_error: "You
+		// have reached your API usage limits: your organization has
+		// crossed its monthly API usage threshold, …" (spendCapReached
+		// reads its details; the words alone, where a proxy kept only
+		// the message).
+		strings.Contains(msg, "reached your api usage limits"):
 		// A 400 invalid_request_error, but the account's quota, as
 		// OpenAI's insufficient_quota: not retried (in a stream's
 		// error event either, where no status says so), a reason to

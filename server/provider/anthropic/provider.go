@@ -16,6 +16,10 @@
 //     ratelimit_output_tokens_limit / _remaining / _reset: the
 //     anthropic-ratelimit-input-tokens-* and -output-tokens-* headers
 //     (limits as numbers, resets as RFC 3339 strings).
+//   - ratelimit_unified_*: a Claude subscription's unified limit headers
+//     (anthropic-ratelimit-unified-status, -reset, -5h-utilization, ...),
+//     one key each: resets as RFC 3339 strings, utilizations and
+//     percentages as numbers, the rest as sent.
 package anthropic
 
 import (

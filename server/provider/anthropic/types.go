@@ -367,6 +367,23 @@ type wireErrorDetail struct {
 	// (Z.ai's OpenAI-shaped {"error":{"code":"1308",…}}), read when
 	// there is no type (codeText).
 	Code json.RawMessage `json:"code"`
+	// Details is what Anthropic adds beside the type and message: its
+	// rate-limits documentation names error.details.error_code
+	// ("enforced_spend_limit_reached" on the 429 of an organization
+	// past its tier's monthly spend; errorCode); often null.
+	Details json.RawMessage `json:"details"`
+}
+
+// errorCode is details.error_code, "" when the details hold none (null,
+// absent, another shape).
+func (d *wireErrorDetail) errorCode() string {
+	var v struct {
+		ErrorCode string `json:"error_code"`
+	}
+	if len(d.Details) == 0 || json.Unmarshal(d.Details, &v) != nil {
+		return ""
+	}
+	return strings.TrimSpace(v.ErrorCode)
 }
 
 // codeText is the error's type, else its code as text (a string's

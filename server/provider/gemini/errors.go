@@ -182,6 +182,11 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 		e.Kind = provider.KindContextLength
 	case st.Status == "PERMISSION_DENIED", provider.GoogleDeploymentRefused(st.Status, st.Message):
 		e.Kind = provider.KindPermissionDenied
+	case provider.GoogleCapacityExhausted(st.Status, reason, st.Message):
+		// The model's shared capacity (Vertex AI's pay-as-you-go pool,
+		// MODEL_CAPACITY_EXHAUSTED), not the caller's quota: retried as
+		// the provider being unavailable, its RetryInfo kept.
+		e.Kind = provider.KindUnavailable
 	case st.Status == "RESOURCE_EXHAUSTED":
 		e.Kind = provider.KindRateLimited
 		if provider.GoogleCreditsSpent(st.Status, st.Code, st.Message) {

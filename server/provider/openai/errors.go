@@ -311,6 +311,10 @@ func (p *Provider) googleStatusError(raw []byte, resp *http.Response, sec secret
 		e.Kind = provider.KindContextLength
 	case st.Status == "PERMISSION_DENIED", provider.GoogleDeploymentRefused(st.Status, e.Message):
 		e.Kind = provider.KindPermissionDenied
+	case provider.GoogleCapacityExhausted(st.Status, reason, e.Message):
+		// The model's shared capacity (Vertex AI's pay-as-you-go 429),
+		// not the caller's quota (provider.GoogleCapacityExhausted).
+		e.Kind = provider.KindUnavailable
 	case st.Status == "RESOURCE_EXHAUSTED":
 		e.Kind = provider.KindRateLimited
 		if provider.GoogleCreditsSpent(st.Status, st.Code, st.Message) {

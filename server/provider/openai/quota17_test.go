@@ -77,6 +77,12 @@ func TestQuota17GoogleStatus(t *testing.T) {
 		// n4ze3m/page-assist#406: v1beta/openai/chat/completions, as quoted.
 		{name: "page-assist#406", status: 429, body: "[{\n  \"error\": {\n    \"code\": 429,\n    \"message\": \"Resource has been exhausted (e.g. check quota).\",\n    \"status\": \"RESOURCE_EXHAUSTED\"\n  }\n}\n]",
 			kind: provider.KindRateLimited, code: "RESOURCE_EXHAUSTED", msg: "Resource has been exhausted (e.g. check quota)."},
+		// Vertex AI's pay-as-you-go 429 (its error-code-429 page: the
+		// shared pool had no resources; gemini-cli#14831 quotes the
+		// body): the provider's capacity, Unavailable, as the gemini
+		// adapter reads it (provider.GoogleCapacityExhausted).
+		{name: "vertex pay-as-you-go", status: 429, body: "[{\n  \"error\": {\n    \"code\": 429,\n    \"message\": \"Resource exhausted. Please try again later. Please refer to https://cloud.google.com/vertex-ai/generative-ai/docs/error-code-429 for more details.\",\n    \"status\": \"RESOURCE_EXHAUSTED\"\n  }\n}\n]",
+			kind: provider.KindUnavailable, code: "RESOURCE_EXHAUSTED", msg: "Resource exhausted. Please try again later. Please refer to https://cloud.google.com/vertex-ai/generative-ai/docs/error-code-429 for more details."},
 		// The details Gemini sends with a quota's 429 (the gemini
 		// adapter's testdata/error_429.http) in the compatible endpoint's
 		// array (docbrain-ai/docbrain#22 quotes such an answer, cut
