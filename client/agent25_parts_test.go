@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/llmrelay/llmrelay/client"
@@ -51,5 +52,9 @@ func TestAgentResultParts(t *testing.T) {
 	}
 	if seen != 1 {
 		t.Errorf("%d get_weather results in %v", seen, res.Messages[2])
+	}
+	// The echo model says what it received: the text and the image's type.
+	if got := res.Messages[3].GetParts()[0].GetText(); !strings.Contains(got, "=radar map attached [image image/png]") {
+		t.Errorf("answer %q", got)
 	}
 }
