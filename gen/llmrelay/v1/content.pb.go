@@ -828,17 +828,19 @@ type ToolResult struct {
 	// Where each format puts them: Anthropic sends the tool_result's content
 	// as blocks (text, image, document: PDF or plain text); OpenAI Responses
 	// sends function_call_output.output as input_text, input_image and
-	// input_file items; Gemini 3 and later sends images (png, jpeg, webp) and
-	// documents (PDF, plain text) in functionResponse.parts and text in the
-	// response object; earlier Gemini models, which refuse media inside a
-	// functionResponse, get the media as parts of the same user turn right
-	// after the function responses (meta.warnings says so). OpenAI Chat
-	// Completions (and the compatible servers, Azure) takes text only in a
-	// tool message: text parts are joined to the content with newlines, and
-	// an image or file is InvalidArgument naming the part (send it in a user
-	// message after the tool messages). Ollama joins the text likewise and
-	// sends images in the tool message's `images`; a file there is
-	// InvalidArgument. Nothing is dropped.
+	// input_file items; Gemini joins the text into the functionResponse's
+	// response, and Gemini 3 and later take inline png, jpeg and webp images
+	// and PDF and plain text documents in functionResponse.parts; every other
+	// medium (all of them before Gemini 3, which refuses media in a
+	// functionResponse; media by url or file_id; audio, video) follows the
+	// turn's function responses as parts of the same user turn, behind a text
+	// naming the call (meta.warnings says so). OpenAI Chat Completions (and
+	// the compatible servers, Azure) takes text only in a tool message: text
+	// parts are joined to the content with newlines, and an image or file is
+	// InvalidArgument naming the part (send it in a user message after the
+	// tool messages). Ollama joins the text likewise and sends images in the
+	// tool message's `images`; a file there is InvalidArgument. Nothing is
+	// dropped.
 	Parts         []*Part `protobuf:"bytes,5,rep,name=parts,proto3" json:"parts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
