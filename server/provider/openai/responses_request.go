@@ -255,6 +255,13 @@ func (p *Provider) encodeInputItems(in []*llmrelayv1.Message, reasoning, store b
 						return nil, nil, err
 					}
 					item.Output, item.OutputItems = nil, items
+					item.from.content = make([]int, 0, len(items))
+					if tr.GetContent() != "" {
+						item.from.content = append(item.from.content, -1)
+					}
+					for n := range tr.GetParts() {
+						item.from.content = append(item.from.content, n)
+					}
 				}
 				out = append(out, item)
 				n++

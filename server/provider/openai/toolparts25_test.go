@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"reflect"
 	"testing"
 
@@ -114,5 +115,27 @@ func TestChatToolResultParts(t *testing.T) {
 	var pe *provider.Error
 	if !errors.As(err, &pe) || pe.Kind != provider.KindInvalidRequest || pe.Param != "messages[2].parts[0].tool_result.parts[1].image" {
 		t.Errorf("err %v", err)
+	}
+}
+
+// OpenAI's refusal of an output item of a function_call_output names the
+// tool result's part it was built from (the content is item 0 when set).
+func TestResponsesToolResultPartsRefusalField(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ param, want string }{
+		{"input[2].output[3].image_url", "messages[2].parts[0].tool_result.parts[2]"},
+		{"input[2].output[0]", "messages[2].parts[0].tool_result.content"},
+		{"input[2].output", "messages[2].parts[0].tool_result"},
+	} {
+		h := http.Header{}
+		h.Set("Content-Type", "application/json")
+		h.Set("x-request-id", "req_tp25refusal")
+		body := `{"error":{"message":"Invalid image in tool output.","type":"invalid_request_error","param":"` + tc.param + `","code":"invalid_value"}}`
+		srv := providertest.Replay(t, providertest.Recording{Status: 400, Header: h, Body: []byte(body)})
+		_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), toolPartsReq(formatResponses, "gpt-4.1-nano", shotParts25()...))
+		var pe *provider.Error
+		if !errors.As(err, &pe) || pe.Param != tc.want {
+			t.Errorf("%s: %v", tc.param, err)
+		}
 	}
 }
