@@ -905,7 +905,7 @@ func (a *agentRun) execute(ctx context.Context, round int, calls []*llmrelayv1.T
 			if r.GetIsError() {
 				errType = "tool_error"
 			}
-			if r.GetIsError() && strings.TrimSpace(r.GetContent()) == "" {
+			if r.GetIsError() && strings.TrimSpace(provider.ToolResultText(r)) == "" && !provider.ToolResultMedia(r) {
 				// An error with nothing to act on, which Anthropic refuses
 				// in the next call ("content cannot be empty if is_error
 				// is true"): the model is told, as for an MCP tool's.

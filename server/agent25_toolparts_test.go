@@ -103,11 +103,13 @@ func TestAgentToolResultParts(t *testing.T) {
 		anthropicStream("msg_01AgtParts25Round1Qz", "", []chatCall{{"toolu_01AgtParts25Shot", "screenshot", `{"page":"login"}`}, {"toolu_01AgtParts25Wthr", "get_weather", `{"city":"Lyon"}`}}),
 		anthropicStream("msg_01AgtParts25Round2Qz", "The login page shows a form.", nil))
 	c, _ := startWith(t, strings.ReplaceAll(agentPartsYAML, "{{MCP}}", mcpSrv.URL), up.URL)
-	png := &llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: []byte("GIF89a")}, MimeType: "image/gif"}}}
+	gif := &llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: []byte("GIF89a")}, MimeType: "image/gif"}}}
 	setup := &llmrelayv1.AgentSetup{Model: "m", Messages: []*llmrelayv1.Message{user("What does the login page look like, and the weather?")},
 		Tools: agentTools(t), McpServers: []*llmrelayv1.AgentMcpServer{{Name: "browser"}}}
 	evs, err := agentRun(context.Background(), t, c, setup, func(r *llmrelayv1.AgentToolCallRequest) *llmrelayv1.ToolResult {
-		return &llmrelayv1.ToolResult{CallId: r.GetCallId(), Content: clientResults[r.GetName()], Parts: []*llmrelayv1.Part{png}}
+		// An error whose only part is an image: not an error without a
+		// message (the run does not put its placeholder text in).
+		return &llmrelayv1.ToolResult{CallId: r.GetCallId(), IsError: true, Parts: []*llmrelayv1.Part{gif}}
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +154,7 @@ func TestAgentToolResultParts(t *testing.T) {
 		`{"type":"tool_result","tool_use_id":"toolu_01AgtParts25Shot","content":[{"type":"text","text":` + string(tw) + `},` +
 			`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},` +
 			`{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjQ="}}]}`,
-		`{"type":"tool_result","tool_use_id":"toolu_01AgtParts25Wthr","content":[{"type":"text","text":"{\"temp_c\":21,\"sky\":\"sunny\"}"},` +
+		`{"type":"tool_result","tool_use_id":"toolu_01AgtParts25Wthr","is_error":true,"content":[` +
 			`{"type":"image","source":{"type":"base64","media_type":"image/gif","data":"R0lGODlh"}}]}`,
 	}
 	for i, w := range want {
@@ -164,6 +166,11 @@ func TestAgentToolResultParts(t *testing.T) {
 	for _, w := range end.GetMeta().GetWarnings() {
 		if strings.Contains(w, "omitted from the result: the model cannot be given it in a tool result") {
 			warned++
+		}
+	}
+	for _, w := range end.GetMeta().GetWarnings() {
+		if strings.Contains(w, "has no content") {
+			t.Errorf("warning %q", w)
 		}
 	}
 	if warned != 2 {
