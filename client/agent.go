@@ -20,6 +20,13 @@ import (
 // error result (is_error) with the error's text; it does not stop the run.
 type ToolFunc func(ctx context.Context, args string) (string, error)
 
+// ResultFunc executes a client tool whose result is more than text: it
+// returns the result's content, its parts (ToolResult.parts: text, images
+// and files after the content, e.g. a screenshot) and is_error; the
+// call_id and name are filled in. A returned error goes back as an error
+// result with the error's text, as with ToolFunc.
+type ResultFunc func(ctx context.Context, args string) (*llmrelayv1.ToolResult, error)
+
 type callIDKey struct{}
 
 type callKey struct{}
@@ -105,6 +112,10 @@ type Agent struct {
 	// Off by default: handlers get every call, and ArgumentsValid(ctx)
 	// tells them.
 	RefuseInvalidArguments bool
+	// Results are handlers whose results carry parts (images, files), by
+	// name, run as Tools are; a tool has a handler in Tools or in Results
+	// (Tools first when in both).
+	Results map[string]ResultFunc
 	// OnEvent, when set, sees every server event as it comes (model deltas,
 	// tool requests, MCP executions, round ends). It runs on the receiving
 	// goroutine: a slow OnEvent slows the stream.
@@ -136,7 +147,7 @@ type AgentResult struct {
 // model call in flight); Run returns once its handlers have returned.
 func (a *Agent) Run(ctx context.Context, setup *llmrelayv1.AgentSetup, opts ...grpc.CallOption) (*AgentResult, error) {
 	for _, t := range setup.GetTools() {
-		if a.Tools[t.GetName()] == nil {
+		if a.Tools[t.GetName()] == nil && a.Results[t.GetName()] == nil {
 			return nil, fmt.Errorf("llmrelay agent: no handler for tool %q", t.GetName())
 		}
 	}
@@ -211,14 +222,24 @@ func (a *Agent) Run(ctx context.Context, setup *llmrelayv1.AgentSetup, opts ...g
 				if t := strings.TrimSpace(r.GetArguments()); a.RefuseInvalidArguments && !ArgumentsValid(callCtx) && t != "" && t != "null" {
 					problem = argumentsProblem(r.GetArguments())
 				}
-				if f := a.Tools[r.GetName()]; f == nil {
+				f, g := a.Tools[r.GetName()], a.Results[r.GetName()]
+				switch {
+				case f == nil && g == nil:
 					out.Content, out.IsError = "no handler for tool "+r.GetName(), true
-				} else if problem != "" {
+				case problem != "":
 					out.Content, out.IsError = problem+": the call was not run; call "+r.GetName()+" again with valid arguments", true
-				} else if content, err := f(callCtx, r.GetArguments()); err != nil {
-					out.Content, out.IsError = err.Error(), true
-				} else {
-					out.Content = content
+				case f != nil:
+					if content, err := f(callCtx, r.GetArguments()); err != nil {
+						out.Content, out.IsError = err.Error(), true
+					} else {
+						out.Content = content
+					}
+				default:
+					if got, err := g(callCtx, r.GetArguments()); err != nil {
+						out.Content, out.IsError = err.Error(), true
+					} else if got != nil {
+						out.Content, out.Parts, out.IsError = got.GetContent(), got.GetParts(), got.GetIsError()
+					}
 				}
 				if callCtx.Err() != nil {
 					return // the run is over or the call withdrawn; nobody waits for this result

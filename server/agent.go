@@ -27,6 +27,7 @@ import (
 	"github.com/llmrelay/llmrelay/server/catalog"
 	"github.com/llmrelay/llmrelay/server/cost"
 	"github.com/llmrelay/llmrelay/server/mcp"
+	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/telemetry"
 )
 
@@ -105,6 +106,9 @@ type agentRun struct {
 	// removed names the MCP tools a new list took away, with why: a call
 	// of one gets an error result saying so.
 	removed map[string]string
+	// media says which media of an MCP tool's result the run's model
+	// can be given (ToolResult.parts; mcpMedia).
+	media mcp.Media
 
 	msgs []*llmrelayv1.Message
 	meta *llmrelayv1.AgentMeta
@@ -187,15 +191,17 @@ func (g *gateway) newAgentRun(ctx context.Context, ss llmrelayv1.GatewayService_
 	// and connecting to the servers (up to mcpConnectTimeout) would
 	// only delay it, or hide it behind an unreachable server's
 	// Unavailable. The first model call checks the rest.
-	if _, _, err := g.resolve(ctx, st, setup.GetModel(), llmrelayv1.Protocol_PROTOCOL_TOOLS, "tools"); err != nil {
+	model, capab, err := g.resolve(ctx, st, setup.GetModel(), llmrelayv1.Protocol_PROTOCOL_TOOLS, "tools")
+	if err != nil {
 		return nil, setupField(err)
 	}
 	a := &agentRun{
 		g: g, st: st, ss: ss, setup: setup, start: g.startTime(ctx), maxRounds: maxRounds,
 		clientTools: map[string]bool{}, mcpTools: map[string]*mcp.Session{},
 		halfClosed: make(chan struct{}), pending: map[string]string{}, answered: map[string]bool{}, expired: map[string]bool{},
-		msgs: slices.Clone(setup.GetMessages()),
-		meta: &llmrelayv1.AgentMeta{RequestId: requestIDOf(ctx), RequestedModel: setup.GetModel(), Usage: &llmrelayv1.Usage{}},
+		msgs:  slices.Clone(setup.GetMessages()),
+		meta:  &llmrelayv1.AgentMeta{RequestId: requestIDOf(ctx), RequestedModel: setup.GetModel(), Usage: &llmrelayv1.Usage{}},
+		media: mcpMedia(model, capab.Format.Name),
 	}
 	a.toolTimeout, a.toolTimeoutKey = st.maxToolTimeout, "agent.max_tool_timeout"
 	if d := setup.GetToolTimeout(); d != nil {
@@ -952,7 +958,7 @@ func (a *agentRun) execute(ctx context.Context, round int, calls []*llmrelayv1.T
 			if r.GetIsError() {
 				errType = "tool_error"
 			}
-			if r.GetIsError() && strings.TrimSpace(r.GetContent()) == "" {
+			if r.GetIsError() && strings.TrimSpace(provider.ToolResultText(r)) == "" && !provider.ToolResultMedia(r) {
 				// An error with nothing to act on, which Anthropic refuses
 				// in the next call ("content cannot be empty if is_error
 				// is true"): the model is told, as for an MCP tool's.
@@ -1080,7 +1086,7 @@ func (a *agentRun) callMCP(ctx context.Context, s *mcp.Session, c *llmrelayv1.To
 	ctx, span := a.g.tel.StartToolExecution(ctx, c.GetName(), c.GetCallId())
 	ctx, cancel := context.WithTimeout(ctx, a.toolTimeout)
 	defer cancel()
-	res, err := s.Call(ctx, c.GetName(), c.GetArguments())
+	res, err := s.CallMedia(ctx, c.GetName(), c.GetArguments(), a.media)
 	errType := ""
 	switch {
 	case err != nil && ctx.Err() != nil && a.ctx.Err() == nil:
@@ -1098,14 +1104,18 @@ func (a *agentRun) callMCP(ctx context.Context, s *mcp.Session, c *llmrelayv1.To
 // mcpResult reports an MCP execution to the client and returns the result
 // for the model: a failed execution is an error result, not a failed run.
 func (a *agentRun) mcpResult(round int, o mcpOutcome) (*llmrelayv1.ToolResult, error) {
-	r := &llmrelayv1.ToolResult{CallId: o.call.GetCallId(), Name: o.call.GetName(), Content: o.res.Content, IsError: o.res.IsError}
+	r := &llmrelayv1.ToolResult{CallId: o.call.GetCallId(), Name: o.call.GetName(), Content: o.res.Content, IsError: o.res.IsError, Parts: o.res.Parts}
 	ev := &llmrelayv1.AgentMcpToolExecution{Round: int32(round), Call: o.call, Server: o.session.Name(), Result: r, Duration: durationpb.New(o.res.Duration)}
 	if o.err != nil {
 		msg := clean(a.st.redact, o.err.Error())
-		r.IsError, r.Content, ev.Error = true, msg, msg
+		r.IsError, r.Content, r.Parts, ev.Error = true, msg, nil, msg
 	}
 	for _, om := range o.res.Omitted {
-		a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: MCP server %s, tool %s (call %s): %s omitted from the result: tool results reach the model as text",
+		a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: MCP server %s, tool %s (call %s): %s omitted from the result: the model cannot be given it in a tool result (its format or capabilities)",
+			round, o.session.Name(), o.call.GetName(), o.call.GetCallId(), om))
+	}
+	for _, om := range o.res.OverBound {
+		a.meta.Warnings = append(a.meta.Warnings, fmt.Sprintf("round %d: MCP server %s, tool %s (call %s): %s omitted from the result: with it the result would pass a quarter of limits.max_send_message_bytes",
 			round, o.session.Name(), o.call.GetName(), o.call.GetCallId(), om))
 	}
 	if o.res.CutBytes > 0 {
@@ -1113,6 +1123,45 @@ func (a *agentRun) mcpResult(round int, o mcpOutcome) (*llmrelayv1.ToolResult, e
 			round, o.session.Name(), o.call.GetName(), o.call.GetCallId(), o.res.TextBytes, o.res.TextBytes-o.res.CutBytes))
 	}
 	return r, a.send(&llmrelayv1.AgentResponse{Event: &llmrelayv1.AgentResponse_McpToolExecution{McpToolExecution: ev}})
+}
+
+// mcpImageTypes are the image types an MCP tool's image may reach the
+// model as: the four every format with images in tool results takes
+// inline (Anthropic's Base64ImageSource media types; OpenAI's and Gemini's
+// image inputs). Another type (an SVG, a TIFF) stays a note: the model
+// call would be refused for it, failing the run.
+var mcpImageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// mcpMedia says which media of an MCP tool's result the model can be
+// given as ToolResult.parts: those whose capability the model has (vision
+// for an image, documents for a document, audio for audio, as for a
+// client's parts) and that its tools format sends in a tool result
+// (provider.CheckToolResultPart). The rest stay notes in the text.
+func mcpMedia(m *catalog.Model, format string) mcp.Media {
+	return func(p *llmrelayv1.Part) bool {
+		need := llmrelayv1.Protocol_PROTOCOL_VISION
+		switch k := p.GetKind().(type) {
+		case *llmrelayv1.Part_Image:
+			if !mcpImageTypes[provider.ImageMediaType(k.Image)] {
+				return false
+			}
+		case *llmrelayv1.Part_File:
+			need = llmrelayv1.Protocol_PROTOCOL_DOCUMENTS
+			if provider.IsAudio(k.File) {
+				need = llmrelayv1.Protocol_PROTOCOL_AUDIO
+			}
+			if provider.MediaType(k.File) == "" {
+				return false
+			}
+		default:
+			return false
+		}
+		if _, ok := m.Capabilities[need]; !ok {
+			return false
+		}
+		_, reason := provider.CheckToolResultPart(format, p)
+		return reason == ""
+	}
 }
 
 func (a *agentRun) finalMeta() *llmrelayv1.AgentMeta {

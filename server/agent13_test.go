@@ -329,7 +329,7 @@ func TestAgentMixedRound(t *testing.T) {
 	}{
 		"call_w": {clientResults["get_weather"], false, ""},
 		"call_f": {"backend exploded", true, ""},
-		"call_i": {"[image (image/png, 7 bytes) omitted: tool results reach the model as text]", false, ""},
+		"call_i": {"[image (image/png, 7 bytes) omitted: the model cannot be given it in a tool result]", false, ""},
 		"call_r": {"Lyon: 522000\n" + `{"type":"resource_link","uri":"file:///paris.txt","name":"paris.txt"}`, false, ""},
 		"call_h": {"mcp server pop: call hang_tool: no answer within tool_timeout 150ms", true, "mcp server pop: call hang_tool: no answer within tool_timeout 150ms"},
 		"call_p": {`{"population":522000}`, false, ""},

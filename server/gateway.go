@@ -295,6 +295,11 @@ func (g *gateway) prepareGeneration(ctx context.Context, in generation) (context
 			return ctx, nil, err
 		}
 	}
+	if kinds.toolMedia {
+		if err := checkToolResultParts(in.messages, capab.Format.Name); err != nil {
+			return ctx, nil, err
+		}
+	}
 	if err := checkToolParts(in.messages, capab.Format.Name); err != nil {
 		return ctx, nil, err
 	}

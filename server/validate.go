@@ -35,6 +35,9 @@ var schemaName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // capability: images vision, document files documents, audio files audio.
 type inputKinds struct {
 	images, documents, audio bool
+	// toolMedia: a tool result has image or file parts, which the target
+	// format must be able to send in a tool result (checkToolResultParts).
+	toolMedia bool
 }
 
 // validateMessages checks the conversation; it reports the first problem
@@ -129,12 +132,61 @@ func validateMessages(msgs []*llmrelayv1.Message) (kinds inputKinds, err error) 
 				if k.ToolResult.GetCallId() == "" {
 					return kinds, invalidField(pf()+".tool_result.call_id", "required: the call_id of the tool call this answers")
 				}
+				if err := validateResultParts(pf, k.ToolResult.GetParts(), &kinds); err != nil {
+					return kinds, err
+				}
 			default:
 				return kinds, invalidField(pf(), "a part needs one of text, image, file, tool_call, tool_result, refusal, reasoning, provider_item")
 			}
 		}
 	}
 	return kinds, nil
+}
+
+// validateResultParts checks a tool result's parts (ToolResult.parts):
+// text, image and file only, images and files by the rules of user parts,
+// each needing its capability as a user part does.
+func validateResultParts(pf func() string, parts []*llmrelayv1.Part, kinds *inputKinds) error {
+	for n, p := range parts {
+		rf := func() string { return fmt.Sprintf("%s.tool_result.parts[%d]", pf(), n) }
+		switch k := p.GetKind().(type) {
+		case *llmrelayv1.Part_Text:
+		case *llmrelayv1.Part_Image:
+			if err := validateImage(rf, k.Image); err != nil {
+				return err
+			}
+			kinds.images, kinds.toolMedia = true, true
+		case *llmrelayv1.Part_File:
+			if err := validateFile(rf, k.File); err != nil {
+				return err
+			}
+			if provider.IsAudio(k.File) {
+				kinds.audio = true
+			} else {
+				kinds.documents = true
+			}
+			kinds.toolMedia = true
+		default:
+			return invalidField(rf(), "a tool result's parts are text, image or file")
+		}
+	}
+	return nil
+}
+
+// checkToolResultParts refuses the images and files of tool results that
+// the target format cannot send in a tool result, naming the field: never
+// dropped.
+func checkToolResultParts(msgs []*llmrelayv1.Message, format string) error {
+	for i, m := range msgs {
+		for j, p := range m.GetParts() {
+			for n, rp := range p.GetToolResult().GetParts() {
+				if field, reason := provider.CheckToolResultPart(format, rp); reason != "" {
+					return invalidField(fmt.Sprintf("messages[%d].parts[%d].tool_result.parts[%d].%s", i, j, n, field), "%s", reason)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // jsonObject reports whether s is one JSON object.

@@ -49,7 +49,10 @@ type Server struct {
 	MaxResponseBytes int64
 	// MaxResultBytes bounds a call's result text (Result.Content before
 	// its notes): a longer one is cut at a rune boundary, with a note
-	// saying so (Result.CutBytes); 0: no bound.
+	// saying so (Result.CutBytes); 0: no bound. The bytes of the media
+	// given to the model (Result.Parts) count too: a medium that would
+	// take the text and the media before it past the bound is left out,
+	// whole, with a note (a cut image or PDF is no image or PDF).
 	MaxResultBytes int
 }
 
@@ -796,19 +799,38 @@ type Result struct {
 	// cannot receive (images, audio, binary resources).
 	Content string
 	IsError bool
-	// Omitted describes the contents left out of Content (kind, MIME
-	// type, size), for the caller's warnings.
-	Omitted []string
+	// Parts are the media given to the model, in the order the server
+	// sent them (ToolResult.parts, after Content): images, embedded
+	// binary resources and audio the caller's Media accepts.
+	Parts []*llmrelayv1.Part
+	// Omitted describes the contents left out of Content and Parts
+	// (kind, MIME type, size) because the model cannot be given them, for
+	// the caller's warnings; OverBound those of the media it could be
+	// given that Server.MaxResultBytes left out.
+	Omitted, OverBound []string
 	// CutBytes is how much of the result text Server.MaxResultBytes cut
 	// (0: none), of TextBytes.
 	CutBytes, TextBytes int
 	Duration            time.Duration
 }
 
+// Media says whether the model of a run can be given a medium of a tool
+// result, as an image or file part of ToolResult.parts; nil accepts none.
+type Media func(*llmrelayv1.Part) bool
+
 // Call calls a tool with the model's arguments (JSON text; empty means no
 // arguments). A tool that reports an error is a Result with IsError; a
-// transport or protocol failure is an error.
+// transport or protocol failure is an error. Media reach the model as text
+// notes only (CallMedia gives them).
 func (s *Session) Call(ctx context.Context, name, arguments string) (Result, error) {
+	return s.CallMedia(ctx, name, arguments, nil)
+}
+
+// CallMedia is Call, giving the model the media of the result that media
+// accepts (Result.Parts): ImageContent as an image part, AudioContent and
+// an embedded resource's blob as an image part (image/* types) or a file
+// part. Any other medium, and one media refuses, stays a note in Content.
+func (s *Session) CallMedia(ctx context.Context, name, arguments string, media Media) (Result, error) {
 	start := time.Now()
 	var args json.RawMessage
 	switch trimmed := strings.TrimSpace(arguments); {
@@ -848,7 +870,19 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 	if err != nil {
 		return Result{Duration: d}, s.server.scrub(fmt.Errorf("mcp server %s: call %s: %w%s", s.server.Name, name, err, rpcCode(err)))
 	}
-	var parts, omitted []string
+	var (
+		parts, omitted []string
+		// media2 are the media media accepted, given to the model
+		// within the bound below.
+		media2 []mediaItem
+	)
+	offer := func(p *llmrelayv1.Part, desc string) {
+		if media != nil && media(p) {
+			media2 = append(media2, mediaItem{part: p, desc: desc})
+			return
+		}
+		omitted = append(omitted, desc)
+	}
 	for _, c := range res.Content {
 		switch x := c.(type) {
 		case *sdk.TextContent:
@@ -857,7 +891,7 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 			if r := x.Resource; r != nil && r.Blob == nil {
 				parts = append(parts, r.Text)
 			} else if r != nil {
-				omitted = append(omitted, fmt.Sprintf("resource %s (%s, %d bytes)", r.URI, orUnknown(r.MIMEType), len(r.Blob)))
+				offer(blobPart(r.Blob, r.MIMEType), fmt.Sprintf("resource %s (%s, %d bytes)", r.URI, orUnknown(r.MIMEType), len(r.Blob)))
 			}
 		case *sdk.ResourceLink:
 			// As the SDK writes it, less its icons (data: URIs of whole
@@ -870,9 +904,11 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 			}
 			parts = append(parts, string(b))
 		case *sdk.ImageContent:
-			omitted = append(omitted, fmt.Sprintf("image (%s, %d bytes)", orUnknown(x.MIMEType), len(x.Data)))
+			offer(&llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: x.Data}, MimeType: x.MIMEType}}},
+				fmt.Sprintf("image (%s, %d bytes)", orUnknown(x.MIMEType), len(x.Data)))
 		case *sdk.AudioContent:
-			omitted = append(omitted, fmt.Sprintf("audio (%s, %d bytes)", orUnknown(x.MIMEType), len(x.Data)))
+			offer(&llmrelayv1.Part{Kind: &llmrelayv1.Part_File{File: &llmrelayv1.File{Source: &llmrelayv1.File_Data{Data: x.Data}, MimeType: x.MIMEType}}},
+				fmt.Sprintf("audio (%s, %d bytes)", orUnknown(x.MIMEType), len(x.Data)))
 		default:
 			omitted = append(omitted, fmt.Sprintf("content of type %T", c))
 		}
@@ -894,7 +930,21 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 		cut = len(content) - len(kept)
 		content = kept + fmt.Sprintf("\n[result cut: %d of %d bytes omitted]", cut, textBytes)
 	}
-	if res.IsError && content == "" && len(omitted) == 0 {
+	// The media the model can be given, within what the bound leaves of
+	// the text: each whole or left out with a note.
+	var given []*llmrelayv1.Part
+	var overBound []string
+	used := len(content)
+	for _, m := range media2 {
+		n := mediaBytes(m.part)
+		if bound := s.server.MaxResultBytes; bound > 0 && used+n > bound {
+			overBound = append(overBound, m.desc)
+			continue
+		}
+		used += n
+		given = append(given, m.part)
+	}
+	if res.IsError && content == "" && len(omitted) == 0 && len(given) == 0 && len(overBound) == 0 {
 		// An empty error would reach the model as an error with nothing
 		// to act on, and Anthropic refuses the next model call ("content
 		// cannot be empty if is_error is true").
@@ -902,13 +952,47 @@ func (s *Session) Call(ctx context.Context, name, arguments string) (Result, err
 	}
 	// The model is told what it does not see, rather than handed an empty
 	// result it would take for "nothing found".
+	why := "tool results reach the model as text"
+	if media != nil {
+		why = "the model cannot be given it in a tool result"
+	}
 	for _, o := range omitted {
 		if content != "" {
 			content += "\n"
 		}
-		content += "[" + o + " omitted: tool results reach the model as text]"
+		content += "[" + o + " omitted: " + why + "]"
 	}
-	return Result{Content: content, IsError: res.IsError, Omitted: omitted, CutBytes: cut, TextBytes: textBytes, Duration: d}, nil
+	for _, o := range overBound {
+		if content != "" {
+			content += "\n"
+		}
+		content += "[" + o + " omitted: the result would pass its bound of " + strconv.Itoa(s.server.MaxResultBytes) + " bytes]"
+	}
+	return Result{Content: content, IsError: res.IsError, Parts: given, Omitted: omitted, OverBound: overBound, CutBytes: cut, TextBytes: textBytes, Duration: d}, nil
+}
+
+// mediaItem is a medium of a result media accepted, and its description
+// for a note.
+type mediaItem struct {
+	part *llmrelayv1.Part
+	desc string
+}
+
+// blobPart is an embedded resource's blob as a part: an image part for an
+// image/* type, a file part otherwise.
+func blobPart(blob []byte, mimeType string) *llmrelayv1.Part {
+	if strings.HasPrefix(strings.ToLower(mimeType), "image/") {
+		return &llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: blob}, MimeType: mimeType}}}
+	}
+	return &llmrelayv1.Part{Kind: &llmrelayv1.Part_File{File: &llmrelayv1.File{Source: &llmrelayv1.File_Data{Data: blob}, MimeType: mimeType}}}
+}
+
+// mediaBytes is the size of a medium's data.
+func mediaBytes(p *llmrelayv1.Part) int {
+	if img := p.GetImage(); img != nil {
+		return len(img.GetData())
+	}
+	return len(p.GetFile().GetData())
 }
 
 // jsonKind names the kind of a JSON value by its first byte (not an object).

@@ -234,3 +234,94 @@ func isHTTPURL(u string) bool {
 	scheme, _, ok := strings.Cut(u, "://")
 	return ok && (strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https"))
 }
+
+// Tool results with parts (ToolResult.parts): text, images and files after
+// the result's content. Which format takes which kind in a tool result:
+//   - Anthropic: tool_result.content as blocks, text, image and document
+//     (anthropics/anthropic-sdk-python src/anthropic/types/tool_result_block_param.py:
+//     Content = TextBlockParam | ImageBlockParam | SearchResultBlockParam |
+//     DocumentBlockParam);
+//   - OpenAI Responses: function_call_output.output as input_text,
+//     input_image and input_file items (openai/openai-python
+//     src/openai/types/responses/response_function_call_output_item_param.py
+//     @ 1db4657d0ac77a2e68aad7c2b748064b35a25d4a);
+//   - Gemini: functionResponse.parts (Gemini 3) or parts of the same user
+//     turn (earlier models): any file Gemini takes;
+//   - Ollama: images in the tool message's images (the server's prompt
+//     builder takes a message's images whatever its role:
+//     ollama/ollama server/prompt.go chatPrompt); no files;
+//   - OpenAI Chat Completions and its compatible servers: text only (the
+//     tool message's content is a string or text parts:
+//     openai/openai-python src/openai/types/chat/chat_completion_tool_message_param.py
+//     @ 6777813cdc4ba427f6093089747aa792b2e47a2c).
+
+// ToolResultText is the text of a tool result: its content and its text
+// parts, in order, joined by newlines (empty pieces left out), for the
+// formats whose tool result is one text.
+func ToolResultText(tr *llmrelayv1.ToolResult) string {
+	if len(tr.GetParts()) == 0 {
+		return tr.GetContent()
+	}
+	var texts []string
+	if tr.GetContent() != "" {
+		texts = append(texts, tr.GetContent())
+	}
+	for _, p := range tr.GetParts() {
+		if t := p.GetText(); t != "" {
+			texts = append(texts, t)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// ToolResultMedia reports whether the tool result has image or file parts.
+func ToolResultMedia(tr *llmrelayv1.ToolResult) bool {
+	for _, p := range tr.GetParts() {
+		if p.GetImage() != nil || p.GetFile() != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ToolResultBlocks are the tool result as parts: its content as a text part
+// (when not empty), then its parts.
+func ToolResultBlocks(tr *llmrelayv1.ToolResult) []*llmrelayv1.Part {
+	out := make([]*llmrelayv1.Part, 0, len(tr.GetParts())+1)
+	if tr.GetContent() != "" {
+		out = append(out, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Text{Text: tr.GetContent()}})
+	}
+	return append(out, tr.GetParts()...)
+}
+
+// chatToolResultText is why Chat Completions refuses media in a tool result.
+const chatToolResultText = "OpenAI Chat Completions takes text only in a tool message (its content is a string or text parts): send the image or file in a user message after the tool messages, or use a format that takes it (openai-responses, anthropic-messages, gemini)"
+
+// CheckToolResultPart says whether a request format can send an image or
+// file part of a tool result: ok, or the field of the part to blame
+// ("image", "file.mime_type", ...) and why. Text parts are always ok.
+func CheckToolResultPart(format string, p *llmrelayv1.Part) (field, reason string) {
+	switch k := p.GetKind().(type) {
+	case *llmrelayv1.Part_Image:
+		if chatCompletionsFormats[format] {
+			return "image", chatToolResultText
+		}
+		return "", ""
+	case *llmrelayv1.Part_File:
+		if chatCompletionsFormats[format] {
+			return "file", chatToolResultText
+		}
+		if format == "ollama" {
+			return "file", "Ollama's chat API takes no document or audio input (a tool message takes text and images)"
+		}
+		field, reason := CheckFile(format, k.File)
+		if reason == "" {
+			return "", ""
+		}
+		if field != "" {
+			return "file." + field, reason
+		}
+		return "file", reason
+	}
+	return "", ""
+}

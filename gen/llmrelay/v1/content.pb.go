@@ -813,8 +813,35 @@ type ToolResult struct {
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// The result text (often JSON).
 	Content string `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
-	// The tool failed; content describes the error.
-	IsError       bool `protobuf:"varint,4,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	// The tool failed; content (and parts) describe the error.
+	IsError bool `protobuf:"varint,4,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	// The result as content parts, in order, after `content`: a tool that
+	// returns a screenshot, a chart or a PDF gives it to the model here. When
+	// both are set, `content` is the result's first text block and the parts
+	// follow it; either may be empty. Allowed kinds: text, image and file;
+	// any other kind is InvalidArgument naming the field (e.g.
+	// `messages[2].parts[0].tool_result.parts[1]`). Images and files follow
+	// the rules of user parts (mime types, url/data/file_id) and need the
+	// same capabilities: an image the model's `vision`, a document its
+	// `documents`, audio its `audio`.
+	//
+	// Where each format puts them: Anthropic sends the tool_result's content
+	// as blocks (text, image, document: PDF or plain text); OpenAI Responses
+	// sends function_call_output.output as input_text, input_image and
+	// input_file items; Gemini joins the text into the functionResponse's
+	// response, and Gemini 3 and later take inline png, jpeg and webp images
+	// and PDF and plain text documents in functionResponse.parts; every other
+	// medium (all of them before Gemini 3, which refuses media in a
+	// functionResponse; media by url or file_id; audio, video) follows the
+	// turn's function responses as parts of the same user turn, behind a text
+	// naming the call (meta.warnings says so). OpenAI Chat Completions (and
+	// the compatible servers, Azure) takes text only in a tool message: text
+	// parts are joined to the content with newlines, and an image or file is
+	// InvalidArgument naming the part (send it in a user message after the
+	// tool messages). Ollama joins the text likewise and sends images in the
+	// tool message's `images`; a file there is InvalidArgument. Nothing is
+	// dropped.
+	Parts         []*Part `protobuf:"bytes,5,rep,name=parts,proto3" json:"parts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -875,6 +902,13 @@ func (x *ToolResult) GetIsError() bool {
 		return x.IsError
 	}
 	return false
+}
+
+func (x *ToolResult) GetParts() []*Part {
+	if x != nil {
+		return x.Parts
+	}
+	return nil
 }
 
 // Tool is a function the model may call.
@@ -1091,13 +1125,14 @@ const file_llmrelay_v1_content_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
 	"\targuments\x18\x03 \x01(\tR\targuments\x12,\n" +
 	"\x0farguments_valid\x18\x04 \x01(\bB\x03\xe0A\x03R\x0eargumentsValid\x12\x1c\n" +
-	"\tsignature\x18\x05 \x01(\tR\tsignature\"s\n" +
+	"\tsignature\x18\x05 \x01(\tR\tsignature\"\x9c\x01\n" +
 	"\n" +
 	"ToolResult\x12\x1c\n" +
 	"\acall_id\x18\x01 \x01(\tB\x03\xe0A\x02R\x06callId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
 	"\acontent\x18\x03 \x01(\tR\acontent\x12\x19\n" +
-	"\bis_error\x18\x04 \x01(\bR\aisError\"\x8f\x01\n" +
+	"\bis_error\x18\x04 \x01(\bR\aisError\x12'\n" +
+	"\x05parts\x18\x05 \x03(\v2\x11.llmrelay.v1.PartR\x05parts\"\x8f\x01\n" +
 	"\x04Tool\x12\x17\n" +
 	"\x04name\x18\x01 \x01(\tB\x03\xe0A\x02R\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1e\n" +
@@ -1151,12 +1186,13 @@ var file_llmrelay_v1_content_proto_depIdxs = []int32{
 	5,  // 6: llmrelay.v1.Part.file:type_name -> llmrelay.v1.File
 	3,  // 7: llmrelay.v1.Part.provider_item:type_name -> llmrelay.v1.ProviderItem
 	11, // 8: llmrelay.v1.Image.detail:type_name -> llmrelay.v1.ImageDetail
-	12, // 9: llmrelay.v1.ToolChoice.mode:type_name -> llmrelay.v1.ToolChoiceMode
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	1,  // 9: llmrelay.v1.ToolResult.parts:type_name -> llmrelay.v1.Part
+	12, // 10: llmrelay.v1.ToolChoice.mode:type_name -> llmrelay.v1.ToolChoiceMode
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_llmrelay_v1_content_proto_init() }

@@ -2077,7 +2077,10 @@ type AgentMcpToolExecution struct {
 	Call *ToolCall `protobuf:"bytes,2,opt,name=call,proto3" json:"call,omitempty"`
 	// The configured or requested server name (the URL's host for a url server).
 	Server string `protobuf:"bytes,3,opt,name=server,proto3" json:"server,omitempty"`
-	// The result given to the model (is_error set for tool and transport errors).
+	// The result given to the model (is_error set for tool and transport
+	// errors): the text in content, and in parts the images, documents and
+	// audio of the MCP result the model can be given (its capabilities and
+	// tools format; see ToolResult.parts); the others are notes in content.
 	Result   *ToolResult          `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
 	Duration *durationpb.Duration `protobuf:"bytes,5,opt,name=duration,proto3" json:"duration,omitempty"`
 	// The transport or protocol error, empty when the server answered.

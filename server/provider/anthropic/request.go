@@ -369,6 +369,18 @@ func convertParts(i int, m *llmrelayv1.Message, unsigned unsignedThinking) ([]co
 				return nil, nil, invalid(param, "tool result needs the call_id of its tool call")
 			}
 			b := contentBlockParam{Type: "tool_result", ToolUseID: tr.GetCallId(), IsError: tr.GetIsError()}
+			if len(tr.GetParts()) > 0 {
+				blocks2, warns, err := resultBlocks(param, tr)
+				if err != nil {
+					return nil, nil, err
+				}
+				warnings = append(warnings, warns...)
+				if len(blocks2) > 0 {
+					b.ContentBlocks = blocks2
+					blocks = append(blocks, b)
+					continue
+				}
+			}
 			if c := tr.GetContent(); c != "" {
 				b.Content = &c
 			} else if tr.GetIsError() {
@@ -388,6 +400,51 @@ func convertParts(i int, m *llmrelayv1.Message, unsigned unsignedThinking) ([]co
 		}
 	}
 	return blocks, warnings, nil
+}
+
+// resultBlocks are a tool result with parts (ToolResult.parts) as the
+// tool_result's content blocks: its content as the first text block, then
+// text, image and document blocks in order (the Messages API's
+// ToolResultBlockParam content: TextBlockParam | ImageBlockParam |
+// SearchResultBlockParam | DocumentBlockParam, anthropics/anthropic-sdk-python
+// src/anthropic/types/tool_result_block_param.py). Empty and
+// whitespace-only text is left out, as in a message (the API refuses an
+// empty text block).
+func resultBlocks(param string, tr *llmrelayv1.ToolResult) ([]contentBlockParam, []string, error) {
+	var (
+		out      []contentBlockParam
+		warnings []string
+	)
+	if c := tr.GetContent(); strings.TrimSpace(c) != "" {
+		out = append(out, contentBlockParam{Type: "text", Text: c})
+	}
+	for n, p := range tr.GetParts() {
+		where := fmt.Sprintf("%s.tool_result.parts[%d]", param, n)
+		switch k := p.GetKind().(type) {
+		case *llmrelayv1.Part_Text:
+			if strings.TrimSpace(k.Text) != "" {
+				out = append(out, contentBlockParam{Type: "text", Text: k.Text})
+			}
+		case *llmrelayv1.Part_Image:
+			b, err := convertImage(where, k.Image)
+			if err != nil {
+				return nil, nil, err
+			}
+			if d := k.Image.GetDetail(); d == llmrelayv1.ImageDetail_IMAGE_DETAIL_LOW || d == llmrelayv1.ImageDetail_IMAGE_DETAIL_HIGH {
+				warnings = append(warnings, fmt.Sprintf("%s.image.detail %s not sent (anthropic has no image detail level: it sizes images itself)", where, d))
+			}
+			out = append(out, b)
+		case *llmrelayv1.Part_File:
+			b, err := convertFile(where+".file", k.File)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, b)
+		default:
+			return nil, nil, invalid(where, "a tool result's parts are text, image or file")
+		}
+	}
+	return out, warnings, nil
 }
 
 // emptyErrorResult is the content of an error tool result that has none.
@@ -561,6 +618,11 @@ func usesFileIDs(msgs []*llmrelayv1.Message) bool {
 		for _, p := range m.GetParts() {
 			if _, ok := p.GetFile().GetSource().(*llmrelayv1.File_FileId); ok {
 				return true
+			}
+			for _, rp := range p.GetToolResult().GetParts() {
+				if _, ok := rp.GetFile().GetSource().(*llmrelayv1.File_FileId); ok {
+					return true
+				}
 			}
 		}
 	}

@@ -56,7 +56,10 @@ type contentBlockParam struct {
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   *string         `json:"content,omitempty"`
-	IsError   bool            `json:"is_error,omitempty"`
+	// ContentBlocks, when set, is a tool_result's content as blocks (a
+	// tool result with parts), sent as content instead of Content.
+	ContentBlocks []contentBlockParam `json:"-"`
+	IsError       bool                `json:"is_error,omitempty"`
 	// raw is a provider item's block (Part.provider_item), or a block
 	// the fields above cannot write (an unsigned thinking block with its
 	// empty signature, reasoningBlock), sent as it is instead of them;
@@ -71,6 +74,12 @@ func (b *contentBlockParam) MarshalJSON() ([]byte, error) {
 		return b.raw, nil
 	}
 	type fields contentBlockParam
+	if b.ContentBlocks != nil {
+		return json.Marshal(struct {
+			*fields
+			Content []contentBlockParam `json:"content"`
+		}{(*fields)(b), b.ContentBlocks})
+	}
 	return json.Marshal((*fields)(b))
 }
 

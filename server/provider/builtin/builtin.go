@@ -227,7 +227,7 @@ func (p *Provider) answer(req *provider.Request) answer {
 					inWords += len(strings.Fields(string(k.File.GetData())))
 				}
 			case *llmrelayv1.Part_ToolResult:
-				inWords += len(strings.Fields(k.ToolResult.GetContent()))
+				inWords += len(strings.Fields(provider.ToolResultText(k.ToolResult)))
 			case *llmrelayv1.Part_ToolCall:
 				inWords += len(strings.Fields(k.ToolCall.GetArguments()))
 			}
@@ -259,7 +259,18 @@ func (p *Provider) answer(req *provider.Request) answer {
 		var parts []string
 		for _, part := range last.GetParts() {
 			if tr := part.GetToolResult(); tr != nil {
-				parts = append(parts, fmt.Sprintf("%s=%s", tr.GetCallId(), tr.GetContent()))
+				// The result's text, then what its media are (never
+				// their bytes), as for a user message's files.
+				desc := provider.ToolResultText(tr)
+				for _, rp := range tr.GetParts() {
+					switch {
+					case rp.GetImage() != nil:
+						desc += fmt.Sprintf(" [image %s]", orUnknown(rp.GetImage().GetMimeType()))
+					case rp.GetFile() != nil:
+						desc += " " + describeFile(rp.GetFile())
+					}
+				}
+				parts = append(parts, fmt.Sprintf("%s=%s", tr.GetCallId(), desc))
 			}
 		}
 		a.text = fmt.Sprintf("Received %d tool result(s): %s", len(parts), strings.Join(parts, "; "))
@@ -532,6 +543,13 @@ func vector(in string, dims int) []float32 {
 
 // describeFile is the echo of a file part: its type and size, URL or id,
 // never its content.
+func orUnknown(mt string) string {
+	if mt == "" {
+		return "unknown"
+	}
+	return mt
+}
+
 func describeFile(f *llmrelayv1.File) string {
 	mt := f.GetMimeType()
 	if mt == "" {

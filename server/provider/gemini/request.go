@@ -295,7 +295,12 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 		warn("no message has content to send: one user turn of empty text sent (Gemini refuses a request without contents)")
 	}
 	for i := range out.Contents {
-		inCallOrder(out.Contents[i].Parts)
+		trailing(out.Contents[i].Parts)
+		n := len(out.Contents[i].Parts)
+		for n > 0 && out.Contents[i].Parts[n-1].trail {
+			n--
+		}
+		inCallOrder(out.Contents[i].Parts[:n])
 	}
 
 	// strict: a tool asked for strict schema adherence, which Gemini 2.5
@@ -560,7 +565,12 @@ func userParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini3
 			if err != nil {
 				return nil, invalidPart(mi, pi, "tool_result", "%s", err.Error())
 			}
+			trail, err := resultMedia(mi, pi, k.ToolResult, fr, gemini3, warn)
+			if err != nil {
+				return nil, err
+			}
 			out = append(out, part{FunctionResponse: fr})
+			out = append(out, trail...)
 		case *llmrelayv1.Part_Refusal:
 			if k.Refusal != "" {
 				out = append(out, textPart(k.Refusal))
@@ -683,6 +693,75 @@ func argsObject(s string) (json.RawMessage, error) {
 	return b.Bytes(), nil
 }
 
+// functionResponseMedia are the media types a Gemini 3 functionResponse
+// takes in its parts ("Multimodal function responses", Gemini 3 series:
+// images image/png, image/jpeg, image/webp; documents application/pdf,
+// text/plain; ai.google.dev/gemini-api/docs/function-calling).
+var functionResponseMedia = map[string]bool{"image/png": true, "image/jpeg": true, "image/webp": true, "application/pdf": true, "text/plain": true}
+
+// resultMedia puts a tool result's images and files (ToolResult.parts; its
+// text parts are in the response, functionResponseFor): inline media of the
+// types a Gemini 3 functionResponse takes go in fr.parts as inlineData;
+// every other medium (all of them before Gemini 3, which answers media in a
+// functionResponse with a 400 "Multimodal function responses are not
+// supported for this model"; media by URL or file id, whose fileData a
+// functionResponse does not take on the Gemini API; other types) is
+// returned as parts of the user turn, sent after the turn's function
+// responses behind a text part naming the function, with a warning.
+func resultMedia(mi, pi int, tr *llmrelayv1.ToolResult, fr *functionResponse, gemini3 bool, warn func(string, ...any)) ([]part, error) {
+	var trail []part
+	for n, rp := range tr.GetParts() {
+		var (
+			mp  part
+			err error
+			sub string
+		)
+		switch k := rp.GetKind().(type) {
+		case *llmrelayv1.Part_Image:
+			sub = fmt.Sprintf("tool_result.parts[%d].image", n)
+			if mp, err = imagePart(k.Image); err != nil {
+				return nil, invalidPart(mi, pi, sub, "%s", err.Error())
+			}
+		case *llmrelayv1.Part_File:
+			sub = fmt.Sprintf("tool_result.parts[%d].file", n)
+			if mp, err = filePart(mi, pi, k.File); err != nil {
+				var pe *provider.Error
+				if errors.As(err, &pe) {
+					pe.Param = strings.Replace(pe.Param, ".file", "."+sub, 1)
+					pe.Message = strings.Replace(pe.Message, ".file", "."+sub, 1)
+				}
+				return nil, err
+			}
+		default:
+			continue
+		}
+		if gemini3 && mp.InlineData != nil && functionResponseMedia[mp.InlineData.MimeType] {
+			fr.Parts = append(fr.Parts, functionResponsePart{InlineData: mp.InlineData})
+			continue
+		}
+		if len(trail) == 0 {
+			call := "the " + fr.Name + " call"
+			if fr.ID != "" {
+				call = fr.Name + " call " + fr.ID
+			}
+			label := textPart("The result of " + call + " continues with these attachments:")
+			label.trail = true
+			trail = append(trail, label)
+		}
+		mp.trail = true
+		trail = append(trail, mp)
+		why := "this model takes no media in a functionResponse (Gemini 3 and later do)"
+		switch {
+		case gemini3 && mp.InlineData == nil:
+			why = "a functionResponse takes inline media only on the Gemini API (fileData there is Vertex AI's)"
+		case gemini3:
+			why = "a functionResponse takes png, jpeg and webp images and PDF and plain text documents only, not " + mp.InlineData.MimeType
+		}
+		warn("messages[%d].parts[%d].%s sent as a part of the user turn after the function responses: %s", mi, pi, sub, why)
+	}
+	return trail, nil
+}
+
 // functionResponseFor maps a tool result; its function name comes from the
 // result or, when empty, from the earlier call with the same call_id.
 func functionResponseFor(tr *llmrelayv1.ToolResult, calls map[string]callInfo) (*functionResponse, error) {
@@ -701,7 +780,9 @@ func functionResponseFor(tr *llmrelayv1.ToolResult, calls map[string]callInfo) (
 	if !known && tr.GetCallId() != "" && !isGeneratedID(tr.GetCallId()) {
 		fr.ID = tr.GetCallId()
 	}
-	c := []byte(tr.GetContent())
+	// The content and the text parts: the response's text.
+	text := provider.ToolResultText(tr)
+	c := []byte(text)
 	var resp any
 	switch {
 	case tr.GetIsError():
@@ -713,7 +794,7 @@ func functionResponseFor(tr *llmrelayv1.ToolResult, calls map[string]callInfo) (
 			}
 			v = b.Bytes()
 		} else {
-			s, err := json.Marshal(tr.GetContent())
+			s, err := json.Marshal(text)
 			if err != nil {
 				return nil, fmt.Errorf("tool result content: %v", err)
 			}
@@ -728,7 +809,7 @@ func functionResponseFor(tr *llmrelayv1.ToolResult, calls map[string]callInfo) (
 		fr.Response = b.Bytes()
 		return fr, nil
 	default:
-		resp = map[string]string{"result": tr.GetContent()}
+		resp = map[string]string{"result": text}
 	}
 	raw, err := json.Marshal(resp)
 	if err != nil {
@@ -930,6 +1011,20 @@ func extraReplaces(extra string, fields ...string) bool {
 		}
 	}
 	return false
+}
+
+// trailing moves the media of tool results sent beside their function
+// responses (resultMedia) to the end of the turn, in their order: the
+// function responses stay together, as Gemini pairs them with the calls.
+func trailing(parts []part) {
+	slices.SortStableFunc(parts, func(a, b part) int { return boolRank(a.trail) - boolRank(b.trail) })
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // inCallOrder puts a turn of results to one model turn's parallel calls in

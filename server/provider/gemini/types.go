@@ -43,6 +43,10 @@ type part struct {
 	// ThoughtSignature is the opaque signature the part came with, sent back
 	// unchanged (on function calls, thoughts and signed text parts).
 	ThoughtSignature string `json:"thoughtSignature,omitempty"`
+	// trail marks a tool result's medium sent as a part of the user turn
+	// after the turn's function responses (not sent): inCallOrder keeps
+	// such parts at the end.
+	trail bool
 	// MediaResolution is an image part's resolution (Gemini 3: the
 	// request's image detail level).
 	MediaResolution *mediaResolution `json:"mediaResolution,omitempty"`
@@ -109,9 +113,19 @@ type functionResponse struct {
 	ID       string          `json:"id,omitempty"`
 	Name     string          `json:"name"`
 	Response json.RawMessage `json:"response"`
+	// Parts are the result's media (Gemini 3 multimodal function
+	// responses: inlineData only on the Gemini API).
+	Parts []functionResponsePart `json:"parts,omitempty"`
 	// call is the call this answers, when the request holds it (not
 	// sent): results go back in the order of their calls.
 	call *callInfo
+}
+
+// functionResponsePart is a medium inside a functionResponse
+// (FunctionResponsePart: inlineData; fileData "is not supported in Gemini
+// API", googleapis/python-genai google/genai/types.py).
+type functionResponsePart struct {
+	InlineData *blob `json:"inlineData,omitempty"`
 }
 
 type tool struct {

@@ -322,11 +322,29 @@ func buildMessages(in []*llmrelayv1.Message) ([]wireMessage, []string, error) {
 				if name == "" {
 					warnings = append(warnings, fmt.Sprintf("%s: no tool call with call_id %q precedes this result; sent without tool_name", where, tr.CallId))
 				}
-				content := tr.Content
+				content := provider.ToolResultText(tr)
 				if tr.IsError {
 					content = "Error: " + content
 				}
-				results = append(results, wireMessage{Role: "tool", Content: content, ToolName: name, ToolCallID: tr.CallId})
+				res := wireMessage{Role: "tool", Content: content, ToolName: name, ToolCallID: tr.CallId}
+				// A result's images go in the tool message's images:
+				// Ollama's prompt builder takes a message's images whatever
+				// its role (ollama/ollama server/prompt.go chatPrompt), and
+				// puts them before its text. Files have no place.
+				for n, rp := range tr.GetParts() {
+					rwhere := fmt.Sprintf("%s.tool_result.parts[%d]", where, n)
+					switch rk := rp.GetKind().(type) {
+					case *llmrelayv1.Part_Image:
+						b64, err := imageBase64(rk.Image, rwhere)
+						if err != nil {
+							return nil, nil, err
+						}
+						res.Images = append(res.Images, b64)
+					case *llmrelayv1.Part_File:
+						return nil, nil, invalidRequest(rwhere+".file", "%s: Ollama's chat API takes no document or audio input", rwhere)
+					}
+				}
+				results = append(results, res)
 			default:
 				return nil, nil, invalidRequest(where, "%s: empty or unknown part", where)
 			}

@@ -374,12 +374,21 @@ func (p *Provider) encodeMessages(in []*llmrelayv1.Message, reasoning bool) ([]c
 //go:noinline
 func (p *Provider) toolMessages(out []chatMessage, m *llmrelayv1.Message, i int) ([]chatMessage, error) {
 	n := 0
-	for _, part := range m.GetParts() {
+	for j, part := range m.GetParts() {
 		tr := part.GetToolResult()
 		if tr == nil {
 			return nil, p.invalid("messages[%d]: tool messages carry tool_result parts only", i)
 		}
-		out = append(out, chatMessage{Role: "tool", ToolCallID: tr.GetCallId(), Content: mustJSON(tr.GetContent())})
+		// A tool message's content is a string or text parts
+		// (ChatCompletionToolMessageParam): a result's text parts join its
+		// content; an image or file has no place there and is refused
+		// (the server refuses it first, naming the same field).
+		for n, rp := range tr.GetParts() {
+			if field, reason := provider.CheckToolResultPart("openai-chat", rp); reason != "" {
+				return nil, p.invalidParam(fmt.Sprintf("messages[%d].parts[%d].tool_result.parts[%d].%s", i, j, n, field), "%s", reason)
+			}
+		}
+		out = append(out, chatMessage{Role: "tool", ToolCallID: tr.GetCallId(), Content: mustJSON(provider.ToolResultText(tr))})
 		n++
 	}
 	if n == 0 {

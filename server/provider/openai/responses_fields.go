@@ -26,7 +26,9 @@ import (
 
 // respFrom is where an input item came from: messages[msg], its part
 // (-1: the message as a whole), and for a message item the part each of
-// its content entries is (-1: none, the empty text sent for no parts).
+// its content entries is (-1: none, the empty text sent for no parts); for
+// a function_call_output with a list output, the part of the tool result
+// each output item is (-1: the result's content).
 type respFrom struct {
 	msg, part int
 	content   []int
@@ -234,6 +236,19 @@ func (f respItemFrom) field(rest string) string {
 	case "function_call_output":
 		p = part(f.part) + ".tool_result"
 		fields["call_id"], fields["output"] = ".call_id", ".content"
+		if name == "output" && f.content != nil {
+			// A result with parts: its output items are the content (-1)
+			// and the parts (encodeResultOutput).
+			c, _, ok := strings.Cut(strings.TrimPrefix(rest, ".output["), "]")
+			n, err := strconv.Atoi(c)
+			switch {
+			case !ok || err != nil || n < 0 || n >= len(f.content):
+				return p
+			case f.content[n] < 0:
+				return p + ".content"
+			}
+			return p + ".parts[" + strconv.Itoa(f.content[n]) + "]"
+		}
 	case "reasoning":
 		p = part(f.part) + ".reasoning"
 		fields["id"], fields["encrypted_content"], fields["summary"] = ".id", ".signature", ".text"

@@ -248,7 +248,22 @@ func (p *Provider) encodeInputItems(in []*llmrelayv1.Message, reasoning, store b
 					return nil, nil, p.invalid("messages[%d]: tool_result without call_id", i)
 				}
 				output := tr.GetContent()
-				out = append(out, respInputItem{Type: "function_call_output", CallID: tr.GetCallId(), Output: &output, from: respFrom{msg: i, part: j}})
+				item := respInputItem{Type: "function_call_output", CallID: tr.GetCallId(), Output: &output, from: respFrom{msg: i, part: j}}
+				if len(tr.GetParts()) > 0 {
+					items, err := p.encodeResultOutput(tr, i, j)
+					if err != nil {
+						return nil, nil, err
+					}
+					item.Output, item.OutputItems = nil, items
+					item.from.content = make([]int, 0, len(items))
+					if tr.GetContent() != "" {
+						item.from.content = append(item.from.content, -1)
+					}
+					for n := range tr.GetParts() {
+						item.from.content = append(item.from.content, n)
+					}
+				}
+				out = append(out, item)
 				n++
 			}
 			if n == 0 {
@@ -388,6 +403,55 @@ func (p *Provider) encodeInputContent(parts []*llmrelayv1.Part, i int, images bo
 			out = append(out, respInputContent{Type: "input_image", ImageURL: iu.URL, Detail: detail})
 		default:
 			return nil, p.invalid("messages[%d]: unsupported part %T in this role", i, part.GetKind())
+		}
+	}
+	return out, nil
+}
+
+// encodeResultOutput is a tool result with parts (ToolResult.parts) as a
+// function_call_output's output items: its content as the first
+// input_text, then input_text, input_image and input_file items in order
+// (the output's list form: ResponseFunctionCallOutputItemParam =
+// ResponseInputTextContentParam | ResponseInputImageContentParam |
+// ResponseInputFileContentParam, openai/openai-python
+// src/openai/types/responses/response_function_call_output_item_param.py
+// @ 1db4657d0ac77a2e68aad7c2b748064b35a25d4a), each as in a user message.
+func (p *Provider) encodeResultOutput(tr *llmrelayv1.ToolResult, i, j int) ([]respInputContent, error) {
+	out := make([]respInputContent, 0, len(tr.GetParts())+1)
+	if c := tr.GetContent(); c != "" {
+		out = append(out, respInputContent{Type: "input_text", Text: &c})
+	}
+	for n, part := range tr.GetParts() {
+		where := fmt.Sprintf("messages[%d].parts[%d].tool_result.parts[%d]", i, j, n)
+		switch k := part.GetKind().(type) {
+		case *llmrelayv1.Part_Text:
+			t := k.Text
+			out = append(out, respInputContent{Type: "input_text", Text: &t})
+		case *llmrelayv1.Part_Image:
+			iu, err := p.encodeImage(k.Image, i)
+			if err != nil {
+				return nil, err
+			}
+			detail := iu.Detail
+			if detail == "" {
+				detail = "auto"
+			}
+			out = append(out, respInputContent{Type: "input_image", ImageURL: iu.URL, Detail: detail})
+		case *llmrelayv1.Part_File:
+			if field, reason := provider.CheckFile(formatResponses, k.File); reason != "" {
+				where += ".file"
+				if field != "" {
+					where += "." + field
+				}
+				return nil, p.invalidParam(where, "%s", reason)
+			}
+			c, err := p.encodeInputFile(k.File, i, j)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, c)
+		default:
+			return nil, p.invalidParam(where, "a tool result's parts are text, image or file")
 		}
 	}
 	return out, nil

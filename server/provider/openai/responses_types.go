@@ -57,6 +57,10 @@ type respInputItem struct {
 	Name      string  `json:"name,omitempty"`
 	Arguments *string `json:"arguments,omitempty"`
 	Output    *string `json:"output,omitempty"`
+	// OutputItems, when set, is a function_call_output's output as
+	// input_text, input_image and input_file items (a tool result with
+	// parts), sent as output instead of Output.
+	OutputItems []respInputContent `json:"-"`
 	// Summary is required on reasoning items (possibly empty: a pointer
 	// so that [] is sent and other items omit it).
 	Summary          *[]respSummaryPart `json:"summary,omitempty"`
@@ -81,6 +85,12 @@ func (it *respInputItem) MarshalJSON() ([]byte, error) {
 		return it.raw, nil
 	}
 	type fields respInputItem
+	if it.OutputItems != nil {
+		return json.Marshal(struct {
+			*fields
+			Output []respInputContent `json:"output"`
+		}{(*fields)(it), it.OutputItems})
+	}
 	return json.Marshal((*fields)(it))
 }
 
