@@ -405,6 +405,37 @@ var ollamaMemoryRE = regexp.MustCompile(`(?i)\bmodel requires more system memory
 // route falls back.
 func OllamaOutOfMemory(msg string) bool { return ollamaMemoryRE.MatchString(msg) }
 
+// ollamaLoadRE matches Ollama's 500 when its model runner exits while
+// loading the model, with the loader's own error after it (ollama/ollama
+// llm/server.go: "llama runner process has terminated: %w", newer servers
+// "llama-server process has terminated: %s: %s", the exit status and the
+// runner's last error line): "llama runner process has terminated: error
+// loading model: unable to allocate CUDA0 buffer" (ollama/ollama#11359),
+// "llama-server process has terminated: exit status 1: error loading
+// model: unknown model architecture: 'mllama'" (meta-llama/llama-models
+// #496). A runner that exits with no loader error ("exit status 2",
+// "signal: killed") is not matched: that may be a crash of the moment.
+var ollamaLoadRE = regexp.MustCompile(`(?i)\b(?:llama runner|llama-server) process has terminated\b.*\berror loading model\b`)
+
+// OllamaLoadFailed reports whether msg is Ollama's answer when the model
+// failed to load: not enough GPU memory for its buffers, an architecture
+// the server's runner does not know, a damaged file. Each attempt loads
+// the model again (seconds to minutes: ollama/ollama#8597 logs two
+// minutes before the CUDA allocation failed) and fails the same way, so
+// the adapters mark it RetryDiscouraged: a 5xx another deployment (a
+// larger GPU, a newer Ollama) may not share, so a route falls back.
+func OllamaLoadFailed(msg string) bool { return ollamaLoadRE.MatchString(msg) }
+
+// OllamaLoadAdvice is what to add to an OllamaLoadFailed message that
+// names an architecture the server does not know: a newer Ollama may run
+// the model. "" otherwise (the loader's words say the rest).
+func OllamaLoadAdvice(msg string) string {
+	if OllamaLoadFailed(msg) && strings.Contains(strings.ToLower(msg), "unknown model architecture") {
+		return " (this Ollama's runner does not know the model's architecture: a newer Ollama may run it; loading it again here fails the same way)"
+	}
+	return ""
+}
+
 // googleFieldLine is the line Google's request validation writes for a
 // refused field when no BadRequest detail comes with it: "* " , the
 // request message's name, the field's path, ": " and the problem

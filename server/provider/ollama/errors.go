@@ -43,12 +43,15 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 		e.RequestID = provider.OllamaCloudRef(msg)
 	}
 	e.Kind = refineKind(e.Kind, msg)
-	if e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(msg) {
+	if e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(msg) || provider.OllamaLoadFailed(msg) {
 		// Older Ollama versions answer an over-long input with a 500: the
 		// same input fails every time, not a server fault to retry; nor
 		// is a model larger than the host's free memory, which stays so
-		// for minutes (provider.OllamaOutOfMemory).
+		// for minutes (provider.OllamaOutOfMemory), nor one whose runner
+		// failed to load it (provider.OllamaLoadFailed: each attempt
+		// loads it again, for seconds or minutes, to fail the same way).
 		e.ShouldRetry = provider.RetryDiscouraged
+		e.Message += provider.OllamaLoadAdvice(msg)
 	}
 	if e.Kind == provider.KindUnavailable && strings.Contains(strings.ToLower(msg), "requires more system memory") {
 		// The model does not fit the server's free memory ("model

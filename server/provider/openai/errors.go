@@ -511,12 +511,14 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 		p.refineKind(e, &up.err, status)
 	}
 	googleCreditsSpent(e, t)
-	if (e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(e.Message)) && status >= 500 {
+	if (e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(e.Message) || provider.OllamaLoadFailed(e.Message)) && status >= 500 {
 		// The same input fails every time (Ollama's and llama.cpp's 500s
 		// for an input too long): not a server fault to retry; nor does
 		// a model larger than an Ollama host's free memory load a moment
-		// later (provider.OllamaOutOfMemory).
+		// later (provider.OllamaOutOfMemory), nor one its runner failed
+		// to load (provider.OllamaLoadFailed).
 		e.ShouldRetry = provider.RetryDiscouraged
+		e.Message += provider.OllamaLoadAdvice(e.Message)
 	}
 	if e.RetryAfter == 0 {
 		e.RetryAfter = retryDelayFromMessage(e.Message)
