@@ -426,6 +426,27 @@ var ollamaLoadRE = regexp.MustCompile(`(?i)\b(?:llama runner|llama-server) proce
 // larger GPU, a newer Ollama) may not share, so a route falls back.
 func OllamaLoadFailed(msg string) bool { return ollamaLoadRE.MatchString(msg) }
 
+// ollamaCapabilityRE matches Ollama's refusals of an operation the model
+// does not have, as its source words them (ollama/ollama server): the
+// capability check before the model is scheduled, "<model> does not
+// support tools" (Model.CheckCapabilities, the model's full name: "
+// registry.ollama.ai/library/gemma3:1b does not support tools", a 400 from
+// handleScheduleError), the handlers' own "\"<model>\" does not support
+// thinking" (think asked of a model without it), "… does not support
+// chat" and "… does not support generate" (an embedding model), and the
+// runner's "this model does not support embeddings" (a chat model on
+// Ollama's own engine, a 500).
+var ollamaCapabilityRE = regexp.MustCompile(`(?i)^(?:"[^"]*"|[^\s"]+) does not support (?:tools|thinking|chat|generate|completion|insert|vision)\b|^this model does not support embeddings\b`)
+
+// OllamaUnsupported reports whether msg is Ollama's refusal of an
+// operation its model does not have (ollamaCapabilityRE). That is the
+// deployment's model, not the request (the same request goes to a model
+// with the capability), as Azure's OperationNotSupported is: the adapters
+// read it as KindUnsupported, never retried, a reason to fall back.
+func OllamaUnsupported(msg string) bool {
+	return ollamaCapabilityRE.MatchString(strings.TrimSpace(msg))
+}
+
 // OllamaLoadAdvice is what to add to an OllamaLoadFailed message that
 // names an architecture the server does not know: a newer Ollama may run
 // the model. "" otherwise (the loader's words say the rest).

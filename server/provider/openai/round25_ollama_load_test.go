@@ -47,3 +47,38 @@ func TestRound25OllamaModelLoadFailed(t *testing.T) {
 		}
 	}
 }
+
+// TestRound25OllamaCapabilityRefused: Ollama's /v1/chat/completions refusing
+// tools for a model without them, the native route's 400 (the ollama
+// package's real_lcg_tool_call_unsupported: "registry.ollama.ai/library/
+// gemma3:1b does not support tools") in the shape Ollama's OpenAI middleware
+// writes a 400 (type invalid_request_error, null param and code). It was an
+// invalid request, which never falls back; it is the deployment's model, an
+// operation it does not have (KindUnsupported, as Azure's
+// OperationNotSupported): not retried, a reason to fall back. Another
+// server's 400 with other words stays an invalid request.
+func TestRound25OllamaCapabilityRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		msg  string
+		kind provider.Kind
+	}{
+		{"registry.ollama.ai/library/gemma3:1b does not support tools", provider.KindUnsupported},
+		{`"gemma3:1b" does not support thinking`, provider.KindUnsupported},
+		{"tools is not supported with this model's parser", provider.KindInvalidRequest},
+	} {
+		body := providertest.MustJSON(map[string]any{"error": map[string]any{"message": tc.msg, "type": "invalid_request_error", "param": nil, "code": nil}}) + "\n"
+		srv := providertest.Replay(t, providertest.Recording{Status: 400, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(body)})
+		_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("gemma3:1b"))
+		var pe *provider.Error
+		if !errors.As(err, &pe) {
+			t.Fatalf("%q: error %v", tc.msg, err)
+		}
+		if pe.Kind != tc.kind || pe.HTTPStatus != 400 || pe.Message != tc.msg {
+			t.Errorf("%q: error %+v", tc.msg, pe)
+		}
+		if pipeline.Retryable(err) || pipeline.FallbackWorthy(err) != (tc.kind == provider.KindUnsupported) {
+			t.Errorf("%q: retryable %v, fallback-worthy %v", tc.msg, pipeline.Retryable(err), pipeline.FallbackWorthy(err))
+		}
+	}
+}
