@@ -67,6 +67,12 @@ const (
 	// timeout, in the OpenAI and Anthropic SDKs' words), which they and
 	// the retry policy retry: not the caller's bad input.
 	KindConflict
+	// KindCapability: the provider says the model lacks a capability the
+	// request needs (tools, thinking, vision): the deployment's model, not
+	// the request, which a model with it serves; as the gateway's own
+	// capability check answers (FailedPrecondition
+	// CAPABILITY_NOT_SUPPORTED), never retried, a reason to fall back.
+	KindCapability
 )
 
 var kindNames = map[Kind]string{
@@ -75,7 +81,7 @@ var kindNames = map[Kind]string{
 	KindRateLimited: "rate_limited", KindUnavailable: "unavailable", KindTimeout: "timeout",
 	KindContentFilter: "content_filter", KindBadResponse: "bad_response", KindUnsupported: "unsupported",
 	KindCanceled: "canceled", KindConnection: "connection_error", KindResourceExhausted: "resource_exhausted",
-	KindConflict: "conflict",
+	KindConflict: "conflict", KindCapability: "capability_not_supported",
 }
 
 func (k Kind) String() string {
@@ -426,25 +432,40 @@ var ollamaLoadRE = regexp.MustCompile(`(?i)\b(?:llama runner|llama-server) proce
 // larger GPU, a newer Ollama) may not share, so a route falls back.
 func OllamaLoadFailed(msg string) bool { return ollamaLoadRE.MatchString(msg) }
 
-// ollamaCapabilityRE matches Ollama's refusals of an operation the model
-// does not have, as its source words them (ollama/ollama server): the
-// capability check before the model is scheduled, "<model> does not
-// support tools" (Model.CheckCapabilities, the model's full name: "
-// registry.ollama.ai/library/gemma3:1b does not support tools", a 400 from
-// handleScheduleError), the handlers' own "\"<model>\" does not support
-// thinking" (think asked of a model without it), "… does not support
-// chat" and "… does not support generate" (an embedding model), and the
-// runner's "this model does not support embeddings" (a chat model on
-// Ollama's own engine, a 500).
-var ollamaCapabilityRE = regexp.MustCompile(`(?i)^(?:"[^"]*"|[^\s"]+) does not support (?:tools|thinking|chat|generate|completion|insert|vision)\b|^this model does not support embeddings\b`)
+// ollamaCapabilityRE matches Ollama's refusals of a capability the model
+// lacks, as its source words them (ollama/ollama server): the check before
+// the model is scheduled, "<model> does not support tools"
+// (Model.CheckCapabilities with the model's full name: "registry.ollama.ai/
+// library/gemma3:1b does not support tools", a 400 from
+// handleScheduleError; "insert" for a suffix, "vision" for images), and
+// the handlers' own "\"<model>\" does not support thinking" (think asked
+// of a model without it).
+var ollamaCapabilityRE = regexp.MustCompile(`(?i)^(?:"[^"]*"|[^\s"]+) does not support (?:tools|thinking|insert|vision)\b`)
 
-// OllamaUnsupported reports whether msg is Ollama's refusal of an
-// operation its model does not have (ollamaCapabilityRE). That is the
-// deployment's model, not the request (the same request goes to a model
-// with the capability), as Azure's OperationNotSupported is: the adapters
-// read it as KindUnsupported, never retried, a reason to fall back.
-func OllamaUnsupported(msg string) bool {
-	return ollamaCapabilityRE.MatchString(strings.TrimSpace(msg))
+// ollamaOperationRE matches Ollama's refusals of an operation the model
+// does not do at all: the handlers' "\"<model>\" does not support chat"
+// and "… generate" (an embedding model, whose capabilities lack
+// completion) and the runner's "this model does not support embeddings"
+// (a chat model on Ollama's own engine, a 500 to /api/embed and
+// /v1/embeddings alike, ollama/ollama#9742).
+var ollamaOperationRE = regexp.MustCompile(`(?i)^(?:"[^"]*"|[^\s"]+) does not support (?:chat|generate|completion)\b|^this model does not support embeddings\b`)
+
+// OllamaRefusalKind is the kind of Ollama's refusal of what its model
+// cannot do: KindCapability for a capability the request needs (tools,
+// thinking), KindUnsupported for an operation the model does not do
+// (chat, embeddings), as Azure's OperationNotSupported is; KindUnknown
+// when msg is neither. Both are the deployment's model, not the request
+// (a model that has it serves the same request): never retried, a reason
+// to fall back.
+func OllamaRefusalKind(msg string) Kind {
+	msg = strings.TrimSpace(msg)
+	switch {
+	case ollamaCapabilityRE.MatchString(msg):
+		return KindCapability
+	case ollamaOperationRE.MatchString(msg):
+		return KindUnsupported
+	}
+	return KindUnknown
 }
 
 // OllamaLoadAdvice is what to add to an OllamaLoadFailed message that

@@ -223,15 +223,16 @@ func refineKind(k provider.Kind, msg string) provider.Kind {
 		// The runner's refusal of an image (a format it cannot decode,
 		// a model without vision): the same request fails every time.
 		return provider.KindInvalidRequest
-	case provider.OllamaUnsupported(msg):
-		// An operation the model does not have: tools ("registry.ollama.ai/
-		// library/gemma3:1b does not support tools", a 400), thinking,
-		// chat, and the runner's "this model does not support embeddings"
-		// (a chat model on Ollama's own engine, ollama/ollama#9742, a 500
-		// to /api/embed and /v1/embeddings alike). The deployment's model,
+	case provider.OllamaRefusalKind(msg) != provider.KindUnknown:
+		// What the model cannot do: a capability the request needs (tools:
+		// "registry.ollama.ai/library/gemma3:1b does not support tools", a
+		// 400; thinking), or an operation (chat for an embedding model;
+		// the runner's "this model does not support embeddings", a chat
+		// model on Ollama's own engine, ollama/ollama#9742, a 500 to
+		// /api/embed and /v1/embeddings alike). The deployment's model,
 		// not the request: another model may serve it (a route falls
 		// back), this one never will (not retried).
-		return provider.KindUnsupported
+		return provider.OllamaRefusalKind(msg)
 	}
 	return k
 }

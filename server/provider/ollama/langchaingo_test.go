@@ -118,9 +118,9 @@ func TestLangchaingoCloudToolCall(t *testing.T) {
 
 // TestLangchaingoToolsUnsupported: a local Ollama refusing tools for
 // gemma3:1b, 400 with the model's registry name in the message: an
-// operation the deployment's model does not have (round 25: KindUnsupported,
-// it was an invalid request), not retried, a reason to fall back to a model
-// with tools.
+// capability the deployment's model lacks (round 25: KindCapability, it was
+// an invalid request), not retried, a reason to fall back to a model with
+// tools.
 func TestLangchaingoToolsUnsupported(t *testing.T) {
 	t.Parallel()
 	srv := providertest.ReplayFile(t, td("real_lcg_tool_call_unsupported.http"))
@@ -131,7 +131,7 @@ func TestLangchaingoToolsUnsupported(t *testing.T) {
 	if !errors.As(err, &pe) {
 		t.Fatalf("err = %v, want *provider.Error", err)
 	}
-	if pe.Kind != provider.KindUnsupported || pe.HTTPStatus != 400 || pe.Provider != "ollama" ||
+	if pe.Kind != provider.KindCapability || pe.HTTPStatus != 400 || pe.Provider != "ollama" ||
 		pe.Message != "registry.ollama.ai/library/gemma3:1b does not support tools" || pe.RetryAfter != 0 {
 		t.Errorf("error kind %v status %d message %q retry %v", pe.Kind, pe.HTTPStatus, pe.Message, pe.RetryAfter)
 	}

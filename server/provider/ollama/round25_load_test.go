@@ -73,8 +73,8 @@ func TestRound25ModelLoadFailed(t *testing.T) {
 	}
 }
 
-// TestRound25CapabilityRefused: Ollama's refusals of an operation the model
-// does not have, as its source words them (ollama/ollama server/routes.go @
+// TestRound25CapabilityRefused: Ollama's refusals of what the model cannot
+// do, as its source words them (ollama/ollama server/routes.go @
 // 00188139f12f1dff0920b6be98a4e7097232cf9f and Model.CheckCapabilities): a
 // model without tools ("<full name> does not support tools", 400 from
 // handleScheduleError: real_lcg_tool_call_unsupported, error_400_tools),
@@ -83,21 +83,24 @@ func TestRound25ModelLoadFailed(t *testing.T) {
 // reasoning_effort asks for thinking), an embedding model asked to chat
 // ("\"all-minilm\" does not support chat", 400). They were invalid requests,
 // which never fall back; they are the deployment's model, not the request
-// (a model with the capability serves the same request), so they are
-// KindUnsupported, as Azure's OperationNotSupported: not retried, a reason
-// to fall back (docs/decisions.md, "What the deployment's model cannot do
-// falls back"). Unary and streamed (the 400 comes before any line). A 400
-// that is the request's ("invalid character"...) stays an invalid request.
+// (a model that has it serves the same request): a capability the request
+// needs is KindCapability (the gateway's FailedPrecondition
+// CAPABILITY_NOT_SUPPORTED, what its own capability check answers), an
+// operation the model does not do KindUnsupported (as Azure's
+// OperationNotSupported): not retried, a reason to fall back
+// (docs/decisions.md, "What the deployment's model cannot do falls back").
+// Unary and streamed (the 400 comes before any line). A 400 that is the
+// request's ("invalid character"...) stays an invalid request.
 func TestRound25CapabilityRefused(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		msg  string
 		kind provider.Kind
 	}{
-		{"registry.ollama.ai/library/gemma3:1b does not support tools", provider.KindUnsupported},
-		{`"gemma3:1b" does not support thinking`, provider.KindUnsupported},
+		{"registry.ollama.ai/library/gemma3:1b does not support tools", provider.KindCapability},
+		{`"gemma3:1b" does not support thinking`, provider.KindCapability},
 		{`"all-minilm" does not support chat`, provider.KindUnsupported},
-		{"hf.co/unsloth/gemma-3-1b-it-GGUF:Q4_K_M does not support tools\ninsert", provider.KindUnsupported},
+		{"hf.co/unsloth/gemma-3-1b-it-GGUF:Q4_K_M does not support tools\ninsert", provider.KindCapability},
 		{"invalid character 'x' looking for beginning of value", provider.KindInvalidRequest},
 		{"the tools field does not support strings", provider.KindInvalidRequest},
 	} {
@@ -118,7 +121,7 @@ func TestRound25CapabilityRefused(t *testing.T) {
 			if pe.Kind != tc.kind || pe.HTTPStatus != 400 || pe.Message != tc.msg {
 				t.Errorf("%q stream %v: error %+v", tc.msg, stream, pe)
 			}
-			if pipeline.Retryable(err) || pipeline.FallbackWorthy(err) != (tc.kind == provider.KindUnsupported) {
+			if pipeline.Retryable(err) || pipeline.FallbackWorthy(err) != (tc.kind != provider.KindInvalidRequest) {
 				t.Errorf("%q stream %v: retryable %v, fallback-worthy %v", tc.msg, stream, pipeline.Retryable(err), pipeline.FallbackWorthy(err))
 			}
 		}

@@ -165,7 +165,7 @@ func embedInputParam(err error, inputs int) error {
 		// Ollama's 500 for a model that cannot embed (its runner's "this
 		// model does not support embeddings", through /v1/embeddings as
 		// chunkhound/chunkhound#41 quotes it; refineKind reads it as an
-		// operation the model does not have, provider.OllamaUnsupported):
+		// operation the model does not do, provider.OllamaRefusalKind):
 		// not a server fault; the same request fails again on any server
 		// with that model, so it is not retried (a route falls back).
 		pe.ShouldRetry = provider.RetryDiscouraged

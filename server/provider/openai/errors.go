@@ -740,14 +740,14 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// The contract's not-found kind is the unknown model's, whatever
 		// the status; they were invalid requests.
 		e.Kind = provider.KindNotFound
-	case provider.OllamaUnsupported(e.Message):
-		// Ollama's refusal of an operation the model does not have,
-		// through its OpenAI routes as through its own ("registry.ollama.ai/
+	case provider.OllamaRefusalKind(e.Message) != provider.KindUnknown:
+		// Ollama's refusal of what the model cannot do, through its OpenAI
+		// routes as through its own: a capability ("registry.ollama.ai/
 		// library/gemma3:1b does not support tools", 400
-		// invalid_request_error; "this model does not support embeddings",
-		// 500 api_error): the deployment's model, as Azure's
-		// OperationNotSupported below.
-		e.Kind = provider.KindUnsupported
+		// invalid_request_error) or an operation ("this model does not
+		// support embeddings", 500 api_error, as Azure's
+		// OperationNotSupported below): the deployment's model.
+		e.Kind = provider.OllamaRefusalKind(e.Message)
 	case code == "OperationNotSupported":
 		// Azure OpenAI's answer to an operation the deployment's model
 		// does not do: "The embeddings operation does not work with the

@@ -53,9 +53,9 @@ func TestRound25OllamaModelLoadFailed(t *testing.T) {
 // package's real_lcg_tool_call_unsupported: "registry.ollama.ai/library/
 // gemma3:1b does not support tools") in the shape Ollama's OpenAI middleware
 // writes a 400 (type invalid_request_error, null param and code). It was an
-// invalid request, which never falls back; it is the deployment's model, an
-// operation it does not have (KindUnsupported, as Azure's
-// OperationNotSupported): not retried, a reason to fall back. Another
+// invalid request, which never falls back; it is the deployment's model, a
+// capability it lacks (KindCapability, the gateway's FailedPrecondition
+// CAPABILITY_NOT_SUPPORTED): not retried, a reason to fall back. Another
 // server's 400 with other words stays an invalid request.
 func TestRound25OllamaCapabilityRefused(t *testing.T) {
 	t.Parallel()
@@ -63,8 +63,8 @@ func TestRound25OllamaCapabilityRefused(t *testing.T) {
 		msg  string
 		kind provider.Kind
 	}{
-		{"registry.ollama.ai/library/gemma3:1b does not support tools", provider.KindUnsupported},
-		{`"gemma3:1b" does not support thinking`, provider.KindUnsupported},
+		{"registry.ollama.ai/library/gemma3:1b does not support tools", provider.KindCapability},
+		{`"gemma3:1b" does not support thinking`, provider.KindCapability},
 		{"tools is not supported with this model's parser", provider.KindInvalidRequest},
 	} {
 		body := providertest.MustJSON(map[string]any{"error": map[string]any{"message": tc.msg, "type": "invalid_request_error", "param": nil, "code": nil}}) + "\n"
@@ -77,7 +77,7 @@ func TestRound25OllamaCapabilityRefused(t *testing.T) {
 		if pe.Kind != tc.kind || pe.HTTPStatus != 400 || pe.Message != tc.msg {
 			t.Errorf("%q: error %+v", tc.msg, pe)
 		}
-		if pipeline.Retryable(err) || pipeline.FallbackWorthy(err) != (tc.kind == provider.KindUnsupported) {
+		if pipeline.Retryable(err) || pipeline.FallbackWorthy(err) != (tc.kind != provider.KindInvalidRequest) {
 			t.Errorf("%q: retryable %v, fallback-worthy %v", tc.msg, pipeline.Retryable(err), pipeline.FallbackWorthy(err))
 		}
 	}
