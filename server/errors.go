@@ -87,6 +87,10 @@ var kindTable = map[provider.Kind]kindMapping{
 	// A 409 still there after the retries: Aborted, the canonical code of
 	// HTTP 409 (google.rpc.Code).
 	provider.KindConflict: {codes.Aborted, llmrelayv1.ErrorReason_ERROR_REASON_UPSTREAM_UNAVAILABLE},
+	// The provider's own refusal of a capability its model lacks
+	// (Ollama's "<model> does not support tools"): what the gateway's
+	// capability check answers when the configuration says so.
+	provider.KindCapability: {codes.FailedPrecondition, llmrelayv1.ErrorReason_ERROR_REASON_CAPABILITY_NOT_SUPPORTED},
 }
 
 // gatewayQuota is the QuotaFailure of one of the gateway's own limits:

@@ -163,7 +163,9 @@ func Retryable(err error) bool {
 // other refusals of what the deployment's model is, not of the request:
 // an operation it does not do (KindUnsupported: Azure's
 // OperationNotSupported, a chat deployment asked for embeddings; a
-// provider without the API), embeddings "dimensions" it cannot give (the
+// provider without the API), a capability it lacks (KindCapability:
+// Ollama's "<model> does not support tools"), embeddings "dimensions" it
+// cannot give (the
 // adapter names the field: ada-002 and vLLM's models without matryoshka
 // take none; a size past the model's). Never another invalid request
 // (400, 413, 422), a cancellation or our own deadline.
@@ -180,10 +182,10 @@ func FallbackWorthy(err error) bool {
 		// As the adapter read it: Gemini answers a bad key with 400
 		// API_KEY_INVALID, OpenAI an exhausted quota in a 200's body.
 		return true
-	case provider.KindContextLength, provider.KindUnsupported:
+	case provider.KindContextLength, provider.KindUnsupported, provider.KindCapability:
 		// Never retried (the same input overflows the same window, the
-		// same model lacks the same operation), but the window and the
-		// model are this deployment's.
+		// same model lacks the same operation or capability), but the
+		// window and the model are this deployment's.
 		return true
 	}
 	if pe.Param == "dimensions" {

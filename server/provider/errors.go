@@ -67,6 +67,12 @@ const (
 	// timeout, in the OpenAI and Anthropic SDKs' words), which they and
 	// the retry policy retry: not the caller's bad input.
 	KindConflict
+	// KindCapability: the provider says the model lacks a capability the
+	// request needs (tools, thinking, vision): the deployment's model, not
+	// the request, which a model with it serves; as the gateway's own
+	// capability check answers (FailedPrecondition
+	// CAPABILITY_NOT_SUPPORTED), never retried, a reason to fall back.
+	KindCapability
 )
 
 var kindNames = map[Kind]string{
@@ -75,7 +81,7 @@ var kindNames = map[Kind]string{
 	KindRateLimited: "rate_limited", KindUnavailable: "unavailable", KindTimeout: "timeout",
 	KindContentFilter: "content_filter", KindBadResponse: "bad_response", KindUnsupported: "unsupported",
 	KindCanceled: "canceled", KindConnection: "connection_error", KindResourceExhausted: "resource_exhausted",
-	KindConflict: "conflict",
+	KindConflict: "conflict", KindCapability: "capability_not_supported",
 }
 
 func (k Kind) String() string {
@@ -404,6 +410,73 @@ var ollamaMemoryRE = regexp.MustCompile(`(?i)\bmodel requires more system memory
 // 5xx that another deployment (a larger host) may not share, so the
 // route falls back.
 func OllamaOutOfMemory(msg string) bool { return ollamaMemoryRE.MatchString(msg) }
+
+// ollamaLoadRE matches Ollama's 500 when its model runner exits while
+// loading the model, with the loader's own error after it (ollama/ollama
+// llm/server.go: "llama runner process has terminated: %w", newer servers
+// "llama-server process has terminated: %s: %s", the exit status and the
+// runner's last error line): "llama runner process has terminated: error
+// loading model: unable to allocate CUDA0 buffer" (ollama/ollama#11359),
+// "llama-server process has terminated: exit status 1: error loading
+// model: unknown model architecture: 'mllama'" (meta-llama/llama-models
+// #496). A runner that exits with no loader error ("exit status 2",
+// "signal: killed") is not matched: that may be a crash of the moment.
+var ollamaLoadRE = regexp.MustCompile(`(?i)\b(?:llama runner|llama-server) process has terminated\b.*\berror loading model\b`)
+
+// OllamaLoadFailed reports whether msg is Ollama's answer when the model
+// failed to load: not enough GPU memory for its buffers, an architecture
+// the server's runner does not know, a damaged file. Each attempt loads
+// the model again (seconds to minutes: ollama/ollama#8597 logs two
+// minutes before the CUDA allocation failed) and fails the same way, so
+// the adapters mark it RetryDiscouraged: a 5xx another deployment (a
+// larger GPU, a newer Ollama) may not share, so a route falls back.
+func OllamaLoadFailed(msg string) bool { return ollamaLoadRE.MatchString(msg) }
+
+// ollamaCapabilityRE matches Ollama's refusals of a capability the model
+// lacks, as its source words them (ollama/ollama server): the check before
+// the model is scheduled, "<model> does not support tools"
+// (Model.CheckCapabilities with the model's full name: "registry.ollama.ai/
+// library/gemma3:1b does not support tools", a 400 from
+// handleScheduleError; "insert" for a suffix, "vision" for images), and
+// the handlers' own "\"<model>\" does not support thinking" (think asked
+// of a model without it).
+var ollamaCapabilityRE = regexp.MustCompile(`(?i)^(?:"[^"]*"|[^\s"]+) does not support (?:tools|thinking|insert|vision)\b`)
+
+// ollamaOperationRE matches Ollama's refusals of an operation the model
+// does not do at all: the handlers' "\"<model>\" does not support chat"
+// and "… generate" (an embedding model, whose capabilities lack
+// completion) and the runner's "this model does not support embeddings"
+// (a chat model on Ollama's own engine, a 500 to /api/embed and
+// /v1/embeddings alike, ollama/ollama#9742).
+var ollamaOperationRE = regexp.MustCompile(`(?i)^(?:"[^"]*"|[^\s"]+) does not support (?:chat|generate|completion)\b|^this model does not support embeddings\b`)
+
+// OllamaRefusalKind is the kind of Ollama's refusal of what its model
+// cannot do: KindCapability for a capability the request needs (tools,
+// thinking), KindUnsupported for an operation the model does not do
+// (chat, embeddings), as Azure's OperationNotSupported is; KindUnknown
+// when msg is neither. Both are the deployment's model, not the request
+// (a model that has it serves the same request): never retried, a reason
+// to fall back.
+func OllamaRefusalKind(msg string) Kind {
+	msg = strings.TrimSpace(msg)
+	switch {
+	case ollamaCapabilityRE.MatchString(msg):
+		return KindCapability
+	case ollamaOperationRE.MatchString(msg):
+		return KindUnsupported
+	}
+	return KindUnknown
+}
+
+// OllamaLoadAdvice is what to add to an OllamaLoadFailed message that
+// names an architecture the server does not know: a newer Ollama may run
+// the model. "" otherwise (the loader's words say the rest).
+func OllamaLoadAdvice(msg string) string {
+	if OllamaLoadFailed(msg) && strings.Contains(strings.ToLower(msg), "unknown model architecture") {
+		return " (this Ollama's runner does not know the model's architecture: a newer Ollama may run it; loading it again here fails the same way)"
+	}
+	return ""
+}
 
 // googleFieldLine is the line Google's request validation writes for a
 // refused field when no BadRequest detail comes with it: "* " , the

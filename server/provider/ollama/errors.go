@@ -43,12 +43,15 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 		e.RequestID = provider.OllamaCloudRef(msg)
 	}
 	e.Kind = refineKind(e.Kind, msg)
-	if e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(msg) {
+	if e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(msg) || provider.OllamaLoadFailed(msg) {
 		// Older Ollama versions answer an over-long input with a 500: the
 		// same input fails every time, not a server fault to retry; nor
 		// is a model larger than the host's free memory, which stays so
-		// for minutes (provider.OllamaOutOfMemory).
+		// for minutes (provider.OllamaOutOfMemory), nor one whose runner
+		// failed to load it (provider.OllamaLoadFailed: each attempt
+		// loads it again, for seconds or minutes, to fail the same way).
 		e.ShouldRetry = provider.RetryDiscouraged
+		e.Message += provider.OllamaLoadAdvice(msg)
 	}
 	if e.Kind == provider.KindUnavailable && strings.Contains(strings.ToLower(msg), "requires more system memory") {
 		// The model does not fit the server's free memory ("model
@@ -58,10 +61,11 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 		// deployment may serve it.
 		e.ShouldRetry = provider.RetryDiscouraged
 	}
-	if e.Kind == provider.KindInvalidRequest && e.HTTPStatus >= 500 {
-		// An invalid request Ollama answers with a 500 (a model that
-		// cannot embed): the same request fails again, here and on any
-		// server with that model; another deployment may have another.
+	if (e.Kind == provider.KindInvalidRequest || e.Kind == provider.KindUnsupported) && e.HTTPStatus >= 500 {
+		// An invalid request or an operation the model does not have,
+		// answered with a 500 (an image the runner cannot use, a model
+		// that cannot embed): the same request fails again, here and on
+		// any server with that model; another deployment may have another.
 		e.ShouldRetry = provider.RetryDiscouraged
 	}
 	if e.Kind == provider.KindUnavailable && modelNaN(msg) {
@@ -219,11 +223,16 @@ func refineKind(k provider.Kind, msg string) provider.Kind {
 		// The runner's refusal of an image (a format it cannot decode,
 		// a model without vision): the same request fails every time.
 		return provider.KindInvalidRequest
-	case strings.Contains(m, "does not support embeddings"):
-		// The runner's answer when the model cannot embed (a chat model
-		// on Ollama's own engine, ollama/ollama#9742), a 500 to /api/embed
-		// and /v1/embeddings alike: the request's model, not a fault.
-		return provider.KindInvalidRequest
+	case provider.OllamaRefusalKind(msg) != provider.KindUnknown:
+		// What the model cannot do: a capability the request needs (tools:
+		// "registry.ollama.ai/library/gemma3:1b does not support tools", a
+		// 400; thinking), or an operation (chat for an embedding model;
+		// the runner's "this model does not support embeddings", a chat
+		// model on Ollama's own engine, ollama/ollama#9742, a 500 to
+		// /api/embed and /v1/embeddings alike). The deployment's model,
+		// not the request: another model may serve it (a route falls
+		// back), this one never will (not retried).
+		return provider.OllamaRefusalKind(msg)
 	}
 	return k
 }

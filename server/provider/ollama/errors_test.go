@@ -21,7 +21,7 @@ func TestHTTPErrors(t *testing.T) {
 		message   string
 		embed     bool
 	}{
-		{"error_400_tools", provider.KindInvalidRequest, 400, 0, "", "registry.ollama.ai/library/gemma2:latest does not support tools", false},
+		{"error_400_tools", provider.KindCapability, 400, 0, "", "registry.ollama.ai/library/gemma2:latest does not support tools", false},
 		{"error_context_length", provider.KindContextLength, 400, 0, "", "the input length exceeds the context length", true},
 		{"error_401", provider.KindUnauthenticated, 401, 0, "", "unauthorized", false},
 		{"error_403", provider.KindPermissionDenied, 403, 0, "", "Forbidden", false},

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
@@ -116,7 +117,10 @@ func TestLangchaingoCloudToolCall(t *testing.T) {
 }
 
 // TestLangchaingoToolsUnsupported: a local Ollama refusing tools for
-// gemma3:1b, 400 with the model's registry name in the message.
+// gemma3:1b, 400 with the model's registry name in the message: an
+// capability the deployment's model lacks (round 25: KindCapability, it was
+// an invalid request), not retried, a reason to fall back to a model with
+// tools.
 func TestLangchaingoToolsUnsupported(t *testing.T) {
 	t.Parallel()
 	srv := providertest.ReplayFile(t, td("real_lcg_tool_call_unsupported.http"))
@@ -127,9 +131,12 @@ func TestLangchaingoToolsUnsupported(t *testing.T) {
 	if !errors.As(err, &pe) {
 		t.Fatalf("err = %v, want *provider.Error", err)
 	}
-	if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 400 || pe.Provider != "ollama" ||
+	if pe.Kind != provider.KindCapability || pe.HTTPStatus != 400 || pe.Provider != "ollama" ||
 		pe.Message != "registry.ollama.ai/library/gemma3:1b does not support tools" || pe.RetryAfter != 0 {
 		t.Errorf("error kind %v status %d message %q retry %v", pe.Kind, pe.HTTPStatus, pe.Message, pe.RetryAfter)
+	}
+	if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
+		t.Errorf("retryable %v, fallback-worthy %v", pipeline.Retryable(err), pipeline.FallbackWorthy(err))
 	}
 }
 

@@ -72,9 +72,10 @@ func TestRound22EmbedNaN(t *testing.T) {
 // in ollama/ollama#9739 (May 2025, gemma3:latest): {"error":"this model
 // does not support embeddings"}. error_500_embed_unsupported.http is that
 // body with the 500 of the /v1 answer (headers written by hand).
-// It was retried as a server fault; it is an invalid request (the model
-// cannot do it, here or on any server), not retried, and a route may
-// still fall back to another deployment's model.
+// It was retried as a server fault; it is an operation the model does not
+// have (round 25: KindUnsupported, as Azure's OperationNotSupported; it was
+// an invalid request), not retried, and a route falls back to another
+// deployment's model.
 func TestRound22EmbedUnsupportedModel(t *testing.T) {
 	t.Parallel()
 	srv := providertest.ReplayFile(t, td("error_500_embed_unsupported.http"))
@@ -83,9 +84,9 @@ func TestRound22EmbedUnsupportedModel(t *testing.T) {
 	if !errors.As(err, &pe) {
 		t.Fatalf("error %v", err)
 	}
-	if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 500 || pe.ShouldRetry != provider.RetryDiscouraged ||
+	if pe.Kind != provider.KindUnsupported || pe.HTTPStatus != 500 || pe.ShouldRetry != provider.RetryDiscouraged ||
 		pe.Message != "this model does not support embeddings" {
-		t.Errorf("error %+v, want an invalid request, not retried", pe)
+		t.Errorf("error %+v, want an unsupported operation, not retried", pe)
 	}
 	if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
 		t.Errorf("retryable %v, fallback-worthy %v", pipeline.Retryable(err), pipeline.FallbackWorthy(err))

@@ -161,13 +161,13 @@ func embedInputParam(err error, inputs int) error {
 			pe.BatchTooLarge, pe.BatchParts = true, parts
 		}
 	}
-	if pe != nil && pe.HTTPStatus >= 500 && strings.Contains(strings.ToLower(pe.Message), "does not support embeddings") {
+	if pe != nil && pe.HTTPStatus >= 500 && pe.Kind == provider.KindUnsupported {
 		// Ollama's 500 for a model that cannot embed (its runner's "this
 		// model does not support embeddings", through /v1/embeddings as
-		// chunkhound/chunkhound#41 quotes it): the request's model, not a
-		// server fault; the same request fails again on any server with
-		// that model, so it is not retried (a route may still fall back).
-		pe.Kind = provider.KindInvalidRequest
+		// chunkhound/chunkhound#41 quotes it; refineKind reads it as an
+		// operation the model does not do, provider.OllamaRefusalKind):
+		// not a server fault; the same request fails again on any server
+		// with that model, so it is not retried (a route falls back).
 		pe.ShouldRetry = provider.RetryDiscouraged
 	}
 	if pe != nil && pe.Kind == provider.KindUnavailable && ollamaNaN(pe.Message) {

@@ -515,12 +515,14 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 		p.refineKind(e, &up.err, status)
 	}
 	googleCreditsSpent(e, t)
-	if (e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(e.Message)) && status >= 500 {
+	if (e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(e.Message) || provider.OllamaLoadFailed(e.Message)) && status >= 500 {
 		// The same input fails every time (Ollama's and llama.cpp's 500s
 		// for an input too long): not a server fault to retry; nor does
 		// a model larger than an Ollama host's free memory load a moment
-		// later (provider.OllamaOutOfMemory).
+		// later (provider.OllamaOutOfMemory), nor one its runner failed
+		// to load (provider.OllamaLoadFailed).
 		e.ShouldRetry = provider.RetryDiscouraged
+		e.Message += provider.OllamaLoadAdvice(e.Message)
 	}
 	if e.RetryAfter == 0 {
 		e.RetryAfter = retryDelayFromMessage(e.Message)
@@ -742,6 +744,14 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// The contract's not-found kind is the unknown model's, whatever
 		// the status; they were invalid requests.
 		e.Kind = provider.KindNotFound
+	case provider.OllamaRefusalKind(e.Message) != provider.KindUnknown:
+		// Ollama's refusal of what the model cannot do, through its OpenAI
+		// routes as through its own: a capability ("registry.ollama.ai/
+		// library/gemma3:1b does not support tools", 400
+		// invalid_request_error) or an operation ("this model does not
+		// support embeddings", 500 api_error, as Azure's
+		// OperationNotSupported below): the deployment's model.
+		e.Kind = provider.OllamaRefusalKind(e.Message)
 	case code == "OperationNotSupported":
 		// Azure OpenAI's answer to an operation the deployment's model
 		// does not do: "The embeddings operation does not work with the

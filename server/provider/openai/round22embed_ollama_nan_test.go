@@ -64,8 +64,9 @@ func TestRound22EmbedOllamaNaN(t *testing.T) {
 // 'code': None}}", written back as the JSON Ollama's middleware sends,
 // with the line break real_elastic_embed_ollama_model_not_found ends in;
 // headers written by hand). It was unavailable and retried; it is an
-// invalid request, not retried (a route may still fall back), the message
-// and the type kept.
+// operation the model does not have (round 25: KindUnsupported, as Azure's
+// OperationNotSupported; it was an invalid request), not retried, a reason
+// to fall back, the message and the type kept.
 func TestRound22EmbedOllamaUnsupportedModel(t *testing.T) {
 	t.Parallel()
 	srv := providertest.ReplayFile(t, td("embed_error_ollama_500_unsupported.http"))
@@ -74,9 +75,9 @@ func TestRound22EmbedOllamaUnsupportedModel(t *testing.T) {
 	if !errors.As(err, &pe) {
 		t.Fatalf("error %v", err)
 	}
-	if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 500 || pe.ShouldRetry != provider.RetryDiscouraged ||
+	if pe.Kind != provider.KindUnsupported || pe.HTTPStatus != 500 || pe.ShouldRetry != provider.RetryDiscouraged ||
 		pe.Message != "this model does not support embeddings" || pe.Code != "api_error" {
-		t.Errorf("error %+v, want an invalid request, not retried", pe)
+		t.Errorf("error %+v, want an unsupported operation, not retried", pe)
 	}
 	if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
 		t.Errorf("retryable %v, fallback-worthy %v", pipeline.Retryable(err), pipeline.FallbackWorthy(err))
