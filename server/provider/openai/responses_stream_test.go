@@ -803,12 +803,21 @@ func FuzzResponsesStream(f *testing.F) {
 		sseEvent("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","output_index":0,"item_id":"fc_1","delta":"1}"}`) +
 		sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc_2","call_id":"call_2","name":"g","arguments":"{}"}}`) +
 		sseEvent("response.completed", `{"type":"response.completed","response":{"status":"completed","output":[{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"a\":1}"}]}}`)))
+	// Round 25: answers reported completed that used their whole output
+	// token limit (Ollama's, echoing it; llama.cpp's, not).
+	f.Add(providertest.Load(f, td("ollama_responses_length_text_stream.http")).Body)
+	f.Add(providertest.Load(f, td("llamacpp_responses_length_calls_stream.http")).Body)
 	p, err := New(testKey)
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		s := respStreamFrom(p, string(body))
+		if len(body)%2 == 0 {
+			// A request with an output token limit: call ends held
+			// (responsesStream.holdEnd).
+			s.asked = 80
+		}
 		defer s.Close()
 		evs, complete, err := providertest.Drain(t, s, 3*len(body)+10)
 		if err != nil {
