@@ -19,7 +19,9 @@ import (
 // n_decoded) and stop at exactly the limit (num_predict, n_predict: the
 // request's max_output_tokens), so a "completed" answer whose output_tokens
 // equal the limit was cut by it. OpenAI and Azure report such an answer
-// "incomplete" (max_output_tokens) themselves, and are believed.
+// "incomplete" (max_output_tokens) themselves, and are believed. LiteLLM's
+// proxy says "incomplete" without a reason for a cut and for a filtered
+// answer alike (limitCutHidden): the same count tells them apart.
 
 // limitOf is the output token limit of a response: the one it echoes
 // (max_output_tokens, as Ollama and OpenAI echo the request's; null for
@@ -47,19 +49,38 @@ func echoedLimit(raw json.RawMessage) int64 {
 // servers other than OpenAI and Azure may not say (see above). ""
 // when not, else the warning that says so.
 func (p *Provider) limitCutHidden(w *respResponse, asked int32) string {
-	if p.openAI || p.azure || w.Status != "completed" || w.Usage == nil {
+	if p.openAI || p.azure || w.Usage == nil || (w.IncompleteDetails != nil && w.IncompleteDetails.Reason != "") {
 		return ""
 	}
-	if w.IncompleteDetails != nil && w.IncompleteDetails.Reason != "" {
-		return ""
+	switch w.Status {
+	case "completed":
+		limit := limitOf(w, asked)
+		if limit <= 0 || int64(w.Usage.OutputTokens) != limit {
+			return ""
+		}
+		return fmt.Sprintf("the response is reported %q but used all %d output tokens allowed (max_output_tokens): "+
+			"it was cut by the token limit (Ollama's and llama.cpp's /v1/responses report %q whatever stopped the answer)",
+			w.Status, limit, w.Status)
+	case "incomplete":
+		// LiteLLM's proxy serving /v1/responses over a Chat Completions
+		// model says "incomplete" for a "length" and a "content_filter"
+		// finish alike, with incomplete_details and max_output_tokens
+		// null (litellm/responses/litellm_completion_transformation/
+		// transformation.py, transform_chat_completion_response_to_
+		// responses_api_response and _map_chat_completion_finish_reason_
+		// to_responses_status): its echo says nothing, the request's
+		// limit is the one.
+		limit := echoedLimit(w.MaxOutputTokens)
+		if limit <= 0 {
+			limit = int64(asked)
+		}
+		if limit <= 0 || int64(w.Usage.OutputTokens) != limit {
+			return ""
+		}
+		return fmt.Sprintf("the response is reported %q without a reason and used all %d output tokens allowed (max_output_tokens): "+
+			"it was cut by the token limit", w.Status, limit)
 	}
-	limit := limitOf(w, asked)
-	if limit <= 0 || int64(w.Usage.OutputTokens) != limit {
-		return ""
-	}
-	return fmt.Sprintf("the response is reported %q but used all %d output tokens allowed (max_output_tokens): "+
-		"it was cut by the token limit (Ollama's and llama.cpp's /v1/responses report %q whatever stopped the answer)",
-		w.Status, limit, w.Status)
+	return ""
 }
 
 // limitCutFinish is the finish of a response limitCutHidden found cut:

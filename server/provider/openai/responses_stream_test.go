@@ -807,6 +807,7 @@ func FuzzResponsesStream(f *testing.F) {
 	// token limit (Ollama's, echoing it; llama.cpp's, not).
 	f.Add(providertest.Load(f, td("ollama_responses_length_text_stream.http")).Body)
 	f.Add(providertest.Load(f, td("llamacpp_responses_length_calls_stream.http")).Body)
+	f.Add([]byte(sseEvent("response.completed", `{"type":"response.completed","response":{"status":"incomplete","incomplete_details":null,"max_output_tokens":null,"output":[{"type":"function_call","call_id":"c","name":"f","arguments":"{","status":"completed"}],"usage":{"input_tokens":1,"output_tokens":80,"total_tokens":81}}}`)))
 	p, err := New(testKey)
 	if err != nil {
 		f.Fatal(err)

@@ -203,3 +203,39 @@ func TestRound25LimitTrustedHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestRound25LiteLLMResponsesIncompleteWithoutReason: LiteLLM's proxy
+// serving /v1/responses over a Chat Completions model (a Claude), its
+// answer cut at the 32 output tokens asked for
+// (testdata/litellm_responses_length_incomplete.http, built from
+// litellm's transformation.py): status "incomplete" and the message item
+// "incomplete", as for a content_filter finish, with incomplete_details
+// and max_output_tokens null. It was FINISH_REASON_OTHER; with the
+// request's limit used up it is LENGTH (the provider's "incomplete" kept
+// as its finish reason), warned. Under the limit it stays OTHER: the
+// content filter may have stopped it.
+func TestRound25LiteLLMResponsesIncompleteWithoutReason(t *testing.T) {
+	t.Parallel()
+	const q = "Explain Rust's ownership model."
+	res := r21Unary(t, "litellm_responses_length_incomplete", r25Limited("claude-sonnet-4-5", q, 32))
+	if got := res.Message.GetParts(); len(got) != 1 || !strings.HasSuffix(got[0].GetText(), "Borrowing lets code use a value") {
+		t.Fatalf("parts %v", got)
+	}
+	wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "incomplete")
+	want := `the response is reported "incomplete" without a reason and used all 32 output tokens allowed (max_output_tokens): it was cut by the token limit`
+	if w := res.Meta.GetWarnings(); len(w) != 1 || w[0] != want {
+		t.Errorf("warnings %q", w)
+	}
+	for _, asked := range []int32{0, 64} {
+		srv := providertest.ReplayFile(t, td("litellm_responses_length_incomplete.http"))
+		req := r21Request("claude-sonnet-4-5", q)
+		if asked > 0 {
+			req = r25Limited("claude-sonnet-4-5", q, asked)
+		}
+		res, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_OTHER, "incomplete")
+	}
+}
