@@ -478,6 +478,13 @@ func accFold(t testing.TB, evs []*provider.Event) folded {
 				Redacted: r.Redacted, Id: r.ID, Format: r.Format})
 		case provider.EventProviderItem:
 			err = acc.AddProviderItem(&llmrelayv1.ProviderItem{Type: ev.Item.Type, Json: ev.Item.JSON})
+		case provider.EventToolCallCut:
+			// As the gateway relays it: a done event saying the call is
+			// not valid, whatever its arguments' syntax.
+			if tc, idx := acc.ToolCall(ev.ToolCall.CallID); tc != nil {
+				err = acc.AddToolCallDone(&llmrelayv1.ToolCallDone{Index: idx, ToolCall: &llmrelayv1.ToolCall{
+					CallId: tc.CallId, Name: tc.Name, Arguments: tc.Arguments, Signature: tc.Signature}})
+			}
 		}
 		if err != nil {
 			t.Fatalf("fold: %v", err)

@@ -239,3 +239,36 @@ func TestRound25LiteLLMResponsesIncompleteWithoutReason(t *testing.T) {
 		wantFinish(t, res.Meta, llmrelayv1.FinishReason_FINISH_REASON_OTHER, "incomplete")
 	}
 }
+
+// TestRound25OllamaResponsesLengthCallStream: Ollama's stream of a model
+// that thinks, writes a sentence and calls a tool
+// (testdata/ollama_responses_length_call_stream.http, the shape of
+// ollama_responses_text_then_call_stream with a limit of 58 echoed in the
+// response objects and 58 output tokens). The call's item is done
+// "completed" before response.completed says anything of the count: its
+// end is held (the request gave no limit; the echo did) and, the limit
+// used up, the call ends cut (arguments_valid false, even though
+// {"city":"Paris"} parses: Ollama emits a call once its closing tag is
+// parsed, so the limit may have stopped it right after, or mid-way in a
+// parser that let it through); the answer is LENGTH. It was relayed whole,
+// the answer TOOL_CALLS.
+func TestRound25OllamaResponsesLengthCallStream(t *testing.T) {
+	t.Parallel()
+	req := r21Request("qwen3:8b", "What is the weather in Paris?")
+	req.Protocol, req.Reasoning = llmrelayv1.Protocol_PROTOCOL_TOOLS, true
+	req.Tools = []*llmrelayv1.Tool{{Name: "get_weather", Description: "Get the current weather for a city",
+		Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`}}
+	f := r21Stream(t, "ollama_responses_length_call_stream", req)
+	p := f.Message.GetParts()
+	if len(p) != 3 || p[1].GetText() != "I'll check the weather in Paris for you." {
+		t.Fatalf("parts %v", p)
+	}
+	if c := p[2].GetToolCall(); c.GetCallId() != "call_h3v9xk2p" || c.GetArguments() != `{"city":"Paris"}` || c.GetArgumentsValid() {
+		t.Errorf("call %v", c)
+	}
+	wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_LENGTH, "completed")
+	want := []string{cutCallWarning("call_h3v9xk2p", "the token limit"), r25HiddenWarning("58")}
+	if w := f.Meta.GetWarnings(); !slices.Equal(w, want) {
+		t.Errorf("warnings %q, want %q", w, want)
+	}
+}
