@@ -179,7 +179,9 @@ const (
 // elsewhere. On the Responses API, where reasoning goes back as reasoning
 // items, "reasoning_content" (and its auto hosts) also sends reasoning
 // that has no encrypted content as the item's reasoning_text content, as
-// vLLM, llama.cpp and DeepSeek read it (Provider.rawReasoningBack);
+// vLLM, llama.cpp and DeepSeek read it (Provider.rawReasoningBack), and
+// "reasoning" (and its auto hosts) sends it as the item's summary text, as
+// Bedrock's Mantle endpoint takes gpt-oss's (Provider.summaryReasoningBack);
 // otherwise such reasoning is left out of an unstored request.
 func WithReasoningReplay(mode string) Option {
 	return func(p *Provider) error {

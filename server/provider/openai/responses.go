@@ -79,7 +79,7 @@ func (p *Provider) generateResponses(ctx context.Context, req *provider.Request)
 // warning when the body's end was lost after a complete answer).
 func (p *Provider) responsesAnswer(raw []byte, cut string, resp *http.Response, req *provider.Request, warnings []string, froms []respItemFrom, sec secrets) (*provider.Result, error) {
 	model := req.Model
-	res, err := p.parseResponsesResponse(raw, model)
+	res, err := p.parseResponsesAnswer(raw, model, req.Options.GetMaxTokens())
 	if err != nil {
 		return nil, respInputField(p.annotate(p.errorInAnswer(err, raw, resp, model, sec), resp, model, sec), froms)
 	}
@@ -126,12 +126,20 @@ func (p *Provider) streamResponses(ctx context.Context, req *provider.Request) (
 	}
 	s := p.newResponsesStream(resp, req.Model, warnings, sec)
 	s.tools = req.Tools
+	s.asked = req.Options.GetMaxTokens()
 	return s, nil
 }
 
 // parseResponsesResponse converts a Response object. A failed response
 // (status "failed", or an error object) is a *provider.Error.
 func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.Result, error) {
+	return p.parseResponsesAnswer(raw, model, 0)
+}
+
+// parseResponsesAnswer is parseResponsesResponse for a request that asked
+// for at most asked output tokens (0: no limit), which a response reported
+// "completed" may have used up (limitCutHidden).
+func (p *Provider) parseResponsesAnswer(raw []byte, model string, asked int32) (*provider.Result, error) {
 	var w respResponse
 	warn, err := decodeLenient(raw, &w)
 	if err != nil {
@@ -227,7 +235,15 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 	}
 	lp.set(meta)
 	msg := &llmrelayv1.Message{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: parts.done()}
-	if n := len(w.Output); n > 0 && itemCut(&w.Output[n-1]) == "" && w.Output[n-1].Status != "completed" {
+	hidden := p.limitCutHidden(&w, asked)
+	if hidden != "" {
+		// Its last call, if the answer ends in one, was being written
+		// when the limit stopped it, whatever its item's status says.
+		meta.Warnings = append(meta.Warnings, hidden)
+		if cw := cutLastCall(msg, cutByLimit); cw != "" {
+			meta.Warnings = append(meta.Warnings, cw)
+		}
+	} else if n := len(w.Output); n > 0 && itemCut(&w.Output[n-1]) == "" && w.Output[n-1].Status != "completed" {
 		// An incomplete response stopped in its last call (the stream
 		// cuts it the same way: responsesStream.finish), unless the
 		// server says the call was written whole (the limit hit after
@@ -241,6 +257,9 @@ func (p *Provider) parseResponsesResponse(raw []byte, model string) (*provider.R
 		meta.Warnings = append(meta.Warnings, "response has no output items")
 	}
 	meta.ProviderFinishReason, meta.FinishReason = respFinish(&w, calls > 0)
+	if hidden != "" {
+		meta.ProviderFinishReason, meta.FinishReason = limitCutFinish(&w)
+	}
 	if warn := unfinishedWarning(w.Status); warn != "" {
 		meta.Warnings = append(meta.Warnings, warn)
 	}

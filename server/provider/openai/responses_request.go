@@ -557,7 +557,7 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 			}
 			out = append(out, respInputItem{Type: "function_call", CallID: tc.GetCallId(), Name: tc.GetName(), Arguments: &args, from: respFrom{msg: i, part: j}})
 		case *llmrelayv1.Part_Reasoning:
-			item, warning := reasoningInputItem(k.Reasoning, i, j, store, p.rawReasoningBack())
+			item, warning := reasoningInputItem(k.Reasoning, i, j, store, p.rawReasoningBack(), p.summaryReasoningBack())
 			if warning != "" {
 				warnings = append(warnings, warning)
 				continue
@@ -595,9 +595,10 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 // as one summary_text part; [] without text), encrypted_content (the
 // signature)}. raw (Provider.rawReasoningBack) sends the text of a part
 // without a signature as the item's reasoning_text content instead, with
-// an empty summary, where it would otherwise not be sent. The warning
-// says why a part cannot be sent.
-func reasoningInputItem(r *llmrelayv1.Reasoning, i, j int, store, raw bool) (respInputItem, string) {
+// an empty summary, where it would otherwise not be sent; sum
+// (Provider.summaryReasoningBack) sends it as its summary text, without
+// encrypted content. The warning says why a part cannot be sent.
+func reasoningInputItem(r *llmrelayv1.Reasoning, i, j int, store, raw, sum bool) (respInputItem, string) {
 	switch {
 	case r.GetRedacted():
 		return respInputItem{}, fmt.Sprintf("messages[%d].parts[%d]: redacted reasoning is not OpenAI reasoning state and was not sent", i, j)
@@ -616,6 +617,13 @@ func reasoningInputItem(r *llmrelayv1.Reasoning, i, j int, store, raw bool) (res
 		// it resolves no item ids.
 		return respInputItem{}, fmt.Sprintf("messages[%d].parts[%d]: reasoning without text or encrypted content was not sent: "+
 			"this server reads reasoning back as its text", i, j)
+	case sum && r.GetSignature() == "" && r.GetText() != "":
+		// gpt-oss on Bedrock's Mantle endpoint: no encrypted content;
+		// its reasoning goes back as its summary text, as opencode's
+		// recorded follow-up sent it and Bedrock answered
+		// (testdata/real_opencode_mantle_gptoss20b_replay_stream_3.next_request.json).
+		summary := []respSummaryPart{{Type: "summary_text", Text: r.GetText()}}
+		return respInputItem{Type: "reasoning", ID: r.GetId(), Summary: &summary}, ""
 	case r.GetSignature() == "" && (!store || r.GetId() == ""):
 		return respInputItem{}, fmt.Sprintf("messages[%d].parts[%d]: reasoning without encrypted content (signature) was not sent: "+
 			"only a stored request can resolve a reasoning item by its id alone", i, j)
@@ -643,6 +651,20 @@ func reasoningInputItem(r *llmrelayv1.Reasoning, i, j int, store, raw bool) (res
 // reads content[0].text (vllm-project/vllm#28248, #34496).
 func (p *Provider) rawReasoningBack() bool {
 	return p.replay == replayReasoningContent && !p.strictLimits()
+}
+
+// summaryReasoningBack says whether reasoning without encrypted content
+// goes back as its summary text (reasoningInputItem): where earlier
+// turns' reasoning goes back in a reasoning field on Chat Completions
+// (WithReasoningReplay "reasoning", auto for Bedrock's bedrock-mantle.*
+// hosts), never to OpenAI or Azure. gpt-oss on Mantle's /v1/responses
+// streams its reasoning as reasoning_text with no encrypted content, and
+// opencode's recorded tool loop sent every turn's back as
+// {type: reasoning, id, summary: [{summary_text, text}], encrypted_content:
+// null}, which Bedrock answered; left out, gpt-oss lost the reasoning of
+// its tool-call turns, which it keeps until the final answer.
+func (p *Provider) summaryReasoningBack() bool {
+	return p.replay == replayReasoningField && !p.strictLimits()
 }
 
 // hostedMCPTool is an MCP server OpenAI calls itself: the Authorization

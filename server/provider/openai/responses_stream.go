@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -45,7 +46,16 @@ type responsesStream struct {
 	eventLoop
 	// tools: the request's declared tools (parallelWrapperWarning).
 	tools []*llmrelayv1.Tool
-	fast  respDeltaScratch // reused by decodeRespTextDeltaFast
+	// asked: the request's output token limit (limitCutHidden); echoed:
+	// the one response.created echoes (Ollama's).
+	asked int32
+	// echoed: the limit response.created echoes (Ollama's), echoNull
+	// when it echoes none (null).
+	echoed   int64
+	echoNull bool
+	// heldEnd is the call whose end is held (holdEnd), nil for none.
+	heldEnd *respCallState
+	fast    respDeltaScratch // reused by decodeRespTextDeltaFast
 
 	// Function calls, keyed by item id (fc_...) and by output index, since
 	// argument deltas name only the item, never the call_id.
@@ -308,7 +318,7 @@ func (p *Provider) newResponsesStream(resp *http.Response, model string, warning
 // error (relayPending).
 func (s *responsesStream) Recv() (*provider.Event, error) {
 	ev, err := s.eventLoop.Recv()
-	if err != nil && !s.closed && !errors.Is(err, io.EOF) && (s.flushHeldOnError() || s.relayAdded() || s.relayPending() || s.flushLogprobs()) {
+	if err != nil && !s.closed && !errors.Is(err, io.EOF) && (s.flushHeldOnError() || s.endHeldOnError() || s.relayAdded() || s.relayPending() || s.flushLogprobs()) {
 		return s.eventLoop.Recv()
 	}
 	return ev, err
@@ -321,6 +331,17 @@ func (s *responsesStream) flushHeldOnError() bool {
 	n := len(s.queue)
 	s.flushHeld()
 	return len(s.queue) > n
+}
+
+// endHeldOnError ends, once the stream has failed, the call whose end was
+// held (holdEnd): its done event came, it is whole. It reports whether it
+// ended one.
+func (s *responsesStream) endHeldOnError() bool {
+	if s.heldEnd == nil {
+		return false
+	}
+	s.releaseEnd()
+	return true
 }
 
 // flushLogprobs queues, once the stream has failed, the token logprobs
@@ -395,9 +416,9 @@ func (s *responsesStream) relayPending() bool {
 			s.catchUpArgs(c, full)
 		}
 		if c.endHeld {
-			s.endCall(c, c.heldCut)
+			s.endNow(c, c.heldCut)
 		} else {
-			s.endCall(c, "the stream's failure")
+			s.endNow(c, "the stream's failure")
 		}
 	}
 	return relayed
@@ -426,6 +447,7 @@ func (s *responsesStream) handle(sseType, data []byte) {
 	}
 	if text, ok := decodeRespTextDeltaFast(t, &s.fast); ok {
 		// What handleEvent does with this event, without a respEvent.
+		s.releaseEnd()
 		s.sequence(int64(s.fast.seq))
 		s.sawOutput(int64(s.fast.output))
 		s.at = s.keyItem("message", s.canonItem(s.fast.itemID, int64(s.fast.output), "message"), &s.fast.output, keyDelta)
@@ -473,6 +495,11 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 		// joinDelta releases a held half the delta does not continue.
 	default:
 		s.flushHeld()
+	}
+	if s.heldEnd != nil && !endsCallOrAnswer(typ, &ev) {
+		// Another event after the held call (more of the answer, or
+		// another item's end): it ends where it did.
+		s.releaseEnd()
 	}
 	if ev.OutputIndex != nil {
 		ev.ItemID = s.canonItem(ev.ItemID, int64(*ev.OutputIndex), itemKind(typ))
@@ -525,6 +552,9 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 	case "response.created", "response.in_progress", "response.queued":
 		if ev.Response != nil {
 			s.responseMeta(ev.Response, nil)
+			if m := ev.Response.MaxOutputTokens; m != nil {
+				s.echoed, s.echoNull = min(echoedLimit(m), math.MaxInt32), echoedLimit(m) == 0
+			}
 		}
 	case "response.output_item.added":
 		if ev.Item != nil {
@@ -1252,6 +1282,58 @@ func (s *responsesStream) endCall(c *respCallState, cut string) {
 	if c.ended {
 		return
 	}
+	if cut == "" && s.holdEnd() {
+		// Held until something follows it (releaseEnd): the last call
+		// of a response reported completed may yet be found cut by the
+		// token limit (limitCutHidden).
+		if s.heldEnd != c {
+			s.releaseEnd()
+		}
+		s.heldEnd = c
+		return
+	}
+	if s.heldEnd == c {
+		s.heldEnd = nil
+	}
+	s.endNow(c, cut)
+}
+
+// holdEnd reports whether the stream holds the end of its calls: a
+// request with an output token limit (or a response echoing one) to a
+// server other than OpenAI and Azure, whose "completed" answer may have
+// been cut by it (limitCutHidden), its last call with it.
+func (s *responsesStream) holdEnd() bool {
+	return !s.p.openAI && !s.p.azure && (s.echoed > 0 || (s.asked > 0 && !s.echoNull))
+}
+
+// endsCallOrAnswer reports whether an event of type typ ends a call (its
+// arguments' or its item's done event) or the response: those after a
+// held call's end leave it held (holdEnd).
+func endsCallOrAnswer(typ string, ev *respEvent) bool {
+	switch typ {
+	case "response.completed", "response.incomplete", "response.failed", "error",
+		"response.function_call_arguments.done", "response.custom_tool_call_input.done":
+		return true
+	case "response.output_item.done":
+		return ev.Item != nil && itemKind(ev.Item.Type) == "call"
+	}
+	return false
+}
+
+// releaseEnd ends the call whose end is held (a later event carried more
+// of the answer: the call was not what the limit cut).
+func (s *responsesStream) releaseEnd() {
+	if c := s.heldEnd; c != nil {
+		s.heldEnd = nil
+		s.endNow(c, "")
+	}
+}
+
+// endNow is endCall without holding.
+func (s *responsesStream) endNow(c *respCallState, cut string) {
+	if c.ended {
+		return
+	}
 	if c.pending {
 		c.endHeld, c.heldCut = true, cut
 		return
@@ -1470,6 +1552,17 @@ func (s *responsesStream) finish(w *respResponse) {
 		return
 	}
 	s.seqLost()
+	hidden := s.p.limitCutHidden(w, s.asked)
+	if c := s.heldEnd; c != nil {
+		// Ended first, where its done event left it: cut if it is the
+		// stream's last call and the limit cut the answer.
+		s.heldEnd = nil
+		cut := ""
+		if hidden != "" && c == s.calls[len(s.calls)-1] {
+			cut = cutByLimit
+		}
+		s.endNow(c, cut)
+	}
 	hasCalls := len(s.calls) > 0
 	meta := &llmrelayv1.ResponseMeta{}
 	ord := map[string]int{}
@@ -1580,12 +1673,16 @@ func (s *responsesStream) finish(w *respResponse) {
 	}
 	for i, c := range s.calls {
 		// The response's last call, still open when the response ended
-		// incomplete, is the one being written then.
+		// incomplete, is the one being written then; so is it when the
+		// response, reported completed, was cut by the token limit
+		// (limitCutHidden), whatever its item's status says.
 		cut := ""
-		if i == len(s.calls)-1 && !whole[c] {
+		if i == len(s.calls)-1 && hidden != "" {
+			cut = cutByLimit
+		} else if i == len(s.calls)-1 && !whole[c] {
 			cut = respCut(w)
 		}
-		s.endCall(c, cut)
+		s.endNow(c, cut)
 	}
 	for _, st := range s.reasoning {
 		s.reasoningDone(st, nil)
@@ -1593,6 +1690,10 @@ func (s *responsesStream) finish(w *respResponse) {
 	s.anns.set(meta)
 	s.lp.set(meta)
 	meta.ProviderFinishReason, meta.FinishReason = respFinish(w, hasCalls)
+	if hidden != "" {
+		meta.ProviderFinishReason, meta.FinishReason = limitCutFinish(w)
+		meta.Warnings = append(meta.Warnings, hidden)
+	}
 	if w.ServiceTier != "" {
 		provider.SetExtended(meta, extServiceTier, w.ServiceTier)
 	}

@@ -478,6 +478,13 @@ func accFold(t testing.TB, evs []*provider.Event) folded {
 				Redacted: r.Redacted, Id: r.ID, Format: r.Format})
 		case provider.EventProviderItem:
 			err = acc.AddProviderItem(&llmrelayv1.ProviderItem{Type: ev.Item.Type, Json: ev.Item.JSON})
+		case provider.EventToolCallCut:
+			// As the gateway relays it: a done event saying the call is
+			// not valid, whatever its arguments' syntax.
+			if tc, idx := acc.ToolCall(ev.ToolCall.CallID); tc != nil {
+				err = acc.AddToolCallDone(&llmrelayv1.ToolCallDone{Index: idx, ToolCall: &llmrelayv1.ToolCall{
+					CallId: tc.CallId, Name: tc.Name, Arguments: tc.Arguments, Signature: tc.Signature}})
+			}
 		}
 		if err != nil {
 			t.Fatalf("fold: %v", err)
@@ -803,12 +810,22 @@ func FuzzResponsesStream(f *testing.F) {
 		sseEvent("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","output_index":0,"item_id":"fc_1","delta":"1}"}`) +
 		sseEvent("response.output_item.added", `{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc_2","call_id":"call_2","name":"g","arguments":"{}"}}`) +
 		sseEvent("response.completed", `{"type":"response.completed","response":{"status":"completed","output":[{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"a\":1}"}]}}`)))
+	// Round 25: answers reported completed that used their whole output
+	// token limit (Ollama's, echoing it; llama.cpp's, not).
+	f.Add(providertest.Load(f, td("ollama_responses_length_text_stream.http")).Body)
+	f.Add(providertest.Load(f, td("llamacpp_responses_length_calls_stream.http")).Body)
+	f.Add([]byte(sseEvent("response.completed", `{"type":"response.completed","response":{"status":"incomplete","incomplete_details":null,"max_output_tokens":null,"output":[{"type":"function_call","call_id":"c","name":"f","arguments":"{","status":"completed"}],"usage":{"input_tokens":1,"output_tokens":80,"total_tokens":81}}}`)))
 	p, err := New(testKey)
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		s := respStreamFrom(p, string(body))
+		if len(body)%2 == 0 {
+			// A request with an output token limit: call ends held
+			// (responsesStream.holdEnd).
+			s.asked = 80
+		}
 		defer s.Close()
 		evs, complete, err := providertest.Drain(t, s, 3*len(body)+10)
 		if err != nil {

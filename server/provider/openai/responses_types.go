@@ -173,8 +173,11 @@ type respResponse struct {
 	Output            []respOutputItem `json:"output"`
 	Usage             *respUsage       `json:"usage"`
 	IncompleteDetails *respIncomplete  `json:"incomplete_details"`
-	Error             json.RawMessage  `json:"error"`
-	ServiceTier       string           `json:"service_tier"`
+	// MaxOutputTokens is the limit the response echoes, as sent (null
+	// for none; limitOf).
+	MaxOutputTokens json.RawMessage `json:"max_output_tokens"`
+	Error           json.RawMessage `json:"error"`
+	ServiceTier     string          `json:"service_tier"`
 	// ContentFilters is Azure OpenAI's list of content filter verdicts
 	// (one entry per source_type: prompt, completion), kept as sent.
 	ContentFilters json.RawMessage `json:"content_filters"`
