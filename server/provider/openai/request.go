@@ -452,6 +452,20 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 			} else if p.replay == replayThinkingChunks && !k.Reasoning.GetRedacted() && k.Reasoning.GetText() != "" {
 				chunks = append(chunks, thinkingChunk{Type: "thinking", Thinking: []textChunk{{Type: "text", Text: k.Reasoning.GetText()}}, Closed: true})
 				thinking = true
+			} else if k.Reasoning.GetFormat() == formatThoughtSignature {
+				// Gemini's signature of the turn as Venice gave it, a key
+				// of the message, goes back so (opencode's recorded third
+				// request, which Venice answered: "content":"400",
+				// "thought_signature":…); its text, if any, went to
+				// reasoning above. No other server gave it so.
+				if sig := k.Reasoning.GetSignature(); p.venice && sig != "" && !k.Reasoning.GetRedacted() && cm.ThoughtSignature == "" {
+					cm.ThoughtSignature = sig
+					if k.Reasoning.GetText() != "" {
+						reasonings++ // its text: reasoning_content on tool-call turns only
+					}
+				} else {
+					reasonings++
+				}
 			} else if (p.replay == replayReasoningDetails || p.venice) && k.Reasoning.GetFormat() != "" {
 				// Venice relays Claude's thinking as OpenRouter's
 				// reasoning_details (signed) beside reasoning_content and
