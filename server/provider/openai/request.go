@@ -154,7 +154,9 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 		warnings = append(warnings, warnMaxEffort)
 	}
 	if p.dashscope {
-		dashscopeThinking(w, req)
+		if warn := dashscopeThinking(w, req); warn != "" {
+			warnings = append(warnings, warn)
+		}
 	}
 	w.Stop = o.GetStop()
 	if req.Reasoning && len(w.Stop) > 0 && !p.azure && p.openAI {
