@@ -60,6 +60,11 @@ type Provider struct {
 	// Gemini thought signature as a thought_signature key of the tool
 	// call and takes it back there.
 	venice bool
+	// copilot: the base URL is GitHub Copilot's (api.githubcopilot.com and
+	// its plans' hosts), which gives a model's reasoning state as
+	// reasoning_opaque (and its text as reasoning_text) and takes both
+	// back on the assistant message.
+	copilot bool
 	// mistral: the base URL is Mistral's API (api.mistral.ai), whose
 	// validator refuses fields it does not know (request.go, mistralRequest).
 	mistral bool
@@ -302,6 +307,18 @@ func veniceHost(baseURL string) bool {
 	return err == nil && strings.EqualFold(u.Hostname(), "api.venice.ai")
 }
 
+// copilotHost reports whether baseURL is GitHub Copilot's API
+// (api.githubcopilot.com, api.individual.githubcopilot.com,
+// api.business.githubcopilot.com, …).
+func copilotHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	return h == "githubcopilot.com" || strings.HasSuffix(h, ".githubcopilot.com")
+}
+
 // perplexityHost reports whether baseURL is Perplexity's API.
 func perplexityHost(baseURL string) bool {
 	u, err := url.Parse(baseURL)
@@ -357,6 +374,7 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	}
 	p.googleCompat = googleHost(p.baseURL)
 	p.venice = veniceHost(p.baseURL)
+	p.copilot = copilotHost(p.baseURL)
 	p.mistral = mistralHost(p.baseURL)
 	p.xai = xaiHost(p.baseURL)
 	p.openAI = openAIHost(p.baseURL)

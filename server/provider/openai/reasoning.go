@@ -33,6 +33,14 @@ const (
 // key; this one names the key.
 const formatThoughtSignature = "thought_signature"
 
+// formatReasoningOpaque is the Reasoning.format of GitHub Copilot's
+// reasoning state (reasoning_opaque on the message or the finish chunk's
+// delta: testdata/real_talkcody_copilot_gemini3_stream.http), which goes
+// back to Copilot as reasoning_opaque beside the block's text as
+// reasoning_text, as anomalyco/opencode's Copilot provider sends them
+// (packages/opencode/src/provider/sdk/copilot/chat/convert-to-openai-compatible-chat-messages.ts).
+const formatReasoningOpaque = "reasoning_opaque"
+
 // reasoningDetail is one entry of OpenRouter's reasoning_details: a text
 // block (text, signature), a summary, or encrypted reasoning (data). Index
 // is the block's position in the answer (stream pieces of one block share
@@ -104,6 +112,12 @@ func reasoningPiecesFrom(m *respMessage) (pieces []provider.ReasoningDelta, from
 		pieces = append(pieces, provider.ReasoningDelta{Signature: m.ThoughtSignature, Format: formatThoughtSignature})
 		from = append(from, fromSignature)
 	}
+	if m.ReasoningOpaque != "" {
+		// Copilot's reasoning state, of the block its reasoning_text
+		// gave (0), after the text.
+		pieces = append(pieces, provider.ReasoningDelta{Signature: m.ReasoningOpaque, Format: formatReasoningOpaque})
+		from = append(from, fromSignature)
+	}
 	return pieces, from, warnings
 }
 
@@ -146,6 +160,12 @@ func reasoningTextPieces(m *respMessage) (pieces []provider.ReasoningDelta, from
 	text, src := deref(m.ReasoningContent), fromField
 	if text == "" {
 		text = deref(m.Reasoning)
+	}
+	if text == "" {
+		// GitHub Copilot's reasoning_text (opencode's Copilot provider
+		// reads it so); a surrogate pair cut between two chunks of it is
+		// not joined (the reasoning_content and reasoning fields' are).
+		text = deref(m.ReasoningText)
 	}
 	if text == "" {
 		text, src = thinkingText(m.Content), fromThinking

@@ -454,6 +454,19 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 			} else if p.replay == replayThinkingChunks && !k.Reasoning.GetRedacted() && k.Reasoning.GetText() != "" {
 				chunks = append(chunks, thinkingChunk{Type: "thinking", Thinking: []textChunk{{Type: "text", Text: k.Reasoning.GetText()}}, Closed: true})
 				thinking = true
+			} else if k.Reasoning.GetFormat() == formatReasoningOpaque {
+				// Copilot's reasoning state goes back to Copilot as it
+				// came, its text beside it (opencode's Copilot provider
+				// sends reasoning_text only with reasoning_opaque).
+				r := k.Reasoning
+				if p.copilot && r.GetSignature() != "" && !r.GetRedacted() && cm.ReasoningOpaque == "" {
+					cm.ReasoningOpaque = r.GetSignature()
+					if t := r.GetText(); t != "" {
+						cm.ReasoningText = &t
+					}
+				} else {
+					reasonings++
+				}
 			} else if k.Reasoning.GetFormat() == formatThoughtSignature {
 				// Gemini's signature of the turn as Venice gave it, a key
 				// of the message, goes back so (opencode's recorded third

@@ -78,6 +78,10 @@ type chatMessage struct {
 	// back to Venice as a key of the message, the form it gave it in
 	// (formatThoughtSignature).
 	ThoughtSignature string `json:"thought_signature,omitempty"`
+	// ReasoningText and ReasoningOpaque send a turn's reasoning back to
+	// GitHub Copilot as it gave it (formatReasoningOpaque).
+	ReasoningText   *string `json:"reasoning_text,omitempty"`
+	ReasoningOpaque string  `json:"reasoning_opaque,omitempty"`
 	// unsentReasoning is the reasoning of an assistant turn without tool
 	// calls that DeepSeek needs back when its user turn had tool calls
 	// (deepseekSegments), and unsentParts the parts it holds; never
@@ -449,6 +453,13 @@ type respMessage struct {
 	// (testdata/real_venice_gemini38_tool_stream_2.http). Read as a
 	// reasoning block's signature in formatThoughtSignature.
 	ThoughtSignature string `json:"thought_signature"`
+	// ReasoningText and ReasoningOpaque are GitHub Copilot's reasoning:
+	// the readable text, and the model's reasoning state to send back
+	// (Gemini's thought signature through Copilot, on the finish chunk's
+	// delta: testdata/real_talkcody_copilot_gemini3_stream.http), read
+	// as a reasoning block in formatReasoningOpaque.
+	ReasoningText   *string `json:"reasoning_text"`
+	ReasoningOpaque string  `json:"reasoning_opaque"`
 	// Annotations are the message's citations (url_citation: OpenAI's
 	// search models, OpenRouter's web plugin). The contract has no
 	// citation part: they are kept as sent in meta.extended["annotations"].
