@@ -175,7 +175,8 @@ const (
 // tool-call turns) with their format; "none" never sends it (OpenAI
 // rejects fields it does not know; DeepSeek's older deepseek-reasoner
 // rejected reasoning_content); "auto" (the default) is reasoning_content
-// for api.deepseek.com, api.moonshot.ai/.cn, api.z.ai, open.bigmodel.cn
+// for api.deepseek.com, api.moonshot.ai/.cn, Kimi's coding plan
+// (api.kimi.com), api.z.ai, open.bigmodel.cn
 // Xiaomi's api.xiaomimimo.com and Venice's api.venice.ai, reasoning_details
 // for openrouter.ai and the Vercel AI Gateway (ai-gateway.vercel.sh),
 // <think> blocks back in the content for MiniMax (api.minimax.io,
@@ -215,6 +216,14 @@ func replayByHost(baseURL string) replayMode {
 	}
 	switch h := strings.ToLower(u.Hostname()); {
 	case h == "api.deepseek.com", h == "api.moonshot.ai", h == "api.moonshot.cn":
+		return replayReasoningContent
+	case h == "api.kimi.com":
+		// Kimi's coding plan (api.kimi.com/coding/v1, kimi-for-coding)
+		// thinks and refuses a tool-call turn without its reasoning, as
+		// Moonshot's API does: 400 invalid_request_error "thinking is
+		// enabled but reasoning_content is missing in assistant tool call
+		// message at index 134" (1jehuang/jcode#322; "Kimi for Coding
+		// (k2p5)": anomalyco/opencode#10996).
 		return replayReasoningContent
 	case h == "api.z.ai", h == "open.bigmodel.cn":
 		// Z.ai's (Zhipu's) GLM thinks between tool calls and asks for
