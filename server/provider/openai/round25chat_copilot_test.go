@@ -125,3 +125,66 @@ func TestRound25CopilotReasoningText(t *testing.T) {
 		t.Errorf("assistant turn %v, warnings %v", a, warns)
 	}
 }
+
+// TestRound25CopilotReasoningToolStream: Copilot's stream for a Gemini 3
+// tool call with its reasoning (the chunks of anomalyco/opencode's Copilot
+// test fixture reasoningWithToolCalls, "from copilot_test.exs"): the
+// thinking as reasoning_text pieces, then the first call with the
+// reasoning_opaque in its chunk, the second call with the finish reason
+// and the usage (total 19768 = 19581 + 53 + 134). The follow-up sends the
+// tool-call turn with reasoning_text and reasoning_opaque, as opencode's
+// Copilot provider builds it (its text only beside the opaque state).
+func TestRound25CopilotReasoningToolStream(t *testing.T) {
+	t.Parallel()
+	req := r22Ask("gemini-3-pro-preview", "What is dayzee?")
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{{Name: "read_file", Parameters: `{"type":"object","properties":{"filePath":{"type":"string"}}}`}}
+	evs, f, _ := mgbStream(t, "copilot_gemini3_reasoning_tool_stream", copilotBaseURL, "", req)
+	for _, ev := range evs {
+		if ev.Kind == provider.EventMeta && len(ev.Meta.GetWarnings()) > 0 {
+			t.Errorf("warnings %v", ev.Meta.GetWarnings())
+		}
+	}
+	const thought = "**Understanding Dayzee's Purpose**\n\nI'm starting to get a better handle on `dayzee`.\n\n**Assessing Dayzee's Functionality**\n\nI've reviewed the files.\n\n"
+	var r *llmrelayv1.Reasoning
+	var calls []*llmrelayv1.ToolCall
+	for _, p := range f.Message.GetParts() {
+		if p.GetReasoning() != nil {
+			if r != nil {
+				t.Errorf("second reasoning part %v", p)
+			}
+			r = p.GetReasoning()
+		}
+		if c := p.GetToolCall(); c != nil {
+			calls = append(calls, c)
+		}
+	}
+	if r == nil || r.GetText() != thought || r.GetSignature() != "4CUQ6696CwSXOdQ5rtvDimqA91tBzfmga4ieRbmZ5P67T2NLW3" || r.GetFormat() != formatReasoningOpaque {
+		t.Fatalf("reasoning %v", r)
+	}
+	if len(calls) != 2 || calls[0].GetCallId() != "call_abc123" || calls[1].GetArguments() != `{"filePath":"/mix.exs"}` {
+		t.Fatalf("calls %v", calls)
+	}
+	if u := f.Meta.GetUsage(); u.GetOutputTokens() != 187 || u.GetReasoningTokens() != 134 || u.GetTotalTokens() != 19768 || u.GetCachedInputTokens() != 17068 {
+		t.Errorf("usage %v", u)
+	}
+	follow := r22Ask("gemini-3-pro-preview", "What is dayzee?")
+	follow.Protocol, follow.Tools = req.Protocol, req.Tools
+	follow.Messages = append(follow.Messages, f.Message,
+		msgOf(llmrelayv1.Role_ROLE_TOOL,
+			&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "call_abc123", Content: "# dayzee"}}},
+			&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "call_def456", Content: "defmodule Dayzee.MixProject"}}}))
+	p, err := New(testKey, WithBaseURL(copilotBaseURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, warns, err := p.buildChatRequest(follow, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := r20Request(t, body)["messages"].([]any)[1].(map[string]any)
+	if a["reasoning_text"] != thought || a["reasoning_opaque"] != r.GetSignature() || a["content"] != nil || len(a["tool_calls"].([]any)) != 2 || len(warns) != 0 {
+		g, _ := json.Marshal(a)
+		t.Errorf("tool-call turn %s, warnings %v", g, warns)
+	}
+}
