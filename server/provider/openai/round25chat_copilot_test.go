@@ -162,7 +162,7 @@ func TestRound25CopilotReasoningToolStream(t *testing.T) {
 	if r == nil || r.GetText() != thought || r.GetSignature() != "4CUQ6696CwSXOdQ5rtvDimqA91tBzfmga4ieRbmZ5P67T2NLW3" || r.GetFormat() != formatReasoningOpaque {
 		t.Fatalf("reasoning %v", r)
 	}
-	if len(calls) != 2 || calls[0].GetCallId() != "call_abc123" || calls[1].GetArguments() != `{"filePath":"/mix.exs"}` {
+	if len(calls) != 2 || calls[0].GetCallId() != "call_MHx2QlNYcUdIN0NSYm9hWkd4bnE" || calls[1].GetArguments() != `{"filePath":"/mix.exs"}` {
 		t.Fatalf("calls %v", calls)
 	}
 	if u := f.Meta.GetUsage(); u.GetOutputTokens() != 187 || u.GetReasoningTokens() != 134 || u.GetTotalTokens() != 19768 || u.GetCachedInputTokens() != 17068 {
@@ -172,8 +172,8 @@ func TestRound25CopilotReasoningToolStream(t *testing.T) {
 	follow.Protocol, follow.Tools = req.Protocol, req.Tools
 	follow.Messages = append(follow.Messages, f.Message,
 		msgOf(llmrelayv1.Role_ROLE_TOOL,
-			&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "call_abc123", Content: "# dayzee"}}},
-			&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "call_def456", Content: "defmodule Dayzee.MixProject"}}}))
+			&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "call_MHx2QlNYcUdIN0NSYm9hWkd4bnE", Content: "# dayzee"}}},
+			&llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: "call_MHxTZ2pUVXFrY1BtTmx3ZWRhVWg", Content: "defmodule Dayzee.MixProject"}}}))
 	p, err := New(testKey, WithBaseURL(copilotBaseURL))
 	if err != nil {
 		t.Fatal(err)
