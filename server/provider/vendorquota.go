@@ -3,6 +3,7 @@ package provider
 import (
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -90,6 +91,89 @@ func ZaiBusinessCode(e *Error) bool {
 		e.RetryAfter = 0
 	}
 	return true
+}
+
+// zaiResetRE finds the reset Z.ai's usage caps name in their message:
+// "Usage limit reached for 5 hour. Your limit will reset at 2026-09-09
+// 05:38:28" (1308, a 429 of its OpenAI-compatible endpoint:
+// hugalafutro/model-hotel#955), "Weekly/Monthly Limit Exhausted. Your
+// limit will reset at …" (1310), inside its Anthropic-compatible
+// endpoint's brackets ("[1308][Usage limit reached … reset at 2026-09-12
+// 00:35:41][<request id>]"), in Chinese "您的限额将在 2026-08-25 07:41:44
+// 重置" (dirge-code/dirge#818); some carry a zone ("reset at
+// 2026-08-14T00:00:00Z", as LionSR/TeXRA#9865 quotes a 1310).
+var zaiResetRE = regexp.MustCompile(`(?i)\breset at (\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}(?:\.\d+)?)(Z|[+-]\d{2}:?\d{2})?|` +
+	`将在\s*(\d{4}-\d{2}-\d{2})\s+(\d{2}:\d{2}:\d{2})\s*重置`)
+
+// zaiZone is the zone of a reset Z.ai names without one: China Standard
+// Time (UTC+8, no daylight saving), its own, whichever endpoint (api.z.ai
+// or open.bigmodel.cn) answered. A 1308 from api.z.ai first seen at
+// 14:45:20Z said "reset at 2026-09-12 00:35:41", which the account's usage
+// endpoint gave as 2026-09-11T16:35:41Z and the 429's retry-after-ms as
+// 997000 from 16:19:02Z (can1357/oh-my-pi#11014: read as UTC, the wait was
+// 9h50m for a 5-hour window); read as UTC a cooldown of 8h55m stood for a
+// real 55 minutes (diegosouzapw/OmniRoute#14479). Z.ai's request ids start
+// with the same clock (20260912001903… for that 16:19:03Z answer).
+var zaiZone = time.FixedZone("UTC+8", 8*60*60)
+
+// ZaiUsageReset reads the reset one of Z.ai's spent usage caps names
+// (1308's five hours, 1310's week or month: codes ZaiBusinessCode made a
+// quota no retry helps): the wait until it, from the answer's Date (h),
+// becomes the retry delay, as for MiniMax's Token Plan: longer than the
+// gateway waits, so the call falls back and the caller learns when to come
+// back, and a reset close enough is waited for. A reset without a zone is
+// Z.ai's UTC+8 (zaiZone), not UTC. Without a reset, or with one already
+// past, e is left as it is.
+func ZaiUsageReset(e *Error, h http.Header) {
+	if e == nil || e.Kind != KindRateLimited || e.ShouldRetry != RetryDiscouraged {
+		return
+	}
+	if c, ok := zaiCodes[e.Code]; !ok || !c.noRetry {
+		return
+	}
+	if d := zaiReset(e.Message, h); d > 0 {
+		e.RetryAfter = d
+		e.ShouldRetry = RetryUnsaid
+	}
+}
+
+// zaiReset is the wait until the reset msg names (zaiResetRE), counted
+// from the answer's Date (h); 0 when it names none, or one already past.
+func zaiReset(msg string, h http.Header) time.Duration {
+	m := zaiResetRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	day, clock, zone := m[1], m[2], m[3]
+	if day == "" {
+		day, clock = m[4], m[5]
+	}
+	loc := zaiZone
+	if zone != "" {
+		if zone == "Z" || zone == "z" {
+			loc = time.UTC
+		} else {
+			z := strings.ReplaceAll(zone, ":", "")
+			hh, err1 := strconv.Atoi(z[1:3])
+			mm, err2 := strconv.Atoi(z[3:5])
+			if err1 != nil || err2 != nil || hh > 14 || mm > 59 {
+				return 0
+			}
+			off := hh*3600 + mm*60
+			if z[0] == '-' {
+				off = -off
+			}
+			loc = time.FixedZone(zone, off)
+		}
+	}
+	reset, err := time.ParseInLocation("2006-01-02 15:04:05", day+" "+clock, loc)
+	if err != nil {
+		return 0
+	}
+	if d := reset.Sub(ResponseDate(h)); d > 0 {
+		return d
+	}
+	return 0
 }
 
 // minimaxPlanRE finds MiniMax's code for a spent Token Plan, 2056, at the

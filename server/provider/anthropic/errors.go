@@ -54,6 +54,7 @@ func httpError(resp *http.Response) *provider.Error {
 	zaiBusinessCode(e, body.Error)
 	refineKind(e)
 	provider.MiniMaxPlanLimit(e, resp.Header)
+	provider.ZaiUsageReset(e, resp.Header)
 	limitQuota(e)
 	return e
 }
@@ -317,6 +318,7 @@ func eventError(d *wireErrorDetail, requestID string, h http.Header) *provider.E
 	zaiBusinessCode(e, d)
 	refineKind(e)
 	provider.MiniMaxPlanLimit(e, h)
+	provider.ZaiUsageReset(e, h)
 	limitQuota(e)
 	return e
 }

@@ -28,6 +28,16 @@ import (
 // it was "unavailable", retried too. They are spent quotas now: rate
 // limited, not retried, falling back. A concurrency limit (1302) stays a
 // retried rate limit.
+// zaiResets are the waits until the resets the 1308 fixtures name, read
+// in UTC+8 from their Date: 12:41:55+08:00 is 04:41:55Z, 17:02:40+08:00
+// 09:02:40Z, 03:12:40+08:00 19:12:40Z the day before.
+var zaiResets = map[string]time.Duration{
+	"zai_429_1308_usage_limit":    3*time.Hour + 11*time.Minute + 48*time.Second, // Date 01:30:07Z
+	"zai_stream_1308_usage_limit": 2*time.Hour + 26*time.Minute + 3*time.Second,  // Date 02:15:52Z
+	"zai_429_1308_code_field":     3*time.Hour + 27*time.Minute + 26*time.Second, // Date 05:35:14Z
+	"zai_429_1308_bracketed":      3*time.Hour + 7*time.Minute + 58*time.Second,  // Date 16:04:42Z
+}
+
 func TestRound23ZaiBusinessCodes(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -39,12 +49,12 @@ func TestRound23ZaiBusinessCodes(t *testing.T) {
 		retry     bool
 	}{
 		{"zai_429_1113_balance", false, 429, "1113", "Insufficient balance or no resource package. Please recharge.", "2025111408261375c0e9a4d21b6f83", false},
-		{"zai_429_1308_usage_limit", true, 429, "1308", "Usage limit reached for 5 hour. Your limit will reset at 2025-11-14 12:41:55", "20251114093007e8b41f2c6a9d0357", false},
-		{"zai_stream_1308_usage_limit", true, 0, "1308", "已达到 5 小时的使用上限。您的限额将在 2025-11-14 12:41:55 重置。", "20251114101552a1d6f04b7e93c2c8", false},
+		{"zai_429_1308_usage_limit", true, 429, "1308", "Usage limit reached for 5 hour. Your limit will reset at 2025-11-14 12:41:55", "20251114093007e8b41f2c6a9d0357", true},
+		{"zai_stream_1308_usage_limit", true, 0, "1308", "已达到 5 小时的使用上限。您的限额将在 2025-11-14 12:41:55 重置。", "20251114101552a1d6f04b7e93c2c8", true},
 		// The same code in an OpenAI-shaped body, as "code" without a
 		// type ({"error":{"code":"1308",…},"request_id":…}, as a gateway's
 		// test quotes Z.ai's answer): read as the type is.
-		{"zai_429_1308_code_field", false, 429, "1308", "已达到 5 小时的使用上限。您的限额将在 2025-12-21 17:02:40 重置。", "20251221133514c7e2a90b5f4d1e86", false},
+		{"zai_429_1308_code_field", false, 429, "1308", "已达到 5 小时的使用上限。您的限额将在 2025-12-21 17:02:40 重置。", "20251221133514c7e2a90b5f4d1e86", true},
 		{"zai_429_1302_concurrency", false, 429, "1302", "您当前使用该 API 的并发数过高，请降低并发，或联系客服增加限额", "202511141102418f3ad96c5e20b147", true},
 		// MiniMax's Anthropic-compatible endpoint (api.minimax.io/anthropic)
 		// answers a spent balance with a 500 api_error "insufficient
@@ -83,6 +93,12 @@ func TestRound23ZaiBusinessCodes(t *testing.T) {
 		}
 		if got := pipeline.Retryable(err); got != tc.retry {
 			t.Errorf("%s: Retryable = %v, want %v (advice %v)", tc.file, got, tc.retry, pe.ShouldRetry)
+		}
+		// Round 25: the 5-hour cap's reset (UTC+8, Z.ai's zone) is the
+		// retry delay, longer than the gateway waits: it falls back,
+		// RetryInfo saying when (it was spent, nothing said when).
+		if want := zaiResets[tc.file]; pe.RetryAfter != want {
+			t.Errorf("%s: RetryAfter %v, want %v", tc.file, pe.RetryAfter, want)
 		}
 		if !pipeline.FallbackWorthy(err) {
 			t.Errorf("%s: not FallbackWorthy: another deployment may serve it", tc.file)

@@ -44,7 +44,17 @@ func dashscopeHost(baseURL string) bool {
 // the model's reasoning). Where DashScope refuses a unary call that
 // thinks, Generate sends it again with enable_thinking false
 // (dashscopeUnthinking).
-func dashscopeThinking(w *chatRequest, req *provider.Request) {
+//
+// A thinking_budget in provider_options.extra_body (DashScope's cap on the
+// reasoning's tokens, "a positive integer and not greater than" the
+// model's maximum chain-of-thought length: Model Studio's error-code
+// reference) wins over the effort's reasoning_effort, which is then not
+// sent: DashScope refuses the two together (400 invalid_parameter_error
+// "'reasoning_effort' and 'thinking_budget' cannot be set
+// simultaneously", qwen3.8-max, anomalyco/opencode#41531), and the budget
+// is the caller's DashScope-specific and more precise ask. The warning
+// says so; enable_thinking still follows the effort.
+func dashscopeThinking(w *chatRequest, req *provider.Request) (warning string) {
 	switch req.Options.GetReasoningEffort() {
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED:
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
@@ -57,7 +67,17 @@ func dashscopeThinking(w *chatRequest, req *provider.Request) {
 		on := true
 		w.EnableThinking = &on
 	}
+	if w.ReasoningEffort != "" && extraSets(req.ProviderOptions.GetExtraBody(), "thinking_budget") {
+		w.ReasoningEffort = ""
+		warning = warnDashScopeBudget
+	}
+	return warning
 }
+
+// warnDashScopeBudget is the warning of a reasoning effort not sent as
+// reasoning_effort beside the caller's thinking_budget.
+const warnDashScopeBudget = "reasoning_effort not sent: DashScope refuses it beside thinking_budget ('reasoning_effort' and 'thinking_budget' cannot be set simultaneously); " +
+	"provider_options.extra_body's thinking_budget caps the reasoning instead, and the effort only turns thinking on"
 
 // warnDashScopeUnthinking is the warning of a unary call sent again with
 // enable_thinking false.

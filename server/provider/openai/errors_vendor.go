@@ -135,7 +135,9 @@ func spent(e *provider.Error) {
 }
 
 // vendorReset applies, once the answer's head is known, the reset a
-// vendor's spent plan names: MiniMax's Token Plan (2056), whose message
+// vendor's spent plan names: Z.ai's usage caps (1308, 1310: "… Your limit
+// will reset at 2026-09-09 05:38:28", UTC+8: provider.ZaiUsageReset),
+// MiniMax's Token Plan (2056), whose message
 // may say when it resets ("… resets at 2026-05-20T20:00:00Z (2056)"): the
 // wait until then is the retry delay (longer than the gateway waits, so
 // the call falls back and the caller is told when to come back);
@@ -155,6 +157,7 @@ func vendorReset(e *provider.Error, h http.Header) {
 		return
 	}
 	provider.MiniMaxPlanLimit(e, h)
+	provider.ZaiUsageReset(e, h)
 	cerebrasDaily(e, h)
 	azureInferenceLimit(e)
 }

@@ -60,6 +60,11 @@ type Provider struct {
 	// Gemini thought signature as a thought_signature key of the tool
 	// call and takes it back there.
 	venice bool
+	// copilot: the base URL is GitHub Copilot's (api.githubcopilot.com and
+	// its plans' hosts), which gives a model's reasoning state as
+	// reasoning_opaque (and its text as reasoning_text) and takes both
+	// back on the assistant message.
+	copilot bool
 	// mistral: the base URL is Mistral's API (api.mistral.ai), whose
 	// validator refuses fields it does not know (request.go, mistralRequest).
 	mistral bool
@@ -170,7 +175,8 @@ const (
 // tool-call turns) with their format; "none" never sends it (OpenAI
 // rejects fields it does not know; DeepSeek's older deepseek-reasoner
 // rejected reasoning_content); "auto" (the default) is reasoning_content
-// for api.deepseek.com, api.moonshot.ai/.cn, api.z.ai, open.bigmodel.cn
+// for api.deepseek.com, api.moonshot.ai/.cn, Kimi's coding plan
+// (api.kimi.com), api.z.ai, open.bigmodel.cn
 // Xiaomi's api.xiaomimimo.com and Venice's api.venice.ai, reasoning_details
 // for openrouter.ai and the Vercel AI Gateway (ai-gateway.vercel.sh),
 // <think> blocks back in the content for MiniMax (api.minimax.io,
@@ -212,6 +218,14 @@ func replayByHost(baseURL string) replayMode {
 	}
 	switch h := strings.ToLower(u.Hostname()); {
 	case h == "api.deepseek.com", h == "api.moonshot.ai", h == "api.moonshot.cn":
+		return replayReasoningContent
+	case h == "api.kimi.com":
+		// Kimi's coding plan (api.kimi.com/coding/v1, kimi-for-coding)
+		// thinks and refuses a tool-call turn without its reasoning, as
+		// Moonshot's API does: 400 invalid_request_error "thinking is
+		// enabled but reasoning_content is missing in assistant tool call
+		// message at index 134" (1jehuang/jcode#322; "Kimi for Coding
+		// (k2p5)": anomalyco/opencode#10996).
 		return replayReasoningContent
 	case h == "api.z.ai", h == "open.bigmodel.cn":
 		// Z.ai's (Zhipu's) GLM thinks between tool calls and asks for
@@ -304,6 +318,18 @@ func veniceHost(baseURL string) bool {
 	return err == nil && strings.EqualFold(u.Hostname(), "api.venice.ai")
 }
 
+// copilotHost reports whether baseURL is GitHub Copilot's API
+// (api.githubcopilot.com, api.individual.githubcopilot.com,
+// api.business.githubcopilot.com, …).
+func copilotHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	return h == "githubcopilot.com" || strings.HasSuffix(h, ".githubcopilot.com")
+}
+
 // perplexityHost reports whether baseURL is Perplexity's API.
 func perplexityHost(baseURL string) bool {
 	u, err := url.Parse(baseURL)
@@ -359,6 +385,7 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	}
 	p.googleCompat = googleHost(p.baseURL)
 	p.venice = veniceHost(p.baseURL)
+	p.copilot = copilotHost(p.baseURL)
 	p.mistral = mistralHost(p.baseURL)
 	p.xai = xaiHost(p.baseURL)
 	p.openAI = openAIHost(p.baseURL)

@@ -24,6 +24,23 @@ const (
 	formatGemini = "google-gemini-v1"
 )
 
+// formatThoughtSignature is the Reasoning.format of Gemini's thought
+// signature given as a thought_signature key of the message (Venice's
+// gemini-3-8-flash: testdata/real_venice_gemini38_tool_stream_2.http),
+// which goes back as that key (request.go), where the same signature
+// through Venice's OpenRouter-style models comes as a reasoning_details
+// entry (formatGemini) and goes back so. Venice names no format for the
+// key; this one names the key.
+const formatThoughtSignature = "thought_signature"
+
+// formatReasoningOpaque is the Reasoning.format of GitHub Copilot's
+// reasoning state (reasoning_opaque on the message or the finish chunk's
+// delta: testdata/real_talkcody_copilot_gemini3_stream.http), which goes
+// back to Copilot as reasoning_opaque beside the block's text as
+// reasoning_text, as anomalyco/opencode's Copilot provider sends them
+// (packages/opencode/src/provider/sdk/copilot/chat/convert-to-openai-compatible-chat-messages.ts).
+const formatReasoningOpaque = "reasoning_opaque"
+
 // reasoningDetail is one entry of OpenRouter's reasoning_details: a text
 // block (text, signature), a summary, or encrypted reasoning (data). Index
 // is the block's position in the answer (stream pieces of one block share
@@ -79,13 +96,34 @@ func reasoningPieces(m *respMessage) (pieces []provider.ReasoningDelta, warnings
 // Where a reasoning piece's text came from (reasoningPiecesFrom), besides
 // a reasoning_details entry's position.
 const (
-	fromField    = -1 // reasoning_content or reasoning
-	fromThinking = -2 // Mistral's thinking parts of content
+	fromField     = -1 // reasoning_content or reasoning
+	fromThinking  = -2 // Mistral's thinking parts of content
+	fromSignature = -3 // the message's thought_signature (Venice)
 )
 
 // reasoningPiecesFrom is reasoningPieces, with where each piece came from:
 // the position of its reasoning_details entry, fromField or fromThinking.
 func reasoningPiecesFrom(m *respMessage) (pieces []provider.ReasoningDelta, from []int, warnings []string) {
+	pieces, from, warnings = reasoningTextPieces(m)
+	if m.ThoughtSignature != "" {
+		// The signature of the message's thought (block 0: Venice's
+		// Gemini gives its thinking, if any, as reasoning_content), after
+		// its text.
+		pieces = append(pieces, provider.ReasoningDelta{Signature: m.ThoughtSignature, Format: formatThoughtSignature})
+		from = append(from, fromSignature)
+	}
+	if m.ReasoningOpaque != "" {
+		// Copilot's reasoning state, of the block its reasoning_text
+		// gave (0), after the text.
+		pieces = append(pieces, provider.ReasoningDelta{Signature: m.ReasoningOpaque, Format: formatReasoningOpaque})
+		from = append(from, fromSignature)
+	}
+	return pieces, from, warnings
+}
+
+// reasoningTextPieces is reasoningPiecesFrom without the message's
+// thought_signature.
+func reasoningTextPieces(m *respMessage) (pieces []provider.ReasoningDelta, from []int, warnings []string) {
 	if isPresent(m.ReasoningDetails) {
 		var details []reasoningDetail
 		if err := json.Unmarshal(m.ReasoningDetails, &details); err != nil {
@@ -122,6 +160,12 @@ func reasoningPiecesFrom(m *respMessage) (pieces []provider.ReasoningDelta, from
 	text, src := deref(m.ReasoningContent), fromField
 	if text == "" {
 		text = deref(m.Reasoning)
+	}
+	if text == "" {
+		// GitHub Copilot's reasoning_text (opencode's Copilot provider
+		// reads it so); a surrogate pair cut between two chunks of it is
+		// not joined (the reasoning_content and reasoning fields' are).
+		text = deref(m.ReasoningText)
 	}
 	if text == "" {
 		text, src = thinkingText(m.Content), fromThinking

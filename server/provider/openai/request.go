@@ -154,7 +154,9 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 		warnings = append(warnings, warnMaxEffort)
 	}
 	if p.dashscope {
-		dashscopeThinking(w, req)
+		if warn := dashscopeThinking(w, req); warn != "" {
+			warnings = append(warnings, warn)
+		}
 	}
 	w.Stop = o.GetStop()
 	if req.Reasoning && len(w.Stop) > 0 && !p.azure && p.openAI {
@@ -461,6 +463,33 @@ func (p *Provider) assistantMessage(cm *chatMessage, m *llmrelayv1.Message, i in
 			} else if p.replay == replayThinkingChunks && !k.Reasoning.GetRedacted() && k.Reasoning.GetText() != "" {
 				chunks = append(chunks, thinkingChunk{Type: "thinking", Thinking: []textChunk{{Type: "text", Text: k.Reasoning.GetText()}}, Closed: true})
 				thinking = true
+			} else if k.Reasoning.GetFormat() == formatReasoningOpaque {
+				// Copilot's reasoning state goes back to Copilot as it
+				// came, its text beside it (opencode's Copilot provider
+				// sends reasoning_text only with reasoning_opaque).
+				r := k.Reasoning
+				if p.copilot && r.GetSignature() != "" && !r.GetRedacted() && cm.ReasoningOpaque == "" {
+					cm.ReasoningOpaque = r.GetSignature()
+					if t := r.GetText(); t != "" {
+						cm.ReasoningText = &t
+					}
+				} else {
+					reasonings++
+				}
+			} else if k.Reasoning.GetFormat() == formatThoughtSignature {
+				// Gemini's signature of the turn as Venice gave it, a key
+				// of the message, goes back so (opencode's recorded third
+				// request, which Venice answered: "content":"400",
+				// "thought_signature":…); its text, if any, went to
+				// reasoning above. No other server gave it so.
+				if sig := k.Reasoning.GetSignature(); p.venice && sig != "" && !k.Reasoning.GetRedacted() && cm.ThoughtSignature == "" {
+					cm.ThoughtSignature = sig
+					if k.Reasoning.GetText() != "" {
+						reasonings++ // its text: reasoning_content on tool-call turns only
+					}
+				} else {
+					reasonings++
+				}
 			} else if (p.replay == replayReasoningDetails || p.venice) && k.Reasoning.GetFormat() != "" {
 				// Venice relays Claude's thinking as OpenRouter's
 				// reasoning_details (signed) beside reasoning_content and

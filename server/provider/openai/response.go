@@ -1140,10 +1140,17 @@ func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
 // Perplexity's always do (its pricing bills reasoning tokens at their own
 // price, and its cost object has reasoning_tokens_cost beside
 // output_tokens_cost); elsewhere, a count above the completion tokens
-// cannot be a part of them (SGLang's, which is, never is).
+// cannot be a part of them (SGLang's, which is, never is), nor can one
+// the total counts beside them: GitHub Copilot's Gemini gives
+// completion_tokens 647, reasoning_tokens 542 and total_tokens 42155 =
+// prompt 40966 + 647 + 542 (testdata/real_talkcody_copilot_gemini3_stream.http;
+// SGLang's total is prompt + completion).
 func topReasoningOutside(u *wireUsage) bool {
-	return u.CompletionTokensDetails == nil && u.ReasoningTokens != nil && *u.ReasoningTokens > 0 &&
-		(u.reasoningApart || int64(*u.ReasoningTokens) > int64(u.CompletionTokens))
+	if u.CompletionTokensDetails != nil || u.ReasoningTokens == nil || *u.ReasoningTokens <= 0 {
+		return false
+	}
+	return u.reasoningApart || int64(*u.ReasoningTokens) > int64(u.CompletionTokens) ||
+		int64(u.TotalTokens) == int64(u.PromptTokens)+int64(u.CompletionTokens)+int64(*u.ReasoningTokens)
 }
 
 // reasoningOutside reports whether the usage counts the reasoning tokens

@@ -76,7 +76,11 @@ func TestRound23VendorErrorAnswers(t *testing.T) {
 		{"dialect_zai_err_429_1113_balance", false, provider.KindRateLimited, 429, "1113", "", false, true, 0},
 		{"dialect_zai_err_429_1113_balance", true, provider.KindRateLimited, 429, "1113", "", false, true, 0},
 		{"dialect_zai_err_429_1302_concurrency", false, provider.KindRateLimited, 429, "1302", "20251121143355d4f271b360c51926", true, true, 0},
-		{"dialect_zai_stream_1308_usage_limit", true, provider.KindRateLimited, 200, "1308", "", false, true, 0},
+		// Round 25: the reset the 5-hour cap names ("2025-11-21 19:41:55",
+		// UTC+8: 11:41:55Z) is 4h36m24s after the answer's Date: the
+		// delay, longer than the gateway waits (it was not read: not
+		// retried, nothing said when to come back).
+		{"dialect_zai_stream_1308_usage_limit", true, provider.KindRateLimited, 200, "1308", "", true, true, 4*time.Hour + 36*time.Minute + 24*time.Second},
 		{"dialect_moonshot_err_429_exceeded_quota", false, provider.KindRateLimited, 429, "exceeded_current_quota_error", "", false, true, 0},
 		{"dialect_moonshot_stream_exceeded_quota", true, provider.KindRateLimited, 200, "exceeded_current_quota_error", "", false, true, 0},
 		{"dialect_moonshot_err_429_engine_overloaded", false, provider.KindUnavailable, 429, "engine_overloaded_error", "", true, true, 0},
@@ -123,7 +127,9 @@ func TestRound23VendorErrorEvents(t *testing.T) {
 	}{
 		// Z.ai's table (was: unavailable, retried, for every code).
 		{`{"code":"1113","message":"Insufficient balance or no resource package. Please recharge."}`, provider.KindRateLimited, false},
-		{`{"code":"1308","message":"已达到 5 小时的使用上限。您的限额将在 2025-11-21 19:41:55 重置。"}`, provider.KindRateLimited, false},
+		// The 5-hour cap with its reset named (UTC+8, 3h41m55s after the
+		// Date below): retried after it, as MiniMax's plan (round 25).
+		{`{"code":"1308","message":"已达到 5 小时的使用上限。您的限额将在 2025-11-21 19:41:55 重置。"}`, provider.KindRateLimited, true},
 		{`{"code":"1302","message":"High concurrency"}`, provider.KindRateLimited, true},
 		{`{"code":"1261","message":"Prompt exceeds max length"}`, provider.KindContextLength, false},
 		{`{"code":"1301","message":"系统检测到输入或生成内容可能包含不安全或敏感内容"}`, provider.KindContentFilter, false},
@@ -138,7 +144,7 @@ func TestRound23VendorErrorEvents(t *testing.T) {
 		{`{"code":"1234","message":"网络错误，请联系客服"}`, provider.KindUnavailable, true},
 		// Z.ai's newer form: a type, and the code in brackets leading the
 		// message (was: a rate limit retried).
-		{`{"type":"rate_limit_error","code":"1308","message":"[1308][Usage limit reached for 5 hour. Your limit will reset at 2025-11-21 19:41:55][20251121150301c6e84d2f9a7b1035]"}`, provider.KindRateLimited, false},
+		{`{"type":"rate_limit_error","code":"1308","message":"[1308][Usage limit reached for 5 hour. Your limit will reset at 2025-11-21 19:41:55][20251121150301c6e84d2f9a7b1035]"}`, provider.KindRateLimited, true},
 		// A numeric code beside a type is not Z.ai's: Mistral's "1000"
 		// is its internal error (real_rubyllm_mistral_err_500_context).
 		{`{"message":"Service unavailable.","type":"internal_server_error","code":"1000"}`, provider.KindUnavailable, true},

@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -77,4 +78,54 @@ func TestRound24VeniceGemini38ToolLoop(t *testing.T) {
 		t.Errorf("answer %q", answer)
 	}
 
+	// Round 25: the text's signature, a message-level thought_signature
+	// in a delta of its own, is read as a reasoning block's signature
+	// that remembers the form (formatThoughtSignature), and the third
+	// request (its answer not replayed) sends it back as the assistant
+	// message's thought_signature, as the recorded request Venice took.
+	var sig *llmrelayv1.Reasoning
+	for _, p := range f2.Message.GetParts() {
+		if r := p.GetReasoning(); r != nil {
+			if sig != nil {
+				t.Errorf("second reasoning part %v", r)
+			}
+			sig = r
+		}
+	}
+	if sig == nil || sig.GetText() != "" || sig.GetFormat() != formatThoughtSignature || !strings.HasPrefix(sig.GetSignature(), "AY89a19FM0Rk") || !strings.HasSuffix(sig.GetSignature(), "TOfUM=") || sig.GetRedacted() {
+		t.Fatalf("text signature %v", sig)
+	}
+	third := r22Ask(model, "Add 7 to your previous final answer. Reply with just the number.")
+	third.Protocol, third.Tools, third.Options.ToolChoice = follow.Protocol, follow.Tools, follow.Options.ToolChoice
+	third.Messages = append(append(follow.Messages, f2.Message), third.Messages...)
+	p, err := New(testKey, WithBaseURL(veniceBaseURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, warns, err := p.buildChatRequest(third, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warns) > 0 {
+		t.Errorf("third request warnings %v", warns)
+	}
+	if got, want := r20Request(t, body)["messages"], veniceRecordedMessages(t, name+"3"); !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		t.Errorf("third request's messages\n got %s\nwant %s", g, w)
+	}
+
+	// Elsewhere (a server that did not give it so) the signature is not
+	// sent, and the warning says a reasoning part was dropped.
+	other, err := New(testKey, WithBaseURL("https://api.example.com/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, warns, err = other.buildChatRequest(third, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(body), "thought_signature") || !strings.Contains(strings.Join(warns, "\n"), "1 reasoning part") {
+		t.Errorf("to another server: warnings %v, body %s", warns, body)
+	}
 }

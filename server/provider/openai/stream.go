@@ -1073,7 +1073,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 	if isPresent(d.Audio) {
 		s.noteAudio(d.Audio, meta)
 	}
-	if d.ReasoningContent != nil || d.Reasoning != nil || d.ReasoningDetails != nil || isContentArray(d.Content) {
+	if d.ReasoningContent != nil || d.Reasoning != nil || d.ReasoningDetails != nil || d.ThoughtSignature != "" || d.ReasoningText != nil || d.ReasoningOpaque != "" || isContentArray(d.Content) {
 		pieces, from, warns := reasoningPiecesFrom(d)
 		meta.Warnings = append(meta.Warnings, warns...)
 		if s.rare != nil || provider.MayCutCharacter(d.ReasoningDetails) || (isContentArray(d.Content) && provider.MayCutCharacter(d.Content)) {

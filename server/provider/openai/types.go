@@ -74,6 +74,14 @@ type chatMessage struct {
 	// ReasoningDetails are an assistant turn's reasoning blocks sent back
 	// to an aggregator that gave them (OpenRouter).
 	ReasoningDetails []outDetail `json:"reasoning_details,omitempty"`
+	// ThoughtSignature is Gemini's signature of an assistant turn sent
+	// back to Venice as a key of the message, the form it gave it in
+	// (formatThoughtSignature).
+	ThoughtSignature string `json:"thought_signature,omitempty"`
+	// ReasoningText and ReasoningOpaque send a turn's reasoning back to
+	// GitHub Copilot as it gave it (formatReasoningOpaque).
+	ReasoningText   *string `json:"reasoning_text,omitempty"`
+	ReasoningOpaque string  `json:"reasoning_opaque,omitempty"`
 	// unsentReasoning is the reasoning of an assistant turn without tool
 	// calls that DeepSeek needs back when its user turn had tool calls
 	// (deepseekSegments), and unsentParts the parts it holds; never
@@ -439,6 +447,19 @@ type respMessage struct {
 	ReasoningContent *string         `json:"reasoning_content"`
 	Reasoning        *string         `json:"reasoning"`
 	ReasoningDetails json.RawMessage `json:"reasoning_details"`
+	// ThoughtSignature is Gemini's thought signature of the message (of
+	// its text) as Venice writes it for gemini-3-8-flash: a key of the
+	// message, on a stream in a delta of its own after the text
+	// (testdata/real_venice_gemini38_tool_stream_2.http). Read as a
+	// reasoning block's signature in formatThoughtSignature.
+	ThoughtSignature string `json:"thought_signature"`
+	// ReasoningText and ReasoningOpaque are GitHub Copilot's reasoning:
+	// the readable text, and the model's reasoning state to send back
+	// (Gemini's thought signature through Copilot, on the finish chunk's
+	// delta: testdata/real_talkcody_copilot_gemini3_stream.http), read
+	// as a reasoning block in formatReasoningOpaque.
+	ReasoningText   *string `json:"reasoning_text"`
+	ReasoningOpaque string  `json:"reasoning_opaque"`
 	// Annotations are the message's citations (url_citation: OpenAI's
 	// search models, OpenRouter's web plugin). The contract has no
 	// citation part: they are kept as sent in meta.extended["annotations"].
