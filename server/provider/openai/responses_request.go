@@ -391,21 +391,30 @@ func (p *Provider) encodeInputContent(parts []*llmrelayv1.Part, i int, images bo
 			if !images {
 				return nil, p.invalid("messages[%d]: images are allowed in user messages only", i)
 			}
-			iu, err := p.encodeImage(k.Image, i)
+			img, err := p.inputImage(k.Image, i)
 			if err != nil {
 				return nil, err
 			}
-			// detail is required on input_image.
-			detail := iu.Detail
-			if detail == "" {
-				detail = "auto"
-			}
-			out = append(out, respInputContent{Type: "input_image", ImageURL: iu.URL, Detail: detail})
+			out = append(out, img)
 		default:
 			return nil, p.invalid("messages[%d]: unsupported part %T in this role", i, part.GetKind())
 		}
 	}
 	return out, nil
+}
+
+// inputImage is an image as an input_image item, in a user message or a
+// function_call_output's output; detail is required on input_image.
+func (p *Provider) inputImage(img *llmrelayv1.Image, i int) (respInputContent, error) {
+	iu, err := p.encodeImage(img, i)
+	if err != nil {
+		return respInputContent{}, err
+	}
+	detail := iu.Detail
+	if detail == "" {
+		detail = "auto"
+	}
+	return respInputContent{Type: "input_image", ImageURL: iu.URL, Detail: detail}, nil
 }
 
 // encodeResultOutput is a tool result with parts (ToolResult.parts) as a
@@ -428,15 +437,11 @@ func (p *Provider) encodeResultOutput(tr *llmrelayv1.ToolResult, i, j int) ([]re
 			t := k.Text
 			out = append(out, respInputContent{Type: "input_text", Text: &t})
 		case *llmrelayv1.Part_Image:
-			iu, err := p.encodeImage(k.Image, i)
+			img, err := p.inputImage(k.Image, i)
 			if err != nil {
 				return nil, err
 			}
-			detail := iu.Detail
-			if detail == "" {
-				detail = "auto"
-			}
-			out = append(out, respInputContent{Type: "input_image", ImageURL: iu.URL, Detail: detail})
+			out = append(out, img)
 		case *llmrelayv1.Part_File:
 			if field, reason := provider.CheckFile(formatResponses, k.File); reason != "" {
 				where += ".file"
