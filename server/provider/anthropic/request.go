@@ -280,6 +280,19 @@ func boolRank(b bool) int {
 	return 0
 }
 
+// imageBlock is an image block, and the warning when the image asks for a
+// detail level Anthropic has no place for.
+func imageBlock(param string, img *llmrelayv1.Image) (contentBlockParam, string, error) {
+	b, err := convertImage(param, img)
+	if err != nil {
+		return contentBlockParam{}, "", err
+	}
+	if d := img.GetDetail(); d == llmrelayv1.ImageDetail_IMAGE_DETAIL_LOW || d == llmrelayv1.ImageDetail_IMAGE_DETAIL_HIGH {
+		return b, fmt.Sprintf("%s.image.detail %s not sent (anthropic has no image detail level: it sizes images itself)", param, d), nil
+	}
+	return b, "", nil
+}
+
 // convertParts converts one user, assistant or tool message's parts.
 func convertParts(i int, m *llmrelayv1.Message, unsigned unsignedThinking) ([]contentBlockParam, []string, error) {
 	var (
@@ -304,12 +317,12 @@ func convertParts(i int, m *llmrelayv1.Message, unsigned unsignedThinking) ([]co
 				blocks = append(blocks, contentBlockParam{Type: "text", Text: k.Refusal})
 			}
 		case *llmrelayv1.Part_Image:
-			b, err := convertImage(param, k.Image)
+			b, warning, err := imageBlock(param, k.Image)
 			if err != nil {
 				return nil, nil, err
 			}
-			if d := k.Image.GetDetail(); d == llmrelayv1.ImageDetail_IMAGE_DETAIL_LOW || d == llmrelayv1.ImageDetail_IMAGE_DETAIL_HIGH {
-				warnings = append(warnings, fmt.Sprintf("%s.image.detail %s not sent (anthropic has no image detail level: it sizes images itself)", param, d))
+			if warning != "" {
+				warnings = append(warnings, warning)
 			}
 			blocks = append(blocks, b)
 		case *llmrelayv1.Part_File:
@@ -426,12 +439,12 @@ func resultBlocks(param string, tr *llmrelayv1.ToolResult) ([]contentBlockParam,
 				out = append(out, contentBlockParam{Type: "text", Text: k.Text})
 			}
 		case *llmrelayv1.Part_Image:
-			b, err := convertImage(where, k.Image)
+			b, warning, err := imageBlock(where, k.Image)
 			if err != nil {
 				return nil, nil, err
 			}
-			if d := k.Image.GetDetail(); d == llmrelayv1.ImageDetail_IMAGE_DETAIL_LOW || d == llmrelayv1.ImageDetail_IMAGE_DETAIL_HIGH {
-				warnings = append(warnings, fmt.Sprintf("%s.image.detail %s not sent (anthropic has no image detail level: it sizes images itself)", where, d))
+			if warning != "" {
+				warnings = append(warnings, warning)
 			}
 			out = append(out, b)
 		case *llmrelayv1.Part_File:
