@@ -165,8 +165,13 @@ func Retryable(err error) bool {
 // OperationNotSupported, a chat deployment asked for embeddings; a
 // provider without the API), embeddings "dimensions" it cannot give (the
 // adapter names the field: ada-002 and vLLM's models without matryoshka
-// take none; a size past the model's). Never another invalid request
-// (400, 413, 422), a cancellation or our own deadline.
+// take none; a size past the model's). So is a request too large for the
+// deployment (provider.TooLarge: a 413, with the provider's JSON or a
+// proxy's page, Google's payload limit): the limit is the endpoint's or
+// the proxy's in front of it (Anthropic's 32 MB, nginx's
+// client_max_body_size), and another deployment's may be larger; not
+// retried (the same body meets the same limit). Never another invalid
+// request (400, 422), a cancellation or our own deadline.
 func FallbackWorthy(err error) bool {
 	if Retryable(err) {
 		return true
@@ -184,6 +189,9 @@ func FallbackWorthy(err error) bool {
 		// Never retried (the same input overflows the same window, the
 		// same model lacks the same operation), but the window and the
 		// model are this deployment's.
+		return true
+	}
+	if provider.TooLarge(pe) {
 		return true
 	}
 	if pe.Param == "dimensions" {

@@ -1,0 +1,123 @@
+package server_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// Fault sequences of session 25 (see fault13_test.go for the harness).
+
+// nginx413 is nginx's own page for a body over client_max_body_size, as
+// its source writes it (src/http/ngx_http_special_response.c:
+// ngx_http_error_413_page, then ngx_http_error_tail), behind a 413 of
+// Content-Type text/html: what a self-hosted server (vLLM, Ollama,
+// llama.cpp) answers a large request through an nginx left at its 1 MB
+// default. Hand-built: no JSON at all.
+const nginx413 = "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+
+// TestFault25RequestTooLargeFallsBack: a 413 refuses the request's size
+// at this deployment: the limit is its endpoint's (Anthropic's 32 MB,
+// which Cloudflare answers with request_too_large, x-should-retry: false:
+// the anthropic adapter's testdata/error_413.http) or a proxy's in front of
+// it (nginx's page, an empty body), and the route's next deployment may
+// take the same request. It goes there at once (no retry: the same body
+// meets the same limit), unary and streamed; without a next deployment
+// the caller gets InvalidArgument, INVALID_REQUEST, upstreamStatus 413,
+// after one attempt and with no RetryInfo (waiting does not shrink the
+// request). A 413 never fell back, whatever the deployment after it.
+func TestFault25RequestTooLargeFallsBack(t *testing.T) {
+	t.Parallel()
+	html := hdr("Content-Type", "text/html", "Server", "nginx/1.27.3")
+	for _, tc := range []struct {
+		name string
+		f    f13Format
+		step f13Step
+	}{
+		{"openai-chat/nginx page", openaiChat, respond(413, html, nginx413)},
+		{"openai-chat/no body", openaiChat, respond(413, hdr("Content-Length", "0"), "")},
+		{"anthropic/request_too_large", anthropicFormat, f20Recorded(t, "provider/anthropic/testdata/error_413.http")},
+		{"anthropic/nginx page", anthropicFormat, respond(413, html, nginx413)},
+		{"gemini/nginx page", geminiFormat, respond(413, html, nginx413)},
+		{"ollama/nginx page", ollamaFormat, respond(413, html, nginx413)},
+	} {
+		for _, stream := range []bool{false, true} {
+			name := tc.name
+			if stream {
+				name += "/stream"
+			}
+			t.Run(name+"/routed", func(t *testing.T) {
+				t.Parallel()
+				first := f13Serve(t, tc.step)
+				second := f13Serve(t, tc.f.okStep(11))
+				if stream {
+					second = f13Serve(t, respond(200, tc.f.streamHead(11), tc.f.complete()))
+				}
+				clock := &f13Clock{}
+				c := f13StartRouted(t, tc.f, 3, first, second, clock)
+				var m *llmrelayv1.ResponseMeta
+				if stream {
+					s := readStream13(t, c)
+					if s.err != nil {
+						t.Fatalf("did not fall back: %v", s.err)
+					}
+					if s.text != okText {
+						t.Errorf("text %q", s.text)
+					}
+					m = s.end.GetMeta()
+				} else {
+					resp, err := c.Chat(context.Background(), chatReq13())
+					if err != nil {
+						t.Fatalf("did not fall back: %v", err)
+					}
+					m = resp.GetMeta()
+				}
+				if m.GetProvider() != "second" || m.GetAttempts() != 2 || m.GetProviderRequestId() != tc.f.wantReqID(11) ||
+					!slices.Equal(m.GetRouting().GetTried(), []string{"first"}) {
+					t.Errorf("meta = %v", m)
+				}
+				rr := m.GetRetryReasons()
+				if len(rr) != 1 || rr[0].GetDeployment() != "first" || rr[0].GetReason() != "http_413" || rr[0].GetUpstreamStatus() != 413 {
+					t.Errorf("retry reasons %v", rr)
+				}
+				if first.requests() != 1 || second.requests() != 1 || len(clock.slept()) != 0 {
+					t.Errorf("first saw %d, second %d, sleeps %v", first.requests(), second.requests(), clock.slept())
+				}
+			})
+			t.Run(name+"/alone", func(t *testing.T) {
+				t.Parallel()
+				up := f13Serve(t, tc.step, tc.f.okStep(2))
+				clock := &f13Clock{}
+				c := f13Start(t, f13Defaults+tc.f.yaml, up.URL, clock)
+				var err error
+				if stream {
+					err = readStream13(t, c).err
+				} else {
+					_, err = c.Chat(context.Background(), chatReq13())
+				}
+				st := validDetails(t, err)
+				info := errorInfoOf(st)
+				if st.Code() != codes.InvalidArgument || info.GetReason() != "INVALID_REQUEST" || info.GetMetadata()["upstreamStatus"] != "413" {
+					t.Errorf("status %v %q, info %v", st.Code(), st.Message(), info)
+				}
+				if strings.Contains(st.Message(), "<html") {
+					t.Errorf("message holds the page: %q", st.Message())
+				}
+				if retryInfo(st) != nil {
+					t.Errorf("RetryInfo on a request too large: %v", retryInfo(st))
+				}
+				if m := failedMeta(t, err); m.GetAttempts() != 1 || len(m.GetRetryReasons()) != 1 {
+					t.Errorf("meta = %v", m)
+				}
+				if up.requests() != 1 || len(clock.slept()) != 0 {
+					t.Errorf("upstream saw %d, sleeps %v", up.requests(), clock.slept())
+				}
+			})
+		}
+	}
+}
