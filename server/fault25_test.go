@@ -121,3 +121,80 @@ func TestFault25RequestTooLargeFallsBack(t *testing.T) {
 		}
 	}
 }
+
+// TestFault25ContentFilterFallback: a deployment's content filter
+// refusing the prompt (Azure's 400 content_filter, the adapter's
+// testdata/azure_err_content_filter.http; Gemini's blocked prompt in a
+// 200, testdata/blocked.http) stands by default: InvalidArgument,
+// CONTENT_FILTERED, the next deployment never asked. With the model's
+// content_filter_fallback the route moves on to the next deployment at
+// once, unary and (Azure's, before any event) streamed; the meta names the
+// refused attempt's deployment.
+func TestFault25ContentFilterFallback(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		f      f13Format
+		step   f13Step
+		reason string
+		stream bool
+	}{
+		{"azure", azureFormat(), f20Recorded(t, "provider/openai/testdata/azure_err_content_filter.http"), "http_400", false},
+		{"azure/stream", azureFormat(), f20Recorded(t, "provider/openai/testdata/azure_err_content_filter.http"), "http_400", true},
+		{"gemini", geminiFormat, f20Recorded(t, "provider/gemini/testdata/blocked.http"), "content_filter", false},
+	} {
+		for _, optIn := range []bool{false, true} {
+			t.Run(tc.name+"/"+map[bool]string{false: "default", true: "content_filter_fallback"}[optIn], func(t *testing.T) {
+				t.Parallel()
+				first := f13Serve(t, tc.step)
+				second := f13Serve(t, tc.f.okStep(11))
+				if tc.stream {
+					second = f13Serve(t, respond(200, tc.f.streamHead(11), tc.f.complete()))
+				}
+				yaml := f13Routed(tc.f, 3)
+				if optIn {
+					yaml = strings.Replace(yaml, "{name: m,", "{name: m, content_filter_fallback: true,", 1)
+				}
+				c := f13Start(t, strings.ReplaceAll(yaml, "{{URL2}}", second.URL), first.URL, &f13Clock{})
+				var (
+					m   *llmrelayv1.ResponseMeta
+					err error
+				)
+				if tc.stream {
+					s := readStream13(t, c)
+					err = s.err
+					m = s.end.GetMeta()
+				} else {
+					var resp *llmrelayv1.ChatResponse
+					resp, err = c.Chat(context.Background(), chatReq13())
+					m = resp.GetMeta()
+				}
+				if !optIn {
+					st := validDetails(t, err)
+					if st.Code() != codes.InvalidArgument || errorInfoOf(st).GetReason() != "CONTENT_FILTERED" {
+						t.Fatalf("status %v %q", st.Code(), st.Message())
+					}
+					if fm := failedMeta(t, err); fm.GetProvider() != "first" || fm.GetAttempts() != 1 || len(fm.GetRouting().GetTried()) != 0 {
+						t.Errorf("meta = %v", fm)
+					}
+					if first.requests() != 1 || second.requests() != 0 {
+						t.Errorf("first saw %d, second %d", first.requests(), second.requests())
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("did not fall back: %v", err)
+				}
+				if m.GetProvider() != "second" || m.GetAttempts() != 2 || !slices.Equal(m.GetRouting().GetTried(), []string{"first"}) {
+					t.Errorf("meta = %v", m)
+				}
+				if rr := m.GetRetryReasons(); len(rr) != 1 || rr[0].GetDeployment() != "first" || rr[0].GetReason() != tc.reason {
+					t.Errorf("retry reasons %v", rr)
+				}
+				if first.requests() != 1 || second.requests() != 1 {
+					t.Errorf("first saw %d, second %d", first.requests(), second.requests())
+				}
+			})
+		}
+	}
+}

@@ -194,13 +194,25 @@ func (p *prepared) use(d *catalog.Deployment) {
 // fallback reports whether a failed deployment should give way to the next:
 // for failures that retrying could fix (after the retry policy gave up)
 // or that are the deployment's own (its quota, key or model:
-// pipeline.FallbackWorthy), while the caller still waits.
+// pipeline.FallbackWorthy), and a content filter's refusal of the prompt
+// where the model opts in (content_filter_fallback), while the caller
+// still waits.
 func (p *prepared) fallback(ctx context.Context, i int, err error) bool {
-	if i+1 >= len(p.route) || ctx.Err() != nil || !pipeline.FallbackWorthy(err) {
+	if i+1 >= len(p.route) || ctx.Err() != nil {
+		return false
+	}
+	if !pipeline.FallbackWorthy(err) && !(p.model.ContentFilterFallback && contentFiltered(err)) {
 		return false
 	}
 	p.tried = append(p.tried, p.call.Deployment)
 	return true
+}
+
+// contentFiltered reports whether err is a provider's content filter
+// refusing the call (provider.KindContentFilter).
+func contentFiltered(err error) bool {
+	var pe *provider.Error
+	return errors.As(err, &pe) && pe.Kind == provider.KindContentFilter
 }
 
 func (g *gateway) startTime(ctx context.Context) time.Time {

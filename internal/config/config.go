@@ -286,6 +286,13 @@ type Model struct {
 	// follow as fallbacks.
 	Deployments []Deployment `yaml:"deployments"`
 	Routing     string       `yaml:"routing"`
+	// ContentFilterFallback lets a deployment's content filter refusing
+	// the prompt (Azure's content_filter, Gemini's blocked prompt, a
+	// provider's moderation) give way to the route's next deployment,
+	// whose filter may judge otherwise (LiteLLM's content_policy_fallbacks
+	// opt in alike). Off by default: a filter's verdict is usually meant
+	// to stand. Only with two deployments or more.
+	ContentFilterFallback bool `yaml:"content_filter_fallback"`
 	// Reasoning overrides the name-based detection of reasoning models
 	// (o1, o3, o4, gpt-5 prefixes). Only the OpenAI formats have rules
 	// for reasoning models; the other formats judge options by their API.
@@ -800,6 +807,9 @@ func (c *Config) validate() []error {
 		case "", "fallback", "weighted":
 		default:
 			add("%s.routing: %q is not fallback or weighted", where, m.Routing)
+		}
+		if m.ContentFilterFallback && len(m.Deployments) < 2 {
+			add("%s.content_filter_fallback: needs two deployments or more to fall back to (deployments), the model has %d", where, max(len(m.Deployments), 1))
 		}
 		if len(m.Capabilities) == 0 {
 			add("%s.capabilities: at least one of %s", where, strings.Join(Protocols, ", "))
