@@ -2,9 +2,12 @@ package server_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 
@@ -197,4 +200,209 @@ func TestFault25ContentFilterFallback(t *testing.T) {
 			})
 		}
 	}
+}
+
+// pause is a silence of d inside a paced answer.
+type pause time.Duration
+
+// paced writes a 200's head, then its pieces in order: a string is
+// written and flushed, a pause waited out (or the gateway's going away).
+func paced(h http.Header, pieces ...any) f13Step {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for k, vs := range h {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		for _, p := range pieces {
+			switch p := p.(type) {
+			case string:
+				if _, err := io.WriteString(w, p); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+			case pause:
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(time.Duration(p)):
+				}
+			}
+		}
+	}
+}
+
+// keepAlive is n pieces of what a provider sends while its model thinks,
+// every, between them.
+func keepAlive(n int, every time.Duration, piece string) []any {
+	var out []any
+	for range n {
+		out = append(out, pause(every), piece)
+	}
+	return out
+}
+
+// f25Timeouts is f13Defaults with a short idle_timeout and, when set, a
+// stream_first_token_timeout.
+func f25Timeouts(idle, first string) string {
+	s := "defaults: {idle_timeout: " + idle
+	if first != "" {
+		s += ", stream_first_token_timeout: " + first
+	}
+	return s + ", retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms}}\n"
+}
+
+// TestFault25FirstTokenSilence: a reasoning model that thinks without
+// sending anything is silent for longer than idle_timeout before its
+// first content: right after the headers, or after the events that come
+// before any content (OpenAI's role chunk, Anthropic's message_start and
+// content_block_start, the Responses API's created and reasoning item).
+// By default (idle_timeout alone) the attempt is cut there and retried, a
+// paid answer lost each time; with stream_first_token_timeout longer than
+// the silence the stream is read whole, in one attempt.
+func TestFault25FirstTokenSilence(t *testing.T) {
+	t.Parallel()
+	reasoningHead := responsesEvent("response.created", `"sequence_number":0,"response":{`+responsesObj+`,"status":"in_progress","usage":null}`) +
+		responsesEvent("response.in_progress", `"sequence_number":1,"response":{`+responsesObj+`,"status":"in_progress","usage":null}`) +
+		responsesEvent("response.output_item.added", `"sequence_number":2,"output_index":0,"item":{"id":"rs_f25","type":"reasoning","summary":[]}`)
+	responses := openaiResponses
+	responses.head = reasoningHead + responses.head
+	for _, tc := range []struct {
+		name  string
+		f     f13Format
+		after bool // the silence after the format's head, not before it
+	}{
+		{"openai-chat/after headers", openaiChat, false},
+		{"openai-chat/after role chunk", openaiChat, true},
+		{"openai-responses/after reasoning item", responses, true},
+		{"anthropic/after content_block_start", anthropicFormat, true},
+		{"gemini/after headers", geminiFormat, false},
+		{"ollama/after headers", ollamaFormat, false},
+	} {
+		for _, first := range []string{"", "30s"} {
+			t.Run(tc.name+"/first="+first, func(t *testing.T) {
+				t.Parallel()
+				var pieces []any
+				if tc.after {
+					pieces = append(pieces, tc.f.head, pause(time.Second))
+				} else {
+					pieces = append(pieces, pause(time.Second), tc.f.head)
+				}
+				pieces = append(pieces, tc.f.text("The capital of France")+tc.f.text(" is Paris.")+tc.f.tail)
+				up := f13Serve(t, paced(tc.f.streamHead(1), pieces...))
+				c := f13Start(t, f25Timeouts("250ms", first)+tc.f.yaml, up.URL, &f13Clock{})
+				s := readStream13(t, c)
+				if first == "" {
+					// idle_timeout alone: cut in the silence, every attempt.
+					st := validDetails(t, s.err)
+					if st.Code() != codes.DeadlineExceeded || !strings.Contains(st.Message(), "idle_timeout (250ms)") {
+						t.Fatalf("status %v %q", st.Code(), st.Message())
+					}
+					if m := failedMeta(t, s.err); m.GetAttempts() != 3 || up.requests() != 3 {
+						t.Errorf("attempts %d, upstream saw %d", m.GetAttempts(), up.requests())
+					}
+					return
+				}
+				if s.err != nil || s.text != okText {
+					t.Fatalf("err %v, text %q", s.err, s.text)
+				}
+				if m := s.end.GetMeta(); m.GetAttempts() != 1 || len(m.GetRetryReasons()) != 0 || up.requests() != 1 {
+					t.Errorf("meta %v, upstream saw %d", m, up.requests())
+				}
+			})
+		}
+	}
+}
+
+// TestFault25FirstTokenKeepAlive: what a provider sends while its model
+// thinks resets stream_first_token_timeout as it resets idle_timeout:
+// OpenRouter's SSE comments (": OPENROUTER PROCESSING", its documented
+// keep-alive) and Anthropic's ping events, sent for four times the bound
+// before the first content. The bound is the provider's silence, not the
+// time to the first token: the stream is read whole, in one attempt.
+func TestFault25FirstTokenKeepAlive(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		f     f13Format
+		piece string
+	}{
+		{"openai-chat/OpenRouter comments", openaiChat, ": OPENROUTER PROCESSING\n\n"},
+		{"anthropic/ping", anthropicFormat, "event: ping\ndata: {\"type\": \"ping\"}\n\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pieces := append([]any{tc.f.head}, keepAlive(12, 100*time.Millisecond, tc.piece)...)
+			pieces = append(pieces, tc.f.complete()[len(tc.f.head):])
+			up := f13Serve(t, paced(tc.f.streamHead(1), pieces...))
+			c := f13Start(t, f25Timeouts("30s", "400ms")+tc.f.yaml, up.URL, &f13Clock{})
+			s := readStream13(t, c)
+			if s.err != nil || s.text != okText {
+				t.Fatalf("err %v, text %q", s.err, s.text)
+			}
+			if m := s.end.GetMeta(); m.GetAttempts() != 1 || up.requests() != 1 {
+				t.Errorf("meta %v, upstream saw %d", m, up.requests())
+			}
+		})
+	}
+}
+
+// TestFault25FirstTokenTimeout: stream_first_token_timeout runs out (the
+// provider's headers, then nothing): a transport timeout like
+// idle_timeout's, retried, whose status and retry reasons name the
+// setting; on a route, the next deployment at once. After the first
+// content the bound is idle_timeout again: silence there ends the stream
+// (after content, not retried) naming idle_timeout, however long
+// stream_first_token_timeout is.
+func TestFault25FirstTokenTimeout(t *testing.T) {
+	t.Parallel()
+	f := openaiChat
+	t.Run("alone", func(t *testing.T) {
+		t.Parallel()
+		up := f13Serve(t, paced(f.streamHead(1), pause(10*time.Second)))
+		c := f13Start(t, f25Timeouts("30s", "200ms")+f.yaml, up.URL, &f13Clock{})
+		s := readStream13(t, c)
+		st := validDetails(t, s.err)
+		const said = "stream_first_token_timeout (200ms)"
+		if st.Code() != codes.DeadlineExceeded || errorInfoOf(st).GetReason() != "UPSTREAM_TIMEOUT" || !strings.Contains(st.Message(), said) {
+			t.Fatalf("status %v %q", st.Code(), st.Message())
+		}
+		m := failedMeta(t, s.err)
+		if m.GetAttempts() != 3 || len(m.GetRetryReasons()) != 3 || up.requests() != 3 {
+			t.Fatalf("meta %v, upstream saw %d", m, up.requests())
+		}
+		for _, rr := range m.GetRetryReasons() {
+			if rr.GetReason() != "timeout" || !strings.Contains(rr.GetMessage(), said) {
+				t.Errorf("retry reason %v", rr)
+			}
+		}
+	})
+	t.Run("routed", func(t *testing.T) {
+		t.Parallel()
+		first := f13Serve(t, paced(f.streamHead(1), pause(10*time.Second)))
+		second := f13Serve(t, respond(200, f.streamHead(11), f.complete()))
+		yaml := strings.Replace(f13Routed(f, 3), "defaults: {", "defaults: {idle_timeout: 30s, stream_first_token_timeout: 200ms, ", 1)
+		c := f13Start(t, strings.ReplaceAll(yaml, "{{URL2}}", second.URL), first.URL, &f13Clock{})
+		s := readStream13(t, c)
+		if s.err != nil || s.text != okText {
+			t.Fatalf("err %v, text %q", s.err, s.text)
+		}
+		m := s.end.GetMeta()
+		if m.GetProvider() != "second" || m.GetAttempts() != 2 || first.requests() != 1 || !slices.Equal(m.GetRouting().GetTried(), []string{"first"}) {
+			t.Errorf("meta %v, first saw %d", m, first.requests())
+		}
+	})
+	t.Run("idle after content", func(t *testing.T) {
+		t.Parallel()
+		up := f13Serve(t, paced(f.streamHead(1), f.head+f.text("The capital"), pause(10*time.Second)))
+		c := f13Start(t, f25Timeouts("200ms", "30s")+f.yaml, up.URL, &f13Clock{})
+		s := readStream13(t, c)
+		st := validDetails(t, s.err)
+		if st.Code() != codes.DeadlineExceeded || !strings.Contains(st.Message(), "idle_timeout (200ms)") || s.text != "The capital" {
+			t.Fatalf("status %v %q, text %q", st.Code(), st.Message(), s.text)
+		}
+		if up.requests() != 1 {
+			t.Errorf("upstream saw %d", up.requests())
+		}
+	})
 }

@@ -130,6 +130,9 @@ func transportConfig(t config.Transport) pipeline.TransportConfig {
 	if t.IdleTimeout != nil {
 		tc.IdleTimeout = t.IdleTimeout.Duration
 	}
+	if t.StreamFirstTokenTimeout != nil {
+		tc.FirstTokenTimeout = t.StreamFirstTokenTimeout.Duration
+	}
 	if t.HTTPVersion != nil {
 		tc.HTTPVersion = *t.HTTPVersion
 	}

@@ -178,6 +178,14 @@ type Transport struct {
 	// bound, defaults.max_call_duration (UnaryHeaderBound).
 	UnaryFirstByteTimeout *Duration `yaml:"unary_first_byte_timeout"`
 	IdleTimeout           *Duration `yaml:"idle_timeout"`
+	// StreamFirstTokenTimeout bounds the provider's silence inside a
+	// stream before its first content (text, reasoning, refusal, a tool
+	// call): a reasoning model that thinks without sending anything
+	// sends nothing for minutes there. Every byte resets it, as it
+	// resets idle_timeout (an SSE comment, Anthropic's ping), and
+	// idle_timeout takes over at the first content. Default:
+	// idle_timeout.
+	StreamFirstTokenTimeout *Duration `yaml:"stream_first_token_timeout"`
 	// HTTPVersion chooses the upstream HTTP client: "auto" (default:
 	// HTTP/1.1 on llmrelay's own connection pool, net/http for cleartext
 	// hosts that are not loopback or private and for proxied requests),
@@ -889,6 +897,9 @@ func (t Transport) unaryHeaderError(where string, callBound time.Duration) []err
 
 func (t Transport) validate(where string) []error {
 	var errs []error
+	if d := t.StreamFirstTokenTimeout; d != nil && d.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("%s.stream_first_token_timeout: must be positive, got %v (unset: idle_timeout)", where, d.Duration))
+	}
 	if t.RawCaptureLimit != nil && *t.RawCaptureLimit < 0 {
 		errs = append(errs, fmt.Errorf("%s.raw_capture_limit: must be >= 0", where))
 	}
@@ -1014,6 +1025,9 @@ func (t Transport) Merge(over Transport) Transport {
 	}
 	if over.IdleTimeout != nil {
 		out.IdleTimeout = over.IdleTimeout
+	}
+	if over.StreamFirstTokenTimeout != nil {
+		out.StreamFirstTokenTimeout = over.StreamFirstTokenTimeout
 	}
 	if over.HTTPVersion != nil {
 		out.HTTPVersion = over.HTTPVersion

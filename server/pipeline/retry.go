@@ -272,13 +272,17 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 		for attempt := 1; ; attempt++ {
 			c.Record.Attempts = base + int32(attempt)
 			start := r.clock.Now()
-			s, err := next(ctx, c)
+			// The attempt's body bounds the silence before its first
+			// content by stream_first_token_timeout: the read-ahead
+			// says when that content came.
+			actx, fc := withFirstContent(ctx)
+			s, err := next(actx, c)
 			if err == nil {
 				// Read ahead to the first event the client would see: a
 				// failure before it is still retryable, since nothing has
 				// been relayed yet (meta and usage events are relayed only
 				// with or after content).
-				p, rerr := readAhead(s)
+				p, rerr := readAhead(s, fc)
 				if rerr == nil {
 					return p, nil
 				}
@@ -450,12 +454,14 @@ func (r *retrier) backoff(attempt int) time.Duration {
 const maxReadAhead = 64
 
 // readAhead reads events up to and including the first content event
-// (text, refusal, reasoning, tool call), io.EOF, or maxReadAhead events. A
+// (text, refusal, reasoning, tool call: contentEvent), io.EOF, or
+// maxReadAhead events. A
 // read error before that is returned, carrying what the events read so far
 // reported (rate limits, response id, resolved model, usage) in its
-// provider.Error.Meta; the caller may retry.
-func readAhead(s provider.Stream) (*peeked, error) {
-	p := &peeked{Stream: s}
+// provider.Error.Meta; the caller may retry. The first content event is
+// reported to fc (nil: nobody asks), here or when the stream reads on.
+func readAhead(s provider.Stream, fc *firstContent) (*peeked, error) {
+	p := &peeked{Stream: s, fc: fc}
 	for len(p.buf) < maxReadAhead {
 		ev, err := s.Recv()
 		if errors.Is(err, io.EOF) {
@@ -467,11 +473,30 @@ func readAhead(s provider.Stream) (*peeked, error) {
 			return nil, err
 		}
 		p.buf = append(p.buf, ev)
-		if ev != nil && ev.Kind != provider.EventMeta && ev.Kind != provider.EventUsage {
+		if contentEvent(ev) {
+			fc.markContent(ev)
+			p.fc = nil
 			return p, nil
 		}
 	}
 	return p, nil
+}
+
+// contentEvent reports whether ev is one the client sees as the answer
+// begun: not meta or usage, and not a reasoning block's announcement
+// (its id alone, no text, signature or redacted data: the OpenAI
+// Responses API's reasoning item added, which comes at once and is
+// followed by the model's silent thinking, minutes of it). The
+// announcement is relayed with what follows it; a failure in the silence
+// after it is still one before the answer, retried.
+func contentEvent(ev *provider.Event) bool {
+	if ev == nil || ev.Kind == provider.EventMeta || ev.Kind == provider.EventUsage {
+		return false
+	}
+	if r := &ev.Reasoning; ev.Kind == provider.EventReasoning && r.Text == "" && r.Signature == "" && !r.Redacted {
+		return false
+	}
+	return true
 }
 
 // keepReported folds the meta and usage events of a stream that failed
@@ -509,6 +534,10 @@ type peeked struct {
 	provider.Stream
 	buf     []*provider.Event
 	tailErr error
+	// fc is told of the first content event where the read-ahead
+	// stopped before it (maxReadAhead events without one); nil once
+	// told or when nobody asks.
+	fc *firstContent
 }
 
 func (p *peeked) Recv() (*provider.Event, error) {
@@ -521,5 +550,12 @@ func (p *peeked) Recv() (*provider.Event, error) {
 	if p.tailErr != nil {
 		return nil, p.tailErr
 	}
-	return p.Stream.Recv()
+	ev, err := p.Stream.Recv()
+	if p.fc != nil && err == nil {
+		p.fc.markContent(ev)
+		if p.fc.seen.Load() {
+			p.fc = nil
+		}
+	}
+	return ev, err
 }
