@@ -3,9 +3,11 @@ package server_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -405,4 +407,117 @@ func TestFault25FirstTokenTimeout(t *testing.T) {
 			t.Errorf("upstream saw %d", up.requests())
 		}
 	})
+}
+
+// silentTLS accepts TCP connections and never answers a ClientHello: a
+// provider (or what stands in front of it) whose TLS handshake hangs. It
+// counts the connections.
+type silentTLS struct {
+	net.Listener
+	mu sync.Mutex
+	n  int
+}
+
+func newSilentTLS(t *testing.T) *silentTLS {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &silentTLS{Listener: ln}
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.n++
+			conns = append(conns, c)
+			s.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return s
+}
+
+func (s *silentTLS) conns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+// TestFault25TLSHandshakeTimeout: a TLS handshake that does not finish
+// within connect_timeout, on both transports (the h1 pool: http_version
+// auto and 1.1; net/http: 2), unary and streamed. On the h1 pool it read
+// as the call's own deadline ("deadline exceeded": the handshake's
+// context error): one attempt, never retried, never a fallback; on
+// net/http it was "timeout talking to provider", retried on the same
+// deployment with a route after it. Now it is a transport timeout that
+// names connect_timeout, like the other bounds: retried alone, and on a
+// route the next deployment at once.
+func TestFault25TLSHandshakeTimeout(t *testing.T) {
+	t.Parallel()
+	const said = "connect_timeout (150ms)"
+	for _, version := range []string{"auto", "1.1", "2"} {
+		for _, stream := range []bool{false, true} {
+			name := version + map[bool]string{false: "", true: "/stream"}[stream]
+			defaults := `defaults: {connect_timeout: 150ms, http_version: "` + version + `", retry: {max_attempts: 3, base_delay: 1ms, max_delay: 2ms}}` + "\n"
+			call := func(c llmrelayv1.GatewayServiceClient) (*llmrelayv1.ResponseMeta, error) {
+				if stream {
+					s := readStream13(t, c)
+					return s.end.GetMeta(), s.err
+				}
+				resp, err := c.Chat(context.Background(), chatReq13())
+				return resp.GetMeta(), err
+			}
+			t.Run(name+"/alone", func(t *testing.T) {
+				t.Parallel()
+				up := newSilentTLS(t)
+				c := f13Start(t, defaults+openaiChat.yaml, "https://"+up.Addr().String(), &f13Clock{})
+				_, err := call(c)
+				st := validDetails(t, err)
+				if st.Code() != codes.DeadlineExceeded || errorInfoOf(st).GetReason() != "UPSTREAM_TIMEOUT" || !strings.Contains(st.Message(), said) {
+					t.Fatalf("status %v %q", st.Code(), st.Message())
+				}
+				m := failedMeta(t, err)
+				if m.GetAttempts() != 3 || len(m.GetRetryReasons()) != 3 || up.conns() != 3 {
+					t.Fatalf("attempts %d, reasons %v, connections %d", m.GetAttempts(), m.GetRetryReasons(), up.conns())
+				}
+				for _, rr := range m.GetRetryReasons() {
+					if rr.GetReason() != "timeout" || !strings.Contains(rr.GetMessage(), said) {
+						t.Errorf("retry reason %v", rr)
+					}
+				}
+			})
+			t.Run(name+"/routed", func(t *testing.T) {
+				t.Parallel()
+				first := newSilentTLS(t)
+				second := f13Serve(t, openaiChat.okStep(11))
+				if stream {
+					second = f13Serve(t, respond(200, openaiChat.streamHead(11), openaiChat.complete()))
+				}
+				yaml := strings.Replace(f13Routed(openaiChat, 3), "defaults: {", `defaults: {connect_timeout: 150ms, http_version: "`+version+`", `, 1)
+				c := f13Start(t, strings.ReplaceAll(yaml, "{{URL2}}", second.URL), "https://"+first.Addr().String(), &f13Clock{})
+				m, err := call(c)
+				if err != nil {
+					t.Fatalf("did not fall back: %v", err)
+				}
+				if m.GetProvider() != "second" || m.GetAttempts() != 2 || first.conns() != 1 || !slices.Equal(m.GetRouting().GetTried(), []string{"first"}) {
+					t.Errorf("meta %v, first saw %d connections", m, first.conns())
+				}
+				if rr := m.GetRetryReasons(); len(rr) != 1 || !strings.Contains(rr[0].GetMessage(), said) {
+					t.Errorf("retry reasons %v", rr)
+				}
+			})
+		}
+	}
 }

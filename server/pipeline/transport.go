@@ -117,6 +117,8 @@ type TransportTimeout struct {
 
 func (e *TransportTimeout) Error() string {
 	switch e.Setting {
+	case "connect_timeout":
+		return fmt.Sprintf("no connection to the provider within connect_timeout (%v): the TCP connect or the TLS handshake did not finish", e.Bound)
 	case "idle_timeout":
 		return fmt.Sprintf("the provider sent nothing for idle_timeout (%v) in the middle of its answer", e.Bound)
 	case "stream_first_token_timeout":
@@ -176,7 +178,7 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 // newSplitTransport pairs std with the project's own HTTP/1.1 transport,
 // which dials with dial (aside: h1Pool.connectAside).
 func newSplitTransport(cfg TransportConfig, std *http.Transport, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *splitTransport {
-	return &splitTransport{h1: newH1Transport(cfg, dial), std: std, version: cfg.HTTPVersion, headers: headerBoundsOf(cfg)}
+	return &splitTransport{h1: newH1Transport(cfg, dial), std: std, version: cfg.HTTPVersion, headers: headerBoundsOf(cfg), connect: cfg.ConnectTimeout}
 }
 
 // splitTransport chooses the client of each request (docs/decisions.md,
@@ -192,6 +194,7 @@ type splitTransport struct {
 	version string   // "auto" (or ""), "1.1", "2"
 	public  sync.Map // host:port of cleartext upstreams found public
 	headers headerBounds
+	connect time.Duration // connect_timeout: the dial and TLS handshake
 }
 
 func (s *splitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -234,7 +237,7 @@ func (s *splitTransport) stdRoundTrip(req *http.Request) (*http.Response, error)
 	}
 	if err != nil {
 		cancel(nil)
-		return nil, err
+		return nil, connectTimeout(req.Context(), s.connect, err)
 	}
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	return resp, nil
@@ -462,6 +465,36 @@ var ErrIdleTimeout = provider.ErrIdleTimeout
 // classifies it as a timeout) that is ErrIdleTimeout.
 func idleTimeout(d time.Duration) error {
 	return &TransportTimeout{Setting: "idle_timeout", Bound: d, Err: ErrIdleTimeout}
+}
+
+// errConnectTimedOut is the Err of a connect_timeout TransportTimeout.
+// Not the dialer's or the handshake's own error: those are (or wrap)
+// context.DeadlineExceeded, which reads as the call's own deadline, and
+// the call's own deadline is never retried.
+var errConnectTimedOut = errors.New("the dial or the TLS handshake timed out")
+
+// connectTimeout is err as a connect_timeout TransportTimeout where it is
+// the dial's or the TLS handshake's timeout (net.Dialer.Timeout,
+// http.Transport.TLSHandshakeTimeout, the h1 pool's handshake bound)
+// while the call's ctx is live, else err. Before the headers, with no
+// header bound of net/http's own (splitTransport.stdRoundTrip times the
+// headers itself), a timeout can only be the connection's. Named, it is a
+// deployment that hung (retried, or on a route the next deployment at
+// once); it was "deadline exceeded", read as the caller's own deadline:
+// never retried, never a fallback.
+func connectTimeout(ctx context.Context, bound time.Duration, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	var tt *TransportTimeout
+	if errors.As(err, &tt) {
+		return err
+	}
+	var ne net.Error
+	if !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &ne) && ne.Timeout()) {
+		return err
+	}
+	return &TransportTimeout{Setting: "connect_timeout", Bound: bound, Err: errConnectTimedOut}
 }
 
 // firstContent is what a stream's attempt has seen of its answer: the
