@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
@@ -211,22 +212,31 @@ func (s *splitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // stdRoundTrip is net/http's round trip with the wait for the headers
 // bounded as h1Conn.roundTrip bounds it (headerBounds.of): a timer
 // cancels the request's context with a TransportTimeout as its cause,
-// and the context lives on with the body, whose Close ends it.
+// and the context lives on with the body, whose Close ends it. The
+// connections net/http takes for the request are bounded too
+// (maxStdConns).
 //
 //go:noinline
 func (s *splitTransport) stdRoundTrip(req *http.Request) (*http.Response, error) {
-	d := s.headers.of(req.Context())
-	if d <= 0 {
-		return s.std.RoundTrip(req)
-	}
 	ctx, cancel := context.WithCancelCause(req.Context())
-	// Not wrapping net/http's error: it is the cancellation
-	// (context.Canceled), which would read as the caller's.
-	timeout := s.headers.timeout(req.Context(), d, nil)
-	t := time.AfterFunc(d, func() { cancel(timeout) })
+	conns := 0
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(string) {
+		// Called on the round trip's goroutine, once per connection
+		// net/http tries the request on.
+		if conns++; conns > maxStdConns {
+			cancel(errConnLoop)
+		}
+	}})
+	var t *time.Timer
+	var timeout *TransportTimeout
+	if d := s.headers.of(req.Context()); d > 0 {
+		// Not wrapping net/http's error: it is the cancellation
+		// (context.Canceled), which would read as the caller's.
+		timeout = s.headers.timeout(req.Context(), d, nil)
+		t = time.AfterFunc(d, func() { cancel(timeout) })
+	}
 	resp, err := s.std.RoundTrip(req.WithContext(ctx))
-	fired := !t.Stop()
-	if fired && req.Context().Err() == nil {
+	if t != nil && !t.Stop() && req.Context().Err() == nil {
 		// The wait ran out (an answer that came at that instant is
 		// cancelled with it).
 		if err == nil {
@@ -236,12 +246,33 @@ func (s *splitTransport) stdRoundTrip(req *http.Request) (*http.Response, error)
 		return nil, timeout
 	}
 	if err != nil {
+		loop := errors.Is(context.Cause(ctx), errConnLoop)
 		cancel(nil)
+		if loop && req.Context().Err() == nil {
+			return nil, fmt.Errorf("%w: %d in a row for one request", errConnLoop, maxStdConns)
+		}
 		return nil, connectTimeout(req.Context(), s.connect, err)
 	}
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	return resp, nil
 }
+
+// maxStdConns bounds the connections net/http takes for one request. It
+// tries a request again on a new connection, without a bound or a wait,
+// when an HTTP/2 server closes the one it was sent on without taking the
+// request up (a GOAWAY whose last stream id is below it, then the
+// connection closed: a front end draining, nginx's return 444): golang/go
+// #52459, open. A provider's front end that did so to every connection
+// got tens of thousands of connections a minute from one call until the
+// call's bound ended it. Past the bound the request fails as a connection
+// failure, which the retry policy retries with its backoff, or a route
+// leaves for its next deployment. One request needs one connection, two
+// where a pooled one turned out closed.
+const maxStdConns = 8
+
+// errConnLoop is the failure of a request net/http tried on maxStdConns
+// new connections, each closed before it answered.
+var errConnLoop = errors.New("the provider closed every new connection before answering (HTTP/2 GOAWAY before taking the request up)")
 
 // cancelOnClose ends a request's context when its body is closed.
 type cancelOnClose struct {
