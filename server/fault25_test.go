@@ -374,7 +374,9 @@ func TestFault25FirstTokenTimeout(t *testing.T) {
 			t.Fatalf("meta %v, upstream saw %d", m, up.requests())
 		}
 		for _, rr := range m.GetRetryReasons() {
-			if rr.GetReason() != "timeout" || !strings.Contains(rr.GetMessage(), said) {
+			// The headers came, with the provider's request id: each
+			// attempt keeps its own.
+			if rr.GetReason() != "timeout" || !strings.Contains(rr.GetMessage(), said) || rr.GetProviderRequestId() != f.wantReqID(1) {
 				t.Errorf("retry reason %v", rr)
 			}
 		}
@@ -519,5 +521,44 @@ func TestFault25TLSHandshakeTimeout(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFault25LongRetryAfterFallsBack: a deployment that answers 529
+// (Anthropic's overloaded, Retry-After in seconds) or 503 (Azure's
+// retry-after-ms) asking for a wait longer than max_delay gives way to
+// the route's next deployment at once; the wait was slept out on it (30
+// s), then the deployment retried. The retry reason names the refused
+// attempt with its request id, and no delay (none was waited).
+func TestFault25LongRetryAfterFallsBack(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		f      f13Format
+		status int
+		extra  http.Header
+	}{
+		{anthropicFormat, 529, hdr("Retry-After", "30")},
+		{azureFormat(), 503, hdr("Retry-After-Ms", "1500")},
+		{openaiChat, 503, hdr("Retry-After", "20")},
+	} {
+		t.Run(tc.f.name, func(t *testing.T) {
+			t.Parallel()
+			first := f13Serve(t, tc.f.errStep(1, tc.status, tc.extra), tc.f.okStep(2))
+			second := f13Serve(t, tc.f.okStep(11))
+			clock := &f13Clock{}
+			yaml := strings.Replace(f13Routed(tc.f, 3), "max_delay: 2ms", "max_delay: 1s", 1)
+			c := f13Start(t, strings.ReplaceAll(yaml, "{{URL2}}", second.URL), first.URL, clock)
+			resp, err := c.Chat(context.Background(), chatReq13())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := resp.GetMeta()
+			if m.GetProvider() != "second" || m.GetAttempts() != 2 || first.requests() != 1 || len(clock.slept()) != 0 {
+				t.Errorf("meta %v, first saw %d, sleeps %v", m, first.requests(), clock.slept())
+			}
+			if rr := m.GetRetryReasons(); len(rr) != 1 || rr[0].GetUpstreamStatus() != int32(tc.status) || rr[0].GetProviderRequestId() != tc.f.wantReqID(1) || rr[0].GetDelay() != nil {
+				t.Errorf("retry reasons %v", rr)
+			}
+		})
 	}
 }

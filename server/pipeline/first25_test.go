@@ -177,3 +177,35 @@ func TestWatchedBodyFirstTokenBound(t *testing.T) {
 		t.Errorf("unary body armed %v (first %v), err %v", u.armed, u.armedFirst, err)
 	}
 }
+
+// TestRetryAfterBeyondBackoffFallsBack: with a next deployment, a failure
+// whose provider asks for a wait longer than the policy's longest backoff
+// (max_delay: a 503 or 529 with a Retry-After of 30 s) is not waited out
+// here: the route moves on at once. A shorter delay is waited and the
+// deployment tried again; without a next deployment the long one is
+// waited too (up to max_retry_after).
+func TestRetryAfterBeyondBackoffFallsBack(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		err         error
+		canFallBack bool
+		calls       int
+		sleeps      []time.Duration
+	}{
+		{"503 Retry-After 30s, a next deployment", httpErr(503, 30*time.Second), true, 1, nil},
+		{"529 Retry-After 30s, a next deployment", httpErr(529, 30*time.Second), true, 1, nil},
+		{"503 Retry-After 500ms, a next deployment", httpErr(503, 500*time.Millisecond), true, 2, []time.Duration{500 * time.Millisecond}},
+		{"503 Retry-After 30s, the last deployment", httpErr(503, 30*time.Second), false, 2, []time.Duration{30 * time.Second}},
+	} {
+		clock := &fakeClock{now: time.Unix(0, 0)}
+		p := &scripted{errs: []error{tc.err}}
+		_, err := newTestPipeline(clock, 3).Unary(context.Background(), &Call{Op: OpGenerate, Provider: p, Request: &provider.Request{}, CanFallBack: tc.canFallBack})
+		if p.calls != tc.calls || len(clock.sleeps) != len(tc.sleeps) || (len(tc.sleeps) > 0 && clock.sleeps[0] != tc.sleeps[0]) {
+			t.Errorf("%s: %d calls, sleeps %v (err %v), want %d and %v", tc.name, p.calls, clock.sleeps, err, tc.calls, tc.sleeps)
+		}
+		if (tc.calls == 1) != (err != nil) {
+			t.Errorf("%s: err %v", tc.name, err)
+		}
+	}
+}

@@ -351,6 +351,14 @@ func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Ti
 		// and try another model.
 		return false
 	}
+	if c.CanFallBack && pe != nil && pe.RetryAfter > r.policy.MaxDelay {
+		// The provider asks for a longer wait than the gateway's own
+		// longest backoff (a 503 or 529 with a Retry-After of 30 s):
+		// the deployment says it is away for that long, and the next
+		// one is tried at once instead of waiting it out here (a 429
+		// moves on whatever its delay, above).
+		return false
+	}
 	delay := r.backoff(attempt)
 	if pe != nil && pe.RetryAfter > 0 {
 		delay = pe.RetryAfter
