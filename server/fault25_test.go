@@ -562,3 +562,73 @@ func TestFault25LongRetryAfterFallsBack(t *testing.T) {
 		})
 	}
 }
+
+// TestFault25RetryBudgetAcrossDeployments: a route whose every attempt
+// fails, each differently: the first deployment a 503, a 200 whose
+// connection is reset after its head (unary: inside the JSON; streamed:
+// after the events before any content), a 529 asking for 2 s; the
+// second, the last, a 503 asking for 30 s (waited: nothing after it), a
+// 500, a 503 asking for 1.5 s by retry-after-ms. The status is the last
+// attempt's (Unavailable, RetryInfo 1.5 s: the policy would retry it), and
+// the meta counts all six attempts, each retry reason naming its
+// deployment, its failure, the provider request id of its answer (the
+// reset 200's too) and the delay waited after it: none after a
+// deployment's last attempt.
+func TestFault25RetryBudgetAcrossDeployments(t *testing.T) {
+	t.Parallel()
+	for _, f := range f13Formats() {
+		for _, stream := range []bool{false, true} {
+			name := f.name + map[bool]string{false: "", true: "/stream"}[stream]
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				ct, part := "application/json", f.okBody[:20]
+				if stream {
+					ct, part = f.streamType, f.head
+				}
+				first := f13Serve(t, f.errStep(1, 503, nil), thenReset(merged(hdr("Content-Type", ct), f.reqIDHeader(2)), part), f.errStep(3, 529, hdr("Retry-After", "2")))
+				second := f13Serve(t, f.errStep(11, 503, hdr("Retry-After", "30")), f.errStep(12, 500, nil), f.errStep(13, 503, hdr("Retry-After-Ms", "1500")))
+				clock := &f13Clock{}
+				c := f13StartRouted(t, f, 3, first, second, clock)
+				var err error
+				if stream {
+					err = readStream13(t, c).err
+				} else {
+					_, err = c.Chat(context.Background(), chatReq13())
+				}
+				st := validDetails(t, err)
+				if st.Code() != codes.Unavailable || retryInfo(st).GetRetryDelay().AsDuration() != 1500*time.Millisecond {
+					t.Errorf("status %v %q, RetryInfo %v", st.Code(), st.Message(), retryInfo(st))
+				}
+				m := failedMeta(t, err)
+				if m.GetAttempts() != 6 || m.GetProvider() != "second" || m.GetProviderRequestId() != f.wantReqID(13) ||
+					!slices.Equal(m.GetRouting().GetTried(), []string{"first"}) {
+					t.Errorf("meta %v", m)
+				}
+				type want struct {
+					deployment, reason string
+					id                 int
+					waited             bool
+				}
+				wants := []want{{"first", "http_503", 1, true}, {"first", "connection_error", 2, true}, {"first", "http_529", 3, false},
+					{"second", "http_503", 11, true}, {"second", "http_500", 12, true}, {"second", "http_503", 13, false}}
+				rr := m.GetRetryReasons()
+				if len(rr) != len(wants) {
+					t.Fatalf("retry reasons %v", rr)
+				}
+				for i, w := range wants {
+					r := rr[i]
+					if r.GetAttempt() != int32(i+1) || r.GetDeployment() != w.deployment || r.GetReason() != w.reason ||
+						r.GetProviderRequestId() != f.wantReqID(w.id) || (r.GetDelay() != nil) != w.waited {
+						t.Errorf("retry reason %d = %v, want %+v", i, r, w)
+					}
+				}
+				if d := rr[3].GetDelay().AsDuration(); d != 30*time.Second {
+					t.Errorf("waited %v after the second deployment's 503, want its Retry-After", d)
+				}
+				if first.requests() != 3 || second.requests() != 3 {
+					t.Errorf("first saw %d, second %d", first.requests(), second.requests())
+				}
+			})
+		}
+	}
+}
