@@ -1,10 +1,13 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -630,5 +633,53 @@ func TestFault25RetryBudgetAcrossDeployments(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFault25EmbedBodyTooLargeSplits: an embeddings server behind an
+// nginx whose client_max_body_size the call's body exceeds answers its
+// 413 page (no JSON, no limit named): the same inputs in smaller bodies
+// pass, and the gateway sends them so, halving until each body fits (a
+// body of 12 inputs is 85 bytes, of 6 at most 55, the limit 60), on
+// the same deployment (one vector space), in input order, with the
+// warning naming the refusals; a single input over the limit is the
+// call's refusal, InvalidArgument with the 413. It was the call's
+// refusal whatever the inputs.
+func TestFault25EmbedBodyTooLargeSplits(t *testing.T) {
+	t.Parallel()
+	inner := newEmbedUpstream(t, 1000, false, nil)
+	proxy := func(limit int) *httptest.Server {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if len(body) > limit {
+				w.Header().Set("Content-Type", "text/html")
+				w.WriteHeader(http.StatusRequestEntityTooLarge)
+				_, _ = io.WriteString(w, nginx413)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			inner.serve(w, r)
+		}))
+		t.Cleanup(s.Close)
+		return s
+	}
+	c, _ := startWith(t, embedYAML("openai", "openai-embeddings", ""), proxy(60).URL)
+	resp, err := c.Embed(context.Background(), &llmrelayv1.EmbedRequest{Model: "m", Inputs: inputs(12)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOrder(t, resp.GetEmbeddings(), 12)
+	if got := inner.requestSizes(); fmt.Sprint(got) != "[6 6]" {
+		t.Errorf("requests of %v inputs", got)
+	}
+	if w := resp.GetMeta().GetWarnings(); len(w) != 1 || !strings.Contains(w[0], "inputs 0 to 11 (Request Entity Too Large)") {
+		t.Errorf("warnings %q", w)
+	}
+
+	alone, _ := startWith(t, embedYAML("openai", "openai-embeddings", ""), proxy(10).URL)
+	_, err = alone.Embed(context.Background(), &llmrelayv1.EmbedRequest{Model: "m", Inputs: inputs(2)})
+	st := validDetails(t, err)
+	if st.Code() != codes.InvalidArgument || errorInfoOf(st).GetMetadata()["upstreamStatus"] != "413" {
+		t.Errorf("status %v %q", st.Code(), st.Message())
 	}
 }
