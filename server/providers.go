@@ -155,6 +155,7 @@ func retryPolicy(t config.Transport) pipeline.RetryPolicy {
 			p.MaxRetryAfter = r.MaxRetryAfter.Duration
 		}
 	}
+	p.FirstContent = t.StreamFirstTokenTimeout != nil
 	return p
 }
 

@@ -28,6 +28,14 @@ func (c *ctxStream) Stream(ctx context.Context, _ *provider.Request) (provider.S
 	return &listStream{events: c.events[min(n, len(c.events)-1)], errAt: c.errs[min(n, len(c.errs)-1)]}, nil
 }
 
+// newFirstContentPipeline is newTestPipeline's with the attempts' first
+// content reported (RetryPolicy.FirstContent).
+func newFirstContentPipeline(attempts int) *Pipeline {
+	ru, rs := Retry(RetryPolicy{MaxAttempts: attempts, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second, MaxRetryAfter: time.Minute, FirstContent: true},
+		&fakeClock{now: time.Unix(0, 0)})
+	return New([]Interceptor{ru}, []StreamInterceptor{rs})
+}
+
 // TestFirstContentReported: each stream attempt's context carries its own
 // first-content report, which the read-ahead sets at the first content
 // event, not at meta, usage or a reasoning block's bare announcement (the
@@ -45,12 +53,16 @@ func TestFirstContentReported(t *testing.T) {
 		errs: []error{cut, nil},
 	}
 	c := &Call{Provider: p, Request: &provider.Request{}}
-	s, err := newTestPipeline(&fakeClock{now: time.Unix(0, 0)}, 3).Stream(context.Background(), c)
+	s, err := newFirstContentPipeline(3).Stream(context.Background(), c)
 	if err != nil {
 		t.Fatalf("the cut after the announcement was not retried: %v", err)
 	}
 	if len(p.ctxs) != 2 || c.Record.Attempts != 2 {
 		t.Fatalf("%d attempts, record %d", len(p.ctxs), c.Record.Attempts)
+	}
+	if _, err := newTestPipeline(&fakeClock{now: time.Unix(0, 0)}, 1).Stream(context.Background(), &Call{Provider: p, Request: &provider.Request{}}); err != nil ||
+		firstContentOf(p.ctxs[2]) != nil {
+		t.Errorf("without FirstContent an attempt's context carries a report (%v)", err)
 	}
 	first, second := firstContentOf(p.ctxs[0]), firstContentOf(p.ctxs[1])
 	if first == nil || second == nil || first == second {
@@ -82,7 +94,7 @@ func TestFirstContentAfterReadAhead(t *testing.T) {
 	}
 	evs = append(evs, &provider.Event{Kind: provider.EventText, Text: "late"})
 	p := &ctxStream{events: [][]*provider.Event{evs}, errs: []error{nil}}
-	s, err := newTestPipeline(&fakeClock{now: time.Unix(0, 0)}, 1).Stream(context.Background(), &Call{Provider: p, Request: &provider.Request{}})
+	s, err := newFirstContentPipeline(1).Stream(context.Background(), &Call{Provider: p, Request: &provider.Request{}})
 	if err != nil {
 		t.Fatal(err)
 	}

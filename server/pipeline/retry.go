@@ -29,6 +29,12 @@ type RetryPolicy struct {
 	// one (an hour-long quota reset) ends the call at once, with RetryInfo,
 	// instead of holding it silently.
 	MaxRetryAfter time.Duration
+	// FirstContent makes each stream attempt report its first content
+	// event to its response body (withFirstContent), which bounds the
+	// silence before it by stream_first_token_timeout: set where that
+	// bound is configured (TransportConfig.FirstTokenTimeout); off, an
+	// attempt costs no report.
+	FirstContent bool
 }
 
 // DefaultRetryPolicy is used where the configuration sets none.
@@ -275,7 +281,10 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 			// The attempt's body bounds the silence before its first
 			// content by stream_first_token_timeout: the read-ahead
 			// says when that content came.
-			actx, fc := withFirstContent(ctx)
+			actx, fc := ctx, (*firstContent)(nil)
+			if r.policy.FirstContent {
+				actx, fc = withFirstContent(ctx)
+			}
 			s, err := next(actx, c)
 			if err == nil {
 				// Read ahead to the first event the client would see: a
