@@ -259,8 +259,8 @@ func InBandStatus(e *Error) int {
 // Cloudflare answers before the API; or a proxy's in front of the
 // provider, nginx's client_max_body_size, whose page has no JSON at all),
 // an error inside a 2xx answer whose code is 413 (InBandStatus),
-// Anthropic's type request_too_large where no status says it (an error
-// event), and Google's "Request payload size exceeds the limit: N bytes"
+// Anthropic's type request_too_large where no error status says it (an
+// error event, an error inside a 200), and Google's "Request payload size exceeds the limit: N bytes"
 // (the Gemini API's 400 INVALID_ARGUMENT for its request size). The
 // limit is the deployment's (its endpoint's, its proxy's, its model's):
 // the same request fails there every time, but another deployment may
@@ -272,7 +272,7 @@ func TooLarge(e *Error) bool {
 	if e.HTTPStatus == http.StatusRequestEntityTooLarge || InBandStatus(e) == http.StatusRequestEntityTooLarge {
 		return true
 	}
-	if e.HTTPStatus == 0 && e.Code == "request_too_large" {
+	if e.HTTPStatus < 300 && e.Code == "request_too_large" {
 		return true
 	}
 	_, ok := GooglePayloadLimit(e.Message)
