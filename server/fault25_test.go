@@ -683,3 +683,71 @@ func TestFault25EmbedBodyTooLargeSplits(t *testing.T) {
 		t.Errorf("status %v %q", st.Code(), st.Message())
 	}
 }
+
+// TestFault25ContentFilterStopFallsBack: a unary answer the provider's
+// content filter stopped (Azure's finish_reason content_filter after
+// "The duel began at dawn. The first", 50 tokens: the adapter's
+// testdata/azure_content_filter_finish.http) is the call's answer by
+// default. With content_filter_fallback the route discards it for the
+// next deployment's, as LiteLLM's content_policy_fallbacks do with such
+// an answer: a failed attempt (content_filter, its provider request id),
+// its 50 tokens added to the usage with a warning (billed all the same).
+// The last deployment's filtered answer stands.
+func TestFault25ContentFilterStopFallsBack(t *testing.T) {
+	t.Parallel()
+	f := azureFormat()
+	rec := f20Recorded(t, "provider/openai/testdata/azure_content_filter_finish.http")
+	const recID = "41a04bf7-3645-46e9-826a-0c719aa1d2cc"
+	for _, tc := range []struct {
+		name         string
+		optIn        bool
+		second       f13Step
+		wantProvider string
+	}{
+		{"default", false, f.okStep(11), "first"},
+		{"content_filter_fallback", true, f.okStep(11), "second"},
+		{"content_filter_fallback, both filtered", true, rec, "second"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			first := f13Serve(t, rec)
+			second := f13Serve(t, tc.second)
+			yaml := f13Routed(f, 3)
+			if tc.optIn {
+				yaml = strings.Replace(yaml, "{name: m,", "{name: m, content_filter_fallback: true,", 1)
+			}
+			c := f13Start(t, strings.ReplaceAll(yaml, "{{URL2}}", second.URL), first.URL, &f13Clock{})
+			resp, err := c.Chat(context.Background(), chatReq13())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := resp.GetMeta()
+			if m.GetProvider() != tc.wantProvider {
+				t.Fatalf("answered by %q, meta %v", m.GetProvider(), m)
+			}
+			if !tc.optIn {
+				if m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER || m.GetAttempts() != 1 || second.requests() != 0 {
+					t.Errorf("meta %v, second saw %d", m, second.requests())
+				}
+				return
+			}
+			rr := m.GetRetryReasons()
+			if m.GetAttempts() != 2 || len(rr) != 1 || rr[0].GetDeployment() != "first" || rr[0].GetReason() != "content_filter" ||
+				rr[0].GetProviderRequestId() != recID || !slices.Equal(m.GetRouting().GetTried(), []string{"first"}) {
+				t.Errorf("meta %v", m)
+			}
+			wantTotal, wantFinish := int32(50+32), llmrelayv1.FinishReason_FINISH_REASON_STOP
+			if strings.Contains(tc.name, "both") {
+				wantTotal, wantFinish = 100, llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
+			}
+			if m.GetUsage().GetTotalTokens() != wantTotal || m.GetFinishReason() != wantFinish {
+				t.Errorf("usage %v, finish %v, want %d tokens and %v", m.GetUsage(), m.GetFinishReason(), wantTotal, wantFinish)
+			}
+			if !slices.ContainsFunc(m.GetWarnings(), func(w string) bool {
+				return strings.Contains(w, "the answer of first was stopped by its content filter") && strings.Contains(w, "usage includes its 50 tokens")
+			}) {
+				t.Errorf("warnings %q", m.GetWarnings())
+			}
+		})
+	}
+}

@@ -298,8 +298,10 @@ type Model struct {
 	// the prompt (Azure's content_filter, Gemini's blocked prompt, a
 	// provider's moderation) give way to the route's next deployment,
 	// whose filter may judge otherwise (LiteLLM's content_policy_fallbacks
-	// opt in alike). Off by default: a filter's verdict is usually meant
-	// to stand. Only with two deployments or more.
+	// opt in alike), and so does a non-streaming answer the filter
+	// stopped (finish reason content_filter). Off by default: a filter's
+	// verdict is usually meant to stand. Only with two deployments or
+	// more.
 	ContentFilterFallback bool `yaml:"content_filter_fallback"`
 	// Reasoning overrides the name-based detection of reasoning models
 	// (o1, o3, o4, gpt-5 prefixes). Only the OpenAI formats have rules
