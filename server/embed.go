@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"sort"
@@ -113,10 +114,16 @@ func halves(r inputRange) []inputRange {
 }
 
 // batchTooLarge reports whether err is a provider's refusal of an
-// embeddings request's inputs together (provider.Error.BatchTooLarge).
+// embeddings request's inputs together (provider.Error.BatchTooLarge), or
+// a plain 413 (an invalid request by its kind: not a rate limit, not an
+// input past the model's length): a body over the size limit of the
+// provider or of a proxy in front of it (nginx's client_max_body_size,
+// whose page says nothing more), which the same inputs in smaller bodies
+// pass.
 func batchTooLarge(err error) bool {
 	var pe *provider.Error
-	return errors.As(err, &pe) && pe.BatchTooLarge
+	return errors.As(err, &pe) && (pe.BatchTooLarge ||
+		pe.HTTPStatus == http.StatusRequestEntityTooLarge && pe.Kind == provider.KindInvalidRequest)
 }
 
 // refusal is a batchTooLarge error's message, as the provider said it.

@@ -538,7 +538,10 @@ func TestFault20DelayBeyondDeadline(t *testing.T) {
 			first := f13Serve(t, f.errStep(1, 503, hdr("Retry-After", "2")), f.errStep(2, 502, nil))
 			second := f13Serve(t, f.okStep(11))
 			clock := &f13Clock{}
-			c := f13StartRouted(t, f, 2, first, second, clock)
+			// Within max_delay too: a longer delay moves on at once
+			// (round 25, TestFault25LongRetryAfterFallsBack).
+			yaml := strings.Replace(f13Routed(f, 2), "max_delay: 2ms", "max_delay: 5s", 1)
+			c := f13Start(t, strings.ReplaceAll(yaml, "{{URL2}}", second.URL), first.URL, clock)
 			req := chatReq13()
 			req.Call = &llmrelayv1.CallOptions{Timeout: durationpb.New(5 * time.Second)}
 			resp, err := c.Chat(context.Background(), req)

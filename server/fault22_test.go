@@ -380,8 +380,10 @@ func TestFault22InvalidUTF8(t *testing.T) {
 // route's next deployment, for every format, once the first deployment's
 // attempts are spent: its own faults (401 and 403 its key, 402 its
 // credits, 404 its model, 429 its rate limit) at once, without a retry on
-// it; what a retry could fix (408, 409, 5xx but 501) after the retries;
-// never what is the request's (400, 413, 422) nor 501 (the same request
+// it; a request too large for it (413) at once, without a retry (its
+// limit, which another deployment's may exceed); what a retry could fix
+// (408, 409, 5xx but 501) after the retries;
+// never what is the request's (400, 422) nor 501 (the same request
 // is not implemented there either): the status is the first
 // deployment's and the second is never asked. The meta names the
 // deployment of each failed attempt, with its status, in order.
@@ -400,7 +402,7 @@ func TestFault22FallbackByStatus(t *testing.T) {
 		404: {true, 1, 0},
 		408: {true, 2, 0},
 		409: {true, 2, 0},
-		413: {false, 1, codes.InvalidArgument},
+		413: {true, 1, 0}, // the deployment's size limit (round 25): at once
 		422: {false, 1, codes.InvalidArgument},
 		429: {true, 1, 0},
 		500: {true, 2, 0},

@@ -194,13 +194,25 @@ func (p *prepared) use(d *catalog.Deployment) {
 // fallback reports whether a failed deployment should give way to the next:
 // for failures that retrying could fix (after the retry policy gave up)
 // or that are the deployment's own (its quota, key or model:
-// pipeline.FallbackWorthy), while the caller still waits.
+// pipeline.FallbackWorthy), and a content filter's refusal of the prompt
+// where the model opts in (content_filter_fallback), while the caller
+// still waits.
 func (p *prepared) fallback(ctx context.Context, i int, err error) bool {
-	if i+1 >= len(p.route) || ctx.Err() != nil || !pipeline.FallbackWorthy(err) {
+	if i+1 >= len(p.route) || ctx.Err() != nil {
+		return false
+	}
+	if !pipeline.FallbackWorthy(err) && !(p.model.ContentFilterFallback && contentFiltered(err)) {
 		return false
 	}
 	p.tried = append(p.tried, p.call.Deployment)
 	return true
+}
+
+// contentFiltered reports whether err is a provider's content filter
+// refusing the call (provider.KindContentFilter).
+func contentFiltered(err error) bool {
+	var pe *provider.Error
+	return errors.As(err, &pe) && pe.Kind == provider.KindContentFilter
 }
 
 func (g *gateway) startTime(ctx context.Context) time.Time {
@@ -815,6 +827,7 @@ func (p *prepared) checkOutput(meta *llmrelayv1.ResponseMeta, msg *llmrelayv1.Me
 // unaryRoute calls the route's deployments in turn until one answers.
 func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result, error) {
 	var spent embedSpent // the usage of the deployments an embeddings call left
+	var filtered filteredSpent
 	for i, d := range p.route {
 		p.use(d)
 		p.call.CanFallBack = i+1 < len(p.route)
@@ -830,13 +843,91 @@ func (g *gateway) unaryRoute(ctx context.Context, p *prepared) (*provider.Result
 			res, err = spent.carry(p.call.Deployment, res, err)
 		} else {
 			res, err = d.Provider.Pipeline.Unary(ctx, p.call)
+			if err == nil && i+1 < len(p.route) && p.model.ContentFilterFallback && stoppedByFilter(res) {
+				recorded := len(p.call.Record.RetryReasons)
+				if p.fallback(ctx, i, g.filterStop(p, res)) {
+					filtered.add(d.Name, res.Meta.GetUsage())
+					g.tel.Metrics().Fallback(p.model.Name, d.Name)
+					continue
+				}
+				// The call ended meanwhile: the answer stands.
+				p.call.Record.RetryReasons = p.call.Record.RetryReasons[:recorded]
+			}
 		}
 		if err == nil || !p.fallback(ctx, i, err) {
+			res, err = filtered.carry(res, err)
 			return res, p.requestField(err)
 		}
 		g.tel.Metrics().Fallback(p.model.Name, d.Name)
 	}
 	return nil, errors.New("model has no deployment")
+}
+
+// stoppedByFilter reports whether a unary answer ended because the
+// provider's content filter stopped it (finish reason content_filter:
+// Azure's filtered completion, Gemini's SAFETY): with the model's
+// content_filter_fallback, a deployment after it answers instead, as
+// LiteLLM's content_policy_fallbacks treat such an answer.
+func stoppedByFilter(res *provider.Result) bool {
+	return res != nil && res.Meta.GetFinishReason() == llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
+}
+
+// filteredSpent is what the answers a route discarded for their content
+// filter's stop (content_filter_fallback) cost: billed all the same, so
+// added to the usage of whatever ends the call, with a warning.
+type filteredSpent struct {
+	usage *llmrelayv1.Usage
+	from  []string
+}
+
+// filterStop records the answer res of the call's deployment, stopped by
+// its content filter, as a failed attempt (its retry reason
+// content_filter, with its provider request id) and returns that
+// failure, which the route's fallback takes (contentFiltered).
+func (g *gateway) filterStop(p *prepared, res *provider.Result) error {
+	pe := &provider.Error{Provider: p.providerType, Kind: provider.KindContentFilter, Code: "content_filter",
+		Message:   "the provider's content filter stopped the answer (finish reason content_filter); discarded for the next deployment (content_filter_fallback)",
+		RequestID: res.Meta.GetProviderRequestId(), Meta: res.Meta}
+	p.call.RecordFailure(pe, g.now().Sub(p.call.Record.AttemptStart))
+	return pe
+}
+
+// add counts a discarded answer of deployment with its usage.
+func (f *filteredSpent) add(deployment string, u *llmrelayv1.Usage) {
+	f.from = append(f.from, deployment)
+	if proto.Size(u) > 0 {
+		f.usage = addUsage(f.usage, u)
+	}
+}
+
+// carry adds the discarded answers' usage to the call's outcome.
+func (f *filteredSpent) carry(res *provider.Result, err error) (*provider.Result, error) {
+	if len(f.from) == 0 {
+		return res, err
+	}
+	var meta *llmrelayv1.ResponseMeta
+	var pe *provider.Error
+	switch {
+	case err == nil && res != nil:
+		if res.Meta == nil {
+			res.Meta = &llmrelayv1.ResponseMeta{}
+		}
+		meta = res.Meta
+	case errors.As(err, &pe):
+		if pe.Meta == nil {
+			pe.Meta = &llmrelayv1.ResponseMeta{}
+		}
+		meta = pe.Meta
+	default:
+		return res, err
+	}
+	w := fmt.Sprintf("the answer of %s was stopped by its content filter and discarded for the next deployment (content_filter_fallback)", strings.Join(f.from, ", "))
+	if f.usage != nil {
+		meta.Usage = addUsage(meta.Usage, f.usage)
+		w += fmt.Sprintf("; usage includes its %d tokens", f.usage.GetTotalTokens())
+	}
+	meta.Warnings = append(meta.Warnings, w)
+	return res, err
 }
 
 // setupField names an agent round's field under setup where it is one of

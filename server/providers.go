@@ -130,6 +130,9 @@ func transportConfig(t config.Transport) pipeline.TransportConfig {
 	if t.IdleTimeout != nil {
 		tc.IdleTimeout = t.IdleTimeout.Duration
 	}
+	if t.StreamFirstTokenTimeout != nil {
+		tc.FirstTokenTimeout = t.StreamFirstTokenTimeout.Duration
+	}
 	if t.HTTPVersion != nil {
 		tc.HTTPVersion = *t.HTTPVersion
 	}
@@ -152,6 +155,7 @@ func retryPolicy(t config.Transport) pipeline.RetryPolicy {
 			p.MaxRetryAfter = r.MaxRetryAfter.Duration
 		}
 	}
+	p.FirstContent = t.StreamFirstTokenTimeout != nil
 	return p
 }
 

@@ -178,6 +178,14 @@ type Transport struct {
 	// bound, defaults.max_call_duration (UnaryHeaderBound).
 	UnaryFirstByteTimeout *Duration `yaml:"unary_first_byte_timeout"`
 	IdleTimeout           *Duration `yaml:"idle_timeout"`
+	// StreamFirstTokenTimeout bounds the provider's silence inside a
+	// stream before its first content (text, reasoning, refusal, a tool
+	// call): a reasoning model that thinks without sending anything
+	// sends nothing for minutes there. Every byte resets it, as it
+	// resets idle_timeout (an SSE comment, Anthropic's ping), and
+	// idle_timeout takes over at the first content. Default:
+	// idle_timeout.
+	StreamFirstTokenTimeout *Duration `yaml:"stream_first_token_timeout"`
 	// HTTPVersion chooses the upstream HTTP client: "auto" (default:
 	// HTTP/1.1 on llmrelay's own connection pool, net/http for cleartext
 	// hosts that are not loopback or private and for proxied requests),
@@ -286,6 +294,15 @@ type Model struct {
 	// follow as fallbacks.
 	Deployments []Deployment `yaml:"deployments"`
 	Routing     string       `yaml:"routing"`
+	// ContentFilterFallback lets a deployment's content filter refusing
+	// the prompt (Azure's content_filter, Gemini's blocked prompt, a
+	// provider's moderation) give way to the route's next deployment,
+	// whose filter may judge otherwise (LiteLLM's content_policy_fallbacks
+	// opt in alike), and so does a non-streaming answer the filter
+	// stopped (finish reason content_filter). Off by default: a filter's
+	// verdict is usually meant to stand. Only with two deployments or
+	// more.
+	ContentFilterFallback bool `yaml:"content_filter_fallback"`
 	// Reasoning overrides the name-based detection of reasoning models
 	// (o1, o3, o4, gpt-5 prefixes). Only the OpenAI formats have rules
 	// for reasoning models; the other formats judge options by their API.
@@ -801,6 +818,9 @@ func (c *Config) validate() []error {
 		default:
 			add("%s.routing: %q is not fallback or weighted", where, m.Routing)
 		}
+		if m.ContentFilterFallback && len(m.Deployments) < 2 {
+			add("%s.content_filter_fallback: needs two deployments or more to fall back to (deployments), the model has %d", where, max(len(m.Deployments), 1))
+		}
 		if len(m.Capabilities) == 0 {
 			add("%s.capabilities: at least one of %s", where, strings.Join(Protocols, ", "))
 		}
@@ -879,6 +899,9 @@ func (t Transport) unaryHeaderError(where string, callBound time.Duration) []err
 
 func (t Transport) validate(where string) []error {
 	var errs []error
+	if d := t.StreamFirstTokenTimeout; d != nil && d.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("%s.stream_first_token_timeout: must be positive, got %v (unset: idle_timeout)", where, d.Duration))
+	}
 	if t.RawCaptureLimit != nil && *t.RawCaptureLimit < 0 {
 		errs = append(errs, fmt.Errorf("%s.raw_capture_limit: must be >= 0", where))
 	}
@@ -1004,6 +1027,9 @@ func (t Transport) Merge(over Transport) Transport {
 	}
 	if over.IdleTimeout != nil {
 		out.IdleTimeout = over.IdleTimeout
+	}
+	if over.StreamFirstTokenTimeout != nil {
+		out.StreamFirstTokenTimeout = over.StreamFirstTokenTimeout
 	}
 	if over.HTTPVersion != nil {
 		out.HTTPVersion = over.HTTPVersion

@@ -48,6 +48,10 @@ type Model struct {
 	Deployments []*Deployment
 	// Weighted picks the first deployment at random by weight.
 	Weighted bool
+	// ContentFilterFallback: a deployment's content filter refusing the
+	// prompt gives way to the next deployment (models[].
+	// content_filter_fallback); otherwise the refusal stands.
+	ContentFilterFallback bool
 	// Context is the configured prompt context, merged before every
 	// request's messages.
 	Context []*llmrelayv1.Message
@@ -149,7 +153,8 @@ func Build(cfg *config.Config, providers map[string]*Provider) (*Catalog, error)
 		if len(deps) == 0 {
 			deps = []config.Deployment{{Provider: mc.Provider, UpstreamModel: mc.UpstreamModel, Weight: 1}}
 		}
-		m := &Model{Name: mc.Name, Capabilities: map[llmrelayv1.Protocol]*Capability{}, Weighted: mc.Routing == "weighted", Prices: cost.New(mc.Prices),
+		m := &Model{Name: mc.Name, Capabilities: map[llmrelayv1.Protocol]*Capability{}, Weighted: mc.Routing == "weighted",
+			ContentFilterFallback: mc.ContentFilterFallback, Prices: cost.New(mc.Prices),
 			PreserveRaw: mc.PreserveRawData}
 		for _, cm := range mc.Context {
 			m.Context = append(m.Context, &llmrelayv1.Message{Role: contextRoles[cm.Role], Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Text{Text: cm.Text}}}})

@@ -313,7 +313,7 @@ func (p *h1Pool) connect(ctx context.Context, localOnly bool) (*h1Conn, error) {
 	t := p.t
 	raw, err := t.dial(ctx, "tcp", p.addr)
 	if err != nil {
-		return nil, err
+		return nil, connectTimeout(ctx, t.handshakeTimeout, err)
 	}
 	if localOnly && !localAddr(raw.RemoteAddr()) {
 		_ = raw.Close() // unused: net/http carries this host
@@ -334,7 +334,7 @@ func (p *h1Pool) connect(ctx context.Context, localOnly bool) (*h1Conn, error) {
 		cancel()
 		if err != nil {
 			_ = raw.Close() // the handshake error is the one to report
-			return nil, err
+			return nil, connectTimeout(ctx, t.handshakeTimeout, err)
 		}
 		c.conn = tc
 	}

@@ -29,6 +29,12 @@ type RetryPolicy struct {
 	// one (an hour-long quota reset) ends the call at once, with RetryInfo,
 	// instead of holding it silently.
 	MaxRetryAfter time.Duration
+	// FirstContent makes each stream attempt report its first content
+	// event to its response body (withFirstContent), which bounds the
+	// silence before it by stream_first_token_timeout: set where that
+	// bound is configured (TransportConfig.FirstTokenTimeout); off, an
+	// attempt costs no report.
+	FirstContent bool
 }
 
 // DefaultRetryPolicy is used where the configuration sets none.
@@ -167,8 +173,13 @@ func Retryable(err error) bool {
 // Ollama's "<model> does not support tools"), embeddings "dimensions" it
 // cannot give (the
 // adapter names the field: ada-002 and vLLM's models without matryoshka
-// take none; a size past the model's). Never another invalid request
-// (400, 413, 422), a cancellation or our own deadline.
+// take none; a size past the model's). So is a request too large for the
+// deployment (provider.TooLarge: a 413, with the provider's JSON or a
+// proxy's page, Google's payload limit): the limit is the endpoint's or
+// the proxy's in front of it (Anthropic's 32 MB, nginx's
+// client_max_body_size), and another deployment's may be larger; not
+// retried (the same body meets the same limit). Never another invalid
+// request (400, 422), a cancellation or our own deadline.
 func FallbackWorthy(err error) bool {
 	if Retryable(err) {
 		return true
@@ -186,6 +197,9 @@ func FallbackWorthy(err error) bool {
 		// Never retried (the same input overflows the same window, the
 		// same model lacks the same operation or capability), but the
 		// window and the model are this deployment's.
+		return true
+	}
+	if provider.TooLarge(pe) {
 		return true
 	}
 	if pe.Param == "dimensions" {
@@ -266,13 +280,20 @@ func Retry(policy RetryPolicy, clock Clock) (Interceptor, StreamInterceptor) {
 		for attempt := 1; ; attempt++ {
 			c.Record.Attempts = base + int32(attempt)
 			start := r.clock.Now()
-			s, err := next(ctx, c)
+			// The attempt's body bounds the silence before its first
+			// content by stream_first_token_timeout: the read-ahead
+			// says when that content came.
+			actx, fc := ctx, (*firstContent)(nil)
+			if r.policy.FirstContent {
+				actx, fc = withFirstContent(ctx)
+			}
+			s, err := next(actx, c)
 			if err == nil {
 				// Read ahead to the first event the client would see: a
 				// failure before it is still retryable, since nothing has
 				// been relayed yet (meta and usage events are relayed only
 				// with or after content).
-				p, rerr := readAhead(s)
+				p, rerr := readAhead(s, fc)
 				if rerr == nil {
 					return p, nil
 				}
@@ -339,6 +360,14 @@ func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Ti
 		// was tried); the next deployment is tried at once, as
 		// LiteLLM's stream_timeout is meant to abort a hanging provider
 		// and try another model.
+		return false
+	}
+	if c.CanFallBack && pe != nil && pe.RetryAfter > r.policy.MaxDelay {
+		// The provider asks for a longer wait than the gateway's own
+		// longest backoff (a 503 or 529 with a Retry-After of 30 s):
+		// the deployment says it is away for that long, and the next
+		// one is tried at once instead of waiting it out here (a 429
+		// moves on whatever its delay, above).
 		return false
 	}
 	delay := r.backoff(attempt)
@@ -444,12 +473,14 @@ func (r *retrier) backoff(attempt int) time.Duration {
 const maxReadAhead = 64
 
 // readAhead reads events up to and including the first content event
-// (text, refusal, reasoning, tool call), io.EOF, or maxReadAhead events. A
+// (text, refusal, reasoning, tool call: contentEvent), io.EOF, or
+// maxReadAhead events. A
 // read error before that is returned, carrying what the events read so far
 // reported (rate limits, response id, resolved model, usage) in its
-// provider.Error.Meta; the caller may retry.
-func readAhead(s provider.Stream) (*peeked, error) {
-	p := &peeked{Stream: s}
+// provider.Error.Meta; the caller may retry. The first content event is
+// reported to fc (nil: nobody asks), here or when the stream reads on.
+func readAhead(s provider.Stream, fc *firstContent) (*peeked, error) {
+	p := &peeked{Stream: s, fc: fc}
 	for len(p.buf) < maxReadAhead {
 		ev, err := s.Recv()
 		if errors.Is(err, io.EOF) {
@@ -461,11 +492,30 @@ func readAhead(s provider.Stream) (*peeked, error) {
 			return nil, err
 		}
 		p.buf = append(p.buf, ev)
-		if ev != nil && ev.Kind != provider.EventMeta && ev.Kind != provider.EventUsage {
+		if contentEvent(ev) {
+			fc.markContent(ev)
+			p.fc = nil
 			return p, nil
 		}
 	}
 	return p, nil
+}
+
+// contentEvent reports whether ev is one the client sees as the answer
+// begun: not meta or usage, and not a reasoning block's announcement
+// (its id alone, no text, signature or redacted data: the OpenAI
+// Responses API's reasoning item added, which comes at once and is
+// followed by the model's silent thinking, minutes of it). The
+// announcement is relayed with what follows it; a failure in the silence
+// after it is still one before the answer, retried.
+func contentEvent(ev *provider.Event) bool {
+	if ev == nil || ev.Kind == provider.EventMeta || ev.Kind == provider.EventUsage {
+		return false
+	}
+	if r := &ev.Reasoning; ev.Kind == provider.EventReasoning && r.Text == "" && r.Signature == "" && !r.Redacted {
+		return false
+	}
+	return true
 }
 
 // keepReported folds the meta and usage events of a stream that failed
@@ -503,6 +553,10 @@ type peeked struct {
 	provider.Stream
 	buf     []*provider.Event
 	tailErr error
+	// fc is told of the first content event where the read-ahead
+	// stopped before it (maxReadAhead events without one); nil once
+	// told or when nobody asks.
+	fc *firstContent
 }
 
 func (p *peeked) Recv() (*provider.Event, error) {
@@ -515,5 +569,12 @@ func (p *peeked) Recv() (*provider.Event, error) {
 	if p.tailErr != nil {
 		return nil, p.tailErr
 	}
-	return p.Stream.Recv()
+	ev, err := p.Stream.Recv()
+	if p.fc != nil && err == nil {
+		p.fc.markContent(ev)
+		if p.fc.seen.Load() {
+			p.fc = nil
+		}
+	}
+	return ev, err
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
@@ -37,6 +38,12 @@ type TransportConfig struct {
 	// the provider's next bytes (between stream events); time the reader
 	// spends elsewhere (a relay blocked on a slow client) does not count.
 	IdleTimeout time.Duration
+	// FirstTokenTimeout bounds the same silence inside a stream before
+	// its first content event (stream_first_token_timeout: a reasoning
+	// model thinking without a byte), which the retry read-ahead reports
+	// (firstContent); IdleTimeout takes over at it. 0: IdleTimeout
+	// throughout.
+	FirstTokenTimeout time.Duration
 	// MaxIdleConnsPerHost is the keep-alive pool size.
 	MaxIdleConnsPerHost int
 	// Propagator, when set, sends the trace context of the request's
@@ -95,7 +102,9 @@ func unaryCall(ctx context.Context) bool { return ctx.Value(unaryKey{}) != nil }
 // out: the response headers (first_byte_timeout, or
 // unary_first_byte_timeout for a non-streaming call) or the provider's
 // silence inside a body (idle_timeout). It is a net.Error that times
-// out, which provider.TransportError classifies as KindTimeout; the
+// out, which provider.TransportError classifies as KindTimeout (the
+// silence before a stream's first content, stream_first_token_timeout,
+// is a silence inside a body too: ErrIdleTimeout); the
 // server names the setting in the status message, so that the operator
 // knows which bound to raise.
 type TransportTimeout struct {
@@ -108,8 +117,13 @@ type TransportTimeout struct {
 }
 
 func (e *TransportTimeout) Error() string {
-	if e.Setting == "idle_timeout" {
+	switch e.Setting {
+	case "connect_timeout":
+		return fmt.Sprintf("no connection to the provider within connect_timeout (%v): the TCP connect or the TLS handshake did not finish", e.Bound)
+	case "idle_timeout":
 		return fmt.Sprintf("the provider sent nothing for idle_timeout (%v) in the middle of its answer", e.Bound)
+	case "stream_first_token_timeout":
+		return fmt.Sprintf("the provider sent nothing for stream_first_token_timeout (%v) before the stream's first content", e.Bound)
 	}
 	return fmt.Sprintf("no response headers from the provider within %s (%v)", e.Setting, e.Bound)
 }
@@ -139,7 +153,7 @@ func NewHTTPClient(cfg TransportConfig, redact *Redactor) *http.Client {
 		// Providers compress; Go's transparent gzip is kept.
 	}
 	split := newSplitTransport(cfg, base, dialer.DialContext)
-	return &http.Client{Transport: &roundTripper{base: split, idle: cfg.IdleTimeout, redact: redact, prop: cfg.Propagator},
+	return &http.Client{Transport: &roundTripper{base: split, idle: cfg.IdleTimeout, first: cfg.FirstTokenTimeout, redact: redact, prop: cfg.Propagator},
 		CheckRedirect: sameOrigin}
 }
 
@@ -165,7 +179,7 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 // newSplitTransport pairs std with the project's own HTTP/1.1 transport,
 // which dials with dial (aside: h1Pool.connectAside).
 func newSplitTransport(cfg TransportConfig, std *http.Transport, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *splitTransport {
-	return &splitTransport{h1: newH1Transport(cfg, dial), std: std, version: cfg.HTTPVersion, headers: headerBoundsOf(cfg)}
+	return &splitTransport{h1: newH1Transport(cfg, dial), std: std, version: cfg.HTTPVersion, headers: headerBoundsOf(cfg), connect: cfg.ConnectTimeout}
 }
 
 // splitTransport chooses the client of each request (docs/decisions.md,
@@ -181,6 +195,7 @@ type splitTransport struct {
 	version string   // "auto" (or ""), "1.1", "2"
 	public  sync.Map // host:port of cleartext upstreams found public
 	headers headerBounds
+	connect time.Duration // connect_timeout: the dial and TLS handshake
 }
 
 func (s *splitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -197,22 +212,31 @@ func (s *splitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // stdRoundTrip is net/http's round trip with the wait for the headers
 // bounded as h1Conn.roundTrip bounds it (headerBounds.of): a timer
 // cancels the request's context with a TransportTimeout as its cause,
-// and the context lives on with the body, whose Close ends it.
+// and the context lives on with the body, whose Close ends it. The
+// connections net/http takes for the request are bounded too
+// (maxStdConns).
 //
 //go:noinline
 func (s *splitTransport) stdRoundTrip(req *http.Request) (*http.Response, error) {
-	d := s.headers.of(req.Context())
-	if d <= 0 {
-		return s.std.RoundTrip(req)
-	}
 	ctx, cancel := context.WithCancelCause(req.Context())
-	// Not wrapping net/http's error: it is the cancellation
-	// (context.Canceled), which would read as the caller's.
-	timeout := s.headers.timeout(req.Context(), d, nil)
-	t := time.AfterFunc(d, func() { cancel(timeout) })
+	conns := 0
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(string) {
+		// Called on the round trip's goroutine, once per connection
+		// net/http tries the request on.
+		if conns++; conns > maxStdConns {
+			cancel(errConnLoop)
+		}
+	}})
+	var t *time.Timer
+	var timeout *TransportTimeout
+	if d := s.headers.of(req.Context()); d > 0 {
+		// Not wrapping net/http's error: it is the cancellation
+		// (context.Canceled), which would read as the caller's.
+		timeout = s.headers.timeout(req.Context(), d, nil)
+		t = time.AfterFunc(d, func() { cancel(timeout) })
+	}
 	resp, err := s.std.RoundTrip(req.WithContext(ctx))
-	fired := !t.Stop()
-	if fired && req.Context().Err() == nil {
+	if t != nil && !t.Stop() && req.Context().Err() == nil {
 		// The wait ran out (an answer that came at that instant is
 		// cancelled with it).
 		if err == nil {
@@ -222,12 +246,33 @@ func (s *splitTransport) stdRoundTrip(req *http.Request) (*http.Response, error)
 		return nil, timeout
 	}
 	if err != nil {
+		loop := errors.Is(context.Cause(ctx), errConnLoop)
 		cancel(nil)
-		return nil, err
+		if loop && req.Context().Err() == nil {
+			return nil, fmt.Errorf("%w: %d in a row for one request", errConnLoop, maxStdConns)
+		}
+		return nil, connectTimeout(req.Context(), s.connect, err)
 	}
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	return resp, nil
 }
+
+// maxStdConns bounds the connections net/http takes for one request. It
+// tries a request again on a new connection, without a bound or a wait,
+// when an HTTP/2 server closes the one it was sent on without taking the
+// request up (a GOAWAY whose last stream id is below it, then the
+// connection closed: a front end draining, nginx's return 444): golang/go
+// #52459, open. A provider's front end that did so to every connection
+// got tens of thousands of connections a minute from one call until the
+// call's bound ended it. Past the bound the request fails as a connection
+// failure, which the retry policy retries with its backoff, or a route
+// leaves for its next deployment. One request needs one connection, two
+// where a pooled one turned out closed.
+const maxStdConns = 8
+
+// errConnLoop is the failure of a request net/http tried on maxStdConns
+// new connections, each closed before it answered.
+var errConnLoop = errors.New("the provider closed every new connection before answering (HTTP/2 GOAWAY before taking the request up)")
 
 // cancelOnClose ends a request's context when its body is closed.
 type cancelOnClose struct {
@@ -284,6 +329,7 @@ func (s *splitTransport) CloseIdleConnections() {
 type roundTripper struct {
 	base   *splitTransport
 	idle   time.Duration
+	first  time.Duration // TransportConfig.FirstTokenTimeout; 0: idle
 	redact *Redactor
 	prop   propagation.TextMapPropagator
 }
@@ -423,8 +469,16 @@ func (rt *roundTripper) watch(req *http.Request, resp *http.Response, capture *p
 		capture.StartResponse(resp.StatusCode, rt.redact.Headers(resp.Header))
 	}
 	budget := provider.BudgetFrom(req.Context())
-	if rt.idle > 0 || capture != nil || budget != nil {
+	var fc *firstContent
+	if rt.first > 0 {
+		fc = firstContentOf(req.Context()) // nil but for a stream's attempt
+	}
+	if rt.idle > 0 || fc != nil || capture != nil || budget != nil {
 		w := newWatchedBody(resp.Body, rt.idle, capture)
+		if fc != nil {
+			w.first, w.fc = rt.first, fc
+			w.ensureTimer()
+		}
 		w.budget = budget
 		// Over HTTP/2, closing an unfinished body resets just its stream
 		// and the connection stays: nothing to drain.
@@ -444,17 +498,85 @@ func idleTimeout(d time.Duration) error {
 	return &TransportTimeout{Setting: "idle_timeout", Bound: d, Err: ErrIdleTimeout}
 }
 
+// errConnectTimedOut is the Err of a connect_timeout TransportTimeout.
+// Not the dialer's or the handshake's own error: those are (or wrap)
+// context.DeadlineExceeded, which reads as the call's own deadline, and
+// the call's own deadline is never retried.
+var errConnectTimedOut = errors.New("the dial or the TLS handshake timed out")
+
+// connectTimeout is err as a connect_timeout TransportTimeout where it is
+// the dial's or the TLS handshake's timeout (net.Dialer.Timeout,
+// http.Transport.TLSHandshakeTimeout, the h1 pool's handshake bound)
+// while the call's ctx is live, else err. Before the headers, with no
+// header bound of net/http's own (splitTransport.stdRoundTrip times the
+// headers itself), a timeout can only be the connection's. Named, it is a
+// deployment that hung (retried, or on a route the next deployment at
+// once); it was "deadline exceeded", read as the caller's own deadline:
+// never retried, never a fallback.
+func connectTimeout(ctx context.Context, bound time.Duration, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	var tt *TransportTimeout
+	if errors.As(err, &tt) {
+		return err
+	}
+	var ne net.Error
+	if !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &ne) && ne.Timeout()) {
+		return err
+	}
+	return &TransportTimeout{Setting: "connect_timeout", Bound: bound, Err: errConnectTimedOut}
+}
+
+// firstContent is what a stream's attempt has seen of its answer: the
+// retry read-ahead (readAhead, peeked) sets seen at the first content
+// event, and the attempt's watched body bounds the provider's silence by
+// stream_first_token_timeout until then, by idle_timeout after. Set and
+// read by the goroutine reading the stream; atomic all the same, as the
+// body may be closed from another.
+type firstContent struct{ seen atomic.Bool }
+
+type firstContentKey struct{}
+
+// withFirstContent marks ctx as a stream attempt's, whose first content
+// the caller reports on the returned firstContent.
+func withFirstContent(ctx context.Context) (context.Context, *firstContent) {
+	fc := &firstContent{}
+	return context.WithValue(ctx, firstContentKey{}, fc), fc
+}
+
+func firstContentOf(ctx context.Context) *firstContent {
+	fc, _ := ctx.Value(firstContentKey{}).(*firstContent)
+	return fc
+}
+
+// markContent records that a content event (contentEvent) was read; fc
+// may be nil.
+func (fc *firstContent) markContent(ev *provider.Event) {
+	if fc != nil && contentEvent(ev) && !fc.seen.Load() {
+		fc.seen.Store(true)
+	}
+}
+
 // watchedBody closes the body when no read completes within the idle
 // timeout, and tees what is read into the capture.
 type watchedBody struct {
-	rc       io.ReadCloser
-	idle     time.Duration
-	timer    *time.Timer
-	timedOut atomic.Bool
-	capture  *provider.Capture
-	once     sync.Once
-	eof      bool
-	noDrain  bool // HTTP/2: closing early does not cost the connection
+	rc   io.ReadCloser
+	idle time.Duration
+	// first bounds the silence until fc says the stream's first content
+	// was read (stream_first_token_timeout); fc nil: idle throughout.
+	first time.Duration
+	fc    *firstContent
+	// armed is the bound the pending read's timer runs for, armedFirst
+	// whether it is first's.
+	armed      time.Duration
+	armedFirst bool
+	timer      *time.Timer
+	timedOut   atomic.Bool
+	capture    *provider.Capture
+	once       sync.Once
+	eof        bool
+	noDrain    bool // HTTP/2: closing early does not cost the connection
 	// budget bounds and counts the bytes read (nil: unbounded); read is
 	// how many were read, charged how many are charged (a reservation may
 	// run ahead of the reads).
@@ -477,13 +599,38 @@ func (w *watchedBody) Reserve(n int64) error {
 func newWatchedBody(rc io.ReadCloser, idle time.Duration, c *provider.Capture) *watchedBody {
 	w := &watchedBody{rc: rc, idle: idle, capture: c}
 	if idle > 0 {
-		w.timer = time.AfterFunc(idle, func() {
-			w.timedOut.Store(true)
-			_ = rc.Close() // unblocks the pending Read; the error reported is the timeout
-		})
-		w.timer.Stop() // armed by each Read only
+		w.ensureTimer()
 	}
 	return w
+}
+
+// ensureTimer makes the timer each Read arms.
+func (w *watchedBody) ensureTimer() {
+	if w.timer != nil {
+		return
+	}
+	w.timer = time.AfterFunc(time.Hour, func() {
+		w.timedOut.Store(true)
+		_ = w.rc.Close() // unblocks the pending Read; the error reported is the timeout
+	})
+	w.timer.Stop() // armed by each Read only
+}
+
+// arm sets the bound of the next read: stream_first_token_timeout before
+// the stream's first content, idle_timeout after (0: none).
+func (w *watchedBody) arm() {
+	w.armed, w.armedFirst = w.idle, false
+	if w.fc != nil && !w.fc.seen.Load() {
+		w.armed, w.armedFirst = w.first, true
+	}
+}
+
+// timeout is the error of a read the armed bound ended.
+func (w *watchedBody) timeout() error {
+	if w.armedFirst {
+		return &TransportTimeout{Setting: "stream_first_token_timeout", Bound: w.armed, Err: ErrIdleTimeout}
+	}
+	return idleTimeout(w.armed)
 }
 
 // Read reads from the body with the idle timer running only while the
@@ -492,7 +639,9 @@ func newWatchedBody(rc io.ReadCloser, idle time.Duration, c *provider.Capture) *
 // gRPC flow control does not read, and must not be cut for it).
 func (w *watchedBody) Read(p []byte) (int, error) {
 	if w.timer != nil {
-		w.timer.Reset(w.idle)
+		if w.arm(); w.armed > 0 {
+			w.timer.Reset(w.armed)
+		}
 	}
 	n, err := w.rc.Read(p)
 	if err == io.EOF {
@@ -501,7 +650,7 @@ func (w *watchedBody) Read(p []byte) (int, error) {
 	if w.timer != nil {
 		w.timer.Stop()
 		if w.timedOut.Load() {
-			return n, idleTimeout(w.idle)
+			return n, w.timeout()
 		}
 	}
 	if n > 0 && w.capture != nil {

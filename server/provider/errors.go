@@ -260,6 +260,51 @@ func InBandStatus(e *Error) int {
 	return n
 }
 
+// TooLarge reports whether e refuses the request for its size: a 413
+// (the provider's own, Anthropic's request_too_large past its 32 MB, which
+// Cloudflare answers before the API; or a proxy's in front of the
+// provider, nginx's client_max_body_size, whose page has no JSON at all),
+// an error inside a 2xx answer whose code is 413 (InBandStatus),
+// Anthropic's type request_too_large where no error status says it (an
+// error event, an error inside a 200), and Google's "Request payload size exceeds the limit: N bytes"
+// (the Gemini API's 400 INVALID_ARGUMENT for its request size). The
+// limit is the deployment's (its endpoint's, its proxy's, its model's):
+// the same request fails there every time, but another deployment may
+// take it (pipeline.FallbackWorthy).
+func TooLarge(e *Error) bool {
+	if e == nil {
+		return false
+	}
+	if e.HTTPStatus == http.StatusRequestEntityTooLarge || InBandStatus(e) == http.StatusRequestEntityTooLarge {
+		return true
+	}
+	if e.HTTPStatus < 300 && e.Code == "request_too_large" {
+		return true
+	}
+	_, ok := GooglePayloadLimit(e.Message)
+	return ok
+}
+
+// googlePayloadLimitRE reads Google's refusal of a request body over its
+// size limit: "Request payload size exceeds the limit: 4194304 bytes."
+// (the Gemini API's INVALID_ARGUMENT; quarkiverse/quarkus-langchain4j#1705
+// quotes it for a batch of embeddings).
+var googlePayloadLimitRE = regexp.MustCompile(`(?i)\brequest payload size exceeds the limit: (\d{1,12}) bytes\b`)
+
+// GooglePayloadLimit is the limit in bytes a Google refusal of a request
+// body over its size limit names, and whether msg is one.
+func GooglePayloadLimit(msg string) (limit int, ok bool) {
+	m := googlePayloadLimitRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0, true
+	}
+	return n, true
+}
+
 // QuotaSpent reports whether an error code says the account cannot be
 // served at all until someone acts (credits bought, billing fixed), not
 // that it is sending too fast: OpenAI's insufficient_quota (also what

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"regexp"
-	"strconv"
 
 	"github.com/llmrelay/llmrelay/server/provider"
 )
@@ -29,14 +27,8 @@ func embedTruncated(raw []byte) bool {
 	return json.Unmarshal(raw, &r) == nil && r.Truncated
 }
 
-// payloadLimitRE reads the Gemini API's refusal of a request body over its
-// size limit: "Request payload size exceeds the limit: 4194304 bytes."
-// (INVALID_ARGUMENT; quarkiverse/quarkus-langchain4j#1705 quotes it for a
-// batch of embeddings).
-var payloadLimitRE = regexp.MustCompile(`(?i)\brequest payload size exceeds the limit: (\d{1,12}) bytes\b`)
-
 // embedBatchTooLarge marks the refusal of a batchEmbedContents body over
-// the size limit (provider.Error.BatchTooLarge): the same inputs in
+// the size limit (provider.Error.BatchTooLarge, provider.GooglePayloadLimit): the same inputs in
 // smaller requests pass, which the gateway sends, in as many parts as the
 // body's size over the limit needs (BatchParts). inputs and size are the
 // request's.
@@ -45,12 +37,12 @@ func embedBatchTooLarge(err error, inputs, size int) error {
 	if inputs < 2 || !errors.As(err, &pe) || pe.Kind != provider.KindInvalidRequest {
 		return err
 	}
-	m := payloadLimitRE.FindStringSubmatch(pe.Message)
-	if m == nil {
+	limit, ok := provider.GooglePayloadLimit(pe.Message)
+	if !ok {
 		return err
 	}
 	pe.BatchTooLarge = true
-	if limit, perr := strconv.Atoi(m[1]); perr == nil && limit > 0 && size > limit {
+	if limit > 0 && size > limit {
 		pe.BatchParts = (size + limit - 1) / limit
 	}
 	return err
