@@ -432,11 +432,12 @@ func (p *Provider) encodeResultOutput(tr *llmrelayv1.ToolResult, i, j int) ([]re
 			if err != nil {
 				return nil, err
 			}
-			detail := iu.Detail
-			if detail == "" {
-				detail = "auto"
-			}
-			out = append(out, respInputContent{Type: "input_image", ImageURL: iu.URL, Detail: detail})
+			// detail only when asked for: optional on an output item
+			// ("Defaults to `auto`", ResponseInputImageContentParam,
+			// unlike a message's input_image), and the follow-up OpenAI
+			// answered sends none (anomalyco/opencode's
+			// openai-responses-gpt-5-5-image-tool-result recording).
+			out = append(out, respInputContent{Type: "input_image", ImageURL: iu.URL, Detail: iu.Detail})
 		case *llmrelayv1.Part_File:
 			if field, reason := provider.CheckFile(formatResponses, k.File); reason != "" {
 				where += ".file"

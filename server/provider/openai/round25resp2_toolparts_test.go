@@ -1,0 +1,168 @@
+package openai
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// Round 25 (responses, wave 2): anomalyco/opencode's recordings of a
+// function_call_output whose output is a list (input_text, then an
+// input_file or input_image), which OpenAI and xAI answered. Each request
+// is the follow-up after a tool call; the contract says it with a
+// ToolResult carrying parts (ToolResult.parts), and the request we build
+// must send the call and its output as the recorded one did.
+
+// r25ToolPartsCase is one recording: its follow-up as the contract says
+// it (the tool result's parts decoded from the recorded output).
+type r25ToolPartsCase struct {
+	name, model, baseURL string
+	reasoning            bool
+}
+
+// r25ToolPartsRequest is the recorded follow-up (system, user, the call,
+// its output) as the contract says it: the output's first input_text is
+// the result's content, the items after it its parts (a data: URL decoded
+// to the file's or image's bytes and media type).
+func r25ToolPartsRequest(t *testing.T, c r25ToolPartsCase, recorded map[string]any) *provider.Request {
+	t.Helper()
+	in := recorded["input"].([]any)
+	if len(in) != 4 {
+		t.Fatalf("recorded input %v", in)
+	}
+	system := in[0].(map[string]any)["content"].(string)
+	question := in[1].(map[string]any)["content"].([]any)[0].(map[string]any)["text"].(string)
+	call, out := in[2].(map[string]any), in[3].(map[string]any)
+	items := out["output"].([]any)
+	content := items[0].(map[string]any)["text"].(string)
+	var parts []*llmrelayv1.Part
+	for _, raw := range items[1:] {
+		it := raw.(map[string]any)
+		switch it["type"] {
+		case "input_file":
+			mt, data := r25DataURL(t, it["file_data"].(string))
+			parts = append(parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_File{File: &llmrelayv1.File{
+				Source: &llmrelayv1.File_Data{Data: data}, MimeType: mt, Filename: it["filename"].(string)}}})
+		case "input_image":
+			mt, data := r25DataURL(t, it["image_url"].(string))
+			parts = append(parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{
+				Source: &llmrelayv1.Image_Data{Data: data}, MimeType: mt}}})
+		default:
+			t.Fatalf("recorded output item %v", it)
+		}
+	}
+	tool := recorded["tools"].([]any)[0].(map[string]any)
+	params, err := json.Marshal(tool["parameters"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := r21Request(c.model, "")
+	req.Protocol, req.Reasoning = llmrelayv1.Protocol_PROTOCOL_TOOLS, c.reasoning
+	req.Tools = []*llmrelayv1.Tool{{Name: tool["name"].(string), Description: tool["description"].(string), Parameters: string(params)}}
+	req.Messages = []*llmrelayv1.Message{
+		msgOf(llmrelayv1.Role_ROLE_SYSTEM, text(system)),
+		msgOf(llmrelayv1.Role_ROLE_USER, text(question)),
+		{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolCall{ToolCall: &llmrelayv1.ToolCall{
+			CallId: call["call_id"].(string), Name: call["name"].(string), Arguments: call["arguments"].(string)}}}}},
+		{Role: llmrelayv1.Role_ROLE_TOOL, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{
+			CallId: out["call_id"].(string), Content: content, Parts: parts}}}}},
+	}
+	return req
+}
+
+// r25DataURL splits a base64 data: URL into its media type and bytes.
+func r25DataURL(t *testing.T, u string) (string, []byte) {
+	t.Helper()
+	rest, ok := strings.CutPrefix(u, "data:")
+	mt, b64, ok2 := strings.Cut(rest, ";base64,")
+	if !ok || !ok2 {
+		t.Fatalf("not a base64 data: URL: %.60q", u)
+	}
+	data, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mt, data
+}
+
+// r25CheckToolParts builds the recording's follow-up and compares its call
+// and output items with the recorded ones, which the provider answered.
+func r25CheckToolParts(t *testing.T, c r25ToolPartsCase) {
+	t.Helper()
+	recorded := r25RecordedRequest(t, c.name)
+	req := r25ToolPartsRequest(t, c, recorded)
+	p, err := New(testKey, WithBaseURL(c.baseURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, warnings := r24Built(t, p, req)
+	want := recorded["input"].([]any)
+	if len(warnings) != 0 || len(built.Input) != len(want) {
+		t.Fatalf("input %v, warnings %q", built.Input, warnings)
+	}
+	for i := 2; i < len(want); i++ {
+		g, w := built.Input[i].(map[string]any), want[i].(map[string]any)
+		// The item ids and statuses opencode made up for the call and
+		// its output (fc_…/fco_…, "completed"): ours sends neither (the
+		// contract pairs by call_id, as TestRound24OpencodeToolLoop says).
+		delete(w, "id")
+		delete(w, "status")
+		if !reflect.DeepEqual(g, w) {
+			gb, _ := json.Marshal(g)
+			wb, _ := json.Marshal(w)
+			t.Errorf("input[%d]\n got %.600s\nwant %.600s", i, gb, wb)
+		}
+	}
+}
+
+// TestRound25OpencodePDFToolResult: anomalyco/opencode's pdf/openai-tool-result
+// and pdf/xai-tool-result recordings (August 2026), gpt-4o-mini on OpenAI
+// and grok-4.5 on xAI: the follow-up after a read_pdf call whose output
+// is [input_text "PDF read successfully", input_file {filename, file_data
+// as a data:application/pdf;base64 URL}], answered "… ORCHID-7391" by
+// both. Our follow-up sends the call and the output as recorded; the
+// answers are read whole.
+func TestRound25OpencodePDFToolResult(t *testing.T) {
+	t.Parallel()
+	r25CheckToolParts(t, r25ToolPartsCase{name: "real_opencode_pdf_openai_tool_result_stream", model: "gpt-4o-mini", baseURL: "https://api.openai.com/v1"})
+	r25CheckToolParts(t, r25ToolPartsCase{name: "real_opencode_pdf_xai_tool_result_stream", model: "grok-4.5", baseURL: "https://api.x.ai/v1"})
+
+	f := r21Stream(t, "real_opencode_pdf_openai_tool_result_stream", r21Request("gpt-4o-mini", "Return only the verification code from the PDF."))
+	r21Answer{text: "The verification code from the PDF is: ORCHID-7391",
+		usage: &llmrelayv1.Usage{InputTokens: 107, OutputTokens: 16, TotalTokens: 123},
+		id:    "resp_0b591494b7edb09b016a8b3cb2837887d295d458c80a691078", model: "gpt-4o-mini-2024-07-18"}.check(t, f.Message, f.Meta)
+
+	f = r21Stream(t, "real_opencode_pdf_xai_tool_result_stream", r21Request("grok-4.5", "Return only the verification code from the PDF."))
+	r21Answer{text: "ORCHID-7391",
+		usage: &llmrelayv1.Usage{InputTokens: 1262, OutputTokens: 10, TotalTokens: 1272, CachedInputTokens: 128},
+		id:    "0759ba64-ac9b-99ec-a177-354062954b11", model: "grok-4.5"}.check(t, f.Message, f.Meta)
+}
+
+// TestRound25OpencodeImageToolResult: anomalyco/opencode's
+// openai-responses-gpt-5-5-image-tool-result recording (gpt-5.5 on OpenAI,
+// May 2026): the follow-up after a read_screenshot call whose output is
+// [input_text "Image read successfully", input_image {image_url as a
+// data:image/png;base64 URL}], with no detail (the output item's detail
+// is optional and "defaults to auto"), answered "jiggling restroom prison"
+// (phase final_answer). Our follow-up sends the call and the output as
+// recorded; the answer is read whole.
+func TestRound25OpencodeImageToolResult(t *testing.T) {
+	t.Parallel()
+	const name = "real_opencode_gpt55_image_tool_result_stream"
+	r25CheckToolParts(t, r25ToolPartsCase{name: name, model: "gpt-5.5", baseURL: "https://api.openai.com/v1", reasoning: true})
+
+	req := r21Request("gpt-5.5", "Use the read_screenshot tool, then reply with the words shown.")
+	req.Reasoning = true
+	f := r21Stream(t, name, req)
+	r21Answer{text: "jiggling restroom prison",
+		usage: &llmrelayv1.Usage{InputTokens: 227, OutputTokens: 9, TotalTokens: 236},
+		id:    "resp_06646cef0abb6407016a1235f665a88197a401db20cfc8c787", model: "gpt-5.5-2026-04-23"}.check(t, f.Message, f.Meta)
+	if ph := f.Message.GetParts()[0].GetPhase(); ph != "final_answer" {
+		t.Errorf("phase %q", ph)
+	}
+}
