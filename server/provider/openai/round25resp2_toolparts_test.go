@@ -166,3 +166,101 @@ func TestRound25OpencodeImageToolResult(t *testing.T) {
 		t.Errorf("phase %q", ph)
 	}
 }
+
+// TestRound25OpencodeDigitalOceanKimiToolLoop: kimi-k2.6 on DigitalOcean's
+// serverless inference Responses endpoint (inference.do-ai.run/v1/responses,
+// October 2026; anomalyco/opencode's
+// digitalocean-responses/uses-responses-for-a-non-openai-model
+// recording), LiteLLM's hosted_vllm in front of vLLM: a reasoning item
+// with a bare 16-hex id streamed as reasoning_text (no summary, no
+// encrypted content), then the call; response.completed lists both
+// afresh (rs_…/fc_… ids, call id functions.get_weather:0, the arguments
+// without the spaces streamed around them). The follow-up DigitalOcean
+// answered sends the call turn's reasoning back as {type: reasoning,
+// summary: [{summary_text, text}], encrypted_content: null}, without an
+// id, then the call with its streamed call id.
+func TestRound25OpencodeDigitalOceanKimiToolLoop(t *testing.T) {
+	t.Parallel()
+	const name = "real_opencode_digitalocean_kimi_tool_loop_stream_1"
+	const instr = "Use the get_weather tool exactly once. After the tool result, reply exactly: Paris is sunny."
+	tools := []*llmrelayv1.Tool{{Name: "get_weather", Description: "Get current weather for a city.",
+		Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`}}
+	req := r21Request("kimi-k2.6", "What is the weather in Paris?")
+	req.Reasoning, req.Protocol, req.Tools = true, llmrelayv1.Protocol_PROTOCOL_TOOLS, tools
+	f := r21Stream(t, name, req)
+	parts := f.Message.GetParts()
+	if len(parts) != 2 || !strings.HasPrefix(parts[0].GetReasoning().GetText(), " The user is asking") || parts[0].GetReasoning().GetSignature() != "" {
+		t.Fatalf("parts %v", parts)
+	}
+	if u := f.Meta.GetUsage(); u.GetInputTokens() != 89 || u.GetCachedInputTokens() != 64 || u.GetOutputTokens() != 70 || u.GetReasoningTokens() != 52 {
+		t.Errorf("usage %v", u)
+	}
+	wantFinish(t, f.Meta, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "completed")
+	call := parts[1].GetToolCall()
+
+	p, err := New(testKey, WithBaseURL("https://inference.do-ai.run/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := r21Request("kimi-k2.6", "")
+	next.Reasoning, next.Protocol, next.Tools = true, llmrelayv1.Protocol_PROTOCOL_TOOLS, tools
+	next.Messages = []*llmrelayv1.Message{
+		msgOf(llmrelayv1.Role_ROLE_SYSTEM, text(instr)),
+		msgOf(llmrelayv1.Role_ROLE_USER, text("What is the weather in Paris?")),
+		f.Message,
+		{Role: llmrelayv1.Role_ROLE_TOOL, Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{
+			CallId: call.GetCallId(), Content: `{"temperature":22,"condition":"sunny"}`}}}}},
+	}
+	built, warnings := r24Built(t, p, next)
+	want := r24RecordedInput(t, name)
+	// Ours sends the system message as an input item (developer, a
+	// reasoning request) where opencode sent it as instructions.
+	got := built.Input[1:]
+	if len(warnings) != 0 || len(got) != len(want) {
+		t.Fatalf("input %v, warnings %q; recorded %v", built.Input, warnings, want)
+	}
+	for i := range want {
+		g, w := got[i].(map[string]any), want[i].(map[string]any)
+		switch w["type"] {
+		case "reasoning":
+			// Recorded with "encrypted_content": null, which ours
+			// leaves out.
+			if v, ok := w["encrypted_content"]; !ok || v != nil {
+				t.Fatalf("recorded %v", w)
+			}
+			delete(w, "encrypted_content")
+		case "function_call":
+			// The arguments go back as streamed (" {…} ", spaces
+			// around them); opencode re-serialized them.
+			w["arguments"] = g["arguments"]
+			if g["arguments"] != ` {"city":"Paris"} ` {
+				t.Errorf("arguments %q", g["arguments"])
+			}
+		}
+		if !reflect.DeepEqual(g, w) {
+			gb, _ := json.Marshal(g)
+			wb, _ := json.Marshal(w)
+			t.Errorf("input[%d]\n got %s\nwant %s", i, gb, wb)
+		}
+	}
+
+	// Responses only: the host's Chat Completions replay stays none (the
+	// reasoning left out, warned), and an explicit "none" holds on the
+	// Responses API too.
+	next.Format = "openai-chat"
+	b, warnings, err := p.buildChatRequest(next, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "The user is asking") || len(warnings) != 1 {
+		t.Errorf("chat request %s, warnings %q", b, warnings)
+	}
+	next.Format = formatResponses
+	none, err := New(testKey, WithBaseURL("https://inference.do-ai.run/v1"), WithReasoningReplay("none"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if built, warnings := r24Built(t, none, next); len(built.Input) != 4 || len(warnings) != 1 {
+		t.Errorf("replay none: input %v, warnings %q", built.Input, warnings)
+	}
+}
