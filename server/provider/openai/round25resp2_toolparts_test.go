@@ -3,12 +3,15 @@ package openai
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"google.golang.org/protobuf/proto"
 )
 
 // Round 25 (responses, wave 2): anomalyco/opencode's recordings of a
@@ -262,5 +265,65 @@ func TestRound25OpencodeDigitalOceanKimiToolLoop(t *testing.T) {
 	}
 	if built, warnings := r24Built(t, none, next); len(built.Input) != 4 || len(warnings) != 1 {
 		t.Errorf("replay none: input %v, warnings %q", built.Input, warnings)
+	}
+}
+
+// TestRound25AzureMultiSummaryEncrypted: gpt-5.4 on Azure (vercel/ai's
+// azure-gpt5-reasoning-multi-summary-with-encryption fixture, synthesized
+// by its authors from the live stream's shape): one reasoning item whose
+// summary streams as six parts (summary_index 0…5, each with its
+// part.added, deltas, text.done and part.done), its encrypted_content a
+// partial value in output_item.added and another in output_item.done and
+// response.completed. The stream folds to one reasoning part: the six
+// summaries joined with a blank line (as the unary reading joins them),
+// signed with the done event's encrypted content, never the partial one;
+// the follow-up sends that item whole.
+func TestRound25AzureMultiSummaryEncrypted(t *testing.T) {
+	t.Parallel()
+	const name = "vercel_azure_gpt54_multi_summary_encrypted_stream"
+	req := r21Request("gpt-5.4", "Explain.")
+	req.Reasoning = true
+	f := r21Stream(t, name, req)
+	var summaries []string
+	for i := range 6 {
+		summaries = append(summaries, fmt.Sprintf("**Anonymized summary %d**\n\nThis is placeholder reasoning text for anonymized fixture summary index %d. "+
+			"The actual reasoning content has been redacted; only the streaming structure is preserved for test purposes.", i, i))
+	}
+	canonical := "AZURE_FIXTURE_CANONICAL_" + strings.Repeat("B", 64)
+	parts := f.Message.GetParts()
+	if len(parts) != 2 {
+		t.Fatalf("parts %v", parts)
+	}
+	r := parts[0].GetReasoning()
+	if r.GetId() != "rs_anonymized_reasoning_synth_001" || r.GetText() != strings.Join(summaries, "\n\n") || r.GetSignature() != canonical {
+		t.Errorf("reasoning %v", r)
+	}
+	if parts[1].GetText() != "Anonymized assistant response text." || parts[1].GetPhase() != "final_answer" || len(f.Meta.GetWarnings()) != 0 {
+		t.Errorf("text %v, warnings %q", parts[1], f.Meta.GetWarnings())
+	}
+	if u := f.Meta.GetUsage(); u.GetInputTokens() != 100 || u.GetOutputTokens() != 500 || u.GetReasoningTokens() != 300 {
+		t.Errorf("usage %v", u)
+	}
+
+	// The unary reading of the final response is the same block.
+	raw, err := os.ReadFile(td(name + ".http"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newTestProvider(t, kOpenAI, "http://127.0.0.1:1")
+	unary, err := p.parseResponsesResponse(respFinalObject(string(raw)), "gpt-5.4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := unary.Message.GetParts(); len(u) != 2 || !proto.Equal(u[0], parts[0]) {
+		t.Errorf("unary parts %v", u)
+	}
+
+	got, warnings := r24NextInput(t, p, "gpt-5.4", msgOf(llmrelayv1.Role_ROLE_USER, text("Explain.")), f.Message,
+		msgOf(llmrelayv1.Role_ROLE_USER, text("More.")))
+	want := map[string]any{"type": "reasoning", "id": "rs_anonymized_reasoning_synth_001", "encrypted_content": canonical,
+		"summary": []any{map[string]any{"type": "summary_text", "text": strings.Join(summaries, "\n\n")}}}
+	if len(warnings) != 0 || len(got) != 4 || !reflect.DeepEqual(got[1], want) {
+		t.Errorf("input %v, warnings %q", got, warnings)
 	}
 }
