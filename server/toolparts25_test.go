@@ -139,7 +139,7 @@ func TestToolResultParts(t *testing.T) {
 	if len(bodies) != 1 || json.Unmarshal([]byte(bodies[0]), &body) != nil || len(body.Input) != 3 {
 		t.Fatalf("bodies = %q", bodies)
 	}
-	want := `{"type":"function_call_output","call_id":"call_tp25srv","output":[{"type":"input_text","text":"{\"temp_c\":18}"},{"type":"input_text","text":"Legend: sun."},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo=","detail":"auto"}]}`
+	want := `{"type":"function_call_output","call_id":"call_tp25srv","output":[{"type":"input_text","text":"{\"temp_c\":18}"},{"type":"input_text","text":"Legend: sun."},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}`
 	if string(body.Input[2]) != want {
 		t.Errorf("output item %s\nwant        %s", body.Input[2], want)
 	}

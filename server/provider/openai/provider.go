@@ -71,6 +71,11 @@ type Provider struct {
 	// xai: the base URL is xAI's API (api.x.ai), which takes a name on
 	// user messages only (request.go, xaiRequest).
 	xai bool
+	// digitalOcean: the base URL is DigitalOcean's serverless inference
+	// (inference.do-ai.run), whose Responses API takes reasoning without
+	// encrypted content back as its summary text
+	// (Provider.summaryReasoningBack).
+	digitalOcean bool
 	// openAI: the base URL is OpenAI's own API (api.openai.com), whose
 	// documented limits the adapter enforces (request_limits.go).
 	openAI bool
@@ -187,8 +192,10 @@ const (
 // that has no encrypted content as the item's reasoning_text content, as
 // vLLM, llama.cpp and DeepSeek read it (Provider.rawReasoningBack), and
 // "reasoning" (and its auto hosts) sends it as the item's summary text, as
-// Bedrock's Mantle endpoint takes gpt-oss's (Provider.summaryReasoningBack);
-// otherwise such reasoning is left out of an unstored request.
+// Bedrock's Mantle endpoint takes gpt-oss's (Provider.summaryReasoningBack),
+// as "auto" also does, without the item's id, for DigitalOcean's
+// inference.do-ai.run on the Responses API only; otherwise such reasoning
+// is left out of an unstored request.
 func WithReasoningReplay(mode string) Option {
 	return func(p *Provider) error {
 		switch mode {
@@ -388,6 +395,7 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	p.copilot = copilotHost(p.baseURL)
 	p.mistral = mistralHost(p.baseURL)
 	p.xai = xaiHost(p.baseURL)
+	p.digitalOcean = digitalOceanHost(p.baseURL)
 	p.openAI = openAIHost(p.baseURL)
 	p.dashscope = dashscopeHost(p.baseURL)
 	p.deepseek = deepseekHost(p.baseURL)

@@ -828,6 +828,13 @@ func xaiHost(baseURL string) bool {
 	return err == nil && strings.EqualFold(u.Hostname(), "api.x.ai")
 }
 
+// digitalOceanHost reports whether baseURL is DigitalOcean's serverless
+// inference (inference.do-ai.run).
+func digitalOceanHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "inference.do-ai.run")
+}
+
 // mistralHost reports whether baseURL is Mistral's API: api.mistral.ai, or
 // another host of mistral.ai (codestral.mistral.ai serves the same API).
 func mistralHost(baseURL string) bool {

@@ -391,30 +391,21 @@ func (p *Provider) encodeInputContent(parts []*llmrelayv1.Part, i int, images bo
 			if !images {
 				return nil, p.invalid("messages[%d]: images are allowed in user messages only", i)
 			}
-			img, err := p.inputImage(k.Image, i)
+			iu, err := p.encodeImage(k.Image, i)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, img)
+			// detail is required on a message's input_image.
+			detail := iu.Detail
+			if detail == "" {
+				detail = "auto"
+			}
+			out = append(out, respInputContent{Type: "input_image", ImageURL: iu.URL, Detail: detail})
 		default:
 			return nil, p.invalid("messages[%d]: unsupported part %T in this role", i, part.GetKind())
 		}
 	}
 	return out, nil
-}
-
-// inputImage is an image as an input_image item, in a user message or a
-// function_call_output's output; detail is required on input_image.
-func (p *Provider) inputImage(img *llmrelayv1.Image, i int) (respInputContent, error) {
-	iu, err := p.encodeImage(img, i)
-	if err != nil {
-		return respInputContent{}, err
-	}
-	detail := iu.Detail
-	if detail == "" {
-		detail = "auto"
-	}
-	return respInputContent{Type: "input_image", ImageURL: iu.URL, Detail: detail}, nil
 }
 
 // encodeResultOutput is a tool result with parts (ToolResult.parts) as a
@@ -437,11 +428,16 @@ func (p *Provider) encodeResultOutput(tr *llmrelayv1.ToolResult, i, j int) ([]re
 			t := k.Text
 			out = append(out, respInputContent{Type: "input_text", Text: &t})
 		case *llmrelayv1.Part_Image:
-			img, err := p.inputImage(k.Image, i)
+			iu, err := p.encodeImage(k.Image, i)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, img)
+			// detail only when asked for: optional on an output item
+			// ("Defaults to `auto`", ResponseInputImageContentParam,
+			// unlike a message's input_image), and the follow-up OpenAI
+			// answered sends none (anomalyco/opencode's
+			// openai-responses-gpt-5-5-image-tool-result recording).
+			out = append(out, respInputContent{Type: "input_image", ImageURL: iu.URL, Detail: iu.Detail})
 		case *llmrelayv1.Part_File:
 			if field, reason := provider.CheckFile(formatResponses, k.File); reason != "" {
 				where += ".file"
@@ -602,8 +598,9 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 // without a signature as the item's reasoning_text content instead, with
 // an empty summary, where it would otherwise not be sent; sum
 // (Provider.summaryReasoningBack) sends it as its summary text, without
-// encrypted content. The warning says why a part cannot be sent.
-func reasoningInputItem(r *llmrelayv1.Reasoning, i, j int, store, raw, sum bool) (respInputItem, string) {
+// encrypted content (and, summaryBackNoID, without its id). The warning
+// says why a part cannot be sent.
+func reasoningInputItem(r *llmrelayv1.Reasoning, i, j int, store, raw bool, sum summaryBack) (respInputItem, string) {
 	switch {
 	case r.GetRedacted():
 		return respInputItem{}, fmt.Sprintf("messages[%d].parts[%d]: redacted reasoning is not OpenAI reasoning state and was not sent", i, j)
@@ -622,13 +619,19 @@ func reasoningInputItem(r *llmrelayv1.Reasoning, i, j int, store, raw, sum bool)
 		// it resolves no item ids.
 		return respInputItem{}, fmt.Sprintf("messages[%d].parts[%d]: reasoning without text or encrypted content was not sent: "+
 			"this server reads reasoning back as its text", i, j)
-	case sum && r.GetSignature() == "" && r.GetText() != "":
+	case sum != summaryBackNone && r.GetSignature() == "" && r.GetText() != "":
 		// gpt-oss on Bedrock's Mantle endpoint: no encrypted content;
 		// its reasoning goes back as its summary text, as opencode's
 		// recorded follow-up sent it and Bedrock answered
-		// (testdata/real_opencode_mantle_gptoss20b_replay_stream_3.next_request.json).
+		// (testdata/real_opencode_mantle_gptoss20b_replay_stream_3.next_request.json);
+		// kimi-k2.6 on DigitalOcean the same without the item's id
+		// (testdata/real_opencode_digitalocean_kimi_tool_loop_stream_1.next_request.json).
 		summary := []respSummaryPart{{Type: "summary_text", Text: r.GetText()}}
-		return respInputItem{Type: "reasoning", ID: r.GetId(), Summary: &summary}, ""
+		id := r.GetId()
+		if sum == summaryBackNoID {
+			id = ""
+		}
+		return respInputItem{Type: "reasoning", ID: id, Summary: &summary}, ""
 	case r.GetSignature() == "" && (!store || r.GetId() == ""):
 		return respInputItem{}, fmt.Sprintf("messages[%d].parts[%d]: reasoning without encrypted content (signature) was not sent: "+
 			"only a stored request can resolve a reasoning item by its id alone", i, j)
@@ -668,9 +671,41 @@ func (p *Provider) rawReasoningBack() bool {
 // {type: reasoning, id, summary: [{summary_text, text}], encrypted_content:
 // null}, which Bedrock answered; left out, gpt-oss lost the reasoning of
 // its tool-call turns, which it keeps until the final answer.
-func (p *Provider) summaryReasoningBack() bool {
-	return p.replay == replayReasoningField && !p.strictLimits()
+//
+// DigitalOcean's serverless inference (inference.do-ai.run) gets the same
+// on the Responses API only, without the item's id, when its reasoning
+// replay is left to auto (its Chat Completions replay stays none): it
+// serves open models through LiteLLM's hosted_vllm, whose stream (vLLM's)
+// gives reasoning as reasoning_text with no encrypted content and item ids
+// that response.completed renames (a bare 16-hex id streamed, rs_… at the
+// end); opencode's recorded follow-up sent kimi-k2.6's tool-call
+// reasoning back as {type: reasoning, summary: [{summary_text, text}],
+// encrypted_content: null} with no id, and DigitalOcean answered
+// (testdata/real_opencode_digitalocean_kimi_tool_loop_stream_1.next_request.json).
+// Left out, the model lost the reasoning that led to its call. The
+// OpenAI models it serves give encrypted content (asked for on every
+// unstored reasoning request), which goes back as to OpenAI.
+func (p *Provider) summaryReasoningBack() summaryBack {
+	switch {
+	case p.strictLimits():
+		return summaryBackNone
+	case p.replay == replayReasoningField:
+		return summaryBackWithID
+	case !p.replaySet && p.digitalOcean:
+		return summaryBackNoID
+	}
+	return summaryBackNone
 }
+
+// summaryBack is how reasoning without encrypted content goes back on the
+// Responses API as its summary text (Provider.summaryReasoningBack).
+type summaryBack uint8
+
+const (
+	summaryBackNone   summaryBack = iota // not so (raw text, or left out)
+	summaryBackWithID                    // with the item's id (Bedrock's Mantle)
+	summaryBackNoID                      // without it (DigitalOcean)
+)
 
 // hostedMCPTool is an MCP server OpenAI calls itself: the Authorization
 // header goes in its own field (the token, without "Bearer "), the other

@@ -85,6 +85,10 @@ func TestRound22StreamVariantsFoldAsUnary(t *testing.T) {
 	// summaryDropped: the final response left out the summary its
 	// deltas streamed (respFoldExceptions).
 	summaryDropped := map[string]bool{"real_maruel_gpt5mini_max_tokens_stream": true}
+	// finalRebuilt: the final response names the items otherwise than
+	// the stream did (respFoldExceptions), so no variant of the stream
+	// can fold to its unary reading.
+	finalRebuilt := map[string]bool{"real_opencode_digitalocean_kimi_tool_loop_stream_1": true}
 	skipNoKeys := map[string]bool{"real_pyd_openai_responses_raw_cot_stream_openrouter": true, "real_responses_copilot_id_rotation_stream": true}
 	checked := 0
 	for _, f := range files {
@@ -101,7 +105,7 @@ func TestRound22StreamVariantsFoldAsUnary(t *testing.T) {
 			continue
 		}
 		name := strings.TrimSuffix(filepath.Base(f), ".http")
-		if finalOutputCut[name] {
+		if finalOutputCut[name] || finalRebuilt[name] {
 			continue
 		}
 		for _, mode := range []string{"nokeys", "nodone", "noadded"} {

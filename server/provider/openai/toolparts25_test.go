@@ -67,7 +67,7 @@ func TestResponsesToolResultParts(t *testing.T) {
 	want := jsonOf(t, `{"type":"function_call_output","call_id":"call_Tp25ShotQ4mW","output":[`+
 		`{"type":"input_text","text":"Captured the login page."},{"type":"input_text","text":"Viewport 1280x800."},`+
 		`{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo=","detail":"high"},`+
-		`{"type":"input_image","image_url":"https://example.com/login-full.png","detail":"auto"},`+
+		`{"type":"input_image","image_url":"https://example.com/login-full.png"},`+
 		`{"type":"input_file","file_data":"data:application/pdf;base64,JVBERi0xLjQ=","filename":"login.pdf"},`+
 		`{"type":"input_file","file_id":"file-Tp25Ab12Cd34Ef56"}]}`)
 	if !reflect.DeepEqual(in[2], want) {
