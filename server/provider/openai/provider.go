@@ -513,9 +513,12 @@ func (p *Provider) requestIDHeader() string {
 // answers errors with that id alone (401, 404: maruel/genai's cassettes,
 // testdata/real_maruel_github_bad_model_err.http), and its answers with it
 // beside the apim-request-id of the Azure deployment behind it, so one id
-// names a GitHub request, answered or refused.
+// names a GitHub request, answered or refused. x-baseten-request-id is
+// Baseten's Model APIs' (inference.baseten.co): its answers carry it (and
+// the same value as x-baseten-session-id) and no x-request-id
+// (maruel/genai's 2026 cassettes, testdata/real_maruel_baseten_dsv4_*).
 var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id", "x-ds-trace-id", "msh-request-id", "x-kong-request-id",
-	"request-id", "x-amzn-requestid", "nvcf-reqid", "x-github-request-id", "apim-request-id"}
+	"request-id", "x-amzn-requestid", "nvcf-reqid", "x-github-request-id", "apim-request-id", "x-baseten-request-id"}
 
 // requestID reads the provider's request id (Azure: apim-request-id, else
 // x-request-id, else a compatible server's own header).

@@ -1,0 +1,72 @@
+package openai
+
+import (
+	"testing"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// Round 25 (vendors): recordings of providers we had few of
+// (testdata/README.md, "Round 25 (vendors)"). Every expectation is read
+// off the recording by hand.
+
+// TestRound25BasetenRequestID: DeepSeek-V4-Pro on Baseten's Model APIs
+// (maruel/genai, May 2026), square_root required, streamed: the whole call
+// in the first chunk (no reasoning), the usage on every chunk, growing
+// (27, then 32 out; 256 of 346 in cached), a usage-only last chunk. The
+// answer names itself only by x-baseten-request-id (the same value as
+// x-baseten-session-id), no x-request-id. Bug: the request id was lost.
+func TestRound25BasetenRequestID(t *testing.T) {
+	t.Parallel()
+	const model = "deepseek-ai/DeepSeek-V4-Pro"
+	evs, f, body := mgbStream(t, "real_maruel_baseten_dsv4_sqrt_stream_1", mgbBaseten, "", mgbSqrtReq(model, llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED))
+	if body["tool_choice"] != "required" || body["stream"] != true {
+		t.Errorf("request %v", body)
+	}
+	if got := evs[0].Meta.GetProviderRequestId(); got != "54ca7019e800a280c7bedb6a00059e7de09cd" {
+		t.Errorf("first event's request id %q (%v)", got, evs[0])
+	}
+	parts := f.Message.GetParts()
+	if len(parts) != 1 {
+		t.Fatalf("parts %v", parts)
+	}
+	if c := parts[0].GetToolCall(); c.GetCallId() != "chatcmpl-tool-d78ad5cec7584370a4be68dd74ca3b77" || c.GetName() != "square_root" || c.GetArguments() != `{"number": 132413}` || !c.GetArgumentsValid() {
+		t.Errorf("call %v", c)
+	}
+	r22Meta(t, f.Meta, "chatcmpl-9ac7d716ecff4a6e81b677d8d5af27cf", "54ca7019e800a280c7bedb6a00059e7de09cd", model, 1780264610,
+		&llmrelayv1.Usage{InputTokens: 346, OutputTokens: 32, TotalTokens: 378, CachedInputTokens: 256}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	r22Ext(t, f.Meta, nil)
+}
+
+// TestRound25BasetenNoArgsStream: openai/gpt-oss-120b on Baseten (October
+// 2026), get_hostname (no parameters), tool choice auto, streamed: the
+// reasoning in reasoning_content (reasoning_tokens 0 all the same), the
+// call opened with its id, name and arguments "", then a second fragment
+// repeating the id (no name) with arguments "{}"; the usage on every
+// chunk; Baseten's rate-limit headers, limits and remainders without
+// resets. One call get_hostname("{}"), the request id, the budgets.
+func TestRound25BasetenNoArgsStream(t *testing.T) {
+	t.Parallel()
+	const model = "openai/gpt-oss-120b"
+	req := w3aToolReq(w3aHostQuestion, w3aGetHostname)
+	req.Model = model
+	_, f, body := mgbStream(t, "real_maruel_baseten_oss120_noargs_stream_1", mgbBaseten, "", req)
+	if body["tool_choice"] != "auto" || body["model"] != model {
+		t.Errorf("request %v", body)
+	}
+	parts := f.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != " user wants to call get_hostname tool. Need to output only hostname. Use tool." {
+		t.Fatalf("parts %v", parts)
+	}
+	if c := parts[1].GetToolCall(); c.GetCallId() != "chatcmpl-tool-83b9ac53a204456daa47882b1caadab4" || c.GetName() != "get_hostname" || c.GetArguments() != "{}" || !c.GetArgumentsValid() {
+		t.Errorf("call %v", c)
+	}
+	r22Meta(t, f.Meta, "chatcmpl-53ddd2b2a24546989ddbf669cb397e0b", "54ca701a1021a165c7e5abf9f7905fa39762c", model, 1791036626,
+		&llmrelayv1.Usage{InputTokens: 146, OutputTokens: 35, TotalTokens: 181, CachedInputTokens: 64}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	rl := f.Meta.GetRateLimit()
+	if rl.GetRequestsLimit() != 120 || rl.GetRequestsRemaining() != 60 || rl.GetTokensLimit() != 300000 || rl.GetTokensRemaining() != 300000 ||
+		rl.GetRequestsResetTime() != nil || rl.GetTokensResetTime() != nil {
+		t.Errorf("rate limit %v", rl)
+	}
+	r22Ext(t, f.Meta, nil)
+}
