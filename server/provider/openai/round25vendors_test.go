@@ -70,3 +70,29 @@ func TestRound25BasetenNoArgsStream(t *testing.T) {
 	}
 	r22Ext(t, f.Meta, nil)
 }
+
+// TestRound25BasetenGLMUnary: zai-org/GLM-5.1 on Baseten (June 2026),
+// square_root required, unary (maruel/genai's request also sent
+// chat_template_args {"enable_thinking": true}, which we do not send):
+// reasoning_content beside the call, vLLM's stop_reason as the stop
+// token's number (154829), 204 of 206 in cached, 20 of 33 out reasoning;
+// the request id in x-baseten-request-id. Reasoning then call, the ids and
+// counts as recorded, the stop token kept as stop_token_id. No bug.
+func TestRound25BasetenGLMUnary(t *testing.T) {
+	t.Parallel()
+	const model = "zai-org/GLM-5.1"
+	res, body := mgbUnary(t, "real_maruel_baseten_glm51_sqrt_1", mgbBaseten, "", mgbSqrtReq(model, llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED))
+	if body["tool_choice"] != "required" || body["model"] != model {
+		t.Errorf("request %v", body)
+	}
+	parts := res.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != "The user wants me to calculate the square root of 132413 and return only the result." {
+		t.Fatalf("parts %v", parts)
+	}
+	if c := parts[1].GetToolCall(); c.GetCallId() != "chatcmpl-tool-4d75718d93c240b5bc62ea2c041553bb" || c.GetArguments() != `{"number": 132413}` || !c.GetArgumentsValid() {
+		t.Errorf("call %v", c)
+	}
+	r22Meta(t, res.Meta, "chatcmpl-9ceb1e908fd64b638bbb7fc9709343de", "54ca7019e9f8567b27838ac494ffa17633314", model, 1780792781,
+		&llmrelayv1.Usage{InputTokens: 206, OutputTokens: 33, TotalTokens: 239, CachedInputTokens: 204, ReasoningTokens: 20}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
+	r22Ext(t, res.Meta, map[string]any{"stop_token_id": float64(154829)})
+}
