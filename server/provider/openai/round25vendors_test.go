@@ -96,3 +96,55 @@ func TestRound25BasetenGLMUnary(t *testing.T) {
 		&llmrelayv1.Usage{InputTokens: 206, OutputTokens: 33, TotalTokens: 239, CachedInputTokens: 204, ReasoningTokens: 20}, llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, "tool_calls")
 	r22Ext(t, res.Meta, map[string]any{"stop_token_id": float64(154829)})
 }
+
+const r25Databricks = "https://dbc.cloud.databricks.com/serving-endpoints"
+
+// TestRound25DatabricksReasoningStream: databricks-gpt-oss-120b on
+// Databricks' model serving (pydantic-ai's cassette, January 2026),
+// "Count to 3", streamed: empty content deltas, then the reasoning as
+// content arrays holding one part {"type":"reasoning","summary":
+// [{"type":"summary_text","text":…}]} per delta, then the text as strings;
+// the usage on every chunk. Bug: each reasoning delta was relayed as its
+// JSON text with a warning ("delta content has an unrecognized shape");
+// now reasoning, the text after it.
+func TestRound25DatabricksReasoningStream(t *testing.T) {
+	t.Parallel()
+	req := r22Ask("databricks-gpt-oss-120b", "Count to 3")
+	evs, f, body := mgbStream(t, "real_pyd_databricks_oss120_stream", r25Databricks, "", req)
+	if body["model"] != "databricks-gpt-oss-120b" || body["stream"] != true {
+		t.Errorf("request %v", body)
+	}
+	for _, e := range evs {
+		if e.Meta != nil && len(e.Meta.GetWarnings()) > 0 {
+			t.Errorf("warnings %v", e.Meta.GetWarnings())
+		}
+	}
+	parts := f.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != `The user asks "Count to 3". Simple: respond with "1, 2, 3" or "1 2 3". Should comply.` || parts[1].GetText() != "1, 2, 3." {
+		t.Fatalf("parts %v", parts)
+	}
+	r22Meta(t, f.Meta, "chatcmpl_34e076a5-2dc5-42f8-8d36-2e7df1561c34", "", "gpt-oss-120b-080525", 1768789165,
+		&llmrelayv1.Usage{InputTokens: 89, OutputTokens: 51, TotalTokens: 140}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	r22Ext(t, f.Meta, nil)
+}
+
+// TestRound25DatabricksReasoningUnary: the same model unary (January
+// 2026): content an array of a reasoning part (its summary) and a text
+// part "paris". Bug: the whole array was the answer's text, as JSON, with
+// a warning; now a reasoning part and the text.
+func TestRound25DatabricksReasoningUnary(t *testing.T) {
+	t.Parallel()
+	req := r22Ask("databricks-gpt-oss-120b", "What is the capital of France? lowercase, one word reply, no punctuation.")
+	res, body := mgbUnary(t, "real_pyd_databricks_oss120_simple", r25Databricks, "", req)
+	if body["model"] != "databricks-gpt-oss-120b" {
+		t.Errorf("request %v", body)
+	}
+	const reasoning = "The user wants: \"What is the capital of France? lowercase, one word reply, no punctuation.\"\n\nWe must comply. Answer: \"paris\". It's lowercase, one word, no punctuation."
+	parts := res.Message.GetParts()
+	if len(parts) != 2 || parts[0].GetReasoning().GetText() != reasoning || parts[1].GetText() != "paris" {
+		t.Fatalf("parts %v", parts)
+	}
+	r22Meta(t, res.Meta, "chatcmpl_84cd52ca-a3c7-4bfd-903c-f53620967819", "", "gpt-oss-120b-080525", 1768819938,
+		&llmrelayv1.Usage{InputTokens: 101, OutputTokens: 52, TotalTokens: 153}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	r22Ext(t, res.Meta, nil)
+}
