@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // Round 25 (vendors): recordings of providers we had few of
@@ -123,7 +124,7 @@ func TestRound25DatabricksReasoningStream(t *testing.T) {
 	if len(parts) != 2 || parts[0].GetReasoning().GetText() != `The user asks "Count to 3". Simple: respond with "1, 2, 3" or "1 2 3". Should comply.` || parts[1].GetText() != "1, 2, 3." {
 		t.Fatalf("parts %v", parts)
 	}
-	r22Meta(t, f.Meta, "chatcmpl_34e076a5-2dc5-42f8-8d36-2e7df1561c34", "", "gpt-oss-120b-080525", 1768789165,
+	r22Meta(t, f.Meta, "chatcmpl_34e076a5-2dc5-42f8-8d36-2e7df1561c34", "4864e95d-10dc-4854-acf2-ab570998c934", "gpt-oss-120b-080525", 1768789165,
 		&llmrelayv1.Usage{InputTokens: 89, OutputTokens: 51, TotalTokens: 140}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
 	r22Ext(t, f.Meta, nil)
 }
@@ -144,7 +145,44 @@ func TestRound25DatabricksReasoningUnary(t *testing.T) {
 	if len(parts) != 2 || parts[0].GetReasoning().GetText() != reasoning || parts[1].GetText() != "paris" {
 		t.Fatalf("parts %v", parts)
 	}
-	r22Meta(t, res.Meta, "chatcmpl_84cd52ca-a3c7-4bfd-903c-f53620967819", "", "gpt-oss-120b-080525", 1768819938,
+	r22Meta(t, res.Meta, "chatcmpl_84cd52ca-a3c7-4bfd-903c-f53620967819", "185151b1-7deb-4126-8a7e-cfbbb978e042", "gpt-oss-120b-080525", 1768819938,
 		&llmrelayv1.Usage{InputTokens: 101, OutputTokens: 52, TotalTokens: 153}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
 	r22Ext(t, res.Meta, nil)
+}
+
+// TestRound25DatabricksUnauthenticated: Databricks' 401 for a missing
+// credential (January 2026): {"error_code": 401, "message": "Credential
+// was not sent or was of an unsupported type for this API. [ReqId:
+// <uuid>]"}, www-authenticate Bearer realm="DatabricksRealm", the id in
+// server-timing only. Unauthenticated, the message whole, no code (the
+// status's number is no code), the request id from server-timing.
+func TestRound25DatabricksUnauthenticated(t *testing.T) {
+	t.Parallel()
+	pe, _ := mgbErr(t, "real_pyd_databricks_err_401", r25Databricks, r22Ask("databricks-gpt-5-2", "Hello"), false)
+	if pe.Kind != provider.KindUnauthenticated || pe.HTTPStatus != 401 || pe.Code != "" ||
+		pe.Message != "Credential was not sent or was of an unsupported type for this API. [ReqId: e4931123-4965-43bf-b146-79396c248276]" ||
+		pe.RequestID != "e4931123-4965-43bf-b146-79396c248276" {
+		t.Errorf("error %+v", *pe)
+	}
+}
+
+// TestRound25ServerTimingRequestID: the request_id metric's description,
+// quoted (a comma or an escaped quote inside) or a token, whatever the
+// other metrics and their order; nothing from other metrics.
+func TestRound25ServerTimingRequestID(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{`request_id;dur=0;desc="4864e95d-10dc-4854-acf2-ab570998c934", client_protocol;dur=0;desc="HTTP/1.1"`}, "4864e95d-10dc-4854-acf2-ab570998c934"},
+		{[]string{`cfL4;desc="?proto=TCP&rtt=1,2"`, `Request_ID; desc=abc`}, "abc"},
+		{[]string{`edge;desc="a, request_id;desc=x"`}, ""},
+		{[]string{`request_id;desc="q\"d"`}, `q"d`},
+		{[]string{`request_id;dur=3`, `cache;desc=hit`}, ""},
+		{nil, ""},
+	} {
+		if got := serverTimingRequestID(c.in); got != c.want {
+			t.Errorf("%q: %q, want %q", c.in, got, c.want)
+		}
+	}
 }
