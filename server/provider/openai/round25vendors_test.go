@@ -186,3 +186,26 @@ func TestRound25ServerTimingRequestID(t *testing.T) {
 		}
 	}
 }
+
+// TestRound25DatabricksClaudeStream: databricks-claude-opus-4-5 (Claude on
+// Bedrock behind Databricks' model serving, January 2026), "Count to 3",
+// streamed: Bedrock's message id (msg_bdrk_…) as the chunk id, the role on
+// every delta, the usage on every chunk with completion_tokens and
+// total_tokens null until the last and Anthropic's cache counters beside
+// (0). Text "1, 2, 3", 11 in, 11 out; the request id from server-timing.
+// The usage events before the last count no output (null read as 0). No
+// bug.
+func TestRound25DatabricksClaudeStream(t *testing.T) {
+	t.Parallel()
+	req := r22Ask("databricks-claude-opus-4-5", "Count to 3")
+	_, f, body := mgbStream(t, "real_pyd_databricks_opus45_stream", r25Databricks, "", req)
+	if body["model"] != "databricks-claude-opus-4-5" {
+		t.Errorf("request %v", body)
+	}
+	if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "1, 2, 3" {
+		t.Fatalf("parts %v", parts)
+	}
+	r22Meta(t, f.Meta, "msg_bdrk_01VkkRVLhMj1e8Yc7b9F52rr", "7b3fec26-6dbc-4c19-9346-cd898b6799ae", "us.anthropic.claude-opus-4-5-20251101-v1:0", 1768789164,
+		&llmrelayv1.Usage{InputTokens: 11, OutputTokens: 11, TotalTokens: 22}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	r22Ext(t, f.Meta, nil)
+}
