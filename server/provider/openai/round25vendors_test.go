@@ -209,3 +209,23 @@ func TestRound25DatabricksClaudeStream(t *testing.T) {
 		&llmrelayv1.Usage{InputTokens: 11, OutputTokens: 11, TotalTokens: 22}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
 	r22Ext(t, f.Meta, nil)
 }
+
+// TestRound25DatabricksOpenAIStream: databricks-gpt-5-2 (OpenAI's
+// gpt-5.2 behind Databricks, January 2026), "Count to 3", streamed:
+// OpenAI's chunks (obfuscation, service_tier) and OpenAI's openai-*
+// headers (organization databricks-serverless) but no x-request-id (only
+// access-control-expose-headers naming it), the id in server-timing; the
+// usage chunk adds cache_read_input_tokens; the stream ends after it with
+// no [DONE]. Text "1  \n2  \n3", complete (the finish and the usage came).
+// No bug.
+func TestRound25DatabricksOpenAIStream(t *testing.T) {
+	t.Parallel()
+	req := r22Ask("databricks-gpt-5-2", "Count to 3")
+	_, f, _ := mgbStream(t, "real_pyd_databricks_gpt52_stream", r25Databricks, "", req)
+	if parts := f.Message.GetParts(); len(parts) != 1 || parts[0].GetText() != "1  \n2  \n3" {
+		t.Fatalf("parts %v", parts)
+	}
+	r22Meta(t, f.Meta, "chatcmpl-Czh9o8cjeGcE4KSxEMR1NwNazGj2u", "119ed760-601b-4f35-a847-0b36f8f20011", "gpt-5.2-2025-12-11", 1768819940,
+		&llmrelayv1.Usage{InputTokens: 10, OutputTokens: 8, TotalTokens: 18}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	r22Ext(t, f.Meta, map[string]any{"service_tier": "default", "openai_processing_ms": float64(188)})
+}
