@@ -521,9 +521,12 @@ func (p *Provider) requestIDHeader() string {
 // answers errors with that id alone (401, 404: maruel/genai's cassettes,
 // testdata/real_maruel_github_bad_model_err.http), and its answers with it
 // beside the apim-request-id of the Azure deployment behind it, so one id
-// names a GitHub request, answered or refused.
+// names a GitHub request, answered or refused. x-baseten-request-id is
+// Baseten's Model APIs' (inference.baseten.co): its answers carry it (and
+// the same value as x-baseten-session-id) and no x-request-id
+// (maruel/genai's 2026 cassettes, testdata/real_maruel_baseten_dsv4_*).
 var compatRequestIDHeaders = [...]string{"mistral-correlation-id", "inference-id", "x-ds-trace-id", "msh-request-id", "x-kong-request-id",
-	"request-id", "x-amzn-requestid", "nvcf-reqid", "x-github-request-id", "apim-request-id"}
+	"request-id", "x-amzn-requestid", "nvcf-reqid", "x-github-request-id", "apim-request-id", "x-baseten-request-id"}
 
 // requestID reads the provider's request id (Azure: apim-request-id, else
 // x-request-id, else a compatible server's own header).
@@ -541,7 +544,66 @@ func (p *Provider) requestID(h http.Header) string {
 			return v
 		}
 	}
+	return serverTimingRequestID(h.Values("Server-Timing"))
+}
+
+// serverTimingRequestID is the description of a Server-Timing metric
+// named request_id: Databricks' model serving names every answer, and
+// every refusal, only so (`server-timing: request_id;dur=0;desc="<uuid>",
+// client_protocol;dur=0;desc="HTTP/1.1"`, the id its error messages quote
+// as "[ReqId: <uuid>]": pydantic-ai's cassettes,
+// testdata/real_pyd_databricks_*). The header's syntax (W3C Server
+// Timing): metrics separated by commas, each a name and ;-separated
+// parameters, desc a token or a quoted string. "" when no such metric.
+func serverTimingRequestID(values []string) string {
+	for _, v := range values {
+		for _, metric := range splitUnquoted(v, ',') {
+			params := splitUnquoted(metric, ';')
+			if len(params) == 0 || !strings.EqualFold(strings.TrimSpace(params[0]), "request_id") {
+				continue
+			}
+			for _, prm := range params[1:] {
+				name, val, ok := strings.Cut(strings.TrimSpace(prm), "=")
+				if !ok || !strings.EqualFold(strings.TrimSpace(name), "desc") {
+					continue
+				}
+				val = strings.TrimSpace(val)
+				if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' {
+					// A quoted-string: a backslash escapes the next byte.
+					var b strings.Builder
+					for i := 1; i < len(val)-1; i++ {
+						if val[i] == '\\' && i+1 < len(val)-1 {
+							i++
+						}
+						b.WriteByte(val[i])
+					}
+					val = b.String()
+				}
+				if val != "" {
+					return strings.ToValidUTF8(val, "\uFFFD")
+				}
+			}
+		}
+	}
 	return ""
+}
+
+// splitUnquoted splits s at each sep outside a quoted string.
+func splitUnquoted(s string, sep byte) []string {
+	var out []string
+	start, quoted := 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' && quoted:
+			i++
+		case c == '"':
+			quoted = !quoted
+		case c == sep && !quoted:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
 }
 
 // secrets are the credentials of one call, redacted from error texts.

@@ -216,23 +216,63 @@ func reasoningParts(pieces []provider.ReasoningDelta) []*llmrelayv1.Part {
 	return parts
 }
 
-// thinkingText is the reasoning Mistral's reasoning models put in
-// content: an array whose "thinking" parts hold text chunks
-// ({"type":"thinking","thinking":[{"type":"text","text":"..."}]}) or a
-// string. contentText skips these parts.
+// mayHoldThinking reports whether content is an array that may hold
+// reasoning parts (thinkingText): Mistral's "thinking" parts or the
+// "reasoning" parts of Databricks' model serving.
+func mayHoldThinking(content json.RawMessage) bool {
+	return isContentArray(content) && (bytes.Contains(content, []byte(`"thinking"`)) || bytes.Contains(content, []byte(`"reasoning"`)))
+}
+
+// summaryTexts reads a "reasoning" content part's summary: the text of
+// each of its entries ({"type":"summary_text","text":…}), in order.
+func summaryTexts(summary json.RawMessage) []json.RawMessage {
+	var entries []struct {
+		Text json.RawMessage `json:"text"`
+	}
+	if json.Unmarshal(summary, &entries) != nil {
+		return nil
+	}
+	texts := make([]json.RawMessage, 0, len(entries))
+	for _, e := range entries {
+		if len(e.Text) > 0 && e.Text[0] == '"' {
+			texts = append(texts, e.Text)
+		}
+	}
+	return texts
+}
+
+// thinkingText is the reasoning some servers put in content, an array of
+// typed parts: Mistral's reasoning models a "thinking" part holding text
+// chunks ({"type":"thinking","thinking":[{"type":"text","text":"..."}]})
+// or a string; Databricks' model serving (gpt-oss) a "reasoning" part
+// holding a summary ({"type":"reasoning","summary":[{"type":
+// "summary_text","text":"..."}]}, one per stream delta and one before the
+// text part in a unary answer: pydantic-ai's cassettes,
+// testdata/real_pyd_databricks_*), its entries' texts joined as sent.
+// contentText skips these parts.
 func thinkingText(content json.RawMessage) string {
-	if !isContentArray(content) || !bytes.Contains(content, []byte(`"thinking"`)) {
+	if !mayHoldThinking(content) {
 		return ""
 	}
 	var parts []struct {
 		Type     string          `json:"type"`
 		Thinking json.RawMessage `json:"thinking"`
+		Summary  json.RawMessage `json:"summary"`
 	}
 	if json.Unmarshal(content, &parts) != nil {
 		return ""
 	}
 	var b strings.Builder
 	for _, p := range parts {
+		if p.Type == "reasoning" {
+			for _, t := range summaryTexts(p.Summary) {
+				var s string
+				if json.Unmarshal(t, &s) == nil {
+					b.WriteString(s)
+				}
+			}
+			continue
+		}
 		if p.Type != "thinking" {
 			continue
 		}
@@ -299,6 +339,7 @@ func contentTokens(content json.RawMessage) (text, thinking []byte) {
 		Text     json.RawMessage `json:"text"`
 		Refusal  json.RawMessage `json:"refusal"`
 		Thinking json.RawMessage `json:"thinking"`
+		Summary  json.RawMessage `json:"summary"`
 	}
 	if json.Unmarshal(content, &parts) != nil {
 		return nil, nil
@@ -306,6 +347,8 @@ func contentTokens(content json.RawMessage) (text, thinking []byte) {
 	var texts, thoughts []json.RawMessage
 	for _, p := range parts {
 		switch {
+		case p.Type == "reasoning":
+			thoughts = append(thoughts, summaryTexts(p.Summary)...)
 		case len(p.Text) > 0 && string(p.Text) != "null":
 			texts = append(texts, p.Text)
 		case len(p.Refusal) > 0 && string(p.Refusal) != "null":

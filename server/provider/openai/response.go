@@ -730,6 +730,9 @@ func contentText(raw json.RawMessage) (text, refusal string, ok bool) {
 			ok := true
 			for _, pt := range parts {
 				switch {
+				case pt.Type == "reasoning":
+					// Databricks' reasoning summary, read by
+					// reasoningPieces (thinkingText).
 				case pt.Text != nil:
 					tb.WriteString(*pt.Text)
 				case pt.Refusal != nil:

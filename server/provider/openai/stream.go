@@ -1030,7 +1030,7 @@ func (s *chatStream) delta(d *respMessage, meta *llmrelayv1.ResponseMeta, raw *r
 		if !isPresent(d.ReasoningDetails) {
 			s.flushDetail()
 		}
-		thinking := isContentArray(d.Content) && bytes.Contains(d.Content, []byte(`"thinking"`))
+		thinking := mayHoldThinking(d.Content)
 		if !thinking {
 			s.flushThinking()
 		}
