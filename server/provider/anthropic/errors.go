@@ -202,8 +202,9 @@ func refineKind(e *provider.Error) {
 	// Claude API, Bedrock and Vertex AI or between accounts:
 	// ding113/claude-code-hub#518, caozhiyuan/copilot-api#73), and the
 	// same words for a block bound to another conversation ("… Remove the
-	// block, or set …"). The conversation without its thinking blocks
-	// passes (provider.Request.DropSignatures).
+	// block, or set …"), and without the backticks as some clients relay
+	// them (arojunior/handle-failed-requests-js#8). The conversation
+	// without its thinking blocks passes (provider.Request.DropSignatures).
 	e.SignatureRefused = strings.Contains(msg, "invalid `signature` in `thinking` block") ||
 		strings.Contains(msg, "invalid signature in thinking block")
 	switch {
