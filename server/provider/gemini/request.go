@@ -32,8 +32,9 @@ const skipSignature = "skip_thought_signature_validator"
 // \"context_engineering_is_the_way_to_go\" or
 // \"skip_thought_signature_validator\"" (ai.google.dev/gemini-api/docs/
 // thought-signatures, FAQs; Vertex AI's page names the second, which
-// both take). Every function call that carried a signature carries the
-// placeholder instead, where Gemini 3 validates one; a signature on any
+// both take). Every function call (a built-in tool's call too) that
+// carried a signature carries the placeholder instead, where Gemini 3
+// validates one; a signature on any
 // other part (a thought, a signed text part) is left out, since nothing
 // requires it there, and a thought part that was only a signature goes
 // with it. The warning, "" when nothing changed, counts both.
@@ -48,7 +49,9 @@ func placeholderSignatures(out *generateContentRequest) string {
 		for _, p := range c.Parts {
 			switch {
 			case p.ThoughtSignature == "" || p.ThoughtSignature == skipSignature:
-			case p.FunctionCall != nil:
+			case p.FunctionCall != nil || p.ToolCall != nil:
+				// A call (a built-in tool's too): where Gemini 3
+				// validates a signature.
 				p.ThoughtSignature = skipSignature
 				replaced++
 			default:

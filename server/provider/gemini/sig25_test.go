@@ -33,6 +33,10 @@ func sig25Conversation() *provider.Request {
 			sigPart(&llmrelayv1.Reasoning{Text: "The user wants the weather.", Signature: "EqQBsig25OtherProjectThoughtSig=="}),
 			text("Let me look it up."),
 			sigPart(&llmrelayv1.Reasoning{Signature: "Ep0Bsig25OtherProjectTextSig=="}),
+			&llmrelayv1.Part{Kind: &llmrelayv1.Part_ProviderItem{ProviderItem: &llmrelayv1.ProviderItem{Provider: "gemini", Type: "toolCall",
+				Json: `{"toolCall":{"toolType":"URL_CONTEXT","id":"sig25u1","args":{"urls":["https://example.com/oslo"]}},"thoughtSignature":"Ck0Bsig25OtherProjectToolSig=="}`}}},
+			&llmrelayv1.Part{Kind: &llmrelayv1.Part_ProviderItem{ProviderItem: &llmrelayv1.ProviderItem{Provider: "gemini", Type: "toolResponse",
+				Json: `{"toolResponse":{"toolType":"URL_CONTEXT","id":"sig25u1"}}`}}},
 			call),
 		msg(llmrelayv1.Role_ROLE_TOOL, toolResultPart("call_sig25_paris", `{"temp":"18C"}`)))
 }
@@ -82,8 +86,8 @@ func TestSig25CorruptedThoughtSignature(t *testing.T) {
 
 // TestSig25PlaceholderSignatures: the conversation sent again with
 // DropSignatures carries Google's documented placeholder
-// (skip_thought_signature_validator) on the function call instead of the
-// other project's signature, no signature on the thought and the text
+// (skip_thought_signature_validator) on the function call and the
+// built-in tool's call instead of the other project's signatures, no signature on the thought and the text
 // part, and a warning that says so; without DropSignatures the
 // signatures go as they came.
 func TestSig25PlaceholderSignatures(t *testing.T) {
@@ -94,7 +98,7 @@ func TestSig25PlaceholderSignatures(t *testing.T) {
 		t.Fatal("no error")
 	}
 	first := string(srv.Last(t).Body)
-	for _, sig := range []string{"CsEBAY89a1+sig25OtherProjectCallSig==", "EqQBsig25OtherProjectThoughtSig==", "Ep0Bsig25OtherProjectTextSig=="} {
+	for _, sig := range []string{"CsEBAY89a1+sig25OtherProjectCallSig==", "EqQBsig25OtherProjectThoughtSig==", "Ep0Bsig25OtherProjectTextSig==", "Ck0Bsig25OtherProjectToolSig=="} {
 		if !strings.Contains(first, sig) {
 			t.Errorf("first request lacks %s: %s", sig, first)
 		}
@@ -111,7 +115,7 @@ func TestSig25PlaceholderSignatures(t *testing.T) {
 	}
 	found := false
 	for _, w := range warnings {
-		if strings.Contains(w, "1 function call(s) with Google's placeholder signature") && strings.Contains(w, "left out 2 other signature(s)") {
+		if strings.Contains(w, "2 function call(s) with Google's placeholder signature") && strings.Contains(w, "left out 2 other signature(s)") {
 			found = true
 		}
 	}
