@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -75,3 +76,64 @@ func WithoutReasoning(msgs []*llmrelayv1.Message, name string) ([]*llmrelayv1.Me
 // SignatureRetryNote names, in warnings, the retry that sends a refused
 // conversation again without its reasoning state.
 const SignatureRetryNote = "retried once without it, meta.retry_reasons: reasoning_signature_refused"
+
+// GoogleSignatureRefused reports Gemini's refusal of a thought signature
+// it did not produce: a 400 INVALID_ARGUMENT "Corrupted thought
+// signature." when a conversation moves between accounts (Google account
+// to API key: google-gemini/gemini-cli#13467; an OpenRouter or proxy
+// account pool: charmbracelet/crush#1698, massgen/MassGen#665,
+// lbjlaq/Antigravity-Manager#970) and "Invalid thought signature." for a
+// stale one (lbjlaq/Antigravity-Manager#3342). Not "Function call is
+// missing a thought_signature": that one names no signature sent. The
+// Gemini adapter and the OpenAI-compatible endpoint's (Google's host)
+// read it.
+func GoogleSignatureRefused(status, msg string) bool {
+	if status != "INVALID_ARGUMENT" {
+		return false
+	}
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "corrupted thought signature") || strings.Contains(m, "invalid thought signature")
+}
+
+// GoogleSkipSignature is Google's documented placeholder thoughtSignature
+// for history Gemini did not produce: "You can set the following dummy
+// signatures of either \"context_engineering_is_the_way_to_go\" or
+// \"skip_thought_signature_validator\"" (ai.google.dev/gemini-api/docs/
+// thought-signatures, FAQs); Vertex AI's page names the second, which
+// both take.
+const GoogleSkipSignature = "skip_thought_signature_validator"
+
+// PlaceholderCallSignatures returns the conversation with every tool
+// call signature replaced by placeholder, and how many were; the input
+// is not modified, unchanged messages are shared.
+func PlaceholderCallSignatures(msgs []*llmrelayv1.Message, placeholder string) ([]*llmrelayv1.Message, int) {
+	out := make([]*llmrelayv1.Message, 0, len(msgs))
+	n := 0
+	for _, m := range msgs {
+		var parts []*llmrelayv1.Part
+		for j, p := range m.GetParts() {
+			tc := p.GetToolCall()
+			if tc.GetSignature() == "" || tc.GetSignature() == placeholder {
+				if parts != nil {
+					parts = append(parts, p)
+				}
+				continue
+			}
+			if parts == nil {
+				parts = append(make([]*llmrelayv1.Part, 0, len(m.GetParts())), m.GetParts()[:j]...)
+			}
+			c := proto.CloneOf(tc)
+			c.Signature = placeholder
+			parts = append(parts, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolCall{ToolCall: c}})
+			n++
+		}
+		if parts == nil {
+			out = append(out, m)
+			continue
+		}
+		c := proto.CloneOf(m)
+		c.Parts = parts
+		out = append(out, c)
+	}
+	return out, n
+}

@@ -198,23 +198,7 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 	case st.Status == "DEADLINE_EXCEEDED":
 		e.Kind = provider.KindTimeout
 	}
-	e.SignatureRefused = thoughtSignatureRefused(st.Status, st.Message)
-}
-
-// thoughtSignatureRefused reports Gemini's refusal of a thought signature
-// it did not produce: a 400 INVALID_ARGUMENT "Corrupted thought
-// signature." when a conversation moves between accounts (Google account
-// to API key: google-gemini/gemini-cli#13467; an OpenRouter or proxy
-// account pool: charmbracelet/crush#1698, massgen/MassGen#665,
-// lbjlaq/Antigravity-Manager#970) and "Invalid thought signature." for a
-// stale one (lbjlaq/Antigravity-Manager#3342). Not "Function call is
-// missing a thought_signature": that one names no signature sent.
-func thoughtSignatureRefused(status, msg string) bool {
-	if status != "INVALID_ARGUMENT" {
-		return false
-	}
-	m := strings.ToLower(msg)
-	return strings.Contains(m, "corrupted thought signature") || strings.Contains(m, "invalid thought signature")
+	e.SignatureRefused = provider.GoogleSignatureRefused(st.Status, st.Message)
 }
 
 // retryInRE reads the delay a RESOURCE_EXHAUSTED message states, as the

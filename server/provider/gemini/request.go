@@ -22,7 +22,7 @@ import (
 // skipSignature is Google's documented placeholder thoughtSignature for
 // replayed function calls whose real signature is not available; Gemini 3
 // rejects a replayed model turn with function calls but no signature.
-const skipSignature = "skip_thought_signature_validator"
+const skipSignature = provider.GoogleSkipSignature
 
 // placeholderSignatures sends a conversation whose thought signatures the
 // deployment refused as not its own (provider.Request.DropSignatures,

@@ -78,7 +78,7 @@ func TestSig25CorruptedThoughtSignature(t *testing.T) {
 		{"INVALID_ARGUMENT", "Request contains an invalid argument.", false},
 		{"INTERNAL", "Corrupted thought signature.", false},
 	} {
-		if got := thoughtSignatureRefused(c.status, c.msg); got != c.want {
+		if got := provider.GoogleSignatureRefused(c.status, c.msg); got != c.want {
 			t.Errorf("%s %q: refused=%v, want %v", c.status, c.msg, got, c.want)
 		}
 	}

@@ -304,6 +304,9 @@ func (p *Provider) googleStatusError(raw []byte, resp *http.Response, sec secret
 		// 34.237795071s.", the Gemini API's words beside it).
 		e.RetryAfter = retryDelayFromMessage(e.Message)
 	}
+	// Only where the request can go again with Google's placeholder
+	// (buildChatRequest): Google's own host.
+	e.SignatureRefused = p.googleCompat && provider.GoogleSignatureRefused(st.Status, e.Message)
 	switch {
 	case reason == "API_KEY_INVALID" || reason == "API_KEY_EXPIRED" || st.Status == "UNAUTHENTICATED":
 		e.Kind = provider.KindUnauthenticated

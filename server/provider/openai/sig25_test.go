@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -100,5 +101,66 @@ func TestSig25ResponsesWithoutReasoningItems(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("warnings %q", warnings)
+	}
+}
+
+// TestSig25GoogleCompatPlaceholder: Google's OpenAI-compatible endpoint
+// answers the thought signature of another account with its
+// google.rpc.Status ("Corrupted thought signature.", INVALID_ARGUMENT,
+// google-gemini/gemini-cli#13467's words) in the array it answers errors
+// in: flagged SignatureRefused on Google's host only, where the request
+// goes again with Google's placeholder as the call's
+// extra_content.google.thought_signature.
+func TestSig25GoogleCompatPlaceholder(t *testing.T) {
+	t.Parallel()
+	const body = `[{"error":{"code":400,"message":"Corrupted thought signature.","status":"INVALID_ARGUMENT"}}]`
+	for _, c := range []struct {
+		base string
+		want bool
+	}{
+		{"https://generativelanguage.googleapis.com/v1beta/openai", true},
+		{"https://llm-proxy.example.com/v1", false},
+	} {
+		p, err := New(testKey, WithBaseURL(c.base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := &http.Response{StatusCode: 400, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(body))}
+		pe := p.httpError(resp, "gemini-3-flash-preview", secrets{testKey})
+		if pe.SignatureRefused != c.want || pe.HTTPStatus != 400 || pe.Message != "Corrupted thought signature." {
+			t.Errorf("%s: refused=%v status=%d msg=%q", c.base, pe.SignatureRefused, pe.HTTPStatus, pe.Message)
+		}
+	}
+	p, err := New(testKey, WithBaseURL("https://generativelanguage.googleapis.com/v1beta/openai"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := toolCallPart("k7Qm2xsig25", "get_weather", `{"city":"Lisbon"}`)
+	call.GetToolCall().Signature = "EqQCsig25OtherAccountCallSig"
+	req := &provider.Request{Model: "gemini-3-flash-preview", Options: &llmrelayv1.GenerationOptions{}, Messages: []*llmrelayv1.Message{
+		msgOf(llmrelayv1.Role_ROLE_USER, text("Weather in Lisbon?")),
+		{Role: llmrelayv1.Role_ROLE_ASSISTANT, Parts: []*llmrelayv1.Part{call}},
+		msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("k7Qm2xsig25", "19 °C")),
+	}}
+	first, _, err := p.buildChatRequest(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := *req
+	again.DropSignatures = true
+	second, warnings, err := p.buildChatRequest(&again, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(first), `"extra_content":{"google":{"thought_signature":"EqQCsig25OtherAccountCallSig"}}`) ||
+		!strings.Contains(string(second), `"extra_content":{"google":{"thought_signature":"skip_thought_signature_validator"}}`) ||
+		strings.Contains(string(second), "sig25OtherAccount") {
+		t.Errorf("first %s\nsecond %s", first, second)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "1 tool call(s) with Google's placeholder signature") {
+		t.Errorf("warnings %q", warnings)
+	}
+	if req.Messages[1].GetParts()[0].GetToolCall().GetSignature() != "EqQCsig25OtherAccountCallSig" {
+		t.Error("the caller's conversation was changed")
 	}
 }
