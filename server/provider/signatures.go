@@ -11,7 +11,8 @@ import (
 
 // CarriesReasoningState reports whether a conversation sends reasoning
 // state back: a Reasoning part with a signature, an item id or redacted
-// data, or a tool call with a signature. Only such a conversation can be
+// data, a tool call with a signature, or a Gemini part kept as a provider
+// item with its thoughtSignature. Only such a conversation can be
 // refused for it (Error.SignatureRefused), and only it changes when sent
 // without it (Request.DropSignatures).
 func CarriesReasoningState(msgs []*llmrelayv1.Message) bool {
@@ -21,6 +22,11 @@ func CarriesReasoningState(msgs []*llmrelayv1.Message) bool {
 				return true
 			}
 			if tc := p.GetToolCall(); tc != nil && tc.GetSignature() != "" {
+				return true
+			}
+			if it := p.GetProviderItem(); it != nil && strings.Contains(it.GetJson(), `"thoughtSignature"`) {
+				// A Gemini part kept whole (a built-in tool's call, code
+				// execution) with its signature.
 				return true
 			}
 		}
