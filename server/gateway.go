@@ -174,6 +174,10 @@ func (p *prepared) use(d *catalog.Deployment) {
 		c := *r
 		c.Model = d.UpstreamModel
 		c.Messages, p.meta.Warnings = foreignReasoning(p.messages, d.Provider.Type)
+		// The conversation's reasoning state goes whole to each
+		// deployment: one that refused it (pipeline.SignatureRetryReason)
+		// is not the next one, which may be the account that signed it.
+		c.DropSignatures = false
 		p.call.Request = &c
 	}
 	if e := p.call.Embed; e != nil && e.Model != d.UpstreamModel {

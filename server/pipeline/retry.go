@@ -228,6 +228,9 @@ func FallbackWorthy(err error) bool {
 func ReasonFor(err error) (reason string, status int32, message string) {
 	var pe *provider.Error
 	if errors.As(err, &pe) {
+		if pe.SignatureRefused {
+			return SignatureRetryReason, int32(pe.HTTPStatus), pe.Message
+		}
 		if pe.HTTPStatus >= 300 {
 			return "http_" + strconv.Itoa(pe.HTTPStatus), int32(pe.HTTPStatus), pe.Message
 		}
@@ -337,6 +340,12 @@ func carryRateLimit(err error, last *llmrelayv1.RateLimit) *llmrelayv1.RateLimit
 // means give up and return err.
 func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Time, err error) bool {
 	rr := c.RecordFailure(err, r.clock.Now().Sub(start))
+	if ctx.Err() == nil && c.dropSignatures(err) {
+		// A request repaired, not the same one again: at once, and even
+		// where the policy's attempts are spent (max_attempts 1), but
+		// once (the repaired request carries no state to refuse).
+		return true
+	}
 	var pe *provider.Error
 	if errors.As(err, &pe) && pe.RetryAfter == 0 && pe.ShouldRetry != provider.RetryDiscouraged {
 		// Before the give-up checks: the client's RetryInfo needs it too.
@@ -397,6 +406,34 @@ func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Ti
 		}
 		return false
 	}
+	return true
+}
+
+// SignatureRetryReason is RetryReason.reason for an attempt whose
+// conversation the provider refused for reasoning state it did not sign
+// (provider.Error.SignatureRefused).
+const SignatureRetryReason = "reasoning_signature_refused"
+
+// dropSignatures points the call at its request without reasoning state
+// (provider.Request.DropSignatures) when err is the provider's refusal of
+// that state (provider.Error.SignatureRefused) and the request still
+// carries some; it reports whether it did. Reasoning state is signed per
+// account and platform (a Gemini API key's project, Anthropic's API or
+// Bedrock or Vertex AI, an OpenAI organization or Azure resource), while
+// a route spreads a conversation over deployments of one provider type:
+// the gateway cannot tell which deployment signed a part (Reasoning.provider
+// names the provider type), so the refusal is the only sign, and the
+// request each provider documents for history it did not produce is the
+// repair. The request is copied: adapters may keep the one they were given.
+func (c *Call) dropSignatures(err error) bool {
+	var pe *provider.Error
+	if c.Op != OpGenerate || c.Request == nil || c.Request.DropSignatures || !errors.As(err, &pe) || !pe.SignatureRefused ||
+		!provider.CarriesReasoningState(c.Request.Messages) {
+		return false
+	}
+	req := *c.Request
+	req.DropSignatures = true
+	c.Request = &req
 	return true
 }
 

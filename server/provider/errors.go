@@ -151,6 +151,17 @@ type Error struct {
 	// 2): the gateway splits the inputs into that many parts at first.
 	// 0 when it did not say.
 	BatchParts int
+	// SignatureRefused: the provider refused reasoning state the request
+	// sent back (a Gemini thought signature, an Anthropic thinking block's
+	// signature, OpenAI Responses encrypted reasoning or a reasoning item
+	// id) as not its own: state another account, project or platform of
+	// the same provider type signed (Gemini's 400 "Corrupted thought
+	// signature.", Anthropic's 400 "Invalid `signature` in `thinking`
+	// block", OpenAI's invalid_encrypted_content and its "Item with id
+	// 'rs_…' not found"). The same conversation without that state
+	// (Request.DropSignatures) can pass: the retry policy sends it once
+	// more so, to the same deployment (pipeline.Retry).
+	SignatureRefused bool
 	// Quota is the provider's own account of the quotas it found
 	// exhausted (the google.rpc.QuotaFailure violations Gemini and Vertex
 	// AI send, GoogleQuotaViolation.Proto), as it gave them; nil when it

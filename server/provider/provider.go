@@ -56,6 +56,14 @@ type Request struct {
 	// HostedMCP are MCP servers the provider calls itself (agent runs on the
 	// OpenAI Responses API only; the server refuses them elsewhere).
 	HostedMCP []HostedMCP
+	// DropSignatures: the deployment refused the conversation's reasoning
+	// state as not its own (Error.SignatureRefused), and this attempt
+	// sends the conversation without it, the way its provider documents
+	// for history it did not produce: Gemini's placeholder
+	// thoughtSignature on function calls (other signatures left out),
+	// Anthropic without thinking and redacted_thinking blocks, the
+	// Responses API without reasoning items. Each change is a warning.
+	DropSignatures bool
 }
 
 // HostedMCP is an MCP server passed to the provider as a hosted tool.

@@ -42,7 +42,22 @@ func (p *Provider) buildRequest(req *provider.Request, stream bool) ([]byte, []s
 	w := &messagesRequest{Model: req.Model, MaxTokens: p.defaultMaxTokens, Stream: stream}
 	var warnings []string
 
-	system, msgs, warns, err := convertMessages(req.Messages, systemInConversation(req.Model), takesUnsignedThinking(p.baseURL, req.Model))
+	conv := req.Messages
+	if req.DropSignatures {
+		// The deployment refused a thinking block's signature as not its
+		// own (another organization's, the Claude API's on Bedrock or
+		// Vertex AI): every thinking and redacted_thinking block is left
+		// out, as Anthropic allows for earlier turns ("you can omit
+		// thinking blocks from previous turns"); a tool loop whose turn
+		// then begins without one goes without thinking
+		// (thinkingForTurn), as the API's own refusal of such a turn
+		// advises ("To avoid this requirement, disable `thinking`").
+		var w string
+		if conv, w = provider.WithoutReasoning(conv, "anthropic"); w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	system, msgs, warns, err := convertMessages(conv, systemInConversation(req.Model), takesUnsignedThinking(p.baseURL, req.Model))
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -198,6 +198,7 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 	case st.Status == "DEADLINE_EXCEEDED":
 		e.Kind = provider.KindTimeout
 	}
+	e.SignatureRefused = provider.GoogleSignatureRefused(st.Status, st.Message)
 }
 
 // retryInRE reads the delay a RESOURCE_EXHAUSTED message states, as the

@@ -22,7 +22,63 @@ import (
 // skipSignature is Google's documented placeholder thoughtSignature for
 // replayed function calls whose real signature is not available; Gemini 3
 // rejects a replayed model turn with function calls but no signature.
-const skipSignature = "skip_thought_signature_validator"
+const skipSignature = provider.GoogleSkipSignature
+
+// placeholderSignatures sends a conversation whose thought signatures the
+// deployment refused as not its own (provider.Request.DropSignatures,
+// after a 400 "Corrupted thought signature.": another API key's project,
+// Vertex AI after the Gemini API) the way Google documents for history it
+// did not produce: "You can set the following dummy signatures of either
+// \"context_engineering_is_the_way_to_go\" or
+// \"skip_thought_signature_validator\"" (ai.google.dev/gemini-api/docs/
+// thought-signatures, FAQs; Vertex AI's page names the second, which
+// both take). Every function call (a built-in tool's call too) that
+// carried a signature carries the placeholder instead, where Gemini 3
+// validates one; a signature on any
+// other part (a thought, a signed text part) is left out, since nothing
+// requires it there, and a thought part that was only a signature goes
+// with it. The warning, "" when nothing changed, counts both.
+func placeholderSignatures(out *generateContentRequest) string {
+	replaced, dropped := 0, 0
+	for i := range out.Contents {
+		c := &out.Contents[i]
+		if c.Role != "model" {
+			continue
+		}
+		parts := c.Parts[:0]
+		for _, p := range c.Parts {
+			switch {
+			case p.ThoughtSignature == "" || p.ThoughtSignature == skipSignature:
+			case p.FunctionCall != nil || p.ToolCall != nil:
+				// A call (a built-in tool's too): where Gemini 3
+				// validates a signature.
+				p.ThoughtSignature = skipSignature
+				replaced++
+			default:
+				p.ThoughtSignature = ""
+				dropped++
+				if p.Thought && (p.Text == nil || *p.Text == "") {
+					continue // a signature-only thought: nothing left to send
+				}
+			}
+			parts = append(parts, p)
+		}
+		c.Parts = parts
+	}
+	kept := out.Contents[:0]
+	for _, c := range out.Contents {
+		if len(c.Parts) > 0 {
+			kept = append(kept, c)
+		}
+	}
+	out.Contents = kept
+	if replaced == 0 && dropped == 0 {
+		return ""
+	}
+	return fmt.Sprintf("gemini refused the conversation's thought signatures as another account's or platform's (%s); "+
+		"this attempt sent %d function call(s) with Google's placeholder signature (%s) and left out %d other signature(s)",
+		provider.SignatureRetryNote, replaced, skipSignature, dropped)
+}
 
 // refSiblings moves the keywords beside a "$ref" that Gemini refuses there
 // into that schema's description (provider.RefSiblings), and returns the
@@ -270,6 +326,11 @@ func buildRequest(req *provider.Request) (*generateContentRequest, []string, err
 			lastFromTool = false
 		default:
 			return nil, nil, &provider.Error{Provider: providerName, Kind: provider.KindInvalidRequest, Param: fmt.Sprintf("messages[%d].role", mi), Message: fmt.Sprintf("messages[%d].role: unsupported role %s", mi, m.GetRole())}
+		}
+	}
+	if req.DropSignatures {
+		if w := placeholderSignatures(out); w != "" {
+			warnings = append(warnings, w)
 		}
 	}
 	if out.SystemInstruction != nil && len(out.SystemInstruction.Parts) == 0 {

@@ -304,6 +304,9 @@ func (p *Provider) googleStatusError(raw []byte, resp *http.Response, sec secret
 		// 34.237795071s.", the Gemini API's words beside it).
 		e.RetryAfter = retryDelayFromMessage(e.Message)
 	}
+	// Only where the request can go again with Google's placeholder
+	// (buildChatRequest): Google's own host.
+	e.SignatureRefused = p.googleCompat && provider.GoogleSignatureRefused(st.Status, e.Message)
 	switch {
 	case reason == "API_KEY_INVALID" || reason == "API_KEY_EXPIRED" || st.Status == "UNAUTHENTICATED":
 		e.Kind = provider.KindUnauthenticated
@@ -697,6 +700,7 @@ func (s secrets) redactError(e *provider.Error) {
 // refineKind applies what the body says over the status classification.
 func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 	code, typ := string(we.Code), string(we.Type)
+	e.SignatureRefused = reasoningStateRefused(code, e.Message)
 	switch {
 	case code == "context_length_exceeded" || typ == "context_length_exceeded" || typ == "exceed_context_size_error" ||
 		// GitHub Models' per-request input cap: 413 tokens_limit_reached,
@@ -1174,4 +1178,23 @@ func rateLimitQuota(e *provider.Error, typ string) {
 		e.ShouldRetry = provider.RetryDiscouraged
 		e.RetryAfter = 0
 	}
+}
+
+// reasoningStateRefused reports the Responses API's refusal of reasoning
+// state the request sent back that the deployment cannot read: encrypted
+// content another organization, project or Azure resource produced, a 400
+// invalid_request_error with code invalid_encrypted_content ("The
+// encrypted content gAAA...Rg== could not be verified.": openai/codex
+// #8132, #8145; "... Reason: Encrypted content could not be decrypted or
+// parsed.": Wei-Shaw/sub2api#2863, an account pool), and a reasoning
+// item id it does not hold, a 404 "Item with id 'rs_…' not found. Items
+// are not persisted when `store` is set to false. Try again with `store`
+// set to true, or remove this item from your input." (can1357/oh-my-pi
+// #41, anomalyco/opencode#7724). The input without its reasoning items
+// passes (provider.Request.DropSignatures, withoutReasoningItems).
+func reasoningStateRefused(code, msg string) bool {
+	if code == "invalid_encrypted_content" {
+		return true
+	}
+	return strings.HasPrefix(msg, "Item with id 'rs_") && strings.Contains(msg, "not found")
 }

@@ -22,13 +22,27 @@ func (p *Provider) buildChatRequest(req *provider.Request, stream bool) ([]byte,
 	if err := p.checkToolResults(req.Messages, false); err != nil {
 		return nil, nil, err
 	}
-	msgs, droppedReasoning, err := p.encodeMessages(req.Messages, req.Reasoning)
+	conv, sigWarning := req.Messages, ""
+	if req.DropSignatures && p.googleCompat {
+		// Google refused the calls' thought signatures as another
+		// account's ("Corrupted thought signature.", googleStatusError):
+		// its documented placeholder instead, as the Gemini adapter sends.
+		var n int
+		if conv, n = provider.PlaceholderCallSignatures(conv, provider.GoogleSkipSignature); n > 0 {
+			sigWarning = fmt.Sprintf("gemini refused the conversation's thought signatures as another account's or platform's (%s); "+
+				"this attempt sent %d tool call(s) with Google's placeholder signature (%s)", provider.SignatureRetryNote, n, provider.GoogleSkipSignature)
+		}
+	}
+	msgs, droppedReasoning, err := p.encodeMessages(conv, req.Reasoning)
 	if err != nil {
 		return nil, nil, err
 	}
 	w, warnings, err := p.chatRequest(req, stream, msgs, droppedReasoning)
 	if err != nil {
 		return nil, nil, err
+	}
+	if sigWarning != "" {
+		warnings = append(warnings, sigWarning)
 	}
 	body, err := json.Marshal(w)
 	if err != nil {

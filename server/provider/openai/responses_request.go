@@ -60,6 +60,12 @@ func (p *Provider) encodeResponses(req *provider.Request, stream bool) ([]byte, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if req.DropSignatures {
+		var dw string
+		if items, dw = withoutReasoningItems(items); dw != "" {
+			warns = append(warns, dw)
+		}
+	}
 	w.Input, warnings = items, append(warnings, warns...)
 	for _, t := range req.Tools {
 		if t == nil {
@@ -589,6 +595,32 @@ func (p *Provider) encodeAssistantItems(parts []*llmrelayv1.Part, i int, store b
 			from: respFrom{msg: i, part: -1, content: []int{-1}}})
 	}
 	return out, warnings, nil
+}
+
+// withoutReasoningItems leaves the reasoning items out of the input
+// (provider.Request.DropSignatures): the deployment refused their
+// encrypted content ("invalid_encrypted_content", "The encrypted content
+// … could not be verified": another organization's or project's, or an
+// Azure resource's) or an item id it does not hold ("Item with id 'rs_…'
+// not found. … Try again with `store` set to true, or remove this item
+// from your input."). Removing them is what the refusal asks, and the
+// function calls and messages that followed them do not need them: the
+// adapter sends calls by call_id, without their item ids. The warning,
+// "" when there were none, counts them. The result shares in's array.
+func withoutReasoningItems(in []respInputItem) ([]respInputItem, string) {
+	out, n := in[:0], 0
+	for _, it := range in {
+		if it.Type == "reasoning" {
+			n++
+			continue
+		}
+		out = append(out, it)
+	}
+	if n == 0 {
+		return out, ""
+	}
+	return out, fmt.Sprintf("the Responses API refused the conversation's reasoning items as another organization's or project's (%s); "+
+		"this attempt left out %d reasoning item(s) (encrypted content and ids), so the model does not see its earlier reasoning", provider.SignatureRetryNote, n)
 }
 
 // reasoningInputItem encodes a Reasoning part (messages[i].parts[j]) as a
