@@ -439,8 +439,10 @@ func OllamaLoadFailed(msg string) bool { return ollamaLoadRE.MatchString(msg) }
 // library/gemma3:1b does not support tools", a 400 from
 // handleScheduleError; "insert" for a suffix, "vision" for images), and
 // the handlers' own "\"<model>\" does not support thinking" (think asked
-// of a model without it).
-var ollamaCapabilityRE = regexp.MustCompile(`(?i)^(?:"[^"]*"|[^\s"]+) does not support (?:tools|thinking|insert|vision)\b`)
+// of a model without it), and ollama.com's "this model does not support
+// image input (ref: …)" (a cloud model without vision, a 400 through a
+// local Ollama's Anthropic-compatible route: ollama/ollama#17301).
+var ollamaCapabilityRE = regexp.MustCompile(`(?i)^(?:"[^"]*"|[^\s"]+) does not support (?:tools|thinking|insert|vision)\b|^this model does not support image input\b`)
 
 // ollamaOperationRE matches Ollama's refusals of an operation the model
 // does not do at all: the handlers' "\"<model>\" does not support chat"

@@ -752,6 +752,18 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// support embeddings", 500 api_error, as Azure's
 		// OperationNotSupported below): the deployment's model.
 		e.Kind = provider.OllamaRefusalKind(e.Message)
+	case (status == http.StatusBadRequest || status == 0) && provider.CapabilityRefusal(e.Message):
+		// A capability the deployment's model (or server) lacks, in the
+		// provider's own words: DeepSeek's "deepseek-reasoner does not
+		// support Function Calling", vLLM's "\"auto\" tool choice requires
+		// --enable-auto-tool-choice and --tool-call-parser to be set",
+		// OpenAI's "Invalid content type. image_url is only supported by
+		// certain models.", xAI's tool refusal, Gemini's "Function calling
+		// is not enabled for models/…" through its compatible endpoint
+		// (provider.CapabilityRefusal). A 400 invalid_request_error, but a
+		// model with the capability serves the same request: never
+		// retried, a reason to fall back; they were invalid requests.
+		e.Kind = provider.KindCapability
 	case code == "OperationNotSupported":
 		// Azure OpenAI's answer to an operation the deployment's model
 		// does not do: "The embeddings operation does not work with the
@@ -796,8 +808,14 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		}
 	case provider.OllamaImageAdvice(e.Message) != "":
 		// Under a 500: not retried either (the route may still fall back
-		// to another model).
+		// to another model). A model without vision ("this model is
+		// missing data required for image input") lacks a capability, as
+		// the ollama adapter reads it; an image Ollama cannot decode is
+		// the request's.
 		e.Kind, e.ShouldRetry = provider.KindInvalidRequest, provider.RetryDiscouraged
+		if provider.OllamaImageAdvice(e.Message) == provider.OllamaNoVisionAdvice {
+			e.Kind = provider.KindCapability
+		}
 		if a := provider.OllamaImageAdvice(e.Message); !strings.HasSuffix(e.Message, a) {
 			e.Message += a
 		}
