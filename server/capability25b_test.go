@@ -115,3 +115,44 @@ func TestRound25bCapabilityRefusals(t *testing.T) {
 		}
 	})
 }
+
+// TestRound25bBillingCode: OpenAI's 429 insufficient_quota whose code names
+// the spent credit or limit (project_spend_limit_exceeded: the openai
+// package's err_429_project_spend_limit, after help.openai.com's
+// "Troubleshooting API usage and spend limits") reaches the caller with that
+// code in the ErrorInfo's upstreamCode and as the QuotaFailure's quota id
+// (it was insufficient_quota), ResourceExhausted after one attempt (a spent
+// quota is not retried); a routed model falls back.
+func TestRound25bBillingCode(t *testing.T) {
+	t.Parallel()
+	f := openaiChat
+	step := func(t *testing.T) f13Step {
+		return capStep(t, f, "provider/openai/testdata/err_429_project_spend_limit.http")
+	}
+	up := f13Serve(t, step(t), f.okStep(2))
+	clock := &f13Clock{}
+	c := f13Start(t, f13Defaults+f.yaml, up.URL, clock)
+	_, err := c.Chat(context.Background(), chatReq13())
+	st, _ := f13Check(t, f, err, codes.ResourceExhausted, "UPSTREAM_RATE_LIMITED", 1, 429)
+	_, info, _ := statusDetails(t, err)
+	if got := info.GetMetadata()["upstreamCode"]; got != "project_spend_limit_exceeded" {
+		t.Errorf("upstreamCode %q", got)
+	}
+	q := quotaFailure(st)
+	if len(q.GetViolations()) != 1 || q.GetViolations()[0].GetQuotaId() != "project_spend_limit_exceeded" {
+		t.Errorf("QuotaFailure %v", q)
+	}
+	if up.requests() != 1 || len(clock.slept()) != 0 || retryInfo(st) != nil {
+		t.Errorf("upstream %d, sleeps %v, RetryInfo %v: a spent quota is not waited for", up.requests(), clock.slept(), retryInfo(st))
+	}
+	first := f13Serve(t, step(t))
+	second := f13Serve(t, f.okStep(2))
+	c = f13StartRouted(t, f, 3, first, second, clock)
+	resp, err := c.Chat(context.Background(), chatReq13())
+	if err != nil {
+		t.Fatalf("routed: %v", err)
+	}
+	if m := resp.GetMeta(); m.GetProvider() != "second" || first.requests() != 1 {
+		t.Errorf("routed: meta %v, first %d", m, first.requests())
+	}
+}

@@ -272,7 +272,15 @@ func InBandStatus(e *Error) int {
 // would come back, however long it waited.
 func QuotaSpent(code string) bool {
 	switch code {
-	case "insufficient_quota", "billing_not_active", "billing_hard_limit_reached", "billing_error":
+	case "insufficient_quota", "billing_not_active", "billing_hard_limit_reached", "billing_error",
+		// OpenAI's billing codes under the type insufficient_quota, each a
+		// 429 no retry gets past (help.openai.com, "Troubleshooting API
+		// usage and spend limits": "Check error.code in the API response.
+		// A billing-related error may still use the broader error.type
+		// value insufficient_quota."; "Retrying these errors won't restore
+		// access").
+		"credit_balance_exhausted", "organization_spend_limit_exceeded", "project_spend_limit_exceeded",
+		"organization_usage_limit_exceeded":
 		return true
 	}
 	return false

@@ -604,6 +604,17 @@ func (p *Provider) problemError(env map[string]json.RawMessage, resp *http.Respo
 	return e
 }
 
+// billingCode reports whether code is one of OpenAI's billing codes that
+// come under the type insufficient_quota (help.openai.com, "Troubleshooting
+// API usage and spend limits"), each a spent quota (provider.QuotaSpent).
+func billingCode(code string) bool {
+	switch code {
+	case "credit_balance_exhausted", "organization_spend_limit_exceeded", "project_spend_limit_exceeded", "organization_usage_limit_exceeded":
+		return true
+	}
+	return false
+}
+
 // extModerationReasons is the key of OpenRouter's moderation reasons in an
 // error's extended details.
 const extModerationReasons = "moderation_reasons"
@@ -869,10 +880,21 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// and another deployment may serve the call.
 		e.Kind = provider.KindRateLimited
 		e.Code = "billing_hard_limit_reached"
-	case code == "insufficient_quota" || typ == "insufficient_quota":
+	case code == "insufficient_quota" || typ == "insufficient_quota" || billingCode(code):
 		// Not retryable, but still a 429: the retry policy reads Code.
+		// OpenAI's specific billing code under the type insufficient_quota
+		// (credit_balance_exhausted, organization_spend_limit_exceeded,
+		// project_spend_limit_exceeded, organization_usage_limit_exceeded:
+		// help.openai.com's "Troubleshooting API usage and spend limits")
+		// is kept as the code, what the caller sees (ErrorInfo's
+		// upstreamCode, the QuotaFailure's quota id) and must act on: it
+		// was replaced by insufficient_quota, which says none of which
+		// credit or limit to raise.
 		e.Kind = provider.KindRateLimited
 		e.Code = "insufficient_quota"
+		if billingCode(code) {
+			e.Code = code
+		}
 	case status == http.StatusTooManyRequests && typ == "server_error" && code == "":
 		// OpenAI's 429 for an overloaded model ("That model is currently
 		// overloaded with other requests. You can retry your request, …",
