@@ -58,6 +58,9 @@ func TestRound25bCapabilityRefusals(t *testing.T) {
 		{"vllm no tool parser", openaiChat, func(t *testing.T) f13Step {
 			return capStep(t, openaiChat, "provider/openai/testdata/dialect_vllm_err_400_auto_tool_choice.http")
 		}, 400, "--enable-auto-tool-choice and --tool-call-parser"},
+		{"vllm not multimodal", openaiChat, func(t *testing.T) f13Step {
+			return capStep(t, openaiChat, "provider/openai/testdata/dialect_vllm_err_400_not_multimodal.http")
+		}, 400, "is not a multimodal model"},
 		{"openai image_url", openaiChat, func(t *testing.T) f13Step {
 			return capStep(t, openaiChat, "provider/openai/testdata/err_400_image_url_unsupported.http")
 		}, 400, "image_url is only supported by certain models"},

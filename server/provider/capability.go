@@ -16,6 +16,14 @@ import (
 //   - vLLM's 400 BadRequestError "\"auto\" tool choice requires
 //     --enable-auto-tool-choice and --tool-call-parser to be set" (a server
 //     started without a tool parser: langchain4j/langchain4j#3475);
+//   - vLLM's 400 "<model> is not a multimodal model" (images to a model
+//     without vision: NVIDIA NIM's {"message":"/config/models/
+//     squirtle_instruct is not a multimodal model","type":
+//     "BadRequestError","param":null,"code":400},
+//     Alishahryar1/free-claude-code#1233);
+//   - OpenAI's 400 "Invalid parameter: 'response_format' of type
+//     'json_object' is not supported with this model." (a model without
+//     JSON mode, gpt-4: idootop/mi-gpt#142);
 //   - OpenAI's (and Azure's) 400 "Invalid content type. image_url is only
 //     supported by certain models." (a model without vision:
 //     vllm-project/vllm#11629 quotes it whole, browser-use/web-ui#274);
@@ -38,6 +46,8 @@ import (
 var capabilityRefusalRE = regexp.MustCompile(`^(?:` +
 	`deepseek-[\w.-]+ does not support Function Calling\.?` +
 	`|"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set` +
+	`|\S+ is not a multimodal model` +
+	`|Invalid parameter: 'response_format' of type 'json_object' is not supported with this model\.?` +
 	`|Invalid content type\. image_url is only supported by certain models\.?` +
 	`|Invalid request content: The model does not support tool use or function calling but tools or tool_choice have been specified on the request\.?` +
 	`|'[\w.:@/-]+' does not support thinking\.?|claude-[\w.:@-]+ does not support thinking\.?` +

@@ -32,6 +32,7 @@ func TestRound25bCapabilityRefused(t *testing.T) {
 		{"dialect_deepseek_err_400_function_calling.http", "deepseek-reasoner does not support Function Calling", "", "invalid_request_error"},
 		{"dialect_vllm_err_400_auto_tool_choice.http", `"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`, "", "400"},
 		{"err_400_image_url_unsupported.http", "Invalid content type. image_url is only supported by certain models.", "messages.[0].content.[1].type", "invalid_request_error"},
+		{"dialect_vllm_err_400_not_multimodal.http", "/config/models/squirtle_instruct is not a multimodal model", "", "400"},
 		{"dialect_xai_err_400_tools_unsupported.http", "Invalid request content: The model does not support tool use or function calling but tools or tool_choice have been specified on the request.", "", ""},
 	} {
 		for _, stream := range []bool{false, true} {
@@ -79,6 +80,10 @@ func TestRound25bCapabilityWordsTight(t *testing.T) {
 	}{
 		{400, "deepseek-reasoner does not support Function Calling.", provider.KindCapability},      // AstrBotDevs/AstrBot#2697's later wording
 		{400, "Function calling is not enabled for models/gemma-3-12b-it", provider.KindCapability}, // Gemini's compatible endpoint
+		{400, "Invalid parameter: 'response_format' of type 'json_object' is not supported with this model.", provider.KindCapability}, // idootop/mi-gpt#142
+		{400, "GLM-5.2 is not a multimodal model", provider.KindCapability},
+		{400, "Invalid parameter: 'response_format' must be one of json_object, json_schema, text.", provider.KindInvalidRequest},
+		{400, "The model is not a multimodal model", provider.KindInvalidRequest},
 		{400, "Invalid 'tools[0].function.name': string does not match pattern.", provider.KindInvalidRequest},
 		{400, "Thinking mode does not support this tool_choice", provider.KindInvalidRequest},
 		{400, "litellm.BadRequestError: deepseek-reasoner does not support Function Calling", provider.KindInvalidRequest},
