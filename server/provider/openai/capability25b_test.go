@@ -78,8 +78,8 @@ func TestRound25bCapabilityWordsTight(t *testing.T) {
 		msg    string
 		kind   provider.Kind
 	}{
-		{400, "deepseek-reasoner does not support Function Calling.", provider.KindCapability},      // AstrBotDevs/AstrBot#2697's later wording
-		{400, "Function calling is not enabled for models/gemma-3-12b-it", provider.KindCapability}, // Gemini's compatible endpoint
+		{400, "deepseek-reasoner does not support Function Calling.", provider.KindCapability},                                         // AstrBotDevs/AstrBot#2697's later wording
+		{400, "Function calling is not enabled for models/gemma-3-12b-it", provider.KindCapability},                                    // Gemini's compatible endpoint
 		{400, "Invalid parameter: 'response_format' of type 'json_object' is not supported with this model.", provider.KindCapability}, // idootop/mi-gpt#142
 		{400, "GLM-5.2 is not a multimodal model", provider.KindCapability},
 		{400, "Invalid parameter: 'response_format' must be one of json_object, json_schema, text.", provider.KindInvalidRequest},
