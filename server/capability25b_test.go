@@ -64,6 +64,9 @@ func TestRound25bCapabilityRefusals(t *testing.T) {
 		{"openai image_url", openaiChat, func(t *testing.T) f13Step {
 			return capStep(t, openaiChat, "provider/openai/testdata/err_400_image_url_unsupported.http")
 		}, 400, "image_url is only supported by certain models"},
+		{"dashscope tool call", openaiChat, func(t *testing.T) f13Step {
+			return capStep(t, openaiChat, "provider/openai/testdata/dialect_dashscope_err_400_tool_call_unsupported.http")
+		}, 400, "The tool call is not supported"},
 		{"xai tools", openaiChat, func(t *testing.T) f13Step {
 			return capStep(t, openaiChat, "provider/openai/testdata/dialect_xai_err_400_tools_unsupported.http")
 		}, 400, "The model does not support tool use"},

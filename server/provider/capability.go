@@ -27,6 +27,9 @@ import (
 //   - OpenAI's (and Azure's) 400 "Invalid content type. image_url is only
 //     supported by certain models." (a model without vision:
 //     vllm-project/vllm#11629 quotes it whole, browser-use/web-ui#274);
+//   - DashScope's 400 invalid_parameter_error "<400>
+//     InternalError.Algo.InvalidParameter: The tool call is not supported."
+//     (deepseek-v3 there without tools: agno-agi/agno#2929);
 //   - xAI's 400 "Invalid request content: The model does not support tool
 //     use or function calling but tools or tool_choice have been specified
 //     on the request." (google/adk-python#952);
@@ -49,6 +52,7 @@ var capabilityRefusalRE = regexp.MustCompile(`^(?:` +
 	`|\S+ is not a multimodal model` +
 	`|Invalid parameter: 'response_format' of type 'json_object' is not supported with this model\.?` +
 	`|Invalid content type\. image_url is only supported by certain models\.?` +
+	`|<400> InternalError\.Algo\.InvalidParameter: The tool call is not supported\.?` +
 	`|Invalid request content: The model does not support tool use or function calling but tools or tool_choice have been specified on the request\.?` +
 	`|'[\w.:@/-]+' does not support thinking\.?|claude-[\w.:@-]+ does not support thinking\.?` +
 	`|(?:Function calling|Developer instruction|(?i:json) mode) is not enabled for models/[\w.-]+` +

@@ -33,6 +33,7 @@ func TestRound25bCapabilityRefused(t *testing.T) {
 		{"dialect_vllm_err_400_auto_tool_choice.http", `"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`, "", "400"},
 		{"err_400_image_url_unsupported.http", "Invalid content type. image_url is only supported by certain models.", "messages.[0].content.[1].type", "invalid_request_error"},
 		{"dialect_vllm_err_400_not_multimodal.http", "/config/models/squirtle_instruct is not a multimodal model", "", "400"},
+		{"dialect_dashscope_err_400_tool_call_unsupported.http", "<400> InternalError.Algo.InvalidParameter: The tool call is not supported.", "", "invalid_parameter_error"},
 		{"dialect_xai_err_400_tools_unsupported.http", "Invalid request content: The model does not support tool use or function calling but tools or tool_choice have been specified on the request.", "", ""},
 	} {
 		for _, stream := range []bool{false, true} {
