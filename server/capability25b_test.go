@@ -67,6 +67,9 @@ func TestRound25bCapabilityRefusals(t *testing.T) {
 		{"dashscope tool call", openaiChat, func(t *testing.T) f13Step {
 			return capStep(t, openaiChat, "provider/openai/testdata/dialect_dashscope_err_400_tool_call_unsupported.http")
 		}, 400, "The tool call is not supported"},
+		{"openai reasoning_effort", openaiChat, func(t *testing.T) f13Step {
+			return capStep(t, openaiChat, "provider/openai/testdata/err_400_reasoning_effort_unsupported.http")
+		}, 400, "'reasoning_effort' is not supported with this model"},
 		{"xai tools", openaiChat, func(t *testing.T) f13Step {
 			return capStep(t, openaiChat, "provider/openai/testdata/dialect_xai_err_400_tools_unsupported.http")
 		}, 400, "The model does not support tool use"},

@@ -24,6 +24,13 @@ import (
 //   - OpenAI's 400 "Invalid parameter: 'response_format' of type
 //     'json_object' is not supported with this model." (a model without
 //     JSON mode, gpt-4: idootop/mi-gpt#142);
+//   - OpenAI's 400 unsupported_parameter "Unsupported parameter:
+//     'reasoning_effort' is not supported with this model." (Chat
+//     Completions) and "… 'reasoning.effort' …" (Responses), reasoning asked
+//     of a model without it (gpt-4o, gpt-4.1-mini: curios-devops/curios
+//     API_PARAMETER_FIXES_SUMMARY.md quotes the Responses one). Only the
+//     reasoning parameter: another unsupported parameter (temperature,
+//     stop) is the caller's to drop, an invalid request;
 //   - OpenAI's (and Azure's) 400 "Invalid content type. image_url is only
 //     supported by certain models." (a model without vision:
 //     vllm-project/vllm#11629 quotes it whole, browser-use/web-ui#274);
@@ -51,6 +58,7 @@ var capabilityRefusalRE = regexp.MustCompile(`^(?:` +
 	`|"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set` +
 	`|\S+ is not a multimodal model` +
 	`|Invalid parameter: 'response_format' of type 'json_object' is not supported with this model\.?` +
+	`|Unsupported parameter: 'reasoning(?:_effort|\.effort)' is not supported with this model\.?` +
 	`|Invalid content type\. image_url is only supported by certain models\.?` +
 	`|<400> InternalError\.Algo\.InvalidParameter: The tool call is not supported\.?` +
 	`|Invalid request content: The model does not support tool use or function calling but tools or tool_choice have been specified on the request\.?` +

@@ -31,6 +31,7 @@ func TestRound25bCapabilityRefused(t *testing.T) {
 	}{
 		{"dialect_deepseek_err_400_function_calling.http", "deepseek-reasoner does not support Function Calling", "", "invalid_request_error"},
 		{"dialect_vllm_err_400_auto_tool_choice.http", `"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`, "", "400"},
+		{"err_400_reasoning_effort_unsupported.http", "Unsupported parameter: 'reasoning_effort' is not supported with this model.", "reasoning_effort", "unsupported_parameter"},
 		{"err_400_image_url_unsupported.http", "Invalid content type. image_url is only supported by certain models.", "messages.[0].content.[1].type", "invalid_request_error"},
 		{"dialect_vllm_err_400_not_multimodal.http", "/config/models/squirtle_instruct is not a multimodal model", "", "400"},
 		{"dialect_dashscope_err_400_tool_call_unsupported.http", "<400> InternalError.Algo.InvalidParameter: The tool call is not supported.", "", "invalid_parameter_error"},
@@ -85,6 +86,9 @@ func TestRound25bCapabilityWordsTight(t *testing.T) {
 		{400, "GLM-5.2 is not a multimodal model", provider.KindCapability},
 		{400, "Invalid parameter: 'response_format' must be one of json_object, json_schema, text.", provider.KindInvalidRequest},
 		{400, "The model is not a multimodal model", provider.KindInvalidRequest},
+		{400, "Unsupported parameter: 'reasoning.effort' is not supported with this model.", provider.KindCapability}, // the Responses API's
+		{400, "Unsupported parameter: 'temperature' is not supported with this model.", provider.KindInvalidRequest},
+		{400, "Unsupported value: 'reasoning_effort' does not support 'none' with this model. Supported values are: 'minimal', 'low', 'medium', and 'high'.", provider.KindInvalidRequest},
 		{400, "Invalid 'tools[0].function.name': string does not match pattern.", provider.KindInvalidRequest},
 		{400, "Thinking mode does not support this tool_choice", provider.KindInvalidRequest},
 		{400, "litellm.BadRequestError: deepseek-reasoner does not support Function Calling", provider.KindInvalidRequest},
