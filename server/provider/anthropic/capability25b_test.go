@@ -60,6 +60,7 @@ func TestRound25bCapabilityRefused(t *testing.T) {
 		kind provider.Kind
 	}{
 		{"registry.ollama.ai/library/gemma3:1b does not support tools", provider.KindCapability},
+		{`"all-minilm" does not support chat`, provider.KindUnsupported},
 		{`"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.`, provider.KindInvalidRequest},
 		{"max_tokens: 200000 > 64000, which is the maximum allowed number of output tokens for claude-3-5-sonnet-20241022", provider.KindInvalidRequest},
 	} {

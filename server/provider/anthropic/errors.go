@@ -227,6 +227,12 @@ func refineKind(e *provider.Error) {
 		// request: never retried, a reason to fall back; they were invalid
 		// requests.
 		e.Kind = provider.KindCapability
+	case e.Kind == provider.KindInvalidRequest && provider.OllamaRefusalKind(e.Message) == provider.KindUnsupported:
+		// Ollama's refusal of an operation the model does not do at all
+		// ("\"all-minilm\" does not support chat": an embedding model),
+		// through its Anthropic route as through its own: unsupported, as
+		// the ollama and openai adapters read it.
+		e.Kind = provider.KindUnsupported
 	case strings.Contains(msg, "credit balance is too low"),
 		// Kimi's (Moonshot's) spent quota, a 429 whatever its message
 		// ("Your account … is suspended due to insufficient balance", "Your
