@@ -23,7 +23,8 @@ import (
 //     Alishahryar1/free-claude-code#1233);
 //   - OpenAI's 400 "Invalid parameter: 'response_format' of type
 //     'json_object' is not supported with this model." (a model without
-//     JSON mode, gpt-4: idootop/mi-gpt#142);
+//     JSON mode: openai/openai-node#439 for gpt-3.5-turbo, idootop/mi-gpt#142
+//     for gpt-4);
 //   - OpenAI's 400 unsupported_parameter "Unsupported parameter:
 //     'reasoning_effort' is not supported with this model." (Chat
 //     Completions) and "… 'reasoning.effort' …" (Responses), reasoning asked
