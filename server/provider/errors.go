@@ -328,7 +328,15 @@ func GooglePayloadLimit(msg string) (limit int, ok bool) {
 // would come back, however long it waited.
 func QuotaSpent(code string) bool {
 	switch code {
-	case "insufficient_quota", "billing_not_active", "billing_hard_limit_reached", "billing_error":
+	case "insufficient_quota", "billing_not_active", "billing_hard_limit_reached", "billing_error",
+		// OpenAI's billing codes under the type insufficient_quota, each a
+		// 429 no retry gets past (help.openai.com, "Troubleshooting API
+		// usage and spend limits": "Check error.code in the API response.
+		// A billing-related error may still use the broader error.type
+		// value insufficient_quota."; "Retrying these errors won't restore
+		// access").
+		"credit_balance_exhausted", "organization_spend_limit_exceeded", "project_spend_limit_exceeded",
+		"organization_usage_limit_exceeded":
 		return true
 	}
 	return false
@@ -495,8 +503,10 @@ func OllamaLoadFailed(msg string) bool { return ollamaLoadRE.MatchString(msg) }
 // library/gemma3:1b does not support tools", a 400 from
 // handleScheduleError; "insert" for a suffix, "vision" for images), and
 // the handlers' own "\"<model>\" does not support thinking" (think asked
-// of a model without it).
-var ollamaCapabilityRE = regexp.MustCompile(`(?i)^(?:"[^"]*"|[^\s"]+) does not support (?:tools|thinking|insert|vision)\b`)
+// of a model without it), and ollama.com's "this model does not support
+// image input (ref: …)" (a cloud model without vision, a 400 through a
+// local Ollama's Anthropic-compatible route: ollama/ollama#17301).
+var ollamaCapabilityRE = regexp.MustCompile(`(?i)^(?:"[^"]*"|[^\s"]+) does not support (?:tools|thinking|insert|vision)\b|^this model does not support image input\b`)
 
 // ollamaOperationRE matches Ollama's refusals of an operation the model
 // does not do at all: the handlers' "\"<model>\" does not support chat"

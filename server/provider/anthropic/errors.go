@@ -226,6 +226,24 @@ func refineKind(e *provider.Error) {
 		}
 	case strings.Contains(msg, "content filtering policy"):
 		e.Kind = provider.KindContentFilter
+	case e.Kind == provider.KindInvalidRequest && (provider.CapabilityRefusal(e.Message) ||
+		provider.OllamaRefusalKind(e.Message) == provider.KindCapability):
+		// A capability the model lacks, in the provider's words: Anthropic's
+		// "'claude-3-5-sonnet-20241022' does not support thinking."
+		// (anthropics/claude-code#2245), and Ollama's Anthropic-compatible
+		// route passing its own ("registry.ollama.ai/library/gemma3:1b does
+		// not support tools", ollama.com's "this model does not support
+		// image input (ref: …)": ollama/ollama#17301), a 400
+		// invalid_request_error. A model that has it serves the same
+		// request: never retried, a reason to fall back; they were invalid
+		// requests.
+		e.Kind = provider.KindCapability
+	case e.Kind == provider.KindInvalidRequest && provider.OllamaRefusalKind(e.Message) == provider.KindUnsupported:
+		// Ollama's refusal of an operation the model does not do at all
+		// ("\"all-minilm\" does not support chat": an embedding model),
+		// through its Anthropic route as through its own: unsupported, as
+		// the ollama and openai adapters read it.
+		e.Kind = provider.KindUnsupported
 	case strings.Contains(msg, "credit balance is too low"),
 		// Kimi's (Moonshot's) spent quota, a 429 whatever its message
 		// ("Your account … is suspended due to insufficient balance", "Your

@@ -139,6 +139,17 @@ func parseResponse(raw []byte, h http.Header) (*provider.Result, error) {
 	}
 	meta.ProviderFinishReason = stop
 	meta.FinishReason = provider.ToolCallsFinish(finishReason(stop), int(meta.ToolCallCount))
+	if stop == "" {
+		// "In non-streaming mode this value is always non-null. In
+		// streaming mode, it is null in the message_start event and
+		// non-null otherwise." (anthropic-sdk-python, types/message.py,
+		// Message.stop_reason). A whole answer without one is not the
+		// API's: a stream's message_start passed on as the answer, or a
+		// proxy's answer put together from a stream cut before its
+		// message_delta. Nothing says how it ended: it may be cut, and
+		// the finish stays unspecified (never STOP) with this warning.
+		meta.Warnings = append(meta.Warnings, noStopReasonWarning)
+	}
 	if n := len(msg.Parts); n > 0 {
 		// A tool_use block last in an answer cut short (the token limit,
 		// the context window, a streaming classifier's refusal) is the
@@ -187,6 +198,10 @@ func reasoningOf(b *contentBlock) *llmrelayv1.Reasoning {
 	}
 	return &llmrelayv1.Reasoning{Text: b.Thinking, Signature: b.Signature}
 }
+
+// noStopReasonWarning is the warning of a whole answer without a
+// stop_reason.
+const noStopReasonWarning = "the answer has no stop_reason, which Anthropic sends in every whole answer (null only in a stream's message_start): it is a proxy's, or was cut before its end; how it ended is unknown and it may be incomplete"
 
 // finishReason is the table from stop_reason to ours (the tool-call rule,
 // provider.ToolCallsFinish, is applied by the caller).

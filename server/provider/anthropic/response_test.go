@@ -22,6 +22,11 @@ func TestParseResponseDefensive(t *testing.T) {
 			if res.Meta.GetUsage() != nil || res.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED {
 				t.Errorf("meta = %v", res.Meta)
 			}
+			// Round 25: no stop_reason in a whole answer is not the API's
+			// (it always sends one): the finish is unknown, and said so.
+			if w := res.Meta.GetWarnings(); len(w) != 1 || w[0] != noStopReasonWarning {
+				t.Errorf("warnings = %q", w)
+			}
 		}},
 		{"string content", `{"id":"msg_1","content":"plain text"}`, 1, func(t *testing.T, res *provider.Result) {
 			if res.Message.GetParts()[0].GetText() != "plain text" {
@@ -55,7 +60,7 @@ func TestParseResponseDefensive(t *testing.T) {
 				t.Errorf("tool call = %v", tc)
 			}
 		}},
-		{"tool without id keyed by a made id", `{"content":[{"type":"tool_use","name":"f","input":{}}]}`, 1, func(t *testing.T, res *provider.Result) {
+		{"tool without id keyed by a made id", `{"content":[{"type":"tool_use","name":"f","input":{}}],"stop_reason":"tool_use"}`, 1, func(t *testing.T, res *provider.Result) {
 			// An empty call id could not be answered with a tool result:
 			// the call is keyed as the stream keys it.
 			if tc := res.Message.GetParts()[0].GetToolCall(); tc.GetCallId() != "call_idx0" || tc.GetArguments() != "{}" || !tc.GetArgumentsValid() {
@@ -74,7 +79,7 @@ func TestParseResponseDefensive(t *testing.T) {
 				t.Errorf("redacted = %v", p[1])
 			}
 		}},
-		{"interleaved thinking keeps model order", `{"content":[{"type":"thinking","thinking":"a","signature":"S1"},{"type":"tool_use","id":"toolu_1","name":"f","input":{}},{"type":"thinking","thinking":"b","signature":"S2"},{"type":"text","text":"t"}]}`, 4, func(t *testing.T, res *provider.Result) {
+		{"interleaved thinking keeps model order", `{"content":[{"type":"thinking","thinking":"a","signature":"S1"},{"type":"tool_use","id":"toolu_1","name":"f","input":{}},{"type":"thinking","thinking":"b","signature":"S2"},{"type":"text","text":"t"}],"stop_reason":"end_turn"}`, 4, func(t *testing.T, res *provider.Result) {
 			p := res.Message.GetParts()
 			if p[0].GetReasoning().GetSignature() != "S1" || p[1].GetToolCall() == nil || p[2].GetReasoning().GetText() != "b" || p[3].GetText() != "t" {
 				t.Errorf("parts = %v", p)

@@ -197,6 +197,15 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 		}
 	case st.Status == "DEADLINE_EXCEEDED":
 		e.Kind = provider.KindTimeout
+	case st.Status == "INVALID_ARGUMENT" && provider.CapabilityRefusal(st.Message):
+		// A capability the model lacks: "Function calling is not enabled
+		// for models/gemma-3-12b-it" (agno-agi/agno#3505), "Developer
+		// instruction is not enabled for models/gemma-3-27b-it" (no system
+		// instruction: 0xPlaygrounds/rig#788), "Json mode is not enabled
+		// for models/gemini-pro". A 400 INVALID_ARGUMENT, but a model
+		// that has it serves the same request: never retried, a reason to
+		// fall back; they were invalid requests.
+		e.Kind = provider.KindCapability
 	}
 	e.SignatureRefused = provider.GoogleSignatureRefused(st.Status, st.Message)
 }

@@ -61,7 +61,7 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 		// deployment may serve it.
 		e.ShouldRetry = provider.RetryDiscouraged
 	}
-	if (e.Kind == provider.KindInvalidRequest || e.Kind == provider.KindUnsupported) && e.HTTPStatus >= 500 {
+	if (e.Kind == provider.KindInvalidRequest || e.Kind == provider.KindUnsupported || e.Kind == provider.KindCapability) && e.HTTPStatus >= 500 {
 		// An invalid request or an operation the model does not have,
 		// answered with a 500 (an image the runner cannot use, a model
 		// that cannot embed): the same request fails again, here and on
@@ -84,7 +84,7 @@ func parseHTTPError(resp *http.Response) *provider.Error {
 		// coded as every adapter codes one (OpenAI's on /v1 too).
 		e.Code = "insufficient_quota"
 	}
-	if e.Kind == provider.KindInvalidRequest {
+	if e.Kind == provider.KindInvalidRequest || e.Kind == provider.KindCapability {
 		e.Message += provider.OllamaImageAdvice(msg)
 	}
 	if e.Kind == provider.KindRateLimited && e.Code == "" && usageLimit(msg) {
@@ -219,9 +219,17 @@ func refineKind(k provider.Kind, msg string) provider.Kind {
 		return provider.KindContextLength
 	case strings.Contains(m, "content filter"), strings.Contains(m, "content policy"):
 		return provider.KindContentFilter
+	case provider.OllamaImageAdvice(msg) == provider.OllamaNoVisionAdvice:
+		// The runner's model.ErrNoVisionModel, "this model is missing
+		// data required for image input": a model without a vision
+		// component, the capability Ollama's own check calls vision
+		// ("… does not support vision"). The deployment's model, not the
+		// request: a vision model serves it (round 25: KindCapability,
+		// it was an invalid request).
+		return provider.KindCapability
 	case provider.OllamaImageAdvice(msg) != "":
-		// The runner's refusal of an image (a format it cannot decode,
-		// a model without vision): the same request fails every time.
+		// The runner's refusal of an image it cannot decode: the same
+		// request fails every time, on any model.
 		return provider.KindInvalidRequest
 	case provider.OllamaRefusalKind(msg) != provider.KindUnknown:
 		// What the model cannot do: a capability the request needs (tools:
@@ -295,7 +303,7 @@ func inBandError(raw json.RawMessage, status int, requestID string) *provider.Er
 		requestID = provider.OllamaCloudRef(msg)
 	}
 	kind := refineKind(provider.KindUnavailable, msg)
-	if kind == provider.KindInvalidRequest {
+	if kind == provider.KindInvalidRequest || kind == provider.KindCapability {
 		msg += provider.OllamaImageAdvice(msg)
 	}
 	return &provider.Error{

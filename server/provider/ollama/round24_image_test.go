@@ -42,6 +42,9 @@ func TestRound24ImageRefused(t *testing.T) {
 		Body: []byte(`{"error":"` + noVision + `"}`)})
 	_, err = newTestProvider(t, srv).Generate(context.Background(), visionRequest(t))
 	checkImageRefused(t, "no vision", err, 500, noVision, provider.OllamaNoVisionAdvice)
+	if !pipeline.FallbackWorthy(err) {
+		t.Errorf("no vision: not fallback-worthy")
+	}
 
 	// After a 200 (a stream whose first line was written), the same words
 	// as an error line.
@@ -74,7 +77,13 @@ func checkImageRefused(t *testing.T, what string, err error, status int, msg, ad
 	if !errors.As(err, &pe) {
 		t.Fatalf("%s: error %v", what, err)
 	}
-	if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != status || pe.Message != msg+advice {
+	kind := provider.KindInvalidRequest
+	if advice == provider.OllamaNoVisionAdvice {
+		// Round 25: a model without vision lacks a capability
+		// (KindCapability), as Ollama's own "… does not support vision".
+		kind = provider.KindCapability
+	}
+	if pe.Kind != kind || pe.HTTPStatus != status || pe.Message != msg+advice {
 		t.Errorf("%s: error %+v", what, pe)
 	}
 	if !strings.HasPrefix(pe.Message, msg) {

@@ -607,6 +607,17 @@ func (p *Provider) problemError(env map[string]json.RawMessage, resp *http.Respo
 	return e
 }
 
+// billingCode reports whether code is one of OpenAI's billing codes that
+// come under the type insufficient_quota (help.openai.com, "Troubleshooting
+// API usage and spend limits"), each a spent quota (provider.QuotaSpent).
+func billingCode(code string) bool {
+	switch code {
+	case "credit_balance_exhausted", "organization_spend_limit_exceeded", "project_spend_limit_exceeded", "organization_usage_limit_exceeded":
+		return true
+	}
+	return false
+}
+
 // extModerationReasons is the key of OpenRouter's moderation reasons in an
 // error's extended details.
 const extModerationReasons = "moderation_reasons"
@@ -756,6 +767,18 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// support embeddings", 500 api_error, as Azure's
 		// OperationNotSupported below): the deployment's model.
 		e.Kind = provider.OllamaRefusalKind(e.Message)
+	case (status == http.StatusBadRequest || status == 0) && provider.CapabilityRefusal(e.Message):
+		// A capability the deployment's model (or server) lacks, in the
+		// provider's own words: DeepSeek's "deepseek-reasoner does not
+		// support Function Calling", vLLM's "\"auto\" tool choice requires
+		// --enable-auto-tool-choice and --tool-call-parser to be set",
+		// OpenAI's "Invalid content type. image_url is only supported by
+		// certain models.", xAI's tool refusal, Gemini's "Function calling
+		// is not enabled for models/…" through its compatible endpoint
+		// (provider.CapabilityRefusal). A 400 invalid_request_error, but a
+		// model with the capability serves the same request: never
+		// retried, a reason to fall back; they were invalid requests.
+		e.Kind = provider.KindCapability
 	case code == "OperationNotSupported":
 		// Azure OpenAI's answer to an operation the deployment's model
 		// does not do: "The embeddings operation does not work with the
@@ -800,8 +823,14 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		}
 	case provider.OllamaImageAdvice(e.Message) != "":
 		// Under a 500: not retried either (the route may still fall back
-		// to another model).
+		// to another model). A model without vision ("this model is
+		// missing data required for image input") lacks a capability, as
+		// the ollama adapter reads it; an image Ollama cannot decode is
+		// the request's.
 		e.Kind, e.ShouldRetry = provider.KindInvalidRequest, provider.RetryDiscouraged
+		if provider.OllamaImageAdvice(e.Message) == provider.OllamaNoVisionAdvice {
+			e.Kind = provider.KindCapability
+		}
 		if a := provider.OllamaImageAdvice(e.Message); !strings.HasSuffix(e.Message, a) {
 			e.Message += a
 		}
@@ -855,10 +884,21 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// and another deployment may serve the call.
 		e.Kind = provider.KindRateLimited
 		e.Code = "billing_hard_limit_reached"
-	case code == "insufficient_quota" || typ == "insufficient_quota":
+	case code == "insufficient_quota" || typ == "insufficient_quota" || billingCode(code):
 		// Not retryable, but still a 429: the retry policy reads Code.
+		// OpenAI's specific billing code under the type insufficient_quota
+		// (credit_balance_exhausted, organization_spend_limit_exceeded,
+		// project_spend_limit_exceeded, organization_usage_limit_exceeded:
+		// help.openai.com's "Troubleshooting API usage and spend limits")
+		// is kept as the code, what the caller sees (ErrorInfo's
+		// upstreamCode, the QuotaFailure's quota id) and must act on: it
+		// was replaced by insufficient_quota, which says none of which
+		// credit or limit to raise.
 		e.Kind = provider.KindRateLimited
 		e.Code = "insufficient_quota"
+		if billingCode(code) {
+			e.Code = code
+		}
 	case status == http.StatusTooManyRequests && typ == "server_error" && code == "":
 		// OpenAI's 429 for an overloaded model ("That model is currently
 		// overloaded with other requests. You can retry your request, …",
