@@ -288,6 +288,9 @@ func bareRateLimit(rl *llmrelayv1.RateLimit, h http.Header) *llmrelayv1.RateLimi
 				rl = &llmrelayv1.RateLimit{}
 			}
 			rl.RequestsLimit, rl.RequestsRemaining = w.limit, w.remaining
+			if w.limitBelowRemaining() {
+				rl.RequestsLimit = nil // not the limit of what remains (bareLimitBelowRemaining)
+			}
 			rl.RequestsResetTime = bareReset(h, w.resetSecs)
 		}
 	}
@@ -297,10 +300,52 @@ func bareRateLimit(rl *llmrelayv1.RateLimit, h http.Header) *llmrelayv1.RateLimi
 				rl = &llmrelayv1.RateLimit{}
 			}
 			rl.TokensLimit, rl.TokensRemaining = w.limit, w.remaining
+			if w.limitBelowRemaining() {
+				rl.TokensLimit = nil
+			}
 			rl.TokensResetTime = bareReset(h, w.resetSecs)
 		}
 	}
 	return rl
+}
+
+// limitBelowRemaining reports a limit below the count that remains of
+// it: not the limit of that budget, as OpenAIRateLimit leaves Azure's 0
+// beside a remaining count. Together documents its x-ratelimit-limit as
+// the requests per second it permits and answers 10 beside a remaining
+// 18 or 19 (its dynamic rate, with a burst cushion above it:
+// docs.together.ai/docs/rate-limits; testdata/real_maruel_together_qwen_sqrt_1.http,
+// real_mscope_together_llama4.http), Hugging Face's router 100 beside 195
+// (testdata/real_maruel_hf_qwen35_sqrt_1.http). A client reading
+// limit − remaining as what it used would count a negative use; the
+// limit is left unset, the remaining count and reset kept, and the
+// headers as sent go to meta.extended (bareLimitBelowRemaining).
+func (w *rateWindow) limitBelowRemaining() bool {
+	return w.limit != nil && w.remaining != nil && *w.remaining > *w.limit
+}
+
+// extBareRateLimit is the meta.extended key of an unsuffixed request
+// budget whose limit is below what remains of it.
+const extBareRateLimit = "rate_limit_requests_as_sent"
+
+// bareLimitBelowRemaining is the unsuffixed x-ratelimit-{limit,remaining,reset}
+// triple as sent ({"limit", "remaining", "reset"}) when its limit is below
+// its remaining count and the typed requests budget is read from it
+// (rl.RequestsLimit left unset): the limit is a rate, not that budget's
+// size, and kept rather than lost. nil otherwise.
+func bareLimitBelowRemaining(rl *llmrelayv1.RateLimit, h http.Header) map[string]any {
+	if rl == nil || rl.RequestsLimit != nil {
+		return nil
+	}
+	w := bareWindow(h, "x-ratelimit-")
+	if w == nil || !w.limitBelowRemaining() || rl.RequestsRemaining == nil || *rl.RequestsRemaining != *w.remaining {
+		return nil
+	}
+	b := map[string]any{"limit": *w.limit, "remaining": *w.remaining}
+	if w.resetSecs != "" {
+		b["reset"] = validUTF8(w.resetSecs)
+	}
+	return b
 }
 
 func bareWindow(h http.Header, prefix string) *rateWindow {

@@ -585,6 +585,9 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	}
 	meta.RateLimit = unprefixedLimits(meta.RateLimit, h)
 	meta.RateLimit = bareRateLimit(meta.RateLimit, h)
+	if b := bareLimitBelowRemaining(meta.RateLimit, h); b != nil {
+		provider.SetExtended(meta, extBareRateLimit, b)
+	}
 	if b := inputImagesLimit(h); b != nil {
 		provider.SetExtended(meta, extInputImagesLimit, b)
 	}

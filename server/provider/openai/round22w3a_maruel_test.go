@@ -462,7 +462,7 @@ func TestRound22W3aTogetherLogprobsStream(t *testing.T) {
 		`"top_logprobs":[[{"token":"Hello","logprob":-0.000018239186829305254},{"token":"Hi","logprob":-11.07144832611084}],[{"token":".","logprob":-0.1009206622838974},{"token":"<|im_end|>","logprob":-2.422347068786621}]]}`) {
 		t.Errorf("logprobs %s", lp)
 	}
-	if rl := f.Meta.GetRateLimit(); rl.GetRequestsLimit() != 10 || rl.GetRequestsRemaining() != 18 || rl.GetTokensLimit() != 3000 || rl.GetTokensRemaining() != 3000 {
+	if rl := f.Meta.GetRateLimit(); rl.RequestsLimit != nil || rl.GetRequestsRemaining() != 18 || rl.GetTokensLimit() != 3000 || rl.GetTokensRemaining() != 3000 {
 		t.Errorf("rate limit %v", rl)
 	}
 }
