@@ -13,9 +13,11 @@ import (
 func TestRound25Properties(t *testing.T) {
 	t.Parallel()
 	counts := providertest.Properties(t, providertest.PropertyCheck{
-		Glob:    filepath.Join("testdata", "real_*.http"),
-		Wire:    func(string, providertest.Recording) providertest.Wire { return providertest.WireGemini },
-		Request: func(providertest.Wire) *provider.Request { return providertest.BenchRequest("gemini-2.5-flash", "gemini") },
+		Glob: filepath.Join("testdata", "real_*.http"),
+		Wire: func(string, providertest.Recording) providertest.Wire { return providertest.WireGemini },
+		Request: func(providertest.Wire) *provider.Request {
+			return providertest.BenchRequest("gemini-2.5-flash", "gemini")
+		},
 		NewProvider: func(url, _ string, _ providertest.Recording) provider.Provider {
 			p, err := New(testKey, WithBaseURL(url+"/v1beta"))
 			if err != nil {
