@@ -594,6 +594,12 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	if b := sizeLimitExtras(h); b != nil {
 		provider.SetExtended(meta, extSizeLimit, b)
 	}
+	if b := windowExtras(h); b != nil {
+		provider.SetExtended(meta, extRateLimitWindows, b)
+	}
+	if b := renewalPeriods(h); b != nil {
+		provider.SetExtended(meta, extRenewalPeriod, b)
+	}
 	if v := strings.TrimSpace(h.Get("Openai-Processing-Ms")); v != "" {
 		if n, err := strconv.ParseFloat(v, 64); err == nil {
 			provider.SetExtended(meta, extProcessingMS, n)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -102,19 +103,28 @@ func Properties(t *testing.T, c PropertyCheck) PropertyCounts {
 	for _, f := range files {
 		name := filepath.Base(f)
 		rec := Load(t, f)
-		if rec.Status/100 != 2 {
-			continue
-		}
 		w := c.Wire(name, rec)
 		if w == WireNone {
+			continue
+		}
+		report := func(prop, format string, args ...any) {
+			if why, ok := c.Except[name][prop]; ok && why != "" {
+				excepted[name+" "+prop] = true
+				return
+			}
+			t.Errorf("%s: %s: %s", name, prop, fmt.Sprintf(format, args...))
+		}
+		req := c.Request(w)
+		p := c.NewProvider(Replay(t, rec).URL, name, rec)
+		if rec.Status/100 != 2 {
+			counts[PropIDs]++
+			checkErrorIDs(p, req, rec.Header, c.RequestIDHeaders, report)
 			continue
 		}
 		said, ok := Said(w, rec)
 		if !ok {
 			continue
 		}
-		req := c.Request(w)
-		p := c.NewProvider(Replay(t, rec).URL, name, rec)
 		var (
 			res  *provider.Result
 			rerr error
@@ -126,13 +136,6 @@ func Properties(t *testing.T, c PropertyCheck) PropertyCounts {
 			}
 		} else {
 			res, rerr = p.Generate(context.Background(), req)
-		}
-		report := func(prop, format string, args ...any) {
-			if why, ok := c.Except[name][prop]; ok && why != "" {
-				excepted[name+" "+prop] = true
-				return
-			}
-			t.Errorf("%s: %s: %s", name, prop, fmt.Sprintf(format, args...))
 		}
 		var meta *llmrelayv1.ResponseMeta
 		if rerr == nil {
@@ -208,6 +211,24 @@ func checkIDs(said *SaidAnswer, h http.Header, names []string, meta *llmrelayv1.
 	}
 }
 
+// checkErrorIDs: a failed call's error names the provider's request id
+// of the recording's headers.
+func checkErrorIDs(p provider.Provider, req *provider.Request, h http.Header, names []string, report func(string, string, ...any)) {
+	_, err := p.Generate(context.Background(), req)
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		return // an error status read as an answer is other tests' concern
+	}
+	for _, n := range names {
+		if v := h.Get(n); v != "" {
+			if pe.RequestID != v {
+				report(PropIDs, "error's request id %q, the recording's %s is %q", pe.RequestID, n, v)
+			}
+			return
+		}
+	}
+}
+
 // hasRateLimitHeaders reports a header of a rate-limit family.
 func hasRateLimitHeaders(h http.Header) bool {
 	for k := range h {
@@ -223,25 +244,43 @@ func rateLimitHeader(k string) bool {
 	return strings.HasPrefix(k, "x-ratelimit-") || strings.HasPrefix(k, "anthropic-ratelimit-")
 }
 
-// checkRateLimit: a recording whose rate-limit headers carry a count or
-// a reset has them in meta (typed, or in meta.extended), remaining ≤
-// limit, resets not before the answer's Date.
+// checkRateLimit: every count a recording's rate-limit headers send is in
+// meta (typed, or a value of meta.extended), remaining ≤ limit, resets
+// not before the answer's Date.
 func checkRateLimit(h http.Header, meta *llmrelayv1.ResponseMeta, report func(string, string, ...any)) {
 	rl := meta.GetRateLimit()
+	// Every count a rate-limit header sends is in meta: a typed count or
+	// a value of meta.extended.
+	kept := map[string]bool{}
+	var counts []*int64
+	if rl != nil {
+		counts = []*int64{rl.RequestsLimit, rl.RequestsRemaining, rl.TokensLimit, rl.TokensRemaining}
+	}
+	for _, n := range counts {
+		if n != nil {
+			kept[strconv.FormatInt(*n, 10)] = true
+		}
+	}
+	for _, v := range meta.GetExtended().GetFields() {
+		extendedValues(v.AsInterface(), kept)
+	}
+	var lost []string
+	for k, v := range h {
+		lk := strings.ToLower(k)
+		if !rateLimitHeader(k) || strings.Contains(lk, "reset") {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v[0]), 10, 64)
+		if err != nil || n < 0 || kept[strconv.FormatInt(n, 10)] {
+			continue // not a count, a count not tracked (-1), or kept
+		}
+		lost = append(lost, lk+": "+v[0])
+	}
+	if len(lost) > 0 {
+		sort.Strings(lost)
+		report(PropRateLimit, "counts not in meta: %v", lost)
+	}
 	if rl == nil {
-		if len(meta.GetExtended().GetFields()) > 0 {
-			return
-		}
-		var names []string
-		for k, v := range h {
-			if rateLimitHeader(k) && countOrReset(v[0]) {
-				names = append(names, strings.ToLower(k))
-			}
-		}
-		if len(names) > 0 {
-			sort.Strings(names)
-			report(PropRateLimit, "rate-limit headers %v, no rate limit in meta", names)
-		}
 		return
 	}
 	if rl.RequestsLimit != nil && rl.RequestsRemaining != nil && rl.GetRequestsRemaining() > rl.GetRequestsLimit() {
@@ -264,6 +303,25 @@ func checkRateLimit(h http.Header, meta *llmrelayv1.ResponseMeta, report func(st
 	}
 }
 
+// extendedValues adds the numbers and strings of v (a meta.extended
+// value) to kept, as their decimal or string forms.
+func extendedValues(v any, kept map[string]bool) {
+	switch x := v.(type) {
+	case float64:
+		kept[strconv.FormatFloat(x, 'f', -1, 64)] = true
+	case string:
+		kept[strings.TrimSpace(x)] = true
+	case []any:
+		for _, e := range x {
+			extendedValues(e, kept)
+		}
+	case map[string]any:
+		for _, e := range x {
+			extendedValues(e, kept)
+		}
+	}
+}
+
 // absoluteResets: the resets are times as sent (Anthropic's
 // anthropic-ratelimit-*-reset, RFC 3339), when the provider's bucket is
 // full again as computed when the request began: for a bucket nearly full
@@ -280,12 +338,6 @@ func absoluteResets(h http.Header) bool {
 	return false
 }
 
-// countOrReset: a header value that is a count or a reset (a number, a
-// duration, a time), not a policy name.
-func countOrReset(v string) bool {
-	v = strings.TrimSpace(v)
-	return v != "" && (v[0] >= '0' && v[0] <= '9' || v[0] == '-')
-}
 
 func checkUsage(want *SaidUsage, meta *llmrelayv1.ResponseMeta, report func(string, string, ...any)) {
 	got := meta.GetUsage()
