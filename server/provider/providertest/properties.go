@@ -338,7 +338,6 @@ func absoluteResets(h http.Header) bool {
 	return false
 }
 
-
 func checkUsage(want *SaidUsage, meta *llmrelayv1.ResponseMeta, report func(string, string, ...any)) {
 	got := meta.GetUsage()
 	if got == nil && want.zero() && len(meta.GetWarnings()) > 0 {
