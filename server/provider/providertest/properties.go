@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -169,6 +170,27 @@ func Properties(t *testing.T, c PropertyCheck) PropertyCounts {
 		}
 		counts[PropText]++
 		checkText(said, res.Message, report)
+		if said.Stream && said.Terminal {
+			if cut, ok := cutBeforeTerminal(w, rec); ok {
+				counts["finish.cut"]++
+				checkCut(c.NewProvider(Replay(t, cut).URL, name, cut), req, report)
+			}
+		}
+		// What the recordings exercised, for the log.
+		if said.Reasoning != "" {
+			counts["text.reasoning"]++
+		}
+		if said.Stream {
+			counts["stream"]++
+			if !said.Terminal {
+				counts["finish.no_terminal"]++
+			}
+		}
+		for _, c := range said.Calls {
+			if c.Deltas && said.Stream {
+				counts["toolcalls.streamed_calls"]++
+			}
+		}
 	}
 	for name, props := range c.Except {
 		for prop := range props {
@@ -372,6 +394,63 @@ func checkFinish(said *SaidAnswer, res *provider.Result, rerr error, report func
 	if said.Finish != "" && fr == llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED {
 		report(PropFinish, "the body's finish reason %q maps to no finish reason", said.Finish)
 	}
+}
+
+// checkCut: the stream cut before its terminal marker is not an answer
+// that ends normally without a warning.
+func checkCut(p provider.Provider, req *provider.Request, report func(string, string, ...any)) {
+	st, err := p.Stream(context.Background(), req)
+	if err != nil {
+		return
+	}
+	res, err := provider.FoldStream(st)
+	if err != nil {
+		return
+	}
+	fr := res.Meta.GetFinishReason()
+	if len(res.Meta.GetWarnings()) == 0 && (fr == llmrelayv1.FinishReason_FINISH_REASON_STOP || fr == llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS) {
+		report(PropFinish, "cut before its terminal marker, the stream ends %v without a warning", fr)
+	}
+}
+
+// terminalMarkers are, per format, the texts of the events that end a
+// stream: the cut copy of a recording ends before the first one.
+var terminalMarkers = map[Wire][]*regexp.Regexp{
+	WireChat:      {regexp.MustCompile(`"finish_reason"\s*:\s*"`), regexp.MustCompile(`(?m)^data:\s*\[DONE\]`)},
+	WireResponses: {regexp.MustCompile(`"type"\s*:\s*"response\.(completed|incomplete|failed)"`)},
+	WireAnthropic: {regexp.MustCompile(`"type"\s*:\s*"message_stop"`)},
+	WireGemini:    {regexp.MustCompile(`"finishReason"\s*:\s*"`)},
+	WireOllama:    {regexp.MustCompile(`"done"\s*:\s*true`)},
+}
+
+// cutBeforeTerminal is rec with its body cut before the event (SSE event
+// or NDJSON line) holding its format's first terminal marker.
+func cutBeforeTerminal(w Wire, rec Recording) (Recording, bool) {
+	at := -1
+	for _, re := range terminalMarkers[w] {
+		if loc := re.FindIndex(rec.Body); loc != nil && (at < 0 || loc[0] < at) {
+			at = loc[0]
+		}
+	}
+	if at <= 0 {
+		return rec, false
+	}
+	// Back to the start of the event: after the blank line before it
+	// (SSE), or the line's start (NDJSON).
+	start := 0
+	seps := []string{"\n\n", "\n\r\n"}
+	if w == WireOllama {
+		seps = []string{"\n"}
+	}
+	for _, sep := range seps {
+		if i := bytes.LastIndex(rec.Body[:at], []byte(sep)); i >= 0 {
+			start = max(start, i+len(sep))
+		}
+	}
+	if start <= 0 {
+		return rec, false
+	}
+	return Recording{Status: rec.Status, Header: rec.Header.Clone(), Body: bytes.Clone(rec.Body[:start])}, true
 }
 
 func checkCalls(w Wire, said *SaidAnswer, got []*llmrelayv1.ToolCall, report func(string, string, ...any)) {
@@ -738,6 +817,9 @@ func (s *SaidAnswer) chat(events []map[string]any) bool {
 func chatUsage(u any) *SaidUsage {
 	su := &SaidUsage{Input: num(u, "prompt_tokens"), Output: num(u, "completion_tokens"),
 		Cached: num(u, "prompt_tokens_details", "cached_tokens"), Reasoning: num(u, "completion_tokens_details", "reasoning_tokens")}
+	if su.Cached == nil {
+		su.Cached = num(u, "prompt_cache_hit_tokens") // DeepSeek's
+	}
 	prompt, total := num(u, "prompt_tokens"), num(u, "total_tokens")
 	if r := su.Reasoning; r != nil && *r > 0 && su.Output != nil && prompt != nil && total != nil && *total == *prompt+*su.Output+*r {
 		su.Output = add(su.Output, r)
@@ -793,6 +875,7 @@ func (s *SaidAnswer) chatContent(c any) {
 
 func (s *SaidAnswer) responses(events []map[string]any) bool {
 	answer := false
+	s.ReasoningRead = true
 	readResponse := func(r any) {
 		if id := str(r, "id"); id != "" {
 			s.ResponseID = id
@@ -816,6 +899,14 @@ func (s *SaidAnswer) responses(events []map[string]any) bool {
 						}
 					}
 				}
+			case "reasoning":
+				if text {
+					for _, k := range []string{"summary", "content"} {
+						for _, c := range list(it, k) {
+							s.Reasoning += str(c, "text")
+						}
+					}
+				}
 			case "function_call", "custom_tool_call":
 				if calls {
 					s.Calls = append(s.Calls, SaidCall{ID: str(it, "call_id"), Args: str(it, "arguments") + str(it, "input"), Deltas: true})
@@ -832,7 +923,7 @@ func (s *SaidAnswer) responses(events []map[string]any) bool {
 		readItems(list(e, "output"), true, true)
 		return true
 	}
-	textDeltas := false
+	textDeltas, reasoningDeltas := false, false
 	var final any
 	callAt := map[string]int{} // item id → call
 	for _, e := range events {
@@ -851,6 +942,9 @@ func (s *SaidAnswer) responses(events []map[string]any) bool {
 		case "response.output_text.delta":
 			textDeltas = true
 			s.Text += str(e, "delta")
+		case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+			reasoningDeltas = true
+			s.Reasoning += str(e, "delta")
 		case "response.output_item.added":
 			if it := at(e, "item"); str(it, "type") == "function_call" || str(it, "type") == "custom_tool_call" {
 				callAt[str(it, "id")] = len(s.Calls)
@@ -862,7 +956,7 @@ func (s *SaidAnswer) responses(events []map[string]any) bool {
 			}
 		}
 	}
-	if !textDeltas && final != nil {
+	if !textDeltas && !reasoningDeltas && final != nil {
 		readItems(list(final, "output"), true, false)
 	}
 	return answer
