@@ -171,9 +171,10 @@ func Properties(t *testing.T, c PropertyCheck) PropertyCounts {
 		counts[PropText]++
 		checkText(said, res.Message, report)
 		if said.Stream && said.Terminal {
-			if cut, ok := cutBeforeTerminal(w, rec); ok {
+			if cut, mid, ok := cutBeforeTerminal(w, rec); ok {
 				counts["finish.cut"]++
-				checkCut(c.NewProvider(Replay(t, cut).URL, name, cut), req, report)
+				checkCut(c.NewProvider(Replay(t, cut).URL, name, cut), req, "before", report)
+				checkCut(c.NewProvider(Replay(t, mid).URL, name, mid), req, "inside", report)
 			}
 		}
 		// What the recordings exercised, for the log.
@@ -398,7 +399,7 @@ func checkFinish(said *SaidAnswer, res *provider.Result, rerr error, report func
 
 // checkCut: the stream cut before its terminal marker is not an answer
 // that ends normally without a warning.
-func checkCut(p provider.Provider, req *provider.Request, report func(string, string, ...any)) {
+func checkCut(p provider.Provider, req *provider.Request, where string, report func(string, string, ...any)) {
 	st, err := p.Stream(context.Background(), req)
 	if err != nil {
 		return
@@ -409,7 +410,7 @@ func checkCut(p provider.Provider, req *provider.Request, report func(string, st
 	}
 	fr := res.Meta.GetFinishReason()
 	if len(res.Meta.GetWarnings()) == 0 && (fr == llmrelayv1.FinishReason_FINISH_REASON_STOP || fr == llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS) {
-		report(PropFinish, "cut before its terminal marker, the stream ends %v without a warning", fr)
+		report(PropFinish, "cut %s its terminal marker, the stream ends %v without a warning", where, fr)
 	}
 }
 
@@ -424,16 +425,17 @@ var terminalMarkers = map[Wire][]*regexp.Regexp{
 }
 
 // cutBeforeTerminal is rec with its body cut before the event (SSE event
-// or NDJSON line) holding its format's first terminal marker.
-func cutBeforeTerminal(w Wire, rec Recording) (Recording, bool) {
-	at := -1
+// or NDJSON line) holding its format's first terminal marker, and cut
+// inside it, just after the marker.
+func cutBeforeTerminal(w Wire, rec Recording) (before, inside Recording, ok bool) {
+	at, end := -1, -1
 	for _, re := range terminalMarkers[w] {
 		if loc := re.FindIndex(rec.Body); loc != nil && (at < 0 || loc[0] < at) {
-			at = loc[0]
+			at, end = loc[0], loc[1]
 		}
 	}
 	if at <= 0 {
-		return rec, false
+		return rec, rec, false
 	}
 	// Back to the start of the event: after the blank line before it
 	// (SSE), or the line's start (NDJSON).
@@ -448,9 +450,12 @@ func cutBeforeTerminal(w Wire, rec Recording) (Recording, bool) {
 		}
 	}
 	if start <= 0 {
-		return rec, false
+		return rec, rec, false
 	}
-	return Recording{Status: rec.Status, Header: rec.Header.Clone(), Body: bytes.Clone(rec.Body[:start])}, true
+	cut := func(n int) Recording {
+		return Recording{Status: rec.Status, Header: rec.Header.Clone(), Body: bytes.Clone(rec.Body[:n])}
+	}
+	return cut(start), cut(end), true
 }
 
 func checkCalls(w Wire, said *SaidAnswer, got []*llmrelayv1.ToolCall, report func(string, string, ...any)) {
