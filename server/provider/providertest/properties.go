@@ -232,6 +232,9 @@ func checkIDs(said *SaidAnswer, h http.Header, names []string, meta *llmrelayv1.
 	if rerr == nil && said.ResponseID != "" && meta.GetResponseId() != said.ResponseID {
 		report(PropIDs, "response_id %q, the body's id is %q", meta.GetResponseId(), said.ResponseID)
 	}
+	if rerr == nil && said.Model != "" && meta.GetResolvedModel() != said.Model {
+		report(PropIDs, "resolved_model %q, the body's model is %q", meta.GetResolvedModel(), said.Model)
+	}
 }
 
 // checkErrorIDs: a failed call's error names the provider's request id
@@ -492,6 +495,9 @@ func checkCalls(w Wire, said *SaidAnswer, got []*llmrelayv1.ToolCall, report fun
 			continue
 		}
 		want := said.Calls[i]
+		if want.Name != "" && c.GetName() != want.Name {
+			report(PropToolCalls, "call %d: name %q, the body's is %q", i, c.GetName(), want.Name)
+		}
 		switch {
 		case want.Partial:
 		case want.Deltas:
@@ -586,6 +592,8 @@ func noSpace(s string) string {
 type SaidAnswer struct {
 	Stream     bool
 	ResponseID string
+	// Model: the model the body says answered (last one sent).
+	Model string
 	Usage      *SaidUsage // the last usage reported, nil when none
 	Calls      []SaidCall
 	Text       string
@@ -616,6 +624,7 @@ func (u *SaidUsage) zero() bool {
 // SaidCall is a tool call of a body.
 type SaidCall struct {
 	ID   string
+	Name string
 	Args string
 	// Deltas: Args are argument deltas joined (compared byte for byte),
 	// else a JSON value (compared as JSON).
@@ -756,6 +765,9 @@ func (s *SaidAnswer) chat(events []map[string]any) bool {
 		if s.ResponseID == "" {
 			s.ResponseID = str(e, "id")
 		}
+		if m := str(e, "model"); m != "" {
+			s.Model = m
+		}
 		if u, ok := e["usage"].(map[string]any); ok {
 			s.Usage = chatUsage(u)
 		}
@@ -808,6 +820,9 @@ func (s *SaidAnswer) chat(events []map[string]any) bool {
 				if s.Calls[i].ID == "" {
 					s.Calls[i].ID = str(tc, "id")
 				}
+				if s.Calls[i].Name == "" {
+					s.Calls[i].Name = str(tc, "function", "name") + str(tc, "custom", "name")
+				}
 				s.Calls[i].Args += str(tc, "function", "arguments") + str(tc, "custom", "input")
 			}
 		}
@@ -841,7 +856,7 @@ func chatUsage(u any) *SaidUsage {
 // chatCall reads a whole chat completion's tool call: function arguments
 // as text (or a JSON value some servers send), a custom tool's input.
 func chatCall(tc any) SaidCall {
-	c := SaidCall{ID: str(tc, "id")}
+	c := SaidCall{ID: str(tc, "id"), Name: str(tc, "function", "name") + str(tc, "custom", "name")}
 	switch a := at(tc, "function", "arguments").(type) {
 	case string:
 		c.Args, c.Deltas = a, true
@@ -885,6 +900,9 @@ func (s *SaidAnswer) responses(events []map[string]any) bool {
 		if id := str(r, "id"); id != "" {
 			s.ResponseID = id
 		}
+		if m := str(r, "model"); m != "" {
+			s.Model = m
+		}
 		if u, ok := at(r, "usage").(map[string]any); ok {
 			s.Usage = &SaidUsage{Input: num(u, "input_tokens"), Output: num(u, "output_tokens"),
 				Cached: num(u, "input_tokens_details", "cached_tokens"), Reasoning: num(u, "output_tokens_details", "reasoning_tokens")}
@@ -914,7 +932,7 @@ func (s *SaidAnswer) responses(events []map[string]any) bool {
 				}
 			case "function_call", "custom_tool_call":
 				if calls {
-					s.Calls = append(s.Calls, SaidCall{ID: str(it, "call_id"), Args: str(it, "arguments") + str(it, "input"), Deltas: true})
+					s.Calls = append(s.Calls, SaidCall{ID: str(it, "call_id"), Name: str(it, "name"), Args: str(it, "arguments") + str(it, "input"), Deltas: true})
 				}
 			}
 		}
@@ -953,7 +971,7 @@ func (s *SaidAnswer) responses(events []map[string]any) bool {
 		case "response.output_item.added":
 			if it := at(e, "item"); str(it, "type") == "function_call" || str(it, "type") == "custom_tool_call" {
 				callAt[str(it, "id")] = len(s.Calls)
-				s.Calls = append(s.Calls, SaidCall{ID: str(it, "call_id"), Args: str(it, "arguments") + str(it, "input"), Deltas: true})
+				s.Calls = append(s.Calls, SaidCall{ID: str(it, "call_id"), Name: str(it, "name"), Args: str(it, "arguments") + str(it, "input"), Deltas: true})
 			}
 		case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
 			if i, ok := callAt[str(e, "item_id")]; ok {
@@ -1008,7 +1026,7 @@ func (s *SaidAnswer) anthropic(events []map[string]any) bool {
 			if !s.Stream {
 				args = compact(at(b, "input"))
 			}
-			s.Calls = append(s.Calls, SaidCall{ID: str(b, "id"), Args: args, Deltas: s.Stream})
+			s.Calls = append(s.Calls, SaidCall{ID: str(b, "id"), Name: str(b, "name"), Args: args, Deltas: s.Stream})
 		}
 	}
 	s.ReasoningRead = true
@@ -1019,6 +1037,7 @@ func (s *SaidAnswer) anthropic(events []map[string]any) bool {
 			return false
 		}
 		s.ResponseID = str(e, "id")
+		s.Model = str(e, "model")
 		s.Finish = str(e, "stop_reason")
 		readUsage(at(e, "usage"))
 		for _, b := range list(e, "content") {
@@ -1037,6 +1056,7 @@ func (s *SaidAnswer) anthropic(events []map[string]any) bool {
 		case "message_start":
 			answer = true
 			s.ResponseID = str(e, "message", "id")
+			s.Model = str(e, "message", "model")
 			readUsage(at(e, "message", "usage"))
 			// A message_start that already holds content (a resumed
 			// turn): whole blocks, tool inputs as JSON values.
@@ -1102,6 +1122,9 @@ func (s *SaidAnswer) gemini(events []map[string]any) bool {
 		if id := str(e, "responseId"); id != "" && s.ResponseID == "" {
 			s.ResponseID = id
 		}
+		if m := str(e, "modelVersion"); m != "" {
+			s.Model = m
+		}
 		if u, ok := e["usageMetadata"].(map[string]any); ok {
 			prompt := num(u, "promptTokenCount")
 			var in *int64
@@ -1131,14 +1154,14 @@ func (s *SaidAnswer) gemini(events []map[string]any) bool {
 					}
 					continuing = more
 					if more || at(fc, "partialArgs") != nil {
-						s.Calls = append(s.Calls, SaidCall{ID: str(fc, "id"), Partial: true})
+						s.Calls = append(s.Calls, SaidCall{ID: str(fc, "id"), Name: str(fc, "name"), Partial: true})
 						continue
 					}
 					args := "{}"
 					if a := at(fc, "args"); a != nil {
 						args = compact(a)
 					}
-					s.Calls = append(s.Calls, SaidCall{ID: str(fc, "id"), Args: args})
+					s.Calls = append(s.Calls, SaidCall{ID: str(fc, "id"), Name: str(fc, "name"), Args: args})
 					continue
 				}
 				if t, ok := at(p, "text").(string); ok {
@@ -1162,6 +1185,9 @@ func (s *SaidAnswer) ollama(events []map[string]any) bool {
 			continue
 		}
 		answer = true
+		if m := str(e, "model"); m != "" {
+			s.Model = m
+		}
 		if d, _ := e["done"].(bool); d {
 			s.Terminal = true
 			s.Finish = str(e, "done_reason")
@@ -1177,7 +1203,7 @@ func (s *SaidAnswer) ollama(events []map[string]any) bool {
 			if a, ok := at(tc, "function", "arguments").(string); ok {
 				args = a
 			}
-			s.Calls = append(s.Calls, SaidCall{ID: str(tc, "id"), Args: args})
+			s.Calls = append(s.Calls, SaidCall{ID: str(tc, "id"), Name: str(tc, "function", "name"), Args: args})
 		}
 	}
 	return answer
