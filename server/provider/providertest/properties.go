@@ -119,7 +119,11 @@ func Properties(t *testing.T, c PropertyCheck) PropertyCounts {
 		p := c.NewProvider(Replay(t, rec).URL, name, rec)
 		if rec.Status/100 != 2 {
 			counts[PropIDs]++
-			checkErrorIDs(p, req, rec.Header, c.RequestIDHeaders, report)
+			if pe := checkErrorIDs(p, req, rec.Header, c.RequestIDHeaders, report); pe != nil && hasRateLimitHeaders(rec.Header) {
+				counts[PropRateLimit]++
+				counts["ratelimit.errors"]++
+				checkRateLimit(rec.Header, pe.Meta, report)
+			}
 			continue
 		}
 		said, ok := Said(w, rec)
@@ -239,20 +243,22 @@ func checkIDs(said *SaidAnswer, h http.Header, names []string, meta *llmrelayv1.
 
 // checkErrorIDs: a failed call's error names the provider's request id
 // of the recording's headers.
-func checkErrorIDs(p provider.Provider, req *provider.Request, h http.Header, names []string, report func(string, string, ...any)) {
+// It returns the error (nil when the call did not fail).
+func checkErrorIDs(p provider.Provider, req *provider.Request, h http.Header, names []string, report func(string, string, ...any)) *provider.Error {
 	_, err := p.Generate(context.Background(), req)
 	var pe *provider.Error
 	if !errors.As(err, &pe) {
-		return // an error status read as an answer is other tests' concern
+		return nil // an error status read as an answer is other tests' concern
 	}
 	for _, n := range names {
 		if v := h.Get(n); v != "" {
 			if pe.RequestID != v {
 				report(PropIDs, "error's request id %q, the recording's %s is %q", pe.RequestID, n, v)
 			}
-			return
+			break
 		}
 	}
+	return pe
 }
 
 // hasRateLimitHeaders reports a header of a rate-limit family.
