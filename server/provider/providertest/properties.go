@@ -389,6 +389,18 @@ func checkUsage(want *SaidUsage, meta *llmrelayv1.ResponseMeta, report func(stri
 	cmp("cached_input_tokens", want.Cached, got.GetCachedInputTokens())
 	cmp("reasoning_tokens", want.Reasoning, got.GetReasoningTokens())
 	cmp("cache_creation_input_tokens", want.CacheCreation, got.GetCacheCreationInputTokens())
+	// The contract's normalization: input includes the cache reads and
+	// writes, output the reasoning, total both (or the provider's own
+	// larger total: provider.UsageTotal).
+	if in := got.GetInputTokens(); int64(got.GetCachedInputTokens())+int64(got.GetCacheCreationInputTokens()) > int64(in) {
+		report(PropUsage, "cached %d + cache creation %d input tokens exceed input_tokens %d", got.GetCachedInputTokens(), got.GetCacheCreationInputTokens(), in)
+	}
+	if got.GetReasoningTokens() > got.GetOutputTokens() {
+		report(PropUsage, "reasoning_tokens %d exceed output_tokens %d", got.GetReasoningTokens(), got.GetOutputTokens())
+	}
+	if int64(got.GetTotalTokens()) < min(int64(got.GetInputTokens())+int64(got.GetOutputTokens()), 1<<31-1) {
+		report(PropUsage, "total_tokens %d below input %d + output %d", got.GetTotalTokens(), got.GetInputTokens(), got.GetOutputTokens())
+	}
 }
 
 func checkFinish(said *SaidAnswer, res *provider.Result, rerr error, report func(string, string, ...any)) {
@@ -855,6 +867,9 @@ func chatUsage(u any) *SaidUsage {
 		if su.Output != nil && *r > *su.Output {
 			su.Output = add(su.Output, r)
 		}
+	}
+	if r := su.Reasoning; r != nil && su.Output != nil && *r > *su.Output {
+		su.Reasoning = su.Output // capped at the output they are part of, with a warning
 	}
 	return su
 }
