@@ -611,11 +611,11 @@ type SaidAnswer struct {
 	Stream     bool
 	ResponseID string
 	// Model: the model the body says answered (last one sent).
-	Model string
-	Usage      *SaidUsage // the last usage reported, nil when none
-	Calls      []SaidCall
-	Text       string
-	Reasoning  string
+	Model     string
+	Usage     *SaidUsage // the last usage reported, nil when none
+	Calls     []SaidCall
+	Text      string
+	Reasoning string
 	// ReasoningRead: the format's reasoning was read (compare it).
 	ReasoningRead bool
 	// Terminal: the stream has its format's terminal marker.
