@@ -16,6 +16,8 @@ import (
 	"time"
 	"unicode"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
+
 	"github.com/llmrelay/llmrelay/internal/sse"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -320,6 +322,18 @@ func checkRateLimit(h http.Header, meta *llmrelayv1.ResponseMeta, report func(st
 	}
 	if rl.TokensLimit != nil && rl.TokensRemaining != nil && rl.GetTokensRemaining() > rl.GetTokensLimit() {
 		report(PropRateLimit, "tokens remaining %d > limit %d", rl.GetTokensRemaining(), rl.GetTokensLimit())
+	}
+	// A reset sent as a time is that time.
+	for what, ts := range map[string]*timestamppb.Timestamp{"requests": rl.GetRequestsResetTime(), "tokens": rl.GetTokensResetTime()} {
+		for k, v := range h {
+			lk := strings.ToLower(k)
+			if lk != "anthropic-ratelimit-"+what+"-reset" && lk != "x-ratelimit-reset-"+what {
+				continue
+			}
+			if at, err := time.Parse(time.RFC3339, strings.TrimSpace(v[0])); err == nil && (ts == nil || !ts.AsTime().Equal(at)) {
+				report(PropRateLimit, "%s reset %v, the recording's %s is %s", what, ts.AsTime(), lk, v[0])
+			}
+		}
 	}
 	if h.Get("Date") == "" || absoluteResets(h) {
 		return
