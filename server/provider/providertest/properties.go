@@ -172,7 +172,7 @@ func Properties(t *testing.T, c PropertyCheck) PropertyCounts {
 		}
 		if len(said.Calls) > 0 || len(toolCalls(res.Message)) > 0 {
 			counts[PropToolCalls]++
-			checkCalls(w, said, toolCalls(res.Message), report)
+			checkCalls(said, toolCalls(res.Message), cutFinish(meta.GetFinishReason()), report)
 		}
 		counts[PropText]++
 		checkText(said, res.Message, report)
@@ -335,10 +335,10 @@ func checkRateLimit(h http.Header, meta *llmrelayv1.ResponseMeta, report func(st
 			}
 		}
 	}
-	if h.Get("Date") == "" || absoluteResets(h) {
+	date, err := http.ParseTime(h.Get("Date"))
+	if err != nil || absoluteResets(h) {
 		return
 	}
-	date := provider.ResponseDate(h)
 	for what, ts := range map[string]interface {
 		IsValid() bool
 		AsTime() time.Time
@@ -493,7 +493,14 @@ func cutBeforeTerminal(w Wire, rec Recording) (before, inside Recording, ok bool
 	return cut(start), cut(end), true
 }
 
-func checkCalls(w Wire, said *SaidAnswer, got []*llmrelayv1.ToolCall, report func(string, string, ...any)) {
+// cutFinish: an answer the provider cut (the token limit, a filter),
+// whose last call the adapters mark invalid even where its arguments
+// parse: they may be a prefix that happens to (provider.ToolCallsFinish).
+func cutFinish(fr llmrelayv1.FinishReason) bool {
+	return fr == llmrelayv1.FinishReason_FINISH_REASON_LENGTH || fr == llmrelayv1.FinishReason_FINISH_REASON_CONTENT_FILTER
+}
+
+func checkCalls(said *SaidAnswer, got []*llmrelayv1.ToolCall, cut bool, report func(string, string, ...any)) {
 	var wantIDs, gotIDs []string
 	for _, c := range said.Calls {
 		if c.ID != "" {
@@ -520,7 +527,7 @@ func checkCalls(w Wire, said *SaidAnswer, got []*llmrelayv1.ToolCall, report fun
 		report(PropToolCalls, "%d tool calls, the body has %d", len(got), len(said.Calls))
 	}
 	for i, c := range got {
-		if valid := IsJSONObject(c.GetArguments()); valid != c.GetArgumentsValid() {
+		if valid := IsJSONObject(c.GetArguments()); valid != c.GetArgumentsValid() && !(cut && !c.GetArgumentsValid()) {
 			report(PropToolCalls, "call %d: arguments_valid %v for arguments %q", i, c.GetArgumentsValid(), c.GetArguments())
 		}
 		if i >= len(said.Calls) {
