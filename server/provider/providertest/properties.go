@@ -121,7 +121,7 @@ func Properties(t *testing.T, c PropertyCheck) PropertyCounts {
 		p := c.NewProvider(Replay(t, rec).URL, name, rec)
 		if rec.Status/100 != 2 {
 			counts[PropIDs]++
-			if pe := checkErrorIDs(p, req, rec.Header, c.RequestIDHeaders, report); pe != nil && hasRateLimitHeaders(rec.Header) {
+			if pe := checkErrorIDs(p, req, rec.Header, rec.Body, c.RequestIDHeaders, report); pe != nil && hasRateLimitHeaders(rec.Header) {
 				counts[PropRateLimit]++
 				counts["ratelimit.errors"]++
 				checkRateLimit(rec.Header, pe.Meta, report)
@@ -246,7 +246,7 @@ func checkIDs(said *SaidAnswer, h http.Header, names []string, meta *llmrelayv1.
 // checkErrorIDs: a failed call's error names the provider's request id
 // of the recording's headers.
 // It returns the error (nil when the call did not fail).
-func checkErrorIDs(p provider.Provider, req *provider.Request, h http.Header, names []string, report func(string, string, ...any)) *provider.Error {
+func checkErrorIDs(p provider.Provider, req *provider.Request, h http.Header, errBody []byte, names []string, report func(string, string, ...any)) *provider.Error {
 	_, err := p.Generate(context.Background(), req)
 	var pe *provider.Error
 	if !errors.As(err, &pe) {
@@ -257,7 +257,15 @@ func checkErrorIDs(p provider.Provider, req *provider.Request, h http.Header, na
 			if pe.RequestID != v {
 				report(PropIDs, "error's request id %q, the recording's %s is %q", pe.RequestID, n, v)
 			}
-			break
+			return pe
+		}
+	}
+	// No header: the id the error body names (Anthropic's request_id
+	// beside the error object).
+	var body map[string]any
+	if json.Unmarshal(errBody, &body) == nil {
+		if v, ok := body["request_id"].(string); ok && v != "" && pe.RequestID != v {
+			report(PropIDs, "error's request id %q, the body's request_id is %q", pe.RequestID, v)
 		}
 	}
 	return pe
