@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -514,7 +515,9 @@ func TestStreamEndWithoutDone(t *testing.T) {
 // TestReasoningOutsideCompletion: grok counts its reasoning apart from
 // completion_tokens (real_fantasy_azure_grok_3_mini_thinking); the total
 // is the evidence. OpenAI's counts, and counts whose total does not say
-// so, are taken as they come.
+// so, are taken as they come, except that reasoning tokens beyond the
+// output tokens (which include them) are capped at them, with a warning
+// that keeps the count sent.
 func TestReasoningOutsideCompletion(t *testing.T) {
 	t.Parallel()
 	details := func(n int) *complDetails { return &complDetails{ReasoningTokens: flexInt(n)} }
@@ -528,15 +531,20 @@ func TestReasoningOutsideCompletion(t *testing.T) {
 		{"OpenAI: reasoning inside completion", wireUsage{PromptTokens: 63, CompletionTokens: 148, TotalTokens: 211, CompletionTokensDetails: details(64)},
 			&llmrelayv1.Usage{InputTokens: 63, OutputTokens: 148, TotalTokens: 211, ReasoningTokens: 64}},
 		{"more reasoning than completion, total without it", wireUsage{PromptTokens: 20, CompletionTokens: 2, TotalTokens: 22, CompletionTokensDetails: details(7)},
-			&llmrelayv1.Usage{InputTokens: 20, OutputTokens: 2, TotalTokens: 22, ReasoningTokens: 7}},
+			&llmrelayv1.Usage{InputTokens: 20, OutputTokens: 2, TotalTokens: 22, ReasoningTokens: 2}},
 		{"no total", wireUsage{PromptTokens: 20, CompletionTokens: 2, CompletionTokensDetails: details(7)},
-			&llmrelayv1.Usage{InputTokens: 20, OutputTokens: 2, TotalTokens: 22, ReasoningTokens: 7}},
+			&llmrelayv1.Usage{InputTokens: 20, OutputTokens: 2, TotalTokens: 22, ReasoningTokens: 2}},
 		{"no reasoning", wireUsage{PromptTokens: 5, CompletionTokens: 3, TotalTokens: 8, CompletionTokensDetails: details(0)},
 			&llmrelayv1.Usage{InputTokens: 5, OutputTokens: 3, TotalTokens: 8}},
 	}
 	for _, tc := range cases {
 		if got := normalizeUsage(&tc.in); !proto.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+		_, odd := usageDetailsAndOdd(&tc.in)
+		capped := strings.HasPrefix(tc.name, "more reasoning") || tc.name == "no total"
+		if want := "usage: reasoning_tokens 7 exceed the output tokens 2; reasoning tokens capped at 2"; capped != slices.Contains(odd, want) {
+			t.Errorf("%s: warnings %q", tc.name, odd)
 		}
 	}
 }

@@ -60,6 +60,7 @@ func windowedRateLimit(h http.Header) *llmrelayv1.RateLimit {
 type rateWindow struct {
 	limit, remaining *int64
 	resetSecs        string
+	key              string // per-window headers: "<name>-<window>"
 }
 
 func (w *rateWindow) reset(now time.Time) *timestamppb.Timestamp {
@@ -73,6 +74,87 @@ func (w *rateWindow) reset(now time.Time) *timestamppb.Timestamp {
 	return timestamppb.New(now.Add(time.Duration(s * float64(time.Second))))
 }
 
+// extRateLimitWindows is the meta.extended key of windowExtras.
+const extRateLimitWindows = "rate_limit_windows"
+
+// windowExtras are the per-window budgets RateLimit does not hold:
+// Cerebras answers with a minute, an hour and a day window for requests
+// and tokens (testdata/real_crew_cerebras_streaming_completion_3.http,
+// real_maruel_cerebras_oss_logprobs.http), of which RateLimit holds one
+// each (windowedRateLimit: the one that throttles first); the others
+// were lost, a client unable to see its day budget run out. Returned as
+// {"<name>-<window>": {"limit": n, "remaining": n, "reset": "<seconds as
+// sent>"}} with what was sent of each; the tokens windows are left out
+// where sizeLimitExtras keeps them (Mistral's, beside its query cost).
+// nil when there are none.
+func windowExtras(h http.Header) map[string]any {
+	var b map[string]any
+	for what, names := range rateLimitNames {
+		if what == "tokens" && h.Get("X-Ratelimit-Tokens-Query-Cost") != "" {
+			continue
+		}
+		picked := pickWindow(h, what)
+		if picked == nil {
+			continue
+		}
+		for _, name := range names {
+			for _, win := range rateLimitWindows {
+				key := name + "-" + win
+				if key == picked.key {
+					continue
+				}
+				limit := headerInt(h, "x-ratelimit-limit-"+key)
+				remaining := headerInt(h, "x-ratelimit-remaining-"+key)
+				if limit == nil && remaining == nil {
+					continue
+				}
+				w := map[string]any{}
+				if limit != nil {
+					w["limit"] = *limit
+				}
+				if remaining != nil {
+					w["remaining"] = *remaining
+				}
+				if v := strings.TrimSpace(h.Get("x-ratelimit-reset-" + key)); v != "" {
+					w["reset"] = validUTF8(v)
+				}
+				if b == nil {
+					b = map[string]any{}
+				}
+				b[key] = w
+			}
+		}
+	}
+	return b
+}
+
+// extRenewalPeriod is the meta.extended key of renewalPeriods.
+const extRenewalPeriod = "rate_limit_renewal_period"
+
+// renewalPeriods are Azure's x-ratelimit-renewalperiod-{requests,tokens}
+// (seconds: the window each budget refills over; 60 in
+// testdata/real_oll_azure_chat_content_filtering_2.http,
+// real_rubyllm_azure_foundry_grok.http), which RateLimit has no place
+// for: {"requests": n, "tokens": n} with what was sent; nil when neither.
+func renewalPeriods(h http.Header) map[string]any {
+	var b map[string]any
+	for _, what := range [...]string{"requests", "tokens"} {
+		v := strings.TrimSpace(h.Get("X-Ratelimit-Renewalperiod-" + what))
+		if v == "" {
+			continue
+		}
+		if b == nil {
+			b = map[string]any{}
+		}
+		if n, err := strconv.ParseFloat(v, 64); err == nil && !math.IsInf(n, 0) && !math.IsNaN(n) {
+			b[what] = n
+		} else {
+			b[what] = validUTF8(v)
+		}
+	}
+	return b
+}
+
 func pickWindow(h http.Header, what string) *rateWindow {
 	var best *rateWindow
 	for _, name := range rateLimitNames[what] {
@@ -81,6 +163,7 @@ func pickWindow(h http.Header, what string) *rateWindow {
 				limit:     headerInt(h, "x-ratelimit-limit-"+name+"-"+win),
 				remaining: headerInt(h, "x-ratelimit-remaining-"+name+"-"+win),
 				resetSecs: strings.TrimSpace(h.Get("x-ratelimit-reset-" + name + "-" + win)),
+				key:       name + "-" + win,
 			}
 			if w.limit == nil && w.remaining == nil {
 				continue
@@ -288,6 +371,9 @@ func bareRateLimit(rl *llmrelayv1.RateLimit, h http.Header) *llmrelayv1.RateLimi
 				rl = &llmrelayv1.RateLimit{}
 			}
 			rl.RequestsLimit, rl.RequestsRemaining = w.limit, w.remaining
+			if w.limitBelowRemaining() {
+				rl.RequestsLimit = nil // not the limit of what remains (bareLimitBelowRemaining)
+			}
 			rl.RequestsResetTime = bareReset(h, w.resetSecs)
 		}
 	}
@@ -297,10 +383,52 @@ func bareRateLimit(rl *llmrelayv1.RateLimit, h http.Header) *llmrelayv1.RateLimi
 				rl = &llmrelayv1.RateLimit{}
 			}
 			rl.TokensLimit, rl.TokensRemaining = w.limit, w.remaining
+			if w.limitBelowRemaining() {
+				rl.TokensLimit = nil
+			}
 			rl.TokensResetTime = bareReset(h, w.resetSecs)
 		}
 	}
 	return rl
+}
+
+// limitBelowRemaining reports a limit below the count that remains of
+// it: not the limit of that budget, as OpenAIRateLimit leaves Azure's 0
+// beside a remaining count. Together documents its x-ratelimit-limit as
+// the requests per second it permits and answers 10 beside a remaining
+// 18 or 19 (its dynamic rate, with a burst cushion above it:
+// docs.together.ai/docs/rate-limits; testdata/real_maruel_together_qwen_sqrt_1.http,
+// real_mscope_together_llama4.http), Hugging Face's router 100 beside 195
+// (testdata/real_maruel_hf_qwen35_sqrt_1.http). A client reading
+// limit − remaining as what it used would count a negative use; the
+// limit is left unset, the remaining count and reset kept, and the
+// headers as sent go to meta.extended (bareLimitBelowRemaining).
+func (w *rateWindow) limitBelowRemaining() bool {
+	return w.limit != nil && w.remaining != nil && *w.remaining > *w.limit
+}
+
+// extBareRateLimit is the meta.extended key of an unsuffixed request
+// budget whose limit is below what remains of it.
+const extBareRateLimit = "rate_limit_requests_as_sent"
+
+// bareLimitBelowRemaining is the unsuffixed x-ratelimit-{limit,remaining,reset}
+// triple as sent ({"limit", "remaining", "reset"}) when its limit is below
+// its remaining count and the typed requests budget is read from it
+// (rl.RequestsLimit left unset): the limit is a rate, not that budget's
+// size, and kept rather than lost. nil otherwise.
+func bareLimitBelowRemaining(rl *llmrelayv1.RateLimit, h http.Header) map[string]any {
+	if rl == nil || rl.RequestsLimit != nil {
+		return nil
+	}
+	w := bareWindow(h, "x-ratelimit-")
+	if w == nil || !w.limitBelowRemaining() || rl.RequestsRemaining == nil || *rl.RequestsRemaining != *w.remaining {
+		return nil
+	}
+	b := map[string]any{"limit": *w.limit, "remaining": *w.remaining}
+	if w.resetSecs != "" {
+		b["reset"] = validUTF8(w.resetSecs)
+	}
+	return b
 }
 
 func bareWindow(h http.Header, prefix string) *rateWindow {

@@ -585,11 +585,20 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	}
 	meta.RateLimit = unprefixedLimits(meta.RateLimit, h)
 	meta.RateLimit = bareRateLimit(meta.RateLimit, h)
+	if b := bareLimitBelowRemaining(meta.RateLimit, h); b != nil {
+		provider.SetExtended(meta, extBareRateLimit, b)
+	}
 	if b := inputImagesLimit(h); b != nil {
 		provider.SetExtended(meta, extInputImagesLimit, b)
 	}
 	if b := sizeLimitExtras(h); b != nil {
 		provider.SetExtended(meta, extSizeLimit, b)
+	}
+	if b := windowExtras(h); b != nil {
+		provider.SetExtended(meta, extRateLimitWindows, b)
+	}
+	if b := renewalPeriods(h); b != nil {
+		provider.SetExtended(meta, extRenewalPeriod, b)
 	}
 	if v := strings.TrimSpace(h.Get("Openai-Processing-Ms")); v != "" {
 		if n, err := strconv.ParseFloat(v, 64); err == nil {
@@ -906,11 +915,31 @@ func usageDetails(u *wireUsage) provider.UsageDetails {
 // a bool, a string that is no number), kept as sent; odd are the warnings
 // for the latter.
 func usageDetailsAndOdd(u *wireUsage) (d provider.UsageDetails, odd []string) {
+	if w := reasoningExcessWarning(u); w != "" {
+		odd = append(odd, w)
+	}
 	if noUsageDetails(u.Raw) {
-		return nil, nil // the common case, without decoding the object into maps
+		return nil, odd // the common case, without decoding the object into maps
 	}
 	paths := oddCounts(u.Raw, chatUsagePaths)
-	return provider.ReadUsageDetails(u.Raw, provider.MappedExcept(chatUsagePaths, paths)...), oddWarnings(paths)
+	return provider.ReadUsageDetails(u.Raw, provider.MappedExcept(chatUsagePaths, paths)...), append(odd, oddWarnings(paths)...)
+}
+
+// reasoningExcessWarning says that the reasoning tokens a usage reports
+// exceed its output tokens, where no total shows them counted apart
+// (reasoningOutside): the contract's output tokens include the reasoning
+// tokens, so normalizeUsage caps them at the output, and the warning keeps
+// the count sent (the AI SDK's Mistral fixture,
+// testdata/real_mistral_usage_details_stream.http: 7 reasoning of 2
+// completion tokens, total 22 = 20 + 2), as the Anthropic adapter does
+// for thinking_tokens. "" when they do not.
+func reasoningExcessWarning(u *wireUsage) string {
+	c := usageCounts(u)
+	if c.ReasoningTokens <= c.OutputTokens {
+		return ""
+	}
+	return fmt.Sprintf("usage: reasoning_tokens %d exceed the output tokens %d; reasoning tokens capped at %d",
+		c.ReasoningTokens, c.OutputTokens, c.OutputTokens)
 }
 
 // oddCounts are those of paths whose values in the usage object raw are
@@ -1089,8 +1118,18 @@ func (d *fastDecoder) emptyValue() bool {
 }
 
 // normalizeUsage converts OpenAI usage: prompt_tokens already include
-// cached tokens and completion_tokens include reasoning tokens.
+// cached tokens and completion_tokens include reasoning tokens. Reasoning
+// tokens beyond the output tokens are capped at them
+// (reasoningExcessWarning says so).
 func normalizeUsage(u *wireUsage) *llmrelayv1.Usage {
+	out := usageCounts(u)
+	out.ReasoningTokens = min(out.ReasoningTokens, out.OutputTokens)
+	return out
+}
+
+// usageCounts are the counts of u as the contract defines them, the
+// reasoning tokens as sent.
+func usageCounts(u *wireUsage) *llmrelayv1.Usage {
 	out := &llmrelayv1.Usage{
 		InputTokens:  provider.Count(int64(u.PromptTokens)),
 		OutputTokens: provider.Count(int64(u.CompletionTokens)),

@@ -47,11 +47,12 @@ func r17dText(parts []*llmrelayv1.Part) string {
 }
 
 // togetherRateLimit is the budget every Together answer below states:
-// x-ratelimit-limit 10 and x-ratelimit-remaining 19 (a remaining count above
-// the limit, as sent), x-ratelimit-limit-tokens and -remaining-tokens 3000
+// x-ratelimit-remaining 19 (x-ratelimit-limit 10, below it, is Together's
+// requests per second, not that budget's size: meta.extended
+// rate_limit_requests_as_sent keeps it), x-ratelimit-limit-tokens and -remaining-tokens 3000
 // (OpenAI's names), x-ratelimit-reset "2" (seconds from the Date header).
 func togetherRateLimit(date string) *llmrelayv1.RateLimit {
-	return &llmrelayv1.RateLimit{RequestsLimit: proto.Int64(10), RequestsRemaining: proto.Int64(19), RequestsResetTime: ts(date),
+	return &llmrelayv1.RateLimit{RequestsRemaining: proto.Int64(19), RequestsResetTime: ts(date),
 		TokensLimit: proto.Int64(3000), TokensRemaining: proto.Int64(3000)}
 }
 

@@ -297,7 +297,7 @@ func TestRound20OljsToolsParallelStream(t *testing.T) {
 				}
 				rl := m.GetRateLimit()
 				date := time.Date(2025, 2, 20, 6, 15, 36, 0, time.UTC)
-				if rl.GetRequestsLimit() != 30 || rl.GetRequestsRemaining() != 59 || !rl.GetRequestsResetTime().AsTime().Equal(date.Add(2*time.Second)) ||
+				if rl.RequestsLimit != nil || rl.GetRequestsRemaining() != 59 || !rl.GetRequestsResetTime().AsTime().Equal(date.Add(2*time.Second)) ||
 					rl.GetTokensLimit() != 3000 || rl.GetTokensRemaining() != 3000 || rl.GetTokensResetTime() != nil {
 					t.Errorf("rate limit %v", rl)
 				}
@@ -735,7 +735,7 @@ func TestRound20OljsTogetherStream(t *testing.T) {
 		t.Errorf("meta %v", m)
 	}
 	date := time.Date(2025, 2, 20, 3, 48, 33, 0, time.UTC)
-	if rl := m.GetRateLimit(); rl.GetRequestsLimit() != 10 || rl.GetRequestsRemaining() != 19 || !rl.GetRequestsResetTime().AsTime().Equal(date.Add(2*time.Second)) ||
+	if rl := m.GetRateLimit(); rl.RequestsLimit != nil || rl.GetRequestsRemaining() != 19 || !rl.GetRequestsResetTime().AsTime().Equal(date.Add(2*time.Second)) ||
 		rl.GetTokensLimit() != 3000 || rl.GetTokensRemaining() != 2910 || rl.GetTokensResetTime() != nil {
 		t.Errorf("rate limit %v", rl)
 	}

@@ -24,7 +24,7 @@ func mgbTogetherRateLimit(t *testing.T, rl *llmrelayv1.RateLimit, date string, r
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rl.GetRequestsLimit() != 10 || rl.GetRequestsRemaining() != reqLeft || rl.GetTokensLimit() != 3000 || rl.GetTokensRemaining() != 3000 ||
+	if rl.RequestsLimit != nil || rl.GetRequestsRemaining() != reqLeft || rl.GetTokensLimit() != 3000 || rl.GetTokensRemaining() != 3000 ||
 		rl.TokensResetTime != nil || !rl.GetRequestsResetTime().AsTime().Equal(at.Add(reset)) {
 		t.Errorf("rate limit %v", rl)
 	}

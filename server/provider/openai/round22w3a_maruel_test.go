@@ -462,7 +462,7 @@ func TestRound22W3aTogetherLogprobsStream(t *testing.T) {
 		`"top_logprobs":[[{"token":"Hello","logprob":-0.000018239186829305254},{"token":"Hi","logprob":-11.07144832611084}],[{"token":".","logprob":-0.1009206622838974},{"token":"<|im_end|>","logprob":-2.422347068786621}]]}`) {
 		t.Errorf("logprobs %s", lp)
 	}
-	if rl := f.Meta.GetRateLimit(); rl.GetRequestsLimit() != 10 || rl.GetRequestsRemaining() != 18 || rl.GetTokensLimit() != 3000 || rl.GetTokensRemaining() != 3000 {
+	if rl := f.Meta.GetRateLimit(); rl.RequestsLimit != nil || rl.GetRequestsRemaining() != 18 || rl.GetTokensLimit() != 3000 || rl.GetTokensRemaining() != 3000 {
 		t.Errorf("rate limit %v", rl)
 	}
 }
@@ -550,6 +550,12 @@ func TestRound22W3aCerebrasReasoningLogprobsStream(t *testing.T) {
 	}
 	delete(ext, "logprobs")
 	delete(ext, "reasoning_logprobs")
+	// The windows RateLimit does not hold (windowExtras).
+	if !mgbJSONEqual(t, ext["rate_limit_windows"], `{"requests-day":{"limit":2400,"remaining":2389},"requests-hour":{"limit":150,"remaining":144},`+
+		`"tokens-day":{"limit":1000000,"remaining":967872},"tokens-hour":{"limit":1000000,"remaining":2983609}}`) {
+		t.Errorf("rate limit windows %v", ext["rate_limit_windows"])
+	}
+	delete(ext, "rate_limit_windows")
 	if !mgbJSONEqual(t, ext, `{"system_fingerprint":"fp_b546658c8e93d2e57ef2","time_info":{"created":1790984626.1897957,"queue_time":0.003164047,"prompt_time":0.002227818,"completion_time":0.021492564,"total_time":0.02838921546936035}}`) ||
 		len(m.GetWarnings()) != 0 {
 		t.Errorf("extended %v, warnings %v", ext, m.GetWarnings())
