@@ -880,7 +880,8 @@ func (s *SaidAnswer) chat(events []map[string]any) bool {
 // chatUsage reads a chat completion's usage. Output includes the
 // reasoning: where the body counts it apart from completion_tokens (xAI:
 // total_tokens = prompt + completion + reasoning; a top-level
-// reasoning_tokens above completion_tokens, Perplexity's), it is added.
+// reasoning_tokens above completion_tokens, Perplexity's, or one the total
+// counts beside completion_tokens, GitHub Copilot's Gemini), it is added.
 func chatUsage(u any) *SaidUsage {
 	su := &SaidUsage{Input: num(u, "prompt_tokens"), Output: num(u, "completion_tokens"),
 		Cached: num(u, "prompt_tokens_details", "cached_tokens"), Reasoning: num(u, "completion_tokens_details", "reasoning_tokens")}
@@ -893,7 +894,8 @@ func chatUsage(u any) *SaidUsage {
 	}
 	if r := num(u, "reasoning_tokens"); r != nil && su.Reasoning == nil && at(u, "completion_tokens_details") == nil {
 		su.Reasoning = r
-		if su.Output != nil && *r > *su.Output {
+		apart := prompt != nil && total != nil && su.Output != nil && *r > 0 && *total == *prompt+*su.Output+*r // Copilot's Gemini
+		if su.Output != nil && (*r > *su.Output || apart) {
 			su.Output = add(su.Output, r)
 		}
 	}
