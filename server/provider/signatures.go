@@ -93,12 +93,34 @@ const SignatureRetryNote = "retried once without it, meta.retry_reasons: reasoni
 // missing a thought_signature": that one names no signature sent. The
 // Gemini adapter and the OpenAI-compatible endpoint's (Google's host)
 // read it.
+//
+// Vertex AI words it "Unable to submit request because Thought signature
+// is not valid" (RooCodeInc/Roo-Code#10759, Gemini 3 through OpenRouter's
+// Google route).
 func GoogleSignatureRefused(status, msg string) bool {
 	if status != "INVALID_ARGUMENT" {
 		return false
 	}
 	m := strings.ToLower(msg)
-	return strings.Contains(m, "corrupted thought signature") || strings.Contains(m, "invalid thought signature")
+	return strings.Contains(m, "corrupted thought signature") || strings.Contains(m, "invalid thought signature") ||
+		strings.Contains(m, "thought signature is not valid")
+}
+
+// AnthropicSignatureRefused reports Anthropic's refusal of a thinking
+// block signed elsewhere: "messages.1.content.0: Invalid `signature` in
+// `thinking` block" (a 400 invalid_request_error,
+// anthropics/claude-code#10627; a conversation moved between the Claude
+// API, Bedrock and Vertex AI or between accounts:
+// ding113/claude-code-hub#518, caozhiyuan/copilot-api#73), the same words
+// for a block bound to another conversation ("… Remove the block, or set
+// …"), and without the backticks as Bedrock words it
+// (linanwx/nagobot#21, relayed by OpenRouter) and some clients relay it
+// (arojunior/handle-failed-requests-js#8). The anthropic adapter and the
+// openai adapter's relays (OpenRouter's metadata.raw) read it.
+func AnthropicSignatureRefused(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "invalid `signature` in `thinking` block") ||
+		strings.Contains(m, "invalid signature in thinking block")
 }
 
 // GoogleSkipSignature is Google's documented placeholder thoughtSignature

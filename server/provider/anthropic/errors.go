@@ -196,17 +196,10 @@ func errorField(msg string) string {
 // refineKind recognizes failures a status code cannot tell apart.
 func refineKind(e *provider.Error) {
 	msg := strings.ToLower(e.Message)
-	// A thinking block signed elsewhere: "messages.1.content.0: Invalid
-	// `signature` in `thinking` block" (a 400 invalid_request_error,
-	// anthropics/claude-code#10627; a conversation moved between the
-	// Claude API, Bedrock and Vertex AI or between accounts:
-	// ding113/claude-code-hub#518, caozhiyuan/copilot-api#73), and the
-	// same words for a block bound to another conversation ("… Remove the
-	// block, or set …"), and without the backticks as some clients relay
-	// them (arojunior/handle-failed-requests-js#8). The conversation
-	// without its thinking blocks passes (provider.Request.DropSignatures).
-	e.SignatureRefused = strings.Contains(msg, "invalid `signature` in `thinking` block") ||
-		strings.Contains(msg, "invalid signature in thinking block")
+	// A thinking block signed elsewhere (provider.AnthropicSignatureRefused):
+	// the conversation without its thinking blocks passes
+	// (provider.Request.DropSignatures).
+	e.SignatureRefused = provider.AnthropicSignatureRefused(e.Message)
 	switch {
 	case strings.Contains(msg, "prompt is too long"),
 		strings.Contains(msg, "exceed context limit"),

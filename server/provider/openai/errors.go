@@ -516,6 +516,12 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 		// The upstream's code and words classify too (its
 		// context_length_exceeded under the router's bare 400).
 		p.refineKind(e, &up.err, status)
+		if up.signatureRefused() {
+			// Only where the request can go again without the state
+			// (buildChatRequest, relayWithoutSignatures): the relays
+			// that carry it back.
+			e.SignatureRefused = p.relaysReasoningState()
+		}
 	}
 	googleCreditsSpent(e, t)
 	if (e.Kind == provider.KindContextLength || provider.OllamaOutOfMemory(e.Message) || provider.OllamaLoadFailed(e.Message)) && status >= 500 {

@@ -33,6 +33,25 @@ type upstreamError struct {
 	// error ("request_id"): the upstream's, not the router's, so kept
 	// apart from the error's own request id.
 	requestID string
+	// status is the google.rpc.Status name of a Google upstream's error
+	// ("INVALID_ARGUMENT"), which classifies its message.
+	status string
+}
+
+// signatureRefused reports whether the upstream refused reasoning state
+// as another account's or platform's, in its own words: Gemini's
+// "Corrupted thought signature." (provider.GoogleSignatureRefused), as
+// OpenRouter relays it from Google AI Studio (OpenRouterTeam/
+// ai-sdk-provider#418, massgen/MassGen#665), and Anthropic's "Invalid
+// `signature` in `thinking` block", Bedrock's without the backticks
+// (provider.AnthropicSignatureRefused; linanwx/nagobot#21 from Amazon
+// Bedrock). The words are the upstream's own message, not a text that
+// quotes them: OpenRouter's "Gemini models require OpenRouter reasoning
+// details to be preserved…" wraps another refusal (a missing signature)
+// in plain text and is not one.
+func (up *upstreamError) signatureRefused() bool {
+	msg := string(up.err.Message)
+	return provider.GoogleSignatureRefused(up.status, msg) || provider.AnthropicSignatureRefused(msg)
 }
 
 // upstream reads the upstream error in the error's metadata; nil when the
@@ -60,6 +79,7 @@ func (we *wireError) upstream() *upstreamError {
 	if len(body) > 0 && body[0] == '{' {
 		up.requestID = strings.TrimSpace(bodyRequestID(body))
 	}
+	up.status = googleStatusName(body)
 	if !upstreamObject(body, &up.err) {
 		// Not an error object: the text is the upstream's message.
 		if len(body) > 0 && (body[0] == '{' || body[0] == '[') || provider.IsMarkup(body) {
@@ -73,6 +93,28 @@ func (we *wireError) upstream() *upstreamError {
 		return nil
 	}
 	return up
+}
+
+// googleStatusName is the status name of a google.rpc.Status error body,
+// alone or in an array ({"error": {"code": 400, "message": …, "status":
+// "INVALID_ARGUMENT"}}); "" for any other body.
+func googleStatusName(body []byte) string {
+	if len(body) > 0 && body[0] == '[' {
+		var arr []json.RawMessage
+		if json.Unmarshal(body, &arr) != nil || len(arr) == 0 {
+			return ""
+		}
+		body = bytes.TrimSpace(arr[0])
+	}
+	var v struct {
+		Error struct {
+			Status string `json:"status"`
+		} `json:"error"`
+	}
+	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &v) != nil || !isStatusName(v.Error.Status) {
+		return ""
+	}
+	return v.Error.Status
 }
 
 // upstreamObject reads an upstream error body into we: its "error" object

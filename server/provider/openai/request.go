@@ -33,6 +33,11 @@ func (p *Provider) buildChatRequest(req *provider.Request, stream bool) ([]byte,
 				"this attempt sent %d tool call(s) with Google's placeholder signature (%s)", provider.SignatureRetryNote, n, provider.GoogleSkipSignature)
 		}
 	}
+	if req.DropSignatures && p.relaysReasoningState() {
+		// The relay's upstream refused the state (an OpenRouter
+		// metadata.raw in the upstream's words: errorFromObject).
+		conv, sigWarning = relayWithoutSignatures(conv, p.name)
+	}
 	msgs, droppedReasoning, err := p.encodeMessages(conv, req.Reasoning)
 	if err != nil {
 		return nil, nil, err
