@@ -43,3 +43,41 @@ func TestSig25CarriesReasoningState(t *testing.T) {
 		}
 	}
 }
+
+// TestSig25WrapRefusalWords: the words the refusals come in, as relays
+// pass them through: Gemini's "Corrupted thought signature."
+// (OpenRouterTeam/ai-sdk-provider#418), Vertex AI's "Unable to submit
+// request because Thought signature is not valid.. Learn more: …"
+// (NoeFabris/opencode-antigravity-auth#368's logged body, RooCodeInc/
+// Roo-Code#11716), both INVALID_ARGUMENT only; Anthropic's with and
+// Bedrock's without backticks (anthropics/claude-code#10627,
+// linanwx/nagobot#21). A missing signature, or another status, is not a
+// refusal of one sent.
+func TestSig25WrapRefusalWords(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		status, msg string
+		want        bool
+	}{
+		{"INVALID_ARGUMENT", "Corrupted thought signature.", true},
+		{"INVALID_ARGUMENT", "Unable to submit request because Thought signature is not valid.. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini", true},
+		{"FAILED_PRECONDITION", "Unable to submit request because Thought signature is not valid.", false},
+		{"INVALID_ARGUMENT", "Function call is missing a thought_signature in functionCall parts.", false},
+	} {
+		if got := GoogleSignatureRefused(c.status, c.msg); got != c.want {
+			t.Errorf("GoogleSignatureRefused(%q, %q) = %v", c.status, c.msg, got)
+		}
+	}
+	for _, c := range []struct {
+		msg  string
+		want bool
+	}{
+		{"messages.1.content.0: Invalid `signature` in `thinking` block", true},
+		{"messages.7.content.2: Invalid signature in thinking block", true},
+		{"messages.1.content.0.thinking.signature: Field required", false},
+	} {
+		if got := AnthropicSignatureRefused(c.msg); got != c.want {
+			t.Errorf("AnthropicSignatureRefused(%q) = %v", c.msg, got)
+		}
+	}
+}
