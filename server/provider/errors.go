@@ -44,7 +44,9 @@ const (
 	KindNotFound
 	// KindRateLimited: 429.
 	KindRateLimited
-	// KindUnavailable: 5xx, 529 overloaded, an error event in a stream.
+	// KindUnavailable: 5xx, 529 overloaded, an error event in a stream,
+	// an answer whose body was cut after its headers (a close inside the
+	// body, a reset: ErrBrokeMidAnswer).
 	KindUnavailable
 	// KindTimeout: 408, a connect/first-byte/idle timeout, or our deadline.
 	KindTimeout
@@ -58,7 +60,8 @@ const (
 	// KindCanceled: the caller went away.
 	KindCanceled
 	// KindConnection: the connection failed before any response byte
-	// (refused, reset, DNS, TLS).
+	// (refused, reset, DNS, TLS); one that breaks after the headers is
+	// KindUnavailable (BodyReadError).
 	KindConnection
 	// KindResourceExhausted: a gateway limit (response size, memory
 	// budget) stopped the call; not retried.
