@@ -381,7 +381,10 @@ func toStatus(ctx context.Context, err error, meta *llmrelayv1.ResponseMeta, red
 		// So do they when they ended the wait before a retry: the call
 		// ended for them, not for the attempt that failed before.
 		interrupted := errors.Is(pe, pipeline.ErrBackoffInterrupted)
-		if ctx.Err() != nil && (pe.Kind == provider.KindTimeout || pe.Kind == provider.KindCanceled || pe.Kind == provider.KindConnection || interrupted) {
+		// A body read that broke (ErrBrokeMidAnswer) may be the
+		// cancellation closing the connection under it.
+		broke := errors.Is(pe, provider.ErrBrokeMidAnswer)
+		if ctx.Err() != nil && (pe.Kind == provider.KindTimeout || pe.Kind == provider.KindCanceled || pe.Kind == provider.KindConnection || broke || interrupted) {
 			if errors.Is(ctx.Err(), context.Canceled) {
 				m = kindTable[provider.KindCanceled]
 			} else {

@@ -205,7 +205,7 @@ func TestFault23UnaryStreamAnswerEnds(t *testing.T) {
 			step   f13Step
 			reason string
 		}{
-			{"cut then reset", thenReset(f.streamHead(1), f.head+f.text("The capital")), "connection_error"},
+			{"cut then reset", thenReset(f.streamHead(1), f.head+f.text("The capital")), "unavailable"},
 			{"cut then silent", thenHang(f.streamHead(1), f.head+f.text("The capital")), "timeout"},
 		} {
 			t.Run(f.name+"/"+tc.name, func(t *testing.T) {

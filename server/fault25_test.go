@@ -612,7 +612,7 @@ func TestFault25RetryBudgetAcrossDeployments(t *testing.T) {
 					id                 int
 					waited             bool
 				}
-				wants := []want{{"first", "http_503", 1, true}, {"first", "connection_error", 2, true}, {"first", "http_529", 3, false},
+				wants := []want{{"first", "http_503", 1, true}, {"first", "unavailable", 2, true}, {"first", "http_529", 3, false},
 					{"second", "http_503", 11, true}, {"second", "http_500", 12, true}, {"second", "http_503", 13, false}}
 				rr := m.GetRetryReasons()
 				if len(rr) != len(wants) {

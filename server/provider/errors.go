@@ -44,7 +44,9 @@ const (
 	KindNotFound
 	// KindRateLimited: 429.
 	KindRateLimited
-	// KindUnavailable: 5xx, 529 overloaded, an error event in a stream.
+	// KindUnavailable: 5xx, 529 overloaded, an error event in a stream,
+	// an answer whose body was cut after its headers (a close inside the
+	// body, a reset: ErrBrokeMidAnswer).
 	KindUnavailable
 	// KindTimeout: 408, a connect/first-byte/idle timeout, or our deadline.
 	KindTimeout
@@ -58,7 +60,8 @@ const (
 	// KindCanceled: the caller went away.
 	KindCanceled
 	// KindConnection: the connection failed before any response byte
-	// (refused, reset, DNS, TLS).
+	// (refused, reset, DNS, TLS); one that breaks after the headers is
+	// KindUnavailable (BodyReadError).
 	KindConnection
 	// KindResourceExhausted: a gateway limit (response size, memory
 	// budget) stopped the call; not retried.
@@ -1012,6 +1015,40 @@ func TransportError(providerName string, err error) *Error {
 	return e
 }
 
+// ErrBrokeMidAnswer marks (in Error.Err, wrapping the transport's own
+// error) a connection that broke (a reset, a broken pipe) while the
+// provider's answer was read, after its headers: unlike KindConnection's
+// failures, the provider had answered, so it may have billed the call,
+// and its request id and rate limits are known. Transient like a body
+// cut short: KindUnavailable, retried while nothing was relayed.
+var ErrBrokeMidAnswer = errors.New("the connection broke in the middle of the provider's answer")
+
+// brokeMidAnswer is the Err of BodyReadError's failure: ErrBrokeMidAnswer
+// that unwraps to what the transport said.
+type brokeMidAnswer struct{ err error }
+
+func (b *brokeMidAnswer) Error() string        { return b.err.Error() }
+func (b *brokeMidAnswer) Unwrap() error        { return b.err }
+func (b *brokeMidAnswer) Is(target error) bool { return target == ErrBrokeMidAnswer }
+
+// BodyReadError classifies an error from reading the body of an answer
+// whose headers came (a unary answer's body, a stream's events) as
+// TransportError does, but for a connection failure: there the provider
+// had answered, so it is not KindConnection ("before any response
+// byte") but the kind of an answer cut in the middle, KindUnavailable
+// (as a clean close inside the body is, io.ErrUnexpectedEOF), its
+// message saying that the provider answered and may have billed the
+// call, its Err ErrBrokeMidAnswer.
+func BodyReadError(providerName string, err error) *Error {
+	e := TransportError(providerName, err)
+	if e.Kind == KindConnection && e.Err == err {
+		e.Kind = KindUnavailable
+		e.Message = "the provider answered, then the connection broke in the middle of its answer (the call may have been billed): " + redactURLError(err)
+		e.Err = &brokeMidAnswer{err}
+	}
+	return e
+}
+
 // redactURLError drops the URL (which may carry a key= query parameter)
 // from a *url.Error's text.
 func redactURLError(err error) string {
@@ -1238,7 +1275,7 @@ func ReadBody(providerName string, resp *http.Response, limit int64) (body []byt
 			}
 		}
 		if int64(len(body)) > limit || !(idle || CutAfterEnd(err)) || !wholeJSON(body) {
-			return nil, "", TransportError(providerName, err)
+			return nil, "", BodyReadError(providerName, err)
 		}
 		warning = BodyCutAfterEndWarning
 		if idle {

@@ -152,7 +152,9 @@ func TestReadBody(t *testing.T) {
 		{"undeclared over the limit", resp(`0123456789a`, -1), ``, KindBadResponse},
 		{"shorter than declared", resp(`{"a"`, 7), ``, KindUnavailable},
 		{"longer than declared", resp(`{"a":1}xx`, 7), ``, KindConnection},
-		{"read error", &http.Response{Body: io.NopCloser(iotest.ErrReader(errors.New("reset"))), ContentLength: -1}, ``, KindConnection},
+		// A read that fails after the headers: the answer broke mid-way
+		// (BodyReadError), not a connection that never answered.
+		{"read error", &http.Response{Body: io.NopCloser(iotest.ErrReader(errors.New("reset"))), ContentLength: -1}, ``, KindUnavailable},
 	} {
 		body, _, err := ReadBody("p", c.resp, 10)
 		if c.wantKind == KindUnknown {

@@ -151,7 +151,7 @@ func (s *stream) Recv() (*provider.Event, error) {
 			case errors.Is(err, sse.ErrEventTooLarge):
 				s.err = provider.BadResponse(providerName, "%v", err)
 			default:
-				s.err = provider.TransportError(providerName, err)
+				s.err = provider.BodyReadError(providerName, err)
 			}
 			s.err.RequestID = provider.HeaderValue(s.header, requestIDHeader)
 			// The stream broke after the call's block stopped: the call

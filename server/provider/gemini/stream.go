@@ -185,7 +185,7 @@ func (s *stream) fail(err error) {
 	case errors.Is(err, sse.ErrEventTooLarge):
 		s.err = provider.BadResponse(providerName, "stream chunk too large: %v", err)
 	default:
-		e := provider.TransportError(providerName, err)
+		e := provider.BodyReadError(providerName, err)
 		e.Message = s.p.redact(e.Message)
 		s.err = e
 	}

@@ -146,7 +146,7 @@ func (s *stream) readError(err error) error {
 		}
 	case errors.As(err, &pe):
 	default:
-		pe = provider.TransportError(providerName, err)
+		pe = provider.BodyReadError(providerName, err)
 	}
 	if pe.RequestID == "" {
 		pe.RequestID = s.requestID

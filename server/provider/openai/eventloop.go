@@ -122,7 +122,7 @@ func (s *eventLoop) readError(err error) error {
 	case errors.Is(err, sse.ErrEventTooLarge):
 		e = provider.BadResponse(s.p.name, "%v", err)
 	default:
-		e = provider.TransportError(s.p.name, err)
+		e = provider.BodyReadError(s.p.name, err)
 		e.Message = s.sec.redact(e.Message)
 	}
 	e.RequestID = s.p.requestID(s.header)
