@@ -89,6 +89,13 @@ type Provider struct {
 	// reasoning_tokens are counted apart from completion_tokens
 	// (topReasoningOutside).
 	perplexity bool
+	// thinkSwitch: the base URL is Z.ai's or Moonshot's (Kimi's), whose
+	// thinking is switched by thinking.type (thinkswitch.go); zai: Z.ai's,
+	// whose top effort is max; openRouter: OpenRouter's, whose
+	// reasoning_effort names max.
+	thinkSwitch bool
+	zai         bool
+	openRouter  bool
 	// think is the inline reasoning markup of the content: gpt-oss's
 	// <reasoning> blocks on AWS Bedrock's hosts (bedrockHost), Gemini's
 	// leading <thought> block on Google's (googleCompat), a leading
@@ -400,6 +407,9 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	p.dashscope = dashscopeHost(p.baseURL)
 	p.deepseek = deepseekHost(p.baseURL)
 	p.perplexity = perplexityHost(p.baseURL)
+	p.thinkSwitch = thinkSwitchHost(p.baseURL)
+	p.zai = zaiHost(p.baseURL)
+	p.openRouter = openRouterHost(p.baseURL)
 	switch {
 	case bedrockHost(p.baseURL):
 		p.think = provider.ThinkBlocks

@@ -160,10 +160,19 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	switch {
 	case p.deepseek:
 		deepseekThinking(w, o.GetReasoningEffort())
-	case p.dashscope && o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
+	case (p.dashscope || p.zai || p.openRouter) && o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
 		// DashScope names max (QwenLM/qwen-code#8472: low, medium,
-		// high, xhigh, max for qwen3.8).
+		// high, xhigh, max for qwen3.8); so do Z.ai (GLM-5.2 and later:
+		// thinkswitch.go) and OpenRouter (openRouterHost).
 		w.ReasoningEffort = "max"
+		if p.zai {
+			switchThinking(w, o.GetReasoningEffort())
+		}
+	case p.thinkSwitch:
+		switchThinking(w, o.GetReasoningEffort())
+		if o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX {
+			warnings = append(warnings, warnMaxEffort)
+		}
 	case o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
 		warnings = append(warnings, warnMaxEffort)
 	}

@@ -30,7 +30,7 @@ type chatRequest struct {
 	MaxCompletionTokens *int32            `json:"max_completion_tokens,omitempty"`
 	ReasoningEffort     string            `json:"reasoning_effort,omitempty"`
 	EnableThinking      *bool             `json:"enable_thinking,omitempty"` // DashScope's Qwen thinking switch (dashscope.go)
-	Thinking            *thinkingToggle   `json:"thinking,omitempty"`        // DeepSeek's thinking switch (deepseek.go)
+	Thinking            *thinkingToggle   `json:"thinking,omitempty"`        // DeepSeek's, Z.ai's and Moonshot's thinking switch (deepseek.go, thinkswitch.go)
 	Stop                []string          `json:"stop,omitempty"`
 	Seed                *int64            `json:"seed,omitempty"`
 	RandomSeed          *int64            `json:"random_seed,omitempty"` // Mistral's name for seed (mistralRequest)

@@ -1,0 +1,85 @@
+package openai
+
+import (
+	"net/url"
+	"strings"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// Hosts whose thinking is switched by {"thinking": {"type":
+// "enabled"|"disabled"}} beside (or instead of) reasoning_effort, as
+// DeepSeek's is (deepseek.go):
+//
+//   - Z.ai / Zhipu (api.z.ai, open.bigmodel.cn): the Chat Completion API
+//     reference (docs.z.ai/api-reference/llm/chat-completion) has a
+//     thinking object and no reasoning_effort; its thinking-mode guide
+//     turns thinking off with "thinking": {"type": "disabled"}. GLM-5.1
+//     and older read no reasoning_effort: none left them thinking
+//     (tailcallhq/forgecode#3074, "reasoning none mean no reasoning …
+//     no effect on GLM 5.1"); GLM-5.2 and later take reasoning_effort
+//     beside thinking, up to max (docs.z.ai/guides/llm/glm-5.2, as
+//     theopenco/llmgateway#3049 and NousResearch/hermes-agent#91789 quote
+//     it), and GLM-5.3 refuses thinking disabled ("This model always
+//     engages in thinking and cannot be disabled; please use low, high, or
+//     max.": charmbracelet/catwalk#603), which is then the caller's answer.
+//   - Moonshot / Kimi (api.moonshot.ai, api.moonshot.cn, Kimi's coding plan
+//     api.kimi.com): the models overview (platform.kimi.ai/docs/api/
+//     models-overview) switches kimi-k2.5/k2.6's thinking with
+//     {"type": "enabled"|"disabled"}; Moonshot's own client
+//     (MoonshotAI/kimi-cli, packages/kosong/src/kosong/chat_provider/kimi.py,
+//     with_thinking) sends thinking disabled and no reasoning_effort for
+//     off, reasoning_effort and thinking enabled for low, medium and high.
+//
+// Effort none went as reasoning_effort "none" to both, which neither
+// documents: thinking stayed on.
+func thinkSwitchHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(u.Hostname()) {
+	case "api.z.ai", "open.bigmodel.cn", "api.moonshot.ai", "api.moonshot.cn", "api.kimi.com":
+		return true
+	}
+	return false
+}
+
+// zaiHost reports whether baseURL is Z.ai's (Zhipu's) API, whose top
+// effort is max (GLM-5.2 and later).
+func zaiHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	return h == "api.z.ai" || h == "open.bigmodel.cn"
+}
+
+// openRouterHost reports whether baseURL is OpenRouter's, whose
+// reasoning_effort (the shorthand of reasoning.effort) names max, xhigh,
+// high, medium, low, minimal and none (openrouter.ai/docs,
+// ChatRequestReasoningEffort).
+func openRouterHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	return h == "openrouter.ai" || strings.HasSuffix(h, ".openrouter.ai")
+}
+
+// switchThinking sets the thinking switch of a thinkSwitchHost request for
+// the effort asked for: none turns thinking off and sends no effort; any
+// other effort turns it on beside reasoning_effort as written; no effort
+// leaves the server's default.
+func switchThinking(w *chatRequest, e llmrelayv1.ReasoningEffort) {
+	switch e {
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED:
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
+		w.ReasoningEffort = ""
+		w.Thinking = &thinkingToggle{Type: "disabled"}
+	default:
+		w.Thinking = &thinkingToggle{Type: "enabled"}
+	}
+}
