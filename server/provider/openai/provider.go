@@ -96,6 +96,10 @@ type Provider struct {
 	thinkSwitch bool
 	zai         bool
 	openRouter  bool
+	// baseten: the base URL is Baseten's Model APIs (inference.baseten.co),
+	// whose opt-in thinking models read chat_template_args.enable_thinking
+	// (thinkswitch.go).
+	baseten bool
 	// think is the inline reasoning markup of the content: gpt-oss's
 	// <reasoning> blocks on AWS Bedrock's hosts (bedrockHost), Gemini's
 	// leading <thought> block on Google's (googleCompat), a leading
@@ -410,6 +414,7 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	p.thinkSwitch = thinkSwitchHost(p.baseURL)
 	p.zai = zaiHost(p.baseURL)
 	p.openRouter = openRouterHost(p.baseURL)
+	p.baseten = basetenHost(p.baseURL)
 	switch {
 	case bedrockHost(p.baseURL):
 		p.think = provider.ThinkBlocks

@@ -176,6 +176,11 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	case o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
 		warnings = append(warnings, warnMaxEffort)
 	}
+	if p.baseten {
+		if warn := basetenThinking(w, o.GetReasoningEffort()); warn != "" {
+			warnings = append(warnings, warn)
+		}
+	}
 	if p.dashscope {
 		if warn := dashscopeThinking(w, req); warn != "" {
 			warnings = append(warnings, warn)

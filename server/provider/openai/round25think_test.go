@@ -81,6 +81,10 @@ func TestRound25ThinkSwitchHosts(t *testing.T) {
 		// OpenRouter's reasoning_effort names max (ChatRequestReasoningEffort).
 		{"https://openrouter.ai/api/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, `{"reasoning_effort":"max"}`, ""},
 		{"https://openrouter.ai/api/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, `{"reasoning_effort":"none"}`, ""},
+		// Baseten: chat_template_args.enable_thinking (its opt-in models).
+		{"https://inference.baseten.co/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH, `{"reasoning_effort":"high","chat_template_args":{"enable_thinking":true}}`, ""},
+		{"https://inference.baseten.co/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, `{"chat_template_args":{"enable_thinking":false}}`, warnBasetenNone},
+		{"https://inference.baseten.co/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED, `{}`, ""},
 		// Elsewhere as before.
 		{"https://api.openai.com/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, `{"reasoning_effort":"none"}`, ""},
 		{"https://api.openai.com/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, `{"reasoning_effort":"xhigh"}`, warnMaxEffort},
@@ -107,6 +111,7 @@ func TestRound25ThinkDialectTable(t *testing.T) {
 		"https://api.moonshot.ai/v1",
 		"https://api.kimi.com/coding/v1",
 		"https://openrouter.ai/api/v1",
+		"https://inference.baseten.co/v1",
 		"https://api.mistral.ai/v1",
 		"https://api.x.ai/v1",
 		"https://api.groq.com/openai/v1",
@@ -126,4 +131,24 @@ func TestRound25ThinkDialectTable(t *testing.T) {
 		}
 	}
 	providertest.Golden(t, td("reasoning_dialects.request.golden"), []byte(b.String()))
+}
+
+// TestRound25ThinkBasetenReplay: maruel/genai's GLM-5.1 request to Baseten
+// (real_maruel_baseten_glm51_sqrt_1) turned thinking on with
+// chat_template_args {"enable_thinking": true} and was answered with
+// reasoning; GLM is one of Baseten's opt-in thinking models. **Bug:** a
+// caller's reasoning effort went as reasoning_effort alone, which GLM on
+// Baseten does not read. The effort now enables thinking as the recorded
+// request did, and the recorded answer reads as before.
+func TestRound25ThinkBasetenReplay(t *testing.T) {
+	t.Parallel()
+	req := mgbSqrtReq("zai-org/GLM-5.1", llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED)
+	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM
+	res, body := mgbUnary(t, "real_maruel_baseten_glm51_sqrt_1", mgbBaseten, "", req)
+	if args, ok := body["chat_template_args"].(map[string]any); !ok || args["enable_thinking"] != true || len(args) != 1 || body["reasoning_effort"] != "medium" {
+		t.Errorf("request %v", body)
+	}
+	if parts := res.Message.GetParts(); len(parts) != 2 || parts[0].GetReasoning().GetText() == "" {
+		t.Errorf("parts %v", parts)
+	}
 }

@@ -83,3 +83,49 @@ func switchThinking(w *chatRequest, e llmrelayv1.ReasoningEffort) {
 		w.Thinking = &thinkingToggle{Type: "enabled"}
 	}
 }
+
+// Baseten's Model APIs (inference.baseten.co) serve Kimi K2.5/K2.6, GLM 4.7
+// and GLM 5 with thinking off unless chat_template_args enables it
+// ("Opt-in via chat_template_args": docs.baseten.co,
+// inference/model-apis/reasoning, whose example sends
+// {"chat_template_args": {"enable_thinking": true}}); DeepSeek V4 Pro and
+// gpt-oss take reasoning_effort (low, medium, high; xhigh on DeepSeek
+// only), and the others reason by default with no documented switch.
+// maruel/genai's recordings show both: zai-org/GLM-4.7 asked without
+// chat_template_args answered without reasoning, GLM-5.1 asked with
+// enable_thinking true reasoned (testdata/real_maruel_baseten_glm51_sqrt_1).
+// An effort went as reasoning_effort alone, which the opt-in models do not
+// read: they did not think.
+
+// templateArgs are the chat template's arguments (Baseten's
+// chat_template_args).
+type templateArgs struct {
+	EnableThinking *bool `json:"enable_thinking,omitempty"`
+}
+
+// basetenHost reports whether baseURL is Baseten's Model APIs.
+func basetenHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "inference.baseten.co")
+}
+
+// warnBasetenNone is the warning of effort none on Baseten.
+const warnBasetenNone = "reasoning effort none sent as chat_template_args.enable_thinking false: Baseten documents no way to turn off the reasoning of the models that reason by default (DeepSeek, MiniMax, gpt-oss, Nemotron), which may still reason"
+
+// basetenThinking sets a Baseten request's thinking for the effort asked
+// for: an effort enables thinking beside reasoning_effort; none disables
+// it and sends no effort (Baseten's reasoning_effort has no none), with
+// warnBasetenNone.
+func basetenThinking(w *chatRequest, e llmrelayv1.ReasoningEffort) string {
+	switch e {
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED:
+		return ""
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
+		w.ReasoningEffort = ""
+		w.ChatTemplateArgs = &templateArgs{EnableThinking: new(bool)}
+		return warnBasetenNone
+	}
+	on := true
+	w.ChatTemplateArgs = &templateArgs{EnableThinking: &on}
+	return ""
+}
