@@ -100,6 +100,10 @@ type Provider struct {
 	// whose opt-in thinking models read chat_template_args.enable_thinking
 	// (thinkswitch.go).
 	baseten bool
+	// together: the base URL is Together's (api.together.xyz,
+	// api.together.ai), whose hybrid models read reasoning.enabled
+	// (thinkswitch.go).
+	together bool
 	// think is the inline reasoning markup of the content: gpt-oss's
 	// <reasoning> blocks on AWS Bedrock's hosts (bedrockHost), Gemini's
 	// leading <thought> block on Google's (googleCompat), a leading
@@ -415,6 +419,7 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	p.zai = zaiHost(p.baseURL)
 	p.openRouter = openRouterHost(p.baseURL)
 	p.baseten = basetenHost(p.baseURL)
+	p.together = togetherHost(p.baseURL)
 	switch {
 	case bedrockHost(p.baseURL):
 		p.think = provider.ThinkBlocks

@@ -181,6 +181,9 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 			warnings = append(warnings, warn)
 		}
 	}
+	if p.together {
+		togetherThinking(w, o.GetReasoningEffort())
+	}
 	if p.dashscope {
 		if warn := dashscopeThinking(w, req); warn != "" {
 			warnings = append(warnings, warn)

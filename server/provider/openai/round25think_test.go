@@ -85,6 +85,10 @@ func TestRound25ThinkSwitchHosts(t *testing.T) {
 		{"https://inference.baseten.co/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH, `{"reasoning_effort":"high","chat_template_args":{"enable_thinking":true}}`, ""},
 		{"https://inference.baseten.co/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, `{"chat_template_args":{"enable_thinking":false}}`, warnBasetenNone},
 		{"https://inference.baseten.co/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED, `{}`, ""},
+		// Together: reasoning.enabled (its hybrid models).
+		{"https://api.together.xyz/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, `{"reasoning":{"enabled":false}}`, ""},
+		{"https://api.together.ai/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW, `{"reasoning_effort":"low","reasoning":{"enabled":true}}`, ""},
+		{"https://api.together.xyz/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED, `{}`, ""},
 		// Elsewhere as before.
 		{"https://api.openai.com/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, `{"reasoning_effort":"none"}`, ""},
 		{"https://api.openai.com/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, `{"reasoning_effort":"xhigh"}`, warnMaxEffort},

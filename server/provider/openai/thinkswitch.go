@@ -129,3 +129,43 @@ func basetenThinking(w *chatRequest, e llmrelayv1.ReasoningEffort) string {
 	w.ChatTemplateArgs = &templateArgs{EnableThinking: &on}
 	return ""
 }
+
+// Together (api.together.xyz, api.together.ai) switches its hybrid models'
+// thinking (DeepSeek-V4-Pro, GLM-5/5.1, Kimi K2.5/K2.6, Qwen3.5/3.6, on by
+// default; DeepSeek V3.1, off by default) with reasoning={"enabled":
+// true/false}, and takes reasoning_effort (low, medium, high) for gpt-oss
+// only ("Hybrid: Supports both reasoning and non-reasoning modes via
+// reasoning={"enabled": True/False}. Adjustable effort: Supports the
+// reasoning_effort parameter": docs.together.ai, docs/inference/chat/
+// reasoning). Effort none went as reasoning_effort "none", which turned no
+// hybrid model's thinking off; an effort did not turn DeepSeek V3.1's on.
+
+// reasoningSwitch is Together's reasoning object.
+type reasoningSwitch struct {
+	Enabled bool `json:"enabled"`
+}
+
+// togetherHost reports whether baseURL is Together's API.
+func togetherHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	return h == "api.together.xyz" || h == "api.together.ai"
+}
+
+// togetherThinking sets a Together request's reasoning switch for the
+// effort asked for: none disables it and sends no effort (Together's
+// reasoning_effort has no none); an effort enables it beside
+// reasoning_effort.
+func togetherThinking(w *chatRequest, e llmrelayv1.ReasoningEffort) {
+	switch e {
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED:
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
+		w.ReasoningEffort = ""
+		w.ReasoningSwitch = &reasoningSwitch{}
+	default:
+		w.ReasoningSwitch = &reasoningSwitch{Enabled: true}
+	}
+}
