@@ -32,7 +32,11 @@ import (
 //     off, reasoning_effort and thinking enabled for low, medium and high.
 //
 // Effort none went as reasoning_effort "none" to both, which neither
-// documents: thinking stayed on.
+// documents: thinking stayed on (dirge-code/dirge#598, measured on the live
+// APIs: DeepSeek's and GLM's hosted thinking turns off only with
+// thinking.type disabled), or Kimi refused it ("Unsupported value:
+// 'reasoning_effort' does not support 'none' with this model",
+// Kilo-Org/cloud#3807).
 func thinkSwitchHost(baseURL string) bool {
 	u, err := url.Parse(baseURL)
 	if err != nil {
