@@ -104,6 +104,9 @@ type Provider struct {
 	// api.together.ai), whose hybrid models read reasoning.enabled
 	// (thinkswitch.go).
 	together bool
+	// templateKwargs: WithThinkingSwitch("chat_template_kwargs"), the
+	// thinking switch of self-hosted vLLM, SGLang and llama.cpp servers.
+	templateKwargs bool
 	// think is the inline reasoning markup of the content: gpt-oss's
 	// <reasoning> blocks on AWS Bedrock's hosts (bedrockHost), Gemini's
 	// leading <thought> block on Google's (googleCompat), a leading

@@ -184,6 +184,9 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	if p.together {
 		togetherThinking(w, o.GetReasoningEffort())
 	}
+	if p.templateKwargs {
+		kwargsThinking(w, o.GetReasoningEffort())
+	}
 	if p.dashscope {
 		if warn := dashscopeThinking(w, req); warn != "" {
 			warnings = append(warnings, warn)

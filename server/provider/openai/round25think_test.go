@@ -156,3 +156,53 @@ func TestRound25ThinkBasetenReplay(t *testing.T) {
 		t.Errorf("parts %v", parts)
 	}
 }
+
+// TestRound25ThinkTemplateKwargs: a self-hosted vLLM, SGLang or llama.cpp
+// server (no host names it) switches its hybrid models' thinking through
+// chat_template_kwargs: Qwen3's and GLM-4.5's templates read
+// enable_thinking, DeepSeek-V3.1's thinking (vLLM's reasoning outputs
+// guide). **Bug:** effort none went as reasoning_effort "none", which no
+// such template reads: Qwen3 kept thinking, and nothing said so. With
+// WithThinkingSwitch("chat_template_kwargs") none turns both off and an
+// effort both on; auto (the default) leaves such a host as it was.
+func TestRound25ThinkTemplateKwargs(t *testing.T) {
+	t.Parallel()
+	p, err := New(testKey, WithBaseURL("http://localhost:8000/v1"), WithThinkingSwitch("chat_template_kwargs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		effort llmrelayv1.ReasoningEffort
+		want   string
+	}{
+		{llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, `{"chat_template_kwargs":{"enable_thinking":false,"thinking":false}}`},
+		{llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH, `{"reasoning_effort":"high","chat_template_kwargs":{"enable_thinking":true,"thinking":true}}`},
+		{llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED, `{}`},
+	} {
+		req := r22Ask("Qwen/Qwen3-8B", "q")
+		req.Options.ReasoningEffort = tc.effort
+		body, warnings, err := p.buildChatRequest(req, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		var fields []string
+		for _, k := range r25thinkFields {
+			if v, ok := m[k]; ok {
+				fields = append(fields, fmt.Sprintf("%q:%s", k, v))
+			}
+		}
+		if got := "{" + strings.Join(fields, ",") + "}"; got != tc.want || len(warnings) > 0 {
+			t.Errorf("%v: %s %q, want %s", tc.effort, got, warnings, tc.want)
+		}
+	}
+	if _, err := New(testKey, WithThinkingSwitch("enable_thinking")); err == nil {
+		t.Error("an unknown thinking switch was taken")
+	}
+	if fields, _ := r25thinkWire(t, "http://localhost:8000/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE); fields != `{"reasoning_effort":"none"}` {
+		t.Errorf("auto: %s", fields)
+	}
+}

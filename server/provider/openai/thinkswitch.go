@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -172,4 +173,58 @@ func togetherThinking(w *chatRequest, e llmrelayv1.ReasoningEffort) {
 	default:
 		w.ReasoningSwitch = &reasoningSwitch{Enabled: true}
 	}
+}
+
+// WithThinkingSwitch says how a reasoning effort turns the model's
+// thinking on or off beside reasoning_effort: "auto" (the default) by base
+// URL host (DeepSeek's, Z.ai's and Moonshot's thinking.type, DashScope's
+// enable_thinking, Baseten's chat_template_args, Together's
+// reasoning.enabled; reasoning_effort alone elsewhere);
+// "chat_template_kwargs" for a self-hosted vLLM, SGLang or llama.cpp
+// server, which no host names, whose hybrid models' templates read the
+// switch from chat_template_kwargs: effort none sends
+// {"enable_thinking": false, "thinking": false} and no reasoning_effort, an
+// effort the same with true beside it. Qwen3's and GLM-4.5's templates
+// read enable_thinking, DeepSeek-V3.1's and Granite's thinking (vLLM,
+// features/reasoning_outputs: "To disable it, you must pass
+// enable_thinking=False in your chat_template_kwargs", "you must also pass
+// thinking=True"; SGLang, openai_api_completions; llama.cpp's server takes
+// chat_template_kwargs the same way). reasoning_effort "none" reaches no
+// such template: the model kept thinking.
+func WithThinkingSwitch(mode string) Option {
+	return func(p *Provider) error {
+		switch mode {
+		case "", "auto":
+			p.templateKwargs = false
+		case "chat_template_kwargs":
+			p.templateKwargs = true
+		default:
+			return fmt.Errorf("thinking switch %q is not auto or chat_template_kwargs", mode)
+		}
+		return nil
+	}
+}
+
+// templateKwargs are the chat template's arguments of a vLLM, SGLang or
+// llama.cpp server (chat_template_kwargs).
+type templateKwargs struct {
+	EnableThinking *bool `json:"enable_thinking,omitempty"`
+	Thinking       *bool `json:"thinking,omitempty"`
+}
+
+// kwargsThinking sets chat_template_kwargs for the effort asked for: none
+// turns thinking off and sends no effort; an effort turns it on beside
+// reasoning_effort.
+func kwargsThinking(w *chatRequest, e llmrelayv1.ReasoningEffort) {
+	switch e {
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED:
+		return
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
+		w.ReasoningEffort = ""
+		off := false
+		w.ChatTemplateKwargs = &templateKwargs{EnableThinking: &off, Thinking: &off}
+		return
+	}
+	on := true
+	w.ChatTemplateKwargs = &templateKwargs{EnableThinking: &on, Thinking: &on}
 }
