@@ -160,10 +160,12 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	switch {
 	case p.deepseek:
 		deepseekThinking(w, o.GetReasoningEffort())
-	case (p.dashscope || p.zai || p.openRouter) && o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
+	case (p.dashscope || p.zai || p.openRouter || p.venice) && o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
 		// DashScope names max (QwenLM/qwen-code#8472: low, medium,
 		// high, xhigh, max for qwen3.8); so do Z.ai (GLM-5.2 and later:
-		// thinkswitch.go) and OpenRouter (openRouterHost).
+		// thinkswitch.go), OpenRouter (openRouterHost) and Venice (none,
+		// minimal, low, medium, high, xhigh, max: docs.venice.ai,
+		// guides/features/reasoning-models).
 		w.ReasoningEffort = "max"
 		if p.zai {
 			switchThinking(w, o.GetReasoningEffort())

@@ -89,6 +89,9 @@ func TestRound25ThinkSwitchHosts(t *testing.T) {
 		{"https://api.together.xyz/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, `{"reasoning":{"enabled":false}}`, ""},
 		{"https://api.together.ai/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW, `{"reasoning_effort":"low","reasoning":{"enabled":true}}`, ""},
 		{"https://api.together.xyz/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED, `{}`, ""},
+		// Venice's reasoning_effort names max.
+		{"https://api.venice.ai/api/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, `{"reasoning_effort":"max"}`, ""},
+		{"https://api.venice.ai/api/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, `{"reasoning_effort":"none"}`, ""},
 		// Elsewhere as before.
 		{"https://api.openai.com/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, `{"reasoning_effort":"none"}`, ""},
 		{"https://api.openai.com/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, `{"reasoning_effort":"xhigh"}`, warnMaxEffort},
@@ -116,6 +119,7 @@ func TestRound25ThinkDialectTable(t *testing.T) {
 		"https://api.kimi.com/coding/v1",
 		"https://openrouter.ai/api/v1",
 		"https://inference.baseten.co/v1",
+		"https://api.venice.ai/api/v1",
 		"https://api.mistral.ai/v1",
 		"https://api.x.ai/v1",
 		"https://api.groq.com/openai/v1",
