@@ -722,12 +722,12 @@ func (c *Config) validate() []error {
 			add("%s (%s): organization and project are OpenAI headers; a %s provider does not send them", where, p.Name, p.Type)
 		}
 		switch p.ReasoningReplay {
-		case "", "auto", "none", "reasoning_content", "reasoning_details":
+		case "", "auto", "none", "reasoning_content", "reasoning_details", "reasoning":
 			if p.ReasoningReplay != "" && p.Type != "openai" {
 				add("%s (%s).reasoning_replay: only for openai (OpenAI-compatible) providers, not %s", where, p.Name, p.Type)
 			}
 		default:
-			add("%s (%s).reasoning_replay: %q is not auto, none, reasoning_content or reasoning_details", where, p.Name, p.ReasoningReplay)
+			add("%s (%s).reasoning_replay: %q is not auto, none, reasoning_content, reasoning or reasoning_details", where, p.Name, p.ReasoningReplay)
 		}
 		switch p.ThinkingSwitch {
 		case "", "auto", "chat_template_kwargs":

@@ -63,6 +63,7 @@ providers:
   - {name: d, type: openai, api_key: k, reasoning_replay: always}
   - {name: c, type: anthropic, api_key: k, reasoning_replay: reasoning_content}
   - {name: v, type: openai, api_key: k, thinking_switch: enable_thinking}
+  - {name: gptoss, type: openai, api_key: k, reasoning_replay: reasoning}
   - {name: g, type: gemini, api_key: k, thinking_switch: chat_template_kwargs}
 models:
   - {name: m, provider: ghost, capabilities: {chat: {format: x}, sing: {format: y}}}
@@ -76,15 +77,20 @@ models:
 		"server.log_level", "providers[0] (a): set api_key_env", "providers[1].name: duplicate provider", "providers[1] (a).type",
 		`models[0] (m).provider: "ghost"`, "models[0] (m).capabilities.sing: unknown protocol", "models[1] (r): set either provider or deployments",
 		"providers[2] (z): organization and project are OpenAI headers",
-		`providers[3] (d).reasoning_replay: "always" is not auto, none, reasoning_content or reasoning_details`,
+		`providers[3] (d).reasoning_replay: "always" is not auto, none, reasoning_content, reasoning or reasoning_details`,
 		"providers[4] (c).reasoning_replay: only for openai (OpenAI-compatible) providers, not anthropic",
 		`providers[5] (v).thinking_switch: "enable_thinking" is not auto or chat_template_kwargs`,
-		"providers[6] (g).thinking_switch: only for openai (OpenAI-compatible) providers, not gemini",
+		"providers[7] (g).thinking_switch: only for openai (OpenAI-compatible) providers, not gemini",
 		`models[2] (s).structured_output: "json" is not tool or native`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in\n%v", want, err)
 		}
+	}
+	// reasoning_replay reasoning is the adapter's (gpt-oss on Bedrock's
+	// Mantle endpoint): taken.
+	if strings.Contains(err.Error(), "(gptoss)") {
+		t.Errorf("reasoning_replay reasoning refused:\n%v", err)
 	}
 }
 
