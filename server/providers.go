@@ -76,6 +76,9 @@ func newProvider(pc config.Provider, key string, client *http.Client) (provider.
 			if pc.ReasoningReplay != "" {
 				opts = append(opts, openai.WithReasoningReplay(pc.ReasoningReplay))
 			}
+			if pc.ThinkingSwitch != "" {
+				opts = append(opts, openai.WithThinkingSwitch(pc.ThinkingSwitch))
+			}
 			return openai.New(key, opts...)
 		}
 		if pc.APIVersion != "" {

@@ -267,6 +267,11 @@ type Provider struct {
 	// tool calls, which those servers require) or "reasoning_details"
 	// (OpenRouter: the blocks it gave, with their format).
 	ReasoningReplay string `yaml:"reasoning_replay"`
+	// ThinkingSwitch (openai only): how a reasoning effort turns a
+	// compatible server's thinking on or off: "auto" (by base URL host) or
+	// "chat_template_kwargs" (a self-hosted vLLM, SGLang or llama.cpp
+	// server: enable_thinking and thinking in chat_template_kwargs).
+	ThinkingSwitch string `yaml:"thinking_switch"`
 	// DefaultMaxTokens: Anthropic's required max_tokens when a call sets none.
 	DefaultMaxTokens int `yaml:"default_max_tokens"`
 	// MaxEmbeddingInputs is the most inputs one upstream embeddings
@@ -717,12 +722,20 @@ func (c *Config) validate() []error {
 			add("%s (%s): organization and project are OpenAI headers; a %s provider does not send them", where, p.Name, p.Type)
 		}
 		switch p.ReasoningReplay {
-		case "", "auto", "none", "reasoning_content", "reasoning_details":
+		case "", "auto", "none", "reasoning_content", "reasoning_details", "reasoning":
 			if p.ReasoningReplay != "" && p.Type != "openai" {
 				add("%s (%s).reasoning_replay: only for openai (OpenAI-compatible) providers, not %s", where, p.Name, p.Type)
 			}
 		default:
-			add("%s (%s).reasoning_replay: %q is not auto, none, reasoning_content or reasoning_details", where, p.Name, p.ReasoningReplay)
+			add("%s (%s).reasoning_replay: %q is not auto, none, reasoning_content, reasoning or reasoning_details", where, p.Name, p.ReasoningReplay)
+		}
+		switch p.ThinkingSwitch {
+		case "", "auto", "chat_template_kwargs":
+			if p.ThinkingSwitch != "" && p.Type != "openai" {
+				add("%s (%s).thinking_switch: only for openai (OpenAI-compatible) providers, not %s", where, p.Name, p.Type)
+			}
+		default:
+			add("%s (%s).thinking_switch: %q is not auto or chat_template_kwargs", where, p.Name, p.ThinkingSwitch)
 		}
 		if p.MaxEmbeddingInputs < 0 {
 			add("%s (%s).max_embedding_inputs: must be at least 1 (0 or unset: the adapter's default)", where, p.Name)

@@ -62,6 +62,9 @@ providers:
   - {name: z, type: azure, api_key: k, organization: org-1}
   - {name: d, type: openai, api_key: k, reasoning_replay: always}
   - {name: c, type: anthropic, api_key: k, reasoning_replay: reasoning_content}
+  - {name: v, type: openai, api_key: k, thinking_switch: enable_thinking}
+  - {name: gptoss, type: openai, api_key: k, reasoning_replay: reasoning}
+  - {name: g, type: gemini, api_key: k, thinking_switch: chat_template_kwargs}
 models:
   - {name: m, provider: ghost, capabilities: {chat: {format: x}, sing: {format: y}}}
   - {name: r, provider: a, deployments: [{provider: a}], capabilities: {chat: {format: x}}}
@@ -74,13 +77,20 @@ models:
 		"server.log_level", "providers[0] (a): set api_key_env", "providers[1].name: duplicate provider", "providers[1] (a).type",
 		`models[0] (m).provider: "ghost"`, "models[0] (m).capabilities.sing: unknown protocol", "models[1] (r): set either provider or deployments",
 		"providers[2] (z): organization and project are OpenAI headers",
-		`providers[3] (d).reasoning_replay: "always" is not auto, none, reasoning_content or reasoning_details`,
+		`providers[3] (d).reasoning_replay: "always" is not auto, none, reasoning_content, reasoning or reasoning_details`,
 		"providers[4] (c).reasoning_replay: only for openai (OpenAI-compatible) providers, not anthropic",
+		`providers[5] (v).thinking_switch: "enable_thinking" is not auto or chat_template_kwargs`,
+		"providers[7] (g).thinking_switch: only for openai (OpenAI-compatible) providers, not gemini",
 		`models[2] (s).structured_output: "json" is not tool or native`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in\n%v", want, err)
 		}
+	}
+	// reasoning_replay reasoning is the adapter's (gpt-oss on Bedrock's
+	// Mantle endpoint): taken.
+	if strings.Contains(err.Error(), "(gptoss)") {
+		t.Errorf("reasoning_replay reasoning refused:\n%v", err)
 	}
 }
 
@@ -237,7 +247,7 @@ models:
 		`bad.yaml:4:3: server.listen: "50051" is not host:port ("" with unix_socket set: no TCP listener)`,
 		`bad.yaml:8:39: providers[0] (a).transport.retry.max_attempts: want an integer, got "lots"`,
 		`bad.yaml:8:60: providers[0] (a).transport.idle_timeout: invalid duration "soon"`,
-		`bad.yaml:9:5: providers[0] (a): unknown key "colour" (the keys here are api_key, api_key_env, api_key_file, api_version, auth, azure_api, base_url, default_max_tokens, headers, max_embedding_inputs, name, organization, project, reasoning_replay, transport, type)`,
+		`bad.yaml:9:5: providers[0] (a): unknown key "colour" (the keys here are api_key, api_key_env, api_key_file, api_version, auth, azure_api, base_url, default_max_tokens, headers, max_embedding_inputs, name, organization, project, reasoning_replay, thinking_switch, transport, type)`,
 		`bad.yaml:6:5: providers[0] (a): set api_key_env, api_key_file or api_key`,
 		`bad.yaml:13:19: models[0] (m).capabilities: want a mapping (key: value lines), got a list`,
 		`bad.yaml:12:5: models[0] (m).provider: "ghost" is not a configured provider`,

@@ -89,6 +89,24 @@ type Provider struct {
 	// reasoning_tokens are counted apart from completion_tokens
 	// (topReasoningOutside).
 	perplexity bool
+	// thinkSwitch: the base URL is Z.ai's or Moonshot's (Kimi's), whose
+	// thinking is switched by thinking.type (thinkswitch.go); zai: Z.ai's,
+	// whose top effort is max; openRouter: OpenRouter's, whose
+	// reasoning_effort names max.
+	thinkSwitch bool
+	zai         bool
+	openRouter  bool
+	// baseten: the base URL is Baseten's Model APIs (inference.baseten.co),
+	// whose opt-in thinking models read chat_template_args.enable_thinking
+	// (thinkswitch.go).
+	baseten bool
+	// together: the base URL is Together's (api.together.xyz,
+	// api.together.ai), whose hybrid models read reasoning.enabled
+	// (thinkswitch.go).
+	together bool
+	// templateKwargs: WithThinkingSwitch("chat_template_kwargs"), the
+	// thinking switch of self-hosted vLLM, SGLang and llama.cpp servers.
+	templateKwargs bool
 	// think is the inline reasoning markup of the content: gpt-oss's
 	// <reasoning> blocks on AWS Bedrock's hosts (bedrockHost), Gemini's
 	// leading <thought> block on Google's (googleCompat), a leading
@@ -400,6 +418,11 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	p.dashscope = dashscopeHost(p.baseURL)
 	p.deepseek = deepseekHost(p.baseURL)
 	p.perplexity = perplexityHost(p.baseURL)
+	p.thinkSwitch = thinkSwitchHost(p.baseURL)
+	p.zai = zaiHost(p.baseURL)
+	p.openRouter = openRouterHost(p.baseURL)
+	p.baseten = basetenHost(p.baseURL)
+	p.together = togetherHost(p.baseURL)
 	switch {
 	case bedrockHost(p.baseURL):
 		p.think = provider.ThinkBlocks

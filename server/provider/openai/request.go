@@ -165,12 +165,34 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 	switch {
 	case p.deepseek:
 		deepseekThinking(w, o.GetReasoningEffort())
-	case p.dashscope && o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
+	case (p.dashscope || p.zai || p.openRouter || p.venice) && o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
 		// DashScope names max (QwenLM/qwen-code#8472: low, medium,
-		// high, xhigh, max for qwen3.8).
+		// high, xhigh, max for qwen3.8); so do Z.ai (GLM-5.2 and later:
+		// thinkswitch.go), OpenRouter (openRouterHost) and Venice (none,
+		// minimal, low, medium, high, xhigh, max: docs.venice.ai,
+		// guides/features/reasoning-models).
 		w.ReasoningEffort = "max"
+		if p.zai {
+			switchThinking(w, o.GetReasoningEffort())
+		}
+	case p.thinkSwitch:
+		switchThinking(w, o.GetReasoningEffort())
+		if o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX {
+			warnings = append(warnings, warnMaxEffort)
+		}
 	case o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
 		warnings = append(warnings, warnMaxEffort)
+	}
+	if p.baseten {
+		if warn := basetenThinking(w, o.GetReasoningEffort()); warn != "" {
+			warnings = append(warnings, warn)
+		}
+	}
+	if p.together {
+		togetherThinking(w, o.GetReasoningEffort())
+	}
+	if p.templateKwargs {
+		kwargsThinking(w, o.GetReasoningEffort())
 	}
 	if p.dashscope {
 		if warn := dashscopeThinking(w, req); warn != "" {

@@ -29,8 +29,11 @@ type chatRequest struct {
 	MaxTokens           *int32            `json:"max_tokens,omitempty"`
 	MaxCompletionTokens *int32            `json:"max_completion_tokens,omitempty"`
 	ReasoningEffort     string            `json:"reasoning_effort,omitempty"`
-	EnableThinking      *bool             `json:"enable_thinking,omitempty"` // DashScope's Qwen thinking switch (dashscope.go)
-	Thinking            *thinkingToggle   `json:"thinking,omitempty"`        // DeepSeek's thinking switch (deepseek.go)
+	EnableThinking      *bool             `json:"enable_thinking,omitempty"`      // DashScope's Qwen thinking switch (dashscope.go)
+	Thinking            *thinkingToggle   `json:"thinking,omitempty"`             // DeepSeek's, Z.ai's and Moonshot's thinking switch (deepseek.go, thinkswitch.go)
+	ChatTemplateArgs    *templateArgs     `json:"chat_template_args,omitempty"`   // Baseten's thinking switch (thinkswitch.go)
+	ReasoningSwitch     *reasoningSwitch  `json:"reasoning,omitempty"`            // Together's thinking switch (thinkswitch.go)
+	ChatTemplateKwargs  *templateKwargs   `json:"chat_template_kwargs,omitempty"` // vLLM's, SGLang's and llama.cpp's (WithThinkingSwitch)
 	Stop                []string          `json:"stop,omitempty"`
 	Seed                *int64            `json:"seed,omitempty"`
 	RandomSeed          *int64            `json:"random_seed,omitempty"` // Mistral's name for seed (mistralRequest)
