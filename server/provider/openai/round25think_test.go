@@ -105,7 +105,7 @@ func TestRound25ThinkSwitchHosts(t *testing.T) {
 
 // TestRound25ThinkDialectTable: the reasoning fields each known host's
 // Chat Completions request carries for each effort, and the warnings,
-// as a golden table (testdata/reasoning_dialects.request.golden): a
+// as a golden table (testdata/reasoning_dialects.table.golden): a
 // change of any host's wire shows there.
 func TestRound25ThinkDialectTable(t *testing.T) {
 	t.Parallel()
@@ -138,7 +138,7 @@ func TestRound25ThinkDialectTable(t *testing.T) {
 			b.WriteString("\n")
 		}
 	}
-	providertest.Golden(t, td("reasoning_dialects.request.golden"), []byte(b.String()))
+	providertest.Golden(t, td("reasoning_dialects.table.golden"), []byte(b.String()))
 }
 
 // TestRound25ThinkBasetenReplay: maruel/genai's GLM-5.1 request to Baseten
