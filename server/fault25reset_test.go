@@ -24,6 +24,8 @@ const brokeMidAnswer = "the provider answered, then the connection broke in the 
 // status (Unavailable, UPSTREAM_UNAVAILABLE) says it, with the attempt's
 // request id and rate limits in the failure's meta. A reset before the
 // headers stays connection_error. It was connection_error in both cases.
+// The attempt's upstream_status is the 200 the provider answered (0 means
+// none was received, as for the reset before the headers); it was 0.
 func TestFault25ResetAfterHeaders(t *testing.T) {
 	t.Parallel()
 	const yaml = "defaults: {retry: {max_attempts: 2, base_delay: 1ms, max_delay: 2ms}}\n"
@@ -43,7 +45,7 @@ func TestFault25ResetAfterHeaders(t *testing.T) {
 			if resp.GetMessage().GetParts()[0].GetText() != okText || m.GetAttempts() != 2 || up.requests() != 2 || len(rr) != 1 {
 				t.Fatalf("answer %v, meta %v, upstream %d", resp.GetMessage(), m, up.requests())
 			}
-			if rr[0].GetReason() != "unavailable" || !strings.HasPrefix(rr[0].GetMessage(), brokeMidAnswer) ||
+			if rr[0].GetReason() != "unavailable" || !strings.HasPrefix(rr[0].GetMessage(), brokeMidAnswer) || rr[0].GetUpstreamStatus() != 200 ||
 				rr[0].GetProviderRequestId() != f.wantReqID(1) || m.GetProviderRequestId() != f.wantReqID(2) {
 				t.Errorf("retry reason %v, meta request id %q", rr[0], m.GetProviderRequestId())
 			}
@@ -62,7 +64,7 @@ func TestFault25ResetAfterHeaders(t *testing.T) {
 				t.Fatalf("meta %v, upstream %d", m, up.requests())
 			}
 			for i, r := range rr {
-				if r.GetReason() != "unavailable" || !strings.HasPrefix(r.GetMessage(), brokeMidAnswer) || r.GetProviderRequestId() != f.wantReqID(i+1) {
+				if r.GetReason() != "unavailable" || !strings.HasPrefix(r.GetMessage(), brokeMidAnswer) || r.GetUpstreamStatus() != 200 || r.GetProviderRequestId() != f.wantReqID(i+1) {
 					t.Errorf("retry reason %d = %v", i, r)
 				}
 			}
@@ -79,7 +81,7 @@ func TestFault25ResetAfterHeaders(t *testing.T) {
 			}
 			m := got.end.GetMeta()
 			if rr := m.GetRetryReasons(); len(rr) != 1 || rr[0].GetReason() != "unavailable" || !strings.HasPrefix(rr[0].GetMessage(), brokeMidAnswer) ||
-				rr[0].GetProviderRequestId() != f.wantReqID(1) {
+				rr[0].GetUpstreamStatus() != 200 || rr[0].GetProviderRequestId() != f.wantReqID(1) {
 				t.Errorf("retry reasons %v", rr)
 			}
 		})
@@ -91,7 +93,7 @@ func TestFault25ResetAfterHeaders(t *testing.T) {
 				t.Fatal(err)
 			}
 			rr := resp.GetMeta().GetRetryReasons()
-			if len(rr) != 1 || rr[0].GetReason() != "connection_error" || strings.Contains(rr[0].GetMessage(), "answered") || rr[0].GetProviderRequestId() != "" {
+			if len(rr) != 1 || rr[0].GetReason() != "connection_error" || strings.Contains(rr[0].GetMessage(), "answered") || rr[0].GetUpstreamStatus() != 0 || rr[0].GetProviderRequestId() != "" {
 				t.Errorf("retry reasons %v", rr)
 			}
 		})

@@ -241,6 +241,16 @@ func ReasonFor(err error) (reason string, status int32, message string) {
 		if errors.As(pe, &tt) {
 			return pe.Kind.String(), 0, tt.Error() // the bound that ran out
 		}
+		if errors.Is(pe, provider.ErrBrokeMidAnswer) {
+			// The provider answered (a 2xx, its headers read) before the
+			// connection broke in its body: upstream_status is 0 only
+			// when none was received. The reason stays the kind's.
+			status := int32(http.StatusOK)
+			if pe.HTTPStatus >= 200 && pe.HTTPStatus < 300 {
+				status = int32(pe.HTTPStatus)
+			}
+			return pe.Kind.String(), status, pe.Message
+		}
 		return pe.Kind.String(), 0, pe.Message
 	}
 	return "error", 0, err.Error()

@@ -144,7 +144,9 @@ func (m *Metrics) ObserveCall(c Call) {
 			p = c.RetryProviders[i]
 		}
 		status := r.GetReason()
-		if r.GetUpstreamStatus() > 0 {
+		// A failure inside a 2xx answer (a connection broken mid-body
+		// reports the 200 it got) is named by its reason.
+		if r.GetUpstreamStatus() >= 300 {
 			status = strconv.Itoa(int(r.GetUpstreamStatus()))
 		}
 		m.upstreamErrors.WithLabelValues(p, status).Inc()
