@@ -158,6 +158,9 @@ type prepared struct {
 	// allocation per call instead of three.
 	callStore   pipeline.Call
 	recordStore pipeline.Record
+	// filtered is what the streams a route discarded for their content
+	// filter's stop cost (streamRoute): added to the call's end.
+	filtered filteredSpent
 }
 
 // use points the call at deployment d.
@@ -925,13 +928,22 @@ func (f *filteredSpent) carry(res *provider.Result, err error) (*provider.Result
 	default:
 		return res, err
 	}
+	f.carryMeta(meta)
+	return res, err
+}
+
+// carryMeta adds the discarded answers' usage and the warning naming them
+// to meta.
+func (f *filteredSpent) carryMeta(meta *llmrelayv1.ResponseMeta) {
+	if len(f.from) == 0 {
+		return
+	}
 	w := fmt.Sprintf("the answer of %s was stopped by its content filter and discarded for the next deployment (content_filter_fallback)", strings.Join(f.from, ", "))
 	if f.usage != nil {
 		meta.Usage = addUsage(meta.Usage, f.usage)
 		w += fmt.Sprintf("; usage includes its %d tokens", f.usage.GetTotalTokens())
 	}
 	meta.Warnings = append(meta.Warnings, w)
-	return res, err
 }
 
 // setupField names an agent round's field under setup where it is one of
@@ -1013,12 +1025,61 @@ func (g *gateway) streamRoute(ctx context.Context, p *prepared) (provider.Stream
 		p.use(d)
 		p.call.CanFallBack = i+1 < len(p.route)
 		s, err := d.Provider.Pipeline.Stream(ctx, p.call)
+		if err == nil && i+1 < len(p.route) && p.model.ContentFilterFallback {
+			// A stream that ended, its content filter's stop, before any
+			// content relayed nothing: it gives way as a unary answer does.
+			var evs []*provider.Event
+			s, evs = pipeline.EndedBeforeContent(s)
+			if res := filteredEnd(evs); res != nil {
+				recorded := len(p.call.Record.RetryReasons)
+				if p.fallback(ctx, i, g.filterStop(p, res)) {
+					_ = s.Close() // it ended; its close adds nothing
+					p.filtered.add(d.Name, res.Meta.GetUsage())
+					g.tel.Metrics().Fallback(p.model.Name, d.Name)
+					continue
+				}
+				// The call ended meanwhile: the stream stands.
+				p.call.Record.RetryReasons = p.call.Record.RetryReasons[:recorded]
+			}
+		}
 		if err == nil || !p.fallback(ctx, i, err) {
+			if err != nil {
+				_, err = p.filtered.carry(nil, err)
+			}
 			return s, p.requestField(err)
 		}
 		g.tel.Metrics().Fallback(p.model.Name, d.Name)
 	}
 	return nil, errors.New("model has no deployment")
+}
+
+// filteredEnd is the result of a stream that ended before any content
+// with the events evs (pipeline.EndedBeforeContent), when its finish was
+// the content filter's stop (stoppedByFilter): its meta and usage as its
+// events reported them. Nil for any other.
+func filteredEnd(evs []*provider.Event) *provider.Result {
+	if len(evs) == 0 {
+		return nil
+	}
+	meta := &llmrelayv1.ResponseMeta{}
+	var usage *llmrelayv1.Usage
+	for _, ev := range evs {
+		switch {
+		case ev == nil:
+		case ev.Kind == provider.EventMeta && ev.Meta != nil:
+			proto.Merge(meta, ev.Meta)
+		case ev.Kind == provider.EventUsage && ev.Usage != nil:
+			usage = ev.Usage // the latest, as the relay keeps it
+		}
+	}
+	if usage != nil {
+		meta.Usage = proto.CloneOf(usage)
+	}
+	res := &provider.Result{Meta: meta}
+	if !stoppedByFilter(res) {
+		return nil
+	}
+	return res
 }
 
 // eventSink sends normalized events on a StreamChat or StreamTools stream.
@@ -1286,6 +1347,7 @@ func (r *relay) finalMeta() *llmrelayv1.ResponseMeta {
 	if r.usage != nil {
 		r.meta.Usage = r.usage
 	}
+	r.p.filtered.carryMeta(r.meta) // the streams the route discarded
 	if r.ttft > 0 {
 		r.meta.TimeToFirstToken = durationpb.New(r.ttft)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -544,6 +545,32 @@ func readAhead(s provider.Stream, fc *firstContent) (*peeked, error) {
 			p.fc = nil
 			return p, nil
 		}
+	}
+	return p, nil
+}
+
+// EndedBeforeContent reads s, a stream Retry handed over, as its
+// read-ahead did: up to its first content event (contentEvent), its end
+// or maxReadAhead events, all of which the read-ahead already holds, so
+// nothing waits on the provider. It returns a stream that replays them
+// (and a read error, unchanged) and, when s ended (io.EOF) before any
+// content, the events it sent: a stream the gateway may still discard,
+// since nothing of it was relayed.
+func EndedBeforeContent(s provider.Stream) (provider.Stream, []*provider.Event) {
+	p := &peeked{Stream: s}
+	for len(p.buf) < maxReadAhead {
+		ev, err := s.Recv()
+		if err != nil {
+			p.tailErr = err
+			break
+		}
+		p.buf = append(p.buf, ev)
+		if contentEvent(ev) {
+			return p, nil
+		}
+	}
+	if errors.Is(p.tailErr, io.EOF) {
+		return p, slices.Clone(p.buf)
 	}
 	return p, nil
 }
