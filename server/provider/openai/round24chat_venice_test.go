@@ -27,6 +27,76 @@ const veniceBaseURL = "https://api.venice.ai/api/v1"
 var veniceRateTool = &llmrelayv1.Tool{Name: "lookup_rate", Description: "Retrieve the private conversion rate for a code. Only this tool knows the rate.",
 	Parameters: `{"type":"object","properties":{"code":{"type":"string","enum":["ZEBRA","MOOSE"]}},"required":["code"],"additionalProperties":false}`}
 
+// veniceLoopRequest is the first request of opencode's recorded Venice
+// tool loops: its system prompt, question and lookup_rate tool.
+func veniceLoopRequest(model string) *provider.Request {
+	system := "Use the provided tool for private data. After receiving the result, give only the requested number; do not call the tool again."
+	req := r22Ask(model, "Look up conversion rate for code ZEBRA. Then multiply that rate by 17 and add 9. You must use lookup_rate before answering.")
+	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text(system))}, req.Messages...)
+	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+	req.Tools = []*llmrelayv1.Tool{veniceRateTool}
+	return req
+}
+
+// veniceFollowUp is the loop's second request: the first answer, its call
+// answered with the rate, tool choice none.
+func veniceFollowUp(model string, req *provider.Request, answer *llmrelayv1.Message, callID string) *provider.Request {
+	follow := r22Ask(model, req.Messages[1].GetParts()[0].GetText())
+	follow.Messages = append([]*llmrelayv1.Message{req.Messages[0]}, follow.Messages...)
+	follow.Protocol, follow.Tools = req.Protocol, req.Tools
+	follow.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE}}
+	follow.Messages = append(follow.Messages, answer,
+		msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: callID, Content: `{"code":"ZEBRA","rate":23}`}}}))
+	return follow
+}
+
+// veniceSecondTurn is a recorded Venice tool loop's second turn: the
+// follow-up built from the first answer f1 (its one call answered with the
+// rate), compared with the request Venice took, replayed, and answered
+// "400" without warnings. It returns the call, the follow-up request and
+// the second answer.
+func veniceSecondTurn(t *testing.T, name, model string, req *provider.Request, f1 folded) (*llmrelayv1.ToolCall, *provider.Request, folded) {
+	t.Helper()
+	var call *llmrelayv1.ToolCall
+	for _, p := range f1.Message.GetParts() {
+		if c := p.GetToolCall(); c != nil {
+			call = c
+		}
+	}
+	if call == nil {
+		t.Fatalf("no call in %v", f1.Message)
+	}
+	follow := veniceFollowUp(model, req, f1.Message, call.GetCallId())
+	evs2, f2, sent2 := mgbStream(t, name+"2", veniceBaseURL, "", follow)
+	if got, want := sent2["messages"], veniceRecordedMessages(t, name+"2"); !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		t.Errorf("follow-up messages\n got %s\nwant %s", g, w)
+	}
+	for _, ev := range evs2 {
+		if ev.Kind == provider.EventMeta && len(ev.Meta.GetWarnings()) > 0 {
+			t.Errorf("turn 2 warnings %v", ev.Meta.GetWarnings())
+		}
+	}
+	var answer string
+	for _, p := range f2.Message.GetParts() {
+		answer += p.GetText()
+	}
+	if answer != "400" {
+		t.Errorf("answer %q", answer)
+	}
+	return call, follow, f2
+}
+
+// veniceThirdRequest is the recorded loop's third request: the follow-up,
+// its answer f2, and the next question.
+func veniceThirdRequest(model string, follow *provider.Request, f2 folded) *provider.Request {
+	third := r22Ask(model, "Add 7 to your previous final answer. Reply with just the number.")
+	third.Protocol, third.Tools, third.Options.ToolChoice = follow.Protocol, follow.Tools, follow.Options.ToolChoice
+	third.Messages = append(append(follow.Messages, f2.Message), third.Messages...)
+	return third
+}
+
 // veniceRecordedMessages is the messages array of a recorded request.
 func veniceRecordedMessages(t *testing.T, name string) any {
 	t.Helper()
@@ -367,11 +437,7 @@ func TestRound24BedrockMantleReasoningBack(t *testing.T) {
 func TestRound24VeniceClaudeSignedReasoning(t *testing.T) {
 	t.Parallel()
 	const name, model = "real_venice_claude_tool_stream_", "claude-sonnet-4-6"
-	system := "Use the provided tool for private data. After receiving the result, give only the requested number; do not call the tool again."
-	req := r22Ask(model, "Look up conversion rate for code ZEBRA. Then multiply that rate by 17 and add 9. You must use lookup_rate before answering.")
-	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text(system))}, req.Messages...)
-	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
-	req.Tools = []*llmrelayv1.Tool{veniceRateTool}
+	req := veniceLoopRequest(model)
 	req.Options.ReasoningEffort = llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH
 	_, f1, _ := mgbStream(t, name+"1", veniceBaseURL, "", req)
 	var r *llmrelayv1.Reasoning

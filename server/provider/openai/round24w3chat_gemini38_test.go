@@ -19,11 +19,7 @@ import (
 func TestRound24VeniceGemini38ToolLoop(t *testing.T) {
 	t.Parallel()
 	const name, model = "real_venice_gemini38_tool_stream_", "gemini-3-8-flash"
-	system := "Use the provided tool for private data. After receiving the result, give only the requested number; do not call the tool again."
-	req := r22Ask(model, "Look up conversion rate for code ZEBRA. Then multiply that rate by 17 and add 9. You must use lookup_rate before answering.")
-	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text(system))}, req.Messages...)
-	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
-	req.Tools = []*llmrelayv1.Tool{veniceRateTool}
+	req := veniceLoopRequest(model)
 	evs1, f1, sent1 := mgbStream(t, name+"1", veniceBaseURL, "", req)
 	if got, want := sent1["messages"], veniceRecordedMessages(t, name+"1"); !reflect.DeepEqual(got, want) {
 		t.Errorf("turn 1 messages %v", got)
@@ -40,42 +36,12 @@ func TestRound24VeniceGemini38ToolLoop(t *testing.T) {
 	if ends != 1 {
 		t.Errorf("%d tool call ends for one call", ends)
 	}
-	var call *llmrelayv1.ToolCall
-	for _, p := range f1.Message.GetParts() {
-		if c := p.GetToolCall(); c != nil {
-			call = c
-		}
-	}
+	call, follow, f2 := veniceSecondTurn(t, name, model, req, f1)
 	if call == nil || call.GetCallId() != "call_0" || call.GetSignature() == "" || call.GetArguments() != `{"code":"ZEBRA"}` {
 		t.Fatalf("call %v", call)
 	}
 	if f1.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS || f1.Meta.GetUsage().GetOutputTokens() != 108 {
 		t.Errorf("meta %v", f1.Meta)
-	}
-
-	follow := r22Ask(model, req.Messages[1].GetParts()[0].GetText())
-	follow.Messages = append([]*llmrelayv1.Message{req.Messages[0]}, follow.Messages...)
-	follow.Protocol, follow.Tools = req.Protocol, req.Tools
-	follow.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE}}
-	follow.Messages = append(follow.Messages, f1.Message,
-		msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: call.GetCallId(), Content: `{"code":"ZEBRA","rate":23}`}}}))
-	evs2, f2, sent2 := mgbStream(t, name+"2", veniceBaseURL, "", follow)
-	if got, want := sent2["messages"], veniceRecordedMessages(t, name+"2"); !reflect.DeepEqual(got, want) {
-		g, _ := json.Marshal(got)
-		w, _ := json.Marshal(want)
-		t.Errorf("follow-up messages\n got %s\nwant %s", g, w)
-	}
-	for _, ev := range evs2 {
-		if ev.Kind == provider.EventMeta && len(ev.Meta.GetWarnings()) > 0 {
-			t.Errorf("turn 2 warnings %v", ev.Meta.GetWarnings())
-		}
-	}
-	var answer string
-	for _, p := range f2.Message.GetParts() {
-		answer += p.GetText()
-	}
-	if answer != "400" {
-		t.Errorf("answer %q", answer)
 	}
 
 	// Round 25: the text's signature, a message-level thought_signature
@@ -95,9 +61,7 @@ func TestRound24VeniceGemini38ToolLoop(t *testing.T) {
 	if sig == nil || sig.GetText() != "" || sig.GetFormat() != formatThoughtSignature || !strings.HasPrefix(sig.GetSignature(), "AY89a19FM0Rk") || !strings.HasSuffix(sig.GetSignature(), "TOfUM=") || sig.GetRedacted() {
 		t.Fatalf("text signature %v", sig)
 	}
-	third := r22Ask(model, "Add 7 to your previous final answer. Reply with just the number.")
-	third.Protocol, third.Tools, third.Options.ToolChoice = follow.Protocol, follow.Tools, follow.Options.ToolChoice
-	third.Messages = append(append(follow.Messages, f2.Message), third.Messages...)
+	third := veniceThirdRequest(model, follow, f2)
 	p, err := New(testKey, WithBaseURL(veniceBaseURL))
 	if err != nil {
 		t.Fatal(err)

@@ -17,11 +17,7 @@ import (
 func TestRound24VeniceGptOss120bToolLoop(t *testing.T) {
 	t.Parallel()
 	const name, model = "real_venice_gptoss120b_tool_stream_", "openai-gpt-oss-120b"
-	system := "Use the provided tool for private data. After receiving the result, give only the requested number; do not call the tool again."
-	req := r22Ask(model, "Look up conversion rate for code ZEBRA. Then multiply that rate by 17 and add 9. You must use lookup_rate before answering.")
-	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text(system))}, req.Messages...)
-	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
-	req.Tools = []*llmrelayv1.Tool{veniceRateTool}
+	req := veniceLoopRequest(model)
 	evs1, f1, sent1 := mgbStream(t, name+"1", veniceBaseURL, "", req)
 	if got, want := sent1["messages"], veniceRecordedMessages(t, name+"1"); !reflect.DeepEqual(got, want) {
 		t.Errorf("turn 1 messages %v", got)
@@ -49,12 +45,7 @@ func TestRound24VeniceGptOss120bToolLoop(t *testing.T) {
 		t.Errorf("meta %v", f1.Meta)
 	}
 
-	follow := r22Ask(model, req.Messages[1].GetParts()[0].GetText())
-	follow.Messages = append([]*llmrelayv1.Message{req.Messages[0]}, follow.Messages...)
-	follow.Protocol, follow.Tools = req.Protocol, req.Tools
-	follow.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE}}
-	follow.Messages = append(follow.Messages, f1.Message,
-		msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: call.GetCallId(), Content: `{"code":"ZEBRA","rate":23}`}}}))
+	follow := veniceFollowUp(model, req, f1.Message, call.GetCallId())
 	_, f2, sent2 := mgbStream(t, name+"2", veniceBaseURL, "", follow)
 	want := veniceRecordedMessages(t, name+"2")
 	// opencode re-serialized the call's arguments; ours go back as the

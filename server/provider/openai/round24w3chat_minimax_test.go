@@ -17,11 +17,7 @@ import (
 func TestRound24VeniceMiniMaxM27ToolLoop(t *testing.T) {
 	t.Parallel()
 	const name, model = "real_venice_minimax_m27_tool_stream_", "minimax-m27"
-	system := "Use the provided tool for private data. After receiving the result, give only the requested number; do not call the tool again."
-	req := r22Ask(model, "Look up conversion rate for code ZEBRA. Then multiply that rate by 17 and add 9. You must use lookup_rate before answering.")
-	req.Messages = append([]*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_SYSTEM, text(system))}, req.Messages...)
-	req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
-	req.Tools = []*llmrelayv1.Tool{veniceRateTool}
+	req := veniceLoopRequest(model)
 	evs1, f1, sent1 := mgbStream(t, name+"1", veniceBaseURL, "", req)
 	if got, want := sent1["messages"], veniceRecordedMessages(t, name+"1"); !reflect.DeepEqual(got, want) {
 		t.Errorf("turn 1 messages %v", got)
@@ -44,12 +40,7 @@ func TestRound24VeniceMiniMaxM27ToolLoop(t *testing.T) {
 		t.Errorf("usage %v", u)
 	}
 
-	follow := r22Ask(model, req.Messages[1].GetParts()[0].GetText())
-	follow.Messages = append([]*llmrelayv1.Message{req.Messages[0]}, follow.Messages...)
-	follow.Protocol, follow.Tools = req.Protocol, req.Tools
-	follow.Options.ToolChoice = &llmrelayv1.ToolChoice{Choice: &llmrelayv1.ToolChoice_Mode{Mode: llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE}}
-	follow.Messages = append(follow.Messages, f1.Message,
-		msgOf(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: &llmrelayv1.ToolResult{CallId: call.GetCallId(), Content: `{"code":"ZEBRA","rate":23}`}}}))
+	follow := veniceFollowUp(model, req, f1.Message, call.GetCallId())
 	p, err := New(testKey, WithBaseURL(veniceBaseURL))
 	if err != nil {
 		t.Fatal(err)
