@@ -154,13 +154,7 @@ func TestFilesCapabilitiesAndFormats(t *testing.T) {
 		}
 	}
 	wav := &llmrelayv1.File{Source: &llmrelayv1.File_Data{Data: []byte("RIFF")}, MimeType: "audio/wav"}
-	cases := []struct {
-		name   string
-		call   func() error
-		code   codes.Code
-		reason string
-		want   string // the field, or the capability in the message
-	}{
+	cases := []refusalCase{
 		{"document without capability", chat("text-only", pdfData("%PDF")), codes.FailedPrecondition, "CAPABILITY_NOT_SUPPORTED", "no documents capability"},
 		{"audio without capability", chat("text-only", wav), codes.FailedPrecondition, "CAPABILITY_NOT_SUPPORTED", "no audio capability"},
 		{"audio on a documents-only model", chat("responses", pdfData("%PDF"), wav), codes.FailedPrecondition, "CAPABILITY_NOT_SUPPORTED", "no audio capability"},
@@ -179,20 +173,7 @@ func TestFilesCapabilitiesAndFormats(t *testing.T) {
 		{"responses: inline zip", chat("responses", &llmrelayv1.File{Source: &llmrelayv1.File_Data{Data: []byte("PK")}, MimeType: "application/zip"}),
 			codes.InvalidArgument, "INVALID_REQUEST", "messages[0].parts[1].file.mime_type"},
 	}
-	for _, tc := range cases {
-		st, info, br := statusDetails(t, tc.call())
-		if st.Code() != tc.code || info.GetReason() != tc.reason {
-			t.Errorf("%s: got %v %s (%s), want %v %s", tc.name, st.Code(), info.GetReason(), st.Message(), tc.code, tc.reason)
-			continue
-		}
-		if tc.code == codes.FailedPrecondition {
-			if !strings.Contains(st.Message(), tc.want) {
-				t.Errorf("%s: message %q, want %q", tc.name, st.Message(), tc.want)
-			}
-		} else if br == nil || len(br.GetFieldViolations()) == 0 || br.GetFieldViolations()[0].GetField() != tc.want {
-			t.Errorf("%s: BadRequest = %v, want field %q", tc.name, br, tc.want)
-		}
-	}
+	checkRefusals(t, cases)
 	mu.Lock()
 	if len(bodies) != 0 {
 		t.Fatalf("the provider was called %d times for refused requests", len(bodies))
@@ -245,6 +226,35 @@ models:
 		_, err = server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err == nil || !strings.Contains(err.Error(), tc.format+" does not serve "+tc.capab) {
 			t.Errorf("%v: err = %v", tc, err)
+		}
+	}
+}
+
+// refusalCase is a call the gateway must refuse: with code and reason, and
+// (FailedPrecondition) a message naming the capability, else a BadRequest
+// naming the field, want.
+type refusalCase struct {
+	name   string
+	call   func() error
+	code   codes.Code
+	reason string
+	want   string
+}
+
+func checkRefusals(t *testing.T, cases []refusalCase) {
+	t.Helper()
+	for _, tc := range cases {
+		st, info, br := statusDetails(t, tc.call())
+		if st.Code() != tc.code || info.GetReason() != tc.reason {
+			t.Errorf("%s: got %v %s (%s), want %v %s", tc.name, st.Code(), info.GetReason(), st.Message(), tc.code, tc.reason)
+			continue
+		}
+		if tc.code == codes.FailedPrecondition {
+			if !strings.Contains(st.Message(), tc.want) {
+				t.Errorf("%s: message %q, want %q", tc.name, st.Message(), tc.want)
+			}
+		} else if br == nil || len(br.GetFieldViolations()) == 0 || br.GetFieldViolations()[0].GetField() != tc.want {
+			t.Errorf("%s: BadRequest = %v, want field %q", tc.name, br, tc.want)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
@@ -92,13 +91,7 @@ func TestToolResultParts(t *testing.T) {
 	noMime := &llmrelayv1.Part{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: []byte("x")}}}}
 	emptyFile := filePart(&llmrelayv1.File{Source: &llmrelayv1.File_Data{}, MimeType: "application/pdf"})
 	wav := filePart(&llmrelayv1.File{Source: &llmrelayv1.File_Data{Data: []byte("RIFF")}, MimeType: "audio/wav"})
-	cases := []struct {
-		name   string
-		call   func() error
-		code   codes.Code
-		reason string
-		want   string // the field, or the capability in the message
-	}{
+	cases := []refusalCase{
 		{"another kind", tools("responses", text("x"), nested), codes.InvalidArgument, "INVALID_REQUEST", "messages[2].parts[0].tool_result.parts[1]"},
 		{"image without mime_type", tools("responses", noMime), codes.InvalidArgument, "INVALID_REQUEST", "messages[2].parts[0].tool_result.parts[0].image.mime_type"},
 		{"empty file", tools("responses", emptyFile), codes.InvalidArgument, "INVALID_REQUEST", "messages[2].parts[0].tool_result.parts[0].file.data"},
@@ -108,20 +101,7 @@ func TestToolResultParts(t *testing.T) {
 		{"chat completions: document", tools("chat-vision", pdfPartTP()), codes.InvalidArgument, "INVALID_REQUEST", "messages[2].parts[0].tool_result.parts[0].file"},
 		{"audio without audio", tools("responses", wav), codes.FailedPrecondition, "CAPABILITY_NOT_SUPPORTED", "no audio capability"},
 	}
-	for _, tc := range cases {
-		st, info, br := statusDetails(t, tc.call())
-		if st.Code() != tc.code || info.GetReason() != tc.reason {
-			t.Errorf("%s: got %v %s (%s), want %v %s", tc.name, st.Code(), info.GetReason(), st.Message(), tc.code, tc.reason)
-			continue
-		}
-		if tc.code == codes.FailedPrecondition {
-			if !strings.Contains(st.Message(), tc.want) {
-				t.Errorf("%s: message %q, want %q", tc.name, st.Message(), tc.want)
-			}
-		} else if br == nil || len(br.GetFieldViolations()) == 0 || br.GetFieldViolations()[0].GetField() != tc.want {
-			t.Errorf("%s: BadRequest = %v, want field %q", tc.name, br, tc.want)
-		}
-	}
+	checkRefusals(t, cases)
 	mu.Lock()
 	if len(bodies) != 0 {
 		t.Fatalf("the provider was called %d times for refused requests", len(bodies))
