@@ -44,6 +44,25 @@ func r24Built(t *testing.T, p *Provider, req *provider.Request) (r24Body, []stri
 
 // r24RecordedInput is the input of a recorded follow-up request
 // (<name>.next_request.json, as the source recorded it).
+// r24SameInput checks a follow-up's input against the recorded one: no
+// warnings, the same number of items, and the items between the first and
+// the last user turns (the assistant's) equal, but for the "annotations": []
+// our output_text parts carry (the output message's shape, which OpenAI
+// takes as well). The user turns are ours to write.
+func r24SameInput(t *testing.T, name string, got []any, warnings []string) {
+	t.Helper()
+	want := r24RecordedInput(t, name)
+	if len(warnings) != 0 || len(got) != len(want) {
+		t.Fatalf("input %v, warnings %q; recorded %v", got, warnings, want)
+	}
+	r24DropEmptyAnnotations(got)
+	for i := 1; i < len(want)-1; i++ {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("input[%d]\n got %v\nwant %v", i, got[i], want[i])
+		}
+	}
+}
+
 func r24RecordedInput(t *testing.T, name string) []any {
 	t.Helper()
 	raw, err := os.ReadFile(td(name + ".next_request.json"))
@@ -88,20 +107,7 @@ func TestRound24OpencodeReasoningContinuation(t *testing.T) {
 		msgOf(llmrelayv1.Role_ROLE_USER, text("Think briefly, then reply exactly with: Hello!")),
 		f.Message,
 		msgOf(llmrelayv1.Role_ROLE_USER, text("Now reply exactly with: Done.")))
-	want := r24RecordedInput(t, name)
-	if len(warnings) != 0 || len(got) != len(want) {
-		t.Fatalf("input %v, warnings %q; recorded %v", got, warnings, want)
-	}
-	// The user turns are ours to write (a content list, as recorded);
-	// the assistant's items must be the recorded ones, but for the
-	// "annotations": [] our output_text parts carry (the output
-	// message's shape, which OpenAI takes as well).
-	r24DropEmptyAnnotations(got)
-	for i := 1; i < len(want)-1; i++ {
-		if !reflect.DeepEqual(got[i], want[i]) {
-			t.Errorf("input[%d]\n got %v\nwant %v", i, got[i], want[i])
-		}
-	}
+	r24SameInput(t, name, got, warnings)
 }
 
 // r24DropEmptyAnnotations removes the empty "annotations" lists of the
@@ -151,16 +157,7 @@ func TestRound24OpencodeMantleContinuation(t *testing.T) {
 		msgOf(llmrelayv1.Role_ROLE_USER, text(`Reply with exactly "OK".`)),
 		f.Message,
 		msgOf(llmrelayv1.Role_ROLE_USER, text(`Now reply with exactly "TEST".`)))
-	want := r24RecordedInput(t, name)
-	if len(warnings) != 0 || len(got) != len(want) {
-		t.Fatalf("input %v, warnings %q; recorded %v", got, warnings, want)
-	}
-	r24DropEmptyAnnotations(got)
-	for i := 1; i < len(want)-1; i++ {
-		if !reflect.DeepEqual(got[i], want[i]) {
-			t.Errorf("input[%d]\n got %v\nwant %v", i, got[i], want[i])
-		}
-	}
+	r24SameInput(t, name, got, warnings)
 }
 
 // TestRound24OpencodeToolLoop: gpt-5.5 on OpenAI calling one function
