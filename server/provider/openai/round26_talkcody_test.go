@@ -127,3 +127,24 @@ func TestRound26TalkcodyKimiCodingStream(t *testing.T) {
 		t.Errorf("answer %q", answer)
 	}
 }
+
+// TestRound26TalkcodyVercelGatewayStream: the Vercel AI Gateway's Chat
+// Completions endpoint (ai-gateway.vercel.sh, google/gemini-2.5-flash-lite
+// served by Vertex, February 2026), Vercel's own headers and no request
+// id header but x-vercel-id: gen_ ids, the finishing chunk's delta
+// carrying only the gateway's provider_metadata (Gemini's usageMetadata,
+// the routing attempts, cost strings), the usage with a numeric cost,
+// is_byok, cost_details and market_cost, and generationId beside the
+// choices. The text and usage are exact; the routing stays out of the
+// message.
+func TestRound26TalkcodyVercelGatewayStream(t *testing.T) {
+	t.Parallel()
+	req := r22Ask("google/gemini-2.5-flash-lite", "Generate a title.")
+	evs, f, _ := mgbStream(t, "real_talkcody_vercelgw_gemini_flash_lite_stream", "https://ai-gateway.vercel.sh/v1", "", req)
+	r26NoWarnings(t, evs)
+	r22Meta(t, f.Meta, "gen_01KGBMZHG54VSY7JAYRZ6XATKA", "", "google/gemini-2.5-flash-lite", 1769917630,
+		&llmrelayv1.Usage{InputTokens: 184, OutputTokens: 6, TotalTokens: 190}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")
+	if reasoning, answer := r21cParts(t, f.Message); answer != "Talkcody Custom Tool Implementation" || reasoning != "" {
+		t.Errorf("reasoning %q, answer %q", reasoning, answer)
+	}
+}
