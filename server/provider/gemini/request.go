@@ -894,7 +894,7 @@ func jsonRefs(doc json.RawMessage) []string {
 		walk(root)
 	}
 	slices.Sort(refs) // map order is random: sorted, for the warning
-	return slices.Compact(refs)
+	return refs
 }
 
 // referenceParts settles the "$ref"s of a function response. Gemini reads
@@ -910,7 +910,9 @@ func jsonRefs(doc json.RawMessage) []string {
 // gemini-3-pro-preview; twentyhq/twenty#21712). So a tool's JSON whose
 // "$ref"s do not all name media of this response goes as text
 // ({"result": "<the JSON>"}, or {"error": …}), which the model reads the
-// same, with a warning. Then the adapter's own wrapper references each
+// same, with a warning; so does one that references a medium twice ("Each
+// displayName can only be referenced once in the structured response
+// field"). Then the adapter's own wrapper references each
 // medium the response does not reference yet, once, as the documentation
 // shows: {"result": "…", "attachments": [{"$ref": "image_1.png"}]}. A
 // tool's own JSON object is never rewritten otherwise: its media go
@@ -923,13 +925,20 @@ func referenceParts(mi, pi int, tr *llmrelayv1.ToolResult, fr *functionResponse,
 		}
 	}
 	refs := jsonRefs(fr.Response)
-	var unknown []string
-	for _, r := range refs {
-		if !names[r] {
-			unknown = append(unknown, strconv.Quote(r))
+	var problems []string
+	for i, r := range refs {
+		switch {
+		case i > 0 && refs[i-1] == r:
+			if names[r] && (i == 1 || refs[i-2] != r) {
+				// "Each displayName can only be referenced once in the
+				// structured response field."
+				problems = append(problems, strconv.Quote(r)+" is referenced more than once")
+			}
+		case !names[r]:
+			problems = append(problems, strconv.Quote(r)+" names none")
 		}
 	}
-	if len(unknown) > 0 {
+	if len(problems) > 0 {
 		key := "result"
 		if tr.GetIsError() {
 			key = "error"
@@ -939,7 +948,7 @@ func referenceParts(mi, pi int, tr *llmrelayv1.ToolResult, fr *functionResponse,
 			return fmt.Errorf("tool result content: %v", err)
 		}
 		fr.Response, fr.wrapped, refs = raw, true, nil
-		warn("messages[%d].parts[%d].tool_result: sent as text under %q: Gemini reads a \"$ref\" key in a function response as a reference to a medium of that response, and %s names none", mi, pi, key, strings.Join(unknown, ", "))
+		warn("messages[%d].parts[%d].tool_result: sent as text under %q: Gemini reads a \"$ref\" key in a function response as a reference to a medium of that response, each referenced once, and %s", mi, pi, key, strings.Join(problems, ", "))
 	}
 	if !fr.wrapped || len(fr.Parts) == 0 {
 		return nil

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	round17Recordings = append(round17Recordings, "error_400_function_response_ref")
+	round17Recordings = append(round17Recordings, "error_400_function_response_ref", "error_400_proto_invalid_function_name")
 }
 
 // schemaToolTurn is one call answered by a tool that returns a JSON
@@ -64,7 +64,7 @@ func TestRound26ToolResultSchemaRefAsText(t *testing.T) {
 		}
 		w := res.Meta.GetWarnings()
 		if len(w) != 1 || !strings.HasPrefix(w[0], `messages[2].parts[0].tool_result: sent as text under "`+tc.key+`"`) ||
-			!strings.Contains(w[0], `"#/$defs/__r26schema0" names none`) {
+			!strings.HasSuffix(w[0], `, and "#/$defs/__r26schema0" names none`) {
 			t.Errorf("%s error %v: warnings %q", tc.model, tc.isError, w)
 		}
 	}
@@ -127,8 +127,24 @@ func TestRound26ToolResultOwnRef(t *testing.T) {
 		t.Errorf("gemini 2.5 turn\n got %s\nwant %s", got, want)
 	}
 	w := res.Meta.GetWarnings()
-	if len(w) != 3 || !strings.Contains(w[2], `tool_result: sent as text under "result"`) || !strings.Contains(w[2], `"sales.png" names none`) {
+	if len(w) != 3 || !strings.Contains(w[2], `tool_result: sent as text under "result"`) || !strings.HasSuffix(w[2], `, and "sales.png" names none`) {
 		t.Errorf("gemini 2.5 warnings %q", w)
+	}
+
+	// The same medium referenced twice: Google allows one reference per
+	// displayName; as text.
+	req := turn("gemini-3-flash-preview")
+	req.Messages[2].Parts[0].GetToolResult().Content = `{"front":{"$ref":"sales.png"},"again":[{"$ref":"sales.png"}]}`
+	p, srv = replay(t, fileRecording)
+	res, err = p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sentTurn(t, srv.Last(t).Body); !strings.Contains(got, `"response":{"attachments":[{"$ref":"sales.png"},{"$ref":"image_1.png"}],"result":"{\"front\"`) {
+		t.Errorf("twice turn %s", got)
+	}
+	if w := res.Meta.GetWarnings(); len(w) != 1 || !strings.HasSuffix(w[0], `, and "sales.png" is referenced more than once`) {
+		t.Errorf("twice warnings %q", w)
 	}
 }
 
@@ -146,5 +162,25 @@ func TestRound26FunctionResponseRefRefused(t *testing.T) {
 	if pe.Kind != provider.KindInvalidRequest || pe.HTTPStatus != 400 || pe.Code != "INVALID_ARGUMENT" ||
 		pe.Message != "The referenced name `#/$defs/__schema0` in function_response.response does not match to a display_name in the function_response.parts." {
 		t.Errorf("kind %v status %d code %q message %q", pe.Kind, pe.HTTPStatus, pe.Code, pe.Message)
+	}
+}
+
+// Google's other validation form, "The GenerateContentRequest proto is
+// invalid:" and an indented line per field
+// (testdata/error_400_proto_invalid_function_name.http, the body
+// zed-industries/zed#37643 quotes, with its legacy "errors" list): an
+// invalid request naming the first field; the field was lost (the message
+// does not begin with the field's line).
+func TestRound26ProtoInvalidNamesField(t *testing.T) {
+	t.Parallel()
+	p, _ := replay(t, "error_400_proto_invalid_function_name")
+	_, err := p.Generate(context.Background(), generateCases(t)["plain"])
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("error %v", err)
+	}
+	if pe.Kind != provider.KindInvalidRequest || pe.Param != "tools[0].function_declarations[178].name" || pe.Code != "INVALID_ARGUMENT" ||
+		!strings.HasPrefix(pe.Message, "The GenerateContentRequest proto is invalid:\n  * tools[0].function_declarations[178].name: [FIELD_INVALID] Invalid function name.") {
+		t.Errorf("kind %v param %q code %q message %q", pe.Kind, pe.Param, pe.Code, pe.Message)
 	}
 }
