@@ -866,6 +866,11 @@ func mediaName(fr *functionResponse, n int, filename, mimeType string) string {
 // jsonRefs lists the values of every "$ref" key in a JSON document, in
 // document order: a value that is not a string is listed as its JSON.
 func jsonRefs(doc json.RawMessage) []string {
+	if !bytes.Contains(doc, []byte("$ref")) && !bytes.Contains(doc, []byte(`\u`)) {
+		// No "$ref" key however escaped: not decoded again (a tool's
+		// result may be large).
+		return nil
+	}
 	var refs []string
 	var walk func(v any)
 	walk = func(v any) {

@@ -184,3 +184,21 @@ func TestRound26ProtoInvalidNamesField(t *testing.T) {
 		t.Errorf("kind %v param %q code %q message %q", pe.Kind, pe.Param, pe.Code, pe.Message)
 	}
 }
+
+// jsonRefs finds a "$ref" key however its JSON escapes it, in objects
+// inside arrays, and lists a value that is not a string as its JSON.
+func TestRound26JSONRefs(t *testing.T) {
+	t.Parallel()
+	for doc, want := range map[string]string{
+		`{"a":1}`:                           "",
+		`{"$ref":"x.png"}`:                  "x.png",
+		`{"\u0024ref":"y.png"}`:             "y.png",
+		`{"l":[{"$ref":"b"},{"$ref":"a"}]}`: "a|b",
+		`{"$ref":5,"t":"$ref"}`:             "5",
+		`{"t":"\u00e9"}`:                    "",
+	} {
+		if got := strings.Join(jsonRefs(json.RawMessage(doc)), "|"); got != want {
+			t.Errorf("jsonRefs(%s) = %q, want %q", doc, got, want)
+		}
+	}
+}
