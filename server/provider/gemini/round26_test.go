@@ -202,3 +202,33 @@ func TestRound26JSONRefs(t *testing.T) {
 		}
 	}
 }
+
+// An error result with a medium: the adapter's {"error": …} wrapper
+// references it as the result wrapper does, the medium named by its index.
+func TestRound26ErrorResultReferencesMedia(t *testing.T) {
+	t.Parallel()
+	png := []byte("\x89PNG\r\n\x1a\nr26e")
+	tr := &llmrelayv1.ToolResult{CallId: "call_r26_err", Content: "Timed out after the first capture.", IsError: true,
+		Parts: []*llmrelayv1.Part{{Kind: &llmrelayv1.Part_Image{Image: &llmrelayv1.Image{Source: &llmrelayv1.Image_Data{Data: png}, MimeType: "image/png"}}}}}
+	req := &provider.Request{Protocol: llmrelayv1.Protocol_PROTOCOL_TOOLS, Model: "gemini-3-flash-preview", Format: "gemini",
+		Tools: []*llmrelayv1.Tool{{Name: "capture", Parameters: `{"type":"object"}`}},
+		Messages: []*llmrelayv1.Message{
+			msg(llmrelayv1.Role_ROLE_USER, text("Capture the page.")),
+			msg(llmrelayv1.Role_ROLE_ASSISTANT, toolCallPart("call_r26_err", "capture", `{}`)),
+			msg(llmrelayv1.Role_ROLE_TOOL, &llmrelayv1.Part{Kind: &llmrelayv1.Part_ToolResult{ToolResult: tr}}),
+		}, Options: &llmrelayv1.GenerationOptions{}}
+	p, srv := replay(t, fileRecording)
+	res, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := normJSON(t, `{"role":"user","parts":[{"functionResponse":{"id":"call_r26_err","name":"capture",
+		"response":{"error":"Timed out after the first capture.","attachments":[{"$ref":"image_0.png"}]},
+		"parts":[{"inlineData":{"displayName":"image_0.png","mimeType":"image/png","data":"iVBORw0KGgpyMjZl"}}]}}]}`)
+	if got := sentTurn(t, srv.Last(t).Body); got != want {
+		t.Errorf("turn\n got %s\nwant %s", got, want)
+	}
+	if w := res.Meta.GetWarnings(); len(w) != 0 {
+		t.Errorf("warnings %q", w)
+	}
+}
