@@ -83,8 +83,10 @@ func TestLeftovers19GoogleMessageField(t *testing.T) {
 		"The GenerateContentRequest proto is invalid:\n  * tools[0].function_declarations[178].name: [FIELD_INVALID] Invalid function name.":                           "tools[0].function_declarations[178].name",
 		"The GenerateContentRequest proto is invalid:\n  * tools[0].function_declarations[53].name: [FIELD_INVALID] x\n  * tools[0].function_declarations[54].name: y": "tools[0].function_declarations[53].name",
 		"The GenerateContentRequest proto is invalid: * tools[0].name: x":                                                                                              "",
-		"Penalty is not enabled for models/gemini-2.5-flash":                                                                                                           "",
-		"Request contains an invalid argument.":                                                                                                                        "",
+		"Invalid JSON payload received. Unknown name \"additionalProperties\" at 'tools[0].function_declarations[0].parameters': Cannot find field.\nInvalid JSON payload received. Unknown name \"additionalProperties\" at 'tools[0].function_declarations[1].parameters': Cannot find field.": "tools[0].function_declarations[0].parameters",
+		"Invalid JSON payload received. Unknown name \"response_format\": Cannot find field.": "",
+		"Penalty is not enabled for models/gemini-2.5-flash":                                  "",
+		"Request contains an invalid argument.":                                               "",
 	} {
 		if got := googleMessageField(msg); got != want {
 			t.Errorf("googleMessageField(%q) = %q, want %q", msg, got, want)
