@@ -562,8 +562,31 @@ func googleMessageField(msg string) string {
 	if m := googleFieldLine.FindStringSubmatch(msg); m != nil {
 		return m[1]
 	}
+	if m := googleProtoInvalid.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	if m := googleUnknownName.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
 	return ""
 }
+
+// googleUnknownName is the JSON decoding refusal of a field the request
+// message has not, where it names the object holding it ("Invalid JSON
+// payload received. Unknown name \"additionalProperties\" at
+// 'tools[0].function_declarations[0].parameters': Cannot find field.",
+// IBM/mcp-cli#170, bigduu/Bodhi-AI#52 on gemini-3.5-flash); its BadRequest
+// detail names the same path, but a body that lost its details (a relay
+// that kept the message) still names it this way.
+var googleUnknownName = regexp.MustCompile(`^Invalid JSON payload received\. Unknown name "[^"]*" at '([^']+)': Cannot find field\.`)
+
+// googleProtoInvalid is the other form of Google's request validation: a
+// first line saying the request message is invalid, then an indented line
+// per field with the field's path alone ("The GenerateContentRequest proto
+// is invalid:\n  * tools[0].function_declarations[178].name: [FIELD_INVALID]
+// Invalid function name. …", zed-industries/zed#37643 through gemini-cli,
+// kaitranntt/ccs#25 on the Gemini API); the first field's path.
+var googleProtoInvalid = regexp.MustCompile(`^The [A-Z][A-Za-z0-9]* proto is invalid:[ \t]*\r?\n[ \t]*\* ([^\s:]+): `)
 
 // dailyQuota reports whether one of the violations is of a per-day
 // quota, by Google's quota ids ("GenerateRequestsPerDayPerProjectPerModel-

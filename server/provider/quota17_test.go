@@ -76,12 +76,17 @@ func TestQuota17JSONInt64(t *testing.T) {
 func TestLeftovers19GoogleMessageField(t *testing.T) {
 	t.Parallel()
 	for msg, want := range map[string]string{
-		"* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch":                                                                        "requests",
-		"* GenerateContentRequest.contents: contents is not specified\n":                                                                                        "contents",
-		"* GenerateContentRequest.tools[0].function_declarations[0].parameters.properties: should be non-empty for OBJECT type\n":                               "tools[0].function_declarations[0].parameters.properties",
-		"* GenerateContentRequest.contents[8].parts[0].data: required oneof field 'data' must have one initialized field\n* GenerateContentRequest.contents: x": "contents[8].parts[0].data",
-		"Penalty is not enabled for models/gemini-2.5-flash":                                                                                                    "",
-		"Request contains an invalid argument.":                                                                                                                 "",
+		"* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch":                                                                               "requests",
+		"* GenerateContentRequest.contents: contents is not specified\n":                                                                                               "contents",
+		"* GenerateContentRequest.tools[0].function_declarations[0].parameters.properties: should be non-empty for OBJECT type\n":                                      "tools[0].function_declarations[0].parameters.properties",
+		"* GenerateContentRequest.contents[8].parts[0].data: required oneof field 'data' must have one initialized field\n* GenerateContentRequest.contents: x":        "contents[8].parts[0].data",
+		"The GenerateContentRequest proto is invalid:\n  * tools[0].function_declarations[178].name: [FIELD_INVALID] Invalid function name.":                           "tools[0].function_declarations[178].name",
+		"The GenerateContentRequest proto is invalid:\n  * tools[0].function_declarations[53].name: [FIELD_INVALID] x\n  * tools[0].function_declarations[54].name: y": "tools[0].function_declarations[53].name",
+		"The GenerateContentRequest proto is invalid: * tools[0].name: x":                                                                                              "",
+		"Invalid JSON payload received. Unknown name \"additionalProperties\" at 'tools[0].function_declarations[0].parameters': Cannot find field.\nInvalid JSON payload received. Unknown name \"additionalProperties\" at 'tools[0].function_declarations[1].parameters': Cannot find field.": "tools[0].function_declarations[0].parameters",
+		"Invalid JSON payload received. Unknown name \"response_format\": Cannot find field.": "",
+		"Penalty is not enabled for models/gemini-2.5-flash":                                  "",
+		"Request contains an invalid argument.":                                               "",
 	} {
 		if got := googleMessageField(msg); got != want {
 			t.Errorf("googleMessageField(%q) = %q, want %q", msg, got, want)

@@ -630,6 +630,9 @@ func userParts(mi int, m *llmrelayv1.Message, calls map[string]callInfo, gemini3
 			if err != nil {
 				return nil, err
 			}
+			if err := referenceParts(mi, pi, k.ToolResult, fr, warn); err != nil {
+				return nil, invalidPart(mi, pi, "tool_result", "%s", err.Error())
+			}
 			out = append(out, part{FunctionResponse: fr})
 			out = append(out, trail...)
 		case *llmrelayv1.Part_Refusal:
@@ -797,7 +800,9 @@ func resultMedia(mi, pi int, tr *llmrelayv1.ToolResult, fr *functionResponse, ge
 			continue
 		}
 		if gemini3 && mp.InlineData != nil && functionResponseMedia[mp.InlineData.MimeType] {
-			fr.Parts = append(fr.Parts, functionResponsePart{InlineData: mp.InlineData})
+			b := *mp.InlineData
+			b.DisplayName = mediaName(fr, n, rp.GetFile().GetFilename(), b.MimeType)
+			fr.Parts = append(fr.Parts, functionResponsePart{InlineData: &b})
 			continue
 		}
 		if len(trail) == 0 {
@@ -821,6 +826,160 @@ func resultMedia(mi, pi int, tr *llmrelayv1.ToolResult, fr *functionResponse, ge
 		warn("messages[%d].parts[%d].%s sent as a part of the user turn after the function responses: %s", mi, pi, sub, why)
 	}
 	return trail, nil
+}
+
+// mediaExt is the file extension a generated displayName gets for each
+// type a functionResponse takes (functionResponseMedia).
+var mediaExt = map[string]string{"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp", "application/pdf": "pdf", "text/plain": "txt"}
+
+// mediaName is the displayName of the medium at tool_result.parts[n]
+// inside fr: the file's name when it has one no earlier medium of fr has
+// (the name the tool's own {"$ref": …} uses), else "image_<n>.png",
+// "file_<n>.pdf", … by the part's index, unique in the response (Google:
+// "If you reference a multimodal part from within the structured response
+// field, it must contain a unique displayName").
+func mediaName(fr *functionResponse, n int, filename, mimeType string) string {
+	taken := func(name string) bool {
+		for _, p := range fr.Parts {
+			if p.InlineData != nil && p.InlineData.DisplayName == name {
+				return true
+			}
+		}
+		return false
+	}
+	if name := strings.TrimSpace(filename); name != "" && !taken(name) {
+		return name
+	}
+	kind := "file"
+	if strings.HasPrefix(mimeType, "image/") {
+		kind = "image"
+	}
+	name := fmt.Sprintf("%s_%d.%s", kind, n, mediaExt[mimeType])
+	for i := 2; taken(name); i++ {
+		// A file named like a generated name ("image_1.png" as parts[3]'s
+		// filename, then parts[1] unnamed): still unique.
+		name = fmt.Sprintf("%s_%d_%d.%s", kind, n, i, mediaExt[mimeType])
+	}
+	return name
+}
+
+// jsonRefs lists the values of every "$ref" key in a JSON document, in
+// document order: a value that is not a string is listed as its JSON.
+func jsonRefs(doc json.RawMessage) []string {
+	if !bytes.Contains(doc, []byte("$ref")) && !bytes.Contains(doc, []byte(`\u`)) {
+		// No "$ref" key however escaped: not decoded again (a tool's
+		// result may be large).
+		return nil
+	}
+	var refs []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch c := v.(type) {
+		case map[string]any:
+			for k, sub := range c {
+				if k == "$ref" {
+					if s, ok := sub.(string); ok {
+						refs = append(refs, s)
+					} else {
+						b, _ := json.Marshal(sub)
+						refs = append(refs, string(b))
+					}
+					continue
+				}
+				walk(sub)
+			}
+		case []any:
+			for _, sub := range c {
+				walk(sub)
+			}
+		}
+	}
+	var root any
+	if json.Unmarshal(doc, &root) == nil {
+		walk(root)
+	}
+	slices.Sort(refs) // map order is random: sorted, for the warning
+	return refs
+}
+
+// referenceParts settles the "$ref"s of a function response. Gemini reads
+// every "$ref" key in functionResponse.response as a reference to one of
+// its parts by displayName ("You can also reference a multimodal part from
+// within the structured response field of the functionResponse part by
+// using the JSON reference format {"$ref": "<displayName>"}",
+// ai.google.dev/gemini-api/docs/function-calling, multimodal function
+// responses) and refuses any other with a 400 "The referenced name
+// `#/$defs/__schema0` in function_response.response does not match to a
+// display_name in the function_response.parts." (vercel/ai#14369, a tool
+// returning a JSON Schema; RooCodeInc/Roo-Code#11430 on
+// gemini-3-pro-preview; twentyhq/twenty#21712). So a tool's JSON whose
+// "$ref"s do not all name media of this response goes as text
+// ({"result": "<the JSON>"}, or {"error": …}), which the model reads the
+// same, with a warning; so does one that references a medium twice ("Each
+// displayName can only be referenced once in the structured response
+// field"). Then the adapter's own wrapper references each
+// medium the response does not reference yet, once, as the documentation
+// shows: {"result": "…", "attachments": [{"$ref": "image_1.png"}]}. A
+// tool's own JSON object is never rewritten otherwise: its media go
+// unreferenced, which the API takes.
+func referenceParts(mi, pi int, tr *llmrelayv1.ToolResult, fr *functionResponse, warn func(string, ...any)) error {
+	names := map[string]bool{}
+	for _, p := range fr.Parts {
+		if p.InlineData != nil {
+			names[p.InlineData.DisplayName] = true
+		}
+	}
+	refs := jsonRefs(fr.Response)
+	var problems []string
+	for i, r := range refs {
+		switch {
+		case i > 0 && refs[i-1] == r:
+			if names[r] && (i == 1 || refs[i-2] != r) {
+				// "Each displayName can only be referenced once in the
+				// structured response field."
+				problems = append(problems, strconv.Quote(r)+" is referenced more than once")
+			}
+		case !names[r]:
+			problems = append(problems, strconv.Quote(r)+" names none")
+		}
+	}
+	if len(problems) > 0 {
+		key := "result"
+		if tr.GetIsError() {
+			key = "error"
+		}
+		raw, err := json.Marshal(map[string]string{key: provider.ToolResultText(tr)})
+		if err != nil {
+			return fmt.Errorf("tool result content: %v", err)
+		}
+		fr.Response, fr.wrapped, refs = raw, true, nil
+		warn("messages[%d].parts[%d].tool_result: sent as text under %q: Gemini reads a \"$ref\" key in a function response as a reference to a medium of that response, each referenced once, and %s", mi, pi, key, strings.Join(problems, ", "))
+	}
+	if !fr.wrapped || len(fr.Parts) == 0 {
+		return nil
+	}
+	referenced := map[string]bool{}
+	for _, r := range refs {
+		referenced[r] = true
+	}
+	var add []map[string]string
+	for _, p := range fr.Parts {
+		if p.InlineData != nil && !referenced[p.InlineData.DisplayName] {
+			add = append(add, map[string]string{"$ref": p.InlineData.DisplayName})
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(add)
+	if err != nil {
+		return fmt.Errorf("tool result parts: %v", err)
+	}
+	// The wrapper is a one-key object the adapter wrote: the list goes
+	// after that key.
+	obj := bytes.TrimSpace(fr.Response)
+	fr.Response = append(append(append(obj[:len(obj)-1:len(obj)-1], `,"attachments":`...), list...), '}')
+	return nil
 }
 
 // functionResponseFor maps a tool result; its function name comes from the
@@ -876,7 +1035,7 @@ func functionResponseFor(tr *llmrelayv1.ToolResult, calls map[string]callInfo) (
 	if err != nil {
 		return nil, fmt.Errorf("tool result content: %v", err)
 	}
-	fr.Response = raw
+	fr.Response, fr.wrapped = raw, true
 	return fr, nil
 }
 

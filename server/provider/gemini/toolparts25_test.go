@@ -63,7 +63,9 @@ func normJSON(t *testing.T, s string) string {
 }
 
 // Gemini 3 takes a tool result's inline png/jpeg/webp images and PDF or
-// plain text documents inside the functionResponse (parts[].inlineData);
+// plain text documents inside the functionResponse (parts[].inlineData),
+// each with a displayName the response references once as {"$ref": …}
+// (round 26: Google's multimodal function responses);
 // the text parts join the response's text; media it does not take there
 // (by URL, audio) follow the turn's function responses as parts of the
 // user turn, behind a text naming the call, with a warning. The
@@ -77,8 +79,10 @@ func TestToolResultPartsGemini3(t *testing.T) {
 	}
 	c := srv.Last(t)
 	want := normJSON(t, `{"role":"user","parts":[
-		{"functionResponse":{"id":"call_tp25_login","name":"screenshot","response":{"result":"Captured the login page.\nViewport 1280x800."},
-		 "parts":[{"inlineData":{"mimeType":"image/png","data":"iVBORw0KGgo="}},{"inlineData":{"mimeType":"application/pdf","data":"JVBERi0xLjQ="}}]}},
+		{"functionResponse":{"id":"call_tp25_login","name":"screenshot",
+		 "response":{"result":"Captured the login page.\nViewport 1280x800.","attachments":[{"$ref":"image_1.png"},{"$ref":"file_2.pdf"}]},
+		 "parts":[{"inlineData":{"displayName":"image_1.png","mimeType":"image/png","data":"iVBORw0KGgo="}},
+		          {"inlineData":{"displayName":"file_2.pdf","mimeType":"application/pdf","data":"JVBERi0xLjQ="}}]}},
 		{"functionResponse":{"id":"call_tp25_admin","name":"screenshot","response":{"title":"Admin"}}},
 		{"text":"The result of screenshot call call_tp25_login continues with these attachments:"},
 		{"fileData":{"mimeType":"image/png","fileUri":"https://example.com/login-full.png"}},

@@ -67,7 +67,11 @@ type mediaResolution struct {
 }
 
 type blob struct {
-	MimeType string `json:"mimeType"`
+	// DisplayName names a medium inside a functionResponse (a
+	// FunctionResponseBlob), which the response references as
+	// {"$ref": "<displayName>"}; empty elsewhere.
+	DisplayName string `json:"displayName,omitempty"`
+	MimeType    string `json:"mimeType"`
 	// Data is standard base64.
 	Data string `json:"data"`
 	// raw, when set, is an answer's inlineData object sent back as it
@@ -119,6 +123,10 @@ type functionResponse struct {
 	// call is the call this answers, when the request holds it (not
 	// sent): results go back in the order of their calls.
 	call *callInfo
+	// wrapped: Response is the adapter's own object ({"result": …} or
+	// {"error": …}), not the tool's JSON, so references to Parts may be
+	// added to it (not sent).
+	wrapped bool
 }
 
 // functionResponsePart is a medium inside a functionResponse
