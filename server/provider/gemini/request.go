@@ -917,11 +917,11 @@ func jsonRefs(doc json.RawMessage) []string {
 // ({"result": "<the JSON>"}, or {"error": …}), which the model reads the
 // same, with a warning; so does one that references a medium twice ("Each
 // displayName can only be referenced once in the structured response
-// field"). Then the adapter's own wrapper references each
-// medium the response does not reference yet, once, as the documentation
-// shows: {"result": "…", "attachments": [{"$ref": "image_1.png"}]}. A
-// tool's own JSON object is never rewritten otherwise: its media go
-// unreferenced, which the API takes.
+// field"). Media nothing references stay unreferenced, which the
+// documentation allows: the adapter adds no references of its own, since
+// googleapis/python-genai#2792 reports the documented "$ref" layout
+// refused on gemini-3.5-flash and gemini-3.6-flash ("does not match to a
+// display_name") where the same media without "$ref" were taken.
 func referenceParts(mi, pi int, tr *llmrelayv1.ToolResult, fr *functionResponse, warn func(string, ...any)) error {
 	names := map[string]bool{}
 	for _, p := range fr.Parts {
@@ -952,33 +952,9 @@ func referenceParts(mi, pi int, tr *llmrelayv1.ToolResult, fr *functionResponse,
 		if err != nil {
 			return fmt.Errorf("tool result content: %v", err)
 		}
-		fr.Response, fr.wrapped, refs = raw, true, nil
+		fr.Response = raw
 		warn("messages[%d].parts[%d].tool_result: sent as text under %q: Gemini reads a \"$ref\" key in a function response as a reference to a medium of that response, each referenced once, and %s", mi, pi, key, strings.Join(problems, ", "))
 	}
-	if !fr.wrapped || len(fr.Parts) == 0 {
-		return nil
-	}
-	referenced := map[string]bool{}
-	for _, r := range refs {
-		referenced[r] = true
-	}
-	var add []map[string]string
-	for _, p := range fr.Parts {
-		if p.InlineData != nil && !referenced[p.InlineData.DisplayName] {
-			add = append(add, map[string]string{"$ref": p.InlineData.DisplayName})
-		}
-	}
-	if len(add) == 0 {
-		return nil
-	}
-	list, err := json.Marshal(add)
-	if err != nil {
-		return fmt.Errorf("tool result parts: %v", err)
-	}
-	// The wrapper is a one-key object the adapter wrote: the list goes
-	// after that key.
-	obj := bytes.TrimSpace(fr.Response)
-	fr.Response = append(append(append(obj[:len(obj)-1:len(obj)-1], `,"attachments":`...), list...), '}')
 	return nil
 }
 
@@ -1035,7 +1011,7 @@ func functionResponseFor(tr *llmrelayv1.ToolResult, calls map[string]callInfo) (
 	if err != nil {
 		return nil, fmt.Errorf("tool result content: %v", err)
 	}
-	fr.Response, fr.wrapped = raw, true
+	fr.Response = raw
 	return fr, nil
 }
 

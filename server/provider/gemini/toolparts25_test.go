@@ -80,7 +80,7 @@ func TestToolResultPartsGemini3(t *testing.T) {
 	c := srv.Last(t)
 	want := normJSON(t, `{"role":"user","parts":[
 		{"functionResponse":{"id":"call_tp25_login","name":"screenshot",
-		 "response":{"result":"Captured the login page.\nViewport 1280x800.","attachments":[{"$ref":"image_1.png"},{"$ref":"file_2.pdf"}]},
+		 "response":{"result":"Captured the login page.\nViewport 1280x800."},
 		 "parts":[{"inlineData":{"displayName":"image_1.png","mimeType":"image/png","data":"iVBORw0KGgo="}},
 		          {"inlineData":{"displayName":"file_2.pdf","mimeType":"application/pdf","data":"JVBERi0xLjQ="}}]}},
 		{"functionResponse":{"id":"call_tp25_admin","name":"screenshot","response":{"title":"Admin"}}},

@@ -123,10 +123,6 @@ type functionResponse struct {
 	// call is the call this answers, when the request holds it (not
 	// sent): results go back in the order of their calls.
 	call *callInfo
-	// wrapped: Response is the adapter's own object ({"result": …} or
-	// {"error": …}), not the tool's JSON, so references to Parts may be
-	// added to it (not sent).
-	wrapped bool
 }
 
 // functionResponsePart is a medium inside a functionResponse
