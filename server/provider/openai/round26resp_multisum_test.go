@@ -76,4 +76,18 @@ func TestRound26AzureMultiSummaryNoEncryption(t *testing.T) {
 		!strings.Contains(warnings[0], "messages[1].parts[0]: reasoning without encrypted content (signature) was not sent") {
 		t.Errorf("input %v, warnings %q", got, warnings)
 	}
+
+	// Stored (store true): the item goes back by its id, which OpenAI
+	// resolves, with the three parts as one summary_text entry (the
+	// contract keeps one text; see testdata/README.md, round 26).
+	req = r21Request("gpt-5.4", "")
+	req.Reasoning = true
+	req.Messages = []*llmrelayv1.Message{msgOf(llmrelayv1.Role_ROLE_USER, text("Explain.")), unary.Message, msgOf(llmrelayv1.Role_ROLE_USER, text("More."))}
+	req.ProviderOptions = &llmrelayv1.ProviderOptions{Provider: &llmrelayv1.ProviderOptions_Openai{Openai: &llmrelayv1.OpenAIOptions{Store: proto.Bool(true)}}}
+	stored, warnings := r24Built(t, p, req)
+	wantItem := map[string]any{"type": "reasoning", "id": "rs_anonymized_002",
+		"summary": []any{map[string]any{"type": "summary_text", "text": strings.Join(summaries, "\n\n")}}}
+	if len(warnings) != 0 || len(stored.Input) != 4 || !reflect.DeepEqual(stored.Input[1], wantItem) || !reflect.DeepEqual(stored.Input[2], wantMsg) {
+		t.Errorf("stored input %v, warnings %q", stored.Input, warnings)
+	}
 }
