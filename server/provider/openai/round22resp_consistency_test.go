@@ -43,6 +43,10 @@ var respFoldExceptions = map[string]map[string]bool{
 	"real_maruel_gpt41_web_search_stream":             {"provider_item": true},
 	"real_responses_programmatic_tool_calling_stream": {"provider_item": true},
 	"real_xai_responses_13218_web_search_stream":      {"provider_item": true},
+	// vercel/ai's anonymizer replaced the message's 1105 text deltas by
+	// "X" and kept the done events' and response.completed's text: the
+	// stream relays the deltas it was sent.
+	"real_vercel_azure_gpt54_multi_summary_stream": {"text": true},
 	// Two of its three mcp_list_tools items have no output_item.done: the
 	// stream relays them from response.completed, after the answer's text
 	// (the unary answer has them before it), which splits the text there.

@@ -89,6 +89,10 @@ func TestRound22StreamVariantsFoldAsUnary(t *testing.T) {
 	// the stream did (respFoldExceptions), so no variant of the stream
 	// can fold to its unary reading.
 	finalRebuilt := map[string]bool{"real_opencode_digitalocean_kimi_tool_loop_stream_1": true}
+	// textAnonymized: the recording's text deltas were replaced by its
+	// publisher's anonymizer and contradict the final response's text
+	// (respFoldExceptions); the other parts are still compared.
+	textAnonymized := map[string]bool{"real_vercel_azure_gpt54_multi_summary_stream": true}
 	skipNoKeys := map[string]bool{"real_pyd_openai_responses_raw_cot_stream_openrouter": true, "real_responses_copilot_id_rotation_stream": true}
 	checked := 0
 	for _, f := range files {
@@ -136,7 +140,7 @@ func TestRound22StreamVariantsFoldAsUnary(t *testing.T) {
 			}
 			for i := range a {
 				ca, cb := a[i].GetToolCall(), b[i].GetToolCall()
-				if a[i].GetText() != b[i].GetText() || a[i].GetRefusal() != b[i].GetRefusal() ||
+				if (a[i].GetText() != b[i].GetText() && !textAnonymized[name]) || a[i].GetRefusal() != b[i].GetRefusal() ||
 					(a[i].GetReasoning().GetText() != b[i].GetReasoning().GetText() && !summaryDropped[name]) ||
 					ca.GetCallId() != cb.GetCallId() || ca.GetName() != cb.GetName() || ca.GetArguments() != cb.GetArguments() {
 					t.Errorf("%s %s: part %d %.120v, the unary answer's %.120v", name, mode, i, a[i], b[i])
