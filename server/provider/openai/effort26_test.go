@@ -1,0 +1,159 @@
+package openai
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/pipeline"
+	"github.com/llmrelay/llmrelay/server/provider"
+)
+
+// r26AllEfforts is every effort the contract names.
+var r26AllEfforts = []llmrelayv1.ReasoningEffort{
+	llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED,
+	llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE,
+	llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL,
+	llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW,
+	llmrelayv1.ReasoningEffort_REASONING_EFFORT_MEDIUM,
+	llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH,
+	llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH,
+	llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX,
+}
+
+// r26Effort builds a request of effort to base, Chat Completions or
+// Responses, and returns the effort it sends ("" for none) and the
+// warnings.
+func r26Effort(t *testing.T, base string, e llmrelayv1.ReasoningEffort, responses bool) (string, []string) {
+	t.Helper()
+	req := r22Ask("qwen3", "q")
+	req.Options.ReasoningEffort = e
+	p := newHostProvider(t, base, "http://unused")
+	var body []byte
+	var warnings []string
+	var err error
+	if responses {
+		body, warnings, err = p.buildResponsesRequest(req, false)
+	} else {
+		body, warnings, err = p.buildChatRequest(req, false)
+	}
+	if err != nil {
+		t.Fatalf("%s %v: %v", base, e, err)
+	}
+	var m struct {
+		ReasoningEffort string `json:"reasoning_effort"`
+		Reasoning       struct {
+			Effort string `json:"effort"`
+		} `json:"reasoning"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	if responses {
+		return m.Reasoning.Effort, warnings
+	}
+	return m.ReasoningEffort, warnings
+}
+
+// TestRound26OllamaEffortAccepted: Ollama's OpenAI-compatible routes take
+// reasoning_effort (and /v1/responses reasoning.effort) "high", "medium",
+// "low" or "none", newer versions "max" too, and answer any other value
+// with a 400 (ollama/ollama openai/openai.go FromChatRequest: "invalid
+// reasoning value: '%s' (must be \"high\", \"medium\", \"low\", or
+// \"none\")"; responses.go the same). **Bug:** XHIGH and MAX went as
+// "xhigh" and MINIMAL as "minimal" to an Ollama host: refused every time.
+// Now every effort sent to a local Ollama (its port) is one every version
+// takes, XHIGH and MAX as high with a warning that says so (and how to
+// ask a newer Ollama for max); ollama.com, which names max, gets max.
+func TestRound26OllamaEffortAccepted(t *testing.T) {
+	t.Parallel()
+	every := []string{"", "high", "medium", "low", "none"}
+	for _, responses := range []bool{false, true} {
+		for _, e := range r26AllEfforts {
+			got, warnings := r26Effort(t, "http://localhost:11434/v1", e, responses)
+			if !slices.Contains(every, got) {
+				t.Errorf("responses %v %v: sent %q, which an Ollama refuses", responses, e, got)
+			}
+			lowered := e == llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH || e == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX || e == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL
+			if lowered != (len(warnings) == 1) || len(warnings) > 1 {
+				t.Errorf("responses %v %v: warnings %q", responses, e, warnings)
+			}
+			if lowered && !strings.Contains(warnings[0], effortName(e)) {
+				t.Errorf("responses %v %v: warning %q names not the effort asked for", responses, e, warnings[0])
+			}
+		}
+		for _, tc := range []struct {
+			e    llmrelayv1.ReasoningEffort
+			want string
+		}{
+			{llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL, "low"},
+			{llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH, "high"},
+			{llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, "high"},
+			{llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, "none"},
+		} {
+			if got, _ := r26Effort(t, "http://127.0.0.1:11434/v1", tc.e, responses); got != tc.want {
+				t.Errorf("responses %v %v: %q, want %q", responses, tc.e, got, tc.want)
+			}
+		}
+		for _, e := range []llmrelayv1.ReasoningEffort{llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH, llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX} {
+			if got, warnings := r26Effort(t, "https://ollama.com/v1", e, responses); got != "max" || len(warnings) != 0 {
+				t.Errorf("ollama.com responses %v %v: %q %q, want max", responses, e, got, warnings)
+			}
+		}
+	}
+	// A server on another port is not taken for Ollama: OpenAI's levels.
+	if got, _ := r26Effort(t, "http://localhost:8000/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH, false); got != "xhigh" {
+		t.Errorf("vLLM xhigh: %q", got)
+	}
+}
+
+// TestRound26OllamaEffortRefusal: the 400 an Ollama answers a level it
+// does not take (its /v1 error object: openai.NewError, type
+// invalid_request_error for a 400, param and code null; the message
+// FromChatRequest's) is an invalid request, not retried.
+func TestRound26OllamaEffortRefusal(t *testing.T) {
+	t.Parallel()
+	body := `{"error":{"message":"invalid reasoning value: 'xhigh' (must be \"high\", \"medium\", \"low\", or \"none\")","type":"invalid_request_error","param":null,"code":null}}` + "\n"
+	resp := &http.Response{StatusCode: 400, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(body))}
+	e := newTestProvider(t, kOpenAI, "http://127.0.0.1:1").httpError(resp, "qwen3", secrets{})
+	if e.Kind != provider.KindInvalidRequest || pipeline.Retryable(e) || !strings.Contains(e.Message, "invalid reasoning value") {
+		t.Errorf("kind %v, retryable %v, %q", e.Kind, pipeline.Retryable(e), e.Message)
+	}
+}
+
+// TestRound26MoonshotEffort: Moonshot's reasoning_effort names low, high
+// and max (kimi-k3 and K3.1; platform.kimi.ai use-reasoning-effort) and
+// ignores a value it does not name. **Bug:** XHIGH and MAX went as
+// "xhigh", ignored (with a warning that called xhigh the top level);
+// MINIMAL as "minimal", ignored. Now XHIGH and MAX go as max, MINIMAL as
+// low with a warning; the thinking switch as before.
+func TestRound26MoonshotEffort(t *testing.T) {
+	t.Parallel()
+	for _, base := range []string{"https://api.moonshot.ai/v1", "https://api.moonshot.cn/v1", "https://api.kimi.com/coding/v1"} {
+		for _, tc := range []struct {
+			e    llmrelayv1.ReasoningEffort
+			want string
+			warn bool
+		}{
+			{llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL, "low", true},
+			{llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW, "low", false},
+			{llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH, "high", false},
+			{llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH, "max", false},
+			{llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, "max", false},
+			{llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, "", false},
+		} {
+			got, warnings := r26Effort(t, base, tc.e, false)
+			if got != tc.want || (len(warnings) == 1) != tc.warn || len(warnings) > 1 {
+				t.Errorf("%s %v: %q %q, want %q (warning %v)", base, tc.e, got, warnings, tc.want, tc.warn)
+			}
+		}
+		fields, _ := r25thinkWire(t, base, llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX)
+		if fields != `{"reasoning_effort":"max","thinking":{"type":"enabled"}}` {
+			t.Errorf("%s MAX: %s", base, fields)
+		}
+	}
+}

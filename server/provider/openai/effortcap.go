@@ -1,0 +1,109 @@
+package openai
+
+import (
+	"net/url"
+	"strings"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+)
+
+// Hosts whose reasoning_effort takes fewer levels than OpenAI's, so that
+// the effort reasoningEffortWire names would be refused or ignored there.
+//
+//   - Ollama's OpenAI-compatible routes (ollama/ollama openai/openai.go,
+//     FromChatRequest, and openai/responses.go, FromResponsesRequest)
+//     take "high", "medium", "low" and "none" and answer anything else
+//     with a 400: "invalid reasoning value: 'xhigh' (must be \"high\",
+//     \"medium\", \"low\", or \"none\")". Newer versions add "max" (the
+//     same words with "max" among them; ollama.com's own routes name it:
+//     "invalid think value: \"minimal\" (must be \"high\", \"medium\",
+//     \"low\", \"max\", true, or false)"), older ones do not. XHIGH and
+//     MAX went as "xhigh" and MINIMAL as "minimal": a 400 every time.
+//     Now a local Ollama (its port, 11434) gets "high" for XHIGH and MAX,
+//     the highest level every version takes, and ollama.com "max"; MINIMAL
+//     gets "low"; each with a warning when the level was lowered.
+//   - Moonshot / Kimi (api.moonshot.ai, api.moonshot.cn, api.kimi.com):
+//     kimi-k3 and the K3.1 series take reasoning_effort "low", "high" and
+//     "max" (their default max; platform.kimi.ai, guide
+//     use-reasoning-effort, as the synaps-engine crate's Kimi catalog
+//     quotes it, checked against api.moonshot.ai), and the API ignores a
+//     value it does not name without a word; the K2 models have no graded
+//     effort. XHIGH and MAX went as "xhigh", ignored: now "max", its top
+//     level; MINIMAL goes as "low".
+
+// ollamaDefaultPort is the port Ollama listens on unless told otherwise
+// (OLLAMA_HOST's default, 127.0.0.1:11434): a base URL with it is taken to
+// be an Ollama server's /v1.
+const ollamaDefaultPort = "11434"
+
+// ollamaHost reports whether baseURL is an Ollama server's OpenAI-compatible
+// routes: ollama.com (or a host of it) or any host on Ollama's port.
+func ollamaHost(baseURL string) bool {
+	return ollamaCloudHost(baseURL) || ollamaLocalHost(baseURL)
+}
+
+// ollamaLocalHost reports whether baseURL names Ollama's port.
+func ollamaLocalHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	return err == nil && u.Port() == ollamaDefaultPort
+}
+
+// ollamaCloudHost reports whether baseURL is ollama.com's API.
+func ollamaCloudHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	return h == "ollama.com" || strings.HasSuffix(h, ".ollama.com")
+}
+
+// moonshotHost reports whether baseURL is Moonshot's (Kimi's) API.
+func moonshotHost(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(u.Hostname()) {
+	case "api.moonshot.ai", "api.moonshot.cn", "api.kimi.com":
+		return true
+	}
+	return false
+}
+
+// effortName is the effort's name as the warnings say it ("XHIGH").
+func effortName(e llmrelayv1.ReasoningEffort) string {
+	return strings.TrimPrefix(e.String(), "REASONING_EFFORT_")
+}
+
+// ollamaEffort is the reasoning effort an Ollama host takes for e and the
+// warning when it is not the level asked for; ok is false when e goes as
+// reasoningEffortWire names it. field is the extra_body that asks for max
+// instead (reasoning_effort, or reasoning.effort on /v1/responses).
+func ollamaEffort(baseURL string, e llmrelayv1.ReasoningEffort, field string) (wire, warning string, ok bool) {
+	switch e {
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL:
+		return "low", "reasoning_effort MINIMAL: Ollama's levels are low, medium, high (and none); it refuses minimal, sent low", true
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH, llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
+		if ollamaCloudHost(baseURL) {
+			// ollama.com names max: the top level, no lower than asked.
+			return "max", "", true
+		}
+		return "high", "reasoning_effort " + effortName(e) + ": Ollama takes max only from newer versions (older ones refuse it, and every one refuses xhigh); sent high, the highest every version takes (for an Ollama that takes max: provider_options.extra_body " + field + ")", true
+	}
+	return "", "", false
+}
+
+// moonshotEffort is the reasoning_effort Moonshot takes for e and the
+// warning when it is not the level asked for; ok is false when e goes as
+// reasoningEffortWire names it.
+func moonshotEffort(e llmrelayv1.ReasoningEffort) (wire, warning string, ok bool) {
+	switch e {
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL:
+		return "low", "reasoning_effort MINIMAL: Moonshot's levels are low, high and max, and it ignores one it does not name; sent low", true
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH, llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
+		// max is Moonshot's top level: no lower than asked.
+		return "max", "", true
+	}
+	return "", "", false
+}
