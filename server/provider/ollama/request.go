@@ -588,7 +588,9 @@ func thinkFromEffort(e llmrelayv1.ReasoningEffort, model string) (json.RawMessag
 	if levelThinker(model) {
 		return json.RawMessage(`"` + level + `"`), ""
 	}
-	return json.RawMessage("true"), fmt.Sprintf("reasoning_effort %s: Ollama takes thinking levels for gpt-oss only; sent think true", level)
+	// The warning names the effort asked for (xhigh, not the high it
+	// would have been for gpt-oss).
+	return json.RawMessage("true"), fmt.Sprintf("reasoning_effort %s: Ollama takes thinking levels for gpt-oss only; sent think true", strings.ToLower(strings.TrimPrefix(e.String(), "REASONING_EFFORT_")))
 }
 
 // levelThinker reports whether model is gpt-oss (any tag or namespace:
