@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/pipeline"
 	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
 // r26AllEfforts is every effort the contract names.
@@ -155,5 +157,63 @@ func TestRound26MoonshotEffort(t *testing.T) {
 		if fields != `{"reasoning_effort":"max","thinking":{"type":"enabled"}}` {
 			t.Errorf("%s MAX: %s", base, fields)
 		}
+	}
+}
+
+// TestRound26OllamaV1EmbedCutWarned: Ollama's /v1/embeddings cuts an input
+// longer than the model's context without a word (its middleware leaves
+// /api/embed's truncate unset, true; the route takes no switch), so an
+// answer through it may hold the vector of part of a text. **Bug:** such
+// an answer was relayed with no warning. maruel/genai's recorded answer
+// (real_maruel_ollama_v1_embed_dims32_kitten) from an Ollama host (its
+// port): short inputs, which no model's context cuts, get no warning; a
+// request whose third input is longer than any input that surely fits
+// gets one naming it; a host that is not Ollama's gets none.
+func TestRound26OllamaV1EmbedCutWarned(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("Quantum field theory predicts particle interactions. ", 6)
+	d := int32(32)
+	for _, tc := range []struct {
+		base   string
+		inputs []string
+		warn   string
+	}{
+		{"http://localhost:11434/v1", []string{"A kitten plays with yarn.", "A cat plays with string.", "Quantum field theory predicts particle interactions."}, ""},
+		{"http://localhost:11434/v1", []string{"A kitten plays with yarn.", "A cat plays with string.", long}, "input 2 may be embedded from its beginning only"},
+		{"", []string{"A kitten plays with yarn.", "A cat plays with string.", long}, ""},
+	} {
+		srv := providertest.Replay(t, providertest.Load(t, td("real_maruel_ollama_v1_embed_dims32_kitten.http")))
+		p := newTestProvider(t, kOpenAI, srv.URL)
+		if tc.base != "" {
+			p = newHostProvider(t, tc.base, srv.URL)
+		}
+		res, err := p.Embed(context.Background(), &provider.EmbedRequest{Model: "all-minilm", Inputs: tc.inputs, Dimensions: &d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Embeddings) != 3 {
+			t.Fatalf("%d embeddings", len(res.Embeddings))
+		}
+		w := res.Meta.GetWarnings()
+		if (tc.warn == "") != (len(w) == 0) || len(w) > 1 || (tc.warn != "" && !strings.Contains(w[0], tc.warn)) {
+			t.Errorf("%s %d bytes: warnings %q, want %q", tc.base, len(tc.inputs[2]), w, tc.warn)
+		}
+	}
+}
+
+// TestRound26OllamaEmbedCutBound: the warning's bound: an input of
+// ollamaEmbedSafeBytes bytes fits any Ollama embedding model's context, one
+// byte more may not; several long inputs are counted, the first named.
+func TestRound26OllamaEmbedCutBound(t *testing.T) {
+	t.Parallel()
+	fits, over := strings.Repeat("é", ollamaEmbedSafeBytes/2), strings.Repeat("a", ollamaEmbedSafeBytes+1)
+	if w := ollamaEmbedCutWarning([]string{fits, "", fits}); w != "" {
+		t.Errorf("fits: %q", w)
+	}
+	if w := ollamaEmbedCutWarning([]string{fits, over}); !strings.Contains(w, ": input 1 may be") {
+		t.Errorf("one over: %q", w)
+	}
+	if w := ollamaEmbedCutWarning([]string{fits, over, fits, over}); !strings.Contains(w, "2 inputs (the first: input 1) may be") {
+		t.Errorf("two over: %q", w)
 	}
 }

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -106,4 +107,46 @@ func moonshotEffort(e llmrelayv1.ReasoningEffort) (wire, warning string, ok bool
 		return "max", "", true
 	}
 	return "", "", false
+}
+
+// Ollama's /v1/embeddings cuts an input longer than the model's context
+// without a word: its middleware (ollama/ollama middleware/openai.go,
+// EmbeddingsMiddleware) hands /api/embed an api.EmbedRequest of the model,
+// the input and the dimensions alone, so "truncate" is unset, which
+// EmbedHandler (server/routes.go) reads as true: an input the runner
+// refuses ("the input length exceeds the context length") is cut to the
+// context and embedded again, and the answer says nothing of it (its
+// usage counts the tokens embedded). The route takes no truncate switch
+// and no options (openai.EmbedRequest: input, model, dimensions,
+// encoding_format), so nothing sent to it makes Ollama refuse; the ollama
+// adapter's /api/embed sends truncate false and is refused instead.
+//
+// The adapter cannot see which inputs were cut; it warns when one may have
+// been: an input of more than ollamaEmbedSafeBytes bytes. A tokenizer
+// makes no more tokens of a text than its bytes and a few of its own
+// (BOS/CLS, EOS/SEP, SentencePiece's leading "▁"), so a shorter input fits
+// the smallest context of Ollama's embedding models (all-minilm's 256
+// tokens) and cannot have been cut.
+const ollamaEmbedSafeBytes = 250
+
+// ollamaEmbedCutWarning is the warning of an embeddings answer from an
+// Ollama host whose inputs may have been cut, "" when none may have.
+func ollamaEmbedCutWarning(inputs []string) string {
+	first, n := -1, 0
+	for i, in := range inputs {
+		if len(in) > ollamaEmbedSafeBytes {
+			if first < 0 {
+				first = i
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	which := fmt.Sprintf("input %d", first)
+	if n > 1 {
+		which = fmt.Sprintf("%d inputs (the first: input %d)", n, first)
+	}
+	return fmt.Sprintf("Ollama's /v1/embeddings cuts an input longer than the model's context to fit without saying so (the route takes no truncate switch): %s may be embedded from its beginning only; the ollama provider type (/api/embed, truncate false) refuses such an input instead", which)
 }

@@ -930,6 +930,11 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 		// not make a shortened embedding.
 		res.Meta.Warnings = append(res.Meta.Warnings, fmt.Sprintf("asked for %d dimensions, got %d", *d, len(res.Embeddings[0].Values)))
 	}
+	if p.ollama {
+		if w := ollamaEmbedCutWarning(req.Inputs); w != "" {
+			res.Meta.Warnings = append(res.Meta.Warnings, w)
+		}
+	}
 	res.Meta.Warnings = append(res.Meta.Warnings, warnings...)
 	p.headerMeta(res.Meta, resp.Header, req.Model)
 	return res, nil
