@@ -53,3 +53,13 @@ func OllamaImageAdvice(msg string) string {
 	}
 	return ""
 }
+
+// OllamaLevelThinker reports whether model is gpt-oss (any tag or
+// namespace: gpt-oss:20b, gpt-oss:120b-cloud, library/gpt-oss), the model
+// family whose thinking Ollama sets by level and cannot turn off ("GPT-OSS
+// requires think to be set to low, medium, or high. Passing true/false is
+// ignored for that model": docs.ollama.com, capabilities/thinking). The
+// ollama adapter and the openai adapter's Ollama routes read it.
+func OllamaLevelThinker(model string) bool {
+	return strings.Contains(strings.ToLower(model), "gpt-oss")
+}

@@ -596,9 +596,7 @@ func thinkFromEffort(e llmrelayv1.ReasoningEffort, model string) (json.RawMessag
 // levelThinker reports whether model is gpt-oss (any tag or namespace:
 // gpt-oss:20b, gpt-oss:120b-cloud, library/gpt-oss), the model family
 // whose thinking Ollama sets by level.
-func levelThinker(model string) bool {
-	return strings.Contains(strings.ToLower(model), "gpt-oss")
-}
+func levelThinker(model string) bool { return provider.OllamaLevelThinker(model) }
 
 // formatKeepAlive renders a duration the way Ollama documents it ("5m",
 // "1h", "30s", "0s"; negative keeps the model loaded).

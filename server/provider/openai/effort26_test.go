@@ -32,7 +32,13 @@ var r26AllEfforts = []llmrelayv1.ReasoningEffort{
 // warnings.
 func r26Effort(t *testing.T, base string, e llmrelayv1.ReasoningEffort, responses bool) (string, []string) {
 	t.Helper()
-	req := r22Ask("qwen3", "q")
+	return r26EffortModel(t, base, "qwen3", e, responses)
+}
+
+// r26EffortModel is r26Effort for a request to model.
+func r26EffortModel(t *testing.T, base, model string, e llmrelayv1.ReasoningEffort, responses bool) (string, []string) {
+	t.Helper()
+	req := r22Ask(model, "q")
 	req.Options.ReasoningEffort = e
 	p := newHostProvider(t, base, "http://unused")
 	var body []byte
@@ -215,5 +221,32 @@ func TestRound26OllamaEmbedCutBound(t *testing.T) {
 	}
 	if w := ollamaEmbedCutWarning([]string{fits, over, fits, over}); !strings.Contains(w, "2 inputs (the first: input 1) may be") {
 		t.Errorf("two over: %q", w)
+	}
+}
+
+// TestRound26OllamaGptOssNone: Ollama reads reasoning_effort "none" as
+// think false, which gpt-oss ignores ("Passing true/false is ignored for
+// that model": docs.ollama.com, capabilities/thinking), so it thought at
+// its default while the caller asked for none, and nothing said so. Now
+// gpt-oss gets its least level, low, with a warning, on Chat Completions
+// and Responses, as the ollama adapter sends its think; other models keep
+// none, which turns their thinking off.
+func TestRound26OllamaGptOssNone(t *testing.T) {
+	t.Parallel()
+	for _, responses := range []bool{false, true} {
+		got, warnings := r26EffortModel(t, "http://localhost:11434/v1", "gpt-oss:20b", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, responses)
+		if got != "low" || len(warnings) != 1 || !strings.Contains(warnings[0], "gpt-oss cannot turn thinking off") {
+			t.Errorf("responses %v: %q %q, want low with a warning", responses, got, warnings)
+		}
+		if got, warnings := r26EffortModel(t, "https://ollama.com/v1", "gpt-oss:120b-cloud", llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH, responses); got != "high" || len(warnings) != 0 {
+			t.Errorf("responses %v high: %q %q", responses, got, warnings)
+		}
+		if got, warnings := r26EffortModel(t, "http://localhost:11434/v1", "qwen3:8b", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, responses); got != "none" || len(warnings) != 0 {
+			t.Errorf("responses %v qwen3 none: %q %q", responses, got, warnings)
+		}
+		// Not Ollama: none as asked.
+		if got, _ := r26EffortModel(t, "http://localhost:8000/v1", "openai/gpt-oss-20b", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, responses); got != "none" {
+			t.Errorf("responses %v vLLM gpt-oss none: %q", responses, got)
+		}
 	}
 }

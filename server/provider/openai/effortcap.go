@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
 )
 
 // Hosts whose reasoning_effort takes fewer levels than OpenAI's, so that
@@ -22,7 +23,9 @@ import (
 //     MAX went as "xhigh" and MINIMAL as "minimal": a 400 every time.
 //     Now a local Ollama (its port, 11434) gets "high" for XHIGH and MAX,
 //     the highest level every version takes, and ollama.com "max"; MINIMAL
-//     gets "low"; each with a warning when the level was lowered.
+//     gets "low"; each with a warning when the level was lowered. NONE,
+//     which Ollama reads as think false, goes to gpt-oss as "low" with a
+//     warning: gpt-oss ignores false and would think at its default.
 //   - Moonshot / Kimi (api.moonshot.ai, api.moonshot.cn, api.kimi.com):
 //     kimi-k3 and the K3.1 series take reasoning_effort "low", "high" and
 //     "max" (their default max; platform.kimi.ai, guide
@@ -81,8 +84,15 @@ func effortName(e llmrelayv1.ReasoningEffort) string {
 // warning when it is not the level asked for; ok is false when e goes as
 // reasoningEffortWire names it. field is the extra_body that asks for max
 // instead (reasoning_effort, or reasoning.effort on /v1/responses).
-func ollamaEffort(baseURL string, e llmrelayv1.ReasoningEffort, field string) (wire, warning string, ok bool) {
+func ollamaEffort(baseURL, model string, e llmrelayv1.ReasoningEffort, field string) (wire, warning string, ok bool) {
 	switch e {
+	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE:
+		if provider.OllamaLevelThinker(model) {
+			// Ollama reads none as think false, which gpt-oss
+			// ignores: it would think at its default (medium). Its
+			// least, as the ollama adapter sends it.
+			return "low", "reasoning_effort none: gpt-oss cannot turn thinking off on Ollama (it ignores think false and thinks at its default); sent low, the least", true
+		}
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL:
 		return "low", "reasoning_effort MINIMAL: Ollama's levels are low, medium, high (and none); it refuses minimal, sent low", true
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH, llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:

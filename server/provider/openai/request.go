@@ -186,7 +186,7 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 			warnings = append(warnings, warnMaxEffort)
 		}
 	case p.ollama:
-		if wire, warn, ok := ollamaEffort(p.baseURL, o.GetReasoningEffort(), `{"reasoning_effort": "max"}`); ok {
+		if wire, warn, ok := ollamaEffort(p.baseURL, req.Model, o.GetReasoningEffort(), `{"reasoning_effort": "max"}`); ok {
 			w.ReasoningEffort = wire
 			if warn != "" {
 				warnings = append(warnings, warn)

@@ -106,7 +106,7 @@ func (p *Provider) encodeResponses(req *provider.Request, stream bool) ([]byte, 
 	w.MaxOutputTokens = o.MaxTokens
 	if effort := reasoningEffortWire(o.GetReasoningEffort()); effort != "" {
 		w.Reasoning = &respReasoning{Effort: effort}
-		if wire, warn, ok := ollamaEffort(p.baseURL, o.GetReasoningEffort(), `{"reasoning": {"effort": "max"}}`); ok && p.ollama {
+		if wire, warn, ok := ollamaEffort(p.baseURL, req.Model, o.GetReasoningEffort(), `{"reasoning": {"effort": "max"}}`); ok && p.ollama {
 			w.Reasoning.Effort = wire
 			if warn != "" {
 				warnings = append(warnings, warn)
