@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -248,5 +249,48 @@ func TestRound26OllamaGptOssNone(t *testing.T) {
 		if got, _ := r26EffortModel(t, "http://localhost:8000/v1", "openai/gpt-oss-20b", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, responses); got != "none" {
 			t.Errorf("responses %v vLLM gpt-oss none: %q", responses, got)
 		}
+	}
+}
+
+// TestRound26OllamaV1UsageLimit: ollama.com's 429 for a spent plan (the
+// ollama package's error_429_usage_hourly and _session, the words users
+// quote in continuedev/continue#9233 and #11444) through Ollama's /v1
+// routes, in the error object its OpenAI middleware writes (type
+// api_error, null param and code; hand-built:
+// testdata/dialect_ollama_v1_err_429_usage_*.http). **Bug:** it was a rate
+// limit retried seconds later, to meet the same limit, coded api_error;
+// the native route's same words are insufficient_quota. Now the same here:
+// not retried, a reason to fall back, unary and streamed. Another 429
+// stays a rate limit to retry.
+func TestRound26OllamaV1UsageLimit(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"dialect_ollama_v1_err_429_usage_hourly", "dialect_ollama_v1_err_429_usage_session"} {
+		for _, stream := range []bool{false, true} {
+			srv := providertest.Replay(t, providertest.Load(t, td(name+".http")))
+			p := newTestProvider(t, kOpenAI, srv.URL)
+			var err error
+			if stream {
+				_, err = p.Stream(context.Background(), simpleRequest("gpt-oss:120b-cloud"))
+			} else {
+				_, err = p.Generate(context.Background(), simpleRequest("gpt-oss:120b-cloud"))
+			}
+			var pe *provider.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("%s stream %v: %v", name, stream, err)
+			}
+			if pe.Kind != provider.KindRateLimited || pe.Code != "insufficient_quota" || pe.HTTPStatus != 429 || !strings.Contains(pe.Message, "usage limit") {
+				t.Errorf("%s stream %v: %+v", name, stream, pe)
+			}
+			if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
+				t.Errorf("%s stream %v: retryable %v, fallback-worthy %v", name, stream, pipeline.Retryable(err), pipeline.FallbackWorthy(err))
+			}
+		}
+	}
+	body := `{"error":{"message":"too many requests","type":"api_error","param":null,"code":null}}` + "\n"
+	srv := providertest.Replay(t, providertest.Recording{Status: 429, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(body)})
+	_, err := newTestProvider(t, kOpenAI, srv.URL).Generate(context.Background(), simpleRequest("gpt-oss:120b-cloud"))
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Kind != provider.KindRateLimited || pe.Code == "insufficient_quota" || !pipeline.Retryable(err) {
+		t.Errorf("another 429: %+v", pe)
 	}
 }
