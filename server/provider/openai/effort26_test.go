@@ -242,6 +242,10 @@ func TestRound26OllamaGptOssNone(t *testing.T) {
 		if got, warnings := r26EffortModel(t, "https://ollama.com/v1", "gpt-oss:120b-cloud", llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH, responses); got != "high" || len(warnings) != 0 {
 			t.Errorf("responses %v high: %q %q", responses, got, warnings)
 		}
+		// gpt-oss's top level is high, on ollama.com too.
+		if got, warnings := r26EffortModel(t, "https://ollama.com/v1", "gpt-oss:120b-cloud", llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, responses); got != "high" || len(warnings) != 1 || !strings.Contains(warnings[0], "reasoning_effort MAX: gpt-oss's highest") {
+			t.Errorf("responses %v gpt-oss max on ollama.com: %q %q", responses, got, warnings)
+		}
 		if got, warnings := r26EffortModel(t, "http://localhost:11434/v1", "qwen3:8b", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, responses); got != "none" || len(warnings) != 0 {
 			t.Errorf("responses %v qwen3 none: %q %q", responses, got, warnings)
 		}

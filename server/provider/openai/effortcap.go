@@ -17,13 +17,14 @@ import (
 //     take "high", "medium", "low" and "none" and answer anything else
 //     with a 400: "invalid reasoning value: 'xhigh' (must be \"high\",
 //     \"medium\", \"low\", or \"none\")". Newer versions add "max" (the
-//     same words with "max" among them; ollama.com's own routes name it:
-//     "invalid think value: \"minimal\" (must be \"high\", \"medium\",
-//     \"low\", \"max\", true, or false)"), older ones do not. XHIGH and
-//     MAX went as "xhigh" and MINIMAL as "minimal": a 400 every time.
-//     Now a local Ollama (its port, 11434) gets "high" for XHIGH and MAX,
-//     the highest level every version takes, and ollama.com "max"; MINIMAL
-//     gets "low"; each with a warning when the level was lowered. NONE,
+//     same words with "max" among them; ollama.com's /api/chat names it
+//     too: "invalid think value: \"minimal\" (must be \"high\", \"medium\",
+//     \"low\", \"max\", true, or false)"), older ones do not; gpt-oss's
+//     levels stay low, medium and high. XHIGH and MAX went as "xhigh" and
+//     MINIMAL as "minimal": a 400 every time. Now a local Ollama (its
+//     port, 11434) gets "high" for XHIGH and MAX, the highest level every
+//     version takes, and ollama.com "max" (gpt-oss "high" everywhere);
+//     MINIMAL gets "low"; each with a warning when the level was lowered. NONE,
 //     which Ollama reads as think false, goes to gpt-oss as "low" with a
 //     warning: gpt-oss ignores false and would think at its default.
 //   - Moonshot / Kimi (api.moonshot.ai, api.moonshot.cn, api.kimi.com):
@@ -96,6 +97,11 @@ func ollamaEffort(baseURL, model string, e llmrelayv1.ReasoningEffort, field str
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_MINIMAL:
 		return "low", "reasoning_effort MINIMAL: Ollama's levels are low, medium, high (and none); it refuses minimal, sent low", true
 	case llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH, llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
+		if provider.OllamaLevelThinker(model) {
+			// gpt-oss's levels are low, medium and high (docs.ollama.com,
+			// capabilities/thinking), on every version.
+			return "high", "reasoning_effort " + effortName(e) + ": gpt-oss's highest thinking level on Ollama is high; sent high", true
+		}
 		if ollamaCloudHost(baseURL) {
 			// ollama.com names max: the top level, no lower than asked.
 			return "max", "", true
