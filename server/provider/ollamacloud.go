@@ -53,3 +53,26 @@ func OllamaImageAdvice(msg string) string {
 	}
 	return ""
 }
+
+// OllamaLevelThinker reports whether model is gpt-oss (any tag or
+// namespace: gpt-oss:20b, gpt-oss:120b-cloud, library/gpt-oss), the model
+// family whose thinking Ollama sets by level and cannot turn off ("GPT-OSS
+// requires think to be set to low, medium, or high. Passing true/false is
+// ignored for that model": docs.ollama.com, capabilities/thinking). The
+// ollama adapter and the openai adapter's Ollama routes read it.
+func OllamaLevelThinker(model string) bool {
+	return strings.Contains(strings.ToLower(model), "gpt-oss")
+}
+
+// OllamaUsageLimit recognizes ollama.com's 429 for an exhausted plan:
+// "you've reached your hourly usage limit, please wait or upgrade to
+// continue", "you (user) have reached your session usage limit, upgrade
+// for higher limits: …" (hourly, session and weekly limits). Retrying
+// seconds later meets the same limit: the adapters code it
+// insufficient_quota, not retried, a reason to fall back. Its native API
+// sends it as {"error": "…"}, its /v1 routes (and a local Ollama passing a
+// cloud model's answer on) in OpenAI's error object, type api_error.
+func OllamaUsageLimit(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "usage limit") && strings.Contains(m, "reached your")
+}

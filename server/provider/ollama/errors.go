@@ -245,14 +245,9 @@ func refineKind(k provider.Kind, msg string) provider.Kind {
 	return k
 }
 
-// usageLimit recognizes ollama.com's 429 for an exhausted plan: "you've
-// reached your hourly usage limit, please wait or upgrade to continue",
-// "you (user) have reached your session usage limit, upgrade for higher
-// limits: …" (hourly, session and weekly limits).
-func usageLimit(msg string) bool {
-	m := strings.ToLower(msg)
-	return strings.Contains(m, "usage limit") && strings.Contains(m, "reached your")
-}
+// usageLimit recognizes ollama.com's 429 for an exhausted plan
+// (provider.OllamaUsageLimit).
+func usageLimit(msg string) bool { return provider.OllamaUsageLimit(msg) }
 
 var retryRE = regexp.MustCompile(`(?i)(?:try again|retry)\s+(?:in|after)\s+([0-9]+(?:\.[0-9]+)?)\s*([a-z]+(?:[0-9]+(?:\.[0-9]+)?[a-z]+)*)`)
 

@@ -588,15 +588,15 @@ func thinkFromEffort(e llmrelayv1.ReasoningEffort, model string) (json.RawMessag
 	if levelThinker(model) {
 		return json.RawMessage(`"` + level + `"`), ""
 	}
-	return json.RawMessage("true"), fmt.Sprintf("reasoning_effort %s: Ollama takes thinking levels for gpt-oss only; sent think true", level)
+	// The warning names the effort asked for (xhigh, not the high it
+	// would have been for gpt-oss).
+	return json.RawMessage("true"), fmt.Sprintf("reasoning_effort %s: Ollama takes thinking levels for gpt-oss only; sent think true", strings.ToLower(strings.TrimPrefix(e.String(), "REASONING_EFFORT_")))
 }
 
 // levelThinker reports whether model is gpt-oss (any tag or namespace:
 // gpt-oss:20b, gpt-oss:120b-cloud, library/gpt-oss), the model family
 // whose thinking Ollama sets by level.
-func levelThinker(model string) bool {
-	return strings.Contains(strings.ToLower(model), "gpt-oss")
-}
+func levelThinker(model string) bool { return provider.OllamaLevelThinker(model) }
 
 // formatKeepAlive renders a duration the way Ollama documents it ("5m",
 // "1h", "30s", "0s"; negative keeps the model loaded).

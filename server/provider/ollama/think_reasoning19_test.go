@@ -51,7 +51,8 @@ func TestThinkLevelsReasoning19(t *testing.T) {
 		// models think (true), with the warning that says so.
 		{"gpt-oss:20b", llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH, nil, `"high"`, "reasoning_effort XHIGH: Ollama's highest thinking level is high"},
 		{"gpt-oss:120b", llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, nil, `"high"`, "reasoning_effort MAX: Ollama's highest thinking level is high"},
-		{"qwen3:8b", llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, nil, "true", "levels for gpt-oss only; sent think true"},
+		{"qwen3:8b", llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, nil, "true", "reasoning_effort max: Ollama takes thinking levels for gpt-oss only; sent think true"},
+		{"qwen3:8b", llmrelayv1.ReasoningEffort_REASONING_EFFORT_XHIGH, nil, "true", "reasoning_effort xhigh: Ollama takes thinking levels for gpt-oss only; sent think true"},
 	}
 	for _, tc := range cases {
 		req := &provider.Request{Model: tc.model, Messages: []*llmrelayv1.Message{msg(llmrelayv1.Role_ROLE_USER, text("x"))},

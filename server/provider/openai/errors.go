@@ -735,6 +735,14 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// them as context-length errors whatever the status; so does
 		// this one now, not a 500 to retry.
 		e.Kind = provider.KindContextLength
+	case status == http.StatusTooManyRequests && code == "" && provider.OllamaUsageLimit(e.Message):
+		// ollama.com's plan limit through Ollama's /v1 routes ("you've
+		// reached your hourly usage limit, please wait or upgrade to
+		// continue", type api_error, code null): a spent quota, as the
+		// ollama adapter codes it (provider.OllamaUsageLimit), not a
+		// rate to retry seconds later.
+		e.Kind = provider.KindRateLimited
+		e.Code = "insufficient_quota"
 	case status == http.StatusBadRequest && (typ == "invalid_model" || deepseekUnknownModelRE.MatchString(e.Message) ||
 		openrouterUnknownModelRE.MatchString(e.Message) || siliconflowUnknownModelRE.MatchString(e.Message) ||
 		hfNoProviderRE.MatchString(e.Message)) ||

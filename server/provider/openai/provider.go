@@ -96,6 +96,12 @@ type Provider struct {
 	thinkSwitch bool
 	zai         bool
 	openRouter  bool
+	// moonshot: Moonshot's (Kimi's) API, whose reasoning_effort names
+	// low, high and max; ollama: an Ollama server's OpenAI-compatible
+	// routes (its port, or ollama.com), whose levels are low, medium,
+	// high, none and on newer versions max (effortcap.go).
+	moonshot bool
+	ollama   bool
 	// baseten: the base URL is Baseten's Model APIs (inference.baseten.co),
 	// whose opt-in thinking models read chat_template_args.enable_thinking
 	// (thinkswitch.go).
@@ -420,6 +426,8 @@ func New(apiKey string, opts ...Option) (*Provider, error) {
 	p.perplexity = perplexityHost(p.baseURL)
 	p.thinkSwitch = thinkSwitchHost(p.baseURL)
 	p.zai = zaiHost(p.baseURL)
+	p.moonshot = moonshotHost(p.baseURL)
+	p.ollama = ollamaHost(p.baseURL)
 	p.openRouter = openRouterHost(p.baseURL)
 	p.baseten = basetenHost(p.baseURL)
 	p.together = togetherHost(p.baseURL)
@@ -921,6 +929,11 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 		// "dimensions": they are the model's own, and cutting them would
 		// not make a shortened embedding.
 		res.Meta.Warnings = append(res.Meta.Warnings, fmt.Sprintf("asked for %d dimensions, got %d", *d, len(res.Embeddings[0].Values)))
+	}
+	if p.ollama {
+		if w := ollamaEmbedCutWarning(req.Inputs); w != "" {
+			res.Meta.Warnings = append(res.Meta.Warnings, w)
+		}
 	}
 	res.Meta.Warnings = append(res.Meta.Warnings, warnings...)
 	p.headerMeta(res.Meta, resp.Header, req.Model)

@@ -177,8 +177,20 @@ func (p *Provider) chatRequest(req *provider.Request, stream bool, msgs []chatMe
 		}
 	case p.thinkSwitch:
 		switchThinking(w, o.GetReasoningEffort())
-		if o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX {
+		if wire, warn, ok := moonshotEffort(o.GetReasoningEffort()); ok && p.moonshot {
+			w.ReasoningEffort = wire
+			if warn != "" {
+				warnings = append(warnings, warn)
+			}
+		} else if o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX {
 			warnings = append(warnings, warnMaxEffort)
+		}
+	case p.ollama:
+		if wire, warn, ok := ollamaEffort(p.baseURL, req.Model, o.GetReasoningEffort(), `{"reasoning_effort": "max"}`); ok {
+			w.ReasoningEffort = wire
+			if warn != "" {
+				warnings = append(warnings, warn)
+			}
 		}
 	case o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX:
 		warnings = append(warnings, warnMaxEffort)

@@ -106,7 +106,12 @@ func (p *Provider) encodeResponses(req *provider.Request, stream bool) ([]byte, 
 	w.MaxOutputTokens = o.MaxTokens
 	if effort := reasoningEffortWire(o.GetReasoningEffort()); effort != "" {
 		w.Reasoning = &respReasoning{Effort: effort}
-		if o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX {
+		if wire, warn, ok := ollamaEffort(p.baseURL, req.Model, o.GetReasoningEffort(), `{"reasoning": {"effort": "max"}}`); ok && p.ollama {
+			w.Reasoning.Effort = wire
+			if warn != "" {
+				warnings = append(warnings, warn)
+			}
+		} else if o.GetReasoningEffort() == llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX {
 			warnings = append(warnings, warnMaxEffort)
 		}
 	}

@@ -76,7 +76,7 @@ func TestRound25ThinkSwitchHosts(t *testing.T) {
 		{"https://api.moonshot.ai/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, `{"thinking":{"type":"disabled"}}`, ""},
 		{"https://api.moonshot.cn/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_LOW, `{"reasoning_effort":"low","thinking":{"type":"enabled"}}`, ""},
 		{"https://api.kimi.com/coding/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_NONE, `{"thinking":{"type":"disabled"}}`, ""},
-		{"https://api.moonshot.ai/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, `{"reasoning_effort":"xhigh","thinking":{"type":"enabled"}}`, warnMaxEffort},
+		{"https://api.moonshot.ai/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, `{"reasoning_effort":"max","thinking":{"type":"enabled"}}`, ""},
 		{"https://api.moonshot.ai/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_UNSPECIFIED, `{}`, ""},
 		// OpenRouter's reasoning_effort names max (ChatRequestReasoningEffort).
 		{"https://openrouter.ai/api/v1", llmrelayv1.ReasoningEffort_REASONING_EFFORT_MAX, `{"reasoning_effort":"max"}`, ""},
@@ -128,6 +128,8 @@ func TestRound25ThinkDialectTable(t *testing.T) {
 		"https://api.fireworks.ai/inference/v1",
 		"https://generativelanguage.googleapis.com/v1beta/openai",
 		"http://localhost:8000/v1",
+		"http://localhost:11434/v1",
+		"https://ollama.com/v1",
 	} {
 		for _, e := range r25thinkEfforts {
 			fields, warnings := r25thinkWire(t, base, e)
