@@ -1,0 +1,112 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"testing"
+
+	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
+	"github.com/llmrelay/llmrelay/server/provider"
+	"github.com/llmrelay/llmrelay/server/provider/providertest"
+)
+
+// TestRound26ToolSearchErrorLoop: the Vercel AI SDK's live recording of a
+// failed tool search (claude-sonnet-5-5, unary, two steps). Step 1: a
+// server_tool_use tool_search_tool_regex with the invalid pattern "[" and,
+// beside it, a client tool_use continue_tool (caller direct), stop_reason
+// tool_use, no result for the server call yet. Step 2, after the client
+// tool's result: the tool_search_tool_result comes first, an error
+// (invalid_tool_input) whose error_message says why ("Invalid regular
+// expression pattern: missing ]: ["), then the text. The server call goes
+// back verbatim before the client call; the failure's warning names the
+// error_message (it was dropped: the warning said only the code).
+func TestRound26ToolSearchErrorLoop(t *testing.T) {
+	t.Parallel()
+	const first, second = "real_vercel_tool_search_error_1", "real_vercel_tool_search_error_2"
+	build := func(more ...*llmrelayv1.Message) *provider.Request {
+		req := r21Request("claude-sonnet-5-5", `Call tool_search_tool_regex with the pattern "[" and call continue_tool.`, 1024, 0)
+		req.Messages = append(req.Messages, more...)
+		req.Protocol = llmrelayv1.Protocol_PROTOCOL_TOOLS
+		req.Tools = []*llmrelayv1.Tool{{Name: "continue_tool", Description: "Continue.", Parameters: `{"type":"object","properties":{}}`}}
+		return req
+	}
+	res1 := r14Generate(t, first, build())
+	providertest.Golden(t, "testdata/"+first+".golden", renderResult(t, res1))
+	checkLLMWant(t, first, res1.Message, res1.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{toolCallValid("toolu_01NzvD554s3u5Bv4HX1yLXZK", "continue_tool", "{}")},
+		responseID: "msg_011Cfrp7w75DsC831cxGybvQ", model: "claude-sonnet-5-5",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_TOOL_CALLS, providerStop: "tool_use",
+		usage: usageOf(843, 81, 0, 0, 0),
+		extended: map[string]string{
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"global"}`,
+		},
+		items: []string{"server_tool_use"},
+	})
+
+	p, err := New(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _, warnings, err := p.buildRequest(build(res1.Message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01NzvD554s3u5Bv4HX1yLXZK", `{"continued":true}`, false))), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("request warnings %q", warnings)
+	}
+	msgs, _ := json.Marshal(r19bJSON(t, body)["messages"])
+	want := `[{"content":[{"text":"Call tool_search_tool_regex with the pattern \"[\" and call continue_tool.","type":"text"}],"role":"user"},` +
+		`{"content":[{"id":"srvtoolu_018yKDHFpyBNErTrzqbP8etq","input":{"pattern":"["},"name":"tool_search_tool_regex","type":"server_tool_use"},` +
+		`{"id":"toolu_01NzvD554s3u5Bv4HX1yLXZK","input":{},"name":"continue_tool","type":"tool_use"}],"role":"assistant"},` +
+		`{"content":[{"content":"{\"continued\":true}","tool_use_id":"toolu_01NzvD554s3u5Bv4HX1yLXZK","type":"tool_result"}],"role":"user"}]`
+	if !sameJSON(t, string(msgs), want) {
+		t.Errorf("the follow-up's messages\n got %s\nwant %s", msgs, want)
+	}
+
+	res2 := r14Generate(t, second, build(res1.Message, msgOf(llmrelayv1.Role_ROLE_TOOL, toolResultPart("toolu_01NzvD554s3u5Bv4HX1yLXZK", `{"continued":true}`, false))))
+	providertest.Golden(t, "testdata/"+second+".golden", renderResult(t, res2))
+	checkLLMWant(t, second, res2.Message, res2.Meta, llmWant{
+		parts: []*llmrelayv1.Part{text("I made both calls.\n\n1. `tool_search_tool_regex` with the pattern `\"[\"`, unchanged. It returned the error \"Invalid tool input for tool_search_tool_regex\". " +
+			"That's expected, because `[` isn't a valid regex.\n2. `continue_tool` with no arguments. It succeeded and returned `{\"continued\":true}`.")},
+		responseID: "msg_011Cfrp84EwJZxKdUZbhJCgf", model: "claude-sonnet-5-5",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(1014, 115, 0, 0, 0),
+		extended: map[string]string{
+			"service_tier":           `"standard"`,
+			provider.ExtUsageDetails: `{"inference_geo":"global"}`,
+		},
+		items: []string{"tool_search_tool_result"},
+		warnings: []string{
+			`content[0]: content block type "tool_search_tool_result" (result of srvtoolu_018yKDHFpyBNErTrzqbP8etq, a tool the provider ran itself, which failed: ` +
+				`tool_search_tool_result_error "invalid_tool_input" ("Invalid regular expression pattern: missing ]: [")); kept as a provider item`,
+		},
+	})
+}
+
+// TestRound26ServerToolErrorMessage: the error_message of a server tool's
+// failure reaches the warning, streamed as unary, shortened when long and
+// made valid UTF-8; a failure without one reads as before.
+func TestRound26ServerToolErrorMessage(t *testing.T) {
+	t.Parallel()
+	long := make([]byte, 0, 700)
+	for len(long) < 700 {
+		long = append(long, "é"...)
+	}
+	for _, tc := range []struct {
+		name, content, want string
+	}{
+		{"text editor", `{"type":"text_editor_code_execution_tool_result_error","error_code":"unavailable","error_message":"File not found: /tmp/x.py"}`,
+			`text_editor_code_execution_tool_result_error "unavailable" ("File not found: /tmp/x.py")`},
+		{"no message", `{"type":"web_search_tool_result_error","error_code":"max_uses_exceeded"}`, `web_search_tool_result_error "max_uses_exceeded"`},
+		{"null message", `{"type":"tool_search_tool_result_error","error_code":"unavailable","error_message":null}`, `tool_search_tool_result_error "unavailable"`},
+		{"invalid UTF-8", "{\"type\":\"tool_search_tool_result_error\",\"error_code\":\"invalid_tool_input\",\"error_message\":\"bad \xff pattern\"}",
+			`tool_search_tool_result_error "invalid_tool_input" ("bad ` + "\uFFFD" + ` pattern")`},
+		{"long", `{"type":"tool_search_tool_result_error","error_code":"invalid_tool_input","error_message":"` + string(long) + `"}`,
+			`tool_search_tool_result_error "invalid_tool_input" ("` + provider.Shorten(string(long), maxFailureMessage) + `")`},
+	} {
+		b := &contentBlock{Type: "tool_search_tool_result", Content: json.RawMessage(tc.content)}
+		if got := serverToolFailure(b); got != tc.want {
+			t.Errorf("%s: got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+}
