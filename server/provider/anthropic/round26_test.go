@@ -1,7 +1,12 @@
 package anthropic
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
 	"testing"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
@@ -108,5 +113,77 @@ func TestRound26ServerToolErrorMessage(t *testing.T) {
 		if got := serverToolFailure(b); got != tc.want {
 			t.Errorf("%s: got %s\nwant %s", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestRound26AdvisorStopReason: an advisor result carries its
+// sub-inference's stop_reason ("max_tokens indicates the advisor's output
+// was truncated at the tool's max_tokens value or the advisor model's
+// policy cap", Anthropic's SDK reference for BetaAdvisorResultBlock;
+// recorded results say end_turn, real_pyd_anthropic_advisor_tool_stream).
+// **Bug:** a cut advice was kept as a provider item with no word: the
+// caller could not tell that the answer rests on truncated advice. Now the
+// result's warning says where it stopped, unary and streamed; a whole
+// advice (end_turn, or no stop_reason) adds nothing. Hand-built bodies in
+// the shape of the Vercel AI SDK's anthropic-advisor-stop-reasons fixtures
+// (vercel/ai packages/anthropic/src/__fixtures__/anthropic-advisor-stop-reasons.chunks.txt
+// @ 31a4be49ec016645d3f36820d59da88c9b90d62d), ids of our own.
+func TestRound26AdvisorStopReason(t *testing.T) {
+	t.Parallel()
+	const (
+		cut   = `{"type":"advisor_result","text":"Check the index first, then","stop_reason":"max_tokens"}`
+		whole = `{"type":"advisor_redacted_result","encrypted_content":"EoQBCkYIBhgCKkAadv26WholeAdvice","stop_reason":"end_turn"}`
+		bare  = `{"type":"advisor_result","text":"Ship it."}`
+	)
+	block := func(i int, content string) string {
+		return fmt.Sprintf(`{"type":"server_tool_use","id":"srvtoolu_01Adv26Call%dQxKp","name":"advisor","input":{}},{"type":"advisor_tool_result","tool_use_id":"srvtoolu_01Adv26Call%dQxKp","content":%s}`, i, i, content)
+	}
+	unary := `{"id":"msg_01Adv26StopReasonsUnary","type":"message","role":"assistant","model":"claude-sonnet-4-6","content":[` +
+		block(1, cut) + `,` + block(2, whole) + `,` + block(3, bare) + `,{"type":"text","text":"Done."}],` +
+		`"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":20}}`
+	wantWarning := `content[1]: content block type "advisor_tool_result" (result of srvtoolu_01Adv26Call1QxKp, a tool the provider ran itself, whose own answer stopped at "max_tokens": it may be incomplete, and the answer after it rests on it); kept as a provider item`
+	rec := providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(unary)}
+	res, err := newTestProvider(t, providertest.Replay(t, rec).URL).Generate(context.Background(), plainRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Meta.GetWarnings(); !slices.Equal(got, []string{wantWarning}) {
+		t.Errorf("unary warnings %q, want only %q", got, wantWarning)
+	}
+
+	// Streamed: each result whole in its content_block_start.
+	var sse strings.Builder
+	ev := func(typ, data string) { fmt.Fprintf(&sse, "event: %s\ndata: %s\n\n", typ, data) }
+	ev("message_start", `{"type":"message_start","message":{"id":"msg_01Adv26StopReasonsStream","type":"message","role":"assistant","model":"claude-sonnet-4-6","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}`)
+	for i, c := range []string{cut, whole, bare} {
+		ev("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"server_tool_use","id":"srvtoolu_01Adv26Strm%dQxKp","name":"advisor","input":{}}}`, 2*i, i))
+		ev("content_block_stop", fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, 2*i))
+		ev("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"advisor_tool_result","tool_use_id":"srvtoolu_01Adv26Strm%dQxKp","content":%s}}`, 2*i+1, i, c))
+		ev("content_block_stop", fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, 2*i+1))
+	}
+	ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":20}}`)
+	ev("message_stop", `{"type":"message_stop"}`)
+	rec = providertest.Recording{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}}, Body: []byte(sse.String())}
+	s, err := newTestProvider(t, providertest.Replay(t, rec).URL).Stream(context.Background(), plainRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := collect(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	items := 0
+	for _, e := range evs {
+		switch e.Kind {
+		case provider.EventMeta:
+			warnings = append(warnings, e.Meta.GetWarnings()...)
+		case provider.EventProviderItem:
+			items++
+		}
+	}
+	wantStream := `content block 1: type "advisor_tool_result" (result of srvtoolu_01Adv26Strm0QxKp, a tool the provider ran itself, whose own answer stopped at "max_tokens": it may be incomplete, and the answer after it rests on it); kept as a provider item`
+	if !slices.Equal(warnings, []string{wantStream}) || items != 6 {
+		t.Errorf("stream warnings %q and %d items, want only %q and 6 items", warnings, items, wantStream)
 	}
 }
