@@ -187,3 +187,43 @@ func TestRound26AdvisorStopReason(t *testing.T) {
 		t.Errorf("stream warnings %q and %d items, want only %q and 6 items", warnings, items, wantStream)
 	}
 }
+
+// TestRound26WebFetchFromCode: the Vercel AI SDK's live recording of
+// web_fetch_20260209 (claude-sonnet-4-6, unary): the fetch runs inside code
+// execution (dynamic filtering), so the answer holds the code's
+// server_tool_use (caller direct), the web_fetch server_tool_use and its
+// result whose caller is code_execution_20260120 naming the code's call,
+// then the code's result and the text; the container; one fetch counted.
+// The four server blocks are provider items in their order and go back
+// verbatim, callers included; no client call; no warning. No bug.
+func TestRound26WebFetchFromCode(t *testing.T) {
+	t.Parallel()
+	const name = "real_vercel_web_fetch_20260209"
+	req := r21Request("claude-sonnet-4-6", "What is on example.com?", 1024, 0)
+	res := r14Generate(t, name, req)
+	providertest.Golden(t, "testdata/"+name+".golden", renderResult(t, res))
+	checkLLMWant(t, name, res.Message, res.Meta, llmWant{
+		parts:      []*llmrelayv1.Part{text("The page at **example.com** is a simple placeholder page for the \"Example Domain,\" which is reserved for use in documentation and illustrative examples without requiring prior permission.")},
+		responseID: "msg_012HMyuvZLN3vLPPuRYVnQff", model: "claude-sonnet-4-6",
+		finish: llmrelayv1.FinishReason_FINISH_REASON_STOP, providerStop: "end_turn",
+		usage: usageOf(7204, 162, 0, 0, 0),
+		extended: map[string]string{
+			"service_tier":           `"standard"`,
+			"container":              `{"expires_at":"2026-03-03T19:37:31.023014Z","id":"container_011CYgdc3J4LpgHCdaYF6kB6"}`,
+			provider.ExtUsageDetails: `{"inference_geo":"global","server_tool_use.web_fetch_requests":1}`,
+		},
+		items: []string{"server_tool_use", "server_tool_use", "web_fetch_tool_result", "code_execution_tool_result"},
+	})
+	recorded := recordedBlocks(t, name, false)
+	sent := resumeRequest(t, res.Message)
+	if len(sent) != len(recorded) {
+		t.Fatalf("sent %d blocks, recorded %d", len(sent), len(recorded))
+	}
+	for i := range recorded[:4] {
+		g, _ := json.Marshal(sent[i])
+		w, _ := json.Marshal(recorded[i])
+		if string(g) != string(w) {
+			t.Errorf("block %d:\n sent %s\n recorded %s", i, g, w)
+		}
+	}
+}
