@@ -38,7 +38,7 @@ func httpError(resp *http.Response) *provider.Error {
 		raw = fixed // cut inside its JSON: what was complete of it
 	}
 	var body errorBody
-	if json.Unmarshal(raw, &body) != nil || body.Error == nil {
+	if json.Unmarshal(vertexErrorObject(raw), &body) != nil || body.Error == nil {
 		// Not Anthropic's shape: a gateway's in front of it, {"error":
 		// "Forbidden"} (LangSmith's,
 		// testdata/real_langsmith_gateway_403_forbidden.http) or
@@ -68,6 +68,25 @@ func httpError(resp *http.Response) *provider.Error {
 // monthly API usage threshold, set based on your organization's API
 // tier. You will regain access on 2026-09-01 at 00:00 UTC."
 const spendCapErrorCode = "enforced_spend_limit_reached"
+
+// vertexErrorObject is the error object of Vertex AI's error answer for a
+// Claude model, which may come as a one-element JSON array:
+// `[{"error":{"code":429,"message":"Quota exceeded for
+// aiplatform.googleapis.com/online_prediction_requests_per_base_model with
+// base model: anthropic-claude-3-5-sonnet-v2. …","status":"RESOURCE_EXHAUSTED"}}]`
+// (cline/cline#651, Aider-AI/aider#1912, yym68686/uni-api#41). Any other
+// body is returned as it is.
+func vertexErrorObject(raw []byte) []byte {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '[' {
+		return raw
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(t, &list) != nil || len(list) != 1 {
+		return raw
+	}
+	return list[0]
+}
 
 // spendCapReached marks e as a spent quota: a rate limit that no wait
 // short of the next month lifts, not retried (its type, rate_limit_error,

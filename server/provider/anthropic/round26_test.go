@@ -3,6 +3,7 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -224,6 +225,50 @@ func TestRound26WebFetchFromCode(t *testing.T) {
 		w, _ := json.Marshal(recorded[i])
 		if string(g) != string(w) {
 			t.Errorf("block %d:\n sent %s\n recorded %s", i, g, w)
+		}
+	}
+}
+
+// TestRound26VertexErrorBodies: Vertex AI answers errors for Claude with
+// Google's error object, bare or as a one-element array, the status name
+// beside the numeric code. Bodies as users quote them: the array form of a
+// 429 (cline/cline#651), the object form (anthropics/claude-code#1440), and
+// a 400 array (yym68686/uni-api#41, its Python repr written back as JSON,
+// the masked project as quoted). **Bug:** the array form lost its message
+// (the error said "Too Many Requests" / "Bad Request") and the object form
+// was coded "429"; now each keeps the provider's message and its status name
+// as the code. The kinds stay the statuses': a 429 is rate limited, a 400 an
+// invalid request.
+func TestRound26VertexErrorBodies(t *testing.T) {
+	t.Parallel()
+	const (
+		quotaV2    = "Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model with base model: anthropic-claude-3-5-sonnet-v2. Please submit a quota increase request. https://cloud.google.com/vertex-ai/docs/generative-ai/quotas-genai."
+		quotaOpus  = "Quota exceeded for aiplatform.googleapis.com/online_prediction_input_tokens_per_minute_per_base_model with base model: anthropic-claude-opus-4. Please submit a quota increase request. https://cloud.google.com/vertex-ai/docs/generative-ai/quotas-genai."
+		notAllowed = "Project `*********` is not allowed to use Publisher Model `projects/*****-*****-********-m8/locations/asia-southeast1/publishers/anthropic/models/claude-3-sonnet@20240229`"
+	)
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		kind   provider.Kind
+		code   string
+		msg    string
+	}{
+		{"array 429", 429, `[{"error":{"code":429,"message":"` + quotaV2 + `","status":"RESOURCE_EXHAUSTED"}}]`, provider.KindRateLimited, "RESOURCE_EXHAUSTED", quotaV2},
+		{"object 429", 429, `{"error":{"code":429,"message":"` + quotaOpus + `","status":"RESOURCE_EXHAUSTED"}}`, provider.KindRateLimited, "RESOURCE_EXHAUSTED", quotaOpus},
+		{"array 400", 400, "[{\"error\": {\"code\": 400, \"message\": \"" + notAllowed + "\", \"status\": \"FAILED_PRECONDITION\"}}]\n", provider.KindInvalidRequest, "FAILED_PRECONDITION", notAllowed},
+		// Not Vertex's: a list of two objects is no error object; the
+		// status's text stands.
+		{"two objects", 500, `[{"error":{"message":"a"}},{"error":{"message":"b"}}]`, provider.KindUnavailable, "", "Internal Server Error"},
+	} {
+		rec := providertest.Recording{Status: tc.status, Header: http.Header{"Content-Type": {"application/json; charset=UTF-8"}}, Body: []byte(tc.body)}
+		_, err := newTestProvider(t, providertest.Replay(t, rec).URL).Generate(context.Background(), plainRequest())
+		var e *provider.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("%s: %v, want a provider error", tc.name, err)
+		}
+		if e.Kind != tc.kind || e.Code != tc.code || e.Message != tc.msg || e.HTTPStatus != tc.status {
+			t.Errorf("%s: kind %v code %q message %q status %d, want %v %q %q %d", tc.name, e.Kind, e.Code, e.Message, e.HTTPStatus, tc.kind, tc.code, tc.msg, tc.status)
 		}
 	}
 }
