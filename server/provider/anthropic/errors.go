@@ -45,6 +45,11 @@ func httpError(resp *http.Response) *provider.Error {
 		// {"message":"API rate limit exceeded"}.
 		if msg := provider.ProxyMessage(raw); msg != "" {
 			e.Message = msg
+			// The words may be the provider's, passed on in another
+			// shape: Amazon Bedrock's {"message":"Input is too long for
+			// requested model."} is a context overflow wherever it comes
+			// from.
+			refineKind(e)
 		}
 		return e
 	}
@@ -228,6 +233,12 @@ func refineKind(e *provider.Error) {
 		// …" and Kimi's "Your request exceeded model token limit: 262144".
 		strings.Contains(msg, "maximum context length"),
 		strings.Contains(msg, "exceeded model token limit"),
+		// Amazon Bedrock's ValidationException for a Claude prompt over
+		// the window, {"message":"Input is too long for requested
+		// model."}, also as a gateway relays it inside Anthropic's shape
+		// (continuedev/continue#9592 quotes it from Bedrock's Claude Opus
+		// 4.5; clients' tests code the body).
+		strings.Contains(msg, "input is too long for requested model"),
 		// Ollama's Anthropic-compatible /v1/messages passes its own words
 		// on, typed by status (a 400, or an older version's 500).
 		provider.OllamaContextOverflow(msg):

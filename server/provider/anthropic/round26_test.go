@@ -272,3 +272,41 @@ func TestRound26VertexErrorBodies(t *testing.T) {
 		}
 	}
 }
+
+// TestRound26BedrockInputTooLong: Amazon Bedrock's answer to a Claude
+// prompt over the window, a 400 ValidationException whose body is
+// {"message":"Input is too long for requested model."} (the words
+// continuedev/continue#9592 quotes from Bedrock's Claude Opus 4.5; the
+// body as clients' tests code it), bare or relayed by a gateway inside
+// Anthropic's shape. **Bug:** both were invalid requests, so a route did not
+// fall back to a larger window and the caller could not tell; now a
+// context-length error with Bedrock's words. A bare {"message"} with other
+// words stays an invalid request.
+func TestRound26BedrockInputTooLong(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		head http.Header
+		body string
+		kind provider.Kind
+		msg  string
+	}{
+		{"bedrock", http.Header{"Content-Type": {"application/json"}, "X-Amzn-Errortype": {"ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/"}},
+			`{"message":"Input is too long for requested model."}`, provider.KindContextLength, "Input is too long for requested model."},
+		{"gateway", http.Header{"Content-Type": {"application/json"}},
+			`{"type":"error","error":{"message":"Input is too long for requested model.","type":"invalid_request_error"}}`, provider.KindContextLength, "Input is too long for requested model."},
+		{"other words", http.Header{"Content-Type": {"application/json"}},
+			`{"message":"Malformed input request: #: required key [max_tokens] not found, please reformat your input and try again."}`, provider.KindInvalidRequest,
+			"Malformed input request: #: required key [max_tokens] not found, please reformat your input and try again."},
+	} {
+		rec := providertest.Recording{Status: 400, Header: tc.head, Body: []byte(tc.body)}
+		_, err := newTestProvider(t, providertest.Replay(t, rec).URL).Generate(context.Background(), plainRequest())
+		var e *provider.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("%s: %v, want a provider error", tc.name, err)
+		}
+		if e.Kind != tc.kind || e.Message != tc.msg {
+			t.Errorf("%s: kind %v message %q, want %v %q", tc.name, e.Kind, e.Message, tc.kind, tc.msg)
+		}
+	}
+}
