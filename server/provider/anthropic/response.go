@@ -635,7 +635,34 @@ func serverToolFailure(b *contentBlock) string {
 		return out
 	}
 	if b.IsError {
+		if t := firstResultText(b.Content); t != "" {
+			return fmt.Sprintf("is_error (%q)", provider.Shorten(strings.ToValidUTF8(t, "\uFFFD"), maxFailureMessage))
+		}
 		return "is_error"
+	}
+	return ""
+}
+
+// firstResultText is the first text of a tool result's content, which the
+// MCP connector's mcp_tool_result sends as a string or as a list of text
+// blocks ({"type":"text","text":…}, Anthropic's MCP connector page); ""
+// when it has none. A failed MCP call's reason is there.
+func firstResultText(content json.RawMessage) string {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		return strings.TrimSpace(s)
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(content, &blocks) != nil {
+		return ""
+	}
+	for _, b := range blocks {
+		if t := strings.TrimSpace(b.Text); b.Type == "text" && t != "" {
+			return t
+		}
 	}
 	return ""
 }

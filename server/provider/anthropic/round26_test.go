@@ -115,6 +115,25 @@ func TestRound26ServerToolErrorMessage(t *testing.T) {
 			t.Errorf("%s: got %s\nwant %s", tc.name, got, tc.want)
 		}
 	}
+	// An MCP call that failed (is_error) says why in its content, a list
+	// of text blocks or a string (Anthropic's MCP connector page); the
+	// warning repeats the first text.
+	for _, tc := range []struct {
+		name, content, want string
+	}{
+		{"blocks", `[{"type":"text","text":"Error: repository not found"},{"type":"text","text":"second"}]`, `is_error ("Error: repository not found")`},
+		{"string", `"rate limited by the MCP server"`, `is_error ("rate limited by the MCP server")`},
+		{"no text", `[]`, `is_error`},
+	} {
+		b := &contentBlock{Type: "mcp_tool_result", IsError: true, Content: json.RawMessage(tc.content)}
+		if got := serverToolFailure(b); got != tc.want {
+			t.Errorf("mcp %s: got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+	b := &contentBlock{Type: "mcp_tool_result", Content: json.RawMessage(`[{"type":"text","text":"fine"}]`)}
+	if got := serverToolFailure(b); got != "" {
+		t.Errorf("a result that did not fail: %q", got)
+	}
 }
 
 // TestRound26AdvisorStopReason: an advisor result carries its
