@@ -54,6 +54,7 @@ func httpError(resp *http.Response) *provider.Error {
 		return e
 	}
 	fillFromBody(e, body.Error, body.RequestID)
+	relayedError(e, body.Error)
 	// Status decides the kind; the body only refines what a status cannot
 	// tell (context length, content filtering).
 	zaiBusinessCode(e, body.Error)
@@ -396,3 +397,82 @@ func zaiBusinessCode(e *provider.Error, d *wireErrorDetail) {
 	}
 	provider.ZaiBusinessCode(e)
 }
+
+// relayedError puts in e the upstream's own error that a router relayed
+// in error.metadata.raw beside its generic "Provider returned error":
+// OpenRouter's Messages endpoint (https://openrouter.ai/api/v1/messages)
+// answers so, `{"error":{"message":"Provider returned error","code":400,
+// "metadata":{"raw":"{\"error\":{\"code\":\"400\",\"message\":\"Param
+// Incorrect\",\"param\":\"messages[2] assistant content must contain at
+// least one part\",…}}","provider_name":"Xiaomi"}}}` (farion1231/cc-switch#464,
+// Claude Code pointed at OpenRouter), as its chat endpoint does (the openai
+// adapter's upstreamError). The router's words tell the caller nothing:
+// the upstream's message replaces them, its type or non-numeric code
+// replaces the router's numeric one, its param fills the param, and the
+// provider's name is the error's upstream_provider. The raw body may be
+// Anthropic's, OpenAI's, Google's (alone or in an array), a bare
+// {"message"} (Amazon Bedrock's) or plain text. The kind is then refined
+// by the upstream's words (refineKind, after this).
+func relayedError(e *provider.Error, d *wireErrorDetail) {
+	if len(bytes.TrimSpace(d.Metadata)) == 0 {
+		return
+	}
+	var md struct {
+		Raw          json.RawMessage `json:"raw"`
+		ProviderName json.RawMessage `json:"provider_name"`
+	}
+	if json.Unmarshal(d.Metadata, &md) != nil {
+		return
+	}
+	raw := bytes.TrimSpace(md.Raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return
+		}
+		raw = bytes.TrimSpace([]byte(s))
+	}
+	var msg, code, param string
+	var up struct {
+		Error *struct {
+			wireErrorDetail
+			Param string `json:"param"`
+		} `json:"error"`
+	}
+	switch {
+	case len(raw) == 0 || provider.IsMarkup(raw):
+		return
+	case json.Unmarshal(vertexErrorObject(raw), &up) == nil && up.Error != nil:
+		msg, code, param = up.Error.Message, up.Error.codeText(), up.Error.Param
+	case raw[0] == '{' || raw[0] == '[':
+		if msg = provider.ProxyMessage(raw); msg == "" {
+			return
+		}
+	default:
+		msg = provider.Shorten(strings.ToValidUTF8(string(raw), "\uFFFD"), maxErrorMessage)
+	}
+	if msg = strings.TrimSpace(msg); msg == "" {
+		return
+	}
+	e.Message = msg
+	if _, err := strconv.Atoi(code); code != "" && err != nil {
+		e.Code = code
+	}
+	if e.Param = strings.TrimSpace(param); e.Param == "" {
+		e.Param = errorField(msg)
+	}
+	var name string
+	if json.Unmarshal(md.ProviderName, &name) == nil && strings.TrimSpace(name) != "" {
+		if e.Extended == nil {
+			e.Extended = map[string]any{}
+		}
+		e.Extended[extUpstreamProvider] = strings.ToValidUTF8(strings.TrimSpace(name), "\uFFFD")
+	}
+}
+
+// maxErrorMessage bounds an upstream's plain-text error kept as the
+// message.
+const maxErrorMessage = 1024

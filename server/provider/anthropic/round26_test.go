@@ -329,3 +329,53 @@ func TestRound26BedrockInputTooLong(t *testing.T) {
 		}
 	}
 }
+
+// TestRound26OpenRouterRelayedError: OpenRouter's Messages endpoint answers
+// an upstream's failure with its own generic error and the upstream's
+// answer in error.metadata.raw, as its chat endpoint does. Bodies as quoted:
+// Xiaomi's OpenAI-shaped refusal through Claude Code pointed at OpenRouter
+// (farion1231/cc-switch#464; the terminal's line wraps joined with a
+// space), and the raw bodies charmbracelet/crush#910 quotes from Google
+// Vertex (Anthropic's shape, a req_vrtx_ request id) and Amazon Bedrock
+// (a bare message), and Bedrock's context overflow in the same envelope
+// (as a client's test records it, September 2026). **Bug:** the error said
+// "Provider returned error", coded 400: the upstream's words, field and
+// type were lost, and Bedrock's overflow was an invalid request. Now the
+// upstream's message, its type as the code, its field as the param, the
+// provider's name in the error's details, and the kind refined by the
+// upstream's words.
+func TestRound26OpenRouterRelayedError(t *testing.T) {
+	t.Parallel()
+	envelope := func(raw, name string) string {
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": "Provider returned error", "code": 400,
+			"metadata": map[string]any{"raw": raw, "provider_name": name}}})
+		return string(b)
+	}
+	for _, tc := range []struct {
+		name, body            string
+		kind                  provider.Kind
+		code, msg, param, who string
+	}{
+		{"xiaomi", envelope(`{"error":{"code":"400","message":"Param Incorrect","param":"messages[2] assistant content must contain at least one part","type":""}}`, "Xiaomi"),
+			provider.KindInvalidRequest, "400", "Param Incorrect", "messages[2] assistant content must contain at least one part", "Xiaomi"},
+		{"vertex", envelope(`{"type":"error","error":{"type":"invalid_request_error","message":"messages.1.content.0.text.text: Input should be a valid string"},"request_id":"req_vrtx_011CSYucjVXi3fWhZvBi6Dra"}`, "Google"),
+			provider.KindInvalidRequest, "invalid_request_error", "messages.1.content.0.text.text: Input should be a valid string", "messages.1.content.0.text.text", "Google"},
+		{"bedrock", envelope(`{"message":"messages.1.content.0.text.text: Input should be a valid string"}`, "Amazon Bedrock"),
+			provider.KindInvalidRequest, "400", "messages.1.content.0.text.text: Input should be a valid string", "messages.1.content.0.text.text", "Amazon Bedrock"},
+		{"bedrock overflow", envelope(`{"message":"Input is too long for requested model."}`, "Amazon Bedrock"),
+			provider.KindContextLength, "400", "Input is too long for requested model.", "", "Amazon Bedrock"},
+		// No metadata: the router's words stand.
+		{"no raw", `{"error":{"message":"Provider returned error","code":400}}`, provider.KindInvalidRequest, "400", "Provider returned error", "", ""},
+	} {
+		rec := providertest.Recording{Status: 400, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(tc.body)}
+		_, err := newTestProvider(t, providertest.Replay(t, rec).URL).Generate(context.Background(), plainRequest())
+		var e *provider.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("%s: %v, want a provider error", tc.name, err)
+		}
+		who, _ := e.Extended[extUpstreamProvider].(string)
+		if e.Kind != tc.kind || e.Code != tc.code || e.Message != tc.msg || e.Param != tc.param || who != tc.who {
+			t.Errorf("%s: kind %v code %q message %q param %q provider %q,\nwant %v %q %q %q %q", tc.name, e.Kind, e.Code, e.Message, e.Param, who, tc.kind, tc.code, tc.msg, tc.param, tc.who)
+		}
+	}
+}

@@ -387,6 +387,11 @@ type wireErrorDetail struct {
 	// ("enforced_spend_limit_reached" on the 429 of an organization
 	// past its tier's monthly spend; errorCode); often null.
 	Details json.RawMessage `json:"details"`
+	// Metadata is OpenRouter's beside its own "Provider returned error":
+	// {"raw": the upstream's answer (a string or JSON), "provider_name":
+	// …}, which its Messages endpoint sends as its chat endpoint does
+	// (relayedError).
+	Metadata json.RawMessage `json:"metadata"`
 }
 
 // errorCode is details.error_code, "" when the details hold none (null,
