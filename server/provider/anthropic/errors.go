@@ -38,17 +38,23 @@ func httpError(resp *http.Response) *provider.Error {
 		raw = fixed // cut inside its JSON: what was complete of it
 	}
 	var body errorBody
-	if json.Unmarshal(raw, &body) != nil || body.Error == nil {
+	if json.Unmarshal(vertexErrorObject(raw), &body) != nil || body.Error == nil {
 		// Not Anthropic's shape: a gateway's in front of it, {"error":
 		// "Forbidden"} (LangSmith's,
 		// testdata/real_langsmith_gateway_403_forbidden.http) or
 		// {"message":"API rate limit exceeded"}.
 		if msg := provider.ProxyMessage(raw); msg != "" {
 			e.Message = msg
+			// The words may be the provider's, passed on in another
+			// shape: Amazon Bedrock's {"message":"Input is too long for
+			// requested model."} is a context overflow wherever it comes
+			// from.
+			refineKind(e)
 		}
 		return e
 	}
 	fillFromBody(e, body.Error, body.RequestID)
+	relayedError(e, body.Error)
 	// Status decides the kind; the body only refines what a status cannot
 	// tell (context length, content filtering).
 	zaiBusinessCode(e, body.Error)
@@ -68,6 +74,25 @@ func httpError(resp *http.Response) *provider.Error {
 // monthly API usage threshold, set based on your organization's API
 // tier. You will regain access on 2026-09-01 at 00:00 UTC."
 const spendCapErrorCode = "enforced_spend_limit_reached"
+
+// vertexErrorObject is the error object of Vertex AI's error answer for a
+// Claude model, which may come as a one-element JSON array:
+// `[{"error":{"code":429,"message":"Quota exceeded for
+// aiplatform.googleapis.com/online_prediction_requests_per_base_model with
+// base model: anthropic-claude-3-5-sonnet-v2. …","status":"RESOURCE_EXHAUSTED"}}]`
+// (cline/cline#651, Aider-AI/aider#1912, yym68686/uni-api#41). Any other
+// body is returned as it is.
+func vertexErrorObject(raw []byte) []byte {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '[' {
+		return raw
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(t, &list) != nil || len(list) != 1 {
+		return raw
+	}
+	return list[0]
+}
 
 // spendCapReached marks e as a spent quota: a rate limit that no wait
 // short of the next month lifts, not retried (its type, rate_limit_error,
@@ -209,6 +234,12 @@ func refineKind(e *provider.Error) {
 		// …" and Kimi's "Your request exceeded model token limit: 262144".
 		strings.Contains(msg, "maximum context length"),
 		strings.Contains(msg, "exceeded model token limit"),
+		// Amazon Bedrock's ValidationException for a Claude prompt over
+		// the window, {"message":"Input is too long for requested
+		// model."}, also as a gateway relays it inside Anthropic's shape
+		// (continuedev/continue#9592 quotes it from Bedrock's Claude Opus
+		// 4.5; clients' tests code the body).
+		strings.Contains(msg, "input is too long for requested model"),
 		// Ollama's Anthropic-compatible /v1/messages passes its own words
 		// on, typed by status (a 400, or an older version's 500).
 		provider.OllamaContextOverflow(msg):
@@ -366,3 +397,82 @@ func zaiBusinessCode(e *provider.Error, d *wireErrorDetail) {
 	}
 	provider.ZaiBusinessCode(e)
 }
+
+// relayedError puts in e the upstream's own error that a router relayed
+// in error.metadata.raw beside its generic "Provider returned error":
+// OpenRouter's Messages endpoint (https://openrouter.ai/api/v1/messages)
+// answers so, `{"error":{"message":"Provider returned error","code":400,
+// "metadata":{"raw":"{\"error\":{\"code\":\"400\",\"message\":\"Param
+// Incorrect\",\"param\":\"messages[2] assistant content must contain at
+// least one part\",…}}","provider_name":"Xiaomi"}}}` (farion1231/cc-switch#464,
+// Claude Code pointed at OpenRouter), as its chat endpoint does (the openai
+// adapter's upstreamError). The router's words tell the caller nothing:
+// the upstream's message replaces them, its type or non-numeric code
+// replaces the router's numeric one, its param fills the param, and the
+// provider's name is the error's upstream_provider. The raw body may be
+// Anthropic's, OpenAI's, Google's (alone or in an array), a bare
+// {"message"} (Amazon Bedrock's) or plain text. The kind is then refined
+// by the upstream's words (refineKind, after this).
+func relayedError(e *provider.Error, d *wireErrorDetail) {
+	if len(bytes.TrimSpace(d.Metadata)) == 0 {
+		return
+	}
+	var md struct {
+		Raw          json.RawMessage `json:"raw"`
+		ProviderName json.RawMessage `json:"provider_name"`
+	}
+	if json.Unmarshal(d.Metadata, &md) != nil {
+		return
+	}
+	raw := bytes.TrimSpace(md.Raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return
+		}
+		raw = bytes.TrimSpace([]byte(s))
+	}
+	var msg, code, param string
+	var up struct {
+		Error *struct {
+			wireErrorDetail
+			Param string `json:"param"`
+		} `json:"error"`
+	}
+	switch {
+	case len(raw) == 0 || provider.IsMarkup(raw):
+		return
+	case json.Unmarshal(vertexErrorObject(raw), &up) == nil && up.Error != nil:
+		msg, code, param = up.Error.Message, up.Error.codeText(), up.Error.Param
+	case raw[0] == '{' || raw[0] == '[':
+		if msg = provider.ProxyMessage(raw); msg == "" {
+			return
+		}
+	default:
+		msg = provider.Shorten(strings.ToValidUTF8(string(raw), "\uFFFD"), maxErrorMessage)
+	}
+	if msg = strings.TrimSpace(msg); msg == "" {
+		return
+	}
+	e.Message = msg
+	if _, err := strconv.Atoi(code); code != "" && err != nil {
+		e.Code = code
+	}
+	if e.Param = strings.TrimSpace(param); e.Param == "" {
+		e.Param = errorField(msg)
+	}
+	var name string
+	if json.Unmarshal(md.ProviderName, &name) == nil && strings.TrimSpace(name) != "" {
+		if e.Extended == nil {
+			e.Extended = map[string]any{}
+		}
+		e.Extended[extUpstreamProvider] = strings.ToValidUTF8(strings.TrimSpace(name), "\uFFFD")
+	}
+}
+
+// maxErrorMessage bounds an upstream's plain-text error kept as the
+// message.
+const maxErrorMessage = 1024

@@ -39,7 +39,34 @@ func itemNote(b *contentBlock) string {
 	if files := serverToolFiles(b); files != "" {
 		return fmt.Sprintf("type %q (result of %s, a tool the provider ran itself, which wrote %s); kept as a provider item (fetch the files through the Files API)", b.Type, b.ToolUseID, files)
 	}
+	if stop := subInferenceStop(b); stop != "" {
+		return fmt.Sprintf("type %q (result of %s, a tool the provider ran itself, whose own answer stopped at %q: it may be incomplete, and the answer after it rests on it); kept as a provider item", b.Type, b.ToolUseID, stop)
+	}
 	return ""
+}
+
+// subInferenceStop is the stop reason of a server tool's result written
+// by a model of its own (the advisor's advisor_result and
+// advisor_redacted_result: "the advisor sub-inference's stop reason (same
+// values as the top-level message stop_reason). max_tokens indicates the
+// advisor's output was truncated at the tool's max_tokens value or the
+// advisor model's policy cap", Anthropic's SDK reference) when it did not
+// end whole: "" for end_turn and stop_sequence (a whole answer) and for a
+// result without one (recorded results say end_turn,
+// testdata/real_pyd_anthropic_advisor_tool_stream).
+func subInferenceStop(b *contentBlock) string {
+	var c struct {
+		StopReason *string `json:"stop_reason"`
+	}
+	if json.Unmarshal(b.Content, &c) != nil || c.StopReason == nil {
+		return ""
+	}
+	switch stop := *c.StopReason; stop {
+	case "", "end_turn", "stop_sequence":
+		return ""
+	default:
+		return provider.Shorten(strings.ToValidUTF8(stop, "\uFFFD"), 64)
+	}
 }
 
 // rawContent returns the `content` blocks of a message body as sent, for

@@ -612,24 +612,64 @@ func unsupportedBlock(b *contentBlock) string {
 // serverToolFailure says why a server tool's result is a failure: its
 // content is an `*_error` object (web_fetch_tool_result_error,
 // web_search_tool_result_error, code_execution_tool_result_error, ...)
-// whose error_code the warning repeats, or the block says is_error (an
-// MCP tool's). "" for a result that is not a failure.
+// whose error_code the warning repeats, with its error_message when it has
+// one (tool_search_tool_result_error and
+// text_editor_code_execution_tool_result_error do: "Invalid regular
+// expression pattern: missing ]: [", testdata/real_vercel_tool_search_error_2),
+// or the block says is_error (an MCP tool's). "" for a result that is not a
+// failure.
 func serverToolFailure(b *contentBlock) string {
 	var c struct {
-		Type      string `json:"type"`
-		ErrorCode string `json:"error_code"`
+		Type         string `json:"type"`
+		ErrorCode    string `json:"error_code"`
+		ErrorMessage string `json:"error_message"`
 	}
 	if json.Unmarshal(b.Content, &c) == nil && strings.HasSuffix(c.Type, "_error") {
+		out := c.Type
 		if c.ErrorCode != "" {
-			return fmt.Sprintf("%s %q", c.Type, c.ErrorCode)
+			out = fmt.Sprintf("%s %q", c.Type, c.ErrorCode)
 		}
-		return c.Type
+		if m := strings.TrimSpace(c.ErrorMessage); m != "" {
+			out += fmt.Sprintf(" (%q)", provider.Shorten(strings.ToValidUTF8(m, "\uFFFD"), maxFailureMessage))
+		}
+		return out
 	}
 	if b.IsError {
+		if t := firstResultText(b.Content); t != "" {
+			return fmt.Sprintf("is_error (%q)", provider.Shorten(strings.ToValidUTF8(t, "\uFFFD"), maxFailureMessage))
+		}
 		return "is_error"
 	}
 	return ""
 }
+
+// firstResultText is the first text of a tool result's content, which the
+// MCP connector's mcp_tool_result sends as a string or as a list of text
+// blocks ({"type":"text","text":…}, Anthropic's MCP connector page); ""
+// when it has none. A failed MCP call's reason is there.
+func firstResultText(content json.RawMessage) string {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		return strings.TrimSpace(s)
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(content, &blocks) != nil {
+		return ""
+	}
+	for _, b := range blocks {
+		if t := strings.TrimSpace(b.Text); b.Type == "text" && t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+// maxFailureMessage bounds the bytes of a server tool's error_message a
+// warning repeats.
+const maxFailureMessage = 512
 
 // maxNamedFiles bounds the file ids one warning lists.
 const maxNamedFiles = 16

@@ -120,7 +120,7 @@ func TestRound9ServerToolFailure(t *testing.T) {
 // TestServerToolFailureWarnings: the failure a server tool's result
 // reports, streamed or not: an `*_error` content object names its type and
 // error_code (a code execution error with no code only its type), an MCP
-// result says is_error; a result that did not fail is warned about as
+// result says is_error with its first text (round 26); a result that did not fail is warned about as
 // before. Hand-built blocks in the shapes the API documents.
 func TestServerToolFailureWarnings(t *testing.T) {
 	t.Parallel()
@@ -130,7 +130,7 @@ func TestServerToolFailureWarnings(t *testing.T) {
 		{`{"type":"code_execution_tool_result","tool_use_id":"srvtoolu_2Lp","content":{"type":"code_execution_tool_result_error"}}`,
 			`type "code_execution_tool_result" (result of srvtoolu_2Lp, a tool the provider ran itself, which failed: code_execution_tool_result_error); kept as a provider item`},
 		{`{"type":"mcp_tool_result","tool_use_id":"mcptoolu_7Xc","is_error":true,"content":[{"type":"text","text":"boom"}]}`,
-			`type "mcp_tool_result" (result of mcptoolu_7Xc, a tool the provider ran itself, which failed: is_error); kept as a provider item`},
+			`type "mcp_tool_result" (result of mcptoolu_7Xc, a tool the provider ran itself, which failed: is_error ("boom")); kept as a provider item`},
 		{`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_4Tn","content":[{"type":"web_search_result","url":"https://example.com","title":"x","encrypted_content":"Eq"}]}`,
 			""},
 	}

@@ -376,11 +376,22 @@ type wireErrorDetail struct {
 	// (Z.ai's OpenAI-shaped {"error":{"code":"1308",…}}), read when
 	// there is no type (codeText).
 	Code json.RawMessage `json:"code"`
+	// Status is Google's canonical status name (RESOURCE_EXHAUSTED,
+	// FAILED_PRECONDITION, ...) beside a numeric code: Vertex AI answers
+	// for Claude with Google's error object, {"error":{"code":429,
+	// "message":…,"status":"RESOURCE_EXHAUSTED"}} (cline/cline#651,
+	// anthropics/claude-code#1440). Read before the number (codeText).
+	Status string `json:"status"`
 	// Details is what Anthropic adds beside the type and message: its
 	// rate-limits documentation names error.details.error_code
 	// ("enforced_spend_limit_reached" on the 429 of an organization
 	// past its tier's monthly spend; errorCode); often null.
 	Details json.RawMessage `json:"details"`
+	// Metadata is OpenRouter's beside its own "Provider returned error":
+	// {"raw": the upstream's answer (a string or JSON), "provider_name":
+	// …}, which its Messages endpoint sends as its chat endpoint does
+	// (relayedError).
+	Metadata json.RawMessage `json:"metadata"`
 }
 
 // errorCode is details.error_code, "" when the details hold none (null,
@@ -400,6 +411,9 @@ func (d *wireErrorDetail) errorCode() string {
 func (d *wireErrorDetail) codeText() string {
 	if d.Type != "" {
 		return d.Type
+	}
+	if st := strings.TrimSpace(d.Status); st != "" {
+		return st
 	}
 	var s string
 	if json.Unmarshal(d.Code, &s) == nil {

@@ -13,6 +13,11 @@ import (
 // ray ids.
 var idPattern = regexp.MustCompile(`\b(?:chatcmpl-|resp_|call_|fc_|rs_|msg_|toolu_|srvtoolu_|req_)[A-Za-z0-9]{6,}\b|"responseId":\s*"[^"]+"|(?im)^(?:x-request-id|request-id|apim-request-id|x-ms-client-request-id|cf-ray):\s*\S*[0-9]\S*`)
 
+// referencePattern finds the ids a response refers to without making
+// them: a block's tool_use_id (a server tool's result answering a call
+// made in an earlier answer).
+var referencePattern = regexp.MustCompile(`"tool_use_id":\s*"([^"]+)"`)
+
 // documentationIDs are ids from the providers' documentation examples,
 // which a recording must not reuse.
 var documentationIDs = []string{
@@ -41,7 +46,21 @@ func TestRecordingsHaveTheirOwnIDs(t *testing.T) {
 			t.Fatal(err)
 		}
 		ids := map[string]bool{}
+		// An id this response only refers to (a server tool's result
+		// naming, by tool_use_id, the call an earlier answer of the
+		// same conversation made) is not an id it made.
+		refs := map[string]int{}
+		for _, m := range referencePattern.FindAllStringSubmatch(string(raw), -1) {
+			refs[m[1]]++
+		}
+		made := map[string]int{}
 		for _, id := range idPattern.FindAllString(string(raw), -1) {
+			made[id]++
+		}
+		for _, id := range idPattern.FindAllString(string(raw), -1) {
+			if n := refs[id]; n > 0 && n == made[id] {
+				continue
+			}
 			if k, v, ok := strings.Cut(id, ":"); ok && !strings.HasPrefix(id, `"`) {
 				id = strings.ToLower(k) + ": " + strings.TrimSpace(v) // a header
 			}
