@@ -1322,7 +1322,39 @@ func embeddingValues(raw json.RawMessage) ([]float32, error) {
 		}
 		return nil, fmt.Errorf("embedding values: %w", err)
 	}
+	if bytes.Contains(t, []byte("null")) {
+		if err := nullValues(t, len(vals)); err != nil {
+			return nil, err
+		}
+	}
 	return vals, nil
+}
+
+// nullValues is the error of a number array (of n values) holding nulls,
+// which decoding into float32s leaves as zeros: a server writes the NaN
+// or infinity a model computed as null (serde_json: Hugging Face TEI;
+// orjson: michaelfeil/infinity, whose /embeddings answered a list of nulls
+// for stella_en_1.5B_v5 in float16, michaelfeil/infinity#328;
+// JSON.stringify), and a vector of zeros passed on for it matches nothing,
+// or everything, in any index. nil when no value is null.
+func nullValues(t []byte, n int) error {
+	var ptrs []*float32
+	if json.Unmarshal(t, &ptrs) != nil {
+		return nil
+	}
+	first, nulls := -1, 0
+	for i, v := range ptrs {
+		if v == nil {
+			nulls++
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	if nulls == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of its %d values are null, from value %d (not numbers: a NaN or infinity the model computed, as servers write them)", nulls, n, first)
 }
 
 // errNotAnswer marks the error of a 2xx body that is no answer: the
