@@ -1216,6 +1216,13 @@ func reasoningOutside(u *wireUsage) bool {
 // different lengths are bad responses, never a silently shifted list. Where
 // no entry has an index, the list order is the input order.
 func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, error) {
+	return p.parseEmbedAnswer(raw, want, "")
+}
+
+// parseEmbedAnswer is parseEmbedResponse for a request that asked
+// output_dtype (embedOutputDtype): a base64 vector of 8-bit values is
+// read a byte a value.
+func (p *Provider) parseEmbedAnswer(raw []byte, want int, dtype string) (*provider.Result, error) {
 	var w embedResponse
 	warn, err := decodeLenient(raw, &w)
 	if err != nil {
@@ -1254,7 +1261,7 @@ func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, e
 				return nil, provider.BadResponse(p.name, "embedding index %d given twice", i)
 			}
 		}
-		vals, err := embeddingValues(d.Embedding)
+		vals, err := embeddingValues(d.Embedding, dtype)
 		if err != nil {
 			return nil, provider.BadResponse(p.name, "embedding %d: %v", i, err)
 		}
@@ -1286,7 +1293,11 @@ func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, e
 
 // embeddingValues reads an embedding as a number array or as base64 of
 // little-endian float32 values; a NaN or infinite value is an error.
-func embeddingValues(raw json.RawMessage) ([]float32, error) {
+// With an 8-bit output_dtype (byteDtype) the base64 holds one byte a
+// value, int8 (int8, binary) or uint8 (uint8, ubinary), as Voyage's and
+// Mistral's base64 "NumPy array" of that type: each byte is a value, read
+// as float32 (exactly), not four bytes a float32.
+func embeddingValues(raw json.RawMessage, dtype string) ([]float32, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) > 0 && t[0] == '"' {
 		var s string
@@ -1296,6 +1307,17 @@ func embeddingValues(raw json.RawMessage) ([]float32, error) {
 		b, err := base64.StdEncoding.DecodeString(s)
 		if err != nil {
 			return nil, fmt.Errorf("base64 embedding: %w", err)
+		}
+		if signed, ok := byteDtype(dtype); ok {
+			vals := make([]float32, len(b))
+			for i, x := range b {
+				if signed {
+					vals[i] = float32(int8(x))
+				} else {
+					vals[i] = float32(x)
+				}
+			}
+			return vals, nil
 		}
 		if len(b)%4 != 0 {
 			return nil, fmt.Errorf("base64 embedding of %d bytes is not float32s", len(b))
@@ -1328,6 +1350,35 @@ func embeddingValues(raw json.RawMessage) ([]float32, error) {
 		}
 	}
 	return vals, nil
+}
+
+// byteDtype reports whether output_dtype (Voyage AI's and Mistral's
+// embeddings field: float, int8, uint8, binary, ubinary) asks for 8-bit
+// values, and whether they are signed: int8 and binary (bit-packed) are
+// int8s, uint8 and ubinary uint8s.
+func byteDtype(dtype string) (signed, ok bool) {
+	switch dtype {
+	case "int8", "binary":
+		return true, true
+	case "uint8", "ubinary":
+		return false, true
+	}
+	return false, false
+}
+
+// embedOutputDtype is the output_dtype of an embeddings request body
+// (sent through extra_body), "" when it has none.
+func embedOutputDtype(body []byte) string {
+	if !bytes.Contains(body, []byte(`"output_dtype"`)) {
+		return ""
+	}
+	var r struct {
+		OutputDtype string `json:"output_dtype"`
+	}
+	if json.Unmarshal(body, &r) != nil {
+		return ""
+	}
+	return r.OutputDtype
 }
 
 // nullValues is the error of a number array (of n values) holding nulls,

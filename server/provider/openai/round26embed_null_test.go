@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math"
@@ -59,9 +60,10 @@ func TestRound26EmbedNullValues(t *testing.T) {
 	}
 }
 
-// FuzzParseEmbedResponse: any body gives want vectors in input order, of
-// one non-zero length, every value finite and none a null read as zero,
-// or an error; never a panic.
+// FuzzParseEmbedResponse: any body, read for any output_dtype, gives want
+// vectors in input order, of one non-zero length, every value finite (and
+// an 8-bit integer for an 8-bit dtype's base64) and none a null read as
+// zero, or an error; never a panic.
 func FuzzParseEmbedResponse(f *testing.F) {
 	for _, name := range []string{"embed_infinity_null_values.http", "embed_out_of_order.http", "embed_no_index.http", "real_pyd_embed_openai_3small_base64.http", "embed_llamacpp_nested.http"} {
 		f.Add(providertest.Load(f, td(name)).Body, uint8(0)) // one input
@@ -71,7 +73,8 @@ func FuzzParseEmbedResponse(f *testing.F) {
 	p := newTestProvider(f, kOpenAI, "http://127.0.0.1:1")
 	f.Fuzz(func(t *testing.T, body []byte, n uint8) {
 		want := int(n%3) + 1 // n 0: one input
-		res, err := p.parseEmbedResponse(body, want)
+		dtype := []string{"", "int8", "uint8", "binary", "ubinary", "float"}[int(n/3)%6]
+		res, err := p.parseEmbedAnswer(body, want, dtype)
 		if err != nil {
 			return
 		}
@@ -97,6 +100,23 @@ func FuzzParseEmbedResponse(f *testing.F) {
 			var ptrs []*float32
 			if json.Unmarshal(d.Embedding, &ptrs) == nil && slices.Contains(ptrs, nil) {
 				t.Fatalf("a vector with null values accepted: %s", d.Embedding)
+			}
+		}
+		allBase64 := true
+		for _, d := range w.Data {
+			allBase64 = allBase64 && bytes.HasPrefix(bytes.TrimSpace(d.Embedding), []byte(`"`))
+		}
+		if signed, ok := byteDtype(dtype); ok && allBase64 {
+			lo, hi := float32(0), float32(255)
+			if signed {
+				lo, hi = -128, 127
+			}
+			for _, e := range res.Embeddings {
+				for _, v := range e.GetValues() {
+					if v != float32(int(v)) || v < lo || v > hi {
+						t.Fatalf("%s value %v", dtype, v)
+					}
+				}
 			}
 		}
 	})
