@@ -1233,6 +1233,9 @@ func (p *Provider) parseEmbedAnswer(raw []byte, want int, dtype string) (*provid
 	}
 	meta := &llmrelayv1.ResponseMeta{ResponseId: w.ID, ResolvedModel: w.Model, ProviderRequestId: w.RequestID}
 	setCreated(meta, w.Created)
+	if w.Provider != "" {
+		provider.SetExtended(meta, extUpstreamProvider, validUTF8(string(w.Provider)))
+	}
 	if warn != "" {
 		meta.Warnings = append(meta.Warnings, warn)
 	}
