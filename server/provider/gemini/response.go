@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -821,22 +820,63 @@ func parseEmbeddings(raw []byte, n int) ([]*llmrelayv1.Embedding, *usageMetadata
 	}
 	out := make([]*llmrelayv1.Embedding, n)
 	for i, v := range vecs {
-		if v == nil || len(v.Values) == 0 {
+		var vals []float32
+		if v != nil {
+			var err error
+			if vals, err = float32Values(v.Values); err != nil {
+				return nil, nil, provider.BadResponse(providerName, "embedding %d: %v", i, err)
+			}
+		}
+		if len(vals) == 0 {
 			return nil, nil, provider.BadResponse(providerName, "embedding %d has no values", i)
 		}
-		if i > 0 && len(v.Values) != len(vecs[0].Values) {
-			return nil, nil, provider.BadResponse(providerName, "embedding %d has %d values where the first has %d", i, len(v.Values), len(vecs[0].Values))
-		}
-		vals := make([]float32, len(v.Values))
-		for j, f := range v.Values {
-			vals[j] = float32(f)
-			if math.IsInf(float64(vals[j]), 0) {
-				return nil, nil, provider.BadResponse(providerName, "embedding %d: value %d (%g) is not a float32", i, j, f)
-			}
+		if i > 0 && len(vals) != len(out[0].Values) {
+			return nil, nil, provider.BadResponse(providerName, "embedding %d has %d values where the first has %d", i, len(vals), len(out[0].Values))
 		}
 		out[i] = &llmrelayv1.Embedding{Index: int32(i), Values: vals}
 	}
 	return out, usage, nil
+}
+
+// float32Values reads an embedding's values (a JSON array of numbers, or
+// null: none) as float32s, each parsed from its decimal at float32
+// precision: the float32 nearest the number sent. Parsed as float64 and
+// then converted, a decimal a hair above the midpoint of two float32s
+// (0.0078272507525980473, as a server printing 17 digits sends) rounds
+// to the midpoint first and then, by ties to even, to the float32 below:
+// one bit off. A value beyond float32's range, or anything but a number,
+// is an error naming the value.
+func float32Values(raw json.RawMessage) ([]float32, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, fmt.Errorf("values are not a list of numbers")
+	}
+	var vals []float32
+	for j := 0; dec.More(); j++ {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("value %d: %v", j, err)
+		}
+		num, ok := tok.(json.Number)
+		if !ok {
+			return nil, fmt.Errorf("value %d is not a number", j)
+		}
+		f, err := strconv.ParseFloat(string(num), 32)
+		if err != nil {
+			wide, _ := strconv.ParseFloat(string(num), 64)
+			return nil, fmt.Errorf("value %d (%g) is not a float32", j, wide)
+		}
+		vals = append(vals, float32(f))
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
+		return nil, fmt.Errorf("values are not a list of numbers")
+	}
+	return vals, nil
 }
 
 // embedErrorBody is the error object of an embedding answer that has one

@@ -401,8 +401,12 @@ type batchEmbedContentsRequest struct {
 	Requests []embedContentRequest `json:"requests"`
 }
 
+// contentEmbedding keeps its values as sent: each number is rounded to
+// float32 once, from its decimal (float32Values), not through float64,
+// whose rounding first can land on the midpoint of two float32s and then
+// round to the other one.
 type contentEmbedding struct {
-	Values []float64 `json:"values"`
+	Values json.RawMessage `json:"values"`
 }
 
 // The embedding responses carry usageMetadata too (promptTokenCount and

@@ -920,11 +920,22 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 	if cut != "" {
 		warnings = append(warnings, cut)
 	}
-	res, err := p.parseEmbedResponse(raw, len(req.Inputs))
+	dtype := embedOutputDtype(body)
+	res, err := p.parseEmbedAnswer(raw, len(req.Inputs), dtype)
 	if err != nil {
 		return nil, p.annotate(err, resp, req.Model, sec)
 	}
-	if d := req.Dimensions; d != nil && len(res.Embeddings) > 0 && len(res.Embeddings[0].Values) != int(*d) {
+	perValue := 1
+	if _, ok := byteDtype(dtype); ok {
+		// The values are quantized: said, as they pass as floats.
+		bits := "an 8-bit integer"
+		if strings.HasSuffix(dtype, "binary") {
+			perValue = 8
+			bits = "an 8-bit integer holding 8 dimensions, bit-packed"
+		}
+		res.Meta.Warnings = append(res.Meta.Warnings, fmt.Sprintf("output_dtype %s: each value is %s, not a float", dtype, bits))
+	}
+	if d := req.Dimensions; d != nil && len(res.Embeddings) > 0 && len(res.Embeddings[0].Values)*perValue != int(*d) {
 		// A server that cannot shorten the vectors may ignore
 		// "dimensions": they are the model's own, and cutting them would
 		// not make a shortened embedding.

@@ -1216,6 +1216,13 @@ func reasoningOutside(u *wireUsage) bool {
 // different lengths are bad responses, never a silently shifted list. Where
 // no entry has an index, the list order is the input order.
 func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, error) {
+	return p.parseEmbedAnswer(raw, want, "")
+}
+
+// parseEmbedAnswer is parseEmbedResponse for a request that asked
+// output_dtype (embedOutputDtype): a base64 vector of 8-bit values is
+// read a byte a value.
+func (p *Provider) parseEmbedAnswer(raw []byte, want int, dtype string) (*provider.Result, error) {
 	var w embedResponse
 	warn, err := decodeLenient(raw, &w)
 	if err != nil {
@@ -1226,6 +1233,9 @@ func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, e
 	}
 	meta := &llmrelayv1.ResponseMeta{ResponseId: w.ID, ResolvedModel: w.Model, ProviderRequestId: w.RequestID}
 	setCreated(meta, w.Created)
+	if w.Provider != "" {
+		provider.SetExtended(meta, extUpstreamProvider, validUTF8(string(w.Provider)))
+	}
 	if warn != "" {
 		meta.Warnings = append(meta.Warnings, warn)
 	}
@@ -1254,7 +1264,7 @@ func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, e
 				return nil, provider.BadResponse(p.name, "embedding index %d given twice", i)
 			}
 		}
-		vals, err := embeddingValues(d.Embedding)
+		vals, err := embeddingValues(d.Embedding, dtype)
 		if err != nil {
 			return nil, provider.BadResponse(p.name, "embedding %d: %v", i, err)
 		}
@@ -1286,7 +1296,11 @@ func (p *Provider) parseEmbedResponse(raw []byte, want int) (*provider.Result, e
 
 // embeddingValues reads an embedding as a number array or as base64 of
 // little-endian float32 values; a NaN or infinite value is an error.
-func embeddingValues(raw json.RawMessage) ([]float32, error) {
+// With an 8-bit output_dtype (byteDtype) the base64 holds one byte a
+// value, int8 (int8, binary) or uint8 (uint8, ubinary), as Voyage's and
+// Mistral's base64 "NumPy array" of that type: each byte is a value, read
+// as float32 (exactly), not four bytes a float32.
+func embeddingValues(raw json.RawMessage, dtype string) ([]float32, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) > 0 && t[0] == '"' {
 		var s string
@@ -1296,6 +1310,17 @@ func embeddingValues(raw json.RawMessage) ([]float32, error) {
 		b, err := base64.StdEncoding.DecodeString(s)
 		if err != nil {
 			return nil, fmt.Errorf("base64 embedding: %w", err)
+		}
+		if signed, ok := byteDtype(dtype); ok {
+			vals := make([]float32, len(b))
+			for i, x := range b {
+				if signed {
+					vals[i] = float32(int8(x))
+				} else {
+					vals[i] = float32(x)
+				}
+			}
+			return vals, nil
 		}
 		if len(b)%4 != 0 {
 			return nil, fmt.Errorf("base64 embedding of %d bytes is not float32s", len(b))
@@ -1322,7 +1347,68 @@ func embeddingValues(raw json.RawMessage) ([]float32, error) {
 		}
 		return nil, fmt.Errorf("embedding values: %w", err)
 	}
+	if bytes.Contains(t, []byte("null")) {
+		if err := nullValues(t, len(vals)); err != nil {
+			return nil, err
+		}
+	}
 	return vals, nil
+}
+
+// byteDtype reports whether output_dtype (Voyage AI's and Mistral's
+// embeddings field: float, int8, uint8, binary, ubinary) asks for 8-bit
+// values, and whether they are signed: int8 and binary (bit-packed) are
+// int8s, uint8 and ubinary uint8s.
+func byteDtype(dtype string) (signed, ok bool) {
+	switch dtype {
+	case "int8", "binary":
+		return true, true
+	case "uint8", "ubinary":
+		return false, true
+	}
+	return false, false
+}
+
+// embedOutputDtype is the output_dtype of an embeddings request body
+// (sent through extra_body), "" when it has none.
+func embedOutputDtype(body []byte) string {
+	if !bytes.Contains(body, []byte(`"output_dtype"`)) {
+		return ""
+	}
+	var r struct {
+		OutputDtype string `json:"output_dtype"`
+	}
+	if json.Unmarshal(body, &r) != nil {
+		return ""
+	}
+	return r.OutputDtype
+}
+
+// nullValues is the error of a number array (of n values) holding nulls,
+// which decoding into float32s leaves as zeros: a server writes the NaN
+// or infinity a model computed as null (serde_json: Hugging Face TEI;
+// orjson: michaelfeil/infinity, whose /embeddings answered a list of nulls
+// for stella_en_1.5B_v5 in float16, michaelfeil/infinity#328;
+// JSON.stringify), and a vector of zeros passed on for it matches nothing,
+// or everything, in any index. nil when no value is null.
+func nullValues(t []byte, n int) error {
+	var ptrs []*float32
+	if json.Unmarshal(t, &ptrs) != nil {
+		return nil
+	}
+	first, nulls := -1, 0
+	for i, v := range ptrs {
+		if v == nil {
+			nulls++
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	if nulls == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of its %d values are null, from value %d (not numbers: a NaN or infinity the model computed, as servers write them)", nulls, n, first)
 }
 
 // errNotAnswer marks the error of a 2xx body that is no answer: the

@@ -619,12 +619,15 @@ type embedResponse struct {
 	Created flexInt `json:"created"`
 	// RequestID: Together's answers carry it in the body; a request-id
 	// header wins over it.
-	RequestID string          `json:"request_id"`
-	Object    string          `json:"object"`
-	Data      []embedData     `json:"data"`
-	Model     string          `json:"model"`
-	Usage     *wireUsage      `json:"usage"`
-	Error     json.RawMessage `json:"error"`
+	RequestID string      `json:"request_id"`
+	Object    string      `json:"object"`
+	Data      []embedData `json:"data"`
+	Model     string      `json:"model"`
+	Usage     *wireUsage  `json:"usage"`
+	// Provider is OpenRouter's name of the upstream that served the
+	// embeddings ("OpenAI"), as on its chat answers.
+	Provider upstreamName    `json:"provider"`
+	Error    json.RawMessage `json:"error"`
 }
 
 type embedData struct {
