@@ -101,11 +101,16 @@ var capabilityRefusalRE = regexp.MustCompile(`^(?:` +
 //     (containers/ramalama#988, defilantech/LLMKube#126), and before
 //     that, "Unsupported param: tools" (ggml-org/llama.cpp#10920,
 //     QwenLM/Qwen3#822): the server fails the same request every time,
-//     no fault to retry.
+//     no fault to retry;
+//   - DeepInfra's 405 for tools to a model without them (below).
 var capabilityRefusalStatusRE = map[int]*regexp.Regexp{
 	404: regexp.MustCompile(`^No endpoints found that support (?:tool use|the provided 'tool_choice' value)\.(?: Try disabling "[^"]*"\.)? ` +
 		`To learn more about provider routing, visit: https://openrouter\.ai/docs/[\w/#-]+$`),
 	500: regexp.MustCompile(`^(?:tools param requires --jinja flag|Unsupported param: tools)$`),
+	// DeepInfra's "Tool calling is not supported for model:
+	// mistralai/Mistral-Small-24B-Instruct-2501" under 405, as
+	// TrueFoundry's gateway relayed it (truefoundry/models#944).
+	405: regexp.MustCompile(`^Tool calling is not supported for model: \S+$`),
 }
 
 // CapabilityRefusal reports whether msg is a provider's refusal of a

@@ -195,6 +195,14 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 			errRaw, upstream = det.Error, det.Provider
 		}
 	}
+	if upstream == "" {
+		// Portkey's gateway (and TrueFoundry's) prefix the provider's
+		// message with "<provider> error: " (errors_litellm.go,
+		// gatewayPrefixed).
+		if raw2, prov := gatewayPrefixed(env, errRaw); prov != "" {
+			errRaw, upstream = raw2, prov
+		}
+	}
 	var e *provider.Error
 	if success {
 		// An error object in a success response: classified by its code.

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 
@@ -104,4 +105,43 @@ func litellmKind(names []string) provider.Kind {
 		}
 	}
 	return provider.KindUnknown
+}
+
+// gatewayPrefixed reads the error of a gateway that keeps the provider's
+// error object but prefixes its message with the provider's slug:
+// Portkey's generateErrorResponse writes {"error": {"message":
+// "${provider} error: ${message}", "type", "param", "code"}, "provider":
+// provider} (Portkey-AI/gateway, src/providers/utils.ts), and
+// TrueFoundry's gateway the same beside "status": "failure" and
+// "error_origin_level" ({'message': 'deepinfra error: Tool calling is not
+// supported for model: …', 'error': {'message': 'deepinfra error: …',
+// 'type': 'APIError', 'code': '405'}, 'provider': 'deepinfra'}:
+// truefoundry/models#944). It returns the error object with the
+// provider's own message, and the provider; "" when the body has no
+// "provider" string or the message does not start with its prefix (the
+// gateway's own errors).
+func gatewayPrefixed(env map[string]json.RawMessage, errRaw json.RawMessage) (json.RawMessage, string) {
+	var prov string
+	if json.Unmarshal(env["provider"], &prov) != nil || strings.TrimSpace(prov) == "" {
+		return nil, ""
+	}
+	var obj map[string]json.RawMessage
+	var msg string
+	if json.Unmarshal(errRaw, &obj) != nil || json.Unmarshal(obj["message"], &msg) != nil {
+		return nil, ""
+	}
+	inner, ok := strings.CutPrefix(msg, prov+" error: ")
+	if !ok || strings.TrimSpace(inner) == "" {
+		return nil, ""
+	}
+	m, err := json.Marshal(inner)
+	if err != nil {
+		return nil, ""
+	}
+	obj["message"] = m
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return nil, ""
+	}
+	return out, prov
 }

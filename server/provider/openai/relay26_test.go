@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -183,5 +184,41 @@ func TestRelay26LiteLLMUnwrap(t *testing.T) {
 		if e.Kind != tc.kind {
 			t.Errorf("%s: kind %v (%q)", tc.body, e.Kind, e.Message)
 		}
+	}
+}
+
+// TestRelay26GatewayPrefixed: Portkey's gateway and TrueFoundry's keep
+// the provider's error object but prefix its message with the provider
+// ("deepseek error: …", Portkey-AI/gateway src/providers/utils.ts;
+// truefoundry/models#944's DeepInfra body): the provider's own words
+// classify it and are the message, the provider named in the meta. A
+// capability refusal was an invalid request (Portkey, a 400) or an
+// unknown 405; a gateway's own message, without the prefix, stays its
+// own.
+func TestRelay26GatewayPrefixed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		file, msg, upstream string
+		status              int
+	}{
+		{"portkey_err_400_deepseek_function_calling.http", "deepseek-reasoner does not support Function Calling", "deepseek", 400},
+		{"truefoundry_err_405_deepinfra_tools.http", "Tool calling is not supported for model: mistralai/Mistral-Small-24B-Instruct-2501", "deepinfra", 405},
+	} {
+		for _, stream := range []bool{false, true} {
+			pe, err := relay26Err(t, tc.file, stream)
+			if pe.Kind != provider.KindCapability || pe.HTTPStatus != tc.status || pe.Message != tc.msg || pe.Extended[extUpstreamProvider] != tc.upstream {
+				t.Errorf("%s stream %v: kind %v status %d message %q upstream %v", tc.file, stream, pe.Kind, pe.HTTPStatus, pe.Message, pe.Extended[extUpstreamProvider])
+			}
+			if pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
+				t.Errorf("%s stream %v: retryable %v, fallback-worthy %v", tc.file, stream, pipeline.Retryable(err), pipeline.FallbackWorthy(err))
+			}
+		}
+	}
+	env := map[string]json.RawMessage{"provider": json.RawMessage(`"openai"`)}
+	if _, prov := gatewayPrefixed(env, json.RawMessage(`{"message":"Invalid API Key","type":null}`)); prov != "" {
+		t.Error("a message without the prefix was read")
+	}
+	if _, prov := gatewayPrefixed(map[string]json.RawMessage{}, json.RawMessage(`{"message":"openai error: x"}`)); prov != "" {
+		t.Error("a body without provider was read")
 	}
 }
