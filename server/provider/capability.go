@@ -62,7 +62,12 @@ import (
 //     latest with tools: sbintuitions/flexeval#242);
 //   - LM Studio's {"error":"Model does not support images. Please use a
 //     model that does."} (an image to a model without a vision adapter:
-//     lmstudio-ai/lmstudio-bug-tracker#908, #362).
+//     lmstudio-ai/lmstudio-bug-tracker#908, #362);
+//   - Azure OpenAI's 400 "Functions are not supported for this API version
+//     or this model version. To learn how to user use function calling
+//     with Azure OpenAI Service. Please refer to this wiki  https://…"
+//     (MicrosoftDocs/azure-docs#121504: a deployment whose model or API
+//     version has no tools; another deployment serves the request).
 //
 // Each is anchored at both ends: a message that only mentions a capability
 // (a malformed tool schema, a proxy's own words around the provider's) is
@@ -81,6 +86,7 @@ var capabilityRefusalRE = regexp.MustCompile(`^(?:` +
 	"|`?tool calling`? is not supported with this model|`reasoning_effort` is not supported with this model" +
 	`|tools is not supported in this model\. For a list of supported models, refer to https://platform\.openai\.com/docs/guides/function-calling#models-supporting-function-calling\.?` +
 	`|Model does not support images\. Please use a model that does\.?` +
+	`|Functions are not supported for this API version or this model version\. To learn how to user use function calling with Azure OpenAI Service\. Please refer to this wiki\s+https://learn\.microsoft\.com/\S+` +
 	`)$`)
 
 // capabilityRefusalStatusRE matches, whole, the refusals of a capability

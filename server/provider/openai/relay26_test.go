@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/llmrelay/llmrelay/server/pipeline"
@@ -67,6 +68,23 @@ func TestRelay26CapabilityRefused(t *testing.T) {
 				t.Errorf("%s stream %v: retryable %v, fallback-worthy %v", tc.file, stream, pipeline.Retryable(err), pipeline.FallbackWorthy(err))
 			}
 		}
+	}
+}
+
+// TestRelay26AzureFunctionsUnsupported: Azure OpenAI's 400 for tools on a
+// deployment whose model or API version has none
+// (MicrosoftDocs/azure-docs#121504, testdata/
+// azure_err_400_functions_unsupported.http): a capability of the
+// deployment (it was an invalid request, never falling back), Azure's
+// words and request id kept.
+func TestRelay26AzureFunctionsUnsupported(t *testing.T) {
+	t.Parallel()
+	srv := providertest.ReplayFile(t, td("azure_err_400_functions_unsupported.http"))
+	_, err := newTestProvider(t, kAzure, srv.URL).Generate(context.Background(), simpleRequest("gpt-35-turbo"))
+	pe := providerError(t, err)
+	if pe.Kind != provider.KindCapability || pe.HTTPStatus != 400 || !strings.HasPrefix(pe.Message, "Functions are not supported for this API version or this model version.") ||
+		pipeline.Retryable(err) || !pipeline.FallbackWorthy(err) {
+		t.Errorf("error %+v", pe)
 	}
 }
 
