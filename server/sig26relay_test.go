@@ -28,7 +28,7 @@ func TestSig26OpenRouterClaudeRetryThinkingOff(t *testing.T) {
 	yaml = strings.Replace(yaml, "upstream_model: anthropic/claude-sonnet-4.5,", "upstream_model: anthropic/claude-sonnet-4.5, reasoning: true,", 1)
 	c := f13Start(t, yaml, up.URL, &f13Clock{})
 	res, err := c.Tools(context.Background(), &llmrelayv1.ToolsRequest{Model: "m", Tools: []*llmrelayv1.Tool{sig25Tool},
-		Options: &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH},
+		Options:  &llmrelayv1.GenerationOptions{ReasoningEffort: llmrelayv1.ReasoningEffort_REASONING_EFFORT_HIGH},
 		Messages: sig25Loop("", &llmrelayv1.Reasoning{Text: "Check Oslo.", Signature: "EqQBsig26gwBedrockOtherAccount==", Format: "anthropic-claude-v1", Provider: "openai"})})
 	if err != nil {
 		t.Fatal(err)
