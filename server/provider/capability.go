@@ -86,6 +86,7 @@ var capabilityRefusalRE = regexp.MustCompile(`^(?:` +
 	"|`?tool calling`? is not supported with this model|`reasoning_effort` is not supported with this model" +
 	`|tools is not supported in this model\. For a list of supported models, refer to https://platform\.openai\.com/docs/guides/function-calling#models-supporting-function-calling\.?` +
 	`|Model does not support images\. Please use a model that does\.?` +
+	`|This model doesn't support tool use in streaming mode\.` +
 	`|Functions are not supported for this API version or this model version\. To learn how to user use function calling with Azure OpenAI Service\. Please refer to this wiki\s+https://learn\.microsoft\.com/\S+` +
 	`)$`)
 
@@ -108,11 +109,20 @@ var capabilityRefusalRE = regexp.MustCompile(`^(?:` +
 //     that, "Unsupported param: tools" (ggml-org/llama.cpp#10920,
 //     QwenLM/Qwen3#822): the server fails the same request every time,
 //     no fault to retry;
+//   - SGLang's 500 InternalServerError for tools on a server started
+//     without --tool-call-parser, "Internal server error: Unsupported
+//     tool_call_parser: None" (sgl-project/sglang#10184);
+//   - Amazon Bedrock's "This model doesn't support tool use in streaming
+//     mode." (Llama 4 Scout with tools in a stream), as a Bedrock-backed
+//     gateway answers it with 500 (obot-platform/obot#6740) and Bedrock
+//     itself with its 400 ValidationException (the 400 words);
 //   - DeepInfra's 405 for tools to a model without them (below).
 var capabilityRefusalStatusRE = map[int]*regexp.Regexp{
 	404: regexp.MustCompile(`^No endpoints found that support (?:tool use|the provided 'tool_choice' value)\.(?: Try disabling "[^"]*"\.)? ` +
 		`To learn more about provider routing, visit: https://openrouter\.ai/docs/[\w/#-]+$`),
-	500: regexp.MustCompile(`^(?:tools param requires --jinja flag|Unsupported param: tools)$`),
+	500: regexp.MustCompile(`^(?:tools param requires --jinja flag|Unsupported param: tools` +
+		`|Internal server error: Unsupported tool_call_parser: None` +
+		`|This model doesn't support tool use in streaming mode\.)$`),
 	// DeepInfra's "Tool calling is not supported for model:
 	// mistralai/Mistral-Small-24B-Instruct-2501" under 405, as
 	// TrueFoundry's gateway relayed it (truefoundry/models#944).

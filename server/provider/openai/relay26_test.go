@@ -106,6 +106,15 @@ func TestRelay26CapabilityWordsTight(t *testing.T) {
 		{404, "No endpoints found that support the provided 'tool_choice' value. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing", true},
 		{500, "tools param requires --jinja flag", true},
 		{0, "tool calling is not supported with this model", true},
+		{500, "Internal server error: Unsupported tool_call_parser: None", true}, // sgl-project/sglang#10184
+		{500, "This model doesn't support tool use in streaming mode.\n", true},  // obot-platform/obot#6740
+		{400, "This model doesn't support tool use in streaming mode.", true},
+		{405, "Tool calling is not supported for model: mistralai/Mistral-Small-24B-Instruct-2501", true},
+		{400, "Tool calling is not supported for model: mistralai/Mistral-Small-24B-Instruct-2501", false},
+		// Bedrock's refusal of a tool_choice form (vercel/ai#4396): the
+		// request's to drop, as round 25 decided for tool_choice values.
+		{400, "This model doesn't support the toolConfig.toolChoice.tool field. Remove toolConfig.toolChoice.tool and try again.", false},
+		{500, "Internal server error: Unsupported tool_call_parser: qwen25", false},
 		// Not capabilities.
 		{400, "`logprobs` is not supported with this model", false},
 		{400, "No endpoints found that support tool use. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing", false},
