@@ -49,7 +49,25 @@ import (
 //     instruction is not enabled for models/gemma-3-27b-it" (a model
 //     without system instructions: 0xPlaygrounds/rig#788) and "Json mode is
 //     not enabled for models/gemini-pro" (google-gemini/
-//     deprecated-generative-ai-python#137).
+//     deprecated-generative-ai-python#137);
+//   - Groq's 400 invalid_request_error "tool calling is not supported with
+//     this model" (param "tool calling": langflow-ai/langflow#11120), "`tool
+//     calling` is not supported with this model" (vercel/ai#11516, for
+//     meta-llama/llama-guard-4-12b) and "`reasoning_effort` is not
+//     supported with this model" (iamsrikanthnani/pluely#242, a Llama
+//     model asked for reasoning);
+//   - OpenAI's 400 "tools is not supported in this model. For a list of
+//     supported models, refer to https://platform.openai.com/docs/guides/
+//     function-calling#models-supporting-function-calling." (gpt-5-chat-
+//     latest with tools: sbintuitions/flexeval#242);
+//   - LM Studio's {"error":"Model does not support images. Please use a
+//     model that does."} (an image to a model without a vision adapter:
+//     lmstudio-ai/lmstudio-bug-tracker#908, #362);
+//   - Azure OpenAI's 400 "Functions are not supported for this API version
+//     or this model version. To learn how to user use function calling
+//     with Azure OpenAI Service. Please refer to this wiki  https://…"
+//     (MicrosoftDocs/azure-docs#121504: a deployment whose model or API
+//     version has no tools; another deployment serves the request).
 //
 // Each is anchored at both ends: a message that only mentions a capability
 // (a malformed tool schema, a proxy's own words around the provider's) is
@@ -65,7 +83,51 @@ var capabilityRefusalRE = regexp.MustCompile(`^(?:` +
 	`|Invalid request content: The model does not support tool use or function calling but tools or tool_choice have been specified on the request\.?` +
 	`|'[\w.:@/-]+' does not support thinking\.?|claude-[\w.:@-]+ does not support thinking\.?` +
 	`|(?:Function calling|Developer instruction|(?i:json) mode) is not enabled for models/[\w.-]+` +
+	"|`?tool calling`? is not supported with this model|`reasoning_effort` is not supported with this model" +
+	`|tools is not supported in this model\. For a list of supported models, refer to https://platform\.openai\.com/docs/guides/function-calling#models-supporting-function-calling\.?` +
+	`|Model does not support images\. Please use a model that does\.?` +
+	`|This model doesn't support tool use in streaming mode\.` +
+	`|Functions are not supported for this API version or this model version\. To learn how to user use function calling with Azure OpenAI Service\. Please refer to this wiki\s+https://learn\.microsoft\.com/\S+` +
 	`)$`)
+
+// capabilityRefusalStatusRE matches, whole, the refusals of a capability
+// that come under a status other than 400, each only under its own:
+//
+//   - OpenRouter's 404 when no provider of the model serves what the
+//     request needs: "No endpoints found that support tool use. To learn
+//     more about provider routing, visit: https://openrouter.ai/docs/
+//     provider-routing" ({"error":{"message":…,"code":404}}:
+//     evalstate/fast-agent#122, FoundationAgents/OpenManus#55; the later
+//     link …/docs/guides/routing/provider-selection in
+//     bobrware/bobrchat#60, with "Try disabling \"question\"." before it
+//     in Kilo-Org/kilocode#9006) and "No endpoints found that support the
+//     provided 'tool_choice' value." (zed-industries/zed#36094): the
+//     model's endpoints, not the request, and not an unknown model;
+//   - llama.cpp's server's 500 server_error for tools on a server started
+//     without --jinja, "tools param requires --jinja flag"
+//     (containers/ramalama#988, defilantech/LLMKube#126), and before
+//     that, "Unsupported param: tools" (ggml-org/llama.cpp#10920,
+//     QwenLM/Qwen3#822): the server fails the same request every time,
+//     no fault to retry;
+//   - SGLang's 500 InternalServerError for tools on a server started
+//     without --tool-call-parser, "Internal server error: Unsupported
+//     tool_call_parser: None" (sgl-project/sglang#10184);
+//   - Amazon Bedrock's "This model doesn't support tool use in streaming
+//     mode." (Llama 4 Scout with tools in a stream), as a Bedrock-backed
+//     gateway answers it with 500 (obot-platform/obot#6740) and Bedrock
+//     itself with its 400 ValidationException (the 400 words);
+//   - DeepInfra's 405 for tools to a model without them (below).
+var capabilityRefusalStatusRE = map[int]*regexp.Regexp{
+	404: regexp.MustCompile(`^No endpoints found that support (?:tool use|the provided 'tool_choice' value)\.(?: Try disabling "[^"]*"\.)? ` +
+		`To learn more about provider routing, visit: https://openrouter\.ai/docs/[\w/#-]+$`),
+	500: regexp.MustCompile(`^(?:tools param requires --jinja flag|Unsupported param: tools` +
+		`|Internal server error: Unsupported tool_call_parser: None` +
+		`|This model doesn't support tool use in streaming mode\.)$`),
+	// DeepInfra's "Tool calling is not supported for model:
+	// mistralai/Mistral-Small-24B-Instruct-2501" under 405, as
+	// TrueFoundry's gateway relayed it (truefoundry/models#944).
+	405: regexp.MustCompile(`^Tool calling is not supported for model: \S+$`),
+}
 
 // CapabilityRefusal reports whether msg is a provider's refusal of a
 // capability its model lacks (capabilityRefusalRE): tools, vision,
@@ -75,4 +137,16 @@ var capabilityRefusalRE = regexp.MustCompile(`^(?:` +
 // reason to fall back, where a status would make it an invalid request.
 func CapabilityRefusal(msg string) bool {
 	return capabilityRefusalRE.MatchString(strings.TrimSpace(msg))
+}
+
+// CapabilityRefusalAt is CapabilityRefusal for an answer of the given
+// HTTP status (0 inside a stream): the 400s' words at 400 or 0, and the
+// words of the refusals that come under another status (OpenRouter's
+// 404, llama.cpp's 500: capabilityRefusalStatusRE) at that status only.
+func CapabilityRefusalAt(status int, msg string) bool {
+	if status == 400 || status == 0 {
+		return CapabilityRefusal(msg)
+	}
+	re := capabilityRefusalStatusRE[status]
+	return re != nil && re.MatchString(strings.TrimSpace(msg))
 }

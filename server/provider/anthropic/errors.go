@@ -286,14 +286,12 @@ func refineKind(e *provider.Error) {
 		// usage limits. You will regain access on 2025-06-01 at 00:00
 		// UTC." (anthropics/claude-code#1047, #55998), which was an
 		// invalid request, no reason to fall back.
-		strings.Contains(msg, "reached your specified api usage limits"),
-		strings.Contains(msg, "reached your specified workspace api usage limits"),
 		// The tier's monthly spend cap, a 429 rate_limit_error: "You
 		// have reached your API usage limits: your organization has
 		// crossed its monthly API usage threshold, …" (spendCapReached
 		// reads its details; the words alone, where a proxy kept only
-		// the message).
-		strings.Contains(msg, "reached your api usage limits"):
+		// the message). All three: provider.AnthropicSpendLimit.
+		provider.AnthropicSpendLimit(msg):
 		// A 400 invalid_request_error, but the account's quota, as
 		// OpenAI's insufficient_quota: not retried (in a stream's
 		// error event either, where no status says so), a reason to

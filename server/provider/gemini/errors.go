@@ -156,6 +156,25 @@ func parseStatusBody(body []byte) *statusError {
 // the BadRequest field, the QuotaFailure's violations as they are (Quota)
 // and the Help links.
 func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
+	claude := false
+	if inner, reqID := anthropicInner(st.Message); inner != "" {
+		// Cloud Code (Antigravity) serving Claude answers Anthropic's
+		// refusal as a Status whose message is Anthropic's error body,
+		// JSON in a string ({"error":{"code":400,"message":"{\"type\":
+		// \"error\",\"error\":{\"type\":\"invalid_request_error\",
+		// \"message\":\"messages.1.content.0.type: Expected `thinking`
+		// …\"},\"request_id\":\"req_vrtx_…\"}","status":
+		// "INVALID_ARGUMENT"}}: znlsl/Antigravity2Api#11). Anthropic's
+		// words are the message and classify it; its request id is kept.
+		c := *st
+		c.Message, st, claude = inner, &c, true
+		if reqID != "" {
+			if e.Extended == nil {
+				e.Extended = map[string]any{}
+			}
+			e.Extended["upstream_request_id"] = reqID
+		}
+	}
 	// Field errors come as "* Request.field: problem\n": the line end is
 	// not part of the message.
 	if msg := strings.TrimSpace(st.Message); msg != "" {
@@ -178,7 +197,7 @@ func (p *Provider) applyStatus(e *provider.Error, st *statusError) {
 	switch {
 	case reason == "API_KEY_INVALID" || reason == "API_KEY_EXPIRED" || st.Status == "UNAUTHENTICATED":
 		e.Kind = provider.KindUnauthenticated
-	case isContextLength(st.Message):
+	case isContextLength(st.Message), claude && anthropicContextLength(st.Message):
 		e.Kind = provider.KindContextLength
 	case st.Status == "PERMISSION_DENIED", provider.GoogleDeploymentRefused(st.Status, st.Message):
 		e.Kind = provider.KindPermissionDenied
@@ -295,4 +314,34 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n] + "..."
+}
+
+// anthropicInner reads Anthropic's error body inside a Status message
+// ({"type":"error","error":{"type":…,"message":…},"request_id":…}): its
+// message and request id; "" for any other message.
+func anthropicInner(msg string) (string, string) {
+	m := strings.TrimSpace(msg)
+	if !strings.HasPrefix(m, "{") {
+		return "", ""
+	}
+	var body struct {
+		Type  string `json:"type"`
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+		RequestID string `json:"request_id"`
+	}
+	if json.Unmarshal([]byte(m), &body) != nil || body.Type != "error" {
+		return "", ""
+	}
+	return strings.TrimSpace(body.Error.Message), strings.TrimSpace(body.RequestID)
+}
+
+// anthropicContextLength reports Anthropic's words for an input longer
+// than the model's window ("prompt is too long: 209303 tokens > 200000
+// maximum", "input length and `max_tokens` exceed context limit: …"), as
+// the anthropic adapter reads them.
+func anthropicContextLength(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "prompt is too long") || strings.Contains(m, "exceed context limit")
 }

@@ -195,6 +195,14 @@ func (p *Provider) bodyError(raw []byte, resp *http.Response, model string, sec 
 			errRaw, upstream = det.Error, det.Provider
 		}
 	}
+	if upstream == "" {
+		// Portkey's gateway (and TrueFoundry's) prefix the provider's
+		// message with "<provider> error: " (errors_litellm.go,
+		// gatewayPrefixed).
+		if raw2, prov := gatewayPrefixed(env, errRaw); prov != "" {
+			errRaw, upstream = raw2, prov
+		}
+	}
 	var e *provider.Error
 	if success {
 		// An error object in a success response: classified by its code.
@@ -508,14 +516,31 @@ func (p *Provider) errorFromObject(errRaw json.RawMessage, status int, model str
 		}
 	}
 	up := we.upstream()
+	var litellmNames []string
+	if up == nil && status != 0 {
+		// A LiteLLM proxy's wrapper around the provider's answer
+		// (errors_litellm.go).
+		up, litellmNames = litellmUpstream(e.Message)
+	}
 	if up != nil {
 		applyUpstream(e, up)
 	}
 	p.refineKind(e, &we, status)
+	if k := litellmKind(litellmNames); k != provider.KindUnknown && e.Kind == provider.KindInvalidRequest {
+		// LiteLLM's own classification of a 400 the words below may
+		// still refine.
+		e.Kind = k
+	}
 	if up != nil {
 		// The upstream's code and words classify too (its
 		// context_length_exceeded under the router's bare 400).
 		p.refineKind(e, &up.err, status)
+		if provider.AnthropicSpendLimit(e.Message) && e.Kind == provider.KindInvalidRequest {
+			// Anthropic's spend limit as a relay wraps it (LiteLLM's
+			// 400 BadRequestError, BerriAI/litellm#37599): the
+			// account's quota, as the anthropic adapter reads it.
+			e.Kind, e.ShouldRetry = provider.KindRateLimited, provider.RetryDiscouraged
+		}
 		if up.signatureRefused() {
 			// Only where the request can go again without the state
 			// (buildChatRequest, relayWithoutSignatures): the relays
@@ -781,7 +806,7 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// support embeddings", 500 api_error, as Azure's
 		// OperationNotSupported below): the deployment's model.
 		e.Kind = provider.OllamaRefusalKind(e.Message)
-	case (status == http.StatusBadRequest || status == 0) && provider.CapabilityRefusal(e.Message):
+	case provider.CapabilityRefusalAt(status, e.Message):
 		// A capability the deployment's model (or server) lacks, in the
 		// provider's own words: DeepSeek's "deepseek-reasoner does not
 		// support Function Calling", vLLM's "\"auto\" tool choice requires
@@ -789,10 +814,18 @@ func (p *Provider) refineKind(e *provider.Error, we *wireError, status int) {
 		// OpenAI's "Invalid content type. image_url is only supported by
 		// certain models.", xAI's tool refusal, Gemini's "Function calling
 		// is not enabled for models/…" through its compatible endpoint
-		// (provider.CapabilityRefusal). A 400 invalid_request_error, but a
+		// (provider.CapabilityRefusal); OpenRouter's 404 "No endpoints
+		// found that support tool use. …" and llama.cpp's 500 "tools param
+		// requires --jinja flag" under their own status only
+		// (provider.CapabilityRefusalAt). A 400 invalid_request_error, but a
 		// model with the capability serves the same request: never
-		// retried, a reason to fall back; they were invalid requests.
+		// retried, a reason to fall back; they were invalid requests (the
+		// 404 an unknown model, the 500 a server fault retried).
 		e.Kind = provider.KindCapability
+		if status >= 500 {
+			// The status alone would have the call retried.
+			e.ShouldRetry = provider.RetryDiscouraged
+		}
 	case code == "OperationNotSupported":
 		// Azure OpenAI's answer to an operation the deployment's model
 		// does not do: "The embeddings operation does not work with the

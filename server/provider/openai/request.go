@@ -33,10 +33,16 @@ func (p *Provider) buildChatRequest(req *provider.Request, stream bool) ([]byte,
 				"this attempt sent %d tool call(s) with Google's placeholder signature (%s)", provider.SignatureRetryNote, n, provider.GoogleSkipSignature)
 		}
 	}
+	thinkingOff := false
 	if req.DropSignatures && p.relaysReasoningState() {
 		// The relay's upstream refused the state (an OpenRouter
 		// metadata.raw in the upstream's words: errorFromObject).
 		conv, sigWarning = relayWithoutSignatures(conv, p.name)
+		// Claude behind the relay then refuses the tool loop's turn
+		// without its thinking while thinking is on: off for this
+		// attempt, in the relay's reasoning object (OpenRouter's and the
+		// Vercel AI Gateway's reasoning.enabled; relayLoopLostThinking).
+		thinkingOff = p.replay == replayReasoningDetails && relayLoopLostThinking(req.Model, req.Messages, conv)
 	}
 	msgs, droppedReasoning, err := p.encodeMessages(conv, req.Reasoning)
 	if err != nil {
@@ -48,6 +54,11 @@ func (p *Provider) buildChatRequest(req *provider.Request, stream bool) ([]byte,
 	}
 	if sigWarning != "" {
 		warnings = append(warnings, sigWarning)
+	}
+	if thinkingOff {
+		w.ReasoningEffort, w.Thinking, w.EnableThinking, w.ChatTemplateKwargs = "", nil, nil, nil
+		w.ReasoningSwitch = &reasoningSwitch{Enabled: false}
+		warnings = append(warnings, warnRelayThinkingOff)
 	}
 	body, err := json.Marshal(w)
 	if err != nil {

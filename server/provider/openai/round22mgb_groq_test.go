@@ -80,12 +80,15 @@ func TestRound22MgbGroqOSSSquareRoot(t *testing.T) {
 // not supported with this model", param "tool calling") and, asked for
 // the browser_search tool of gpt-oss, "code=400, message=tools[0].type
 // must be one of [function, mcp], type=invalid_request_error" (Groq's
-// message quoting its own inner error; kept whole). Both invalid
-// requests, the type standing for the missing code.
+// message quoting its own inner error; kept whole). The type stands for
+// the missing code. The first is a capability the model lacks (round 26:
+// provider.CapabilityRefusal, Groq's words), which a model with function
+// tools serves: never retried, a reason to fall back; the second stays an
+// invalid request (a tool type the request can change).
 func TestRound22MgbGroqCompoundRefusals(t *testing.T) {
 	t.Parallel()
 	e, body := mgbErr(t, "real_maruel_groq_compound_tools_err", r22Groq, mgbSqrtReq("groq/compound", llmrelayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED), false)
-	if e.Kind != provider.KindInvalidRequest || e.HTTPStatus != 400 || e.Code != "invalid_request_error" || e.Param != "tool calling" ||
+	if e.Kind != provider.KindCapability || e.HTTPStatus != 400 || e.Code != "invalid_request_error" || e.Param != "tool calling" ||
 		e.Message != "`tool calling` is not supported with this model" || e.RetryAfter != 0 {
 		t.Errorf("error %+v", e)
 	}

@@ -32,7 +32,7 @@ type chatRequest struct {
 	EnableThinking      *bool             `json:"enable_thinking,omitempty"`      // DashScope's Qwen thinking switch (dashscope.go)
 	Thinking            *thinkingToggle   `json:"thinking,omitempty"`             // DeepSeek's, Z.ai's and Moonshot's thinking switch (deepseek.go, thinkswitch.go)
 	ChatTemplateArgs    *templateArgs     `json:"chat_template_args,omitempty"`   // Baseten's thinking switch (thinkswitch.go)
-	ReasoningSwitch     *reasoningSwitch  `json:"reasoning,omitempty"`            // Together's thinking switch (thinkswitch.go)
+	ReasoningSwitch     *reasoningSwitch  `json:"reasoning,omitempty"`            // Together's thinking switch (thinkswitch.go); OpenRouter's reasoning.enabled false on a repaired Claude loop (relaysig.go)
 	ChatTemplateKwargs  *templateKwargs   `json:"chat_template_kwargs,omitempty"` // vLLM's, SGLang's and llama.cpp's (WithThinkingSwitch)
 	Stop                []string          `json:"stop,omitempty"`
 	Seed                *int64            `json:"seed,omitempty"`
