@@ -560,6 +560,14 @@ func failedDetail(meta *llmrelayv1.ResponseMeta, answer *llmrelayv1.Message) *ll
 		r.Tried = r.Tried[:keptEntries]
 		f.Omitted = append(f.Omitted, "meta.routing.tried")
 	}
+	if rl := m.GetRateLimit(); len(rl.GetWindows()) > keptEntries {
+		// One window per header family the provider sent: a proxy may
+		// send any number of them (a Claude subscription's unified
+		// windows are named by their headers). The first ones, which
+		// hold the typed budgets.
+		rl.Windows = rl.Windows[:keptEntries]
+		f.Omitted = append(f.Omitted, "meta.rate_limit.windows")
+	}
 	cut := false
 	for _, rr := range m.RetryReasons {
 		if s, c := cutText(rr.Message); c {

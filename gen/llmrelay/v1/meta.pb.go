@@ -1145,8 +1145,9 @@ func (x *Routing) GetTried() []string {
 // Envoy 60 KiB; a status over the bound is lost entirely), so this detail is
 // kept within 3 KiB encoded. When the whole is larger, the server leaves out,
 // in this order and only until it fits: meta.raw; meta.extended; the entries
-// of meta.warnings, meta.output_validation.errors, meta.dropped_options and
-// meta.routing.tried beyond the first 8, and the text of each retry reason's
+// of meta.warnings, meta.output_validation.errors, meta.dropped_options,
+// meta.routing.tried and meta.rate_limit.windows beyond the first 8, and
+// the text of each retry reason's
 // message beyond 256 bytes; message; then everything of meta but its ids,
 // model names, protocol, format, times and durations, attempts, usage, cost,
 // finish reasons, counts, service tier, caller, trace id and deployment.
@@ -1162,7 +1163,8 @@ type FailedCallMeta struct {
 	// The fields left out (or cut short) to keep this detail within its
 	// bound, as paths from this message: "meta.raw", "meta.extended",
 	// "meta.warnings", "meta.output_validation.errors", "meta.dropped_options",
-	// "meta.routing.tried", "meta.retry_reasons.message", "message", "meta"
+	// "meta.routing.tried", "meta.rate_limit.windows",
+	// "meta.retry_reasons.message", "message", "meta"
 	// (only the fields named above kept). Empty when nothing was.
 	Omitted       []string `protobuf:"bytes,3,rep,name=omitted,proto3" json:"omitted,omitempty"`
 	unknownFields protoimpl.UnknownFields
