@@ -619,7 +619,7 @@ func keepReported(err error, evs []*provider.Event) {
 		switch {
 		case ev == nil:
 		case ev.Kind == provider.EventMeta && ev.Meta != nil:
-			proto.Merge(meta, ev.Meta)
+			provider.MergeMeta(meta, ev.Meta)
 		case ev.Kind == provider.EventUsage && ev.Usage != nil:
 			meta.Usage = proto.CloneOf(ev.Usage)
 		}
@@ -628,7 +628,7 @@ func keepReported(err error, evs []*provider.Event) {
 		if pe.Meta.Usage != nil {
 			meta.Usage = nil // the error's usage replaces the events', as a later usage event would
 		}
-		proto.Merge(meta, pe.Meta)
+		provider.MergeMeta(meta, pe.Meta)
 	}
 	if proto.Size(meta) > 0 {
 		pe.Meta = meta

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -304,4 +305,17 @@ func ResetAfter(h http.Header, v string) *timestamppb.Timestamp {
 		return nil
 	}
 	return timestamppb.New(ResponseDate(h).Add(d))
+}
+
+// MergeMeta is proto.Merge(dst, src) of two metas of one call, but for
+// the rate limit's windows: src's, when it reports any, replace dst's
+// instead of being appended to them (a repeated field merges by
+// appending, and a stream's head and its end, or an attempt's state and
+// the error that carries it on, report the same windows twice). The
+// typed rate-limit fields merge as before: each one src sets wins.
+func MergeMeta(dst, src *llmrelayv1.ResponseMeta) {
+	if len(src.GetRateLimit().GetWindows()) > 0 && dst.GetRateLimit() != nil {
+		dst.RateLimit.Windows = nil
+	}
+	proto.Merge(dst, src)
 }
