@@ -69,6 +69,25 @@ func TestFailedDetailBound(t *testing.T) {
 			}
 			return nil
 		}},
+		// A proxy's hundred unified-limit header families: the first
+		// windows kept, the rate limit's typed budgets and the rest of
+		// the meta with them.
+		{name: "windows", meta: func() *llmrelayv1.ResponseMeta {
+			m := base()
+			m.RateLimit = &llmrelayv1.RateLimit{RequestsRemaining: proto.Int64(0)}
+			for i := range 100 {
+				m.RateLimit.Windows = append(m.RateLimit.Windows, &llmrelayv1.RateLimitWindow{Budget: "unified",
+					Header: fmt.Sprintf("anthropic-ratelimit-unified-w%d", i), Status: "rejected"})
+			}
+			return m
+		}, answer: answer, omitted: []string{"meta.rate_limit.windows"}, check: func(f *llmrelayv1.FailedCallMeta) error {
+			rl := f.GetMeta().GetRateLimit()
+			if len(rl.GetWindows()) != keptEntries || rl.GetWindows()[0].GetHeader() != "anthropic-ratelimit-unified-w0" || rl.RequestsRemaining == nil ||
+				f.GetMessage() == nil || len(f.GetMeta().GetRetryReasons()) != 1 {
+				return fmt.Errorf("meta %v, answer %v", f.GetMeta(), f.GetMessage() != nil)
+			}
+			return nil
+		}},
 		{name: "answer", meta: base, answer: bigAnswer, omitted: []string{"message"}, check: func(f *llmrelayv1.FailedCallMeta) error {
 			if f.GetMeta().GetAttempts() != 3 || len(f.GetMeta().GetRetryReasons()) != 1 {
 				return fmt.Errorf("meta %v", f.GetMeta())

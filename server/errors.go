@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/auth"
@@ -114,10 +112,10 @@ func gatewayQuota(subject, limit, msg string) *errdetails.QuotaFailure {
 // the rate-limit state's requests or tokens limit when one names its
 // metric alone. Without them, each limit its rate-limit state shows
 // exhausted (nothing remaining) is a violation with its metric and
-// value: requests and tokens, and the further limits an adapter keeps
-// in meta.extended as ratelimit_<metric>_limit/_remaining (Anthropic's
-// input_tokens and output_tokens, whose exhaustion the tokens headers,
-// the most restrictive of the two, only repeat); without one, a
+// value: requests and tokens, and the further limits of the rate-limit
+// windows (RateLimit.windows: Anthropic's input_tokens and
+// output_tokens, whose exhaustion the tokens headers, the most
+// restrictive of the two, only repeat); without one, a
 // violation with the provider's code and message.
 func upstreamQuota(pe *provider.Error, meta *llmrelayv1.ResponseMeta, redact *pipeline.Redactor) *errdetails.QuotaFailure {
 	name := pe.Provider
@@ -177,8 +175,8 @@ func upstreamQuota(pe *provider.Error, meta *llmrelayv1.ResponseMeta, redact *pi
 	exhausted("requests", rl.RequestsLimit, rl.RequestsRemaining)
 	split := len(q.Violations)
 	for _, metric := range []string{"input_tokens", "output_tokens"} {
-		limit, remaining := "ratelimit_"+metric+"_limit", "ratelimit_"+metric+"_remaining"
-		exhausted(metric, extendedInt(limit, meta, pe.Meta), extendedInt(remaining, meta, pe.Meta))
+		w := budgetWindow(metric, meta, pe.Meta)
+		exhausted(metric, w.Limit, w.Remaining)
 	}
 	if len(q.Violations) == split {
 		// No input or output limit exhausted: the tokens limit itself.
@@ -190,23 +188,18 @@ func upstreamQuota(pe *provider.Error, meta *llmrelayv1.ResponseMeta, redact *pi
 	return q
 }
 
-// extendedInt is the integer the first of metas holding key in its
-// extended has there, nil when none holds it (or holds a value that is
-// not a whole number).
-func extendedInt(key string, metas ...*llmrelayv1.ResponseMeta) *int64 {
+// budgetWindow is the first rate-limit window of budget (RateLimit.windows)
+// of the first of metas whose rate limit has one, an empty one when none
+// has.
+func budgetWindow(budget string, metas ...*llmrelayv1.ResponseMeta) *llmrelayv1.RateLimitWindow {
 	for _, m := range metas {
-		v, ok := m.GetExtended().GetFields()[key]
-		if !ok {
-			continue
+		for _, w := range m.GetRateLimit().GetWindows() {
+			if w.GetBudget() == budget {
+				return w
+			}
 		}
-		f, isNum := v.GetKind().(*structpb.Value_NumberValue)
-		if !isNum || f.NumberValue != math.Trunc(f.NumberValue) || math.Abs(f.NumberValue) > 1<<53 {
-			return nil
-		}
-		n := int64(f.NumberValue)
-		return &n
 	}
-	return nil
+	return &llmrelayv1.RateLimitWindow{}
 }
 
 // upstreamResource is the ResourceInfo of a provider's NotFound: the
@@ -566,6 +559,14 @@ func failedDetail(meta *llmrelayv1.ResponseMeta, answer *llmrelayv1.Message) *ll
 	if r := m.GetRouting(); len(r.GetTried()) > keptEntries {
 		r.Tried = r.Tried[:keptEntries]
 		f.Omitted = append(f.Omitted, "meta.routing.tried")
+	}
+	if rl := m.GetRateLimit(); len(rl.GetWindows()) > keptEntries {
+		// One window per header family the provider sent: a proxy may
+		// send any number of them (a Claude subscription's unified
+		// windows are named by their headers). The first ones, which
+		// hold the typed budgets.
+		rl.Windows = rl.Windows[:keptEntries]
+		f.Omitted = append(f.Omitted, "meta.rate_limit.windows")
 	}
 	cut := false
 	for _, rr := range m.RetryReasons {

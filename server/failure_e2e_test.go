@@ -85,8 +85,9 @@ func TestRateLimitInFailedCallMeta(t *testing.T) {
 		extra       string
 		want        func(providertest.Recording) *llmrelayv1.RateLimit
 		requestID   string
-		// extended is a meta.extended key the headers also fill.
-		extended string
+		// window is the budget of a RateLimit.windows entry the headers
+		// also fill, beyond requests and tokens.
+		window string
 	}
 	cases := []rlCase{
 		{"openai", "openai", "openai/testdata/err_429_rate_limit.http", "openai-chat", "openai-embeddings", "",
@@ -103,7 +104,7 @@ func TestRateLimitInFailedCallMeta(t *testing.T) {
 			func(providertest.Recording) *llmrelayv1.RateLimit {
 				return &llmrelayv1.RateLimit{RequestsLimit: ptr[int64](4000), RequestsRemaining: ptr[int64](3999), RequestsResetTime: mustTime("2025-10-14T09:30:00Z"),
 					TokensLimit: ptr[int64](2400000), TokensRemaining: ptr[int64](2400000), TokensResetTime: mustTime("2025-10-14T09:30:00Z")}
-			}, "req_011NHpbs0Bs5Fy0Fa5Ky6Gg1", "ratelimit_output_tokens_remaining"},
+			}, "req_011NHpbs0Bs5Fy0Fa5Ky6Gg1", "output_tokens"},
 		{"gemini", "gemini", "gemini/testdata/error_429.http", "gemini", "gemini-embeddings", "",
 			func(r providertest.Recording) *llmrelayv1.RateLimit {
 				// QuotaFailure: the per-minute request quota of 10 is used
@@ -188,14 +189,27 @@ func TestRateLimitInFailedCallMeta(t *testing.T) {
 					t.Fatalf("%s: %v %s: %s", name, st.Code(), info.GetReason(), st.Message())
 				}
 				m := failedMeta(t, err)
-				if !proto.Equal(want, m.GetRateLimit()) {
+				// The typed budgets; each is a window too (not Gemini's,
+				// read from its QuotaFailure, not from headers).
+				typed := proto.CloneOf(m.GetRateLimit())
+				if typed != nil {
+					typed.Windows = nil
+				}
+				if !proto.Equal(want, typed) {
 					t.Errorf("%s: rate_limit = %v, want %v", name, m.GetRateLimit(), want)
+				}
+				windows := map[string]bool{}
+				for _, w := range m.GetRateLimit().GetWindows() {
+					windows[w.GetBudget()] = true
+				}
+				if tc.name != "gemini" && (want.RequestsRemaining != nil && !windows["requests"] || want.TokensRemaining != nil && !windows["tokens"]) {
+					t.Errorf("%s: rate_limit windows %v, want the requests and tokens budgets among them", name, m.GetRateLimit().GetWindows())
+				}
+				if tc.window != "" && !windows[tc.window] {
+					t.Errorf("%s: rate_limit windows %v, want one of %s", name, m.GetRateLimit().GetWindows(), tc.window)
 				}
 				if m.GetProviderRequestId() != tc.requestID {
 					t.Errorf("%s: provider_request_id = %q, want %q", name, m.GetProviderRequestId(), tc.requestID)
-				}
-				if _, ok := m.GetExtended().GetFields()[tc.extended]; tc.extended != "" && !ok {
-					t.Errorf("%s: extended = %v, want %s", name, m.GetExtended(), tc.extended)
 				}
 				if m.GetAttempts() != 1 {
 					t.Errorf("%s: attempts = %d", name, m.GetAttempts())

@@ -657,7 +657,7 @@ func (g *gateway) finishMeta(p *prepared, res *provider.Result) *llmrelayv1.Resp
 	if res != nil && res.Meta != nil {
 		// The adapter's layers first, then the gateway's own fields on top
 		// (the result's meta belongs to this call: no copy needed).
-		proto.Merge(res.Meta, meta)
+		provider.MergeMeta(res.Meta, meta)
 		meta = res.Meta
 	}
 	rec := p.call.Record
@@ -1067,7 +1067,7 @@ func filteredEnd(evs []*provider.Event) *provider.Result {
 		switch {
 		case ev == nil:
 		case ev.Kind == provider.EventMeta && ev.Meta != nil:
-			proto.Merge(meta, ev.Meta)
+			provider.MergeMeta(meta, ev.Meta)
 		case ev.Kind == provider.EventUsage && ev.Usage != nil:
 			usage = ev.Usage // the latest, as the relay keeps it
 		}
@@ -1212,7 +1212,7 @@ func (r *relay) handle(ev *provider.Event) error {
 	switch ev.Kind {
 	case provider.EventMeta:
 		if ev.Meta != nil {
-			proto.Merge(r.meta, ev.Meta)
+			provider.MergeMeta(r.meta, ev.Meta)
 		}
 		if ev.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED {
 			return r.closeOpenCalls()
@@ -1431,7 +1431,7 @@ func (r *relay) fail(ctx context.Context, err error) error {
 			r.usage = rep.Meta.Usage
 			rep.Meta.Usage = nil
 		}
-		proto.Merge(r.meta, rep.Meta)
+		provider.MergeMeta(r.meta, rep.Meta)
 	}
 	meta := r.finalMeta()
 	return r.g.account(ctx, r.p, meta, toStatus(ctx, err, meta, r.p.st.redact, r.g.log))

@@ -346,6 +346,18 @@ func TestMidStreamErrors(t *testing.T) {
 				if m.GetAttempts() != 1 || m.GetRequestId() == "" || m.GetProviderRequestId() == "" || m.GetResponseId() == "" || m.GetTimeToFirstToken() == nil {
 					t.Errorf("partial meta = %v", m)
 				}
+				if tc.name == "anthropic overloaded" {
+					// The head's rate-limit windows, once each: the
+					// error that carries the state on does not add
+					// them again (provider.MergeMeta).
+					var headers []string
+					for _, w := range m.GetRateLimit().GetWindows() {
+						headers = append(headers, w.GetHeader())
+					}
+					if want := "anthropic-ratelimit-requests anthropic-ratelimit-tokens anthropic-ratelimit-input-tokens anthropic-ratelimit-output-tokens"; strings.Join(headers, " ") != want {
+						t.Errorf("rate-limit windows %q, want %s", headers, want)
+					}
+				}
 				break
 			}
 			if !started || text != tc.text {

@@ -363,6 +363,12 @@ func (r *retrier) again(ctx context.Context, c *Call, attempt int, start time.Ti
 		// Not when the provider (or the adapter, from the body) says no
 		// attempt can succeed: a delay would say that waiting helps.
 		pe.RetryAfter = exhaustedReset(pe, r.clock.Now())
+		if pe.RetryAfter > 0 {
+			// The reset the provider's rate-limit state names is the
+			// delay it asks for (RetryReason.requested_delay), whatever
+			// the gateway does next.
+			rr.RequestedDelay = durationpb.New(pe.RetryAfter)
+		}
 	}
 	if attempt >= r.policy.MaxAttempts || !Retryable(err) || ctx.Err() != nil {
 		return false
@@ -464,6 +470,13 @@ func (c *Call) RecordFailure(err error, d time.Duration) *llmrelayv1.RetryReason
 		rr.ProviderRequestId = pe.RequestID
 		if rr.ProviderRequestId == "" {
 			rr.ProviderRequestId = pe.Meta.GetProviderRequestId()
+		}
+		if pe.RetryAfter > 0 {
+			// What the provider asked for (Retry-After, retry-after-ms,
+			// RetryInfo), recorded whether or not it is waited out: a
+			// fallback moves on at once, a delay beyond max_retry_after
+			// or the deadline is given up on (Delay is what was waited).
+			rr.RequestedDelay = durationpb.New(pe.RetryAfter)
 		}
 	}
 	c.Record.RetryReasons = append(c.Record.RetryReasons, rr)
@@ -606,7 +619,7 @@ func keepReported(err error, evs []*provider.Event) {
 		switch {
 		case ev == nil:
 		case ev.Kind == provider.EventMeta && ev.Meta != nil:
-			proto.Merge(meta, ev.Meta)
+			provider.MergeMeta(meta, ev.Meta)
 		case ev.Kind == provider.EventUsage && ev.Usage != nil:
 			meta.Usage = proto.CloneOf(ev.Usage)
 		}
@@ -615,7 +628,7 @@ func keepReported(err error, evs []*provider.Event) {
 		if pe.Meta.Usage != nil {
 			meta.Usage = nil // the error's usage replaces the events', as a later usage event would
 		}
-		proto.Merge(meta, pe.Meta)
+		provider.MergeMeta(meta, pe.Meta)
 	}
 	if proto.Size(meta) > 0 {
 		pe.Meta = meta

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/protobuf/proto"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 )
@@ -1103,7 +1102,7 @@ func AnswerFailed(err error, requestID string, meta *llmrelayv1.ResponseMeta) er
 	}
 	if meta != nil {
 		if pe.Meta != nil {
-			proto.Merge(meta, pe.Meta)
+			MergeMeta(meta, pe.Meta)
 		}
 		pe.Meta = meta
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -150,6 +151,23 @@ func OpenAIRateLimit(h http.Header) *llmrelayv1.RateLimit {
 			d /= 1000 // read as seconds: milliseconds
 		}
 		*b.reset = timestamppb.New(now.Add(d))
+		found = true
+	}
+	// Each budget read is a window too (RateLimit.windows), with the
+	// period Azure says it renews over (x-ratelimit-renewalperiod-*, in
+	// seconds: 60), which the typed fields have no place for; a period
+	// alone (a recording whose counts were redacted) is a window too.
+	for _, b := range buckets {
+		var period *durationpb.Duration
+		if v := h.Get("X-Ratelimit-Renewalperiod-" + b.what); v != "" {
+			period = PeriodSeconds(v)
+		}
+		if *b.limit == nil && *b.remaining == nil && *b.reset == nil && period == nil {
+			continue
+		}
+		what := strings.ToLower(b.what)
+		w := Window(&rl, what, "x-ratelimit-"+what)
+		w.Limit, w.Remaining, w.ResetTime, w.Period = CopyInt(*b.limit), CopyInt(*b.remaining), *b.reset, period
 		found = true
 	}
 	if !found {

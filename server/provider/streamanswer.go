@@ -242,7 +242,7 @@ func FoldStream(s Stream) (*Result, error) {
 		switch ev.Kind {
 		case EventMeta:
 			if ev.Meta != nil {
-				proto.Merge(meta, ev.Meta)
+				MergeMeta(meta, ev.Meta)
 				if ev.Meta.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_UNSPECIFIED {
 					ferr = closeOpen()
 				}
@@ -309,7 +309,7 @@ func keepFolded(err error, meta *llmrelayv1.ResponseMeta, usage *llmrelayv1.Usag
 		meta.Usage = usage
 	}
 	if pe.Meta != nil {
-		proto.Merge(meta, pe.Meta)
+		MergeMeta(meta, pe.Meta)
 	}
 	if proto.Size(meta) > 0 {
 		pe.Meta = meta

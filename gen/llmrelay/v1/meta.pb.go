@@ -560,8 +560,17 @@ type RateLimit struct {
 	TokensLimit       *int64                 `protobuf:"varint,4,opt,name=tokens_limit,json=tokensLimit,proto3,oneof" json:"tokens_limit,omitempty"`
 	TokensRemaining   *int64                 `protobuf:"varint,5,opt,name=tokens_remaining,json=tokensRemaining,proto3,oneof" json:"tokens_remaining,omitempty"`
 	TokensResetTime   *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=tokens_reset_time,json=tokensResetTime,proto3" json:"tokens_reset_time,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Every budget the provider reported, one entry per header family (or
+	// per window of a family), in the order read: the requests and tokens
+	// budgets above (which are the ones that throttle first) included, and
+	// those they have no place for: Cerebras's and Mistral's minute, hour,
+	// day and month windows, Anthropic's input and output token limits and
+	// a Claude subscription's unified 5h and 7d limits, OpenAI's input
+	// images budget, Azure's renewal periods. Empty when the provider
+	// reported none.
+	Windows       []*RateLimitWindow `protobuf:"bytes,7,rep,name=windows,proto3" json:"windows,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RateLimit) Reset() {
@@ -636,6 +645,146 @@ func (x *RateLimit) GetTokensResetTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *RateLimit) GetWindows() []*RateLimitWindow {
+	if x != nil {
+		return x.Windows
+	}
+	return nil
+}
+
+// RateLimitWindow is one rate-limit budget as a provider reported it.
+// Unset fields were not reported.
+type RateLimitWindow struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the budget counts, lower case: "requests", "tokens",
+	// "input_tokens", "output_tokens", "input_images", or "unified" (a
+	// Claude subscription's usage limits, reported as a fraction used, not
+	// as counts). A string, not an enum: providers add budgets, and a new
+	// one must reach clients without a contract change.
+	Budget string `protobuf:"bytes,1,opt,name=budget,proto3" json:"budget,omitempty"`
+	// The window's length when the provider says it: in the header's name
+	// (Cerebras's x-ratelimit-limit-requests-day: 24h; Mistral's
+	// -10-second, -minute; Anthropic's unified 5h and 7d) or in a header of
+	// its own (Azure's x-ratelimit-renewalperiod-*, in seconds). Unset when
+	// the provider does not say it, and for a calendar month, which has no
+	// fixed length (the source names it).
+	Period *durationpb.Duration `protobuf:"bytes,2,opt,name=period,proto3" json:"period,omitempty"`
+	// The budget's size.
+	Limit *int64 `protobuf:"varint,3,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	// What remains of it.
+	Remaining *int64 `protobuf:"varint,4,opt,name=remaining,proto3,oneof" json:"remaining,omitempty"`
+	// When it is fully restored (unified: when the window opens again),
+	// converted from the provider's form (seconds or a duration like
+	// "1m30s" from the response's Date, Unix seconds or milliseconds, RFC
+	// 3339).
+	ResetTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=reset_time,json=resetTime,proto3" json:"reset_time,omitempty"`
+	// The fraction of the budget used, 0 to 1, when the provider reports
+	// that instead of counts (Anthropic's unified *-utilization).
+	Utilization *float64 `protobuf:"fixed64,6,opt,name=utilization,proto3,oneof" json:"utilization,omitempty"`
+	// The provider's state of the budget as sent, when it reports one
+	// (Anthropic's unified *-status: "allowed", "allowed_warning",
+	// "rejected").
+	Status string `protobuf:"bytes,7,opt,name=status,proto3" json:"status,omitempty"`
+	// Where it was read: the lower-case name of its headers without the
+	// word that says which value each holds (limit, remaining, reset,
+	// renewalperiod, utilization, status): "x-ratelimit-requests" for
+	// OpenAI's x-ratelimit-{limit,remaining,reset}-requests,
+	// "x-ratelimit-tokens-day" for Cerebras's x-ratelimit-limit-tokens-day
+	// and its pair, "anthropic-ratelimit-input-tokens",
+	// "anthropic-ratelimit-unified-5h", "x-ratelimit" for an unsuffixed
+	// x-ratelimit-{limit,remaining,reset}. Two windows of one budget and
+	// period (Anthropic's unified 7d and a per-model 7d) differ here.
+	Header        string `protobuf:"bytes,8,opt,name=header,proto3" json:"header,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RateLimitWindow) Reset() {
+	*x = RateLimitWindow{}
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RateLimitWindow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RateLimitWindow) ProtoMessage() {}
+
+func (x *RateLimitWindow) ProtoReflect() protoreflect.Message {
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RateLimitWindow.ProtoReflect.Descriptor instead.
+func (*RateLimitWindow) Descriptor() ([]byte, []int) {
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *RateLimitWindow) GetBudget() string {
+	if x != nil {
+		return x.Budget
+	}
+	return ""
+}
+
+func (x *RateLimitWindow) GetPeriod() *durationpb.Duration {
+	if x != nil {
+		return x.Period
+	}
+	return nil
+}
+
+func (x *RateLimitWindow) GetLimit() int64 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+func (x *RateLimitWindow) GetRemaining() int64 {
+	if x != nil && x.Remaining != nil {
+		return *x.Remaining
+	}
+	return 0
+}
+
+func (x *RateLimitWindow) GetResetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ResetTime
+	}
+	return nil
+}
+
+func (x *RateLimitWindow) GetUtilization() float64 {
+	if x != nil && x.Utilization != nil {
+		return *x.Utilization
+	}
+	return 0
+}
+
+func (x *RateLimitWindow) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *RateLimitWindow) GetHeader() string {
+	if x != nil {
+		return x.Header
+	}
+	return ""
+}
+
 // RetryReason records one failed attempt.
 type RetryReason struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -660,13 +809,21 @@ type RetryReason struct {
 	// attempt got no answer that named one. The id a provider's support asks
 	// for about each failed attempt, a fallback's primary included.
 	ProviderRequestId string `protobuf:"bytes,8,opt,name=provider_request_id,json=providerRequestId,proto3" json:"provider_request_id,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The delay the provider asked for before another attempt, when its
+	// answer said one: Retry-After (seconds or an HTTP date), retry-after-ms,
+	// Google's RetryInfo (or the delay its message names), or the rate-limit
+	// reset the gateway waited for. Set whatever the gateway did with it:
+	// also when it moved on to another deployment at once, or gave up
+	// because the delay exceeded the retry policy's max_delay; delay is
+	// what it waited. Unset when the provider asked for none.
+	RequestedDelay *durationpb.Duration `protobuf:"bytes,9,opt,name=requested_delay,json=requestedDelay,proto3" json:"requested_delay,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *RetryReason) Reset() {
 	*x = RetryReason{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[5]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -678,7 +835,7 @@ func (x *RetryReason) String() string {
 func (*RetryReason) ProtoMessage() {}
 
 func (x *RetryReason) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[5]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -691,7 +848,7 @@ func (x *RetryReason) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryReason.ProtoReflect.Descriptor instead.
 func (*RetryReason) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{5}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RetryReason) GetAttempt() int32 {
@@ -750,6 +907,13 @@ func (x *RetryReason) GetProviderRequestId() string {
 	return ""
 }
 
+func (x *RetryReason) GetRequestedDelay() *durationpb.Duration {
+	if x != nil {
+		return x.RequestedDelay
+	}
+	return nil
+}
+
 // RawData is what went over the wire to the provider, with secrets redacted.
 type RawData struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -773,7 +937,7 @@ type RawData struct {
 
 func (x *RawData) Reset() {
 	*x = RawData{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[6]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -785,7 +949,7 @@ func (x *RawData) String() string {
 func (*RawData) ProtoMessage() {}
 
 func (x *RawData) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[6]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -798,7 +962,7 @@ func (x *RawData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RawData.ProtoReflect.Descriptor instead.
 func (*RawData) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{6}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RawData) GetRequest() []byte {
@@ -875,7 +1039,7 @@ type DroppedOption struct {
 
 func (x *DroppedOption) Reset() {
 	*x = DroppedOption{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[7]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -887,7 +1051,7 @@ func (x *DroppedOption) String() string {
 func (*DroppedOption) ProtoMessage() {}
 
 func (x *DroppedOption) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[7]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -900,7 +1064,7 @@ func (x *DroppedOption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DroppedOption.ProtoReflect.Descriptor instead.
 func (*DroppedOption) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{7}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DroppedOption) GetOption() string {
@@ -930,7 +1094,7 @@ type Routing struct {
 
 func (x *Routing) Reset() {
 	*x = Routing{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[8]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -942,7 +1106,7 @@ func (x *Routing) String() string {
 func (*Routing) ProtoMessage() {}
 
 func (x *Routing) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[8]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -955,7 +1119,7 @@ func (x *Routing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Routing.ProtoReflect.Descriptor instead.
 func (*Routing) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{8}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Routing) GetDeployment() string {
@@ -981,8 +1145,9 @@ func (x *Routing) GetTried() []string {
 // Envoy 60 KiB; a status over the bound is lost entirely), so this detail is
 // kept within 3 KiB encoded. When the whole is larger, the server leaves out,
 // in this order and only until it fits: meta.raw; meta.extended; the entries
-// of meta.warnings, meta.output_validation.errors, meta.dropped_options and
-// meta.routing.tried beyond the first 8, and the text of each retry reason's
+// of meta.warnings, meta.output_validation.errors, meta.dropped_options,
+// meta.routing.tried and meta.rate_limit.windows beyond the first 8, and
+// the text of each retry reason's
 // message beyond 256 bytes; message; then everything of meta but its ids,
 // model names, protocol, format, times and durations, attempts, usage, cost,
 // finish reasons, counts, service tier, caller, trace id and deployment.
@@ -998,7 +1163,8 @@ type FailedCallMeta struct {
 	// The fields left out (or cut short) to keep this detail within its
 	// bound, as paths from this message: "meta.raw", "meta.extended",
 	// "meta.warnings", "meta.output_validation.errors", "meta.dropped_options",
-	// "meta.routing.tried", "meta.retry_reasons.message", "message", "meta"
+	// "meta.routing.tried", "meta.rate_limit.windows",
+	// "meta.retry_reasons.message", "message", "meta"
 	// (only the fields named above kept). Empty when nothing was.
 	Omitted       []string `protobuf:"bytes,3,rep,name=omitted,proto3" json:"omitted,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1007,7 +1173,7 @@ type FailedCallMeta struct {
 
 func (x *FailedCallMeta) Reset() {
 	*x = FailedCallMeta{}
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[9]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1019,7 +1185,7 @@ func (x *FailedCallMeta) String() string {
 func (*FailedCallMeta) ProtoMessage() {}
 
 func (x *FailedCallMeta) ProtoReflect() protoreflect.Message {
-	mi := &file_llmrelay_v1_meta_proto_msgTypes[9]
+	mi := &file_llmrelay_v1_meta_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1032,7 +1198,7 @@ func (x *FailedCallMeta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailedCallMeta.ProtoReflect.Descriptor instead.
 func (*FailedCallMeta) Descriptor() ([]byte, []int) {
-	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{9}
+	return file_llmrelay_v1_meta_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *FailedCallMeta) GetMeta() *ResponseMeta {
@@ -1110,18 +1276,33 @@ const file_llmrelay_v1_meta_proto_rawDesc = "" +
 	"\ftotal_tokens\x18\x03 \x01(\x05R\vtotalTokens\x12.\n" +
 	"\x13cached_input_tokens\x18\x04 \x01(\x05R\x11cachedInputTokens\x12)\n" +
 	"\x10reasoning_tokens\x18\x05 \x01(\x05R\x0freasoningTokens\x12=\n" +
-	"\x1bcache_creation_input_tokens\x18\x06 \x01(\x05R\x18cacheCreationInputTokens\"\xa7\x03\n" +
+	"\x1bcache_creation_input_tokens\x18\x06 \x01(\x05R\x18cacheCreationInputTokens\"\xdf\x03\n" +
 	"\tRateLimit\x12*\n" +
 	"\x0erequests_limit\x18\x01 \x01(\x03H\x00R\rrequestsLimit\x88\x01\x01\x122\n" +
 	"\x12requests_remaining\x18\x02 \x01(\x03H\x01R\x11requestsRemaining\x88\x01\x01\x12J\n" +
 	"\x13requests_reset_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x11requestsResetTime\x12&\n" +
 	"\ftokens_limit\x18\x04 \x01(\x03H\x02R\vtokensLimit\x88\x01\x01\x12.\n" +
 	"\x10tokens_remaining\x18\x05 \x01(\x03H\x03R\x0ftokensRemaining\x88\x01\x01\x12F\n" +
-	"\x11tokens_reset_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x0ftokensResetTimeB\x11\n" +
+	"\x11tokens_reset_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x0ftokensResetTime\x126\n" +
+	"\awindows\x18\a \x03(\v2\x1c.llmrelay.v1.RateLimitWindowR\awindowsB\x11\n" +
 	"\x0f_requests_limitB\x15\n" +
 	"\x13_requests_remainingB\x0f\n" +
 	"\r_tokens_limitB\x13\n" +
-	"\x11_tokens_remaining\"\xba\x02\n" +
+	"\x11_tokens_remaining\"\xd4\x02\n" +
+	"\x0fRateLimitWindow\x12\x16\n" +
+	"\x06budget\x18\x01 \x01(\tR\x06budget\x121\n" +
+	"\x06period\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x06period\x12\x19\n" +
+	"\x05limit\x18\x03 \x01(\x03H\x00R\x05limit\x88\x01\x01\x12!\n" +
+	"\tremaining\x18\x04 \x01(\x03H\x01R\tremaining\x88\x01\x01\x129\n" +
+	"\n" +
+	"reset_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tresetTime\x12%\n" +
+	"\vutilization\x18\x06 \x01(\x01H\x02R\vutilization\x88\x01\x01\x12\x16\n" +
+	"\x06status\x18\a \x01(\tR\x06status\x12\x16\n" +
+	"\x06header\x18\b \x01(\tR\x06headerB\b\n" +
+	"\x06_limitB\f\n" +
+	"\n" +
+	"_remainingB\x0e\n" +
+	"\f_utilization\"\xfe\x02\n" +
 	"\vRetryReason\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12'\n" +
@@ -1132,7 +1313,8 @@ const file_llmrelay_v1_meta_proto_rawDesc = "" +
 	"\n" +
 	"deployment\x18\a \x01(\tR\n" +
 	"deployment\x12.\n" +
-	"\x13provider_request_id\x18\b \x01(\tR\x11providerRequestId\"\xbc\x04\n" +
+	"\x13provider_request_id\x18\b \x01(\tR\x11providerRequestId\x12B\n" +
+	"\x0frequested_delay\x18\t \x01(\v2\x19.google.protobuf.DurationR\x0erequestedDelay\"\xbc\x04\n" +
 	"\aRawData\x12\x18\n" +
 	"\arequest\x18\x01 \x01(\fR\arequest\x12\x1a\n" +
 	"\bresponse\x18\x02 \x01(\fR\bresponse\x12%\n" +
@@ -1176,56 +1358,61 @@ func file_llmrelay_v1_meta_proto_rawDescGZIP() []byte {
 	return file_llmrelay_v1_meta_proto_rawDescData
 }
 
-var file_llmrelay_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_llmrelay_v1_meta_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_llmrelay_v1_meta_proto_goTypes = []any{
 	(*ResponseMeta)(nil),          // 0: llmrelay.v1.ResponseMeta
 	(*OutputValidation)(nil),      // 1: llmrelay.v1.OutputValidation
 	(*Cost)(nil),                  // 2: llmrelay.v1.Cost
 	(*Usage)(nil),                 // 3: llmrelay.v1.Usage
 	(*RateLimit)(nil),             // 4: llmrelay.v1.RateLimit
-	(*RetryReason)(nil),           // 5: llmrelay.v1.RetryReason
-	(*RawData)(nil),               // 6: llmrelay.v1.RawData
-	(*DroppedOption)(nil),         // 7: llmrelay.v1.DroppedOption
-	(*Routing)(nil),               // 8: llmrelay.v1.Routing
-	(*FailedCallMeta)(nil),        // 9: llmrelay.v1.FailedCallMeta
-	nil,                           // 10: llmrelay.v1.RawData.RequestHeadersEntry
-	nil,                           // 11: llmrelay.v1.RawData.ResponseHeadersEntry
-	(Protocol)(0),                 // 12: llmrelay.v1.Protocol
-	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 14: google.protobuf.Duration
-	(FinishReason)(0),             // 15: llmrelay.v1.FinishReason
-	(*structpb.Struct)(nil),       // 16: google.protobuf.Struct
-	(*Message)(nil),               // 17: llmrelay.v1.Message
+	(*RateLimitWindow)(nil),       // 5: llmrelay.v1.RateLimitWindow
+	(*RetryReason)(nil),           // 6: llmrelay.v1.RetryReason
+	(*RawData)(nil),               // 7: llmrelay.v1.RawData
+	(*DroppedOption)(nil),         // 8: llmrelay.v1.DroppedOption
+	(*Routing)(nil),               // 9: llmrelay.v1.Routing
+	(*FailedCallMeta)(nil),        // 10: llmrelay.v1.FailedCallMeta
+	nil,                           // 11: llmrelay.v1.RawData.RequestHeadersEntry
+	nil,                           // 12: llmrelay.v1.RawData.ResponseHeadersEntry
+	(Protocol)(0),                 // 13: llmrelay.v1.Protocol
+	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 15: google.protobuf.Duration
+	(FinishReason)(0),             // 16: llmrelay.v1.FinishReason
+	(*structpb.Struct)(nil),       // 17: google.protobuf.Struct
+	(*Message)(nil),               // 18: llmrelay.v1.Message
 }
 var file_llmrelay_v1_meta_proto_depIdxs = []int32{
-	12, // 0: llmrelay.v1.ResponseMeta.protocol:type_name -> llmrelay.v1.Protocol
-	13, // 1: llmrelay.v1.ResponseMeta.create_time:type_name -> google.protobuf.Timestamp
-	14, // 2: llmrelay.v1.ResponseMeta.total_duration:type_name -> google.protobuf.Duration
-	14, // 3: llmrelay.v1.ResponseMeta.request_duration:type_name -> google.protobuf.Duration
-	14, // 4: llmrelay.v1.ResponseMeta.time_to_first_token:type_name -> google.protobuf.Duration
-	5,  // 5: llmrelay.v1.ResponseMeta.retry_reasons:type_name -> llmrelay.v1.RetryReason
+	13, // 0: llmrelay.v1.ResponseMeta.protocol:type_name -> llmrelay.v1.Protocol
+	14, // 1: llmrelay.v1.ResponseMeta.create_time:type_name -> google.protobuf.Timestamp
+	15, // 2: llmrelay.v1.ResponseMeta.total_duration:type_name -> google.protobuf.Duration
+	15, // 3: llmrelay.v1.ResponseMeta.request_duration:type_name -> google.protobuf.Duration
+	15, // 4: llmrelay.v1.ResponseMeta.time_to_first_token:type_name -> google.protobuf.Duration
+	6,  // 5: llmrelay.v1.ResponseMeta.retry_reasons:type_name -> llmrelay.v1.RetryReason
 	3,  // 6: llmrelay.v1.ResponseMeta.usage:type_name -> llmrelay.v1.Usage
-	15, // 7: llmrelay.v1.ResponseMeta.finish_reason:type_name -> llmrelay.v1.FinishReason
+	16, // 7: llmrelay.v1.ResponseMeta.finish_reason:type_name -> llmrelay.v1.FinishReason
 	4,  // 8: llmrelay.v1.ResponseMeta.rate_limit:type_name -> llmrelay.v1.RateLimit
-	16, // 9: llmrelay.v1.ResponseMeta.extended:type_name -> google.protobuf.Struct
-	6,  // 10: llmrelay.v1.ResponseMeta.raw:type_name -> llmrelay.v1.RawData
-	7,  // 11: llmrelay.v1.ResponseMeta.dropped_options:type_name -> llmrelay.v1.DroppedOption
-	8,  // 12: llmrelay.v1.ResponseMeta.routing:type_name -> llmrelay.v1.Routing
+	17, // 9: llmrelay.v1.ResponseMeta.extended:type_name -> google.protobuf.Struct
+	7,  // 10: llmrelay.v1.ResponseMeta.raw:type_name -> llmrelay.v1.RawData
+	8,  // 11: llmrelay.v1.ResponseMeta.dropped_options:type_name -> llmrelay.v1.DroppedOption
+	9,  // 12: llmrelay.v1.ResponseMeta.routing:type_name -> llmrelay.v1.Routing
 	2,  // 13: llmrelay.v1.ResponseMeta.cost:type_name -> llmrelay.v1.Cost
 	1,  // 14: llmrelay.v1.ResponseMeta.output_validation:type_name -> llmrelay.v1.OutputValidation
-	13, // 15: llmrelay.v1.RateLimit.requests_reset_time:type_name -> google.protobuf.Timestamp
-	13, // 16: llmrelay.v1.RateLimit.tokens_reset_time:type_name -> google.protobuf.Timestamp
-	14, // 17: llmrelay.v1.RetryReason.duration:type_name -> google.protobuf.Duration
-	14, // 18: llmrelay.v1.RetryReason.delay:type_name -> google.protobuf.Duration
-	10, // 19: llmrelay.v1.RawData.request_headers:type_name -> llmrelay.v1.RawData.RequestHeadersEntry
-	11, // 20: llmrelay.v1.RawData.response_headers:type_name -> llmrelay.v1.RawData.ResponseHeadersEntry
-	0,  // 21: llmrelay.v1.FailedCallMeta.meta:type_name -> llmrelay.v1.ResponseMeta
-	17, // 22: llmrelay.v1.FailedCallMeta.message:type_name -> llmrelay.v1.Message
-	23, // [23:23] is the sub-list for method output_type
-	23, // [23:23] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	14, // 15: llmrelay.v1.RateLimit.requests_reset_time:type_name -> google.protobuf.Timestamp
+	14, // 16: llmrelay.v1.RateLimit.tokens_reset_time:type_name -> google.protobuf.Timestamp
+	5,  // 17: llmrelay.v1.RateLimit.windows:type_name -> llmrelay.v1.RateLimitWindow
+	15, // 18: llmrelay.v1.RateLimitWindow.period:type_name -> google.protobuf.Duration
+	14, // 19: llmrelay.v1.RateLimitWindow.reset_time:type_name -> google.protobuf.Timestamp
+	15, // 20: llmrelay.v1.RetryReason.duration:type_name -> google.protobuf.Duration
+	15, // 21: llmrelay.v1.RetryReason.delay:type_name -> google.protobuf.Duration
+	15, // 22: llmrelay.v1.RetryReason.requested_delay:type_name -> google.protobuf.Duration
+	11, // 23: llmrelay.v1.RawData.request_headers:type_name -> llmrelay.v1.RawData.RequestHeadersEntry
+	12, // 24: llmrelay.v1.RawData.response_headers:type_name -> llmrelay.v1.RawData.ResponseHeadersEntry
+	0,  // 25: llmrelay.v1.FailedCallMeta.meta:type_name -> llmrelay.v1.ResponseMeta
+	18, // 26: llmrelay.v1.FailedCallMeta.message:type_name -> llmrelay.v1.Message
+	27, // [27:27] is the sub-list for method output_type
+	27, // [27:27] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_llmrelay_v1_meta_proto_init() }
@@ -1236,13 +1423,14 @@ func file_llmrelay_v1_meta_proto_init() {
 	file_llmrelay_v1_content_proto_init()
 	file_llmrelay_v1_enums_proto_init()
 	file_llmrelay_v1_meta_proto_msgTypes[4].OneofWrappers = []any{}
+	file_llmrelay_v1_meta_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmrelay_v1_meta_proto_rawDesc), len(file_llmrelay_v1_meta_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -191,7 +191,9 @@ func crewCheck(t *testing.T, what string, msg *llmrelayv1.Message, m *llmrelayv1
 	var want *llmrelayv1.RateLimit
 	if requestsLimit != 0 {
 		want = &llmrelayv1.RateLimit{RequestsLimit: ptr(requestsLimit), RequestsRemaining: ptr(requestsRemaining),
-			RequestsResetTime: timestamppb.New(requestsReset)}
+			RequestsResetTime: timestamppb.New(requestsReset),
+			Windows: []*llmrelayv1.RateLimitWindow{{Budget: "requests", Header: "anthropic-ratelimit-requests",
+				Limit: ptr(requestsLimit), Remaining: ptr(requestsRemaining), ResetTime: timestamppb.New(requestsReset)}}}
 	}
 	if rl := m.GetRateLimit(); !proto.Equal(rl, want) {
 		t.Errorf("%s: rate limit %v, want %v", what, rl, want)

@@ -114,10 +114,10 @@ func spendCapReached(e *provider.Error) {
 // limit's reset). 0 when the status is another, or the reset is absent,
 // unreadable or past.
 func unifiedRejectedWait(h http.Header, now time.Time) time.Duration {
-	if !strings.EqualFold(strings.TrimSpace(h.Get(unifiedPrefix+"Status")), "rejected") {
+	if !strings.EqualFold(strings.TrimSpace(h.Get(provider.UnifiedPrefix+"Status")), "rejected") {
 		return 0
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(h.Get(unifiedPrefix+"Reset")), 10, 64)
+	n, err := strconv.ParseInt(strings.TrimSpace(h.Get(provider.UnifiedPrefix+"Reset")), 10, 64)
 	if err != nil || n <= 0 || n >= 1<<40 {
 		return 0
 	}

@@ -12,14 +12,15 @@
 // Keys this adapter sets in ResponseMeta.extended:
 //   - stop_sequence: the stop sequence that ended the answer.
 //   - service_tier: usage.service_tier.
-//   - ratelimit_input_tokens_limit / _remaining / _reset and
-//     ratelimit_output_tokens_limit / _remaining / _reset: the
-//     anthropic-ratelimit-input-tokens-* and -output-tokens-* headers
-//     (limits as numbers, resets as RFC 3339 strings).
-//   - ratelimit_unified_*: a Claude subscription's unified limit headers
-//     (anthropic-ratelimit-unified-status, -reset, -5h-utilization, ...),
-//     one key each: resets as RFC 3339 strings, utilizations and
+//   - ratelimit_unified_*: the unified limit headers of a Claude
+//     subscription's answer that are no window's
+//     (anthropic-ratelimit-unified-representative-claim,
+//     -fallback-percentage, -overage-disabled-reason, ...), one key each:
 //     percentages as numbers, the rest as sent.
+//
+// Every rate-limit budget (requests, tokens, input and output tokens, the
+// unified windows with their status, reset and utilization) is a
+// RateLimit.windows entry.
 package anthropic
 
 import (

@@ -295,8 +295,8 @@ func TestGenerateSemantics(t *testing.T) {
 			!rl.GetRequestsResetTime().AsTime().Equal(time.Date(2025, 10, 14, 9, 12, 30, 0, time.UTC)) {
 			t.Errorf("rate limit = %v", rl)
 		}
-		if got := m.GetExtended().GetFields()["ratelimit_output_tokens_limit"].GetNumberValue(); got != 400000 {
-			t.Errorf("extended output limit = %v", got)
+		if got := windowValue(m, "output_tokens", "limit"); got != "400000" {
+			t.Errorf("output tokens window limit = %v", got)
 		}
 		if got := c.Header.Get("X-Api-Key"); got != testKey {
 			t.Errorf("x-api-key = %q", got)

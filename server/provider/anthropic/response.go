@@ -400,61 +400,38 @@ func headerMeta(h http.Header) *llmrelayv1.ResponseMeta {
 	if found {
 		meta.RateLimit = &rl
 	}
-	for _, kind := range []string{"input", "output"} {
-		prefix := "Anthropic-Ratelimit-" + strings.ToUpper(kind[:1]) + kind[1:] + "-Tokens-"
-		key := "ratelimit_" + kind + "_tokens_"
-		if n, ok := headerInt(h, prefix+"Limit"); ok {
-			provider.SetExtended(meta, key+"limit", n)
-		}
-		if n, ok := headerInt(h, prefix+"Remaining"); ok {
-			provider.SetExtended(meta, key+"remaining", n)
-		}
-		if t, ok := headerTime(h, prefix+"Reset"); ok {
-			provider.SetExtended(meta, key+"reset", t.UTC().Format(time.RFC3339))
-		}
-	}
+	// Every budget is a window (RateLimit.windows): requests and tokens
+	// as above, the input and output token limits and a Claude
+	// subscription's unified windows, which the typed fields have no
+	// place for.
+	meta.RateLimit = provider.AnthropicWindows(meta.RateLimit, h)
 	unifiedLimits(meta, h)
 	return meta
 }
 
-// unifiedPrefix starts the headers of the unified limits Anthropic
-// answers a Claude subscription's requests with (an OAuth token, as
-// Claude Code sends, or a relay in front of one) instead of the
-// requests and tokens ones: an overall status and reset, then per
-// window ("5h", "7d", "7d_sonnet", "7d_oi", "overage") a status
-// (allowed, allowed_warning, rejected), a reset in Unix seconds and the
-// fraction used, and the claim that decides (representative-claim:
-// five_hour), as they are quoted from live answers
-// ("anthropic-ratelimit-unified-5h-utilization: 0.43",
-// "anthropic-ratelimit-unified-5h-reset: 1767409200").
-const unifiedPrefix = "Anthropic-Ratelimit-Unified-"
-
-// unifiedLimits keeps the unified limit headers in meta.extended, one key
-// each, ratelimit_unified_<rest of the name> with '-' as '_'
-// (ratelimit_unified_5h_utilization): a reset as an RFC 3339 time, as
-// the other resets are kept, a utilization or percentage as a number,
-// anything else (or a value of another form) as sent. They say how much
-// of the subscription's windows is used and when a rejected one opens
-// again, which the contract's rate limit (requests and tokens) has no
-// place for; they were dropped.
+// unifiedLimits keeps in meta.extended the unified limit headers of a
+// Claude subscription's answer that are no window's
+// (provider.AnthropicUnifiedWindows holds each window's status, reset and
+// utilization): anthropic-ratelimit-unified-representative-claim,
+// -fallback-percentage, -overage-disabled-reason, and a window's value of
+// another form than the window holds, one key each,
+// ratelimit_unified_<rest of the name> with '-' as '_'
+// (ratelimit_unified_representative_claim), a percentage as a number,
+// anything else as sent.
 func unifiedLimits(meta *llmrelayv1.ResponseMeta, h http.Header) {
 	for name, vs := range h {
-		rest, ok := strings.CutPrefix(http.CanonicalHeaderKey(name), unifiedPrefix)
+		rest, ok := strings.CutPrefix(http.CanonicalHeaderKey(name), provider.UnifiedPrefix)
 		if !ok || rest == "" || len(vs) == 0 {
 			continue
 		}
 		v := strings.TrimSpace(vs[0])
-		if v == "" {
+		if v == "" || provider.UnifiedTyped(strings.ToLower(rest), v) {
 			continue
 		}
 		key := "ratelimit_unified_" + strings.ReplaceAll(strings.ToLower(rest), "-", "_")
 		var value any = v
 		switch {
-		case strings.HasSuffix(key, "_reset"):
-			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 && n < 1<<40 {
-				value = time.Unix(n, 0).UTC().Format(time.RFC3339)
-			}
-		case strings.HasSuffix(key, "_utilization") || strings.HasSuffix(key, "_percentage"):
+		case strings.HasSuffix(key, "_percentage"):
 			if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
 				value = f
 			}

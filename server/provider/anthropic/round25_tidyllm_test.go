@@ -46,6 +46,12 @@ func TestRound25Tidyllm(t *testing.T) {
 			t.Errorf("%s: answer %q, meta %v", c.name, providertest.Answer(res.Message), m)
 		}
 		for k, want := range c.extended {
+			if budget, field, ok := windowKey(k); ok {
+				if got := windowValue(m, budget, field); got != want {
+					t.Errorf("%s: rate_limit window %s %s = %s, want %s", c.name, budget, field, got, want)
+				}
+				continue
+			}
 			if got, ok := m.GetExtended().GetFields()[k]; !ok || providertest.MustJSON(got.AsInterface()) != want {
 				t.Errorf("%s: extended %s = %v, want %s", c.name, k, got, want)
 			}

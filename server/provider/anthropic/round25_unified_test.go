@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/pipeline"
@@ -15,40 +18,76 @@ import (
 	"github.com/llmrelay/llmrelay/server/provider/providertest"
 )
 
-// r25Unified is what testdata/unified25_*.http's unified limit headers
-// become in meta.extended: resets as RFC 3339 times, fractions as
-// numbers, the rest as sent.
-func r25Unified(status, fiveHourStatus string, fiveHourUsed, weekUsed float64) map[string]any {
-	return map[string]any{
-		"ratelimit_unified_status":                  status,
-		"ratelimit_unified_5h_status":               fiveHourStatus,
-		"ratelimit_unified_5h_reset":                "2026-09-15T17:00:00Z",
-		"ratelimit_unified_5h_utilization":          fiveHourUsed,
-		"ratelimit_unified_7d_status":               "allowed",
-		"ratelimit_unified_7d_reset":                "2026-09-19T09:00:00Z",
-		"ratelimit_unified_7d_utilization":          weekUsed,
-		"ratelimit_unified_representative_claim":    "five_hour",
-		"ratelimit_unified_fallback_percentage":     0.5,
-		"ratelimit_unified_reset":                   "2026-09-15T17:00:00Z",
-		"ratelimit_unified_overage_disabled_reason": "org_level_disabled",
-		"ratelimit_unified_overage_status":          "rejected",
+// r25Want is what testdata/unified25_*.http's unified limit headers
+// become: a window (budget "unified") per window name, its status as
+// sent, its reset (Unix seconds) as a time, its utilization a fraction,
+// its period from its name; the headers that are no window's in
+// meta.extended.
+type r25Want struct {
+	windows  []*llmrelayv1.RateLimitWindow
+	extended map[string]any
+}
+
+func r25Unified(status, fiveHourStatus string, fiveHourUsed, weekUsed float64) r25Want {
+	at := func(unix int64) *timestamppb.Timestamp { return timestamppb.New(time.Unix(unix, 0)) }
+	win := func(name string, period time.Duration, reset int64, used *float64, status string) *llmrelayv1.RateLimitWindow {
+		w := &llmrelayv1.RateLimitWindow{Budget: "unified", Header: "anthropic-ratelimit-unified", Status: status, Utilization: used}
+		if name != "" {
+			w.Header += "-" + name
+		}
+		if period > 0 {
+			w.Period = durationpb.New(period)
+		}
+		if reset > 0 {
+			w.ResetTime = at(reset)
+		}
+		return w
+	}
+	return r25Want{
+		windows: []*llmrelayv1.RateLimitWindow{
+			win("", 0, 1789491600, nil, status), // 2026-09-15T17:00:00Z
+			win("5h", 5*time.Hour, 1789491600, &fiveHourUsed, fiveHourStatus),
+			win("7d", 7*24*time.Hour, 1789808400, &weekUsed, "allowed"), // 2026-09-19T09:00:00Z
+			win("overage", 0, 0, nil, "rejected"),
+		},
+		extended: map[string]any{
+			"ratelimit_unified_representative_claim":    "five_hour",
+			"ratelimit_unified_fallback_percentage":     0.5,
+			"ratelimit_unified_overage_disabled_reason": "org_level_disabled",
+		},
 	}
 }
 
-// r25CheckUnified fails unless meta.extended holds exactly want's
+// r25CheckUnified fails unless meta's rate limit has exactly want's
+// unified windows, in order, and meta.extended exactly want's
 // ratelimit_unified_* keys with their values.
-func r25CheckUnified(t *testing.T, what string, meta *llmrelayv1.ResponseMeta, want map[string]any) {
+func r25CheckUnified(t *testing.T, what string, meta *llmrelayv1.ResponseMeta, want r25Want) {
 	t.Helper()
+	var windows []*llmrelayv1.RateLimitWindow
+	for _, w := range meta.GetRateLimit().GetWindows() {
+		if w.GetBudget() == "unified" {
+			windows = append(windows, w)
+		}
+	}
+	if len(windows) != len(want.windows) {
+		t.Errorf("%s: unified windows %v, want %v", what, windows, want.windows)
+	} else {
+		for i := range windows {
+			if !proto.Equal(windows[i], want.windows[i]) {
+				t.Errorf("%s: unified window %d = %v, want %v", what, i, windows[i], want.windows[i])
+			}
+		}
+	}
 	got := map[string]*structpb.Value{}
 	for k, v := range meta.GetExtended().GetFields() {
 		if len(k) > len("ratelimit_unified_") && k[:len("ratelimit_unified_")] == "ratelimit_unified_" {
 			got[k] = v
 		}
 	}
-	if len(got) != len(want) {
-		t.Errorf("%s: %d unified keys %v, want %d", what, len(got), got, len(want))
+	if len(got) != len(want.extended) {
+		t.Errorf("%s: %d unified keys %v, want %d", what, len(got), got, len(want.extended))
 	}
-	for k, w := range want {
+	for k, w := range want.extended {
 		wv, err := structpb.NewValue(w)
 		if err != nil {
 			t.Fatal(err)
@@ -63,8 +102,9 @@ func r25CheckUnified(t *testing.T, what string, meta *llmrelayv1.ResponseMeta, w
 // token, or a relay in front of one) carries the unified limit headers
 // instead of the requests and tokens ones: each window's status, reset
 // (Unix seconds) and fraction used, the deciding claim, the overall
-// status and reset. They are kept in meta.extended, unary and streamed;
-// they were dropped. A 429 that says the deciding window is rejected
+// status and reset. Each window is a RateLimit.windows entry (budget
+// "unified"), the headers that are no window's are kept in meta.extended,
+// unary and streamed; they were dropped. A 429 that says the deciding window is rejected
 // keeps them too (the caller learns which window and until when), and,
 // when it comes without a Retry-After, waits until that window's reset.
 func TestRound25UnifiedLimits(t *testing.T) {
@@ -77,7 +117,7 @@ func TestRound25UnifiedLimits(t *testing.T) {
 		t.Fatalf("Generate: %v", err)
 	}
 	providertest.Golden(t, "testdata/unified25_subscription.golden", providertest.ProtoJSON(t, res.Meta))
-	if m := res.Meta; m.GetProviderRequestId() != "req_011CCQknkKmEH39h0NV1UCLI" || m.GetRateLimit() != nil ||
+	if m := res.Meta; m.GetProviderRequestId() != "req_011CCQknkKmEH39h0NV1UCLI" || m.GetRateLimit().RequestsLimit != nil || m.GetRateLimit().TokensLimit != nil ||
 		m.GetFinishReason() != llmrelayv1.FinishReason_FINISH_REASON_LENGTH || len(m.GetWarnings()) != 0 {
 		t.Errorf("meta %v", m)
 	}

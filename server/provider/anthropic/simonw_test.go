@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,17 @@ func checkLLMWant(t *testing.T, what string, msg *llmrelayv1.Message, m *llmrela
 		t.Errorf("%s: rate limit %v, want requests %d tokens %d reset %v", what, rl, w.requestsLimit, w.tokensLimit, w.tokensReset)
 	}
 	for k, v := range w.extended {
+		if budget, field, ok := windowKey(k); ok {
+			// The input and output token limits are windows
+			// (RateLimit.windows), not extended keys.
+			if _, in := m.GetExtended().GetFields()[k]; in {
+				t.Errorf("%s: extended[%s] set, want it only in rate_limit.windows", what, k)
+			}
+			if got := windowValue(m, budget, field); got != v {
+				t.Errorf("%s: rate_limit window %s %s = %s, want %s", what, budget, field, got, v)
+			}
+			continue
+		}
 		if got := valueJSON(t, m.GetExtended().GetFields()[k]); got != v {
 			t.Errorf("%s: extended[%s] = %s, want %s", what, k, got, v)
 		}
@@ -622,4 +634,37 @@ func splitItems(t *testing.T, what string, msg *llmrelayv1.Message, want []strin
 		t.Errorf("%s: provider items %q, want %q", what, got, want)
 	}
 	return rest
+}
+
+// windowKey splits a want key ratelimit_{input,output}_tokens_{limit,remaining,reset}
+// (the names the recordings' anthropic-ratelimit-input-tokens-* and
+// -output-tokens-* headers had as extended keys before they were
+// windows) into its budget and field; ok is false for any other key.
+func windowKey(k string) (budget, field string, ok bool) {
+	for _, b := range [...]string{"input_tokens", "output_tokens"} {
+		if f, found := strings.CutPrefix(k, "ratelimit_"+b+"_"); found && (f == "limit" || f == "remaining" || f == "reset") {
+			return b, f, true
+		}
+	}
+	return "", "", false
+}
+
+// windowValue is the field of m's rate-limit window of budget (its
+// anthropic-ratelimit-* header family) as JSON: a count as a number, a
+// reset as a quoted RFC 3339 time; "" when there is none.
+func windowValue(m *llmrelayv1.ResponseMeta, budget, field string) string {
+	for _, w := range m.GetRateLimit().GetWindows() {
+		if w.GetBudget() != budget || w.GetHeader() != "anthropic-ratelimit-"+strings.ReplaceAll(budget, "_", "-") {
+			continue
+		}
+		switch {
+		case field == "limit" && w.Limit != nil:
+			return strconv.FormatInt(w.GetLimit(), 10)
+		case field == "remaining" && w.Remaining != nil:
+			return strconv.FormatInt(w.GetRemaining(), 10)
+		case field == "reset" && w.GetResetTime() != nil:
+			return `"` + w.GetResetTime().AsTime().UTC().Format(time.RFC3339) + `"`
+		}
+	}
+	return ""
 }

@@ -92,11 +92,17 @@ var crewChatStreams = []recordedStream{
 		if want := (&llmrelayv1.Usage{InputTokens: 43, OutputTokens: 11, TotalTokens: 54}); !proto.Equal(f.Meta.GetUsage(), want) {
 			t.Errorf("usage %v, want %v", f.Meta.GetUsage(), want)
 		}
-		want := &llmrelayv1.RateLimit{RequestsLimit: proto.Int64(30), RequestsRemaining: proto.Int64(29),
-			TokensLimit: proto.Int64(60000), TokensRemaining: proto.Int64(59963)}
-		if !proto.Equal(f.Meta.GetRateLimit(), want) {
-			t.Errorf("rate limit %v, want %v", f.Meta.GetRateLimit(), want)
-		}
+		wantRateLimit(t, f.Meta.GetRateLimit(), &llmrelayv1.RateLimit{RequestsLimit: proto.Int64(30), RequestsRemaining: proto.Int64(29),
+			TokensLimit: proto.Int64(60000), TokensRemaining: proto.Int64(59963)})
+		// Every window is reported, each with its period (the cassette
+		// kept no resets).
+		checkWindows(t, "cerebras", f.Meta.GetRateLimit(), time.Time{},
+			"requests x-ratelimit-requests-minute 30/29 1m0s -",
+			"requests x-ratelimit-requests-hour 900/898 1h0m0s -",
+			"requests x-ratelimit-requests-day 14400/14398 24h0m0s -",
+			"tokens x-ratelimit-tokens-minute 60000/59963 1m0s -",
+			"tokens x-ratelimit-tokens-hour 1000000/999963 1h0m0s -",
+			"tokens x-ratelimit-tokens-day 1000000/999953 24h0m0s -")
 		if f.Meta.GetResponseId() != "chatcmpl-e4b66146-cac9-459a-9909-ddd5fb56b3fd" || f.Meta.GetResolvedModel() != "llama3.1-8b" ||
 			f.Meta.GetProviderRequestId() != "X-REQUEST-ID-XXX" {
 			t.Errorf("meta %v", f.Meta)

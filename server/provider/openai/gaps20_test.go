@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -107,13 +108,23 @@ func TestGaps20Seed(t *testing.T) {
 // TestGaps20MistralSizeLimit: Mistral's ratelimitbysize-query-cost (the
 // tokens the call was charged) and its per-window budgets
 // (x-ratelimitbysize-{limit,remaining}-{minute,month}) were dropped:
-// RateLimit holds the binding window (ratelimitbysize-*) only. They are
-// kept in meta.extended["rate_limit_by_size"].
+// RateLimit's typed tokens budget holds the binding window
+// (ratelimitbysize-*) only. The windows are RateLimit.windows, the cost
+// meta.extended["rate_limit_by_size"].
 func TestGaps20MistralSizeLimit(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ name, want string }{
-		{"real_oi_mistral_tool_call_stream", `{"minute":{"limit":500000,"remaining":342032},"month":{"limit":1000000000,"remaining":997342940},"query_cost":32010}`},
-		{"real_mag_mistral_parallel_function_call_stream", `{"minute":{"limit":2000000,"remaining":1775939},"month":{"limit":10000000000,"remaining":9998591575},"query_cost":32036}`},
+	for _, tc := range []struct {
+		name, want string
+		windows    []string
+	}{
+		{"real_oi_mistral_tool_call_stream", `{"query_cost":32010}`, []string{
+			"tokens ratelimitbysize 500000/342032 - +1m0s",
+			"tokens x-ratelimitbysize-minute 500000/342032 1m0s -",
+			"tokens x-ratelimitbysize-month 1000000000/997342940 - -"}},
+		{"real_mag_mistral_parallel_function_call_stream", `{"query_cost":32036}`, []string{
+			"tokens ratelimitbysize 2000000/1775939 - +47s",
+			"tokens x-ratelimitbysize-minute 2000000/1775939 1m0s -",
+			"tokens x-ratelimitbysize-month 10000000000/9998591575 - -"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -121,6 +132,8 @@ func TestGaps20MistralSizeLimit(t *testing.T) {
 			if got := extendedJSON(t, m, extSizeLimit); got != tc.want {
 				t.Errorf("rate_limit_by_size %s, want %s", got, tc.want)
 			}
+			date, _ := http.ParseTime(providertest.Load(t, td(tc.name+".http")).Header.Get("Date"))
+			checkWindows(t, tc.name, m.GetRateLimit(), date, tc.windows...)
 			if m.GetRateLimit().GetTokensLimit() == 0 {
 				t.Errorf("rate limit %v", m.GetRateLimit())
 			}

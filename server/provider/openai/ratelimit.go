@@ -3,6 +3,7 @@ package openai
 import (
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -74,85 +75,42 @@ func (w *rateWindow) reset(now time.Time) *timestamppb.Timestamp {
 	return timestamppb.New(now.Add(time.Duration(s * float64(time.Second))))
 }
 
-// extRateLimitWindows is the meta.extended key of windowExtras.
-const extRateLimitWindows = "rate_limit_windows"
-
-// windowExtras are the per-window budgets RateLimit does not hold:
-// Cerebras answers with a minute, an hour and a day window for requests
-// and tokens (testdata/real_crew_cerebras_streaming_completion_3.http,
-// real_maruel_cerebras_oss_logprobs.http), of which RateLimit holds one
-// each (windowedRateLimit: the one that throttles first); the others
-// were lost, a client unable to see its day budget run out. Returned as
-// {"<name>-<window>": {"limit": n, "remaining": n, "reset": "<seconds as
-// sent>"}} with what was sent of each; the tokens windows are left out
-// where sizeLimitExtras keeps them (Mistral's, beside its query cost).
-// nil when there are none.
-func windowExtras(h http.Header) map[string]any {
-	var b map[string]any
-	for what, names := range rateLimitNames {
-		if what == "tokens" && h.Get("X-Ratelimit-Tokens-Query-Cost") != "" {
-			continue
-		}
-		picked := pickWindow(h, what)
-		if picked == nil {
-			continue
-		}
-		for _, name := range names {
+// windowedWindows adds to rl (nil: none yet) every per-window budget
+// the headers send (RateLimit.windows): Cerebras answers with a minute,
+// an hour and a day window for requests and tokens
+// (testdata/real_crew_cerebras_streaming_completion_3.http,
+// real_maruel_cerebras_oss_logprobs.http), Mistral with 10-second or
+// 60-second request windows and minute and month token windows, of which
+// the typed fields hold one each (windowedRateLimit: the one that
+// throttles first); the others, a client's day budget among them, were
+// kept only as JSON in meta.extended. Each is a window with its period
+// from its name (none for a month), header x-ratelimit-<name>-<window>,
+// in the order of rateLimitNames' budgets and names and rateLimitWindows.
+func windowedWindows(rl *llmrelayv1.RateLimit, h http.Header) *llmrelayv1.RateLimit {
+	var now time.Time
+	for _, what := range [...]string{"requests", "tokens"} {
+		for _, name := range rateLimitNames[what] {
 			for _, win := range rateLimitWindows {
 				key := name + "-" + win
-				if key == picked.key {
-					continue
-				}
 				limit := headerInt(h, "x-ratelimit-limit-"+key)
 				remaining := headerInt(h, "x-ratelimit-remaining-"+key)
 				if limit == nil && remaining == nil {
 					continue
 				}
-				w := map[string]any{}
-				if limit != nil {
-					w["limit"] = *limit
+				if rl == nil {
+					rl = &llmrelayv1.RateLimit{}
 				}
-				if remaining != nil {
-					w["remaining"] = *remaining
+				if now.IsZero() {
+					now = provider.ResponseDate(h)
 				}
-				if v := strings.TrimSpace(h.Get("x-ratelimit-reset-" + key)); v != "" {
-					w["reset"] = validUTF8(v)
-				}
-				if b == nil {
-					b = map[string]any{}
-				}
-				b[key] = w
+				rw := rateWindow{resetSecs: strings.TrimSpace(h.Get("x-ratelimit-reset-" + key))}
+				w := provider.Window(rl, what, "x-ratelimit-"+key)
+				w.Limit, w.Remaining, w.ResetTime = limit, remaining, rw.reset(now)
+				w.Period = provider.NamedPeriod(win)
 			}
 		}
 	}
-	return b
-}
-
-// extRenewalPeriod is the meta.extended key of renewalPeriods.
-const extRenewalPeriod = "rate_limit_renewal_period"
-
-// renewalPeriods are Azure's x-ratelimit-renewalperiod-{requests,tokens}
-// (seconds: the window each budget refills over; 60 in
-// testdata/real_oll_azure_chat_content_filtering_2.http,
-// real_rubyllm_azure_foundry_grok.http), which RateLimit has no place
-// for: {"requests": n, "tokens": n} with what was sent; nil when neither.
-func renewalPeriods(h http.Header) map[string]any {
-	var b map[string]any
-	for _, what := range [...]string{"requests", "tokens"} {
-		v := strings.TrimSpace(h.Get("X-Ratelimit-Renewalperiod-" + what))
-		if v == "" {
-			continue
-		}
-		if b == nil {
-			b = map[string]any{}
-		}
-		if n, err := strconv.ParseFloat(v, 64); err == nil && !math.IsInf(n, 0) && !math.IsNaN(n) {
-			b[what] = n
-		} else {
-			b[what] = validUTF8(v)
-		}
-	}
-	return b
+	return rl
 }
 
 func pickWindow(h http.Header, what string) *rateWindow {
@@ -181,80 +139,57 @@ func pickWindow(h http.Header, what string) *rateWindow {
 	return best
 }
 
-// inputImagesLimit reads OpenAI's third budget, the input images a model
-// that reads images may take per minute, sent beside the requests and
-// tokens budgets as x-ratelimit-{limit,remaining,reset}-input-images
-// (testdata/real_envoy_chat_image_to_text.http: 50000, 49999 and "1ms").
-// The RateLimit message has a requests and a tokens budget only, so it is
-// kept in meta.extended as {"limit", "remaining", "reset"} with what was
-// sent of each (the reset as sent, a duration from the response's Date);
-// nil when neither count was sent.
-func inputImagesLimit(h http.Header) map[string]any {
+// inputImagesWindow adds OpenAI's third budget to rl (nil: none yet),
+// the input images a model that reads images may take per minute, sent
+// beside the requests and tokens budgets as
+// x-ratelimit-{limit,remaining,reset}-input-images
+// (testdata/real_envoy_chat_image_to_text.http: 50000, 49999 and "1ms"):
+// a window of budget "input_images", its reset a duration from the
+// response's Date as the other budgets'.
+func inputImagesWindow(rl *llmrelayv1.RateLimit, h http.Header) *llmrelayv1.RateLimit {
 	// Canonical names: h.Get allocates to canonicalize any other (this
 	// runs on every answer).
 	limit := headerInt(h, "X-Ratelimit-Limit-Input-Images")
 	remaining := headerInt(h, "X-Ratelimit-Remaining-Input-Images")
 	if limit == nil && remaining == nil {
-		return nil
+		return rl
 	}
-	b := make(map[string]any, 3)
-	if limit != nil {
-		b["limit"] = *limit
+	if rl == nil {
+		rl = &llmrelayv1.RateLimit{}
 	}
-	if remaining != nil {
-		b["remaining"] = *remaining
-	}
-	if v := strings.TrimSpace(h.Get("X-Ratelimit-Reset-Input-Images")); v != "" {
-		b["reset"] = validUTF8(v)
-	}
-	return b
+	w := provider.Window(rl, "input_images", "x-ratelimit-input-images")
+	w.Limit, w.Remaining = limit, remaining
+	w.ResetTime = provider.ResetAfter(h, h.Get("X-Ratelimit-Reset-Input-Images"))
+	return rl
 }
 
-// sizeLimitExtras are Mistral's token-budget headers the RateLimit
-// message has no place for (testdata/real_oi_mistral_tool_call_stream.http,
-// testdata/real_mag_mistral_parallel_function_call_stream.http): the
-// tokens the call cost (ratelimitbysize-query-cost) and the budget of
-// each window (x-ratelimitbysize-{limit,remaining}-{minute,month}), of
-// which RateLimit holds only the binding one (ratelimitbysize-*,
-// bareRateLimit); under the names api.mistral.ai uses since 2025
-// (x-ratelimit-tokens-query-cost, x-ratelimit-{limit,remaining}-tokens-
-// <window>) the same facts. Returned as {"query_cost": n, "<window>": {"limit": n,
-// "remaining": n}}; nil when there are none.
-func sizeLimitExtras(h http.Header) map[string]any {
-	var b map[string]any
-	set := func(k string, v any) {
-		if b == nil {
-			b = map[string]any{}
-		}
-		b[k] = v
-	}
+// queryCost is the tokens a Mistral call was charged against its token
+// budget (ratelimitbysize-query-cost, in 2024,
+// testdata/real_oi_mistral_tool_call_stream.http; x-ratelimit-tokens-query-cost
+// since 2025, testdata/real_oll_mistral_chat.http), which is no budget:
+// meta.extended.rate_limit_by_size {"query_cost": n}; nil when not sent.
+// The budgets beside it are windows (bySizeWindows, windowedWindows).
+func queryCost(h http.Header) map[string]any {
 	if n := headerInt(h, "Ratelimitbysize-Query-Cost"); n != nil {
-		set("query_cost", *n)
-	} else if n := headerInt(h, "X-Ratelimit-Tokens-Query-Cost"); n != nil {
-		// The same count under the names api.mistral.ai answers with
-		// since 2025, beside x-ratelimit-{limit,remaining}-tokens-<window>
-		// (testdata/real_oll_mistral_chat.http,
-		// testdata/real_rubyllm_mistral_tool_call_1.http). RateLimit
-		// holds the binding tokens window (windowedRateLimit); each
-		// window is kept here, as for the older names.
-		set("query_cost", *n)
-		for _, win := range rateLimitWindows {
-			limit := headerInt(h, "x-ratelimit-limit-tokens-"+win)
-			remaining := headerInt(h, "x-ratelimit-remaining-tokens-"+win)
-			if limit == nil && remaining == nil {
-				continue
-			}
-			w := map[string]any{}
-			if limit != nil {
-				w["limit"] = *limit
-			}
-			if remaining != nil {
-				w["remaining"] = *remaining
-			}
-			set(win, w)
-		}
+		return map[string]any{"query_cost": *n}
 	}
+	if n := headerInt(h, "X-Ratelimit-Tokens-Query-Cost"); n != nil {
+		return map[string]any{"query_cost": *n}
+	}
+	return nil
+}
+
+// bySizeWindows adds to rl (nil: none yet) Mistral's 2024 per-window
+// token budgets, x-ratelimitbysize-{limit,remaining}-<window>
+// (testdata/real_oi_mistral_tool_call_stream.http,
+// testdata/real_mag_mistral_parallel_function_call_stream.http: minute
+// and month), of which the typed tokens fields hold only the binding one
+// (ratelimitbysize-*, bareRateLimit): windows of budget "tokens", header
+// x-ratelimitbysize-<window>, period from the window's name, in the
+// order of the window names, sorted.
+func bySizeWindows(rl *llmrelayv1.RateLimit, h http.Header) *llmrelayv1.RateLimit {
 	const prefix = "x-ratelimitbysize-"
+	var windows []string
 	for name := range h {
 		// Every answer's headers are scanned: only the names with the
 		// prefix are lowered (an allocation each).
@@ -263,23 +198,25 @@ func sizeLimitExtras(h http.Header) map[string]any {
 		}
 		rest := strings.ToLower(name[len(prefix):])
 		for _, f := range [...]string{"limit-", "remaining-"} {
-			window, ok := strings.CutPrefix(rest, f)
-			if !ok || window == "" {
-				continue
+			if window, ok := strings.CutPrefix(rest, f); ok && window != "" && !slices.Contains(windows, window) {
+				windows = append(windows, window)
 			}
-			n := headerInt(h, name)
-			if n == nil {
-				continue
-			}
-			w, _ := b[window].(map[string]any)
-			if w == nil {
-				w = map[string]any{}
-				set(window, w)
-			}
-			w[strings.TrimSuffix(f, "-")] = *n
 		}
 	}
-	return b
+	slices.Sort(windows)
+	for _, win := range windows {
+		limit := headerInt(h, prefix+"limit-"+win)
+		remaining := headerInt(h, prefix+"remaining-"+win)
+		if limit == nil && remaining == nil {
+			continue
+		}
+		if rl == nil {
+			rl = &llmrelayv1.RateLimit{}
+		}
+		w := provider.Window(rl, "tokens", prefix+win)
+		w.Limit, w.Remaining, w.Period = limit, remaining, provider.NamedPeriod(win)
+	}
+	return rl
 }
 
 func headerInt(h http.Header, name string) *int64 {
@@ -314,19 +251,24 @@ func headerInt(h http.Header, name string) *int64 {
 // and 2400000, December 2025), and OpenAI's own limit and remaining
 // counts when they are fractions (Hugging Face's router's token budget,
 // which provider.OpenAIRateLimit reads as no count: headerInt). Each
-// fills only a count rl has none for.
+// fills only a count rl has none for, and the same count of the budget's
+// x-ratelimit-<budget> window (RateLimit.windows).
 func unprefixedLimits(rl *llmrelayv1.RateLimit, h http.Header) *llmrelayv1.RateLimit {
+	lim := func(w *llmrelayv1.RateLimitWindow) **int64 { return &w.Limit }
+	rem := func(w *llmrelayv1.RateLimitWindow) **int64 { return &w.Remaining }
 	for _, b := range []struct {
 		name     string
 		get      func(*llmrelayv1.RateLimit) **int64
 		fraction bool // OpenAI's own name: read here only as a fraction
+		budget   string
+		win      func(*llmrelayv1.RateLimitWindow) **int64
 	}{
-		{"X-Ratelimit-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsLimit }, false},
-		{"X-Ratelimit-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensLimit }, false},
-		{"X-Ratelimit-Limit-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsLimit }, true},
-		{"X-Ratelimit-Remaining-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsRemaining }, true},
-		{"X-Ratelimit-Limit-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensLimit }, true},
-		{"X-Ratelimit-Remaining-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensRemaining }, true},
+		{"X-Ratelimit-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsLimit }, false, "requests", lim},
+		{"X-Ratelimit-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensLimit }, false, "tokens", lim},
+		{"X-Ratelimit-Limit-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsLimit }, true, "requests", lim},
+		{"X-Ratelimit-Remaining-Requests", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.RequestsRemaining }, true, "requests", rem},
+		{"X-Ratelimit-Limit-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensLimit }, true, "tokens", lim},
+		{"X-Ratelimit-Remaining-Tokens", func(rl *llmrelayv1.RateLimit) **int64 { return &rl.TokensRemaining }, true, "tokens", rem},
 	} {
 		if b.fraction && !strings.Contains(h.Get(b.name), ".") {
 			// An integer count is provider.OpenAIRateLimit's to read (and
@@ -343,6 +285,9 @@ func unprefixedLimits(rl *llmrelayv1.RateLimit, h http.Header) *llmrelayv1.RateL
 		}
 		if f := b.get(rl); *f == nil {
 			*f = n
+		}
+		if f := b.win(provider.Window(rl, b.budget, "x-ratelimit-"+b.budget)); *f == nil {
+			*f = provider.CopyInt(n)
 		}
 	}
 	return rl
@@ -387,6 +332,24 @@ func bareRateLimit(rl *llmrelayv1.RateLimit, h http.Header) *llmrelayv1.RateLimi
 				rl.TokensLimit = nil
 			}
 			rl.TokensResetTime = bareReset(h, w.resetSecs)
+		}
+	}
+	// Each triple sent is a window (RateLimit.windows), whether or not
+	// the typed fields hold it: header x-ratelimit (requests) or
+	// ratelimitbysize (tokens), a limit below what remains of it left
+	// unset as there.
+	for _, b := range [...]struct{ prefix, budget string }{{"x-ratelimit", "requests"}, {"ratelimitbysize", "tokens"}} {
+		bw := bareWindow(h, b.prefix+"-")
+		if bw == nil {
+			continue
+		}
+		if rl == nil {
+			rl = &llmrelayv1.RateLimit{}
+		}
+		w := provider.Window(rl, b.budget, b.prefix)
+		w.Limit, w.Remaining, w.ResetTime = bw.limit, bw.remaining, bareReset(h, bw.resetSecs)
+		if bw.limitBelowRemaining() {
+			w.Limit = nil
 		}
 	}
 	return rl

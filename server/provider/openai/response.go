@@ -63,11 +63,7 @@ const (
 	extSearchResults    = "search_results"
 	extSearchImages     = "search_images"
 	extRelatedQuestions = "related_questions"
-	// extInputImagesLimit is OpenAI's input-images budget
-	// (inputImagesLimit), which the RateLimit message has no place for.
-	extInputImagesLimit = "rate_limit_input_images"
-	// extSizeLimit is Mistral's token budget beyond RateLimit's
-	// (sizeLimitExtras).
+	// extSizeLimit is the tokens a Mistral call was charged (queryCost).
 	extSizeLimit = "rate_limit_by_size"
 	// extModeration is OpenAI's moderation results (Chat Completions and
 	// Responses), as sent.
@@ -583,22 +579,21 @@ func (p *Provider) headerMeta(meta *llmrelayv1.ResponseMeta, h http.Header, mode
 	if meta.RateLimit == nil {
 		meta.RateLimit = anthropicRateLimit(h)
 	}
+	// Every budget is a window (RateLimit.windows): OpenAI's and Azure's
+	// (OpenAIRateLimit), the per-window ones, Anthropic's, the
+	// unprefixed and bare ones, Mistral's by-size windows, OpenAI's
+	// input images.
+	meta.RateLimit = windowedWindows(meta.RateLimit, h)
+	meta.RateLimit = provider.AnthropicWindows(meta.RateLimit, h)
 	meta.RateLimit = unprefixedLimits(meta.RateLimit, h)
 	meta.RateLimit = bareRateLimit(meta.RateLimit, h)
+	meta.RateLimit = bySizeWindows(meta.RateLimit, h)
+	meta.RateLimit = inputImagesWindow(meta.RateLimit, h)
 	if b := bareLimitBelowRemaining(meta.RateLimit, h); b != nil {
 		provider.SetExtended(meta, extBareRateLimit, b)
 	}
-	if b := inputImagesLimit(h); b != nil {
-		provider.SetExtended(meta, extInputImagesLimit, b)
-	}
-	if b := sizeLimitExtras(h); b != nil {
+	if b := queryCost(h); b != nil {
 		provider.SetExtended(meta, extSizeLimit, b)
-	}
-	if b := windowExtras(h); b != nil {
-		provider.SetExtended(meta, extRateLimitWindows, b)
-	}
-	if b := renewalPeriods(h); b != nil {
-		provider.SetExtended(meta, extRenewalPeriod, b)
 	}
 	if v := strings.TrimSpace(h.Get("Openai-Processing-Ms")); v != "" {
 		if n, err := strconv.ParseFloat(v, 64); err == nil {

@@ -475,7 +475,9 @@ func TestRound17DialectUnprefixedLimits(t *testing.T) {
 	h.Set("x-ratelimit-limit-requests", "500")
 	h.Set("x-ratelimit-requests", "4000")
 	h.Set("x-ratelimit-tokens", "2400000")
-	got := unprefixedLimits(&llmrelayv1.RateLimit{RequestsLimit: proto.Int64(500)}, h)
+	openai := &llmrelayv1.RateLimit{RequestsLimit: proto.Int64(500),
+		Windows: []*llmrelayv1.RateLimitWindow{{Budget: "requests", Header: "x-ratelimit-requests", Limit: proto.Int64(500)}}}
+	got := unprefixedLimits(openai, h)
 	wantRateLimit(t, got, &llmrelayv1.RateLimit{RequestsLimit: proto.Int64(500), TokensLimit: proto.Int64(2400000)})
 	h = http.Header{}
 	h.Set("x-ratelimit-tokens", "2400000")

@@ -382,6 +382,9 @@ func TestRound22DotnetWebSearch(t *testing.T) {
 		t.Errorf("rate limit %v", rl)
 	}
 	rl.RequestsResetTime, rl.TokensResetTime = nil, nil
+	for _, w := range rl.GetWindows() {
+		w.ResetTime = nil
+	}
 	providertest.Golden(t, td(name+".golden"), renderResult(t, res))
 	r22Meta(t, m, "chatcmpl-7311b1fd-f110-46ca-8ab6-2c48f91095af", "", "gpt-4o-search-preview-2025-03-11", 1770950842,
 		&llmrelayv1.Usage{InputTokens: 9, OutputTokens: 484, TotalTokens: 493}, llmrelayv1.FinishReason_FINISH_REASON_STOP, "stop")

@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"testing"
+	"time"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -46,8 +47,11 @@ func TestRound22mgaMistralToolLoop(t *testing.T) {
 	if rl := res.Meta.GetRateLimit(); rl.GetRequestsLimit() != 360 || rl.GetRequestsRemaining() != 231 || rl.GetTokensLimit() != 2000000 || rl.GetTokensRemaining() != 1995732 {
 		t.Errorf("rate limit %v", rl)
 	}
-	r22Ext(t, res.Meta, map[string]any{extSizeLimit: map[string]any{"minute": map[string]any{"limit": float64(2000000), "remaining": float64(1995732)},
-		"month": map[string]any{"limit": float64(10000000000), "remaining": float64(9999879198)}, "query_cost": float64(144)}})
+	r22Ext(t, res.Meta, map[string]any{extSizeLimit: map[string]any{"query_cost": float64(144)}})
+	checkWindows(t, "mistral", res.Meta.GetRateLimit(), time.Time{},
+		"requests x-ratelimit-req-60-second 360/231 1m0s -",
+		"tokens x-ratelimit-tokens-minute 2000000/1995732 1m0s -",
+		"tokens x-ratelimit-tokens-month 10000000000/9999879198 - -")
 	if body["tool_choice"] != "required" {
 		t.Errorf("request %v", body)
 	}

@@ -102,7 +102,13 @@ func (want mgdLimits) check(t *testing.T, d *mgdDate, rl *llmrelayv1.RateLimit) 
 	if got := rl.GetTokensResetTime().AsTime(); rl.TokensResetTime == nil || !got.Equal(at.Add(want.tokReset)) {
 		t.Errorf("tokens reset %v, want %v", got, at.Add(want.tokReset))
 	}
+	if msg := typedInWindows(rl); msg != "" {
+		t.Error(msg)
+	}
 	rl.RequestsResetTime, rl.TokensResetTime = nil, nil
+	for _, w := range rl.GetWindows() {
+		w.ResetTime = nil
+	}
 }
 
 // mgdUnary replays a unary recording, checks its rate limits, golden and

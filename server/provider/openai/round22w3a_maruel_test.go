@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	llmrelayv1 "github.com/llmrelay/llmrelay/gen/llmrelay/v1"
 	"github.com/llmrelay/llmrelay/server/provider"
@@ -550,12 +551,14 @@ func TestRound22W3aCerebrasReasoningLogprobsStream(t *testing.T) {
 	}
 	delete(ext, "logprobs")
 	delete(ext, "reasoning_logprobs")
-	// The windows RateLimit does not hold (windowExtras).
-	if !mgbJSONEqual(t, ext["rate_limit_windows"], `{"requests-day":{"limit":2400,"remaining":2389},"requests-hour":{"limit":150,"remaining":144},`+
-		`"tokens-day":{"limit":1000000,"remaining":967872},"tokens-hour":{"limit":1000000,"remaining":2983609}}`) {
-		t.Errorf("rate limit windows %v", ext["rate_limit_windows"])
-	}
-	delete(ext, "rate_limit_windows")
+	// Every window (RateLimit.windows), the typed fields' minute ones too.
+	checkWindows(t, "cerebras", m.GetRateLimit(), time.Time{},
+		"requests x-ratelimit-requests-minute 5/4 1m0s -",
+		"requests x-ratelimit-requests-hour 150/144 1h0m0s -",
+		"requests x-ratelimit-requests-day 2400/2389 24h0m0s -",
+		"tokens x-ratelimit-tokens-minute 30000/13609 1m0s -",
+		"tokens x-ratelimit-tokens-hour 1000000/2983609 1h0m0s -",
+		"tokens x-ratelimit-tokens-day 1000000/967872 24h0m0s -")
 	if !mgbJSONEqual(t, ext, `{"system_fingerprint":"fp_b546658c8e93d2e57ef2","time_info":{"created":1790984626.1897957,"queue_time":0.003164047,"prompt_time":0.002227818,"completion_time":0.021492564,"total_time":0.02838921546936035}}`) ||
 		len(m.GetWarnings()) != 0 {
 		t.Errorf("extended %v, warnings %v", ext, m.GetWarnings())

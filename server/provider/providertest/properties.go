@@ -287,7 +287,8 @@ func rateLimitHeader(k string) bool {
 }
 
 // checkRateLimit: every count a recording's rate-limit headers send is in
-// meta (typed, or a value of meta.extended), remaining ≤ limit, resets
+// meta (typed, a window's, or a value of meta.extended), remaining ≤ limit,
+// each window names its budget and headers, resets
 // not before the answer's Date.
 func checkRateLimit(h http.Header, meta *llmrelayv1.ResponseMeta, report func(string, string, ...any)) {
 	rl := meta.GetRateLimit()
@@ -297,6 +298,13 @@ func checkRateLimit(h http.Header, meta *llmrelayv1.ResponseMeta, report func(st
 	var counts []*int64
 	if rl != nil {
 		counts = []*int64{rl.RequestsLimit, rl.RequestsRemaining, rl.TokensLimit, rl.TokensRemaining}
+	}
+	for _, w := range rl.GetWindows() {
+		counts = append(counts, w.Limit, w.Remaining)
+		if p := w.GetPeriod(); p != nil && p.GetNanos() == 0 {
+			// A period sent in seconds (x-ratelimit-renewalperiod-*).
+			counts = append(counts, &p.Seconds)
+		}
 	}
 	for _, n := range counts {
 		if n != nil {
@@ -330,6 +338,13 @@ func checkRateLimit(h http.Header, meta *llmrelayv1.ResponseMeta, report func(st
 	}
 	if rl.TokensLimit != nil && rl.TokensRemaining != nil && rl.GetTokensRemaining() > rl.GetTokensLimit() {
 		report(PropRateLimit, "tokens remaining %d > limit %d", rl.GetTokensRemaining(), rl.GetTokensLimit())
+	}
+	for _, w := range rl.GetWindows() {
+		// A window's counts are as sent (Cerebras's hour window of
+		// tokens: 2983371 remaining of 1000000), not checked here.
+		if w.GetBudget() == "" || w.GetHeader() == "" {
+			report(PropRateLimit, "window %v without its budget or header", w)
+		}
 	}
 	// A reset sent as a time is that time.
 	for what, ts := range map[string]*timestamppb.Timestamp{"requests": rl.GetRequestsResetTime(), "tokens": rl.GetTokensResetTime()} {

@@ -74,4 +74,7 @@ func clearResets(m *llmrelayv1.ResponseMeta) {
 			rl.Clear(f)
 		}
 	}
+	for _, w := range m.GetRateLimit().GetWindows() {
+		w.ResetTime = nil
+	}
 }
