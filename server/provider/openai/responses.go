@@ -553,13 +553,25 @@ func messageItemText(it *respOutputItem) (text, refusal string, warnings []strin
 
 // reasoningSeparator joins the summary parts of a reasoning item into one
 // Reasoning text (unary and streamed alike).
-const reasoningSeparator = "\n\n"
+const reasoningSeparator = fold.SummarySeparator
 
 // reasoningFromItem converts a reasoning item: its id, its summary texts
-// joined, and its encrypted_content as the signature to send back.
+// joined (and the parts themselves when there are two or more:
+// Reasoning.summary_parts), and its encrypted_content as the signature to
+// send back.
 func reasoningFromItem(it *respOutputItem) (*llmrelayv1.Reasoning, []string) {
-	text, warnings := reasoningSummaryText(it)
-	return &llmrelayv1.Reasoning{Id: it.ID, Text: text, Signature: encryptedContent(it)}, warnings
+	r := &llmrelayv1.Reasoning{Id: it.ID, Signature: encryptedContent(it)}
+	parts, warnings := summaryParts(it)
+	if len(parts) > 0 {
+		r.Text = strings.Join(parts, reasoningSeparator)
+		if len(parts) > 1 {
+			r.SummaryParts = parts
+		}
+		return r, warnings
+	}
+	raw, warns := reasoningContentText(it)
+	r.Text = raw
+	return r, append(warnings, warns...)
 }
 
 // reasoningSummaryText is a reasoning item's text: its summary (see
@@ -606,25 +618,35 @@ func reasoningContentText(it *respOutputItem) (string, []string) {
 }
 
 // summaryText joins the non-empty texts of a reasoning item's summary
-// parts with reasoningSeparator. A summary that is a plain string is the
-// text; parts without text are reported in warnings.
+// parts with reasoningSeparator (see summaryParts).
 func summaryText(it *respOutputItem) (string, []string) {
+	parts, warnings := summaryParts(it)
+	return strings.Join(parts, reasoningSeparator), warnings
+}
+
+// summaryParts is the non-empty texts of a reasoning item's summary
+// parts, in order. A summary that is a plain string is one part; parts
+// without text are reported in warnings.
+func summaryParts(it *respOutputItem) ([]string, []string) {
 	t := bytes.TrimSpace(it.Summary)
 	if len(t) == 0 || string(t) == "null" {
-		return "", nil
+		return nil, nil
 	}
 	if t[0] == '"' {
 		var s string
 		if err := json.Unmarshal(t, &s); err == nil {
-			return s, nil
+			if s == "" {
+				return nil, nil
+			}
+			return []string{s}, nil
 		}
 	}
 	var parts []respContentPart
 	if err := json.Unmarshal(t, &parts); err != nil {
-		return "", []string{fmt.Sprintf("reasoning item %q has a summary of an unrecognized shape; ignored", it.ID)}
+		return nil, []string{fmt.Sprintf("reasoning item %q has a summary of an unrecognized shape; ignored", it.ID)}
 	}
 	var (
-		b        strings.Builder
+		texts    []string
 		warnings []string
 	)
 	for _, pt := range parts {
@@ -632,13 +654,10 @@ func summaryText(it *respOutputItem) (string, []string) {
 		case pt.Text == nil:
 			warnings = append(warnings, fmt.Sprintf("ignored summary part of type %q in reasoning item %q", pt.Type, it.ID))
 		case *pt.Text != "":
-			if b.Len() > 0 {
-				b.WriteString(reasoningSeparator)
-			}
-			b.WriteString(*pt.Text)
+			texts = append(texts, *pt.Text)
 		}
 	}
-	return b.String(), warnings
+	return texts, warnings
 }
 
 // encryptedContent is a reasoning item's encrypted_content ("" if absent).

@@ -474,8 +474,7 @@ func accFold(t testing.TB, evs []*provider.Event) folded {
 				ArgumentsDelta: d.Arguments, Signature: d.Signature})
 		case provider.EventReasoning:
 			r := ev.Reasoning
-			err = acc.AddReasoning(&llmrelayv1.ReasoningDelta{Index: int32(r.Index), Text: r.Text, Signature: r.Signature,
-				Redacted: r.Redacted, Id: r.ID, Format: r.Format})
+			err = acc.AddReasoning(r.Proto())
 		case provider.EventProviderItem:
 			err = acc.AddProviderItem(&llmrelayv1.ProviderItem{Type: ev.Item.Type, Json: ev.Item.JSON})
 		case provider.EventToolCallCut:
