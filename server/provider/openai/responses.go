@@ -556,9 +556,12 @@ func messageItemText(it *respOutputItem) (text, refusal string, warnings []strin
 const reasoningSeparator = fold.SummarySeparator
 
 // reasoningFromItem converts a reasoning item: its id, its summary texts
-// joined (and the parts themselves when there are two or more:
-// Reasoning.summary_parts), and its encrypted_content as the signature to
-// send back.
+// joined with reasoningSeparator (and the parts themselves when there are
+// two or more: Reasoning.summary_parts), else, when the summary is empty,
+// the raw chain of thought in its reasoning_text content parts, which
+// open-weight models served through the Responses API (gpt-oss on
+// OpenRouter, vLLM) send instead of a summary; and its encrypted_content
+// as the signature to send back.
 func reasoningFromItem(it *respOutputItem) (*llmrelayv1.Reasoning, []string) {
 	r := &llmrelayv1.Reasoning{Id: it.ID, Signature: encryptedContent(it)}
 	parts, warnings := summaryParts(it)
@@ -572,20 +575,6 @@ func reasoningFromItem(it *respOutputItem) (*llmrelayv1.Reasoning, []string) {
 	raw, warns := reasoningContentText(it)
 	r.Text = raw
 	return r, append(warnings, warns...)
-}
-
-// reasoningSummaryText is a reasoning item's text: its summary (see
-// summaryText), else, when the summary is empty, the raw chain of thought
-// in its reasoning_text content parts, which open-weight models served
-// through the Responses API (gpt-oss on OpenRouter, vLLM) send instead of a
-// summary.
-func reasoningSummaryText(it *respOutputItem) (string, []string) {
-	text, warnings := summaryText(it)
-	if text != "" {
-		return text, warnings
-	}
-	raw, warns := reasoningContentText(it)
-	return raw, append(warnings, warns...)
 }
 
 // reasoningContentText joins the non-empty texts of a reasoning item's
@@ -615,13 +604,6 @@ func reasoningContentText(it *respOutputItem) (string, []string) {
 		}
 	}
 	return b.String(), warnings
-}
-
-// summaryText joins the non-empty texts of a reasoning item's summary
-// parts with reasoningSeparator (see summaryParts).
-func summaryText(it *respOutputItem) (string, []string) {
-	parts, warnings := summaryParts(it)
-	return strings.Join(parts, reasoningSeparator), warnings
 }
 
 // summaryParts is the non-empty texts of a reasoning item's summary

@@ -602,7 +602,7 @@ func (s *responsesStream) handleEvent(sseType, t []byte) {
 		s.reasoningDelta(ev.ItemID, ev.OutputIndex, ev.SummaryIndex, deltaText(ev.Delta), ev.Delta, false)
 	case "response.reasoning_text.delta":
 		// The raw chain of thought (open-weight models), the text of a
-		// reasoning item without a summary (reasoningSummaryText).
+		// reasoning item without a summary (reasoningFromItem).
 		s.reasoningDelta(ev.ItemID, ev.OutputIndex, ev.ContentIndex, deltaText(ev.Delta), ev.Delta, true)
 	case "response.completed", "response.incomplete":
 		if ev.Response == nil {
