@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -289,10 +290,12 @@ func respBodyMeta(meta *llmrelayv1.ResponseMeta, w *respResponse) {
 // setRespExtras keeps a Response object's moderation results (when not
 // null) and its hosted tools' usage (when it counts anything: OpenAI
 // sends tool_usage with every count 0 on answers that ran no hosted tool,
-// which says nothing) in meta.extended.
+// which says nothing) in meta.extended. A flagged input or output is also
+// a warning (moderationWarnings).
 func setRespExtras(meta *llmrelayv1.ResponseMeta, w *respResponse) {
 	if isPresent(w.Moderation) {
 		setExtendedJSON(meta, extModeration, w.Moderation)
+		meta.Warnings = append(meta.Warnings, moderationWarnings(w.Moderation)...)
 	}
 	if isPresent(w.ToolUsage) && countsSomething(w.ToolUsage) {
 		setExtendedJSON(meta, extToolUsage, w.ToolUsage)
@@ -308,6 +311,43 @@ func setRespExtras(meta *llmrelayv1.ResponseMeta, w *respResponse) {
 			provider.SetExtended(meta, extGatewayCost, cost)
 		}
 	}
+}
+
+// moderationWarnings says which of a Response object's moderation results
+// ({input, output}, each with flagged and categories) flagged their text:
+// OpenAI answered status completed to pydantic-ai's block-policy request
+// although it flagged the input (violence 0.95;
+// testdata/real_pyd_openai_responses_moderation_block_policy.http), and
+// the results alone, in meta.extended, tell a caller nothing unless it
+// looks. The answer stays what the status says.
+func moderationWarnings(raw json.RawMessage) []string {
+	var m map[string]struct {
+		Flagged    bool            `json:"flagged"`
+		Categories map[string]bool `json:"categories"`
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	var warnings []string
+	for _, side := range []string{"input", "output"} {
+		r, ok := m[side]
+		if !ok || !r.Flagged {
+			continue
+		}
+		var cats []string
+		for c, on := range r.Categories {
+			if on {
+				cats = append(cats, c)
+			}
+		}
+		slices.Sort(cats)
+		w := "OpenAI's moderation flagged the " + side
+		if len(cats) > 0 {
+			w += " (" + strings.Join(cats, ", ") + ")"
+		}
+		warnings = append(warnings, w+"; the provider answered anyway (see meta.extended.moderation)")
+	}
+	return warnings
 }
 
 // countsSomething reports whether a JSON value holds a number other than
